@@ -1,0 +1,3 @@
+from codeplane.cli.main import app
+
+app()

@@ -1,0 +1,73 @@
+"""The foundation's ``cpl doctor`` checks. Other subsystems add theirs to ``doctor_cmd.CHECKS``."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pygit2
+
+from codeplane.cli.probe import probe
+from codeplane.core.config import load_config
+from codeplane.core.doctor import CheckResult
+from codeplane.core.errors import CodePlaneError
+from codeplane.core.layout import RepoLayout
+from codeplane.server.instance import lock_is_held, pid_alive, read_running
+
+
+def check_git(root: Path) -> list[CheckResult]:
+    try:
+        repo = pygit2.Repository(str(root))
+        head = "unborn HEAD" if repo.head_is_unborn else str(repo.head.target)[:12]
+    except (pygit2.GitError, KeyError) as exc:
+        return [CheckResult("git repository readable", False, str(exc), "check .git permissions / run git fsck")]
+    return [CheckResult("git repository readable", True, f"{root} ({head})")]
+
+
+def check_config(root: Path) -> list[CheckResult]:
+    try:
+        config = load_config(root)
+    except CodePlaneError as exc:
+        return [CheckResult("config parses and validates", False, f"{exc.code} {exc.message}",
+                            "fix the named key in the named file (see README: Configuration)")]
+    port = config.server.port
+    return [CheckResult("config parses and validates", True, f"server.port={port}")]
+
+
+def check_instance_files(root: Path) -> list[CheckResult]:
+    layout = RepoLayout(root)
+    files = read_running(layout)
+    held = lock_is_held(layout)
+    if held:
+        ok = files.pid is not None and pid_alive(files.pid) and files.port is not None
+        detail = f"pid {files.pid}, port {files.port}"
+        return [CheckResult("port/pid files consistent", ok, detail,
+                            "" if ok else "server is starting or wedged; `cpl down --force` then `cpl up`")]
+    stale = [p.name for p in (layout.port_file, layout.pid_file) if p.exists()]
+    if stale:
+        return [CheckResult("port/pid files consistent", False, f"stale {', '.join(stale)} without a server",
+                            "run `cpl down` to clean them (or `cpl up`, which cleans them)")]
+    return [CheckResult("port/pid files consistent", True, "no server running, no stale files")]
+
+
+def check_server(root: Path) -> list[CheckResult]:
+    layout = RepoLayout(root)
+    result = probe(layout)
+    if not result.running:
+        return [CheckResult("server reachable", True, "not running (start it with `cpl up`)")]
+    if not result.answering:
+        return [CheckResult("server reachable", False, result.error or f"no answer on port {result.port}",
+                            "`cpl down --force` then `cpl up`")]
+    if not result.repo_matches:
+        return [CheckResult("server reachable", False, f"port {result.port} answers for another repository",
+                            "`cpl down --force` then `cpl up` (port files point at the wrong server)")]
+    return [CheckResult("server reachable", True, f"answering on port {result.port} for {root}")]
+
+
+def check_executables(root: Path) -> list[CheckResult]:
+    git = shutil.which("git")
+    return [CheckResult("git on PATH", git is not None, git or "not found",
+                        "" if git else "install git (apt-get install git)")]
+
+
+FOUNDATION_CHECKS = [check_git, check_config, check_instance_files, check_server, check_executables]

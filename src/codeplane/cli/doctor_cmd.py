@@ -1,0 +1,60 @@
+"""``cpl doctor``: run every registered check; non-zero exit if any fails."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from codeplane.cli.doctor_checks import FOUNDATION_CHECKS
+from codeplane.cli.output import cli_errors, console, emit
+from codeplane.core.doctor import Check, CheckResult
+from codeplane.core.layout import RepoLayout
+from codeplane.repo.workspace import find_repo_root
+
+#: Every check, in the order shown. Subsystems append theirs here.
+CHECKS: list[Check] = [*FOUNDATION_CHECKS]
+
+
+def run_checks(root: Path) -> list[CheckResult]:
+    results: list[CheckResult] = []
+    for check in CHECKS:
+        try:
+            results += check(root)
+        except Exception as exc:  # noqa: BLE001 - a broken check is itself a failed check
+            results.append(CheckResult(getattr(check, "__name__", "check"), False,
+                                       f"{type(exc).__name__}: {exc}", "report this as a bug"))
+    return results
+
+
+def doctor(
+    path: Annotated[Path | None, typer.Argument(help="Path inside the git work tree (default: cwd).")] = None,
+    logs: Annotated[bool, typer.Option("--logs", help="Append the last 200 log lines.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Check the repository, config, server and tools; exit 1 if any check fails."""
+    with cli_errors(as_json):
+        root = find_repo_root(path or Path.cwd())
+    results = run_checks(root)
+    log_lines: list[str] = []
+    if logs:
+        log_file = RepoLayout(root).log_file
+        if log_file.is_file():
+            log_lines = log_file.read_text(encoding="utf-8", errors="replace").splitlines()[-200:]
+    ok = all(r.ok for r in results)
+
+    def render() -> None:
+        table = Table(show_header=True, header_style="bold")
+        for column in ("", "check", "detail", "fix"):
+            table.add_column(column)
+        for r in results:
+            table.add_row("[green]ok[/]" if r.ok else "[red]FAIL[/]", r.name, r.detail, r.fix)
+        console.print(table)
+        for line in log_lines:
+            console.print(line, markup=False)
+
+    emit({"ok": ok, "checks": [r.__dict__ for r in results], "logs": log_lines}, as_json, render)
+    if not ok:
+        raise typer.Exit(1)

@@ -1,0 +1,53 @@
+"""``cpl init``: set up ``.codeplane/`` and ``.cplignore``; idempotent; print client config."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from codeplane.cli.clients import claude_command, mcp_json, mcp_url, vscode_json, write_client_configs
+from codeplane.cli.output import cli_errors, console, emit
+from codeplane.cli.repo_context import resolve
+from codeplane.repo.workspace import find_repo_root, initialize
+
+
+def init(
+    path: Annotated[Path | None, typer.Argument(help="Path inside the git work tree (default: cwd).")] = None,
+    write_client_config: Annotated[bool, typer.Option(
+        "--write-client-config", help="Write .mcp.json and .vscode/mcp.json pointing at this repo's server.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Initialise CodePlane for a repository (creates .codeplane/ and .cplignore)."""
+    with cli_errors(as_json):
+        root = find_repo_root(path or Path.cwd())
+        report = initialize(root)
+        ctx = resolve(root)
+        port = ctx.config.server.port or report.port
+        url = mcp_url(port, ctx.config.server.host)
+        written = write_client_configs(root, url) if write_client_config else []
+    payload = {
+        "ok": True, "repo": str(root), "repo_id": report.repo_id, "created": report.created,
+        "changed": report.changed or bool(written), "port": port, "mcp_url": url,
+        "client_config": {"claude_code": claude_command(url), "mcp_json": mcp_json(url),
+                          "vscode_mcp_json": vscode_json(url)},
+        "written": written,
+    }
+
+    def render() -> None:
+        if report.changed:
+            console.print(f"[green]Initialised CodePlane[/] in {root} (created: {', '.join(report.created)})")
+        else:
+            console.print(f"CodePlane already initialised in {root}; nothing changed.")
+        console.print(f"MCP URL (once `cpl up` runs): [bold]{url}[/]")
+        console.print("\nClaude Code:\n  " + claude_command(url))
+        console.print("\n.mcp.json (Claude Code, Cursor):")
+        console.print(json.dumps(mcp_json(url), indent=2), markup=False)
+        console.print("\n.vscode/mcp.json (VS Code):")
+        console.print(json.dumps(vscode_json(url), indent=2), markup=False)
+        if written:
+            console.print(f"\nWrote {', '.join(written)}")
+
+    emit(payload, as_json, render)

@@ -1,0 +1,42 @@
+"""The ``cpl`` entry point: one Typer app, one module per command."""
+
+from __future__ import annotations
+
+import typer
+
+from codeplane import __version__
+from codeplane.cli.clear_cmd import clear
+from codeplane.cli.doctor_cmd import doctor
+from codeplane.cli.down_cmd import down
+from codeplane.cli.init_cmd import init
+from codeplane.cli.status_cmd import status
+from codeplane.cli.up_cmd import up
+
+app = typer.Typer(
+    name="cpl",
+    help="CodePlane: a repository control plane for AI coding agents. "
+    "`cpl up` serves this repository over MCP at http://127.0.0.1:<port>/mcp.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"cpl {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                      help="Print the version and exit.")) -> None:
+    """CodePlane operator CLI."""
+
+
+app.command()(init)
+app.command()(up)
+app.command()(down)
+app.command()(status)
+app.command()(clear)
+app.command()(doctor)

@@ -1,0 +1,61 @@
+"""Finding and talking to a repository's running server from another process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from codeplane.core.layout import RepoLayout
+from codeplane.server.instance import lock_is_held, pid_alive, read_running
+from codeplane.server.security import REPO_HEADER
+
+
+@dataclass(frozen=True)
+class ServerProbe:
+    running: bool
+    pid: int | None
+    port: int | None
+    status: dict[str, Any] | None
+    answering: bool
+    repo_matches: bool
+    error: str | None = None
+
+
+def probe(layout: RepoLayout, timeout_s: float = 2.0) -> ServerProbe:
+    files = read_running(layout)
+    running = lock_is_held(layout)
+    if not running:
+        return ServerProbe(False, files.pid, files.port, None, False, False)
+    if files.port is None:
+        return ServerProbe(True, files.pid, None, None, False, False, "server is starting (no port file yet)")
+    try:
+        response = httpx.get(f"http://127.0.0.1:{files.port}/status", timeout=timeout_s)
+    except httpx.HTTPError as exc:
+        return ServerProbe(True, files.pid, files.port, None, False, False, f"{type(exc).__name__}: {exc}")
+    matches = response.headers.get(REPO_HEADER) == str(layout.root)
+    body = response.json() if response.status_code == 200 else None
+    return ServerProbe(True, files.pid, files.port, body, response.status_code == 200, matches)
+
+
+def stop_server(layout: RepoLayout, timeout_s: float, *, force: bool = False) -> tuple[bool, int | None]:
+    """SIGTERM the recorded pid and wait for the lock to drop. Returns (stopped, pid)."""
+    files = read_running(layout)
+    pid = files.pid
+    if pid is None or not pid_alive(pid):
+        return (not lock_is_held(layout), pid)
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not pid_alive(pid) or not lock_is_held(layout):
+            return (True, pid)
+        time.sleep(0.05)
+    if force:
+        os.kill(pid, signal.SIGKILL)
+        time.sleep(0.2)
+        return (not pid_alive(pid), pid)
+    return (False, pid)

@@ -1,0 +1,92 @@
+"""``cpl status``: one view of the server, the repository and the index."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from codeplane.cli.output import cli_errors, console, emit
+from codeplane.cli.probe import probe
+from codeplane.cli.repo_context import resolve
+from codeplane.core.layout import RepoLayout
+from codeplane.repo.workspace import head_info
+
+VERBOSE_LOG_LINES = 50
+
+
+def _tail(layout: RepoLayout, count: int) -> list[str]:
+    if not layout.log_file.is_file():
+        return []
+    return layout.log_file.read_text(encoding="utf-8", errors="replace").splitlines()[-count:]
+
+
+def _follow(layout: RepoLayout) -> None:
+    path = layout.log_file
+    console.print(f"Following {path} (Ctrl+C to stop)")
+    position = path.stat().st_size if path.exists() else 0
+    try:
+        while True:
+            if path.exists():
+                size = path.stat().st_size
+                if size < position:  # rotated
+                    position = 0
+                if size > position:
+                    with path.open("r", encoding="utf-8", errors="replace") as handle:
+                        handle.seek(position)
+                        for line in handle.read().splitlines():
+                            console.print(line, markup=False)
+                        position = handle.tell()
+            time.sleep(0.25)
+    except KeyboardInterrupt:
+        return
+
+
+def status(
+    path: Annotated[Path | None, typer.Argument(help="Path inside the git work tree (default: cwd).")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Add the last 50 log lines.")] = False,
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="Tail the server log.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Show whether the server runs, its port/pid, HEAD/branch, index state and the last error."""
+    with cli_errors(as_json):
+        ctx = resolve(path)
+    if follow:
+        _follow(ctx.layout)
+        return
+    result = probe(ctx.layout)
+    head = head_info(ctx.root)
+    server_status: dict[str, Any] = result.status or {}
+    last_error = server_status.get("last_error")
+    if last_error is None and ctx.layout.last_error_file.is_file():
+        last_error = ctx.layout.last_error_file.read_text(encoding="utf-8").strip() or None
+    index: Any = server_status.get("index") or {
+        "state": "unknown", "placeholder": True, "note": "server not running; start it to see index state"}
+    payload: dict[str, Any] = {
+        "running": result.running, "answering": result.answering, "pid": result.pid, "port": result.port,
+        "repo": str(ctx.root), "initialized": ctx.layout.state_dir.is_dir(),
+        "branch": head.branch, "head": head.head, "detached": head.detached,
+        "index": index, "last_error": last_error, "server": server_status or None,
+    }
+    for section in ("tasks",):
+        if section in server_status:
+            payload[section] = server_status[section]
+    if verbose:
+        payload["log_tail"] = _tail(ctx.layout, VERBOSE_LOG_LINES)
+
+    def render() -> None:
+        state = "[green]running[/]" if result.running and result.answering else (
+            "[yellow]running, not answering[/]" if result.running else "[dim]not running[/]")
+        console.print(f"CodePlane: {state}")
+        console.print(f"  repo:   {ctx.root}")
+        if result.running:
+            console.print(f"  pid:    {result.pid}   port: {result.port}   url: http://127.0.0.1:{result.port}/mcp")
+        console.print(f"  branch: {head.branch or '(detached)'}   HEAD: {head.head or '(unborn)'}")
+        console.print(f"  index:  {index}")
+        console.print(f"  last error: {last_error or 'none'}")
+        for line in payload.get("log_tail", []):
+            console.print(line, markup=False)
+
+    emit(payload, as_json, render)

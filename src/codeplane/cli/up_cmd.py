@@ -1,0 +1,58 @@
+"""``cpl up``: start the repo's server in the foreground."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from codeplane.cli.clients import claude_command
+from codeplane.cli.output import cli_errors, console
+from codeplane.cli.repo_context import resolve
+from codeplane.core.atomic import write_atomic
+from codeplane.core.errors import CodePlaneError
+from codeplane.core.logging import configure_logging
+from codeplane.repo.workspace import find_repo_root, initialize
+from codeplane.server.serve import Announcement, serve
+
+
+def up(
+    path: Annotated[Path | None, typer.Argument(help="Path inside the git work tree (default: cwd).")] = None,
+    port: Annotated[int | None, typer.Option(
+        "--port", help="Port to bind (default: the repo's stored port; 0 = ephemeral).")] = None,
+    set_: Annotated[list[str] | None, typer.Option(
+        "--set", help="One-off config override, e.g. --set logging.level=debug (repeatable).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the ready announcement as JSON.")] = False,
+) -> None:
+    """Start the CodePlane server for a repository (foreground; Ctrl+C or SIGTERM to stop)."""
+    with cli_errors(as_json):
+        root = find_repo_root(path or Path.cwd())
+        report = initialize(root)
+        ctx = resolve(root, set_)
+        configure_logging(ctx.config.logging, root)
+        chosen = port if port is not None else (ctx.config.server.port or report.port)
+
+        def on_ready(ann: Announcement) -> None:
+            if as_json:
+                sys.stdout.write(json.dumps({"event": "ready", "url": ann.url, "port": ann.port, "pid": ann.pid,
+                                             "repo": ann.repo, "warnings": list(ann.warnings)}) + "\n")
+                sys.stdout.flush()
+                return
+            if report.changed:
+                console.print(f"Initialised {root} ({', '.join(report.created)})")
+            console.print(f"[green]CodePlane serving[/] {ann.repo}")
+            console.print(f"  MCP URL: [bold]{ann.url}[/]   pid {ann.pid}")
+            console.print(f"  Claude Code: {claude_command(ann.url)}")
+            console.print("  Ctrl+C to stop.")
+
+        try:
+            serve(root, ctx.config, report.repo_id, port=chosen, on_ready=on_ready)
+        except CodePlaneError as exc:
+            if exc.error.name != "SERVER_ALREADY_RUNNING":
+                write_atomic(ctx.layout.last_error_file, f"{exc}\n".encode())
+            raise
+    if not as_json:
+        console.print("CodePlane stopped.")

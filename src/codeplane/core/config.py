@@ -1,0 +1,246 @@
+"""Typed configuration with five layers (spec §4.2).
+
+Precedence, lowest first: built-in defaults < ``~/.config/codeplane/config.yaml`` (honours
+``XDG_CONFIG_HOME``) < ``<repo>/.codeplane/config.yaml`` < env ``CODEPLANE__SECTION__KEY`` <
+``--set section.key=value``. Every value remembers the layer it came from, so an invalid value is
+reported with its key, its value, its source and catalog code 2002 (2001 for unparsable YAML).
+Unknown keys are rejected too: a typo must not be silently ignored.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+
+ENV_PREFIX = "CODEPLANE__"
+LogLevel = Literal["debug", "info", "warn", "warning", "error"]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ServerConfig(_Section):
+    host: str = "127.0.0.1"
+    #: Chosen once by ``cpl init`` and stored in the repo config so client configs stay valid.
+    port: int | None = Field(default=None, ge=0, le=65535)
+    shutdown_timeout_sec: float = Field(default=5.0, gt=0, le=300)
+    #: Optional bearer token (D4); off by default.
+    require_token: bool = False
+    #: Extra ``Host`` header values accepted besides loopback names (e.g. a reverse proxy name).
+    extra_allowed_hosts: tuple[str, ...] = ()
+
+
+class LogOutput(_Section):
+    format: Literal["console", "json"] = "console"
+    #: ``stderr``, ``stdout``, or a file path (relative paths are resolved against the repo root).
+    destination: str = "stderr"
+    level: LogLevel | None = None
+
+
+def _default_outputs() -> tuple[LogOutput, ...]:
+    return (
+        LogOutput(format="console", destination="stderr", level="info"),
+        LogOutput(format="json", destination=".codeplane/logs/codeplane.jsonl", level="debug"),
+    )
+
+
+class LoggingConfig(_Section):
+    level: LogLevel = "debug"
+    outputs: tuple[LogOutput, ...] = Field(default_factory=_default_outputs)
+    file_max_bytes: int = Field(default=5 * 1024 * 1024, ge=4096)
+    file_backups: int = Field(default=3, ge=0, le=50)
+
+
+class IndexConfig(_Section):
+    max_file_bytes: int = Field(default=2 * 1024 * 1024, ge=1)
+    watch: bool = True
+    debounce_ms: int = Field(default=50, ge=0, le=10_000)
+    #: Longest a query waits for a touched file to be reindexed before answering 3005 (retryable).
+    freshness_wait_ms: int = Field(default=5_000, ge=0, le=120_000)
+
+
+class MutationConfig(_Section):
+    lock_timeout_ms: int = Field(default=2_000, ge=0, le=60_000)
+
+
+class TasksConfig(_Section):
+    max_mutations: int = Field(default=200, ge=1)
+    max_test_runs: int = Field(default=50, ge=1)
+    max_duration_sec: int = Field(default=4 * 3600, ge=1)
+    read_budget_bytes: int = Field(default=50 * 1024 * 1024, ge=1)
+    read_budget_calls: int = Field(default=5_000, ge=1)
+    session_idle_timeout_sec: int = Field(default=30 * 60, ge=1)
+    ledger_retention_days: int = Field(default=14, ge=1)
+    ledger_retention_tasks: int = Field(default=500, ge=1)
+    artifact_retention_hours: int = Field(default=48, ge=1)
+
+
+class TestsConfig(_Section):
+    workers: int | None = Field(default=None, ge=1, le=64)
+    target_timeout_sec: float = Field(default=30.0, gt=0)
+    run_timeout_sec: float = Field(default=900.0, gt=0)
+    fail_fast: bool = False
+    #: Explicit runner overrides (§11.5), e.g. ``{"pytest": {"cmd": ["python", "-m", "pytest"]}}``.
+    runners: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+class DocSweepConfig(_Section):
+    enabled: bool = True
+    auto_apply: bool = False
+    min_confidence: Literal["low", "medium", "high"] = "medium"
+    scan_extensions: tuple[str, ...] = (".md", ".rst", ".adoc", ".txt")
+
+
+class RefactorConfig(_Section):
+    plan_ttl_sec: int = Field(default=900, ge=1)
+    doc_sweep: DocSweepConfig = Field(default_factory=DocSweepConfig)
+
+
+class CodePlaneConfig(_Section):
+    server: ServerConfig = Field(default_factory=ServerConfig)
+    logging: LoggingConfig = Field(default_factory=LoggingConfig)
+    index: IndexConfig = Field(default_factory=IndexConfig)
+    mutation: MutationConfig = Field(default_factory=MutationConfig)
+    tasks: TasksConfig = Field(default_factory=TasksConfig)
+    tests: TestsConfig = Field(default_factory=TestsConfig)
+    refactor: RefactorConfig = Field(default_factory=RefactorConfig)
+
+
+def global_config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "codeplane" / "config.yaml"
+
+
+class _Layers:
+    """Merges nested dicts while remembering which layer set each dotted key."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, Any] = {}
+        self.sources: dict[str, str] = {}
+
+    def merge(self, values: Mapping[str, Any], source: str, prefix: str = "") -> None:
+        target = self.data
+        for part in [p for p in prefix.split(".") if p]:
+            target = target.setdefault(part, {})
+        self._merge_into(target, values, source, prefix)
+
+    def _merge_into(self, target: dict[str, Any], values: Mapping[str, Any], source: str, prefix: str) -> None:
+        for key, value in values.items():
+            dotted = f"{prefix}.{key}" if prefix else str(key)
+            if isinstance(value, Mapping) and isinstance(target.get(key), dict):
+                self._merge_into(target[key], value, source, dotted)
+            else:
+                target[key] = dict(value) if isinstance(value, Mapping) else value
+            self.sources[dotted] = source
+
+    def source_of(self, dotted: str) -> str:
+        parts = dotted.split(".")
+        for end in range(len(parts), 0, -1):
+            found = self.sources.get(".".join(parts[:end]))
+            if found:
+                return found
+        return "defaults"
+
+    def value_of(self, dotted: str) -> Any:
+        node: Any = self.data
+        for part in dotted.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                return None
+            node = node[part]
+        return node
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise CodePlaneError(
+            ErrorCode.CONFIG_PARSE_ERROR,
+            f"config file {path} is not valid YAML: {exc}",
+            details={"source": str(path)},
+        ) from exc
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise CodePlaneError(
+            ErrorCode.CONFIG_PARSE_ERROR,
+            f"config file {path} must contain a mapping at the top level",
+            details={"source": str(path)},
+        )
+    return loaded
+
+
+def _nest(dotted: str, value: Any) -> dict[str, Any]:
+    parts = dotted.split(".")
+    nested: dict[str, Any] = {parts[-1]: value}
+    for part in reversed(parts[:-1]):
+        nested = {part: nested}
+    return nested
+
+
+def parse_override(text: str, source: str) -> tuple[str, Any]:
+    """Parse ``section.key=value``; the value is read as YAML so ``8080`` is an int and ``true`` a bool."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise CodePlaneError(
+            ErrorCode.CONFIG_INVALID_VALUE,
+            f"override {text!r} from {source} must look like section.key=value",
+            details={"source": source, "override": text},
+        )
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw
+    return key, value
+
+
+def load_config(
+    repo_root: Path | None,
+    *,
+    overrides: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
+    global_path: Path | None = None,
+) -> CodePlaneConfig:
+    """Build the effective config. Raises 2001/2002 naming key, value and source on bad input."""
+    env = os.environ if environ is None else environ
+    layers = _Layers()
+    gpath = global_path or global_config_path()
+    if gpath.is_file():
+        layers.merge(_read_yaml(gpath), f"global config {gpath}")
+    if repo_root is not None:
+        rpath = repo_root / ".codeplane" / "config.yaml"
+        if rpath.is_file():
+            layers.merge(_read_yaml(rpath), f"repo config {rpath}")
+    for name in sorted(env):
+        if name.startswith(ENV_PREFIX):
+            dotted = name[len(ENV_PREFIX) :].lower().replace("__", ".")
+            key, value = parse_override(f"{dotted}={env[name]}", f"environment variable {name}")
+            layers.merge(_nest(key, value), f"environment variable {name}")
+    for text in overrides:
+        key, value = parse_override(text, "--set")
+        layers.merge(_nest(key, value), f"--set {text}")
+    try:
+        return CodePlaneConfig.model_validate(layers.data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        dotted = ".".join(str(p) for p in first["loc"] if not isinstance(p, int))
+        source = layers.source_of(dotted)
+        value = layers.value_of(dotted)
+        raise CodePlaneError(
+            ErrorCode.CONFIG_INVALID_VALUE,
+            f"invalid config value for {dotted!r} = {value!r} (from {source}): {first['msg']}",
+            details={"key": dotted, "value": repr(value), "source": source, "reason": first["msg"]},
+        ) from exc
+
+
+def dump_repo_config(values: Mapping[str, Any]) -> str:
+    return yaml.safe_dump(dict(values), sort_keys=True)

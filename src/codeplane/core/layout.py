@@ -1,0 +1,84 @@
+"""Where CodePlane keeps its state inside a repository (DECISIONS D5).
+
+Everything lives under ``<repo>/.codeplane/``; this module is the single place that names those files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+STATE_DIR_NAME = ".codeplane"
+
+
+@dataclass(frozen=True)
+class RepoLayout:
+    root: Path
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIR_NAME
+
+    @property
+    def config_file(self) -> Path:
+        return self.state_dir / "config.yaml"
+
+    @property
+    def repo_id_file(self) -> Path:
+        return self.state_dir / "repo_id"
+
+    @property
+    def gitignore_file(self) -> Path:
+        return self.state_dir / ".gitignore"
+
+    @property
+    def cplignore_file(self) -> Path:
+        return self.root / ".cplignore"
+
+    @property
+    def port_file(self) -> Path:
+        return self.state_dir / "port"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.state_dir / "server.pid"
+
+    @property
+    def lock_file(self) -> Path:
+        return self.state_dir / "server.lock"
+
+    @property
+    def last_error_file(self) -> Path:
+        return self.state_dir / "last_error"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.state_dir / "logs"
+
+    @property
+    def log_file(self) -> Path:
+        return self.logs_dir / "codeplane.jsonl"
+
+    @property
+    def index_db(self) -> Path:
+        return self.state_dir / "index.db"
+
+    @property
+    def tantivy_dir(self) -> Path:
+        return self.state_dir / "tantivy"
+
+    @property
+    def ledger_db(self) -> Path:
+        return self.state_dir / "ledger.db"
+
+    @property
+    def journal_dir(self) -> Path:
+        return self.state_dir / "journal"
+
+    @property
+    def artifacts_dir(self) -> Path:
+        return self.state_dir / "artifacts"
+
+    @property
+    def token_file(self) -> Path:
+        return self.state_dir / "token"

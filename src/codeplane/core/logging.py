@@ -1,0 +1,111 @@
+"""Structured logging (spec §4.2): structlog events fanned out to several outputs, each with its level.
+
+JSON lines carry ``ts`` (ISO 8601, ms, UTC), ``level`` and ``event``, plus correlation fields
+(``request_id``, ``op_id``, ``task_id``) bound with :func:`bind_correlation`. File outputs rotate.
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import sys
+from collections.abc import Iterator, MutableMapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from codeplane.core.clock import iso_utc
+from codeplane.core.config import LoggingConfig, LogOutput
+
+_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING,
+           "warning": logging.WARNING, "error": logging.ERROR}
+_ROOT_NAME = "codeplane"
+
+
+def _timestamp(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    event["ts"] = iso_utc()
+    return event
+
+
+def _normalise_level(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    if event.get("level") == "warning":
+        event["level"] = "warn"
+    return event
+
+
+def _handler_for(output: LogOutput, config: LoggingConfig, repo_root: Path | None) -> logging.Handler:
+    handler: logging.Handler
+    if output.destination == "stderr":
+        handler = logging.StreamHandler(sys.stderr)
+    elif output.destination == "stdout":
+        handler = logging.StreamHandler(sys.stdout)
+    else:
+        path = Path(output.destination)
+        if not path.is_absolute():
+            path = (repo_root or Path.cwd()) / path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.handlers.RotatingFileHandler(
+            path, maxBytes=config.file_max_bytes, backupCount=config.file_backups, encoding="utf-8"
+        )
+    renderer: Any = (
+        structlog.processors.JSONRenderer(sort_keys=False)
+        if output.format == "json"
+        else structlog.dev.ConsoleRenderer(colors=False, timestamp_key="ts")
+    )
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[structlog.stdlib.add_log_level, _timestamp, _normalise_level],
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+        )
+    )
+    handler.setLevel(_LEVELS[output.level or config.level])
+    return handler
+
+
+def configure_logging(config: LoggingConfig, repo_root: Path | None = None,
+                      *, console_only: bool = False) -> None:
+    """Install the configured outputs on the ``codeplane`` logger (idempotent: replaces handlers).
+
+    ``console_only`` keeps only stream outputs, for short CLI commands that must not write log files.
+    """
+    outputs = [o for o in config.outputs if not console_only or o.destination in ("stderr", "stdout")]
+    root = logging.getLogger(_ROOT_NAME)
+    for old in list(root.handlers):
+        root.removeHandler(old)
+        old.close()
+    for output in outputs:
+        root.addHandler(_handler_for(output, config, repo_root))
+    levels = [_LEVELS[o.level or config.level] for o in outputs] or [logging.WARNING]
+    root.setLevel(min(levels))
+    root.propagate = False
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.stdlib.add_log_level,
+            _timestamp,
+            _normalise_level,
+            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
+        ],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=False,
+    )
+
+
+def get_logger(name: str) -> Any:
+    """A structlog logger under the ``codeplane`` namespace (``name`` is usually ``__name__``)."""
+    qualified = name if name.startswith(_ROOT_NAME) else f"{_ROOT_NAME}.{name}"
+    return structlog.get_logger(qualified)
+
+
+@contextmanager
+def bind_correlation(**fields: str | None) -> Iterator[None]:
+    """Bind ``request_id`` / ``op_id`` / ``task_id`` for every log event inside the block."""
+    present = {k: v for k, v in fields.items() if v is not None}
+    tokens = structlog.contextvars.bind_contextvars(**present)
+    try:
+        yield
+    finally:
+        structlog.contextvars.reset_contextvars(**tokens)

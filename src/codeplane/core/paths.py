@@ -1,0 +1,87 @@
+"""The one path canonicaliser (DECISIONS D4).
+
+Every path that comes from a caller goes through :func:`resolve_in_repo` before anything touches the
+filesystem. A path is accepted only if it is relative, contains no NUL byte and no ``..`` component,
+and still lies inside the repository after every symlink is resolved. Rejections raise error 5001
+naming the offending path; nothing is read or written first.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+
+#: Directories that belong to git or to CodePlane itself; file tools never write into them.
+PROTECTED_DIRS: frozenset[str] = frozenset({".git", ".codeplane"})
+
+
+@dataclass(frozen=True, order=True)
+class RepoPath:
+    """A canonical POSIX path relative to the repository root (no leading ``./``, no ``..``)."""
+
+    rel: str
+
+    def __str__(self) -> str:
+        return self.rel
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        return PurePosixPath(self.rel).parts
+
+    def absolute(self, root: Path) -> Path:
+        return root.joinpath(*self.parts) if self.rel else root
+
+    @property
+    def is_protected(self) -> bool:
+        parts = self.parts
+        return bool(parts) and parts[0] in PROTECTED_DIRS
+
+
+def _reject(path: str, reason: str) -> CodePlaneError:
+    return CodePlaneError(
+        ErrorCode.MUTATION_SCOPE_VIOLATION,
+        f"path {path!r} is refused: {reason}",
+        details={"path": path, "reason": reason},
+    )
+
+
+def canonicalize(path: str) -> RepoPath:
+    """Lexically canonicalise a caller-supplied relative path (no filesystem access)."""
+    if "\x00" in path:
+        raise _reject(path.replace("\x00", "\\0"), "contains a NUL byte")
+    text = path.replace("\\", "/") if os.sep == "\\" else path
+    if text.startswith("/") or (len(text) > 1 and text[1] == ":"):
+        raise _reject(path, "absolute paths are not accepted; use a path relative to the repo root")
+    parts = [p for p in PurePosixPath(text).parts if p not in ("", ".")]
+    if any(p == ".." for p in parts):
+        raise _reject(path, "'..' components are not accepted")
+    return RepoPath("/".join(parts))
+
+
+def resolve_in_repo(root: Path, path: str, *, allow_protected: bool = False) -> RepoPath:
+    """Canonicalise ``path`` and prove it stays inside ``root`` after resolving symlinks.
+
+    The target need not exist; the deepest existing ancestor is resolved instead.
+    Raises 5001 for escapes and, unless ``allow_protected``, for paths in ``.git/`` or ``.codeplane/``.
+    """
+    rel = canonicalize(path)
+    if rel.is_protected and not allow_protected:
+        raise _reject(path, f"{rel.parts[0]}/ is managed by {'git' if rel.parts[0] == '.git' else 'CodePlane'}")
+    real_root = root.resolve()
+    candidate = rel.absolute(real_root)
+    resolved = candidate.resolve(strict=False)
+    if resolved != real_root and real_root not in resolved.parents:
+        raise _reject(path, "resolves outside the repository (symlink)")
+    inner = resolved.relative_to(real_root).as_posix() if resolved != real_root else ""
+    resolved_rel = RepoPath("" if inner == "." else inner)
+    if resolved_rel.is_protected and not allow_protected:
+        raise _reject(path, "resolves into a protected directory (symlink)")
+    return rel
+
+
+def to_repo_path(root: Path, absolute: Path) -> RepoPath:
+    """The canonical form of an absolute path known to be under ``root`` (no symlink resolution)."""
+    return RepoPath(absolute.relative_to(root).as_posix())

@@ -1,0 +1,91 @@
+"""The one subprocess runner: argument lists only (never a shell), a timeout, and process-group kill.
+
+Each child starts in its own session/process group, so a timeout or cancel kills the whole tree
+(test runners spawn workers; a leftover grandchild would keep pipes open and leak CPU).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class ProcResult:
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    duration_s: float
+    timed_out: bool
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+    def text(self) -> str:
+        return self.stdout.decode("utf-8", errors="replace")
+
+    def err_text(self) -> str:
+        return self.stderr.decode("utf-8", errors="replace")
+
+
+def kill_process_group(proc: subprocess.Popen[bytes], grace_s: float = 0.5) -> None:
+    """SIGTERM the child's process group, then SIGKILL whatever is left after ``grace_s``."""
+    try:
+        pgid = os.getpgid(proc.pid)
+    except ProcessLookupError:
+        return
+    for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 0.0)):
+        try:
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                break
+            time.sleep(0.02)
+    # The leader may be gone while grandchildren survive; SIGKILL the group once more regardless.
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def start(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None,
+          stdin: bytes | None = None) -> subprocess.Popen[bytes]:
+    """Start ``argv`` in its own process group with captured output."""
+    return subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        env=dict(env) if env is not None else None,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+
+
+def run(argv: Sequence[str], *, cwd: Path, timeout_s: float = 60.0,
+        env: Mapping[str, str] | None = None, stdin: bytes | None = None) -> ProcResult:
+    """Run to completion or timeout; on timeout the process group is killed and ``timed_out`` set."""
+    began = time.monotonic()
+    proc = start(argv, cwd=cwd, env=env, stdin=stdin)
+    timed_out = False
+    try:
+        out, err = proc.communicate(input=stdin, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        kill_process_group(proc)
+        out, err = proc.communicate()
+    except BaseException:
+        kill_process_group(proc)
+        proc.communicate()
+        raise
+    return ProcResult(tuple(argv), proc.returncode, out, err, time.monotonic() - began, timed_out)

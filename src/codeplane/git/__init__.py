@@ -1,0 +1,1 @@
+"""git subsystem (see ARCHITECTURE.md)."""

@@ -1,0 +1,1 @@
+"""index subsystem (see ARCHITECTURE.md)."""

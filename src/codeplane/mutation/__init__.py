@@ -1,0 +1,1 @@
+"""mutation subsystem (see ARCHITECTURE.md)."""

@@ -1,0 +1,1 @@
+"""refactor subsystem (see ARCHITECTURE.md)."""

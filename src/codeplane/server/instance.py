@@ -1,0 +1,114 @@
+"""One server per repository: the instance lock and the ``port`` / ``server.pid`` files.
+
+Invariants:
+- The lock (portalocker, exclusive, on ``.codeplane/server.lock``) is held for the server's whole life;
+  the OS drops it when the process dies, so a held lock means a live server.
+- ``port`` and ``server.pid`` are written atomically only once the server accepts connections, and
+  removed on shutdown. Files found while the lock is free are stale and are cleaned.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import portalocker
+
+from codeplane.core.atomic import write_atomic
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.layout import RepoLayout
+
+
+@dataclass(frozen=True)
+class RunningServer:
+    pid: int | None
+    port: int | None
+
+
+def read_running(layout: RepoLayout) -> RunningServer:
+    def _int(path: Path) -> int | None:
+        try:
+            return int(path.read_text().strip())
+        except (OSError, ValueError):
+            return None
+
+    return RunningServer(pid=_int(layout.pid_file), port=_int(layout.port_file))
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def lock_is_held(layout: RepoLayout) -> bool:
+    """True when another process holds the instance lock (i.e. a server is running)."""
+    if not layout.lock_file.exists():
+        return False
+    try:
+        with portalocker.Lock(str(layout.lock_file), mode="a", flags=portalocker.LockFlags.EXCLUSIVE
+                              | portalocker.LockFlags.NON_BLOCKING, timeout=0):
+            return False
+    except (portalocker.exceptions.LockException, portalocker.exceptions.AlreadyLocked):
+        return True
+
+
+class InstanceLock:
+    """Acquire on start; refuse with 2004 naming pid and port if another server holds it."""
+
+    def __init__(self, layout: RepoLayout) -> None:
+        self.layout = layout
+        self._handle: IO[str] | None = None
+        self.cleaned_stale: list[str] = []
+
+    def acquire(self) -> None:
+        self.layout.state_dir.mkdir(parents=True, exist_ok=True)
+        handle = open(self.layout.lock_file, "a")  # noqa: SIM115 - held for the server's lifetime
+        try:
+            portalocker.lock(handle, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
+        except (portalocker.exceptions.LockException, portalocker.exceptions.AlreadyLocked) as exc:
+            handle.close()
+            running = read_running(self.layout)
+            raise CodePlaneError(
+                ErrorCode.SERVER_ALREADY_RUNNING,
+                f"a CodePlane server already runs for {self.layout.root} "
+                f"(pid {running.pid or 'unknown'}, port {running.port or 'unknown'}); "
+                "stop it with `cpl down` first",
+                details={"pid": running.pid, "port": running.port, "repo": str(self.layout.root)},
+            ) from exc
+        self._handle = handle
+        for stale in (self.layout.port_file, self.layout.pid_file):
+            if stale.exists():
+                stale.unlink()
+                self.cleaned_stale.append(stale.name)
+
+    def publish(self, port: int) -> None:
+        """Announce the running server; call only once it accepts connections."""
+        write_atomic(self.layout.port_file, f"{port}\n".encode())
+        write_atomic(self.layout.pid_file, f"{os.getpid()}\n".encode())
+
+    def release(self) -> None:
+        for path in (self.layout.port_file, self.layout.pid_file):
+            path.unlink(missing_ok=True)
+        if self._handle is not None:
+            portalocker.unlock(self._handle)
+            self._handle.close()
+            self._handle = None
+
+
+def clean_stale_files(layout: RepoLayout) -> list[str]:
+    """Remove port/pid files left by a dead server (only when no server holds the lock)."""
+    if lock_is_held(layout):
+        return []
+    removed = []
+    for path in (layout.port_file, layout.pid_file):
+        if path.exists():
+            path.unlink()
+            removed.append(path.name)
+    return removed

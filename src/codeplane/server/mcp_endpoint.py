@@ -1,0 +1,73 @@
+"""The MCP endpoint: a low-level ``mcp`` Server whose list/call handlers delegate to our registry.
+
+We use the low-level server rather than ``MCPServer``'s decorators because the envelope, the flat
+output schema and catalog errors (D14) need control over the exact ``CallToolResult``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import Server
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
+
+from codeplane import __version__
+from codeplane.server.dispatch import dispatch
+from codeplane.server.schema import input_schema, list_tools
+from codeplane.server.services import Services
+from codeplane.server.tooling import ToolRegistry
+
+INSTRUCTIONS = (
+    "CodePlane serves this repository's index and exact operations. Prefer its tools over shell "
+    "commands: search (not grep), read_source (not cat), write_source (not editors), git_* (not git), "
+    "run_test_targets (not pytest). Every answer is {result, meta}; errors carry a numeric code and "
+    "'retryable'. Call describe for the repo summary and describe(action='tool', name=...) for a tool."
+)
+
+
+def _default_session(ctx: ServerRequestContext[Any, Any]) -> str:
+    request = ctx.request
+    headers = getattr(request, "headers", None)
+    if headers is not None:
+        mcp_session = headers.get(MCP_SESSION_ID_HEADER)
+        if mcp_session:
+            return f"mcp_{mcp_session}"
+    client = getattr(request, "client", None)
+    if client is not None:
+        return f"conn_{client.host}_{client.port}"
+    return "conn_local"
+
+
+def build_mcp_server(services: Services, registry: ToolRegistry) -> Server[Any]:
+    tools = list_tools(registry)
+
+    async def on_list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def on_call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            await ctx.session.report_progress(done, total, message)
+
+        return await dispatch(
+            services, registry, params.name, params.arguments,
+            default_session=_default_session(ctx), progress=progress,
+        )
+
+    def tool_input_schema(name: str) -> dict[str, Any] | None:
+        spec = registry.get(name)
+        return None if spec is None else input_schema(spec)
+
+    return Server(
+        "codeplane",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        get_tool_input_schema=tool_input_schema,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )

@@ -1,0 +1,114 @@
+"""Running the server in the foreground: bind, serve, announce, shut down cleanly (spec §4.2).
+
+Order on start: instance lock → bind the socket ourselves (so a busy port is detected before uvicorn
+starts and ``--port 0`` yields the real port) → uvicorn serves → once it accepts connections, write
+``port``/``server.pid`` and print the URL. On SIGINT/SIGTERM uvicorn stops accepting, waits up to
+``server.shutdown_timeout_sec`` for in-flight requests, runs the lifespan shutdown, and we remove the
+files and release the lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import secrets
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import uvicorn
+
+from codeplane.core.atomic import write_atomic
+from codeplane.core.config import CodePlaneConfig
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.logging import get_logger
+from codeplane.server.app import build_app
+from codeplane.server.instance import InstanceLock
+from codeplane.server.services import build_services
+
+log = get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class Announcement:
+    url: str
+    port: int
+    pid: int
+    repo: str
+    warnings: tuple[str, ...]
+
+
+def bind_socket(host: str, port: int) -> tuple[socket.socket, str | None]:
+    """Bind ``port`` (0 = ephemeral); a busy configured port falls back to a free one with a warning."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    warning = None
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE or port == 0:
+            sock.close()
+            raise CodePlaneError(ErrorCode.PORT_UNAVAILABLE, f"cannot bind {host}:{port}: {exc}",
+                                 details={"host": host, "port": port}) from exc
+        sock.bind((host, 0))
+        warning = f"port {port} is busy; using {sock.getsockname()[1]} instead (update client configs)"
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock, warning
+
+
+def _ensure_token(token_file: Path) -> str:
+    if token_file.is_file():
+        return token_file.read_text().strip()
+    token = secrets.token_hex(32)
+    write_atomic(token_file, f"{token}\n".encode(), mode=0o600)
+    return token
+
+
+def serve(root: Path, config: CodePlaneConfig, repo_id: str, *, port: int,
+          on_ready: Callable[[Announcement], None]) -> None:
+    """Serve until a signal arrives. Raises 2004 if another server holds the repo, 2006 on bind failure."""
+    services = build_services(root, config, repo_id)
+    lock = InstanceLock(services.layout)
+    lock.acquire()
+    warnings = [f"removed stale {name} from a server that is no longer running" for name in lock.cleaned_stale]
+    try:
+        host = config.server.host
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            warnings.append(f"binding {host}, which is not loopback: anyone who can reach it can use CodePlane")
+        sock, bind_warning = bind_socket(host, port)
+        if bind_warning:
+            warnings.append(bind_warning)
+        actual_port = sock.getsockname()[1]
+        token = _ensure_token(services.layout.token_file) if config.server.require_token else None
+        app = build_app(services, token=token)
+        uv_config = uvicorn.Config(
+            app, log_config=None, access_log=False, lifespan="on",
+            timeout_graceful_shutdown=int(max(1, round(config.server.shutdown_timeout_sec))),
+        )
+        server = uvicorn.Server(uv_config)
+
+        async def announce_when_started() -> None:
+            while not server.started:
+                if server.should_exit:
+                    return
+                await asyncio.sleep(0.005)
+            lock.publish(actual_port)
+            url_host = f"[{host}]" if ":" in host else host
+            for warning in warnings:
+                log.warning(warning)
+            on_ready(Announcement(url=f"http://{url_host}:{actual_port}/mcp", port=actual_port,
+                                  pid=services.pid, repo=str(root), warnings=tuple(warnings)))
+
+        async def main() -> None:
+            watcher = asyncio.create_task(announce_when_started())
+            try:
+                await server.serve(sockets=[sock])
+            finally:
+                watcher.cancel()
+
+        asyncio.run(main())
+    finally:
+        lock.release()

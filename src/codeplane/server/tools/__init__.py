@@ -1,0 +1,15 @@
+"""Thin MCP adapters: each module returns ``ToolSpec`` values that parse input, call one service and
+return a typed result. No business rules live here."""
+
+from __future__ import annotations
+
+from codeplane.server.services import Services
+from codeplane.server.tooling import ToolSpec
+from codeplane.server.tools import describe
+
+
+def all_tools(services: Services) -> list[ToolSpec]:
+    """Every tool this server exposes. Subsystems append their module's ``tools(services)`` here."""
+    specs: list[ToolSpec] = []
+    specs += describe.tools(services)
+    return specs

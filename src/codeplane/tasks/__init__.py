@@ -1,0 +1,1 @@
+"""tasks subsystem (see ARCHITECTURE.md)."""

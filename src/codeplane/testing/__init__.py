@@ -1,0 +1,1 @@
+"""testing subsystem (see ARCHITECTURE.md)."""

@@ -1,0 +1,115 @@
+"""The server over real MCP: tool listing, envelope, describe, structured errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.builders import call, call_error, make_repo, mcp_client, running_server
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_tools_list_is_deterministic_with_flat_schemas_and_annotations(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    with running_server(repo) as server:
+        async with mcp_client(server) as client:
+            first = await client.list_tools()
+            second = await client.list_tools()
+    names = [t.name for t in first.tools]
+    assert names == [t.name for t in second.tools]
+    assert "describe" in names
+    for tool in first.tools:
+        dumped = json.dumps(tool.output_schema)
+        assert "oneOf" not in dumped, tool.name
+        assert tool.output_schema["properties"].keys() == {"result", "meta"}
+        assert tool.annotations is not None and tool.annotations.open_world_hint is False
+        assert "session_id" in tool.input_schema["properties"]
+        assert tool.description and "Use when" in tool.description
+
+
+async def test_describe_repo_and_tool(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    with running_server(repo) as server:
+        async with mcp_client(server) as client:
+            res = await client.call_tool("describe", {})
+            assert not res.is_error
+            body = json.loads(res.content[0].text)
+            assert body == res.structured_content
+            meta = body["meta"]
+            assert meta["request_id"] and meta["session_id"] and meta["timestamp_ms"] > 0
+            summary = body["result"]
+            assert summary["repo_root"] == str(repo.resolve())
+            assert summary["branch"] == "main"
+            assert summary["tool_count"] == len(summary["tools"])
+            doc = await call(client, "describe", {"action": "tool", "name": "describe"})
+            assert doc["name"] == "describe"
+            assert doc["when_to_use"] and doc["when_not_to_use"]
+            assert doc["annotations"]["readOnlyHint"] is True
+            errors = await call(client, "describe", {"action": "errors"})
+            codes = [e["code"] for e in errors["errors"]]
+            assert codes == sorted(codes) and 5001 in codes and 6001 in codes
+
+
+async def test_invalid_arguments_give_catalog_error_and_server_stays_healthy(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    with running_server(repo) as server:
+        async with mcp_client(server) as client:
+            err = await call_error(client, "describe", {"action": "nonsense"})
+            assert err["code"] == 1003 and err["error"] == "INVALID_ARGUMENTS"
+            assert err["retryable"] is False
+            assert err["details"]["problems"][0]["field"] == "action"
+            err = await call_error(client, "describe", {"bogus_field": 1})
+            assert err["code"] == 1003
+            err = await call_error(client, "describe", {"action": "tool", "name": "no_such_tool"})
+            assert err["code"] == 1004
+            err = await call_error(client, "no_such_tool", {})
+            assert err["code"] == 1004
+            still = await call(client, "describe", {})
+            assert still["repo_root"]
+        assert server.get("/health").status_code == 200
+
+
+async def test_explicit_session_id_is_echoed(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    with running_server(repo) as server:
+        async with mcp_client(server) as client:
+            res = await client.call_tool("describe", {"session_id": "sess_mine"})
+            assert json.loads(res.content[0].text)["meta"]["session_id"] == "sess_mine"
+            res = await client.call_tool("describe", {})
+            assert json.loads(res.content[0].text)["meta"]["session_id"] != "sess_mine"
+
+
+def test_rest_routes_and_repo_header(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    with running_server(repo) as server:
+        health = server.get("/health")
+        assert health.status_code == 200 and health.json()["status"] == "ok"
+        assert health.headers["x-codeplane-repo"] == str(repo.resolve())
+        status = server.get("/status").json()
+        assert status["api_version"] == "0.1.0"
+        assert status["repo"] == str(repo.resolve())
+        assert status["pid"] == server.proc.pid or status["pid"] > 0
+        assert "index" in status
+        ready = server.get("/ready")
+        assert ready.status_code in (200, 503) and "reason" in ready.json()
+        assert "codeplane_tool_calls_total" in server.get("/metrics").text or server.get("/metrics").status_code == 200
+        assert server.get("/dashboard").status_code == 200
+
+
+def test_foreign_origin_and_host_are_refused_before_any_handler(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    with running_server(repo) as server:
+        evil_origin = server.get("/health", headers={"Origin": "http://evil.example"})
+        assert evil_origin.status_code == 403
+        assert evil_origin.headers["x-codeplane-repo"] == str(repo.resolve())
+        assert server.get("/status", headers={"Host": "evil.example"}).status_code == 403
+        assert server.get("/health", headers={"Host": "evil.example:80"}).status_code == 403
+        ok_origin = server.get("/health", headers={"Origin": f"http://127.0.0.1:{server.port}"})
+        assert ok_origin.status_code == 200
+        import httpx
+
+        post = httpx.post(server.mcp_url, headers={"Origin": "http://evil.example"}, json={}, timeout=10)
+        assert post.status_code == 403
