@@ -18,7 +18,14 @@ from typing import Any
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from codeplane.core.calls import CallInfo, CallOutcome, TaskMeta
+from codeplane.core.calls import (
+    CallInfo,
+    CallNotes,
+    CallOutcome,
+    ReportsMutation,
+    ReportsTestRun,
+    TaskMeta,
+)
 from codeplane.core.clock import now_ms
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import bind_correlation, get_logger
@@ -42,6 +49,10 @@ class ResponseMeta(BaseModel):
     task_id: str | None = None
     task_state: str | None = None
     budget: str | None = None
+    no_op: bool | None = None
+    non_progress: bool | None = None
+    mutation_fingerprint: str | None = None
+    failure_fingerprint: str | None = None
     warnings: list[str] = []
 
 
@@ -61,8 +72,12 @@ def _task_meta(services: Services, session_id: str) -> TaskMeta | None:
     return None
 
 
-def _meta(services: Services, session_id: str, request_id: str) -> ResponseMeta:
+def _meta(services: Services, session_id: str, request_id: str, notes: list[CallNotes]) -> ResponseMeta:
     task = _task_meta(services, session_id)
+
+    def first(attr: str) -> Any:
+        return next((getattr(n, attr) for n in notes if getattr(n, attr) is not None), None)
+
     return ResponseMeta(
         session_id=session_id,
         request_id=request_id,
@@ -70,6 +85,11 @@ def _meta(services: Services, session_id: str, request_id: str) -> ResponseMeta:
         task_id=task.task_id if task else None,
         task_state=task.task_state if task else None,
         budget=task.budget if task else None,
+        no_op=first("no_op"),
+        non_progress=first("non_progress"),
+        mutation_fingerprint=first("mutation_fingerprint"),
+        failure_fingerprint=first("failure_fingerprint"),
+        warnings=[w for n in notes for w in n.warnings],
     )
 
 
@@ -122,13 +142,8 @@ async def dispatch(
     explicit_session = args.pop(SESSION_ARG, None)
     session_id = explicit_session if isinstance(explicit_session, str) and explicit_session else default_session
     spec = registry.get(name)
-    info = CallInfo(
-        tool=name,
-        kind=spec.kind if spec else "meta",
-        session_id=session_id,
-        request_id=request_id,
-        started_ms=now_ms(),
-    )
+    info = CallInfo(tool=name, kind=spec.kind if spec else "meta", session_id=session_id,
+                    request_id=request_id, started_ms=now_ms())
     began = time.perf_counter()
     result: ToolResult | None = None
     error: CodePlaneError | None = None
@@ -147,6 +162,11 @@ async def dispatch(
                 params = spec.params.model_validate(args)
             except ValidationError as exc:
                 raise _validation_error(name, exc) from exc
+            info = CallInfo(
+                tool=name, kind=spec.kind_for(params) if spec.kind_for else spec.kind,
+                session_id=session_id, request_id=request_id, started_ms=info.started_ms,
+                op_detail=spec.detail_for(params) if spec.detail_for else "",
+            )
             for observer in services.observers:
                 observer.before_call(info)
             ctx = ToolContext(services=services, registry=registry, tool=name, session_id=session_id,
@@ -159,29 +179,44 @@ async def dispatch(
             log.exception("tool call raised", tool=name)
             error = CodePlaneError(ErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}",
                                    details={"tool": name})
-        duration_ms = (time.perf_counter() - began) * 1000.0
-        size = 0
-        if result is not None:
-            size = len(_canonical_json(result.model_dump(mode="json")).encode("utf-8"))
-        outcome = CallOutcome(
-            info=info,
-            duration_ms=duration_ms,
-            ok=error is None,
-            error_code=error.code if error else None,
-            error_name=error.error.name if error else None,
-            result=result,
-            result_bytes=size,
-        )
+        outcome = _outcome(info, began, result, error)
+        notes: list[CallNotes] = []
         for observer in services.observers:
             try:
-                observer.after_call(outcome)
+                note = observer.after_call(outcome)
             except Exception:
                 log.exception("call observer failed", tool=name)
-        meta = _meta(services, session_id, request_id)
+                continue
+            if note is not None:
+                notes.append(note)
+        meta = _meta(services, session_id, request_id, notes)
         if error is not None or result is None:
             return _error_result(error or CodePlaneError(ErrorCode.INTERNAL_ERROR), meta)
         answer, _ = _success_result(result, meta)
         return answer
+
+
+def _outcome(info: CallInfo, began: float, result: ToolResult | None,
+             error: CodePlaneError | None) -> CallOutcome:
+    size = 0
+    mutation = failure = None
+    if result is not None:
+        size = len(_canonical_json(result.model_dump(mode="json")).encode("utf-8"))
+        if isinstance(result, ReportsMutation):
+            mutation = result.mutation_report()
+        if isinstance(result, ReportsTestRun):
+            failure = result.test_run_report()
+    return CallOutcome(
+        info=info,
+        duration_ms=(time.perf_counter() - began) * 1000.0,
+        ok=error is None,
+        error_code=error.code if error else None,
+        error_name=error.error.name if error else None,
+        result=result,
+        result_bytes=size,
+        mutation=mutation,
+        failure=failure,
+    )
 
 
 async def _run(spec: ToolSpec, ctx: ToolContext, params: Any) -> ToolResult:

@@ -6,7 +6,7 @@ import threading
 from collections import defaultdict
 from dataclasses import dataclass
 
-from codeplane.core.calls import CallInfo, CallOutcome, TaskMeta
+from codeplane.core.calls import CallInfo, CallNotes, CallOutcome, TaskMeta
 
 
 @dataclass
@@ -26,12 +26,13 @@ class CallMetrics:
     def before_call(self, info: CallInfo) -> None:
         return None
 
-    def after_call(self, outcome: CallOutcome) -> None:
+    def after_call(self, outcome: CallOutcome) -> CallNotes | None:
         with self._lock:
             stats = self._tools[outcome.info.tool]
             stats.calls += 1
             stats.errors += 0 if outcome.ok else 1
             stats.total_ms += outcome.duration_ms
+        return None
 
     def task_meta(self, session_id: str) -> TaskMeta | None:
         return None

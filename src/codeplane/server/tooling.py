@@ -81,6 +81,10 @@ class ToolSpec:
     destructive: bool = False
     idempotent: bool = True
     title: str | None = None
+    #: For action-style tools whose kind depends on the arguments (e.g. ``git_branch`` list vs delete).
+    kind_for: Callable[[Any], ToolKind] | None = None
+    #: Content-free summary of the arguments for the ledger (e.g. ``action=delete``); never file contents.
+    detail_for: Callable[[Any], str] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def description(self) -> str:

@@ -1,0 +1,43 @@
+"""Which paths are outside CodePlane's universe: PRUNABLE_DIRS and ``.cplignore`` (spec §6.3–6.5).
+
+``.cplignore`` has full gitignore semantics (negation, anchoring, directory patterns) via ``pathspec``.
+A ``.cplignore``d path is neither indexed nor writable through CodePlane (5001); git-ignored files are
+a different matter (indexable unless also ``.cplignore``d, writable but flagged).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+#: Directories never walked, whatever ``.cplignore`` says.
+PRUNABLE_DIRS: frozenset[str] = frozenset({
+    ".git", ".codeplane", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache",
+    ".pytest_cache", ".ruff_cache", ".tox", ".nox", "target", "dist", "build", ".eggs", ".gradle",
+    ".idea", ".next", ".nuxt", ".cache", ".terraform",
+})
+
+
+@dataclass(frozen=True)
+class IgnoreRules:
+    spec: pathspec.GitIgnoreSpec
+    #: SHA-free identity of the rules (the raw text), to notice when ``.cplignore`` changed.
+    source_text: str
+
+    @classmethod
+    def load(cls, root: Path) -> IgnoreRules:
+        path = root / ".cplignore"
+        text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+        return cls(spec=pathspec.GitIgnoreSpec.from_lines(text.splitlines()), source_text=text)
+
+    def is_pruned_dir(self, name: str) -> bool:
+        return name in PRUNABLE_DIRS
+
+    def ignores(self, rel: str, *, is_dir: bool = False) -> bool:
+        """True if ``rel`` (canonical POSIX, relative) is outside the universe."""
+        parts = rel.split("/")
+        if any(p in PRUNABLE_DIRS for p in (parts if is_dir else parts[:-1])):
+            return True
+        return bool(self.spec.match_file(rel + "/" if is_dir else rel))
