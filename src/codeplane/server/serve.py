@@ -16,6 +16,7 @@ import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 
 import uvicorn
 
@@ -59,6 +60,15 @@ def bind_socket(host: str, port: int) -> tuple[socket.socket, str | None]:
     return sock, warning
 
 
+class _Server(uvicorn.Server):
+    """uvicorn re-raises a captured SIGTERM/SIGINT after shutdown, which would kill the process before
+    our cleanup (port/pid removal, lock release) runs; we finish the graceful path and exit normally."""
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        super().handle_exit(sig, frame)
+        self._captured_signals.clear()
+
+
 def _ensure_token(token_file: Path) -> str:
     if token_file.is_file():
         return token_file.read_text().strip()
@@ -88,7 +98,7 @@ def serve(root: Path, config: CodePlaneConfig, repo_id: str, *, port: int,
             app, log_config=None, access_log=False, lifespan="on",
             timeout_graceful_shutdown=int(max(1, round(config.server.shutdown_timeout_sec))),
         )
-        server = uvicorn.Server(uv_config)
+        server = _Server(uv_config)
 
         async def announce_when_started() -> None:
             while not server.started:
@@ -99,6 +109,7 @@ def serve(root: Path, config: CodePlaneConfig, repo_id: str, *, port: int,
             url_host = f"[{host}]" if ":" in host else host
             for warning in warnings:
                 log.warning(warning)
+            log.info("server started", port=actual_port, pid=services.pid, repo=str(root))
             on_ready(Announcement(url=f"http://{url_host}:{actual_port}/mcp", port=actual_port,
                                   pid=services.pid, repo=str(root), warnings=tuple(warnings)))
 
@@ -110,5 +121,6 @@ def serve(root: Path, config: CodePlaneConfig, repo_id: str, *, port: int,
                 watcher.cancel()
 
         asyncio.run(main())
+        log.info("server stopped", pid=services.pid)
     finally:
         lock.release()

@@ -1,0 +1,88 @@
+"""Config layering (§4.2): defaults < global < repo < env < --set, and precise errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from codeplane.core.config import load_config
+from codeplane.core.errors import CodePlaneError
+from tests.builders import cpl, cpl_env, make_repo
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_five_layers_in_precedence_order(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    gpath = _write(tmp_path / "g" / "config.yaml",
+                   "index:\n  debounce_ms: 11\n  freshness_wait_ms: 11\n  max_file_bytes: 11\n"
+                   "  watch: false\n")
+    _write(repo / ".codeplane" / "config.yaml",
+           "index:\n  freshness_wait_ms: 22\n  max_file_bytes: 22\n  watch: true\n")
+    env = {"CODEPLANE__INDEX__MAX_FILE_BYTES": "33", "CODEPLANE__INDEX__WATCH": "false"}
+    config = load_config(repo, environ=env, global_path=gpath, overrides=["index.watch=true"])
+    assert config.index.debounce_ms == 11  # global beats default
+    assert config.index.freshness_wait_ms == 22  # repo beats global
+    assert config.index.max_file_bytes == 33  # env beats repo
+    assert config.index.watch is True  # --set beats env
+    assert config.tasks.max_mutations == load_config(None, environ={}, global_path=tmp_path / "none").tasks.max_mutations
+
+
+def test_invalid_value_names_key_value_source_and_code(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    rpath = _write(repo / ".codeplane" / "config.yaml", "server:\n  shutdown_timeout_sec: -3\n")
+    with pytest.raises(CodePlaneError) as info:
+        load_config(repo, environ={}, global_path=tmp_path / "none")
+    err = info.value
+    assert err.code == 2002
+    assert err.details["key"] == "server.shutdown_timeout_sec"
+    assert err.details["value"] == "-3"
+    assert str(rpath) in err.details["source"]
+    assert "server.shutdown_timeout_sec" in err.message and str(rpath) in err.message
+
+
+def test_invalid_env_and_override_values_name_their_source(tmp_path: Path) -> None:
+    with pytest.raises(CodePlaneError) as info:
+        load_config(None, environ={"CODEPLANE__SERVER__PORT": "not-a-port"}, global_path=tmp_path / "n")
+    assert info.value.code == 2002 and "CODEPLANE__SERVER__PORT" in info.value.details["source"]
+    with pytest.raises(CodePlaneError) as info:
+        load_config(None, environ={}, global_path=tmp_path / "n", overrides=["tasks.max_mutations=0"])
+    assert info.value.code == 2002 and "--set" in info.value.details["source"]
+    with pytest.raises(CodePlaneError) as info:
+        load_config(None, environ={}, global_path=tmp_path / "n", overrides=["server.no_such_key=1"])
+    assert info.value.code == 2002 and info.value.details["key"] == "server.no_such_key"
+    with pytest.raises(CodePlaneError) as info:
+        load_config(None, environ={}, global_path=tmp_path / "n", overrides=["missing-equals"])
+    assert info.value.code == 2002
+
+
+def test_unparsable_yaml_is_2001_with_the_file(tmp_path: Path) -> None:
+    gpath = _write(tmp_path / "g.yaml", "server: [unclosed\n")
+    with pytest.raises(CodePlaneError) as info:
+        load_config(None, environ={}, global_path=gpath)
+    assert info.value.code == 2001 and str(gpath) in info.value.message
+
+
+def test_cli_up_reports_invalid_set_value_without_starting(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    proc = cpl("up", "--port", "0", "--set", "server.shutdown_timeout_sec=abc", "--json", cwd=repo,
+               env=cpl_env(home=tmp_path / "xdg"))
+    assert proc.returncode != 0
+    err = json.loads(proc.stdout)["error"]
+    assert err["code"] == 2002 and err["details"]["key"] == "server.shutdown_timeout_sec"
+    assert not (repo / ".codeplane" / "port").exists()
+
+
+def test_global_config_file_is_read_via_xdg(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    xdg = tmp_path / "xdg"
+    _write(xdg / "codeplane" / "config.yaml", "logging:\n  level: nope\n")
+    proc = cpl("up", "--port", "0", "--json", cwd=repo, env=cpl_env(home=xdg))
+    err = json.loads(proc.stdout)["error"]
+    assert err["code"] == 2002 and "global config" in err["details"]["source"]

@@ -1,0 +1,157 @@
+"""Server lifecycle through the real CLI: one instance per repo, clean shutdown, stale files, down/clear."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.builders import cpl, cpl_json, make_repo, start_server
+
+
+def _wait_gone(path: Path, timeout: float = 10) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not path.exists():
+            return True
+        time.sleep(0.05)
+    return not path.exists()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo", {"main.py": "print('hi')\n"})
+
+
+def test_init_outside_git_fails_with_catalog_code(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    proc = cpl("init", str(plain), "--json", cwd=tmp_path)
+    assert proc.returncode != 0
+    body = json.loads(proc.stdout)
+    assert body["error"]["code"] == 2003 and body["error"]["error"] == "NOT_A_GIT_REPOSITORY"
+    human = cpl("init", str(plain), cwd=tmp_path)
+    assert "2003" in human.stderr and "git" in human.stderr
+
+
+def test_init_is_idempotent_and_writes_client_configs(repo: Path) -> None:
+    first = cpl_json("init", cwd=repo)
+    assert first["changed"] is True
+    assert {".codeplane/config.yaml", ".codeplane/repo_id", ".codeplane/.gitignore", ".cplignore"} <= set(
+        first["created"])
+    assert (repo / ".codeplane" / ".gitignore").read_text() == "*\n"
+    assert "node_modules/" in (repo / ".cplignore").read_text()
+    before = {p: p.read_bytes() for p in (repo / ".codeplane").iterdir() if p.is_file()}
+    second = cpl_json("init", cwd=repo)
+    assert second["changed"] is False and second["created"] == []
+    assert second["port"] == first["port"] and second["repo_id"] == first["repo_id"]
+    assert {p: p.read_bytes() for p in before} == before
+    assert second["client_config"]["claude_code"].startswith("claude mcp add --transport http codeplane ")
+    written = cpl_json("init", "--write-client-config", cwd=repo)
+    assert sorted(written["written"]) == [".mcp.json", ".vscode/mcp.json"]
+    mcp_json = json.loads((repo / ".mcp.json").read_text())
+    assert mcp_json["mcpServers"]["codeplane"]["url"] == first["mcp_url"]
+    assert cpl_json("init", "--write-client-config", cwd=repo)["written"] == []
+
+
+def test_second_up_refuses_naming_pid_and_port_then_sigterm_cleans_up(repo: Path) -> None:
+    server = start_server(repo)
+    layout = repo / ".codeplane"
+    try:
+        assert (layout / "port").read_text().strip() == str(server.port)
+        assert (layout / "server.pid").read_text().strip() == str(server.ready["pid"])
+        second = cpl("up", "--port", "0", "--json", cwd=repo, timeout=30)
+        assert second.returncode != 0
+        err = json.loads(second.stdout)["error"]
+        assert err["code"] == 2004
+        assert err["details"]["pid"] == server.ready["pid"] and err["details"]["port"] == server.port
+        assert str(server.ready["pid"]) in err["message"]
+    finally:
+        rc = server.stop(signal.SIGTERM)
+    assert rc == 0
+    assert not (layout / "port").exists() and not (layout / "server.pid").exists()
+
+
+def test_stale_files_after_sigkill_are_detected_and_cleaned(repo: Path) -> None:
+    server = start_server(repo)
+    server.stop(signal.SIGKILL)
+    layout = repo / ".codeplane"
+    assert (layout / "port").exists() and (layout / "server.pid").exists()
+    doctor = cpl_json("doctor", cwd=repo)
+    assert doctor["ok"] is False
+    assert any(c["name"] == "port/pid files consistent" and not c["ok"] for c in doctor["checks"])
+    status = cpl_json("status", cwd=repo)
+    assert status["running"] is False
+    again = start_server(repo)
+    try:
+        assert "stale" in " ".join(again.ready["warnings"])
+        assert (layout / "server.pid").read_text().strip() == str(again.ready["pid"])
+    finally:
+        again.stop()
+
+
+def test_down_stops_the_server_from_another_process(repo: Path) -> None:
+    server = start_server(repo)
+    status = cpl_json("status", cwd=repo)
+    assert status["running"] is True and status["port"] == server.port and status["branch"] == "main"
+    assert status["head"] and status["index"]
+    result = cpl_json("down", cwd=repo)
+    assert result["stopped"] is True and result["pid"] == server.ready["pid"]
+    server.proc.wait(timeout=10)
+    assert _wait_gone(repo / ".codeplane" / "port")
+    assert cpl_json("down", cwd=repo)["was_running"] is False
+
+
+def test_clear_refuses_while_running_and_force_stops_first(repo: Path) -> None:
+    server = start_server(repo)
+    try:
+        refused = cpl("clear", "--json", cwd=repo)
+        assert refused.returncode != 0
+        assert json.loads(refused.stdout)["error"]["code"] == 2004
+        assert (repo / ".codeplane").is_dir()
+        forced = cpl_json("clear", "--force", cwd=repo)
+        assert forced["removed"] is True
+        server.proc.wait(timeout=15)
+        assert not (repo / ".codeplane").exists()
+        assert (repo / ".cplignore").exists()
+    finally:
+        server.stop()
+
+
+def test_doctor_passes_on_healthy_repo_and_fails_on_bad_config(repo: Path) -> None:
+    cpl_json("init", cwd=repo)
+    healthy = cpl("doctor", "--json", cwd=repo)
+    assert healthy.returncode == 0, healthy.stdout
+    config = repo / ".codeplane" / "config.yaml"
+    config.write_text(config.read_text() + "logging:\n  level: loud\n")
+    broken = cpl("doctor", "--json", cwd=repo)
+    assert broken.returncode == 1
+    checks = json.loads(broken.stdout)["checks"]
+    bad = next(c for c in checks if c["name"] == "config parses and validates")
+    assert bad["ok"] is False and "2002" in bad["detail"] and "logging.level" in bad["detail"]
+    assert bad["fix"]
+
+
+def test_json_log_file_has_required_fields(repo: Path) -> None:
+    server = start_server(repo)
+    server.stop()
+    log_file = repo / ".codeplane" / "logs" / "codeplane.jsonl"
+    lines = [json.loads(line) for line in log_file.read_text().splitlines() if line.strip()]
+    assert lines, "server wrote no JSON log lines"
+    for entry in lines:
+        assert {"ts", "level", "event"} <= entry.keys()
+        assert entry["ts"].endswith("Z") and "T" in entry["ts"]
+
+
+def test_up_on_unborn_repo_with_no_commits_serves(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "empty")
+    server = start_server(repo)
+    try:
+        assert server.get("/health").status_code == 200
+        assert os.path.exists(repo / ".codeplane" / "config.yaml")
+    finally:
+        server.stop()
