@@ -31,7 +31,8 @@ def test_five_layers_in_precedence_order(tmp_path: Path) -> None:
     assert config.index.freshness_wait_ms == 22  # repo beats global
     assert config.index.max_file_bytes == 33  # env beats repo
     assert config.index.watch is True  # --set beats env
-    assert config.tasks.max_mutations == load_config(None, environ={}, global_path=tmp_path / "none").tasks.max_mutations
+    defaults = load_config(None, environ={}, global_path=tmp_path / "none")
+    assert config.tasks.max_mutations == defaults.tasks.max_mutations
 
 
 def test_invalid_value_names_key_value_source_and_code(tmp_path: Path) -> None:
