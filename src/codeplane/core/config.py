@@ -104,6 +104,15 @@ class RefactorConfig(_Section):
     doc_sweep: DocSweepConfig = Field(default_factory=DocSweepConfig)
 
 
+class GitConfig(_Section):
+    #: Longest a push/pull/fetch (git CLI, credentials) may run before its process group is killed.
+    remote_timeout_sec: float = Field(default=300.0, gt=0, le=3600)
+    #: Longest a commit hook may run; a hook that times out fails the commit.
+    hook_timeout_sec: float = Field(default=300.0, gt=0, le=3600)
+    #: Default cap on diff lines returned by ``git_diff``/``git_inspect show`` (callers may lower it).
+    diff_max_lines: int = Field(default=2000, ge=10, le=100_000)
+
+
 class CodePlaneConfig(_Section):
     server: ServerConfig = Field(default_factory=ServerConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
@@ -112,6 +121,7 @@ class CodePlaneConfig(_Section):
     tasks: TasksConfig = Field(default_factory=TasksConfig)
     tests: TestsConfig = Field(default_factory=TestsConfig)
     refactor: RefactorConfig = Field(default_factory=RefactorConfig)
+    git: GitConfig = Field(default_factory=GitConfig)
 
 
 def global_config_path() -> Path:
