@@ -113,3 +113,20 @@ def test_foreign_origin_and_host_are_refused_before_any_handler(tmp_path: Path) 
 
         post = httpx.post(server.mcp_url, headers={"Origin": "http://evil.example"}, json={}, timeout=10)
         assert post.status_code == 403
+
+
+async def test_both_protocol_revisions_are_served(tmp_path: Path) -> None:
+    """D3: 2025-11-25 (initialize handshake + session header) and the stateless 2026-07-28 revision."""
+    from mcp import Client
+
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    with running_server(repo) as server:
+        seen = {}
+        for mode in ("legacy", "2026-07-28"):
+            async with Client(server.mcp_url, mode=mode) as client:
+                res = await client.call_tool("describe", {})
+                assert not res.is_error
+                seen[client.protocol_version] = json.loads(res.content[0].text)["meta"]["session_id"]
+    assert set(seen) == {"2025-11-25", "2026-07-28"}
+    assert seen["2025-11-25"].startswith("mcp_")  # identity from the MCP session header
+    assert seen["2026-07-28"].startswith("conn_")  # stateless: per-connection default
