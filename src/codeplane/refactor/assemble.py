@@ -1,0 +1,113 @@
+"""Turn classified span edits into a plan option and the preview the agent sees.
+
+Edit ids are assigned in (path, line, column) order, so the same request over the same files yields the
+same ids. The preview is bounded: it lists the first edits (high, then medium, then low) and every
+affected file; ``refactor_inspect`` pages the rest.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from codeplane.refactor.models import (
+    AffectedFile,
+    Certainty,
+    Collision,
+    Coverage,
+    DocEditSummary,
+    FileMove,
+    PlannedEdit,
+    SymbolRef,
+)
+from codeplane.refactor.plans import PlanOption
+from codeplane.refactor.spans import SourceText, SpanEdit
+
+#: Edits listed inline in a preview; the rest are reachable through ``refactor_inspect``.
+PREVIEW_EDITS = 50
+MAX_AFFECTED_FILES = 500
+
+
+@dataclass
+class Draft:
+    """A plan option being built: edits with their certainty, plus what the preview reports."""
+
+    symbol: SymbolRef | None = None
+    code: list[tuple[SpanEdit, Certainty]] = field(default_factory=list)
+    docs: list[tuple[SpanEdit, Certainty]] = field(default_factory=list)
+    moves: list[FileMove] = field(default_factory=list)
+    deletes: list[str] = field(default_factory=list)
+    collisions: list[Collision] = field(default_factory=list)
+    coverage: Coverage | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def planned_positions(self) -> set[tuple[str, int, int]]:
+        return {(e.path, e.line, e.column) for e, _ in self.code + self.docs}
+
+
+def _planned(edits: Sequence[tuple[SpanEdit, Certainty]], kind: str, sources: Mapping[str, SourceText],
+             start: int) -> list[PlannedEdit]:
+    out: list[PlannedEdit] = []
+    seen: set[tuple[str, int, int]] = set()
+    for number, (edit, certainty) in enumerate(sorted(edits, key=lambda p: p[0]), start=start):
+        key = (edit.path, edit.line, edit.column)
+        if key in seen:
+            continue
+        seen.add(key)
+        src = sources.get(edit.path)
+        out.append(PlannedEdit(
+            edit_id=f"{'d' if kind == 'doc' else 'e'}{number}", path=edit.path, line=edit.line,
+            column=edit.column, end_line=edit.end_line, end_column=edit.end_column, old_text=edit.old_text,
+            new_text=edit.new_text, certainty=certainty, reason=edit.reason,
+            kind="doc" if kind == "doc" else "code", snippet=src.snippet(edit.line) if src else "",
+        ))
+    return out
+
+
+def build_option(candidate_id: str, draft: Draft, sources: Mapping[str, SourceText],
+                 hashes: Mapping[str, str]) -> PlanOption:
+    code = _planned(draft.code, "code", sources, 1)
+    docs = _planned(draft.docs, "doc", sources, 1)
+    touched = {e.path for e in code + docs} | {m.from_path for m in draft.moves} | set(draft.deletes)
+    return PlanOption(
+        candidate_id=candidate_id, symbol=draft.symbol, edits=tuple(code), doc_edits=tuple(docs),
+        file_hashes=tuple(sorted((p, hashes[p]) for p in touched if p in hashes)),
+        moves=tuple(draft.moves), deletes=tuple(sorted(draft.deletes)),
+    )
+
+
+def counts(option: PlanOption) -> dict[str, int]:
+    tally = Counter(e.certainty for e in option.edits)
+    return {"high": tally["high"], "medium": tally["medium"], "low": tally["low"],
+            "doc": len(option.doc_edits), "moves": len(option.moves), "deletes": len(option.deletes)}
+
+
+def affected_files(option: PlanOption) -> list[AffectedFile]:
+    hashes = dict(option.file_hashes)
+    per: dict[str, Counter[str]] = {}
+    for edit in option.edits:
+        per.setdefault(edit.path, Counter())[edit.certainty] += 1
+    for edit in option.doc_edits:
+        per.setdefault(edit.path, Counter())["doc"] += 1
+    for path in [m.from_path for m in option.moves] + list(option.deletes):
+        per.setdefault(path, Counter())
+    return [AffectedFile(path=p, sha256=hashes.get(p, ""), high=c["high"], medium=c["medium"], low=c["low"],
+                         doc=c["doc"])
+            for p, c in sorted(per.items())][:MAX_AFFECTED_FILES]
+
+
+def preview_edits(option: PlanOption) -> tuple[list[PlannedEdit], bool]:
+    rank = {"high": 0, "medium": 1, "low": 2}
+    ordered = sorted(option.edits, key=lambda e: (rank[e.certainty], e.path, e.line, e.column))
+    return ordered[:PREVIEW_EDITS], len(ordered) > PREVIEW_EDITS
+
+
+def doc_summary(option: PlanOption, *, auto_apply: bool, min_confidence: Certainty) -> DocEditSummary:
+    tally = Counter(e.certainty for e in option.doc_edits)
+    return DocEditSummary(
+        count=len(option.doc_edits), files_changed=len({e.path for e in option.doc_edits}),
+        by_confidence={k: tally[k] for k in ("high", "medium", "low") if tally[k]},
+        review_recommended=bool(tally["medium"] or tally["low"]),
+        auto_apply=auto_apply, min_confidence=min_confidence,
+    )

@@ -1,0 +1,66 @@
+"""Confidence of a textual mention in comments, docstrings and documentation files (spec §8.11).
+
+High: inside backticks, a fenced/indented code block or a Sphinx role (``:func:`name```). Medium: prose
+mention of a distinctive name (``snake_case``, ``CamelCase``, digits) or a dotted mention (``Class.name``).
+Low: a plain word that may just be English (``process``, ``run``). Doc edits are kept apart from code
+edits and applied only per ``refactor.doc_sweep``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from codeplane.refactor.models import Certainty
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def is_distinctive(name: str) -> bool:
+    """A name unlikely to be an ordinary word: has ``_``, a digit, or an inner capital letter."""
+    return "_" in name or any(c.isdigit() for c in name) or any(c.isupper() for c in name[1:])
+
+
+def code_block_lines(text: str) -> set[int]:
+    """1-based line numbers inside fenced code blocks (Markdown) or ``::`` literal blocks (reST)."""
+    inside: set[int] = set()
+    fenced = False
+    literal_indent: int | None = None
+    for number, line in enumerate(text.split("\n"), start=1):
+        if _FENCE.match(line):
+            fenced = not fenced
+            inside.add(number)
+            continue
+        if fenced:
+            inside.add(number)
+            continue
+        stripped = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if literal_indent is not None:
+            if stripped and indent <= literal_indent:
+                literal_indent = None
+            else:
+                inside.add(number)
+                continue
+        if stripped.endswith("::"):
+            literal_indent = indent
+    return inside
+
+
+def _in_backticks(line: str, column: int) -> bool:
+    return line[:column].count("`") % 2 == 1
+
+
+def _dotted(line: str, column: int, length: int) -> bool:
+    before = line[column - 1] if column > 0 else ""
+    after = line[column + length] if column + length < len(line) else ""
+    return before == "." or (after == "." and column + length + 1 < len(line)
+                             and (line[column + length + 1].isalnum() or line[column + length + 1] == "_"))
+
+
+def mention_confidence(line: str, column: int, name: str, *, in_code_block: bool = False) -> Certainty:
+    """Confidence that the mention at ``column`` of ``line`` names the renamed symbol."""
+    if in_code_block or _in_backticks(line, column):
+        return "high"
+    if is_distinctive(name) or _dotted(line, column, len(name)):
+        return "medium"
+    return "low"

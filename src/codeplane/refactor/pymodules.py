@@ -1,0 +1,109 @@
+"""Python module names for repository files, and import resolution back to files (for moves, §8.10).
+
+Syntactic only: a file's module name is its path below the first ancestor directory that is not a
+package (no ``__init__.py``), e.g. ``src/pkg/sub/mod.py`` -> root ``src``, module ``pkg.sub.mod``. An
+absolute import resolves against every such root; a relative import against the importer's package.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable
+
+PY_SUFFIXES = (".py", ".pyi")
+
+
+def is_python(path: str) -> bool:
+    return path.endswith(PY_SUFFIXES)
+
+
+def _strip_suffix(path: str) -> str:
+    for suffix in PY_SUFFIXES:
+        if path.endswith(suffix):
+            return path[: -len(suffix)]
+    return path
+
+
+class PyModules:
+    """Module naming over a fixed set of Python file paths (repository-relative, POSIX)."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self.files = {p for p in paths if is_python(p)}
+        self.package_dirs = {posixpath.dirname(p) for p in self.files
+                             if posixpath.basename(p) in ("__init__.py", "__init__.pyi")}
+        self.roots = sorted({self.root_of(p) for p in self.files})
+
+    def root_of(self, path: str) -> str:
+        directory = posixpath.dirname(path)
+        while directory and directory in self.package_dirs:
+            directory = posixpath.dirname(directory)
+        return directory
+
+    def module_of(self, path: str, root: str | None = None) -> str:
+        """Dotted module name of ``path`` (a package's ``__init__`` names the package)."""
+        base = self.root_of(path) if root is None else root
+        rel = path[len(base) + 1:] if base else path
+        parts = _strip_suffix(rel).split("/")
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        return ".".join(parts)
+
+    def is_package_init(self, path: str) -> bool:
+        return posixpath.basename(path) in ("__init__.py", "__init__.pyi")
+
+    def package_of(self, path: str) -> str:
+        """The package a relative import in ``path`` starts from."""
+        module = self.module_of(path)
+        if self.is_package_init(path):
+            return module
+        return module.rpartition(".")[0]
+
+    def resolve_module(self, module: str, roots: Iterable[str] | None = None) -> str | None:
+        """The file defining dotted ``module`` under any root (module file before package)."""
+        rel = module.replace(".", "/")
+        for root in (self.roots if roots is None else roots):
+            base = f"{root}/{rel}" if root else rel
+            for candidate in (base + ".py", base + ".pyi", base + "/__init__.py", base + "/__init__.pyi"):
+                if candidate in self.files:
+                    return candidate
+        return None
+
+    def resolve_relative(self, importer: str, level: int, module: str) -> str | None:
+        """Resolve ``from <level dots><module> import ...`` written in ``importer``."""
+        absolute = self.absolute_relative(importer, level, module)
+        if absolute is None:
+            return None
+        return self.resolve_module(absolute, [self.root_of(importer)])
+
+    def absolute_relative(self, importer: str, level: int, module: str) -> str | None:
+        package = self.package_of(importer).split(".") if self.package_of(importer) else []
+        if level - 1 > len(package):
+            return None
+        base = package[: len(package) - (level - 1)]
+        parts = base + ([p for p in module.split(".") if p] if module else [])
+        return ".".join(parts) if parts else None
+
+    def module_for_new_path(self, old_path: str, new_path: str) -> str:
+        """Module name a file will have at ``new_path``, keeping the old root when it still contains it."""
+        old_root = self.root_of(old_path)
+        if old_root == "" or new_path.startswith(old_root + "/"):
+            # Under the old root the dotted name stays importable the way the old one was, even when
+            # the target directory has no ``__init__.py`` (namespace package).
+            return self.module_of(new_path, old_root)
+        return self.module_of(new_path)
+
+
+def relative_form(from_package: str, target_module: str) -> tuple[int, str] | None:
+    """``(level, rest)`` to import ``target_module`` relatively from ``from_package``, or ``None``.
+
+    ``None`` when the two share no top-level package (a relative import cannot cross that line).
+    """
+    here = from_package.split(".") if from_package else []
+    there = target_module.split(".")
+    common = 0
+    while common < min(len(here), len(there)) and here[common] == there[common]:
+        common += 1
+    if common == 0:
+        return None
+    level = len(here) - common + 1
+    return level, ".".join(there[common:])
