@@ -69,6 +69,17 @@ class IndexConfig(_Section):
 
 class MutationConfig(_Section):
     lock_timeout_ms: int = Field(default=2_000, ge=0, le=60_000)
+    #: Most edits, and most distinct files, one batch may carry.
+    max_batch_edits: int = Field(default=500, ge=1, le=10_000)
+    max_batch_files: int = Field(default=200, ge=1, le=10_000)
+    #: Largest file the engine reads, journals and rewrites (5007 above it).
+    max_file_bytes: int = Field(default=16 * 1024 * 1024, ge=1)
+    #: How many lines away a drifted span may be re-anchored by its ``expected_content``.
+    reanchor_window_lines: int = Field(default=200, ge=0, le=100_000)
+    #: Longest unified diff a dry run returns (characters); longer ones are cut and flagged.
+    max_diff_chars: int = Field(default=100_000, ge=1_000)
+    #: Threads that write and fsync temp files in parallel.
+    write_workers: int = Field(default=8, ge=1, le=64)
 
 
 class TasksConfig(_Section):

@@ -1,0 +1,126 @@
+"""Putting a planned batch on disk: all of it or none of it (spec §9.2, §9.6, DECISIONS D8).
+
+Order, for a batch whose every precondition already passed and whose targets are locked:
+
+1. write the journal (originals, manifest) durably;
+2. check no target changed behind our back since it was read (5002, nothing replaced yet);
+3. create missing parent directories, then write every new content to a sibling temp file, fsync,
+   set its mode (in parallel: fsync latency dominates);
+4. ``os.replace`` each temp over its target (or unlink a deleted target), in path order;
+5. fsync every touched directory, so the replaces are durable;
+6. update git's index for ``git mv``-style moves;
+7. discard the journal.
+
+Any failure in 2–6 rolls back from the journal in-process and re-raises; a crash anywhere is rolled back
+at the next start (:func:`codeplane.mutation.journal.recover`).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from pathlib import Path
+
+from codeplane.core.atomic import fsync_dir
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.logging import get_logger
+from codeplane.mutation import git_index
+from codeplane.mutation.journal import Journal, JournalMove, Original, temp_path
+
+log = get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class FileWrite:
+    """One target's before and after. ``new is None`` deletes; ``old is None`` means it did not exist."""
+
+    rel: str
+    old: bytes | None
+    old_mode: int
+    #: ``(st_ino, st_size, st_mtime_ns)`` when ``old`` was read, to notice outside writers.
+    old_stat: tuple[int, int, int] | None
+    new: bytes | None
+    new_mode: int
+
+
+def stat_key(st: os.stat_result) -> tuple[int, int, int]:
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+@dataclass
+class Commit:
+    root: Path
+    journal_dir: Path
+    executor: Executor
+    #: Debug hook for fault injection: sleep this long before each replace and before the discard.
+    pause_s: float = 0.0
+
+    def run(self, batch: str, writes: Sequence[FileWrite], created_dirs: Sequence[str],
+            moves: Sequence[JournalMove]) -> None:
+        """Apply ``writes`` atomically. On failure the work tree is as before and the error re-raised."""
+        ordered = sorted(writes, key=lambda w: w.rel)
+        originals = [Original(w.rel, w.old, w.old_mode, temp_path(w.rel, batch) if w.new is not None else None)
+                     for w in ordered]
+        journal = Journal.write(self.root, self.journal_dir, batch, originals, created_dirs=created_dirs,
+                                moves=moves)
+        try:
+            self._check_unchanged(ordered)
+            for rel in created_dirs:
+                (self.root / rel).mkdir(exist_ok=True)
+            list(self.executor.map(lambda w: self._write_temp(w, batch), [w for w in ordered if w.new is not None]))
+            for write in ordered:
+                self._pause()
+                target = self.root / write.rel
+                if write.new is None:
+                    target.unlink()
+                else:
+                    os.replace(self.root / temp_path(write.rel, batch), target)
+            dirs = {(self.root / w.rel).parent for w in ordered}
+            dirs |= {(self.root / d).parent for d in created_dirs}
+            list(self.executor.map(fsync_dir, sorted(dirs)))
+            for move in moves:
+                git_index.record_move(self.root, move.src, move.dst)
+            self._pause()
+        except BaseException:
+            log.warning("mutation batch failed; rolling back", batch=batch)
+            try:
+                journal.rollback()
+            except Exception:
+                log.exception("in-process rollback failed; the journal stays for startup recovery",
+                              batch=batch)
+            raise
+        journal.discard()
+
+    def _pause(self) -> None:
+        if self.pause_s > 0:
+            time.sleep(self.pause_s)
+
+    def _check_unchanged(self, writes: Sequence[FileWrite]) -> None:
+        for write in writes:
+            try:
+                now = stat_key((self.root / write.rel).lstat())
+            except FileNotFoundError:
+                now = None
+            if now != write.old_stat:
+                raise CodePlaneError(
+                    ErrorCode.MUTATION_PRECONDITION_FAILED,
+                    f"{write.rel} changed on disk while the batch was being prepared; read it again and retry",
+                    details={"path": write.rel, "reason": "changed during apply"},
+                    retryable=True,
+                )
+
+    def _write_temp(self, write: FileWrite, batch: str) -> None:
+        assert write.new is not None
+        temp = self.root / temp_path(write.rel, batch)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            view = memoryview(write.new)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fchmod(fd, write.new_mode)
+            os.fsync(fd)
+        finally:
+            os.close(fd)

@@ -1,0 +1,89 @@
+"""The edits a batch is made of (spec §9, §23.7 ``write_source``).
+
+Every edit names one repository path (POSIX, relative to the repo root) and may carry
+``expected_file_sha256``: the SHA-256 of the exact bytes on disk, the same value ``read_source``
+returns (``codeplane.core.hashing.sha256_bytes``). Line numbers are 1-based and inclusive; all span
+edits in one batch refer to the file as it was *before* the batch (they do not shift each other).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+_SHA256 = r"^[0-9a-f]{64}$"
+
+
+class _Edit(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str = Field(min_length=1)
+    #: Refuse the edit unless the file's current bytes hash to this (5002).
+    expected_file_sha256: str | None = Field(default=None, pattern=_SHA256)
+
+
+class CreateFile(_Edit):
+    """Create ``path`` with ``content`` (5005 if it exists, unless ``overwrite``).
+
+    Line endings: if ``content`` contains no ``\\r`` it is written with the repository's dominant line
+    ending; content that already carries ``\\r`` is written as given. New files are UTF-8 without BOM.
+    """
+
+    kind: Literal["create"] = "create"
+    content: str
+    overwrite: bool = False
+
+
+class UpdateSpan(_Edit):
+    """Replace lines ``start_line..end_line`` (inclusive) with ``new_content``.
+
+    ``end_line == start_line - 1`` is an empty span: ``new_content`` is inserted before ``start_line``
+    (``start_line = line_count + 1`` appends). ``new_content`` is written in the file's line ending; a
+    trailing newline is added when the replaced lines had one. ``""`` deletes the lines.
+    ``expected_content`` (the old text of the span, line-ending-insensitive) lets the engine re-anchor a
+    span that drifted to the unique nearby match and report the correction.
+    """
+
+    kind: Literal["update_span"] = "update_span"
+    start_line: int = Field(ge=1)
+    end_line: int = Field(ge=0)
+    new_content: str
+    expected_content: str | None = None
+
+    @model_validator(mode="after")
+    def _span_is_ordered(self) -> Self:
+        if self.end_line < self.start_line - 1:
+            raise ValueError(f"end_line {self.end_line} is before start_line {self.start_line} - 1")
+        return self
+
+
+class ReplaceText(_Edit):
+    """Replace the exact text ``old_text`` with ``new_text``; it must occur exactly once unless
+    ``replace_all``. ``\\n`` in both is read as the file's line ending."""
+
+    kind: Literal["replace_text"] = "replace_text"
+    old_text: str = Field(min_length=1)
+    new_text: str
+    replace_all: bool = False
+
+
+class DeleteFile(_Edit):
+    """Delete ``path`` (5004 if it does not exist)."""
+
+    kind: Literal["delete"] = "delete"
+
+
+class MoveFile(_Edit):
+    """Move ``path`` to ``to`` byte for byte, mode bits kept (5005 if ``to`` exists, unless ``overwrite``).
+
+    For a clean tracked file git's index is updated like ``git mv`` (§8.10); otherwise it is a plain
+    filesystem move and the delta says ``git_mv: false``.
+    """
+
+    kind: Literal["move"] = "move"
+    to: str = Field(min_length=1)
+    overwrite: bool = False
+
+
+Edit = CreateFile | UpdateSpan | ReplaceText | DeleteFile | MoveFile

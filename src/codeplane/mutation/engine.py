@@ -1,0 +1,331 @@
+"""The mutation engine: one batch of edits in, one structured delta out, all or nothing (spec §9).
+
+Pipeline of :meth:`MutationEngine.apply`:
+
+1. **scope** every path (5001) and check the batch's shape (5006: a path created and deleted, moved and
+   edited, two moves onto one path ...) — pure, no I/O on targets;
+2. **lock** every target in sorted order (5003 after ``mutation.lock_timeout_ms``);
+3. **read and plan** every file in memory: preconditions (5002/5004/5005), span re-anchoring, merging of
+   same-file edits, overlap detection (5006), new bytes in the file's own encoding/BOM/line ending;
+4. **commit** through the journal (:mod:`codeplane.mutation.commit`);
+5. **after_write**: the injected index refresh, so the next ``search``/``read_source`` sees the change.
+
+Nothing is written before step 4, so every error of steps 1–3 leaves the work tree untouched. Subsystems
+this engine must not import (tests, git tools, tasks) are reached through injected callables.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+
+from codeplane.core.config import MutationConfig
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.layout import RepoLayout
+from codeplane.core.logging import get_logger
+from codeplane.mutation import git_index, journal
+from codeplane.mutation.commit import Commit, FileWrite, stat_key
+from codeplane.mutation.delta import Delta, FileDelta
+from codeplane.mutation.diffs import bounded, unified
+from codeplane.mutation.document import LineEnding
+from codeplane.mutation.edits import CreateFile, DeleteFile, Edit, MoveFile, ReplaceText, UpdateSpan
+from codeplane.mutation.journal import JournalMove
+from codeplane.mutation.locks import PathLocks
+from codeplane.mutation.plan import Current, Planned, plan_create, plan_delete, plan_move, plan_update
+from codeplane.mutation.repo_style import dominant_line_ending
+from codeplane.mutation.scope import AllowList, Scope, Target
+
+log = get_logger(__name__)
+
+#: Fault-injection hook (tests only): milliseconds to sleep before each replace of a batch.
+PAUSE_ENV = "CODEPLANE_DEBUG_MUTATION_PAUSE_MS"
+
+AfterWrite = Callable[[Sequence[str]], object]
+SymbolsFor = Callable[[str, list[tuple[int, int]]], list[str]]
+TestsFor = Callable[[Sequence[str]], list[str]]
+Fingerprint = Callable[[], str]
+
+
+def _no_symbols(path: str, ranges: list[tuple[int, int]]) -> list[str]:
+    return []
+
+
+def _no_tests(paths: Sequence[str]) -> list[str]:
+    return []
+
+
+def _current_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+class WriteChainFingerprint:
+    """Default repository fingerprint: HEAD's commit id chained with every batch this engine applied.
+
+    Cheap and deterministic for a given history; the index's content fingerprint replaces it when wired.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self._root = root
+        self._value: str | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> str:
+        with self._lock:
+            if self._value is None:
+                self._value = "rf_" + hashlib.sha256(git_index.head_id(self._root).encode()).hexdigest()[:32]
+            return self._value
+
+    def advance(self, changes: Sequence[tuple[str, str]]) -> None:
+        with self._lock:
+            blob = json.dumps([self._value, sorted(changes)]).encode()
+            self._value = "rf_" + hashlib.sha256(blob).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    index: int
+    edit: Edit
+    target: Target
+    #: The destination of a move.
+    dest: Target | None = None
+
+
+class MutationEngine:
+    """Applies batches of :data:`~codeplane.mutation.edits.Edit` atomically. Thread-safe: disjoint
+    batches run in parallel, overlapping ones wait for each other's locks or fail with 5003."""
+
+    def __init__(self, root: Path, config: MutationConfig, *, after_write: AfterWrite | None = None,
+                 symbols_for: SymbolsFor | None = None, tests_for: TestsFor | None = None,
+                 repo_fingerprint: Fingerprint | None = None, environ: Mapping[str, str] | None = None) -> None:
+        self.root = root.resolve()
+        self.config = config
+        layout = RepoLayout(self.root)
+        self.journal_dir = layout.journal_dir
+        self.after_write = after_write
+        self.symbols_for = symbols_for or _no_symbols
+        self.tests_for = tests_for or _no_tests
+        self._chain = WriteChainFingerprint(self.root) if repo_fingerprint is None else None
+        self.repo_fingerprint: Fingerprint = repo_fingerprint or self._chain or (lambda: "")
+        self._scope = Scope(self.root)
+        self._locks = PathLocks(layout.state_dir / "locks", config.lock_timeout_ms / 1000.0)
+        self._executor = ThreadPoolExecutor(max_workers=config.write_workers, thread_name_prefix="cpl-mutation")
+        pause_ms = float((environ if environ is not None else os.environ).get(PAUSE_ENV, "0") or 0)
+        self._commit = Commit(self.root, self.journal_dir, self._executor, pause_s=pause_ms / 1000.0)
+        self._new_file_mode = 0o666 & ~_current_umask()
+        self._line_ending: LineEnding | None = None
+
+    def recover(self) -> list[str]:
+        """Roll back every batch a crash left unfinished. Run once at startup, before serving."""
+        return journal.recover(self.root, self.journal_dir)
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True)
+
+    def apply(self, edits: Sequence[Edit], *, dry_run: bool = False, allow: Sequence[str] | None = None) -> Delta:
+        """Apply ``edits`` as one batch and describe the effect.
+
+        All paths are vetted and every precondition checked before the first byte is written; on any
+        error nothing changed on disk. With ``dry_run`` nothing is locked or written and the delta
+        carries a unified diff. ``allow`` (gitignore-style patterns) restricts the batch's paths.
+        """
+        if not edits:
+            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "a batch needs at least one edit",
+                                 details={"field": "edits"})
+        if len(edits) > self.config.max_batch_edits:
+            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS,
+                                 f"{len(edits)} edits exceed mutation.max_batch_edits={self.config.max_batch_edits}",
+                                 details={"field": "edits", "limit": self.config.max_batch_edits})
+        allow_list = AllowList(allow) if allow else None
+        resolved = [self._resolve(i, e, allow_list) for i, e in enumerate(edits)]
+        paths = _check_shape(resolved)
+        if len(paths) > self.config.max_batch_files:
+            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS,
+                                 f"{len(paths)} files exceed mutation.max_batch_files={self.config.max_batch_files}",
+                                 details={"field": "edits", "limit": self.config.max_batch_files})
+        mutation_id = "mut_" + uuid.uuid4().hex
+        held: AbstractContextManager[object] = nullcontext() if dry_run else self._locks.acquire(paths)
+        with held:
+            current = {p: self._read(p) for p in paths}
+            planned = self._plan(resolved, current)
+            before = self.repo_fingerprint()
+            if dry_run:
+                return self._delta(mutation_id, planned, before, before, dry_run=True)
+            symbols = self._symbols(planned, after=False)
+            writes = [w for p in planned for w in p.writes]
+            warnings: list[str] = []
+            if writes:
+                moves = [JournalMove(p.delta.old_path, p.delta.path) for p in planned
+                         if p.delta.git_mv and p.delta.old_path]
+                self._commit.run(mutation_id, writes, self._missing_dirs(writes), moves)
+                changed = sorted({w.rel for w in writes})
+                if self._chain is not None:
+                    self._chain.advance([(p.delta.path, p.delta.new_sha256 or "") for p in planned])
+                warnings += self._refresh(changed)
+            symbols |= self._symbols(planned, after=True)
+            tests = self._tests(sorted({w.rel for w in writes}), warnings)
+            return self._delta(mutation_id, planned, before, self.repo_fingerprint(), dry_run=False,
+                               symbols=symbols, tests=tests, warnings=warnings)
+
+    # -- steps -------------------------------------------------------------------------------------
+
+    def _resolve(self, index: int, edit: Edit, allow: AllowList | None) -> _Resolved:
+        target = self._scope.target(edit.path, allow)
+        dest = self._scope.target(edit.to, allow) if isinstance(edit, MoveFile) else None
+        return _Resolved(index, edit, target, dest)
+
+    def _read(self, rel: str) -> Current:
+        path = self.root / rel
+        try:
+            st = path.lstat()
+        except FileNotFoundError:
+            return Current(None, 0, None)
+        limit = self.config.max_file_bytes
+        if st.st_size > limit:
+            raise CodePlaneError(ErrorCode.FILE_TOO_LARGE,
+                                 f"{rel} is {st.st_size} bytes; mutation.max_file_bytes is {limit}",
+                                 details={"path": rel, "size": st.st_size, "limit": limit})
+        data = path.read_bytes()
+        return Current(data, st.st_mode & 0o7777, stat_key(st))
+
+    def _default_ending(self) -> LineEnding:
+        if self._line_ending is None:
+            self._line_ending = dominant_line_ending(self.root)
+        return self._line_ending
+
+    def _plan(self, resolved: Sequence[_Resolved], current: Mapping[str, Current]) -> list[Planned]:
+        planned: list[Planned] = []
+        done: set[str] = set()
+        for item in resolved:  # edit order, so the first failing edit is the one reported
+            edit, rel = item.edit, item.target.rel
+            if isinstance(edit, UpdateSpan | ReplaceText):
+                if rel in done:
+                    continue
+                done.add(rel)
+                group = [(r.index, r.edit) for r in resolved
+                         if r.target.rel == rel and isinstance(r.edit, UpdateSpan | ReplaceText)]
+                planned.append(plan_update(item.target, current[rel], group,
+                                           window=self.config.reanchor_window_lines,
+                                           default_ending=self._default_ending()))
+            elif isinstance(edit, CreateFile):
+                planned.append(plan_create(item.target, current[rel], item.index, edit,
+                                           default_ending=self._default_ending(), new_mode=self._new_file_mode))
+            elif isinstance(edit, DeleteFile):
+                planned.append(plan_delete(item.target, current[rel], item.index, edit.expected_file_sha256))
+            else:
+                assert item.dest is not None
+                git_mv = git_index.can_record_move(self.root, rel, item.dest.rel)
+                planned.append(plan_move(item.target, item.dest, current[rel], current[item.dest.rel], item.index,
+                                         overwrite=edit.overwrite, expected_sha=edit.expected_file_sha256,
+                                         git_mv=git_mv))
+        return sorted(planned, key=lambda p: p.delta.path)
+
+    def _missing_dirs(self, writes: Sequence[FileWrite]) -> list[str]:
+        missing: list[str] = []
+        for write in writes:
+            if write.new is None or write.old is not None:
+                continue
+            parent = (self.root / write.rel).parent
+            chain: list[str] = []
+            while parent != self.root and not parent.exists():
+                chain.append(parent.relative_to(self.root).as_posix())
+                parent = parent.parent
+            missing += [d for d in reversed(chain) if d not in missing]
+        return missing
+
+    def _refresh(self, paths: Sequence[str]) -> list[str]:
+        if self.after_write is None:
+            return []
+        try:
+            self.after_write(paths)
+        except Exception as exc:  # the files are written: report the index lag instead of failing
+            log.exception("index refresh after a write failed", paths=len(paths))
+            return [f"the files were written but the index refresh failed ({type(exc).__name__}: {exc}); "
+                    "search may lag until the watcher catches up"]
+        return []
+
+    def _symbols(self, planned: Sequence[Planned], *, after: bool) -> set[str]:
+        found: set[str] = set()
+        for p in planned:
+            path = p.delta.path if after else (p.delta.old_path or p.delta.path)
+            ranges = list(p.new_ranges if after else p.old_ranges)
+            if not ranges or p.delta.action == "unchanged" or (after and p.delta.action == "deleted"):
+                continue
+            try:
+                found.update(self.symbols_for(path, ranges))
+            except Exception:  # symbol facts are advisory; never fail a write for them
+                log.exception("symbols_for failed", path=path)
+        return found
+
+    def _tests(self, paths: Sequence[str], warnings: list[str]) -> list[str]:
+        if not paths:
+            return []
+        try:
+            return sorted(set(self.tests_for(paths)))
+        except Exception as exc:  # test mapping is advisory
+            log.exception("tests_for failed")
+            warnings.append(f"affected tests unknown ({type(exc).__name__})")
+            return []
+
+    def _delta(self, mutation_id: str, planned: Sequence[Planned], before: str, after: str, *, dry_run: bool,
+               symbols: set[str] | None = None, tests: Sequence[str] = (),
+               warnings: Sequence[str] = ()) -> Delta:
+        files: list[FileDelta] = [p.delta for p in planned]
+        notes = list(warnings) + [f"{f.path} is ignored by git; confirm it was meant to be edited"
+                                  for f in files if f.git_ignored]
+        diff: str | None = None
+        truncated = False
+        if dry_run:
+            diff, truncated = bounded("".join(_file_diff(p) for p in planned), self.config.max_diff_chars)
+        changed = [f for f in files if f.action != "unchanged"]
+        return Delta.build(
+            mutation_id=mutation_id, files_changed=len(changed),
+            insertions=sum(f.insertions for f in files), deletions=sum(f.deletions for f in files),
+            files=tuple(files), repo_fingerprint_before=before, repo_fingerprint=after,
+            symbols_changed=tuple(sorted(symbols or ())), tests_affected=tuple(tests),
+            diff=diff, diff_truncated=truncated, warnings=tuple(notes),
+            short_diff="".join(p.short_diff for p in planned),
+        )
+
+
+def _file_diff(p: Planned) -> str:
+    d = p.delta
+    if (p.old_text is None and d.old_sha256 and d.action != "moved") or (p.new_text is None and d.new_sha256):
+        return f"Binary file {d.path} {d.action}\n"
+    old_path = d.old_path or (d.path if d.action != "created" else None)
+    new_path = d.path if d.action != "deleted" else None
+    old = (p.old_text or "").splitlines() if d.action != "created" else []
+    new = (p.new_text or "").splitlines() if d.action != "deleted" else []
+    return unified(old_path, new_path, old, new)
+
+
+def _check_shape(resolved: Sequence[_Resolved]) -> list[str]:
+    """Every path the batch touches; 5006 if one path has contradictory roles."""
+    roles: dict[str, list[tuple[int, str]]] = {}
+    for item in resolved:
+        kind = "update" if isinstance(item.edit, UpdateSpan | ReplaceText) else item.edit.kind
+        roles.setdefault(item.target.rel, []).append((item.index, "move_src" if kind == "move" else kind))
+        if item.dest is not None:
+            if item.dest.rel == item.target.rel:
+                raise CodePlaneError(ErrorCode.EDIT_CONFLICT, f"edit {item.index} moves {item.target.rel} onto itself",
+                                     details={"path": item.target.rel, "edits": [item.index]})
+            roles.setdefault(item.dest.rel, []).append((item.index, "move_dst"))
+    for rel, uses in sorted(roles.items()):
+        kinds = {k for _, k in uses}
+        if len(uses) > 1 and kinds != {"update"}:
+            raise CodePlaneError(
+                ErrorCode.EDIT_CONFLICT,
+                f"{rel} is used by edits {[i for i, _ in uses]} in ways that contradict each other "
+                f"({', '.join(k for _, k in uses)}); split them into separate calls",
+                details={"path": rel, "edits": [i for i, _ in uses], "roles": [k for _, k in uses]},
+            )
+    return sorted(roles)

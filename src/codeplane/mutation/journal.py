@@ -1,0 +1,203 @@
+"""The undo journal that makes a batch crash-safe (DECISIONS D8).
+
+Layout: ``.codeplane/journal/<batch>/originals.bin`` (the original bytes of every target, concatenated)
+and ``manifest.json`` (per target: path, whether it existed, its slice of ``originals.bin``, its mode,
+the temp file the batch writes for it; plus directories the batch creates and git index moves).
+
+Protocol: ``originals.bin`` is written and fsynced, then the manifest is written to a temp name,
+fsynced and renamed into place, then the batch and journal directories are fsynced. Only after that
+does the batch create temp files or replace anything. So:
+
+- no ``manifest.json``  → nothing was replaced and no temp file exists: the directory is just removed;
+- ``manifest.json``     → the batch may be anywhere between its first temp file and its last replace:
+  :meth:`Journal.rollback` restores every original, removes every temp and created file, and undoes
+  the index moves. Rollback is idempotent, so a crash *during* recovery is recovered on the next start.
+
+The journal is discarded (and its directory fsynced) only after every replace is durable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from codeplane.core.atomic import fsync_dir
+from codeplane.core.logging import get_logger
+from codeplane.mutation import git_index
+
+log = get_logger(__name__)
+
+_VERSION = 1
+MANIFEST = "manifest.json"
+ORIGINALS = "originals.bin"
+TEMP_SUFFIX = ".cpl-tmp"
+RESTORE_SUFFIX = ".cpl-restore"
+
+
+def temp_path(rel: str, batch: str, suffix: str = TEMP_SUFFIX) -> str:
+    """The sibling temp file a batch writes for ``rel`` (same directory, so ``os.replace`` is atomic)."""
+    head, _, name = rel.rpartition("/")
+    temp = f".{name}.{batch[:12]}{suffix}"
+    return f"{head}/{temp}" if head else temp
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    path: str
+    existed: bool
+    offset: int
+    length: int
+    mode: int
+    #: The temp file this batch writes for ``path`` (``None`` for a deletion).
+    temp: str | None
+
+
+@dataclass(frozen=True)
+class JournalMove:
+    src: str
+    dst: str
+
+
+@dataclass(frozen=True)
+class Original:
+    """What the journal must be able to restore for one target."""
+
+    path: str
+    data: bytes | None
+    mode: int
+    temp: str | None
+
+
+def _write_synced(path: Path, chunks: Sequence[bytes]) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        for chunk in chunks:
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class Journal:
+    def __init__(self, root: Path, directory: Path, entries: Sequence[JournalEntry],
+                 created_dirs: Sequence[str], moves: Sequence[JournalMove]) -> None:
+        self.root = root
+        self.directory = directory
+        self.entries = tuple(entries)
+        self.created_dirs = tuple(created_dirs)
+        self.moves = tuple(moves)
+
+    @classmethod
+    def write(cls, root: Path, journal_dir: Path, batch: str, originals: Sequence[Original], *,
+              created_dirs: Sequence[str], moves: Sequence[JournalMove]) -> Journal:
+        """Write the journal durably; returns once a crash from here on can be rolled back."""
+        directory = journal_dir / batch
+        journal_dir.mkdir(parents=True, exist_ok=True)
+        directory.mkdir()
+        entries: list[JournalEntry] = []
+        blobs: list[bytes] = []
+        offset = 0
+        for item in originals:
+            size = len(item.data) if item.data is not None else 0
+            entries.append(JournalEntry(item.path, item.data is not None, offset, size, item.mode, item.temp))
+            if item.data is not None:
+                blobs.append(item.data)
+            offset += size
+        _write_synced(directory / ORIGINALS, blobs)
+        manifest = {"version": _VERSION, "batch": batch, "entries": [asdict(e) for e in entries],
+                    "created_dirs": list(created_dirs), "moves": [asdict(m) for m in moves]}
+        staging = directory / (MANIFEST + ".tmp")
+        _write_synced(staging, [json.dumps(manifest, sort_keys=True).encode("utf-8")])
+        os.replace(staging, directory / MANIFEST)
+        fsync_dir(directory)
+        fsync_dir(journal_dir)
+        return cls(root, directory, entries, created_dirs, moves)
+
+    @classmethod
+    def load(cls, root: Path, directory: Path) -> Journal | None:
+        """The journal in ``directory``; ``None`` if its manifest was never committed."""
+        try:
+            manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        if manifest.get("version") != _VERSION:
+            raise ValueError(f"journal {directory} has unknown version {manifest.get('version')!r}")
+        return cls(root, directory, [JournalEntry(**e) for e in manifest["entries"]],
+                   manifest["created_dirs"], [JournalMove(**m) for m in manifest["moves"]])
+
+    def discard(self) -> None:
+        """Forget the batch (it is complete, or fully rolled back)."""
+        shutil.rmtree(self.directory, ignore_errors=True)
+        fsync_dir(self.directory.parent)
+
+    def rollback(self) -> None:
+        """Put every target back as it was before the batch, then discard the journal."""
+        originals = (self.directory / ORIGINALS).read_bytes()
+        touched_dirs: set[Path] = set()
+        batch = self.directory.name
+        for entry in self.entries:
+            target = self.root / entry.path
+            touched_dirs.add(target.parent)
+            for leftover in (entry.temp, temp_path(entry.path, batch, RESTORE_SUFFIX)):
+                if leftover:
+                    (self.root / leftover).unlink(missing_ok=True)
+            if entry.existed:
+                data = originals[entry.offset:entry.offset + entry.length]
+                _restore(target, data, entry.mode, self.root / temp_path(entry.path, batch, RESTORE_SUFFIX))
+            else:
+                target.unlink(missing_ok=True)
+        for move in self.moves:
+            git_index.undo_move(self.root, move.src, move.dst)
+        for rel in sorted(self.created_dirs, key=lambda d: d.count("/"), reverse=True):
+            try:
+                (self.root / rel).rmdir()
+                touched_dirs.add((self.root / rel).parent)
+            except OSError:
+                pass  # not empty or already gone: someone else's files live there now
+        for directory in sorted(touched_dirs):
+            if directory.is_dir():
+                fsync_dir(directory)
+        self.discard()
+
+
+def _restore(target: Path, data: bytes, mode: int, staging: Path) -> None:
+    try:
+        st = target.lstat()
+        if (stat.S_ISREG(st.st_mode) and st.st_size == len(data) and stat.S_IMODE(st.st_mode) == mode
+                and target.read_bytes() == data):
+            return
+    except FileNotFoundError:
+        pass
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging.unlink(missing_ok=True)
+    _write_synced(staging, [data])
+    os.chmod(staging, mode)
+    os.replace(staging, target)
+
+
+def recover(root: Path, journal_dir: Path) -> list[str]:
+    """Roll back every unfinished batch (run at startup, before anything reads the work tree).
+
+    Returns the batch ids rolled back. A journal whose manifest was never committed is simply removed.
+    """
+    if not journal_dir.is_dir():
+        return []
+    rolled: list[str] = []
+    for directory in sorted(p for p in journal_dir.iterdir() if p.is_dir()):
+        journal = Journal.load(root, directory)
+        if journal is None:
+            shutil.rmtree(directory, ignore_errors=True)
+            fsync_dir(journal_dir)
+            continue
+        log.warning("rolling back an unfinished mutation batch", batch=directory.name,
+                    files=len(journal.entries))
+        journal.rollback()
+        rolled.append(directory.name)
+    return rolled

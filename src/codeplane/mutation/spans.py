@@ -1,0 +1,189 @@
+"""Turning span and text edits into character replacements on one document (pure, no I/O).
+
+A span carries the caller's belief about the file: its line numbers and, optionally, the text it
+expects there. When the text is not at the given lines, the span has drifted (lines were added or
+removed above it since the caller read the file): we look for the expected block within
+``window`` lines of the original start and accept it only if exactly one match exists there.
+Everything else is a precondition failure (5002) that shows the current text around the span.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.mutation.document import Document, to_newline
+
+#: Lines of context either side of a span in a 5002 answer, and the longest line shown.
+CONTEXT_LINES = 3
+MAX_SHOWN_LINES = 40
+MAX_SHOWN_CHARS = 400
+MAX_CANDIDATES = 20
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """Replace ``text[start:end]`` of the original document with ``new``; ``edit_index`` for errors."""
+
+    start: int
+    end: int
+    new: str
+    edit_index: int
+
+
+@dataclass(frozen=True)
+class Correction:
+    original: tuple[int, int]
+    corrected: tuple[int, int]
+
+
+def expected_lines(expected: str) -> list[str]:
+    """The lines of an ``expected_content`` block, line-ending-insensitive, one final newline optional."""
+    folded = to_newline(expected, "\n")
+    if folded.endswith("\n"):
+        folded = folded[:-1]
+    return folded.split("\n") if expected else []
+
+
+def find_block(lines: Sequence[str], block: Sequence[str], lo: int, hi: int) -> list[int]:
+    """0-based starts ``i`` in ``[lo, hi]`` with ``lines[i:i+len(block)] == block``."""
+    size = len(block)
+    found: list[int] = []
+    if size == 0:
+        return found
+    first = block[0]
+    for i in range(max(lo, 0), min(hi, len(lines) - size) + 1):
+        if lines[i] == first and list(lines[i:i + size]) == list(block):
+            found.append(i)
+    return found
+
+
+def excerpt(doc: Document, start: int, end: int) -> list[dict[str, object]]:
+    """Current lines ``start - CONTEXT .. end + CONTEXT`` (bounded) for an error's details."""
+    lo = max(1, start - CONTEXT_LINES)
+    hi = min(doc.line_count, max(end, start) + CONTEXT_LINES, lo + MAX_SHOWN_LINES - 1)
+    return [{"line": n, "text": doc.line(n)[:MAX_SHOWN_CHARS]} for n in range(lo, hi + 1)]
+
+
+def _drifted(path: str, index: int, doc: Document, start: int, end: int, *, reason: str,
+             candidates: Sequence[int] = ()) -> CodePlaneError:
+    return CodePlaneError(
+        ErrorCode.MUTATION_PRECONDITION_FAILED,
+        f"{path}: expected_content of edit {index} {reason}; current text around lines {start}-{end} is in "
+        "details.current (retry with the right span or a longer expected_content)",
+        details={"path": path, "edit_index": index, "start_line": start, "end_line": end,
+                 "reason": reason, "current": excerpt(doc, start, end),
+                 "candidates": [c + 1 for c in candidates[:MAX_CANDIDATES]]},
+    )
+
+
+def anchor_span(doc: Document, path: str, index: int, start: int, end: int, *, expected: str | None,
+                window: int, lines: Sequence[str] | None = None) -> tuple[int, int, Correction | None]:
+    """The span to edit: ``(start, end)`` itself, or the unique nearby match of ``expected``.
+
+    Raises 5002 when the span is out of range, or when ``expected`` is neither at the span nor found
+    exactly once within ``window`` lines.
+    """
+    count = doc.line_count
+    if start > count + 1 or end > count:
+        raise CodePlaneError(
+            ErrorCode.MUTATION_PRECONDITION_FAILED,
+            f"{path}: edit {index} spans lines {start}-{end} but the file has {count} lines",
+            details={"path": path, "edit_index": index, "start_line": start, "end_line": end,
+                     "line_count": count, "reason": "span out of range",
+                     "current": excerpt(doc, max(1, count - CONTEXT_LINES), count)},
+        )
+    if expected is None:
+        return start, end, None
+    block = expected_lines(expected)
+    all_lines = lines if lines is not None else doc.lines()
+    if list(all_lines[start - 1:end]) == block:
+        return start, end, None
+    if not block:
+        raise _drifted(path, index, doc, start, end, reason="is empty but the span is not")
+    matches = find_block(all_lines, block, start - 1 - window, start - 1 + window)
+    if len(matches) != 1:
+        reason = "was not found near the span" if not matches else "matches more than once near the span"
+        raise _drifted(path, index, doc, start, end, reason=reason, candidates=matches)
+    new_start = matches[0] + 1
+    new_end = new_start + len(block) - 1
+    return new_start, new_end, Correction(original=(start, end), corrected=(new_start, new_end))
+
+
+def span_replacement(doc: Document, start: int, end: int, new_content: str, index: int) -> Replacement:
+    """Replace lines ``start..end`` (an empty span inserts before ``start``) with ``new_content``."""
+    newline = doc.fmt.newline
+    new = to_newline(new_content, newline)
+    begin, stop = doc.offset(start), doc.offset(end + 1)
+    at_eof = stop == len(doc.text)
+    if end >= start:  # replacing lines: keep the terminator the old last line had
+        had_newline = doc.text[begin:stop].endswith(("\n", "\r"))
+        if new and had_newline and not new.endswith(newline):
+            new += newline
+    elif new:  # inserting
+        if at_eof and doc.text and not doc.ends_with_newline:
+            new = newline + new  # do not glue the insertion onto an unterminated last line
+        elif not at_eof and not new.endswith(newline):
+            new += newline
+    return Replacement(begin, stop, new, index)
+
+
+def text_replacements(doc: Document, path: str, index: int, *, old_text: str, new_text: str,
+                      replace_all: bool) -> list[Replacement]:
+    """Exact occurrences of ``old_text`` (``\\n`` read as the file's line ending). 5002 unless it occurs
+    exactly once, or at least once with ``replace_all``."""
+    newline = doc.fmt.newline
+    # The file's own line ending first; the text exactly as given second (files with mixed endings).
+    needle, replacement = to_newline(old_text, newline), to_newline(new_text, newline)
+    hits = _occurrences(doc.text, needle)
+    if not hits and needle != old_text:
+        needle, replacement = old_text, new_text
+        hits = _occurrences(doc.text, needle)
+    if not hits or (len(hits) > 1 and not replace_all):
+        lines = [doc.line_of(h) for h in hits]
+        reason = "old_text was not found" if not hits else (
+            f"old_text occurs {len(hits)} times (lines {lines[:MAX_CANDIDATES]}); "
+            "add context to make it unique or set replace_all")
+        raise CodePlaneError(
+            ErrorCode.MUTATION_PRECONDITION_FAILED, f"{path}: edit {index}: {reason}",
+            details={"path": path, "edit_index": index, "reason": reason.split(";", maxsplit=1)[0],
+                     "candidates": lines[:MAX_CANDIDATES]},
+        )
+    return [Replacement(h, h + len(needle), replacement, index) for h in hits]
+
+
+def _occurrences(text: str, needle: str) -> list[int]:
+    hits: list[int] = []
+    pos = text.find(needle)
+    while pos != -1:
+        hits.append(pos)
+        pos = text.find(needle, pos + len(needle))
+    return hits
+
+
+def check_disjoint(path: str, replacements: Sequence[Replacement]) -> list[Replacement]:
+    """Sorted replacements; 5006 if two overlap or two insert at the same point (order would be a guess)."""
+    ordered = sorted(replacements, key=lambda r: (r.start, r.end, r.edit_index))
+    for before, after in pairwise(ordered):
+        same_insertion = before.start == before.end == after.start == after.end
+        if after.start < before.end or same_insertion:
+            raise CodePlaneError(
+                ErrorCode.EDIT_CONFLICT,
+                f"{path}: edits {before.edit_index} and {after.edit_index} overlap",
+                details={"path": path, "edits": sorted({before.edit_index, after.edit_index})},
+            )
+    return ordered
+
+
+def apply_replacements(text: str, ordered: Sequence[Replacement]) -> str:
+    """``text`` with disjoint, sorted replacements applied in one pass."""
+    parts: list[str] = []
+    cursor = 0
+    for rep in ordered:
+        parts.append(text[cursor:rep.start])
+        parts.append(rep.new)
+        cursor = rep.end
+    parts.append(text[cursor:])
+    return "".join(parts)
