@@ -62,7 +62,7 @@ def find_block(lines: Sequence[str], block: Sequence[str], lo: int, hi: int) -> 
 
 def excerpt(doc: Document, start: int, end: int) -> list[dict[str, object]]:
     """Current lines ``start - CONTEXT .. end + CONTEXT`` (bounded) for an error's details."""
-    lo = max(1, start - CONTEXT_LINES)
+    lo = max(1, min(start, doc.line_count) - CONTEXT_LINES)
     hi = min(doc.line_count, max(end, start) + CONTEXT_LINES, lo + MAX_SHOWN_LINES - 1)
     return [{"line": n, "text": doc.line(n)[:MAX_SHOWN_CHARS]} for n in range(lo, hi + 1)]
 
@@ -87,19 +87,21 @@ def anchor_span(doc: Document, path: str, index: int, start: int, end: int, *, e
     exactly once within ``window`` lines.
     """
     count = doc.line_count
-    if start > count + 1 or end > count:
-        raise CodePlaneError(
-            ErrorCode.MUTATION_PRECONDITION_FAILED,
-            f"{path}: edit {index} spans lines {start}-{end} but the file has {count} lines",
-            details={"path": path, "edit_index": index, "start_line": start, "end_line": end,
-                     "line_count": count, "reason": "span out of range",
-                     "current": excerpt(doc, max(1, count - CONTEXT_LINES), count)},
-        )
-    if expected is None:
+    in_range = start <= count + 1 and end <= count
+    if expected is None or (not in_range and not expected):
+        if not in_range:
+            raise CodePlaneError(
+                ErrorCode.MUTATION_PRECONDITION_FAILED,
+                f"{path}: edit {index} spans lines {start}-{end} but the file has {count} lines",
+                details={"path": path, "edit_index": index, "start_line": start, "end_line": end,
+                         "line_count": count, "reason": "span out of range",
+                         "current": excerpt(doc, count - CONTEXT_LINES, count)},
+            )
         return start, end, None
+    # A span pushed past the end by lines removed above it can still be re-anchored by its text.
     block = expected_lines(expected)
     all_lines = lines if lines is not None else doc.lines()
-    if list(all_lines[start - 1:end]) == block:
+    if in_range and list(all_lines[start - 1:end]) == block:
         return start, end, None
     if not block:
         raise _drifted(path, index, doc, start, end, reason="is empty but the span is not")

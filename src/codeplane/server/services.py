@@ -11,10 +11,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import anyio
+
 from codeplane.core.calls import CallObserver
 from codeplane.core.clock import now_ms
 from codeplane.core.config import CodePlaneConfig
 from codeplane.core.layout import RepoLayout
+from codeplane.mutation import MutationEngine
 
 
 @dataclass
@@ -48,6 +51,8 @@ class Services:
     #: Named sections of ``/status`` and ``describe`` (``index``, ``tasks``, ...), computed on demand.
     status_sections: dict[str, Callable[[], dict[str, object]]] = field(default_factory=dict)
     last_error: str | None = None
+    #: The one writer of repository files (spec §9); ``write_source`` and the refactor engine use it.
+    mutation: MutationEngine = field(init=False)
 
     def __post_init__(self) -> None:
         self.layout = RepoLayout(self.root)
@@ -56,8 +61,24 @@ class Services:
         return {name: section() for name, section in sorted(self.status_sections.items())}
 
 
+def _wire_mutation(services: Services) -> None:
+    # TODO(index): pass ``services.index.refresh_paths`` as after_write once the index service lands, so
+    # a write returns only after search/read_source see it.
+    services.mutation = MutationEngine(services.root, services.config.mutation)
+
+    async def recover() -> None:
+        # First lifecycle: an unfinished batch from a crash is rolled back before anything reads files.
+        await anyio.to_thread.run_sync(services.mutation.recover)
+
+    async def close() -> None:
+        await anyio.to_thread.run_sync(services.mutation.close)
+
+    services.lifecycles.insert(0, Lifecycle("mutation", recover, close))
+
+
 def build_services(root: Path, config: CodePlaneConfig, repo_id: str) -> Services:
     services = Services(root=root, config=config, repo_id=repo_id)
+    _wire_mutation(services)
     services.readiness = Readiness(ready=True, reason="no index configured")
     services.status_sections["index"] = lambda: {
         "state": "not_built", "placeholder": True, "note": "the index subsystem is not wired in yet"}

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolSpec
-from codeplane.server.tools import describe
+from codeplane.server.tools import describe, write
 
 
 def all_tools(services: Services) -> list[ToolSpec]:
     """Every tool this server exposes. Subsystems append their module's ``tools(services)`` here."""
     specs: list[ToolSpec] = []
     specs += describe.tools(services)
+    specs += write.tools(services)
     return specs

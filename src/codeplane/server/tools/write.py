@@ -1,0 +1,187 @@
+"""``write_source`` (§23.7): atomic multi-file edits through the mutation engine, answered with a delta."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import anyio
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from codeplane.core.calls import MutationReport
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.mutation import CreateFile, DeleteFile, Delta, Edit, MoveFile, ReplaceText, UpdateSpan
+from codeplane.server.services import Services
+from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
+
+#: Which optional fields each action may carry (anything else set is a mistake worth reporting).
+_FIELDS: dict[str, frozenset[str]] = {
+    "create": frozenset({"content", "overwrite", "expected_file_sha256"}),
+    "update": frozenset({"start_line", "end_line", "new_content", "expected_content", "old_text", "new_text",
+                         "replace_all", "expected_file_sha256"}),
+    "delete": frozenset({"expected_file_sha256"}),
+    "move": frozenset({"to", "overwrite", "expected_file_sha256"}),
+}
+
+
+class WriteEdit(BaseModel):
+    """One edit. ``action`` decides which other fields apply."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str = Field(description="Repo-relative POSIX path.")
+    action: Literal["create", "update", "delete", "move"]
+    content: str | None = Field(default=None, description="create: the full file content.")
+    overwrite: bool = Field(default=False, description="create/move: replace an existing file.")
+    start_line: int | None = Field(default=None, ge=1, description="update by span: first line (1-based).")
+    end_line: int | None = Field(
+        default=None, ge=0,
+        description="update by span: last line, inclusive (default start_line); start_line - 1 inserts.")
+    new_content: str | None = Field(default=None, description="update by span: replacement lines.")
+    expected_content: str | None = Field(
+        default=None, description="update by span: the text now at the span; re-anchors a drifted span.")
+    old_text: str | None = Field(default=None, description="update by text: exact text to replace.")
+    new_text: str | None = Field(default=None, description="update by text: replacement text.")
+    replace_all: bool = Field(default=False, description="update by text: replace every occurrence.")
+    to: str | None = Field(default=None, description="move: destination path.")
+    expected_file_sha256: str | None = Field(
+        default=None, description="file_sha256 from read_source; the edit is refused if the file changed.")
+
+
+class WriteSourceParams(ToolParams):
+    edits: list[WriteEdit] = Field(min_length=1, max_length=500)
+    dry_run: bool = Field(default=False, description="Plan and diff only; nothing is written.")
+    allow: list[str] | None = Field(
+        default=None, description="Gitignore-style patterns the batch's paths must match (e.g. ['src/']).")
+
+
+class WriteSourceResult(ToolResult):
+    applied: bool
+    dry_run: bool
+    summary: str
+    delta: Delta
+
+    def mutation_report(self) -> MutationReport | None:
+        if not self.applied or self.delta.files_changed == 0:
+            return None
+        return self.delta.mutation_report()
+
+
+def _invalid(index: int, message: str, field: str | None = None) -> CodePlaneError:
+    where = f"edits.{index}" + (f".{field}" if field else "")
+    return CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"{where}: {message}",
+                          details={"field": where, "edit_index": index})
+
+
+def to_edit(index: int, raw: WriteEdit) -> Edit:
+    """The engine edit for one tool edit; 1003 naming the field when the combination makes no sense."""
+    given = {name for name in raw.model_fields_set
+             if name not in ("path", "action") and getattr(raw, name) != WriteEdit.model_fields[name].default}
+    stray = sorted(given - _FIELDS[raw.action])
+    if stray:
+        verb = "does" if len(stray) == 1 else "do"
+        raise _invalid(index, f"{', '.join(stray)} {verb} not apply to action={raw.action!r}", stray[0])
+    common: dict[str, Any] = {"path": raw.path, "expected_file_sha256": raw.expected_file_sha256}
+    try:
+        if raw.action == "create":
+            if raw.content is None:
+                raise _invalid(index, "create needs content", "content")
+            return CreateFile(**common, content=raw.content, overwrite=raw.overwrite)
+        if raw.action == "delete":
+            return DeleteFile(**common)
+        if raw.action == "move":
+            if raw.to is None:
+                raise _invalid(index, "move needs to", "to")
+            return MoveFile(**common, to=raw.to, overwrite=raw.overwrite)
+        if raw.old_text is not None:
+            span = sorted(given & {"start_line", "end_line", "new_content", "expected_content"})
+            if span:
+                raise _invalid(index, "use either old_text/new_text or a line span, not both", span[0])
+            if raw.new_text is None:
+                raise _invalid(index, "old_text needs new_text", "new_text")
+            return ReplaceText(**common, old_text=raw.old_text, new_text=raw.new_text, replace_all=raw.replace_all)
+        if raw.start_line is None or raw.new_content is None:
+            raise _invalid(index, "update needs start_line and new_content (or old_text and new_text)",
+                           "start_line" if raw.start_line is None else "new_content")
+        return UpdateSpan(**common, start_line=raw.start_line,
+                          end_line=raw.start_line if raw.end_line is None else raw.end_line,
+                          new_content=raw.new_content, expected_content=raw.expected_content)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or None
+        raise _invalid(index, first["msg"], field) from exc
+
+
+def _summary(delta: Delta, dry_run: bool) -> str:
+    counts: dict[str, int] = {}
+    for f in delta.files:
+        counts[f.action] = counts.get(f.action, 0) + 1
+    parts = [f"{n} {action}" for action, n in sorted(counts.items())]
+    head = "would change" if dry_run else "changed"
+    text = f"{head} {delta.files_changed} file(s) (+{delta.insertions} -{delta.deletions}): {', '.join(parts)}"
+    corrections = sum(len(f.line_corrections) for f in delta.files)
+    if corrections:
+        text += f"; {corrections} span(s) re-anchored, see line_corrections"
+    return text
+
+
+async def _write_source(ctx: ToolContext, params: WriteSourceParams) -> WriteSourceResult:
+    edits = [to_edit(i, raw) for i, raw in enumerate(params.edits)]
+    engine = ctx.services.mutation
+    delta = await anyio.to_thread.run_sync(lambda: engine.apply(edits, dry_run=params.dry_run, allow=params.allow))
+    return WriteSourceResult(applied=not params.dry_run, dry_run=params.dry_run,
+                             summary=_summary(delta, params.dry_run), delta=delta)
+
+
+def _kind(params: WriteSourceParams) -> ToolKind:
+    return "read" if params.dry_run else "mutation"
+
+
+def _detail(params: WriteSourceParams) -> str:
+    actions = sorted({e.action for e in params.edits})
+    return f"edits={len(params.edits)} actions={','.join(actions)} dry_run={str(params.dry_run).lower()}"
+
+
+def tools(services: Services) -> list[ToolSpec]:
+    return [
+        ToolSpec(
+            name="write_source",
+            category="files",
+            summary=(
+                "Atomic multi-file edits: create, update (line span or exact text), delete, move. Every "
+                "precondition is checked before anything is written; the batch is all-or-nothing even across "
+                "a crash. Returns a delta per file (old/new sha256, +/- lines, edited ranges, re-anchored "
+                "spans) and the index already reflects the change when it returns."
+            ),
+            params=WriteSourceParams,
+            result=WriteSourceResult,
+            handler=_write_source,
+            kind="mutation",
+            kind_for=_kind,
+            detail_for=_detail,
+            read_only=False,
+            destructive=True,
+            idempotent=False,
+            when_to_use=(
+                "changing, creating, deleting or moving files in the repository",
+                "several related edits that must land together (one call, one batch)",
+                "previewing a change as a unified diff (dry_run)",
+            ),
+            when_not_to_use=(
+                "renaming a symbol across files (use the refactor tools)",
+                "staging or committing (use the git tools)",
+            ),
+            examples=(
+                ToolExample("replace lines 10-12, guarded by the hash read_source returned", {
+                    "edits": [{"path": "src/app.py", "action": "update", "start_line": 10, "end_line": 12,
+                               "new_content": "def main():\n    run()\n",
+                               "expected_content": "def main():\n    pass\n\n",
+                               "expected_file_sha256": "<file_sha256 from read_source>"}]}),
+                ToolExample("exact text replacement", {
+                    "edits": [{"path": "README.md", "action": "update", "old_text": "v1.2", "new_text": "v1.3"}]}),
+                ToolExample("create one file and move another, previewed", {
+                    "edits": [{"path": "src/new.py", "action": "create", "content": "X = 1\n"},
+                              {"path": "src/old.py", "action": "move", "to": "src/legacy/old.py"}],
+                    "dry_run": True}),
+            ),
+        )
+    ]

@@ -1,0 +1,358 @@
+"""The mutation engine on real git repositories, without a server: edit kinds, formats, preconditions,
+scope, atomicity and concurrency."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from codeplane.core.config import MutationConfig
+from codeplane.core.errors import CodePlaneError
+from codeplane.core.hashing import sha256_bytes
+from codeplane.mutation import (
+    CreateFile,
+    DeleteFile,
+    Edit,
+    MoveFile,
+    MutationEngine,
+    ReplaceText,
+    UpdateSpan,
+)
+from codeplane.mutation.locks import PathLocks
+from tests.builders import git, make_repo
+
+PY = "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
+
+
+def engine_for(root: Path, **config: object) -> MutationEngine:
+    return MutationEngine(root, MutationConfig.model_validate(config))
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file outside .git/ (and .codeplane/), by path."""
+    out: dict[str, bytes] = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith((".git/", ".codeplane/")) or rel in (".git", ".codeplane") or not path.is_file():
+            continue
+        out[rel] = path.read_bytes()
+    return out
+
+
+def refused(engine: MutationEngine, edits: Sequence[Edit], code: int, **kwargs: object) -> CodePlaneError:
+    with pytest.raises(CodePlaneError) as info:
+        engine.apply(edits, **kwargs)  # type: ignore[arg-type]
+    assert info.value.code == code, info.value.to_payload()
+    return info.value
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo", {"src/a.py": PY, "README.md": "# title\n\nbody\n"})
+
+
+def test_every_edit_kind_applies_and_reports(repo: Path) -> None:
+    engine = engine_for(repo)
+    old_readme = (repo / "README.md").read_bytes()
+    delta = engine.apply([
+        UpdateSpan(path="src/a.py", start_line=2, end_line=2, new_content="    return 10"),
+        ReplaceText(path="src/a.py", old_text="return 2", new_text="return 20"),
+        CreateFile(path="src/pkg/new.py", content="X = 1\n"),
+        MoveFile(path="README.md", to="docs/README.md"),
+    ])
+    assert (repo / "src/a.py").read_text() == PY.replace("return 1", "return 10").replace("return 2", "return 20")
+    assert (repo / "src/pkg/new.py").read_text() == "X = 1\n"
+    assert not (repo / "README.md").exists()
+    assert (repo / "docs/README.md").read_bytes() == old_readme
+    by_path = {f.path: f for f in delta.files}
+    assert [f.path for f in delta.files] == sorted(by_path)
+    assert by_path["src/a.py"].action == "updated"
+    assert (by_path["src/a.py"].insertions, by_path["src/a.py"].deletions) == (2, 2)
+    assert [(r.old_start, r.old_end) for r in by_path["src/a.py"].edit_ranges] == [(2, 2), (6, 6)]
+    assert by_path["src/a.py"].new_sha256 == sha256_bytes((repo / "src/a.py").read_bytes())
+    assert by_path["src/pkg/new.py"].action == "created" and by_path["src/pkg/new.py"].old_sha256 is None
+    moved = by_path["docs/README.md"]
+    assert moved.action == "moved" and moved.old_path == "README.md" and moved.git_mv is True
+    assert delta.files_changed == 3 and delta.mutation_id.startswith("mut_")
+    status = git(repo, "status", "--porcelain").stdout
+    assert "R  README.md -> docs/README.md" in status  # git mv-equivalent: the rename is staged
+    delta = engine.apply([DeleteFile(path="src/pkg/new.py")])
+    assert delta.files[0].action == "deleted" and delta.files[0].deletions == 1
+    assert not (repo / "src/pkg/new.py").exists()
+    assert not list((repo / ".codeplane/journal").iterdir())
+
+
+def test_span_insert_append_and_delete_lines(repo: Path) -> None:
+    engine = engine_for(repo)
+    engine.apply([UpdateSpan(path="src/a.py", start_line=1, end_line=0, new_content="import os"),
+                  UpdateSpan(path="src/a.py", start_line=7, end_line=6, new_content="# end\n"),
+                  UpdateSpan(path="src/a.py", start_line=3, end_line=4, new_content="")])
+    assert (repo / "src/a.py").read_text() == ("import os\ndef a():\n    return 1\ndef b():\n    return 2\n"
+                                               "# end\n")
+
+
+def test_crlf_and_bom_files_round_trip_byte_exactly_outside_the_span(tmp_path: Path) -> None:
+    crlf = b"line1\r\nline2\r\nline3\r\n"
+    bom = b"\xef\xbb\xbfalpha\nbeta\ngamma\n"
+    utf16 = "one\r\ntwo\r\n".encode("utf-16")
+    repo = make_repo(tmp_path / "r", {"w.txt": crlf, "b.txt": bom, "u.txt": utf16})
+    engine = engine_for(repo)
+    delta = engine.apply([UpdateSpan(path="w.txt", start_line=2, end_line=2, new_content="NEW\nNEW2\n"),
+                          ReplaceText(path="b.txt", old_text="beta\ngamma", new_text="BETA\nGAMMA"),
+                          ReplaceText(path="u.txt", old_text="two", new_text="TWO")])
+    assert (repo / "w.txt").read_bytes() == b"line1\r\nNEW\r\nNEW2\r\nline3\r\n"
+    assert (repo / "b.txt").read_bytes() == b"\xef\xbb\xbfalpha\nBETA\nGAMMA\n"
+    assert (repo / "u.txt").read_bytes() == "one\r\nTWO\r\n".encode("utf-16")
+    by_path = {f.path: f for f in delta.files}
+    assert by_path["w.txt"].line_ending == "CRLF" and by_path["b.txt"].encoding == "utf-8-bom"
+    assert by_path["u.txt"].encoding == "utf-16-le-bom"
+
+
+def test_unterminated_last_line_and_non_utf8_bytes_survive(tmp_path: Path) -> None:
+    latin = b"caf\xe9\nsecond\nlast without newline"
+    repo = make_repo(tmp_path / "r", {"l.txt": latin})
+    engine_for(repo).apply([UpdateSpan(path="l.txt", start_line=2, end_line=2, new_content="2nd")])
+    assert (repo / "l.txt").read_bytes() == b"caf\xe9\n2nd\nlast without newline"
+    engine_for(repo).apply([UpdateSpan(path="l.txt", start_line=4, end_line=3, new_content="appended")])
+    assert (repo / "l.txt").read_bytes() == b"caf\xe9\n2nd\nlast without newline\nappended"
+
+
+def test_new_files_get_the_repository_line_ending(tmp_path: Path) -> None:
+    files = {f"f{i}.txt": b"a\r\nb\r\n" for i in range(5)}
+    repo = make_repo(tmp_path / "r", files)
+    delta = engine_for(repo).apply([CreateFile(path="new.txt", content="x\ny\n")])
+    assert (repo / "new.txt").read_bytes() == b"x\r\ny\r\n"
+    assert delta.files[0].line_ending == "CRLF"
+
+
+def test_mode_bits_are_kept(repo: Path) -> None:
+    script = repo / "run.sh"
+    script.write_text("echo hi\n")
+    script.chmod(0o755)
+    engine = engine_for(repo)
+    engine.apply([ReplaceText(path="run.sh", old_text="hi", new_text="hello")])
+    assert script.stat().st_mode & 0o777 == 0o755
+    engine.apply([MoveFile(path="run.sh", to="bin/run.sh")])
+    assert (repo / "bin/run.sh").stat().st_mode & 0o777 == 0o755
+    engine.apply([CreateFile(path="plain.txt", content="x\n")])
+    assert (repo / "plain.txt").stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def test_batch_is_untouched_when_last_precondition_fails(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {f"m/f{i:02}.py": f"value = {i}\n" for i in range(20)})
+    before = snapshot(repo)
+    edits: list[Edit] = [ReplaceText(path=f"m/f{i:02}.py", old_text=f"= {i}", new_text=f"= {i + 100}",
+                                     expected_file_sha256=sha256_bytes(before[f"m/f{i:02}.py"]))
+                         for i in range(19)]
+    edits.append(ReplaceText(path="m/f19.py", old_text="= 19", new_text="= 119", expected_file_sha256="0" * 64))
+    err = refused(engine_for(repo), edits, 5002)
+    assert err.details["path"] == "m/f19.py" and err.details["actual_file_sha256"] == sha256_bytes(before["m/f19.py"])
+    assert snapshot(repo) == before
+    assert not list((repo / ".codeplane/journal").glob("*")) if (repo / ".codeplane/journal").exists() else True
+
+
+@pytest.mark.parametrize("bad", [
+    "../outside.txt", "/etc/passwd", "a/../../x", ".git/config", ".codeplane/config.yaml", "src/\x00x.py",
+    "link_out/passwd", "link_git/config", "link_file", "", "src",
+])
+def test_path_escapes_are_refused_with_nothing_written(tmp_path: Path, bad: str) -> None:
+    repo = make_repo(tmp_path / "r", {"src/a.py": PY})
+    (repo / "link_out").symlink_to("/etc")
+    (repo / "link_git").symlink_to(".git")
+    (repo / "link_file").symlink_to("src/a.py")
+    before = snapshot(repo)
+    git_config = (repo / ".git/config").read_bytes()
+    engine = engine_for(repo)
+    for edit in (CreateFile(path=bad or "x", content="pwned\n", overwrite=True) if bad else None,
+                 MoveFile(path="src/a.py", to=bad) if bad else None):
+        if edit is not None:
+            err = refused(engine, [ReplaceText(path="src/a.py", old_text="a", new_text="b"), edit], 5001)
+            assert "refused" in err.message
+    if not bad:
+        with pytest.raises(ValueError):
+            CreateFile(path=bad, content="x")
+    assert snapshot(repo) == before
+    assert (repo / ".git/config").read_bytes() == git_config
+
+
+def test_cplignore_and_allow_list_refuse_and_git_ignored_is_flagged(repo: Path) -> None:
+    (repo / ".cplignore").write_text("secret/\n")
+    (repo / ".gitignore").write_text("*.log\n")
+    engine = engine_for(repo)
+    refused(engine, [CreateFile(path="secret/k.txt", content="x")], 5001)
+    refused(engine, [CreateFile(path="node_modules/p/i.js", content="x")], 5001)
+    err = refused(engine, [CreateFile(path="docs/x.md", content="x")], 5001, allow=["src/"])
+    assert err.details["allow"] == ["src/"]
+    delta = engine.apply([CreateFile(path="src/ok.py", content="x\n")], allow=["src/"])
+    assert delta.files[0].git_ignored is False
+    delta = engine.apply([CreateFile(path="run.log", content="x\n")])
+    assert delta.files[0].git_ignored is True
+    assert any("ignored by git" in w for w in delta.warnings)
+
+
+def test_overlapping_and_contradicting_edits_are_rejected_before_anything_runs(repo: Path) -> None:
+    engine = engine_for(repo)
+    before = snapshot(repo)
+    refused(engine, [UpdateSpan(path="src/a.py", start_line=1, end_line=2, new_content="x"),
+                     UpdateSpan(path="src/a.py", start_line=2, end_line=3, new_content="y")], 5006)
+    refused(engine, [ReplaceText(path="src/a.py", old_text="return 1", new_text="x"),
+                     UpdateSpan(path="src/a.py", start_line=2, end_line=2, new_content="y")], 5006)
+    refused(engine, [UpdateSpan(path="src/a.py", start_line=1, end_line=0, new_content="x"),
+                     UpdateSpan(path="src/a.py", start_line=1, end_line=0, new_content="y")], 5006)
+    refused(engine, [DeleteFile(path="src/a.py"),
+                     ReplaceText(path="src/a.py", old_text="return", new_text="yield")], 5006)
+    refused(engine, [MoveFile(path="src/a.py", to="b.py"), CreateFile(path="b.py", content="")], 5006)
+    refused(engine, [MoveFile(path="src/a.py", to="src/a.py")], 5006)
+    assert snapshot(repo) == before
+
+
+def test_missing_existing_binary_and_ambiguous_targets(repo: Path) -> None:
+    (repo / "blob.bin").write_bytes(b"\x00\x01\x02")
+    engine = engine_for(repo)
+    refused(engine, [DeleteFile(path="nope.py")], 5004)
+    refused(engine, [ReplaceText(path="nope.py", old_text="a", new_text="b")], 5004)
+    refused(engine, [CreateFile(path="src/a.py", content="x")], 5005)
+    refused(engine, [MoveFile(path="src/a.py", to="README.md")], 5005)
+    refused(engine, [ReplaceText(path="blob.bin", old_text="a", new_text="b")], 5008)
+    err = refused(engine, [ReplaceText(path="src/a.py", old_text="return", new_text="yield")], 5002)
+    assert err.details["candidates"] == [2, 6]
+    delta = engine.apply([ReplaceText(path="src/a.py", old_text="return", new_text="yield", replace_all=True)])
+    assert (repo / "src/a.py").read_text().count("yield") == 2 and delta.files[0].insertions == 2
+    engine.apply([DeleteFile(path="blob.bin")])  # binary files can still be deleted and moved
+    refused(engine_for(repo, max_file_bytes=10), [ReplaceText(path="src/a.py", old_text="a", new_text="b")], 5007)
+
+
+def test_drifted_span_is_re_anchored_and_reported(repo: Path) -> None:
+    engine = engine_for(repo)
+    original = (repo / "src/a.py").read_bytes()
+    engine.apply([UpdateSpan(path="src/a.py", start_line=1, end_line=0, new_content="# one\n# two\n")])
+    delta = engine.apply([UpdateSpan(path="src/a.py", start_line=5, end_line=6, new_content="def b():\n    return 3",
+                                     expected_content="def b():\n    return 2\n",
+                                     expected_file_sha256=None)])
+    fix = delta.files[0].line_corrections[0]
+    assert (fix.original.start_line, fix.original.end_line) == (5, 6)
+    assert (fix.corrected.start_line, fix.corrected.end_line) == (7, 8)
+    assert (repo / "src/a.py").read_bytes() == b"# one\n# two\n" + original.replace(b"return 2", b"return 3")
+
+
+def test_missing_or_ambiguous_expected_content_shows_the_current_text(repo: Path) -> None:
+    engine = engine_for(repo)
+    err = refused(engine, [UpdateSpan(path="src/a.py", start_line=2, end_line=2, new_content="x",
+                                      expected_content="    return 99")], 5002)
+    assert err.details["reason"] == "was not found near the span"
+    assert {"line": 2, "text": "    return 1"} in err.details["current"]
+    (repo / "dup.py").write_text("x = 1\ny = 2\nx = 1\n")
+    err = refused(engine, [UpdateSpan(path="dup.py", start_line=2, end_line=2, new_content="z",
+                                      expected_content="x = 1")], 5002)
+    assert err.details["candidates"] == [1, 3]
+
+
+def test_dry_run_returns_a_diff_and_touches_nothing(repo: Path) -> None:
+    engine = engine_for(repo)
+    before = snapshot(repo)
+    delta = engine.apply([ReplaceText(path="src/a.py", old_text="return 1", new_text="return 42"),
+                          CreateFile(path="n.txt", content="hi\n"), DeleteFile(path="README.md")], dry_run=True)
+    assert snapshot(repo) == before
+    assert delta.diff is not None
+    assert "-    return 1\n+    return 42\n" in delta.diff
+    assert "--- /dev/null\n+++ b/n.txt\n" in delta.diff and "+++ /dev/null" in delta.diff
+    assert delta.files_changed == 3 and delta.repo_fingerprint == delta.repo_fingerprint_before
+
+
+def test_unchanged_edit_is_reported_without_a_write(repo: Path) -> None:
+    engine = engine_for(repo)
+    stat_before = (repo / "src/a.py").stat().st_mtime_ns
+    delta = engine.apply([ReplaceText(path="src/a.py", old_text="return 1", new_text="return 1")])
+    assert delta.files[0].action == "unchanged" and delta.files_changed == 0
+    assert (repo / "src/a.py").stat().st_mtime_ns == stat_before
+
+
+def _make_unwritable(target: Path) -> Callable[[], object] | None:
+    """Make replacing ``target`` fail: an immutable file as root (``os.replace`` onto it gets EPERM after
+    the earlier targets were replaced), else a read-only directory (its temp file cannot be created)."""
+    if os.geteuid() != 0:
+        target.parent.chmod(0o555)
+        return lambda: target.parent.chmod(0o755)
+    if subprocess.run(["chattr", "+i", str(target)], capture_output=True, check=False).returncode != 0:
+        return None
+    return lambda: subprocess.run(["chattr", "-i", str(target)], check=True)
+
+
+def test_a_failing_replace_rolls_the_batch_back_in_process(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"a/x.txt": "a\n", "b/y.txt": "b\n", "c/z.txt": "c\n"})
+    before = snapshot(repo)
+    mtime = (repo / "a/x.txt").stat().st_mtime_ns
+    undo = _make_unwritable(repo / "c/z.txt")
+    if undo is None:
+        pytest.skip("cannot make a file unwritable here (root without chattr)")
+    try:
+        with pytest.raises(PermissionError):
+            engine_for(repo).apply([ReplaceText(path=p, old_text=p[0], new_text="NEW")
+                                    for p in ("a/x.txt", "b/y.txt", "c/z.txt")])
+    finally:
+        undo()
+    assert snapshot(repo) == before
+    if os.geteuid() == 0:  # a/x.txt really was replaced, then restored from the journal
+        assert (repo / "a/x.txt").stat().st_mtime_ns != mtime
+    assert not list((repo / ".codeplane/journal").iterdir())
+    assert not list(repo.rglob("*.cpl-*"))
+
+
+def test_overlapping_batches_wait_then_fail_retryably_while_disjoint_ones_run(repo: Path) -> None:
+    engine = engine_for(repo, lock_timeout_ms=100)
+    held = PathLocks(repo / ".codeplane/locks", 1.0).acquire(["src/a.py"])
+    try:
+        err = refused(engine, [ReplaceText(path="src/a.py", old_text="return 1", new_text="return 5")], 5003)
+        assert err.retryable and err.details["path"] == "src/a.py"
+        engine.apply([ReplaceText(path="README.md", old_text="body", new_text="text")])  # disjoint: runs
+    finally:
+        held.release()
+    errors: list[Exception] = []
+
+    def bump(i: int) -> None:
+        try:
+            engine.apply([CreateFile(path=f"par/{i}.txt", content=f"{i}\n")])
+        except (CodePlaneError, OSError) as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=bump, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(list((repo / "par").iterdir())) == 8
+
+
+def test_after_write_sees_the_new_content_and_symbols_and_tests_are_collected(repo: Path) -> None:
+    seen: list[tuple[str, bytes]] = []
+    calls: list[tuple[str, list[tuple[int, int]]]] = []
+
+    def after_write(paths: Sequence[str]) -> None:
+        seen.extend((p, (repo / p).read_bytes()) for p in paths if (repo / p).exists())
+
+    def symbols_for(path: str, ranges: list[tuple[int, int]]) -> list[str]:
+        calls.append((path, ranges))
+        return [f"{path}:function:b"] if any(s <= 5 <= e for s, e in ranges) else []
+
+    engine = MutationEngine(repo, MutationConfig(), after_write=after_write, symbols_for=symbols_for,
+                            tests_for=lambda paths: [f"tests/test_{Path(p).stem}.py" for p in paths])
+    delta = engine.apply([UpdateSpan(path="src/a.py", start_line=5, end_line=5, new_content="def b2():")])
+    assert seen == [("src/a.py", (repo / "src/a.py").read_bytes())]
+    assert delta.symbols_changed == ("src/a.py:function:b",)
+    assert delta.tests_affected == ("tests/test_a.py",)
+    assert calls == [("src/a.py", [(5, 5)]), ("src/a.py", [(5, 5)])]
+    report = delta.mutation_report()
+    assert report.changed_paths == (("src/a.py", delta.files[0].new_sha256),)
+    assert "-def b():\n+def b2():" in report.short_diff
+    assert delta.repo_fingerprint != delta.repo_fingerprint_before
