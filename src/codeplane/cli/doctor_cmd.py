@@ -13,9 +13,10 @@ from codeplane.cli.output import cli_errors, console, emit
 from codeplane.core.doctor import Check, CheckResult
 from codeplane.core.layout import RepoLayout
 from codeplane.repo.workspace import find_repo_root
+from codeplane.tasks.inspection import check_ledger
 
 #: Every check, in the order shown. Subsystems append theirs here.
-CHECKS: list[Check] = [*FOUNDATION_CHECKS]
+CHECKS: list[Check] = [*FOUNDATION_CHECKS, check_ledger]
 
 
 def run_checks(root: Path) -> list[CheckResult]:

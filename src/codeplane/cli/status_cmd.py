@@ -13,6 +13,7 @@ from codeplane.cli.probe import probe
 from codeplane.cli.repo_context import resolve
 from codeplane.core.layout import RepoLayout
 from codeplane.repo.workspace import head_info
+from codeplane.tasks.inspection import ledger_overview
 
 VERBOSE_LOG_LINES = 50
 
@@ -44,6 +45,25 @@ def _follow(layout: RepoLayout) -> None:
         return
 
 
+def _render_tasks(tasks: Any) -> None:
+    if not isinstance(tasks, dict):
+        console.print("  tasks:  no ledger yet")
+        return
+    open_tasks = tasks.get("open_tasks") or []
+    console.print(f"  open tasks: {len(open_tasks)}")
+    for task in open_tasks:
+        console.print(f"    {task['task_id']}  session {task['session_id']}  {task.get('budget', '')}", markup=False)
+    recent = tasks.get("recent_operations") or []
+    if recent:
+        console.print("  last operations:")
+    for op in recent:
+        outcome = "ok" if op.get("success") else f"error {op.get('error_code') or ''}".rstrip()
+        flags = " ".join(f for f in ("no_op", "non_progress") if op.get(f))
+        console.print(f"    #{op['op_id']} {op['timestamp']} {op['op_type']} {outcome} "
+                      f"{op.get('duration_ms') or 0} ms {op.get('limit_triggered') or ''} {flags}".rstrip(),
+                      markup=False)
+
+
 def status(
     path: Annotated[Path | None, typer.Argument(help="Path inside the git work tree (default: cwd).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Add the last 50 log lines.")] = False,
@@ -73,6 +93,9 @@ def status(
     for section in ("tasks",):
         if section in server_status:
             payload[section] = server_status[section]
+    if "tasks" not in payload:
+        # No server to ask: read open tasks and the last operations straight from the ledger file.
+        payload["tasks"] = ledger_overview(ctx.layout.ledger_db)
     if verbose:
         payload["log_tail"] = _tail(ctx.layout, VERBOSE_LOG_LINES)
 
@@ -86,6 +109,7 @@ def status(
         console.print(f"  branch: {head.branch or '(detached)'}   HEAD: {head.head or '(unborn)'}")
         console.print(f"  index:  {index}")
         console.print(f"  last error: {last_error or 'none'}")
+        _render_tasks(payload.get("tasks"))
         for line in payload.get("log_tail", []):
             console.print(line, markup=False)
 

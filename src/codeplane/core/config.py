@@ -92,6 +92,10 @@ class TasksConfig(_Section):
     ledger_retention_days: int = Field(default=14, ge=1)
     ledger_retention_tasks: int = Field(default=500, ge=1)
     artifact_retention_hours: int = Field(default=48, ge=1)
+    #: Write one ledger row per tool call. Only overhead benchmarks and debugging turn this off.
+    ledger_enabled: bool = True
+    #: How often the server runs ledger retention and artifact GC while it is up.
+    maintenance_interval_sec: int = Field(default=3600, ge=1)
 
 
 class TestsConfig(_Section):

@@ -6,6 +6,7 @@ them through ``ctx.services``. Nothing below ``server`` imports this module.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -13,11 +14,15 @@ from pathlib import Path
 
 import anyio
 
+from codeplane.core.artifacts import ArtifactStore
 from codeplane.core.calls import CallObserver
 from codeplane.core.clock import now_ms
 from codeplane.core.config import CodePlaneConfig
 from codeplane.core.layout import RepoLayout
 from codeplane.mutation import MutationEngine
+from codeplane.repo.workspace import head_info
+from codeplane.tasks import Ledger, RepoSnapshot, TaskTracker, TrackerSettings
+from codeplane.testing import TestingService
 
 
 @dataclass
@@ -53,6 +58,12 @@ class Services:
     last_error: str | None = None
     #: The one writer of repository files (spec §9); ``write_source`` and the refactor engine use it.
     mutation: MutationEngine = field(init=False)
+    #: Sessions, tasks, budgets and the ledger (§12); also the call observer that records every call.
+    tasks: TaskTracker = field(init=False)
+    #: Content-addressed store for large outputs (test logs, full diffs) under ``.codeplane/artifacts``.
+    artifacts: ArtifactStore = field(init=False)
+    #: Test discovery, runs and impact selection (§11).
+    testing: TestingService = field(init=False)
 
     def __post_init__(self) -> None:
         self.layout = RepoLayout(self.root)
@@ -76,9 +87,59 @@ def _wire_mutation(services: Services) -> None:
     services.lifecycles.insert(0, Lifecycle("mutation", recover, close))
 
 
+def _wire_tasks(services: Services) -> None:
+    config = services.config.tasks
+    services.artifacts = ArtifactStore(services.layout.artifacts_dir, config.artifact_retention_hours)
+
+    def snapshot() -> RepoSnapshot:
+        # TODO(index): pass the published index epoch as index_version once the index service lands.
+        return RepoSnapshot(git_head=head_info(services.root).head, index_version=None)
+
+    services.tasks = TaskTracker(Ledger(services.layout.ledger_db), TrackerSettings.from_config(config),
+                                 snapshot=snapshot, artifacts=services.artifacts)
+    services.observers.append(services.tasks)
+    services.status_sections["tasks"] = services.tasks.status
+    maintenance: list[asyncio.Task[None]] = []
+
+    async def maintain_forever() -> None:
+        while True:
+            await anyio.sleep(config.maintenance_interval_sec)
+            await anyio.to_thread.run_sync(services.tasks.maintain)
+
+    async def start() -> None:
+        # Restart semantics (§12.4): every task a previous server left OPEN becomes CLOSED_INTERRUPTED.
+        await anyio.to_thread.run_sync(services.tasks.start)
+        await anyio.to_thread.run_sync(services.tasks.maintain)
+        maintenance.append(asyncio.get_running_loop().create_task(maintain_forever()))
+
+    async def stop() -> None:
+        for job in maintenance:
+            job.cancel()
+        await anyio.to_thread.run_sync(services.tasks.stop)
+
+    services.lifecycles.append(Lifecycle("tasks", start, stop))
+
+
+def _wire_testing(services: Services) -> None:
+    # TODO(index): pass ImpactIndex(services.index.read_connection) once the index service lands.
+    services.testing = TestingService(services.root, services.config.tests, services.layout, services.artifacts)
+    services.status_sections["tests"] = services.testing.status
+
+    async def start() -> None:
+        return None
+
+    async def stop() -> None:
+        # Kill every runner process group before the server exits: no orphaned test processes.
+        await anyio.to_thread.run_sync(services.testing.close)
+
+    services.lifecycles.append(Lifecycle("testing", start, stop))
+
+
 def build_services(root: Path, config: CodePlaneConfig, repo_id: str) -> Services:
     services = Services(root=root, config=config, repo_id=repo_id)
     _wire_mutation(services)
+    _wire_tasks(services)
+    _wire_testing(services)
     services.readiness = Readiness(ready=True, reason="no index configured")
     services.status_sections["index"] = lambda: {
         "state": "not_built", "placeholder": True, "note": "the index subsystem is not wired in yet"}

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolSpec
-from codeplane.server.tools import describe, write
+from codeplane.server.tools import describe, tasks, tests, write
 
 
 def all_tools(services: Services) -> list[ToolSpec]:
     """Every tool this server exposes. Subsystems append their module's ``tools(services)`` here."""
     specs: list[ToolSpec] = []
     specs += describe.tools(services)
+    specs += tasks.tools(services)
     specs += write.tools(services)
+    specs += tests.tools(services)
     return specs

@@ -1,0 +1,75 @@
+"""Read-only views of ``ledger.db`` for the CLI: ``cpl doctor``'s chain check and ``cpl status`` offline.
+
+Both open the file read-only and never create it, so they are safe while the server writes (WAL).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from codeplane.core.doctor import CheckResult
+from codeplane.core.layout import RepoLayout
+from codeplane.tasks.chain import HASHED_COLUMNS
+from codeplane.tasks.ledger import connect_read_only, operation_to_public, task_from_row, verify_connection
+
+#: The triggers that make the ledger append-only (schema.py); a missing one is a failed check.
+REQUIRED_TRIGGERS = ("operations_reject_delete", "operations_reject_update", "tasks_closed_are_final",
+                     "tasks_identity_is_fixed", "tasks_reject_delete")
+_CHECK = "ledger hash chain"
+_FIX = ("the ledger was changed outside CodePlane; keep a copy of .codeplane/ledger.db for inspection, "
+        "then move it aside (the server starts a new ledger)")
+
+
+def check_ledger(root: Path) -> list[CheckResult]:
+    """``cpl doctor``: verify the hash chain and the append-only triggers; name the first broken row."""
+    path = RepoLayout(root).ledger_db
+    if not path.is_file():
+        return [CheckResult(_CHECK, True, "no ledger yet (the server creates it on first start)")]
+    try:
+        conn = connect_read_only(path)
+    except sqlite3.Error as exc:
+        return [CheckResult(_CHECK, False, f"cannot open {path}: {exc}", _FIX)]
+    try:
+        report = verify_connection(conn)
+        present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    except sqlite3.Error as exc:
+        return [CheckResult(_CHECK, False, f"cannot read {path}: {exc}", _FIX)]
+    finally:
+        conn.close()
+    results = [CheckResult(_CHECK, report.ok, report.summary(), "" if report.ok else _FIX)]
+    missing = [t for t in REQUIRED_TRIGGERS if t not in present]
+    results.append(CheckResult("ledger append-only triggers", not missing,
+                               f"missing: {', '.join(missing)}" if missing else "UPDATE/DELETE rejected by SQLite",
+                               _FIX if missing else ""))
+    return results
+
+
+def ledger_overview(path: Path, *, recent: int = 10, max_tasks: int = 50) -> dict[str, Any] | None:
+    """Open tasks and the last operations straight from the file (``cpl status`` without a server).
+
+    Tasks left OPEN here belong to a server that stopped; the next server start closes them as
+    CLOSED_INTERRUPTED. ``None`` when there is no ledger.
+    """
+    if not path.is_file():
+        return None
+    conn = connect_read_only(path)
+    try:
+        tasks = conn.execute("SELECT * FROM tasks WHERE state = 'OPEN' ORDER BY opened_at_ms, task_id LIMIT ?",
+                             (max_tasks,)).fetchall()
+        ops = conn.execute(f"SELECT {', '.join(HASHED_COLUMNS)} FROM operations ORDER BY op_id DESC LIMIT ?",
+                           (recent,)).fetchall()
+        counts = conn.execute("SELECT (SELECT COUNT(*) FROM operations), (SELECT COUNT(*) FROM tasks)").fetchone()
+    finally:
+        conn.close()
+    open_tasks = []
+    for row in tasks:
+        task = task_from_row(row)
+        open_tasks.append({**task.to_public(task.opened_at_ms), "budget": task.budget_line(),
+                           "note": "server not running: closed as CLOSED_INTERRUPTED on next start"})
+    return {
+        "open_tasks": open_tasks,
+        "recent_operations": [operation_to_public(r) for r in reversed(ops)],
+        "ledger": {"path": str(path), "operations": int(counts[0]), "tasks": int(counts[1])},
+    }

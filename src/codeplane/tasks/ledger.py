@@ -1,0 +1,243 @@
+"""The operation ledger (§12.5, D12): ``.codeplane/ledger.db``, append-only and hash-chained.
+
+One :class:`Ledger` per server owns the only writing connection. Every write (an operation row, with
+the task row it changed) is one short transaction; the chain head (last ``op_id`` and ``row_hash``) is
+kept in memory so appending never reads. All methods are thread-safe (one lock around the connection).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from codeplane.core.clock import iso_utc
+from codeplane.tasks.chain import ALL_COLUMNS, GENESIS_HASH, HASHED_COLUMNS, ChainReport, row_hash, verify_rows
+from codeplane.tasks.models import (
+    BudgetType,
+    OperationRecord,
+    RepoSnapshot,
+    TaskLimits,
+    TaskRecord,
+    TaskState,
+)
+from codeplane.tasks.schema import apply_schema, configure
+
+_TASK_COLUMNS = (
+    "task_id", "opened_at", "closed_at", "state", "repo_head_sha", "limits_json", "session_id", "implicit",
+    "index_version", "opened_at_ms", "closed_at_ms", "close_reason", "limit_triggered", "mutation_count",
+    "test_run_count", "last_mutation_fingerprint", "last_failure_fingerprint", "mutated_since_failure",
+)
+#: Columns an update may change; the identity columns are fixed (a trigger rejects them).
+_TASK_MUTABLE = ("closed_at", "state", "closed_at_ms", "close_reason", "limit_triggered", "mutation_count",
+                 "test_run_count", "last_mutation_fingerprint", "last_failure_fingerprint",
+                 "mutated_since_failure")
+_UPSERT_TASK = (
+    f"INSERT INTO tasks ({', '.join(_TASK_COLUMNS)}) VALUES ({', '.join('?' for _ in _TASK_COLUMNS)}) "
+    f"ON CONFLICT (task_id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in _TASK_MUTABLE)}"
+)
+_INSERT_OP = f"INSERT INTO operations ({', '.join(ALL_COLUMNS)}) VALUES ({', '.join('?' for _ in ALL_COLUMNS)})"
+
+
+def _json(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _flag(value: bool | None) -> int | None:
+    return None if value is None else int(value)
+
+
+def operation_values(op: OperationRecord, op_id: int) -> tuple[Any, ...]:
+    """The row exactly as stored (str/int/None only), in ``HASHED_COLUMNS`` order."""
+    stats = None if op.diff_stats is None else {
+        "files_changed": op.diff_stats[0], "insertions": op.diff_stats[1], "deletions": op.diff_stats[2]}
+    return (
+        op_id, op.task_id, iso_utc(op.timestamp_ms), op.duration_ms, op.op_type, int(op.success),
+        op.repo_before_hash, op.repo_after_hash,
+        _json(list(op.changed_paths)) if op.changed_paths is not None else None, _json(stats), op.short_diff,
+        op.mutation_fingerprint, op.failure_fingerprint, op.failure_class,
+        _json(list(op.failing_tests)) if op.failing_tests is not None else None, op.limit_triggered,
+        op.session_id, op.kind, op.request_id, op.error_code, _flag(op.no_op), _flag(op.non_progress),
+        op.result_bytes, _json(op.detail) if op.detail else None, op.artifact_id, op.artifact_sha256,
+    )
+
+
+def _task_values(task: TaskRecord) -> tuple[Any, ...]:
+    return (
+        task.task_id, iso_utc(task.opened_at_ms),
+        None if task.closed_at_ms is None else iso_utc(task.closed_at_ms), task.state.value,
+        task.repo_snapshot.git_head, json.dumps(task.limits.as_dict(), sort_keys=True), task.session_id,
+        int(task.implicit), task.repo_snapshot.index_version, task.opened_at_ms, task.closed_at_ms,
+        task.close_reason, task.limit_triggered.value if task.limit_triggered else None,
+        task.mutation_count, task.test_run_count, task.last_mutation_fingerprint,
+        task.last_failure_fingerprint, int(task.mutated_since_failure),
+    )
+
+
+def task_from_row(row: sqlite3.Row) -> TaskRecord:
+    limits = json.loads(row["limits_json"])
+    return TaskRecord(
+        task_id=row["task_id"], session_id=row["session_id"], opened_at_ms=row["opened_at_ms"],
+        state=TaskState(row["state"]),
+        limits=TaskLimits(int(limits["max_mutations"]), int(limits["max_test_runs"]),
+                          int(limits["max_duration_sec"])),
+        repo_snapshot=RepoSnapshot(row["repo_head_sha"], row["index_version"]),
+        implicit=bool(row["implicit"]), closed_at_ms=row["closed_at_ms"], close_reason=row["close_reason"],
+        limit_triggered=BudgetType(row["limit_triggered"]) if row["limit_triggered"] else None,
+        mutation_count=row["mutation_count"], test_run_count=row["test_run_count"],
+        last_mutation_fingerprint=row["last_mutation_fingerprint"],
+        last_failure_fingerprint=row["last_failure_fingerprint"],
+        mutated_since_failure=bool(row["mutated_since_failure"]),
+    )
+
+
+def operation_to_public(row: sqlite3.Row) -> dict[str, Any]:
+    """A stored operation row as plain JSON values (for ``cpl status`` and ``get_task``)."""
+    out: dict[str, Any] = {}
+    for key in row.keys():  # noqa: SIM118 - sqlite3.Row is not a mapping
+        value = row[key]
+        if key in ("changed_paths", "diff_stats", "failing_tests", "detail") and value is not None:
+            value = json.loads(value)
+        elif key in ("success", "no_op", "non_progress") and value is not None:
+            value = bool(value)
+        out[key] = value
+    return out
+
+
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection for ``cpl doctor``/``cpl status`` (never creates or writes the file)."""
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def verify_connection(conn: sqlite3.Connection) -> ChainReport:
+    """Walk every operation row in ``op_id`` order and verify the hash chain."""
+    seq_row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'operations'").fetchone()
+    cursor = conn.execute(f"SELECT {', '.join(ALL_COLUMNS)} FROM operations ORDER BY op_id")
+    return verify_rows((tuple(r) for r in cursor), sequence=int(seq_row[0]) if seq_row else None)
+
+
+class Ledger:
+    """The server's writer for ``ledger.db``. Call :meth:`open` before use and :meth:`close` after."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
+        self._last_op_id = 0
+        self._last_hash = GENESIS_HASH
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def open(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                return
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+            conn.row_factory = sqlite3.Row
+            configure(conn)
+            apply_schema(conn)
+            last = conn.execute("SELECT op_id, row_hash FROM operations ORDER BY op_id DESC LIMIT 1").fetchone()
+            seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'operations'").fetchone()
+            # Continue after the AUTOINCREMENT high-water mark, so a truncated tail stays detectable.
+            self._last_op_id = max(int(last["op_id"]) if last else 0, int(seq[0]) if seq else 0)
+            self._last_hash = str(last["row_hash"]) if last else GENESIS_HASH
+            self._conn = conn
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    @property
+    def is_open(self) -> bool:
+        return self._conn is not None
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` … ``COMMIT`` under the lock; rolls back (and restores the head) on error."""
+        with self._lock:
+            conn = self._require()
+            saved = (self._last_op_id, self._last_hash)
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                self._last_op_id, self._last_hash = saved
+                raise
+
+    # -- writes ----------------------------------------------------------------------------------
+
+    def record(self, op: OperationRecord, tasks: tuple[TaskRecord, ...] = ()) -> int:
+        """Append one operation row, first saving the task rows it changed, in one transaction."""
+        with self.transaction() as conn:
+            for task in tasks:
+                self.upsert_task_in(conn, task)
+            return self.append_in(conn, op)
+
+    def upsert_task_in(self, conn: sqlite3.Connection, task: TaskRecord) -> None:
+        """Insert the task or update its mutable columns (a closed row rejects any update)."""
+        conn.execute(_UPSERT_TASK, _task_values(task))
+
+    def append_in(self, conn: sqlite3.Connection, op: OperationRecord) -> int:
+        """Append ``op`` inside an open :meth:`transaction`; returns its ``op_id``."""
+        op_id = self._last_op_id + 1
+        values = operation_values(op, op_id)
+        digest = row_hash(self._last_hash, values)
+        conn.execute(_INSERT_OP, (*values, self._last_hash, digest))
+        self._last_op_id, self._last_hash = op_id, digest
+        return op_id
+
+    @property
+    def head(self) -> tuple[int, str]:
+        """(last op_id, last row_hash)."""
+        with self._lock:
+            return self._last_op_id, self._last_hash
+
+    # -- reads -----------------------------------------------------------------------------------
+
+    def tasks_in_state(self, state: TaskState, *, limit: int = 1000) -> list[TaskRecord]:
+        with self._lock:
+            rows = self._require().execute(
+                "SELECT * FROM tasks WHERE state = ? ORDER BY opened_at_ms, task_id LIMIT ?",
+                (state.value, limit)).fetchall()
+        return [task_from_row(r) for r in rows]
+
+    def get_task(self, task_id: str) -> TaskRecord | None:
+        with self._lock:
+            row = self._require().execute("SELECT * FROM tasks WHERE task_id = ?", (task_id,)).fetchone()
+        return None if row is None else task_from_row(row)
+
+    def recent_operations(self, *, limit: int = 20, task_id: str | None = None) -> list[dict[str, Any]]:
+        """The newest ``limit`` rows (oldest first), optionally of one task; chain columns omitted."""
+        columns = ", ".join(c for c in HASHED_COLUMNS)
+        where, params = ("WHERE task_id = ?", (task_id, limit)) if task_id else ("", (limit,))
+        with self._lock:
+            rows = self._require().execute(
+                f"SELECT {columns} FROM operations {where} ORDER BY op_id DESC LIMIT ?", params).fetchall()
+        return [operation_to_public(r) for r in reversed(rows)]
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            conn = self._require()
+            ops = conn.execute("SELECT COUNT(*) FROM operations").fetchone()[0]
+            tasks = conn.execute("SELECT COUNT(*) FROM tasks").fetchone()[0]
+        return {"operations": int(ops), "tasks": int(tasks), "last_op_id": self._last_op_id}
+
+    def verify(self) -> ChainReport:
+        with self._lock:
+            return verify_connection(self._require())
+
+    def _require(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise RuntimeError("ledger is not open")
+        return self._conn

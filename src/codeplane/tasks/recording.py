@@ -1,0 +1,87 @@
+"""Turning a tool call's outcome into one ledger row (§12.5), without prompts or file contents.
+
+The row keeps paths, hashes, counts, fingerprints and the tool's content-free ``op_detail``. A
+mutation's ``short_diff`` from its report is a real diff excerpt (it contains file text), so it goes to
+the artifact store and the row keeps only a reference plus a path-level summary (``~ a.py``, ``- b.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from codeplane.core.artifacts import ArtifactStore
+from codeplane.core.calls import CallOutcome, MutationReport
+from codeplane.core.logging import get_logger
+from codeplane.tasks.convergence import Convergence
+from codeplane.tasks.models import OperationRecord
+
+log = get_logger(__name__)
+
+#: Bounds that keep one row small whatever the call touched (the full list is in the artifact, if any).
+MAX_PATHS = 500
+MAX_SUMMARY_PATHS = 50
+MAX_FAILING_TESTS = 200
+
+
+def path_summary(report: MutationReport) -> str:
+    """``~ path`` for a changed file, ``- path`` for a deleted one; at most ``MAX_SUMMARY_PATHS`` lines."""
+    lines = [f"{'-' if not sha else '~'} {path}" for path, sha in report.changed_paths[:MAX_SUMMARY_PATHS]]
+    hidden = len(report.changed_paths) - MAX_SUMMARY_PATHS
+    if hidden > 0:
+        lines.append(f"… {hidden} more")
+    return "\n".join(lines)
+
+
+def operation_record(
+    outcome: CallOutcome,
+    *,
+    task_id: str | None,
+    convergence: Convergence | None,
+    limit_triggered: str | None,
+    extra_detail: dict[str, Any] | None,
+    artifacts: ArtifactStore | None,
+) -> OperationRecord:
+    info = outcome.info
+    detail: dict[str, Any] = {}
+    if info.op_detail:
+        detail["args"] = info.op_detail
+    if outcome.error_name:
+        detail["error"] = outcome.error_name
+    detail.update(extra_detail or {})
+    fields: dict[str, Any] = {}
+    report = outcome.mutation
+    if report is not None:
+        paths = tuple(path for path, _ in report.changed_paths)
+        if len(paths) > MAX_PATHS:
+            detail["changed_paths_total"] = len(paths)
+            paths = paths[:MAX_PATHS]
+        fields.update(
+            repo_before_hash=report.repo_before or None, repo_after_hash=report.repo_after or None,
+            changed_paths=paths, diff_stats=(len(report.changed_paths), report.insertions, report.deletions),
+            short_diff=path_summary(report),
+        )
+        if report.symbols_changed:
+            detail["symbols_changed"] = len(report.symbols_changed)
+        if report.short_diff and artifacts is not None:
+            try:
+                ref = artifacts.put_text(report.short_diff)
+                fields.update(artifact_id=ref.artifact_id, artifact_sha256=ref.sha256)
+            except OSError as exc:  # artifacts are disposable; the row is not
+                log.warning("could not store diff artifact", error=str(exc))
+    failure = outcome.failure
+    if failure is not None:
+        fields.update(failure_fingerprint=failure.fingerprint, failure_class=failure.failure_class or None,
+                      failing_tests=tuple(sorted(failure.failing_tests))[:MAX_FAILING_TESTS])
+        if failure.exit_code is not None:
+            detail["exit_code"] = failure.exit_code
+    if convergence is not None:
+        fields.update(mutation_fingerprint=convergence.mutation_fingerprint, no_op=convergence.no_op,
+                      non_progress=convergence.non_progress)
+        if convergence.failure_fingerprint:
+            fields["failure_fingerprint"] = convergence.failure_fingerprint
+    return OperationRecord(
+        task_id=task_id, timestamp_ms=info.started_ms, op_type=info.tool, success=outcome.ok,
+        duration_ms=round(outcome.duration_ms), session_id=info.session_id, kind=info.kind,
+        request_id=info.request_id, error_code=outcome.error_code, limit_triggered=limit_triggered,
+        result_bytes=outcome.result_bytes if outcome.ok else None, detail=detail, **fields,
+    )

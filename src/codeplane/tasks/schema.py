@@ -1,0 +1,144 @@
+"""The ledger's SQLite schema, v1 (§12.5 first schema with all columns, plus the D12 hash chain).
+
+Append-only is enforced by the database itself, not by convention: triggers reject every UPDATE of
+``operations`` and every DELETE unless the retention guard is raised inside the retention job's own
+transaction (it is lowered again before that transaction commits). Closed tasks are final: a trigger
+rejects any update of a task row whose state is no longer OPEN, and a task's identity columns
+(id, session, opened_at, limits, repo snapshot) never change.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+SCHEMA_VERSION = 1
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS ledger_meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS ledger_guard (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  retention_active INTEGER NOT NULL DEFAULT 0
+);
+INSERT OR IGNORE INTO ledger_guard (id, retention_active) VALUES (1, 0);
+
+CREATE TABLE IF NOT EXISTS tasks (
+  task_id TEXT PRIMARY KEY,
+  opened_at TIMESTAMP NOT NULL,
+  closed_at TIMESTAMP,
+  state TEXT NOT NULL CHECK (state IN ('OPEN', 'CLOSED_SUCCESS', 'CLOSED_FAILED', 'CLOSED_INTERRUPTED')),
+  repo_head_sha TEXT,
+  limits_json TEXT NOT NULL,
+  -- beyond the §12.5 columns: the rest of the §12.2 persisted task state
+  session_id TEXT NOT NULL,
+  implicit INTEGER NOT NULL,
+  index_version INTEGER,
+  opened_at_ms INTEGER NOT NULL,
+  closed_at_ms INTEGER,
+  close_reason TEXT,
+  limit_triggered TEXT,
+  mutation_count INTEGER NOT NULL DEFAULT 0,
+  test_run_count INTEGER NOT NULL DEFAULT 0,
+  last_mutation_fingerprint TEXT,
+  last_failure_fingerprint TEXT,
+  mutated_since_failure INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks (state);
+CREATE INDEX IF NOT EXISTS tasks_by_opened ON tasks (opened_at_ms);
+
+CREATE TABLE IF NOT EXISTS operations (
+  op_id INTEGER PRIMARY KEY AUTOINCREMENT,
+  task_id TEXT,
+  timestamp TIMESTAMP NOT NULL,
+  duration_ms INTEGER,
+  op_type TEXT NOT NULL,
+  success BOOLEAN NOT NULL,
+
+  -- repo boundaries
+  repo_before_hash TEXT,
+  repo_after_hash TEXT,
+
+  -- mutation summary (no content)
+  changed_paths TEXT,
+  diff_stats TEXT,
+  short_diff TEXT,
+
+  -- convergence signals
+  mutation_fingerprint TEXT,
+  failure_fingerprint TEXT,
+  failure_class TEXT,
+  failing_tests TEXT,
+  limit_triggered TEXT,
+
+  -- call context (content-free)
+  session_id TEXT,
+  kind TEXT,
+  request_id TEXT,
+  error_code INTEGER,
+  no_op INTEGER,
+  non_progress INTEGER,
+  result_bytes INTEGER,
+  detail TEXT,
+
+  -- v1.5 artifact reference (the artifact may be gone; the chain never depends on it)
+  artifact_id TEXT,
+  artifact_sha256 TEXT,
+
+  -- D12 hash chain
+  prev_hash TEXT NOT NULL,
+  row_hash TEXT NOT NULL,
+
+  FOREIGN KEY (task_id) REFERENCES tasks (task_id)
+);
+CREATE INDEX IF NOT EXISTS operations_by_task ON operations (task_id);
+
+CREATE TRIGGER IF NOT EXISTS operations_reject_update BEFORE UPDATE ON operations
+BEGIN
+  SELECT RAISE(ABORT, 'ledger operations are append-only: UPDATE rejected');
+END;
+
+CREATE TRIGGER IF NOT EXISTS operations_reject_delete BEFORE DELETE ON operations
+WHEN (SELECT retention_active FROM ledger_guard WHERE id = 1) IS NOT 1
+BEGIN
+  SELECT RAISE(ABORT, 'ledger operations are append-only: DELETE rejected (only retention deletes)');
+END;
+
+CREATE TRIGGER IF NOT EXISTS tasks_reject_delete BEFORE DELETE ON tasks
+WHEN (SELECT retention_active FROM ledger_guard WHERE id = 1) IS NOT 1
+BEGIN
+  SELECT RAISE(ABORT, 'ledger tasks are append-only: DELETE rejected (only retention deletes)');
+END;
+
+CREATE TRIGGER IF NOT EXISTS tasks_closed_are_final BEFORE UPDATE ON tasks
+WHEN OLD.state <> 'OPEN'
+BEGIN
+  SELECT RAISE(ABORT, 'closed tasks are final: UPDATE rejected');
+END;
+
+CREATE TRIGGER IF NOT EXISTS tasks_identity_is_fixed
+BEFORE UPDATE OF task_id, session_id, opened_at, opened_at_ms, limits_json, repo_head_sha, index_version,
+  implicit ON tasks
+BEGIN
+  SELECT RAISE(ABORT, 'task identity columns never change: UPDATE rejected');
+END;
+"""
+
+
+def apply_schema(conn: sqlite3.Connection) -> None:
+    """Create (idempotently) the v1 schema and its triggers; record the schema version."""
+    conn.executescript(_DDL)
+    conn.execute("INSERT OR IGNORE INTO ledger_meta (key, value) VALUES ('schema_version', ?)",
+                 (str(SCHEMA_VERSION),))
+
+
+def configure(conn: sqlite3.Connection) -> None:
+    # WAL + synchronous=NORMAL: a commit is a sequential append without fsync (the WAL is synced at
+    # checkpoints), which keeps the per-call cost well under a millisecond; a power cut may lose the
+    # last few rows but never corrupts the chain.
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute("PRAGMA busy_timeout=5000")

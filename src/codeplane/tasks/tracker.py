@@ -1,0 +1,335 @@
+"""The task tracker: the :class:`~codeplane.core.calls.CallObserver` that accounts for every tool call.
+
+Before a call it admits or refuses it (``budgets.admit``); after a call - every call, refused, failed
+or invalid ones included - it computes convergence signals and appends one ledger row. It also serves
+``open_task``/``close_task``/``get_task``/``reset_budget`` and the ``tasks`` status section.
+
+``open_task`` *closes* the session's current OPEN task as CLOSED_SUCCESS (reason ``superseded by
+open_task``) rather than refusing: the implicit task every session starts with must be replaceable
+without an extra call, and the answer names the task it closed so nothing happens silently.
+
+Thread-safety: one re-entrant lock guards all session state; the dispatcher calls from the event loop,
+maintenance runs in a worker thread.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from codeplane.core.artifacts import ArtifactStore
+from codeplane.core.calls import CallInfo, CallNotes, CallOutcome, TaskMeta
+from codeplane.core.clock import now_ms
+from codeplane.core.config import TasksConfig
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.logging import get_logger
+from codeplane.tasks.budgets import admit
+from codeplane.tasks.convergence import observe
+from codeplane.tasks.ledger import Ledger
+from codeplane.tasks.models import (
+    OperationRecord,
+    ReadLimits,
+    ReadUse,
+    RepoSnapshot,
+    TaskLimits,
+    TaskRecord,
+    TaskState,
+)
+from codeplane.tasks.recording import operation_record
+from codeplane.tasks.retention import RetentionReport, run_retention
+from codeplane.tasks.sessions import Session, SessionTable
+
+log = get_logger(__name__)
+_SWEEP_EVERY_MS = 1_000
+STATUS_MAX_TASKS = 50
+STATUS_RECENT_OPS = 10
+
+
+@dataclass(frozen=True)
+class TrackerSettings:
+    default_limits: TaskLimits
+    read_limits: ReadLimits
+    idle_timeout_sec: int
+    retention_days: int
+    retention_tasks: int
+    #: Write one ledger row per call (off only for overhead benchmarks and debugging).
+    record_operations: bool = True
+
+    @classmethod
+    def from_config(cls, config: TasksConfig) -> TrackerSettings:
+        return cls(
+            default_limits=TaskLimits(config.max_mutations, config.max_test_runs, config.max_duration_sec),
+            read_limits=ReadLimits(config.read_budget_bytes, config.read_budget_calls),
+            idle_timeout_sec=config.session_idle_timeout_sec,
+            retention_days=config.ledger_retention_days,
+            retention_tasks=config.ledger_retention_tasks,
+            record_operations=config.ledger_enabled,
+        )
+
+
+@dataclass(frozen=True)
+class TaskView:
+    """A task plus its session's read budget, as ``get_task``/``open_task``/``close_task`` return it."""
+
+    task: TaskRecord
+    read: ReadUse | None
+    budget: str
+    closed_previous: TaskRecord | None = None
+
+
+def new_task_id() -> str:
+    return f"task_{uuid.uuid4().hex[:16]}"
+
+
+class TaskTracker:
+    """Sessions, tasks and budgets in memory; the ledger on disk. Call :meth:`start` before use."""
+
+    def __init__(self, ledger: Ledger, settings: TrackerSettings, *,
+                 snapshot: Callable[[], RepoSnapshot] = lambda: RepoSnapshot(None),
+                 artifacts: ArtifactStore | None = None, clock: Callable[[], int] = now_ms) -> None:
+        self.ledger = ledger
+        self.settings = settings
+        self._snapshot = snapshot
+        self._artifacts = artifacts
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._sessions = SessionTable(settings.idle_timeout_sec * 1000)
+        self._last_sweep = 0
+        #: request_id -> (task_id at admission, limit that refused it or None)
+        self._inflight: dict[str, tuple[str, str | None]] = {}
+        #: request_id -> content-free facts a task tool adds to its own ledger row
+        self._call_detail: dict[str, dict[str, Any]] = {}
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def start(self) -> list[str]:
+        """Open the ledger and close every task a previous server left OPEN as CLOSED_INTERRUPTED."""
+        self.ledger.open()
+        interrupted = []
+        now = self._clock()
+        for task in self.ledger.tasks_in_state(TaskState.OPEN, limit=1_000_000):
+            self._interrupt(task, now, "server restart")
+            interrupted.append(task.task_id)
+        if interrupted:
+            log.info("interrupted tasks left open by a previous server", count=len(interrupted))
+        return interrupted
+
+    def stop(self) -> None:
+        self.ledger.close()
+
+    def run_retention(self) -> RetentionReport:
+        return run_retention(self.ledger, now_ms=self._clock(), max_age_days=self.settings.retention_days,
+                             keep_tasks=self.settings.retention_tasks)
+
+    def maintain(self) -> dict[str, int]:
+        """Ledger retention and artifact GC; run at start and periodically. Never raises."""
+        out = {"deleted_operations": 0, "deleted_tasks": 0, "deleted_artifacts": 0}
+        try:
+            report = self.run_retention()
+            out.update(deleted_operations=report.deleted_operations, deleted_tasks=report.deleted_tasks)
+            if self._artifacts is not None:
+                out["deleted_artifacts"] = self._artifacts.gc(now=self._clock())
+        except Exception:  # maintenance must never take the server down; the next run retries
+            log.exception("ledger maintenance failed")
+        if any(out.values()):
+            log.info("ledger maintenance", **out)
+        return out
+
+    # -- CallObserver ----------------------------------------------------------------------------
+
+    def before_call(self, info: CallInfo) -> None:
+        with self._lock:
+            now = self._clock()
+            self._sweep(now)
+            session = self._session(info.session_id, now)
+            decision = admit(session.task, session.read, self.settings.read_limits, info.kind, now)
+            session.task, session.read = decision.task, decision.read
+            limit = decision.limit_triggered.value if decision.limit_triggered else None
+            self._inflight[info.request_id] = (session.task.task_id, limit if decision.error else None)
+            if decision.error is not None:
+                raise decision.error
+
+    def after_call(self, outcome: CallOutcome) -> CallNotes | None:
+        info = outcome.info
+        with self._lock:
+            now = self._clock()
+            session = self._session(info.session_id, now)
+            task_id, limit = self._inflight.pop(info.request_id, (session.task.task_id, None))
+            extra = self._call_detail.pop(info.request_id, None)
+            same_task = task_id == session.task.task_id
+            convergence = observe(session.task, outcome, update_task=same_task)
+            session.task = convergence.task
+            if info.kind == "read" and outcome.ok:
+                read = session.read
+                session.read = ReadUse(read.bytes + outcome.result_bytes, read.calls, read.resets)
+            warnings: tuple[str, ...] = ()
+            if self.settings.record_operations:
+                record = operation_record(outcome, task_id=task_id, convergence=convergence,
+                                          limit_triggered=limit, extra_detail=extra, artifacts=self._artifacts)
+                try:
+                    self.ledger.record(record, self._unsaved(session))
+                    session.saved_task = session.task
+                except Exception as exc:  # the answer must still go out; say so instead
+                    log.exception("ledger write failed", tool=info.tool)
+                    warnings = (f"ledger write failed: {type(exc).__name__}: {exc}",)
+            return convergence.notes(warnings)
+
+    def task_meta(self, session_id: str) -> TaskMeta | None:
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None:
+                return None
+            return TaskMeta(session.task.task_id, session.task.state.value, self._budget_line(session))
+
+    # -- task tools ------------------------------------------------------------------------------
+
+    def open_task(self, session_id: str, limits: dict[str, int] | None = None, *,
+                  request_id: str | None = None) -> TaskView:
+        """Start a new task for the session; its current OPEN task closes CLOSED_SUCCESS (superseded)."""
+        with self._lock:
+            now = self._clock()
+            session = self._session(session_id, now)
+            defaults = self.settings.default_limits.as_dict()
+            chosen = TaskLimits(**{**defaults, **{k: v for k, v in (limits or {}).items() if v is not None}})
+            previous = session.task
+            closed: TaskRecord | None = None
+            if previous.state is TaskState.OPEN:
+                closed = previous.with_changes(state=TaskState.CLOSED_SUCCESS, closed_at_ms=now,
+                                               close_reason="superseded by open_task")
+            task = self._new_task(session_id, chosen, now, implicit=False)
+            self._save(*(t for t in (closed, task) if t is not None))
+            session.task = session.saved_task = task
+            self._note(request_id, {"opened": task.task_id, "limits": chosen.as_dict(),
+                                    **({"closed_previous": previous.task_id} if closed else {})})
+            return TaskView(task, session.read, self._budget_line(session), closed)
+
+    def close_task(self, session_id: str, outcome: Literal["success", "failed"], *,
+                   request_id: str | None = None) -> TaskView:
+        """Close the session's current task; 6003 if it is already closed. Tasks never reopen."""
+        with self._lock:
+            now = self._clock()
+            session = self._session(session_id, now)
+            task = session.task
+            if task.state is not TaskState.OPEN:
+                raise CodePlaneError(
+                    ErrorCode.TASK_ALREADY_CLOSED, f"task {task.task_id} is already {task.state.value}",
+                    details={"task_id": task.task_id, "task_state": task.state.value,
+                             "close_reason": task.close_reason, "hint": "call open_task to start a new task"})
+            state = TaskState.CLOSED_SUCCESS if outcome == "success" else TaskState.CLOSED_FAILED
+            closed = task.with_changes(state=state, closed_at_ms=now, close_reason=f"closed by client ({outcome})")
+            self._save(closed)
+            session.task = session.saved_task = closed
+            self._note(request_id, {"closed": closed.task_id, "outcome": outcome})
+            return TaskView(closed, session.read, self._budget_line(session))
+
+    def get_task(self, session_id: str, task_id: str | None = None) -> TaskView:
+        """The session's current task, or any task by id (live state if a session holds it); else 6002."""
+        with self._lock:
+            session = self._session(session_id, self._clock())
+            if task_id is None or task_id == session.task.task_id:
+                return TaskView(session.task, session.read, self._budget_line(session))
+            live = next((s for s in self._sessions.all() if s.task.task_id == task_id), None)
+            if live is not None:
+                return TaskView(live.task, None, live.task.budget_line())
+            stored = self.ledger.get_task(task_id)
+            if stored is None:
+                raise CodePlaneError(ErrorCode.TASK_NOT_FOUND, f"no task {task_id!r} (never existed or expired)",
+                                     details={"task_id": task_id})
+            return TaskView(stored, None, stored.budget_line())
+
+    def task_operations(self, task_id: str, limit: int) -> list[dict[str, Any]]:
+        """The task's newest ``limit`` ledger rows, oldest first (empty when the ledger is closed)."""
+        return self.ledger.recent_operations(limit=limit, task_id=task_id) if self.ledger.is_open else []
+
+    def reset_budget(self, session_id: str, *, request_id: str | None = None) -> tuple[ReadUse, ReadUse]:
+        """Reset the session's read budget; returns (before, after). Recorded in the call's ledger row."""
+        with self._lock:
+            session = self._session(session_id, self._clock())
+            before = session.read
+            session.read = ReadUse(0, 0, before.resets + 1)
+            self._note(request_id, {"reset_read_budget": {"calls": before.calls, "bytes": before.bytes,
+                                                          "resets": session.read.resets}})
+            return before, session.read
+
+    # -- status ----------------------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        with self._lock:
+            now = self._clock()
+            sessions = self._sessions.all()
+            open_tasks = [
+                {**s.task.to_public(now), "budget": self._budget_line(s),
+                 "read_budget": {"calls": s.read.calls, "bytes": s.read.bytes, "resets": s.read.resets,
+                                 "max_calls": self.settings.read_limits.max_calls,
+                                 "max_bytes": self.settings.read_limits.max_bytes}}
+                for s in sessions if s.task.state is TaskState.OPEN
+            ]
+        ledger: dict[str, Any] = {"path": str(self.ledger.path), "recording": self.settings.record_operations}
+        recent: list[dict[str, Any]] = []
+        if self.ledger.is_open:
+            ledger.update(self.ledger.counts())
+            recent = self.ledger.recent_operations(limit=STATUS_RECENT_OPS)
+        return {
+            "sessions": len(sessions),
+            "open_tasks": open_tasks[:STATUS_MAX_TASKS],
+            "open_task_count": len(open_tasks),
+            "default_limits": self.settings.default_limits.as_dict(),
+            "read_limits": {"max_calls": self.settings.read_limits.max_calls,
+                            "max_bytes": self.settings.read_limits.max_bytes},
+            "recent_operations": recent,
+            "ledger": ledger,
+        }
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def _session(self, session_id: str, now: int) -> Session:
+        session = self._sessions.get(session_id)
+        if session is None:
+            task = self._new_task(session_id, self.settings.default_limits, now, implicit=True)
+            session = Session(session_id, now, now, task, ReadUse())
+            self._sessions.add(session)
+        session.last_seen_ms = max(session.last_seen_ms, now)
+        return session
+
+    def _new_task(self, session_id: str, limits: TaskLimits, now: int, *, implicit: bool) -> TaskRecord:
+        try:
+            snapshot = self._snapshot()
+        except Exception:  # a task must open even if HEAD cannot be read (e.g. a broken ref)
+            log.exception("repo snapshot failed")
+            snapshot = RepoSnapshot(None)
+        return TaskRecord(task_id=new_task_id(), session_id=session_id, opened_at_ms=now, state=TaskState.OPEN,
+                          limits=limits, repo_snapshot=snapshot, implicit=implicit)
+
+    def _budget_line(self, session: Session) -> str:
+        return f"{session.task.budget_line()}, {session.read.line(self.settings.read_limits)}"
+
+    def _unsaved(self, session: Session) -> tuple[TaskRecord, ...]:
+        return () if session.saved_task == session.task else (session.task,)
+
+    def _save(self, *tasks: TaskRecord) -> None:
+        if self.ledger.is_open:
+            with self.ledger.transaction() as conn:
+                for task in tasks:
+                    self.ledger.upsert_task_in(conn, task)
+
+    def _note(self, request_id: str | None, detail: dict[str, Any]) -> None:
+        if request_id is not None:
+            self._call_detail[request_id] = detail
+
+    def _sweep(self, now: int) -> None:
+        if now - self._last_sweep < _SWEEP_EVERY_MS:
+            return
+        self._last_sweep = now
+        for session in self._sessions.expire_idle(now):
+            if session.task.state is TaskState.OPEN:
+                self._interrupt(session.task, now, "session idle timeout")
+
+    def _interrupt(self, task: TaskRecord, now: int, reason: str) -> None:
+        closed = task.with_changes(state=TaskState.CLOSED_INTERRUPTED, closed_at_ms=now, close_reason=reason)
+        row = OperationRecord(task_id=task.task_id, timestamp_ms=now, op_type="task.interrupted", success=True,
+                              session_id=task.session_id, kind="maintenance", detail={"reason": reason})
+        if self.ledger.is_open:
+            self.ledger.record(row, (closed,))
