@@ -1,0 +1,107 @@
+"""Which language a path is written in, and which §8.4.1 family owns it.
+
+One table used by every index tier: the lexical index stores ``family`` per file, the structural index
+picks its tree-sitter grammar and adapter from ``language``/``grammar``. Detection is by file name only
+(no content sniffing), so it is deterministic and free.
+
+- ``family``: one of the §8.4.1 keys (``FAMILIES``) or ``None``. C and C++ have no §8.4.1 family (the
+  list is closed), so they are indexed structurally but never owned by a context.
+- ``language``: a finer name shown to users (``typescript`` vs ``javascript``, ``yaml`` vs ``json``).
+- ``grammar``: the ``tree-sitter-language-pack`` grammar name, or ``None`` when no structural
+  extraction exists for the language (Vue, Cython, ...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: §8.4.1 "Unified Families": no other family strings are valid.
+FAMILIES: tuple[str, ...] = (
+    "javascript", "python", "go", "rust", "jvm", "dotnet", "ruby", "php", "swift", "elixir", "haskell",
+    "terraform", "sql", "docker", "markdown", "json_yaml", "protobuf", "graphql", "config",
+)
+#: Families whose files are data, not code (§8.4.5 Type B probe).
+DATA_FAMILIES: frozenset[str] = frozenset(
+    {"terraform", "sql", "docker", "markdown", "json_yaml", "protobuf", "graphql", "config"})
+
+
+@dataclass(frozen=True)
+class LanguageInfo:
+    language: str
+    family: str | None
+    grammar: str | None
+
+
+def _info(language: str, family: str | None, grammar: str | None = None) -> LanguageInfo:
+    return LanguageInfo(language=language, family=family, grammar=grammar)
+
+
+_PY = _info("python", "python", "python")
+_JS = _info("javascript", "javascript", "javascript")
+_TS = _info("typescript", "javascript", "typescript")
+_TSX = _info("tsx", "javascript", "tsx")
+_C = _info("c", None, "c")
+_CPP = _info("cpp", None, "cpp")
+_YAML = _info("yaml", "json_yaml", "yaml")
+_DOCKER = _info("dockerfile", "docker", "dockerfile")
+
+_BY_EXTENSION: dict[str, LanguageInfo] = {
+    ".py": _PY, ".pyi": _PY, ".pyw": _PY,
+    ".pyx": _info("cython", "python"), ".pxd": _info("cython", "python"), ".pxi": _info("cython", "python"),
+    ".js": _JS, ".jsx": _JS, ".mjs": _JS, ".cjs": _JS,
+    ".ts": _TS, ".cts": _TS, ".mts": _TS, ".tsx": _TSX,
+    ".vue": _info("vue", "javascript"), ".svelte": _info("svelte", "javascript"),
+    ".astro": _info("astro", "javascript"),
+    ".go": _info("go", "go", "go"),
+    ".rs": _info("rust", "rust", "rust"),
+    ".java": _info("java", "jvm", "java"),
+    ".kt": _info("kotlin", "jvm", "kotlin"), ".kts": _info("kotlin", "jvm", "kotlin"),
+    ".scala": _info("scala", "jvm"), ".sc": _info("scala", "jvm"),
+    ".cs": _info("csharp", "dotnet", "csharp"),
+    ".fs": _info("fsharp", "dotnet"), ".fsx": _info("fsharp", "dotnet"), ".vb": _info("vbnet", "dotnet"),
+    ".rb": _info("ruby", "ruby", "ruby"), ".rake": _info("ruby", "ruby", "ruby"),
+    ".php": _info("php", "php", "php"),
+    ".swift": _info("swift", "swift"),
+    ".ex": _info("elixir", "elixir"), ".exs": _info("elixir", "elixir"),
+    ".hs": _info("haskell", "haskell"),
+    ".tf": _info("hcl", "terraform", "hcl"), ".hcl": _info("hcl", "terraform", "hcl"),
+    ".sql": _info("sql", "sql", "sql"),
+    ".dockerfile": _DOCKER,
+    ".md": _info("markdown", "markdown", "markdown"), ".markdown": _info("markdown", "markdown", "markdown"),
+    ".mdx": _info("markdown", "markdown", "markdown"),
+    ".json": _info("json", "json_yaml", "json"), ".jsonc": _info("json", "json_yaml", "json"),
+    ".yaml": _YAML, ".yml": _YAML,
+    ".toml": _info("toml", "json_yaml", "toml"),
+    ".proto": _info("protobuf", "protobuf", "proto"),
+    ".graphql": _info("graphql", "graphql", "graphql"), ".gql": _info("graphql", "graphql", "graphql"),
+    ".nix": _info("nix", "config", "nix"),
+    ".c": _C, ".h": _C,
+    ".cc": _CPP, ".cpp": _CPP, ".cxx": _CPP, ".c++": _CPP, ".hpp": _CPP, ".hh": _CPP, ".hxx": _CPP,
+    ".h++": _CPP, ".ipp": _CPP, ".inl": _CPP,
+}
+
+_BY_NAME: dict[str, LanguageInfo] = {
+    "Dockerfile": _DOCKER, "Containerfile": _DOCKER,
+    "docker-compose.yml": _info("yaml", "docker", "yaml"), "docker-compose.yaml": _info("yaml", "docker", "yaml"),
+    "Gemfile": _info("ruby", "ruby", "ruby"), "Rakefile": _info("ruby", "ruby", "ruby"),
+}
+
+
+def detect(path: str) -> LanguageInfo | None:
+    """The language of ``path`` (canonical relative POSIX path), or ``None`` for unknown files."""
+    name = path.rsplit("/", 1)[-1]
+    info = _BY_NAME.get(name)
+    if info is not None:
+        return info
+    if name.startswith("Dockerfile."):
+        return _DOCKER
+    dot = name.rfind(".")
+    if dot <= 0:
+        return None
+    return _BY_EXTENSION.get(name[dot:].lower())
+
+
+def family_of(path: str) -> str | None:
+    """The §8.4.1 family key of ``path`` or ``None``."""
+    info = detect(path)
+    return info.family if info else None

@@ -1,0 +1,70 @@
+"""Parse one file and run its language adapter: text in, ``FileFacts`` (or a counted skip) out.
+
+Pure and deterministic: no I/O, no database, safe to run in worker processes. A file whose grammar is
+missing, whose language has no adapter, or whose parse/extraction raises is skipped with a reason; the
+caller counts it and indexing goes on (§18 item 3).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import NamedTuple
+
+from tree_sitter import Node, Query, QueryCursor
+
+from codeplane.index.languages import detect
+from codeplane.index.structural import grammars
+from codeplane.index.structural.adapters import adapter_for
+from codeplane.index.structural.facts import FileFacts, ParseStats
+from codeplane.index.structural.identity import UidAllocator
+from codeplane.index.structural.source import SourceText
+
+PARSED = "parsed"
+NO_ADAPTER = "unsupported"
+NO_GRAMMAR = "grammar_missing"
+FAILED = "parse_failed"
+
+
+class Outcome(NamedTuple):
+    path: str
+    language: str | None
+    status: str
+    facts: FileFacts | None
+    stats: ParseStats | None
+    error: str | None = None
+
+
+@cache
+def _error_query(grammar: str) -> Query | None:
+    lang = grammars.language(grammar)
+    return Query(lang, "(ERROR) @e") if lang is not None else None
+
+
+def parse_stats(grammar: str, root: Node) -> ParseStats:
+    query = _error_query(grammar)
+    errors = len(QueryCursor(query).captures(root).get("e", [])) if query is not None and root.has_error else 0
+    has_named = any(c.is_named and not c.is_extra and c.type != "ERROR" for c in root.children)
+    return ParseStats(root.descendant_count, errors, has_named)
+
+
+def extract_file(path: str, text: str) -> Outcome:
+    """Facts for ``path`` holding ``text``. Never raises for bad input; see ``Outcome.status``."""
+    info = detect(path)
+    if info is None or info.grammar is None:
+        return Outcome(path, info.language if info else None, NO_ADAPTER, None, None)
+    parser = grammars.parser(info.grammar)
+    if parser is None:
+        return Outcome(path, info.language, NO_GRAMMAR, None, None, f"grammar {info.grammar} is missing")
+    try:
+        src = SourceText(text)
+        tree = parser.parse(src.data)
+        stats = parse_stats(info.grammar, tree.root_node)
+        adapter = adapter_for(info.grammar)
+        if adapter is None:
+            return Outcome(path, info.language, NO_ADAPTER, None, stats)
+        out = adapter(src, tree.root_node, UidAllocator(info.language, path))
+    except Exception as exc:  # noqa: BLE001 - one bad file must never abort indexing (§18 item 3)
+        return Outcome(path, info.language, FAILED, None, None, f"{type(exc).__name__}: {exc}")
+    facts = FileFacts(path, info.language, out.package, stats, src.line_count, out.defs, out.scopes, out.binds,
+                      out.imports, out.refs, out.exports, out.thunks, out.dynamic)
+    return Outcome(path, info.language, PARSED, facts, stats)
