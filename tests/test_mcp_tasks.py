@@ -154,7 +154,7 @@ async def test_every_call_is_a_ledger_row_and_status_shows_open_tasks(server: Se
         tasks = status["tasks"]
         mine = [t for t in tasks["open_tasks"] if t["task_id"] == state["task"]["task_id"]]
         assert mine and mine[0]["budget"].startswith("mutations 0/200") and mine[0]["read_budget"]["max_calls"] == 4
-        assert tasks["recent_operations"] and tasks["ledger"]["operations"] >= 4
+        assert tasks["recent_operations"] and tasks["ledger"]["last_op_id"] >= 4
 
 
 async def test_restart_interrupts_open_tasks_and_doctor_detects_tampering(tmp_path: Path) -> None:

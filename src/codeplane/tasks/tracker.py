@@ -45,7 +45,9 @@ from codeplane.tasks.sessions import Session, SessionTable
 log = get_logger(__name__)
 _SWEEP_EVERY_MS = 1_000
 STATUS_MAX_TASKS = 50
-STATUS_RECENT_OPS = 10
+STATUS_RECENT_OPS = 5
+STATUS_OP_FIELDS = ("op_id", "timestamp", "task_id", "op_type", "success", "error_code", "duration_ms",
+                    "limit_triggered", "no_op", "non_progress")
 
 
 @dataclass(frozen=True)
@@ -267,11 +269,13 @@ class TaskTracker:
                                  "max_bytes": self.settings.read_limits.max_bytes}}
                 for s in sessions if s.task.state is TaskState.OPEN
             ]
-        ledger: dict[str, Any] = {"path": str(self.ledger.path), "recording": self.settings.record_operations}
+        # Cheap on purpose (describe includes it): the head comes from memory, the rows by primary key.
+        ledger: dict[str, Any] = {"path": str(self.ledger.path), "recording": self.settings.record_operations,
+                                  "last_op_id": self.ledger.head[0]}
         recent: list[dict[str, Any]] = []
         if self.ledger.is_open:
-            ledger.update(self.ledger.counts())
-            recent = self.ledger.recent_operations(limit=STATUS_RECENT_OPS)
+            recent = [{k: op[k] for k in STATUS_OP_FIELDS}
+                      for op in self.ledger.recent_operations(limit=STATUS_RECENT_OPS)]
         return {
             "sessions": len(sessions),
             "open_tasks": open_tasks[:STATUS_MAX_TASKS],
