@@ -58,10 +58,11 @@ def _render_tasks(tasks: Any) -> None:
         console.print("  last operations:")
     for op in recent:
         outcome = "ok" if op.get("success") else f"error {op.get('error_code') or ''}".rstrip()
-        flags = " ".join(f for f in ("no_op", "non_progress") if op.get(f))
-        console.print(f"    #{op['op_id']} {op['timestamp']} {op['op_type']} {outcome} "
-                      f"{op.get('duration_ms') or 0} ms {op.get('limit_triggered') or ''} {flags}".rstrip(),
-                      markup=False)
+        parts = [f"#{op['op_id']}", op["timestamp"], op["op_type"], outcome, f"{op.get('duration_ms') or 0} ms"]
+        if op.get("limit_triggered"):
+            parts.append(f"limit={op['limit_triggered']}")
+        parts += [flag for flag in ("no_op", "non_progress") if op.get(flag)]
+        console.print("    " + " ".join(parts), markup=False)
 
 
 def status(
