@@ -1,0 +1,101 @@
+"""Plumbing shared by every GitService call: opening the repository, mapping pygit2 failures to the
+catalog, serialising writes, tracking effects, recovery points and the confirm rule."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pygit2
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.logging import get_logger
+from codeplane.git import recovery
+from codeplane.git.effects import EffectTracker
+from codeplane.git.models import Effect
+
+log = get_logger(__name__)
+
+
+@contextmanager
+def git_errors() -> Iterator[None]:
+    """pygit2 exceptions that escape an operation become 8001 with libgit2's message."""
+    try:
+        yield
+    except CodePlaneError:
+        raise
+    except (pygit2.GitError, KeyError, ValueError) as exc:
+        raise CodePlaneError(ErrorCode.GIT_ERROR, f"git operation failed: {exc}",
+                             details={"exception": type(exc).__name__}) from exc
+
+
+def require_confirm(confirm: bool, action: str, discards: str, **details: object) -> None:
+    """5009 unless ``confirm``: the caller must say it means to discard ``discards``."""
+    if not confirm:
+        raise CodePlaneError(
+            ErrorCode.CONFIRMATION_REQUIRED,
+            f"{action} would discard {discards}; call again with confirm: true. A recovery point is recorded "
+            "first; git_reset with recovery_point=<name> (confirm: true) restores it.",
+            details={"action": action, **details},
+        )
+
+
+@dataclass
+class Write:
+    """One serialised write: the open repository, its effect tracker and any recovery point."""
+
+    repo: pygit2.Repository
+    root: Path
+    tracker: EffectTracker
+    recovery_point: str | None = None
+    extra_paths: tuple[str, ...] = ()
+    stats: tuple[int, int] = (0, 0)
+    notes: list[str] = field(default_factory=list)
+
+    def record(self, op: str, extras: dict[str, str] | None = None) -> str:
+        """Save the prior state now (before anything is discarded); returns the recovery ref."""
+        self.recovery_point = recovery.record(self.repo, op, extras)
+        return self.recovery_point
+
+    def effect(self) -> Effect:
+        return self.tracker.finish(self.repo, recovery_point=self.recovery_point, extra_paths=self.extra_paths,
+                                   insertions=self.stats[0], deletions=self.stats[1])
+
+
+class RepoSession:
+    """Opens a fresh pygit2 handle per call (handles are not thread-safe) and serialises writes."""
+
+    def __init__(self, root: Path, after_tree_change: Callable[[], object]) -> None:
+        self.root = root
+        self._after_tree_change = after_tree_change
+        self._lock = threading.RLock()
+
+    def open(self) -> pygit2.Repository:
+        return pygit2.Repository(str(self.root))
+
+    @contextmanager
+    def reading(self) -> Iterator[pygit2.Repository]:
+        with git_errors():
+            yield self.open()
+
+    @contextmanager
+    def writing(self, *, files: bool, reconcile: bool = True) -> Iterator[Write]:
+        """A write under the lock; ``files`` tracks working-tree paths, ``reconcile`` refreshes the index
+        subsystem afterwards (also after a failure: a half-done operation may have touched files)."""
+        with self._lock:
+            try:
+                with git_errors():
+                    repo = self.open()
+                    yield Write(repo=repo, root=self.root, tracker=EffectTracker(repo, worktree=files))
+            finally:
+                if reconcile:
+                    self.reconcile()
+
+    def reconcile(self) -> None:
+        try:
+            self._after_tree_change()
+        except Exception:  # the git operation itself succeeded; a stale index self-heals on the next scan
+            log.exception("index reconcile after a git operation failed")

@@ -1,0 +1,176 @@
+"""``git_commit`` / ``git_stage_and_commit``: a commit from the index, with the pre-commit hook.
+
+Order: refuse unresolved conflicts → stage ``stage`` paths (``git_stage_and_commit``) or the ``only``
+paths → run ``pre-commit`` (unless skipped) → write the tree (every staged change, or with ``only`` just
+those paths on top of HEAD, like ``git commit -- <paths>``) →
+create the commit (merge in progress: MERGE_HEAD becomes a parent) → end the merge/cherry-pick state.
+A failing hook leaves the index exactly as it was before the call (8007 with the hook's output).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git.conflicts import read_conflicts, repo_state
+from codeplane.git.hooks import HookRun, run_hook
+from codeplane.git.models import WriteResult
+from codeplane.git.pathspecs import under
+from codeplane.git.revisions import head_branch, head_commit, user_signature
+from codeplane.git.staging import StagedPath, stage
+
+
+@dataclass(frozen=True)
+class Author:
+    name: str
+    email: str
+
+
+class CommitResult(WriteResult):
+    oid: str
+    short_oid: str
+    summary: str
+    parents: list[str]
+    branch: str | None
+    amended: bool = False
+    staged: list[StagedPath] = []
+    hooks: list[HookRun] = []
+
+
+def clean_message(text: str) -> str:
+    """git's ``--cleanup=whitespace``: trailing spaces and surrounding blank lines go, runs of blanks fold."""
+    lines = [ln.rstrip() for ln in text.replace("\r\n", "\n").split("\n")]
+    body = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip("\n")
+    return body + "\n" if body else ""
+
+
+def merge_heads(repo: pygit2.Repository) -> list[pygit2.Oid]:
+    path = Path(repo.path) / "MERGE_HEAD"
+    if not path.exists():
+        return []
+    return [pygit2.Oid(hex=ln.strip()) for ln in path.read_text().splitlines() if ln.strip()]
+
+
+def _partial_tree(repo: pygit2.Repository, index: pygit2.Index, paths: Sequence[str]) -> pygit2.Oid:
+    """HEAD's tree with only ``paths`` taken from the index (git commit's "only" mode)."""
+    mem = pygit2.Index()
+    head = head_commit(repo)
+    if head is not None:
+        mem.read_tree(head.tree)
+    for entry in list(mem):
+        if under(entry.path, paths):
+            mem.remove(entry.path)
+    for entry in index:
+        if under(entry.path, paths):
+            mem.add(entry)
+    return mem.write_tree(repo)
+
+
+@dataclass(frozen=True)
+class CommitRequest:
+    message: str
+    #: Commit only these paths (as on disk), leaving other staged changes staged.
+    only: tuple[str, ...] = ()
+    #: Stage these paths first, then commit everything staged; ``stage_all`` stages every change.
+    stage: tuple[str, ...] = ()
+    stage_all: bool = False
+    author: Author | None = None
+    allow_empty: bool = False
+    amend: bool = False
+    run_hooks: bool = True
+    hook_timeout_s: float = 300.0
+
+
+def commit(repo: pygit2.Repository, root: Path, req: CommitRequest) -> CommitResult:
+    """Create the commit; see the module docstring for the order and the failure guarantees."""
+    conflicts = read_conflicts(repo.index)
+    if conflicts:
+        raise CodePlaneError(ErrorCode.GIT_CONFLICT, "resolve conflicts and stage the files before committing",
+                             details={"conflicts": [c.model_dump() for c in conflicts]})
+    state = repo_state(repo)
+    merging = merge_heads(repo) if state == "merge" else []
+    if req.only and merging:
+        raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "a merge commit takes the whole index; omit paths",
+                             details={"state": state})
+    index_file = Path(repo.path) / "index"
+    saved_index = index_file.read_bytes() if index_file.exists() else None
+    staged: list[StagedPath] = []
+    if req.only or req.stage or req.stage_all:
+        staged, _ = stage(repo, root, req.only or req.stage)
+    hooks: list[HookRun] = []
+    if req.run_hooks:
+        hook = run_hook(repo, "pre-commit", timeout_s=req.hook_timeout_s)
+        hooks.append(hook)
+        if not hook.passed:
+            _restore_index(index_file, saved_index)
+            raise CodePlaneError(ErrorCode.GIT_HOOK_FAILED,
+                                 f"pre-commit hook {'timed out' if hook.timed_out else f'exited {hook.exit_code}'}"
+                                 "; nothing was committed and the index is as before",
+                                 details={"hook": hook.model_dump()})
+    index = repo.index
+    index.read()
+    tree = _partial_tree(repo, index, req.only) if req.only else index.write_tree()
+    head = head_commit(repo)
+    if req.amend:
+        if head is None:
+            raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "nothing to amend: HEAD has no commit yet")
+        parents = list(head.parent_ids)
+    else:
+        parents = ([head.id] if head is not None else []) + merging
+    message = clean_message(req.message) or (head.message if req.amend and head is not None else "")
+    if not message:
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "commit message is empty", details={"field": "message"})
+    base_tree = repo[parents[0]].peel(pygit2.Commit).tree.id if parents else repo.TreeBuilder().write()
+    if tree == base_tree and not (req.allow_empty or merging or req.amend):
+        if staged:
+            _restore_index(index_file, saved_index)
+        raise CodePlaneError(ErrorCode.GIT_NOTHING_TO_COMMIT, "no staged changes to commit (use allow_empty)",
+                             details={"paths": list(req.only or req.stage)})
+    committer = user_signature(repo) if req.author is None else _committer(repo, req.author)
+    if req.author is not None:
+        author = pygit2.Signature(req.author.name, req.author.email, committer.time, committer.offset)
+    elif req.amend and head is not None:
+        author = head.author
+    else:
+        author = committer
+    oid = repo.create_commit(None, author, committer, message, tree, parents)
+    _move_head(repo, oid, message, amend=req.amend, initial=head is None)
+    if state in ("merge", "cherrypick", "revert"):
+        repo.state_cleanup()
+    branch = head_branch(repo)
+    return CommitResult(
+        oid=str(oid), short_oid=str(oid)[:7], summary=message.split("\n", 1)[0], parents=[str(p) for p in parents],
+        branch=branch.removeprefix("refs/heads/") if branch and not repo.head_is_detached else None,
+        amended=req.amend, staged=staged, hooks=hooks,
+    )
+
+
+def _committer(repo: pygit2.Repository, author: Author) -> pygit2.Signature:
+    try:
+        return repo.default_signature
+    except (KeyError, pygit2.GitError):
+        return pygit2.Signature(author.name, author.email)
+
+
+def _restore_index(index_file: Path, saved: bytes | None) -> None:
+    if saved is None:
+        index_file.unlink(missing_ok=True)
+    else:
+        index_file.write_bytes(saved)
+
+
+def _move_head(repo: pygit2.Repository, oid: pygit2.Oid, message: str, *, amend: bool, initial: bool) -> None:
+    summary = message.split("\n", 1)[0]
+    kind = "commit (amend)" if amend else "commit (initial)" if initial else "commit"
+    branch = head_branch(repo)
+    if branch is None:
+        repo.set_head(oid)
+    elif branch in repo.references:
+        repo.references[branch].set_target(oid, f"{kind}: {summary}")
+    else:
+        repo.create_reference(branch, oid, message=f"{kind}: {summary}")

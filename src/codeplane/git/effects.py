@@ -1,0 +1,104 @@
+"""Measuring what a write did: HEAD, ref moves and working-tree paths, as an :class:`Effect`.
+
+A tracker snapshots refs (and, for operations that touch files, the dirty paths with their index
+entries) before the operation and compares after it. Changed files are hashed (SHA-256 of the bytes on
+disk, the same function ``read_source`` uses) up to :data:`EFFECT_PATH_LIMIT` files of at most 8 MiB.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pygit2
+
+from codeplane.core.hashing import sha256_file
+from codeplane.git.models import EFFECT_PATH_LIMIT, EFFECT_REF_LIMIT, Effect, PathChange, RefChange
+from codeplane.git.pathspecs import shown
+from codeplane.git.revisions import head_commit
+from codeplane.git.status import dirty_paths
+
+_HASH_MAX_BYTES = 8 * 1024 * 1024
+_OWN_REFS = "refs/codeplane/"
+
+
+def ref_snapshot(repo: pygit2.Repository) -> dict[str, str]:
+    """Every direct ref (symbolic ones resolved) → oid, except CodePlane's own bookkeeping refs."""
+    out: dict[str, str] = {}
+    for name in repo.references:
+        if name.startswith(_OWN_REFS):
+            continue
+        try:
+            out[name] = str(repo.references[name].resolve().target)
+        except (KeyError, pygit2.GitError):
+            continue
+    return out
+
+
+def _worktree_state(repo: pygit2.Repository) -> dict[str, tuple[int, str | None]]:
+    index = repo.index
+    state: dict[str, tuple[int, str | None]] = {}
+    for path, flag in dirty_paths(repo).items():
+        try:
+            entry_id: str | None = str(index[path].id)
+        except (KeyError, ValueError):
+            entry_id = None
+        state[path] = (int(flag), entry_id)
+    return state
+
+
+def hash_paths(root: Path, paths: list[str]) -> list[PathChange]:
+    """Display paths with the SHA-256 of what is on disk now ("" gone, ``None`` too big to hash)."""
+    out: list[PathChange] = []
+    for path in paths[:EFFECT_PATH_LIMIT]:
+        file = root / path
+        digest: str | None = None
+        if not os.path.lexists(file):
+            digest = ""
+        elif not file.is_symlink() and file.is_file() and file.stat().st_size <= _HASH_MAX_BYTES:
+            digest = sha256_file(file)
+        out.append(PathChange(path=shown(path), sha256=digest))
+    return out
+
+
+class EffectTracker:
+    """Snapshot before a write; :meth:`finish` after it yields the :class:`Effect`."""
+
+    def __init__(self, repo: pygit2.Repository, *, worktree: bool) -> None:
+        self._root = Path(repo.workdir) if repo.workdir else Path(repo.path)
+        head = head_commit(repo)
+        self._head = str(head.id) if head is not None else None
+        self._tree = head.tree.id if head is not None else None
+        self._refs = ref_snapshot(repo)
+        self._worktree = _worktree_state(repo) if worktree else None
+
+    @property
+    def head_before(self) -> str | None:
+        return self._head
+
+    def finish(self, repo: pygit2.Repository, *, recovery_point: str | None = None,
+               extra_paths: tuple[str, ...] = (), insertions: int = 0, deletions: int = 0) -> Effect:
+        head = head_commit(repo)
+        refs_after = ref_snapshot(repo)
+        names = sorted(set(self._refs) | set(refs_after))
+        refs = [RefChange(ref=n, old=self._refs.get(n), new=refs_after.get(n))
+                for n in names if self._refs.get(n) != refs_after.get(n)]
+        paths: set[str] = set(extra_paths)
+        if self._worktree is not None:
+            after = _worktree_state(repo)
+            paths |= {p for p in set(self._worktree) | set(after) if self._worktree.get(p) != after.get(p)}
+            if head is not None and self._tree is not None and head.tree.id != self._tree:
+                old_tree = repo[self._tree]
+                assert isinstance(old_tree, pygit2.Tree)
+                for delta in old_tree.diff_to_tree(head.tree).deltas:
+                    paths.add(delta.old_file.path)
+                    paths.add(delta.new_file.path)
+            elif head is not None and self._tree is None:
+                paths |= {e.path for e in repo.index}
+        ordered = sorted(paths)
+        return Effect(
+            head_before=self._head, head_after=str(head.id) if head is not None else None,
+            refs=refs[:EFFECT_REF_LIMIT], refs_total=len(refs),
+            paths=hash_paths(self._root, ordered), paths_total=len(ordered),
+            insertions=insertions, deletions=deletions, recovery_point=recovery_point,
+        )

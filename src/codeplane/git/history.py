@@ -1,0 +1,152 @@
+"""``git_history``: the commits that changed a file (following renames) or a range of its lines.
+
+File mode walks all history (``git log --follow -- <path>``). Line mode (``git log -L a,b:<path>``)
+follows the first parent and carries the line range back through each change: a commit is listed when
+its diff touches the range, and the walk ends where the range's lines were first added. Both paginate
+with a cursor that keeps the walk position, the current path name and the current range.
+"""
+
+from __future__ import annotations
+
+import pygit2
+from pygit2.enums import DiffFind, SortMode
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git.cursors import decode_cursor, encode_cursor, query_key
+from codeplane.git.models import GitModel, Page, Person
+from codeplane.git.pathspecs import shown
+from codeplane.git.revisions import person, resolve_commit
+
+#: Commits examined per call at most; a page may come back short with a cursor to go on.
+SCAN_LIMIT = 20_000
+
+
+class HistoryEntry(GitModel):
+    oid: str
+    short_oid: str
+    summary: str
+    author: Person
+    #: The file's name in this commit.
+    path: str
+    #: added | modified | renamed | deleted
+    change: str
+    old_path: str | None = None
+    #: Line mode: the tracked range in this commit's version of the file.
+    line_range: tuple[int, int] | None = None
+
+
+class HistoryPage(GitModel):
+    path: str
+    entries: list[HistoryEntry]
+    pagination: Page
+
+
+def _entry_id(tree: pygit2.Tree, path: str) -> pygit2.Oid | None:
+    try:
+        return tree[path].id
+    except KeyError:
+        return None
+
+
+def _renamed_from(repo: pygit2.Repository, parent: pygit2.Commit, commit: pygit2.Commit, path: str) -> str | None:
+    diff = parent.tree.diff_to_tree(commit.tree)
+    diff.find_similar(DiffFind.FIND_RENAMES)
+    for delta in diff.deltas:
+        if delta.status_char() == "R" and delta.new_file.path == path:
+            return str(delta.old_file.path)
+    return None
+
+
+def _map_range(old: pygit2.Blob | None, new: pygit2.Blob, rng: tuple[int, int]) -> tuple[bool, tuple[int, int] | None]:
+    """(does the change touch ``rng``, the range in the old version or ``None`` if all of it was added)."""
+    patch = pygit2.Patch.create_from(old, new, context_lines=0)
+    a, b = rng
+    touched = False
+    shift = 0
+    new_a = new_b = None
+    for hunk in patch.hunks:
+        n_start, n_len, o_start, o_len = hunk.new_start, hunk.new_lines, hunk.old_start, hunk.old_lines
+        n_end = n_start + n_len - 1
+        if n_len == 0:  # pure deletion after line n_start
+            if a <= n_start < b:
+                touched = True
+        elif n_start <= b and n_end >= a:
+            touched = True
+        if new_a is None and n_len and n_start <= a <= n_end:
+            new_a = o_start if o_len else o_start + 1
+        elif new_a is None and n_start > a:
+            new_a = a + shift
+        if new_b is None and n_len and n_start <= b <= n_end:
+            new_b = o_start + o_len - 1 if o_len else o_start
+        elif new_b is None and n_start > b:
+            new_b = b + shift
+        shift += o_len - n_len
+    new_a = a + shift if new_a is None else new_a
+    new_b = b + shift if new_b is None else new_b
+    if old is None or new_a > new_b:
+        return touched, None
+    return touched, (new_a, new_b)
+
+
+def history(repo: pygit2.Repository, path: str, *, ref: str | None = None, line_range: tuple[int, int] | None = None,
+            limit: int = 20, cursor: str | None = None) -> HistoryPage:
+    key = query_key("history", path, ref, line_range)
+    if cursor:
+        state = decode_cursor(cursor, "git_history", key)
+        start, scanned = pygit2.Oid(hex=str(state["start"])), int(state["scanned"])
+        current = str(state["path"])
+        rng = tuple(state["range"]) if state.get("range") else None
+        if state.get("done"):
+            return HistoryPage(path=shown(path), entries=[], pagination=Page())
+    else:
+        head = resolve_commit(repo, ref or "HEAD")
+        if _entry_id(head.tree, path) is None:
+            raise CodePlaneError(ErrorCode.FILE_NOT_FOUND, f"{shown(path)} is not in {str(head.id)[:12]}",
+                                 details={"path": shown(path)})
+        start, scanned, current, rng = head.id, 0, path, line_range
+    walker = repo.walk(start, SortMode.TIME)
+    if rng is not None:
+        walker.simplify_first_parent()
+    entries: list[HistoryEntry] = []
+    done = True
+    for index, commit in enumerate(walker):
+        if index < scanned:
+            continue
+        if len(entries) == limit or index - scanned >= SCAN_LIMIT:
+            done = False
+            break
+        scanned = index + 1
+        mine = _entry_id(commit.tree, current)
+        parents = commit.parents if rng is None else commit.parents[:1]
+        if parents and any(_entry_id(p.tree, current) == mine for p in parents):
+            continue
+        if mine is None:
+            continue  # deleted here; older commits still name it
+        parent = parents[0] if parents else None
+        old_path = _renamed_from(repo, parent, commit, current) if parent is not None and \
+            _entry_id(parent.tree, current) is None else None
+        change = "added" if parent is None or (old_path is None and _entry_id(parent.tree, current) is None) \
+            else "renamed" if old_path else "modified"
+        info = {"oid": str(commit.id), "short_oid": str(commit.id)[:7], "summary": commit.message.split("\n", 1)[0],
+                "author": person(commit.author), "path": shown(current), "change": change,
+                "old_path": shown(old_path) if old_path else None}
+        if rng is not None:
+            new_blob = repo[mine]
+            old_id = _entry_id(parent.tree, old_path or current) if parent is not None else None
+            old_blob = repo[old_id] if old_id is not None else None
+            assert isinstance(new_blob, pygit2.Blob)
+            touched, older = _map_range(old_blob if isinstance(old_blob, pygit2.Blob) else None, new_blob, rng)
+            if touched:
+                entries.append(HistoryEntry(**info, line_range=rng))
+            if older is None:
+                break
+            rng = older
+        else:
+            entries.append(HistoryEntry(**info))
+        if change == "added":
+            break
+        current = old_path or current
+    state_out = {"start": str(start), "scanned": scanned, "path": current, "range": list(rng) if rng else None,
+                 "done": done}
+    next_cursor = encode_cursor("git_history", key, state_out) if not done else None
+    return HistoryPage(path=shown(path), entries=entries, pagination=Page(next_cursor=next_cursor))

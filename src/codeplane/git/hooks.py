@@ -1,0 +1,65 @@
+"""Running the repository's commit hooks (``pre-commit``) with structured, bounded output.
+
+The hook directory honours ``core.hooksPath`` (relative paths are relative to the work tree, as in git).
+Hooks run in the work tree with ``GIT_INDEX_FILE`` set, through the one subprocess runner (timeout,
+process-group kill). A hook that is absent or not executable is reported as not run, like git does.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pygit2
+
+from codeplane.core.procs import run
+from codeplane.git.models import GitModel
+
+#: Only the last this-many characters of each hook stream are kept.
+OUTPUT_TAIL = 8000
+
+
+class HookRun(GitModel):
+    hook: str
+    ran: bool
+    exit_code: int | None = None
+    timed_out: bool = False
+    duration_ms: float = 0.0
+    stdout: str = ""
+    stderr: str = ""
+    output_truncated: bool = False
+
+    @property
+    def passed(self) -> bool:
+        return not self.ran or (self.exit_code == 0 and not self.timed_out)
+
+
+def hooks_dir(repo: pygit2.Repository) -> Path:
+    workdir = Path(repo.workdir) if repo.workdir else Path(repo.path)
+    try:
+        configured = repo.config["core.hooksPath"]
+    except KeyError:
+        configured = None
+    if configured:
+        path = Path(os.path.expanduser(str(configured)))
+        return path if path.is_absolute() else workdir / path
+    return Path(repo.path) / "hooks"
+
+
+def run_hook(repo: pygit2.Repository, name: str, args: Sequence[str] = (), *, timeout_s: float,
+             env: Mapping[str, str] | None = None) -> HookRun:
+    """Run hook ``name`` if present and executable; never raises for the hook's own failure."""
+    path = hooks_dir(repo) / name
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        return HookRun(hook=name, ran=False)
+    workdir = Path(repo.workdir) if repo.workdir else Path(repo.path)
+    full_env = {**os.environ, "GIT_INDEX_FILE": str(Path(repo.path) / "index"), **(env or {})}
+    result = run([str(path), *args], cwd=workdir, timeout_s=timeout_s, env=full_env)
+    out, err = result.text(), result.err_text()
+    return HookRun(
+        hook=name, ran=True, exit_code=result.returncode, timed_out=result.timed_out,
+        duration_ms=round(result.duration_s * 1000.0, 1),
+        stdout=out[-OUTPUT_TAIL:], stderr=err[-OUTPUT_TAIL:],
+        output_truncated=len(out) > OUTPUT_TAIL or len(err) > OUTPUT_TAIL,
+    )

@@ -1,0 +1,113 @@
+"""``git_log``: commit history in ``git log`` order (newest commit time first), paginated (§23.6).
+
+The first page resolves ``ref`` to a commit; its cursor keeps that oid, so commits made between pages
+do not shift the pages. A path filter keeps commits whose tree differs at the path from every parent
+(git's default history simplification, equal for linear history).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+
+import pygit2
+from pygit2.enums import SortMode
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git.cursors import decode_cursor, encode_cursor, query_key
+from codeplane.git.models import GitModel, Page, Person
+from codeplane.git.revisions import head_commit, person, resolve_commit
+
+#: A commit message longer than this is cut (``message_truncated`` set).
+MESSAGE_LIMIT = 8000
+
+
+class CommitInfo(GitModel):
+    oid: str
+    short_oid: str
+    summary: str
+    message: str
+    message_truncated: bool = False
+    author: Person
+    committer: Person
+    parents: list[str]
+
+
+class LogPage(GitModel):
+    commits: list[CommitInfo]
+    pagination: Page
+
+
+def commit_info(commit: pygit2.Commit) -> CommitInfo:
+    message = commit.message
+    return CommitInfo(
+        oid=str(commit.id), short_oid=str(commit.id)[:7], summary=message.split("\n", 1)[0],
+        message=message[:MESSAGE_LIMIT], message_truncated=len(message) > MESSAGE_LIMIT,
+        author=person(commit.author), committer=person(commit.committer),
+        parents=[str(p) for p in commit.parent_ids],
+    )
+
+
+def parse_date(value: str | None, field: str) -> int | None:
+    """Epoch seconds of an ISO date/datetime (no zone means UTC); 1003 if it does not parse."""
+    if value is None:
+        return None
+    try:
+        stamp = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"{field} {value!r} is not an ISO date",
+                             details={"field": field}) from exc
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=UTC)
+    return int(stamp.timestamp())
+
+
+def _entry(tree: pygit2.Tree, path: str) -> pygit2.Oid | None:
+    try:
+        return tree[path].id
+    except KeyError:
+        return None
+
+
+def touches(commit: pygit2.Commit, paths: Sequence[str]) -> bool:
+    """Whether ``commit`` changed any of ``paths`` relative to every parent."""
+    mine = [_entry(commit.tree, p) for p in paths]
+    if not commit.parents:
+        return any(m is not None for m in mine)
+    return all(mine != [_entry(parent.tree, p) for p in paths] for parent in commit.parents)
+
+
+def walk(repo: pygit2.Repository, start: pygit2.Oid, skip: int) -> Iterator[pygit2.Commit]:
+    walker = repo.walk(start, SortMode.TIME)
+    for index, commit in enumerate(walker):
+        if index >= skip:
+            yield commit
+
+
+def log(repo: pygit2.Repository, *, ref: str | None = None, limit: int = 50, since: str | None = None,
+        until: str | None = None, paths: Sequence[str] = (), cursor: str | None = None) -> LogPage:
+    since_s, until_s = parse_date(since, "since"), parse_date(until, "until")
+    key = query_key("log", ref, since, until, list(paths))
+    if cursor:
+        state = decode_cursor(cursor, "git_log", key)
+        start, scanned = pygit2.Oid(hex=str(state["start"])), int(state["scanned"])
+    else:
+        head = resolve_commit(repo, ref) if ref is not None else head_commit(repo)
+        if head is None:  # empty repository: no history yet
+            return LogPage(commits=[], pagination=Page())
+        start, scanned = head.id, 0
+    commits: list[CommitInfo] = []
+    more = False
+    for commit in walk(repo, start, scanned):
+        if len(commits) == limit:
+            more = True
+            break
+        scanned += 1
+        when = commit.commit_time
+        if (since_s is not None and when < since_s) or (until_s is not None and when > until_s):
+            continue
+        if paths and not touches(commit, paths):
+            continue
+        commits.append(commit_info(commit))
+    next_cursor = encode_cursor("git_log", key, {"start": str(start), "scanned": scanned}) if more else None
+    return LogPage(commits=commits, pagination=Page(next_cursor=next_cursor))

@@ -1,0 +1,180 @@
+"""``git_merge``: merge (fast-forward or merge commit), cherry-pick and revert, with conflicts as data.
+
+Before touching anything the result is computed in memory; if it would overwrite local changes (or an
+untracked file) the call stops with 8004 naming the paths, and nothing changes. Staged changes must be
+committed or stashed first, as with git. On conflicts the repository is left in the merge/cherry-pick/
+revert state with conflict markers in the files and the three index stages; the answer lists each
+conflicted path with its ancestor/ours/theirs blob oids. Resolve, ``git_stage`` the files, then
+``git_commit`` (which concludes the operation), or ``git_reset`` hard to abandon it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import pygit2
+from pygit2.enums import CheckoutStrategy, FileStatus, MergeAnalysis, MergeFavor
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git._workdir import checkout_tree
+from codeplane.git.conflicts import RepoState, read_conflicts, repo_state
+from codeplane.git.models import Conflict, WriteResult
+from codeplane.git.pathspecs import shown
+from codeplane.git.revisions import head_branch, head_commit, require_head, resolve_commit, user_signature
+from codeplane.git.status import dirty_paths
+
+Favor = Literal["normal", "ours", "theirs", "union"]
+_FAVOR = {"normal": MergeFavor.NORMAL, "ours": MergeFavor.OURS, "theirs": MergeFavor.THEIRS,
+          "union": MergeFavor.UNION}
+_STAGED_BITS = (FileStatus.INDEX_NEW | FileStatus.INDEX_MODIFIED | FileStatus.INDEX_DELETED
+                | FileStatus.INDEX_RENAMED | FileStatus.INDEX_TYPECHANGE)
+
+
+class MergeResult(WriteResult):
+    #: merge | cherry_pick | revert
+    operation: str
+    success: bool
+    fastforward: bool = False
+    up_to_date: bool = False
+    commit: str | None = None
+    conflicts: list[Conflict] = []
+    state: RepoState = "none"
+    message: str | None = None
+
+
+def require_clean_index(repo: pygit2.Repository, what: str, *, in_rebase: bool = False) -> dict[str, int]:
+    """8005 if an operation is in progress (other than our rebase when ``in_rebase``), 8004 if changes are
+    staged; returns the dirty paths."""
+    state = repo_state(repo)
+    if state != "none" and not (in_rebase and state == "rebase"):
+        raise CodePlaneError(ErrorCode.GIT_INVALID_STATE,
+                             f"a {state} is in progress; finish it (git_commit) or abandon it (git_reset hard)",
+                             details={"state": state})
+    dirty = {p: int(f) for p, f in dirty_paths(repo).items()}
+    staged = sorted(shown(p) for p, f in dirty.items() if f & _STAGED_BITS)
+    if staged:
+        raise CodePlaneError(ErrorCode.GIT_DIRTY_WORKTREE, f"commit or stash staged changes before the {what}",
+                             details={"paths": staged[:200], "count": len(staged)})
+    return dirty
+
+
+def refuse_collisions(repo: pygit2.Repository, head: pygit2.Commit, merged: pygit2.Index,
+                      dirty: dict[str, int], what: str) -> None:
+    """8004 if the in-memory result touches a path with local changes or an untracked file."""
+    touched = {d.new_file.path for d in head.tree.diff_to_index(merged).deltas}
+    touched |= {d.old_file.path for d in head.tree.diff_to_index(merged).deltas}
+    if merged.conflicts is not None:
+        for ancestor, ours, theirs in merged.conflicts:
+            entry = ours or theirs or ancestor
+            if entry is not None:
+                touched.add(entry.path)
+    blocked = sorted(shown(p) for p in touched if p in dirty)
+    if blocked:
+        raise CodePlaneError(ErrorCode.GIT_DIRTY_WORKTREE,
+                             f"local changes would be overwritten by the {what}; commit or stash them first",
+                             details={"paths": blocked[:200], "count": len(blocked)})
+
+
+def _default_message(repo: pygit2.Repository, ref: str) -> str:
+    kind = "branch"
+    if ref in repo.branches.remote and ref not in repo.branches.local:
+        kind = "remote-tracking branch"
+    elif f"refs/tags/{ref}" in repo.references:
+        kind = "tag"
+    elif ref not in repo.branches.local:
+        kind = "commit"
+    branch = (head_branch(repo) or "").removeprefix("refs/heads/")
+    into = f" into {branch}" if branch and branch not in ("main", "master") else ""
+    return f"Merge {kind} '{ref}'{into}\n"
+
+
+def _commit_index(repo: pygit2.Repository, message: str, parents: list[pygit2.Oid],
+                  author: pygit2.Signature | None = None) -> pygit2.Oid:
+    index = repo.index
+    tree = index.write_tree()
+    committer = user_signature(repo)
+    oid = repo.create_commit("HEAD", author or committer, committer, message, tree, parents)
+    repo.state_cleanup()
+    return oid
+
+
+def merge(repo: pygit2.Repository, ref: str, *, message: str | None = None, no_ff: bool = False,
+          ff_only: bool = False, favor: Favor = "normal") -> MergeResult:
+    dirty = require_clean_index(repo, "merge")
+    theirs = resolve_commit(repo, ref)
+    head = head_commit(repo)
+    analysis = MergeAnalysis.FASTFORWARD if head is None else repo.merge_analysis(theirs.id)[0]
+    if analysis & MergeAnalysis.UP_TO_DATE:
+        return MergeResult(operation="merge", success=True, up_to_date=True, commit=str(head.id) if head else None)
+    if analysis & MergeAnalysis.FASTFORWARD and not no_ff:
+        if head is not None:
+            merged = pygit2.Index()
+            merged.read_tree(theirs.tree)
+            refuse_collisions(repo, head, merged, dirty, "merge")
+        checkout_tree(repo, theirs.tree, CheckoutStrategy.SAFE)
+        branch = head_branch(repo)
+        if branch is None:
+            repo.set_head(theirs.id)
+        else:
+            repo.create_reference(branch, theirs.id, force=True, message=f"merge {ref}: Fast-forward")
+        return MergeResult(operation="merge", success=True, fastforward=True, commit=str(theirs.id))
+    if ff_only:
+        raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"cannot fast-forward to {ref!r}: histories diverged",
+                             details={"ref": ref})
+    assert head is not None
+    base = repo.merge_base(head.id, theirs.id)
+    ancestor = repo[base].peel(pygit2.Tree) if base is not None else repo[repo.TreeBuilder().write()]
+    refuse_collisions(repo, head, repo.merge_trees(ancestor, head.tree, theirs.tree, favor=_FAVOR[favor]),
+                      dirty, "merge")
+    repo.merge(theirs.id, favor=_FAVOR[favor])
+    text = message if message else _default_message(repo, ref)
+    (Path(repo.path) / "MERGE_MSG").write_text(text, encoding="utf-8")
+    conflicts = read_conflicts(repo.index)
+    if conflicts:
+        return MergeResult(operation="merge", success=False, conflicts=conflicts, state=repo_state(repo),
+                           message=text)
+    oid = _commit_index(repo, text, [head.id, theirs.id])
+    return MergeResult(operation="merge", success=True, commit=str(oid), message=text)
+
+
+def _apply_commit(repo: pygit2.Repository, ref: str, operation: Literal["cherry_pick", "revert"]) -> MergeResult:
+    dirty = require_clean_index(repo, operation.replace("_", "-"))
+    head = require_head(repo)
+    picked = resolve_commit(repo, ref)
+    if len(picked.parents) != 1:
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS,
+                             f"{ref!r} is a {'merge' if picked.parents else 'root'} commit; pick a single-parent one",
+                             details={"ref": ref})
+    parent = picked.parents[0]
+    if operation == "cherry_pick":
+        preview = repo.merge_trees(parent.tree, head.tree, picked.tree)
+        message = picked.message
+    else:
+        preview = repo.merge_trees(picked.tree, head.tree, parent.tree)
+        message = f'Revert "{picked.message.split(chr(10), 1)[0]}"\n\nThis reverts commit {picked.id}.\n'
+    refuse_collisions(repo, head, preview, dirty, operation.replace("_", "-"))
+    if operation == "cherry_pick":
+        repo.cherrypick(picked.id)
+    else:
+        repo.revert(picked)
+    conflicts = read_conflicts(repo.index)
+    if conflicts:
+        return MergeResult(operation=operation, success=False, conflicts=conflicts, state=repo_state(repo),
+                           message=message)
+    if repo.index.write_tree() == head.tree.id:
+        repo.state_cleanup()
+        raise CodePlaneError(ErrorCode.GIT_NOTHING_TO_COMMIT,
+                             f"{operation.replace('_', '-')} of {ref!r} changes nothing on this branch",
+                             details={"ref": ref})
+    author = picked.author if operation == "cherry_pick" else None
+    oid = _commit_index(repo, message, [head.id], author)
+    return MergeResult(operation=operation, success=True, commit=str(oid), message=message)
+
+
+def cherry_pick(repo: pygit2.Repository, ref: str) -> MergeResult:
+    return _apply_commit(repo, ref, "cherry_pick")
+
+
+def revert(repo: pygit2.Repository, ref: str) -> MergeResult:
+    return _apply_commit(repo, ref, "revert")

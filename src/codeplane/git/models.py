@@ -1,0 +1,102 @@
+"""Frozen models shared by several git operations (people, conflicts, ref and path effects).
+
+Every model crossing the ``git`` boundary is a frozen pydantic model so the server can wrap it in a tool
+result unchanged. Paths are display strings: UTF-8 as is, other bytes as ``\\xNN`` escapes
+(see :mod:`codeplane.git.pathspecs`).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from codeplane.core.calls import MutationReport
+
+
+class GitModel(BaseModel):
+    """Base of every git model: immutable, unknown fields rejected."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Person(GitModel):
+    name: str
+    email: str
+    #: ISO 8601 with the recorded UTC offset (same as ``git log --format=%aI``).
+    time: str
+
+
+class Conflict(GitModel):
+    """One conflicted path; an oid is absent when that side has no version (added/deleted)."""
+
+    path: str
+    ancestor_oid: str | None = None
+    ours_oid: str | None = None
+    theirs_oid: str | None = None
+
+
+class RefChange(GitModel):
+    ref: str
+    old: str | None = None
+    new: str | None = None
+
+
+class PathChange(GitModel):
+    path: str
+    #: SHA-256 of the bytes now on disk; ``""`` when the file is gone, ``None`` when not hashed (too big).
+    sha256: str | None = None
+
+
+#: At most this many paths are listed (and hashed) in an :class:`Effect`; ``paths_total`` has the rest.
+EFFECT_PATH_LIMIT = 100
+#: At most this many ref changes are listed in an :class:`Effect`.
+EFFECT_REF_LIMIT = 50
+
+
+class Effect(GitModel):
+    """What a write did to the repository: HEAD, refs, working-tree paths, and its recovery point."""
+
+    head_before: str | None = None
+    head_after: str | None = None
+    refs: list[RefChange] = []
+    refs_total: int = 0
+    paths: list[PathChange] = []
+    paths_total: int = 0
+    insertions: int = 0
+    deletions: int = 0
+    #: ``refs/codeplane/recovery/...`` recorded before the operation, if it could discard work.
+    recovery_point: str | None = None
+
+    def mutation_report(self) -> MutationReport:
+        """The call-observer view (§12.3): changed paths with hashes, else the ref moves as a short diff."""
+        changed = tuple((p.path, p.sha256 or "") for p in self.paths)
+        lines = [f"{r.ref} {(r.old or '0')[:12]}..{(r.new or '0')[:12]}" for r in self.refs]
+        if self.refs_total > len(self.refs):
+            lines.append(f"... {self.refs_total - len(self.refs)} more ref changes")
+        if self.paths_total > len(self.paths):
+            lines.append(f"... {self.paths_total - len(self.paths)} more changed paths")
+        if self.recovery_point:
+            lines.append(f"recovery point {self.recovery_point}")
+        return MutationReport(
+            changed_paths=changed,
+            insertions=self.insertions,
+            deletions=self.deletions,
+            short_diff="\n".join(lines)[:2000],
+            repo_before=self.head_before or "",
+            repo_after=self.head_after or "",
+        )
+
+
+class WriteResult(GitModel):
+    """Base of results of operations that change the repository."""
+
+    effect: Effect = Effect()
+
+    def mutation_report(self) -> MutationReport | None:
+        return self.effect.mutation_report()
+
+
+class Page(GitModel):
+    """§23.6 pagination block: ``next_cursor`` is absent when everything was returned."""
+
+    next_cursor: str | None = None
+    total_estimate: int | None = None

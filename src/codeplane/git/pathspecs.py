@@ -1,0 +1,72 @@
+"""Path and ref arguments in, display paths out.
+
+Every caller-supplied path goes through :func:`codeplane.core.paths.resolve_in_repo` (5001 on escape)
+and may not start with ``-`` (it could be read as an option by the git CLI fallbacks). pygit2 decodes
+non-UTF-8 file names with ``surrogateescape``; :func:`shown` turns those into ``\\xNN`` escapes so
+every answer is valid JSON (the same bytes ``git -c core.quotepath=false`` would print, escaped).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.paths import resolve_in_repo
+
+
+def shown(path: str) -> str:
+    """The display form of a pygit2 path (lossless for UTF-8, ``\\xNN`` for other bytes)."""
+    if path.isascii():
+        return path
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(path).decode("utf-8", errors="backslashreplace")
+    return path
+
+
+def refuse_option_like(value: str, field: str) -> None:
+    """1003 for a value that a git command line could mistake for an option."""
+    if value.startswith("-"):
+        raise CodePlaneError(
+            ErrorCode.INVALID_ARGUMENTS,
+            f"{field} {value!r} is refused: values starting with '-' could be read as git options",
+            details={"field": field, "value": value},
+        )
+
+
+def check_ref(value: str, field: str = "ref") -> str:
+    """A ref/revision argument: non-empty, no NUL or newline, not option-like. Returns it unchanged."""
+    if not value or not value.strip():
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"{field} must not be empty", details={"field": field})
+    if any(ch in value for ch in ("\x00", "\n", "\r")):
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"{field} contains a control character",
+                             details={"field": field})
+    refuse_option_like(value, field)
+    return value
+
+
+def repo_path(root: Path, path: str, field: str = "paths") -> str:
+    """Canonical repo-relative path for a caller path ("" is the repository root)."""
+    refuse_option_like(path, field)
+    return resolve_in_repo(root, path).rel
+
+
+def repo_paths(root: Path, paths: Sequence[str] | None, field: str = "paths") -> list[str]:
+    """Canonical, de-duplicated, sorted paths; an empty result means "everything"."""
+    if not paths:
+        return []
+    out = sorted({repo_path(root, p, field) for p in paths})
+    return [] if "" in out else out
+
+
+def under(path: str, scopes: Iterable[str]) -> bool:
+    """Whether ``path`` equals or lies below one of ``scopes`` (empty scopes match everything)."""
+    matched = False
+    for scope in scopes:
+        matched = True
+        if path == scope or path.startswith(scope + "/"):
+            return True
+    return not matched

@@ -1,0 +1,222 @@
+"""``git_rebase``: plan, execute (pick/reword/edit/squash/fixup/drop), continue, skip, abort.
+
+``plan`` lists the commits of HEAD not in ``upstream`` (oldest first, merges left out, as git does);
+the caller may reorder them and change actions, then ``execute`` replays them onto ``onto``. HEAD is
+detached while the rebase runs and the branch moves only when every step is done, so ``abort`` puts it
+back exactly. A step that conflicts pauses with the conflicts as data; ``edit`` pauses after its
+commit. Steps whose changes are already upstream become empty and are dropped (listed in
+``skipped_empty``). The service records a recovery point before execute, skip and abort.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import pygit2
+from pygit2.enums import CheckoutStrategy, ResetMode, SortMode
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git import rebase_state
+from codeplane.git._workdir import checkout_tree
+from codeplane.git.conflicts import read_conflicts, repo_state
+from codeplane.git.merge import require_clean_index
+from codeplane.git.models import Conflict, WriteResult
+from codeplane.git.rebase_state import RebasePlan, RebaseState, RebaseStep
+from codeplane.git.revisions import head_branch, require_head, resolve_commit, user_signature
+
+Outcome = Literal["done", "conflict", "edit_pause", "aborted"]
+
+
+class RebaseResult(WriteResult):
+    success: bool
+    completed_steps: int
+    total_steps: int
+    state: Outcome
+    conflict_paths: list[str] = []
+    conflicts: list[Conflict] = []
+    current_commit: str | None = None
+    new_head: str | None = None
+    skipped_empty: list[str] = []
+
+
+def plan(repo: pygit2.Repository, upstream: str, onto: str | None = None) -> RebasePlan:
+    head = require_head(repo)
+    up = resolve_commit(repo, upstream, "upstream")
+    base = resolve_commit(repo, onto, "onto") if onto else up
+    walker = repo.walk(head.id, SortMode.TOPOLOGICAL | SortMode.REVERSE)
+    walker.hide(up.id)
+    steps = [RebaseStep(action="pick", commit_sha=str(c.id), message=c.message.split("\n", 1)[0])
+             for c in walker if len(c.parents) <= 1]
+    return RebasePlan(upstream=str(up.id), onto=str(base.id), steps=steps)
+
+
+def _validate(repo: pygit2.Repository, plan_: RebasePlan) -> None:
+    seen_target = False
+    for i, step in enumerate(plan_.steps):
+        commit = resolve_commit(repo, step.commit_sha, f"steps[{i}].commit_sha")
+        if len(commit.parents) != 1:
+            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"step {i}: {step.commit_sha} is a merge or root "
+                                 "commit and cannot be replayed", details={"step": i})
+        if step.action in ("squash", "fixup") and not seen_target:
+            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"step {i}: {step.action} needs an earlier kept "
+                                 "commit to fold into", details={"step": i})
+        seen_target = seen_target or step.action != "drop"
+    resolve_commit(repo, plan_.onto, "onto")
+
+
+def execute(repo: pygit2.Repository, plan_: RebasePlan, recovery_point: str | None) -> RebaseResult:
+    """Start replaying ``plan_``; the caller has recorded ``recovery_point``."""
+    if rebase_state.load(repo) is not None:
+        raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "a rebase is already in progress (continue, skip or "
+                             "abort it)", details={"state": "rebase"})
+    dirty = require_clean_index(repo, "rebase")
+    modified = sorted(p for p, f in dirty.items() if f & ~int(pygit2.enums.FileStatus.WT_NEW))
+    if modified:
+        raise CodePlaneError(ErrorCode.GIT_DIRTY_WORKTREE, "commit or stash local changes before rebasing",
+                             details={"paths": modified[:200], "count": len(modified)})
+    _validate(repo, plan_)
+    head = require_head(repo)
+    onto = resolve_commit(repo, plan_.onto, "onto")
+    state = RebaseState(plan=plan_, orig_head=str(head.id), branch=None if repo.head_is_detached else
+                        head_branch(repo), recovery_point=recovery_point)
+    checkout_tree(repo, onto.tree, CheckoutStrategy.SAFE)
+    repo.set_head(onto.id)
+    rebase_state.save(repo, state)
+    return _run(repo, state)
+
+
+def _replay(repo: pygit2.Repository, step: RebaseStep) -> list[Conflict]:
+    """Apply one step's changes to the index and working tree (fast-forwarding when possible)."""
+    commit = resolve_commit(repo, step.commit_sha)
+    head = require_head(repo)
+    if commit.parents[0].id == head.id and step.action in ("pick", "edit"):
+        checkout_tree(repo, commit.tree, CheckoutStrategy.SAFE)
+        repo.set_head(commit.id)
+        return []
+    repo.cherrypick(commit.id)
+    return read_conflicts(repo.index)
+
+
+def _commit_step(repo: pygit2.Repository, step: RebaseStep, state: RebaseState) -> RebaseState:
+    """Commit what the step left in the index; an empty result is dropped."""
+    commit = resolve_commit(repo, step.commit_sha)
+    head = require_head(repo)
+    if head.id == commit.id:  # fast-forwarded
+        return state
+    tree = repo.index.write_tree()
+    committer = user_signature(repo)
+    if step.action in ("squash", "fixup"):
+        if tree != head.tree.id:
+            message = step.message or (head.message.rstrip("\n") + "\n\n" + commit.message
+                                       if step.action == "squash" else head.message)
+            oid = repo.create_commit(None, head.author, committer, message, tree, list(head.parent_ids))
+            repo.set_head(oid)
+    elif tree == head.tree.id:
+        state = state.model_copy(update={"skipped_empty": [*state.skipped_empty, step.commit_sha]})
+    else:
+        message = step.message if step.action == "reword" and step.message else commit.message
+        oid = repo.create_commit(None, commit.author, committer, message, tree, [head.id])
+        repo.set_head(oid)
+    repo.state_cleanup()
+    return state
+
+
+def _run(repo: pygit2.Repository, state: RebaseState) -> RebaseResult:
+    steps = state.plan.steps
+    while state.next < len(steps):
+        step = steps[state.next]
+        if step.action == "drop":
+            state = state.model_copy(update={"next": state.next + 1})
+            continue
+        conflicts = _replay(repo, step)
+        if conflicts:
+            state = state.model_copy(update={"paused": "conflict"})
+            rebase_state.save(repo, state)
+            return _result(repo, state, "conflict", conflicts)
+        state = _commit_step(repo, step, state).model_copy(update={"next": state.next + 1})
+        if step.action == "edit":
+            state = state.model_copy(update={"paused": "edit"})
+            rebase_state.save(repo, state)
+            return _result(repo, state, "edit_pause")
+        rebase_state.save(repo, state)
+    return _finish(repo, state)
+
+
+def _finish(repo: pygit2.Repository, state: RebaseState) -> RebaseResult:
+    new_head = require_head(repo)
+    if state.branch is not None:
+        repo.create_reference(state.branch, new_head.id, force=True,
+                              message=f"rebase (finish): {state.branch} onto {state.plan.onto}")
+        repo.set_head(state.branch)
+    rebase_state.clear(repo)
+    return _result(repo, state, "done")
+
+
+def _result(repo: pygit2.Repository, state: RebaseState, outcome: Outcome,
+            conflicts: list[Conflict] | None = None) -> RebaseResult:
+    head = require_head(repo)
+    total = len(state.plan.steps)
+    current = state.plan.steps[state.next].commit_sha if outcome == "conflict" else \
+        state.plan.steps[state.next - 1].commit_sha if outcome == "edit_pause" else None
+    return RebaseResult(
+        success=outcome == "done", completed_steps=state.next if outcome != "done" else total, total_steps=total,
+        state=outcome, conflicts=conflicts or [], conflict_paths=[c.path for c in conflicts or []],
+        current_commit=current, new_head=str(head.id), skipped_empty=state.skipped_empty,
+    )
+
+
+def _require(repo: pygit2.Repository) -> RebaseState:
+    state = rebase_state.load(repo)
+    if state is None:
+        raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "no CodePlane rebase is in progress",
+                             details={"state": repo_state(repo)})
+    return state
+
+
+def resume(repo: pygit2.Repository) -> RebaseResult:
+    """``continue``: commit the resolved step (conflict pause) or go on after an edit pause."""
+    state = _require(repo)
+    if state.paused == "conflict":
+        conflicts = read_conflicts(repo.index)
+        if conflicts:
+            raise CodePlaneError(ErrorCode.GIT_CONFLICT, "resolve and stage every conflicted path first",
+                                 details={"conflicts": [c.model_dump() for c in conflicts]})
+        step = state.plan.steps[state.next]
+        state = _commit_step(repo, step, state).model_copy(update={"next": state.next + 1, "paused": None})
+        if step.action == "edit":
+            state = state.model_copy(update={"paused": "edit"})
+            rebase_state.save(repo, state)
+            return _result(repo, state, "edit_pause")
+    else:
+        require_clean_index(repo, "rebase continue", in_rebase=True)
+        state = state.model_copy(update={"paused": None})
+    rebase_state.save(repo, state)
+    return _run(repo, state)
+
+
+def skip(repo: pygit2.Repository) -> RebaseResult:
+    """Drop the paused step's changes and go on (after an edit pause: just go on)."""
+    state = _require(repo)
+    if state.paused == "conflict":
+        repo.reset(require_head(repo).id, ResetMode.HARD)
+        repo.state_cleanup()
+        state = state.model_copy(update={"next": state.next + 1})
+    state = state.model_copy(update={"paused": None})
+    rebase_state.save(repo, state)
+    return _run(repo, state)
+
+
+def abort(repo: pygit2.Repository) -> RebaseResult:
+    """Put HEAD, the branch, index and working tree back to where the rebase started."""
+    state = _require(repo)
+    orig = pygit2.Oid(hex=state.orig_head)
+    if state.branch is not None:
+        repo.set_head(state.branch)
+    else:
+        repo.set_head(orig)
+    repo.reset(orig, ResetMode.HARD)
+    repo.state_cleanup()
+    rebase_state.clear(repo)
+    total = len(state.plan.steps)
+    return RebaseResult(success=True, completed_steps=state.next, total_steps=total, state="aborted",
+                        new_head=state.orig_head)

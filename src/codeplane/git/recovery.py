@@ -1,0 +1,204 @@
+"""Recovery points: the prior state saved before any operation that can discard work.
+
+A recovery point is a commit object under ``refs/codeplane/recovery/<UTC timestamp>-<op>``:
+
+- its **tree** is the working tree as it was (tracked files as on disk plus untracked, not-ignored
+  files; conflicted files as on disk);
+- its metadata (JSON after the first paragraph of the message) names HEAD, the branch HEAD pointed to,
+  and an **index commit** whose tree is the staged state (for conflicted paths, the "ours" side);
+- its parents are HEAD, the index commit and any extra tips the operation would drop (a deleted
+  branch, a dropped stash, a remote tip overwritten by a force push), so nothing it names is collected.
+
+:func:`restore` puts HEAD/branch, index and working tree back exactly (files created since are removed,
+ignored files are left alone), re-creates a deleted branch and re-stores a dropped stash. Restore from
+a shell: ``git reset --hard <meta.head> && git checkout <point> -- . && git read-tree <meta.index>``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import CheckoutStrategy, FileMode, FileStatus
+
+from codeplane.core.clock import now_ms
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git._workdir import checkout_index
+from codeplane.git.conflicts import rebase_state_path
+from codeplane.git.models import GitModel
+from codeplane.git.revisions import bookkeeping_signature, head_branch, head_commit
+
+RECOVERY_PREFIX = "refs/codeplane/recovery/"
+#: Oldest points beyond this many are deleted when a new one is recorded (they pin objects forever).
+KEEP_POINTS = 500
+_MARK = "codeplane recovery point"
+_WORKTREE_BITS = (FileStatus.WT_NEW | FileStatus.WT_MODIFIED | FileStatus.WT_TYPECHANGE
+                  | FileStatus.WT_RENAMED | FileStatus.CONFLICTED)
+
+
+class RecoveryPoint(GitModel):
+    name: str
+    oid: str
+    op: str
+    created: str
+    head: str | None
+    branch: str | None
+    index_commit: str
+    #: Extra tips saved with the point: ``branch:<ref>``, ``stash``, ``remote:<ref>`` → oid.
+    extras: dict[str, str] = {}
+
+
+class Restored(GitModel):
+    point: RecoveryPoint
+    recreated: list[str] = []
+    notes: list[str] = []
+
+
+def _mode(path: Path) -> int:
+    info = path.lstat()
+    if stat.S_ISLNK(info.st_mode):
+        return int(FileMode.LINK)
+    return int(FileMode.BLOB_EXECUTABLE if info.st_mode & stat.S_IXUSR else FileMode.BLOB)
+
+
+def _index_copy(repo: pygit2.Repository) -> pygit2.Index:
+    """An in-memory copy of the index with conflicts collapsed to their "ours" side."""
+    index = repo.index
+    mem = pygit2.Index()
+    if index.conflicts is None:
+        tree = repo[index.write_tree()]
+        assert isinstance(tree, pygit2.Tree)
+        mem.read_tree(tree)
+        return mem
+    conflicted: dict[str, pygit2.IndexEntry | None] = {}
+    for ancestor, ours, theirs in index.conflicts:
+        entry = ours or theirs or ancestor
+        assert entry is not None
+        conflicted[entry.path] = ours
+    for entry in index:
+        if entry.path not in conflicted:
+            mem.add(entry)
+    for ours in conflicted.values():
+        if ours is not None:
+            mem.add(ours)
+    return mem
+
+
+def snapshot_trees(repo: pygit2.Repository) -> tuple[pygit2.Oid, pygit2.Oid]:
+    """(index tree, working-tree tree) written to the object database; the real index is untouched."""
+    mem = _index_copy(repo)
+    index_tree = mem.write_tree(repo)
+    root = Path(repo.workdir)
+    for path, flag in repo.status(untracked_files="all").items():
+        if flag & FileStatus.IGNORED:
+            continue
+        full = root / path
+        if flag & FileStatus.WT_DELETED or not os.path.lexists(full):
+            try:
+                mem.remove(path)
+            except (KeyError, OSError, pygit2.GitError):
+                pass
+        elif flag & _WORKTREE_BITS and (full.is_symlink() or not full.is_dir()):
+            # Directories here are submodules or nested repositories: their gitlink stays as indexed.
+            mem.add(pygit2.IndexEntry(path, repo.create_blob_fromworkdir(path), FileMode(_mode(full))))
+    return index_tree, mem.write_tree(repo)
+
+
+def _stamp(ms: int) -> str:
+    moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    return moment.strftime("%Y%m%dT%H%M%S") + f"{ms % 1000:03d}Z"
+
+
+def record(repo: pygit2.Repository, op: str, extras: dict[str, str] | None = None) -> str:
+    """Save HEAD, index and working tree (plus ``extras`` tips); returns the recovery ref name."""
+    extras = dict(sorted((extras or {}).items()))
+    sig = bookkeeping_signature(repo)
+    head = head_commit(repo)
+    head_parents = [head.id] if head is not None else []
+    index_tree, worktree_tree = snapshot_trees(repo)
+    index_commit = repo.create_commit(None, sig, sig, f"{_MARK}: index before {op}\n", index_tree, head_parents)
+    ms = now_ms()
+    meta = {"op": op, "created": datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(),
+            "head": str(head.id) if head is not None else None, "branch": head_branch(repo),
+            "index_commit": str(index_commit), "extras": extras}
+    message = f"{_MARK}: before {op}\n\n{json.dumps(meta, sort_keys=True)}\n"
+    parents = [*head_parents, index_commit, *(pygit2.Oid(hex=v) for v in extras.values())]
+    oid = repo.create_commit(None, sig, sig, message, worktree_tree, parents)
+    base = f"{RECOVERY_PREFIX}{_stamp(ms)}-{op.replace(' ', '-')}"
+    name, n = base, 1
+    while name in repo.references:
+        n += 1
+        name = f"{base}-{n}"
+    repo.references.create(name, oid)
+    _prune(repo)
+    return name
+
+
+def _prune(repo: pygit2.Repository) -> None:
+    names = sorted(n for n in repo.references if n.startswith(RECOVERY_PREFIX))
+    for name in names[:-KEEP_POINTS]:
+        repo.references.delete(name)
+
+
+def load(repo: pygit2.Repository, name: str) -> RecoveryPoint:
+    """The recovery point ``name`` (full ref or the part after the prefix); 8002 if there is none."""
+    full = name if name.startswith(RECOVERY_PREFIX) else RECOVERY_PREFIX + name
+    ref = repo.references.get(full)
+    if ref is None:
+        raise CodePlaneError(ErrorCode.GIT_REF_NOT_FOUND, f"no recovery point {name!r}",
+                             details={"recovery_point": name})
+    commit = ref.peel(pygit2.Commit)
+    _, _, body = commit.message.partition("\n\n")
+    try:
+        meta = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise CodePlaneError(ErrorCode.GIT_ERROR, f"{full} is not a CodePlane recovery point",
+                             details={"recovery_point": full}) from exc
+    return RecoveryPoint(name=full, oid=str(commit.id), op=meta["op"], created=meta["created"],
+                         head=meta["head"], branch=meta["branch"], index_commit=meta["index_commit"],
+                         extras=meta.get("extras", {}))
+
+
+def list_points(repo: pygit2.Repository, limit: int = 50) -> list[RecoveryPoint]:
+    """Newest first."""
+    names = sorted((n for n in repo.references if n.startswith(RECOVERY_PREFIX)), reverse=True)
+    return [load(repo, n) for n in names[:limit]]
+
+
+def restore(repo: pygit2.Repository, point: RecoveryPoint) -> list[str]:
+    """Put HEAD, index and working tree back to ``point``; returns the refs it re-created.
+
+    Any merge/cherry-pick/rebase in progress is ended. Stash re-storing is left to the caller (it needs
+    the git CLI); everything else happens here.
+    """
+    recreated: list[str] = []
+    repo.state_cleanup()
+    rebase_state_path(repo).unlink(missing_ok=True)
+    if point.branch is not None:
+        if point.head is not None:
+            repo.references.create(point.branch, pygit2.Oid(hex=point.head), force=True)
+        elif point.branch in repo.references:
+            repo.references.delete(point.branch)
+        repo.set_head(point.branch)
+    elif point.head is not None:
+        repo.set_head(pygit2.Oid(hex=point.head))
+    snapshot = repo[pygit2.Oid(hex=point.oid)].peel(pygit2.Commit)
+    index = repo.index
+    # Index = snapshot first, so every file created since the point is untracked and gets removed.
+    index.read_tree(snapshot.tree)
+    index.write()
+    checkout_index(repo, CheckoutStrategy.FORCE | CheckoutStrategy.REMOVE_UNTRACKED)
+    staged = repo[pygit2.Oid(hex=point.index_commit)].peel(pygit2.Commit)
+    index.read_tree(staged.tree)
+    index.write()
+    for key, oid in point.extras.items():
+        if key.startswith("branch:"):
+            ref = key.removeprefix("branch:")
+            if ref not in repo.references:
+                repo.references.create(ref, pygit2.Oid(hex=oid))
+                recreated.append(ref)
+    return recreated

@@ -1,0 +1,168 @@
+"""Remotes: configuration through pygit2; fetch and push through the git CLI (§10: credentials).
+
+The CLI inherits the user's credential helpers and ssh agent, runs without a terminal (prompts off),
+and every argument is a separate argv entry after validation. URLs are shown with passwords redacted.
+A push the remote rejects (non-fast-forward, hook) is 8006 with each ref's status; it is never retried
+with force implicitly.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+import pygit2
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git.cli import failure, run_git
+from codeplane.git.models import GitModel
+from codeplane.git.pathspecs import check_ref, refuse_option_like
+
+PushStatus = Literal["ok", "forced", "new", "deleted", "up_to_date", "rejected"]
+_FLAGS: dict[str, PushStatus] = {" ": "ok", "+": "forced", "*": "new", "-": "deleted", "=": "up_to_date",
+                                 "!": "rejected"}
+
+
+class RemoteInfo(GitModel):
+    name: str
+    url: str | None
+    push_url: str | None = None
+
+
+class PushedRef(GitModel):
+    local: str
+    remote_ref: str
+    status: PushStatus
+    summary: str
+    reason: str | None = None
+
+
+def redact(url: str | None) -> str | None:
+    """``https://user:secret@host`` → ``https://user:***@host``."""
+    if url is None:
+        return None
+    return re.sub(r"^([a-zA-Z][\w+.-]*://[^/:@]+):[^/@]*@", r"\1:***@", url)
+
+
+def list_remotes(repo: pygit2.Repository) -> list[RemoteInfo]:
+    return [RemoteInfo(name=r.name, url=redact(r.url), push_url=redact(r.push_url))
+            for r in sorted(repo.remotes, key=lambda r: r.name or "")]
+
+
+def check_remote_name(name: str) -> str:
+    check_ref(name, "name")
+    if "/" in name or not pygit2.reference_is_valid_name(f"refs/remotes/{name}/x"):
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"{name!r} is not a valid remote name",
+                             details={"field": "name", "value": name})
+    return name
+
+
+def get_remote(repo: pygit2.Repository, name: str) -> pygit2.Remote:
+    check_ref(name, "remote")
+    try:
+        return repo.remotes[name]
+    except (KeyError, ValueError, pygit2.GitError) as exc:
+        raise CodePlaneError(ErrorCode.GIT_REF_NOT_FOUND, f"no remote {name!r}",
+                             details={"remote": name, "remotes": [r.name for r in repo.remotes]}) from exc
+
+
+def add(repo: pygit2.Repository, name: str, url: str) -> RemoteInfo:
+    check_remote_name(name)
+    refuse_option_like(url, "url")
+    if name in [r.name for r in repo.remotes]:
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"remote {name!r} already exists", details={"remote": name})
+    remote = repo.remotes.create(name, url)
+    return RemoteInfo(name=remote.name, url=redact(remote.url))
+
+
+def remove(repo: pygit2.Repository, name: str) -> RemoteInfo:
+    remote = get_remote(repo, name)
+    info = RemoteInfo(name=remote.name, url=redact(remote.url), push_url=redact(remote.push_url))
+    repo.remotes.delete(name)
+    return info
+
+
+def default_remote(repo: pygit2.Repository, branch: str | None) -> str:
+    """The branch's configured remote, else ``origin``, else the only remote; 8002 if there is none."""
+    names = [r.name for r in repo.remotes]
+    if branch:
+        try:
+            configured = repo.config[f"branch.{branch.removeprefix('refs/heads/')}.remote"]
+        except KeyError:
+            configured = None
+        if configured and configured in names:
+            return str(configured)
+    if "origin" in names:
+        return "origin"
+    if len(names) == 1 and names[0]:
+        return names[0]
+    raise CodePlaneError(ErrorCode.GIT_REF_NOT_FOUND, "no remote given and no default remote (origin) configured",
+                         details={"remotes": names})
+
+
+def upstream_branch(repo: pygit2.Repository, branch: str, remote: str) -> str:
+    """The remote branch name a local branch tracks (``branch.<b>.merge``), defaulting to the same name."""
+    short = branch.removeprefix("refs/heads/")
+    try:
+        merge = repo.config[f"branch.{short}.merge"]
+    except KeyError:
+        merge = None
+    return str(merge).removeprefix("refs/heads/") if merge else short
+
+
+def fetch(root: Path, remote: str, refspecs: list[str], *, prune: bool, timeout_s: float) -> None:
+    check_ref(remote, "remote")
+    for spec in refspecs:
+        refuse_option_like(spec, "branch")
+    args = ["fetch", "--no-write-fetch-head", *(["--prune"] if prune else []), remote, *refspecs]
+    result = run_git(root, args, timeout_s=timeout_s)
+    if not result.ok:
+        raise failure(result, ErrorCode.GIT_REMOTE_ERROR, f"fetch from {remote} failed", remote=remote)
+
+
+def parse_push(text: str) -> list[PushedRef]:
+    """Parse ``git push --porcelain`` ref lines (``<flag>\\t<from>:<to>\\t<summary> (<reason>)``)."""
+    out: list[PushedRef] = []
+    for line in text.splitlines():
+        if len(line) < 2 or line[1] != "\t" or line[0] not in _FLAGS:
+            continue
+        parts = line[2:].split("\t")
+        if len(parts) < 2:
+            continue
+        local, _, remote_ref = parts[0].partition(":")
+        summary = parts[1]
+        match = re.search(r"\(([^)]*)\)\s*$", summary)
+        out.append(PushedRef(local=local, remote_ref=remote_ref, status=_FLAGS[line[0]], summary=summary,
+                             reason=match.group(1) if match else None))
+    return out
+
+
+def push(root: Path, remote: str, local_ref: str, remote_ref: str, *, force_lease: str | None, force: bool,
+         set_upstream: bool, timeout_s: float) -> list[PushedRef]:
+    """Push ``local_ref`` to ``remote_ref``; with ``force`` uses ``--force-with-lease`` on the last known
+    remote tip (``force_lease``) so a tip someone else pushed meanwhile is never overwritten blindly."""
+    check_ref(remote, "remote")
+    refuse_option_like(local_ref, "branch")
+    refuse_option_like(remote_ref, "branch")
+    args = ["push", "--porcelain"]
+    if force:
+        args.append(f"--force-with-lease={remote_ref}:{force_lease}" if force_lease else "--force")
+    if set_upstream:
+        args.append("--set-upstream")
+    args += [remote, f"{local_ref}:{remote_ref}"]
+    result = run_git(root, args, timeout_s=timeout_s)
+    refs = parse_push(result.text())
+    rejected = [r for r in refs if r.status == "rejected"]
+    if rejected or not result.ok:
+        error = failure(result, ErrorCode.GIT_REMOTE_ERROR, f"push to {remote} was rejected" if rejected else
+                        f"push to {remote} failed", remote=remote, refs=[r.model_dump() for r in refs])
+        if rejected:
+            reason = rejected[0].reason or "rejected"
+            error.message = (f"push to {remote} rejected ({reason}); fetch/pull and integrate first, or push "
+                             "with force (requires confirm)" if "fetch first" in reason or "non-fast-forward"
+                             in reason else f"push to {remote} rejected ({reason})")
+            error.retryable = False
+            error.details["reason"] = reason
+        raise error
+    return refs

@@ -1,0 +1,34 @@
+"""``git_reset``: move HEAD (and the current branch) to a commit, as soft, mixed or hard.
+
+soft keeps index and working tree; mixed resets the index; hard also overwrites the working tree
+(untracked files stay). Any merge/cherry-pick/revert in progress ends with mixed or hard. The service
+records a recovery point before a hard reset.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import pygit2
+from pygit2.enums import ResetMode
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git.conflicts import repo_state
+from codeplane.git.revisions import head_commit, resolve_commit
+
+Mode = Literal["soft", "mixed", "hard"]
+_MODES = {"soft": ResetMode.SOFT, "mixed": ResetMode.MIXED, "hard": ResetMode.HARD}
+
+
+def reset(repo: pygit2.Repository, ref: str | None, mode: Mode) -> pygit2.Commit:
+    """Reset to ``ref`` (default HEAD); returns the commit HEAD now names."""
+    if head_commit(repo) is None:
+        raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "HEAD has no commit yet; there is nothing to reset to")
+    if mode == "soft" and repo_state(repo) == "merge":
+        raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "cannot soft-reset in the middle of a merge; use mixed "
+                             "or hard", details={"state": "merge"})
+    target = resolve_commit(repo, ref or "HEAD")
+    repo.reset(target.id, _MODES[mode])
+    if mode != "soft":
+        repo.state_cleanup()
+    return target

@@ -1,0 +1,91 @@
+"""Results of the write operations that have no richer home module (each carries an ``effect``)."""
+
+from __future__ import annotations
+
+from codeplane.git.branches import BranchInfo
+from codeplane.git.conflicts import RepoState
+from codeplane.git.merge import MergeResult
+from codeplane.git.models import Conflict, WriteResult
+from codeplane.git.rebase import RebaseResult
+from codeplane.git.recovery import RecoveryPoint
+from codeplane.git.remotes import PushedRef, RemoteInfo
+from codeplane.git.staging import SkippedPath, StagedPath
+from codeplane.git.stash import StashEntry
+from codeplane.git.submodules import SubmoduleInfo
+from codeplane.git.tags import TagInfo
+from codeplane.git.worktrees import WorktreeInfo
+
+
+class StageResult(WriteResult):
+    action: str
+    changed: list[StagedPath] = []
+    skipped: list[SkippedPath] = []
+
+
+class CheckoutResult(WriteResult):
+    branch: str | None
+    head: str
+    detached: bool
+    created_branch: str | None = None
+    restored_paths: list[str] = []
+
+
+class ResetResult(WriteResult):
+    mode: str
+    head: str
+    branch: str | None = None
+    restored: RecoveryPoint | None = None
+    recreated_refs: list[str] = []
+    notes: list[str] = []
+
+
+class BranchResult(WriteResult):
+    action: str
+    branch: BranchInfo | None = None
+    #: True when a deleted branch had commits reachable from nowhere else (saved in the recovery point).
+    unmerged: bool = False
+
+
+class TagResult(WriteResult):
+    action: str
+    tag: TagInfo
+
+
+class RemoteResult(WriteResult):
+    action: str
+    remote: RemoteInfo | None = None
+
+
+class PushResult(WriteResult):
+    remote: str
+    refs: list[PushedRef]
+
+
+class PullResult(WriteResult):
+    remote: str
+    upstream: str
+    #: merge | rebase
+    mode: str
+    merge: MergeResult | None = None
+    rebase: RebaseResult | None = None
+    success: bool
+    conflicts: list[Conflict] = []
+    state: RepoState = "none"
+
+
+class StashResult(WriteResult):
+    action: str
+    stash: StashEntry | None = None
+    conflicts: list[Conflict] = []
+    dropped: bool = False
+    state: RepoState = "none"
+
+
+class SubmoduleResult(WriteResult):
+    action: str
+    submodules: list[SubmoduleInfo] = []
+
+
+class WorktreeResult(WriteResult):
+    action: str
+    worktree: WorktreeInfo | None = None

@@ -1,0 +1,105 @@
+"""Resolving revisions, HEAD and signatures, with catalog errors instead of pygit2 exceptions."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pygit2
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git.models import Person
+from codeplane.git.pathspecs import check_ref
+
+#: Used for CodePlane's own bookkeeping commits when the repository has no user configured.
+FALLBACK_NAME = "CodePlane"
+FALLBACK_EMAIL = "codeplane@localhost"
+
+
+def resolve_object(repo: pygit2.Repository, ref: str, field: str = "ref") -> pygit2.Object:
+    check_ref(ref, field)
+    try:
+        return repo.revparse_single(ref)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
+        raise CodePlaneError(ErrorCode.GIT_REF_NOT_FOUND, f"{field} {ref!r} does not name a commit or object",
+                             details={"field": field, "ref": ref}) from exc
+
+
+def resolve_commit(repo: pygit2.Repository, ref: str, field: str = "ref") -> pygit2.Commit:
+    """The commit ``ref`` names (branches, tags, oids, ``HEAD~2``...); 8002 if there is none."""
+    obj = resolve_object(repo, ref, field)
+    try:
+        commit = obj.peel(pygit2.Commit)
+    except (ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
+        raise CodePlaneError(ErrorCode.GIT_REF_NOT_FOUND, f"{field} {ref!r} is not a commit",
+                             details={"field": field, "ref": ref}) from exc
+    assert isinstance(commit, pygit2.Commit)
+    return commit
+
+
+def head_commit(repo: pygit2.Repository) -> pygit2.Commit | None:
+    """HEAD's commit, or ``None`` on an unborn branch (empty repository)."""
+    if repo.head_is_unborn:
+        return None
+    commit = repo.head.peel(pygit2.Commit)
+    assert isinstance(commit, pygit2.Commit)
+    return commit
+
+
+def require_head(repo: pygit2.Repository) -> pygit2.Commit:
+    commit = head_commit(repo)
+    if commit is None:
+        raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "HEAD has no commit yet (empty repository)")
+    return commit
+
+
+def head_branch(repo: pygit2.Repository) -> str | None:
+    """Full name of the branch HEAD points to (also when unborn); ``None`` when detached."""
+    head = repo.references.get("HEAD")
+    if head is None:
+        return None
+    target = head.target
+    return target if isinstance(target, str) else None
+
+
+def empty_tree(repo: pygit2.Repository) -> pygit2.Tree:
+    tree = repo[repo.TreeBuilder().write()]
+    assert isinstance(tree, pygit2.Tree)
+    return tree
+
+
+def head_tree(repo: pygit2.Repository) -> pygit2.Tree:
+    commit = head_commit(repo)
+    return commit.tree if commit is not None else empty_tree(repo)
+
+
+def iso_time(seconds: int, offset_minutes: int) -> str:
+    """``git log --format=%aI`` rendering of a signature time (strict ISO 8601 with the recorded offset)."""
+    return datetime.fromtimestamp(seconds, tz=timezone(timedelta(minutes=offset_minutes))).isoformat()
+
+
+def person(sig: pygit2.Signature) -> Person:
+    return Person(name=sig.name, email=sig.email, time=iso_time(sig.time, sig.offset))
+
+
+def user_signature(repo: pygit2.Repository) -> pygit2.Signature:
+    """The configured user (``user.name``/``user.email``); 8001 explaining how to set it if absent."""
+    try:
+        return repo.default_signature
+    except (KeyError, pygit2.GitError) as exc:
+        raise CodePlaneError(
+            ErrorCode.GIT_ERROR,
+            "no git identity configured: set user.name and user.email (git config) or pass author",
+            details={"missing": ["user.name", "user.email"]},
+        ) from exc
+
+
+def bookkeeping_signature(repo: pygit2.Repository) -> pygit2.Signature:
+    """The user if configured, else a fixed CodePlane identity (recovery points must never fail on this)."""
+    try:
+        return repo.default_signature
+    except (KeyError, pygit2.GitError):
+        return pygit2.Signature(FALLBACK_NAME, FALLBACK_EMAIL)
+
+
+def oid_str(oid: pygit2.Oid | None) -> str | None:
+    return None if oid is None else str(oid)

@@ -1,0 +1,426 @@
+"""GitService: the one entry point the server uses for git (spec §10, §23.4 git family).
+
+Reads open a fresh repository handle and never lock. Writes are serialised, measured (an ``effect``
+with HEAD, ref and path changes for the call observer), refuse to discard work without ``confirm``,
+save a recovery point before they do, and call ``after_tree_change`` (the index's reconcile) before
+returning, so the next search sees the new tree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from pygit2.enums import FileStatus
+
+from codeplane.core.config import GitConfig
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git import blame as blaming
+from codeplane.git import (
+    branches,
+    checkout,
+    commits,
+    diffs,
+    history,
+    log,
+    rebase,
+    recovery,
+    remotes,
+    show,
+    staging,
+    status,
+    submodules,
+    sync,
+    tags,
+    worktrees,
+)
+from codeplane.git import merge as merging
+from codeplane.git import reset as resetting
+from codeplane.git import stash as stashing
+from codeplane.git._session import RepoSession, require_confirm
+from codeplane.git.cli import failure, run_git
+from codeplane.git.pathspecs import repo_path, repo_paths, under
+from codeplane.git.rebase_state import RebasePlan
+from codeplane.git.results import (
+    BranchResult,
+    CheckoutResult,
+    PullResult,
+    PushResult,
+    RemoteResult,
+    ResetResult,
+    StageResult,
+    StashResult,
+    SubmoduleResult,
+    TagResult,
+    WorktreeResult,
+)
+from codeplane.git.revisions import head_branch, require_head
+
+_TRACKED_CHANGE = ~int(FileStatus.WT_NEW) & ~int(FileStatus.IGNORED)
+_UNSTAGED = FileStatus.WT_MODIFIED | FileStatus.WT_DELETED | FileStatus.WT_TYPECHANGE
+
+
+def _noop() -> None:
+    return None
+
+
+class GitService:
+    """Typed git operations over one work tree. Paths are caller paths (validated here, 5001)."""
+
+    def __init__(self, root: Path, config: GitConfig | None = None,
+                 after_tree_change: Callable[[], object] = _noop) -> None:
+        self.root = root
+        self.config = config or GitConfig()
+        self._s = RepoSession(root, after_tree_change)
+
+    # -- reads ---------------------------------------------------------------------------------------
+    def status(self, paths: Sequence[str] = (), limit: int = 1000) -> status.StatusReport:
+        scope = repo_paths(self.root, paths)
+        with self._s.reading() as repo:
+            return status.status(repo, scope, limit)
+
+    def diff(self, *, base: str | None = None, target: str | None = None, staged: bool = False,
+             paths: Sequence[str] = (), limits: diffs.DiffLimits | None = None) -> diffs.DiffReport:
+        scope = repo_paths(self.root, paths)
+        with self._s.reading() as repo:
+            return diffs.diff(repo, base=base, target=target, staged=staged, paths=scope,
+                              limits=limits or diffs.DiffLimits(max_lines=self.config.diff_max_lines))
+
+    def log(self, *, ref: str | None = None, limit: int = 50, since: str | None = None, until: str | None = None,
+            paths: Sequence[str] = (), cursor: str | None = None) -> log.LogPage:
+        scope = repo_paths(self.root, paths)
+        with self._s.reading() as repo:
+            return log.log(repo, ref=ref, limit=limit, since=since, until=until, paths=scope, cursor=cursor)
+
+    def show(self, ref: str = "HEAD", path: str | None = None, limits: diffs.DiffLimits | None = None,
+             ) -> show.ShowResult:
+        rel = repo_path(self.root, path, "path") if path else None
+        with self._s.reading() as repo:
+            return show.show(repo, ref, rel, limits or diffs.DiffLimits(max_lines=self.config.diff_max_lines))
+
+    def blame(self, path: str, *, ref: str | None = None, line_range: tuple[int, int] | None = None,
+              limit: int = 200, cursor: str | None = None) -> blaming.BlamePage:
+        rel = repo_path(self.root, path, "path")
+        with self._s.reading() as repo:
+            return blaming.blame(repo, rel, ref=ref, line_range=line_range, limit=limit, cursor=cursor)
+
+    def history(self, path: str, *, ref: str | None = None, line_range: tuple[int, int] | None = None,
+                limit: int = 20, cursor: str | None = None) -> history.HistoryPage:
+        rel = repo_path(self.root, path, "path")
+        with self._s.reading() as repo:
+            return history.history(repo, rel, ref=ref, line_range=line_range, limit=limit, cursor=cursor)
+
+    def tags(self, limit: int = 500) -> tuple[list[tags.TagInfo], int]:
+        with self._s.reading() as repo:
+            return tags.list_tags(repo, limit)
+
+    def branches(self, *, remotes_too: bool = False) -> list[branches.BranchInfo]:
+        with self._s.reading() as repo:
+            return branches.list_branches(repo, remotes=remotes_too)
+
+    def remotes(self) -> list[remotes.RemoteInfo]:
+        with self._s.reading() as repo:
+            return remotes.list_remotes(repo)
+
+    def stashes(self) -> list[stashing.StashEntry]:
+        with self._s.reading() as repo:
+            return stashing.list_stashes(repo)
+
+    def recovery_points(self, limit: int = 50) -> list[recovery.RecoveryPoint]:
+        with self._s.reading() as repo:
+            return recovery.list_points(repo, limit)
+
+    def rebase_plan(self, upstream: str, onto: str | None = None) -> RebasePlan:
+        with self._s.reading() as repo:
+            return rebase.plan(repo, upstream, onto)
+
+    # -- index and commits ---------------------------------------------------------------------------
+    def stage(self, paths: Sequence[str] = ()) -> StageResult:
+        scope = repo_paths(self.root, paths)
+        with self._s.writing(files=False, reconcile=False) as w:
+            changed, skipped = staging.stage(w.repo, self.root, scope)
+            return StageResult(action="stage", changed=changed, skipped=skipped, effect=w.effect())
+
+    def unstage(self, paths: Sequence[str] = ()) -> StageResult:
+        scope = repo_paths(self.root, paths)
+        with self._s.writing(files=False, reconcile=False) as w:
+            return StageResult(action="unstage", changed=staging.unstage(w.repo, scope), effect=w.effect())
+
+    def commit(self, message: str, *, only: Sequence[str] = (), stage: Sequence[str] = (), stage_all: bool = False,
+               author: commits.Author | None = None, allow_empty: bool = False, amend: bool = False,
+               run_hooks: bool = True) -> commits.CommitResult:
+        """Commit the index; ``only`` commits just those paths, ``stage``/``stage_all`` stage first."""
+        req = commits.CommitRequest(message=message, only=tuple(repo_paths(self.root, only, "paths")),
+                                    stage=tuple(repo_paths(self.root, stage, "paths")), stage_all=stage_all,
+                                    author=author, allow_empty=allow_empty, amend=amend, run_hooks=run_hooks,
+                                    hook_timeout_s=self.config.hook_timeout_sec)
+        with self._s.writing(files=False) as w:
+            result = commits.commit(w.repo, self.root, req)
+            new = require_head(w.repo)
+            parent = new.parents[0].tree if new.parents else None
+            changes = parent.diff_to_tree(new.tree) if parent is not None else new.tree.diff_to_tree(swap=True)
+            w.extra_paths = tuple(sorted({d.new_file.path for d in changes.deltas}))
+            w.stats = (changes.stats.insertions, changes.stats.deletions)
+            return result.model_copy(update={"effect": w.effect()})
+
+    # -- HEAD and working tree -----------------------------------------------------------------------
+    def checkout(self, ref: str | None = None, *, create: bool = False, start_point: str | None = None,
+                 paths: Sequence[str] = (), force: bool = False, confirm: bool = False) -> CheckoutResult:
+        scope = repo_paths(self.root, paths)
+        with self._s.writing(files=True) as w:
+            repo = w.repo
+            dirty = status.dirty_paths(repo)
+            created = None
+            if scope:
+                mask = _UNSTAGED if ref is None else _TRACKED_CHANGE | FileStatus.WT_NEW
+                lost = sorted(p for p, f in dirty.items() if under(p, scope) and f & mask)
+                if lost:
+                    require_confirm(confirm, "restoring these paths", f"local changes in {len(lost)} file(s)",
+                                    paths=lost[:100])
+                    w.record("checkout-paths")
+                restored = checkout.restore_paths(repo, scope, ref)
+            else:
+                if ref is None:
+                    raise _invalid("ref", "give ref to switch to, or paths to restore")
+                target = checkout.resolve_target(repo, ref, create, start_point)
+                if force and any(f & _TRACKED_CHANGE for f in dirty.values()):
+                    lost = sorted(p for p, f in dirty.items() if f & _TRACKED_CHANGE)
+                    require_confirm(confirm, "a forced checkout", f"local changes in {len(lost)} file(s)",
+                                    paths=lost[:100])
+                    w.record("checkout-force")
+                checkout.switch(repo, target, force=force)
+                created = target.create[0] if target.create else None
+                restored = []
+            head = require_head(repo)
+            branch = head_branch(repo)
+            return CheckoutResult(branch=None if repo.head_is_detached or branch is None else
+                                  branch.removeprefix("refs/heads/"), head=str(head.id),
+                                  detached=repo.head_is_detached, created_branch=created, restored_paths=restored,
+                                  effect=w.effect())
+
+    def merge(self, ref: str, *, message: str | None = None, no_ff: bool = False, ff_only: bool = False,
+              favor: merging.Favor = "normal") -> merging.MergeResult:
+        with self._s.writing(files=True) as w:
+            result = merging.merge(w.repo, ref, message=message, no_ff=no_ff, ff_only=ff_only, favor=favor)
+            return result.model_copy(update={"effect": w.effect()})
+
+    def cherry_pick(self, ref: str) -> merging.MergeResult:
+        with self._s.writing(files=True) as w:
+            return merging.cherry_pick(w.repo, ref).model_copy(update={"effect": w.effect()})
+
+    def revert(self, ref: str) -> merging.MergeResult:
+        with self._s.writing(files=True) as w:
+            return merging.revert(w.repo, ref).model_copy(update={"effect": w.effect()})
+
+    def reset(self, ref: str | None = None, mode: resetting.Mode = "mixed", *, confirm: bool = False) -> ResetResult:
+        with self._s.writing(files=True) as w:
+            if mode == "hard":
+                require_confirm(confirm, "a hard reset", "uncommitted changes and moves the branch")
+                w.record("reset-hard")
+            target = resetting.reset(w.repo, ref, mode)
+            branch = head_branch(w.repo)
+            return ResetResult(mode=mode, head=str(target.id), effect=w.effect(),
+                               branch=None if w.repo.head_is_detached or branch is None else
+                               branch.removeprefix("refs/heads/"))
+
+    def restore(self, recovery_point: str, *, confirm: bool = False) -> ResetResult:
+        """Put HEAD, index and working tree back to a recovery point (recording the current state first)."""
+        with self._s.writing(files=True) as w:
+            point = recovery.load(w.repo, recovery_point)
+            require_confirm(confirm, "restoring a recovery point", "the current working tree, index and HEAD",
+                            recovery_point=point.name)
+            w.record("restore")
+            recreated = recovery.restore(w.repo, point)
+            notes: list[str] = []
+            stash_oid = point.extras.get("stash")
+            if stash_oid and stash_oid not in {s.oid for s in stashing.list_stashes(w.repo)}:
+                result = run_git(self.root, ["stash", "store", "-m", "restored by CodePlane", stash_oid],
+                                 timeout_s=60)
+                if not result.ok:
+                    raise failure(result, ErrorCode.GIT_ERROR, "re-storing the dropped stash failed")
+                recreated.append("refs/stash")
+            for key, oid in point.extras.items():
+                if key.startswith("remote:"):
+                    notes.append(f"the remote tip before the force push was {oid}; push it with force to undo")
+            head = require_head(w.repo)
+            return ResetResult(mode="recovery", head=str(head.id), restored=point, recreated_refs=recreated,
+                               notes=notes, effect=w.effect(),
+                               branch=point.branch.removeprefix("refs/heads/") if point.branch else None)
+
+    # -- refs ----------------------------------------------------------------------------------------
+    def branch_create(self, name: str, ref: str | None = None, *, force: bool = False) -> BranchResult:
+        with self._s.writing(files=False, reconcile=False) as w:
+            info = branches.create(w.repo, name, ref, force)
+            return BranchResult(action="create", branch=info, effect=w.effect())
+
+    def branch_rename(self, name: str, new_name: str, *, force: bool = False) -> BranchResult:
+        with self._s.writing(files=False, reconcile=False) as w:
+            info = branches.rename(w.repo, name, new_name, force)
+            return BranchResult(action="rename", branch=info, effect=w.effect())
+
+    def branch_delete(self, name: str, *, confirm: bool = False) -> BranchResult:
+        with self._s.writing(files=False, reconcile=False) as w:
+            branch = branches.local_branch(w.repo, name)
+            unmerged = not branches.is_merged(w.repo, branch)
+            if unmerged:
+                require_confirm(confirm, f"deleting unmerged branch {name!r}",
+                                "commits reachable from no other branch", branch=name)
+                w.record("branch-delete", {f"branch:{branch.name}": str(branch.target)})
+            info = branches.delete(w.repo, name)
+            return BranchResult(action="delete", branch=info, unmerged=unmerged, effect=w.effect())
+
+    def tag_create(self, name: str, ref: str | None = None, *, message: str | None = None,
+                   force: bool = False) -> TagResult:
+        with self._s.writing(files=False, reconcile=False) as w:
+            info = tags.create(w.repo, name, ref, message, force)
+            return TagResult(action="create", tag=info, effect=w.effect())
+
+    def tag_delete(self, name: str) -> TagResult:
+        with self._s.writing(files=False, reconcile=False) as w:
+            info = tags.delete(w.repo, name)
+            return TagResult(action="delete", tag=info, effect=w.effect())
+
+    # -- remotes -------------------------------------------------------------------------------------
+    def remote_add(self, name: str, url: str) -> RemoteResult:
+        with self._s.writing(files=False, reconcile=False) as w:
+            return RemoteResult(action="add", remote=remotes.add(w.repo, name, url), effect=w.effect())
+
+    def remote_remove(self, name: str) -> RemoteResult:
+        with self._s.writing(files=False, reconcile=False) as w:
+            return RemoteResult(action="remove", remote=remotes.remove(w.repo, name), effect=w.effect())
+
+    def fetch(self, remote: str | None = None, branch: str | None = None, *, prune: bool = False) -> RemoteResult:
+        with self._s.writing(files=False, reconcile=False) as w:
+            return sync.fetch(w, remote, branch, prune=prune, timeout_s=self.config.remote_timeout_sec)
+
+    def push(self, remote: str | None = None, branch: str | None = None, *, remote_branch: str | None = None,
+             force: bool = False, set_upstream: bool = False, confirm: bool = False) -> PushResult:
+        with self._s.writing(files=False, reconcile=False) as w:
+            return sync.push(w, remote, branch, remote_branch=remote_branch, force=force, set_upstream=set_upstream,
+                             confirm=confirm, timeout_s=self.config.remote_timeout_sec)
+
+    def pull(self, remote: str | None = None, branch: str | None = None, *, rebase: bool = False) -> PullResult:
+        with self._s.writing(files=True) as w:
+            return sync.pull(w, remote, branch, use_rebase=rebase, timeout_s=self.config.remote_timeout_sec)
+
+    # -- stash ---------------------------------------------------------------------------------------
+    def stash_push(self, *, message: str | None = None, include_untracked: bool = False, keep_index: bool = False,
+                   paths: Sequence[str] = ()) -> StashResult:
+        scope = repo_paths(self.root, paths)
+        with self._s.writing(files=True) as w:
+            entry = stashing.push(w.repo, message=message, include_untracked=include_untracked,
+                                  keep_index=keep_index, paths=scope)
+            return StashResult(action="push", stash=entry, effect=w.effect())
+
+    def stash_apply(self, index: int = 0, *, pop: bool = False, reinstate_index: bool = False) -> StashResult:
+        with self._s.writing(files=True) as w:
+            entry = stashing.entry(w.repo, index)
+            conflicts, dropped = stashing.apply(w.repo, index, pop=pop, reinstate_index=reinstate_index)
+            return StashResult(action="pop" if pop else "apply", stash=entry, conflicts=conflicts, dropped=dropped,
+                               state="merge" if conflicts else "none", effect=w.effect())
+
+    def stash_drop(self, index: int = 0, *, confirm: bool = False) -> StashResult:
+        with self._s.writing(files=False, reconcile=False) as w:
+            entry = stashing.entry(w.repo, index)
+            require_confirm(confirm, f"dropping {entry.name}", "the stashed changes", stash=entry.name)
+            w.record("stash-drop", {"stash": entry.oid})
+            stashing.drop(w.repo, index)
+            return StashResult(action="drop", stash=entry, dropped=True, effect=w.effect())
+
+    # -- rebase --------------------------------------------------------------------------------------
+    def rebase_execute(self, plan: RebasePlan, *, confirm: bool = False) -> rebase.RebaseResult:
+        with self._s.writing(files=True) as w:
+            require_confirm(confirm, "a rebase", "nothing permanently, but it rewrites the branch's commits")
+            point = w.record("rebase")
+            return rebase.execute(w.repo, plan, point).model_copy(update={"effect": w.effect()})
+
+    def rebase_start(self, upstream: str, onto: str | None = None, *, confirm: bool = False) -> rebase.RebaseResult:
+        return self.rebase_execute(self.rebase_plan(upstream, onto), confirm=confirm)
+
+    def rebase_continue(self) -> rebase.RebaseResult:
+        with self._s.writing(files=True) as w:
+            return rebase.resume(w.repo).model_copy(update={"effect": w.effect()})
+
+    def rebase_skip(self, *, confirm: bool = False) -> rebase.RebaseResult:
+        with self._s.writing(files=True) as w:
+            require_confirm(confirm, "skipping the current rebase step", "that step's changes and resolutions")
+            w.record("rebase-skip")
+            return rebase.skip(w.repo).model_copy(update={"effect": w.effect()})
+
+    def rebase_abort(self, *, confirm: bool = False) -> rebase.RebaseResult:
+        with self._s.writing(files=True) as w:
+            require_confirm(confirm, "aborting the rebase", "the steps done so far and any conflict resolutions")
+            w.record("rebase-abort")
+            return rebase.abort(w.repo).model_copy(update={"effect": w.effect()})
+
+
+    # -- submodules and worktrees --------------------------------------------------------------------
+    def submodules(self, paths: Sequence[str] = ()) -> list[submodules.SubmoduleInfo]:
+        scope = repo_paths(self.root, paths)
+        with self._s.reading() as repo:
+            return submodules.list_submodules(repo, scope)
+
+    def submodule_change(self, action: str, *, paths: Sequence[str] = (), url: str | None = None,
+                         branch: str | None = None, recursive: bool = False, confirm: bool = False,
+                         ) -> SubmoduleResult:
+        """init | update | sync | add (``url`` + one path) | remove (one path; needs confirm)."""
+        scope = repo_paths(self.root, paths)
+        timeout = self.config.remote_timeout_sec
+        with self._s.writing(files=True) as w:
+            if action == "init":
+                submodules.init(w.repo, scope)
+            elif action == "update":
+                submodules.update(w.repo, self.root, scope, init_first=True, recursive=recursive, timeout_s=timeout)
+            elif action == "sync":
+                submodules.sync(w.repo, self.root, scope, recursive=recursive, timeout_s=timeout)
+            elif action in ("add", "remove"):
+                if len(scope) != 1:
+                    raise _invalid("paths", f"{action} takes exactly one path")
+                if action == "add":
+                    if not url:
+                        raise _invalid("url", "add needs url")
+                    submodules.add(self.root, url, scope[0], branch, timeout_s=timeout)
+                else:
+                    require_confirm(confirm, f"removing submodule {scope[0]}", "its work tree and local changes")
+                    submodules.remove(w.repo, self.root, scope[0], timeout_s=timeout)
+            else:
+                raise _invalid("action", f"unknown submodule action {action!r}")
+            w.repo = self._s.open()
+            return SubmoduleResult(action=action, submodules=submodules.list_submodules(w.repo, scope),
+                                   effect=w.effect())
+
+    def worktrees(self) -> list[worktrees.WorktreeInfo]:
+        with self._s.reading() as repo:
+            return worktrees.list_worktrees(repo, self.root)
+
+    def worktree_change(self, action: str, *, name: str | None = None, path: str | None = None,
+                        ref: str | None = None, force: bool = False, reason: str | None = None,
+                        confirm: bool = False) -> WorktreeResult:
+        """add | remove (force needs confirm) | lock | unlock | prune."""
+        timeout = self.config.remote_timeout_sec
+        with self._s.writing(files=False, reconcile=False) as w:
+            info = None
+            if action == "prune":
+                worktrees.prune(self.root, timeout_s=timeout)
+                return WorktreeResult(action=action, effect=w.effect())
+            if not name:
+                raise _invalid("name", f"{action} needs name")
+            if action == "add":
+                info = worktrees.add(w.repo, self.root, name, path, ref)
+            elif action == "remove":
+                if force:
+                    require_confirm(confirm, f"force-removing worktree {name}", "its uncommitted changes")
+                info = worktrees.remove(w.repo, self.root, name, force=force, timeout_s=timeout)
+            elif action == "lock":
+                worktrees.lock(w.repo, self.root, name, reason, timeout_s=timeout)
+            elif action == "unlock":
+                worktrees.unlock(w.repo, self.root, name, timeout_s=timeout)
+            else:
+                raise _invalid("action", f"unknown worktree action {action!r}")
+            if info is None:
+                info = next((x for x in worktrees.list_worktrees(w.repo, self.root) if x.name == name), None)
+            return WorktreeResult(action=action, worktree=info, effect=w.effect())
+
+
+def _invalid(field: str, message: str) -> CodePlaneError:
+    return CodePlaneError(ErrorCode.INVALID_ARGUMENTS, message, details={"field": field})

@@ -1,0 +1,73 @@
+"""``git_inspect action=show``: one object (commit with its bounded diff, annotated tag, blob, tree)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import pygit2
+
+from codeplane.git.diffs import DiffLimits, DiffReport, commit_diff
+from codeplane.git.log import CommitInfo, commit_info
+from codeplane.git.models import GitModel, Person
+from codeplane.git.pathspecs import shown
+from codeplane.git.revisions import person, resolve_object
+
+#: Blob text beyond this many bytes is cut (``truncated`` set); read files with read_source instead.
+BLOB_LIMIT = 64 * 1024
+TREE_LIMIT = 1000
+
+
+class TagObject(GitModel):
+    name: str
+    target: str
+    message: str
+    tagger: Person | None = None
+
+
+class BlobInfo(GitModel):
+    size: int
+    binary: bool
+    text: str | None = None
+    truncated: bool = False
+
+
+class TreeEntry(GitModel):
+    name: str
+    oid: str
+    #: blob | tree | commit (submodule)
+    kind: str
+    mode: int
+
+
+class ShowResult(GitModel):
+    kind: Literal["commit", "tag", "blob", "tree"]
+    oid: str
+    commit: CommitInfo | None = None
+    diff: DiffReport | None = None
+    tag: TagObject | None = None
+    blob: BlobInfo | None = None
+    entries: list[TreeEntry] = []
+    entries_total: int | None = None
+
+
+def show(repo: pygit2.Repository, ref: str, path: str | None, limits: DiffLimits) -> ShowResult:
+    """``ref`` (default HEAD by the caller); with ``path`` the object at ``ref:path``."""
+    obj = resolve_object(repo, f"{ref}:{path}" if path else ref)
+    if isinstance(obj, pygit2.Tag):
+        target = obj.peel(None)
+        return ShowResult(kind="tag", oid=str(obj.id),
+                          tag=TagObject(name=obj.name, target=str(target.id), message=obj.message,
+                                        tagger=person(obj.tagger) if obj.tagger else None),
+                          commit=commit_info(target) if isinstance(target, pygit2.Commit) else None)
+    if isinstance(obj, pygit2.Commit):
+        return ShowResult(kind="commit", oid=str(obj.id), commit=commit_info(obj), diff=commit_diff(repo, obj, limits))
+    if isinstance(obj, pygit2.Blob):
+        data = obj.data
+        text = None if obj.is_binary else data[:BLOB_LIMIT].decode("utf-8", errors="replace")
+        return ShowResult(kind="blob", oid=str(obj.id),
+                          blob=BlobInfo(size=obj.size, binary=obj.is_binary, text=text,
+                                        truncated=not obj.is_binary and len(data) > BLOB_LIMIT))
+    assert isinstance(obj, pygit2.Tree)
+    entries = [TreeEntry(name=shown(e.name or ""), oid=str(e.id), kind=e.type_str, mode=int(e.filemode))
+               for e in list(obj)[:TREE_LIMIT]]
+    return ShowResult(kind="tree", oid=str(obj.id), entries=entries, entries_total=len(obj))

@@ -1,0 +1,114 @@
+"""``git_stage``: putting working-tree changes into the index, and taking staged changes back out.
+
+Staging a path records whatever is on disk (new, modified, deleted: ``git add -A -- <path>``);
+unstaging puts the HEAD version back in the index and leaves the file alone (``git restore --staged``).
+Directories stage everything below them. Ignored files are skipped unless already tracked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import FileStatus
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git.models import GitModel
+from codeplane.git.pathspecs import shown, under
+from codeplane.git.revisions import head_tree
+
+_ADDABLE = FileStatus.WT_NEW | FileStatus.WT_MODIFIED | FileStatus.WT_TYPECHANGE | FileStatus.WT_RENAMED
+
+
+class StagedPath(GitModel):
+    path: str
+    #: staged: added | modified | deleted | resolved; unstaged: unstaged
+    change: str
+
+
+class SkippedPath(GitModel):
+    path: str
+    reason: str
+
+
+def _targets(repo: pygit2.Repository, root: Path, paths: Sequence[str]) -> tuple[dict[str, int], list[SkippedPath]]:
+    """Status flags of every path the request covers (all dirty paths when ``paths`` is empty)."""
+    skipped: list[SkippedPath] = []
+    full: dict[str, int] | None = None
+    out: dict[str, int] = {}
+
+    def everything() -> dict[str, int]:
+        nonlocal full
+        if full is None:
+            full = {p: int(f) for p, f in repo.status(untracked_files="all").items()}
+        return full
+
+    if not paths:
+        return {p: f for p, f in everything().items() if not f & FileStatus.IGNORED}, skipped
+    for path in paths:
+        disk = root / path
+        if disk.is_dir() and not disk.is_symlink() and not (disk / ".git").exists():
+            found = {p: f for p, f in everything().items() if under(p, [path]) and not f & FileStatus.IGNORED}
+            out.update(found)
+            continue
+        try:
+            flag = int(repo.status_file(path))
+        except (KeyError, pygit2.GitError):
+            if not disk.exists():
+                skipped.append(SkippedPath(path=shown(path), reason="no such file in the working tree or index"))
+            continue
+        if flag & FileStatus.IGNORED:
+            skipped.append(SkippedPath(path=shown(path), reason="ignored by .gitignore"))
+        elif flag:
+            out[path] = flag
+    return out, skipped
+
+
+def stage(repo: pygit2.Repository, root: Path, paths: Sequence[str]) -> tuple[list[StagedPath], list[SkippedPath]]:
+    """Stage ``paths`` (canonical; empty = every change). 5004 when nothing named exists at all."""
+    targets, skipped = _targets(repo, root, paths)
+    if paths and not targets and len(skipped) == len(paths) and \
+            all(s.reason.startswith("no such") for s in skipped):
+        raise CodePlaneError(ErrorCode.FILE_NOT_FOUND, "none of the paths exist in the working tree or index",
+                             details={"paths": [s.path for s in skipped]})
+    index = repo.index
+    staged: list[StagedPath] = []
+    for path in sorted(targets):
+        flag = targets[path]
+        disk = root / path
+        exists = disk.exists() or disk.is_symlink()
+        if flag & FileStatus.CONFLICTED:
+            if exists:
+                index.add(path)
+            else:
+                index.remove(path)
+            staged.append(StagedPath(path=shown(path), change="resolved"))
+        elif flag & FileStatus.WT_DELETED or (flag & _ADDABLE and not exists):
+            index.remove(path)
+            staged.append(StagedPath(path=shown(path), change="deleted"))
+        elif flag & _ADDABLE:
+            index.add(path)
+            staged.append(StagedPath(path=shown(path), change="added" if flag & FileStatus.WT_NEW else "modified"))
+    if staged:
+        index.write()
+    return staged, skipped
+
+
+def unstage(repo: pygit2.Repository, paths: Sequence[str]) -> list[StagedPath]:
+    """Reset the index entries of ``paths`` (empty = all) to HEAD; the working tree is not touched."""
+    index = repo.index
+    changed: list[StagedPath] = []
+    for delta in head_tree(repo).diff_to_index(index).deltas:
+        old, new = delta.old_file, delta.new_file
+        if not (under(new.path, paths) or under(old.path, paths)):
+            continue
+        if delta.status_char() == "A":
+            index.remove(new.path)
+        else:
+            index.add(pygit2.IndexEntry(old.path, old.id, old.mode))
+        changed.append(StagedPath(path=shown(new.path if delta.status_char() == "A" else old.path),
+                                  change="unstaged"))
+    if changed:
+        index.write()
+    return sorted(changed, key=lambda s: s.path)

@@ -1,0 +1,87 @@
+"""``git_stash``: push, list, apply, pop and drop stash entries.
+
+apply/pop stop with 8004 (nothing changed) when the stash would overwrite local changes; otherwise
+conflicts are written to the index and files like ``git stash apply`` does and returned as data. A pop
+with conflicts keeps the entry (as git does). The service records a recovery point before a drop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pygit2
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git.conflicts import read_conflicts
+from codeplane.git.models import Conflict, GitModel
+from codeplane.git.pathspecs import shown
+from codeplane.git.revisions import empty_tree, require_head, user_signature
+from codeplane.git.status import dirty_paths
+
+
+class StashEntry(GitModel):
+    index: int
+    name: str
+    oid: str
+    message: str
+
+
+def list_stashes(repo: pygit2.Repository) -> list[StashEntry]:
+    return [StashEntry(index=i, name=f"stash@{{{i}}}", oid=str(s.commit_id), message=s.message)
+            for i, s in enumerate(repo.listall_stashes())]
+
+
+def entry(repo: pygit2.Repository, index: int) -> StashEntry:
+    stashes = list_stashes(repo)
+    if not 0 <= index < len(stashes):
+        raise CodePlaneError(ErrorCode.GIT_REF_NOT_FOUND, f"no stash@{{{index}}} ({len(stashes)} stash entries)",
+                             details={"index": index, "count": len(stashes)})
+    return stashes[index]
+
+
+def push(repo: pygit2.Repository, *, message: str | None, include_untracked: bool, keep_index: bool,
+         paths: Sequence[str]) -> StashEntry:
+    require_head(repo)
+    try:
+        repo.stash(user_signature(repo), message, keep_index=keep_index, include_untracked=include_untracked,
+                   paths=list(paths) or None)
+    except (KeyError, pygit2.GitError) as exc:
+        if "nothing to stash" in str(exc).lower() or isinstance(exc, KeyError):
+            raise CodePlaneError(ErrorCode.GIT_NOTHING_TO_COMMIT, "no local changes to stash",
+                                 details={"include_untracked": include_untracked}) from exc
+        raise
+    return entry(repo, 0)
+
+
+def _stash_paths(repo: pygit2.Repository, oid: str) -> set[str]:
+    commit = repo[pygit2.Oid(hex=oid)].peel(pygit2.Commit)
+    base = commit.parents[0]
+    paths: set[str] = set()
+    for delta in base.tree.diff_to_tree(commit.tree).deltas:
+        paths.update((delta.old_file.path, delta.new_file.path))
+    if len(commit.parents) > 2:  # the untracked-files commit
+        paths.update(d.new_file.path for d in empty_tree(repo).diff_to_tree(commit.parents[2].tree).deltas)
+    return paths
+
+
+def apply(repo: pygit2.Repository, index: int, *, pop: bool, reinstate_index: bool) -> tuple[list[Conflict], bool]:
+    """Apply (and for ``pop`` drop when clean) stash ``index``; returns (conflicts, dropped)."""
+    stash = entry(repo, index)
+    dirty = dirty_paths(repo)
+    blocked = sorted(shown(p) for p in _stash_paths(repo, stash.oid) if p in dirty)
+    if blocked:
+        raise CodePlaneError(ErrorCode.GIT_DIRTY_WORKTREE, "local changes would be overwritten by the stash; "
+                             "commit or stash them first", details={"paths": blocked[:200], "count": len(blocked)})
+    repo.stash_apply(index, reinstate_index=reinstate_index)
+    conflicts = read_conflicts(repo.index)
+    dropped = False
+    if pop and not conflicts:
+        repo.stash_drop(index)
+        dropped = True
+    return conflicts, dropped
+
+
+def drop(repo: pygit2.Repository, index: int) -> StashEntry:
+    stash = entry(repo, index)
+    repo.stash_drop(index)
+    return stash

@@ -1,0 +1,134 @@
+"""``git_status``: branch, HEAD, staged/modified/untracked/conflicted paths and the in-progress state.
+
+Mirrors ``git status --porcelain=v2 --untracked-files=all``: staged entries come from HEAD→index (with
+rename pairing), modified entries from index→working tree, conflicts from the index's conflict stages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pygit2
+from pygit2.enums import DiffFind, FileStatus
+
+from codeplane.git.conflicts import RepoState, read_conflicts, repo_state
+from codeplane.git.models import Conflict, GitModel
+from codeplane.git.pathspecs import shown, under
+from codeplane.git.revisions import head_branch, head_commit, head_tree
+
+_STAGED = (
+    (FileStatus.INDEX_NEW, "added"),
+    (FileStatus.INDEX_MODIFIED, "modified"),
+    (FileStatus.INDEX_DELETED, "deleted"),
+    (FileStatus.INDEX_RENAMED, "renamed"),
+    (FileStatus.INDEX_TYPECHANGE, "typechange"),
+)
+_WORKTREE = (
+    (FileStatus.WT_MODIFIED, "modified"),
+    (FileStatus.WT_DELETED, "deleted"),
+    (FileStatus.WT_TYPECHANGE, "typechange"),
+    (FileStatus.WT_RENAMED, "renamed"),
+)
+
+
+class StatusEntry(GitModel):
+    path: str
+    #: added | modified | deleted | renamed | typechange
+    status: str
+    old_path: str | None = None
+
+
+class StatusReport(GitModel):
+    branch: str | None
+    head_commit: str | None
+    detached: bool
+    is_clean: bool
+    staged: list[StatusEntry]
+    modified: list[StatusEntry]
+    untracked: list[str]
+    conflicts: list[Conflict]
+    state: RepoState
+    upstream: str | None = None
+    ahead: int | None = None
+    behind: int | None = None
+    #: True when a list was cut at ``limit``; the ``*_total`` counts are always complete.
+    truncated: bool = False
+    staged_total: int = 0
+    modified_total: int = 0
+    untracked_total: int = 0
+
+
+def dirty_paths(repo: pygit2.Repository) -> dict[str, FileStatus]:
+    """Every path whose status is not current (ignored files excluded), keyed by pygit2 path."""
+    return {p: FileStatus(f) for p, f in repo.status(untracked_files="all").items()
+            if f != FileStatus.IGNORED}
+
+
+def _renames(repo: pygit2.Repository) -> dict[str, str]:
+    """new path → old path for renames staged in the index (HEAD→index, git's 50% similarity)."""
+    diff = repo.index.diff_to_tree(head_tree(repo))
+    diff.find_similar(DiffFind.FIND_RENAMES)
+    return {d.new_file.path: d.old_file.path for d in diff.deltas if d.status_char() == "R"}
+
+
+def _upstream(repo: pygit2.Repository, branch: str | None) -> tuple[str | None, int | None, int | None]:
+    if branch is None or repo.head_is_unborn:
+        return None, None, None
+    local = repo.branches.local.get(branch.removeprefix("refs/heads/"))
+    if local is None:
+        return None, None, None
+    try:
+        upstream = local.upstream
+    except (KeyError, ValueError, pygit2.GitError):
+        return None, None, None
+    if upstream is None:
+        return None, None, None
+    ahead, behind = repo.ahead_behind(local.target, upstream.target)
+    return upstream.shorthand, ahead, behind
+
+
+def status(repo: pygit2.Repository, paths: Sequence[str] = (), limit: int = 1000) -> StatusReport:
+    """The repository status, optionally restricted to ``paths`` (canonical, from ``repo_paths``)."""
+    flags = {p: f for p, f in repo.status(untracked_files="all").items()
+             if f != FileStatus.IGNORED and under(p, paths)}
+    renamed: dict[str, str] = {}
+    if any(f & FileStatus.INDEX_NEW for f in flags.values()) and \
+            any(f & FileStatus.INDEX_DELETED for f in flags.values()):
+        renamed = {new: old for new, old in _renames(repo).items()
+                   if new in flags and flags[new] & FileStatus.INDEX_NEW}
+    gone = set(renamed.values())
+    staged: list[StatusEntry] = []
+    modified: list[StatusEntry] = []
+    untracked: list[str] = []
+    conflicted = False
+    for path in sorted(flags):
+        flag = flags[path]
+        if flag & FileStatus.CONFLICTED:
+            conflicted = True
+            continue
+        if path in renamed:
+            staged.append(StatusEntry(path=shown(path), status="renamed", old_path=shown(renamed[path])))
+        elif not (path in gone and flag == FileStatus.INDEX_DELETED):
+            kind = next((name for bit, name in _STAGED if flag & bit), None)
+            if kind is not None and not (path in gone and kind == "deleted"):
+                staged.append(StatusEntry(path=shown(path), status=kind))
+        wt_kind = next((name for bit, name in _WORKTREE if flag & bit), None)
+        if wt_kind is not None:
+            modified.append(StatusEntry(path=shown(path), status=wt_kind))
+        elif flag & FileStatus.WT_NEW:
+            untracked.append(shown(path))
+    conflicts = [c for c in read_conflicts(repo.index) if under(c.path, paths)] if conflicted else []
+    head = head_commit(repo)
+    branch = head_branch(repo)
+    upstream, ahead, behind = _upstream(repo, branch)
+    truncated = max(len(staged), len(modified), len(untracked), len(conflicts)) > limit
+    return StatusReport(
+        branch=branch.removeprefix("refs/heads/") if branch else None,
+        head_commit=str(head.id) if head is not None else None,
+        detached=repo.head_is_detached,
+        is_clean=not (staged or modified or untracked or conflicts),
+        staged=staged[:limit], modified=modified[:limit], untracked=untracked[:limit],
+        conflicts=conflicts[:limit], state=repo_state(repo),
+        upstream=upstream, ahead=ahead, behind=behind, truncated=truncated,
+        staged_total=len(staged), modified_total=len(modified), untracked_total=len(untracked),
+    )

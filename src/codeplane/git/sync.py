@@ -1,0 +1,87 @@
+"""Fetch, push and pull: the git CLI moves objects (credentials), pygit2 integrates them locally.
+
+``pull`` = fetch the upstream branch, then CodePlane's own merge (fast-forward or merge commit) or
+rebase of the local commits onto it, so conflicts come back as data exactly as from ``git_merge`` and
+``git_rebase``. A force push uses ``--force-with-lease`` on the last fetched remote tip and saves that
+tip in a recovery point first.
+"""
+
+from __future__ import annotations
+
+import pygit2
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git import merge as merging
+from codeplane.git import rebase, remotes
+from codeplane.git._session import Write, require_confirm
+from codeplane.git.conflicts import repo_state
+from codeplane.git.pathspecs import check_ref
+from codeplane.git.results import PullResult, PushResult, RemoteResult
+from codeplane.git.revisions import head_branch
+
+
+def _current_branch(repo: pygit2.Repository, branch: str | None) -> str:
+    if branch is not None:
+        check_ref(branch, "branch")
+        return branch.removeprefix("refs/heads/")
+    current = head_branch(repo)
+    if current is None or repo.head_is_detached:
+        raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "HEAD is detached; name the branch to use",
+                             details={"field": "branch"})
+    return current.removeprefix("refs/heads/")
+
+
+def fetch(w: Write, remote: str | None, branch: str | None, *, prune: bool, timeout_s: float) -> RemoteResult:
+    name = remote or remotes.default_remote(w.repo, head_branch(w.repo))
+    remotes.get_remote(w.repo, name)
+    specs = [f"+refs/heads/{branch}:refs/remotes/{name}/{branch}"] if branch else []
+    remotes.fetch(w.root, name, specs, prune=prune, timeout_s=timeout_s)
+    info = next(r for r in remotes.list_remotes(w.repo) if r.name == name)
+    return RemoteResult(action="fetch", remote=info, effect=w.effect())
+
+
+def push(w: Write, remote: str | None, branch: str | None, *, remote_branch: str | None, force: bool,
+         set_upstream: bool, confirm: bool, timeout_s: float) -> PushResult:
+    repo = w.repo
+    local = _current_branch(repo, branch)
+    if local not in repo.branches.local:
+        raise CodePlaneError(ErrorCode.GIT_REF_NOT_FOUND, f"no local branch {local!r}", details={"branch": local})
+    name = remote or remotes.default_remote(repo, f"refs/heads/{local}")
+    remotes.get_remote(repo, name)
+    if remote_branch is not None:
+        check_ref(remote_branch, "remote_branch")
+    target = remote_branch or remotes.upstream_branch(repo, local, name)
+    lease = None
+    if force:
+        tracking = repo.references.get(f"refs/remotes/{name}/{target}")
+        lease = str(tracking.target) if tracking is not None else None
+        require_confirm(confirm, f"force-pushing {local} to {name}/{target}",
+                        "the remote branch's commits that are not in yours", remote=name, branch=target)
+        w.record("force-push", {f"remote:refs/remotes/{name}/{target}": lease} if lease else {})
+    refs = remotes.push(w.root, name, f"refs/heads/{local}", f"refs/heads/{target}", force_lease=lease, force=force,
+                        set_upstream=set_upstream, timeout_s=timeout_s)
+    return PushResult(remote=name, refs=refs, effect=w.effect())
+
+
+def pull(w: Write, remote: str | None, branch: str | None, *, use_rebase: bool, timeout_s: float) -> PullResult:
+    repo = w.repo
+    local = _current_branch(repo, None)
+    name = remote or remotes.default_remote(repo, f"refs/heads/{local}")
+    url = remotes.get_remote(repo, name).url or name
+    upstream = branch.removeprefix("refs/heads/") if branch else remotes.upstream_branch(repo, local, name)
+    check_ref(upstream, "branch")
+    remotes.fetch(w.root, name, [f"+refs/heads/{upstream}:refs/remotes/{name}/{upstream}"], prune=False,
+                  timeout_s=timeout_s)
+    repo = w.repo = pygit2.Repository(str(w.root))  # see the fetched objects and refs
+    tracking = f"{name}/{upstream}"
+    if use_rebase:
+        plan = rebase.plan(repo, tracking)
+        if plan.steps:
+            point = w.record("pull-rebase")
+            outcome = rebase.execute(repo, plan, point)
+            return PullResult(remote=name, upstream=tracking, mode="rebase", rebase=outcome, success=outcome.success,
+                              conflicts=outcome.conflicts, state=repo_state(repo), effect=w.effect())
+    message = f"Merge branch '{upstream}' of {remotes.redact(url)}\n"
+    result = merging.merge(repo, tracking, message=message)
+    return PullResult(remote=name, upstream=tracking, mode="rebase" if use_rebase else "merge", merge=result,
+                      success=result.success, conflicts=result.conflicts, state=repo_state(repo), effect=w.effect())

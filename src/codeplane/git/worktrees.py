@@ -1,0 +1,113 @@
+"""``git_worktree``: list and add through pygit2; remove, lock, unlock and prune through the git CLI
+(§10 fallback). New worktrees go under ``.codeplane/worktrees/<name>`` unless a path inside the
+repository is given (paths outside it are refused with 5001, like every path argument)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pygit2
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.layout import STATE_DIR_NAME
+from codeplane.git.branches import check_branch_name
+from codeplane.git.cli import failure, run_git
+from codeplane.git.models import GitModel
+from codeplane.git.pathspecs import repo_path
+from codeplane.git.revisions import resolve_commit
+
+WORKTREES_DIR = f"{STATE_DIR_NAME}/worktrees"
+
+
+class WorktreeInfo(GitModel):
+    #: ``None`` for the main work tree.
+    name: str | None
+    path: str
+    head: str | None
+    branch: str | None
+    is_main: bool = False
+    locked: bool = False
+    prunable: bool = False
+
+
+def _head(path: str) -> tuple[str | None, str | None]:
+    try:
+        repo = pygit2.Repository(path)
+    except (pygit2.GitError, KeyError, ValueError):
+        return None, None
+    if repo.head_is_unborn:
+        return None, None
+    branch = None if repo.head_is_detached else repo.head.shorthand
+    return str(repo.head.target), branch
+
+
+def list_worktrees(repo: pygit2.Repository, root: Path) -> list[WorktreeInfo]:
+    head, branch = _head(str(root))
+    out = [WorktreeInfo(name=None, path=str(root), head=head, branch=branch, is_main=True)]
+    for name in sorted(repo.list_worktrees()):
+        wt = repo.lookup_worktree(name)
+        wt_head, wt_branch = _head(wt.path)
+        out.append(WorktreeInfo(name=name, path=wt.path, head=wt_head, branch=wt_branch,
+                                locked=(Path(repo.path) / "worktrees" / name / "locked").exists(),
+                                prunable=bool(wt.is_prunable)))
+    return out
+
+
+def lookup(repo: pygit2.Repository, name: str) -> pygit2.Worktree:
+    if name not in repo.list_worktrees():
+        raise CodePlaneError(ErrorCode.GIT_REF_NOT_FOUND, f"no worktree {name!r}",
+                             details={"worktree": name, "worktrees": sorted(repo.list_worktrees())})
+    return repo.lookup_worktree(name)
+
+
+def add(repo: pygit2.Repository, root: Path, name: str, path: str | None, ref: str | None) -> WorktreeInfo:
+    """Create worktree ``name`` checking out branch ``ref`` (an existing local branch), or a new branch
+    ``name`` at ``ref``/HEAD."""
+    check_branch_name(name)
+    if name in repo.list_worktrees():
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"worktree {name!r} already exists",
+                             details={"worktree": name})
+    rel = repo_path(root, path, "path") if path else f"{WORKTREES_DIR}/{name}"
+    target = root / rel
+    if target.exists() and any(target.iterdir()):
+        raise CodePlaneError(ErrorCode.FILE_EXISTS, f"{rel} exists and is not empty", details={"path": rel})
+    target.parent.mkdir(parents=True, exist_ok=True)
+    branch = repo.branches.local.get(ref) if ref else None
+    if branch is None:
+        start = resolve_commit(repo, ref or "HEAD")
+        if name in repo.branches.local:
+            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"branch {name!r} already exists; pass it as ref",
+                                 details={"branch": name})
+        branch = repo.branches.local.create(name, start)
+    elif branch.is_checked_out():
+        raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"branch {ref!r} is already checked out elsewhere",
+                             details={"branch": ref})
+    wt = repo.add_worktree(name, str(target), branch)
+    head, head_branch = _head(wt.path)
+    return WorktreeInfo(name=name, path=wt.path, head=head, branch=head_branch)
+
+
+def _cli(root: Path, args: list[str], what: str, timeout_s: float) -> None:
+    result = run_git(root, ["worktree", *args], timeout_s=timeout_s)
+    if not result.ok:
+        raise failure(result, ErrorCode.GIT_ERROR, f"worktree {what} failed")
+
+
+def remove(repo: pygit2.Repository, root: Path, name: str, *, force: bool, timeout_s: float) -> WorktreeInfo:
+    info = next(w for w in list_worktrees(repo, root) if w.name == lookup(repo, name).name)
+    _cli(root, ["remove", *(["--force"] if force else []), "--", info.path], "remove", timeout_s)
+    return info
+
+
+def lock(repo: pygit2.Repository, root: Path, name: str, reason: str | None, *, timeout_s: float) -> None:
+    wt = lookup(repo, name)
+    _cli(root, ["lock", *(["--reason", reason] if reason else []), "--", wt.path], "lock", timeout_s)
+
+
+def unlock(repo: pygit2.Repository, root: Path, name: str, *, timeout_s: float) -> None:
+    wt = lookup(repo, name)
+    _cli(root, ["unlock", "--", wt.path], "unlock", timeout_s)
+
+
+def prune(root: Path, *, timeout_s: float) -> None:
+    _cli(root, ["prune"], "prune", timeout_s)
