@@ -98,13 +98,30 @@ class TasksConfig(_Section):
     maintenance_interval_sec: int = Field(default=3600, ge=1)
 
 
+class CustomTestRunner(_Section):
+    """A file pattern run by a command template (§11.5 ``custom``); ``{path}`` is the repo-relative file."""
+
+    pattern: str
+    runner: str
+    cmd: tuple[str, ...]
+    timeout_sec: float | None = Field(default=None, gt=0)
+
+
 class TestsConfig(_Section):
     workers: int | None = Field(default=None, ge=1, le=64)
     target_timeout_sec: float = Field(default=30.0, gt=0)
     run_timeout_sec: float = Field(default=900.0, gt=0)
     fail_fast: bool = False
-    #: Explicit runner overrides (§11.5), e.g. ``{"pytest": {"cmd": ["python", "-m", "pytest"]}}``.
-    runners: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    #: Explicit runner choices and options (§11.5): a language → runner name (``typescript: vitest``),
+    #: or a runner → options (``pytest: {cmd: [python, -m, pytest], timeout_sec: 60}``).
+    runners: dict[str, str | dict[str, Any]] = Field(default_factory=dict)
+    custom: tuple[CustomTestRunner, ...] = ()
+    #: Gitignore-style patterns never treated as test targets (``**/fixtures/**``).
+    exclude: tuple[str, ...] = ()
+    #: Re-run failed targets once; fail-then-pass is reported as ``flaky``.
+    retry_failed: bool = True
+    #: Finished runs kept in memory for ``get_test_run``.
+    keep_runs: int = Field(default=20, ge=1, le=500)
 
 
 class DocSweepConfig(_Section):

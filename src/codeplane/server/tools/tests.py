@@ -1,0 +1,252 @@
+"""Test tools (§23.4, §11.9.6, D9): discover, inspect impact, run, poll, cancel.
+
+Thin adapters over :class:`codeplane.testing.TestingService`. ``run_test_targets`` starts a run in the
+background and waits at most ``wait_sec`` (sending progress notifications when the client gave a progress
+token); an unfinished run comes back with its id, ``state``, ``progress_percentage`` and
+``last_progress_at`` for ``get_test_run``. Logs and reports are artifacts, referenced by id and path.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import anyio
+from pydantic import Field, PrivateAttr
+
+from codeplane.core.calls import FailureReport
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.server.services import Services
+from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
+from codeplane.server.tools.tests_models import (
+    CaseModel,
+    ImpactModel,
+    MissingRunnerModel,
+    TargetModel,
+    TestRunResult,
+    render_run,
+)
+from codeplane.testing import TestingService
+from codeplane.testing.paging import page, query_key
+from codeplane.testing.runs import RunRecord
+
+_MAX_WAIT = 300.0
+_POLL_S = 0.1
+
+
+class DiscoverParams(ToolParams):
+    paths: list[str] | None = Field(default=None, max_length=200,
+                                    description="Only targets under these repo-relative paths.")
+    affected_by: list[str] | None = Field(default=None, max_length=2000,
+                                          description="Only targets whose files import these changed files (§11.9).")
+    cursor: str | None = None
+    limit: int = Field(default=200, ge=1, le=1000)
+
+
+class DiscoverResult(ToolResult):
+    targets: list[TargetModel]
+    #: Targets matching the filters (all pages).
+    total: int
+    #: Targets in the repository before filtering.
+    discovered_total: int
+    runners: list[str]
+    missing_runners: list[MissingRunnerModel]
+    impact: ImpactModel | None = None
+    agentic_hint: str | None = None
+    next_cursor: str | None = None
+
+
+class InspectParams(ToolParams):
+    changed_files: list[str] = Field(max_length=2000, description="Repo-relative paths of changed files.")
+
+
+class RunParams(ToolParams):
+    targets: list[str] | None = Field(default=None, max_length=5000,
+                                      description="Target ids or directories (default: every target).")
+    affected_by: list[str] | None = Field(default=None, max_length=2000,
+                                          description="Run the tests affected by these changed files instead.")
+    fail_fast: bool | None = Field(default=None, description="Stop at the first failing target (no re-runs).")
+    timeout_sec: float | None = Field(default=None, gt=0, le=24 * 3600, description="Global timeout of the run.")
+    wait_sec: float = Field(default=25.0, ge=0, le=_MAX_WAIT,
+                            description="Longest to wait for the run before returning its id to poll.")
+    coverage: bool = Field(default=False, description="Measure coverage (pytest-cov), scoped to imported sources.")
+
+
+class GetRunParams(ToolParams):
+    run_id: str
+    wait_sec: float = Field(default=0.0, ge=0, le=_MAX_WAIT, description="Wait up to this long for it to finish.")
+    include: Literal["summary", "cases"] = Field(
+        default="summary", description="'cases' pages through every case of the final attempts.")
+    cursor: str | None = None
+    limit: int = Field(default=100, ge=1, le=500)
+
+
+class CancelRunParams(ToolParams):
+    run_id: str
+    wait_sec: float = Field(default=5.0, ge=0, le=60, description="Wait up to this long for processes to die.")
+
+
+class InspectResult(ToolResult):
+    impact: ImpactModel
+
+
+class _TestRunAnswer(TestRunResult):
+    """A run view that reports a failed finish to the task observer exactly once per run."""
+
+    _report: FailureReport | None = PrivateAttr(default=None)
+
+    def test_run_report(self) -> FailureReport | None:
+        return self._report
+
+
+def _service(services: Services) -> TestingService:
+    testing: TestingService | None = getattr(services, "testing", None)
+    if testing is None:
+        raise CodePlaneError(ErrorCode.INTERNAL_ERROR, "the tests subsystem is not wired in")
+    return testing
+
+
+async def _await(ctx: ToolContext, record: RunRecord, wait_sec: float) -> None:
+    """Wait for ``record`` up to ``wait_sec``, sending a progress notification whenever it moves."""
+    deadline = anyio.current_time() + min(wait_sec, _MAX_WAIT)
+    seen = -1
+    while True:
+        version = record.version
+        if version != seen:
+            seen = version
+            snapshot = record.snapshot()
+            done = sum(1 for t in snapshot.targets if t.attempts)
+            await ctx.progress(snapshot.progress_percentage, 100.0,
+                               f"{snapshot.state}: {done}/{len(snapshot.targets)} targets {snapshot.message}".strip())
+        if record.finished or anyio.current_time() >= deadline:
+            return
+        await anyio.sleep(_POLL_S)
+
+
+def _answer(record: RunRecord, include: str = "summary", cursor: str | None = None, limit: int = 100,
+            ) -> _TestRunAnswer:
+    result = _TestRunAnswer(**render_run(record.snapshot(), include=include, cursor=cursor, limit=limit))
+    result._report = record.take_failure_report() if record.finished else None
+    return result
+
+
+async def _discover(ctx: ToolContext, params: DiscoverParams) -> DiscoverResult:
+    service = _service(ctx.services)
+    view = await anyio.to_thread.run_sync(lambda: service.discover(params.paths, params.affected_by))
+    key = query_key("discover", params.paths, params.affected_by)
+    chunk, next_cursor = page(view.targets, key=key, cursor=params.cursor, limit=params.limit)
+    impact = ImpactModel.from_result(view.impact) if view.impact is not None else None
+    return DiscoverResult(
+        targets=[TargetModel.from_target(t) for t in chunk], total=len(view.targets),
+        discovered_total=view.total_targets, runners=list(view.runners),
+        missing_runners=[MissingRunnerModel(runner=m.runner, project=m.project, hint=m.hint) for m in view.missing],
+        impact=impact, agentic_hint=impact.agentic_hint if impact else None, next_cursor=next_cursor)
+
+
+async def _inspect(ctx: ToolContext, params: InspectParams) -> InspectResult:
+    service = _service(ctx.services)
+    result = await anyio.to_thread.run_sync(lambda: service.inspect_affected(params.changed_files))
+    return InspectResult(impact=ImpactModel.from_result(result, detailed=True))
+
+
+async def _run(ctx: ToolContext, params: RunParams) -> _TestRunAnswer:
+    service = _service(ctx.services)
+    if params.targets and params.affected_by is not None:
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "give targets or affected_by, not both",
+                             details={"fields": ["targets", "affected_by"]})
+    record = await anyio.to_thread.run_sync(lambda: service.start_run(
+        params.targets, affected_by=params.affected_by, fail_fast=params.fail_fast, timeout_sec=params.timeout_sec,
+        coverage=params.coverage))
+    await _await(ctx, record, params.wait_sec)
+    return _answer(record)
+
+
+async def _get(ctx: ToolContext, params: GetRunParams) -> _TestRunAnswer:
+    record = _service(ctx.services).get_run(params.run_id)
+    await _await(ctx, record, params.wait_sec)
+    return _answer(record, params.include, params.cursor, params.limit)
+
+
+async def _cancel(ctx: ToolContext, params: CancelRunParams) -> _TestRunAnswer:
+    record = _service(ctx.services).cancel(params.run_id)
+    await _await(ctx, record, params.wait_sec)
+    return _answer(record)
+
+
+def _run_detail(params: Any) -> str:
+    if params.affected_by is not None:
+        return f"affected_by={len(params.affected_by)}"
+    return f"targets={len(params.targets) if params.targets else 'all'}"
+
+
+def tools(services: Services) -> list[ToolSpec]:
+    return [
+        ToolSpec(
+            name="discover_test_targets", category="tests", kind="read", handler=_discover,
+            params=DiscoverParams, result=DiscoverResult,
+            summary=("List the repository's test targets (a test file, a Go package, a Rust test binary) with "
+                     "runner, command, working directory and estimated cost. Runners come from config, marker "
+                     "files (pytest.ini, go.mod, Cargo.toml, package.json, ...) or language defaults; runners "
+                     "missing from PATH are listed. With affected_by, only targets importing the changed files."),
+            when_to_use=("before run_test_targets, to pick target ids",
+                         "after editing files: affected_by=[changed files] gives the tests to run and a confidence"),
+            when_not_to_use=("to run tests (use run_test_targets)",
+                             "to see why a test was selected (use inspect_affected_tests)"),
+            examples=(ToolExample("every target", {}), ToolExample("under tests/unit", {"paths": ["tests/unit"]}),
+                      ToolExample("affected by a change", {"affected_by": ["src/pkg/models.py"]})),
+        ),
+        ToolSpec(
+            name="inspect_affected_tests", category="tests", kind="read", handler=_inspect,
+            params=InspectParams, result=InspectResult,
+            summary=("Explain impact selection for changed files: the modules they map to, each affected test "
+                     "file with confidence (high: exact import chain; low: parent/child package match) and "
+                     "reasons, files that could not be resolved, and source modules no test imports (max 20)."),
+            when_to_use=("discover_test_targets(affected_by=...) returned partial confidence or low matches",
+                         "checking whether a change is covered by any test"),
+            when_not_to_use=("to list or run tests",),
+            examples=(ToolExample("one changed module", {"changed_files": ["src/pkg/models.py"]}),),
+        ),
+        ToolSpec(
+            name="run_test_targets", category="tests", kind="test", handler=_run,
+            params=RunParams, result=TestRunResult,
+            summary=("Run test targets in parallel (cost-balanced batches, one runner process per worker), "
+                     "each with a timeout; failed targets are re-run once and fail-then-pass is reported as "
+                     "flaky. Returns per-case results parsed from the runner's machine-readable output, a "
+                     "failure fingerprint, and artifact ids of logs and reports. Waits at most wait_sec, then "
+                     "returns the run id with state and progress_percentage to poll with get_test_run. "
+                     "Counts against the task's max_test_runs."),
+            when_to_use=("verifying a change (prefer affected_by=[changed files] first, then the full suite)",
+                         "re-running specific failing targets by id"),
+            when_not_to_use=("polling a run you already started (use get_test_run)",
+                             "listing targets (use discover_test_targets)"),
+            examples=(ToolExample("whole suite", {}),
+                      ToolExample("affected tests, fail fast", {"affected_by": ["src/pkg/models.py"],
+                                                                "fail_fast": True}),
+                      ToolExample("two targets, return at once", {"targets": ["tests/test_a.py", "pkg/foo"],
+                                                                  "wait_sec": 0})),
+            read_only=False, idempotent=False, detail_for=_run_detail,
+        ),
+        ToolSpec(
+            name="get_test_run", category="tests", kind="read", handler=_get,
+            params=GetRunParams, result=TestRunResult,
+            summary=("The state of a test run: state (queued, running, passed, failed, cancelled, timed_out), "
+                     "progress_percentage, last_progress_at, per-target outcomes and attempts, failures with "
+                     "bounded tracebacks, flaky cases, fingerprint, artifacts. Waits up to wait_sec for it to end; "
+                     "include='cases' pages through every case."),
+            when_to_use=("run_test_targets returned before the run finished", "paging through all cases of a run"),
+            when_not_to_use=("starting a run (use run_test_targets)",),
+            examples=(ToolExample("wait up to 60 s", {"run_id": "tr_18f2c3a4b5c", "wait_sec": 60}),),
+        ),
+        ToolSpec(
+            name="cancel_test_run", category="tests", kind="read", handler=_cancel,
+            params=CancelRunParams, result=TestRunResult,
+            summary=("Cancel a queued or running test run: every runner process group is killed and the run ends "
+                     "in state 'cancelled' (not 'failed'); targets that never finished are 'cancelled'."),
+            when_to_use=("a run is no longer needed or hangs",),
+            when_not_to_use=("a run that already finished (it stays as it ended)",),
+            examples=(ToolExample("cancel", {"run_id": "tr_18f2c3a4b5c"}),),
+            read_only=False, idempotent=True,
+        ),
+    ]
+
+
+__all__ = ["CaseModel", "tools"]

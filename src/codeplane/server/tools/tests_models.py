@@ -1,0 +1,222 @@
+"""Output models of the test tools and how a run snapshot is rendered into them (bounded, sorted)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from codeplane.server.tooling import ToolResult
+from codeplane.testing.impact import ImpactResult
+from codeplane.testing.model import CaseResult, RunSnapshot, Target, TargetRecord
+from codeplane.testing.paging import page, query_key
+
+#: Inline bounds; everything else is in the artifacts or behind a cursor.
+MAX_FAILURES = 50
+MAX_ARTIFACTS = 100
+MAX_MATCHES = 500
+_OUTCOME_ORDER = {"timeout": 0, "error": 1, "failed": 2, "flaky": 3, "cancelled": 4, "not_run": 5, "skipped": 6,
+                  "passed": 7}
+
+
+class TargetModel(ToolResult):
+    target_id: str
+    runner: str
+    lang: str
+    kind: str
+    cwd: str
+    cmd: list[str]
+    estimated_cost: float
+
+    @classmethod
+    def from_target(cls, target: Target) -> TargetModel:
+        return cls(target_id=target.target_id, runner=target.runner, lang=target.lang, kind=target.kind,
+                   cwd=target.cwd, cmd=list(target.cmd), estimated_cost=target.estimated_cost)
+
+
+class MissingRunnerModel(ToolResult):
+    runner: str
+    project: str
+    hint: str
+
+
+class ImpactMatchModel(ToolResult):
+    test_file: str
+    confidence: Literal["high", "low"]
+    reasons: list[str]
+
+
+class ImpactModel(ToolResult):
+    """§11.9.4: ``complete`` only when every changed file resolved and no test import is dynamic."""
+
+    confidence: Literal["complete", "partial"]
+    changed_modules: list[str]
+    unresolved_files: list[str]
+    matches: list[ImpactMatchModel]
+    matches_total: int
+    high: int
+    low: int
+    null_literal_imports: int
+    source_dirs: list[str]
+    uncovered_modules: list[str] = []
+    uncovered_total: int = 0
+    agentic_hint: str = ""
+
+    @classmethod
+    def from_result(cls, result: ImpactResult, *, detailed: bool = False) -> ImpactModel:
+        matches = result.matches[:MAX_MATCHES]
+        return cls(
+            confidence=result.confidence, changed_modules=list(result.changed_modules),
+            unresolved_files=list(result.unresolved_files),
+            matches=[ImpactMatchModel(test_file=m.test_file, confidence=m.confidence,
+                                      reasons=list(m.reasons) if detailed else list(m.reasons[:1])) for m in matches],
+            matches_total=len(result.matches), high=sum(1 for m in result.matches if m.confidence == "high"),
+            low=sum(1 for m in result.matches if m.confidence == "low"),
+            null_literal_imports=result.null_literal_imports, source_dirs=list(result.source_dirs),
+            uncovered_modules=list(result.uncovered_modules), uncovered_total=result.uncovered_total,
+            agentic_hint=result.hint)
+
+
+class CaseModel(ToolResult):
+    case_id: str
+    target_id: str
+    outcome: Literal["passed", "failed", "error", "skipped", "xfail"]
+    duration_s: float
+    message: str = ""
+    exception_type: str = ""
+    traceback: str = ""
+
+    @classmethod
+    def from_case(cls, case: CaseResult, *, detail: bool = True) -> CaseModel:
+        return cls(case_id=case.case_id, target_id=case.target_id, outcome=case.outcome, duration_s=case.duration_s,
+                   message=case.message, exception_type=case.exception_type,
+                   traceback=case.traceback if detail else "")
+
+
+class ArtifactModel(ToolResult):
+    kind: str
+    artifact_id: str
+    path: str
+    sha256: str
+    bytes: int
+
+
+class AttemptModel(ToolResult):
+    number: int
+    batch_id: str
+    outcome: str
+    duration_s: float
+    exit_code: int | None
+    message: str
+    cases: int
+    failing_cases: int
+    #: Artifact ids of this attempt's process (logs, reports); details in the run's ``artifacts``.
+    artifacts: list[str]
+
+
+class TargetRunModel(ToolResult):
+    target_id: str
+    runner: str
+    outcome: str
+    attempts: list[AttemptModel]
+    flaky_cases: list[str] = []
+
+
+class CountsModel(ToolResult):
+    passed: int
+    failed: int
+    error: int
+    skipped: int
+    xfail: int
+    total: int
+
+
+class TestRunResult(ToolResult):
+    """A test run (D9/D10): state and progress, targets with attempts, failures, artifacts."""
+
+    __test__ = False
+
+    run_id: str
+    state: Literal["queued", "running", "passed", "failed", "cancelled", "timed_out"]
+    finished: bool
+    progress_percentage: float
+    #: Epoch milliseconds of the last observed progress.
+    last_progress_at: int
+    started_at: int
+    finished_at: int | None
+    duration_s: float
+    workers: int
+    fail_fast: bool
+    timeout_sec: float
+    message: str
+    counts: CountsModel
+    #: Targets per outcome (``passed``, ``failed``, ``flaky``, ``timeout``, ...).
+    target_outcomes: dict[str, int]
+    targets: list[TargetRunModel]
+    targets_total: int
+    failures: list[CaseModel]
+    failures_total: int
+    flaky: list[str]
+    fingerprint: str | None
+    artifacts: list[ArtifactModel]
+    artifacts_total: int
+    #: ``include='cases'``: one page of every case of the final attempts, by case id.
+    cases: list[CaseModel] = []
+    next_cursor: str | None = None
+    poll_hint: str | None = None
+
+
+def _attempt(record: TargetRecord) -> list[AttemptModel]:
+    return [AttemptModel(number=a.number, batch_id=a.batch_id, outcome=a.result.outcome,
+                         duration_s=a.result.duration_s, exit_code=a.result.exit_code, message=a.result.message,
+                         cases=len(a.result.cases) + a.result.unlisted_passed,
+                         failing_cases=sum(1 for c in a.result.cases if c.failing),
+                         artifacts=[x.artifact_id for x in a.artifacts]) for a in record.attempts]
+
+
+def render_run(snapshot: RunSnapshot, *, include: str = "summary", cursor: str | None = None,
+               limit: int = 100) -> dict[str, Any]:
+    """The fields of a :class:`TestRunResult` for ``snapshot``; lists are sorted and bounded."""
+    ordered = sorted(snapshot.targets, key=lambda r: (_OUTCOME_ORDER.get(r.outcome, 9), r.target.target_id))
+    finals = [(r, r.final) for r in ordered]
+    failures = sorted((c for r, final in finals if final is not None and r.outcome != "flaky"
+                       for c in final.cases if c.failing), key=lambda c: c.case_id)
+    key = query_key("run", snapshot.run_id, include, snapshot.finished)
+    cases: list[CaseModel] = []
+    targets_page = ordered
+    next_cursor = None
+    if include == "cases":
+        every = sorted((c for _, final in finals if final is not None for c in final.cases), key=lambda c: c.case_id)
+        chunk, next_cursor = page(every, key=key, cursor=cursor, limit=limit)
+        cases = [CaseModel.from_case(c, detail=c.failing) for c in chunk]
+        targets_page = ordered[:limit]
+    else:
+        targets_page, next_cursor = page(ordered, key=key, cursor=cursor, limit=limit)
+    outcomes: dict[str, int] = {}
+    for record in snapshot.targets:
+        outcomes[record.outcome] = outcomes.get(record.outcome, 0) + 1
+    counts = snapshot.counts
+    end = snapshot.finished_at
+    return {
+        "run_id": snapshot.run_id, "state": snapshot.state, "finished": snapshot.finished,
+        "progress_percentage": snapshot.progress_percentage, "last_progress_at": snapshot.last_progress_at,
+        "started_at": snapshot.started_at, "finished_at": end,
+        "duration_s": round(((end or snapshot.last_progress_at) - snapshot.started_at) / 1000.0, 3),
+        "workers": snapshot.workers, "fail_fast": snapshot.fail_fast, "timeout_sec": snapshot.timeout_sec,
+        "message": snapshot.message,
+        "counts": CountsModel(passed=counts.passed, failed=counts.failed, error=counts.error, skipped=counts.skipped,
+                              xfail=counts.xfail, total=counts.total),
+        "target_outcomes": dict(sorted(outcomes.items())),
+        "targets": [TargetRunModel(target_id=r.target.target_id, runner=r.target.runner, outcome=r.outcome,
+                                   attempts=_attempt(r), flaky_cases=list(r.flaky_cases)) for r in targets_page],
+        "targets_total": len(ordered),
+        "failures": [CaseModel.from_case(c) for c in failures[:MAX_FAILURES]],
+        "failures_total": len(failures),
+        "flaky": sorted(c for r in snapshot.targets for c in r.flaky_cases)[:MAX_FAILURES],
+        "fingerprint": snapshot.fingerprint,
+        "artifacts": [ArtifactModel(kind=a.kind, artifact_id=a.artifact_id, path=a.path, sha256=a.sha256,
+                                    bytes=a.bytes) for a in snapshot.artifacts[:MAX_ARTIFACTS]],
+        "artifacts_total": len(snapshot.artifacts),
+        "cases": cases, "next_cursor": next_cursor,
+        "poll_hint": None if snapshot.finished else (
+            f"still {snapshot.state}; call get_test_run(run_id={snapshot.run_id!r}, wait_sec=30) to wait for it, "
+            "or cancel_test_run to stop it"),
+    }

@@ -1,0 +1,167 @@
+"""One runner process for a batch of targets, watched: progress, per-target timeout, stop, whole-group kill.
+
+The process starts in its own process group (``core.procs``); a timeout or a stop kills the whole group, so
+no test's grandchild outlives it. With a live stream (pytest events, ``go test -json``, libtest) time is
+attributed to the target running now, so one hung test file times out alone and the batch's remaining
+targets go on in a fresh process. Without one (jest/vitest JSON at exit), the batch gets the sum of its
+targets' budgets and, if it overruns, its targets are retried one per process to find the culprit.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Literal
+
+from codeplane.core.procs import kill_process_group, start
+from codeplane.testing.model import Target, TargetResult
+from codeplane.testing.runners.base import BatchParser, Invocation
+
+POLL_S = 0.05
+StopReason = Literal["cancel", "fail_fast", "deadline"]
+
+
+@dataclass(frozen=True)
+class ProcessOutcome:
+    """What one process did. ``results`` covers finished targets only."""
+
+    invocation: Invocation
+    results: dict[str, TargetResult]
+    exit_code: int | None
+    wall_s: float
+    #: The target that exceeded its own timeout (``""``: the runner never started a target in time).
+    timed_out: str | None = None
+    #: The whole process overran its budget (non-live runners).
+    batch_timed_out: bool = False
+    stopped: StopReason | None = None
+    stdout_path: Path | None = None
+    stderr_path: Path | None = None
+
+
+@dataclass
+class _Watch:
+    current: str | None = None
+    since: float = 0.0
+    spent: dict[str | None, float] = field(default_factory=dict)
+
+    def charge(self, current: str | None, now: float) -> float:
+        """Attribute time since the last poll to the previous current target; return the current's total."""
+        self.spent[self.current] = self.spent.get(self.current, 0.0) + (now - self.since)
+        self.current, self.since = current, now
+        return self.spent.get(current, 0.0)
+
+
+def _pump(stream: IO[bytes], sink: IO[bytes], lock: threading.Lock, feed: Callable[[str], None] | None) -> None:
+    for raw in iter(stream.readline, b""):
+        sink.write(raw)
+        if feed is not None:
+            with lock:
+                feed(raw.decode("utf-8", errors="replace"))
+    sink.flush()
+
+
+class _EventTail:
+    """Reads complete lines appended to the event file since the last call."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.offset = 0
+        self.partial = b""
+
+    def lines(self) -> list[str]:
+        if self.path is None or not self.path.is_file():
+            return []
+        with self.path.open("rb") as handle:
+            handle.seek(self.offset)
+            data = handle.read()
+        self.offset += len(data)
+        data = self.partial + data
+        *complete, self.partial = data.split(b"\n")
+        return [line.decode("utf-8", errors="replace") for line in complete if line.strip()]
+
+
+def run_process(invocation: Invocation, parser: BatchParser, targets: Sequence[Target], workdir: Path, *,
+                timeout_of: Callable[[Target], float], deadline: float,
+                should_stop: Callable[[], StopReason | None],
+                on_progress: Callable[[BatchParser], None]) -> ProcessOutcome:
+    """Run ``invocation`` to completion, a timeout or a stop. Never raises for the child's failures."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    out_path, err_path = workdir / "stdout.log", workdir / "stderr.log"
+    budgets = {t.target_id: timeout_of(t) for t in targets}
+    began = time.monotonic()
+    try:
+        proc = start(invocation.argv, cwd=invocation.cwd, env=invocation.env)
+    except OSError as exc:
+        return ProcessOutcome(invocation, {}, None, 0.0, stopped=None, timed_out=None,
+                              stdout_path=None, stderr_path=_write(err_path, f"cannot start runner: {exc}"))
+    lock = threading.Lock()
+    with out_path.open("wb") as out_sink, err_path.open("wb") as err_sink:
+        assert proc.stdout is not None and proc.stderr is not None
+        pumps = [threading.Thread(target=_pump, args=(proc.stdout, out_sink, lock, parser.feed_stdout), daemon=True),
+                 threading.Thread(target=_pump, args=(proc.stderr, err_sink, lock, None), daemon=True)]
+        for pump in pumps:
+            pump.start()
+        events = _EventTail(invocation.event_file)
+        timed_out, batch_timed_out, stopped = _watch(
+            proc, parser, lock=lock, events=events, budgets=budgets, deadline=deadline, should_stop=should_stop,
+            on_progress=on_progress, began=began)
+        for pump in pumps:
+            pump.join(timeout=10)
+    with lock:
+        for line in events.lines():
+            parser.feed_event(line)
+    killed = timed_out is not None or batch_timed_out or stopped is not None
+    stdout = out_path.read_text(encoding="utf-8", errors="replace")
+    stderr = err_path.read_text(encoding="utf-8", errors="replace")
+    with lock:
+        finished = parser.finish(proc.returncode, stdout, stderr, killed)
+    results = {r.target_id: r for r in finished if r.target_id in budgets}
+    return ProcessOutcome(invocation, results, proc.returncode, time.monotonic() - began, timed_out=timed_out,
+                          batch_timed_out=batch_timed_out, stopped=stopped, stdout_path=out_path,
+                          stderr_path=err_path)
+
+
+def _watch(proc: subprocess.Popen[bytes], parser: BatchParser, *, lock: threading.Lock, events: _EventTail,
+           budgets: dict[str, float], deadline: float, should_stop: Callable[[], StopReason | None],
+           on_progress: Callable[[BatchParser], None], began: float,
+           ) -> tuple[str | None, bool, StopReason | None]:
+    watch = _Watch(since=began)
+    startup_budget = max(budgets.values(), default=30.0)
+    batch_budget = sum(budgets.values())
+    seen_progress: object = None
+    while True:
+        with lock:
+            for line in events.lines():
+                parser.feed_event(line)
+            current = parser.current_target()
+            progress_key = (frozenset(parser.done_targets()), tuple(sorted(parser.case_progress().items())),
+                            frozenset(parser.failed_targets()))
+        if progress_key != seen_progress:
+            seen_progress = progress_key
+            on_progress(parser)
+        if proc.poll() is not None:
+            return None, False, None
+        now = time.monotonic()
+        reason = should_stop() or ("deadline" if now >= deadline else None)
+        if reason is not None:
+            kill_process_group(proc)
+            return None, False, reason
+        if parser.live:
+            spent = watch.charge(current, now)
+            budget = budgets.get(current, startup_budget) if current is not None else startup_budget
+            if spent > budget:
+                kill_process_group(proc)
+                return current or "", False, None
+        elif now - began > batch_budget:
+            kill_process_group(proc)
+            return None, True, None
+        time.sleep(POLL_S)
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -1,0 +1,203 @@
+"""Runner discovery (§11.5) and target enumeration (§11.6).
+
+Resolution, first match wins: explicit config (``tests.custom`` patterns claim files first; ``tests.runners``
+picks a language's runner) → marker files (``pytest.ini``, ``go.mod``, ``Cargo.toml``, ``package.json``, ...)
+→ language defaults (Python test files with no marker → pytest at the repo root). Several runners can live
+in one repo; each file goes to the deepest project of its family, and every target is tagged with its runner.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pathspec
+
+from codeplane.core.config import TestsConfig
+from codeplane.repo.ignore import IgnoreRules
+from codeplane.testing.model import Target
+from codeplane.testing.runners import FAMILY, LANGUAGE_FAMILY, RUNNERS, Project, Toolchain
+from codeplane.testing.runners.cargo import is_package
+from codeplane.testing.runners.dotnet import is_test_project
+from codeplane.testing.runners.js import read_package_json
+
+_JEST_CONFIGS = frozenset(f"jest.config.{ext}" for ext in ("js", "ts", "json", "mjs", "cjs"))
+_VITEST_CONFIGS = frozenset(f"vitest.config.{ext}" for ext in ("js", "ts", "mjs", "mts", "cjs", "cts"))
+#: Config files that make a pytest project only when they carry a pytest section.
+_PYTEST_SECTIONS = {"pyproject.toml": "[tool.pytest", "setup.cfg": "[tool:pytest]", "tox.ini": "[pytest]"}
+_PY_TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test)\.py$")
+
+
+@dataclass(frozen=True)
+class MissingRunner:
+    runner: str
+    project: str
+    hint: str
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """Every project, its toolchain (None: not installed), and every target, sorted by target id."""
+
+    projects: tuple[Project, ...]
+    targets: tuple[Target, ...]
+    toolchains: Mapping[Project, Toolchain | None]
+    #: target_id → the project that owns it.
+    owners: Mapping[str, Project]
+
+    @property
+    def missing(self) -> tuple[MissingRunner, ...]:
+        return tuple(MissingRunner(p.runner, p.root, RUNNERS[p.runner].missing_hint())
+                     for p in self.projects if self.toolchains.get(p) is None)
+
+
+def walk_files(root: Path, rules: IgnoreRules, exclude: pathspec.GitIgnoreSpec | None = None) -> list[str]:
+    """Repo-relative POSIX paths of every file in CodePlane's universe, sorted."""
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        prefix = "" if rel_dir == "." else rel_dir + "/"
+        dirnames[:] = [d for d in dirnames if not rules.is_pruned_dir(d) and not d.startswith(".")
+                       and not rules.ignores(prefix + d, is_dir=True)
+                       and not (exclude and exclude.match_file(prefix + d + "/"))]
+        for name in filenames:
+            rel = prefix + name
+            if not rules.spec.match_file(rel) and not (exclude and exclude.match_file(rel)):
+                found.append(rel)
+    found.sort()
+    return found
+
+
+def _dir_of(rel: str) -> str:
+    return rel.rpartition("/")[0] or "."
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _markers(root: Path, files: Sequence[str], language_runner: Mapping[str, str]) -> list[Project]:
+    """Projects announced by marker files (§11.5 table)."""
+    projects: dict[tuple[str, str], Project] = {}
+
+    def add(runner: str, directory: str, marker: str) -> None:
+        projects.setdefault((runner, directory), Project(runner, directory, f"marker:{marker}"))
+
+    js_dirs: dict[str, tuple[str | None, str]] = {}
+    for rel in files:
+        name = rel.rsplit("/", 1)[-1]
+        directory = _dir_of(rel)
+        if name == "pytest.ini" or (name in _PYTEST_SECTIONS and _PYTEST_SECTIONS[name] in _read(root / rel)):
+            add("pytest", directory, name)
+        elif name == "go.mod":
+            add("go", directory, name)
+        elif name == "Cargo.toml" and is_package(root / directory):
+            add("cargo", directory, name)
+        elif name.endswith(".csproj") and is_test_project(root / rel):
+            add("dotnet", directory, name)
+        elif name == "pom.xml":
+            add("maven", directory, name)
+        elif name in ("build.gradle", "build.gradle.kts"):
+            add("gradle", directory, name)
+        elif (name == "Gemfile" and "rspec" in _read(root / rel)) or name == ".rspec":
+            add("rspec", directory, name)
+        elif name == "mix.exs":
+            add("mix", directory, name)
+        elif name in _VITEST_CONFIGS:
+            js_dirs[directory] = ("vitest", name)
+        elif name in _JEST_CONFIGS and js_dirs.get(directory, (None, ""))[0] != "vitest":
+            js_dirs[directory] = ("jest", name)
+        elif name == "package.json" and directory not in js_dirs:
+            js_dirs[directory] = _package_json_runner(root / directory)
+    for directory, (runner, marker) in js_dirs.items():
+        chosen = language_runner.get("js") or runner or "jest"
+        source = "config" if "js" in language_runner else f"marker:{marker}" if runner else "default"
+        projects[(chosen, directory)] = Project(chosen, directory, source)
+    return list(projects.values())
+
+
+def _package_json_runner(directory: Path) -> tuple[str | None, str]:
+    data = read_package_json(directory)
+    deps: dict[str, Any] = {**(data.get("dependencies") or {}), **(data.get("devDependencies") or {})}
+    if "vitest" in deps:
+        return "vitest", "package.json"
+    if "jest" in data or "jest" in deps:
+        return "jest", "package.json"
+    return None, "package.json"
+
+
+def _depth(project: Project) -> int:
+    return 0 if project.root == "." else project.root.count("/") + 1
+
+
+def _owner(rel: str, family_projects: Sequence[Project]) -> Project | None:
+    """The deepest project (of one family) whose directory contains ``rel``."""
+    best: Project | None = None
+    for project in family_projects:
+        inside = project.root == "." or rel.startswith(project.root + "/")
+        if inside and (best is None or _depth(project) > _depth(best)):
+            best = project
+    return best
+
+
+def discover(root: Path, config: TestsConfig, *, rules: IgnoreRules | None = None,
+             files: Sequence[str] | None = None) -> Discovery:
+    """Find every project and target under ``root``. Never raises for a missing runner (see ``missing``)."""
+    rules = rules or IgnoreRules.load(root)
+    exclude = pathspec.GitIgnoreSpec.from_lines(config.exclude) if config.exclude else None
+    all_files = list(files) if files is not None else walk_files(root, rules, exclude)
+    language_runner = {LANGUAGE_FAMILY.get(k.lower(), k.lower()): v for k, v in config.runners.items()
+                       if isinstance(v, str)}
+    runner_options = {k: v for k, v in config.runners.items() if isinstance(v, dict)}
+    custom_projects: list[tuple[Project, pathspec.GitIgnoreSpec]] = []
+    for entry in config.custom:
+        options = {"cmd": list(entry.cmd), "name": entry.runner, "timeout_sec": entry.timeout_sec}
+        custom_projects.append((Project("command", ".", f"config:custom:{entry.pattern}", options),
+                                pathspec.GitIgnoreSpec.from_lines([entry.pattern])))
+    projects = _markers(root, all_files, language_runner)
+    if "python" in language_runner and language_runner["python"] != "pytest":
+        projects = [p for p in projects if p.runner != "pytest"]
+    if not any(p.runner == "pytest" and p.root == "." for p in projects) and any(
+            _PY_TEST_FILE.search(f) for f in all_files):
+        projects.append(Project("pytest", ".", "config" if language_runner.get("python") else "default"))
+    projects = [Project(p.runner, p.root, p.source, runner_options.get(p.runner, {})) for p in projects]
+    by_family: dict[str, list[Project]] = {}
+    for project in projects:
+        by_family.setdefault(FAMILY[project.runner], []).append(project)
+    claimed: dict[Project, list[str]] = {}
+    custom_files: dict[Project, list[str]] = {}
+    for rel in all_files:
+        custom = next((p for p, spec in custom_projects if spec.match_file(rel)), None)
+        if custom is not None:
+            custom_files.setdefault(custom, []).append(rel)
+            continue
+        for family_projects in by_family.values():
+            owner = _owner(rel, family_projects)
+            if owner is not None:
+                claimed.setdefault(owner, []).append(rel)
+    toolchains: dict[Project, Toolchain | None] = {}
+    targets: dict[str, Target] = {}
+    owners: dict[str, Project] = {}
+    all_projects = [*sorted(projects, key=lambda p: (p.root, p.runner)), *(p for p, _ in custom_projects)]
+    for project in all_projects:
+        runner = RUNNERS[project.runner]
+        toolchain = runner.toolchain(project, root)
+        toolchains[project] = toolchain
+        base = toolchain.argv if toolchain else (runner.name,)
+        owned = custom_files.get(project, []) if project.runner == "command" else claimed.get(project, [])
+        for target in runner.targets(project, root, owned, base):
+            if target.target_id not in targets:
+                targets[target.target_id] = target
+                owners[target.target_id] = project
+    used = set(owners.values())
+    found = [p for p in all_projects if p in used]
+    return Discovery(projects=tuple(found), targets=tuple(targets[k] for k in sorted(targets)),
+                     toolchains=toolchains, owners=owners)
+

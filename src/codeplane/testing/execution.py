@@ -1,0 +1,308 @@
+"""Executing a run (§11.4): prepare, pack by cost onto N workers, run batches, re-run failures, merge.
+
+Each worker thread owns one batch and runs it as few processes as the runner allows (one per project for
+multi-target runners), so interpreter start-up is paid once per worker, not once per file. Failed targets
+get one more attempt (packed again); fail-then-pass is ``flaky``. Fail-fast stops everything at the first
+failing target and skips re-runs. Cancel and the run's global timeout kill every process group.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from codeplane.core.artifacts import ArtifactStore
+from codeplane.core.logging import get_logger
+from codeplane.core.procs import kill_process_group, start
+from codeplane.testing.batch import ProcessOutcome, StopReason, run_process
+from codeplane.testing.costs import CostHistory
+from codeplane.testing.discovery import Discovery
+from codeplane.testing.model import (
+    FAILING_OUTCOMES,
+    Attempt,
+    RunArtifact,
+    RunState,
+    Target,
+    TargetOutcome,
+    TargetResult,
+)
+from codeplane.testing.packing import pack
+from codeplane.testing.runners import RUNNERS, BatchParser, Project
+from codeplane.testing.runners.base import error_result
+from codeplane.testing.runs import RunRecord
+
+log = get_logger(__name__)
+_RETRYABLE: frozenset[str] = frozenset({"failed", "error"})
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    workers: int
+    target_timeout_s: float
+    run_timeout_s: float
+    fail_fast: bool
+    retry_failed: bool
+    coverage_dirs: tuple[str, ...] = ()
+
+
+class RunExecutor:
+    """Runs one :class:`RunRecord` to a terminal state. ``execute`` blocks; call it from a worker thread."""
+
+    def __init__(self, repo_root: Path, discovery: Discovery, record: RunRecord, settings: RunSettings, *,
+                 costs: CostHistory, store: ArtifactStore, workroot: Path) -> None:
+        self.root = repo_root
+        self.discovery = discovery
+        self.record = record
+        self.settings = settings
+        self.costs = costs
+        self.store = store
+        self.workroot = workroot
+        self._fail_fast_hit = threading.Event()
+        self._deadline = 0.0
+        self._process_seq = 0
+        self._seq_lock = threading.Lock()
+
+    # -- stop conditions ---------------------------------------------------------------------------
+    def _should_stop(self) -> StopReason | None:
+        if self.record.cancel_requested.is_set():
+            return "cancel"
+        if self._fail_fast_hit.is_set():
+            return "fail_fast"
+        return "deadline" if time.monotonic() >= self._deadline else None
+
+    def execute(self) -> None:
+        self._deadline = time.monotonic() + self.settings.run_timeout_s
+        targets = list(self.record.targets.values())
+        try:
+            self.record.set_running("preparing" if any(self._needs_prepare(targets)) else "running")
+            runnable = self._prepare(targets)
+            self.record.note("running")
+            self._phase(runnable, attempt=1)
+            retry = [t for t in runnable if self._retryable(t)]
+            if retry and self.settings.retry_failed and not self.settings.fail_fast and self._should_stop() is None:
+                self.record.note(f"re-running {len(retry)} failed target(s)")
+                self._phase(retry, attempt=2)
+            self._finish()
+        except Exception as exc:
+            log.exception("test run crashed", run_id=self.record.run_id)
+            self.record.finish("failed", {}, {}, f"internal error: {type(exc).__name__}: {exc}")
+        finally:
+            shutil.rmtree(self.workroot, ignore_errors=True)
+
+    def _retryable(self, target: Target) -> bool:
+        attempts = self.record.attempts(target.target_id)
+        return bool(attempts) and attempts[-1].result.outcome in _RETRYABLE
+
+    # -- prepare (build once per project) ----------------------------------------------------------
+    def _needs_prepare(self, targets: Sequence[Target]) -> list[Project]:
+        projects = {self.discovery.owners[t.target_id] for t in targets}
+        return sorted((p for p in projects if self._prepare_argv(p) is not None), key=lambda p: (p.root, p.runner))
+
+    def _prepare_argv(self, project: Project) -> tuple[str, ...] | None:
+        toolchain = self.discovery.toolchains.get(project)
+        return RUNNERS[project.runner].prepare(project, self.root, toolchain) if toolchain else None
+
+    def _prepare(self, targets: Sequence[Target]) -> list[Target]:
+        failed: set[Project] = set()
+        for project in self._needs_prepare(targets):
+            argv = self._prepare_argv(project)
+            toolchain = self.discovery.toolchains[project]
+            assert argv is not None and toolchain is not None
+            self.record.note(f"building {project.runner} project {project.root}")
+            ok, output = self._run_prepare(argv, project.dir(self.root), toolchain.environ())
+            if not ok:
+                failed.add(project)
+                for target in targets:
+                    if self.discovery.owners[target.target_id] == project:
+                        self._add(target, 1, "prepare", error_result(target.target_id, output, exit_code=None), ())
+        return [t for t in targets if self.discovery.owners[t.target_id] not in failed]
+
+    def _run_prepare(self, argv: Sequence[str], cwd: Path, env: dict[str, str]) -> tuple[bool, str]:
+        proc = start(argv, cwd=cwd, env=env)
+        while True:
+            try:
+                out, err = proc.communicate(timeout=0.2)
+                text = (out + err).decode("utf-8", errors="replace")
+                return proc.returncode == 0, f"{' '.join(argv)} failed:\n{text}"
+            except subprocess.TimeoutExpired:
+                if self._should_stop() is not None:
+                    kill_process_group(proc)
+                    proc.communicate()
+                    return False, "stopped while building"
+
+    # -- one phase: pack, run workers, wait --------------------------------------------------------
+    def _phase(self, targets: Sequence[Target], *, attempt: int) -> None:
+        if not targets:
+            return
+        medians = self.costs.medians((t.runner, t.target_id) for t in targets)
+
+        def cost(target: Target) -> float:
+            return medians.get((target.runner, target.target_id), target.estimated_cost)
+
+        def group_of(target: Target) -> str | None:
+            project = self.discovery.owners[target.target_id]
+            return f"{project.runner}:{project.root}" if RUNNERS[project.runner].one_process_per_project else None
+
+        batches = pack(targets, self.settings.workers, cost=cost, group_of=group_of)
+        threads = [threading.Thread(target=self._worker, args=(batch, attempt), daemon=True,
+                                    name=f"cpl-test-{self.record.run_id}-{i}") for i, batch in enumerate(batches)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    def _worker(self, batch: Sequence[Target], attempt: int) -> None:
+        groups: dict[Project, list[Target]] = {}
+        for target in batch:
+            groups.setdefault(self.discovery.owners[target.target_id], []).append(target)
+        for project, group in groups.items():
+            try:
+                self._run_group(project, group, attempt)
+            except Exception as exc:
+                log.exception("test batch crashed", project=project.root, runner=project.runner)
+                for target in group:
+                    if len(self.record.attempts(target.target_id)) < attempt:
+                        self._add(target, attempt, "crash", error_result(
+                            target.target_id, f"internal error: {type(exc).__name__}: {exc}", exit_code=None), ())
+
+    def _run_group(self, project: Project, group: list[Target], attempt: int) -> None:
+        runner = RUNNERS[project.runner]
+        toolchain = self.discovery.toolchains[project]
+        assert toolchain is not None
+        singles = not runner.multi_target
+        pending = list(group)
+        while pending and self._should_stop() is None:
+            chunk = pending[:1] if singles else pending
+            with self._seq_lock:
+                self._process_seq += 1
+                batch_id = f"a{attempt}-p{self._process_seq:03d}"
+            workdir = self.workroot / batch_id
+            workdir.mkdir(parents=True, exist_ok=True)
+            invocation = runner.invocation(project, self.root, toolchain, chunk, workdir, rerun=attempt > 1,
+                                           coverage_dirs=self.settings.coverage_dirs)
+            parser = runner.parser(project, self.root, chunk, invocation)
+            outcome = run_process(invocation, parser, chunk, workdir, timeout_of=self._timeout_of,
+                                  deadline=self._deadline, should_stop=self._should_stop,
+                                  on_progress=self._progress_for(chunk, attempt))
+            artifacts = self._store(outcome)
+            pending = [t for t in pending if t not in chunk]
+            requeue = self._settle(chunk, outcome, attempt, batch_id, artifacts)
+            if requeue:
+                singles = singles or outcome.batch_timed_out
+                pending = requeue + pending
+
+    def _settle(self, chunk: Sequence[Target], outcome: ProcessOutcome, attempt: int, batch_id: str,
+                artifacts: tuple[RunArtifact, ...]) -> list[Target]:
+        """Record what ``outcome`` says about each target; return the targets that need another process."""
+        requeue: list[Target] = []
+        for target in chunk:
+            result = outcome.results.get(target.target_id)
+            budget = self._timeout_of(target)
+            if result is not None:
+                self._add(target, attempt, batch_id, result, artifacts)
+            elif outcome.timed_out is not None and outcome.timed_out in (target.target_id, ""):
+                why = f"exceeded the per-target timeout of {budget:g}s" if outcome.timed_out else (
+                    f"the runner did not start a test within {budget:g}s")
+                self._add(target, attempt, batch_id, _timeout(target, why, outcome), artifacts)
+            elif outcome.batch_timed_out and len(chunk) > 1:
+                requeue.append(target)
+            elif outcome.batch_timed_out:
+                self._add(target, attempt, batch_id, _timeout(target, f"exceeded the per-target timeout of "
+                                                                      f"{budget:g}s", outcome), artifacts)
+            elif outcome.stopped == "deadline":
+                self._add(target, attempt, batch_id, _timeout(
+                    target, f"the run's timeout of {self.settings.run_timeout_s:g}s was reached", outcome), artifacts)
+            elif outcome.stopped is not None:
+                continue
+            elif outcome.timed_out is not None:
+                requeue.append(target)
+            else:
+                reason = (outcome.stderr_path.read_text(encoding="utf-8", errors="replace")
+                          if outcome.stderr_path and outcome.stderr_path.is_file() else "")
+                self._add(target, attempt, batch_id, error_result(
+                    target.target_id, f"the runner reported no result for this target\n{reason}",
+                    exit_code=outcome.exit_code), artifacts)
+        return requeue
+
+    def _timeout_of(self, target: Target) -> float:
+        project = self.discovery.owners[target.target_id]
+        configured = project.options.get("timeout_sec")
+        return float(configured) if isinstance(configured, int | float) else self.settings.target_timeout_s
+
+    def _progress_for(self, chunk: Sequence[Target], attempt: int) -> Callable[[BatchParser], None]:
+        ids = {t.target_id for t in chunk}
+
+        def report(parser: BatchParser) -> None:
+            if self.settings.fail_fast and parser.failed_targets() & ids:
+                self._fail_fast_hit.set()
+            if attempt > 1:
+                return
+            fractions = {t: done / total for t, (done, total) in parser.case_progress().items() if total and t in ids}
+            fractions.update({t: 1.0 for t in parser.done_targets() if t in ids})
+            self.record.progress(fractions)
+        return report
+
+    def _add(self, target: Target, attempt: int, batch_id: str, result: TargetResult,
+             artifacts: tuple[RunArtifact, ...]) -> None:
+        self.record.add_attempt(Attempt(attempt, batch_id, result, artifacts))
+        if self.settings.fail_fast and result.outcome in FAILING_OUTCOMES:
+            self._fail_fast_hit.set()
+
+    def _store(self, outcome: ProcessOutcome) -> tuple[RunArtifact, ...]:
+        files = [("stdout", outcome.stdout_path), ("stderr", outcome.stderr_path)]
+        if outcome.invocation.event_file is not None:
+            files.append(("events", outcome.invocation.event_file))
+        files += [("report", p) for p in outcome.invocation.report_files]
+        stored = []
+        for kind, path in files:
+            if path is None or not path.is_file() or (kind in ("stdout", "stderr") and path.stat().st_size == 0):
+                continue
+            ref = self.store.put_file(path)
+            rel = (self.store.directory / ref.artifact_id).relative_to(self.root).as_posix()
+            stored.append(RunArtifact(kind=kind, artifact_id=ref.artifact_id, path=rel, sha256=ref.sha256,
+                                      bytes=ref.size))
+        self.record.add_artifacts(stored)
+        return tuple(stored)
+
+    # -- merge -------------------------------------------------------------------------------------
+    def _finish(self) -> None:
+        outcomes: dict[str, TargetOutcome] = {}
+        flaky: dict[str, tuple[str, ...]] = {}
+        durations: dict[tuple[str, str], float] = {}
+        stop = self._should_stop()
+        for target_id, target in self.record.targets.items():
+            attempts = self.record.attempts(target_id)
+            if not attempts:
+                outcomes[target_id] = "cancelled" if stop == "cancel" else "not_run"
+                continue
+            first, last = attempts[0].result, attempts[-1].result
+            if first.duration_s > 0 and first.outcome != "timeout":
+                durations[(target.runner, target_id)] = first.duration_s
+            if len(attempts) > 1 and first.outcome in _RETRYABLE and last.outcome in ("passed", "skipped"):
+                outcomes[target_id] = "flaky"
+                passed_now = {c.case_id for c in last.cases if c.outcome == "passed"}
+                flaky[target_id] = tuple(sorted(c.case_id for c in first.cases if c.failing and
+                                                c.case_id in passed_now))
+            else:
+                outcomes[target_id] = last.outcome
+        self.costs.record(durations)
+        state: RunState
+        if stop == "cancel":
+            state, message = "cancelled", "cancelled on request"
+        elif stop == "deadline":
+            state, message = "timed_out", f"the run's timeout of {self.settings.run_timeout_s:g}s was reached"
+        elif any(o in FAILING_OUTCOMES for o in outcomes.values()):
+            state, message = "failed", "stopped at the first failure (fail_fast)" if stop == "fail_fast" else ""
+        else:
+            state, message = "passed", ""
+        self.record.finish(state, outcomes, flaky, message)
+
+
+def _timeout(target: Target, why: str, outcome: ProcessOutcome) -> TargetResult:
+    return TargetResult(target_id=target.target_id, outcome="timeout", exit_code=outcome.exit_code, message=why,
+                        duration_s=round(outcome.wall_s, 4))

@@ -1,0 +1,59 @@
+"""Jest ``--json`` and Vitest ``--reporter=json`` reports (Vitest writes Jest's shape).
+
+Grouping key: the suite's absolute file path (``testResults[].name``). A suite that failed to run
+(syntax error, missing module) has no assertions and a ``message``: it becomes one ``error`` case.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from codeplane.testing.model import CaseOutcome
+from codeplane.testing.reports import ParsedCase, exception_type_of
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_STATUS: dict[str, CaseOutcome] = {
+    "passed": "passed", "failed": "failed", "pending": "skipped", "skipped": "skipped", "todo": "skipped",
+    "disabled": "skipped", "focused": "passed",
+}
+
+
+def strip_ansi(text: str) -> str:
+    return _ANSI.sub("", text)
+
+
+def parse_jest_json(text: str) -> tuple[list[ParsedCase], dict[str, float]]:
+    """(cases, per-file duration in seconds). Raises ``ValueError`` if the text is not such a report."""
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"malformed jest/vitest JSON: {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("testResults"), list):
+        raise ValueError("not a jest/vitest JSON report (no testResults)")
+    cases: list[ParsedCase] = []
+    durations: dict[str, float] = {}
+    for suite in data["testResults"]:
+        path = str(suite.get("name", ""))
+        start, end = suite.get("startTime"), suite.get("endTime")
+        if isinstance(start, int | float) and isinstance(end, int | float) and end >= start:
+            durations[path] = (end - start) / 1000.0
+        assertions = suite.get("assertionResults") or []
+        for item in assertions:
+            titles = [*item.get("ancestorTitles", []), item.get("title", "")]
+            name = " > ".join(t for t in titles if t) or str(item.get("fullName", ""))
+            outcome = _STATUS.get(str(item.get("status")), "error")
+            failure = strip_ansi("\n".join(str(m) for m in item.get("failureMessages") or []))
+            message = failure.strip().split("\n", 1)[0] if failure else ""
+            duration = item.get("duration") or 0
+            cases.append(ParsedCase(group=path, name=name, outcome=outcome,
+                                    duration_s=float(duration) / 1000.0 if isinstance(duration, int | float) else 0.0,
+                                    message=message, exception_type=exception_type_of(message) if failure else "",
+                                    traceback=failure))
+        suite_message = strip_ansi(str(suite.get("message") or "")).strip()
+        if not assertions and suite.get("status") == "failed":
+            cases.append(ParsedCase(group=path, name="(suite)", outcome="error",
+                                    message=suite_message.split("\n", 1)[0] or "test suite failed to run",
+                                    exception_type=exception_type_of(suite_message), traceback=suite_message))
+    return cases, durations

@@ -1,0 +1,83 @@
+"""Rust libtest's stable console format (``cargo test``), the only stable machine-readable output.
+
+libtest's JSON format needs nightly (``-Z unstable-options``); its pretty format is fixed and line based:
+``test <name> ... ok|FAILED|ignored``, then ``---- <name> stdout ----`` sections, then ``test result:``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from codeplane.testing.model import CaseOutcome
+from codeplane.testing.reports import ParsedCase
+
+_RESULT = re.compile(r"^test (?P<name>\S+?)(?: - should panic)? \.\.\. (?P<status>ok|FAILED|ignored(?:, .*)?)$")
+_SECTION = re.compile(r"^---- (?P<name>\S+) stdout ----$")
+_SUMMARY = re.compile(r"^test result: (?P<status>ok|FAILED)\. .*finished in (?P<secs>[0-9.]+)s$")
+_PANIC = re.compile(r"^thread '.*' panicked at ")
+#: Rust ≥ 1.87 prints the thread id (``thread 'x' (12345) panicked``): run-specific, so dropped.
+_THREAD_ID = re.compile(r"^(thread '[^']*') \(\d+\)")
+
+
+@dataclass
+class LibtestStream:
+    """Feed stdout lines of one test binary run (or several in a row)."""
+
+    results: dict[str, str] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+    details: dict[str, list[str]] = field(default_factory=dict)
+    summaries: list[tuple[str, float]] = field(default_factory=list)
+    _section: str | None = None
+
+    def feed(self, line: str) -> None:
+        line = line.rstrip("\n")
+        match = _RESULT.match(line)
+        if match:
+            name = match["name"]
+            if name not in self.results:
+                self.order.append(name)
+            self.results[name] = match["status"]
+            self._section = None
+            return
+        section = _SECTION.match(line)
+        if section:
+            self._section = section["name"]
+            self.details[self._section] = []
+            return
+        summary = _SUMMARY.match(line)
+        if summary:
+            self.summaries.append((summary["status"], float(summary["secs"])))
+            self._section = None
+            return
+        if line == "failures:":
+            self._section = None
+            return
+        if self._section is not None:
+            self.details[self._section].append(_THREAD_ID.sub(r"\1", line))
+
+    def cases(self, group: str) -> list[ParsedCase]:
+        cases = []
+        for name in self.order:
+            status = self.results[name]
+            outcome: CaseOutcome = "passed" if status == "ok" else "failed" if status == "FAILED" else "skipped"
+            body = "\n".join(self.details.get(name, [])).strip()
+            message = ""
+            if outcome == "failed":
+                lines = body.splitlines()
+                # The line after "thread '...' panicked at file:line:col:" is the panic message.
+                for i, text in enumerate(lines):
+                    if _PANIC.match(text):
+                        message = lines[i + 1].strip() if i + 1 < len(lines) else text
+                        break
+                message = message or (lines[0] if lines else "test failed")
+            elif outcome == "skipped" and "," in status:
+                message = status.split(",", 1)[1].strip()
+            cases.append(ParsedCase(group=group, name=name, outcome=outcome, message=message,
+                                    exception_type="panic" if outcome == "failed" else "",
+                                    traceback=body if outcome == "failed" else ""))
+        return cases
+
+    @property
+    def duration_s(self) -> float:
+        return sum(secs for _, secs in self.summaries)

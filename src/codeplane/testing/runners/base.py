@@ -1,0 +1,194 @@
+"""What a test runner adapter provides (§11.5, §11.6).
+
+A :class:`Runner` knows four things about one tool (pytest, ``go test``, ...): which files are its targets
+inside a project, how to find the executable (the repo's environment first), the argv that runs a batch
+of targets in ONE process with a machine-readable report, and how to parse that report — incrementally
+when the tool streams it, so the executor can show progress and time out a single target.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+from codeplane.testing.model import (
+    TRACEBACK_CHARS,
+    CaseResult,
+    Target,
+    TargetOutcome,
+    TargetResult,
+    clip_tail,
+)
+
+
+@dataclass(frozen=True)
+class Project:
+    """One runner rooted at one directory (a ``go.mod``, a ``Cargo.toml``, a ``pytest.ini``)."""
+
+    runner: str
+    #: Repo-relative directory, ``"."`` for the repository root.
+    root: str
+    #: How it was found: ``config``, ``marker:<file>`` or ``default``.
+    source: str
+    #: Runner options from config (``cmd``, ``timeout_sec``, ``env``).
+    options: Mapping[str, object] = field(default_factory=dict, hash=False, compare=False)
+
+    def dir(self, repo_root: Path) -> Path:
+        return repo_root if self.root == "." else repo_root / self.root
+
+    def rel(self, repo_rel: str) -> str:
+        """``repo_rel`` relative to this project's root."""
+        return repo_rel if self.root == "." else repo_rel[len(self.root) + 1:]
+
+    def repo_rel(self, project_rel: str) -> str:
+        return project_rel if self.root == "." else f"{self.root}/{project_rel}"
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """The resolved command prefix and environment additions for a project."""
+
+    argv: tuple[str, ...]
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    def environ(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        env = dict(os.environ)
+        for key, value in self.env.items():
+            env[key] = value.replace("{PATH}", os.environ.get("PATH", ""))
+        env.update(extra or {})
+        return env
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One process: argv, cwd, env, and where its machine-readable output goes."""
+
+    argv: tuple[str, ...]
+    cwd: Path
+    env: Mapping[str, str]
+    #: A JSON-lines file the tool appends to while it runs (pytest plugin), read live.
+    event_file: Path | None = None
+    #: Report files written by the tool (JUnit XML, JSON), read when it exits.
+    report_files: tuple[Path, ...] = ()
+
+
+class BatchParser(ABC):
+    """Parses one batch process's output. Fed live when the tool streams; finished once it exits."""
+
+    def feed_stdout(self, line: str) -> None:  # noqa: B027 - optional hook
+        """A line of stdout (go -json and libtest stream results here)."""
+
+    def feed_event(self, line: str) -> None:  # noqa: B027 - optional hook
+        """A line of the invocation's event file."""
+
+    def current_target(self) -> str | None:
+        """The target running right now, if the stream says (enables per-target timeouts)."""
+        return None
+
+    def done_targets(self) -> set[str]:
+        """Targets whose results are complete."""
+        return set()
+
+    def failed_targets(self) -> set[str]:
+        """Targets already known to have a failing case (lets fail-fast stop mid-batch)."""
+        return set()
+
+    def case_progress(self) -> dict[str, tuple[int, int]]:
+        """Per target: (cases finished, cases collected), when the stream knows."""
+        return {}
+
+    @property
+    def live(self) -> bool:
+        """True if ``current_target``/``done_targets`` are meaningful while the process runs."""
+        return False
+
+    @abstractmethod
+    def finish(self, exit_code: int | None, stdout: str, stderr: str, killed: bool) -> list[TargetResult]:
+        """Results for every target the stream or reports cover. Targets missing from the answer
+        did not run (the executor decides whether they were killed, timed out or need another go)."""
+
+
+class Runner(ABC):
+    name: ClassVar[str]
+    lang: ClassVar[str]
+    #: Several targets in one process (pytest with several files). False: one process per target.
+    multi_target: ClassVar[bool] = True
+    #: All of a project's targets in one process (builds sharing an output directory: Maven, Gradle).
+    one_process_per_project: ClassVar[bool] = False
+
+    def toolchain(self, project: Project, repo_root: Path) -> Toolchain | None:
+        """The command prefix, from config ``cmd`` first, else :meth:`default_toolchain`. None: not installed."""
+        configured = project.options.get("cmd")
+        if isinstance(configured, Sequence) and not isinstance(configured, str) and configured:
+            argv = tuple(str(a) for a in configured)
+            if shutil.which(argv[0], path=self._search_path(project, repo_root)) or Path(argv[0]).is_file():
+                return Toolchain(argv)
+            return None
+        return self.default_toolchain(project, repo_root)
+
+    def _search_path(self, project: Project, repo_root: Path) -> str:
+        return os.environ.get("PATH", "")
+
+    @abstractmethod
+    def default_toolchain(self, project: Project, repo_root: Path) -> Toolchain | None: ...
+
+    @abstractmethod
+    def targets(self, project: Project, repo_root: Path, files: Sequence[str], base_cmd: Sequence[str]) -> list[Target]:
+        """Targets among ``files`` (repo-relative, all inside the project and claimed by it)."""
+
+    @abstractmethod
+    def invocation(self, project: Project, repo_root: Path, toolchain: Toolchain, targets: Sequence[Target],
+                   workdir: Path, *, rerun: bool = False, coverage_dirs: Sequence[str] = ()) -> Invocation:
+        """The argv for ``targets`` in one process (one target when not ``multi_target``).
+
+        ``rerun``: the retry of failed targets (bypass result caches). ``coverage_dirs``: measure coverage
+        of these repo-relative source dirs, where the runner supports it.
+        """
+
+    @abstractmethod
+    def parser(self, project: Project, repo_root: Path, targets: Sequence[Target], invocation: Invocation,
+               ) -> BatchParser:
+        ...
+
+    def prepare(self, project: Project, repo_root: Path, toolchain: Toolchain) -> tuple[str, ...] | None:
+        """An argv run once per project before any batch (e.g. build all test binaries), or None."""
+        return None
+
+    def missing_hint(self) -> str:
+        return f"install {self.name} or set tests.runners.{self.name}.cmd in .codeplane/config.yaml"
+
+
+def which(name: str, *dirs: Path) -> str | None:
+    """``name`` in ``dirs`` first (a project's ``node_modules/.bin``, ``.venv/bin``), then on PATH."""
+    for directory in dirs:
+        candidate = directory / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return shutil.which(name)
+
+
+def result_from_cases(target_id: str, cases: Sequence[CaseResult], *, exit_code: int | None,
+                      duration_s: float, message: str = "", unlisted_passed: int = 0) -> TargetResult:
+    """A target's outcome from its cases: any failing case fails it; only skips make it ``skipped``."""
+    if any(c.failing for c in cases):
+        outcome: TargetOutcome = "failed"
+    elif cases and all(c.outcome in ("skipped", "xfail") for c in cases) and not unlisted_passed:
+        outcome = "skipped"
+    elif cases or unlisted_passed:
+        outcome = "passed"
+    else:
+        outcome = "skipped"
+    return TargetResult(target_id=target_id, outcome=outcome, cases=tuple(cases), duration_s=round(duration_s, 4),
+                        exit_code=exit_code, message=message, unlisted_passed=unlisted_passed)
+
+
+def error_result(target_id: str, message: str, *, exit_code: int | None, duration_s: float = 0.0,
+                 cases: Sequence[CaseResult] = ()) -> TargetResult:
+    """The target could not run properly (collection/build error, runner crash, unreadable report)."""
+    return TargetResult(target_id=target_id, outcome="error", cases=tuple(cases), duration_s=round(duration_s, 4),
+                        exit_code=exit_code, message=clip_tail(message.strip(), TRACEBACK_CHARS))

@@ -1,0 +1,121 @@
+"""``cargo test``: one target per test binary (``--lib``, ``--bin x``, ``--test y``), one process each.
+
+A prepare step (``cargo test --no-run``) builds every test binary once before any target's clock starts,
+so compilation never counts against the per-target timeout. Results come from libtest's stable format.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from codeplane.testing.model import Target, TargetResult
+from codeplane.testing.reports.libtest import LibtestStream
+from codeplane.testing.runners.base import (
+    BatchParser,
+    Invocation,
+    Project,
+    Runner,
+    Toolchain,
+    error_result,
+    result_from_cases,
+    which,
+)
+
+
+def read_manifest(project_dir: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads((project_dir / "Cargo.toml").read_text(encoding="utf-8", errors="replace"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def is_package(project_dir: Path) -> bool:
+    """A workspace-only manifest (no ``[package]``) is not a runnable crate; its members are."""
+    return "package" in read_manifest(project_dir)
+
+
+class CargoRunner(Runner):
+    name = "cargo"
+    lang = "rust"
+    multi_target = False
+
+    def default_toolchain(self, project: Project, repo_root: Path) -> Toolchain | None:
+        found = which("cargo", Path.home() / ".cargo" / "bin")
+        return Toolchain((found, "test")) if found else None
+
+    def targets(self, project: Project, repo_root: Path, files: Sequence[str], base_cmd: Sequence[str]) -> list[Target]:
+        manifest = read_manifest(project.dir(repo_root))
+        package = manifest.get("package", {})
+        crate = str(package.get("name", "crate")).replace("-", "_")
+        local = {project.rel(f) for f in files}
+        entries: list[tuple[str, str]] = []  # (project-relative file, selector)
+        lib = str(manifest.get("lib", {}).get("path", "src/lib.rs"))
+        if lib in local:
+            entries.append((lib, "--lib"))
+        bins = {str(b.get("path", f"src/bin/{b.get('name')}.rs")): str(b.get("name")) for b in manifest.get("bin", [])}
+        if "src/main.rs" in local and "src/main.rs" not in bins:
+            bins["src/main.rs"] = str(package.get("name", crate))
+        if package.get("autobins", True):
+            for rel in local:
+                if rel.startswith("src/bin/") and rel.endswith(".rs") and rel.count("/") == 2 and rel not in bins:
+                    bins[rel] = rel.rsplit("/", 1)[1].removesuffix(".rs")
+        entries += [(path, f"--bin {name}") for path, name in bins.items() if path in local]
+        tests = {str(t.get("path", f"tests/{t.get('name')}.rs")): str(t.get("name")) for t in manifest.get("test", [])}
+        if package.get("autotests", True):
+            for rel in local:
+                parts = rel.split("/")
+                if parts[0] == "tests" and len(parts) == 2 and rel.endswith(".rs") and rel not in tests:
+                    tests[rel] = parts[1].removesuffix(".rs")
+                elif parts[0] == "tests" and len(parts) == 3 and parts[2] == "main.rs" and rel not in tests:
+                    tests[rel] = parts[1]
+        entries += [(path, f"--test {name}") for path, name in tests.items() if path in local]
+        return [Target(target_id=project.repo_rel(path), runner=self.name, lang=self.lang, cwd=project.root,
+                       selector=selector, cmd=(*base_cmd, *selector.split()), path=project.repo_rel(path),
+                       kind="integration" if selector.startswith("--test") else "unit")
+                for path, selector in sorted(entries)]
+
+    def prepare(self, project: Project, repo_root: Path, toolchain: Toolchain) -> tuple[str, ...] | None:
+        return (*toolchain.argv, "--no-run", "--color", "never")
+
+    def invocation(self, project: Project, repo_root: Path, toolchain: Toolchain, targets: Sequence[Target],
+                   workdir: Path, *, rerun: bool = False, coverage_dirs: Sequence[str] = ()) -> Invocation:
+        (target,) = targets
+        argv = (*toolchain.argv, "--color", "never", *target.selector.split(), "--", "--color", "never")
+        return Invocation(argv, project.dir(repo_root), toolchain.environ())
+
+    def parser(self, project: Project, repo_root: Path, targets: Sequence[Target], invocation: Invocation,
+               ) -> BatchParser:
+        return CargoParser(targets[0].target_id)
+
+
+class CargoParser(BatchParser):
+    def __init__(self, target_id: str) -> None:
+        self.target_id = target_id
+        self.stream = LibtestStream()
+        self.started = False
+
+    @property
+    def live(self) -> bool:
+        return True
+
+    def feed_stdout(self, line: str) -> None:
+        self.started = True
+        self.stream.feed(line)
+
+    def current_target(self) -> str | None:
+        return self.target_id
+
+    def done_targets(self) -> set[str]:
+        return {self.target_id} if self.stream.summaries else set()
+
+    def finish(self, exit_code: int | None, stdout: str, stderr: str, killed: bool) -> list[TargetResult]:
+        cases = [c.to_case(self.target_id, f"{self.target_id}::{c.name}") for c in self.stream.cases(self.target_id)]
+        if killed and not self.stream.summaries:
+            return []
+        if not self.stream.summaries or (exit_code not in (0, None) and not any(c.failing for c in cases)):
+            return [error_result(self.target_id, stderr or stdout or f"cargo test exited {exit_code}",
+                                 exit_code=exit_code, cases=cases)]
+        return [result_from_cases(self.target_id, cases, exit_code=exit_code, duration_s=self.stream.duration_s)]

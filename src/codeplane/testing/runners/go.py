@@ -1,0 +1,122 @@
+"""``go test``: one target per package directory holding ``*_test.go``; a batch runs in one ``go test -json``.
+
+``-p 1`` keeps the packages of one batch sequential: CodePlane's own workers provide the parallelism, and
+the per-target watchdog needs "the package running now" to be unambiguous.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from codeplane.testing.model import Target, TargetResult
+from codeplane.testing.reports.gojson import GoJsonStream
+from codeplane.testing.runners.base import (
+    BatchParser,
+    Invocation,
+    Project,
+    Runner,
+    Toolchain,
+    error_result,
+    result_from_cases,
+    which,
+)
+
+_MODULE = re.compile(r"^\s*module\s+(\S+)", re.MULTILINE)
+
+
+def module_path(project_dir: Path) -> str:
+    try:
+        match = _MODULE.search((project_dir / "go.mod").read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return ""
+    return match.group(1).strip('"') if match else ""
+
+
+def _skipped_dir(local_dir: str) -> bool:
+    return any(part in {"testdata", "vendor"} or part.startswith((".", "_"))
+               for part in local_dir.split("/") if part)
+
+
+class GoRunner(Runner):
+    name = "go"
+    lang = "go"
+
+    def default_toolchain(self, project: Project, repo_root: Path) -> Toolchain | None:
+        found = which("go")
+        return Toolchain((found, "test")) if found else None
+
+    def targets(self, project: Project, repo_root: Path, files: Sequence[str], base_cmd: Sequence[str]) -> list[Target]:
+        dirs: set[str] = set()
+        for rel in files:
+            if rel.endswith("_test.go"):
+                local_dir = project.rel(rel).rpartition("/")[0]
+                if not _skipped_dir(local_dir):
+                    dirs.add(local_dir)
+        found = []
+        for local_dir in sorted(dirs):
+            selector = f"./{local_dir}" if local_dir else "."
+            target_id = project.repo_rel(local_dir) if local_dir else project.root
+            found.append(Target(target_id=target_id, runner=self.name, lang=self.lang, cwd=project.root,
+                                selector=selector, cmd=(*base_cmd, "-json", selector), path=""))
+        return found
+
+    def invocation(self, project: Project, repo_root: Path, toolchain: Toolchain, targets: Sequence[Target],
+                   workdir: Path, *, rerun: bool = False, coverage_dirs: Sequence[str] = ()) -> Invocation:
+        argv = [*toolchain.argv, "-json", "-p", "1"]
+        if rerun:
+            argv.append("-count=1")
+        argv += [t.selector for t in targets]
+        return Invocation(tuple(argv), project.dir(repo_root), toolchain.environ())
+
+    def parser(self, project: Project, repo_root: Path, targets: Sequence[Target], invocation: Invocation,
+               ) -> BatchParser:
+        module = module_path(project.dir(repo_root))
+        by_package = {}
+        for t in targets:
+            local = t.selector.removeprefix("./").removeprefix(".")
+            by_package[f"{module}/{local}" if local else module] = t.target_id
+        return GoParser(by_package)
+
+
+class GoParser(BatchParser):
+    def __init__(self, by_package: dict[str, str]) -> None:
+        self.by_package = by_package
+        self.stream = GoJsonStream()
+
+    @property
+    def live(self) -> bool:
+        return True
+
+    def feed_stdout(self, line: str) -> None:
+        self.stream.feed(line)
+
+    def current_target(self) -> str | None:
+        return self.by_package.get(self.stream.current or "")
+
+    def done_targets(self) -> set[str]:
+        return {self.by_package[p] for p in self.stream.finished() if p in self.by_package}
+
+    def failed_targets(self) -> set[str]:
+        return {self.by_package[p] for p, state in self.stream.packages.items()
+                if state.outcome == "fail" and p in self.by_package}
+
+    def finish(self, exit_code: int | None, stdout: str, stderr: str, killed: bool) -> list[TargetResult]:
+        results = []
+        finished = self.stream.finished()
+        for package, target_id in self.by_package.items():
+            state = self.stream.packages.get(package)
+            if package not in finished or state is None:
+                if not killed:
+                    reason = stderr.strip() or "\n".join(self.stream.stray) or f"go test exited {exit_code}"
+                    results.append(error_result(target_id, reason, exit_code=exit_code))
+                continue
+            cases = [c.to_case(target_id, f"{target_id}::{c.name}") for c in self.stream.cases(package)]
+            if state.outcome == "fail" and not any(c.failing for c in cases):
+                reason = self.stream.package_output(package) + "\n" + stderr
+                results.append(error_result(target_id, reason, exit_code=exit_code, duration_s=state.elapsed_s,
+                                            cases=cases))
+            else:
+                results.append(result_from_cases(target_id, cases, exit_code=exit_code, duration_s=state.elapsed_s))
+        return results

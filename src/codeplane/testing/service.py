@@ -1,0 +1,240 @@
+"""The tests subsystem's one entry point: discover targets, start/poll/cancel runs, impact selection.
+
+Runs execute in background threads, one at a time (a second run waits as ``queued``: two suites racing
+for the same CPUs and caches would make both slower and flakier). Finished runs stay in memory, the most
+recent ``keep_runs`` of them; their logs and reports are artifacts.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from codeplane.core.artifacts import ArtifactStore
+from codeplane.core.config import TestsConfig
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.layout import RepoLayout
+from codeplane.core.logging import get_logger
+from codeplane.testing.costs import CostHistory
+from codeplane.testing.discovery import Discovery, MissingRunner, discover
+from codeplane.testing.execution import RunExecutor, RunSettings
+from codeplane.testing.impact import ImpactIndex, ImpactResult
+from codeplane.testing.model import Target
+from codeplane.testing.runs import RunRecord, new_run_id
+
+log = get_logger(__name__)
+#: Hard cap on CodePlane's own worker count (§11.6: N = min(#vCPUs, 8)).
+MAX_WORKERS = 8
+
+
+def default_workers() -> int:
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, MAX_WORKERS))
+
+
+def prior_cost(root: Path, target: Target) -> float:
+    """Estimated seconds for a target never timed here: grows with the test file's size (§11.6 default 1)."""
+    if not target.path:
+        return 1.0
+    try:
+        size = (root / target.path).stat().st_size
+    except OSError:
+        return 1.0
+    return round(0.2 + size / 20_000, 3)
+
+
+@dataclass(frozen=True)
+class DiscoveryView:
+    """Targets (with cost estimates) after ``paths``/``affected_by`` filters, and what is missing."""
+
+    targets: tuple[Target, ...]
+    total_targets: int
+    runners: tuple[str, ...]
+    missing: tuple[MissingRunner, ...]
+    impact: ImpactResult | None = None
+
+
+class TestingService:
+    """Thread-safe. ``close`` cancels runs in flight and waits briefly for their processes to die."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, root: Path, config: TestsConfig, layout: RepoLayout, artifacts: ArtifactStore, *,
+                 impact: ImpactIndex | None = None) -> None:
+        self.root = root
+        self.config = config
+        self.layout = layout
+        self.artifacts = artifacts
+        self.impact = impact
+        self.costs = CostHistory(layout.state_dir / "test_costs.db")
+        self.workers = config.workers or default_workers()
+        self._runs: OrderedDict[str, RunRecord] = OrderedDict()
+        self._threads: dict[str, threading.Thread] = {}
+        self._lock = threading.Lock()
+        self._slot = threading.Lock()
+
+    # -- discovery ---------------------------------------------------------------------------------
+    def discovery(self) -> Discovery:
+        found = discover(self.root, self.config)
+        medians = self.costs.medians((t.runner, t.target_id) for t in found.targets)
+        targets = tuple(replace(t, estimated_cost=round(medians.get((t.runner, t.target_id),
+                                                                    prior_cost(self.root, t)), 3))
+                        for t in found.targets)
+        return Discovery(found.projects, targets, found.toolchains, found.owners)
+
+    def discover(self, paths: Sequence[str] | None = None, affected_by: Sequence[str] | None = None) -> DiscoveryView:
+        found = self.discovery()
+        targets = list(found.targets)
+        if paths:
+            prefixes = [p.strip("/") for p in paths]
+            targets = [t for t in targets if any(_under(t.target_id, p) or (t.path and _under(t.path, p))
+                                                 for p in prefixes)]
+        impact = None
+        if affected_by is not None:
+            impact = self._impact().affected(affected_by, [t.path for t in found.targets if t.path])
+            selected = set(impact.test_files)
+            targets = [t for t in targets if t.path in selected]
+        return DiscoveryView(tuple(targets), len(found.targets), tuple(sorted({p.runner for p in found.projects})),
+                             found.missing, impact)
+
+    def _impact(self) -> ImpactIndex:
+        if self.impact is None:
+            raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "impact selection needs the structural index",
+                                 details={"reason": "no import facts available"})
+        return self.impact
+
+    def inspect_affected(self, changed_files: Sequence[str]) -> ImpactResult:
+        found = self.discovery()
+        return self._impact().affected(changed_files, [t.path for t in found.targets if t.path], uncovered=True)
+
+    def tests_for(self, paths: Sequence[str]) -> list[str]:
+        """Test target ids affected by changes to ``paths`` (for the mutation delta's ``tests_affected``).
+
+        Best effort: an empty list when the index has no import facts yet.
+        """
+        if self.impact is None or not paths:
+            return []
+        try:
+            view = self.discover(affected_by=paths)
+        except CodePlaneError:
+            return []
+        return [t.target_id for t in view.targets]
+
+    # -- runs --------------------------------------------------------------------------------------
+    def start_run(self, targets: Sequence[str] | None = None, *, affected_by: Sequence[str] | None = None,
+                  fail_fast: bool | None = None, timeout_sec: float | None = None,
+                  coverage: bool = False) -> RunRecord:
+        """Select, check runners (7001), and start a run in the background. Unknown target ids: 7005."""
+        found = self.discovery()
+        coverage_dirs: tuple[str, ...] = ()
+        if affected_by is not None:
+            view = self.discover(affected_by=affected_by)
+            selected = list(view.targets)
+            if coverage and view.impact is not None:
+                coverage_dirs = view.impact.source_dirs
+        else:
+            selected = self._select(found, targets)
+        if coverage and not coverage_dirs:
+            coverage_dirs = (".",)
+        missing = sorted({(p.runner, p.root) for t in selected if found.toolchains.get(p := found.owners[t.target_id])
+                          is None})
+        if missing:
+            runner, project = missing[0]
+            raise CodePlaneError(
+                ErrorCode.TEST_RUNNER_NOT_FOUND, f"test runner {runner!r} not found in PATH (project {project})",
+                details={"missing": [{"runner": r, "project": p} for r, p in missing],
+                         "hint": f"install {runner}, or set tests.runners.{runner}.cmd in .codeplane/config.yaml"})
+        settings = RunSettings(
+            workers=self.workers, target_timeout_s=self.config.target_timeout_sec,
+            run_timeout_s=timeout_sec or self.config.run_timeout_sec,
+            fail_fast=self.config.fail_fast if fail_fast is None else fail_fast,
+            retry_failed=self.config.retry_failed,
+            coverage_dirs=coverage_dirs if coverage else ())
+        run_id = new_run_id()
+        record = RunRecord(run_id, selected, workers=min(self.workers, max(len(selected), 1)),
+                           fail_fast=settings.fail_fast, timeout_sec=settings.run_timeout_s)
+        executor = RunExecutor(self.root, found, record, settings, costs=self.costs, store=self.artifacts,
+                               workroot=self.layout.state_dir / "testing" / run_id)
+        thread = threading.Thread(target=self._execute, args=(record, executor), daemon=True, name=f"cpl-{run_id}")
+        with self._lock:
+            self._runs[run_id] = record
+            self._threads[run_id] = thread
+            self._evict()
+        thread.start()
+        return record
+
+    def _select(self, found: Discovery, wanted: Sequence[str] | None) -> list[Target]:
+        if not wanted:
+            return list(found.targets)
+        by_id = {t.target_id: t for t in found.targets}
+        chosen: dict[str, Target] = {}
+        unknown = []
+        for item in wanted:
+            key = item.strip().strip("/") or "."
+            if key in by_id:
+                chosen[key] = by_id[key]
+                continue
+            under = [t for t in found.targets if key == "." or _under(t.target_id, key)]
+            if not under:
+                unknown.append(item)
+            chosen.update((t.target_id, t) for t in under)
+        if unknown:
+            raise CodePlaneError(ErrorCode.TEST_TARGET_NOT_FOUND,
+                                 f"no test target {unknown[0]!r}; call discover_test_targets for the ids",
+                                 details={"unknown": unknown[:20], "known_count": len(by_id)})
+        return [chosen[k] for k in sorted(chosen)]
+
+    def _execute(self, record: RunRecord, executor: RunExecutor) -> None:
+        with self._slot:
+            executor.execute()
+
+    def _evict(self) -> None:
+        finished = [run_id for run_id, rec in self._runs.items() if rec.finished]
+        while len(self._runs) > self.config.keep_runs and finished:
+            run_id = finished.pop(0)
+            self._runs.pop(run_id, None)
+            self._threads.pop(run_id, None)
+
+    def get_run(self, run_id: str) -> RunRecord:
+        with self._lock:
+            record = self._runs.get(run_id)
+        if record is None:
+            raise CodePlaneError(ErrorCode.TEST_RUN_NOT_FOUND, f"no test run {run_id!r} (runs are kept in memory, "
+                                 f"the last {self.config.keep_runs} finished ones)", details={"run_id": run_id})
+        return record
+
+    def cancel(self, run_id: str) -> RunRecord:
+        record = self.get_run(run_id)
+        record.cancel_requested.set()
+        return record
+
+    def active_runs(self) -> list[str]:
+        with self._lock:
+            return [run_id for run_id, rec in self._runs.items() if not rec.finished]
+
+    def status(self) -> dict[str, object]:
+        with self._lock:
+            runs = list(self._runs.values())
+        return {"workers": self.workers, "runs_kept": len(runs),
+                "active_runs": [r.run_id for r in runs if not r.finished]}
+
+    def close(self, timeout: float = 10.0) -> None:
+        with self._lock:
+            records = list(self._runs.values())
+            threads = list(self._threads.values())
+        for record in records:
+            record.cancel_requested.set()
+        for thread in threads:
+            thread.join(timeout=timeout)
+        self.costs.close()
+
+
+def _under(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith(prefix + "/")

@@ -1,0 +1,311 @@
+"""The tests subsystem without a server: real repos, real runners, real processes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from codeplane.core.artifacts import ArtifactStore
+from codeplane.core.config import TestsConfig as _TestsConfig
+from codeplane.core.errors import CodePlaneError
+from codeplane.core.layout import RepoLayout
+from codeplane.testing import RunRecord, RunSnapshot, TestingService
+from tests.builders import make_repo
+from tests.runner_projects import (
+    CARGO_PROJECT,
+    GO_PROJECT,
+    JEST_PROJECT,
+    PYTEST_PROJECT,
+    VITEST_PROJECT,
+    link_node_modules,
+    require,
+)
+
+
+@pytest.fixture(autouse=True)
+def _lean_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fixture repos run pytest without this checkout's plugins (hypothesis, anyio): faster, same results."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+
+def _service(repo: Path, **config: object) -> TestingService:
+    layout = RepoLayout(repo)
+    return TestingService(repo, _TestsConfig.model_validate(config), layout, ArtifactStore(layout.artifacts_dir, 48))
+
+
+@pytest.fixture
+def services() -> Iterator[list[TestingService]]:
+    made: list[TestingService] = []
+    yield made
+    for service in made:
+        service.close()
+
+
+def _finish(record: RunRecord, timeout: float = 120) -> RunSnapshot:
+    deadline = time.monotonic() + timeout
+    while not record.finished:
+        assert time.monotonic() < deadline, "run did not finish"
+        record.wait(record.version, 0.5)
+    return record.snapshot()
+
+
+def _outcomes(snapshot: RunSnapshot) -> dict[str, str]:
+    return {r.target.target_id: r.outcome for r in snapshot.targets}
+
+
+def _cases(snapshot: RunSnapshot) -> dict[str, str]:
+    return {c.case_id: c.outcome for r in snapshot.targets if r.final for c in r.final.cases}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
+
+
+def test_pytest_results_per_case_with_collection_error_artifacts_and_stable_fingerprint(
+        tmp_path: Path, services: list[TestingService]) -> None:
+    repo = make_repo(tmp_path / "repo", PYTEST_PROJECT)
+    service = _service(repo, retry_failed=False)
+    services.append(service)
+    view = service.discover()
+    assert [t.target_id for t in view.targets] == ["tests/test_broken.py", "tests/test_math.py", "tests/test_ok.py"]
+    assert all(t.runner == "pytest" and t.cwd == "." for t in view.targets)
+    first = _finish(service.start_run())
+    assert first.state == "failed"
+    assert _outcomes(first) == {"tests/test_broken.py": "error", "tests/test_math.py": "failed",
+                                "tests/test_ok.py": "passed"}
+    assert _cases(first) == {
+        "tests/test_math.py::test_adds": "passed", "tests/test_math.py::test_fails": "failed",
+        "tests/test_math.py::test_skipped": "skipped", "tests/test_math.py::test_known_bug": "xfail",
+        "tests/test_math.py::TestGroup::test_in_class": "passed",
+        "tests/test_ok.py::test_one": "passed", "tests/test_ok.py::test_two": "passed"}
+    broken = next(r for r in first.targets if r.target.target_id == "tests/test_broken.py")
+    assert broken.final is not None and "no_such_module_here" in broken.final.message
+    failing = next(c for r in first.targets if r.final for c in r.final.cases if c.outcome == "failed")
+    assert failing.exception_type == "AssertionError" and "math is hard" in failing.message
+    assert "assert" in failing.traceback and len(failing.traceback) <= 2000
+    kinds = {a.kind for a in first.artifacts}
+    assert {"stdout", "events"} <= kinds
+    for artifact in first.artifacts:
+        assert (repo / artifact.path).is_file() and artifact.path.startswith(".codeplane/artifacts/")
+    report = first.fingerprint
+    assert report is not None and report.startswith("ff_")
+    second = _finish(service.start_run())
+    assert second.fingerprint == report, "same failures must give the same fingerprint"
+    taken = service.get_run(second.run_id).take_failure_report()
+    assert taken is not None and taken.failing_tests == (
+        "tests/test_broken.py::(error)", "tests/test_math.py::test_fails")
+    assert service.get_run(second.run_id).take_failure_report() is None, "reported once per run"
+    # Cost history: the second discovery estimates from measured durations, not the size prior.
+    assert service.costs.medians([("pytest", "tests/test_ok.py")])
+
+
+def test_batches_run_one_pytest_process_per_worker(tmp_path: Path, services: list[TestingService]) -> None:
+    files = {f"tests/test_m{i}.py": f"def test_{i}():\n    assert True\n" for i in range(6)}
+    repo = make_repo(tmp_path / "repo", {"pytest.ini": "[pytest]\n", **files})
+    service = _service(repo, workers=2)
+    services.append(service)
+    snapshot = _finish(service.start_run())
+    assert snapshot.state == "passed" and snapshot.counts.passed == 6
+    batches = {a.batch_id for r in snapshot.targets for a in r.attempts}
+    assert len(batches) == 2, f"6 files on 2 workers must take 2 processes, got {sorted(batches)}"
+    assert snapshot.progress_percentage == 100.0
+
+
+def test_flaky_target_fails_once_then_passes(tmp_path: Path, services: list[TestingService]) -> None:
+    marker = tmp_path / "flaky-marker"
+    repo = make_repo(tmp_path / "repo", {
+        "pytest.ini": "[pytest]\n",
+        "tests/test_flaky.py": (
+            "from pathlib import Path\n\n"
+            f"MARKER = Path({str(marker)!r})\n\n"
+            "def test_sometimes():\n"
+            "    if not MARKER.exists():\n"
+            "        MARKER.write_text('seen')\n"
+            "        raise AssertionError('first run fails')\n\n"
+            "def test_always():\n    pass\n"),
+    })
+    service = _service(repo)
+    services.append(service)
+    snapshot = _finish(service.start_run())
+    (record,) = snapshot.targets
+    assert record.outcome == "flaky" and snapshot.state == "passed"
+    assert [a.result.outcome for a in record.attempts] == ["failed", "passed"]
+    assert record.flaky_cases == ("tests/test_flaky.py::test_sometimes",)
+    assert snapshot.fingerprint is None
+
+
+def test_target_timeout_kills_the_whole_process_tree_and_the_batch_goes_on(
+        tmp_path: Path, services: list[TestingService]) -> None:
+    pid_file = tmp_path / "child.pid"
+    repo = make_repo(tmp_path / "repo", {
+        "pytest.ini": "[pytest]\n",
+        "tests/test_a_hangs.py": (
+            "import subprocess, time\n\n"
+            "def test_hangs():\n"
+            "    child = subprocess.Popen(['sleep', '300'])\n"
+            f"    open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+            "    time.sleep(300)\n"),
+        "tests/test_b_fine.py": "def test_fine():\n    pass\n",
+    })
+    service = _service(repo, workers=1, target_timeout_sec=2, retry_failed=False)
+    services.append(service)
+    began = time.monotonic()
+    snapshot = _finish(service.start_run())
+    assert time.monotonic() - began < 30
+    assert _outcomes(snapshot) == {"tests/test_a_hangs.py": "timeout", "tests/test_b_fine.py": "passed"}
+    hung = next(r for r in snapshot.targets if r.outcome == "timeout")
+    assert hung.final is not None and "per-target timeout of 2s" in hung.final.message
+    assert snapshot.state == "failed"
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child), "the test's grandchild outlived the timeout"
+
+
+def test_cancel_stops_a_running_run(tmp_path: Path, services: list[TestingService]) -> None:
+    pid_file = tmp_path / "child.pid"
+    repo = make_repo(tmp_path / "repo", {
+        "pytest.ini": "[pytest]\n",
+        "tests/test_slow.py": (
+            "import subprocess, time\n\n"
+            "def test_slow():\n"
+            "    child = subprocess.Popen(['sleep', '300'])\n"
+            f"    open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+            "    time.sleep(300)\n"),
+        "tests/test_other.py": "def test_other():\n    pass\n",
+    })
+    service = _service(repo, workers=1)
+    services.append(service)
+    record = service.start_run(["tests/test_slow.py"])
+    deadline = time.monotonic() + 30
+    while not pid_file.exists():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    service.cancel(record.run_id)
+    snapshot = _finish(record, timeout=15)
+    assert snapshot.state == "cancelled"
+    assert _outcomes(snapshot) == {"tests/test_slow.py": "cancelled"}
+    assert snapshot.fingerprint is None and record.take_failure_report() is None
+    time.sleep(0.2)
+    assert not _alive(int(pid_file.read_text()))
+
+
+def test_fail_fast_and_global_timeout(tmp_path: Path, services: list[TestingService]) -> None:
+    repo = make_repo(tmp_path / "repo", {
+        "pytest.ini": "[pytest]\n",
+        "tests/test_a_fails.py": "def test_fails():\n    assert False\n",
+        "tests/test_b_slow.py": "import time\n\ndef test_slow():\n    time.sleep(60)\n",
+    })
+    service = _service(repo, workers=1)
+    services.append(service)
+    snapshot = _finish(service.start_run(fail_fast=True))
+    assert snapshot.state == "failed" and "fail_fast" in snapshot.message
+    assert _outcomes(snapshot) == {"tests/test_a_fails.py": "failed", "tests/test_b_slow.py": "not_run"}
+    assert len(snapshot.targets[0].attempts) == 1, "fail-fast does not re-run"
+    snapshot = _finish(service.start_run(["tests/test_b_slow.py"], timeout_sec=2))
+    assert snapshot.state == "timed_out"
+    assert _outcomes(snapshot) == {"tests/test_b_slow.py": "timeout"}
+
+
+def test_repo_venv_runs_pytest(tmp_path: Path, services: list[TestingService]) -> None:
+    repo = make_repo(tmp_path / "repo", {
+        "pytest.ini": "[pytest]\n",
+        "tests/test_env.py": "import sys, os\n\ndef test_env():\n"
+                             "    assert sys.prefix.endswith('.venv'), sys.prefix\n"
+                             "    assert os.environ['VIRTUAL_ENV'].endswith('.venv')\n",
+    })
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)
+    # Give the repo's venv this checkout's pytest through a .pth file (no network, no pip).
+    site = next((repo / ".venv").glob("lib/python*/site-packages"))
+    here = next(p for p in sys.path if p.endswith("site-packages") and Path(p, "pytest").is_dir())
+    (site / "deps.pth").write_text(here + "\n")
+    service = _service(repo)
+    services.append(service)
+    (target,) = service.discover().targets
+    assert target.cmd[0] == str(repo / ".venv" / "bin" / "python")
+    snapshot = _finish(service.start_run())
+    assert snapshot.state == "passed", snapshot.targets[0].final
+
+
+def test_go_cargo_jest_and_vitest_in_one_repo(tmp_path: Path, services: list[TestingService]) -> None:
+    for tool in ("go", "cargo", "jest", "vitest"):
+        require(tool)
+    repo = make_repo(tmp_path / "repo", {**GO_PROJECT, **CARGO_PROJECT, **JEST_PROJECT, **VITEST_PROJECT,
+                                         "tests/test_py.py": "def test_py():\n    pass\n"}, commit=False)
+    link_node_modules(repo / "web")
+    link_node_modules(repo / "ui")
+    service = _service(repo, retry_failed=False)
+    services.append(service)
+    view = service.discover()
+    runners = {t.target_id: t.runner for t in view.targets}
+    assert runners == {
+        "svc/broken": "go", "svc/calc": "go", "svc/util": "go",
+        "rs/src/lib.rs": "cargo", "rs/tests/integration.rs": "cargo",
+        "web/src/__tests__/ok.js": "jest", "web/src/sum.test.js": "jest", "web/src/syntax.test.js": "jest",
+        "ui/sum.test.mjs": "vitest", "tests/test_py.py": "pytest"}
+    assert view.missing == ()
+    snapshot = _finish(service.start_run(), timeout=240)
+    assert _outcomes(snapshot) == {
+        "svc/broken": "error", "svc/calc": "failed", "svc/util": "passed",
+        "rs/src/lib.rs": "failed", "rs/tests/integration.rs": "passed",
+        "web/src/__tests__/ok.js": "passed", "web/src/sum.test.js": "failed", "web/src/syntax.test.js": "error",
+        "ui/sum.test.mjs": "failed", "tests/test_py.py": "passed"}
+    cases = _cases(snapshot)
+    assert cases["svc/calc::TestAddFails"] == "failed" and cases["svc/calc::TestSkipped"] == "skipped"
+    assert cases["rs/src/lib.rs::tests::fails"] == "failed" and cases["rs/src/lib.rs::tests::ignored"] == "skipped"
+    assert cases["rs/tests/integration.rs::works"] == "passed"
+    assert cases["web/src/sum.test.js::sum > fails"] == "failed"
+    assert cases["web/src/sum.test.js::sum > skipped"] == "skipped"
+    assert cases["ui/sum.test.mjs::sum > adds"] == "passed" and cases["ui/sum.test.mjs::sum > fails"] == "failed"
+    broken = next(r for r in snapshot.targets if r.target.target_id == "svc/broken")
+    assert broken.final is not None and "undefined" in broken.final.message
+
+
+def test_missing_runner_is_listed_and_running_it_is_7001(tmp_path: Path, services: list[TestingService]) -> None:
+    repo = make_repo(tmp_path / "repo", {
+        "pytest.ini": "[pytest]\n", "tests/test_a.py": "def test_a():\n    pass\n",
+        "ex/mix.exs": "defmodule Ex.MixProject do\nend\n", "ex/test/ex_test.exs": "",
+    })
+    service = _service(repo, runners={"mix": {"cmd": ["no-such-mix-binary", "test"]}})
+    services.append(service)
+    view = service.discover()
+    assert [(m.runner, m.project) for m in view.missing] == [("mix", "ex")]
+    with pytest.raises(CodePlaneError) as caught:
+        service.start_run()
+    assert caught.value.code == 7001 and caught.value.details["missing"] == [{"runner": "mix", "project": "ex"}]
+    with pytest.raises(CodePlaneError) as unknown:
+        service.start_run(["tests/test_nope.py"])
+    assert unknown.value.code == 7005
+    snapshot = _finish(service.start_run(["tests"]))
+    assert _outcomes(snapshot) == {"tests/test_a.py": "passed"}
+    with pytest.raises(CodePlaneError) as missing_run:
+        service.get_run("tr_nope")
+    assert missing_run.value.code == 7004
+
+
+def test_config_custom_runner_and_exclude(tmp_path: Path, services: list[TestingService]) -> None:
+    repo = make_repo(tmp_path / "repo", {
+        "tests/test_a.py": "def test_a():\n    pass\n", "tests/fixtures/test_data.py": "",
+        "checks/ok.sh": "exit 0\n", "checks/bad.sh": "echo broken; exit 3\n",
+    })
+    service = _service(repo, exclude=["**/fixtures/**"],
+                       custom=[{"pattern": "checks/*.sh", "runner": "shell", "cmd": ["sh", "{path}"]}])
+    services.append(service)
+    view = service.discover()
+    assert {t.target_id: t.runner for t in view.targets} == {
+        "checks/bad.sh": "shell", "checks/ok.sh": "shell", "tests/test_a.py": "pytest"}
+    snapshot = _finish(service.start_run(["checks"]))
+    assert _outcomes(snapshot) == {"checks/bad.sh": "failed", "checks/ok.sh": "passed"}
+    bad = next(r for r in snapshot.targets if r.outcome == "failed")
+    assert bad.final is not None and "broken" in bad.final.message and bad.final.exit_code == 3
+
