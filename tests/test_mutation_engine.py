@@ -96,6 +96,11 @@ def test_span_insert_append_and_delete_lines(repo: Path) -> None:
                                                "# end\n")
 
 
+def test_insertion_with_expected_content_is_invalid() -> None:
+    with pytest.raises(ValueError, match="insertion"):
+        UpdateSpan(path="a.py", start_line=3, end_line=2, new_content="x", expected_content="y")
+
+
 def test_crlf_and_bom_files_round_trip_byte_exactly_outside_the_span(tmp_path: Path) -> None:
     crlf = b"line1\r\nline2\r\nline3\r\n"
     bom = b"\xef\xbb\xbfalpha\nbeta\ngamma\n"

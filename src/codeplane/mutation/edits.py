@@ -55,6 +55,9 @@ class UpdateSpan(_Edit):
     def _span_is_ordered(self) -> Self:
         if self.end_line < self.start_line - 1:
             raise ValueError(f"end_line {self.end_line} is before start_line {self.start_line} - 1")
+        if self.end_line == self.start_line - 1 and self.expected_content:
+            # An insertion replaces nothing, so there is no old text to expect (or to re-anchor by).
+            raise ValueError("expected_content must be empty for an insertion (end_line = start_line - 1)")
         return self
 
 

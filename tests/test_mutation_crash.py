@@ -1,0 +1,147 @@
+"""Fault injection (DECISIONS D8): SIGKILL at random points of a large batch, restart, and the batch is
+entirely old or entirely new, with no journal or temp file left.
+
+The debug hook ``CODEPLANE_DEBUG_MUTATION_PAUSE_MS`` stretches the window between replaces so the kills
+land inside the batch; each kill waits for the batch's journal directory to appear, then a random delay.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import anyio
+
+from codeplane.core.config import MutationConfig
+from codeplane.mutation import PAUSE_ENV, MutationEngine
+from tests.builders import ServerHandle, call, cpl_env, make_repo, mcp_client, start_server
+
+FILES = 24
+PAUSE_MS = 15
+
+
+def content(gen: int, i: int) -> str:
+    return f"# file {i}\nvalue = 'gen{gen}'\n" + "".join(f"line {k}\n" for k in range(i % 5))
+
+
+def make_batch_repo(root: Path) -> Path:
+    return make_repo(root, {f"pkg/m{i:02}.py": content(0, i) for i in range(FILES)})
+
+
+def batch_args(gen: int) -> dict[str, object]:
+    return {"edits": [{"path": f"pkg/m{i:02}.py", "action": "update", "old_text": f"'gen{gen - 1}'",
+                       "new_text": f"'gen{gen}'"} for i in range(FILES)]
+            + [{"path": f"pkg/new_gen{gen}.py", "action": "create", "content": f"GEN = {gen}\n"},
+               {"path": f"pkg/new_gen{gen - 1}.py", "action": "delete"} if gen > 1 else
+               {"path": "pkg/extra/deep.py", "action": "create", "content": "DEEP = 1\n"}]}
+
+
+def generation_on_disk(root: Path) -> int:
+    """The one generation every file is at; fails if the batch is half applied or debris remains."""
+    gens = set()
+    for i in range(FILES):
+        text = (root / f"pkg/m{i:02}.py").read_text()
+        gen = int(text.split("'gen", 1)[1].split("'", 1)[0])
+        assert text == content(gen, i), f"m{i:02}.py is neither old nor new: {text!r}"
+        gens.add(gen)
+    assert len(gens) == 1, f"batch half applied: generations {sorted(gens)}"
+    gen = gens.pop()
+    created = sorted(p.name for p in (root / "pkg").glob("new_gen*.py"))
+    assert created == ([f"new_gen{gen}.py"] if gen > 0 else []), created
+    assert (root / "pkg/extra").exists() == (gen >= 1)
+    journal = root / ".codeplane/journal"
+    assert not journal.exists() or not list(journal.iterdir()), list(journal.iterdir())
+    debris = [p for p in root.rglob("*") if p.name.endswith((".cpl-tmp", ".cpl-restore"))]
+    assert not debris, debris
+    return gen
+
+
+def wait_for_journal(root: Path, timeout: float = 10.0) -> None:
+    journal = root / ".codeplane/journal"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if journal.is_dir() and any(journal.iterdir()):
+            return
+        time.sleep(0.001)
+    raise AssertionError("the batch never started")
+
+
+async def _write(server: ServerHandle, gen: int) -> None:
+    """Move every file from generation ``gen - 1`` to ``gen`` in one batch."""
+    async with mcp_client(server) as client:
+        await call(client, "write_source", batch_args(gen))
+
+
+def _write_until_killed(server: ServerHandle, gen: int) -> None:
+    try:
+        anyio.run(_write, server, gen)
+    except BaseException:  # noqa: BLE001 - the server is killed under this call on purpose
+        return
+
+
+def test_sigkill_of_the_server_mid_batch_leaves_all_old_or_all_new(tmp_path: Path) -> None:
+    repo = make_batch_repo(tmp_path / "repo")
+    env = cpl_env({PAUSE_ENV: str(PAUSE_MS)})
+    rng = random.Random(20261123)
+    window = (FILES + 3) * PAUSE_MS / 1000
+    server = start_server(repo, env=env)
+    gen = 0
+    try:
+        for _ in range(2):
+            writer = threading.Thread(target=_write_until_killed, args=(server, gen + 1))
+            writer.start()
+            wait_for_journal(repo)
+            time.sleep(rng.uniform(0, window))
+            server.proc.send_signal(signal.SIGKILL)
+            server.proc.wait()
+            writer.join(timeout=30)
+            server = start_server(repo, env=env)  # startup recovery runs before the server is ready
+            found = generation_on_disk(repo)
+            assert found in (gen, gen + 1)
+            gen = found
+    finally:
+        server.stop()
+
+
+ENGINE_SCRIPT = """
+import sys
+from pathlib import Path
+from codeplane.core.config import MutationConfig
+from codeplane.mutation import MutationEngine, ReplaceText, CreateFile, DeleteFile
+root, gen = Path(sys.argv[1]), int(sys.argv[2])
+edits = [ReplaceText(path=f"pkg/m{i:02}.py", old_text=f"'gen{gen - 1}'", new_text=f"'gen{gen}'")
+         for i in range(FILES)]
+edits.append(CreateFile(path=f"pkg/new_gen{gen}.py", content=f"GEN = {gen}\\n"))
+edits.append(DeleteFile(path=f"pkg/new_gen{gen - 1}.py") if gen > 1 else
+             CreateFile(path="pkg/extra/deep.py", content="DEEP = 1\\n"))
+MutationEngine(root, MutationConfig()).apply(edits)
+"""
+
+
+def test_sigkill_of_a_writer_process_at_many_points_is_always_recoverable(tmp_path: Path) -> None:
+    """The same property at more kill points, with the engine in a bare child process (no server start)."""
+    repo = make_batch_repo(tmp_path / "repo")
+    env = {**os.environ, PAUSE_ENV: "5"}
+    script = ENGINE_SCRIPT.replace("FILES", str(FILES))
+    rng = random.Random(7)
+    window = (FILES + 3) * 5 / 1000
+    gen = 0
+    results = []
+    for attempt in range(6):
+        proc = subprocess.Popen([sys.executable, "-c", script, str(repo), str(gen + 1)], env=env)
+        wait_for_journal(repo)
+        time.sleep(rng.uniform(0, window) if attempt else 0.0)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        MutationEngine(repo, MutationConfig()).recover()
+        found = generation_on_disk(repo)
+        assert found in (gen, gen + 1)
+        results.append(found == gen + 1)
+        gen = found
+    assert not all(results), "no kill landed inside a batch; the pause hook is not working"

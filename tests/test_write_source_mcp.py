@@ -1,0 +1,107 @@
+"""``write_source`` end to end: the real server, the official MCP client, a real git repository."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from codeplane.core.hashing import sha256_bytes
+from tests.builders import ServerHandle, call, call_error, make_repo, mcp_client, running_server
+
+pytestmark = pytest.mark.anyio
+
+FILES = {
+    "src/app.py": "def main():\n    pass\n\n\ndef helper():\n    return 1\n",
+    "src/win.txt": "one\r\ntwo\r\nthree\r\n",
+    "README.md": "# Demo\n",
+}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandle]:
+    repo = make_repo(tmp_path_factory.mktemp("write") / "repo", FILES)
+    with running_server(repo) as handle:
+        yield handle
+
+
+async def test_tool_is_listed_as_a_destructive_mutation(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        doc = await call(client, "describe", {"action": "tool", "name": "write_source"})
+    tool = tools["write_source"]
+    assert tool.annotations is not None
+    assert tool.annotations.read_only_hint is False and tool.annotations.destructive_hint is True
+    assert "edits" in tool.input_schema["properties"]
+    assert doc["examples"] and doc["when_not_to_use"]
+
+
+async def test_update_with_read_hash_then_chain_with_the_returned_hash(server: ServerHandle) -> None:
+    root = server.root
+    sha = sha256_bytes((root / "src/app.py").read_bytes())
+    async with mcp_client(server) as client:
+        first = await call(client, "write_source", {"edits": [
+            {"path": "src/app.py", "action": "update", "start_line": 2, "end_line": 2,
+             "new_content": "    run()", "expected_content": "    pass", "expected_file_sha256": sha}]})
+        assert first["applied"] is True and first["dry_run"] is False
+        delta = first["delta"]
+        entry = delta["files"][0]
+        assert entry["old_sha256"] == sha
+        assert entry["file_sha256"] == sha256_bytes((root / "src/app.py").read_bytes())
+        assert (entry["insertions"], entry["deletions"]) == (1, 1)
+        assert delta["mutation_id"].startswith("mut_") and "changed 1 file" in first["summary"]
+        second = await call(client, "write_source", {"edits": [
+            {"path": "src/app.py", "action": "update", "old_text": "return 1", "new_text": "return 2",
+             "expected_file_sha256": entry["file_sha256"]}]})
+        assert second["delta"]["files"][0]["old_sha256"] == entry["file_sha256"]
+        stale = await call_error(client, "write_source", {"edits": [
+            {"path": "src/app.py", "action": "delete", "expected_file_sha256": sha}]})
+    assert stale["code"] == 5002
+    assert stale["details"]["actual_file_sha256"] == second["delta"]["files"][0]["file_sha256"]
+    assert (root / "src/app.py").read_text() == FILES["src/app.py"].replace("pass", "run()").replace("1", "2")
+
+
+async def test_crlf_file_keeps_its_line_endings_through_mcp(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        res = await call(client, "write_source", {"edits": [
+            {"path": "src/win.txt", "action": "update", "old_text": "two\nthree", "new_text": "2\n3"}]})
+    assert (server.root / "src/win.txt").read_bytes() == b"one\r\n2\r\n3\r\n"
+    assert res["delta"]["files"][0]["line_ending"] == "CRLF"
+
+
+async def test_dry_run_shows_a_diff_and_writes_nothing(server: ServerHandle) -> None:
+    before = (server.root / "README.md").read_bytes()
+    async with mcp_client(server) as client:
+        res = await call(client, "write_source", {"dry_run": True, "edits": [
+            {"path": "README.md", "action": "update", "old_text": "Demo", "new_text": "Sample"},
+            {"path": "docs/new.md", "action": "create", "content": "hello\n"}]})
+    assert res["applied"] is False and res["dry_run"] is True
+    assert "-# Demo\n+# Sample\n" in res["delta"]["diff"] and "+++ b/docs/new.md" in res["delta"]["diff"]
+    assert (server.root / "README.md").read_bytes() == before and not (server.root / "docs").exists()
+
+
+async def test_bad_input_gets_typed_errors_and_nothing_is_written(server: ServerHandle) -> None:
+    root = server.root
+    before = {p: (root / p).read_bytes() for p in ("src/app.py", "README.md")}
+    cases = [
+        ({"path": "../escape.txt", "action": "create", "content": "x"}, 5001),
+        ({"path": ".git/config", "action": "update", "old_text": "[core]", "new_text": "x"}, 5001),
+        ({"path": "/etc/hosts", "action": "delete"}, 5001),
+        ({"path": "README.md", "action": "update", "content": "x"}, 1003),
+        ({"path": "README.md", "action": "update", "old_text": "x", "start_line": 1}, 1003),
+        ({"path": "README.md", "action": "move"}, 1003),
+        ({"path": "README.md", "action": "update", "start_line": 1, "end_line": 1, "new_content": "x",
+          "expected_content": "# Nope"}, 5002),
+        ({"path": "missing.py", "action": "delete"}, 5004),
+        ({"path": "README.md", "action": "create", "content": "x"}, 5005),
+    ]
+    async with mcp_client(server) as client:
+        for edit, code in cases:
+            batch = [{"path": "src/app.py", "action": "update", "old_text": "def main", "new_text": "def go"}, edit]
+            err = await call_error(client, "write_source", {"edits": batch})
+            assert err["code"] == code, (edit, err)
+        drift = await call_error(client, "write_source", {"edits": [
+            {"path": "README.md", "action": "update", "start_line": 1, "new_content": "x",
+             "expected_content": "# Nope"}]})
+    assert drift["details"]["current"] == [{"line": 1, "text": "# Demo"}]
+    assert {p: (root / p).read_bytes() for p in before} == before
