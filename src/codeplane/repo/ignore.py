@@ -41,3 +41,15 @@ class IgnoreRules:
         if any(p in PRUNABLE_DIRS for p in (parts if is_dir else parts[:-1])):
             return True
         return bool(self.spec.match_file(rel + "/" if is_dir else rel))
+
+    def excludes(self, rel: str, *, is_dir: bool = False) -> bool:
+        """Like :meth:`ignores`, but also true when an ancestor directory is ignored.
+
+        Git cannot re-include a file whose parent directory is excluded, and the walk never enters such a
+        directory; checking ancestors keeps single-path lookups consistent with the walk.
+        """
+        parts = rel.split("/")
+        for end in range(1, len(parts)):
+            if self.ignores("/".join(parts[:end]), is_dir=True):
+                return True
+        return self.ignores(rel, is_dir=is_dir)

@@ -19,6 +19,7 @@ from codeplane.core.calls import CallObserver
 from codeplane.core.clock import now_ms
 from codeplane.core.config import CodePlaneConfig
 from codeplane.core.layout import RepoLayout
+from codeplane.index.service import STARTUP_WAIT_SEC, IndexService
 from codeplane.mutation import MutationEngine
 from codeplane.repo.workspace import head_info
 from codeplane.tasks import Ledger, RepoSnapshot, TaskTracker, TrackerSettings
@@ -56,6 +57,8 @@ class Services:
     #: Named sections of ``/status`` and ``describe`` (``index``, ``tasks``, ...), computed on demand.
     status_sections: dict[str, Callable[[], dict[str, object]]] = field(default_factory=dict)
     last_error: str | None = None
+    #: Repository truth and the lexical index (file table, epochs, watcher, Tantivy); see ``index/``.
+    index: IndexService = field(init=False)
     #: The one writer of repository files (spec §9); ``write_source`` and the refactor engine use it.
     mutation: MutationEngine = field(init=False)
     #: Sessions, tasks, budgets and the ledger (§12); also the call observer that records every call.
@@ -72,10 +75,33 @@ class Services:
         return {name: section() for name, section in sorted(self.status_sections.items())}
 
 
+def _wire_index(services: Services) -> None:
+    services.index = IndexService(services.root, services.layout, services.config.index)
+    services.readiness = Readiness(ready=False, reason="index: first reconcile running")
+
+    def mark_ready() -> None:
+        services.readiness.ready = True
+        services.readiness.reason = "index ready"
+
+    services.index.on_ready(mark_ready)
+
+    async def start() -> None:
+        # Open/repair the stores and queue the startup reconcile; wait (bounded) so a warm start announces
+        # a ready server. A huge cold tree keeps building in the background; queries answer 3004 meanwhile.
+        await anyio.to_thread.run_sync(services.index.start)
+        await anyio.to_thread.run_sync(services.index.wait_ready, STARTUP_WAIT_SEC)
+
+    async def stop() -> None:
+        await anyio.to_thread.run_sync(services.index.stop)
+
+    services.lifecycles.append(Lifecycle("index", start, stop))
+    services.status_sections["index"] = services.index.status
+
+
 def _wire_mutation(services: Services) -> None:
-    # TODO(index): pass ``services.index.refresh_paths`` as after_write once the index service lands, so
-    # a write returns only after search/read_source see it.
-    services.mutation = MutationEngine(services.root, services.config.mutation)
+    # after_write: a write returns only once search and list_files see it.
+    services.mutation = MutationEngine(services.root, services.config.mutation,
+                                       after_write=services.index.refresh_paths)
 
     async def recover() -> None:
         # First lifecycle: an unfinished batch from a crash is rolled back before anything reads files.
@@ -92,8 +118,7 @@ def _wire_tasks(services: Services) -> None:
     services.artifacts = ArtifactStore(services.layout.artifacts_dir, config.artifact_retention_hours)
 
     def snapshot() -> RepoSnapshot:
-        # TODO(index): pass the published index epoch as index_version once the index service lands.
-        return RepoSnapshot(git_head=head_info(services.root).head, index_version=None)
+        return RepoSnapshot(git_head=head_info(services.root).head, index_version=services.index.epoch)
 
     services.tasks = TaskTracker(Ledger(services.layout.ledger_db), TrackerSettings.from_config(config),
                                  snapshot=snapshot, artifacts=services.artifacts)
@@ -137,10 +162,8 @@ def _wire_testing(services: Services) -> None:
 
 def build_services(root: Path, config: CodePlaneConfig, repo_id: str) -> Services:
     services = Services(root=root, config=config, repo_id=repo_id)
+    _wire_index(services)
     _wire_mutation(services)
     _wire_tasks(services)
     _wire_testing(services)
-    services.readiness = Readiness(ready=True, reason="no index configured")
-    services.status_sections["index"] = lambda: {
-        "state": "not_built", "placeholder": True, "note": "the index subsystem is not wired in yet"}
     return services

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolSpec
-from codeplane.server.tools import describe, tasks, tests, write
+from codeplane.server.tools import describe, files, search, tasks, tests, write
 
 
 def all_tools(services: Services) -> list[ToolSpec]:
     """Every tool this server exposes. Subsystems append their module's ``tools(services)`` here."""
     specs: list[ToolSpec] = []
     specs += describe.tools(services)
+    specs += search.tools(services)
+    specs += files.tools(services)
     specs += tasks.tools(services)
     specs += write.tools(services)
     specs += tests.tools(services)

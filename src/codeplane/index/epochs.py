@@ -1,0 +1,273 @@
+"""Publishing an epoch (spec §7.6): file rows, facts and the Tantivy commit change together.
+
+Order, and why it is crash-safe:
+1. ``meta.tantivy_inflight`` records (in its own small commit) every path whose Tantivy document is about
+   to change, merged with any left over from an earlier attempt.
+2. One SQLite transaction is opened; rows and every registered indexer's facts are written in it, while
+   the matching Tantivy deletes/adds are staged.
+3. Tantivy commits (atomic on its own), then the SQLite transaction commits with the new epoch id, the
+   Tantivy opstamp, and ``tantivy_inflight`` cleared.
+A crash before 3 leaves SQLite at the old epoch and the marker set; the next publish (or the next start)
+re-derives those documents from disk, so SQLite and Tantivy never stay apart. A failure before the
+Tantivy commit rolls both back.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from codeplane.core.clock import monotonic, now_ms
+from codeplane.index.facts_api import FactIndexer, FileChange
+from codeplane.index.languages import family_of
+from codeplane.index.lexical import LexicalIndex
+from codeplane.index.reconcile import ChangeSet, Upsert
+from codeplane.index.store import EPOCH_HISTORY, IndexStore
+from codeplane.repo.content import FileContent, load_content
+
+#: Files per chunk: contents in memory at once, and the granularity of progress and indexer calls.
+CHUNK = 256
+ALL = "*"
+
+ProgressFn = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class EpochSummary:
+    epoch: int
+    reason: str
+    published_ms: int
+    duration_ms: int
+    added: int
+    modified: int
+    deleted: int
+    touched: int
+    renamed: tuple[tuple[str, str], ...]
+    #: Paths whose disk content moved on while publishing; the caller marks them pending again.
+    stale: tuple[str, ...] = ()
+
+
+@dataclass
+class Extras:
+    """Work beyond the change set: full rebuilds after a schema change, repairs after a crash."""
+
+    lexical_all: bool = False
+    lexical_paths: set[str] = field(default_factory=set)
+    #: Indexer names whose facts must be rebuilt for every text file.
+    facts_all: set[str] = field(default_factory=set)
+
+
+def indexer_meta_key(indexer: FactIndexer) -> str:
+    return f"indexer.{indexer.name}.schema"
+
+
+def _chunks(items: Sequence[Upsert]) -> Iterator[Sequence[Upsert]]:
+    for start in range(0, len(items), CHUNK):
+        yield items[start:start + CHUNK]
+
+
+class EpochPublisher:
+    """Applies change sets; used only under the index service's writer lock."""
+
+    def __init__(self, root: Path, store: IndexStore, lexical: LexicalIndex, indexers: Sequence[FactIndexer],
+                 *, max_bytes: int) -> None:
+        self._root = root
+        self._store = store
+        self._lexical = lexical
+        self._indexers = indexers
+        self._max_bytes = max_bytes
+
+    def _load(self, upsert: Upsert) -> FileContent | None:
+        if upsert.content is not None:
+            return upsert.content
+        return load_content(self._root / upsert.entry.path, is_symlink=upsert.entry.is_symlink,
+                            max_bytes=self._max_bytes)
+
+    def _inflight(self, changes: ChangeSet, extras: Extras) -> None:
+        previous = self._store.get_json("tantivy_inflight", [])
+        if previous == ALL or extras.lexical_all:
+            extras.lexical_all = True
+            marker: object = ALL
+        else:
+            extras.lexical_paths |= set(previous) if isinstance(previous, list) else set()
+            marker = sorted(changes.paths() | extras.lexical_paths)
+        self._store.set_meta("tantivy_inflight", json.dumps(marker))
+
+    def publish(self, changes: ChangeSet, *, reason: str, extras: Extras | None = None,
+                progress: ProgressFn | None = None) -> EpochSummary:
+        started = monotonic()
+        extras = extras or Extras()
+        self._inflight(changes, extras)
+        conn = self._store.conn
+        epoch = self._store.epoch() + 1
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            stale = self._write(conn, epoch, changes, extras, progress)
+            opstamp = self._lexical.commit()
+        except BaseException:
+            conn.execute("ROLLBACK")
+            self._lexical.rollback()
+            raise
+        published = now_ms()
+        duration = int((monotonic() - started) * 1000)
+        renamed = tuple((r.old.path, r.new.entry.path) for r in changes.renamed)
+        try:
+            self._store.set_meta("epoch", str(epoch), conn)
+            self._store.set_meta("tantivy_opstamp", str(opstamp), conn)
+            self._store.set_meta("tantivy_inflight", "[]", conn)
+            for indexer in self._indexers:
+                self._store.set_meta(indexer_meta_key(indexer), str(indexer.schema_version), conn)
+            conn.execute("INSERT INTO epochs(id, published_ms, reason, added, modified, deleted, renamed, "
+                         "duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                         (epoch, published, reason, changes.added, changes.modified, len(changes.deleted),
+                          len(renamed), duration))
+            conn.execute("DELETE FROM epochs WHERE id <= ?", (epoch - EPOCH_HISTORY,))
+            conn.execute("COMMIT")
+        except BaseException:
+            # Tantivy is already ahead; the inflight marker (still committed) makes the next publish repair it.
+            conn.execute("ROLLBACK")
+            raise
+        return EpochSummary(epoch, reason, published, duration, changes.added, changes.modified,
+                            len(changes.deleted), len(changes.touched), renamed, tuple(sorted(stale)))
+
+    def touch(self, changes: ChangeSet) -> None:
+        """Record new stat data for files whose content did not change (no reindex, no new epoch)."""
+        conn = self._store.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._write_touched(conn, changes)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    @staticmethod
+    def _write_touched(conn: sqlite3.Connection, changes: ChangeSet) -> None:
+        for touched in changes.touched:
+            e, c = touched.entry, touched.content
+            conn.execute("UPDATE files SET size=?, mtime_ns=?, inode=?, file_sha256=? WHERE id=?",
+                         (e.size, e.mtime_ns, e.inode, c.file_sha256, touched.record.id))
+
+    # -- the transaction body ----------------------------------------------------------------------------
+    def _write(self, conn: sqlite3.Connection, epoch: int, changes: ChangeSet, extras: Extras,
+               progress: ProgressFn | None) -> set[str]:
+        lexical = self._lexical
+        if extras.lexical_all:
+            lexical.delete_all()
+        facts: list[FileChange] = []
+        for record in changes.deleted:
+            lexical.delete(record.path)
+            conn.execute("DELETE FROM files WHERE id = ?", (record.id,))
+            facts.append(FileChange(record.path, record.language, None, "", deleted=True))
+        for rename in changes.renamed:
+            lexical.delete(rename.old.path)
+            facts.append(FileChange(rename.old.path, rename.old.language, None, "", deleted=True))
+        self._write_touched(conn, changes)
+        self._apply_facts(conn, facts, epoch, None)
+        work = [*changes.upserts, *(r.new for r in changes.renamed)]
+        total = len(work)
+        written: set[str] = set()
+        done = 0
+        for chunk in _chunks(work):
+            facts = []
+            for upsert in chunk:
+                change = self._upsert(conn, epoch, upsert, extras.lexical_paths)
+                if change is not None:
+                    facts.append(change)
+                written.add(upsert.entry.path)
+            self._apply_facts(conn, facts, epoch, None)
+            done += len(chunk)
+            if progress is not None:
+                progress(done, total)
+        return self._refill(conn, epoch, written | {r.path for r in changes.deleted}, extras)
+
+    def _upsert(self, conn: sqlite3.Connection, epoch: int, upsert: Upsert, repair: set[str]) -> FileChange | None:
+        entry, previous = upsert.entry, upsert.previous
+        content = self._load(upsert)
+        if previous is not None or entry.path in repair:
+            self._lexical.delete(entry.path)
+        if content is None:
+            # Vanished since the diff: drop what the index had; the watcher or the next reconcile agrees.
+            if previous is None:
+                return None
+            self._lexical.delete(previous.path)
+            conn.execute("DELETE FROM files WHERE id = ?", (previous.id,))
+            return FileChange(previous.path, previous.language, None, "", deleted=True)
+        language = family_of(entry.path)
+        row = (entry.path, content.kind, language, entry.size, entry.mtime_ns, entry.inode, content.content_hash,
+               content.file_sha256, content.line_count, epoch)
+        if previous is not None:
+            conn.execute("UPDATE files SET path=?, kind=?, language=?, size=?, mtime_ns=?, inode=?, content_hash=?, "
+                         "file_sha256=?, line_count=?, indexed_epoch=? WHERE id=?", (*row, previous.id))
+            file_id = previous.id
+        else:
+            cursor = conn.execute("INSERT INTO files(path, kind, language, size, mtime_ns, inode, content_hash, "
+                                  "file_sha256, line_count, indexed_epoch) VALUES (?,?,?,?,?,?,?,?,?,?)", row)
+            file_id = int(cursor.lastrowid or 0)
+        if content.text is not None:
+            self._lexical.add(file_id, entry.path, language, content.text)
+        return FileChange(entry.path, language, content.text, content.file_sha256)
+
+    def _apply_facts(self, conn: sqlite3.Connection, facts: list[FileChange], epoch: int,
+                     only: set[str] | None) -> None:
+        if not facts:
+            return
+        for indexer in self._indexers:
+            if only is None or indexer.name in only:
+                indexer.apply(conn, facts, epoch)
+
+    def _refill(self, conn: sqlite3.Connection, epoch: int, written: set[str], extras: Extras) -> set[str]:
+        """Re-derive documents/facts of files the change set did not touch (rebuilds and repairs)."""
+        lexical_paths = extras.lexical_paths - written
+        if not (extras.lexical_all or lexical_paths or extras.facts_all):
+            return set()
+        stale: set[str] = set()
+        records = self._store.all_records(conn)
+        for path in sorted(lexical_paths):
+            if path not in records:
+                self._lexical.delete(path)
+        todo = sorted(p for p, r in records.items() if p not in written and r.kind == "text" and (
+            extras.lexical_all or extras.facts_all or p in lexical_paths))
+        for start in range(0, len(todo), CHUNK):
+            facts: list[FileChange] = []
+            for path in todo[start:start + CHUNK]:
+                record = records[path]
+                content = load_content(self._root / path, is_symlink=False, max_bytes=self._max_bytes)
+                text = content.text if content is not None else None
+                if content is None or content.content_hash != record.content_hash:
+                    stale.add(path)
+                if extras.lexical_all or path in lexical_paths:
+                    self._lexical.delete(path)
+                    if text is not None:
+                        self._lexical.add(record.id, path, record.language, text)
+                if extras.facts_all and text is not None:
+                    facts.append(FileChange(path, record.language, text, record.file_sha256))
+            self._apply_facts(conn, facts, epoch, extras.facts_all)
+        return stale
+
+
+def stale_indexers(store: IndexStore, indexers: Sequence[FactIndexer]) -> set[str]:
+    """Indexers whose recorded schema version differs (or is missing); their tables are recreated."""
+    stale: set[str] = set()
+    for indexer in indexers:
+        if store.get_meta(indexer_meta_key(indexer)) != str(indexer.schema_version):
+            stale.add(indexer.name)
+    return stale
+
+
+def prepare_indexers(store: IndexStore, indexers: Sequence[FactIndexer], stale: set[str]) -> None:
+    """Drop and recreate stale indexers' tables; create the others' if missing (idempotent)."""
+    conn = store.conn
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for indexer in indexers:
+            if indexer.name in stale:
+                indexer.drop_schema(conn)
+            indexer.create_schema(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise

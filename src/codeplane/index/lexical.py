@@ -1,0 +1,180 @@
+"""Tier 0: the Tantivy index at ``.codeplane/tantivy/`` (spec §7.2), one document per text file.
+
+Tantivy only narrows candidates; exact positions always come from scanning the files. So the one
+property this module must keep is *completeness*: every file containing a fragment is returned.
+Content is tokenised into maximal ``\\w+`` runs, lowercased and kept whole (no length cut-off),
+which is exactly what a whole-identifier query needs; substring fragments use a regex over the term
+dictionary.
+
+A schema version file sits next to Tantivy's own metadata; a version mismatch or an index that fails to
+open or answer is wiped and recreated with a warning (``rebuilt_reason``) and the caller re-adds every
+document. The writer is used only under the index service's writer lock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tantivy
+
+from codeplane.core.logging import get_logger
+
+log = get_logger(__name__)
+
+#: Bump when the schema or the tokenizer changes; an older index is then rebuilt from disk.
+LEXICAL_SCHEMA_VERSION = 1
+_VERSION_FILE = "codeplane-schema.json"
+_TOKENIZER = "codeplane_code"
+_WRITER_HEAP_BYTES = 128 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """Lowercase ASCII ``[a-z0-9_]+`` text every matching file must contain as (part of) a token.
+
+    ``left_open`` means the fragment may be preceded by more word characters inside the same token
+    (it is a token suffix); ``right_open`` that it may be followed by more (a token prefix).
+    """
+
+    text: str
+    left_open: bool
+    right_open: bool
+
+    @property
+    def closed(self) -> bool:
+        return not (self.left_open or self.right_open)
+
+
+def _schema() -> Any:
+    builder = tantivy.SchemaBuilder()
+    builder.add_unsigned_field("file_id", stored=True, indexed=True, fast=True)
+    builder.add_unsigned_field("unit_id", stored=False, indexed=True)
+    builder.add_text_field("path", stored=True, tokenizer_name="raw")
+    builder.add_text_field("language", stored=False, tokenizer_name="raw")
+    builder.add_text_field("content", stored=False, tokenizer_name=_TOKENIZER, index_option="freq")
+    return builder.build()
+
+
+def _analyzer() -> Any:
+    return (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(r"\w+"))
+            .filter(tantivy.Filter.lowercase()).build())
+
+
+class LexicalIndex:
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._schema = _schema()
+        self._index: Any = None
+        self._writer: Any = None
+        self.rebuilt_reason: str | None = None
+        #: Opstamp of the last commit found on disk at open (compared with the one SQLite recorded).
+        self.opened_opstamp = 0
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+    def open(self) -> None:
+        self.rebuilt_reason = None
+        problem = self._try_open()
+        if problem is not None:
+            log.warning("Tantivy index is unusable; rebuilding it", reason=problem)
+            self.close()
+            shutil.rmtree(self.directory, ignore_errors=True)
+            self.rebuilt_reason = problem
+            again = self._try_open()
+            if again is not None:
+                raise RuntimeError(f"cannot create the Tantivy index: {again}")
+
+    def _try_open(self) -> str | None:
+        version_file = self.directory / _VERSION_FILE
+        try:
+            fresh = not (self.directory.is_dir() and tantivy.Index.exists(str(self.directory)))
+            if not fresh:
+                recorded = json.loads(version_file.read_text()) if version_file.is_file() else {}
+                if recorded.get("schema_version") != LEXICAL_SCHEMA_VERSION:
+                    return f"schema version {recorded.get('schema_version')} != {LEXICAL_SCHEMA_VERSION}"
+            self.directory.mkdir(parents=True, exist_ok=True)
+            index = tantivy.Index(self._schema, path=str(self.directory), reuse=True)
+            index.register_tokenizer(_TOKENIZER, _analyzer())
+            writer = index.writer(heap_size=_WRITER_HEAP_BYTES, num_threads=min(4, os.cpu_count() or 1))
+            index.reload()
+            index.searcher().search(tantivy.Query.all_query(), limit=1)
+            if fresh:
+                version_file.write_text(json.dumps({"schema_version": LEXICAL_SCHEMA_VERSION}))
+        except (OSError, ValueError, RuntimeError, json.JSONDecodeError) as exc:
+            return f"{type(exc).__name__}: {exc}"
+        self._index, self._writer = index, writer
+        self.opened_opstamp = int(writer.commit_opstamp)
+        return None
+
+    def close(self) -> None:
+        if self._writer is not None:
+            try:
+                self._writer.wait_merging_threads()
+            except (ValueError, RuntimeError):
+                pass
+        self._writer = None
+        self._index = None
+
+    # -- writing (writer lock held) ----------------------------------------------------------------------
+    def delete(self, path: str) -> None:
+        self._writer.delete_documents_by_term("path", path)
+
+    def delete_all(self) -> None:
+        self._writer.delete_all_documents()
+
+    def add(self, file_id: int, path: str, language: str | None, text: str) -> None:
+        doc = tantivy.Document(path=path, language=language or "", content=text)
+        doc.add_unsigned("file_id", file_id)
+        doc.add_unsigned("unit_id", 0)
+        self._writer.add_document(doc)
+
+    def commit(self) -> int:
+        opstamp = int(self._writer.commit())
+        self._index.reload()
+        return opstamp
+
+    def rollback(self) -> None:
+        try:
+            self._writer.rollback()
+        except (ValueError, RuntimeError):
+            log.exception("Tantivy rollback failed")
+
+    # -- reading ---------------------------------------------------------------------------------------
+    def num_docs(self) -> int:
+        return int(self._index.searcher().num_docs)
+
+    def num_segments(self) -> int:
+        return int(self._index.searcher().num_segments)
+
+    def candidates(self, fragments: Sequence[Fragment], languages: Sequence[str] = ()) -> dict[str, float]:
+        """Paths of every document containing all ``fragments`` (and in ``languages``), with a score.
+
+        Closed fragments are exact term lookups; when there is none, the longest open fragment is
+        matched against the term dictionary with a regex. Using fewer fragments than given only widens
+        the candidate set, so completeness never depends on which ones are chosen.
+        """
+        closed = sorted({f.text for f in fragments if f.closed})
+        clauses: list[tuple[Any, Any]] = [
+            (tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "content", t)) for t in closed]
+        if not closed:
+            open_ = max(fragments, key=lambda f: (len(f.text), f.text))
+            pattern = ((".*" if open_.left_open else "") + open_.text + (".*" if open_.right_open else ""))
+            clauses.append((tantivy.Occur.Must, tantivy.Query.regex_query(self._schema, "content", pattern)))
+        if languages:
+            by_language = [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "language", lang))
+                           for lang in sorted(set(languages))]
+            clauses.append((tantivy.Occur.Must, tantivy.Query.boolean_query(by_language)))
+        searcher = self._index.searcher()
+        total = int(searcher.num_docs)
+        if total == 0:
+            return {}
+        result = searcher.search(tantivy.Query.boolean_query(clauses), limit=total, count=False)
+        found: dict[str, float] = {}
+        for score, address in result.hits:
+            found[searcher.doc(address)["path"][0]] = round(float(score), 4)
+        return found

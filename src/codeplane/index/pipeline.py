@@ -1,0 +1,205 @@
+"""The single writer: opens and repairs the stores, reconciles, refreshes paths, publishes epochs.
+
+Every write to ``index.db`` and Tantivy happens here under one lock, from whichever thread asks
+(the background indexer, a write tool's synchronous refresh, a git operation's reconcile).
+Startup repairs (§4.2 playbook, §7.6): a Tantivy index that is corrupt, of another schema version, or
+whose last commit does not match what SQLite recorded is refilled from disk; an indexer whose schema
+version changed has its tables dropped and refilled. Repairs ride along with the next publish and are
+kept until one succeeds.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from codeplane.core.clock import monotonic, now_ms
+from codeplane.core.config import IndexConfig
+from codeplane.core.layout import RepoLayout
+from codeplane.core.logging import get_logger
+from codeplane.index.epochs import EpochPublisher, EpochSummary, Extras, ProgressFn, prepare_indexers, stale_indexers
+from codeplane.index.facts_api import FactIndexer
+from codeplane.index.freshness import PendingChanges, PendingWork
+from codeplane.index.languages import DATA_FAMILIES
+from codeplane.index.lexical import LexicalIndex
+from codeplane.index.reconcile import ChangeSet, diff
+from codeplane.index.store import IndexStore
+from codeplane.repo.ignore import IgnoreRules
+from codeplane.repo.universe import walk_paths, walk_universe
+from codeplane.repo.version import RepoVersion, read_repo_version
+
+log = get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class ReconcileReport:
+    at_ms: int
+    duration_ms: int
+    reason: str
+    full: bool
+    added: int
+    modified: int
+    deleted: int
+    renamed: tuple[tuple[str, str], ...]
+    touched: int
+    epoch: int
+
+
+@dataclass(frozen=True)
+class IndexCounts:
+    files: int
+    text: int
+    binary: int
+    oversized: int
+    symlink: int
+    bytes: int
+    languages: dict[str, int]
+
+    @property
+    def primary_language(self) -> str | None:
+        """The code family with the most files (ties by name); a data family only if there is no code."""
+        code = {k: v for k, v in self.languages.items() if k not in DATA_FAMILIES}
+        pool = code or self.languages
+        return min(pool, key=lambda k: (-pool[k], k)) if pool else None
+
+
+class IndexPipeline:
+    def __init__(self, root: Path, layout: RepoLayout, config: IndexConfig, pending: PendingChanges) -> None:
+        self.root = root
+        self.layout = layout
+        self.config = config
+        self.pending = pending
+        self.lock = threading.RLock()
+        self.store = IndexStore(layout.index_db)
+        self.lexical = LexicalIndex(layout.tantivy_dir)
+        self.indexers: list[FactIndexer] = []
+        self.rules = IgnoreRules.load(root)
+        self.version: RepoVersion | None = None
+        self.epoch = 0
+        self.warnings: list[str] = []
+        self.last_reconcile: ReconcileReport | None = None
+        self.last_epoch: EpochSummary | None = None
+        self.counts = IndexCounts(0, 0, 0, 0, 0, 0, {})
+        self._repair = Extras()
+        self._publisher: EpochPublisher | None = None
+        self.opened = False
+
+    # -- open / close ------------------------------------------------------------------------------------
+    def open(self) -> None:
+        with self.lock:
+            self.store.open()
+            self.lexical.open()
+            repair = Extras()
+            if self.store.rebuilt_reason:
+                self.warnings.append(f"index.db was rebuilt: {self.store.rebuilt_reason}")
+            if self.lexical.rebuilt_reason:
+                self.warnings.append(f"Tantivy index was rebuilt: {self.lexical.rebuilt_reason}")
+                repair.lexical_all = True
+            recorded = int(self.store.get_meta("tantivy_opstamp") or 0)
+            inflight = self.store.get_json("tantivy_inflight", [])
+            if recorded != self.lexical.opened_opstamp and not inflight:
+                self.warnings.append("Tantivy and index.db disagreed (last commits differ); refilling Tantivy")
+                repair.lexical_all = True
+            stale = stale_indexers(self.store, self.indexers)
+            prepare_indexers(self.store, self.indexers, stale)
+            repair.facts_all = stale
+            self._repair = repair
+            self._publisher = EpochPublisher(self.root, self.store, self.lexical, self.indexers,
+                                             max_bytes=self.config.max_file_bytes)
+            self.epoch = self.store.epoch()
+            self._refresh_counts()
+            self.opened = True
+            for warning in self.warnings:
+                log.warning(warning)
+
+    def close(self) -> None:
+        with self.lock:
+            self.opened = False
+            self.lexical.close()
+            self.store.close()
+
+    # -- writes ----------------------------------------------------------------------------------------
+    def reload_rules(self) -> bool:
+        """Re-read ``.cplignore``; True if the rules changed (the universe must be re-evaluated)."""
+        rules = IgnoreRules.load(self.root)
+        changed = rules.source_text != self.rules.source_text
+        self.rules = rules
+        return changed
+
+    def reconcile(self, reason: str, progress: ProgressFn | None = None) -> ReconcileReport:
+        """Full reconcile: walk the universe, diff against the file table, publish if anything changed."""
+        with self.lock:
+            started = monotonic()
+            self.reload_rules()
+            self.version = read_repo_version(self.root)
+            disk = {e.path: e for e in walk_universe(self.root, self.rules)}
+            changes = diff(self.root, self.store.all_records(), disk, max_bytes=self.config.max_file_bytes)
+            return self._finish(changes, reason, started, full=True, progress=progress)
+
+    def refresh(self, paths: Sequence[str], reason: str) -> ReconcileReport:
+        """Reindex exactly ``paths`` (files or directories; created, modified or deleted)."""
+        with self.lock:
+            started = monotonic()
+            scope = sorted(set(paths))
+            disk = walk_paths(self.root, scope, self.rules)
+            changes = diff(self.root, self.store.records_for(scope), disk, max_bytes=self.config.max_file_bytes,
+                           trust_stat=False)
+            return self._finish(changes, reason, started, full=False, progress=None)
+
+    def _finish(self, changes: ChangeSet, reason: str, started: float, *, full: bool,
+                progress: ProgressFn | None) -> ReconcileReport:
+        repair = self._repair
+        needs_repair = repair.lexical_all or repair.lexical_paths or repair.facts_all
+        inflight = self.store.get_json("tantivy_inflight", [])
+        if self._publisher is None:
+            raise RuntimeError("index pipeline is not open")
+        content_changed = changes.upserts or changes.deleted or changes.renamed
+        if not (content_changed or needs_repair or inflight):
+            if changes.touched:  # stat-only (touch, CRLF flip): not dirty, so no new epoch (§5.7)
+                self._publisher.touch(changes)
+            if progress is not None:
+                progress(0, 0)
+        else:
+            summary = self._publisher.publish(changes, reason=reason, extras=Extras(
+                repair.lexical_all, set(repair.lexical_paths), set(repair.facts_all)), progress=progress)
+            self._repair = Extras()
+            self.epoch = summary.epoch
+            self.last_epoch = summary
+            if summary.stale:
+                self.pending.mark(summary.stale)
+            self._refresh_counts()
+        report = ReconcileReport(
+            at_ms=now_ms(), duration_ms=int((monotonic() - started) * 1000), reason=reason, full=full,
+            added=changes.added, modified=changes.modified, deleted=len(changes.deleted),
+            renamed=tuple((r.old.path, r.new.entry.path) for r in changes.renamed),
+            touched=len(changes.touched), epoch=self.epoch)
+        if full:
+            self.last_reconcile = report
+        return report
+
+    def process(self, work: PendingWork, *, full_reason: str = "watcher") -> None:
+        """Apply one snapshot of pending changes (watcher batches), then clear it."""
+        with self.lock:
+            if work.full:
+                self.reconcile(full_reason)
+            elif work.paths:
+                self.refresh(list(work.paths), "watcher")
+        self.pending.done(work)
+
+    def mark_changed(self, paths: Iterable[str]) -> None:
+        self.pending.mark(paths)
+
+    # -- derived state ---------------------------------------------------------------------------------------
+    def _refresh_counts(self) -> None:
+        conn = self.store.conn
+        kinds = dict(conn.execute("SELECT kind, count(*) FROM files GROUP BY kind").fetchall())
+        languages = dict(conn.execute(
+            "SELECT language, count(*) FROM files WHERE language IS NOT NULL GROUP BY language ORDER BY language"
+        ).fetchall())
+        total_bytes = conn.execute("SELECT coalesce(sum(size), 0) FROM files").fetchone()[0]
+        self.counts = IndexCounts(
+            files=sum(kinds.values()), text=kinds.get("text", 0), binary=kinds.get("binary", 0),
+            oversized=kinds.get("oversized", 0), symlink=kinds.get("symlink", 0), bytes=int(total_bytes),
+            languages={str(k): int(v) for k, v in languages.items()})

@@ -1,0 +1,118 @@
+"""Lexical query syntaxes: how a query matches text, and which fragments every matching file must hold.
+
+- ``text``: every whitespace-separated term occurs on the same line, in any order (case-insensitive by
+  default). The hit is the leftmost term occurrence.
+- ``phrase``: the exact string, including spaces and punctuation (case-sensitive by default).
+- ``identifier``: the string with no word character right before or after it, i.e. ``rg -w`` semantics
+  (case-sensitive by default).
+- ``regex``: a Python regular expression matched within each line, like ``rg`` (case-sensitive by default).
+
+Fragments are the maximal ASCII ``[A-Za-z0-9_]`` runs a match must contain, lowercased; a run touching
+a non-ASCII character or an unknown neighbour is "open" on that side (it may be part of a longer
+token). Only ASCII runs are used because Python's and Rust's ``\\w`` agree on ASCII, which is what makes
+the candidate set provably complete. No fragment at all means every file is a candidate.
+"""
+
+from __future__ import annotations
+
+import re
+import re._parser as sre_parse  # type: ignore[import-not-found]
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.index.lexical import Fragment
+
+Syntax = Literal["text", "phrase", "identifier", "regex"]
+
+_ASCII_WORD_RUN = re.compile(r"[A-Za-z0-9_]+")
+MAX_QUERY_CHARS = 1000
+
+
+@dataclass(frozen=True)
+class CompiledQuery:
+    text: str
+    syntax: Syntax
+    case_sensitive: bool
+    #: One pattern for ``phrase``/``identifier``/``regex``; one per term for ``text`` (all must match a line).
+    patterns: tuple[re.Pattern[str], ...]
+    fragments: tuple[Fragment, ...]
+    #: For case-insensitive ``phrase``/``identifier``: the bare literal (``None`` = use ``str.find``).
+    literal: re.Pattern[str] | None = None
+
+
+def literal_fragments(literal: str, *, bounded_left: bool = False, bounded_right: bool = False) -> list[Fragment]:
+    """Fragments of a literal string; ``bounded_*`` says a non-word character surrounds the match."""
+    fragments: list[Fragment] = []
+    for run in _ASCII_WORD_RUN.finditer(literal):
+        start, end = run.span()
+        left_open = (start > 0 and not literal[start - 1].isascii()) or (start == 0 and not bounded_left)
+        right_open = ((end < len(literal) and not literal[end].isascii())
+                      or (end == len(literal) and not bounded_right))
+        fragments.append(Fragment(run.group().lower(), left_open, right_open))
+    return fragments
+
+
+def _required_literals(parsed: Any) -> list[str]:
+    """Literal strings every match of a parsed regex must contain (a conservative subset)."""
+    runs: list[str] = []
+    current: list[str] = []
+
+    def flush() -> None:
+        if current:
+            runs.append("".join(current))
+            current.clear()
+
+    for op, arg in parsed:
+        if op is sre_parse.LITERAL:
+            current.append(chr(arg))
+            continue
+        flush()
+        if op is sre_parse.SUBPATTERN:
+            runs += _required_literals(arg[-1])
+        elif op in (sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT) and arg[0] >= 1:
+            runs += _required_literals(arg[2])
+    flush()
+    return runs
+
+
+def _invalid(message: str, **details: Any) -> CodePlaneError:
+    return CodePlaneError(ErrorCode.INVALID_QUERY, message, details=details)
+
+
+def compile_query(text: str, syntax: Syntax, case_sensitive: bool | None = None) -> CompiledQuery:
+    """Compile a query; 3006 for an empty query, a bad regex, or one that can match the empty string."""
+    if not text.strip():
+        raise _invalid("the query is empty", query=text)
+    if len(text) > MAX_QUERY_CHARS:
+        raise _invalid(f"the query is longer than {MAX_QUERY_CHARS} characters", length=len(text))
+    sensitive = (syntax != "text") if case_sensitive is None else case_sensitive
+    flags = re.MULTILINE | (0 if sensitive else re.IGNORECASE)
+    fragments: list[Fragment] = []
+    if syntax == "text":
+        terms = text.split()
+        patterns = tuple(re.compile(re.escape(t), flags) for t in terms)
+        for term in terms:
+            fragments += literal_fragments(term)
+    elif syntax == "phrase":
+        patterns = (re.compile(re.escape(text), flags),)
+        fragments = literal_fragments(text)
+    elif syntax == "identifier":
+        patterns = (re.compile(r"(?<!\w)" + re.escape(text) + r"(?!\w)", flags),)
+        fragments = literal_fragments(text, bounded_left=True, bounded_right=True)
+    else:
+        try:
+            pattern = re.compile(text, flags)
+            parsed = sre_parse.parse(text, flags)
+        except (re.error, RecursionError, OverflowError) as exc:
+            raise _invalid(f"invalid regular expression: {exc}", query=text) from exc
+        if pattern.search("") is not None:
+            raise _invalid("the regular expression matches the empty string; it would match every line",
+                           query=text)
+        patterns = (pattern,)
+        for required in _required_literals(parsed):
+            fragments += literal_fragments(required)
+    literal = (re.compile(re.escape(text), re.IGNORECASE)
+               if syntax in ("phrase", "identifier") and not sensitive else None)
+    return CompiledQuery(text=text, syntax=syntax, case_sensitive=sensitive, patterns=patterns,
+                         fragments=tuple(fragments), literal=literal)

@@ -1,0 +1,140 @@
+"""Reconcile: what changed between the file table and the disk (spec §5.4, §5.6, §5.9).
+
+Stat first, hash only when the stat differs. A stat change with an equal line-ending-normalised hash
+(a touch, a CRLF↔LF flip) is *touched*: the row's stat and exact-bytes hash are refreshed, nothing is
+reindexed. A deleted row and an added file with the same hash are a *rename*: the row keeps its id.
+The diff only reads; publishing it is :mod:`codeplane.index.epochs`' job.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from codeplane.index.store import FileRecord
+from codeplane.repo.content import FileContent, load_content
+from codeplane.repo.universe import DiskEntry
+
+#: Rows whose mtime is younger than this are re-hashed even when their stat is unchanged (racy git).
+RACY_NS = 2_000_000_000
+#: Contents read while diffing are kept for publishing up to this many bytes in total (then re-read).
+KEEP_CONTENT_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Upsert:
+    """A file whose content must be (re)indexed: added (``previous is None``) or modified."""
+
+    entry: DiskEntry
+    previous: FileRecord | None
+    #: Content already read during the diff, or ``None`` to read it while publishing.
+    content: FileContent | None = None
+
+
+@dataclass(frozen=True)
+class Touched:
+    record: FileRecord
+    entry: DiskEntry
+    content: FileContent
+
+
+@dataclass(frozen=True)
+class Rename:
+    old: FileRecord
+    new: Upsert
+
+
+@dataclass
+class ChangeSet:
+    upserts: list[Upsert] = field(default_factory=list)
+    touched: list[Touched] = field(default_factory=list)
+    deleted: list[FileRecord] = field(default_factory=list)
+    renamed: list[Rename] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.upserts or self.touched or self.deleted or self.renamed)
+
+    @property
+    def added(self) -> int:
+        return sum(1 for u in self.upserts if u.previous is None)
+
+    @property
+    def modified(self) -> int:
+        return sum(1 for u in self.upserts if u.previous is not None)
+
+    def paths(self) -> set[str]:
+        """Every path whose index state this change set rewrites."""
+        found = {u.entry.path for u in self.upserts} | {t.entry.path for t in self.touched}
+        found |= {r.path for r in self.deleted}
+        for rename in self.renamed:
+            found |= {rename.old.path, rename.new.entry.path}
+        return found
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.left = KEEP_CONTENT_BYTES
+
+    def keep(self, content: FileContent) -> FileContent | None:
+        if content.text is None or content.size > self.left:
+            return None
+        self.left -= content.size
+        return content
+
+
+def diff(root: Path, records: dict[str, FileRecord], disk: dict[str, DiskEntry], *, max_bytes: int,
+         trust_stat: bool = True) -> ChangeSet:
+    """Compare ``records`` (rows in scope) with ``disk`` (entries in the same scope).
+
+    With ``trust_stat`` an unchanged stat means unchanged content, except for "racy" rows whose mtime is
+    younger than :data:`RACY_NS` (a rewrite within one timestamp tick keeps size and mtime). Explicit
+    refreshes pass ``trust_stat=False`` and hash every file they name.
+    """
+    changes = ChangeSet()
+    racy_after = time.time_ns() - RACY_NS
+    budget = _Budget()
+    added: list[DiskEntry] = []
+    missing = [rec for path, rec in records.items() if path not in disk]
+    for path in sorted(disk):
+        entry = disk[path]
+        record = records.get(path)
+        if record is None:
+            added.append(entry)
+            continue
+        same_kind = entry.is_symlink == (record.kind == "symlink")
+        if trust_stat and same_kind and record.mtime_ns < racy_after and \
+                entry.same_stat(record.size, record.mtime_ns, record.inode):
+            continue
+        content = load_content(root / path, is_symlink=entry.is_symlink, max_bytes=max_bytes)
+        if content is None:
+            missing.append(record)
+        elif content.content_hash == record.content_hash and content.kind == record.kind:
+            if not (content.file_sha256 == record.file_sha256
+                    and entry.same_stat(record.size, record.mtime_ns, record.inode)):
+                changes.touched.append(Touched(record, entry, content))
+        else:
+            changes.upserts.append(Upsert(entry, record, budget.keep(content)))
+    if missing and added:
+        # Rename detection needs the hash of every added file; a hash shared by several deleted rows is
+        # ambiguous and falls back to delete + add (§5.6 default).
+        by_hash: dict[str, FileRecord | None] = {}
+        for record in sorted(missing, key=lambda r: r.path):
+            by_hash[record.content_hash] = None if record.content_hash in by_hash else record
+        renamed_ids: set[int] = set()
+        for entry in added:
+            content = load_content(root / entry.path, is_symlink=entry.is_symlink, max_bytes=max_bytes)
+            if content is None:
+                continue
+            old = by_hash.get(content.content_hash)
+            if old is not None and old.kind == content.kind and old.id not in renamed_ids:
+                renamed_ids.add(old.id)
+                changes.renamed.append(Rename(old, Upsert(entry, old, budget.keep(content))))
+            else:
+                changes.upserts.append(Upsert(entry, None, budget.keep(content)))
+        missing = [r for r in missing if r.id not in renamed_ids]
+    else:
+        changes.upserts += [Upsert(entry, None) for entry in added]
+    changes.deleted = sorted(missing, key=lambda r: r.path)
+    return changes

@@ -1,0 +1,157 @@
+"""Exact match positions in one file's text: every hit is a real occurrence on disk.
+
+Lines and columns are 1-based; columns count characters (code points) of the decoded line, lines are
+split on ``\\n`` only (as ``rg`` does). ``end_column`` is exclusive. Snippets are the matching line
+without its line terminator, cut to a window around the match when the line is very long.
+
+Literal syntaxes are found with ``str.find`` (or a plain literal regex when case-insensitive) and the
+identifier boundary is checked by hand: Python's regex engine cannot use its fast literal search when
+a pattern starts with a look-behind. After a rejected candidate the search resumes one character later,
+so an occurrence overlapping a rejected one is still found.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from codeplane.index.query import CompiledQuery
+
+#: Longest snippet or context line returned; longer lines are cut to a window around the match.
+SNIPPET_CHARS = 300
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    #: Character offset of the start of the match's line (for snippets and context).
+    line_start: int
+
+
+def _is_word(ch: str) -> bool:
+    # Python's ``\w`` for str patterns: alphanumeric per the Unicode database, or underscore.
+    return ch == "_" or ch.isalnum()
+
+
+class Lines:
+    """Offsets → (line, column) for offsets visited in increasing order, plus line slicing."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._offset = 0
+        self._line = 1
+
+    def position(self, offset: int) -> tuple[int, int, int]:
+        """``(line, column, line_start)`` of ``offset``."""
+        if offset < self._offset:
+            self._offset, self._line = 0, 1
+        self._line += self.text.count("\n", self._offset, offset)
+        self._offset = offset
+        start = self.text.rfind("\n", 0, offset) + 1
+        return self._line, offset - start + 1, start
+
+    def line_at(self, start: int) -> str:
+        end = self.text.find("\n", start)
+        return self.text[start:end if end != -1 else len(self.text)].rstrip("\r")
+
+    def before(self, start: int, count: int) -> list[str]:
+        """Up to ``count`` lines before the line starting at ``start`` (oldest first)."""
+        found: list[str] = []
+        while count > 0 and start > 0:
+            start = self.text.rfind("\n", 0, start - 1) + 1
+            found.append(self.line_at(start))
+            count -= 1
+        found.reverse()
+        return found
+
+    def after(self, start: int, count: int) -> list[str]:
+        found: list[str] = []
+        while count > 0:
+            end = self.text.find("\n", start)
+            if end == -1 or end + 1 >= len(self.text):
+                break
+            start = end + 1
+            found.append(self.line_at(start))
+            count -= 1
+        return found
+
+
+def _literal_spans(text: str, query: CompiledQuery) -> Iterator[tuple[int, int]]:
+    needle = query.text
+    identifier = query.syntax == "identifier"
+    literal = query.literal
+    size = len(needle)
+    pos = 0
+    while True:
+        if literal is None:
+            start = text.find(needle, pos)
+            end = start + size
+        else:
+            found = literal.search(text, pos)
+            start, end = (-1, -1) if found is None else found.span()
+        if start < 0:
+            return
+        if identifier and ((start > 0 and _is_word(text[start - 1])) or (end < len(text) and _is_word(text[end]))):
+            pos = start + 1
+            continue
+        yield start, end
+        pos = end if end > start else start + 1
+
+
+def _line_spans(text: str, pattern: re.Pattern[str]) -> Iterator[tuple[int, int]]:
+    # Like rg, a regex matches within one line: a match never spans a newline, so one that could (e.g.
+    # ``^\s*x`` starting on a blank line) cannot swallow the real occurrence on the next line.
+    start = 0
+    for line in text.split("\n"):
+        for found in pattern.finditer(line):
+            yield start + found.start(), start + found.end()
+        start += len(line) + 1
+
+
+def _spans(text: str, query: CompiledQuery) -> Iterator[tuple[int, int]]:
+    if query.syntax in ("phrase", "identifier"):
+        return _literal_spans(text, query)
+    if query.syntax == "regex":
+        return _line_spans(text, query.patterns[0])
+    return ((m.start(), m.end()) for m in query.patterns[0].finditer(text))
+
+
+def find_matches(text: str, query: CompiledQuery) -> tuple[Lines, list[Match]]:
+    """Every occurrence of ``query`` in ``text``, in order of position."""
+    lines = Lines(text)
+    matches: list[Match] = []
+    if query.syntax == "text" and len(query.patterns) > 1:
+        seen: set[int] = set()
+        for found in query.patterns[0].finditer(text):
+            line, _, start = lines.position(found.start())
+            if start in seen:
+                continue
+            seen.add(start)
+            body = lines.line_at(start)
+            spans = [m.span() for m in (p.search(body) for p in query.patterns) if m is not None]
+            if len(spans) == len(query.patterns):
+                first, last = min(spans)
+                matches.append(Match(line, first + 1, line, last + 1, start))
+        return lines, matches
+    for start, end in _spans(text, query):
+        line, column, line_start = lines.position(start)
+        if end > start and "\n" in text[start:end]:
+            end_line = line + text.count("\n", start, end)
+            end_column = end - (text.rfind("\n", 0, end) + 1) + 1
+        else:
+            end_line, end_column = line, column + (end - start)
+        matches.append(Match(line, column, end_line, end_column, line_start))
+    return lines, matches
+
+
+def snippet(line_text: str, column: int, end_column: int) -> str:
+    """The line, or a window of it around ``[column, end_column)`` when it is longer than the limit."""
+    if len(line_text) <= SNIPPET_CHARS:
+        return line_text
+    width = max(end_column - column, 0)
+    start = max(0, min(column - 1 - (SNIPPET_CHARS - width) // 2, len(line_text) - SNIPPET_CHARS))
+    return line_text[start:start + SNIPPET_CHARS]

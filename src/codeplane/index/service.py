@@ -1,0 +1,302 @@
+"""The index service: the one object other subsystems use to reach repository truth and the lexical index.
+
+Lifecycle: :meth:`start` opens (and repairs) the stores, starts the background indexer and the watcher,
+and queues a full reconcile; the service is *ready* once that first reconcile is published.
+Writes: :meth:`refresh_paths` (after every CodePlane write) and :meth:`reconcile` (after git moves HEAD)
+are synchronous and return the published epoch. Reads: every query first waits, bounded, until no
+pending change concerns what it reads (per-file freshness, D6), and answers with the epoch it saw.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from codeplane.core.clock import iso_utc
+from codeplane.core.config import IndexConfig
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.layout import RepoLayout
+from codeplane.core.logging import get_logger
+from codeplane.core.paths import canonicalize, resolve_in_repo
+from codeplane.index.cursors import CursorStore
+from codeplane.index.epochs import ProgressFn
+from codeplane.index.facts_api import FactIndexer
+from codeplane.index.files import MAX_LIST_LIMIT, FilePage, list_entries
+from codeplane.index.freshness import PendingChanges, concerns_prefix
+from codeplane.index.pipeline import IndexPipeline, ReconcileReport
+from codeplane.index.query import Syntax, compile_query
+from codeplane.index.search import LexicalHit, LexicalScope, run_lexical
+from codeplane.index.store import FileRecord
+from codeplane.repo.ignore import IgnoreRules
+from codeplane.repo.textcache import TextCache
+from codeplane.repo.version import read_repo_version
+from codeplane.repo.watcher import RepoWatcher, WatchBatch
+
+log = get_logger(__name__)
+
+#: Without a watcher (disabled or failed), a full reconcile runs this often.
+POLL_INTERVAL_SEC = 2.0
+#: How long server start waits for the first reconcile before announcing; a huge cold tree then keeps
+#: building in the background and index queries answer 3004 (retryable) until it is published.
+STARTUP_WAIT_SEC = 60.0
+
+
+@dataclass(frozen=True)
+class LexicalRequest:
+    query: str
+    syntax: Syntax = "text"
+    case_sensitive: bool | None = None
+    scope: LexicalScope = field(default_factory=LexicalScope)
+    context_lines: int = 0
+    include_snippets: bool = True
+
+    def key(self) -> str:
+        raw = json.dumps([self.query, self.syntax, self.case_sensitive, list(self.scope.paths),
+                          list(self.scope.languages), self.context_lines, self.include_snippets])
+        return hashlib.sha256(raw.encode()).hexdigest()[:24]
+
+
+@dataclass(frozen=True)
+class LexicalPage:
+    hits: tuple[LexicalHit, ...]
+    next_cursor: str | None
+    total: int
+    truncated: bool
+    epoch: int
+
+
+class IndexService:
+    def __init__(self, root: Path, layout: RepoLayout, config: IndexConfig) -> None:
+        self.root = root
+        self.config = config
+        self._pending = PendingChanges()
+        self._pipeline = IndexPipeline(root, layout, config, self._pending)
+        self._ready = threading.Event()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._watcher: RepoWatcher | None = None
+        self._ready_listeners: list[Callable[[], None]] = []
+        self._cursors: CursorStore[LexicalHit] = CursorStore()
+        self._texts = TextCache(root)
+        self.state = "stopped"
+        self.error: str | None = None
+
+    # -- wiring ----------------------------------------------------------------------------------------
+    def register_indexer(self, indexer: FactIndexer) -> None:
+        """Add a fact producer; must happen before :meth:`start` (or :meth:`build`)."""
+        if self._pipeline.opened:
+            raise RuntimeError("register_indexer must be called before the index service starts")
+        if any(i.name == indexer.name for i in self._pipeline.indexers):
+            raise ValueError(f"an indexer named {indexer.name!r} is already registered")
+        self._pipeline.indexers.append(indexer)
+
+    def on_ready(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` once the first reconcile is published (immediately if it already was)."""
+        self._ready_listeners.append(listener)
+        if self._ready.is_set():
+            listener()
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Open stores, start the indexer thread and the watcher, queue the startup reconcile."""
+        self.state = "starting"
+        self._pipeline.open()
+        self._stopping.clear()
+        self._pending.mark_full()
+        self._thread = threading.Thread(target=self._run, name="codeplane-indexer", daemon=True)
+        self._thread.start()
+        if self.config.watch:
+            self._watcher = RepoWatcher(self.root, self._on_batch, lambda: self._pipeline.rules,
+                                        debounce_ms=self.config.debounce_ms)
+            self._watcher.start()
+
+    def wait_ready(self, timeout: float) -> bool:
+        return self._ready.wait(timeout)
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._pending.wake()
+        if self._watcher is not None:
+            self._watcher.stop()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+            self._thread = None
+        self._pipeline.close()
+        self.state = "stopped"
+
+    def build(self, progress: ProgressFn | None = None) -> ReconcileReport:
+        """Open, reconcile the whole tree once (with progress) and close; for ``cpl init`` (no server)."""
+        self._pipeline.open()
+        try:
+            return self._pipeline.reconcile("init", progress)
+        finally:
+            self._pipeline.close()
+
+    def _mark_ready(self) -> None:
+        if self._ready.is_set():
+            return
+        self._ready.set()
+        self.state = "ready"
+        for listener in self._ready_listeners:
+            listener()
+
+    def _run(self) -> None:
+        idle_since_reconcile = 0.0
+        while not self._stopping.is_set():
+            work = self._pending.take(timeout=0.5)
+            if self._stopping.is_set():
+                return
+            if work is None:
+                idle_since_reconcile += 0.5
+                if (self._watcher is None or self._watcher.state == "failed") and \
+                        idle_since_reconcile >= POLL_INTERVAL_SEC and self._ready.is_set():
+                    self._pending.mark_full()
+                    idle_since_reconcile = 0.0
+                continue
+            try:
+                self._pipeline.process(work, full_reason="watcher" if self._ready.is_set() else "startup")
+                self.error = None
+                self._mark_ready()
+            except Exception as exc:  # keep indexing alive; the work stays pending for a retry
+                self.error = f"{type(exc).__name__}: {exc}"
+                log.exception("indexing failed; will retry")
+                self._stopping.wait(1.0)
+
+    def _on_batch(self, batch: WatchBatch) -> None:
+        if batch.cplignore_changed and self._pipeline.reload_rules():
+            self._pending.mark_full()
+            return
+        if batch.git_changed and read_repo_version(self.root) != self._pipeline.version:
+            self._pending.mark_full()
+        if batch.paths:
+            self._pending.mark(batch.paths)
+
+    # -- writes (synchronous) ------------------------------------------------------------------------------
+    def refresh_paths(self, paths: Sequence[str]) -> int:
+        """Reindex these repo-relative paths now (created, modified or deleted) and return the epoch.
+
+        Thread-safe (single writer). Used by the mutation engine after every write, so a write returns only
+        once search sees it. Raises 5001 for a path that is not canonical or escapes the repository.
+        """
+        canonical = sorted({canonicalize(p).rel for p in paths})
+        self._require_open()
+        concerned = [concerns_prefix(p) for p in canonical]
+        snapshot = self._pending.snapshot(lambda p: any(c(p) for c in concerned))
+        report = self._pipeline.refresh(canonical, "refresh")
+        self._pending.done(snapshot)
+        return report.epoch
+
+    def reconcile(self) -> int:
+        """Full reconcile now (e.g. after a git operation moved HEAD); returns the epoch."""
+        self._require_open()
+        snapshot = self._pending.snapshot(lambda _p: True, include_full=True)
+        report = self._pipeline.reconcile("reconcile")
+        self._pending.done(snapshot)
+        self._mark_ready()
+        return report.epoch
+
+    # -- reads ---------------------------------------------------------------------------------------------
+    @property
+    def epoch(self) -> int:
+        return self._pipeline.epoch
+
+    @property
+    def ignore_rules(self) -> IgnoreRules:
+        return self._pipeline.rules
+
+    @property
+    def ready(self) -> bool:
+        return self._ready.is_set()
+
+    def _require_open(self) -> None:
+        if not self._pipeline.opened:
+            raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "the index service is not running")
+
+    def _await(self, concerns: Callable[[str], bool]) -> None:
+        self._require_open()
+        wait = self.config.freshness_wait_ms / 1000
+        if not self._ready.wait(wait):
+            raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "the index is still being built; retry shortly",
+                                 details={"state": self.state, "wait_sec": wait})
+        self._pending.wait_until_fresh(concerns, wait)
+
+    @contextmanager
+    def read_connection(self) -> Iterator[sqlite3.Connection]:
+        """A read-only connection to ``index.db`` inside one read transaction (a consistent snapshot).
+
+        Waits (bounded) for all pending changes first, so what it shows is no older than the disk.
+        """
+        self._await(lambda _p: True)
+        with self._pipeline.store.read() as conn:
+            yield conn
+
+    def file_record(self, path: str) -> FileRecord | None:
+        """The file table row for ``path`` once it is fresh; ``None`` if it is not in the universe."""
+        rel = resolve_in_repo(self.root, path).rel
+        self._await(concerns_prefix(rel))
+        with self._pipeline.store.read() as conn:
+            return self._pipeline.store.record(rel, conn)
+
+    def list_files(self, prefix: str = "", *, glob: str | None = None, depth: int | None = None,
+                   limit: int, cursor: str | None = None) -> FilePage:
+        """One page of universe files under ``prefix`` (``cursor`` = the previous page's ``next_after``)."""
+        rel = resolve_in_repo(self.root, prefix).rel if prefix else ""
+        if not 1 <= limit <= MAX_LIST_LIMIT:
+            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"limit must be within 1..{MAX_LIST_LIMIT}",
+                                 details={"limit": limit})
+        self._await(concerns_prefix(rel))
+        with self._pipeline.store.read() as conn:
+            return list_entries(conn, prefix=rel, glob=glob, depth=depth, limit=limit, after=cursor)
+
+    def search_lexical(self, request: LexicalRequest, *, limit: int, cursor: str | None = None) -> LexicalPage:
+        """Exact lexical hits (see :mod:`codeplane.index.search`), paginated over one snapshot."""
+        key = request.key()
+        if cursor is not None:
+            page = self._cursors.next_page(cursor, query_key=key, limit=limit)
+            return LexicalPage(page.items, page.next_cursor, page.total, page.truncated, page.epoch)
+        query = compile_query(request.query, request.syntax, request.case_sensitive)
+        self._await(lambda _p: True)
+        epoch = self.epoch
+        with self._pipeline.store.read() as conn:
+            outcome = run_lexical(conn, self._texts, self._pipeline.lexical, query, request.scope,
+                                  context_lines=request.context_lines, include_snippets=request.include_snippets)
+        page = self._cursors.first_page(outcome.hits, total=outcome.total, epoch=epoch, query_key=key,
+                                        limit=limit, truncated=outcome.truncated)
+        return LexicalPage(page.items, page.next_cursor, page.total, page.truncated, page.epoch)
+
+    # -- status ----------------------------------------------------------------------------------------
+    def status(self) -> dict[str, object]:
+        """The ``index`` section of ``/status`` and ``describe``."""
+        pipeline = self._pipeline
+        counts = pipeline.counts
+        last = pipeline.last_reconcile
+        watcher = self._watcher
+        return {
+            "state": self.state if self.error is None else "error",
+            "ready": self.ready,
+            "epoch": pipeline.epoch,
+            "file_count": counts.files,
+            "indexed_files": counts.text,
+            "binary_files": counts.binary,
+            "oversized_files": counts.oversized,
+            "symlinks": counts.symlink,
+            "bytes": counts.bytes,
+            "languages": counts.languages,
+            "primary_language": counts.primary_language,
+            "pending_changes": self._pending.count(),
+            "last_reconcile": None if last is None else {
+                "at": iso_utc(last.at_ms), "duration_ms": last.duration_ms, "reason": last.reason,
+                "added": last.added, "modified": last.modified, "deleted": last.deleted,
+                "renamed": len(last.renamed), "touched": last.touched, "epoch": last.epoch},
+            "watcher": "disabled" if watcher is None else watcher.state,
+            "head": pipeline.version.head if pipeline.version else None,
+            "indexers": sorted(i.name for i in pipeline.indexers),
+            "warnings": list(pipeline.warnings),
+            "error": self.error,
+        }

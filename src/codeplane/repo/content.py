@@ -1,0 +1,81 @@
+"""What a universe file holds: its kind, decoded text, hashes and line count (spec §5.3, §5.7).
+
+Kinds: ``text`` (content-indexed), ``binary`` (NUL byte in the first 8 KiB), ``oversized`` (larger than
+the configured limit) and ``symlink`` (its content is the link target, as git stores it; never followed).
+Only ``text`` files are content-indexed; every kind is listed.
+
+Lines are counted the way ``rg`` and editors number them: split on ``\\n`` only, a trailing newline does
+not open a new line, and an empty file has zero lines.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from codeplane.core.hashing import content_hash, sha256_bytes, sha256_file
+
+FileKind = Literal["text", "binary", "oversized", "symlink"]
+
+#: How much of a file is inspected for a NUL byte to call it binary (git uses the same window).
+BINARY_SNIFF_BYTES = 8192
+
+
+@dataclass(frozen=True, slots=True)
+class FileContent:
+    kind: FileKind
+    #: Decoded text (UTF-8, invalid bytes replaced) for ``text`` files, else ``None``.
+    text: str | None
+    #: SHA-256 of the exact bytes on disk (what ``read_source`` returns and ``write_source`` checks).
+    file_sha256: str
+    #: Line-ending-normalised hash, used only to decide whether the index must change.
+    content_hash: str
+    line_count: int
+    size: int
+
+
+def is_binary(data: bytes) -> bool:
+    return b"\x00" in data[:BINARY_SNIFF_BYTES]
+
+
+def count_lines(text: str) -> int:
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+def classify_bytes(data: bytes, max_bytes: int) -> FileContent:
+    """Classify bytes already in memory (the caller read them in one go)."""
+    digest = sha256_bytes(data)
+    if len(data) > max_bytes:
+        return FileContent("oversized", None, digest, digest, 0, len(data))
+    if is_binary(data):
+        return FileContent("binary", None, digest, digest, 0, len(data))
+    text = decode(data)
+    normalized = content_hash(data) if b"\r" in data else digest
+    return FileContent("text", text, digest, normalized, count_lines(text), len(data))
+
+
+def load_content(path: Path, *, is_symlink: bool, max_bytes: int) -> FileContent | None:
+    """Read and classify one file; ``None`` if it vanished or cannot be read."""
+    try:
+        if is_symlink:
+            target = os.readlink(path).encode("utf-8", errors="surrogateescape")
+            digest = sha256_bytes(target)
+            return FileContent("symlink", None, digest, digest, 0, len(target))
+        size = path.stat().st_size
+        if size > max_bytes:
+            # Never pull a huge file into memory: stream the hash, index nothing.
+            digest = sha256_file(path)
+            return FileContent("oversized", None, digest, digest, 0, size)
+        with path.open("rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    return classify_bytes(data, max_bytes)

@@ -1,0 +1,103 @@
+"""The file universe: every path CodePlane lists, found by a stat walk of the work tree (spec §5.3–5.4).
+
+A path is in the universe unless a PRUNABLE_DIRS component or a ``.cplignore`` rule excludes it.
+Symlinks are listed as entries of their own and never followed (§5.7), so a link to a directory does
+not pull another tree in and a link pointing outside the repository is never read through. Names that
+are not valid UTF-8 cannot be represented as canonical paths and are skipped (counted by the caller).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from codeplane.repo.ignore import PRUNABLE_DIRS, IgnoreRules
+
+
+@dataclass(frozen=True, slots=True)
+class DiskEntry:
+    """What one ``lstat`` says about a universe path."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    inode: int
+    is_symlink: bool
+
+    def same_stat(self, size: int, mtime_ns: int, inode: int) -> bool:
+        return self.size == size and self.mtime_ns == mtime_ns and self.inode == inode
+
+
+def _valid_name(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _entry(rel: str, st: os.stat_result) -> DiskEntry:
+    return DiskEntry(path=rel, size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino,
+                     is_symlink=stat.S_ISLNK(st.st_mode))
+
+
+def _walk(root: Path, start: str, rules: IgnoreRules) -> Iterator[DiskEntry]:
+    stack = [start]
+    while stack:
+        rel_dir = stack.pop()
+        base = root / rel_dir if rel_dir else root
+        try:
+            scanner = os.scandir(base)
+        except OSError:
+            continue
+        with scanner:
+            for item in scanner:
+                name = item.name
+                if not _valid_name(name):
+                    continue
+                rel = f"{rel_dir}/{name}" if rel_dir else name
+                try:
+                    if item.is_dir(follow_symlinks=False):
+                        if name not in PRUNABLE_DIRS and not rules.ignores(rel, is_dir=True):
+                            stack.append(rel)
+                        continue
+                    if not (item.is_file(follow_symlinks=False) or item.is_symlink()):
+                        continue  # sockets, fifos, devices
+                    if rules.ignores(rel):
+                        continue
+                    yield _entry(rel, item.stat(follow_symlinks=False))
+                except OSError:
+                    continue  # vanished between scandir and stat
+
+
+def walk_universe(root: Path, rules: IgnoreRules) -> list[DiskEntry]:
+    """Every universe file under ``root``, sorted by path."""
+    return sorted(_walk(root, "", rules), key=lambda e: e.path)
+
+
+def walk_paths(root: Path, paths: Iterable[str], rules: IgnoreRules) -> dict[str, DiskEntry]:
+    """Universe entries at or under each of ``paths`` (files are stat'ed, directories walked).
+
+    Paths that do not exist, are ignored or lie under a pruned directory contribute nothing, which is
+    how the caller learns that a previously known file has left the universe.
+    """
+    found: dict[str, DiskEntry] = {}
+    for rel in paths:
+        if not rel:
+            found.update((e.path, e) for e in _walk(root, "", rules))
+            continue
+        if rules.excludes(rel):
+            continue
+        try:
+            st = os.lstat(root / rel)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            if not rules.excludes(rel, is_dir=True):
+                found.update((e.path, e) for e in _walk(root, rel, rules))
+        elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+            found[rel] = _entry(rel, st)
+    return found

@@ -1,0 +1,173 @@
+"""File tools (§23.7): ``read_source``, ``read_file_full``, ``list_files``.
+
+Reads come from disk at call time (never staler than the disk); ``file_sha256`` is the SHA-256 of the
+file's exact bytes, the value ``write_source`` accepts as ``expected_file_sha256``. Listings come from
+the file table after it caught up with pending changes under the listed directory.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import anyio
+from pydantic import Field
+
+from codeplane.index.files import MAX_LIST_LIMIT
+from codeplane.index.reading import (
+    DEFAULT_READ_BYTES,
+    FULL_READ_MAX_BYTES,
+    MAX_READ_BYTES,
+    ReadTarget,
+    read_full,
+    read_sources,
+)
+from codeplane.server.services import Services
+from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
+
+
+class Target(ToolParams):
+    path: str = Field(description="Repo-relative POSIX path.")
+    start_line: int | None = Field(default=None, ge=1, description="First line (1-based, default 1).")
+    end_line: int | None = Field(default=None, ge=1, description="Last line, inclusive (default: end of file).")
+
+
+class ReadSourceParams(ToolParams):
+    targets: list[Target] = Field(min_length=1, max_length=50)
+    cursor: str | None = Field(default=None, description="next cursor of the previous call (same targets).")
+    max_bytes: int = Field(default=DEFAULT_READ_BYTES, ge=1024, le=MAX_READ_BYTES,
+                           description="Content bytes returned by this call at most.")
+
+
+class SourceFile(ToolResult):
+    path: str
+    content: str
+    language: str | None
+    line_count: int
+    range: tuple[int, int] = Field(description="[start_line, end_line] returned, inclusive; [0, 0] if empty.")
+    file_sha256: str = Field(description="SHA-256 of the file's exact bytes: pass as expected_file_sha256.")
+    size: int
+    partial: bool = Field(description="The requested range continues on the next call (use cursor).")
+
+
+class ReadSourceResult(ToolResult):
+    resource_kind: Literal["source"] = "source"
+    delivery: Literal["inline"] = "inline"
+    files: list[SourceFile]
+    cursor: str | None = None
+    has_more: bool
+
+
+class ReadFileFullParams(ToolParams):
+    path: str = Field(description="Repo-relative POSIX path.")
+    confirm: bool = Field(default=False, description="Must be true to receive the content (two-phase gate).")
+
+
+class ReadFileFullResult(ToolResult):
+    path: str
+    confirmed: bool
+    size: int
+    line_count: int
+    file_sha256: str
+    language: str | None
+    content: str | None = None
+    max_bytes: int = FULL_READ_MAX_BYTES
+    message: str | None = None
+
+
+class ListFilesParams(ToolParams):
+    path: str = Field(default="", description="Directory to list (repo-relative; default: the root).")
+    depth: int | None = Field(default=None, ge=1, le=64, description=(
+        "Levels below path to show; deeper files are folded into directory entries. Default: all levels."))
+    pattern: str | None = Field(default=None, max_length=500, description=(
+        "Gitignore-style glob on the repo-relative path: '*.py' at any depth, 'src/**/test_*.py'."))
+    limit: int = Field(default=100, ge=1, le=MAX_LIST_LIMIT)
+    cursor: str | None = Field(default=None, description="next_cursor of the previous page.")
+
+
+class FileEntryModel(ToolResult):
+    path: str
+    type: Literal["file", "dir"]
+    kind: str | None = Field(default=None, description="text | binary | oversized | symlink (files only).")
+    language: str | None = None
+    size: int
+    line_count: int | None = None
+    file_count: int = 1
+
+
+class ListFilesResult(ToolResult):
+    path: str
+    entries: list[FileEntryModel]
+    next_cursor: str | None = None
+    total: int
+    epoch: int
+
+
+async def _read_source(ctx: ToolContext, params: ReadSourceParams) -> ReadSourceResult:
+    targets = [ReadTarget(t.path, t.start_line, t.end_line) for t in params.targets]
+    batch = await anyio.to_thread.run_sync(
+        lambda: read_sources(ctx.services.root, targets, cursor=params.cursor, max_bytes=params.max_bytes))
+    files = [SourceFile(path=f.path, content=f.content, language=f.language, line_count=f.line_count,
+                        range=(f.start_line, f.end_line), file_sha256=f.file_sha256, size=f.size, partial=f.partial)
+             for f in batch.files]
+    return ReadSourceResult(files=files, cursor=batch.next_cursor, has_more=batch.next_cursor is not None)
+
+
+async def _read_file_full(ctx: ToolContext, params: ReadFileFullParams) -> ReadFileFullResult:
+    read = await anyio.to_thread.run_sync(lambda: read_full(ctx.services.root, params.path, confirm=params.confirm))
+    message = None if params.confirm else (
+        f"{read.size} bytes, {read.line_count} lines. Call again with confirm: true to receive the whole file, "
+        "or read only the lines you need with read_source.")
+    return ReadFileFullResult(path=read.path, confirmed=params.confirm, size=read.size, line_count=read.line_count,
+                              file_sha256=read.file_sha256, language=read.language, content=read.content,
+                              message=message)
+
+
+async def _list_files(ctx: ToolContext, params: ListFilesParams) -> ListFilesResult:
+    index = ctx.services.index
+    page = await anyio.to_thread.run_sync(lambda: index.list_files(
+        params.path, glob=params.pattern, depth=params.depth, limit=params.limit, cursor=params.cursor))
+    entries = [FileEntryModel(path=e.path, type=e.type, kind=e.kind, language=e.language, size=e.size,
+                              line_count=e.line_count, file_count=e.file_count) for e in page.entries]
+    return ListFilesResult(path=params.path, entries=entries, next_cursor=page.next_after, total=page.total,
+                           epoch=index.epoch)
+
+
+def tools(services: Services) -> list[ToolSpec]:
+    return [
+        ToolSpec(
+            name="read_source", category="files", params=ReadSourceParams, result=ReadSourceResult,
+            handler=_read_source, kind="read",
+            summary=("Read line ranges of one or more files. Returns the text with its line endings, the language, "
+                     "the line count and file_sha256 (SHA-256 of the exact bytes on disk, the precondition "
+                     "write_source checks). At most max_bytes per call; has_more/cursor continue."),
+            when_to_use=("reading code found with search", "getting file_sha256 before write_source",
+                         "reading several files or ranges in one call"),
+            when_not_to_use=("finding where something is (use search)", "listing a directory (use list_files)"),
+            examples=(ToolExample("lines 10-40 of one file", {"targets": [{"path": "src/app.py", "start_line": 10,
+                                                                           "end_line": 40}]}),
+                      ToolExample("two whole small files", {"targets": [{"path": "README.md"},
+                                                                        {"path": "pyproject.toml"}]})),
+        ),
+        ToolSpec(
+            name="read_file_full", category="files", params=ReadFileFullParams, result=ReadFileFullResult,
+            handler=_read_file_full, kind="read",
+            summary=("Read a whole file, gated: without confirm it returns size, line count and file_sha256 only; "
+                     f"with confirm: true the content (files up to {FULL_READ_MAX_BYTES} bytes)."),
+            when_to_use=("you really need the entire file, e.g. a short config file",),
+            when_not_to_use=("a part of the file is enough (use read_source with a line range)",
+                             "the file is large or binary"),
+            examples=(ToolExample("ask for size first", {"path": "setup.cfg"}),
+                      ToolExample("then read it", {"path": "setup.cfg", "confirm": True})),
+        ),
+        ToolSpec(
+            name="list_files", category="files", params=ListFilesParams, result=ListFilesResult,
+            handler=_list_files, kind="read",
+            summary=("List files of the repository (the indexed universe: .cplignore and build/vendor directories "
+                     "excluded) under a directory, with language, size and line count; depth folds deeper files "
+                     "into directory entries; paginated."),
+            when_to_use=("exploring the layout of a directory", "finding files by name pattern"),
+            when_not_to_use=("finding text inside files (use search)",),
+            examples=(ToolExample("top level", {"depth": 1}),
+                      ToolExample("all Python tests", {"pattern": "test_*.py", "path": "tests"})),
+        ),
+    ]

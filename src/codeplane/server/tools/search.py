@@ -1,0 +1,155 @@
+"""``search`` (§23.7): one tool, several modes dispatched through :data:`MODE_HANDLERS`.
+
+``lexical`` is served by the index service. Structural modes (``symbol``, ``definitions``,
+``references``) are declared in the params model already; they answer 3006 "not available yet" until a
+handler is registered with :func:`register_mode`. A handler runs in a worker thread and returns a
+:class:`SearchResult`; every answer carries the epoch it was computed at.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Literal
+
+import anyio
+from pydantic import Field
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.index.search import LexicalScope
+from codeplane.index.service import LexicalRequest
+from codeplane.server.services import Services
+from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
+
+SearchMode = Literal["lexical", "symbol", "definitions", "references"]
+
+
+class SearchScope(ToolParams):
+    paths: list[str] = Field(default_factory=list, max_length=50, description=(
+        "Gitignore-style globs limiting the files searched: '*.py' matches at any depth, 'src/' a directory, "
+        "'/setup.py' anchors at the root."))
+    languages: list[str] = Field(default_factory=list, max_length=20, description=(
+        "Language families to search (python, javascript, go, rust, jvm, dotnet, ruby, php, markdown, ...)."))
+    kinds: list[str] = Field(default_factory=list, max_length=20, description=(
+        "Symbol kinds (function, class, variable, ...) for the symbol modes; ignored by lexical."))
+
+
+class SearchParams(ToolParams):
+    query: str = Field(min_length=1, max_length=1000, description="What to search for.")
+    mode: SearchMode = Field(default="lexical", description="lexical: text in files; symbol modes: see describe.")
+    syntax: Literal["text", "phrase", "identifier", "regex"] = Field(default="text", description=(
+        "lexical only. text: all whitespace-separated terms on one line (case-insensitive); phrase: the exact "
+        "string; identifier: whole identifier, like `rg -w`; regex: a Python regular expression."))
+    case_sensitive: bool | None = Field(default=None, description=(
+        "Override case sensitivity (default: text is case-insensitive, the other syntaxes are case-sensitive)."))
+    scope: SearchScope | None = None
+    limit: int = Field(default=20, ge=1, le=100, description="Hits per page.")
+    cursor: str | None = Field(default=None, description="next_cursor of the previous page (same query).")
+    include_snippets: bool = Field(default=True, description="Include the matching line.")
+    context_lines: int = Field(default=0, ge=0, le=10, description="Lines of context before/after each hit.")
+
+
+class SymbolInfo(ToolResult):
+    name: str
+    kind: str
+    container: str | None = None
+
+
+class SearchHit(ToolResult):
+    path: str
+    line: int = Field(description="1-based line of the match start.")
+    column: int = Field(description="1-based column (characters) of the match start.")
+    end_line: int
+    end_column: int = Field(description="1-based column just after the match (exclusive).")
+    snippet: str | None = None
+    context_before: list[str] = []
+    context_after: list[str] = []
+    symbol: SymbolInfo | None = None
+    score: float
+    match_type: Literal["exact", "fuzzy", "semantic"] = "exact"
+    language: str | None = None
+
+
+class Pagination(ToolResult):
+    next_cursor: str | None = None
+    total_estimate: int | None = Field(default=None, description="Total hits of the query (all pages).")
+
+
+class SearchResult(ToolResult):
+    mode: str
+    query: str
+    results: list[SearchHit]
+    pagination: Pagination
+    epoch: int = Field(description="Index epoch the answer was computed at.")
+    truncated: bool = Field(default=False, description=(
+        "True when the work bound was hit: total_estimate is then a lower bound and later hits are missing."))
+    query_time_ms: float
+
+
+ModeHandler = Callable[[Services, SearchParams], SearchResult]
+
+
+def _lexical(services: Services, params: SearchParams) -> SearchResult:
+    started = time.perf_counter()
+    scope = params.scope or SearchScope()
+    request = LexicalRequest(
+        query=params.query, syntax=params.syntax, case_sensitive=params.case_sensitive,
+        scope=LexicalScope(paths=tuple(scope.paths), languages=tuple(scope.languages)),
+        context_lines=params.context_lines, include_snippets=params.include_snippets,
+    )
+    page = services.index.search_lexical(request, limit=params.limit, cursor=params.cursor)
+    hits = [SearchHit(path=h.path, line=h.line, column=h.column, end_line=h.end_line, end_column=h.end_column,
+                      snippet=h.snippet, context_before=list(h.context_before), context_after=list(h.context_after),
+                      score=h.score, language=h.language) for h in page.hits]
+    return SearchResult(
+        mode="lexical", query=params.query, results=hits,
+        pagination=Pagination(next_cursor=page.next_cursor, total_estimate=page.total),
+        epoch=page.epoch, truncated=page.truncated,
+        query_time_ms=round((time.perf_counter() - started) * 1000, 3),
+    )
+
+
+#: Mode name → handler. The structural index adds ``symbol``/``definitions``/``references`` here.
+MODE_HANDLERS: dict[str, ModeHandler] = {"lexical": _lexical}
+
+
+def register_mode(mode: str, handler: ModeHandler) -> None:
+    """Serve ``mode`` with ``handler`` (called from the mode's owner at import or wiring time)."""
+    MODE_HANDLERS[mode] = handler
+
+
+async def _search(ctx: ToolContext, params: SearchParams) -> SearchResult:
+    handler = MODE_HANDLERS.get(params.mode)
+    if handler is None:
+        raise CodePlaneError(
+            ErrorCode.INVALID_QUERY, f"search mode {params.mode!r} is not available yet; use mode='lexical'",
+            details={"mode": params.mode, "available": sorted(MODE_HANDLERS)})
+    return await anyio.to_thread.run_sync(handler, ctx.services, params)
+
+
+def tools(services: Services) -> list[ToolSpec]:
+    return [
+        ToolSpec(
+            name="search",
+            category="search",
+            summary=("Search the repository. mode='lexical' finds exact occurrences of text, a phrase, a whole "
+                     "identifier or a regex, with path/line/column and the matching line; answers are never "
+                     "staler than the files on disk and carry the index epoch."),
+            params=SearchParams,
+            result=SearchResult,
+            handler=_search,
+            kind="read",
+            when_to_use=("finding where an identifier or string occurs (syntax='identifier' for `rg -w` "
+                         "semantics)", "locating code before reading it with read_source",
+                         "paging through many hits with cursor"),
+            when_not_to_use=("reading a file's content (use read_source)",
+                             "listing files or directories (use list_files)"),
+            examples=(
+                ToolExample("every use of an identifier", {"query": "get_or_create", "syntax": "identifier"}),
+                ToolExample("lines mentioning two words, Python only",
+                            {"query": "cache timeout", "scope": {"languages": ["python"]}}),
+                ToolExample("regex in tests with context", {"query": r"def test_\w+_cache", "syntax": "regex",
+                                                             "scope": {"paths": ["tests/"]}, "context_lines": 2}),
+            ),
+        )
+    ]

@@ -1,0 +1,47 @@
+"""Builders for index tests: a real index service over a real git repository (no server)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from codeplane.core.config import IndexConfig
+from codeplane.core.layout import RepoLayout
+from codeplane.index.search import LexicalScope
+from codeplane.index.service import IndexService, LexicalRequest
+
+
+def open_index(root: Path, **config: Any) -> IndexService:
+    """Start an index service (watcher off unless asked) and wait for its first reconcile."""
+    settings = {"watch": False, **config}
+    service = IndexService(root, RepoLayout(root), IndexConfig(**settings))
+    service.start()
+    assert service.wait_ready(60), service.status()
+    return service
+
+
+@contextmanager
+def running_index(root: Path, **config: Any) -> Iterator[IndexService]:
+    service = open_index(root, **config)
+    try:
+        yield service
+    finally:
+        service.stop()
+
+
+def all_hits(service: IndexService, query: str, syntax: str = "identifier", **kwargs: Any) -> list[Any]:
+    """Every hit of a lexical query, following cursors to the end."""
+    scope = kwargs.pop("scope", LexicalScope())
+    request = LexicalRequest(query=query, syntax=syntax, scope=scope, **kwargs)  # type: ignore[arg-type]
+    page = service.search_lexical(request, limit=100)
+    hits = list(page.hits)
+    while page.next_cursor is not None:
+        page = service.search_lexical(request, limit=100, cursor=page.next_cursor)
+        hits += page.hits
+    return hits
+
+
+def hit_lines(service: IndexService, query: str, syntax: str = "identifier", **kwargs: Any) -> set[tuple[str, int]]:
+    return {(h.path, h.line) for h in all_hits(service, query, syntax, **kwargs)}

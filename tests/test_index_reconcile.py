@@ -1,0 +1,170 @@
+"""Repository truth: the file universe, reconcile (stat, hash, renames, CRLF), epochs, refresh."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from codeplane.core.errors import CodePlaneError
+from codeplane.index.freshness import PendingChanges, concerns_prefix
+from tests.builders import git, make_repo, write_files
+from tests.index_helpers import hit_lines, open_index, running_index
+
+
+def test_universe_skips_prunable_dirs_and_lists_binaries_and_oversized_without_content(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {
+        "src/app.py": "token_alpha = 1\n",
+        "node_modules/lib/index.js": "token_alpha\n",
+        "build/out.py": "token_alpha\n",
+        "img.png": b"\x89PNG\x00\x00token_alpha",
+        "big.txt": "token_alpha\n" * 20,
+    })
+    with running_index(repo, max_file_bytes=100) as index:
+        paths = [e.path for e in index.list_files(limit=100).entries]
+        assert "src/app.py" in paths and "img.png" in paths and "big.txt" in paths
+        assert not any(p.startswith(("node_modules/", "build/", ".git/", ".codeplane/")) for p in paths)
+        assert hit_lines(index, "token_alpha") == {("src/app.py", 1)}
+        record = index.file_record("img.png")
+        assert record is not None and record.kind == "binary"
+        big = index.file_record("big.txt")
+        assert big is not None and big.kind == "oversized"
+        status = index.status()
+        assert status["binary_files"] == 1 and status["oversized_files"] == 1
+        assert status["primary_language"] == "python"
+
+
+def test_cplignore_negation_anchoring_and_directory_patterns(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {
+        ".cplignore": "*.log\n!keep.log\n/top_only.txt\ngenerated/\n!generated/reincluded.py\n",
+        "a.log": "x\n", "keep.log": "x\n", "sub/b.log": "x\n",
+        "top_only.txt": "x\n", "sub/top_only.txt": "x\n",
+        "generated/reincluded.py": "x\n", "generated/other.py": "x\n",
+    })
+    with running_index(repo) as index:
+        paths = {e.path for e in index.list_files(limit=100).entries}
+    assert "keep.log" in paths and "sub/top_only.txt" in paths
+    # Like git: a file inside an excluded directory cannot be re-included.
+    assert not paths & {"a.log", "sub/b.log", "top_only.txt", "generated/reincluded.py", "generated/other.py"}
+
+
+def test_cplignore_change_reevaluates_the_universe(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"notes.md": "marker_word\n", "app.py": "marker_word\n"})
+    with running_index(repo) as index:
+        assert hit_lines(index, "marker_word") == {("notes.md", 1), ("app.py", 1)}
+        (repo / ".cplignore").write_text("*.md\n")
+        index.reconcile()
+        assert hit_lines(index, "marker_word") == {("app.py", 1)}
+        assert index.ignore_rules.excludes("notes.md")
+
+
+def test_rename_keeps_the_file_id_and_is_reported(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"old/name.py": "def renamed_function():\n    pass\n"})
+    with running_index(repo) as index:
+        before = index.file_record("old/name.py")
+        assert before is not None
+        (repo / "new").mkdir()
+        os.replace(repo / "old" / "name.py", repo / "new" / "name.py")
+        epoch = index.reconcile()
+        after = index.file_record("new/name.py")
+        assert after is not None and after.id == before.id and after.indexed_epoch == epoch
+        assert index.file_record("old/name.py") is None
+        last = index.status()["last_reconcile"]
+        assert isinstance(last, dict) and last["renamed"] == 1 and last["added"] == 0 and last["deleted"] == 0
+        assert hit_lines(index, "renamed_function") == {("new/name.py", 1)}
+
+
+def test_crlf_only_change_does_not_dirty_the_file(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "one = 1\ntwo = 2\n"})
+    with running_index(repo) as index:
+        epoch = index.epoch
+        (repo / "a.py").write_bytes(b"one = 1\r\ntwo = 2\r\n")
+        assert index.reconcile() == epoch  # nothing to reindex: no new epoch
+        last = index.status()["last_reconcile"]
+        assert isinstance(last, dict) and last["touched"] == 1 and last["modified"] == 0
+        record = index.file_record("a.py")
+        assert record is not None
+        # The exact-bytes hash follows the disk even though the content hash did not change.
+        from codeplane.core.hashing import sha256_bytes
+        assert record.file_sha256 == sha256_bytes((repo / "a.py").read_bytes())
+        assert hit_lines(index, "two") == {("a.py", 2)}
+
+
+def test_refresh_paths_publishes_created_modified_and_deleted_files(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "first_value = 1\n", "pkg/b.py": "first_value\n"})
+    with running_index(repo) as index:
+        start = index.epoch
+        write_files(repo, {"c.py": "fresh_symbol = 2\n", "a.py": "second_value = 1\n"})
+        (repo / "pkg" / "b.py").unlink()
+        epoch = index.refresh_paths(["c.py", "a.py", "pkg"])
+        assert epoch == start + 1
+        assert hit_lines(index, "fresh_symbol") == {("c.py", 1)}
+        assert hit_lines(index, "first_value") == set()
+        assert index.file_record("pkg/b.py") is None
+        assert index.refresh_paths(["c.py"]) == epoch  # unchanged: no new epoch
+
+
+def test_same_size_rewrite_within_one_timestamp_tick_is_seen_by_refresh(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "alpha_1 = 1\n"})
+    with running_index(repo) as index:
+        stat = os.stat(repo / "a.py")
+        (repo / "a.py").write_text("alpha_2 = 1\n")
+        os.utime(repo / "a.py", ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same size, same mtime, same inode
+        index.refresh_paths(["a.py"])
+        assert hit_lines(index, "alpha_2") == {("a.py", 1)}
+
+
+def test_files_changed_while_stopped_are_found_at_next_start(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "before_stop = 1\n", "gone.py": "x\n"})
+    index = open_index(repo)
+    index.stop()
+    write_files(repo, {"a.py": "after_restart = 1\n", "added.py": "after_restart\n"})
+    (repo / "gone.py").unlink()
+    with running_index(repo) as index:
+        assert hit_lines(index, "after_restart") == {("a.py", 1), ("added.py", 1)}
+        assert hit_lines(index, "before_stop") == set()
+        assert index.file_record("gone.py") is None
+
+
+def test_git_checkout_is_picked_up_by_reconcile(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "on_main = 1\n"})
+    git(repo, "checkout", "-q", "-b", "feature")
+    write_files(repo, {"a.py": "on_feature = 1\n", "feature_only.py": "on_feature\n"})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "feature")
+    with running_index(repo) as index:
+        assert hit_lines(index, "on_feature") == {("a.py", 1), ("feature_only.py", 1)}
+        git(repo, "checkout", "-q", "main")
+        index.reconcile()
+        assert hit_lines(index, "on_main") == {("a.py", 1)}
+        assert index.file_record("feature_only.py") is None
+        assert index.status()["head"] == git(repo, "rev-parse", "HEAD").stdout.strip()
+
+
+def test_paths_are_validated_by_the_one_canonicaliser(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "x\n"})
+    with running_index(repo) as index:
+        for bad in ("../x", "/etc/passwd", "a\x00b"):
+            with pytest.raises(CodePlaneError) as caught:
+                index.refresh_paths([bad])
+            assert caught.value.code == 5001
+
+
+def test_pending_changes_block_only_queries_they_concern_and_time_out_retryably() -> None:
+    pending = PendingChanges()
+    pending.mark(["src/a.py"])
+    pending.wait_until_fresh(concerns_prefix("docs"), 0.01)  # unrelated: no wait
+    with pytest.raises(CodePlaneError) as caught:
+        pending.wait_until_fresh(concerns_prefix("src"), 0.05)
+    assert caught.value.code == 3005 and caught.value.retryable
+    assert caught.value.details["pending_paths"] == ["src/a.py"]
+    work = pending.take(0)
+    assert work is not None
+    pending.mark(["src/a.py"])  # changed again while being indexed: stays pending
+    pending.done(work)
+    assert pending.count() == 1
+    again = pending.take(0)
+    assert again is not None
+    pending.done(again)
+    pending.wait_until_fresh(concerns_prefix("src"), 0.01)

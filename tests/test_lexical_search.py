@@ -1,0 +1,151 @@
+"""Lexical search is exact: a differential test against ``rg`` on a generated corpus, plus the syntaxes."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from codeplane.core.errors import CodePlaneError
+from codeplane.index.query import compile_query
+from codeplane.index.search import LexicalScope
+from codeplane.index.service import IndexService, LexicalRequest
+from tests.builders import make_repo
+from tests.index_helpers import all_hits, hit_lines, running_index
+
+RG = shutil.which("rg")
+needs_rg = pytest.mark.skipif(RG is None, reason="ripgrep (rg) is not installed; .ci/run installs it")
+
+VOCABULARY = ["foo", "foo_bar", "foobar", "Foo", "FOO", "_foo", "foo1", "bar_foo", "fooBar", "x", "é_foo",
+              "fooé", "get_or_create", "getOrCreate", "QuerySet", "queryset", "self", "a" * 60, "_", "__init__"]
+PUNCTUATION = [" ", " ", " ", ".", "(", ")", ", ", " = ", "->", "::", "\t", "-", "'", '"', "[", "]", "{", "}"]
+
+
+def _line(rng: random.Random) -> str:
+    parts = []
+    for _ in range(rng.randint(0, 9)):
+        parts.append(rng.choice(VOCABULARY))
+        parts.append(rng.choice(PUNCTUATION))
+    return "".join(parts)
+
+
+def _corpus(rng: random.Random) -> dict[str, str | bytes]:
+    files: dict[str, str | bytes] = {}
+    for n in range(60):
+        lines = [_line(rng) for _ in range(rng.randint(0, 40))]
+        ending = "\r\n" if n % 7 == 0 else "\n"
+        text = ending.join(lines) + (ending if n % 3 else "")
+        ext = ["py", "js", "txt", "md"][n % 4]
+        files[f"d{n % 5}/sub{n % 3}/f{n}.{ext}"] = text
+    files["bin/blob.dat"] = b"foo\x00foo_bar\x00"
+    return files
+
+
+@pytest.fixture(scope="module")
+def corpus_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, IndexService]]:
+    repo = make_repo(tmp_path_factory.mktemp("corpus") / "repo", _corpus(random.Random(1234)))
+    with running_index(repo) as index:
+        yield repo, index
+
+
+def _rg_lines(repo: Path, *args: str) -> set[tuple[str, int]]:
+    assert RG is not None
+    proc = subprocess.run([RG, "--no-ignore", "--hidden", "-n", "--no-heading", "--no-messages",
+                           "-g", "!.git", "-g", "!.codeplane", "-g", "!.cplignore", *args, "."],
+                          cwd=repo, capture_output=True, text=True, check=False)
+    assert proc.returncode in (0, 1), proc.stderr
+    found = set()
+    for row in proc.stdout.splitlines():
+        path, line, _ = row.split(":", 2)
+        found.add((path.removeprefix("./"), int(line)))
+    return found
+
+
+@needs_rg
+@pytest.mark.parametrize("word", sorted(set(VOCABULARY)))
+def test_identifier_search_finds_exactly_what_rg_w_finds(corpus_index: tuple[Path, IndexService], word: str) -> None:
+    repo, index = corpus_index
+    expected = _rg_lines(repo, "-w", "-F", "--", word)
+    assert hit_lines(index, word, "identifier") == expected
+    expected_ci = _rg_lines(repo, "-w", "-F", "-i", "--", word)
+    assert hit_lines(index, word, "identifier", case_sensitive=False) == expected_ci
+
+
+@needs_rg
+@pytest.mark.parametrize("phrase", ["foo(", "_bar foo", "oo_ba", "a" * 30, "-> self", ")::"])
+def test_phrase_search_matches_rg_fixed_strings(corpus_index: tuple[Path, IndexService], phrase: str) -> None:
+    repo, index = corpus_index
+    assert hit_lines(index, phrase, "phrase") == _rg_lines(repo, "-F", "--", phrase)
+
+
+@needs_rg
+@pytest.mark.parametrize("pattern", [r"foo_\w+", r"get_or_\w+\(", r"[Ff]oo[0-9]", r"(foo|bar)\.x", r"\(\s*\)",
+                                     r"^\s*self\b", r"Query[Ss]et\s*="])
+def test_regex_search_matches_rg(corpus_index: tuple[Path, IndexService], pattern: str) -> None:
+    repo, index = corpus_index
+    assert hit_lines(index, pattern, "regex") == _rg_lines(repo, "-e", pattern)
+
+
+def test_every_hit_is_a_real_occurrence_at_its_position(corpus_index: tuple[Path, IndexService]) -> None:
+    repo, index = corpus_index
+    for hit in all_hits(index, "foo_bar", "identifier"):
+        line = (repo / hit.path).read_bytes().decode().split("\n")[hit.line - 1]
+        assert line[hit.column - 1:hit.end_column - 1] == "foo_bar"
+        assert hit.snippet == line.rstrip("\r")
+
+
+def test_text_syntax_needs_every_term_on_one_line_case_insensitively(tmp_path: Path) -> None:
+    text = "Cache timeout here\ncache only\ntimeout only\nTIMEOUT of the CACHE\n"
+    repo = make_repo(tmp_path / "repo", {"a.py": text})
+    with running_index(repo) as index:
+        hits = all_hits(index, "cache timeout", "text")
+        assert [(h.line, h.column) for h in hits] == [(1, 1), (4, 1)]
+        assert hit_lines(index, "cache timeout", "text", case_sensitive=True) == set()
+
+
+def test_scope_paths_and_languages_and_context_lines(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"src/a.py": "one\nneedle\ntwo\n", "docs/a.md": "needle\n",
+                                         "tests/test_a.py": "needle\n"})
+    with running_index(repo) as index:
+        assert hit_lines(index, "needle", scope=LexicalScope(paths=("src/",))) == {("src/a.py", 2)}
+        assert hit_lines(index, "needle", scope=LexicalScope(languages=("markdown",))) == {("docs/a.md", 1)}
+        assert hit_lines(index, "needle", scope=LexicalScope(paths=("*.py",))) == {("src/a.py", 2),
+                                                                                  ("tests/test_a.py", 1)}
+        (hit,) = all_hits(index, "needle", scope=LexicalScope(paths=("src/",)), context_lines=2)
+        assert hit.context_before == ("one",) and hit.context_after == ("two",)
+
+
+def test_regex_without_a_literal_scans_every_file(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 12345\n", "b.py": "y = 1\n"})
+    with running_index(repo) as index:
+        assert hit_lines(index, r"\d{5}", "regex") == {("a.py", 1)}
+
+
+def test_invalid_queries_are_3006() -> None:
+    for text, syntax in (("", "text"), ("   ", "phrase"), ("(unclosed", "regex"), ("a*", "regex")):
+        with pytest.raises(CodePlaneError) as caught:
+            compile_query(text, syntax)  # type: ignore[arg-type]
+        assert caught.value.code == 3006
+
+
+def test_pagination_is_a_snapshot_each_hit_exactly_once(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {f"f{n:02}.py": "word\n" * 7 for n in range(30)})
+    with running_index(repo) as index:
+        request = LexicalRequest("word", "identifier")
+        page = index.search_lexical(request, limit=40)
+        seen = list(page.hits)
+        assert page.total == 210 and page.next_cursor
+        (repo / "f00.py").write_text("nothing\n")  # a change between pages does not shift the snapshot
+        index.refresh_paths(["f00.py"])
+        while page.next_cursor:
+            page = index.search_lexical(request, limit=40, cursor=page.next_cursor)
+            seen += page.hits
+        keys = [(h.path, h.line, h.column) for h in seen]
+        assert len(keys) == 210 and len(set(keys)) == 210
+        with pytest.raises(CodePlaneError) as caught:
+            index.search_lexical(LexicalRequest("other", "identifier"), limit=40, cursor=page.next_cursor or "x")
+        assert caught.value.code == 1005
