@@ -136,6 +136,15 @@ async def test_sessions_do_not_share_counters_unless_joined_explicitly(server: S
         assert failed
         _, body = await answer(two, "write_source", _create("s3.txt"))
         assert body["meta"]["task_state"] == "OPEN" and body["meta"]["budget"].startswith("mutations 1/200")
+        # Concurrent reads from two sessions land on each session's own read budget. (Concurrent calls
+        # may use several HTTP connections, so the sessions are named explicitly here.)
+        async with anyio.create_task_group() as group:
+            for client, session in ((one, "sess_a"), (two, "sess_b"), (two, "sess_a"), (one, "sess_b"),
+                                    (one, "sess_a")):
+                group.start_soon(call, client, "write_source", {**_create("c.txt", dry_run=True),
+                                                                "session_id": session})
+        assert (await call(one, "get_task", {"session_id": "sess_a"}))["read_budget"]["calls"] == 3
+        assert (await call(one, "get_task", {"session_id": "sess_b"}))["read_budget"]["calls"] == 2
         # An explicit session_id joins one session (and its task and budgets) from two connections.
         await call(one, "write_source", {**_create("j.txt"), "session_id": "sess_joined"})
         joined = await call(two, "get_task", {"session_id": "sess_joined"})
