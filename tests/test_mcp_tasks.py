@@ -33,7 +33,9 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandle]:
-    repo = make_repo(tmp_path_factory.mktemp("tasks") / "repo", {"a.txt": "one\n"})
+    repo = make_repo(tmp_path_factory.mktemp("tasks") / "repo", {
+        "a.txt": "one\n", "pytest.ini": "[pytest]\n",
+        "tests/test_stuck.py": "def test_stuck():\n    assert 1 + 1 == 3, 'still broken'\n"})
     with running_server(repo, "--set", "tasks.read_budget_calls=4") as handle:
         yield handle
 
@@ -195,3 +197,21 @@ async def test_restart_interrupts_open_tasks_and_doctor_detects_tampering(tmp_pa
     report = cpl_json("doctor", cwd=repo)
     chain = next(c for c in report["checks"] if c["name"] == "ledger hash chain")
     assert report["ok"] is False and not chain["ok"] and "op_id=3" in chain["detail"]
+
+
+async def test_test_run_budget_and_same_failure_after_a_mutation_flags_non_progress(server: ServerHandle) -> None:
+    session = {"session_id": "sess_tests"}
+    run = {"targets": ["tests/test_stuck.py"], "wait_sec": 120, **session}
+    async with mcp_client(server) as client:
+        await call(client, "open_task", {"limits": {"max_test_runs": 2}, **session})
+        failed, first = await answer(client, "run_test_targets", run)
+        assert not failed and first["result"]["state"] == "failed" and first["result"]["finished"]
+        assert first["meta"]["failure_fingerprint"] and first["meta"]["non_progress"] is False
+        await call(client, "write_source", {**_create("notes.txt", "tried something\n"), **session})
+        _, second = await answer(client, "run_test_targets", run)
+        assert second["meta"]["failure_fingerprint"] == first["meta"]["failure_fingerprint"]
+        assert second["meta"]["non_progress"] is True
+        failed, third = await answer(client, "run_test_targets", run)
+        assert failed and third["error"]["code"] == 6001 and third["error"]["details"]["budget_type"] == "test_runs"
+        assert third["meta"]["task_state"] == "OPEN"  # the test budget refuses runs, it does not close the task
+        await call(client, "write_source", {**_create("notes.txt", "again\n", overwrite=True), **session})
