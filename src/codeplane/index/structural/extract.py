@@ -68,3 +68,21 @@ def extract_file(path: str, text: str) -> Outcome:
     facts = FileFacts(path, info.language, out.package, stats, src.line_count, out.defs, out.scopes, out.binds,
                       out.imports, out.refs, out.exports, out.thunks, out.dynamic)
     return Outcome(path, info.language, PARSED, facts, stats)
+
+
+#: Files longer than this (characters) are counted but not parsed: generated or minified code.
+MAX_CHARS = 1_000_000
+TOO_LARGE = "too_large"
+
+
+def extract_many(items: list[tuple[str, str]]) -> list[Outcome]:
+    """``extract_file`` over several files; the unit of work sent to extraction worker processes."""
+    out: list[Outcome] = []
+    for path, text in items:
+        if len(text) > MAX_CHARS:
+            info = detect(path)
+            out.append(Outcome(path, info.language if info else None, TOO_LARGE, None, None,
+                               f"{len(text)} characters exceed {MAX_CHARS}"))
+        else:
+            out.append(extract_file(path, text))
+    return out

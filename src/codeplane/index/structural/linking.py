@@ -1,0 +1,227 @@
+"""Cross-file linking at index time (§7.3.2 STRONG, §7.3.6–7.3.8): module keys, import resolution,
+export surfaces and the tiers of references that go through an import.
+
+Incremental by construction: after a batch only these are redone —
+1. module keys of the changed files (and of Python files below a directory whose ``__init__.py`` changed);
+2. imports of changed files, and imports anywhere whose key was held or is now held by a changed file;
+3. export surfaces of those files, then, transitively, of importers whose upstream surface hash changed;
+4. references through imports in every file whose import resolution or upstream surface changed.
+Nothing is resolved at query time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from dataclasses import dataclass, field
+
+from codeplane.index.structural import modules
+from codeplane.index.structural.chase import Chaser
+from codeplane.index.structural.facts import CERTAIN, STRONG
+from codeplane.index.structural.store import BatchEffect, chunked, marks
+
+
+@dataclass
+class LinkReport:
+    rekeyed: int = 0
+    imports_resolved: int = 0
+    surfaces_changed: int = 0
+    files_relinked: int = 0
+    refs_changed: int = 0
+    #: Member tokens whose tier moved between ANCHORED and STRONG (their anchor groups change).
+    member_tokens: set[tuple[str, str]] = field(default_factory=set)
+
+
+def _init_dirs(conn: sqlite3.Connection) -> set[str]:
+    rows = conn.execute("SELECT path FROM st_file WHERE path LIKE '%\\_\\_init\\_\\_.py%' ESCAPE '\\'")
+    return {p.rpartition("/")[0] for (p,) in rows if p.rsplit("/", 1)[-1] in ("__init__.py", "__init__.pyi")}
+
+
+def _rekey(conn: sqlite3.Connection, effect: BatchEffect, report: LinkReport) -> tuple[set[int], set[str]]:
+    """Recompute module keys and qualified names; returns (files rekeyed, keys that changed holders)."""
+    init_dirs = _init_dirs(conn)
+    targets = set(effect.upserted.values())
+    for directory in sorted(effect.init_dirs_changed):
+        pattern = f"{directory}/%" if directory else "%"
+        targets.update(i for (i,) in conn.execute(
+            "SELECT file_id FROM st_file WHERE language = 'python' AND path LIKE ?", (pattern,)))
+    changed_keys = set(effect.old_keys)
+    changed_keys.update(f"path:{p}" for p in (*effect.deleted, *effect.upserted))
+    rekeyed: set[int] = set()
+    ids = sorted(targets)
+    for part in chunked(ids):
+        rows = conn.execute(f"SELECT file_id, path, language, package FROM st_file WHERE file_id IN "
+                            f"({marks(len(part))})", part).fetchall()
+        for file_id, path, language, package in rows:
+            keys = modules.file_keys(path, language, package, init_dirs)
+            old = conn.execute("SELECT key, rank FROM st_module_key WHERE file_id = ?", (file_id,)).fetchall()
+            if sorted(old) != sorted(keys):
+                conn.execute("DELETE FROM st_module_key WHERE file_id = ?", (file_id,))
+                conn.executemany("INSERT INTO st_module_key(key, file_id, rank) VALUES (?,?,?)",
+                                 [(k, file_id, r) for k, r in keys])
+                changed_keys.update(k for k, _ in old)
+                changed_keys.update(k for k, _ in keys)
+                rekeyed.add(file_id)
+            module = modules.module_name(path, language, package, init_dirs)
+            conn.execute("UPDATE st_def SET qualified_name = CASE WHEN ? = '' THEN lexical_path "
+                         "ELSE ? || '.' || lexical_path END WHERE file_id = ?", (module, module, file_id))
+    report.rekeyed = len(rekeyed)
+    return rekeyed | set(effect.upserted.values()), changed_keys
+
+
+class _KeyResolver:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._memo: dict[str, int | None] = {}
+
+    def __call__(self, key: str | None) -> int | None:
+        if key is None:
+            return None
+        if key in self._memo:
+            return self._memo[key]
+        result: int | None
+        if key.startswith("path:"):
+            row = self._conn.execute("SELECT file_id FROM st_file WHERE path = ?", (key[5:],)).fetchone()
+            result = int(row[0]) if row else None
+        else:
+            rows = self._conn.execute("SELECT file_id, rank FROM st_module_key WHERE key = ? ORDER BY rank, file_id "
+                                      "LIMIT 2", (key,)).fetchall()
+            # Two holders with the same best rank: ambiguous, so unresolved (never a guess).
+            ambiguous = len(rows) == 2 and rows[0][1] == rows[1][1]
+            result = int(rows[0][0]) if rows and not ambiguous else None
+        self._memo[key] = result
+        return result
+
+
+def _resolve_imports(conn: sqlite3.Connection, keyed_files: set[int], changed_keys: set[str],
+                     report: LinkReport) -> set[int]:
+    """Set target keys and resolutions; returns files whose import resolution changed."""
+    init_dirs = _init_dirs(conn)
+    ids = sorted(keyed_files)
+    for part in chunked(ids):
+        rows = conn.execute(
+            f"SELECT i.import_uid, f.path, f.language, i.source_literal, i.imported_name, i.import_kind "
+            f"FROM st_import i JOIN st_file f ON f.file_id = i.file_id WHERE i.file_id IN ({marks(len(part))})",
+            part).fetchall()
+        updates = []
+        for uid, path, language, source, name, kind in rows:
+            module = modules.python_module(path, init_dirs) if language == "python" else None
+            is_package = path.rsplit("/", 1)[-1].startswith("__init__.")
+            updates.append((*modules.import_keys(path, module, is_package, language, source=source, name=name,
+                                                 kind=kind), uid))
+        conn.executemany("UPDATE st_import SET target_key = ?, alt_key = ? WHERE import_uid = ?", updates)
+    candidates: dict[str, tuple[int, str | None, str | None, int | None, int | None]] = {}
+    query = ("SELECT import_uid, file_id, target_key, alt_key, resolved_file_id, resolved_alt_file_id "
+             "FROM st_import WHERE ")
+    for part in chunked(ids):
+        for uid, file_id, key, alt, res, res_alt in conn.execute(
+                query + f"file_id IN ({marks(len(part))})", part):
+            candidates[uid] = (file_id, key, alt, res, res_alt)
+    keys = sorted(changed_keys)
+    for start in range(0, len(keys), 400):
+        part_keys = keys[start:start + 400]
+        for column in ("target_key", "alt_key"):
+            for uid, file_id, key, alt, res, res_alt in conn.execute(
+                    query + f"{column} IN ({marks(len(part_keys))})", part_keys):
+                candidates[uid] = (file_id, key, alt, res, res_alt)
+    resolve = _KeyResolver(conn)
+    changed_files: set[int] = set()
+    updates_res = []
+    for uid, (file_id, key, alt, res, res_alt) in candidates.items():
+        new_res, new_alt = resolve(key), resolve(alt)
+        if (new_res, new_alt) != (res, res_alt) or file_id in keyed_files:
+            updates_res.append((new_res, new_alt, uid))
+            changed_files.add(file_id)
+    conn.executemany("UPDATE st_import SET resolved_file_id = ?, resolved_alt_file_id = ? WHERE import_uid = ?",
+                     updates_res)
+    report.imports_resolved = len(updates_res)
+    return changed_files
+
+
+def _importers(conn: sqlite3.Connection, file_id: int) -> set[int]:
+    return {i for (i,) in conn.execute(
+        "SELECT DISTINCT file_id FROM st_import WHERE resolved_file_id = ? OR resolved_alt_file_id = ?",
+        (file_id, file_id))}
+
+
+def _refresh_surface(conn: sqlite3.Connection, chaser: Chaser, file_id: int, epoch: int) -> bool:
+    """Resolve a file's export entries through imports; returns whether its surface hash changed."""
+    row = conn.execute("SELECT surface_id, surface_hash FROM st_export_surface WHERE file_id = ?",
+                       (file_id,)).fetchone()
+    if row is None:
+        return False
+    surface_id, old_hash = row
+    entries = conn.execute("SELECT entry_id, exported_name, def_uid, local_def_uid, import_uid FROM st_export_entry "
+                           "WHERE surface_id = ? ORDER BY exported_name, entry_id", (surface_id,)).fetchall()
+    digest = hashlib.sha256()
+    updates = []
+    for entry_id, name, current, local_def, import_uid in entries:
+        resolved = local_def or (chaser.via(import_uid) if import_uid else None)
+        digest.update(f"{name}\0{resolved}\n".encode())
+        if resolved != current:
+            updates.append((resolved, entry_id))
+    for thunk_id, import_uid, target in conn.execute(
+            "SELECT thunk_id, import_uid, target_file_id FROM st_export_thunk WHERE file_id = ? ORDER BY thunk_id",
+            (file_id,)).fetchall():
+        resolved_target = chaser.import_row(import_uid).resolved_file_id
+        digest.update(f"*\0{resolved_target}\n".encode())
+        if resolved_target != target:
+            conn.execute("UPDATE st_export_thunk SET target_file_id = ? WHERE thunk_id = ?",
+                         (resolved_target, thunk_id))
+    conn.executemany("UPDATE st_export_entry SET def_uid = ? WHERE entry_id = ?", updates)
+    new_hash = digest.hexdigest()[:16]
+    if new_hash == old_hash:
+        return False
+    conn.execute("UPDATE st_export_surface SET surface_hash = ?, epoch_id = ? WHERE surface_id = ?",
+                 (new_hash, epoch, surface_id))
+    return True
+
+
+def _relink_refs(conn: sqlite3.Connection, chaser: Chaser, file_id: int, report: LinkReport) -> None:
+    rows = conn.execute(
+        "SELECT ref_id, is_member, token_text, receiver_shape, via_import_uid, local_tier, local_target_uid, "
+        "ref_tier, target_uid, certainty FROM st_ref WHERE file_id = ? AND via_import_uid IS NOT NULL",
+        (file_id,)).fetchall()
+    updates = []
+    for ref_id, member, token, shape, via, local_tier, local_target, tier, target, certainty in rows:
+        found = chaser.member(via, token) if member else chaser.via(via)
+        if found is not None:
+            new = (STRONG, found, CERTAIN)
+        else:
+            new = (local_tier, local_target, certainty if tier == local_tier else _local_certainty(local_tier))
+        if new != (tier, target, certainty):
+            updates.append((*new, ref_id))
+            if member:
+                report.member_tokens.add((token, shape or ""))
+    conn.executemany("UPDATE st_ref SET ref_tier = ?, target_uid = ?, certainty = ? WHERE ref_id = ?", updates)
+    report.refs_changed += len(updates)
+
+
+def _local_certainty(tier: str) -> str:
+    return CERTAIN if tier == "PROVEN" else "UNCERTAIN"
+
+
+def relink(conn: sqlite3.Connection, effect: BatchEffect) -> LinkReport:
+    """Bring keys, import resolutions, export surfaces and STRONG tiers up to date after ``effect``."""
+    report = LinkReport()
+    keyed, changed_keys = _rekey(conn, effect, report)
+    relink_files = _resolve_imports(conn, keyed, changed_keys, report) | keyed
+    chaser = Chaser(conn)
+    pending = sorted(relink_files)
+    seen: set[int] = set()
+    while pending:
+        file_id = pending.pop()
+        if file_id in seen:
+            continue
+        seen.add(file_id)
+        if _refresh_surface(conn, chaser, file_id, effect.epoch):
+            report.surfaces_changed += 1
+            chaser.forget(file_id)
+            for importer in _importers(conn, file_id):
+                relink_files.add(importer)
+                if importer not in seen:
+                    pending.append(importer)
+    for file_id in sorted(relink_files):
+        _relink_refs(conn, chaser, file_id, report)
+    report.files_relinked = len(relink_files)
+    return report

@@ -1,0 +1,255 @@
+"""The structural tables in ``index.db`` (§7.3.1–7.3.11 plus contexts, §8.4).
+
+All tables carry the ``st_`` prefix (the lexical index owns the unprefixed ones). Spec columns keep their
+spec names; additions are marked. Positions: 1-based lines, 0-based character columns. ``file_id`` is this
+tier's own id (``st_file``), stable while the path exists.
+
+Ids of scopes, binds and refs are allocated by the writer (max + 1) so one ``executemany`` can insert a
+file's rows with their cross-links already resolved.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+#: Bump whenever a table below or the meaning of a column changes (the index service then rebuilds).
+SCHEMA_VERSION = 1
+
+TABLES = (
+    "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",
+    "st_export_entry", "st_export_thunk", "st_anchor_group", "st_dynamic_site", "st_def_snapshot",
+    "st_snapshot_file", "st_context", "st_marker",
+)
+
+DDL = """
+CREATE TABLE IF NOT EXISTS st_file (
+    file_id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    language TEXT,
+    family TEXT,
+    -- parsed | unsupported | grammar_missing | parse_failed | not_text
+    status TEXT NOT NULL,
+    error TEXT,
+    unit_id INTEGER NOT NULL DEFAULT 0,
+    package TEXT,
+    node_count INTEGER,
+    error_count INTEGER,
+    has_named INTEGER,
+    line_count INTEGER,
+    file_sha256 TEXT NOT NULL,
+    epoch INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS st_file_language ON st_file(language);
+-- addition: how imports name this file (``py:django.db.models``, ``js:src/app``, ``jvm:a.b.C``)
+CREATE TABLE IF NOT EXISTS st_module_key (
+    key TEXT NOT NULL,
+    file_id INTEGER NOT NULL,
+    rank INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (key, file_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS st_module_key_file ON st_module_key(file_id);
+CREATE TABLE IF NOT EXISTS st_def (
+    def_uid TEXT PRIMARY KEY,
+    file_id INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    qualified_name TEXT NOT NULL,
+    lexical_path TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    start_col INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    end_col INTEGER NOT NULL,
+    name_line INTEGER NOT NULL,
+    name_col INTEGER NOT NULL,
+    signature_hash TEXT NOT NULL,
+    display_name TEXT NOT NULL,
+    parent_uid TEXT,
+    scope_id INTEGER,
+    name_lc TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS st_def_file ON st_def(file_id, start_line);
+CREATE INDEX IF NOT EXISTS st_def_name ON st_def(name_lc);
+CREATE INDEX IF NOT EXISTS st_def_qualified ON st_def(qualified_name);
+CREATE TABLE IF NOT EXISTS st_scope (
+    scope_id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL,
+    parent_scope_id INTEGER,
+    kind TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    start_col INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    end_col INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS st_scope_file ON st_scope(file_id);
+CREATE TABLE IF NOT EXISTS st_bind (
+    bind_id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL,
+    scope_id INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    target_kind TEXT NOT NULL,
+    target_uid TEXT,
+    certainty TEXT NOT NULL,
+    reason_code TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS st_bind_scope ON st_bind(scope_id, name);
+CREATE INDEX IF NOT EXISTS st_bind_file ON st_bind(file_id);
+CREATE TABLE IF NOT EXISTS st_import (
+    import_uid TEXT PRIMARY KEY,
+    file_id INTEGER NOT NULL,
+    scope_id INTEGER,
+    imported_name TEXT NOT NULL,
+    alias TEXT,
+    source_literal TEXT,
+    import_kind TEXT NOT NULL,
+    certainty TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    start_col INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    end_col INTEGER NOT NULL,
+    -- additions: the module key the source names (and, for ``from pkg import name``, the submodule key),
+    -- and what linking resolved them to
+    target_key TEXT,
+    alt_key TEXT,
+    resolved_file_id INTEGER,
+    resolved_alt_file_id INTEGER
+);
+CREATE INDEX IF NOT EXISTS st_import_file ON st_import(file_id);
+CREATE INDEX IF NOT EXISTS st_import_source ON st_import(source_literal);
+CREATE INDEX IF NOT EXISTS st_import_target ON st_import(target_key);
+CREATE INDEX IF NOT EXISTS st_import_alt ON st_import(alt_key) WHERE alt_key IS NOT NULL;
+CREATE INDEX IF NOT EXISTS st_import_resolved ON st_import(resolved_file_id) WHERE resolved_file_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS st_import_resolved_alt ON st_import(resolved_alt_file_id)
+    WHERE resolved_alt_file_id IS NOT NULL;
+CREATE TABLE IF NOT EXISTS st_ref (
+    ref_id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL,
+    scope_id INTEGER,
+    token_text TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    start_col INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    end_col INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    ref_tier TEXT NOT NULL,
+    certainty TEXT NOT NULL,
+    -- additions: the binding (PROVEN), the def/import denoted, the import traversed, member shape, and the
+    -- same-file tier/target before cross-file linking (so linking can be redone incrementally)
+    bind_id INTEGER,
+    target_uid TEXT,
+    via_import_uid TEXT,
+    is_member INTEGER NOT NULL,
+    receiver_shape TEXT,
+    local_tier TEXT NOT NULL,
+    local_target_uid TEXT
+);
+CREATE INDEX IF NOT EXISTS st_ref_file ON st_ref(file_id, start_line);
+CREATE INDEX IF NOT EXISTS st_ref_token ON st_ref(token_text);
+CREATE INDEX IF NOT EXISTS st_ref_target ON st_ref(target_uid) WHERE target_uid IS NOT NULL;
+CREATE INDEX IF NOT EXISTS st_ref_via ON st_ref(via_import_uid) WHERE via_import_uid IS NOT NULL;
+CREATE TABLE IF NOT EXISTS st_export_surface (
+    surface_id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL UNIQUE,
+    unit_id INTEGER NOT NULL,
+    surface_hash TEXT NOT NULL,
+    epoch_id INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS st_export_entry (
+    entry_id INTEGER PRIMARY KEY,
+    surface_id INTEGER NOT NULL,
+    exported_name TEXT NOT NULL,
+    def_uid TEXT,
+    certainty TEXT NOT NULL,
+    evidence_kind TEXT NOT NULL,
+    -- additions: the file, and what the name is bound to locally (a def, or an import to follow)
+    file_id INTEGER NOT NULL,
+    local_def_uid TEXT,
+    import_uid TEXT
+);
+CREATE INDEX IF NOT EXISTS st_export_entry_file ON st_export_entry(file_id, exported_name);
+CREATE INDEX IF NOT EXISTS st_export_entry_def ON st_export_entry(def_uid) WHERE def_uid IS NOT NULL;
+CREATE TABLE IF NOT EXISTS st_export_thunk (
+    thunk_id INTEGER PRIMARY KEY,
+    source_unit INTEGER NOT NULL,
+    target_unit INTEGER,
+    mode TEXT NOT NULL,
+    explicit_names TEXT,
+    alias_map TEXT,
+    evidence_kind TEXT NOT NULL,
+    -- additions: the re-exporting file, its import, and the file re-exported from (once linked)
+    file_id INTEGER NOT NULL,
+    import_uid TEXT NOT NULL,
+    source_literal TEXT NOT NULL,
+    target_file_id INTEGER
+);
+CREATE INDEX IF NOT EXISTS st_export_thunk_file ON st_export_thunk(file_id);
+CREATE TABLE IF NOT EXISTS st_anchor_group (
+    group_id INTEGER PRIMARY KEY,
+    unit_id INTEGER NOT NULL,
+    member_token TEXT NOT NULL,
+    receiver_shape TEXT NOT NULL,
+    total_count INTEGER NOT NULL,
+    exemplar_ids TEXT NOT NULL,
+    UNIQUE (member_token, receiver_shape, unit_id)
+);
+CREATE TABLE IF NOT EXISTS st_dynamic_site (
+    site_id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL,
+    start_line INTEGER NOT NULL,
+    start_col INTEGER NOT NULL,
+    pattern_type TEXT NOT NULL,
+    extracted_literals TEXT NOT NULL,
+    has_non_literal_key INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS st_dynamic_site_file ON st_dynamic_site(file_id);
+CREATE TABLE IF NOT EXISTS st_def_snapshot (
+    id INTEGER PRIMARY KEY,
+    epoch_id INTEGER NOT NULL,
+    file_path TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    lexical_path TEXT NOT NULL,
+    signature_hash TEXT NOT NULL,
+    display_name TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    def_uid TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS st_def_snapshot_epoch ON st_def_snapshot(epoch_id);
+CREATE INDEX IF NOT EXISTS st_def_snapshot_path ON st_def_snapshot(file_path, epoch_id);
+-- addition: which files were snapshotted at an epoch (a file with no defs, or deleted, leaves no
+-- st_def_snapshot row, yet its state changed)
+CREATE TABLE IF NOT EXISTS st_snapshot_file (
+    epoch_id INTEGER NOT NULL,
+    file_path TEXT NOT NULL,
+    deleted INTEGER NOT NULL,
+    def_count INTEGER NOT NULL,
+    PRIMARY KEY (file_path, epoch_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS st_context (
+    context_id INTEGER PRIMARY KEY,
+    family TEXT NOT NULL,
+    root_path TEXT NOT NULL,
+    tier INTEGER NOT NULL,
+    markers TEXT NOT NULL,
+    probe_status TEXT NOT NULL,
+    include_spec TEXT NOT NULL,
+    exclude_spec TEXT NOT NULL,
+    samples TEXT NOT NULL,
+    UNIQUE (family, root_path)
+);
+CREATE TABLE IF NOT EXISTS st_marker (
+    path TEXT PRIMARY KEY,
+    text TEXT
+);
+"""
+
+
+def create(conn: sqlite3.Connection) -> None:
+    for statement in DDL.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def drop(conn: sqlite3.Connection) -> None:
+    for table in TABLES:
+        conn.execute(f"DROP TABLE IF EXISTS {table}")

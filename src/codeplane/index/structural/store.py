@@ -1,0 +1,206 @@
+"""Writing one batch of extraction outcomes into the ``st_`` tables, inside the caller's transaction.
+
+For each changed file the previous facts are deleted and the new ones inserted, with database ids
+allocated here (max + 1) so rows can be inserted in bulk with their cross-links already set. What the
+batch changed (files, module keys, member tokens) is returned for linking, anchors and contexts.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from codeplane.index.facts_api import FileChange
+from codeplane.index.languages import detect
+from codeplane.index.structural.contexts.discovery import is_marker
+from codeplane.index.structural.extract import Outcome
+from codeplane.index.structural.facts import FileFacts
+
+_IN_CHUNK = 500
+_FACT_TABLES = ("st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_entry", "st_export_thunk",
+                "st_dynamic_site", "st_export_surface", "st_module_key")
+
+
+@dataclass
+class BatchEffect:
+    """What one ``apply`` changed, for the steps that follow the write."""
+
+    epoch: int
+    upserted: dict[str, int] = field(default_factory=dict)  # path -> file_id
+    deleted: dict[str, int] = field(default_factory=dict)  # path -> former file_id
+    #: Files added or removed (not just edited): context membership and probes may change.
+    membership_changed: bool = False
+    #: (member_token, receiver_shape) of member refs removed or added: their anchor groups are recomputed.
+    member_tokens: set[tuple[str, str]] = field(default_factory=set)
+    #: Module keys the changed files held before the batch (importers of those keys must relink).
+    old_keys: set[str] = field(default_factory=set)
+    #: Directories whose ``__init__.py`` appeared or vanished (Python module names below them change).
+    init_dirs_changed: set[str] = field(default_factory=set)
+    #: Marker files (§8.4.2) written (text, kept only for markers whose content matters) or deleted (None).
+    markers: dict[str, str | None] = field(default_factory=dict)
+    outcomes: list[Outcome] = field(default_factory=list)
+
+
+def chunked(items: Sequence[int], size: int = _IN_CHUNK) -> Iterator[Sequence[int]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def marks(count: int) -> str:
+    return ",".join("?" * count)
+
+
+def _collect_old(conn: sqlite3.Connection, ids: list[int], effect: BatchEffect) -> None:
+    for part in chunked(ids):
+        effect.member_tokens.update(conn.execute(
+            f"SELECT DISTINCT token_text, receiver_shape FROM st_ref WHERE is_member = 1 AND file_id IN "
+            f"({marks(len(part))})", part).fetchall())
+        effect.old_keys.update(k for (k,) in conn.execute(
+            f"SELECT key FROM st_module_key WHERE file_id IN ({marks(len(part))})", part))
+
+
+def delete_facts(conn: sqlite3.Connection, ids: list[int]) -> None:
+    for part in chunked(ids):
+        for table in _FACT_TABLES:
+            conn.execute(f"DELETE FROM {table} WHERE file_id IN ({marks(len(part))})", part)
+
+
+def _next_id(conn: sqlite3.Connection, table: str, column: str) -> int:
+    row = conn.execute(f"SELECT max({column}) FROM {table}").fetchone()
+    return int(row[0] or 0) + 1
+
+
+def _is_init(path: str) -> bool:
+    return path.rsplit("/", 1)[-1] in ("__init__.py", "__init__.pyi")
+
+
+def write_batch(conn: sqlite3.Connection, changes: Sequence[FileChange], outcomes: Sequence[Outcome | None],
+                epoch: int) -> BatchEffect:
+    """Replace the facts of ``changes`` (``outcomes[i]`` is ``None`` for deletions and non-text files)."""
+    effect = BatchEffect(epoch)
+    paths = [c.path for c in changes]
+    existing: dict[str, int] = {}
+    for start in range(0, len(paths), _IN_CHUNK):
+        part = paths[start:start + _IN_CHUNK]
+        existing.update(conn.execute(f"SELECT path, file_id FROM st_file WHERE path IN ({marks(len(part))})", part))
+    old_ids = sorted(existing.values())
+    _collect_old(conn, old_ids, effect)
+    delete_facts(conn, old_ids)
+    for change, outcome in zip(changes, outcomes, strict=True):
+        if is_marker(change.path):
+            effect.markers[change.path] = None if change.deleted else (change.text or "")
+        if _is_init(change.path) and (change.deleted or change.path not in existing):
+            effect.init_dirs_changed.add(change.path.rpartition("/")[0])
+        if change.deleted:
+            file_id = existing.get(change.path)
+            if file_id is not None:
+                conn.execute("DELETE FROM st_file WHERE file_id = ?", (file_id,))
+                effect.deleted[change.path] = file_id
+                effect.membership_changed = True
+            continue
+        if change.path not in existing:
+            effect.membership_changed = True
+        effect.upserted[change.path] = _upsert_file(conn, change, outcome, existing.get(change.path), epoch)
+        if outcome is not None:
+            effect.outcomes.append(outcome)
+    _insert_facts(conn, effect)
+    return effect
+
+
+def _upsert_file(conn: sqlite3.Connection, change: FileChange, outcome: Outcome | None, file_id: int | None,
+                 epoch: int) -> int:
+    info = detect(change.path)
+    status = outcome.status if outcome is not None else "not_text"
+    stats = outcome.stats if outcome is not None else None
+    facts = outcome.facts if outcome is not None else None
+    row = (change.path, info.language if info else None, info.family if info else None, status,
+           outcome.error if outcome is not None else None, facts.package if facts else None,
+           stats.node_count if stats else None, stats.error_count if stats else None,
+           int(stats.has_named) if stats else None, facts.line_count if facts else None, change.file_sha256, epoch)
+    if file_id is None:
+        cursor = conn.execute(
+            "INSERT INTO st_file(path, language, family, status, error, package, node_count, error_count, has_named, "
+            "line_count, file_sha256, epoch) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", row)
+        return int(cursor.lastrowid or 0)
+    conn.execute("UPDATE st_file SET path=?, language=?, family=?, status=?, error=?, package=?, node_count=?, "
+                 "error_count=?, has_named=?, line_count=?, file_sha256=?, epoch=? WHERE file_id=?", (*row, file_id))
+    return file_id
+
+
+def _insert_facts(conn: sqlite3.Connection, effect: BatchEffect) -> None:
+    scope_base = _next_id(conn, "st_scope", "scope_id")
+    bind_base = _next_id(conn, "st_bind", "bind_id")
+    ref_base = _next_id(conn, "st_ref", "ref_id")
+    defs: list[tuple[object, ...]] = []
+    scopes: list[tuple[object, ...]] = []
+    binds: list[tuple[object, ...]] = []
+    imports: list[tuple[object, ...]] = []
+    refs: list[tuple[object, ...]] = []
+    dynamic: list[tuple[object, ...]] = []
+    for outcome in effect.outcomes:
+        facts = outcome.facts
+        if facts is None:
+            continue
+        file_id = effect.upserted[facts.path]
+        scope_id = scope_base.__add__
+        scopes.extend((scope_base + i, file_id, scope_id(s.parent) if s.parent >= 0 else None, s.kind,
+                       s.start_line, s.start_col, s.end_line, s.end_col) for i, s in enumerate(facts.scopes))
+        binds.extend((bind_base + i, file_id, scope_id(b.scope), b.name, b.target_kind, b.target_uid, b.certainty,
+                      b.reason_code) for i, b in enumerate(facts.binds))
+        defs.extend((d.def_uid, file_id, d.kind, d.name, d.lexical_path, d.lexical_path, d.start_line, d.start_col,
+                     d.end_line, d.end_col, d.name_line, d.name_col, d.signature_hash, d.display_name, d.parent_uid,
+                     scope_id(d.scope), d.name.lower()) for d in facts.defs)
+        imports.extend((i.import_uid, file_id, scope_id(i.scope), i.imported_name, i.alias, i.source_literal,
+                        i.import_kind, i.certainty, i.start_line, i.start_col, i.end_line, i.end_col)
+                       for i in facts.imports)
+        refs.extend((ref_base + i, file_id, scope_id(r.scope), r.token_text, r.start_line, r.start_col, r.end_line,
+                     r.end_col, r.role, r.ref_tier, r.certainty, bind_base + r.bind if r.bind >= 0 else None,
+                     r.target_uid, r.via_import_uid, int(r.is_member), r.receiver_shape, r.ref_tier, r.target_uid)
+                    for i, r in enumerate(facts.refs))
+        dynamic.extend((file_id, d.start_line, d.start_col, d.pattern_type, json.dumps(list(d.extracted_literals)),
+                        int(d.has_non_literal_key)) for d in facts.dynamic)
+        effect.member_tokens.update((r.token_text, r.receiver_shape or "") for r in facts.refs if r.is_member)
+        _insert_exports(conn, file_id, facts)
+        scope_base += len(facts.scopes)
+        bind_base += len(facts.binds)
+        ref_base += len(facts.refs)
+    conn.executemany("INSERT INTO st_scope VALUES (?,?,?,?,?,?,?,?)", scopes)
+    conn.executemany("INSERT INTO st_bind VALUES (?,?,?,?,?,?,?,?)", binds)
+    # qualified_name starts as the lexical path; modules.refresh prefixes the module name.
+    conn.executemany("INSERT INTO st_def VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", defs)
+    conn.executemany("INSERT INTO st_import(import_uid, file_id, scope_id, imported_name, alias, source_literal, "
+                     "import_kind, certainty, start_line, start_col, end_line, end_col) "
+                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", imports)
+    conn.executemany("INSERT INTO st_ref VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", refs)
+    conn.executemany("INSERT INTO st_dynamic_site(file_id, start_line, start_col, pattern_type, extracted_literals, "
+                     "has_non_literal_key) VALUES (?,?,?,?,?,?)", dynamic)
+
+
+def _insert_exports(conn: sqlite3.Connection, file_id: int, facts: FileFacts) -> None:
+    if not facts.exports and not facts.thunks:
+        return
+    cursor = conn.execute("INSERT INTO st_export_surface(file_id, unit_id, surface_hash, epoch_id) "
+                          "VALUES (?, 0, '', 0)", (file_id,))
+    surface_id = int(cursor.lastrowid or 0)
+    conn.executemany(
+        "INSERT INTO st_export_entry(surface_id, exported_name, def_uid, certainty, evidence_kind, file_id, "
+        "local_def_uid, import_uid) VALUES (?,?,?,?,?,?,?,?)",
+        [(surface_id, e.exported_name, e.local_def_uid, e.certainty, e.evidence_kind, file_id, e.local_def_uid,
+          e.import_uid) for e in facts.exports])
+    conn.executemany(
+        "INSERT INTO st_export_thunk(source_unit, target_unit, mode, explicit_names, alias_map, evidence_kind, "
+        "file_id, import_uid, source_literal) VALUES (0, NULL, ?, ?, ?, ?, ?, ?, ?)",
+        [(t.mode, json.dumps(list(t.explicit_names)) if t.explicit_names else None,
+          json.dumps(dict(t.alias_map)) if t.alias_map else None, t.evidence_kind, file_id, t.import_uid,
+          t.source_literal) for t in facts.thunks])
+
+
+def file_ids(conn: sqlite3.Connection, paths: Iterable[str]) -> dict[str, int]:
+    wanted = list(paths)
+    out: dict[str, int] = {}
+    for start in range(0, len(wanted), _IN_CHUNK):
+        part = wanted[start:start + _IN_CHUNK]
+        out.update(conn.execute(f"SELECT path, file_id FROM st_file WHERE path IN ({marks(len(part))})", part))
+    return out
