@@ -23,6 +23,7 @@ from codeplane.mutation import (
     ReplaceText,
     UpdateSpan,
 )
+from codeplane.mutation.journal import Journal, Original, temp_path
 from codeplane.mutation.locks import PathLocks
 from tests.builders import git, make_repo
 
@@ -361,3 +362,36 @@ def test_after_write_sees_the_new_content_and_symbols_and_tests_are_collected(re
     assert report.changed_paths == (("src/a.py", delta.files[0].new_sha256),)
     assert "-def b():\n+def b2():" in report.short_diff
     assert delta.repo_fingerprint != delta.repo_fingerprint_before
+
+
+def test_startup_recovery_rolls_back_a_committed_journal_and_drops_the_rest(repo: Path) -> None:
+    journal_dir = repo / ".codeplane/journal"
+    original = (repo / "src/a.py").read_bytes()
+    # A batch that crashed after replacing src/a.py and creating new/n.py (with its directory).
+    journal = Journal.write(repo, journal_dir, "mut_crashed", [
+        Original("src/a.py", original, 0o644, temp_path("src/a.py", "mut_crashed")),
+        Original("new/n.py", None, 0, temp_path("new/n.py", "mut_crashed")),
+    ], created_dirs=["new"], moves=[])
+    (repo / "src/a.py").write_text("half-applied\n")
+    (repo / "new").mkdir()
+    (repo / "new/n.py").write_text("created\n")
+    (repo / temp_path("src/a.py", "mut_crashed")).write_text("temp\n")
+    (journal_dir / "mut_uncommitted").mkdir()  # crashed before its manifest: nothing was replaced
+    (journal_dir / "mut_old.retired").mkdir()  # finished, deletion interrupted
+    engine = engine_for(repo)
+    assert engine.recover() == ["mut_crashed"]
+    assert (repo / "src/a.py").read_bytes() == original
+    assert not (repo / "new").exists()
+    assert not list(journal_dir.iterdir()) and not list(repo.rglob("*.cpl-*"))
+    assert journal.entries[0].existed and engine.recover() == []
+
+
+def test_a_journal_that_cannot_be_rolled_back_stops_startup_and_is_kept(repo: Path) -> None:
+    journal_dir = repo / ".codeplane/journal"
+    Journal.write(repo, journal_dir, "mut_broken", [Original("src/a.py", b"x", 0o644, None)],
+                  created_dirs=[], moves=[])
+    (journal_dir / "mut_broken/originals.bin").unlink()
+    with pytest.raises(CodePlaneError) as info:
+        engine_for(repo).recover()
+    assert info.value.code == 9001 and "mut_broken" in info.value.message
+    assert (journal_dir / "mut_broken/manifest.json").exists()

@@ -13,7 +13,9 @@ does the batch create temp files or replace anything. So:
   :meth:`Journal.rollback` restores every original, removes every temp and created file, and undoes
   the index moves. Rollback is idempotent, so a crash *during* recovery is recovered on the next start.
 
-The journal is discarded (and its directory fsynced) only after every replace is durable.
+The journal is discarded only after every replace is durable: it is first renamed to
+``<batch>.retired`` (atomic, fsynced: from here on the batch counts as done), then deleted; startup deletes
+any retired leftovers without looking inside.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from codeplane.core.atomic import fsync_dir
+from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
 from codeplane.mutation import git_index
 
@@ -37,6 +40,8 @@ MANIFEST = "manifest.json"
 ORIGINALS = "originals.bin"
 TEMP_SUFFIX = ".cpl-tmp"
 RESTORE_SUFFIX = ".cpl-restore"
+#: A journal renamed with this suffix is finished and only awaits deletion.
+RETIRED_SUFFIX = ".retired"
 
 
 def temp_path(rel: str, batch: str, suffix: str = TEMP_SUFFIX) -> str:
@@ -133,9 +138,15 @@ class Journal:
                    manifest["created_dirs"], [JournalMove(**m) for m in manifest["moves"]])
 
     def discard(self) -> None:
-        """Forget the batch (it is complete, or fully rolled back)."""
-        shutil.rmtree(self.directory, ignore_errors=True)
+        """Forget the batch (it is complete, or fully rolled back).
+
+        One atomic rename retires the journal before anything in it is deleted: deleting in place could
+        be interrupted with the manifest still there but its originals gone.
+        """
+        retired = self.directory.with_name(self.directory.name + RETIRED_SUFFIX)
+        os.rename(self.directory, retired)
         fsync_dir(self.directory.parent)
+        shutil.rmtree(retired, ignore_errors=True)
 
     def rollback(self) -> None:
         """Put every target back as it was before the batch, then discard the journal."""
@@ -185,19 +196,30 @@ def _restore(target: Path, data: bytes, mode: int, staging: Path) -> None:
 def recover(root: Path, journal_dir: Path) -> list[str]:
     """Roll back every unfinished batch (run at startup, before anything reads the work tree).
 
-    Returns the batch ids rolled back. A journal whose manifest was never committed is simply removed.
+    Returns the batch ids rolled back. A journal whose manifest was never committed, or that was already
+    retired, is simply removed. Raises 9001 naming the batch if a rollback fails (the journal stays, so
+    the next start retries); serving a half-applied batch would be worse than not starting.
     """
     if not journal_dir.is_dir():
         return []
     rolled: list[str] = []
     for directory in sorted(p for p in journal_dir.iterdir() if p.is_dir()):
-        journal = Journal.load(root, directory)
-        if journal is None:
-            shutil.rmtree(directory, ignore_errors=True)
-            fsync_dir(journal_dir)
-            continue
-        log.warning("rolling back an unfinished mutation batch", batch=directory.name,
-                    files=len(journal.entries))
-        journal.rollback()
+        try:
+            journal = None if directory.name.endswith(RETIRED_SUFFIX) else Journal.load(root, directory)
+            if journal is None:
+                shutil.rmtree(directory, ignore_errors=True)
+                fsync_dir(journal_dir)
+                continue
+            log.warning("rolling back an unfinished mutation batch", batch=directory.name,
+                        files=len(journal.entries))
+            journal.rollback()
+        except Exception as exc:
+            raise CodePlaneError(
+                ErrorCode.INTERNAL_ERROR,
+                f"cannot roll back the unfinished write batch in {directory} ({type(exc).__name__}: {exc}); "
+                "fix the cause (permissions, a stale .git/index.lock) and start again, or delete that "
+                "directory to keep the work tree as it is",
+                details={"journal": str(directory)},
+            ) from exc
         rolled.append(directory.name)
     return rolled
