@@ -15,7 +15,7 @@ from codeplane.core.config import TestsConfig as _TestsConfig
 from codeplane.core.errors import CodePlaneError
 from codeplane.core.layout import RepoLayout
 from codeplane.testing import RunRecord, RunSnapshot, TestingService
-from tests.builders import make_repo
+from tests.builders import cpl_json, make_repo
 from tests.runner_projects import (
     CARGO_PROJECT,
     GO_PROJECT,
@@ -276,6 +276,8 @@ def test_missing_runner_is_listed_and_running_it_is_7001(tmp_path: Path, service
         "pytest.ini": "[pytest]\n", "tests/test_a.py": "def test_a():\n    pass\n",
         "ex/mix.exs": "defmodule Ex.MixProject do\nend\n", "ex/test/ex_test.exs": "",
     })
+    (repo / ".codeplane").mkdir()
+    (repo / ".codeplane" / "config.yaml").write_text("tests:\n  runners:\n    mix: {cmd: [no-such-mix-binary, test]}\n")
     service = _service(repo, runners={"mix": {"cmd": ["no-such-mix-binary", "test"]}})
     services.append(service)
     view = service.discover()
@@ -291,6 +293,10 @@ def test_missing_runner_is_listed_and_running_it_is_7001(tmp_path: Path, service
     with pytest.raises(CodePlaneError) as missing_run:
         service.get_run("tr_nope")
     assert missing_run.value.code == 7004
+    report = cpl_json("doctor", cwd=repo)
+    (line,) = [c for c in report["checks"] if c["name"].startswith("test runner")]
+    assert line == {"name": "test runner mix", "ok": False, "detail": "Test runner 'mix' not found in PATH (project ex)",
+                    "fix": "install mix or set tests.runners.mix.cmd in .codeplane/config.yaml"}
 
 
 def test_config_custom_runner_and_exclude(tmp_path: Path, services: list[TestingService]) -> None:

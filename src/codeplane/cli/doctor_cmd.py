@@ -14,9 +14,10 @@ from codeplane.core.doctor import Check, CheckResult
 from codeplane.core.layout import RepoLayout
 from codeplane.repo.workspace import find_repo_root
 from codeplane.tasks.inspection import check_ledger
+from codeplane.testing.doctor import check_test_runners
 
 #: Every check, in the order shown. Subsystems append theirs here.
-CHECKS: list[Check] = [*FOUNDATION_CHECKS, check_ledger]
+CHECKS: list[Check] = [*FOUNDATION_CHECKS, check_ledger, check_test_runners]
 
 
 def run_checks(root: Path) -> list[CheckResult]:
