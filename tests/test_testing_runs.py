@@ -295,7 +295,8 @@ def test_missing_runner_is_listed_and_running_it_is_7001(tmp_path: Path, service
     assert missing_run.value.code == 7004
     report = cpl_json("doctor", cwd=repo)
     (line,) = [c for c in report["checks"] if c["name"].startswith("test runner")]
-    assert line == {"name": "test runner mix", "ok": False, "detail": "Test runner 'mix' not found in PATH (project ex)",
+    assert line == {"name": "test runner mix", "ok": False,
+                    "detail": "Test runner 'mix' not found in PATH (project ex)",
                     "fix": "install mix or set tests.runners.mix.cmd in .codeplane/config.yaml"}
 
 
