@@ -101,7 +101,10 @@ def switch(repo: pygit2.Repository, target: SwitchTarget, *, force: bool) -> Non
         name, start, upstream = target.create
         branch = repo.branches.local.create(name, start)
         if upstream is not None:
-            branch.upstream = repo.branches.remote[upstream]
+            try:
+                branch.upstream = repo.branches.remote[upstream]
+            except (KeyError, ValueError, pygit2.GitError):
+                pass  # a remote-tracking ref without a configured remote: the branch simply has no upstream
     if target.branch is not None:
         repo.set_head(target.branch)
     else:

@@ -104,7 +104,7 @@ def history(repo: pygit2.Repository, path: str, *, ref: str | None = None, line_
             raise CodePlaneError(ErrorCode.FILE_NOT_FOUND, f"{shown(path)} is not in {str(head.id)[:12]}",
                                  details={"path": shown(path)})
         start, scanned, current, rng = head.id, 0, path, line_range
-    walker = repo.walk(start, SortMode.TIME)
+    walker = repo.walk(start, SortMode.NONE)
     if rng is not None:
         walker.simplify_first_parent()
     entries: list[HistoryEntry] = []

@@ -1,4 +1,4 @@
-"""``git_log``: commit history in ``git log`` order (newest commit time first), paginated (§23.6).
+"""``git_log``: commit history in ``git log`` order (newest first, children before parents), paginated.
 
 The first page resolves ``ref`` to a commit; its cursor keeps that oid, so commits made between pages
 do not shift the pages. A path filter keeps commits whose tree differs at the path from every parent
@@ -78,7 +78,7 @@ def touches(commit: pygit2.Commit, paths: Sequence[str]) -> bool:
 
 
 def walk(repo: pygit2.Repository, start: pygit2.Oid, skip: int) -> Iterator[pygit2.Commit]:
-    walker = repo.walk(start, SortMode.TIME)
+    walker = repo.walk(start, SortMode.NONE)
     for index, commit in enumerate(walker):
         if index >= skip:
             yield commit

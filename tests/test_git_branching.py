@@ -1,0 +1,186 @@
+"""Checkout, branches, merge/cherry-pick/revert, stash and reset against the git CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codeplane.core.errors import CodePlaneError
+from codeplane.git import GitService
+from tests.builders import make_repo, write_files
+from tests.git_oracle import porcelain_v2, run_git, status_sets
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = make_repo(tmp_path / "r", {"a.txt": "a\n", "b.txt": "b\n"})
+    run_git(root, "checkout", "-q", "-b", "feature")
+    write_files(root, {"a.txt": "feature a\n", "f.txt": "only on feature\n"})
+    run_git(root, "add", "-A")
+    run_git(root, "commit", "-qm", "feature work")
+    run_git(root, "checkout", "-q", "main")
+    return root
+
+
+def _head(root: Path, rev: str = "HEAD") -> str:
+    return run_git(root, "rev-parse", rev).decode().strip()
+
+
+def test_checkout_switches_creates_and_refuses_to_overwrite_local_changes(repo: Path) -> None:
+    git = GitService(repo)
+    result = git.checkout("feature")
+    assert result.branch == "feature" and (repo / "f.txt").exists()
+    assert run_git(repo, "symbolic-ref", "HEAD").decode().strip() == "refs/heads/feature"
+    assert [p.path for p in result.effect.paths] == ["a.txt", "f.txt"]
+    git.checkout("main")
+    write_files(repo, {"a.txt": "local edit\n", "b.txt": "carried\n"})
+    with pytest.raises(CodePlaneError) as blocked:
+        git.checkout("feature")
+    assert blocked.value.code == 8004 and blocked.value.details["paths"] == ["a.txt"]
+    assert (repo / "a.txt").read_text() == "local edit\n" and _head(repo) == _head(repo, "main")
+    with pytest.raises(CodePlaneError) as unconfirmed:
+        git.checkout("feature", force=True)
+    assert unconfirmed.value.code == 5009
+    forced = git.checkout("feature", force=True, confirm=True)
+    assert forced.effect.recovery_point and (repo / "a.txt").read_text() == "feature a\n"
+    created = git.checkout("topic", create=True, start_point="main")
+    assert created.created_branch == "topic" and _head(repo) == _head(repo, "main")
+    detached = git.checkout(_head(repo, "feature"))
+    assert detached.detached and detached.branch is None
+
+
+def test_checkout_carries_non_colliding_changes_and_creates_tracking_branch(repo: Path, tmp_path: Path) -> None:
+    git = GitService(repo)
+    write_files(repo, {"b.txt": "carried\n"})
+    git.checkout("feature")
+    assert (repo / "b.txt").read_text() == "carried\n"
+    run_git(repo, "remote", "add", "origin", str(tmp_path / "nowhere"))
+    run_git(repo, "update-ref", "refs/remotes/origin/remote-only", _head(repo, "main"))
+    result = git.checkout("remote-only")
+    assert result.created_branch == "remote-only" and result.branch == "remote-only"
+    assert run_git(repo, "config", "branch.remote-only.remote").decode().strip() == "origin"
+
+
+def test_checkout_paths_restores_from_index_or_commit(repo: Path) -> None:
+    git = GitService(repo)
+    write_files(repo, {"a.txt": "scratch\n"})
+    with pytest.raises(CodePlaneError) as unconfirmed:
+        git.checkout(paths=["a.txt"])
+    assert unconfirmed.value.code == 5009
+    restored = git.checkout(paths=["a.txt"], confirm=True)
+    assert restored.restored_paths == ["a.txt"] and (repo / "a.txt").read_text() == "a\n"
+    assert restored.effect.recovery_point
+    from_feature = git.checkout("feature", paths=["f.txt"])
+    assert (repo / "f.txt").read_text() == "only on feature\n" and from_feature.effect.recovery_point is None
+    assert status_sets(git.status()) == porcelain_v2(repo)
+    assert [e.path for e in git.status().staged] == ["f.txt"]
+
+
+def test_branch_list_matches_git_and_unmerged_delete_needs_confirm(repo: Path) -> None:
+    git = GitService(repo)
+    git.branch_create("copy", "feature")
+    run_git(repo, "update-ref", "refs/remotes/origin/main", _head(repo, "main"))
+    listed = git.branches(remotes_too=True)
+    out = run_git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads", "refs/remotes").decode()
+    assert [(b.ref, b.oid) for b in listed] == [tuple(line.split()) for line in out.splitlines()]
+    assert next(b for b in listed if b.name == "main").is_head
+    git.branch_rename("copy", "copy2")
+    assert "copy2" in run_git(repo, "branch", "--format=%(refname:short)").decode().split()
+    with pytest.raises(CodePlaneError) as unmerged:
+        git.branch_delete("feature")
+    assert unmerged.value.code == 5009
+    deleted = git.branch_delete("feature", confirm=True)
+    assert deleted.unmerged and deleted.effect.recovery_point
+    merged_away = git.branch_create("merged", "main")
+    assert merged_away.branch and not git.branch_delete("merged").unmerged
+    with pytest.raises(CodePlaneError) as current:
+        git.branch_delete("main")
+    assert current.value.code == 8005
+    with pytest.raises(CodePlaneError) as bad_name:
+        git.branch_create("-x")
+    assert bad_name.value.code == 1003
+
+
+def test_merge_fast_forward_merge_commit_and_dirty_refusal(repo: Path) -> None:
+    git = GitService(repo)
+    ff = git.merge("feature")
+    assert ff.success and ff.fastforward and _head(repo) == _head(repo, "feature")
+    run_git(repo, "reset", "-q", "--hard", "HEAD~1")
+    write_files(repo, {"b.txt": "main b\n"})
+    run_git(repo, "commit", "-qam", "main b")
+    write_files(repo, {"a.txt": "dirty\n"})
+    with pytest.raises(CodePlaneError) as dirty:
+        git.merge("feature")
+    assert dirty.value.code == 8004 and dirty.value.details["paths"] == ["a.txt"]
+    run_git(repo, "checkout", "-q", "--", "a.txt")
+    merged = git.merge("feature")
+    assert merged.success and not merged.fastforward and merged.commit
+    assert run_git(repo, "log", "-1", "--format=%P %s").decode().split(" ", 2)[2].strip() == "Merge branch 'feature'"
+    assert git.merge("feature").up_to_date
+
+
+def test_merge_conflicts_are_data_and_match_git_ls_files_unmerged(repo: Path) -> None:
+    write_files(repo, {"a.txt": "main a\n"})
+    run_git(repo, "commit", "-qam", "main a")
+    result = GitService(repo).merge("feature")
+    assert not result.success and result.state == "merge"
+    stages = run_git(repo, "ls-files", "-u").decode().split("\n")
+    oids = {int(line.split()[2]): line.split()[1] for line in stages if line}
+    conflict = result.conflicts[0]
+    assert (conflict.path, conflict.ancestor_oid, conflict.ours_oid, conflict.theirs_oid) == \
+        ("a.txt", oids[1], oids[2], oids[3])
+    assert "<<<<<<<" in (repo / "a.txt").read_text()
+    assert run_git(repo, "rev-parse", "MERGE_HEAD").decode().strip() == _head(repo, "feature")
+
+
+def test_cherry_pick_and_revert(repo: Path) -> None:
+    git = GitService(repo)
+    picked = git.cherry_pick("feature")
+    assert picked.success and (repo / "f.txt").exists()
+    assert run_git(repo, "log", "-1", "--format=%s").decode().strip() == "feature work"
+    with pytest.raises(CodePlaneError) as empty:
+        git.cherry_pick("feature")
+    assert empty.value.code == 8008 and git.status().state == "none"
+    reverted = git.revert("HEAD")
+    assert reverted.success and not (repo / "f.txt").exists()
+    assert run_git(repo, "log", "-1", "--format=%s").decode().strip() == 'Revert "feature work"'
+
+
+def test_stash_push_list_pop_and_conflicting_pop_keeps_entry(repo: Path) -> None:
+    git = GitService(repo)
+    write_files(repo, {"a.txt": "stashed\n", "new.txt": "untracked\n"})
+    pushed = git.stash_push(message="wip", include_untracked=True)
+    assert git.status().is_clean and pushed.stash and pushed.stash.name == "stash@{0}"
+    out = run_git(repo, "stash", "list", "--format=%gd %H %gs").decode().splitlines()
+    assert [f"{s.name} {s.oid} {s.message}" for s in git.stashes()] == out
+    popped = git.stash_apply(0, pop=True)
+    assert popped.dropped and (repo / "new.txt").exists() and git.stashes() == []
+    git.stash_push(message="again")
+    write_files(repo, {"a.txt": "committed meanwhile\n"})
+    run_git(repo, "commit", "-qam", "conflicting")
+    conflicted = git.stash_apply(0, pop=True)
+    assert conflicted.conflicts and not conflicted.dropped and len(git.stashes()) == 1
+    assert status_sets(git.status()) == porcelain_v2(repo)
+    with pytest.raises(CodePlaneError) as nothing:
+        run_git(repo, "reset", "-q", "--hard")
+        git.stash_push()
+    assert nothing.value.code == 8008
+    with pytest.raises(CodePlaneError) as unconfirmed:
+        git.stash_drop(0)
+    assert unconfirmed.value.code == 5009
+    assert git.stash_drop(0, confirm=True).effect.recovery_point and git.stashes() == []
+
+
+def test_reset_modes(repo: Path) -> None:
+    git = GitService(repo)
+    git.merge("feature")
+    git.reset("HEAD~1", "soft")
+    assert [e.path for e in git.status().staged] == ["a.txt", "f.txt"]
+    git.reset("HEAD", "mixed")
+    assert [e.path for e in git.status().modified] == ["a.txt"] and git.status().untracked == ["f.txt"]
+    with pytest.raises(CodePlaneError) as unconfirmed:
+        git.reset(mode="hard")
+    assert unconfirmed.value.code == 5009
+    hard = git.reset(mode="hard", confirm=True)
+    assert hard.effect.recovery_point and git.status().untracked == ["f.txt"] and not git.status().modified
