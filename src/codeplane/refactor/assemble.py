@@ -73,7 +73,7 @@ def build_option(candidate_id: str, draft: Draft, sources: Mapping[str, SourceTe
     return PlanOption(
         candidate_id=candidate_id, symbol=draft.symbol, edits=tuple(code), doc_edits=tuple(docs),
         file_hashes=tuple(sorted((p, hashes[p]) for p in touched if p in hashes)),
-        moves=tuple(draft.moves), deletes=tuple(sorted(draft.deletes)),
+        moves=tuple(draft.moves), deletes=tuple(sorted(draft.deletes)), collisions=tuple(draft.collisions),
     )
 
 

@@ -131,3 +131,17 @@ def js_move_edits(move: JsMove, src: SourceText) -> list[SpanEdit]:
         if new_spec != spec:
             edits.append(src.edit_for_node(fragment, new_spec, "import"))
     return sorted(edits)
+
+
+def imported_files(files: Set[str], src: SourceText) -> set[str]:
+    """Repository files ``src`` names with relative specifiers."""
+    grammar = grammar_for(src.path)
+    parser = _parser(grammar) if grammar else None
+    if parser is None:
+        return set()
+    found: set[str] = set()
+    for fragment in _specifier_nodes(parser.parse(src.data).root_node):
+        target = resolve_specifier(src.path, bytes(fragment.text).decode("utf-8", errors="replace"), files)
+        if target is not None:
+            found.add(target)
+    return found

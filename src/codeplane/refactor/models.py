@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from codeplane.mutation.delta import Delta
+
 Certainty = Literal["high", "medium", "low"]
 Operation = Literal["rename", "move", "delete"]
 PlanStatus = Literal["ready", "needs_decision"]
@@ -225,8 +227,9 @@ class ApplyOutcome(_Frozen):
     git_mv: bool = False
     insertions: int = 0
     deletions: int = 0
-    short_diff: str = ""
     warnings: list[str] = []
+    #: The mutation engine's structured delta for the batch (new hashes, ranges, fingerprint).
+    delta: Delta | None = None
 
 
 class ImpactRef(_Frozen):

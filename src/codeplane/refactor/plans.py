@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from codeplane.core.clock import iso_utc, now_ms
 from codeplane.core.errors import CodePlaneError, ErrorCode
-from codeplane.refactor.models import FileMove, Operation, PlannedEdit, RefactorPreview, SymbolRef
+from codeplane.refactor.models import Collision, FileMove, Operation, PlannedEdit, RefactorPreview, SymbolRef
 
 #: Closed plans remembered so a late call learns *why* the id is gone (bounded).
 _TOMBSTONES = 1024
@@ -35,6 +35,8 @@ class PlanOption:
     file_hashes: tuple[tuple[str, str], ...] = ()
     moves: tuple[FileMove, ...] = ()
     deletes: tuple[str, ...] = ()
+    #: Clashes with existing bindings; apply refuses (4007) unless the caller accepts them.
+    collisions: tuple[Collision, ...] = ()
 
     def all_edits(self) -> tuple[PlannedEdit, ...]:
         return self.edits + self.doc_edits

@@ -184,3 +184,39 @@ def unresolved_relative_imports(move: PyMove, src: SourceText,
                     on_missing(src.node_span(node)[0], _text(node))
         else:
             stack.extend(node.children)
+
+
+def imported_files(mods: PyModules, src: SourceText) -> set[str]:
+    """Repository files ``src`` imports (modules and ``from pkg import submodule`` targets)."""
+    parser = _parser("python")
+    if parser is None:
+        return set()
+    found: set[str] = set()
+    move = PyMove(mods, {})
+    stack = [parser.parse(src.data).root_node]
+    while stack:
+        node = stack.pop()
+        if node.type == "import_statement":
+            for child in node.named_children:
+                name = child.child_by_field_name("name") if child.type == "aliased_import" else child
+                target = mods.resolve_module(_text(name)) if name is not None else None
+                if target is not None:
+                    found.add(target)
+        elif node.type == "import_from_statement":
+            module_node = node.child_by_field_name("module_name")
+            if module_node is None:
+                continue
+            level, dotted = _module_part(module_node)
+            base = _resolve(move, src.path, level, dotted)
+            if base is not None:
+                found.add(base)
+            for name in node.children_by_field_name("name"):
+                inner = name.child_by_field_name("name") if name.type == "aliased_import" else name
+                if inner is None:
+                    continue
+                sub = _resolve(move, src.path, level, f"{dotted}.{_text(inner)}" if dotted else _text(inner))
+                if sub is not None:
+                    found.add(sub)
+        elif node.type not in ("string", "comment"):
+            stack.extend(node.children)
+    return found

@@ -1,0 +1,234 @@
+"""Who an attribute reference ``recv.name`` may denote, for renaming a method or class attribute.
+
+The index leaves member references ANCHORED (§7.3.9: bucketed by token and receiver shape). The planner
+narrows them with syntactic evidence only, never guessing:
+
+- the receiver is ``self``/``cls``/``super()`` inside a class of the target's family (the defining class
+  and its subclasses, found from the references in class headers) → ``high``;
+- the receiver is a name bound to a class of the family (``Cls.name``) → ``high``;
+- the receiver is unknown, but no class outside the family defines a member of that name and the name is
+  not a method of a builtin type → ``medium`` (the anchor group has one owner);
+- anything else → ``low`` with the reason (``other_binding`` when another class owns the name,
+  ``unresolved_receiver`` otherwise) — proposed, never applied by default.
+"""
+
+from __future__ import annotations
+
+import builtins
+import io
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from codeplane.refactor.facts import Def, FactReader, Ref
+from codeplane.refactor.models import Certainty
+from codeplane.refactor.receivers import Receivers
+from codeplane.refactor.spans import SourceText
+
+_LIMIT = 100_000
+_CLASS_KINDS = frozenset({"class", "interface", "struct", "trait", "enum"})
+
+
+def _python_builtin_members() -> frozenset[str]:
+    names: set[str] = set()
+    for value in vars(builtins).values():
+        if isinstance(value, type):
+            names.update(n for n in dir(value) if not n.startswith("__"))
+    for cls in (io.IOBase, io.TextIOBase, io.BufferedIOBase, io.RawIOBase):
+        names.update(n for n in dir(cls) if not n.startswith("__"))
+    return frozenset(names)
+
+
+#: Method names of builtin types: an unknown receiver may well be a dict/str/file, so never "medium".
+PY_BUILTIN_MEMBERS = _python_builtin_members()
+JS_BUILTIN_MEMBERS = frozenset(str.split("""
+toString valueOf hasOwnProperty length push pop shift unshift slice splice concat join map filter reduce
+forEach find findIndex includes indexOf keys values entries get set has delete clear add size then catch
+finally replace split trim match test exec apply call bind name constructor prototype next return throw
+"""))
+
+
+def builtin_member(language: str | None, name: str) -> bool:
+    if language == "python":
+        return name in PY_BUILTIN_MEMBERS
+    if language == "javascript":
+        return name in JS_BUILTIN_MEMBERS
+    return False
+
+
+@dataclass
+class ClassGraph:
+    """Inheritance among the repository's classes, read from the references in class headers."""
+
+    reader: FactReader
+    root: Path | None = None
+    _bases: dict[str, list[Def]] = field(default_factory=dict)
+    _subs: dict[str, list[Def]] = field(default_factory=dict)
+    _file_refs: dict[str, list[Ref]] = field(default_factory=dict)
+    _file_defs: dict[str, list[Def]] = field(default_factory=dict)
+    _texts: dict[str, SourceText | None] = field(default_factory=dict)
+
+    def text(self, path: str) -> SourceText | None:
+        if path not in self._texts:
+            try:
+                data = (self.root / path).read_bytes() if self.root is not None else None
+            except OSError:
+                data = None
+            self._texts[path] = SourceText(path, data.decode("utf-8", errors="replace")) if data is not None else None
+        return self._texts[path]
+
+    @property
+    def receivers(self) -> Receivers:
+        return Receivers(self.reader, self.refs, self.text)
+
+    def owns(self, cls: Def, name: str) -> bool:
+        """``cls`` or one of its ancestors defines a member ``name``."""
+        owners = {cls.def_uid} | {a.def_uid for a in self.ancestors(cls)}
+        return any(d.parent_uid in owners for d in self.reader.defs_named(name, _LIMIT))
+
+    def refs(self, path: str) -> list[Ref]:
+        if path not in self._file_refs:
+            self._file_refs[path] = list(self.reader.refs_in_file(path, _LIMIT))
+        return self._file_refs[path]
+
+    def defs(self, path: str) -> list[Def]:
+        if path not in self._file_defs:
+            self._file_defs[path] = list(self.reader.defs_in_file(path, _LIMIT))
+        return self._file_defs[path]
+
+    @staticmethod
+    def in_header(klass: Def, ref: Ref) -> bool:
+        """``ref`` is a base-class expression of ``klass`` (after the name, evaluated in the outer scope)."""
+        after_name = (ref.line, ref.column) > (klass.name_line, klass.name_column)
+        inside = (ref.line, ref.column) < (klass.end_line, klass.end_column)
+        return after_name and inside and ref.scope_id == klass.scope_id and ref.line <= klass.name_line + 8
+
+    def bases(self, cls: Def) -> list[Def]:
+        if cls.def_uid not in self._bases:
+            found: dict[str, Def] = {}
+            for ref in self.refs(cls.path):
+                if ref.target_uid and self.in_header(cls, ref):
+                    base = self.reader.get_def(ref.target_uid)
+                    if base is not None and base.kind in _CLASS_KINDS:
+                        found[base.def_uid] = base
+            self._bases[cls.def_uid] = sorted(found.values(), key=lambda d: (d.path, d.line))
+        return self._bases[cls.def_uid]
+
+    def subclasses(self, cls: Def) -> list[Def]:
+        if cls.def_uid not in self._subs:
+            found: dict[str, Def] = {}
+            for ref in self.reader.refs_to(cls.def_uid, _LIMIT):
+                for candidate in self.defs(ref.path):
+                    if candidate.kind in _CLASS_KINDS and self.in_header(candidate, ref):
+                        found[candidate.def_uid] = candidate
+            self._subs[cls.def_uid] = sorted(found.values(), key=lambda d: (d.path, d.line))
+        return self._subs[cls.def_uid]
+
+    def descendants(self, cls: Def) -> list[Def]:
+        seen: dict[str, Def] = {cls.def_uid: cls}
+        queue = [cls]
+        while queue:
+            for sub in self.subclasses(queue.pop()):
+                if sub.def_uid not in seen:
+                    seen[sub.def_uid] = sub
+                    queue.append(sub)
+        return sorted(seen.values(), key=lambda d: (d.path, d.line))
+
+    def ancestors(self, cls: Def) -> list[Def]:
+        seen: dict[str, Def] = {}
+        queue = [cls]
+        while queue:
+            for base in self.bases(queue.pop()):
+                if base.def_uid not in seen and base.def_uid != cls.def_uid:
+                    seen[base.def_uid] = base
+                    queue.append(base)
+        return sorted(seen.values(), key=lambda d: (d.path, d.line))
+
+    def enclosing_class(self, path: str, line: int, column: int) -> Def | None:
+        best: Def | None = None
+        for d in self.defs(path):
+            if d.kind in _CLASS_KINDS and (d.line, d.column) <= (line, column) <= (d.end_line, d.end_column) \
+                    and (best is None or (d.line, d.column) >= (best.line, best.column)):
+                best = d
+        return best
+
+    def receiver(self, ref: Ref) -> Ref | None:
+        """The plain-name reference right before ``.token`` (``recv`` in ``recv.token``)."""
+        for other in self.refs(ref.path):
+            if other.line == ref.line and other.end_column == ref.column - 1 and not other.is_member:
+                return other
+        return None
+
+
+@dataclass(frozen=True)
+class MemberFamily:
+    """The target member, every override of it in subclasses, and the classes that own them."""
+
+    target: Def
+    classes: dict[str, Def]
+    overrides: list[Def]
+    #: Ancestor definitions of the same name (renaming only this one breaks the override).
+    overridden: list[Def]
+    #: Classes outside the family that own a member of the same name (anchor-group twins).
+    twins: list[Def]
+
+
+def member_family(graph: ClassGraph, target: Def) -> MemberFamily | None:
+    """The family of ``target`` if it is a class member, else ``None``."""
+    owner = graph.reader.get_def(target.parent_uid) if target.parent_uid else None
+    if owner is None or owner.kind not in _CLASS_KINDS:
+        return None
+    classes = {c.def_uid: c for c in graph.descendants(owner)}
+    named = list(graph.reader.defs_named(target.name, _LIMIT))
+    overrides = [d for d in named if d.parent_uid in classes and d.def_uid != target.def_uid]
+    ancestor_ids = {a.def_uid for a in graph.ancestors(owner)}
+    overridden = [d for d in named if d.parent_uid in ancestor_ids]
+    twin_ids = {d.parent_uid for d in named if d.parent_uid and d.parent_uid not in classes}
+    for ref in graph.reader.refs_named(target.name, None, _LIMIT):
+        if ref.is_member and ref.role == "DEFINITION":
+            holder = graph.enclosing_class(ref.path, ref.line, ref.column)
+            if holder is not None and holder.def_uid not in classes:
+                twin_ids.add(holder.def_uid)
+    twins = [d for d in (graph.reader.get_def(uid) for uid in sorted(t for t in twin_ids if t)) if d is not None]
+    return MemberFamily(target, classes, sorted(overrides, key=lambda d: (d.path, d.line)),
+                        overridden, [t for t in twins if t.kind in _CLASS_KINDS])
+
+
+def classify_member_ref(graph: ClassGraph, family: MemberFamily, ref: Ref) -> tuple[Certainty, str]:
+    """Certainty and reason for a member reference ``recv.<name>`` of the family's name."""
+    if ref.target_uid is not None:
+        if ref.target_uid == family.target.def_uid or any(o.def_uid == ref.target_uid for o in family.overrides):
+            return "high", "proven"
+        return "low", "other_binding"
+    shape = ref.receiver_shape or ""
+    if shape in ("self.", "cls.", "this.") or _after_super(graph, ref):
+        holder = graph.enclosing_class(ref.path, ref.line, ref.column)
+        if holder is not None and holder.def_uid in family.classes:
+            return "high", "self_member"
+        if holder is not None and holder.def_uid in {a.parent_uid for a in family.overridden}:
+            return "low", "other_binding"
+    recv = graph.receiver(ref)
+    typed = graph.receivers.of(ref, recv) if shape not in ("self.", "cls.", "this.") else None
+    if typed is not None:
+        if typed.cls.def_uid in family.classes:
+            strong = typed.evidence in ("class", "constructed")
+            return ("high" if strong else "medium"), f"{typed.evidence}_receiver"
+        return "low", "other_binding" if graph.owns(typed.cls, family.target.name) else "unresolved_receiver"
+    if recv is not None and recv.via_import_uid is not None:
+        # A module attribute (``mod.name``) is not a class member of ours.
+        return "low", "other_binding"
+    if family.twins or family.overridden:
+        return "low", "unresolved_receiver"
+    if builtin_member(family.target.language, family.target.name):
+        return "low", "unresolved_receiver"
+    return "medium", "anchored"
+
+
+def _after_super(graph: ClassGraph, ref: Ref) -> bool:
+    # ``super().name``: the member follows a ``super()`` call; read the exact source before the token.
+    return any(r.token == "super" and r.line == ref.line and r.end_column == ref.column - 3
+               for r in graph.refs(ref.path))
+
+
+def owner_names(defs: Iterable[Def]) -> list[str]:
+    return sorted({d.qualified_name for d in defs})

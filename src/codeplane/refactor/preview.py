@@ -1,0 +1,76 @@
+"""The preview an agent sees for a plan: counts by certainty, affected files with hashes, coverage, and —
+for an ambiguous target — the decision packet (§8.5a–c)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from codeplane.core.config import DocSweepConfig
+from codeplane.refactor.assemble import affected_files, counts, doc_summary, preview_edits
+from codeplane.refactor.decisions import candidates, receiver_capsule, scope_capsule, witness
+from codeplane.refactor.facts import Def
+from codeplane.refactor.models import (
+    Coverage,
+    DecisionCapsule,
+    FileMove,
+    Operation,
+    RefactorPreview,
+    SymbolRef,
+)
+from codeplane.refactor.plans import PlanOption
+
+
+@dataclass
+class OptionReport:
+    """What the planner learnt about one option besides its edits."""
+
+    option: PlanOption
+    coverage: Coverage | None
+    warnings: list[str] = field(default_factory=list)
+    unresolved_owners: list[str] = field(default_factory=list)
+    files_scanned: list[str] = field(default_factory=list)
+
+
+def _verification_required(option: PlanOption, coverage: Coverage | None, warnings: Sequence[str]) -> bool:
+    uncertain = any(e.certainty != "high" for e in option.edits)
+    docs = any(e.certainty != "high" for e in option.doc_edits)
+    return uncertain or docs or bool(option.collisions) or bool(warnings) or bool(coverage and coverage.truncated)
+
+
+def single_preview(refactor_id: str, operation: Operation, report: OptionReport, *, expires_at: str,
+                   docs: DocSweepConfig, symbol: SymbolRef | None = None, new_name: str | None = None,
+                   move: FileMove | None = None) -> RefactorPreview:
+    option = report.option
+    tally = counts(option)
+    shown, truncated = preview_edits(option)
+    capsules: list[DecisionCapsule] = []
+    unresolved = sum(1 for e in option.edits if e.reason == "unresolved_receiver")
+    if unresolved and symbol is not None:
+        capsules.append(receiver_capsule(symbol.name, report.unresolved_owners, unresolved))
+    return RefactorPreview(
+        refactor_id=refactor_id, operation=operation, status="ready", symbol=symbol, new_name=new_name,
+        move=move, matches=tally["high"] + tally["medium"], counts=tally,
+        verification_required=_verification_required(option, report.coverage, report.warnings),
+        affected_files=affected_files(option), edits=shown, edits_truncated=truncated,
+        doc_edits=doc_summary(option, auto_apply=docs.auto_apply, min_confidence=docs.min_confidence),
+        collisions=list(option.collisions), coverage=report.coverage, decision_capsules=capsules,
+        expires_at=expires_at, warnings=list(report.warnings),
+    )
+
+
+def decision_preview(refactor_id: str, reports: Sequence[OptionReport], defs: Sequence[Def], def_lines: Sequence[str],
+                     *, expires_at: str, new_name: str, total_matches: int) -> RefactorPreview:
+    options = [r.option for r in reports]
+    scanned = sorted({p for r in reports for p in r.files_scanned})
+    warnings = [w for r in reports for w in r.warnings]
+    if total_matches > len(defs):
+        warnings.append(f"{total_matches} definitions match; only the first {len(defs)} are offered as candidates")
+    return RefactorPreview(
+        refactor_id=refactor_id, operation="rename", status="needs_decision", new_name=new_name,
+        matches=0, counts={}, verification_required=True,
+        candidates=candidates(options, defs),
+        witness=witness(defs, def_lines, scanned, truncated=total_matches > len(defs),
+                        invariants_failed=["ambiguous_target"]),
+        decision_capsules=[scope_capsule(defs)], expires_at=expires_at, warnings=sorted(set(warnings)),
+    )

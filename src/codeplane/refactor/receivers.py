@@ -1,0 +1,100 @@
+"""The class of a receiver in ``recv.name``, from syntax alone (no inference across calls).
+
+Evidence, strongest first:
+- ``Cls.name`` — the receiver is a name the index binds to a class → ``class``;
+- ``Cls(...).name`` — a constructor call right before the dot → ``constructed``;
+- ``x.name`` where every binding site of ``x`` in its scope is ``x = Cls(...)`` or annotated ``x: Cls`` (a
+  parameter annotation included) → ``assigned`` / ``annotated``.
+The type name is resolved through the index's reference fact at its exact position, never by name lookup.
+Anything else (``self.x.name``, calls of functions, unions, strings) has no evidence and returns ``None``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from codeplane.refactor.facts import Def, FactReader, Ref
+from codeplane.refactor.spans import SourceText
+
+_CLASS_KINDS = frozenset({"class", "interface", "struct", "trait", "enum"})
+_ANNOTATION = re.compile(r"\s*:\s*([A-Za-z_][\w.]*)\s*(?:[=,)]|$)")
+_ASSIGNED = re.compile(r"\s*(?::\s*[^=]+)?=\s*([A-Za-z_][\w.]*)\s*\(")
+CHAIN = re.compile(r"([A-Za-z_][\w]*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*$")
+
+
+@dataclass(frozen=True)
+class ReceiverType:
+    cls: Def
+    evidence: str  # class | constructed | assigned | annotated
+
+
+class Receivers:
+    def __init__(self, reader: FactReader, refs: Callable[[str], list[Ref]],
+                 text: Callable[[str], SourceText | None]) -> None:
+        self.reader = reader
+        self.refs = refs
+        self.text = text
+
+    def _class_at(self, path: str, line: int, column: int, dotted: str) -> Def | None:
+        """The class a type name written at (line, column) denotes, via the reference fact on its last part."""
+        last = dotted.rsplit(".", 1)[-1].strip()
+        end = column + len(dotted)
+        for ref in self.refs(path):
+            if ref.line == line and ref.token == last and ref.end_column == end and ref.target_uid:
+                found = self.reader.get_def(ref.target_uid)
+                return found if found is not None and found.kind in _CLASS_KINDS else None
+        return None
+
+    def _from_site(self, src: SourceText, site: Ref) -> ReceiverType | None:
+        rest = src.line_text(site.line)[site.end_column:]
+        for pattern, evidence in ((_ASSIGNED, "assigned"), (_ANNOTATION, "annotated")):
+            match = pattern.match(rest)
+            if match:
+                dotted = match.group(1)
+                column = site.end_column + match.start(1)
+                cls = self._class_at(src.path, site.line, column, dotted)
+                return ReceiverType(cls, evidence) if cls is not None else None
+        return None
+
+    def _constructed(self, src: SourceText, ref: Ref) -> ReceiverType | None:
+        before = src.line_text(ref.line)[: max(0, ref.column - 1)].rstrip()
+        if not before.endswith(")"):
+            return None
+        depth = 0
+        for index in range(len(before) - 1, -1, -1):
+            char = before[index]
+            depth += char == ")"
+            depth -= char == "("
+            if depth == 0:
+                match = CHAIN.search(before[:index])
+                if match is None:
+                    return None
+                cls = self._class_at(src.path, ref.line, match.start(1), match.group(1))
+                return ReceiverType(cls, "constructed") if cls is not None else None
+        return None
+
+    def of(self, ref: Ref, receiver: Ref | None) -> ReceiverType | None:
+        src = self.text(ref.path)
+        if src is None:
+            return None
+        if receiver is None:
+            return self._constructed(src, ref)
+        if receiver.target_uid is not None:
+            owner = self.reader.get_def(receiver.target_uid)
+            if owner is not None and owner.kind in _CLASS_KINDS:
+                return ReceiverType(owner, "class")
+            return None
+        if receiver.bind_id is None:
+            return None
+        sites = [r for r in self.refs(ref.path)
+                 if r.bind_id == receiver.bind_id and r.role == "DEFINITION" and not r.is_member]
+        if not sites:
+            return None
+        found = [self._from_site(src, s) for s in sites]
+        if any(f is None for f in found):
+            return None
+        classes = {f.cls.def_uid for f in found if f is not None}
+        first = found[0]
+        return first if len(classes) == 1 and first is not None else None

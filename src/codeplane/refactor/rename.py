@@ -1,0 +1,165 @@
+"""Plan a rename of one definition (issue 9 item 1, §8.5, D7).
+
+Only the target definition and what the index binds to it are edited, each at its exact token span:
+
+- the definition site, PROVEN/STRONG references and imports → ``high``; ANCHORED → ``medium``;
+- a name imported without alias carries the rename into the importing file (the import's own token and
+  every use bound to that import); an aliased import keeps its local name (``from m import old as x``
+  becomes ``from m import new as x``, uses of ``x`` are untouched);
+- ``__all__`` entries naming the target are export references and move with it;
+- for a class member, overrides in subclasses are renamed with it and attribute references are judged
+  by :mod:`members`;
+- everything else that spells the old name is left to the sweep (``low`` or a doc edit, with a reason).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from codeplane.refactor.assemble import Draft
+from codeplane.refactor.facts import Def, FactReader, Ref
+from codeplane.refactor.members import ClassGraph, MemberFamily, classify_member_ref, member_family
+from codeplane.refactor.models import Certainty
+from codeplane.refactor.receivers import CHAIN
+from codeplane.refactor.spans import SpanEdit
+
+_LIMIT = 100_000
+_TIER_CERTAINTY: dict[str, Certainty] = {"PROVEN": "high", "STRONG": "high", "ANCHORED": "medium",
+                                         "UNKNOWN": "medium"}
+
+
+@dataclass
+class StructuralPlan:
+    draft: Draft
+    family: MemberFamily | None
+    #: Every edit with the scope of the reference it renames (for the shadowing check).
+    ref_scopes: list[tuple[SpanEdit, int | None]]
+
+
+def _span(ref: Ref, new_name: str, reason: str) -> SpanEdit:
+    return SpanEdit(ref.path, ref.line, ref.column, ref.end_line, ref.end_column, ref.token, new_name, reason)
+
+
+def _def_site(d: Def, new_name: str, reason: str) -> SpanEdit:
+    return SpanEdit(d.path, d.name_line, d.name_column, d.name_line, d.name_column + len(d.name), d.name,
+                    new_name, reason)
+
+
+class _Collector:
+    def __init__(self, new_name: str) -> None:
+        self.new_name = new_name
+        self.edits: dict[tuple[str, int, int], tuple[SpanEdit, Certainty]] = {}
+        self.scopes: dict[tuple[str, int, int], int | None] = {}
+
+    def add(self, edit: SpanEdit, certainty: Certainty, scope_id: int | None = None) -> None:
+        key = (edit.path, edit.line, edit.column)
+        rank = {"high": 2, "medium": 1, "low": 0}
+        current = self.edits.get(key)
+        if current is None or rank[certainty] > rank[current[1]]:
+            self.edits[key] = (edit, certainty)
+            self.scopes[key] = scope_id
+
+    def add_ref(self, ref: Ref, certainty: Certainty, reason: str) -> None:
+        self.add(_span(ref, self.new_name, reason), certainty, ref.scope_id)
+
+
+def _ref_reason(ref: Ref) -> str:
+    if ref.role == "IMPORT":
+        return "import"
+    if ref.role == "EXPORT":
+        return "export"
+    return ref.tier.lower()
+
+
+def _bound_refs(reader: FactReader, targets: Sequence[str], name: str, out: _Collector) -> list[str]:
+    """Add the references bound to ``targets`` (defs or imports) that spell ``name``; return import uids."""
+    imports: list[str] = []
+    for uid in targets:
+        for ref in reader.refs_to(uid, _LIMIT):
+            if ref.token != name:
+                continue  # an alias keeps its own name
+            if ref.is_member and ref.tier == "ANCHORED":
+                out.add_ref(ref, "medium", "anchored")
+                continue
+            out.add_ref(ref, "high" if ref.role in ("IMPORT", "EXPORT") else _TIER_CERTAINTY.get(ref.tier, "medium"),
+                        _ref_reason(ref))
+            if ref.role == "IMPORT" and ref.via_import_uid:
+                imports.append(ref.via_import_uid)
+    return imports
+
+
+def _import_uses(reader: FactReader, import_uids: Sequence[str], name: str, out: _Collector,
+                 seen: set[str]) -> None:
+    """Uses of names bound by the given imports, followed through re-exports (bounded)."""
+    frontier = [u for u in import_uids if u not in seen]
+    hops = 0
+    while frontier and hops < 8:
+        hops += 1
+        seen.update(frontier)
+        facts = {i.import_uid: i for i in reader.imports_of(frontier)}
+        next_frontier: list[str] = []
+        for uid in frontier:
+            fact = facts.get(uid)
+            if fact is not None and fact.alias not in (None, name):
+                continue  # ``import old as x``: the local name stays
+            next_frontier += [u for u in _bound_refs(reader, [uid], name, out) if u not in seen]
+        frontier = next_frontier
+
+
+def _module_chain_refs(graph: ClassGraph, target: Def) -> list[tuple[Ref, str]]:
+    """``pkg.mod.name`` where ``pkg.mod`` is the target's module reached through ``import pkg.mod``."""
+    suffix = "." + target.lexical_path
+    if "." in target.lexical_path or not target.qualified_name.endswith(suffix):
+        return []
+    module = target.qualified_name[: -len(suffix)]
+    if "." not in module:
+        return []
+    found: list[tuple[Ref, str]] = []
+    for ref in graph.reader.refs_named(target.name, None, _LIMIT):
+        if not ref.is_member or ref.target_uid is not None or ref.receiver_shape != "expr.":
+            continue
+        src = graph.text(ref.path)
+        if src is None:
+            continue
+        match = CHAIN.search(src.line_text(ref.line)[: max(0, ref.column - 1)])
+        if match is None or "".join(match.group(1).split()) != module:
+            continue
+        head = module.split(".")[0]
+        start = match.start(1)
+        if any(r.line == ref.line and r.column == start and r.token == head and r.via_import_uid
+               for r in graph.refs(ref.path)):
+            found.append((ref, "module_attribute"))
+    return found
+
+
+def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name: str) -> StructuralPlan:
+    """The edits the index can justify for renaming ``target`` (no sweep, no collisions yet)."""
+    out = _Collector(new_name)
+    out.add(_def_site(target, new_name, "definition"), "high", target.scope_id)
+    family = member_family(graph, target)
+    owners = [target] + (family.overrides if family else [])
+    for d in owners[1:]:
+        out.add(_def_site(d, new_name, "override"), "high", d.scope_id)
+    imports = _bound_refs(reader, [d.def_uid for d in owners], target.name, out)
+    _import_uses(reader, imports, target.name, out, set())
+    if family is None:
+        for ref, reason in _module_chain_refs(graph, target):
+            if (ref.path, ref.line, ref.column) not in out.edits:
+                out.add_ref(ref, "high", reason)
+    else:
+        for ref in reader.refs_named(target.name, None, _LIMIT):
+            if not ref.is_member or (ref.path, ref.line, ref.column) in out.edits:
+                continue
+            certainty, reason = classify_member_ref(graph, family, ref)
+            out.add_ref(ref, certainty, reason)
+    draft = Draft(symbol=None)
+    for key in sorted(out.edits):
+        edit, certainty = out.edits[key]
+        draft.code.append((edit, certainty))
+    ref_scopes = [(out.edits[k][0], out.scopes[k]) for k in sorted(out.edits) if out.edits[k][1] != "low"]
+    if family is not None and family.overridden:
+        draft.warnings.append(
+            f"{target.qualified_name} overrides {', '.join(sorted(d.qualified_name for d in family.overridden))}; "
+            "renaming it alone breaks the override")
+    return StructuralPlan(draft, family, ref_scopes)

@@ -1,0 +1,277 @@
+"""The refactor service (spec §8, §23.7): preview → inspect → apply/cancel for rename, move and delete.
+
+Planning reads one consistent snapshot of the index and the files on disk and writes nothing (§8.2).
+Applying goes through the mutation engine in one atomic batch, every edit pinned to the SHA-256 the
+preview saw (D7); a file changed since the preview fails the whole batch with 5002 and the list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+from codeplane.core.clock import now_ms
+from codeplane.core.config import RefactorConfig
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.logging import get_logger
+from codeplane.index.service import IndexService
+from codeplane.mutation import MutationEngine, git_index
+from codeplane.refactor.apply import Applier
+from codeplane.refactor.assemble import Draft, build_option
+from codeplane.refactor.batch import read_sources
+from codeplane.refactor.collisions import find_collisions
+from codeplane.refactor.decisions import symbol_ref
+from codeplane.refactor.excluded import ExcludedFiles, excluded_mentions
+from codeplane.refactor.facts import Def, FactReader
+from codeplane.refactor.identifiers import validate_identifier
+from codeplane.refactor.impact import ImpactPlanner
+from codeplane.refactor.indexview import facts_source, lexical_paths
+from codeplane.refactor.inspect import inspect_plan
+from codeplane.refactor.members import ClassGraph, owner_names
+from codeplane.refactor.models import (
+    ApplyOutcome,
+    Certainty,
+    Coverage,
+    FileMove,
+    ImpactReport,
+    InspectPage,
+    RefactorPreview,
+)
+from codeplane.refactor.move import moved_files, plan_move
+from codeplane.refactor.plans import Plan, PlanOption, PlanStore
+from codeplane.refactor.preview import OptionReport, decision_preview, single_preview
+from codeplane.refactor.rename import plan_structural
+from codeplane.refactor.spans import SourceText
+from codeplane.refactor.sweep import SweepInput, sweep
+from codeplane.repo.ignore import IgnoreRules
+
+log = get_logger(__name__)
+
+_LIMIT = 100_000
+
+#: A consistent read snapshot of the structural index.
+FactSource = Callable[[], AbstractContextManager[FactReader]]
+#: Files holding ``name`` as a whole identifier (complete), and whether the search was truncated.
+LexicalPaths = Callable[[str], tuple[set[str], bool]]
+TestsFor = Callable[[Sequence[str]], list[str]]
+
+
+class RefactorService:
+    """Plans and applies refactors. Thread-safe: plans live in a locked store, planning is read-only."""
+
+    def __init__(self, root: Path, config: RefactorConfig, *, facts: FactSource, lexical_paths: LexicalPaths,
+                 applier: Applier, ignore_rules: Callable[[], IgnoreRules], tests_for: TestsFor | None = None,
+                 clock: Callable[[], int] = now_ms) -> None:
+        self.root = root
+        self.config = config
+        self._facts = facts
+        self._lexical_paths = lexical_paths
+        self._applier = applier
+        self._ignore_rules = ignore_rules
+        self._tests_for = tests_for
+        self._excluded = ExcludedFiles(root)
+        self.plans = PlanStore(config.plan_ttl_sec, clock=clock)
+
+    @classmethod
+    def for_repository(cls, root: Path, config: RefactorConfig, index: IndexService, mutation: MutationEngine, *,
+                       tests_for: TestsFor | None = None) -> RefactorService:
+        """The service over a running index and the mutation engine (the server's wiring)."""
+        applier = Applier(root, mutation.apply, can_git_mv=git_index.can_record_move,
+                          record_git_move=git_index.record_move)
+        return cls(root, config, facts=facts_source(index), lexical_paths=lexical_paths(index), applier=applier,
+                   ignore_rules=lambda: index.ignore_rules, tests_for=tests_for)
+
+    # -- reading -------------------------------------------------------------------------------------
+    def _read(self, paths: Iterable[str]) -> tuple[dict[str, SourceText], dict[str, str]]:
+        return read_sources(self.root, paths)
+
+    def _check_enabled(self) -> None:
+        if not self.config.enabled:
+            raise CodePlaneError(ErrorCode.REFACTOR_UNSUPPORTED, "the refactor engine is disabled (refactor.enabled)",
+                                 details={"config": "refactor.enabled"})
+
+    # -- rename ----------------------------------------------------------------------------------------
+    def rename(self, symbol: str | None, new_name: str, *, path: str | None = None, line: int | None = None,
+               column: int | None = None) -> RefactorPreview:
+        """Preview renaming one definition. Ambiguous targets answer ``needs_decision`` (§8.5a)."""
+        from codeplane.refactor.targets import resolve_targets
+
+        self._check_enabled()
+        with self._facts() as reader:
+            targets, total = resolve_targets(reader, symbol, path=path, line=line, column=column)
+        for target in targets:
+            validate_identifier(target.language, new_name)
+        if any(t.name == new_name for t in targets):
+            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"the symbol is already named {new_name!r}",
+                                 details={"field": "new_name"})
+        # Lexical search opens its own read transaction, so it runs between the two fact snapshots.
+        found = self._lexical_paths(targets[0].name)
+        with self._facts() as reader:
+            current = [reader.get_def(t.def_uid) for t in targets]
+            if any(c is None for c in current):
+                raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "the index changed while planning; retry",
+                                     details={"symbol": symbol}, retryable=True)
+            reports = [self._rename_option(reader, t, new_name, f"c{i + 1}", found) for i, t in enumerate(targets)]
+        return self._store_rename(targets, reports, new_name, total)
+
+    def _rename_option(self, reader: FactReader, target: Def, new_name: str, candidate_id: str,
+                       lexical: tuple[set[str], bool]) -> OptionReport:
+        graph = ClassGraph(reader, self.root)
+        structural = plan_structural(reader, graph, target, new_name)
+        draft = structural.draft
+        draft.symbol = symbol_ref(target)
+        found, truncated = lexical
+        planned_paths = {e.path for e, _ in draft.code}
+        paths = sorted(found | planned_paths)
+        sources, hashes = self._read(paths)
+        structural_paths = frozenset(f.path for f in reader.files() if f.structural)
+        coverage = sweep(draft, SweepInput(
+            name=target.name, new_name=new_name, sources=sources,
+            refs=reader.refs_named(target.name, paths, _LIMIT), dynamic=reader.dynamic_sites(paths, _LIMIT),
+            structural_paths=structural_paths, docs=self.config.doc_sweep, truncated=truncated,
+        ))
+        coverage = self._with_excluded(draft, coverage, target.name, new_name)
+        draft.collisions = find_collisions(reader, target, new_name, structural.family, structural.ref_scopes)
+        owners = owner_names(structural.family.twins) if structural.family else []
+        option = build_option(candidate_id, draft, sources, hashes)
+        return OptionReport(option, coverage, list(draft.warnings), owners, paths)
+
+    def _with_excluded(self, draft: Draft, coverage: Coverage, name: str, new_name: str) -> Coverage:
+        tree = self._excluded.tree(self._ignore_rules())
+        edits, files = excluded_mentions(self.root, tree, name, new_name)
+        draft.code += [(e, "low") for e in edits]
+        by_reason = dict(coverage.by_reason)
+        if edits:
+            by_reason["excluded_path"] = len(edits)
+        return coverage.model_copy(update={
+            "lexical_occurrences": coverage.lexical_occurrences + len(edits),
+            "low_candidates": coverage.low_candidates + len(edits), "by_reason": by_reason,
+            "excluded_files_with_hits": files, "pruned_dirs": list(tree.pruned_dirs),
+            "truncated": coverage.truncated or tree.truncated,
+        })
+
+    def _store_rename(self, targets: Sequence[Def], reports: Sequence[OptionReport], new_name: str,
+                      total: int) -> RefactorPreview:
+        rid = self.plans.new_id()
+        created, expires, expires_at = self.plans.window()
+        if len(reports) == 1:
+            preview = single_preview(rid, "rename", reports[0], expires_at=expires_at, docs=self.config.doc_sweep,
+                                     symbol=symbol_ref(targets[0]), new_name=new_name)
+        else:
+            lines = [self._def_line(d) for d in targets]
+            preview = decision_preview(rid, reports, targets, lines, expires_at=expires_at, new_name=new_name,
+                                       total_matches=total)
+        uids = {f"c{i + 1}": t.def_uid for i, t in enumerate(targets)}
+
+        def replan(candidate_id: str) -> PlanOption:
+            found = self._lexical_paths(targets[0].name)
+            with self._facts() as reader:
+                target = reader.get_def(uids[candidate_id])
+                if target is None:
+                    raise CodePlaneError(ErrorCode.MUTATION_PRECONDITION_FAILED,
+                                         "the chosen definition no longer exists; preview again",
+                                         details={"candidate_id": candidate_id, "reason": "definition gone"})
+                return self._rename_option(reader, target, new_name, candidate_id, found).option
+
+        self.plans.put(Plan(rid, "rename", created, expires, tuple(r.option for r in reports), preview,
+                            replan if len(reports) > 1 else None))
+        return preview
+
+    def _def_line(self, d: Def) -> str:
+        sources, _ = self._read([d.path])
+        src = sources.get(d.path)
+        return src.snippet(d.name_line) if src else ""
+
+    # -- move ------------------------------------------------------------------------------------------
+    def move(self, from_path: str, to_path: str) -> RefactorPreview:
+        """Preview moving a file (or a directory of files) and rewriting the imports that name it."""
+        self._check_enabled()
+        with self._facts() as reader:
+            universe = {f.path: f for f in reader.files()}
+        moved = moved_files(self.root, universe, from_path, to_path)
+
+        def candidates(word: str) -> set[str]:
+            return self._lexical_paths(word)[0]
+
+        draft, sources, hashes = plan_move(universe, moved, self._read, candidates)
+        option = build_option("c1", draft, sources, hashes)
+        coverage = Coverage(files_scanned=len(sources), lexical_occurrences=len(draft.code), in_plan=len(draft.code),
+                            low_candidates=sum(1 for _, c in draft.code if c == "low"))
+        rid = self.plans.new_id()
+        created, expires, expires_at = self.plans.window()
+        first_from, first_to = sorted(moved.items())[0]
+        move = FileMove(from_path=from_path.rstrip("/"), to_path=to_path.rstrip("/")) if len(moved) > 1 \
+            else FileMove(from_path=first_from, to_path=first_to)
+        report = OptionReport(option, coverage, list(draft.warnings), [], sorted(sources))
+        preview = single_preview(rid, "move", report, expires_at=expires_at, docs=self.config.doc_sweep, move=move)
+        self.plans.put(Plan(rid, "move", created, expires, (option,), preview))
+        return preview
+
+    # -- impact / delete -------------------------------------------------------------------------------
+    def impact(self, target: str, *, path: str | None = None, line: int | None = None, column: int | None = None,
+               limit: int = 100, cursor: str | None = None) -> ImpactReport:
+        """References to a symbol or file with tiers, importers, affected tests, and a deletion plan."""
+        self._check_enabled()
+        with self._facts() as reader:
+            subject = ImpactPlanner.subject(reader, target, path=path, line=line, column=column)
+        word = subject.word()
+        found = self._lexical_paths(word) if word else (set(), False)
+        with self._facts() as reader:
+            planner = ImpactPlanner(self.root, reader, found[0], self._read, self._tests_for)
+            report, option = planner.impact(subject, limit=limit, cursor=cursor)
+        if option is None:
+            return report
+        rid = self.plans.new_id()
+        created, expires, expires_at = self.plans.window()
+        preview = single_preview(rid, "delete", OptionReport(option, None), expires_at=expires_at,
+                                 docs=self.config.doc_sweep, symbol=report.symbol)
+        self.plans.put(Plan(rid, "delete", created, expires, (option,), preview))
+        return report.model_copy(update={"delete_refactor_id": rid})
+
+    # -- plan operations --------------------------------------------------------------------------------
+    def inspect(self, refactor_id: str, *, candidate_id: str | None = None,
+                certainties: Sequence[Certainty] = ("medium", "low"), kinds: Sequence[str] = ("code", "doc"),
+                cursor: str | None = None, limit: int = 50, context_lines: int = 2) -> InspectPage:
+        plan = self.plans.get(refactor_id)
+        return inspect_plan(self.root, plan, candidate_id=candidate_id, certainties=certainties, kinds=kinds,
+                            cursor=cursor, limit=limit, context_lines=context_lines)
+
+    def preview_of(self, refactor_id: str) -> RefactorPreview:
+        return self.plans.get(refactor_id).preview
+
+    def apply(self, refactor_id: str, *, candidate_id: str | None = None, include: Sequence[str] = (),
+              exclude: Sequence[str] = (), min_certainty: Certainty = "medium", apply_docs: bool | None = None,
+              accept_collisions: bool = False) -> ApplyOutcome:
+        """Apply the plan's edits (default: high + medium, docs per config) in one atomic batch."""
+        plan = self.plans.get(refactor_id)
+        option = plan.option(candidate_id)
+        if plan.replan is not None:
+            self._revalidate(plan, option)
+        docs = self.config.doc_sweep
+        outcome = self._applier.apply(
+            refactor_id, option, include=include, exclude=exclude, min_certainty=min_certainty,
+            apply_docs=docs.enabled and (docs.auto_apply if apply_docs is None else apply_docs),
+            doc_min=docs.min_confidence, accept_collisions=accept_collisions)
+        self.plans.close(refactor_id, "applied")
+        return outcome
+
+    def _revalidate(self, plan: Plan, option: PlanOption) -> None:
+        """Decision commit (§8.5a): re-plan the chosen candidate now; any shift refuses the commit."""
+        assert plan.replan is not None
+        fresh = plan.replan(option.candidate_id)
+        if fresh.signature() != option.signature():
+            raise CodePlaneError(
+                ErrorCode.MUTATION_PRECONDITION_FAILED,
+                "the plan for this candidate changed since the preview; nothing was applied — preview again",
+                details={"refactor_id": plan.refactor_id, "candidate_id": option.candidate_id,
+                         "reason": "state shifted", "previewed_edits": len(option.edits),
+                         "current_edits": len(fresh.edits)},
+            )
+
+    def cancel(self, refactor_id: str) -> Plan:
+        return self.plans.close(refactor_id, "cancelled")
+
+    def status(self) -> dict[str, object]:
+        return {"enabled": self.config.enabled, "open_plans": self.plans.open_count(),
+                "plan_ttl_sec": self.config.plan_ttl_sec}

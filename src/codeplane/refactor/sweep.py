@@ -1,0 +1,110 @@
+"""The "no silent misses" sweep: every whole-identifier occurrence of the old name, planned or explained.
+
+Candidate files come from the index's lexical search (complete by construction) plus the files the plan
+already touches. Each occurrence the structural plan does not cover becomes a ``low`` candidate with its
+reason, or a documentation edit (§8.11) when it sits in a comment, docstring or documentation file. A
+``.cplignore``'d file is never indexed; :mod:`excluded` reports its mentions separately.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from codeplane.core.config import DocSweepConfig
+from codeplane.refactor.assemble import Draft
+from codeplane.refactor.docsweep import code_block_lines, mention_confidence
+from codeplane.refactor.facts import DynamicSite, Ref
+from codeplane.refactor.lexical import classify, find_offsets, grammar_for, line_starts
+from codeplane.refactor.models import Certainty, Coverage
+from codeplane.refactor.spans import SourceText, SpanEdit
+
+_DOC_REASONS = {"comment": "comment", "docstring": "docstring"}
+
+
+@dataclass(frozen=True)
+class SweepInput:
+    name: str
+    new_name: str
+    sources: Mapping[str, SourceText]
+    #: Reference facts named ``name`` in the swept files (to tell other bindings from unresolved ones).
+    refs: Iterable[Ref]
+    dynamic: Iterable[DynamicSite]
+    structural_paths: frozenset[str]
+    docs: DocSweepConfig
+    truncated: bool = False
+
+
+def _is_doc_file(path: str, docs: DocSweepConfig) -> bool:
+    lowered = path.lower()
+    return any(lowered.endswith(ext) for ext in docs.scan_extensions)
+
+
+def _code_reason(ref: Ref | None, path: str, structural: frozenset[str], line_dynamic: bool) -> str:
+    if line_dynamic:
+        return "dynamic_access"
+    if ref is None:
+        return "unresolved" if path in structural else "unindexed"
+    if ref.target_uid is not None:
+        return "other_binding"
+    if ref.is_member:
+        return "unresolved_receiver"
+    return "unresolved"
+
+
+def sweep(draft: Draft, data: SweepInput) -> Coverage:
+    """Add every unplanned occurrence to ``draft`` (low code candidates or doc edits) and count coverage."""
+    planned = draft.planned_positions()
+    refs_at = {(r.path, r.line, r.column): r for r in data.refs}
+    dynamic_lines = {(d.path, d.line) for d in data.dynamic if data.name in d.literals}
+    by_reason: Counter[str] = Counter()
+    occurrences = in_plan = 0
+    unindexed: set[str] = set()
+    for path in sorted(data.sources):
+        src = data.sources[path]
+        offsets = find_offsets(src.text, data.name)
+        if not offsets:
+            continue
+        starts = line_starts(src.text)
+        positions: list[tuple[int, int, int]] = []
+        line_idx = 0
+        for off in offsets:
+            while line_idx + 1 < len(starts) and starts[line_idx + 1] <= off:
+                line_idx += 1
+            positions.append((off, line_idx + 1, off - starts[line_idx]))
+        occurrences += len(positions)
+        todo = [p for p in positions if (path, p[1], p[2]) not in planned]
+        in_plan += len(positions) - len(todo)
+        if not todo:
+            continue
+        doc_file = _is_doc_file(path, data.docs) or (grammar_for(path) is None and path not in data.structural_paths)
+        contexts = ["doc"] * len(todo) if doc_file else classify(src.text, path, [p[0] for p in todo])
+        fenced = code_block_lines(src.text) if doc_file else set()
+        if path not in data.structural_paths and not doc_file:
+            unindexed.add(path)
+        for (_, line, col), context in zip(todo, contexts, strict=True):
+            edit_line = src.line_text(line)
+            if context in ("doc", "comment", "docstring"):
+                reason = "doc_file" if context == "doc" else _DOC_REASONS[context]
+                by_reason[reason] += 1
+                confidence: Certainty = mention_confidence(edit_line, col, data.name, in_code_block=line in fenced)
+                edit = SpanEdit(path, line, col, line, col + len(data.name), data.name, data.new_name, reason)
+                if data.docs.enabled:
+                    draft.docs.append((edit, confidence))
+                else:
+                    draft.code.append((edit, "low"))
+                continue
+            if context == "string":
+                reason = "dynamic_access" if (path, line) in dynamic_lines else "string"
+            else:
+                reason = _code_reason(refs_at.get((path, line, col)), path, data.structural_paths,
+                                      (path, line) in dynamic_lines)
+            by_reason[reason] += 1
+            draft.code.append((SpanEdit(path, line, col, line, col + len(data.name), data.name, data.new_name,
+                                        reason), "low"))
+    low = sum(1 for _, c in draft.code if c == "low")
+    return Coverage(
+        files_scanned=len(data.sources), lexical_occurrences=occurrences, in_plan=in_plan, low_candidates=low,
+        by_reason=dict(sorted(by_reason.items())), unindexed_files=len(unindexed), truncated=data.truncated,
+    )

@@ -1,0 +1,95 @@
+"""Which definition a refactor is about (issue 9 item 1): by qualified name, def_uid or position.
+
+Resolution never widens: a qualified name matches a definition whose ``qualified_name`` equals it or ends
+with it on a dot boundary; several matches are an ambiguity the agent decides (§8.5a), never a rename of
+every definition sharing the name. A position resolves to the definition named there, or to the
+definition the reference there is bound to.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.refactor.facts import Def, FactReader
+
+#: Definitions offered as decision candidates at most (the rest are counted, not listed).
+MAX_CANDIDATES = 8
+_LOOKUP_LIMIT = 500
+_UID = re.compile(r"[0-9a-f]{16}\Z")
+_POSITION = re.compile(r"(?P<path>[^:]+):(?P<line>\d+)(?::(?P<col>\d+))?\Z")
+
+
+def _not_found(symbol: str, suggestions: Sequence[Def]) -> CodePlaneError:
+    return CodePlaneError(
+        ErrorCode.SYMBOL_NOT_FOUND, f"no definition matches {symbol!r}",
+        details={"symbol": symbol, "suggestions": [
+            {"qualified_name": d.qualified_name, "path": d.path, "line": d.name_line, "def_uid": d.def_uid}
+            for d in suggestions[:10]]},
+    )
+
+
+def _matches_qualified(d: Def, symbol: str) -> bool:
+    return d.qualified_name == symbol or d.qualified_name.endswith("." + symbol) \
+        or d.lexical_path == symbol
+
+
+def _at_position(reader: FactReader, path: str, line: int, column: int | None, name: str | None) -> list[Def]:
+    defs = list(reader.defs_at(path, line)) + [d for d in reader.defs_in_file(path, _LOOKUP_LIMIT)
+                                               if d.name_line == line]
+    named_here = [d for d in defs if d.name_line == line
+                  and (column is None or d.name_column <= column < d.name_column + len(d.name))
+                  and (name is None or d.name == name)]
+    if named_here:
+        return sorted({d.def_uid: d for d in named_here}.values(), key=lambda d: d.name_column)
+    for ref in reader.refs_in_file(path, 100_000):
+        if ref.line != line or ref.target_uid is None:
+            continue
+        if column is not None and not ref.column <= column < ref.end_column:
+            continue
+        if name is not None and ref.token != name:
+            continue
+        target = reader.get_def(ref.target_uid)
+        if target is not None:
+            return [target]
+    return []
+
+
+def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None = None, line: int | None = None,
+                    column: int | None = None) -> tuple[list[Def], int]:
+    """Candidate definitions (sorted, at most :data:`MAX_CANDIDATES`) and how many matched in total.
+
+    Raises 3007 (with suggestions) when nothing matches and 1003 when neither a symbol nor a position
+    was given.
+    """
+    if path is None and symbol:
+        position = _POSITION.match(symbol)
+        # ``src/a.py:12:4`` is a position; a dotted name never contains ``:``.
+        if position is not None:
+            path, line = position["path"], int(position["line"])
+            column = int(position["col"]) if position["col"] is not None else None
+            symbol = None
+    if path is not None:
+        if line is None:
+            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "a position needs path and line",
+                                 details={"field": "line"})
+        name = symbol.rpartition(".")[2] if symbol else None
+        found = _at_position(reader, path, line, column, name)
+        if not found:
+            raise _not_found(f"{path}:{line}" + (f":{column}" if column is not None else "")
+                             + (f" ({symbol})" if symbol else ""), [])
+        return found[:MAX_CANDIDATES], len(found)
+    if not symbol:
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "give symbol (qualified name or def_uid) or path+line",
+                             details={"field": "symbol"})
+    if _UID.match(symbol):
+        found_def = reader.get_def(symbol)
+        if found_def is not None:
+            return [found_def], 1
+    name = symbol.rpartition(".")[2]
+    named = sorted(reader.defs_named(name, _LOOKUP_LIMIT), key=lambda d: (d.path, d.name_line, d.name_column))
+    matches = [d for d in named if _matches_qualified(d, symbol)]
+    if not matches:
+        raise _not_found(symbol, named)
+    return matches[:MAX_CANDIDATES], len(matches)
