@@ -132,6 +132,8 @@ class DocSweepConfig(_Section):
 
 
 class RefactorConfig(_Section):
+    #: §8.12: the refactor tools answer 4008 when switched off.
+    enabled: bool = True
     plan_ttl_sec: int = Field(default=900, ge=1)
     doc_sweep: DocSweepConfig = Field(default_factory=DocSweepConfig)
 
