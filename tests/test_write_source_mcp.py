@@ -105,3 +105,23 @@ async def test_bad_input_gets_typed_errors_and_nothing_is_written(server: Server
              "expected_content": "# Nope"}]})
     assert drift["details"]["current"] == [{"line": 1, "text": "# Demo"}]
     assert {p: (root / p).read_bytes() for p in before} == before
+
+
+async def test_read_hash_write_then_search_sees_it_without_waiting(server: ServerHandle) -> None:
+    """read_source's file_sha256 is write_source's precondition, and search reflects the write at once."""
+    async with mcp_client(server) as client:
+        read = await call(client, "read_source", {"targets": [{"path": "README.md"}]})
+        sha = read["files"][0]["file_sha256"]
+        assert sha == sha256_bytes((server.root / "README.md").read_bytes())
+        written = await call(client, "write_source", {"edits": [
+            {"path": "README.md", "action": "update", "start_line": 1, "end_line": 1,
+             "new_content": "# zebracornucopia", "expected_file_sha256": sha},
+            {"path": "src/fresh_module.py", "action": "create", "content": "QUOKKAQUARTZ = 1\n"},
+        ]})
+        hits = await call(client, "search", {"query": "zebracornucopia"})
+        created = await call(client, "search", {"query": "QUOKKAQUARTZ"})
+        again = await call(client, "read_source", {"targets": [{"path": "README.md"}]})
+    assert [h["path"] for h in hits["results"]] == ["README.md"]
+    assert [h["path"] for h in created["results"]] == ["src/fresh_module.py"]
+    by_path = {f["path"]: f for f in written["delta"]["files"]}
+    assert again["files"][0]["file_sha256"] == by_path["README.md"]["file_sha256"]

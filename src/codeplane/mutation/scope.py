@@ -84,7 +84,7 @@ class Scope:
             raise _refuse(path, "is a directory")
         rules = self._ignore_rules()
         for candidate in dict.fromkeys((rel.rel, real_rel.rel)):
-            if rules.ignores(candidate):
+            if rules.excludes(candidate):
                 raise _refuse(path, "is excluded by .cplignore (or is in a pruned directory such as "
                                     "node_modules/); CodePlane does not write there")
             if allow is not None and not allow.allows(candidate):
