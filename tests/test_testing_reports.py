@@ -140,3 +140,14 @@ def test_command_templates_of_runners_without_a_local_toolchain(tmp_path: Path) 
     inv = dotnet.invocation(Project("dotnet", "Calc.Tests", "m"), repo, Toolchain(("dotnet", "test")), [proj], work)
     assert inv.argv[:3] == ("dotnet", "test", "Calc.Tests.csproj")
     assert inv.argv[-1] == f"trx;LogFileName={work / 'results.trx'}"
+
+
+def test_libtest_pre_1_73_panic_format() -> None:
+    stream = LibtestStream()
+    for line in ("test tests::fails ... FAILED", "", "failures:", "", "---- tests::fails stdout ----",
+                 "thread 'tests::fails' panicked at 'assertion failed: x == 3', src/lib.rs:9:18",
+                 "", "failures:", "    tests::fails", "",
+                 "test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s"):
+        stream.feed(line)
+    (case,) = stream.cases("lib")
+    assert case.outcome == "failed" and case.message == "assertion failed: x == 3"

@@ -16,6 +16,7 @@ _RESULT = re.compile(r"^test (?P<name>\S+?)(?: - should panic)? \.\.\. (?P<statu
 _SECTION = re.compile(r"^---- (?P<name>\S+) stdout ----$")
 _SUMMARY = re.compile(r"^test result: (?P<status>ok|FAILED)\. .*finished in (?P<secs>[0-9.]+)s$")
 _PANIC = re.compile(r"^thread '.*' panicked at ")
+_OLD_PANIC = re.compile(r"^thread '.*' panicked at '(?P<message>.*)', \S+:\d+:\d+$")
 #: Rust ≥ 1.87 prints the thread id (``thread 'x' (12345) panicked``): run-specific, so dropped.
 _THREAD_ID = re.compile(r"^(thread '[^']*') \(\d+\)")
 
@@ -67,6 +68,10 @@ class LibtestStream:
                 lines = body.splitlines()
                 # The line after "thread '...' panicked at file:line:col:" is the panic message.
                 for i, text in enumerate(lines):
+                    old_style = _OLD_PANIC.match(text)
+                    if old_style:  # Rust < 1.73: the message is quoted on the panic line itself
+                        message = old_style["message"]
+                        break
                     if _PANIC.match(text):
                         message = lines[i + 1].strip() if i + 1 < len(lines) else text
                         break
