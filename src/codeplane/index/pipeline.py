@@ -99,7 +99,7 @@ class IndexPipeline:
                 repair.lexical_all = True
             recorded = int(self.store.get_meta("tantivy_opstamp") or 0)
             inflight = self.store.get_json("tantivy_inflight", [])
-            if recorded != self.lexical.opened_opstamp and not inflight:
+            if recorded != self.lexical.opened_opstamp and not inflight and not repair.lexical_all:
                 self.warnings.append("Tantivy and index.db disagreed (last commits differ); refilling Tantivy")
                 repair.lexical_all = True
             stale = stale_indexers(self.store, self.indexers)

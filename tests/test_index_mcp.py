@@ -1,0 +1,175 @@
+"""The index through the real server and MCP client: search, file tools, freshness, restarts, escapes."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.builders import ServerHandle, call, call_error, make_repo, mcp_client, running_server, write_files
+
+pytestmark = pytest.mark.anyio
+
+FILES: dict[str, str | bytes] = {
+    "src/app.py": "def handle_request(req):\n    return handle_request_impl(req)\n",
+    "src/impl.py": "def handle_request_impl(req):\n    return req\n",
+    "src/crlf.py": "alpha = 1\r\nbeta = 2\r\n",
+    "docs/guide.md": "Call handle_request for each request.\n",
+    "many/words.txt": "needle\n" * 45,
+    "assets/logo.png": b"\x89PNG\r\n\x1a\n\x00\x00\x00",
+    "big/huge.txt": "x" * 1_100_000 + "\n",
+}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandle]:
+    root = tmp_path_factory.mktemp("index_mcp")
+    outside = root / "outside.txt"
+    outside.write_text("secret\n")
+    repo = make_repo(root / "repo", FILES)
+    os.symlink(outside, repo / "src" / "escape.txt")
+    with running_server(repo) as handle:
+        yield handle
+
+
+async def test_identifier_search_answers_exact_hits_with_epoch(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        result = await call(client, "search", {"query": "handle_request", "syntax": "identifier"})
+    hits = {(h["path"], h["line"], h["column"]) for h in result["results"]}
+    assert hits == {("src/app.py", 1, 5), ("docs/guide.md", 1, 6)}
+    assert result["epoch"] >= 1 and result["pagination"]["total_estimate"] == 2
+    assert all(h["match_type"] == "exact" and h["snippet"] for h in result["results"])
+
+
+async def test_pagination_returns_each_hit_exactly_once(server: ServerHandle) -> None:
+    seen: list[tuple[str, int, int]] = []
+    async with mcp_client(server) as client:
+        args: dict[str, Any] = {"query": "needle", "syntax": "identifier", "limit": 10}
+        while True:
+            page = await call(client, "search", args)
+            seen += [(h["path"], h["line"], h["column"]) for h in page["results"]]
+            cursor = page["pagination"]["next_cursor"]
+            if not cursor:
+                break
+            args = {**args, "cursor": cursor}
+        assert len(seen) == 45 == len(set(seen))
+        err = await call_error(client, "search", {"query": "needle", "cursor": "bogus"})
+        assert err["code"] == 1005
+
+
+async def test_invalid_regex_is_a_query_error(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        err = await call_error(client, "search", {"query": "(oops", "syntax": "regex"})
+        assert err["code"] == 3006 and "regular expression" in err["message"]
+
+
+async def test_read_source_returns_ranges_and_the_exact_bytes_hash(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        result = await call(client, "read_source", {"targets": [
+            {"path": "src/crlf.py", "start_line": 2, "end_line": 2}, {"path": "src/app.py"}]})
+    crlf, app = result["files"]
+    assert crlf["content"] == "beta = 2\r\n" and crlf["range"] == [2, 2] and crlf["line_count"] == 2
+    assert crlf["file_sha256"] == hashlib.sha256(FILES["src/crlf.py"].encode()).hexdigest()  # type: ignore[union-attr]
+    assert app["language"] == "python" and app["range"] == [1, 2] and not result["has_more"]
+
+
+async def test_read_source_is_bounded_and_continues_with_a_cursor(server: ServerHandle) -> None:
+    pieces: list[str] = []
+    async with mcp_client(server) as client:
+        args: dict[str, Any] = {"targets": [{"path": "many/words.txt"}], "max_bytes": 1024}
+        result = await call(client, "read_source", {**args, "max_bytes": 1024})
+        assert result["has_more"] is False  # 45 short lines fit
+        args = {"targets": [{"path": "big/huge.txt"}, {"path": "src/app.py"}], "max_bytes": 1024}
+        result = await call(client, "read_source", args)
+        assert result["has_more"] and result["files"][0]["partial"]
+        assert len(result["files"][0]["content"].encode()) <= 1024
+        pieces.append(result["files"][0]["content"])
+        result = await call(client, "read_source", {**args, "cursor": result["cursor"]})
+        assert [f["path"] for f in result["files"]] == ["src/app.py"] and not result["has_more"]
+
+
+async def test_read_file_full_is_gated_and_bounded(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        preview = await call(client, "read_file_full", {"path": "src/app.py"})
+        assert preview["confirmed"] is False and preview["content"] is None and preview["line_count"] == 2
+        full = await call(client, "read_file_full", {"path": "src/app.py", "confirm": True})
+        assert full["content"] == FILES["src/app.py"] and full["file_sha256"] == preview["file_sha256"]
+        assert (await call_error(client, "read_file_full", {"path": "big/huge.txt", "confirm": True}))["code"] == 5007
+        assert (await call_error(client, "read_file_full", {"path": "assets/logo.png"}))["code"] == 5008
+        assert (await call_error(client, "read_source", {"targets": [{"path": "nope.py"}]}))["code"] == 5004
+
+
+async def test_list_files_folds_by_depth_and_pages(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        top = await call(client, "list_files", {"depth": 1})
+        entries = {e["path"]: e for e in top["entries"]}
+        assert entries["src"]["type"] == "dir" and entries["src"]["file_count"] == 4
+        assert entries["assets"]["file_count"] == 1
+        py = await call(client, "list_files", {"path": "src", "pattern": "*.py"})
+        assert [e["path"] for e in py["entries"]] == ["src/app.py", "src/crlf.py", "src/impl.py"]
+        assert py["entries"][0]["language"] == "python" and py["entries"][0]["line_count"] == 2
+        first = await call(client, "list_files", {"limit": 2})
+        rest = await call(client, "list_files", {"limit": 100, "cursor": first["next_cursor"]})
+        paths = [e["path"] for e in first["entries"] + rest["entries"]]
+        assert len(paths) == len(set(paths)) == first["total"]
+
+
+@pytest.mark.parametrize("path", ["../outside.txt", "/etc/passwd", "src/\x00x", "src/escape.txt"])
+async def test_path_escapes_are_refused_with_5001(server: ServerHandle, path: str) -> None:
+    async with mcp_client(server) as client:
+        err = await call_error(client, "read_source", {"targets": [{"path": path}]})
+        assert err["code"] == 5001 and err["details"]["path"] == path.replace("\x00", "\\0")
+        assert (await call_error(client, "read_file_full", {"path": path}))["code"] == 5001
+        assert (await call_error(client, "list_files", {"path": path}))["code"] == 5001
+
+
+async def test_status_and_describe_show_the_index(server: ServerHandle) -> None:
+    index = server.get("/status").json()["index"]
+    assert index["state"] == "ready" and index["epoch"] >= 1 and index["primary_language"] == "python"
+    assert index["file_count"] == len(FILES) + 2  # + the symlink and the .cplignore `cpl up` wrote
+    assert index["binary_files"] == 1 and index["oversized_files"] == 0 and index["symlinks"] == 1
+    assert index["last_reconcile"]["duration_ms"] >= 0 and index["pending_changes"] == 0
+    assert server.get("/ready").status_code == 200
+    async with mcp_client(server) as client:
+        summary = await call(client, "describe", {})
+    assert summary["language"] == "python" and summary["index_status"] == "ready"
+
+
+async def test_an_edit_on_disk_becomes_searchable_without_restart(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    with running_server(repo) as handle:
+        async with mcp_client(handle) as client:
+            before = await call(client, "search", {"query": "brand_new_name", "syntax": "identifier"})
+            assert before["results"] == []
+            write_files(repo, {"pkg/fresh.py": "brand_new_name = 2\n"})
+            deadline = time.monotonic() + 10
+            while True:  # the watcher is asynchronous; it publishes within debounce + indexing time
+                found = await call(client, "search", {"query": "brand_new_name", "syntax": "identifier"})
+                if found["results"] or time.monotonic() > deadline:
+                    break
+            assert [(h["path"], h["line"]) for h in found["results"]] == [("pkg/fresh.py", 1)]
+            assert found["epoch"] > before["epoch"]
+            listed = await call(client, "list_files", {"path": "pkg"})
+            assert [e["path"] for e in listed["entries"]] == ["pkg/fresh.py"]
+
+
+async def test_edits_while_down_and_a_corrupt_tantivy_dir_are_handled_at_restart(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "old_name = 1\n"})
+    with running_server(repo) as handle:
+        async with mcp_client(handle) as client:
+            assert (await call(client, "search", {"query": "old_name", "syntax": "identifier"}))["results"]
+    write_files(repo, {"a.py": "new_name = 1\n"})
+    (repo / ".codeplane" / "tantivy" / "meta.json").write_text("garbage")
+    with running_server(repo) as handle:
+        async with mcp_client(handle) as client:
+            found = await call(client, "search", {"query": "new_name", "syntax": "identifier"})
+            assert [(h["path"], h["line"]) for h in found["results"]] == [("a.py", 1)]
+            gone = await call(client, "search", {"query": "old_name", "syntax": "identifier"})
+            assert gone["results"] == []
+        warnings = handle.get("/status").json()["index"]["warnings"]
+        assert any("rebuilt" in w for w in warnings)

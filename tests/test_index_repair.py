@@ -1,0 +1,156 @@
+"""Epoch crash-safety and start-up repairs: Tantivy and SQLite never stay apart, facts follow epochs."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from codeplane.index.facts_api import FileChange
+from tests.builders import make_repo, write_files
+from tests.index_helpers import all_hits, hit_lines, open_index, running_index
+
+_CRASH_AFTER_TANTIVY_COMMIT = textwrap.dedent("""
+    import os, sys
+    from pathlib import Path
+    from codeplane.core.config import IndexConfig
+    from codeplane.core.layout import RepoLayout
+    from codeplane.index.epochs import Extras
+    from codeplane.index.freshness import PendingChanges
+    from codeplane.index.pipeline import IndexPipeline
+    from codeplane.index.reconcile import diff
+
+    root = Path(sys.argv[1])
+    pipeline = IndexPipeline(root, RepoLayout(root), IndexConfig(), PendingChanges())
+    pipeline.open()
+    changes = diff(root, pipeline.store.records_for(["a.py"]),
+                   {"a.py": __import__("codeplane.repo.universe", fromlist=["x"]).walk_paths(
+                       root, ["a.py"], pipeline.rules)["a.py"]},
+                   max_bytes=1 << 20, trust_stat=False)
+    publisher = pipeline._publisher
+    extras = Extras()
+    # The publisher's own steps, in its order, then death before the SQLite commit.
+    publisher._inflight(changes, extras)
+    conn = pipeline.store.conn
+    conn.execute("BEGIN IMMEDIATE")
+    publisher._write(conn, pipeline.epoch + 1, changes, extras, None)
+    pipeline.lexical.commit()
+    os._exit(137)
+""")
+
+
+def test_crash_between_tantivy_and_sqlite_commits_is_repaired_at_next_start(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "alpha_word = 1\n", "b.py": "alpha_word\n"})
+    open_index(repo).stop()
+    path = repo / "a.py"
+    stat = os.stat(path)
+    path.write_text("omega_word = 1\n")  # same size
+    proc = subprocess.run([sys.executable, "-c", _CRASH_AFTER_TANTIVY_COMMIT, str(repo)], capture_output=True,
+                          text=True, check=False)
+    assert proc.returncode == 137, proc.stderr
+    # The disk goes back to what SQLite still records, with the same stat: only the in-flight marker can
+    # tell that Tantivy moved ahead.
+    path.write_text("alpha_word = 1\n")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    with running_index(repo) as index:
+        assert hit_lines(index, "alpha_word") == {("a.py", 1), ("b.py", 1)}
+        assert hit_lines(index, "omega_word") == set()
+        with sqlite3.connect(repo / ".codeplane" / "index.db") as conn:
+            inflight = conn.execute("SELECT value FROM meta WHERE key='tantivy_inflight'").fetchone()[0]
+        assert json.loads(inflight) == []
+
+
+def test_corrupt_tantivy_index_is_rebuilt_with_a_warning(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "survivor_name = 1\n"})
+    open_index(repo).stop()
+    (repo / ".codeplane" / "tantivy" / "meta.json").write_text("{ not json")
+    with running_index(repo) as index:
+        warnings = index.status()["warnings"]
+        assert isinstance(warnings, list) and any("Tantivy index was rebuilt" in w for w in warnings)
+        assert hit_lines(index, "survivor_name") == {("a.py", 1)}
+
+
+def test_tantivy_schema_version_change_rebuilds(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "versioned_name = 1\n"})
+    open_index(repo).stop()
+    (repo / ".codeplane" / "tantivy" / "codeplane-schema.json").write_text('{"schema_version": 0}')
+    with running_index(repo) as index:
+        warnings = index.status()["warnings"]
+        assert isinstance(warnings, list) and any("schema version" in w for w in warnings)
+        assert hit_lines(index, "versioned_name") == {("a.py", 1)}
+
+
+def test_lost_index_db_refills_tantivy_without_duplicates(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "single_hit = 1\n"})
+    open_index(repo).stop()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{repo / '.codeplane' / 'index.db'}{suffix}").unlink(missing_ok=True)
+    with running_index(repo) as index:
+        assert len(all_hits(index, "single_hit")) == 1
+
+
+class WordIndexer:
+    """A real (tiny) fact producer: one row per file with its word count."""
+
+    name = "words"
+
+    def __init__(self, schema_version: int = 1) -> None:
+        self.schema_version = schema_version
+        self.applied: list[tuple[int, list[str]]] = []
+
+    def create_schema(self, conn: sqlite3.Connection) -> None:
+        conn.execute("CREATE TABLE IF NOT EXISTS words (path TEXT PRIMARY KEY, count INTEGER, epoch INTEGER)")
+
+    def drop_schema(self, conn: sqlite3.Connection) -> None:
+        conn.execute("DROP TABLE IF EXISTS words")
+
+    def apply(self, conn: sqlite3.Connection, changes: list[FileChange], epoch: int) -> None:
+        self.applied.append((epoch, sorted(c.path for c in changes)))
+        for change in changes:
+            conn.execute("DELETE FROM words WHERE path = ?", (change.path,))
+            if change.text is not None:
+                conn.execute("INSERT INTO words VALUES (?, ?, ?)", (change.path, len(change.text.split()), epoch))
+
+
+def _words(index_root: Path) -> dict[str, tuple[int, int]]:
+    with sqlite3.connect(index_root / ".codeplane" / "index.db") as conn:
+        return {p: (c, e) for p, c, e in conn.execute("SELECT path, count, epoch FROM words")}
+
+
+def test_registered_indexer_facts_change_with_each_epoch_and_rebuild_on_schema_bump(tmp_path: Path) -> None:
+    from codeplane.core.config import IndexConfig
+    from codeplane.core.layout import RepoLayout
+    from codeplane.index.service import IndexService
+
+    repo = make_repo(tmp_path / "repo", {"a.py": "one two\n", "b.md": "three\n", "img.bin": b"\x00\x01"})
+
+    def start(version: int) -> tuple[IndexService, WordIndexer]:
+        service = IndexService(repo, RepoLayout(repo), IndexConfig(watch=False))
+        indexer = WordIndexer(version)
+        service.register_indexer(indexer)
+        service.start()
+        assert service.wait_ready(30)
+        return service, indexer
+
+    service, indexer = start(1)
+    assert _words(repo) == {"a.py": (2, 1), "b.md": (1, 1)}
+    write_files(repo, {"a.py": "one two four\n"})
+    (repo / "b.md").unlink()
+    epoch = service.refresh_paths(["a.py", "b.md"])
+    assert _words(repo)["a.py"] == (3, epoch) and "b.md" not in _words(repo)
+    with service.read_connection() as conn:  # other subsystems read facts through the same snapshot API
+        assert conn.execute("SELECT count FROM words WHERE path='a.py'").fetchone()[0] == 3
+    service.stop()
+
+    service, indexer = start(1)  # same version: nothing is re-applied
+    assert indexer.applied == []
+    service.stop()
+
+    service, indexer = start(2)  # bumped: dropped and rebuilt for every text file
+    assert indexer.applied and "a.py" in indexer.applied[0][1]
+    assert _words(repo)["a.py"][0] == 3
+    service.stop()
