@@ -37,11 +37,11 @@ def rebase_state_path(repo: pygit2.Repository) -> Path:
 
 
 def repo_state(repo: pygit2.Repository) -> RepoState:
-    """What is in progress: git's own markers (MERGE_HEAD, rebase dirs...) or CodePlane's rebase."""
-    state = _STATES.get(repo.state(), "none")
-    if state == "none" and rebase_state_path(repo).exists():
+    """What is in progress: CodePlane's rebase (its steps leave cherry-pick markers, so it wins), else git's
+    own markers (MERGE_HEAD, rebase directories, ...)."""
+    if rebase_state_path(repo).exists():
         return "rebase"
-    return state
+    return _STATES.get(repo.state(), "none")
 
 
 def read_conflicts(index: pygit2.Index) -> list[Conflict]:

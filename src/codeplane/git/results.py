@@ -32,7 +32,8 @@ class CheckoutResult(WriteResult):
 
 class ResetResult(WriteResult):
     mode: str
-    head: str
+    #: HEAD afterwards (``None`` when a restored point had no commit yet).
+    head: str | None
     branch: str | None = None
     restored: RecoveryPoint | None = None
     recreated_refs: list[str] = []

@@ -54,7 +54,7 @@ from codeplane.git.results import (
     TagResult,
     WorktreeResult,
 )
-from codeplane.git.revisions import head_branch, require_head
+from codeplane.git.revisions import head_branch, head_commit, require_head
 
 _TRACKED_CHANGE = ~int(FileStatus.WT_NEW) & ~int(FileStatus.IGNORED)
 _UNSTAGED = FileStatus.WT_MODIFIED | FileStatus.WT_DELETED | FileStatus.WT_TYPECHANGE
@@ -242,8 +242,9 @@ class GitService:
             for key, oid in point.extras.items():
                 if key.startswith("remote:"):
                     notes.append(f"the remote tip before the force push was {oid}; push it with force to undo")
-            head = require_head(w.repo)
-            return ResetResult(mode="recovery", head=str(head.id), restored=point, recreated_refs=recreated,
+            head = head_commit(w.repo)
+            return ResetResult(mode="recovery", head=str(head.id) if head else None, restored=point,
+                               recreated_refs=recreated,
                                notes=notes, effect=w.effect(),
                                branch=point.branch.removeprefix("refs/heads/") if point.branch else None)
 
