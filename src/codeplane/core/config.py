@@ -79,7 +79,7 @@ class MutationConfig(_Section):
     #: Longest unified diff a dry run returns (characters); longer ones are cut and flagged.
     max_diff_chars: int = Field(default=100_000, ge=1_000)
     #: Threads that write and fsync temp files in parallel.
-    write_workers: int = Field(default=8, ge=1, le=64)
+    write_workers: int = Field(default=16, ge=1, le=64)
 
 
 class TasksConfig(_Section):

@@ -65,7 +65,7 @@ class Commit:
         originals = [Original(w.rel, w.old, w.old_mode, temp_path(w.rel, batch) if w.new is not None else None)
                      for w in ordered]
         journal = Journal.write(self.root, self.journal_dir, batch, originals, created_dirs=created_dirs,
-                                moves=moves)
+                                moves=moves, executor=self.executor)
         try:
             self._check_unchanged(ordered)
             for rel in created_dirs:

@@ -25,6 +25,7 @@ import os
 import shutil
 import stat
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -101,8 +102,12 @@ class Journal:
 
     @classmethod
     def write(cls, root: Path, journal_dir: Path, batch: str, originals: Sequence[Original], *,
-              created_dirs: Sequence[str], moves: Sequence[JournalMove]) -> Journal:
-        """Write the journal durably; returns once a crash from here on can be rolled back."""
+              created_dirs: Sequence[str], moves: Sequence[JournalMove], executor: Executor | None = None) -> Journal:
+        """Write the journal durably; returns once a crash from here on can be rolled back.
+
+        With an ``executor`` the two files, then the two directories, are fsynced in parallel (the
+        ordering that matters, both files durable before the manifest's rename, is kept)."""
+        run = executor.map if executor is not None else map
         directory = journal_dir / batch
         journal_dir.mkdir(parents=True, exist_ok=True)
         directory.mkdir()
@@ -115,14 +120,13 @@ class Journal:
             if item.data is not None:
                 blobs.append(item.data)
             offset += size
-        _write_synced(directory / ORIGINALS, blobs)
         manifest = {"version": _VERSION, "batch": batch, "entries": [asdict(e) for e in entries],
                     "created_dirs": list(created_dirs), "moves": [asdict(m) for m in moves]}
         staging = directory / (MANIFEST + ".tmp")
-        _write_synced(staging, [json.dumps(manifest, sort_keys=True).encode("utf-8")])
+        files = [(directory / ORIGINALS, blobs), (staging, [json.dumps(manifest, sort_keys=True).encode("utf-8")])]
+        list(run(lambda item: _write_synced(*item), files))
         os.replace(staging, directory / MANIFEST)
-        fsync_dir(directory)
-        fsync_dir(journal_dir)
+        list(run(fsync_dir, [directory, journal_dir]))
         return cls(root, directory, entries, created_dirs, moves)
 
     @classmethod
