@@ -340,6 +340,23 @@ def test_overlapping_batches_wait_then_fail_retryably_while_disjoint_ones_run(re
     assert not errors and len(list((repo / "par").iterdir())) == 8
 
 
+def test_overlapping_batches_from_many_threads_serialise_without_lost_updates(repo: Path) -> None:
+    (repo / "log.txt").write_text("END\n")
+    engine = engine_for(repo, lock_timeout_ms=10_000)
+
+    def append(tag: str) -> None:
+        for k in range(8):
+            engine.apply([ReplaceText(path="log.txt", old_text="END", new_text=f"{tag}{k}\nEND")])
+
+    threads = [threading.Thread(target=append, args=(tag,)) for tag in "abc"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    lines = (repo / "log.txt").read_text().splitlines()
+    assert lines[-1] == "END" and sorted(lines[:-1]) == sorted(f"{t}{k}" for t in "abc" for k in range(8))
+
+
 def test_after_write_sees_the_new_content_and_symbols_and_tests_are_collected(repo: Path) -> None:
     seen: list[tuple[str, bytes]] = []
     calls: list[tuple[str, list[tuple[int, int]]]] = []

@@ -5,7 +5,19 @@ from __future__ import annotations
 
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolSpec
-from codeplane.server.tools import describe, files, search, tasks, tests, write
+from codeplane.server.tools import (
+    describe,
+    files,
+    git_commits,
+    git_layout,
+    git_read,
+    git_refs,
+    git_remote,
+    search,
+    tasks,
+    tests,
+    write,
+)
 
 
 def all_tools(services: Services) -> list[ToolSpec]:
@@ -17,4 +29,6 @@ def all_tools(services: Services) -> list[ToolSpec]:
     specs += tasks.tools(services)
     specs += write.tools(services)
     specs += tests.tools(services)
+    specs += [*git_read.tools(services), *git_commits.tools(services), *git_refs.tools(services),
+              *git_remote.tools(services), *git_layout.tools(services)]
     return specs
