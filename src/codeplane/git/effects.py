@@ -23,15 +23,14 @@ _OWN_REFS = "refs/codeplane/"
 
 
 def ref_snapshot(repo: pygit2.Repository) -> dict[str, str]:
-    """Every direct ref (symbolic ones resolved) → oid, except CodePlane's own bookkeeping refs."""
+    """Every direct ref → oid (symbolic aliases like origin/HEAD and CodePlane's own refs left out)."""
     out: dict[str, str] = {}
     for name in repo.references:
         if name.startswith(_OWN_REFS):
             continue
-        try:
-            out[name] = str(repo.references[name].resolve().target)
-        except (KeyError, pygit2.GitError):
-            continue
+        target = repo.references[name].target
+        if isinstance(target, pygit2.Oid):
+            out[name] = str(target)
     return out
 
 
