@@ -101,6 +101,14 @@ def detect(path: str) -> LanguageInfo | None:
     return _BY_EXTENSION.get(name[dot:].lower())
 
 
+def grammar_of(language: str) -> str | None:
+    """The tree-sitter grammar used for a ``language`` name (``tsx`` -> ``tsx``, ``protobuf`` -> ``proto``)."""
+    for info in (*_BY_EXTENSION.values(), *_BY_NAME.values()):
+        if info.language == language:
+            return info.grammar
+    return None
+
+
 def family_of(path: str) -> str | None:
     """The §8.4.1 family key of ``path`` or ``None``."""
     info = detect(path)

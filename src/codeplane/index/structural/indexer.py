@@ -8,6 +8,7 @@ cannot be parsed is stored with its status and counted; it never aborts the batc
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -58,6 +59,8 @@ class StructuralIndexer:
         self.last_report = ApplyReport(epoch, len(effect.upserted), len(effect.deleted),
                                        int((extracted - started) * 1000), int((written - extracted) * 1000),
                                        int((done - written) * 1000), link.refs_changed)
+        conn.execute("INSERT OR REPLACE INTO st_state(key, value) VALUES ('last_apply', ?)",
+                     (json.dumps(self.last_report.__dict__),))
 
     def close(self) -> None:
         """Stop the extraction workers (the server's shutdown path)."""

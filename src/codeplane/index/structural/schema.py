@@ -18,7 +18,7 @@ SCHEMA_VERSION = 1
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",
     "st_export_entry", "st_export_thunk", "st_anchor_group", "st_dynamic_site", "st_def_snapshot",
-    "st_snapshot_file", "st_context", "st_marker",
+    "st_snapshot_file", "st_context", "st_marker", "st_state",
 )
 
 DDL = """
@@ -240,6 +240,11 @@ CREATE TABLE IF NOT EXISTS st_context (
 CREATE TABLE IF NOT EXISTS st_marker (
     path TEXT PRIMARY KEY,
     text TEXT
+);
+-- addition: small facts about the indexer itself (the last batch's timings, for status)
+CREATE TABLE IF NOT EXISTS st_state (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
 );
 """
 

@@ -118,7 +118,7 @@ def _upsert_file(conn: sqlite3.Connection, change: FileChange, outcome: Outcome 
     row = (change.path, info.language if info else None, info.family if info else None, status,
            outcome.error if outcome is not None else None, facts.package if facts else None,
            stats.node_count if stats else None, stats.error_count if stats else None,
-           int(stats.has_named) if stats else None, facts.line_count if facts else None, change.file_sha256, epoch)
+           int(stats.has_named) if stats else None, _line_count(change, facts), change.file_sha256, epoch)
     if file_id is None:
         cursor = conn.execute(
             "INSERT INTO st_file(path, language, family, status, error, package, node_count, error_count, has_named, "
@@ -127,6 +127,14 @@ def _upsert_file(conn: sqlite3.Connection, change: FileChange, outcome: Outcome 
     conn.execute("UPDATE st_file SET path=?, language=?, family=?, status=?, error=?, package=?, node_count=?, "
                  "error_count=?, has_named=?, line_count=?, file_sha256=?, epoch=? WHERE file_id=?", (*row, file_id))
     return file_id
+
+
+def _line_count(change: FileChange, facts: FileFacts | None) -> int | None:
+    if facts is not None:
+        return facts.line_count
+    if change.text is None:
+        return None
+    return change.text.count("\n") + (0 if not change.text or change.text.endswith("\n") else 1)
 
 
 def _insert_facts(conn: sqlite3.Connection, effect: BatchEffect) -> None:

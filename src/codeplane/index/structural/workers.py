@@ -10,7 +10,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import CancelledError, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from codeplane.core.logging import get_logger
@@ -55,7 +55,7 @@ class ExtractionPool:
                 for index, outcome in zip(batch, future.result(), strict=True):
                     results[index] = outcome
             return [r for r in results if r is not None]
-        except (BrokenProcessPool, OSError) as exc:
+        except (BrokenProcessPool, OSError, CancelledError) as exc:
             _log.warning("extraction_pool_failed", error=str(exc))
             self.close()
             return extract_many(items)

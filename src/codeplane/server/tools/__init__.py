@@ -13,7 +13,9 @@ from codeplane.server.tools import (
     git_read,
     git_refs,
     git_remote,
+    map_repo,
     search,
+    search_symbols,
     tasks,
     tests,
     write,
@@ -25,6 +27,8 @@ def all_tools(services: Services) -> list[ToolSpec]:
     specs: list[ToolSpec] = []
     specs += describe.tools(services)
     specs += search.tools(services)
+    search_symbols.register()
+    specs += map_repo.tools(services)
     specs += files.tools(services)
     specs += tasks.tools(services)
     specs += write.tools(services)

@@ -53,6 +53,8 @@ class SymbolInfo(ToolResult):
     name: str
     kind: str
     container: str | None = None
+    qualified_name: str | None = Field(default=None, description="Symbol modes: module.Class.member.")
+    def_uid: str | None = Field(default=None, description="Symbol modes: stable definition id (query by it).")
 
 
 class SearchHit(ToolResult):
@@ -68,6 +70,12 @@ class SearchHit(ToolResult):
     score: float
     match_type: Literal["exact", "fuzzy", "semantic"] = "exact"
     language: str | None = None
+    role: str | None = Field(default=None, description=(
+        "references: DEFINITION, REFERENCE, IMPORT or EXPORT."))
+    ref_tier: str | None = Field(default=None, description=(
+        "references, computed at index time: PROVEN (same-file binding), STRONG (import/export chain), "
+        "ANCHORED (unresolved member access, grouped by token), UNKNOWN."))
+    certainty: str | None = Field(default=None, description="references: CERTAIN or UNCERTAIN.")
 
 
 class Pagination(ToolResult):

@@ -25,9 +25,10 @@ MARKERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "protobuf": (("buf.work.yaml",), ("buf.yaml",)),
 }
 AMBIENT = ("sql", "docker", "markdown", "json_yaml", "graphql")
-#: Markers whose content decides something (workspace lists, ``[workspace]``): their text is kept.
+#: Markers whose content decides something (workspace lists, ``[workspace]``, declared entry points):
+#: their text is kept in ``st_marker``.
 CONTENT_MARKERS = frozenset({"package.json", "pnpm-workspace.yaml", "go.work", "Cargo.toml", "settings.gradle",
-                             "settings.gradle.kts"})
+                             "settings.gradle.kts", "pyproject.toml"})
 
 
 @dataclass

@@ -1,0 +1,218 @@
+"""``map_repo`` (§23.7): a repository's shape computed from the index tables only (never the filesystem).
+
+Sections: ``structure`` (directory tree to a depth, as a pre-order list), ``languages``, ``entry_points``
+(``main`` functions, conventional entry files, ``[project.scripts]`` and ``package.json`` ``bin``/``main``),
+``dependencies`` (external modules from unresolved, non-relative ImportFacts), ``test_layout``,
+``public_api`` (ExportEntries) and ``contexts``. Every list is capped; only ``structure`` paginates.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+import sqlite3
+import tomllib
+from collections import Counter
+from dataclasses import dataclass
+
+from codeplane.index.languages import DATA_FAMILIES
+from codeplane.index.structural import modules
+
+MAX_ENTRY_POINTS = 50
+MAX_DEPENDENCIES = 100
+MAX_TEST_FILES = 100
+MAX_PUBLIC_API = 100
+_ENTRY_FILES = frozenset({"__main__.py", "manage.py", "main.py", "cli.py", "wsgi.py", "asgi.py", "main.go",
+                          "main.rs", "Program.cs", "index.js", "index.ts", "server.js", "server.ts"})
+_TEST = re.compile(
+    r"(^|/)(tests?|__tests__|spec|testing)/|(^|/)test_[^/]*\.py$|_test\.(py|go|rb|exs)$|\.(test|spec)\.[cm]?[jt]sx?$"
+    r"|(Test|Tests|IT)\.(java|kt|cs)$|_spec\.rb$|Test\.php$|(^|/)src/test/")
+
+
+@dataclass(frozen=True, slots=True)
+class TreeNode:
+    path: str
+    name: str
+    is_dir: bool
+    depth: int
+    file_count: int | None
+    line_count: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class LanguageShare:
+    language: str
+    family: str | None
+    file_count: int
+    percentage: float
+
+
+@dataclass(frozen=True, slots=True)
+class EntryPoint:
+    path: str
+    kind: str
+    name: str
+    qualified_name: str | None
+    evidence: str
+
+
+@dataclass(frozen=True, slots=True)
+class Dependencies:
+    external_modules: tuple[tuple[str, int], ...]
+    import_count: int
+    truncated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TestLayout:
+    test_files: tuple[str, ...]
+    test_count: int
+    test_dirs: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PublicApiEntry:
+    path: str
+    name: str
+    def_uid: str | None
+    certainty: str
+    evidence: str
+
+
+def structure(conn: sqlite3.Connection, depth: int) -> tuple[list[TreeNode], int]:
+    """Pre-order nodes (directories first, then files, by name) down to ``depth`` levels; total file count."""
+    tree: dict[str, object] = {}
+    counts: Counter[str] = Counter()
+    lines: dict[str, int | None] = {}
+    rows = conn.execute("SELECT path, line_count FROM st_file ORDER BY path").fetchall()
+    for path, line_count in rows:
+        parts = path.split("/")
+        node = tree
+        for index, part in enumerate(parts[:-1]):
+            counts["/".join(parts[: index + 1])] += 1
+            child = node.setdefault(part, {})
+            assert isinstance(child, dict)
+            node = child
+        node[parts[-1]] = None
+        lines[path] = line_count
+    out: list[TreeNode] = []
+
+    def walk(node: dict[str, object], prefix: str, level: int) -> None:
+        dirs = sorted(k for k, v in node.items() if isinstance(v, dict))
+        files = sorted(k for k, v in node.items() if v is None)
+        for name in dirs:
+            path = f"{prefix}{name}"
+            out.append(TreeNode(path, name, True, level, counts[path], None))
+            if level < depth:
+                child = node[name]
+                assert isinstance(child, dict)
+                walk(child, path + "/", level + 1)
+        for name in files:
+            path = f"{prefix}{name}"
+            out.append(TreeNode(path, name, False, level, None, lines.get(path)))
+
+    walk(tree, "", 1)
+    return out, len(rows)
+
+
+def languages(conn: sqlite3.Connection) -> list[LanguageShare]:
+    rows = conn.execute("SELECT language, family, count(*) FROM st_file WHERE language IS NOT NULL "
+                        "GROUP BY language, family").fetchall()
+    total = sum(c for _, _, c in rows) or 1
+    shares = [LanguageShare(lang, fam, count, round(100.0 * count / total, 2)) for lang, fam, count in rows]
+    return sorted(shares, key=lambda s: (-s.file_count, s.language))
+
+
+def entry_points(conn: sqlite3.Connection) -> list[EntryPoint]:
+    found: list[EntryPoint] = []
+    for path, text in conn.execute("SELECT path, text FROM st_marker WHERE text IS NOT NULL ORDER BY path"):
+        found += _declared(conn, path, text)
+    for path, kind, name, qualified in conn.execute(
+            "SELECT f.path, d.kind, d.name, d.qualified_name FROM st_def d JOIN st_file f ON f.file_id = d.file_id "
+            "WHERE d.name = 'main' AND d.kind = 'function' ORDER BY f.path, d.start_line LIMIT ?",
+            (MAX_ENTRY_POINTS,)):
+        found.append(EntryPoint(path, kind, name, qualified, "main_function"))
+    for (path,) in conn.execute("SELECT path FROM st_file WHERE status = 'parsed' ORDER BY path"):
+        if posixpath.basename(path) in _ENTRY_FILES:
+            found.append(EntryPoint(path, "file", posixpath.basename(path), None, "conventional_file"))
+    unique = {(e.path, e.name, e.evidence): e for e in found}
+    return sorted(unique.values(), key=lambda e: (e.evidence != "declared_script", e.path, e.name))[:MAX_ENTRY_POINTS]
+
+
+def _declared(conn: sqlite3.Connection, path: str, text: str) -> list[EntryPoint]:
+    name = posixpath.basename(path)
+    base = posixpath.dirname(path)
+    out: list[EntryPoint] = []
+    if name == "pyproject.toml":
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            return []
+        project = data.get("project", {})
+        scripts: dict[str, object] = {}
+        for table in (project.get("scripts"), project.get("gui-scripts"),
+                      data.get("tool", {}).get("poetry", {}).get("scripts")):
+            if isinstance(table, dict):
+                scripts.update(table)
+        for script, target in sorted(scripts.items()):
+            if isinstance(target, str) and ":" in target:
+                qualified = target.replace(":", ".").split("[", 1)[0].strip()
+                row = conn.execute("SELECT f.path, d.kind FROM st_def d JOIN st_file f ON f.file_id = d.file_id "
+                                   "WHERE d.qualified_name = ? ORDER BY f.path LIMIT 1", (qualified,)).fetchone()
+                out.append(EntryPoint(row[0] if row else path, row[1] if row else "script", script, qualified,
+                                      "declared_script"))
+    elif name == "package.json":
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return []
+        if not isinstance(data, dict):
+            return []
+        bins = data.get("bin")
+        targets = dict(bins) if isinstance(bins, dict) else ({str(data.get("name", "bin")): bins} if bins else {})
+        if isinstance(data.get("main"), str):
+            targets.setdefault("main", data["main"])
+        for script, target in sorted(targets.items()):
+            if isinstance(target, str):
+                out.append(EntryPoint(posixpath.normpath(posixpath.join(base, target)), "file", script, None,
+                                      "declared_script"))
+    return out
+
+
+def dependencies(conn: sqlite3.Connection) -> Dependencies:
+    total = int(conn.execute("SELECT count(*) FROM st_import").fetchone()[0])
+    repo_tops = {k[3:].split(".", 1)[0] for (k,) in conn.execute("SELECT key FROM st_module_key WHERE key LIKE 'py:%'")}
+    counts: Counter[str] = Counter()
+    for language, source, kind, count in conn.execute(
+            "SELECT f.language, i.source_literal, i.import_kind, count(*) FROM st_import i "
+            "JOIN st_file f ON f.file_id = i.file_id WHERE i.resolved_file_id IS NULL AND i.resolved_alt_file_id "
+            "IS NULL AND i.source_literal IS NOT NULL GROUP BY f.language, i.source_literal, i.import_kind"):
+        if not modules.is_external(language, source, kind):
+            continue
+        name = modules.external_name(language, source)
+        if language == "python" and name in repo_tops:
+            continue  # a module of this repository that did not resolve (e.g. a namespace package)
+        counts[name] += int(count)
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return Dependencies(tuple(ranked[:MAX_DEPENDENCIES]), total, len(ranked) > MAX_DEPENDENCIES)
+
+
+def test_layout(conn: sqlite3.Connection) -> TestLayout:
+    tests = [path for path, family in conn.execute(
+        "SELECT path, family FROM st_file WHERE language IS NOT NULL ORDER BY path")
+        if family not in DATA_FAMILIES and _TEST.search(path)]
+    dirs = Counter(posixpath.dirname(p) for p in tests)
+    top_dirs = tuple(d for d, _ in sorted(dirs.items(), key=lambda i: (-i[1], i[0]))[:20])
+    return TestLayout(tuple(tests[:MAX_TEST_FILES]), len(tests), top_dirs)
+
+
+def public_api(conn: sqlite3.Connection) -> list[PublicApiEntry]:
+    rows = conn.execute(
+        "SELECT f.path, e.exported_name, e.def_uid, e.certainty, e.evidence_kind FROM st_export_entry e "
+        "JOIN st_file f ON f.file_id = e.file_id WHERE e.evidence_kind IN ('__all__literal', 'explicit_export') "
+        "OR (e.evidence_kind = 'default_module' AND (f.path LIKE '%/__init__.py' OR f.path = '__init__.py') "
+        "AND e.def_uid IS NOT NULL) "
+        "ORDER BY e.evidence_kind = 'default_module', length(f.path), f.path, e.exported_name LIMIT ?",
+        (MAX_PUBLIC_API,))
+    return [PublicApiEntry(*row) for row in rows]

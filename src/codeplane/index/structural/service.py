@@ -1,0 +1,190 @@
+"""``StructuralService``: what tools and other subsystems use to read structural facts.
+
+Reads go through the index service's read connection, so they wait (bounded) until every pending change
+is indexed and see one consistent epoch. Symbol searches and the ``map_repo`` tree are paginated over
+stored snapshots (§23.6). ``status()`` never waits: it opens its own read-only connection.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Literal
+
+from codeplane.index.cursors import CursorStore
+from codeplane.index.languages import grammar_of
+from codeplane.index.search import scope_spec
+from codeplane.index.service import IndexService
+from codeplane.index.structural import grammars, repo_map, symbols
+from codeplane.index.structural.queries import StructuralQueries
+from codeplane.index.structural.symbols import SymbolHit, SymbolScope
+from codeplane.repo.textcache import TextCache
+
+SymbolMode = Literal["symbol", "definitions", "references"]
+SECTIONS = ("structure", "languages", "entry_points", "dependencies", "test_layout", "public_api", "contexts")
+
+
+@dataclass(frozen=True)
+class SymbolRequest:
+    mode: SymbolMode
+    query: str
+    paths: tuple[str, ...] = ()
+    languages: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+
+    def key(self) -> str:
+        raw = json.dumps([self.mode, self.query, self.paths, self.languages, self.kinds])
+        return hashlib.sha256(raw.encode()).hexdigest()[:24]
+
+
+@dataclass(frozen=True)
+class SymbolPage:
+    hits: tuple[SymbolHit, ...]
+    snippets: tuple[str | None, ...]
+    next_cursor: str | None
+    total: int
+    epoch: int
+    truncated: bool
+
+
+@dataclass(frozen=True)
+class RepoMap:
+    epoch: int
+    file_count: int
+    tree: tuple[repo_map.TreeNode, ...] = ()
+    next_cursor: str | None = None
+    tree_total: int = 0
+    languages: tuple[repo_map.LanguageShare, ...] = ()
+    entry_points: tuple[repo_map.EntryPoint, ...] = ()
+    dependencies: repo_map.Dependencies | None = None
+    test_layout: repo_map.TestLayout | None = None
+    public_api: tuple[repo_map.PublicApiEntry, ...] = ()
+    contexts: tuple[dict[str, object], ...] = ()
+    included: tuple[str, ...] = field(default_factory=tuple)
+
+
+class StructuralService:
+    def __init__(self, index: IndexService, root: Path, index_db: Path) -> None:
+        self._index = index
+        self._index_db = index_db
+        self._texts = TextCache(root, max_bytes=8 * 1024 * 1024)
+        self._symbol_cursors: CursorStore[SymbolHit] = CursorStore()
+        self._tree_cursors: CursorStore[repo_map.TreeNode] = CursorStore()
+
+    @contextmanager
+    def reading(self) -> Iterator[StructuralQueries]:
+        """Bounded queries (``queries.StructuralQueries``) over one fresh, consistent snapshot."""
+        with self._index.read_connection() as conn:
+            yield StructuralQueries(conn)
+
+    # -- search ------------------------------------------------------------------------------------
+    def search(self, request: SymbolRequest, *, limit: int, cursor: str | None = None,
+               include_snippets: bool = True) -> SymbolPage:
+        key = request.key()
+        if cursor is not None:
+            page = self._symbol_cursors.next_page(cursor, query_key=key, limit=limit)
+        else:
+            spec = scope_spec(request.paths)
+            scope = SymbolScope(path_filter=spec.match_file if spec is not None else None,
+                                languages=request.languages, kinds=request.kinds)
+            with self._index.read_connection() as conn:
+                epoch = self._index.epoch
+                if request.mode == "references":
+                    hits = symbols.search_references(conn, request.query, scope=scope)
+                else:
+                    hits = symbols.search_definitions(conn, request.query, exact_only=request.mode == "definitions",
+                                                      scope=scope)
+            page = self._symbol_cursors.first_page(hits, total=len(hits), epoch=epoch, query_key=key, limit=limit,
+                                                   truncated=len(hits) >= symbols.MAX_HITS)
+        snippets = tuple(self._line(h.path, h.line) if include_snippets else None for h in page.items)
+        return SymbolPage(page.items, snippets, page.next_cursor, page.total, page.epoch, page.truncated)
+
+    def _line(self, path: str, line: int) -> str | None:
+        text = self._texts.read(path)
+        if text is None:
+            return None
+        lines = text.split("\n")
+        return lines[line - 1].rstrip("\r")[:500] if 0 < line <= len(lines) else None
+
+    # -- map_repo ----------------------------------------------------------------------------------
+    def map_repo(self, include: tuple[str, ...], *, depth: int, limit: int, cursor: str | None = None) -> RepoMap:
+        wanted = tuple(s for s in SECTIONS if s in include) if include else SECTIONS
+        key = hashlib.sha256(json.dumps(["map_repo", depth]).encode()).hexdigest()[:24]
+        if cursor is not None:
+            page = self._tree_cursors.next_page(cursor, query_key=key, limit=limit)
+            return RepoMap(epoch=page.epoch, file_count=-1, tree=page.items, next_cursor=page.next_cursor,
+                           tree_total=page.total, included=("structure",))
+        with self._index.read_connection() as conn:
+            epoch = self._index.epoch
+            nodes, file_count = repo_map.structure(conn, depth) if "structure" in wanted else ([], 0)
+            if "structure" not in wanted:
+                file_count = int(conn.execute("SELECT count(*) FROM st_file").fetchone()[0])
+            q = StructuralQueries(conn)
+            result = RepoMap(
+                epoch=epoch, file_count=file_count,
+                languages=tuple(repo_map.languages(conn)) if "languages" in wanted else (),
+                entry_points=tuple(repo_map.entry_points(conn)) if "entry_points" in wanted else (),
+                dependencies=repo_map.dependencies(conn) if "dependencies" in wanted else None,
+                test_layout=repo_map.test_layout(conn) if "test_layout" in wanted else None,
+                public_api=tuple(repo_map.public_api(conn)) if "public_api" in wanted else (),
+                contexts=tuple(q.list_contexts(limit=500)) if "contexts" in wanted else (),
+                included=wanted,
+            )
+        page = self._tree_cursors.first_page(nodes, total=len(nodes), epoch=epoch, query_key=key, limit=limit)
+        return replace(result, tree=page.items, next_cursor=page.next_cursor, tree_total=len(nodes))
+
+    # -- status ------------------------------------------------------------------------------------
+    def status(self) -> dict[str, object]:
+        """The ``structural`` status section: per-language counts, parse failures, grammars, contexts."""
+        try:
+            conn = sqlite3.connect(f"file:{self._index_db}?mode=ro", uri=True, timeout=1.0)
+        except sqlite3.Error as exc:
+            return {"state": "unavailable", "error": str(exc)}
+        try:
+            return _status(conn)
+        except sqlite3.Error as exc:
+            return {"state": "not_built", "error": str(exc)}
+        finally:
+            conn.close()
+
+
+def _status(conn: sqlite3.Connection) -> dict[str, object]:
+    by_language: dict[str, dict[str, int]] = {}
+    skipped: dict[str, int] = {}
+    for language, status, count in conn.execute(
+            "SELECT coalesce(language, '(unknown)'), status, count(*) FROM st_file GROUP BY 1, 2 ORDER BY 1, 2"):
+        if language == "(unknown)":
+            continue
+        by_language.setdefault(language, {})[status] = int(count)
+        if status not in ("parsed", "not_text", "unsupported"):
+            skipped[status] = skipped.get(status, 0) + int(count)
+    failures = [{"path": p, "status": s, "error": e} for p, s, e in conn.execute(
+        "SELECT path, status, error FROM st_file WHERE status IN ('parse_failed', 'grammar_missing', 'too_large') "
+        "ORDER BY path LIMIT 20")]
+    contexts: dict[str, int] = {}
+    for status, count in conn.execute("SELECT probe_status, count(*) FROM st_context GROUP BY 1 ORDER BY 1"):
+        contexts[status] = int(count)
+    used = [g for (g,) in conn.execute("SELECT DISTINCT language FROM st_file WHERE status = 'parsed'") if g]
+    counts = {table: int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+              for table in ("st_def", "st_ref", "st_import")}
+    last = conn.execute("SELECT value FROM st_state WHERE key = 'last_apply'").fetchone()
+    return {
+        "state": "ready",
+        "files": sum(sum(v.values()) for v in by_language.values()),
+        "by_language": by_language,
+        "skipped": skipped,
+        "parse_failures": failures,
+        "grammars": {**grammars.versions(_grammar_names(used)), "missing": grammars.missing_grammars()},
+        "contexts": contexts,
+        "defs": counts["st_def"], "refs": counts["st_ref"], "imports": counts["st_import"],
+        "last_apply": None if last is None else json.loads(last[0]),
+    }
+
+
+def _grammar_names(languages: list[str]) -> list[str]:
+    return sorted({g for g in (grammar_of(lang) for lang in languages) if g})

@@ -1,0 +1,161 @@
+"""``map_repo`` (§23.7): the repository's shape from the index — structure, languages, entry points,
+dependencies, test layout, public API and contexts. Only ``structure`` paginates; other lists are capped."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import anyio
+from pydantic import Field
+
+from codeplane.index.structural.service import RepoMap
+from codeplane.server.services import Services
+from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
+
+Section = Literal["structure", "languages", "entry_points", "dependencies", "test_layout", "public_api", "contexts"]
+
+
+class MapRepoParams(ToolParams):
+    include: list[Section] = Field(default_factory=list, max_length=7, description=(
+        "Sections to compute (default: all)."))
+    depth: int = Field(default=3, ge=1, le=12, description="Directory levels listed in structure.tree.")
+    limit: int = Field(default=200, ge=1, le=1000, description="Tree nodes per page.")
+    cursor: str | None = Field(default=None, description="structure.next_cursor of the previous page.")
+
+
+class DirectoryNode(ToolResult):
+    path: str
+    name: str
+    is_dir: bool
+    depth: int = Field(description="1 for entries at the repository root.")
+    file_count: int | None = Field(default=None, description="Directories: files below, at any depth.")
+    line_count: int | None = Field(default=None, description="Files: line count, when text.")
+
+
+class Structure(ToolResult):
+    root: str
+    tree: list[DirectoryNode] = Field(description="Pre-order (directories first, then files, by name).")
+    tree_total: int
+    next_cursor: str | None = None
+    file_count: int | None = None
+    contexts: list[str] = Field(default_factory=list, description="Valid context roots ('' = repository root).")
+
+
+class LanguageEntry(ToolResult):
+    language: str
+    family: str | None
+    file_count: int
+    percentage: float
+
+
+class EntryPointEntry(ToolResult):
+    path: str
+    kind: str
+    name: str
+    qualified_name: str | None = None
+    evidence: str
+
+
+class ExternalModule(ToolResult):
+    name: str
+    import_count: int
+
+
+class DependenciesSection(ToolResult):
+    external_modules: list[ExternalModule]
+    import_count: int
+    truncated: bool
+
+
+class TestLayoutSection(ToolResult):
+    test_files: list[str]
+    test_count: int
+    test_dirs: list[str]
+
+
+class PublicApiItem(ToolResult):
+    path: str
+    name: str
+    def_uid: str | None = None
+    certainty: str
+    evidence: str
+
+
+class ContextItem(ToolResult):
+    context_id: int
+    family: str
+    root_path: str
+    tier: int
+    probe_status: str
+    markers: list[str]
+
+
+class MapRepoResult(ToolResult):
+    epoch: int
+    structure: Structure | None = None
+    languages: list[LanguageEntry] | None = None
+    entry_points: list[EntryPointEntry] | None = None
+    dependencies: DependenciesSection | None = None
+    test_layout: TestLayoutSection | None = None
+    public_api: list[PublicApiItem] | None = None
+    contexts: list[ContextItem] | None = None
+
+
+def _result(root: str, m: RepoMap) -> MapRepoResult:
+    valid = [str(c["root_path"]) for c in m.contexts if c.get("probe_status") == "valid"]
+    wanted = set(m.included)
+    return MapRepoResult(
+        epoch=m.epoch,
+        structure=Structure(root=root, tree=[DirectoryNode(
+            path=n.path, name=n.name, is_dir=n.is_dir, depth=n.depth, file_count=n.file_count,
+            line_count=n.line_count) for n in m.tree], tree_total=m.tree_total, next_cursor=m.next_cursor,
+            file_count=m.file_count if m.file_count >= 0 else None, contexts=sorted(set(valid)))
+        if "structure" in wanted else None,
+        languages=[LanguageEntry(language=s.language, family=s.family, file_count=s.file_count,
+                                 percentage=s.percentage) for s in m.languages] if "languages" in wanted else None,
+        entry_points=[EntryPointEntry(path=e.path, kind=e.kind, name=e.name, qualified_name=e.qualified_name,
+                                      evidence=e.evidence) for e in m.entry_points]
+        if "entry_points" in wanted else None,
+        dependencies=DependenciesSection(
+            external_modules=[ExternalModule(name=n, import_count=c) for n, c in m.dependencies.external_modules],
+            import_count=m.dependencies.import_count, truncated=m.dependencies.truncated)
+        if m.dependencies is not None else None,
+        test_layout=TestLayoutSection(test_files=list(m.test_layout.test_files), test_count=m.test_layout.test_count,
+                                      test_dirs=list(m.test_layout.test_dirs)) if m.test_layout is not None else None,
+        public_api=[PublicApiItem(path=p.path, name=p.name, def_uid=p.def_uid, certainty=p.certainty,
+                                  evidence=p.evidence) for p in m.public_api] if "public_api" in wanted else None,
+        contexts=[ContextItem(context_id=int(str(c["context_id"])), family=str(c["family"]),
+                              root_path=str(c["root_path"]), tier=int(str(c["tier"])),
+                              probe_status=str(c["probe_status"]),
+                              markers=[str(x) for x in c["markers"]] if isinstance(c["markers"], list) else [])
+                  for c in m.contexts] if "contexts" in wanted else None,
+    )
+
+
+async def _map_repo(ctx: ToolContext, params: MapRepoParams) -> MapRepoResult:
+    services = ctx.services
+    result = await anyio.to_thread.run_sync(
+        lambda: services.structural.map_repo(tuple(params.include), depth=params.depth, limit=params.limit,
+                                             cursor=params.cursor))
+    return _result(str(services.root), result)
+
+
+def tools(services: Services) -> list[ToolSpec]:
+    return [
+        ToolSpec(
+            name="map_repo",
+            category="search",
+            summary=("A mental model of the repository from the index: directory structure (paginated), languages, "
+                     "entry points, external dependencies, test layout, public API and contexts."),
+            params=MapRepoParams,
+            result=MapRepoResult,
+            handler=_map_repo,
+            kind="read",
+            when_to_use=("starting work on an unfamiliar repository", "finding where tests, entry points or the "
+                         "public API live", "listing external dependencies actually imported"),
+            when_not_to_use=("listing one directory's files (use list_files)",
+                             "finding a symbol (use search mode='symbol')"),
+            examples=(ToolExample("everything, two levels deep", {"depth": 2}),
+                      ToolExample("only dependencies and public API", {"include": ["dependencies", "public_api"]})),
+        )
+    ]

@@ -1,0 +1,57 @@
+"""``search`` modes ``symbol``, ``definitions`` and ``references`` (§23.7), served by the structural index.
+
+Registered into ``search.MODE_HANDLERS`` by :func:`register`; matching rules live in
+``index/structural/symbols.py``. Columns are shown 1-based, like lexical hits.
+"""
+
+from __future__ import annotations
+
+import time
+
+from codeplane.index.structural.service import SymbolRequest
+from codeplane.index.structural.symbols import container_of
+from codeplane.server.services import Services
+from codeplane.server.tools.search import (
+    Pagination,
+    SearchHit,
+    SearchParams,
+    SearchResult,
+    SearchScope,
+    SymbolInfo,
+    register_mode,
+)
+
+_SCORES = {"uid": 1.0, "qualified": 1.0, "exact": 1.0, "prefix": 0.75, "substring": 0.5}
+
+
+def _search(services: Services, params: SearchParams) -> SearchResult:
+    started = time.perf_counter()
+    scope = params.scope or SearchScope()
+    mode = params.mode
+    assert mode in ("symbol", "definitions", "references")
+    request = SymbolRequest(mode=mode, query=params.query, paths=tuple(scope.paths),
+                            languages=tuple(scope.languages), kinds=tuple(scope.kinds))
+    page = services.structural.search(request, limit=params.limit, cursor=params.cursor,
+                                      include_snippets=params.include_snippets)
+    hits = []
+    for hit, snippet in zip(page.hits, page.snippets, strict=True):
+        d = hit.definition
+        ref = hit.ref
+        hits.append(SearchHit(
+            path=hit.path, line=hit.line, column=hit.col + 1, end_line=hit.end_line, end_column=hit.end_col + 1,
+            snippet=snippet,
+            symbol=SymbolInfo(name=d.name, kind=d.kind, container=container_of(d), qualified_name=d.qualified_name,
+                              def_uid=d.def_uid),
+            score=_SCORES.get(hit.match, 0.5), match_type="exact" if hit.match != "substring" else "fuzzy",
+            language=d.language, role=ref.role if ref else None, ref_tier=ref.ref_tier if ref else None,
+            certainty=ref.certainty if ref else None))
+    return SearchResult(mode=mode, query=params.query, results=hits,
+                        pagination=Pagination(next_cursor=page.next_cursor, total_estimate=page.total),
+                        epoch=page.epoch, truncated=page.truncated,
+                        query_time_ms=round((time.perf_counter() - started) * 1000, 3))
+
+
+def register() -> None:
+    """Serve the three structural modes through the ``search`` tool."""
+    for mode in ("symbol", "definitions", "references"):
+        register_mode(mode, _search)
