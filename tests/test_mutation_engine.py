@@ -22,8 +22,9 @@ from codeplane.mutation import (
     MutationEngine,
     ReplaceText,
     UpdateSpan,
+    git_index,
 )
-from codeplane.mutation.journal import Journal, Original, temp_path
+from codeplane.mutation.journal import Journal, JournalMove, Original, temp_path
 from codeplane.mutation.locks import PathLocks
 from tests.builders import git, make_repo
 
@@ -412,3 +413,20 @@ def test_a_journal_that_cannot_be_rolled_back_stops_startup_and_is_kept(repo: Pa
         engine_for(repo).recover()
     assert info.value.code == 9001 and "mut_broken" in info.value.message
     assert (journal_dir / "mut_broken/manifest.json").exists()
+
+
+def test_recovery_undoes_a_recorded_git_move(repo: Path) -> None:
+    journal_dir = repo / ".codeplane/journal"
+    data = (repo / "README.md").read_bytes()
+    # Crashed after moving README.md -> docs/README.md and recording the move in git's index.
+    Journal.write(repo, journal_dir, "mut_moved", [
+        Original("README.md", data, 0o644, None),
+        Original("docs/README.md", None, 0, temp_path("docs/README.md", "mut_moved")),
+    ], created_dirs=["docs"], moves=[JournalMove("README.md", "docs/README.md")])
+    (repo / "docs").mkdir()
+    os.replace(repo / "README.md", repo / "docs/README.md")
+    git_index.record_move(repo, "README.md", "docs/README.md")
+    assert "R  README.md -> docs/README.md" in git(repo, "status", "--porcelain").stdout
+    engine_for(repo).recover()
+    assert (repo / "README.md").read_bytes() == data and not (repo / "docs").exists()
+    assert git(repo, "status", "--porcelain").stdout == ""
