@@ -61,7 +61,9 @@ def _group_update(src: SourceText, group: _Group, sha: str) -> UpdateSpan:
         cursor = end
     parts.append(old_block[cursor:])
     return UpdateSpan(path=src.path, start_line=group.start, end_line=group.end, new_content="".join(parts),
-                      expected_content=old_block, expected_file_sha256=sha)
+                      # Always newline-terminated: the engine drops one optional final newline, and a block
+                      # whose last line is empty must keep that line.
+                      expected_content=old_block + "\n", expected_file_sha256=sha)
 
 
 def read_sources(root: Path, paths: Iterable[str]) -> tuple[dict[str, SourceText], dict[str, str]]:

@@ -56,9 +56,14 @@ def _definition_span(src: SourceText, d: Def) -> SpanEdit:
     indent = src.line_text(d.line)[: len(src.line_text(d.line)) - len(src.line_text(d.line).lstrip())]
     while start > 1 and src.line_text(start - 1).startswith(indent + "@"):
         start -= 1
-    end_text = src.line_text(d.end_line)
-    old = src.slice(start, 0, d.end_line, len(end_text))
-    return SpanEdit(d.path, start, 0, d.end_line, len(end_text), old, "", "delete_definition")
+    end = d.end_line
+    last = len(src.lines) - (1 if src.text.endswith("\n") else 0)
+    # Blank lines after the definition go with it, so the spacing above it separates what remains.
+    while end < last and not src.line_text(end + 1).strip():
+        end += 1
+    end_text = src.line_text(end)
+    old = src.slice(start, 0, end, len(end_text))
+    return SpanEdit(d.path, start, 0, end, len(end_text), old, "", "delete_definition")
 
 
 @dataclass(frozen=True)

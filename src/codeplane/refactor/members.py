@@ -205,7 +205,7 @@ def classify_member_ref(graph: ClassGraph, family: MemberFamily, ref: Ref) -> tu
         holder = graph.enclosing_class(ref.path, ref.line, ref.column)
         if holder is not None and holder.def_uid in family.classes:
             return "high", "self_member"
-        if holder is not None and holder.def_uid in {a.parent_uid for a in family.overridden}:
+        if holder is not None and graph.owns(holder, family.target.name):
             return "low", "other_binding"
     recv = graph.receiver(ref)
     typed = graph.receivers.of(ref, recv) if shape not in ("self.", "cls.", "this.") else None

@@ -24,6 +24,7 @@ from codeplane.index.service import STARTUP_WAIT_SEC, IndexService
 from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.index.structural.service import StructuralService
 from codeplane.mutation import MutationEngine
+from codeplane.refactor.service import RefactorService
 from codeplane.repo.workspace import head_info
 from codeplane.tasks import Ledger, RepoSnapshot, TaskTracker, TrackerSettings
 from codeplane.testing import TestingService
@@ -72,6 +73,8 @@ class Services:
     artifacts: ArtifactStore = field(init=False)
     #: Test discovery, runs and impact selection (§11).
     testing: TestingService = field(init=False)
+    #: Rename/move/impact previews and their atomic application (§8); plans live in memory.
+    refactor: RefactorService = field(init=False)
     #: Git over pygit2 (§10): status/diff/log, commits, branches, merges, rebases, remotes, recovery points.
     git: GitService = field(init=False)
 
@@ -179,6 +182,13 @@ def _wire_git(services: Services) -> None:
     services.git = GitService(services.root, services.config.git, after_tree_change=services.index.reconcile)
 
 
+def _wire_refactor(services: Services) -> None:
+    services.refactor = RefactorService.for_repository(
+        services.root, services.config.refactor, services.index, services.mutation,
+        tests_for=services.testing.tests_for)
+    services.status_sections["refactor"] = services.refactor.status
+
+
 def build_services(root: Path, config: CodePlaneConfig, repo_id: str) -> Services:
     services = Services(root=root, config=config, repo_id=repo_id)
     _wire_index(services)
@@ -186,5 +196,6 @@ def build_services(root: Path, config: CodePlaneConfig, repo_id: str) -> Service
     _wire_mutation(services)
     _wire_tasks(services)
     _wire_testing(services)
+    _wire_refactor(services)
     _wire_git(services)
     return services

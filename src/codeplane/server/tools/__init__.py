@@ -14,6 +14,7 @@ from codeplane.server.tools import (
     git_refs,
     git_remote,
     map_repo,
+    refactor,
     search,
     search_symbols,
     tasks,
@@ -33,6 +34,8 @@ def all_tools(services: Services) -> list[ToolSpec]:
     specs += tasks.tools(services)
     specs += write.tools(services)
     specs += tests.tools(services)
+    if services.config.refactor.enabled:
+        specs += refactor.tools(services)
     specs += [*git_read.tools(services), *git_commits.tools(services), *git_refs.tools(services),
               *git_remote.tools(services), *git_layout.tools(services)]
     return specs

@@ -1,0 +1,190 @@
+"""Refactor tools (§23.7): ``refactor_rename``/``refactor_move``/``refactor_impact`` preview,
+``refactor_inspect`` pages uncertain edits, ``refactor_apply`` writes one atomic batch, ``refactor_cancel``."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import anyio
+from pydantic import Field
+
+from codeplane.core.calls import MutationReport
+from codeplane.refactor.models import ApplyOutcome, ImpactReport, InspectPage, RefactorPreview
+from codeplane.server.services import Services
+from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
+
+_CATEGORY = "refactor"
+
+
+class RenameParams(ToolParams):
+    symbol: str | None = Field(
+        default=None, description="Qualified name (pkg.mod.Class.method or Class.method), a def_uid, or "
+                                  "path:line[:column]. Several matching definitions answer needs_decision.")
+    new_name: str = Field(min_length=1, max_length=200, description="The new identifier (checked per language).")
+    path: str | None = Field(default=None, description="Alternative target: file of the definition or a reference.")
+    line: int | None = Field(default=None, ge=1, description="With path: 1-based line.")
+    column: int | None = Field(default=None, ge=0, description="With path: 0-based column of the name.")
+
+
+class MoveParams(ToolParams):
+    from_path: str = Field(min_length=1, description="File (or directory) to move, repo-relative.")
+    to_path: str = Field(min_length=1, description="Destination path; must not exist.")
+
+
+class ImpactParams(ToolParams):
+    target: str = Field(min_length=1, description="A file path, qualified name, def_uid or path:line[:column].")
+    path: str | None = None
+    line: int | None = Field(default=None, ge=1)
+    column: int | None = Field(default=None, ge=0)
+    limit: int = Field(default=100, ge=1, le=500)
+    cursor: str | None = None
+
+
+class InspectParams(ToolParams):
+    refactor_id: str
+    candidate_id: str | None = Field(default=None, description="Which candidate of a needs_decision plan.")
+    certainty: list[Literal["high", "medium", "low"]] = Field(default=["medium", "low"], min_length=1)
+    kind: list[Literal["code", "doc"]] = Field(default=["code", "doc"], min_length=1)
+    cursor: str | None = None
+    limit: int = Field(default=50, ge=1, le=200)
+    context_lines: int = Field(default=2, ge=0, le=10)
+
+
+class ApplyParams(ToolParams):
+    refactor_id: str
+    candidate_id: str | None = Field(default=None, description="Required when the preview said needs_decision.")
+    include: list[str] = Field(default=[], max_length=10_000,
+                               description="Edit ids to apply in addition (e.g. verified low candidates).")
+    exclude: list[str] = Field(default=[], max_length=10_000, description="Edit ids to leave out.")
+    min_certainty: Literal["high", "medium"] = Field(
+        default="medium", description="Apply edits at or above this certainty (low is never applied by default).")
+    apply_docs: bool | None = Field(default=None,
+                                    description="Apply documentation edits (default: refactor.doc_sweep.auto_apply).")
+    accept_collisions: bool = Field(default=False, description="Apply although the preview reported collisions.")
+
+
+class CancelParams(ToolParams):
+    refactor_id: str
+
+
+class RefactorPreviewResult(RefactorPreview, ToolResult):
+    """A previewed plan; nothing has been written."""
+
+
+class ImpactResult(ImpactReport, ToolResult):
+    """References, importers and affected tests; ``delete_refactor_id`` previews the deletion."""
+
+
+class InspectResult(InspectPage, ToolResult):
+    """One page of a plan's edits with context lines."""
+
+
+class ApplyResult(ApplyOutcome, ToolResult):
+    """What the applied batch changed."""
+
+    def mutation_report(self) -> MutationReport | None:
+        return self.delta.mutation_report() if self.delta is not None and self.delta.files_changed else None
+
+
+class CancelResult(ToolResult):
+    refactor_id: str
+    operation: str
+    cancelled: bool
+
+
+def tools(services: Services) -> list[ToolSpec]:
+    async def rename(ctx: ToolContext, p: RenameParams) -> RefactorPreviewResult:
+        preview = await anyio.to_thread.run_sync(
+            lambda: ctx.services.refactor.rename(p.symbol, p.new_name, path=p.path, line=p.line, column=p.column))
+        return RefactorPreviewResult.model_validate(preview, from_attributes=True)
+
+    async def move(ctx: ToolContext, p: MoveParams) -> RefactorPreviewResult:
+        preview = await anyio.to_thread.run_sync(lambda: ctx.services.refactor.move(p.from_path, p.to_path))
+        return RefactorPreviewResult.model_validate(preview, from_attributes=True)
+
+    async def impact(ctx: ToolContext, p: ImpactParams) -> ImpactResult:
+        report = await anyio.to_thread.run_sync(lambda: ctx.services.refactor.impact(
+            p.target, path=p.path, line=p.line, column=p.column, limit=p.limit, cursor=p.cursor))
+        return ImpactResult.model_validate(report, from_attributes=True)
+
+    async def inspect(ctx: ToolContext, p: InspectParams) -> InspectResult:
+        page = await anyio.to_thread.run_sync(lambda: ctx.services.refactor.inspect(
+            p.refactor_id, candidate_id=p.candidate_id, certainties=p.certainty, kinds=p.kind, cursor=p.cursor,
+            limit=p.limit, context_lines=p.context_lines))
+        return InspectResult.model_validate(page, from_attributes=True)
+
+    async def apply(ctx: ToolContext, p: ApplyParams) -> ApplyResult:
+        outcome = await anyio.to_thread.run_sync(lambda: ctx.services.refactor.apply(
+            p.refactor_id, candidate_id=p.candidate_id, include=p.include, exclude=p.exclude,
+            min_certainty=p.min_certainty, apply_docs=p.apply_docs, accept_collisions=p.accept_collisions))
+        return ApplyResult.model_validate(outcome, from_attributes=True)
+
+    async def cancel(ctx: ToolContext, p: CancelParams) -> CancelResult:
+        plan = ctx.services.refactor.cancel(p.refactor_id)
+        return CancelResult(refactor_id=plan.refactor_id, operation=plan.operation, cancelled=True)
+
+    preview_note = "previews only: nothing is written until refactor_apply"
+    return [
+        ToolSpec(
+            name="refactor_rename", category=_CATEGORY, params=RenameParams, result=RefactorPreviewResult,
+            handler=rename, kind="read", idempotent=False,
+            summary="Preview renaming one definition and exactly its references (token spans, certainty per edit); "
+                    "returns refactor_id for refactor_inspect/apply/cancel. " + preview_note + ".",
+            when_to_use=("renaming a function, class, method or variable across the repository",
+                         "you need every reference found or explained (coverage lists every other mention)"),
+            when_not_to_use=("editing text that is not an identifier (use write_source)",
+                             "renaming a file (use refactor_move)"),
+            examples=(ToolExample("rename a method", {"symbol": "app.models.User.save", "new_name": "persist"}),
+                      ToolExample("rename at a position", {"path": "src/app.py", "line": 12, "column": 4,
+                                                           "new_name": "load_config"})),
+        ),
+        ToolSpec(
+            name="refactor_move", category=_CATEGORY, params=MoveParams, result=RefactorPreviewResult,
+            handler=move, kind="read", idempotent=False,
+            summary="Preview moving a file or directory (git mv for clean tracked files) and rewriting the Python "
+                    "and JS/TS imports that name it; " + preview_note + ".",
+            when_to_use=("moving or renaming a module and keeping its importers working",),
+            when_not_to_use=("moving a symbol between files (not supported; edit with write_source)",),
+            examples=(ToolExample("move a module",
+                                  {"from_path": "src/pkg/util.py", "to_path": "src/pkg/core/util.py"}),),
+        ),
+        ToolSpec(
+            name="refactor_impact", category=_CATEGORY, params=ImpactParams, result=ImpactResult,
+            handler=impact, kind="read", idempotent=False,
+            summary="What depends on a symbol or file: references with tiers, importing files, affected tests; "
+                    "delete_refactor_id previews deleting it (apply with refactor_apply).",
+            when_to_use=("before deleting or changing a symbol or file",
+                         "finding the call sites of a definition with their certainty"),
+            when_not_to_use=("free-text search (use search)",),
+            examples=(ToolExample("impact of a function", {"target": "pkg.util.helper"}),
+                      ToolExample("impact of a file", {"target": "src/pkg/util.py"})),
+        ),
+        ToolSpec(
+            name="refactor_inspect", category=_CATEGORY, params=InspectParams, result=InspectResult,
+            handler=inspect, kind="read",
+            summary="Page through a pending plan's medium/low (or any) edits with the lines around each one.",
+            when_to_use=("the preview said verification_required",
+                         "choosing which low candidates to include in refactor_apply"),
+            when_not_to_use=("no plan is pending",),
+            examples=(ToolExample("low candidates", {"refactor_id": "rf_ab12cd00001", "certainty": ["low"]}),),
+        ),
+        ToolSpec(
+            name="refactor_apply", category=_CATEGORY, params=ApplyParams, result=ApplyResult,
+            handler=apply, kind="mutation", read_only=False, destructive=True, idempotent=False,
+            summary="Apply a previewed plan in one atomic batch (high+medium by default, plus include, minus "
+                    "exclude); refused with 5002 listing the files changed since the preview.",
+            when_to_use=("after refactor_rename/refactor_move/refactor_impact previewed what you want",),
+            when_not_to_use=("the preview is older than the files (preview again)",),
+            examples=(ToolExample("apply", {"refactor_id": "rf_ab12cd00001"}),
+                      ToolExample("commit a decision", {"refactor_id": "rf_ab12cd00002", "candidate_id": "c2"}),
+                      ToolExample("high only", {"refactor_id": "rf_ab12cd00003", "min_certainty": "high"})),
+        ),
+        ToolSpec(
+            name="refactor_cancel", category=_CATEGORY, params=CancelParams, result=CancelResult,
+            handler=cancel, kind="meta", read_only=False, idempotent=False,
+            summary="Forget a pending refactor plan (nothing was written by the preview).",
+            when_to_use=("a preview is not what you want",),
+            when_not_to_use=("the plan was already applied (use git tools to undo)",),
+            examples=(ToolExample("cancel", {"refactor_id": "rf_ab12cd00001"}),),
+        ),
+    ]

@@ -1,0 +1,52 @@
+"""Refactor service over a real repository: git repo, index service with the structural indexer, mutation
+engine. No server; tests drive :class:`RefactorService` directly (fast), a few go through MCP elsewhere."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from codeplane.core.config import CodePlaneConfig
+from codeplane.core.layout import RepoLayout
+from codeplane.index.service import IndexService
+from codeplane.index.structural.indexer import StructuralIndexer
+from codeplane.mutation import MutationEngine
+from codeplane.refactor.service import RefactorService
+from tests.builders import make_repo
+
+
+@dataclass
+class RefactorEnv:
+    root: Path
+    index: IndexService
+    mutation: MutationEngine
+    service: RefactorService
+
+    def read(self, path: str) -> str:
+        return (self.root / path).read_text(encoding="utf-8")
+
+    def snapshot(self) -> dict[str, bytes]:
+        return {p.relative_to(self.root).as_posix(): p.read_bytes() for p in sorted(self.root.rglob("*"))
+                if p.is_file() and ".git" not in p.parts and ".codeplane" not in p.parts}
+
+
+@contextmanager
+def refactor_env(root: Path, files: Mapping[str, str], config: CodePlaneConfig | None = None,
+                 ) -> Iterator[RefactorEnv]:
+    cfg = config or CodePlaneConfig()
+    make_repo(root, files)
+    layout = RepoLayout(root)
+    layout.state_dir.mkdir(exist_ok=True)
+    index = IndexService(root, layout, cfg.index.model_copy(update={"watch": False}))
+    index.register_indexer(StructuralIndexer(workers=1))
+    index.start()
+    assert index.wait_ready(60), index.error
+    mutation = MutationEngine(root, cfg.mutation, after_write=index.refresh_paths)
+    service = RefactorService.for_repository(root, cfg.refactor, index, mutation)
+    try:
+        yield RefactorEnv(root, index, mutation, service)
+    finally:
+        index.stop()
+        mutation.close()

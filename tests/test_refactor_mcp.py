@@ -1,0 +1,110 @@
+"""Refactor tools end to end: the real server, the official MCP client, one repository per module."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.builders import ServerHandle, call, call_error, make_repo, mcp_client, running_server
+
+pytestmark = pytest.mark.anyio
+
+FILES = {
+    "app/__init__.py": "",
+    "app/models.py": (
+        "class User:\n"
+        "    def save(self):\n"
+        "        return 'user'\n"
+        "\n"
+        "\n"
+        "class Order:\n"
+        "    def save(self):\n"
+        "        return 'order'\n"
+    ),
+    "app/service.py": (
+        "from app.models import Order, User\n"
+        "\n"
+        "\n"
+        "def store(u: User, o: Order):\n"
+        "    # save both\n"
+        "    return u.save(), o.save(), User().save()\n"
+    ),
+    "app/clock.py": "def tick():\n    return 1\n",
+    "app/timer.py": "from app.clock import tick\n\n\ndef run():\n    return tick()\n",
+    "web/util.ts": "export const pad = (s: string) => s.padStart(2);\n",
+    "web/main.ts": "import { pad } from './util';\nconsole.log(pad('1'));\n",
+}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandle]:
+    repo = make_repo(tmp_path_factory.mktemp("refactor") / "repo", FILES)
+    with running_server(repo) as handle:
+        yield handle
+
+
+async def test_refactor_tools_are_listed_with_kinds_and_annotations(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    names = {"refactor_rename", "refactor_move", "refactor_impact", "refactor_inspect", "refactor_apply",
+             "refactor_cancel"}
+    assert names <= set(tools)
+    apply = tools["refactor_apply"].annotations
+    assert apply is not None and apply.read_only_hint is False and apply.destructive_hint is True
+    rename = tools["refactor_rename"].annotations
+    assert rename is not None and rename.read_only_hint is True
+
+
+async def test_rename_preview_inspect_apply_over_mcp(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        preview = await call(client, "refactor_rename", {"symbol": "app.models.User.save", "new_name": "persist"})
+        assert preview["status"] == "ready" and preview["verification_required"] is True
+        assert preview["counts"]["high"] == 2 and preview["counts"]["medium"] == 1
+        assert {f["path"] for f in preview["affected_files"]} >= {"app/models.py", "app/service.py"}
+        assert all(len(f["sha256"]) == 64 for f in preview["affected_files"])
+        page = await call(client, "refactor_inspect", {"refactor_id": preview["refactor_id"], "certainty": ["low"],
+                                                    "kind": ["code"]})
+        assert {i["edit"]["reason"] for i in page["items"]} == {"other_binding"}
+        assert page["items"][0]["context"]
+        applied = await call(client, "refactor_apply", {"refactor_id": preview["refactor_id"]})
+        assert applied["applied_edits"] == 3 and applied["delta"]["files_changed"] == 2
+        again = await call_error(client, "refactor_apply", {"refactor_id": preview["refactor_id"]})
+        assert again["code"] == 4004 and again["details"]["state"] == "applied"
+    service = (server.root / "app/service.py").read_text()
+    assert service.endswith("return u.persist(), o.save(), User().persist()\n")
+    assert "def save(self):\n        return 'order'" in (server.root / "app/models.py").read_text()
+
+
+async def test_apply_refuses_when_a_file_changed_since_the_preview(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        preview = await call(client, "refactor_rename", {"symbol": "app.clock.tick", "new_name": "advance"})
+        timer = server.root / "app/timer.py"
+        timer.write_text(timer.read_text() + "# edited meanwhile\n")
+        before = (server.root / "app/clock.py").read_bytes()
+        err = await call_error(client, "refactor_apply", {"refactor_id": preview["refactor_id"]})
+        assert err["code"] == 5002
+        assert [c["path"] for c in err["details"]["changed"]] == ["app/timer.py"]
+        assert (server.root / "app/clock.py").read_bytes() == before
+        cancelled = await call(client, "refactor_cancel", {"refactor_id": preview["refactor_id"]})
+        assert cancelled["cancelled"] is True
+        unknown = await call_error(client, "refactor_inspect", {"refactor_id": "rf_unknown"})
+        assert unknown["code"] == 4004
+        bad = await call_error(client, "refactor_rename", {"symbol": "app.clock.tick", "new_name": "not valid"})
+        assert bad["code"] == 4006
+
+
+async def test_move_and_impact_over_mcp(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        impact = await call(client, "refactor_impact", {"target": "web/util.ts"})
+        assert impact["target_kind"] == "file" and impact["importing_files"] == ["web/main.ts"]
+        preview = await call(client, "refactor_move", {"from_path": "web/util.ts", "to_path": "web/lib/util.ts"})
+        assert preview["operation"] == "move" and preview["counts"]["high"] == 1
+        await call(client, "refactor_apply", {"refactor_id": preview["refactor_id"]})
+    assert (server.root / "web/main.ts").read_text().startswith("import { pad } from './lib/util';\n")
+    assert (server.root / "web/lib/util.ts").is_file()
+
+
+def test_repo_path_is_real(server: ServerHandle) -> None:
+    assert isinstance(server.root, Path) and (server.root / ".git").is_dir()

@@ -1,0 +1,225 @@
+"""Renames through the refactor service on real repositories (index + structural facts + mutation engine)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codeplane.core.errors import CodePlaneError
+from tests.refactor_builders import refactor_env
+
+TWINS = {
+    "pkg/__init__.py": "",
+    "pkg/shapes.py": (
+        "class Circle:\n"
+        "    def area(self):\n"
+        "        return 3.14 * self.r\n"
+        "\n"
+        "    def describe(self):\n"
+        "        return f'circle {self.area()}'\n"
+        "\n"
+        "\n"
+        "class Square:\n"
+        "    def area(self):\n"
+        "        return self.side ** 2\n"
+        "\n"
+        "    def describe(self):\n"
+        "        return f'square {self.area()}'\n"
+    ),
+    "pkg/report.py": (
+        "from pkg.shapes import Circle, Square\n"
+        "\n"
+        "\n"
+        "def total(c: Circle, s: Square) -> float:\n"
+        "    made = Circle()\n"
+        "    return c.area() + s.area() + Square().area() + made.area()\n"
+    ),
+}
+
+
+def test_same_named_methods_in_two_classes_only_the_target_changes(tmp_path: Path) -> None:
+    with refactor_env(tmp_path / "repo", TWINS) as env:
+        preview = env.service.rename("pkg.shapes.Circle.area", "surface")
+        assert preview.status == "ready" and preview.symbol is not None
+        assert preview.symbol.qualified_name == "pkg.shapes.Circle.area"
+        by_pos = {(e.path, e.line, e.column): e for e in preview.edits}
+        # Square's def and Square receivers are other bindings: proposed low, never applied.
+        assert by_pos[("pkg/shapes.py", 10, 8)].certainty == "low"
+        assert by_pos[("pkg/report.py", 6, 24)].reason == "other_binding"  # s: Square
+        assert by_pos[("pkg/report.py", 6, 13)].reason == "annotated_receiver"  # c: Circle
+        assert by_pos[("pkg/shapes.py", 14, 30)].reason == "other_binding"  # self in Square
+        outcome = env.service.apply(preview.refactor_id)
+        assert outcome.applied_edits >= 4
+        shapes = env.read("pkg/shapes.py")
+        assert "    def surface(self):\n        return 3.14" in shapes
+        assert "circle {self.surface()}" in shapes
+        assert "    def area(self):\n        return self.side" in shapes
+        assert "square {self.area()}" in shapes
+        assert env.read("pkg/report.py").endswith(
+            "return c.surface() + s.area() + Square().area() + made.surface()\n")
+
+
+def test_ambiguous_symbol_needs_a_decision_and_commit_applies_the_chosen_candidate(tmp_path: Path) -> None:
+    with refactor_env(tmp_path / "repo", TWINS) as env:
+        preview = env.service.rename("area", "surface")
+        assert preview.status == "needs_decision"
+        assert [c.symbol.qualified_name for c in preview.candidates] == ["pkg.shapes.Circle.area",
+                                                                         "pkg.shapes.Square.area"]
+        assert preview.witness is not None and len(preview.witness.facts) == 2
+        assert preview.decision_capsules[0].capsule_type == "scope_resolution"
+        with pytest.raises(CodePlaneError) as undecided:
+            env.service.apply(preview.refactor_id)
+        assert undecided.value.code == 1003
+        page = env.service.inspect(preview.refactor_id, candidate_id="c2", certainties=["high"])
+        assert {i.edit.path for i in page.items} == {"pkg/shapes.py", "pkg/report.py"}
+        env.service.apply(preview.refactor_id, candidate_id="c2")
+        shapes = env.read("pkg/shapes.py")
+        assert "square {self.surface()}" in shapes and "circle {self.area()}" in shapes
+
+
+def test_shadowed_local_and_parameter_are_not_renamed(tmp_path: Path) -> None:
+    files = {
+        "mod.py": (
+            "def helper(x):\n"
+            "    return x * 2\n"
+            "\n"
+            "\n"
+            "def uses():\n"
+            "    return helper(1)\n"
+            "\n"
+            "\n"
+            "def shadows(helper):\n"
+            "    return helper + 1\n"
+            "\n"
+            "\n"
+            "def local():\n"
+            "    helper = 3\n"
+            "    return helper\n"
+        ),
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("mod.helper", "assist")
+        assert preview.counts["high"] == 2
+        env.service.apply(preview.refactor_id)
+        text = env.read("mod.py")
+        assert text.startswith("def assist(x):")
+        assert "    return assist(1)\n" in text
+        assert "def shadows(helper):\n    return helper + 1\n" in text
+        assert "    helper = 3\n    return helper\n" in text
+
+
+def test_import_aliases_keep_their_local_names(tmp_path: Path) -> None:
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/core.py": "def process(x):\n    return x\n",
+        "pkg/a.py": "from pkg.core import process as run\n\nrun(1)\n",
+        "pkg/b.py": "import pkg.core as c\nimport pkg.core\n\nc.process(2)\npkg.core.process(3)\n",
+        "pkg/c.py": "from pkg.core import process\n\nprocess(4)\n",
+        "pkg/d.py": "from pkg import core\n\ncore.process(5)\n",
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("pkg.core.process", "handle")
+        assert preview.counts["low"] == 0, preview.edits
+        env.service.apply(preview.refactor_id)
+        assert env.read("pkg/a.py") == "from pkg.core import handle as run\n\nrun(1)\n"
+        assert env.read("pkg/b.py") == "import pkg.core as c\nimport pkg.core\n\nc.handle(2)\npkg.core.handle(3)\n"
+        assert env.read("pkg/c.py") == "from pkg.core import handle\n\nhandle(4)\n"
+        assert env.read("pkg/d.py") == "from pkg import core\n\ncore.handle(5)\n"
+
+
+def test_star_and_explicit_re_exports_follow_the_rename(tmp_path: Path) -> None:
+    files = {
+        "lib/__init__.py": "from .impl import *\nfrom .extra import Widget as Gadget\n",
+        "lib/impl.py": "__all__ = ['make_widget']\n\n\ndef make_widget():\n    return 1\n",
+        "lib/extra.py": "class Widget:\n    pass\n",
+        "app.py": "from lib import make_widget, Gadget\n\nmake_widget()\nGadget()\n",
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("lib.impl.make_widget", "build_widget")
+        env.service.apply(preview.refactor_id)
+        assert env.read("lib/impl.py").startswith("__all__ = ['build_widget']\n\n\ndef build_widget():")
+        assert env.read("app.py") == "from lib import build_widget, Gadget\n\nbuild_widget()\nGadget()\n"
+        preview = env.service.rename("lib.extra.Widget", "Part")
+        env.service.apply(preview.refactor_id)
+        assert env.read("lib/__init__.py") == "from .impl import *\nfrom .extra import Part as Gadget\n"
+        assert env.read("app.py").endswith("Gadget()\n")
+
+
+def test_file_changed_between_preview_and_apply_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    files = {
+        "a.py": "def old():\n    return 1\n",
+        "b.py": "from a import old\n\nold()\n",
+        "c.py": "from a import old\n\nprint(old())\n",
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("a.old", "new")
+        assert {f.path for f in preview.affected_files} == {"a.py", "b.py", "c.py"}
+        (env.root / "c.py").write_text("from a import old\n\nprint(old(), 2)\n")
+        (env.root / "b.py").write_text("from a import old\n\nold()  # touched\n")
+        before = env.snapshot()
+        with pytest.raises(CodePlaneError) as refused:
+            env.service.apply(preview.refactor_id)
+        assert refused.value.code == 5002
+        assert [c["path"] for c in refused.value.details["changed"]] == ["b.py", "c.py"]
+        assert env.snapshot() == before
+
+
+def test_coverage_reports_every_other_mention_with_a_reason(tmp_path: Path) -> None:
+    files = {
+        "calc.py": (
+            "def compute(x):\n"
+            "    '''compute twice.'''\n"
+            "    return x\n"
+            "\n"
+            "\n"
+            "HANDLERS = {'compute': compute}\n"
+            "# compute is registered above\n"
+            "value = getattr(object(), 'compute', None)\n"
+        ),
+        "tests/test_calc.py": "from calc import compute\n\n\ndef test_it():\n    assert compute(2) == 2\n",
+        "vendor/legacy.py": "def compute():\n    pass\n",
+        "docs/guide.md": "Use `compute` to compute.\n",
+        ".cplignore": "vendor/\n",
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("calc.compute", "evaluate")
+        coverage = preview.coverage
+        assert coverage is not None
+        assert coverage.excluded_files_with_hits == ["vendor/legacy.py"]
+        assert coverage.by_reason["excluded_path"] == 1
+        assert coverage.by_reason["string"] >= 1 and coverage.by_reason["dynamic_access"] == 1
+        assert coverage.by_reason["docstring"] == 1 and coverage.by_reason["comment"] == 1
+        assert coverage.lexical_occurrences == coverage.in_plan + coverage.low_candidates + preview.doc_edits.count \
+            - sum(1 for e in preview.edits if e.certainty == "low" and e.reason in ("other_binding",))
+        assert preview.verification_required
+        high_paths = {e.path for e in preview.edits if e.certainty == "high"}
+        assert high_paths == {"calc.py", "tests/test_calc.py"}
+        page = env.service.inspect(preview.refactor_id, certainties=["low"], kinds=["code"], context_lines=1)
+        assert {i.edit.reason for i in page.items} >= {"string", "dynamic_access", "excluded_path"}
+        assert all(i.context for i in page.items if i.edit.path != "vendor/legacy.py")
+        env.service.apply(preview.refactor_id)
+        assert "HANDLERS = {'compute': evaluate}" in env.read("calc.py")
+        assert env.read("vendor/legacy.py") == "def compute():\n    pass\n"
+        assert env.read("docs/guide.md") == "Use `compute` to compute.\n"
+
+
+def test_invalid_names_collisions_and_plan_lifecycle(tmp_path: Path) -> None:
+    files = {"m.py": "def a():\n    return 1\n\n\ndef b():\n    return a()\n"}
+    with refactor_env(tmp_path / "repo", files) as env:
+        with pytest.raises(CodePlaneError) as bad:
+            env.service.rename("m.a", "class")
+        assert bad.value.code == 4006
+        with pytest.raises(CodePlaneError) as missing:
+            env.service.rename("m.nothing", "x")
+        assert missing.value.code == 3007
+        preview = env.service.rename("m.a", "b")
+        assert preview.collisions and preview.collisions[0].kind == "same_scope"
+        with pytest.raises(CodePlaneError) as clash:
+            env.service.apply(preview.refactor_id)
+        assert clash.value.code == 4007
+        env.service.cancel(preview.refactor_id)
+        with pytest.raises(CodePlaneError) as gone:
+            env.service.apply(preview.refactor_id)
+        assert gone.value.code == 4004
+        assert env.read("m.py") == files["m.py"]
