@@ -1,4 +1,4 @@
-"""``cpl init``: set up ``.codeplane/`` and ``.cplignore``; idempotent; print client config."""
+"""``cpl init``: set up ``.codeplane/`` and ``.cplignore``, build the first index; idempotent; print client config."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from codeplane.cli.clients import claude_command, mcp_json, mcp_url, vscode_json, write_client_configs
+from codeplane.cli.index_build import build_first_index, render_summary
 from codeplane.cli.output import cli_errors, console, emit
 from codeplane.cli.repo_context import resolve
 from codeplane.repo.workspace import find_repo_root, initialize
@@ -28,12 +29,14 @@ def init(
         port = ctx.config.server.port or report.port
         url = mcp_url(port, ctx.config.server.host)
         written = write_client_configs(root, url) if write_client_config else []
+        index = build_first_index(ctx, show_progress=not as_json)
     payload = {
         "ok": True, "repo": str(root), "repo_id": report.repo_id, "created": report.created,
         "changed": report.changed or bool(written), "port": port, "mcp_url": url,
         "client_config": {"claude_code": claude_command(url), "mcp_json": mcp_json(url),
                           "vscode_mcp_json": vscode_json(url)},
         "written": written,
+        "index": index,
     }
 
     def render() -> None:
@@ -41,6 +44,7 @@ def init(
             console.print(f"[green]Initialised CodePlane[/] in {root} (created: {', '.join(report.created)})")
         else:
             console.print(f"CodePlane already initialised in {root}; nothing changed.")
+        render_summary(index)
         console.print(f"MCP URL (once `cpl up` runs): [bold]{url}[/]")
         console.print("\nClaude Code:\n  " + claude_command(url))
         console.print("\n.mcp.json (Claude Code, Cursor):")

@@ -12,6 +12,7 @@ from codeplane.cli.output import cli_errors, console, emit
 from codeplane.cli.probe import probe
 from codeplane.cli.repo_context import resolve
 from codeplane.core.layout import RepoLayout
+from codeplane.index.overview import index_overview
 from codeplane.repo.workspace import head_info
 from codeplane.tasks.inspection import ledger_overview
 
@@ -43,6 +44,25 @@ def _follow(layout: RepoLayout) -> None:
             time.sleep(0.25)
     except KeyboardInterrupt:
         return
+
+
+def _render_index(index: Any) -> None:
+    if not isinstance(index, dict) or "epoch" not in index:
+        console.print(f"  index:  {index.get('state') if isinstance(index, dict) else 'unknown'}"
+                      f"{' - ' + str(index.get('note')) if isinstance(index, dict) and index.get('note') else ''}")
+        return
+    console.print(f"  index:  {index.get('state')}   epoch {index['epoch']}   files {index.get('file_count', 0)} "
+                  f"({index.get('indexed_files', 0)} indexed, {index.get('binary_files', 0)} binary, "
+                  f"{index.get('oversized_files', 0)} oversized)")
+    last = index.get("last_reconcile") or index.get("last_epoch")
+    if isinstance(last, dict):
+        console.print(f"          last reconcile {last.get('at')} ({last.get('duration_ms')} ms, "
+                      f"{last.get('reason')})", markup=False)
+    if "pending_changes" in index:
+        console.print(f"          pending changes {index['pending_changes']}   watcher {index.get('watcher')}   "
+                      f"primary language {index.get('primary_language') or '-'}")
+    for warning in index.get("warnings") or []:
+        console.print(f"          [yellow]warning[/]: {warning}")
 
 
 def _render_tasks(tasks: Any) -> None:
@@ -83,8 +103,8 @@ def status(
     last_error = server_status.get("last_error")
     if last_error is None and ctx.layout.last_error_file.is_file():
         last_error = ctx.layout.last_error_file.read_text(encoding="utf-8").strip() or None
-    index: Any = server_status.get("index") or {
-        "state": "unknown", "placeholder": True, "note": "server not running; start it to see index state"}
+    # No server to ask: read the index straight from index.db (read-only).
+    index: Any = server_status.get("index") or index_overview(ctx.layout.index_db)
     payload: dict[str, Any] = {
         "running": result.running, "answering": result.answering, "pid": result.pid, "port": result.port,
         "repo": str(ctx.root), "initialized": ctx.layout.state_dir.is_dir(),
@@ -108,7 +128,7 @@ def status(
         if result.running:
             console.print(f"  pid:    {result.pid}   port: {result.port}   url: http://127.0.0.1:{result.port}/mcp")
         console.print(f"  branch: {head.branch or '(detached)'}   HEAD: {head.head or '(unborn)'}")
-        console.print(f"  index:  {index}")
+        _render_index(index)
         console.print(f"  last error: {last_error or 'none'}")
         _render_tasks(payload.get("tasks"))
         for line in payload.get("log_tail", []):

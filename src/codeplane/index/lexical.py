@@ -23,6 +23,7 @@ from typing import Any
 
 import tantivy
 
+from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
 
 log = get_logger(__name__)
@@ -106,6 +107,11 @@ class LexicalIndex:
             if fresh:
                 version_file.write_text(json.dumps({"schema_version": LEXICAL_SCHEMA_VERSION}))
         except (OSError, ValueError, RuntimeError, json.JSONDecodeError) as exc:
+            if "LockBusy" in str(exc):
+                # Another process owns the writer: that is not corruption, and its files must not be wiped.
+                raise CodePlaneError(ErrorCode.INDEX_BUILD_FAILED, "another CodePlane process is writing this "
+                                     "repository's index (is `cpl up` running?)", retryable=True,
+                                     details={"directory": str(self.directory)}) from exc
             return f"{type(exc).__name__}: {exc}"
         self._index, self._writer = index, writer
         self.opened_opstamp = int(writer.commit_opstamp)

@@ -90,7 +90,11 @@ class IndexPipeline:
     def open(self) -> None:
         with self.lock:
             self.store.open()
-            self.lexical.open()
+            try:
+                self.lexical.open()
+            except BaseException:
+                self.store.close()
+                raise
             repair = Extras()
             if self.store.rebuilt_reason:
                 self.warnings.append(f"index.db was rebuilt: {self.store.rebuilt_reason}")

@@ -29,7 +29,7 @@ from codeplane.index.epochs import ProgressFn
 from codeplane.index.facts_api import FactIndexer
 from codeplane.index.files import MAX_LIST_LIMIT, FilePage, list_entries
 from codeplane.index.freshness import PendingChanges, concerns_prefix
-from codeplane.index.pipeline import IndexPipeline, ReconcileReport
+from codeplane.index.pipeline import IndexCounts, IndexPipeline, ReconcileReport
 from codeplane.index.query import Syntax, compile_query
 from codeplane.index.search import LexicalHit, LexicalScope, run_lexical
 from codeplane.index.store import FileRecord
@@ -60,6 +60,13 @@ class LexicalRequest:
         raw = json.dumps([self.query, self.syntax, self.case_sensitive, list(self.scope.paths),
                           list(self.scope.languages), self.context_lines, self.include_snippets])
         return hashlib.sha256(raw.encode()).hexdigest()[:24]
+
+
+@dataclass(frozen=True)
+class BuildSummary:
+    report: ReconcileReport
+    counts: IndexCounts
+    warnings: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -130,11 +137,12 @@ class IndexService:
         self._pipeline.close()
         self.state = "stopped"
 
-    def build(self, progress: ProgressFn | None = None) -> ReconcileReport:
+    def build(self, progress: ProgressFn | None = None) -> BuildSummary:
         """Open, reconcile the whole tree once (with progress) and close; for ``cpl init`` (no server)."""
         self._pipeline.open()
         try:
-            return self._pipeline.reconcile("init", progress)
+            report = self._pipeline.reconcile("init", progress)
+            return BuildSummary(report, self._pipeline.counts, tuple(self._pipeline.warnings))
         finally:
             self._pipeline.close()
 

@@ -19,12 +19,8 @@ from codeplane.core.calls import CallObserver
 from codeplane.core.clock import now_ms
 from codeplane.core.config import CodePlaneConfig
 from codeplane.core.layout import RepoLayout
-from codeplane.git import GitService
 from codeplane.index.service import STARTUP_WAIT_SEC, IndexService
-from codeplane.index.structural.indexer import StructuralIndexer
-from codeplane.index.structural.service import StructuralService
 from codeplane.mutation import MutationEngine
-from codeplane.refactor.service import RefactorService
 from codeplane.repo.workspace import head_info
 from codeplane.tasks import Ledger, RepoSnapshot, TaskTracker, TrackerSettings
 from codeplane.testing import TestingService
@@ -63,8 +59,6 @@ class Services:
     last_error: str | None = None
     #: Repository truth and the lexical index (file table, epochs, watcher, Tantivy); see ``index/``.
     index: IndexService = field(init=False)
-    #: Structural facts (tree-sitter defs/refs/scopes/imports, contexts) and their bounded queries (§7.3, §8.4).
-    structural: StructuralService = field(init=False)
     #: The one writer of repository files (spec §9); ``write_source`` and the refactor engine use it.
     mutation: MutationEngine = field(init=False)
     #: Sessions, tasks, budgets and the ledger (§12); also the call observer that records every call.
@@ -73,10 +67,6 @@ class Services:
     artifacts: ArtifactStore = field(init=False)
     #: Test discovery, runs and impact selection (§11).
     testing: TestingService = field(init=False)
-    #: Rename/move/impact previews and their atomic application (§8); plans live in memory.
-    refactor: RefactorService = field(init=False)
-    #: Git over pygit2 (§10): status/diff/log, commits, branches, merges, rebases, remotes, recovery points.
-    git: GitService = field(init=False)
 
     def __post_init__(self) -> None:
         self.layout = RepoLayout(self.root)
@@ -85,8 +75,13 @@ class Services:
         return {name: section() for name, section in sorted(self.status_sections.items())}
 
 
+def build_index(root: Path, config: CodePlaneConfig) -> IndexService:
+    """The index service with every fact indexer registered; the server and ``cpl init`` both use it."""
+    return IndexService(root, RepoLayout(root), config.index)
+
+
 def _wire_index(services: Services) -> None:
-    services.index = IndexService(services.root, services.layout, services.config.index)
+    services.index = build_index(services.root, services.config)
     services.readiness = Readiness(ready=False, reason="index: first reconcile running")
 
     def mark_ready() -> None:
@@ -106,13 +101,6 @@ def _wire_index(services: Services) -> None:
 
     services.lifecycles.append(Lifecycle("index", start, stop))
     services.status_sections["index"] = services.index.status
-
-
-def _wire_structural(services: Services) -> None:
-    # Facts are written in the same transaction as each epoch, so the indexer is registered before start.
-    services.index.register_indexer(StructuralIndexer())
-    services.structural = StructuralService(services.index, services.root, services.layout.index_db)
-    services.status_sections["structural"] = services.structural.status
 
 
 def _wire_mutation(services: Services) -> None:
@@ -177,25 +165,10 @@ def _wire_testing(services: Services) -> None:
     services.lifecycles.append(Lifecycle("testing", start, stop))
 
 
-def _wire_git(services: Services) -> None:
-    # A git operation that moves HEAD or rewrites files reconciles the index before its tool returns (§10).
-    services.git = GitService(services.root, services.config.git, after_tree_change=services.index.reconcile)
-
-
-def _wire_refactor(services: Services) -> None:
-    services.refactor = RefactorService.for_repository(
-        services.root, services.config.refactor, services.index, services.mutation,
-        tests_for=services.testing.tests_for)
-    services.status_sections["refactor"] = services.refactor.status
-
-
 def build_services(root: Path, config: CodePlaneConfig, repo_id: str) -> Services:
     services = Services(root=root, config=config, repo_id=repo_id)
     _wire_index(services)
-    _wire_structural(services)
     _wire_mutation(services)
     _wire_tasks(services)
     _wire_testing(services)
-    _wire_refactor(services)
-    _wire_git(services)
     return services

@@ -1,0 +1,36 @@
+"""The index as ``cpl status`` shows it when no server runs: read straight from ``index.db`` (read-only)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from codeplane.core.clock import iso_utc
+
+
+def index_overview(db_path: Path) -> dict[str, object]:
+    """Epoch, file counts and the last published epoch; ``state`` is ``not_built`` without an index."""
+    if not db_path.is_file():
+        return {"state": "not_built", "note": "no index yet; `cpl init` or `cpl up` builds it"}
+    try:
+        with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as conn:
+            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+            kinds = dict(conn.execute("SELECT kind, count(*) FROM files GROUP BY kind").fetchall())
+            languages = dict(conn.execute(
+                "SELECT language, count(*) FROM files WHERE language IS NOT NULL GROUP BY language "
+                "ORDER BY language").fetchall())
+            last = conn.execute("SELECT id, published_ms, reason, duration_ms FROM epochs "
+                                "ORDER BY id DESC LIMIT 1").fetchone()
+    except sqlite3.DatabaseError as exc:
+        return {"state": "unreadable", "error": str(exc)}
+    return {
+        "state": "stopped",
+        "epoch": int(meta.get("epoch", 0)),
+        "file_count": sum(kinds.values()),
+        "indexed_files": kinds.get("text", 0),
+        "binary_files": kinds.get("binary", 0),
+        "oversized_files": kinds.get("oversized", 0),
+        "languages": languages,
+        "last_epoch": None if last is None else {
+            "epoch": last[0], "at": iso_utc(last[1]), "reason": last[2], "duration_ms": last[3]},
+    }
