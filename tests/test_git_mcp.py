@@ -1,0 +1,112 @@
+"""The git tools end to end through the real server and the official MCP client (one server per module)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.builders import ServerHandle, call, call_error, make_repo, mcp_client, running_server, write_files
+from tests.git_oracle import full_state, run_git
+
+pytestmark = pytest.mark.anyio
+
+GIT_TOOLS = {"git_status", "git_diff", "git_commit", "git_stage_and_commit", "git_log", "git_push", "git_pull",
+             "git_checkout", "git_merge", "git_reset", "git_stage", "git_branch", "git_remote", "git_stash",
+             "git_rebase", "git_inspect", "git_history", "git_submodule", "git_worktree"}
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandle]:
+    root = make_repo(tmp_path_factory.mktemp("gitmcp") / "repo", {"app.py": "print('one')\n", "README.md": "hi\n",
+                                                                 ".cplignore": "node_modules/\n"})
+    run_git(root, "checkout", "-q", "-b", "feature")
+    write_files(root, {"feature_only.py": "ZEBRA_MARKER_4711 = True\n"})
+    run_git(root, "add", "-A")
+    run_git(root, "commit", "-qm", "feature file")
+    run_git(root, "checkout", "-q", "main")
+    with running_server(root) as handle:
+        yield handle
+
+
+async def test_all_nineteen_git_tools_are_listed_with_honest_annotations(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools if t.name.startswith("git_")}
+        assert set(listed) == GIT_TOOLS
+        for name in ("git_status", "git_diff", "git_log", "git_history"):
+            assert listed[name].annotations and listed[name].annotations.read_only_hint is True
+        for name in ("git_reset", "git_checkout", "git_stash", "git_branch", "git_rebase", "git_push"):
+            annotations = listed[name].annotations
+            assert annotations and annotations.destructive_hint is True and annotations.read_only_hint is False
+            assert "recovery_point" in (listed[name].description or "")
+        doc = await call(client, "describe", {"action": "tool", "name": "git_reset"})
+        assert "refs/codeplane/recovery" in doc["description"] and doc["examples"]
+
+
+async def test_edit_stage_commit_and_log_through_mcp(server: ServerHandle) -> None:
+    root = server.root
+    async with mcp_client(server) as client:
+        write_files(root, {"app.py": "print('two')\n", "notes.txt": "n\n"})
+        status = await call(client, "git_status")
+        assert status["branch"] == "main" and status["untracked"] == ["notes.txt"]
+        assert [m["path"] for m in status["modified"]] == ["app.py"]
+        diff = await call(client, "git_diff")
+        assert diff["files"][0]["hunks"][0]["lines"][-1] == {"origin": "+", "content": "print('two')",
+                                                            "old_lineno": None, "new_lineno": 1}
+        res = await client.call_tool("git_stage_and_commit", {"paths": ["app.py", "notes.txt"], "message": "two"})
+        assert not res.is_error
+        body = res.structured_content
+        assert body and body["result"]["oid"] == run_git(root, "rev-parse", "HEAD").decode().strip()
+        assert body["meta"]["mutation_fingerprint"]
+        first = await call(client, "git_log", {"limit": 1})
+        assert first["commits"][0]["summary"] == "two" and first["pagination"]["next_cursor"]
+        second = await call(client, "git_log", {"limit": 1, "cursor": first["pagination"]["next_cursor"]})
+        assert second["commits"][0]["summary"] == "initial"
+        err = await call_error(client, "git_log", {"limit": 1, "cursor": "not-a-cursor"})
+        assert err["code"] == 1005
+
+
+async def test_checkout_reconciles_the_index_before_returning(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        switched = await call(client, "git_checkout", {"ref": "feature"})
+        assert switched["branch"] == "feature"
+        hits = await call(client, "search", {"query": "ZEBRA_MARKER_4711"})
+        assert [h["path"] for h in hits["results"]] == ["feature_only.py"]
+        await call(client, "git_checkout", {"ref": "main"})
+        hits = await call(client, "search", {"query": "ZEBRA_MARKER_4711"})
+        assert hits["results"] == []
+
+
+async def test_destructive_reset_needs_confirm_and_restores_from_recovery_point(server: ServerHandle) -> None:
+    root = server.root
+    async with mcp_client(server) as client:
+        write_files(root, {"README.md": "precious edit\n", "scratch.txt": "untracked\n"})
+        before = full_state(root)
+        refused = await call_error(client, "git_reset", {"mode": "hard"})
+        assert refused["code"] == 5009 and refused["error"] == "CONFIRMATION_REQUIRED"
+        assert (root / "README.md").read_text() == "precious edit\n"
+        reset = await call(client, "git_reset", {"mode": "hard", "confirm": True})
+        point = reset["effect"]["recovery_point"]
+        assert point.startswith("refs/codeplane/recovery/") and (root / "README.md").read_text() == "hi\n"
+        listed = await call(client, "git_inspect", {"action": "recovery_points"})
+        assert listed["recovery_points"][0]["name"] == point
+        await call(client, "git_reset", {"recovery_point": point, "confirm": True})
+        assert full_state(root) == before
+        run_git(root, "checkout", "-q", "--", "README.md")
+        (root / "scratch.txt").unlink()
+
+
+async def test_bad_arguments_get_catalog_errors(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        assert (await call_error(client, "git_diff", {"base": "--output=/tmp/pwned"}))["code"] == 1003
+        assert (await call_error(client, "git_status", {"paths": ["../outside"]}))["code"] == 5001
+        assert (await call_error(client, "git_checkout", {"ref": "no-such-branch"}))["code"] == 8002
+        assert (await call_error(client, "git_stage", {}))["code"] == 1003
+        assert (await call_error(client, "git_branch", {"action": "delete"}))["code"] == 1003
+        conflict = await call(client, "git_branch", {"action": "list"})
+        assert {b["name"] for b in conflict["branches"]} == {"main", "feature"}
