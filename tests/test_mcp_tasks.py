@@ -164,7 +164,7 @@ async def test_every_call_is_a_ledger_row_and_status_shows_open_tasks(server: Se
         status = cpl_json("status", cwd=server.root)
         tasks = status["tasks"]
         mine = [t for t in tasks["open_tasks"] if t["task_id"] == state["task"]["task_id"]]
-        assert mine and mine[0]["budget"].startswith("mutations 0/200") and mine[0]["read_budget"]["max_calls"] == 4
+        assert mine and mine[0]["budget"] == "mutations 0/200, test_runs 0/50, read_calls 0/4, read_bytes 0/52428800"
         assert tasks["recent_operations"] and tasks["ledger"]["last_op_id"] >= 4
 
 

@@ -163,6 +163,7 @@ def test_identical_consecutive_mutations_are_no_op_and_still_counted(tmp_path: P
     assert rows[0]["repo_before_hash"] == "b" * 40 and rows[0]["repo_after_hash"] == "c" * 40
     # The diff text (file contents) lives in an artifact, never in the ledger.
     assert all("secret content" not in str(tuple(r)) for r in rows)
+    tracker.stop()  # waits for the artifact writer
     artifact = tmp_path / "artifacts" / rows[0]["artifact_id"]
     assert b"secret content" in artifact.read_bytes()
 

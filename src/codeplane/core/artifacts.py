@@ -60,6 +60,12 @@ class ArtifactStore:
         self.directory = directory
         self.retention_ms = int(retention_hours * 3600 * 1000)
 
+    @staticmethod
+    def ref_for(data: bytes) -> ArtifactRef:
+        """The reference ``put_bytes(data)`` will return, without writing (to record it before storing)."""
+        digest = hashlib.sha256(data).hexdigest()
+        return ArtifactRef(artifact_id_for(digest), digest, len(data), now_ms())
+
     def put_bytes(self, data: bytes) -> ArtifactRef:
         """Store ``data``; returns its reference. Re-storing existing content renews its lifetime."""
         digest = hashlib.sha256(data).hexdigest()

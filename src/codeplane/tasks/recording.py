@@ -7,15 +7,13 @@ the artifact store and the row keeps only a reference plus a path-level summary 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from codeplane.core.artifacts import ArtifactStore
+from codeplane.core.artifacts import ArtifactRef
 from codeplane.core.calls import CallOutcome, MutationReport
-from codeplane.core.logging import get_logger
 from codeplane.tasks.convergence import Convergence
 from codeplane.tasks.models import OperationRecord
-
-log = get_logger(__name__)
 
 #: Bounds that keep one row small whatever the call touched (the full list is in the artifact, if any).
 MAX_PATHS = 500
@@ -39,8 +37,9 @@ def operation_record(
     convergence: Convergence | None,
     limit_triggered: str | None,
     extra_detail: dict[str, Any] | None,
-    artifacts: ArtifactStore | None,
+    stash: Callable[[bytes], ArtifactRef | None] | None,
 ) -> OperationRecord:
+    """The row for one call. ``stash`` stores bytes as an artifact and returns its reference."""
     info = outcome.info
     detail: dict[str, Any] = {}
     if info.op_detail:
@@ -62,12 +61,10 @@ def operation_record(
         )
         if report.symbols_changed:
             detail["symbols_changed"] = len(report.symbols_changed)
-        if report.short_diff and artifacts is not None:
-            try:
-                ref = artifacts.put_text(report.short_diff)
+        if report.short_diff and stash is not None:
+            ref = stash(report.short_diff.encode("utf-8"))
+            if ref is not None:
                 fields.update(artifact_id=ref.artifact_id, artifact_sha256=ref.sha256)
-            except OSError as exc:  # artifacts are disposable; the row is not
-                log.warning("could not store diff artifact", error=str(exc))
     failure = outcome.failure
     if failure is not None:
         fields.update(failure_fingerprint=failure.fingerprint, failure_class=failure.failure_class or None,

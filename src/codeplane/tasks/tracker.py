@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections import deque
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from codeplane.core.artifacts import ArtifactStore
+from codeplane.core.artifacts import ArtifactRef, ArtifactStore
 from codeplane.core.calls import CallInfo, CallNotes, CallOutcome, TaskMeta
-from codeplane.core.clock import now_ms
+from codeplane.core.clock import iso_utc, now_ms
 from codeplane.core.config import TasksConfig
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
@@ -44,10 +46,8 @@ from codeplane.tasks.sessions import Session, SessionTable
 
 log = get_logger(__name__)
 _SWEEP_EVERY_MS = 1_000
-STATUS_MAX_TASKS = 50
+STATUS_MAX_TASKS = 20
 STATUS_RECENT_OPS = 5
-STATUS_OP_FIELDS = ("op_id", "timestamp", "task_id", "op_type", "success", "error_code", "duration_ms",
-                    "limit_triggered", "no_op", "non_progress")
 
 
 @dataclass(frozen=True)
@@ -104,12 +104,17 @@ class TaskTracker:
         self._inflight: dict[str, tuple[str, str | None]] = {}
         #: request_id -> content-free facts a task tool adds to its own ledger row
         self._call_detail: dict[str, dict[str, Any]] = {}
+        #: Artifacts are written off the call path by one worker; the row only needs id + sha256.
+        self._artifact_writer: ThreadPoolExecutor | None = None
+        #: The last calls, for the status section (which describe includes, so it must not hit SQLite).
+        self._recent: deque[dict[str, Any]] = deque(maxlen=STATUS_RECENT_OPS)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
     def start(self) -> list[str]:
         """Open the ledger and close every task a previous server left OPEN as CLOSED_INTERRUPTED."""
         self.ledger.open()
+        self._artifact_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cpl-artifacts")
         interrupted = []
         now = self._clock()
         for task in self.ledger.tasks_in_state(TaskState.OPEN, limit=1_000_000):
@@ -120,6 +125,10 @@ class TaskTracker:
         return interrupted
 
     def stop(self) -> None:
+        """Finish pending artifact writes and close the ledger."""
+        writer, self._artifact_writer = self._artifact_writer, None
+        if writer is not None:
+            writer.shutdown(wait=True)
         self.ledger.close()
 
     def run_retention(self) -> RetentionReport:
@@ -168,15 +177,20 @@ class TaskTracker:
                 read = session.read
                 session.read = ReadUse(read.bytes + outcome.result_bytes, read.calls, read.resets)
             warnings: tuple[str, ...] = ()
+            op_id: int | None = None
             if self.settings.record_operations:
                 record = operation_record(outcome, task_id=task_id, convergence=convergence,
-                                          limit_triggered=limit, extra_detail=extra, artifacts=self._artifacts)
+                                          limit_triggered=limit, extra_detail=extra, stash=self._stash)
                 try:
-                    self.ledger.record(record, self._unsaved(session))
+                    op_id = self.ledger.record(record, self._unsaved(session))
                     session.saved_task = session.task
                 except Exception as exc:  # the answer must still go out; say so instead
                     log.exception("ledger write failed", tool=info.tool)
                     warnings = (f"ledger write failed: {type(exc).__name__}: {exc}",)
+            self._recent.append({
+                "op_id": op_id, "timestamp": iso_utc(info.started_ms), "task_id": task_id, "op_type": info.tool,
+                "success": outcome.ok, "error_code": outcome.error_code, "duration_ms": round(outcome.duration_ms),
+                "limit_triggered": limit, "no_op": convergence.no_op, "non_progress": convergence.non_progress})
             return convergence.notes(warnings)
 
     def task_meta(self, session_id: str) -> TaskMeta | None:
@@ -262,20 +276,20 @@ class TaskTracker:
         with self._lock:
             now = self._clock()
             sessions = self._sessions.all()
+            # Compact rows (get_task has the full record): id, owner, time left and every budget's use.
             open_tasks = [
-                {**s.task.to_public(now), "budget": self._budget_line(s),
-                 "read_budget": {"calls": s.read.calls, "bytes": s.read.bytes, "resets": s.read.resets,
-                                 "max_calls": self.settings.read_limits.max_calls,
-                                 "max_bytes": self.settings.read_limits.max_bytes}}
+                {"task_id": s.task.task_id, "session_id": s.session_id, "implicit": s.task.implicit,
+                 "opened_at_ms": s.task.opened_at_ms,
+                 "remaining_duration_sec": max(0, s.task.deadline_ms - now) // 1000,
+                 "counters": {"mutation_count": s.task.mutation_count, "test_run_count": s.task.test_run_count},
+                 "limits": s.task.limits.as_dict(), "budget": self._budget_line(s),
+                 "read_budget": {"calls": s.read.calls, "bytes": s.read.bytes, "resets": s.read.resets}}
                 for s in sessions if s.task.state is TaskState.OPEN
             ]
-        # Cheap on purpose (describe includes it): the head comes from memory, the rows by primary key.
+            recent = list(self._recent)
+        # Memory only on purpose: describe includes this section, so it must not query the ledger.
         ledger: dict[str, Any] = {"path": str(self.ledger.path), "recording": self.settings.record_operations,
                                   "last_op_id": self.ledger.head[0]}
-        recent: list[dict[str, Any]] = []
-        if self.ledger.is_open:
-            recent = [{k: op[k] for k in STATUS_OP_FIELDS}
-                      for op in self.ledger.recent_operations(limit=STATUS_RECENT_OPS)]
         return {
             "sessions": len(sessions),
             "open_tasks": open_tasks[:STATUS_MAX_TASKS],
@@ -306,6 +320,23 @@ class TaskTracker:
             snapshot = RepoSnapshot(None)
         return TaskRecord(task_id=new_task_id(), session_id=session_id, opened_at_ms=now, state=TaskState.OPEN,
                           limits=limits, repo_snapshot=snapshot, implicit=implicit)
+
+    def _stash(self, data: bytes) -> ArtifactRef | None:
+        store, writer = self._artifacts, self._artifact_writer
+        if store is None or writer is None:
+            return None
+
+        def write() -> None:
+            try:
+                store.put_bytes(data)
+            except OSError as exc:  # artifacts are disposable (§12.5); the row stays valid without it
+                log.warning("could not store artifact", error=str(exc))
+
+        try:
+            writer.submit(write)
+        except RuntimeError:  # shutting down: no artifact, still a row
+            return None
+        return store.ref_for(data)
 
     def _budget_line(self, session: Session) -> str:
         return f"{session.task.budget_line()}, {session.read.line(self.settings.read_limits)}"
