@@ -78,7 +78,8 @@ def _render_tasks(tasks: Any) -> None:
         console.print("  last operations:")
     for op in recent:
         outcome = "ok" if op.get("success") else f"error {op.get('error_code') or ''}".rstrip()
-        parts = [f"#{op['op_id']}", op["timestamp"], op["op_type"], outcome, f"{op.get('duration_ms') or 0} ms"]
+        parts = [f"#{op.get('op_id') or '-'}", op["timestamp"], op["op_type"], outcome,
+                 f"{op.get('duration_ms') or 0} ms"]
         if op.get("limit_triggered"):
             parts.append(f"limit={op['limit_triggered']}")
         parts += [flag for flag in ("no_op", "non_progress") if op.get(flag)]
