@@ -72,16 +72,19 @@ def _alive(pid: int) -> bool:
 
 def test_pytest_results_per_case_with_collection_error_artifacts_and_stable_fingerprint(
         tmp_path: Path, services: list[TestingService]) -> None:
-    repo = make_repo(tmp_path / "repo", PYTEST_PROJECT)
+    repo = make_repo(tmp_path / "repo", {
+        **PYTEST_PROJECT, "tests/conftest.py": "collect_ignore = ['test_ignored.py']\n",
+        "tests/test_ignored.py": "def test_ignored():\n    assert False\n"})
     service = _service(repo, retry_failed=False)
     services.append(service)
     view = service.discover()
-    assert [t.target_id for t in view.targets] == ["tests/test_broken.py", "tests/test_math.py", "tests/test_ok.py"]
+    assert [t.target_id for t in view.targets] == [
+        "tests/test_broken.py", "tests/test_ignored.py", "tests/test_math.py", "tests/test_ok.py"]
     assert all(t.runner == "pytest" and t.cwd == "." for t in view.targets)
     first = _finish(service.start_run())
     assert first.state == "failed"
     assert _outcomes(first) == {"tests/test_broken.py": "error", "tests/test_math.py": "failed",
-                                "tests/test_ok.py": "passed"}
+                                "tests/test_ok.py": "passed", "tests/test_ignored.py": "skipped"}
     assert _cases(first) == {
         "tests/test_math.py::test_adds": "passed", "tests/test_math.py::test_fails": "failed",
         "tests/test_math.py::test_skipped": "skipped", "tests/test_math.py::test_known_bug": "xfail",

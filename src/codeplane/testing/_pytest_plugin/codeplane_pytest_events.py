@@ -48,6 +48,34 @@ def pytest_configure(config: Any) -> None:
     _state["root"] = getattr(config, "rootpath", None) or getattr(config, "rootdir", None)
 
 
+def _ignored(config: Any, path: str) -> bool:
+    """Whether pytest would skip ``path`` when walking directories (``collect_ignore`` in a conftest.py,
+    ``--ignore``). CodePlane names files explicitly, and pytest never applies those rules to explicit
+    arguments; asking the hook keeps a batch equivalent to a plain ``pytest`` run."""
+    from pathlib import Path
+
+    try:
+        return bool(config.hook.pytest_ignore_collect(collection_path=Path(path), config=config))
+    except Exception:  # noqa: BLE001 - an old pytest with another hook signature: run the file as given
+        return False
+
+
+def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -> None:
+    verdicts: dict[str, bool] = {}
+    keep: list[Any] = []
+    dropped: list[Any] = []
+    for item in items:
+        path = _file_of(item.nodeid)
+        if path not in verdicts:
+            verdicts[path] = _ignored(config, path)
+        (dropped if verdicts[path] else keep).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+        for path in sorted(p for p, ignored in verdicts.items() if ignored):
+            _emit({"ev": "ignored", "file": path})
+
+
 def pytest_collection_finish(session: Any) -> None:
     files: dict[str, int] = {}
     for item in session.items:

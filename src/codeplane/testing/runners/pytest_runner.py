@@ -149,6 +149,8 @@ class PytestParser(BatchParser):
                 self.by_file[_file_key(str(candidate))] = t.target_id
         self.collected: dict[str, int] = {}
         self.collect_errors: dict[str, str] = {}
+        #: Files pytest's own collection rules exclude (``collect_ignore``): reported as skipped.
+        self.ignored: set[str] = set()
         self.phases: dict[str, list[dict[str, Any]]] = {}
         self.case_target: dict[str, str] = {}
         self.finished_cases: dict[str, int] = {}
@@ -177,6 +179,10 @@ class PytestParser(BatchParser):
                 target = self._target(file)
                 if target:
                     self.collected[target] = self.collected.get(target, 0) + int(count)
+        elif kind == "ignored":
+            target = self._target(str(event.get("file", "")))
+            if target:
+                self.ignored.add(target)
         elif kind == "collect_error":
             target = self._target(str(event.get("file", "")))
             if target:
@@ -204,7 +210,7 @@ class PytestParser(BatchParser):
         return self.current
 
     def done_targets(self) -> set[str]:
-        done = set(self.collect_errors)
+        done = set(self.collect_errors) | self.ignored
         for target, count in self.collected.items():
             if self.finished_cases.get(target, 0) >= count:
                 done.add(target)
@@ -255,7 +261,10 @@ class PytestParser(BatchParser):
                 continue
             cases = sorted(by_target.get(target_id, []), key=lambda c: c.case_id)
             duration = max(self.last_t.get(target_id, 0.0) - self.first_t.get(target_id, 0.0), 0.0)
-            if target_id in self.collect_errors:
+            if target_id in self.ignored and not cases:
+                results.append(TargetResult(target_id=target_id, outcome="skipped", exit_code=exit_code,
+                                            message="ignored by pytest's collection rules (collect_ignore/--ignore)"))
+            elif target_id in self.collect_errors:
                 results.append(error_result(target_id, self.collect_errors[target_id], exit_code=exit_code,
                                             duration_s=duration, cases=cases))
             elif not cases and exit_code not in (0, 1, NO_TESTS_COLLECTED, None) and self.exitstatus != 0:
