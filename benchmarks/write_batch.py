@@ -9,7 +9,8 @@ Baselines from the same run:
 - ``describe`` over MCP: the transport floor of one tool call;
 - raw filesystem floor: the same 20 writes done the naive durable way in process (temp + fsync +
   ``os.replace`` + directory fsync, sequentially), with no journal, checks or index;
-- the engine in process (no MCP, no index refresh), to split engine cost from transport and index.
+- the server's services in process (engine + index refresh, no MCP), the index refresh of the same 20
+  paths alone, and the bare engine (no MCP, no index), to split engine, index and transport costs.
 
     uv run python benchmarks/write_batch.py
 """
@@ -25,10 +26,12 @@ import tempfile
 import time
 from pathlib import Path
 
+import anyio
 from mcp import Client
 
-from codeplane.core.config import MutationConfig
+from codeplane.core.config import MutationConfig, load_config
 from codeplane.mutation import MutationEngine, UpdateSpan
+from codeplane.server.services import build_services
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import p50, pct, table
@@ -144,6 +147,38 @@ def in_process(root: Path) -> list[float]:
     return out
 
 
+def with_services(root: Path) -> tuple[list[float], list[float]]:
+    """The server's own wiring, in process: ``services.mutation.apply`` (engine + index refresh, no MCP)
+    and ``services.index.refresh_paths`` alone for the same 20 paths."""
+    services = build_services(root, load_config(root), "bench")
+
+    async def run(stage: str) -> None:
+        for lifecycle in services.lifecycles if stage == "start" else reversed(services.lifecycles):
+            await (lifecycle.start() if stage == "start" else lifecycle.stop())
+
+    anyio.run(run, "start")
+    bare = MutationEngine(root, MutationConfig())  # writes the files without refreshing the index
+    applies: list[float] = []
+    refreshes: list[float] = []
+    try:
+        for round_no in range(WARMUP + ROUNDS):
+            edits = [UpdateSpan(path=p, start_line=3, end_line=3, new_content=f"VALUE = {1000 + round_no}")
+                     for p in edited_paths()]
+            began = time.perf_counter()
+            services.mutation.apply(edits)
+            elapsed = (time.perf_counter() - began) * 1000.0
+            bare.apply([e.model_copy(update={"new_content": f"VALUE = {2000 + round_no}"}) for e in edits])
+            began = time.perf_counter()
+            services.index.refresh_paths(edited_paths())
+            if round_no >= WARMUP:
+                applies.append(elapsed)
+                refreshes.append((time.perf_counter() - began) * 1000.0)
+    finally:
+        bare.close()
+        anyio.run(run, "stop")
+    return applies, refreshes
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
         root = Path(tmp) / "repo"
@@ -154,11 +189,14 @@ def main() -> None:
         finally:
             proc.terminate()
             proc.wait()
+        served, refresh = with_services(root)
         raw = raw_floor(root)
         engine = in_process(root)
     rows = [
         ["write_source, 20 files (MCP, journal, fsyncs, index refresh)", writes],
         ["write_source dry_run, 20 files (MCP, diff)", dry],
+        ["services.mutation.apply in process (engine + index refresh, no MCP)", served],
+        ["  of which: index refresh_paths of the 20 files alone", refresh],
         ["engine.apply in process, 20 files (no MCP, no index)", engine],
         ["baseline: naive durable rewrite of 20 files (in process)", raw],
         ["baseline: describe over MCP (transport floor)", transport],
