@@ -62,7 +62,7 @@ def generation_on_disk(root: Path) -> int:
     return gen
 
 
-def wait_for_journal(root: Path, timeout: float = 10.0) -> None:
+def wait_for_journal(root: Path, timeout: float = 30.0) -> None:
     journal = root / ".codeplane/journal"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
