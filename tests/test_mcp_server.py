@@ -79,7 +79,12 @@ async def test_explicit_session_id_is_echoed(tmp_path: Path) -> None:
             res = await client.call_tool("describe", {"session_id": "sess_mine"})
             assert json.loads(res.content[0].text)["meta"]["session_id"] == "sess_mine"
             res = await client.call_tool("describe", {})
-            assert json.loads(res.content[0].text)["meta"]["session_id"] != "sess_mine"
+            default = json.loads(res.content[0].text)["meta"]["session_id"]
+            assert default != "sess_mine"
+        async with mcp_client(server) as client:
+            res = await client.call_tool("describe", {})
+            # A reconnecting stateless client keeps its session (its budgets are not silently reset).
+            assert json.loads(res.content[0].text)["meta"]["session_id"] == default
 
 
 def test_rest_routes_and_repo_header(tmp_path: Path) -> None:
@@ -129,4 +134,4 @@ async def test_both_protocol_revisions_are_served(tmp_path: Path) -> None:
                 seen[client.protocol_version] = json.loads(res.content[0].text)["meta"]["session_id"]
     assert set(seen) == {"2025-11-25", "2026-07-28"}
     assert seen["2025-11-25"].startswith("mcp_")  # identity from the MCP session header
-    assert seen["2026-07-28"].startswith("conn_")  # stateless: per-connection default
+    assert seen["2026-07-28"].startswith("client_")  # stateless: one session per client program

@@ -6,6 +6,7 @@ output schema and catalog errors (D14) need control over the exact ``CallToolRes
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import mcp_types as types
@@ -28,6 +29,15 @@ INSTRUCTIONS = (
 
 
 def _default_session(ctx: ServerRequestContext[Any, Any]) -> str:
+    """Session identity when the call names none (D11).
+
+    The 2025-11-25 revision carries an MCP session header: that is the session. The stateless
+    2026-07-28 revision has none, and a TCP connection is too short-lived to stand in for one (HTTP
+    clients drop idle keep-alive connections after seconds, which would silently hand the agent a fresh
+    task and fresh budgets). So the default is one session per client program on this host, keyed by the
+    ``clientInfo`` every modern request carries; concurrent instances of one program should pass
+    ``session_id`` to keep separate budgets.
+    """
     request = ctx.request
     headers = getattr(request, "headers", None)
     if headers is not None:
@@ -35,9 +45,14 @@ def _default_session(ctx: ServerRequestContext[Any, Any]) -> str:
         if mcp_session:
             return f"mcp_{mcp_session}"
     client = getattr(request, "client", None)
-    if client is not None:
-        return f"conn_{client.host}_{client.port}"
-    return "conn_local"
+    host = client.host if client is not None else "local"
+    info = (ctx.meta or {}).get(types.CLIENT_INFO_META_KEY)
+    if isinstance(info, dict):
+        identity = f"{host}|{info.get('name', '')}|{info.get('version', '')}"
+    else:
+        agent = headers.get("user-agent", "") if headers is not None else ""
+        identity = f"{host}|{agent}"
+    return "client_" + hashlib.sha256(identity.encode()).hexdigest()[:16]
 
 
 def build_mcp_server(services: Services, registry: ToolRegistry) -> Server[Any]:
