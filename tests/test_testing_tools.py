@@ -133,3 +133,18 @@ async def test_errors_and_test_budget(server: ServerHandle) -> None:
         assert refused["code"] == 6001
         polled = await call(client, "get_test_run", {"run_id": ok["run_id"], **session})
         assert polled["state"] == "passed", "polling is not a test run"
+
+
+async def test_impact_selection_through_the_tools(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        found = await call(client, "discover_test_targets", {"affected_by": ["tests/test_ok.py"]})
+        assert [t["target_id"] for t in found["targets"]] == ["tests/test_ok.py"]
+        impact = found["impact"]
+        assert impact["confidence"] == "complete" and impact["high"] == 1 and impact["low"] == 0
+        assert impact["matches"] == [{"test_file": "tests/test_ok.py", "confidence": "high",
+                                      "reasons": ["is a changed test file"]}]
+        inspected = (await call(client, "inspect_affected_tests", {"changed_files": ["pytest.ini"]}))["impact"]
+        assert inspected["confidence"] == "partial" and inspected["unresolved_files"] == ["pytest.ini"]
+        assert inspected["matches"] == [] and "choose those yourself" in inspected["agentic_hint"]
+        run = await call(client, "run_test_targets", {"affected_by": ["tests/test_ok.py"], "wait_sec": 60})
+        assert run["state"] == "passed" and [t["target_id"] for t in run["targets"]] == ["tests/test_ok.py"]

@@ -23,7 +23,7 @@ from codeplane.index.service import STARTUP_WAIT_SEC, IndexService
 from codeplane.mutation import MutationEngine
 from codeplane.repo.workspace import head_info
 from codeplane.tasks import Ledger, RepoSnapshot, TaskTracker, TrackerSettings
-from codeplane.testing import TestingService
+from codeplane.testing import ImpactIndex, TestingService
 
 
 @dataclass
@@ -151,8 +151,9 @@ def _wire_tasks(services: Services) -> None:
 
 
 def _wire_testing(services: Services) -> None:
-    # TODO(index): pass ImpactIndex(services.index.read_connection) once the index service lands.
-    services.testing = TestingService(services.root, services.config.tests, services.layout, services.artifacts)
+    # Impact selection (§11.9) reads import facts through the index's consistent read connection.
+    services.testing = TestingService(services.root, services.config.tests, services.layout, services.artifacts,
+                                      impact=ImpactIndex(services.index.read_connection))
     services.status_sections["tests"] = services.testing.status
 
     async def start() -> None:

@@ -101,8 +101,15 @@ class ImpactIndex:
 
     def affected(self, changed_files: Sequence[str], test_files: Sequence[str], *,
                  uncovered: bool = False) -> ImpactResult:
-        """Test files (among ``test_files``) affected by changes to ``changed_files``."""
+        """Test files (among ``test_files``) affected by changes to ``changed_files``.
+
+        Raises ``LookupError`` when the index holds no import facts, and whatever the read connection raises
+        (3004 while the index is not running).
+        """
         with self._read() as conn:
+            exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'st_import'")
+            if exists.fetchone() is None:
+                raise LookupError("the index has no import facts (structural index not built)")
             return _Walk(conn, test_files).run(changed_files, uncovered=uncovered)
 
 
@@ -169,16 +176,16 @@ class _Walk:
 
     # -- the reverse walk ------------------------------------------------------------------------------
     def _reach(self, path: str, confidence: Confidence, reason: str) -> bool:
-        """Record that ``path`` is affected; True if this is news (new file or upgraded to high)."""
+        """Record that ``path`` is affected; True if this is news (new file or upgraded to high).
+
+        Reasons are kept for the file's best confidence only, so a ``high`` match explains itself.
+        """
         known = self.files.get(path)
-        if known is None:
+        if known is None or (known[0] == "low" and confidence == "high"):
             self.files[path] = (confidence, {reason})
             return True
-        if len(known[1]) < 2 * _MAX_REASONS:
+        if known[0] == confidence and len(known[1]) < 2 * _MAX_REASONS:
             known[1].add(reason)
-        if known[0] == "low" and confidence == "high":
-            self.files[path] = ("high", known[1])
-            return True
         return False
 
     def _level(self, frontier: set[str]) -> set[str]:
@@ -209,7 +216,8 @@ class _Walk:
                     continue
                 confidence: Confidence = "high" if kind == "exact" and self.modules.get(module) == "high" else "low"
                 via = "" if imported == module else f" of {_display(module)}"
-                reason = f"imports {_display(imported)} ({kind}{via})"
+                weak = ", itself reached by a package match" if kind == "exact" and confidence == "low" else ""
+                reason = f"imports {_display(imported)} ({kind}{via}{weak})"
                 if self._reach(paths[file_id], confidence, reason) and grew.get(file_id) != "high":
                     grew[file_id] = confidence
         next_frontier: set[str] = set()
@@ -259,7 +267,8 @@ class _Walk:
         return sorted(found)
 
     def _source_dirs(self, test_files: Sequence[str]) -> tuple[str, ...]:
-        dirs = {p.rpartition("/")[0] or "." for p in self._imported_sources(test_files) if p not in self.tests}
+        dirs = {p.rpartition("/")[0] or "." for p in self._imported_sources(test_files)
+                if p not in self.tests and not _test_like(p)}
         minimal = sorted(d for d in dirs if not any(d != o and (o == "." or d.startswith(o + "/")) for o in dirs))
         return tuple(minimal)
 

@@ -98,21 +98,26 @@ class TestingService:
                                                  for p in prefixes)]
         impact = None
         if affected_by is not None:
-            impact = self._impact().affected(affected_by, [t.path for t in found.targets if t.path])
+            impact = self._affected(affected_by, [t.path for t in found.targets if t.path])
             selected = set(impact.test_files)
             targets = [t for t in targets if t.path in selected]
         return DiscoveryView(tuple(targets), len(found.targets), tuple(sorted({p.runner for p in found.projects})),
                              found.missing, impact)
 
-    def _impact(self) -> ImpactIndex:
+    def _affected(self, changed: Sequence[str], test_files: Sequence[str], *, uncovered: bool = False,
+                  ) -> ImpactResult:
         if self.impact is None:
             raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "impact selection needs the structural index",
                                  details={"reason": "no import facts available"})
-        return self.impact
+        try:
+            return self.impact.affected(changed, test_files, uncovered=uncovered)
+        except LookupError as exc:
+            raise CodePlaneError(ErrorCode.INDEX_NOT_READY, f"impact selection is unavailable: {exc}",
+                                 details={"reason": str(exc)}) from exc
 
     def inspect_affected(self, changed_files: Sequence[str]) -> ImpactResult:
         found = self.discovery()
-        return self._impact().affected(changed_files, [t.path for t in found.targets if t.path], uncovered=True)
+        return self._affected(changed_files, [t.path for t in found.targets if t.path], uncovered=True)
 
     def tests_for(self, paths: Sequence[str]) -> list[str]:
         """Test target ids affected by changes to ``paths`` (for the mutation delta's ``tests_affected``).

@@ -1,0 +1,164 @@
+"""Impact-aware test selection (§11.9) over the real structural index, and a small recall check."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from codeplane.core.artifacts import ArtifactStore
+from codeplane.core.config import CodePlaneConfig
+from codeplane.core.layout import RepoLayout
+from codeplane.index.service import IndexService
+from codeplane.server.services import build_index
+from codeplane.testing import ImpactIndex, ImpactResult, TestingService
+from tests.builders import make_repo
+
+SHOP: dict[str, str] = {
+    "pytest.ini": "[pytest]\npythonpath = src\n",
+    "src/shop/__init__.py": "from .cart import Cart\nfrom . import pricing\n",
+    "src/shop/cart.py": (
+        "from shop.pricing import price\n\n"
+        "class Cart:\n    def __init__(self):\n        self.items = []\n\n"
+        "    def add(self, name):\n        self.items.append(name)\n\n"
+        "    def total(self):\n        return sum(price(i) for i in self.items)\n"),
+    "src/shop/pricing.py": "def price(name):\n    return len(name)\n",
+    "src/shop/tax/__init__.py": "",
+    "src/shop/tax/rates.py": "def rate(country):\n    return 0.2 if country == 'fr' else 0.1\n",
+    "src/shop/unused.py": "def nobody():\n    return None\n",
+    "tests/helpers.py": "from shop.pricing import price\n\ndef priced(name):\n    return price(name)\n",
+    "tests/test_cart.py": (
+        "from shop.cart import Cart\n\ndef test_total():\n    c = Cart()\n    c.add('ab')\n"
+        "    assert c.total() == 2\n"),
+    "tests/test_shop.py": "import shop\n\ndef test_package():\n    assert shop.Cart\n",
+    "tests/test_rates.py": "from shop.tax import rates\n\ndef test_rate():\n    assert rates.rate('fr') == 0.2\n",
+    "tests/test_helper.py": "import helpers\n\ndef test_priced():\n    assert helpers.priced('abc') == 3\n",
+    "tests/test_plain.py": "def test_plain():\n    assert True\n",
+    "web/package.json": '{"name": "web", "private": true}\n',
+    "web/src/sum.js": "export const sum = (a, b) => a + b;\n",
+    "web/src/sum.test.js": "import { sum } from './sum';\ntest('sum', () => expect(sum(1, 2)).toBe(3));\n",
+    "README.md": "# shop\n",
+}
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, IndexService]]:
+    repo = make_repo(tmp_path_factory.mktemp("impact") / "repo", SHOP)
+    index = build_index(repo, CodePlaneConfig())
+    index.start()
+    assert index.wait_ready(60)
+    try:
+        yield repo, index
+    finally:
+        index.stop()
+
+
+def _affected(index: IndexService, changed: list[str], *, uncovered: bool = False) -> ImpactResult:
+    tests = [p for p in SHOP if p.rsplit("/", 1)[-1].startswith("test_") or p.endswith(".test.js")]
+    return ImpactIndex(index.read_connection).affected(changed, tests, uncovered=uncovered)
+
+
+def _matches(result: ImpactResult) -> dict[str, str]:
+    return {m.test_file: m.confidence for m in result.matches}
+
+
+def test_exact_chains_are_high_and_package_matches_low(shop: tuple[Path, IndexService]) -> None:
+    _, index = shop
+    began = time.perf_counter()
+    result = _affected(index, ["src/shop/pricing.py"])
+    elapsed = time.perf_counter() - began
+    assert result.confidence == "complete" and result.changed_modules == ("shop.pricing",)
+    assert _matches(result) == {
+        "tests/test_cart.py": "high",  # test → shop.cart → shop.pricing
+        "tests/test_shop.py": "high",  # test → shop (from . import pricing) → shop.pricing
+        "tests/test_helper.py": "high",  # test → helpers → shop.pricing
+        "tests/test_rates.py": "low",  # imports shop.tax: its parent package shop imports pricing
+    }
+    cart = next(m for m in result.matches if m.test_file == "tests/test_cart.py")
+    assert cart.reasons == ("imports shop.cart (exact)",)
+    assert result.source_dirs == ("src/shop",)
+    assert elapsed < 5  # generous; the benchmark measures the real number
+
+
+def test_child_and_parent_matches_and_a_changed_test_file(shop: tuple[Path, IndexService]) -> None:
+    _, index = shop
+    rates = _affected(index, ["src/shop/tax/rates.py"])
+    assert _matches(rates)["tests/test_rates.py"] == "high"
+    assert _matches(rates)["tests/test_shop.py"] == "low"
+    package = _affected(index, ["src/shop/tax/__init__.py"])
+    rate_match = next(m for m in package.matches if m.test_file == "tests/test_rates.py")
+    assert rate_match.confidence == "high" and any("exact" in r for r in rate_match.reasons)
+    itself = _affected(index, ["tests/test_plain.py"])
+    assert _matches(itself) == {"tests/test_plain.py": "high"}
+
+
+def test_unresolved_files_make_it_partial_without_broadening(shop: tuple[Path, IndexService]) -> None:
+    _, index = shop
+    result = _affected(index, ["README.md", "src/shop/tax/rates.py"])
+    assert result.confidence == "partial" and result.unresolved_files == ("README.md",)
+    assert set(_matches(result)) == set(_matches(_affected(index, ["src/shop/tax/rates.py"])))
+    assert "README.md" in result.hint or "map to no importable module" in result.hint
+    empty = _affected(index, [])
+    assert empty.confidence == "complete" and empty.matches == ()
+
+
+def test_javascript_relative_imports_and_uncovered_modules(shop: tuple[Path, IndexService]) -> None:
+    _, index = shop
+    js = _affected(index, ["web/src/sum.js"])
+    assert js.confidence == "complete" and _matches(js) == {"web/src/sum.test.js": "high"}
+    gaps = _affected(index, ["src/shop/unused.py"], uncovered=True)
+    assert gaps.matches == () or all(m.confidence == "low" for m in gaps.matches)
+    assert "shop.unused" in gaps.uncovered_modules and "shop.cart" not in gaps.uncovered_modules
+    assert len(gaps.uncovered_modules) <= 20
+
+
+def test_service_filters_targets_and_tests_for(shop: tuple[Path, IndexService]) -> None:
+    repo, index = shop
+    layout = RepoLayout(repo)
+    service = TestingService(repo, CodePlaneConfig().tests, layout, ArtifactStore(layout.artifacts_dir, 1),
+                             impact=ImpactIndex(index.read_connection))
+    try:
+        view = service.discover(affected_by=["src/shop/tax/rates.py"])
+        assert view.impact is not None
+        assert [t.target_id for t in view.targets] == [
+            "tests/test_cart.py", "tests/test_helper.py", "tests/test_rates.py", "tests/test_shop.py"]
+        assert service.tests_for(["web/src/sum.js"]) == ["web/src/sum.test.js"]
+        assert service.tests_for([]) == []
+    finally:
+        service.close()
+
+
+FAULTS = {
+    "src/shop/pricing.py": ("return len(name)", "raise RuntimeError('injected')"),
+    "src/shop/tax/rates.py": ("return 0.2 if", "raise RuntimeError('injected')\n    return 0.2 if"),
+    "src/shop/cart.py": ("self.items = []", "raise RuntimeError('injected')"),
+}
+
+
+def test_injected_faults_fail_only_selected_tests(shop: tuple[Path, IndexService],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The small version of benchmarks/impact_recall.py: 100 % recall on three injected faults."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    repo, index = shop
+    layout = RepoLayout(repo)
+    service = TestingService(repo, CodePlaneConfig().tests.model_copy(update={"retry_failed": False}), layout,
+                             ArtifactStore(layout.artifacts_dir, 1), impact=ImpactIndex(index.read_connection))
+    try:
+        for path, (old, new) in FAULTS.items():
+            selected = set(service.tests_for([path]))
+            original = (repo / path).read_text()
+            (repo / path).write_text(original.replace(old, new))
+            try:
+                record = service.start_run(["tests"])
+                while not record.finished:
+                    record.wait(record.version, 1.0)
+                snapshot = record.snapshot()
+            finally:
+                (repo / path).write_text(original)
+            failing = {r.target.target_id for r in snapshot.targets if r.outcome in ("failed", "error")}
+            assert failing, f"fault in {path} broke no test"
+            assert failing <= selected, f"{path}: missed {sorted(failing - selected)}"
+    finally:
+        service.close()
