@@ -12,7 +12,7 @@ from codeplane.core.artifacts import ArtifactStore
 from codeplane.core.config import CodePlaneConfig
 from codeplane.core.layout import RepoLayout
 from codeplane.index.service import IndexService
-from codeplane.server.services import build_index
+from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.testing import ImpactIndex, ImpactResult, TestingService
 from tests.builders import make_repo
 
@@ -46,7 +46,8 @@ SHOP: dict[str, str] = {
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, IndexService]]:
     repo = make_repo(tmp_path_factory.mktemp("impact") / "repo", SHOP)
-    index = build_index(repo, CodePlaneConfig())
+    index = IndexService(repo, RepoLayout(repo), CodePlaneConfig().index)
+    index.register_indexer(StructuralIndexer())
     index.start()
     assert index.wait_ready(60)
     try:
