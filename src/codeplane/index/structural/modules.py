@@ -63,6 +63,8 @@ def module_name(path: str, language: str | None, package: str | None, init_dirs:
     """The prefix of qualified names: the Python module, the JVM/C#/Go package, else the path stem."""
     if language == "python":
         return python_module(path, init_dirs) or _stem(path).replace("/", ".")
+    if language == "csharp":
+        return ""  # namespaces are already containers in the lexical path
     if package:
         return package
     return _stem(path)

@@ -1,0 +1,50 @@
+"""C and C++: ``patterns/c.scm`` (+ ``cpp.scm``). Only parameters and locals are resolved: the preprocessor can
+redefine any file-level name. ``#include "x"`` imports are linked by path relative to the including file."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from tree_sitter import Node
+
+from codeplane.index.structural.adapters.generic import Context, LanguageSpec
+
+_WRAPPERS = ("init_declarator", "pointer_declarator", "array_declarator", "parenthesized_declarator",
+             "reference_declarator", "attributed_declarator")
+
+
+def declarator_names(node: Node) -> list[Node]:
+    """The declared identifier of a declarator (``*p``, ``a[N]``, ``x = 1`` -> p, a, x); never the sizes/values."""
+    current: Node | None = node
+    while current is not None:
+        if current.type == "identifier":
+            return [current]
+        if current.type not in _WRAPPERS:
+            return []
+        inner = current.child_by_field_name("declarator")
+        current = inner if inner is not None else next(iter(current.named_children), None)
+    return []
+
+
+def imports(ctx: Context, node: Node) -> None:
+    if node.type == "using_declaration":
+        text = " ".join(ctx.src.text(node).removeprefix("using").rstrip(";").split())
+        ctx.add_import(node, None, name=text, alias=None, source=text, kind="cpp_using")
+        return
+    path = node.child_by_field_name("path")
+    if path is None:
+        return
+    if path.type == "system_lib_string":
+        source = ctx.src.text(path).strip("<>")
+        ctx.add_import(node, None, name=source, alias=None, source=source, kind="c_include_system")
+        return
+    content = next((c for c in path.named_children if c.type == "string_content"), None)
+    source = ctx.src.text(content) if content is not None else ctx.src.text(path).strip('"')
+    ctx.add_import(node, None, name=source, alias=None, source=source, kind="c_include")
+
+
+C = LanguageSpec("c", ("c.scm",), class_kinds=frozenset({"struct"}), binding_kinds=frozenset(),
+                 resolve_file_scope=False, declaration_types=frozenset({"init_declarator", "declaration"}),
+                 imports=imports, pattern_names=declarator_names)
+CPP = replace(C, language="cpp", patterns=("c.scm", "cpp.scm"), class_kinds=frozenset({"class", "struct"}),
+              members_visible=True, receiver_shapes={"this": "this."})

@@ -1,0 +1,90 @@
+"""Rust: ``patterns/rust.scm``; ``use`` trees are expanded into one import per leaf, ``mod x;`` is an import of
+the module file. Pattern bindings are identifiers that start lowercase (``None`` in a pattern is a variant)."""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from codeplane.index.structural.adapters.generic import Context, LanguageSpec
+
+_SKIP_FIELDS = {"tuple_struct_pattern": "type", "struct_pattern": "type", "match_pattern": "condition"}
+
+
+def pattern_names(node: Node) -> list[Node]:
+    out: list[Node] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type in ("identifier", "shorthand_field_identifier"):
+            text = (current.text or b"").decode("utf-8", "replace")
+            if text[:1].islower() or text.startswith("_"):
+                out.append(current)
+            continue
+        if current.type in ("scoped_identifier", "type_identifier", "field_identifier"):
+            continue
+        skip = _SKIP_FIELDS.get(current.type)
+        skipped = {c.id for c in current.children_by_field_name(skip)} if skip else set()
+        if current.type == "parameter":
+            pattern = current.child_by_field_name("pattern")
+            stack.extend([pattern] if pattern is not None else [])
+            continue
+        if current.type == "field_pattern" and current.child_by_field_name("pattern") is not None:
+            stack.append(current.child_by_field_name("pattern"))  # type: ignore[arg-type]
+            continue
+        stack.extend(c for c in current.named_children if c.id not in skipped)
+    return out
+
+
+def _use(ctx: Context, statement: Node, tree: Node, prefix: str) -> None:
+    kind = tree.type
+    if kind in ("identifier", "crate", "self", "super", "scoped_identifier", "metavariable"):
+        path = ctx.src.text(tree)
+        full = f"{prefix}::{path}" if prefix else path
+        source, _, name = full.rpartition("::")
+        leaf = tree.child_by_field_name("name") if kind == "scoped_identifier" else tree
+        binder = leaf if leaf is not None and leaf.type == "identifier" else None
+        ctx.add_import(statement, binder, name=name, alias=None, source=source or name, kind="rust_use")
+    elif kind == "use_as_clause":
+        target = tree.child_by_field_name("path")
+        alias = tree.child_by_field_name("alias")
+        written = ctx.src.text(target) if target is not None else ""
+        full = f"{prefix}::{written}" if prefix and written else written
+        source, _, name = full.rpartition("::")
+        ctx.add_import(statement, alias, name=name, alias=ctx.src.text(alias) if alias is not None else None,
+                       source=source or name, kind="rust_use")
+    elif kind == "use_wildcard":
+        inner = next(iter(tree.named_children), None)
+        written = ctx.src.text(inner) if inner is not None else ""
+        ctx.add_import(statement, None, name="*", alias=None, source=f"{prefix}::{written}" if prefix else written,
+                       kind="rust_use")
+    elif kind == "scoped_use_list":
+        head = tree.child_by_field_name("path")
+        written = ctx.src.text(head) if head is not None else ""
+        items = tree.child_by_field_name("list")
+        if items is not None:
+            _use(ctx, statement, items, f"{prefix}::{written}" if prefix and written else written or prefix)
+    elif kind == "use_list":
+        for child in tree.named_children:
+            _use(ctx, statement, child, prefix)
+
+
+def imports(ctx: Context, node: Node) -> None:
+    if node.type == "mod_item":
+        name = node.child_by_field_name("name")
+        text = ctx.src.text(name) if name is not None else ""
+        ctx.add_import(node, None, name=text, alias=None, source=text, kind="rust_mod")
+        return
+    argument = node.child_by_field_name("argument")
+    if argument is not None:
+        _use(ctx, node, argument, "")
+
+
+RUST = LanguageSpec(
+    "rust", ("rust.scm",),
+    class_kinds=frozenset({"impl", "trait", "struct", "enum"}),
+    binding_kinds=frozenset({"function", "struct", "enum", "trait", "type", "constant", "static", "module", "macro"}),
+    declaration_types=frozenset({"let_declaration"}),
+    imports=imports, receiver_shapes={"self": "self."},
+    identifier_types=frozenset({"identifier", "shorthand_field_identifier"}),
+    pattern_names=pattern_names,
+)

@@ -1,0 +1,40 @@
+; C#
+(namespace_declaration name: (_) @name) @container.namespace
+(file_scoped_namespace_declaration name: (_) @package)
+(namespace_declaration name: (_) @package)
+(class_declaration name: (identifier) @name) @definition.class
+(struct_declaration name: (identifier) @name) @definition.struct
+(interface_declaration name: (identifier) @name) @definition.interface
+(enum_declaration name: (identifier) @name) @definition.enum
+(record_declaration name: (identifier) @name) @definition.record
+(delegate_declaration name: (identifier) @name) @definition.delegate
+(method_declaration name: (identifier) @name) @definition.method
+(local_function_statement name: (identifier) @name) @definition.function
+(constructor_declaration name: (identifier) @name) @definition.constructor
+(property_declaration name: (identifier) @name) @definition.property
+(field_declaration (variable_declaration (variable_declarator name: (identifier) @name))) @definition.field
+(enum_member_declaration name: (identifier) @name) @definition.constant
+
+(class_declaration body: (declaration_list) @scope.class)
+(struct_declaration body: (declaration_list) @scope.class)
+(interface_declaration body: (declaration_list) @scope.class)
+(record_declaration body: (declaration_list) @scope.class)
+(method_declaration) @scope.function
+(constructor_declaration) @scope.function
+(local_function_statement) @scope.function
+(lambda_expression) @scope.function
+(block) @scope.block
+(for_statement) @scope.block
+(foreach_statement) @scope.block
+(catch_clause) @scope.block
+(using_statement) @scope.block
+
+(parameter name: (identifier) @local.param)
+(local_declaration_statement (variable_declaration (variable_declarator name: (identifier) @local.definition)))
+(foreach_statement left: (identifier) @local.definition)
+(catch_declaration name: (identifier) @local.param)
+
+(identifier) @reference
+(member_access_expression expression: (_) @receiver name: (identifier) @member)
+
+(using_directive) @import

@@ -1,0 +1,50 @@
+; JavaScript core (shared with TypeScript and TSX). Earlier patterns win when two capture the same node.
+
+; -- definitions ------------------------------------------------------------------------------------
+(function_declaration name: (identifier) @name) @definition.function
+(generator_function_declaration name: (identifier) @name) @definition.function
+(class_declaration name: (_) @name) @definition.class
+(method_definition name: (_) @name) @definition.method
+(variable_declarator
+  name: (identifier) @name
+  value: [(arrow_function) (function_expression) (generator_function) (class)]) @definition.function
+(program (lexical_declaration (variable_declarator name: (identifier) @name) @definition.variable))
+(program (variable_declaration (variable_declarator name: (identifier) @name) @definition.variable))
+(program (export_statement declaration: (lexical_declaration
+  (variable_declarator name: (identifier) @name) @definition.variable)))
+
+; -- scopes -----------------------------------------------------------------------------------------
+(function_declaration) @scope.function
+(generator_function_declaration) @scope.function
+(function_expression) @scope.function
+(generator_function) @scope.function
+(arrow_function) @scope.function
+(method_definition) @scope.function
+(class_body) @scope.class
+(statement_block) @scope.block
+(for_statement) @scope.block
+(for_in_statement) @scope.block
+(catch_clause) @scope.block
+(switch_body) @scope.block
+
+; -- bindings ---------------------------------------------------------------------------------------
+(formal_parameters (_) @local.param)
+(arrow_function parameter: (identifier) @local.param)
+(catch_clause parameter: (_) @local.param)
+(lexical_declaration (variable_declarator name: (_) @local.definition))
+(variable_declaration (variable_declarator name: (_) @local.var))
+(for_in_statement left: (identifier) @local.var)
+(for_in_statement left: [(object_pattern) (array_pattern)] @local.definition)
+
+; -- references -------------------------------------------------------------------------------------
+(identifier) @reference
+(shorthand_property_identifier) @reference
+(shorthand_property_identifier_pattern) @reference
+(member_expression object: (_) @receiver property: (property_identifier) @member)
+
+; -- imports and re-exports -------------------------------------------------------------------------
+(import_statement) @import
+(export_statement source: (string)) @import
+(lexical_declaration (variable_declarator
+  value: (call_expression function: (identifier) @_require arguments: (arguments (string)))
+  (#eq? @_require "require"))) @import

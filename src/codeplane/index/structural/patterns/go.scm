@@ -1,0 +1,44 @@
+; Go
+(package_clause (package_identifier) @package)
+(function_declaration name: (identifier) @name) @definition.function
+(method_declaration
+  receiver: (parameter_list (parameter_declaration type: [(type_identifier) @owner
+                                                          (pointer_type (type_identifier) @owner)
+                                                          (generic_type type: (type_identifier) @owner)
+                                                          (pointer_type (generic_type type: (type_identifier) @owner))]))
+  name: (field_identifier) @name) @definition.method
+(type_spec name: (type_identifier) @name type: (struct_type)) @definition.struct
+(type_spec name: (type_identifier) @name type: (interface_type)) @definition.interface
+(type_spec name: (type_identifier) @name) @definition.type
+(type_alias name: (type_identifier) @name) @definition.type
+(source_file (var_declaration (var_spec name: (identifier) @name) @definition.variable))
+(source_file (const_declaration (const_spec name: (identifier) @name) @definition.constant))
+(method_elem name: (field_identifier) @name) @definition.method
+(field_declaration name: (field_identifier) @name) @definition.field
+
+(function_declaration) @scope.function
+(method_declaration) @scope.function
+(func_literal) @scope.function
+(block) @scope.block
+(if_statement) @scope.block
+(for_statement) @scope.block
+(expression_switch_statement) @scope.block
+(type_switch_statement) @scope.block
+(select_statement) @scope.block
+(expression_case) @scope.block
+(type_case) @scope.block
+(communication_case) @scope.block
+(default_case) @scope.block
+
+(parameter_declaration name: (identifier) @local.param)
+(variadic_parameter_declaration name: (identifier) @local.param)
+(short_var_declaration left: (expression_list (identifier) @local.definition))
+(statement_list (var_declaration (var_spec name: (identifier) @local.definition)))
+(statement_list (const_declaration (const_spec name: (identifier) @local.definition)))
+(range_clause left: (expression_list (identifier) @local.definition))
+
+(identifier) @reference
+(type_identifier) @reference
+(selector_expression operand: (_) @receiver field: (field_identifier) @member)
+
+(import_spec) @import

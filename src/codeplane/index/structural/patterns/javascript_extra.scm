@@ -1,0 +1,2 @@
+; JavaScript-only nodes.
+(field_definition property: (_) @name) @definition.field

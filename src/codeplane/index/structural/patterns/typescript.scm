@@ -1,0 +1,12 @@
+; TypeScript and TSX additions to ecmascript.scm.
+(abstract_class_declaration name: (_) @name) @definition.class
+(interface_declaration name: (_) @name) @definition.interface
+(type_alias_declaration name: (_) @name) @definition.type
+(enum_declaration name: (_) @name) @definition.enum
+(internal_module name: (_) @name) @definition.module
+(function_signature name: (identifier) @name) @definition.function
+(method_signature name: (_) @name) @definition.method
+(abstract_method_signature name: (_) @name) @definition.method
+(public_field_definition name: (_) @name) @definition.field
+(interface_body) @scope.class
+(type_identifier) @reference
