@@ -32,7 +32,8 @@ class Harness:
         return self.epoch
 
     def ref(self, path: str, line: int, token: str) -> tuple[str, str | None]:
-        refs = [r for r in self.q.list_refs_in_file(path, limit=10_000) if r.start_line == line and r.token_text == token]
+        refs = [r for r in self.q.list_refs_in_file(path, limit=10_000)
+                if r.start_line == line and r.token_text == token]
         assert refs, (path, line, token)
         return refs[0].ref_tier, refs[0].target_uid
 
@@ -54,8 +55,9 @@ PY = {
     "shop/__init__.py": "from .models import Cart, total as compute\n__all__ = ['Cart', 'compute']\n",
     "shop/models.py": "class Cart:\n    def add(self, item):\n        return total([item])\n\n\ndef total(items):\n"
                       "    return sum(items)\n",
-    "shop/cli.py": "import shop\nfrom shop import Cart, compute\nfrom shop import models\nimport shop.models as sm\n\n\n"
-                   "def main():\n    cart = Cart()\n    cart.add(1)\n    models.total([])\n    sm.Cart\n"
+    "shop/cli.py": "import shop\nfrom shop import Cart, compute\nfrom shop import models\n"
+                   "import shop.models as sm\n\n\ndef main():\n    cart = Cart()\n    cart.add(1)\n"
+                   "    models.total([])\n    sm.Cart\n"
                    "    shop.Cart\n    return compute([1])\n",
 }
 
