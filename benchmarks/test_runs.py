@@ -12,6 +12,7 @@ own ``.venv``, which CodePlane's pytest runner uses. Run: ``uv run python benchm
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import shutil
 import statistics
 import subprocess
@@ -32,6 +33,13 @@ DJANGO = "django==5.2.8"
 ATTRS_TEST_DEPS = ("cloudpickle", "hypothesis", "pympler", "pytest", "pytest-xdist[psutil]")
 
 
+def pip() -> list[str]:
+    """A pip to download sdists with: this interpreter's, else pip run by uv (uv venvs have no pip)."""
+    if importlib.util.find_spec("pip") is not None:
+        return [sys.executable, "-m", "pip"]
+    return [shutil.which("uv") or "uv", "tool", "run", "pip"]
+
+
 def sdist(requirement: str) -> Path:
     """The extracted sdist directory, downloading it once."""
     name, version = requirement.split("==")
@@ -41,8 +49,8 @@ def sdist(requirement: str) -> Path:
     CACHE.mkdir(parents=True, exist_ok=True)
     archive = next(CACHE.glob(f"{name}-{version}.tar.gz"), None)
     if archive is None:
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps", "-d",
-                        str(CACHE), requirement], check=True)
+        subprocess.run([*pip(), "download", "--no-binary", ":all:", "--no-deps", "-d", str(CACHE), requirement],
+                       check=True)
         archive = next(CACHE.glob(f"{name}-{version}.tar.gz"))
     with tarfile.open(archive) as tar:
         tar.extractall(CACHE, filter="data")

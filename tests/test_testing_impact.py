@@ -36,6 +36,9 @@ SHOP: dict[str, str] = {
     "tests/test_rates.py": "from shop.tax import rates\n\ndef test_rate():\n    assert rates.rate('fr') == 0.2\n",
     "tests/test_helper.py": "import helpers\n\ndef test_priced():\n    assert helpers.priced('abc') == 3\n",
     "tests/test_plain.py": "def test_plain():\n    assert True\n",
+    "tests/tax/conftest.py": "import pytest\nfrom shop.tax.rates import rate\n\n@pytest.fixture\ndef fr():\n"
+                             "    return rate('fr')\n",
+    "tests/tax/test_fixture.py": "def test_fixture(fr):\n    assert fr == 0.2\n",
     "web/package.json": '{"name": "web", "private": true}\n',
     "web/src/sum.js": "export const sum = (a, b) => a + b;\n",
     "web/src/sum.test.js": "import { sum } from './sum';\ntest('sum', () => expect(sum(1, 2)).toBe(3));\n",
@@ -76,6 +79,7 @@ def test_exact_chains_are_high_and_package_matches_low(shop: tuple[Path, IndexSe
         "tests/test_shop.py": "high",  # test → shop (from . import pricing) → shop.pricing
         "tests/test_helper.py": "high",  # test → helpers → shop.pricing
         "tests/test_rates.py": "low",  # imports shop.tax: its parent package shop imports pricing
+        "tests/tax/test_fixture.py": "low",  # its conftest.py imports shop.tax.rates (child of shop)
     }
     cart = next(m for m in result.matches if m.test_file == "tests/test_cart.py")
     assert cart.reasons == ("imports shop.cart (exact)",)
@@ -87,6 +91,10 @@ def test_child_and_parent_matches_and_a_changed_test_file(shop: tuple[Path, Inde
     _, index = shop
     rates = _affected(index, ["src/shop/tax/rates.py"])
     assert _matches(rates)["tests/test_rates.py"] == "high"
+    fixture = next(m for m in rates.matches if m.test_file == "tests/tax/test_fixture.py")
+    assert fixture.confidence == "high"
+    assert fixture.reasons == ("runs under tests/tax/conftest.py (affected conftest.py)",)
+    assert _matches(_affected(index, ["tests/tax/conftest.py"])) == {"tests/tax/test_fixture.py": "high"}
     assert _matches(rates)["tests/test_shop.py"] == "low"
     package = _affected(index, ["src/shop/tax/__init__.py"])
     rate_match = next(m for m in package.matches if m.test_file == "tests/test_rates.py")
@@ -124,7 +132,8 @@ def test_service_filters_targets_and_tests_for(shop: tuple[Path, IndexService]) 
         view = service.discover(affected_by=["src/shop/tax/rates.py"])
         assert view.impact is not None
         assert [t.target_id for t in view.targets] == [
-            "tests/test_cart.py", "tests/test_helper.py", "tests/test_rates.py", "tests/test_shop.py"]
+            "tests/tax/test_fixture.py", "tests/test_cart.py", "tests/test_helper.py", "tests/test_rates.py",
+            "tests/test_shop.py"]
         assert service.tests_for(["web/src/sum.js"]) == ["web/src/sum.test.js"]
         assert service.tests_for([]) == []
     finally:

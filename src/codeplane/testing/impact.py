@@ -157,12 +157,12 @@ class _Walk:
                 changed_modules.append(_display(key))
                 self.modules[key] = "high"
                 frontier.add(key)
-            if path in self.tests:
-                self._reach(path, "high", "is a changed test file")
+            self._reach(path, "high", "is a changed test file" if path in self.tests else "is a changed file")
         for _ in range(_MAX_LEVELS):
             if not frontier:
                 break
             frontier = self._level(frontier)
+        self._conftests()
         nulls = self._null_literals()
         matches = tuple(TestMatch(path, conf, tuple(sorted(reasons))[:_MAX_REASONS])
                         for path, (conf, reasons) in sorted(self.files.items()) if path in self.tests)
@@ -187,6 +187,17 @@ class _Walk:
         if known[0] == confidence and len(known[1]) < 2 * _MAX_REASONS:
             known[1].add(reason)
         return False
+
+    def _conftests(self) -> None:
+        """pytest imports every ``conftest.py`` above a test file before the test: an affected conftest affects
+        every test below its directory, with the conftest's own confidence."""
+        for path, (confidence, _) in sorted(self.files.items()):
+            directory, _, name = path.rpartition("/")
+            if name != "conftest.py":
+                continue
+            for test in sorted(self.tests):
+                if test.endswith(".py") and (not directory or test.startswith(directory + "/")):
+                    self._reach(test, confidence, f"runs under {path} (affected conftest.py)")
 
     def _level(self, frontier: set[str]) -> set[str]:
         """One reverse-import step: every importer of a frontier module, by exact/parent/child match."""
