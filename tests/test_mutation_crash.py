@@ -10,8 +10,6 @@ from __future__ import annotations
 import os
 import random
 import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -19,7 +17,7 @@ from pathlib import Path
 import anyio
 
 from codeplane.core.config import MutationConfig
-from codeplane.mutation import PAUSE_ENV, MutationEngine
+from codeplane.mutation import PAUSE_ENV, CreateFile, DeleteFile, Edit, MutationEngine, ReplaceText
 from tests.builders import ServerHandle, call, cpl_env, make_repo, mcp_client, start_server
 
 FILES = 24
@@ -86,59 +84,54 @@ def _write_until_killed(server: ServerHandle, gen: int) -> None:
 
 
 def test_sigkill_of_the_server_mid_batch_leaves_all_old_or_all_new(tmp_path: Path) -> None:
+    """One kill of the real server at a random point (each costs a server start; the forked-writer test
+    below covers many more points of the same protocol)."""
     repo = make_batch_repo(tmp_path / "repo")
     env = cpl_env({PAUSE_ENV: str(PAUSE_MS)})
-    rng = random.Random(20261123)
     window = (FILES + 3) * PAUSE_MS / 1000
     server = start_server(repo, env=env)
-    gen = 0
     try:
-        for _ in range(2):
-            writer = threading.Thread(target=_write_until_killed, args=(server, gen + 1))
-            writer.start()
-            wait_for_journal(repo)
-            time.sleep(rng.uniform(0, window))
-            server.proc.send_signal(signal.SIGKILL)
-            server.proc.wait()
-            writer.join(timeout=30)
-            server = start_server(repo, env=env)  # startup recovery runs before the server is ready
-            found = generation_on_disk(repo)
-            assert found in (gen, gen + 1)
-            gen = found
+        writer = threading.Thread(target=_write_until_killed, args=(server, 1))
+        writer.start()
+        wait_for_journal(repo)
+        time.sleep(random.Random(20261123).uniform(0, window))
+        server.proc.send_signal(signal.SIGKILL)
+        server.proc.wait()
+        writer.join(timeout=30)
+        server = start_server(repo, env=env)  # startup recovery runs before the server is ready
+        assert generation_on_disk(repo) in (0, 1)
     finally:
         server.stop()
 
 
-ENGINE_SCRIPT = """
-import sys
-from pathlib import Path
-from codeplane.core.config import MutationConfig
-from codeplane.mutation import MutationEngine, ReplaceText, CreateFile, DeleteFile
-root, gen = Path(sys.argv[1]), int(sys.argv[2])
-edits = [ReplaceText(path=f"pkg/m{i:02}.py", old_text=f"'gen{gen - 1}'", new_text=f"'gen{gen}'")
-         for i in range(FILES)]
-edits.append(CreateFile(path=f"pkg/new_gen{gen}.py", content=f"GEN = {gen}\\n"))
-edits.append(DeleteFile(path=f"pkg/new_gen{gen - 1}.py") if gen > 1 else
-             CreateFile(path="pkg/extra/deep.py", content="DEEP = 1\\n"))
-MutationEngine(root, MutationConfig()).apply(edits)
-"""
+def engine_batch(gen: int) -> list[Edit]:
+    """The same batch as :func:`batch_args`, as engine edits."""
+    edits: list[Edit] = [ReplaceText(path=f"pkg/m{i:02}.py", old_text=f"'gen{gen - 1}'", new_text=f"'gen{gen}'")
+                         for i in range(FILES)]
+    edits.append(CreateFile(path=f"pkg/new_gen{gen}.py", content=f"GEN = {gen}\n"))
+    edits.append(DeleteFile(path=f"pkg/new_gen{gen - 1}.py") if gen > 1 else
+                 CreateFile(path="pkg/extra/deep.py", content="DEEP = 1\n"))
+    return edits
 
 
 def test_sigkill_of_a_writer_process_at_many_points_is_always_recoverable(tmp_path: Path) -> None:
-    """The same property at more kill points, with the engine in a bare child process (no server start)."""
+    """The same property at more kill points: the engine runs in a forked child (no server start)."""
     repo = make_batch_repo(tmp_path / "repo")
-    env = {**os.environ, PAUSE_ENV: "5"}
-    script = ENGINE_SCRIPT.replace("FILES", str(FILES))
     rng = random.Random(7)
     window = (FILES + 3) * 5 / 1000
     gen = 0
     results = []
-    for attempt in range(6):
-        proc = subprocess.Popen([sys.executable, "-c", script, str(repo), str(gen + 1)], env=env)
+    for attempt in range(10):
+        pid = os.fork()
+        if pid == 0:  # child: apply the batch slowly; the parent kills it somewhere inside
+            try:
+                MutationEngine(repo, MutationConfig(), environ={PAUSE_ENV: "5"}).apply(engine_batch(gen + 1))
+            finally:
+                os._exit(0)
         wait_for_journal(repo)
         time.sleep(rng.uniform(0, window) if attempt else 0.0)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
         MutationEngine(repo, MutationConfig()).recover()
         found = generation_on_disk(repo)
         assert found in (gen, gen + 1)
