@@ -92,7 +92,7 @@ def test_every_edit_kind_applies_and_reports(repo: Path) -> None:
 def test_span_insert_append_and_delete_lines(repo: Path) -> None:
     engine = engine_for(repo)
     engine.apply([UpdateSpan(path="src/a.py", start_line=1, end_line=0, new_content="import os"),
-                  UpdateSpan(path="src/a.py", start_line=7, end_line=6, new_content="# end\n"),
+                  UpdateSpan(path="src/a.py", start_line=7, end_line=6, new_content="# end"),
                   UpdateSpan(path="src/a.py", start_line=3, end_line=4, new_content="")])
     assert (repo / "src/a.py").read_text() == ("import os\ndef a():\n    return 1\ndef b():\n    return 2\n"
                                                "# end\n")

@@ -40,7 +40,8 @@ class UpdateSpan(_Edit):
 
     ``end_line == start_line - 1`` is an empty span: ``new_content`` is inserted before ``start_line``
     (``start_line = line_count + 1`` appends). ``new_content`` is written in the file's line ending; a
-    trailing newline is added when the replaced lines had one. ``""`` deletes the lines.
+    trailing newline is added when the replaced lines had one (inserted lines always get one, except after
+    an unterminated last line, which stays unterminated). ``""`` deletes the lines.
     ``expected_content`` (the old text of the span, line-ending-insensitive) lets the engine re-anchor a
     span that drifted to the unique nearby match and report the correction.
     """

@@ -124,10 +124,10 @@ def span_replacement(doc: Document, start: int, end: int, new_content: str, inde
         had_newline = doc.text[begin:stop].endswith(("\n", "\r"))
         if new and had_newline and not new.endswith(newline):
             new += newline
-    elif new:  # inserting
+    elif new:  # inserting whole lines
         if at_eof and doc.text and not doc.ends_with_newline:
             new = newline + new  # do not glue the insertion onto an unterminated last line
-        elif not at_eof and not new.endswith(newline):
+        elif not new.endswith(newline):
             new += newline
     return Replacement(begin, stop, new, index)
 
