@@ -153,7 +153,8 @@ def _wire_tasks(services: Services) -> None:
 def _wire_testing(services: Services) -> None:
     # Impact selection (§11.9) reads import facts through the index's consistent read connection.
     services.testing = TestingService(services.root, services.config.tests, services.layout, services.artifacts,
-                                      impact=ImpactIndex(services.index.read_connection))
+                                      impact=ImpactIndex(services.index.read_connection),
+                                      files_version=lambda: services.index.epoch if services.index.ready else None)
     services.status_sections["tests"] = services.testing.status
 
     async def start() -> None:

@@ -27,6 +27,12 @@ from codeplane.testing.runners.js import read_package_json
 
 _JEST_CONFIGS = frozenset(f"jest.config.{ext}" for ext in ("js", "ts", "json", "mjs", "cjs"))
 _VITEST_CONFIGS = frozenset(f"vitest.config.{ext}" for ext in ("js", "ts", "mjs", "mts", "cjs", "cts"))
+#: File suffixes each runner family can take targets from (others are never offered to it: speed).
+_FAMILY_SUFFIXES: dict[str, tuple[str, ...]] = {
+    "python": (".py",), "js": (".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts"), "go": ("_test.go",),
+    "rust": (".rs",), "jvm": (".java", ".kt", ".groovy", ".scala"), "dotnet": (".csproj",), "ruby": ("_spec.rb",),
+    "elixir": ("_test.exs",),
+}
 #: Config files that make a pytest project only when they carry a pytest section.
 _PYTEST_SECTIONS = {"pyproject.toml": "[tool.pytest", "setup.cfg": "[tool:pytest]", "tox.ini": "[pytest]"}
 _PY_TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test)\.py$")
@@ -57,16 +63,27 @@ class Discovery:
 
 def walk_files(root: Path, rules: IgnoreRules, exclude: pathspec.GitIgnoreSpec | None = None) -> list[str]:
     """Repo-relative POSIX paths of every file in CodePlane's universe, sorted."""
+    # Pattern matching dominates the walk on big trees; skip it when there are no patterns at all.
+    spec = rules.spec if any(line.strip() and not line.lstrip().startswith("#")
+                             for line in rules.source_text.splitlines()) else None
     found: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
-        prefix = "" if rel_dir == "." else rel_dir + "/"
-        dirnames[:] = [d for d in dirnames if not rules.is_pruned_dir(d) and not d.startswith(".")
-                       and not rules.ignores(prefix + d, is_dir=True)
-                       and not (exclude and exclude.match_file(prefix + d + "/"))]
-        for name in filenames:
-            rel = prefix + name
-            if not rules.spec.match_file(rel) and not (exclude and exclude.match_file(rel)):
+    stack = [""]
+    while stack:
+        prefix = stack.pop()
+        try:
+            entries = list(os.scandir(root / prefix if prefix else root))
+        except OSError:
+            continue
+        for entry in entries:
+            rel = prefix + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if (rules.is_pruned_dir(entry.name) or entry.name.startswith(".")
+                        or (spec is not None and spec.match_file(rel + "/"))
+                        or (exclude is not None and exclude.match_file(rel + "/"))):
+                    continue
+                stack.append(rel + "/")
+            elif entry.is_file() and (spec is None or not spec.match_file(rel)) and (
+                    exclude is None or not exclude.match_file(rel)):
                 found.append(rel)
     found.sort()
     return found
@@ -147,12 +164,16 @@ def _owner(rel: str, family_projects: Sequence[Project]) -> Project | None:
     return best
 
 
+def universe_files(root: Path, config: TestsConfig, *, rules: IgnoreRules | None = None) -> list[str]:
+    """Every file discovery considers: the repository universe minus ``tests.exclude``."""
+    exclude = pathspec.GitIgnoreSpec.from_lines(config.exclude) if config.exclude else None
+    return walk_files(root, rules or IgnoreRules.load(root), exclude)
+
+
 def discover(root: Path, config: TestsConfig, *, rules: IgnoreRules | None = None,
              files: Sequence[str] | None = None) -> Discovery:
     """Find every project and target under ``root``. Never raises for a missing runner (see ``missing``)."""
-    rules = rules or IgnoreRules.load(root)
-    exclude = pathspec.GitIgnoreSpec.from_lines(config.exclude) if config.exclude else None
-    all_files = list(files) if files is not None else walk_files(root, rules, exclude)
+    all_files = list(files) if files is not None else universe_files(root, config, rules=rules)
     language_runner = {LANGUAGE_FAMILY.get(k.lower(), k.lower()): v for k, v in config.runners.items()
                        if isinstance(v, str)}
     runner_options = {k: v for k, v in config.runners.items() if isinstance(v, dict)}
@@ -178,7 +199,10 @@ def discover(root: Path, config: TestsConfig, *, rules: IgnoreRules | None = Non
         if custom is not None:
             custom_files.setdefault(custom, []).append(rel)
             continue
-        for family_projects in by_family.values():
+        for family, family_projects in by_family.items():
+            suffixes = _FAMILY_SUFFIXES.get(family)
+            if suffixes is not None and not rel.endswith(suffixes):
+                continue
             owner = _owner(rel, family_projects)
             if owner is not None:
                 claimed.setdefault(owner, []).append(rel)

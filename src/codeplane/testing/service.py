@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -20,7 +20,7 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
 from codeplane.testing.costs import CostHistory
-from codeplane.testing.discovery import Discovery, MissingRunner, discover
+from codeplane.testing.discovery import Discovery, MissingRunner, discover, universe_files
 from codeplane.testing.execution import RunExecutor, RunSettings
 from codeplane.testing.impact import ImpactIndex, ImpactResult
 from codeplane.testing.model import Target
@@ -67,7 +67,9 @@ class TestingService:
     __test__ = False  # not a pytest test class
 
     def __init__(self, root: Path, config: TestsConfig, layout: RepoLayout, artifacts: ArtifactStore, *,
-                 impact: ImpactIndex | None = None) -> None:
+                 impact: ImpactIndex | None = None, files_version: Callable[[], int | None] | None = None) -> None:
+        """``files_version``: a number that changes whenever a file is added, removed or changed (the index
+        epoch; None while unknown); with it the repository walk is cached until the next change."""
         self.root = root
         self.config = config
         self.layout = layout
@@ -79,10 +81,24 @@ class TestingService:
         self._threads: dict[str, threading.Thread] = {}
         self._lock = threading.Lock()
         self._slot = threading.Lock()
+        self._files_version = files_version
+        self._walk: tuple[int, list[str]] | None = None
 
     # -- discovery ---------------------------------------------------------------------------------
+    def _files(self) -> list[str]:
+        version = self._files_version() if self._files_version is not None else None
+        with self._lock:
+            cached = self._walk
+        if version is not None and cached is not None and cached[0] == version:
+            return cached[1]
+        files = universe_files(self.root, self.config)
+        if version is not None:
+            with self._lock:
+                self._walk = (version, files)
+        return files
+
     def discovery(self) -> Discovery:
-        found = discover(self.root, self.config)
+        found = discover(self.root, self.config, files=self._files())
         medians = self.costs.medians((t.runner, t.target_id) for t in found.targets)
         targets = tuple(replace(t, estimated_cost=round(medians.get((t.runner, t.target_id),
                                                                     prior_cost(self.root, t)), 3))

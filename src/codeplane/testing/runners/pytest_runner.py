@@ -12,6 +12,7 @@ import configparser
 import fnmatch
 import json
 import os
+import re
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
@@ -101,6 +102,7 @@ class PytestRunner(Runner):
         options = read_pytest_ini(project.dir(repo_root))
         patterns = tuple(options.get("python_files", "").split()) or DEFAULT_PYTHON_FILES
         testpaths = [p.strip("/") for p in options.get("testpaths", "").split() if p.strip("/") not in ("", ".")]
+        matcher = re.compile("|".join(fnmatch.translate(p) for p in patterns))
         found = []
         for rel in files:
             if not rel.endswith(".py"):
@@ -108,7 +110,7 @@ class PytestRunner(Runner):
             local = project.rel(rel)
             if testpaths and not any(local == p or local.startswith(p + "/") for p in testpaths):
                 continue
-            if any(fnmatch.fnmatch(rel.rsplit("/", 1)[-1], pat) for pat in patterns):
+            if matcher.match(rel.rsplit("/", 1)[-1]):
                 found.append(Target(target_id=rel, runner=self.name, lang=self.lang, cwd=project.root,
                                     selector=local, cmd=(*base_cmd, local), path=rel))
         return found
