@@ -151,3 +151,17 @@ def test_libtest_pre_1_73_panic_format() -> None:
         stream.feed(line)
     (case,) = stream.cases("lib")
     assert case.outcome == "failed" and case.message == "assertion failed: x == 3"
+
+
+def test_pytest_invocation_loads_the_event_plugin_and_scopes_coverage(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"tests/test_a.py": "def test_a():\n    pass\n"}, commit=False)
+    runner = RUNNERS["pytest"]
+    project = Project("pytest", ".", "default")
+    (target,) = runner.targets(project, repo, ["tests/test_a.py"], ("pytest",))
+    work = tmp_path / "work"
+    inv = runner.invocation(project, repo, Toolchain(("pytest",)), [target], work, coverage_dirs=["src/pkg"])
+    assert inv.argv[:3] == ("pytest", "-p", "codeplane_pytest_events")
+    assert "--cov=src/pkg" in inv.argv and f"--cov-report=json:{work / 'coverage.json'}" in inv.argv
+    assert inv.argv[-1] == "tests/test_a.py" and inv.env["COVERAGE_FILE"] == str(work / ".coverage")
+    assert inv.env["PYTHONPATH"].split(":")[0].endswith("_pytest_plugin")
+    assert inv.report_files == (work / "junit.xml", work / "coverage.json")

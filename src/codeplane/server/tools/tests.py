@@ -68,7 +68,9 @@ class RunParams(ToolParams):
     timeout_sec: float | None = Field(default=None, gt=0, le=24 * 3600, description="Global timeout of the run.")
     wait_sec: float = Field(default=25.0, ge=0, le=_MAX_WAIT,
                             description="Longest to wait for the run before returning its id to poll.")
-    coverage: bool = Field(default=False, description="Measure coverage (pytest-cov), scoped to imported sources.")
+    coverage: bool = Field(default=False, description=(
+        "pytest only, needs pytest-cov in the repo's environment: --cov scoped to the sources the selected "
+        "tests import (affected_by) or the repo; coverage.json per batch is stored as an artifact."))
 
 
 class GetRunParams(ToolParams):

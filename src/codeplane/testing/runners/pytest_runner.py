@@ -128,8 +128,9 @@ class PytestRunner(Runner):
             argv += [f"--cov={d}" for d in coverage_dirs]
             argv += [f"--cov-report=json:{workdir / 'coverage.json'}"]
         argv += [t.selector for t in targets]
+        reports = (junit, workdir / "coverage.json") if coverage_dirs else (junit,)
         return Invocation(tuple(argv), project.dir(repo_root), toolchain.environ(extra), event_file=events,
-                          report_files=(junit,))
+                          report_files=reports)
 
     def parser(self, project: Project, repo_root: Path, targets: Sequence[Target], invocation: Invocation,
                ) -> BatchParser:
