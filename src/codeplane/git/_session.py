@@ -72,14 +72,23 @@ class RepoSession:
         self.root = root
         self._after_tree_change = after_tree_change
         self._lock = threading.RLock()
+        self._local = threading.local()
 
     def open(self) -> pygit2.Repository:
         return pygit2.Repository(str(self.root))
 
     @contextmanager
     def reading(self) -> Iterator[pygit2.Repository]:
+        """A handle for reads, cached per worker thread: re-opening would re-read the index and lose the
+        object caches on every call. libgit2 re-reads refs and config from disk; the index is reloaded
+        here when its file changed."""
         with git_errors():
-            yield self.open()
+            repo: pygit2.Repository | None = getattr(self._local, "repo", None)
+            if repo is None:
+                repo = self._local.repo = self.open()
+            else:
+                repo.index.read(False)
+            yield repo
 
     @contextmanager
     def writing(self, *, files: bool, reconcile: bool = True) -> Iterator[Write]:

@@ -10,27 +10,38 @@ the whole (path-filtered) diff.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
 from typing import Literal
 
 import pygit2
-from pygit2.enums import DiffFind
+from pygit2.enums import DiffFind, DiffOption
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git import worktree_scan
 from codeplane.git.models import GitModel
 from codeplane.git.pathspecs import shown, under
 from codeplane.git.revisions import empty_tree, head_tree, resolve_commit
+from codeplane.git.worktree_scan import WorktreeChange
 
 FileStatusName = Literal["added", "modified", "deleted", "renamed", "copied", "typechange", "conflicted"]
+#: git shows a file that became a symlink (or back) as one typechange, not a delete plus an add.
+_FLAGS = DiffOption.INCLUDE_TYPECHANGE
 _STATUS: dict[str, FileStatusName] = {
     "A": "added", "M": "modified", "D": "deleted", "R": "renamed", "C": "copied", "T": "typechange",
     "U": "conflicted",
 }
 
 
+Origin = Literal["+", "-", " "]
+_ORIGINS: dict[str, Origin] = {"+": "+", "-": "-", " ": " "}
+
+
 class DiffLine(GitModel):
-    origin: Literal["+", "-", " "]
+    origin: Origin
     content: str
     old_lineno: int | None = None
     new_lineno: int | None = None
@@ -93,28 +104,30 @@ def compute(repo: pygit2.Repository, base: str | None, target: str | None, stage
     if target is not None:
         old = resolve_commit(repo, base, "base") if base is not None else resolve_commit(repo, "HEAD", "base")
         new = resolve_commit(repo, target, "target")
-        diff = old.tree.diff_to_tree(new.tree, context_lines=context_lines)
+        diff = old.tree.diff_to_tree(new.tree, context_lines=context_lines, flags=_FLAGS)
         label = f"{old.id}..{new.id}"
     elif staged:
         tree = resolve_commit(repo, base, "base").tree if base is not None else head_tree(repo)
-        diff = tree.diff_to_index(repo.index, context_lines=context_lines)
+        diff = tree.diff_to_index(repo.index, context_lines=context_lines, flags=_FLAGS)
         label = f"{base or 'HEAD'}..index"
     elif base is not None:
         # git diff <rev>: the tree against the working tree as seen through the index.
-        diff = resolve_commit(repo, base, "base").tree.diff_to_index(repo.index, context_lines=context_lines)
-        diff.merge(repo.index.diff_to_workdir(context_lines=context_lines))
+        tree = resolve_commit(repo, base, "base").tree
+        diff = tree.diff_to_index(repo.index, context_lines=context_lines, flags=_FLAGS)
+        diff.merge(repo.index.diff_to_workdir(context_lines=context_lines, flags=_FLAGS))
         label = f"{base}..worktree"
     else:
-        diff = repo.index.diff_to_workdir(context_lines=context_lines)
+        diff = repo.index.diff_to_workdir(context_lines=context_lines, flags=_FLAGS)
         label = "index..worktree"
     diff.find_similar(DiffFind.FIND_RENAMES)
     return diff, label
 
 
-def _file(patch: pygit2.Patch, limits: DiffLimits, budget: list[int], with_hunks: bool) -> DiffFile:
+def _file(patch: pygit2.Patch, paths: tuple[str, str], limits: DiffLimits, budget: list[int], *,
+          with_hunks: bool, status_override: FileStatusName | None = None) -> DiffFile:
     delta = patch.delta
     _, insertions, deletions = patch.line_stats
-    status = _STATUS.get(delta.status_char(), "modified")
+    status = status_override or _STATUS.get(delta.status_char(), "modified")
     renamed = status in ("renamed", "copied")
     hunks: list[DiffHunk] = []
     hunks_omitted = 0
@@ -125,14 +138,14 @@ def _file(patch: pygit2.Patch, limits: DiffLimits, budget: list[int], with_hunks
             lines: list[DiffLine] = []
             omitted = 0
             for line in hunk.lines:
-                origin = line.origin
-                if origin not in ("+", "-", " "):
+                origin = _ORIGINS.get(line.origin)
+                if origin is None:
                     continue  # "\ No newline at end of file" markers
                 if budget[0] <= 0:
                     omitted += 1
                     continue
                 budget[0] -= 1
-                lines.append(DiffLine(
+                lines.append(DiffLine.model_construct(
                     origin=origin, content=line.content.rstrip("\n"),
                     old_lineno=line.old_lineno if line.old_lineno >= 0 else None,
                     new_lineno=line.new_lineno if line.new_lineno >= 0 else None,
@@ -140,27 +153,55 @@ def _file(patch: pygit2.Patch, limits: DiffLimits, budget: list[int], with_hunks
             hunks.append(DiffHunk(old_start=hunk.old_start, old_lines=hunk.old_lines, new_start=hunk.new_start,
                                   new_lines=hunk.new_lines, header=hunk.header.rstrip("\n"), lines=lines,
                                   lines_omitted=omitted))
+    old_path, new_path = paths
     return DiffFile(
-        path=shown(delta.new_file.path if status != "deleted" else delta.old_file.path),
-        status=status, old_path=shown(delta.old_file.path) if renamed else None, binary=bool(delta.is_binary),
+        path=shown(new_path if status != "deleted" else old_path),
+        status=status, old_path=shown(old_path) if renamed else None, binary=bool(delta.is_binary),
         insertions=insertions, deletions=deletions, hunks=hunks, hunks_omitted=hunks_omitted,
     )
 
 
-def render(diff: pygit2.Diff, label: str, paths: Sequence[str], limits: DiffLimits) -> DiffReport:
-    """Bounded structured form of ``diff`` restricted to ``paths`` (canonical; empty = all)."""
+#: One file of a diff: (old path, new path, patch factory, status override), in path order.
+PatchSource = tuple[str, str, Callable[[], pygit2.Patch | None], FileStatusName | None]
+
+
+def sources(diff: pygit2.Diff) -> Iterator[PatchSource]:
+    """A libgit2 diff as patch sources (patches are generated only for files that get rendered)."""
+    for i, delta in enumerate(diff.deltas):
+        yield delta.old_file.path, delta.new_file.path, partial(diff.__getitem__, i), None
+
+
+def _worktree_sources(repo: pygit2.Repository, changes: list[WorktreeChange],
+                      context_lines: int) -> Iterator[PatchSource]:
+    for change in changes:
+        old = repo[change.old_oid]
+        assert isinstance(old, pygit2.Blob)
+
+        def make(old: pygit2.Blob = old, change: WorktreeChange = change) -> pygit2.Patch | None:
+            # libgit2 wants UTF-8 here (it only picks diff attributes by name); the real name is kept outside.
+            name = os.fsencode(change.path).decode("utf-8", errors="replace")
+            return pygit2.Patch.create_from(old, change.data, old_as_path=name, new_as_path=name,
+                                            context_lines=context_lines)
+
+        kind: FileStatusName = "deleted" if change.data is None else \
+            "typechange" if change.kind == "typechange" else "modified"
+        yield change.path, change.path, make, kind
+
+
+def render(items: Iterable[PatchSource], label: str, paths: Sequence[str], limits: DiffLimits) -> DiffReport:
+    """Bounded structured form of the patches restricted to ``paths`` (canonical; empty = all)."""
     files: list[DiffFile] = []
     budget = [limits.max_lines]
     insertions = deletions = matched = 0
-    for i, delta in enumerate(diff.deltas):
-        if paths and not (under(delta.new_file.path, paths) or under(delta.old_file.path, paths)):
+    for old_path, new_path, make, status in items:
+        if paths and not (under(new_path, paths) or under(old_path, paths)):
             continue
-        patch = diff[i]
+        patch = make()
         if patch is None:
             continue
         matched += 1
         with_hunks = limits.include_hunks and matched <= limits.max_files
-        entry = _file(patch, limits, budget, with_hunks)
+        entry = _file(patch, (old_path, new_path), limits, budget, with_hunks=with_hunks, status_override=status)
         insertions += entry.insertions
         deletions += entry.deletions
         if matched <= limits.max_files:
@@ -185,13 +226,18 @@ def render(diff: pygit2.Diff, label: str, paths: Sequence[str], limits: DiffLimi
 
 def diff(repo: pygit2.Repository, *, base: str | None = None, target: str | None = None, staged: bool = False,
          paths: Sequence[str] = (), limits: DiffLimits = DiffLimits()) -> DiffReport:
+    if base is None and target is None and not staged and repo.workdir:
+        # The common case (unstaged changes) without libgit2's directory walk; see worktree_scan.
+        changes = worktree_scan.scan(repo, Path(repo.workdir))
+        if changes is not None:
+            return render(_worktree_sources(repo, changes, limits.context_lines), "index..worktree", paths, limits)
     raw, label = compute(repo, base, target, staged, limits.context_lines)
-    return render(raw, label, paths, limits)
+    return render(sources(raw), label, paths, limits)
 
 
 def commit_diff(repo: pygit2.Repository, commit: pygit2.Commit, limits: DiffLimits) -> DiffReport:
     """A commit against its first parent (root commits against the empty tree), as ``git show`` does."""
     parent = commit.parents[0].tree if commit.parents else empty_tree(repo)
-    raw = parent.diff_to_tree(commit.tree, context_lines=limits.context_lines)
+    raw = parent.diff_to_tree(commit.tree, context_lines=limits.context_lines, flags=_FLAGS)
     raw.find_similar(DiffFind.FIND_RENAMES)
-    return render(raw, f"{commit.parents[0].id if commit.parents else 'empty'}..{commit.id}", (), limits)
+    return render(sources(raw), f"{commit.parents[0].id if commit.parents else 'empty'}..{commit.id}", (), limits)
