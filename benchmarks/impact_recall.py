@@ -70,7 +70,11 @@ def checkout(requirement: str, deps: tuple[str, ...]) -> Path:
             archive = next(CACHE.glob(f"{name}-{version}.tar.gz"))
         with tarfile.open(archive) as tar:
             tar.extractall(WORK, filter="data")
-        subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+        # A commit of the pristine tree: an interrupted run's injected fault is undone by a checkout.
+        for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=bench", "-c", "user.email=bench@localhost",
+                                                     "commit", "-q", "-m", "pristine"]):
+            subprocess.run(["git", *args], cwd=root, check=True)
+    subprocess.run(["git", "checkout", "-q", "--", "src"], cwd=root, check=True)
     venv = root / ".venv"
     if not (venv / "bin" / "pytest").exists():
         uv = shutil.which("uv") or "uv"
@@ -81,12 +85,17 @@ def checkout(requirement: str, deps: tuple[str, ...]) -> Path:
     return root
 
 
-def candidates(root: Path) -> list[tuple[str, str, int, int]]:
-    """(module path, function name, insert line, indent) for functions whose body can take a raise."""
-    found = []
+def candidates(root: Path, per_module: int = 3) -> list[tuple[str, str, int, int]]:
+    """(module path, function name, insert line, indent) for functions whose body can take a raise.
+
+    Public functions first (more likely exercised by the suite), at most ``per_module`` per module, modules
+    interleaved so that faults spread over the package.
+    """
+    by_module: list[list[tuple[str, str, int, int]]] = []
     for path in sorted((root / "src").rglob("*.py")):
         rel = path.relative_to(root).as_posix()
         tree = ast.parse(path.read_text(encoding="utf-8"))
+        found = []
         for node in ast.walk(tree):
             if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or node.name.startswith("__"):
                 continue
@@ -97,7 +106,9 @@ def candidates(root: Path) -> list[tuple[str, str, int, int]]:
             if first.lineno == node.lineno:  # one-line def: no room for a statement line
                 continue
             found.append((rel, node.name, first.lineno, first.col_offset))
-    return found
+        found.sort(key=lambda c: (c[1].startswith("_"), c[2]))
+        by_module.append(found[:per_module])
+    return [c for rank in range(per_module) for group in by_module if rank < len(group) for c in [group[rank]]]
 
 
 def failing_cases(service: TestingService) -> set[str]:
@@ -167,9 +178,54 @@ def run_project(name: str, limit: int) -> list[Outcome]:
     return outcomes
 
 
+DJANGO_CHANGES = (
+    "django/db/models/query.py", "django/utils/text.py", "django/http/request.py", "django/forms/fields.py",
+    "django/template/base.py", "django/core/validators.py", "django/urls/resolvers.py", "django/contrib/auth/models.py",
+    "django/db/models/fields/__init__.py", "django/utils/functional.py",
+)
+
+
+def django_latency() -> None:
+    """``inspect_affected_tests`` as the server runs it (discovery cached per epoch + the impact walk)."""
+    root = WORK / "django-5.2.8"
+    if not root.is_dir():
+        archive = next(CACHE.glob("django-5.2.8.tar.gz"), None)
+        if archive is None:
+            subprocess.run([*pip(), "download", "--no-binary", ":all:", "--no-deps", "-d", str(CACHE),
+                            "django==5.2.8"], check=True)
+            archive = next(CACHE.glob("django-5.2.8.tar.gz"))
+        with tarfile.open(archive) as tar:
+            tar.extractall(WORK, filter="data")
+    layout = RepoLayout(root)
+    config = CodePlaneConfig()
+    index = IndexService(root, layout, config.index)
+    index.register_indexer(StructuralIndexer())
+    began = time.perf_counter()
+    index.start()
+    index.wait_ready(1800)
+    print(f"\nDjango 5.2.8 index ready in {time.perf_counter() - began:.1f} s", flush=True)
+    service = TestingService(root, config.tests, layout, ArtifactStore(layout.artifacts_dir, 1),
+                             impact=ImpactIndex(index.read_connection), files_version=lambda: index.epoch)
+    try:
+        service.discovery()  # the first call walks the tree; later ones reuse it until the epoch changes
+        times = []
+        for changed in DJANGO_CHANGES:
+            began = time.perf_counter()
+            result = service.inspect_affected([changed])
+            times.append((time.perf_counter() - began) * 1000)
+            print(f"  {changed}: {times[-1]:.1f} ms, {len(result.matches)} test files "
+                  f"({sum(m.confidence == 'high' for m in result.matches)} high), {result.confidence}")
+        print(f"inspect_affected_tests on Django: p50 {statistics.median(times):.1f} ms, max {max(times):.1f} ms "
+              "(target <= 100 ms)")
+    finally:
+        service.close()
+        index.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--faults-per-project", type=int, default=11)
+    parser.add_argument("--no-django", action="store_true", help="skip the Django latency measurement")
     args = parser.parse_args()
     outcomes = [o for name in PROJECTS for o in run_project(name, args.faults_per_project)]
     print(f"\n| {'project':<7} | {'faults':>6} | {'recall':>7} | {'precision':>9} | {'high recall':>11} | "
@@ -191,6 +247,8 @@ def main() -> None:
     missed = [o for o in outcomes if not o.failing <= o.selected]
     print(f"\n{len(outcomes)} faults; recall is 100 % on {len(outcomes) - len(missed)} of them "
           f"(target: all, with >= 20 faults)")
+    if not args.no_django:
+        django_latency()
 
 
 if __name__ == "__main__":
