@@ -13,9 +13,6 @@ from importlib import metadata
 
 from tree_sitter import Language, Parser
 
-from codeplane.core.logging import get_logger
-
-_log = get_logger("index.structural.grammars")
 _local = threading.local()
 _missing: dict[str, str] = {}
 _missing_lock = threading.Lock()
@@ -38,7 +35,10 @@ def language(grammar: str) -> Language | None:
     except Exception as exc:  # noqa: BLE001 - any loader failure means "grammar missing", never fatal
         with _missing_lock:
             _missing[grammar] = f"{type(exc).__name__}: {exc}"
-        _log.warning("grammar_missing", grammar=grammar, error=str(exc))
+        # Imported here: worker processes must not pay for the logging stack at start-up.
+        from codeplane.core.logging import get_logger
+
+        get_logger("index.structural.grammars").warning("grammar_missing", grammar=grammar, error=str(exc))
         return None
 
 

@@ -138,6 +138,7 @@ def _line_count(change: FileChange, facts: FileFacts | None) -> int | None:
 
 
 def _insert_facts(conn: sqlite3.Connection, effect: BatchEffect) -> None:
+    # Rows are unpacked positionally: from worker processes they arrive as plain tuples (extract.to_wire).
     scope_base = _next_id(conn, "st_scope", "scope_id")
     bind_base = _next_id(conn, "st_bind", "bind_id")
     ref_base = _next_id(conn, "st_ref", "ref_id")
@@ -152,31 +153,31 @@ def _insert_facts(conn: sqlite3.Connection, effect: BatchEffect) -> None:
         if facts is None:
             continue
         file_id = effect.upserted[facts.path]
-        scope_id = scope_base.__add__
-        scopes.extend((scope_base + i, file_id, scope_id(s.parent) if s.parent >= 0 else None, s.kind,
-                       s.start_line, s.start_col, s.end_line, s.end_col) for i, s in enumerate(facts.scopes))
-        binds.extend((bind_base + i, file_id, scope_id(b.scope), b.name, b.target_kind, b.target_uid, b.certainty,
-                      b.reason_code) for i, b in enumerate(facts.binds))
-        defs.extend((d.def_uid, file_id, d.kind, d.name, d.lexical_path, d.lexical_path, d.start_line, d.start_col,
-                     d.end_line, d.end_col, d.name_line, d.name_col, d.signature_hash, d.display_name, d.parent_uid,
-                     scope_id(d.scope), d.name.lower()) for d in facts.defs)
-        imports.extend((i.import_uid, file_id, scope_id(i.scope), i.imported_name, i.alias, i.source_literal,
-                        i.import_kind, i.certainty, i.start_line, i.start_col, i.end_line, i.end_col)
-                       for i in facts.imports)
-        refs.extend((ref_base + i, file_id, scope_id(r.scope), r.token_text, r.start_line, r.start_col, r.end_line,
-                     r.end_col, r.role, r.ref_tier, r.certainty, bind_base + r.bind if r.bind >= 0 else None,
-                     r.target_uid, r.via_import_uid, int(r.is_member), r.receiver_shape, r.ref_tier, r.target_uid)
-                    for i, r in enumerate(facts.refs))
-        dynamic.extend((file_id, d.start_line, d.start_col, d.pattern_type, json.dumps(list(d.extracted_literals)),
-                        int(d.has_non_literal_key)) for d in facts.dynamic)
-        effect.member_tokens.update((r.token_text, r.receiver_shape or "") for r in facts.refs if r.is_member)
+        base = scope_base
+        for i, (parent, kind, sl, sc, el, ec) in enumerate(facts.scopes):
+            scopes.append((base + i, file_id, base + parent if parent >= 0 else None, kind, sl, sc, el, ec))
+        for i, (scope, name, target_kind, target_uid, certainty, reason) in enumerate(facts.binds):
+            binds.append((bind_base + i, file_id, base + scope, name, target_kind, target_uid, certainty, reason))
+        for (uid, kind, name, lexical, sl, sc, el, ec, nl, nc, sig, display, parent_uid, scope) in facts.defs:
+            defs.append((uid, file_id, kind, name, lexical, lexical, sl, sc, el, ec, nl, nc, sig, display, parent_uid,
+                         base + scope, name.lower()))
+        for (uid, scope, name, alias, source, kind, certainty, sl, sc, el, ec) in facts.imports:
+            imports.append((uid, file_id, base + scope, name, alias, source, kind, certainty, sl, sc, el, ec))
+        for i, (scope, token, sl, sc, el, ec, role, tier, certainty, bind, target, via, member, shape) in enumerate(
+                facts.refs):
+            refs.append((ref_base + i, file_id, base + scope, token, sl, sc, el, ec, role, tier, certainty,
+                         bind_base + bind if bind >= 0 else None, target, via, int(member), shape, tier, target))
+            if member:
+                effect.member_tokens.add((token, shape or ""))
+        for (sl, sc, pattern, literals, non_literal) in facts.dynamic:
+            dynamic.append((file_id, sl, sc, pattern, json.dumps(list(literals)), int(non_literal)))
         _insert_exports(conn, file_id, facts)
         scope_base += len(facts.scopes)
         bind_base += len(facts.binds)
         ref_base += len(facts.refs)
     conn.executemany("INSERT INTO st_scope VALUES (?,?,?,?,?,?,?,?)", scopes)
     conn.executemany("INSERT INTO st_bind VALUES (?,?,?,?,?,?,?,?)", binds)
-    # qualified_name starts as the lexical path; modules.refresh prefixes the module name.
+    # qualified_name starts as the lexical path; linking prefixes the module name.
     conn.executemany("INSERT INTO st_def VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", defs)
     conn.executemany("INSERT INTO st_import(import_uid, file_id, scope_id, imported_name, alias, source_literal, "
                      "import_kind, certainty, start_line, start_col, end_line, end_col) "
@@ -195,14 +196,13 @@ def _insert_exports(conn: sqlite3.Connection, file_id: int, facts: FileFacts) ->
     conn.executemany(
         "INSERT INTO st_export_entry(surface_id, exported_name, def_uid, certainty, evidence_kind, file_id, "
         "local_def_uid, import_uid) VALUES (?,?,?,?,?,?,?,?)",
-        [(surface_id, e.exported_name, e.local_def_uid, e.certainty, e.evidence_kind, file_id, e.local_def_uid,
-          e.import_uid) for e in facts.exports])
+        [(surface_id, name, local, certainty, evidence, file_id, local, imp)
+         for (name, local, imp, certainty, evidence) in facts.exports])
     conn.executemany(
         "INSERT INTO st_export_thunk(source_unit, target_unit, mode, explicit_names, alias_map, evidence_kind, "
         "file_id, import_uid, source_literal) VALUES (0, NULL, ?, ?, ?, ?, ?, ?, ?)",
-        [(t.mode, json.dumps(list(t.explicit_names)) if t.explicit_names else None,
-          json.dumps(dict(t.alias_map)) if t.alias_map else None, t.evidence_kind, file_id, t.import_uid,
-          t.source_literal) for t in facts.thunks])
+        [(mode, json.dumps(list(names)) if names else None, json.dumps(dict(aliases)) if aliases else None,
+          evidence, file_id, imp, source) for (mode, imp, source, names, aliases, evidence) in facts.thunks])
 
 
 def file_ids(conn: sqlite3.Connection, paths: Iterable[str]) -> dict[str, int]:

@@ -1,0 +1,141 @@
+"""Structural search modes, map_repo and the structural status through the real server and MCP client."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.builders import ServerHandle, call, call_error, make_repo, mcp_client, running_server
+
+pytestmark = pytest.mark.anyio
+
+FILES: dict[str, str | bytes] = {
+    "pyproject.toml": "[project]\nname = 'shop'\n[project.scripts]\nshop = 'shop.cli:main'\n",
+    "shop/__init__.py": "from .models import Cart, total\n__all__ = ['Cart', 'total']\n",
+    "shop/models.py": "class Cart:\n    def add(self, item):\n        return total([item])\n\n\n"
+                      "def total(items):\n    return sum(items)\n",
+    "shop/cli.py": "import requests\nfrom shop import Cart, total\n\n\ndef main():\n    Cart().add(1)\n"
+                   "    return total([2])\n",
+    "tests/test_models.py": "from shop.models import total\n\n\ndef test_total():\n    assert total([1]) == 1\n",
+    "web/src/app.ts": "import { join } from './util';\nexport function render() { return join('a'); }\n",
+    "web/src/util.ts": "export function join(a: string) { return a; }\n",
+    "docs/guide.md": "# Guide\n\nUse `total`.\n",
+    **{f"many/m{i:02d}.py": f"def f{i}():\n    return {i}\n" for i in range(30)},
+}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandle]:
+    repo = make_repo(tmp_path_factory.mktemp("structural_mcp") / "repo", FILES)
+    with running_server(repo) as handle:
+        yield handle
+
+
+def _where(result: dict[str, Any]) -> list[tuple[str, int, str | None, str | None]]:
+    return [(h["path"], h["line"], h["role"], h["ref_tier"]) for h in result["results"]]
+
+
+async def test_references_report_tier_and_certainty_for_each_occurrence(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        result = await call(client, "search", {"query": "total", "mode": "references"})
+    found = _where(result)
+    assert ("shop/models.py", 3, "REFERENCE", "PROVEN") in found
+    assert ("shop/cli.py", 7, "REFERENCE", "STRONG") in found
+    assert ("tests/test_models.py", 5, "REFERENCE", "STRONG") in found
+    tiers = [h["ref_tier"] for h in result["results"]]
+    assert tiers == sorted(tiers, key=["PROVEN", "STRONG", "ANCHORED", "UNKNOWN"].index)
+    assert all(h["certainty"] in ("CERTAIN", "UNCERTAIN") and h["symbol"]["def_uid"] for h in result["results"])
+    first = result["results"][0]
+    assert first["column"] >= 1 and first["snippet"]
+
+
+async def test_symbols_by_name_prefix_qualified_name_and_uid(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        fuzzy = await call(client, "search", {"query": "tot", "mode": "symbol"})
+        qualified = await call(client, "search", {"query": "models.Cart.add", "mode": "definitions"})
+        uid = qualified["results"][0]["symbol"]["def_uid"]
+        by_uid = await call(client, "search", {"query": uid, "mode": "definitions"})
+        classes = await call(client, "search", {"query": "a", "mode": "symbol", "scope": {"kinds": ["class"]}})
+        ts_only = await call(client, "search", {"query": "join", "mode": "definitions",
+                                                "scope": {"languages": ["javascript"]}})
+    assert fuzzy["results"][0]["symbol"]["name"] == "total"
+    assert [(h["path"], h["line"]) for h in qualified["results"]] == [("shop/models.py", 2)]
+    assert qualified["results"][0]["symbol"]["qualified_name"] == "shop.models.Cart.add"
+    assert by_uid["results"] == qualified["results"]
+    assert {h["symbol"]["kind"] for h in classes["results"]} == {"class"}
+    assert [h["path"] for h in ts_only["results"]] == ["web/src/util.ts"]
+
+
+async def test_symbol_pages_cover_every_match_once(server: ServerHandle) -> None:
+    seen: list[str] = []
+    args: dict[str, Any] = {"query": "f", "mode": "symbol", "limit": 7, "scope": {"paths": ["many/"]}}
+    async with mcp_client(server) as client:
+        while True:
+            page = await call(client, "search", args)
+            seen += [h["symbol"]["name"] for h in page["results"]]
+            if not page["pagination"]["next_cursor"]:
+                break
+            args = {**args, "cursor": page["pagination"]["next_cursor"]}
+    assert sorted(seen) == sorted(f"f{i}" for i in range(30))
+
+
+async def test_references_of_an_unknown_symbol_is_a_typed_error(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        error = await call_error(client, "search", {"query": "no_such_symbol_anywhere", "mode": "references"})
+    assert error["code"] == 3007
+
+
+async def test_map_repo_answers_every_section_from_the_index(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        result = await call(client, "map_repo", {"depth": 1, "limit": 5})
+        rest = await call(client, "map_repo", {"depth": 1, "limit": 5, "cursor": result["structure"]["next_cursor"]})
+    structure = result["structure"]
+    assert structure["file_count"] == len(FILES) + 1  # and the .cplignore that ``cpl up`` writes
+    assert [n["path"] for n in structure["tree"]] == ["docs", "many", "shop", "tests", "web"]
+    assert [n["path"] for n in rest["structure"]["tree"]] == [".cplignore", "pyproject.toml"]
+    assert next(n for n in structure["tree"] if n["path"] == "many")["file_count"] == 30
+    assert "" in structure["contexts"]
+    languages = {entry["language"]: entry["file_count"] for entry in result["languages"]}
+    assert languages["python"] == 34 and languages["typescript"] == 2
+    assert any(e["evidence"] == "declared_script" and e["qualified_name"] == "shop.cli.main"
+               for e in result["entry_points"])
+    assert [m["name"] for m in result["dependencies"]["external_modules"]] == ["requests"]
+    assert result["test_layout"]["test_files"] == ["tests/test_models.py"]
+    assert {(p["name"], p["evidence"]) for p in result["public_api"]} >= {("Cart", "__all__literal"),
+                                                                            ("total", "__all__literal")}
+    families = {(c["family"], c["root_path"], c["probe_status"]) for c in result["contexts"]}
+    assert ("python", "", "valid") in families
+
+
+async def test_map_repo_sections_can_be_selected(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        result = await call(client, "map_repo", {"include": ["dependencies"]})
+    assert result["dependencies"] is not None
+    assert result["structure"] is None and result["languages"] is None
+
+
+async def test_edit_is_visible_to_symbol_search_right_after_write_source(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        await call(client, "write_source", {"edits": [{"path": "shop/models.py", "action": "update",
+                                                       "old_text": "def total(items):",
+                                                       "new_text": "def grand_total(items):"}]})
+        renamed = await call(client, "search", {"query": "grand_total", "mode": "definitions"})
+        gone = await call(client, "search", {"query": "total", "mode": "definitions"})
+        await call(client, "write_source", {"edits": [{"path": "shop/models.py", "action": "update",
+                                                       "old_text": "def grand_total(items):",
+                                                       "new_text": "def total(items):"}]})
+    assert [(h["path"], h["line"]) for h in renamed["results"]] == [("shop/models.py", 6)]
+    assert gone["results"] == [] or all(h["path"] != "shop/models.py" for h in gone["results"])
+
+
+async def test_status_reports_languages_failures_and_grammar_versions(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        described = await call(client, "describe", {})
+    structural = described["status"]["structural"]
+    assert structural["by_language"]["python"]["parsed"] == 34
+    assert structural["grammars"]["tree_sitter_language_pack"] == "0.13.0"
+    assert structural["grammars"]["grammar_abi"]["python"] >= 14
+    assert structural["parse_failures"] == [] and structural["defs"] > 0
+    assert server.get("/status").json()["structural"]["state"] == "ready"
