@@ -81,8 +81,9 @@ def to_wire(outcome: Outcome) -> Outcome:
     facts = outcome.facts
     if facts is None:
         return outcome
-    plain = facts._replace(**{name: list(map(tuple, getattr(facts, name))) for name in _ROW_LISTS})
-    return outcome._replace(facts=plain)
+    values = [list(map(tuple, value)) if name in _ROW_LISTS else value for name, value in zip(
+        FileFacts._fields, facts, strict=True)]
+    return outcome._replace(facts=FileFacts._make(values))
 
 
 _ROW_LISTS = ("defs", "scopes", "binds", "imports", "refs", "exports", "thunks", "dynamic")
