@@ -81,8 +81,9 @@ def to_wire(outcome: Outcome) -> Outcome:
     facts = outcome.facts
     if facts is None:
         return outcome
-    values = [list(map(tuple, value)) if name in _ROW_LISTS else value for name, value in zip(
-        FileFacts._fields, facts, strict=True)]
+    values: list[object] = []
+    for name, value in zip(FileFacts._fields, facts, strict=True):
+        values.append([tuple(row) for row in value] if name in _ROW_LISTS and isinstance(value, list) else value)
     return outcome._replace(facts=FileFacts._make(values))
 
 
