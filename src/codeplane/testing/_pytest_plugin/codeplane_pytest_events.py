@@ -23,7 +23,7 @@ _state: dict[str, Any] = {"out": None, "root": None}
 
 def _emit(event: dict[str, Any]) -> None:
     path = os.environ.get(_ENV)
-    if not path:
+    if not path or _state.get("worker"):
         return
     out: IO[str] | None = _state["out"]
     if out is None:
@@ -46,6 +46,8 @@ def _clip(text: str) -> str:
 
 def pytest_configure(config: Any) -> None:
     _state["root"] = getattr(config, "rootpath", None) or getattr(config, "rootdir", None)
+    # Under pytest-xdist the controller receives every worker's reports: only it writes events.
+    _state["worker"] = hasattr(config, "workerinput")
 
 
 def _ignored(config: Any, path: str) -> bool:
