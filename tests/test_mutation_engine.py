@@ -24,6 +24,7 @@ from codeplane.mutation import (
     UpdateSpan,
     git_index,
 )
+from codeplane.mutation.doctor import check_journal
 from codeplane.mutation.journal import Journal, JournalMove, Original, temp_path
 from codeplane.mutation.locks import PathLocks
 from tests.builders import git, make_repo
@@ -430,3 +431,16 @@ def test_recovery_undoes_a_recorded_git_move(repo: Path) -> None:
     engine_for(repo).recover()
     assert (repo / "README.md").read_bytes() == data and not (repo / "docs").exists()
     assert git(repo, "status", "--porcelain").stdout == ""
+
+
+def test_doctor_flags_a_batch_left_unfinished_by_a_crash(repo: Path) -> None:
+    journal_dir = repo / ".codeplane/journal"
+    assert check_journal(repo)[0].ok
+    (journal_dir / "mut_live").mkdir(parents=True)  # a batch in flight right now is fine
+    (journal_dir / "mut_done.retired").mkdir()
+    assert check_journal(repo)[0].ok
+    stale = journal_dir / "mut_crashed"
+    stale.mkdir()
+    os.utime(stale, (0, 0))
+    result = check_journal(repo)[0]
+    assert not result.ok and "mut_crashed" in result.detail and "cpl up" in result.fix
