@@ -20,6 +20,8 @@ from codeplane.core.clock import now_ms
 from codeplane.core.config import CodePlaneConfig
 from codeplane.core.layout import RepoLayout
 from codeplane.index.service import STARTUP_WAIT_SEC, IndexService
+from codeplane.index.structural.indexer import StructuralIndexer
+from codeplane.index.structural.service import StructuralService
 from codeplane.mutation import MutationEngine
 from codeplane.repo.workspace import head_info
 from codeplane.tasks import Ledger, RepoSnapshot, TaskTracker, TrackerSettings
@@ -59,6 +61,8 @@ class Services:
     last_error: str | None = None
     #: Repository truth and the lexical index (file table, epochs, watcher, Tantivy); see ``index/``.
     index: IndexService = field(init=False)
+    #: Structural facts (tree-sitter defs/refs/scopes/imports, contexts) and their bounded queries (§7.3, §8.4).
+    structural: StructuralService = field(init=False)
     #: The one writer of repository files (spec §9); ``write_source`` and the refactor engine use it.
     mutation: MutationEngine = field(init=False)
     #: Sessions, tasks, budgets and the ledger (§12); also the call observer that records every call.
@@ -77,7 +81,10 @@ class Services:
 
 def build_index(root: Path, config: CodePlaneConfig) -> IndexService:
     """The index service with every fact indexer registered; the server and ``cpl init`` both use it."""
-    return IndexService(root, RepoLayout(root), config.index)
+    index = IndexService(root, RepoLayout(root), config.index)
+    # Facts are written in the same transaction as each epoch, so the indexer is registered before start.
+    index.register_indexer(StructuralIndexer())
+    return index
 
 
 def _wire_index(services: Services) -> None:
@@ -101,6 +108,12 @@ def _wire_index(services: Services) -> None:
 
     services.lifecycles.append(Lifecycle("index", start, stop))
     services.status_sections["index"] = services.index.status
+
+
+def _wire_structural(services: Services) -> None:
+    # The indexer itself is registered by build_index; this is the read side.
+    services.structural = StructuralService(services.index, services.root, services.layout.index_db)
+    services.status_sections["structural"] = services.structural.status
 
 
 def _wire_mutation(services: Services) -> None:
@@ -170,6 +183,7 @@ def _wire_testing(services: Services) -> None:
 def build_services(root: Path, config: CodePlaneConfig, repo_id: str) -> Services:
     services = Services(root=root, config=config, repo_id=repo_id)
     _wire_index(services)
+    _wire_structural(services)
     _wire_mutation(services)
     _wire_tasks(services)
     _wire_testing(services)
