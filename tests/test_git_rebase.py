@@ -144,3 +144,16 @@ def test_rebase_refuses_dirty_tree_and_second_rebase(repo: Path) -> None:
     with pytest.raises(CodePlaneError) as merge_now:
         git.merge("main")
     assert merge_now.value.code == 8005
+
+
+def test_doctor_reports_a_rebase_left_in_progress(repo: Path) -> None:
+    from codeplane.git.doctor import check_git_tools
+
+    run_git(repo, "checkout", "-q", "main")
+    _commit(repo, "main edits t2", {"t2.txt": "main's two\n"})
+    run_git(repo, "checkout", "-q", "topic")
+    GitService(repo).rebase_start("main", confirm=True)
+    results = {r.name: r for r in check_git_tools(repo)}
+    assert results["git operation in progress"].detail == "rebase"
+    assert results["git identity (for git_commit)"].ok
+    assert results["git recovery points"].detail.startswith("1 under")
