@@ -184,3 +184,30 @@ def test_reset_modes(repo: Path) -> None:
     assert unconfirmed.value.code == 5009
     hard = git.reset(mode="hard", confirm=True)
     assert hard.effect.recovery_point and git.status().untracked == ["f.txt"] and not git.status().modified
+
+
+def test_cherry_pick_conflict_is_data_and_commit_concludes_it(repo: Path) -> None:
+    write_files(repo, {"a.txt": "main a\n"})
+    run_git(repo, "commit", "-qam", "main a")
+    git = GitService(repo)
+    picked = git.cherry_pick("feature")
+    assert not picked.success and picked.state == "cherrypick"
+    [conflict] = picked.conflicts
+    stages = {int(line.split()[2]): line.split()[1]
+              for line in run_git(repo, "ls-files", "-u").decode().splitlines()}
+    assert (conflict.path, conflict.ancestor_oid, conflict.ours_oid, conflict.theirs_oid) == \
+        ("a.txt", stages[1], stages[2], stages[3])
+    assert git.status().state == "cherrypick" and git.status().conflicts == picked.conflicts
+    write_files(repo, {"a.txt": "both\n"})
+    git.stage(["a.txt"])
+    done = git.commit("feature work, adapted")
+    assert len(done.parents) == 1 and git.status().state == "none"
+
+
+def test_commit_on_a_detached_head_moves_only_head(repo: Path) -> None:
+    git = GitService(repo)
+    git.checkout(_head(repo, "feature"))
+    write_files(repo, {"b.txt": "detached work\n"})
+    result = git.commit("detached", stage=["b.txt"])
+    assert result.branch is None and _head(repo) == result.oid
+    assert _head(repo, "feature") != result.oid and _head(repo, "main") != result.oid
