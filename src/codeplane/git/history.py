@@ -88,24 +88,43 @@ def _map_range(old: pygit2.Blob | None, new: pygit2.Blob, rng: tuple[int, int]) 
     return touched, (new_a, new_b)
 
 
+def _change(repo: pygit2.Repository, parent: pygit2.Commit | None, commit: pygit2.Commit,
+            path: str) -> tuple[str, str | None]:
+    """(added | modified | renamed, the previous name when renamed) for ``path`` in ``commit``."""
+    if parent is None:
+        return "added", None
+    if _entry_id(parent.tree, path) is not None:
+        return "modified", None
+    old_path = _renamed_from(repo, parent, commit, path)
+    return ("renamed", old_path) if old_path else ("added", None)
+
+
+def _blob(repo: pygit2.Repository, commit: pygit2.Commit | None, path: str) -> pygit2.Blob | None:
+    oid = _entry_id(commit.tree, path) if commit is not None else None
+    blob = repo[oid] if oid is not None else None
+    return blob if isinstance(blob, pygit2.Blob) else None
+
+
 def history(repo: pygit2.Repository, path: str, *, ref: str | None = None, line_range: tuple[int, int] | None = None,
             limit: int = 20, cursor: str | None = None) -> HistoryPage:
     key = query_key("history", path, ref, line_range)
     if cursor:
         state = decode_cursor(cursor, "git_history", key)
-        start, scanned = pygit2.Oid(hex=str(state["start"])), int(state["scanned"])
-        current = str(state["path"])
-        rng = tuple(state["range"]) if state.get("range") else None
         if state.get("done"):
             return HistoryPage(path=shown(path), entries=[], pagination=Page())
+        start, scanned = pygit2.Oid(hex=str(state["start"])), int(state["scanned"])
+        current = str(state["path"])
+        rng: tuple[int, int] | None = (int(state["range"][0]), int(state["range"][1])) if state.get("range") \
+            else None
     else:
         head = resolve_commit(repo, ref or "HEAD")
         if _entry_id(head.tree, path) is None:
             raise CodePlaneError(ErrorCode.FILE_NOT_FOUND, f"{shown(path)} is not in {str(head.id)[:12]}",
                                  details={"path": shown(path)})
         start, scanned, current, rng = head.id, 0, path, line_range
+    line_mode = rng is not None
     walker = repo.walk(start, SortMode.NONE)
-    if rng is not None:
+    if line_mode:
         walker.simplify_first_parent()
     entries: list[HistoryEntry] = []
     done = True
@@ -117,34 +136,24 @@ def history(repo: pygit2.Repository, path: str, *, ref: str | None = None, line_
             break
         scanned = index + 1
         mine = _entry_id(commit.tree, current)
-        parents = commit.parents if rng is None else commit.parents[:1]
-        if parents and any(_entry_id(p.tree, current) == mine for p in parents):
-            continue
-        if mine is None:
-            continue  # deleted here; older commits still name it
+        parents = commit.parents[:1] if line_mode else commit.parents
+        if mine is None or (parents and any(_entry_id(p.tree, current) == mine for p in parents)):
+            continue  # unchanged here (or deleted here: older commits still name it)
         parent = parents[0] if parents else None
-        old_path = _renamed_from(repo, parent, commit, current) if parent is not None and \
-            _entry_id(parent.tree, current) is None else None
-        change = "added" if parent is None or (old_path is None and _entry_id(parent.tree, current) is None) \
-            else "renamed" if old_path else "modified"
-        info = {"oid": str(commit.id), "short_oid": str(commit.id)[:7], "summary": commit.message.split("\n", 1)[0],
-                "author": person(commit.author), "path": shown(current), "change": change,
-                "old_path": shown(old_path) if old_path else None}
+        change, old_path = _change(repo, parent, commit, current)
+        touched, shown_range = True, None
         if rng is not None:
-            new_blob = repo[mine]
-            old_id = _entry_id(parent.tree, old_path or current) if parent is not None else None
-            old_blob = repo[old_id] if old_id is not None else None
-            assert isinstance(new_blob, pygit2.Blob)
-            touched, older = _map_range(old_blob if isinstance(old_blob, pygit2.Blob) else None, new_blob, rng)
-            if touched:
-                entries.append(HistoryEntry(**info, line_range=rng))
-            if older is None:
-                break
-            rng = older
-        else:
-            entries.append(HistoryEntry(**info))
-        if change == "added":
-            break
+            new_blob = _blob(repo, commit, current)
+            assert new_blob is not None
+            touched, older = _map_range(_blob(repo, parent, old_path or current), new_blob, rng)
+            shown_range, rng = rng, older
+        if touched:
+            entries.append(HistoryEntry(
+                oid=str(commit.id), short_oid=str(commit.id)[:7], summary=commit.message.split("\n", 1)[0],
+                author=person(commit.author), path=shown(current), change=change,
+                old_path=shown(old_path) if old_path else None, line_range=shown_range))
+        if change == "added" or (line_mode and rng is None):
+            break  # the file (or the tracked lines) begins here
         current = old_path or current
     state_out = {"start": str(start), "scanned": scanned, "path": current, "range": list(rng) if rng else None,
                  "done": done}

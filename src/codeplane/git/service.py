@@ -22,6 +22,7 @@ from codeplane.git import (
     commits,
     diffs,
     history,
+    layout,
     log,
     rebase,
     recovery,
@@ -38,7 +39,6 @@ from codeplane.git import merge as merging
 from codeplane.git import reset as resetting
 from codeplane.git import stash as stashing
 from codeplane.git._session import RepoSession, require_confirm
-from codeplane.git.cli import failure, run_git
 from codeplane.git.pathspecs import repo_path, repo_paths, under
 from codeplane.git.rebase_state import RebasePlan
 from codeplane.git.results import (
@@ -231,21 +231,13 @@ class GitService:
                             recovery_point=point.name)
             w.record("restore")
             recreated = recovery.restore(w.repo, point)
-            notes: list[str] = []
-            stash_oid = point.extras.get("stash")
-            if stash_oid and stash_oid not in {s.oid for s in stashing.list_stashes(w.repo)}:
-                result = run_git(self.root, ["stash", "store", "-m", "restored by CodePlane", stash_oid],
-                                 timeout_s=60)
-                if not result.ok:
-                    raise failure(result, ErrorCode.GIT_ERROR, "re-storing the dropped stash failed")
+            if layout.restore_stash(w, point):
                 recreated.append("refs/stash")
-            for key, oid in point.extras.items():
-                if key.startswith("remote:"):
-                    notes.append(f"the remote tip before the force push was {oid}; push it with force to undo")
+            notes = [f"the remote tip before the force push was {oid}; push it with force to undo"
+                     for key, oid in point.extras.items() if key.startswith("remote:")]
             head = head_commit(w.repo)
             return ResetResult(mode="recovery", head=str(head.id) if head else None, restored=point,
-                               recreated_refs=recreated,
-                               notes=notes, effect=w.effect(),
+                               recreated_refs=recreated, notes=notes, effect=w.effect(),
                                branch=point.branch.removeprefix("refs/heads/") if point.branch else None)
 
     # -- refs ----------------------------------------------------------------------------------------
@@ -366,29 +358,9 @@ class GitService:
                          ) -> SubmoduleResult:
         """init | update | sync | add (``url`` + one path) | remove (one path; needs confirm)."""
         scope = repo_paths(self.root, paths)
-        timeout = self.config.remote_timeout_sec
         with self._s.writing(files=True) as w:
-            if action == "init":
-                submodules.init(w.repo, scope)
-            elif action == "update":
-                submodules.update(w.repo, self.root, scope, init_first=True, recursive=recursive, timeout_s=timeout)
-            elif action == "sync":
-                submodules.sync(w.repo, self.root, scope, recursive=recursive, timeout_s=timeout)
-            elif action in ("add", "remove"):
-                if len(scope) != 1:
-                    raise _invalid("paths", f"{action} takes exactly one path")
-                if action == "add":
-                    if not url:
-                        raise _invalid("url", "add needs url")
-                    submodules.add(self.root, url, scope[0], branch, timeout_s=timeout)
-                else:
-                    require_confirm(confirm, f"removing submodule {scope[0]}", "its work tree and local changes")
-                    submodules.remove(w.repo, self.root, scope[0], timeout_s=timeout)
-            else:
-                raise _invalid("action", f"unknown submodule action {action!r}")
-            w.repo = self._s.open()
-            return SubmoduleResult(action=action, submodules=submodules.list_submodules(w.repo, scope),
-                                   effect=w.effect())
+            return layout.submodule_change(w, action, scope, url=url, branch=branch, recursive=recursive,
+                                           confirm=confirm, timeout_s=self.config.remote_timeout_sec)
 
     def worktrees(self) -> list[worktrees.WorktreeInfo]:
         with self._s.reading() as repo:
@@ -398,29 +370,9 @@ class GitService:
                         ref: str | None = None, force: bool = False, reason: str | None = None,
                         confirm: bool = False) -> WorktreeResult:
         """add | remove (force needs confirm) | lock | unlock | prune."""
-        timeout = self.config.remote_timeout_sec
         with self._s.writing(files=False, reconcile=False) as w:
-            info = None
-            if action == "prune":
-                worktrees.prune(self.root, timeout_s=timeout)
-                return WorktreeResult(action=action, effect=w.effect())
-            if not name:
-                raise _invalid("name", f"{action} needs name")
-            if action == "add":
-                info = worktrees.add(w.repo, self.root, name, path, ref)
-            elif action == "remove":
-                if force:
-                    require_confirm(confirm, f"force-removing worktree {name}", "its uncommitted changes")
-                info = worktrees.remove(w.repo, self.root, name, force=force, timeout_s=timeout)
-            elif action == "lock":
-                worktrees.lock(w.repo, self.root, name, reason, timeout_s=timeout)
-            elif action == "unlock":
-                worktrees.unlock(w.repo, self.root, name, timeout_s=timeout)
-            else:
-                raise _invalid("action", f"unknown worktree action {action!r}")
-            if info is None:
-                info = next((x for x in worktrees.list_worktrees(w.repo, self.root) if x.name == name), None)
-            return WorktreeResult(action=action, worktree=info, effect=w.effect())
+            return layout.worktree_change(w, action, name=name, path=path, ref=ref, force=force, reason=reason,
+                                          confirm=confirm, timeout_s=self.config.remote_timeout_sec)
 
 
 def _invalid(field: str, message: str) -> CodePlaneError:
