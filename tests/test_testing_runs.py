@@ -318,4 +318,9 @@ def test_config_custom_runner_and_exclude(tmp_path: Path, services: list[Testing
     assert _outcomes(snapshot) == {"checks/bad.sh": "failed", "checks/ok.sh": "passed"}
     bad = next(r for r in snapshot.targets if r.outcome == "failed")
     assert bad.final is not None and "broken" in bad.final.message and bad.final.exit_code == 3
+    for runners in ({"typescript": "pytest"}, {"python": "no-such-runner"}, {"nosuch": {"cmd": ["x"]}}):
+        services.append(invalid_config := _service(repo, runners=runners))
+        with pytest.raises(CodePlaneError) as invalid:
+            invalid_config.discover()
+        assert invalid.value.code == 2002
 

@@ -18,6 +18,7 @@ from typing import Any
 import pathspec
 
 from codeplane.core.config import TestsConfig
+from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.repo.ignore import IgnoreRules
 from codeplane.testing.model import Target
 from codeplane.testing.runners import FAMILY, LANGUAGE_FAMILY, RUNNERS, Project, Toolchain
@@ -164,6 +165,29 @@ def _owner(rel: str, family_projects: Sequence[Project]) -> Project | None:
     return best
 
 
+def _language_runners(config: TestsConfig) -> dict[str, str]:
+    """``tests.runners`` entries naming a runner for a language, keyed by family; 2002 when unusable."""
+    chosen: dict[str, str] = {}
+    for key, value in config.runners.items():
+        if not isinstance(value, str):
+            continue
+        family = LANGUAGE_FAMILY.get(key.lower())
+        if family is None or value not in RUNNERS or FAMILY[value] != family:
+            raise CodePlaneError(
+                ErrorCode.CONFIG_INVALID_VALUE,
+                f"tests.runners.{key} = {value!r}: expected a language ({', '.join(sorted(LANGUAGE_FAMILY))}) "
+                f"mapped to a runner of that language; use tests.custom for other tools",
+                details={"key": f"tests.runners.{key}", "value": value,
+                         "runners": sorted(r for r in RUNNERS if r != "command")})
+        chosen[family] = value
+    for key, value in config.runners.items():
+        if isinstance(value, dict) and key not in RUNNERS:
+            raise CodePlaneError(ErrorCode.CONFIG_INVALID_VALUE, f"tests.runners.{key}: no runner named {key!r}",
+                                 details={"key": f"tests.runners.{key}",
+                                          "runners": sorted(r for r in RUNNERS if r != "command")})
+    return chosen
+
+
 def universe_files(root: Path, config: TestsConfig, *, rules: IgnoreRules | None = None) -> list[str]:
     """Every file discovery considers: the repository universe minus ``tests.exclude``."""
     exclude = pathspec.GitIgnoreSpec.from_lines(config.exclude) if config.exclude else None
@@ -174,8 +198,7 @@ def discover(root: Path, config: TestsConfig, *, rules: IgnoreRules | None = Non
              files: Sequence[str] | None = None) -> Discovery:
     """Find every project and target under ``root``. Never raises for a missing runner (see ``missing``)."""
     all_files = list(files) if files is not None else universe_files(root, config, rules=rules)
-    language_runner = {LANGUAGE_FAMILY.get(k.lower(), k.lower()): v for k, v in config.runners.items()
-                       if isinstance(v, str)}
+    language_runner = _language_runners(config)
     runner_options = {k: v for k, v in config.runners.items() if isinstance(v, dict)}
     custom_projects: list[tuple[Project, pathspec.GitIgnoreSpec]] = []
     for entry in config.custom:
