@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +34,8 @@ CHUNK = 256
 ALL = "*"
 
 ProgressFn = Callable[[int, int], None]
+#: Shared by every publish (the single writer), so at most this many files are read at once.
+_READERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="codeplane-read")
 
 
 @dataclass(frozen=True)
@@ -173,8 +176,10 @@ class EpochPublisher:
         done = 0
         for chunk in _chunks(work):
             facts = []
-            for upsert in chunk:
-                change = self._upsert(conn, epoch, upsert, extras.lexical_paths)
+            # Reading and hashing release the GIL: overlap them for big batches (cold build, checkout).
+            contents = list(_READERS.map(self._load, chunk)) if len(chunk) > 8 else [self._load(u) for u in chunk]
+            for upsert, content in zip(chunk, contents, strict=True):
+                change = self._upsert(conn, epoch, upsert, content, extras.lexical_paths)
                 if change is not None:
                     facts.append(change)
                 written.add(upsert.entry.path)
@@ -184,9 +189,9 @@ class EpochPublisher:
                 progress(done, total)
         return self._refill(conn, epoch, written | {r.path for r in changes.deleted}, extras)
 
-    def _upsert(self, conn: sqlite3.Connection, epoch: int, upsert: Upsert, repair: set[str]) -> FileChange | None:
+    def _upsert(self, conn: sqlite3.Connection, epoch: int, upsert: Upsert, content: FileContent | None,
+                repair: set[str]) -> FileChange | None:
         entry, previous = upsert.entry, upsert.previous
-        content = self._load(upsert)
         if previous is not None or entry.path in repair:
             self._lexical.delete(entry.path)
         if content is None:

@@ -22,10 +22,10 @@ import pathspec
 from codeplane.index.languages import family_of
 from codeplane.index.lexical import LexicalIndex
 from codeplane.index.query import CompiledQuery
-from codeplane.index.scan import find_matches, snippet
+from codeplane.index.scan import count_matches, find_matches, snippet
 from codeplane.repo.textcache import TextCache
 
-MAX_HITS = 10_000
+MAX_HITS = 5_000
 SCAN_BUDGET_SEC = 10.0
 MAX_CONTEXT_LINES = 10
 
@@ -94,9 +94,13 @@ def run_lexical(conn: sqlite3.Connection, texts: TextCache, lexical: LexicalInde
         scanned += 1
         if text is None:
             continue
+        room = max_hits - len(hits)
+        if room <= 0:  # enough hits kept: only the total still needs counting
+            total += count_matches(text, query)
+            truncated = True
+            continue
         lines, matches = find_matches(text, query)
         total += len(matches)
-        room = max_hits - len(hits)
         if len(matches) > room:
             truncated = True
         language = family_of(path)
