@@ -26,6 +26,7 @@ def test_universe_skips_prunable_dirs_and_lists_binaries_and_oversized_without_c
         assert "src/app.py" in paths and "img.png" in paths and "big.txt" in paths
         assert not any(p.startswith(("node_modules/", "build/", ".git/", ".codeplane/")) for p in paths)
         assert hit_lines(index, "token_alpha") == {("src/app.py", 1)}
+        assert [e.path for e in index.list_files("src/app.py", limit=10).entries] == ["src/app.py"]
         record = index.file_record("img.png")
         assert record is not None and record.kind == "binary"
         big = index.file_record("big.txt")

@@ -44,6 +44,12 @@ def list_entries(conn: sqlite3.Connection, *, prefix: str, glob: str | None, dep
     """One page of the listing under ``prefix`` ("" = the root). ``glob`` filters files before folding."""
     if limit < 1 or limit > MAX_LIST_LIMIT:
         raise ValueError(f"limit must be within 1..{MAX_LIST_LIMIT}")
+    exact = conn.execute("SELECT path, kind, language, size, line_count FROM files WHERE path = ?",
+                         (prefix,)).fetchone() if prefix else None
+    if exact is not None:  # the "directory" is a file: list just that file
+        path, kind, language, size, line_count = exact
+        entry = FileEntry(path, "file", kind, language, size, line_count if kind == "text" else None, 1)
+        return FilePage((entry,) if after is None or path > after else (), None, 1)
     if prefix:
         rows = conn.execute(
             "SELECT path, kind, language, size, line_count FROM files WHERE path > ? AND path < ? ORDER BY path",
