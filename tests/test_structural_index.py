@@ -164,3 +164,22 @@ def test_every_list_query_is_bounded(h: Harness) -> None:
     overlapping = h.q.defs_overlapping("shop/models.py", [(3, 3)], limit=10)
     assert [d.qualified_name for d in overlapping] == ["shop.models.Cart", "shop.models.Cart.add"]
     assert [d.lexical_path for d in h.q.defs_at("shop/models.py", 3)] == ["Cart", "Cart.add"]
+
+
+def _groups(conn: sqlite3.Connection) -> list[tuple[object, ...]]:
+    return sorted(conn.execute("SELECT unit_id, member_token, receiver_shape, total_count, exemplar_ids "
+                               "FROM st_anchor_group"))
+
+
+def test_incremental_anchor_groups_equal_a_full_rebuild(h: Harness) -> None:
+    from codeplane.index.structural import anchors
+
+    lines = "".join(f"    obj.run({i})\n    self.save()\n" for i in range(8))
+    h.apply({"a.py": f"def f(obj, self):\n{lines}", "b.py": f"def g(obj, self):\n{lines}",
+             "c.py": "import b\n\ndef h(obj):\n    obj.run()\n    b.g\n"})
+    h.apply({"a.py": "def f(obj):\n    obj.stop()\n"})  # a.py held the first exemplars of obj.run
+    h.apply({"d.py": "def k(obj):\n    obj.run()\n"}, deleted=("c.py",))
+    h.apply({"b.py": f"def g(obj, self):\n    pass\n{lines}"})  # every ref of b.py moves a line down
+    incremental = _groups(h.conn)
+    anchors.rebuild_all(h.conn)
+    assert incremental == _groups(h.conn)

@@ -2,18 +2,21 @@
 (unit, member token, receiver shape), with the true count and at most ``MAX_EXEMPLARS`` exemplar ref ids in
 (path, line, column) order.
 
-Only the groups whose token/shape a batch touched are recomputed; above ``FULL_REBUILD_PAIRS`` touched pairs
-one set-based rebuild is cheaper than many small ones.
+Maintained incrementally: after a batch, a group's count is adjusted by the refs the changed files lost and
+gained, and its exemplars are the best of the surviving old exemplars and the new refs. Only when a removed
+exemplar leaves a gap that the rest of the population must fill is the group recomputed from ``st_ref``.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections import defaultdict
 from collections.abc import Iterable
 
 MAX_EXEMPLARS = 10
-FULL_REBUILD_PAIRS = 20_000
+Key = tuple[int, str, str]  # (unit_id, member_token, receiver_shape)
+Candidate = tuple[str, int, int, int]  # (path, line, col, ref_id): the exemplar order
 
 _RANKED = """
 SELECT f.unit_id, r.token_text, coalesce(r.receiver_shape, ''), r.ref_id,
@@ -25,10 +28,17 @@ WHERE r.is_member = 1 AND r.ref_tier = 'ANCHORED'
 WINDOW w AS (PARTITION BY f.unit_id, r.token_text, coalesce(r.receiver_shape, '')
              ORDER BY f.path, r.start_line, r.start_col, r.ref_id)
 """
+_ANCHORED_IN_FILES = ("SELECT f.unit_id, r.token_text, coalesce(r.receiver_shape, ''), f.path, r.start_line, "
+                      "r.start_col, r.ref_id FROM st_ref r JOIN st_file f ON f.file_id = r.file_id "
+                      "WHERE r.is_member = 1 AND r.ref_tier = 'ANCHORED' AND r.file_id IN ({})")
+
+
+def _marks(count: int) -> str:
+    return ",".join("?" * count)
 
 
 def _write(conn: sqlite3.Connection, rows: Iterable[tuple[int, str, str, int, int, int]]) -> int:
-    groups: dict[tuple[int, str, str], tuple[int, list[int]]] = {}
+    groups: dict[Key, tuple[int, list[int]]] = {}
     for unit, token, shape, ref_id, rank, total in rows:
         key = (unit, token, shape)
         if key not in groups:
@@ -47,18 +57,80 @@ def rebuild_all(conn: sqlite3.Connection) -> int:
     return _write(conn, conn.execute(_RANKED.format(join="")))
 
 
-def refresh(conn: sqlite3.Connection, pairs: set[tuple[str, str]]) -> int:
-    """Recompute the groups of the given (member_token, receiver_shape) pairs, in every unit."""
-    if not pairs:
-        return 0
-    if len(pairs) > FULL_REBUILD_PAIRS:
-        return rebuild_all(conn)
+def removed_counts(conn: sqlite3.Connection, file_ids: list[int]) -> dict[Key, int]:
+    """ANCHORED member refs per group held by ``file_ids`` (call before their facts are deleted)."""
+    out: dict[Key, int] = defaultdict(int)
+    for start in range(0, len(file_ids), 500):
+        part = file_ids[start:start + 500]
+        for unit, token, shape, *_ in conn.execute(_ANCHORED_IN_FILES.format(_marks(len(part))), part):
+            out[(unit, token, shape)] += 1
+    return dict(out)
+
+
+def _recompute(conn: sqlite3.Connection, pairs: set[tuple[str, str]]) -> None:
+    """Groups of these (token, shape) pairs in every unit, straight from ``st_ref``."""
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS st_anchor_pairs (token TEXT NOT NULL, shape TEXT NOT NULL)")
     conn.execute("DELETE FROM temp.st_anchor_pairs")
     conn.executemany("INSERT INTO temp.st_anchor_pairs VALUES (?, ?)", sorted(pairs))
     conn.execute("DELETE FROM st_anchor_group WHERE (member_token, receiver_shape) IN "
                  "(SELECT token, shape FROM temp.st_anchor_pairs)")
-    join = ("JOIN temp.st_anchor_pairs p ON p.token = r.token_text AND p.shape = coalesce(r.receiver_shape, '')")
-    count = _write(conn, conn.execute(_RANKED.format(join=join)))
+    join = "JOIN temp.st_anchor_pairs p ON p.token = r.token_text AND p.shape = coalesce(r.receiver_shape, '')"
+    _write(conn, conn.execute(_RANKED.format(join=join)))
     conn.execute("DELETE FROM temp.st_anchor_pairs")
-    return count
+
+
+def refresh(conn: sqlite3.Connection, removed: dict[Key, int], changed_files: list[int],
+            relinked: set[tuple[str, str]]) -> int:
+    """Update the groups touched by a batch; returns how many groups were written."""
+    added: dict[Key, list[Candidate]] = defaultdict(list)
+    for start in range(0, len(changed_files), 500):
+        files = changed_files[start:start + 500]
+        for unit, token, shape, path, line, col, ref_id in conn.execute(
+                _ANCHORED_IN_FILES.format(_marks(len(files))), files):
+            added[(unit, token, shape)].append((path, line, col, ref_id))
+    keys = {k for k in (set(removed) | set(added)) if (k[1], k[2]) not in relinked}
+    existing: dict[Key, tuple[int, int, list[int]]] = {}
+    ordered = sorted(keys)
+    for start in range(0, len(ordered), 300):
+        batch = ordered[start:start + 300]
+        clause = " OR ".join("(unit_id = ? AND member_token = ? AND receiver_shape = ?)" for _ in batch)
+        for group_id, unit, token, shape, total, ids in conn.execute(
+                "SELECT group_id, unit_id, member_token, receiver_shape, total_count, exemplar_ids "
+                f"FROM st_anchor_group WHERE {clause}", [v for key in batch for v in key]):
+            existing[(unit, token, shape)] = (group_id, total, json.loads(ids))
+    surviving = _exemplar_keys(conn, [i for _, _, ids in existing.values() for i in ids])
+    full: set[tuple[str, str]] = set(relinked)
+    deletes: list[tuple[int]] = []
+    upserts: list[tuple[int, str, str, int, str]] = []
+    for key in ordered:
+        group_id, total, ids = existing.get(key, (0, 0, []))
+        kept = [surviving[i] for i in ids if i in surviving]
+        remaining_total = total - removed.get(key, 0)
+        if len(kept) < len(ids) and remaining_total > len(kept):
+            full.add((key[1], key[2]))  # a lost exemplar must be replaced from the rest of the population
+            continue
+        new_total = remaining_total + len(added.get(key, ()))
+        if group_id:
+            deletes.append((group_id,))
+        if new_total > 0:
+            best = sorted([*kept, *added.get(key, ())])[:MAX_EXEMPLARS]
+            upserts.append((*key, new_total, json.dumps([c[3] for c in best])))
+    conn.executemany("DELETE FROM st_anchor_group WHERE group_id = ?", deletes)
+    conn.executemany("INSERT INTO st_anchor_group(unit_id, member_token, receiver_shape, total_count, exemplar_ids) "
+                     "VALUES (?,?,?,?,?)", upserts)
+    if full:
+        _recompute(conn, full)
+    return len(upserts) + len(full)
+
+
+def _exemplar_keys(conn: sqlite3.Connection, ref_ids: list[int]) -> dict[int, Candidate]:
+    out: dict[int, Candidate] = {}
+    unique = sorted(set(ref_ids))
+    for start in range(0, len(unique), 500):
+        part = unique[start:start + 500]
+        for ref_id, path, line, col in conn.execute(
+                "SELECT r.ref_id, f.path, r.start_line, r.start_col FROM st_ref r JOIN st_file f "
+                f"ON f.file_id = r.file_id WHERE r.ref_id IN ({_marks(len(part))}) AND r.ref_tier = 'ANCHORED'",
+                part):
+            out[ref_id] = (path, line, col, ref_id)
+    return out

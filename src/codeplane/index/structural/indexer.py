@@ -52,8 +52,9 @@ class StructuralIndexer:
         effect = store.write_batch(conn, changes, [by_path.get(c.path) for c in changes], epoch)
         written = time.perf_counter()
         link = linking.relink(conn, effect)
-        contexts.refresh(conn, effect)
-        anchors.refresh(conn, effect.member_tokens | link.member_tokens)
+        contexts_changed = contexts.refresh(conn, effect)
+        if not contexts_changed:  # a context change re-routed units and rebuilt every group already
+            anchors.refresh(conn, effect.anchors_removed, sorted(effect.upserted.values()), link.member_tokens)
         snapshots.record(conn, effect)
         done = time.perf_counter()
         self.last_report = ApplyReport(epoch, len(effect.upserted), len(effect.deleted),

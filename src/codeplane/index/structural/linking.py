@@ -12,6 +12,7 @@ Nothing is resolved at query time.
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 from dataclasses import dataclass, field
 
@@ -32,14 +33,32 @@ class LinkReport:
     member_tokens: set[tuple[str, str]] = field(default_factory=set)
 
 
-def _init_dirs(conn: sqlite3.Connection) -> set[str]:
-    rows = conn.execute("SELECT path FROM st_file WHERE path LIKE '%\\_\\_init\\_\\_.py%' ESCAPE '\\'")
-    return {p.rpartition("/")[0] for (p,) in rows if p.rsplit("/", 1)[-1] in ("__init__.py", "__init__.pyi")}
+def _is_init(path: str) -> bool:
+    return path.rsplit("/", 1)[-1] in ("__init__.py", "__init__.pyi")
 
 
-def _rekey(conn: sqlite3.Connection, effect: BatchEffect, report: LinkReport) -> tuple[set[int], set[str]]:
+def _init_dirs(conn: sqlite3.Connection, effect: BatchEffect) -> set[str]:
+    """Directories holding ``__init__.py``, kept in ``st_state`` and updated in the same transaction (a scan
+    of the file table per edit would cost tens of milliseconds on a large tree)."""
+    row = conn.execute("SELECT value FROM st_state WHERE key = 'init_dirs'").fetchone()
+    if row is None:
+        dirs = {p.rpartition("/")[0] for (p,) in conn.execute("SELECT path FROM st_file") if _is_init(p)}
+    else:
+        dirs = set(json.loads(row[0]))
+        if not effect.init_dirs_changed:
+            return dirs
+        present = {p.rpartition("/")[0] for (p,) in conn.execute(
+            f"SELECT path FROM st_file WHERE path IN ({marks(2 * len(effect.init_dirs_changed))})",
+            [f"{d}/{n}" if d else n for d in sorted(effect.init_dirs_changed)
+             for n in ("__init__.py", "__init__.pyi")])}
+        dirs = (dirs - effect.init_dirs_changed) | present
+    conn.execute("INSERT OR REPLACE INTO st_state(key, value) VALUES ('init_dirs', ?)", (json.dumps(sorted(dirs)),))
+    return dirs
+
+
+def _rekey(conn: sqlite3.Connection, effect: BatchEffect, init_dirs: set[str], report: LinkReport,
+           ) -> tuple[set[int], set[str]]:
     """Recompute module keys and qualified names; returns (files rekeyed, keys that changed holders)."""
-    init_dirs = _init_dirs(conn)
     targets = set(effect.upserted.values())
     for directory in sorted(effect.init_dirs_changed):
         pattern = f"{directory}/%" if directory else "%"
@@ -93,10 +112,9 @@ class _KeyResolver:
         return result
 
 
-def _resolve_imports(conn: sqlite3.Connection, keyed_files: set[int], changed_keys: set[str],
+def _resolve_imports(conn: sqlite3.Connection, keyed_files: set[int], changed_keys: set[str], init_dirs: set[str],
                      report: LinkReport) -> set[int]:
     """Set target keys and resolutions; returns files whose import resolution changed."""
-    init_dirs = _init_dirs(conn)
     ids = sorted(keyed_files)
     for part in chunked(ids):
         rows = conn.execute(
@@ -144,8 +162,13 @@ def _importers(conn: sqlite3.Connection, file_id: int) -> set[int]:
         (file_id, file_id))}
 
 
-def _refresh_surface(conn: sqlite3.Connection, chaser: Chaser, file_id: int, epoch: int) -> bool:
-    """Resolve a file's export entries through imports; returns whether its surface hash changed."""
+def _refresh_surface(conn: sqlite3.Connection, chaser: Chaser, file_id: int, epoch: int,
+                     upstream: set[int] | None = None) -> bool:
+    """Resolve a file's export entries through imports; returns whether its surface hash changed.
+
+    With ``upstream`` (files whose surfaces just changed), only entries bound to imports of those files are
+    chased again; the others keep their stored resolution.
+    """
     row = conn.execute("SELECT surface_id, surface_hash FROM st_export_surface WHERE file_id = ?",
                        (file_id,)).fetchone()
     if row is None:
@@ -156,7 +179,11 @@ def _refresh_surface(conn: sqlite3.Connection, chaser: Chaser, file_id: int, epo
     digest = hashlib.sha256()
     updates = []
     for entry_id, name, current, local_def, import_uid in entries:
-        resolved = local_def or (chaser.via(import_uid) if import_uid else None)
+        if upstream is not None and (local_def is not None or import_uid is None
+                                     or not _from(chaser, import_uid, upstream)):
+            resolved = current
+        else:
+            resolved = local_def or (chaser.via(import_uid) if import_uid else None)
         digest.update(f"{name}\0{resolved}\n".encode())
         if resolved != current:
             updates.append((resolved, entry_id))
@@ -177,13 +204,23 @@ def _refresh_surface(conn: sqlite3.Connection, chaser: Chaser, file_id: int, epo
     return True
 
 
-def _relink_refs(conn: sqlite3.Connection, chaser: Chaser, file_id: int, report: LinkReport) -> None:
+def _from(chaser: Chaser, import_uid: str, files: set[int]) -> bool:
+    info = chaser.import_row(import_uid)
+    return info.resolved_file_id in files or info.resolved_alt_file_id in files
+
+
+def _relink_refs(conn: sqlite3.Connection, chaser: Chaser, file_id: int, report: LinkReport, *,
+                 upstream: set[int] | None, fresh: bool) -> None:
+    """Recompute the tiers of refs through imports. With ``upstream``, only refs whose import resolves to one
+    of those files can change; ``fresh`` files were just inserted (their tier changes are not news)."""
     rows = conn.execute(
         "SELECT ref_id, is_member, token_text, receiver_shape, via_import_uid, local_tier, local_target_uid, "
         "ref_tier, target_uid, certainty FROM st_ref WHERE file_id = ? AND via_import_uid IS NOT NULL",
         (file_id,)).fetchall()
     updates = []
     for ref_id, member, token, shape, via, local_tier, local_target, tier, target, certainty in rows:
+        if upstream is not None and not _from(chaser, via, upstream):
+            continue
         found = chaser.member(via, token) if member else chaser.via(via)
         if found is not None:
             new = (STRONG, found, CERTAIN)
@@ -191,7 +228,7 @@ def _relink_refs(conn: sqlite3.Connection, chaser: Chaser, file_id: int, report:
             new = (local_tier, local_target, certainty if tier == local_tier else _local_certainty(local_tier))
         if new != (tier, target, certainty):
             updates.append((*new, ref_id))
-            if member:
+            if member and not fresh:
                 report.member_tokens.add((token, shape or ""))
     conn.executemany("UPDATE st_ref SET ref_tier = ?, target_uid = ?, certainty = ? WHERE ref_id = ?", updates)
     report.refs_changed += len(updates)
@@ -204,9 +241,13 @@ def _local_certainty(tier: str) -> str:
 def relink(conn: sqlite3.Connection, effect: BatchEffect) -> LinkReport:
     """Bring keys, import resolutions, export surfaces and STRONG tiers up to date after ``effect``."""
     report = LinkReport()
-    keyed, changed_keys = _rekey(conn, effect, report)
-    relink_files = _resolve_imports(conn, keyed, changed_keys, report) | keyed
+    init_dirs = _init_dirs(conn, effect)
+    keyed, changed_keys = _rekey(conn, effect, init_dirs, report)
+    relink_files = _resolve_imports(conn, keyed, changed_keys, init_dirs, report) | keyed
     chaser = Chaser(conn)
+    direct = set(relink_files)
+    # Files whose surface may differ from what importers last saw: changed files and changed surfaces.
+    upstream = set(effect.upserted.values()) | set(effect.deleted.values()) | keyed
     pending = sorted(relink_files)
     seen: set[int] = set()
     while pending:
@@ -214,14 +255,16 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect) -> LinkReport:
         if file_id in seen:
             continue
         seen.add(file_id)
-        if _refresh_surface(conn, chaser, file_id, effect.epoch):
+        if _refresh_surface(conn, chaser, file_id, effect.epoch, None if file_id in direct else upstream):
             report.surfaces_changed += 1
-            chaser.forget(file_id)
+            upstream.add(file_id)
             for importer in _importers(conn, file_id):
                 relink_files.add(importer)
                 if importer not in seen:
                     pending.append(importer)
+    fresh = set(effect.upserted.values())
     for file_id in sorted(relink_files):
-        _relink_refs(conn, chaser, file_id, report)
+        _relink_refs(conn, chaser, file_id, report, upstream=None if file_id in direct else upstream,
+                     fresh=file_id in fresh)
     report.files_relinked = len(relink_files)
     return report

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from codeplane.index.facts_api import FileChange
 from codeplane.index.languages import detect
+from codeplane.index.structural import anchors
 from codeplane.index.structural.contexts.discovery import is_marker
 from codeplane.index.structural.extract import Outcome
 from codeplane.index.structural.facts import FileFacts
@@ -32,8 +33,8 @@ class BatchEffect:
     deleted: dict[str, int] = field(default_factory=dict)  # path -> former file_id
     #: Files added or removed (not just edited): context membership and probes may change.
     membership_changed: bool = False
-    #: (member_token, receiver_shape) of member refs removed or added: their anchor groups are recomputed.
-    member_tokens: set[tuple[str, str]] = field(default_factory=set)
+    #: ANCHORED member refs per anchor group that the changed files held before the batch.
+    anchors_removed: dict[tuple[int, str, str], int] = field(default_factory=dict)
     #: Module keys the changed files held before the batch (importers of those keys must relink).
     old_keys: set[str] = field(default_factory=set)
     #: Directories whose ``__init__.py`` appeared or vanished (Python module names below them change).
@@ -53,10 +54,8 @@ def marks(count: int) -> str:
 
 
 def _collect_old(conn: sqlite3.Connection, ids: list[int], effect: BatchEffect) -> None:
+    effect.anchors_removed = anchors.removed_counts(conn, ids)
     for part in chunked(ids):
-        effect.member_tokens.update(conn.execute(
-            f"SELECT DISTINCT token_text, receiver_shape FROM st_ref WHERE is_member = 1 AND file_id IN "
-            f"({marks(len(part))})", part).fetchall())
         effect.old_keys.update(k for (k,) in conn.execute(
             f"SELECT key FROM st_module_key WHERE file_id IN ({marks(len(part))})", part))
 
@@ -167,8 +166,6 @@ def _insert_facts(conn: sqlite3.Connection, effect: BatchEffect) -> None:
                 facts.refs):
             refs.append((ref_base + i, file_id, base + scope, token, sl, sc, el, ec, role, tier, certainty,
                          bind_base + bind if bind >= 0 else None, target, via, int(member), shape, tier, target))
-            if member:
-                effect.member_tokens.add((token, shape or ""))
         for (sl, sc, pattern, literals, non_literal) in facts.dynamic:
             dynamic.append((file_id, sl, sc, pattern, json.dumps(list(literals)), int(non_literal)))
         _insert_exports(conn, file_id, facts)

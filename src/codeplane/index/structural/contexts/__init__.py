@@ -49,7 +49,10 @@ def compute(conn: sqlite3.Connection) -> list[Candidate]:
 
 
 def refresh(conn: sqlite3.Connection, effect: BatchEffect) -> bool:
-    """Store marker texts, recompute contexts and re-route unit ids if needed; returns whether it ran."""
+    """Store marker texts, recompute contexts and re-route unit ids if needed.
+
+    Returns whether unit ids changed (then every anchor group has been rebuilt).
+    """
     for path, text in sorted(effect.markers.items()):
         if text is None:
             conn.execute("DELETE FROM st_marker WHERE path = ?", (path,))
@@ -76,11 +79,10 @@ def refresh(conn: sqlite3.Connection, effect: BatchEffect) -> bool:
         keep.add(cid)
     for cid in set(existing.values()) - keep:
         conn.execute("DELETE FROM st_context WHERE context_id = ?", (cid,))
-    _route(conn)
-    return True
+    return _route(conn)
 
 
-def _route(conn: sqlite3.Connection) -> None:
+def _route(conn: sqlite3.Connection) -> bool:
     router = ContextRouter(load_contexts(conn, valid_only=True))
     updates = []
     for file_id, path, family, unit in conn.execute("SELECT file_id, path, family, unit_id FROM st_file").fetchall():
@@ -89,10 +91,11 @@ def _route(conn: sqlite3.Connection) -> None:
         if new_unit != unit:
             updates.append((new_unit, file_id))
     if not updates:
-        return
+        return False
     conn.executemany("UPDATE st_file SET unit_id = ? WHERE file_id = ?", updates)
     conn.execute("UPDATE st_export_surface SET unit_id = "
                  "(SELECT unit_id FROM st_file WHERE st_file.file_id = st_export_surface.file_id)")
     conn.execute("UPDATE st_export_thunk SET source_unit = "
                  "(SELECT unit_id FROM st_file WHERE st_file.file_id = st_export_thunk.file_id)")
     anchors.rebuild_all(conn)
+    return True
