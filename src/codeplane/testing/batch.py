@@ -49,8 +49,14 @@ class _Watch:
     spent: dict[str | None, float] = field(default_factory=dict)
 
     def charge(self, current: str | None, now: float) -> float:
-        """Attribute time since the last poll to the previous current target; return the current's total."""
+        """Attribute time since the last poll to the previous current target; return the current's total.
+
+        ``None`` (start-up, or between targets while the runner builds the next one) is a gap: its budget
+        counts one continuous gap, not all of them together.
+        """
         self.spent[self.current] = self.spent.get(self.current, 0.0) + (now - self.since)
+        if current is None and self.current is not None:
+            self.spent[None] = 0.0
         self.current, self.since = current, now
         return self.spent.get(current, 0.0)
 
