@@ -10,7 +10,7 @@ from codeplane.testing.model import CaseResult, RunSnapshot, Target, TargetRecor
 from codeplane.testing.paging import page, query_key
 
 #: Inline bounds; everything else is in the artifacts or behind a cursor.
-MAX_FAILURES = 50
+MAX_FAILURES = 25
 MAX_ARTIFACTS = 100
 MAX_MATCHES = 500
 _OUTCOME_ORDER = {"timeout": 0, "error": 1, "failed": 2, "flaky": 3, "cancelled": 4, "not_run": 5, "skipped": 6,
