@@ -90,7 +90,8 @@ class SearchResult(ToolResult):
     pagination: Pagination
     epoch: int = Field(description="Index epoch the answer was computed at.")
     truncated: bool = Field(default=False, description=(
-        "True when the work bound was hit: total_estimate is then a lower bound and later hits are missing."))
+        "True when not every hit can be paged to: more than 5,000 hits (total_estimate stays exact) or the scan "
+        "time bound was hit (total_estimate is then a lower bound)."))
     query_time_ms: float
 
 
