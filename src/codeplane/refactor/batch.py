@@ -1,8 +1,8 @@
 """From planned token-span edits to one mutation batch (D7: applied with the preview's hashes).
 
-The mutation engine edits whole lines (``UpdateSpan``). Each group of token edits whose line ranges touch
-becomes one line update whose new content is the old lines with exactly those token spans replaced — the
-rest of each line is copied byte for byte. Every update carries the preview's file SHA-256, so a file that
+The mutation engine edits whole lines (``UpdateSpan``). A file's token edits become one line update over
+the lines they span, whose new content is the old lines with exactly those token spans replaced — every
+other character is copied unchanged. Every update carries the preview's file SHA-256, so a file that
 changed since the preview fails the whole batch (5002) and nothing is written.
 """
 
@@ -27,15 +27,12 @@ class _Group:
 
 
 def _groups(edits: Sequence[PlannedEdit]) -> list[_Group]:
+    """One line range per file, from the first edited line to the last: a rename of hundreds of call sites
+    stays one engine edit per file (batches are capped by ``mutation.max_batch_edits``)."""
     ordered = sorted(edits, key=lambda e: (e.line, e.column, e.end_line, e.end_column))
-    groups: list[_Group] = []
-    for edit in ordered:
-        if groups and edit.line <= groups[-1].end:
-            last = groups[-1]
-            groups[-1] = _Group(last.start, max(last.end, edit.end_line), (*last.edits, edit))
-        else:
-            groups.append(_Group(edit.line, edit.end_line, (edit,)))
-    return groups
+    if not ordered:
+        return []
+    return [_Group(ordered[0].line, max(e.end_line for e in ordered), tuple(ordered))]
 
 
 def _group_update(src: SourceText, group: _Group, sha: str) -> UpdateSpan:

@@ -135,3 +135,6 @@ class FactReader(Protocol):
     def imports_in_file(self, path: str, limit: int) -> Sequence[Import]: ...
 
     def dynamic_sites(self, paths: Sequence[str], limit: int) -> Sequence[DynamicSite]: ...
+
+    def module_file(self, module: str) -> str | None:
+        """The file a dotted Python module name resolves to (the index's module keys), if any."""

@@ -167,6 +167,11 @@ class SqlFacts(FactReader):
                     for f, line, col, kind, lits in rows]
         return sorted(out, key=lambda d: (d.path, d.line, d.column))[:limit]
 
+    def module_file(self, module: str) -> str | None:
+        row = self.conn.execute("SELECT f.path FROM st_module_key k JOIN st_file f USING(file_id) WHERE k.key = ? "
+                                "ORDER BY k.rank, f.path LIMIT 1", (f"py:{module}",)).fetchone()
+        return str(row[0]) if row else None
+
 
 def facts_source(index: IndexService) -> Callable[[], AbstractContextManager[FactReader]]:
     """Open one consistent, fresh snapshot of the structural facts per call."""

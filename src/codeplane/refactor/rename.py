@@ -107,28 +107,54 @@ def _import_uses(reader: FactReader, import_uids: Sequence[str], name: str, out:
         frontier = next_frontier
 
 
-def _module_chain_refs(graph: ClassGraph, target: Def) -> list[tuple[Ref, str]]:
-    """``pkg.mod.name`` where ``pkg.mod`` is the target's module reached through ``import pkg.mod``."""
-    suffix = "." + target.lexical_path
-    if "." in target.lexical_path or not target.qualified_name.endswith(suffix):
-        return []
-    module = target.qualified_name[: -len(suffix)]
-    if "." not in module:
+def _bound_module(reader: FactReader, graph: ClassGraph, recv: Ref) -> str | None:
+    """The module a plain name is bound to when every binding of it is an import of that same module."""
+    if recv.bind_id is None:
+        return None
+    sites = sum(1 for r in graph.refs(recv.path)
+                if r.bind_id == recv.bind_id and r.role in ("DEFINITION", "IMPORT") and not r.is_member)
+    modules: set[str] = set()
+    matched = 0
+    for fact in reader.imports_in_file(recv.path, _LIMIT):
+        local = fact.alias or (fact.imported_name.split(".")[0] if fact.kind == "python_import" else fact.imported_name)
+        if local != recv.token or fact.source_literal is None:
+            continue
+        matched += 1
+        if fact.kind == "python_import":
+            modules.add(fact.source_literal if fact.alias else fact.source_literal.split(".")[0])
+        else:
+            modules.add(f"{fact.source_literal}.{fact.imported_name}")
+    return next(iter(modules)) if len(modules) == 1 and matched == sites else None
+
+
+def _module_receiver_refs(reader: FactReader, graph: ClassGraph, target: Def,
+                          binders: set[str]) -> list[tuple[Ref, str]]:
+    """``mod.name`` / ``pkg.mod.name`` where the receiver is a module that binds the target.
+
+    ``binders`` are the files whose module scope binds the target (its own file, re-exporting packages).
+    The index links ``mod.name`` through a single import; a name bound by several imports of one package
+    (``import pkg.a`` and ``import pkg.b`` both bind ``pkg``) or a dotted module chain is settled here.
+    """
+    if "." in target.lexical_path:
         return []
     found: list[tuple[Ref, str]] = []
-    for ref in graph.reader.refs_named(target.name, None, _LIMIT):
-        if not ref.is_member or ref.target_uid is not None or ref.receiver_shape != "expr.":
+    for ref in reader.refs_named(target.name, None, _LIMIT):
+        if not ref.is_member or ref.target_uid is not None:
             continue
-        src = graph.text(ref.path)
-        if src is None:
-            continue
-        match = CHAIN.search(src.line_text(ref.line)[: max(0, ref.column - 1)])
-        if match is None or "".join(match.group(1).split()) != module:
-            continue
-        head = module.split(".")[0]
-        start = match.start(1)
-        if any(r.line == ref.line and r.column == start and r.token == head and r.via_import_uid
-               for r in graph.refs(ref.path)):
+        if ref.receiver_shape == "obj.":
+            recv = graph.receiver(ref)
+            module = _bound_module(reader, graph, recv) if recv is not None and recv.target_uid is None else None
+        elif ref.receiver_shape == "expr.":
+            src = graph.text(ref.path)
+            match = CHAIN.search(src.line_text(ref.line)[: max(0, ref.column - 1)]) if src is not None else None
+            chain = "".join(match.group(1).split()) if match is not None else ""
+            head = next((r for r in graph.refs(ref.path) if match is not None and r.line == ref.line
+                         and r.column == match.start(1) and not r.is_member), None)
+            module = chain if head is not None and "." in chain and _bound_module(reader, graph, head) else None
+        else:
+            module = None
+        path = reader.module_file(module) if module else None
+        if path is not None and path in binders:
             found.append((ref, "module_attribute"))
     return found
 
@@ -138,13 +164,16 @@ def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name
     out = _Collector(new_name)
     out.add(_def_site(target, new_name, "definition"), "high", target.scope_id)
     family = member_family(graph, target)
-    owners = [target] + (family.overrides if family else [])
+    siblings = [d for d in reader.defs_named(target.name, _LIMIT) if d.path == target.path
+                and d.qualified_name == target.qualified_name and d.def_uid != target.def_uid]
+    owners = [target, *siblings] + [d for d in (family.overrides if family else []) if d not in siblings]
     for d in owners[1:]:
-        out.add(_def_site(d, new_name, "override"), "high", d.scope_id)
+        out.add(_def_site(d, new_name, "overload" if d in siblings else "override"), "high", d.scope_id)
     imports = _bound_refs(reader, [d.def_uid for d in owners], target.name, out)
     _import_uses(reader, imports, target.name, out, set())
     if family is None:
-        for ref, reason in _module_chain_refs(graph, target):
+        binders = {target.path} | {p for (p, _, _), (e, _) in out.edits.items() if e.reason == "import"}
+        for ref, reason in _module_receiver_refs(reader, graph, target, binders):
             if (ref.path, ref.line, ref.column) not in out.edits:
                 out.add_ref(ref, "high", reason)
     else:

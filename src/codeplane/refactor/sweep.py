@@ -46,8 +46,10 @@ def _code_reason(ref: Ref | None, path: str, structural: frozenset[str], line_dy
         return "dynamic_access"
     if ref is None:
         return "unresolved" if path in structural else "unindexed"
-    if ref.target_uid is not None:
+    if ref.target_uid is not None or ref.bind_id is not None:
         return "other_binding"
+    if ref.receiver_shape == "kwarg=":
+        return "keyword_argument"
     if ref.is_member:
         return "unresolved_receiver"
     return "unresolved"

@@ -89,7 +89,16 @@ def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None 
             return [found_def], 1
     name = symbol.rpartition(".")[2]
     named = sorted(reader.defs_named(name, _LOOKUP_LIMIT), key=lambda d: (d.path, d.name_line, d.name_column))
-    matches = [d for d in named if _matches_qualified(d, symbol)]
+    matches = _one_per_symbol([d for d in named if _matches_qualified(d, symbol)])
     if not matches:
         raise _not_found(symbol, named)
     return matches[:MAX_CANDIDATES], len(matches)
+
+
+def _one_per_symbol(defs: Sequence[Def]) -> list[Def]:
+    """Overloads and conditional redefinitions (same file, same qualified name) are one symbol: keep the
+    last definition (the implementation); the planner renames its siblings with it."""
+    last: dict[tuple[str, str], Def] = {}
+    for d in sorted(defs, key=lambda d: (d.path, d.name_line, d.name_column)):
+        last[(d.path, d.qualified_name)] = d
+    return sorted(last.values(), key=lambda d: (d.path, d.name_line, d.name_column))
