@@ -223,3 +223,31 @@ def test_invalid_names_collisions_and_plan_lifecycle(tmp_path: Path) -> None:
             env.service.apply(preview.refactor_id)
         assert gone.value.code == 4004
         assert env.read("m.py") == files["m.py"]
+
+
+JS_FILES = {
+    "package.json": "{\"name\": \"demo\"}\n",
+    "src/math.ts": ("export function clamp(n: number): number {\n  return Math.max(0, n);\n}\n"
+                    "export class Box {\n  size(): number { return this.area(); }\n  area(): number { return 1; }\n}\n"
+                    "export class Ring {\n  area(): number { return 2; }\n}\n"),
+    "src/use.ts": ("import { clamp, Box, Ring } from './math';\nimport * as m from './math';\n"
+                   "import { clamp as bounded } from './math';\nconst b = new Box();\nconst r = new Ring();\n"
+                   "export const v = clamp(2) + m.clamp(3) + bounded(4) + b.area() + r.area();\n"),
+}
+
+
+def test_js_ts_rename_follows_imports_namespaces_and_aliases(tmp_path: Path) -> None:
+    with refactor_env(tmp_path / "repo", JS_FILES) as env:
+        preview = env.service.rename("src/math.clamp", "limit")
+        env.service.apply(preview.refactor_id)
+        assert env.read("src/math.ts").startswith("export function limit(n: number)")
+        use = env.read("src/use.ts")
+        assert use.startswith("import { limit, Box, Ring } from './math';\nimport * as m from './math';\n"
+                              "import { limit as bounded } from './math';\n")
+        assert "= limit(2) + m.limit(3) + bounded(4)" in use
+        preview = env.service.rename("Box.area", "surface")
+        by_reason = {(e.path, e.line, e.column): e.reason for e in preview.edits}
+        assert by_reason[("src/math.ts", 5, 31)] == "self_member"
+        env.service.apply(preview.refactor_id)
+        assert "b.surface() + r.area()" in env.read("src/use.ts")
+        assert "  area(): number { return 2; }" in env.read("src/math.ts")

@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 
+from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.refactor.models import (
     AffectedFile,
     Certainty,
@@ -65,10 +67,23 @@ def _planned(edits: Sequence[tuple[SpanEdit, Certainty]], kind: str, sources: Ma
     return out
 
 
+def check_divergence(edits: Sequence[PlannedEdit]) -> None:
+    """Two planned edits over one span that disagree (§8.6): fail and report, never pick one."""
+    ordered = sorted(edits, key=lambda e: (e.path, e.line, e.column, e.end_line, e.end_column))
+    for before, after in pairwise(ordered):
+        if before.path == after.path and (after.line, after.column) < (before.end_line, before.end_column):
+            raise CodePlaneError(
+                ErrorCode.REFACTOR_DIVERGENCE,
+                f"{before.path}:{before.line}: two planned edits overlap and disagree; nothing can be applied",
+                details={"path": before.path, "edits": [before.model_dump(), after.model_dump()]},
+            )
+
+
 def build_option(candidate_id: str, draft: Draft, sources: Mapping[str, SourceText],
                  hashes: Mapping[str, str]) -> PlanOption:
     code = _planned(draft.code, "code", sources, 1)
     docs = _planned(draft.docs, "doc", sources, 1)
+    check_divergence(code + docs)
     touched = {e.path for e in code + docs} | {m.from_path for m in draft.moves} | set(draft.deletes)
     return PlanOption(
         candidate_id=candidate_id, symbol=draft.symbol, edits=tuple(code), doc_edits=tuple(docs),

@@ -20,7 +20,7 @@ from codeplane.refactor.spans import SourceText
 
 _CLASS_KINDS = frozenset({"class", "interface", "struct", "trait", "enum"})
 _ANNOTATION = re.compile(r"\s*:\s*([A-Za-z_][\w.]*)\s*(?:[=,)]|$)")
-_ASSIGNED = re.compile(r"\s*(?::\s*[^=]+)?=\s*([A-Za-z_][\w.]*)\s*\(")
+_ASSIGNED = re.compile(r"\s*(?::\s*[^=]+)?=\s*(?:new\s+)?([A-Za-z_$][\w.$]*)\s*\(")
 CHAIN = re.compile(r"([A-Za-z_][\w]*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*$")
 
 
@@ -85,6 +85,13 @@ class Receivers:
             owner = self.reader.get_def(receiver.target_uid)
             if owner is not None and owner.kind in _CLASS_KINDS:
                 return ReceiverType(owner, "class")
+            if owner is not None and owner.kind in ("variable", "constant"):
+                # A module-level ``x = Cls(...)`` / ``const x = new Cls()``: its one definition site decides.
+                owner_src = self.text(owner.path)
+                site = next((r for r in self.refs(owner.path) if r.line == owner.name_line
+                             and r.column == owner.name_column and r.role == "DEFINITION"), None)
+                if owner_src is not None and site is not None:
+                    return self._from_site(owner_src, site)
             return None
         if receiver.bind_id is None:
             return None

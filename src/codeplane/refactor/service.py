@@ -62,7 +62,7 @@ class RefactorService:
 
     def __init__(self, root: Path, config: RefactorConfig, *, facts: FactSource, lexical_paths: LexicalPaths,
                  applier: Applier, ignore_rules: Callable[[], IgnoreRules], tests_for: TestsFor | None = None,
-                 clock: Callable[[], int] = now_ms) -> None:
+                 clock: Callable[[], int] = now_ms, max_batch_files: int | None = None) -> None:
         self.root = root
         self.config = config
         self._facts = facts
@@ -71,6 +71,7 @@ class RefactorService:
         self._ignore_rules = ignore_rules
         self._tests_for = tests_for
         self._excluded = ExcludedFiles(root)
+        self._max_batch_files = max_batch_files
         self.plans = PlanStore(config.plan_ttl_sec, clock=clock)
 
     @classmethod
@@ -80,7 +81,16 @@ class RefactorService:
         applier = Applier(root, mutation.apply, can_git_mv=git_index.can_record_move,
                           record_git_move=git_index.record_move)
         return cls(root, config, facts=facts_source(index), lexical_paths=lexical_paths(index), applier=applier,
-                   ignore_rules=lambda: index.ignore_rules, tests_for=tests_for)
+                   ignore_rules=lambda: index.ignore_rules, tests_for=tests_for,
+                   max_batch_files=mutation.config.max_batch_files)
+
+    def _batch_warnings(self, option: PlanOption) -> list[str]:
+        """A plan the mutation engine cannot take in one batch is said so up front, not at apply time."""
+        files = len({e.path for e in option.all_edits()} | {m.to_path for m in option.moves} | set(option.deletes))
+        if self._max_batch_files is not None and files > self._max_batch_files:
+            return [f"this plan touches {files} files; mutation.max_batch_files is {self._max_batch_files}, so apply "
+                    "will be refused — raise that limit to apply it as one atomic batch"]
+        return []
 
     # -- reading -------------------------------------------------------------------------------------
     def _read(self, paths: Iterable[str]) -> tuple[dict[str, SourceText], dict[str, str]]:
@@ -135,7 +145,7 @@ class RefactorService:
         draft.collisions = find_collisions(reader, target, new_name, structural.family, structural.ref_scopes)
         owners = owner_names(structural.family.twins) if structural.family else []
         option = build_option(candidate_id, draft, sources, hashes)
-        return OptionReport(option, coverage, list(draft.warnings), owners, paths)
+        return OptionReport(option, coverage, list(draft.warnings) + self._batch_warnings(option), owners, paths)
 
     def _with_excluded(self, draft: Draft, coverage: Coverage, name: str, new_name: str) -> Coverage:
         tree = self._excluded.tree(self._ignore_rules())
@@ -203,7 +213,8 @@ class RefactorService:
         first_from, first_to = sorted(moved.items())[0]
         move = FileMove(from_path=from_path.rstrip("/"), to_path=to_path.rstrip("/")) if len(moved) > 1 \
             else FileMove(from_path=first_from, to_path=first_to)
-        report = OptionReport(option, coverage, list(draft.warnings), [], sorted(sources))
+        report = OptionReport(option, coverage, list(draft.warnings) + self._batch_warnings(option), [],
+                              sorted(sources))
         preview = single_preview(rid, "move", report, expires_at=expires_at, docs=self.config.doc_sweep, move=move)
         self.plans.put(Plan(rid, "move", created, expires, (option,), preview))
         return preview
