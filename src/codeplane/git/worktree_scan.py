@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pygit2
 
-from codeplane.git.index_file import IndexEntry, IndexSnapshot, UnsupportedIndex, read_index
+from codeplane.git.index_file import IndexSnapshot, UnsupportedIndex, read_index
 
 _GITLINK = 0o160000
 _SYMLINK = 0o120000
@@ -43,25 +43,54 @@ class WorktreeChange:
     kind: str = "modified"
 
 
+_MASK = 0xFFFFFFFF
+#: What one ``lstat`` must reproduce for an entry to count as unchanged: mtime and ctime in ns, the inode
+#: and the size as git stores them (32-bit). A chmod or a rewrite changes ctime, so mode needs no check here.
+StatKey = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """An index snapshot plus what every scan of it needs, computed once per index file version."""
+
+    snapshot: IndexSnapshot
+    paths: tuple[bytes, ...]
+    keys: tuple[StatKey, ...]
+    racy: tuple[bool, ...]
+    #: stage-0 entries only, no intent-to-add/skip-worktree, no submodules, no .gitattributes
+    simple: bool
+
+
 _cache_lock = threading.Lock()
-_cache: dict[Path, tuple[tuple[int, int, int], IndexSnapshot]] = {}
+_cache: dict[Path, tuple[tuple[int, int, int, bytes], _Prepared]] = {}
 
 
-def _cached_index(path: Path) -> IndexSnapshot:
+def _prepared(path: Path, root: bytes) -> _Prepared:
     """Parsing a large index in Python costs tens of ms; reuse it while the file is unchanged."""
     info = path.stat()
-    stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
+    stamp = (info.st_mtime_ns, info.st_size, info.st_ino, root)
     with _cache_lock:
         hit = _cache.get(path)
     if hit is not None and hit[0] == stamp:
         return hit[1]
     snapshot = read_index(path)
+    entries = snapshot.entries
+    prepared = _Prepared(
+        snapshot=snapshot,
+        paths=tuple(root + b"/" + e.path for e in entries),
+        keys=tuple((e.mtime_s * 1_000_000_000 + e.mtime_ns, e.ctime_s * 1_000_000_000 + e.ctime_ns, e.ino, e.size)
+                   for e in entries),
+        # Racily clean: written in the same tick as the index, so equal stat data proves nothing.
+        racy=tuple(e.mtime_s * 1_000_000_000 + e.mtime_ns >= snapshot.mtime_ns for e in entries),
+        simple=not any(e.stage or e.extended or e.mode == _GITLINK or e.path == b".gitattributes"
+                       or e.path.endswith(b"/.gitattributes") for e in entries),
+    )
     with _cache_lock:
-        _cache[path] = (stamp, snapshot)
-    return snapshot
+        _cache[path] = (stamp, prepared)
+    return prepared
 
 
-def _filters_configured(repo: pygit2.Repository, snapshot: IndexSnapshot) -> bool:
+def _filters_configured(repo: pygit2.Repository) -> bool:
     config = repo.config
     for key in ("core.autocrlf", "extensions.objectformat"):
         try:
@@ -72,32 +101,42 @@ def _filters_configured(repo: pygit2.Repository, snapshot: IndexSnapshot) -> boo
             return True
         if key == "extensions.objectformat" and value != "sha1":
             return True
-    if (Path(repo.path) / "info" / "attributes").exists():
-        return True
-    return any(e.path == b".gitattributes" or e.path.endswith(b"/.gitattributes") for e in snapshot.entries)
+    return (Path(repo.path) / "info" / "attributes").exists()
 
 
-def _stat_all(root: bytes, entries: tuple[IndexEntry, ...]) -> list[os.stat_result | None]:
-    def chunk(part: tuple[IndexEntry, ...]) -> list[os.stat_result | None]:
-        out: list[os.stat_result | None] = []
-        for entry in part:
+def _suspects(prepared: _Prepared) -> list[tuple[int, os.stat_result | None]]:
+    """(entry index, lstat or None if gone) of every entry whose stat data does not prove it unchanged."""
+    lstat = os.lstat
+
+    def chunk(start: int) -> list[tuple[int, os.stat_result | None]]:
+        out: list[tuple[int, os.stat_result | None]] = []
+        keys, racy, paths = prepared.keys, prepared.racy, prepared.paths
+        for i in range(start, min(start + _CHUNK, len(paths))):
             try:
-                out.append(os.lstat(root + b"/" + entry.path))
+                st = lstat(paths[i])
             except (FileNotFoundError, NotADirectoryError):
-                out.append(None)
+                out.append((i, None))
+                continue
+            if racy[i] or keys[i] != (st.st_mtime_ns, st.st_ctime_ns, st.st_ino & _MASK, st.st_size & _MASK):
+                out.append((i, st))
         return out
 
-    parts = [entries[i:i + _CHUNK] for i in range(0, len(entries), _CHUNK)]
-    if len(parts) <= 1:
-        return chunk(entries)
-    with ThreadPoolExecutor(max_workers=_THREADS) as pool:
-        return [st for result in pool.map(chunk, parts) for st in result]
+    starts = range(0, len(prepared.paths), _CHUNK)
+    if len(starts) <= 1:
+        return chunk(0)
+    return [hit for part in _pool().map(chunk, starts) for hit in part]
 
 
-def _stat_matches(entry: IndexEntry, st: os.stat_result) -> bool:
-    return (entry.mtime_s == int(st.st_mtime) and entry.mtime_ns == st.st_mtime_ns % 1_000_000_000
-            and entry.ctime_s == int(st.st_ctime) and entry.ctime_ns == st.st_ctime_ns % 1_000_000_000
-            and entry.ino == st.st_ino & 0xFFFFFFFF and entry.size == st.st_size & 0xFFFFFFFF)
+_executor: ThreadPoolExecutor | None = None
+
+
+def _pool() -> ThreadPoolExecutor:
+    """A few long-lived threads for the lstat calls (which release the GIL)."""
+    global _executor
+    with _cache_lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(max_workers=_THREADS, thread_name_prefix="cpl-git-stat")
+        return _executor
 
 
 def _mode_of(st: os.stat_result) -> int:
@@ -109,31 +148,25 @@ def _mode_of(st: os.stat_result) -> int:
 def scan(repo: pygit2.Repository, root: Path) -> list[WorktreeChange] | None:
     """Tracked files that differ from the index, sorted by path; ``None`` when the fast rules do not apply."""
     try:
-        snapshot = _cached_index(Path(repo.path) / "index")
+        prepared = _prepared(Path(repo.path) / "index", os.fsencode(root))
     except (UnsupportedIndex, OSError, ValueError, IndexError):
         return None
-    entries = snapshot.entries
-    if any(e.stage or e.extended or e.mode == _GITLINK for e in entries) or _filters_configured(repo, snapshot):
+    if not prepared.simple or _filters_configured(repo):
         return None
-    base = os.fsencode(root)
     changes: list[WorktreeChange] = []
-    for entry, st in zip(entries, _stat_all(base, entries), strict=True):
-        if st is None or not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
-            changes.append(WorktreeChange(path=os.fsdecode(entry.path), old_oid=pygit2.Oid(raw=entry.oid), data=None,
-                                          kind="deleted"))
-            continue
-        mode_changed = _mode_of(st) != entry.mode
-        racy = entry.mtime_s * 1_000_000_000 + entry.mtime_ns >= snapshot.mtime_ns
-        if not mode_changed and not racy and _stat_matches(entry, st):
-            continue
+    for i, st in _suspects(prepared):
+        entry = prepared.snapshot.entries[i]
         path, oid = os.fsdecode(entry.path), pygit2.Oid(raw=entry.oid)
-        full = base + b"/" + entry.path
+        if st is None or not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+            changes.append(WorktreeChange(path=path, old_oid=oid, data=None, kind="deleted"))
+            continue
         if stat.S_ISLNK(st.st_mode):
-            data = os.readlink(full)
+            data = os.readlink(prepared.paths[i])
         else:
-            with open(full, "rb") as handle:
+            with open(prepared.paths[i], "rb") as handle:
                 data = handle.read()
-        if pygit2.hash(data) != oid or mode_changed:
-            kind = "typechange" if (_mode_of(st) ^ entry.mode) & 0o170000 else "modified"
+        mode = _mode_of(st)
+        if pygit2.hash(data) != oid or mode != entry.mode:
+            kind = "typechange" if (mode ^ entry.mode) & 0o170000 else "modified"
             changes.append(WorktreeChange(path=path, old_oid=oid, data=data, kind=kind))
     return changes
