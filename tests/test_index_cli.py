@@ -15,6 +15,8 @@ def test_init_builds_the_index_and_status_reports_it(tmp_path: Path) -> None:
     assert index["files"] == 4 and index["skipped_binary"] == 1 and index["primary_language"] == "python"
     stopped = cpl("status", cwd=repo).stdout  # no server: read from index.db
     assert "index:  stopped   epoch 1   files 4" in stopped and "init" in stopped
+    checks = {c["name"]: c for c in cpl_json("doctor", cwd=repo)["checks"]}
+    assert checks["index.db"]["ok"] and checks["tantivy"]["ok"] and "3 documents" in checks["tantivy"]["detail"]
 
     with running_server(repo):
         live = cpl_json("status", cwd=repo)["index"]

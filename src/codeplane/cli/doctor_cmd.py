@@ -13,13 +13,15 @@ from codeplane.cli.output import cli_errors, console, emit
 from codeplane.core.doctor import Check, CheckResult
 from codeplane.core.layout import RepoLayout
 from codeplane.git.doctor import check_git_tools
+from codeplane.index.doctor import check_index
 from codeplane.mutation.doctor import check_journal
 from codeplane.repo.workspace import find_repo_root
 from codeplane.tasks.inspection import check_ledger
 from codeplane.testing.doctor import check_test_runners
 
 #: Every check, in the order shown. Subsystems append theirs here.
-CHECKS: list[Check] = [*FOUNDATION_CHECKS, check_ledger, check_test_runners, check_journal, check_git_tools]
+CHECKS: list[Check] = [*FOUNDATION_CHECKS, check_index, check_ledger, check_test_runners, check_journal,
+                       check_git_tools]
 
 
 def run_checks(root: Path) -> list[CheckResult]:

@@ -30,7 +30,7 @@ log = get_logger(__name__)
 
 #: Bump when the schema or the tokenizer changes; an older index is then rebuilt from disk.
 LEXICAL_SCHEMA_VERSION = 1
-_VERSION_FILE = "codeplane-schema.json"
+VERSION_FILE = "codeplane-schema.json"
 _TOKENIZER = "codeplane_code"
 _WRITER_HEAP_BYTES = 128 * 1024 * 1024
 
@@ -91,7 +91,7 @@ class LexicalIndex:
                 raise RuntimeError(f"cannot create the Tantivy index: {again}")
 
     def _try_open(self) -> str | None:
-        version_file = self.directory / _VERSION_FILE
+        version_file = self.directory / VERSION_FILE
         try:
             fresh = not (self.directory.is_dir() and tantivy.Index.exists(str(self.directory)))
             if not fresh:

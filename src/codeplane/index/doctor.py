@@ -1,0 +1,43 @@
+"""``cpl doctor`` checks for the index: ``index.db`` integrity and Tantivy agreeing with it."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import tantivy
+
+from codeplane.core.doctor import CheckResult
+from codeplane.core.layout import RepoLayout
+from codeplane.index.lexical import LEXICAL_SCHEMA_VERSION, VERSION_FILE
+
+_FIX = "start the server (`cpl up`): it repairs or rebuilds the index from disk automatically"
+
+
+def check_index(root: Path) -> list[CheckResult]:
+    layout = RepoLayout(root)
+    if not layout.index_db.is_file():
+        return [CheckResult("index", True, "no index yet (built by `cpl init` or at the first `cpl up`)")]
+    try:
+        with sqlite3.connect(f"file:{layout.index_db}?mode=ro", uri=True) as conn:
+            check = conn.execute("PRAGMA quick_check").fetchone()
+            text_files = conn.execute("SELECT count(*) FROM files WHERE kind = 'text'").fetchone()[0]
+            epoch = conn.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()
+    except sqlite3.DatabaseError as exc:
+        return [CheckResult("index.db", False, f"cannot be read: {exc}", _FIX)]
+    if check is None or check[0] != "ok":
+        return [CheckResult("index.db", False, f"integrity check failed: {check}", _FIX)]
+    results = [CheckResult("index.db", True, f"epoch {epoch[0] if epoch else 0}, {text_files} text files")]
+    version_file = layout.tantivy_dir / VERSION_FILE
+    try:
+        recorded = json.loads(version_file.read_text()).get("schema_version") if version_file.is_file() else None
+        docs = int(tantivy.Index.open(str(layout.tantivy_dir)).searcher().num_docs)
+    except (OSError, ValueError) as exc:
+        return [*results, CheckResult("tantivy", False, f"cannot be opened: {exc}", _FIX)]
+    if recorded != LEXICAL_SCHEMA_VERSION:
+        return [*results, CheckResult("tantivy", False, f"schema version {recorded} != {LEXICAL_SCHEMA_VERSION}",
+                                      _FIX)]
+    if docs != text_files:
+        return [*results, CheckResult("tantivy", False, f"{docs} documents for {text_files} text files", _FIX)]
+    return [*results, CheckResult("tantivy", True, f"{docs} documents, schema {recorded}")]
