@@ -251,3 +251,18 @@ def test_js_ts_rename_follows_imports_namespaces_and_aliases(tmp_path: Path) -> 
         env.service.apply(preview.refactor_id)
         assert "b.surface() + r.area()" in env.read("src/use.ts")
         assert "  area(): number { return 2; }" in env.read("src/math.ts")
+
+
+def test_local_variable_and_parameter_rename_by_position(tmp_path: Path) -> None:
+    files = {"calc.py": ("def scale(value, factor=2):\n    result = value * factor\n    return result\n\n\n"
+                         "def other(value):\n    return value\n\n\nscale(value=3)\n")}
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename(None, "amount", path="calc.py", line=1, column=10)
+        assert preview.symbol is not None and preview.symbol.kind == "local"
+        assert preview.counts["high"] == 2
+        assert {e.reason for e in preview.edits if e.certainty == "low"} == {"other_binding", "keyword_argument"}
+        env.service.apply(preview.refactor_id)
+        assert env.read("calc.py").startswith("def scale(amount, factor=2):\n    result = amount * factor\n")
+        assert "def other(value):\n    return value\n" in env.read("calc.py")
+        collide = env.service.rename("calc.py:2:4", "factor")
+        assert collide.collisions and collide.collisions[0].kind == "same_scope"

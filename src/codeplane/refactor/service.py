@@ -23,11 +23,12 @@ from codeplane.refactor.batch import read_sources
 from codeplane.refactor.collisions import find_collisions
 from codeplane.refactor.decisions import symbol_ref
 from codeplane.refactor.excluded import ExcludedFiles, excluded_mentions
-from codeplane.refactor.facts import Def, FactReader
+from codeplane.refactor.facts import Def, FactReader, Ref
 from codeplane.refactor.identifiers import validate_identifier
 from codeplane.refactor.impact import ImpactPlanner
 from codeplane.refactor.indexview import facts_source, lexical_paths
 from codeplane.refactor.inspect import inspect_plan
+from codeplane.refactor.localnames import local_binding, plan_local
 from codeplane.refactor.members import ClassGraph, owner_names
 from codeplane.refactor.models import (
     ApplyOutcome,
@@ -105,11 +106,20 @@ class RefactorService:
     def rename(self, symbol: str | None, new_name: str, *, path: str | None = None, line: int | None = None,
                column: int | None = None) -> RefactorPreview:
         """Preview renaming one definition. Ambiguous targets answer ``needs_decision`` (§8.5a)."""
-        from codeplane.refactor.targets import resolve_targets
+        from codeplane.refactor.targets import parse_position, resolve_targets
 
         self._check_enabled()
         with self._facts() as reader:
-            targets, total = resolve_targets(reader, symbol, path=path, line=line, column=column)
+            try:
+                targets, total = resolve_targets(reader, symbol, path=path, line=line, column=column)
+            except CodePlaneError as exc:
+                position = parse_position(symbol, path, line, column)
+                local = local_binding(reader, *position) if exc.error is ErrorCode.SYMBOL_NOT_FOUND and position \
+                    else None
+                if local is None:
+                    raise
+                validate_identifier(local[0].language, new_name)
+                return self._rename_local(reader, local[0], local[1], new_name)
         for target in targets:
             validate_identifier(target.language, new_name)
         if any(t.name == new_name for t in targets):
@@ -146,6 +156,24 @@ class RefactorService:
         owners = owner_names(structural.family.twins) if structural.family else []
         option = build_option(candidate_id, draft, sources, hashes)
         return OptionReport(option, coverage, list(draft.warnings) + self._batch_warnings(option), owners, paths)
+
+    def _rename_local(self, reader: FactReader, target: Def, group: list[Ref], new_name: str) -> RefactorPreview:
+        draft, scopes = plan_local(group, new_name)
+        draft.symbol = symbol_ref(target)
+        sources, hashes = self._read([target.path])
+        coverage = sweep(draft, SweepInput(
+            name=target.name, new_name=new_name, sources=sources,
+            refs=reader.refs_named(target.name, [target.path], _LIMIT),
+            dynamic=reader.dynamic_sites([target.path], _LIMIT), structural_paths=frozenset([target.path]),
+            docs=self.config.doc_sweep))
+        draft.collisions = find_collisions(reader, target, new_name, None, scopes)
+        option = build_option("c1", draft, sources, hashes)
+        rid = self.plans.new_id()
+        created, expires, expires_at = self.plans.window()
+        preview = single_preview(rid, "rename", OptionReport(option, coverage), expires_at=expires_at,
+                                 docs=self.config.doc_sweep, symbol=draft.symbol, new_name=new_name)
+        self.plans.put(Plan(rid, "rename", created, expires, (option,), preview))
+        return preview
 
     def _with_excluded(self, draft: Draft, coverage: Coverage, name: str, new_name: str) -> Coverage:
         tree = self._excluded.tree(self._ignore_rules())

@@ -56,6 +56,17 @@ def _at_position(reader: FactReader, path: str, line: int, column: int | None, n
     return []
 
 
+def parse_position(symbol: str | None, path: str | None, line: int | None,
+                   column: int | None) -> tuple[str, int, int | None] | None:
+    """``(path, line, column)`` from explicit arguments or a ``path:line[:col]`` symbol."""
+    if path is not None and line is not None:
+        return path, line, column
+    match = _POSITION.match(symbol or "")
+    if match is None:
+        return None
+    return match["path"], int(match["line"]), int(match["col"]) if match["col"] is not None else None
+
+
 def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None = None, line: int | None = None,
                     column: int | None = None) -> tuple[list[Def], int]:
     """Candidate definitions (sorted, at most :data:`MAX_CANDIDATES`) and how many matched in total.
