@@ -19,6 +19,10 @@ from codeplane.git.models import Effect
 
 log = get_logger(__name__)
 
+#: Refusals raised before an operation touches anything: no reconcile needed after them.
+_REFUSED_BEFORE_ANY_CHANGE = frozenset({ErrorCode.INVALID_ARGUMENTS, ErrorCode.MUTATION_SCOPE_VIOLATION,
+                                        ErrorCode.CONFIRMATION_REQUIRED})
+
 
 @contextmanager
 def git_errors() -> Iterator[None]:
@@ -93,15 +97,22 @@ class RepoSession:
     @contextmanager
     def writing(self, *, files: bool, reconcile: bool = True) -> Iterator[Write]:
         """A write under the lock; ``files`` tracks working-tree paths, ``reconcile`` refreshes the index
-        subsystem afterwards (also after a failure: a half-done operation may have touched files)."""
+        subsystem afterwards (also after a failure, except a refusal raised before anything changed)."""
         with self._lock:
             try:
                 with git_errors():
                     repo = self.open()
                     yield Write(repo=repo, root=self.root, tracker=EffectTracker(repo, worktree=files))
-            finally:
-                if reconcile:
+            except CodePlaneError as exc:
+                if reconcile and exc.error not in _REFUSED_BEFORE_ANY_CHANGE:
                     self.reconcile()
+                raise
+            except BaseException:
+                if reconcile:  # a half-done operation may have touched files
+                    self.reconcile()
+                raise
+            if reconcile:
+                self.reconcile()
 
     def reconcile(self) -> None:
         try:
