@@ -19,6 +19,7 @@ from codeplane.core.calls import CallObserver
 from codeplane.core.clock import now_ms
 from codeplane.core.config import CodePlaneConfig
 from codeplane.core.layout import RepoLayout
+from codeplane.git import GitService
 from codeplane.index.service import STARTUP_WAIT_SEC, IndexService
 from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.index.structural.service import StructuralService
@@ -71,6 +72,8 @@ class Services:
     artifacts: ArtifactStore = field(init=False)
     #: Test discovery, runs and impact selection (§11).
     testing: TestingService = field(init=False)
+    #: Git over pygit2 (§10): status/diff/log, commits, branches, merges, rebases, remotes, recovery points.
+    git: GitService = field(init=False)
 
     def __post_init__(self) -> None:
         self.layout = RepoLayout(self.root)
@@ -180,6 +183,11 @@ def _wire_testing(services: Services) -> None:
     services.lifecycles.append(Lifecycle("testing", start, stop))
 
 
+def _wire_git(services: Services) -> None:
+    # A git operation that moves HEAD or rewrites files reconciles the index before its tool returns (§10).
+    services.git = GitService(services.root, services.config.git, after_tree_change=services.index.reconcile)
+
+
 def build_services(root: Path, config: CodePlaneConfig, repo_id: str) -> Services:
     services = Services(root=root, config=config, repo_id=repo_id)
     _wire_index(services)
@@ -187,4 +195,5 @@ def build_services(root: Path, config: CodePlaneConfig, repo_id: str) -> Service
     _wire_mutation(services)
     _wire_tasks(services)
     _wire_testing(services)
+    _wire_git(services)
     return services
