@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from codeplane.core.config import MutationConfig
 from codeplane.core.errors import CodePlaneError
 from codeplane.core.hashing import sha256_bytes
 from codeplane.mutation import (
+    PAUSE_ENV,
     CreateFile,
     DeleteFile,
     Edit,
@@ -444,3 +446,35 @@ def test_doctor_flags_a_batch_left_unfinished_by_a_crash(repo: Path) -> None:
     os.utime(stale, (0, 0))
     result = check_journal(repo)[0]
     assert not result.ok and "mut_crashed" in result.detail and "cpl up" in result.fix
+
+
+def test_a_failed_rollback_blocks_further_writes_until_restart(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"a/x.txt": "a\n", "b/y.txt": "b\n", "c/z.txt": "c\n"})
+    engine = MutationEngine(repo, MutationConfig(), environ={PAUSE_ENV: "100"})
+    failures: list[Exception] = []
+
+    def run() -> None:
+        try:
+            engine.apply([ReplaceText(path=p, old_text=p[0], new_text="NEW")
+                          for p in ("a/x.txt", "b/y.txt", "c/z.txt")])
+        except (CodePlaneError, OSError) as exc:
+            failures.append(exc)
+
+    writer = threading.Thread(target=run)
+    writer.start()
+    journal_dir = repo / ".codeplane/journal"
+    deadline = time.monotonic() + 20
+    while not list(repo.glob("c/.z.txt.*.cpl-tmp")) and time.monotonic() < deadline:
+        time.sleep(0.002)
+    # Sabotage: the last replace loses its temp file and the rollback loses the originals.
+    for temp in repo.glob("c/.z.txt.*.cpl-tmp"):
+        temp.unlink()
+    for originals in journal_dir.glob("*/originals.bin"):
+        originals.unlink()
+    writer.join()
+    assert failures and isinstance(failures[0], FileNotFoundError)
+    err = refused(engine, [CreateFile(path="other.txt", content="x")], 9001)
+    assert "restart" in err.message and not (repo / "other.txt").exists()
+    assert list(journal_dir.iterdir())  # kept for startup recovery, which reports it cannot proceed
+    with pytest.raises(CodePlaneError):
+        MutationEngine(repo, MutationConfig()).recover()

@@ -57,10 +57,23 @@ class Commit:
     executor: Executor
     #: Debug hook for fault injection: sleep this long before each replace and before the discard.
     pause_s: float = 0.0
+    #: The batch whose in-process rollback failed; set once, cleared only by a restart (recovery).
+    broken: str | None = None
+
+    def check_usable(self) -> None:
+        """9001 if an earlier batch could not be rolled back (its journal awaits startup recovery)."""
+        if self.broken is not None:
+            raise CodePlaneError(
+                ErrorCode.INTERNAL_ERROR,
+                f"write batch {self.broken} failed and could not be rolled back; restart the server "
+                "(`cpl down && cpl up`) so startup recovery restores it before anything else is written",
+                details={"batch": self.broken},
+            )
 
     def run(self, batch: str, writes: Sequence[FileWrite], created_dirs: Sequence[str],
             moves: Sequence[JournalMove]) -> None:
         """Apply ``writes`` atomically. On failure the work tree is as before and the error re-raised."""
+        self.check_usable()  # again under the batch's locks: a failure may have happened while we waited
         ordered = sorted(writes, key=lambda w: w.rel)
         originals = [Original(w.rel, w.old, w.old_mode, temp_path(w.rel, batch) if w.new is not None else None)
                      for w in ordered]
@@ -89,8 +102,10 @@ class Commit:
             try:
                 journal.rollback()
             except Exception:
-                log.exception("in-process rollback failed; the journal stays for startup recovery",
-                              batch=batch)
+                # The journal stays for startup recovery, which will restore these originals: a later batch
+                # on the same files would be clobbered by that, so no further batch may run.
+                self.broken = batch
+                log.exception("in-process rollback failed; refusing writes until restart", batch=batch)
             raise
         journal.discard()
 

@@ -138,6 +138,7 @@ class MutationEngine:
         error nothing changed on disk. With ``dry_run`` nothing is locked or written and the delta
         carries a unified diff. ``allow`` (gitignore-style patterns) restricts the batch's paths.
         """
+        self._commit.check_usable()
         if not edits:
             raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "a batch needs at least one edit",
                                  details={"field": "edits"})
