@@ -54,7 +54,7 @@ TARGETS: dict[str, list[tuple[str, str]]] = {
         ("click.utils.echo", "emit"),
         ("click.utils.make_str", "make_text"),
         ("click.formatting.wrap_text", "wrap_paragraphs"),
-        ("click._compat.term_len", "text_width"),
+        ("click._compat.term_len", "display_width"),
         ("click.core.Context.lookup_default", "lookup_default_value"),  # overloads
         ("click.core.Context.fail", "fail_usage"),  # twin: ParamType.fail
         ("click.types.ParamType.fail", "fail_conversion"),  # twin: Context.fail
@@ -214,13 +214,14 @@ async def codeplane_rename(client: Client, symbol: str, new: str, minimum: str) 
     previewed = time.perf_counter()
     args: dict[str, object] = {"refactor_id": preview["refactor_id"], "min_certainty": minimum,
                                "accept_collisions": True}
-    note = ""
+    collisions = preview.get("collisions") or []
+    note = f"{len(collisions)} collision(s) reported; " if isinstance(collisions, list) and collisions else ""
     if preview["status"] == "needs_decision":
         candidates = preview["candidates"]
         assert isinstance(candidates, list)
         chosen = [c for c in candidates if c["symbol"]["qualified_name"] == symbol]
         args["candidate_id"] = (chosen or candidates)[-1]["candidate_id"]
-        note = f"decision among {len(candidates)}"
+        note += f"decision among {len(candidates)}"
     try:
         applied = await call(client, "refactor_apply", args)
     except RuntimeError as exc:

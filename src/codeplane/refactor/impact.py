@@ -138,7 +138,7 @@ class ImpactPlanner:
         for edit, certainty in structural.draft.code:
             at = (edit.line, edit.column)
             inside = edit.path == d.path and (d.line, d.column) <= at <= (d.end_line, d.end_column)
-            if edit.reason in ("definition", "override", "overload") or inside:
+            if edit.reason in ("definition", "override", "overload", "stub") or inside:
                 continue
             src = sources.get(edit.path)
             refs.append(ImpactRef(path=edit.path, line=edit.line, column=edit.column, tier=edit.reason,

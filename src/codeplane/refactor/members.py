@@ -180,14 +180,21 @@ def member_family(graph: ClassGraph, target: Def) -> MemberFamily | None:
         return None
     classes = {c.def_uid: c for c in graph.descendants(owner)}
     named = list(graph.reader.defs_named(target.name, _LIMIT))
+    # A ``.pyi`` stub describes a runtime class elsewhere: a stub class named like a family class is the
+    # family's type description (renamed with it), and other stub classes are not runtime twins.
+    family_names = {c.name for c in classes.values()}
+    stub_owners = {d.parent_uid for d in named if d.path.endswith(".pyi") and d.parent_uid
+                   and (graph.reader.get_def(d.parent_uid) or target).name in family_names}
+    classes.update({uid: c for uid in stub_owners if uid and (c := graph.reader.get_def(uid)) is not None})
     overrides = [d for d in named if d.parent_uid in classes and d.def_uid != target.def_uid]
     ancestor_ids = {a.def_uid for a in graph.ancestors(owner)}
     overridden = [d for d in named if d.parent_uid in ancestor_ids]
-    twin_ids = {d.parent_uid for d in named if d.parent_uid and d.parent_uid not in classes}
+    twin_ids = {d.parent_uid for d in named
+                if d.parent_uid and d.parent_uid not in classes and not d.path.endswith(".pyi")}
     for ref in graph.reader.refs_named(target.name, None, _LIMIT):
         if ref.is_member and ref.role == "DEFINITION":
             holder = graph.enclosing_class(ref.path, ref.line, ref.column)
-            if holder is not None and holder.def_uid not in classes:
+            if holder is not None and holder.def_uid not in classes and not holder.path.endswith(".pyi"):
                 twin_ids.add(holder.def_uid)
     twins = [d for d in (graph.reader.get_def(uid) for uid in sorted(t for t in twin_ids if t)) if d is not None]
     return MemberFamily(target, classes, sorted(overrides, key=lambda d: (d.path, d.line)),

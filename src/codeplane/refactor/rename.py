@@ -23,6 +23,7 @@ from codeplane.refactor.members import ClassGraph, MemberFamily, classify_member
 from codeplane.refactor.models import Certainty
 from codeplane.refactor.receivers import CHAIN
 from codeplane.refactor.spans import SpanEdit
+from codeplane.refactor.targets import stub_base
 
 _LIMIT = 100_000
 _TIER_CERTAINTY: dict[str, Certainty] = {"PROVEN": "high", "STRONG": "high", "ANCHORED": "medium",
@@ -164,11 +165,12 @@ def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name
     out = _Collector(new_name)
     out.add(_def_site(target, new_name, "definition"), "high", target.scope_id)
     family = member_family(graph, target)
-    siblings = [d for d in reader.defs_named(target.name, _LIMIT) if d.path == target.path
+    siblings = [d for d in reader.defs_named(target.name, _LIMIT) if stub_base(d.path) == stub_base(target.path)
                 and d.qualified_name == target.qualified_name and d.def_uid != target.def_uid]
     owners = [target, *siblings] + [d for d in (family.overrides if family else []) if d not in siblings]
     for d in owners[1:]:
-        out.add(_def_site(d, new_name, "overload" if d in siblings else "override"), "high", d.scope_id)
+        reason = "stub" if d.path.endswith(".pyi") else "overload" if d in siblings else "override"
+        out.add(_def_site(d, new_name, reason), "high", d.scope_id)
     imports = _bound_refs(reader, [d.def_uid for d in owners], target.name, out)
     _import_uses(reader, imports, target.name, out, set())
     if family is None:

@@ -110,6 +110,14 @@ def _one_per_symbol(defs: Sequence[Def]) -> list[Def]:
     """Overloads and conditional redefinitions (same file, same qualified name) are one symbol: keep the
     last definition (the implementation); the planner renames its siblings with it."""
     last: dict[tuple[str, str], Def] = {}
-    for d in sorted(defs, key=lambda d: (d.path, d.name_line, d.name_column)):
-        last[(d.path, d.qualified_name)] = d
+    # ``mod.pyi`` sorts after ``mod.py``: the runtime definition wins over its stub.
+    for d in sorted(defs, key=lambda d: (d.path.endswith(".pyi"), d.path, d.name_line, d.name_column)):
+        key = (stub_base(d.path), d.qualified_name)
+        if key not in last or not d.path.endswith(".pyi"):
+            last[key] = d
     return sorted(last.values(), key=lambda d: (d.path, d.name_line, d.name_column))
+
+
+def stub_base(path: str) -> str:
+    """``pkg/mod.pyi`` and ``pkg/mod.py`` name one module."""
+    return path[:-1] if path.endswith(".pyi") else path
