@@ -79,7 +79,7 @@ class ClassGraph:
 
     @property
     def receivers(self) -> Receivers:
-        return Receivers(self.reader, self.refs, self.text)
+        return Receivers(self.reader, self.refs, self.text, self.enclosing_class)
 
     def owns(self, cls: Def, name: str) -> bool:
         """``cls`` or one of its ancestors defines a member ``name``."""

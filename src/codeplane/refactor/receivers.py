@@ -19,7 +19,8 @@ from codeplane.refactor.facts import Def, FactReader, Ref
 from codeplane.refactor.spans import SourceText
 
 _CLASS_KINDS = frozenset({"class", "interface", "struct", "trait", "enum"})
-_ANNOTATION = re.compile(r"\s*:\s*([A-Za-z_][\w.]*)\s*(?:[=,)]|$)")
+_ANNOTATION = re.compile(r"\s*:\s*(?:(?:t|typing)\.)?(?:Optional\[\s*)?([A-Za-z_][\w.]*)\s*(?:\]\s*)?"
+                         r"(?:\|\s*None\s*)?(?:[=,)]|$)")
 _ASSIGNED = re.compile(r"\s*(?::\s*[^=]+)?=\s*(?:new\s+)?([A-Za-z_$][\w.$]*)\s*\(")
 CHAIN = re.compile(r"([A-Za-z_][\w]*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*$")
 
@@ -30,12 +31,77 @@ class ReceiverType:
     evidence: str  # class | constructed | assigned | annotated
 
 
+_SELF_ATTR = re.compile(r"\b(?:self|cls|this)\s*\.\s*(\w+)\s*$")
+_TYPE = r"(?:(?:t|typing)\.)?(?:Optional\[\s*)?([A-Za-z_][\w.]*)(?=\s*(?:\]|\|\s*None|[=,)#]|$))"
+_SIGNATURE_END = re.compile(r"\)\s*(?:->.*)?:\s*(?:#.*)?$")
+_SIGNATURE_LINES = 40
+
+
 class Receivers:
     def __init__(self, reader: FactReader, refs: Callable[[str], list[Ref]],
-                 text: Callable[[str], SourceText | None]) -> None:
+                 text: Callable[[str], SourceText | None],
+                 enclosing_class: Callable[[str, int, int], Def | None] | None = None) -> None:
         self.reader = reader
         self.refs = refs
         self.text = text
+        self.enclosing_class = enclosing_class
+
+    def _typed(self, path: str, line: int, column: int, dotted: str, evidence: str) -> ReceiverType | None:
+        cls = self._class_at(path, line, column, dotted)
+        return ReceiverType(cls, evidence) if cls is not None else None
+
+    def _param_type(self, src: SourceText, line: int, name: str) -> ReceiverType | None:
+        """The annotation of parameter ``name`` of the function enclosing ``line``."""
+        functions = [d for d in self.reader.defs_at(src.path, line) if d.kind in ("function", "method")]
+        if not functions:
+            return None
+        fn = functions[-1]
+        pattern = re.compile(r"[(,\s]" + re.escape(name) + r"\s*:\s*" + _TYPE)
+        for number in range(fn.line, min(fn.end_line, fn.line + _SIGNATURE_LINES) + 1):
+            text = src.line_text(number)
+            match = pattern.search(text)
+            if match:
+                return self._typed(src.path, number, match.start(1), match.group(1), "annotated")
+            if _SIGNATURE_END.search(text):
+                return None
+        return None
+
+    def _attribute(self, src: SourceText, ref: Ref) -> ReceiverType | None:
+        """``self.attr.name``: the class's own declarations of ``attr`` (annotation, constructor, typed param)."""
+        match = _SELF_ATTR.search(src.line_text(ref.line)[: max(0, ref.column - 1)])
+        if match is None or self.enclosing_class is None:
+            return None
+        klass = self.enclosing_class(ref.path, ref.line, ref.column)
+        if klass is None:
+            return None
+        attr = re.escape(match.group(1))
+        declared = re.compile(r"\b(?:self|this)\.(" + attr + r")\s*(?::\s*" + _TYPE + r")?\s*=\s*(.*)$")
+        body_indent = None
+        found: list[ReceiverType | None] = []
+        for number in range(klass.line + 1, klass.end_line + 1):
+            text = src.line_text(number)
+            if body_indent is None and text.strip():
+                body_indent = len(text) - len(text.lstrip())
+            at_class_level = body_indent is not None and len(text) - len(text.lstrip()) == body_indent
+            if at_class_level and (m := re.match(r"\s*" + attr + r"\s*:\s*" + _TYPE, text)):
+                found.append(self._typed(src.path, number, m.start(1), m.group(1), "annotated"))
+                continue
+            m = declared.search(text)
+            if m is None:
+                continue
+            if m.group(2):
+                found.append(self._typed(src.path, number, m.start(2), m.group(2), "annotated"))
+            elif (call := re.match(r"(?:new\s+)?([A-Za-z_$][\w.$]*)\s*\(", m.group(3))):
+                found.append(self._typed(src.path, number, m.start(3) + call.start(1), call.group(1), "assigned"))
+            elif (param := re.fullmatch(r"([A-Za-z_]\w*)\s*(?:#.*)?", m.group(3).strip())):
+                found.append(self._param_type(src, number, param.group(1)))
+            else:
+                return None
+        if not found or any(f is None for f in found):
+            return None
+        classes = {f.cls.def_uid for f in found if f is not None}
+        first = found[0]
+        return ReceiverType(first.cls, "attribute") if len(classes) == 1 and first is not None else None
 
     def _class_at(self, path: str, line: int, column: int, dotted: str) -> Def | None:
         """The class a type name written at (line, column) denotes, via the reference fact on its last part."""
@@ -80,7 +146,7 @@ class Receivers:
         if src is None:
             return None
         if receiver is None:
-            return self._constructed(src, ref)
+            return self._constructed(src, ref) or self._attribute(src, ref)
         if receiver.target_uid is not None:
             owner = self.reader.get_def(receiver.target_uid)
             if owner is not None and owner.kind in _CLASS_KINDS:
