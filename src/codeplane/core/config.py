@@ -65,6 +65,9 @@ class IndexConfig(_Section):
     debounce_ms: int = Field(default=50, ge=0, le=10_000)
     #: Longest a query waits for a touched file to be reindexed before answering 3005 (retryable).
     freshness_wait_ms: int = Field(default=5_000, ge=0, le=120_000)
+    #: How long server start waits for the first reconcile before announcing; a huge cold tree then keeps
+    #: building in the background and index queries answer 3004 (retryable) until it is published.
+    startup_wait_sec: float = Field(default=60.0, ge=0, le=3600)
 
 
 class MutationConfig(_Section):

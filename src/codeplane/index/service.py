@@ -42,9 +42,6 @@ log = get_logger(__name__)
 
 #: Without a watcher (disabled or failed), a full reconcile runs this often.
 POLL_INTERVAL_SEC = 2.0
-#: How long server start waits for the first reconcile before announcing; a huge cold tree then keeps
-#: building in the background and index queries answer 3004 (retryable) until it is published.
-STARTUP_WAIT_SEC = 60.0
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from codeplane.core.clock import now_ms
 from codeplane.core.config import CodePlaneConfig
 from codeplane.core.layout import RepoLayout
 from codeplane.git import GitService
-from codeplane.index.service import STARTUP_WAIT_SEC, IndexService
+from codeplane.index.service import IndexService
 from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.index.structural.service import StructuralService
 from codeplane.mutation import MutationEngine
@@ -104,7 +104,7 @@ def _wire_index(services: Services) -> None:
         # Open/repair the stores and queue the startup reconcile; wait (bounded) so a warm start announces
         # a ready server. A huge cold tree keeps building in the background; queries answer 3004 meanwhile.
         await anyio.to_thread.run_sync(services.index.start)
-        await anyio.to_thread.run_sync(services.index.wait_ready, STARTUP_WAIT_SEC)
+        await anyio.to_thread.run_sync(services.index.wait_ready, services.config.index.startup_wait_sec)
 
     async def stop() -> None:
         await anyio.to_thread.run_sync(services.index.stop)
