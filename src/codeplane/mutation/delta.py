@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 from codeplane.core.calls import MutationReport
 
 FileAction = Literal["created", "updated", "deleted", "moved", "unchanged"]
+#: Most symbols / tests listed in one delta (the answer stays bounded).
+MAX_LISTED = 500
 #: Longest ``short_diff`` handed to the ledger.
 _REPORT_DIFF_CHARS = 4_000
 
@@ -84,6 +86,8 @@ class Delta(_Frozen):
     symbols_changed: tuple[str, ...] = ()
     #: Tests that cover the changed files (filled by the tests subsystem when wired).
     tests_affected: tuple[str, ...] = ()
+    #: True when more than ``MAX_LISTED`` symbols or tests were found; the lists hold the first ones.
+    lists_truncated: bool = False
     #: Unified diff of the whole batch; returned for dry runs (bounded, see ``diff_truncated``).
     diff: str | None = None
     diff_truncated: bool = False

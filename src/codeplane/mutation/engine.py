@@ -33,7 +33,7 @@ from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
 from codeplane.mutation import git_index, journal
 from codeplane.mutation.commit import Commit, FileWrite, stat_key
-from codeplane.mutation.delta import Delta, FileDelta
+from codeplane.mutation.delta import MAX_LISTED, Delta, FileDelta
 from codeplane.mutation.diffs import bounded, unified
 from codeplane.mutation.document import LineEnding
 from codeplane.mutation.edits import CreateFile, DeleteFile, Edit, MoveFile, ReplaceText, UpdateSpan
@@ -292,7 +292,8 @@ class MutationEngine:
             mutation_id=mutation_id, files_changed=len(changed),
             insertions=sum(f.insertions for f in files), deletions=sum(f.deletions for f in files),
             files=tuple(files), repo_fingerprint_before=before, repo_fingerprint=after,
-            symbols_changed=tuple(sorted(symbols or ())), tests_affected=tuple(tests),
+            symbols_changed=tuple(sorted(symbols or ())[:MAX_LISTED]), tests_affected=tuple(tests[:MAX_LISTED]),
+            lists_truncated=len(symbols or ()) > MAX_LISTED or len(tests) > MAX_LISTED,
             diff=diff, diff_truncated=truncated, warnings=tuple(notes),
             short_diff="".join(p.short_diff for p in planned),
         )
