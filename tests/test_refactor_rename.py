@@ -266,3 +266,25 @@ def test_local_variable_and_parameter_rename_by_position(tmp_path: Path) -> None
         assert "def other(value):\n    return value\n" in env.read("calc.py")
         collide = env.service.rename("calc.py:2:4", "factor")
         assert collide.collisions and collide.collisions[0].kind == "same_scope"
+
+
+def test_receivers_typed_by_attribute_declarations_and_annotations(tmp_path: Path) -> None:
+    files = {"car.py": (
+        "class Engine:\n    def start(self):\n        return 1\n\n\n"
+        "class Motor:\n    def start(self):\n        return 2\n\n\n"
+        "class Car:\n    def __init__(self, engine: Engine, motor: Motor | None):\n"
+        "        self.engine = engine\n        self.motor = motor\n\n"
+        "    def go(self):\n        return self.engine.start() + self.motor.start()\n\n\n"
+        "def drive(e: Engine, m: Motor):\n    return e.start() + m.start()\n"
+    )}
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("car.Engine.start", "ignite")
+        reasons = {(e.line, e.column): (e.certainty, e.reason) for e in preview.edits}
+        assert reasons[(17, 27)] == ("medium", "attribute_receiver")
+        assert reasons[(17, 48)] == ("low", "other_binding")
+        assert reasons[(21, 13)] == ("medium", "annotated_receiver")
+        assert reasons[(21, 25)] == ("low", "other_binding")
+        env.service.apply(preview.refactor_id)
+        text = env.read("car.py")
+        assert "return self.engine.ignite() + self.motor.start()" in text
+        assert "return e.ignite() + m.start()" in text
