@@ -105,3 +105,15 @@ def test_impact_lists_references_and_deletion_goes_through_preview_apply(tmp_pat
         assert core.delete_refactor_id
         env.service.apply(core.delete_refactor_id)
         assert not (env.root / "pkg/core.py").exists()
+
+
+def test_directory_move_rewrites_every_import_into_it(tmp_path: Path) -> None:
+    with refactor_env(tmp_path / "repo", PY) as env:
+        preview = env.service.move("src/pkg/sub", "src/pkg/inner")
+        assert preview.counts["moves"] == 3 and preview.counts["high"] == 5
+        env.service.apply(preview.refactor_id)
+        assert env.read("src/pkg/user.py") == ("from .inner.deep import go\nfrom .inner import deep\n"
+                                               "import pkg.inner.deep\n\ngo()\npkg.inner.deep.go()\n")
+        assert env.read("src/pkg/inner/deep.py").startswith("from ..util import helper\nfrom . import sibling\n")
+        assert env.read("tests/test_deep.py").startswith("from pkg.inner.deep import go\n")
+        assert not (env.root / "src/pkg/sub").exists()

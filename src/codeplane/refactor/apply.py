@@ -44,6 +44,20 @@ def select_edits(option: PlanOption, *, include: Sequence[str], exclude: Sequenc
     return code, docs
 
 
+def _prune_emptied_dirs(root: Path, paths: Sequence[str]) -> None:
+    """Directories a move or delete left empty go too (git does not track them; a moved package's old
+    directory would otherwise linger). Only parents of the moved/deleted files, and only when empty."""
+    parents = sorted({str(Path(p).parent) for p in paths if "/" in p}, key=lambda d: -d.count("/"))
+    for rel in parents:
+        current = root / rel
+        while current != root and current.is_dir():
+            try:
+                current.rmdir()
+            except OSError:
+                break
+            current = current.parent
+
+
 class Applier:
     """Turns a chosen plan option into one mutation batch and reports what changed."""
 
@@ -85,6 +99,7 @@ class Applier:
             except Exception as exc:  # the files moved; only git's index lags
                 log.exception("recording a move in git's index failed", src=src, dst=dst)
                 warnings.append(f"{src} -> {dst} moved, but git's index was not updated ({type(exc).__name__})")
+        _prune_emptied_dirs(self.root, [m.from_path for m in option.moves] + list(option.deletes))
         per_file: dict[str, int] = {}
         moved_to = {m.from_path: m.to_path for m in option.moves}
         for edit in chosen:

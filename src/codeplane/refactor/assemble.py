@@ -52,7 +52,8 @@ def _planned(edits: Sequence[tuple[SpanEdit, Certainty]], kind: str, sources: Ma
              start: int) -> list[PlannedEdit]:
     out: list[PlannedEdit] = []
     seen: set[tuple[str, int, int]] = set()
-    for number, (edit, certainty) in enumerate(sorted(edits, key=lambda p: p[0]), start=start):
+    changing = [(e, c) for e, c in edits if e.old_text != e.new_text]
+    for number, (edit, certainty) in enumerate(sorted(changing, key=lambda p: p[0]), start=start):
         key = (edit.path, edit.line, edit.column)
         if key in seen:
             continue
