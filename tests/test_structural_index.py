@@ -180,6 +180,9 @@ def test_incremental_anchor_groups_equal_a_full_rebuild(h: Harness) -> None:
     h.apply({"a.py": "def f(obj):\n    obj.stop()\n"})  # a.py held the first exemplars of obj.run
     h.apply({"d.py": "def k(obj):\n    obj.run()\n"}, deleted=("c.py",))
     h.apply({"b.py": f"def g(obj, self):\n    pass\n{lines}"})  # every ref of b.py moves a line down
+    h.apply({"pkg/pyproject.toml": "[project]\nname = 'p'\n", "pkg/e.py": "def e(obj):\n    obj.run()\n"})
+    h.apply({"pyproject.toml": "[project]\nname = 'x'\n"})  # every Python file moves to a new unit
+    assert {u for (u,) in h.conn.execute("SELECT DISTINCT unit_id FROM st_anchor_group")} != {0}
     incremental = _groups(h.conn)
     anchors.rebuild_all(h.conn)
     assert incremental == _groups(h.conn)

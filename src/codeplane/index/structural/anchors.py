@@ -104,7 +104,8 @@ def refresh(conn: sqlite3.Connection, removed: dict[Key, int], changed_files: li
     upserts: list[tuple[int, str, str, int, str]] = []
     for key in ordered:
         group_id, total, ids = existing.get(key, (0, 0, []))
-        kept = [surviving[i] for i in ids if i in surviving]
+        # Survivors: still ANCHORED and still in this unit (a re-routed file's refs left it).
+        kept = [surviving[i][1:] for i in ids if i in surviving and surviving[i][0] == key[0]]
         remaining_total = total - removed.get(key, 0)
         if len(kept) < len(ids) and remaining_total > len(kept):
             full.add((key[1], key[2]))  # a lost exemplar must be replaced from the rest of the population
@@ -123,14 +124,15 @@ def refresh(conn: sqlite3.Connection, removed: dict[Key, int], changed_files: li
     return len(upserts) + len(full)
 
 
-def _exemplar_keys(conn: sqlite3.Connection, ref_ids: list[int]) -> dict[int, Candidate]:
-    out: dict[int, Candidate] = {}
+def _exemplar_keys(conn: sqlite3.Connection, ref_ids: list[int]) -> dict[int, tuple[int, str, int, int, int]]:
+    """Surviving exemplars: ref id -> (unit, path, line, col, ref id)."""
+    out: dict[int, tuple[int, str, int, int, int]] = {}
     unique = sorted(set(ref_ids))
     for start in range(0, len(unique), 500):
         part = unique[start:start + 500]
-        for ref_id, path, line, col in conn.execute(
-                "SELECT r.ref_id, f.path, r.start_line, r.start_col FROM st_ref r JOIN st_file f "
+        for ref_id, unit, path, line, col in conn.execute(
+                "SELECT r.ref_id, f.unit_id, f.path, r.start_line, r.start_col FROM st_ref r JOIN st_file f "
                 f"ON f.file_id = r.file_id WHERE r.ref_id IN ({_marks(len(part))}) AND r.ref_tier = 'ANCHORED'",
                 part):
-            out[ref_id] = (path, line, col, ref_id)
+            out[ref_id] = (unit, path, line, col, ref_id)
     return out

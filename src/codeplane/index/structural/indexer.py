@@ -27,6 +27,9 @@ class ApplyReport:
     extract_ms: int
     write_ms: int
     link_ms: int
+    contexts_ms: int
+    anchors_ms: int
+    snapshot_ms: int
     refs_relinked: int
 
 
@@ -52,14 +55,24 @@ class StructuralIndexer:
         effect = store.write_batch(conn, changes, [by_path.get(c.path) for c in changes], epoch)
         written = time.perf_counter()
         link = linking.relink(conn, effect)
-        contexts_changed = contexts.refresh(conn, effect)
-        if not contexts_changed:  # a context change re-routed units and rebuilt every group already
-            anchors.refresh(conn, effect.anchors_removed, sorted(effect.upserted.values()), link.member_tokens)
+        linked = time.perf_counter()
+        rerouted = contexts.refresh(conn, effect)
+        routed = time.perf_counter()
+        removed = dict(effect.anchors_removed)
+        for key, count in rerouted.anchors_removed.items():
+            removed[key] = removed.get(key, 0) + count
+        anchors.refresh(conn, removed, sorted(set(effect.upserted.values()) | set(rerouted.files)),
+                        link.member_tokens)
+        anchored = time.perf_counter()
         snapshots.record(conn, effect)
         done = time.perf_counter()
-        self.last_report = ApplyReport(epoch, len(effect.upserted), len(effect.deleted),
-                                       int((extracted - started) * 1000), int((written - extracted) * 1000),
-                                       int((done - written) * 1000), link.refs_changed)
+
+        def ms(a: float, b: float) -> int:
+            return int((b - a) * 1000)
+
+        self.last_report = ApplyReport(epoch, len(effect.upserted), len(effect.deleted), ms(started, extracted),
+                                       ms(extracted, written), ms(written, linked), ms(linked, routed),
+                                       ms(routed, anchored), ms(anchored, done), link.refs_changed)
         conn.execute("INSERT OR REPLACE INTO st_state(key, value) VALUES ('last_apply', ?)",
                      (json.dumps(self.last_report.__dict__),))
 

@@ -11,14 +11,12 @@ Nothing is resolved at query time.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 from dataclasses import dataclass, field
 
-from codeplane.index.structural import modules
+from codeplane.index.structural import modules, surfaces
 from codeplane.index.structural.chase import Chaser
-from codeplane.index.structural.facts import CERTAIN, STRONG
 from codeplane.index.structural.store import BatchEffect, chunked, marks
 
 
@@ -156,115 +154,30 @@ def _resolve_imports(conn: sqlite3.Connection, keyed_files: set[int], changed_ke
     return changed_files
 
 
-def _importers(conn: sqlite3.Connection, file_id: int) -> set[int]:
-    return {i for (i,) in conn.execute(
-        "SELECT DISTINCT file_id FROM st_import WHERE resolved_file_id = ? OR resolved_alt_file_id = ?",
-        (file_id, file_id))}
-
-
-def _refresh_surface(conn: sqlite3.Connection, chaser: Chaser, file_id: int, epoch: int,
-                     upstream: set[int] | None = None) -> bool:
-    """Resolve a file's export entries through imports; returns whether its surface hash changed.
-
-    With ``upstream`` (files whose surfaces just changed), only entries bound to imports of those files are
-    chased again; the others keep their stored resolution.
-    """
-    row = conn.execute("SELECT surface_id, surface_hash FROM st_export_surface WHERE file_id = ?",
-                       (file_id,)).fetchone()
-    if row is None:
-        return False
-    surface_id, old_hash = row
-    entries = conn.execute("SELECT entry_id, exported_name, def_uid, local_def_uid, import_uid FROM st_export_entry "
-                           "WHERE surface_id = ? ORDER BY exported_name, entry_id", (surface_id,)).fetchall()
-    digest = hashlib.sha256()
-    updates = []
-    for entry_id, name, current, local_def, import_uid in entries:
-        if upstream is not None and (local_def is not None or import_uid is None
-                                     or not _from(chaser, import_uid, upstream)):
-            resolved = current
-        else:
-            resolved = local_def or (chaser.via(import_uid) if import_uid else None)
-        digest.update(f"{name}\0{resolved}\n".encode())
-        if resolved != current:
-            updates.append((resolved, entry_id))
-    for thunk_id, import_uid, target in conn.execute(
-            "SELECT thunk_id, import_uid, target_file_id FROM st_export_thunk WHERE file_id = ? ORDER BY thunk_id",
-            (file_id,)).fetchall():
-        resolved_target = chaser.import_row(import_uid).resolved_file_id
-        digest.update(f"*\0{resolved_target}\n".encode())
-        if resolved_target != target:
-            conn.execute("UPDATE st_export_thunk SET target_file_id = ? WHERE thunk_id = ?",
-                         (resolved_target, thunk_id))
-    conn.executemany("UPDATE st_export_entry SET def_uid = ? WHERE entry_id = ?", updates)
-    new_hash = digest.hexdigest()[:16]
-    if new_hash == old_hash:
-        return False
-    conn.execute("UPDATE st_export_surface SET surface_hash = ?, epoch_id = ? WHERE surface_id = ?",
-                 (new_hash, epoch, surface_id))
-    return True
-
-
-def _from(chaser: Chaser, import_uid: str, files: set[int]) -> bool:
-    info = chaser.import_row(import_uid)
-    return info.resolved_file_id in files or info.resolved_alt_file_id in files
-
-
-def _relink_refs(conn: sqlite3.Connection, chaser: Chaser, file_id: int, report: LinkReport, *,
-                 upstream: set[int] | None, fresh: bool) -> None:
-    """Recompute the tiers of refs through imports. With ``upstream``, only refs whose import resolves to one
-    of those files can change; ``fresh`` files were just inserted (their tier changes are not news)."""
-    rows = conn.execute(
-        "SELECT ref_id, is_member, token_text, receiver_shape, via_import_uid, local_tier, local_target_uid, "
-        "ref_tier, target_uid, certainty FROM st_ref WHERE file_id = ? AND via_import_uid IS NOT NULL",
-        (file_id,)).fetchall()
-    updates = []
-    for ref_id, member, token, shape, via, local_tier, local_target, tier, target, certainty in rows:
-        if upstream is not None and not _from(chaser, via, upstream):
-            continue
-        found = chaser.member(via, token) if member else chaser.via(via)
-        if found is not None:
-            new = (STRONG, found, CERTAIN)
-        else:
-            new = (local_tier, local_target, certainty if tier == local_tier else _local_certainty(local_tier))
-        if new != (tier, target, certainty):
-            updates.append((*new, ref_id))
-            if member and not fresh:
-                report.member_tokens.add((token, shape or ""))
-    conn.executemany("UPDATE st_ref SET ref_tier = ?, target_uid = ?, certainty = ? WHERE ref_id = ?", updates)
-    report.refs_changed += len(updates)
-
-
-def _local_certainty(tier: str) -> str:
-    return CERTAIN if tier == "PROVEN" else "UNCERTAIN"
-
-
 def relink(conn: sqlite3.Connection, effect: BatchEffect) -> LinkReport:
     """Bring keys, import resolutions, export surfaces and STRONG tiers up to date after ``effect``."""
     report = LinkReport()
     init_dirs = _init_dirs(conn, effect)
     keyed, changed_keys = _rekey(conn, effect, init_dirs, report)
-    relink_files = _resolve_imports(conn, keyed, changed_keys, init_dirs, report) | keyed
+    direct = _resolve_imports(conn, keyed, changed_keys, init_dirs, report) | keyed
     chaser = Chaser(conn)
-    direct = set(relink_files)
     # Files whose surface may differ from what importers last saw: changed files and changed surfaces.
     upstream = set(effect.upserted.values()) | set(effect.deleted.values()) | keyed
-    pending = sorted(relink_files)
-    seen: set[int] = set()
-    while pending:
-        file_id = pending.pop()
-        if file_id in seen:
-            continue
-        seen.add(file_id)
-        if _refresh_surface(conn, chaser, file_id, effect.epoch, None if file_id in direct else upstream):
-            report.surfaces_changed += 1
-            upstream.add(file_id)
-            for importer in _importers(conn, file_id):
-                relink_files.add(importer)
-                if importer not in seen:
-                    pending.append(importer)
+    changed = surfaces.refresh(conn, chaser, direct, effect.epoch, None)
+    dependants: set[int] = set()
+    seen = set(direct)
+    while changed:  # waves: importers of changed surfaces, whose own surfaces may change in turn
+        report.surfaces_changed += len(changed)
+        upstream |= changed
+        wave = surfaces.importers(conn, changed) - direct
+        dependants |= wave
+        wave -= seen
+        seen |= wave
+        changed = surfaces.refresh(conn, chaser, wave, effect.epoch, upstream)
     fresh = set(effect.upserted.values())
-    for file_id in sorted(relink_files):
-        _relink_refs(conn, chaser, file_id, report, upstream=None if file_id in direct else upstream,
-                     fresh=file_id in fresh)
-    report.files_relinked = len(relink_files)
+    count, moved = surfaces.relink_refs(conn, chaser, direct, upstream=None, fresh=fresh)
+    more, moved_more = surfaces.relink_refs(conn, chaser, dependants, upstream=upstream, fresh=fresh)
+    report.refs_changed = count + more
+    report.member_tokens = moved | moved_more
+    report.files_relinked = len(direct | dependants)
     return report

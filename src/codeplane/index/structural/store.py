@@ -33,6 +33,8 @@ class BatchEffect:
     deleted: dict[str, int] = field(default_factory=dict)  # path -> former file_id
     #: Files added or removed (not just edited): context membership and probes may change.
     membership_changed: bool = False
+    #: Paths that did not exist before the batch.
+    added: set[str] = field(default_factory=set)
     #: ANCHORED member refs per anchor group that the changed files held before the batch.
     anchors_removed: dict[tuple[int, str, str], int] = field(default_factory=dict)
     #: Module keys the changed files held before the batch (importers of those keys must relink).
@@ -101,6 +103,7 @@ def write_batch(conn: sqlite3.Connection, changes: Sequence[FileChange], outcome
             continue
         if change.path not in existing:
             effect.membership_changed = True
+            effect.added.add(change.path)
         effect.upserted[change.path] = _upsert_file(conn, change, outcome, existing.get(change.path), epoch)
         if outcome is not None:
             effect.outcomes.append(outcome)

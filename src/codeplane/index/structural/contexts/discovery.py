@@ -6,6 +6,7 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 from dataclasses import dataclass, field
+from functools import cache
 
 #: family -> (tier 1 markers, tier 2 markers); names or ``fnmatch`` patterns on the file name.
 MARKERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -42,6 +43,7 @@ class Candidate:
     samples: list[str] = field(default_factory=list)
 
 
+@cache
 def _marker_families(name: str) -> list[tuple[str, int]]:
     found: list[tuple[str, int]] = []
     for family, (tier1, tier2) in MARKERS.items():
@@ -60,7 +62,7 @@ def discover(paths: list[str], contents: dict[str, str]) -> list[Candidate]:
     found: dict[tuple[str, str], Candidate] = {}
     for path in paths:
         directory, _, name = path.rpartition("/")
-        hits = _marker_families(name)
+        hits = list(_marker_families(name))
         if "/.mvn/" in f"/{path}":
             hits.append(("jvm", 1))
             directory = f"/{path}".split("/.mvn/", 1)[0].lstrip("/")

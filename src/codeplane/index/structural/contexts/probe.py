@@ -55,12 +55,27 @@ def _valid(family: str, stats: FileStats) -> bool:
     return bool(stats.has_named) and stats.error_count * 10 < max(stats.node_count, 1)
 
 
-def probe(candidate: Candidate, files: list[FileStats]) -> None:
-    """Set ``status`` to valid, failed or empty (detached candidates are left alone)."""
+def family_members(family: str, files: list[FileStats]) -> list[FileStats]:
+    """Files the family's include spec matches, in probe order (shortest path first, then by name).
+
+    Include specs are all ``**/<name glob>``, so this does not depend on the context root."""
+    spec = INCLUDE_SPECS.get(family, ())
+    return sorted((f for f in files if matches(spec, f.path)), key=lambda f: (len(f.path), f.path))
+
+
+def probe(candidate: Candidate, members: list[FileStats]) -> None:
+    """Set ``status`` to valid, failed or empty (detached candidates are left alone).
+
+    ``members`` is ``family_members`` of the candidate's family; sampling stops at the fifth owned file.
+    """
     if candidate.status == "detached":
         return
-    members = sorted((f for f in files if owns(candidate, f.path)), key=lambda f: (len(f.path), f.path))
-    samples = members[:SAMPLE_SIZE]
+    samples: list[FileStats] = []
+    for stats in members:
+        if owns(candidate, stats.path):
+            samples.append(stats)
+            if len(samples) == SAMPLE_SIZE:
+                break
     candidate.samples = [s.path for s in samples]
     if not samples:
         candidate.status = "empty"

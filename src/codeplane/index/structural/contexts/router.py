@@ -20,17 +20,24 @@ class Context:
     markers: tuple[str, ...]
     include_spec: tuple[str, ...]
     exclude_spec: tuple[str, ...]
+    samples: tuple[str, ...] = ()
 
 
 def load_contexts(conn: sqlite3.Connection, *, valid_only: bool = False) -> list[Context]:
-    query = ("SELECT context_id, family, root_path, tier, probe_status, markers, include_spec, exclude_spec "
+    query = ("SELECT context_id, family, root_path, tier, probe_status, markers, include_spec, exclude_spec, samples "
              "FROM st_context")
     if valid_only:
         query += " WHERE probe_status = 'valid'"
     return [Context(cid, family, root, tier, status, tuple(json.loads(markers)), tuple(json.loads(include)),
-                    tuple(json.loads(exclude)))
-            for cid, family, root, tier, status, markers, include, exclude in
+                    tuple(json.loads(exclude)), tuple(json.loads(samples)))
+            for cid, family, root, tier, status, markers, include, exclude, samples in
             conn.execute(query + " ORDER BY family, root_path")]
+
+
+def shape_of(ctx: Context) -> Candidate:
+    """The candidate form ``probe.owns`` understands."""
+    return Candidate(ctx.family, ctx.root_path, ctx.tier, list(ctx.markers), ctx.probe_status, list(ctx.exclude_spec),
+                     list(ctx.samples))
 
 
 class ContextRouter:
@@ -41,9 +48,7 @@ class ContextRouter:
         for ctx in contexts:
             if ctx.probe_status != "valid":
                 continue
-            shape = Candidate(ctx.family, ctx.root_path, ctx.tier, list(ctx.markers), ctx.probe_status,
-                              list(ctx.exclude_spec))
-            self._by_family.setdefault(ctx.family, []).append((ctx, shape))
+            self._by_family.setdefault(ctx.family, []).append((ctx, shape_of(ctx)))
         for entries in self._by_family.values():
             entries.sort(key=lambda e: (-len(e[0].root_path), e[0].root_path))
 

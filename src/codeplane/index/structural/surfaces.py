@@ -1,0 +1,118 @@
+"""Export surfaces and STRONG tiers, recomputed for whole sets of files at once (one query per 500 files, not
+per file: a cold index touches every file).
+
+``upstream`` narrows the work for files that were not themselves changed: only export entries and references
+bound to imports of those upstream files can resolve differently, so only they are chased again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+
+from codeplane.index.structural.chase import Chaser
+from codeplane.index.structural.facts import CERTAIN, PROVEN, STRONG, UNCERTAIN
+
+_CHUNK = 500
+
+
+def _chunks(ids: Sequence[int]) -> Iterator[Sequence[int]]:
+    for start in range(0, len(ids), _CHUNK):
+        yield ids[start:start + _CHUNK]
+
+
+def _marks(count: int) -> str:
+    return ",".join("?" * count)
+
+
+def _from(chaser: Chaser, import_uid: str, files: set[int]) -> bool:
+    info = chaser.import_row(import_uid)
+    return info.resolved_file_id in files or info.resolved_alt_file_id in files
+
+
+def importers(conn: sqlite3.Connection, file_ids: set[int]) -> set[int]:
+    """Files with an import resolving to any of ``file_ids``."""
+    out: set[int] = set()
+    for part in _chunks(sorted(file_ids)):
+        marks = _marks(len(part))
+        out.update(i for (i,) in conn.execute(
+            f"SELECT DISTINCT file_id FROM st_import WHERE resolved_file_id IN ({marks}) "
+            f"UNION SELECT DISTINCT file_id FROM st_import WHERE resolved_alt_file_id IN ({marks})", [*part, *part]))
+    return out
+
+
+def refresh(conn: sqlite3.Connection, chaser: Chaser, file_ids: set[int], epoch: int,
+            upstream: set[int] | None) -> set[int]:
+    """Resolve the export entries of ``file_ids`` through imports; returns the files whose surface hash changed."""
+    changed: set[int] = set()
+    entry_updates: list[tuple[str | None, int]] = []
+    thunk_updates: list[tuple[int | None, int]] = []
+    surface_updates: list[tuple[str, int, int]] = []
+    for part in _chunks(sorted(file_ids)):
+        marks = _marks(len(part))
+        surfaces = {f: (s, h) for s, f, h in conn.execute(
+            f"SELECT surface_id, file_id, surface_hash FROM st_export_surface WHERE file_id IN ({marks})", part)}
+        entries: dict[int, list[tuple[int, str, str | None, str | None, str | None]]] = defaultdict(list)
+        for file_id, *row in conn.execute(
+                f"SELECT file_id, entry_id, exported_name, def_uid, local_def_uid, import_uid FROM st_export_entry "
+                f"WHERE file_id IN ({marks}) ORDER BY file_id, exported_name, entry_id", part):
+            entries[file_id].append(tuple(row))
+        thunks: dict[int, list[tuple[int, str, int | None]]] = defaultdict(list)
+        for file_id, thunk_id, import_uid, target in conn.execute(
+                f"SELECT file_id, thunk_id, import_uid, target_file_id FROM st_export_thunk WHERE file_id IN ({marks}) "
+                "ORDER BY file_id, thunk_id", part):
+            thunks[file_id].append((thunk_id, import_uid, target))
+        for file_id, (surface_id, old_hash) in surfaces.items():
+            digest = hashlib.sha256()
+            for entry_id, name, current, local_def, import_uid in entries[file_id]:
+                if upstream is not None and (local_def is not None or import_uid is None
+                                             or not _from(chaser, import_uid, upstream)):
+                    resolved = current
+                else:
+                    resolved = local_def or (chaser.via(import_uid) if import_uid else None)
+                digest.update(f"{name}\0{resolved}\n".encode())
+                if resolved != current:
+                    entry_updates.append((resolved, entry_id))
+            for thunk_id, import_uid, target in thunks[file_id]:
+                resolved_target = chaser.import_row(import_uid).resolved_file_id
+                digest.update(f"*\0{resolved_target}\n".encode())
+                if resolved_target != target:
+                    thunk_updates.append((resolved_target, thunk_id))
+            new_hash = digest.hexdigest()[:16]
+            if new_hash != old_hash:
+                surface_updates.append((new_hash, epoch, surface_id))
+                changed.add(file_id)
+    conn.executemany("UPDATE st_export_entry SET def_uid = ? WHERE entry_id = ?", entry_updates)
+    conn.executemany("UPDATE st_export_thunk SET target_file_id = ? WHERE thunk_id = ?", thunk_updates)
+    conn.executemany("UPDATE st_export_surface SET surface_hash = ?, epoch_id = ? WHERE surface_id = ?",
+                     surface_updates)
+    return changed
+
+
+def relink_refs(conn: sqlite3.Connection, chaser: Chaser, file_ids: set[int], *, upstream: set[int] | None,
+                fresh: set[int]) -> tuple[int, set[tuple[str, str]]]:
+    """Tiers of refs through imports in ``file_ids``: STRONG when the chain reaches a definition, else the
+    same-file tier. Returns (refs changed, member (token, shape) pairs whose tier moved outside ``fresh``)."""
+    updates: list[tuple[str, str | None, str, int]] = []
+    moved: set[tuple[str, str]] = set()
+    for part in _chunks(sorted(file_ids)):
+        for (file_id, ref_id, member, token, shape, via, local_tier, local_target, tier, target,
+             certainty) in conn.execute(
+                "SELECT file_id, ref_id, is_member, token_text, receiver_shape, via_import_uid, local_tier, "
+                "local_target_uid, ref_tier, target_uid, certainty FROM st_ref "
+                f"WHERE file_id IN ({_marks(len(part))}) AND via_import_uid IS NOT NULL", part):
+            if upstream is not None and not _from(chaser, via, upstream):
+                continue
+            found = chaser.member(via, token) if member else chaser.via(via)
+            if found is not None:
+                new = (STRONG, found, CERTAIN)
+            else:
+                new = (local_tier, local_target, CERTAIN if local_tier == PROVEN else UNCERTAIN)
+            if new != (tier, target, certainty):
+                updates.append((*new, ref_id))
+                if member and file_id not in fresh:
+                    moved.add((token, shape or ""))
+    conn.executemany("UPDATE st_ref SET ref_tier = ?, target_uid = ?, certainty = ? WHERE ref_id = ?", updates)
+    return len(updates), moved
