@@ -35,6 +35,8 @@ class CostHistory:
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.executescript(_SCHEMA)
+        #: Bumped by every ``record``: cached cost estimates are stale after it.
+        self.generation = 0
 
     def medians(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], float]:
         """Rolling median duration (seconds) for each known (runner, target_id)."""
@@ -71,6 +73,7 @@ class CostHistory:
                         " ORDER BY recorded_ms DESC, rowid DESC LIMIT ?)",
                         (runner, target_id, runner, target_id, WINDOW))
                 self._db.execute("COMMIT")
+                self.generation += 1
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise

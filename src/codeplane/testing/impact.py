@@ -1,21 +1,24 @@
 """Impact-aware test selection (§11.9) from the structural index's ImportFact rows (``st_import``).
 
 Changed files become module keys (``py:attr._make``, ``js:web/src/sum``) from ``st_module_key``. A reverse
-import walk then finds every file that imports an affected module, level by level, each level one SQL query
-with the three match types of §11.9.3 over the import's module (its ``source_literal`` made absolute by the
-index: ``target_key``): exact (``= m``), parent (the import names a package prefix of ``m``: an ``IN`` over
-all prefixes) and child (the import names a submodule of ``m``: an index range ``m.`` … ``m/``, the
-``LIKE 'm.%'`` of the spec without defeating the index). ``from pkg import mod`` also matches exactly through
-``alt_key`` when the index resolved it to a module file — still module-level, never a symbol.
+import walk then finds every file that imports an affected module, level by level, with the three match
+types of §11.9.3 over the import's module (its ``source_literal`` made absolute by the index: ``target_key``):
+exact (``= m``), parent (the import names a package prefix of ``m``) and child (the import names a submodule
+of ``m``, the spec's ``LIKE 'm.%'``, here a range of the sorted keys). ``from pkg import mod`` also matches
+exactly through ``alt_key`` when the index resolved it to a module file — still module-level, never a symbol.
+The walk runs over the epoch's reverse graph (``impact_graph.py``); the test-scoped questions (dynamic
+imports, imported sources, coverage gaps) are SQL queries scoped with ``WHERE path IN (test files)``.
 
-A test file is ``high`` when an exact chain links it to a change, ``low`` when only prefix matches do. The
-tier is ``complete`` only if every changed file resolved to a module and no test-scope import has a NULL
-literal; otherwise ``partial`` — and nothing is added to make up for it (§11.9.7): the agent decides.
+A test file is ``high`` when an exact chain links it to a change, ``low`` when only prefix matches do, and
+every ``conftest.py`` above a test counts as imported by it. The tier is ``complete`` only if every changed
+file resolved to a module and no test-scope import has a NULL literal; otherwise ``partial`` — and nothing
+is added to make up for it (§11.9.7): the agent decides.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -23,6 +26,7 @@ from typing import Literal
 
 from codeplane.index.languages import detect
 from codeplane.index.structural.modules import file_keys
+from codeplane.testing.impact_graph import ImportGraph, build_graph, current_epoch
 
 Confidence = Literal["high", "low"]
 #: §11.9.6: coverage gaps are capped.
@@ -83,21 +87,27 @@ def _display(key: str) -> str:
     return key.split(":", 1)[1] if ":" in key else key
 
 
-def _relation(imported: str, module: str) -> str | None:
-    if imported == module:
-        return "exact"
-    if module.startswith(imported + ".") and imported.startswith("py:"):
-        return "parent"
-    if imported.startswith(module + ".") and module.startswith("py:"):
-        return "child"
-    return None
-
-
 class ImpactIndex:
-    """Answers impact queries over the index's read connection (a consistent snapshot per query)."""
+    """Answers impact queries over the index's read connection (a consistent snapshot per query).
+
+    Thread-safe. The reverse import graph is cached per index epoch (``impact_graph.py``).
+    """
 
     def __init__(self, read: ReadConnection) -> None:
         self._read = read
+        self._lock = threading.Lock()
+        self._graph: ImportGraph | None = None
+
+    def _graph_for(self, conn: sqlite3.Connection) -> ImportGraph:
+        epoch = current_epoch(conn)
+        with self._lock:
+            cached = self._graph
+        if cached is not None and epoch is not None and cached.epoch == epoch:
+            return cached
+        graph = build_graph(conn, epoch)
+        with self._lock:
+            self._graph = graph
+        return graph
 
     def affected(self, changed_files: Sequence[str], test_files: Sequence[str], *,
                  uncovered: bool = False) -> ImpactResult:
@@ -110,50 +120,45 @@ class ImpactIndex:
             exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'st_import'")
             if exists.fetchone() is None:
                 raise LookupError("the index has no import facts (structural index not built)")
-            return _Walk(conn, test_files).run(changed_files, uncovered=uncovered)
+            return _Walk(conn, self._graph_for(conn), test_files).run(changed_files, uncovered=uncovered)
 
 
 class _Walk:
-    def __init__(self, conn: sqlite3.Connection, test_files: Sequence[str]) -> None:
+    def __init__(self, conn: sqlite3.Connection, graph: ImportGraph, test_files: Sequence[str]) -> None:
         self.conn = conn
+        self.graph = graph
         self.tests = set(test_files)
         #: module key → confidence; path → (confidence, reasons)
         self.modules: dict[str, Confidence] = {}
         self.files: dict[str, tuple[Confidence, set[str]]] = {}
-        #: Module keys that name a package (``__init__``): only those have submodules.
-        self.packages: set[str] = set()
+        #: Best confidence known per file id (a file already ``high`` cannot learn anything new).
+        self.by_id: dict[int, Confidence] = {}
+        #: Parent and child matches are always ``low``: each prefix and each package range is visited once.
+        self.visited_prefixes: set[str] = set()
+        self.visited_ranges: set[str] = set()
 
     # -- changed files → module keys -----------------------------------------------------------------
-    def _keys_of(self, paths: Sequence[str]) -> dict[str, list[str]]:
-        keys: dict[str, list[str]] = {}
-        for chunk in _chunks(sorted(set(paths))):
-            for path, key in self.conn.execute(
-                    f"SELECT f.path, k.key FROM st_module_key k JOIN st_file f ON f.file_id = k.file_id "
-                    f"WHERE f.path IN ({_marks(len(chunk))}) ORDER BY k.rank, k.key", list(chunk)):
-                keys.setdefault(str(path), []).append(str(key))
-        return keys
+    def _keys_of(self, path: str) -> list[str]:
+        file_id = self.graph.id_of.get(path)
+        return list(self.graph.keys_of.get(file_id, ())) if file_id is not None else []
 
     def _keys_of_missing(self, path: str) -> list[str]:
         """Keys of a file the index no longer has (deleted): what it was named by, from its path."""
-        init_dirs = {str(p).rpartition("/")[0] for (p,) in self.conn.execute(
-            "SELECT path FROM st_file WHERE path LIKE '%/__init__.py' OR path LIKE '%/__init__.pyi'")}
+        init_dirs = {p.rpartition("/")[0] for p in self.graph.id_of if p.endswith(("/__init__.py", "/__init__.pyi"))}
         info = detect(path)
         return [k for k, _ in file_keys(path, info.language if info else None, None, init_dirs)]
 
     def run(self, changed_files: Sequence[str], *, uncovered: bool) -> ImpactResult:
         changed = sorted({p.strip().removeprefix("./") for p in changed_files if p.strip()})
-        known = self._keys_of(changed)
         changed_modules: list[str] = []
         unresolved: list[str] = []
         frontier: set[str] = set()
         for path in changed:
-            keys = known.get(path) or self._keys_of_missing(path)
+            keys = self._keys_of(path) or self._keys_of_missing(path)
             if not keys:
                 unresolved.append(path)
                 continue
             for key in keys:
-                if _is_init(path):
-                    self.packages.add(key)
                 changed_modules.append(_display(key))
                 self.modules[key] = "high"
                 frontier.add(key)
@@ -201,62 +206,40 @@ class _Walk:
 
     def _level(self, frontier: set[str]) -> set[str]:
         """One reverse-import step: every importer of a frontier module, by exact/parent/child match."""
-        ordered = sorted(frontier)
-        rows: list[tuple[int, str, str | None, str | None]] = []
-        for chunk in _chunks(ordered):
-            wanted = sorted(set(chunk) | {p for key in chunk for p in _parents(key)})
-            # Child matches only exist below packages (an ``__init__``): one index range each.
-            packages = [key for key in chunk if key in self.packages]
-            ranges = "".join(" UNION ALL SELECT file_id, target_key, NULL FROM st_import "
-                             "WHERE target_key > ? AND target_key < ?" for _ in packages)
-            sql = (f"SELECT file_id, target_key, NULL FROM st_import WHERE target_key IN ({_marks(len(wanted))}) "
-                   f"UNION ALL SELECT file_id, NULL, alt_key FROM st_import WHERE alt_key IN ({_marks(len(chunk))}) "
-                   f"AND resolved_alt_file_id IS NOT NULL{ranges}")
-            params = [*wanted, *chunk, *(bound for key in packages for bound in (key + ".", key + "/"))]
-            for file_id, target, alt in self.conn.execute(sql, params):
-                rows.append((int(file_id), str(target or alt), target, alt))
-        if not rows:
-            return set()
-        paths = self._paths({file_id for file_id, *_ in rows})
+        graph = self.graph
         grew: dict[int, Confidence] = {}
-        for file_id, imported, target, _alt in rows:
-            for module in frontier:
-                kind = _relation(imported, module) if target is not None else (
-                    "exact" if imported == module else None)
-                if kind is None:
-                    continue
-                confidence: Confidence = "high" if kind == "exact" and self.modules.get(module) == "high" else "low"
-                via = "" if imported == module else f" of {_display(module)}"
-                weak = ", itself reached by a package match" if kind == "exact" and confidence == "low" else ""
-                reason = f"imports {_display(imported)} ({kind}{via}{weak})"
-                if self._reach(paths[file_id], confidence, reason) and grew.get(file_id) != "high":
-                    grew[file_id] = confidence
+
+        def consider(file_id: int, kind: str, module: str, imported: str) -> None:
+            exact_high = kind == "exact" and self.modules.get(module) == "high"
+            confidence: Confidence = "high" if exact_high else "low"
+            known = self.by_id.get(file_id)
+            if known in (confidence, "high"):
+                return
+            via = "" if imported == module else f" of {_display(module)}"
+            weak = ", itself reached by a package match" if kind == "exact" and not exact_high else ""
+            if self._reach(graph.path_of[file_id], confidence, f"imports {_display(imported)} ({kind}{via}{weak})"):
+                self.by_id[file_id] = grew[file_id] = confidence
+
+        for module in sorted(frontier):
+            for file_id in (*graph.importers(module), *graph.alt_importers(module)):
+                consider(file_id, "exact", module, module)
+            for prefix in _parents(module):
+                if prefix not in self.visited_prefixes:
+                    self.visited_prefixes.add(prefix)
+                    for file_id in graph.importers(prefix):
+                        consider(file_id, "parent", module, prefix)
+            if module in graph.packages and module not in self.visited_ranges:
+                self.visited_ranges.add(module)
+                for key in graph.submodule_imports(module):
+                    for file_id in graph.importers(key):
+                        consider(file_id, "child", module, key)
         next_frontier: set[str] = set()
-        if grew:
-            for file_id, key in self._file_keys(sorted(grew)):
-                if _is_init(paths[file_id]):
-                    self.packages.add(key)
+        for file_id in sorted(grew):
+            for key in graph.keys_of.get(file_id, ()):
                 if self.modules.get(key) is None or (self.modules[key] == "low" and grew[file_id] == "high"):
                     self.modules[key] = grew[file_id]
                     next_frontier.add(key)
         return next_frontier
-
-    def _paths(self, file_ids: set[int]) -> dict[int, str]:
-        found: dict[int, str] = {}
-        ordered = sorted(file_ids)
-        for start in range(0, len(ordered), _CHUNK):
-            chunk = ordered[start:start + _CHUNK]
-            found.update((int(i), str(p)) for i, p in self.conn.execute(
-                f"SELECT file_id, path FROM st_file WHERE file_id IN ({_marks(len(chunk))})", chunk))
-        return found
-
-    def _file_keys(self, file_ids: Sequence[int]) -> list[tuple[int, str]]:
-        found: list[tuple[int, str]] = []
-        for start in range(0, len(file_ids), _CHUNK):
-            chunk = list(file_ids[start:start + _CHUNK])
-            found += [(int(i), str(k)) for i, k in self.conn.execute(
-                f"SELECT file_id, key FROM st_module_key WHERE file_id IN ({_marks(len(chunk))})", chunk)]
-        return found
 
     # -- test-scoped facts -----------------------------------------------------------------------------
     def _null_literals(self) -> int:
@@ -299,10 +282,6 @@ class _Walk:
             "SELECT k.key, f.path FROM st_module_key k JOIN st_file f ON f.file_id = k.file_id "
             "WHERE k.key LIKE 'py:%'") if key not in covered and path not in self.tests and not _test_like(path)})
         return tuple(gaps[:UNCOVERED_CAP]), len(gaps)
-
-
-def _is_init(path: str) -> bool:
-    return path.rsplit("/", 1)[-1].startswith("__init__.")
 
 
 def _test_like(path: str) -> bool:

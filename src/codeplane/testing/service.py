@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -27,6 +28,8 @@ from codeplane.testing.model import Target
 from codeplane.testing.runs import RunRecord, new_run_id
 
 log = get_logger(__name__)
+#: Longest a cached discovery is reused while no file changed.
+DISCOVERY_TTL_S = 30.0
 #: Hard cap on CodePlane's own worker count (§11.6: N = min(#vCPUs, 8)).
 MAX_WORKERS = 8
 
@@ -83,6 +86,7 @@ class TestingService:
         self._slot = threading.Lock()
         self._files_version = files_version
         self._walk: tuple[int, list[str]] | None = None
+        self._discovered: tuple[tuple[int | None, int], float, Discovery] | None = None
 
     # -- discovery ---------------------------------------------------------------------------------
     def _files(self) -> list[str]:
@@ -98,12 +102,28 @@ class TestingService:
         return files
 
     def discovery(self) -> Discovery:
+        """Projects, toolchains and targets with cost estimates.
+
+        Reused while no file changed (index epoch), no duration was recorded and it is younger than
+        ``DISCOVERY_TTL_S`` (toolchains live outside the repository: a newly installed runner shows up then).
+        """
+        version = self._files_version() if self._files_version is not None else None
+        key = (version, self.costs.generation)
+        with self._lock:
+            cached = self._discovered
+        if version is not None and cached is not None and cached[0] == key and (
+                time.monotonic() - cached[1] < DISCOVERY_TTL_S):
+            return cached[2]
         found = discover(self.root, self.config, files=self._files())
         medians = self.costs.medians((t.runner, t.target_id) for t in found.targets)
         targets = tuple(replace(t, estimated_cost=round(medians.get((t.runner, t.target_id),
                                                                     prior_cost(self.root, t)), 3))
                         for t in found.targets)
-        return Discovery(found.projects, targets, found.toolchains, found.owners)
+        result = Discovery(found.projects, targets, found.toolchains, found.owners)
+        if version is not None:
+            with self._lock:
+                self._discovered = (key, time.monotonic(), result)
+        return result
 
     def discover(self, paths: Sequence[str] | None = None, affected_by: Sequence[str] | None = None) -> DiscoveryView:
         found = self.discovery()
