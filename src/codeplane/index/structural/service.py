@@ -75,6 +75,7 @@ class StructuralService:
         self._texts = TextCache(root, max_bytes=8 * 1024 * 1024)
         self._symbol_cursors: CursorStore[SymbolHit] = CursorStore()
         self._tree_cursors: CursorStore[repo_map.TreeNode] = CursorStore()
+        self._map_cache: dict[tuple[int, tuple[str, ...]], tuple[RepoMap, list[repo_map.TreeNode]]] = {}
 
     @contextmanager
     def reading(self) -> Iterator[StructuralQueries]:
@@ -121,6 +122,11 @@ class StructuralService:
                            tree_total=page.total, included=("structure",))
         with self._index.read_connection() as conn:
             epoch = self._index.epoch
+            cached = self._map_cache.get((depth, wanted))
+            if cached is not None and cached[0].epoch == epoch:
+                result, nodes = cached
+                page = self._tree_cursors.first_page(nodes, total=len(nodes), epoch=epoch, query_key=key, limit=limit)
+                return replace(result, tree=page.items, next_cursor=page.next_cursor, tree_total=len(nodes))
             nodes, file_count = repo_map.structure(conn, depth) if "structure" in wanted else ([], 0)
             if "structure" not in wanted:
                 file_count = int(conn.execute("SELECT count(*) FROM st_file").fetchone()[0])
@@ -135,6 +141,8 @@ class StructuralService:
                 contexts=tuple(q.list_contexts(limit=500)) if "contexts" in wanted else (),
                 included=wanted,
             )
+        # The map is a pure function of the index at one epoch: repeated calls cost a lookup.
+        self._map_cache = {(depth, wanted): (result, nodes)}
         page = self._tree_cursors.first_page(nodes, total=len(nodes), epoch=epoch, query_key=key, limit=limit)
         return replace(result, tree=page.items, next_cursor=page.next_cursor, tree_total=len(nodes))
 
