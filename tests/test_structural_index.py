@@ -186,3 +186,13 @@ def test_incremental_anchor_groups_equal_a_full_rebuild(h: Harness) -> None:
     incremental = _groups(h.conn)
     anchors.rebuild_all(h.conn)
     assert incremental == _groups(h.conn)
+
+
+def test_include_and_exclude_globs_match_whole_paths() -> None:
+    from codeplane.index.structural.contexts.globs import INCLUDE_SPECS, UNIVERSAL_EXCLUDES, matches
+
+    assert matches(INCLUDE_SPECS["python"], "pkg/mod.py") and not matches(INCLUDE_SPECS["python"], "LICENSE.python")
+    assert not matches(INCLUDE_SPECS["javascript"], "package.json")
+    assert matches(INCLUDE_SPECS["docker"], "deploy/Dockerfile") and matches(INCLUDE_SPECS["docker"], "x.Dockerfile")
+    assert matches(UNIVERSAL_EXCLUDES, "web/node_modules/react/index.js")
+    assert not matches(("apps/api/**",), "apps/api2/main.py") and matches(("apps/api/**",), "apps/api/main.py")

@@ -13,6 +13,7 @@ from codeplane.cli.probe import probe
 from codeplane.cli.repo_context import resolve
 from codeplane.core.layout import RepoLayout
 from codeplane.index.overview import index_overview
+from codeplane.index.structural.status import structural_status
 from codeplane.repo.workspace import head_info
 from codeplane.tasks.inspection import ledger_overview
 
@@ -65,6 +66,22 @@ def _render_index(index: Any) -> None:
         console.print(f"          [yellow]warning[/]: {warning}")
 
 
+def _render_structural(structural: Any) -> None:
+    if not isinstance(structural, dict) or structural.get("state") != "ready":
+        return
+    languages = structural.get("by_language") or {}
+    parsed = ", ".join(f"{lang} {counts.get('parsed', 0)}" for lang, counts in sorted(languages.items())
+                       if counts.get("parsed"))
+    grammars = structural.get("grammars") or {}
+    console.print(f"  structural: {structural.get('defs', 0)} defs, {structural.get('refs', 0)} refs   "
+                  f"parsed: {parsed or '-'}", markup=False)
+    skipped = structural.get("skipped") or {}
+    contexts = structural.get("contexts") or {}
+    console.print(f"          skipped {sum(skipped.values())} {skipped or ''}   contexts {contexts}   "
+                  f"tree-sitter {grammars.get('tree_sitter')} / language pack "
+                  f"{grammars.get('tree_sitter_language_pack')}", markup=False)
+
+
 def _render_tasks(tasks: Any) -> None:
     if not isinstance(tasks, dict):
         console.print("  tasks:  no ledger yet")
@@ -111,6 +128,7 @@ def status(
         "repo": str(ctx.root), "initialized": ctx.layout.state_dir.is_dir(),
         "branch": head.branch, "head": head.head, "detached": head.detached,
         "index": index, "last_error": last_error, "server": server_status or None,
+        "structural": server_status.get("structural") or structural_status(ctx.layout.index_db),
     }
     for section in ("tasks",):
         if section in server_status:
@@ -130,6 +148,7 @@ def status(
             console.print(f"  pid:    {result.pid}   port: {result.port}   url: http://127.0.0.1:{result.port}/mcp")
         console.print(f"  branch: {head.branch or '(detached)'}   HEAD: {head.head or '(unborn)'}")
         _render_index(index)
+        _render_structural(payload["structural"])
         console.print(f"  last error: {last_error or 'none'}")
         _render_tasks(payload.get("tasks"))
         for line in payload.get("log_tail", []):

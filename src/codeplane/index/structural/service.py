@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -17,11 +16,11 @@ from pathlib import Path
 from typing import Literal
 
 from codeplane.index.cursors import CursorStore
-from codeplane.index.languages import grammar_of
 from codeplane.index.search import scope_spec
 from codeplane.index.service import IndexService
-from codeplane.index.structural import grammars, repo_map, symbols
+from codeplane.index.structural import repo_map, symbols
 from codeplane.index.structural.queries import StructuralQueries
+from codeplane.index.structural.status import structural_status
 from codeplane.index.structural.symbols import SymbolHit, SymbolScope
 from codeplane.repo.textcache import TextCache
 
@@ -149,50 +148,4 @@ class StructuralService:
     # -- status ------------------------------------------------------------------------------------
     def status(self) -> dict[str, object]:
         """The ``structural`` status section: per-language counts, parse failures, grammars, contexts."""
-        try:
-            conn = sqlite3.connect(f"file:{self._index_db}?mode=ro", uri=True, timeout=1.0)
-        except sqlite3.Error as exc:
-            return {"state": "unavailable", "error": str(exc)}
-        try:
-            return _status(conn)
-        except sqlite3.Error as exc:
-            return {"state": "not_built", "error": str(exc)}
-        finally:
-            conn.close()
-
-
-def _status(conn: sqlite3.Connection) -> dict[str, object]:
-    by_language: dict[str, dict[str, int]] = {}
-    skipped: dict[str, int] = {}
-    for language, status, count in conn.execute(
-            "SELECT coalesce(language, '(unknown)'), status, count(*) FROM st_file GROUP BY 1, 2 ORDER BY 1, 2"):
-        if language == "(unknown)":
-            continue
-        by_language.setdefault(language, {})[status] = int(count)
-        if status not in ("parsed", "not_text", "unsupported"):
-            skipped[status] = skipped.get(status, 0) + int(count)
-    failures = [{"path": p, "status": s, "error": e} for p, s, e in conn.execute(
-        "SELECT path, status, error FROM st_file WHERE status IN ('parse_failed', 'grammar_missing', 'too_large') "
-        "ORDER BY path LIMIT 20")]
-    contexts: dict[str, int] = {}
-    for status, count in conn.execute("SELECT probe_status, count(*) FROM st_context GROUP BY 1 ORDER BY 1"):
-        contexts[status] = int(count)
-    used = [g for (g,) in conn.execute("SELECT DISTINCT language FROM st_file WHERE status = 'parsed'") if g]
-    counts = {table: int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
-              for table in ("st_def", "st_ref", "st_import")}
-    last = conn.execute("SELECT value FROM st_state WHERE key = 'last_apply'").fetchone()
-    return {
-        "state": "ready",
-        "files": sum(sum(v.values()) for v in by_language.values()),
-        "by_language": by_language,
-        "skipped": skipped,
-        "parse_failures": failures,
-        "grammars": {**grammars.versions(_grammar_names(used)), "missing": grammars.missing_grammars()},
-        "contexts": contexts,
-        "defs": counts["st_def"], "refs": counts["st_ref"], "imports": counts["st_import"],
-        "last_apply": None if last is None else json.loads(last[0]),
-    }
-
-
-def _grammar_names(languages: list[str]) -> list[str]:
-    return sorted({g for g in (grammar_of(lang) for lang in languages) if g})
+        return structural_status(self._index_db)

@@ -68,7 +68,7 @@ def compile_spec(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
     """One regex for a whole spec (``None`` for an empty spec, which matches nothing)."""
     if not patterns:
         return None
-    return re.compile("|".join(f"(?:{_translate(p)})" for p in patterns) + r"\Z")
+    return re.compile("(?:" + "|".join(f"(?:{_translate(p)})" for p in patterns) + r")\Z")
 
 
 def matches(patterns: tuple[str, ...], relative_path: str) -> bool:
