@@ -1,0 +1,157 @@
+"""Same-file resolution for query-driven languages: bindings per (scope, name) and the conservative lookup
+that makes a reference PROVEN only when the nearest declaring scope declares it once and it is visible."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from codeplane.index.structural.adapters.spec import LanguageSpec
+from codeplane.index.structural.facts import (
+    ANCHORED,
+    CERTAIN,
+    DEFINITION,
+    IMPORT,
+    LOCAL_ASSIGN,
+    PROVEN,
+    REFERENCE,
+    TARGET_IMPORT,
+    TARGET_UNKNOWN,
+    UNCERTAIN,
+    UNKNOWN,
+    BindRow,
+    RefRow,
+    ScopeRow,
+)
+from codeplane.index.structural.source import SourceText
+
+
+def visible_from(spec: LanguageSpec, name_node: Node) -> int:
+    parent = name_node.parent
+    while parent is not None:
+        if parent.type in spec.declaration_types:
+            return parent.end_byte
+        if parent.type.endswith(("statement", "block", "body")):
+            break
+        parent = parent.parent
+    return name_node.end_byte
+
+
+@dataclass
+class _Binding:
+    name_node: Node
+    reason: str
+    target_kind: str
+    target_uid: str | None
+    visible_from: int
+
+
+class Resolver:
+    def __init__(self, spec: LanguageSpec, src: SourceText, scopes: list[ScopeRow],
+                 scope_of: Callable[[Node], int]) -> None:
+        self.spec = spec
+        self.src = src
+        self.scopes = scopes
+        self.scope_of = scope_of
+        self.table: dict[tuple[int, str], list[_Binding]] = {}
+        #: Binding name node -> its table key: a declaration resolves to itself, whatever its visibility.
+        self.declared: dict[int, tuple[int, str]] = {}
+
+    def bind(self, name_node: Node, reason: str, target_kind: str, target_uid: str | None, scope: int, *,
+             hoisted: bool) -> None:
+        visible = 0 if hoisted else visible_from(self.spec, name_node)
+        key = (scope, self.src.text(name_node))
+        self.table.setdefault(key, []).append(_Binding(name_node, reason, target_kind, target_uid, visible))
+        self.declared[name_node.id] = key
+
+    def file_bindings(self) -> dict[str, tuple[str, str | None]]:
+        """Unambiguous file-scope names: what a same-file ``export { name }`` refers to."""
+        return {name: (entries[0].target_kind, entries[0].target_uid)
+                for (scope, name), entries in self.table.items() if scope == 0 and len(entries) == 1}
+
+    def _lookup(self, scope: int, name: str, position: int) -> tuple[int, str] | None:
+        current = scope
+        passed_class = False
+        while current >= 0:
+            kind = self.scopes[current].kind
+            parent = self.scopes[current].parent
+            if kind in self.spec.class_kinds:
+                if not self.spec.members_visible:
+                    current = parent  # class bodies bind nothing visible to their methods (JS, Rust, ...)
+                    continue
+                if passed_class:
+                    return None  # beyond the innermost class an inherited member could shadow anything
+                passed_class = True
+            elif kind == "file" and (passed_class or not self.spec.resolve_file_scope):
+                return None
+            found = self.table.get((current, name))
+            if found:
+                if not self._single(found) or min(b.visible_from for b in found) > position:
+                    return None  # ambiguous or not yet declared: never fall through to an outer scope
+                return (current, name)
+            if kind in self.spec.opaque_scopes:
+                return None
+            current = parent
+        return None
+
+    def _single(self, entries: list[_Binding]) -> bool:
+        if len(entries) == 1:
+            return True
+        return self.spec.rebinding_is_assignment and all(b.reason == LOCAL_ASSIGN for b in entries)
+
+    def finish(self, refs: dict[int, Node], members: dict[int, tuple[Node, Node | None]], def_names: dict[int, str],
+               import_names: set[int], originals: dict[int, str]) -> tuple[list[BindRow], list[RefRow]]:
+        keys = sorted(self.table, key=lambda k: (k[0], k[1]))
+        index = {k: i for i, k in enumerate(keys)}
+        binds = []
+        for scope, name in keys:
+            entries = self.table[(scope, name)]
+            single = entries[0] if self._single(entries) else None
+            binds.append(BindRow(scope, name, single.target_kind if single else TARGET_UNKNOWN,
+                                 single.target_uid if single else None, CERTAIN if single else UNCERTAIN,
+                                 entries[0].reason))
+        rows: list[RefRow] = []
+        for node in sorted(refs.values(), key=lambda n: n.start_byte):
+            name = self.src.text(node)
+            scope = self.scope_of(node)
+            if node.id in originals:
+                rows.append(RefRow(scope, name, *self.src.span(node), IMPORT, UNKNOWN, UNCERTAIN, -1, None,
+                                   originals[node.id], False, None))
+                continue
+            declared = self.declared.get(node.id)
+            if declared is None and node.id in def_names:
+                # The name of a definition that binds nothing lexically (a method): it denotes its def.
+                rows.append(RefRow(scope, name, *self.src.span(node), DEFINITION, PROVEN, CERTAIN, -1,
+                                   def_names[node.id], None, False, None))
+                continue
+            role = (DEFINITION if node.id in def_names else IMPORT if node.id in import_names
+                    else DEFINITION if declared is not None else REFERENCE)
+            found = self._lookup(scope, name, node.start_byte) if declared is None else self._own(declared)
+            if found is None:
+                rows.append(RefRow(scope, name, *self.src.span(node), role, UNKNOWN, UNCERTAIN, -1, None, None,
+                                   False, None))
+                continue
+            bind = binds[index[found]]
+            via = bind.target_uid if bind.target_kind == TARGET_IMPORT else None
+            rows.append(RefRow(scope, name, *self.src.span(node), role, PROVEN, CERTAIN, index[found],
+                               bind.target_uid, via, False, None))
+        for node, receiver in sorted(members.values(), key=lambda m: m[0].start_byte):
+            shape = "expr."
+            via = None
+            if receiver is not None:
+                text = self.src.text(receiver)
+                plain = receiver.type.endswith("identifier")
+                shape = self.spec.receiver_shapes.get(text, "obj." if plain else shape)
+                found = self._lookup(self.scope_of(receiver), text, receiver.start_byte) if plain else None
+                if found is not None and binds[index[found]].target_kind == TARGET_IMPORT:
+                    via = binds[index[found]].target_uid  # ``ns.member`` through ``import * as ns``
+            rows.append(RefRow(self.scope_of(node), self.src.text(node), *self.src.span(node), REFERENCE, ANCHORED,
+                               UNCERTAIN, -1, None, via, True, shape))
+        rows.sort(key=lambda r: (r.start_line, r.start_col))
+        return binds, rows
+
+    def _own(self, key: tuple[int, str]) -> tuple[int, str] | None:
+        return key if self._single(self.table.get(key, [])) else None
+

@@ -1,0 +1,74 @@
+"""What a query-driven language is made of (``generic.py`` runs it): the ``LanguageSpec`` switches and the
+``Context`` that import/export hooks write into."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from tree_sitter import Node
+
+from codeplane.index.structural.facts import CERTAIN, ExportRow, ImportRow, ThunkRow
+from codeplane.index.structural.identity import UidAllocator
+from codeplane.index.structural.source import SourceText
+
+
+@dataclass(frozen=True)
+class ImportBinding:
+    """An import row and the identifier node (if any) that binds a local name to it."""
+
+    row: ImportRow
+    name_node: Node | None
+    #: The imported name as written when an alias binds it (``{ a as b }``: ``a``); a cross-file reference.
+    original: Node | None = None
+
+
+@dataclass
+class Context:
+    """What language hooks see: the source, the uid allocator and the scope finder."""
+
+    src: SourceText
+    uids: UidAllocator
+    scope_of: Callable[[Node], int]
+    imports: list[ImportBinding] = field(default_factory=list)
+    exports: list[ExportRow] = field(default_factory=list)
+    thunks: list[ThunkRow] = field(default_factory=list)
+
+    def add_import(self, statement: Node, name_node: Node | None, *, name: str, alias: str | None,
+                   source: str | None, kind: str, original: Node | None = None) -> ImportRow:
+        row = ImportRow(self.uids.import_uid(source, name, alias), self.scope_of(statement), name, alias, source, kind,
+                        CERTAIN, *self.src.span(statement))
+        self.imports.append(ImportBinding(row, name_node, original))
+        return row
+
+
+@dataclass(frozen=True)
+class LanguageSpec:
+    language: str
+    patterns: tuple[str, ...]
+    #: Def kinds that hold members (a function directly inside becomes a ``method``).
+    class_kinds: frozenset[str] = frozenset({"class", "interface", "struct", "trait", "enum", "object", "module"})
+    #: Whether names bound in a class body are visible unqualified inside its methods (Java, C#, Kotlin).
+    members_visible: bool = False
+    #: Whether file-level definitions may be resolved (False where macros or globals can rebind them).
+    resolve_file_scope: bool = True
+    #: Def kinds whose names are lexical bindings of their scope, visible throughout it (hoisted).
+    binding_kinds: frozenset[str] = frozenset({"function", "class"})
+    #: Node types whose end makes a local declaration visible (``let x = x + 1`` reads the outer x).
+    declaration_types: frozenset[str] = frozenset()
+    imports: Callable[[Context, Node], None] | None = None
+    #: Records ExportRows from the tree, given file-scope bindings name -> (target kind, uid).
+    exports: Callable[[Context, Node, dict[str, tuple[str, str | None]]], None] | None = None
+    receiver_shapes: dict[str, str] = field(default_factory=dict)
+    #: Node types that are names; a ``@local.*`` capture of another type is a pattern to expand.
+    identifier_types: frozenset[str] = frozenset({"identifier"})
+    #: Names a destructuring pattern declares (default: every identifier-typed descendant).
+    pattern_names: Callable[[Node], list[Node]] | None = None
+    #: Scope kinds that ``@local.var`` declarations (JS ``var``) bind in, skipping blocks.
+    function_scopes: frozenset[str] = frozenset({"function", "file"})
+    #: Scope kinds that do not see their enclosing scopes' locals (Ruby ``def``, PHP functions).
+    opaque_scopes: frozenset[str] = frozenset()
+    #: Whether a second assignment to a local names the same variable (Ruby, PHP) rather than a new one.
+    rebinding_is_assignment: bool = False
+
+
