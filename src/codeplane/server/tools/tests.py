@@ -111,14 +111,18 @@ async def _await(ctx: ToolContext, record: RunRecord, wait_sec: float) -> None:
     """Wait for ``record`` up to ``wait_sec``, sending a progress notification whenever it moves."""
     deadline = anyio.current_time() + min(wait_sec, _MAX_WAIT)
     seen = -1
+    sent = -1.0
     while True:
         version = record.version
         if version != seen:
             seen = version
             snapshot = record.snapshot()
-            done = sum(1 for t in snapshot.targets if t.attempts)
-            await ctx.progress(snapshot.progress_percentage, 100.0,
-                               f"{snapshot.state}: {done}/{len(snapshot.targets)} targets {snapshot.message}".strip())
+            # MCP progress values must increase from one notification to the next.
+            if snapshot.progress_percentage > sent:
+                sent = snapshot.progress_percentage
+                done = sum(1 for t in snapshot.targets if t.attempts)
+                await ctx.progress(sent, 100.0, f"{snapshot.state}: {done}/{len(snapshot.targets)} targets "
+                                                f"{snapshot.message}".strip())
         if record.finished or anyio.current_time() >= deadline:
             return
         await anyio.sleep(_POLL_S)
