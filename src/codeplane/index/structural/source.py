@@ -32,4 +32,6 @@ class SourceText:
     def span(self, node: Node) -> tuple[int, int, int, int]:
         """(start_line, start_col, end_line, end_col), 1-based lines and character columns."""
         (sr, sc), (er, ec) = node.start_point, node.end_point
+        if not self._wide:  # an all-ASCII file: byte columns are character columns
+            return sr + 1, sc, er + 1, ec
         return sr + 1, self.col(sr, sc), er + 1, self.col(er, ec)

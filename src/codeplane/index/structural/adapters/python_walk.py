@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from tree_sitter import Node
 
+from codeplane.index.structural import grammars
 from codeplane.index.structural.facts import CERTAIN, UNCERTAIN, DynamicRow, ImportRow
 from codeplane.index.structural.identity import UidAllocator
 from codeplane.index.structural.source import SourceText
@@ -117,19 +118,20 @@ class Walk:
     def run(self, root: Node) -> None:
         self.scopes.append(Scope("file", -1, "", self.src.span(root)))
         self._stack.append((root, 0, LOAD))
-        handlers = HANDLERS
+        # Dispatch on the grammar's integer node kind: ``Node.type`` builds a new string on every access.
+        handlers, identifiers, containers = _dispatch()
         stack = self._stack
         while stack:
             node, scope, ctx = stack.pop()
-            kind = node.type
-            if kind == "identifier":
+            kind = node.kind_id
+            if kind in identifiers:
                 self.bind_name(node, scope, ctx)
                 continue
             handler = handlers.get(kind)
             if handler is not None:
                 handler(self, node, scope, ctx)
                 continue
-            child_ctx = ctx if kind in _PATTERN_CONTAINERS else LOAD
+            child_ctx = ctx if kind in containers else LOAD
             for child in node.named_children:
                 stack.append((child, scope, child_ctx))
 
@@ -334,8 +336,26 @@ def _visit_decorated(w: Walk, node: Node, scope: int, ctx: int) -> None:
         w.push(child, scope)
 
 
+_DISPATCH: list[tuple[dict[int, Handler], frozenset[int], frozenset[int]]] = []
+
+
+def _dispatch() -> tuple[dict[int, Handler], frozenset[int], frozenset[int]]:
+    """``HANDLERS``, identifier and pattern-container kinds keyed by the Python grammar's node kind ids
+    (every id of a name: aliased nodes share a name but not an id). Computed once."""
+    if not _DISPATCH:
+        lang = grammars.language("python")
+        assert lang is not None
+        names = {i: lang.node_kind_for_id(i) for i in range(lang.node_kind_count) if lang.node_kind_is_named(i)}
+        handlers = {i: HANDLERS[n] for i, n in names.items() if n in HANDLERS}
+        identifiers = frozenset(i for i, n in names.items() if n == "identifier")
+        containers = frozenset(i for i, n in names.items() if n in _PATTERN_CONTAINERS)
+        _DISPATCH.append((handlers, identifiers, containers))
+    return _DISPATCH[0]
+
+
+Handler = Callable[["Walk", Node, int, int], None]
 #: Node type -> handler; ``python_defs`` adds definitions, parameters, imports and match patterns.
-HANDLERS: dict[str, Callable[[Walk, Node, int, int], None]] = {
+HANDLERS: dict[str, Handler] = {
     **{name: _visit_comprehension for name in _COMPREHENSIONS},
     "assignment": _visit_assignment,
     "augmented_assignment": _visit_assignment,
