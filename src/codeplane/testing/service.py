@@ -8,6 +8,7 @@ recent ``keep_runs`` of them; their logs and reports are artifacts.
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 import time
 from collections import OrderedDict
@@ -79,6 +80,8 @@ class TestingService:
         self.artifacts = artifacts
         self.impact = impact
         self.costs = CostHistory(layout.state_dir / "test_costs.db")
+        # Work dirs of runs a previous process did not finish (a crash, SIGKILL): nothing reads them.
+        shutil.rmtree(layout.state_dir / "testing", ignore_errors=True)
         self.workers = config.workers or default_workers()
         self._runs: OrderedDict[str, RunRecord] = OrderedDict()
         self._threads: dict[str, threading.Thread] = {}
