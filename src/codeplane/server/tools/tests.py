@@ -243,7 +243,8 @@ def tools(services: Services) -> list[ToolSpec]:
             examples=(ToolExample("wait up to 60 s", {"run_id": "tr_18f2c3a4b5c", "wait_sec": 60}),),
         ),
         ToolSpec(
-            name="cancel_test_run", category="tests", kind="read", handler=_cancel,
+            # meta: stopping work must stay possible even when the task's budgets refuse everything else.
+            name="cancel_test_run", category="tests", kind="meta", handler=_cancel,
             params=CancelRunParams, result=TestRunResult,
             summary=("Cancel a queued or running test run: every runner process group is killed and the run ends "
                      "in state 'cancelled' (not 'failed'); targets that never finished are 'cancelled'."),
