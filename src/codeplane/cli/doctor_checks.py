@@ -1,4 +1,4 @@
-"""The foundation's ``cpl doctor`` checks. Other subsystems add theirs to ``doctor_cmd.CHECKS``."""
+"""The foundation's ``cpl doctor`` checks. Other subsystems add theirs in ``doctor_cmd.registered_checks``."""
 
 from __future__ import annotations
 

@@ -12,21 +12,24 @@ from codeplane.cli.doctor_checks import FOUNDATION_CHECKS
 from codeplane.cli.output import cli_errors, console, emit
 from codeplane.core.doctor import Check, CheckResult
 from codeplane.core.layout import RepoLayout
-from codeplane.git.doctor import check_git_tools
-from codeplane.index.doctor import check_index
-from codeplane.mutation.doctor import check_journal
 from codeplane.repo.workspace import find_repo_root
-from codeplane.tasks.inspection import check_ledger
-from codeplane.testing.doctor import check_test_runners
 
-#: Every check, in the order shown. Subsystems append theirs here.
-CHECKS: list[Check] = [*FOUNDATION_CHECKS, check_index, check_ledger, check_test_runners, check_journal,
-                       check_git_tools]
+
+def registered_checks() -> list[Check]:
+    """Every check, in the order shown. Subsystems add theirs here (imported lazily: only ``cpl doctor``
+    pays for loading every subsystem)."""
+    from codeplane.git.doctor import check_git_tools
+    from codeplane.index.doctor import check_index
+    from codeplane.mutation.doctor import check_journal
+    from codeplane.tasks.inspection import check_ledger
+    from codeplane.testing.doctor import check_test_runners
+
+    return [*FOUNDATION_CHECKS, check_index, check_ledger, check_test_runners, check_journal, check_git_tools]
 
 
 def run_checks(root: Path) -> list[CheckResult]:
     results: list[CheckResult] = []
-    for check in CHECKS:
+    for check in registered_checks():
         try:
             results += check(root)
         except Exception as exc:  # noqa: BLE001 - a broken check is itself a failed check

@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from codeplane.cli.clients import claude_command, mcp_json, mcp_url, vscode_json, write_client_configs
-from codeplane.cli.index_build import build_first_index, render_summary
 from codeplane.cli.output import cli_errors, console, emit
 from codeplane.cli.repo_context import resolve
 from codeplane.repo.workspace import find_repo_root, initialize
@@ -22,6 +21,8 @@ def init(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Initialise CodePlane for a repository (creates .codeplane/ and .cplignore)."""
+    from codeplane.cli.index_build import build_first_index, render_summary
+
     with cli_errors(as_json):
         root = find_repo_root(path or Path.cwd())
         report = initialize(root)

@@ -12,10 +12,7 @@ from codeplane.cli.output import cli_errors, console, emit
 from codeplane.cli.probe import probe
 from codeplane.cli.repo_context import resolve
 from codeplane.core.layout import RepoLayout
-from codeplane.index.overview import index_overview
-from codeplane.index.structural.status import structural_status
 from codeplane.repo.workspace import head_info
-from codeplane.tasks.inspection import ledger_overview
 
 VERBOSE_LOG_LINES = 50
 
@@ -110,6 +107,10 @@ def status(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Show whether the server runs, its port/pid, HEAD/branch, index state and the last error."""
+    from codeplane.index.overview import index_overview
+    from codeplane.index.structural.status import structural_status
+    from codeplane.tasks.inspection import ledger_overview
+
     with cli_errors(as_json):
         ctx = resolve(path)
     if follow:

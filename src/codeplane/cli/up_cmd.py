@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -16,7 +16,9 @@ from codeplane.core.atomic import write_atomic
 from codeplane.core.errors import CodePlaneError
 from codeplane.core.logging import configure_logging
 from codeplane.repo.workspace import find_repo_root, initialize
-from codeplane.server.serve import Announcement, serve
+
+if TYPE_CHECKING:
+    from codeplane.server.serve import Announcement
 
 
 def up(
@@ -28,6 +30,9 @@ def up(
     as_json: Annotated[bool, typer.Option("--json", help="Print the ready announcement as JSON.")] = False,
 ) -> None:
     """Start the CodePlane server for a repository (foreground; Ctrl+C or SIGTERM to stop)."""
+    # Imported here so the other commands do not pay for the server's imports (MCP SDK, index, git).
+    from codeplane.server.serve import serve
+
     with cli_errors(as_json):
         root = find_repo_root(path or Path.cwd())
         report = initialize(root)
