@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from typing import Any
 
 import httpx
 from mcp import Client
+from mcp_types import Implementation
 
 CPL = [sys.executable, "-m", "codeplane.cli"]
 GIT_ENV = {
@@ -144,8 +146,11 @@ def running_server(root: Path, *extra: str, env: Mapping[str, str] | None = None
 
 
 @asynccontextmanager
-async def mcp_client(handle: ServerHandle) -> AsyncIterator[Client]:
-    async with Client(handle.mcp_url) as client:
+async def mcp_client(handle: ServerHandle, name: str | None = None) -> AsyncIterator[Client]:
+    """A connected client. Stateless clients get one default session per client program (clientInfo),
+    so each test client gets its own program name unless ``name`` says otherwise."""
+    info = Implementation(name=name or f"test-client-{uuid.uuid4().hex[:12]}", version="0")
+    async with Client(handle.mcp_url, client_info=info) as client:
         yield client
 
 

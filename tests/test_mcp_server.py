@@ -75,13 +75,13 @@ async def test_invalid_arguments_give_catalog_error_and_server_stays_healthy(tmp
 async def test_explicit_session_id_is_echoed(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
     with running_server(repo) as server:
-        async with mcp_client(server) as client:
+        async with mcp_client(server, name="same-program") as client:
             res = await client.call_tool("describe", {"session_id": "sess_mine"})
             assert json.loads(res.content[0].text)["meta"]["session_id"] == "sess_mine"
             res = await client.call_tool("describe", {})
             default = json.loads(res.content[0].text)["meta"]["session_id"]
             assert default != "sess_mine"
-        async with mcp_client(server) as client:
+        async with mcp_client(server, name="same-program") as client:
             res = await client.call_tool("describe", {})
             # A reconnecting stateless client keeps its session (its budgets are not silently reset).
             assert json.loads(res.content[0].text)["meta"]["session_id"] == default
