@@ -169,3 +169,12 @@ def test_pending_changes_block_only_queries_they_concern_and_time_out_retryably(
     assert again is not None
     pending.done(again)
     pending.wait_until_fresh(concerns_prefix("src"), 0.01)
+
+
+def test_mutation_engine_transient_files_are_never_in_the_universe() -> None:
+    from codeplane.repo.ignore import IgnoreRules
+
+    rules = IgnoreRules.load(Path("/nonexistent"))
+    assert rules.excludes("pkg/.a.py.batch1.cpl-tmp")
+    assert rules.excludes("a.py.cpl-restore")
+    assert not rules.excludes("a.py")

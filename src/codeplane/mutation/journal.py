@@ -33,14 +33,14 @@ from codeplane.core.atomic import fsync_dir
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
 from codeplane.mutation import git_index
+from codeplane.repo.ignore import TRANSIENT_SUFFIXES
 
 log = get_logger(__name__)
 
 _VERSION = 1
 MANIFEST = "manifest.json"
 ORIGINALS = "originals.bin"
-TEMP_SUFFIX = ".cpl-tmp"
-RESTORE_SUFFIX = ".cpl-restore"
+TEMP_SUFFIX, RESTORE_SUFFIX = TRANSIENT_SUFFIXES
 #: A journal renamed with this suffix is finished and only awaits deletion.
 RETIRED_SUFFIX = ".retired"
 

@@ -20,6 +20,11 @@ PRUNABLE_DIRS: frozenset[str] = frozenset({
 })
 
 
+#: Temp and restore files the mutation engine creates next to their targets for the length of a batch;
+#: never part of the universe, so neither the watcher nor a reconcile indexes them mid-batch.
+TRANSIENT_SUFFIXES: tuple[str, ...] = (".cpl-tmp", ".cpl-restore")
+
+
 @dataclass(frozen=True)
 class IgnoreRules:
     spec: pathspec.GitIgnoreSpec
@@ -39,6 +44,8 @@ class IgnoreRules:
         """True if ``rel`` (canonical POSIX, relative) is outside the universe."""
         parts = rel.split("/")
         if any(p in PRUNABLE_DIRS for p in (parts if is_dir else parts[:-1])):
+            return True
+        if not is_dir and rel.endswith(TRANSIENT_SUFFIXES):
             return True
         return bool(self.spec.match_file(rel + "/" if is_dir else rel))
 
