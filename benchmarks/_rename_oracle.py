@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 Verdict = str  # "target" | "other" | "unknown"
+#: A function scope: its local names, and whether it imports the target's name from a binding module.
+Scope = tuple[set[str], bool]
 
 
 def py_files(root: Path) -> list[Path]:
@@ -268,10 +270,11 @@ class _Walker:
                 self.module_binding = "other"
         self.visit(self.f.tree, [], None)
 
-    def _name_verdict(self, scopes: list[set[str]], klass: ast.ClassDef | None, in_class_body: bool) -> Verdict:
+    def _name_verdict(self, scopes: list[Scope], klass: ast.ClassDef | None, in_class_body: bool) -> Verdict:
         name = self.loc.name
-        if any(name in s for s in scopes):
-            return "other"
+        for names, imports_target in reversed(scopes):
+            if name in names:
+                return "target" if imports_target else "other"
         if in_class_body and klass is not None and any(_binds(n, name) for n in klass.body):
             return "target" if self.member and klass.name in self.fam else "other"
         if self.member:
@@ -304,7 +307,15 @@ class _Walker:
             return "target" if module in self.binders else ("other" if module in self.o.by_module else "unknown")
         return "unknown"
 
-    def visit(self, node: ast.AST, scopes: list[set[str]], klass: ast.ClassDef | None,
+    def _imports_target(self, fn: ast.AST) -> bool:
+        """The function binds the name with ``from <binder> import name`` (a function-level import)."""
+        if self.member:
+            return False
+        return any(isinstance(node, ast.ImportFrom) and self.o._resolve_from(self.f, node) in self.binders
+                   and any(a.name == self.loc.name and a.asname in (None, self.loc.name) for a in node.names)
+                   for node in ast.walk(fn))
+
+    def visit(self, node: ast.AST, scopes: list[Scope], klass: ast.ClassDef | None,
               in_class_body: bool = False) -> None:
         name = self.loc.name
         f = self.f
@@ -317,7 +328,7 @@ class _Walker:
                     verdict = "other"
                     own_member = self.member and in_class_body and klass is not None and klass.name in self.fam
                     own_function = not self.member and klass is None and f.module == self.loc.module
-                    if not scopes and (own_member or own_function):
+                    if own_member or (own_function and not scopes):
                         verdict = "target"
                     self.mark((node.lineno, match.start(1)), verdict)
             if isinstance(node, ast.ClassDef):
@@ -338,14 +349,14 @@ class _Walker:
                         self.visit(arg.annotation, scopes, klass, in_class_body)
             if node.returns is not None:
                 self.visit(node.returns, scopes, klass, in_class_body)
-            inner = [*scopes, _locals(node)]
+            inner = [*scopes, (_locals(node), self._imports_target(node))]
             self.typed.append(_local_types(node))
             for child in node.body:
                 self.visit(child, inner, klass, False)
             self.typed.pop()
             return
         if isinstance(node, ast.Lambda):
-            inner = [*scopes, _locals(node)]
+            inner = [*scopes, (_locals(node), False)]
             self.visit(node.body, inner, klass, False)
             return
         if isinstance(node, ast.Name) and node.id == name:

@@ -29,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -163,13 +164,18 @@ def pytest_cmd(python: Path, root: Path, extra: list[str]) -> list[str]:
             "-o", "addopts=", *extra, "tests"]
 
 
-def test_env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": f"src{os.pathsep}{CACHE / 'rename-plugins'}", "PYTHONDONTWRITEBYTECODE": "1"}
+def run_suite(python: Path, root: Path, extra: list[str]) -> subprocess.CompletedProcess[str]:
+    # A fresh TMPDIR per run: some suites cache files under the temp dir by name (requests extracts
+    # ``/tmp/test_utils.py`` once), which would make a later run compare against a stale copy.
+    with tempfile.TemporaryDirectory(prefix="rename-bench-") as tmp:
+        env = {**os.environ, "PYTHONPATH": f"src{os.pathsep}{CACHE / 'rename-plugins'}",
+               "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": tmp}
+        return subprocess.run(pytest_cmd(python, root, extra), check=False, cwd=root, env=env, capture_output=True,
+                              text=True, timeout=1800)
 
 
 def baseline_failures(python: Path, root: Path) -> list[str]:
-    proc = subprocess.run(pytest_cmd(python, root, ["-rfE"]), check=False, cwd=root, env=test_env(),
-                          capture_output=True, text=True, timeout=1800)
+    proc = run_suite(python, root, ["-rfE"])
     failing = []
     for line in proc.stdout.splitlines():
         if line.startswith(("FAILED ", "ERROR ")):
@@ -179,8 +185,7 @@ def baseline_failures(python: Path, root: Path) -> list[str]:
 
 def suite_passes(python: Path, root: Path, failing: list[str]) -> bool:
     deselect = [arg for test in failing for arg in ("--deselect", test)]
-    proc = subprocess.run(pytest_cmd(python, root, ["-x", *deselect]), check=False, cwd=root, env=test_env(),
-                          capture_output=True, text=True, timeout=1800)
+    proc = run_suite(python, root, ["-x", *deselect])
     return proc.returncode in (0, 5)
 
 

@@ -83,6 +83,8 @@ class Import:
     kind: str
     line: int
     column: int
+    #: The repository file the import's source resolved to at index time, if any.
+    resolved_path: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

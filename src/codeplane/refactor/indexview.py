@@ -21,6 +21,8 @@ _DEF_COLS = ("d.def_uid, f.path, f.family, d.kind, d.name, d.qualified_name, d.l
 _REF_COLS = ("f.path, r.start_line, r.start_col, r.end_line, r.end_col, r.token_text, r.role, r.ref_tier, "
              "r.target_uid, r.via_import_uid, r.is_member, r.receiver_shape, r.scope_id, r.bind_id")
 _ORDER = "ORDER BY f.path, 2, 3"
+_IMPORT_COLS = ("i.import_uid, f.path, i.scope_id, i.imported_name, i.alias, i.source_literal, i.import_kind, "
+                "i.start_line, i.start_col, r.path")
 
 
 def _marks(count: int) -> str:
@@ -138,8 +140,8 @@ class SqlFacts(FactReader):
         for start in range(0, len(uids), _CHUNK):
             part = uids[start:start + _CHUNK]
             rows = self.conn.execute(
-                "SELECT i.import_uid, f.path, i.scope_id, i.imported_name, i.alias, i.source_literal, i.import_kind, "
-                "i.start_line, i.start_col FROM st_import i JOIN st_file f USING(file_id) "
+                f"SELECT {_IMPORT_COLS} FROM st_import i JOIN st_file f USING(file_id) "
+                "LEFT JOIN st_file r ON r.file_id = i.resolved_file_id "
                 f"WHERE i.import_uid IN ({_marks(len(part))})", part)
             out += [Import(*r) for r in rows]
         return sorted(out, key=lambda i: (i.path, i.line, i.column))
@@ -149,8 +151,8 @@ class SqlFacts(FactReader):
         if file_id is None:
             return []
         rows = self.conn.execute(
-            "SELECT i.import_uid, f.path, i.scope_id, i.imported_name, i.alias, i.source_literal, i.import_kind, "
-            "i.start_line, i.start_col FROM st_import i JOIN st_file f USING(file_id) WHERE i.file_id = ? "
+            f"SELECT {_IMPORT_COLS} FROM st_import i JOIN st_file f USING(file_id) "
+            "LEFT JOIN st_file r ON r.file_id = i.resolved_file_id WHERE i.file_id = ? "
             "ORDER BY i.start_line, i.start_col LIMIT ?", (file_id, limit))
         return [Import(*r) for r in rows]
 

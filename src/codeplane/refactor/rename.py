@@ -151,13 +151,26 @@ def _module_receiver_refs(reader: FactReader, graph: ClassGraph, target: Def,
             chain = "".join(match.group(1).split()) if match is not None else ""
             head = next((r for r in graph.refs(ref.path) if match is not None and r.line == ref.line
                          and r.column == match.start(1) and not r.is_member), None)
-            module = chain if head is not None and "." in chain and _bound_module(reader, graph, head) else None
+            bound = _bound_module(reader, graph, head) if head is not None and "." in chain else None
+            # ``import attr as _attr`` then ``_attr.converters.x``: the alias stands for its module.
+            module = bound + chain[len(head.token):] if bound is not None and head is not None else None
         else:
             module = None
         path = reader.module_file(module) if module else None
-        if path is not None and path in binders:
+        if path is not None and _reexports(reader, path, binders, 0):
             found.append((ref, "module_attribute"))
     return found
+
+
+def _reexports(reader: FactReader, path: str, binders: set[str], depth: int) -> bool:
+    """``path`` binds the target: it is a binder, or star-imports (``from m import *``) one (bounded)."""
+    if path in binders:
+        return True
+    if depth >= 4:
+        return False
+    return any(fact.imported_name == "*" and fact.resolved_path is not None
+               and _reexports(reader, fact.resolved_path, binders, depth + 1)
+               for fact in reader.imports_in_file(path, _LIMIT))
 
 
 def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name: str) -> StructuralPlan:
