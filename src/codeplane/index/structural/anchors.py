@@ -68,15 +68,21 @@ def removed_counts(conn: sqlite3.Connection, file_ids: list[int]) -> dict[Key, i
 
 
 def _recompute(conn: sqlite3.Connection, pairs: set[tuple[str, str]]) -> None:
-    """Groups of these (token, shape) pairs in every unit, straight from ``st_ref``."""
-    conn.execute("CREATE TEMP TABLE IF NOT EXISTS st_anchor_pairs (token TEXT NOT NULL, shape TEXT NOT NULL)")
-    conn.execute("DELETE FROM temp.st_anchor_pairs")
-    conn.executemany("INSERT INTO temp.st_anchor_pairs VALUES (?, ?)", sorted(pairs))
-    conn.execute("DELETE FROM st_anchor_group WHERE (member_token, receiver_shape) IN "
-                 "(SELECT token, shape FROM temp.st_anchor_pairs)")
-    join = "JOIN temp.st_anchor_pairs p ON p.token = r.token_text AND p.shape = coalesce(r.receiver_shape, '')"
-    _write(conn, conn.execute(_RANKED.format(join=join)))
-    conn.execute("DELETE FROM temp.st_anchor_pairs")
+    """Groups of these (token, shape) pairs in every unit, straight from ``st_ref`` (token index per pair)."""
+    rows: list[tuple[int, str, str, int, int, int]] = []
+    for token, shape in sorted(pairs):
+        conn.execute("DELETE FROM st_anchor_group WHERE member_token = ? AND receiver_shape = ?", (token, shape))
+        members: dict[int, list[Candidate]] = defaultdict(list)
+        for unit, ref_id, path, line, col in conn.execute(
+                "SELECT f.unit_id, r.ref_id, f.path, r.start_line, r.start_col FROM st_ref r JOIN st_file f "
+                "ON f.file_id = r.file_id WHERE r.token_text = ? AND r.is_member = 1 AND r.ref_tier = 'ANCHORED' "
+                "AND coalesce(r.receiver_shape, '') = ?", (token, shape)):
+            members[unit].append((path, line, col, ref_id))
+        for unit, found in members.items():
+            found.sort()
+            rows += [(unit, token, shape, c[3], rank, len(found)) for rank, c in enumerate(found, 1)
+                     if rank <= MAX_EXEMPLARS]
+    _write(conn, rows)
 
 
 def refresh(conn: sqlite3.Connection, removed: dict[Key, int], changed_files: list[int],
