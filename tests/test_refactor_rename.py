@@ -288,3 +288,20 @@ def test_receivers_typed_by_attribute_declarations_and_annotations(tmp_path: Pat
         text = env.read("car.py")
         assert "return self.engine.ignite() + self.motor.start()" in text
         assert "return e.ignite() + m.start()" in text
+
+
+def test_doc_sweep_edits_are_separate_and_applied_only_on_request(tmp_path: Path) -> None:
+    files = {
+        "util.py": "def parse_config(path):\n    # parse_config reads the file\n    return path\n",
+        "README.md": "Call `parse_config` first.\n\n```python\nparse_config('a.toml')\n```\n\nWe parse_config later.\n",
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("util.parse_config", "load_config")
+        assert preview.doc_edits.count == 4 and preview.doc_edits.review_recommended
+        assert preview.doc_edits.by_confidence == {"high": 2, "medium": 2}
+        page = env.service.inspect(preview.refactor_id, kinds=["doc"], certainties=["high", "medium", "low"])
+        assert {i.edit.path for i in page.items} == {"README.md", "util.py"}
+        env.service.apply(preview.refactor_id, apply_docs=True)
+        assert env.read("README.md") == ("Call `load_config` first.\n\n```python\nload_config('a.toml')\n```\n\n"
+                                         "We load_config later.\n")
+        assert env.read("util.py").startswith("def load_config(path):\n    # load_config reads the file\n")
