@@ -398,7 +398,7 @@ def in_process_apply(root: Path, repeats: int) -> tuple[list[float], list[float]
     from codeplane.core.config import load_config
     from codeplane.server.services import build_services
 
-    services = build_services(root, load_config(root), "bench")
+    services = build_services(root, load_config(root, overrides=["index.watch=false"]), "bench")
     services.index.start()
     services.index.wait_ready(120)
     refresh_ms: list[float] = []

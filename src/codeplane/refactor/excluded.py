@@ -19,7 +19,8 @@ from codeplane.repo.ignore import PRUNABLE_DIRS, IgnoreRules
 
 MAX_EXCLUDED_FILES = 2_000
 MAX_EXCLUDED_BYTES = 1 << 20
-_CACHE_SEC = 2.0
+#: Excluded files are only reported, never written, so a slightly old listing is acceptable.
+_CACHE_SEC = 30.0
 
 
 @dataclass(frozen=True)
