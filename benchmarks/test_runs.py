@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import shutil
 import statistics
 import subprocess
@@ -133,7 +134,9 @@ def main() -> None:
         # plain pytest never pays for. This row shows the packing alone.
         record("CodePlane, history, no re-run", codeplane_run(attrs, fresh_history=False, retry=False))
     base = statistics.median(rows["pytest (sequential)"])
-    print(f"\nattrs 25.4.0 whole suite ({args.repeat} run(s) each, median wall time)\n")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"\nattrs 25.4.0 whole suite ({args.repeat} run(s) each, median wall time; {os.cpu_count()} CPUs, "
+          f"load average now {load} — parallel speed-ups need idle cores)\n")
     print(f"| {'configuration':<30} | {'wall s':>7} | {'vs sequential':>13} |")
     print(f"|{'-' * 32}|{'-' * 9}|{'-' * 15}|")
     for name, values in rows.items():
