@@ -22,7 +22,7 @@ from codeplane.index.structural.extract import Outcome, extract_many, extract_wi
 
 _log = get_logger("index.structural.workers")
 #: Text in one batch that justifies starting the workers, and, once they run, using them.
-START_POOL_CHARS = 2_000_000
+START_POOL_CHARS = 1_000_000
 USE_POOL_CHARS = 200_000
 
 

@@ -47,13 +47,13 @@ def _needs_refresh(effect: BatchEffect, stored: list[Context]) -> bool:
     samples = {s for ctx in stored for s in ctx.samples}
     if any(p in samples for p in (*effect.upserted, *effect.deleted)):
         return True
-    for ctx in stored:
-        if ctx.probe_status == "detached":
-            continue
-        shape = shape_of(ctx)
-        worst = max(((len(s), s) for s in ctx.samples), default=None)
-        for path in effect.added:
-            if owns(shape, path) and (len(ctx.samples) < SAMPLE_SIZE or worst is None or (len(path), path) < worst):
+    # The cheap test first: a file longer than a full sample set's longest sample cannot enter it.
+    live = [(shape_of(c), len(c.samples) < SAMPLE_SIZE, max((len(s), s) for s in c.samples) if c.samples else None)
+            for c in stored if c.probe_status != "detached"]
+    for path in effect.added:
+        key = (len(path), path)
+        for shape, open_slot, worst in live:
+            if (open_slot or worst is None or key < worst) and owns(shape, path):
                 return True
     return False
 
