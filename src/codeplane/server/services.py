@@ -27,6 +27,7 @@ from codeplane.mutation import MutationEngine
 from codeplane.repo.workspace import head_info
 from codeplane.tasks import Ledger, RepoSnapshot, TaskTracker, TrackerSettings
 from codeplane.testing import ImpactIndex, TestingService
+from codeplane.testing.discovery import indexed_paths
 
 
 @dataclass
@@ -170,7 +171,8 @@ def _wire_testing(services: Services) -> None:
     # Impact selection (§11.9) reads import facts through the index's consistent read connection.
     services.testing = TestingService(services.root, services.config.tests, services.layout, services.artifacts,
                                       impact=ImpactIndex(services.index.read_connection),
-                                      files_version=lambda: services.index.epoch if services.index.ready else None)
+                                      files_version=lambda: services.index.epoch if services.index.ready else None,
+                                      files_source=lambda: indexed_paths(services.index.read_connection))
     services.status_sections["tests"] = services.testing.status
 
     async def start() -> None:

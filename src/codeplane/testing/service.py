@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import pathspec
+
 from codeplane.core.artifacts import ArtifactStore
 from codeplane.core.config import TestsConfig
 from codeplane.core.errors import CodePlaneError, ErrorCode
@@ -71,9 +73,11 @@ class TestingService:
     __test__ = False  # not a pytest test class
 
     def __init__(self, root: Path, config: TestsConfig, layout: RepoLayout, artifacts: ArtifactStore, *,
-                 impact: ImpactIndex | None = None, files_version: Callable[[], int | None] | None = None) -> None:
+                 impact: ImpactIndex | None = None, files_version: Callable[[], int | None] | None = None,
+                 files_source: Callable[[], Sequence[str]] | None = None) -> None:
         """``files_version``: a number that changes whenever a file is added, removed or changed (the index
-        epoch; None while unknown); with it the repository walk is cached until the next change."""
+        epoch; None while unknown); with it discovery is cached until the next change. ``files_source``: the
+        repository's files as the index knows them (saves walking the tree after every change)."""
         self.root = root
         self.config = config
         self.layout = layout
@@ -88,6 +92,7 @@ class TestingService:
         self._lock = threading.Lock()
         self._slot = threading.Lock()
         self._files_version = files_version
+        self._files_source = files_source
         self._walk: tuple[int, list[str]] | None = None
         self._discovered: tuple[tuple[int | None, int], float, Discovery] | None = None
 
@@ -98,11 +103,20 @@ class TestingService:
             cached = self._walk
         if version is not None and cached is not None and cached[0] == version:
             return cached[1]
-        files = universe_files(self.root, self.config)
+        files = self._listed_files() if self._files_source is not None else universe_files(self.root, self.config)
         if version is not None:
             with self._lock:
                 self._walk = (version, files)
         return files
+
+    def _listed_files(self) -> list[str]:
+        assert self._files_source is not None
+        try:
+            listed = self._files_source()
+        except CodePlaneError:  # the index is not running: walk the tree ourselves
+            return universe_files(self.root, self.config)
+        exclude = pathspec.GitIgnoreSpec.from_lines(self.config.exclude) if self.config.exclude else None
+        return sorted(p for p in listed if exclude is None or not exclude.match_file(p))
 
     def discovery(self) -> Discovery:
         """Projects, toolchains and targets with cost estimates.
