@@ -143,14 +143,18 @@ def tools(services: Services) -> list[ToolSpec]:
             category="search",
             summary=("Search the repository. mode='lexical' finds exact occurrences of text, a phrase, a whole "
                      "identifier or a regex, with path/line/column and the matching line; answers are never "
-                     "staler than the files on disk and carry the index epoch."),
+                     "staler than the files on disk and carry the index epoch. mode='symbol' finds definitions "
+                     "by name (exact, prefix, substring), 'definitions' by exact name, qualified name "
+                     "(module.Class.method) or def_uid, 'references' lists a definition's references with the "
+                     "tier (PROVEN, STRONG, ANCHORED, UNKNOWN) and certainty computed at index time."),
             params=SearchParams,
             result=SearchResult,
             handler=_search,
             kind="read",
             when_to_use=("finding where an identifier or string occurs (syntax='identifier' for `rg -w` "
                          "semantics)", "locating code before reading it with read_source",
-                         "paging through many hits with cursor"),
+                         "paging through many hits with cursor",
+                         "finding where a function or class is defined, or who uses it (symbol modes)"),
             when_not_to_use=("reading a file's content (use read_source)",
                              "listing files or directories (use list_files)"),
             examples=(
@@ -159,6 +163,10 @@ def tools(services: Services) -> list[ToolSpec]:
                             {"query": "cache timeout", "scope": {"languages": ["python"]}}),
                 ToolExample("regex in tests with context", {"query": r"def test_\w+_cache", "syntax": "regex",
                                                              "scope": {"paths": ["tests/"]}, "context_lines": 2}),
+                ToolExample("classes whose name contains 'cache'",
+                            {"query": "cache", "mode": "symbol", "scope": {"kinds": ["class"]}}),
+                ToolExample("references of a method, strongest tier first",
+                            {"query": "QuerySet.get_or_create", "mode": "references"}),
             ),
         )
     ]
