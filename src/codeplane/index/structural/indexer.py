@@ -13,10 +13,13 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
+from codeplane.core.logging import get_logger
 from codeplane.index.facts_api import FileChange
 from codeplane.index.structural import anchors, contexts, linking, schema, snapshots, store
-from codeplane.index.structural.extract import Outcome
+from codeplane.index.structural.extract import FAILED, NO_GRAMMAR, TOO_LARGE, Outcome
 from codeplane.index.structural.workers import ExtractionPool
+
+_log = get_logger("index.structural")
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,9 @@ class StructuralIndexer:
         started = time.perf_counter()
         items = [(c.path, c.text) for c in changes if not c.deleted and c.text is not None]
         by_path: dict[str, Outcome] = {o.path: o for o in self._pool.extract(items)}
+        failed = sorted(o.path for o in by_path.values() if o.status in (FAILED, NO_GRAMMAR, TOO_LARGE))
+        if failed:  # skipped and counted (status shows them), never fatal (§18 item 3)
+            _log.warning("structural_files_skipped", count=len(failed), first=failed[:5])
         extracted = time.perf_counter()
         effect = store.write_batch(conn, changes, [by_path.get(c.path) for c in changes], epoch)
         written = time.perf_counter()
