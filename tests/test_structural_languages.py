@@ -225,3 +225,16 @@ def test_yaml_and_json_are_parsed_for_the_probe_without_an_outline() -> None:
 def test_a_file_that_does_not_parse_is_reported_not_raised() -> None:
     outcome = extract_file("broken.py", "def f(:\n  return )))\n")
     assert outcome.status == PARSED and outcome.stats is not None and outcome.stats.error_count > 0
+
+
+def test_python_dynamic_sites_and_all_exports() -> None:
+    f = facts_of("pkg/dyn.py", "import importlib\n__all__ = ['run', 'missing']\n\n\ndef run(obj, name):\n"
+                               "    getattr(obj, 'size')\n    setattr(obj, name, 1)\n    eval('1 + 1')\n"
+                               "    globals()['run']\n    importlib.import_module(name)\n")
+    sites = {(d.pattern_type, d.extracted_literals, d.has_non_literal_key) for d in f.dynamic}
+    assert sites == {("getattr", ("size",), False), ("setattr", (), True), ("eval", ("1 + 1",), False),
+                     ("bracket_access", ("run",), False), ("dynamic_import", (), True)}
+    exports = {e.exported_name: (e.evidence_kind, e.local_def_uid is not None) for e in f.exports}
+    assert exports["run"] == ("__all__literal", True)
+    assert exports["missing"] == ("__all__literal", False)  # listed but never bound
+    assert refs_at(f, 2, "run") == [("EXPORT", "PROVEN")]  # the string in __all__ names the function
