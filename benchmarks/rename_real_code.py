@@ -217,8 +217,7 @@ async def codeplane_rename(client: Client, symbol: str, new: str, minimum: str) 
     began = time.perf_counter()
     preview = await call(client, "refactor_rename", {"symbol": symbol, "new_name": new})
     previewed = time.perf_counter()
-    args: dict[str, object] = {"refactor_id": preview["refactor_id"], "min_certainty": minimum,
-                               "accept_collisions": True}
+    args: dict[str, object] = {"refactor_id": preview["refactor_id"], "min_certainty": minimum}
     collisions = preview.get("collisions") or []
     note = f"{len(collisions)} collision(s) reported; " if isinstance(collisions, list) and collisions else ""
     if preview["status"] == "needs_decision":
@@ -230,7 +229,9 @@ async def codeplane_rename(client: Client, symbol: str, new: str, minimum: str) 
     try:
         applied = await call(client, "refactor_apply", args)
     except RuntimeError as exc:
-        return (previewed - began) * 1000, 0.0, 0, f"apply refused: {str(exc)[:80]}"
+        # A reported collision refuses the apply (4007): the code stays as it was, and the row says why.
+        kinds = sorted({str(c.get("kind")) for c in collisions if isinstance(c, dict)})
+        return (previewed - began) * 1000, 0.0, 0, f"refused: {', '.join(kinds) or str(exc)[:60]}"
     done = time.perf_counter()
     files = applied["files"]
     assert isinstance(files, list)
@@ -337,12 +338,15 @@ def summary(totals: Totals) -> None:
         if not mine:
             continue
         passed = sum(r.passed for r in mine)
-        rows.append([tool, len(mine), f"{100.0 * passed / len(mine):.1f}%", sum(r.score.remaining for r in mine),
+        refused = sum(r.note.startswith("refused") for r in mine)
+        rows.append([tool, len(mine), f"{100.0 * passed / len(mine):.1f}%", refused,
+                     sum(r.score.remaining for r in mine),
                      sum(r.score.target for r in mine), sum(r.score.wrong for r in mine),
                      sum(r.score.unknown_renamed for r in mine), sum(r.score.string_edits for r in mine),
                      p50([r.ms for r in mine])])
     table("Renames on real code (click 8.3.1, attrs 25.4.0, requests 2.32.5)",
-          ["tool", "targets", "test suite passes", "remaining refs", "target refs", "wrong-binding edits",
+          ["tool", "targets", "test suite passes", "refused (collision reported)", "remaining refs", "target refs",
+           "wrong-binding edits",
            "renamed unknown-receiver refs", "string edits", "p50 ms"], rows)
     detail = []
     for r in totals.rows:

@@ -305,3 +305,14 @@ def test_doc_sweep_edits_are_separate_and_applied_only_on_request(tmp_path: Path
         assert env.read("README.md") == ("Call `load_config` first.\n\n```python\nload_config('a.toml')\n```\n\n"
                                          "We load_config later.\n")
         assert env.read("util.py").startswith("def load_config(path):\n    # load_config reads the file\n")
+
+
+def test_renaming_an_override_of_a_builtin_method_is_a_collision(tmp_path: Path) -> None:
+    files = {"codes.py": ("class Lookup(dict):\n    def get(self, key, default=None):\n"
+                          "        return self.__dict__.get(key, default)\n")}
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("codes.Lookup.get", "lookup")
+        assert [c.kind for c in preview.collisions] == ["overrides_builtin"]
+        with pytest.raises(CodePlaneError) as refused:
+            env.service.apply(preview.refactor_id)
+        assert refused.value.code == 4007

@@ -63,6 +63,10 @@ def find_collisions(reader: FactReader, target: Def, new_name: str, family: Memb
             if d.parent_uid in owners:
                 add((d.path, d.name_line, d.name_column), "member", "class",
                     f"{d.qualified_name} already exists in the class hierarchy of {target.qualified_name}")
+    for base in family.builtin_bases if family is not None else []:
+        add((target.path, target.name_line, target.name_column), "overrides_builtin", "class",
+            f"{target.qualified_name} overrides {base}.{target.name}; after the rename callers of .{target.name} "
+            f"get {base}.{target.name} instead")
     target_scopes = set(scopes.chain(target.scope_id)) if family is None else set()
     for edit, scope_id in ref_scopes:
         if scope_id is None or family is not None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import builtins
 import io
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -171,6 +172,8 @@ class MemberFamily:
     overridden: list[Def]
     #: Classes outside the family that own a member of the same name (anchor-group twins).
     twins: list[Def]
+    #: Builtin base classes of the owner that define the same name (``class D(dict)`` renaming ``get``).
+    builtin_bases: list[str] = field(default_factory=list)
 
 
 def member_family(graph: ClassGraph, target: Def) -> MemberFamily | None:
@@ -198,7 +201,24 @@ def member_family(graph: ClassGraph, target: Def) -> MemberFamily | None:
                 twin_ids.add(holder.def_uid)
     twins = [d for d in (graph.reader.get_def(uid) for uid in sorted(t for t in twin_ids if t)) if d is not None]
     return MemberFamily(target, classes, sorted(overrides, key=lambda d: (d.path, d.line)),
-                        overridden, [t for t in twins if t.kind in _CLASS_KINDS])
+                        overridden, [t for t in twins if t.kind in _CLASS_KINDS],
+                        _builtin_bases(graph, owner, target.name))
+
+
+def _builtin_bases(graph: ClassGraph, owner: Def, name: str) -> list[str]:
+    """Builtin types named in ``owner``'s header that define ``name`` (Python only; syntax of the header)."""
+    src = graph.text(owner.path)
+    if owner.language != "python" or src is None:
+        return []
+    match = re.search(r"class\s+" + re.escape(owner.name) + r"\s*\(([^)]*)\)", src.line_text(owner.name_line))
+    if match is None:
+        return []
+    found = []
+    for base in (b.strip().split(".")[-1] for b in match.group(1).split(",") if "=" not in b):
+        kind = getattr(builtins, base, None)
+        if isinstance(kind, type) and hasattr(kind, name):
+            found.append(base)
+    return found
 
 
 def classify_member_ref(graph: ClassGraph, family: MemberFamily, ref: Ref) -> tuple[Certainty, str]:

@@ -35,6 +35,8 @@ _SELF_ATTR = re.compile(r"\b(?:self|cls|this)\s*\.\s*(\w+)\s*$")
 _TYPE = r"(?:(?:t|typing)\.)?(?:Optional\[\s*)?([A-Za-z_][\w.]*)(?=\s*(?:\]|\|\s*None|[=,)#]|$))"
 _SIGNATURE_END = re.compile(r"\)\s*(?:->.*)?:\s*(?:#.*)?$")
 _SIGNATURE_LINES = 40
+#: How far back (characters) a multi-line constructor call is followed.
+_CALL_LOOKBACK = 4_000
 
 
 class Receivers:
@@ -125,19 +127,25 @@ class Receivers:
         return None
 
     def _constructed(self, src: SourceText, ref: Ref) -> ReceiverType | None:
-        before = src.line_text(ref.line)[: max(0, ref.column - 1)].rstrip()
-        if not before.endswith(")"):
+        """``Cls(...).name``, the call possibly spanning lines (bounded look-back)."""
+        dot = src.offset(ref.line, ref.column) - 1
+        end = dot
+        while end > 0 and src.text[end - 1].isspace():
+            end -= 1
+        if end <= 0 or src.text[end - 1] != ")":
             return None
+        floor = max(0, end - _CALL_LOOKBACK)
         depth = 0
-        for index in range(len(before) - 1, -1, -1):
-            char = before[index]
+        for index in range(end - 1, floor - 1, -1):
+            char = src.text[index]
             depth += char == ")"
             depth -= char == "("
             if depth == 0:
-                match = CHAIN.search(before[:index])
+                line, column = src.position(index)
+                match = CHAIN.search(src.text[index - column:index])
                 if match is None:
                     return None
-                cls = self._class_at(src.path, ref.line, match.start(1), match.group(1))
+                cls = self._class_at(src.path, line, match.start(1), match.group(1))
                 return ReceiverType(cls, "constructed") if cls is not None else None
         return None
 

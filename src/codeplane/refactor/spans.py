@@ -6,6 +6,7 @@ Tree-sitter reports byte columns; editors and the mutation engine's line/column 
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,6 +59,11 @@ class SourceText:
     def offset(self, line: int, column: int) -> int:
         """Character offset of a 1-based line and 0-based character column."""
         return self._starts[line - 1] + column
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """1-based line and 0-based character column of a character offset."""
+        index = bisect_right(self._starts, offset) - 1
+        return index + 1, offset - self._starts[index]
 
     def char_column(self, row: int, byte_column: int) -> int:
         """Character column for a tree-sitter point (0-based row, byte column)."""
