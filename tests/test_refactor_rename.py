@@ -316,3 +316,13 @@ def test_renaming_an_override_of_a_builtin_method_is_a_collision(tmp_path: Path)
         with pytest.raises(CodePlaneError) as refused:
             env.service.apply(preview.refactor_id)
         assert refused.value.code == 4007
+
+
+def test_self_call_in_a_mixin_reaches_the_only_implementer(tmp_path: Path) -> None:
+    files = {"svc.py": ("class RetryMixin:\n    def retry(self):\n        return self.send(1)\n\n\n"
+                        "class Client(RetryMixin):\n    def send(self, x):\n        return x\n")}
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("svc.Client.send", "transmit")
+        assert {(e.line, e.reason) for e in preview.edits if e.certainty == "medium"} == {(3, "mixin_self")}
+        env.service.apply(preview.refactor_id)
+        assert "return self.transmit(1)" in env.read("svc.py")

@@ -234,6 +234,8 @@ def classify_member_ref(graph: ClassGraph, family: MemberFamily, ref: Ref) -> tu
             return "high", "self_member"
         if holder is not None and graph.owns(holder, family.target.name):
             return "low", "other_binding"
+        if holder is not None and _mixin_reaches_family(graph, family, holder):
+            return "medium", "mixin_self"
     recv = graph.receiver(ref)
     typed = graph.receivers.of(ref, recv) if shape not in ("self.", "cls.", "this.") else None
     if typed is not None:
@@ -249,6 +251,17 @@ def classify_member_ref(graph: ClassGraph, family: MemberFamily, ref: Ref) -> tu
     if builtin_member(family.target.language, family.target.name):
         return "low", "unresolved_receiver"
     return "medium", "anchored"
+
+
+def _mixin_reaches_family(graph: ClassGraph, family: MemberFamily, holder: Def) -> bool:
+    """``self.name`` in a base class (mixin) that does not define ``name``: it runs a subclass's method, and
+    every subclass of the mixin that defines ``name`` is in the target's family."""
+    owner = graph.reader.get_def(family.target.parent_uid) if family.target.parent_uid else None
+    if owner is None or holder.def_uid not in {a.def_uid for a in graph.ancestors(owner)}:
+        return False
+    implementers = [d for d in graph.descendants(holder) if d.def_uid != holder.def_uid
+                    and any(m.parent_uid == d.def_uid for m in graph.reader.defs_named(family.target.name, _LIMIT))]
+    return bool(implementers) and all(d.def_uid in family.classes for d in implementers)
 
 
 def _after_super(graph: ClassGraph, ref: Ref) -> bool:
