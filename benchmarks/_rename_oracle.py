@@ -214,7 +214,8 @@ def _local_types(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
     for node in ast.walk(fn):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             value = node.value
-            cls = value.func.id if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else None
+            func = value.func if isinstance(value, ast.Call) else None
+            cls = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
             seen.setdefault(node.targets[0].id, set()).add(cls or "?")
     return {k: next(iter(v)) for k, v in seen.items() if len(v) == 1 and "?" not in v}
 
@@ -287,11 +288,11 @@ class _Walker:
                 if klass is not None and klass.name in self.fam:
                     return "target"
                 return "other" if klass is not None and klass.name in self.twins else "unknown"
-            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
-                callee = value.func.id
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name | ast.Attribute):
+                callee = value.func.id if isinstance(value.func, ast.Name) else value.func.attr
                 if callee == "super":
                     return "target" if klass is not None and klass.name in self.fam else "unknown"
-                value = value.func
+                value = ast.Name(id=callee)
             if isinstance(value, ast.Name):
                 cls = self.typed[-1].get(value.id) if self.typed else None
                 cls = cls or value.id
