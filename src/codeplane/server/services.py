@@ -24,6 +24,7 @@ from codeplane.index.service import IndexService
 from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.index.structural.service import StructuralService
 from codeplane.mutation import MutationEngine
+from codeplane.refactor.service import RefactorService
 from codeplane.repo.workspace import head_info
 from codeplane.tasks import Ledger, RepoSnapshot, TaskTracker, TrackerSettings
 from codeplane.testing import ImpactIndex, TestingService
@@ -73,6 +74,8 @@ class Services:
     artifacts: ArtifactStore = field(init=False)
     #: Test discovery, runs and impact selection (§11).
     testing: TestingService = field(init=False)
+    #: Rename/move/impact previews and their atomic application (§8); plans live in memory.
+    refactor: RefactorService = field(init=False)
     #: Git over pygit2 (§10): status/diff/log, commits, branches, merges, rebases, remotes, recovery points.
     git: GitService = field(init=False)
 
@@ -121,9 +124,12 @@ def _wire_structural(services: Services) -> None:
 
 
 def _wire_mutation(services: Services) -> None:
-    # after_write: a write returns only once search and list_files see it.
-    services.mutation = MutationEngine(services.root, services.config.mutation,
-                                       after_write=services.index.refresh_paths)
+    # after_write: a write returns only once search and list_files see it. symbols_for/tests_for fill the
+    # delta's symbols_changed/tests_affected; resolved at call time (testing is wired later).
+    services.mutation = MutationEngine(
+        services.root, services.config.mutation, after_write=services.index.refresh_paths,
+        symbols_for=services.structural.symbols_touching,
+        tests_for=lambda paths: services.testing.tests_for(paths))  # noqa: PLW0108 - wired after this
 
     async def recover() -> None:
         # First lifecycle: an unfinished batch from a crash is rolled back before anything reads files.
@@ -190,6 +196,13 @@ def _wire_git(services: Services) -> None:
     services.git = GitService(services.root, services.config.git, after_tree_change=services.index.reconcile)
 
 
+def _wire_refactor(services: Services) -> None:
+    services.refactor = RefactorService.for_repository(
+        services.root, services.config.refactor, services.index, services.mutation,
+        tests_for=services.testing.tests_for)
+    services.status_sections["refactor"] = services.refactor.status
+
+
 def build_services(root: Path, config: CodePlaneConfig, repo_id: str) -> Services:
     services = Services(root=root, config=config, repo_id=repo_id)
     _wire_index(services)
@@ -197,5 +210,6 @@ def build_services(root: Path, config: CodePlaneConfig, repo_id: str) -> Service
     _wire_mutation(services)
     _wire_tasks(services)
     _wire_testing(services)
+    _wire_refactor(services)
     _wire_git(services)
     return services

@@ -82,6 +82,13 @@ class StructuralService:
         with self._index.read_connection() as conn:
             yield StructuralQueries(conn)
 
+    def symbols_touching(self, path: str, line_ranges: list[tuple[int, int]], *, limit: int = 50) -> list[str]:
+        """``path:kind:qualified_name`` of the definitions overlapping ``line_ranges`` (1-based, inclusive),
+        sorted; the mutation delta's ``symbols_changed``."""
+        with self.reading() as queries:
+            defs = queries.defs_overlapping(path, line_ranges, limit=limit)
+        return sorted({f"{d.path}:{d.kind}:{d.qualified_name or d.name}" for d in defs})
+
     # -- search ------------------------------------------------------------------------------------
     def search(self, request: SymbolRequest, *, limit: int, cursor: str | None = None,
                include_snippets: bool = True) -> SymbolPage:
