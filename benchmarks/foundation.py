@@ -21,7 +21,7 @@ import httpx
 from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import p50, pct, table, timed  # noqa: E402
+from _common import p50, pct, table, timed
 
 CPL = [sys.executable, "-m", "codeplane.cli"]
 
