@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -140,6 +140,13 @@ class Runner(ABC):
     @abstractmethod
     def targets(self, project: Project, repo_root: Path, files: Sequence[str], base_cmd: Sequence[str]) -> list[Target]:
         """Targets among ``files`` (repo-relative, all inside the project and claimed by it)."""
+
+    def file_targets(self, project: Project, files: Sequence[str], base_cmd: Sequence[str],
+                     accept: Callable[[str], bool]) -> list[Target]:
+        """One target per accepted file, run as ``base_cmd <file relative to the project>``."""
+        return [Target(target_id=rel, runner=self.name, lang=self.lang, cwd=project.root, selector=project.rel(rel),
+                       cmd=(*base_cmd, project.rel(rel)), path=rel)
+                for rel in files if accept(rel)]
 
     @abstractmethod
     def invocation(self, project: Project, repo_root: Path, toolchain: Toolchain, targets: Sequence[Target],

@@ -61,9 +61,7 @@ class _JsRunner(Runner):
         return Toolchain((found,)) if found else None
 
     def targets(self, project: Project, repo_root: Path, files: Sequence[str], base_cmd: Sequence[str]) -> list[Target]:
-        return [Target(target_id=rel, runner=self.name, lang=self.lang, cwd=project.root, selector=project.rel(rel),
-                       cmd=(*base_cmd, project.rel(rel)), path=rel)
-                for rel in files if is_js_test_file(project.rel(rel))]
+        return self.file_targets(project, files, base_cmd, lambda rel: is_js_test_file(project.rel(rel)))
 
     def parser(self, project: Project, repo_root: Path, targets: Sequence[Target], invocation: Invocation,
                ) -> BatchParser:

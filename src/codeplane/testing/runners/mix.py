@@ -33,9 +33,7 @@ class MixRunner(Runner):
         return Toolchain((found, "test")) if found else None
 
     def targets(self, project: Project, repo_root: Path, files: Sequence[str], base_cmd: Sequence[str]) -> list[Target]:
-        return [Target(target_id=rel, runner=self.name, lang=self.lang, cwd=project.root, selector=project.rel(rel),
-                       cmd=(*base_cmd, project.rel(rel)), path=rel)
-                for rel in files if rel.endswith("_test.exs")]
+        return self.file_targets(project, files, base_cmd, lambda rel: rel.endswith("_test.exs"))
 
     def invocation(self, project: Project, repo_root: Path, toolchain: Toolchain, targets: Sequence[Target],
                    workdir: Path, *, rerun: bool = False, coverage_dirs: Sequence[str] = ()) -> Invocation:
