@@ -52,7 +52,9 @@ def _handler_for(output: LogOutput, config: LoggingConfig, repo_root: Path | Non
     renderer: Any = (
         structlog.processors.JSONRenderer(sort_keys=False)
         if output.format == "json"
-        else structlog.dev.ConsoleRenderer(colors=False, timestamp_key="ts")
+        # Plain tracebacks: rich's boxed ones with locals run to hundreds of lines per exception.
+        else structlog.dev.ConsoleRenderer(colors=False, timestamp_key="ts",
+                                           exception_formatter=structlog.dev.plain_traceback)
     )
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(

@@ -1,19 +1,22 @@
-"""The ASGI app: MCP at ``/mcp`` and the REST routes, behind the Host/Origin guard."""
+"""The MCP stack: MCP at ``/mcp`` plus the REST routes, and the context that keeps the subsystems running.
+
+Booted behind :class:`codeplane.server.staged.StagedApp`, which puts the Host/Origin guard in front of it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
 
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
+from starlette.types import ASGIApp
 
 from codeplane.core.logging import get_logger
 from codeplane.server.mcp_endpoint import build_mcp_server
 from codeplane.server.metrics import CallMetrics
 from codeplane.server.rest import rest_routes
-from codeplane.server.security import GuardMiddleware
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolRegistry
 from codeplane.server.tools import all_tools
@@ -21,13 +24,39 @@ from codeplane.server.tools import all_tools
 log = get_logger(__name__)
 
 
-def build_app(services: Services, *, token: str | None = None) -> Starlette:
+@dataclass(frozen=True)
+class McpStack:
+    """The full app (no guard, no lifespan) and what must run while it serves."""
+
+    services: Services
+    asgi: ASGIApp
+    _session_run: Callable[[], AbstractAsyncContextManager[None]]
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Start the lifecycles in order and the MCP session manager; stop them in reverse."""
+        started = []
+        try:
+            for lifecycle in self.services.lifecycles:
+                await lifecycle.start()
+                started.append(lifecycle)
+            async with self._session_run():
+                yield
+        finally:
+            for lifecycle in reversed(started):
+                try:
+                    await lifecycle.stop()
+                except Exception:
+                    log.exception("lifecycle stop failed", name=lifecycle.name)
+
+
+def build_stack(services: Services) -> McpStack:
     metrics = CallMetrics()
     services.observers.append(metrics)
     registry = ToolRegistry(all_tools(services))
     mcp_server = build_mcp_server(services, registry)
-    # Our GuardMiddleware already enforces Host/Origin on every route; the SDK's own check is left on
-    # for /mcp as a second line with the same loopback policy.
+    # The guard in front of the staged app already enforces Host/Origin on every route; the SDK's own
+    # check is left on for /mcp as a second line with the same loopback policy.
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"],
@@ -39,26 +68,5 @@ def build_app(services: Services, *, token: str | None = None) -> Starlette:
         session_idle_timeout=float(services.config.tasks.session_idle_timeout_sec),
         custom_starlette_routes=list(rest_routes(services, metrics)),
     )
-
-    @asynccontextmanager
-    async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        started = []
-        try:
-            for lifecycle in services.lifecycles:
-                await lifecycle.start()
-                started.append(lifecycle)
-            async with mcp_server.session_manager.run():
-                yield
-        finally:
-            for lifecycle in reversed(started):
-                try:
-                    await lifecycle.stop()
-                except Exception:
-                    log.exception("lifecycle stop failed", name=lifecycle.name)
-
-    return Starlette(
-        routes=inner.routes,
-        middleware=[Middleware(GuardMiddleware, repo_root=str(services.root),
-                               extra_hosts=services.config.server.extra_allowed_hosts, token=token)],
-        lifespan=lifespan,
-    )
+    return McpStack(services=services, asgi=Starlette(routes=inner.routes),
+                    _session_run=mcp_server.session_manager.run)

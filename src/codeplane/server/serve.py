@@ -1,16 +1,21 @@
 """Running the server in the foreground: bind, serve, announce, shut down cleanly (spec §4.2).
 
 Order on start: instance lock → bind the socket ourselves (so a busy port is detected before uvicorn
-starts and ``--port 0`` yields the real port) → uvicorn serves → once it accepts connections, write
-``port``/``server.pid`` and print the URL. On SIGINT/SIGTERM uvicorn stops accepting, waits up to
-``server.shutdown_timeout_sec`` for in-flight requests, runs the lifespan shutdown, and we remove the
-files and release the lock.
+starts and ``--port 0`` yields the real port) → uvicorn serves the staged app → once it accepts
+connections, write ``port``/``server.pid`` and print the URL, while the MCP stack boots behind it
+(:mod:`codeplane.server.staged`). This module must stay cheap to import: the MCP SDK and the subsystems
+are imported by the boot, in a worker thread, after the socket listens.
+
+On SIGINT/SIGTERM uvicorn stops accepting, waits up to ``server.shutdown_timeout_sec`` for in-flight
+requests, runs the lifespan shutdown (which stops the booted stack), and we remove the files and release
+the lock.
 """
 
 from __future__ import annotations
 
 import asyncio
 import errno
+import os
 import secrets
 import socket
 from collections.abc import Callable
@@ -23,10 +28,11 @@ import uvicorn
 from codeplane.core.atomic import write_atomic
 from codeplane.core.config import CodePlaneConfig
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
-from codeplane.server.app import build_app
 from codeplane.server.instance import InstanceLock
-from codeplane.server.services import build_services
+from codeplane.server.security import GuardMiddleware
+from codeplane.server.staged import BootedStack, StagedApp
 
 log = get_logger(__name__)
 
@@ -80,13 +86,27 @@ def _ensure_token(token_file: Path) -> str:
     return token
 
 
+def _boot(root: Path, config: CodePlaneConfig, repo_id: str) -> Callable[[], BootedStack]:
+    def boot() -> BootedStack:
+        # The expensive imports, off the critical path: this runs in a worker thread after the socket listens.
+        from codeplane.server.app import build_stack
+        from codeplane.server.services import build_services
+
+        return build_stack(build_services(root, config, repo_id))
+
+    return boot
+
+
 def serve(root: Path, config: CodePlaneConfig, repo_id: str, *, port: int,
           on_ready: Callable[[Announcement], None]) -> None:
-    """Serve until a signal arrives. Raises 2004 if another server holds the repo, 2006 on bind failure."""
-    services = build_services(root, config, repo_id)
-    lock = InstanceLock(services.layout)
+    """Serve until a signal arrives. Raises 2004 if another server holds the repo, 2006 on bind failure,
+    and the boot's error if the MCP stack could not be built (after shutting down cleanly)."""
+    layout = RepoLayout(root)
+    pid = os.getpid()
+    lock = InstanceLock(layout)
     lock.acquire()
     warnings = [f"removed stale {name} from a server that is no longer running" for name in lock.cleaned_stale]
+    boot_failure: list[BaseException] = []
     try:
         host = config.server.host
         if host not in ("127.0.0.1", "localhost", "::1"):
@@ -95,8 +115,17 @@ def serve(root: Path, config: CodePlaneConfig, repo_id: str, *, port: int,
         if bind_warning:
             warnings.append(bind_warning)
         actual_port = sock.getsockname()[1]
-        token = _ensure_token(services.layout.token_file) if config.server.require_token else None
-        app = build_app(services, token=token)
+        token = _ensure_token(layout.token_file) if config.server.require_token else None
+        server: _Server | None = None
+
+        def on_boot_failure(exc: BaseException) -> None:
+            boot_failure.append(exc)
+            if server is not None:
+                server.should_exit = True
+
+        staged = StagedApp(_boot(root, config, repo_id), on_failure=on_boot_failure)
+        app = GuardMiddleware(staged, repo_root=str(root), extra_hosts=config.server.extra_allowed_hosts,
+                              token=token)
         uv_config = uvicorn.Config(
             app, log_config=None, access_log=False, lifespan="on",
             timeout_graceful_shutdown=int(max(1, round(config.server.shutdown_timeout_sec))),
@@ -104,19 +133,21 @@ def serve(root: Path, config: CodePlaneConfig, repo_id: str, *, port: int,
         server = _Server(uv_config)
 
         async def announce_when_started() -> None:
+            assert server is not None
             while not server.started:
                 if server.should_exit:
                     return
-                await asyncio.sleep(0.005)
+                await asyncio.sleep(0.002)
             lock.publish(actual_port)
             url_host = f"[{host}]" if ":" in host else host
             for warning in warnings:
                 log.warning(warning)
-            log.info("server started", port=actual_port, pid=services.pid, repo=str(root))
+            log.info("server started", port=actual_port, pid=pid, repo=str(root))
             on_ready(Announcement(url=f"http://{url_host}:{actual_port}/mcp", port=actual_port,
-                                  pid=services.pid, repo=str(root), warnings=tuple(warnings)))
+                                  pid=pid, repo=str(root), warnings=tuple(warnings)))
 
         async def main() -> None:
+            assert server is not None
             watcher = asyncio.create_task(announce_when_started())
             try:
                 await server.serve(sockets=[sock])
@@ -124,6 +155,8 @@ def serve(root: Path, config: CodePlaneConfig, repo_id: str, *, port: int,
                 watcher.cancel()
 
         asyncio.run(main())
-        log.info("server stopped", pid=services.pid)
+        log.info("server stopped", pid=pid)
     finally:
         lock.release()
+    if boot_failure:
+        raise boot_failure[0]

@@ -1,0 +1,115 @@
+"""Staged startup: the socket answers at once, the MCP stack boots behind it.
+
+Importing the MCP SDK and the subsystems (pygit2, tantivy, tree-sitter, ~40 tool modules) costs about a
+second, which ``cpl up`` used to spend before it listened. :class:`StagedApp` is the ASGI app uvicorn
+serves from the first moment: ``/health`` and ``/ready`` answer immediately (``/ready`` says 503
+"starting" until the stack and the index are up); every other request, ``/mcp`` included, is accepted
+and *held* until the stack has booted, then handed to it. A client that connects early therefore waits
+for its first answer instead of seeing "connection refused" or a half-built server.
+
+Invariants: the boot runs once, in a worker thread (imports and store opening block); the stack's own
+lifespan (lifecycles, MCP session manager) is entered and left in one task on the event loop; a boot
+failure answers 503 with the error payload and asks the server to exit, it never leaves a server that
+looks healthy but cannot serve tools.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Protocol
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.logging import get_logger
+
+log = get_logger(__name__)
+
+
+class BootedStack(Protocol):
+    """What a boot produces: the full app and the context that keeps its subsystems running."""
+
+    @property
+    def asgi(self) -> ASGIApp: ...
+
+    def running(self) -> AbstractAsyncContextManager[None]: ...
+
+
+async def _send_json(send: Send, status: int, payload: object) -> None:
+    body = json.dumps(payload).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class StagedApp:
+    """ASGI app live before the MCP stack exists; see the module docstring."""
+
+    def __init__(self, boot: Callable[[], BootedStack], *, on_failure: Callable[[BaseException], None]) -> None:
+        self._boot = boot
+        self._on_failure = on_failure
+        self._pid = os.getpid()
+        self._stack: BootedStack | None = None
+        self._failure: CodePlaneError | None = None
+        self._booted = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._runner: asyncio.Task[None] | None = None
+
+    @property
+    def phase(self) -> str:
+        if self._failure is not None:
+            return "failed"
+        return "serving" if self._stack is not None else "starting"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] == "http" and scope["path"] == "/health":
+            await _send_json(send, 200, {"status": "ok", "pid": self._pid, "phase": self.phase})
+            return
+        if not self._booted.is_set() and scope["type"] == "http" and scope["path"] == "/ready":
+            await _send_json(send, 503, {"ready": False, "reason": "starting: loading the MCP stack and subsystems"})
+            return
+        await self._booted.wait()
+        if self._stack is None:
+            failure = self._failure or CodePlaneError(ErrorCode.INTERNAL_ERROR, "server is shutting down")
+            if scope["type"] == "http":
+                await _send_json(send, 503, failure.to_payload())
+            return
+        await self._stack.asgi(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                self._runner = asyncio.create_task(self._run())
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                self._stop.set()
+                if self._runner is not None:
+                    await self._runner
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _run(self) -> None:
+        try:
+            stack = await asyncio.to_thread(self._boot)
+            if self._stop.is_set():
+                return
+            async with stack.running():
+                self._stack = stack
+                self._booted.set()
+                await self._stop.wait()
+        except Exception as exc:
+            log.exception("server boot failed")
+            self._failure = exc if isinstance(exc, CodePlaneError) else CodePlaneError(
+                ErrorCode.INTERNAL_ERROR, f"server boot failed: {type(exc).__name__}: {exc}")
+            self._on_failure(self._failure)
+        finally:
+            self._stack = None if self._failure is not None else self._stack
+            self._booted.set()
