@@ -8,8 +8,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
 from codeplane.core.layout import RepoLayout
 from codeplane.server.instance import lock_is_held, pid_alive, read_running
 from codeplane.server.security import REPO_HEADER
@@ -33,6 +31,8 @@ def probe(layout: RepoLayout, timeout_s: float = 2.0) -> ServerProbe:
         return ServerProbe(False, files.pid, files.port, None, False, False)
     if files.port is None:
         return ServerProbe(True, files.pid, None, None, False, False, "server is starting (no port file yet)")
+    import httpx  # ~0.2 s: `cpl up` imports this module (via main) but must not pay for it
+
     try:
         response = httpx.get(f"http://127.0.0.1:{files.port}/status", timeout=timeout_s)
     except httpx.HTTPError as exc:

@@ -26,6 +26,7 @@ def status_payload(services: Services) -> dict[str, object]:
         "ready": services.readiness.ready,
         "ready_reason": services.readiness.reason,
         "last_error": services.last_error,
+        "phase": "serving",
         **services.status(),
     }
 

@@ -123,7 +123,7 @@ def serve(root: Path, config: CodePlaneConfig, repo_id: str, *, port: int,
             if server is not None:
                 server.should_exit = True
 
-        staged = StagedApp(_boot(root, config, repo_id), on_failure=on_boot_failure)
+        staged = StagedApp(_boot(root, config, repo_id), repo=str(root), on_failure=on_boot_failure)
         app = GuardMiddleware(staged, repo_root=str(root), extra_hosts=config.server.extra_allowed_hosts,
                               token=token)
         uv_config = uvicorn.Config(

@@ -2,9 +2,10 @@
 
 Importing the MCP SDK and the subsystems (pygit2, tantivy, tree-sitter, ~40 tool modules) costs about a
 second, which ``cpl up`` used to spend before it listened. :class:`StagedApp` is the ASGI app uvicorn
-serves from the first moment: ``/health`` and ``/ready`` answer immediately (``/ready`` says 503
-"starting" until the stack and the index are up); every other request, ``/mcp`` included, is accepted
-and *held* until the stack has booted, then handed to it. A client that connects early therefore waits
+serves from the first moment: ``/health``, ``/ready`` and ``/status`` answer immediately (while booting,
+``/ready`` says 503 "starting" and ``/status`` gives the identity fields with ``phase: starting``);
+every other request, ``/mcp`` included, is accepted and *held* until the stack has booted (including
+its bounded wait for the startup reconcile), then handed to it. A client that connects early therefore waits
 for its first answer instead of seeing "connection refused" or a half-built server.
 
 Invariants: the boot runs once, in a worker thread (imports and store opening block); the stack's own
@@ -24,6 +25,8 @@ from typing import Protocol
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from codeplane import API_VERSION, __version__
+from codeplane.core.clock import now_ms
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
 
@@ -49,10 +52,13 @@ async def _send_json(send: Send, status: int, payload: object) -> None:
 class StagedApp:
     """ASGI app live before the MCP stack exists; see the module docstring."""
 
-    def __init__(self, boot: Callable[[], BootedStack], *, on_failure: Callable[[BaseException], None]) -> None:
+    def __init__(self, boot: Callable[[], BootedStack], *, repo: str,
+                 on_failure: Callable[[BaseException], None]) -> None:
         self._boot = boot
+        self._repo = repo
         self._on_failure = on_failure
         self._pid = os.getpid()
+        self._started_at_ms = now_ms()
         self._stack: BootedStack | None = None
         self._failure: CodePlaneError | None = None
         self._booted = asyncio.Event()
@@ -72,8 +78,8 @@ class StagedApp:
         if scope["type"] == "http" and scope["path"] == "/health":
             await _send_json(send, 200, {"status": "ok", "pid": self._pid, "phase": self.phase})
             return
-        if not self._booted.is_set() and scope["type"] == "http" and scope["path"] == "/ready":
-            await _send_json(send, 503, {"ready": False, "reason": "starting: loading the MCP stack and subsystems"})
+        if not self._booted.is_set() and scope["type"] == "http" and scope["path"] in ("/ready", "/status"):
+            await self._answer_while_booting(scope["path"], send)
             return
         await self._booted.wait()
         if self._stack is None:
@@ -82,6 +88,15 @@ class StagedApp:
                 await _send_json(send, 503, failure.to_payload())
             return
         await self._stack.asgi(scope, receive, send)
+
+    async def _answer_while_booting(self, path: str, send: Send) -> None:
+        reason = "starting: loading the MCP stack and subsystems"
+        if path == "/ready":
+            await _send_json(send, 503, {"ready": False, "reason": reason})
+            return
+        await _send_json(send, 200, {"api_version": API_VERSION, "version": __version__, "repo": self._repo,
+                                     "pid": self._pid, "uptime_ms": now_ms() - self._started_at_ms,
+                                     "ready": False, "ready_reason": reason, "phase": self.phase})
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
