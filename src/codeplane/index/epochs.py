@@ -3,8 +3,9 @@
 Order, and why it is crash-safe:
 1. ``meta.tantivy_inflight`` records (in its own small commit) every path whose Tantivy document is about
    to change, merged with any left over from an earlier attempt.
-2. One SQLite transaction is opened; rows and every registered indexer's facts are written in it, while
-   the matching Tantivy deletes/adds are staged.
+2. One SQLite transaction is opened; rows and every registered indexer's facts are written in it (indexers
+   with ``EpochHooks`` are told where the epoch begins and ends), while the matching Tantivy deletes/adds
+   are staged.
 3. Tantivy commits (atomic on its own), then the SQLite transaction commits with the new epoch id, the
    Tantivy opstamp, and ``tantivy_inflight`` cleared.
 A crash before 3 leaves SQLite at the old epoch and the marker set; the next publish (or the next start)
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codeplane.core.clock import monotonic, now_ms
-from codeplane.index.facts_api import FactIndexer, FileChange
+from codeplane.index.facts_api import EpochHooks, FactIndexer, FileChange
 from codeplane.index.languages import family_of
 from codeplane.index.lexical import LexicalIndex
 from codeplane.index.reconcile import ChangeSet, Upsert
@@ -107,8 +108,13 @@ class EpochPublisher:
         conn = self._store.conn
         epoch = self._store.epoch() + 1
         conn.execute("BEGIN IMMEDIATE")
+        hooked = [i for i in self._indexers if isinstance(i, EpochHooks)]
         try:
+            for hooks in hooked:
+                hooks.begin_epoch(conn, epoch)
             stale = self._write(conn, epoch, changes, extras, progress)
+            for hooks in hooked:
+                hooks.finish_epoch(conn, epoch)
             opstamp = self._lexical.commit()
         except BaseException:
             conn.execute("ROLLBACK")

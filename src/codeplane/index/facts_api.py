@@ -4,13 +4,17 @@ The index service owns reconcile, epochs and the single writer. For every batch 
 each registered :class:`FactIndexer` inside the same SQLite transaction that publishes the epoch, so facts
 and file rows change together (§7.6). Indexers must be deterministic and must not do I/O of their own
 beyond the connection they are given.
+
+An indexer that also implements :class:`EpochHooks` is told where an epoch starts and ends, so it may defer
+work across the epoch's batches (a cold index arrives in many batches) and finish it once, still inside the
+transaction, before the epoch is published.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -37,4 +41,16 @@ class FactIndexer(Protocol):
         """Drop this indexer's tables (used when ``schema_version`` changed)."""
 
     def apply(self, conn: sqlite3.Connection, changes: list[FileChange], epoch: int) -> None:
-        """Replace facts for ``changes`` inside the caller's open transaction."""
+        """Replace facts for ``changes`` inside the caller's open transaction (an :class:`EpochHooks` indexer
+        may finish the work in ``finish_epoch``)."""
+
+
+@runtime_checkable
+class EpochHooks(Protocol):
+    """Optional: bracket the ``apply`` calls of one epoch (all inside the same open transaction)."""
+
+    def begin_epoch(self, conn: sqlite3.Connection, epoch: int) -> None:
+        """Before the epoch's first ``apply``; drops anything left over from an epoch that was rolled back."""
+
+    def finish_epoch(self, conn: sqlite3.Connection, epoch: int) -> None:
+        """After the epoch's last ``apply``: complete every deferred write before the transaction commits."""

@@ -1,9 +1,10 @@
 """``StructuralIndexer``: the ``FactIndexer`` (``index/facts_api.py``) that maintains the ``st_`` tables.
 
-Each ``apply`` runs inside the transaction that publishes an epoch: extract the changed files (in worker
-processes for big batches), replace their facts, relink what depends on them, refresh contexts when
-membership or markers changed, recompute touched anchor groups, and snapshot their definitions. A file that
-cannot be parsed is stored with its status and counted; it never aborts the batch (§18 item 3).
+Everything runs inside the transaction that publishes an epoch (``session.py``): extract the changed files
+(in worker processes for big batches), replace their facts, then, once per epoch, relink what depends on them,
+refresh contexts when membership or markers changed, recompute touched anchor groups, and snapshot their
+definitions. A file that cannot be parsed is stored with its status and counted; it never aborts the batch
+(§18 item 3).
 """
 
 from __future__ import annotations
@@ -13,13 +14,10 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
-from codeplane.core.logging import get_logger
 from codeplane.index.facts_api import FileChange
-from codeplane.index.structural import anchors, contexts, linking, schema, snapshots, store
-from codeplane.index.structural.extract import FAILED, NO_GRAMMAR, TOO_LARGE, Outcome
+from codeplane.index.structural import schema
+from codeplane.index.structural.session import EpochSession
 from codeplane.index.structural.workers import ExtractionPool
-
-_log = get_logger("index.structural")
 
 
 @dataclass(frozen=True)
@@ -29,19 +27,26 @@ class ApplyReport:
     deleted: int
     extract_ms: int
     write_ms: int
+    indexes_ms: int
     link_ms: int
     contexts_ms: int
     anchors_ms: int
     snapshot_ms: int
+    #: The part spent in ``finish_epoch`` (the tail of writing, then everything from ``indexes_ms`` on).
+    finish_ms: int
     refs_relinked: int
 
 
 class StructuralIndexer:
+    """Also an ``EpochHooks``: inside an epoch, ``apply`` only starts a batch and ``finish_epoch`` completes
+    them all. Called without ``begin_epoch`` (tests, tools), ``apply`` is one whole epoch on its own."""
+
     name = "structural"
     schema_version = schema.SCHEMA_VERSION
 
     def __init__(self, workers: int | None = None) -> None:
         self._pool = ExtractionPool(workers)
+        self._session: EpochSession | None = None
         self.last_report: ApplyReport | None = None
 
     def create_schema(self, conn: sqlite3.Connection) -> None:
@@ -50,38 +55,43 @@ class StructuralIndexer:
     def drop_schema(self, conn: sqlite3.Connection) -> None:
         schema.drop(conn)
 
+    def begin_epoch(self, conn: sqlite3.Connection, epoch: int) -> None:
+        if self._session is not None:  # left over from an epoch that was rolled back
+            self._session.cancel()
+        self._session = EpochSession(conn, epoch, self._pool)
+
     def apply(self, conn: sqlite3.Connection, changes: list[FileChange], epoch: int) -> None:
-        started = time.perf_counter()
-        items = [(c.path, c.text) for c in changes if not c.deleted and c.text is not None]
-        by_path: dict[str, Outcome] = {o.path: o for o in self._pool.extract(items)}
-        failed = sorted(o.path for o in by_path.values() if o.status in (FAILED, NO_GRAMMAR, TOO_LARGE))
-        if failed:  # skipped and counted (status shows them), never fatal (§18 item 3)
-            _log.warning("structural_files_skipped", count=len(failed), first=failed[:5])
-        extracted = time.perf_counter()
-        effect = store.write_batch(conn, changes, [by_path.get(c.path) for c in changes], epoch)
-        written = time.perf_counter()
-        link = linking.relink(conn, effect)
-        linked = time.perf_counter()
-        rerouted = contexts.refresh(conn, effect)
-        routed = time.perf_counter()
-        removed = dict(effect.anchors_removed)
-        for key, count in rerouted.anchors_removed.items():
-            removed[key] = removed.get(key, 0) + count
-        anchors.refresh(conn, removed, sorted(set(effect.upserted.values()) | set(rerouted.files)),
-                        link.member_tokens)
-        anchored = time.perf_counter()
-        snapshots.record(conn, effect)
-        done = time.perf_counter()
+        session = self._session
+        if session is None or session.conn is not conn or session.epoch != epoch:
+            self.begin_epoch(conn, epoch)
+            self.apply(conn, changes, epoch)
+            self.finish_epoch(conn, epoch)
+            return
+        session.add(changes)
 
-        def ms(a: float, b: float) -> int:
-            return int((b - a) * 1000)
+    def finish_epoch(self, conn: sqlite3.Connection, epoch: int) -> None:
+        session, self._session = self._session, None
+        if session is None:
+            return
+        began = time.perf_counter()
+        try:
+            session.finish()
+        except BaseException:
+            session.cancel()
+            raise
+        t = session.timings
 
-        self.last_report = ApplyReport(epoch, len(effect.upserted), len(effect.deleted), ms(started, extracted),
-                                       ms(extracted, written), ms(written, linked), ms(linked, routed),
-                                       ms(routed, anchored), ms(anchored, done), link.refs_changed)
+        def ms(seconds: float) -> int:
+            return int(seconds * 1000)
+
+        self.last_report = ApplyReport(epoch, t.files, t.deleted, ms(t.extract), ms(t.write), ms(t.indexes),
+                                       ms(t.link), ms(t.contexts), ms(t.anchors), ms(t.snapshot),
+                                       ms(time.perf_counter() - began), t.refs_relinked)
         conn.execute("INSERT OR REPLACE INTO st_state(key, value) VALUES ('last_apply', ?)",
                      (json.dumps(self.last_report.__dict__),))
 
     def close(self) -> None:
         """Stop the extraction workers (the server's shutdown path)."""
+        if self._session is not None:
+            self._session.cancel()
         self._pool.close()

@@ -255,6 +255,26 @@ def create(conn: sqlite3.Connection) -> None:
             conn.execute(statement)
 
 
+#: The secondary indexes, by name. A cold build drops them and creates them once at the end (inside the same
+#: transaction, so a crash or rollback leaves them as they were): filling the tables first and sorting once is
+#: about twice as fast as keeping the B-trees up to date row by row.
+INDEXES: dict[str, str] = {
+    statement.split(" IF NOT EXISTS ", 1)[1].split(" ", 1)[0]: statement.strip()
+    for statement in DDL.split(";") if statement.strip().startswith("CREATE INDEX")
+    and "st_def_snapshot" not in statement  # snapshots are written after the indexes are back
+}
+
+
+def drop_indexes(conn: sqlite3.Connection) -> None:
+    for name in INDEXES:
+        conn.execute(f"DROP INDEX IF EXISTS {name}")
+
+
+def create_indexes(conn: sqlite3.Connection) -> None:
+    for statement in INDEXES.values():
+        conn.execute(statement)
+
+
 def drop(conn: sqlite3.Connection) -> None:
     for table in TABLES:
         conn.execute(f"DROP TABLE IF EXISTS {table}")

@@ -45,6 +45,19 @@ class BatchEffect:
     markers: dict[str, str | None] = field(default_factory=dict)
     outcomes: list[Outcome] = field(default_factory=list)
 
+    def absorb(self, later: BatchEffect) -> None:
+        """Add what a later batch of the same epoch changed (a path appears in at most one of them; the
+        outcomes, already written, are not kept)."""
+        self.upserted.update(later.upserted)
+        self.deleted.update(later.deleted)
+        self.membership_changed = self.membership_changed or later.membership_changed
+        self.added |= later.added
+        for key, count in later.anchors_removed.items():
+            self.anchors_removed[key] = self.anchors_removed.get(key, 0) + count
+        self.old_keys |= later.old_keys
+        self.init_dirs_changed |= later.init_dirs_changed
+        self.markers.update(later.markers)
+
 
 def chunked(items: Sequence[int], size: int = _IN_CHUNK) -> Iterator[Sequence[int]]:
     for start in range(0, len(items), size):

@@ -13,7 +13,7 @@ import os
 import sys
 import threading
 from collections.abc import Iterator
-from concurrent.futures import CancelledError, ProcessPoolExecutor
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 
@@ -61,10 +61,15 @@ class ExtractionPool:
 
     def extract(self, items: list[tuple[str, str]]) -> list[Outcome]:
         """Outcomes in the order of ``items``."""
+        return self.submit(items).result()
+
+    def submit(self, items: list[tuple[str, str]]) -> Extraction:
+        """Start extracting ``items``; big batches run in the workers while the caller goes on (a cold index
+        writes one batch while the next is parsed), small ones in-process when the result is asked for."""
         size = sum(len(text) for _, text in items)
         threshold = USE_POOL_CHARS if self._pool is not None else START_POOL_CHARS
         if self.workers <= 1 or size < threshold or len(items) < 2:
-            return extract_many(items)
+            return Extraction(self, items, [], [])
         # Balance by size: biggest files first, dealt round-robin into a few batches per worker.
         order = sorted(range(len(items)), key=lambda i: -len(items[i][1]))
         batches: list[list[int]] = [[] for _ in range(self.workers * 3)]
@@ -75,18 +80,48 @@ class ExtractionPool:
             pool = self._executor()
             with _plain_main():
                 futures = [pool.submit(extract_wire, [items[i] for i in batch]) for batch in batches]
-            results: list[Outcome | None] = [None] * len(items)
-            for batch, future in zip(batches, futures, strict=True):
-                for index, outcome in zip(batch, future.result(), strict=True):
-                    results[index] = outcome
-            return [r for r in results if r is not None]
-        except (BrokenProcessPool, OSError, CancelledError) as exc:
-            _log.warning("extraction_pool_failed", error=str(exc))
-            self.close()
-            return extract_many(items)
+        except (BrokenProcessPool, OSError, RuntimeError) as exc:
+            self._failed(exc)
+            return Extraction(self, items, [], [])
+        return Extraction(self, items, batches, futures)
+
+    def _failed(self, exc: BaseException) -> None:
+        _log.warning("extraction_pool_failed", error=str(exc))
+        self.close()
 
     def close(self) -> None:
         with self._lock:
             pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+class Extraction:
+    """One submitted batch: its outcomes come from the workers, or from this process if the pool was not used
+    or broke (extraction is pure, so redoing it here gives the same answer)."""
+
+    def __init__(self, pool: ExtractionPool, items: list[tuple[str, str]], batches: list[list[int]],
+                 futures: list[Future[list[Outcome]]]) -> None:
+        self._pool = pool
+        self._items = items
+        self._batches = batches
+        self._futures = futures
+
+    def result(self) -> list[Outcome]:
+        """Outcomes in the order of the submitted items (waits for the workers)."""
+        if not self._futures:
+            return extract_many(self._items)
+        try:
+            results: list[Outcome | None] = [None] * len(self._items)
+            for batch, future in zip(self._batches, self._futures, strict=True):
+                for index, outcome in zip(batch, future.result(), strict=True):
+                    results[index] = outcome
+            return [r for r in results if r is not None]
+        except (BrokenProcessPool, OSError, CancelledError) as exc:
+            self._pool._failed(exc)
+            return extract_many(self._items)
+
+    def cancel(self) -> None:
+        """Drop the batch (its epoch was rolled back); work already running finishes unseen."""
+        for future in self._futures:
+            future.cancel()

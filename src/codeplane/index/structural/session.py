@@ -1,0 +1,129 @@
+"""One epoch's structural work, spread over the epoch's batches and completed once at its end.
+
+A cold index reaches the indexer as many batches of files. Each batch's extraction starts in the worker
+processes as soon as it arrives, and the batch before it is written meanwhile, so parsing (workers) and
+inserting (this thread) overlap. Linking, contexts, anchor groups and snapshots run once, in ``finish``, over
+the union of what the batches changed: the same steps a one-batch epoch (an edit) runs, giving the same facts,
+since linking recomputes from what is stored whatever the order of the batches (``linking.py``).
+
+On an empty store (cold index, schema rebuild) the secondary indexes are dropped before the inserts and created
+again in ``finish``, all inside the epoch's transaction: a crash or rollback brings them back with the rest.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from codeplane.core.logging import get_logger
+from codeplane.index.facts_api import FileChange
+from codeplane.index.structural import anchors, contexts, linking, schema, snapshots, store
+from codeplane.index.structural.extract import FAILED, NO_GRAMMAR, TOO_LARGE, Outcome
+from codeplane.index.structural.workers import Extraction, ExtractionPool
+
+_log = get_logger("index.structural")
+#: Batches submitted but not yet written: one keeps the workers busy while this thread writes the previous.
+LOOKAHEAD = 1
+
+
+@dataclass
+class Timings:
+    """Seconds spent by the writing thread per step (waiting for extraction counts as ``extract``)."""
+
+    files: int = 0
+    deleted: int = 0
+    extract: float = 0.0
+    write: float = 0.0
+    indexes: float = 0.0
+    link: float = 0.0
+    contexts: float = 0.0
+    anchors: float = 0.0
+    snapshot: float = 0.0
+    refs_relinked: int = 0
+
+
+class _Pending(NamedTuple):
+    changes: list[FileChange]
+    extraction: Extraction
+
+
+class EpochSession:
+    def __init__(self, conn: sqlite3.Connection, epoch: int, pool: ExtractionPool) -> None:
+        self.conn = conn
+        self.epoch = epoch
+        self._pool = pool
+        self._queue: deque[_Pending] = deque()
+        self._effect = store.BatchEffect(epoch)
+        self._seen: set[str] = set()
+        self.timings = Timings()
+        self._cold = conn.execute("SELECT 1 FROM st_file LIMIT 1").fetchone() is None
+        if self._cold:
+            schema.drop_indexes(conn)
+
+    def add(self, changes: list[FileChange]) -> None:
+        """Start extracting ``changes``; write earlier batches while it runs."""
+        if any(c.path in self._seen for c in changes):
+            self._complete()  # a path twice in one epoch: its first version must be fully linked first
+        self._seen.update(c.path for c in changes)
+        items = [(c.path, c.text) for c in changes if not c.deleted and c.text is not None]
+        self._queue.append(_Pending(changes, self._pool.submit(items)))
+        while len(self._queue) > LOOKAHEAD:
+            self._write_next()
+
+    def finish(self) -> None:
+        """Write what is left, then link, route, anchor and snapshot everything the epoch changed."""
+        self._complete()
+
+    def cancel(self) -> None:
+        for pending in self._queue:
+            pending.extraction.cancel()
+        self._queue.clear()
+
+    def _write_next(self) -> None:
+        pending = self._queue.popleft()
+        began = time.perf_counter()
+        by_path: dict[str, Outcome] = {o.path: o for o in pending.extraction.result()}
+        extracted = time.perf_counter()
+        failed = sorted(o.path for o in by_path.values() if o.status in (FAILED, NO_GRAMMAR, TOO_LARGE))
+        if failed:  # skipped and counted (status shows them), never fatal (§18 item 3)
+            _log.warning("structural_files_skipped", count=len(failed), first=failed[:5])
+        effect = store.write_batch(self.conn, pending.changes, [by_path.get(c.path) for c in pending.changes],
+                                   self.epoch)
+        effect.outcomes = []  # written: let the facts go
+        self._effect.absorb(effect)
+        self.timings.files += len(effect.upserted)
+        self.timings.deleted += len(effect.deleted)
+        self.timings.extract += extracted - began
+        self.timings.write += time.perf_counter() - extracted
+
+    def _complete(self) -> None:
+        while self._queue:
+            self._write_next()
+        conn, timings = self.conn, self.timings
+        began = time.perf_counter()
+        if self._cold:
+            schema.create_indexes(conn)
+            self._cold = False
+        effect, self._effect = self._effect, store.BatchEffect(self.epoch)
+        self._seen = set()
+        indexed = time.perf_counter()
+        link = linking.relink(conn, effect)
+        linked = time.perf_counter()
+        rerouted = contexts.refresh(conn, effect)
+        routed = time.perf_counter()
+        removed = dict(effect.anchors_removed)
+        for key, count in rerouted.anchors_removed.items():
+            removed[key] = removed.get(key, 0) + count
+        anchors.refresh(conn, removed, sorted(set(effect.upserted.values()) | set(rerouted.files)),
+                        link.member_tokens)
+        anchored = time.perf_counter()
+        snapshots.record(conn, effect)
+        timings.indexes += indexed - began
+        timings.link += linked - indexed
+        timings.contexts += routed - linked
+        timings.anchors += anchored - routed
+        timings.snapshot += time.perf_counter() - anchored
+        timings.refs_relinked += link.refs_changed

@@ -1,0 +1,112 @@
+"""One epoch in many batches (a cold index) gives the same facts as one batch; the deferred work and the
+dropped indexes of a cold epoch never outlive a rollback."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from codeplane.index.facts_api import EpochHooks, FileChange
+from codeplane.index.structural.indexer import StructuralIndexer
+from codeplane.index.structural.schema import INDEXES
+from tests.structural_corpus import generate
+
+CORPUS = {
+    **{f"gen/{name}": text for name, text in generate(24, seed=7).items()},
+    "gen/__init__.py": "from .m0 import *\n",
+    "pyproject.toml": "[project]\nname = 'shop'\n",
+    "shop/__init__.py": "from .models import Cart, total as compute\n__all__ = ['Cart', 'compute']\n",
+    "shop/models.py": "class Cart:\n    def add(self, item):\n        return total([item])\n\n\ndef total(items):\n"
+                      "    return sum(items)\n",
+    "shop/cli.py": "from shop import Cart, compute\nimport shop.models as sm\n\n\ndef main(cart):\n"
+                   "    cart.add(1)\n    sm.Cart\n    return compute([Cart()])\n",
+    "web/package.json": json.dumps({"name": "web"}),
+    "web/src/util/index.ts": "export function join(a: string) { return a; }\nexport * from './more';\n",
+    "web/src/util/more.ts": "export const extra = 1;\n",
+    "web/src/app.ts": "import { join, extra } from './util';\njoin('x'); extra; window.run(); other.run();\n",
+}
+
+
+def _changes(files: dict[str, str], tag: str = "1") -> list[FileChange]:
+    return [FileChange(p, None, t, f"sha-{tag}") for p, t in sorted(files.items())]
+
+
+def _dump(conn: sqlite3.Connection) -> dict[str, list[tuple[object, ...]]]:
+    tables = [n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'st_%' "
+                                         "AND name != 'st_state' ORDER BY name")]
+    out = {t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables}
+    out["indexes"] = sorted(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index' "
+                                         "AND sql IS NOT NULL"))
+    return out
+
+
+def _fresh() -> tuple[sqlite3.Connection, StructuralIndexer]:
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    indexer = StructuralIndexer(workers=1)
+    indexer.create_schema(conn)
+    return conn, indexer
+
+
+def _epoch(conn: sqlite3.Connection, indexer: StructuralIndexer, epoch: int, batches: list[list[FileChange]]) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    indexer.begin_epoch(conn, epoch)
+    for batch in batches:
+        indexer.apply(conn, batch, epoch)
+    indexer.finish_epoch(conn, epoch)
+    conn.execute("COMMIT")
+
+
+def test_the_structural_indexer_takes_epoch_hooks() -> None:
+    assert isinstance(StructuralIndexer(workers=1), EpochHooks)
+
+
+def test_a_cold_epoch_in_many_batches_stores_what_one_batch_stores_then_edits_agree_too() -> None:
+    whole, whole_indexer = _fresh()
+    _epoch(whole, whole_indexer, 1, [_changes(CORPUS)])
+    split, split_indexer = _fresh()
+    changes = _changes(CORPUS)
+    _epoch(split, split_indexer, 1, [changes[i:i + 5] for i in range(0, len(changes), 5)])
+    assert _dump(split) == _dump(whole)
+    assert {name for name, _ in _dump(split)["indexes"]} >= set(INDEXES)
+    assert split.execute("SELECT count(*) FROM st_ref WHERE ref_tier = 'STRONG'").fetchone()[0] > 0
+    assert split.execute("SELECT count(*) FROM st_anchor_group").fetchone()[0] > 0
+
+    edit = {"shop/models.py": CORPUS["shop/models.py"].replace("def total(items):", "def total(items, k=0):")}
+    gone = [FileChange("web/src/util/more.ts", None, None, "", deleted=True)]
+    for conn, indexer in ((whole, whole_indexer), (split, split_indexer)):
+        _epoch(conn, indexer, 2, [gone, _changes(edit, "2")])  # deletions come first, as the pipeline sends them
+    assert _dump(split) == _dump(whole)
+    single, single_indexer = _fresh()
+    single_indexer.apply(single, _changes(CORPUS), 1)  # no hooks: one apply is a whole epoch
+    single_indexer.apply(single, [*gone, *_changes(edit, "2")], 2)
+    assert _dump(single) == _dump(whole)
+
+
+def test_a_path_twice_in_one_epoch_is_linked_in_between_as_if_in_two_epochs() -> None:
+    first = {**CORPUS, "shop/models.py": "def total(items):\n    return 0\n"}
+    second = {"shop/models.py": CORPUS["shop/models.py"]}
+    twice, indexer = _fresh()
+    _epoch(twice, indexer, 1, [_changes(first), _changes(second)])
+    apart, apart_indexer = _fresh()
+    apart_indexer.apply(apart, _changes(first), 1)
+    apart_indexer.apply(apart, _changes(second), 1)
+    assert _dump(twice) == _dump(apart)
+    cart = apart.execute("SELECT def_uid FROM st_def WHERE qualified_name = 'shop.models.Cart'").fetchone()[0]
+    assert twice.execute("SELECT count(*) FROM st_ref WHERE target_uid = ? AND ref_tier = 'STRONG'",
+                         (cart,)).fetchone()[0] >= 2
+
+
+def test_a_rolled_back_cold_epoch_leaves_the_store_and_its_indexes_as_they_were() -> None:
+    conn, indexer = _fresh()
+    before = _dump(conn)
+    conn.execute("BEGIN IMMEDIATE")
+    indexer.begin_epoch(conn, 1)
+    indexer.apply(conn, _changes(CORPUS), 1)
+    indexer.apply(conn, _changes({"late.py": "x = 1\n"}), 1)
+    assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'st_ref_token'").fetchone()[0] == 0
+    conn.execute("ROLLBACK")  # e.g. the Tantivy commit failed: finish_epoch never ran
+    assert _dump(conn) == before
+    _epoch(conn, indexer, 1, [_changes(CORPUS)])  # the next attempt starts clean
+    whole, whole_indexer = _fresh()
+    _epoch(whole, whole_indexer, 1, [_changes(CORPUS)])
+    assert _dump(conn) == _dump(whole)
