@@ -15,6 +15,7 @@ from codeplane.git.conflicts import RepoState, read_conflicts, repo_state
 from codeplane.git.models import Conflict, GitModel
 from codeplane.git.pathspecs import shown, under
 from codeplane.git.revisions import head_branch, head_commit, head_tree
+from codeplane.git.status_flags import status_flags
 
 _STAGED = (
     (FileStatus.INDEX_NEW, "added"),
@@ -60,8 +61,7 @@ class StatusReport(GitModel):
 
 def dirty_paths(repo: pygit2.Repository) -> dict[str, FileStatus]:
     """Every path whose status is not current (ignored files excluded), keyed by pygit2 path."""
-    return {p: FileStatus(f) for p, f in repo.status(untracked_files="all").items()
-            if f != FileStatus.IGNORED}
+    return status_flags(repo)
 
 
 def _renames(repo: pygit2.Repository) -> dict[str, str]:
@@ -89,8 +89,7 @@ def _upstream(repo: pygit2.Repository, branch: str | None) -> tuple[str | None, 
 
 def status(repo: pygit2.Repository, paths: Sequence[str] = (), limit: int = 1000) -> StatusReport:
     """The repository status, optionally restricted to ``paths`` (canonical, from ``repo_paths``)."""
-    flags = {p: f for p, f in repo.status(untracked_files="all").items()
-             if f != FileStatus.IGNORED and under(p, paths)}
+    flags = {p: f for p, f in status_flags(repo).items() if under(p, paths)}
     renamed: dict[str, str] = {}
     if any(f & FileStatus.INDEX_NEW for f in flags.values()) and \
             any(f & FileStatus.INDEX_DELETED for f in flags.values()):

@@ -7,7 +7,8 @@ entry is racily clean (changed in the same tick the index was written). This mod
 with the ``lstat`` calls spread over a few threads.
 
 It answers only when the rules are simple: SHA-1 repository, stage-0 entries without intent-to-add or
-skip-worktree flags, no submodules, no content filters (autocrlf, ``.gitattributes``). Otherwise
+skip-worktree flags, no submodules, no content filters (autocrlf, ``.gitattributes``), file modes and
+symlinks honoured, case-sensitive names. Otherwise
 :func:`scan` returns ``None`` and the caller uses libgit2.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +61,9 @@ class _Prepared:
     racy: tuple[bool, ...]
     #: stage-0 entries only, no intent-to-add/skip-worktree, no submodules, no .gitattributes
     simple: bool
+    #: Repository-relative paths of the entries, and every directory that holds one (``b""`` is the root).
+    tracked: frozenset[bytes]
+    tracked_dirs: frozenset[bytes]
 
 
 _cache_lock = threading.Lock()
@@ -84,32 +89,66 @@ def _prepared(path: Path, root: bytes) -> _Prepared:
         racy=tuple(e.mtime_s * 1_000_000_000 + e.mtime_ns >= snapshot.mtime_ns for e in entries),
         simple=not any(e.stage or e.extended or e.mode == _GITLINK or e.path == b".gitattributes"
                        or e.path.endswith(b"/.gitattributes") for e in entries),
+        tracked=frozenset(e.path for e in entries),
+        tracked_dirs=_directories(e.path for e in entries),
     )
     with _cache_lock:
         _cache[path] = (stamp, prepared)
     return prepared
 
 
-def _filters_configured(repo: pygit2.Repository) -> bool:
+def _directories(paths: Iterable[bytes]) -> frozenset[bytes]:
+    dirs = {b""}
+    for path in paths:
+        cut = path.rfind(b"/")
+        while cut > 0:
+            parent = path[:cut]
+            if parent in dirs:
+                break
+            dirs.add(parent)
+            cut = parent.rfind(b"/")
+    return frozenset(dirs)
+
+
+#: Settings under which git's answer is not "stat, then compare the blob": content filters, another hash,
+#: ignored modes, case-folded names, symlinks checked out as files. Values that take the fast path.
+_SETTINGS = {"core.autocrlf": ("false",), "extensions.objectformat": ("sha1",), "core.filemode": ("true",),
+             "core.ignorecase": ("false",), "core.symlinks": ("true",)}
+
+
+def _rules_not_simple(repo: pygit2.Repository) -> bool:
     config = repo.config
-    for key in ("core.autocrlf", "extensions.objectformat"):
+    for key, simple_values in _SETTINGS.items():
         try:
             value = str(config[key]).lower()
         except KeyError:
             continue
-        if key == "core.autocrlf" and value in ("true", "input"):
-            return True
-        if key == "extensions.objectformat" and value != "sha1":
+        if value not in simple_values:
             return True
     return (Path(repo.path) / "info" / "attributes").exists()
 
 
-def _suspects(prepared: _Prepared) -> list[tuple[int, os.stat_result | None]]:
-    """(entry index, lstat or None if gone) of every entry whose stat data does not prove it unchanged."""
+def prepared_index(repo: pygit2.Repository, root: Path) -> _Prepared | None:
+    """The parsed index (cached per index file version) when the fast rules apply, else ``None``."""
+    try:
+        prepared = _prepared(Path(repo.path) / "index", os.fsencode(root))
+    except (UnsupportedIndex, OSError, ValueError, IndexError):
+        return None
+    if not prepared.simple or _rules_not_simple(repo):
+        return None
+    return prepared
+
+
+Suspects = list[tuple[int, os.stat_result | None]]
+
+
+def _start_suspects(prepared: _Prepared) -> Callable[[], Suspects]:
+    """Start the lstat calls on the pool; the returned function waits for (entry index, lstat or None if
+    gone) of every entry whose stat data does not prove it unchanged."""
     lstat = os.lstat
 
-    def chunk(start: int) -> list[tuple[int, os.stat_result | None]]:
-        out: list[tuple[int, os.stat_result | None]] = []
+    def chunk(start: int) -> Suspects:
+        out: Suspects = []
         keys, racy, paths = prepared.keys, prepared.racy, prepared.paths
         for i in range(start, min(start + _CHUNK, len(paths))):
             try:
@@ -123,8 +162,10 @@ def _suspects(prepared: _Prepared) -> list[tuple[int, os.stat_result | None]]:
 
     starts = range(0, len(prepared.paths), _CHUNK)
     if len(starts) <= 1:
-        return chunk(0)
-    return [hit for part in _pool().map(chunk, starts) for hit in part]
+        done = chunk(0)
+        return lambda: done
+    futures = [_pool().submit(chunk, start) for start in starts]
+    return lambda: [hit for future in futures for hit in future.result()]
 
 
 _executor: ThreadPoolExecutor | None = None
@@ -145,16 +186,25 @@ def _mode_of(st: os.stat_result) -> int:
     return 0o100755 if st.st_mode & stat.S_IXUSR else 0o100644
 
 
+def start_scan(repo: pygit2.Repository, root: Path) -> Callable[[], list[WorktreeChange]] | None:
+    """Start :func:`scan` on the pool (the calling thread is free meanwhile); call the result to finish it.
+    ``None`` when the fast rules do not apply."""
+    prepared = prepared_index(repo, root)
+    if prepared is None:
+        return None
+    suspects = _start_suspects(prepared)
+    return lambda: _changes(prepared, suspects())
+
+
 def scan(repo: pygit2.Repository, root: Path) -> list[WorktreeChange] | None:
     """Tracked files that differ from the index, sorted by path; ``None`` when the fast rules do not apply."""
-    try:
-        prepared = _prepared(Path(repo.path) / "index", os.fsencode(root))
-    except (UnsupportedIndex, OSError, ValueError, IndexError):
-        return None
-    if not prepared.simple or _filters_configured(repo):
-        return None
+    finish = start_scan(repo, root)
+    return None if finish is None else finish()
+
+
+def _changes(prepared: _Prepared, suspects: Suspects) -> list[WorktreeChange]:
     changes: list[WorktreeChange] = []
-    for i, st in _suspects(prepared):
+    for i, st in suspects:
         entry = prepared.snapshot.entries[i]
         path, oid = os.fsdecode(entry.path), pygit2.Oid(raw=entry.oid)
         if st is None or not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
