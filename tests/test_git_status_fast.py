@@ -66,6 +66,8 @@ STEPS: list[tuple[str, Callable[[Path], None]]] = [
     ("untracked nested directory", lambda r: write_files(r, {"fresh/a/b.txt": "b\n", "fresh/c.txt": "c\n"})),
     ("ignored files and directories", lambda r: write_files(r, {
         "x.log": "log\n", "build/out.bin": "bin\n", "pkg/s.tmp": "tmp\n", "fresh/a/skip.log": "s\n"})),
+    ("force-tracked file in an ignored directory", lambda r: (run_git(r, "add", "-f", "build/out.bin"),
+                                                             write_files(r, {"build/more.bin": "m\n"}))),
     ("directory holding only ignored files", lambda r: write_files(r, {"logs/one.log": "1\n"})),
     ("empty untracked directory", lambda r: (r / "emptydir").mkdir()),
     ("a .gitignore edited in place", lambda r: (r / ".gitignore").write_text("*.log\n")),
