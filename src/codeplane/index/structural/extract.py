@@ -7,6 +7,9 @@ caller counts it and indexing goes on (§18 item 3).
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import NamedTuple
 
@@ -92,17 +95,34 @@ _ROW_LISTS = ("defs", "scopes", "binds", "imports", "refs", "exports", "thunks",
 
 def extract_wire(items: list[tuple[str, str]]) -> list[Outcome]:
     """``extract_many`` for worker processes (rows as plain tuples, see ``to_wire``)."""
-    return [to_wire(o) for o in extract_many(items)]
+    with _collector_paused():
+        return [to_wire(o) for o in extract_many(items)]
 
 
 def extract_many(items: list[tuple[str, str]]) -> list[Outcome]:
     """``extract_file`` over several files; the unit of work sent to extraction worker processes."""
     out: list[Outcome] = []
-    for path, text in items:
-        if len(text) > MAX_CHARS:
-            info = detect(path)
-            out.append(Outcome(path, info.language if info else None, TOO_LARGE, None, None,
-                               f"{len(text)} characters exceed {MAX_CHARS}"))
-        else:
-            out.append(extract_file(path, text))
+    with _collector_paused():
+        for path, text in items:
+            if len(text) > MAX_CHARS:
+                info = detect(path)
+                out.append(Outcome(path, info.language if info else None, TOO_LARGE, None, None,
+                                   f"{len(text)} characters exceed {MAX_CHARS}"))
+            else:
+                out.append(extract_file(path, text))
     return out
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Extraction allocates millions of small tuples that all stay alive until the batch is returned, so each
+    run of the cyclic garbage collector walks an ever larger heap and frees nothing: about 40 % of extraction
+    time. Reference counting still frees everything as usual; cycles (if any) wait for the next collection."""
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
