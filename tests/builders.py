@@ -100,6 +100,13 @@ class ServerHandle:
     def get(self, route: str, **kwargs: Any) -> httpx.Response:
         return httpx.get(self.base_url + route, timeout=10, **kwargs)
 
+    def wait_serving(self, timeout: float = 60) -> None:
+        """Wait until the MCP stack has booted behind the listening socket (``/health`` phase)."""
+        deadline = time.monotonic() + timeout
+        while self.get("/health").json()["phase"] != "serving":
+            assert time.monotonic() < deadline, "server did not finish booting"
+            time.sleep(0.02)
+
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 15) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(sig)

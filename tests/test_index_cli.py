@@ -18,7 +18,10 @@ def test_init_builds_the_index_and_status_reports_it(tmp_path: Path) -> None:
     checks = {c["name"]: c for c in cpl_json("doctor", cwd=repo)["checks"]}
     assert checks["index.db"]["ok"] and checks["tantivy"]["ok"] and "3 documents" in checks["tantivy"]["detail"]
 
-    with running_server(repo):
+    with running_server(repo) as server:
+        booting = cpl_json("status", cwd=repo)["index"]
+        assert booting["state"] in ("starting", "ready")
+        server.wait_serving()
         live = cpl_json("status", cwd=repo)["index"]
         assert live["state"] == "ready" and live["file_count"] == 4 and live["pending_changes"] == 0
         assert live["last_reconcile"]["reason"] == "startup"

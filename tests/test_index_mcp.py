@@ -129,6 +129,7 @@ async def test_path_escapes_are_refused_with_5001(server: ServerHandle, path: st
 
 
 async def test_status_and_describe_show_the_index(server: ServerHandle) -> None:
+    server.wait_serving()
     index = server.get("/status").json()["index"]
     assert index["state"] == "ready" and index["epoch"] >= 1 and index["primary_language"] == "python"
     assert index["file_count"] == len(FILES) + 2  # + the symlink and the .cplignore `cpl up` wrote

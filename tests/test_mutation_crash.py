@@ -98,7 +98,8 @@ def test_sigkill_of_the_server_mid_batch_leaves_all_old_or_all_new(tmp_path: Pat
         server.proc.send_signal(signal.SIGKILL)
         server.proc.wait()
         writer.join(timeout=30)
-        server = start_server(repo, env=env)  # startup recovery runs before the server is ready
+        server = start_server(repo, env=env)
+        server.wait_serving()  # startup recovery is the first step of the boot; tools are held until it ends
         assert generation_on_disk(repo) in (0, 1)
     finally:
         server.stop()

@@ -124,6 +124,9 @@ def status(
         last_error = ctx.layout.last_error_file.read_text(encoding="utf-8").strip() or None
     # No server to ask: read the index straight from index.db (read-only).
     index: Any = server_status.get("index") or index_overview(ctx.layout.index_db)
+    if server_status.get("phase") == "starting" and isinstance(index, dict):
+        # The server answers while its stack boots; index.db alone would say "stopped".
+        index = {**index, "state": "starting"}
     payload: dict[str, Any] = {
         "running": result.running, "answering": result.answering, "pid": result.pid, "port": result.port,
         "repo": str(ctx.root), "initialized": ctx.layout.state_dir.is_dir(),
