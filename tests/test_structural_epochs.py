@@ -1,5 +1,6 @@
 """One epoch in many batches (a cold index) gives the same facts as one batch; the deferred work and the
-dropped indexes of a cold epoch never outlive a rollback."""
+dropped indexes of a cold epoch never outlive a rollback; rows staged by the extraction workers land exactly
+as if written directly."""
 
 from __future__ import annotations
 
@@ -7,8 +8,12 @@ import json
 import sqlite3
 
 from codeplane.index.facts_api import EpochHooks, FileChange
+from codeplane.index.structural.extract import extract_many, to_wire
 from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.index.structural.schema import INDEXES
+from codeplane.index.structural.staging import extract_staged, stage
+from codeplane.index.structural.store import write_batch
+from codeplane.index.structural.workers import START_POOL_CHARS, ExtractionPool, _runs
 from tests.structural_corpus import generate
 
 CORPUS = {
@@ -110,3 +115,41 @@ def test_a_rolled_back_cold_epoch_leaves_the_store_and_its_indexes_as_they_were(
     whole, whole_indexer = _fresh()
     _epoch(whole, whole_indexer, 1, [_changes(CORPUS)])
     assert _dump(conn) == _dump(whole)
+
+
+def test_rows_staged_in_several_runs_land_as_if_staged_at_once() -> None:
+    changes = _changes(CORPUS)
+    items = [(c.path, c.text or "") for c in changes]
+    outcomes = extract_many(items)
+    runs = [stage(outcomes[start:end]) for start, end in _runs(items, 5)]
+    assert len(runs) >= 4
+    split, _ = _fresh()
+    split.execute("BEGIN")
+    write_batch(split, changes, [o for run in runs for o in run.outcomes], [r.staged for r in runs if r.staged], 1)
+    split.execute("COMMIT")
+    whole, _ = _fresh()
+    single = stage(outcomes)
+    whole.execute("BEGIN")
+    write_batch(whole, changes, single.outcomes, [single.staged] if single.staged else [], 1)
+    whole.execute("COMMIT")
+    assert _dump(split) == _dump(whole)
+    assert split.execute("SELECT count(*) FROM st_ref").fetchone()[0] == sum(len(o.facts.refs) for o in outcomes
+                                                                            if o.facts is not None)
+
+
+def test_the_worker_pool_extracts_a_big_batch_like_this_process_does() -> None:
+    module = "\n\n".join(text for path, text in sorted(CORPUS.items()) if path.endswith(".py"))
+    copies = START_POOL_CHARS // (8 * len(module)) + 1
+    items = [(f"big/m{n}.py", f"# copy {n}\n" + module * copies) for n in range(8)]
+    assert sum(len(t) for _, t in items) > START_POOL_CHARS
+    pool = ExtractionPool(workers=2)
+    try:
+        pending = pool.submit(items)
+        assert pool._pool is not None  # the workers took it
+        outcomes, staged = pending.result()
+    finally:
+        pool.close()
+    local = extract_staged(items)
+    assert [o.path for o in outcomes] == [p for p, _ in items]
+    assert outcomes == [to_wire(o) for o in local.outcomes]
+    assert local.staged is not None and [p for s in staged for p in s.paths] == list(local.staged.paths)

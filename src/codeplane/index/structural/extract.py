@@ -80,7 +80,7 @@ TOO_LARGE = "too_large"
 
 def to_wire(outcome: Outcome) -> Outcome:
     """The same outcome with every row a plain tuple: pickling NamedTuples costs ~7x more, and workers send
-    millions of rows. Consumers unpack rows positionally, which works for both forms."""
+    many rows (the biggest tables travel apart, see ``staging``). Consumers unpack rows positionally."""
     facts = outcome.facts
     if facts is None:
         return outcome
@@ -93,16 +93,10 @@ def to_wire(outcome: Outcome) -> Outcome:
 _ROW_LISTS = ("defs", "scopes", "binds", "imports", "refs", "exports", "thunks", "dynamic")
 
 
-def extract_wire(items: list[tuple[str, str]]) -> list[Outcome]:
-    """``extract_many`` for worker processes (rows as plain tuples, see ``to_wire``)."""
-    with _collector_paused():
-        return [to_wire(o) for o in extract_many(items)]
-
-
 def extract_many(items: list[tuple[str, str]]) -> list[Outcome]:
     """``extract_file`` over several files; the unit of work sent to extraction worker processes."""
     out: list[Outcome] = []
-    with _collector_paused():
+    with collector_paused():
         for path, text in items:
             if len(text) > MAX_CHARS:
                 info = detect(path)
@@ -114,7 +108,7 @@ def extract_many(items: list[tuple[str, str]]) -> list[Outcome]:
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Extraction allocates millions of small tuples that all stay alive until the batch is returned, so each
     run of the cyclic garbage collector walks an ever larger heap and frees nothing: about 40 % of extraction
     time. Reference counting still frees everything as usual; cycles (if any) wait for the next collection."""

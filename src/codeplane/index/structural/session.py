@@ -85,13 +85,14 @@ class EpochSession:
     def _write_next(self) -> None:
         pending = self._queue.popleft()
         began = time.perf_counter()
-        by_path: dict[str, Outcome] = {o.path: o for o in pending.extraction.result()}
+        outcomes, staged = pending.extraction.result()
+        by_path: dict[str, Outcome] = {o.path: o for o in outcomes}
         extracted = time.perf_counter()
         failed = sorted(o.path for o in by_path.values() if o.status in (FAILED, NO_GRAMMAR, TOO_LARGE))
         if failed:  # skipped and counted (status shows them), never fatal (§18 item 3)
             _log.warning("structural_files_skipped", count=len(failed), first=failed[:5])
         effect = store.write_batch(self.conn, pending.changes, [by_path.get(c.path) for c in pending.changes],
-                                   self.epoch)
+                                   staged, self.epoch)
         effect.outcomes = []  # written: let the facts go
         self._effect.absorb(effect)
         self.timings.files += len(effect.upserted)

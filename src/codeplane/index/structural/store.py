@@ -1,7 +1,8 @@
 """Writing one batch of extraction outcomes into the ``st_`` tables, inside the caller's transaction.
 
 For each changed file the previous facts are deleted and the new ones inserted, with database ids
-allocated here (max + 1) so rows can be inserted in bulk with their cross-links already set. What the
+allocated here (max + 1) so rows can be inserted in bulk with their cross-links already set (the biggest
+tables are copied from the extraction's staged database, ``staging``). What the
 batch changed (files, module keys, member tokens) is returned for linking, anchors and contexts.
 """
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 
 from codeplane.index.facts_api import FileChange
 from codeplane.index.languages import detect
-from codeplane.index.structural import anchors
+from codeplane.index.structural import anchors, staging
 from codeplane.index.structural.contexts.discovery import is_marker
 from codeplane.index.structural.extract import Outcome
 from codeplane.index.structural.facts import FileFacts
@@ -91,8 +92,9 @@ def _is_init(path: str) -> bool:
 
 
 def write_batch(conn: sqlite3.Connection, changes: Sequence[FileChange], outcomes: Sequence[Outcome | None],
-                epoch: int) -> BatchEffect:
-    """Replace the facts of ``changes`` (``outcomes[i]`` is ``None`` for deletions and non-text files)."""
+                staged: Sequence[staging.Staged], epoch: int) -> BatchEffect:
+    """Replace the facts of ``changes`` (``outcomes[i]`` is ``None`` for deletions and non-text files; the
+    outcomes' big tables are in ``staged``, in the order of ``changes``)."""
     effect = BatchEffect(epoch)
     paths = [c.path for c in changes]
     existing: dict[str, int] = {}
@@ -120,7 +122,7 @@ def write_batch(conn: sqlite3.Connection, changes: Sequence[FileChange], outcome
         effect.upserted[change.path] = _upsert_file(conn, change, outcome, existing.get(change.path), epoch)
         if outcome is not None:
             effect.outcomes.append(outcome)
-    _insert_facts(conn, effect)
+    _insert_facts(conn, effect, staged)
     return effect
 
 
@@ -152,50 +154,35 @@ def _line_count(change: FileChange, facts: FileFacts | None) -> int | None:
     return change.text.count("\n") + (0 if not change.text or change.text.endswith("\n") else 1)
 
 
-def _insert_facts(conn: sqlite3.Connection, effect: BatchEffect) -> None:
+def _insert_facts(conn: sqlite3.Connection, effect: BatchEffect, staged: Sequence[staging.Staged]) -> None:
     # Rows are unpacked positionally: from worker processes they arrive as plain tuples (extract.to_wire).
+    # Scopes, binds, defs and refs arrive staged (``staging``); here they only get their id bases.
+    counts = staging.counts_by_path(staged)
     scope_base = _next_id(conn, "st_scope", "scope_id")
     bind_base = _next_id(conn, "st_bind", "bind_id")
     ref_base = _next_id(conn, "st_ref", "ref_id")
-    defs: list[tuple[object, ...]] = []
-    scopes: list[tuple[object, ...]] = []
-    binds: list[tuple[object, ...]] = []
+    ids: dict[str, staging.FileIds] = {}
     imports: list[tuple[object, ...]] = []
-    refs: list[tuple[object, ...]] = []
     dynamic: list[tuple[object, ...]] = []
     for outcome in effect.outcomes:
         facts = outcome.facts
         if facts is None:
             continue
         file_id = effect.upserted[facts.path]
-        base = scope_base
-        for i, (parent, kind, sl, sc, el, ec) in enumerate(facts.scopes):
-            scopes.append((base + i, file_id, base + parent if parent >= 0 else None, kind, sl, sc, el, ec))
-        for i, (scope, name, target_kind, target_uid, certainty, reason) in enumerate(facts.binds):
-            binds.append((bind_base + i, file_id, base + scope, name, target_kind, target_uid, certainty, reason))
-        for (uid, kind, name, lexical, sl, sc, el, ec, nl, nc, sig, display, parent_uid, scope) in facts.defs:
-            defs.append((uid, file_id, kind, name, lexical, lexical, sl, sc, el, ec, nl, nc, sig, display, parent_uid,
-                         base + scope, name.lower()))
+        ids[facts.path] = staging.FileIds(file_id, scope_base, bind_base, ref_base)
         for (uid, scope, name, alias, source, kind, certainty, sl, sc, el, ec) in facts.imports:
-            imports.append((uid, file_id, base + scope, name, alias, source, kind, certainty, sl, sc, el, ec))
-        for i, (scope, token, sl, sc, el, ec, role, tier, certainty, bind, target, via, member, shape) in enumerate(
-                facts.refs):
-            refs.append((ref_base + i, file_id, base + scope, token, sl, sc, el, ec, role, tier, certainty,
-                         bind_base + bind if bind >= 0 else None, target, via, int(member), shape, tier, target))
+            imports.append((uid, file_id, scope_base + scope, name, alias, source, kind, certainty, sl, sc, el, ec))
         for (sl, sc, pattern, literals, non_literal) in facts.dynamic:
             dynamic.append((file_id, sl, sc, pattern, json.dumps(list(literals)), int(non_literal)))
         _insert_exports(conn, file_id, facts)
-        scope_base += len(facts.scopes)
-        bind_base += len(facts.binds)
-        ref_base += len(facts.refs)
-    conn.executemany("INSERT INTO st_scope VALUES (?,?,?,?,?,?,?,?)", scopes)
-    conn.executemany("INSERT INTO st_bind VALUES (?,?,?,?,?,?,?,?)", binds)
-    # qualified_name starts as the lexical path; linking prefixes the module name.
-    conn.executemany("INSERT INTO st_def VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", defs)
+        scopes, binds, refs = counts.get(facts.path, (0, 0, 0))
+        scope_base += scopes
+        bind_base += binds
+        ref_base += refs
+    staging.copy(conn, staged, ids)
     conn.executemany("INSERT INTO st_import(import_uid, file_id, scope_id, imported_name, alias, source_literal, "
                      "import_kind, certainty, start_line, start_col, end_line, end_col) "
                      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", imports)
-    conn.executemany("INSERT INTO st_ref VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", refs)
     conn.executemany("INSERT INTO st_dynamic_site(file_id, start_line, start_col, pattern_type, extracted_literals, "
                      "has_non_literal_key) VALUES (?,?,?,?,?,?)", dynamic)
 

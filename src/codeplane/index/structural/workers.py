@@ -18,7 +18,8 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 
 from codeplane.core.logging import get_logger
-from codeplane.index.structural.extract import Outcome, extract_many, extract_wire
+from codeplane.index.structural.extract import Outcome
+from codeplane.index.structural.staging import Staged, StagedOutcomes, extract_staged
 
 _log = get_logger("index.structural.workers")
 #: Text in one batch that justifies starting the workers, and, once they run, using them.
@@ -53,14 +54,14 @@ class ExtractionPool:
                 methods = multiprocessing.get_all_start_methods()
                 context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
                 if "forkserver" in methods:
-                    context.set_forkserver_preload(["codeplane.index.structural.extract",
+                    context.set_forkserver_preload(["codeplane.index.structural.staging",
                                                     "codeplane.index.structural.adapters.python",
                                                     "codeplane.index.structural.adapters.generic"])
                 self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
             return self._pool
 
-    def extract(self, items: list[tuple[str, str]]) -> list[Outcome]:
-        """Outcomes in the order of ``items``."""
+    def extract(self, items: list[tuple[str, str]]) -> tuple[list[Outcome], list[Staged]]:
+        """Outcomes in the order of ``items``, with their staged rows (``staging``)."""
         return self.submit(items).result()
 
     def submit(self, items: list[tuple[str, str]]) -> Extraction:
@@ -70,16 +71,11 @@ class ExtractionPool:
         threshold = USE_POOL_CHARS if self._pool is not None else START_POOL_CHARS
         if self.workers <= 1 or size < threshold or len(items) < 2:
             return Extraction(self, items, [], [])
-        # Balance by size: biggest files first, dealt round-robin into a few batches per worker.
-        order = sorted(range(len(items)), key=lambda i: -len(items[i][1]))
-        batches: list[list[int]] = [[] for _ in range(self.workers * 3)]
-        for position, index in enumerate(order):
-            batches[position % len(batches)].append(index)
-        batches = [b for b in batches if b]
+        batches = _runs(items, self.workers * 3)
         try:
             pool = self._executor()
             with _plain_main():
-                futures = [pool.submit(extract_wire, [items[i] for i in batch]) for batch in batches]
+                futures = [pool.submit(extract_staged, items[start:end]) for start, end in batches]
         except (BrokenProcessPool, OSError, RuntimeError) as exc:
             self._failed(exc)
             return Extraction(self, items, [], [])
@@ -96,32 +92,46 @@ class ExtractionPool:
             pool.shutdown(wait=True, cancel_futures=True)
 
 
+def _runs(items: list[tuple[str, str]], count: int) -> list[tuple[int, int]]:
+    """``count`` contiguous runs of about equal text size (contiguous so staged rows keep the file order)."""
+    total = sum(len(text) for _, text in items)
+    runs: list[tuple[int, int]] = []
+    start, done = 0, 0
+    for index, (_, text) in enumerate(items):
+        done += len(text)
+        if done * count >= total * (len(runs) + 1) and index + 1 < len(items):
+            runs.append((start, index + 1))
+            start = index + 1
+    runs.append((start, len(items)))
+    return runs
+
+
 class Extraction:
     """One submitted batch: its outcomes come from the workers, or from this process if the pool was not used
     or broke (extraction is pure, so redoing it here gives the same answer)."""
 
-    def __init__(self, pool: ExtractionPool, items: list[tuple[str, str]], batches: list[list[int]],
-                 futures: list[Future[list[Outcome]]]) -> None:
+    def __init__(self, pool: ExtractionPool, items: list[tuple[str, str]], runs: list[tuple[int, int]],
+                 futures: list[Future[StagedOutcomes]]) -> None:
         self._pool = pool
         self._items = items
-        self._batches = batches
+        self._runs = runs
         self._futures = futures
 
-    def result(self) -> list[Outcome]:
-        """Outcomes in the order of the submitted items (waits for the workers)."""
+    def result(self) -> tuple[list[Outcome], list[Staged]]:
+        """Outcomes in the order of the submitted items, and their staged rows in the same order."""
         if not self._futures:
-            return extract_many(self._items)
+            return _joined([extract_staged(self._items)])
         try:
-            results: list[Outcome | None] = [None] * len(self._items)
-            for batch, future in zip(self._batches, self._futures, strict=True):
-                for index, outcome in zip(batch, future.result(), strict=True):
-                    results[index] = outcome
-            return [r for r in results if r is not None]
+            return _joined([future.result() for future in self._futures])
         except (BrokenProcessPool, OSError, CancelledError) as exc:
             self._pool._failed(exc)
-            return extract_many(self._items)
+            return _joined([extract_staged(self._items)])
 
     def cancel(self) -> None:
         """Drop the batch (its epoch was rolled back); work already running finishes unseen."""
         for future in self._futures:
             future.cancel()
+
+
+def _joined(parts: list[StagedOutcomes]) -> tuple[list[Outcome], list[Staged]]:
+    return [o for part in parts for o in part.outcomes], [p.staged for p in parts if p.staged is not None]

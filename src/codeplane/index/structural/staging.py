@@ -1,0 +1,146 @@
+"""Handing the big fact tables from extraction to the writer as a serialized SQLite database.
+
+Scopes, binds, definitions and references are most of a file's rows (a cold index of Django: 1.2 million).
+Binding them one by one into ``executemany`` on the single writer thread cost more than extracting them.
+Instead the extraction worker inserts them into an in-memory database (in parallel, off the writer) and sends
+its bytes; the writer attaches them (``deserialize``) and copies each table with one ``INSERT … SELECT``,
+turning per-file positions into database ids through a small table of per-file id bases.
+
+Rows of a batch are staged in file order, and a batch holds a contiguous run of the writer's files, so rows
+land in the same order, with the same ids, as inserting them one by one would give.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+from codeplane.index.structural.extract import Outcome, collector_paused, extract_many, to_wire
+
+#: The writer's schema name for the attached batch (attached once per connection, then reused).
+SCHEMA = "st_staged"
+_TABLES = {
+    "scope_rows": "file, local, parent, kind, sl, sc, el, ec",
+    "bind_rows": "file, local, scope, name, target_kind, target_uid, certainty, reason",
+    "def_rows": "file, uid, kind, name, lexical, sl, sc, el, ec, nl, nc, sig, display, parent_uid, scope, name_lc",
+    "ref_rows": "file, local, scope, token, sl, sc, el, ec, role, tier, certainty, bind, target, via, member, shape",
+}
+#: Per file of the batch being copied: its ``st_file`` id and where its scope, bind and ref ids start.
+_IDS = "temp.st_staged_ids"
+_COPY = {
+    "st_scope": "SELECT m.scope_base + r.local, m.file_id, CASE WHEN r.parent >= 0 THEN m.scope_base + r.parent END, "
+                "r.kind, r.sl, r.sc, r.el, r.ec FROM {s}.scope_rows r",
+    "st_bind": "SELECT m.bind_base + r.local, m.file_id, m.scope_base + r.scope, r.name, r.target_kind, "
+               "r.target_uid, r.certainty, r.reason FROM {s}.bind_rows r",
+    # qualified_name starts as the lexical path; linking prefixes the module name.
+    "st_def": "SELECT r.uid, m.file_id, r.kind, r.name, r.lexical, r.lexical, r.sl, r.sc, r.el, r.ec, r.nl, r.nc, "
+              "r.sig, r.display, r.parent_uid, m.scope_base + r.scope, r.name_lc FROM {s}.def_rows r",
+    "st_ref": "SELECT m.ref_base + r.local, m.file_id, m.scope_base + r.scope, r.token, r.sl, r.sc, r.el, r.ec, "
+              "r.role, r.tier, r.certainty, CASE WHEN r.bind >= 0 THEN m.bind_base + r.bind END, r.target, r.via, "
+              "r.member, r.shape, r.tier, r.target FROM {s}.ref_rows r",
+}
+
+
+class FileIds(NamedTuple):
+    file_id: int
+    scope_base: int
+    bind_base: int
+    ref_base: int
+
+
+class Staged(NamedTuple):
+    """One batch's staged rows: the files in order, their (scopes, binds, refs) counts, the database bytes."""
+
+    paths: tuple[str, ...]
+    counts: tuple[tuple[int, int, int], ...]
+    data: bytes
+
+
+class StagedOutcomes(NamedTuple):
+    """Outcomes whose staged row lists are emptied (the rows travel in ``staged``)."""
+
+    outcomes: list[Outcome]
+    staged: Staged | None
+
+
+def extract_staged(items: list[tuple[str, str]]) -> StagedOutcomes:
+    """Extract ``items`` and stage their big tables; the unit of work of the extraction workers."""
+    with collector_paused():
+        staged = stage(extract_many(items))
+        return StagedOutcomes([to_wire(o) for o in staged.outcomes], staged.staged)
+
+
+def stage(outcomes: list[Outcome]) -> StagedOutcomes:
+    db = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        for table, columns in _TABLES.items():
+            db.execute(f"CREATE TABLE {table} ({columns})")
+        db.execute("BEGIN")
+        paths: list[str] = []
+        counts: list[tuple[int, int, int]] = []
+        light: list[Outcome] = []
+        for outcome in outcomes:
+            facts = outcome.facts
+            if facts is None:
+                light.append(outcome)
+                continue
+            file = len(paths)
+            paths.append(facts.path)
+            counts.append((len(facts.scopes), len(facts.binds), len(facts.refs)))
+            db.executemany("INSERT INTO scope_rows VALUES (?,?,?,?,?,?,?,?)",
+                           [(file, i, *row) for i, row in enumerate(facts.scopes)])
+            db.executemany("INSERT INTO bind_rows VALUES (?,?,?,?,?,?,?,?)",
+                           [(file, i, *row) for i, row in enumerate(facts.binds)])
+            db.executemany("INSERT INTO def_rows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           [(file, *row, row[2].lower()) for row in facts.defs])
+            db.executemany("INSERT INTO ref_rows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           [(file, i, *row) for i, row in enumerate(facts.refs)])
+            light.append(outcome._replace(facts=facts._replace(defs=[], scopes=[], binds=[], refs=[])))
+        db.execute("COMMIT")
+        if not paths:
+            return StagedOutcomes(light, None)
+        return StagedOutcomes(light, Staged(tuple(paths), tuple(counts), db.serialize()))
+    finally:
+        db.close()
+
+
+def counts_by_path(batches: Iterable[Staged]) -> dict[str, tuple[int, int, int]]:
+    return {path: count for batch in batches for path, count in zip(batch.paths, batch.counts, strict=True)}
+
+
+def _attach(conn: sqlite3.Connection) -> None:
+    # ATTACH of an in-memory database is allowed inside the open transaction; DETACH is not, so it stays.
+    if not any(name == SCHEMA for _, name, _ in conn.execute("PRAGMA database_list")):
+        conn.execute(f"ATTACH DATABASE ':memory:' AS {SCHEMA}")
+    conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {_IDS.split('.', 1)[1]} (file INTEGER PRIMARY KEY, "
+                 "file_id INTEGER, scope_base INTEGER, bind_base INTEGER, ref_base INTEGER)")
+
+
+def copy(conn: sqlite3.Connection, batches: Sequence[Staged], ids: dict[str, FileIds]) -> None:
+    """Insert every staged row of ``batches`` (in order) into the ``st_`` tables with database ids."""
+    if not batches:
+        return
+    _attach(conn)
+    for batch in batches:
+        conn.deserialize(batch.data, name=SCHEMA)
+        conn.execute(f"DELETE FROM {_IDS}")
+        conn.executemany(f"INSERT INTO {_IDS} VALUES (?,?,?,?,?)",
+                         [(file, *ids[path]) for file, path in enumerate(batch.paths)])
+        for table, select in _COPY.items():
+            # CROSS JOIN keeps the staged table as the outer loop: rows are copied in their staged order.
+            conn.execute(f"INSERT INTO {table} {select.format(s=SCHEMA)} CROSS JOIN {_IDS} m ON m.file = r.file "
+                         "ORDER BY r.rowid")
+    conn.deserialize(_EMPTY, name=SCHEMA)  # free the last batch's memory
+
+
+def _empty() -> bytes:
+    db = sqlite3.connect(":memory:")
+    try:
+        db.execute("CREATE TABLE empty (x)")  # a database with no table at all cannot be serialized
+        return db.serialize()
+    finally:
+        db.close()
+
+
+_EMPTY = _empty()
