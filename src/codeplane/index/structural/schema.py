@@ -265,16 +265,24 @@ INDEXES: dict[str, str] = {
 }
 
 
+#: Indexes that linking, contexts, anchors and snapshots look rows up by. The others index columns those steps
+#: rewrite (qualified names, targets) or only queries use, so a cold build creates them after the steps.
+LINK_INDEXES = frozenset({
+    "st_file_language", "st_module_key_file", "st_def_file", "st_import_file", "st_import_target", "st_import_alt",
+    "st_import_resolved", "st_import_resolved_alt", "st_ref_file", "st_export_entry_file", "st_export_thunk_file",
+})
+
+
 def drop_indexes(conn: sqlite3.Connection) -> None:
     for name in INDEXES:
         conn.execute(f"DROP INDEX IF EXISTS {name}")
 
 
-def create_indexes(conn: sqlite3.Connection) -> None:
-    for statement in INDEXES.values():
-        conn.execute(statement)
-
-
+def create_indexes(conn: sqlite3.Connection, *, for_linking: bool | None = None) -> None:
+    """All secondary indexes (``None``), only the ones linking needs (``True``) or only the others (``False``)."""
+    for name, statement in INDEXES.items():
+        if for_linking is None or (name in LINK_INDEXES) == for_linking:
+            conn.execute(statement)
 def drop(conn: sqlite3.Connection) -> None:
     for table in TABLES:
         conn.execute(f"DROP TABLE IF EXISTS {table}")
