@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -194,6 +195,15 @@ def _wire_testing(services: Services) -> None:
 def _wire_git(services: Services) -> None:
     # A git operation that moves HEAD or rewrites files reconciles the index before its tool returns (§10).
     services.git = GitService(services.root, services.config.git, after_tree_change=services.index.reconcile)
+
+    async def warm() -> None:
+        # In the background: the boot does not wait for it, and a failure only means a slower first call.
+        threading.Thread(target=services.git.warm_caches, name="cpl-git-warm", daemon=True).start()
+
+    async def nothing() -> None:
+        return None
+
+    services.lifecycles.append(Lifecycle("git", warm, nothing))
 
 
 def _wire_refactor(services: Services) -> None:
