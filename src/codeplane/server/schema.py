@@ -6,6 +6,8 @@ several clients reject or mishandle ``oneOf`` in output schemas, so unions are e
 
 from __future__ import annotations
 
+import functools
+import json
 from typing import Any
 
 import mcp_types as types
@@ -35,9 +37,15 @@ def input_schema(spec: ToolSpec) -> dict[str, Any]:
     return dict(schema)
 
 
+@functools.cache
+def _meta_schema() -> str:
+    # The same for every tool; generating it 41 times was a tenth of the server's boot.
+    return json.dumps(_no_one_of(ResponseMeta.model_json_schema(ref_template="#/$defs/{model}")))
+
+
 def output_schema(spec: ToolSpec) -> dict[str, Any]:
     result = _no_one_of(spec.result.model_json_schema(ref_template="#/$defs/{model}"))
-    meta = _no_one_of(ResponseMeta.model_json_schema(ref_template="#/$defs/{model}"))
+    meta: dict[str, Any] = json.loads(_meta_schema())
     defs: dict[str, Any] = {}
     defs.update(result.pop("$defs", {}))
     defs.update(meta.pop("$defs", {}))
