@@ -54,14 +54,24 @@ def _init_dirs(conn: sqlite3.Connection, effect: BatchEffect) -> set[str]:
     return dirs
 
 
+def _below(conn: sqlite3.Connection, directories: set[str]) -> set[int]:
+    """Python files anywhere below ``directories`` ("" is the root): one scan, however many directories."""
+    found: set[int] = set()
+    for file_id, path in conn.execute("SELECT file_id, path FROM st_file WHERE language = 'python'"):
+        directory = path.rpartition("/")[0]
+        while directory not in directories and directory:
+            directory = directory.rpartition("/")[0]
+        if directory in directories:
+            found.add(file_id)
+    return found
+
+
 def _rekey(conn: sqlite3.Connection, effect: BatchEffect, init_dirs: set[str], report: LinkReport,
            ) -> tuple[set[int], set[str]]:
     """Recompute module keys and qualified names; returns (files rekeyed, keys that changed holders)."""
     targets = set(effect.upserted.values())
-    for directory in sorted(effect.init_dirs_changed):
-        pattern = f"{directory}/%" if directory else "%"
-        targets.update(i for (i,) in conn.execute(
-            "SELECT file_id FROM st_file WHERE language = 'python' AND path LIKE ?", (pattern,)))
+    if effect.init_dirs_changed:
+        targets |= _below(conn, effect.init_dirs_changed)
     changed_keys = set(effect.old_keys)
     changed_keys.update(f"path:{p}" for p in (*effect.deleted, *effect.upserted))
     rekeyed: set[int] = set()
@@ -69,9 +79,14 @@ def _rekey(conn: sqlite3.Connection, effect: BatchEffect, init_dirs: set[str], r
     for part in chunked(ids):
         rows = conn.execute(f"SELECT file_id, path, language, package FROM st_file WHERE file_id IN "
                             f"({marks(len(part))})", part).fetchall()
+        held: dict[int, list[tuple[str, int]]] = {}
+        for file_id, key, rank in conn.execute(
+                f"SELECT file_id, key, rank FROM st_module_key WHERE file_id IN ({marks(len(part))})", part):
+            held.setdefault(file_id, []).append((key, rank))
+        names = []
         for file_id, path, language, package in rows:
             keys = modules.file_keys(path, language, package, init_dirs)
-            old = conn.execute("SELECT key, rank FROM st_module_key WHERE file_id = ?", (file_id,)).fetchall()
+            old = held.get(file_id, [])
             if sorted(old) != sorted(keys):
                 conn.execute("DELETE FROM st_module_key WHERE file_id = ?", (file_id,))
                 conn.executemany("INSERT INTO st_module_key(key, file_id, rank) VALUES (?,?,?)",
@@ -80,8 +95,9 @@ def _rekey(conn: sqlite3.Connection, effect: BatchEffect, init_dirs: set[str], r
                 changed_keys.update(k for k, _ in keys)
                 rekeyed.add(file_id)
             module = modules.module_name(path, language, package, init_dirs)
-            conn.execute("UPDATE st_def SET qualified_name = CASE WHEN ? = '' THEN lexical_path "
-                         "ELSE ? || '.' || lexical_path END WHERE file_id = ?", (module, module, file_id))
+            names.append((module, module, file_id))
+        conn.executemany("UPDATE st_def SET qualified_name = CASE WHEN ? = '' THEN lexical_path "
+                         "ELSE ? || '.' || lexical_path END WHERE file_id = ?", names)
     report.rekeyed = len(rekeyed)
     return rekeyed | set(effect.upserted.values()), changed_keys
 
