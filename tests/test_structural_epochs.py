@@ -87,6 +87,13 @@ def test_a_cold_epoch_in_many_batches_stores_what_one_batch_stores_then_edits_ag
     assert _dump(single) == _dump(whole)
 
 
+def test_an_epoch_without_structural_changes_leaves_the_store_alone() -> None:
+    conn, indexer = _fresh()
+    before = _dump(conn)
+    _epoch(conn, indexer, 1, [])  # e.g. a lexical repair: the hooks run, apply never does
+    assert _dump(conn) == before and indexer.last_report is None
+
+
 def test_a_path_twice_in_one_epoch_is_linked_in_between_as_if_in_two_epochs() -> None:
     first = {**CORPUS, "shop/models.py": "def total(items):\n    return 0\n"}
     second = {"shop/models.py": CORPUS["shop/models.py"]}

@@ -71,7 +71,7 @@ class StructuralIndexer:
 
     def finish_epoch(self, conn: sqlite3.Connection, epoch: int) -> None:
         session, self._session = self._session, None
-        if session is None:
+        if session is None or not session.started:  # no file of this epoch concerned the structural tier
             return
         began = time.perf_counter()
         try:

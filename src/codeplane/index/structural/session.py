@@ -59,12 +59,16 @@ class EpochSession:
         self._effect = store.BatchEffect(epoch)
         self._seen: set[str] = set()
         self.timings = Timings()
-        self._cold = conn.execute("SELECT 1 FROM st_file LIMIT 1").fetchone() is None
-        if self._cold:
-            schema.drop_indexes(conn)
+        self.started = False
+        self._cold = False
 
     def add(self, changes: list[FileChange]) -> None:
         """Start extracting ``changes``; write earlier batches while it runs."""
+        if not self.started:
+            self.started = True
+            self._cold = self.conn.execute("SELECT 1 FROM st_file LIMIT 1").fetchone() is None
+            if self._cold:
+                schema.drop_indexes(self.conn)
         if any(c.path in self._seen for c in changes):
             self._complete()  # a path twice in one epoch: its first version must be fully linked first
         self._seen.update(c.path for c in changes)
@@ -75,7 +79,8 @@ class EpochSession:
 
     def finish(self) -> None:
         """Write what is left, then link, route, anchor and snapshot everything the epoch changed."""
-        self._complete()
+        if self.started:
+            self._complete()
 
     def cancel(self) -> None:
         for pending in self._queue:
