@@ -144,6 +144,51 @@ def test_flaky_target_fails_once_then_passes(tmp_path: Path, services: list[Test
     assert [a.result.outcome for a in record.attempts] == ["failed", "passed"]
     assert record.flaky_cases == ("tests/test_flaky.py::test_sometimes",)
     assert snapshot.fingerprint is None
+    assert len({a.batch_id for a in record.attempts}) == 1, "pytest re-runs a failed test in the same process"
+    assert snapshot.counts.passed == 2 and snapshot.counts.failed == 0
+
+
+def test_in_process_reruns_fail_twice_time_out_alone_and_collection_errors_rerun_in_a_new_process(
+        tmp_path: Path, services: list[TestingService]) -> None:
+    marker = tmp_path / "hang-marker"
+    repo = make_repo(tmp_path / "repo", {
+        "pytest.ini": "[pytest]\n",
+        "tests/test_fails.py": (
+            "import pytest\n\nSETUPS = []\n\n"
+            "@pytest.fixture(scope='module')\n"
+            "def shared():\n    SETUPS.append(1)\n    yield len(SETUPS)\n\n"
+            "def test_fine(shared):\n    assert shared >= 1\n\n"
+            "def test_always(shared):\n    assert shared == 99, 'always fails'\n"),
+        "tests/test_hangs_on_rerun.py": (
+            "import time\nfrom pathlib import Path\n\n"
+            f"MARKER = Path({str(marker)!r})\n\n"
+            "def test_first_fails_then_hangs():\n"
+            "    if MARKER.exists():\n        time.sleep(300)\n"
+            "    MARKER.write_text('seen')\n    assert False\n"),
+        "tests/test_broken.py": "import no_such_module_here\n",
+        "tests/test_ok.py": "def test_ok():\n    pass\n",
+    })
+    service = _service(repo, workers=1, target_timeout_sec=3)
+    services.append(service)
+    snapshot = _finish(service.start_run(["tests/test_fails.py", "tests/test_broken.py", "tests/test_ok.py"]))
+    records = {r.target.target_id: r for r in snapshot.targets}
+    assert _outcomes(snapshot) == {"tests/test_fails.py": "failed", "tests/test_broken.py": "error",
+                                   "tests/test_ok.py": "passed"}
+    fails = records["tests/test_fails.py"]
+    assert [a.result.outcome for a in fails.attempts] == ["failed", "failed"]
+    assert len({a.batch_id for a in fails.attempts}) == 1 and fails.flaky_cases == ()
+    assert fails.final is not None and {c.case_id: c.outcome for c in fails.final.cases} == {
+        "tests/test_fails.py::test_fine": "passed", "tests/test_fails.py::test_always": "failed"}
+    broken = records["tests/test_broken.py"]
+    assert [a.result.outcome for a in broken.attempts] == ["error", "error"]
+    assert broken.attempts[0].batch_id != broken.attempts[1].batch_id, "a collection error re-runs in a new process"
+    assert records["tests/test_ok.py"].attempts[0].batch_id == fails.attempts[0].batch_id
+    assert snapshot.counts.passed == 2 and snapshot.counts.failed == 1 and snapshot.state == "failed"
+    # The re-run has its own timeout budget, and overrunning it is the target's second attempt.
+    snapshot = _finish(service.start_run(["tests/test_hangs_on_rerun.py"]))
+    (hangs,) = snapshot.targets
+    assert [a.result.outcome for a in hangs.attempts] == ["failed", "timeout"] and hangs.outcome == "timeout"
+    assert hangs.final is not None and "re-run exceeded" in hangs.final.message
 
 
 def test_target_timeout_kills_the_whole_process_tree_and_the_batch_goes_on(

@@ -28,7 +28,8 @@ StopReason = Literal["cancel", "fail_fast", "deadline"]
 
 @dataclass(frozen=True)
 class ProcessOutcome:
-    """What one process did. ``results`` covers finished targets only."""
+    """What one process did. ``results`` covers finished targets only; ``reruns`` the second attempts of
+    targets the process re-ran itself."""
 
     invocation: Invocation
     results: dict[str, TargetResult]
@@ -36,21 +37,28 @@ class ProcessOutcome:
     wall_s: float
     #: The target that exceeded its own timeout (``""``: the runner never started a target in time).
     timed_out: str | None = None
+    #: The attempt that overran: 2 when it was the in-process re-run of ``timed_out``.
+    timed_out_attempt: int = 1
     #: The whole process overran its budget (non-live runners).
     batch_timed_out: bool = False
     stopped: StopReason | None = None
     stdout_path: Path | None = None
     stderr_path: Path | None = None
+    reruns: dict[str, TargetResult] = field(default_factory=dict)
+
+
+_Key = tuple[str, int] | None
 
 
 @dataclass
 class _Watch:
-    current: str | None = None
+    current: _Key = None
     since: float = 0.0
-    spent: dict[str | None, float] = field(default_factory=dict)
+    spent: dict[_Key, float] = field(default_factory=dict)
 
-    def charge(self, current: str | None, now: float) -> float:
-        """Attribute time since the last poll to the previous current target; return the current's total.
+    def charge(self, current: _Key, now: float) -> float:
+        """Attribute time since the last poll to the previous current (target, attempt); return the
+        current's total.
 
         ``None`` (start-up, or between targets while the runner builds the next one) is a gap: its budget
         counts one continuous gap, not all of them together.
@@ -126,16 +134,20 @@ def run_process(invocation: Invocation, parser: BatchParser, targets: Sequence[T
     stderr = err_path.read_text(encoding="utf-8", errors="replace")
     with lock:
         finished = parser.finish(proc.returncode, stdout, stderr, killed)
+        reruns = {r.target_id: r for r in parser.reruns() if r.target_id in budgets}
     results = {r.target_id: r for r in finished if r.target_id in budgets}
-    return ProcessOutcome(invocation, results, proc.returncode, time.monotonic() - began, timed_out=timed_out,
+    return ProcessOutcome(invocation, results, proc.returncode, time.monotonic() - began,
+                          timed_out=timed_out[0] if timed_out else None,
+                          timed_out_attempt=timed_out[1] if timed_out else 1,
                           batch_timed_out=batch_timed_out, stopped=stopped, stdout_path=out_path,
-                          stderr_path=err_path)
+                          stderr_path=err_path, reruns=reruns)
 
 
 def _watch(proc: subprocess.Popen[bytes], parser: BatchParser, *, lock: threading.Lock, events: _EventTail,
            budgets: dict[str, float], deadline: float, should_stop: Callable[[], StopReason | None],
            on_progress: Callable[[BatchParser], None], began: float,
-           ) -> tuple[str | None, bool, StopReason | None]:
+           ) -> tuple[tuple[str, int] | None, bool, StopReason | None]:
+    """Poll until the process exits or must die: (target, attempt) that timed out, batch overrun, stop."""
     watch = _Watch(since=began)
     # Start-up (interpreter, imports, collection) is nobody's test: it gets at least STARTUP_FLOOR_S.
     startup_budget = max([*budgets.values(), STARTUP_FLOOR_S])
@@ -146,6 +158,7 @@ def _watch(proc: subprocess.Popen[bytes], parser: BatchParser, *, lock: threadin
             for line in events.lines():
                 parser.feed_event(line)
             current = parser.current_target()
+            attempt = parser.current_attempt()
             progress_key = (frozenset(parser.done_targets()), tuple(sorted(parser.case_progress().items())),
                             frozenset(parser.failed_targets()))
         if progress_key != seen_progress:
@@ -159,11 +172,11 @@ def _watch(proc: subprocess.Popen[bytes], parser: BatchParser, *, lock: threadin
             kill_process_group(proc)
             return None, False, reason
         if parser.live:
-            spent = watch.charge(current, now)
+            spent = watch.charge((current, attempt) if current is not None else None, now)
             budget = budgets.get(current, startup_budget) if current is not None else startup_budget
             if spent > budget:
                 kill_process_group(proc)
-                return current or "", False, None
+                return (current or "", attempt), False, None
         elif now - began > batch_budget:
             kill_process_group(proc)
             return None, True, None

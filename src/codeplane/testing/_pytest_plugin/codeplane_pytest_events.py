@@ -1,9 +1,13 @@
 """A pytest plugin CodePlane loads into the repository's own pytest (``-p codeplane_pytest_events``).
 
-It writes one JSON object per line to ``$CODEPLANE_PYTEST_EVENTS`` as the session runs: what was collected,
-which test starts, each phase report, collection errors, the exit status. CodePlane reads the file while
-pytest runs, for progress and per-file timeouts, and parses results from it (a machine format, like
-pytest-reportlog, which the repository may not have installed).
+It writes one JSON object per line to ``$CODEPLANE_PYTEST_EVENTS`` as the session runs: what was collected
+(and how long each file took to collect), which test starts, each phase report, collection errors, the exit
+status. CodePlane reads the file while pytest runs, for progress and per-file timeouts, and parses results
+from it (a machine format, like pytest-reportlog, which the repository may not have installed).
+
+With ``$CODEPLANE_PYTEST_RERUN`` set, tests that failed are run once more in this same process after the
+main loop (a fresh interpreter and collection would cost more than most re-runs); those events carry
+``"attempt": 2``. Only the protocol hook is used, so fixtures are set up again as for any test.
 
 Standalone on purpose: it runs inside the repository's interpreter, so it imports nothing but the
 standard library and pytest, and works on old pytest versions. It does nothing when the variable is unset.
@@ -14,11 +18,17 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Generator
 from typing import IO, Any
 
+import pytest
+
 _ENV = "CODEPLANE_PYTEST_EVENTS"
+_RERUN_ENV = "CODEPLANE_PYTEST_RERUN"
 _LONGREPR_CHARS = 6_000
-_state: dict[str, Any] = {"out": None, "root": None}
+#: ``attempt``: 2 while failed tests run again; ``failed``: node ids with a failed phase in the main loop;
+#: ``collect_t``: when each collector started; ``collect_s``: seconds spent collecting, per file.
+_state: dict[str, Any] = {"out": None, "root": None, "attempt": 1, "failed": {}, "collect_t": {}, "collect_s": {}}
 
 
 def _emit(event: dict[str, Any]) -> None:
@@ -30,6 +40,8 @@ def _emit(event: dict[str, Any]) -> None:
         out = open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 - open for the session
         _state["out"] = out
     event["t"] = time.time()
+    if _state["attempt"] != 1 and event["ev"] in ("start", "report"):
+        event["attempt"] = _state["attempt"]
     out.write(json.dumps(event, default=str) + "\n")
 
 
@@ -83,10 +95,21 @@ def pytest_collection_finish(session: Any) -> None:
     for item in session.items:
         path = _file_of(item.nodeid)
         files[path] = files.get(path, 0) + 1
-    _emit({"ev": "collected", "files": files})
+    collect_s = {path: round(seconds, 4) for path, seconds in _state["collect_s"].items() if path.endswith(".py")}
+    _emit({"ev": "collected", "files": files, "collect_s": collect_s})
+
+
+def pytest_collectstart(collector: Any) -> None:
+    _state["collect_t"][collector.nodeid] = time.perf_counter()
 
 
 def pytest_collectreport(report: Any) -> None:
+    # Inside one file, collectors do not nest in time (pytest reports a node before collecting its children),
+    # so the time between a node's start and its report is its own: the module's import, a class's params.
+    began = _state["collect_t"].pop(report.nodeid, None)
+    if began is not None:
+        path = _file_of(report.nodeid)
+        _state["collect_s"][path] = _state["collect_s"].get(path, 0.0) + time.perf_counter() - began
     if report.failed:
         _emit({"ev": "collect_error", "file": _file_of(report.nodeid), "nodeid": report.nodeid,
                "longrepr": _clip(str(report.longrepr))})
@@ -97,6 +120,8 @@ def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
 
 
 def pytest_runtest_logreport(report: Any) -> None:
+    if report.failed and _state["attempt"] == 1:
+        _state["failed"][report.nodeid] = True
     crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
     longrepr = report.longrepr
     skip_reason = ""
@@ -110,6 +135,26 @@ def pytest_runtest_logreport(report: Any) -> None:
         "longrepr": _clip(getattr(report, "longreprtext", "") or "") if report.failed else "",
         "skip_reason": skip_reason,
     })
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtestloop(session: Any) -> Generator[None, Any, None]:
+    """After the main loop, run each failed test once more (``$CODEPLANE_PYTEST_RERUN``), in order."""
+    outcome = yield
+    crashed = getattr(outcome, "excinfo", getattr(outcome, "_excinfo", None)) is not None  # old pluggy: _excinfo
+    if (not os.environ.get(_RERUN_ENV) or _state.get("worker") or crashed
+            or session.shouldfail or session.shouldstop or not _state["failed"]):
+        return
+    again = [item for item in session.items if item.nodeid in _state["failed"]]
+    if not again:  # the items ran elsewhere (pytest-xdist): CodePlane re-runs the files itself
+        return
+    _state["attempt"] = 2
+    _emit({"ev": "rerun", "nodeids": [item.nodeid for item in again]})
+    for index, item in enumerate(again):
+        following = again[index + 1] if index + 1 < len(again) else None
+        item.ihook.pytest_runtest_protocol(item=item, nextitem=following)
+        if session.shouldfail or session.shouldstop:
+            break
 
 
 def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:

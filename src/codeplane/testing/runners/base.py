@@ -90,6 +90,10 @@ class BatchParser(ABC):
         """The target running right now, if the stream says (enables per-target timeouts)."""
         return None
 
+    def current_attempt(self) -> int:
+        """1, or 2 while the process re-runs failed cases itself (each attempt has its own timeout)."""
+        return 1
+
     def done_targets(self) -> set[str]:
         """Targets whose results are complete."""
         return set()
@@ -111,6 +115,10 @@ class BatchParser(ABC):
     def finish(self, exit_code: int | None, stdout: str, stderr: str, killed: bool) -> list[TargetResult]:
         """Results for every target the stream or reports cover. Targets missing from the answer
         did not run (the executor decides whether they were killed, timed out or need another go)."""
+
+    def reruns(self) -> list[TargetResult]:
+        """After :meth:`finish`: second attempts of targets the process re-ran itself (``in_process_retry``)."""
+        return []
 
 
 class Runner(ABC):
@@ -161,6 +169,11 @@ class Runner(ABC):
     def parser(self, project: Project, repo_root: Path, targets: Sequence[Target], invocation: Invocation,
                ) -> BatchParser:
         ...
+
+    def in_process_retry(self, invocation: Invocation) -> Invocation | None:
+        """``invocation`` made to re-run its failing cases once in the same process, or None when the runner
+        cannot (the executor then re-runs failed targets in a fresh process)."""
+        return None
 
     def prepare(self, project: Project, repo_root: Path, toolchain: Toolchain) -> tuple[str, ...] | None:
         """An argv run once per project before any batch (e.g. build all test binaries), or None."""

@@ -1,0 +1,245 @@
+"""Parsing the event stream of CodePlane's pytest plugin (``_pytest_plugin``) for one batch process.
+
+One event per line: ``collected`` (cases and collection seconds per file), ``start``/``report`` per test
+phase, ``collect_error``, ``ignored``, ``rerun`` (the failed tests about to run again in the same process;
+their events carry ``"attempt": 2``) and ``finish``. JUnit XML is the fallback when no event arrived.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from codeplane.testing.model import CaseOutcome, CaseResult, Target, TargetResult
+from codeplane.testing.reports import ParsedCase, exception_type_of
+from codeplane.testing.reports.junit import parse_junit
+from codeplane.testing.runners.base import BatchParser, Invocation, error_result, result_from_cases
+
+#: pytest exit code 5: no tests were collected.
+NO_TESTS_COLLECTED = 5
+
+
+def _file_key(path: str) -> str:
+    return os.path.normpath(path)
+
+
+class _Attempt:
+    """The phase reports of one pass over a batch's tests (the main loop, or the in-process re-run)."""
+
+    def __init__(self) -> None:
+        self.phases: dict[str, list[dict[str, Any]]] = {}
+        self.case_target: dict[str, str] = {}
+        self.finished: dict[str, int] = {}
+        self.first_t: dict[str, float] = {}
+        self.last_t: dict[str, float] = {}
+
+    def start(self, target: str, t: float) -> None:
+        self.first_t.setdefault(target, t)
+
+    def report(self, target: str, event: dict[str, Any]) -> None:
+        nodeid = str(event.get("nodeid"))
+        self.case_target[nodeid] = target
+        self.phases.setdefault(nodeid, []).append(event)
+        self.last_t[target] = float(event.get("t", 0.0))
+        if event.get("when") == "teardown":
+            self.finished[target] = self.finished.get(target, 0) + 1
+
+    def span(self, target: str) -> float:
+        return max(self.last_t.get(target, 0.0) - self.first_t.get(target, 0.0), 0.0)
+
+
+class PytestParser(BatchParser):
+    def __init__(self, repo_root: Path, targets: Sequence[Target], invocation: Invocation) -> None:
+        self.repo_root = repo_root
+        self.invocation = invocation
+        self.targets = {t.target_id: t for t in targets}
+        self.by_file: dict[str, str] = {}
+        for t in targets:
+            for candidate in (repo_root / t.path, (repo_root / t.path).resolve()):
+                self.by_file[_file_key(str(candidate))] = t.target_id
+        self.collected: dict[str, int] = {}
+        #: Seconds pytest spent collecting each target (importing the module, generating parameters).
+        self.collect_s: dict[str, float] = {}
+        self.collect_errors: dict[str, str] = {}
+        #: Files pytest's own collection rules exclude (``collect_ignore``): reported as skipped.
+        self.ignored: set[str] = set()
+        self.main = _Attempt()
+        self.again = _Attempt()
+        #: Per target, the node ids the plugin re-runs in-process after the main loop.
+        self.rerun_planned: dict[str, set[str]] = {}
+        self.current: str | None = None
+        self.attempt = 1
+        self.exitstatus: int | None = None
+        self.saw_events = False
+        self._reruns: list[TargetResult] = []
+
+    @property
+    def live(self) -> bool:
+        return True
+
+    def _target(self, file: str) -> str | None:
+        return self.by_file.get(_file_key(file))
+
+    def feed_event(self, line: str) -> None:
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            return
+        self.saw_events = True
+        kind = event.get("ev")
+        if kind == "collected":
+            for file, count in (event.get("files") or {}).items():
+                target = self._target(file)
+                if target:
+                    self.collected[target] = self.collected.get(target, 0) + int(count)
+            for file, seconds in (event.get("collect_s") or {}).items():
+                target = self._target(file)
+                if target:
+                    self.collect_s[target] = self.collect_s.get(target, 0.0) + float(seconds)
+        elif kind == "ignored":
+            target = self._target(str(event.get("file", "")))
+            if target:
+                self.ignored.add(target)
+        elif kind == "collect_error":
+            target = self._target(str(event.get("file", "")))
+            if target:
+                self.collect_errors[target] = str(event.get("longrepr", ""))
+        elif kind == "rerun":
+            for nodeid in event.get("nodeids") or ():
+                target = self.main.case_target.get(str(nodeid))
+                if target:
+                    self.rerun_planned.setdefault(target, set()).add(str(nodeid))
+        elif kind in ("start", "report"):
+            self._test_event(kind, event)
+        elif kind == "finish":
+            self.exitstatus = int(event.get("exitstatus", 0))
+            self.current = None
+
+    def _test_event(self, kind: str, event: dict[str, Any]) -> None:
+        target = self._target(str(event.get("file", "")))
+        attempt = int(event.get("attempt", 1))
+        record = self.main if attempt == 1 else self.again
+        if kind == "start":
+            self.current, self.attempt = target, attempt
+            if target:
+                record.start(target, float(event.get("t", 0.0)))
+        elif target is not None:
+            record.report(target, event)
+
+    def current_target(self) -> str | None:
+        return self.current
+
+    def current_attempt(self) -> int:
+        return self.attempt
+
+    def done_targets(self) -> set[str]:
+        done = set(self.collect_errors) | self.ignored
+        for target, count in self.collected.items():
+            if self.main.finished.get(target, 0) >= count:
+                done.add(target)
+        if self.exitstatus is not None:
+            done |= set(self.targets)
+        return done
+
+    def failed_targets(self) -> set[str]:
+        failed = {self.main.case_target[n] for n, phases in self.main.phases.items()
+                  if any(p.get("outcome") == "failed" for p in phases)}
+        return failed | set(self.collect_errors)
+
+    def case_progress(self) -> dict[str, tuple[int, int]]:
+        return {t: (self.main.finished.get(t, 0), n) for t, n in self.collected.items()}
+
+    def _case(self, nodeid: str, target: str, phases: list[dict[str, Any]]) -> CaseResult:
+        outcome: CaseOutcome = "passed"
+        message = longrepr = ""
+        for phase in phases:
+            when, result = phase.get("when"), phase.get("outcome")
+            if result == "failed":
+                outcome = "failed" if when == "call" else "error"
+                message = str(phase.get("crash") or "")
+                longrepr = str(phase.get("longrepr") or "")
+                break
+            if result == "skipped":
+                outcome = "xfail" if phase.get("wasxfail") is not None else "skipped"
+                message = str(phase.get("wasxfail") or phase.get("skip_reason") or "")
+        duration = sum(float(p.get("duration") or 0.0) for p in phases)
+        path = self.targets[target].path
+        rest = nodeid.split("::", 1)[1] if "::" in nodeid else nodeid
+        parsed = ParsedCase(group=path, name=rest, outcome=outcome, duration_s=duration, message=message,
+                            exception_type=exception_type_of(message) if outcome in ("failed", "error") else "",
+                            traceback=longrepr)
+        return parsed.to_case(target, f"{path}::{rest}")
+
+    def _cases(self, record: _Attempt) -> dict[str, dict[str, CaseResult]]:
+        by_target: dict[str, dict[str, CaseResult]] = {}
+        for nodeid, phases in record.phases.items():
+            target = record.case_target[nodeid]
+            case = self._case(nodeid, target, phases)
+            by_target.setdefault(target, {})[case.case_id] = case
+        return by_target
+
+    def finish(self, exit_code: int | None, stdout: str, stderr: str, killed: bool) -> list[TargetResult]:
+        if not self.saw_events:
+            return self._from_junit(exit_code, stdout, stderr, killed)
+        by_target = self._cases(self.main)
+        results = []
+        done = self.done_targets()
+        for target_id in self.targets:
+            if target_id not in done and killed:
+                continue
+            cases = sorted(by_target.get(target_id, {}).values(), key=lambda c: c.case_id)
+            duration = self.collect_s.get(target_id, 0.0) + self.main.span(target_id)
+            if target_id in self.ignored and not cases:
+                results.append(TargetResult(target_id=target_id, outcome="skipped", exit_code=exit_code,
+                                            message="ignored by pytest's collection rules (collect_ignore/--ignore)"))
+            elif target_id in self.collect_errors:
+                results.append(error_result(target_id, self.collect_errors[target_id], exit_code=exit_code,
+                                            duration_s=duration, cases=cases))
+            elif not cases and exit_code not in (0, 1, NO_TESTS_COLLECTED, None) and self.exitstatus != 0:
+                results.append(error_result(target_id, f"pytest exited {exit_code}\n{stderr or stdout}",
+                                            exit_code=exit_code))
+            else:
+                results.append(result_from_cases(target_id, cases, exit_code=exit_code, duration_s=duration))
+        self._reruns = self._rerun_results(by_target, exit_code)
+        return results
+
+    def _rerun_results(self, first: dict[str, dict[str, CaseResult]], exit_code: int | None) -> list[TargetResult]:
+        """Second attempts of targets whose every planned re-run finished: the file's cases, with the
+        re-run ones replaced by their new outcome (the others passed and were not run again)."""
+        again = self._cases(self.again)
+        results = []
+        for target_id, planned in sorted(self.rerun_planned.items()):
+            if self.again.finished.get(target_id, 0) < len(planned) or target_id in self.collect_errors:
+                continue
+            merged = {**first.get(target_id, {}), **again.get(target_id, {})}
+            cases = sorted(merged.values(), key=lambda c: c.case_id)
+            results.append(result_from_cases(target_id, cases, exit_code=exit_code,
+                                             duration_s=self.again.span(target_id)))
+        return results
+
+    def reruns(self) -> list[TargetResult]:
+        return list(self._reruns)
+
+    def _from_junit(self, exit_code: int | None, stdout: str, stderr: str, killed: bool) -> list[TargetResult]:
+        junit = self.invocation.report_files[0]
+        if killed or not junit.is_file():
+            if killed:
+                return []
+            reason = f"pytest exited {exit_code} without a report\n{stderr or stdout}"
+            return [error_result(t, reason, exit_code=exit_code) for t in self.targets]
+        try:
+            parsed = parse_junit(junit.read_text(encoding="utf-8", errors="replace"))
+        except ValueError as exc:
+            return [error_result(t, str(exc), exit_code=exit_code) for t in self.targets]
+        by_target: dict[str, list[CaseResult]] = {}
+        for case in parsed:
+            target = self._target(str(self.invocation.cwd / case.group))
+            if target is not None:
+                path = self.targets[target].path
+                by_target.setdefault(target, []).append(case.to_case(target, f"{path}::{case.name}"))
+        return [result_from_cases(t, sorted(by_target.get(t, []), key=lambda c: c.case_id), exit_code=exit_code,
+                                  duration_s=sum(c.duration_s for c in by_target.get(t, [])))
+                for t in self.targets]
