@@ -8,6 +8,7 @@ import json
 import sqlite3
 
 from codeplane.index.facts_api import EpochHooks, FileChange
+from codeplane.index.structural import staging
 from codeplane.index.structural.extract import extract_many, to_wire
 from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.index.structural.schema import INDEXES
@@ -142,6 +143,28 @@ def test_rows_staged_in_several_runs_land_as_if_staged_at_once() -> None:
     assert _dump(split) == _dump(whole)
     assert split.execute("SELECT count(*) FROM st_ref").fetchone()[0] == sum(len(o.facts.refs) for o in outcomes
                                                                             if o.facts is not None)
+
+
+def test_without_serialize_rows_go_through_temporary_tables_to_the_same_result() -> None:
+    changes = _changes(CORPUS)
+    outcomes = extract_many([(c.path, c.text or "") for c in changes])
+    dumps = []
+    for serialize in (True, False):
+        conn, _ = _fresh()
+        staged = stage(outcomes, serialize=serialize)
+        assert staged.staged is not None and staged.staged.serialized is serialize
+        conn.execute("BEGIN")
+        write_batch(conn, changes, staged.outcomes, [staged.staged], 1)
+        conn.execute("COMMIT")
+        dumps.append(_dump(conn))
+    assert dumps[0] == dumps[1]
+    # A serialized batch on a connection that cannot attach it is read through a private connection.
+    conn, _ = _fresh()
+    staged = stage(outcomes)
+    assert staged.staged is not None
+    assert staging._load(conn, staged.staged, attached=False) == "temp"
+    assert conn.execute("SELECT count(*) FROM temp.ref_rows").fetchone()[0] == sum(staged.staged.counts[i][2] for i
+                                                                                  in range(len(staged.staged.paths)))
 
 
 def test_the_worker_pool_extracts_a_big_batch_like_this_process_does() -> None:

@@ -12,6 +12,7 @@ land in the same order, with the same ids, as inserting them one by one would gi
 
 from __future__ import annotations
 
+import pickle
 import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
@@ -20,6 +21,9 @@ from codeplane.index.structural.extract import Outcome, collector_paused, extrac
 
 #: The writer's schema name for the attached batch (attached once per connection, then reused).
 SCHEMA = "st_staged"
+#: ``serialize``/``deserialize`` need an SQLite built with them (the default since 3.36); without them the rows
+#: travel pickled and go through temporary tables: slower, same result.
+SERIALIZE = hasattr(sqlite3.Connection, "serialize")
 _TABLES = {
     "scope_rows": "file, local, parent, kind, sl, sc, el, ec",
     "bind_rows": "file, local, scope, name, target_kind, target_uid, certainty, reason",
@@ -50,11 +54,13 @@ class FileIds(NamedTuple):
 
 
 class Staged(NamedTuple):
-    """One batch's staged rows: the files in order, their (scopes, binds, refs) counts, the database bytes."""
+    """One batch's staged rows: the files in order, their (scopes, binds, refs) counts, the database bytes
+    (``serialized``), or, where this SQLite cannot serialize, the pickled rows of each table."""
 
     paths: tuple[str, ...]
     counts: tuple[tuple[int, int, int], ...]
     data: bytes
+    serialized: bool = True
 
 
 class StagedOutcomes(NamedTuple):
@@ -71,7 +77,7 @@ def extract_staged(items: list[tuple[str, str]]) -> StagedOutcomes:
         return StagedOutcomes([to_wire(o) for o in staged.outcomes], staged.staged)
 
 
-def stage(outcomes: list[Outcome]) -> StagedOutcomes:
+def stage(outcomes: list[Outcome], *, serialize: bool = SERIALIZE) -> StagedOutcomes:
     db = sqlite3.connect(":memory:", isolation_level=None)
     try:
         for table, columns in _TABLES.items():
@@ -100,38 +106,74 @@ def stage(outcomes: list[Outcome]) -> StagedOutcomes:
         db.execute("COMMIT")
         if not paths:
             return StagedOutcomes(light, None)
-        return StagedOutcomes(light, Staged(tuple(paths), tuple(counts), db.serialize()))
+        if serialize:
+            return StagedOutcomes(light, Staged(tuple(paths), tuple(counts), db.serialize()))
+        return StagedOutcomes(light, Staged(tuple(paths), tuple(counts), pickle.dumps(_rows(db)), serialized=False))
     finally:
         db.close()
+
+
+def _rows(db: sqlite3.Connection) -> dict[str, list[tuple[object, ...]]]:
+    return {table: db.execute(f"SELECT * FROM {table} ORDER BY rowid").fetchall() for table in _TABLES}
 
 
 def counts_by_path(batches: Iterable[Staged]) -> dict[str, tuple[int, int, int]]:
     return {path: count for batch in batches for path, count in zip(batch.paths, batch.counts, strict=True)}
 
 
-def _attach(conn: sqlite3.Connection) -> None:
-    # ATTACH of an in-memory database is allowed inside the open transaction; DETACH is not, so it stays.
-    if not any(name == SCHEMA for _, name, _ in conn.execute("PRAGMA database_list")):
+def _attached(conn: sqlite3.Connection) -> bool:
+    """Whether the batch schema is attached to ``conn`` (attaching it now if needed and possible)."""
+    if any(name == SCHEMA for _, name, _ in conn.execute("PRAGMA database_list")):
+        return True
+    try:
+        # Allowed inside the open transaction; DETACH is not, so it stays attached to the writer connection.
         conn.execute(f"ATTACH DATABASE ':memory:' AS {SCHEMA}")
-    conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {_IDS.split('.', 1)[1]} (file INTEGER PRIMARY KEY, "
-                 "file_id INTEGER, scope_base INTEGER, bind_base INTEGER, ref_base INTEGER)")
+    except sqlite3.OperationalError:
+        return False
+    return True
+
+
+def _load(conn: sqlite3.Connection, batch: Staged, attached: bool) -> str:
+    """Make ``batch``'s rows readable by ``conn``; returns the schema holding them."""
+    if batch.serialized and attached:
+        conn.deserialize(batch.data, name=SCHEMA)
+        return SCHEMA
+    # The slow way (an old SQLite): the rows go through temporary tables.
+    if batch.serialized:
+        source = sqlite3.connect(":memory:")
+        try:
+            source.deserialize(batch.data)
+            rows = _rows(source)
+        finally:
+            source.close()
+    else:
+        rows = pickle.loads(batch.data)
+    for table, columns in _TABLES.items():
+        conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {table} ({columns})")
+        conn.execute(f"DELETE FROM temp.{table}")
+        conn.executemany(f"INSERT INTO temp.{table} VALUES ({','.join('?' * (columns.count(',') + 1))})",
+                         rows[table])
+    return "temp"
 
 
 def copy(conn: sqlite3.Connection, batches: Sequence[Staged], ids: dict[str, FileIds]) -> None:
     """Insert every staged row of ``batches`` (in order) into the ``st_`` tables with database ids."""
     if not batches:
         return
-    _attach(conn)
+    attached = SERIALIZE and _attached(conn)
+    conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {_IDS.split('.', 1)[1]} (file INTEGER PRIMARY KEY, "
+                 "file_id INTEGER, scope_base INTEGER, bind_base INTEGER, ref_base INTEGER)")
     for batch in batches:
-        conn.deserialize(batch.data, name=SCHEMA)
+        source = _load(conn, batch, attached)
         conn.execute(f"DELETE FROM {_IDS}")
         conn.executemany(f"INSERT INTO {_IDS} VALUES (?,?,?,?,?)",
                          [(file, *ids[path]) for file, path in enumerate(batch.paths)])
         for table, select in _COPY.items():
             # CROSS JOIN keeps the staged table as the outer loop: rows are copied in their staged order.
-            conn.execute(f"INSERT INTO {table} {select.format(s=SCHEMA)} CROSS JOIN {_IDS} m ON m.file = r.file "
+            conn.execute(f"INSERT INTO {table} {select.format(s=source)} CROSS JOIN {_IDS} m ON m.file = r.file "
                          "ORDER BY r.rowid")
-    conn.deserialize(_EMPTY, name=SCHEMA)  # free the last batch's memory
+    if attached:
+        conn.deserialize(_EMPTY, name=SCHEMA)  # free the last batch's memory
 
 
 def _empty() -> bytes:
@@ -143,4 +185,4 @@ def _empty() -> bytes:
         db.close()
 
 
-_EMPTY = _empty()
+_EMPTY = _empty() if SERIALIZE else b""
