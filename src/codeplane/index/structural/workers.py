@@ -2,8 +2,10 @@
 
 Small batches (a typical edit) are extracted in-process: starting workers costs about a second, worth it
 only for a cold index of a big tree (``START_POOL_CHARS`` of text in one batch); once started, the pool
-serves any batch above ``USE_POOL_CHARS``. Workers come from a ``forkserver`` (``spawn`` where unavailable)
-so they never inherit the server's threads or locks. If the pool breaks, extraction continues in-process.
+serves any batch above ``USE_POOL_CHARS``, split into contiguous runs whose big tables come back staged
+(``staging``). ``submit`` returns at once, so the caller writes one batch while the workers parse the next.
+Workers come from a ``forkserver`` (``spawn`` where unavailable) so they never inherit the server's threads
+or locks. If the pool breaks, extraction continues in-process.
 """
 
 from __future__ import annotations
@@ -60,28 +62,25 @@ class ExtractionPool:
                 self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
             return self._pool
 
-    def extract(self, items: list[tuple[str, str]]) -> tuple[list[Outcome], list[Staged]]:
-        """Outcomes in the order of ``items``, with their staged rows (``staging``)."""
-        return self.submit(items).result()
-
     def submit(self, items: list[tuple[str, str]]) -> Extraction:
         """Start extracting ``items``; big batches run in the workers while the caller goes on (a cold index
         writes one batch while the next is parsed), small ones in-process when the result is asked for."""
         size = sum(len(text) for _, text in items)
         threshold = USE_POOL_CHARS if self._pool is not None else START_POOL_CHARS
         if self.workers <= 1 or size < threshold or len(items) < 2:
-            return Extraction(self, items, [], [])
+            return Extraction(self, items, [])
         batches = _runs(items, self.workers * 3)
         try:
             pool = self._executor()
             with _plain_main():
                 futures = [pool.submit(extract_staged, items[start:end]) for start, end in batches]
         except (BrokenProcessPool, OSError, RuntimeError) as exc:
-            self._failed(exc)
-            return Extraction(self, items, [], [])
-        return Extraction(self, items, batches, futures)
+            self.broken(exc)
+            return Extraction(self, items, [])
+        return Extraction(self, items, futures)
 
-    def _failed(self, exc: BaseException) -> None:
+    def broken(self, exc: BaseException) -> None:
+        """The pool failed (a worker died, the system refused a process): drop it; the next batch starts anew."""
         _log.warning("extraction_pool_failed", error=str(exc))
         self.close()
 
@@ -110,11 +109,10 @@ class Extraction:
     """One submitted batch: its outcomes come from the workers, or from this process if the pool was not used
     or broke (extraction is pure, so redoing it here gives the same answer)."""
 
-    def __init__(self, pool: ExtractionPool, items: list[tuple[str, str]], runs: list[tuple[int, int]],
+    def __init__(self, pool: ExtractionPool, items: list[tuple[str, str]],
                  futures: list[Future[StagedOutcomes]]) -> None:
         self._pool = pool
         self._items = items
-        self._runs = runs
         self._futures = futures
 
     def result(self) -> tuple[list[Outcome], list[Staged]]:
@@ -124,7 +122,7 @@ class Extraction:
         try:
             return _joined([future.result() for future in self._futures])
         except (BrokenProcessPool, OSError, CancelledError) as exc:
-            self._pool._failed(exc)
+            self._pool.broken(exc)
             return _joined([extract_staged(self._items)])
 
     def cancel(self) -> None:
