@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import time
@@ -111,16 +112,40 @@ def test_pytest_results_per_case_with_collection_error_artifacts_and_stable_fing
     assert service.costs.medians([("pytest", "tests/test_ok.py")])
 
 
-def test_batches_run_one_pytest_process_per_worker(tmp_path: Path, services: list[TestingService]) -> None:
-    files = {f"tests/test_m{i}.py": f"def test_{i}():\n    assert True\n" for i in range(6)}
+def test_batches_run_one_pytest_process_per_worker_sharing_unweighed_files(
+        tmp_path: Path, services: list[TestingService]) -> None:
+    # Each test waits until two processes have run a test: both must take files from the shared pool.
+    barrier = (f"import os, time\nfrom pathlib import Path\n\nSEEN = Path({str(tmp_path / 'pids')!r})\n\n"
+               "def test_{i}():\n    SEEN.mkdir(exist_ok=True)\n    (SEEN / str(os.getpid())).touch()\n"
+               "    deadline = time.time() + 30\n"
+               "    while len(list(SEEN.iterdir())) < 2 and time.time() < deadline:\n        time.sleep(0.01)\n"
+               "    assert len(list(SEEN.iterdir())) >= 2\n")
+    files = {f"tests/test_m{i}.py": barrier.replace("{i}", str(i)) for i in range(6)}
     repo = make_repo(tmp_path / "repo", {"pytest.ini": "[pytest]\n", **files})
     service = _service(repo, workers=2)
     services.append(service)
+    for history in (False, True):  # no cost history: shared pool; then packed by the recorded costs
+        assert bool(service.costs.medians([("pytest", "tests/test_m0.py")])) is history
+        snapshot = _finish(service.start_run())
+        assert snapshot.state == "passed" and snapshot.counts.passed == 6
+        assert all(len(r.attempts) == 1 for r in snapshot.targets), "a shared file runs once"
+        batches = {a.batch_id for r in snapshot.targets for a in r.attempts}
+        assert len(batches) == 2, f"6 files on 2 workers must take 2 processes, got {sorted(batches)}"
+        assert snapshot.progress_percentage == 100.0
+        shutil.rmtree(tmp_path / "pids")
+
+
+def test_processes_that_cannot_share_report_each_target_once(tmp_path: Path, services: list[TestingService]) -> None:
+    files = {f"tests/test_m{i}.py": f"def test_{i}():\n    pass\n" for i in range(4)}
+    repo = make_repo(tmp_path / "repo", {"pytest.ini": "[pytest]\n", **files,
+                                         "tests/conftest.py": "raise RuntimeError('broken conftest')\n"})
+    service = _service(repo, workers=2)
+    services.append(service)
     snapshot = _finish(service.start_run())
-    assert snapshot.state == "passed" and snapshot.counts.passed == 6
-    batches = {a.batch_id for r in snapshot.targets for a in r.attempts}
-    assert len(batches) == 2, f"6 files on 2 workers must take 2 processes, got {sorted(batches)}"
-    assert snapshot.progress_percentage == 100.0
+    assert set(_outcomes(snapshot).values()) == {"error"}
+    for record in snapshot.targets:
+        assert [a.result.outcome for a in record.attempts] == ["error", "error"]
+        assert record.final is not None and "broken conftest" in record.final.message
 
 
 def test_flaky_target_fails_once_then_passes(tmp_path: Path, services: list[TestingService]) -> None:

@@ -45,6 +45,8 @@ class ProcessOutcome:
     stdout_path: Path | None = None
     stderr_path: Path | None = None
     reruns: dict[str, TargetResult] = field(default_factory=dict)
+    #: Pool targets this process took (None: it took part in no pool, ``results`` cover all it was given).
+    claimed: frozenset[str] | None = None
 
 
 _Key = tuple[str, int] | None
@@ -135,12 +137,14 @@ def run_process(invocation: Invocation, parser: BatchParser, targets: Sequence[T
     with lock:
         finished = parser.finish(proc.returncode, stdout, stderr, killed)
         reruns = {r.target_id: r for r in parser.reruns() if r.target_id in budgets}
+        claimed = parser.claimed_targets()
     results = {r.target_id: r for r in finished if r.target_id in budgets}
     return ProcessOutcome(invocation, results, proc.returncode, time.monotonic() - began,
                           timed_out=timed_out[0] if timed_out else None,
                           timed_out_attempt=timed_out[1] if timed_out else 1,
                           batch_timed_out=batch_timed_out, stopped=stopped, stdout_path=out_path,
-                          stderr_path=err_path, reruns=reruns)
+                          stderr_path=err_path, reruns=reruns,
+                          claimed=frozenset(claimed) if claimed is not None else None)
 
 
 def _watch(proc: subprocess.Popen[bytes], parser: BatchParser, *, lock: threading.Lock, events: _EventTail,

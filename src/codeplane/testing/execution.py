@@ -34,6 +34,7 @@ from codeplane.testing.model import (
     TargetResult,
 )
 from codeplane.testing.packing import pack
+from codeplane.testing.pool import Pool
 from codeplane.testing.runners import RUNNERS, BatchParser, Project
 from codeplane.testing.runners.base import error_result
 from codeplane.testing.runs import RunRecord
@@ -68,6 +69,7 @@ class RunExecutor:
         self._deadline = 0.0
         self._process_seq = 0
         self._seq_lock = threading.Lock()
+        self._add_lock = threading.Lock()
 
     # -- stop conditions ---------------------------------------------------------------------------
     def _should_stop(self) -> StopReason | None:
@@ -139,7 +141,7 @@ class RunExecutor:
                     return False, "stopped while building"
 
     # -- one phase: pack, run workers, wait --------------------------------------------------------
-    def _phase(self, targets: Sequence[Target], *, attempt: int) -> None:
+    def _phase(self, targets: Sequence[Target], *, attempt: int, share: bool = True) -> None:
         if not targets:
             return
         medians = self.costs.medians((t.runner, t.target_id) for t in targets)
@@ -151,36 +153,66 @@ class RunExecutor:
             project = self.discovery.owners[target.target_id]
             return f"{project.runner}:{project.root}" if RUNNERS[project.runner].one_process_per_project else None
 
-        batches = pack(targets, self.settings.workers, cost=cost, group_of=group_of)
-        threads = [threading.Thread(target=self._worker, args=(batch, attempt), daemon=True,
+        pools = self._pools(targets, set(medians), attempt) if share else {}
+        shared = {t.target_id for pool in pools.values() for t in pool.targets}
+        batches = pack([t for t in targets if t.target_id not in shared], self.settings.workers, cost=cost,
+                       group_of=group_of)
+        if pools:  # every worker joins the pools
+            batches += [[] for _ in range(min(self.settings.workers, len(targets)) - len(batches))]
+        threads = [threading.Thread(target=self._worker, args=(batch, attempt, pools), daemon=True,
                                     name=f"cpl-test-{self.record.run_id}-{i}") for i, batch in enumerate(batches)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
+        left = [t for pool in pools.values() for t in pool.targets
+                if len(self.record.attempts(t.target_id)) < attempt]
+        if left and self._should_stop() is None:  # every process that shared them failed to take them
+            self._phase(left, attempt=attempt, share=False)
 
-    def _worker(self, batch: Sequence[Target], attempt: int) -> None:
+    def _pools(self, targets: Sequence[Target], weighed: set[tuple[str, str]], attempt: int) -> dict[Project, Pool]:
+        """Targets without cost history, per project whose runner can share them: packing cannot weigh
+        them, so the workers' processes take them one by one instead (``pool.py``)."""
+        if attempt > 1 or self.settings.workers < 2:
+            return {}
+        unknown: dict[Project, list[Target]] = {}
+        for target in targets:
+            project = self.discovery.owners[target.target_id]
+            runner = RUNNERS[project.runner]
+            if (runner.shares_pools and runner.multi_target and not runner.one_process_per_project
+                    and (target.runner, target.target_id) not in weighed):
+                unknown.setdefault(project, []).append(target)
+        pools = {}
+        for index, (project, shared) in enumerate(sorted(unknown.items(), key=lambda kv: (kv[0].root, kv[0].runner))):
+            if len(shared) > 1:
+                shared.sort(key=lambda t: (-t.estimated_cost, t.target_id))
+                pools[project] = Pool.create(self.workroot / f"pool-a{attempt}-{index}", self.root, shared)
+        return pools
+
+    def _worker(self, batch: Sequence[Target], attempt: int, pools: dict[Project, Pool]) -> None:
         groups: dict[Project, list[Target]] = {}
         for target in batch:
             groups.setdefault(self.discovery.owners[target.target_id], []).append(target)
+        for project in pools:
+            groups.setdefault(project, [])
         for project, group in groups.items():
             try:
-                self._run_group(project, group, attempt)
+                self._run_group(project, group, attempt, pools.get(project))
             except Exception as exc:
                 log.exception("test batch crashed", project=project.root, runner=project.runner)
                 for target in group:
-                    if len(self.record.attempts(target.target_id)) < attempt:
-                        self._add(target, attempt, "crash", error_result(
-                            target.target_id, f"internal error: {type(exc).__name__}: {exc}", exit_code=None), ())
+                    self._add(target, attempt, "crash", error_result(
+                        target.target_id, f"internal error: {type(exc).__name__}: {exc}", exit_code=None), ())
 
-    def _run_group(self, project: Project, group: list[Target], attempt: int) -> None:
+    def _run_group(self, project: Project, group: list[Target], attempt: int, pool: Pool | None) -> None:
         runner = RUNNERS[project.runner]
         toolchain = self.discovery.toolchains[project]
         assert toolchain is not None
         singles = not runner.multi_target
         pending = list(group)
-        while pending and self._should_stop() is None:
-            chunk = pending[:1] if singles else pending
+        shared = pool.unclaimed() if pool is not None else []
+        while (pending or shared) and self._should_stop() is None:
+            chunk = [*(pending[:1] if singles else pending), *shared]
             with self._seq_lock:
                 self._process_seq += 1
                 batch_id = f"a{attempt}-p{self._process_seq:03d}"
@@ -190,16 +222,22 @@ class RunExecutor:
                                            coverage_dirs=self.settings.coverage_dirs)
             if attempt == 1 and self.settings.retry_failed and not self.settings.fail_fast:
                 invocation = runner.in_process_retry(invocation) or invocation
+            if shared and pool is not None:
+                invocation = runner.share_pool(invocation, pool.directory)
             parser = runner.parser(project, self.root, chunk, invocation)
             outcome = run_process(invocation, parser, chunk, workdir, timeout_of=self._timeout_of,
                                   deadline=self._deadline, should_stop=self._should_stop,
                                   on_progress=self._progress_for(chunk, attempt))
             artifacts = self._store(outcome)
             pending = [t for t in pending if t not in chunk]
-            requeue = self._settle(chunk, outcome, attempt, batch_id, artifacts)
+            # Shared targets are this process's to report only if it took them (or shared nothing).
+            mine = [t for t in chunk if t not in shared or outcome.claimed is None or t.target_id in outcome.claimed]
+            requeue = self._settle(mine, outcome, attempt, batch_id, artifacts)
             if requeue:
                 singles = singles or outcome.batch_timed_out
                 pending = requeue + pending
+            took_some = outcome.claimed is None or bool(outcome.claimed) or not shared
+            shared = pool.unclaimed() if pool is not None and outcome.claimed is not None and took_some else []
 
     def _settle(self, chunk: Sequence[Target], outcome: ProcessOutcome, attempt: int, batch_id: str,
                 artifacts: tuple[RunArtifact, ...]) -> list[Target]:
@@ -269,7 +307,12 @@ class RunExecutor:
 
     def _add(self, target: Target, attempt: int, batch_id: str, result: TargetResult,
              artifacts: tuple[RunArtifact, ...]) -> None:
-        self.record.add_attempt(Attempt(attempt, batch_id, result, artifacts))
+        """Record attempt ``attempt`` of ``target`` unless one was recorded (processes that could not share
+        a pool all report its targets: the first report counts)."""
+        with self._add_lock:
+            if len(self.record.attempts(target.target_id)) >= attempt:
+                return
+            self.record.add_attempt(Attempt(attempt, batch_id, result, artifacts))
         if self.settings.fail_fast and result.outcome in FAILING_OUTCOMES:
             self._fail_fast_hit.set()
 

@@ -9,6 +9,10 @@ With ``$CODEPLANE_PYTEST_RERUN`` set, tests that failed are run once more in thi
 main loop (a fresh interpreter and collection would cost more than most re-runs); those events carry
 ``"attempt": 2``. Only the protocol hook is used, so fixtures are set up again as for any test.
 
+With ``$CODEPLANE_PYTEST_POOL`` set (a directory, see CodePlane's ``testing/pool.py``), the files it lists
+are shared with other processes: this one runs its own files first, then takes listed files one by one
+(``<index>.claim`` created with ``O_EXCL``) until none is left, and says which (``pool``, ``claimed``).
+
 Standalone on purpose: it runs inside the repository's interpreter, so it imports nothing but the
 standard library and pytest, and works on old pytest versions. It does nothing when the variable is unset.
 """
@@ -18,13 +22,14 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from typing import IO, Any
 
 import pytest
 
 _ENV = "CODEPLANE_PYTEST_EVENTS"
 _RERUN_ENV = "CODEPLANE_PYTEST_RERUN"
+_POOL_ENV = "CODEPLANE_PYTEST_POOL"
 _LONGREPR_CHARS = 6_000
 #: ``attempt``: 2 while failed tests run again; ``failed``: node ids with a failed phase in the main loop;
 #: ``collect_t``: when each collector started; ``collect_s``: seconds spent collecting, per file.
@@ -60,6 +65,8 @@ def pytest_configure(config: Any) -> None:
     _state["root"] = getattr(config, "rootpath", None) or getattr(config, "rootdir", None)
     # Under pytest-xdist the controller receives every worker's reports: only it writes events.
     _state["worker"] = hasattr(config, "workerinput")
+    if os.environ.get(_RERUN_ENV):
+        config.pluginmanager.register(_Rerun(), "codeplane-rerun")
 
 
 def _ignored(config: Any, path: str) -> bool:
@@ -137,24 +144,88 @@ def pytest_runtest_logreport(report: Any) -> None:
     })
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtestloop(session: Any) -> Generator[None, Any, None]:
-    """After the main loop, run each failed test once more (``$CODEPLANE_PYTEST_RERUN``), in order."""
-    outcome = yield
-    crashed = getattr(outcome, "excinfo", getattr(outcome, "_excinfo", None)) is not None  # old pluggy: _excinfo
-    if (not os.environ.get(_RERUN_ENV) or _state.get("worker") or crashed
-            or session.shouldfail or session.shouldstop or not _state["failed"]):
-        return
-    again = [item for item in session.items if item.nodeid in _state["failed"]]
-    if not again:  # the items ran elsewhere (pytest-xdist): CodePlane re-runs the files itself
-        return
-    _state["attempt"] = 2
-    _emit({"ev": "rerun", "nodeids": [item.nodeid for item in again]})
-    for index, item in enumerate(again):
-        following = again[index + 1] if index + 1 < len(again) else None
-        item.ihook.pytest_runtest_protocol(item=item, nextitem=following)
-        if session.shouldfail or session.shouldstop:
-            break
+def _claim(directory: str, index: int) -> bool:
+    try:
+        handle = os.open(os.path.join(directory, f"{index}.claim"), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return False
+    os.write(handle, str(os.getpid()).encode())
+    os.close(handle)
+    return True
+
+
+def _pooled_order(session: Any, directory: str) -> Iterator[Any] | None:
+    """This process's items in run order: its own files, then each shared file it manages to take."""
+    try:
+        with open(os.path.join(directory, "pool.txt"), encoding="utf-8") as handle:
+            shared = [os.path.realpath(line.strip()) for line in handle if line.strip()]
+    except OSError:
+        return None
+    position = {path: index for index, path in enumerate(shared)}
+    own: list[Any] = []
+    taken: dict[int, list[Any]] = {}
+    for item in session.items:
+        index = position.get(os.path.realpath(_file_of(item.nodeid)))
+        if index is None:
+            own.append(item)
+        else:
+            taken.setdefault(index, []).append(item)
+    _emit({"ev": "pool", "files": shared})
+
+    def order() -> Iterator[Any]:
+        yield from own
+        for index, path in enumerate(shared):
+            if _claim(directory, index):
+                _emit({"ev": "claimed", "file": path})
+                yield from taken.get(index, ())
+    return order()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: Any) -> bool | None:
+    """pytest's own loop over a reordered item list, when this process shares a pool (else pytest's)."""
+    directory = os.environ.get(_POOL_ENV)
+    config = session.config
+    if (not directory or _state.get("worker") or config.pluginmanager.hasplugin("dsession")
+            or config.option.collectonly or (session.testsfailed and not config.option.continue_on_collection_errors)):
+        return None
+    order = _pooled_order(session, directory)
+    if order is None:
+        return None
+    item = next(order, None)
+    while item is not None:
+        # The next item is taken before this one runs: teardown needs it to keep shared fixtures alive.
+        following = next(order, None)
+        item.config.hook.pytest_runtest_protocol(item=item, nextitem=following)
+        if session.shouldfail:
+            raise session.Failed(session.shouldfail)
+        if session.shouldstop:
+            raise session.Interrupted(session.shouldstop)
+        item = following
+    return True
+
+
+class _Rerun:
+    """The re-run wrapper (a second ``pytest_runtestloop`` implementation needs its own plugin object)."""
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtestloop(self, session: Any) -> Generator[None, Any, None]:
+        """After the main loop, run each failed test once more (``$CODEPLANE_PYTEST_RERUN``), in order."""
+        outcome = yield
+        crashed = getattr(outcome, "excinfo", getattr(outcome, "_excinfo", None)) is not None  # old pluggy
+        if (not os.environ.get(_RERUN_ENV) or _state.get("worker") or crashed
+                or session.shouldfail or session.shouldstop or not _state["failed"]):
+            return
+        again = [item for item in session.items if item.nodeid in _state["failed"]]
+        if not again:  # the items ran elsewhere (pytest-xdist): CodePlane re-runs the files itself
+            return
+        _state["attempt"] = 2
+        _emit({"ev": "rerun", "nodeids": [item.nodeid for item in again]})
+        for index, item in enumerate(again):
+            following = again[index + 1] if index + 1 < len(again) else None
+            item.ihook.pytest_runtest_protocol(item=item, nextitem=following)
+            if session.shouldfail or session.shouldstop:
+                break
 
 
 def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:

@@ -116,6 +116,11 @@ class BatchParser(ABC):
         """Results for every target the stream or reports cover. Targets missing from the answer
         did not run (the executor decides whether they were killed, timed out or need another go)."""
 
+    def claimed_targets(self) -> set[str] | None:
+        """Of a process sharing a pool: the shared targets it took (None: it shared nothing, and reported
+        every target it was given)."""
+        return None
+
     def reruns(self) -> list[TargetResult]:
         """After :meth:`finish`: second attempts of targets the process re-ran itself (``in_process_retry``)."""
         return []
@@ -128,6 +133,8 @@ class Runner(ABC):
     multi_target: ClassVar[bool] = True
     #: All of a project's targets in one process (builds sharing an output directory: Maven, Gradle).
     one_process_per_project: ClassVar[bool] = False
+    #: Processes can share targets through a pool (``testing/pool.py``; :meth:`share_pool`).
+    shares_pools: ClassVar[bool] = False
 
     def toolchain(self, project: Project, repo_root: Path) -> Toolchain | None:
         """The command prefix, from config ``cmd`` first, else :meth:`default_toolchain`. None: not installed."""
@@ -174,6 +181,11 @@ class Runner(ABC):
         """``invocation`` made to re-run its failing cases once in the same process, or None when the runner
         cannot (the executor then re-runs failed targets in a fresh process)."""
         return None
+
+    def share_pool(self, invocation: Invocation, pool: Path) -> Invocation:
+        """``invocation``, whose targets include every target of ``pool``, made to take those one by one
+        from the pool shared with other processes (only when :attr:`shares_pools`)."""
+        raise NotImplementedError(f"{self.name} does not share pools")
 
     def prepare(self, project: Project, repo_root: Path, toolchain: Toolchain) -> tuple[str, ...] | None:
         """An argv run once per project before any batch (e.g. build all test binaries), or None."""

@@ -2,7 +2,9 @@
 
 One event per line: ``collected`` (cases and collection seconds per file), ``start``/``report`` per test
 phase, ``collect_error``, ``ignored``, ``rerun`` (the failed tests about to run again in the same process;
-their events carry ``"attempt": 2``) and ``finish``. JUnit XML is the fallback when no event arrived.
+their events carry ``"attempt": 2``), ``pool``/``claimed`` (the process shares a pool, ``testing/pool.py``,
+and took these files: the others are another process's to report) and ``finish``. JUnit XML is the
+fallback when no event arrived.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from codeplane.testing.runners.base import BatchParser, Invocation, error_result
 
 #: pytest exit code 5: no tests were collected.
 NO_TESTS_COLLECTED = 5
+#: The plugin's switch for sharing a pool directory (``testing/pool.py``).
+POOL_ENV = "CODEPLANE_PYTEST_POOL"
 
 
 def _file_key(path: str) -> str:
@@ -75,6 +79,28 @@ class PytestParser(BatchParser):
         self.exitstatus: int | None = None
         self.saw_events = False
         self._reruns: list[TargetResult] = []
+        #: Shared targets (another process may take them), those this one took, and whether the plugin
+        #: shared at all (pytest-xdist in the repo's options: it then ran every target itself).
+        self.pooled = self._pooled(invocation)
+        self.claimed: set[str] = set()
+        self.pool_seen = False
+
+    def _pooled(self, invocation: Invocation) -> set[str]:
+        directory = invocation.env.get(POOL_ENV)
+        if not directory:
+            return set()
+        try:
+            lines = (Path(directory) / "pool.txt").read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return set()
+        return {t for t in (self._target(line) for line in lines if line) if t is not None}
+
+    def _mine(self, target: str) -> bool:
+        return target not in self.pooled or target in self.claimed or (
+            self.exitstatus is not None and not self.pool_seen)
+
+    def claimed_targets(self) -> set[str] | None:
+        return set(self.claimed) if self.pool_seen else None
 
     @property
     def live(self) -> bool:
@@ -114,6 +140,12 @@ class PytestParser(BatchParser):
                     self.rerun_planned.setdefault(target, set()).add(str(nodeid))
         elif kind in ("start", "report"):
             self._test_event(kind, event)
+        elif kind == "pool":
+            self.pool_seen = True
+        elif kind == "claimed":
+            target = self._target(str(event.get("file", "")))
+            if target:
+                self.claimed.add(target)
         elif kind == "finish":
             self.exitstatus = int(event.get("exitstatus", 0))
             self.current = None
@@ -142,15 +174,15 @@ class PytestParser(BatchParser):
                 done.add(target)
         if self.exitstatus is not None:
             done |= set(self.targets)
-        return done
+        return {t for t in done if self._mine(t)}
 
     def failed_targets(self) -> set[str]:
         failed = {self.main.case_target[n] for n, phases in self.main.phases.items()
                   if any(p.get("outcome") == "failed" for p in phases)}
-        return failed | set(self.collect_errors)
+        return failed | {t for t in self.collect_errors if self._mine(t)}
 
     def case_progress(self) -> dict[str, tuple[int, int]]:
-        return {t: (self.main.finished.get(t, 0), n) for t, n in self.collected.items()}
+        return {t: (self.main.finished.get(t, 0), n) for t, n in self.collected.items() if self._mine(t)}
 
     def _case(self, nodeid: str, target: str, phases: list[dict[str, Any]]) -> CaseResult:
         outcome: CaseOutcome = "passed"
@@ -188,7 +220,7 @@ class PytestParser(BatchParser):
         results = []
         done = self.done_targets()
         for target_id in self.targets:
-            if target_id not in done and killed:
+            if (target_id not in done and killed) or not self._mine(target_id):
                 continue
             cases = sorted(by_target.get(target_id, {}).values(), key=lambda c: c.case_id)
             duration = self.collect_s.get(target_id, 0.0) + self.main.span(target_id)

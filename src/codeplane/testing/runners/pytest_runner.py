@@ -20,7 +20,7 @@ from pathlib import Path
 
 from codeplane.testing.model import Target
 from codeplane.testing.runners.base import BatchParser, Invocation, Project, Runner, Toolchain, which
-from codeplane.testing.runners.pytest_events import PytestParser
+from codeplane.testing.runners.pytest_events import POOL_ENV, PytestParser
 
 PLUGIN_DIR = Path(__file__).resolve().parent.parent / "_pytest_plugin"
 PLUGIN_NAME = "codeplane_pytest_events"
@@ -76,6 +76,7 @@ def _venv_python(directory: Path) -> Path | None:
 class PytestRunner(Runner):
     name = "pytest"
     lang = "python"
+    shares_pools = True
 
     def default_toolchain(self, project: Project, repo_root: Path) -> Toolchain | None:
         for directory in dict.fromkeys((project.dir(repo_root), repo_root)):
@@ -123,6 +124,9 @@ class PytestRunner(Runner):
 
     def in_process_retry(self, invocation: Invocation) -> Invocation | None:
         return replace(invocation, env={**invocation.env, RERUN_ENV: "1"})
+
+    def share_pool(self, invocation: Invocation, pool: Path) -> Invocation:
+        return replace(invocation, env={**invocation.env, POOL_ENV: str(pool)})
 
     def parser(self, project: Project, repo_root: Path, targets: Sequence[Target], invocation: Invocation,
                ) -> BatchParser:
