@@ -7,6 +7,13 @@ on the Django 5.2.8 sdist ≤ 1 s.
 Downloads the pinned sdists into ``benchmarks/.cache`` (git-ignored) with ``pip download --no-binary``,
 and installs attrs with its test dependencies into ``benchmarks/.cache/attrs-25.4.0/.venv`` — the repo's
 own ``.venv``, which CodePlane's pytest runner uses. Run: ``uv run python benchmarks/test_runs.py``.
+
+Every configuration runs the whole suite in the same environment. CodePlane's per-case outcomes are
+checked against an untimed sequential run (its JUnit XML). Wall times on a shared machine are noisy: each
+row also shows the CPU seconds other processes used while it ran (Linux), so a disturbed row is visible.
+``--bytecode``: run every configuration with Python's default bytecode caching (into
+``benchmarks/.cache/pycache``) even when ``PYTHONDONTWRITEBYTECODE`` is set, as it is in some sandboxes and
+containers — without it, each interpreter recompiles pytest, its plugins and the test modules (~0.6 s here).
 """
 
 from __future__ import annotations
@@ -14,19 +21,22 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tarfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from codeplane.core.artifacts import ArtifactStore
 from codeplane.core.config import TestsConfig
 from codeplane.core.layout import RepoLayout
-from codeplane.testing import TestingService
+from codeplane.testing import RunSnapshot, TestingService
 from codeplane.testing.discovery import discover
+from codeplane.testing.reports.junit import parse_junit
 
 CACHE = Path(__file__).resolve().parent / ".cache"
 ATTRS = "attrs==25.4.0"
@@ -70,33 +80,76 @@ def attrs_checkout() -> Path:
     return root
 
 
-def timed(argv: list[str], cwd: Path) -> tuple[float, str]:
+def busy_cpu_s() -> float:
+    """CPU seconds every process on the machine has used (Linux ``/proc/stat``; 0 elsewhere)."""
+    try:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return 0.0
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu_s() -> float:
+    usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    return sum(u.ru_utime + u.ru_stime for u in usage)
+
+
+Result = tuple[float, str, float]
+
+
+def measured(run: Callable[[], str]) -> Result:
+    """Wall seconds, ``run``'s detail, and the CPU seconds other processes used meanwhile."""
+    busy, own = busy_cpu_s(), own_cpu_s()
     began = time.perf_counter()
-    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
-    return time.perf_counter() - began, lines[-1] if lines else f"exit {proc.returncode}"
+    detail = run()
+    elapsed = time.perf_counter() - began
+    return elapsed, detail, max(busy_cpu_s() - busy - (own_cpu_s() - own), 0.0)
 
 
-def codeplane_run(root: Path, *, fresh_history: bool, retry: bool = True) -> tuple[float, str]:
+def timed(argv: list[str], cwd: Path) -> Result:
+    def run() -> str:
+        proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
+        lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
+        return lines[-1] if lines else f"exit {proc.returncode}"
+    return measured(run)
+
+
+def sequential_outcomes(python: str, root: Path) -> dict[str, str]:
+    """Per-case outcomes of one untimed sequential run (it also warms the OS caches)."""
+    report = CACHE / "attrs-sequential.xml"
+    subprocess.run([python, "-m", "pytest", "-q", f"--junitxml={report}", "-o", "junit_family=xunit1"], cwd=root,
+                   capture_output=True, check=False)
+    return {f"{c.group}::{c.name}": c.outcome for c in parse_junit(report.read_text(encoding="utf-8"))}
+
+
+def codeplane_run(root: Path, expected: dict[str, str], *, fresh_history: bool, retry: bool = True) -> Result:
     layout = RepoLayout(root)
     if fresh_history:
         for name in ("test_costs.db", "test_costs.db-wal", "test_costs.db-shm"):
             (layout.state_dir / name).unlink(missing_ok=True)
     service = TestingService(root, TestsConfig(retry_failed=retry), layout, ArtifactStore(layout.artifacts_dir, 1))
-    try:
-        began = time.perf_counter()
+    holder: list[RunSnapshot] = []
+
+    def run() -> str:
         record = service.start_run()
         while not record.finished:
             record.wait(record.version, 1.0)
-        elapsed = time.perf_counter() - began
-        snap = record.snapshot()
-        c = snap.counts
-        batches = len({a.batch_id for t in snap.targets for a in t.attempts if a.number == 1})
-        detail = (f"{snap.state}: {c.passed} passed, {c.failed} failed, {c.skipped} skipped, {c.xfail} xfail; "
-                  f"{len(snap.targets)} targets in {batches} processes on {snap.workers} workers")
-        return elapsed, detail
+        holder.append(record.snapshot())
+        return ""
+    try:
+        elapsed, _, foreign = measured(run)
     finally:
         service.close()
+    snap = holder[0]
+    c = snap.counts
+    batches = len({a.batch_id for t in snap.targets for a in t.attempts if a.number == 1})
+    cases = {case.case_id: case.outcome for t in snap.targets if t.final for case in t.final.cases}
+    differ = sorted(k for k in set(cases) | set(expected) if cases.get(k) != expected.get(k))
+    same = "identical" if not differ else f"{len(differ)} DIFFER, e.g. {differ[:3]}"
+    detail = (f"{snap.state}: {c.passed} passed, {c.failed} failed, {c.skipped} skipped, {c.xfail} xfail "
+              f"(per case {same} to sequential pytest); {len(snap.targets)} targets, {batches} processes on "
+              f"{snap.workers} workers")
+    return elapsed, detail, foreign
 
 
 def discovery_times(root: Path, repeats: int) -> tuple[list[float], int]:
@@ -113,35 +166,47 @@ def discovery_times(root: Path, repeats: int) -> tuple[list[float], int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=1, help="runs per configuration (median reported)")
+    parser.add_argument("--bytecode", action="store_true",
+                        help="cache bytecode for every configuration even if PYTHONDONTWRITEBYTECODE is set")
     args = parser.parse_args()
+    if args.bytecode:
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        os.environ["PYTHONPYCACHEPREFIX"] = str(CACHE / "pycache")
     attrs = attrs_checkout()
     python = str(attrs / ".venv" / "bin" / "python")
     rows: dict[str, list[float]] = {}
+    others: dict[str, list[float]] = {}
     details: dict[str, str] = {}
 
-    def record(name: str, result: tuple[float, str]) -> None:
+    def record(name: str, result: Result) -> None:
         rows.setdefault(name, []).append(result[0])
         details[name] = result[1]
+        others.setdefault(name, []).append(result[2])
 
-    # Warm the OS caches and the interpreter's bytecode once, so no configuration pays for it alone.
-    timed([python, "-m", "pytest", "-q", "--co"], attrs)
-    for _ in range(args.repeat):
+    expected = sequential_outcomes(python, attrs)
+    for index in range(args.repeat):
         record("pytest (sequential)", timed([python, "-m", "pytest", "-q"], attrs))
         record("pytest -n 2 (xdist)", timed([python, "-m", "pytest", "-q", "-n", "2"], attrs))
-        record("CodePlane, no cost history", codeplane_run(attrs, fresh_history=True))
-        record("CodePlane, with cost history", codeplane_run(attrs, fresh_history=False))
-        # attrs 25.4.0 has one test failing on some Pythons; its re-run is CodePlane's flaky check, which a
-        # plain pytest never pays for. This row shows the packing alone.
-        record("CodePlane, history, no re-run", codeplane_run(attrs, fresh_history=False, retry=False))
+        if index == 0:  # the first run of a checkout: nothing timed yet, untimed files are shared
+            record("CodePlane, no cost history", codeplane_run(attrs, expected, fresh_history=True))
+        record("CodePlane, with cost history", codeplane_run(attrs, expected, fresh_history=False))
+        # attrs 25.4.0 has one test failing on some Pythons; its re-run (in the same pytest process) is
+        # CodePlane's flaky check, which a plain pytest never pays for. This row shows the packing alone.
+        record("CodePlane, history, no re-run", codeplane_run(attrs, expected, fresh_history=False, retry=False))
     base = statistics.median(rows["pytest (sequential)"])
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    caching = ("bytecode cached (--bytecode)" if args.bytecode else
+               "PYTHONDONTWRITEBYTECODE set: every interpreter recompiles" if os.environ.get("PYTHONDONTWRITEBYTECODE")
+               else "bytecode cached")
     print(f"\nattrs 25.4.0 whole suite ({args.repeat} run(s) each, median wall time; {os.cpu_count()} CPUs, "
-          f"load average now {load} — parallel speed-ups need idle cores)\n")
-    print(f"| {'configuration':<30} | {'wall s':>7} | {'vs sequential':>13} |")
-    print(f"|{'-' * 32}|{'-' * 9}|{'-' * 15}|")
+          f"load average now {load}; {caching})\n")
+    print(f"| {'configuration':<30} | {'wall s':>7} | {'vs sequential':>13} | {'other CPU s':>11} |")
+    print(f"|{'-' * 32}|{'-' * 9}|{'-' * 15}|{'-' * 13}|")
     for name, values in rows.items():
         value = statistics.median(values)
-        print(f"| {name:<30} | {value:7.2f} | {base / value:12.2f}x |")
+        print(f"| {name:<30} | {value:7.2f} | {base / value:12.2f}x | {statistics.median(others[name]):11.2f} |")
+    print("\n(other CPU s: CPU time other processes used during the row's runs, median; parallel speed-ups "
+          "need idle cores, so rows with more than a few tenths are disturbed)")
     print()
     for name, text in details.items():
         print(f"  {name}: {text}")
