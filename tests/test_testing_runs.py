@@ -245,6 +245,30 @@ def test_target_timeout_kills_the_whole_process_tree_and_the_batch_goes_on(
     assert not _alive(child), "the test's grandchild outlived the timeout"
 
 
+def test_a_shared_file_that_hangs_times_out_alone(tmp_path: Path, services: list[TestingService]) -> None:
+    pid_file = tmp_path / "child.pid"
+    files = {f"tests/test_fine{i}.py": f"def test_{i}():\n    pass\n" for i in range(3)}
+    repo = make_repo(tmp_path / "repo", {
+        "pytest.ini": "[pytest]\n", **files,
+        "tests/test_hangs.py": (
+            "import subprocess, time\n\n"
+            "def test_hangs():\n"
+            "    child = subprocess.Popen(['sleep', '300'])\n"
+            f"    open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+            "    time.sleep(300)\n"),
+    })
+    service = _service(repo, workers=2, target_timeout_sec=2)
+    services.append(service)
+    snapshot = _finish(service.start_run())
+    assert _outcomes(snapshot) == {"tests/test_hangs.py": "timeout", **{t: "passed" for t in files}}
+    assert all(len(r.attempts) == 1 for r in snapshot.targets)
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child), "the test's grandchild outlived the timeout"
+
+
 def test_cancel_stops_a_running_run(tmp_path: Path, services: list[TestingService]) -> None:
     pid_file = tmp_path / "child.pid"
     repo = make_repo(tmp_path / "repo", {

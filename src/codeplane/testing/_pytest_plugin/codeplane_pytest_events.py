@@ -181,13 +181,23 @@ def _pooled_order(session: Any, directory: str) -> Iterator[Any] | None:
     return order()
 
 
+def _loop_is_pytests(config: Any) -> bool:
+    """No plugin but pytest's own runs the test loop (xdist, or a conftest's loop: theirs must run as is)."""
+    for impl in config.hook.pytest_runtestloop.get_hookimpls():
+        if impl.hookwrapper or getattr(impl, "wrapper", False):
+            continue
+        if getattr(impl.plugin, "__name__", "") not in ("_pytest.main", __name__):
+            return False
+    return True
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session: Any) -> bool | None:
     """pytest's own loop over a reordered item list, when this process shares a pool (else pytest's)."""
     directory = os.environ.get(_POOL_ENV)
     config = session.config
-    if (not directory or _state.get("worker") or config.pluginmanager.hasplugin("dsession")
-            or config.option.collectonly or (session.testsfailed and not config.option.continue_on_collection_errors)):
+    if (not directory or _state.get("worker") or not _loop_is_pytests(config) or config.option.collectonly
+            or (session.testsfailed and not config.option.continue_on_collection_errors)):
         return None
     order = _pooled_order(session, directory)
     if order is None:
