@@ -33,28 +33,37 @@ _POOL_ENV = "CODEPLANE_PYTEST_POOL"
 _LONGREPR_CHARS = 6_000
 #: ``attempt``: 2 while failed tests run again; ``failed``: node ids with a failed phase in the main loop;
 #: ``collect_t``: when each collector started; ``collect_s``: seconds spent collecting, per file.
-_state: dict[str, Any] = {"out": None, "root": None, "attempt": 1, "failed": {}, "collect_t": {}, "collect_s": {}}
+_state: dict[str, Any] = {"out": None, "root": None, "attempt": 1, "failed": {}, "collect_t": {}, "collect_s": {},
+                          "files": {}}
 
 
 def _emit(event: dict[str, Any]) -> None:
-    path = os.environ.get(_ENV)
+    path = _state.get("path", os.environ.get(_ENV))
     if not path or _state.get("worker"):
         return
     out: IO[str] | None = _state["out"]
     if out is None:
-        out = open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 - open for the session
+        out = open(path, "a", encoding="utf-8")  # noqa: SIM115 - open for the session
         _state["out"] = out
     event["t"] = time.time()
     if _state["attempt"] != 1 and event["ev"] in ("start", "report"):
         event["attempt"] = _state["attempt"]
     out.write(json.dumps(event, default=str) + "\n")
+    # CodePlane reads the file live. A test's start flushes everything before it (what the per-file
+    # watchdog and progress need); reports alone wait for the next start, saving a write per phase.
+    if event["ev"] != "report":
+        out.flush()
 
 
 def _file_of(nodeid: str) -> str:
     """Absolute path of the file a node id belongs to (node ids are relative to pytest's rootdir)."""
     rel = nodeid.split("::", 1)[0]
-    root = _state["root"] or os.getcwd()
-    return os.path.normpath(os.path.join(str(root), rel))
+    known: dict[str, str] = _state["files"]
+    path = known.get(rel)
+    if path is None:
+        root = _state["root"] or os.getcwd()
+        path = known[rel] = os.path.normpath(os.path.join(str(root), rel))
+    return path
 
 
 def _clip(text: str) -> str:
@@ -63,6 +72,8 @@ def _clip(text: str) -> str:
 
 def pytest_configure(config: Any) -> None:
     _state["root"] = getattr(config, "rootpath", None) or getattr(config, "rootdir", None)
+    _state["files"] = {}
+    _state["path"] = os.environ.get(_ENV)
     # Under pytest-xdist the controller receives every worker's reports: only it writes events.
     _state["worker"] = hasattr(config, "workerinput")
     if os.environ.get(_RERUN_ENV):
@@ -129,19 +140,20 @@ def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
 def pytest_runtest_logreport(report: Any) -> None:
     if report.failed and _state["attempt"] == 1:
         _state["failed"][report.nodeid] = True
-    crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
+    event = {"ev": "report", "nodeid": report.nodeid, "file": _file_of(report.nodeid), "when": report.when,
+             "outcome": report.outcome, "duration": getattr(report, "duration", 0.0)}
+    # Only what is there: most reports are passed setup/teardown phases, and they are most of the file.
+    wasxfail = getattr(report, "wasxfail", None)
+    if wasxfail is not None:
+        event["wasxfail"] = wasxfail
     longrepr = report.longrepr
-    skip_reason = ""
-    if report.skipped and isinstance(longrepr, tuple) and len(longrepr) == 3:
-        skip_reason = str(longrepr[2])
-    _emit({
-        "ev": "report", "nodeid": report.nodeid, "file": _file_of(report.nodeid), "when": report.when,
-        "outcome": report.outcome, "duration": getattr(report, "duration", 0.0),
-        "wasxfail": getattr(report, "wasxfail", None),
-        "crash": getattr(crash, "message", "") if crash is not None else "",
-        "longrepr": _clip(getattr(report, "longreprtext", "") or "") if report.failed else "",
-        "skip_reason": skip_reason,
-    })
+    if report.failed:
+        crash = getattr(longrepr, "reprcrash", None)
+        event["crash"] = getattr(crash, "message", "") if crash is not None else ""
+        event["longrepr"] = _clip(getattr(report, "longreprtext", "") or "")
+    elif report.skipped and isinstance(longrepr, tuple) and len(longrepr) == 3:
+        event["skip_reason"] = str(longrepr[2])
+    _emit(event)
 
 
 def _claim(directory: str, index: int) -> bool:
