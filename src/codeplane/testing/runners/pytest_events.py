@@ -39,6 +39,8 @@ class _Attempt:
         self.finished: dict[str, int] = {}
         self.first_t: dict[str, float] = {}
         self.last_t: dict[str, float] = {}
+        #: Targets with a failed phase (kept as reports arrive: the watchdog asks at every poll).
+        self.failed: set[str] = set()
 
     def start(self, target: str, t: float) -> None:
         self.first_t.setdefault(target, t)
@@ -48,6 +50,8 @@ class _Attempt:
         self.case_target[nodeid] = target
         self.phases.setdefault(nodeid, []).append(event)
         self.last_t[target] = float(event.get("t", 0.0))
+        if event.get("outcome") == "failed":
+            self.failed.add(target)
         if event.get("when") == "teardown":
             self.finished[target] = self.finished.get(target, 0) + 1
 
@@ -177,9 +181,7 @@ class PytestParser(BatchParser):
         return {t for t in done if self._mine(t)}
 
     def failed_targets(self) -> set[str]:
-        failed = {self.main.case_target[n] for n, phases in self.main.phases.items()
-                  if any(p.get("outcome") == "failed" for p in phases)}
-        return failed | {t for t in self.collect_errors if self._mine(t)}
+        return self.main.failed | {t for t in self.collect_errors if self._mine(t)}
 
     def case_progress(self) -> dict[str, tuple[int, int]]:
         return {t: (self.main.finished.get(t, 0), n) for t, n in self.collected.items() if self._mine(t)}
