@@ -39,14 +39,10 @@ def _fast_flags(repo: pygit2.Repository) -> dict[str, FileStatus] | None:
     prepared = worktree_scan.prepared_index(repo, root)
     if prepared is None:
         return None
-    finish_scan = worktree_scan.start_scan(repo, root)
-    if finish_scan is None:
-        return None
-    # The tracked files' lstat calls run on the scan's threads while this thread walks the directories.
+    changes = worktree_scan.scan(repo, root)
     new_files = untracked.untracked_paths(repo, os.fsencode(root).rstrip(b"/"), prepared.tracked,
                                           prepared.tracked_dirs)
-    changes = finish_scan()
-    if new_files is None:
+    if changes is None or new_files is None:
         return None
     flags: dict[str, FileStatus] = {}
     index = repo.index
