@@ -71,7 +71,8 @@ def test_clean_tree_reads_no_file(repo: Path) -> None:
     assert worktree_scan.scan(pygit2.Repository(str(repo)), repo) == []
 
 
-@pytest.mark.parametrize("setup", ["autocrlf", "attributes", "conflict", "submodule", "intent-to-add"])
+@pytest.mark.parametrize("setup", ["autocrlf", "attributes", "untracked-attributes", "conflict", "submodule",
+                                   "intent-to-add"])
 def test_fast_scan_steps_aside_when_git_rules_get_complicated(tmp_path: Path, setup: str,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     root = make_repo(tmp_path / "r", {"a.txt": "a\n"})
@@ -80,6 +81,11 @@ def test_fast_scan_steps_aside_when_git_rules_get_complicated(tmp_path: Path, se
     elif setup == "attributes":
         write_files(root, {".gitattributes": "*.txt text eol=crlf\n"})
         run_git(root, "add", ".gitattributes")
+    elif setup == "untracked-attributes":
+        # git applies an untracked attributes file too; only a changed file needs the comparison.
+        write_files(root, {"sub/.gitattributes": "*.txt text eol=crlf\n", "sub/b.txt": "b\n"})
+        run_git(root, "add", "sub/b.txt")
+        write_files(root, {"sub/b.txt": "b changed\n"})
     elif setup == "conflict":
         run_git(root, "checkout", "-q", "-b", "side")
         write_files(root, {"a.txt": "side\n"})

@@ -169,7 +169,20 @@ def scan(repo: pygit2.Repository, root: Path) -> list[WorktreeChange] | None:
     prepared = prepared_index(repo, root)
     if prepared is None:
         return None
-    return _changes(prepared, _suspects(prepared))
+    suspects = _suspects(prepared)
+    if any(_filtered(repo, prepared.snapshot.entries[i].path) for i, st in suspects if st is not None):
+        return None
+    return _changes(prepared, suspects)
+
+
+#: Attributes that make git compare a file through a filter instead of as raw bytes.
+_FILTER_ATTRIBUTES = ("text", "eol", "crlf", "filter", "ident", "working-tree-encoding")
+
+
+def _filtered(repo: pygit2.Repository, path: bytes) -> bool:
+    """Whether any ``.gitattributes`` in the work tree (tracked or not: git reads both) gives ``path`` a
+    content filter. Only files whose stat data changed are asked: an unchanged file needs no comparison."""
+    return any(repo.get_attr(path, name) is not None for name in _FILTER_ATTRIBUTES)
 
 
 def _changes(prepared: _Prepared, suspects: Suspects) -> list[WorktreeChange]:
