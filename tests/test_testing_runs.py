@@ -108,8 +108,36 @@ def test_pytest_results_per_case_with_collection_error_artifacts_and_stable_fing
     assert taken is not None and taken.failing_tests == (
         "tests/test_broken.py::(error)", "tests/test_math.py::test_fails")
     assert service.get_run(second.run_id).take_failure_report() is None, "reported once per run"
-    # Cost history: the second discovery estimates from measured durations, not the size prior.
-    assert service.costs.medians([("pytest", "tests/test_ok.py")])
+    # Cost history: the second discovery estimates from measured durations, not the size prior; an ignored
+    # file is measured too (free), so its prior never weighs in a packing again.
+    medians = service.costs.medians([("pytest", "tests/test_ok.py"), ("pytest", "tests/test_ignored.py")])
+    assert medians[("pytest", "tests/test_ok.py")] > 0 and medians[("pytest", "tests/test_ignored.py")] == 0.0
+
+
+def test_runner_process_exits_without_teardown_collections_and_loses_nothing(
+        tmp_path: Path, services: list[TestingService]) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    repo = make_repo(tmp_path / "repo", {
+        # Without pytest's own last collection (unraisable exceptions), the garbage below is still there when
+        # CodePlane's plugin freezes the heap: it must be collected first, its finalizer run.
+        "pytest.ini": "[pytest]\naddopts = -p no:unraisableexception\n",
+        "tests/conftest.py": (
+            f"import atexit, gc, pathlib\nMARKS = pathlib.Path({str(marks)!r})\n"
+            "atexit.register(lambda: (MARKS / 'atexit').write_text(str(gc.get_freeze_count())))\n"),
+        "tests/test_a.py": (
+            f"import gc, pathlib\nMARKS = pathlib.Path({str(marks)!r})\n\n"
+            "class Cycle:\n"
+            "    def __init__(self):\n        self.me = self\n"
+            "    def __del__(self):\n        (MARKS / 'cycle').write_text('finalized')\n\n"
+            "def test_a():\n"
+            "    gc.disable()\n"
+            "    Cycle()  # garbage at once, freed by the cyclic collector only\n")})
+    service = _service(repo)
+    services.append(service)
+    assert _finish(service.start_run()).state == "passed"
+    assert (marks / "cycle").read_text() == "finalized"
+    assert int((marks / "atexit").read_text()) > 0, "the runner process froze its heap before exiting"
 
 
 def test_batches_run_one_pytest_process_per_worker_sharing_unweighed_files(

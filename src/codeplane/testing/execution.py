@@ -344,7 +344,9 @@ class RunExecutor:
                 outcomes[target_id] = "cancelled" if stop == "cancel" else "not_run"
                 continue
             first, last = attempts[0].result, attempts[-1].result
-            if first.duration_s > 0 and first.outcome != "timeout":
+            # A file pytest ignores (collect_ignore) or whose tests all skip costs ~0 s and says so; without
+            # a sample its default estimate would weigh in every packing (attrs: 1 s, a quarter of a worker).
+            if (first.duration_s > 0 or first.outcome == "skipped") and first.outcome != "timeout":
                 durations[(target.runner, target_id)] = first.duration_s
             if len(attempts) > 1 and first.outcome in _RETRYABLE and last.outcome in ("passed", "skipped"):
                 outcomes[target_id] = "flaky"

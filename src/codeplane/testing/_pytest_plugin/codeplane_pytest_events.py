@@ -19,6 +19,7 @@ standard library and pytest, and works on old pytest versions. It does nothing w
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import time
@@ -248,6 +249,19 @@ class _Rerun:
             item.ihook.pytest_runtest_protocol(item=item, nextitem=following)
             if session.shouldfail or session.shouldstop:
                 break
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: Any) -> None:
+    """Spare the interpreter's teardown its repeated full garbage collections over everything the session
+    built (≈0.15 s of a 0.2 s exit on attrs, per process): no test runs after this hook, so collect once —
+    garbage with finalizers is still finalized — and freeze what survives. What differs from a plain exit:
+    a reference cycle that first becomes garbage after this point (a module's globals cleared at teardown)
+    is not collected, which Python never promises at exit either."""
+    if not os.environ.get(_ENV) or not hasattr(gc, "freeze"):
+        return
+    gc.collect()
+    gc.freeze()
 
 
 def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
