@@ -184,7 +184,10 @@ def _watch(proc: subprocess.Popen[bytes], parser: BatchParser, *, lock: threadin
         elif now - began > batch_budget:
             kill_process_group(proc)
             return None, True, None
-        time.sleep(POLL_S)
+        try:  # a sleep that ends when the process does: its results are read at once, not up to a poll later
+            proc.wait(POLL_S)
+        except subprocess.TimeoutExpired:
+            pass
 
 
 def _write(path: Path, text: str) -> Path:
