@@ -7,6 +7,7 @@ from pathlib import Path
 from codeplane.testing.costs import WINDOW, CostHistory
 from codeplane.testing.model import Target
 from codeplane.testing.packing import pack
+from codeplane.testing.runners.pytest_runner import xdist_workers_requested
 
 
 def _target(name: str, runner: str = "pytest") -> Target:
@@ -49,3 +50,22 @@ def test_cost_history_keeps_a_rolling_median_across_restarts(tmp_path: Path) -> 
         reopened.record({("pytest", "a"): 5.0})
     assert reopened.medians([("pytest", "a")]) == {("pytest", "a"): 5.0}, "old samples leave the window"
     reopened.close()
+
+
+def test_xdist_workers_requested_follows_pytests_last_n_wins(tmp_path: Path) -> None:
+    def asks(config: dict[str, str], env: str = "") -> bool:
+        project = tmp_path / str(len(list(tmp_path.iterdir())))
+        project.mkdir()
+        for name, text in config.items():
+            (project / name).write_text(text)
+        return xdist_workers_requested(project, {"PYTEST_ADDOPTS": env} if env else {})
+
+    assert not asks({"pytest.ini": "[pytest]\naddopts = -ra\n"})
+    assert asks({"pytest.ini": "[pytest]\naddopts = -ra -n 4\n"})
+    assert asks({"pytest.ini": "[pytest]\naddopts = -nauto\n"})
+    assert asks({"tox.ini": "[pytest]\naddopts = --numprocesses=logical --dist loadfile\n"})
+    assert asks({"pyproject.toml": '[tool.pytest.ini_options]\naddopts = ["-n", "2"]\n'})
+    assert not asks({"pytest.ini": "[pytest]\naddopts = -n 2 -n 0\n"})
+    assert not asks({"pytest.ini": "[pytest]\naddopts = -n 2\n"}, env="-n0")
+    assert asks({"pytest.ini": "[pytest]\n"}, env="--numprocesses 3")
+    assert not asks({"pytest.ini": "[pytest]\naddopts = -p no:cacheprovider --no-header\n"})

@@ -163,6 +163,29 @@ def test_batches_run_one_pytest_process_per_worker_sharing_unweighed_files(
         shutil.rmtree(tmp_path / "pids")
 
 
+def test_a_repo_asking_for_xdist_workers_runs_them_only_when_codeplane_runs_one_process(
+        tmp_path: Path, services: list[TestingService]) -> None:
+    runs = tmp_path / "runs"
+    probe = ("import os\nfrom pathlib import Path\n\n"
+             f"RUNS = Path({str(runs)!r})\n\n"
+             "def test_{i}():\n    RUNS.mkdir(exist_ok=True)\n"
+             "    (RUNS / f\"{i}-{os.getpid()}-{os.environ.get('PYTEST_XDIST_WORKER', 'in-process')}\").touch()\n")
+    files = {f"tests/test_m{i}.py": probe.replace("{i}", str(i)) for i in range(4)}
+    repo = make_repo(tmp_path / "repo", {"pytest.ini": "[pytest]\naddopts = -p xdist.plugin -n 2\n", **files})
+    for workers in (2, 1):
+        service = _service(repo, workers=workers)
+        services.append(service)
+        snapshot = _finish(service.start_run())
+        assert snapshot.state == "passed" and snapshot.counts.passed == 4
+        ran = sorted(p.name.split("-", 2) for p in runs.iterdir())
+        assert [test for test, _, _ in ran] == ["0", "1", "2", "3"], f"each test runs once: {ran}"
+        if workers == 2:  # CodePlane's two processes fill the cores and share the files: no xdist inside
+            assert {how for _, _, how in ran} == {"in-process"}
+        else:  # one process: the repo's own xdist workers are the only parallelism there is
+            assert {how for _, _, how in ran} <= {"gw0", "gw1"}
+        shutil.rmtree(runs)
+
+
 def test_processes_that_cannot_share_report_each_target_once(tmp_path: Path, services: list[TestingService]) -> None:
     files = {f"tests/test_m{i}.py": f"def test_{i}():\n    pass\n" for i in range(4)}
     repo = make_repo(tmp_path / "repo", {"pytest.ini": "[pytest]\n", **files,

@@ -70,6 +70,8 @@ class RunExecutor:
         self._process_seq = 0
         self._seq_lock = threading.Lock()
         self._add_lock = threading.Lock()
+        #: The current phase runs more than one process at a time (runners then run serially inside).
+        self._beside_others = False
 
     # -- stop conditions ---------------------------------------------------------------------------
     def _should_stop(self) -> StopReason | None:
@@ -159,6 +161,7 @@ class RunExecutor:
                        group_of=group_of)
         if pools:  # every worker joins the pools
             batches += [[] for _ in range(min(self.settings.workers, len(targets)) - len(batches))]
+        self._beside_others = len(batches) > 1
         threads = [threading.Thread(target=self._worker, args=(batch, attempt, pools), daemon=True,
                                     name=f"cpl-test-{self.record.run_id}-{i}") for i, batch in enumerate(batches)]
         for thread in threads:
@@ -222,6 +225,8 @@ class RunExecutor:
                                            coverage_dirs=self.settings.coverage_dirs)
             if attempt == 1 and self.settings.retry_failed and not self.settings.fail_fast:
                 invocation = runner.in_process_retry(invocation) or invocation
+            if self._beside_others:
+                invocation = runner.serial(project, self.root, invocation)
             if shared and pool is not None:
                 invocation = runner.share_pool(invocation, pool.directory)
             parser = runner.parser(project, self.root, chunk, invocation)

@@ -182,6 +182,12 @@ class Runner(ABC):
         cannot (the executor then re-runs failed targets in a fresh process)."""
         return None
 
+    def serial(self, project: Project, repo_root: Path, invocation: Invocation) -> Invocation:
+        """``invocation`` with the runner's own parallelism turned off, for a process that runs beside
+        CodePlane's other workers (they already fill the cores). Runners whose argv always runs serially
+        (``go test -p 1``, ``jest --runInBand``) return it unchanged."""
+        return invocation
+
     def share_pool(self, invocation: Invocation, pool: Path) -> Invocation:
         """``invocation``, whose targets include every target of ``pool``, made to take those one by one
         from the pool shared with other processes (only when :attr:`shares_pools`)."""

@@ -4,7 +4,9 @@ Results come from CodePlane's event plugin (``_pytest_plugin``), loaded with ``-
 ``PYTHONPATH`` (parsed by ``pytest_events.py``); JUnit XML is written too and parsed only when the plugin
 produced nothing. The plugin also re-runs failed tests once in the same process when asked. The repo's
 ``.venv`` (or ``venv``) interpreter runs pytest when it has pytest installed (§11.5, issue: "the runner's
-environment is the repo's").
+environment is the repo's"). A repository whose pytest options start pytest-xdist workers (``-n`` in
+``addopts`` or ``PYTEST_ADDOPTS``) gets ``-n 0`` appended when its process runs beside other CodePlane workers:
+xdist workers inside each of them would oversubscribe the cores, and xdist's loop cannot share a pool.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ import configparser
 import fnmatch
 import os
 import re
+import shlex
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -61,6 +64,25 @@ def _ini_section(path: Path, section: str) -> dict[str, str]:
     except configparser.Error:
         return {}
     return dict(parser[section]) if parser.has_section(section) else {}
+
+
+def xdist_workers_requested(project_dir: Path, env: Mapping[str, str]) -> bool:
+    """Whether the repository's own options start pytest-xdist workers: the last ``-n``/``--numprocesses``
+    of ``addopts`` then ``PYTEST_ADDOPTS`` (pytest's order; the last one wins) is not ``0``."""
+    value: str | None = None
+    for source in (read_pytest_ini(project_dir).get("addopts", ""), env.get("PYTEST_ADDOPTS", "")):
+        try:
+            words = shlex.split(source)
+        except ValueError:
+            continue
+        for index, word in enumerate(words):
+            if word in ("-n", "--numprocesses"):
+                value = words[index + 1] if index + 1 < len(words) else value
+            elif word.startswith("--numprocesses="):
+                value = word.split("=", 1)[1]
+            elif word.startswith("-n") and not word.startswith("--"):
+                value = word[2:].lstrip("=")
+    return value is not None and value.strip() != "0"
 
 
 def _venv_python(directory: Path) -> Path | None:
@@ -124,6 +146,11 @@ class PytestRunner(Runner):
 
     def in_process_retry(self, invocation: Invocation) -> Invocation | None:
         return replace(invocation, env={**invocation.env, RERUN_ENV: "1"})
+
+    def serial(self, project: Project, repo_root: Path, invocation: Invocation) -> Invocation:
+        if not xdist_workers_requested(project.dir(repo_root), invocation.env):
+            return invocation
+        return replace(invocation, argv=(*invocation.argv, "-n", "0"))  # after addopts: the last -n wins
 
     def share_pool(self, invocation: Invocation, pool: Path) -> Invocation:
         return replace(invocation, env={**invocation.env, POOL_ENV: str(pool)})
