@@ -200,13 +200,18 @@ def main() -> None:
                else "bytecode cached")
     print(f"\nattrs 25.4.0 whole suite ({args.repeat} run(s) each, median wall time; {os.cpu_count()} CPUs, "
           f"load average now {load}; {caching})\n")
-    print(f"| {'configuration':<30} | {'wall s':>7} | {'vs sequential':>13} | {'other CPU s':>11} |")
-    print(f"|{'-' * 32}|{'-' * 9}|{'-' * 15}|{'-' * 13}|")
+    print(f"| {'configuration':<30} | {'wall s':>7} | {'vs sequential':>13} | {'paired':>7} | {'other CPU s':>11} |")
+    print(f"|{'-' * 32}|{'-' * 9}|{'-' * 15}|{'-' * 9}|{'-' * 13}|")
+    sequential = rows["pytest (sequential)"]
     for name, values in rows.items():
         value = statistics.median(values)
-        print(f"| {name:<30} | {value:7.2f} | {base / value:12.2f}x | {statistics.median(others[name]):11.2f} |")
-    print("\n(other CPU s: CPU time other processes used during the row's runs, median; parallel speed-ups "
-          "need idle cores, so rows with more than a few tenths are disturbed)")
+        # The same repetition's sequential run: the machine's speed drifts between repetitions.
+        pairs = [sequential[i] / v for i, v in enumerate(values)]  # "no cost history" runs in the first only
+        print(f"| {name:<30} | {value:7.2f} | {base / value:12.2f}x | {statistics.median(pairs):6.2f}x | "
+              f"{statistics.median(others[name]):11.2f} |")
+    print("\n(vs sequential: median over median; paired: median of each repetition's ratio to the sequential run "
+          "measured just before it. other CPU s: CPU time other processes used during the row's runs, median; "
+          "parallel speed-ups need idle cores, so rows with more than a few tenths are disturbed)")
     print()
     for name, text in details.items():
         print(f"  {name}: {text}")
