@@ -106,6 +106,26 @@ def measured(run: Callable[[], str]) -> Result:
     return elapsed, detail, max(busy_cpu_s() - busy - (own_cpu_s() - own), 0.0)
 
 
+# Compiling source allocates and walks memory much like importing without bytecode and running tests.
+_SPIN = "import typing\nsource = open(typing.__file__).read()\nfor _ in range(12):\n    compile(source, 'x', 'exec')"
+
+
+def machine_parallelism(repeats: int = 3) -> float:
+    """How many times one CPU-bound process's work two of them get done in the same wall time, now (2.0 on
+    two idle cores). A shared or throttled host gives less, and no test runner can beat it."""
+    ratios = []
+    for _ in range(repeats):
+        began = time.perf_counter()
+        subprocess.run([sys.executable, "-c", _SPIN], check=True)
+        one = time.perf_counter() - began
+        began = time.perf_counter()
+        procs = [subprocess.Popen([sys.executable, "-c", _SPIN]) for _ in range(2)]
+        for proc in procs:
+            proc.wait()
+        ratios.append(2 * one / (time.perf_counter() - began))
+    return statistics.median(ratios)
+
+
 def timed(argv: list[str], cwd: Path) -> Result:
     def run() -> str:
         proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
@@ -184,6 +204,7 @@ def main() -> None:
         others.setdefault(name, []).append(result[2])
 
     expected = sequential_outcomes(python, attrs)
+    parallelism = [machine_parallelism()]
     for index in range(args.repeat):
         record("pytest (sequential)", timed([python, "-m", "pytest", "-q"], attrs))
         record("pytest -n 2 (xdist)", timed([python, "-m", "pytest", "-q", "-n", "2"], attrs))
@@ -193,13 +214,15 @@ def main() -> None:
         # attrs 25.4.0 has one test failing on some Pythons; its re-run (in the same pytest process) is
         # CodePlane's flaky check, which a plain pytest never pays for. This row shows the packing alone.
         record("CodePlane, history, no re-run", codeplane_run(attrs, expected, fresh_history=False, retry=False))
+    parallelism.append(machine_parallelism())
     base = statistics.median(rows["pytest (sequential)"])
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     caching = ("bytecode cached (--bytecode)" if args.bytecode else
                "PYTHONDONTWRITEBYTECODE set: every interpreter recompiles" if os.environ.get("PYTHONDONTWRITEBYTECODE")
                else "bytecode cached")
     print(f"\nattrs 25.4.0 whole suite ({args.repeat} run(s) each, median wall time; {os.cpu_count()} CPUs, "
-          f"load average now {load}; {caching})\n")
+          f"load average now {load}; {caching}; two CPU-bound processes did {parallelism[0]:.2f}x one's work "
+          f"before, {parallelism[1]:.2f}x after)\n")
     print(f"| {'configuration':<30} | {'wall s':>7} | {'vs sequential':>13} | {'paired':>7} | {'other CPU s':>11} |")
     print(f"|{'-' * 32}|{'-' * 9}|{'-' * 15}|{'-' * 9}|{'-' * 13}|")
     sequential = rows["pytest (sequential)"]
