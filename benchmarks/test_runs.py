@@ -247,7 +247,7 @@ def main() -> None:
         others.setdefault(name, []).append(result[2])
 
     expected = sequential_outcomes(python, attrs)
-    host = [machine_parallelism(1)]  # sampled between repetitions: the host's capacity drifts
+    host = [machine_parallelism()]  # sampled between repetitions: the host's capacity drifts
     for index in range(args.repeat):
         record("pytest (sequential)", timed([python, "-m", "pytest", "-q"], attrs))
         record("pytest -n 2 (xdist)", timed([python, "-m", "pytest", "-q", "-n", "2"], attrs))
@@ -257,7 +257,7 @@ def main() -> None:
         # attrs 25.4.0 has one test failing on some Pythons; its re-run (in the same pytest process) is
         # CodePlane's flaky check, which a plain pytest never pays for. This row shows the packing alone.
         record("CodePlane, history, no re-run", codeplane_run(attrs, expected, fresh_history=False, retry=False))
-        host.append(machine_parallelism(1))
+        host.append(machine_parallelism())
     report(args, rows, others, details, host)
     django = sdist(DJANGO)
     times, count = discovery_times(django, 5)
