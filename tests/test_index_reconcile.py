@@ -106,6 +106,51 @@ def test_refresh_paths_publishes_created_modified_and_deleted_files(tmp_path: Pa
         assert index.refresh_paths(["c.py"]) == epoch  # unchanged: no new epoch
 
 
+def test_a_write_during_a_reconciles_walk_is_not_undone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The full walk runs outside the writer lock (a write tool's refresh must not wait for it); a write
+    that lands between the walk and the diff must survive: created, modified and deleted files alike."""
+    import threading
+
+    from codeplane.index import pipeline
+    from codeplane.repo.ignore import IgnoreRules
+    from codeplane.repo.universe import DiskEntry, walk_universe
+
+    repo = make_repo(tmp_path / "repo", {"kept.py": "kept_symbol = 1\n", "edited.py": "old_symbol = 1\n",
+                                         "removed.py": "removed_symbol = 1\n"})
+    real_walk = walk_universe
+    lock_free_during_walk: list[bool] = []
+    with running_index(repo) as index:
+        lock = index._pipeline.lock
+
+        def walk_then_write(root: Path, rules: IgnoreRules) -> list[DiskEntry]:
+            entries = real_walk(root, rules)
+            def try_lock() -> None:
+                taken = lock.acquire(blocking=False)
+                if taken:
+                    lock.release()
+                lock_free_during_walk.append(taken)
+
+            probe = threading.Thread(target=try_lock)
+            probe.start()
+            probe.join()
+            # What a write tool does meanwhile: change files, then refresh exactly them.
+            write_files(repo, {"created.py": "created_symbol = 1\n", "edited.py": "new_symbol = 22\n"})
+            (repo / "removed.py").unlink()
+            index.refresh_paths(["created.py", "edited.py", "removed.py"])
+            return entries
+
+        monkeypatch.setattr(pipeline, "walk_universe", walk_then_write)
+        index.reconcile()
+        monkeypatch.setattr(pipeline, "walk_universe", real_walk)
+        assert lock_free_during_walk == [True], "the walk must not hold the writer lock"
+        assert hit_lines(index, "created_symbol") == {("created.py", 1)}
+        assert hit_lines(index, "new_symbol") == {("edited.py", 1)} and hit_lines(index, "old_symbol") == set()
+        assert hit_lines(index, "removed_symbol") == set() and index.file_record("removed.py") is None
+        assert hit_lines(index, "kept_symbol") == {("kept.py", 1)}
+        epoch = index.epoch
+        assert index.reconcile() == epoch, "the index already matches the disk: nothing left to publish"
+
+
 def test_same_size_rewrite_within_one_timestamp_tick_is_seen_by_refresh(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": "alpha_1 = 1\n"})
     with running_index(repo) as index:

@@ -24,7 +24,7 @@ from codeplane.index.facts_api import FactIndexer
 from codeplane.index.freshness import PendingChanges, PendingWork
 from codeplane.index.languages import DATA_FAMILIES
 from codeplane.index.lexical import LexicalIndex
-from codeplane.index.reconcile import ChangeSet, diff
+from codeplane.index.reconcile import ChangeSet, diff, unsettled
 from codeplane.index.store import IndexStore
 from codeplane.repo.ignore import IgnoreRules
 from codeplane.repo.universe import walk_paths, walk_universe
@@ -133,13 +133,24 @@ class IndexPipeline:
         return changed
 
     def reconcile(self, reason: str, progress: ProgressFn | None = None) -> ReconcileReport:
-        """Full reconcile: walk the universe, diff against the file table, publish if anything changed."""
+        """Full reconcile: walk the universe, diff against the file table, publish if anything changed.
+
+        The walk (one stat per file: ≈170 ms on Django, seconds on a monorepo) runs before taking the writer
+        lock, so a write tool's refresh never waits for it; under the lock, every path where the walk and
+        the index disagree is stat'ed again (``unsettled``), so a write that landed meanwhile is seen as it
+        is now, not as the walk saw it.
+        """
+        started = monotonic()
+        rules = IgnoreRules.load(self.root)
+        walked = {e.path: e for e in walk_universe(self.root, rules)}
         with self.lock:
-            started = monotonic()
-            self.reload_rules()
+            self.rules = rules
             self.version = read_repo_version(self.root)
-            disk = {e.path: e for e in walk_universe(self.root, self.rules)}
-            changes = diff(self.root, self.store.all_records(), disk, max_bytes=self.config.max_file_bytes)
+            records = self.store.all_records()
+            suspects = unsettled(records, walked)
+            disk = {path: entry for path, entry in walked.items() if path not in suspects}
+            disk.update(walk_paths(self.root, sorted(suspects), rules))
+            changes = diff(self.root, records, disk, max_bytes=self.config.max_file_bytes)
             return self._finish(changes, reason, started, full=True, progress=progress)
 
     def refresh(self, paths: Sequence[str], reason: str) -> ReconcileReport:

@@ -84,6 +84,23 @@ class _Budget:
         return content
 
 
+def unsettled(records: dict[str, FileRecord], disk: dict[str, DiskEntry]) -> set[str]:
+    """Indexed paths that ``disk`` misses, or shows with another kind or stat, before any hashing.
+
+    A walk taken before the writer lock is stale exactly where a write landed since, and such a write
+    leaves one of these: a record the walk did not see, or one whose stat is newer than the walk's. Stat'ing
+    them again under the lock makes the diff what a walk under the lock would have given. (A path only the
+    walk has needs no second look: the diff reads its content under the lock anyway.)
+    """
+    found = {path for path in records if path not in disk}
+    for path in records.keys() & disk.keys():
+        record, entry = records[path], disk[path]
+        if entry.is_symlink != (record.kind == "symlink") or not entry.same_stat(
+                record.size, record.mtime_ns, record.inode):
+            found.add(path)
+    return found
+
+
 def diff(root: Path, records: dict[str, FileRecord], disk: dict[str, DiskEntry], *, max_bytes: int,
          trust_stat: bool = True) -> ChangeSet:
     """Compare ``records`` (rows in scope) with ``disk`` (entries in the same scope).
