@@ -164,7 +164,10 @@ def test_pytest_invocation_loads_the_event_plugin_and_scopes_coverage(tmp_path: 
     assert "--cov=src/pkg" in inv.argv and f"--cov-report=json:{work / 'coverage.json'}" in inv.argv
     assert inv.argv[-1] == "tests/test_a.py" and inv.env["COVERAGE_FILE"] == str(work / ".coverage")
     assert inv.env["PYTHONPATH"].split(":")[0].endswith("_pytest_plugin")
-    assert inv.report_files == (work / "junit.xml", work / "coverage.json")
+    assert inv.report_files == (work / "coverage.json",), "CodePlane's own command needs no JUnit fallback"
+    assert not any(a.startswith("--junitxml") for a in inv.argv)
+    wrapped = runner.invocation(project, repo, Toolchain(("tox", "--"), configured=True), [target], work)
+    assert wrapped.report_files == (work / "junit.xml",) and f"--junitxml={work / 'junit.xml'}" in wrapped.argv
     again = runner.in_process_retry(inv)
     assert again is not None and again.env["CODEPLANE_PYTEST_RERUN"] == "1" and again.argv == inv.argv
     assert RUNNERS["go"].in_process_retry(inv) is None, "other runners re-run failed targets in a new process"

@@ -114,6 +114,27 @@ def test_pytest_results_per_case_with_collection_error_artifacts_and_stable_fing
     assert medians[("pytest", "tests/test_ok.py")] > 0 and medians[("pytest", "tests/test_ignored.py")] == 0.0
 
 
+def test_a_configured_command_that_drops_the_event_stream_falls_back_to_junit(
+        tmp_path: Path, services: list[TestingService]) -> None:
+    repo = make_repo(tmp_path / "repo", {"pytest.ini": "[pytest]\n",
+                                         "tests/test_math.py": PYTEST_PROJECT["tests/test_math.py"]})
+    # A wrapper that filters the environment (as tox or a container would): the plugin loads, but has no
+    # event file to write, so the results must come from the JUnit XML a configured command also gets.
+    wrapper = ["env", "-u", "CODEPLANE_PYTEST_EVENTS", sys.executable, "-m", "pytest"]
+    wrapped = _service(repo, retry_failed=False, runners={"pytest": {"cmd": wrapper}})
+    own = _service(repo, retry_failed=False)
+    services.extend([wrapped, own])
+    via_junit = _finish(wrapped.start_run())
+    via_events = _finish(own.start_run())
+    assert _cases(via_junit) == _cases(via_events) == {
+        "tests/test_math.py::test_adds": "passed", "tests/test_math.py::test_fails": "failed",
+        "tests/test_math.py::test_skipped": "skipped", "tests/test_math.py::test_known_bug": "xfail",
+        "tests/test_math.py::TestGroup::test_in_class": "passed"}
+    kinds = {a.kind for a in via_junit.artifacts}
+    assert "report" in kinds and "events" not in kinds
+    assert "report" not in {a.kind for a in via_events.artifacts}, "CodePlane's own command writes no JUnit XML"
+
+
 def test_runner_process_exits_without_teardown_collections_and_loses_nothing(
         tmp_path: Path, services: list[TestingService]) -> None:
     marks = tmp_path / "marks"
@@ -138,6 +159,38 @@ def test_runner_process_exits_without_teardown_collections_and_loses_nothing(
     assert _finish(service.start_run()).state == "passed"
     assert (marks / "cycle").read_text() == "finalized"
     assert int((marks / "atexit").read_text()) > 0, "the runner process froze its heap before exiting"
+
+
+def test_after_pytests_own_last_collection_the_runner_collects_only_young_garbage(
+        tmp_path: Path, services: list[TestingService], monkeypatch: pytest.MonkeyPatch) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    repo = make_repo(tmp_path / "repo", {
+        # pytest's unraisable-exception check runs a full collection in pytest_unconfigure. This plugin's
+        # trylast hook runs after it and before CodePlane's (named first, registered first): its garbage is
+        # made in between, and only the cyclic collector can free it.
+        "pytest.ini": "[pytest]\naddopts = -p young_garbage\n",
+        "young_garbage.py": (
+            f"import atexit, gc, pathlib, pytest\nMARKS = pathlib.Path({str(marks)!r})\nFULL = []\n\n"
+            "class Cycle:\n"
+            "    def __init__(self):\n        self.me = self\n"
+            "    def __del__(self):\n        (MARKS / 'cycle').write_text('finalized')\n\n"
+            "def _seen(phase, info):\n"
+            "    if phase == 'start' and info['generation'] == 2 and not gc.get_freeze_count():\n"
+            "        FULL.append(1)\n\n"
+            "def pytest_sessionfinish(session):\n    gc.callbacks.append(_seen)\n\n"
+            "@pytest.hookimpl(trylast=True)\n"
+            "def pytest_unconfigure(config):\n"
+            "    gc.disable()\n"
+            "    Cycle()\n\n"
+            "atexit.register(lambda: (MARKS / 'full').write_text(str(len(FULL))))\n"),
+        "tests/test_a.py": "def test_a():\n    pass\n"})
+    monkeypatch.setenv("PYTHONPATH", str(repo))
+    service = _service(repo)
+    services.append(service)
+    assert _finish(service.start_run()).state == "passed"
+    assert (marks / "cycle").read_text() == "finalized"
+    assert (marks / "full").read_text() == "1", "one full collection over the live heap (pytest's), not two"
 
 
 def test_batches_run_one_pytest_process_per_worker_sharing_unweighed_files(

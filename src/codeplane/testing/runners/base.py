@@ -55,6 +55,9 @@ class Toolchain:
 
     argv: tuple[str, ...]
     env: Mapping[str, str] = field(default_factory=dict)
+    #: From config ``cmd``: a wrapper CodePlane did not choose (tox, a container) may not pass its
+    #: environment through, so runners that read an environment-driven stream keep a fallback report.
+    configured: bool = False
 
     def environ(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         env = dict(os.environ)
@@ -142,7 +145,7 @@ class Runner(ABC):
         if isinstance(configured, Sequence) and not isinstance(configured, str) and configured:
             argv = tuple(str(a) for a in configured)
             if shutil.which(argv[0], path=self._search_path(project, repo_root)) or Path(argv[0]).is_file():
-                return Toolchain(argv)
+                return Toolchain(argv, configured=True)
             return None
         return self.default_toolchain(project, repo_root)
 

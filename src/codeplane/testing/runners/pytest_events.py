@@ -258,8 +258,8 @@ class PytestParser(BatchParser):
         return list(self._reruns)
 
     def _from_junit(self, exit_code: int | None, stdout: str, stderr: str, killed: bool) -> list[TargetResult]:
-        junit = self.invocation.report_files[0]
-        if killed or not junit.is_file():
+        junit = next((p for p in self.invocation.report_files if p.suffix == ".xml"), None)
+        if killed or junit is None or not junit.is_file():
             if killed:
                 return []
             reason = f"pytest exited {exit_code} without a report\n{stderr or stdout}"

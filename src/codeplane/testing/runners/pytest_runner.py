@@ -1,12 +1,14 @@
 """pytest: one target per test file; a batch of files runs in one pytest process.
 
 Results come from CodePlane's event plugin (``_pytest_plugin``), loaded with ``-p`` from a directory put on
-``PYTHONPATH`` (parsed by ``pytest_events.py``); JUnit XML is written too and parsed only when the plugin
-produced nothing. The plugin also re-runs failed tests once in the same process when asked. The repo's
-``.venv`` (or ``venv``) interpreter runs pytest when it has pytest installed (§11.5, issue: "the runner's
-environment is the repo's"). A repository whose pytest options start pytest-xdist workers (``-n`` in
-``addopts`` or ``PYTEST_ADDOPTS``) gets ``-n 0`` appended when its process runs beside other CodePlane workers:
-xdist workers inside each of them would oversubscribe the cores, and xdist's loop cannot share a pool.
+``PYTHONPATH`` (parsed by ``pytest_events.py``). Under a ``cmd`` from config (a wrapper such as tox or a
+container may not pass the environment through) JUnit XML is written too, and parsed when the plugin produced
+nothing; CodePlane's own command always passes it, so there the XML would only cost time (≈60 µs per test).
+The plugin also re-runs failed tests once in the same process when asked. The repo's ``.venv`` (or ``venv``)
+interpreter runs pytest when it has pytest installed (§11.5, issue: "the runner's environment is the
+repo's"). A repository whose pytest options start pytest-xdist workers (``-n`` in ``addopts`` or
+``PYTEST_ADDOPTS``) gets ``-n 0`` appended when its process runs beside other CodePlane workers: xdist
+workers inside each of them would oversubscribe the cores, and xdist's loop cannot share a pool.
 """
 
 from __future__ import annotations
@@ -133,14 +135,18 @@ class PytestRunner(Runner):
         junit = workdir / "junit.xml"
         pythonpath = os.pathsep.join(p for p in (str(PLUGIN_DIR), os.environ.get("PYTHONPATH", "")) if p)
         extra = {EVENTS_ENV: str(events), "PYTHONPATH": pythonpath}
-        argv = [*toolchain.argv, "-p", PLUGIN_NAME, "--continue-on-collection-errors", "-q", "--color=no",
-                "-o", "junit_family=xunit1", f"--junitxml={junit}"]
+        argv = [*toolchain.argv, "-p", PLUGIN_NAME, "--continue-on-collection-errors", "-q", "--color=no"]
+        reports: tuple[Path, ...] = ()
+        if toolchain.configured:
+            argv += ["-o", "junit_family=xunit1", f"--junitxml={junit}"]
+            reports = (junit,)
         if coverage_dirs:
             extra["COVERAGE_FILE"] = str(workdir / ".coverage")
             argv += [f"--cov={d}" for d in coverage_dirs]
             argv += [f"--cov-report=json:{workdir / 'coverage.json'}"]
         argv += [t.selector for t in targets]
-        reports = (junit, workdir / "coverage.json") if coverage_dirs else (junit,)
+        if coverage_dirs:
+            reports += (workdir / "coverage.json",)
         return Invocation(tuple(argv), project.dir(repo_root), toolchain.environ(extra), event_file=events,
                           report_files=reports)
 
