@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -478,3 +479,29 @@ def test_a_failed_rollback_blocks_further_writes_until_restart(tmp_path: Path) -
     assert list(journal_dir.iterdir())  # kept for startup recovery, which reports it cannot proceed
     with pytest.raises(CodePlaneError):
         MutationEngine(repo, MutationConfig()).recover()
+
+
+def test_a_same_size_rewrite_within_the_second_is_not_served_from_stale_bytecode(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {"settings.py": "X = 1\n"})
+    engine = engine_for(root)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+
+    def imported() -> str:
+        run = subprocess.run([sys.executable, "-c", "import settings; print(settings.X)"], cwd=root, env=env,
+                             capture_output=True, text=True, check=True)
+        return run.stdout.strip()
+
+    for _ in range(5):  # the import and the write must fall in the second the old version was written in
+        time.sleep(1 - time.time() % 1 + 0.01)
+        old = "X = 1\n" if (root / "settings.py").read_text() == "X = 2\n" else "X = 2\n"
+        (root / "settings.py").write_text(old)  # written now: compiled below with this second as its stamp
+        second = (root / "settings.py").stat().st_mtime_ns // 1_000_000_000
+        assert imported() == old[4], "the import compiles and caches this version"
+        new = "X = 1\n" if old == "X = 2\n" else "X = 2\n"
+        engine.apply([ReplaceText(path="settings.py", old_text=old.strip(), new_text=new.strip())])
+        if int(time.time()) == second:
+            break  # all within one second: the case that matters
+    else:
+        pytest.skip("the machine was too slow to write, import and rewrite within one second")
+    assert imported() == new[4], "the cached bytecode of the replaced version was used"
+    assert (root / "settings.py").stat().st_mtime <= time.time() + 1

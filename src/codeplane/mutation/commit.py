@@ -4,8 +4,9 @@ Order, for a batch whose every precondition already passed and whose targets are
 
 1. write the journal (originals, manifest) durably;
 2. check no target changed behind our back since it was read (5002, nothing replaced yet);
-3. create missing parent directories, then write every new content to a sibling temp file, fsync,
-   set its mode (in parallel: fsync latency dominates);
+3. create missing parent directories, then write every new content to a sibling temp file, set its mode
+   (and, for a same-size rewrite within the second, an mtime (whole-second, size) caches can tell apart),
+   fsync (in parallel: fsync latency dominates);
 4. ``os.replace`` each temp over its target (or unlink a deleted target), in path order;
 5. fsync every touched directory, so the replaces are durable;
 6. update git's index for ``git mv``-style moves;
@@ -136,6 +137,25 @@ class Commit:
             while view:
                 view = view[os.write(fd, view):]
             os.fchmod(fd, write.new_mode)
+            _distinct_stamp(fd, write)
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+_NS = 1_000_000_000
+
+
+def _distinct_stamp(fd: int, write: FileWrite) -> None:
+    """Caches keyed on (whole-second mtime, size), CPython's ``.pyc`` files and pytest's rewritten test
+    modules among them, cannot tell two versions apart that were written in the same second at the same
+    size: a test run right after an edit like ``X = 1`` → ``X = 2`` would import the replaced version. Such a
+    write gets the whole second after the replaced version's as its mtime: a little ahead of the clock, and
+    never behind the version it replaced (make-style tools compare mtimes by order)."""
+    assert write.new is not None
+    if write.old_stat is None or len(write.new) != write.old_stat[1]:
+        return
+    old_second = write.old_stat[2] // _NS
+    st = os.fstat(fd)
+    if st.st_mtime_ns // _NS <= old_second:
+        os.utime(fd, ns=(st.st_atime_ns, (old_second + 1) * _NS))
