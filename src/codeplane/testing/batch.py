@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Literal
 
-from codeplane.core.procs import kill_process_group, start
+from codeplane.core.procs import ExitWaiter, kill_process_group, start
 from codeplane.testing.model import Target, TargetResult
 from codeplane.testing.runners.base import BatchParser, Invocation
 
@@ -123,9 +123,10 @@ def run_process(invocation: Invocation, parser: BatchParser, targets: Sequence[T
         for pump in pumps:
             pump.start()
         events = _EventTail(invocation.event_file)
-        timed_out, batch_timed_out, stopped = _watch(
-            proc, parser, lock=lock, events=events, budgets=budgets, deadline=deadline, should_stop=should_stop,
-            on_progress=on_progress, began=began)
+        with ExitWaiter(proc) as waiter:
+            timed_out, batch_timed_out, stopped = _watch(
+                proc, parser, waiter, lock=lock, events=events, budgets=budgets, deadline=deadline,
+                should_stop=should_stop, on_progress=on_progress, began=began)
         for pump in pumps:
             pump.join(timeout=10)
     with lock:
@@ -147,8 +148,9 @@ def run_process(invocation: Invocation, parser: BatchParser, targets: Sequence[T
                           claimed=frozenset(claimed) if claimed is not None else None)
 
 
-def _watch(proc: subprocess.Popen[bytes], parser: BatchParser, *, lock: threading.Lock, events: _EventTail,
-           budgets: dict[str, float], deadline: float, should_stop: Callable[[], StopReason | None],
+def _watch(proc: subprocess.Popen[bytes], parser: BatchParser, waiter: ExitWaiter, *, lock: threading.Lock,
+           events: _EventTail, budgets: dict[str, float], deadline: float,
+           should_stop: Callable[[], StopReason | None],
            on_progress: Callable[[BatchParser], None], began: float,
            ) -> tuple[tuple[str, int] | None, bool, StopReason | None]:
     """Poll until the process exits or must die: (target, attempt) that timed out, batch overrun, stop."""
@@ -184,10 +186,7 @@ def _watch(proc: subprocess.Popen[bytes], parser: BatchParser, *, lock: threadin
         elif now - began > batch_budget:
             kill_process_group(proc)
             return None, True, None
-        try:  # a sleep that ends when the process does: its results are read at once, not up to a poll later
-            proc.wait(POLL_S)
-        except subprocess.TimeoutExpired:
-            pass
+        waiter.nap(POLL_S)  # ends when the process does: its results are read at once, not a poll later
 
 
 def _write(path: Path, text: str) -> Path:
