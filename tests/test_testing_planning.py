@@ -53,12 +53,12 @@ def test_cost_history_keeps_a_rolling_median_across_restarts(tmp_path: Path) -> 
 
 
 def test_xdist_workers_requested_follows_pytests_last_n_wins(tmp_path: Path) -> None:
-    def asks(config: dict[str, str], env: str = "") -> bool:
+    def asks(config: dict[str, str], env: str = "", argv: tuple[str, ...] = ()) -> bool:
         project = tmp_path / str(len(list(tmp_path.iterdir())))
         project.mkdir()
         for name, text in config.items():
             (project / name).write_text(text)
-        return xdist_workers_requested(project, {"PYTEST_ADDOPTS": env} if env else {})
+        return xdist_workers_requested(project, {"PYTEST_ADDOPTS": env} if env else {}, argv)
 
     assert not asks({"pytest.ini": "[pytest]\naddopts = -ra\n"})
     assert asks({"pytest.ini": "[pytest]\naddopts = -ra -n 4\n"})
@@ -69,3 +69,7 @@ def test_xdist_workers_requested_follows_pytests_last_n_wins(tmp_path: Path) -> 
     assert not asks({"pytest.ini": "[pytest]\naddopts = -n 2\n"}, env="-n0")
     assert asks({"pytest.ini": "[pytest]\n"}, env="--numprocesses 3")
     assert not asks({"pytest.ini": "[pytest]\naddopts = -p no:cacheprovider --no-header\n"})
+    # A cmd from config is pytest's command line: read last, after addopts and PYTEST_ADDOPTS.
+    assert asks({"pytest.ini": "[pytest]\n"}, argv=("python", "-m", "pytest", "-n", "4", "-p", "x", "tests/a.py"))
+    assert not asks({"pytest.ini": "[pytest]\naddopts = -n 4\n"}, env="-n 2", argv=("pytest", "-n0"))
+    assert not asks({"pytest.ini": "[pytest]\n"}, argv=("pytest", "--no-header", "tests/test_n.py"))

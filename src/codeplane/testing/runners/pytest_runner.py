@@ -6,9 +6,10 @@ container may not pass the environment through) JUnit XML is written too, and pa
 nothing; CodePlane's own command always passes it, so there the XML would only cost time (≈60 µs per test).
 The plugin also re-runs failed tests once in the same process when asked. The repo's ``.venv`` (or ``venv``)
 interpreter runs pytest when it has pytest installed (§11.5, issue: "the runner's environment is the
-repo's"). A repository whose pytest options start pytest-xdist workers (``-n`` in ``addopts`` or
-``PYTEST_ADDOPTS``) gets ``-n 0`` appended when its process runs beside other CodePlane workers: xdist
-workers inside each of them would oversubscribe the cores, and xdist's loop cannot share a pool.
+repo's"). A repository whose pytest options start pytest-xdist workers (``-n`` in ``addopts``,
+``PYTEST_ADDOPTS`` or a configured ``cmd``) gets ``-n 0`` appended when its process runs beside other
+CodePlane workers: xdist workers inside each of them would oversubscribe the cores, and xdist's loop cannot
+share a pool.
 """
 
 from __future__ import annotations
@@ -68,13 +69,15 @@ def _ini_section(path: Path, section: str) -> dict[str, str]:
     return dict(parser[section]) if parser.has_section(section) else {}
 
 
-def xdist_workers_requested(project_dir: Path, env: Mapping[str, str]) -> bool:
+def xdist_workers_requested(project_dir: Path, env: Mapping[str, str], argv: Sequence[str] = ()) -> bool:
     """Whether the repository's own options start pytest-xdist workers: the last ``-n``/``--numprocesses``
-    of ``addopts`` then ``PYTEST_ADDOPTS`` (pytest's order; the last one wins) is not ``0``."""
+    of ``addopts``, then ``PYTEST_ADDOPTS``, then the command line (a ``cmd`` from config) — pytest's order,
+    the last one wins — is not ``0``."""
     value: str | None = None
-    for source in (read_pytest_ini(project_dir).get("addopts", ""), env.get("PYTEST_ADDOPTS", "")):
+    sources = (read_pytest_ini(project_dir).get("addopts", ""), env.get("PYTEST_ADDOPTS", ""), list(argv))
+    for source in sources:
         try:
-            words = shlex.split(source)
+            words = shlex.split(source) if isinstance(source, str) else source
         except ValueError:
             continue
         for index, word in enumerate(words):
@@ -154,7 +157,7 @@ class PytestRunner(Runner):
         return replace(invocation, env={**invocation.env, RERUN_ENV: "1"})
 
     def serial(self, project: Project, repo_root: Path, invocation: Invocation) -> Invocation:
-        if not xdist_workers_requested(project.dir(repo_root), invocation.env):
+        if not xdist_workers_requested(project.dir(repo_root), invocation.env, invocation.argv):
             return invocation
         return replace(invocation, argv=(*invocation.argv, "-n", "0"))  # after addopts: the last -n wins
 
