@@ -32,6 +32,7 @@ import sys
 import tarfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from codeplane.core.artifacts import ArtifactStore
@@ -97,16 +98,18 @@ def own_cpu_s() -> float:
     return sum(u.ru_utime + u.ru_stime for u in usage)
 
 
-Result = tuple[float, str, float]
+Result = tuple[float, str, float, float]
 
 
 def measured(run: Callable[[], str]) -> Result:
-    """Wall seconds, ``run``'s detail, and the CPU seconds other processes used meanwhile."""
+    """Wall seconds, ``run``'s detail, the CPU seconds other processes used meanwhile, and the CPU seconds
+    the run itself used (this process and its children: pytest, or CodePlane and its runner processes)."""
     busy, own = busy_cpu_s(), own_cpu_s()
     began = time.perf_counter()
     detail = run()
     elapsed = time.perf_counter() - began
-    return elapsed, detail, max(busy_cpu_s() - busy - (own_cpu_s() - own), 0.0)
+    used = own_cpu_s() - own
+    return elapsed, detail, max(busy_cpu_s() - busy - used, 0.0), used
 
 
 # Compiling source allocates and walks memory much like importing without bytecode and running tests.
@@ -160,7 +163,7 @@ def codeplane_run(root: Path, expected: dict[str, str], *, fresh_history: bool, 
         holder.append(record.snapshot())
         return ""
     try:
-        elapsed, _, foreign = measured(run)
+        elapsed, _, foreign, used = measured(run)
     finally:
         service.close()
     snap = holder[0]
@@ -172,7 +175,7 @@ def codeplane_run(root: Path, expected: dict[str, str], *, fresh_history: bool, 
     detail = (f"{snap.state}: {c.passed} passed, {c.failed} failed, {c.skipped} skipped, {c.xfail} xfail "
               f"(per case {same} to sequential pytest); {len(snap.targets)} targets, {batches} processes on "
               f"{snap.workers} workers")
-    return elapsed, detail, foreign
+    return elapsed, detail, foreign, used
 
 
 def discovery_times(root: Path, repeats: int) -> tuple[list[float], int]:
@@ -189,8 +192,24 @@ def discovery_times(root: Path, repeats: int) -> tuple[list[float], int]:
 CALM_HOST = 1.85
 
 
-def report(args: argparse.Namespace, rows: dict[str, list[float]], others: dict[str, list[float]],
-           details: dict[str, str], host: list[float]) -> None:
+@dataclass
+class Table:
+    """Per configuration, in run order: wall seconds, other processes' CPU seconds, own CPU seconds."""
+
+    rows: dict[str, list[float]] = field(default_factory=dict)
+    others: dict[str, list[float]] = field(default_factory=dict)
+    cpu: dict[str, list[float]] = field(default_factory=dict)
+    details: dict[str, str] = field(default_factory=dict)
+
+    def record(self, name: str, result: Result) -> None:
+        self.rows.setdefault(name, []).append(result[0])
+        self.details[name] = result[1]
+        self.others.setdefault(name, []).append(result[2])
+        self.cpu.setdefault(name, []).append(result[3])
+
+
+def report(args: argparse.Namespace, table: Table, host: list[float]) -> None:
+    rows, others, cpu, details = table.rows, table.others, table.cpu, table.details
     base = statistics.median(rows["pytest (sequential)"])
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     caching = ("bytecode cached (--bytecode)" if args.bytecode else
@@ -198,18 +217,21 @@ def report(args: argparse.Namespace, rows: dict[str, list[float]], others: dict[
                else "bytecode cached")
     print(f"\nattrs 25.4.0 whole suite ({args.repeat} run(s) each, median wall time; {os.cpu_count()} CPUs, "
           f"load average now {load}; {caching})\n")
-    print(f"| {'configuration':<30} | {'wall s':>7} | {'vs sequential':>13} | {'paired':>7} | {'other CPU s':>11} |")
-    print(f"|{'-' * 32}|{'-' * 9}|{'-' * 15}|{'-' * 9}|{'-' * 13}|")
+    print(f"| {'configuration':<30} | {'wall s':>7} | {'vs sequential':>13} | {'paired':>7} | {'CPU s':>6} | "
+          f"{'cores busy':>10} | {'other CPU s':>11} |")
+    print(f"|{'-' * 32}|{'-' * 9}|{'-' * 15}|{'-' * 9}|{'-' * 8}|{'-' * 12}|{'-' * 13}|")
     sequential = rows["pytest (sequential)"]
     for name, values in rows.items():
         value = statistics.median(values)
         # The same repetition's sequential run: the machine's speed drifts between repetitions.
         pairs = [sequential[i] / v for i, v in enumerate(values)]  # "no cost history" runs in the first only
+        busy = statistics.median(c / w for c, w in zip(cpu[name], values, strict=True))
         print(f"| {name:<30} | {value:7.2f} | {base / value:12.2f}x | {statistics.median(pairs):6.2f}x | "
-              f"{statistics.median(others[name]):11.2f} |")
+              f"{statistics.median(cpu[name]):6.2f} | {busy:10.2f} | {statistics.median(others[name]):11.2f} |")
     print("\n(vs sequential: median over median; paired: median of each repetition's ratio to the sequential run "
-          "measured just before it. other CPU s: CPU time other processes used during the row's runs, median; "
-          "parallel speed-ups need idle cores, so rows with more than a few tenths are disturbed)")
+          "measured just before it. CPU s: CPU time the configuration used, all its processes, median; cores busy: "
+          "CPU s over wall s, at most the CPU count. other CPU s: CPU time other processes used during the row's "
+          "runs, median; parallel speed-ups need idle cores, so rows with more than a few tenths are disturbed)")
     # What this host gives two processes right now (2.00 on two idle cores). A shared VM often gives much
     # less for minutes at a time, and no runner's speed-up can exceed it: such repetitions test the host.
     history = rows["CodePlane, with cost history"]
@@ -237,14 +259,8 @@ def main() -> None:
         os.environ["PYTHONPYCACHEPREFIX"] = str(CACHE / "pycache")
     attrs = attrs_checkout()
     python = str(attrs / ".venv" / "bin" / "python")
-    rows: dict[str, list[float]] = {}
-    others: dict[str, list[float]] = {}
-    details: dict[str, str] = {}
-
-    def record(name: str, result: Result) -> None:
-        rows.setdefault(name, []).append(result[0])
-        details[name] = result[1]
-        others.setdefault(name, []).append(result[2])
+    table = Table()
+    record = table.record
 
     expected = sequential_outcomes(python, attrs)
     host = [machine_parallelism()]  # sampled between repetitions: the host's capacity drifts
@@ -258,7 +274,7 @@ def main() -> None:
         # CodePlane's flaky check, which a plain pytest never pays for. This row shows the packing alone.
         record("CodePlane, history, no re-run", codeplane_run(attrs, expected, fresh_history=False, retry=False))
         host.append(machine_parallelism())
-    report(args, rows, others, details, host)
+    report(args, table, host)
     django = sdist(DJANGO)
     times, count = discovery_times(django, 5)
     print(f"\nDjango 5.2.8 target discovery: first {times[0] * 1000:.0f} ms, median of 5 "
