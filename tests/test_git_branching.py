@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -211,3 +216,46 @@ def test_commit_on_a_detached_head_moves_only_head(repo: Path) -> None:
     result = git.commit("detached", stage=["b.txt"])
     assert result.branch is None and _head(repo) == result.oid
     assert _head(repo, "feature") != result.oid and _head(repo, "main") != result.oid
+
+
+def test_checkouts_never_leave_bytecode_caches_serving_the_replaced_version(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", {"settings.py": "X = 1\n"})
+    run_git(root, "checkout", "-q", "-b", "feature")
+    write_files(root, {"settings.py": "X = 3\n"})
+    run_git(root, "commit", "-qam", "three")
+    run_git(root, "checkout", "-q", "main")
+    git = GitService(root)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+
+    def imported() -> str:
+        return subprocess.run([sys.executable, "-c", "import settings; print(settings.X)"], cwd=root, env=env,
+                              capture_output=True, text=True, check=True).stdout.strip()
+
+    def within_one_second(step: Callable[[], str], expected: str) -> str:
+        """Runs ``step`` (which writes, imports and rewrites) until it all fell in one second."""
+        for _ in range(5):
+            time.sleep(1 - time.time() % 1 + 0.01)
+            second = int(time.time())
+            compiled = step()
+            if int(time.time()) == second:
+                return compiled
+        pytest.skip("the machine was too slow to write, import and rewrite within one second")
+        return expected
+
+    def restore() -> str:
+        write_files(root, {"settings.py": "X = 2\n"})
+        compiled = imported()
+        git.checkout(paths=["settings.py"], confirm=True)  # back to the index's X = 1, same size
+        return compiled
+
+    assert within_one_second(restore, "2") == "2"
+    assert imported() == "1", "restoring a file left the edited version's bytecode in charge"
+
+    def switch() -> str:
+        git.checkout("main")
+        compiled = imported()
+        git.checkout("feature")  # X = 3, same size
+        return compiled
+
+    assert within_one_second(switch, "1") == "1"
+    assert imported() == "3", "switching branches left the other branch's bytecode in charge"

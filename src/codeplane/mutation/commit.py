@@ -28,6 +28,7 @@ from pathlib import Path
 from codeplane.core.atomic import fsync_dir
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
+from codeplane.core.mtimes import distinct_mtime_ns
 from codeplane.mutation import git_index
 from codeplane.mutation.journal import Journal, JournalMove, Original, temp_path
 
@@ -143,19 +144,12 @@ class Commit:
             os.close(fd)
 
 
-_NS = 1_000_000_000
-
-
 def _distinct_stamp(fd: int, write: FileWrite) -> None:
-    """Caches keyed on (whole-second mtime, size), CPython's ``.pyc`` files and pytest's rewritten test
-    modules among them, cannot tell two versions apart that were written in the same second at the same
-    size: a test run right after an edit like ``X = 1`` → ``X = 2`` would import the replaced version. Such a
-    write gets the whole second after the replaced version's as its mtime: a little ahead of the clock, and
-    never behind the version it replaced (make-style tools compare mtimes by order)."""
+    """A same-size rewrite within the replaced version's second gets the next one (``core.mtimes``)."""
     assert write.new is not None
-    if write.old_stat is None or len(write.new) != write.old_stat[1]:
+    if write.old_stat is None:
         return
-    old_second = write.old_stat[2] // _NS
     st = os.fstat(fd)
-    if st.st_mtime_ns // _NS <= old_second:
-        os.utime(fd, ns=(st.st_atime_ns, (old_second + 1) * _NS))
+    mtime = distinct_mtime_ns(write.old_stat[1], write.old_stat[2], st.st_size, st.st_mtime_ns)
+    if mtime is not None:
+        os.utime(fd, ns=(st.st_atime_ns, mtime))
