@@ -218,6 +218,25 @@ def test_commit_on_a_detached_head_moves_only_head(repo: Path) -> None:
     assert _head(repo, "feature") != result.oid and _head(repo, "main") != result.oid
 
 
+def _imported(root: Path) -> str:
+    """``settings.X`` as a fresh interpreter with bytecode caching on imports it."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    return subprocess.run([sys.executable, "-c", "import settings; print(settings.X)"], cwd=root, env=env,
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def _within_one_second(step: Callable[[], str]) -> str:
+    """Runs ``step`` (write, import, rewrite) from the start of a second until it all fell in that second:
+    only then can a (whole-second mtime, size) cache confuse the two versions."""
+    for _ in range(5):
+        time.sleep(1 - time.time() % 1 + 0.01)
+        second = int(time.time())
+        compiled = step()
+        if int(time.time()) == second:
+            return compiled
+    pytest.skip("the machine was too slow to write, import and rewrite within one second")
+
+
 def test_checkouts_never_leave_bytecode_caches_serving_the_replaced_version(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r", {"settings.py": "X = 1\n"})
     run_git(root, "checkout", "-q", "-b", "feature")
@@ -225,37 +244,71 @@ def test_checkouts_never_leave_bytecode_caches_serving_the_replaced_version(tmp_
     run_git(root, "commit", "-qam", "three")
     run_git(root, "checkout", "-q", "main")
     git = GitService(root)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
-
-    def imported() -> str:
-        return subprocess.run([sys.executable, "-c", "import settings; print(settings.X)"], cwd=root, env=env,
-                              capture_output=True, text=True, check=True).stdout.strip()
-
-    def within_one_second(step: Callable[[], str], expected: str) -> str:
-        """Runs ``step`` (which writes, imports and rewrites) until it all fell in one second."""
-        for _ in range(5):
-            time.sleep(1 - time.time() % 1 + 0.01)
-            second = int(time.time())
-            compiled = step()
-            if int(time.time()) == second:
-                return compiled
-        pytest.skip("the machine was too slow to write, import and rewrite within one second")
-        return expected
 
     def restore() -> str:
         write_files(root, {"settings.py": "X = 2\n"})
-        compiled = imported()
+        compiled = _imported(root)
         git.checkout(paths=["settings.py"], confirm=True)  # back to the index's X = 1, same size
         return compiled
 
-    assert within_one_second(restore, "2") == "2"
-    assert imported() == "1", "restoring a file left the edited version's bytecode in charge"
+    assert _within_one_second(restore) == "2"
+    assert _imported(root) == "1", "restoring a file left the edited version's bytecode in charge"
 
     def switch() -> str:
         git.checkout("main")
-        compiled = imported()
+        compiled = _imported(root)
         git.checkout("feature")  # X = 3, same size
         return compiled
 
-    assert within_one_second(switch, "1") == "1"
-    assert imported() == "3", "switching branches left the other branch's bytecode in charge"
+    assert _within_one_second(switch) == "1"
+    assert _imported(root) == "3", "switching branches left the other branch's bytecode in charge"
+
+    def reset_hard() -> str:
+        write_files(root, {"settings.py": "X = 4\n"})  # on feature, whose X = 3
+        compiled = _imported(root)
+        git.reset(mode="hard", confirm=True)
+        return compiled
+
+    assert _within_one_second(reset_hard) == "4"
+    assert _imported(root) == "3", "a hard reset left the discarded edit's bytecode in charge"
+
+    def stash_push() -> str:
+        write_files(root, {"settings.py": "X = 5\n"})
+        compiled = _imported(root)
+        git.stash_push()
+        return compiled
+
+    assert _within_one_second(stash_push) == "5"
+    assert _imported(root) == "3", "stashing left the stashed edit's bytecode in charge"
+
+    def stash_pop() -> str:
+        write_files(root, {"settings.py": "X = 3\n"})  # what the branch has: clean, but written this second
+        compiled = _imported(root)
+        git.stash_apply(0, pop=True)
+        return compiled
+
+    assert _within_one_second(stash_pop) == "3"
+    assert _imported(root) == "5", "popping a stash left the replaced version's bytecode in charge"
+
+
+def test_cherry_pick_never_leaves_bytecode_caches_serving_the_replaced_version(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", {"settings.py": "X = 1\n", "other.txt": "o\n"})
+    run_git(root, "checkout", "-q", "-b", "pick")
+    write_files(root, {"settings.py": "X = 8\n"})
+    run_git(root, "commit", "-qam", "eight")
+    run_git(root, "checkout", "-q", "main")
+    write_files(root, {"other.txt": "main moved on\n"})
+    run_git(root, "commit", "-qam", "main")
+    git = GitService(root)
+    picked: list[str] = []
+
+    def cherry_pick() -> str:
+        if picked:  # a slow attempt: start again from main's version
+            git.reset("HEAD~1", "hard", confirm=True)
+        write_files(root, {"settings.py": "X = 1\n"})  # main's content, written this second
+        compiled = _imported(root)
+        picked.append(str(git.cherry_pick("pick").commit))
+        return compiled
+
+    assert _within_one_second(cherry_pick) == "1"
+    assert _imported(root) == "8", "a cherry-pick left the replaced version's bytecode in charge"

@@ -1,24 +1,28 @@
 """Typed wrappers for pygit2's checkout calls (pygit2 ships them without annotations).
 
-A checkout that writes files also keeps (whole-second mtime, size) caches honest (``core.mtimes``): libgit2
+A checkout that writes files also keeps Python's bytecode caches honest (``core.bytecode``): libgit2
 notifies each file it is about to update, its current stat is kept, and after the checkout a same-size
-rewrite within that second gets the next one.
+rewrite within that second has its cached bytecode dropped. libgit2's other work-tree writers (reset,
+stash, merge, cherry-pick, revert) take no checkout callbacks: their callers name the paths the operation
+may rewrite (:func:`settling`), a superset from the trees involved and the dirty paths.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 
 import pygit2
 from pygit2.enums import CheckoutNotify, CheckoutStrategy
 
-from codeplane.core.mtimes import distinct_mtime_ns
+from codeplane.core.bytecode import drop_cached_bytecode, indistinct
 
 
 class _Rewrites(pygit2.CheckoutCallbacks):
-    """Records, before libgit2 writes them, the size and mtime of the files a checkout updates."""
+    """Records, before libgit2 writes them, the size and mtime of the ``.py`` files a checkout updates."""
 
     def __init__(self, workdir: str) -> None:
         super().__init__()
@@ -30,7 +34,10 @@ class _Rewrites(pygit2.CheckoutCallbacks):
 
     def checkout_notify(self, why: CheckoutNotify, path: str, baseline: object, target: object,
                         workdir: object) -> None:
-        if path in self.before:
+        self.record(path)
+
+    def record(self, path: str) -> None:
+        if path in self.before or not path.endswith(".py"):
             return
         try:
             st = os.lstat(os.path.join(self.workdir, path))
@@ -39,18 +46,15 @@ class _Rewrites(pygit2.CheckoutCallbacks):
         if stat.S_ISREG(st.st_mode):
             self.before[path] = (st.st_size, st.st_mtime_ns)
 
-    def restamp(self) -> None:
+    def settle(self) -> None:
         for path, (size, mtime_ns) in self.before.items():
             full = os.path.join(self.workdir, path)
             try:
                 st = os.lstat(full)
             except OSError:
                 continue  # the checkout removed it
-            if not stat.S_ISREG(st.st_mode):
-                continue
-            mtime = distinct_mtime_ns(size, mtime_ns, st.st_size, st.st_mtime_ns)
-            if mtime is not None:
-                os.utime(full, ns=(st.st_atime_ns, mtime), follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode) and indistinct(size, mtime_ns, st.st_size, st.st_mtime_ns):
+                drop_cached_bytecode(Path(full))
 
 
 def _recorder(repo: pygit2.Repository, strategy: CheckoutStrategy) -> _Rewrites | None:
@@ -62,7 +66,7 @@ def _recorder(repo: pygit2.Repository, strategy: CheckoutStrategy) -> _Rewrites 
 def checkout_tree(repo: pygit2.Repository, tree: pygit2.Tree, strategy: CheckoutStrategy, *,
                   paths: Sequence[str] | None = None, callbacks: pygit2.CheckoutCallbacks | None = None) -> None:
     """Write ``tree`` into the working tree and index as ``strategy`` allows (SAFE refuses to overwrite).
-    With ``callbacks`` (a dry run's collision report) the caller observes instead, and nothing is restamped."""
+    With ``callbacks`` (a dry run's collision report) the caller observes instead, and nothing is settled."""
     kwargs: dict[str, object] = {"strategy": strategy}
     if paths is not None:
         kwargs["paths"] = list(paths)
@@ -71,7 +75,7 @@ def checkout_tree(repo: pygit2.Repository, tree: pygit2.Tree, strategy: Checkout
         kwargs["callbacks"] = callbacks if callbacks is not None else recorder
     repo.checkout_tree(tree, **kwargs)  # type: ignore[no-untyped-call]
     if recorder is not None:
-        recorder.restamp()
+        recorder.settle()
 
 
 def checkout_index(repo: pygit2.Repository, strategy: CheckoutStrategy, *, paths: Sequence[str] | None = None) -> None:
@@ -84,4 +88,27 @@ def checkout_index(repo: pygit2.Repository, strategy: CheckoutStrategy, *, paths
         kwargs["callbacks"] = recorder
     repo.checkout_index(**kwargs)  # type: ignore[no-untyped-call]
     if recorder is not None:
-        recorder.restamp()
+        recorder.settle()
+
+
+@contextmanager
+def settling(repo: pygit2.Repository, paths: Iterable[str]) -> Iterator[None]:
+    """Around a libgit2 call that rewrites some of ``paths`` without checkout callbacks."""
+    if repo.workdir is None:
+        yield
+        return
+    recorder = _Rewrites(repo.workdir)
+    for path in paths:
+        recorder.record(path)
+    try:
+        yield
+    finally:
+        recorder.settle()
+
+
+def tree_delta_paths(old: pygit2.Tree, new: pygit2.Tree) -> set[str]:
+    """Paths that differ between two trees, on either side of a rename."""
+    paths: set[str] = set()
+    for delta in old.diff_to_tree(new).deltas:
+        paths.update((delta.old_file.path, delta.new_file.path))
+    return paths

@@ -17,7 +17,7 @@ import pygit2
 from pygit2.enums import CheckoutStrategy, FileStatus, MergeAnalysis, MergeFavor
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
-from codeplane.git._workdir import checkout_tree
+from codeplane.git._workdir import checkout_tree, settling, tree_delta_paths
 from codeplane.git.conflicts import RepoState, read_conflicts, repo_state
 from codeplane.git.models import Conflict, WriteResult
 from codeplane.git.pathspecs import shown
@@ -127,7 +127,8 @@ def merge(repo: pygit2.Repository, ref: str, *, message: str | None = None, no_f
     ancestor = repo[base].peel(pygit2.Tree) if base is not None else repo[repo.TreeBuilder().write()]
     refuse_collisions(repo, head, repo.merge_trees(ancestor, head.tree, theirs.tree, favor=_FAVOR[favor]),
                       dirty, "merge")
-    repo.merge(theirs.id, favor=_FAVOR[favor])
+    with settling(repo, tree_delta_paths(head.tree, theirs.tree)):
+        repo.merge(theirs.id, favor=_FAVOR[favor])
     text = message if message else _default_message(repo, ref)
     (Path(repo.path) / "MERGE_MSG").write_text(text, encoding="utf-8")
     conflicts = read_conflicts(repo.index)
@@ -154,10 +155,11 @@ def _apply_commit(repo: pygit2.Repository, ref: str, operation: Literal["cherry_
         preview = repo.merge_trees(picked.tree, head.tree, parent.tree)
         message = f'Revert "{picked.message.split(chr(10), 1)[0]}"\n\nThis reverts commit {picked.id}.\n'
     refuse_collisions(repo, head, preview, dirty, operation.replace("_", "-"))
-    if operation == "cherry_pick":
-        repo.cherrypick(picked.id)
-    else:
-        repo.revert(picked)
+    with settling(repo, tree_delta_paths(parent.tree, picked.tree)):
+        if operation == "cherry_pick":
+            repo.cherrypick(picked.id)
+        else:
+            repo.revert(picked)
     conflicts = read_conflicts(repo.index)
     if conflicts:
         return MergeResult(operation=operation, success=False, conflicts=conflicts, state=repo_state(repo),

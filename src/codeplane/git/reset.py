@@ -13,8 +13,10 @@ import pygit2
 from pygit2.enums import ResetMode
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git._workdir import settling, tree_delta_paths
 from codeplane.git.conflicts import repo_state
 from codeplane.git.revisions import head_commit, resolve_commit
+from codeplane.git.status import dirty_paths
 
 Mode = Literal["soft", "mixed", "hard"]
 _MODES = {"soft": ResetMode.SOFT, "mixed": ResetMode.MIXED, "hard": ResetMode.HARD}
@@ -28,7 +30,13 @@ def reset(repo: pygit2.Repository, ref: str | None, mode: Mode) -> pygit2.Commit
         raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "cannot soft-reset in the middle of a merge; use mixed "
                              "or hard", details={"state": "merge"})
     target = resolve_commit(repo, ref or "HEAD")
-    repo.reset(target.id, _MODES[mode])
+    if mode == "hard":
+        head = head_commit(repo)
+        rewritten = set(dirty_paths(repo)) | (tree_delta_paths(head.tree, target.tree) if head else set())
+        with settling(repo, rewritten):
+            repo.reset(target.id, _MODES[mode])
+    else:
+        repo.reset(target.id, _MODES[mode])
     if mode != "soft":
         repo.state_cleanup()
     return target

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import pygit2
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git._workdir import settling, tree_delta_paths
 from codeplane.git.conflicts import read_conflicts
 from codeplane.git.models import Conflict, GitModel
 from codeplane.git.pathspecs import shown
@@ -43,8 +44,9 @@ def push(repo: pygit2.Repository, *, message: str | None, include_untracked: boo
          paths: Sequence[str]) -> StashEntry:
     require_head(repo)
     try:
-        repo.stash(user_signature(repo), message, keep_index=keep_index, include_untracked=include_untracked,
-                   paths=list(paths) or None)
+        with settling(repo, dirty_paths(repo)):
+            repo.stash(user_signature(repo), message, keep_index=keep_index, include_untracked=include_untracked,
+                       paths=list(paths) or None)
     except (KeyError, pygit2.GitError) as exc:
         if "nothing to stash" in str(exc).lower() or isinstance(exc, KeyError):
             raise CodePlaneError(ErrorCode.GIT_NOTHING_TO_COMMIT, "no local changes to stash",
@@ -55,10 +57,7 @@ def push(repo: pygit2.Repository, *, message: str | None, include_untracked: boo
 
 def _stash_paths(repo: pygit2.Repository, oid: str) -> set[str]:
     commit = repo[pygit2.Oid(hex=oid)].peel(pygit2.Commit)
-    base = commit.parents[0]
-    paths: set[str] = set()
-    for delta in base.tree.diff_to_tree(commit.tree).deltas:
-        paths.update((delta.old_file.path, delta.new_file.path))
+    paths = tree_delta_paths(commit.parents[0].tree, commit.tree)
     if len(commit.parents) > 2:  # the untracked-files commit
         paths.update(d.new_file.path for d in empty_tree(repo).diff_to_tree(commit.parents[2].tree).deltas)
     return paths
@@ -68,11 +67,13 @@ def apply(repo: pygit2.Repository, index: int, *, pop: bool, reinstate_index: bo
     """Apply (and for ``pop`` drop when clean) stash ``index``; returns (conflicts, dropped)."""
     stash = entry(repo, index)
     dirty = dirty_paths(repo)
-    blocked = sorted(shown(p) for p in _stash_paths(repo, stash.oid) if p in dirty)
+    stashed = _stash_paths(repo, stash.oid)
+    blocked = sorted(shown(p) for p in stashed if p in dirty)
     if blocked:
         raise CodePlaneError(ErrorCode.GIT_DIRTY_WORKTREE, "local changes would be overwritten by the stash; "
                              "commit or stash them first", details={"paths": blocked[:200], "count": len(blocked)})
-    repo.stash_apply(index, reinstate_index=reinstate_index)
+    with settling(repo, stashed):
+        repo.stash_apply(index, reinstate_index=reinstate_index)
     conflicts = read_conflicts(repo.index)
     dropped = False
     if pop and not conflicts:

@@ -4,10 +4,10 @@ Order, for a batch whose every precondition already passed and whose targets are
 
 1. write the journal (originals, manifest) durably;
 2. check no target changed behind our back since it was read (5002, nothing replaced yet);
-3. create missing parent directories, then write every new content to a sibling temp file, set its mode
-   (and, for a same-size rewrite within the second, an mtime (whole-second, size) caches can tell apart),
+3. create missing parent directories, then write every new content to a sibling temp file, set its mode,
    fsync (in parallel: fsync latency dominates);
-4. ``os.replace`` each temp over its target (or unlink a deleted target), in path order;
+4. ``os.replace`` each temp over its target (or unlink a deleted target), in path order; a same-size
+   rewrite of a ``.py`` file within the replaced version's second also drops its cached bytecode;
 5. fsync every touched directory, so the replaces are durable;
 6. update git's index for ``git mv``-style moves;
 7. discard the journal.
@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codeplane.core.atomic import fsync_dir
+from codeplane.core.bytecode import drop_cached_bytecode, indistinct
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
-from codeplane.core.mtimes import distinct_mtime_ns
 from codeplane.mutation import git_index
 from codeplane.mutation.journal import Journal, JournalMove, Original, temp_path
 
@@ -93,6 +93,7 @@ class Commit:
                     target.unlink()
                 else:
                     os.replace(self.root / temp_path(write.rel, batch), target)
+                    _drop_stale_bytecode(self.root, write)
             dirs = {(self.root / w.rel).parent for w in ordered}
             dirs |= {(self.root / d).parent for d in created_dirs}
             list(self.executor.map(fsync_dir, sorted(dirs)))
@@ -138,18 +139,16 @@ class Commit:
             while view:
                 view = view[os.write(fd, view):]
             os.fchmod(fd, write.new_mode)
-            _distinct_stamp(fd, write)
             os.fsync(fd)
         finally:
             os.close(fd)
 
 
-def _distinct_stamp(fd: int, write: FileWrite) -> None:
-    """A same-size rewrite within the replaced version's second gets the next one (``core.mtimes``)."""
-    assert write.new is not None
-    if write.old_stat is None:
+def _drop_stale_bytecode(root: Path, write: FileWrite) -> None:
+    """After a same-size rewrite within the replaced version's second (``core.bytecode``)."""
+    if write.old_stat is None or write.new is None or not write.rel.endswith(".py"):
         return
-    st = os.fstat(fd)
-    mtime = distinct_mtime_ns(write.old_stat[1], write.old_stat[2], st.st_size, st.st_mtime_ns)
-    if mtime is not None:
-        os.utime(fd, ns=(st.st_atime_ns, mtime))
+    path = root / write.rel
+    st = path.lstat()
+    if indistinct(write.old_stat[1], write.old_stat[2], st.st_size, st.st_mtime_ns):
+        drop_cached_bytecode(path)
