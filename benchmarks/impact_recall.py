@@ -80,8 +80,8 @@ def checkout(requirement: str, deps: tuple[str, ...]) -> Path:
         uv = shutil.which("uv") or "uv"
         subprocess.run([uv, "venv", "-q", str(venv), "--python", f"{sys.version_info.major}.{sys.version_info.minor}"],
                        check=True)
-        subprocess.run([uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), "-e", str(root), *deps],
-                       check=True)
+        subprocess.run([uv, "pip", "install", "-q", "--no-compile-bytecode", "--python", str(venv / "bin" / "python"),
+                        "-e", str(root), *deps], check=True)
     return root
 
 
