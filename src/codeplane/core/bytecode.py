@@ -13,6 +13,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from codeplane.core.logging import get_logger
+
+log = get_logger(__name__)
+
 _NS = 1_000_000_000
 
 
@@ -39,3 +43,5 @@ def drop_cached_bytecode(source: Path) -> None:
                 os.unlink(cache / name)
             except FileNotFoundError:
                 pass
+            except OSError as exc:  # a cache it cannot delete must not fail the write that made it stale
+                log.warning("cannot delete stale bytecode", path=str(cache / name), error=str(exc))

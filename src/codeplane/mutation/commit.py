@@ -6,10 +6,10 @@ Order, for a batch whose every precondition already passed and whose targets are
 2. check no target changed behind our back since it was read (5002, nothing replaced yet);
 3. create missing parent directories, then write every new content to a sibling temp file, set its mode,
    fsync (in parallel: fsync latency dominates);
-4. ``os.replace`` each temp over its target (or unlink a deleted target), in path order; a same-size
-   rewrite of a ``.py`` file within the replaced version's second also drops its cached bytecode;
+4. ``os.replace`` each temp over its target (or unlink a deleted target), in path order;
 5. fsync every touched directory, so the replaces are durable;
-6. update git's index for ``git mv``-style moves;
+6. update git's index for ``git mv``-style moves; drop the cached bytecode of a same-size rewrite of a
+   ``.py`` file within the replaced version's second (``core.bytecode``; never raises);
 7. discard the journal.
 
 Any failure in 2–6 rolls back from the journal in-process and re-raises; a crash anywhere is rolled back
@@ -93,12 +93,13 @@ class Commit:
                     target.unlink()
                 else:
                     os.replace(self.root / temp_path(write.rel, batch), target)
-                    _drop_stale_bytecode(self.root, write)
             dirs = {(self.root / w.rel).parent for w in ordered}
             dirs |= {(self.root / d).parent for d in created_dirs}
             list(self.executor.map(fsync_dir, sorted(dirs)))
             for move in moves:
                 git_index.record_move(self.root, move.src, move.dst)
+            for write in ordered:
+                _drop_stale_bytecode(self.root, write)
             self._pause()
         except BaseException:
             log.warning("mutation batch failed; rolling back", batch=batch)
@@ -149,6 +150,9 @@ def _drop_stale_bytecode(root: Path, write: FileWrite) -> None:
     if write.old_stat is None or write.new is None or not write.rel.endswith(".py"):
         return
     path = root / write.rel
-    st = path.lstat()
+    try:
+        st = path.lstat()
+    except OSError:
+        return
     if indistinct(write.old_stat[1], write.old_stat[2], st.st_size, st.st_mtime_ns):
         drop_cached_bytecode(path)
