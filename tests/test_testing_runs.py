@@ -135,6 +135,12 @@ def test_a_configured_command_that_drops_the_event_stream_falls_back_to_junit(
     assert "report" not in {a.kind for a in via_events.artifacts}, "CodePlane's own command writes no JUnit XML"
 
 
+#: Source of a reference cycle whose finalizer leaves a mark: only the cyclic collector frees it.
+_FINALIZED_CYCLE = ("class Cycle:\n"
+                    "    def __init__(self):\n        self.me = self\n"
+                    "    def __del__(self):\n        (MARKS / 'cycle').write_text('finalized')\n\n")
+
+
 def test_runner_process_exits_without_teardown_collections_and_loses_nothing(
         tmp_path: Path, services: list[TestingService]) -> None:
     marks = tmp_path / "marks"
@@ -148,9 +154,7 @@ def test_runner_process_exits_without_teardown_collections_and_loses_nothing(
             "atexit.register(lambda: (MARKS / 'atexit').write_text(str(gc.get_freeze_count())))\n"),
         "tests/test_a.py": (
             f"import gc, pathlib\nMARKS = pathlib.Path({str(marks)!r})\n\n"
-            "class Cycle:\n"
-            "    def __init__(self):\n        self.me = self\n"
-            "    def __del__(self):\n        (MARKS / 'cycle').write_text('finalized')\n\n"
+            f"{_FINALIZED_CYCLE}"
             "def test_a():\n"
             "    gc.disable()\n"
             "    Cycle()  # garbage at once, freed by the cyclic collector only\n")})
@@ -172,9 +176,7 @@ def test_after_pytests_own_last_collection_the_runner_collects_only_young_garbag
         "pytest.ini": "[pytest]\naddopts = -p young_garbage\n",
         "young_garbage.py": (
             f"import atexit, gc, pathlib, pytest\nMARKS = pathlib.Path({str(marks)!r})\nFULL = []\n\n"
-            "class Cycle:\n"
-            "    def __init__(self):\n        self.me = self\n"
-            "    def __del__(self):\n        (MARKS / 'cycle').write_text('finalized')\n\n"
+            f"{_FINALIZED_CYCLE}"
             "def _seen(phase, info):\n"
             "    if phase == 'start' and info['generation'] == 2 and not gc.get_freeze_count():\n"
             "        FULL.append(1)\n\n"
