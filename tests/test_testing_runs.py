@@ -15,6 +15,7 @@ from codeplane.core.artifacts import ArtifactStore
 from codeplane.core.config import TestsConfig as _TestsConfig
 from codeplane.core.errors import CodePlaneError
 from codeplane.core.layout import RepoLayout
+from codeplane.server.tools.tests_models import render_run
 from codeplane.testing import RunRecord, RunSnapshot, TestingService
 from tests.builders import cpl_json, make_repo
 from tests.runner_projects import (
@@ -277,6 +278,12 @@ def test_flaky_target_fails_once_then_passes(tmp_path: Path, services: list[Test
     assert snapshot.fingerprint is None
     assert len({a.batch_id for a in record.attempts}) == 1, "pytest re-runs a failed test in the same process"
     assert snapshot.counts.passed == 2 and snapshot.counts.failed == 0
+    # Attempt 2 lists the file's cases (the final view) but ran only the failed one; attempt 1 ran all.
+    first, second = record.attempts
+    assert (len(second.result.cases), second.result.cases_run) == (2, 1)
+    assert first.result.cases_run is None
+    (shown,) = render_run(snapshot)["targets"]
+    assert [(a.cases, a.cases_run) for a in shown.attempts] == [(2, 2), (2, 1)], "what the tool answer says"
 
 
 def test_in_process_reruns_fail_twice_time_out_alone_and_collection_errors_rerun_in_a_new_process(

@@ -96,6 +96,9 @@ class TargetResult:
     message: str = ""
     #: Passing cases a format counts but does not list (ExUnit prints only failures).
     unlisted_passed: int = 0
+    #: Cases this attempt actually ran, when fewer than it lists: pytest's in-process re-run runs only the
+    #: failed cases again, and the others are carried over from the first attempt (None: all it lists).
+    cases_run: int | None = None
 
 
 @dataclass(frozen=True)

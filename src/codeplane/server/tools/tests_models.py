@@ -107,6 +107,8 @@ class AttemptModel(ToolResult):
     exit_code: int | None
     message: str
     cases: int
+    #: Cases this attempt ran: fewer than ``cases`` for pytest's in-process re-run of the failed ones.
+    cases_run: int
     failing_cases: int
     #: Artifact ids of this attempt's process (logs, reports); details in the run's ``artifacts``.
     artifacts: list[str]
@@ -168,6 +170,8 @@ def _attempt(record: TargetRecord) -> list[AttemptModel]:
     return [AttemptModel(number=a.number, batch_id=a.batch_id, outcome=a.result.outcome,
                          duration_s=a.result.duration_s, exit_code=a.result.exit_code, message=a.result.message,
                          cases=len(a.result.cases) + a.result.unlisted_passed,
+                         cases_run=(a.result.cases_run if a.result.cases_run is not None
+                                    else len(a.result.cases) + a.result.unlisted_passed),
                          failing_cases=sum(1 for c in a.result.cases if c.failing),
                          artifacts=[x.artifact_id for x in a.artifacts]) for a in record.attempts]
 

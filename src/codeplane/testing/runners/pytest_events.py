@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -248,10 +249,12 @@ class PytestParser(BatchParser):
         for target_id, planned in sorted(self.rerun_planned.items()):
             if self.again.finished.get(target_id, 0) < len(planned) or target_id in self.collect_errors:
                 continue
-            merged = {**first.get(target_id, {}), **again.get(target_id, {})}
+            rerun = again.get(target_id, {})
+            merged = {**first.get(target_id, {}), **rerun}
             cases = sorted(merged.values(), key=lambda c: c.case_id)
-            results.append(result_from_cases(target_id, cases, exit_code=exit_code,
-                                             duration_s=self.again.span(target_id)))
+            results.append(replace(result_from_cases(target_id, cases, exit_code=exit_code,
+                                                     duration_s=self.again.span(target_id)),
+                                   cases_run=len(rerun)))
         return results
 
     def reruns(self) -> list[TargetResult]:
