@@ -15,9 +15,6 @@ are shared with other processes: this one runs its own files first, then takes l
 
 Standalone on purpose: it runs inside the repository's interpreter, so it imports nothing but the
 standard library and pytest, and works on old pytest versions. It does nothing when the variable is unset.
-
-PYTEST_DONT_REWRITE: pytest rewrites the asserts of every ``-p`` plugin, and this one has none; rewriting
-would only parse and compile it again in every runner process, bypassing its ordinary bytecode.
 """
 
 from __future__ import annotations
