@@ -291,24 +291,33 @@ def test_checkouts_never_leave_bytecode_caches_serving_the_replaced_version(tmp_
     assert _imported(root) == "5", "popping a stash left the replaced version's bytecode in charge"
 
 
-def test_cherry_pick_never_leaves_bytecode_caches_serving_the_replaced_version(tmp_path: Path) -> None:
+@pytest.mark.parametrize("operation", ["merge", "cherry_pick", "revert"])
+def test_merges_picks_and_reverts_never_leave_bytecode_caches_serving_the_replaced_version(
+        tmp_path: Path, operation: str) -> None:
     root = make_repo(tmp_path / "r", {"settings.py": "X = 1\n", "other.txt": "o\n"})
-    run_git(root, "checkout", "-q", "-b", "pick")
-    write_files(root, {"settings.py": "X = 8\n"})
-    run_git(root, "commit", "-qam", "eight")
+    run_git(root, "checkout", "-q", "-b", "side")
+    write_files(root, {"settings.py": "X = 9\n"})
+    run_git(root, "commit", "-qam", "nine")
     run_git(root, "checkout", "-q", "main")
-    write_files(root, {"other.txt": "main moved on\n"})
+    write_files(root, {"other.txt": "main moved on\n"})  # diverged: the merge makes a merge commit
     run_git(root, "commit", "-qam", "main")
+    if operation == "revert":  # main's last commit sets X = 7; reverting it brings back X = 1
+        write_files(root, {"settings.py": "X = 7\n"})
+        run_git(root, "commit", "-qam", "seven")
+    before, after = ("7", "1") if operation == "revert" else ("1", "9")
     git = GitService(root)
-    picked: list[str] = []
+    applied: list[str] = []
 
-    def cherry_pick() -> str:
-        if picked:  # a slow attempt: start again from main's version
+    def step() -> str:
+        if applied:  # a slow attempt: start again from main's version
             git.reset("HEAD~1", "hard", confirm=True)
-        write_files(root, {"settings.py": "X = 1\n"})  # main's content, written this second
+        write_files(root, {"settings.py": f"X = {before}\n"})  # main's content, written this second
         compiled = _imported(root)
-        picked.append(str(git.cherry_pick("pick").commit))
+        result = (git.merge("side") if operation == "merge" else
+                  git.cherry_pick("side") if operation == "cherry_pick" else git.revert("HEAD"))
+        assert result.success and not result.fastforward
+        applied.append(str(result.commit))
         return compiled
 
-    assert _within_one_second(cherry_pick) == "1"
-    assert _imported(root) == "8", "a cherry-pick left the replaced version's bytecode in charge"
+    assert _within_one_second(step) == before
+    assert _imported(root) == after, f"the {operation} left the replaced version's bytecode in charge"
