@@ -24,18 +24,16 @@ _MODES = {"soft": ResetMode.SOFT, "mixed": ResetMode.MIXED, "hard": ResetMode.HA
 
 def reset(repo: pygit2.Repository, ref: str | None, mode: Mode) -> pygit2.Commit:
     """Reset to ``ref`` (default HEAD); returns the commit HEAD now names."""
-    if head_commit(repo) is None:
+    head = head_commit(repo)
+    if head is None:
         raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "HEAD has no commit yet; there is nothing to reset to")
     if mode == "soft" and repo_state(repo) == "merge":
         raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "cannot soft-reset in the middle of a merge; use mixed "
                              "or hard", details={"state": "merge"})
     target = resolve_commit(repo, ref or "HEAD")
-    if mode == "hard":
-        head = head_commit(repo)
-        rewritten = set(dirty_paths(repo)) | (tree_delta_paths(head.tree, target.tree) if head else set())
-        with settling(repo, rewritten):
-            repo.reset(target.id, _MODES[mode])
-    else:
+    # Only a hard reset writes the work tree: the dirty paths and what differs between the two commits.
+    rewritten = set(dirty_paths(repo)) | tree_delta_paths(head.tree, target.tree) if mode == "hard" else set()
+    with settling(repo, rewritten):
         repo.reset(target.id, _MODES[mode])
     if mode != "soft":
         repo.state_cleanup()
