@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from codeplane.core.errors import CodePlaneError
+from codeplane.core.layout import RepoLayout
 from codeplane.git import GitService
 from tests.builders import make_repo, write_files
 from tests.git_oracle import porcelain_v2, run_git, status_sets
@@ -218,9 +219,11 @@ def test_commit_on_a_detached_head_moves_only_head(repo: Path) -> None:
     assert _head(repo, "feature") != result.oid and _head(repo, "main") != result.oid
 
 
-def _imported(root: Path) -> str:
-    """``settings.X`` as a fresh interpreter with bytecode caching on imports it."""
+def _imported(root: Path, prefix: Path | None = None) -> str:
+    """``settings.X`` as a fresh interpreter with bytecode caching on (below ``prefix``) imports it."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    if prefix is not None:
+        env["PYTHONPYCACHEPREFIX"] = str(prefix)
     return subprocess.run([sys.executable, "-c", "import settings; print(settings.X)"], cwd=root, env=env,
                           capture_output=True, text=True, check=True).stdout.strip()
 
@@ -289,6 +292,22 @@ def test_checkouts_never_leave_bytecode_caches_serving_the_replaced_version(tmp_
 
     assert _within_one_second(stash_pop) == "3"
     assert _imported(root) == "5", "popping a stash left the replaced version's bytecode in charge"
+
+
+def test_a_checkout_drops_the_bytecode_test_runs_keep_under_codeplanes_prefix(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", {"settings.py": "X = 1\n"})
+    prefix = RepoLayout(root).pycache_dir  # where test runs cache bytecode under PYTHONDONTWRITEBYTECODE
+    git = GitService(root)
+
+    def restore() -> str:
+        write_files(root, {"settings.py": "X = 2\n"})
+        compiled = _imported(root, prefix)
+        assert list(Path(prefix, *root.parts[1:]).glob("settings.*.pyc")), "cached below the prefix"
+        git.checkout(paths=["settings.py"], confirm=True)
+        return compiled
+
+    assert _within_one_second(restore) == "2"
+    assert _imported(root, prefix) == "1", "restoring a file left the edited version's bytecode in charge"
 
 
 @pytest.mark.parametrize("operation", ["merge", "cherry_pick", "revert"])

@@ -16,6 +16,7 @@ import pytest
 from codeplane.core.config import MutationConfig
 from codeplane.core.errors import CodePlaneError
 from codeplane.core.hashing import sha256_bytes
+from codeplane.core.layout import RepoLayout
 from codeplane.mutation import (
     PAUSE_ENV,
     CreateFile,
@@ -481,10 +482,17 @@ def test_a_failed_rollback_blocks_further_writes_until_restart(tmp_path: Path) -
         MutationEngine(repo, MutationConfig()).recover()
 
 
-def test_a_same_size_rewrite_within_the_second_is_not_served_from_stale_bytecode(tmp_path: Path) -> None:
+@pytest.mark.parametrize("cache", ["__pycache__", "codeplane prefix", "user prefix"])
+def test_a_same_size_rewrite_within_the_second_is_not_served_from_stale_bytecode(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: str) -> None:
     root = make_repo(tmp_path / "repo", {"settings.py": "X = 1\n"})
     engine = engine_for(root)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    if cache == "codeplane prefix":  # where test runs keep bytecode under PYTHONDONTWRITEBYTECODE
+        env["PYTHONPYCACHEPREFIX"] = str(RepoLayout(root).pycache_dir)
+    elif cache == "user prefix":  # the server's own environment names a prefix its test processes inherit
+        env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
+        monkeypatch.setenv("PYTHONPYCACHEPREFIX", env["PYTHONPYCACHEPREFIX"])
 
     def imported() -> str:
         run = subprocess.run([sys.executable, "-c", "import settings; print(settings.X)"], cwd=root, env=env,
@@ -497,6 +505,9 @@ def test_a_same_size_rewrite_within_the_second_is_not_served_from_stale_bytecode
         (root / "settings.py").write_text(old)  # written now: compiled below with this second as its stamp
         second = (root / "settings.py").stat().st_mtime_ns // 1_000_000_000
         assert imported() == old[4], "the import compiles and caches this version"
+        prefix = env.get("PYTHONPYCACHEPREFIX")
+        cached = Path(prefix, *root.parts[1:]) if prefix else root / "__pycache__"
+        assert list(cached.glob("settings.*.pyc")), f"no bytecode cached in {cached}"
         new = "X = 1\n" if old == "X = 2\n" else "X = 2\n"
         engine.apply([ReplaceText(path="settings.py", old_text=old.strip(), new_text=new.strip())])
         if int(time.time()) == second:

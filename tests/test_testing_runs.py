@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -445,6 +446,41 @@ def test_repo_venv_runs_pytest(tmp_path: Path, services: list[TestingService]) -
     assert target.cmd[0] == str(repo / ".venv" / "bin" / "python")
     snapshot = _finish(service.start_run())
     assert snapshot.state == "passed", snapshot.targets[0].final
+
+
+def _bytecode_written(repo: Path) -> tuple[list[str], list[str]]:
+    """Cached bytecode of the repo's files: below CodePlane's prefix (names), and beside the sources."""
+    mirror = Path(RepoLayout(repo).pycache_dir, *repo.parts[1:])
+    kept = sorted(str(p.relative_to(mirror)) for p in mirror.rglob("*.pyc")) if mirror.is_dir() else []
+    beside = []
+    for directory, subdirs, _ in os.walk(repo):
+        subdirs[:] = [d for d in subdirs if d not in (".codeplane", ".git")]
+        beside += [os.path.join(directory, d) for d in subdirs if d == "__pycache__"]
+    return kept, beside
+
+
+@pytest.mark.parametrize("bytecode_cache", [True, False])
+def test_where_bytecode_may_not_be_written_runs_cache_it_under_codeplane_only_if_allowed(
+        tmp_path: Path, services: list[TestingService], monkeypatch: pytest.MonkeyPatch, bytecode_cache: bool) -> None:
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    repo = make_repo(tmp_path / "repo", {
+        "pytest.ini": "[pytest]\npythonpath = .\n", "settings.py": "X = 1\n",
+        "tests/test_settings.py": "import settings\n\ndef test_x():\n    assert settings.X == 1\n"})
+    service = _service(repo, bytecode_cache=bytecode_cache)
+    services.append(service)
+    assert _finish(service.start_run()).state == "passed"
+    kept, beside = _bytecode_written(repo)
+    assert beside == [], "nothing may be written beside the sources"
+    if not bytecode_cache:
+        assert not RepoLayout(repo).pycache_dir.exists()
+        return
+    tag = sys.implementation.cache_tag
+    assert f"settings.{tag}.pyc" in kept
+    assert any(k.startswith(f"tests/test_settings.{tag}-pytest-") for k in kept), kept
+    # The run after reads that cache: pytest's start-up no longer pays for compiling.
+    assert _finish(service.start_run()).state == "passed"
+    assert _bytecode_written(repo) == (kept, [])
 
 
 def test_go_cargo_jest_and_vitest_in_one_repo(tmp_path: Path, services: list[TestingService]) -> None:

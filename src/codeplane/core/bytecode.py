@@ -1,23 +1,36 @@
-"""Python bytecode caches that would serve a replaced version of a source file.
+"""Python bytecode caches: where test processes keep them, and keeping them honest.
 
-CPython's ``.pyc`` files and pytest's rewritten test modules (both in ``__pycache__`` beside the source)
-record the source's mtime in whole seconds and its size, and are trusted while both match. A rewrite to
-the same size within the same second as the version it replaces is invisible to them, and the next test
-run would import the replaced version. Every writer of repository files (the mutation engine, git's
-checkouts and resets) deletes those caches after such a rewrite. Deleting, not moving the mtime: a stamp
-pushed to the next second would open the same window for the next writer in that second.
+CPython's ``.pyc`` files and pytest's rewritten test modules record the source's mtime in whole seconds and
+its size, and are trusted while both match. They live in ``__pycache__`` beside the source, or, under
+``PYTHONPYCACHEPREFIX``, in a tree mirroring the source's absolute directory below that prefix.
+
+Where the environment forbids writing bytecode (``PYTHONDONTWRITEBYTECODE``, common in containers and
+sandboxes), every interpreter recompiles every module it imports — pytest, its plugins, the code under
+test — about a second per process, paid again by each parallel worker. :func:`redirected_environment`
+gives test processes a cache under ``.codeplane/pycache`` instead: nothing is written beside the sources,
+which is what that setting protects.
+
+A rewrite to the same size within the same second as the version it replaces is invisible to those caches,
+and the next test run would import the replaced version. Every writer of repository files (the mutation
+engine, git's checkouts and resets) deletes those caches after such a rewrite, in both places. Deleting,
+not moving the mtime: a stamp pushed to the next second would open the same window for the next writer in
+that second.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
 
 log = get_logger(__name__)
 
 _NS = 1_000_000_000
+DONT_WRITE_ENV = "PYTHONDONTWRITEBYTECODE"
+PREFIX_ENV = "PYTHONPYCACHEPREFIX"
 
 
 def indistinct(old_size: int, old_mtime_ns: int, new_size: int, new_mtime_ns: int) -> bool:
@@ -25,23 +38,51 @@ def indistinct(old_size: int, old_mtime_ns: int, new_size: int, new_mtime_ns: in
     return new_size == old_size and new_mtime_ns // _NS == old_mtime_ns // _NS
 
 
-def drop_cached_bytecode(source: Path) -> None:
-    """Delete the cached bytecode of ``source`` (``__pycache__/<stem>.*.pyc``: CPython's for each
-    interpreter and optimisation level, pytest's rewritten module). Module names hold no dot, so the
-    pattern matches this module's caches only. Caches elsewhere (``PYTHONPYCACHEPREFIX``) are not seen."""
+def redirected_environment(env: Mapping[str, str], cache_dir: Path) -> dict[str, str] | None:
+    """``env`` made to cache bytecode under ``cache_dir``, or None when it needs no redirect: bytecode is
+    written anyway, or the user already chose a prefix (Python reads it; CodePlane does not override it).
+    An empty ``PYTHONDONTWRITEBYTECODE`` counts as unset for Python, so the variable stays, emptied."""
+    if not env.get(DONT_WRITE_ENV) or env.get(PREFIX_ENV):
+        return None
+    return {**env, DONT_WRITE_ENV: "", PREFIX_ENV: str(cache_dir)}
+
+
+def cache_prefixes(root: Path) -> tuple[Path, ...]:
+    """The prefix trees that may hold bytecode of ``root``'s sources: CodePlane's own, and the
+    environment's absolute ``PYTHONPYCACHEPREFIX`` (test processes inherit it)."""
+    prefixes = [RepoLayout(root).pycache_dir]
+    configured = os.environ.get(PREFIX_ENV, "")
+    if os.path.isabs(configured):
+        prefixes.append(Path(configured))
+    return tuple(prefixes)
+
+
+def _cache_dirs(source: Path, prefixes: Iterable[Path]) -> list[Path]:
+    found = [source.parent / "__pycache__"]
+    parents = dict.fromkeys((os.path.abspath(source.parent), os.path.realpath(source.parent)))
+    for prefix in prefixes:
+        # CPython and pytest both mirror the absolute directory below the prefix, minus its root.
+        found += [prefix / parent.lstrip(os.sep) for parent in parents]
+    return found
+
+
+def drop_cached_bytecode(source: Path, prefixes: Iterable[Path] = ()) -> None:
+    """Delete the cached bytecode of ``source`` (``<stem>.*.pyc``: CPython's for each interpreter and
+    optimisation level, pytest's rewritten module) in ``__pycache__`` and below each of ``prefixes``. Module
+    names hold no dot, so the pattern matches this module's caches only."""
     if source.suffix != ".py":
         return
-    cache = source.parent / "__pycache__"
-    try:
-        names = os.listdir(cache)
-    except OSError:
-        return
-    prefix = source.stem + "."
-    for name in names:
-        if name.startswith(prefix) and name.endswith(".pyc"):
-            try:
-                os.unlink(cache / name)
-            except FileNotFoundError:
-                pass
-            except OSError as exc:  # a cache it cannot delete must not fail the write that made it stale
-                log.warning("cannot delete stale bytecode", path=str(cache / name), error=str(exc))
+    stem = source.stem + "."
+    for cache in _cache_dirs(source, prefixes):
+        try:
+            names = os.listdir(cache)
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith(stem) and name.endswith(".pyc"):
+                try:
+                    os.unlink(cache / name)
+                except FileNotFoundError:
+                    pass
+                except OSError as exc:  # a cache it cannot delete must not fail the write that made it stale
+                    log.warning("cannot delete stale bytecode", path=str(cache / name), error=str(exc))

@@ -125,6 +125,10 @@ class TestsConfig(_Section):
     retry_failed: bool = True
     #: Finished runs kept in memory for ``get_test_run``.
     keep_runs: int = Field(default=20, ge=1, le=500)
+    #: Under ``PYTHONDONTWRITEBYTECODE``, Python test processes cache bytecode in ``.codeplane/pycache``
+    #: rather than recompiling every module at each start (nothing is written beside the sources).
+    #: False: run them with the environment exactly as it is.
+    bytecode_cache: bool = True
 
 
 class DocSweepConfig(_Section):

@@ -80,5 +80,11 @@ class RepoLayout:
         return self.state_dir / "artifacts"
 
     @property
+    def pycache_dir(self) -> Path:
+        """Bytecode of Python test processes when the environment forbids writing it beside the sources
+        (``core.bytecode``)."""
+        return self.state_dir / "pycache"
+
+    @property
     def token_file(self) -> Path:
         return self.state_dir / "token"

@@ -18,7 +18,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import CheckoutNotify, CheckoutStrategy
 
-from codeplane.core.bytecode import drop_cached_bytecode, indistinct
+from codeplane.core.bytecode import cache_prefixes, drop_cached_bytecode, indistinct
 
 
 class _Rewrites(pygit2.CheckoutCallbacks):
@@ -47,6 +47,7 @@ class _Rewrites(pygit2.CheckoutCallbacks):
             self.before[path] = (st.st_size, st.st_mtime_ns)
 
     def settle(self) -> None:
+        prefixes = cache_prefixes(Path(self.workdir)) if self.before else ()
         for path, (size, mtime_ns) in self.before.items():
             full = os.path.join(self.workdir, path)
             try:
@@ -54,7 +55,7 @@ class _Rewrites(pygit2.CheckoutCallbacks):
             except OSError:
                 continue  # the checkout removed it
             if stat.S_ISREG(st.st_mode) and indistinct(size, mtime_ns, st.st_size, st.st_mtime_ns):
-                drop_cached_bytecode(Path(full))
+                drop_cached_bytecode(Path(full), prefixes)
 
 
 def _recorder(repo: pygit2.Repository, strategy: CheckoutStrategy) -> _Rewrites | None:

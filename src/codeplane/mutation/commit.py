@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codeplane.core.atomic import fsync_dir
-from codeplane.core.bytecode import drop_cached_bytecode, indistinct
+from codeplane.core.bytecode import cache_prefixes, drop_cached_bytecode, indistinct
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
 from codeplane.mutation import git_index
@@ -98,8 +98,9 @@ class Commit:
             list(self.executor.map(fsync_dir, sorted(dirs)))
             for move in moves:
                 git_index.record_move(self.root, move.src, move.dst)
+            prefixes = cache_prefixes(self.root)
             for write in ordered:
-                _drop_stale_bytecode(self.root, write)
+                _drop_stale_bytecode(self.root, write, prefixes)
             self._pause()
         except BaseException:
             log.warning("mutation batch failed; rolling back", batch=batch)
@@ -145,7 +146,7 @@ class Commit:
             os.close(fd)
 
 
-def _drop_stale_bytecode(root: Path, write: FileWrite) -> None:
+def _drop_stale_bytecode(root: Path, write: FileWrite, prefixes: Sequence[Path]) -> None:
     """After a same-size rewrite within the replaced version's second (``core.bytecode``)."""
     if write.old_stat is None or write.new is None or not write.rel.endswith(".py"):
         return
@@ -155,4 +156,4 @@ def _drop_stale_bytecode(root: Path, write: FileWrite) -> None:
     except OSError:
         return
     if indistinct(write.old_stat[1], write.old_stat[2], st.st_size, st.st_mtime_ns):
-        drop_cached_bytecode(path)
+        drop_cached_bytecode(path, prefixes)

@@ -51,6 +51,8 @@ class RunSettings:
     fail_fast: bool
     retry_failed: bool
     coverage_dirs: tuple[str, ...] = ()
+    #: Where Python test processes cache bytecode their environment forbids writing beside the sources.
+    bytecode_dir: Path | None = None
 
 
 class RunExecutor:
@@ -227,6 +229,8 @@ class RunExecutor:
                 invocation = runner.in_process_retry(invocation) or invocation
             if self._beside_others:
                 invocation = runner.serial(project, self.root, invocation)
+            if self.settings.bytecode_dir is not None:
+                invocation = runner.cache_bytecode(invocation, self.settings.bytecode_dir)
             if shared and pool is not None:
                 invocation = runner.share_pool(invocation, pool.directory)
             parser = runner.parser(project, self.root, chunk, invocation)

@@ -214,7 +214,8 @@ class TestingService:
             run_timeout_s=timeout_sec or self.config.run_timeout_sec,
             fail_fast=self.config.fail_fast if fail_fast is None else fail_fast,
             retry_failed=self.config.retry_failed,
-            coverage_dirs=coverage_dirs if coverage else ())
+            coverage_dirs=coverage_dirs if coverage else (),
+            bytecode_dir=self.layout.pycache_dir if self.config.bytecode_cache else None)
         run_id = new_run_id()
         record = RunRecord(run_id, selected, workers=min(self.workers, max(len(selected), 1)),
                            fail_fast=settings.fail_fast, timeout_sec=settings.run_timeout_s)

@@ -191,6 +191,11 @@ class Runner(ABC):
         (``go test -p 1``, ``jest --runInBand``) return it unchanged."""
         return invocation
 
+    def cache_bytecode(self, invocation: Invocation, directory: Path) -> Invocation:
+        """``invocation`` made to keep compiled bytecode under ``directory`` when its environment forbids
+        writing it beside the sources (``core.bytecode``). Runners that run no Python return it unchanged."""
+        return invocation
+
     def share_pool(self, invocation: Invocation, pool: Path) -> Invocation:
         """``invocation``, whose targets include every target of ``pool``, made to take those one by one
         from the pool shared with other processes (only when :attr:`shares_pools`)."""

@@ -9,7 +9,9 @@ interpreter runs pytest when it has pytest installed (§11.5, issue: "the runner
 repo's"). A repository whose pytest options start pytest-xdist workers (``-n`` in ``addopts``,
 ``PYTEST_ADDOPTS`` or a configured ``cmd``) gets ``-n 0`` appended when its process runs beside other
 CodePlane workers: xdist workers inside each of them would oversubscribe the cores, and xdist's loop cannot
-share a pool.
+share a pool. Where the environment forbids writing bytecode (``PYTHONDONTWRITEBYTECODE``), each process
+caches it under ``.codeplane/pycache`` instead (``core.bytecode``), unless ``tests.bytecode_cache`` is off:
+otherwise every worker recompiles pytest, its plugins and the code under test at each start.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from codeplane.core.bytecode import redirected_environment
 from codeplane.testing.model import Target
 from codeplane.testing.runners.base import BatchParser, Invocation, Project, Runner, Toolchain, which
 from codeplane.testing.runners.pytest_events import POOL_ENV, PytestParser
@@ -160,6 +163,10 @@ class PytestRunner(Runner):
         if not xdist_workers_requested(project.dir(repo_root), invocation.env, invocation.argv):
             return invocation
         return replace(invocation, argv=(*invocation.argv, "-n", "0"))  # after addopts: the last -n wins
+
+    def cache_bytecode(self, invocation: Invocation, directory: Path) -> Invocation:
+        env = redirected_environment(invocation.env, directory)
+        return invocation if env is None else replace(invocation, env=env)
 
     def share_pool(self, invocation: Invocation, pool: Path) -> Invocation:
         return replace(invocation, env={**invocation.env, POOL_ENV: str(pool)})
