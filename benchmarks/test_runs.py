@@ -14,9 +14,11 @@ row also shows the CPU seconds other processes used while it ran (Linux), so a d
 between repetitions the script measures what the host gives two compile-heavy processes at once (2.00x one
 on two idle cores; a shared VM's neighbours can take that down to 1.3x for minutes, invisibly to ``top``).
 Repetitions with the host at >= 1.85x before and after are summarised apart: the others measure the host.
-``--bytecode``: run every configuration with Python's default bytecode caching (into
-``benchmarks/.cache/pycache``) even when ``PYTHONDONTWRITEBYTECODE`` is set, as it is in some sandboxes and
-containers — without it, each interpreter recompiles pytest, its plugins and the test modules (~0.6 s here).
+Where ``PYTHONDONTWRITEBYTECODE`` is set (as in some sandboxes and containers), each interpreter recompiles
+pytest, its plugins and the test modules (~0.7 s here); CodePlane's test processes then cache bytecode under
+``.codeplane/pycache`` (``tests.bytecode_cache``), which sequential ``pytest`` and xdist cannot. The row
+"no pycache" turns that off and shows the parallel gain alone. ``--bytecode``: run every configuration
+with Python's default bytecode caching (into ``benchmarks/.cache/pycache``) instead.
 """
 
 from __future__ import annotations
@@ -150,12 +152,15 @@ def sequential_outcomes(python: str, root: Path) -> dict[str, str]:
     return {f"{c.group}::{c.name}": c.outcome for c in parse_junit(report.read_text(encoding="utf-8"))}
 
 
-def codeplane_run(root: Path, expected: dict[str, str], *, fresh_history: bool, retry: bool = True) -> Result:
+def codeplane_run(root: Path, expected: dict[str, str], *, fresh_history: bool, retry: bool = True,
+                  bytecode_cache: bool = True) -> Result:
     layout = RepoLayout(root)
-    if fresh_history:
+    if fresh_history:  # a first run: no durations, and no bytecode CodePlane cached (its own state too)
         for name in ("test_costs.db", "test_costs.db-wal", "test_costs.db-shm"):
             (layout.state_dir / name).unlink(missing_ok=True)
-    service = TestingService(root, TestsConfig(retry_failed=retry), layout, ArtifactStore(layout.artifacts_dir, 1))
+        shutil.rmtree(layout.pycache_dir, ignore_errors=True)
+    config = TestsConfig(retry_failed=retry, bytecode_cache=bytecode_cache)
+    service = TestingService(root, config, layout, ArtifactStore(layout.artifacts_dir, 1))
     holder: list[RunSnapshot] = []
 
     def run() -> str:
@@ -275,6 +280,9 @@ def main() -> None:
         # attrs 25.4.0 has one test failing on some Pythons; its re-run (in the same pytest process) is
         # CodePlane's flaky check, which a plain pytest never pays for. This row shows the packing alone.
         record("CodePlane, history, no re-run", codeplane_run(attrs, expected, fresh_history=False, retry=False))
+        if os.environ.get("PYTHONDONTWRITEBYTECODE"):  # the parallel gain alone, every process compiling
+            record("CodePlane, history, no pycache", codeplane_run(attrs, expected, fresh_history=False,
+                                                                   bytecode_cache=False))
         host.append(machine_parallelism())
     report(args, table, host)
     django = sdist(DJANGO)
