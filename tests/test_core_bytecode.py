@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from codeplane.core.bytecode import cache_prefixes, drop_cached_bytecode, redirected_environment
+from codeplane.core.bytecode import cache_prefixes, drop_cached_bytecode, prune_orphans, redirected_environment
 from codeplane.core.layout import RepoLayout
 
 
@@ -45,3 +45,21 @@ def test_dropping_clears_the_modules_caches_everywhere_and_nothing_else(tmp_path
     assert all(p.exists() for p in kept + dropped), "only Python sources have bytecode"
     drop_cached_bytecode(source, [prefix])
     assert [p for p in kept + dropped if p.exists()] == kept
+
+
+def test_pruning_drops_the_bytecode_of_sources_that_are_gone_and_keeps_the_rest(tmp_path: Path) -> None:
+    tree = tmp_path / "src"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "kept.py").write_text("")
+    prefix = tmp_path / "prefix"
+    mirror = Path(prefix, *tree.parts[1:])
+    kept = [mirror / "pkg" / "kept.cpython-311.pyc", mirror / "pkg" / "kept.cpython-311-pytest-9.2.0.pyc",
+            mirror / "pkg" / "notes.txt"]
+    gone = [mirror / "pkg" / "moved.cpython-311.pyc", mirror / "old" / "deleted.cpython-311.opt-1.pyc"]
+    for path in kept + gone:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"")
+    assert prune_orphans(prefix) == 2
+    assert [p for p in kept + gone if p.exists()] == kept
+    assert not (mirror / "old").exists(), "a directory left empty goes too"
+    assert prune_orphans(tmp_path / "no such prefix") == 0

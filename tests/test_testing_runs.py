@@ -478,8 +478,14 @@ def test_where_bytecode_may_not_be_written_runs_cache_it_under_codeplane_only_if
     tag = sys.implementation.cache_tag
     assert f"settings.{tag}.pyc" in kept
     assert any(k.startswith(f"tests/test_settings.{tag}-pytest-") for k in kept), kept
-    # The run after reads that cache: pytest's start-up no longer pays for compiling.
+    # The run after reads that cache (pytest's start-up no longer pays for compiling), and then prunes the
+    # bytecode of modules that are gone.
+    orphan = Path(RepoLayout(repo).pycache_dir, *repo.parts[1:], f"deleted.{tag}.pyc")
+    orphan.write_bytes(b"")
     assert _finish(service.start_run()).state == "passed"
+    deadline = time.monotonic() + 10
+    while orphan.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert _bytecode_written(repo) == (kept, [])
 
 

@@ -8,7 +8,7 @@ Where the environment forbids writing bytecode (``PYTHONDONTWRITEBYTECODE``, com
 sandboxes), every interpreter recompiles every module it imports — pytest, its plugins, the code under
 test — about a second per process, paid again by each parallel worker. :func:`redirected_environment`
 gives test processes a cache under ``.codeplane/pycache`` instead: nothing is written beside the sources,
-which is what that setting protects.
+which is what that setting protects. :func:`prune_orphans` keeps that tree to what is still importable.
 
 A rewrite to the same size within the same second as the version it replaces is invisible to those caches,
 and the next test run would import the replaced version. Every writer of repository files (the mutation
@@ -86,3 +86,25 @@ def drop_cached_bytecode(source: Path, prefixes: Iterable[Path] = ()) -> None:
                     pass
                 except OSError as exc:  # a cache it cannot delete must not fail the write that made it stale
                     log.warning("cannot delete stale bytecode", path=str(cache / name), error=str(exc))
+
+
+def prune_orphans(prefix: Path) -> int:
+    """Delete the bytecode below the prefix tree ``prefix`` whose source is gone (a deleted or moved
+    module), and the directories that leaves empty; returns how many files went. Keeps the cache as large
+    as what is still importable."""
+    removed = 0
+    for directory, _, names in os.walk(prefix, topdown=False):
+        source_dir = os.path.join(os.sep, os.path.relpath(directory, prefix))
+        for name in names:
+            if name.endswith(".pyc") and not os.path.exists(os.path.join(source_dir, name.split(".", 1)[0] + ".py")):
+                try:
+                    os.unlink(os.path.join(directory, name))
+                    removed += 1
+                except OSError:
+                    pass
+        if directory != str(prefix):
+            try:
+                os.rmdir(directory)
+            except OSError:
+                pass  # not empty: the usual case
+    return removed

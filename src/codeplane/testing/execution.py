@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codeplane.core.artifacts import ArtifactStore
+from codeplane.core.bytecode import prune_orphans
 from codeplane.core.logging import get_logger
 from codeplane.core.procs import kill_process_group, start
 from codeplane.testing.batch import ProcessOutcome, StopReason, run_process
@@ -101,6 +102,8 @@ class RunExecutor:
             self.record.finish("failed", {}, {}, f"internal error: {type(exc).__name__}: {exc}")
         finally:
             shutil.rmtree(self.workroot, ignore_errors=True)
+            if self.settings.bytecode_dir is not None:  # after the answer: the run is already finished
+                prune_orphans(self.settings.bytecode_dir)
 
     def _retryable(self, target: Target) -> bool:
         """Failed once and not re-run yet (a runner that re-runs in-process already added attempt 2)."""
