@@ -1,16 +1,19 @@
-"""``git_commit`` / ``git_stage_and_commit``: a commit from the index, with the pre-commit hook.
+"""``git_commit`` / ``git_stage_and_commit``: a commit from the index, with the repository's commit hooks.
 
 Order: refuse unresolved conflicts → stage ``stage`` paths (``git_stage_and_commit``) or the ``only``
-paths → run ``pre-commit`` (unless skipped) → write the tree (every staged change, or with ``only`` just
-those paths on top of HEAD, like ``git commit -- <paths>``) →
-create the commit (merge in progress: MERGE_HEAD becomes a parent) → end the merge/cherry-pick state.
-A failing hook leaves the index exactly as it was before the call (8007 with the hook's output).
+paths → run ``pre-commit`` → write the tree (every staged change, or with ``only`` just those paths on top
+of HEAD, like ``git commit -- <paths>``) → the message goes to ``.git/COMMIT_EDITMSG``, ``prepare-commit-msg``
+and ``commit-msg`` may rewrite it, and it is read back and cleaned → create the commit (merge in progress:
+MERGE_HEAD becomes a parent) → end the merge/cherry-pick state → ``post-commit``. As in git, skipping the
+hooks (``--no-verify``) skips ``pre-commit`` and ``commit-msg`` only, and ``post-commit`` cannot fail the
+commit. A failing hook before the commit leaves the index exactly as it was before the call (8007 with the
+hook's output).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +21,7 @@ import pygit2
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git.conflicts import read_conflicts, repo_state
-from codeplane.git.hooks import HookRun, run_hook
+from codeplane.git.hooks import HookRun, hook_exists, run_hook
 from codeplane.git.models import WriteResult
 from codeplane.git.pathspecs import under
 from codeplane.git.revisions import head_branch, head_commit, user_signature
@@ -99,19 +102,16 @@ def commit(repo: pygit2.Repository, root: Path, req: CommitRequest) -> CommitRes
                              details={"state": state})
     index_file = Path(repo.path) / "index"
     saved_index = index_file.read_bytes() if index_file.exists() else None
+
+    def restore() -> None:
+        _restore_index(index_file, saved_index)
+
     staged: list[StagedPath] = []
     if req.only or req.stage or req.stage_all:
         staged, _ = stage(repo, root, req.only or req.stage)
     hooks: list[HookRun] = []
     if req.run_hooks:
-        hook = run_hook(repo, "pre-commit", timeout_s=req.hook_timeout_s)
-        hooks.append(hook)
-        if not hook.passed:
-            _restore_index(index_file, saved_index)
-            raise CodePlaneError(ErrorCode.GIT_HOOK_FAILED,
-                                 f"pre-commit hook {'timed out' if hook.timed_out else f'exited {hook.exit_code}'}"
-                                 "; nothing was committed and the index is as before",
-                                 details={"hook": hook.model_dump()})
+        _checked(run_hook(repo, "pre-commit", timeout_s=req.hook_timeout_s), hooks, restore=restore)
     index = repo.index
     index.read()
     tree = _partial_tree(repo, index, req.only) if req.only else index.write_tree()
@@ -128,9 +128,11 @@ def commit(repo: pygit2.Repository, root: Path, req: CommitRequest) -> CommitRes
     base_tree = repo[parents[0]].peel(pygit2.Commit).tree.id if parents else repo.TreeBuilder().write()
     if tree == base_tree and not (req.allow_empty or merging or req.amend):
         if staged:
-            _restore_index(index_file, saved_index)
+            restore()
         raise CodePlaneError(ErrorCode.GIT_NOTHING_TO_COMMIT, "no staged changes to commit (use allow_empty)",
                              details={"paths": list(req.only or req.stage)})
+    source = ("message",) if clean_message(req.message) or head is None else ("commit", str(head.id))
+    message = _message_hooks(repo, message, source, req, hooks, restore=restore)
     committer = user_signature(repo) if req.author is None else _committer(repo, req.author)
     if req.author is not None:
         author = pygit2.Signature(req.author.name, req.author.email, committer.time, committer.offset)
@@ -142,12 +144,52 @@ def commit(repo: pygit2.Repository, root: Path, req: CommitRequest) -> CommitRes
     _move_head(repo, oid, message, amend=req.amend, initial=head is None)
     if state in ("merge", "cherrypick", "revert"):
         repo.state_cleanup()
+    post = run_hook(repo, "post-commit", timeout_s=req.hook_timeout_s)
+    if post.ran:
+        hooks.append(post)
     branch = head_branch(repo)
     return CommitResult(
         oid=str(oid), short_oid=str(oid)[:7], summary=message.split("\n", 1)[0], parents=[str(p) for p in parents],
         branch=branch.removeprefix("refs/heads/") if branch and not repo.head_is_detached else None,
         amended=req.amend, staged=staged, hooks=hooks,
     )
+
+
+def _checked(hook: HookRun, hooks: list[HookRun], *, restore: Callable[[], None]) -> None:
+    """Adds a hook that ran to ``hooks``; a failed one undoes the call's staging (``restore``) and is 8007."""
+    if not hook.ran:
+        return
+    hooks.append(hook)
+    if not hook.passed:
+        restore()
+        raise CodePlaneError(ErrorCode.GIT_HOOK_FAILED,
+                             f"{hook.hook} hook {'timed out' if hook.timed_out else f'exited {hook.exit_code}'}"
+                             "; nothing was committed and the index is as before",
+                             details={"hook": hook.model_dump()})
+
+
+def _message_hooks(repo: pygit2.Repository, message: str, source: tuple[str, ...], req: CommitRequest,
+                   hooks: list[HookRun], *, restore: Callable[[], None]) -> str:
+    """``message`` after ``prepare-commit-msg`` (always run, as in git) and ``commit-msg`` (not when hooks
+    are skipped), which may rewrite it in ``.git/COMMIT_EDITMSG``; cleaned again, as git does."""
+    names = ("prepare-commit-msg", "commit-msg") if req.run_hooks else ("prepare-commit-msg",)
+    present = [n for n in names if hook_exists(repo, n)]
+    if not present:
+        return message
+    path = Path(repo.path) / "COMMIT_EDITMSG"
+    path.write_text(message, encoding="utf-8")
+    for name in present:
+        args = (str(path), *source) if name == "prepare-commit-msg" else (str(path),)
+        # No editor may open: git sets this too when the message came with the command.
+        _checked(run_hook(repo, name, args, timeout_s=req.hook_timeout_s, env={"GIT_EDITOR": ":"}), hooks,
+                 restore=restore)
+    edited = clean_message(path.read_text(encoding="utf-8", errors="replace"))
+    if not edited:
+        restore()
+        raise CodePlaneError(ErrorCode.GIT_HOOK_FAILED, f"the {' and '.join(present)} hook left an empty commit "
+                             "message; nothing was committed and the index is as before",
+                             details={"hooks": [h.model_dump() for h in hooks]})
+    return edited
 
 
 def _committer(repo: pygit2.Repository, author: Author) -> pygit2.Signature:

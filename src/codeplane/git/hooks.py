@@ -1,4 +1,5 @@
-"""Running the repository's commit hooks (``pre-commit``) with structured, bounded output.
+"""Running the repository's commit hooks (``pre-commit``, ``prepare-commit-msg``, ``commit-msg``,
+``post-commit``) with structured, bounded output.
 
 The hook directory honours ``core.hooksPath`` (relative paths are relative to the work tree, as in git).
 Hooks run in the work tree with ``GIT_INDEX_FILE`` set, through the one subprocess runner (timeout,
@@ -47,11 +48,17 @@ def hooks_dir(repo: pygit2.Repository) -> Path:
     return Path(repo.path) / "hooks"
 
 
+def hook_exists(repo: pygit2.Repository, name: str) -> bool:
+    """Whether git would run hook ``name``: a file in the hook directory that is executable."""
+    path = hooks_dir(repo) / name
+    return path.is_file() and os.access(path, os.X_OK)
+
+
 def run_hook(repo: pygit2.Repository, name: str, args: Sequence[str] = (), *, timeout_s: float,
              env: Mapping[str, str] | None = None) -> HookRun:
     """Run hook ``name`` if present and executable; never raises for the hook's own failure."""
     path = hooks_dir(repo) / name
-    if not (path.is_file() and os.access(path, os.X_OK)):
+    if not hook_exists(repo, name):
         return HookRun(hook=name, ran=False)
     workdir = Path(repo.workdir) if repo.workdir else Path(repo.path)
     full_env = {**os.environ, "GIT_INDEX_FILE": str(Path(repo.path) / "index"), **(env or {})}

@@ -41,8 +41,9 @@ class GitCommitParams(ToolParams):
     author: AuthorParam | None = None
     allow_empty: bool = False
     amend: bool = Field(default=False, description="Replace HEAD's commit (same parents).")
-    pre_commit: bool = Field(default=True, description="Run the repository's pre-commit hook; a failing hook "
-                                                       "aborts with 8007 and leaves the index as it was.")
+    pre_commit: bool = Field(default=True, description="Run the repository's pre-commit and commit-msg hooks "
+                                                       "(false: git's --no-verify); a failing hook aborts with "
+                                                       "8007 and leaves the index as it was.")
 
 
 class GitCommitResult(ToolResult, CommitResult):
@@ -124,8 +125,8 @@ def _stash_kind(p: GitStashParams) -> ToolKind:
     return "read" if p.action == "list" else "mutation"
 
 
-_HOOK_NOTE = ("The repository's pre-commit hook runs first (pre_commit: false skips it); its output is returned "
-              "in hooks, and a failing hook aborts cleanly with 8007.")
+_HOOK_NOTE = ("Hooks run as in git commit (pre-commit, prepare-commit-msg, commit-msg, post-commit; pre_commit: "
+              "false is --no-verify), output in hooks; a failing hook before the commit aborts cleanly with 8007.")
 
 
 def tools(services: Services) -> list[ToolSpec]:
