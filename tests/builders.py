@@ -46,6 +46,13 @@ def write_files(root: Path, files: Mapping[str, str | bytes]) -> None:
             path.write_bytes(content.encode("utf-8"))
 
 
+def install_hook(root: Path, name: str, body: str) -> None:
+    """An executable ``sh`` hook ``name`` in the repository at ``root``."""
+    hook = root / ".git" / "hooks" / name
+    hook.write_text("#!/bin/sh\n" + body)
+    os.chmod(hook, 0o755)
+
+
 def make_repo(root: Path, files: Mapping[str, str | bytes] | None = None, *, commit: bool = True) -> Path:
     """A real git repository at ``root`` holding ``files`` (committed unless ``commit=False``)."""
     root.mkdir(parents=True, exist_ok=True)

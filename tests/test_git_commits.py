@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -10,19 +9,13 @@ import pytest
 from codeplane.core.errors import CodePlaneError
 from codeplane.git import GitService
 from codeplane.git.commits import Author
-from tests.builders import make_repo, write_files
+from tests.builders import install_hook, make_repo, write_files
 from tests.git_oracle import log_records, porcelain_v2, run_git, status_sets
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "r", {"a.txt": "a\n", "b.txt": "b\n", "dir/c.txt": "c\n", ".gitignore": "*.log\n"})
-
-
-def _hook(root: Path, body: str, name: str = "pre-commit") -> None:
-    hook = root / ".git" / "hooks" / name
-    hook.write_text("#!/bin/sh\n" + body)
-    os.chmod(hook, 0o755)
 
 
 def test_stage_and_unstage_match_git_add_and_restore(repo: Path) -> None:
@@ -92,14 +85,14 @@ def test_first_commit_in_an_empty_repository(tmp_path: Path) -> None:
 
 
 def test_passing_pre_commit_hook_output_is_returned(repo: Path) -> None:
-    _hook(repo, 'echo "checked $(git diff --cached --name-only)"\n')
+    install_hook(repo, "pre-commit", 'echo "checked $(git diff --cached --name-only)"\n')
     write_files(repo, {"a.txt": "a2\n"})
     result = GitService(repo).commit("with hook", stage=["a.txt"])
     assert result.hooks[0].ran and result.hooks[0].exit_code == 0 and "checked a.txt" in result.hooks[0].stdout
 
 
 def test_failing_pre_commit_hook_aborts_and_leaves_the_index_as_it_was(repo: Path) -> None:
-    _hook(repo, "echo 'lint failed: a.txt' >&2\nexit 3\n")
+    install_hook(repo, "pre-commit", "echo 'lint failed: a.txt' >&2\nexit 3\n")
     write_files(repo, {"a.txt": "a2\n", "b.txt": "b2\n"})
     git = GitService(repo)
     git.stage(["b.txt"])
@@ -133,61 +126,3 @@ def test_commit_refuses_unresolved_conflicts_then_concludes_the_merge(repo: Path
     done = git.commit("Merge side")
     assert len(done.parents) == 2 and git.status().state == "none"
     assert log_records(repo, "-1")[0]["parents"] == done.parents
-
-
-_MESSAGE_HOOKS = {
-    # The message source git names (message, or commit + HEAD for an amend that keeps the message).
-    "prepare-commit-msg": 'printf "\\n# prepared from %s\\n" "$2" >> "$1"\n',
-    "commit-msg": 'sed -i "s/^WIP/Draft/" "$1"\nprintf "\\nSigned-off-by: hook <hook@example.com>\\n" >> "$1"\n',
-    "post-commit": 'git log -1 --format=%s > "$(git rev-parse --git-dir)/post-commit-saw"\n',
-}
-
-
-@pytest.mark.parametrize("verify", [True, False])
-def test_message_hooks_edit_the_message_exactly_as_git_commit_does(tmp_path: Path, verify: bool) -> None:
-    ours, theirs = (make_repo(tmp_path / name, {"a.txt": "a\n"}) for name in ("ours", "theirs"))
-    for root in (ours, theirs):
-        for name, body in _MESSAGE_HOOKS.items():
-            _hook(root, body, name)
-        write_files(root, {"a.txt": "a2\n"})
-    result = GitService(ours).commit("WIP: change a\n\nbody  \n", stage=["a.txt"], run_hooks=verify)
-    run_git(theirs, "add", "a.txt")
-    run_git(theirs, "commit", "-q", "-m", "WIP: change a\n\nbody  \n", *(() if verify else ("--no-verify",)))
-    message = log_records(ours, "-1")[0]["message"]
-    assert message == log_records(theirs, "-1")[0]["message"]
-    assert ("Draft: change a" in str(message)) is verify, "commit-msg runs unless the hooks are skipped"
-    assert "# prepared from message" in str(message), "prepare-commit-msg runs even then, as in git"
-    assert [h.hook for h in result.hooks] == (["prepare-commit-msg", "commit-msg", "post-commit"] if verify
-                                              else ["prepare-commit-msg", "post-commit"])
-    assert result.summary == log_records(ours, "-1")[0]["message"].split("\n")[0]  # type: ignore[union-attr]
-    assert (ours / ".git" / "post-commit-saw").read_text() == (theirs / ".git" / "post-commit-saw").read_text()
-    amended = GitService(ours).commit("", amend=True, allow_empty=True)
-    run_git(theirs, "commit", "-q", "--amend", "--no-edit", "--allow-empty")
-    assert log_records(ours, "-1")[0]["message"] == log_records(theirs, "-1")[0]["message"]
-    assert "# prepared from commit" in str(log_records(ours, "-1")[0]["message"]) and amended.amended
-
-
-def test_a_rejecting_or_emptying_commit_msg_hook_aborts_and_leaves_the_index_as_it_was(repo: Path) -> None:
-    write_files(repo, {"a.txt": "a2\n", "b.txt": "b2\n"})
-    git = GitService(repo)
-    git.stage(["b.txt"])
-    before_index, head = run_git(repo, "ls-files", "-s"), run_git(repo, "rev-parse", "HEAD")
-    _hook(repo, "echo 'subject must name a ticket' >&2\nexit 1\n", "commit-msg")
-    with pytest.raises(CodePlaneError) as rejected:
-        git.commit("no ticket", stage=["a.txt"])
-    assert rejected.value.code == 8007 and "commit-msg hook exited 1" in rejected.value.message
-    assert "ticket" in rejected.value.details["hook"]["stderr"]
-    _hook(repo, ': > "$1"\n', "commit-msg")
-    with pytest.raises(CodePlaneError) as emptied:
-        git.commit("emptied", stage=["a.txt"])
-    assert emptied.value.code == 8007 and "empty commit message" in emptied.value.message
-    assert run_git(repo, "ls-files", "-s") == before_index and run_git(repo, "rev-parse", "HEAD") == head
-
-
-def test_a_failing_post_commit_hook_is_reported_and_the_commit_stands(repo: Path) -> None:
-    _hook(repo, "echo 'notify failed' >&2\nexit 2\n", "post-commit")
-    write_files(repo, {"a.txt": "a2\n"})
-    result = GitService(repo).commit("change a", stage=["a.txt"])
-    assert run_git(repo, "rev-parse", "HEAD").decode().strip() == result.oid
-    (post,) = result.hooks
-    assert post.hook == "post-commit" and post.exit_code == 2 and "notify failed" in post.stderr

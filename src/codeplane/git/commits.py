@@ -12,7 +12,6 @@ hook's output).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +20,8 @@ import pygit2
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git.conflicts import read_conflicts, repo_state
-from codeplane.git.hooks import HookRun, hook_exists, run_hook
+from codeplane.git.hooks import HookRun, run_hook
+from codeplane.git.messages import clean_message, edit_message
 from codeplane.git.models import WriteResult
 from codeplane.git.pathspecs import under
 from codeplane.git.revisions import head_branch, head_commit, user_signature
@@ -43,13 +43,6 @@ class CommitResult(WriteResult):
     amended: bool = False
     staged: list[StagedPath] = []
     hooks: list[HookRun] = []
-
-
-def clean_message(text: str) -> str:
-    """git's ``--cleanup=whitespace``: trailing spaces and surrounding blank lines go, runs of blanks fold."""
-    lines = [ln.rstrip() for ln in text.replace("\r\n", "\n").split("\n")]
-    body = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip("\n")
-    return body + "\n" if body else ""
 
 
 def merge_heads(repo: pygit2.Repository) -> list[pygit2.Oid]:
@@ -132,7 +125,16 @@ def commit(repo: pygit2.Repository, root: Path, req: CommitRequest) -> CommitRes
         raise CodePlaneError(ErrorCode.GIT_NOTHING_TO_COMMIT, "no staged changes to commit (use allow_empty)",
                              details={"paths": list(req.only or req.stage)})
     source = ("message",) if clean_message(req.message) or head is None else ("commit", str(head.id))
-    message = _message_hooks(repo, message, source, req, hooks, restore=restore)
+    edited = edit_message(repo, message, file_name="COMMIT_EDITMSG", source=source, verify=req.run_hooks,
+                          timeout_s=req.hook_timeout_s)
+    for hook in edited.hooks:
+        _checked(hook, hooks, restore=restore)
+    if not edited.text:
+        restore()
+        raise CodePlaneError(ErrorCode.GIT_HOOK_FAILED, f"the {' and '.join(h.hook for h in edited.hooks)} hook left "
+                             "an empty commit message; nothing was committed and the index is as before",
+                             details={"hooks": [h.model_dump() for h in hooks]})
+    message = edited.text
     committer = user_signature(repo) if req.author is None else _committer(repo, req.author)
     if req.author is not None:
         author = pygit2.Signature(req.author.name, req.author.email, committer.time, committer.offset)
@@ -166,30 +168,6 @@ def _checked(hook: HookRun, hooks: list[HookRun], *, restore: Callable[[], None]
                              f"{hook.hook} hook {'timed out' if hook.timed_out else f'exited {hook.exit_code}'}"
                              "; nothing was committed and the index is as before",
                              details={"hook": hook.model_dump()})
-
-
-def _message_hooks(repo: pygit2.Repository, message: str, source: tuple[str, ...], req: CommitRequest,
-                   hooks: list[HookRun], *, restore: Callable[[], None]) -> str:
-    """``message`` after ``prepare-commit-msg`` (always run, as in git) and ``commit-msg`` (not when hooks
-    are skipped), which may rewrite it in ``.git/COMMIT_EDITMSG``; cleaned again, as git does."""
-    names = ("prepare-commit-msg", "commit-msg") if req.run_hooks else ("prepare-commit-msg",)
-    present = [n for n in names if hook_exists(repo, n)]
-    if not present:
-        return message
-    path = Path(repo.path) / "COMMIT_EDITMSG"
-    path.write_text(message, encoding="utf-8")
-    for name in present:
-        args = (str(path), *source) if name == "prepare-commit-msg" else (str(path),)
-        # No editor may open: git sets this too when the message came with the command.
-        _checked(run_hook(repo, name, args, timeout_s=req.hook_timeout_s, env={"GIT_EDITOR": ":"}), hooks,
-                 restore=restore)
-    edited = clean_message(path.read_text(encoding="utf-8", errors="replace"))
-    if not edited:
-        restore()
-        raise CodePlaneError(ErrorCode.GIT_HOOK_FAILED, f"the {' and '.join(present)} hook left an empty commit "
-                             "message; nothing was committed and the index is as before",
-                             details={"hooks": [h.model_dump() for h in hooks]})
-    return edited
 
 
 def _committer(repo: pygit2.Repository, author: Author) -> pygit2.Signature:

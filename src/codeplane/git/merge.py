@@ -6,6 +6,12 @@ committed or stashed first, as with git. On conflicts the repository is left in 
 revert state with conflict markers in the files and the three index stages; the answer lists each
 conflicted path with its ancestor/ours/theirs blob oids. Resolve, ``git_stage`` the files, then
 ``git_commit`` (which concludes the operation), or ``git_reset`` hard to abandon it.
+
+The repository's hooks run as git runs them: a merge commit runs ``pre-merge-commit``, then
+``prepare-commit-msg`` and ``commit-msg`` on ``MERGE_MSG`` (``git/messages.py``), and every merge that moves
+HEAD runs ``post-merge 0``; a cherry-pick or revert runs ``prepare-commit-msg`` and ``post-commit``. A hook that
+fails before the commit leaves the operation in progress with its changes staged (``success`` false, no
+conflicts, the hook's output in ``hooks``), as git does: fix and ``git_commit``, or ``git_reset`` hard.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from pygit2.enums import CheckoutStrategy, FileStatus, MergeAnalysis, MergeFavor
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git._workdir import checkout_tree, settling, tree_delta_paths
 from codeplane.git.conflicts import RepoState, read_conflicts, repo_state
+from codeplane.git.hooks import HookRun, run_hook
+from codeplane.git.messages import edit_message
 from codeplane.git.models import Conflict, WriteResult
 from codeplane.git.pathspecs import shown
 from codeplane.git.revisions import head_branch, head_commit, require_head, resolve_commit, user_signature
@@ -41,6 +49,7 @@ class MergeResult(WriteResult):
     conflicts: list[Conflict] = []
     state: RepoState = "none"
     message: str | None = None
+    hooks: list[HookRun] = []
 
 
 def require_clean_index(repo: pygit2.Repository, what: str, *, in_rebase: bool = False) -> dict[str, int]:
@@ -99,8 +108,12 @@ def _commit_index(repo: pygit2.Repository, message: str, parents: list[pygit2.Oi
     return oid
 
 
+def _ran(hook: HookRun) -> list[HookRun]:
+    return [hook] if hook.ran else []
+
+
 def merge(repo: pygit2.Repository, ref: str, *, message: str | None = None, no_ff: bool = False,
-          ff_only: bool = False, favor: Favor = "normal") -> MergeResult:
+          ff_only: bool = False, favor: Favor = "normal", hook_timeout_s: float = 300.0) -> MergeResult:
     dirty = require_clean_index(repo, "merge")
     theirs = resolve_commit(repo, ref)
     head = head_commit(repo)
@@ -118,7 +131,8 @@ def merge(repo: pygit2.Repository, ref: str, *, message: str | None = None, no_f
             repo.set_head(theirs.id)
         else:
             repo.create_reference(branch, theirs.id, force=True, message=f"merge {ref}: Fast-forward")
-        return MergeResult(operation="merge", success=True, fastforward=True, commit=str(theirs.id))
+        return MergeResult(operation="merge", success=True, fastforward=True, commit=str(theirs.id),
+                           hooks=_ran(run_hook(repo, "post-merge", ("0",), timeout_s=hook_timeout_s)))
     if ff_only:
         raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"cannot fast-forward to {ref!r}: histories diverged",
                              details={"ref": ref})
@@ -135,11 +149,22 @@ def merge(repo: pygit2.Repository, ref: str, *, message: str | None = None, no_f
     if conflicts:
         return MergeResult(operation="merge", success=False, conflicts=conflicts, state=repo_state(repo),
                            message=text)
-    oid = _commit_index(repo, text, [head.id, theirs.id])
-    return MergeResult(operation="merge", success=True, commit=str(oid), message=text)
+    hooks = _ran(run_hook(repo, "pre-merge-commit", timeout_s=hook_timeout_s))
+    if hooks and not hooks[0].passed:
+        return MergeResult(operation="merge", success=False, state=repo_state(repo), message=text, hooks=hooks)
+    # The hooks see what git writes: a given message as it is, its own without the final newline.
+    edited = edit_message(repo, message or text.rstrip("\n"), file_name="MERGE_MSG", source=("merge",), verify=True,
+                          timeout_s=hook_timeout_s)
+    hooks += edited.hooks
+    if edited.failed or not edited.text:
+        return MergeResult(operation="merge", success=False, state=repo_state(repo), message=text, hooks=hooks)
+    oid = _commit_index(repo, edited.text, [head.id, theirs.id])
+    hooks += _ran(run_hook(repo, "post-merge", ("0",), timeout_s=hook_timeout_s))
+    return MergeResult(operation="merge", success=True, commit=str(oid), message=edited.text, hooks=hooks)
 
 
-def _apply_commit(repo: pygit2.Repository, ref: str, operation: Literal["cherry_pick", "revert"]) -> MergeResult:
+def _apply_commit(repo: pygit2.Repository, ref: str, operation: Literal["cherry_pick", "revert"],
+                  hook_timeout_s: float) -> MergeResult:
     dirty = require_clean_index(repo, operation.replace("_", "-"))
     head = require_head(repo)
     picked = resolve_commit(repo, ref)
@@ -169,14 +194,20 @@ def _apply_commit(repo: pygit2.Repository, ref: str, operation: Literal["cherry_
         raise CodePlaneError(ErrorCode.GIT_NOTHING_TO_COMMIT,
                              f"{operation.replace('_', '-')} of {ref!r} changes nothing on this branch",
                              details={"ref": ref})
+    edited = edit_message(repo, message, file_name="COMMIT_EDITMSG", source=("message",), verify=False,
+                          timeout_s=hook_timeout_s, cleanup=False)
+    hooks = list(edited.hooks)
+    if edited.failed or not edited.text:
+        return MergeResult(operation=operation, success=False, state=repo_state(repo), message=message, hooks=hooks)
     author = picked.author if operation == "cherry_pick" else None
-    oid = _commit_index(repo, message, [head.id], author)
-    return MergeResult(operation=operation, success=True, commit=str(oid), message=message)
+    oid = _commit_index(repo, edited.text, [head.id], author)
+    hooks += _ran(run_hook(repo, "post-commit", timeout_s=hook_timeout_s))
+    return MergeResult(operation=operation, success=True, commit=str(oid), message=edited.text, hooks=hooks)
 
 
-def cherry_pick(repo: pygit2.Repository, ref: str) -> MergeResult:
-    return _apply_commit(repo, ref, "cherry_pick")
+def cherry_pick(repo: pygit2.Repository, ref: str, *, hook_timeout_s: float = 300.0) -> MergeResult:
+    return _apply_commit(repo, ref, "cherry_pick", hook_timeout_s)
 
 
-def revert(repo: pygit2.Repository, ref: str) -> MergeResult:
-    return _apply_commit(repo, ref, "revert")
+def revert(repo: pygit2.Repository, ref: str, *, hook_timeout_s: float = 300.0) -> MergeResult:
+    return _apply_commit(repo, ref, "revert", hook_timeout_s)

@@ -212,16 +212,19 @@ class GitService:
     def merge(self, ref: str, *, message: str | None = None, no_ff: bool = False, ff_only: bool = False,
               favor: merging.Favor = "normal") -> merging.MergeResult:
         with self._s.writing(files=True) as w:
-            result = merging.merge(w.repo, ref, message=message, no_ff=no_ff, ff_only=ff_only, favor=favor)
+            result = merging.merge(w.repo, ref, message=message, no_ff=no_ff, ff_only=ff_only, favor=favor,
+                                   hook_timeout_s=self.config.hook_timeout_sec)
             return result.model_copy(update={"effect": w.effect()})
 
     def cherry_pick(self, ref: str) -> merging.MergeResult:
         with self._s.writing(files=True) as w:
-            return merging.cherry_pick(w.repo, ref).model_copy(update={"effect": w.effect()})
+            result = merging.cherry_pick(w.repo, ref, hook_timeout_s=self.config.hook_timeout_sec)
+            return result.model_copy(update={"effect": w.effect()})
 
     def revert(self, ref: str) -> merging.MergeResult:
         with self._s.writing(files=True) as w:
-            return merging.revert(w.repo, ref).model_copy(update={"effect": w.effect()})
+            result = merging.revert(w.repo, ref, hook_timeout_s=self.config.hook_timeout_sec)
+            return result.model_copy(update={"effect": w.effect()})
 
     def reset(self, ref: str | None = None, mode: resetting.Mode = "mixed", *, confirm: bool = False) -> ResetResult:
         with self._s.writing(files=True) as w:
@@ -305,7 +308,8 @@ class GitService:
 
     def pull(self, remote: str | None = None, branch: str | None = None, *, rebase: bool = False) -> PullResult:
         with self._s.writing(files=True) as w:
-            return sync.pull(w, remote, branch, use_rebase=rebase, timeout_s=self.config.remote_timeout_sec)
+            return sync.pull(w, remote, branch, use_rebase=rebase, timeout_s=self.config.remote_timeout_sec,
+                             hook_timeout_s=self.config.hook_timeout_sec)
 
     # -- stash ---------------------------------------------------------------------------------------
     def stash_push(self, *, message: str | None = None, include_untracked: bool = False, keep_index: bool = False,

@@ -63,7 +63,8 @@ def push(w: Write, remote: str | None, branch: str | None, *, remote_branch: str
     return PushResult(remote=name, refs=refs, effect=w.effect())
 
 
-def pull(w: Write, remote: str | None, branch: str | None, *, use_rebase: bool, timeout_s: float) -> PullResult:
+def pull(w: Write, remote: str | None, branch: str | None, *, use_rebase: bool, timeout_s: float,
+         hook_timeout_s: float = 300.0) -> PullResult:
     repo = w.repo
     local = _current_branch(repo, None)
     name = remote or remotes.default_remote(repo, f"refs/heads/{local}")
@@ -81,7 +82,7 @@ def pull(w: Write, remote: str | None, branch: str | None, *, use_rebase: bool, 
             outcome = rebase.execute(repo, plan, point)
             return PullResult(remote=name, upstream=tracking, mode="rebase", rebase=outcome, success=outcome.success,
                               conflicts=outcome.conflicts, state=repo_state(repo), effect=w.effect())
-    message = f"Merge branch '{upstream}' of {remotes.redact(url)}\n"
-    result = merging.merge(repo, tracking, message=message)
+    message = f"Merge branch '{upstream}' of {remotes.redact(url)}"  # git's own: no final newline until cleaned
+    result = merging.merge(repo, tracking, message=message, hook_timeout_s=hook_timeout_s)
     return PullResult(remote=name, upstream=tracking, mode="rebase" if use_rebase else "merge", merge=result,
                       success=result.success, conflicts=result.conflicts, state=repo_state(repo), effect=w.effect())

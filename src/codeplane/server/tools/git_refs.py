@@ -199,7 +199,9 @@ def tools(services: Services) -> list[ToolSpec]:
             summary="Merge a branch (fast-forward when possible), or cherry-pick / revert one commit. Never "
                     "overwrites local changes (8004 first). Conflicts are data: success=false, each path with "
                     "ancestor/ours/theirs oids, state=merge|cherrypick|revert; resolve, git_stage, then "
-                    "git_commit, or abandon with git_reset mode=hard.",
+                    "git_commit, or abandon with git_reset mode=hard. The repository's hooks run as in git "
+                    "(output in hooks); one that fails before the commit leaves the operation staged the same way, "
+                    "with no conflicts.",
             when_to_use=("integrating a branch", "copying one commit", "undoing a commit with a new commit"),
             when_not_to_use=("rewriting history linearly (git_rebase)",),
             examples=(ToolExample("merge", {"ref": "feature"}),
