@@ -25,6 +25,7 @@ _HOOKS = {
     "commit-msg": _LOG + 'sed -i "s/^WIP/Draft/" "$1"\nprintf "\\nSigned-off-by: hook <hook@example.com>\\n" >> "$1"\n',
     "post-commit": _LOG,
     "post-merge": _LOG,
+    "post-checkout": _LOG.replace("$f $2", "$f $2 $3"),
 }
 
 
@@ -37,7 +38,7 @@ def _twins(tmp_path: Path, files: dict[str, str]) -> tuple[Path, Path]:
     return roots
 
 
-#: The twins' commits differ in time (a revert names the one it reverts); their messages must not.
+#: The twins' commits differ in time (a revert names the one it reverts, a hook gets HEAD); nothing else may.
 _OID = re.compile(r"\b[0-9a-f]{40}\b")
 
 
@@ -45,7 +46,7 @@ def _same(ours: Path, theirs: Path, revs: str = "-1") -> list[str]:
     """The hooks both ran (in order, with their arguments), after checking that the messages agree."""
     messages = [[_OID.sub("<oid>", str(r["message"])) for r in log_records(root, revs)] for root in (ours, theirs)]
     assert messages[0] == messages[1]
-    logs = [(root / ".git" / "hooks.log").read_text().splitlines() for root in (ours, theirs)]
+    logs = [_OID.sub("<oid>", (root / ".git" / "hooks.log").read_text()).splitlines() for root in (ours, theirs)]
     assert logs[0] == logs[1]
     for root in (ours, theirs):
         (root / ".git" / "hooks.log").unlink()
@@ -182,3 +183,23 @@ def test_without_hooks_a_merge_message_is_cleaned_as_git_merge_cleans_it(tmp_pat
     run_git(theirs, "merge", "-q", "-m", message, "side")
     assert result.hooks == [] and result.message == "  custom\n\n# kept: no editor, no comment stripping\n\nbody\n"
     assert log_records(ours, "-1")[0]["message"] == log_records(theirs, "-1")[0]["message"] == result.message
+
+
+def test_checkouts_run_post_checkout_as_git_checkout_does(tmp_path: Path) -> None:
+    ours, theirs = _twins(tmp_path, {"a.txt": "a\n"})
+    for root in (ours, theirs):
+        _diverged(root)
+    git = GitService(ours)
+    start, side = (run_git(ours, "rev-parse", rev).decode().strip() for rev in ("HEAD", "side"))
+    switched = git.checkout("side")
+    run_git(theirs, "checkout", "-q", "side")
+    created = git.checkout("fresh", create=True)
+    run_git(theirs, "checkout", "-q", "-b", "fresh")
+    write_files(ours, {"a.txt": "edited\n"})
+    write_files(theirs, {"a.txt": "edited\n"})
+    restored = git.checkout(paths=["a.txt"], confirm=True)
+    run_git(theirs, "checkout", "-q", "--", "a.txt")
+    assert (ours / ".git" / "hooks.log").read_text().splitlines() == [
+        f"post-checkout {start} {side} 1", f"post-checkout {side} {side} 1", f"post-checkout {side} {side} 0"]
+    assert _same(ours, theirs) == ["post-checkout <oid> <oid> 1"] * 2 + ["post-checkout <oid> <oid> 0"]
+    assert [h.hook for r in (switched, created, restored) for h in r.hooks] == ["post-checkout"] * 3

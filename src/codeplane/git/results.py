@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from codeplane.git.branches import BranchInfo
 from codeplane.git.conflicts import RepoState
+from codeplane.git.hooks import HookRun
 from codeplane.git.merge import MergeResult
 from codeplane.git.models import Conflict, WriteResult
 from codeplane.git.rebase import RebaseResult
@@ -28,6 +29,8 @@ class CheckoutResult(WriteResult):
     detached: bool
     created_branch: str | None = None
     restored_paths: list[str] = []
+    #: ``post-checkout``, when the repository has one (as ``git checkout`` runs it; it cannot fail the checkout).
+    hooks: list[HookRun] = []
 
 
 class ResetResult(WriteResult):

@@ -40,6 +40,7 @@ from codeplane.git import merge as merging
 from codeplane.git import reset as resetting
 from codeplane.git import stash as stashing
 from codeplane.git._session import RepoSession, require_confirm
+from codeplane.git.hooks import run_hook
 from codeplane.git.pathspecs import repo_path, repo_paths, under
 from codeplane.git.rebase_state import RebasePlan
 from codeplane.git.results import (
@@ -59,6 +60,7 @@ from codeplane.git.revisions import head_branch, head_commit, require_head
 
 _TRACKED_CHANGE = ~int(FileStatus.WT_NEW) & ~int(FileStatus.IGNORED)
 _UNSTAGED = FileStatus.WT_MODIFIED | FileStatus.WT_DELETED | FileStatus.WT_TYPECHANGE
+_NULL_OID = "0" * 40
 
 _log = get_logger(__name__)
 
@@ -182,6 +184,7 @@ class GitService:
             repo = w.repo
             dirty = status.dirty_paths(repo)
             created = None
+            before = head_commit(repo)
             if scope:
                 mask = _UNSTAGED if ref is None else _TRACKED_CHANGE | FileStatus.WT_NEW
                 lost = sorted(p for p, f in dirty.items() if under(p, scope) and f & mask)
@@ -204,10 +207,13 @@ class GitService:
                 restored = []
             head = require_head(repo)
             branch = head_branch(repo)
+            # As git checkout: previous HEAD, new HEAD, 1 for a branch checkout (0: paths).
+            hook = run_hook(repo, "post-checkout", (str(before.id) if before else _NULL_OID, str(head.id),
+                                                    "0" if scope else "1"), timeout_s=self.config.hook_timeout_sec)
             return CheckoutResult(branch=None if repo.head_is_detached or branch is None else
                                   branch.removeprefix("refs/heads/"), head=str(head.id),
                                   detached=repo.head_is_detached, created_branch=created, restored_paths=restored,
-                                  effect=w.effect())
+                                  hooks=[hook] if hook.ran else [], effect=w.effect())
 
     def merge(self, ref: str, *, message: str | None = None, no_ff: bool = False, ff_only: bool = False,
               favor: merging.Favor = "normal") -> merging.MergeResult:
