@@ -573,3 +573,20 @@ def test_config_custom_runner_and_exclude(tmp_path: Path, services: list[Testing
             invalid_config.discover()
         assert invalid.value.code == 2002
 
+
+
+def test_finished_runs_are_kept_on_disk_the_newest_keep_runs_of_them(
+        tmp_path: Path, services: list[TestingService]) -> None:
+    repo = make_repo(tmp_path / "repo", PYTEST_PROJECT)
+    first = _service(repo, retry_failed=False, keep_runs=2)
+    services.append(first)
+    runs = [_finish(first.start_run(["tests/test_ok.py"])) for _ in range(3)]
+    first.close()  # waits for each run's thread, which stores the run after it finishes
+    again = _service(repo, keep_runs=2)
+    services.append(again)
+    assert [again.get_run(r.run_id).snapshot() for r in runs[1:]] == runs[1:]
+    with pytest.raises(CodePlaneError) as gone:
+        again.get_run(runs[0].run_id)
+    assert gone.value.code == 7004 and "last 2 runs" in gone.value.message
+    stored = again.cancel(runs[2].run_id)
+    assert stored.finished and stored.snapshot().state == runs[2].state, "a finished run stays as it ended"

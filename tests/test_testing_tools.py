@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.builders import ServerHandle, call, call_error, cpl_env, envelope, make_repo, mcp_client, running_server
+from tests.builders import (
+    ServerHandle,
+    call,
+    call_error,
+    cpl_env,
+    envelope,
+    make_repo,
+    mcp_client,
+    running_server,
+    start_server,
+)
 from tests.runner_projects import PYTEST_PROJECT
 
 pytestmark = pytest.mark.anyio
@@ -148,3 +159,35 @@ async def test_impact_selection_through_the_tools(server: ServerHandle) -> None:
         assert inspected["matches"] == [] and "choose those yourself" in inspected["agentic_hint"]
         run = await call(client, "run_test_targets", {"affected_by": ["tests/test_ok.py"], "wait_sec": 60})
         assert run["state"] == "passed" and [t["target_id"] for t in run["targets"]] == ["tests/test_ok.py"]
+
+
+async def test_runs_are_answered_after_a_restart_and_one_a_killed_server_left_says_so(tmp_path: Path) -> None:
+    started_file = tmp_path / "started"
+    repo = make_repo(tmp_path / "repo", {**PYTEST_PROJECT, "tests/test_wait.py": (
+        "import os, time\n\ndef test_wait():\n"
+        "    open(os.environ['STARTED_FILE'], 'w').write('yes')\n    time.sleep(3)\n")})
+    env = cpl_env({"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "STARTED_FILE": str(started_file)})
+    first = start_server(repo, "--set", "tests.retry_failed=false", env=env)
+    try:
+        async with mcp_client(first) as client:
+            done = await call(client, "run_test_targets", {"targets": ["tests/test_math.py"], "wait_sec": 60})
+            running = await call(client, "run_test_targets", {"targets": ["tests/test_wait.py"], "wait_sec": 0})
+            deadline = time.monotonic() + 60
+            while not started_file.exists() and time.monotonic() < deadline:
+                await call(client, "get_test_run", {"run_id": running["run_id"], "wait_sec": 0.1})
+            assert started_file.exists()
+    finally:
+        first.proc.kill()  # no shutdown: the run in flight is never finished by this process
+        first.proc.wait()
+    with running_server(repo, env=env) as second:
+        async with mcp_client(second) as client:
+            again = await call(client, "get_test_run", {"run_id": done["run_id"]})
+            assert done["state"] == "failed" and done["fingerprint"]
+            assert {k: v for k, v in again.items() if k != "query_id"} == {
+                k: v for k, v in done.items() if k != "query_id"}
+            cases = await call(client, "get_test_run", {"run_id": done["run_id"], "include": "cases"})
+            assert len(cases["cases"]) == 5
+            interrupted = await call(client, "get_test_run", {"run_id": running["run_id"], "wait_sec": 5})
+            assert interrupted["state"] == "failed" and interrupted["finished"]
+            assert "server stopped" in interrupted["message"]
+            assert interrupted["target_outcomes"] == {"not_run": 1}

@@ -123,7 +123,7 @@ class TestsConfig(_Section):
     exclude: tuple[str, ...] = ()
     #: Re-run failed targets once; fail-then-pass is reported as ``flaky``.
     retry_failed: bool = True
-    #: Finished runs kept in memory for ``get_test_run``.
+    #: Runs kept for ``get_test_run`` (in memory, and in ``.codeplane/test_runs.db`` across restarts).
     keep_runs: int = Field(default=20, ge=1, le=500)
     #: Under ``PYTHONDONTWRITEBYTECODE``, Python test processes cache bytecode in ``.codeplane/pycache``
     #: rather than recompiling every module at each start (nothing is written beside the sources).

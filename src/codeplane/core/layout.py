@@ -80,6 +80,10 @@ class RepoLayout:
         return self.state_dir / "artifacts"
 
     @property
+    def test_runs_db(self) -> Path:
+        return self.state_dir / "test_runs.db"
+
+    @property
     def pycache_dir(self) -> Path:
         """Bytecode of Python test processes when the environment forbids writing it beside the sources
         (``core.bytecode``)."""

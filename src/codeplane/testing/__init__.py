@@ -4,10 +4,11 @@ impact-aware selection. See ARCHITECTURE.md. Imports nothing from mutation, git 
 from codeplane.testing.discovery import Discovery, MissingRunner, discover
 from codeplane.testing.impact import ImpactIndex, ImpactResult
 from codeplane.testing.model import CaseResult, RunSnapshot, Target, TargetRecord, TargetResult
+from codeplane.testing.run_store import RunHandle, StoredRun
 from codeplane.testing.runs import RunRecord
 from codeplane.testing.service import DiscoveryView, TestingService
 
 __all__ = [
-    "CaseResult", "Discovery", "DiscoveryView", "ImpactIndex", "ImpactResult", "MissingRunner", "RunRecord",
-    "RunSnapshot", "Target", "TargetRecord", "TargetResult", "TestingService", "discover",
+    "CaseResult", "Discovery", "DiscoveryView", "ImpactIndex", "ImpactResult", "MissingRunner", "RunHandle",
+    "RunRecord", "RunSnapshot", "StoredRun", "Target", "TargetRecord", "TargetResult", "TestingService", "discover",
 ]

@@ -2,7 +2,8 @@
 
 Runs execute in background threads, one at a time (a second run waits as ``queued``: two suites racing
 for the same CPUs and caches would make both slower and flakier). Finished runs stay in memory, the most
-recent ``keep_runs`` of them; their logs and reports are artifacts.
+recent ``keep_runs`` of them, and on disk (``run_store.py``), so their answers survive a restart; their logs
+and reports are artifacts.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from codeplane.testing.discovery import Discovery, MissingRunner, discover, univ
 from codeplane.testing.execution import RunExecutor, RunSettings
 from codeplane.testing.impact import ImpactIndex, ImpactResult
 from codeplane.testing.model import Target
+from codeplane.testing.run_store import RunHandle, RunStore
 from codeplane.testing.runs import RunRecord, new_run_id
 
 log = get_logger(__name__)
@@ -84,6 +86,7 @@ class TestingService:
         self.artifacts = artifacts
         self.impact = impact
         self.costs = CostHistory(layout.state_dir / "test_costs.db")
+        self.store = RunStore(layout.test_runs_db, keep=config.keep_runs)
         # Work dirs of runs a previous process did not finish (a crash, SIGKILL): nothing reads them.
         shutil.rmtree(layout.state_dir / "testing", ignore_errors=True)
         self.workers = config.workers or default_workers()
@@ -226,6 +229,7 @@ class TestingService:
             self._runs[run_id] = record
             self._threads[run_id] = thread
             self._evict()
+        self._save(record)
         thread.start()
         return record
 
@@ -253,6 +257,13 @@ class TestingService:
     def _execute(self, record: RunRecord, executor: RunExecutor) -> None:
         with self._slot:
             executor.execute()
+        self._save(record)
+
+    def _save(self, record: RunRecord) -> None:
+        try:
+            self.store.save(record.snapshot())
+        except Exception:  # the run's answer is in memory; only its life after a restart is lost
+            log.exception("cannot store test run", run_id=record.run_id)
 
     def _evict(self) -> None:
         finished = [run_id for run_id, rec in self._runs.items() if rec.finished]
@@ -261,15 +272,17 @@ class TestingService:
             self._runs.pop(run_id, None)
             self._threads.pop(run_id, None)
 
-    def get_run(self, run_id: str) -> RunRecord:
+    def get_run(self, run_id: str) -> RunHandle:
         with self._lock:
-            record = self._runs.get(run_id)
+            record: RunHandle | None = self._runs.get(run_id)
         if record is None:
-            raise CodePlaneError(ErrorCode.TEST_RUN_NOT_FOUND, f"no test run {run_id!r} (runs are kept in memory, "
-                                 f"the last {self.config.keep_runs} finished ones)", details={"run_id": run_id})
+            record = self.store.load(run_id)
+        if record is None:
+            raise CodePlaneError(ErrorCode.TEST_RUN_NOT_FOUND, f"no test run {run_id!r} (the last "
+                                 f"{self.config.keep_runs} runs are kept)", details={"run_id": run_id})
         return record
 
-    def cancel(self, run_id: str) -> RunRecord:
+    def cancel(self, run_id: str) -> RunHandle:
         record = self.get_run(run_id)
         record.cancel_requested.set()
         return record
@@ -293,6 +306,7 @@ class TestingService:
         for thread in threads:
             thread.join(timeout=timeout)
         self.costs.close()
+        self.store.close()
 
 
 def _under(path: str, prefix: str) -> bool:

@@ -27,7 +27,7 @@ from codeplane.server.tools.tests_models import (
 )
 from codeplane.testing import TestingService
 from codeplane.testing.paging import page, query_key
-from codeplane.testing.runs import RunRecord
+from codeplane.testing.run_store import RunHandle
 
 _MAX_WAIT = 300.0
 _POLL_S = 0.1
@@ -107,7 +107,7 @@ def _service(services: Services) -> TestingService:
     return testing
 
 
-async def _await(ctx: ToolContext, record: RunRecord, wait_sec: float) -> None:
+async def _await(ctx: ToolContext, record: RunHandle, wait_sec: float) -> None:
     """Wait for ``record`` up to ``wait_sec``, sending a progress notification whenever it moves."""
     deadline = anyio.current_time() + min(wait_sec, _MAX_WAIT)
     seen = -1
@@ -128,7 +128,7 @@ async def _await(ctx: ToolContext, record: RunRecord, wait_sec: float) -> None:
         await anyio.sleep(_POLL_S)
 
 
-def _answer(record: RunRecord, include: str = "summary", cursor: str | None = None, limit: int = 100,
+def _answer(record: RunHandle, include: str = "summary", cursor: str | None = None, limit: int = 100,
             ) -> _TestRunAnswer:
     result = _TestRunAnswer(**render_run(record.snapshot(), include=include, cursor=cursor, limit=limit))
     result._report = record.take_failure_report() if record.finished else None

@@ -1,0 +1,109 @@
+"""Test runs on disk (D10), so ``get_test_run`` answers across server restarts.
+
+``.codeplane/test_runs.db`` holds each run's snapshot as JSON: written when the run starts and again when it
+ends, the newest ``keep`` of them. A run that a previous server process never finished (it was killed) is
+answered as ``failed``, with a message saying so. Reading one back gives a :class:`StoredRun`, which answers
+like a finished :class:`~codeplane.testing.runs.RunRecord`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+from pydantic import TypeAdapter
+
+from codeplane.core.calls import FailureReport
+from codeplane.core.clock import now_ms
+from codeplane.testing.model import TERMINAL_STATES, RunSnapshot
+from codeplane.testing.runs import RunRecord
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    started_ms INTEGER NOT NULL,
+    finished INTEGER NOT NULL,
+    snapshot BLOB NOT NULL
+);
+"""
+_CODEC: TypeAdapter[RunSnapshot] = TypeAdapter(RunSnapshot)
+INTERRUPTED = "the server stopped before this run finished; its processes were not waited for"
+
+
+class StoredRun:
+    """A finished run read back from disk: the same answers as a finished ``RunRecord``."""
+
+    def __init__(self, snapshot: RunSnapshot) -> None:
+        self.run_id = snapshot.run_id
+        self._snapshot = snapshot
+        self.cancel_requested = threading.Event()
+
+    @property
+    def finished(self) -> bool:
+        return True
+
+    @property
+    def version(self) -> int:
+        return 0
+
+    def wait(self, seen_version: int, timeout: float) -> int:
+        return 0
+
+    def take_failure_report(self) -> FailureReport | None:
+        return None  # delivered (and counted against the task) by the process that ran it, if anyone asked
+
+    def snapshot(self) -> RunSnapshot:
+        return self._snapshot
+
+
+#: What ``get_test_run`` reads: a run of this process, or one read back from disk.
+RunHandle = RunRecord | StoredRun
+
+
+class RunStore:
+    """Thread-safe; one connection guarded by a lock (two writes per run)."""
+
+    def __init__(self, path: Path, keep: int) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._keep = keep
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.executescript(_SCHEMA)
+        self._interrupt_unfinished()
+
+    def _interrupt_unfinished(self) -> None:
+        """Runs a previous process was still running: that process is gone, so they end here, failed."""
+        for (blob,) in self._db.execute("SELECT snapshot FROM runs WHERE finished = 0").fetchall():
+            snapshot = _decoded(blob)
+            if snapshot is not None:
+                self.save(replace(snapshot, state="failed", progress_percentage=100.0, finished_at=now_ms(),
+                                  message=INTERRUPTED))
+
+    def save(self, snapshot: RunSnapshot) -> None:
+        blob = _CODEC.dump_json(snapshot)
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO runs (run_id, started_ms, finished, snapshot) VALUES (?, ?, ?, ?)",
+                             (snapshot.run_id, snapshot.started_at, snapshot.state in TERMINAL_STATES, blob))
+            self._db.execute("DELETE FROM runs WHERE run_id NOT IN "
+                             "(SELECT run_id FROM runs ORDER BY started_ms DESC, run_id DESC LIMIT ?)", (self._keep,))
+
+    def load(self, run_id: str) -> StoredRun | None:
+        with self._lock:
+            row = self._db.execute("SELECT snapshot FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        snapshot = _decoded(row[0]) if row else None
+        return StoredRun(snapshot) if snapshot is not None else None
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def _decoded(blob: bytes) -> RunSnapshot | None:
+    """A stored snapshot, or None when it no longer reads (written by a version with another shape)."""
+    try:
+        return _CODEC.validate_json(blob)
+    except ValueError:
+        return None
