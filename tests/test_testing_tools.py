@@ -161,11 +161,19 @@ async def test_impact_selection_through_the_tools(server: ServerHandle) -> None:
         assert run["state"] == "passed" and [t["target_id"] for t in run["targets"]] == ["tests/test_ok.py"]
 
 
-async def test_runs_are_answered_after_a_restart_and_one_a_killed_server_left_says_so(tmp_path: Path) -> None:
+def _gone(pid: int) -> bool:
+    try:
+        return "zombie" in Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
+
+
+async def test_a_restart_answers_old_runs_and_kills_what_a_killed_server_left_running(tmp_path: Path) -> None:
     started_file = tmp_path / "started"
     repo = make_repo(tmp_path / "repo", {**PYTEST_PROJECT, "tests/test_wait.py": (
-        "import os, time\n\ndef test_wait():\n"
-        "    open(os.environ['STARTED_FILE'], 'w').write('yes')\n    time.sleep(3)\n")})
+        "import os, subprocess, time\n\ndef test_wait():\n"
+        "    child = subprocess.Popen(['sleep', '300'])\n"
+        "    open(os.environ['STARTED_FILE'], 'w').write(f'{os.getpid()} {child.pid}')\n    time.sleep(300)\n")})
     env = cpl_env({"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "STARTED_FILE": str(started_file)})
     first = start_server(repo, "--set", "tests.retry_failed=false", env=env)
     try:
@@ -179,7 +187,13 @@ async def test_runs_are_answered_after_a_restart_and_one_a_killed_server_left_sa
     finally:
         first.proc.kill()  # no shutdown: the run in flight is never finished by this process
         first.proc.wait()
+    leftovers = [int(pid) for pid in started_file.read_text().split()]
+    assert not any(_gone(pid) for pid in leftovers), "a killed server cannot stop its runners itself"
     with running_server(repo, env=env) as second:
+        deadline = time.monotonic() + 30  # killed while the server starts its services, after "ready"
+        while not all(_gone(pid) for pid in leftovers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert all(_gone(pid) for pid in leftovers), "the restarted server kills the runner and its child"
         async with mcp_client(second) as client:
             again = await call(client, "get_test_run", {"run_id": done["run_id"]})
             assert done["state"] == "failed" and done["fingerprint"]
@@ -187,7 +201,7 @@ async def test_runs_are_answered_after_a_restart_and_one_a_killed_server_left_sa
                 k: v for k, v in done.items() if k != "query_id"}
             cases = await call(client, "get_test_run", {"run_id": done["run_id"], "include": "cases"})
             assert len(cases["cases"]) == 5
-            interrupted = await call(client, "get_test_run", {"run_id": running["run_id"], "wait_sec": 5})
+            interrupted = await call(client, "get_test_run", {"run_id": running["run_id"]})
             assert interrupted["state"] == "failed" and interrupted["finished"]
             assert "server stopped" in interrupted["message"]
             assert interrupted["target_outcomes"] == {"not_run": 1}

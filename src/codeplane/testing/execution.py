@@ -15,7 +15,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from codeplane.core.artifacts import ArtifactStore
@@ -34,6 +34,7 @@ from codeplane.testing.model import (
     TargetOutcome,
     TargetResult,
 )
+from codeplane.testing.orphans import OWNER_ENV
 from codeplane.testing.packing import pack
 from codeplane.testing.pool import Pool
 from codeplane.testing.runners import RUNNERS, BatchParser, Project
@@ -54,6 +55,8 @@ class RunSettings:
     coverage_dirs: tuple[str, ...] = ()
     #: Where Python test processes cache bytecode their environment forbids writing beside the sources.
     bytecode_dir: Path | None = None
+    #: Put in every started process's environment, to find them if this server dies (``orphans.py``).
+    owner: str = ""
 
 
 class RunExecutor:
@@ -105,6 +108,9 @@ class RunExecutor:
             if self.settings.bytecode_dir is not None:  # after the answer: the run is already finished
                 prune_orphans(self.settings.bytecode_dir)
 
+    def _owned(self) -> dict[str, str]:
+        return {OWNER_ENV: self.settings.owner} if self.settings.owner else {}
+
     def _retryable(self, target: Target) -> bool:
         """Failed once and not re-run yet (a runner that re-runs in-process already added attempt 2)."""
         attempts = self.record.attempts(target.target_id)
@@ -126,7 +132,7 @@ class RunExecutor:
             toolchain = self.discovery.toolchains[project]
             assert argv is not None and toolchain is not None
             self.record.note(f"building {project.runner} project {project.root}")
-            ok, output = self._run_prepare(argv, project.dir(self.root), toolchain.environ())
+            ok, output = self._run_prepare(argv, project.dir(self.root), toolchain.environ(self._owned()))
             if not ok:
                 failed.add(project)
                 for target in targets:
@@ -234,6 +240,7 @@ class RunExecutor:
                 invocation = runner.serial(project, self.root, invocation)
             if self.settings.bytecode_dir is not None:
                 invocation = runner.cache_bytecode(invocation, self.settings.bytecode_dir)
+            invocation = replace(invocation, env={**invocation.env, **self._owned()})
             if shared and pool is not None:
                 invocation = runner.share_pool(invocation, pool.directory)
             parser = runner.parser(project, self.root, chunk, invocation)

@@ -29,6 +29,7 @@ from codeplane.testing.discovery import Discovery, MissingRunner, discover, univ
 from codeplane.testing.execution import RunExecutor, RunSettings
 from codeplane.testing.impact import ImpactIndex, ImpactResult
 from codeplane.testing.model import Target
+from codeplane.testing.orphans import owner_token, reap_orphans
 from codeplane.testing.run_store import RunHandle, RunStore
 from codeplane.testing.runs import RunRecord, new_run_id
 
@@ -87,8 +88,10 @@ class TestingService:
         self.impact = impact
         self.costs = CostHistory(layout.state_dir / "test_costs.db")
         self.store = RunStore(layout.test_runs_db, keep=config.keep_runs)
-        # Work dirs of runs a previous process did not finish (a crash, SIGKILL): nothing reads them.
+        # Runners and work dirs of runs a previous process did not finish (a crash, SIGKILL): nothing reads them.
+        reap_orphans(layout.state_dir)
         shutil.rmtree(layout.state_dir / "testing", ignore_errors=True)
+        self._owner = owner_token(layout.state_dir)
         self.workers = config.workers or default_workers()
         self._runs: OrderedDict[str, RunRecord] = OrderedDict()
         self._threads: dict[str, threading.Thread] = {}
@@ -218,7 +221,7 @@ class TestingService:
             fail_fast=self.config.fail_fast if fail_fast is None else fail_fast,
             retry_failed=self.config.retry_failed,
             coverage_dirs=coverage_dirs if coverage else (),
-            bytecode_dir=self.layout.pycache_dir if self.config.bytecode_cache else None)
+            bytecode_dir=self.layout.pycache_dir if self.config.bytecode_cache else None, owner=self._owner)
         run_id = new_run_id()
         record = RunRecord(run_id, selected, workers=min(self.workers, max(len(selected), 1)),
                            fail_fast=settings.fail_fast, timeout_sec=settings.run_timeout_s)
