@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from codeplane.core.bytecode import cache_prefixes, drop_cached_bytecode, prune_orphans, redirected_environment
+from codeplane.core.bytecode import cache_prefixes, drop_cached_bytecode, prune_sourceless, redirected_environment
 from codeplane.core.layout import RepoLayout
 
 
@@ -59,7 +59,7 @@ def test_pruning_drops_the_bytecode_of_sources_that_are_gone_and_keeps_the_rest(
     for path in kept + gone:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"")
-    assert prune_orphans(prefix) == 2
+    assert prune_sourceless(prefix) == 2
     assert [p for p in kept + gone if p.exists()] == kept
     assert not (mirror / "old").exists(), "a directory left empty goes too"
-    assert prune_orphans(tmp_path / "no such prefix") == 0
+    assert prune_sourceless(tmp_path / "no such prefix") == 0

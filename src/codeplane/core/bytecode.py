@@ -8,7 +8,7 @@ Where the environment forbids writing bytecode (``PYTHONDONTWRITEBYTECODE``, com
 sandboxes), every interpreter recompiles every module it imports — pytest, its plugins, the code under
 test — about a second per process, paid again by each parallel worker. :func:`redirected_environment`
 gives test processes a cache under ``.codeplane/pycache`` instead: nothing is written beside the sources,
-which is what that setting protects. :func:`prune_orphans` keeps that tree to what is still importable.
+which is what that setting protects. :func:`prune_sourceless` keeps that tree to what is still importable.
 
 A rewrite to the same size within the same second as the version it replaces is invisible to those caches,
 and the next test run would import the replaced version. Every writer of repository files (the mutation
@@ -88,7 +88,7 @@ def drop_cached_bytecode(source: Path, prefixes: Iterable[Path] = ()) -> None:
                     log.warning("cannot delete stale bytecode", path=str(cache / name), error=str(exc))
 
 
-def prune_orphans(prefix: Path) -> int:
+def prune_sourceless(prefix: Path) -> int:
     """Delete the bytecode below the prefix tree ``prefix`` whose source is gone (a deleted or moved
     module), and the directories that leaves empty; returns how many files went. Keeps the cache as large
     as what is still importable."""

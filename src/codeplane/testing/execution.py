@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from codeplane.core.artifacts import ArtifactStore
-from codeplane.core.bytecode import prune_orphans
+from codeplane.core.bytecode import prune_sourceless
 from codeplane.core.logging import get_logger
 from codeplane.core.procs import kill_process_group, start
 from codeplane.testing.batch import ProcessOutcome, StopReason, run_process
@@ -106,7 +106,7 @@ class RunExecutor:
         finally:
             shutil.rmtree(self.workroot, ignore_errors=True)
             if self.settings.bytecode_dir is not None:  # after the answer: the run is already finished
-                prune_orphans(self.settings.bytecode_dir)
+                prune_sourceless(self.settings.bytecode_dir)
 
     def _owned(self) -> dict[str, str]:
         return {OWNER_ENV: self.settings.owner} if self.settings.owner else {}
