@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from codeplane.core.artifacts import ArtifactStore
-from codeplane.core.config import TestsConfig as _TestsConfig
 from codeplane.core.errors import CodePlaneError
-from codeplane.core.layout import RepoLayout
 from codeplane.server.tools.tests_models import render_run
-from codeplane.testing import RunRecord, RunSnapshot, TestingService
+from codeplane.testing import RunSnapshot, TestingService
 from tests.builders import cpl_json, make_repo
 from tests.runner_projects import (
     CARGO_PROJECT,
@@ -28,33 +23,9 @@ from tests.runner_projects import (
     link_node_modules,
     require,
 )
+from tests.testing_service import finish, service_for
 
-
-@pytest.fixture(autouse=True)
-def _lean_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fixture repos run pytest without this checkout's plugins (hypothesis, anyio): faster, same results."""
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-
-
-def _service(repo: Path, **config: object) -> TestingService:
-    layout = RepoLayout(repo)
-    return TestingService(repo, _TestsConfig.model_validate(config), layout, ArtifactStore(layout.artifacts_dir, 48))
-
-
-@pytest.fixture
-def services() -> Iterator[list[TestingService]]:
-    made: list[TestingService] = []
-    yield made
-    for service in made:
-        service.close()
-
-
-def _finish(record: RunRecord, timeout: float = 120) -> RunSnapshot:
-    deadline = time.monotonic() + timeout
-    while not record.finished:
-        assert time.monotonic() < deadline, "run did not finish"
-        record.wait(record.version, 0.5)
-    return record.snapshot()
+pytestmark = pytest.mark.usefixtures("lean_pytest")
 
 
 def _outcomes(snapshot: RunSnapshot) -> dict[str, str]:
@@ -78,13 +49,13 @@ def test_pytest_results_per_case_with_collection_error_artifacts_and_stable_fing
     repo = make_repo(tmp_path / "repo", {
         **PYTEST_PROJECT, "tests/conftest.py": "collect_ignore = ['test_ignored.py']\n",
         "tests/test_ignored.py": "def test_ignored():\n    assert False\n"})
-    service = _service(repo, retry_failed=False)
+    service = service_for(repo, retry_failed=False)
     services.append(service)
     view = service.discover()
     assert [t.target_id for t in view.targets] == [
         "tests/test_broken.py", "tests/test_ignored.py", "tests/test_math.py", "tests/test_ok.py"]
     assert all(t.runner == "pytest" and t.cwd == "." for t in view.targets)
-    first = _finish(service.start_run())
+    first = finish(service.start_run())
     assert first.state == "failed"
     assert _outcomes(first) == {"tests/test_broken.py": "error", "tests/test_math.py": "failed",
                                 "tests/test_ok.py": "passed", "tests/test_ignored.py": "skipped"}
@@ -104,7 +75,7 @@ def test_pytest_results_per_case_with_collection_error_artifacts_and_stable_fing
         assert (repo / artifact.path).is_file() and artifact.path.startswith(".codeplane/artifacts/")
     report = first.fingerprint
     assert report is not None and report.startswith("ff_")
-    second = _finish(service.start_run())
+    second = finish(service.start_run())
     assert second.fingerprint == report, "same failures must give the same fingerprint"
     taken = service.get_run(second.run_id).take_failure_report()
     assert taken is not None and taken.failing_tests == (
@@ -123,11 +94,11 @@ def test_a_configured_command_that_drops_the_event_stream_falls_back_to_junit(
     # A wrapper that filters the environment (as tox or a container would): the plugin loads, but has no
     # event file to write, so the results must come from the JUnit XML a configured command also gets.
     wrapper = ["env", "-u", "CODEPLANE_PYTEST_EVENTS", sys.executable, "-m", "pytest"]
-    wrapped = _service(repo, retry_failed=False, runners={"pytest": {"cmd": wrapper}})
-    own = _service(repo, retry_failed=False)
+    wrapped = service_for(repo, retry_failed=False, runners={"pytest": {"cmd": wrapper}})
+    own = service_for(repo, retry_failed=False)
     services.extend([wrapped, own])
-    via_junit = _finish(wrapped.start_run())
-    via_events = _finish(own.start_run())
+    via_junit = finish(wrapped.start_run())
+    via_events = finish(own.start_run())
     assert _cases(via_junit) == _cases(via_events) == {
         "tests/test_math.py::test_adds": "passed", "tests/test_math.py::test_fails": "failed",
         "tests/test_math.py::test_skipped": "skipped", "tests/test_math.py::test_known_bug": "xfail",
@@ -160,9 +131,9 @@ def test_runner_process_exits_without_teardown_collections_and_loses_nothing(
             "def test_a():\n"
             "    gc.disable()\n"
             "    Cycle()  # garbage at once, freed by the cyclic collector only\n")})
-    service = _service(repo)
+    service = service_for(repo)
     services.append(service)
-    assert _finish(service.start_run()).state == "passed"
+    assert finish(service.start_run()).state == "passed"
     assert (marks / "cycle").read_text() == "finalized"
     assert int((marks / "atexit").read_text()) > 0, "the runner process froze its heap before exiting"
 
@@ -190,9 +161,9 @@ def test_after_pytests_own_last_collection_the_runner_collects_only_young_garbag
             "atexit.register(lambda: (MARKS / 'full').write_text(str(len(FULL))))\n"),
         "tests/test_a.py": "def test_a():\n    pass\n"})
     monkeypatch.setenv("PYTHONPATH", str(repo))
-    service = _service(repo)
+    service = service_for(repo)
     services.append(service)
-    assert _finish(service.start_run()).state == "passed"
+    assert finish(service.start_run()).state == "passed"
     assert (marks / "cycle").read_text() == "finalized"
     assert (marks / "full").read_text() == "1", "one full collection over the live heap (pytest's), not two"
 
@@ -207,11 +178,11 @@ def test_batches_run_one_pytest_process_per_worker_sharing_unweighed_files(
                "    assert len(list(SEEN.iterdir())) >= 2\n")
     files = {f"tests/test_m{i}.py": barrier.replace("{i}", str(i)) for i in range(6)}
     repo = make_repo(tmp_path / "repo", {"pytest.ini": "[pytest]\n", **files})
-    service = _service(repo, workers=2)
+    service = service_for(repo, workers=2)
     services.append(service)
     for history in (False, True):  # no cost history: shared pool; then packed by the recorded costs
         assert bool(service.costs.medians([("pytest", "tests/test_m0.py")])) is history
-        snapshot = _finish(service.start_run())
+        snapshot = finish(service.start_run())
         assert snapshot.state == "passed" and snapshot.counts.passed == 6
         assert all(len(r.attempts) == 1 for r in snapshot.targets), "a shared file runs once"
         batches = {a.batch_id for r in snapshot.targets for a in r.attempts}
@@ -230,9 +201,9 @@ def test_a_repo_asking_for_xdist_workers_runs_them_only_when_codeplane_runs_one_
     files = {f"tests/test_m{i}.py": probe.replace("{i}", str(i)) for i in range(4)}
     repo = make_repo(tmp_path / "repo", {"pytest.ini": "[pytest]\naddopts = -p xdist.plugin -n 2\n", **files})
     for workers in (2, 1):
-        service = _service(repo, workers=workers)
+        service = service_for(repo, workers=workers)
         services.append(service)
-        snapshot = _finish(service.start_run())
+        snapshot = finish(service.start_run())
         assert snapshot.state == "passed" and snapshot.counts.passed == 4
         ran = sorted(p.name.split("-", 2) for p in runs.iterdir())
         assert [test for test, _, _ in ran] == ["0", "1", "2", "3"], f"each test runs once: {ran}"
@@ -247,9 +218,9 @@ def test_processes_that_cannot_share_report_each_target_once(tmp_path: Path, ser
     files = {f"tests/test_m{i}.py": f"def test_{i}():\n    pass\n" for i in range(4)}
     repo = make_repo(tmp_path / "repo", {"pytest.ini": "[pytest]\n", **files,
                                          "tests/conftest.py": "raise RuntimeError('broken conftest')\n"})
-    service = _service(repo, workers=2)
+    service = service_for(repo, workers=2)
     services.append(service)
-    snapshot = _finish(service.start_run())
+    snapshot = finish(service.start_run())
     assert set(_outcomes(snapshot).values()) == {"error"}
     for record in snapshot.targets:
         assert [a.result.outcome for a in record.attempts] == ["error", "error"]
@@ -269,9 +240,9 @@ def test_flaky_target_fails_once_then_passes(tmp_path: Path, services: list[Test
             "        raise AssertionError('first run fails')\n\n"
             "def test_always():\n    pass\n"),
     })
-    service = _service(repo)
+    service = service_for(repo)
     services.append(service)
-    snapshot = _finish(service.start_run())
+    snapshot = finish(service.start_run())
     (record,) = snapshot.targets
     assert record.outcome == "flaky" and snapshot.state == "passed"
     assert [a.result.outcome for a in record.attempts] == ["failed", "passed"]
@@ -307,9 +278,9 @@ def test_in_process_reruns_fail_twice_time_out_alone_and_collection_errors_rerun
         "tests/test_broken.py": "import no_such_module_here\n",
         "tests/test_ok.py": "def test_ok():\n    pass\n",
     })
-    service = _service(repo, workers=1, target_timeout_sec=3)
+    service = service_for(repo, workers=1, target_timeout_sec=3)
     services.append(service)
-    snapshot = _finish(service.start_run(["tests/test_fails.py", "tests/test_broken.py", "tests/test_ok.py"]))
+    snapshot = finish(service.start_run(["tests/test_fails.py", "tests/test_broken.py", "tests/test_ok.py"]))
     records = {r.target.target_id: r for r in snapshot.targets}
     assert _outcomes(snapshot) == {"tests/test_fails.py": "failed", "tests/test_broken.py": "error",
                                    "tests/test_ok.py": "passed"}
@@ -324,7 +295,7 @@ def test_in_process_reruns_fail_twice_time_out_alone_and_collection_errors_rerun
     assert records["tests/test_ok.py"].attempts[0].batch_id == fails.attempts[0].batch_id
     assert snapshot.counts.passed == 2 and snapshot.counts.failed == 1 and snapshot.state == "failed"
     # The re-run has its own timeout budget, and overrunning it is the target's second attempt.
-    snapshot = _finish(service.start_run(["tests/test_hangs_on_rerun.py"]))
+    snapshot = finish(service.start_run(["tests/test_hangs_on_rerun.py"]))
     (hangs,) = snapshot.targets
     assert [a.result.outcome for a in hangs.attempts] == ["failed", "timeout"] and hangs.outcome == "timeout"
     assert hangs.final is not None and "re-run exceeded" in hangs.final.message
@@ -343,10 +314,10 @@ def test_target_timeout_kills_the_whole_process_tree_and_the_batch_goes_on(
             "    time.sleep(300)\n"),
         "tests/test_b_fine.py": "def test_fine():\n    pass\n",
     })
-    service = _service(repo, workers=1, target_timeout_sec=2, retry_failed=False)
+    service = service_for(repo, workers=1, target_timeout_sec=2, retry_failed=False)
     services.append(service)
     began = time.monotonic()
-    snapshot = _finish(service.start_run())
+    snapshot = finish(service.start_run())
     assert time.monotonic() - began < 30
     assert _outcomes(snapshot) == {"tests/test_a_hangs.py": "timeout", "tests/test_b_fine.py": "passed"}
     hung = next(r for r in snapshot.targets if r.outcome == "timeout")
@@ -371,9 +342,9 @@ def test_a_shared_file_that_hangs_times_out_alone(tmp_path: Path, services: list
             f"    open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
             "    time.sleep(300)\n"),
     })
-    service = _service(repo, workers=2, target_timeout_sec=2)
+    service = service_for(repo, workers=2, target_timeout_sec=2)
     services.append(service)
-    snapshot = _finish(service.start_run())
+    snapshot = finish(service.start_run())
     assert _outcomes(snapshot) == {"tests/test_hangs.py": "timeout", **{t: "passed" for t in files}}
     assert all(len(r.attempts) == 1 for r in snapshot.targets)
     child = int(pid_file.read_text())
@@ -395,7 +366,7 @@ def test_cancel_stops_a_running_run(tmp_path: Path, services: list[TestingServic
             "    time.sleep(300)\n"),
         "tests/test_other.py": "def test_other():\n    pass\n",
     })
-    service = _service(repo, workers=1)
+    service = service_for(repo, workers=1)
     services.append(service)
     record = service.start_run(["tests/test_slow.py"])
     deadline = time.monotonic() + 30
@@ -403,7 +374,7 @@ def test_cancel_stops_a_running_run(tmp_path: Path, services: list[TestingServic
         assert time.monotonic() < deadline
         time.sleep(0.05)
     service.cancel(record.run_id)
-    snapshot = _finish(record, timeout=15)
+    snapshot = finish(record, timeout=15)
     assert snapshot.state == "cancelled"
     assert _outcomes(snapshot) == {"tests/test_slow.py": "cancelled"}
     assert snapshot.fingerprint is None and record.take_failure_report() is None
@@ -417,13 +388,13 @@ def test_fail_fast_and_global_timeout(tmp_path: Path, services: list[TestingServ
         "tests/test_a_fails.py": "def test_fails():\n    assert False\n",
         "tests/test_b_slow.py": "import time\n\ndef test_slow():\n    time.sleep(60)\n",
     })
-    service = _service(repo, workers=1)
+    service = service_for(repo, workers=1)
     services.append(service)
-    snapshot = _finish(service.start_run(fail_fast=True))
+    snapshot = finish(service.start_run(fail_fast=True))
     assert snapshot.state == "failed" and "fail_fast" in snapshot.message
     assert _outcomes(snapshot) == {"tests/test_a_fails.py": "failed", "tests/test_b_slow.py": "not_run"}
     assert len(snapshot.targets[0].attempts) == 1, "fail-fast does not re-run"
-    snapshot = _finish(service.start_run(["tests/test_b_slow.py"], timeout_sec=2))
+    snapshot = finish(service.start_run(["tests/test_b_slow.py"], timeout_sec=2))
     assert snapshot.state == "timed_out"
     assert _outcomes(snapshot) == {"tests/test_b_slow.py": "timeout"}
 
@@ -440,53 +411,12 @@ def test_repo_venv_runs_pytest(tmp_path: Path, services: list[TestingService]) -
     site = next((repo / ".venv").glob("lib/python*/site-packages"))
     here = next(p for p in sys.path if p.endswith("site-packages") and Path(p, "pytest").is_dir())
     (site / "deps.pth").write_text(here + "\n")
-    service = _service(repo)
+    service = service_for(repo)
     services.append(service)
     (target,) = service.discover().targets
     assert target.cmd[0] == str(repo / ".venv" / "bin" / "python")
-    snapshot = _finish(service.start_run())
+    snapshot = finish(service.start_run())
     assert snapshot.state == "passed", snapshot.targets[0].final
-
-
-def _bytecode_written(repo: Path) -> tuple[list[str], list[str]]:
-    """Cached bytecode of the repo's files: below CodePlane's prefix (names), and beside the sources."""
-    mirror = Path(RepoLayout(repo).pycache_dir, *repo.parts[1:])
-    kept = sorted(str(p.relative_to(mirror)) for p in mirror.rglob("*.pyc")) if mirror.is_dir() else []
-    beside = []
-    for directory, subdirs, _ in os.walk(repo):
-        subdirs[:] = [d for d in subdirs if d not in (".codeplane", ".git")]
-        beside += [os.path.join(directory, d) for d in subdirs if d == "__pycache__"]
-    return kept, beside
-
-
-@pytest.mark.parametrize("bytecode_cache", [True, False])
-def test_where_bytecode_may_not_be_written_runs_cache_it_under_codeplane_only_if_allowed(
-        tmp_path: Path, services: list[TestingService], monkeypatch: pytest.MonkeyPatch, bytecode_cache: bool) -> None:
-    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
-    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
-    repo = make_repo(tmp_path / "repo", {
-        "pytest.ini": "[pytest]\npythonpath = .\n", "settings.py": "X = 1\n",
-        "tests/test_settings.py": "import settings\n\ndef test_x():\n    assert settings.X == 1\n"})
-    service = _service(repo, bytecode_cache=bytecode_cache)
-    services.append(service)
-    assert _finish(service.start_run()).state == "passed"
-    kept, beside = _bytecode_written(repo)
-    assert beside == [], "nothing may be written beside the sources"
-    if not bytecode_cache:
-        assert not RepoLayout(repo).pycache_dir.exists()
-        return
-    tag = sys.implementation.cache_tag
-    assert f"settings.{tag}.pyc" in kept
-    assert any(k.startswith(f"tests/test_settings.{tag}-pytest-") for k in kept), kept
-    # The run after reads that cache (pytest's start-up no longer pays for compiling), and then prunes the
-    # bytecode of modules that are gone.
-    orphan = Path(RepoLayout(repo).pycache_dir, *repo.parts[1:], f"deleted.{tag}.pyc")
-    orphan.write_bytes(b"")
-    assert _finish(service.start_run()).state == "passed"
-    deadline = time.monotonic() + 10
-    while orphan.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _bytecode_written(repo) == (kept, [])
 
 
 def test_go_cargo_jest_and_vitest_in_one_repo(tmp_path: Path, services: list[TestingService]) -> None:
@@ -496,7 +426,7 @@ def test_go_cargo_jest_and_vitest_in_one_repo(tmp_path: Path, services: list[Tes
                                          "tests/test_py.py": "def test_py():\n    pass\n"}, commit=False)
     link_node_modules(repo / "web")
     link_node_modules(repo / "ui")
-    service = _service(repo, retry_failed=False)
+    service = service_for(repo, retry_failed=False)
     services.append(service)
     view = service.discover()
     runners = {t.target_id: t.runner for t in view.targets}
@@ -506,7 +436,7 @@ def test_go_cargo_jest_and_vitest_in_one_repo(tmp_path: Path, services: list[Tes
         "web/src/__tests__/ok.js": "jest", "web/src/sum.test.js": "jest", "web/src/syntax.test.js": "jest",
         "ui/sum.test.mjs": "vitest", "tests/test_py.py": "pytest"}
     assert view.missing == ()
-    snapshot = _finish(service.start_run(), timeout=240)
+    snapshot = finish(service.start_run(), timeout=240)
     assert _outcomes(snapshot) == {
         "svc/broken": "error", "svc/calc": "failed", "svc/util": "passed",
         "rs/src/lib.rs": "failed", "rs/tests/integration.rs": "passed",
@@ -530,7 +460,7 @@ def test_missing_runner_is_listed_and_running_it_is_7001(tmp_path: Path, service
     })
     (repo / ".codeplane").mkdir()
     (repo / ".codeplane" / "config.yaml").write_text("tests:\n  runners:\n    mix: {cmd: [no-such-mix-binary, test]}\n")
-    service = _service(repo, runners={"mix": {"cmd": ["no-such-mix-binary", "test"]}})
+    service = service_for(repo, runners={"mix": {"cmd": ["no-such-mix-binary", "test"]}})
     services.append(service)
     view = service.discover()
     assert [(m.runner, m.project) for m in view.missing] == [("mix", "ex")]
@@ -540,7 +470,7 @@ def test_missing_runner_is_listed_and_running_it_is_7001(tmp_path: Path, service
     with pytest.raises(CodePlaneError) as unknown:
         service.start_run(["tests/test_nope.py"])
     assert unknown.value.code == 7005
-    snapshot = _finish(service.start_run(["tests"]))
+    snapshot = finish(service.start_run(["tests"]))
     assert _outcomes(snapshot) == {"tests/test_a.py": "passed"}
     with pytest.raises(CodePlaneError) as missing_run:
         service.get_run("tr_nope")
@@ -557,36 +487,20 @@ def test_config_custom_runner_and_exclude(tmp_path: Path, services: list[Testing
         "tests/test_a.py": "def test_a():\n    pass\n", "tests/fixtures/test_data.py": "",
         "checks/ok.sh": "exit 0\n", "checks/bad.sh": "echo broken; exit 3\n",
     })
-    service = _service(repo, exclude=["**/fixtures/**"],
+    service = service_for(repo, exclude=["**/fixtures/**"],
                        custom=[{"pattern": "checks/*.sh", "runner": "shell", "cmd": ["sh", "{path}"]}])
     services.append(service)
     view = service.discover()
     assert {t.target_id: t.runner for t in view.targets} == {
         "checks/bad.sh": "shell", "checks/ok.sh": "shell", "tests/test_a.py": "pytest"}
-    snapshot = _finish(service.start_run(["checks"]))
+    snapshot = finish(service.start_run(["checks"]))
     assert _outcomes(snapshot) == {"checks/bad.sh": "failed", "checks/ok.sh": "passed"}
     bad = next(r for r in snapshot.targets if r.outcome == "failed")
     assert bad.final is not None and "broken" in bad.final.message and bad.final.exit_code == 3
     for runners in ({"typescript": "pytest"}, {"python": "no-such-runner"}, {"nosuch": {"cmd": ["x"]}}):
-        services.append(invalid_config := _service(repo, runners=runners))
+        services.append(invalid_config := service_for(repo, runners=runners))
         with pytest.raises(CodePlaneError) as invalid:
             invalid_config.discover()
         assert invalid.value.code == 2002
 
 
-
-def test_finished_runs_are_kept_on_disk_the_newest_keep_runs_of_them(
-        tmp_path: Path, services: list[TestingService]) -> None:
-    repo = make_repo(tmp_path / "repo", PYTEST_PROJECT)
-    first = _service(repo, retry_failed=False, keep_runs=2)
-    services.append(first)
-    runs = [_finish(first.start_run(["tests/test_ok.py"])) for _ in range(3)]
-    first.close()  # waits for each run's thread, which stores the run after it finishes
-    again = _service(repo, keep_runs=2)
-    services.append(again)
-    assert [again.get_run(r.run_id).snapshot() for r in runs[1:]] == runs[1:]
-    with pytest.raises(CodePlaneError) as gone:
-        again.get_run(runs[0].run_id)
-    assert gone.value.code == 7004 and "last 2 runs" in gone.value.message
-    stored = again.cancel(runs[2].run_id)
-    assert stored.finished and stored.snapshot().state == runs[2].state, "a finished run stays as it ended"
