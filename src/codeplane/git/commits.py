@@ -115,7 +115,8 @@ def commit(repo: pygit2.Repository, root: Path, req: CommitRequest) -> CommitRes
         parents = list(head.parent_ids)
     else:
         parents = ([head.id] if head is not None else []) + merging
-    message = clean_message(req.message) or (head.message if req.amend and head is not None else "")
+    given = clean_message(req.message)
+    message = given or (head.message if req.amend and head is not None else "")
     if not message:
         raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "commit message is empty", details={"field": "message"})
     base_tree = repo[parents[0]].peel(pygit2.Commit).tree.id if parents else repo.TreeBuilder().write()
@@ -124,7 +125,7 @@ def commit(repo: pygit2.Repository, root: Path, req: CommitRequest) -> CommitRes
             restore()
         raise CodePlaneError(ErrorCode.GIT_NOTHING_TO_COMMIT, "no staged changes to commit (use allow_empty)",
                              details={"paths": list(req.only or req.stage)})
-    source = ("message",) if clean_message(req.message) or head is None else ("commit", str(head.id))
+    source = ("message",) if given or head is None else ("commit", str(head.id))
     edited = edit_message(repo, message, file_name="COMMIT_EDITMSG", source=source, verify=req.run_hooks,
                           timeout_s=req.hook_timeout_s)
     for hook in edited.hooks:
