@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
 import statistics
-import subprocess
-import sys
 import tarfile
 import time
 from collections.abc import Callable
@@ -22,16 +21,41 @@ def sdist(name: str, version: str) -> Path:
         return target
     dl = CACHE / "downloads"
     dl.mkdir(exist_ok=True)
-    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-                    "-d", str(dl), f"{name}=={version}"], check=True, capture_output=True)
-    archive = next(p for p in dl.iterdir() if p.name.lower().startswith(name.lower().replace("-", "_"))
-                   or p.name.lower().startswith(name.lower()))
+    archive = _download_sdist(name, version, dl)
     with tarfile.open(archive) as tar:
         tar.extractall(CACHE, filter="data")
     unpacked = next(p for p in CACHE.iterdir() if p.is_dir() and p.name.lower().replace("_", "-")
                     == f"{name}-{version}".lower())
     if unpacked != target:
         unpacked.rename(target)
+    return target
+
+
+def _download_sdist(name: str, version: str, into: Path) -> Path:
+    """Fetch the sdist from PyPI's simple index (JSON form) and check its sha256.
+
+    No pip: the uv environment has none, and ``pip download`` would also resolve build deps.
+    """
+    import hashlib
+
+    import httpx
+
+    project = re.sub(r"[-_.]+", "-", name).lower()
+    index = httpx.get(f"https://pypi.org/simple/{project}/", timeout=60, follow_redirects=True,
+                      headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    index.raise_for_status()
+    stem = re.compile(rf"^{re.escape(project).replace('-', '[-_.]')}-{re.escape(version)}\.(tar\.gz|zip)$", re.I)
+    entry = next((f for f in index.json()["files"] if stem.match(f["filename"])), None)
+    if entry is None:
+        raise SystemExit(f"no sdist for {name}=={version} on PyPI")
+    target = into / entry["filename"]
+    if not target.exists():
+        body = httpx.get(entry["url"], timeout=300, follow_redirects=True)
+        body.raise_for_status()
+        digest = hashlib.sha256(body.content).hexdigest()
+        if digest != entry["hashes"]["sha256"]:
+            raise SystemExit(f"sha256 mismatch for {entry['filename']}: {digest}")
+        target.write_bytes(body.content)
     return target
 
 
