@@ -169,12 +169,16 @@ async def mcp_client(handle: ServerHandle, name: str | None = None) -> AsyncIter
 
 
 def envelope(result: Any) -> dict[str, Any]:
-    """The JSON envelope from a ``CallToolResult`` (text block; identical to structured content)."""
-    text = result.content[0].text
-    body: dict[str, Any] = json.loads(text)
-    if not result.is_error:
-        assert result.structured_content == body
+    """The ``{result|error, meta}`` envelope of a ``CallToolResult`` (its structured content). The text block
+    is the rendering for the model (``server/answers.py``); ``answer_text`` returns it."""
+    body: dict[str, Any] = result.structured_content
+    assert isinstance(body, dict) and ("result" in body or "error" in body), result
     return body
+
+
+def answer_text(result: Any) -> str:
+    text: str = result.content[0].text
+    return text
 
 
 async def call(client: Client, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -43,7 +43,7 @@ async def test_identifier_search_answers_exact_hits_with_epoch(server: ServerHan
     hits = {(h["path"], h["line"], h["column"]) for h in result["results"]}
     assert hits == {("src/app.py", 1, 5), ("docs/guide.md", 1, 6)}
     assert result["epoch"] >= 1 and result["pagination"]["total_estimate"] == 2
-    assert all(h["match_type"] == "exact" and h["snippet"] for h in result["results"])
+    assert all("match_type" not in h and h["snippet"] for h in result["results"])
 
 
 async def test_pagination_returns_each_hit_exactly_once(server: ServerHandle) -> None:
@@ -53,7 +53,7 @@ async def test_pagination_returns_each_hit_exactly_once(server: ServerHandle) ->
         while True:
             page = await call(client, "search", args)
             seen += [(h["path"], h["line"], h["column"]) for h in page["results"]]
-            cursor = page["pagination"]["next_cursor"]
+            cursor = page["pagination"].get("next_cursor")
             if not cursor:
                 break
             args = {**args, "cursor": cursor}
@@ -96,7 +96,7 @@ async def test_read_source_is_bounded_and_continues_with_a_cursor(server: Server
 async def test_read_file_full_is_gated_and_bounded(server: ServerHandle) -> None:
     async with mcp_client(server) as client:
         preview = await call(client, "read_file_full", {"path": "src/app.py"})
-        assert preview["confirmed"] is False and preview["content"] is None and preview["line_count"] == 2
+        assert "confirmed" not in preview and "content" not in preview and preview["line_count"] == 2
         full = await call(client, "read_file_full", {"path": "src/app.py", "confirm": True})
         assert full["content"] == FILES["src/app.py"] and full["file_sha256"] == preview["file_sha256"]
         assert (await call_error(client, "read_file_full", {"path": "big/huge.txt", "confirm": True}))["code"] == 5007
@@ -109,7 +109,7 @@ async def test_list_files_folds_by_depth_and_pages(server: ServerHandle) -> None
         top = await call(client, "list_files", {"depth": 1})
         entries = {e["path"]: e for e in top["entries"]}
         assert entries["src"]["type"] == "dir" and entries["src"]["file_count"] == 4
-        assert entries["assets"]["file_count"] == 1
+        assert entries["assets"].get("file_count", 1) == 1
         py = await call(client, "list_files", {"path": "src", "pattern": "*.py"})
         assert [e["path"] for e in py["entries"]] == ["src/app.py", "src/crlf.py", "src/impl.py"]
         assert py["entries"][0]["language"] == "python" and py["entries"][0]["line_count"] == 2
@@ -146,7 +146,7 @@ async def test_an_edit_on_disk_becomes_searchable_without_restart(tmp_path: Path
     with running_server(repo) as handle:
         async with mcp_client(handle) as client:
             before = await call(client, "search", {"query": "brand_new_name", "syntax": "identifier"})
-            assert before["results"] == []
+            assert before.get("results", []) == []
             write_files(repo, {"pkg/fresh.py": "brand_new_name = 2\n"})
             deadline = time.monotonic() + 10
             while True:  # the watcher is asynchronous; it publishes within debounce + indexing time
@@ -171,6 +171,6 @@ async def test_edits_while_down_and_a_corrupt_tantivy_dir_are_handled_at_restart
             found = await call(client, "search", {"query": "new_name", "syntax": "identifier"})
             assert [(h["path"], h["line"]) for h in found["results"]] == [("a.py", 1)]
             gone = await call(client, "search", {"query": "old_name", "syntax": "identifier"})
-            assert gone["results"] == []
+            assert gone.get("results", []) == []
         warnings = handle.get("/status").json()["index"]["warnings"]
         assert any("rebuilt" in w for w in warnings)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.builders import call, call_error, make_repo, mcp_client, running_server
+from codeplane.server.tooling import CORE_TOOLS
+from tests.builders import call, call_error, envelope, git, make_repo, mcp_client, running_server
 
 pytestmark = pytest.mark.anyio
 
@@ -28,7 +29,8 @@ async def test_tools_list_is_deterministic_with_flat_schemas_and_annotations(tmp
         assert tool.output_schema["properties"].keys() == {"result", "meta"}
         assert tool.annotations is not None and tool.annotations.open_world_hint is False
         assert "session_id" in tool.input_schema["properties"]
-        assert tool.description and "Use when" in tool.description
+        assert tool.description and len(tool.description) <= 400, tool.name
+        assert "title" not in json.dumps(tool.input_schema).replace('"title":{', ""), tool.name
 
 
 async def test_describe_repo_and_tool(tmp_path: Path) -> None:
@@ -37,10 +39,13 @@ async def test_describe_repo_and_tool(tmp_path: Path) -> None:
         async with mcp_client(server) as client:
             res = await client.call_tool("describe", {})
             assert not res.is_error
-            body = json.loads(res.content[0].text)
-            assert body == res.structured_content
+            body = envelope(res)
             meta = body["meta"]
-            assert meta["request_id"] and meta["session_id"] and meta["timestamp_ms"] > 0
+            # The first answer of a session names it and its task; the request id is protocol metadata.
+            assert meta["session_id"] and meta["task_id"] and meta["task_state"] == "OPEN"
+            assert res.meta and res.meta["codeplane/request_id"].startswith("req_")
+            again = await client.call_tool("describe", {})
+            assert envelope(again)["meta"] == {}, "an ordinary answer repeats no ids"
             summary = body["result"]
             assert summary["repo_root"] == str(repo.resolve())
             assert summary["branch"] == "main"
@@ -78,14 +83,17 @@ async def test_explicit_session_id_is_echoed(tmp_path: Path) -> None:
     with running_server(repo) as server:
         async with mcp_client(server, name="same-program") as client:
             res = await client.call_tool("describe", {"session_id": "sess_mine"})
-            assert json.loads(res.content[0].text)["meta"]["session_id"] == "sess_mine"
+            assert envelope(res)["meta"]["session_id"] == "sess_mine"
             res = await client.call_tool("describe", {})
-            default = json.loads(res.content[0].text)["meta"]["session_id"]
+            default = envelope(res)["meta"]["session_id"]
             assert default != "sess_mine"
+            task = (await call(client, "get_task", {}))["task"]["task_id"]
         async with mcp_client(server, name="same-program") as client:
             res = await client.call_tool("describe", {})
-            # A reconnecting stateless client keeps its session (its budgets are not silently reset).
-            assert json.loads(res.content[0].text)["meta"]["session_id"] == default
+            # A reconnecting stateless client keeps its session (its budgets are not silently reset), so
+            # nothing is news to it.
+            assert "session_id" not in envelope(res)["meta"]
+            assert (await call(client, "get_task", {}))["task"]["task_id"] == task
 
 
 def test_rest_routes_and_repo_header(tmp_path: Path) -> None:
@@ -139,7 +147,43 @@ async def test_both_protocol_revisions_are_served(tmp_path: Path) -> None:
             async with Client(server.mcp_url, mode=mode) as client:
                 res = await client.call_tool("describe", {})
                 assert not res.is_error
-                seen[client.protocol_version] = json.loads(res.content[0].text)["meta"]["session_id"]
+                seen[client.protocol_version] = envelope(res)["meta"]["session_id"]
     assert set(seen) == {"2025-11-25", "2026-07-28"}
     assert seen["2025-11-25"].startswith("mcp_")  # identity from the MCP session header
     assert seen["2026-07-28"].startswith("client_")  # stateless: one session per client program
+
+
+async def test_read_only_profile_lists_and_serves_only_read_only_tools(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    with running_server(repo, "--profile", "read_only") as server:
+        async with mcp_client(server) as client:
+            listed = (await client.list_tools()).tools
+            assert listed and all(t.annotations and t.annotations.read_only_hint for t in listed)
+            names = {t.name for t in listed}
+            assert {"search", "read_source", "git_status", "git_diff"} <= names
+            writes = ["write_source", "git_commit", "git_stage", "git_checkout", "git_branch", "git_reset",
+                      "git_merge", "git_stash", "git_rebase", "git_push", "git_pull", "git_stage_and_commit",
+                      "refactor_apply", "run_test_targets"]
+            for tool in writes:
+                assert tool not in names
+                err = await call_error(client, tool, {"edits": [{"path": "b.py", "action": "create",
+                                                                 "content": "y = 2\n"}]}
+                                       if tool == "write_source" else {"message": "m", "all": True})
+                assert err["code"] == 1006 and err["error"] == "TOOL_NOT_IN_PROFILE", tool
+                assert err["details"]["profile"] == "read_only"
+            assert (await call(client, "describe", {}))["profile"] == "read_only"
+    assert not (repo / "b.py").exists()
+    assert git(repo, "log", "--format=%s").stdout.count("\n") == 1, "nothing was committed"
+
+
+async def test_core_profile_serves_the_loop_in_a_fraction_of_the_catalogue(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    with running_server(repo, "--set", "tools.profile=core") as server:
+        async with mcp_client(server) as client:
+            core = {t.name for t in (await client.list_tools()).tools}
+            err = await call_error(client, "git_rebase", {"action": "plan"})
+            assert err["code"] == 1006
+            err = await call_error(client, "no_such_tool", {})
+            assert err["code"] == 1004
+    assert {"search", "read_source", "write_source", "run_test_targets", "git_diff"} <= core
+    assert core <= CORE_TOOLS and len(core) <= 17

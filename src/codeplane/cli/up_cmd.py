@@ -27,6 +27,9 @@ def up(
         "--port", help="Port to bind (default: the repo's stored port; 0 = ephemeral).")] = None,
     set_: Annotated[list[str] | None, typer.Option(
         "--set", help="One-off config override, e.g. --set logging.level=debug (repeatable).")] = None,
+    profile: Annotated[str | None, typer.Option(
+        "--profile", help="Tools to serve: full (default), core (the find-read-edit-test loop) or read_only "
+                          "(same as --set tools.profile=...).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the ready announcement as JSON.")] = False,
 ) -> None:
     """Start the CodePlane server for a repository (foreground; Ctrl+C or SIGTERM to stop)."""
@@ -36,7 +39,7 @@ def up(
     with cli_errors(as_json):
         root = find_repo_root(path or Path.cwd())
         report = initialize(root)
-        ctx = resolve(root, set_)
+        ctx = resolve(root, [*(set_ or []), *([f"tools.profile={profile}"] if profile else [])])
         configure_logging(ctx.config.logging, root)
         chosen = port if port is not None else (ctx.config.server.port or report.port)
 

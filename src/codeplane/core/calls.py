@@ -94,6 +94,8 @@ class TaskMeta:
     task_state: str | None
     #: Human-readable budget use, e.g. ``mutations 3/20, test_runs 0/50``.
     budget: str | None = None
+    #: A limit is near or hit, so the answer shows ``budget`` (it is left out otherwise).
+    budget_near: bool = False
 
 
 class CallObserver(Protocol):

@@ -154,6 +154,13 @@ class GitConfig(_Section):
     diff_max_lines: int = Field(default=2000, ge=10, le=100_000)
 
 
+class ToolsConfig(_Section):
+    #: Which tools the server serves (``tools/list`` and calls): ``full`` every tool; ``core`` the
+    #: find-read-edit-test loop (fewer tokens per ``tools/list``); ``read_only`` only tools annotated
+    #: read-only, and a call to any other is refused (1006) even by name.
+    profile: Literal["full", "core", "read_only"] = "full"
+
+
 class CodePlaneConfig(_Section):
     server: ServerConfig = Field(default_factory=ServerConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
@@ -163,6 +170,7 @@ class CodePlaneConfig(_Section):
     tests: TestsConfig = Field(default_factory=TestsConfig)
     refactor: RefactorConfig = Field(default_factory=RefactorConfig)
     git: GitConfig = Field(default_factory=GitConfig)
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
 
 
 def global_config_path() -> Path:

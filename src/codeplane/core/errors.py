@@ -29,6 +29,7 @@ class ErrorCode(Enum):
     INVALID_ARGUMENTS = _Entry(1003, False, "tool arguments do not match the input schema")
     UNKNOWN_TOOL = _Entry(1004, False, "no tool with that name")
     INVALID_CURSOR = _Entry(1005, False, "cursor is malformed, expired or from another query")
+    TOOL_NOT_IN_PROFILE = _Entry(1006, False, "the server's tool profile (tools.profile) does not serve this tool")
     # 2xxx config and lifecycle
     CONFIG_PARSE_ERROR = _Entry(2001, False, "a config file is not valid YAML")
     CONFIG_INVALID_VALUE = _Entry(2002, False, "a config value is invalid")

@@ -53,7 +53,7 @@ class McpStack:
 def build_stack(services: Services) -> McpStack:
     metrics = CallMetrics()
     services.observers.append(metrics)
-    registry = ToolRegistry(all_tools(services))
+    registry = ToolRegistry(all_tools(services), profile=services.config.tools.profile)
     mcp_server = build_mcp_server(services, registry)
     # The guard in front of the staged app already enforces Host/Origin on every route; the SDK's own
     # check is left on for /mcp as a second line with the same loopback policy.

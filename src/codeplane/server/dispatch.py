@@ -10,9 +10,10 @@ Invariants:
 from __future__ import annotations
 
 import itertools
-import json
 import os
+import threading
 import time
+from collections import OrderedDict
 from typing import Any
 
 import mcp_types as types
@@ -29,6 +30,7 @@ from codeplane.core.calls import (
 from codeplane.core.clock import now_ms
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import bind_correlation, get_logger
+from codeplane.server.answers import compact_json, error_text, lean_dump, text_of
 from codeplane.server.services import Services
 from codeplane.server.tooling import ProgressFn, ToolContext, ToolRegistry, ToolResult, ToolSpec
 
@@ -38,14 +40,21 @@ _REQUEST_PREFIX = f"req_{os.getpid():x}_"
 
 #: Every tool accepts this optional argument to join an explicit session (D11).
 SESSION_ARG = "session_id"
+#: Where each answer's request id travels (protocol ``_meta``: for clients and logs, not the model).
+REQUEST_ID_META_KEY = "codeplane/request_id"
 
 
 class ResponseMeta(BaseModel):
+    """What the agent must see beside a result; lean-dumped, so an ordinary answer's meta is ``{}``.
+
+    Ids appear when they are new to the session (its first answer, a new task, a state change); the
+    budget line only when a limit is near or hit; signals and fingerprints only when set. The request
+    id, for correlating with the ledger and logs, travels in the protocol's ``_meta`` instead.
+    """
+
     model_config = ConfigDict(frozen=True)
 
-    session_id: str
-    request_id: str
-    timestamp_ms: int
+    session_id: str | None = None
     task_id: str | None = None
     task_state: str | None = None
     budget: str | None = None
@@ -54,10 +63,6 @@ class ResponseMeta(BaseModel):
     mutation_fingerprint: str | None = None
     failure_fingerprint: str | None = None
     warnings: list[str] = []
-
-
-def _canonical_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
 
 
 def new_request_id() -> str:
@@ -72,21 +77,43 @@ def _task_meta(services: Services, session_id: str) -> TaskMeta | None:
     return None
 
 
-def _meta(services: Services, session_id: str, request_id: str, notes: list[CallNotes]) -> ResponseMeta:
+class _Announcements:
+    """Which (task, state) each session was last told about, so ids are sent once, not on every answer."""
+
+    _MAX_SESSIONS = 4096
+
+    def __init__(self) -> None:
+        self._seen: OrderedDict[str, tuple[str | None, str | None]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def is_news(self, session_id: str, task_id: str | None, state: str | None) -> bool:
+        with self._lock:
+            news = self._seen.get(session_id) != (task_id, state)
+            self._seen[session_id] = (task_id, state)
+            self._seen.move_to_end(session_id)
+            while len(self._seen) > self._MAX_SESSIONS:
+                self._seen.popitem(last=False)
+            return news
+
+
+_announced = _Announcements()
+
+
+def _meta(services: Services, session_id: str, notes: list[CallNotes]) -> ResponseMeta:
     task = _task_meta(services, session_id)
 
     def first(attr: str) -> Any:
         return next((getattr(n, attr) for n in notes if getattr(n, attr) is not None), None)
 
+    news = _announced.is_news(session_id, task.task_id if task else None, task.task_state if task else None)
+    budget_shown = task is not None and (task.budget_near or task.task_state != "OPEN")
     return ResponseMeta(
-        session_id=session_id,
-        request_id=request_id,
-        timestamp_ms=now_ms(),
-        task_id=task.task_id if task else None,
-        task_state=task.task_state if task else None,
-        budget=task.budget if task else None,
-        no_op=first("no_op"),
-        non_progress=first("non_progress"),
+        session_id=session_id if news else None,
+        task_id=task.task_id if task and news else None,
+        task_state=task.task_state if task and news else None,
+        budget=task.budget if task and budget_shown else None,
+        no_op=first("no_op") or None,
+        non_progress=first("non_progress") or None,
         mutation_fingerprint=first("mutation_fingerprint"),
         failure_fingerprint=first("failure_fingerprint"),
         warnings=[w for n in notes for w in n.warnings],
@@ -106,24 +133,26 @@ def _validation_error(tool: str, exc: ValidationError) -> CodePlaneError:
     )
 
 
-def _error_result(error: CodePlaneError, meta: ResponseMeta) -> types.CallToolResult:
-    body = {"error": error.to_payload(), "meta": meta.model_dump(mode="json")}
+def _error_result(error: CodePlaneError, meta: ResponseMeta, request_id: str) -> types.CallToolResult:
+    payload = error.to_payload()
+    lean_meta = lean_dump(meta)
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=_canonical_json(body))],
+        content=[types.TextContent(type="text", text=text_of(error_text(payload), lean_meta))],
+        structured_content={"error": payload, "meta": lean_meta},
         is_error=True,
+        _meta={REQUEST_ID_META_KEY: request_id},
     )
 
 
-def _success_result(result: ToolResult, meta: ResponseMeta) -> tuple[types.CallToolResult, int]:
-    body = {"result": result.model_dump(mode="json"), "meta": meta.model_dump(mode="json")}
-    text = _canonical_json(body)
-    return (
-        types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)],
-            structured_content=body,
-            is_error=False,
-        ),
-        len(text.encode("utf-8")),
+def _success_result(spec: ToolSpec, result: ToolResult, record: dict[str, Any], meta: ResponseMeta,
+                    request_id: str) -> types.CallToolResult:
+    lean_meta = lean_dump(meta)
+    rendered = spec.render(result) if spec.render is not None else compact_json(record)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text_of(rendered, lean_meta))],
+        structured_content={"result": record, "meta": lean_meta},
+        is_error=False,
+        _meta={REQUEST_ID_META_KEY: request_id},
     )
 
 
@@ -149,6 +178,12 @@ async def dispatch(
     error: CodePlaneError | None = None
     with bind_correlation(request_id=request_id, op_id=name):
         try:
+            if spec is None and registry.withheld(name):
+                raise CodePlaneError(
+                    ErrorCode.TOOL_NOT_IN_PROFILE,
+                    f"{name} is not served under tools.profile={registry.profile}",
+                    details={"tool": name, "profile": registry.profile, "available": registry.names()},
+                )
             if spec is None:
                 raise CodePlaneError(
                     ErrorCode.UNKNOWN_TOOL,
@@ -179,7 +214,8 @@ async def dispatch(
             log.exception("tool call raised", tool=name)
             error = CodePlaneError(ErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}",
                                    details={"tool": name})
-        outcome = _outcome(info, began, result, error)
+        record = lean_dump(result) if result is not None else None
+        outcome = _outcome(info, began, result, record, error)
         notes: list[CallNotes] = []
         for observer in services.observers:
             try:
@@ -189,19 +225,23 @@ async def dispatch(
                 continue
             if note is not None:
                 notes.append(note)
-        meta = _meta(services, session_id, request_id, notes)
-        if error is not None or result is None:
-            return _error_result(error or CodePlaneError(ErrorCode.INTERNAL_ERROR), meta)
-        answer, _ = _success_result(result, meta)
-        return answer
+        meta = _meta(services, session_id, notes)
+        if error is not None or result is None or spec is None:
+            return _error_result(error or CodePlaneError(ErrorCode.INTERNAL_ERROR), meta, request_id)
+        try:
+            return _success_result(spec, result, record or {}, meta, request_id)
+        except Exception as exc:  # a renderer bug must not reach the transport
+            log.exception("rendering a tool answer failed", tool=name)
+            return _error_result(CodePlaneError(ErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}",
+                                                details={"tool": name}), meta, request_id)
 
 
-def _outcome(info: CallInfo, began: float, result: ToolResult | None,
+def _outcome(info: CallInfo, began: float, result: ToolResult | None, record: dict[str, Any] | None,
              error: CodePlaneError | None) -> CallOutcome:
     size = 0
     mutation = failure = None
     if result is not None:
-        size = len(_canonical_json(result.model_dump(mode="json")).encode("utf-8"))
+        size = len(compact_json(record).encode("utf-8"))
         if isinstance(result, ReportsMutation):
             mutation = result.mutation_report()
         if isinstance(result, ReportsTestRun):

@@ -6,57 +6,109 @@ several clients reject or mishandle ``oneOf`` in output schemas, so unions are e
 
 from __future__ import annotations
 
-import functools
-import json
 from typing import Any
 
 import mcp_types as types
 
-from codeplane.server.dispatch import SESSION_ARG, ResponseMeta
+from codeplane.server.dispatch import SESSION_ARG
 from codeplane.server.tooling import ToolRegistry, ToolSpec
 
+_PRIMITIVES = {"string", "integer", "number", "boolean"}
+#: Documents the envelope once per tool in two words; what meta may carry is in ``describe``.
+_META_SCHEMA = {"type": "object", "description": "Only what is new or needs attention: ids, budget, signals."}
 
-def _no_one_of(node: Any) -> Any:
-    if isinstance(node, dict):
-        return {("anyOf" if k == "oneOf" else k): _no_one_of(v) for k, v in node.items()
-                if k != "discriminator"}
+
+def _lean_schema(node: Any, *, output: bool) -> Any:
+    """A schema without noise: no titles, no ``oneOf`` (some clients reject it), no nullable unions
+    (lean answers never carry null, and an optional argument is simply left out), no null defaults,
+    and, for outputs, no defaults or descriptions and only never-dropped fields ``required``."""
     if isinstance(node, list):
-        return [_no_one_of(v) for v in node]
+        return [_lean_schema(item, output=output) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in ("title", "discriminator") and not isinstance(value, dict | list):
+            continue
+        if output and ((key == "description" and isinstance(value, str)) or key == "additionalProperties"):
+            continue  # the model reads the rendered text, not the output schema; programs need the shape
+        if key == "default" and (output or value is None):
+            if output:
+                out["nullable_"] = True  # dropped when equal to it, so never required
+            continue
+        if key in ("properties", "$defs", "patternProperties"):
+            out[key] = {name: _lean_schema(sub, output=output) for name, sub in value.items()}
+        else:
+            out["anyOf" if key == "oneOf" else key] = _lean_schema(value, output=output)
+    branches = out.get("anyOf")
+    if isinstance(branches, list):
+        concrete = [b for b in branches if b != {"type": "null"}]
+        if len(concrete) < len(branches):
+            out.pop("anyOf")
+            out.update(concrete[0] if len(concrete) == 1 else {"anyOf": concrete})
+            out["nullable_"] = True
+    if output and "properties" in out:
+        required = [name for name in out.get("required", []) if _never_dropped(out["properties"].get(name, {}))]
+        out.pop("required", None)
+        if required:
+            out["required"] = required
+    return out
+
+
+def _never_dropped(prop: dict[str, Any]) -> bool:
+    """A lean dump keeps a field unless it is null, empty or equal to its default (answers.lean_dump)."""
+    if prop.get("nullable_"):
+        return False
+    kind = prop.get("type")
+    return kind in _PRIMITIVES or ("enum" in prop and kind is None) or ("const" in prop and kind is None)
+
+
+def _finish(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_finish(item) for item in node]
+    if isinstance(node, dict):
+        return {k: _finish(v) for k, v in node.items() if k != "nullable_"}
     return node
 
 
 def input_schema(spec: ToolSpec) -> dict[str, Any]:
-    schema = _no_one_of(spec.params.model_json_schema())
-    schema.pop("title", None)
+    schema = _finish(_lean_schema(spec.params.model_json_schema(), output=False))
     props = schema.setdefault("properties", {})
-    props[SESSION_ARG] = {
-        "type": "string",
-        "description": "Optional explicit session to run in (joins that session's task and budgets).",
-    }
+    props[SESSION_ARG] = {"type": "string", "description": "Run in this explicit session (its task and budgets)."}
     schema["additionalProperties"] = False
     return dict(schema)
 
 
-@functools.cache
-def _meta_schema() -> str:
-    # The same for every tool; generating it 41 times was a tenth of the server's boot.
-    return json.dumps(_no_one_of(ResponseMeta.model_json_schema(ref_template="#/$defs/{model}")))
+#: Object levels an output schema spells out: the result's own fields; records nested in them are just
+#: ``object`` (``describe`` and the answers show them). Full depth cost 90k characters over 41 tools, in
+#: every ``tools/list``, for what no model reads (it reads the text) and no program needs to parse JSON.
+OUTPUT_SCHEMA_DEPTH = 1
+
+
+def _inline(node: Any, defs: dict[str, Any], depth: int) -> Any:
+    if isinstance(node, list):
+        return [_inline(item, defs, depth) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        target = defs[node["$ref"].rsplit("/", 1)[-1]]
+        return _inline(target, defs, depth)
+    if "properties" in node:
+        if depth <= 0:
+            return {"type": "object"}
+        props = {name: _inline(sub, defs, depth - 1) for name, sub in node["properties"].items()}
+        return {**{k: v for k, v in node.items() if k != "properties"}, "properties": props}
+    return {k: _inline(v, defs, depth) for k, v in node.items()}
 
 
 def output_schema(spec: ToolSpec) -> dict[str, Any]:
-    result = _no_one_of(spec.result.model_json_schema(ref_template="#/$defs/{model}"))
-    meta: dict[str, Any] = json.loads(_meta_schema())
-    defs: dict[str, Any] = {}
-    defs.update(result.pop("$defs", {}))
-    defs.update(meta.pop("$defs", {}))
-    schema: dict[str, Any] = {
+    result = _finish(_lean_schema(spec.result.model_json_schema(ref_template="#/$defs/{model}"), output=True))
+    defs: dict[str, Any] = result.pop("$defs", {})
+    return {
         "type": "object",
-        "properties": {"result": result, "meta": meta},
+        "properties": {"result": _inline(result, defs, OUTPUT_SCHEMA_DEPTH), "meta": _META_SCHEMA},
         "required": ["result", "meta"],
     }
-    if defs:
-        schema["$defs"] = dict(sorted(defs.items()))
-    return schema
 
 
 def mcp_tool(spec: ToolSpec) -> types.Tool:

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from codeplane.server.answers import Renderer
+
 if TYPE_CHECKING:
     from codeplane.server.services import Services
 
@@ -29,6 +31,21 @@ class ToolResult(BaseModel):
     """Base for every tool's output model."""
 
     model_config = ConfigDict(frozen=True)
+
+
+#: Longest tool description in ``tools/list`` (characters); whole sentences only.
+BRIEF_CHARS = 300
+
+
+def brief(summary: str) -> str:
+    text = " ".join(summary.split())
+    if len(text) <= BRIEF_CHARS:
+        return text
+    cut = 0
+    for index, char in enumerate(text[:BRIEF_CHARS]):
+        if char in ".;" and (index + 1 == len(text) or text[index + 1] == " "):
+            cut = index + 1
+    return text[:cut] if cut else text[:BRIEF_CHARS].rsplit(" ", 1)[0] + " …"
 
 
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
@@ -86,25 +103,47 @@ class ToolSpec:
     #: Content-free summary of the arguments for the ledger (e.g. ``action=delete``); never file contents.
     detail_for: Callable[[Any], str] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: The text the model reads (``server/answers.py``); ``None`` = the lean record as compact JSON.
+    render: Renderer | None = None
 
     def description(self) -> str:
-        parts = [self.summary.strip()]
-        if self.when_to_use:
-            parts.append("Use when: " + "; ".join(self.when_to_use) + ".")
-        if self.when_not_to_use:
-            parts.append("Do not use when: " + "; ".join(self.when_not_to_use) + ".")
-        return "\n\n".join(parts)
+        """What ``tools/list`` shows: the summary's leading sentences, up to :data:`BRIEF_CHARS`.
+
+        Every ``tools/list`` costs the model the whole catalogue, so it gets what a tool does and when to
+        reach for it; ``describe(action='tool')`` has the full summary, when (not) to use it and examples.
+        """
+        return brief(self.summary)
+
+
+#: ``tools.profile = core``: the find-read-edit-test-commit loop. Everything else stays one profile away.
+CORE_TOOLS = frozenset({
+    "describe", "search", "read_source", "list_files", "map_repo", "write_source", "run_test_targets",
+    "get_test_run", "git_status", "git_diff", "git_stage_and_commit", "refactor_rename", "refactor_apply",
+    "semantic_diff", "lint_check",
+})
+Profile = Literal["full", "core", "read_only"]
+
+
+def _served(spec: ToolSpec, profile: Profile) -> bool:
+    if profile == "core":
+        return spec.name in CORE_TOOLS
+    if profile == "read_only":
+        return spec.read_only
+    return True
 
 
 class ToolRegistry:
-    """All tools, in a deterministic order (category, then name)."""
+    """The tools a server serves under its profile, in a deterministic order (category, then name)."""
 
-    def __init__(self, specs: list[ToolSpec]) -> None:
+    def __init__(self, specs: list[ToolSpec], profile: Profile = "full") -> None:
         names = [s.name for s in specs]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise ValueError(f"duplicate tool names: {duplicates}")
-        self._specs = {s.name: s for s in sorted(specs, key=lambda s: (s.category, s.name))}
+        ordered = sorted(specs, key=lambda s: (s.category, s.name))
+        self.profile: Profile = profile
+        self._specs = {s.name: s for s in ordered if _served(s, profile)}
+        self._withheld = frozenset(s.name for s in ordered if not _served(s, profile))
 
     def __iter__(self) -> Any:
         return iter(self._specs.values())
@@ -114,6 +153,10 @@ class ToolRegistry:
 
     def get(self, name: str) -> ToolSpec | None:
         return self._specs.get(name)
+
+    def withheld(self, name: str) -> bool:
+        """A tool that exists but the profile does not serve (answered 1006, not 1004)."""
+        return name in self._withheld
 
     def names(self) -> list[str]:
         return list(self._specs)

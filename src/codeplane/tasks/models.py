@@ -6,6 +6,9 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
+#: From this share of any limit on, every answer's ``meta`` shows the budget line (issue 16: only then).
+NEAR_LIMIT_SHARE = 0.8
+
 
 class TaskState(StrEnum):
     """Lifecycle states (§12.2). Every ``CLOSED_*`` state is final: tasks are never reopened."""
@@ -96,6 +99,13 @@ class TaskRecord:
         return (f"mutations {self.mutation_count}/{self.limits.max_mutations}, "
                 f"test_runs {self.test_run_count}/{self.limits.max_test_runs}")
 
+    def near_limit(self, now_ms: int, share: float = NEAR_LIMIT_SHARE) -> bool:
+        """Whether any limit is used up to ``share`` (the point from which every answer shows the budget)."""
+        elapsed = max(0, now_ms - self.opened_at_ms) / 1000
+        return (self.mutation_count >= share * self.limits.max_mutations
+                or self.test_run_count >= share * self.limits.max_test_runs
+                or elapsed >= share * self.limits.max_duration_sec)
+
     def to_public(self, now_ms: int) -> dict[str, Any]:
         """The §12.2 shape, as ``get_task`` and ``cpl status`` show it."""
         remaining = max(0, self.deadline_ms - now_ms) // 1000 if self.state is TaskState.OPEN else 0
@@ -125,6 +135,9 @@ class ReadUse:
     bytes: int = 0
     calls: int = 0
     resets: int = 0
+
+    def near_limit(self, limits: ReadLimits, share: float = NEAR_LIMIT_SHARE) -> bool:
+        return self.calls >= share * limits.max_calls or self.bytes >= share * limits.max_bytes
 
     def line(self, limits: ReadLimits) -> str:
         return f"read_calls {self.calls}/{limits.max_calls}, read_bytes {self.bytes}/{limits.max_bytes}"

@@ -198,7 +198,9 @@ class TaskTracker:
             session = self._sessions.get(session_id)
             if session is None:
                 return None
-            return TaskMeta(session.task.task_id, session.task.state.value, self._budget_line(session))
+            near = (session.task.near_limit(self._clock())
+                    or session.read.near_limit(self.settings.read_limits))
+            return TaskMeta(session.task.task_id, session.task.state.value, self._budget_line(session), near)
 
     # -- task tools ------------------------------------------------------------------------------
 

@@ -157,6 +157,10 @@ class RunRecord:
                     for case in final.cases:
                         counts[case.outcome] += 1
                     counts["passed"] += final.unlisted_passed
+                    if outcome in ("error", "timeout") and not any(c.failing for c in final.cases):
+                        # A collection error or a hang has no failing case to count; the run's counts
+                        # must still say something went wrong (an agent reads counts first).
+                        counts["error"] += 1
             return RunSnapshot(
                 run_id=self.run_id, state=self._state, progress_percentage=self._percentage(),
                 last_progress_at=self._last_progress, started_at=self._started, finished_at=self._finished,

@@ -36,6 +36,8 @@ class DescribeResult(ToolResult):
     detached: bool | None = None
     index_status: str | None = None
     tool_count: int | None = None
+    #: tools.profile: which tools this server serves (full, core, read_only).
+    profile: str | None = None
     tools: list[str] = []
     status: dict[str, Any] = {}
     # action=tool
@@ -80,7 +82,7 @@ async def _describe(ctx: ToolContext, params: DescribeParams) -> DescribeResult:
         action="repo", repo_root=str(services.root), repo_id=services.repo_id, api_version=API_VERSION,
         language=str(language) if language else "unknown", branch=head.branch, head=head.head,
         detached=head.detached, index_status=str(index_state or "unknown"),
-        tool_count=len(ctx.registry), tools=ctx.registry.names(), status=status,
+        tool_count=len(ctx.registry), profile=ctx.registry.profile, tools=ctx.registry.names(), status=status,
     )
 
 

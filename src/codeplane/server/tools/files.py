@@ -132,11 +132,46 @@ async def _list_files(ctx: ToolContext, params: ListFilesParams) -> ListFilesRes
                            epoch=index.epoch)
 
 
+def render_read_source(result: ReadSourceResult) -> str:
+    """Each file as a one-line header (path, lines shown of total, sha256, language) and its text."""
+    parts = []
+    for f in result.files:
+        head = f"== {f.path} {f.range[0]}-{f.range[1]}/{f.line_count} sha256={f.file_sha256}"
+        if f.partial:
+            head += " (partial)"
+        body = f.content if f.content.endswith("\n") or not f.content else f.content + "\n"
+        parts.append(f"{head}\n{body}")
+    if result.cursor:
+        parts.append(f"more: cursor {result.cursor}\n")
+    return "".join(parts).rstrip("\n")
+
+
+def render_read_full(result: ReadFileFullResult) -> str:
+    head = f"== {result.path} {result.line_count} lines {result.size} bytes sha256={result.file_sha256}"
+    if result.content is None:
+        return f"{head}\n{result.message or ''}".rstrip()
+    return f"{head}\n{result.content}".rstrip("\n")
+
+
+def render_list_files(result: ListFilesResult) -> str:
+    """``ls``-like: one entry per line (dirs end in ``/`` with their file count), a total, the cursor."""
+    lines = [f"{len(result.entries)} of {result.total} entries under {result.path or '.'} @epoch {result.epoch}"
+             + (f"; next cursor: {result.next_cursor}" if result.next_cursor else "")]
+    for e in result.entries:
+        if e.type == "dir":
+            lines.append(f"{e.path}/  {e.file_count} files {e.size} B")
+        else:
+            extra = f" {e.line_count}L" if e.line_count is not None else ""
+            kind = f" {e.kind}" if e.kind and e.kind != "text" else ""
+            lines.append(f"{e.path}  {e.size} B{extra}{kind}")
+    return "\n".join(lines)
+
+
 def tools(services: Services) -> list[ToolSpec]:
     return [
         ToolSpec(
             name="read_source", category="files", params=ReadSourceParams, result=ReadSourceResult,
-            handler=_read_source, kind="read",
+            handler=_read_source, kind="read", render=render_read_source,
             summary=("Read line ranges of one or more files. Returns the text with its line endings, the language, "
                      "the line count and file_sha256 (SHA-256 of the exact bytes on disk, the precondition "
                      "write_source checks). At most max_bytes per call; has_more/cursor continue."),
@@ -150,7 +185,7 @@ def tools(services: Services) -> list[ToolSpec]:
         ),
         ToolSpec(
             name="read_file_full", category="files", params=ReadFileFullParams, result=ReadFileFullResult,
-            handler=_read_file_full, kind="read",
+            handler=_read_file_full, kind="read", render=render_read_full,
             summary=("Read a whole file, gated: without confirm it returns size, line count and file_sha256 only; "
                      f"with confirm: true the content (files up to {FULL_READ_MAX_BYTES} bytes)."),
             when_to_use=("you really need the entire file, e.g. a short config file",),
@@ -161,7 +196,7 @@ def tools(services: Services) -> list[ToolSpec]:
         ),
         ToolSpec(
             name="list_files", category="files", params=ListFilesParams, result=ListFilesResult,
-            handler=_list_files, kind="read",
+            handler=_list_files, kind="read", render=render_list_files,
             summary=("List files of the repository (the indexed universe: .cplignore and build/vendor directories "
                      "excluded) under a directory, with language, size and line count; depth folds deeper files "
                      "into directory entries; paginated."),

@@ -136,6 +136,34 @@ async def _search(ctx: ToolContext, params: SearchParams) -> SearchResult:
     return await anyio.to_thread.run_sync(handler, ctx.services, params)
 
 
+def _hit_line(hit: SearchHit) -> str:
+    """``path:line:col: text`` like ``rg -n --column``; symbol modes say what the hit is before the text."""
+    tags = []
+    if hit.symbol is not None:
+        sym = hit.symbol
+        tags.append(f"{sym.kind} {sym.qualified_name or sym.name}" + (f" #{sym.def_uid}" if sym.def_uid else ""))
+    if hit.role:
+        tags.append(hit.role + (f" {hit.ref_tier}" if hit.ref_tier else ""))
+    prefix = f"{hit.path}:{hit.line}:{hit.column}: "
+    if tags:
+        prefix += f"[{'; '.join(tags)}] "
+    lines = [f"{hit.path}-{hit.line - len(hit.context_before) + i}-{text}"
+             for i, text in enumerate(hit.context_before)]
+    lines.append(prefix + (hit.snippet or "").rstrip("\r\n"))
+    lines += [f"{hit.path}-{hit.line + 1 + i}-{text}" for i, text in enumerate(hit.context_after)]
+    return "\n".join(lines)
+
+
+def render_search(result: SearchResult) -> str:
+    total = result.pagination.total_estimate
+    head = f"{len(result.results)} of {total if total is not None else '?'} hits @epoch {result.epoch}"
+    if result.truncated:
+        head += " (truncated)"
+    if result.pagination.next_cursor:
+        head += f"; next cursor: {result.pagination.next_cursor}"
+    return "\n".join([head, *(_hit_line(hit) for hit in result.results)])
+
+
 def tools(services: Services) -> list[ToolSpec]:
     return [
         ToolSpec(
@@ -150,6 +178,7 @@ def tools(services: Services) -> list[ToolSpec]:
             params=SearchParams,
             result=SearchResult,
             handler=_search,
+            render=render_search,
             kind="read",
             when_to_use=("finding where an identifier or string occurs (syntax='identifier' for `rg -w` "
                          "semantics)", "locating code before reading it with read_source",

@@ -24,6 +24,7 @@ from codeplane.server.tools.tests_models import (
     TargetModel,
     TestRunResult,
     render_run,
+    render_test_run,
 )
 from codeplane.testing import TestingService
 from codeplane.testing.paging import page, query_key
@@ -76,8 +77,9 @@ class RunParams(ToolParams):
 class GetRunParams(ToolParams):
     run_id: str
     wait_sec: float = Field(default=0.0, ge=0, le=_MAX_WAIT, description="Wait up to this long for it to finish.")
-    include: Literal["summary", "cases"] = Field(
-        default="summary", description="'cases' pages through every case of the final attempts.")
+    include: Literal["summary", "targets", "cases"] = Field(
+        default="summary", description=("summary: failing targets and cases only; targets: every target with "
+                                        "its attempts; cases: every case of the final attempts (paged)."))
     cursor: str | None = None
     limit: int = Field(default=100, ge=1, le=500)
 
@@ -213,7 +215,7 @@ def tools(services: Services) -> list[ToolSpec]:
         ),
         ToolSpec(
             name="run_test_targets", category="tests", kind="test", handler=_run,
-            params=RunParams, result=TestRunResult,
+            params=RunParams, result=TestRunResult, render=render_test_run,
             summary=("Run test targets in parallel (cost-balanced batches, one runner process per worker), "
                      "each with a timeout; failed targets are re-run once and fail-then-pass is reported as "
                      "flaky. Returns per-case results parsed from the runner's machine-readable output, a "
@@ -233,7 +235,7 @@ def tools(services: Services) -> list[ToolSpec]:
         ),
         ToolSpec(
             name="get_test_run", category="tests", kind="read", handler=_get,
-            params=GetRunParams, result=TestRunResult,
+            params=GetRunParams, result=TestRunResult, render=render_test_run,
             summary=("The state of a test run: state (queued, running, passed, failed, cancelled, timed_out), "
                      "progress_percentage, last_progress_at, per-target outcomes and attempts, failures with "
                      "bounded tracebacks, flaky cases, fingerprint, artifacts. Waits up to wait_sec for it to end; "
@@ -245,7 +247,7 @@ def tools(services: Services) -> list[ToolSpec]:
         ToolSpec(
             # meta: stopping work must stay possible even when the task's budgets refuse everything else.
             name="cancel_test_run", category="tests", kind="meta", handler=_cancel,
-            params=CancelRunParams, result=TestRunResult,
+            params=CancelRunParams, result=TestRunResult, render=render_test_run,
             summary=("Cancel a queued or running test run: every runner process group is killed and the run ends "
                      "in state 'cancelled' (not 'failed'); targets that never finished are 'cancelled'."),
             when_to_use=("a run is no longer needed or hangs",),

@@ -13,6 +13,8 @@ from codeplane.testing.paging import page, query_key
 MAX_FAILURES = 25
 MAX_ARTIFACTS = 100
 MAX_MATCHES = 500
+#: A traceback or a target's message inline, at most (characters); the tail is kept, where the error is.
+MAX_DETAIL_CHARS = 1500
 _OUTCOME_ORDER = {"timeout": 0, "error": 1, "failed": 2, "flaky": 3, "cancelled": 4, "not_run": 5, "skipped": 6,
                   "passed": 7}
 
@@ -87,8 +89,14 @@ class CaseModel(ToolResult):
     @classmethod
     def from_case(cls, case: CaseResult, *, detail: bool = True) -> CaseModel:
         return cls(case_id=case.case_id, target_id=case.target_id, outcome=case.outcome, duration_s=case.duration_s,
-                   message=case.message, exception_type=case.exception_type,
-                   traceback=case.traceback if detail else "")
+                   message=bounded(case.message), exception_type=case.exception_type,
+                   traceback=bounded(case.traceback) if detail else "")
+
+
+def bounded(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    return "… " + text[len(text) - limit + 2:]
 
 
 class ArtifactModel(ToolResult):
@@ -105,7 +113,8 @@ class AttemptModel(ToolResult):
     outcome: str
     duration_s: float
     exit_code: int | None
-    message: str
+    #: Empty when it is the previous attempt's message again (a re-run failing the same way).
+    message: str = ""
     cases: int
     #: Cases this attempt ran: fewer than ``cases`` for pytest's in-process re-run of the failed ones.
     cases_run: int
@@ -152,6 +161,7 @@ class TestRunResult(ToolResult):
     counts: CountsModel
     #: Targets per outcome (``passed``, ``failed``, ``flaky``, ``timeout``, ...).
     target_outcomes: dict[str, int]
+    #: Targets that did not pass (every target with include='targets'); passing ones are in target_outcomes.
     targets: list[TargetRunModel]
     targets_total: int
     failures: list[CaseModel]
@@ -166,14 +176,65 @@ class TestRunResult(ToolResult):
     poll_hint: str | None = None
 
 
+def render_test_run(result: TestRunResult) -> str:
+    """One summary line, then what did not pass: failing targets (their message once), failing cases with a
+    bounded traceback, flaky cases; passing targets only as counts."""
+    c = result.counts
+    tallies = ", ".join(f"{n} {name}" for name, n in (("passed", c.passed), ("failed", c.failed),
+                                                        ("error", c.error), ("skipped", c.skipped),
+                                                        ("xfail", c.xfail)) if n)
+    targets = ", ".join(f"{n} {k}" for k, n in result.target_outcomes.items())
+    head = (f"run {result.run_id} {result.state} {result.progress_percentage:.0f}% in {result.duration_s:.1f}s: "
+            f"{tallies or 'no cases'} (targets: {targets or 'none'})")
+    if result.fingerprint:
+        head += f" fingerprint={result.fingerprint}"
+    lines = [head]
+    if result.message:
+        lines.append(result.message)
+    for target in result.targets:
+        lines.append(f"{target.outcome.upper()} {target.target_id} [{target.runner}]")
+        for a in target.attempts:
+            arts = f" artifacts: {' '.join(a.artifacts)}" if a.artifacts else ""
+            same = "" if a.message or a.number == 1 else " (same message as before)"
+            lines.append(f"  attempt {a.number}: {a.outcome}, {a.failing_cases}/{a.cases_run} failing{same}{arts}")
+            if a.message:
+                lines.append("    " + a.message.rstrip().replace("\n", "\n    "))
+    for case in result.failures:
+        detail = f": {case.exception_type}" if case.exception_type else ""
+        lines.append(f"{case.outcome.upper()} {case.case_id}{detail} {case.message.strip()}".rstrip())
+        if case.traceback:
+            lines.append("    " + case.traceback.rstrip().replace("\n", "\n    "))
+    if result.failures_total > len(result.failures):
+        lines.append(f"… {result.failures_total - len(result.failures)} more failing cases: "
+                     f"get_test_run(run_id={result.run_id!r}, include='cases')")
+    if result.flaky:
+        lines.append("flaky: " + " ".join(result.flaky))
+    for case in result.cases:
+        lines.append(f"{case.outcome} {case.case_id} {case.duration_s:.3f}s")
+    for art in result.artifacts:
+        lines.append(f"artifact {art.artifact_id} {art.kind} {art.path}")
+    if result.next_cursor:
+        lines.append(f"next cursor: {result.next_cursor}")
+    if result.poll_hint:
+        lines.append(result.poll_hint)
+    return "\n".join(lines)
+
+
 def _attempt(record: TargetRecord) -> list[AttemptModel]:
-    return [AttemptModel(number=a.number, batch_id=a.batch_id, outcome=a.result.outcome,
-                         duration_s=a.result.duration_s, exit_code=a.result.exit_code, message=a.result.message,
-                         cases=len(a.result.cases) + a.result.unlisted_passed,
-                         cases_run=(a.result.cases_run if a.result.cases_run is not None
-                                    else len(a.result.cases) + a.result.unlisted_passed),
-                         failing_cases=sum(1 for c in a.result.cases if c.failing),
-                         artifacts=[x.artifact_id for x in a.artifacts]) for a in record.attempts]
+    models = []
+    previous = None
+    for a in record.attempts:
+        message = a.result.message
+        models.append(AttemptModel(
+            number=a.number, batch_id=a.batch_id, outcome=a.result.outcome, duration_s=a.result.duration_s,
+            exit_code=a.result.exit_code, message="" if message == previous else bounded(message),
+            cases=len(a.result.cases) + a.result.unlisted_passed,
+            cases_run=(a.result.cases_run if a.result.cases_run is not None
+                       else len(a.result.cases) + a.result.unlisted_passed),
+            failing_cases=sum(1 for c in a.result.cases if c.failing),
+            artifacts=[x.artifact_id for x in a.artifacts]))
+        previous = message
+    return models
 
 
 def render_run(snapshot: RunSnapshot, *, include: str = "summary", cursor: str | None = None,
@@ -192,8 +253,14 @@ def render_run(snapshot: RunSnapshot, *, include: str = "summary", cursor: str |
         chunk, next_cursor = page(every, key=key, cursor=cursor, limit=limit)
         cases = [CaseModel.from_case(c, detail=c.failing) for c in chunk]
         targets_page = ordered[:limit]
-    else:
+    elif include == "targets":
         targets_page, next_cursor = page(ordered, key=key, cursor=cursor, limit=limit)
+    else:
+        # An answer scales with what failed, not with the suite: passing targets are counts only.
+        unsettled = [r for r in ordered if r.outcome != "passed"]
+        targets_page, next_cursor = page(unsettled, key=key, cursor=cursor, limit=limit)
+    listed_artifacts = {x.artifact_id for r in targets_page for a in r.attempts for x in a.artifacts}
+    artifacts = [a for a in snapshot.artifacts if include != "summary" or a.artifact_id in listed_artifacts]
     outcomes: dict[str, int] = {}
     for record in snapshot.targets:
         outcomes[record.outcome] = outcomes.get(record.outcome, 0) + 1
@@ -217,8 +284,8 @@ def render_run(snapshot: RunSnapshot, *, include: str = "summary", cursor: str |
         "flaky": sorted(c for r in snapshot.targets for c in r.flaky_cases)[:MAX_FAILURES],
         "fingerprint": snapshot.fingerprint,
         "artifacts": [ArtifactModel(kind=a.kind, artifact_id=a.artifact_id, path=a.path, sha256=a.sha256,
-                                    bytes=a.bytes) for a in snapshot.artifacts[:MAX_ARTIFACTS]],
-        "artifacts_total": len(snapshot.artifacts),
+                                    bytes=a.bytes) for a in artifacts[:MAX_ARTIFACTS]],
+        "artifacts_total": len(artifacts),
         "cases": cases, "next_cursor": next_cursor,
         "poll_hint": None if snapshot.finished else (
             f"still {snapshot.state}; call get_test_run(run_id={snapshot.run_id!r}, wait_sec=30) to wait for it, "

@@ -141,6 +141,31 @@ def _detail(params: WriteSourceParams) -> str:
     return f"edits={len(params.edits)} actions={','.join(actions)} dry_run={str(params.dry_run).lower()}"
 
 
+_ACTION_MARK = {"created": "A", "create": "A", "updated": "M", "update": "M", "deleted": "D", "delete": "D",
+                "moved": "R", "move": "R"}
+
+
+def render_write(result: WriteSourceResult) -> str:
+    """A diffstat: the summary, then ``M path +a -d sha256=<new>`` per file; the dry run's diff follows."""
+    delta = result.delta
+    lines = [f"{result.summary} [mutation {delta.mutation_id}]"]
+    for f in delta.files:
+        mark = _ACTION_MARK.get(str(f.action), str(f.action))
+        name = f"{f.old_path} -> {f.path}" if f.old_path else f.path
+        sha = f" sha256={f.new_sha256}" if f.new_sha256 else ""
+        extra = "".join(f"; line {c.original.start_line} re-anchored to {c.corrected.start_line}"
+                        for c in f.line_corrections)
+        lines.append(f"{mark} {name} +{f.insertions} -{f.deletions}{sha}{extra}")
+    if delta.symbols_changed:
+        lines.append("symbols: " + ", ".join(delta.symbols_changed))
+    if delta.tests_affected:
+        lines.append("tests affected: " + " ".join(delta.tests_affected))
+    lines += [f"warning: {w}" for w in delta.warnings]
+    if delta.diff:
+        lines.append(delta.diff.rstrip("\n") + ("\n… diff truncated" if delta.diff_truncated else ""))
+    return "\n".join(lines)
+
+
 def tools(services: Services) -> list[ToolSpec]:
     return [
         ToolSpec(
@@ -155,6 +180,7 @@ def tools(services: Services) -> list[ToolSpec]:
             params=WriteSourceParams,
             result=WriteSourceResult,
             handler=_write_source,
+            render=render_write,
             kind="mutation",
             kind_for=_kind,
             detail_for=_detail,

@@ -1,0 +1,67 @@
+"""What an answer costs the agent: lean structured records and text written for a model.
+
+Clients show the model the *text* content of a tool result; ``structuredContent`` is for programs. So
+each answer has two faces, built here from one result model:
+
+- **structured** (``{"result", "meta"}``): the typed record of the tool's output schema, *lean*: no null,
+  no empty list/object, no field equal to its declared default. Absence means "the default"; the output
+  schemas say so by never listing such fields as required (``schema.py``).
+- **text**: the tool's :data:`Renderer` (``search`` hits as ``path:line:col: text``, a read as its content
+  under a one-line header, …) or, for a tool without one, the lean record as compact JSON. Every id,
+  cursor, hash and fingerprint of the record must appear in the text, because the next call needs them
+  and the model sees only the text (a test checks this for every tool). Then one ``meta:`` line, only
+  when meta has something to say.
+
+Errors render as ``error <code> <NAME> (retryable): message`` plus the details as compact JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel
+
+#: Compact text for the model from the result model. Pure; must carry every id, cursor and hash.
+Renderer = Callable[[Any], str]
+
+
+def compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def lean(value: Any) -> Any:
+    """Drop ``None``, empty lists and empty objects from every object, recursively (list items stay)."""
+    if isinstance(value, dict):
+        out = {}
+        for key, raw in value.items():
+            item = lean(raw)
+            if item is None or (isinstance(item, list | dict) and not item):
+                continue
+            out[key] = item
+        return out
+    if isinstance(value, list):
+        return [lean(item) for item in value]
+    return value
+
+
+def lean_dump(model: BaseModel) -> dict[str, Any]:
+    """The structured face of a result: JSON-ready, without null, empty or default-valued fields."""
+    dumped: dict[str, Any] = lean(model.model_dump(mode="json", exclude_none=True, exclude_defaults=True))
+    return dumped
+
+
+def text_of(rendered: str, meta: dict[str, Any]) -> str:
+    if not meta:
+        return rendered
+    return f"{rendered}\nmeta: {compact_json(meta)}" if rendered else f"meta: {compact_json(meta)}"
+
+
+def error_text(payload: dict[str, Any]) -> str:
+    head = f"error {payload['code']} {payload['error']}"
+    if payload.get("retryable"):
+        head += " (retryable)"
+    text = f"{head}: {payload.get('message', '')}"
+    details = lean(payload.get("details") or {})
+    return f"{text}\ndetails: {compact_json(details)}" if details else text

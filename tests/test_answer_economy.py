@@ -1,0 +1,171 @@
+"""Issue 16: every tool's answer is lean, its text carries every handle the next call needs, and no answer
+is large without a cursor. Driven through the real server with the official client, tool by tool."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.builders import answer_text, envelope, git, make_repo, mcp_client, running_server
+
+pytestmark = pytest.mark.anyio
+
+#: Keys whose values a next call passes back: they must appear in the text the model reads.
+_HANDLE_KEYS = {"cursor", "next_cursor", "def_uid", "file_sha256", "new_sha256", "fingerprint",
+                "mutation_fingerprint", "failure_fingerprint", "recovery_point", "oid"}
+_NOT_HANDLES = {"batch_id", "request_id"}
+_MAX_TEXT_WITHOUT_CURSOR = 16 * 1024
+
+_FILES = {
+    "pyproject.toml": "[project]\nname = 'pkg'\n\n[tool.pytest.ini_options]\ntestpaths = ['tests']\n",
+    "pkg/__init__.py": "",
+    "pkg/util.py": "def helper(x, scale=2):\n    return x * scale\n\n\nLIMIT = 3\n",
+    "pkg/app.py": "from pkg.util import helper\n\n\ndef main():\n    return helper(1)\n",
+    "tests/test_app.py": "from pkg.app import main\n\n\ndef test_main():\n    assert main() == 2\n\n\n"
+                         "def test_fails():\n    assert main() == 3\n",
+    "README.md": "# pkg\n",
+}
+
+
+def _handles(value: Any, key: str = "") -> Iterator[tuple[str, str]]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _handles(v, k)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _handles(item, key)
+    elif isinstance(value, str) and key not in _NOT_HANDLES and (key in _HANDLE_KEYS or key.endswith("_id")):
+        yield key, value
+
+
+def _empties(value: Any, where: str = "") -> Iterator[str]:
+    """Fields a lean answer must not carry: null, [] or {}."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if v is None or v == [] or v == {}:
+                yield f"{where}.{k}"
+            yield from _empties(v, f"{where}.{k}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _empties(item, f"{where}[{i}]")
+
+
+def _has_cursor(value: Any) -> bool:
+    return any(k in ("cursor", "next_cursor") for k, _ in _handles(value))
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = make_repo(tmp_path / "repo", _FILES)
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(root, "remote", "add", "origin", str(bare))
+    git(root, "push", "-q", "origin", "main")
+    return root
+
+
+async def test_every_tool_answers_lean_with_its_handles_in_the_text(repo: Path) -> None:
+    seen: dict[str, str] = {}
+    with running_server(repo) as server:
+        async with mcp_client(server) as client:
+            listed = {t.name for t in (await client.list_tools()).tools}
+
+            async def check(tool: str, args: dict[str, Any]) -> dict[str, Any]:
+                res = await client.call_tool(tool, args)
+                body, text = envelope(res), answer_text(res)
+                seen[tool] = "error" if res.is_error else "ok"
+                if res.is_error:
+                    err = body["error"]
+                    assert text.startswith(f"error {err['code']} {err['error']}"), (tool, text)
+                    return {}
+                record = body["result"]
+                for key, value in _handles(record):
+                    assert value in text, f"{tool}: {key}={value} is missing from the text:\n{text}"
+                assert not list(_empties(record)), (tool, list(_empties(record)))
+                assert len(text.encode()) <= _MAX_TEXT_WITHOUT_CURSOR or _has_cursor(record), tool
+                return dict(record)
+
+            await check("describe", {})
+            await check("describe", {"action": "tool", "name": "search"})
+            await check("map_repo", {})
+            await check("list_files", {"limit": 2})
+            page = await check("search", {"query": "helper", "syntax": "identifier", "limit": 1})
+            assert page["pagination"]["next_cursor"]
+            await check("search", {"query": "helper", "cursor": page["pagination"]["next_cursor"],
+                                   "syntax": "identifier", "limit": 1})
+            await check("search", {"query": "helper", "mode": "symbol"})
+            await check("search", {"query": "pkg.util.helper", "mode": "references"})
+            read = await check("read_source", {"targets": [{"path": "pkg/util.py"}]})
+            sha = read["files"][0]["file_sha256"]
+            await check("read_file_full", {"path": "README.md", "confirm": True})
+            await check("write_source", {"edits": [{"path": "pkg/util.py", "action": "update", "old_text": "scale=2",
+                                                    "new_text": "scale=2 ", "expected_file_sha256": sha}],
+                                         "dry_run": True})
+            wrote = await check("write_source", {"edits": [{"path": "pkg/util.py", "action": "update",
+                                                            "old_text": "LIMIT = 3", "new_text": "LIMIT = 4",
+                                                            "expected_file_sha256": sha}]})
+            assert wrote["applied"] and wrote["delta"]["mutation_id"]
+            await check("discover_test_targets", {})
+            await check("inspect_affected_tests", {"changed_files": ["pkg/util.py"]})
+            run = await check("run_test_targets", {"targets": ["tests/test_app.py"], "wait_sec": 120})
+            assert run["state"] == "failed" and run["fingerprint"]
+            await check("get_test_run", {"run_id": run["run_id"]})
+            await check("get_test_run", {"run_id": run["run_id"], "include": "cases"})
+            await check("cancel_test_run", {"run_id": run["run_id"], "wait_sec": 0})
+            await check("git_status", {})
+            await check("git_diff", {})
+            await check("git_log", {"limit": 5})
+            await check("git_history", {"path": "pkg/util.py"})
+            await check("git_inspect", {})
+            await check("git_inspect", {"action": "blame", "path": "pkg/util.py"})
+            await check("git_branch", {})
+            await check("git_branch", {"action": "create", "name": "side"})
+            await check("git_stage", {"paths": ["pkg/util.py"]})
+            await check("git_commit", {"message": "bump limit"})
+            (repo / "pkg" / "app.py").write_text("from pkg.util import helper\n\n\ndef main():\n    return helper(1)\n#\n")
+            await check("git_stash", {"action": "push"})
+            await check("git_stash", {"action": "list"})
+            await check("git_stash", {"action": "pop"})
+            await check("git_stage_and_commit", {"all": True, "message": "comment"})
+            await check("git_remote", {})
+            await check("git_push", {"remote": "origin"})
+            await check("git_pull", {"remote": "origin", "branch": "main"})
+            await check("git_submodule", {})
+            await check("git_worktree", {})
+            await check("git_rebase", {"action": "plan", "upstream": "side"})
+            await check("git_merge", {"ref": "side"})
+            await check("git_checkout", {"ref": "side"})
+            await check("git_checkout", {"ref": "main"})
+            await check("git_reset", {"ref": "HEAD", "mode": "soft"})
+            renamed = await check("refactor_rename", {"symbol": "pkg.util.helper", "new_name": "assist"})
+            await check("refactor_inspect", {"refactor_id": renamed["refactor_id"]})
+            await check("refactor_impact", {"target": "pkg.util.helper"})
+            moved = await check("refactor_move", {"from_path": "pkg/app.py", "to_path": "pkg/main.py"})
+            await check("refactor_cancel", {"refactor_id": moved["refactor_id"]})
+            await check("refactor_apply", {"refactor_id": renamed["refactor_id"]})
+            await check("get_task", {"operations": 3})
+            await check("reset_budget", {})
+            await check("open_task", {})
+            await check("close_task", {"outcome": "success"})
+    missing = sorted(listed - seen.keys())
+    assert not missing, f"tools not exercised here (add them): {missing}"
+    failed = sorted(t for t, outcome in seen.items() if outcome == "error")
+    assert not failed, f"tools that failed on valid input: {failed}"
+
+
+async def test_ordinary_meta_is_tiny_and_hits_cost_about_an_rg_line(repo: Path) -> None:
+    with running_server(repo) as server:
+        async with mcp_client(server) as client:
+            await client.call_tool("describe", {})
+            res = await client.call_tool("search", {"query": "helper", "syntax": "identifier"})
+            body = envelope(res)
+            assert len(json.dumps(body["meta"], separators=(",", ":"))) <= 80
+            text = answer_text(res)
+    rg = git(repo, "grep", "-n", "-w", "helper").stdout.splitlines()
+    hits = text.splitlines()[1:]
+    assert len(hits) == len(rg) == body["result"]["pagination"]["total_estimate"]
+    assert sum(map(len, hits)) <= 1.2 * sum(map(len, rg)) + 4 * len(rg)
