@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping
@@ -128,9 +129,12 @@ class ServerHandle:
 def start_server(root: Path, *extra: str, env: Mapping[str, str] | None = None,
                  timeout: float = 60) -> ServerHandle:
     """Start ``cpl up --port 0 --json`` and wait for its ready line."""
+    # stderr goes to a file, not a pipe: nobody drains a pipe while a test runs, and a server that logs
+    # more than the pipe holds would block inside a logging call, holding its locks.
+    errors = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 (outlives this function, like proc)
     proc = subprocess.Popen(
         [*CPL, "up", str(root), "--port", "0", "--json", *extra],
-        cwd=root, env=dict(env) if env else cpl_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=root, env=dict(env) if env else cpl_env(), stdout=subprocess.PIPE, stderr=errors,
         text=True,
     )
     deadline = time.monotonic() + timeout
@@ -139,8 +143,8 @@ def start_server(root: Path, *extra: str, env: Mapping[str, str] | None = None,
         line = proc.stdout.readline()
         if not line:
             if proc.poll() is not None:
-                err = proc.stderr.read() if proc.stderr else ""
-                raise RuntimeError(f"cpl up exited {proc.returncode}: {err}")
+                errors.seek(0)
+                raise RuntimeError(f"cpl up exited {proc.returncode}: {errors.read()}")
             continue
         if line.startswith("{"):
             ready = json.loads(line)
