@@ -15,9 +15,11 @@ from codeplane.git.recovery import RecoveryPoint
 from codeplane.git.show import ShowResult
 from codeplane.git.status import StatusReport
 from codeplane.git.tags import TagInfo
+from codeplane.server.answers import compact_json, lean_dump
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
 from codeplane.server.tools.git_common import CATEGORY, ActionResult, as_result, run
+from codeplane.server.tools.git_render import render_diff, render_log, render_show, render_status
 
 LineRange = tuple[int, int]
 
@@ -161,10 +163,21 @@ def _inspect_kind(p: GitInspectParams) -> ToolKind:
     return "mutation" if p.action in ("tag_create", "tag_delete") else "read"
 
 
+def _render_log(result: GitLogResult) -> str:
+    return render_log(result.commits, result.pagination.next_cursor)
+
+
+def _render_inspect(result: GitInspectResult) -> str:
+    if result.show is not None and result.action == "show":
+        return render_show(result.show)
+    return compact_json(lean_dump(result))
+
+
 def tools(services: Services) -> list[ToolSpec]:
     return [
         ToolSpec(
             name="git_status", category=CATEGORY, params=GitStatusParams, result=GitStatusResult, handler=_status,
+            render=render_status,
             summary="Branch, HEAD, staged/modified/untracked files, conflicts (with ancestor/ours/theirs oids) and "
                     "the operation in progress (state: none|merge|revert|cherrypick|rebase|bisect), like "
                     "`git status --porcelain=v2`. Non-UTF-8 names appear with \\xNN escapes.",
@@ -175,6 +188,7 @@ def tools(services: Services) -> list[ToolSpec]:
         ),
         ToolSpec(
             name="git_diff", category=CATEGORY, params=GitDiffParams, result=GitDiffResult, handler=_diff,
+            render=render_diff,
             summary="Structured diff with renames and binary detection: unstaged (default), staged, a commit vs "
                     "the working tree (base), or two commits (base+target). Bounded: max_files, "
                     "max_hunks_per_file, max_lines; anything cut is counted and 'truncation' says how to get it. "
@@ -188,6 +202,7 @@ def tools(services: Services) -> list[ToolSpec]:
         ),
         ToolSpec(
             name="git_log", category=CATEGORY, params=GitLogParams, result=GitLogResult, handler=_log,
+            render=_render_log,
             summary="Commit history, newest first (like `git log`), optionally filtered by paths and ISO dates. "
                     "Paginated: pass pagination.next_cursor back as cursor; pages are pinned to the first "
                     "page's start commit.",
@@ -209,6 +224,7 @@ def tools(services: Services) -> list[ToolSpec]:
         ),
         ToolSpec(
             name="git_inspect", category=CATEGORY, params=GitInspectParams, result=GitInspectResult,
+            render=_render_inspect,
             handler=_inspect, kind_for=_inspect_kind, read_only=False, idempotent=False,
             detail_for=lambda p: f"action={p.action}",
             summary="Inspect objects: show (a commit with its bounded diff, a tag, or ref+path for a file at a "

@@ -140,6 +140,44 @@ async def _map_repo(ctx: ToolContext, params: MapRepoParams) -> MapRepoResult:
     return _result(str(services.root), result)
 
 
+def render_map(result: MapRepoResult) -> str:
+    """Sections as short text: an indented tree (dirs end in ``/`` with their file count), then one line or a
+    few per other section."""
+    lines = [f"repo map @epoch {result.epoch}"]
+    st = result.structure
+    if st is not None:
+        more = f"; next cursor: {st.next_cursor}" if st.next_cursor else ""
+        lines.append(f"tree of {st.root} ({len(st.tree)} of {st.tree_total} nodes"
+                     f"{f', {st.file_count} files' if st.file_count is not None else ''}{more}):")
+        for n in st.tree:
+            pad = "  " * (n.depth - 1)
+            if n.is_dir:
+                lines.append(f"{pad}{n.name}/ {n.file_count if n.file_count is not None else ''}".rstrip())
+            else:
+                lines.append(f"{pad}{n.name}" + (f" {n.line_count}L" if n.line_count is not None else ""))
+    if result.languages:
+        lines.append("languages: " + ", ".join(f"{lang.language} {lang.file_count} ({lang.percentage:.0f}%)"
+                                              for lang in result.languages))
+    if result.entry_points:
+        lines.append("entry points: " + "; ".join(f"{e.path} {e.kind} {e.qualified_name or e.name}"
+                                                 for e in result.entry_points))
+    if result.dependencies is not None:
+        deps = result.dependencies
+        lines.append(f"imports ({deps.import_count}): " + ", ".join(f"{m.name} {m.import_count}"
+                                                                 for m in deps.external_modules))
+    if result.test_layout is not None:
+        t = result.test_layout
+        lines.append(f"tests: {t.test_count} files in {', '.join(t.test_dirs) or '.'}")
+    if result.public_api:
+        lines.append("public api:")
+        lines += [f"  {item.path}: {item.name}" + (f" #{item.def_uid}" if item.def_uid else "")
+                  for item in result.public_api]
+    if result.contexts:
+        lines.append("contexts: " + "; ".join(f"#{c.context_id} {c.family} {c.root_path or '.'} {c.probe_status}"
+                                             for c in result.contexts))
+    return "\n".join(lines)
+
+
 def tools(services: Services) -> list[ToolSpec]:
     return [
         ToolSpec(
@@ -149,6 +187,7 @@ def tools(services: Services) -> list[ToolSpec]:
                      "entry points, external dependencies, test layout, public API and contexts."),
             params=MapRepoParams,
             result=MapRepoResult,
+            render=render_map,
             handler=_map_repo,
             kind="read",
             when_to_use=("starting work on an unfamiliar repository", "finding where tests, entry points or the "

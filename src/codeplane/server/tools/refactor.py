@@ -12,6 +12,7 @@ from codeplane.core.calls import MutationReport
 from codeplane.refactor.models import ApplyOutcome, ImpactReport, InspectPage, RefactorPreview
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
+from codeplane.server.tools.refactor_render import render_apply, render_preview
 
 _CATEGORY = "refactor"
 
@@ -127,6 +128,7 @@ def tools(services: Services) -> list[ToolSpec]:
     return [
         ToolSpec(
             name="refactor_rename", category=_CATEGORY, params=RenameParams, result=RefactorPreviewResult,
+            render=render_preview,
             handler=rename, kind="read", idempotent=False,
             summary="Preview renaming one definition and exactly its references (token spans, certainty per edit); "
                     "returns refactor_id for refactor_inspect/apply/cancel. " + preview_note + ".",
@@ -140,6 +142,7 @@ def tools(services: Services) -> list[ToolSpec]:
         ),
         ToolSpec(
             name="refactor_move", category=_CATEGORY, params=MoveParams, result=RefactorPreviewResult,
+            render=render_preview,
             handler=move, kind="read", idempotent=False,
             summary="Preview moving a file or directory (git mv for clean tracked files) and rewriting the Python "
                     "and JS/TS imports that name it; " + preview_note + ".",
@@ -170,6 +173,7 @@ def tools(services: Services) -> list[ToolSpec]:
         ),
         ToolSpec(
             name="refactor_apply", category=_CATEGORY, params=ApplyParams, result=ApplyResult,
+            render=render_apply,
             handler=apply, kind="mutation", read_only=False, destructive=True, idempotent=False,
             summary="Apply a previewed plan in one atomic batch (high+medium by default, plus include, minus "
                     "exclude); refused with 5002 listing the files changed since the preview.",

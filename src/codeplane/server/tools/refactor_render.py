@@ -1,0 +1,64 @@
+"""Text renderings of refactor previews and applies: one head line with the ``refactor_id``, then one
+line per edit (``edit_id``, certainty, reason, position, old → new, the source line), which is what an
+agent needs to decide what to ``include``/``exclude``. A plan that needs a decision (candidates, witness,
+capsules) is shown as its lean record: every part of it is needed there."""
+
+from __future__ import annotations
+
+from codeplane.refactor.models import ApplyOutcome, PlannedEdit, RefactorPreview
+from codeplane.server.answers import compact_json, lean_dump
+from codeplane.server.tooling import ToolResult
+
+
+def _edit_line(edit: PlannedEdit) -> str:
+    line = f"  {edit.edit_id} {edit.certainty} {edit.reason} {edit.path}:{edit.line}:{edit.column}"
+    change = f"{edit.old_text} -> {edit.new_text}"
+    kind = " doc" if edit.kind == "doc" else ""
+    return f"{line}{kind} {change}" + (f" | {edit.snippet.strip()}" if edit.snippet else "")
+
+
+def render_preview(result: RefactorPreview) -> str:
+    if result.status == "needs_decision" and isinstance(result, ToolResult):
+        return compact_json(lean_dump(result))
+    what = result.symbol.qualified_name if result.symbol else ""
+    if result.move is not None:
+        what = f"{result.move.from_path} -> {result.move.to_path}"
+    elif result.new_name:
+        what += f" -> {result.new_name}"
+    counts = " ".join(f"{k} {v}" for k, v in sorted(result.counts.items()) if v)
+    lines = [f"{result.operation} {what}: {result.status}, {result.matches} edits to apply ({counts}) in "
+             f"{len(result.affected_files)} files [refactor {result.refactor_id}, expires {result.expires_at}]"]
+    if result.symbol is not None:
+        lines.append(f"target {result.symbol.kind} #{result.symbol.def_uid} "
+                     f"{result.symbol.path}:{result.symbol.line}:{result.symbol.column}")
+    lines += [_edit_line(e) for e in result.edits]
+    if result.edits_truncated:
+        lines.append(f"  … more edits: refactor_inspect(refactor_id={result.refactor_id!r})")
+    if result.doc_edits.count:
+        docs = result.doc_edits
+        lines.append(f"doc edits: {docs.count} in {docs.files_changed} files"
+                     + (" (applied by default)" if docs.auto_apply else " (apply_docs: true to apply)"))
+    lines += [f"collision: {c.path}:{c.line}:{c.column} {c.kind} {c.detail}" for c in result.collisions]
+    cov = result.coverage
+    if cov is not None:
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(cov.by_reason.items()))
+        lines.append(f"coverage: {cov.lexical_occurrences} occurrences in {cov.files_scanned} files scanned, "
+                     f"{cov.in_plan} in plan, {cov.low_candidates} low" + (f" ({reasons})" if reasons else ""))
+    lines += [f"warning: {w}" for w in result.warnings]
+    return "\n".join(lines)
+
+
+def render_apply(result: ApplyOutcome) -> str:
+    lines = [f"applied {result.applied_edits} edits (+{result.applied_doc_edits} doc, {result.skipped_low} low "
+             f"skipped) [refactor {result.refactor_id} candidate {result.candidate_id}"
+             + (f", mutation {result.delta.mutation_id}]" if result.delta is not None else "]")]
+    lines += [f"M {f.path} {f.edits} edits sha256={f.sha256}" for f in result.files]
+    lines += [f"R {m.from_path} -> {m.to_path}" for m in result.moves]
+    lines += [f"D {path}" for path in result.deleted]
+    if result.delta is not None:
+        lines += [f"{f.path} sha256={f.new_sha256}" for f in result.delta.files
+                  if f.new_sha256 and all(f.path != a.path for a in result.files)]
+        if result.delta.tests_affected:
+            lines.append("tests affected: " + " ".join(result.delta.tests_affected))
+    lines += [f"warning: {w}" for w in result.warnings]
+    return "\n".join(lines)
