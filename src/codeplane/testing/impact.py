@@ -60,6 +60,9 @@ class ImpactResult:
     uncovered_modules: tuple[str, ...] = ()
     uncovered_total: int = 0
     hint: str = ""
+    #: Imports of a changed module's own top-level package that resolve to no file (``path imports module``,
+    #: at most 20): edges the walk cannot follow, so the tier is ``partial``.
+    unresolved_imports: tuple[str, ...] = ()
 
     @property
     def test_files(self) -> tuple[str, ...]:
@@ -158,8 +161,8 @@ class _Walk:
             if not keys:
                 unresolved.append(path)
                 continue
+            changed_modules.append(_display(keys[0]))  # the primary name; the others are aliases
             for key in keys:
-                changed_modules.append(_display(key))
                 self.modules[key] = "high"
                 frontier.add(key)
             self._reach(path, "high", "is a changed test file" if path in self.tests else "is a changed file")
@@ -169,15 +172,26 @@ class _Walk:
             frontier = self._level(frontier)
         self._conftests()
         nulls = self._null_literals()
+        broken = self._unresolved_imports(changed_modules)
         matches = tuple(TestMatch(path, conf, tuple(sorted(reasons))[:_MAX_REASONS])
                         for path, (conf, reasons) in sorted(self.files.items()) if path in self.tests)
-        tier: Literal["complete", "partial"] = "complete" if not unresolved and not nulls else "partial"
+        tier: Literal["complete", "partial"] = (
+            "complete" if not unresolved and not nulls and not broken else "partial")
         gaps, total = self._uncovered() if uncovered else ((), 0)
         return ImpactResult(
             changed_modules=tuple(sorted(set(changed_modules))), unresolved_files=tuple(unresolved),
             confidence=tier, matches=matches, null_literal_imports=nulls,
             source_dirs=self._source_dirs([m.test_file for m in matches]),
-            uncovered_modules=gaps, uncovered_total=total, hint=_hint(tier, matches, unresolved, nulls))
+            uncovered_modules=gaps, uncovered_total=total,
+            hint=_hint(tier, matches, unresolved, nulls, len(broken)), unresolved_imports=broken[:UNCOVERED_CAP])
+
+    def _unresolved_imports(self, changed_modules: Sequence[str]) -> tuple[str, ...]:
+        """Imports of the changed modules' top-level packages that name no file: the module naming or the
+        repository layout left an edge the walk cannot follow (never assumed harmless)."""
+        tops = sorted({m.split(".", 1)[0] for m in changed_modules})
+        found = {f"{self.graph.path_of.get(file_id, '?')} imports {_display(key)}"
+                 for top in tops for file_id, key in self.graph.unresolved.get(top, ())}
+        return tuple(sorted(found))
 
     # -- the reverse walk ------------------------------------------------------------------------------
     def _reach(self, path: str, confidence: Confidence, reason: str) -> bool:
@@ -289,8 +303,8 @@ def _test_like(path: str) -> bool:
     return name.startswith(("test_", "conftest.")) or name.endswith("_test.py") or "/tests/" in f"/{path}"
 
 
-def _hint(tier: str, matches: Sequence[TestMatch], unresolved: Sequence[str], nulls: int) -> str:
-    if not matches and not unresolved:
+def _hint(tier: str, matches: Sequence[TestMatch], unresolved: Sequence[str], nulls: int, broken: int = 0) -> str:
+    if not matches and not unresolved and not broken:
         return "No test imports the changed modules; consider adding tests (see inspect_affected_tests)."
     parts = []
     low = sum(1 for m in matches if m.confidence == "low")
@@ -302,6 +316,9 @@ def _hint(tier: str, matches: Sequence[TestMatch], unresolved: Sequence[str], nu
                      "for them: choose those yourself.")
     if nulls:
         parts.append(f"{nulls} test import(s) have no static source literal (dynamic imports).")
+    if broken:
+        parts.append(f"{broken} import(s) of the changed package resolve to no file (see unresolved_imports); "
+                     "tests reaching the change through them may be missing.")
     if tier == "complete" and not low:
         parts.append("Selection is complete: every match is an exact import chain.")
     return " ".join(parts)

@@ -32,6 +32,9 @@ class ImportGraph:
     id_of: dict[str, int]
     #: Module keys of packages (``__init__`` files): only those have submodules.
     packages: frozenset[str]
+    #: Imports of the repository's own top-level packages that name no file (top-level name → importing
+    #: (file id, target key)): an edge the walk cannot follow, so answers about that package are ``partial``.
+    unresolved: dict[str, tuple[tuple[int, str], ...]]
 
     def importers(self, key: str) -> tuple[int, ...]:
         return self.by_target.get(key, ())
@@ -67,8 +70,17 @@ def build_graph(conn: sqlite3.Connection, epoch: int | None) -> ImportGraph:
         keys.setdefault(int(file_id), []).append(str(key))
     path_of = {int(i): str(p) for i, p in conn.execute("SELECT file_id, path FROM st_file")}
     packages = frozenset(k for i, ks in keys.items() if is_init(path_of.get(i, "")) for k in ks)
+    tops = {k[3:].split(".", 1)[0] for ks in keys.values() for k in ks[:1] if k.startswith("py:")}
+    unresolved: dict[str, set[tuple[int, str]]] = {}
+    for file_id, key in conn.execute(
+            "SELECT file_id, target_key FROM st_import WHERE target_key LIKE 'py:%' AND resolved_file_id IS NULL "
+            "AND resolved_alt_file_id IS NULL"):
+        top = str(key)[3:].split(".", 1)[0]
+        if top in tops:
+            unresolved.setdefault(top, set()).add((int(file_id), str(key)))
     return ImportGraph(
         epoch=epoch, by_target={k: tuple(sorted(v)) for k, v in by_target.items()},
         by_alt={k: tuple(sorted(v)) for k, v in by_alt.items()}, targets_sorted=tuple(sorted(by_target)),
         keys_of={i: tuple(k) for i, k in keys.items()}, path_of=path_of,
-        id_of={p: i for i, p in path_of.items()}, packages=packages)
+        id_of={p: i for i, p in path_of.items()}, packages=packages,
+        unresolved={t: tuple(sorted(v)) for t, v in unresolved.items()})

@@ -2,7 +2,8 @@
 export surfaces and the tiers of references that go through an import.
 
 Incremental by construction: after a batch only these are redone —
-1. module keys of the changed files (and of Python files below a directory whose ``__init__.py`` changed);
+1. module keys of the changed files (and of Python files below a directory whose ``__init__.py`` changed, or of
+   every Python file when the import roots a ``pyproject.toml`` declares changed);
 2. imports of changed files, and imports anywhere whose key was held or is now held by a changed file;
 3. export surfaces of those files, then, transitively, of importers whose upstream surface hash changed;
 4. references through imports in every file whose import resolution or upstream surface changed.
@@ -54,6 +55,29 @@ def _init_dirs(conn: sqlite3.Connection, effect: BatchEffect) -> set[str]:
     return dirs
 
 
+def _py_roots(conn: sqlite3.Connection, effect: BatchEffect) -> tuple[dict[str, str], bool]:
+    """Import roots declared by ``pyproject.toml`` files (``modules.pyproject_roots``), kept in ``st_state``;
+    returns (roots, whether they changed in this batch). Marker texts of this batch are not stored in
+    ``st_marker`` yet (contexts run after linking), so the batch's own texts take precedence."""
+    row = conn.execute("SELECT value FROM st_state WHERE key = 'py_roots'").fetchone()
+    touched = {p: t for p, t in effect.markers.items() if p.rsplit("/", 1)[-1] == "pyproject.toml"}
+    if row is not None and not touched:
+        return dict(json.loads(row[0])), False
+    texts = {str(p): str(t) for p, t in conn.execute(
+        "SELECT path, text FROM st_marker WHERE (path = 'pyproject.toml' OR path LIKE '%/pyproject.toml') "
+        "AND text IS NOT NULL")}
+    for path, text in touched.items():
+        if text is None:
+            texts.pop(path, None)
+        else:
+            texts[path] = text
+    roots = modules.merge_roots(texts.items())
+    old = dict(json.loads(row[0])) if row is not None else None
+    conn.execute("INSERT OR REPLACE INTO st_state(key, value) VALUES ('py_roots', ?)",
+                 (json.dumps(sorted(roots.items())),))
+    return roots, old is not None and old != roots
+
+
 def _below(conn: sqlite3.Connection, directories: set[str]) -> set[int]:
     """Python files anywhere below ``directories`` ("" is the root): one scan, however many directories."""
     found: set[int] = set()
@@ -66,11 +90,13 @@ def _below(conn: sqlite3.Connection, directories: set[str]) -> set[int]:
     return found
 
 
-def _rekey(conn: sqlite3.Connection, effect: BatchEffect, init_dirs: set[str], report: LinkReport,
-           ) -> tuple[set[int], set[str]]:
+def _rekey(conn: sqlite3.Connection, effect: BatchEffect, init_dirs: set[str], roots: dict[str, str], *,
+           roots_changed: bool, report: LinkReport) -> tuple[set[int], set[str]]:
     """Recompute module keys and qualified names; returns (files rekeyed, keys that changed holders)."""
     targets = set(effect.upserted.values())
-    if effect.init_dirs_changed:
+    if roots_changed:
+        targets |= _below(conn, {""})
+    elif effect.init_dirs_changed:
         targets |= _below(conn, effect.init_dirs_changed)
     changed_keys = set(effect.old_keys)
     changed_keys.update(f"path:{p}" for p in (*effect.deleted, *effect.upserted))
@@ -85,7 +111,7 @@ def _rekey(conn: sqlite3.Connection, effect: BatchEffect, init_dirs: set[str], r
             held.setdefault(file_id, []).append((key, rank))
         names = []
         for file_id, path, language, package in rows:
-            keys = modules.file_keys(path, language, package, init_dirs)
+            keys = modules.file_keys(path, language, package, init_dirs, roots)
             old = held.get(file_id, [])
             if sorted(old) != sorted(keys):
                 conn.execute("DELETE FROM st_module_key WHERE file_id = ?", (file_id,))
@@ -94,7 +120,7 @@ def _rekey(conn: sqlite3.Connection, effect: BatchEffect, init_dirs: set[str], r
                 changed_keys.update(k for k, _ in old)
                 changed_keys.update(k for k, _ in keys)
                 rekeyed.add(file_id)
-            module = modules.module_name(path, language, package, init_dirs)
+            module = modules.module_name(path, language, package, init_dirs, roots)
             names.append((module, module, file_id))
         conn.executemany("UPDATE st_def SET qualified_name = CASE WHEN ? = '' THEN lexical_path "
                          "ELSE ? || '.' || lexical_path END WHERE file_id = ?", names)
@@ -127,7 +153,7 @@ class _KeyResolver:
 
 
 def _resolve_imports(conn: sqlite3.Connection, keyed_files: set[int], changed_keys: set[str], init_dirs: set[str],
-                     report: LinkReport) -> set[int]:
+                     *, roots: dict[str, str], report: LinkReport) -> set[int]:
     """Set target keys and resolutions; returns files whose import resolution changed."""
     ids = sorted(keyed_files)
     for part in chunked(ids):
@@ -137,7 +163,7 @@ def _resolve_imports(conn: sqlite3.Connection, keyed_files: set[int], changed_ke
             part).fetchall()
         updates = []
         for uid, path, language, source, name, kind in rows:
-            module = modules.python_module(path, init_dirs) if language == "python" else None
+            module = modules.python_module(path, init_dirs, roots) if language == "python" else None
             is_package = path.rsplit("/", 1)[-1].startswith("__init__.")
             updates.append((*modules.import_keys(path, module, is_package, language, source=source, name=name,
                                                  kind=kind), uid))
@@ -174,8 +200,9 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect) -> LinkReport:
     """Bring keys, import resolutions, export surfaces and STRONG tiers up to date after ``effect``."""
     report = LinkReport()
     init_dirs = _init_dirs(conn, effect)
-    keyed, changed_keys = _rekey(conn, effect, init_dirs, report)
-    direct = _resolve_imports(conn, keyed, changed_keys, init_dirs, report) | keyed
+    roots, roots_changed = _py_roots(conn, effect)
+    keyed, changed_keys = _rekey(conn, effect, init_dirs, roots, roots_changed=roots_changed, report=report)
+    direct = _resolve_imports(conn, keyed, changed_keys, init_dirs, roots=roots, report=report) | keyed
     chaser = Chaser(conn)
     # Files whose surface may differ from what importers last saw: changed files and changed surfaces.
     upstream = set(effect.upserted.values()) | set(effect.deleted.values()) | keyed

@@ -5,14 +5,22 @@ import gets the key its source names. Linking joins the two; a key held by sever
 one of them has the strictly best rank (the documented resolution order, e.g. ``.ts`` before ``.js``),
 never by guessing. ``path:`` keys name a file by its repository path (C includes, ``require_relative``).
 
-Python module names follow the package rule: walk up while the directory holds ``__init__.py``; the first
-directory without one is the import root. Namespace packages (no ``__init__.py``) are therefore not
-linked — such imports stay unresolved rather than being guessed.
+Python module names follow the import system (``python_names``): walk up while the directory holds
+``__init__.py``, and through directories without one that sit inside a regular package (PEP 420 namespace
+portions such as flask's ``src/flask/sansio/``). Where that walk stops, an import root decides the rest:
+the deepest root containing the stop directory (a directory named ``src``, or a root from the repository's
+``pyproject.toml``: pytest ``pythonpath``, setuptools ``package-dir``/``packages.find.where``, poetry and
+hatch package sources) names the namespace directories below it (``src/acme/plugins/foo`` is
+``acme.plugins.foo``). The repository root is a root too, but only for secondary keys: pytest imports a
+test file as its package-less name (``test_x``), while ``python -m pytest`` also makes ``tests.test_x``
+importable. Secondary keys rank after every primary one, so they never win a resolution against a real name.
 """
 
 from __future__ import annotations
 
 import posixpath
+import tomllib
+from collections.abc import Iterable, Mapping
 
 _JS_EXT_RANK = {".ts": 0, ".tsx": 1, ".mts": 2, ".cts": 3, ".js": 4, ".jsx": 5, ".mjs": 6, ".cjs": 7}
 _JS_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
@@ -20,19 +28,140 @@ _JVM_LANGUAGES = frozenset({"java", "kotlin"})
 _PY_SUFFIXES = (".py", ".pyi", ".pyw")
 
 
-def python_module(path: str, init_dirs: set[str]) -> str | None:
-    """Dotted module of a Python file given the directories that contain ``__init__.py``."""
-    if not path.endswith(_PY_SUFFIXES):
-        return None
+def _inside_package(directory: str, init_dirs: set[str]) -> bool:
+    """Whether a proper ancestor of ``directory`` (not the repository root) is a regular package."""
+    parent = directory.rpartition("/")[0]
+    while parent:
+        if parent in init_dirs:
+            return True
+        parent = parent.rpartition("/")[0]
+    return False
+
+
+def _package_walk(path: str, init_dirs: set[str]) -> tuple[str, list[str]] | None:
+    """(directory where the package walk stops, reversed module parts); None if a part is no identifier."""
     directory, _, name = path.rpartition("/")
     stem = name.rsplit(".", 1)[0]
     parts = [] if stem == "__init__" else [stem]
-    while directory and directory in init_dirs:
+    while directory and (directory in init_dirs or _inside_package(directory, init_dirs)):
         directory, _, package = directory.rpartition("/")
         parts.append(package)
-    if not parts:
-        return None  # a top-level __init__.py outside any package
-    return ".".join(reversed(parts))
+    if not all(p.isidentifier() for p in parts):
+        return None
+    return directory, parts
+
+
+def _rooted(stop: str, parts: list[str], root: str, prefix: str) -> str | None:
+    """The module name of ``parts`` (walk stopped at ``stop``) when ``root`` is on ``sys.path`` as ``prefix``."""
+    if root and stop != root and not stop.startswith(root + "/"):
+        return None
+    between = stop[len(root):].strip("/")
+    segments = [s for s in (*prefix.split("."), *(between.split("/") if between else ())) if s]
+    if not all(s.isidentifier() for s in segments):
+        return None
+    dotted = ".".join([*segments, *reversed(parts)])
+    return dotted or None
+
+
+def python_names(path: str, init_dirs: set[str], roots: Mapping[str, str] | None = None) -> list[str]:
+    """Every dotted name ``path`` is importable as, the primary one first (see the module docstring).
+
+    ``roots`` maps configured import roots (directories, ``""`` excluded) to the package prefix they stand for
+    (``""`` for a plain ``sys.path`` entry, ``"mypkg"`` for setuptools ``package-dir = {mypkg = "lib"}``).
+    """
+    if not path.endswith(_PY_SUFFIXES):
+        return []
+    walked = _package_walk(path, init_dirs)
+    if walked is None:
+        return []
+    stop, parts = walked
+    candidates: dict[str, str] = {}
+    ancestor = stop
+    while ancestor:  # conventional ``src`` roots, deepest first
+        if ancestor.rsplit("/", 1)[-1] == "src":
+            candidates.setdefault(ancestor, "")
+        ancestor = ancestor.rpartition("/")[0]
+    for root, prefix in (roots or {}).items():
+        if root:
+            candidates.setdefault(root, prefix)
+    primary: str | None = None
+    for root in sorted(candidates, key=lambda r: (-r.count("/"), -len(r), r)):
+        primary = _rooted(stop, parts, root, candidates[root])
+        if primary is not None:
+            break
+    names = [primary] if primary else []
+    for name in (".".join(reversed(parts)) if parts else None, _rooted(stop, parts, "", "")):
+        if name and name not in names:
+            names.append(name)
+    return names
+
+
+def python_module(path: str, init_dirs: set[str], roots: Mapping[str, str] | None = None) -> str | None:
+    """The primary dotted module of a Python file (what qualified names and relative imports start from)."""
+    names = python_names(path, init_dirs, roots)
+    return names[0] if names else None
+
+
+def _as_list(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str)]
+    return []
+
+
+def pyproject_roots(path: str, text: str) -> dict[str, str]:
+    """Import roots (directory → package prefix) a ``pyproject.toml`` declares; {} if it is not valid TOML."""
+    try:
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, UnicodeError):
+        return {}
+    base = path.rpartition("/")[0]
+
+    def at(relative: str) -> str:
+        joined = posixpath.normpath(posixpath.join(base, relative)) if relative else (base or ".")
+        return "" if joined == "." else joined
+
+    tool = data.get("tool") if isinstance(data.get("tool"), dict) else {}
+    assert isinstance(tool, dict)
+    roots: dict[str, str] = {}
+    pytest_opts = tool.get("pytest", {}).get("ini_options", {}) if isinstance(tool.get("pytest"), dict) else {}
+    for entry in _as_list(pytest_opts.get("pythonpath") if isinstance(pytest_opts, dict) else None):
+        roots.setdefault(at(entry), "")
+    setuptools = tool.get("setuptools") if isinstance(tool.get("setuptools"), dict) else {}
+    assert isinstance(setuptools, dict)
+    package_dir = setuptools.get("package-dir")
+    if isinstance(package_dir, dict):
+        # Only the root mapping (``"" = "lib"``): a package mapped to a differently named directory is rare
+        # and is left to the package walk.
+        directory = package_dir.get("")
+        if isinstance(directory, str):
+            roots.setdefault(at(directory), "")
+    packages = setuptools.get("packages")
+    if isinstance(packages, dict) and isinstance(packages.get("find"), dict):
+        for entry in _as_list(packages["find"].get("where")):
+            roots.setdefault(at(entry), "")
+    poetry = tool.get("poetry") if isinstance(tool.get("poetry"), dict) else {}
+    assert isinstance(poetry, dict)
+    for item in poetry.get("packages", []) if isinstance(poetry.get("packages"), list) else []:
+        if isinstance(item, dict) and isinstance(item.get("from"), str):
+            roots.setdefault(at(item["from"]), "")
+    hatch = tool.get("hatch") if isinstance(tool.get("hatch"), dict) else {}
+    wheel = hatch.get("build", {}).get("targets", {}).get("wheel", {}) if isinstance(hatch, dict) else {}
+    for entry in _as_list(wheel.get("packages") if isinstance(wheel, dict) else None):
+        parent = entry.rstrip("/").rpartition("/")[0]
+        roots.setdefault(at(parent), "")
+    roots.pop("", None)  # the repository root is always a (secondary) root
+    return {r: p for r, p in roots.items() if not r.startswith("../") and r != ".."}
+
+
+def merge_roots(declared: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Roots from several pyproject files; the first declaration of a directory wins (sorted by path)."""
+    merged: dict[str, str] = {}
+    for path, text in sorted(declared):
+        for root, prefix in pyproject_roots(path, text).items():
+            merged.setdefault(root, prefix)
+    return dict(sorted(merged.items()))
 
 
 def _stem(path: str) -> str:
@@ -40,11 +169,12 @@ def _stem(path: str) -> str:
     return path[: len(path) - len(base)] + base.split(".", 1)[0] if "." in base else path
 
 
-def file_keys(path: str, language: str | None, package: str | None, init_dirs: set[str]) -> list[tuple[str, int]]:
+def file_keys(path: str, language: str | None, package: str | None, init_dirs: set[str],
+              roots: Mapping[str, str] | None = None) -> list[tuple[str, int]]:
     """(key, rank) pairs naming ``path``; lower rank wins when several files share a key."""
     if language == "python":
-        module = python_module(path, init_dirs)
-        return [(f"py:{module}", 1 if path.endswith(".pyi") else 0)] if module else []
+        stub = 1 if path.endswith(".pyi") else 0
+        return [(f"py:{name}", stub + (2 if i else 0)) for i, name in enumerate(python_names(path, init_dirs, roots))]
     if language in _JS_LANGUAGES:
         ext = "." + path.rsplit(".", 1)[-1] if "." in posixpath.basename(path) else ""
         rank = _JS_EXT_RANK.get(ext, 9)
@@ -59,10 +189,11 @@ def file_keys(path: str, language: str | None, package: str | None, init_dirs: s
     return []
 
 
-def module_name(path: str, language: str | None, package: str | None, init_dirs: set[str]) -> str:
+def module_name(path: str, language: str | None, package: str | None, init_dirs: set[str],
+                roots: Mapping[str, str] | None = None) -> str:
     """The prefix of qualified names: the Python module, the JVM/C#/Go package, else the path stem."""
     if language == "python":
-        return python_module(path, init_dirs) or _stem(path).replace("/", ".")
+        return python_module(path, init_dirs, roots) or _stem(path).replace("/", ".")
     if language == "csharp":
         return ""  # namespaces are already containers in the lexical path
     if package:

@@ -61,6 +61,8 @@ class ImpactModel(ToolResult):
     uncovered_modules: list[str] = []
     uncovered_total: int = 0
     agentic_hint: str = ""
+    #: Imports of a changed package that name no file (why the tier is partial), at most 20.
+    unresolved_imports: list[str] = []
 
     @classmethod
     def from_result(cls, result: ImpactResult, *, detailed: bool = False) -> ImpactModel:
@@ -74,7 +76,7 @@ class ImpactModel(ToolResult):
             low=sum(1 for m in result.matches if m.confidence == "low"),
             null_literal_imports=result.null_literal_imports, source_dirs=list(result.source_dirs),
             uncovered_modules=list(result.uncovered_modules), uncovered_total=result.uncovered_total,
-            agentic_hint=result.hint)
+            agentic_hint=result.hint, unresolved_imports=list(result.unresolved_imports))
 
 
 class CaseModel(ToolResult):
