@@ -21,7 +21,7 @@ def sdist(name: str, version: str) -> Path:
         return target
     dl = CACHE / "downloads"
     dl.mkdir(exist_ok=True)
-    archive = _download_sdist(name, version, dl)
+    archive = download_sdist(name, version, dl)
     with tarfile.open(archive) as tar:
         tar.extractall(CACHE, filter="data")
     unpacked = next(p for p in CACHE.iterdir() if p.is_dir() and p.name.lower().replace("_", "-")
@@ -31,7 +31,7 @@ def sdist(name: str, version: str) -> Path:
     return target
 
 
-def _download_sdist(name: str, version: str, into: Path) -> Path:
+def download_sdist(name: str, version: str, into: Path) -> Path:
     """Fetch the sdist from PyPI's simple index (JSON form) and check its sha256.
 
     No pip: the uv environment has none, and ``pip download`` would also resolve build deps.

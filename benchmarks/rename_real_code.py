@@ -37,7 +37,7 @@ from pathlib import Path
 from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CACHE, p50, table
+from _common import CACHE, download_sdist, p50, table
 from _rename_oracle import Oracle, Score, score
 
 CPL = [sys.executable, "-m", "codeplane.cli"]
@@ -111,11 +111,7 @@ def ensure_sdist(name: str, version: str) -> Path:
         return target
     downloads = CACHE / "downloads"
     downloads.mkdir(parents=True, exist_ok=True)
-    archive = downloads / f"{name}-{version}.tar.gz"
-    if not archive.exists():
-        pip = [sys.executable, "-m", "pip"] if shutil.which("pip") is None else ["pip"]
-        subprocess.run([*pip, "download", "--no-deps", "--no-binary", ":all:", "-d", str(downloads),
-                        f"{name}=={version}"], check=True, capture_output=True)
+    archive = download_sdist(name, version, downloads)
     with tarfile.open(archive) as tar:
         tar.extractall(CACHE, filter="data")
     return target
@@ -206,7 +202,7 @@ class Row:
 
 async def call(client: Client, tool: str, args: dict[str, object]) -> dict[str, object]:
     result = await client.call_tool(tool, args)
-    body = json.loads(result.content[0].text)
+    body = result.structured_content or {}
     if result.is_error:
         raise RuntimeError(f"{tool}: {body['error']}")
     out: dict[str, object] = body["result"]

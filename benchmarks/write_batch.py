@@ -91,7 +91,7 @@ async def over_mcp(port: int) -> tuple[list[float], list[float], list[float]]:
             began = time.perf_counter()
             res = await client.call_tool("write_source", batch(round_no + 1, hashes))
             elapsed = (time.perf_counter() - began) * 1000.0
-            body = json.loads(res.content[0].text)
+            body = res.structured_content or {}
             assert not res.is_error, body
             hashes = {f["path"]: f["file_sha256"] for f in body["result"]["delta"]["files"]}
             assert len(hashes) == EDITED
