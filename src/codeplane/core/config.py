@@ -161,6 +161,20 @@ class ToolsConfig(_Section):
     profile: Literal["full", "core", "read_only"] = "full"
 
 
+class ObservabilityConfig(_Section):
+    """Metrics, traces and the dashboard (§13). Nothing leaves the machine unless ``otlp_endpoint`` is set."""
+
+    #: Per-call metrics and traces. Off only for overhead benchmarks (``/metrics`` then shows process
+    #: metrics only and the dashboard no operations).
+    enabled: bool = True
+    #: OTLP/HTTP traces endpoint (e.g. ``http://127.0.0.1:4318/v1/traces``); unset: no export at all.
+    otlp_endpoint: str | None = Field(default=None, pattern=r"^https?://\S+$")
+    #: Extra headers for the OTLP exporter (e.g. an auth header of a collector).
+    otlp_headers: dict[str, str] = Field(default_factory=dict)
+    #: Finished traces kept in memory for the dashboard (the oldest are dropped).
+    trace_ring_size: int = Field(default=2_000, ge=10, le=100_000)
+
+
 class CodePlaneConfig(_Section):
     server: ServerConfig = Field(default_factory=ServerConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
@@ -171,6 +185,7 @@ class CodePlaneConfig(_Section):
     refactor: RefactorConfig = Field(default_factory=RefactorConfig)
     git: GitConfig = Field(default_factory=GitConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    observability: ObservabilityConfig = Field(default_factory=ObservabilityConfig)
 
 
 def global_config_path() -> Path:

@@ -13,6 +13,7 @@ import pygit2
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
+from codeplane.core.tracing import span
 from codeplane.git import recovery
 from codeplane.git.effects import EffectTracker
 from codeplane.git.models import Effect
@@ -86,7 +87,7 @@ class RepoSession:
         """A handle for reads, cached per worker thread: re-opening would re-read the index and lose the
         object caches on every call. libgit2 re-reads refs and config from disk; the index is reloaded
         here when its file changed."""
-        with git_errors():
+        with git_errors(), span("git.read"):
             repo: pygit2.Repository | None = getattr(self._local, "repo", None)
             if repo is None:
                 repo = self._local.repo = self.open()
@@ -98,7 +99,7 @@ class RepoSession:
     def writing(self, *, files: bool, reconcile: bool = True) -> Iterator[Write]:
         """A write under the lock; ``files`` tracks working-tree paths, ``reconcile`` refreshes the index
         subsystem afterwards (also after a failure, except a refusal raised before anything changed)."""
-        with self._lock:
+        with self._lock, span("git.write", files=files):
             try:
                 with git_errors():
                     repo = self.open()

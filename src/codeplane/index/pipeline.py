@@ -11,7 +11,7 @@ kept until one succeeds.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +19,7 @@ from codeplane.core.clock import monotonic, now_ms
 from codeplane.core.config import IndexConfig
 from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
+from codeplane.core.tracing import span
 from codeplane.index.epochs import EpochPublisher, EpochSummary, Extras, ProgressFn, prepare_indexers, stale_indexers
 from codeplane.index.facts_api import FactIndexer
 from codeplane.index.freshness import PendingChanges, PendingWork
@@ -81,6 +82,8 @@ class IndexPipeline:
         self.warnings: list[str] = []
         self.last_reconcile: ReconcileReport | None = None
         self.last_epoch: EpochSummary | None = None
+        #: Told of every reconcile/refresh (and the epoch it published, if any): the server's metrics.
+        self.listeners: list[Callable[[ReconcileReport, EpochSummary | None], None]] = []
         self.counts = IndexCounts(0, 0, 0, 0, 0, 0, {})
         self._repair = Extras()
         self._publisher: EpochPublisher | None = None
@@ -142,8 +145,9 @@ class IndexPipeline:
         """
         started = monotonic()
         rules = IgnoreRules.load(self.root)
-        walked = {e.path: e for e in walk_universe(self.root, rules)}
-        with self.lock:
+        with span("index.walk"):
+            walked = {e.path: e for e in walk_universe(self.root, rules)}
+        with self.lock, span("index.reconcile", reason=reason):
             self.rules = rules
             self.version = read_repo_version(self.root)
             records = self.store.all_records()
@@ -155,7 +159,7 @@ class IndexPipeline:
 
     def refresh(self, paths: Sequence[str], reason: str) -> ReconcileReport:
         """Reindex exactly ``paths`` (files or directories; created, modified or deleted)."""
-        with self.lock:
+        with self.lock, span("index.refresh", paths=len(paths)):
             started = monotonic()
             scope = sorted(set(paths))
             disk = walk_paths(self.root, scope, self.rules)
@@ -171,14 +175,16 @@ class IndexPipeline:
         if self._publisher is None:
             raise RuntimeError("index pipeline is not open")
         content_changed = changes.upserts or changes.deleted or changes.renamed
+        summary: EpochSummary | None = None
         if not (content_changed or needs_repair or inflight):
             if changes.touched:  # stat-only (touch, CRLF flip): not dirty, so no new epoch (§5.7)
                 self._publisher.touch(changes)
             if progress is not None:
                 progress(0, 0)
         else:
-            summary = self._publisher.publish(changes, reason=reason, extras=Extras(
-                repair.lexical_all, set(repair.lexical_paths), set(repair.facts_all)), progress=progress)
+            with span("index.publish_epoch", files=len(changes.upserts) + len(changes.deleted)):
+                summary = self._publisher.publish(changes, reason=reason, extras=Extras(
+                    repair.lexical_all, set(repair.lexical_paths), set(repair.facts_all)), progress=progress)
             self._repair = Extras()
             self.epoch = summary.epoch
             self.last_epoch = summary
@@ -192,6 +198,11 @@ class IndexPipeline:
             touched=len(changes.touched), epoch=self.epoch)
         if full:
             self.last_reconcile = report
+        for listener in self.listeners:
+            try:
+                listener(report, summary)
+            except Exception:  # an observer must never fail a write
+                log.exception("reconcile listener failed")
         return report
 
     def process(self, work: PendingWork, *, full_reason: str = "watcher") -> None:

@@ -24,8 +24,9 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
 from codeplane.core.paths import canonicalize, resolve_in_repo
+from codeplane.core.tracing import span
 from codeplane.index.cursors import CursorStore
-from codeplane.index.epochs import ProgressFn
+from codeplane.index.epochs import EpochSummary, ProgressFn
 from codeplane.index.facts_api import FactIndexer
 from codeplane.index.files import MAX_LIST_LIMIT, FilePage, list_entries
 from codeplane.index.freshness import PendingChanges, concerns_prefix
@@ -105,6 +106,30 @@ class IndexService:
         self._ready_listeners.append(listener)
         if self._ready.is_set():
             listener()
+
+    def on_reconcile(self, listener: Callable[[ReconcileReport, EpochSummary | None], None]) -> None:
+        """Call ``listener`` after every reconcile or path refresh, with the epoch it published (if any).
+        Runs on the writer's thread under its lock: keep it to a counter update."""
+        self._pipeline.listeners.append(listener)
+
+    @property
+    def last_reconcile(self) -> ReconcileReport | None:
+        """The last full reconcile (staleness is measured from it), ``None`` before the first."""
+        return self._pipeline.last_reconcile
+
+    @property
+    def indexed_head(self) -> str | None:
+        """The HEAD commit the index last reconciled against (drift from HEAD compares with it)."""
+        version = self._pipeline.version
+        return version.head if version else None
+
+    @property
+    def pending_count(self) -> int:
+        return self._pending.count()
+
+    @property
+    def watcher_state(self) -> str:
+        return "disabled" if self._watcher is None else self._watcher.state
 
     # -- lifecycle -------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -266,11 +291,14 @@ class IndexService:
             page = self._cursors.next_page(cursor, query_key=key, limit=limit)
             return LexicalPage(page.items, page.next_cursor, page.total, page.truncated, page.epoch)
         query = compile_query(request.query, request.syntax, request.case_sensitive)
-        self._await(lambda _p: True)
+        with span("index.wait_fresh"):
+            self._await(lambda _p: True)
         epoch = self.epoch
-        with self._pipeline.store.read() as conn:
+        with self._pipeline.store.read() as conn, span("index.search", epoch=epoch) as step:
             outcome = run_lexical(conn, self._texts, self._pipeline.lexical, query, request.scope,
                                   context_lines=request.context_lines, include_snippets=request.include_snippets)
+            if step is not None:
+                step.set(hits=outcome.total)
         page = self._cursors.first_page(outcome.hits, total=outcome.total, epoch=epoch, query_key=key,
                                         limit=limit, truncated=outcome.truncated)
         return LexicalPage(page.items, page.next_cursor, page.total, page.truncated, page.epoch)

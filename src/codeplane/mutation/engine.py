@@ -31,6 +31,7 @@ from codeplane.core.config import MutationConfig
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
+from codeplane.core.tracing import span
 from codeplane.mutation import git_index, journal
 from codeplane.mutation.commit import Commit, FileWrite, stat_key
 from codeplane.mutation.delta import MAX_LISTED, Delta, FileDelta
@@ -156,8 +157,9 @@ class MutationEngine:
         mutation_id = "mut_" + uuid.uuid4().hex
         held: AbstractContextManager[object] = nullcontext() if dry_run else self._locks.acquire(paths)
         with held:
-            current = {p: self._read(p) for p in paths}
-            planned = self._plan(resolved, current)
+            with span("mutation.plan", files=len(paths)):
+                current = {p: self._read(p) for p in paths}
+                planned = self._plan(resolved, current)
             before = self.repo_fingerprint()
             if dry_run:
                 return self._delta(mutation_id, planned, before, before, dry_run=True)
@@ -167,7 +169,8 @@ class MutationEngine:
             if writes:
                 moves = [JournalMove(p.delta.old_path, p.delta.path) for p in planned
                          if p.delta.git_mv and p.delta.old_path]
-                self._commit.run(mutation_id, writes, self._missing_dirs(writes), moves)
+                with span("mutation.commit", files=len(writes)):
+                    self._commit.run(mutation_id, writes, self._missing_dirs(writes), moves)
                 changed = sorted({w.rel for w in writes})
                 if self._chain is not None:
                     self._chain.advance([(p.delta.path, p.delta.new_sha256 or "") for p in planned])

@@ -15,7 +15,7 @@ from starlette.types import ASGIApp
 
 from codeplane.core.logging import get_logger
 from codeplane.server.mcp_endpoint import build_mcp_server
-from codeplane.server.metrics import CallMetrics
+from codeplane.server.observability.routes import observability_routes
 from codeplane.server.rest import rest_routes
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolRegistry
@@ -51,8 +51,6 @@ class McpStack:
 
 
 def build_stack(services: Services) -> McpStack:
-    metrics = CallMetrics()
-    services.observers.append(metrics)
     registry = ToolRegistry(all_tools(services), profile=services.config.tools.profile)
     mcp_server = build_mcp_server(services, registry)
     # The guard in front of the staged app already enforces Host/Origin on every route; the SDK's own
@@ -66,7 +64,7 @@ def build_stack(services: Services) -> McpStack:
         streamable_http_path="/mcp",
         transport_security=security,
         session_idle_timeout=float(services.config.tasks.session_idle_timeout_sec),
-        custom_starlette_routes=list(rest_routes(services, metrics)),
+        custom_starlette_routes=[*rest_routes(services), *observability_routes(services)],
     )
     return McpStack(services=services, asgi=Starlette(routes=inner.routes),
                     _session_run=mcp_server.session_manager.run)

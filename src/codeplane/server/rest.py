@@ -1,17 +1,14 @@
-"""Operator REST routes (spec §23.8): ``/health``, ``/status``, ``/ready``, ``/metrics``, ``/dashboard``."""
+"""Operator REST routes (spec §23.8): ``/health``, ``/status``, ``/ready``; ``/metrics`` and ``/dashboard``
+are in ``observability/routes.py``."""
 
 from __future__ import annotations
 
-import html
-import json
-
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from codeplane import API_VERSION, __version__
 from codeplane.core.clock import now_ms
-from codeplane.server.metrics import CallMetrics
 from codeplane.server.services import Services
 
 
@@ -31,7 +28,7 @@ def status_payload(services: Services) -> dict[str, object]:
     }
 
 
-def rest_routes(services: Services, metrics: CallMetrics) -> list[Route]:
+def rest_routes(services: Services) -> list[Route]:
     async def health(_: Request) -> Response:
         return JSONResponse({"status": "ok", "pid": services.pid})
 
@@ -42,28 +39,8 @@ def rest_routes(services: Services, metrics: CallMetrics) -> list[Route]:
         body = {"ready": services.readiness.ready, "reason": services.readiness.reason}
         return JSONResponse(body, status_code=200 if services.readiness.ready else 503)
 
-    async def metrics_route(_: Request) -> Response:
-        return PlainTextResponse(metrics.prometheus(), media_type="text/plain; version=0.0.4")
-
-    async def dashboard(_: Request) -> Response:
-        status_json = html.escape(json.dumps(status_payload(services), indent=2, default=str))
-        rows = "".join(
-            f"<tr><td>{html.escape(name)}</td><td>{int(s['calls'])}</td><td>{int(s['errors'])}</td>"
-            f"<td>{s['total_ms'] / max(s['calls'], 1):.2f}</td></tr>"
-            for name, s in metrics.snapshot().items()
-        )
-        page = (
-            "<!doctype html><html><head><meta charset='utf-8'><title>CodePlane</title></head><body>"
-            f"<h1>CodePlane — {html.escape(str(services.root))}</h1>"
-            "<h2>Tool calls</h2><table border='1'><tr><th>tool</th><th>calls</th><th>errors</th>"
-            f"<th>mean ms</th></tr>{rows}</table><h2>Status</h2><pre>{status_json}</pre></body></html>"
-        )
-        return HTMLResponse(page)
-
     return [
         Route("/health", health, methods=["GET"]),
         Route("/status", status, methods=["GET"]),
         Route("/ready", ready, methods=["GET"]),
-        Route("/metrics", metrics_route, methods=["GET"]),
-        Route("/dashboard", dashboard, methods=["GET"]),
     ]

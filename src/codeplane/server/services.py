@@ -27,6 +27,7 @@ from codeplane.index.structural.service import StructuralService
 from codeplane.mutation import MutationEngine
 from codeplane.refactor.service import RefactorService
 from codeplane.repo.workspace import head_info
+from codeplane.server.observability import Observability
 from codeplane.tasks import Ledger, RepoSnapshot, TaskTracker, TrackerSettings
 from codeplane.testing import ImpactIndex, TestingService
 from codeplane.testing.discovery import indexed_paths
@@ -79,6 +80,8 @@ class Services:
     refactor: RefactorService = field(init=False)
     #: Git over pygit2 (§10): status/diff/log, commits, branches, merges, rebases, remotes, recovery points.
     git: GitService = field(init=False)
+    #: Metrics, per-call traces and the live window behind ``/metrics`` and ``/dashboard`` (§13).
+    observability: Observability = field(init=False)
 
     def __post_init__(self) -> None:
         self.layout = RepoLayout(self.root)
@@ -213,6 +216,13 @@ def _wire_refactor(services: Services) -> None:
     services.status_sections["refactor"] = services.refactor.status
 
 
+def _wire_observability(services: Services) -> None:
+    # Last: it wraps the task tracker's observer and subscribes to the index and test runs.
+    from codeplane.server.observability.wiring import wire
+
+    services.observability = wire(services)
+
+
 def build_services(root: Path, config: CodePlaneConfig, repo_id: str) -> Services:
     services = Services(root=root, config=config, repo_id=repo_id)
     _wire_index(services)
@@ -222,4 +232,5 @@ def build_services(root: Path, config: CodePlaneConfig, repo_id: str) -> Service
     _wire_testing(services)
     _wire_refactor(services)
     _wire_git(services)
+    _wire_observability(services)
     return services

@@ -24,11 +24,12 @@ from codeplane.core.config import TestsConfig
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
+from codeplane.core.tracing import span
 from codeplane.testing.costs import CostHistory
 from codeplane.testing.discovery import Discovery, MissingRunner, discover, universe_files
 from codeplane.testing.execution import RunExecutor, RunSettings
 from codeplane.testing.impact import ImpactIndex, ImpactResult
-from codeplane.testing.model import Target
+from codeplane.testing.model import RunSnapshot, Target
 from codeplane.testing.orphans import owner_token, reap_orphans
 from codeplane.testing.run_store import RunHandle, RunStore
 from codeplane.testing.runs import RunRecord, new_run_id
@@ -101,6 +102,17 @@ class TestingService:
         self._files_source = files_source
         self._walk: tuple[int, list[str]] | None = None
         self._discovered: tuple[tuple[int | None, int], float, Discovery] | None = None
+        #: Told of every finished run (the server's metrics); called on the run's thread.
+        self._finish_listeners: list[Callable[[RunSnapshot], None]] = []
+
+    def on_finish(self, listener: Callable[[RunSnapshot], None]) -> None:
+        self._finish_listeners.append(listener)
+
+    def recent_runs(self, limit: int = 20) -> list[RunSnapshot]:
+        """The newest ``limit`` runs this server knows in memory (running ones included), newest first."""
+        with self._lock:
+            records = list(self._runs.values())
+        return [r.snapshot() for r in reversed(records)][:limit]
 
     # -- discovery ---------------------------------------------------------------------------------
     def _files(self) -> list[str]:
@@ -137,7 +149,8 @@ class TestingService:
         if version is not None and cached is not None and cached[0] == key and (
                 time.monotonic() - cached[1] < DISCOVERY_TTL_S):
             return cached[2]
-        found = discover(self.root, self.config, files=self._files())
+        with span("tests.discover"):
+            found = discover(self.root, self.config, files=self._files())
         medians = self.costs.medians((t.runner, t.target_id) for t in found.targets)
         targets = tuple(replace(t, estimated_cost=round(medians.get((t.runner, t.target_id),
                                                                     prior_cost(self.root, t)), 3))
@@ -232,8 +245,9 @@ class TestingService:
             self._runs[run_id] = record
             self._threads[run_id] = thread
             self._evict()
-        self._save(record)
-        thread.start()
+        with span("tests.start_run", targets=len(selected)):
+            self._save(record)
+            thread.start()
         return record
 
     def _select(self, found: Discovery, wanted: Sequence[str] | None) -> list[Target]:
@@ -261,6 +275,12 @@ class TestingService:
         with self._slot:
             executor.execute()
         self._save(record)
+        snapshot = record.snapshot()
+        for listener in self._finish_listeners:
+            try:
+                listener(snapshot)
+            except Exception:  # an observer must never break a run's bookkeeping
+                log.exception("test run listener failed", run_id=record.run_id)
 
     def _save(self, record: RunRecord) -> None:
         try:
