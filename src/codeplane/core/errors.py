@@ -73,6 +73,10 @@ class ErrorCode(Enum):
     # 7xxx tests
     TEST_RUNNER_NOT_FOUND = _Entry(7001, False, "test runner executable not found")
     TEST_TIMEOUT = _Entry(7002, True, "test run timed out")
+    #: Storage failures (``core/storage.py``) of the work tree or ``.codeplane/``: writes, index, tests.
+    STORAGE_FULL = _Entry(5010, True, "no space left (disk full or quota exceeded); free space and retry")
+    STORAGE_READ_ONLY = _Entry(5011, False, "the file system is read-only")
+    STORAGE_PERMISSION_DENIED = _Entry(5012, False, "permission denied writing a file or directory")
     TEST_PARSE_FAILED = _Entry(7003, False, "test output could not be parsed")
     TEST_RUN_NOT_FOUND = _Entry(7004, False, "no test run with that id")
     TEST_TARGET_NOT_FOUND = _Entry(7005, False, "no test target with that id")

@@ -1,0 +1,100 @@
+"""Storage failures as catalogued errors: disk full, quota, read-only file system, permission denied.
+
+The operating system, SQLite and Tantivy each report these their own way (``OSError.errno``,
+``sqlite3.Error.sqlite_errorcode``, ``"... (os error 28)"`` in a Tantivy message). :func:`storage_error`
+turns any of them into one catalog entry that tells the caller what to do: 5010 ``STORAGE_FULL`` is
+retryable (freeing space fixes it), 5011 ``STORAGE_READ_ONLY`` and 5012 ``STORAGE_PERMISSION_DENIED`` need
+the operator. Anything else is not a storage failure and gives ``None``.
+"""
+
+from __future__ import annotations
+
+import errno
+import re
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.layout import STATE_DIR_NAME
+
+_BY_ERRNO = {
+    errno.ENOSPC: ErrorCode.STORAGE_FULL,
+    errno.EDQUOT: ErrorCode.STORAGE_FULL,
+    errno.EROFS: ErrorCode.STORAGE_READ_ONLY,
+    errno.EACCES: ErrorCode.STORAGE_PERMISSION_DENIED,
+    errno.EPERM: ErrorCode.STORAGE_PERMISSION_DENIED,
+}
+#: SQLite primary result codes (the low byte of an extended code).
+_SQLITE_FULL, _SQLITE_READONLY, _SQLITE_PERM = 13, 8, 3
+_BY_SQLITE = {_SQLITE_FULL: ErrorCode.STORAGE_FULL, _SQLITE_READONLY: ErrorCode.STORAGE_READ_ONLY,
+              _SQLITE_PERM: ErrorCode.STORAGE_PERMISSION_DENIED}
+#: How Rust (Tantivy) and Python spell an errno inside a message.
+_ERRNO_IN_TEXT = re.compile(r"\(os error (\d+)\)|\[Errno (\d+)\]")
+_ADVICE = {
+    ErrorCode.STORAGE_FULL: "free space on that file system (or raise the quota) and retry",
+    ErrorCode.STORAGE_READ_ONLY: "the file system is mounted read-only; remount it read-write, then retry",
+    ErrorCode.STORAGE_PERMISSION_DENIED: "give the user running CodePlane write access to it, then retry",
+}
+
+
+def storage_code(exc: BaseException) -> tuple[ErrorCode, int | None] | None:
+    """(catalog entry, errno if known) when ``exc`` is a storage failure, else ``None``."""
+    if isinstance(exc, OSError) and exc.errno in _BY_ERRNO:
+        return _BY_ERRNO[exc.errno], exc.errno
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorcode", None)
+        if isinstance(code, int) and (code & 0xFF) in _BY_SQLITE:
+            return _BY_SQLITE[code & 0xFF], None
+        if "disk is full" in str(exc):
+            return ErrorCode.STORAGE_FULL, errno.ENOSPC
+    match = _ERRNO_IN_TEXT.search(str(exc))
+    if match is not None:
+        number = int(match.group(1) or match.group(2))
+        if number in _BY_ERRNO:
+            return _BY_ERRNO[number], number
+    return None
+
+
+def storage_error(exc: BaseException, *, doing: str, path: Path | str | None = None,
+                  outcome: str = "") -> CodePlaneError | None:
+    """The catalogued error for a storage failure while ``doing`` something, or ``None``.
+
+    ``path`` defaults to the exception's own filename; ``outcome`` says what state things were left in
+    (e.g. "nothing was written"). Details carry the path, whether it is CodePlane's state or the work tree,
+    the errno and the free bytes of its file system (when it can be measured).
+    """
+    found = storage_code(exc)
+    if found is None:
+        return None
+    code, number = found
+    where = path if path is not None else getattr(exc, "filename", None)
+    details: dict[str, Any] = {"reason": _reason(exc)}
+    if number is not None:
+        details["errno"] = errno.errorcode.get(number, str(number))
+    if where is not None:
+        details["path"] = str(where)
+        details["area"] = "codeplane_state" if STATE_DIR_NAME in Path(str(where)).parts else "work_tree"
+        free = _free_bytes(Path(str(where)))
+        if free is not None:
+            details["free_bytes"] = free
+    target = f" ({where})" if where is not None else ""
+    done = f"; {outcome}" if outcome else ""
+    return CodePlaneError(code, f"{doing} failed: {details['reason']}{target}{done}; {_ADVICE[code]}",
+                          details=details)
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _free_bytes(path: Path) -> int | None:
+    for candidate in (path, *path.parents):
+        try:
+            return shutil.disk_usage(candidate).free
+        except OSError:
+            continue
+    return None
