@@ -65,6 +65,10 @@ class ErrorCode(Enum):
     FILE_TOO_LARGE = _Entry(5007, False, "file exceeds the size limit for this operation")
     BINARY_FILE = _Entry(5008, False, "file is binary")
     CONFIRMATION_REQUIRED = _Entry(5009, False, "operation needs confirm: true")
+    #: Storage failures (``core/storage.py``) of the work tree or ``.codeplane/``: writes, index, tests.
+    STORAGE_FULL = _Entry(5010, True, "no space left (disk full or quota exceeded); free space and retry")
+    STORAGE_READ_ONLY = _Entry(5011, False, "the file system is read-only")
+    STORAGE_PERMISSION_DENIED = _Entry(5012, False, "permission denied writing a file or directory")
     # 6xxx task and budget
     TASK_BUDGET_EXCEEDED = _Entry(6001, False, "task budget exceeded")
     TASK_NOT_FOUND = _Entry(6002, False, "no such task")
@@ -73,10 +77,6 @@ class ErrorCode(Enum):
     # 7xxx tests
     TEST_RUNNER_NOT_FOUND = _Entry(7001, False, "test runner executable not found")
     TEST_TIMEOUT = _Entry(7002, True, "test run timed out")
-    #: Storage failures (``core/storage.py``) of the work tree or ``.codeplane/``: writes, index, tests.
-    STORAGE_FULL = _Entry(5010, True, "no space left (disk full or quota exceeded); free space and retry")
-    STORAGE_READ_ONLY = _Entry(5011, False, "the file system is read-only")
-    STORAGE_PERMISSION_DENIED = _Entry(5012, False, "permission denied writing a file or directory")
     TEST_PARSE_FAILED = _Entry(7003, False, "test output could not be parsed")
     TEST_RUN_NOT_FOUND = _Entry(7004, False, "no test run with that id")
     TEST_TARGET_NOT_FOUND = _Entry(7005, False, "no test target with that id")
