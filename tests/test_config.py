@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from codeplane.core.config import load_config
 from codeplane.core.errors import CodePlaneError
-from tests.builders import cpl, cpl_env, make_repo
+from tests.builders import CPL, cpl, cpl_env, make_repo
 
 
 def _write(path: Path, text: str) -> Path:
@@ -87,3 +88,71 @@ def test_global_config_file_is_read_via_xdg(tmp_path: Path) -> None:
     proc = cpl("up", "--port", "0", "--json", cwd=repo, env=cpl_env(home=xdg))
     err = json.loads(proc.stdout)["error"]
     assert err["code"] == 2002 and "global config" in err["details"]["source"]
+
+
+def test_unknown_key_names_file_line_column_and_the_key_it_meant(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    rpath = _write(repo / ".codeplane" / "config.yaml", "# mine\nserver:\n  prot: 1\nport: 8000\n")
+    with pytest.raises(CodePlaneError) as info:
+        load_config(repo, environ={}, global_path=tmp_path / "none")
+    err = info.value
+    assert err.code == 2002 and err.details["key"] == "server.prot"
+    assert err.message.startswith(f"{rpath}:3:3: unknown key 'server.prot' (did you mean server.port?)")
+    assert "1 more problem" in err.message
+    _write(rpath, "port: 8000\n")
+    with pytest.raises(CodePlaneError) as info:
+        load_config(repo, environ={}, global_path=tmp_path / "none")
+    assert info.value.message == f"{rpath}:1:1: unknown key 'port' (did you mean server.port?)"
+    assert info.value.details["suggestion"] == "server.port" and info.value.details["line"] == 1
+
+
+def test_yaml_syntax_error_names_line_and_column(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    rpath = _write(repo / ".codeplane" / "config.yaml", "server:\n  port: [unclosed\n")
+    with pytest.raises(CodePlaneError) as info:
+        load_config(repo, environ={}, global_path=tmp_path / "none")
+    assert info.value.code == 2001 and info.value.message.startswith(f"{rpath}:3:1: ")
+    assert "started at line 2, column 9" in info.value.message
+
+
+@pytest.mark.parametrize("text", ["server:\n  port: [unclosed\n", "port: 8000\n", "- a list\n"])
+def test_broken_config_gives_no_traceback_and_leaves_status_clear_doctor_working(tmp_path: Path, text: str) -> None:
+    repo = make_repo(tmp_path / "repo")
+    env = cpl_env(home=tmp_path / "xdg")
+    assert cpl("init", "--json", cwd=repo, env=env).returncode == 0
+    config = repo / ".codeplane" / "config.yaml"
+    config.write_text(text)
+    up = cpl("up", "--port", "0", cwd=repo, env=env)
+    assert up.returncode == 78 and "Traceback" not in up.stderr + up.stdout
+    assert f"{config}:" in up.stderr and ("2001" in up.stderr or "2002" in up.stderr)
+    status = cpl("status", "--json", cwd=repo, env=env)
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["config_error"]["code"] in (2001, 2002)
+    assert "config error" in cpl("status", cwd=repo, env=env).stdout
+    doctor = cpl("doctor", "--json", cwd=repo, env=env)
+    assert doctor.returncode == 1 and "Traceback" not in doctor.stderr
+    bad = [c for c in json.loads(doctor.stdout)["checks"] if not c["ok"]]
+    assert bad[0]["name"] == "config parses and validates" and str(config) in bad[0]["detail"]
+    cleared = cpl("clear", "--force", "--json", cwd=repo, env=env)
+    assert cleared.returncode == 0 and not (repo / ".codeplane").exists()
+
+
+def test_up_never_rewrites_the_users_config(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    env = cpl_env(home=tmp_path / "xdg")
+    config = _write(repo / ".codeplane" / "config.yaml",
+                    "# my settings, my layout\nlogging:   # keep this comment\n    level: info\n")
+    before = config.read_bytes()
+    first = cpl("init", "--json", cwd=repo, env=env)
+    port = json.loads(first.stdout)["port"]
+    assert config.read_bytes() == before
+    assert (repo / ".codeplane" / "chosen_port").read_text().strip() == str(port)
+    proc = subprocess.Popen([*CPL, "up", "--json"], cwd=repo, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        ready = json.loads(proc.stdout.readline())
+        assert ready["port"] == port  # the stored port, so client configs stay valid
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    assert config.read_bytes() == before

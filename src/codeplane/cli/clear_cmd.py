@@ -22,7 +22,7 @@ def clear(
 ) -> None:
     """Remove CodePlane's state (.codeplane/) from a repository. .cplignore is kept."""
     with cli_errors(as_json):
-        ctx = resolve(path)
+        ctx = resolve(path, tolerant=True)  # a broken config must not trap the user
         if lock_is_held(ctx.layout):
             running = read_running(ctx.layout)
             if not force:

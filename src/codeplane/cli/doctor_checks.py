@@ -29,9 +29,11 @@ def check_config(root: Path) -> list[CheckResult]:
         config = load_config(root)
     except CodePlaneError as exc:
         return [CheckResult("config parses and validates", False, f"{exc.code} {exc.message}",
-                            "fix the named key in the named file (see README: Configuration)")]
+                            "fix the named key at the named line (README: Configuration); "
+                            "`cpl status`, `cpl clear` and `cpl doctor` work meanwhile")]
     port = config.server.port
-    return [CheckResult("config parses and validates", True, f"server.port={port}")]
+    return [CheckResult("config parses and validates", True,
+                        f"server.port={port}" if port else "server.port not set (the port `cpl init` chose is used)")]
 
 
 def check_instance_files(root: Path) -> list[CheckResult]:

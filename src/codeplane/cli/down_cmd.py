@@ -20,7 +20,7 @@ def down(
 ) -> None:
     """Stop the repository's running server (SIGTERM, wait, report)."""
     with cli_errors(as_json):
-        ctx = resolve(path)
+        ctx = resolve(path, tolerant=True)  # a broken config must not trap the user
     if not lock_is_held(ctx.layout):
         cleaned = clean_stale_files(ctx.layout)
         emit({"ok": True, "was_running": False, "cleaned": cleaned}, as_json,

@@ -8,11 +8,13 @@ from codeplane import __version__
 from codeplane.cli.clear_cmd import clear
 from codeplane.cli.doctor_cmd import doctor
 from codeplane.cli.down_cmd import down
+from codeplane.cli.index_cmd import index_app
 from codeplane.cli.init_cmd import init
+from codeplane.cli.output import run_without_traceback
 from codeplane.cli.status_cmd import status
 from codeplane.cli.up_cmd import up
 
-app = typer.Typer(
+commands = typer.Typer(
     name="cpl",
     help="CodePlane: a repository control plane for AI coding agents. "
     "`cpl up` serves this repository over MCP at http://127.0.0.1:<port>/mcp.",
@@ -28,15 +30,21 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
+@commands.callback()
 def main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                       help="Print the version and exit.")) -> None:
     """CodePlane operator CLI."""
 
 
-app.command()(init)
-app.command()(up)
-app.command()(down)
-app.command()(status)
-app.command()(clear)
-app.command()(doctor)
+commands.command()(init)
+commands.command()(up)
+commands.command()(down)
+commands.command()(status)
+commands.command()(clear)
+commands.command()(doctor)
+commands.add_typer(index_app)
+
+
+def app() -> None:
+    """The ``cpl`` entry point: every command, and no traceback for anything they did not render."""
+    run_without_traceback(commands)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -11,7 +12,8 @@ from typing import Any, NoReturn
 import typer
 from rich.console import Console
 
-from codeplane.core.errors import CodePlaneError
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.storage import storage_error
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -25,7 +27,18 @@ def emit(payload: dict[str, Any], as_json: bool, render: Callable[[], None]) -> 
         render()
 
 
-def fail(error: CodePlaneError, as_json: bool, exit_code: int = 2) -> NoReturn:
+#: Exit codes: 2 for a refused or failed command, 78 (sysexits' EX_CONFIG) for a config error the user must
+#: fix in the named file, 70 (EX_SOFTWARE) for an unexpected failure.
+EXIT_ERROR, EXIT_CONFIG, EXIT_INTERNAL = 2, 78, 70
+CONFIG_ERRORS = frozenset({ErrorCode.CONFIG_PARSE_ERROR, ErrorCode.CONFIG_INVALID_VALUE})
+
+
+def exit_code_for(error: CodePlaneError) -> int:
+    return EXIT_CONFIG if error.error in CONFIG_ERRORS else EXIT_ERROR
+
+
+def fail(error: CodePlaneError, as_json: bool, exit_code: int | None = None) -> NoReturn:
+    exit_code = exit_code_for(error) if exit_code is None else exit_code
     if as_json:
         sys.stdout.write(json.dumps({"ok": False, "error": error.to_payload()}, sort_keys=True) + "\n")
     else:
@@ -39,3 +52,32 @@ def cli_errors(as_json: bool) -> Iterator[None]:
         yield
     except CodePlaneError as exc:
         fail(exc, as_json)
+    except OSError as exc:
+        mapped = storage_error(exc, doing="the command")
+        if mapped is None:
+            raise
+        fail(mapped, as_json)
+
+
+def run_without_traceback(main: Callable[[], object]) -> None:
+    """Run the CLI; an exception no command rendered becomes one error line, never a traceback
+    (``CODEPLANE_DEBUG=1`` shows it)."""
+    try:
+        main()
+    except Exception as exc:
+        if os.environ.get("CODEPLANE_DEBUG"):
+            raise
+        try:
+            _render_unexpected(exc, "--json" in sys.argv[1:])
+        except typer.Exit as done:
+            sys.exit(done.exit_code)
+
+
+def _render_unexpected(exc: Exception, as_json: bool) -> NoReturn:
+    if isinstance(exc, CodePlaneError):
+        fail(exc, as_json)
+    mapped = storage_error(exc, doing="the command")
+    if mapped is not None:
+        fail(mapped, as_json)
+    fail(CodePlaneError(ErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: {exc} "
+                        "(set CODEPLANE_DEBUG=1 for the traceback; please report it)"), as_json, EXIT_INTERNAL)

@@ -112,7 +112,7 @@ def status(
     from codeplane.tasks.inspection import ledger_overview
 
     with cli_errors(as_json):
-        ctx = resolve(path)
+        ctx = resolve(path, tolerant=True)  # status needs only the root; a config error is shown, not fatal
     if follow:
         _follow(ctx.layout)
         return
@@ -133,6 +133,7 @@ def status(
         "branch": head.branch, "head": head.head, "detached": head.detached,
         "index": index, "last_error": last_error, "server": server_status or None,
         "structural": server_status.get("structural") or structural_status(ctx.layout.index_db),
+        "config_error": ctx.config_error.to_payload() if ctx.config_error else None,
     }
     for section in ("tasks",):
         if section in server_status:
@@ -148,6 +149,9 @@ def status(
             "[yellow]running, not answering[/]" if result.running else "[dim]not running[/]")
         console.print(f"CodePlane: {state}")
         console.print(f"  repo:   {ctx.root}")
+        if ctx.config_error is not None:
+            console.print(f"  config error {ctx.config_error.code}: {ctx.config_error.message}", markup=False,
+                          style="red")
         if result.running:
             console.print(f"  pid:    {result.pid}   port: {result.port}   url: http://127.0.0.1:{result.port}/mcp")
         console.print(f"  branch: {head.branch or '(detached)'}   HEAD: {head.head or '(unborn)'}")

@@ -40,6 +40,12 @@ class RepoLayout:
         return self.state_dir / "port"
 
     @property
+    def chosen_port_file(self) -> Path:
+        """The port ``cpl init`` picked once, used while the user's config sets no ``server.port`` (kept out
+        of ``config.yaml``, which is the user's and never rewritten)."""
+        return self.state_dir / "chosen_port"
+
+    @property
     def pid_file(self) -> Path:
         return self.state_dir / "server.pid"
 

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pygit2
-import yaml
 
 from codeplane.core.atomic import write_atomic
 from codeplane.core.errors import CodePlaneError, ErrorCode
@@ -70,35 +69,52 @@ class InitReport:
         return bool(self.created)
 
 
-def read_repo_config(layout: RepoLayout) -> dict[str, object]:
-    if not layout.config_file.is_file():
-        return {}
-    loaded = yaml.safe_load(layout.config_file.read_text(encoding="utf-8"))
-    return loaded if isinstance(loaded, dict) else {}
+CONFIG_TEMPLATE = """\
+# CodePlane settings for this repository. This file is yours: CodePlane creates it once and never
+# rewrites it. Layers, lowest first: built-in defaults < ~/.config/codeplane/config.yaml < this file
+# < CODEPLANE__SECTION__KEY environment variables < `cpl up --set section.key=value`.
+# The port clients connect to ({port}) was picked by `cpl init` and is kept in .codeplane/chosen_port;
+# to choose one yourself:
+# server:
+#   port: {port}
+"""
+
+
+def _chosen_port(layout: RepoLayout, report: InitReport) -> int:
+    """The stored port, or a free one picked now and stored (CodePlane's own state file, not the config)."""
+    try:
+        port = int(layout.chosen_port_file.read_text(encoding="utf-8").strip())
+        if 0 < port < 65536:
+            return port
+    except (OSError, ValueError):
+        pass
+    port = pick_free_port()
+    write_atomic(layout.chosen_port_file, f"{port}\n".encode())
+    report.created.append(".codeplane/chosen_port")
+    return port
 
 
 def initialize(root: Path) -> InitReport:
-    """Create what is missing under ``.codeplane/`` and ``.cplignore``; never overwrite what exists."""
+    """Create what is missing under ``.codeplane/`` and ``.cplignore``; never overwrite what exists.
+
+    ``config.yaml`` is the user's: written once as a commented template when absent, never read or
+    rewritten here (a broken one is reported by whoever loads the config, with its line and column).
+    """
     layout = RepoLayout(root)
     report = InitReport(root=root)
     layout.state_dir.mkdir(exist_ok=True)
     if not layout.gitignore_file.exists():
         write_atomic(layout.gitignore_file, b"*\n")
         report.created.append(".codeplane/.gitignore")
-    if not layout.repo_id_file.exists():
+    repo_id = layout.repo_id_file.read_text(encoding="utf-8").strip() if layout.repo_id_file.is_file() else ""
+    if not repo_id:
         write_atomic(layout.repo_id_file, f"{uuid.uuid4()}\n".encode())
         report.created.append(".codeplane/repo_id")
     report.repo_id = layout.repo_id_file.read_text(encoding="utf-8").strip()
-    config = read_repo_config(layout)
-    server = config.get("server")
-    port = server.get("port") if isinstance(server, dict) else None
-    if not isinstance(port, int) or port <= 0:
-        port = pick_free_port()
-        merged = dict(config)
-        merged["server"] = {**(server if isinstance(server, dict) else {}), "port": port}
-        write_atomic(layout.config_file, yaml.safe_dump(merged, sort_keys=True).encode())
+    report.port = _chosen_port(layout, report)
+    if not layout.config_file.exists():
+        write_atomic(layout.config_file, CONFIG_TEMPLATE.format(port=report.port).encode())
         report.created.append(".codeplane/config.yaml")
-    report.port = port
     if not layout.cplignore_file.exists():
         write_atomic(layout.cplignore_file, DEFAULT_CPLIGNORE.encode())
         report.created.append(".cplignore")
