@@ -1,0 +1,12 @@
+"""The lint subsystem (spec §23.4 Lint Tools): which linters a repository uses and their diagnostics in one
+shape, with fixes applied through the mutation engine, never by the linter.
+
+Public surface: :class:`LintService` (``tools``, ``check``, ``page``, ``plan_fixes``/``apply_fixes``) and
+the models it answers with. Linters run as subprocesses through ``core.procs`` (timeout, process-group
+kill); their machine formats are parsed in ``formats/``.
+"""
+
+from codeplane.lint.models import Diagnostic, FixedFile, FixOutcome, LinterInfo, LintReport, ToolRun
+from codeplane.lint.service import FixPlan, LintService
+
+__all__ = ["Diagnostic", "FixOutcome", "FixPlan", "FixedFile", "LintReport", "LintService", "LinterInfo", "ToolRun"]

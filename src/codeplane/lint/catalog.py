@@ -1,0 +1,96 @@
+"""Every linter CodePlane knows: its executable, the files it lints, how to install it, how to run it
+without letting it write the work tree, and which parser reads its output.
+
+Adding a linter is one :class:`LinterKind` here plus a parser in ``formats/``. A kind without a parser is
+listed by ``lint_tools`` (so the agent learns the repository uses it) but reported ``unsupported`` by
+``lint_check``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from codeplane.lint.formats import PathMap, parse_clippy, parse_eslint, parse_go_vet, parse_mypy, parse_ruff
+from codeplane.lint.models import Diagnostic
+
+Parser = Callable[[str, PathMap], list[Diagnostic]]
+#: ``targets`` are paths relative to the linter's project directory; ``None`` = the linter's default scope.
+ArgvBuilder = Callable[[str, Sequence[str] | None], list[str]]
+
+PYTHON = (".py", ".pyi")
+JS = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
+
+
+@dataclass(frozen=True)
+class LinterKind:
+    name: str
+    executable: str
+    extensions: tuple[str, ...]
+    install_hint: str
+    check_argv: ArgvBuilder | None = None
+    parse: Parser | None = None
+    #: Which output stream carries the machine format.
+    stream: Literal["stdout", "stderr"] = "stdout"
+    #: Exit codes of a run that worked, findings or not (anything else is ``failed`` unless it parsed).
+    ok_codes: frozenset[int] = frozenset({0, 1})
+    can_fix: bool = False
+
+    @property
+    def runnable(self) -> bool:
+        return self.check_argv is not None and self.parse is not None
+
+
+def _ruff(exe: str, targets: Sequence[str] | None) -> list[str]:
+    # --no-fix: a repository's `fix = true` must not make a check write files; --force-exclude: paths the
+    # caller names still honour the repository's excludes.
+    return [exe, "check", "--output-format", "json", "--no-fix", "--force-exclude", *(targets or ["."])]
+
+
+def _mypy(exe: str, targets: Sequence[str] | None) -> list[str]:
+    # Without targets mypy takes `files` from its config; discovery passes "." when the config has none.
+    return [exe, "-O", "json", "--no-error-summary", "--no-pretty", "--no-color-output", *(targets or [])]
+
+
+def _eslint(exe: str, targets: Sequence[str] | None) -> list[str]:
+    return [exe, "-f", "json", *(targets or ["."])]
+
+
+def _go_package(target: str) -> str:
+    """A file names its package (its directory); a directory names every package below it."""
+    if target.endswith(".go"):
+        parent = target.rpartition("/")[0]
+        return f"./{parent}" if parent else "."
+    return "./..." if target == "." else f"./{target}/..."
+
+
+def _go_vet(exe: str, targets: Sequence[str] | None) -> list[str]:
+    packages = sorted({_go_package(t) for t in targets}) if targets else ["./..."]
+    return [exe, "vet", "-json", *packages]
+
+
+def _clippy(exe: str, targets: Sequence[str] | None) -> list[str]:
+    # Cargo lints whole crates; the service keeps the diagnostics of the requested paths.
+    return [exe, "clippy", "--message-format", "json", "--quiet"]
+
+
+KINDS: dict[str, LinterKind] = {k.name: k for k in (
+    LinterKind("ruff", "ruff", PYTHON, "ruff ships with CodePlane (`uv sync` restores it); or add it to the "
+               "project: `uv add --dev ruff`", _ruff, parse_ruff, can_fix=True),
+    LinterKind("mypy", "mypy", PYTHON, "add it to the project's environment: `uv add --dev mypy` "
+               "(or `pip install mypy`)", _mypy, parse_mypy),
+    LinterKind("eslint", "eslint", JS, "`npm install --save-dev eslint` in the project directory",
+               _eslint, parse_eslint, can_fix=True),
+    LinterKind("biome", "biome", (*JS, ".json", ".jsonc", ".css"),
+               "`npm install --save-dev @biomejs/biome` in the project directory"),
+    LinterKind("tsc", "tsc", (".ts", ".mts", ".cts", ".tsx"),
+               "`npm install --save-dev typescript` in the project directory"),
+    LinterKind("go vet", "go", (".go",), "install Go (https://go.dev/dl/, or `apt-get install golang-go`)",
+               _go_vet, parse_go_vet, stream="stderr", ok_codes=frozenset({0, 1})),
+    LinterKind("golangci-lint", "golangci-lint", (".go",),
+               "install golangci-lint (https://golangci-lint.run/welcome/install/)"),
+    # Cargo exits 101 when a lint is `deny` (an error diagnostic): that is a finding, not a failed run.
+    LinterKind("clippy", "cargo", (".rs",), "`rustup component add clippy` (needs a Rust toolchain)",
+               _clippy, parse_clippy, ok_codes=frozenset({0, 101})),
+)}

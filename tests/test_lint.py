@@ -1,0 +1,340 @@
+"""The lint subsystem on real repositories with real linters: discovery, diagnostics equal to each linter's own
+JSON, fixes as one atomic mutation batch, hanging linters killed at their timeout, paging and bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from codeplane.core.config import LintConfig, MutationConfig
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.hashing import sha256_bytes
+from codeplane.lint import Diagnostic, LintService
+from codeplane.lint.doctor import check_linters
+from codeplane.mutation import MutationEngine
+from tests.builders import make_repo, write_files
+from tests.runner_projects import JS_DIR, require
+
+RUFF = str(Path(sys.executable).parent / "ruff")
+MYPY = str(Path(sys.executable).parent / "mypy")
+
+PY_FILES = {
+    "pyproject.toml": "[project]\nname = 'pkg'\n\n[tool.ruff.lint]\nselect = ['F', 'I', 'E', 'UP']\n\n"
+                      "[tool.mypy]\nstrict = true\nfiles = ['pkg']\n",
+    "pkg/__init__.py": "",
+    "pkg/a.py": "import sys\nimport os\nfrom typing import List\n\n\ndef f(x: int) -> List[str]:\n"
+                "    return x\n\n\nprint(sys.argv)\n",
+    "pkg/b.py": "import json, re\n\n\ndef g() -> int:\n    return 'no'\n\n\nvalue = json.dumps(1)\n",
+    "pkg/clean.py": "def h() -> int:\n    return 1\n",
+}
+
+JS_FILES = {
+    "web/package.json": '{"name": "web", "private": true, "type": "module"}\n',
+    "web/eslint.config.js": 'export default [{ rules: { "no-unused-vars": "error", "prefer-const": "error", '
+                            '"no-var": "warn", "eqeqeq": "error" } }];\n',
+    "web/src/a.js": "var a = 1;\nlet b = 2;\nconsole.log(b == 2);\nexport function f(x) { return 1; }\n",
+}
+
+GO_FILES = {
+    "svc/go.mod": "module example.com/svc\n\ngo 1.19\n",
+    "svc/main.go": 'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Printf("%d\\n", "x")\n}\n',
+    "svc/pkg/p.go": "package pkg\n\nfunc F() int {\n\tx := 1\n\tx = x\n\treturn x\n}\n",
+}
+
+
+def _service(root: Path, **lint: object) -> LintService:
+    engine = MutationEngine(root, MutationConfig())
+    return LintService(root, LintConfig.model_validate(lint), engine)
+
+
+def _eslint() -> str:
+    candidate = JS_DIR / "node_modules" / ".bin" / "eslint"
+    if not candidate.is_file() or shutil.which("node") is None:
+        message = f"eslint is not installed in {JS_DIR} (.ci/run installs it with npm)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return str(candidate)
+
+
+def _link_eslint(root: Path, project: str) -> None:
+    _eslint()
+    (root / project / "node_modules").symlink_to(JS_DIR / "node_modules", target_is_directory=True)
+
+
+def _shape(d: Diagnostic) -> tuple[object, ...]:
+    return (d.path, d.line, d.column, d.end_line, d.end_column, d.code, d.message, d.fixable)
+
+
+@pytest.fixture
+def py_repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo", PY_FILES)
+
+
+# -- discovery ---------------------------------------------------------------------------------------------
+
+
+def test_discovery_lists_configured_and_conventional_linters(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {
+        **PY_FILES, **GO_FILES,
+        "web/package.json": '{"name": "web"}\n', "web/eslint.config.js": "export default [];\n",
+        "web/tsconfig.json": "{}\n", "web/biome.json": "{}\n", "svc/.golangci.yml": "linters: {}\n",
+        "rs/Cargo.toml": "[workspace]\nmembers = ['member']\n", "rs/member/Cargo.toml": "[package]\nname='m'\n",
+        "tools/mypy.ini": "[mypy]\n", "tools/x.py": "X = 1\n",
+    })
+    found = {(i.name, i.root): i for i in LintService(root, LintConfig()).tools()}
+    assert sorted(found) == [("biome", "web"), ("clippy", "rs"), ("eslint", "web"), ("go vet", "svc"),
+                             ("golangci-lint", "svc"), ("mypy", "."), ("mypy", "tools"), ("ruff", "."),
+                             ("tsc", "web")]
+    ruff = found[("ruff", ".")]
+    assert ruff.config_file == "pyproject.toml" and ruff.found and ruff.can_fix and ruff.extensions == (".py", ".pyi")
+    assert found[("mypy", "tools")].config_file == "tools/mypy.ini"
+    assert found[("eslint", "web")].config_file == "web/eslint.config.js"
+    assert found[("go vet", "svc")].config_file is None  # conventional for a Go module
+    # Not installed here, and listed anyway: with how to install it, never an error.
+    eslint = found[("eslint", "web")]
+    assert not eslint.found and eslint.executable is None and "npm install" in (eslint.install_hint or "")
+    assert not found[("tsc", "web")].runnable and not found[("tsc", "web")].can_fix
+
+
+def test_ruff_is_conventional_for_any_python_code_and_found_without_setup(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {"script.py": "import os\n"})
+    (ruff,) = LintService(root, LintConfig()).tools()
+    assert (ruff.name, ruff.config_file, ruff.found) == ("ruff", None, True)
+    report = LintService(root, LintConfig()).check()
+    assert [(d.path, d.code) for d in report.diagnostics] == [("script.py", "F401")]
+
+
+def test_doctor_names_a_missing_linter_and_how_to_install_it(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {"web/package.json": '{"name": "web"}\n',
+                                         "web/eslint.config.js": "export default [];\n"})
+    results = check_linters(root)
+    assert [(r.name, r.ok) for r in results] == [("linter eslint@web", False)]
+    assert "npm install --save-dev eslint" in results[0].fix
+    assert check_linters(make_repo(tmp_path / "py", {"a.py": "A = 1\n"}))[0].ok
+
+
+# -- diagnostics equal the linters' own JSON -----------------------------------------------------------------
+
+
+def test_ruff_diagnostics_equal_ruffs_own_json(py_repo: Path) -> None:
+    raw = json.loads(subprocess.run([RUFF, "check", "--output-format", "json", "--no-fix", "."], cwd=py_repo,
+                                    capture_output=True, text=True, check=False).stdout)
+    expected = sorted((str(Path(r["filename"]).relative_to(py_repo)), r["location"]["row"], r["location"]["column"],
+                       r["end_location"]["row"], r["end_location"]["column"], r["code"], r["message"],
+                       bool(r["fix"]) and r["fix"]["applicability"] == "safe") for r in raw)
+    report = _service(py_repo).check(tools=["ruff"])
+    assert len(expected) >= 5
+    assert sorted(_shape(d) for d in report.diagnostics) == expected
+    assert [d.sort_key() for d in report.diagnostics] == sorted(d.sort_key() for d in report.diagnostics)
+    assert {r.tool: r.status for r in report.runs} == {"ruff": "ok"}
+
+
+def test_mypy_diagnostics_equal_mypys_own_json(py_repo: Path) -> None:
+    proc = subprocess.run([MYPY, "-O", "json", "--no-error-summary"], cwd=py_repo, capture_output=True, text=True,
+                          check=False)
+    raw = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    # mypy's JSON columns are 0-based; diagnostics use the 1-based columns every linter prints.
+    expected = sorted((r["file"], r["line"], r["column"] + 1, r["code"], r["severity"],
+                       r["message"] + (f" ({r['hint']})" if r["hint"] else "")) for r in raw)
+    report = _service(py_repo).check(tools=["mypy"])
+    got = sorted((d.path, d.line, d.column, d.code, "note" if d.severity == "info" else d.severity, d.message)
+                 for d in report.diagnostics)
+    assert got == expected and len(got) >= 2
+
+
+def test_go_vet_diagnostics_equal_go_vets_own_json(tmp_path: Path) -> None:
+    go = require("go")
+    root = make_repo(tmp_path / "repo", GO_FILES)
+    proc = subprocess.run([go, "vet", "-json", "./..."], cwd=root / "svc", capture_output=True, text=True,
+                          check=False)
+    expected = []
+    decoder = json.JSONDecoder()
+    text = "\n".join(line for line in proc.stderr.splitlines() if not line.startswith("#"))
+    at = text.find("{")
+    while at >= 0:
+        value, end = decoder.raw_decode(text, at)
+        for analyzers in value.values():
+            for analyzer, items in analyzers.items():
+                for item in items:
+                    file, line, col = item["posn"].rsplit(":", 2)
+                    expected.append((str(Path(file).relative_to(root)), int(line), int(col), analyzer,
+                                     item["message"]))
+        at = text.find("{", end)
+    report = _service(root).check(tools=["go vet"])
+    assert sorted((d.path, d.line, d.column, d.code, d.message) for d in report.diagnostics) == sorted(expected)
+    assert {d.code for d in report.diagnostics} == {"printf", "assign"}
+
+
+def test_eslint_diagnostics_equal_eslints_own_json(tmp_path: Path) -> None:
+    eslint = _eslint()
+    root = make_repo(tmp_path / "repo", JS_FILES)
+    _link_eslint(root, "web")
+    raw = json.loads(subprocess.run([eslint, "-f", "json", "."], cwd=root / "web", capture_output=True,
+                                    text=True, check=False).stdout)
+    expected = sorted((str(Path(r["filePath"]).relative_to(root)), m["line"], m["column"], m.get("endLine"),
+                       m.get("endColumn"), m["ruleId"], m["message"], "fix" in m)
+                      for r in raw for m in r["messages"])
+    report = _service(root).check(tools=["eslint"])
+    assert sorted(_shape(d) for d in report.diagnostics) == expected and len(expected) >= 4
+    assert {d.severity for d in report.diagnostics if d.code == "no-var"} == {"warning"}
+
+
+def test_clippy_diagnostics_come_from_cargos_json(tmp_path: Path) -> None:
+    require("cargo")
+    root = make_repo(tmp_path / "repo", {
+        "rs/Cargo.toml": '[package]\nname = "m"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n',
+        "rs/src/main.rs": "fn main() {\n    let x = 5;\n    if x == x {\n        println!(\"a\");\n    }\n}\n"})
+    report = _service(root).check(tools=["clippy"])
+    assert [(d.path, d.line, d.column, d.code, d.severity) for d in report.diagnostics] == [
+        ("rs/src/main.rs", 3, 8, "clippy::eq_op", "error")]
+    assert report.runs[0].status == "ok"
+
+
+# -- scope, pages, bad input -----------------------------------------------------------------------------------
+
+
+def test_paths_limit_the_run_to_those_files(py_repo: Path) -> None:
+    report = _service(py_repo).check(paths=["pkg/b.py"])
+    assert {d.path for d in report.diagnostics} == {"pkg/b.py"}
+    assert {d.tool for d in report.diagnostics} == {"ruff", "mypy"}
+    # A path no linter covers runs nothing.
+    write_files(py_repo, {"notes.md": "# notes\n"})
+    assert _service(py_repo).check(paths=["notes.md"]).runs == ()
+
+
+def test_pages_follow_the_cursor_through_every_diagnostic(py_repo: Path) -> None:
+    service = _service(py_repo)
+    whole = service.check()
+    first = service.check(limit=3)
+    pages, report = list(first.diagnostics), first
+    while report.next_cursor:
+        report = service.page(report.next_cursor, limit=3)
+        pages += report.diagnostics
+    assert pages == list(whole.diagnostics) and first.total == whole.total > 3
+    assert report.offset == len(pages) - len(report.diagnostics)
+    with pytest.raises(CodePlaneError) as bad:
+        service.page("lint_nope:3")
+    assert bad.value.error is ErrorCode.INVALID_CURSOR
+
+
+def test_diagnostics_beyond_the_cap_are_counted_not_kept(py_repo: Path) -> None:
+    report = _service(py_repo, max_diagnostics=2).check(limit=10)
+    assert report.truncated and report.total > 2 and len(report.diagnostics) == 2 and report.next_cursor is None
+
+
+@pytest.mark.parametrize(("kwargs", "code"), [
+    ({"tools": ["pylint"]}, ErrorCode.INVALID_ARGUMENTS),
+    ({"paths": ["../outside.py"]}, ErrorCode.MUTATION_SCOPE_VIOLATION),
+    ({"paths": ["pkg/nope.py"]}, ErrorCode.FILE_NOT_FOUND),
+    ({"paths": [".git/config"]}, ErrorCode.MUTATION_SCOPE_VIOLATION),
+])
+def test_bad_input_is_a_typed_error(py_repo: Path, kwargs: dict[str, list[str]], code: ErrorCode) -> None:
+    with pytest.raises(CodePlaneError) as caught:
+        _service(py_repo).check(**kwargs)  # type: ignore[arg-type]
+    assert caught.value.error is code
+
+
+# -- fixes -------------------------------------------------------------------------------------------------------
+
+
+def test_fix_applies_exactly_what_ruff_fix_would_as_one_batch(py_repo: Path, tmp_path: Path) -> None:
+    twin = tmp_path / "twin"
+    shutil.copytree(py_repo, twin)
+    subprocess.run([RUFF, "check", "--fix", "."], cwd=twin, capture_output=True, check=False)
+    before = {p: (py_repo / p).read_bytes() for p in ("pkg/a.py", "pkg/b.py", "pkg/clean.py")}
+    report = _service(py_repo).check(tools=["ruff"], fix=True)
+    assert report.fix is not None
+    assert [f.path for f in report.fix.files] == ["pkg/a.py", "pkg/b.py"]
+    for path in ("pkg/a.py", "pkg/b.py", "pkg/clean.py"):
+        assert (py_repo / path).read_bytes() == (twin / path).read_bytes(), path
+    delta = report.fix.delta
+    assert delta.mutation_id == report.fix.mutation_id and delta.files_changed == 2
+    for fixed in report.fix.files:
+        assert fixed.old_sha256 == sha256_bytes(before[fixed.path])
+        assert fixed.new_sha256 == sha256_bytes((py_repo / fixed.path).read_bytes())
+    # What is left is what ruff cannot fix; nothing fixable remains.
+    assert report.fixable == 0 and all(not d.fixable for d in report.diagnostics)
+    assert report.total == sum(r.diagnostics for r in report.runs)
+
+
+def test_fix_batch_leaves_every_file_as_it_was_when_one_changed_since_planning(py_repo: Path) -> None:
+    service = _service(py_repo)
+    plan = service.plan_fixes(service.select(["ruff"]), None)
+    assert {f.path for f in plan.files} == {"pkg/a.py", "pkg/b.py"}
+    before = {p: (py_repo / p).read_bytes() for p in ("pkg/a.py", "pkg/b.py")}
+    changed = before["pkg/b.py"] + b"# edited meanwhile\n"
+    (py_repo / "pkg/b.py").write_bytes(changed)
+    with pytest.raises(CodePlaneError) as caught:
+        service.apply_fixes(plan)
+    assert caught.value.error is ErrorCode.MUTATION_PRECONDITION_FAILED
+    assert (py_repo / "pkg/a.py").read_bytes() == before["pkg/a.py"]
+    assert (py_repo / "pkg/b.py").read_bytes() == changed
+
+
+def test_fix_applies_eslint_fixes_without_eslint_writing(tmp_path: Path) -> None:
+    eslint = _eslint()
+    root = make_repo(tmp_path / "repo", JS_FILES)
+    _link_eslint(root, "web")
+    twin = tmp_path / "twin"
+    shutil.copytree(root, twin, symlinks=True)
+    subprocess.run([eslint, "--fix", "."], cwd=twin / "web", capture_output=True, check=False)
+    report = _service(root).check(fix=True)
+    assert report.fix is not None and [f.path for f in report.fix.files] == ["web/src/a.js"]
+    assert (root / "web/src/a.js").read_bytes() == (twin / "web/src/a.js").read_bytes()
+    assert b"const a = 1;" in (root / "web/src/a.js").read_bytes()
+
+
+def test_fix_with_nothing_to_fix_writes_nothing(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {"pkg/clean.py": "def h() -> int:\n    return 1\n"})
+    report = _service(root).check(fix=True)
+    assert report.fix is None and report.total == 0
+
+
+# -- timeouts and missing linters ------------------------------------------------------------------------------
+
+
+def test_a_hanging_linter_is_killed_at_its_timeout_with_its_process_group(py_repo: Path, tmp_path: Path) -> None:
+    # The repository's own .venv/bin/ruff comes first: this one hangs, and leaves a grandchild behind.
+    _service(py_repo).check(tools=["mypy"])  # a warm .mypy_cache: mypy stays well inside the short timeout
+    pidfile = tmp_path / "grandchild.pid"
+    fake = py_repo / ".venv" / "bin" / "ruff"
+    fake.parent.mkdir(parents=True)
+    fake.write_text(f"#!/bin/sh\nsleep 300 &\necho $! > {pidfile}\nwait\n")
+    fake.chmod(0o755)
+    service = _service(py_repo, timeout_sec=2)
+    began = time.monotonic()
+    report = service.check()
+    took = time.monotonic() - began
+    runs = {r.tool: r for r in report.runs}
+    assert runs["ruff"].status == "timed_out" and "lint.timeout_sec" in (runs["ruff"].message or "")
+    assert runs["mypy"].status == "ok" and {d.tool for d in report.diagnostics} == {"mypy"}
+    assert took < 20
+    grandchild = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _alive(grandchild):
+        time.sleep(0.05)
+    assert not _alive(grandchild)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_a_missing_linter_is_a_run_status_not_an_error(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {**JS_FILES, "a.py": "import os\n"})
+    report = LintService(root, LintConfig()).check()
+    runs = {r.tool: r for r in report.runs}
+    assert runs["eslint"].status == "missing" and "npm install" in (runs["eslint"].message or "")
+    assert runs["ruff"].status == "ok" and [d.code for d in report.diagnostics] == ["F401"]
