@@ -15,6 +15,7 @@ from pathlib import Path
 
 import anyio
 
+from codeplane.analysis import SemanticDiffService
 from codeplane.core.artifacts import ArtifactStore
 from codeplane.core.calls import CallObserver
 from codeplane.core.clock import now_ms
@@ -78,6 +79,8 @@ class Services:
     testing: TestingService = field(init=False)
     #: Rename/move/impact previews and their atomic application (§8); plans live in memory.
     refactor: RefactorService = field(init=False)
+    #: ``semantic_diff`` (§23.7): structural changes between revisions or epochs, with blast radius.
+    analysis: SemanticDiffService = field(init=False)
     #: Git over pygit2 (§10): status/diff/log, commits, branches, merges, rebases, remotes, recovery points.
     git: GitService = field(init=False)
     #: Metrics, per-call traces and the live window behind ``/metrics`` and ``/dashboard`` (§13).
@@ -223,6 +226,11 @@ def _wire_observability(services: Services) -> None:
     services.observability = wire(services)
 
 
+def _wire_analysis(services: Services) -> None:
+    services.analysis = SemanticDiffService(services.root, services.index,
+                                            tests_for=services.testing.tests_for)
+
+
 def build_services(root: Path, config: CodePlaneConfig, repo_id: str) -> Services:
     services = Services(root=root, config=config, repo_id=repo_id)
     _wire_index(services)
@@ -231,6 +239,7 @@ def build_services(root: Path, config: CodePlaneConfig, repo_id: str) -> Service
     _wire_tasks(services)
     _wire_testing(services)
     _wire_refactor(services)
+    _wire_analysis(services)
     _wire_git(services)
     _wire_observability(services)
     return services

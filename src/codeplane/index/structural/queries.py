@@ -14,7 +14,9 @@ Definitions
 References
     ``list_refs_by_def_uid(def_uid, limit, tiers=)`` (refactor rename: refs proven/linked to a def),
     ``list_proven_refs(def_uid, limit)``, ``list_refs_by_token(token, limit, paths=, tiers=, member=)``,
-    ``list_refs_in_file(path, limit)``.
+    ``list_refs_in_file(path, limit)``; counted forms for blast radius (``semantic_diff``):
+    ``count_refs_by_def_uid(def_uid)``, ``list_referencing_files(def_uid, limit)``,
+    ``count_unresolved_refs_by_token(token)``.
 Scopes and bindings
     ``get_scope(scope_id)``, ``list_scopes_in_file(path, limit)``, ``get_local_bind(scope_id, name)``,
     ``get_bind(bind_id)``, ``list_binds_in_scope(scope_id, limit)``.
@@ -28,6 +30,8 @@ Exports, anchors, telemetry, history, contexts
     ``get_anchor_group(unit_id, member_token, receiver_shape)``, ``list_anchor_groups(limit, unit_id=,
     member_token=)``, ``list_dynamic_access_sites(limit, path=, unit_id=)``,
     ``list_def_snapshots(path, epoch, limit)`` (a file's definitions as of an epoch),
+    ``list_snapshot_paths(after_epoch, upto_epoch, limit)``, ``snapshot_exists(path, epoch)`` and
+    ``snapshot_epochs()`` (epoch-mode diff),
     ``file(path)``, ``list_contexts(limit)``.
 
 Deliberately absent (§7.8 "forbidden"): call graphs, callers/callees, impact or transitive closure,
@@ -200,6 +204,26 @@ class StructuralQueries:
     def list_refs_in_file(self, path: str, *, limit: int) -> list[m.RefFact]:
         return _refs(self.conn.execute(_REF + "WHERE f.path = ?" + _REF_ORDER, (path, check_limit(limit))))
 
+    def count_refs_by_def_uid(self, def_uid: str) -> dict[str, int]:
+        """How many REFERENCE-role occurrences resolve to ``def_uid``, by tier (imports are counted apart)."""
+        rows = self.conn.execute("SELECT ref_tier, count(*) FROM st_ref WHERE target_uid = ? AND role = 'REFERENCE' "
+                                 "GROUP BY ref_tier", (def_uid,))
+        return {str(tier): int(n) for tier, n in rows}
+
+    def list_referencing_files(self, def_uid: str, *, limit: int) -> list[str]:
+        """Files holding a REFERENCE-role occurrence resolved to ``def_uid``, by path."""
+        rows = self.conn.execute("SELECT DISTINCT f.path FROM st_ref r JOIN st_file f ON f.file_id = r.file_id "
+                                 "WHERE r.target_uid = ? AND r.role = 'REFERENCE' ORDER BY f.path LIMIT ?",
+                                 (def_uid, check_limit(limit)))
+        return [p for (p,) in rows]
+
+    def count_unresolved_refs_by_token(self, token: str) -> dict[str, int]:
+        """References spelled ``token`` that resolve to nothing (ANCHORED/UNKNOWN tiers): candidates only."""
+        rows = self.conn.execute("SELECT ref_tier, count(*) FROM st_ref WHERE token_text = ? AND target_uid IS NULL "
+                                 "AND role = 'REFERENCE' AND ref_tier IN ('ANCHORED', 'UNKNOWN') GROUP BY ref_tier",
+                                 (token,))
+        return {str(tier): int(n) for tier, n in rows}
+
     # -- scopes and bindings -----------------------------------------------------------------------
     def get_scope(self, scope_id: int) -> m.ScopeFact | None:
         row = self.conn.execute("SELECT s.scope_id, f.path, s.parent_scope_id, s.kind, s.start_line, s.start_col, "
@@ -328,6 +352,23 @@ class StructuralQueries:
                                  "start_line, end_line, def_uid FROM st_def_snapshot WHERE file_path = ? AND "
                                  "epoch_id = ? ORDER BY start_line, id LIMIT ?", (path, row[0], check_limit(limit)))
         return [m.DefSnapshot(*r) for r in rows]
+
+    def list_snapshot_paths(self, after_epoch: int, upto_epoch: int, *, limit: int) -> list[str]:
+        """Paths snapshotted at an epoch in ``(after_epoch, upto_epoch]``: the files that changed between them."""
+        rows = self.conn.execute("SELECT DISTINCT file_path FROM st_snapshot_file WHERE epoch_id > ? AND epoch_id <= ? "
+                                 "ORDER BY file_path LIMIT ?", (after_epoch, upto_epoch, check_limit(limit)))
+        return [p for (p,) in rows]
+
+    def snapshot_exists(self, path: str, epoch: int) -> bool:
+        """Whether ``path`` existed as of ``epoch`` (its latest snapshot at or before it is not a deletion)."""
+        row = self.conn.execute("SELECT deleted FROM st_snapshot_file WHERE file_path = ? AND epoch_id <= ? "
+                                "ORDER BY epoch_id DESC LIMIT 1", (path, epoch)).fetchone()
+        return row is not None and not row[0]
+
+    def snapshot_epochs(self) -> tuple[int, int] | None:
+        """(first, last) epoch with any snapshot, or None when there is none (snapshots start at the build)."""
+        row = self.conn.execute("SELECT min(epoch_id), max(epoch_id) FROM st_snapshot_file").fetchone()
+        return None if row is None or row[0] is None else (int(row[0]), int(row[1]))
 
     def list_contexts(self, *, limit: int) -> list[dict[str, object]]:
         rows = self.conn.execute("SELECT context_id, family, root_path, tier, probe_status, markers FROM st_context "

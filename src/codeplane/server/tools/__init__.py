@@ -6,6 +6,7 @@ from __future__ import annotations
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolSpec
 from codeplane.server.tools import (
+    analysis,
     describe,
     files,
     git_commits,
@@ -34,6 +35,7 @@ def all_tools(services: Services) -> list[ToolSpec]:
     specs += tasks.tools(services)
     specs += write.tools(services)
     specs += tests.tools(services)
+    specs += analysis.tools(services)
     if services.config.refactor.enabled:
         specs += refactor.tools(services)
     specs += [*git_read.tools(services), *git_commits.tools(services), *git_refs.tools(services),

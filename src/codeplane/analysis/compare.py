@@ -1,0 +1,201 @@
+"""Match one file's definitions across two versions and say how each pair differs (pure, deterministic).
+
+Identity is ``(kind, lexical_path)`` (§23.7); repeated definitions of one key pair up in file order.
+What is left is checked for renames: same kind, same container, and either the same own text with the
+name blanked out, or the same non-empty signature hash found exactly once among the removed and once
+among the added definitions of that kind in that container. A renamed container carries its members along: their old
+lexical paths are re-prefixed with the new name and matched again.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from codeplane.analysis import signatures
+from codeplane.analysis.facts import children_of, own_line_numbers
+from codeplane.analysis.models import (
+    ADDED,
+    BODY_CHANGED,
+    REMOVED,
+    RENAMED,
+    SIGNATURE_CHANGED,
+    Change,
+    DefState,
+)
+
+MINOR_LINES = 3
+MAJOR_LINES = 20
+PREVIEW_LINES = 6
+PREVIEW_WIDTH = 120
+
+
+@dataclass(frozen=True)
+class Version:
+    """One side of a file: its definitions and, when the side has text, its lines."""
+
+    path: str
+    defs: Sequence[DefState]
+    lines: Sequence[str] | None
+
+
+def _parent_key(lexical_path: str) -> str:
+    return lexical_path.rpartition(".")[0]
+
+
+def match(old: Sequence[DefState], new: Sequence[DefState]) -> tuple[list[tuple[DefState, DefState]],
+                                                                       list[tuple[DefState, DefState]],
+                                                                       list[DefState], list[DefState]]:
+    """(same-identity pairs, renamed pairs, removed, added)."""
+    pairs: list[tuple[DefState, DefState]] = []
+    renames: list[tuple[DefState, DefState]] = []
+    prefix: dict[str, str] = {}  # old lexical path of a renamed container -> its new lexical path
+
+    def translated(d: DefState) -> str:
+        head = d.lexical_path
+        cut = len(head)
+        while cut > 0:
+            moved = prefix.get(head[:cut])
+            if moved is not None:
+                return moved + head[cut:]
+            cut = head.rfind(".", 0, cut)
+        return head
+
+    left, right = list(old), list(new)
+    for _ in range(8):  # each round goes one nesting level deeper into renamed containers
+        by_key: dict[tuple[str, str], list[DefState]] = {}
+        for d in right:
+            by_key.setdefault((d.kind, d.lexical_path), []).append(d)
+        unmatched_old: list[DefState] = []
+        for d in left:
+            bucket = by_key.get((d.kind, translated(d)))
+            if bucket:
+                pairs.append((d, bucket.pop(0)))
+            else:
+                unmatched_old.append(d)
+        taken = {id(n) for _, n in pairs}
+        right = [d for d in right if id(d) not in taken]
+        left = unmatched_old
+        found = _renames(left, right, translated)
+        if not found:
+            break
+        renames += found
+        gone = {id(o) for o, _ in found} | {id(n) for _, n in found}
+        left = [d for d in left if id(d) not in gone]
+        right = [d for d in right if id(d) not in gone]
+        for o, n in found:
+            prefix[o.lexical_path] = n.lexical_path
+    return pairs, renames, left, right
+
+
+def _renames(removed: Sequence[DefState], added: Sequence[DefState], translated: object) -> list[tuple[DefState,
+                                                                                                     DefState]]:
+    assert callable(translated)
+    groups: dict[tuple[str, str], tuple[list[DefState], list[DefState]]] = {}
+    for d in removed:
+        groups.setdefault((d.kind, _parent_key(translated(d))), ([], []))[0].append(d)
+    for d in added:
+        groups.setdefault((d.kind, _parent_key(d.lexical_path)), ([], []))[1].append(d)
+    out: list[tuple[DefState, DefState]] = []
+    for key in sorted(groups):
+        olds, news = groups[key]
+        if not olds or not news:
+            continue
+        free = list(news)
+        rest: list[DefState] = []
+        for o in olds:
+            twin = next((n for n in free if o.rename_hash is not None and n.rename_hash == o.rename_hash), None)
+            if twin is None:
+                rest.append(o)
+            else:
+                free.remove(twin)
+                out.append((o, twin))
+        # A signature found exactly once on each side of this container is the same definition renamed.
+        olds_by_sig = Counter(d.signature_hash for d in rest)
+        news_by_sig = Counter(d.signature_hash for d in free)
+        for o in rest:
+            sig = o.signature_hash
+            if sig and olds_by_sig[sig] == 1 and news_by_sig[sig] == 1:
+                out.append((o, next(n for n in free if n.signature_hash == sig)))
+    return out
+
+
+def _own(version: Version, state: DefState, kids: dict[str, list[DefState]]) -> list[str]:
+    if version.lines is None:
+        return []
+    return [version.lines[n - 1] for n in own_line_numbers(version.lines, state, kids.get(state.def_uid, ()))]
+
+
+def _clip(line: str) -> str:
+    flat = line.rstrip()
+    return flat if len(flat) <= PREVIEW_WIDTH else flat[: PREVIEW_WIDTH - 1] + "…"
+
+
+def line_delta(before: Sequence[str], after: Sequence[str]) -> tuple[int, tuple[str, ...]]:
+    """(changed line count, the first changed lines as ``-old``/``+new``)."""
+    a = [line.rstrip() for line in before]
+    b = [line.rstrip() for line in after]
+    changed = 0
+    preview: list[str] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            continue
+        changed += max(i2 - i1, j2 - j1)
+        preview += ["-" + _clip(x) for x in a[i1:i2]] + ["+" + _clip(x) for x in b[j1:j2]]
+    return changed, tuple(preview[:PREVIEW_LINES])
+
+
+def body_tag(lines_changed: int) -> str:
+    if lines_changed <= MINOR_LINES:
+        return "minor_change"
+    return "major_change" if lines_changed > MAJOR_LINES else "body_logic_changed"
+
+
+def compare(old: Version | None, new: Version | None) -> list[Change]:
+    """Every definition that differs between ``old`` and ``new`` (either may be absent: added/deleted file)."""
+    old_defs = list(old.defs) if old else []
+    new_defs = list(new.defs) if new else []
+    path = new.path if new else old.path if old else ""
+    old_path = old.path if old and new and old.path != new.path else None
+    old_kids, new_kids = children_of(old_defs), children_of(new_defs)
+    pairs, renames, removed, added = match(old_defs, new_defs)
+    out: list[Change] = []
+
+    def delta(o: DefState | None, n: DefState | None) -> tuple[int | None, tuple[str, ...]]:
+        if (o is not None and (old is None or old.lines is None)) or (n is not None and (new is None or
+                                                                                          new.lines is None)):
+            return None, ()
+        before = _own(old, o, old_kids) if old is not None and o is not None else []
+        after = _own(new, n, new_kids) if new is not None and n is not None else []
+        return line_delta(before, after)
+
+    for o, n in pairs:
+        if o.signature_hash != n.signature_hash:
+            count, preview = delta(o, n)
+            out.append(Change(path, n.kind, n.name, n.lexical_path, SIGNATURE_CHANGED, o, n, old_path, count,
+                              signatures.tags(o.display_name, n.display_name, o.name, n.name, n.kind), preview))
+        elif o.own_hash is not None and n.own_hash is not None:
+            if o.own_hash != n.own_hash:
+                count, preview = delta(o, n)
+                out.append(Change(path, n.kind, n.name, n.lexical_path, BODY_CHANGED, o, n, old_path, count,
+                                  (body_tag(count or 0),), preview))
+        elif o.end_line - o.start_line != n.end_line - n.start_line:
+            # Epoch snapshots keep no text: a definition whose length changed certainly changed.
+            out.append(Change(path, n.kind, n.name, n.lexical_path, BODY_CHANGED, o, n, old_path))
+    for o, n in renames:
+        count, preview = delta(o, n)
+        tags: tuple[str, ...] = ("symbol_renamed",)
+        if o.signature_hash != n.signature_hash:
+            tags += signatures.tags(o.display_name, n.display_name, o.name, n.name, n.kind)
+        out.append(Change(path, n.kind, n.name, n.lexical_path, RENAMED, o, n, old_path, count, tags, preview))
+    for o in removed:
+        count, preview = delta(o, None)
+        out.append(Change(path, o.kind, o.name, o.lexical_path, REMOVED, o, None, old_path, count,
+                          ("symbol_removed",), preview))
+    for n in added:
+        count, preview = delta(None, n)
+        out.append(Change(path, n.kind, n.name, n.lexical_path, ADDED, None, n, old_path, count,
+                          ("symbol_added",), preview))
+    return out

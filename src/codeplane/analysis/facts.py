@@ -1,0 +1,135 @@
+"""Definitions of one file version, from the extractors the index uses, cached by git blob id.
+
+A revision's facts come from parsing its blobs (never the work tree), with ``extract_many`` exactly as
+the structural indexer runs it, so kinds, lexical paths, signature hashes and def_uids agree with the
+index. On top of each ``DefRow`` this adds the hash of the definition's *own* lines: its span plus the
+decorator/annotation lines right above it, minus the lines of definitions nested in it. A class is then
+"changed" only when its header or its own statements change, not whenever one of its methods does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import replace
+
+from codeplane.analysis.models import DefState, FileDefs
+from codeplane.index.languages import detect
+from codeplane.index.structural.extract import PARSED, extract_many
+from codeplane.index.structural.facts import DefRow
+from codeplane.repo.content import decode, is_binary
+
+BINARY = "binary"
+#: Files kept in the in-memory cache (least recently used go first); ~1 KB per definition.
+CACHE_FILES = 8192
+
+
+def own_line_numbers(lines: Sequence[str], state: DefState, children: Sequence[DefState]) -> list[int]:
+    """1-based numbers of the non-blank lines that belong to ``state`` itself (decorators in, nested defs out)."""
+    first = decorated_start(lines, state.start_line)
+    cut: set[int] = set()
+    for child in children:
+        lo = decorated_start(lines, child.start_line)
+        cut.update(range(max(lo, state.start_line + 1), child.end_line + 1))
+    # Blank lines carry no meaning (and move whenever a nested definition is added or removed).
+    return [n for n in range(first, min(state.end_line, len(lines)) + 1) if n not in cut and lines[n - 1].strip()]
+
+
+def decorated_start(lines: Sequence[str], start_line: int) -> int:
+    """The first line of the decorators/annotations directly above a definition (or ``start_line``)."""
+    if not 1 <= start_line <= len(lines):
+        return start_line
+    head = lines[start_line - 1]
+    indent = len(head) - len(head.lstrip())
+    top = start_line
+    line_no = start_line - 1
+    while line_no >= 1:
+        text = lines[line_no - 1]
+        stripped = text.strip()
+        if not stripped:
+            break
+        depth = len(text) - len(text.lstrip())
+        if depth == indent and stripped.startswith("@"):
+            top = line_no
+        elif not (depth > indent or (depth == indent and stripped[0] in ")]}")):
+            break  # neither a decorator nor the continuation of one
+        line_no -= 1
+    return top
+
+
+def _digest(lines: Sequence[str]) -> str:
+    return hashlib.blake2b("\n".join(line.rstrip() for line in lines).encode("utf-8", "surrogatepass"),
+                           digest_size=12).hexdigest()
+
+
+def children_of(defs: Sequence[DefState]) -> dict[str, list[DefState]]:
+    out: dict[str, list[DefState]] = {}
+    for d in defs:
+        if d.parent_uid is not None:
+            out.setdefault(d.parent_uid, []).append(d)
+    return out
+
+
+def _states(rows: Sequence[DefRow], text: str) -> tuple[DefState, ...]:
+    lines = text.split("\n")
+    plain = [DefState(r.def_uid, r.kind, r.name, r.lexical_path, r.start_line, r.start_col, r.end_line, r.end_col,
+                      r.signature_hash, r.display_name, r.parent_uid) for r in rows]
+    kids = children_of(plain)
+    out: list[DefState] = []
+    for row, state in zip(rows, plain, strict=True):
+        numbers = own_line_numbers(lines, state, kids.get(state.def_uid, ()))
+        own = [lines[n - 1] for n in numbers]
+        renamed = list(own)
+        if row.name_line in numbers:
+            at = numbers.index(row.name_line)
+            line = renamed[at]
+            renamed[at] = line[:row.name_col] + "\0" + line[row.name_col + len(row.name):]
+        out.append(replace(state, own_hash=_digest(own), rename_hash=_digest(renamed)))
+    return tuple(out)
+
+
+def file_defs(path: str, data: bytes) -> FileDefs:
+    """Extract ``path`` holding ``data`` (uncached)."""
+    info = detect(path)
+    language = info.language if info else None
+    if is_binary(data):
+        return FileDefs(path, language, BINARY)
+    text = decode(data)
+    outcome = extract_many([(path, text)])[0]
+    if outcome.status != PARSED or outcome.facts is None:
+        return FileDefs(path, language, outcome.status)
+    return FileDefs(path, outcome.language, PARSED, _states(outcome.facts.defs, text))
+
+
+class FactsCache:
+    """``FileDefs`` by (path, blob id): the path matters because def_uids and the language depend on it."""
+
+    def __init__(self, max_files: int = CACHE_FILES) -> None:
+        self._max = max_files
+        self._items: OrderedDict[tuple[str, str], FileDefs] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, path: str, blob_id: str) -> FileDefs | None:
+        key = (path, blob_id)
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+                self.hits += 1
+            return found
+
+    def put(self, path: str, blob_id: str, defs: FileDefs) -> None:
+        with self._lock:
+            self.misses += 1
+            self._items[(path, blob_id)] = defs
+            self._items.move_to_end((path, blob_id))
+            while len(self._items) > self._max:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()

@@ -1,0 +1,118 @@
+"""Blast radius of each change from the structural index as it is now (§23.7 ImpactInfo).
+
+The index describes the work tree, so the definition is looked up there: by its uid on the target side
+(what the extractor gives a work-tree file equals the index's uid), else by file + kind + lexical path.
+Found: PROVEN/STRONG counts come from references the index resolved to it (``ref_facts_resolved``), and
+the ANCHORED/UNKNOWN counts are same-named references nothing resolved (candidates). Not found (removed,
+or a revision the work tree no longer has): only the candidates (``ref_facts_partial``). Each annotation
+is fail-open: an error leaves that field empty and the basis ``unknown``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+
+from codeplane.analysis.models import Change, DefState, Impact
+from codeplane.core.logging import get_logger
+from codeplane.index.structural import models as m
+from codeplane.index.structural.queries import StructuralQueries
+
+log = get_logger(__name__)
+
+#: Files listed per list in one ImpactInfo (the totals stay exact).
+MAX_FILES = 20
+TestsFor = Callable[[Sequence[str]], list[str]]
+
+
+def visibility(state: DefState, language: str | None) -> str:
+    name = state.name
+    header = f" {state.display_name} "
+    for word in ("private", "protected", "internal"):
+        if f" {word} " in header:
+            return word
+    if language == "go":
+        return "public" if name[:1].isupper() else "private"
+    if name.startswith("__") and name.endswith("__"):
+        return "public"
+    return "private" if name.startswith("_") or name.startswith("#") else "public"
+
+
+class Enricher:
+    """One diff's enrichment over one read connection, with the affected tests looked up beforehand."""
+
+    def __init__(self, conn: sqlite3.Connection | None, tests: dict[str, tuple[str, ...]], *, exact: bool) -> None:
+        self._q = StructuralQueries(conn) if conn is not None else None
+        self._tests = tests
+        self._file_defs: dict[str, list[m.DefFact]] = {}
+        self._importers: dict[str, list[m.ImportFact]] = {}
+        #: The target is the work tree, which the index describes.
+        self._exact = exact
+
+    def impact(self, change: Change, language: str | None) -> Impact:
+        state = change.entity
+        tests = self._affected_tests(change.path)
+        if self._q is None:
+            return Impact("unknown", "low", affected_test_files=tests, visibility=visibility(state, language))
+        try:
+            found = self._find(change)
+            candidates = self._q.count_unresolved_refs_by_token(state.name)
+            anchored, unknown = candidates.get("ANCHORED", 0), candidates.get("UNKNOWN", 0)
+            if found is None:
+                return Impact("ref_facts_partial", "low", anchored=anchored, unknown=unknown,
+                              importing_files=self._importing(change.path, state), affected_test_files=tests,
+                              visibility=visibility(state, language))
+            counts = self._q.count_refs_by_def_uid(found.def_uid)
+            files = self._q.list_referencing_files(found.def_uid, limit=MAX_FILES + 1)
+            total = len(files) if len(files) <= MAX_FILES else self._count_files(found.def_uid)
+            return Impact("ref_facts_resolved", "high" if self._exact else "low",
+                          counts.get("PROVEN", 0), counts.get("STRONG", 0), anchored, unknown,
+                          tuple(files[:MAX_FILES]), total, self._importing(found.path, state), tests,
+                          visibility(state, language))
+        except Exception as exc:  # noqa: BLE001 - enrichment is fail-open (§23.7)
+            log.warning("semantic_diff enrichment failed", path=change.path, error=str(exc))
+            return Impact("unknown", "low", affected_test_files=tests, visibility=visibility(state, language))
+
+    def _find(self, change: Change) -> m.DefFact | None:
+        assert self._q is not None
+        if change.new is not None:
+            hit = self._q.get_def(change.new.def_uid)
+            if hit is not None and hit.path == change.path:
+                return hit
+        state = change.entity
+        defs = self._file_defs.get(change.path)
+        if defs is None:
+            defs = self._file_defs[change.path] = self._q.list_defs_in_file(change.path, limit=100_000)
+        same = [d for d in defs if d.kind == state.kind and d.lexical_path == state.lexical_path]
+        return same[0] if len(same) == 1 else None
+
+    def _count_files(self, def_uid: str) -> int:
+        assert self._q is not None
+        return len(self._q.list_referencing_files(def_uid, limit=100_000))
+
+    def _importing(self, path: str, state: DefState) -> tuple[str, ...]:
+        """Files whose imports of ``path`` name this definition (top-level definitions only)."""
+        assert self._q is not None
+        if state.parent_uid is not None:
+            return ()
+        imports = self._importers.get(path)
+        if imports is None:
+            imports = self._importers[path] = self._q.list_importers(path, limit=100_000)
+        return tuple(sorted({i.path for i in imports if i.imported_name == state.name}))[:MAX_FILES]
+
+    def _affected_tests(self, path: str) -> tuple[str, ...]:
+        return self._tests.get(path, ())[:MAX_FILES]
+
+
+def tests_by_path(paths: Sequence[str], tests_for: TestsFor | None) -> dict[str, tuple[str, ...]]:
+    """Affected test targets per changed file. Called outside any index read transaction: the testing
+    service opens its own."""
+    out: dict[str, tuple[str, ...]] = {}
+    if tests_for is None:
+        return out
+    for path in sorted(set(paths)):
+        try:
+            out[path] = tuple(sorted(tests_for([path])))
+        except Exception as exc:  # noqa: BLE001 - enrichment is fail-open (§23.7)
+            log.warning("semantic_diff test lookup failed", path=path, error=str(exc))
+    return out

@@ -1,0 +1,147 @@
+"""From raw changes to the answer: nesting and order, severity and risk, summary lines, the agentic hint.
+
+Order is deterministic: by path, then each file's changes depth-first (a change is followed by the
+changes nested in it), siblings by line (the new version's line, the old one's for removals), then
+qualified name and change kind. A change nests under its nearest enclosing definition that also changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from codeplane.analysis.models import (
+    ADDED,
+    BODY_CHANGED,
+    CHANGE_KINDS,
+    REMOVED,
+    RENAMED,
+    SIGNATURE_CHANGED,
+    Change,
+    Impact,
+)
+
+#: Names listed per hint item / breaking summary (the counts stay exact).
+MAX_NAMES = 5
+_LABEL = {SIGNATURE_CHANGED: "signature changed", REMOVED: "removed", RENAMED: "renamed",
+          BODY_CHANGED: "body changed", ADDED: "added"}
+
+
+def _line(change: Change) -> int:
+    return change.entity.start_line
+
+
+def order(changes: Sequence[Change]) -> list[Change]:
+    """``changes`` nested and ordered (see the module docstring), with ``parent`` indexes set."""
+    by_file: dict[str, list[Change]] = {}
+    for change in changes:
+        by_file.setdefault(change.path, []).append(change)
+    out: list[Change] = []
+    for path in sorted(by_file):
+        items = sorted(by_file[path], key=lambda c: (_line(c), c.entity.start_col, c.qualified_name, c.change))
+        by_name: dict[str, int] = {}
+        for i, c in enumerate(items):
+            by_name.setdefault(c.qualified_name, i)
+            if c.old is not None:
+                by_name.setdefault(c.old.lexical_path, i)
+        kids: dict[int | None, list[int]] = {}
+        for i, c in enumerate(items):
+            kids.setdefault(_container(c, by_name, i), []).append(i)
+        stack: list[tuple[int, int | None]] = [(i, None) for i in reversed(kids.get(None, []))]
+        while stack:  # depth-first, children in order after their parent
+            i, parent = stack.pop()
+            here = len(out)
+            out.append(replace(items[i], parent=parent))
+            stack += [(k, here) for k in reversed(kids.get(i, []))]
+    return out
+
+
+def _container(change: Change, by_name: dict[str, int], me: int) -> int | None:
+    name = change.qualified_name
+    while "." in name:
+        name = name.rpartition(".")[0]
+        found = by_name.get(name)
+        if found is not None and found != me:
+            return found
+    return None
+
+
+def assess(change: Change, impact: Impact | None) -> Change:
+    """Set ``structural_severity``, ``behavior_change_risk`` and the impact."""
+    used = impact is not None and (impact.proven + impact.strong > 0 or bool(impact.importing_files))
+    kind = change.change
+    if kind == ADDED:
+        severity, risk = "non_breaking", "low"
+    elif kind == BODY_CHANGED:
+        tag = change.delta_tags[0] if change.delta_tags else None
+        severity = "non_breaking"
+        risk = {"minor_change": "low", "body_logic_changed": "medium", "major_change": "high"}.get(tag or "",
+                                                                                                  "unknown")
+    else:
+        severity = "breaking"
+        risk = "high" if used else "medium"
+    return replace(change, structural_severity=severity, behavior_change_risk=risk, impact=impact)
+
+
+def counts(changes: Sequence[Change]) -> dict[str, int]:
+    out = {kind: 0 for kind in CHANGE_KINDS}
+    for c in changes:
+        out[c.change] += 1
+    return out
+
+
+def summary(changes: Sequence[Change], files_changed: int, non_structural: int) -> str:
+    tally = counts(changes)
+    parts = [f"{n} {_LABEL[k]}" for k, n in tally.items() if n]
+    head = ", ".join(parts) if parts else "no structural changes"
+    return f"{head} in {files_changed} files" + (f"; {non_structural} files without structural changes"
+                                                  if non_structural else "")
+
+
+def _names(changes: Sequence[Change], detail: bool = False) -> str:
+    shown = []
+    for c in changes[:MAX_NAMES]:
+        text = c.qualified_name
+        if detail and c.impact is not None and c.impact.proven + c.impact.strong:
+            text += f" ({c.impact.proven} proven, {c.impact.strong} strong)"
+        shown.append(text)
+    more = len(changes) - len(shown)
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+
+def breaking_summary(changes: Sequence[Change]) -> str | None:
+    breaking = [c for c in changes if c.structural_severity == "breaking"]
+    if not breaking:
+        return None
+    return f"{len(breaking)} breaking changes: {_names(breaking)}"
+
+
+def _refs(c: Change) -> int:
+    return 0 if c.impact is None else c.impact.proven + c.impact.strong
+
+
+def agentic_hint(changes: Sequence[Change]) -> str:
+    """§23.7's priority list, computed from every change (not just the page)."""
+    steps: list[str] = []
+    signature = sorted((c for c in changes if c.change in (SIGNATURE_CHANGED, RENAMED) and _refs(c)),
+                       key=lambda c: (-_refs(c), c.path, c.qualified_name))
+    if signature:
+        steps.append(f"update the callers of {len(signature)} changed signatures/names: {_names(signature, True)}")
+    removed = sorted((c for c in changes if c.change == REMOVED),
+                     key=lambda c: (-(c.impact.reference_count if c.impact else 0), c.path, c.qualified_name))
+    if removed:
+        steps.append(f"check references to {len(removed)} removed symbols: {_names(removed)}")
+    rank = {"high": 0, "medium": 1, "unknown": 2, "low": 3}
+    body = sorted((c for c in changes if c.change == BODY_CHANGED),
+                  key=lambda c: (rank[c.behavior_change_risk], c.path, c.qualified_name))
+    if body:
+        risky = sum(1 for c in body if c.behavior_change_risk in ("high", "medium"))
+        steps.append(f"review {len(body)} body changes for correctness ({risky} medium/high risk): {_names(body)}")
+    tests = sorted({t for c in changes if c.impact is not None for t in c.impact.affected_test_files})
+    if tests:
+        more = len(tests) - MAX_NAMES
+        steps.append(f"re-run {len(tests)} affected test targets: {', '.join(tests[:MAX_NAMES])}"
+                     + (f" and {more} more" if more > 0 else ""))
+    if not steps:
+        return "nothing to act on"
+    return "; ".join(f"{i}. {s}" for i, s in enumerate(steps, 1))

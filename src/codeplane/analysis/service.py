@@ -1,0 +1,226 @@
+"""``SemanticDiffService``: the one entry point of ``semantic_diff`` (§23.7).
+
+Git mode parses each changed file's two versions (blobs by id; the work tree from disk) with the index's
+extractors (``facts.py``, cached by blob id), compares definitions (``compare.py``) and enriches every
+change with its blast radius from the structural index (``impact.py``). Epoch mode reads the index's
+definition snapshots (``epochs.py``). The full report is built once per query and paged from a snapshot
+(``paging.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pygit2
+
+from codeplane.analysis import epochs, report
+from codeplane.analysis.categories import category
+from codeplane.analysis.compare import Version, compare
+from codeplane.analysis.facts import FactsCache, file_defs
+from codeplane.analysis.impact import Enricher, TestsFor, tests_by_path
+from codeplane.analysis.models import Change, DiffReport, FileChange, FileDefs
+from codeplane.analysis.paging import ReportStore, encode
+from codeplane.analysis.sides import FilePair, changed_files, epoch_of, read_blob, read_worktree
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.paths import resolve_in_repo
+from codeplane.index.languages import detect
+
+if TYPE_CHECKING:
+    from codeplane.index.service import IndexService
+
+MAX_LIMIT = 100
+NO_CHANGE = "no_definition_changed"
+
+
+@dataclass(frozen=True)
+class DiffPage:
+    report: DiffReport
+    changes: tuple[Change, ...]
+    #: Index of ``changes[0]`` in ``report.changes`` (parents are report indexes).
+    first_index: int
+    files: tuple[FileChange, ...]
+    next_cursor: str | None
+    summary: str
+    breaking_summary: str | None
+    agentic_hint: str
+
+    @property
+    def total(self) -> int:
+        return len(self.report.changes) + len(self.report.files)
+
+
+class SemanticDiffService:
+    def __init__(self, root: Path, index: IndexService | None = None, *, tests_for: TestsFor | None = None,
+                 cache: FactsCache | None = None) -> None:
+        self.root = root
+        self._index = index
+        self._tests_for = tests_for
+        self.cache = cache or FactsCache()
+        self._reports = ReportStore()
+
+    # -- the tool ----------------------------------------------------------------------------------
+    def diff(self, base: str | None = None, target: str | None = None, paths: Sequence[str] | None = None, *,
+             cursor: str | None = None, limit: int = 20) -> DiffPage:
+        if not 1 <= limit <= MAX_LIMIT:
+            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"limit must be within 1..{MAX_LIMIT}",
+                                 details={"limit": limit})
+        base = base or "HEAD"
+        scope = None if paths is None else sorted({resolve_in_repo(self.root, p).rel for p in paths})
+        key = hashlib.sha256(json.dumps([base, target, scope]).encode()).hexdigest()[:16]
+        if cursor:
+            snapshot_id, built, offset = self._reports.get(cursor, key)
+        else:
+            built, offset = self.build(base, target, scope), 0
+            snapshot_id = None
+        items = len(built.changes) + len(built.files)
+        end = min(offset + limit, items)
+        nxt = None
+        if end < items:
+            snapshot_id = snapshot_id or self._reports.keep(built, key)
+            nxt = encode(snapshot_id, end)
+        n = len(built.changes)
+        return DiffPage(built, tuple(built.changes[offset:min(end, n)]), offset,
+                        tuple(built.files[max(offset - n, 0):max(end - n, 0)]), nxt,
+                        report.summary(built.changes, built.files_analyzed, len(built.files)),
+                        report.breaking_summary(built.changes), report.agentic_hint(built.changes))
+
+    def build(self, base: str, target: str | None, scope: Sequence[str] | None) -> DiffReport:
+        """The whole report for one query (every change, enriched and ordered)."""
+        base_epoch, target_epoch = epoch_of(base), epoch_of(target)
+        if (base_epoch is None) != (target_epoch is None) and not (base_epoch is not None and target is None):
+            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "base and target must both be git revisions or both "
+                                 "epoch:N (an epoch base with no target compares with the current epoch)",
+                                 details={"base": base, "target": target})
+        if base_epoch is not None:
+            return self._epoch_report(base_epoch, target_epoch, scope)
+        return self._git_report(base, target, scope)
+
+    # -- git mode ----------------------------------------------------------------------------------
+    def _defs(self, repo: pygit2.Repository, path: str, blob_id: str, data: bytes | None) -> FileDefs:
+        found = self.cache.get(path, blob_id)
+        if found is None:
+            found = file_defs(path, data if data is not None else read_blob(repo, blob_id))
+            self.cache.put(path, blob_id, found)
+        return found
+
+    def _git_report(self, base: str, target: str | None, scope: Sequence[str] | None) -> DiffReport:
+        repo = pygit2.Repository(str(self.root))
+        try:
+            sides = changed_files(repo, base, target, scope)
+            changes: list[tuple[Change, str | None]] = []
+            files: list[FileChange] = []
+            for pair in sides.pairs:
+                found, reason = self._pair(repo, pair, target is None)
+                changes += found
+                if reason is not None:
+                    info = detect(pair.path)
+                    files.append(FileChange(pair.path, pair.status, category(pair.path),
+                                            info.language if info else None, reason, _moved_from(pair)))
+        finally:
+            repo.free()
+        described = f"{base} ({sides.base_commit[:12]})"
+        target_text = "work tree" if target is None else f"{target} ({(sides.target_commit or '')[:12]})"
+        out = DiffReport(described, target_text, "git", len(sides.pairs), files=files)
+        out.changes = self._enrich(changes, exact=target is None)
+        return out
+
+    def _pair(self, repo: pygit2.Repository, pair: FilePair, worktree: bool) -> tuple[list[tuple[Change, str | None]],
+                                                                                    str | None]:
+        """This file's changes, or why it has none to report."""
+        if not pair.regular:
+            return [], "not_a_regular_file"
+        old = new = None
+        old_lines: list[str] | None = None
+        new_lines: list[str] | None = None
+        if pair.old_path is not None and pair.old_id is not None:
+            data = read_blob(repo, pair.old_id)
+            old = self._defs(repo, pair.old_path, pair.old_id, data)
+            old_lines = _lines(data)
+        if pair.new_path is not None:
+            if worktree:
+                read = read_worktree(self.root, pair.new_path)
+                if read is None:
+                    return [], "unreadable"
+                new_id, data = read
+            else:
+                assert pair.new_id is not None
+                new_id, data = pair.new_id, read_blob(repo, pair.new_id)
+            new = self._defs(repo, pair.new_path, new_id, data)
+            new_lines = _lines(data)
+        unparsed = next((d.status for d in (old, new) if d is not None and not d.parsed), None)
+        if unparsed is not None:
+            return [], unparsed
+        found = compare(Version(pair.old_path, old.defs, old_lines) if old and pair.old_path else None,
+                        Version(pair.new_path, new.defs, new_lines) if new and pair.new_path else None)
+        either = new or old
+        language = either.language if either is not None else None
+        if not found:
+            return [], NO_CHANGE
+        return [(c, language) for c in found], None
+
+    # -- epoch mode --------------------------------------------------------------------------------
+    def _epoch_report(self, base: int, target: int | None, scope: Sequence[str] | None) -> DiffReport:
+        index = self._require_index()
+        current = index.epoch
+        upto = current if target is None else target
+        changes: list[tuple[Change, str | None]] = []
+        files: list[FileChange] = []
+        with index.read_connection() as conn:
+            epochs.check_range(conn, base, upto, current)
+            paths, truncated = epochs.changed_paths(conn, base, upto)
+            if scope is not None:
+                paths = [p for p in paths if any(p == s or p.startswith(s + "/") or not s for s in scope)]
+            for path in paths:
+                old, new = epochs.version_at(conn, path, base), epochs.version_at(conn, path, upto)
+                status = "added" if old is None else "deleted" if new is None else "modified"
+                info = detect(path)
+                if info is None or info.grammar is None:
+                    files.append(FileChange(path, status, category(path), info.language if info else None,
+                                            "unsupported"))
+                    continue
+                found = compare(old, new)
+                if not found:
+                    files.append(FileChange(path, status, category(path), info.language, NO_CHANGE))
+                changes += [(c, info.language) for c in found]
+        out = DiffReport(f"epoch:{base}", f"epoch:{upto}", "epoch", len(paths), files=files)
+        if truncated:
+            out.notes.append(f"only the first {epochs.MAX_FILES} changed files were compared")
+        out.notes.append("epoch mode: snapshots keep no text, so body changes are seen only when a definition's "
+                         "length changed, without lines_changed or preview")
+        out.changes = self._enrich(changes, exact=upto == current)
+        return out
+
+    # -- shared ------------------------------------------------------------------------------------
+    def _require_index(self) -> IndexService:
+        if self._index is None or not self._index.ready:
+            raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "epoch mode needs the index; it is still building")
+        return self._index
+
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[object]:
+        if self._index is None or not self._index.ready:
+            yield None
+            return
+        with self._index.read_connection() as conn:
+            yield conn
+
+    def _enrich(self, found: Sequence[tuple[Change, str | None]], *, exact: bool) -> list[Change]:
+        tests = tests_by_path([c.path for c, _ in found], self._tests_for)
+        with self._connection() as conn:
+            enricher = Enricher(conn, tests, exact=exact)  # type: ignore[arg-type]
+            assessed = [report.assess(c, enricher.impact(c, language)) for c, language in found]
+        return report.order(assessed)
+
+
+def _lines(data: bytes) -> list[str]:
+    return data.decode("utf-8", errors="replace").split("\n")
+
+
+def _moved_from(pair: FilePair) -> str | None:
+    return pair.old_path if pair.status == "renamed" else None

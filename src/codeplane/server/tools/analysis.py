@@ -1,0 +1,256 @@
+"""``semantic_diff`` (§23.7): structural changes between two states with their blast radius."""
+
+from __future__ import annotations
+
+import anyio
+from pydantic import Field
+
+from codeplane.analysis import signatures
+from codeplane.analysis.models import ADDED, REMOVED, RENAMED, Change, FileChange, Impact
+from codeplane.analysis.service import DiffPage
+from codeplane.server.services import Services
+from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
+
+#: Preview lines the text shows per body change (the structured record keeps up to six).
+TEXT_PREVIEW = 4
+
+
+class SemanticDiffParams(ToolParams):
+    base: str | None = Field(default=None, description="Git revision or 'epoch:N' (default HEAD).")
+    target: str | None = Field(default=None, description=(
+        "Git revision or 'epoch:M'; omitted = the work tree (git) or the current epoch (epoch mode)."))
+    paths: list[str] | None = Field(default=None, max_length=1000, description="Only these files/directories.")
+    cursor: str | None = Field(default=None, description="pagination.next_cursor of the previous page.")
+    limit: int = Field(default=20, ge=1, le=100, description="Items per page (changes and non-structural files).")
+
+
+class RefTiers(ToolResult):
+    proven: int = 0
+    strong: int = 0
+    anchored: int = 0
+    unknown: int = 0
+
+
+class ImpactInfo(ToolResult):
+    reference_basis: str = Field(description=(
+        "ref_facts_resolved: proven/strong counts are references the index resolved to this definition; "
+        "ref_facts_partial: it is not in the index (removed), only same-named unresolved references; unknown."))
+    confidence: str
+    reference_count: int = 0
+    ref_tiers: RefTiers | None = None
+    referencing_files: list[str] = []
+    referencing_files_total: int = 0
+    importing_files: list[str] = []
+    affected_test_files: list[str] = []
+    visibility: str | None = None
+
+
+class StructuralChange(ToolResult):
+    path: str
+    kind: str
+    name: str
+    qualified_name: str
+    change: str
+    structural_severity: str
+    behavior_change_risk: str
+    entity_id: str = Field(description="def_uid (the target side's, or the base side's for a removal).")
+    old_entity_id: str | None = None
+    old_signature: str | None = None
+    new_signature: str | None = None
+    old_name: str | None = None
+    old_path: str | None = None
+    start_line: int
+    start_col: int
+    end_line: int
+    end_col: int
+    lines_changed: int | None = None
+    delta_tags: list[str] = []
+    change_preview: str | None = None
+    impact: ImpactInfo | None = None
+    nested_changes: list[StructuralChange] = []
+
+
+class FileChangeInfo(ToolResult):
+    path: str
+    status: str
+    category: str
+    language: str | None = None
+    reason: str | None = None
+    old_path: str | None = None
+
+
+class Pagination(ToolResult):
+    next_cursor: str | None = None
+    total_estimate: int = Field(description="Items in the whole answer (structural changes + files).")
+
+
+class SemanticDiffResult(ToolResult):
+    summary: str
+    breaking_summary: str | None = None
+    files_analyzed: int
+    base: str
+    target: str
+    mode: str
+    structural_changes: list[StructuralChange] = []
+    non_structural_changes: list[FileChangeInfo] = []
+    agentic_hint: str
+    notes: list[str] = []
+    pagination: Pagination
+
+
+def _impact(impact: Impact | None) -> ImpactInfo | None:
+    if impact is None:
+        return None
+    tiers = RefTiers(proven=impact.proven, strong=impact.strong, anchored=impact.anchored, unknown=impact.unknown)
+    return ImpactInfo(reference_basis=impact.reference_basis, confidence=impact.confidence,
+                      reference_count=impact.reference_count, ref_tiers=tiers if impact.reference_count else None,
+                      referencing_files=list(impact.referencing_files),
+                      referencing_files_total=impact.referencing_files_total,
+                      importing_files=list(impact.importing_files),
+                      affected_test_files=list(impact.affected_test_files), visibility=impact.visibility)
+
+
+def _change(c: Change, nested: list[StructuralChange]) -> StructuralChange:
+    e = c.entity
+    renamed = c.change == RENAMED and c.old is not None
+    return StructuralChange(
+        path=c.path, kind=c.kind, name=c.name, qualified_name=c.qualified_name, change=c.change,
+        structural_severity=c.structural_severity, behavior_change_risk=c.behavior_change_risk, entity_id=e.def_uid,
+        old_entity_id=c.old.def_uid if c.old is not None and c.new is not None and c.old.def_uid != c.new.def_uid
+        else None,
+        old_signature=c.old.display_name if c.old is not None and c.change != ADDED else None,
+        new_signature=c.new.display_name if c.new is not None else None,
+        old_name=c.old.name if renamed and c.old is not None else None, old_path=c.old_path,
+        start_line=e.start_line, start_col=e.start_col, end_line=e.end_line, end_col=e.end_col,
+        lines_changed=c.lines_changed, delta_tags=list(c.delta_tags),
+        change_preview="\n".join(c.preview) or None, impact=_impact(c.impact), nested_changes=nested)
+
+
+def build_result(page: DiffPage) -> SemanticDiffResult:
+    """The page's changes nested under their changed containers when those are on the same page."""
+    built: dict[int, StructuralChange] = {}
+    kids: dict[int, list[int]] = {}
+    first = page.first_index
+    indexes = range(first, first + len(page.changes))
+    for i in indexes:
+        parent = page.changes[i - first].parent
+        if parent is not None and parent in indexes:
+            kids.setdefault(parent, []).append(i)
+    for i in reversed(indexes):  # children come after their parent, so build bottom-up
+        built[i] = _change(page.changes[i - first], [built[k] for k in kids.get(i, [])])
+    top = [built[i] for i in indexes if page.changes[i - first].parent not in indexes]
+    r = page.report
+    return SemanticDiffResult(
+        summary=page.summary, breaking_summary=page.breaking_summary, files_analyzed=r.files_analyzed,
+        base=r.base, target=r.target, mode=r.mode, structural_changes=top,
+        non_structural_changes=[_file(f) for f in page.files], agentic_hint=page.agentic_hint, notes=r.notes,
+        pagination=Pagination(next_cursor=page.next_cursor, total_estimate=page.total))
+
+
+def _file(f: FileChange) -> FileChangeInfo:
+    return FileChangeInfo(path=f.path, status=f.status, category=f.category, language=f.language, reason=f.reason,
+                          old_path=f.old_path)
+
+
+# -- text ------------------------------------------------------------------------------------------------
+_MARK = {ADDED: "+", REMOVED: "-", RENAMED: ">"}
+
+
+def _refs(info: ImpactInfo | None) -> str:
+    if info is None or info.reference_basis == "unknown":
+        parts = []
+    elif info.reference_basis == "ref_facts_resolved":
+        t = info.ref_tiers or RefTiers()
+        parts = [f"refs: {t.proven} proven, {t.strong} strong" + (
+            f", {t.anchored + t.unknown} same-name unresolved" if t.anchored + t.unknown else "")]
+    else:
+        t = info.ref_tiers or RefTiers()
+        parts = [f"refs: not in index, {t.anchored + t.unknown} same-name unresolved"]
+    if info is not None and info.importing_files:
+        parts.append(f"importers: {len(info.importing_files)}")
+    if info is not None and info.affected_test_files:
+        parts.append(f"tests: {len(info.affected_test_files)}")
+    return "; ".join(parts)
+
+
+def _signature(c: StructuralChange) -> str:
+    new = signatures.short(c.new_signature or "", c.name, c.qualified_name) if c.new_signature else None
+    if c.change == RENAMED and c.old_name is not None:
+        old_qualified = c.qualified_name.rpartition(".")[0]
+        old_qualified = f"{old_qualified}.{c.old_name}" if old_qualified else c.old_name
+        return f"{c.kind} {old_qualified} -> {new or c.qualified_name}"
+    old = signatures.short(c.old_signature or "", c.name, c.qualified_name) if c.old_signature else None
+    if c.change == "signature_changed" and old and new:
+        return f"{c.kind} {old} -> {new}"
+    return f"{c.kind} {new or old or c.qualified_name}"
+
+
+def _lines(c: StructuralChange, depth: int) -> list[str]:
+    pad = "  " * depth
+    tags = f" [{', '.join(c.delta_tags)}]" if c.delta_tags else ""
+    extra = [f"{'breaking ' if c.structural_severity == 'breaking' else ''}risk:{c.behavior_change_risk}"]
+    if c.lines_changed is not None and c.change not in (ADDED, REMOVED):
+        extra.append(f"lines:{c.lines_changed}")
+    refs = _refs(c.impact)
+    moved = f" (from {c.old_path})" if c.old_path else ""
+    out = [f"{pad}{_MARK.get(c.change, '~')} {c.path}{moved}  {_signature(c)}  {c.change}{tags} {' '.join(extra)}"
+           + (f"  {refs}" if refs else "") + f"  {c.entity_id}"
+           + (f" (was {c.old_entity_id})" if c.old_entity_id else "")]
+    if c.change_preview and c.change == "body_changed":
+        out += [f"{pad}    | {line}" for line in c.change_preview.split("\n")[:TEXT_PREVIEW]]
+    for n in c.nested_changes:
+        out += _lines(n, depth + 1)
+    return out
+
+
+def render(result: SemanticDiffResult) -> str:
+    lines = [f"semantic_diff {result.base} -> {result.target}: {result.summary}"]
+    if result.breaking_summary:
+        lines.append(result.breaking_summary)
+    lines.append(f"hint: {result.agentic_hint}")
+    lines += [f"note: {n}" for n in result.notes]
+    for c in result.structural_changes:
+        lines += _lines(c, 0)
+    for f in result.non_structural_changes:
+        moved = f" (from {f.old_path})" if f.old_path else ""
+        lines.append(f"? {f.path}{moved}  {f.status} {f.category}" + (f" {f.language}" if f.language else "")
+                     + (f" ({f.reason})" if f.reason else ""))
+    shown = len(result.non_structural_changes) + _count(result.structural_changes)
+    if result.pagination.next_cursor:
+        lines.append(f"next_cursor: {result.pagination.next_cursor} ({shown} shown, "
+                     f"{result.pagination.total_estimate} items in all)")
+    return "\n".join(lines)
+
+
+def _count(changes: list[StructuralChange]) -> int:
+    return sum(1 + _count(c.nested_changes) for c in changes)
+
+
+def tools(services: Services) -> list[ToolSpec]:
+    async def _semantic_diff(ctx: ToolContext, params: SemanticDiffParams) -> SemanticDiffResult:
+        page = await anyio.to_thread.run_sync(lambda: ctx.services.analysis.diff(
+            params.base, params.target, params.paths, cursor=params.cursor, limit=params.limit))
+        return build_result(page)
+
+    return [
+        ToolSpec(
+            name="semantic_diff",
+            category="analysis",
+            summary=("What changed structurally between two git revisions (default HEAD -> work tree) or two index "
+                     "epochs: definitions added, removed, renamed, with changed signatures or bodies, each with "
+                     "its references by tier, importers and affected tests. Use it to review a change before "
+                     "committing or to see which callers and tests an edit touches."),
+            params=SemanticDiffParams,
+            result=SemanticDiffResult,
+            handler=_semantic_diff,
+            kind="read",
+            render=render,
+            when_to_use=("reviewing your own edits before committing", "checking which callers a signature change "
+                         "breaks", "summarising what a branch or commit range changed"),
+            when_not_to_use=("reading the line diff itself (use git_diff)",),
+            examples=(ToolExample("work tree against HEAD", {}),
+                      ToolExample("two commits, one directory", {"base": "main", "target": "HEAD",
+                                                                 "paths": ["src/"]}),
+                      ToolExample("since an earlier index epoch", {"base": "epoch:12"})),
+        )
+    ]

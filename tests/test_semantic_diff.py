@@ -1,0 +1,334 @@
+"""``semantic_diff``: real git repositories, the real index and extractors; the tool through the real server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codeplane.analysis import SemanticDiffService
+from codeplane.analysis.models import Change
+from codeplane.core.config import IndexConfig
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.layout import RepoLayout
+from codeplane.index.service import IndexService
+from codeplane.index.structural.indexer import StructuralIndexer
+from tests.builders import (
+    ServerHandle,
+    answer_text,
+    call,
+    call_error,
+    git,
+    make_repo,
+    mcp_client,
+    running_server,
+    write_files,
+)
+
+BODY_4 = "".join(f"    v{i} = {i}\n" for i in range(4))
+BODY_25 = "".join(f"    w{i} = {i}\n" for i in range(25))
+
+BASE: dict[str, str | bytes] = {
+    "pkg/__init__.py": "",
+    "pkg/core.py": (
+        "def params(a, b):\n    return a + b\n\n\n"
+        "def returns(a) -> int:\n    return a\n\n\n"
+        "def minor(a):\n    return a\n\n\n"
+        "def logic(a):\n    return a\n\n\n"
+        "def major(a):\n    return a\n\n\n"
+        "def removed_one(a):\n    return a\n\n\n"
+        "def old_fn(x, y):\n    return x * y\n\n\n"
+        "class Base:\n    pass\n\n\n"
+        "class Other:\n    pass\n\n\n"
+        "class Shape(Base):\n"
+        "    def area(self):\n        return 0\n\n"
+        "    def old_method(self, k):\n        total = k + 1\n        return total\n\n\n"
+        "class OldBox:\n    def inside(self):\n        return 'box'\n"),
+    "pkg/use.py": "from pkg.core import params, removed_one\n\n\ndef go():\n    return params(1, 2) + removed_one(3)\n",
+    "tests/test_core.py": "from pkg.core import params\n\n\ndef test_params():\n    assert params(1, 2) == 3\n",
+    "svc/main.go": "package main\n\nfunc Start(port int) error {\n\treturn nil\n}\n\nfunc Stop() {\n}\n",
+    "web/util.ts": "export function join(a: string): string {\n  return a;\n}\n",
+    "assets/logo.bin": b"\x00\x01\x02",
+    "docs/guide.rst": "Guide\n=====\n",
+}
+
+TARGET: dict[str, str | bytes] = {
+    "pkg/core.py": (
+        "def params(a, b, c=0):\n    return a + b\n\n\n"
+        "def returns(a) -> str:\n    return a\n\n\n"
+        "def minor(a):\n    return a + 1\n\n\n"
+        f"def logic(a):\n{BODY_4}    return a\n\n\n"
+        f"def major(a):\n{BODY_25}    return a\n\n\n"
+        "def new_fn(x, y):\n    return x * y\n\n\n"
+        "def added_one():\n    return 1\n\n\n"
+        "class Base:\n    pass\n\n\n"
+        "class Other:\n    pass\n\n\n"
+        "class Shape(Other):\n"
+        "    def area(self):\n        return 0\n\n"
+        "    def new_method(self, k):\n        total = k + 1\n        return total\n\n\n"
+        "class NewBox:\n    def inside(self):\n        return 'box'\n\n\n"
+        "class Fresh:\n    def one(self):\n        return 1\n\n    def two(self):\n        return 2\n"),
+    "svc/main.go": "package main\n\nfunc Start(port int, host string) error {\n\treturn nil\n}\n\n"
+                   "func Health() bool {\n\treturn true\n}\n",
+    "web/util.ts": "export function join(a: string, b: string): string {\n  return a + b;\n}\n",
+    "assets/logo.bin": b"\x00\x01\x03",
+    "docs/guide.rst": "Guide\n=====\n\nMore.\n",
+}
+
+
+def _index(root: Path) -> IndexService:
+    service = IndexService(root, RepoLayout(root), IndexConfig(watch=False))
+    service.register_indexer(StructuralIndexer())
+    service.start()
+    assert service.wait_ready(60), service.status()
+    return service
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, IndexService]]:
+    root = make_repo(tmp_path_factory.mktemp("semantic_diff") / "repo", {**BASE, ".gitignore": ".codeplane/\n"})
+    write_files(root, TARGET)
+    (root / "pkg/core.py").write_text(TARGET["pkg/core.py"])  # type: ignore[arg-type]
+    index = _index(root)
+    try:
+        yield root, index
+    finally:
+        index.stop()
+
+
+def _all(service: SemanticDiffService, **kwargs: Any) -> list[Change]:
+    return list(service.diff(limit=100, **kwargs).changes)
+
+
+def _by_name(changes: list[Change]) -> dict[str, Change]:
+    return {f"{c.path}:{c.qualified_name}": c for c in changes}
+
+
+def test_each_change_kind_and_delta_tag(repo: tuple[Path, IndexService]) -> None:
+    root, index = repo
+    found = _by_name(_all(SemanticDiffService(root, index)))
+    expect = {
+        "pkg/core.py:params": ("signature_changed", ("parameters_changed",)),
+        "pkg/core.py:returns": ("signature_changed", ("return_type_changed",)),
+        "pkg/core.py:Shape": ("signature_changed", ("signature_changed",)),
+        "pkg/core.py:minor": ("body_changed", ("minor_change",)),
+        "pkg/core.py:logic": ("body_changed", ("body_logic_changed",)),
+        "pkg/core.py:major": ("body_changed", ("major_change",)),
+        "pkg/core.py:removed_one": ("removed", ("symbol_removed",)),
+        "pkg/core.py:added_one": ("added", ("symbol_added",)),
+        "pkg/core.py:new_fn": ("renamed", ("symbol_renamed",)),
+    }
+    for key, (change, tags) in expect.items():
+        assert (found[key].change, found[key].delta_tags) == (change, tags), key
+    assert found["pkg/core.py:minor"].lines_changed == 1
+    assert found["pkg/core.py:minor"].preview == ("-    return a", "+    return a + 1")
+    assert found["pkg/core.py:logic"].lines_changed == 4 and found["pkg/core.py:major"].lines_changed == 25
+    params = found["pkg/core.py:params"]
+    assert params.old is not None and params.new is not None
+    assert (params.old.display_name, params.new.display_name) == ("def params(a, b)", "def params(a, b, c=0)")
+    assert params.structural_severity == "breaking" and params.new.start_line == 1
+    assert found["pkg/core.py:added_one"].structural_severity == "non_breaking"
+    assert found["pkg/core.py:major"].behavior_change_risk == "high"
+    assert found["pkg/core.py:minor"].behavior_change_risk == "low"
+    # Unchanged definitions are not reported, even though lines above them moved.
+    assert "pkg/core.py:Base" not in found and "pkg/core.py:Shape.area" not in found
+
+
+def test_renames_carry_their_members_and_nest_under_the_class(repo: tuple[Path, IndexService]) -> None:
+    root, index = repo
+    changes = _all(SemanticDiffService(root, index), paths=["pkg"])
+    found = _by_name(changes)
+    method = found["pkg/core.py:Shape.new_method"]
+    assert method.change == "renamed" and method.old is not None and method.old.name == "old_method"
+    box = found["pkg/core.py:NewBox"]
+    assert box.change == "renamed" and box.old is not None and box.old.name == "OldBox"
+    # The renamed class's method matched its old self (unchanged): neither removed nor added.
+    assert not any(c.qualified_name.endswith(".inside") for c in changes)
+    renamed_fn = found["pkg/core.py:new_fn"]
+    assert renamed_fn.old is not None and renamed_fn.old.name == "old_fn"
+    # Nested: the added class's methods follow it and point at it; the renamed method nests under Shape.
+    fresh = changes.index(found["pkg/core.py:Fresh"])
+    assert [c.qualified_name for c in changes[fresh + 1:fresh + 3]] == ["Fresh.one", "Fresh.two"]
+    assert all(c.parent == fresh and c.change == "added" for c in changes[fresh + 1:fresh + 3])
+    assert method.parent == changes.index(found["pkg/core.py:Shape"])
+
+
+def test_go_and_typescript_and_files_without_definitions(repo: tuple[Path, IndexService]) -> None:
+    root, index = repo
+    page = SemanticDiffService(root, index).diff(limit=100)
+    found = _by_name(list(page.changes))
+    assert found["svc/main.go:Start"].change == "signature_changed"
+    assert found["svc/main.go:Start"].delta_tags == ("parameters_changed",)
+    assert found["svc/main.go:Stop"].change == "removed" and found["svc/main.go:Health"].change == "added"
+    assert found["web/util.ts:join"].change == "signature_changed"
+    files = {f.path: f for f in page.files}
+    assert (files["assets/logo.bin"].category, files["assets/logo.bin"].reason) == ("prod", "binary")
+    assert (files["docs/guide.rst"].category, files["docs/guide.rst"].status) == ("docs", "modified")
+    assert files["docs/guide.rst"].reason == "unsupported"
+
+
+def test_blast_radius_from_the_index(repo: tuple[Path, IndexService]) -> None:
+    root, index = repo
+    found = _by_name(_all(SemanticDiffService(root, index)))
+    impact = found["pkg/core.py:params"].impact
+    assert impact is not None and impact.reference_basis == "ref_facts_resolved" and impact.confidence == "high"
+    assert impact.strong == 2 and impact.referencing_files == ("pkg/use.py", "tests/test_core.py")
+    assert impact.importing_files == ("pkg/use.py", "tests/test_core.py")
+    gone = found["pkg/core.py:removed_one"].impact
+    assert gone is not None and gone.reference_basis == "ref_facts_partial" and gone.confidence == "low"
+    assert gone.importing_files == ("pkg/use.py",)
+    assert found["pkg/core.py:removed_one"].behavior_change_risk == "high"
+    hint = SemanticDiffService(root, index).diff(limit=1).agentic_hint
+    assert hint.startswith("1. update the callers of") and "params (0 proven, 2 strong)" in hint
+    assert "check references to 2 removed symbols" in hint
+
+
+def test_two_commits_and_a_renamed_file(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", {"a/mod.py": "def keep(x):\n    return x\n\n\ndef f(a):\n    return a\n"})
+    git(root, "mv", "a/mod.py", "a/moved.py")
+    (root / "a/moved.py").write_text("def keep(x):\n    return x\n\n\ndef f(a, b):\n    return a\n")
+    git(root, "commit", "-qam", "move")
+    page = SemanticDiffService(root).diff("HEAD~1", "HEAD", limit=100)
+    assert [(c.path, c.qualified_name, c.change, c.old_path) for c in page.changes] == [
+        ("a/moved.py", "f", "signature_changed", "a/mod.py")]
+    assert page.report.base.startswith("HEAD~1 (") and page.report.target.startswith("HEAD (")
+    # Without an index there is no blast radius, and the basis says so.
+    impact = page.changes[0].impact
+    assert impact is not None and impact.reference_basis == "unknown"
+    # The work tree is clean: nothing changed against HEAD.
+    assert SemanticDiffService(root).diff(limit=10).changes == ()
+
+
+def test_pagination_is_complete_and_stable(repo: tuple[Path, IndexService]) -> None:
+    root, index = repo
+    service = SemanticDiffService(root, index)
+    whole = service.diff(limit=100)
+    items: list[object] = []
+    page = service.diff(limit=3)
+    pages = 1
+    while True:
+        items += [*page.changes, *page.files]
+        if page.next_cursor is None:
+            break
+        page = service.diff(cursor=page.next_cursor, limit=3)
+        pages += 1
+    assert items == [*whole.changes, *whole.files] and pages == -(-whole.total // 3)
+    first = service.diff(limit=2)
+    assert first.next_cursor is not None
+    with pytest.raises(CodePlaneError) as other:
+        service.diff(base="HEAD", paths=["pkg"], cursor=first.next_cursor, limit=2)
+    assert other.value.error is ErrorCode.INVALID_CURSOR
+
+
+def test_bad_input_is_a_typed_error(repo: tuple[Path, IndexService]) -> None:
+    root, index = repo
+    service = SemanticDiffService(root, index)
+    cases = [({"base": "no-such-branch"}, ErrorCode.GIT_REF_NOT_FOUND),
+             ({"base": "HEAD", "target": "nope~3"}, ErrorCode.GIT_REF_NOT_FOUND),
+             ({"base": "epoch:x"}, ErrorCode.INVALID_ARGUMENTS),
+             ({"base": "epoch:1", "target": "HEAD"}, ErrorCode.INVALID_ARGUMENTS),
+             ({"base": "epoch:999999"}, ErrorCode.INVALID_ARGUMENTS),
+             ({"paths": ["../outside"]}, ErrorCode.MUTATION_SCOPE_VIOLATION),
+             ({"cursor": "garbage!"}, ErrorCode.INVALID_CURSOR)]
+    for kwargs, code in cases:
+        with pytest.raises(CodePlaneError) as err:
+            service.diff(**kwargs)  # type: ignore[arg-type]
+        assert err.value.error is code, kwargs
+
+
+def test_blob_facts_are_cached_by_blob_id(repo: tuple[Path, IndexService]) -> None:
+    root, index = repo
+    service = SemanticDiffService(root, index)
+    first = service.diff(limit=100)
+    misses = service.cache.misses
+    again = service.diff(limit=100)
+    assert service.cache.misses == misses and service.cache.hits >= misses
+    assert again.changes == first.changes
+
+
+def test_epoch_mode_sees_an_index_refresh(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", {"m.py": "def a(x):\n    return x\n\n\ndef b():\n    return 1\n",
+                                      ".gitignore": ".codeplane/\n"})
+    index = _index(root)
+    try:
+        before = index.epoch
+        (root / "m.py").write_text("def a(x, y):\n    return x\n\n\ndef c():\n    return 1\n\n\n"
+                                   "def d(q):\n    z = q\n    return z\n")
+        after = index.refresh_paths(["m.py"])
+        page = SemanticDiffService(root, index).diff(f"epoch:{before}", f"epoch:{after}", limit=100)
+        got = [(c.qualified_name, c.change) for c in page.changes]
+        assert got == [("a", "signature_changed"), ("c", "renamed"), ("d", "added")]
+        assert page.report.mode == "epoch" and page.report.target == f"epoch:{after}"
+        assert SemanticDiffService(root, index).diff(f"epoch:{after}", limit=10).changes == ()
+    finally:
+        index.stop()
+
+
+# -- the tool through the real server ----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandle]:
+    root = make_repo(tmp_path_factory.mktemp("semantic_diff_mcp") / "repo",
+                     {**BASE, "pyproject.toml": "[tool.pytest.ini_options]\ntestpaths = ['tests']\n"})
+    with running_server(root) as handle:
+        yield handle
+
+
+@pytest.mark.anyio
+async def test_tool_answers_after_write_source_in_git_and_epoch_mode(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        described = await call(client, "describe", {})
+        before = _find_epoch(described)
+        await call(client, "write_source", {"edits": [
+            {"path": "pkg/core.py", "action": "update", "old_text": "def params(a, b):",
+             "new_text": "def params(a, b, c=0):"}]})
+        git_res = await client.call_tool("semantic_diff", {"limit": 1})
+        git_mode, git_text = git_res.structured_content["result"], answer_text(git_res)
+        res = await client.call_tool("semantic_diff", {"base": f"epoch:{before}"})
+        epoch_mode, text = res.structured_content["result"], answer_text(res)
+    change = git_mode["structural_changes"][0]
+    assert (change["qualified_name"], change["change"], change["delta_tags"]) == (
+        "params", "signature_changed", ["parameters_changed"])
+    assert change["impact"]["ref_tiers"]["strong"] == 2
+    assert change["impact"]["affected_test_files"] == ["tests/test_core.py"]
+    assert git_mode["mode"] == "git" and git_mode["pagination"]["next_cursor"] in git_text
+    assert [c["change"] for c in epoch_mode["structural_changes"]] == ["signature_changed"]
+    assert epoch_mode["mode"] == "epoch"
+    assert "~ pkg/core.py  function params(a, b) -> params(a, b, c=0)  signature_changed [parameters_changed]" \
+        in text
+    assert "refs: 0 proven, 2 strong" in text and "tests: 1" in text
+    assert change["entity_id"] in git_text
+
+
+@pytest.mark.anyio
+async def test_tool_pages_nest_and_errors(server: ServerHandle) -> None:
+    root = server.root
+    write_files(root, {"pkg/extra.py": "class K:\n    def a(self):\n        pass\n\n    def b(self):\n        pass\n"})
+    async with mcp_client(server) as client:
+        first = await client.call_tool("semantic_diff", {"paths": ["pkg/extra.py"], "limit": 2})
+        body = first.structured_content["result"]
+        cursor = body["pagination"]["next_cursor"]
+        rest = await call(client, "semantic_diff", {"paths": ["pkg/extra.py"], "limit": 2, "cursor": cursor})
+        unknown = await call_error(client, "semantic_diff", {"base": "no-such-ref"})
+        bad_cursor = await call_error(client, "semantic_diff", {"cursor": cursor})
+    top = body["structural_changes"]
+    assert [c["qualified_name"] for c in top] == ["K"]
+    assert [c["qualified_name"] for c in top[0]["nested_changes"]] == ["K.a"]
+    assert cursor in answer_text(first) and body["pagination"]["total_estimate"] == 3
+    assert [c["qualified_name"] for c in rest["structural_changes"]] == ["K.b"]
+    assert "next_cursor" not in rest["pagination"]
+    assert unknown["code"] == 8002 and bad_cursor["code"] == 1005
+
+
+def _find_epoch(value: Any) -> int:
+    """The index epoch somewhere in describe's answer."""
+    if isinstance(value, dict):
+        if isinstance(value.get("epoch"), int):
+            return int(value["epoch"])
+        for item in value.values():
+            try:
+                return _find_epoch(item)
+            except LookupError:
+                continue
+    raise LookupError("no epoch in describe")
