@@ -3,8 +3,9 @@
 Precedence, lowest first: built-in defaults < ``~/.config/codeplane/config.yaml`` (honours
 ``XDG_CONFIG_HOME``) < ``<repo>/.codeplane/config.yaml`` < env ``CODEPLANE__SECTION__KEY`` <
 ``--set section.key=value``. Every value remembers the layer it came from, so an invalid value is
-reported with its key, its value, its source and catalog code 2002 (2001 for unparsable YAML).
-Unknown keys are rejected too: a typo must not be silently ignored.
+reported with its key, its value, its source and catalog code 2002 (2001 for unparsable YAML); a value
+from a file also names the line and column of its key. Unknown keys are rejected too, with the known key
+they most likely meant: a typo must not be silently ignored (``config_diagnostics.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from codeplane.core.config_diagnostics import known_keys, locate, suggest
 from codeplane.core.errors import CodePlaneError, ErrorCode
 
 ENV_PREFIX = "CODEPLANE__"
@@ -68,6 +70,17 @@ class IndexConfig(_Section):
     #: How long server start waits for the first reconcile before announcing; a huge cold tree then keeps
     #: building in the background and index queries answer 3004 (retryable) until it is published.
     startup_wait_sec: float = Field(default=60.0, ge=0, le=3600)
+    #: A shared index artifact to start from (``index/artifact_adopt.py``): a path, an ``https://`` URL, or a
+    #: URL template with ``{commit}``. Nothing is fetched unless this is set (D1).
+    artifact: str | None = None
+    #: ``if_missing``: adopt only when there is no local index yet; ``always``: replace it (``cpl up --index-from``).
+    artifact_adopt: Literal["if_missing", "always"] = "if_missing"
+    #: The artifact's expected sha256; without it, ``<artifact>.sha256`` (a sidecar) must exist.
+    artifact_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    artifact_timeout_sec: float = Field(default=30.0, gt=0, le=3600)
+    artifact_retries: int = Field(default=2, ge=0, le=10)
+    #: For a ``{commit}`` template: how many first-parent ancestors of HEAD to try after HEAD itself.
+    artifact_ancestors: int = Field(default=20, ge=0, le=1000)
 
 
 class MutationConfig(_Section):
@@ -209,6 +222,8 @@ class _Layers:
     def __init__(self) -> None:
         self.data: dict[str, Any] = {}
         self.sources: dict[str, str] = {}
+        #: source -> (file, its text), for the line and column of a bad key.
+        self.files: dict[str, tuple[Path, str]] = {}
 
     def merge(self, values: Mapping[str, Any], source: str, prefix: str = "") -> None:
         target = self.data
@@ -242,24 +257,42 @@ class _Layers:
         return node
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
+def _read_yaml(path: Path) -> tuple[dict[str, Any], str]:
+    """The file's top-level mapping and its text; 2001 naming file, line and column if it does not parse."""
     try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CodePlaneError(
+            ErrorCode.CONFIG_PARSE_ERROR, f"config file {path} cannot be read: {exc}",
+            details={"source": str(path), "file": str(path)},
+        ) from exc
+    try:
+        loaded = yaml.safe_load(text)
     except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        context = getattr(exc, "context", None)
+        started = getattr(exc, "context_mark", None)
+        if context and started is not None and started is not mark:
+            context = f"{context} started at line {started.line + 1}, column {started.column + 1}"
+        details: dict[str, Any] = {"source": str(path), "file": str(path), "problem": problem}
+        if mark is not None:
+            details.update(line=mark.line + 1, column=mark.column + 1)
         raise CodePlaneError(
             ErrorCode.CONFIG_PARSE_ERROR,
-            f"config file {path} is not valid YAML: {exc}",
-            details={"source": str(path)},
-        ) from exc
+            f"{where}: config file is not valid YAML: {problem}{f' ({context})' if context else ''}",
+            details=details,
+        ) from None
     if loaded is None:
-        return {}
+        return {}, text
     if not isinstance(loaded, dict):
         raise CodePlaneError(
             ErrorCode.CONFIG_PARSE_ERROR,
-            f"config file {path} must contain a mapping at the top level",
-            details={"source": str(path)},
+            f"{path}:1:1: config file must contain a mapping (section: keys) at the top level",
+            details={"source": str(path), "file": str(path), "line": 1, "column": 1},
         )
-    return loaded
+    return loaded, text
 
 
 def _nest(dotted: str, value: Any) -> dict[str, Any]:
@@ -298,12 +331,15 @@ def load_config(
     env = os.environ if environ is None else environ
     layers = _Layers()
     gpath = global_path or global_config_path()
-    if gpath.is_file():
-        layers.merge(_read_yaml(gpath), f"global config {gpath}")
+    files = [(gpath, f"global config {gpath}")]
     if repo_root is not None:
         rpath = repo_root / ".codeplane" / "config.yaml"
-        if rpath.is_file():
-            layers.merge(_read_yaml(rpath), f"repo config {rpath}")
+        files.append((rpath, f"repo config {rpath}"))
+    for fpath, source in files:
+        if fpath.exists():
+            values, text = _read_yaml(fpath)
+            layers.merge(values, source)
+            layers.files[source] = (fpath, text)
     for name in sorted(env):
         if name.startswith(ENV_PREFIX):
             dotted = name[len(ENV_PREFIX) :].lower().replace("__", ".")
@@ -315,16 +351,39 @@ def load_config(
     try:
         return CodePlaneConfig.model_validate(layers.data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        dotted = ".".join(str(p) for p in first["loc"] if not isinstance(p, int))
-        source = layers.source_of(dotted)
-        value = layers.value_of(dotted)
-        raise CodePlaneError(
+        raise _invalid(exc, layers) from None
+
+
+def _invalid(exc: ValidationError, layers: _Layers) -> CodePlaneError:
+    """2002 for the first problem: key, value, source, and for a file its line and column."""
+    first = exc.errors()[0]
+    dotted = ".".join(str(p) for p in first["loc"] if not isinstance(p, int))
+    source = layers.source_of(dotted)
+    value = layers.value_of(dotted)
+    details: dict[str, Any] = {"key": dotted, "value": repr(value), "source": source}
+    where, origin = "", f" (from {source})"
+    if source in layers.files:
+        fpath, text = layers.files[source]
+        details["file"] = str(fpath)
+        found = locate(text, dotted)
+        if found is not None:
+            details.update(line=found[0], column=found[1])
+            where, origin = f"{fpath}:{found[0]}:{found[1]}: ", ""
+    more = len(exc.errors()) - 1
+    tail = f" ({more} more problem{'s' if more > 1 else ''} after this one)" if more else ""
+    if first["type"] == "extra_forbidden":
+        meant = suggest(dotted, known_keys(CodePlaneConfig))
+        hint = f" (did you mean {meant}?)" if meant else ""
+        details.update(reason="unknown key", suggestion=meant)
+        return CodePlaneError(
             ErrorCode.CONFIG_INVALID_VALUE,
-            f"invalid config value for {dotted!r} = {value!r} (from {source}): {first['msg']}",
-            details={"key": dotted, "value": repr(value), "source": source, "reason": first["msg"]},
-        ) from exc
+            f"{where}unknown key {dotted!r}{hint}{origin}{tail}",
+            details=details,
+        )
+    details["reason"] = first["msg"]
+    return CodePlaneError(
+        ErrorCode.CONFIG_INVALID_VALUE,
+        f"{where}invalid config value for {dotted!r} = {value!r}{origin}: {first['msg']}{tail}",
+        details=details,
+    )
 
-
-def dump_repo_config(values: Mapping[str, Any]) -> str:
-    return yaml.safe_dump(dict(values), sort_keys=True)
