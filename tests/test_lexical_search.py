@@ -12,7 +12,8 @@ import pytest
 
 from codeplane.core.errors import CodePlaneError
 from codeplane.index.query import compile_query
-from codeplane.index.search import LexicalScope
+from codeplane.index.lexical import Fragment
+from codeplane.index.search import LexicalScope, lexical_stream
 from codeplane.index.service import IndexService, LexicalRequest
 from tests.builders import make_repo
 from tests.index_helpers import all_hits, hit_lines, running_index
@@ -149,3 +150,38 @@ def test_pagination_is_a_snapshot_each_hit_exactly_once(tmp_path: Path) -> None:
         with pytest.raises(CodePlaneError) as caught:
             index.search_lexical(LexicalRequest("other", "identifier"), limit=40, cursor=page.next_cursor or "x")
         assert caught.value.code == 1005
+
+
+def test_a_page_scans_only_the_files_it_reaches_and_the_chain_stays_exact(tmp_path: Path) -> None:
+    # 40 files with 50 hits each: page 1 of 20 reads one file; paging to the end yields every hit once, in order.
+    repo = make_repo(tmp_path / "repo", {f"f{n:02}.py": "word = word\n" * 25 for n in range(40)})
+    with running_index(repo) as index:
+        query = compile_query("word", "identifier")
+        with index._pipeline.store.read() as conn:
+            stream = lexical_stream(conn, index._texts, index._pipeline.lexical, query, LexicalScope())
+        stream.fill(21)
+        assert stream.files_scanned == 1 and not stream.exhausted
+        assert stream.total == 2000  # estimated from sampled candidates (all alike here)
+        request = LexicalRequest("word", "identifier")
+        page = index.search_lexical(request, limit=20)
+        (repo / "f39.py").write_text("word\n")  # not reached yet: read as it is when the chain gets there
+        index.refresh_paths(["f39.py"])
+        seen = list(page.hits)
+        while page.next_cursor:
+            page = index.search_lexical(request, limit=20, cursor=page.next_cursor)
+            seen += page.hits
+        keys = [(h.path, h.line, h.column) for h in seen]
+        assert len(keys) == len(set(keys)) == 39 * 50 + 1
+        assert keys == sorted(keys)  # equal scores: path, line, column order
+        assert page.total == 39 * 50 + 1  # exact once the stream has ended
+
+
+def test_ranked_candidates_release_ties_in_path_order_across_batches(tmp_path: Path) -> None:
+    files = {f"d/f{n:03}.py": "tok\n" for n in range(150)}  # equal scores straddle the 64-document first batch
+    files.update({f"z{n}.py": "tok tok tok tok\n" for n in range(3)})
+    repo = make_repo(tmp_path / "repo", files)
+    with running_index(repo) as index:
+        ranked = index._pipeline.lexical.ranked([Fragment("tok", False, False)])
+        order = list(ranked)
+        assert ranked.count == 153 and len(order) == 153 and len({p for p, _ in order}) == 153
+        assert order == sorted(order, key=lambda item: (-item[1], item[0]))

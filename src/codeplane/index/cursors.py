@@ -1,7 +1,10 @@
-"""Snapshot pagination (spec §23.6): a query's full, ordered answer is kept and served page by page.
+"""Snapshot pagination (spec §23.6): a query's ordered answer is kept and served page by page.
 
 Every page of one cursor chain comes from the same stored list, so concurrent writes never shift,
-duplicate or drop a hit between pages. Cursors are opaque, bound to the query that created them,
+duplicate or drop a hit between pages. The list is either complete when the chain starts
+(:meth:`CursorStore.first_page`) or a :class:`Stream` that produces items in order as pages reach them
+(:meth:`CursorStore.open_stream`), so the first page costs only what it shows; a stream's items, once
+produced, are kept like a complete list's. Cursors are opaque, bound to the query that created them,
 expire after an hour and are evicted least-recently-used beyond a fixed number of stored items.
 """
 
@@ -15,25 +18,44 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 
 CURSOR_TTL_SEC = 3600.0
 #: Upper bound on items kept across all live cursors (memory bound; the oldest cursors go first).
 MAX_STORED_ITEMS = 200_000
 
 
+class Stream(Protocol[T_co]):
+    """Items produced in order on demand. ``fill`` is called under ``lock``; ``total`` may be an estimate until
+    ``exhausted``."""
+
+    @property
+    def lock(self) -> threading.Lock: ...
+    @property
+    def items(self) -> Sequence[T_co]: ...
+    @property
+    def exhausted(self) -> bool: ...
+    @property
+    def truncated(self) -> bool: ...
+    @property
+    def total(self) -> int: ...
+    def fill(self, count: int) -> None: ...
+
+
 @dataclass(frozen=True)
 class Snapshot(Generic[T]):
-    items: tuple[T, ...]
+    items: Sequence[T]
     total: int
     epoch: int
     query_key: str
     created: float
     truncated: bool = False
+    stream: Stream[T] | None = None
 
 
 @dataclass(frozen=True)
@@ -67,7 +89,6 @@ class CursorStore(Generic[T]):
         self._ttl = ttl_sec
         self._max_items = max_items
         self._snapshots: OrderedDict[str, Snapshot[T]] = OrderedDict()
-        self._stored = 0
         self._lock = threading.Lock()
 
     def first_page(self, items: Sequence[T], *, total: int, epoch: int, query_key: str, limit: int,
@@ -79,9 +100,25 @@ class CursorStore(Generic[T]):
         snapshot_id = secrets.token_hex(8)
         with self._lock:
             self._snapshots[snapshot_id] = Snapshot(frozen, total, epoch, query_key, time.monotonic(), truncated)
-            self._stored += len(frozen)
             self._evict()
         return Page(frozen[:limit], _encode(snapshot_id, limit), total, epoch, truncated)
+
+    def open_stream(self, stream: Stream[T], *, epoch: int, query_key: str, limit: int) -> Page[T]:
+        """Page 1 of a streamed answer: produces ``limit`` items plus one (is there a next page?); the stream is
+        stored only if there is."""
+        with stream.lock:
+            stream.fill(limit + 1)
+            items = tuple(stream.items[:limit])
+            more = len(stream.items) > limit
+            total, truncated = stream.total, stream.truncated
+        if not more:
+            return Page(items, None, total, epoch, truncated)
+        snapshot_id = secrets.token_hex(8)
+        with self._lock:
+            self._snapshots[snapshot_id] = Snapshot(stream.items, total, epoch, query_key, time.monotonic(),
+                                                    truncated, stream)
+            self._evict()
+        return Page(items, _encode(snapshot_id, limit), total, epoch, truncated)
 
     def next_page(self, cursor: str, *, query_key: str, limit: int) -> Page[T]:
         """The page a cursor points at. 1005 if it is unknown, expired, or from another query."""
@@ -97,20 +134,31 @@ class CursorStore(Generic[T]):
         if snapshot.query_key != query_key:
             raise CodePlaneError(ErrorCode.INVALID_CURSOR, "the cursor belongs to a different query",
                                  details={"cursor": cursor[:100]})
-        if offset < 0 or offset > len(snapshot.items):
+        end = offset + limit
+        stream = snapshot.stream
+        if stream is None:
+            items, total, truncated = snapshot.items, snapshot.total, snapshot.truncated
+        else:
+            with stream.lock:
+                stream.fill(end + 1)
+                items, total, truncated = stream.items, stream.total, stream.truncated
+            with self._lock:
+                self._evict()
+        if offset < 0 or offset > len(items):
             raise CodePlaneError(ErrorCode.INVALID_CURSOR, "the cursor offset is out of range",
                                  details={"cursor": cursor[:100]})
-        end = offset + limit
-        following = _encode(snapshot_id, end) if end < len(snapshot.items) else None
-        return Page(snapshot.items[offset:end], following, snapshot.total, snapshot.epoch, snapshot.truncated)
+        following = _encode(snapshot_id, end) if end < len(items) else None
+        return Page(tuple(items[offset:end]), following, total, snapshot.epoch, truncated)
 
     def _expire(self) -> None:
         cutoff = time.monotonic() - self._ttl
         for key in [k for k, s in self._snapshots.items() if s.created < cutoff]:
-            self._stored -= len(self._snapshots.pop(key).items)
+            del self._snapshots[key]
 
     def _evict(self) -> None:
+        # Streams grow as they are paged, so the stored count is summed afresh (a few hundred snapshots at most).
         self._expire()
-        while self._stored > self._max_items and len(self._snapshots) > 1:
+        stored = sum(len(s.items) for s in self._snapshots.values())
+        while stored > self._max_items and len(self._snapshots) > 1:
             _, oldest = self._snapshots.popitem(last=False)
-            self._stored -= len(oldest.items)
+            stored -= len(oldest.items)

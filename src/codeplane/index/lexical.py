@@ -13,10 +13,10 @@ document. The writer is used only under the index service's writer lock.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ import tantivy
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
+from codeplane.core.stores import drop_store
 
 log = get_logger(__name__)
 
@@ -68,8 +69,10 @@ def _analyzer() -> Any:
 
 
 class LexicalIndex:
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, threads: int | None = None) -> None:
         self.directory = directory
+        #: Writer threads; an artifact export uses 1, so the same documents give the same segment bytes.
+        self._threads = threads or min(4, os.cpu_count() or 1)
         self._schema = _schema()
         self._index: Any = None
         self._writer: Any = None
@@ -84,7 +87,8 @@ class LexicalIndex:
         if problem is not None:
             log.warning("Tantivy index is unusable; rebuilding it", reason=problem)
             self.close()
-            shutil.rmtree(self.directory, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                drop_store(self.directory)  # a file in the directory's place too
             self.rebuilt_reason = problem
             again = self._try_open()
             if again is not None:
@@ -101,7 +105,7 @@ class LexicalIndex:
             self.directory.mkdir(parents=True, exist_ok=True)
             index = tantivy.Index(self._schema, path=str(self.directory), reuse=True)
             index.register_tokenizer(_TOKENIZER, _analyzer())
-            writer = index.writer(heap_size=_WRITER_HEAP_BYTES, num_threads=min(4, os.cpu_count() or 1))
+            writer = index.writer(heap_size=_WRITER_HEAP_BYTES, num_threads=self._threads)
             index.reload()
             index.searcher().search(tantivy.Query.all_query(), limit=1)
             if fresh:
@@ -157,13 +161,7 @@ class LexicalIndex:
     def num_segments(self) -> int:
         return int(self._index.searcher().num_segments)
 
-    def candidates(self, fragments: Sequence[Fragment], languages: Sequence[str] = ()) -> dict[str, float]:
-        """Paths of every document containing all ``fragments`` (and in ``languages``), with a score.
-
-        Closed fragments are exact term lookups; when there is none, the longest open fragment is
-        matched against the term dictionary with a regex. Using fewer fragments than given only widens
-        the candidate set, so completeness never depends on which ones are chosen.
-        """
+    def _query(self, fragments: Sequence[Fragment], languages: Sequence[str]) -> Any:
         closed = sorted({f.text for f in fragments if f.closed})
         clauses: list[tuple[Any, Any]] = [
             (tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "content", t)) for t in closed]
@@ -175,12 +173,78 @@ class LexicalIndex:
             by_language = [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "language", lang))
                            for lang in sorted(set(languages))]
             clauses.append((tantivy.Occur.Must, tantivy.Query.boolean_query(by_language)))
-        searcher = self._index.searcher()
+        return tantivy.Query.boolean_query(clauses)
+
+    def ranked(self, fragments: Sequence[Fragment], languages: Sequence[str] = ()) -> RankedCandidates:
+        """Every document containing all ``fragments`` (and in ``languages``), best BM25 score first.
+
+        Closed fragments are exact term lookups; when there is none, the longest open fragment is
+        matched against the term dictionary with a regex. Using fewer fragments than given only widens
+        the candidate set, so completeness never depends on which ones are chosen.
+        """
+        return RankedCandidates(self._index.searcher(), self._query(fragments, languages))
+
+
+class RankedCandidates:
+    """Matching documents as ``(path, score)`` in (score descending, path) order, fetched lazily.
+
+    A search that needs one page of hits should not pay for every matching document: the documents come
+    from one searcher (a point-in-time view) in growing top-k batches. Tantivy's top k are the k best
+    scores, but ties at the k-th score are cut arbitrarily, so a batch only releases the documents scoring
+    strictly above its lowest score; the rest come with the next, larger batch (or the last, complete one).
+    Scores are rounded to 4 decimals before comparing, as they are reported.
+    """
+
+    FIRST_BATCH = 64
+    GROWTH = 4
+    #: How many of the best documents :meth:`spread` picks its sample from.
+    SAMPLE_POOL = 4096
+
+    def __init__(self, searcher: Any, query: Any) -> None:
+        self._searcher = searcher
+        self._query = query
+        self._paths: dict[tuple[int, int], str] = {}
         total = int(searcher.num_docs)
-        if total == 0:
-            return {}
-        result = searcher.search(tantivy.Query.boolean_query(clauses), limit=total, count=False)
-        found: dict[str, float] = {}
-        for score, address in result.hits:
-            found[searcher.doc(address)["path"][0]] = round(float(score), 4)
-        return found
+        #: Number of matching documents (exact).
+        self.count = int(searcher.search(query, limit=1, count=True).count) if total else 0
+
+    def _path(self, address: Any) -> str:
+        key = (address.segment_ord, address.doc)
+        path = self._paths.get(key)
+        if path is None:
+            path = self._paths[key] = self._searcher.doc(address)["path"][0]
+        return path
+
+    def spread(self, size: int, skip: int) -> list[str]:
+        """Up to ``size`` paths evenly spaced over the ranking after its first ``skip`` documents (from the best
+        :data:`SAMPLE_POOL`), to estimate how many hits the documents not scanned yet hold."""
+        if self.count <= skip:
+            return []
+        # Tantivy returns the top documents best first.
+        rest = self._searcher.search(self._query, limit=min(self.count, self.SAMPLE_POOL), count=False).hits[skip:]
+        if not rest:
+            return []
+        step = max(len(rest) / size, 1.0)
+        picked = {int(n * step) for n in range(size) if int(n * step) < len(rest)}
+        return [self._path(rest[n][1]) for n in sorted(picked)]
+
+    def __iter__(self) -> Iterator[tuple[str, float]]:
+        if not self.count:
+            return
+        limit, released = self.FIRST_BATCH, 0
+        while True:
+            hits = self._searcher.search(self._query, limit=limit, count=False).hits
+            complete = len(hits) < limit or limit >= self.count
+            order = sorted(((round(float(score), 4), self._path(address)) for score, address in hits),
+                           key=lambda item: (-item[0], item[1]))
+            if complete:
+                safe = len(order)
+            else:
+                lowest = order[-1][0]
+                safe = next((n for n, (score, _) in enumerate(order) if score <= lowest), len(order))
+            for score, path in order[released:safe]:
+                yield path, score
+            released = max(released, safe)
+            if complete:
+                return
+            limit *= self.GROWTH

@@ -120,17 +120,15 @@ def _spans(text: str, query: CompiledQuery) -> Iterator[tuple[int, int]]:
     return ((m.start(), m.end()) for m in query.patterns[0].finditer(text))
 
 
-def count_matches(text: str, query: CompiledQuery) -> int:
-    """How many hits :func:`find_matches` would return, without computing positions (cheaper)."""
-    if query.syntax == "text" and len(query.patterns) > 1:
-        return len(find_matches(text, query)[1])
-    return sum(1 for _ in _spans(text, query))
-
-
 def find_matches(text: str, query: CompiledQuery) -> tuple[Lines, list[Match]]:
     """Every occurrence of ``query`` in ``text``, in order of position."""
     lines = Lines(text)
-    matches: list[Match] = []
+    return lines, list(iter_matches(text, query, lines))
+
+
+def iter_matches(text: str, query: CompiledQuery, lines: Lines) -> Iterator[Match]:
+    """The occurrences of ``query`` in ``text`` in order of position, found as they are consumed (a page that
+    needs 20 hits from a file holding thousands stops scanning it there)."""
     if query.syntax == "text" and len(query.patterns) > 1:
         seen: set[int] = set()
         for found in query.patterns[0].finditer(text):
@@ -142,8 +140,8 @@ def find_matches(text: str, query: CompiledQuery) -> tuple[Lines, list[Match]]:
             spans = [m.span() for m in (p.search(body) for p in query.patterns) if m is not None]
             if len(spans) == len(query.patterns):
                 first, last = min(spans)
-                matches.append(Match(line, first + 1, line, last + 1, start))
-        return lines, matches
+                yield Match(line, first + 1, line, last + 1, start)
+        return
     for start, end in _spans(text, query):
         line, column, line_start = lines.position(start)
         if end > start and "\n" in text[start:end]:
@@ -151,8 +149,18 @@ def find_matches(text: str, query: CompiledQuery) -> tuple[Lines, list[Match]]:
             end_column = end - (text.rfind("\n", 0, end) + 1) + 1
         else:
             end_line, end_column = line, column + (end - start)
-        matches.append(Match(line, column, end_line, end_column, line_start))
-    return lines, matches
+        yield Match(line, column, end_line, end_column, line_start)
+
+
+def count_at_most(text: str, query: CompiledQuery, cap: int) -> int:
+    """How many occurrences ``text`` holds, counting no further than ``cap`` (for estimates)."""
+    count = 0
+    for _ in _spans(text, query) if not (query.syntax == "text" and len(query.patterns) > 1) else \
+            iter_matches(text, query, Lines(text)):
+        count += 1
+        if count >= cap:
+            break
+    return count
 
 
 def snippet(line_text: str, column: int, end_column: int) -> str:

@@ -1,19 +1,26 @@
 """Lexical search (spec §7.2, §23.7 ``search`` mode ``lexical``): Tantivy narrows, scanning proves.
 
 1. The query's fragments select candidate files from Tantivy (complete by construction, see
-   :mod:`codeplane.index.query`); with no fragment every text file in scope is a candidate.
-2. Each candidate is read from disk *now* and scanned, so every hit is a real, current occurrence.
-3. Hits are ordered by file score (Tantivy BM25, higher first), then path, line, column, and the whole
-   ordered list backs the cursor chain (snapshot pagination).
-Work is bounded: at most :data:`MAX_HITS` hits are kept (the count continues) and scanning stops after
-:data:`SCAN_BUDGET_SEC`, reporting ``truncated``.
+   :mod:`codeplane.index.query`), best BM25 score first (ties by path); with no fragment every text file in
+   scope is a candidate, in path order.
+2. Each candidate is read from disk when the scan reaches it and scanned whole, so every hit is a real,
+   current occurrence; hits are ordered by file score, then path, line, column.
+3. The scan is a :class:`HitStream`: it runs only until the page asked for is full (plus one hit, to know
+   whether another page exists), so a page costs work proportional to the files it reaches, not to every
+   hit of the query. The cursor chain keeps the stream and continues it (``cursors.py``): pages never repeat
+   or skip a hit, and each file is read once per chain (a file changed after the first page is read as it is
+   when the scan reaches it).
+The total is exact once the stream has ended; before that it is an estimate (hits in the files scanned so far,
+extrapolated over the candidates not yet reached). Work per page is bounded by :data:`SCAN_BUDGET_SEC`; a
+scan that runs out ends the chain with ``truncated``.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,12 +29,14 @@ import pathspec
 from codeplane.index.languages import family_of
 from codeplane.index.lexical import LexicalIndex
 from codeplane.index.query import CompiledQuery
-from codeplane.index.scan import count_matches, find_matches, snippet
+from codeplane.index.scan import Lines, count_at_most, iter_matches, snippet
 from codeplane.repo.textcache import TextCache
 
-MAX_HITS = 5_000
 SCAN_BUDGET_SEC = 10.0
 MAX_CONTEXT_LINES = 10
+#: Candidates not reached yet that are scanned (once per chain) to estimate the total, each up to a cap.
+ESTIMATE_SAMPLE = 8
+ESTIMATE_CAP = 500
 
 
 @dataclass(frozen=True)
@@ -51,14 +60,6 @@ class LexicalHit:
     language: str | None
 
 
-@dataclass(frozen=True)
-class LexicalOutcome:
-    hits: tuple[LexicalHit, ...]
-    total: int
-    truncated: bool
-    files_scanned: int
-
-
 def scope_spec(globs: Sequence[str]) -> pathspec.PathSpec[Any] | None:
     return pathspec.PathSpec.from_lines("gitignore", globs) if globs else None
 
@@ -70,52 +71,118 @@ def _text_rows(conn: sqlite3.Connection, scope: LexicalScope) -> list[str]:
     return [path for path, lang in rows if not languages or lang in languages]
 
 
-def run_lexical(conn: sqlite3.Connection, texts: TextCache, lexical: LexicalIndex, query: CompiledQuery,
-                scope: LexicalScope, *, context_lines: int = 0, include_snippets: bool = True,
-                max_hits: int = MAX_HITS, budget_sec: float = SCAN_BUDGET_SEC) -> LexicalOutcome:
-    """Every occurrence of ``query`` in scope (up to ``max_hits`` kept), ordered for pagination."""
-    deadline = time.monotonic() + budget_sec
-    spec = scope_spec(scope.paths)
+_END = object()
+
+
+class HitStream:
+    """A query's hits in order, produced on demand; :attr:`items` holds those produced so far.
+
+    Not thread-safe by itself: the cursor store calls :meth:`fill` under :attr:`lock`.
+    """
+
+    def __init__(self, texts: TextCache, query: CompiledQuery, candidates: Iterable[tuple[str, float]],
+                 candidate_count: int, *, spec: pathspec.PathSpec[Any] | None, context_lines: int,
+                 include_snippets: bool, budget_sec: float = SCAN_BUDGET_SEC,
+                 sampler: Callable[[int, int], list[str]] | None = None) -> None:
+        self.lock = threading.Lock()
+        self.items: list[LexicalHit] = []
+        self.exhausted = False
+        self.truncated = False
+        self.files_scanned = 0
+        self._texts = texts
+        self._query = query
+        self._candidate_count = candidate_count
+        self._spec = spec
+        self._context = max(0, min(context_lines, MAX_CONTEXT_LINES))
+        self._snippets = include_snippets
+        self._budget = budget_sec
+        self._sampler = sampler
+        self._per_file: float | None = None
+        #: Hits of the files scanned to their end, and those produced so far from the file being scanned.
+        self._completed_hits = 0
+        self._current_hits: int | None = None
+        self._produce = self._hits(iter(candidates))
+
+    @property
+    def total(self) -> int:
+        """Exact once the stream has ended (or ran out of budget: then a lower bound); an estimate before.
+
+        The estimate is the hits of the files scanned to their end plus, for the file being scanned and each
+        candidate not started yet, the mean hits of a few candidates spread over the rest of the ranking (at
+        least what the current file produced): the files scanned first are the best-scoring, i.e. the densest,
+        so extrapolating from them would overestimate several times.
+        """
+        if self.exhausted:
+            return len(self.items)
+        if self._per_file is None:
+            self._per_file = self._sample_mean()
+        unstarted = max(self._candidate_count - self.files_scanned, 0)
+        current = 0.0 if self._current_hits is None else max(float(self._current_hits), self._per_file)
+        return self._completed_hits + round(current + self._per_file * unstarted)
+
+    def _sample_mean(self) -> float:
+        paths = self._sampler(ESTIMATE_SAMPLE, self.files_scanned) if self._sampler is not None else []
+        spec = self._spec
+        texts = [self._texts.read(p) for p in paths if spec is None or spec.match_file(p)]
+        counts = [count_at_most(text, self._query, ESTIMATE_CAP) for text in texts if text is not None]
+        if counts:
+            return sum(counts) / len(counts)
+        return len(self.items) / max(self.files_scanned, 1)
+
+    def fill(self, count: int) -> None:
+        """Produce hits until at least ``count`` exist, the candidates run out, or the time budget does."""
+        deadline = time.monotonic() + self._budget
+        items = self.items
+        while len(items) < count and not self.exhausted:
+            hit = next(self._produce, _END)
+            if hit is _END:
+                self.exhausted = True
+            elif isinstance(hit, LexicalHit):
+                items.append(hit)
+            elif time.monotonic() > deadline:  # a file boundary: the place to check the clock
+                self.truncated = self.exhausted = True
+
+    def _hits(self, candidates: Iterator[tuple[str, float]]) -> Iterator[LexicalHit | None]:
+        spec, query, context = self._spec, self._query, self._context
+        for path, score in candidates:
+            if spec is not None and not spec.match_file(path):
+                continue
+            text = self._texts.read(path)
+            self.files_scanned += 1
+            if text is not None:
+                lines = Lines(text)
+                language = family_of(path)
+                self._current_hits = 0
+                for match in iter_matches(text, query, lines):
+                    self._current_hits += 1
+                    body: str | None = None
+                    before: tuple[str, ...] = ()
+                    after: tuple[str, ...] = ()
+                    if self._snippets:
+                        body = snippet(lines.line_at(match.line_start), match.column, match.end_column)
+                        if context:
+                            before = tuple(snippet(t, 1, 1) for t in lines.before(match.line_start, context))
+                            after = tuple(snippet(t, 1, 1) for t in lines.after(match.line_start, context))
+                    yield LexicalHit(
+                        path=path, line=match.line, column=match.column, end_line=match.end_line,
+                        end_column=match.end_column, snippet=body, context_before=before, context_after=after,
+                        score=score, language=language)
+                self._completed_hits += self._current_hits
+                self._current_hits = None
+            yield None
+
+
+def lexical_stream(conn: sqlite3.Connection, texts: TextCache, lexical: LexicalIndex, query: CompiledQuery,
+                   scope: LexicalScope, *, context_lines: int = 0, include_snippets: bool = True,
+                   budget_sec: float = SCAN_BUDGET_SEC) -> HitStream:
+    """Every occurrence of ``query`` in scope, as a stream (nothing is scanned until it is filled)."""
     if query.fragments:
-        scored = lexical.candidates(query.fragments, scope.languages)
-    else:  # no fragment (e.g. a regex without a required literal): every text file in scope
-        scored = dict.fromkeys(_text_rows(conn, scope), 0.0)
-    candidates = sorted((p for p in scored if spec is None or spec.match_file(p)), key=lambda p: (-scored[p], p))
-    hits: list[LexicalHit] = []
-    total = 0
-    truncated = False
-    scanned = 0
-    context = max(0, min(context_lines, MAX_CONTEXT_LINES))
-    for path in candidates:
-        if time.monotonic() > deadline:
-            truncated = True
-            break
-        text = texts.read(path)
-        scanned += 1
-        if text is None:
-            continue
-        room = max_hits - len(hits)
-        if room <= 0:  # enough hits kept: only the total still needs counting
-            total += count_matches(text, query)
-            truncated = True
-            continue
-        lines, matches = find_matches(text, query)
-        total += len(matches)
-        if len(matches) > room:
-            truncated = True
-        language = family_of(path)
-        for match in matches[:room]:
-            body: str | None = None
-            before: tuple[str, ...] = ()
-            after: tuple[str, ...] = ()
-            if include_snippets:
-                body = snippet(lines.line_at(match.line_start), match.column, match.end_column)
-                if context:
-                    before = tuple(snippet(t, 1, 1) for t in lines.before(match.line_start, context))
-                    after = tuple(snippet(t, 1, 1) for t in lines.after(match.line_start, context))
-            hits.append(LexicalHit(
-                path=path, line=match.line, column=match.column, end_line=match.end_line,
-                end_column=match.end_column, snippet=body, context_before=before, context_after=after,
-                score=scored[path], language=language,
-            ))
-    return LexicalOutcome(tuple(hits), total, truncated, scanned)
+        ranked = lexical.ranked(query.fragments, scope.languages)
+        return HitStream(texts, query, ranked, ranked.count, spec=scope_spec(scope.paths),
+                         context_lines=context_lines, include_snippets=include_snippets, budget_sec=budget_sec,
+                         sampler=ranked.spread)
+    # No fragment (e.g. a regex without a required literal): every text file in scope, in path order.
+    paths = _text_rows(conn, scope)
+    return HitStream(texts, query, ((p, 0.0) for p in paths), len(paths), spec=scope_spec(scope.paths),
+                     context_lines=context_lines, include_snippets=include_snippets, budget_sec=budget_sec,
+                     sampler=lambda size, skip: paths[skip::max((len(paths) - skip) // size, 1)][:size])

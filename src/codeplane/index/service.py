@@ -32,7 +32,7 @@ from codeplane.index.files import MAX_LIST_LIMIT, FilePage, list_entries
 from codeplane.index.freshness import PendingChanges, concerns_prefix
 from codeplane.index.pipeline import IndexCounts, IndexPipeline, ReconcileReport
 from codeplane.index.query import Syntax, compile_query
-from codeplane.index.search import LexicalHit, LexicalScope, run_lexical
+from codeplane.index.search import LexicalHit, LexicalScope, lexical_stream
 from codeplane.index.store import FileRecord
 from codeplane.repo.ignore import IgnoreRules
 from codeplane.repo.textcache import TextCache
@@ -294,13 +294,14 @@ class IndexService:
         with span("index.wait_fresh"):
             self._await(lambda _p: True)
         epoch = self.epoch
-        with self._pipeline.store.read() as conn, span("index.search", epoch=epoch) as step:
-            outcome = run_lexical(conn, self._texts, self._pipeline.lexical, query, request.scope,
-                                  context_lines=request.context_lines, include_snippets=request.include_snippets)
+        with span("index.search", epoch=epoch) as step:
+            with self._pipeline.store.read() as conn:
+                stream = lexical_stream(conn, self._texts, self._pipeline.lexical, query, request.scope,
+                                        context_lines=request.context_lines,
+                                        include_snippets=request.include_snippets)
+            page = self._cursors.open_stream(stream, epoch=epoch, query_key=key, limit=limit)
             if step is not None:
-                step.set(hits=outcome.total)
-        page = self._cursors.first_page(outcome.hits, total=outcome.total, epoch=epoch, query_key=key,
-                                        limit=limit, truncated=outcome.truncated)
+                step.set(hits=page.total)
         return LexicalPage(page.items, page.next_cursor, page.total, page.truncated, page.epoch)
 
     # -- status ----------------------------------------------------------------------------------------
