@@ -55,6 +55,7 @@ class ErrorCode(Enum):
     REFACTOR_INVALID_NAME = _Entry(4006, False, "new name is not valid for the language")
     REFACTOR_COLLISION = _Entry(4007, False, "new name collides with an existing binding")
     REFACTOR_UNSUPPORTED = _Entry(4008, False, "refactor not supported for this target")
+    REFACTOR_CIRCULAR_IMPORT = _Entry(4009, False, "the move would make two modules import each other")
     # 5xxx mutation and paths
     MUTATION_SCOPE_VIOLATION = _Entry(5001, False, "path is outside the writable repository scope")
     MUTATION_PRECONDITION_FAILED = _Entry(5002, False, "file or span no longer matches the expectation")

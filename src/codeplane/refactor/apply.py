@@ -87,7 +87,7 @@ class Applier:
         probe = self._can_git_mv
         can_mv = (lambda a, b: probe(self.root, a, b)) if probe is not None else None
         batch = build_batch(self.root, chosen, dict(option.file_hashes), moves=option.moves,
-                            deletes=option.deletes, can_git_mv=can_mv)
+                            deletes=option.deletes, creates=option.creates, can_git_mv=can_mv)
         delta = self._apply_batch(batch.edits)
         warnings = list(delta.warnings)
         git_mv = any(f.git_mv for f in delta.files)

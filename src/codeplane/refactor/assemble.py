@@ -40,6 +40,8 @@ class Draft:
     docs: list[tuple[SpanEdit, Certainty]] = field(default_factory=list)
     moves: list[FileMove] = field(default_factory=list)
     deletes: list[str] = field(default_factory=list)
+    #: New files (a symbol move's new module): their content is the plan's edits on an empty text.
+    creates: list[str] = field(default_factory=list)
     collisions: list[Collision] = field(default_factory=list)
     coverage: Coverage | None = None
     warnings: list[str] = field(default_factory=list)
@@ -90,6 +92,7 @@ def build_option(candidate_id: str, draft: Draft, sources: Mapping[str, SourceTe
         candidate_id=candidate_id, symbol=draft.symbol, edits=tuple(code), doc_edits=tuple(docs),
         file_hashes=tuple(sorted((p, hashes[p]) for p in touched if p in hashes)),
         moves=tuple(draft.moves), deletes=tuple(sorted(draft.deletes)), collisions=tuple(draft.collisions),
+        creates=tuple(sorted(draft.creates)),
     )
 
 

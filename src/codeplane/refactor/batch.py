@@ -36,6 +36,10 @@ def _groups(edits: Sequence[PlannedEdit]) -> list[_Group]:
 
 
 def _group_update(src: SourceText, group: _Group, sha: str) -> UpdateSpan:
+    if src.text == "":
+        # An empty file has no line to update: the edits (insertions) become an insertion at line 1.
+        return UpdateSpan(path=src.path, start_line=1, end_line=0, new_content=_edited_text(src, group.edits),
+                          expected_file_sha256=sha)
     old_lines = [src.line_text(n) for n in range(group.start, group.end + 1)]
     old_block = "\n".join(old_lines)
     # Offsets inside the folded block (lines joined by "\n", any "\r" dropped) so CRLF files line up.
@@ -116,7 +120,7 @@ def _edited_text(src: SourceText, edits: Sequence[PlannedEdit]) -> str:
 
 
 def build_batch(root: Path, edits: Sequence[PlannedEdit], hashes: Mapping[str, str], *,
-                moves: Sequence[FileMove] = (), deletes: Sequence[str] = (),
+                moves: Sequence[FileMove] = (), deletes: Sequence[str] = (), creates: Sequence[str] = (),
                 can_git_mv: Callable[[str, str], bool] | None = None) -> Batch:
     """The mutation edits for ``edits`` (+ moves/deletes), each pinned to the preview hash.
 
@@ -130,7 +134,7 @@ def build_batch(root: Path, edits: Sequence[PlannedEdit], hashes: Mapping[str, s
             f"{len(changed)} file(s) changed since the preview; nothing was applied — preview again",
             details={"changed": changed},
         )
-    sources, _ = read_sources(root, {e.path for e in edits})
+    sources, _ = read_sources(root, {e.path for e in edits} - set(creates))
     by_path: dict[str, list[PlannedEdit]] = {}
     for edit in edits:
         by_path.setdefault(edit.path, []).append(edit)
@@ -138,6 +142,10 @@ def build_batch(root: Path, edits: Sequence[PlannedEdit], hashes: Mapping[str, s
     batch: list[Edit] = []
     git_moves: list[tuple[str, str]] = []
     for path in sorted(by_path):
+        if path in creates:
+            # A new module: its edits are insertions into an empty text (5005 if the file appeared since).
+            batch.append(CreateFile(path=path, content=_edited_text(SourceText(path, ""), by_path[path])))
+            continue
         src = sources[path]
         if path in moved_to:
             continue

@@ -37,6 +37,8 @@ class PlanOption:
     deletes: tuple[str, ...] = ()
     #: Clashes with existing bindings; apply refuses (4007) unless the caller accepts them.
     collisions: tuple[Collision, ...] = ()
+    #: Files the option creates (content = its edits applied to an empty text); 5005 if one appeared since.
+    creates: tuple[str, ...] = ()
 
     def all_edits(self) -> tuple[PlannedEdit, ...]:
         return self.edits + self.doc_edits
@@ -48,7 +50,7 @@ class PlanOption:
         """What must still hold at commit time for this option to be applied as previewed."""
         return (
             tuple((e.path, e.line, e.column, e.old_text, e.new_text, e.certainty) for e in self.edits),
-            self.moves, self.deletes,
+            self.moves, self.deletes, self.creates,
         )
 
 

@@ -247,6 +247,51 @@ class RefactorService:
         self.plans.put(Plan(rid, "move", created, expires, (option,), preview))
         return preview
 
+    def move_symbol(self, symbol: str, to_path: str, *, keep_reexport: bool = False) -> RefactorPreview:
+        """Preview moving one Python definition (qualified name, def_uid or path:line[:col]) into the module at
+        ``to_path`` (created when missing) and rewriting every importer (:mod:`symbolmove`)."""
+        from codeplane.refactor.symbolmove import SymbolMovePlanner, check_target
+        from codeplane.refactor.targets import resolve_targets
+
+        self._check_enabled()
+        with self._facts() as reader:
+            targets, total = resolve_targets(reader, symbol)
+            if total > 1:
+                raise CodePlaneError(
+                    ErrorCode.INVALID_ARGUMENTS, f"{symbol!r} matches {total} definitions; name one by def_uid",
+                    details={"field": "symbol", "candidates": [
+                        {"def_uid": d.def_uid, "qualified_name": d.qualified_name, "path": d.path,
+                         "line": d.name_line} for d in targets]})
+            target = targets[0]
+            universe = {f.path: f for f in reader.files()}
+        dest = check_target(self.root, universe, target, to_path)
+
+        def candidates(word: str) -> set[str]:
+            return self._lexical_paths(word)[0]
+
+        # Lexical search opens its own read transaction: collect it before the planning snapshot.
+        found = candidates(target.name)
+        with self._facts() as reader:
+            if reader.get_def(target.def_uid) is None:
+                raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "the index changed while planning; retry",
+                                     details={"symbol": symbol}, retryable=True)
+            planner = SymbolMovePlanner(reader, universe, target, dest, read=self._read, candidates=lambda _: found,
+                                        keep_reexport=keep_reexport, dest_exists=(self.root / dest).exists())
+            draft, sources, hashes, creates = planner.plan()
+        draft.symbol = symbol_ref(target)
+        draft.creates = creates
+        option = build_option("c1", draft, sources, hashes)
+        coverage = Coverage(files_scanned=len(sources), lexical_occurrences=len(draft.code), in_plan=len(draft.code),
+                            low_candidates=sum(1 for _, c in draft.code if c == "low"))
+        rid = self.plans.new_id()
+        created, expires, expires_at = self.plans.window()
+        report = OptionReport(option, coverage, list(draft.warnings) + self._batch_warnings(option), [],
+                              sorted(sources))
+        preview = single_preview(rid, "move", report, expires_at=expires_at, docs=self.config.doc_sweep,
+                                 symbol=draft.symbol, move=FileMove(from_path=target.path, to_path=dest))
+        self.plans.put(Plan(rid, "move", created, expires, (option,), preview))
+        return preview
+
     # -- impact / delete -------------------------------------------------------------------------------
     def impact(self, target: str, *, path: str | None = None, line: int | None = None, column: int | None = None,
                limit: int = 100, cursor: str | None = None) -> ImpactReport:

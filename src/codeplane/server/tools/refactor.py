@@ -9,6 +9,7 @@ import anyio
 from pydantic import Field
 
 from codeplane.core.calls import MutationReport
+from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.refactor.models import ApplyOutcome, ImpactReport, InspectPage, RefactorPreview
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
@@ -28,8 +29,15 @@ class RenameParams(ToolParams):
 
 
 class MoveParams(ToolParams):
-    from_path: str = Field(min_length=1, description="File (or directory) to move, repo-relative.")
-    to_path: str = Field(min_length=1, description="Destination path; must not exist.")
+    from_path: str | None = Field(default=None, min_length=1,
+                                  description="File (or directory) to move, repo-relative. Or give symbol.")
+    to_path: str = Field(min_length=1, description="Destination path; must not exist for a file move. For a "
+                                                   "symbol: the destination module (.py, created if missing).")
+    symbol: str | None = Field(default=None, min_length=1,
+                               description="Python function/class/constant to move instead of a file: qualified "
+                                           "name, def_uid or path:line[:column].")
+    keep_reexport: bool = Field(default=False, description="With symbol: leave 'from new import name' in the old "
+                                                           "module for compatibility.")
 
 
 class ImpactParams(ToolParams):
@@ -100,7 +108,16 @@ def tools(services: Services) -> list[ToolSpec]:
         return RefactorPreviewResult.model_validate(preview, from_attributes=True)
 
     async def move(ctx: ToolContext, p: MoveParams) -> RefactorPreviewResult:
-        preview = await anyio.to_thread.run_sync(lambda: ctx.services.refactor.move(p.from_path, p.to_path))
+        if (p.from_path is None) == (p.symbol is None):
+            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "give from_path (a file move) or symbol (a symbol move)",
+                                 details={"field": "from_path/symbol"})
+        if p.symbol is not None:
+            symbol = p.symbol
+            preview = await anyio.to_thread.run_sync(lambda: ctx.services.refactor.move_symbol(
+                symbol, p.to_path, keep_reexport=p.keep_reexport))
+            return RefactorPreviewResult.model_validate(preview, from_attributes=True)
+        from_path = p.from_path or ""
+        preview = await anyio.to_thread.run_sync(lambda: ctx.services.refactor.move(from_path, p.to_path))
         return RefactorPreviewResult.model_validate(preview, from_attributes=True)
 
     async def impact(ctx: ToolContext, p: ImpactParams) -> ImpactResult:
@@ -144,12 +161,15 @@ def tools(services: Services) -> list[ToolSpec]:
             name="refactor_move", category=_CATEGORY, params=MoveParams, result=RefactorPreviewResult,
             render=render_preview,
             handler=move, kind="read", idempotent=False,
-            summary="Preview moving a file or directory (git mv for clean tracked files) and rewriting the Python "
-                    "and JS/TS imports that name it; " + preview_note + ".",
-            when_to_use=("moving or renaming a module and keeping its importers working",),
-            when_not_to_use=("moving a symbol between files (not supported; edit with write_source)",),
+            summary="Preview moving a file or directory (git mv for clean tracked files), or a Python symbol to "
+                    "another module, and rewriting the imports that name it; " + preview_note + ".",
+            when_to_use=("moving or renaming a module and keeping its importers working",
+                         "moving a Python function, class or constant to another module (symbol + to_path)"),
+            when_not_to_use=("moving a JS/TS or other-language symbol between files (not supported)",),
             examples=(ToolExample("move a module",
-                                  {"from_path": "src/pkg/util.py", "to_path": "src/pkg/core/util.py"}),),
+                                  {"from_path": "src/pkg/util.py", "to_path": "src/pkg/core/util.py"}),
+                      ToolExample("move a function", {"symbol": "pkg.util.helper", "to_path": "src/pkg/paths.py",
+                                                      "keep_reexport": True})),
         ),
         ToolSpec(
             name="refactor_impact", category=_CATEGORY, params=ImpactParams, result=ImpactResult,

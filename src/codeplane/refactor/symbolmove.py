@@ -1,0 +1,596 @@
+"""Plan moving one Python symbol (function, class, constant) to another module (issue 20, §23.4).
+
+The definition's statement leaves the old module with the comment lines above it and lands at the end of
+the destination (created when missing). What it needs from the old module comes along:
+
+- names the old module imports unconditionally are imported the same way in the destination (relative
+  imports re-rendered for the new package); ``TYPE_CHECKING`` imports go under the same guard;
+  ``from __future__`` imports go first;
+- names the old module defines itself (or binds conditionally) are imported *from* the old module. If the
+  old module still needs the symbol afterwards (other uses, or ``keep_reexport``), that would be a circular
+  import: refused with 4009 naming the names.
+
+Every importer is rewritten by :mod:`pyimporters`; the old module's ``__all__`` entry goes (unless
+``keep_reexport``), the destination's ``__all__`` gains it. Indirect cycles are reported as warnings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.paths import resolve_in_repo
+from codeplane.refactor.assemble import Draft
+from codeplane.refactor.facts import Def, FactReader, FileInfo
+from codeplane.refactor.pybindings import (
+    Binding,
+    ImportSpec,
+    import_specs,
+    import_style,
+    module_bindings,
+    module_part,
+    parse_python,
+    render_imports,
+    text_of,
+    uses_relative_imports,
+    wildcard_sources,
+)
+from codeplane.refactor.pyblock import Block, find_block, free_names, global_writes
+from codeplane.refactor.pyimporters import (
+    Insertions,
+    SymbolMove,
+    delete_list_item,
+    delete_statement,
+    importer_edits,
+    render_module,
+    walk,
+)
+from codeplane.refactor.pymodules import PyModules, is_python
+from codeplane.refactor.spans import SourceText, SpanEdit
+
+Reader = Callable[[Iterable[str]], tuple[dict[str, SourceText], dict[str, str]]]
+Candidates = Callable[[str], set[str]]
+_MOVABLE = ("function", "class", "variable", "constant")
+_IMPORTS = ("import_statement", "import_from_statement", "future_import_statement")
+_CYCLE_HOPS = 4_000
+
+
+@dataclass
+class _Needs:
+    """What the destination must import for the block."""
+
+    copied: list[ImportSpec]
+    futures: list[ImportSpec]
+    #: guard condition -> imports under ``if <guard>:``.
+    guarded: dict[str, list[ImportSpec]]
+    from_old: list[str]
+    unbound: list[str]
+    #: Imports of the destination's own names (nothing to import there; the old module may drop them).
+    own: list[ImportSpec] = field(default_factory=list)
+
+
+def check_target(root: Path, universe: Mapping[str, FileInfo], target: Def, to_path: str) -> str:
+    """The destination path after validation (5001 outside the repo, 4008 for what cannot move)."""
+    dest = resolve_in_repo(root, to_path).rel
+    if not is_python(target.path) or target.path.endswith(".pyi"):
+        raise CodePlaneError(ErrorCode.REFACTOR_UNSUPPORTED, "symbol moves are supported for Python modules only "
+                             f"({target.path})", details={"path": target.path, "reason": "language"})
+    if target.kind not in _MOVABLE or "." in target.lexical_path:
+        owner = target.lexical_path.rpartition(".")[0]
+        raise CodePlaneError(ErrorCode.REFACTOR_UNSUPPORTED,
+                             f"{target.qualified_name} is a {target.kind} inside {owner}" if owner
+                             else f"a {target.kind} cannot be moved",
+                             details={"symbol": target.qualified_name, "reason": "only module-level functions, "
+                                      "classes and variables move"})
+    if not dest.endswith(".py"):
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"the destination must be a .py module: {dest!r}",
+                             details={"field": "to_path", "to_path": dest})
+    if dest == target.path:
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"{target.name} is already in {dest}",
+                             details={"field": "to_path", "to_path": dest})
+    if (root / dest).exists() and dest not in universe:
+        raise CodePlaneError(ErrorCode.REFACTOR_UNSUPPORTED, f"{dest} exists but is not indexed (.cplignore'd or "
+                             "not text)", details={"path": dest, "reason": "destination not indexed"})
+    return dest
+
+
+class SymbolMovePlanner:
+    """One symbol move over a fixed universe of files (read-only)."""
+
+    def __init__(self, reader: FactReader, universe: Mapping[str, FileInfo], target: Def, dest: str, *,
+                 read: Reader, candidates: Candidates, keep_reexport: bool, dest_exists: bool) -> None:
+        self.reader = reader
+        self.target = target
+        self.name = target.name
+        self.dest = dest
+        self.read = read
+        self.keep_reexport = keep_reexport
+        self.dest_exists = dest_exists
+        py = [p for p in universe if is_python(p)]
+        self.mods = PyModules([*py, dest])
+        old = target.path
+        new_module = self.mods.module_of(dest) if dest_exists else self.mods.module_for_new_path(old, dest)
+        self.move = SymbolMove(self.mods, self.name, old, self.mods.module_of(old), dest, new_module)
+        self.paths = sorted({p for p in candidates(self.name) if p in universe and is_python(p)} | {old}
+                            | ({dest} if dest_exists else set()))
+        self.draft = Draft()
+        self.inserts = Insertions()
+        #: Files the old module stops importing (imports only the moved block used).
+        self.dropped_targets: set[str] = set()
+
+    # -- planning ---------------------------------------------------------------------------------------
+    def plan(self) -> tuple[Draft, dict[str, SourceText], dict[str, str], list[str]]:
+        sources, hashes = self.read(self.paths)
+        old_src = sources.get(self.move.old_path)
+        old_root = parse_python(old_src.data) if old_src is not None else None
+        if old_src is None or old_root is None:
+            raise CodePlaneError(ErrorCode.FILE_NOT_FOUND, f"{self.move.old_path} cannot be read",
+                                 details={"path": self.move.old_path})
+        block = find_block(old_src, old_root, self.name, self.target.name_line)
+        old_bindings = module_bindings(self.mods, self.move.old_path, old_root)
+        dest_src = sources.get(self.dest) if self.dest_exists else None
+        dest_root = parse_python(dest_src.data) if dest_src is not None else None
+        dest_bindings = module_bindings(self.mods, self.dest, dest_root) if dest_root is not None else {}
+        self._check_destination(dest_bindings)
+        needs = self._needs(block, old_bindings, old_root, dest_bindings)
+        remaining = _uses_outside(old_root, self.name, block)
+        old_keeps = remaining > 0 or self.keep_reexport
+        if needs.from_old and old_keeps:
+            why = "keep_reexport leaves it imported there" if self.keep_reexport and not remaining else \
+                f"{remaining} use(s) remain there"
+            raise CodePlaneError(
+                ErrorCode.REFACTOR_CIRCULAR_IMPORT,
+                f"moving {self.name} would make {self.move.old_module} and {self.move.new_module} import each "
+                f"other: {self.name} needs {', '.join(needs.from_old)} from {self.move.old_module}, and "
+                f"{self.move.old_module} still needs {self.name} ({why}). Move those names too (first), or "
+                "remove the remaining uses",
+                details={"symbol": self.target.qualified_name, "reason": "circular import",
+                         "needs_from_old_module": needs.from_old, "remaining_uses_in_old_module": remaining,
+                         "keep_reexport": self.keep_reexport})
+        self._old_module_edits(old_src, old_root, block, old_keeps=old_keeps, bindings=old_bindings, needs=needs)
+        self._warn_cycles(old_keeps, bool(needs.from_old))
+        for name in global_writes(block):
+            self.draft.warnings.append(f"{self.name} assigns the global {name!r}; after the move that is "
+                                       f"{self.move.new_module}.{name}, not {self.move.old_module}.{name}")
+        if needs.unbound:
+            stars = wildcard_sources(self.mods, self.move.old_path, old_root)
+            source = f" (perhaps from the star import of {', '.join(stars)})" if stars else ""
+            self.draft.warnings.append(f"{self.name} uses {', '.join(needs.unbound)}, not bound at module level in "
+                                       f"{self.move.old_path}{source}; not imported in the destination")
+        creates = self._destination_edits(old_src, block, needs, dest_src, dest_root)
+        for path in self.paths:
+            src = sources.get(path)
+            if path == self.move.old_path or src is None:
+                continue
+            root = dest_root if path == self.dest else parse_python(src.data)
+            if root is None:
+                continue
+            result = importer_edits(self.move, src, root, self.inserts)
+            self.draft.code += result.edits
+            self.draft.warnings += result.warnings
+        self.draft.code += [(e, "medium" if e.reason == "star_import" else "high") for e in self.inserts.edits()]
+        return self.draft, sources, hashes, creates
+
+    def _check_destination(self, dest_bindings: Mapping[str, list[Binding]]) -> None:
+        existing = dest_bindings.get(self.name, [])
+        own = ImportSpec(self.move.old_module, self.name)
+        if any(not (b.spec is not None and b.spec.module == own.module and b.spec.name == self.name)
+               for b in existing):
+            line = existing[0].statement.start_point[0] + 1
+            raise CodePlaneError(ErrorCode.REFACTOR_COLLISION,
+                                 f"{self.dest} already binds {self.name} (line {line}); rename one of them first",
+                                 details={"path": self.dest, "line": line, "name": self.name,
+                                          "reason": "exists in destination"})
+
+    def _needs(self, block: Block, bindings: Mapping[str, list[Binding]], old_root: Any,
+               dest_bindings: Mapping[str, list[Binding]]) -> _Needs:
+        needs = _Needs([], [], {}, [], [])
+        todo = free_names(block)
+        done: set[str] = set()
+        while todo:
+            name = todo.pop(0)
+            if name == self.name or name in done:
+                continue
+            done.add(name)
+            found = bindings.get(name, [])
+            specs = {b.spec for b in found if b.spec is not None}
+            plain_import = found and all(b.kind == "import" and not b.conditional for b in found) and len(specs) == 1
+            if plain_import:
+                spec = next(iter(specs))
+                if self.mods.resolve_module(spec.module) == self.dest or \
+                        (spec.name is not None and self.mods.resolve_module(f"{spec.module}.{spec.name}") == self.dest):
+                    needs.own.append(spec)  # the destination's own names (or itself)
+                    continue
+                guard = found[0].type_checking if all(b.type_checking for b in found) else None
+                if self._dest_has(dest_bindings, name, spec):
+                    continue
+                if guard:
+                    needs.guarded.setdefault(guard, []).append(spec)
+                    # The guard's own name (``TYPE_CHECKING`` or ``t`` of ``t.TYPE_CHECKING``) comes along.
+                    todo.append(guard.split(".")[0].strip())
+                else:
+                    needs.copied.append(spec)
+            elif found:
+                if self._dest_has(dest_bindings, name, ImportSpec(self.move.old_module, name)):
+                    continue
+                needs.from_old.append(name)
+            else:
+                needs.unbound.append(name)
+        # ``from __future__ import annotations`` changes how annotations evaluate: it comes along with them.
+        annotated = any(n.type == "type" for n in walk(block.statement))
+        for stmt in old_root.named_children if annotated else []:
+            if stmt.type == "future_import_statement":
+                for spec in [ImportSpec("__future__", text_of(n)) for n in stmt.children_by_field_name("name")]:
+                    if not self._dest_has(dest_bindings, spec.local, spec):
+                        needs.futures.append(spec)
+        return needs
+
+    def _dest_has(self, dest_bindings: Mapping[str, list[Binding]], name: str, spec: ImportSpec) -> bool:
+        """Whether the destination already binds ``name`` as ``spec``; 4007 if it binds it otherwise."""
+        found = dest_bindings.get(name)
+        if not found:
+            return False
+        if any(b.spec == spec for b in found):
+            return True
+        line = found[0].statement.start_point[0] + 1
+        raise CodePlaneError(ErrorCode.REFACTOR_COLLISION,
+                             f"{self.name} uses {name!r}, which {self.dest} binds differently (line {line})",
+                             details={"path": self.dest, "line": line, "name": name,
+                                      "reason": "dependency bound differently in destination"})
+
+    def _warn_cycles(self, old_imports_dest: bool, dest_imports_old: bool) -> None:
+        if old_imports_dest and self._reaches(self.dest, self.move.old_path):
+            self.draft.warnings.append(
+                f"circular-import risk: {self.dest} already imports {self.move.old_path} (directly or through other "
+                f"modules), and {self.move.old_path} will import {self.name} from it")
+        if dest_imports_old and self._reaches(self.move.old_path, self.dest):
+            self.draft.warnings.append(
+                f"circular-import risk: {self.move.old_path} already imports {self.dest} (directly or through "
+                f"other modules), and {self.dest} will import from it")
+
+    def _reaches(self, start: str, goal: str) -> bool:
+        """Whether ``start`` imports ``goal`` through resolved imports (bounded breadth-first walk); the old
+        module's imports are taken as they will be after the move (without the ones it drops)."""
+        seen = {start}
+        frontier = [start]
+        while frontier and len(seen) < _CYCLE_HOPS:
+            nxt: list[str] = []
+            for path in frontier:
+                for fact in self.reader.imports_in_file(path, 10_000):
+                    target = fact.resolved_path
+                    if path == self.move.old_path and target in self.dropped_targets:
+                        continue
+                    if target == goal:
+                        return True
+                    if target is not None and target not in seen:
+                        seen.add(target)
+                        nxt.append(target)
+            frontier = nxt
+        return False
+
+    # -- the old module -----------------------------------------------------------------------------------
+    def _old_module_edits(self, src: SourceText, root: Any, block: Block, *, old_keeps: bool,
+                          bindings: Mapping[str, list[Binding]], needs: _Needs) -> None:
+        self.draft.code.append((_delete_block(src, block), "high"))
+        if old_keeps:
+            relative = uses_relative_imports(root)
+            line = ImportSpec(self.move.new_module, self.name).render(self.mods, src.path, self.move.old_module,
+                                                                      relative)
+            _insert_import(self.inserts, src, root, line)
+        if not self.keep_reexport:
+            for edit in _all_entry_removals(src, root, self.name):
+                self.draft.code.append((edit, "high"))
+        self._drop_unused_imports(src, root, block, bindings, needs)
+
+    def _drop_unused_imports(self, src: SourceText, root: Any, block: Block, bindings: Mapping[str, list[Binding]],
+                             needs: _Needs) -> None:
+        """Imports only the moved block used leave the old module (a stale ``from .dest import X`` would
+        otherwise turn the move into an import cycle). Kept when listed in ``__all__`` or imported from the
+        old module by another file (a re-export)."""
+        exported = _all_names(root)
+        unused: dict[int, tuple[Any, list[Any]]] = {}
+        for spec in needs.copied + needs.own + [s for specs in needs.guarded.values() for s in specs]:
+            found = bindings.get(spec.local, [])
+            if len(found) != 1 or spec.local in exported or _uses_outside(root, spec.local, block) \
+                    or self._imported_from_old(spec.local):
+                continue
+            stmt = found[0].statement
+            item = _binding_item(stmt, spec.local)
+            if item is not None:
+                unused.setdefault(stmt.id, (stmt, []))[1].append(item)
+        remaining_targets: set[str] = set()
+        dropped_targets: set[str] = set()
+        for stmt, items in unused.values():
+            names = _import_items(stmt)
+            kept = [n for n in names if all(n.id != i.id for i in items)]
+            if not kept:
+                self.draft.code.append(delete_statement(src, stmt))
+            elif len(items) == 1:
+                self.draft.code.append((delete_list_item(src, names, items[0], "unused_import"), "high"))
+            else:
+                line, col = src.node_span(names[0])[:2]
+                end_line, end_col = src.node_span(names[-1])[2:]
+                self.draft.code.append((SpanEdit(src.path, line, col, end_line, end_col,
+                                                 src.slice(line, col, end_line, end_col),
+                                                 ", ".join(text_of(n) for n in kept), "unused_import"), "high"))
+            for item in items:
+                target = self._item_target(stmt, item)
+                if target is not None:
+                    dropped_targets.add(target)
+        removed = {(stmt.id, i.id) for stmt, items in unused.values() for i in items}
+        for found in bindings.values():
+            for b in found:
+                item = _binding_item(b.statement, b.name) if b.kind == "import" else None
+                if b.spec is not None and item is not None and (b.statement.id, item.id) not in removed:
+                    target = self._spec_target(b.spec)
+                    if target is not None:
+                        remaining_targets.add(target)
+        self.dropped_targets = dropped_targets - remaining_targets
+
+    def _imported_from_old(self, name: str) -> bool:
+        refs = [r for r in self.reader.refs_named(name, None, 20_000) if r.role == "IMPORT" and r.via_import_uid]
+        facts = self.reader.imports_of([r.via_import_uid for r in refs if r.via_import_uid is not None])
+        return any(f.resolved_path == self.move.old_path and f.path != self.move.old_path for f in facts)
+
+    def _spec_target(self, spec: ImportSpec) -> str | None:
+        if spec.name is not None:
+            sub = self.mods.resolve_module(f"{spec.module}.{spec.name}")
+            if sub is not None:
+                return sub
+        return self.mods.resolve_module(spec.module)
+
+    def _item_target(self, stmt: Any, item: Any) -> str | None:
+        for spec in import_specs(self.mods, self.move.old_path, stmt):
+            if spec.local == _item_local(item):
+                return self._spec_target(spec)
+        return None
+
+    # -- the destination ----------------------------------------------------------------------------------
+    def _destination_edits(self, old_src: SourceText, block: Block, needs: _Needs, dest_src: SourceText | None,
+                           dest_root: Any | None) -> list[str]:
+        style = import_style(dest_root) if dest_root is not None else None
+        relative = uses_relative_imports(parse_python(old_src.data)) if style is None else style
+
+        def render(spec: ImportSpec) -> str:
+            return spec.render(self.mods, self.dest, self.move.new_module, relative)
+
+        futures = render_imports(needs.futures, render)
+        imports = render_imports(needs.copied + [ImportSpec(self.move.old_module, n) for n in needs.from_old], render)
+        guarded = {g: render_imports(specs, render) for g, specs in sorted(needs.guarded.items())}
+        body = self._block_text(old_src, block)
+        if dest_src is None or dest_root is None:
+            parts = ["\n".join(futures), "\n".join(imports)] + \
+                [f"if {g}:\n" + "\n".join("    " + line for line in lines) for g, lines in guarded.items()]
+            header = "\n\n".join(p for p in parts if p)
+            content = (header + "\n\n\n" if header else "") + body + "\n"
+            self.draft.code.append((SpanEdit(self.dest, 1, 0, 1, 0, "", content, "new_module"), "high"))
+            return [self.dest]
+        for line in futures:
+            _insert_future(self.inserts, dest_src, dest_root, line)
+        for line in imports:
+            _insert_import(self.inserts, dest_src, dest_root, line)
+        for guard, lines in guarded.items():
+            _insert_guarded(self.inserts, dest_src, dest_root, guard, lines)
+        last = max((n for n in range(1, len(dest_src.lines) + 1) if dest_src.line_text(n).strip()), default=0)
+        if last == 0:
+            self.draft.code.append((SpanEdit(self.dest, 1, 0, 1, 0, "", body + "\n", "moved_definition"), "high"))
+        else:
+            end = len(dest_src.line_text(last))
+            self.draft.code.append((SpanEdit(self.dest, last, end, last, end, "", "\n\n\n" + body,
+                                             "moved_definition"), "high"))
+        for edit in _all_entry_addition(dest_src, dest_root, self.name):
+            self.draft.code.append((edit, "high"))
+        return []
+
+    def _block_text(self, src: SourceText, block: Block) -> str:
+        """The block's text with its relative imports re-rendered for the destination package."""
+        base = src.offset(block.start_line, 0)
+        text = block.text
+        replacements: list[tuple[int, int, str]] = []
+        for node in walk(block.statement):
+            if node.type != "import_from_statement":
+                continue
+            module_node = node.child_by_field_name("module_name")
+            if module_node is None or module_node.type != "relative_import":
+                continue
+            level, dotted = module_part(module_node)
+            absolute = self.mods.absolute_relative(self.move.old_path, level, dotted)
+            if absolute is None:
+                continue
+            new = render_module(self.mods, self.dest, absolute, True) if self.dest_exists else \
+                _render_for_new(self.mods, self.move.new_module, absolute)
+            line, col, end_line, end_col = src.node_span(module_node)
+            replacements.append((src.offset(line, col) - base, src.offset(end_line, end_col) - base, new))
+        for begin, end, new in sorted(replacements, reverse=True):
+            text = text[:begin] + new + text[end:]
+        return text
+
+
+def _import_items(stmt: Any) -> list[Any]:
+    if stmt.type == "import_statement":
+        return list(stmt.named_children)
+    return list(stmt.children_by_field_name("name"))
+
+
+def _item_local(item: Any) -> str:
+    if item.type == "aliased_import":
+        alias = item.child_by_field_name("alias")
+        return text_of(alias) if alias is not None else ""
+    return text_of(item).split(".")[0] if item.type == "dotted_name" else text_of(item)
+
+
+def _binding_item(stmt: Any, local: str) -> Any | None:
+    if stmt.type not in ("import_statement", "import_from_statement"):
+        return None
+    return next((i for i in _import_items(stmt) if _item_local(i) == local), None)
+
+
+def _all_names(root: Any) -> set[str]:
+    listing = _all_list(root)
+    if listing is None:
+        return set()
+    return {v for c in listing.named_children if (v := _string_value(c))}
+
+
+def _render_for_new(mods: PyModules, new_module: str, module: str) -> str:
+    from codeplane.refactor.pymodules import relative_form
+
+    form = relative_form(new_module.rpartition(".")[0], module)
+    return "." * form[0] + form[1] if form is not None else module
+
+
+def _uses_outside(root: Any, name: str, block: Block) -> int:
+    """Plain-name uses of ``name`` outside the block and outside import statements."""
+    count = 0
+    for node in walk(root):
+        if node.type in _IMPORTS:
+            continue
+        if node.type != "identifier" or text_of(node) != name:
+            continue
+        line = node.start_point[0] + 1
+        if block.start_line <= line <= block.end_line:
+            continue
+        parent = node.parent
+        if parent is not None and parent.type == "attribute" and parent.child_by_field_name("attribute") == node:
+            continue
+        if parent is not None and parent.type == "keyword_argument" and parent.child_by_field_name("name") == node:
+            continue
+        if any(a.type in _IMPORTS for a in _ancestors(node)):
+            continue
+        count += 1
+    return count
+
+
+def _ancestors(node: Any) -> list[Any]:
+    out = []
+    current = node.parent
+    while current is not None:
+        out.append(current)
+        current = current.parent
+    return out
+
+
+def _delete_block(src: SourceText, block: Block) -> SpanEdit:
+    """The block's lines, and the blank lines after it (or before it, at the end of the file)."""
+    nxt = block.end_line + 1
+    total = len(src.lines)
+    while nxt <= total and not src.line_text(nxt).strip():
+        nxt += 1
+    if nxt <= total:
+        return SpanEdit(src.path, block.start_line, 0, nxt, 0, src.slice(block.start_line, 0, nxt, 0), "",
+                        "moved_definition")
+    prev = block.start_line - 1
+    while prev >= 1 and not src.line_text(prev).strip():
+        prev -= 1
+    end_col = len(src.line_text(block.end_line))
+    if prev >= 1:
+        col = len(src.line_text(prev))
+        return SpanEdit(src.path, prev, col, block.end_line, end_col, src.slice(prev, col, block.end_line, end_col),
+                        "", "moved_definition")
+    return SpanEdit(src.path, block.start_line, 0, block.end_line, end_col,
+                    src.slice(block.start_line, 0, block.end_line, end_col), "", "moved_definition")
+
+
+def _header_statements(root: Any) -> tuple[Any | None, Any | None]:
+    """``(module docstring statement, last import statement before the first definition)``."""
+    statements = [s for s in root.named_children if s.type != "comment"]
+    docstring = None
+    first = statements[0] if statements else None
+    if first is not None and (first.type == "string" or (first.type == "expression_statement" and
+                                                         first.named_children and
+                                                         first.named_children[0].type == "string")):
+        docstring = first
+    last_import = None
+    for stmt in statements:
+        if stmt.type in _IMPORTS:
+            last_import = stmt
+        elif stmt.type in ("function_definition", "class_definition", "decorated_definition"):
+            break
+    return docstring, last_import
+
+
+def _insert_import(inserts: Insertions, src: SourceText, root: Any, line: str) -> None:
+    docstring, last_import = _header_statements(root)
+    anchor = last_import or docstring
+    if anchor is not None:
+        inserts.after(src, anchor, line)
+    else:
+        _at_top(inserts, src, line)
+
+
+def _at_top(inserts: Insertions, src: SourceText, line: str) -> None:
+    inserts.add(src.path, 1, 0, line + "\n")
+    if src.line_text(1).strip():
+        inserts.trailers[(src.path, 1, 0)] = "\n\n"
+
+
+def _insert_future(inserts: Insertions, src: SourceText, root: Any, line: str) -> None:
+    docstring, _ = _header_statements(root)
+    if docstring is not None:
+        inserts.after(src, docstring, line)
+    else:
+        _at_top(inserts, src, line)
+
+
+def _insert_guarded(inserts: Insertions, src: SourceText, root: Any, guard: str, lines: list[str]) -> None:
+    for stmt in root.named_children:
+        condition = stmt.child_by_field_name("condition") if stmt.type == "if_statement" else None
+        body = stmt.child_by_field_name("consequence") if condition is not None else None
+        if condition is not None and body is not None and text_of(condition) == guard and body.named_children:
+            for line in lines:
+                inserts.after(src, body.named_children[-1], line)
+            return
+    _insert_import(inserts, src, root, f"\nif {guard}:\n" + "\n".join("    " + line for line in lines))
+
+
+def _all_list(root: Any) -> Any | None:
+    for stmt in root.named_children:
+        node = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_children else stmt
+        if node.type != "assignment":
+            continue
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if left is not None and right is not None and text_of(left) == "__all__" and right.type in ("list", "tuple"):
+            return right
+    return None
+
+
+def _string_value(node: Any) -> str | None:
+    if node.type != "string":
+        return None
+    parts = [c for c in node.children if c.type == "string_content"]
+    return text_of(parts[0]) if len(parts) == 1 else ""
+
+
+def _all_entry_removals(src: SourceText, root: Any, name: str) -> list[SpanEdit]:
+    listing = _all_list(root)
+    if listing is None:
+        return []
+    items = [c for c in listing.named_children if c.type != "comment"]
+    for item in items:
+        if _string_value(item) != name:
+            continue
+        if len(items) == 1:  # ``("f",)`` minus its only entry is ``()``, not ``(,)``
+            empty = "()" if listing.type == "tuple" else "[]"
+            return [SpanEdit(src.path, *src.node_span(listing), text_of(listing), empty, "all_entry")]
+        return [delete_list_item(src, items, item, "all_entry")]
+    return []
+
+
+def _all_entry_addition(src: SourceText, root: Any, name: str) -> list[SpanEdit]:
+    listing = _all_list(root)
+    if listing is None:
+        return []
+    items = [c for c in listing.named_children if c.type != "comment"]
+    if any(_string_value(i) == name for i in items):
+        return []
+    if not items:
+        line, col = src.node_span(listing)[:2]
+        return [SpanEdit(src.path, line, col + 1, line, col + 1, "", f'"{name}"', "all_entry")]
+    last = items[-1]
+    quote = text_of(last)[0] if text_of(last)[:1] in "'\"" else '"'
+    _, _, line, col = src.node_span(last)
+    return [SpanEdit(src.path, line, col, line, col, "", f", {quote}{name}{quote}", "all_entry")]
+

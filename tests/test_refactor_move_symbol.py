@@ -1,0 +1,215 @@
+"""Moving a Python symbol between modules (issue 20) through the refactor service on real repositories.
+
+Each move is applied and then *run*: the repository's own tests (a tiny pytest suite per fixture) are
+executed in a subprocess, so "importers rewritten" means "the code still imports and works".
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codeplane.core.errors import CodePlaneError
+from tests.builders import call, call_error, make_repo, mcp_client, running_server
+from tests.refactor_builders import RefactorEnv, refactor_env
+
+PKG = {
+    "src/pkg/__init__.py": '"""The package."""\nfrom .util import helper, LIMIT\n\n__all__ = ["helper", "LIMIT"]\n',
+    "src/pkg/util.py": (
+        '"""Utilities."""\n'
+        "from __future__ import annotations\n\n"
+        "import os\n"
+        "from typing import TYPE_CHECKING\n\n"
+        "from .base import Base\n\n"
+        "if TYPE_CHECKING:\n"
+        "    from collections.abc import Sequence\n\n"
+        '__all__ = ["helper", "LIMIT", "Widget"]\n\n'
+        "LIMIT = 10\n\n\n"
+        "# Join a name onto the cwd.\n"
+        "def helper(name: str, parts: Sequence[str] = ()) -> str:\n"
+        "    return os.path.join(os.getcwd(), name, *parts)\n\n\n"
+        "class Widget(Base):\n"
+        "    size = LIMIT\n\n"
+        "    def path(self) -> str:\n"
+        "        return helper(self.name)\n"
+    ),
+    "src/pkg/base.py": "class Base:\n    name = 'w'\n",
+    "src/pkg/core/__init__.py": "",
+    "src/pkg/core/paths.py": '"""Paths."""\nimport sys\n\n\ndef here() -> str:\n    return sys.prefix\n',
+    "src/pkg/core/user.py": (
+        "from ..util import helper as join_name, Widget\n"
+        "from pkg import util\n"
+        "import pkg.util\n"
+        "import pkg.util as u\n\n\n"
+        "def go() -> tuple[str, str, str, str]:\n"
+        "    return join_name('a'), util.helper('b'), pkg.util.helper('c'), u.helper('d')\n"
+    ),
+    "tests/test_util.py": (
+        "from unittest import mock\n\n"
+        "from pkg import helper\n"
+        "from pkg.util import helper as h2\n"
+        "from pkg.core.user import go\n\n\n"
+        "def test_helper() -> None:\n"
+        "    assert helper('x').endswith('x') and h2('y').endswith('y')\n"
+        "    assert all(p.endswith(s) for p, s in zip(go(), 'abcd'))\n\n\n"
+        "def test_patch() -> None:\n"
+        "    with mock.patch('pkg.util.helper', return_value='p'):\n"
+        "        import pkg.util\n"
+        "        assert pkg.util.helper('z') == 'p'\n"
+    ),
+    "pyproject.toml": "[tool.pytest.ini_options]\npythonpath = ['src']\n",
+}
+
+
+def run_tests(env: RefactorEnv) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=env.root,
+                          capture_output=True, text=True, check=False, timeout=120,
+                          env={"PYTHONPATH": "src", "PYTHONDONTWRITEBYTECODE": "1", "PATH": "/usr/bin:/bin"})
+
+
+def test_function_moves_to_a_new_module_with_its_imports_and_every_importer_follows(tmp_path: Path) -> None:
+    with refactor_env(tmp_path / "repo", PKG) as env:
+        assert run_tests(env).returncode == 0
+        preview = env.service.move_symbol("pkg.util.helper", "src/pkg/core/paths2.py")
+        assert preview.operation == "move" and preview.symbol is not None and preview.symbol.name == "helper"
+        assert preview.counts["low"] == 0, preview.edits
+        assert preview.counts["medium"] == 1  # the mock.patch string
+        # Widget still calls helper in the old module: it imports it from the new one.
+        env.service.apply(preview.refactor_id)
+        new = env.read("src/pkg/core/paths2.py")
+        assert "from __future__ import annotations\n" in new and "import os\n" in new
+        assert "from typing import TYPE_CHECKING" in new and "    from collections.abc import Sequence" in new
+        assert new.endswith("# Join a name onto the cwd.\ndef helper(name: str, parts: Sequence[str] = ()) -> str:\n"
+                            "    return os.path.join(os.getcwd(), name, *parts)\n")
+        old = env.read("src/pkg/util.py")
+        assert "def helper" not in old and "# Join a name" not in old
+        assert "from .core.paths2 import helper\n" in old
+        assert '__all__ = ["LIMIT", "Widget"]' in old
+        assert env.read("src/pkg/__init__.py").startswith('"""The package."""\nfrom .util import LIMIT\n'
+                                                          "from .core.paths2 import helper\n")
+        user = env.read("src/pkg/core/user.py")
+        assert user.startswith("from ..util import Widget\nfrom .paths2 import helper as join_name\n")
+        assert "paths2.helper('b')" in user and "pkg.core.paths2.helper('c')" in user
+        assert "import pkg.core.paths2\n" in user and "from pkg.core import paths2\n" in user
+        assert "mock.patch('pkg.core.paths2.helper'" in env.read("tests/test_util.py")
+        result = run_tests(env)
+        assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_class_moves_into_an_existing_module_importing_what_it_needs(tmp_path: Path) -> None:
+    with refactor_env(tmp_path / "repo", PKG) as env:
+        preview = env.service.move_symbol("pkg.util.Widget", "src/pkg/base.py")
+        env.service.apply(preview.refactor_id)
+        base = env.read("src/pkg/base.py")
+        # Base is the destination's own; LIMIT and helper stay in util (no cycle: util no longer needs Widget).
+        assert base.startswith("from __future__ import annotations\nfrom .util import LIMIT, helper\n\n\nclass Base:\n")
+        assert "class Widget(Base):" in base and "from .base import Base" not in base
+        assert "Widget" not in env.read("src/pkg/util.py").split("__all__")[1]
+        assert "from ..base import Widget\n" in env.read("src/pkg/core/user.py")
+        result = run_tests(env)
+        assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_constant_moves_and_keep_reexport_leaves_the_old_location_working(tmp_path: Path) -> None:
+    with refactor_env(tmp_path / "repo", PKG) as env:
+        preview = env.service.move_symbol("pkg.util.LIMIT", "src/pkg/core/paths.py", keep_reexport=True)
+        env.service.apply(preview.refactor_id)
+        paths = env.read("src/pkg/core/paths.py")
+        assert paths.endswith("\n\n\nLIMIT = 10\n") and paths.startswith('"""Paths."""\nimport sys\n')
+        old = env.read("src/pkg/util.py")
+        assert "from .core.paths import LIMIT\n" in old and '"LIMIT"' in old  # the re-export stays listed
+        assert "from .util import helper\nfrom .core.paths import LIMIT\n" in env.read("src/pkg/__init__.py")
+        result = run_tests(env)
+        assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_constant_moves_into_an_empty_package_init(tmp_path: Path) -> None:
+    with refactor_env(tmp_path / "repo", PKG) as env:
+        preview = env.service.move_symbol("src/pkg/util.py:14", "src/pkg/core/__init__.py")
+        assert preview.symbol is not None and preview.symbol.name == "LIMIT"
+        env.service.apply(preview.refactor_id)
+        assert env.read("src/pkg/core/__init__.py") == "LIMIT = 10\n"
+        assert "from .core import LIMIT\n" in env.read("src/pkg/util.py")
+        result = run_tests(env)
+        assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_move_that_would_make_two_modules_import_each_other_is_refused(tmp_path: Path) -> None:
+    files = {"pkg/__init__.py": "", "pkg/b.py": "X = 1\n",
+             "pkg/a.py": "SIZE = 2\n\n\ndef f():\n    return SIZE\n\n\ndef g():\n    return f()\n"}
+    with refactor_env(tmp_path / "repo", files) as env:
+        before = env.snapshot()
+        with pytest.raises(CodePlaneError) as cycle:
+            env.service.move_symbol("pkg.a.f", "pkg/b.py")
+        assert cycle.value.code == 4009
+        assert cycle.value.details["needs_from_old_module"] == ["SIZE"]
+        assert env.snapshot() == before
+        # SIZE needs nothing from a: a imports it from b afterwards, no cycle.
+        preview = env.service.move_symbol("pkg.a.SIZE", "pkg/b.py")
+        env.service.apply(preview.refactor_id)
+        assert env.read("pkg/a.py").startswith("from pkg.b import SIZE\n")
+        assert env.read("pkg/b.py") == "X = 1\n\n\nSIZE = 2\n"
+
+
+def test_bad_input_gets_typed_errors_and_writes_nothing(tmp_path: Path) -> None:
+    with refactor_env(tmp_path / "repo", PKG) as env:
+        before = env.snapshot()
+        cases = [("pkg.util.nope", "src/pkg/x.py", 3007), ("pkg.util.helper", "../elsewhere.py", 5001),
+                 ("pkg.util.helper", "src/pkg/util.py", 1003), ("pkg.util.helper", "src/pkg/x.txt", 1003),
+                 ("pkg.util.Widget.path", "src/pkg/x.py", 4008)]
+        for symbol, dest, code in cases:
+            with pytest.raises(CodePlaneError) as bad:
+                env.service.move_symbol(symbol, dest)
+            assert bad.value.code == code, (symbol, dest, bad.value)
+        env.read("src/pkg/base.py")
+        (env.root / "src/pkg/clash.py").write_text("def helper():\n    return 0\n")
+        env.index.reconcile()
+        with pytest.raises(CodePlaneError) as clash:
+            env.service.move_symbol("pkg.util.helper", "src/pkg/clash.py")
+        assert clash.value.code == 4007 and clash.value.details["reason"] == "exists in destination"
+        (env.root / "src/pkg/clash.py").unlink()
+        assert env.snapshot() == before
+
+
+def test_stale_preview_is_refused_and_cancel_forgets_the_plan(tmp_path: Path) -> None:
+    with refactor_env(tmp_path / "repo", PKG) as env:
+        preview = env.service.move_symbol("pkg.util.helper", "src/pkg/core/paths.py")
+        (env.root / "tests/test_util.py").write_text(env.read("tests/test_util.py") + "\n# touched\n")
+        before = env.snapshot()
+        with pytest.raises(CodePlaneError) as stale:
+            env.service.apply(preview.refactor_id)
+        assert stale.value.code == 5002
+        assert [c["path"] for c in stale.value.details["changed"]] == ["tests/test_util.py"]
+        assert env.snapshot() == before
+        again = env.service.move_symbol("pkg.util.helper", "src/pkg/core/paths.py")
+        env.service.cancel(again.refactor_id)
+        with pytest.raises(CodePlaneError) as gone:
+            env.service.apply(again.refactor_id)
+        assert gone.value.code == 4004
+        assert env.snapshot() == before
+
+
+@pytest.mark.anyio
+async def test_symbol_move_over_mcp_preview_apply_and_bad_input(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", PKG)
+    with running_server(repo) as server:
+        async with mcp_client(server) as client:
+            bad = await call_error(client, "refactor_move", {"to_path": "src/pkg/x.py"})
+            assert bad["code"] == 1003
+            both = await call_error(client, "refactor_move", {"from_path": "src/pkg/util.py", "symbol": "helper",
+                                                              "to_path": "src/pkg/x.py"})
+            assert both["code"] == 1003
+            unknown = await call_error(client, "refactor_move", {"symbol": "pkg.util.nope", "to_path": "src/pkg/x.py"})
+            assert unknown["code"] == 3007
+            preview = await call(client, "refactor_move", {"symbol": "pkg.util.helper",
+                                                           "to_path": "src/pkg/core/paths.py"})
+            assert preview["symbol"]["qualified_name"].endswith("helper")
+            assert preview["move"] == {"from_path": "src/pkg/util.py", "to_path": "src/pkg/core/paths.py"}
+            applied = await call(client, "refactor_apply", {"refactor_id": preview["refactor_id"]})
+            assert {f["path"] for f in applied["files"]} >= {"src/pkg/util.py", "src/pkg/core/paths.py",
+                                                             "src/pkg/core/user.py", "tests/test_util.py"}
+    assert "def helper" in (repo / "src/pkg/core/paths.py").read_text()
+    assert "from .paths import helper as join_name" in (repo / "src/pkg/core/user.py").read_text()
