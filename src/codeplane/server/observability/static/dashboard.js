@@ -33,7 +33,7 @@ function facts(target, pairs) {
   target.replaceChildren(...pairs.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v === null || v === undefined ? "–" : v)]));
 }
 
-const fmtMs = (ms) => (ms === null || ms === undefined ? "–" : ms < 10 ? ms.toFixed(2) : ms < 1000 ? ms.toFixed(1) : (ms / 1000).toFixed(2) + " s");
+const fmtMs = (ms) => (ms === null || ms === undefined ? "–" : ms < 10 ? ms.toFixed(2) + " ms" : ms < 1000 ? ms.toFixed(1) + " ms" : (ms / 1000).toFixed(2) + " s");
 const fmtBytes = (b) => (b === null || b === undefined ? "–" : b > 1 << 30 ? (b / (1 << 30)).toFixed(2) + " GiB" : b > 1 << 20 ? (b / (1 << 20)).toFixed(1) + " MiB" : b > 1024 ? (b / 1024).toFixed(1) + " KiB" : b + " B");
 const fmtTime = (ms) => new Date(ms).toLocaleTimeString([], { hour12: false }) + "." + String(ms % 1000).padStart(3, "0");
 const shortId = (id) => (id ? (id.length > 14 ? id.slice(0, 14) + "…" : id) : "–");
@@ -69,7 +69,7 @@ function renderHealth(live) {
   document.getElementById("window-label").textContent = Math.round(live.calls.window_s / 60) + " min";
   facts(document.getElementById("call-facts"), [
     ["calls", all.calls], ["per minute", all.per_min], ["errors", all.errors],
-    ["p50 / p95 / p99", `${fmtMs(all.p50_ms)} / ${fmtMs(all.p95_ms)} / ${fmtMs(all.p99_ms)} ms`],
+    ["p50 / p95 / p99", `${fmtMs(all.p50_ms)} / ${fmtMs(all.p95_ms)} / ${fmtMs(all.p99_ms)}`],
     ["traces kept", live.traces_kept],
   ]);
   const p = live.process;
@@ -231,7 +231,7 @@ async function showTrace(traceId) {
   facts(document.getElementById("trace-facts"), [
     ["request", op.request_id], ["task", op.task_id], ["session", op.session_id],
     ["outcome", op.outcome + (op.error_code ? ` (${op.error_code} ${op.error_name})` : "")],
-    ["duration", fmtMs(op.duration_ms) + " ms"], ["files", op.files_total ? op.files.join(", ") : "none"],
+    ["duration", fmtMs(op.duration_ms)], ["files", op.files_total ? op.files.join(", ") : "none"],
     ["detail", op.detail || "–"],
   ]);
   const total = Math.max(0.001, ...op.spans.map((s) => s.offset_ms + s.duration_ms));
@@ -241,8 +241,8 @@ async function showTrace(traceId) {
     return el("div", { class: "span-row", "data-span": s.name },
       el("span", { class: "span-name", style: `padding-left:${s.depth * 14}px`, title: s.name }, s.name),
       el("div", { class: "lane" }, el("span", { class: s.error ? "err" : "", style: `left:${(100 * s.offset_ms) / total}%;width:${(100 * s.duration_ms) / total}%` })),
-      el("span", { class: "num" }, fmtMs(s.duration_ms) + " ms"),
-      attrs || s.error ? el("div", { class: "attrs" }, (s.error ? `error=${s.error}  ` : "") + attrs) : null);
+      el("span", { class: "num" }, fmtMs(s.duration_ms)),
+      el("span", { class: "attrs", title: attrs }, (s.error ? `error=${s.error}  ` : "") + attrs));
   });
   if (op.dropped_spans) rows.push(el("p", { class: "muted" }, `${op.dropped_spans} more spans were not kept`));
   document.getElementById("trace-view").replaceChildren(...rows);
