@@ -8,6 +8,7 @@ from codeplane import __version__
 from codeplane.cli.clear_cmd import clear
 from codeplane.cli.doctor_cmd import doctor
 from codeplane.cli.down_cmd import down
+from codeplane.cli.index_cmd import index_app
 from codeplane.cli.init_cmd import init
 from codeplane.cli.output import run_without_traceback
 from codeplane.cli.status_cmd import status
@@ -41,6 +42,7 @@ commands.command()(down)
 commands.command()(status)
 commands.command()(clear)
 commands.command()(doctor)
+commands.add_typer(index_app)
 
 
 def app() -> None:

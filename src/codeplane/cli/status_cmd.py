@@ -52,6 +52,7 @@ def _render_index(index: Any) -> None:
     console.print(f"  index:  {index.get('state')}   epoch {index['epoch']}   files {index.get('file_count', 0)} "
                   f"({index.get('indexed_files', 0)} indexed, {index.get('binary_files', 0)} binary, "
                   f"{index.get('oversized_files', 0)} oversized)")
+    _render_source(index.get("source"))
     last = index.get("last_reconcile") or index.get("last_epoch")
     if isinstance(last, dict):
         console.print(f"          last reconcile {last.get('at')} ({last.get('duration_ms')} ms, "
@@ -61,6 +62,21 @@ def _render_index(index: Any) -> None:
                       f"primary language {index.get('primary_language') or '-'}")
     for warning in index.get("warnings") or []:
         console.print(f"          [yellow]warning[/]: {warning}")
+
+
+def _render_source(source: Any) -> None:
+    """Where the index came from: built here, or a shared artifact (``index/artifact_adopt.py``)."""
+    if not isinstance(source, dict):
+        return
+    if source.get("kind") == "artifact":
+        console.print(f"          source: artifact of {str(source.get('commit'))[:12]} from {source.get('source')} "
+                      f"(sha256 {source.get('sha256')}, adopted {source.get('adopted_at')})", markup=False)
+    else:
+        console.print("          source: built from this checkout", markup=False)
+    refused = source.get("artifact_refused")
+    if isinstance(refused, dict):
+        console.print(f"          [yellow]artifact refused[/] ({refused.get('code')} {refused.get('error')}): "
+                      f"{refused.get('message')}")
 
 
 def _render_structural(structural: Any) -> None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from codeplane.cli.artifact_prefetch import index_from_overrides, prefetch_artifact
 from codeplane.cli.clients import claude_command
 from codeplane.cli.output import cli_errors, console
 from codeplane.cli.repo_context import resolve
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 
 def up(
     path: Annotated[Path | None, typer.Argument(help="Path inside the git work tree (default: cwd).")] = None,
+    *,
     port: Annotated[int | None, typer.Option(
         "--port", help="Port to bind (default: the repo's stored port; 0 = ephemeral).")] = None,
     set_: Annotated[list[str] | None, typer.Option(
@@ -30,6 +32,9 @@ def up(
     profile: Annotated[str | None, typer.Option(
         "--profile", help="Tools to serve: full (default), core (the find-read-edit-test loop) or read_only "
                           "(same as --set tools.profile=...).")] = None,
+    index_from: Annotated[str | None, typer.Option(
+        "--index-from", help="Start from a shared index artifact (path or https:// URL, replacing the local index; "
+                             "same as --set index.artifact=... --set index.artifact_adopt=always).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the ready announcement as JSON.")] = False,
 ) -> None:
     """Start the CodePlane server for a repository (foreground; Ctrl+C or SIGTERM to stop)."""
@@ -39,8 +44,10 @@ def up(
     with cli_errors(as_json):
         root = find_repo_root(path or Path.cwd())
         report = initialize(root)
-        ctx = resolve(root, [*(set_ or []), *([f"tools.profile={profile}"] if profile else [])])
+        ctx = resolve(root, [*(set_ or []), *([f"tools.profile={profile}"] if profile else []),
+                             *index_from_overrides(index_from)])
         configure_logging(ctx.config.logging, root)
+        ctx = prefetch_artifact(ctx, show_progress=not as_json)
         chosen = port if port is not None else (ctx.config.server.port or report.port)
 
         def on_ready(ann: Announcement) -> None:

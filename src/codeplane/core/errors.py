@@ -46,6 +46,13 @@ class ErrorCode(Enum):
     INDEX_FRESHNESS_TIMEOUT = _Entry(3005, True, "file was not reindexed within the freshness wait")
     INVALID_QUERY = _Entry(3006, False, "query cannot be parsed")
     SYMBOL_NOT_FOUND = _Entry(3007, False, "no definition matches the symbol")
+    #: Shared index artifacts (``index/artifact_*.py``): every refusal falls back to a cold build.
+    ARTIFACT_FETCH_FAILED = _Entry(3101, True, "the index artifact could not be fetched")
+    ARTIFACT_UNVERIFIED = _Entry(3102, False, "no sha256 to verify the index artifact against (sidecar or pin)")
+    ARTIFACT_CHECKSUM_MISMATCH = _Entry(3103, False, "the index artifact's sha256 does not match")
+    ARTIFACT_INVALID = _Entry(3104, False, "the index artifact is malformed or disagrees with its manifest")
+    ARTIFACT_INCOMPATIBLE = _Entry(3105, False, "the index artifact was built by an incompatible version")
+    ARTIFACT_EXPORT_REFUSED = _Entry(3106, False, "the index cannot be exported as an artifact")
     # 4xxx refactor
     REFACTOR_DIVERGENCE = _Entry(4001, False, "contexts disagree on the refactor")
     REFACTOR_TIMEOUT = _Entry(4002, True, "refactor planning timed out")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -26,6 +27,7 @@ def index_overview(db_path: Path) -> dict[str, object]:
     return {
         "state": "stopped",
         "epoch": int(meta.get("epoch", 0)),
+        "source": json.loads(meta["origin"]) if "origin" in meta else {"kind": "local"},
         "file_count": sum(kinds.values()),
         "indexed_files": kinds.get("text", 0),
         "binary_files": kinds.get("binary", 0),

@@ -1,0 +1,51 @@
+"""``cpl index export``: write the repository's index as a shared artifact (``index/artifact_export.py``).
+
+Meant for CI on the default branch: build (or catch up) the index, export it, upload the file and its
+``.sha256`` sidecar; clients start from it with ``index.artifact`` or ``cpl up --index-from``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from codeplane.cli.output import cli_errors, console, emit
+from codeplane.cli.probe import probe
+from codeplane.cli.repo_context import resolve
+from codeplane.repo.workspace import find_repo_root, initialize
+
+index_app = typer.Typer(name="index", help="Index artifacts: export the index for other checkouts.",
+                        no_args_is_help=True)
+
+
+@index_app.command("export")
+def export(
+    path: Annotated[Path | None, typer.Argument(help="Path inside the git work tree (default: cwd).")] = None,
+    out: Annotated[Path, typer.Option("--out", help="Artifact file to write (a .tar.gz; FILE.sha256 beside it).")]
+    = Path("codeplane-index.tar.gz"),
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Export the index of HEAD's files as one deterministic artifact (builds or catches up the index first)."""
+    from codeplane.index.artifact_export import export_artifact
+    from codeplane.server.services import build_index
+
+    with cli_errors(as_json):
+        root = find_repo_root(path or Path.cwd())
+        initialize(root)
+        ctx = resolve(root)
+        service = build_index(ctx.root, ctx.config)
+        if not probe(ctx.layout).running:  # a running server keeps the index current itself
+            service.build()
+        report = export_artifact(ctx.root, ctx.layout, service.indexers, out.resolve(),
+                                 max_bytes=ctx.config.index.max_file_bytes)
+    payload = {"ok": True, "out": str(report.out), "sha256": report.sha256, "size": report.size,
+               "commit": report.commit, "files": report.files, "parts": len(report.parts)}
+
+    def render() -> None:
+        console.print(f"[green]Exported[/] the index of {report.commit[:12]} ({report.files:,} files) to "
+                      f"{report.out}: {report.size / 1e6:,.1f} MB")
+        console.print(f"  sha256 {report.sha256} (also in {report.out.name}.sha256)")
+
+    emit(payload, as_json, render)

@@ -1,0 +1,179 @@
+"""Starting from a shared index artifact: fetch, verify, swap in — or refuse and build as usual.
+
+Called by the index service before it opens its stores (so nothing else has them open; the server's
+instance lock keeps other servers out). When ``index.artifact`` is set and the policy says so
+(``if_missing``: there is no ``index.db`` yet; ``always``: replace it unless it came from this very
+artifact), the artifact is fetched (:mod:`artifact_fetch`) and checked in a staging directory under
+``.codeplane/`` (:mod:`artifact_verify`). Only then is it swapped in:
+
+1. the old ``index.db`` and its ``-wal``/``-shm`` are moved aside (from here until step 3 there is *no*
+   index.db: a crash means a cold build, and Tantivy is refilled because its opstamp disagrees with the
+   fresh store's; a stale WAL is never left beside a new database),
+2. the old ``tantivy/`` is moved aside and the staged one moved in,
+3. the staged ``index.db`` is renamed into place — the commit point.
+
+Any refusal (3101–3105) is logged and returned; the caller starts from whatever index it had (or none:
+a cold build). The index's file rows carry no stat data (the exporter zeroed it), so the startup reconcile
+hashes every file: equal content is only *touched*, and exactly the files that differ from the artifact's
+commit are reindexed (spec §5).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from codeplane.core.clock import iso_utc, now_ms
+from codeplane.core.config import IndexConfig
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.layout import RepoLayout
+from codeplane.core.logging import get_logger
+from codeplane.index.artifact_fetch import FetchedArtifact, fetch_artifact
+from codeplane.index.artifact_format import INDEX_DB, TANTIVY_DIR
+from codeplane.index.artifact_verify import unpack_verified
+from codeplane.index.facts_api import FactIndexer
+
+log = get_logger(__name__)
+
+ORIGIN_META_KEY = "origin"
+STAGING_DIR = "artifact-staging"
+REPLACED_DIR = "index-replaced"
+CACHE_DIR = "artifact-cache"
+
+
+@dataclass(frozen=True)
+class AdoptOutcome:
+    #: ``adopted``, ``skipped`` or ``refused``.
+    result: str
+    reason: str
+    origin: dict[str, Any] | None = None
+    #: The catalog payload of a refusal (``code``, ``error``, ``message``, ``details``).
+    error: dict[str, Any] | None = None
+
+
+def cache_dir(layout: RepoLayout) -> Path:
+    return layout.state_dir / CACHE_DIR
+
+
+def read_origin(index_db: Path) -> dict[str, Any] | None:
+    """Where an existing ``index.db`` came from (``None``: built here)."""
+    if not index_db.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{index_db}?mode=ro", uri=True)
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (ORIGIN_META_KEY,)).fetchone()
+        finally:
+            conn.close()
+        value = json.loads(row[0]) if row else None
+    except (sqlite3.DatabaseError, json.JSONDecodeError, TypeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def should_adopt(layout: RepoLayout, config: IndexConfig) -> str | None:
+    """Why not to adopt (``None``: go ahead, subject to the already-adopted check)."""
+    if not config.artifact:
+        return "index.artifact is not set"
+    if config.artifact_adopt == "if_missing" and layout.index_db.is_file():
+        return "a local index exists (index.artifact_adopt: if_missing)"
+    return None
+
+
+def fetch_configured(root: Path, layout: RepoLayout, config: IndexConfig,
+                     progress: Any = None) -> FetchedArtifact:
+    assert config.artifact is not None
+    return fetch_artifact(config.artifact, root=root, cache_dir=cache_dir(layout), pinned=config.artifact_sha256,
+                          timeout=config.artifact_timeout_sec, retries=config.artifact_retries,
+                          ancestors=config.artifact_ancestors, progress=progress)
+
+
+def _record_origin(index_db: Path, origin: dict[str, Any]) -> None:
+    conn = sqlite3.connect(index_db, isolation_level=None)
+    try:
+        conn.execute("PRAGMA trusted_schema=OFF")
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (ORIGIN_META_KEY, json.dumps(origin)))
+    finally:
+        conn.close()
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def swap_in(staging: Path, layout: RepoLayout) -> None:
+    """Replace ``index.db`` and ``tantivy/`` with the staged ones (see the module docstring's order)."""
+    replaced = layout.state_dir / f"{REPLACED_DIR}-{uuid.uuid4().hex[:8]}"
+    replaced.mkdir()
+    for suffix in ("", "-wal", "-shm"):
+        old = Path(f"{layout.index_db}{suffix}")
+        if old.exists():
+            os.replace(old, replaced / old.name)
+    if layout.tantivy_dir.exists():
+        os.replace(layout.tantivy_dir, replaced / TANTIVY_DIR)
+    os.replace(staging / TANTIVY_DIR, layout.tantivy_dir)
+    _fsync_dir(layout.state_dir)
+    os.replace(staging / INDEX_DB, layout.index_db)
+    _fsync_dir(layout.state_dir)
+    shutil.rmtree(replaced, ignore_errors=True)
+
+
+def _clean_leftovers(layout: RepoLayout) -> None:
+    """What a crash mid-adoption left behind (never the live index: that is renamed in last)."""
+    if not layout.state_dir.is_dir():
+        return
+    for path in layout.state_dir.iterdir():
+        if path.name == STAGING_DIR or path.name.startswith(f"{REPLACED_DIR}-"):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def adopt_configured(root: Path, layout: RepoLayout, config: IndexConfig,
+                     indexers: Sequence[FactIndexer]) -> AdoptOutcome:
+    """Adopt ``index.artifact`` if configured and wanted; never raises for a bad or missing artifact."""
+    _clean_leftovers(layout)
+    why_not = should_adopt(layout, config)
+    if why_not is not None:
+        return AdoptOutcome("skipped", why_not)
+    staging = layout.state_dir / STAGING_DIR
+    try:
+        fetched = fetch_configured(root, layout, config)
+        current = read_origin(layout.index_db)
+        if current is not None and current.get("sha256") == fetched.sha256:
+            return AdoptOutcome("skipped", "the local index already came from this artifact", origin=current)
+        staging.mkdir(parents=True)
+        manifest = unpack_verified(fetched.path, fetched.sha256, staging, indexers)
+        origin = {"kind": "artifact", "source": fetched.source, "sha256": fetched.sha256,
+                  "commit": manifest.commit, "built_by": manifest.versions.get("codeplane"),
+                  "files": len(manifest.files), "adopted_at": iso_utc(now_ms())}
+        _record_origin(staging / INDEX_DB, origin)
+        swap_in(staging, layout)
+    except CodePlaneError as exc:
+        log.warning("index artifact refused; building the index from disk", code=exc.code, reason=exc.message)
+        return AdoptOutcome("refused", exc.message, error=exc.to_payload())
+    except (OSError, sqlite3.DatabaseError) as exc:
+        log.warning("index artifact could not be adopted; building the index from disk", reason=str(exc))
+        error = CodePlaneError(ErrorCode.ARTIFACT_INVALID, f"{type(exc).__name__}: {exc}")
+        return AdoptOutcome("refused", error.message, error=error.to_payload())
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    log.info("adopted index artifact", source=origin["source"], commit=origin["commit"], sha256=origin["sha256"])
+    return AdoptOutcome("adopted", f"adopted {fetched.source}", origin=origin)
+
+
+def index_source(origin: dict[str, Any] | None, outcome: AdoptOutcome | None) -> dict[str, Any]:
+    """The ``source`` field of the index status: where this index came from, and any refusal this start."""
+    source: dict[str, Any] = dict(origin) if origin else {"kind": "local"}
+    if outcome is not None and outcome.result == "refused":
+        source["artifact_refused"] = outcome.error
+    return source

@@ -1,0 +1,210 @@
+"""Getting an index artifact from where the user configured it (``index.artifact``), and nowhere else (D1).
+
+A source is a local path (relative to the repository root), an ``https://`` URL (``http://`` only to a
+loopback host), or a URL template with ``{commit}``, tried for HEAD and then its first-parent ancestors
+(``index.artifact_ancestors``): a branch ahead of the default branch finds the newest artifact CI built
+below it. The expected sha256 is the pinned ``index.artifact_sha256`` or the sidecar ``<source>.sha256``
+(``sha256sum`` format, as ``cpl index export`` writes it); without either the artifact is refused (3102).
+Downloads go through httpx with ``index.artifact_timeout_sec`` per read and ``index.artifact_retries``
+retries (with backoff) on timeouts, connection errors and 5xx, into a content-addressed cache under
+``.codeplane/artifact-cache/`` (so ``cpl up``'s prefetch and the server's adoption download once).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+import httpx
+import pygit2
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.index.artifact_verify import sha256_file
+
+FetchProgress = Callable[[int, int | None], None]
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+_BACKOFF_SEC = 0.25
+
+
+@dataclass(frozen=True)
+class FetchedArtifact:
+    path: Path
+    sha256: str
+    #: The path or URL it came from (templates resolved), for status.
+    source: str
+
+
+def is_url(source: str) -> bool:
+    return "://" in source
+
+
+def _fail(message: str, *, retryable: bool = True, **details: object) -> CodePlaneError:
+    return CodePlaneError(ErrorCode.ARTIFACT_FETCH_FAILED, message, retryable=retryable, details=dict(details))
+
+
+def _check_url(url: str) -> None:
+    parsed = urlparse(url)
+    if parsed.scheme == "https" or (parsed.scheme == "http" and parsed.hostname in _LOOPBACK):
+        return
+    raise _fail(f"index.artifact must be a path, an https:// URL or http:// to a loopback host, not {url!r}",
+                retryable=False, url=url)
+
+
+def candidates(source: str, root: Path, ancestors: int) -> list[str]:
+    """The concrete sources to try, in order."""
+    if "{commit}" not in source:
+        return [source]
+    try:
+        repo = pygit2.Repository(str(root))
+        commit = repo.head.peel(pygit2.Commit)
+    except (pygit2.GitError, KeyError, ValueError) as exc:
+        raise _fail(f"index.artifact names {{commit}} but HEAD has no commit: {exc}", retryable=False) from exc
+    found: list[str] = []
+    for _ in range(ancestors + 1):
+        found.append(source.replace("{commit}", str(commit.id)))
+        if not commit.parents:
+            break
+        commit = commit.parents[0]
+    return found
+
+
+def parse_sidecar(text: str, where: str) -> str:
+    token = text.strip().split()[0].lower() if text.strip() else ""
+    if not _HEX64.match(token):
+        raise CodePlaneError(ErrorCode.ARTIFACT_UNVERIFIED, f"{where} does not start with a sha256",
+                             details={"sidecar": where})
+    return token
+
+
+class _Http:
+    def __init__(self, timeout: float, retries: int) -> None:
+        self.timeout = timeout
+        self.retries = retries
+        self.client = httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=True)
+
+    def close(self) -> None:
+        self.client.close()
+
+    def get(self, url: str, sink: Callable[[httpx.Response], None]) -> bool:
+        """GET with retries; ``sink`` consumes a 200. False on 404 (no such artifact); raises 3101 otherwise."""
+        last = ""
+        for attempt in range(self.retries + 1):
+            if attempt:
+                time.sleep(_BACKOFF_SEC * 2 ** (attempt - 1))
+            try:
+                with self.client.stream("GET", url) as response:
+                    if response.status_code == 404:
+                        return False
+                    if response.status_code >= 500 or response.status_code == 429:
+                        last = f"HTTP {response.status_code}"
+                        continue
+                    if response.status_code != 200:
+                        raise _fail(f"fetching {url} failed: HTTP {response.status_code}", retryable=False,
+                                    url=url, status=response.status_code)
+                    sink(response)
+                    return True
+            except httpx.TimeoutException:
+                last = f"timed out after {self.timeout:g} s"
+            except httpx.TransportError as exc:
+                last = f"{type(exc).__name__}: {exc}"
+        raise _fail(f"fetching {url} failed after {self.retries + 1} attempts: {last}", url=url,
+                    attempts=self.retries + 1, last_error=last)
+
+
+def _download(http: _Http, url: str, sha256: str, cache_dir: Path, progress: FetchProgress | None) -> Path | None:
+    cached = cache_dir / f"{sha256}.tar.gz"
+    if cached.is_file() and sha256_file(cached) == sha256:
+        return cached
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    partial = cache_dir / f".{uuid.uuid4().hex}.part"
+    digests: list[hashlib._Hash] = []
+
+    def sink(response: httpx.Response) -> None:
+        total = response.headers.get("content-length")
+        size = int(total) if total and total.isdigit() else None
+        done = 0
+        digest = hashlib.sha256()
+        digests.append(digest)  # a retried attempt starts over: the last one counts
+        with partial.open("wb") as out:
+            for block in response.iter_bytes(1 << 20):
+                out.write(block)
+                digest.update(block)
+                done += len(block)
+                if progress is not None:
+                    progress(done, size)
+
+    try:
+        if not http.get(url, sink):
+            return None
+        found = digests[-1].hexdigest()
+        if found != sha256:
+            raise CodePlaneError(ErrorCode.ARTIFACT_CHECKSUM_MISMATCH,
+                                 f"{url} has sha256 {found}, expected {sha256}",
+                                 details={"expected": sha256, "found": found, "url": url})
+        partial.replace(cached)
+    finally:
+        partial.unlink(missing_ok=True)
+    for old in cache_dir.glob("*.tar.gz"):  # keep only the newest artifact
+        if old != cached:
+            old.unlink(missing_ok=True)
+    return cached
+
+
+def _sidecar_sha(http: _Http, url: str) -> str | None:
+    chunks: list[bytes] = []
+    if not http.get(url + ".sha256", lambda r: chunks.append(r.read()[:4096])):
+        return None
+    return parse_sidecar(b"".join(chunks).decode("utf-8", errors="replace"), url + ".sha256")
+
+
+def _local(source: str, root: Path, pinned: str | None) -> FetchedArtifact:
+    path = Path(source).expanduser()
+    path = path if path.is_absolute() else root / path
+    if not path.is_file():
+        raise _fail(f"index artifact {path} does not exist", retryable=False, path=str(path))
+    if pinned is not None:
+        return FetchedArtifact(path, pinned, str(path))
+    sidecar = path.with_name(path.name + ".sha256")
+    if not sidecar.is_file():
+        raise CodePlaneError(ErrorCode.ARTIFACT_UNVERIFIED,
+                             f"{path} has no sidecar {sidecar.name} and index.artifact_sha256 is not set",
+                             details={"path": str(path)})
+    return FetchedArtifact(path, parse_sidecar(sidecar.read_text(errors="replace"), str(sidecar)), str(path))
+
+
+def fetch_artifact(source: str, *, root: Path, cache_dir: Path, pinned: str | None = None, timeout: float = 30.0,
+                   retries: int = 2, ancestors: int = 0, progress: FetchProgress | None = None) -> FetchedArtifact:
+    """Resolve ``source`` to a local archive and the sha256 it must have (not yet checked against it
+    for local files; downloads are checked while streaming). Raises 3101/3102/3103."""
+    tried = candidates(source, root, ancestors)
+    if not is_url(source):
+        for candidate in tried:
+            if (Path(candidate).is_absolute() and Path(candidate).is_file()) or (root / candidate).is_file():
+                return _local(candidate, root, pinned)
+        return _local(tried[0], root, pinned)
+    for url in tried:
+        _check_url(url)
+    http = _Http(timeout, retries)
+    try:
+        for url in tried:
+            expected = pinned if pinned is not None else _sidecar_sha(http, url)
+            if expected is None:
+                continue
+            found = _download(http, url, expected, cache_dir, progress)
+            if found is not None:
+                return FetchedArtifact(found, expected, url)
+    finally:
+        http.close()
+    if pinned is None:
+        raise CodePlaneError(ErrorCode.ARTIFACT_UNVERIFIED,
+                             f"no {tried[0]}.sha256 sidecar was found ({len(tried)} candidates tried) and "
+                             "index.artifact_sha256 is not set", details={"tried": tried[:5]})
+    raise _fail(f"no artifact found at {tried[0]} ({len(tried)} candidates tried)", retryable=False,
+                tried=tried[:5])

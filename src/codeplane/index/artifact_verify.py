@@ -1,0 +1,208 @@
+"""Checking an index artifact before anything of it is used: it is data from elsewhere (spec §6).
+
+:func:`unpack_verified` is the whole gate, in order: the archive's sha256 against the expected value
+(3103), every tar member a regular file with a name from the artifact's layout (no ``..``, no absolute
+path, no link, no device, no duplicate; 3104), the manifest's shape and versions (3104/3105), the unpacked
+parts against the manifest (same set, same sizes and sha256; 3104), then ``index.db`` opened with
+``trusted_schema=OFF`` (and SQLite's defensive mode where Python exposes it) and required to hold exactly
+the schema a fresh CodePlane store creates — no extra table, index, trigger or view — plus a file table
+equal to the manifest's, and Tantivy opening cleanly at the opstamp ``index.db`` records.
+Everything is written under the staging directory the caller owns; nothing outside it is touched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import tarfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.index.artifact_format import INDEX_DB, MANIFEST, TANTIVY_DIR, Manifest, is_part_name, parse_manifest
+from codeplane.index.epochs import indexer_meta_key
+from codeplane.index.facts_api import FactIndexer
+from codeplane.index.lexical import LexicalIndex
+from codeplane.index.store import STORE_SCHEMA_VERSION, IndexStore
+
+#: Bounds against a decompression bomb: members and unpacked bytes.
+MAX_MEMBERS = 10_000
+MAX_UNPACKED_BYTES = 64 * 1024**3
+_BLOCK = 1 << 20
+
+
+def _invalid(message: str, **details: object) -> CodePlaneError:
+    return CodePlaneError(ErrorCode.ARTIFACT_INVALID, message, details=dict(details))
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(_BLOCK), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def check_checksum(archive: Path, expected: str) -> None:
+    found = sha256_file(archive)
+    if found != expected:
+        raise CodePlaneError(ErrorCode.ARTIFACT_CHECKSUM_MISMATCH,
+                             f"{archive.name} has sha256 {found}, expected {expected}",
+                             details={"expected": expected, "found": found})
+
+
+def _unpack(archive: Path, staging: Path) -> dict[str, tuple[str, int]]:
+    """Stream the tar into ``staging``; ``{name: (sha256, size)}`` of what was written."""
+    written: dict[str, tuple[str, int]] = {}
+    total = 0
+    (staging / TANTIVY_DIR).mkdir(parents=True)
+    try:
+        with tarfile.open(archive, mode="r|gz") as tar:
+            for member in tar:
+                name = member.name
+                if not member.isreg():
+                    raise _invalid(f"artifact member {name!r} is not a regular file (links and directories "
+                                   "are refused)", member=name)
+                if name != MANIFEST and not is_part_name(name):
+                    raise _invalid(f"artifact member {name!r} is outside the artifact's layout", member=name)
+                if name in written:
+                    raise _invalid(f"artifact member {name!r} appears twice", member=name)
+                total += member.size
+                if len(written) >= MAX_MEMBERS or total > MAX_UNPACKED_BYTES:
+                    raise _invalid("artifact unpacks to more than the allowed size or member count")
+                source = tar.extractfile(member)
+                if source is None:
+                    raise _invalid(f"artifact member {name!r} has no data", member=name)
+                digest = hashlib.sha256()
+                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                with os.fdopen(os.open(staging / name, flags, 0o600), "wb") as out:
+                    for block in iter(lambda: source.read(_BLOCK), b""):  # noqa: B023 - consumed here
+                        digest.update(block)
+                        out.write(block)
+                written[name] = (digest.hexdigest(), member.size)
+    except (tarfile.TarError, EOFError, OSError, ValueError) as exc:
+        if isinstance(exc, CodePlaneError):
+            raise
+        raise _invalid(f"artifact is not a readable .tar.gz: {type(exc).__name__}: {exc}") from exc
+    if MANIFEST not in written:
+        raise _invalid("artifact has no manifest.json")
+    return written
+
+
+def _check_parts(manifest: Manifest, written: dict[str, tuple[str, int]]) -> None:
+    found = set(written) - {MANIFEST}
+    missing, extra = sorted(set(manifest.parts) - found), sorted(found - set(manifest.parts))
+    if missing or extra:
+        raise _invalid(f"artifact parts disagree with its manifest (missing {missing}, unlisted {extra})",
+                       missing=missing, extra=extra)
+    for name, digest in sorted(manifest.parts.items()):
+        sha, size = written[name]
+        if (sha, size) != (digest.sha256, digest.size):
+            raise _invalid(f"part {name} has sha256 {sha} ({size} bytes); the manifest says {digest.sha256} "
+                           f"({digest.size} bytes)", part=name)
+
+
+def _schema_rows(conn: sqlite3.Connection) -> list[tuple[str, str, str, str | None]]:
+    return sorted(conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"),
+                  key=lambda r: (r[0], r[1], r[2], r[3] or ""))
+
+
+def expected_schema(scratch: Path, indexers: Sequence[FactIndexer]) -> list[tuple[str, str, str, str | None]]:
+    """sqlite_master of a fresh store with every indexer's tables, created at ``scratch`` (then removed)."""
+    store = IndexStore(scratch)
+    store.open()
+    try:
+        conn = store.conn
+        for indexer in indexers:
+            indexer.create_schema(conn)
+        return _schema_rows(conn)
+    finally:
+        store.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{scratch}{suffix}").unlink(missing_ok=True)
+
+
+def _open_untrusted(path: Path) -> sqlite3.Connection:
+    # immutable: no locks, no -wal/-shm next to the file; query_only: nothing can write through it.
+    conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, isolation_level=None)
+    defensive = getattr(sqlite3, "SQLITE_DBCONFIG_DEFENSIVE", None)
+    if defensive is not None and hasattr(conn, "setconfig"):  # Python >= 3.12
+        conn.setconfig(defensive, True)
+    conn.execute("PRAGMA trusted_schema=OFF")
+    conn.execute("PRAGMA cell_size_check=ON")
+    conn.execute("PRAGMA query_only=ON")
+    return conn
+
+
+def check_index_db(path: Path, manifest: Manifest, indexers: Sequence[FactIndexer], scratch: Path) -> int:
+    """Refuse an ``index.db`` that is not exactly CodePlane's; returns its recorded Tantivy opstamp."""
+    expected = expected_schema(scratch, indexers)
+    try:
+        conn = _open_untrusted(path)
+    except sqlite3.DatabaseError as exc:
+        raise _invalid(f"index.db cannot be opened: {exc}") from exc
+    try:
+        check = conn.execute("PRAGMA quick_check").fetchone()
+        if check is None or check[0] != "ok":
+            raise _invalid(f"index.db fails SQLite's integrity check: {check[0] if check else 'no answer'}")
+        found = _schema_rows(conn)
+        if found != expected:
+            extra = sorted({(r[0], r[1]) for r in found} - {(r[0], r[1]) for r in expected})
+            missing = sorted({(r[0], r[1]) for r in expected} - {(r[0], r[1]) for r in found})
+            raise _invalid(f"index.db's schema is not CodePlane's (unexpected {extra or 'definitions'}, "
+                           f"missing {missing})", unexpected=[list(e) for e in extra],
+                           missing=[list(m) for m in missing])
+        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        wanted = {"store_schema": str(STORE_SCHEMA_VERSION), "tantivy_inflight": "[]"}
+        wanted |= {indexer_meta_key(i): str(i.schema_version) for i in indexers}
+        differ = {k: meta.get(k) for k, v in wanted.items() if meta.get(k) != v}
+        if differ:
+            raise _invalid(f"index.db's meta disagrees with this CodePlane: {differ}", meta=differ)
+        try:
+            opstamp = int(meta.get("tantivy_opstamp", ""))
+            int(meta.get("epoch", ""))
+        except ValueError as exc:
+            raise _invalid("index.db's meta has no epoch or Tantivy opstamp") from exc
+        table = conn.execute("SELECT path, file_sha256 FROM files ORDER BY path").fetchall()
+        if table != [(f.path, f.sha256) for f in manifest.files]:
+            raise _invalid("index.db's file table differs from the manifest's")
+        return opstamp
+    except sqlite3.DatabaseError as exc:
+        raise _invalid(f"index.db cannot be read: {exc}") from exc
+    finally:
+        conn.close()
+
+
+def check_tantivy(directory: Path, opstamp: int, index_db: Path) -> None:
+    lexical = LexicalIndex(directory, threads=1)
+    try:
+        lexical.open()
+        if lexical.rebuilt_reason is not None:
+            raise _invalid(f"tantivy/ cannot be opened: {lexical.rebuilt_reason}")
+        if lexical.opened_opstamp != opstamp:
+            raise _invalid(f"tantivy/ is at opstamp {lexical.opened_opstamp}; index.db records {opstamp}")
+        conn = _open_untrusted(index_db)
+        try:
+            texts = int(conn.execute("SELECT count(*) FROM files WHERE kind = 'text'").fetchone()[0])
+        finally:
+            conn.close()
+        if lexical.num_docs() != texts:
+            raise _invalid(f"tantivy/ holds {lexical.num_docs()} documents; index.db has {texts} text files")
+    finally:
+        lexical.close()
+
+
+def unpack_verified(archive: Path, expected_sha256: str, staging: Path,
+                    indexers: Sequence[FactIndexer]) -> Manifest:
+    """Run every check; on success ``staging`` holds ``index.db`` and ``tantivy/`` ready to swap in.
+
+    Raises 3103/3104/3105; the caller removes ``staging`` either way.
+    """
+    check_checksum(archive, expected_sha256)
+    written = _unpack(archive, staging)
+    manifest = parse_manifest((staging / MANIFEST).read_bytes(), indexers)
+    _check_parts(manifest, written)
+    opstamp = check_index_db(staging / INDEX_DB, manifest, indexers, staging / "expected-schema.db")
+    check_tantivy(staging / TANTIVY_DIR, opstamp, staging / INDEX_DB)
+    return manifest
