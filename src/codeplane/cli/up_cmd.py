@@ -11,6 +11,7 @@ import typer
 
 from codeplane.cli.artifact_prefetch import index_from_overrides, prefetch_artifact
 from codeplane.cli.clients import claude_command
+from codeplane.cli.index_progress import follow_first_index
 from codeplane.cli.output import cli_errors, console
 from codeplane.cli.repo_context import resolve
 from codeplane.core.atomic import write_atomic
@@ -62,6 +63,7 @@ def up(
             console.print(f"  MCP URL: [bold]{ann.url}[/]   pid {ann.pid}")
             console.print(f"  Claude Code: {claude_command(ann.url)}")
             console.print("  Ctrl+C to stop.")
+            follow_first_index(root, console)  # a cold start builds the index now: show how far it is
 
         try:
             serve(root, ctx.config, report.repo_id, port=chosen, on_ready=on_ready)

@@ -20,6 +20,7 @@ from codeplane.core.config import IndexConfig
 from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
 from codeplane.core.tracing import span
+from codeplane.index import progress as build_progress
 from codeplane.index.epochs import EpochPublisher, EpochSummary, Extras, ProgressFn, prepare_indexers, stale_indexers
 from codeplane.index.facts_api import FactIndexer
 from codeplane.index.freshness import PendingChanges, PendingWork
@@ -144,18 +145,28 @@ class IndexPipeline:
         is now, not as the walk saw it.
         """
         started = monotonic()
-        rules = IgnoreRules.load(self.root)
-        with span("index.walk"):
-            walked = {e.path: e for e in walk_universe(self.root, rules)}
-        with self.lock, span("index.reconcile", reason=reason):
-            self.rules = rules
-            self.version = read_repo_version(self.root)
-            records = self.store.all_records()
-            suspects = unsettled(records, walked)
-            disk = {path: entry for path, entry in walked.items() if path not in suspects}
-            disk.update(walk_paths(self.root, sorted(suspects), rules))
-            changes = diff(self.root, records, disk, max_bytes=self.config.max_file_bytes)
-            return self._finish(changes, reason, started, full=True, progress=progress)
+        tracker = build_progress.begin(self.root, reason)
+
+        def report(done: int, total: int) -> None:
+            tracker.update(done, total)
+            if progress is not None:
+                progress(done, total)
+
+        try:
+            rules = IgnoreRules.load(self.root)
+            with span("index.walk"):
+                walked = {e.path: e for e in walk_universe(self.root, rules)}
+            with self.lock, span("index.reconcile", reason=reason):
+                self.rules = rules
+                self.version = read_repo_version(self.root)
+                records = self.store.all_records()
+                suspects = unsettled(records, walked)
+                disk = {path: entry for path, entry in walked.items() if path not in suspects}
+                disk.update(walk_paths(self.root, sorted(suspects), rules))
+                changes = diff(self.root, records, disk, max_bytes=self.config.max_file_bytes)
+                return self._finish(changes, reason, started, full=True, progress=report)
+        finally:
+            build_progress.end(self.root, tracker)
 
     def refresh(self, paths: Sequence[str], reason: str) -> ReconcileReport:
         """Reindex exactly ``paths`` (files or directories; created, modified or deleted)."""

@@ -29,6 +29,7 @@ from codeplane import API_VERSION, __version__
 from codeplane.core.clock import now_ms
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
+from codeplane.index import progress as build_progress
 
 log = get_logger(__name__)
 
@@ -94,9 +95,14 @@ class StagedApp:
         if path == "/ready":
             await _send_json(send, 503, {"ready": False, "reason": reason})
             return
-        await _send_json(send, 200, {"api_version": API_VERSION, "version": __version__, "repo": self._repo,
-                                     "pid": self._pid, "uptime_ms": now_ms() - self._started_at_ms,
-                                     "ready": False, "ready_reason": reason, "phase": self.phase})
+        payload: dict[str, object] = {
+            "api_version": API_VERSION, "version": __version__, "repo": self._repo, "pid": self._pid,
+            "uptime_ms": now_ms() - self._started_at_ms, "ready": False, "ready_reason": reason, "phase": self.phase}
+        progress = build_progress.status(self._repo)
+        if progress is not None:  # the boot waits for the first index: say how far it is
+            payload["ready_reason"] = "starting: building the index"
+            payload["index"] = {"state": "building", "ready": False, "progress": progress}
+        await _send_json(send, 200, payload)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:

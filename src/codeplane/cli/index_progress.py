@@ -1,0 +1,53 @@
+"""``cpl up``'s terminal line while the server builds its first index (the server is the same process).
+
+The index pipeline records the running full reconcile (``codeplane.index.progress``); this follows it with a
+transient progress bar and prints one summary line when it ends. A warm start's reconcile ends within a second
+and shows nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from codeplane.index import progress as build_progress
+
+#: How long to wait for the server's boot to start the first reconcile, and how long one must run to be shown.
+APPEAR_SEC = 120.0
+SHOW_AFTER_SEC = 1.0
+_LABELS = {"scanning": "Scanning files", "indexing": "Indexing", "finishing": "Linking and committing"}
+
+
+def follow_first_index(root: Path, console: Console) -> threading.Thread:
+    """Show the first index build's progress from a daemon thread; returns the thread."""
+    thread = threading.Thread(target=_follow, args=(root, console), name="codeplane-index-progress", daemon=True)
+    thread.start()
+    return thread
+
+
+def _follow(root: Path, console: Console) -> None:
+    deadline = time.monotonic() + APPEAR_SEC
+    while build_progress.current(root) is None:
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.05)
+    time.sleep(SHOW_AFTER_SEC)
+    snapshot = build_progress.current(root)
+    if snapshot is None:
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),
+               TimeElapsedColumn())
+    last = snapshot
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task(_LABELS["scanning"], total=None)
+        while snapshot is not None:
+            last = snapshot
+            bar.update(task, description=_LABELS.get(snapshot.phase, "Indexing"), completed=snapshot.files_done,
+                       total=snapshot.files_total or None)
+            time.sleep(0.2)
+            snapshot = build_progress.current(root)
+    console.print(f"Index built: {last.files_total:,} files in {last.elapsed_sec:.1f} s")

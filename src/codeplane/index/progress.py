@@ -1,0 +1,78 @@
+"""Progress of a full reconcile running in this process, for whoever waits on it.
+
+A cold index takes seconds on a mid-size repository and minutes on a monorepo, and before it is published the
+server is not ready. The pipeline records where its running full reconcile is (``scanning`` the tree,
+``indexing`` files chunk by chunk, ``finishing``: linking, indexes, the Tantivy commit); ``/status`` (also while
+the server is still booting) and ``cpl up``'s terminal line read it by repository root. Nothing is recorded for
+small refreshes (a write tool's or the watcher's), which take milliseconds.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class BuildProgress:
+    reason: str
+    phase: str = "scanning"
+    files_done: int = 0
+    files_total: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    def update(self, done: int, total: int) -> None:
+        self.files_done, self.files_total = done, total
+        self.phase = "finishing" if done >= total else "indexing"
+
+    def snapshot(self) -> ProgressSnapshot:
+        return ProgressSnapshot(self.reason, self.phase, self.files_done, self.files_total,
+                                time.monotonic() - self.started)
+
+
+@dataclass(frozen=True)
+class ProgressSnapshot:
+    reason: str
+    phase: str
+    files_done: int
+    files_total: int
+    elapsed_sec: float
+
+    def as_dict(self) -> dict[str, object]:
+        """The ``progress`` object of the ``index`` status section."""
+        percent = 100.0 * self.files_done / self.files_total if self.files_total else 0.0
+        return {"reason": self.reason, "phase": self.phase, "files_done": self.files_done,
+                "files_total": self.files_total, "percent": round(percent, 1),
+                "elapsed_sec": round(self.elapsed_sec, 1)}
+
+
+_lock = threading.Lock()
+_active: dict[str, BuildProgress] = {}
+
+
+def begin(root: Path, reason: str) -> BuildProgress:
+    progress = BuildProgress(reason)
+    with _lock:
+        _active[str(root)] = progress
+    return progress
+
+
+def end(root: Path, progress: BuildProgress) -> None:
+    with _lock:
+        if _active.get(str(root)) is progress:
+            del _active[str(root)]
+
+
+def current(root: Path | str) -> ProgressSnapshot | None:
+    """The running full reconcile of the repository at ``root`` in this process, or ``None``."""
+    with _lock:
+        progress = _active.get(str(root))
+    return None if progress is None else progress.snapshot()
+
+
+def status(root: Path | str) -> dict[str, object] | None:
+    """:func:`current` as the ``progress`` object of ``/status``."""
+    snapshot = current(root)
+    return None if snapshot is None else snapshot.as_dict()

@@ -1,0 +1,39 @@
+"""A full reconcile says how far it is (``/status`` and ``cpl up`` read it), and says nothing once it ended."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codeplane.core.config import IndexConfig
+from codeplane.core.layout import RepoLayout
+from codeplane.index import progress as build_progress
+from codeplane.index.epochs import CHUNK
+from codeplane.index.service import IndexService
+from tests.builders import make_repo
+from tests.index_helpers import running_index
+
+
+def test_a_cold_build_reports_files_done_by_chunk_then_finishing(tmp_path: Path) -> None:
+    count = CHUNK * 2 + 10
+    repo = make_repo(tmp_path / "repo", {f"pkg/m{n:03}.py": f"value_{n} = {n}\n" for n in range(count)})
+    seen: list[dict[str, object] | None] = []
+    service = IndexService(repo, RepoLayout(repo), IndexConfig(watch=False))
+    service.build(progress=lambda _done, _total: seen.append(build_progress.status(repo)))
+    assert [(s["phase"], s["files_done"]) for s in seen if s] == [
+        ("indexing", CHUNK), ("indexing", CHUNK * 2), ("finishing", count)]
+    assert all(s and s["files_total"] == count and s["reason"] == "init" for s in seen)
+    assert seen[-1] and seen[-1]["percent"] == 100.0
+    assert build_progress.status(repo) is None
+
+
+def test_the_status_section_shows_progress_only_while_a_reconcile_runs(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    with running_index(repo) as index:
+        assert index.status()["progress"] is None
+        tracker = build_progress.begin(repo, "startup")
+        tracker.update(1, 4)
+        shown = index.status()["progress"]
+        build_progress.end(repo, tracker)
+        assert shown == {"reason": "startup", "phase": "indexing", "files_done": 1, "files_total": 4,
+                         "percent": 25.0, "elapsed_sec": 0.0}
+        assert index.status()["progress"] is None
