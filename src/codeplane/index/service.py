@@ -26,6 +26,7 @@ from codeplane.core.logging import get_logger
 from codeplane.core.paths import canonicalize, resolve_in_repo
 from codeplane.core.tracing import span
 from codeplane.index import progress as build_progress
+from codeplane.index.artifact_adopt import AdoptOutcome, adopt_configured, index_source, read_origin
 from codeplane.index.cursors import CursorStore
 from codeplane.index.epochs import EpochSummary, ProgressFn
 from codeplane.index.facts_api import FactIndexer
@@ -92,6 +93,8 @@ class IndexService:
         self._texts = TextCache(root)
         self.state = "stopped"
         self.error: str | None = None
+        self.artifact: AdoptOutcome | None = None
+        self.origin: dict[str, object] | None = None
 
     # -- wiring ----------------------------------------------------------------------------------------
     def register_indexer(self, indexer: FactIndexer) -> None:
@@ -101,6 +104,10 @@ class IndexService:
         if any(i.name == indexer.name for i in self._pipeline.indexers):
             raise ValueError(f"an indexer named {indexer.name!r} is already registered")
         self._pipeline.indexers.append(indexer)
+
+    @property
+    def indexers(self) -> tuple[FactIndexer, ...]:
+        return tuple(self._pipeline.indexers)
 
     def on_ready(self, listener: Callable[[], None]) -> None:
         """Call ``listener`` once the first reconcile is published (immediately if it already was)."""
@@ -136,6 +143,7 @@ class IndexService:
     def start(self) -> None:
         """Open stores, start the indexer thread and the watcher, queue the startup reconcile."""
         self.state = "starting"
+        self._adopt_artifact()
         self._pipeline.open()
         self._stopping.clear()
         self._pending.mark_full()
@@ -162,12 +170,21 @@ class IndexService:
 
     def build(self, progress: ProgressFn | None = None) -> BuildSummary:
         """Open, reconcile the whole tree once (with progress) and close; for ``cpl init`` (no server)."""
+        self._adopt_artifact()
         self._pipeline.open()
         try:
             report = self._pipeline.reconcile("init", progress)
             return BuildSummary(report, self._pipeline.counts, tuple(self._pipeline.warnings))
         finally:
             self._pipeline.close()
+
+    def _adopt_artifact(self) -> None:
+        """Start from ``index.artifact`` if configured (``artifact_adopt.py``); a refusal is a warning."""
+        pipeline = self._pipeline
+        self.artifact = adopt_configured(self.root, pipeline.layout, self.config, pipeline.indexers)
+        if self.artifact.result == "refused":
+            pipeline.warnings.append(f"index artifact refused: {self.artifact.reason}; built from disk instead")
+        self.origin = read_origin(pipeline.layout.index_db)
 
     def _mark_ready(self) -> None:
         if self._ready.is_set():
@@ -335,4 +352,5 @@ class IndexService:
             "indexers": sorted(i.name for i in pipeline.indexers),
             "warnings": list(pipeline.warnings),
             "error": self.error,
+            "source": index_source(self.origin, self.artifact),
         }
