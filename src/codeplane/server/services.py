@@ -25,6 +25,7 @@ from codeplane.git import GitService
 from codeplane.index.service import IndexService
 from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.index.structural.service import StructuralService
+from codeplane.lint import LintService
 from codeplane.mutation import MutationEngine
 from codeplane.refactor.service import RefactorService
 from codeplane.repo.workspace import head_info
@@ -79,6 +80,8 @@ class Services:
     testing: TestingService = field(init=False)
     #: Rename/move/impact previews and their atomic application (§8); plans live in memory.
     refactor: RefactorService = field(init=False)
+    #: The repository's linters and their diagnostics (§23.4); their fixes go through ``mutation``.
+    lint: LintService = field(init=False)
     #: ``semantic_diff`` (§23.7): structural changes between revisions or epochs, with blast radius.
     analysis: SemanticDiffService = field(init=False)
     #: Git over pygit2 (§10): status/diff/log, commits, branches, merges, rebases, remotes, recovery points.
@@ -231,6 +234,13 @@ def _wire_analysis(services: Services) -> None:
                                             tests_for=services.testing.tests_for)
 
 
+def _wire_lint(services: Services) -> None:
+    # Discovery reads the index's file list once it is ready rather than walking the tree again.
+    services.lint = LintService(
+        services.root, services.config.lint, services.mutation,
+        files_source=lambda: indexed_paths(services.index.read_connection) if services.index.ready else None)
+
+
 def build_services(root: Path, config: CodePlaneConfig, repo_id: str) -> Services:
     services = Services(root=root, config=config, repo_id=repo_id)
     _wire_index(services)
@@ -239,6 +249,7 @@ def build_services(root: Path, config: CodePlaneConfig, repo_id: str) -> Service
     _wire_tasks(services)
     _wire_testing(services)
     _wire_refactor(services)
+    _wire_lint(services)
     _wire_analysis(services)
     _wire_git(services)
     _wire_observability(services)

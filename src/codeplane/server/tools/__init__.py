@@ -14,6 +14,7 @@ from codeplane.server.tools import (
     git_read,
     git_refs,
     git_remote,
+    lint,
     map_repo,
     refactor,
     search,
@@ -35,6 +36,7 @@ def all_tools(services: Services) -> list[ToolSpec]:
     specs += tasks.tools(services)
     specs += write.tools(services)
     specs += tests.tools(services)
+    specs += lint.tools(services)
     specs += analysis.tools(services)
     if services.config.refactor.enabled:
         specs += refactor.tools(services)

@@ -1,0 +1,163 @@
+"""``lint_tools`` and ``lint_check`` (§23.4 Lint Tools): the repository's linters, and their diagnostics in one
+shape, with fixes applied as one mutation batch (``lint/``)."""
+
+from __future__ import annotations
+
+import anyio
+from pydantic import Field
+
+from codeplane.core.calls import MutationReport
+from codeplane.lint import Diagnostic, FixOutcome, LinterInfo, ToolRun
+from codeplane.server.services import Services
+from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
+
+
+class LintToolsParams(ToolParams):
+    pass
+
+
+class LintToolsResult(ToolResult):
+    linters: list[LinterInfo] = []
+
+
+class LintCheckParams(ToolParams):
+    paths: list[str] | None = Field(default=None, max_length=500,
+                                    description="Files or directories to lint (default: the whole repository).")
+    tools: list[str] | None = Field(default=None, max_length=50,
+                                    description="Linters to run by name (as lint_tools lists them); default all.")
+    fix: bool = Field(default=False, description="Apply the linters' safe fixes first, as one atomic batch.")
+    limit: int = Field(default=100, ge=1, le=500, description="Diagnostics per page.")
+    cursor: str | None = Field(default=None, description="next_cursor of an earlier answer: its next page.")
+
+
+class LintCheckResult(ToolResult):
+    diagnostics: list[Diagnostic] = []
+    total: int = 0
+    errors: int = 0
+    warnings: int = 0
+    fixable: int = 0
+    offset: int = 0
+    next_cursor: str | None = None
+    truncated: bool = False
+    runs: list[ToolRun] = []
+    fix: FixOutcome | None = None
+    notes: list[str] = []
+
+    def mutation_report(self) -> MutationReport | None:
+        if self.fix is None or self.fix.delta.files_changed == 0:
+            return None
+        return self.fix.delta.mutation_report()
+
+
+async def _lint_tools(ctx: ToolContext, params: LintToolsParams) -> LintToolsResult:
+    linters = await anyio.to_thread.run_sync(ctx.services.lint.tools)
+    return LintToolsResult(linters=linters)
+
+
+async def _lint_check(ctx: ToolContext, params: LintCheckParams) -> LintCheckResult:
+    service = ctx.services.lint
+    if params.cursor is not None:
+        cursor = params.cursor
+        report = await anyio.to_thread.run_sync(lambda: service.page(cursor, params.limit))
+    else:
+        report = await anyio.to_thread.run_sync(lambda: service.check(
+            paths=params.paths, tools=params.tools, fix=params.fix, limit=params.limit))
+    return LintCheckResult.model_validate(report, from_attributes=True)
+
+
+def _kind(params: LintCheckParams) -> ToolKind:
+    return "mutation" if params.fix and params.cursor is None else "read"
+
+
+def _detail(params: LintCheckParams) -> str:
+    parts = [f"paths={len(params.paths or [])}", f"fix={str(params.fix).lower()}"]
+    if params.tools:
+        parts.append("tools=" + ",".join(sorted(params.tools)))
+    return " ".join(parts)
+
+
+def render_lint_tools(result: LintToolsResult) -> str:
+    """One line per linter: name, where, config, executable or how to install it."""
+    if not result.linters:
+        return "no linters configured or conventional here"
+    lines = []
+    for info in result.linters:
+        where = f"{info.root}/" if info.root != "." else "./"
+        config = info.config_file or "(conventional, defaults)"
+        state = info.executable if info.found else f"MISSING - {info.install_hint}"
+        flags = [f for f, on in (("can fix", info.can_fix), ("listed only", not info.runnable)) if on]
+        lines.append(f"{info.name} {where} {config} {' '.join(info.extensions)}: {state}"
+                     + (f" [{', '.join(flags)}]" if flags else ""))
+    return "\n".join(lines)
+
+
+def _diagnostic_line(d: Diagnostic) -> str:
+    mark = " (fixable)" if d.fixable else ""
+    code = f"{d.code} " if d.code else ""
+    tool = d.tool if d.severity == "error" else f"{d.tool} {d.severity}"
+    return f"{d.path}:{d.line}:{d.column}: {code}{d.message} [{tool}]{mark}"
+
+
+def render_lint_check(result: LintCheckResult) -> str:
+    """``path:line:col: CODE message [tool]`` per diagnostic, then the fix, the runs and a summary line."""
+    lines = [_diagnostic_line(d) for d in result.diagnostics]
+    if result.fix is not None:
+        lines.append(f"fixed {len(result.fix.files)} file(s) [mutation {result.fix.mutation_id}]")
+        lines += [f"M {f.path} {f.edits} edit(s) by {f.tool} sha256={f.new_sha256}" for f in result.fix.files]
+    lines += [f"note: {n}" for n in result.notes]
+    for run in result.runs:
+        where = "" if run.root == "." else f"@{run.root}"
+        head = f"{run.tool}{where}: {run.status} ({run.diagnostics} in {run.duration_ms} ms)"
+        lines.append(head + (f" - {run.message}" if run.message and run.status != "ok" else ""))
+    shown = f"{result.offset + 1}-{result.offset + len(result.diagnostics)}" if result.diagnostics else "none"
+    summary = (f"{result.total} diagnostic(s): {result.errors} error, {result.warnings} warning, "
+               f"{result.fixable} fixable; showing {shown}")
+    if result.truncated:
+        summary += " (more than lint.max_diagnostics; only the first are kept)"
+    if result.next_cursor:
+        summary += f"; next cursor: {result.next_cursor}"
+    lines.append(summary)
+    return "\n".join(lines)
+
+
+def tools(services: Services) -> list[ToolSpec]:
+    return [
+        ToolSpec(
+            name="lint_tools",
+            category="lint",
+            summary=("The linters this repository uses (ruff, mypy, eslint, biome, tsc, go vet, golangci-lint, "
+                     "clippy): each with its project directory, config file, executable or how to install it, "
+                     "and whether lint_check can fix its findings."),
+            params=LintToolsParams,
+            result=LintToolsResult,
+            handler=_lint_tools,
+            when_to_use=("learning which linters lint_check will run and which are missing",),
+            render=render_lint_tools,
+        ),
+        ToolSpec(
+            name="lint_check",
+            category="lint",
+            summary=("Run the repository's linters in parallel and answer their diagnostics in one shape "
+                     "(path:line:col, code, severity, message, fixable, tool), sorted and paged. fix: true "
+                     "applies the safe fixes as one atomic write (delta, ledger, index) and lists what is left; "
+                     "a missing or hanging linter is reported, never fatal."),
+            params=LintCheckParams,
+            result=LintCheckResult,
+            handler=_lint_check,
+            kind="read",
+            kind_for=_kind,
+            detail_for=_detail,
+            read_only=False,
+            destructive=False,
+            idempotent=False,
+            when_to_use=("after an edit, to see lint and type errors without a terminal",
+                         "cleaning up auto-fixable findings (unused imports, import order, prefer-const)"),
+            when_not_to_use=("formatting a whole codebase (use the project's formatter)",),
+            examples=(
+                ToolExample("lint the files just edited", {"paths": ["src/app.py", "src/util.py"]}),
+                ToolExample("fix what ruff can fix under src/", {"paths": ["src"], "tools": ["ruff"], "fix": True}),
+                ToolExample("next page", {"cursor": "<next_cursor>"}),
+            ),
+            render=render_lint_check,
+        ),
+    ]

@@ -1,0 +1,106 @@
+"""lint_tools and lint_check through the real server and the official MCP client: the text the model reads,
+fixes that land as one counted mutation visible to the index, pages and typed errors."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codeplane.core.hashing import sha256_bytes
+from tests.builders import answer_text, call, call_error, envelope, make_repo, mcp_client, running_server
+
+pytestmark = pytest.mark.anyio
+
+FILES = {
+    "pyproject.toml": "[project]\nname = 'pkg'\n\n[tool.ruff.lint]\nselect = ['F', 'I']\n\n"
+                      "[tool.mypy]\nfiles = ['pkg']\n",
+    "pkg/__init__.py": "",
+    "pkg/a.py": "import sys\nimport os\n\n\ndef f(x: int) -> str:\n    return x\n\n\nprint(sys.argv)\n",
+    "pkg/b.py": "import json\nimport re\n\nvalue = json.dumps(1)\n",
+    "web/package.json": '{"name": "web"}\n',
+    "web/eslint.config.js": "export default [];\n",
+}
+
+_LINE = re.compile(r"^(?P<path>[^:\s]+):(?P<line>\d+):(?P<col>\d+): (?P<code>\S+) (?P<msg>.+) \[(?P<tool>[^\]]+)\]")
+
+
+async def _call(client: Any, tool: str, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    res = await client.call_tool(tool, args)
+    assert not res.is_error, answer_text(res)
+    return envelope(res)["result"], answer_text(res)
+
+
+async def test_lint_tools_and_lint_check_answer_in_the_model_text(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", FILES)
+    with running_server(root) as server:
+        async with mcp_client(server) as client:
+            listed = {t.name for t in (await client.list_tools()).tools}
+            assert {"lint_tools", "lint_check"} <= listed
+
+            linters, text = await _call(client, "lint_tools", {})
+            names = {(i["name"], i["root"]): i for i in linters["linters"]}
+            assert set(names) == {("eslint", "web"), ("mypy", "."), ("ruff", ".")}
+            assert names[("ruff", ".")]["found"] and names[("ruff", ".")]["can_fix"]
+            assert "found" not in names[("eslint", "web")]  # lean: false is the default
+            assert "eslint web/ web/eslint.config.js" in text and "MISSING - `npm install" in text
+
+            report, text = await _call(client, "lint_check", {})
+            diags = report["diagnostics"]
+            lines = [m.groupdict() for m in map(_LINE.match, text.splitlines()) if m]
+            assert [(m["path"], int(m["line"]), int(m["col"]), m["code"]) for m in lines] == [
+                (d["path"], d["line"], d["column"], d["code"]) for d in diags]
+            assert {(d["path"], d["code"], d["tool"]) for d in diags} == {
+                ("pkg/a.py", "F401", "ruff"), ("pkg/a.py", "I001", "ruff"), ("pkg/a.py", "return-value", "mypy"),
+                ("pkg/b.py", "F401", "ruff")}
+            assert {r["tool"]: r["status"] for r in report["runs"]} == {"eslint": "missing", "mypy": "ok",
+                                                                         "ruff": "ok"}
+            assert text.splitlines()[-1].startswith("4 diagnostic(s): 4 error, 0 warning, 3 fixable")
+
+
+async def test_fix_is_one_mutation_the_index_and_the_task_see(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", FILES)
+    with running_server(root) as server:
+        async with mcp_client(server) as client:
+            res = await client.call_tool("lint_check", {"tools": ["ruff"], "fix": True})
+            body, text = envelope(res), answer_text(res)
+            report = body["result"]
+            fix = report["fix"]
+            assert [f["path"] for f in fix["files"]] == ["pkg/a.py", "pkg/b.py"]
+            assert fix["mutation_id"] in text and fix["delta"]["mutation_id"] == fix["mutation_id"]
+            for fixed in fix["files"]:
+                on_disk = sha256_bytes((root / fixed["path"]).read_bytes())
+                assert fixed["new_sha256"] == on_disk and on_disk in text
+            assert (root / "pkg/a.py").read_text().startswith("import sys\n\n\ndef f")
+            assert (root / "pkg/b.py").read_text() == "import json\n\nvalue = json.dumps(1)\n"
+            assert "diagnostics" not in report  # what was left: nothing ruff reports
+            assert body["meta"].get("mutation_fingerprint")
+
+            # The index already serves the fixed text, with the hash the fix reported.
+            read = await call(client, "read_source", {"targets": [{"path": "pkg/b.py"}]})
+            assert read["files"][0]["file_sha256"] == fix["files"][1]["new_sha256"]
+            assert (await call(client, "get_task", {}))["task"]["counters"]["mutation_count"] == 1
+
+            # Nothing left to fix: no batch, no mutation.
+            again, _ = await _call(client, "lint_check", {"tools": ["ruff"], "fix": True})
+            assert "fix" not in again
+
+
+async def test_pages_and_bad_input_over_mcp(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", FILES)
+    with running_server(root) as server:
+        async with mcp_client(server) as client:
+            first, text = await _call(client, "lint_check", {"limit": 3})
+            assert len(first["diagnostics"]) == 3 and first["total"] == 4
+            assert f"next cursor: {first['next_cursor']}" in text
+            rest, _ = await _call(client, "lint_check", {"cursor": first["next_cursor"]})
+            assert len(rest["diagnostics"]) == 1 and rest["offset"] == 3 and "next_cursor" not in rest
+
+            assert (await call_error(client, "lint_check", {"cursor": "lint_0:1"}))["code"] == 1005
+            err = await call_error(client, "lint_check", {"tools": ["pylint"]})
+            assert err["code"] == 1003 and "ruff" in err["details"]["available"]
+            assert (await call_error(client, "lint_check", {"paths": ["../x.py"]}))["code"] == 5001
+            assert (await call_error(client, "lint_check", {"paths": ["nope.py"]}))["code"] == 5004
+            assert (await call_error(client, "lint_check", {"limit": 0}))["code"] == 1003
