@@ -240,11 +240,14 @@ def test_bad_input_is_a_typed_error(repo: tuple[Path, IndexService]) -> None:
 
 def test_blob_facts_are_cached_by_blob_id(repo: tuple[Path, IndexService]) -> None:
     root, index = repo
-    service = SemanticDiffService(root, index)
-    first = service.diff(limit=100)
-    misses = service.cache.misses
-    again = service.diff(limit=100)
-    assert service.cache.misses == misses and service.cache.hits >= misses
+    first_service = SemanticDiffService(root, index)
+    first = first_service.diff(limit=100)
+    parsed = first_service.cache.misses
+    assert parsed > 0
+    # A second service sharing the blob facts parses nothing again.
+    second_service = SemanticDiffService(root, index, cache=first_service.cache)
+    again = second_service.diff(limit=100)
+    assert first_service.cache.misses == parsed and first_service.cache.hits >= parsed
     assert again.changes == first.changes
 
 

@@ -171,11 +171,20 @@ def compare(old: Version | None, new: Version | None) -> list[Change]:
         after = _own(new, n, new_kids) if new is not None and n is not None else []
         return line_delta(before, after)
 
+    python = path.endswith((".py", ".pyi", ".pyw"))
+
+    def sig_tags(o: DefState, n: DefState) -> tuple[str, ...]:
+        before = o.display_name if old is None or old.lines is None else signatures.header(
+            old.lines, o.start_line, o.start_col, o.end_line, python=python)
+        after = n.display_name if new is None or new.lines is None else signatures.header(
+            new.lines, n.start_line, n.start_col, n.end_line, python=python)
+        return signatures.tags(before, after, o.name, n.name, n.kind)
+
     for o, n in pairs:
         if o.signature_hash != n.signature_hash:
             count, preview = delta(o, n)
             out.append(Change(path, n.kind, n.name, n.lexical_path, SIGNATURE_CHANGED, o, n, old_path, count,
-                              signatures.tags(o.display_name, n.display_name, o.name, n.name, n.kind), preview))
+                              sig_tags(o, n), preview))
         elif o.own_hash is not None and n.own_hash is not None:
             if o.own_hash != n.own_hash:
                 count, preview = delta(o, n)
@@ -188,7 +197,7 @@ def compare(old: Version | None, new: Version | None) -> list[Change]:
         count, preview = delta(o, n)
         tags: tuple[str, ...] = ("symbol_renamed",)
         if o.signature_hash != n.signature_hash:
-            tags += signatures.tags(o.display_name, n.display_name, o.name, n.name, n.kind)
+            tags += sig_tags(o, n)
         out.append(Change(path, n.kind, n.name, n.lexical_path, RENAMED, o, n, old_path, count, tags, preview))
     for o in removed:
         count, preview = delta(o, None)

@@ -14,6 +14,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Generic, TypeVar
 
 from codeplane.analysis.models import DefState, FileDefs
 from codeplane.index.languages import detect
@@ -103,33 +104,50 @@ def file_defs(path: str, data: bytes) -> FileDefs:
     return FileDefs(path, outcome.language, PARSED, _states(outcome.facts.defs, text))
 
 
-class FactsCache:
-    """``FileDefs`` by (path, blob id): the path matters because def_uids and the language depend on it."""
+K = TypeVar("K")
+V = TypeVar("V")
 
-    def __init__(self, max_files: int = CACHE_FILES) -> None:
-        self._max = max_files
-        self._items: OrderedDict[tuple[str, str], FileDefs] = OrderedDict()
+
+class Lru(Generic[K, V]):
+    """A thread-safe least-recently-used map with hit/miss counts."""
+
+    def __init__(self, max_items: int) -> None:
+        self._max = max_items
+        self._items: OrderedDict[K, V] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
 
-    def get(self, path: str, blob_id: str) -> FileDefs | None:
-        key = (path, blob_id)
+    def get(self, key: K) -> V | None:
         with self._lock:
             found = self._items.get(key)
-            if found is not None:
+            if found is None:
+                self.misses += 1
+            else:
                 self._items.move_to_end(key)
                 self.hits += 1
             return found
 
-    def put(self, path: str, blob_id: str, defs: FileDefs) -> None:
+    def put(self, key: K, value: V) -> None:
         with self._lock:
-            self.misses += 1
-            self._items[(path, blob_id)] = defs
-            self._items.move_to_end((path, blob_id))
+            self._items[key] = value
+            self._items.move_to_end(key)
             while len(self._items) > self._max:
                 self._items.popitem(last=False)
 
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+
+
+class FactsCache(Lru[tuple[str, str], FileDefs]):
+    """``FileDefs`` by (path, blob id): the path matters because def_uids and the language depend on it."""
+
+    def __init__(self, max_files: int = CACHE_FILES) -> None:
+        super().__init__(max_files)
+
+    def lookup(self, path: str, blob_id: str) -> FileDefs | None:
+        return self.get((path, blob_id))
+
+    def store(self, path: str, blob_id: str, defs: FileDefs) -> None:
+        self.put((path, blob_id), defs)

@@ -22,7 +22,7 @@ import pygit2
 from codeplane.analysis import epochs, report
 from codeplane.analysis.categories import category
 from codeplane.analysis.compare import Version, compare
-from codeplane.analysis.facts import FactsCache, file_defs
+from codeplane.analysis.facts import FactsCache, Lru, file_defs
 from codeplane.analysis.impact import Enricher, TestsFor, tests_by_path
 from codeplane.analysis.models import Change, DiffReport, FileChange, FileDefs
 from codeplane.analysis.paging import ReportStore, encode
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 
 MAX_LIMIT = 100
 NO_CHANGE = "no_definition_changed"
+#: Changed files whose comparison is kept (each a handful of small records).
+PAIR_CACHE = 8192
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,9 @@ class SemanticDiffService:
         self._index = index
         self._tests_for = tests_for
         self.cache = cache or FactsCache()
+        #: A file's raw changes (before enrichment) by (old path, old blob, new path, new blob).
+        self._pairs: Lru[tuple[str | None, str | None, str | None, str | None],
+                         tuple[tuple[tuple[Change, str | None], ...], str | None]] = Lru(PAIR_CACHE)
         self._reports = ReportStore()
 
     # -- the tool ----------------------------------------------------------------------------------
@@ -103,10 +108,10 @@ class SemanticDiffService:
 
     # -- git mode ----------------------------------------------------------------------------------
     def _defs(self, repo: pygit2.Repository, path: str, blob_id: str, data: bytes | None) -> FileDefs:
-        found = self.cache.get(path, blob_id)
+        found = self.cache.lookup(path, blob_id)
         if found is None:
             found = file_defs(path, data if data is not None else read_blob(repo, blob_id))
-            self.cache.put(path, blob_id, found)
+            self.cache.store(path, blob_id, found)
         return found
 
     def _git_report(self, base: str, target: str | None, scope: Sequence[str] | None) -> DiffReport:
@@ -132,9 +137,25 @@ class SemanticDiffService:
 
     def _pair(self, repo: pygit2.Repository, pair: FilePair, worktree: bool) -> tuple[list[tuple[Change, str | None]],
                                                                                     str | None]:
-        """This file's changes, or why it has none to report."""
+        """This file's changes, or why it has none to report (cached by both blob ids)."""
         if not pair.regular:
             return [], "not_a_regular_file"
+        new_data: bytes | None = None
+        new_id = pair.new_id
+        if pair.new_path is not None and worktree:
+            read = read_worktree(self.root, pair.new_path)
+            if read is None:
+                return [], "unreadable"
+            new_id, new_data = read
+        key = (pair.old_path, pair.old_id, pair.new_path, new_id)
+        cached = self._pairs.get(key)
+        if cached is None:
+            cached = self._compare(repo, pair, new_id, new_data)
+            self._pairs.put(key, cached)
+        return list(cached[0]), cached[1]
+
+    def _compare(self, repo: pygit2.Repository, pair: FilePair, new_id: str | None,
+                 new_data: bytes | None) -> tuple[tuple[tuple[Change, str | None], ...], str | None]:
         old = new = None
         old_lines: list[str] | None = None
         new_lines: list[str] | None = None
@@ -142,27 +163,20 @@ class SemanticDiffService:
             data = read_blob(repo, pair.old_id)
             old = self._defs(repo, pair.old_path, pair.old_id, data)
             old_lines = _lines(data)
-        if pair.new_path is not None:
-            if worktree:
-                read = read_worktree(self.root, pair.new_path)
-                if read is None:
-                    return [], "unreadable"
-                new_id, data = read
-            else:
-                assert pair.new_id is not None
-                new_id, data = pair.new_id, read_blob(repo, pair.new_id)
+        if pair.new_path is not None and new_id is not None:
+            data = new_data if new_data is not None else read_blob(repo, new_id)
             new = self._defs(repo, pair.new_path, new_id, data)
             new_lines = _lines(data)
         unparsed = next((d.status for d in (old, new) if d is not None and not d.parsed), None)
         if unparsed is not None:
-            return [], unparsed
+            return (), unparsed
         found = compare(Version(pair.old_path, old.defs, old_lines) if old and pair.old_path else None,
                         Version(pair.new_path, new.defs, new_lines) if new and pair.new_path else None)
         either = new or old
         language = either.language if either is not None else None
         if not found:
-            return [], NO_CHANGE
-        return [(c, language) for c in found], None
+            return (), NO_CHANGE
+        return tuple((c, language) for c in found), None
 
     # -- epoch mode --------------------------------------------------------------------------------
     def _epoch_report(self, base: int, target: int | None, scope: Sequence[str] | None) -> DiffReport:

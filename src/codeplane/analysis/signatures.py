@@ -7,6 +7,8 @@ the first balanced ``(...)`` after the name (skipping a ``<...>``/``[...]`` type
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import NamedTuple
 
 PARAMETERS_CHANGED = "parameters_changed"
@@ -38,6 +40,14 @@ def _balanced(text: str, start: int) -> int:
     return -1
 
 
+def _tidy(params: str) -> str:
+    """Formatting that never changes a parameter list: spaces inside the parentheses, a trailing comma."""
+    text = " ".join(params.split())
+    text = re.sub(r"\(\s+", "(", text)
+    text = re.sub(r",?\s*\)$", ")", text)
+    return text
+
+
 def split(display: str, name: str) -> Parts | None:
     """(text before the parameters, the parameter list, what follows) or None when there is no list."""
     at = display.find(name) if name else -1
@@ -57,7 +67,7 @@ def split(display: str, name: str) -> Parts | None:
     if end < 0:
         return None
     norm = " ".join
-    return Parts(norm(display[:i].split()), norm(display[i:end].split()), norm(display[end:].split()))
+    return Parts(norm(display[:i].split()), _tidy(display[i:end]), norm(display[end:].split()))
 
 
 #: Kinds whose parenthesised header part is a base list, not parameters.
@@ -80,6 +90,49 @@ def tags(old_display: str, new_display: str, old_name: str, new_name: str, kind:
     if old.before != new.before and not out:
         out.append(SIGNATURE_CHANGED)
     return tuple(out) or (SIGNATURE_CHANGED,)
+
+
+#: Header text read from the source: at most this many lines of a definition.
+HEADER_LINES = 200
+
+
+def _strip_hash_comment(line: str) -> str:
+    quote = ""
+    for i, ch in enumerate(line):
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#":
+            return line[:i]
+    return line
+
+
+def header(lines: Sequence[str], start_line: int, start_col: int, end_line: int, *, python: bool) -> str:
+    """A definition's header from its source, up to its body: the Python ``:`` at bracket depth 0, else the
+    first ``{``, ``;`` or ``=>`` at depth 0. Python comments are dropped. Untruncated, unlike
+    ``display_name`` (200 characters), so long parameter lists still split into their parts."""
+    parts = []
+    for n in range(start_line, min(end_line, start_line + HEADER_LINES - 1, len(lines)) + 1):
+        text = lines[n - 1][start_col:] if n == start_line else lines[n - 1]
+        parts.append(_strip_hash_comment(text) if python else text)
+    text = " ".join(" ".join(parts).split())
+    depth = 0
+    quote = ""
+    for i, ch in enumerate(text):
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"`":
+            quote = ch
+        elif ch in "([<" and not (ch == "<" and python):
+            depth += 1
+        elif ch in ")]>" and not (ch == ">" and (python or text[i - 1:i] == "=" or text[i - 1:i] == "-")):
+            depth = max(depth - 1, 0)
+        elif depth == 0 and ((python and ch == ":") or (not python and (ch in "{;" or text[i:i + 2] == "=>"))):
+            return text[:i].rstrip()
+    return text
 
 
 def short(display: str, name: str, qualified: str) -> str:
