@@ -20,13 +20,11 @@ def registered_checks() -> list[Check]:
     pays for loading every subsystem)."""
     from codeplane.git.doctor import check_git_tools
     from codeplane.index.doctor import check_index
-    from codeplane.lint.doctor import check_linters
     from codeplane.mutation.doctor import check_journal
     from codeplane.tasks.inspection import check_ledger
     from codeplane.testing.doctor import check_test_runners
 
-    return [*FOUNDATION_CHECKS, check_index, check_ledger, check_test_runners, check_linters, check_journal,
-            check_git_tools]
+    return [*FOUNDATION_CHECKS, check_index, check_ledger, check_test_runners, check_journal, check_git_tools]
 
 
 def run_checks(root: Path) -> list[CheckResult]:
@@ -42,7 +40,9 @@ def run_checks(root: Path) -> list[CheckResult]:
 
 def doctor(
     path: Annotated[Path | None, typer.Argument(help="Path inside the git work tree (default: cwd).")] = None,
-    logs: Annotated[bool, typer.Option("--logs", help="Append the last 200 log lines.")] = False,
+    logs: Annotated[bool, typer.Option(
+        "--logs", help="Append the last 200 log lines, and write one .tar.gz for a bug report (checks, status, "
+                       "recent traces, logs) under .codeplane/reports/.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Check the repository, config, server and tools; exit 1 if any check fails."""
@@ -54,6 +54,11 @@ def doctor(
         log_file = RepoLayout(root).log_file
         if log_file.is_file():
             log_lines = log_file.read_text(encoding="utf-8", errors="replace").splitlines()[-200:]
+    bundle: Path | None = None
+    if logs:
+        from codeplane.cli.bug_report import write_bundle
+
+        bundle = write_bundle(root, results)
     ok = all(r.ok for r in results)
 
     def render() -> None:
@@ -65,7 +70,12 @@ def doctor(
         console.print(table)
         for line in log_lines:
             console.print(line, markup=False)
+        if bundle is not None:
+            console.print(f"Bug report bundle: {bundle}", markup=False)
 
-    emit({"ok": ok, "checks": [r.__dict__ for r in results], "logs": log_lines}, as_json, render)
+    payload: dict[str, object] = {"ok": ok, "checks": [r.__dict__ for r in results], "logs": log_lines}
+    if bundle is not None:
+        payload["bundle"] = str(bundle)
+    emit(payload, as_json, render)
     if not ok:
         raise typer.Exit(1)

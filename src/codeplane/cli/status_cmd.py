@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,27 +20,6 @@ def _tail(layout: RepoLayout, count: int) -> list[str]:
     if not layout.log_file.is_file():
         return []
     return layout.log_file.read_text(encoding="utf-8", errors="replace").splitlines()[-count:]
-
-
-def _follow(layout: RepoLayout) -> None:
-    path = layout.log_file
-    console.print(f"Following {path} (Ctrl+C to stop)")
-    position = path.stat().st_size if path.exists() else 0
-    try:
-        while True:
-            if path.exists():
-                size = path.stat().st_size
-                if size < position:  # rotated
-                    position = 0
-                if size > position:
-                    with path.open("r", encoding="utf-8", errors="replace") as handle:
-                        handle.seek(position)
-                        for line in handle.read().splitlines():
-                            console.print(line, markup=False)
-                        position = handle.tell()
-            time.sleep(0.25)
-    except KeyboardInterrupt:
-        return
 
 
 def _render_index(index: Any) -> None:
@@ -119,7 +97,9 @@ def _render_tasks(tasks: Any) -> None:
 def status(
     path: Annotated[Path | None, typer.Argument(help="Path inside the git work tree (default: cwd).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Add the last 50 log lines.")] = False,
-    follow: Annotated[bool, typer.Option("--follow", "-f", help="Tail the server log.")] = False,
+    follow: Annotated[bool, typer.Option(
+        "--follow", "-f", help="Live picture of the running server (calls, latency, index freshness, tasks, test "
+                               "runs, log tail) until Ctrl+C; with --json one JSON line per second.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Show whether the server runs, its port/pid, HEAD/branch, index state and the last error."""
@@ -130,7 +110,9 @@ def status(
     with cli_errors(as_json):
         ctx = resolve(path, tolerant=True)  # status needs only the root; a config error is shown, not fatal
     if follow:
-        _follow(ctx.layout)
+        from codeplane.cli.live_view import follow as follow_live
+
+        follow_live(ctx.layout, as_json=as_json)
         return
     result = probe(ctx.layout)
     head = head_info(ctx.root)

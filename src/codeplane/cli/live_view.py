@@ -1,0 +1,152 @@
+"""``cpl status --follow``: the dashboard's live picture in the terminal (rich ``Live``), polled over HTTP.
+
+The same JSON the dashboard polls (``/dashboard/api/live``, ``/dashboard/api/operations``), so the two
+never disagree; the CLI never reaches into a running server any other way. With ``--json`` each poll is
+one JSON line (for scripts). While no server answers, the view says so and keeps polling.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+from rich.console import Group, RenderableType
+from rich.live import Live
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from codeplane.cli.output import console
+from codeplane.cli.probe import probe
+from codeplane.core.layout import RepoLayout
+
+POLL_S = 1.0
+RECENT_OPS = 12
+LOG_LINES = 6
+
+
+def fetch(port: int) -> dict[str, Any]:
+    """The live picture plus the newest operations, from the server on ``port``."""
+    base = f"http://127.0.0.1:{port}"
+    live: dict[str, Any] = httpx.get(f"{base}/dashboard/api/live", timeout=5).json()
+    ops = httpx.get(f"{base}/dashboard/api/operations", params={"limit": RECENT_OPS}, timeout=5).json()
+    live["recent_operations"] = ops.get("operations", [])
+    return live
+
+
+def _ms(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value / 1000:.2f} s" if value >= 1000 else f"{value:.1f} ms" if value >= 10 else f"{value:.2f} ms"
+
+
+def _log_tail(layout: RepoLayout) -> list[str]:
+    path = layout.log_file
+    if not path.is_file():
+        return []
+    with path.open("rb") as handle:
+        handle.seek(max(0, path.stat().st_size - 16_384))
+        lines = handle.read().decode("utf-8", errors="replace").splitlines()[-LOG_LINES:]
+    out = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+            out.append(f"{record.get('timestamp', '')} {record.get('level', '')} {record.get('event', '')}")
+        except (ValueError, AttributeError):
+            out.append(line)
+    return out
+
+
+def render(live: dict[str, Any], logs: list[str]) -> RenderableType:
+    server, index, calls = live["server"], live["index"], live["calls"]
+    health = "[green]healthy[/]" if server["ready"] and not index.get("error") else \
+        f"[yellow]{server.get('ready_reason') or 'starting'}[/]"
+    head = (f"{health}  {server['repo']}  pid {server['pid']}  up {server['uptime_ms'] // 1000} s  "
+            f"v{server['version']}{'  OTLP export on' if server.get('otlp_export') else ''}")
+    age = index.get("last_reconcile_age_s")
+    drift = " [yellow](index behind HEAD)[/]" if index.get("head_drift") else ""
+    index_line = (f"index {index.get('state')}  epoch {index.get('epoch')}  last reconcile "
+                  f"{'never' if age is None else f'{age} s ago'}  pending {index.get('pending_changes')}  "
+                  f"watcher {index.get('watcher')}{drift}")
+    proc = live.get("process") or {}
+    rss = proc.get("rss_bytes")
+    resources = (f"memory {rss / 2**20:.1f} MiB  " if rss else "") + \
+        f"cpu {proc.get('cpu_seconds')} s  open files {proc.get('open_fds')}  traces kept {live.get('traces_kept')}"
+
+    tools = Table(title=f"calls, last {calls['window_s'] // 60} min", expand=True, title_justify="left")
+    for column in ("tool", "calls", "per min", "errors", "p50", "p95", "p99"):
+        tools.add_column(column, justify="left" if column == "tool" else "right")
+    for name, stats in sorted(calls["tools"].items(), key=lambda item: -item[1]["calls"]):
+        tools.add_row(name, str(stats["calls"]), str(stats["per_min"]),
+                      f"[red]{stats['errors']}[/]" if stats["errors"] else "0",
+                      _ms(stats["p50_ms"]), _ms(stats["p95_ms"]), _ms(stats["p99_ms"]))
+
+    tasks = Table(title="open tasks", expand=True, title_justify="left")
+    for column in ("task", "budget use", "mutations", "test runs", "read calls", "flags"):
+        tasks.add_column(column)
+    for task in live.get("tasks", []):
+        use = task["use"]
+        flags = [f"no-op x{task['no_op']}"] * bool(task["no_op"]) + \
+            [f"non-progress x{task['non_progress']}"] * bool(task["non_progress"]) + \
+            [f"failure {fp[:10]} x{n}" for fp, n in task["repeated_failures"].items()]
+        tasks.add_row(task["task_id"], f"{task['max_use_pct']}%", "{}/{}".format(*use["mutations"]),
+                      "{}/{}".format(*use["test_runs"]), "{}/{}".format(*use["read_calls"]),
+                      Text(", ".join(flags) or "-", style="yellow" if flags else "dim"))
+
+    ops = Table(title="recent operations", expand=True, title_justify="left")
+    for column in ("time", "tool", "task", "outcome", "duration", "files"):
+        ops.add_column(column)
+    for op in live.get("recent_operations", []):
+        outcome = op["outcome"] + (f" {op['error_code']} {op.get('error_name') or ''}" if op.get("error_code") else "")
+        style = {"ok": "green", "error": "red", "refused": "yellow"}.get(op["outcome"], "")
+        ops.add_row(time.strftime("%H:%M:%S", time.localtime(op["started_ms"] / 1000)), op["tool"],
+                    op.get("task_id") or "-", Text(outcome, style=style), _ms(op["duration_ms"]),
+                    ", ".join(op.get("files") or []) or "")
+
+    runs = Table(title="recent test runs", expand=True, title_justify="left")
+    for column in ("run", "state", "targets", "passed", "failed", "duration"):
+        runs.add_column(column)
+    for run in live.get("test_runs", []):
+        runs.add_row(run["run_id"], run["state"], str(run["targets"]), str(run["passed"]),
+                     str(run["failed"] + run["error"]), _ms(run["duration_ms"]))
+    parts: list[RenderableType] = [Text.from_markup(head), Text(index_line), Text(resources, style="dim"), tools,
+                                   tasks, ops, runs]
+    if logs:
+        parts.append(Panel(Text("\n".join(logs), style="dim"), title="log", title_align="left"))
+    return Group(*parts)
+
+
+def follow(layout: RepoLayout, *, as_json: bool, iterations: int | None = None,
+           sleep: Callable[[float], None] = time.sleep) -> None:
+    """Poll and redraw until Ctrl+C (or ``iterations`` polls, for tests)."""
+    count = 0
+
+    def poll() -> tuple[dict[str, Any] | None, str | None]:
+        found = probe(layout)
+        if not (found.running and found.answering and found.port):
+            return None, found.error or "no server is running for this repository (cpl up)"
+        try:
+            return fetch(found.port), None
+        except (httpx.HTTPError, ValueError) as exc:
+            return None, f"{type(exc).__name__}: {exc}"
+
+    try:
+        if as_json:
+            while iterations is None or count < iterations:
+                live, problem = poll()
+                print(json.dumps(live if live is not None else {"running": False, "error": problem}), flush=True)
+                count += 1
+                sleep(POLL_S)
+            return
+        with Live(Text("connecting..."), console=console, refresh_per_second=4, screen=False) as view:
+            while iterations is None or count < iterations:
+                live, problem = poll()
+                view.update(render(live, _log_tail(layout)) if live is not None else
+                            Text(f"CodePlane: {problem} - waiting", style="yellow"))
+                count += 1
+                sleep(POLL_S)
+    except KeyboardInterrupt:
+        return

@@ -1,0 +1,104 @@
+"""``cpl status --follow`` (the live picture in a terminal) and ``cpl doctor --logs`` (the bug-report bundle)
+against the real server."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import tarfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.builders import CPL, ServerHandle, call, call_error, cpl_env, cpl_json, make_repo, mcp_client, running_server
+
+pytestmark = pytest.mark.anyio
+
+FILES = {"src/app.py": "def handle_request():\n    return 1\n"}
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ServerHandle]:
+    with running_server(make_repo(tmp_path / "repo", FILES)) as handle:
+        yield handle
+
+
+async def _calls(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        await call(client, "search", {"query": "handle_request"})
+        await call(client, "search", {"query": "handle_request"})
+        await call_error(client, "read_source", {"targets": [{"path": "missing.py"}]})
+
+
+def _follow(root: Path, *args: str, seconds: float) -> str:
+    proc = subprocess.Popen([*CPL, "status", "--follow", *args], cwd=root, env=cpl_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(seconds)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    return out
+
+
+async def test_status_follow_json_streams_the_live_picture(server: ServerHandle) -> None:
+    await _calls(server)
+    lines = [json.loads(line) for line in _follow(server.root, "--json", seconds=4).splitlines() if line]
+    assert len(lines) >= 2  # one per second
+    last = lines[-1]
+    assert last["calls"]["tools"]["search"]["calls"] == 2
+    assert last["index"]["watcher"] == "running" and last["server"]["ready"] is True
+    assert [op["tool"] for op in last["recent_operations"]][:3] == ["read_source", "search", "search"]
+    assert last["recent_operations"][0]["outcome"] == "error"
+
+
+async def test_status_follow_draws_tools_tasks_and_operations(server: ServerHandle) -> None:
+    await _calls(server)
+    out = _follow(server.root, seconds=3.5)
+    for expected in ("healthy", "calls, last 5 min", "search", "read_source", "open tasks", "recent operations",
+                     "error 5004"):
+        assert expected in out, (expected, out)
+
+
+def test_status_follow_without_a_server_says_so(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", FILES)
+    line = json.loads(_follow(root, "--json", seconds=2).splitlines()[0])
+    assert line["running"] is False and "no server" in line["error"]
+
+
+async def test_doctor_logs_bundles_checks_status_traces_and_logs(server: ServerHandle) -> None:
+    await _calls(server)
+    report = cpl_json("doctor", "--logs", cwd=server.root)
+    bundle = Path(report["bundle"])
+    assert bundle.parent == server.root / ".codeplane" / "reports" and bundle.stat().st_mode & 0o077 == 0
+    with tarfile.open(bundle) as archive:
+        names = set(archive.getnames())
+        assert {"versions.json", "checks.json", "server.json", "status.json", "live.json", "traces.json",
+                "logs/codeplane.jsonl"} <= names
+
+        def load(name: str) -> object:
+            member = archive.extractfile(name)
+            assert member is not None
+            return json.loads(member.read())
+
+        traces = load("traces.json")
+        assert isinstance(traces, dict)
+        ops = traces["operations"]
+        assert [op["tool"] for op in ops][:3] == ["read_source", "search", "search"]
+        assert ops[1]["spans"][0]["name"] == "tools/call search"
+        assert "index.search" in {s["name"] for s in ops[1]["spans"]}
+        checks = load("checks.json")
+        assert isinstance(checks, list) and checks
+
+
+def test_doctor_logs_without_a_server_still_writes_a_bundle(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", FILES)
+    subprocess.run([*CPL, "init", str(root)], env=cpl_env(), capture_output=True, check=False, timeout=120)
+    report = cpl_json("doctor", "--logs", cwd=root)
+    with tarfile.open(report["bundle"]) as archive:
+        member = archive.extractfile("server.json")
+        assert member is not None
+        assert json.loads(member.read())["running"] is False
+        assert "traces.json" not in archive.getnames()
