@@ -33,7 +33,7 @@ from codeplane.index.search import LexicalScope
 from codeplane.index.service import IndexService, LexicalRequest
 from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.index.structural.service import StructuralService, SymbolRequest
-from tests.builders import cpl_json, git, make_repo, write_files
+from tests.builders import call, cpl_json, git, make_repo, mcp_client, running_server, write_files
 
 FILES: dict[str, str] = {
     "pkg/__init__.py": "from pkg.core import Engine, start\n__all__ = ['Engine', 'start']\n",
@@ -461,3 +461,23 @@ def test_flipped_byte_fails_the_checksum(origin: Path, artifact: Path, tmp_path:
     (tmp_path / "nosidecar.tar.gz").write_bytes(artifact.read_bytes())
     with _running(_clone(origin, tmp_path / "unverified"), artifact=str(tmp_path / "nosidecar.tar.gz")) as service:
         assert _status(service)["source"]["artifact_refused"]["code"] == ErrorCode.ARTIFACT_UNVERIFIED.code
+
+
+# -- the real server -----------------------------------------------------------------------------------------
+@pytest.mark.anyio
+async def test_cpl_up_index_from_serves_the_artifact_and_says_so(origin: Path, artifact: Path,
+                                                                 tmp_path: Path) -> None:
+    root = _clone(origin, tmp_path / "dev")
+    with running_server(root, "--index-from", str(artifact)) as server:
+        server.wait_serving()
+        source = server.get("/status").json()["index"]["source"]
+        async with mcp_client(server) as client:
+            described = await call(client, "describe", {})
+            found = await call(client, "search", {"query": "Engine", "syntax": "identifier"})
+    sha = hashlib.sha256(artifact.read_bytes()).hexdigest()
+    assert source["kind"] == "artifact" and source["sha256"] == sha and source["source"] == str(artifact)
+    assert described["status"]["index"]["source"]["sha256"] == sha
+    assert {h["path"] for h in found["results"]} == {"pkg/__init__.py", "pkg/core.py", "tests/test_core.py",
+                                                      "README.md"}
+    status = cpl_json("status", str(root), cwd=root)
+    assert status["index"]["source"]["sha256"] == sha

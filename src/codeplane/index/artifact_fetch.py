@@ -87,7 +87,9 @@ class _Http:
     def __init__(self, timeout: float, retries: int) -> None:
         self.timeout = timeout
         self.retries = retries
-        self.client = httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=True)
+        # Redirects are followed (release hosts and object stores use them), but never to plain http elsewhere.
+        self.client = httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=True,
+                                   event_hooks={"request": [lambda request: _check_url(str(request.url))]})
 
     def close(self) -> None:
         self.client.close()
