@@ -182,7 +182,7 @@ def test_blast_radius_from_the_index(repo: tuple[Path, IndexService]) -> None:
     assert found["pkg/core.py:removed_one"].behavior_change_risk == "high"
     hint = SemanticDiffService(root, index).diff(limit=1).agentic_hint
     assert hint.startswith("1. update the callers of") and "params (0 proven, 2 strong)" in hint
-    assert "check references to 2 removed symbols" in hint
+    assert "2. check references to 2 removed symbols" in hint
 
 
 def test_two_commits_and_a_renamed_file(tmp_path: Path) -> None:

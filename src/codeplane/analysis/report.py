@@ -94,8 +94,12 @@ def summary(changes: Sequence[Change], files_changed: int, non_structural: int) 
     tally = counts(changes)
     parts = [f"{n} {_LABEL[k]}" for k, n in tally.items() if n]
     head = ", ".join(parts) if parts else "no structural changes"
-    return f"{head} in {files_changed} files" + (f"; {non_structural} files without structural changes"
-                                                  if non_structural else "")
+    return f"{head} in {_plural(files_changed, 'file')}" + (
+        f"; {_plural(non_structural, 'file')} without structural changes" if non_structural else "")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _names(changes: Sequence[Change], detail: bool = False) -> str:
@@ -113,7 +117,7 @@ def breaking_summary(changes: Sequence[Change]) -> str | None:
     breaking = [c for c in changes if c.structural_severity == "breaking"]
     if not breaking:
         return None
-    return f"{len(breaking)} breaking changes: {_names(breaking)}"
+    return f"{_plural(len(breaking), 'breaking change')}: {_names(breaking)}"
 
 
 def _refs(c: Change) -> int:
@@ -126,21 +130,23 @@ def agentic_hint(changes: Sequence[Change]) -> str:
     signature = sorted((c for c in changes if c.change in (SIGNATURE_CHANGED, RENAMED) and _refs(c)),
                        key=lambda c: (-_refs(c), c.path, c.qualified_name))
     if signature:
-        steps.append(f"update the callers of {len(signature)} changed signatures/names: {_names(signature, True)}")
+        steps.append(f"update the callers of {_plural(len(signature), 'changed signature/name')}: "
+                     f"{_names(signature, True)}")
     removed = sorted((c for c in changes if c.change == REMOVED),
                      key=lambda c: (-(c.impact.reference_count if c.impact else 0), c.path, c.qualified_name))
     if removed:
-        steps.append(f"check references to {len(removed)} removed symbols: {_names(removed)}")
+        steps.append(f"check references to {_plural(len(removed), 'removed symbol')}: {_names(removed)}")
     rank = {"high": 0, "medium": 1, "unknown": 2, "low": 3}
     body = sorted((c for c in changes if c.change == BODY_CHANGED),
                   key=lambda c: (rank[c.behavior_change_risk], c.path, c.qualified_name))
     if body:
         risky = sum(1 for c in body if c.behavior_change_risk in ("high", "medium"))
-        steps.append(f"review {len(body)} body changes for correctness ({risky} medium/high risk): {_names(body)}")
+        steps.append(f"review {_plural(len(body), 'body change')} for correctness ({risky} medium/high risk): "
+                     f"{_names(body)}")
     tests = sorted({t for c in changes if c.impact is not None for t in c.impact.affected_test_files})
     if tests:
         more = len(tests) - MAX_NAMES
-        steps.append(f"re-run {len(tests)} affected test targets: {', '.join(tests[:MAX_NAMES])}"
+        steps.append(f"re-run {_plural(len(tests), 'affected test target')}: {', '.join(tests[:MAX_NAMES])}"
                      + (f" and {more} more" if more > 0 else ""))
     if not steps:
         return "nothing to act on"
