@@ -37,6 +37,8 @@ ALL = "*"
 ProgressFn = Callable[[int, int], None]
 #: Shared by every publish (the single writer), so at most this many files are read at once.
 _READERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="codeplane-read")
+#: Runs a big epoch's Tantivy commit beside the indexers' finishing work.
+_COMMITTER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="codeplane-tantivy-commit")
 
 
 @dataclass(frozen=True)
@@ -113,9 +115,12 @@ class EpochPublisher:
             for hooks in hooked:
                 hooks.begin_epoch(conn, epoch)
             stale = self._write(conn, epoch, changes, extras, progress)
-            for hooks in hooked:
-                hooks.finish_epoch(conn, epoch)
-            opstamp = self._lexical.commit()
+
+            def finish() -> None:
+                for hooks in hooked:
+                    hooks.finish_epoch(conn, epoch)
+
+            opstamp = self._commit_while(finish, overlap=len(changes.upserts) + len(changes.renamed) >= CHUNK)
         except BaseException:
             conn.execute("ROLLBACK")
             self._lexical.rollback()
@@ -141,6 +146,24 @@ class EpochPublisher:
             raise
         return EpochSummary(epoch, reason, published, duration, changes.added, changes.modified,
                             len(changes.deleted), len(changes.touched), renamed, tuple(sorted(stale)))
+
+    def _commit_while(self, finish: Callable[[], None], *, overlap: bool) -> int:
+        """Run ``finish`` (the indexers' end of the epoch) and the Tantivy commit; returns the opstamp.
+
+        For a big epoch the commit (Tantivy's threads flushing the documents added meanwhile) runs in a thread
+        while this one links and indexes, so both cores work. Both still end before SQLite commits: if
+        ``finish`` fails after Tantivy committed, the caller rolls SQLite back and the ``tantivy_inflight``
+        marker (committed first) makes the next publish or start re-derive those documents, as after a crash.
+        """
+        if not overlap:
+            finish()
+            return self._lexical.commit()
+        committing = _COMMITTER.submit(self._lexical.commit)
+        try:
+            finish()
+        finally:
+            opstamp = committing.result()  # never leave the commit running past a failure
+        return opstamp
 
     def touch(self, changes: ChangeSet) -> None:
         """Record new stat data for files whose content did not change (no reindex, no new epoch)."""
