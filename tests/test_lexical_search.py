@@ -185,3 +185,19 @@ def test_ranked_candidates_release_ties_in_path_order_across_batches(tmp_path: P
         order = list(ranked)
         assert ranked.count == 153 and len(order) == 153 and len({p for p, _ in order}) == 153
         assert order == sorted(order, key=lambda item: (-item[1], item[0]))
+
+
+def test_a_scoped_search_waits_only_for_pending_changes_in_its_scope(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"src/a.py": "needle\n", "docs/a.md": "needle\n"})
+    with running_index(repo, freshness_wait_ms=300) as index:
+        with index._pipeline.lock:  # the writer is busy: marked paths stay pending
+            (repo / "docs" / "a.md").write_text("needle needle\n")
+            index._pending.mark(["docs/a.md"])
+            assert hit_lines(index, "needle", scope=LexicalScope(paths=("src/",))) == {("src/a.py", 1)}
+            assert hit_lines(index, "needle", scope=LexicalScope(languages=("python",))) == {("src/a.py", 1)}
+            with pytest.raises(CodePlaneError) as caught:
+                hit_lines(index, "needle", scope=LexicalScope(paths=("docs/",)))
+            assert caught.value.code == 3005
+            index._pending.mark(["docs"])  # a directory may hold files in any scope
+            with pytest.raises(CodePlaneError):
+                hit_lines(index, "needle", scope=LexicalScope(paths=("src/",)))

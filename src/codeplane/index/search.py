@@ -17,11 +17,13 @@ scan that runs out ends the chain with ``truncated``.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pathspec
@@ -62,6 +64,22 @@ class LexicalHit:
 
 def scope_spec(globs: Sequence[str]) -> pathspec.PathSpec[Any] | None:
     return pathspec.PathSpec.from_lines("gitignore", globs) if globs else None
+
+
+def scope_concerns(root: Path, scope: LexicalScope) -> Callable[[str], bool]:
+    """Which pending paths a search in ``scope`` must wait for (per-file freshness, D6): those in scope, and any
+    path that is not a regular file now (a directory, or gone) since it may hold or have held files in scope."""
+    spec = scope_spec(scope.paths)
+    languages = set(scope.languages)
+    if spec is None and not languages:
+        return lambda _path: True
+
+    def concerns(path: str) -> bool:
+        if not os.path.isfile(os.path.join(root, path)):
+            return True
+        return (spec is None or spec.match_file(path)) and (not languages or family_of(path) in languages)
+
+    return concerns
 
 
 def _text_rows(conn: sqlite3.Connection, scope: LexicalScope) -> list[str]:

@@ -34,7 +34,7 @@ from codeplane.index.files import MAX_LIST_LIMIT, FilePage, list_entries
 from codeplane.index.freshness import PendingChanges, concerns_prefix
 from codeplane.index.pipeline import IndexCounts, IndexPipeline, ReconcileReport
 from codeplane.index.query import Syntax, compile_query
-from codeplane.index.search import LexicalHit, LexicalScope, lexical_stream
+from codeplane.index.search import LexicalHit, LexicalScope, lexical_stream, scope_concerns
 from codeplane.index.store import FileRecord
 from codeplane.repo.ignore import IgnoreRules
 from codeplane.repo.textcache import TextCache
@@ -310,7 +310,7 @@ class IndexService:
             return LexicalPage(page.items, page.next_cursor, page.total, page.truncated, page.epoch)
         query = compile_query(request.query, request.syntax, request.case_sensitive)
         with span("index.wait_fresh"):
-            self._await(lambda _p: True)
+            self._await(scope_concerns(self.root, request.scope))
         epoch = self.epoch
         with span("index.search", epoch=epoch) as step:
             with self._pipeline.store.read() as conn:
