@@ -55,6 +55,9 @@ PKG = {
         "def test_helper() -> None:\n"
         "    assert helper('x').endswith('x') and h2('y').endswith('y')\n"
         "    assert all(p.endswith(s) for p, s in zip(go(), 'abcd'))\n\n\n"
+        "def test_package_attribute() -> None:\n"
+        "    import pkg\n"
+        "    assert pkg.util.helper('q').endswith('q')\n\n\n"
         "def test_patch() -> None:\n"
         "    with mock.patch('pkg.util.helper', return_value='p'):\n"
         "        import pkg.util\n"
@@ -94,7 +97,9 @@ def test_function_moves_to_a_new_module_with_its_imports_and_every_importer_foll
         assert user.startswith("from ..util import Widget\nfrom .paths2 import helper as join_name\n")
         assert "paths2.helper('b')" in user and "pkg.core.paths2.helper('c')" in user
         assert "import pkg.core.paths2\n" in user and "from pkg.core import paths2\n" in user
-        assert "mock.patch('pkg.core.paths2.helper'" in env.read("tests/test_util.py")
+        test_util = env.read("tests/test_util.py")
+        assert "mock.patch('pkg.core.paths2.helper'" in test_util
+        assert "    import pkg\n    import pkg.core.paths2\n    assert pkg.core.paths2.helper('q')" in test_util
         result = run_tests(env)
         assert result.returncode == 0, result.stdout + result.stderr
 
@@ -213,3 +218,23 @@ async def test_symbol_move_over_mcp_preview_apply_and_bad_input(tmp_path: Path) 
                                                              "src/pkg/core/user.py", "tests/test_util.py"}
     assert "def helper" in (repo / "src/pkg/core/paths.py").read_text()
     assert "from .paths import helper as join_name" in (repo / "src/pkg/core/user.py").read_text()
+
+
+def test_direct_import_cycles_are_refused_and_dropped_imports_are_no_anchor(tmp_path: Path) -> None:
+    files = {"pkg/__init__.py": "", "pkg/base.py": "class Base:\n    pass\n",
+             "pkg/b.py": "X = 1\n",
+             # a imports b at import time; f needs a's own Y: b would import a back.
+             "pkg/a.py": "from pkg.b import X\n\nY = X\n\n\ndef f():\n    return Y\n",
+             "pkg/m.py": ('"""Doc."""\n\nfrom pkg.base import Base\n\n\ndef split(x):\n    return isinstance(x, Base)\n'
+                          "\n\ndef use(x):\n    return split(x)\n")}
+    with refactor_env(tmp_path / "repo", files) as env:
+        with pytest.raises(CodePlaneError) as cycle:
+            env.service.move_symbol("pkg.a.f", "pkg/b.py")
+        assert cycle.value.code == 4009 and "at import time" in cycle.value.message
+        # Base was only used by split: its import leaves m, and m's new import takes its place.
+        preview = env.service.move_symbol("pkg.m.split", "pkg/other.py")
+        env.service.apply(preview.refactor_id)
+        assert env.read("pkg/m.py") == ('"""Doc."""\nfrom pkg.other import split\n\n\n\n'
+                                        "def use(x):\n    return split(x)\n")
+        assert env.read("pkg/other.py") == ("from pkg.base import Base\n\n\n"
+                                            "def split(x):\n    return isinstance(x, Base)\n")

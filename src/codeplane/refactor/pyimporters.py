@@ -131,10 +131,12 @@ class _Scan:
     from_imports: list[tuple[Any, Any, int]] = field(default_factory=list)  # (stmt, name item, level)
     stars: list[Any] = field(default_factory=list)
     #: local module name -> (binding statement, how: "chain" | "alias" | "from", relative level)
-    modules: dict[str, tuple[Any, str, int]] = field(default_factory=dict)
+    modules: dict[str, list[tuple[Any, str, int]]] = field(default_factory=dict)
     #: local names already bound to the destination module.
     new_locals: set[str] = field(default_factory=set)
     plain_imports: set[str] = field(default_factory=set)
+    #: first component -> an ``import a.b`` statement binding it (``import click`` then ``click.utils.f``).
+    roots: dict[str, list[Any]] = field(default_factory=dict)
     identifiers: set[str] = field(default_factory=set)
 
 
@@ -152,11 +154,13 @@ def _scan(move: SymbolMove, src: SourceText, root: Any) -> _Scan:
                     continue
                 dotted = text_of(name)
                 scan.plain_imports.add(dotted)
+                if not aliased:
+                    scan.roots.setdefault(dotted.split(".")[0], []).append(node)
                 target = mods.resolve_module(dotted)
                 alias = child.child_by_field_name("alias") if aliased else None
                 if target == move.old_path:
-                    scan.modules[text_of(alias) if alias is not None else dotted] = \
-                        (node, "alias" if alias is not None else "chain", 0)
+                    scan.modules.setdefault(text_of(alias) if alias is not None else dotted, []).append(
+                        (node, "alias" if alias is not None else "chain", 0))
                 elif target == move.new_path and alias is not None:
                     scan.new_locals.add(text_of(alias))
         elif node.type == "import_from_statement":
@@ -181,7 +185,7 @@ def _scan(move: SymbolMove, src: SourceText, root: Any) -> _Scan:
                 sub = _resolve(mods, src.path, level, f"{dotted}.{text_of(inner)}" if dotted else text_of(inner))
                 local = text_of(alias) if alias is not None else text_of(inner)
                 if sub == move.old_path and sub != base:
-                    scan.modules[local] = (node, "from", level)
+                    scan.modules.setdefault(local, []).append((node, "from", level))
                 elif sub == move.new_path and sub != base:
                     scan.new_locals.add(local)
     return scan
@@ -250,7 +254,12 @@ def _attribute_edits(move: SymbolMove, src: SourceText, root: Any, scan: _Scan, 
         if attr is None or obj is None or text_of(attr) != move.name:
             continue
         receiver = "".join(text_of(obj).split())
-        binding = scan.modules.get(receiver)
+        binding = _visible(scan.modules.get(receiver, []), node)
+        root_stmt = _visible([(s, "chain", 0) for s in scan.roots.get(receiver.split(".")[0], [])], node)
+        if binding is None and "." in receiver and root_stmt is not None and \
+                move.mods.resolve_module(receiver) == move.old_path:
+            # ``import click`` then ``click.utils.f``: the submodule is an attribute of its imported package.
+            binding = root_stmt
         if binding is None:
             continue
         stmt, how, level = binding
@@ -273,6 +282,30 @@ def _attribute_edits(move: SymbolMove, src: SourceText, root: Any, scan: _Scan, 
                     line = f"import {move.new_module} as {local}" if (alias or parent) else f"import {stem}"
                 inserts.after(src, stmt, line)
         result.edits.append((src.edit_for_node(obj, local, "module_attribute"), "high"))
+
+
+def _visible(bindings: list[tuple[Any, str, int]], use: Any) -> tuple[Any, str, int] | None:
+    """The binding statement in effect at ``use``: the innermost enclosing function's own import before the
+    use, else a module-level one (imports inside other functions do not bind here)."""
+    scopes: list[int] = []
+    current = use.parent
+    while current is not None:
+        if current.type in ("function_definition", "module"):
+            scopes.append(current.id)
+        current = current.parent
+    best: tuple[int, int, tuple[Any, str, int]] | None = None
+    for binding in bindings:
+        owner = binding[0].parent
+        while owner is not None and owner.type not in ("function_definition", "module"):
+            owner = owner.parent
+        if owner is None or owner.id not in scopes:
+            continue
+        depth = scopes.index(owner.id)
+        before = binding[0].start_byte <= use.start_byte or owner.type == "module"
+        rank = (-depth, binding[0].start_byte if before else -1)
+        if before and (best is None or rank > best[:2]):
+            best = (rank[0], rank[1], binding)
+    return best[2] if best is not None else None
 
 
 def _new_local(scan: _Scan, stem: str) -> str:

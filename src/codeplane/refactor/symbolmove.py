@@ -120,6 +120,8 @@ class SymbolMovePlanner:
         self.inserts = Insertions()
         #: Files the old module stops importing (imports only the moved block used).
         self.dropped_targets: set[str] = set()
+        #: Files the old module still imports at import time after the move (not under ``TYPE_CHECKING``).
+        self.old_runtime_imports: set[str] = set()
 
     # -- planning ---------------------------------------------------------------------------------------
     def plan(self) -> tuple[Draft, dict[str, SourceText], dict[str, str], list[str]]:
@@ -151,6 +153,7 @@ class SymbolMovePlanner:
                          "needs_from_old_module": needs.from_old, "remaining_uses_in_old_module": remaining,
                          "keep_reexport": self.keep_reexport})
         self._old_module_edits(old_src, old_root, block, old_keeps=old_keeps, bindings=old_bindings, needs=needs)
+        self._refuse_direct_cycle(old_keeps, needs, dest_bindings)
         self._warn_cycles(old_keeps, bool(needs.from_old))
         for name in global_writes(block):
             self.draft.warnings.append(f"{self.name} assigns the global {name!r}; after the move that is "
@@ -241,6 +244,25 @@ class SymbolMovePlanner:
                              details={"path": self.dest, "line": line, "name": name,
                                       "reason": "dependency bound differently in destination"})
 
+    def _refuse_direct_cycle(self, old_keeps: bool, needs: _Needs, dest_bindings: Mapping[str, list[Binding]]) -> None:
+        """4009 when the two modules would import each other at import time (guarded imports aside)."""
+        dest_imports_old = any(self._spec_target(b.spec) == self.move.old_path for found in dest_bindings.values()
+                               for b in found if b.kind == "import" and b.spec is not None and not b.type_checking
+                               and not (b.spec.module == self.move.old_module and b.spec.name == self.name))
+        problem = None
+        if needs.from_old and self.dest in self.old_runtime_imports:
+            problem = (f"{self.move.old_module} imports {self.move.new_module} at import time, and {self.name} "
+                       f"needs {', '.join(needs.from_old)} from {self.move.old_module}")
+        elif old_keeps and dest_imports_old:
+            problem = (f"{self.move.new_module} imports {self.move.old_module} at import time, and "
+                       f"{self.move.old_module} still needs {self.name}")
+        if problem is not None:
+            raise CodePlaneError(ErrorCode.REFACTOR_CIRCULAR_IMPORT,
+                                 f"moving {self.name} would make the modules import each other: {problem}",
+                                 details={"symbol": self.target.qualified_name, "reason": "circular import",
+                                          "needs_from_old_module": needs.from_old,
+                                          "keep_reexport": self.keep_reexport})
+
     def _warn_cycles(self, old_imports_dest: bool, dest_imports_old: bool) -> None:
         if old_imports_dest and self._reaches(self.dest, self.move.old_path):
             self.draft.warnings.append(
@@ -275,18 +297,18 @@ class SymbolMovePlanner:
     def _old_module_edits(self, src: SourceText, root: Any, block: Block, *, old_keeps: bool,
                           bindings: Mapping[str, list[Binding]], needs: _Needs) -> None:
         self.draft.code.append((_delete_block(src, block), "high"))
+        deleted = self._drop_unused_imports(src, root, block, bindings, needs)
         if old_keeps:
             relative = uses_relative_imports(root)
             line = ImportSpec(self.move.new_module, self.name).render(self.mods, src.path, self.move.old_module,
                                                                       relative)
-            _insert_import(self.inserts, src, root, line)
+            _insert_import(self.inserts, src, root, line, skip=deleted)
         if not self.keep_reexport:
             for edit in _all_entry_removals(src, root, self.name):
                 self.draft.code.append((edit, "high"))
-        self._drop_unused_imports(src, root, block, bindings, needs)
 
     def _drop_unused_imports(self, src: SourceText, root: Any, block: Block, bindings: Mapping[str, list[Binding]],
-                             needs: _Needs) -> None:
+                             needs: _Needs) -> set[int]:
         """Imports only the moved block used leave the old module (a stale ``from .dest import X`` would
         otherwise turn the move into an import cycle). Kept when listed in ``__all__`` or imported from the
         old module by another file (a re-export)."""
@@ -328,7 +350,10 @@ class SymbolMovePlanner:
                     target = self._spec_target(b.spec)
                     if target is not None:
                         remaining_targets.add(target)
+                        if not b.type_checking:
+                            self.old_runtime_imports.add(target)
         self.dropped_targets = dropped_targets - remaining_targets
+        return {stmt.id for stmt, items in unused.values() if len(items) == len(_import_items(stmt))}
 
     def _imported_from_old(self, name: str) -> bool:
         refs = [r for r in self.reader.refs_named(name, None, 20_000) if r.role == "IMPORT" and r.via_import_uid]
@@ -494,9 +519,10 @@ def _delete_block(src: SourceText, block: Block) -> SpanEdit:
                     src.slice(block.start_line, 0, block.end_line, end_col), "", "moved_definition")
 
 
-def _header_statements(root: Any) -> tuple[Any | None, Any | None]:
-    """``(module docstring statement, last import statement before the first definition)``."""
-    statements = [s for s in root.named_children if s.type != "comment"]
+def _header_statements(root: Any, skip: set[int] | frozenset[int] = frozenset()) -> tuple[Any | None, Any | None]:
+    """``(module docstring statement, last import statement before the first definition)``; statements in
+    ``skip`` (being deleted) are no anchors."""
+    statements = [s for s in root.named_children if s.type != "comment" and s.id not in skip]
     docstring = None
     first = statements[0] if statements else None
     if first is not None and (first.type == "string" or (first.type == "expression_statement" and
@@ -512,8 +538,9 @@ def _header_statements(root: Any) -> tuple[Any | None, Any | None]:
     return docstring, last_import
 
 
-def _insert_import(inserts: Insertions, src: SourceText, root: Any, line: str) -> None:
-    docstring, last_import = _header_statements(root)
+def _insert_import(inserts: Insertions, src: SourceText, root: Any, line: str,
+                   skip: set[int] | frozenset[int] = frozenset()) -> None:
+    docstring, last_import = _header_statements(root, skip)
     anchor = last_import or docstring
     if anchor is not None:
         inserts.after(src, anchor, line)
