@@ -365,7 +365,9 @@ class RunExecutor:
             first, last = attempts[0].result, attempts[-1].result
             # A file pytest ignores (collect_ignore) or whose tests all skip costs ~0 s and says so; without
             # a sample its default estimate would weigh in every packing (attrs: 1 s, a quarter of a worker).
-            if (first.duration_s > 0 or first.outcome == "skipped") and first.outcome != "timeout":
+            # A run of some of a target's cases says nothing about what the whole target costs.
+            if ((first.duration_s > 0 or first.outcome == "skipped") and first.outcome != "timeout"
+                    and not target.cases):
                 durations[(target.runner, target_id)] = first.duration_s
             if len(attempts) > 1 and first.outcome in _RETRYABLE and last.outcome in ("passed", "skipped"):
                 outcomes[target_id] = "flaky"

@@ -17,16 +17,18 @@ is added to make up for it (§11.9.7): the agent decides.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from codeplane.index.languages import detect
 from codeplane.index.structural.modules import file_keys
 from codeplane.testing.impact_graph import ImportGraph, build_graph, current_epoch
+from codeplane.testing.impact_symbols import ReadLines, SymbolSelection, SymbolWalk
 
 Confidence = Literal["high", "low"]
 #: §11.9.6: coverage gaps are capped.
@@ -39,6 +41,16 @@ ReadConnection = Callable[[], AbstractContextManager[sqlite3.Connection]]
 
 
 @dataclass(frozen=True)
+class CaseMatch:
+    """A selected test case (``test_x``, ``TestC::test_x``, or a whole class ``TestC``) and how it is reached."""
+
+    case: str
+    confidence: Confidence
+    #: From the test to a changed definition, e.g. ``tests/t.py::test_x → helper → pkg.mod.f (changed)``.
+    chain: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class TestMatch:
     __test__ = False
 
@@ -46,6 +58,13 @@ class TestMatch:
     confidence: Confidence
     #: How the test reaches a change, e.g. ``imports attr._make (exact)``; at most 5, sorted.
     reasons: tuple[str, ...]
+    #: The cases to run (symbol-level selection); empty: the whole file.
+    cases: tuple[CaseMatch, ...] = ()
+
+    @property
+    def node_ids(self) -> tuple[str, ...]:
+        """What to hand the runner: ``file::case`` per selected case, or the file."""
+        return tuple(f"{self.test_file}::{c.case}" for c in self.cases) or (self.test_file,)
 
 
 @dataclass(frozen=True)
@@ -63,6 +82,10 @@ class ImpactResult:
     #: Imports of a changed module's own top-level package that resolve to no file (``path imports module``,
     #: at most 20): edges the walk cannot follow, so the tier is ``partial``.
     unresolved_imports: tuple[str, ...] = ()
+    #: Changed definitions the symbol-level walk started from (qualified names).
+    changed_symbols: tuple[str, ...] = ()
+    #: ``path: reason`` for each change the symbol graph could not follow (module-level selection instead).
+    fallbacks: tuple[str, ...] = ()
 
     @property
     def test_files(self) -> tuple[str, ...]:
@@ -112,18 +135,94 @@ class ImpactIndex:
             self._graph = graph
         return graph
 
-    def affected(self, changed_files: Sequence[str], test_files: Sequence[str], *,
-                 uncovered: bool = False) -> ImpactResult:
+    def affected(self, changed_files: Sequence[str], test_files: Sequence[str], *, uncovered: bool = False,
+                 ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None,
+                 read_lines: ReadLines | None = None) -> ImpactResult:
         """Test files (among ``test_files``) affected by changes to ``changed_files``.
+
+        A Python file with changed line ranges (1-based, inclusive, in the file as it is now) is selected at
+        symbol level (``impact_symbols.py``: test cases, each with its chain); any other file, and whatever
+        that walk cannot follow, at module level. ``read_lines`` gives a file's current lines (decorators:
+        fixtures, autouse, hooks); without it every fixture candidate selects its whole scope.
 
         Raises ``LookupError`` when the index holds no import facts, and whatever the read connection raises
         (3004 while the index is not running).
         """
+        changed = sorted({p.strip().removeprefix("./") for p in changed_files if p.strip()})
         with self._read() as conn:
             exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'st_import'")
             if exists.fetchone() is None:
                 raise LookupError("the index has no import facts (structural index not built)")
-            return _Walk(conn, self._graph_for(conn), test_files).run(changed_files, uncovered=uncovered)
+            graph = self._graph_for(conn)
+            sharp = {p: tuple(ranges[p]) for p in changed if ranges and ranges.get(p) and p in graph.id_of
+                     and p.endswith((".py", ".pyi"))}
+            if not sharp:
+                return _Walk(conn, graph, test_files).run(changed, uncovered=uncovered)
+            selection = SymbolWalk(conn, graph.id_of, graph.path_of, test_files, read_lines or _unreadable).run(sharp)
+            blunt = sorted({*(p for p in changed if p not in sharp), *(p for p, _ in selection.fallbacks)})
+            walk = _Walk(conn, graph, test_files)
+            result = walk.run(blunt, uncovered=uncovered)
+            return _merge(result, selection, walk, changed)
+
+
+_RANGES = re.compile(r"^(?P<path>.+?):(?P<ranges>\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*)$")
+
+
+def parse_changes(items: Sequence[str]) -> tuple[list[str], dict[str, list[tuple[int, int]]]]:
+    """``path`` or ``path:12-30,41`` (changed lines of the file as it is now) → (paths, line ranges by path)."""
+    paths: list[str] = []
+    ranges: dict[str, list[tuple[int, int]]] = {}
+    for item in items:
+        text = item.strip().removeprefix("./")
+        found = _RANGES.match(text)
+        if found is None:
+            paths.append(text)
+            continue
+        path = found["path"]
+        paths.append(path)
+        for part in found["ranges"].split(","):
+            start, _, end = part.partition("-")
+            ranges.setdefault(path, []).append((int(start), int(end or start)))
+    return paths, ranges
+
+
+def _unreadable(path: str) -> Sequence[str]:
+    return ()
+
+
+def _merge(blunt: ImpactResult, sharp: SymbolSelection, walk: _Walk, changed: Sequence[str]) -> ImpactResult:
+    """The module-level answer for the blunt part plus the symbol walk's cases (a whole file wins)."""
+    matches = {m.test_file: m for m in blunt.matches}
+    for test_file, cases in sorted(sharp.cases.items()):
+        if test_file not in walk.tests:
+            continue
+        best: Confidence = "high" if any(r.confidence == "high" for r in cases.values()) else "low"
+        chains = tuple(" → ".join(r.chain) for _, r in sorted(cases.items()))
+        known = matches.get(test_file)
+        if known is not None and not known.cases:
+            continue  # already selected whole
+        if "" in cases:
+            matches[test_file] = TestMatch(test_file, best, chains[:_MAX_REASONS])
+            continue
+        matches[test_file] = TestMatch(test_file, best, chains[:_MAX_REASONS], tuple(
+            CaseMatch(case, r.confidence, r.chain) for case, r in sorted(cases.items())))
+    names = sorted({name for p in changed for name in walk.primary_names(p)})
+    unresolved = tuple(p for p in changed if not walk.primary_names(p))
+    broken = walk.unresolved_imports_of(names)
+    tier: Literal["complete", "partial"] = (
+        "complete" if not unresolved and not blunt.null_literal_imports and not broken else "partial")
+    ordered = tuple(matches[k] for k in sorted(matches))
+    fallbacks = tuple(f"{p}: {why}" for p, why in sharp.fallbacks)
+    hint = _hint(tier, ordered, unresolved, blunt.null_literal_imports, len(broken))
+    case_count = sum(len(m.cases) for m in ordered)
+    hint = (f"Symbol-level selection: {case_count} test case(s) and {sum(1 for m in ordered if not m.cases)} whole "
+            f"file(s) reach the changed definitions" + (f"; {len(fallbacks)} change(s) fell back to module-level "
+                                                        "selection (see fallbacks)" if fallbacks else "")
+            + ". " + hint)
+    return replace(blunt, changed_modules=tuple(names), unresolved_files=unresolved, confidence=tier,
+                   matches=ordered, source_dirs=walk.source_dirs([m.test_file for m in ordered]),
+                   unresolved_imports=broken[:UNCOVERED_CAP], changed_symbols=tuple(sharp.seeds),
+                   fallbacks=fallbacks, hint=hint)
 
 
 class _Walk:
@@ -151,6 +250,10 @@ class _Walk:
         info = detect(path)
         return [k for k, _ in file_keys(path, info.language if info else None, None, init_dirs)]
 
+    def primary_names(self, path: str) -> list[str]:
+        keys = self._keys_of(path) or self._keys_of_missing(path)
+        return [_display(keys[0])] if keys else []
+
     def run(self, changed_files: Sequence[str], *, uncovered: bool) -> ImpactResult:
         changed = sorted({p.strip().removeprefix("./") for p in changed_files if p.strip()})
         changed_modules: list[str] = []
@@ -172,7 +275,7 @@ class _Walk:
             frontier = self._level(frontier)
         self._conftests()
         nulls = self._null_literals()
-        broken = self._unresolved_imports(changed_modules)
+        broken = self.unresolved_imports_of(changed_modules)
         matches = tuple(TestMatch(path, conf, tuple(sorted(reasons))[:_MAX_REASONS])
                         for path, (conf, reasons) in sorted(self.files.items()) if path in self.tests)
         tier: Literal["complete", "partial"] = (
@@ -181,11 +284,11 @@ class _Walk:
         return ImpactResult(
             changed_modules=tuple(sorted(set(changed_modules))), unresolved_files=tuple(unresolved),
             confidence=tier, matches=matches, null_literal_imports=nulls,
-            source_dirs=self._source_dirs([m.test_file for m in matches]),
+            source_dirs=self.source_dirs([m.test_file for m in matches]),
             uncovered_modules=gaps, uncovered_total=total,
             hint=_hint(tier, matches, unresolved, nulls, len(broken)), unresolved_imports=broken[:UNCOVERED_CAP])
 
-    def _unresolved_imports(self, changed_modules: Sequence[str]) -> tuple[str, ...]:
+    def unresolved_imports_of(self, changed_modules: Sequence[str]) -> tuple[str, ...]:
         """Imports of the changed modules' top-level packages that name no file: the module naming or the
         repository layout left an edge the walk cannot follow (never assumed harmless)."""
         tops = sorted({m.split(".", 1)[0] for m in changed_modules})
@@ -274,7 +377,7 @@ class _Walk:
                 f"WHERE f.path IN ({_marks(len(chunk))})", list(chunk))}
         return sorted(found)
 
-    def _source_dirs(self, test_files: Sequence[str]) -> tuple[str, ...]:
+    def source_dirs(self, test_files: Sequence[str]) -> tuple[str, ...]:
         dirs = {p.rpartition("/")[0] or "." for p in self._imported_sources(test_files)
                 if p not in self.tests and not _test_like(p)}
         minimal = sorted(d for d in dirs if not any(d != o and (o == "." or d.startswith(o + "/")) for o in dirs))

@@ -51,6 +51,10 @@ class Target:
     kind: str = "unit"
     #: Repo-relative source file of the target (for impact selection); "" for package-level targets.
     path: str = ""
+    #: Only these cases of the target (pytest node id parts after the file: ``test_x``, ``TestC::test_x``);
+    #: empty: all of them. Set by impact selection and ``file::case`` target ids; runners that cannot select
+    #: cases never get any.
+    cases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

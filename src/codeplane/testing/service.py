@@ -13,7 +13,7 @@ import shutil
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -28,7 +28,7 @@ from codeplane.core.tracing import span
 from codeplane.testing.costs import CostHistory
 from codeplane.testing.discovery import Discovery, MissingRunner, discover, universe_files
 from codeplane.testing.execution import RunExecutor, RunSettings
-from codeplane.testing.impact import ImpactIndex, ImpactResult
+from codeplane.testing.impact import ImpactIndex, ImpactResult, TestMatch, parse_changes
 from codeplane.testing.model import RunSnapshot, Target
 from codeplane.testing.orphans import owner_token, reap_orphans
 from codeplane.testing.run_store import RunHandle, RunStore
@@ -161,7 +161,13 @@ class TestingService:
                 self._discovered = (key, time.monotonic(), result)
         return result
 
-    def discover(self, paths: Sequence[str] | None = None, affected_by: Sequence[str] | None = None) -> DiscoveryView:
+    def discover(self, paths: Sequence[str] | None = None, affected_by: Sequence[str] | None = None, *,
+                 ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None) -> DiscoveryView:
+        """Targets, optionally under ``paths`` and affected by ``affected_by`` (``path`` or ``path:12-30,41``).
+
+        With changed lines (in the item or ``ranges``) a Python change selects test cases: pytest targets come
+        back with ``cases`` set (``file::case`` node ids); other runners always run whole targets.
+        """
         found = self.discovery()
         targets = list(found.targets)
         if paths:
@@ -170,49 +176,67 @@ class TestingService:
                                                  for p in prefixes)]
         impact = None
         if affected_by is not None:
-            impact = self._affected(affected_by, [t.path for t in found.targets if t.path])
-            selected = set(impact.test_files)
-            targets = [t for t in targets if t.path in selected]
+            impact = self._affected(affected_by, [t.path for t in found.targets if t.path], ranges=ranges)
+            matches = {m.test_file: m for m in impact.matches}
+            targets = [_with_cases(t, matches[t.path]) for t in targets if t.path in matches]
         return DiscoveryView(tuple(targets), len(found.targets), tuple(sorted({p.runner for p in found.projects})),
                              found.missing, impact)
 
     def _affected(self, changed: Sequence[str], test_files: Sequence[str], *, uncovered: bool = False,
-                  ) -> ImpactResult:
+                  ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None) -> ImpactResult:
         if self.impact is None:
             raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "impact selection needs the structural index",
                                  details={"reason": "no import facts available"})
+        paths, parsed = parse_changes(changed)
+        for path, extra in (ranges or {}).items():
+            parsed.setdefault(path, []).extend(extra)
         try:
-            return self.impact.affected(changed, test_files, uncovered=uncovered)
+            return self.impact.affected(paths, test_files, uncovered=uncovered, ranges=parsed,
+                                        read_lines=self._lines)
         except LookupError as exc:
             raise CodePlaneError(ErrorCode.INDEX_NOT_READY, f"impact selection is unavailable: {exc}",
                                  details={"reason": str(exc)}) from exc
 
-    def inspect_affected(self, changed_files: Sequence[str]) -> ImpactResult:
+    def _lines(self, path: str) -> list[str]:
+        """A file's current lines for impact selection (decorators, fixtures); [] when unreadable."""
+        try:
+            return (self.root / path).read_text(encoding="utf-8", errors="replace").splitlines()
+        except (OSError, ValueError):
+            return []
+
+    def inspect_affected(self, changed_files: Sequence[str], *,
+                         ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None) -> ImpactResult:
         found = self.discovery()
-        return self._affected(changed_files, [t.path for t in found.targets if t.path], uncovered=True)
+        return self._affected(changed_files, [t.path for t in found.targets if t.path], uncovered=True,
+                              ranges=ranges)
 
-    def tests_for(self, paths: Sequence[str]) -> list[str]:
-        """Test target ids affected by changes to ``paths`` (for the mutation delta's ``tests_affected``).
-
-        Best effort: an empty list when the index has no import facts yet.
+    def tests_for(self, paths: Sequence[str], ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None,
+                  ) -> list[str]:
+        """What to run after changes to ``paths`` (for the mutation delta's ``tests_affected``): target ids,
+        or ``file::case`` node ids where ``ranges`` (changed lines, 1-based, in the new text) let the symbol
+        graph pick the cases. Best effort: an empty list when the index has no import facts yet.
         """
         if self.impact is None or not paths:
             return []
         try:
-            view = self.discover(affected_by=paths)
+            view = self.discover(affected_by=paths, ranges=ranges)
         except CodePlaneError:
             return []
-        return [t.target_id for t in view.targets]
+        return [node for t in view.targets for node in node_ids(t)]
 
     # -- runs --------------------------------------------------------------------------------------
     def start_run(self, targets: Sequence[str] | None = None, *, affected_by: Sequence[str] | None = None,
                   fail_fast: bool | None = None, timeout_sec: float | None = None,
-                  coverage: bool = False) -> RunRecord:
-        """Select, check runners (7001), and start a run in the background. Unknown target ids: 7005."""
+                  coverage: bool = False, ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None,
+                  ) -> RunRecord:
+        """Select, check runners (7001), and start a run in the background. Unknown target ids: 7005.
+
+        ``targets`` are target ids, directories, or pytest node ids (``file::case``).
+        """
         found = self.discovery()
         coverage_dirs: tuple[str, ...] = ()
         if affected_by is not None:
-            view = self.discover(affected_by=affected_by)
+            view = self.discover(affected_by=affected_by, ranges=ranges)
             selected = list(view.targets)
             if coverage and view.impact is not None:
                 coverage_dirs = view.impact.source_dirs
@@ -255,21 +279,32 @@ class TestingService:
             return list(found.targets)
         by_id = {t.target_id: t for t in found.targets}
         chosen: dict[str, Target] = {}
+        cases: dict[str, set[str] | None] = {}  # target id → cases asked for (None: the whole target)
         unknown = []
         for item in wanted:
             key = item.strip().strip("/") or "."
+            file, _, case = key.partition("::")
+            if case and file in by_id and by_id[file].runner == "pytest":
+                chosen[file] = by_id[file]
+                wanted_cases = cases.get(file, set())
+                if wanted_cases is not None:  # else the whole target is already asked for
+                    wanted_cases.add(case)
+                    cases[file] = wanted_cases
+                continue
             if key in by_id:
                 chosen[key] = by_id[key]
+                cases[key] = None
                 continue
             under = [t for t in found.targets if key == "." or _under(t.target_id, key)]
             if not under:
                 unknown.append(item)
             chosen.update((t.target_id, t) for t in under)
+            cases.update((t.target_id, None) for t in under)
         if unknown:
             raise CodePlaneError(ErrorCode.TEST_TARGET_NOT_FOUND,
                                  f"no test target {unknown[0]!r}; call discover_test_targets for the ids",
                                  details={"unknown": unknown[:20], "known_count": len(by_id)})
-        return [chosen[k] for k in sorted(chosen)]
+        return [_only(chosen[k], sorted(cases[k] or ())) for k in sorted(chosen)]
 
     def _execute(self, record: RunRecord, executor: RunExecutor) -> None:
         with self._slot:
@@ -330,6 +365,24 @@ class TestingService:
             thread.join(timeout=timeout)
         self.costs.close()
         self.store.close()
+
+
+def _only(target: Target, cases: Sequence[str]) -> Target:
+    """``target`` running only ``cases`` (pytest node id parts); all of them when ``cases`` is empty."""
+    if not cases or target.runner != "pytest":
+        return target
+    nodes = tuple(f"{target.selector}::{c}" for c in cases)
+    cmd = (*target.cmd[:-1], *nodes) if target.cmd and target.cmd[-1] == target.selector else target.cmd
+    return replace(target, cases=tuple(cases), cmd=cmd)
+
+
+def _with_cases(target: Target, match: TestMatch) -> Target:
+    return _only(target, [c.case for c in match.cases])
+
+
+def node_ids(target: Target) -> list[str]:
+    """``file::case`` per selected case, or the target id."""
+    return [f"{target.target_id}::{c}" for c in target.cases] or [target.target_id]
 
 
 def _under(path: str, prefix: str) -> bool:

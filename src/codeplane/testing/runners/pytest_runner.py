@@ -150,7 +150,7 @@ class PytestRunner(Runner):
             extra["COVERAGE_FILE"] = str(workdir / ".coverage")
             argv += [f"--cov={d}" for d in coverage_dirs]
             argv += [f"--cov-report=json:{workdir / 'coverage.json'}"]
-        argv += [t.selector for t in targets]
+        argv += [node for t in targets for node in ([f"{t.selector}::{c}" for c in t.cases] or [t.selector])]
         if coverage_dirs:
             reports += (workdir / "coverage.json",)
         return Invocation(tuple(argv), project.dir(repo_root), toolchain.environ(extra), event_file=events,

@@ -1,0 +1,537 @@
+"""Symbol-level impact: from changed definitions to the test cases that reach them (issue 22).
+
+The seeds are the innermost definitions (``st_def``) containing each changed line. A reached definition
+spreads to the innermost definition around every use of it, transitively:
+
+- references resolved to it (``target_uid``: PROVEN same-file bindings, STRONG import → export chains,
+  re-exports included) — ``high``;
+- references spelled like it that resolve to nothing (ANCHORED member accesses such as ``obj.m()``,
+  UNKNOWN names under a star import) and dynamic-access sites naming it as a literal — ``low``: the receiver
+  is unknown, so every such use counts (never narrower than is safe);
+- a dunder method spreads to its class (``__init__``/``__eq__``... run without being named); a class spreads
+  through its uses, subclass headers included (a class header lies inside the subclass's span);
+- a decorator line belongs to the definition it decorates;
+- pytest fixtures spread to every function of their scope (the ``conftest.py`` directory, the test file, or
+  everywhere for a plugin module) that takes a parameter of the fixture's name, and to every test file of the
+  scope that names it in a string (``usefixtures``, ``getfixturevalue``); an ``autouse`` fixture or a
+  ``pytest_*`` hook selects every test of its scope.
+
+A reached test function (``test*`` at module level or in a class) is a selected case (``file::Class::test``);
+a reached non-test member of a test class selects the class, and the class's subclasses in test files too
+(pytest runs inherited tests under them). What the graph cannot follow falls back to the module-level
+selection for that file, with the reason: module-level code (a changed line outside any definition, or a
+use at module level of a non-test file), a non-Python file, a file the index does not know.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+Confidence = Literal["high", "low"]
+#: Reached definitions beyond this are not walked: every change falls back to module-level selection.
+MAX_DEFS = 20_000
+#: Changed lines looked at per file (a bigger rewrite is a module-level change).
+MAX_LINES = 5_000
+_CHAIN = 8
+_WORD = re.compile(r"[A-Za-z_]\w*")
+#: Text before a name that puts it in an annotation: ``name: ...`` (no ``=`` yet) or ``-> ...``.
+_ANNOTATION = re.compile(r"(?:(?:^|[(,])\s*\*{0,2}[A-Za-z_]\w*\s*:[^=:]*|->[^:]*)$")
+_FIXTURE_NAME = re.compile(r"""name\s*=\s*["']([A-Za-z_]\w*)["']""")
+
+ReadLines = Callable[[str], Sequence[str]]
+
+
+#: Dunders that run when a class is instantiated or subclassed: a change there changes what calling the class
+#: does. Other dunders change how instances behave once made.
+_CONSTRUCTION = frozenset({"__new__", "__init__", "__post_init__", "__attrs_pre_init__", "__attrs_post_init__",
+                           "__init_subclass__", "__set_name__", "__class_getitem__"})
+
+
+@dataclass(frozen=True)
+class Reach:
+    """How a definition or case was reached: the chain from it back to a changed definition.
+
+    ``runs``: calling the definition runs changed code (False for a class whose construction is unchanged
+    and only its instances behave differently), which decides whether an import-time call matters.
+    """
+
+    confidence: Confidence
+    chain: tuple[str, ...]
+    runs: bool = True
+
+    def then(self, step: str, confidence: Confidence, *, runs: bool = True) -> Reach:
+        chain = (step, *self.chain)
+        if len(chain) > _CHAIN:
+            chain = (*chain[:_CHAIN - 2], "…", chain[-1])
+        return Reach("low" if "low" in (confidence, self.confidence) else "high", chain, runs)
+
+    def better_than(self, other: Reach | None) -> bool:
+        if other is None:
+            return True
+        rank = (self.confidence == "high", self.runs)
+        return rank > (other.confidence == "high", other.runs) and not (
+            other.confidence == "high" and self.confidence == "low")
+
+
+@dataclass(frozen=True)
+class _Def:
+    uid: str
+    file_id: int
+    kind: str
+    name: str
+    lexical_path: str
+    qualified_name: str
+    start: int
+    end: int
+    parent: str | None
+
+
+@dataclass
+class SymbolSelection:
+    #: test file → case id (``test_x``, ``TestC::test_x``, ``TestC``; ``""`` = the whole file) → reach.
+    cases: dict[str, dict[str, Reach]] = field(default_factory=dict)
+    #: (changed or reached file, why) for the module-level selection.
+    fallbacks: list[tuple[str, str]] = field(default_factory=list)
+    #: Changed definitions (qualified names), the walk's seeds.
+    seeds: list[str] = field(default_factory=list)
+    reached: int = 0
+
+
+def _is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def _is_conftest(path: str) -> bool:
+    return path.rsplit("/", 1)[-1] == "conftest.py"
+
+
+class SymbolWalk:
+    """One walk over one read transaction. ``tests``: the discovered test files; ``read_lines``: a file's
+    current lines (decorators and fixture names are read from the text, ``None`` when unreadable)."""
+
+    def __init__(self, conn: sqlite3.Connection, id_of: Mapping[str, int], path_of: Mapping[int, str],
+                 tests: Iterable[str], read_lines: ReadLines) -> None:
+        self.conn = conn
+        self.id_of = id_of
+        self.path_of = path_of
+        self.tests = frozenset(tests)
+        self.read_lines = read_lines
+        self._defs: dict[int, list[_Def]] = {}
+        self._by_uid: dict[str, _Def] = {}
+        self.best: dict[str, Reach] = {}
+        self.queue: deque[_Def] = deque()
+        self.out = SymbolSelection()
+        self._fallen: set[str] = set()
+        self._base_memo: dict[str, frozenset[str] | None] = {}
+
+    # -- definitions -----------------------------------------------------------------------------------
+    def defs_of(self, file_id: int) -> list[_Def]:
+        found = self._defs.get(file_id)
+        if found is None:
+            found = [_Def(str(u), file_id, str(k), str(n), str(lp), str(q), int(s), int(e), p)
+                     for u, k, n, lp, q, s, e, p in self.conn.execute(
+                         "SELECT def_uid, kind, name, lexical_path, qualified_name, start_line, end_line, parent_uid "
+                         "FROM st_def WHERE file_id = ? ORDER BY start_line, -end_line", (file_id,))]
+            self._defs[file_id] = found
+            self._by_uid.update((d.uid, d) for d in found)
+        return found
+
+    def get(self, uid: str | None) -> _Def | None:
+        if uid is None:
+            return None
+        if uid not in self._by_uid:
+            row = self.conn.execute("SELECT file_id FROM st_def WHERE def_uid = ?", (uid,)).fetchone()
+            if row is None:
+                return None
+            self.defs_of(int(row[0]))
+        return self._by_uid.get(uid)
+
+    def innermost(self, file_id: int, line: int) -> _Def | None:
+        best: _Def | None = None
+        for d in self.defs_of(file_id):
+            if d.start > line:
+                break
+            if d.end >= line and (best is None or d.start >= best.start):
+                best = d
+        return best if best is not None else self._decorated(file_id, line)
+
+    def _decorated(self, file_id: int, line: int) -> _Def | None:
+        """The definition whose decorator block holds ``line`` (decorators lie outside a def's span)."""
+        following = next((d for d in self.defs_of(file_id) if d.start > line), None)
+        if following is None:
+            return None
+        top, _ = self.decorator_block(following)
+        return following if top <= line else None
+
+    def decorator_block(self, d: _Def) -> tuple[int, str]:
+        """(first line, text) of the decorators right above ``d`` (``(d.start, "")`` when there are none):
+        the contiguous non-blank lines above the ``def`` from the topmost one at its indentation starting
+        with ``@``."""
+        lines = self.read_lines(self.path_of.get(d.file_id, ""))
+        if not 0 < d.start <= len(lines):
+            return d.start, ""
+        head = lines[d.start - 1]
+        indent = len(head) - len(head.lstrip())
+        top = d.start
+        line = d.start - 1
+        while line >= 1 and d.start - line <= 30 and lines[line - 1].strip():
+            text = lines[line - 1]
+            if text.lstrip().startswith("@") and len(text) - len(text.lstrip()) == indent:
+                top = line
+            line -= 1
+        return top, " ".join(x.strip() for x in lines[top - 1:d.start - 1])
+
+    def ancestors(self, d: _Def) -> list[_Def]:
+        """``d`` and its enclosing definitions, innermost first."""
+        chain = [d]
+        parent = self.get(d.parent)
+        while parent is not None and len(chain) < 32:
+            chain.append(parent)
+            parent = self.get(parent.parent)
+        return chain
+
+    # -- results ---------------------------------------------------------------------------------------
+    def select(self, test_file: str, case: str, reach: Reach) -> None:
+        cases = self.out.cases.setdefault(test_file, {})
+        if reach.better_than(cases.get(case)):
+            cases[case] = reach
+
+    def fallback(self, path: str, reason: str) -> None:
+        if path not in self._fallen:
+            self._fallen.add(path)
+            self.out.fallbacks.append((path, reason))
+
+    def enqueue(self, d: _Def, reach: Reach) -> None:
+        if reach.better_than(self.best.get(d.uid)):
+            self.best[d.uid] = reach
+            self.queue.append(d)
+
+    # -- the walk --------------------------------------------------------------------------------------
+    def run(self, changes: Mapping[str, Sequence[tuple[int, int]]]) -> SymbolSelection:
+        for path, ranges in sorted(changes.items()):
+            self._seed(path, ranges)
+        while self.queue:
+            if len(self.best) > MAX_DEFS:
+                for path in sorted(changes):
+                    self.fallback(path, f"more than {MAX_DEFS} definitions reached")
+                break
+            d = self.queue.popleft()
+            self._spread(d, self.best[d.uid])
+        self.out.reached = len(self.best)
+        return self.out
+
+    def _seed(self, path: str, ranges: Sequence[tuple[int, int]]) -> None:
+        file_id = self.id_of.get(path)
+        if file_id is None:
+            self.fallback(path, "not in the index (deleted, ignored or new)")
+            return
+        if not path.endswith((".py", ".pyi")):
+            self.fallback(path, "not a Python file")
+            return
+        self._dangling(file_id, path)
+        lines = sorted({n for a, b in ranges for n in range(max(1, min(a, b)), max(a, b) + 1)})
+        if len(lines) > MAX_LINES:
+            self.fallback(path, f"more than {MAX_LINES} changed lines")
+            return
+        for line in lines:
+            d = self.innermost(file_id, line)
+            if d is None:
+                if path in self.tests:
+                    self.select(path, "", Reach("high", (f"{path}:{line} (module-level code of the test file)",)))
+                else:
+                    self.fallback(path, f"module-level code changed (line {line})")
+                continue
+            if d.qualified_name not in self.out.seeds:
+                self.out.seeds.append(d.qualified_name)
+            self.enqueue(d, Reach("high", (f"{d.qualified_name} (changed)",)))
+
+    def _dangling(self, file_id: int, path: str, reach: Reach | None = None) -> None:
+        """Uses of the changed module's names that it does not define (``from m import gone``, ``m.gone()``):
+        a removed or renamed definition leaves exactly these, so they are reached too."""
+        rows = self.conn.execute(
+            "SELECT r.file_id, r.start_line, r.start_col, r.token_text FROM st_import i JOIN st_ref r ON "
+            "r.via_import_uid = "
+            "i.import_uid WHERE (i.resolved_file_id = ? OR i.resolved_alt_file_id = ?) AND r.target_uid IS NULL "
+            "AND r.role != 'DEFINITION'", (file_id, file_id)).fetchall()
+        origin = _Def("", file_id, "module", "", "", path, 0, 0, None)
+        # A name the module still binds (a def, an overload, an import, an assignment) is followed by name.
+        defined = {d.name for d in self.defs_of(file_id)} | {str(n) for (n,) in self.conn.execute(
+            "SELECT DISTINCT b.name FROM st_bind b JOIN st_scope s ON s.scope_id = b.scope_id "
+            "WHERE b.file_id = ? AND s.parent_scope_id IS NULL", (file_id,))}
+        for user_file, line, col, token in rows:
+            if token in defined or _is_dunder(token):  # __name__, __file__...: every module has them
+                continue
+            why = f"{path}: {token} (resolves to no definition: removed or dynamic?)"
+            self._use((int(user_file), int(line), int(col)), origin,
+                      reach.then(why, "low") if reach is not None else Reach("low", (why,)), "low", call=True)
+
+    def _spread(self, d: _Def, reach: Reach) -> None:
+        path = self.path_of.get(d.file_id, "")
+        in_test = path in self.tests
+        if in_test and self._test_side(d, path, reach):
+            return
+        if (in_test or _is_conftest(path) or "/tests/" in f"/{path}") and d.kind in ("function", "method"):
+            self._fixture(d, path, reach)
+        if _is_dunder(d.name) and d.kind in ("function", "method"):
+            owner = self.get(d.parent)
+            if owner is not None and owner.kind == "class":
+                self.enqueue(owner, reach.then(owner.qualified_name, "high", runs=d.name in _CONSTRUCTION))
+            elif d.name == "__getattr__":  # PEP 562: it serves exactly the names the module does not define
+                self._dangling(d.file_id, path, reach)
+            return
+        for file_id, line, col in self.conn.execute(
+                "SELECT file_id, start_line, start_col FROM st_ref WHERE target_uid = ? "
+                "AND role NOT IN ('DEFINITION', 'IMPORT', 'EXPORT')", (d.uid,)).fetchall():
+            self._use((int(file_id), int(line), int(col)), d, reach, "high")
+        for file_id, line, col, receiver in self.conn.execute(
+                "SELECT file_id, start_line, start_col, receiver_shape FROM st_ref WHERE token_text = ? "
+                "AND target_uid IS NULL AND role = 'REFERENCE' AND ref_tier IN ('ANCHORED', 'UNKNOWN')",
+                (d.name,)).fetchall():
+            self._use((int(file_id), int(line), int(col)), d, reach, "low", receiver=receiver)
+        literal = f'%"{d.name}"%'
+        for file_id, line, col in self.conn.execute(
+                "SELECT file_id, start_line, start_col FROM st_dynamic_site WHERE extracted_literals LIKE ?",
+                (literal,)).fetchall():
+            self._use((int(file_id), int(line), int(col)), d, reach, "low", call=True)
+
+    def _use(self, site: tuple[int, int, int], used: _Def, reach: Reach, confidence: Confidence, *,
+             call: bool = False, receiver: str | None = None) -> None:
+        """``used`` is used at ``line``: reach what runs that use.
+
+        Inside a function body the function is reached. Code that runs at import time (module level, class
+        bodies, variable definitions, decorators, default values) that *calls* it changes the import of the
+        whole module (a failure there fails every importer): module-level selection for that file. An
+        import-time use that only names it (``registry.add(handler)``) reaches the definitions it is stored
+        in: the enclosing variable or class, or the module-level variables named on that line.
+        """
+        file_id, line, col = site
+        path = self.path_of.get(file_id, "")
+        if path.endswith(".pyi") or (confidence == "low" and self._is_keyword(path, line, col)):
+            return  # stubs never run; a keyword argument's name is no use
+        user = self.innermost(file_id, line)
+        if user is not None and user.uid == used.uid:
+            return
+        if receiver in ("self.", "cls.") and not self._may_dispatch(user, used):
+            return
+        called = call or self._is_call(path, line, col, used.name)
+        header = user is not None and user.kind == "class" and line == user.start
+        if used.kind == "class" and not called and self._passive(path, line, col):
+            return  # an annotation, isinstance, except: the class is named, nothing of it runs
+        at_import = self._import_time(user, line)
+        if at_import and reach.runs and called:
+            self._module_level(path, line, reach.then(f"{path}:{line} (calls {used.name} at import time)",
+                                                      confidence), f"calls {used.qualified_name} at import time")
+            return
+        if user is None:
+            stored = [d for d in self._named_on_line(file_id, line) if d.uid != used.uid]
+            if not stored or path in self.tests:
+                self._module_level(path, line, reach.then(f"{path}:{line} (module level)", confidence),
+                                   f"module-level code uses {used.qualified_name}")
+            for target in stored:
+                self.enqueue(target, reach.then(f"{target.qualified_name} (stores {used.name})", confidence))
+            return
+        # A base class: the subclass's construction is the base's. A function that only makes and returns its
+        # own closure (a decorator factory) runs nothing changed itself; whoever calls the closure does.
+        closure = used.parent == user.uid and used.kind in ("function", "method") and not called
+        self.enqueue(user, reach.then(user.qualified_name if path not in self.tests else
+                                      f"{path}::{user.lexical_path.replace('.', '::')}", confidence,
+                                      runs=(reach.runs or not header) and not closure))
+
+    def _module_level(self, path: str, line: int, reach: Reach, why: str) -> None:
+        if path in self.tests:
+            self.select(path, "", reach)
+        else:
+            self.fallback(path, f"{why} (line {line}; {' → '.join(reach.chain)})")
+
+    def _import_time(self, user: _Def | None, line: int) -> bool:
+        """Whether code at ``line`` runs when its module is imported (not inside a function body)."""
+        if user is None:
+            return True
+        return not any(a.kind in ("function", "method") and a.start < line for a in self.ancestors(user))
+
+    def _is_call(self, path: str, line: int, col: int, name: str) -> bool:
+        """``name(`` at ``line``/``col``, or a decorator line (``@name``/``@x.name`` calls it); True when the
+        text is unreadable (the safe answer)."""
+        lines = self.read_lines(path)
+        if not 0 < line <= len(lines):
+            return True
+        text = lines[line - 1]
+        if text.lstrip().startswith("@"):
+            return True
+        word = _WORD.match(text, col)
+        return word is None or text[word.end():].lstrip().startswith("(")
+
+    def _passive(self, path: str, line: int, col: int) -> bool:
+        """A class named where none of its code runs: an annotation (``x: K``, ``-> K``, ``list[K]`` there),
+        an ``isinstance``/``issubclass`` argument, an ``except`` clause. Unreadable text: not passive."""
+        lines = self.read_lines(path)
+        if not 0 < line <= len(lines):
+            return False
+        text = lines[line - 1]
+        before = text[:col]
+        if text.lstrip().startswith("except") or _ANNOTATION.search(before):
+            return True
+        opened = max(before.rfind("isinstance("), before.rfind("issubclass("))
+        return opened >= 0 and "," in before[opened:]
+
+    def _may_dispatch(self, user: _Def | None, used: _Def) -> bool:
+        """Whether ``self.name``/``cls.name`` inside ``user`` can be ``used``: only a method or attribute of the
+        enclosing class, of a base or of a subclass (unknown bases: yes)."""
+        owner = self.get(used.parent)
+        if owner is None or owner.kind != "class":
+            return False
+        enclosing = next((a for a in self.ancestors(user) if a.kind == "class"), None) if user else None
+        if enclosing is None or enclosing.uid == owner.uid:
+            return True
+        mine = self._bases(enclosing)
+        if mine is None or owner.uid in mine:
+            return True
+        theirs = self._bases(owner)
+        return theirs is None or enclosing.uid in theirs
+
+    def _bases(self, cls: _Def) -> frozenset[str] | None:
+        """Every repository base class of ``cls``, transitively; None when a base cannot be resolved (a name
+        under a star import, a dynamic base). Bases imported from outside the repository are left out: they
+        cannot dispatch to a repository method unless a repository class derives from ``cls``."""
+        if cls.uid in self._base_memo:
+            return self._base_memo[cls.uid]
+        self._base_memo[cls.uid] = frozenset()  # cycles
+        lines = self.read_lines(self.path_of.get(cls.file_id, ""))
+        last = cls.start
+        while last <= len(lines) and last < cls.start + 10 and not lines[last - 1].rstrip().endswith(":"):
+            last += 1
+        found: set[str] = set()
+        unknown = False
+        for target, via, line, col in self.conn.execute(
+                "SELECT r.target_uid, i.resolved_file_id IS NULL AND i.import_uid IS NOT NULL, r.start_line, "
+                "r.start_col FROM st_ref r LEFT JOIN st_import i ON i.import_uid = r.via_import_uid "
+                "WHERE r.file_id = ? AND r.start_line BETWEEN ? AND ? AND r.role = 'REFERENCE'",
+                (cls.file_id, cls.start, last)).fetchall():
+            if self._is_keyword(self.path_of.get(cls.file_id, ""), int(line), int(col)):
+                continue
+            base = self.get(target)
+            if base is not None and base.kind == "class":
+                found.add(base.uid)
+                above = self._bases(base)
+                if above is None:
+                    unknown = True
+                else:
+                    found |= above
+            elif target is None and not via:
+                unknown = True
+        result = None if unknown else frozenset(found)
+        self._base_memo[cls.uid] = result
+        return result
+
+    def _is_keyword(self, path: str, line: int, col: int) -> bool:
+        """A keyword argument's name (``f(prompt=...)``), which the index records as an unresolved name."""
+        lines = self.read_lines(path)
+        if not 0 < line <= len(lines):
+            return False
+        word = _WORD.match(lines[line - 1], col)
+        rest = lines[line - 1][word.end():].lstrip() if word else ""
+        return rest.startswith("=") and not rest.startswith("==")
+
+    def _named_on_line(self, file_id: int, line: int) -> list[_Def]:
+        """Module-level variables referenced on ``line`` of ``file_id`` (what a statement there stores into)."""
+        found = []
+        for (uid,) in self.conn.execute("SELECT DISTINCT target_uid FROM st_ref WHERE file_id = ? AND start_line = ? "
+                                        "AND target_uid IS NOT NULL", (file_id, line)):
+            d = self.get(str(uid))
+            if d is not None and d.kind == "variable" and d.parent is None:
+                found.append(d)
+        return found
+
+    # -- tests and fixtures ------------------------------------------------------------------------------
+    def _test_side(self, d: _Def, path: str, reach: Reach) -> bool:
+        """Select what ``d`` (in a test file) makes run; True when nothing else can reach further."""
+        chain = self.ancestors(d)
+        for i, node in enumerate(chain):
+            if node.name.startswith("test") and node.kind in ("function", "method") and all(
+                    a.kind == "class" for a in chain[i + 1:]):
+                case = node.lexical_path.replace(".", "::")
+                self.select(path, case, reach)
+                self._imported(chain[-1], case, reach)
+                owner = chain[i + 1] if i + 1 < len(chain) else None
+                if owner is not None:
+                    self._subclasses(owner, reach)
+                return True
+        classes = [a for a in chain if a.kind == "class"]
+        if classes:
+            outer = classes[-1]
+            self.select(path, outer.lexical_path.replace(".", "::"), reach)
+            self._imported(outer, outer.lexical_path.replace(".", "::"), reach)
+            self._subclasses(outer, reach)
+        return False
+
+    def _imported(self, top: _Def, case: str, reach: Reach) -> None:
+        """pytest collects a test class or function again in every test file that imports it by name."""
+        rows = self.conn.execute("SELECT file_id, token_text FROM st_ref WHERE target_uid = ? AND role = 'IMPORT'",
+                                 (top.uid,)).fetchall()
+        for file_id, token in rows:
+            path = self.path_of.get(int(file_id), "")
+            if path in self.tests:
+                again = str(token) + case[len(top.name):]
+                self.select(path, again, reach.then(f"{path}::{again} (imports {top.name})", "high"))
+
+    def _subclasses(self, cls: _Def, reach: Reach) -> None:
+        """Test classes deriving from ``cls`` run its tests too: select them whole."""
+        rows = self.conn.execute("SELECT file_id, start_line FROM st_ref WHERE target_uid = ? AND role = 'REFERENCE'",
+                                 (cls.uid,)).fetchall()
+        for file_id, line in rows:
+            path = self.path_of.get(int(file_id), "")
+            sub = self.innermost(int(file_id), int(line))
+            if path in self.tests and sub is not None and sub.kind == "class" and sub.uid != cls.uid and (
+                    int(line) == sub.start):
+                case = sub.lexical_path.replace(".", "::")
+                if case not in self.out.cases.get(path, {}):
+                    self.select(path, case, reach.then(f"{path}::{case} (inherits {cls.name})", "high"))
+                    self._imported(sub, case, reach)
+                    self._subclasses(sub, reach)
+
+    def _scope(self, path: str) -> Callable[[str], bool]:
+        if _is_conftest(path):
+            directory = path.rpartition("/")[0]
+            return lambda p: not directory or p.startswith(directory + "/")
+        if path in self.tests:
+            return lambda p: p == path
+        return lambda p: True
+
+    def _fixture(self, d: _Def, path: str, reach: Reach) -> None:
+        _, decorators = self.decorator_block(d)
+        in_scope = self._scope(path)
+        if not self.read_lines(path):  # no text: it may be an autouse fixture
+            for test in sorted(t for t in self.tests if in_scope(t)):
+                self.select(test, "", reach.then(f"{test} (under {path}, whose text is unreadable)", "low"))
+            return
+        hook = d.name.startswith("pytest_") and d.parent is None
+        if not hook and "fixture" not in decorators:
+            return
+        if hook or "autouse" in decorators:
+            why = "pytest hook" if hook else "autouse fixture"
+            for test in sorted(t for t in self.tests if in_scope(t)):
+                self.select(test, "", reach.then(f"{test} (runs under {why} {d.name})", "high"))
+            return
+        named = _FIXTURE_NAME.search(decorators)
+        name = named.group(1) if named else d.name
+        for file_id, line in self.conn.execute(
+                "SELECT file_id, start_line FROM st_ref WHERE token_text = ? AND role = 'DEFINITION' "
+                "AND target_uid IS NULL", (name,)).fetchall():
+            user_path = self.path_of.get(int(file_id), "")
+            if not in_scope(user_path):
+                continue
+            user = self.innermost(int(file_id), int(line))
+            if user is not None and user.uid != d.uid and user.kind in ("function", "method") and user.start == line:
+                step = (f"{user_path}::{user.lexical_path.replace('.', '::')}" if user_path in self.tests
+                        else user.qualified_name)
+                self.enqueue(user, reach.then(f"{step} (takes fixture {name})", "high"))
+        quoted = (f'"{name}"', f"'{name}'")
+        for test in sorted(t for t in self.tests if in_scope(t)):
+            text = "\n".join(self.read_lines(test))
+            if any(q in text for q in quoted):
+                self.select(test, "", reach.then(f"{test} (names fixture {name} in a string)", "low"))

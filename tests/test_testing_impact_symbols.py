@@ -1,0 +1,213 @@
+"""Symbol-level impact selection (issue 22): changed definitions → the test cases that reach them through the
+structural index's references, each with its chain; what the graph cannot follow falls back to module level."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from codeplane.core.artifacts import ArtifactStore
+from codeplane.core.config import CodePlaneConfig
+from codeplane.core.layout import RepoLayout
+from codeplane.index.service import IndexService
+from codeplane.index.structural.indexer import StructuralIndexer
+from codeplane.testing import ImpactIndex, ImpactResult, TestingService
+from tests.builders import make_repo
+
+SHOP: dict[str, str] = {
+    "pytest.ini": "[pytest]\npythonpath = src tests\n",
+    "src/shop/__init__.py": "from .cart import Cart\nfrom .pricing import price\n",
+    "src/shop/pricing.py": (
+        "TAX = 0.2\n"                                      # 1
+        "\n\n"
+        "def price(name):\n"                               # 4
+        "    return len(name)\n"                           # 5
+        "\n\n"
+        "def discount(x):\n"                               # 8
+        "    return x - 1\n"                               # 9
+        "\n\n"
+        "def taxed(x):\n"                                  # 12
+        "    return x * (1 + TAX)\n"                       # 13
+        "\n\n"
+        "class Money:\n"                                   # 16
+        "    def __init__(self, value):\n"                 # 17
+        "        self.value = value\n"                     # 18
+        "\n"
+        "    def __eq__(self, other):\n"                   # 20
+        "        return self.value == other.value\n"       # 21
+        "\n"
+        "    def amount(self):\n"                          # 23
+        "        return self.value\n"                      # 24
+        "\n\n"
+        "REGISTRY = []\n"                                  # 27
+        "REGISTRY.append(discount(3))\n"),                 # 28
+    "src/shop/cart.py": (
+        "from shop.pricing import price\n\n\n"
+        "class Cart:\n    def __init__(self):\n        self.items = []\n\n"
+        "    def add(self, name):\n        self.items.append(name)\n\n"
+        "    def total(self):\n        return sum(price(i) for i in self.items)\n"),
+    "tests/helpers.py": "from shop.pricing import taxed\n\n\ndef doubled_tax(x):\n    return 2 * taxed(x)\n",
+    "tests/conftest.py": (
+        "import pytest\nfrom shop.pricing import Money\n\n\n@pytest.fixture\ndef money():\n"
+        "    return Money(3)\n"),
+    "tests/test_cart.py": (
+        "from shop import Cart\n\n\ndef test_total():\n    c = Cart()\n    c.add('ab')\n    assert c.total() == 2\n"
+        "\n\ndef test_empty():\n    assert Cart().items == []\n"),
+    "tests/test_pricing.py": (
+        "from shop.pricing import discount, price\nfrom helpers import doubled_tax\n\n\n"
+        "def test_price():\n    assert price('abc') == 3\n\n\n"
+        "def test_discount():\n    assert discount(3) == 2\n\n\n"
+        "def test_tax():\n    assert doubled_tax(10) == 24\n"),
+    "tests/test_money.py": (
+        "def test_eq(money):\n    assert money == money\n\n\n"
+        "def test_amount(money):\n    assert money.amount() == 3\n\n\n"
+        "def test_plain():\n    assert True\n"),
+    "tests/test_base.py": (
+        "from shop.pricing import price\n\n\n"
+        "class TestBase:\n    def test_price(self):\n        assert price('a') == 1\n\n"
+        "    def test_other(self):\n        assert True\n"),
+    "tests/test_child.py": "from test_base import TestBase\n\n\nclass TestChild(TestBase):\n    pass\n",
+}
+TESTS = sorted(p for p in SHOP if p.rsplit("/", 1)[-1].startswith("test_"))
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, IndexService]]:
+    repo = make_repo(tmp_path_factory.mktemp("symbols") / "repo", SHOP)
+    index = IndexService(repo, RepoLayout(repo), CodePlaneConfig().index)
+    index.register_indexer(StructuralIndexer())
+    index.start()
+    assert index.wait_ready(60)
+    try:
+        yield repo, index
+    finally:
+        index.stop()
+
+
+def _affected(repo: Path, index: IndexService, path: str, *lines: int) -> ImpactResult:
+    def read(rel: str) -> list[str]:
+        return (repo / rel).read_text().splitlines()
+
+    return ImpactIndex(index.read_connection).affected(
+        [path], TESTS, ranges={path: [(n, n) for n in lines]}, read_lines=read)
+
+
+def _selected(result: ImpactResult) -> set[str]:
+    return {node for m in result.matches for node in m.node_ids}
+
+
+def test_a_changed_function_selects_the_cases_that_reach_it(shop: tuple[Path, IndexService]) -> None:
+    repo, index = shop
+    result = _affected(repo, index, "src/shop/pricing.py", 5)
+    assert result.changed_symbols == ("shop.pricing.price",)
+    assert _selected(result) == {
+        "tests/test_cart.py::test_total",  # test → Cart.total → price
+        "tests/test_pricing.py::test_price",
+        "tests/test_base.py::TestBase::test_price",
+        "tests/test_child.py::TestChild",  # inherits the selected test
+        "tests/test_child.py::TestBase::test_price",  # pytest collects an imported test class again
+    }
+    assert result.confidence == "complete" and result.fallbacks == ()
+    cart = next(m for m in result.matches if m.test_file == "tests/test_cart.py")
+    assert cart.cases[0].chain == ("tests/test_cart.py::test_total", "shop.cart.Cart.total",
+                                   "shop.pricing.price (changed)")
+    assert cart.confidence == "low"  # c.total(): a member call on an untyped local, matched by name
+    assert next(m for m in result.matches if m.test_file == "tests/test_pricing.py").confidence == "high"
+
+
+def test_helpers_and_module_constants_are_followed(shop: tuple[Path, IndexService]) -> None:
+    repo, index = shop
+    assert _selected(_affected(repo, index, "src/shop/pricing.py", 13)) == {"tests/test_pricing.py::test_tax"}
+    # TAX is used by taxed() only: the chain goes through the constant's users
+    assert _selected(_affected(repo, index, "src/shop/pricing.py", 1)) == {"tests/test_pricing.py::test_tax"}
+
+
+def test_dunders_reach_the_class_and_fixtures_reach_the_tests_taking_them(shop: tuple[Path, IndexService]) -> None:
+    repo, index = shop
+    eq = _affected(repo, index, "src/shop/pricing.py", 21)
+    assert _selected(eq) == {"tests/test_money.py::test_eq", "tests/test_money.py::test_amount"}
+    amount = _affected(repo, index, "src/shop/pricing.py", 24)
+    assert _selected(amount) == {"tests/test_money.py::test_amount"}
+    assert all(c.confidence == "low" for m in amount.matches for c in m.cases)  # money.amount(): by name
+    fixture = _affected(repo, index, "tests/conftest.py", 7)
+    assert _selected(fixture) == {"tests/test_money.py::test_eq", "tests/test_money.py::test_amount"}
+
+
+def test_an_import_time_call_falls_back_to_module_level_and_says_so(shop: tuple[Path, IndexService]) -> None:
+    repo, index = shop
+    result = _affected(repo, index, "src/shop/pricing.py", 9)  # discount() runs when shop.pricing is imported
+    assert any(f.startswith("src/shop/pricing.py: calls shop.pricing.discount at import time")
+               for f in result.fallbacks)
+    assert "tests/test_money.py" in _selected(result)  # whole files: the import of shop.pricing changed
+    module_level = _affected(repo, index, "src/shop/pricing.py", 2)
+    assert module_level.fallbacks == ("src/shop/pricing.py: module-level code changed (line 2)",)
+    assert "tests/test_cart.py" in _selected(module_level)
+
+
+def test_a_changed_test_and_a_file_without_ranges(shop: tuple[Path, IndexService]) -> None:
+    repo, index = shop
+    assert _selected(_affected(repo, index, "tests/test_cart.py", 11)) == {"tests/test_cart.py::test_empty"}
+    whole = ImpactIndex(index.read_connection).affected(["src/shop/pricing.py"], TESTS)
+    assert all(not m.cases for m in whole.matches) and whole.changed_symbols == ()
+
+
+def test_a_removed_definition_reaches_its_former_users(shop: tuple[Path, IndexService]) -> None:
+    repo, index = shop
+    path = repo / "src/shop/pricing.py"
+    original = path.read_text()
+    path.write_text(original.replace("def discount(x):\n    return x - 1\n", "\n\n").replace(
+        "REGISTRY.append(discount(3))\n", ""))
+    try:
+        assert index.wait_ready(30)
+        index.refresh_paths(["src/shop/pricing.py"])
+        result = _affected(repo, index, "src/shop/pricing.py", 8)
+    finally:
+        path.write_text(original)
+        index.refresh_paths(["src/shop/pricing.py"])
+    # test_pricing imports the name that is gone: the whole file fails to import
+    assert "tests/test_pricing.py" in _selected(result)
+
+
+FAULTS = [
+    ("src/shop/pricing.py", 5, "    return len(name)\n", "    raise RuntimeError('injected')\n"),
+    ("src/shop/pricing.py", 21, "        return self.value == other.value\n", "        raise RuntimeError('x')\n"),
+    ("tests/conftest.py", 7, "    return Money(3)\n", "    raise RuntimeError('injected')\n"),
+]
+
+
+def test_selected_cases_cover_every_failure_and_run_alone(shop: tuple[Path, IndexService],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Faults injected into a function, a dunder and a fixture fail only selected cases; a case-level run
+    runs exactly the selected cases."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    repo, index = shop
+    layout = RepoLayout(repo)
+    service = TestingService(repo, CodePlaneConfig().tests.model_copy(update={"retry_failed": False}), layout,
+                             ArtifactStore(layout.artifacts_dir, 1), impact=ImpactIndex(index.read_connection))
+    try:
+        for rel, line, old, new in FAULTS:
+            selected = service.tests_for([rel], {rel: [(line, line)]})
+            path = repo / rel
+            original = path.read_text()
+            path.write_text(original.replace(old, new))
+            try:
+                record = service.start_run(["tests"])
+                while not record.finished:
+                    record.wait(record.version, 1.0)
+                failing = {f"{r.target.target_id}::{c.case_id.split('::', 1)[1]}" for r in record.snapshot().targets
+                           for c in (r.final.cases if r.final else ()) if c.failing}
+                sharp = service.start_run(selected)
+                while not sharp.finished:
+                    sharp.wait(sharp.version, 1.0)
+                ran = {c.case_id for r in sharp.snapshot().targets for c in (r.final.cases if r.final else ())}
+            finally:
+                path.write_text(original)
+            assert failing, f"fault in {rel}:{line} broke no test"
+            covered = {f for f in failing if f in selected or f.split("::", 1)[0] in selected
+                       or any(f.startswith(s + "::") for s in selected)}
+            assert covered == failing, f"{rel}:{line}: missed {sorted(failing - covered)}"
+            assert "tests/test_money.py::test_plain" not in ran
+    finally:
+        service.close()
