@@ -81,38 +81,39 @@ class PublicApiEntry:
 
 
 def structure(conn: sqlite3.Connection, depth: int) -> tuple[list[TreeNode], int]:
-    """Pre-order nodes (directories first, then files, by name) down to ``depth`` levels; total file count."""
-    tree: dict[str, object] = {}
+    """Pre-order nodes (directories first, then files, by name) down to ``depth`` levels; total file count.
+
+    One pass over the file table that looks only at the first ``depth`` directory levels of each path (the
+    deeper ones are counted, never listed), slicing prefixes instead of joining parts.
+    """
     counts: Counter[str] = Counter()
-    lines: dict[str, int | None] = {}
+    subdirs: dict[str, set[str]] = {}
+    files: dict[str, list[tuple[str, int | None]]] = {}
     rows = conn.execute("SELECT path, line_count FROM st_file ORDER BY path").fetchall()
     for path, line_count in rows:
-        parts = path.split("/")
-        node = tree
-        for index, part in enumerate(parts[:-1]):
-            counts["/".join(parts[: index + 1])] += 1
-            child = node.setdefault(part, {})
-            assert isinstance(child, dict)
-            node = child
-        node[parts[-1]] = None
-        lines[path] = line_count
+        parent, start, level = "", 0, 1
+        while level <= depth:
+            cut = path.find("/", start)
+            if cut < 0:
+                files.setdefault(parent, []).append((path[start:], line_count))
+                break
+            directory = path[:cut]
+            counts[directory] += 1
+            subdirs.setdefault(parent, set()).add(path[start:cut])
+            parent, start, level = directory, cut + 1, level + 1
     out: list[TreeNode] = []
 
-    def walk(node: dict[str, object], prefix: str, level: int) -> None:
-        dirs = sorted(k for k, v in node.items() if isinstance(v, dict))
-        files = sorted(k for k, v in node.items() if v is None)
-        for name in dirs:
-            path = f"{prefix}{name}"
+    def walk(prefix: str, level: int) -> None:
+        base = f"{prefix}/" if prefix else ""
+        for name in sorted(subdirs.get(prefix, ())):
+            path = base + name
             out.append(TreeNode(path, name, True, level, counts[path], None))
             if level < depth:
-                child = node[name]
-                assert isinstance(child, dict)
-                walk(child, path + "/", level + 1)
-        for name in files:
-            path = f"{prefix}{name}"
-            out.append(TreeNode(path, name, False, level, None, lines.get(path)))
+                walk(path, level + 1)
+        for name, line_count in sorted(files.get(prefix, ())):
+            out.append(TreeNode(base + name, name, False, level, None, line_count))
 
-    walk(tree, "", 1)
+    walk("", 1)
     return out, len(rows)
 
 
@@ -129,8 +130,10 @@ def entry_points(conn: sqlite3.Connection) -> list[EntryPoint]:
     for path, text in conn.execute("SELECT path, text FROM st_marker WHERE text IS NOT NULL ORDER BY path"):
         found += _declared(conn, path, text)
     for path, kind, name, qualified in conn.execute(
+            # name_lc first: the index st_def has (a scan of every definition otherwise)
             "SELECT f.path, d.kind, d.name, d.qualified_name FROM st_def d JOIN st_file f ON f.file_id = d.file_id "
-            "WHERE d.name = 'main' AND d.kind = 'function' ORDER BY f.path, d.start_line LIMIT ?",
+            "WHERE d.name_lc = 'main' AND d.name = 'main' AND d.kind = 'function' ORDER BY f.path, d.start_line "
+            "LIMIT ?",
             (MAX_ENTRY_POINTS,)):
         found.append(EntryPoint(path, kind, name, qualified, "main_function"))
     for (path,) in conn.execute("SELECT path FROM st_file WHERE status = 'parsed' ORDER BY path"):
@@ -186,8 +189,9 @@ def dependencies(conn: sqlite3.Connection) -> Dependencies:
     counts: Counter[str] = Counter()
     for language, source, kind, count in conn.execute(
             "SELECT f.language, i.source_literal, i.import_kind, count(*) FROM st_import i "
+            # "+": not through the source_literal index, whose range scan costs more than reading the table
             "JOIN st_file f ON f.file_id = i.file_id WHERE i.resolved_file_id IS NULL AND i.resolved_alt_file_id "
-            "IS NULL AND i.source_literal IS NOT NULL GROUP BY f.language, i.source_literal, i.import_kind"):
+            "IS NULL AND +i.source_literal IS NOT NULL GROUP BY f.language, i.source_literal, i.import_kind"):
         if not modules.is_external(language, source, kind):
             continue
         name = modules.external_name(language, source)
@@ -208,11 +212,20 @@ def test_layout(conn: sqlite3.Connection) -> TestLayout:
 
 
 def public_api(conn: sqlite3.Connection) -> list[PublicApiEntry]:
+    """Declared exports first, then a package ``__init__``'s resolved module-level names; shortest paths first.
+
+    Two queries rather than one with ``OR``: the declared ones scan the export table alone, and the second runs
+    only when they leave room, starting from the ``__init__.py`` files.
+    """
+    columns = "f.path, e.exported_name, e.def_uid, e.certainty, e.evidence_kind"
     rows = conn.execute(
-        "SELECT f.path, e.exported_name, e.def_uid, e.certainty, e.evidence_kind FROM st_export_entry e "
-        "JOIN st_file f ON f.file_id = e.file_id WHERE e.evidence_kind IN ('__all__literal', 'explicit_export') "
-        "OR (e.evidence_kind = 'default_module' AND (f.path LIKE '%/__init__.py' OR f.path = '__init__.py') "
-        "AND e.def_uid IS NOT NULL) "
-        "ORDER BY e.evidence_kind = 'default_module', length(f.path), f.path, e.exported_name LIMIT ?",
-        (MAX_PUBLIC_API,))
+        f"SELECT {columns} FROM st_export_entry e JOIN st_file f ON f.file_id = e.file_id "
+        "WHERE e.evidence_kind IN ('__all__literal', 'explicit_export') "
+        "ORDER BY length(f.path), f.path, e.exported_name LIMIT ?", (MAX_PUBLIC_API,)).fetchall()
+    if len(rows) < MAX_PUBLIC_API:
+        rows += conn.execute(
+            f"SELECT {columns} FROM st_file f CROSS JOIN st_export_entry e ON e.file_id = f.file_id "
+            "WHERE (f.path LIKE '%/__init__.py' OR f.path = '__init__.py') AND e.evidence_kind = 'default_module' "
+            "AND +e.def_uid IS NOT NULL ORDER BY length(f.path), f.path, e.exported_name LIMIT ?",
+            (MAX_PUBLIC_API - len(rows),)).fetchall()
     return [PublicApiEntry(*row) for row in rows]
