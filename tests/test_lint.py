@@ -101,7 +101,8 @@ def test_discovery_lists_configured_and_conventional_linters(tmp_path: Path) -> 
     # Not installed here, and listed anyway: with how to install it, never an error.
     eslint = found[("eslint", "web")]
     assert not eslint.found and eslint.executable is None and "npm install" in (eslint.install_hint or "")
-    assert not found[("tsc", "web")].runnable and not found[("tsc", "web")].can_fix
+    assert found[("tsc", "web")].runnable and not found[("tsc", "web")].can_fix
+    assert not found[("biome", "web")].runnable  # listed; CodePlane does not read its output yet
 
 
 def test_ruff_is_conventional_for_any_python_code_and_found_without_setup(tmp_path: Path) -> None:
@@ -187,6 +188,27 @@ def test_eslint_diagnostics_equal_eslints_own_json(tmp_path: Path) -> None:
     assert {d.severity for d in report.diagnostics if d.code == "no-var"} == {"warning"}
 
 
+def test_tsc_diagnostics_equal_tscs_own_lines(tmp_path: Path) -> None:
+    _eslint()  # .ci/run installs typescript with eslint
+    tsc = JS_DIR / "node_modules" / ".bin" / "tsc"
+    if not tsc.is_file():
+        pytest.skip(f"typescript is not installed in {JS_DIR} (.ci/run installs it with npm)")
+    root = make_repo(tmp_path / "repo", {
+        # types: [] keeps the shared node_modules' @types (jest, node ...) out of the program.
+        "ts/tsconfig.json": '{"compilerOptions": {"strict": true, "noEmit": true, "types": []}, '
+                            '"include": ["src"]}\n',
+        "ts/src/a.ts": "const x: number = 'a';\nfunction f(a) {\n  return a;\n}\nexport { f, x };\n",
+        "ts/src/ok.ts": "export const y: number = 1;\n"})
+    _link_eslint(root, "ts")
+    proc = subprocess.run([str(tsc), "--noEmit", "--pretty", "false", "-p", "."], cwd=root / "ts",
+                          capture_output=True, text=True, check=False)
+    expected = sorted(f"ts/{line}" for line in proc.stdout.splitlines() if line.startswith("src/"))
+    report = _service(root).check(tools=["tsc"])
+    got = sorted(f"{d.path}({d.line},{d.column}): {d.severity} {d.code}: {d.message}" for d in report.diagnostics)
+    assert got == expected and len(got) == 2
+    assert report.runs[0].status == "ok" and report.runs[0].exit_code == 2
+
+
 def test_clippy_diagnostics_come_from_cargos_json(tmp_path: Path) -> None:
     require("cargo")
     root = make_repo(tmp_path / "repo", {
@@ -205,9 +227,10 @@ def test_paths_limit_the_run_to_those_files(py_repo: Path) -> None:
     report = _service(py_repo).check(paths=["pkg/b.py"])
     assert {d.path for d in report.diagnostics} == {"pkg/b.py"}
     assert {d.tool for d in report.diagnostics} == {"ruff", "mypy"}
-    # A path no linter covers runs nothing.
-    write_files(py_repo, {"notes.md": "# notes\n"})
+    # A path no linter covers runs nothing: not a file of the wrong kind, not a directory without any.
+    write_files(py_repo, {"notes.md": "# notes\n", "web/x.js": "var x = 1;\n"})
     assert _service(py_repo).check(paths=["notes.md"]).runs == ()
+    assert _service(py_repo).check(paths=["web"]).runs == ()
 
 
 def test_pages_follow_the_cursor_through_every_diagnostic(py_repo: Path) -> None:

@@ -12,7 +12,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from codeplane.lint.formats import PathMap, parse_clippy, parse_eslint, parse_go_vet, parse_mypy, parse_ruff
+from codeplane.lint.formats import (
+    PathMap,
+    parse_clippy,
+    parse_eslint,
+    parse_go_vet,
+    parse_mypy,
+    parse_ruff,
+    parse_tsc,
+)
 from codeplane.lint.models import Diagnostic
 
 Parser = Callable[[str, PathMap], list[Diagnostic]]
@@ -54,7 +62,13 @@ def _mypy(exe: str, targets: Sequence[str] | None) -> list[str]:
 
 
 def _eslint(exe: str, targets: Sequence[str] | None) -> list[str]:
-    return [exe, "-f", "json", *(targets or ["."])]
+    # A project (or a named directory) without lintable files is no error: there is nothing to report.
+    return [exe, "-f", "json", "--no-error-on-unmatched-pattern", *(targets or ["."])]
+
+
+def _tsc(exe: str, targets: Sequence[str] | None) -> list[str]:
+    # Named files would make tsc ignore tsconfig.json: the whole project is checked, then filtered.
+    return [exe, "--noEmit", "--pretty", "false", "-p", "."]
 
 
 def _go_package(target: str) -> str:
@@ -85,7 +99,8 @@ KINDS: dict[str, LinterKind] = {k.name: k for k in (
     LinterKind("biome", "biome", (*JS, ".json", ".jsonc", ".css"),
                "`npm install --save-dev @biomejs/biome` in the project directory"),
     LinterKind("tsc", "tsc", (".ts", ".mts", ".cts", ".tsx"),
-               "`npm install --save-dev typescript` in the project directory"),
+               "`npm install --save-dev typescript` in the project directory", _tsc, parse_tsc,
+               ok_codes=frozenset({0})),
     LinterKind("go vet", "go", (".go",), "install Go (https://go.dev/dl/, or `apt-get install golang-go`)",
                _go_vet, parse_go_vet, stream="stderr", ok_codes=frozenset({0, 1})),
     LinterKind("golangci-lint", "golangci-lint", (".go",),

@@ -9,6 +9,7 @@ missing, failing or hanging linter becomes that linter's ``ToolRun`` status, nev
 
 from __future__ import annotations
 
+import functools
 import threading
 import uuid
 from collections import OrderedDict
@@ -123,7 +124,8 @@ class LintService:
 
     # -- checking ------------------------------------------------------------------------------------
 
-    def _targets(self, info: LinterInfo, rels: Sequence[str] | None) -> list[str] | Literal[False] | None:
+    def _targets(self, info: LinterInfo, rels: Sequence[str] | None,
+                 files: Callable[[], Sequence[str]]) -> list[str] | Literal[False] | None:
         """What to pass the linter (relative to its project dir): ``None`` its default scope, ``False``
         when none of ``rels`` is in its scope."""
         if rels is None:
@@ -140,10 +142,16 @@ class LintService:
                 inner = "."
             else:
                 continue
-            if (self.root / rel).is_file() and not rel.endswith(info.extensions):
-                continue
+            if not self._has_files(rel, info.extensions, files):
+                continue  # e.g. mypy on a directory of JavaScript: nothing to lint, nothing to fail on
             targets.add(inner)
         return sorted(targets) if targets else False
+
+    def _has_files(self, rel: str, extensions: tuple[str, ...], files: Callable[[], Sequence[str]]) -> bool:
+        if (self.root / rel).is_file():
+            return rel.endswith(extensions)
+        prefix = f"{rel}/" if rel else ""
+        return any(f.startswith(prefix) and f.endswith(extensions) for f in files())
 
     def _cwd(self, info: LinterInfo) -> Path:
         return self.root if info.root == "." else self.root / info.root
@@ -185,8 +193,9 @@ class LintService:
         duplicates) and one run per linter that covers them."""
         runs: list[ToolRun] = []
         jobs: list[tuple[LinterInfo, Job]] = []
+        files = functools.cache(self._files)  # read at most once per run, only for directory paths
         for info in linters:
-            targets = self._targets(info, rels)
+            targets = self._targets(info, rels, files)
             if targets is False:
                 continue
             if not info.runnable:

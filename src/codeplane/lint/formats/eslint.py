@@ -25,6 +25,8 @@ def parse_eslint(text: str, paths: PathMap, *, tool: str = "eslint") -> list[Dia
         if rel is None or not isinstance(messages, list):
             continue
         for msg in messages:
+            if not msg.get("ruleId") and str(msg.get("message", "")).startswith("File ignored"):
+                continue  # a path the caller named that the project's ignores exclude: not a finding
             code = msg.get("ruleId") or ("fatal" if msg.get("fatal") else "")
             found.append(Diagnostic(
                 path=rel, line=max(int(msg.get("line") or 1), 1), column=max(int(msg.get("column") or 1), 1),
