@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from codeplane.analysis import SemanticDiffService
+from codeplane.analysis import service as service_module
 from codeplane.analysis.models import Change
 from codeplane.core.config import IndexConfig
 from codeplane.core.errors import CodePlaneError, ErrorCode
@@ -52,6 +53,8 @@ BASE: dict[str, str | bytes] = {
     "web/util.ts": "export function join(a: string): string {\n  return a;\n}\n",
     "assets/logo.bin": b"\x00\x01\x02",
     "docs/guide.rst": "Guide\n=====\n",
+    "pkg/legacy.py": "def old_api():\n    return 0\n",
+    ".cplignore": "gen/\n",
 }
 
 TARGET: dict[str, str | bytes] = {
@@ -90,7 +93,10 @@ def _index(root: Path) -> IndexService:
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, IndexService]]:
     root = make_repo(tmp_path_factory.mktemp("semantic_diff") / "repo", {**BASE, ".gitignore": ".codeplane/\n"})
     write_files(root, TARGET)
-    (root / "pkg/core.py").write_text(TARGET["pkg/core.py"])  # type: ignore[arg-type]
+    (root / "pkg/legacy.py").unlink()
+    # Untracked: a new module is reported; generated code CodePlane ignores (.cplignore) is not.
+    write_files(root, {"pkg/fresh_mod.py": "def brand_new(q):\n    return q\n",
+                       "gen/out.py": "def junk():\n    pass\n"})
     index = _index(root)
     try:
         yield root, index
@@ -169,6 +175,25 @@ def test_go_and_typescript_and_files_without_definitions(repo: tuple[Path, Index
     assert files["docs/guide.rst"].reason == "unsupported"
 
 
+def test_untracked_and_deleted_files_and_the_comparison_bound(repo: tuple[Path, IndexService],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    root, index = repo
+    page = SemanticDiffService(root, index).diff(limit=100)
+    found = _by_name(list(page.changes))
+    assert found["pkg/fresh_mod.py:brand_new"].change == "added"
+    assert found["pkg/legacy.py:old_api"].change == "removed"
+    assert not any(c.path.startswith("gen/") for c in page.changes)
+    assert not any(f.path.startswith("gen/") for f in page.files)
+    statuses = {f.path: f.status for f in page.files}
+    assert statuses["assets/logo.bin"] == "modified"
+    # Past the bound, files are still listed, marked not_compared, and a note says how to narrow.
+    monkeypatch.setattr(service_module, "MAX_COMPARED", 2)
+    bounded = SemanticDiffService(root, index).diff(limit=100)
+    skipped = [f for f in bounded.files if f.reason == "not_compared"]
+    assert skipped and len(bounded.report.notes) == 1 and "narrow with paths" in bounded.report.notes[0]
+    assert len({c.path for c in bounded.changes} | {f.path for f in bounded.files}) == bounded.report.files_analyzed
+
+
 def test_blast_radius_from_the_index(repo: tuple[Path, IndexService]) -> None:
     root, index = repo
     found = _by_name(_all(SemanticDiffService(root, index)))
@@ -182,7 +207,7 @@ def test_blast_radius_from_the_index(repo: tuple[Path, IndexService]) -> None:
     assert found["pkg/core.py:removed_one"].behavior_change_risk == "high"
     hint = SemanticDiffService(root, index).diff(limit=1).agentic_hint
     assert hint.startswith("1. update the callers of") and "params (0 proven, 2 strong)" in hint
-    assert "2. check references to 2 removed symbols" in hint
+    assert "2. check references to 3 removed symbols" in hint
 
 
 def test_two_commits_and_a_renamed_file(tmp_path: Path) -> None:

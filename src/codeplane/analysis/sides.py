@@ -18,6 +18,7 @@ from pygit2.enums import DiffFind, DiffOption, FileMode
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git.revisions import resolve_commit
+from codeplane.repo.ignore import IgnoreRules
 
 _EPOCH = re.compile(r"epoch:(\d{1,18})")
 _STATUS = {"A": "added", "D": "deleted", "M": "modified", "R": "renamed", "T": "modified", "?": "added"}
@@ -47,6 +48,8 @@ class FilePair:
     new_id: str | None
     #: False for symlinks and submodules: listed, never parsed.
     regular: bool = True
+    #: A work-tree file git does not track.
+    untracked: bool = False
 
     @property
     def path(self) -> str:
@@ -66,9 +69,11 @@ def _under(path: str, prefixes: Sequence[str]) -> bool:
     return any(path == p or path.startswith(p.rstrip("/") + "/") or not p for p in prefixes)
 
 
-def changed_files(repo: pygit2.Repository, base: str, target: str | None,
-                  paths: Sequence[str] | None) -> GitSides:
-    """The files that differ from ``base`` to ``target`` (8002 for a ref that names no commit)."""
+def changed_files(repo: pygit2.Repository, base: str, target: str | None, paths: Sequence[str] | None,
+                  ignore: IgnoreRules | None = None) -> GitSides:
+    """The files that differ from ``base`` to ``target`` (8002 for a ref that names no commit). Untracked
+    files outside CodePlane's universe (``.cplignore``, pruned directories) are left out, as the index
+    leaves them out; tracked ones are always listed."""
     base_commit = resolve_commit(repo, base, "base")
     if target is None:
         flags = DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS | DiffOption.INCLUDE_TYPECHANGE
@@ -93,9 +98,12 @@ def changed_files(repo: pygit2.Repository, base: str, target: str | None,
             continue  # CodePlane's own state (ignored by its .gitignore, unless that is missing)
         if paths is not None and not any(p is not None and _under(p, paths) for p in (old_path, new_path)):
             continue
+        if ignore is not None and delta.status_char() == "?" and new_path is not None and ignore.excludes(new_path):
+            continue
         regular = all(f.mode in _REGULAR for f in (old, new) if f is not None)
         pairs.append(FilePair(status, old_path, new_path, str(old.id) if old is not None else None,
-                              str(new.id) if new is not None and target is not None else None, regular))
+                              str(new.id) if new is not None and target is not None else None, regular,
+                              delta.status_char() == "?"))
     pairs.sort(key=lambda p: (p.path, p.old_path or ""))
     return GitSides(str(base_commit.id), target_id, tuple(pairs))
 
