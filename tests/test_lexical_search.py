@@ -201,3 +201,24 @@ def test_a_scoped_search_waits_only_for_pending_changes_in_its_scope(tmp_path: P
             index._pending.mark(["docs"])  # a directory may hold files in any scope
             with pytest.raises(CodePlaneError):
                 hit_lines(index, "needle", scope=LexicalScope(paths=("src/",)))
+
+
+def test_a_long_chain_keeps_a_window_and_an_old_cursor_answers_1005(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("codeplane.index.search.STREAM_WINDOW", 50)
+    repo = make_repo(tmp_path / "repo", {f"f{n:02}.py": "word\n" * 30 for n in range(10)})
+    with running_index(repo) as index:
+        request = LexicalRequest("word", "identifier")
+        page = index.search_lexical(request, limit=20)
+        first_cursor = page.next_cursor
+        assert first_cursor is not None
+        seen = list(page.hits)
+        again = index.search_lexical(request, limit=20, cursor=first_cursor)  # a retried cursor answers the same
+        assert again.hits == index.search_lexical(request, limit=20, cursor=first_cursor).hits
+        while page.next_cursor:
+            page = index.search_lexical(request, limit=20, cursor=page.next_cursor)
+            seen += page.hits
+        assert len({(h.path, h.line) for h in seen}) == len(seen) == 300 and page.total == 300
+        with pytest.raises(CodePlaneError) as caught:
+            index.search_lexical(request, limit=20, cursor=first_cursor)
+        assert caught.value.code == 1005

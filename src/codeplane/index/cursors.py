@@ -3,8 +3,9 @@
 Every page of one cursor chain comes from the same stored list, so concurrent writes never shift,
 duplicate or drop a hit between pages. The list is either complete when the chain starts
 (:meth:`CursorStore.first_page`) or a :class:`Stream` that produces items in order as pages reach them
-(:meth:`CursorStore.open_stream`), so the first page costs only what it shows; a stream's items, once
-produced, are kept like a complete list's. Cursors are opaque, bound to the query that created them,
+(:meth:`CursorStore.open_stream`), so the first page costs only what it shows; a stream keeps the last
+:data:`STREAM_WINDOW` items it produced (a cursor further behind answers 1005), so paging through a huge
+answer holds a window, not the whole answer. Cursors are opaque, bound to the query that created them,
 expire after an hour and are evicted least-recently-used beyond a fixed number of stored items.
 """
 
@@ -28,16 +29,22 @@ T_co = TypeVar("T_co", covariant=True)
 CURSOR_TTL_SEC = 3600.0
 #: Upper bound on items kept across all live cursors (memory bound; the oldest cursors go first).
 MAX_STORED_ITEMS = 200_000
+#: Items a stream keeps behind the newest it produced (more than any page: pages are at most 5,000 items).
+STREAM_WINDOW = 20_000
 
 
 class Stream(Protocol[T_co]):
-    """Items produced in order on demand. ``fill`` is called under ``lock``; ``total`` may be an estimate until
+    """Items produced in order on demand. ``fill(count)`` produces until ``base + len(items) >= count`` (or the end)
+    and may drop items from the front, keeping at least :data:`STREAM_WINDOW`; ``base`` is the position of
+    ``items[0]`` in the whole answer. ``fill`` is called under ``lock``; ``total`` may be an estimate until
     ``exhausted``."""
 
     @property
     def lock(self) -> threading.Lock: ...
     @property
     def items(self) -> Sequence[T_co]: ...
+    @property
+    def base(self) -> int: ...
     @property
     def exhausted(self) -> bool: ...
     @property
@@ -108,7 +115,7 @@ class CursorStore(Generic[T]):
         stored only if there is."""
         with stream.lock:
             stream.fill(limit + 1)
-            items = tuple(stream.items[:limit])
+            items = tuple(stream.items[:limit])  # base is still 0: the window is wider than any page
             more = len(stream.items) > limit
             total, truncated = stream.total, stream.truncated
         if not more:
@@ -137,18 +144,24 @@ class CursorStore(Generic[T]):
         end = offset + limit
         stream = snapshot.stream
         if stream is None:
-            items, total, truncated = snapshot.items, snapshot.total, snapshot.truncated
+            items, base, total, truncated = snapshot.items, 0, snapshot.total, snapshot.truncated
+            page = tuple(items[offset:end])
         else:
             with stream.lock:
-                stream.fill(end + 1)
-                items, total, truncated = stream.items, stream.total, stream.truncated
+                if offset >= stream.base:
+                    stream.fill(end + 1)
+                items, base, total, truncated = stream.items, stream.base, stream.total, stream.truncated
+                page = tuple(items[offset - base:end - base]) if offset >= base else ()
             with self._lock:
                 self._evict()
-        if offset < 0 or offset > len(items):
+            if offset < base:
+                raise CodePlaneError(ErrorCode.INVALID_CURSOR, "the cursor is too far behind the newest page of "
+                                     "its query; run the query again", details={"cursor": cursor[:100]})
+        if offset < 0 or offset > base + len(items):
             raise CodePlaneError(ErrorCode.INVALID_CURSOR, "the cursor offset is out of range",
                                  details={"cursor": cursor[:100]})
-        following = _encode(snapshot_id, end) if end < len(items) else None
-        return Page(tuple(items[offset:end]), following, total, snapshot.epoch, truncated)
+        following = _encode(snapshot_id, end) if end < base + len(items) else None
+        return Page(page, following, total, snapshot.epoch, truncated)
 
     def _expire(self) -> None:
         cutoff = time.monotonic() - self._ttl

@@ -28,6 +28,7 @@ from typing import Any
 
 import pathspec
 
+from codeplane.index.cursors import STREAM_WINDOW
 from codeplane.index.languages import family_of
 from codeplane.index.lexical import LexicalIndex
 from codeplane.index.query import CompiledQuery
@@ -93,7 +94,8 @@ _END = object()
 
 
 class HitStream:
-    """A query's hits in order, produced on demand; :attr:`items` holds those produced so far.
+    """A query's hits in order, produced on demand; :attr:`items` holds the newest produced (at most
+    :data:`~codeplane.index.cursors.STREAM_WINDOW` behind the last), :attr:`base` the position of the first.
 
     Not thread-safe by itself: the cursor store calls :meth:`fill` under :attr:`lock`.
     """
@@ -104,6 +106,8 @@ class HitStream:
                  sampler: Callable[[int, int], list[str]] | None = None) -> None:
         self.lock = threading.Lock()
         self.items: list[LexicalHit] = []
+        self.base = 0
+        self.produced = 0
         self.exhausted = False
         self.truncated = False
         self.files_scanned = 0
@@ -131,7 +135,7 @@ class HitStream:
         so extrapolating from them would overestimate several times.
         """
         if self.exhausted:
-            return len(self.items)
+            return self.produced
         if self._per_file is None:
             self._per_file = self._sample_mean()
         unstarted = max(self._candidate_count - self.files_scanned, 0)
@@ -145,20 +149,26 @@ class HitStream:
         counts = [count_at_most(text, self._query, ESTIMATE_CAP) for text in texts if text is not None]
         if counts:
             return sum(counts) / len(counts)
-        return len(self.items) / max(self.files_scanned, 1)
+        return self.produced / max(self.files_scanned, 1)
 
     def fill(self, count: int) -> None:
-        """Produce hits until at least ``count`` exist, the candidates run out, or the time budget does."""
+        """Produce hits until ``count`` exist in all (kept or dropped), the candidates run out, or the time budget
+        does; then drop the oldest beyond the window."""
         deadline = time.monotonic() + self._budget
         items = self.items
-        while len(items) < count and not self.exhausted:
+        while self.produced < count and not self.exhausted:
             hit = next(self._produce, _END)
             if hit is _END:
                 self.exhausted = True
             elif isinstance(hit, LexicalHit):
                 items.append(hit)
+                self.produced += 1
             elif time.monotonic() > deadline:  # a file boundary: the place to check the clock
                 self.truncated = self.exhausted = True
+        if len(items) > STREAM_WINDOW:
+            dropped = len(items) - STREAM_WINDOW
+            del items[:dropped]
+            self.base += dropped
 
     def _hits(self, candidates: Iterator[tuple[str, float]]) -> Iterator[LexicalHit | None]:
         spec, query, context = self._spec, self._query, self._context
