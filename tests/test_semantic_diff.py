@@ -226,6 +226,24 @@ def test_two_commits_and_a_renamed_file(tmp_path: Path) -> None:
     assert SemanticDiffService(root).diff(limit=10).changes == ()
 
 
+def test_work_tree_moves_staged_or_not_and_a_staged_change_undone_on_disk(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", {"a/one.py": "def f(a):\n    return a\n", "a/two.py": "def g():\n    pass\n",
+                                      "a/three.py": "def h(x):\n    return x\n"})
+    (root / "b").mkdir()
+    git(root, "mv", "a/one.py", "b/one.py")  # staged move, then edited on disk
+    (root / "b/one.py").write_text("def f(a, b):\n    return a\n")
+    (root / "a/two.py").rename(root / "c_two.py")  # plain move, untracked destination
+    (root / "a/three.py").write_text("def h(x, y):\n    return x\n")
+    git(root, "add", "a/three.py")
+    (root / "a/three.py").write_text("def h(x):\n    return x\n")  # staged change undone on disk
+    page = SemanticDiffService(root).diff(limit=100)
+    assert [(c.path, c.old_path, c.qualified_name, c.change) for c in page.changes] == [
+        ("b/one.py", "a/one.py", "f", "signature_changed")]
+    assert [(f.path, f.old_path, f.status, f.reason) for f in page.files] == [
+        ("c_two.py", "a/two.py", "renamed", "no_definition_changed")]
+    assert page.report.files_analyzed == 2
+
+
 def test_pagination_is_complete_and_stable(repo: tuple[Path, IndexService]) -> None:
     root, index = repo
     service = SemanticDiffService(root, index)

@@ -8,7 +8,9 @@ with rename detection, and reads each version's bytes by blob id; work-tree file
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,43 +71,97 @@ def _under(path: str, prefixes: Sequence[str]) -> bool:
     return any(path == p or path.startswith(p.rstrip("/") + "/") or not p for p in prefixes)
 
 
+def _keep(path: str | None, paths: Sequence[str] | None) -> bool:
+    return path is not None and path.split("/", 1)[0] not in _PRIVATE and (paths is None or _under(path, paths))
+
+
 def changed_files(repo: pygit2.Repository, base: str, target: str | None, paths: Sequence[str] | None,
                   ignore: IgnoreRules | None = None) -> GitSides:
     """The files that differ from ``base`` to ``target`` (8002 for a ref that names no commit). Untracked
     files outside CodePlane's universe (``.cplignore``, pruned directories) are left out, as the index
-    leaves them out; tracked ones are always listed."""
+    leaves them out; tracked ones are always listed. ``.git/`` and ``.codeplane/`` never are."""
     base_commit = resolve_commit(repo, base, "base")
     if target is None:
-        flags = DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS | DiffOption.INCLUDE_TYPECHANGE
-        diff = base_commit.tree.diff_to_workdir(flags, 0)
-        diff.find_similar(DiffFind.FIND_RENAMES | DiffFind.FIND_FOR_UNTRACKED)
-        target_id = None
-    else:
-        target_commit = resolve_commit(repo, target, "target")
-        diff = base_commit.tree.diff_to_tree(target_commit.tree, DiffOption.INCLUDE_TYPECHANGE, 0)
-        diff.find_similar(DiffFind.FIND_RENAMES)
-        target_id = str(target_commit.id)
-    pairs: list[FilePair] = []
+        pairs = _worktree_pairs(repo, base_commit.tree, paths, ignore)
+        return GitSides(str(base_commit.id), None, tuple(sorted(pairs, key=lambda p: (p.path, p.old_path or ""))))
+    target_commit = resolve_commit(repo, target, "target")
+    diff = base_commit.tree.diff_to_tree(target_commit.tree, DiffOption.INCLUDE_TYPECHANGE, 0)
+    diff.find_similar(DiffFind.FIND_RENAMES)
+    out: list[FilePair] = []
     for delta in diff.deltas:
         status = _STATUS.get(delta.status_char())
         if status is None:
-            continue  # ignored/unreadable/unmodified entries
+            continue  # unmodified/unreadable entries
         old = delta.old_file if status != "added" else None
         new = delta.new_file if status != "deleted" else None
         old_path = old.path if old is not None else None
         new_path = new.path if new is not None else None
-        if any(p is not None and p.split("/", 1)[0] in _PRIVATE for p in (old_path, new_path)):
-            continue  # CodePlane's own state (ignored by its .gitignore, unless that is missing)
-        if paths is not None and not any(p is not None and _under(p, paths) for p in (old_path, new_path)):
-            continue
-        if ignore is not None and delta.status_char() == "?" and new_path is not None and ignore.excludes(new_path):
+        if not (_keep(old_path, paths) or _keep(new_path, paths)):
             continue
         regular = all(f.mode in _REGULAR for f in (old, new) if f is not None)
-        pairs.append(FilePair(status, old_path, new_path, str(old.id) if old is not None else None,
-                              str(new.id) if new is not None and target is not None else None, regular,
-                              delta.status_char() == "?"))
-    pairs.sort(key=lambda p: (p.path, p.old_path or ""))
-    return GitSides(str(base_commit.id), target_id, tuple(pairs))
+        out.append(FilePair(status, old_path, new_path, str(old.id) if old is not None else None,
+                            str(new.id) if new is not None else None, regular))
+    out.sort(key=lambda p: (p.path, p.old_path or ""))
+    return GitSides(str(base_commit.id), str(target_commit.id), tuple(out))
+
+
+def _worktree_pairs(repo: pygit2.Repository, base_tree: pygit2.Tree, paths: Sequence[str] | None,
+                    ignore: IgnoreRules | None) -> list[FilePair]:
+    """Base tree -> work tree as base -> index plus index -> work tree: the second diff trusts the index's
+    stat data (as ``git status`` does), where libgit2's direct tree -> work tree diff reads every file
+    (django: ~1 s against ~0.1 s). Renames: those staged (``git mv``) and exact moves of untracked files."""
+    staged = base_tree.diff_to_index(repo.index, DiffOption.INCLUDE_TYPECHANGE)
+    staged.find_similar(DiffFind.FIND_RENAMES)
+    dirty = repo.index.diff_to_workdir(DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS
+                                       | DiffOption.INCLUDE_TYPECHANGE)
+    moved = {d.new_file.path: d.old_file.path for d in staged.deltas if d.status_char() == "R"}
+    candidates: set[str] = set()
+    untracked: set[str] = set()
+    for delta in staged.deltas:
+        candidates.update((delta.old_file.path, delta.new_file.path))
+    for delta in dirty.deltas:
+        candidates.add(delta.new_file.path)
+        if delta.status_char() == "?":
+            untracked.add(delta.new_file.path)
+    root = Path(repo.workdir)
+    old_side: dict[str, tuple[str, bool]] = {}  # path -> (blob id, regular)
+    new_side: dict[str, tuple[str | None, bool]] = {}  # path -> (blob id when regular, regular)
+    for path in sorted(candidates):
+        if not _keep(path, paths) or (path in untracked and ignore is not None and ignore.excludes(path)):
+            continue
+        try:
+            entry = base_tree[path]
+            old_side[path] = (str(entry.id), entry.filemode in _REGULAR)
+        except KeyError:
+            pass
+        try:
+            st = os.lstat(root / path)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            new_side[path] = (str(pygit2.hashfile(str(root / path))), True)
+        elif not stat.S_ISDIR(st.st_mode):
+            new_side[path] = (None, False)  # a symlink or special file
+    pairs: list[FilePair] = []
+    for new_path, old_path in sorted(moved.items()):
+        if new_path in new_side and old_path in old_side and old_path not in new_side and new_path not in old_side:
+            pairs.append(FilePair("renamed", old_path, new_path, old_side.pop(old_path)[0], new_side.pop(new_path)[0],
+                                  True))
+    gone = {oid: path for path, (oid, _) in sorted(old_side.items(), reverse=True) if path not in new_side}
+    for path, (new_id, regular) in sorted(new_side.items()):
+        if path in old_side:
+            old_id, old_regular = old_side.pop(path)
+            if old_id != new_id or old_regular != regular:
+                pairs.append(FilePair("modified", path, path, old_id, new_id, regular and old_regular))
+        elif new_id is not None and gone.get(new_id) is not None:
+            origin = gone.pop(new_id)  # an untracked copy of a deleted file, byte for byte: a move
+            old_side.pop(origin)
+            pairs.append(FilePair("renamed", origin, path, new_id, new_id, True, path in untracked))
+        else:
+            pairs.append(FilePair("added", None, path, None, new_id, regular, path in untracked))
+    for path, (old_id, regular) in sorted(old_side.items()):
+        pairs.append(FilePair("deleted", path, None, old_id, None, regular))
+    return pairs
 
 
 def read_blob(repo: pygit2.Repository, blob_id: str) -> bytes:
