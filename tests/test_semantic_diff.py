@@ -294,6 +294,24 @@ def test_blob_facts_are_cached_by_blob_id(repo: tuple[Path, IndexService]) -> No
     assert again.changes == first.changes
 
 
+def test_blob_facts_survive_a_restart_and_a_damaged_cache_is_dropped(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", {"m.py": "def a(x):\n    return x\n"})
+    (root / "m.py").write_text("def a(x, y):\n    return x\n")
+    db = tmp_path / "semantic_diff.db"
+    first = SemanticDiffService(root, cache_db=db).diff(limit=10)
+    restarted = SemanticDiffService(root, cache_db=db)
+    again = restarted.diff(limit=10)
+    assert restarted.store is not None and restarted.store.hits == 2  # both versions of m.py, parsed by none
+    assert again.changes == first.changes and first.changes[0].change == "signature_changed"
+    db.write_bytes(b"this is not a database" * 100)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    damaged = SemanticDiffService(root, cache_db=db)
+    assert damaged.diff(limit=10).changes == first.changes
+    assert damaged.store is not None and damaged.store.hits == 0
+    assert SemanticDiffService(root, cache_db=db).diff(limit=10).changes == first.changes
+
+
 def test_epoch_mode_sees_an_index_refresh(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r", {"m.py": "def a(x):\n    return x\n\n\ndef b():\n    return 1\n",
                                       ".gitignore": ".codeplane/\n"})

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import pygit2
 
 from codeplane.analysis import epochs, report
+from codeplane.analysis.blobstore import BlobFactsStore
 from codeplane.analysis.categories import category
 from codeplane.analysis.compare import Version, compare
 from codeplane.analysis.facts import FactsCache, Lru, file_defs
@@ -62,8 +63,10 @@ class DiffPage:
 
 class SemanticDiffService:
     def __init__(self, root: Path, index: IndexService | None = None, *, tests_for: TestsFor | None = None,
-                 cache: FactsCache | None = None) -> None:
+                 cache: FactsCache | None = None, cache_db: Path | None = None) -> None:
         self.root = root
+        #: Blob facts across restarts (``blobstore.py``); None keeps them in memory only.
+        self.store = BlobFactsStore(cache_db) if cache_db is not None else None
         self._index = index
         self._tests_for = tests_for
         self.cache = cache or FactsCache()
@@ -112,9 +115,15 @@ class SemanticDiffService:
     # -- git mode ----------------------------------------------------------------------------------
     def _defs(self, repo: pygit2.Repository, path: str, blob_id: str, data: bytes | None) -> FileDefs:
         found = self.cache.lookup(path, blob_id)
+        if found is None and self.store is not None:
+            found = self.store.get(path, blob_id)
+            if found is not None:
+                self.cache.store(path, blob_id, found)
         if found is None:
             found = file_defs(path, data if data is not None else read_blob(repo, blob_id))
             self.cache.store(path, blob_id, found)
+            if self.store is not None:
+                self.store.put(path, blob_id, found)
         return found
 
     def _git_report(self, base: str, target: str | None, scope: Sequence[str] | None) -> DiffReport:
@@ -137,6 +146,8 @@ class SemanticDiffService:
                                             info.language if info else None, reason, _moved_from(pair)))
         finally:
             repo.free()
+            if self.store is not None:
+                self.store.prune()
         described = f"{base} ({sides.base_commit[:12]})"
         target_text = "work tree" if target is None else f"{target} ({(sides.target_commit or '')[:12]})"
         out = DiffReport(described, target_text, "git", len(sides.pairs), files=files)

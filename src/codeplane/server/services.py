@@ -230,8 +230,9 @@ def _wire_observability(services: Services) -> None:
 
 
 def _wire_analysis(services: Services) -> None:
-    services.analysis = SemanticDiffService(services.root, services.index,
-                                            tests_for=services.testing.tests_for)
+    # Blob facts persist in .codeplane/semantic_diff.db (a cache: dropped when damaged or out of date).
+    services.analysis = SemanticDiffService(services.root, services.index, tests_for=services.testing.tests_for,
+                                            cache_db=services.layout.state_dir / "semantic_diff.db")
 
 
 def _wire_lint(services: Services) -> None:
