@@ -34,18 +34,25 @@ async def _calls(server: ServerHandle) -> None:
 
 
 def _follow(root: Path, *args: str, seconds: float) -> str:
+    """Run ``cpl status --follow`` for ``seconds`` after its first poll was drawn, then Ctrl+C it."""
     proc = subprocess.Popen([*CPL, "status", "--follow", *args], cwd=root, env=cpl_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    if "--json" in args:  # the first line means the CLI is up (its imports take a while on a busy machine)
+        first = proc.stdout.readline()
+    else:
+        time.sleep(5)
+        first = ""
     time.sleep(seconds)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
-    return out
+    return first + out
 
 
 async def test_status_follow_json_streams_the_live_picture(server: ServerHandle) -> None:
     await _calls(server)
-    lines = [json.loads(line) for line in _follow(server.root, "--json", seconds=4).splitlines() if line]
+    lines = [json.loads(line) for line in _follow(server.root, "--json", seconds=2.5).splitlines() if line]
     assert len(lines) >= 2  # one per second
     last = lines[-1]
     assert last["calls"]["tools"]["search"]["calls"] == 2
@@ -56,7 +63,7 @@ async def test_status_follow_json_streams_the_live_picture(server: ServerHandle)
 
 async def test_status_follow_draws_tools_tasks_and_operations(server: ServerHandle) -> None:
     await _calls(server)
-    out = _follow(server.root, seconds=3.5)
+    out = _follow(server.root, seconds=1.5)
     for expected in ("healthy", "calls, last 5 min", "search", "read_source", "open tasks", "recent operations",
                      "error 5004"):
         assert expected in out, (expected, out)
@@ -64,7 +71,7 @@ async def test_status_follow_draws_tools_tasks_and_operations(server: ServerHand
 
 def test_status_follow_without_a_server_says_so(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "repo", FILES)
-    line = json.loads(_follow(root, "--json", seconds=2).splitlines()[0])
+    line = json.loads(_follow(root, "--json", seconds=0.5).splitlines()[0])
     assert line["running"] is False and "no server" in line["error"]
 
 
