@@ -54,7 +54,8 @@ def _log_tail(layout: RepoLayout) -> list[str]:
     for line in lines:
         try:
             record = json.loads(line)
-            out.append(f"{record.get('timestamp', '')} {record.get('level', '')} {record.get('event', '')}")
+            extra = " ".join(f"{k}={v}" for k, v in record.items() if k not in ("ts", "level", "event"))
+            out.append(f"{record.get('ts', '')} {record.get('level', '')} {record.get('event', '')} {extra}".strip())
         except (ValueError, AttributeError):
             out.append(line)
     return out
