@@ -194,6 +194,53 @@ def test_untracked_and_deleted_files_and_the_comparison_bound(repo: tuple[Path, 
     assert len({c.path for c in bounded.changes} | {f.path for f in bounded.files}) == bounded.report.files_analyzed
 
 
+#: path -> (old text, new text): f gains a parameter, g is removed, h is added (or g renamed to h when
+#: the two are the same text apart from the name).
+LANGUAGES: dict[str, tuple[str, str]] = {
+    "a.js": ("function f(a) {\n  return a;\n}\n\nfunction g() {\n  return 1;\n}\n",
+             "function f(a, b) {\n  return a;\n}\n\nfunction h() {\n  return 2;\n}\n"),
+    "a.ts": ("export function f(a: number): number {\n  return a;\n}\n\nexport function g(): void {}\n",
+             "export function f(a: number, b: number): number {\n  return a;\n}\n\n"
+             "export function h(): void {}\n"),
+    "a.go": ("package p\n\nfunc f(a int) int {\n\treturn a\n}\n\nfunc g() {}\n",
+             "package p\n\nfunc f(a int, b int) int {\n\treturn a\n}\n\nfunc h() {}\n"),
+    "a.rs": ("fn f(a: i32) -> i32 {\n    a\n}\n\nfn g() {}\n",
+             "fn f(a: i32, b: i32) -> i32 {\n    a\n}\n\nfn h() {}\n"),
+    "A.java": ("class A {\n  int f(int a) { return a; }\n  void g() {}\n}\n",
+               "class A {\n  int f(int a, int b) { return a; }\n  void h() {}\n}\n"),
+    "a.kt": ("fun f(a: Int): Int {\n    return a\n}\n\nfun g() {}\n",
+             "fun f(a: Int, b: Int): Int {\n    return a\n}\n\nfun h() {}\n"),
+    "A.cs": ("class A {\n  int f(int a) { return a; }\n  void g() {}\n}\n",
+             "class A {\n  int f(int a, int b) { return a; }\n  void h() {}\n}\n"),
+    "a.rb": ("def f(a)\n  a\nend\n\ndef g\nend\n", "def f(a, b)\n  a\nend\n\ndef h\nend\n"),
+    "a.php": ("<?php\nfunction f($a) { return $a; }\nfunction g() {}\n",
+              "<?php\nfunction f($a, $b) { return $a; }\nfunction h() {}\n"),
+    "a.c": ("int f(int a) { return a; }\nvoid g(void) {}\n", "int f(int a, int b) { return a; }\nvoid h(void) {}\n"),
+    "a.cpp": ("int f(int a) { return a; }\nvoid g() {}\n", "int f(int a, int b) { return a; }\nvoid h() {}\n"),
+    "r.ts": ("export function r(a: number): number {\n  return a;\n}\n",
+             "export function r(a: number): string {\n  return String(a);\n}\n"),
+}
+
+
+def test_every_extracted_language(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", {path: old for path, (old, _) in LANGUAGES.items()})
+    write_files(root, {path: new for path, (_, new) in LANGUAGES.items()})
+    page = SemanticDiffService(root).diff(limit=100)
+    got: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {}
+    for c in page.changes:
+        got.setdefault(c.path, []).append((c.name, c.change, c.delta_tags))
+    assert not page.files
+    for path in LANGUAGES:
+        if path == "r.ts":
+            continue
+        assert got[path][0] == ("f", "signature_changed", ("parameters_changed",)), path
+        rest = sorted(got[path][1:])
+        assert rest in ([("h", "renamed", ("symbol_renamed",))],
+                        [("g", "removed", ("symbol_removed",)), ("h", "added", ("symbol_added",))]), (path, rest)
+    assert got["a.js"][1:] == [("g", "removed", ("symbol_removed",)), ("h", "added", ("symbol_added",))]
+    assert got["r.ts"] == [("r", "signature_changed", ("return_type_changed",))]
+
+
 def test_blast_radius_from_the_index(repo: tuple[Path, IndexService]) -> None:
     root, index = repo
     found = _by_name(_all(SemanticDiffService(root, index)))

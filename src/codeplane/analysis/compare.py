@@ -184,7 +184,7 @@ def compare(old: Version | None, new: Version | None) -> list[Change]:
         if o.signature_hash != n.signature_hash:
             count, preview = delta(o, n)
             out.append(Change(path, n.kind, n.name, n.lexical_path, SIGNATURE_CHANGED, o, n, old_path, count,
-                              sig_tags(o, n), preview))
+                              sig_tags(o, n) or (signatures.SIGNATURE_CHANGED,), preview))
         elif o.own_hash is not None and n.own_hash is not None:
             if o.own_hash != n.own_hash:
                 count, preview = delta(o, n)
@@ -195,9 +195,8 @@ def compare(old: Version | None, new: Version | None) -> list[Change]:
             out.append(Change(path, n.kind, n.name, n.lexical_path, BODY_CHANGED, o, n, old_path))
     for o, n in renames:
         count, preview = delta(o, n)
-        tags: tuple[str, ...] = ("symbol_renamed",)
-        if o.signature_hash != n.signature_hash:
-            tags += sig_tags(o, n)
+        # Generic languages hash the header with the name in it: only a change beyond the name is tagged.
+        tags: tuple[str, ...] = ("symbol_renamed", *sig_tags(o, n))
         out.append(Change(path, n.kind, n.name, n.lexical_path, RENAMED, o, n, old_path, count, tags, preview))
     for o in removed:
         count, preview = delta(o, None)

@@ -48,9 +48,17 @@ def _tidy(params: str) -> str:
     return text
 
 
+def _find_name(text: str, name: str) -> int:
+    """Where ``name`` occurs as a whole word (``f`` is not the f of ``def`` or ``function``), or -1."""
+    if not name:
+        return -1
+    found = re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text)
+    return found.start() if found else -1
+
+
 def split(display: str, name: str) -> Parts | None:
     """(text before the parameters, the parameter list, what follows) or None when there is no list."""
-    at = display.find(name) if name else -1
+    at = _find_name(display, name)
     i = at + len(name) if at >= 0 else 0
     while i < len(display) and display[i] == " ":
         i += 1
@@ -76,20 +84,26 @@ TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "record
 
 
 def tags(old_display: str, new_display: str, old_name: str, new_name: str, kind: str = "") -> tuple[str, ...]:
-    """The §23.7 signature tags for a header that changed."""
+    """The §23.7 signature tags for two headers; () when they differ in the name alone (a rename)."""
     if kind in TYPE_KINDS:
-        return (SIGNATURE_CHANGED,)
+        return () if _unnamed(old_display, old_name) == _unnamed(new_display, new_name) else (SIGNATURE_CHANGED,)
     old, new = split(old_display, old_name), split(new_display, new_name)
     if old is None or new is None:
-        return (SIGNATURE_CHANGED,)
+        return () if _unnamed(old_display, old_name) == _unnamed(new_display, new_name) else (SIGNATURE_CHANGED,)
     out = []
     if old.parameters != new.parameters:
         out.append(PARAMETERS_CHANGED)
     if old.after != new.after:
         out.append(RETURN_TYPE_CHANGED)
-    if old.before != new.before and not out:
+    if not out and _unnamed(old.before, old_name) != _unnamed(new.before, new_name):
         out.append(SIGNATURE_CHANGED)
-    return tuple(out) or (SIGNATURE_CHANGED,)
+    return tuple(out)
+
+
+def _unnamed(text: str, name: str) -> str:
+    at = _find_name(text, name)
+    flat = text if at < 0 else text[:at] + "\0" + text[at + len(name):]
+    return " ".join(flat.split())
 
 
 #: Header text read from the source: at most this many lines of a definition.
@@ -137,7 +151,7 @@ def header(lines: Sequence[str], start_line: int, start_col: int, end_line: int,
 
 def short(display: str, name: str, qualified: str) -> str:
     """``Cart.add(self, item)``: the header from the name on, with the name replaced by ``qualified``."""
-    at = display.find(name) if name else -1
+    at = _find_name(display, name)
     if at < 0:
         return qualified
     return qualified + display[at + len(name):]
