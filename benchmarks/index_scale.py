@@ -1,0 +1,185 @@
+"""Index scale (issue 19): a ≥ 100k-file, ≥ 1 GB repository built from real sdists, indexed on this machine.
+
+The corpus is ``--copies`` copies (default 8) of the Django 5.2.8, NumPy 2.1.3 and SymPy 1.13.3 sdists (each copy
+under its own directory), committed into one git repository under ``benchmarks/.cache/scale/`` (built once,
+never committed to CodePlane). A branch ``touch-1000`` changes 1,000 Python files (a new line each).
+
+Measured through the CLI (``cpl up``, as a user meets it):
+- cold: no ``.codeplane`` index → ``/ready``; wall time, CPU and peak RSS of the process tree (``_proctree.py``),
+  and the sizes of ``index.db`` and the Tantivy directory;
+- identifier search over MCP on the warm server: server-side ``query_time_ms`` for 100 sampled identifiers and
+  the 20 most frequent ones;
+- ``git checkout touch-1000`` while the server runs: time until the watcher's catch-up is published (the new
+  line's token is searchable in all 1,000 files and nothing is pending);
+- warm restart: stop, ``cpl up`` again → ``/ready``.
+
+Targets (2 cores): cold ≤ 3 min, peak RSS ≤ 2 GB, warm restart ≤ 5 s, search p95 ≤ 20 ms server-side,
+1,000-file checkout reindexed ≤ 15 s.
+
+    uv run python benchmarks/index_scale.py [--copies N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import httpx
+from mcp import Client
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import CACHE, dump_json, p50, pct, sdist, table
+from lexical_index import GIT_ENV, Server, _payload
+
+SOURCES = (("django", "5.2.8"), ("numpy", "2.1.3"), ("sympy", "1.13.3"))
+TOUCHED, SAMPLE, COMMON = 1000, 100, 20
+TOKEN = "scale_touch_token"
+IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{2,}\b")
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True, env=GIT_ENV).stdout
+
+
+def _corpus(copies: int) -> Path:
+    """The corpus repository (built once per copy count): main holds the copies, touch-1000 edits 1,000 files."""
+    repo = CACHE / "scale" / f"corpus-{copies}"
+    if (repo / ".git" / "codeplane-corpus-complete").exists():
+        return repo
+    shutil.rmtree(repo, ignore_errors=True)
+    repo.mkdir(parents=True)
+    for copy in range(copies):
+        for name, version in SOURCES:
+            shutil.copytree(sdist(name, version), repo / f"copy{copy:02}" / f"{name}-{version}", symlinks=True)
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "corpus")
+    python = sorted(p for p in _git(repo, "ls-files", "*.py").splitlines())
+    touched = random.Random(19).sample(python, TOUCHED)
+    _git(repo, "checkout", "-q", "-b", "touch-1000")
+    for n, path in enumerate(touched):
+        with (repo / path).open("a", encoding="utf-8") as handle:
+            handle.write(f"\n{TOKEN} = {n}\n")
+    _git(repo, "commit", "-q", "-am", "touch 1,000 files")
+    _git(repo, "checkout", "-q", "main")
+    (repo / ".git" / "codeplane-corpus-complete").write_text("ok\n")
+    return repo
+
+
+def _shape(repo: Path) -> tuple[int, int]:
+    files = size = 0
+    for root, dirs, names in os.walk(repo):
+        dirs[:] = [d for d in dirs if d not in (".git", ".codeplane")]
+        files += len(names)
+        size += sum(os.lstat(os.path.join(root, n)).st_size for n in names)
+    return files, size
+
+
+def _identifiers(repo: Path) -> tuple[list[str], list[str]]:
+    counts: Counter[str] = Counter()
+    for path in sorted((repo / "copy00").rglob("*.py")):
+        counts.update(IDENT.findall(path.read_text(encoding="utf-8", errors="replace")))
+    sample = sorted(random.Random(20250101).sample(sorted(counts), SAMPLE))
+    return sample, [name for name, _ in counts.most_common(COMMON)]
+
+
+def _dir_mb(path: Path) -> float:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 1e6
+
+
+async def _search_and_checkout(server: Server, repo: Path, sample: list[str], common: list[str]) -> dict[str, Any]:
+    async with Client(server.url) as client:
+        async def search(word: str, limit: int = 20) -> dict[str, Any]:
+            res = await client.call_tool("search", {"query": word, "syntax": "identifier", "limit": limit})
+            return _payload(res)
+
+        for word in sample[:10]:
+            await search(word)
+        sampled = [float((await search(w))["query_time_ms"]) for w in sample]
+        frequent = [float((await search(w))["query_time_ms"]) for w in common]
+        began = time.perf_counter()
+        _git(repo, "checkout", "-q", "touch-1000")
+        with httpx.Client(timeout=10) as http:
+            while True:
+                res = await client.call_tool("search", {"query": TOKEN, "syntax": "identifier", "limit": 100})
+                if res.is_error:  # 3005 while the catch-up runs longer than the freshness wait: ask again
+                    continue
+                body = _payload(res)
+                pending = http.get(f"{server.base}/status").json().get("index", {}).get("pending_changes", 1)
+                total = (body.get("pagination") or {}).get("total_estimate") or 0
+                if body.get("results") and not pending and total >= TOUCHED:
+                    break
+                await asyncio.sleep(0.05)
+        checkout_s = time.perf_counter() - began
+        print(f"checkout of {TOUCHED} files → searchable: {checkout_s:.1f} s", flush=True)
+        files = set()
+        body = await search(TOKEN, limit=100)
+        while True:
+            files |= {hit["path"] for hit in body.get("results", [])}
+            cursor = (body.get("pagination") or {}).get("next_cursor")
+            if not cursor:
+                break
+            body = _payload(await client.call_tool("search", {"query": TOKEN, "syntax": "identifier", "limit": 100,
+                                                               "cursor": cursor}))
+    return {"sampled_ms": sampled, "common_ms": frequent, "checkout_s": checkout_s, "touched_found": len(files)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--copies", type=int, default=8, help="copies of the three sdists (8: ~133k files, 1.1 GB)")
+    args = parser.parse_args()
+    repo = _corpus(args.copies)
+    _git(repo, "checkout", "-q", "main")
+    shutil.rmtree(repo / ".codeplane", ignore_errors=True)
+    files, size = _shape(repo)
+    sample, common = _identifiers(repo)
+    load_before = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    cold = Server(repo)
+    print(f"cold cpl up → /ready: {cold.ready_s:.1f} s ({files:,} files, {size / 1e9:.2f} GB)", flush=True)
+    db_mb = sum(_dir_mb(p) if p.is_dir() else p.stat().st_size / 1e6
+                for p in (repo / ".codeplane").glob("index.db*"))
+    tantivy_mb = _dir_mb(repo / ".codeplane" / "tantivy")
+    try:
+        remote = asyncio.run(_search_and_checkout(cold, repo, sample, common))
+    finally:
+        cold_usage = cold.stop()
+    warm = Server(repo)
+    warm_usage = warm.stop()
+    _git(repo, "checkout", "-q", "main")
+    load_after = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    peak_mb = max(cold_usage.peak_rss_mb, warm_usage.peak_rss_mb)
+    sampled95, common95 = pct(remote["sampled_ms"], 0.95), pct(remote["common_ms"], 0.95)
+    print(f"load average {load_before} before, {load_after} after, on {os.cpu_count()} cores")
+    table(f"Scale: {files:,} files, {size / 1e9:.2f} GB ({args.copies} copies of Django, NumPy, SymPy)",
+          ["measure", "value", "target", "ok"], [
+        ["cold `cpl up` → /ready (s)", cold.ready_s, "≤ 180", cold.ready_s <= 180],
+        ["peak RSS of the process tree (MB)", peak_mb, "≤ 2048", peak_mb <= 2048],
+        ["CPU of the process tree, cold server until stopped (s)", cold_usage.cpu_seconds, "-", "-"],
+        ["index.db (MB)", db_mb, "-", "-"],
+        ["Tantivy (MB)", tantivy_mb, "-", "-"],
+        ["warm restart `cpl up` → /ready (s)", warm.ready_s, "≤ 5", warm.ready_s <= 5],
+        ["identifier search p50, server-side, 100 sampled (ms)", p50(remote["sampled_ms"]), "-", "-"],
+        ["identifier search p95, server-side, 100 sampled (ms)", sampled95, "≤ 20", sampled95 <= 20],
+        [f"{COMMON} most frequent p95, server-side (ms)", common95, "≤ 20", common95 <= 20],
+        [f"`git checkout` of {TOUCHED:,} changed files → searchable, nothing pending (s)", remote["checkout_s"],
+         "≤ 15", remote["checkout_s"] <= 15],
+        ["files holding the new token found by search", remote["touched_found"], TOUCHED,
+         remote["touched_found"] == TOUCHED],
+    ])
+    dump_json("index_scale", {"files": files, "bytes": size, "cold_s": cold.ready_s, "warm_s": warm.ready_s,
+                              "peak_mb": peak_mb, "db_mb": db_mb, "tantivy_mb": tantivy_mb, **remote,
+                              "load_before": load_before, "load_after": load_after})
+
+
+if __name__ == "__main__":
+    main()
