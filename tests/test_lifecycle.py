@@ -159,19 +159,20 @@ def test_up_on_unborn_repo_with_no_commits_serves(tmp_path: Path) -> None:
 
 
 def test_health_answers_while_booting_and_a_failed_boot_exits_with_its_error(repo: Path) -> None:
-    # The socket listens before the MCP stack boots. An index store that cannot be opened (a directory
-    # where the SQLite file belongs) fails the boot: held requests get the error, the server exits non-zero
-    # and leaves no port/pid behind, and last_error says why.
+    # The socket listens before the MCP stack boots. A write batch whose journal cannot be read back (so
+    # the work tree may be half-written) deliberately fails the boot: held requests get the error, the
+    # server exits non-zero and leaves no port/pid behind, and last_error says why. (Derived stores never
+    # fail a boot: test_damage.py.)
     cpl_json("init", cwd=repo)
     state = repo / ".codeplane"
-    (state / "index.db").unlink()
-    (state / "index.db").mkdir()
+    (state / "journal" / "mut_garbled").mkdir(parents=True)
+    (state / "journal" / "mut_garbled" / "manifest.json").write_text("{not json")
     handle = start_server(repo)
     health = httpx.get(f"http://127.0.0.1:{handle.port}/health", timeout=10)
     assert health.status_code == 200 and health.json()["phase"] in ("starting", "failed")
     assert handle.proc.wait(timeout=30) != 0
     assert handle.proc.stdout is not None
     error = json.loads(handle.proc.stdout.read().strip().splitlines()[-1])["error"]
-    assert error["code"] == 9001 and "index.db" in error["message"]
+    assert error["code"] == 9001 and "mut_garbled" in error["message"]
     assert not (state / "port").exists() and not (state / "server.pid").exists()
-    assert "index.db" in (state / "last_error").read_text()
+    assert "mut_garbled" in (state / "last_error").read_text()

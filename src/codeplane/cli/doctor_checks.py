@@ -12,6 +12,7 @@ from codeplane.core.config import load_config
 from codeplane.core.doctor import CheckResult
 from codeplane.core.errors import CodePlaneError
 from codeplane.core.layout import RepoLayout
+from codeplane.core.stores import sqlite_problem
 from codeplane.server.instance import lock_is_held, pid_alive, read_running
 
 
@@ -66,10 +67,29 @@ def check_server(root: Path) -> list[CheckResult]:
     return [CheckResult("server reachable", True, f"answering on port {result.port} for {root}")]
 
 
+def check_derived_stores(root: Path) -> list[CheckResult]:
+    """``PRAGMA quick_check`` of the test stores (``index.db`` and ``ledger.db`` have their own checks)."""
+    layout = RepoLayout(root)
+    results = []
+    for path in (layout.state_dir / "test_costs.db", layout.test_runs_db):
+        if not path.exists():
+            continue
+        problem = sqlite_problem(path, read_only=True)
+        results.append(CheckResult(path.name, problem is None, problem or "integrity check ok",
+                                   "" if problem is None else
+                                   "derived data: `cpl doctor --fix` (or the next `cpl up`) drops it, starts it empty"))
+    for directory in (layout.state_dir / "locks", layout.pycache_dir):
+        if directory.exists() and not directory.is_dir():
+            results.append(CheckResult(f"{directory.name}/", False, "a file stands where a directory belongs",
+                                       "derived data: `cpl doctor --fix` removes it (or the next write/test run)"))
+    return results
+
+
 def check_executables(root: Path) -> list[CheckResult]:
     git = shutil.which("git")
     return [CheckResult("git on PATH", git is not None, git or "not found",
                         "" if git else "install git (apt-get install git)")]
 
 
-FOUNDATION_CHECKS = [check_git, check_config, check_instance_files, check_server, check_executables]
+FOUNDATION_CHECKS = [check_git, check_config, check_instance_files, check_server, check_derived_stores,
+                     check_executables]

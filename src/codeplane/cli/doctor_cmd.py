@@ -9,8 +9,10 @@ import typer
 from rich.table import Table
 
 from codeplane.cli.doctor_checks import FOUNDATION_CHECKS
-from codeplane.cli.output import cli_errors, console, emit
+from codeplane.cli.output import CONFIG_ERRORS, cli_errors, console, emit
+from codeplane.cli.repair import Repair, repair
 from codeplane.core.doctor import Check, CheckResult
+from codeplane.core.errors import CodePlaneError
 from codeplane.core.layout import RepoLayout
 from codeplane.repo.workspace import find_repo_root
 
@@ -32,6 +34,11 @@ def run_checks(root: Path) -> list[CheckResult]:
     for check in registered_checks():
         try:
             results += check(root)
+        except CodePlaneError as exc:
+            if exc.error not in CONFIG_ERRORS:
+                raise
+            results.append(CheckResult(getattr(check, "__name__", "check"), False,
+                                       "not checked: the config does not load", "fix the config first"))
         except Exception as exc:  # noqa: BLE001 - a broken check is itself a failed check
             results.append(CheckResult(getattr(check, "__name__", "check"), False,
                                        f"{type(exc).__name__}: {exc}", "report this as a bug"))
@@ -43,11 +50,26 @@ def doctor(
     logs: Annotated[bool, typer.Option(
         "--logs", help="Append the last 200 log lines, and write one .tar.gz for a bug report (checks, status, "
                        "recent traces, logs) under .codeplane/reports/.")] = False,
+    fix: Annotated[bool, typer.Option(
+        "--fix", help="Apply the .codeplane/ damage policies offline (drop damaged derived stores, quarantine a "
+                      "damaged ledger, remove stale files), then check again.")] = False,
+    ack_quarantine: Annotated[bool, typer.Option(
+        "--ack-quarantine", help="Acknowledge every quarantined ledger (the files are kept).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
-    """Check the repository, config, server and tools; exit 1 if any check fails."""
+    """Check the repository, config, stores, server and tools; exit 1 if any check fails."""
+    repairs: list[Repair] = []
+    acknowledged: list[str] = []
     with cli_errors(as_json):
         root = find_repo_root(path or Path.cwd())
+        if fix:
+            repairs = repair(root)
+        if ack_quarantine:
+            from codeplane.tasks.quarantine import acknowledge, quarantined
+
+            acknowledged = [p.name for p, _ in quarantined(RepoLayout(root).state_dir)]
+            for name in acknowledged:
+                acknowledge(RepoLayout(root).state_dir / name)
     results = run_checks(root)
     log_lines: list[str] = []
     if logs:
@@ -62,6 +84,15 @@ def doctor(
     ok = all(r.ok for r in results)
 
     def render() -> None:
+        if fix:
+            console.print(f"Repairs: {len([r for r in repairs if r.fixed])} applied, "
+                          f"{len([r for r in repairs if not r.fixed])} left to you" if repairs else
+                          "Repairs: nothing to repair.")
+            for done in repairs:
+                console.print(f"  {'[green]fixed[/]' if done.fixed else '[yellow]left[/]'}  {done.target}: "
+                              f"{done.action} - {done.detail}")
+        for name in acknowledged:
+            console.print(f"Acknowledged quarantined ledger {name} (kept on disk).")
         table = Table(show_header=True, header_style="bold")
         for column in ("", "check", "detail", "fix"):
             table.add_column(column)
@@ -76,6 +107,10 @@ def doctor(
     payload: dict[str, object] = {"ok": ok, "checks": [r.__dict__ for r in results], "logs": log_lines}
     if bundle is not None:
         payload["bundle"] = str(bundle)
+    if fix:
+        payload["repairs"] = [r.__dict__ for r in repairs]
+    if ack_quarantine:
+        payload["acknowledged"] = acknowledged
     emit(payload, as_json, render)
     if not ok:
         raise typer.Exit(1)

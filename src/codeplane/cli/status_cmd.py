@@ -105,7 +105,7 @@ def status(
     """Show whether the server runs, its port/pid, HEAD/branch, index state and the last error."""
     from codeplane.index.overview import index_overview
     from codeplane.index.structural.status import structural_status
-    from codeplane.tasks.inspection import ledger_overview
+    from codeplane.tasks.inspection import ledger_overview, quarantine_warnings
 
     with cli_errors(as_json):
         ctx = resolve(path, tolerant=True)  # status needs only the root; a config error is shown, not fatal
@@ -139,6 +139,8 @@ def status(
     if "tasks" not in payload:
         # No server to ask: read open tasks and the last operations straight from the ledger file.
         payload["tasks"] = ledger_overview(ctx.layout.ledger_db)
+    # Damage the last start repaired (a running server) or evidence still awaiting the user (offline).
+    payload["storage"] = server_status.get("storage") or {"warnings": quarantine_warnings(ctx.layout.state_dir)}
     if verbose:
         payload["log_tail"] = _tail(ctx.layout, VERBOSE_LOG_LINES)
 
@@ -155,6 +157,8 @@ def status(
         console.print(f"  branch: {head.branch or '(detached)'}   HEAD: {head.head or '(unborn)'}")
         _render_index(index)
         _render_structural(payload["structural"])
+        for warning in (payload["storage"] or {}).get("warnings", []):
+            console.print(f"  storage: {warning}", markup=False, style="yellow")
         console.print(f"  last error: {last_error or 'none'}")
         _render_tasks(payload.get("tasks"))
         for line in payload.get("log_tail", []):

@@ -19,6 +19,7 @@ that second.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -91,7 +92,12 @@ def drop_cached_bytecode(source: Path, prefixes: Iterable[Path] = ()) -> None:
 def prune_sourceless(prefix: Path) -> int:
     """Delete the bytecode below the prefix tree ``prefix`` whose source is gone (a deleted or moved
     module), and the directories that leaves empty; returns how many files went. Keeps the cache as large
-    as what is still importable."""
+    as what is still importable. A file standing where the tree belongs is damage and is removed (the
+    next run recreates the tree)."""
+    if os.path.lexists(prefix) and not os.path.isdir(prefix):
+        with contextlib.suppress(OSError):
+            os.unlink(prefix)
+        return 0
     removed = 0
     for directory, _, names in os.walk(prefix, topdown=False):
         source_dir = os.path.join(os.sep, os.path.relpath(directory, prefix))

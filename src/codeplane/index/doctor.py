@@ -12,11 +12,14 @@ from codeplane.core.doctor import CheckResult
 from codeplane.core.layout import RepoLayout
 from codeplane.index.lexical import LEXICAL_SCHEMA_VERSION, VERSION_FILE
 
-_FIX = "start the server (`cpl up`): it repairs or rebuilds the index from disk automatically"
+_FIX = ("`cpl doctor --fix` drops it, or start the server (`cpl up`): it repairs or rebuilds the index from "
+        "disk automatically")
 
 
 def check_index(root: Path) -> list[CheckResult]:
     layout = RepoLayout(root)
+    if layout.index_db.exists() and not layout.index_db.is_file():
+        return [CheckResult("index.db", False, "not a regular file", _FIX)]
     if not layout.index_db.is_file():
         return [CheckResult("index", True, "no index yet (built by `cpl init` or at the first `cpl up`)")]
     try:

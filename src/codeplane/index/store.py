@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codeplane.core.logging import get_logger
+from codeplane.core.stores import drop_store
 
 log = get_logger(__name__)
 
@@ -140,8 +141,7 @@ class IndexStore:
         return None
 
     def _remove_files(self) -> None:
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        drop_store(self.path)  # also a directory where the file belongs
 
     @property
     def conn(self) -> sqlite3.Connection:

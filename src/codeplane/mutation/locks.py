@@ -20,6 +20,10 @@ from types import TracebackType
 import portalocker
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.logging import get_logger
+from codeplane.core.storage import storage_error
+
+log = get_logger(__name__)
 
 _POLL_S = 0.005
 
@@ -33,7 +37,7 @@ class PathLocks:
 
     def acquire(self, paths: Iterable[str]) -> HeldLocks:
         """Lock every path (sorted) or none: raises 5003 naming the busy path after ``timeout_s``."""
-        self.lock_dir.mkdir(parents=True, exist_ok=True)
+        self._ensure_dir()
         held = HeldLocks()
         deadline = time.monotonic() + self.timeout_s
         try:
@@ -44,9 +48,22 @@ class PathLocks:
             raise
         return held
 
+    def _ensure_dir(self) -> None:
+        """Create the lock directory; a file in its place is damage (derived state) and is replaced."""
+        try:
+            if self.lock_dir.exists() and not self.lock_dir.is_dir():
+                log.warning("a file stood where the lock directory belongs; replacing it", path=str(self.lock_dir))
+                self.lock_dir.unlink()
+            self.lock_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _storage(exc) from exc
+
     def _lock_one(self, path: str, deadline: float) -> int:
         name = hashlib.sha256(path.encode("utf-8")).hexdigest()[:32] + ".lock"
-        fd = os.open(self.lock_dir / name, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fd = os.open(self.lock_dir / name, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise _storage(exc) from exc
         while True:
             try:
                 portalocker.lock(fd, portalocker.LOCK_EX | portalocker.LOCK_NB)
@@ -80,3 +97,8 @@ class HeldLocks:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.release()
+
+
+def _storage(exc: OSError) -> BaseException:
+    mapped = storage_error(exc, doing="taking the batch's file locks", outcome="nothing was written")
+    return mapped if mapped is not None else exc

@@ -21,6 +21,7 @@ from codeplane.core.calls import CallObserver
 from codeplane.core.clock import now_ms
 from codeplane.core.config import CodePlaneConfig
 from codeplane.core.layout import RepoLayout
+from codeplane.core.stores import Recovery
 from codeplane.git import GitService
 from codeplane.index.service import IndexService
 from codeplane.index.structural.indexer import StructuralIndexer
@@ -31,6 +32,7 @@ from codeplane.refactor.service import RefactorService
 from codeplane.repo.workspace import head_info
 from codeplane.server.observability import Observability
 from codeplane.tasks import Ledger, RepoSnapshot, TaskTracker, TrackerSettings
+from codeplane.tasks.inspection import quarantine_warnings
 from codeplane.testing import ImpactIndex, TestingService
 from codeplane.testing.discovery import indexed_paths
 
@@ -229,6 +231,22 @@ def _wire_observability(services: Services) -> None:
     services.observability = wire(services)
 
 
+def _wire_storage(services: Services) -> None:
+    # Damage found at open (issue 24): derived stores rebuilt or kept in memory, a ledger quarantined. The
+    # index reports its own rebuilds in its section; this one gathers the rest, for /status and cpl status.
+    def status() -> dict[str, object]:
+        recoveries = [r for r in (services.testing.costs.recovery, services.testing.store.recovery) if r]
+        ledger = services.tasks.ledger.quarantined
+        if ledger is not None:
+            recoveries.append(Recovery("ledger.db", "quarantined", f"{ledger.reason}; moved to {ledger.file} "
+                                       f"(sha256 {ledger.sha256})"))
+        warnings = [r.line() for r in recoveries] + quarantine_warnings(services.layout.state_dir,
+                                                                       skip=ledger.file if ledger else None)
+        return {"warnings": warnings, "recoveries": [r.__dict__ for r in recoveries]}
+
+    services.status_sections["storage"] = status
+
+
 def _wire_analysis(services: Services) -> None:
     # Blob facts persist in .codeplane/semantic_diff.db (a cache: dropped when damaged or out of date).
     services.analysis = SemanticDiffService(services.root, services.index, tests_for=services.testing.tests_for,
@@ -253,5 +271,6 @@ def build_services(root: Path, config: CodePlaneConfig, repo_id: str) -> Service
     _wire_lint(services)
     _wire_analysis(services)
     _wire_git(services)
+    _wire_storage(services)
     _wire_observability(services)
     return services

@@ -1,6 +1,7 @@
-"""Read-only views of ``ledger.db`` for the CLI: ``cpl doctor``'s chain check and ``cpl status`` offline.
+"""Read-only views of ``ledger.db`` for the CLI: ``cpl doctor``'s chain and quarantine checks and
+``cpl status`` offline.
 
-Both open the file read-only and never create it, so they are safe while the server writes (WAL).
+They open the file read-only and never create it, so they are safe while the server writes (WAL).
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ from typing import Any
 
 from codeplane.core.doctor import CheckResult
 from codeplane.core.layout import RepoLayout
+from codeplane.core.stores import sqlite_problem
 from codeplane.tasks.chain import HASHED_COLUMNS
 from codeplane.tasks.ledger import connect_read_only, operation_to_public, task_from_row, verify_connection
+from codeplane.tasks.quarantine import current_sha256, quarantined
 
 #: The triggers that make the ledger append-only (schema.py); a missing one is a failed check.
 REQUIRED_TRIGGERS = ("operations_reject_delete", "operations_reject_update", "tasks_closed_are_final",
@@ -20,30 +23,63 @@ REQUIRED_TRIGGERS = ("operations_reject_delete", "operations_reject_update", "ta
 _CHECK = "ledger hash chain"
 _FIX = ("the ledger was changed outside CodePlane; keep a copy of .codeplane/ledger.db for inspection, "
         "then move it aside (the server starts a new ledger)")
+_DAMAGED = ("`cpl doctor --fix` (or the next `cpl up`) moves it aside as ledger.corrupt-<time>.db, records its "
+            "SHA-256 and starts a new chain")
 
 
 def check_ledger(root: Path) -> list[CheckResult]:
     """``cpl doctor``: verify the hash chain and the append-only triggers; name the first broken row."""
     path = RepoLayout(root).ledger_db
-    if not path.is_file():
-        return [CheckResult(_CHECK, True, "no ledger yet (the server creates it on first start)")]
+    results = check_quarantined(root)
+    if not path.exists():
+        return [CheckResult(_CHECK, True, "no ledger yet (the server creates it on first start)"), *results]
+    problem = sqlite_problem(path, read_only=True)
+    if problem is not None:
+        return [CheckResult("ledger.db integrity", False, problem, _DAMAGED), *results]
     try:
         conn = connect_read_only(path)
     except sqlite3.Error as exc:
-        return [CheckResult(_CHECK, False, f"cannot open {path}: {exc}", _FIX)]
+        return [CheckResult(_CHECK, False, f"cannot open {path}: {exc}", _DAMAGED), *results]
     try:
         report = verify_connection(conn)
         present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
     except sqlite3.Error as exc:
-        return [CheckResult(_CHECK, False, f"cannot read {path}: {exc}", _FIX)]
+        return [CheckResult(_CHECK, False, f"cannot read {path}: {exc}", _DAMAGED), *results]
     finally:
         conn.close()
-    results = [CheckResult(_CHECK, report.ok, report.summary(), "" if report.ok else _FIX)]
+    results.insert(0, CheckResult(_CHECK, report.ok, report.summary(), "" if report.ok else _FIX))
     missing = [t for t in REQUIRED_TRIGGERS if t not in present]
-    results.append(CheckResult("ledger append-only triggers", not missing,
-                               f"missing: {', '.join(missing)}" if missing else "UPDATE/DELETE rejected by SQLite",
-                               _FIX if missing else ""))
+    results.insert(1, CheckResult("ledger append-only triggers", not missing,
+                                  f"missing: {', '.join(missing)}" if missing else "UPDATE/DELETE rejected by SQLite",
+                                  _FIX if missing else ""))
     return results
+
+
+def check_quarantined(root: Path) -> list[CheckResult]:
+    """One failed check per quarantined ledger the user has not acknowledged (evidence is reported until
+    someone looked at it); a file changed since it was moved aside fails even when acknowledged."""
+    results: list[CheckResult] = []
+    for path, record in quarantined(RepoLayout(root).state_dir):
+        changed = current_sha256(path) != record.sha256
+        detail = (f"{path.name} ({record.size} bytes, sha256 {record.sha256}) moved aside {record.quarantined_at}: "
+                  f"{record.reason}")
+        if changed:
+            results.append(CheckResult("quarantined ledger", False, f"{detail}; the file changed since then",
+                                       "the quarantined file was modified; restore it from a backup if you have one"))
+        elif record.acknowledged_at is None:
+            results.append(CheckResult("quarantined ledger", False, detail,
+                                       "inspect or archive it, then `cpl doctor --ack-quarantine` (the file is kept)"))
+        else:
+            results.append(CheckResult("quarantined ledger", True, f"{detail}; acknowledged {record.acknowledged_at}"))
+    return results
+
+
+def quarantine_warnings(state_dir: Path, *, skip: str | None = None) -> list[str]:
+    """One line per quarantined ledger not yet acknowledged (``skip``: one the caller already reports)."""
+    return [f"ledger quarantined: {path.name} (sha256 {record.sha256}): {record.reason}; "
+            "`cpl doctor --ack-quarantine` once inspected"
+            for path, record in quarantined(state_dir)
+            if record.acknowledged_at is None and path.name != skip]
 
 
 def ledger_overview(path: Path, *, recent: int = 10, max_tasks: int = 50) -> dict[str, Any] | None:
@@ -54,6 +90,13 @@ def ledger_overview(path: Path, *, recent: int = 10, max_tasks: int = 50) -> dic
     """
     if not path.is_file():
         return None
+    try:
+        return _overview(path, recent, max_tasks)
+    except sqlite3.Error as exc:  # damaged: doctor explains, the next start quarantines it
+        return {"open_tasks": [], "recent_operations": [], "ledger": {"path": str(path), "unreadable": str(exc)}}
+
+
+def _overview(path: Path, recent: int, max_tasks: int) -> dict[str, Any]:
     conn = connect_read_only(path)
     try:
         tasks = conn.execute("SELECT * FROM tasks WHERE state = 'OPEN' ORDER BY opened_at_ms, task_id LIMIT ?",

@@ -15,7 +15,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from codeplane.core.clock import iso_utc
+from codeplane.core.clock import iso_utc, now_ms
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.logging import get_logger
+from codeplane.core.storage import storage_code, storage_error
 from codeplane.tasks.chain import ALL_COLUMNS, GENESIS_HASH, HASHED_COLUMNS, ChainReport, row_hash, verify_rows
 from codeplane.tasks.models import (
     BudgetType,
@@ -25,7 +28,10 @@ from codeplane.tasks.models import (
     TaskRecord,
     TaskState,
 )
+from codeplane.tasks.quarantine import QUARANTINE_OP, Quarantined, ledger_problem, quarantine
 from codeplane.tasks.schema import apply_schema, configure
+
+log = get_logger(__name__)
 
 _TASK_COLUMNS = (
     "task_id", "opened_at", "closed_at", "state", "repo_head_sha", "limits_json", "session_id", "implicit",
@@ -131,24 +137,68 @@ class Ledger:
         self._lock = threading.RLock()
         self._last_op_id = 0
         self._last_hash = GENESIS_HASH
+        #: Set when ``open`` found the file damaged and moved it aside.
+        self.quarantined: Quarantined | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
 
     def open(self) -> None:
+        """Open (or create) the ledger. A damaged file is quarantined, never replaced in place
+        (``quarantine.py``): the new chain's first row records the file's SHA-256 and why it moved."""
         with self._lock:
             if self._conn is not None:
                 return
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
-            conn.row_factory = sqlite3.Row
-            configure(conn)
-            apply_schema(conn)
+            moved: Quarantined | None = None
+            problem = ledger_problem(self.path)
+            if problem is not None:
+                moved = self._quarantine(problem)
+            try:
+                conn = self._connect()
+            except sqlite3.DatabaseError as exc:
+                if moved is not None or storage_code(exc) is not None:
+                    raise self._storage(exc) from exc
+                moved = self._quarantine(f"cannot be opened as a ledger: {exc}")
+                conn = self._connect()
             last = conn.execute("SELECT op_id, row_hash FROM operations ORDER BY op_id DESC LIMIT 1").fetchone()
             seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'operations'").fetchone()
             # Continue after the AUTOINCREMENT high-water mark, so a truncated tail stays detectable.
             self._last_op_id = max(int(last["op_id"]) if last else 0, int(seq[0]) if seq else 0)
             self._last_hash = str(last["row_hash"]) if last else GENESIS_HASH
             self._conn = conn
+            if moved is not None:
+                self.quarantined = moved
+                with self.transaction() as tx:
+                    self.append_in(tx, OperationRecord(
+                        task_id=None, timestamp_ms=now_ms(), op_type=QUARANTINE_OP, success=True, kind="maintenance",
+                        detail={"quarantine": moved.to_detail()}))
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+        try:
+            conn.row_factory = sqlite3.Row
+            configure(conn)
+            apply_schema(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _quarantine(self, reason: str) -> Quarantined:
+        try:
+            moved = quarantine(self.path, reason)
+        except OSError as exc:
+            raise self._storage(exc) from exc
+        log.warning("ledger.db is damaged; moved aside and a new chain starts", file=moved.file,
+                    sha256=moved.sha256, reason=reason)
+        return moved
+
+    def _storage(self, exc: BaseException) -> CodePlaneError:
+        mapped = storage_error(exc, doing="opening the ledger", path=self.path)
+        if mapped is not None:
+            return mapped
+        return CodePlaneError(ErrorCode.INTERNAL_ERROR, f"the ledger {self.path} cannot be opened: {exc}",
+                              details={"path": str(self.path)})
 
     def close(self) -> None:
         with self._lock:

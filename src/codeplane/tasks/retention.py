@@ -4,16 +4,19 @@ A closed task expires when it closed more than ``max_age_days`` ago or when it i
 newest ``keep_tasks`` tasks (whichever comes first). OPEN tasks never expire. Only a *prefix* of the
 operation chain is deleted - up to the first row of a task that is kept - so the surviving rows still
 chain; an expired task whose rows interleave with a kept task's rows goes in a later run. The job
-then appends a checkpoint row naming the last deleted row and its hash (see ``chain.py``).
+then appends a checkpoint row naming the last deleted row and its hash (see ``chain.py``). A
+``ledger.quarantine`` row younger than ``max_age_days`` is never deleted (``quarantine.py``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from codeplane.core.clock import iso_utc
 from codeplane.tasks.chain import CHECKPOINT_OP
 from codeplane.tasks.ledger import Ledger
 from codeplane.tasks.models import OperationRecord
+from codeplane.tasks.quarantine import QUARANTINE_OP
 
 _DAY_MS = 86_400_000
 
@@ -44,6 +47,12 @@ def run_retention(ledger: Ledger, *, now_ms: int, max_age_days: int, keep_tasks:
             " AND task_id NOT IN (SELECT task_id FROM temp.expired_tasks)").fetchone()[0]
         last_op_id, _ = ledger.head
         through = last_op_id if first_kept is None else int(first_kept) - 1
+        # A quarantine row (the new chain's record of a damaged ledger moved aside) is evidence: it stays for
+        # the age limit even when no task is kept, so the prefix stops before it.
+        pinned = conn.execute("SELECT MIN(op_id) FROM operations WHERE op_type = ? AND timestamp >= ?",
+                              (QUARANTINE_OP, iso_utc(now_ms - max_age_days * _DAY_MS))).fetchone()[0]
+        if pinned is not None:
+            through = min(through, int(pinned) - 1)
         anchor = conn.execute("SELECT op_id, row_hash FROM operations WHERE op_id <= ? "
                               "ORDER BY op_id DESC LIMIT 1", (through,)).fetchone()
         if anchor is None:

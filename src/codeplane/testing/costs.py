@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from codeplane.core.clock import now_ms
+from codeplane.core.logging import get_logger
+from codeplane.core.stores import open_derived_sqlite
 
 WINDOW = 9
 _SCHEMA = """
@@ -25,16 +27,21 @@ CREATE TABLE IF NOT EXISTS target_durations (
 CREATE INDEX IF NOT EXISTS target_durations_key ON target_durations (runner, target_id, recorded_ms);
 """
 
+log = get_logger(__name__)
+
+
+def _setup(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.executescript(_SCHEMA)
+
 
 class CostHistory:
     """Thread-safe; one connection guarded by a lock (writes happen once per finished run)."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(_SCHEMA)
+        # Derived data: a damaged file is dropped and started empty, never a failed boot (core/stores.py).
+        self._db, self.recovery = open_derived_sqlite(path, _setup)
         #: Bumped by every ``record``: cached cost estimates are stale after it.
         self.generation = 0
 
@@ -45,8 +52,12 @@ class CostHistory:
             return {}
         samples: dict[tuple[str, str], list[float]] = {}
         with self._lock:
-            rows = self._db.execute(
-                "SELECT runner, target_id, duration_s FROM target_durations ORDER BY recorded_ms DESC").fetchall()
+            try:
+                rows = self._db.execute(
+                    "SELECT runner, target_id, duration_s FROM target_durations ORDER BY recorded_ms DESC").fetchall()
+            except sqlite3.Error as exc:  # damaged while we run: pack without history rather than fail the run
+                log.warning("test cost history unreadable", reason=str(exc))
+                rows = []
         for runner, target_id, duration in rows:
             key = (runner, target_id)
             if key in wanted:
@@ -74,6 +85,11 @@ class CostHistory:
                         (runner, target_id, runner, target_id, WINDOW))
                 self._db.execute("COMMIT")
                 self.generation += 1
+            except sqlite3.Error as exc:
+                # Costs only order the next run's packing: a full disk or a damaged file loses history, not runs.
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                log.warning("test durations not recorded", reason=str(exc))
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise

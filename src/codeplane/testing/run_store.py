@@ -17,6 +17,9 @@ from pydantic import TypeAdapter
 
 from codeplane.core.calls import FailureReport
 from codeplane.core.clock import now_ms
+from codeplane.core.logging import get_logger
+from codeplane.core.storage import storage_code
+from codeplane.core.stores import open_derived_sqlite
 from codeplane.testing.model import TERMINAL_STATES, RunSnapshot
 from codeplane.testing.runs import RunRecord
 
@@ -29,6 +32,7 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 """
 _CODEC: TypeAdapter[RunSnapshot] = TypeAdapter(RunSnapshot)
+log = get_logger(__name__)
 INTERRUPTED = "the server stopped before this run finished; its processes were not waited for"
 
 
@@ -66,12 +70,10 @@ class RunStore:
     """Thread-safe; one connection guarded by a lock (two writes per run)."""
 
     def __init__(self, path: Path, keep: int) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._keep = keep
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(_SCHEMA)
+        # Derived data: a damaged file is dropped and started empty, never a failed boot (core/stores.py).
+        self._db, self.recovery = open_derived_sqlite(path, _setup)
         self._interrupt_unfinished()
 
     def _interrupt_unfinished(self) -> None:
@@ -83,12 +85,20 @@ class RunStore:
                                   message=INTERRUPTED))
 
     def save(self, snapshot: RunSnapshot) -> None:
+        """Store the snapshot. A failure to store (disk full, a file damaged while we run) is logged, not
+        raised: the run goes on in memory; only its answer after a restart is lost."""
         blob = _CODEC.dump_json(snapshot)
         with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO runs (run_id, started_ms, finished, snapshot) VALUES (?, ?, ?, ?)",
-                             (snapshot.run_id, snapshot.started_at, snapshot.state in TERMINAL_STATES, blob))
-            self._db.execute("DELETE FROM runs WHERE run_id NOT IN "
-                             "(SELECT run_id FROM runs ORDER BY started_ms DESC, run_id DESC LIMIT ?)", (self._keep,))
+            try:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO runs (run_id, started_ms, finished, snapshot) VALUES (?, ?, ?, ?)",
+                    (snapshot.run_id, snapshot.started_at, snapshot.state in TERMINAL_STATES, blob))
+                self._db.execute("DELETE FROM runs WHERE run_id NOT IN "
+                                 "(SELECT run_id FROM runs ORDER BY started_ms DESC, run_id DESC LIMIT ?)",
+                                 (self._keep,))
+            except sqlite3.Error as exc:
+                kind = "storage" if storage_code(exc) is not None else "database"
+                log.warning("test run not saved to disk", run_id=snapshot.run_id, failure=kind, reason=str(exc))
 
     def load(self, run_id: str) -> StoredRun | None:
         with self._lock:
@@ -99,6 +109,11 @@ class RunStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _setup(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.executescript(_SCHEMA)
 
 
 def _decoded(blob: bytes) -> RunSnapshot | None:

@@ -1,0 +1,111 @@
+"""A damaged ledger is evidence: moved aside, never deleted or silently replaced (issue 24).
+
+When ``ledger.db`` fails its integrity check at open, :func:`quarantine` renames it (with SQLite's side
+files) to ``ledger.corrupt-<UTC time>.db`` and writes ``ledger.corrupt-<UTC time>.json`` beside it: the
+file's SHA-256, size, the reason and when. The new ledger's first row (``op_type = ledger.quarantine``)
+records the same facts, so the new chain vouches for what happened to the old one. ``cpl doctor`` fails
+for every quarantined ledger until the user acknowledges it (``cpl doctor --ack-quarantine``), which only
+adds ``acknowledged_at`` to the JSON record; the quarantined file itself is never touched again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from codeplane.core.atomic import write_atomic
+from codeplane.core.clock import iso_utc, now_ms
+from codeplane.core.stores import SIDE_SUFFIXES, sqlite_problem
+
+QUARANTINE_OP = "ledger.quarantine"
+_PREFIX = "ledger.corrupt-"
+
+
+@dataclass(frozen=True)
+class Quarantined:
+    """One ledger moved aside: where it went and what it was."""
+
+    file: str
+    sha256: str
+    size: int
+    reason: str
+    quarantined_at: str
+    acknowledged_at: str | None = None
+
+    def to_detail(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if k != "acknowledged_at"}
+
+
+def ledger_problem(path: Path) -> str | None:
+    """Why ``ledger.db`` cannot be trusted as a database, or ``None`` (a missing file is no problem)."""
+    return sqlite_problem(path)
+
+
+def quarantine(path: Path, reason: str) -> Quarantined:
+    """Move ``path`` (and its ``-wal``/``-shm``) aside and record its SHA-256. Raises ``OSError`` if the
+    move is impossible: then the ledger stays where it is and the caller must not create a new one."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target = path.with_name(f"{_PREFIX}{stamp}.db")
+    n = 2
+    while target.exists() or _record_path(target).exists():
+        target = path.with_name(f"{_PREFIX}{stamp}-{n}.db")
+        n += 1
+    digest, size = _sha256(path)
+    os.replace(path, target)
+    for suffix in SIDE_SUFFIXES:
+        side = Path(f"{path}{suffix}")
+        if side.exists():
+            os.replace(side, Path(f"{target}{suffix}"))
+    record = Quarantined(target.name, digest, size, reason, iso_utc(now_ms()))
+    write_atomic(_record_path(target), (json.dumps(asdict(record), indent=2, sort_keys=True) + "\n").encode())
+    return record
+
+
+def quarantined(state_dir: Path) -> list[tuple[Path, Quarantined]]:
+    """Every quarantined ledger under ``state_dir``, oldest first, with its record (rebuilt from the file
+    when the JSON record is missing or unreadable)."""
+    found: list[tuple[Path, Quarantined]] = []
+    for path in sorted(state_dir.glob(f"{_PREFIX}*.db")):
+        found.append((path, _load(path)))
+    return found
+
+
+def acknowledge(path: Path) -> Quarantined:
+    """Mark one quarantined ledger as seen by the user; the file itself is left as it is."""
+    record = _load(path)
+    if record.acknowledged_at is None:
+        record = Quarantined(**{**asdict(record), "acknowledged_at": iso_utc(now_ms())})
+        write_atomic(_record_path(path), (json.dumps(asdict(record), indent=2, sort_keys=True) + "\n").encode())
+    return record
+
+
+def current_sha256(path: Path) -> str:
+    return _sha256(path)[0]
+
+
+def _load(path: Path) -> Quarantined:
+    try:
+        data = json.loads(_record_path(path).read_text(encoding="utf-8"))
+        return Quarantined(**{k: data[k] for k in Quarantined.__dataclass_fields__ if k in data})
+    except (OSError, ValueError, TypeError):
+        digest, size = _sha256(path)
+        return Quarantined(path.name, digest, size, "record missing (recomputed from the file)", "unknown")
+
+
+def _record_path(db: Path) -> Path:
+    return db.with_suffix(".json")
+
+
+def _sha256(path: Path) -> tuple[str, int]:
+    digest = hashlib.sha256()
+    size = 0
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+            size += len(block)
+    return digest.hexdigest(), size
