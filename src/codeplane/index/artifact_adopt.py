@@ -13,9 +13,10 @@ artifact), the artifact is fetched (:mod:`artifact_fetch`) and checked in a stag
 3. the staged ``index.db`` is renamed into place — the commit point.
 
 Any refusal (3101–3105) is logged and returned; the caller starts from whatever index it had (or none:
-a cold build). The index's file rows carry no stat data (the exporter zeroed it), so the startup reconcile
-hashes every file: equal content is only *touched*, and exactly the files that differ from the artifact's
-commit are reindexed (spec §5).
+a cold build). The index's file rows carry no stat data (the exporter zeroed it); rows of files git shows
+unchanged since the artifact's commit get this checkout's stat (:mod:`artifact_restat`), and the startup
+reconcile hashes the rest: equal content is only *touched*, and exactly the files that differ from the
+artifact's commit are reindexed (spec §5).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
 from codeplane.index.artifact_fetch import FetchedArtifact, fetch_artifact
 from codeplane.index.artifact_format import INDEX_DB, TANTIVY_DIR
+from codeplane.index.artifact_restat import restat_clean_files
 from codeplane.index.artifact_verify import unpack_verified
 from codeplane.index.facts_api import FactIndexer
 
@@ -153,21 +155,23 @@ def adopt_configured(root: Path, layout: RepoLayout, config: IndexConfig,
             return AdoptOutcome("skipped", "the local index already came from this artifact", origin=current)
         staging.mkdir(parents=True)
         manifest = unpack_verified(fetched.path, fetched.sha256, staging, indexers)
+        vouched = restat_clean_files(root, staging / INDEX_DB, manifest)
         origin = {"kind": "artifact", "source": fetched.source, "sha256": fetched.sha256,
                   "commit": manifest.commit, "built_by": manifest.versions.get("codeplane"),
-                  "files": len(manifest.files), "adopted_at": iso_utc(now_ms())}
+                  "files": len(manifest.files), "stat_from_git": vouched, "adopted_at": iso_utc(now_ms())}
         _record_origin(staging / INDEX_DB, origin)
         swap_in(staging, layout)
     except CodePlaneError as exc:
         log.warning("index artifact refused; building the index from disk", code=exc.code, reason=exc.message)
         return AdoptOutcome("refused", exc.message, error=exc.to_payload())
-    except (OSError, sqlite3.DatabaseError) as exc:
-        log.warning("index artifact could not be adopted; building the index from disk", reason=str(exc))
+    except Exception as exc:  # a bad artifact (or a bug here) must not stop the server starting
+        log.exception("index artifact could not be adopted; building the index from disk", reason=str(exc))
         error = CodePlaneError(ErrorCode.ARTIFACT_INVALID, f"{type(exc).__name__}: {exc}")
         return AdoptOutcome("refused", error.message, error=error.to_payload())
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    log.info("adopted index artifact", source=origin["source"], commit=origin["commit"], sha256=origin["sha256"])
+    log.info("adopted index artifact", source=origin["source"], commit=origin["commit"], sha256=origin["sha256"],
+             stat_from_git=vouched)
     return AdoptOutcome("adopted", f"adopted {fetched.source}", origin=origin)
 
 

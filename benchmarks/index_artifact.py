@@ -1,0 +1,149 @@
+"""Shared index artifact on Django 5.2.8 (issue 21): its size, and `cpl up --index-from` → `/ready` on a
+clone 200 changed files ahead of the artifact's commit, against a cold build's `cpl up` → `/ready` in the
+same run on an identical clone (target: ≤ 3 s).
+
+A "CI" clone at the base commit runs `cpl index export`; the base repository then gets one commit with
+200 changed files (120 modified, 40 added, 20 deleted, 20 renamed). Each measured clone is fresh
+(`git clone`, so every file's stat differs from the artifact's rows and the reconcile hashes every file).
+Time is from spawning `cpl up` to the first 200 from `/ready`.
+
+    uv run python benchmarks/index_artifact.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import p50, sdist, table
+
+CPL = [sys.executable, "-m", "codeplane.cli"]
+GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com"]
+RUNS = 3
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run([*GIT, *args], cwd=root, check=True, capture_output=True, text=True).stdout
+
+
+def make_base(source: Path, root: Path) -> None:
+    shutil.copytree(source, root)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "django 5.2.8")
+
+
+def advance(root: Path) -> int:
+    """One commit changing 200 files: 120 modified, 40 added, 20 deleted, 20 renamed."""
+    files = sorted(p for p in git(root, "ls-files", "django").splitlines() if p.endswith(".py"))
+    step = len(files) // 200
+    picked = files[::step][:160]
+    modified, deleted, renamed = picked[:120], picked[120:140], picked[140:160]
+    for path in modified:
+        with (root / path).open("a", encoding="utf-8") as handle:
+            handle.write("\n\ndef _artifact_bench_helper(value):\n    return value\n")
+    for n in range(40):
+        (root / "django" / f"bench_added_{n}.py").write_text(f"def added_{n}(x):\n    return x + {n}\n")
+    for path in deleted:
+        git(root, "rm", "-q", path)
+    for path in renamed:
+        git(root, "mv", path, path[:-3] + "_renamed.py")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "200 changed files")
+    return len(modified) + 40 + len(deleted) + len(renamed)
+
+
+def clone(base: Path, dest: Path) -> Path:
+    git(base.parent, "clone", "-q", str(base), str(dest))
+    return dest
+
+
+def up_to_ready(root: Path, *extra: str) -> tuple[float, dict[str, Any]]:
+    """Seconds from spawning `cpl up` to `/ready` 200, and the index status then."""
+    began = time.perf_counter()
+    proc = subprocess.Popen([*CPL, "up", str(root), "--port", "0", "--json", *extra], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        port = None
+        while port is None:
+            line = proc.stdout.readline()
+            if line.startswith("{") and json.loads(line).get("event") == "ready":
+                port = int(json.loads(line)["port"])
+            elif not line and proc.poll() is not None:
+                raise RuntimeError("cpl up exited")
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/ready", timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.01)
+        seconds = time.perf_counter() - began
+        status = httpx.get(f"http://127.0.0.1:{port}/status", timeout=10).json()
+        return seconds, status["sections"]["index"] if "sections" in status else status["index"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+
+
+def main() -> None:
+    source = sdist("django", "5.2.8")
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).parent, check=True,
+                            capture_output=True, text=True).stdout.strip()
+    with tempfile.TemporaryDirectory(prefix="cpl-artifact-") as scratch:
+        tmp = Path(scratch)
+        make_base(source, tmp / "base")
+        ci = clone(tmp / "base", tmp / "ci")
+        artifact = tmp / "store" / "index.tar.gz"
+        began = time.perf_counter()
+        subprocess.run([*CPL, "index", "export", str(ci), "--out", str(artifact), "--json"], check=True,
+                       capture_output=True, text=True)
+        export_s = time.perf_counter() - began
+        changed = advance(tmp / "base")
+        load_before = os.getloadavg()[0]
+        adopted: list[float] = []
+        cold: list[float] = []
+        reconcile: dict[str, Any] = {}
+        for run in range(RUNS):
+            seconds, status = up_to_ready(clone(tmp / "base", tmp / f"adopt{run}"), "--index-from", str(artifact))
+            assert status["source"]["kind"] == "artifact", status["source"]
+            adopted.append(seconds)
+            reconcile = status["last_reconcile"]
+            if run == 0:
+                seconds, cold_status = up_to_ready(clone(tmp / "base", tmp / "cold"))
+                assert cold_status["file_count"] == status["file_count"], (cold_status["file_count"],
+                                                                           status["file_count"])
+                cold.append(seconds)
+        load_after = os.getloadavg()[0]
+        files = status["file_count"]
+        size_mb = artifact.stat().st_size / 1e6
+        db_mb = (ci / ".codeplane" / "index.db").stat().st_size / 1e6
+    table(f"Shared index artifact, Django 5.2.8 ({files:,} files; CodePlane {commit}; "
+          f"load {load_before:.1f} → {load_after:.1f} on {os.cpu_count()} cores)",
+          ["measure", "value"], [
+              ["artifact size, MB (the CI clone's index.db alone)", f"{size_mb:.1f} ({db_mb:.1f})"],
+              ["`cpl index export` (cold build + export), s", f"{export_s:.2f}"],
+              ["changed files ahead of the artifact", changed],
+              ["reconcile after adoption: added / modified / deleted / renamed / touched",
+               f"{reconcile['added']} / {reconcile['modified']} / {reconcile['deleted']} / "
+               f"{reconcile['renamed']} / {reconcile['touched']}"],
+              [f"`cpl up --index-from` → /ready, s (p50 of {RUNS}; each run)",
+               f"{p50(adopted):.2f} ({', '.join(f'{s:.2f}' for s in adopted)})"],
+              ["`cpl up`, cold build → /ready, s (baseline, same run)", f"{cold[0]:.2f}"],
+              ["speed-up", f"{cold[0] / p50(adopted):.1f}x"],
+          ])
+
+
+if __name__ == "__main__":
+    main()

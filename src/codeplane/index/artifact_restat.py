@@ -1,0 +1,81 @@
+"""Giving an adopted artifact's file rows this checkout's stat data, where git vouches for the content.
+
+The exporter zeroes every row's stat (it described CI's checkout), so without this the startup reconcile
+reads and hashes every file of a fresh clone just to find them equal (≈1 s on Django). Git already knows:
+a path that ``git status`` finds clean holds exactly its index blob, so when that blob is the artifact's
+blob for the path, the row is true for the file on disk and may carry its stat. Guards, each leaving the
+row zeroed (hashed by the reconcile as before):
+- the file is stat'ed before and after ``git status`` and both must agree (a write in between is seen);
+- it is a regular file of the row's exact size (``core.autocrlf`` or a smudge filter make the checked-out
+  bytes differ from the blob; a size change catches the common case, ``core.autocrlf=true`` skips all);
+- its mtime is older than ``.git/index`` (otherwise git itself would call it "racily clean" and hash it).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+from pathlib import Path
+
+import pygit2
+
+from codeplane.core.logging import get_logger
+from codeplane.index.artifact_format import Manifest
+
+log = get_logger(__name__)
+
+
+def _lstat(path: Path) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except OSError:
+        return None
+
+
+def _same(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_size, a.st_mtime_ns, a.st_ino, a.st_mode) == (b.st_size, b.st_mtime_ns, b.st_ino, b.st_mode)
+
+
+def restat_clean_files(root: Path, index_db: Path, manifest: Manifest) -> int:
+    """Write stat data into ``index_db``'s rows for files git shows unchanged since the artifact; returns
+    how many rows got it. Best effort: any git trouble leaves every row to the reconcile's hashing."""
+    try:
+        repo = pygit2.Repository(str(root))
+        config = repo.config
+        autocrlf = config["core.autocrlf"] if "core.autocrlf" in config else "false"  # noqa: SIM401 - no .get
+        if str(autocrlf).lower() in ("true", "input"):
+            return 0
+        git_index = Path(repo.path) / "index"
+        before = {f.path: _lstat(root / f.path) for f in manifest.files}
+        dirty = repo.status(untracked_files="no")
+        blobs = {entry.path: str(entry.id) for entry in repo.index}
+        index_mtime = git_index.stat().st_mtime_ns
+    except (pygit2.GitError, OSError, KeyError, ValueError) as exc:
+        log.info("artifact rows keep no stat data (the reconcile hashes every file)", reason=str(exc))
+        return 0
+    conn = sqlite3.connect(index_db, isolation_level=None)
+    try:
+        conn.execute("PRAGMA trusted_schema=OFF")
+        # A staging copy: a crash discards it, so no rollback journal (it would copy every touched page).
+        conn.execute("PRAGMA journal_mode=OFF")
+        conn.execute("PRAGMA synchronous=OFF")
+        sizes = dict(conn.execute("SELECT path, size FROM files").fetchall())
+        rows: list[tuple[int, int, int, str]] = []
+        for file in manifest.files:
+            first = before.get(file.path)
+            if first is None or file.path in dirty or blobs.get(file.path) != file.blob:
+                continue
+            if not stat.S_ISREG(first.st_mode) or first.st_size != sizes.get(file.path) \
+                    or first.st_mtime_ns >= index_mtime:
+                continue
+            again = _lstat(root / file.path)
+            if again is None or not _same(first, again):
+                continue
+            rows.append((first.st_size, first.st_mtime_ns, first.st_ino, file.path))
+        conn.execute("BEGIN")
+        conn.executemany("UPDATE files SET size = ?, mtime_ns = ?, inode = ? WHERE path = ?", rows)
+        conn.execute("COMMIT")
+        return len(rows)
+    finally:
+        conn.close()
