@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from codeplane.analysis.models import Change, DefState, Impact
 from codeplane.core.logging import get_logger
@@ -50,28 +51,34 @@ class Enricher:
         self._exact = exact
 
     def impact(self, change: Change, language: str | None) -> Impact:
+        """Each annotation (references, importers; tests were looked up before) fails on its own (§23.7)."""
         state = change.entity
         tests = self._affected_tests(change.path)
+        seen = visibility(state, language)
         if self._q is None:
-            return Impact("unknown", "low", affected_test_files=tests, visibility=visibility(state, language))
+            return Impact("unknown", "low", affected_test_files=tests, visibility=seen)
+        q = self._q
         try:
             found = self._find(change)
-            candidates = self._q.count_unresolved_refs_by_token(state.name)
+            candidates = q.count_unresolved_refs_by_token(state.name)
             anchored, unknown = candidates.get("ANCHORED", 0), candidates.get("UNKNOWN", 0)
             if found is None:
-                return Impact("ref_facts_partial", "low", anchored=anchored, unknown=unknown,
-                              importing_files=self._importing(change.path, state), affected_test_files=tests,
-                              visibility=visibility(state, language))
-            counts = self._q.count_refs_by_def_uid(found.def_uid)
-            files = self._q.list_referencing_files(found.def_uid, limit=MAX_FILES + 1)
-            total = len(files) if len(files) <= MAX_FILES else self._count_files(found.def_uid)
-            return Impact("ref_facts_resolved", "high" if self._exact else "low",
-                          counts.get("PROVEN", 0), counts.get("STRONG", 0), anchored, unknown,
-                          tuple(files[:MAX_FILES]), total, self._importing(found.path, state), tests,
-                          visibility(state, language))
+                refs = Impact("ref_facts_partial", "low", anchored=anchored, unknown=unknown)
+            else:
+                counts = q.count_refs_by_def_uid(found.def_uid)
+                files = q.list_referencing_files(found.def_uid, limit=MAX_FILES + 1)
+                total = len(files) if len(files) <= MAX_FILES else self._count_files(found.def_uid)
+                refs = Impact("ref_facts_resolved", "high" if self._exact else "low", counts.get("PROVEN", 0),
+                              counts.get("STRONG", 0), anchored, unknown, tuple(files[:MAX_FILES]), total)
         except Exception as exc:  # noqa: BLE001 - enrichment is fail-open (§23.7)
-            log.warning("semantic_diff enrichment failed", path=change.path, error=str(exc))
-            return Impact("unknown", "low", affected_test_files=tests, visibility=visibility(state, language))
+            log.warning("semantic_diff reference lookup failed", path=change.path, error=str(exc))
+            found, refs = None, Impact("unknown", "low")
+        try:
+            importing = self._importing(found.path if found is not None else change.path, state)
+        except Exception as exc:  # noqa: BLE001 - enrichment is fail-open (§23.7)
+            log.warning("semantic_diff importer lookup failed", path=change.path, error=str(exc))
+            importing = ()
+        return replace(refs, importing_files=importing, affected_test_files=tests, visibility=seen)
 
     def _find(self, change: Change) -> m.DefFact | None:
         assert self._q is not None
