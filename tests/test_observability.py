@@ -135,6 +135,7 @@ async def test_operations_filter_by_task_tool_outcome_and_time(server: ServerHan
     assert live["calls"]["tools"]["describe"]["calls"] == 2
     task = next(t for t in live["tasks"] if t["task_id"] == task_id)
     assert task["use"]["read_calls"][0] >= 1 and task["operations"] == 3
+    assert task["per_min"] > 0 and task["idle_s"] is not None and task["idle_s"] >= 0
 
 
 def test_dashboard_is_served_from_the_package_and_guarded(server: ServerHandle) -> None:

@@ -86,7 +86,7 @@ def render(live: dict[str, Any], logs: list[str]) -> RenderableType:
                       _ms(stats["p50_ms"]), _ms(stats["p95_ms"]), _ms(stats["p99_ms"]))
 
     tasks = Table(title="open tasks", expand=True, title_justify="left")
-    for column in ("task", "budget use", "mutations", "test runs", "read calls", "flags"):
+    for column in ("task", "budget use", "mutations", "test runs", "read calls", "calls/min", "flags"):
         tasks.add_column(column)
     for task in live.get("tasks", []):
         use = task["use"]
@@ -94,7 +94,7 @@ def render(live: dict[str, Any], logs: list[str]) -> RenderableType:
             [f"non-progress x{task['non_progress']}"] * bool(task["non_progress"]) + \
             [f"failure {fp[:10]} x{n}" for fp, n in task["repeated_failures"].items()]
         tasks.add_row(task["task_id"], f"{task['max_use_pct']}%", "{}/{}".format(*use["mutations"]),
-                      "{}/{}".format(*use["test_runs"]), "{}/{}".format(*use["read_calls"]),
+                      "{}/{}".format(*use["test_runs"]), "{}/{}".format(*use["read_calls"]), str(task["per_min"]),
                       Text(", ".join(flags) or "-", style="yellow" if flags else "dim"))
 
     ops = Table(title="recent operations", expand=True, title_justify="left")

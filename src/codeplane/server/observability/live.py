@@ -59,7 +59,7 @@ def _index(services: Services, now: int) -> dict[str, Any]:
     }
 
 
-def _tasks(services: Services) -> list[dict[str, Any]]:
+def _tasks(services: Services, now: int) -> list[dict[str, Any]]:
     status = services.tasks.status()
     ring = services.observability.ring
     out = []
@@ -80,7 +80,11 @@ def _tasks(services: Services) -> list[dict[str, Any]]:
             "task_id": task["task_id"], "session_id": task["session_id"], "implicit": task["implicit"],
             "opened_at_ms": task["opened_at_ms"], "budget": task["budget"], "use": use,
             "max_use_pct": max(round(100 * a / b, 1) for a, b in use.values() if b),
-            "operations": len(ops), "no_op": sum(op.no_op for op in ops),
+            "operations": len(ops),
+            # Cadence (§13.3): calls per minute since the task opened, and the pause since its last call.
+            "per_min": round(60 * len(ops) / max(1.0, elapsed), 2),
+            "idle_s": round((now - ops[0].started_ms) / 1000, 1) if ops else None,
+            "no_op": sum(op.no_op for op in ops),
             "non_progress": sum(op.non_progress for op in ops),
             "repeated_failures": {fp: n for fp, n in sorted(fingerprints.items()) if n > 1},
         })
@@ -111,7 +115,7 @@ def live_snapshot(services: Services, *, window_s: int = 300) -> dict[str, Any]:
                    "otlp_export": obs.export is not None},
         "index": _index(services, now),
         "calls": obs.window.summary(window_s=window_s, bucket_s=max(1, window_s // 30), now=now),
-        "tasks": _tasks(services),
+        "tasks": _tasks(services, now),
         "test_runs": _test_runs(services),
         "process": _process(),
         "traces_kept": len(obs.ring),

@@ -157,7 +157,8 @@ function renderTasks(tasks) {
     return el("div", { class: "task", "data-task": t.task_id },
       el("h3", {}, t.task_id, " ", el("span", { class: "muted" }, t.implicit ? "(implicit)" : ""),
         " ", el("a", { href: "#", onclick: (ev) => { ev.preventDefault(); filterTask(t.task_id); } }, "operations")),
-      el("div", { class: "muted" }, `session ${t.session_id} · ${t.operations} operations · max budget use ${t.max_use_pct}%`),
+      el("div", { class: "muted" }, `session ${t.session_id} · ${t.operations} operations · ${t.per_min}/min` +
+        (t.idle_s === null ? "" : ` · last ${t.idle_s} s ago`) + ` · max budget use ${t.max_use_pct}%`),
       el("div", { class: "budget" }, ...Object.entries(t.use).map(([name, [used, limit]]) => budgetRow(name, used, limit))),
       el("div", { class: "flags" }, flags.length ? flags : el("span", { class: "muted" }, "no convergence flags")));
   }));
