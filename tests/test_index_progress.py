@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from codeplane.core.config import IndexConfig
+from codeplane.core.errors import CodePlaneError
 from codeplane.core.layout import RepoLayout
 from codeplane.index import progress as build_progress
 from codeplane.index.epochs import CHUNK
-from codeplane.index.service import IndexService
+from codeplane.index.service import IndexService, LexicalRequest
 from tests.builders import make_repo
 from tests.index_helpers import running_index
 
@@ -37,3 +40,20 @@ def test_the_status_section_shows_progress_only_while_a_reconcile_runs(tmp_path:
         assert shown == {"reason": "startup", "phase": "indexing", "files_done": 1, "files_total": 4,
                          "percent": 25.0, "elapsed_sec": 0.0}
         assert index.status()["progress"] is None
+
+
+def test_a_query_before_the_first_index_is_published_says_how_far_it_is(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    with running_index(repo, freshness_wait_ms=50) as index:
+        index._ready.clear()  # as before the first reconcile is published
+        tracker = build_progress.begin(repo, "startup")
+        tracker.update(256, 1000)
+        try:
+            with pytest.raises(CodePlaneError) as caught:
+                index.search_lexical(LexicalRequest("x", "identifier"), limit=5)
+        finally:
+            build_progress.end(repo, tracker)
+            index._ready.set()
+        assert caught.value.code == 3004 and caught.value.retryable
+        assert "256 of 1,000 files" in caught.value.message
+        assert caught.value.details["progress"]["percent"] == 25.6

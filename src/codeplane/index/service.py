@@ -270,8 +270,12 @@ class IndexService:
         self._require_open()
         wait = self.config.freshness_wait_ms / 1000
         if not self._ready.wait(wait):
-            raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "the index is still being built; retry shortly",
-                                 details={"state": self.state, "wait_sec": wait})
+            progress = build_progress.current(self.root)
+            message = "the index is still being built; retry shortly"
+            if progress is not None and progress.files_total:
+                message += f" ({progress.files_done:,} of {progress.files_total:,} files, {progress.phase})"
+            raise CodePlaneError(ErrorCode.INDEX_NOT_READY, message, details={
+                "state": self.state, "wait_sec": wait, "progress": build_progress.status(self.root)})
         self._pending.wait_until_fresh(concerns, wait)
 
     @contextmanager
