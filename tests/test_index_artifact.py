@@ -373,13 +373,21 @@ def _repack(artifact: Path, out: Path, mutate: Callable[[dict[str, bytes]], None
 
 
 def _with_trigger(parts: dict[str, bytes]) -> None:
+    _edit_db(parts, "CREATE TRIGGER evil AFTER INSERT ON files BEGIN DELETE FROM meta; END")
+
+
+def _fact_path_escape(parts: dict[str, bytes]) -> None:
+    _edit_db(parts, "UPDATE st_file SET path = '../outside.py' WHERE path = 'pkg/core.py'")
+
+
+def _edit_db(parts: dict[str, bytes], sql: str) -> None:
     import tempfile
 
     with tempfile.TemporaryDirectory() as scratch:
         db = Path(scratch) / "index.db"
         db.write_bytes(parts["index.db"])
         conn = sqlite3.connect(db)
-        conn.execute("CREATE TRIGGER evil AFTER INSERT ON files BEGIN DELETE FROM meta; END")
+        conn.execute(sql)
         conn.commit()
         conn.close()
         parts["index.db"] = db.read_bytes()
@@ -416,6 +424,7 @@ TAMPERINGS: dict[str, tuple[dict[str, Any], ErrorCode, str]] = {
     "extra trigger": ({"mutate": _with_trigger}, ErrorCode.ARTIFACT_INVALID, "schema is not CodePlane's"),
     "path escape in manifest": ({"mutate": _set_manifest(lambda m: m["files"].insert(0, [
         "../outside.py", "0" * 40, "0" * 64]))}, ErrorCode.ARTIFACT_INVALID, "escapes the repository"),
+    "path escape in index.db": ({"mutate": _fact_path_escape}, ErrorCode.ARTIFACT_INVALID, "st_file.path"),
     "newer format": ({"mutate": _set_manifest(lambda m: m.update(format_version=2))},
                      ErrorCode.ARTIFACT_INCOMPATIBLE, "newer"),
     "other schema": ({"mutate": _set_manifest(lambda m: m["versions"].update(store_schema=99))},

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.paths import canonicalize
 from codeplane.index.artifact_format import INDEX_DB, MANIFEST, TANTIVY_DIR, Manifest, is_part_name, parse_manifest
 from codeplane.index.epochs import indexer_meta_key
 from codeplane.index.facts_api import FactIndexer
@@ -30,6 +31,8 @@ from codeplane.index.store import STORE_SCHEMA_VERSION, IndexStore
 MAX_MEMBERS = 10_000
 MAX_UNPACKED_BYTES = 64 * 1024**3
 _BLOCK = 1 << 20
+#: Columns holding repository paths (``lexical_path`` is a name inside code, not a file).
+_PATH_COLUMNS = frozenset({"path", "file_path", "root_path"})
 
 
 def _invalid(message: str, **details: object) -> CodePlaneError:
@@ -135,6 +138,27 @@ def _open_untrusted(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def _check_fact_paths(conn: sqlite3.Connection) -> None:
+    """Every path an indexer stored (columns named ``path``/``*_path`` except names inside code) must be
+    canonical and inside the repository: facts name files that tools later open."""
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    for table in tables:
+        columns = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
+        for column in columns:
+            if column not in _PATH_COLUMNS:
+                continue
+            for (value,) in conn.execute(f'SELECT DISTINCT "{column}" FROM "{table}"'):
+                if value is None or value == "":
+                    continue
+                try:
+                    ok = isinstance(value, str) and canonicalize(value).rel == value
+                except CodePlaneError:
+                    ok = False
+                if not ok:
+                    raise _invalid(f"index.db's {table}.{column} names a path that escapes the repository or is "
+                                   f"not canonical: {value!r}", table=table, column=column, path=repr(value)[:200])
+
+
 def check_index_db(path: Path, manifest: Manifest, indexers: Sequence[FactIndexer], scratch: Path) -> int:
     """Refuse an ``index.db`` that is not exactly CodePlane's; returns its recorded Tantivy opstamp."""
     expected = expected_schema(scratch, indexers)
@@ -167,6 +191,7 @@ def check_index_db(path: Path, manifest: Manifest, indexers: Sequence[FactIndexe
         table = conn.execute("SELECT path, file_sha256 FROM files ORDER BY path").fetchall()
         if table != [(f.path, f.sha256) for f in manifest.files]:
             raise _invalid("index.db's file table differs from the manifest's")
+        _check_fact_paths(conn)
         return opstamp
     except sqlite3.DatabaseError as exc:
         raise _invalid(f"index.db cannot be read: {exc}") from exc
