@@ -2,9 +2,9 @@
 
 Identity is ``(kind, lexical_path)`` (§23.7); repeated definitions of one key pair up in file order.
 What is left is checked for renames: same kind, same container, and either the same own text with the
-name blanked out, or the same non-empty signature hash found exactly once among the removed and once
-among the added definitions of that kind in that container. A renamed container carries its members along: their old
-lexical paths are re-prefixed with the new name and matched again.
+name blanked out, or the same signature (header without the name) found exactly once among the removed
+and once among the added definitions of that kind in that container. A renamed container carries its
+members along: their old lexical paths are re-prefixed with the new name and matched again.
 """
 
 from __future__ import annotations
@@ -113,13 +113,20 @@ def _renames(removed: Sequence[DefState], added: Sequence[DefState], translated:
                 free.remove(twin)
                 out.append((o, twin))
         # A signature found exactly once on each side of this container is the same definition renamed.
-        olds_by_sig = Counter(d.signature_hash for d in rest)
-        news_by_sig = Counter(d.signature_hash for d in free)
+        # Compared as the header without the name: generic languages hash the name into signature_hash.
+        olds_by_sig = Counter(_signature_key(d) for d in rest)
+        news_by_sig = Counter(_signature_key(d) for d in free)
         for o in rest:
-            sig = o.signature_hash
+            sig = _signature_key(o)
             if sig and olds_by_sig[sig] == 1 and news_by_sig[sig] == 1:
-                out.append((o, next(n for n in free if n.signature_hash == sig)))
+                out.append((o, next(n for n in free if _signature_key(n) == sig)))
     return out
+
+
+def _signature_key(d: DefState) -> str:
+    """The signature without the name: the header (``display_name``) with the name blanked, when it has a
+    signature at all (variables, headings ... have none and never pair up this way)."""
+    return signatures.unnamed(d.display_name, d.name) if d.signature_hash else ""
 
 
 def _own(version: Version, state: DefState, kids: dict[str, list[DefState]]) -> list[str]:

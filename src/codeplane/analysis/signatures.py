@@ -86,21 +86,21 @@ TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "record
 def tags(old_display: str, new_display: str, old_name: str, new_name: str, kind: str = "") -> tuple[str, ...]:
     """The §23.7 signature tags for two headers; () when they differ in the name alone (a rename)."""
     if kind in TYPE_KINDS:
-        return () if _unnamed(old_display, old_name) == _unnamed(new_display, new_name) else (SIGNATURE_CHANGED,)
+        return () if unnamed(old_display, old_name) == unnamed(new_display, new_name) else (SIGNATURE_CHANGED,)
     old, new = split(old_display, old_name), split(new_display, new_name)
     if old is None or new is None:
-        return () if _unnamed(old_display, old_name) == _unnamed(new_display, new_name) else (SIGNATURE_CHANGED,)
+        return () if unnamed(old_display, old_name) == unnamed(new_display, new_name) else (SIGNATURE_CHANGED,)
     out = []
     if old.parameters != new.parameters:
         out.append(PARAMETERS_CHANGED)
     if old.after != new.after:
         out.append(RETURN_TYPE_CHANGED)
-    if not out and _unnamed(old.before, old_name) != _unnamed(new.before, new_name):
+    if not out and unnamed(old.before, old_name) != unnamed(new.before, new_name):
         out.append(SIGNATURE_CHANGED)
     return tuple(out)
 
 
-def _unnamed(text: str, name: str) -> str:
+def unnamed(text: str, name: str) -> str:
     at = _find_name(text, name)
     flat = text if at < 0 else text[:at] + "\0" + text[at + len(name):]
     return " ".join(flat.split())
