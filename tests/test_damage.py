@@ -13,11 +13,13 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from codeplane.core.errors import CodePlaneError
 from tests.builders import cpl, cpl_env, running_server
 from tests.damage_matrix import CASES, Case, prepare, run_case
 
@@ -170,3 +172,29 @@ async def test_full_disk_write_is_a_retryable_storage_error_and_lands_once_space
             result = await call(client, "write_source", edits)
     assert result
     assert all(b"9" * 40_000 in (repo / "src" / f"f{i}.py").read_bytes() for i in range(20))
+
+
+def test_full_disk_index_update_is_a_storage_error_and_the_index_catches_up(small_disk: Path) -> None:
+    from tests.builders import make_repo
+    from tests.index_helpers import all_hits, running_index
+
+    repo = make_repo(small_disk / "repo", {"a.py": "alpha = 1\n" + "# padding line\n" * 2000})
+    with running_index(repo) as index:
+        # A same-size rewrite in place needs no new blocks, so it lands on a full disk; the index's
+        # SQLite and Tantivy writes do need them.
+        filler = _fill(small_disk)
+        text = (repo / "a.py").read_text()
+        with (repo / "a.py").open("r+") as handle:
+            handle.write("omega" + text[5:10])
+        with pytest.raises(CodePlaneError) as info:
+            for _ in range(20):  # WAL pages already allocated may absorb the first epochs
+                index.refresh_paths(["a.py"])
+                (repo / "a.py").write_text((repo / "a.py").read_text().replace("# padding", "# paddinG", 1))
+        assert info.value.code == 5010 and info.value.retryable
+        assert "updating the index failed" in info.value.message
+        assert index.status()["state"] != "stopped"
+        filler.unlink()
+        deadline = time.monotonic() + 30
+        while not all_hits(index, "omega") and time.monotonic() < deadline:
+            time.sleep(0.2)  # the paths stayed pending: the indexer thread retries once it can write
+        assert [h.path for h in all_hits(index, "omega")] == ["a.py"]

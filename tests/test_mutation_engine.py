@@ -309,11 +309,14 @@ def test_a_failing_replace_rolls_the_batch_back_in_process(tmp_path: Path) -> No
     if undo is None:
         pytest.skip("cannot make a file unwritable here (root without chattr)")
     try:
-        with pytest.raises(PermissionError):
+        with pytest.raises(CodePlaneError) as info:
             engine_for(repo).apply([ReplaceText(path=p, old_text=p[0], new_text="NEW")
                                     for p in ("a/x.txt", "b/y.txt", "c/z.txt")])
     finally:
         undo()
+    # A storage failure is a catalogued error naming the path and saying nothing changed (issue 24).
+    assert info.value.code == 5012 and info.value.details["path"].endswith(".cpl-tmp")
+    assert "nothing was changed" in info.value.message
     assert snapshot(repo) == before
     if os.geteuid() == 0:  # a/x.txt really was replaced, then restored from the journal
         assert (repo / "a/x.txt").stat().st_mtime_ns != mtime

@@ -24,6 +24,7 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
 from codeplane.core.paths import canonicalize, resolve_in_repo
+from codeplane.core.storage import storage_error
 from codeplane.core.tracing import span
 from codeplane.index import progress as build_progress
 from codeplane.index.artifact_adopt import AdoptOutcome, adopt_configured, index_source, read_origin
@@ -212,7 +213,8 @@ class IndexService:
                 self.error = None
                 self._mark_ready()
             except Exception as exc:  # keep indexing alive; the work stays pending for a retry
-                self.error = f"{type(exc).__name__}: {exc}"
+                mapped = storage_error(exc, doing="updating the index")
+                self.error = mapped.message if mapped is not None else f"{type(exc).__name__}: {exc}"
                 log.exception("indexing failed; will retry")
                 self._stopping.wait(1.0)
 
@@ -236,7 +238,16 @@ class IndexService:
         self._require_open()
         concerned = [concerns_prefix(p) for p in canonical]
         snapshot = self._pending.snapshot(lambda p: any(c(p) for c in concerned))
-        report = self._pipeline.refresh(canonical, "refresh")
+        try:
+            report = self._pipeline.refresh(canonical, "refresh")
+        except Exception as exc:
+            # Stale, not dead: the paths stay pending, so the indexer thread catches up once it can write.
+            self._pending.mark(canonical)
+            mapped = storage_error(exc, doing="updating the index")
+            if mapped is not None:
+                self.error = mapped.message
+                raise mapped from exc
+            raise
         self._pending.done(snapshot)
         return report.epoch
 

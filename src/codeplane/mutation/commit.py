@@ -19,6 +19,7 @@ at the next start (:func:`codeplane.mutation.journal.recover`).
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from collections.abc import Sequence
 from concurrent.futures import Executor
@@ -29,6 +30,7 @@ from codeplane.core.atomic import fsync_dir
 from codeplane.core.bytecode import cache_prefixes, drop_cached_bytecode, indistinct
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
+from codeplane.core.storage import storage_error
 from codeplane.mutation import git_index
 from codeplane.mutation.journal import Journal, JournalMove, Original, temp_path
 
@@ -79,8 +81,13 @@ class Commit:
         ordered = sorted(writes, key=lambda w: w.rel)
         originals = [Original(w.rel, w.old, w.old_mode, temp_path(w.rel, batch) if w.new is not None else None)
                      for w in ordered]
-        journal = Journal.write(self.root, self.journal_dir, batch, originals, created_dirs=created_dirs,
-                                moves=moves, executor=self.executor)
+        try:
+            journal = Journal.write(self.root, self.journal_dir, batch, originals, created_dirs=created_dirs,
+                                    moves=moves, executor=self.executor)
+        except OSError as exc:
+            # Nothing in the work tree was touched yet, so the partial journal is simply dropped.
+            shutil.rmtree(self.journal_dir / batch, ignore_errors=True)
+            raise _storage(exc, "writing the batch's journal") from exc
         try:
             self._check_unchanged(ordered)
             for rel in created_dirs:
@@ -102,7 +109,7 @@ class Commit:
             for write in ordered:
                 _drop_stale_bytecode(self.root, write, prefixes)
             self._pause()
-        except BaseException:
+        except BaseException as exc:
             log.warning("mutation batch failed; rolling back", batch=batch)
             try:
                 journal.rollback()
@@ -111,6 +118,8 @@ class Commit:
                 # on the same files would be clobbered by that, so no further batch may run.
                 self.broken = batch
                 log.exception("in-process rollback failed; refusing writes until restart", batch=batch)
+            if self.broken != batch and isinstance(exc, OSError):
+                raise _storage(exc, "writing the batch") from exc
             raise
         journal.discard()
 
@@ -144,6 +153,12 @@ class Commit:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def _storage(exc: OSError, doing: str) -> BaseException:
+    """Disk full, quota, read-only or permission denied -> 5010-5012 with what to do; anything else as is."""
+    mapped = storage_error(exc, doing=doing, outcome="nothing was changed (every file is as it was)")
+    return mapped if mapped is not None else exc
 
 
 def _drop_stale_bytecode(root: Path, write: FileWrite, prefixes: Sequence[Path]) -> None:

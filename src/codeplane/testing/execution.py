@@ -22,6 +22,7 @@ from codeplane.core.artifacts import ArtifactStore
 from codeplane.core.bytecode import prune_sourceless
 from codeplane.core.logging import get_logger
 from codeplane.core.procs import kill_process_group, start
+from codeplane.core.storage import storage_error
 from codeplane.testing.batch import ProcessOutcome, StopReason, run_process
 from codeplane.testing.costs import CostHistory
 from codeplane.testing.discovery import Discovery
@@ -102,7 +103,7 @@ class RunExecutor:
             self._finish()
         except Exception as exc:
             log.exception("test run crashed", run_id=self.record.run_id)
-            self.record.finish("failed", {}, {}, f"internal error: {type(exc).__name__}: {exc}")
+            self.record.finish("failed", {}, {}, crash_message(exc))
         finally:
             shutil.rmtree(self.workroot, ignore_errors=True)
             if self.settings.bytecode_dir is not None:  # after the answer: the run is already finished
@@ -215,8 +216,8 @@ class RunExecutor:
             except Exception as exc:
                 log.exception("test batch crashed", project=project.root, runner=project.runner)
                 for target in group:
-                    self._add(target, attempt, "crash", error_result(
-                        target.target_id, f"internal error: {type(exc).__name__}: {exc}", exit_code=None), ())
+                    self._add(target, attempt, "crash", error_result(target.target_id, crash_message(exc),
+                                                                     exit_code=None), ())
 
     def _run_group(self, project: Project, group: list[Target], attempt: int, pool: Pool | None) -> None:
         runner = RUNNERS[project.runner]
@@ -392,3 +393,11 @@ class RunExecutor:
 def _timeout(target: Target, why: str, outcome: ProcessOutcome) -> TargetResult:
     return TargetResult(target_id=target.target_id, outcome="timeout", exit_code=outcome.exit_code, message=why,
                         duration_s=round(outcome.wall_s, 4))
+
+
+def crash_message(exc: BaseException) -> str:
+    """Why a run or batch stopped: a storage failure by its catalog entry and what to do, else the exception."""
+    mapped = storage_error(exc, doing="the test run")
+    if mapped is not None:
+        return f"{mapped.error.name} ({mapped.code}): {mapped.message}"
+    return f"internal error: {type(exc).__name__}: {exc}"
