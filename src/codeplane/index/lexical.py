@@ -204,9 +204,11 @@ class RankedCandidates:
         self._searcher = searcher
         self._query = query
         self._paths: dict[tuple[int, int], str] = {}
-        total = int(searcher.num_docs)
+        # The first batch is fetched now, with the count (one search for both).
+        first = searcher.search(query, limit=self.FIRST_BATCH, count=True) if int(searcher.num_docs) else None
+        self._first: list[Any] = list(first.hits) if first is not None else []
         #: Number of matching documents (exact).
-        self.count = int(searcher.search(query, limit=1, count=True).count) if total else 0
+        self.count = int(first.count) if first is not None else 0
 
     def _path(self, address: Any) -> str:
         key = (address.segment_ord, address.doc)
@@ -232,8 +234,8 @@ class RankedCandidates:
         if not self.count:
             return
         limit, released = self.FIRST_BATCH, 0
+        hits = self._first
         while True:
-            hits = self._searcher.search(self._query, limit=limit, count=False).hits
             complete = len(hits) < limit or limit >= self.count
             order = sorted(((round(float(score), 4), self._path(address)) for score, address in hits),
                            key=lambda item: (-item[0], item[1]))
@@ -248,3 +250,4 @@ class RankedCandidates:
             if complete:
                 return
             limit *= self.GROWTH
+            hits = self._searcher.search(self._query, limit=limit, count=False).hits
