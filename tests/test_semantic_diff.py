@@ -361,18 +361,22 @@ def test_blob_facts_survive_a_restart_and_a_damaged_cache_is_dropped(tmp_path: P
 
 
 def test_epoch_mode_sees_an_index_refresh(tmp_path: Path) -> None:
-    root = make_repo(tmp_path / "r", {"m.py": "def a(x):\n    return x\n\n\ndef b():\n    return 1\n",
-                                      ".gitignore": ".codeplane/\n"})
+    root = make_repo(tmp_path / "r", {"m.py": "def a(x):\n    return x\n\n\ndef b():\n    return 1\n\n\n"
+                                              "def e(k):\n    return k\n", ".gitignore": ".codeplane/\n"})
     index = _index(root)
     try:
         before = index.epoch
         (root / "m.py").write_text("def a(x, y):\n    return x\n\n\ndef c():\n    return 1\n\n\n"
-                                   "def d(q):\n    z = q\n    return z\n")
+                                   "def e(k):\n    k += 1\n    return k\n\n\ndef d(q):\n    z = q\n    return z\n")
         after = index.refresh_paths(["m.py"])
         page = SemanticDiffService(root, index).diff(f"epoch:{before}", f"epoch:{after}", limit=100)
-        got = [(c.qualified_name, c.change) for c in page.changes]
-        assert got == [("a", "signature_changed"), ("c", "renamed"), ("d", "added")]
+        got = [(c.qualified_name, c.change, c.delta_tags) for c in page.changes]
+        assert got == [("a", "signature_changed", ("parameters_changed",)), ("c", "renamed", ("symbol_renamed",)),
+                       ("e", "body_changed", ()), ("d", "added", ("symbol_added",))]
+        body = page.changes[2]
+        assert body.lines_changed is None and body.preview == ()  # snapshots keep no text
         assert page.report.mode == "epoch" and page.report.target == f"epoch:{after}"
+        assert any("snapshots keep no text" in note for note in page.report.notes)
         assert SemanticDiffService(root, index).diff(f"epoch:{after}", limit=10).changes == ()
     finally:
         index.stop()
