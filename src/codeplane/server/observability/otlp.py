@@ -10,6 +10,7 @@ a slow or absent collector costs the call path nothing but a queue append (the q
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -46,7 +47,8 @@ class OtlpExport:
     def http(cls, endpoint: str, headers: Mapping[str, str], *, repo: str, repo_id: str) -> OtlpExport:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-        return cls(OTLPSpanExporter(endpoint=endpoint, headers=dict(headers), timeout=10), repo=repo,
+        # A short timeout: a collector that is down must not hold spans (or the server's stop) for long.
+        return cls(OTLPSpanExporter(endpoint=endpoint, headers=dict(headers), timeout=2), repo=repo,
                    repo_id=repo_id)
 
     def submit(self, op: Operation) -> None:
@@ -84,5 +86,9 @@ class OtlpExport:
     def flush(self, timeout_ms: int = 5000) -> bool:
         return self._processor.force_flush(timeout_ms)
 
-    def shutdown(self) -> None:
-        self._processor.shutdown()  # type: ignore[no-untyped-call]
+    def shutdown(self, wait_s: float = 2.0) -> None:
+        """Export what is queued, waiting at most ``wait_s`` (traces are ephemeral: an unreachable collector
+        loses the last batch rather than delaying the server's stop)."""
+        worker = threading.Thread(target=self._processor.shutdown, name="cpl-otlp-shutdown", daemon=True)
+        worker.start()
+        worker.join(wait_s)
