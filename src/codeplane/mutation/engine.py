@@ -63,6 +63,19 @@ def _no_tests(paths: Sequence[str]) -> list[str]:
     return []
 
 
+def _changes(planned: Sequence[Planned], written: set[str]) -> list[str]:
+    """The written files as impact selection takes them (``affected_by`` spelling): ``path:12-30,41`` with the
+    changed lines of the new text for an edited file, so the tests are picked per changed definition; the
+    bare path for a created, deleted or moved one."""
+    lines = {p.delta.path: p.new_ranges for p in planned if p.delta.action == "updated" and p.new_ranges}
+    out = []
+    for path in sorted(written):
+        ranges = lines.get(path)
+        spans = ",".join(f"{min(a, b)}-{max(a, b)}" for a, b in ranges or ())
+        out.append(f"{path}:{spans}" if spans else path)
+    return out
+
+
 def _current_umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
@@ -176,7 +189,7 @@ class MutationEngine:
                     self._chain.advance([(p.delta.path, p.delta.new_sha256 or "") for p in planned])
                 warnings += self._refresh(changed)
             symbols |= self._symbols(planned, after=True)
-            tests = self._tests(sorted({w.rel for w in writes}), warnings)
+            tests = self._tests(_changes(planned, {w.rel for w in writes}), warnings)
             return self._delta(mutation_id, planned, before, self.repo_fingerprint(), dry_run=False,
                                symbols=symbols, tests=tests, warnings=warnings)
 

@@ -8,6 +8,7 @@ token); an unfinished run comes back with its id, ``state``, ``progress_percenta
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import anyio
@@ -15,6 +16,7 @@ from pydantic import Field, PrivateAttr
 
 from codeplane.core.calls import FailureReport
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git.diffs import DiffLimits
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
 from codeplane.server.tools.tests_models import (
@@ -34,11 +36,15 @@ _MAX_WAIT = 300.0
 _POLL_S = 0.1
 
 
+_AFFECTED = ("Changed files, each 'path' or 'path:12-30,41' (changed lines as the file is now; without lines, "
+             "the lines changed against git HEAD). Python changes select test cases through the symbol graph, "
+             "the rest whole files through imports (§11.9).")
+
+
 class DiscoverParams(ToolParams):
     paths: list[str] | None = Field(default=None, max_length=200,
                                     description="Only targets under these repo-relative paths.")
-    affected_by: list[str] | None = Field(default=None, max_length=2000,
-                                          description="Only targets whose files import these changed files (§11.9).")
+    affected_by: list[str] | None = Field(default=None, max_length=2000, description=_AFFECTED)
     cursor: str | None = None
     limit: int = Field(default=200, ge=1, le=1000)
 
@@ -57,14 +63,15 @@ class DiscoverResult(ToolResult):
 
 
 class InspectParams(ToolParams):
-    changed_files: list[str] = Field(max_length=2000, description="Repo-relative paths of changed files.")
+    changed_files: list[str] = Field(max_length=2000, description=_AFFECTED)
 
 
 class RunParams(ToolParams):
     targets: list[str] | None = Field(default=None, max_length=5000,
                                       description="Target ids or directories (default: every target).")
-    affected_by: list[str] | None = Field(default=None, max_length=2000,
-                                          description="Run the tests affected by these changed files instead.")
+    affected_by: list[str] | None = Field(default=None, max_length=2000, description=(
+        "Run the tests affected by these changed files instead ('path' or 'path:12-30'; see "
+        "discover_test_targets): only the selected cases where the symbol graph picks them."))
     fail_fast: bool | None = Field(default=None, description="Stop at the first failing target (no re-runs).")
     timeout_sec: float | None = Field(default=None, gt=0, le=24 * 3600, description="Global timeout of the run.")
     wait_sec: float = Field(default=25.0, ge=0, le=_MAX_WAIT,
@@ -100,6 +107,39 @@ class _TestRunAnswer(TestRunResult):
 
     def test_run_report(self) -> FailureReport | None:
         return self._report
+
+
+def _changed_lines(services: Services, items: Sequence[str] | None) -> dict[str, list[tuple[int, int]]]:
+    """For changed files given without lines, the lines that differ from git HEAD: added lines, and the lines
+    around a removal. A hunk whose lines were cut off counts whole; a file git cannot say (untracked, binary,
+    too many hunks, no repository) gets none: it is selected at module level."""
+    wanted = sorted({i.strip().removeprefix("./") for i in items or () if ":" not in i})
+    git = getattr(services, "git", None)
+    if not wanted or git is None:
+        return {}
+    try:
+        report = git.diff(base="HEAD", paths=wanted, limits=DiffLimits(
+            max_files=len(wanted) + 1, max_hunks_per_file=2000, max_lines=50_000, context_lines=0))
+    except CodePlaneError:
+        return {}
+    ranges: dict[str, list[tuple[int, int]]] = {}
+    for changed in report.files:
+        if changed.binary or changed.hunks_omitted or changed.status not in ("modified", "renamed", "copied"):
+            continue
+        spans = ranges.setdefault(changed.path, [])
+        for hunk in changed.hunks:
+            if hunk.lines_omitted:
+                spans.append((hunk.new_start, hunk.new_start + max(hunk.new_lines, 1)))
+                continue
+            previous = hunk.new_start - 1
+            for line in hunk.lines:
+                if line.origin == "-":
+                    spans.append((max(1, previous), previous + 1))
+                elif line.new_lineno is not None:
+                    previous = line.new_lineno
+                    if line.origin == "+":
+                        spans.append((previous, previous))
+    return ranges
 
 
 def _service(services: Services) -> TestingService:
@@ -139,7 +179,8 @@ def _answer(record: RunHandle, include: str = "summary", cursor: str | None = No
 
 async def _discover(ctx: ToolContext, params: DiscoverParams) -> DiscoverResult:
     service = _service(ctx.services)
-    view = await anyio.to_thread.run_sync(lambda: service.discover(params.paths, params.affected_by))
+    view = await anyio.to_thread.run_sync(lambda: service.discover(
+        params.paths, params.affected_by, ranges=_changed_lines(ctx.services, params.affected_by)))
     key = query_key("discover", params.paths, params.affected_by)
     chunk, next_cursor = page(view.targets, key=key, cursor=params.cursor, limit=params.limit)
     impact = ImpactModel.from_result(view.impact) if view.impact is not None else None
@@ -152,7 +193,8 @@ async def _discover(ctx: ToolContext, params: DiscoverParams) -> DiscoverResult:
 
 async def _inspect(ctx: ToolContext, params: InspectParams) -> InspectResult:
     service = _service(ctx.services)
-    result = await anyio.to_thread.run_sync(lambda: service.inspect_affected(params.changed_files))
+    result = await anyio.to_thread.run_sync(lambda: service.inspect_affected(
+        params.changed_files, ranges=_changed_lines(ctx.services, params.changed_files)))
     return InspectResult(impact=ImpactModel.from_result(result, detailed=True))
 
 
@@ -163,7 +205,7 @@ async def _run(ctx: ToolContext, params: RunParams) -> _TestRunAnswer:
                              details={"fields": ["targets", "affected_by"]})
     record = await anyio.to_thread.run_sync(lambda: service.start_run(
         params.targets, affected_by=params.affected_by, fail_fast=params.fail_fast, timeout_sec=params.timeout_sec,
-        coverage=params.coverage))
+        coverage=params.coverage, ranges=_changed_lines(ctx.services, params.affected_by)))
     await _await(ctx, record, params.wait_sec)
     return _answer(record)
 

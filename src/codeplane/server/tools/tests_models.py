@@ -27,11 +27,14 @@ class TargetModel(ToolResult):
     cwd: str
     cmd: list[str]
     estimated_cost: float
+    #: Only these cases run (impact selection at test-case level); empty: the whole target.
+    cases: list[str] = []
 
     @classmethod
     def from_target(cls, target: Target) -> TargetModel:
         return cls(target_id=target.target_id, runner=target.runner, lang=target.lang, kind=target.kind,
-                   cwd=target.cwd, cmd=list(target.cmd), estimated_cost=target.estimated_cost)
+                   cwd=target.cwd, cmd=list(target.cmd), estimated_cost=target.estimated_cost,
+                   cases=list(target.cases))
 
 
 class MissingRunnerModel(ToolResult):
@@ -40,10 +43,20 @@ class MissingRunnerModel(ToolResult):
     hint: str
 
 
+class ImpactCaseModel(ToolResult):
+    #: ``test_x``, ``TestC::test_x`` or a whole class ``TestC`` (run as ``test_file::case``).
+    case: str
+    confidence: Literal["high", "low"]
+    #: From the test to a changed definition (inspect_affected_tests only).
+    chain: list[str] = []
+
+
 class ImpactMatchModel(ToolResult):
     test_file: str
     confidence: Literal["high", "low"]
     reasons: list[str]
+    #: The selected cases (symbol-level selection); empty: the whole file.
+    cases: list[ImpactCaseModel] = []
 
 
 class ImpactModel(ToolResult):
@@ -63,6 +76,10 @@ class ImpactModel(ToolResult):
     agentic_hint: str = ""
     #: Imports of a changed package that name no file (why the tier is partial), at most 20.
     unresolved_imports: list[str] = []
+    #: Changed definitions the symbol-level selection started from.
+    changed_symbols: list[str] = []
+    #: ``path: reason`` for each change selected at module level instead (the symbol graph could not follow it).
+    fallbacks: list[str] = []
 
     @classmethod
     def from_result(cls, result: ImpactResult, *, detailed: bool = False) -> ImpactModel:
@@ -71,12 +88,16 @@ class ImpactModel(ToolResult):
             confidence=result.confidence, changed_modules=list(result.changed_modules),
             unresolved_files=list(result.unresolved_files),
             matches=[ImpactMatchModel(test_file=m.test_file, confidence=m.confidence,
-                                      reasons=list(m.reasons) if detailed else list(m.reasons[:1])) for m in matches],
+                                      reasons=list(m.reasons) if detailed else list(m.reasons[:1]),
+                                      cases=[ImpactCaseModel(case=c.case, confidence=c.confidence,
+                                                             chain=list(c.chain) if detailed else [])
+                                             for c in m.cases]) for m in matches],
             matches_total=len(result.matches), high=sum(1 for m in result.matches if m.confidence == "high"),
             low=sum(1 for m in result.matches if m.confidence == "low"),
             null_literal_imports=result.null_literal_imports, source_dirs=list(result.source_dirs),
             uncovered_modules=list(result.uncovered_modules), uncovered_total=result.uncovered_total,
-            agentic_hint=result.hint, unresolved_imports=list(result.unresolved_imports))
+            agentic_hint=result.hint, unresolved_imports=list(result.unresolved_imports),
+            changed_symbols=list(result.changed_symbols), fallbacks=list(result.fallbacks[:MAX_MATCHES]))
 
 
 class CaseModel(ToolResult):

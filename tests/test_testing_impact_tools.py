@@ -1,0 +1,95 @@
+"""Impact selection at test-case level through the MCP tools: the changed lines come from git (or the caller),
+inspect explains each case, discover and run carry the cases, write_source's delta names them."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.builders import ServerHandle, call, cpl_env, make_repo, mcp_client, running_server
+
+pytestmark = pytest.mark.anyio
+
+FILES = {
+    "pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = .\n",
+    "calc/__init__.py": "",
+    "calc/ops.py": "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
+    "tests/test_ops.py": (
+        "from calc.ops import add, sub\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\n"
+        "def test_sub():\n    assert sub(3, 2) == 1\n"),
+    "tests/test_more.py": "from calc.ops import add\n\n\ndef test_more():\n    assert add(2, 2) == 4\n",
+}
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandle]:
+    repo = make_repo(tmp_path_factory.mktemp("impacttools") / "repo", FILES)
+    env = cpl_env({"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    with running_server(repo, "--set", "tests.retry_failed=false", env=env) as handle:
+        yield handle
+
+
+async def _impact(client: Any, changed: list[str]) -> dict[str, Any]:
+    impact: dict[str, Any] = (await call(client, "inspect_affected_tests", {"changed_files": changed}))["impact"]
+    return impact
+
+
+async def test_an_uncommitted_edit_selects_the_cases_through_git(server: ServerHandle) -> None:
+    path = server.root / "calc/ops.py"
+    original = path.read_text()
+    path.write_text(original.replace("return a - b", "return a - b - 0"))
+    try:
+        async with mcp_client(server) as client:
+            deadline = time.monotonic() + 20
+            impact = await _impact(client, ["calc/ops.py"])
+            while impact.get("changed_symbols") != ["calc.ops.sub"] and time.monotonic() < deadline:
+                impact = await _impact(client, ["calc/ops.py"])  # the watcher has not reported the edit yet
+            assert impact["changed_symbols"] == ["calc.ops.sub"]
+            assert impact["confidence"] == "complete"
+            [match] = impact["matches"]
+            assert match["test_file"] == "tests/test_ops.py"
+            assert match["cases"] == [{"case": "test_sub", "confidence": "high",
+                                       "chain": ["tests/test_ops.py::test_sub", "calc.ops.sub (changed)"]}]
+            found = await call(client, "discover_test_targets", {"affected_by": ["calc/ops.py"]})
+            assert [(t["target_id"], t["cases"]) for t in found["targets"]] == [("tests/test_ops.py", ["test_sub"])]
+            assert found["targets"][0]["cmd"][-1] == "tests/test_ops.py::test_sub"
+            run = await call(client, "run_test_targets", {"affected_by": ["calc/ops.py"], "wait_sec": 60})
+            assert run["state"] == "passed" and run["counts"]["total"] == 1
+    finally:
+        path.write_text(original)
+
+
+async def test_explicit_lines_and_case_target_ids(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        impact = await _impact(client, ["calc/ops.py:2"])
+        assert impact["changed_symbols"] == ["calc.ops.add"]
+        assert {(m["test_file"], tuple(c["case"] for c in m["cases"])) for m in impact["matches"]} == {
+            ("tests/test_ops.py", ("test_add",)), ("tests/test_more.py", ("test_more",))}
+        # a committed file without lines and without a diff: no changed definition, module-level selection
+        blunt = await _impact(client, ["calc/ops.py"])
+        assert not blunt.get("changed_symbols")
+        assert {m["test_file"] for m in blunt["matches"]} == {"tests/test_ops.py", "tests/test_more.py"}
+        run = await call(client, "run_test_targets", {"targets": ["tests/test_ops.py::test_add"], "wait_sec": 60})
+        assert run["state"] == "passed" and run["counts"]["total"] == 1
+        unknown = await _impact(client, ["calc/ops.py:x-1"])
+        assert unknown["confidence"] == "partial" and unknown["unresolved_files"] == ["calc/ops.py:x-1"]
+
+
+async def test_write_source_delta_names_the_cases(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        answer = await call(client, "write_source", {"edits": [
+            {"path": "calc/ops.py", "action": "update", "old_text": "return a + b", "new_text": "return b + a"}]})
+        try:
+            assert answer["delta"]["tests_affected"] == ["tests/test_more.py::test_more",
+                                                         "tests/test_ops.py::test_add"]
+        finally:
+            (server.root / "calc/ops.py").write_text(FILES["calc/ops.py"])
+
