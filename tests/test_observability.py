@@ -198,6 +198,7 @@ async def test_observability_off_keeps_process_metrics_only(tmp_path: Path) -> N
         found = samples(server)
         assert value(found, "process_resident_memory_bytes") > 0
         assert value(found, "codeplane_tool_calls_total") == 0
+        assert "codeplane_index_epoch" not in found
         assert operations(server)["total"] == 0
         assert server.get("/dashboard/api/live").json()["server"]["observability"] is False
 

@@ -58,7 +58,8 @@ def wire(services: Services) -> Observability:
     readers = StateReaders(index=lambda: _index_sample(services), tasks=lambda: _tasks_sample(services),
                            active_test_runs=lambda: len(services.testing.active_runs()), traces_kept=lambda: len(ring),
                            now_ms=now_ms)
-    metrics = ServerMetrics(readers)
+    # Off (overhead benchmarks): the registry keeps the process collector only.
+    metrics = ServerMetrics(readers if config.enabled else None)
     obs = Observability(enabled=config.enabled, metrics=metrics, ring=ring)
     if not config.enabled:
         return obs
