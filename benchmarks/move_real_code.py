@@ -74,7 +74,7 @@ CASES: dict[str, list[Case]] = {
         Case("attr.exceptions.NotCallableError", "src/attr/validators.py", "class"),
         Case("attr.setters.NO_OP", "src/attr/_make.py", "constant"),
         Case("attr._compat.PYPY", "src/attr/_config.py", "constant"),
-        Case("attr.validators.max_len", "src/attr/_lengths.py", "function", keep_reexport=True),
+        Case("attr.exceptions.PythonTooOldError", "src/attr/_compat.py", "class", keep_reexport=True),
     ],
     "requests": [
         Case("requests.utils.guess_json_utf", "src/requests/_encoding.py", "function"),
@@ -192,7 +192,8 @@ class Row:
     tool: str
     project: str
     case: Case
-    passed: bool
+    #: ``None`` when the tool refused the move (nothing was written).
+    passed: bool | None
     score: Score
     ms: float
     preview_ms: float = 0.0
@@ -268,18 +269,19 @@ async def run_project(name: str, version: str, python: Path, limit: int | None, 
                 await call(client, "git_reset", {"mode": "hard", "confirm": True})
                 preview_ms, apply_ms, files, note = await codeplane_move(client, case)
                 s = judge(ours, case)
-                passed = suite_passes(python, ours, failing) if not note.startswith("refused") else False
+                passed: bool | None = suite_passes(python, ours, failing) if not note.startswith("refused") else None
                 rows.append(Row("codeplane", name, case, passed, s, preview_ms + apply_ms, preview_ms, apply_ms,
                                 files, note))
                 clean(rope_root)
+                rope_passed: bool | None
                 try:
                     ms = rope_move(rope_root, case)
                     s = judge(rope_root, case)
-                    passed = suite_passes(python, rope_root, failing)
+                    rope_passed = suite_passes(python, rope_root, failing)
                     note = ""
                 except Exception as exc:  # noqa: BLE001 - a rope failure is a result, not a crash
-                    ms, s, passed, note = 0.0, Score(), False, f"rope error: {type(exc).__name__}: {str(exc)[:60]}"
-                rows.append(Row("rope", name, case, passed, s, ms, note=note))
+                    ms, s, rope_passed, note = 0.0, Score(), None, f"rope error: {type(exc).__name__}: {str(exc)[:60]}"
+                rows.append(Row("rope", name, case, rope_passed, s, ms, note=note))
                 for row in rows[-2:]:
                     print(f"  {row.tool:10} {case.symbol:42} pass={row.passed!s:5} moved={row.score.moved!s:5} "
                           f"remaining={row.score.remaining:2} strings={row.score.strings} {row.ms:7.0f} ms "
@@ -297,17 +299,18 @@ def summary(rows: list[Row]) -> None:
         mine = [r for r in rows if r.tool == tool]
         if not mine:
             continue
-        out.append([tool, len(mine), f"{100.0 * sum(r.passed for r in mine) / len(mine):.1f}%",
-                    sum(r.score.moved for r in mine), sum(r.note.startswith(("refused", "rope error")) for r in mine),
-                    sum(r.score.remaining for r in mine), sum(r.score.strings for r in mine),
-                    p50([r.ms for r in mine])])
+        applied = [r for r in mine if r.passed is not None]
+        passed = sum(bool(r.passed) for r in applied)
+        out.append([tool, len(mine), len(applied), f"{passed}/{len(applied)}", sum(r.score.moved for r in mine),
+                    sum(r.passed is None for r in mine), sum(r.score.remaining for r in applied),
+                    sum(r.score.strings for r in applied), p50([r.ms for r in mine])])
     table("Symbol moves on real code (click 8.3.1, attrs 25.4.0, requests 2.32.5)",
-          ["tool", "moves", "test suite passes", "definition moved", "refused / error",
-           "old-location refs left in code", "old-location strings left", "p50 ms"], out)
+          ["tool", "moves", "applied", "test suite passes (applied)", "definition moved",
+           "refused (cycle reported)", "old-location refs left in code", "old-location strings left", "p50 ms"], out)
     detail: list[list[object]] = [
         [r.project, r.case.symbol, r.case.kind, r.case.dest + (" (keep_reexport)" if r.case.keep_reexport else ""),
-         r.tool, "yes" if r.passed else "NO", "yes" if r.score.moved else "no", r.score.remaining,
-         r.score.strings, f"{r.ms:.0f}", r.note] for r in rows]
+         r.tool, "refused" if r.passed is None else "yes" if r.passed else "NO", "yes" if r.score.moved else "no",
+         r.score.remaining, r.score.strings, f"{r.ms:.0f}", r.note] for r in rows]
     table("Per move", ["project", "symbol", "kind", "destination", "tool", "tests pass", "moved", "refs left",
                        "strings left", "ms", "note"], detail)
 

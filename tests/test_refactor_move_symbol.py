@@ -6,6 +6,7 @@ executed in a subprocess, so "importers rewritten" means "the code still imports
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -234,7 +235,107 @@ def test_direct_import_cycles_are_refused_and_dropped_imports_are_no_anchor(tmp_
         # Base was only used by split: its import leaves m, and m's new import takes its place.
         preview = env.service.move_symbol("pkg.m.split", "pkg/other.py")
         env.service.apply(preview.refactor_id)
-        assert env.read("pkg/m.py") == ('"""Doc."""\nfrom pkg.other import split\n\n\n\n'
+        assert env.read("pkg/m.py") == ('"""Doc."""\n\nfrom pkg.other import split\n\n\n\n'
                                         "def use(x):\n    return split(x)\n")
         assert env.read("pkg/other.py") == ("from pkg.base import Base\n\n\n"
                                             "def split(x):\n    return isinstance(x, Base)\n")
+
+
+def test_star_reexports_import_time_uses_and_third_module_cycles(tmp_path: Path) -> None:
+    files = {
+        "lib/__init__.py": "",
+        "lib/setters.py": "def pipe():\n    return 1\n\n\nNO_OP = object()\n",
+        "lib/public.py": "from lib.setters import *\n",
+        # make uses NO_OP at import time (a module-level call): the constant must land above that call.
+        "lib/make.py": ("from lib import setters, compat\n\n\ndef build(x=None):\n    return x is setters.NO_OP\n\n\n"
+                        "DEFAULT = build()\n"),
+        "lib/compat.py": "PYPY = False\n",
+        "lib/filters.py": "from lib.make import build\n\n\ndef split(x):\n    return build(x)\n",
+        "tests/test_lib.py": ("import lib.public\nimport lib.make\n\n\ndef test_it():\n"
+                              "    assert lib.public.NO_OP is not None and lib.make.DEFAULT is False\n"),
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.move_symbol("lib.setters.NO_OP", "lib/make.py")
+        assert preview.counts["medium"] == 1 and any("star-imports" in w for w in preview.warnings)
+        env.service.apply(preview.refactor_id)
+        assert env.read("lib/public.py") == "from lib.setters import *\nfrom lib.make import NO_OP\n"
+        make = env.read("lib/make.py")
+        assert make.index("NO_OP = object()") < make.index("DEFAULT = build()")
+        assert "x is NO_OP" in make
+        result = run_tests(env)
+        assert result.returncode == 0, result.stdout + result.stderr
+        # compat would import make (for build), which imports compat at import time: refused.
+        with pytest.raises(CodePlaneError) as cycle:
+            env.service.move_symbol("lib.filters.split", "lib/compat.py")
+        assert cycle.value.code == 4009 and cycle.value.details["via"] == "lib/make.py"
+
+
+JS = {
+    "package.json": '{"name": "demo", "type": "module"}\n',
+    "web/util.mjs": "export const round = (n) => Math.round(n);\n",
+    "web/math.mjs": ("import { round } from './util.mjs';\n\n"
+                     "/** Clamp a number. */\nexport function clamp(n) {\n  return round(Math.max(0, n));\n}\n\n"
+                     "export const LIMIT = 3;\n\nexport function useIt() {\n  return clamp(LIMIT);\n}\n"),
+    "web/app.mjs": ("import { clamp, LIMIT } from './math.mjs';\nimport * as m from './math.mjs';\n"
+                    "export { clamp as c } from './math.mjs';\n\n"
+                    "console.log(clamp(1.2), m.clamp(-2), LIMIT, m.useIt());\n"),
+    "web/default.mjs": "export default function greet() {\n  return 'hi';\n}\n",
+    "web/greetings.mjs": "export const hello = 1;\n",
+    "web/main.mjs": ("import greet from './default.mjs';\nimport { c } from './app.mjs';\n\n"
+                     "console.log(greet(), c(5));\n"),
+}
+
+
+def run_node(env: RefactorEnv, path: str) -> str:
+    proc = subprocess.run(["node", path], cwd=env.root, capture_output=True, text=True, check=False, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node runs the moved JS")
+def test_js_named_and_default_exports_move_and_the_code_still_runs(tmp_path: Path) -> None:
+    with refactor_env(tmp_path / "repo", JS) as env:
+        before = run_node(env, "web/main.mjs")
+        preview = env.service.move_symbol("web/math.mjs:4", "web/lib/clamp.mjs")
+        assert preview.symbol is not None and preview.symbol.name == "clamp"
+        env.service.apply(preview.refactor_id)
+        assert env.read("web/lib/clamp.mjs") == ("import { round } from '../util.mjs';\n\n/** Clamp a number. */\n"
+                                                  "export function clamp(n) {\n  return round(Math.max(0, n));\n}\n")
+        math = env.read("web/math.mjs")
+        assert "function clamp" not in math and "import { clamp } from './lib/clamp.mjs';" in math
+        app = env.read("web/app.mjs")
+        assert app.startswith("import { LIMIT } from './math.mjs';\nimport { clamp } from './lib/clamp.mjs';\n")
+        assert "export { clamp as c } from './lib/clamp.mjs';" in app and "clamp(-2)" in app
+        default = env.service.move_symbol("web/default.mjs:1", "web/greetings.mjs")
+        env.service.apply(default.refactor_id)
+        assert env.read("web/main.mjs").startswith("import greet from './greetings.mjs';\n")
+        assert env.read("web/greetings.mjs").endswith("\n\nexport default function greet() {\n  return 'hi';\n}\n")
+        assert run_node(env, "web/main.mjs") == before
+
+
+def test_ts_move_keeps_type_imports_and_refuses_what_it_cannot_do(tmp_path: Path) -> None:
+    files = {
+        "src/types.ts": "export interface Opts { x?: number }\n",
+        "src/a.ts": ("import type { Opts } from './types';\n\nconst BASE = 2;\n\n"
+                     "export function scale(n: number, o?: Opts): number {\n  return n * BASE;\n}\n\n"
+                     "export function twice(n: number): number {\n  return scale(n) * 2;\n}\n\n"
+                     "export function half(n: number): number {\n  return n / 2;\n}\n"),
+        "src/b.ts": "import { scale, twice, half } from './a';\nexport const x = scale(1) + twice(2) + half(4);\n",
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        with pytest.raises(CodePlaneError) as cycle:  # scale needs a's BASE and a still uses scale
+            env.service.move_symbol("src/a.ts:5", "src/scale.ts")
+        assert cycle.value.code == 4009
+        with pytest.raises(CodePlaneError) as kept:  # keep_reexport: a would import twice.ts, which imports a
+            env.service.move_symbol("src/a.ts:9", "src/twice.ts", keep_reexport=True)
+        assert kept.value.code == 4009
+        preview = env.service.move_symbol("src/a.ts:9", "src/twice.ts")
+        env.service.apply(preview.refactor_id)
+        assert env.read("src/twice.ts") == ("import { scale } from './a';\n\n"
+                                            "export function twice(n: number): number {\n  return scale(n) * 2;\n}\n")
+        half = env.service.move_symbol("half", "src/half.ts", keep_reexport=True)
+        env.service.apply(half.refactor_id)
+        a = env.read("src/a.ts")
+        assert "export { half } from './half';" in a and "function twice" not in a and "function half" not in a
+        assert env.read("src/b.ts").startswith("import { scale } from './a';\nimport { half } from './half';\n"
+                                               "import { twice } from './twice';\n")

@@ -36,6 +36,8 @@ class SymbolMove:
     old_module: str
     new_path: str
     new_module: str
+    #: ``from old import *`` provided the name (and will not after the move): star importers get it explicitly.
+    star_exported: bool = False
 
 
 @dataclass
@@ -220,14 +222,24 @@ def importer_edits(move: SymbolMove, src: SourceText, root: Any, inserts: Insert
             result.edits.append((delete_list_item(src, names, item, "import"), "high"))
             inserts.after(src, stmt, f"from {new_from} import {text_of(item)}")
     _attribute_edits(move, src, root, scan, inserts=inserts, result=result)
-    if scan.stars and not is_dest and _uses_name(root, move.name):
-        for stmt in scan.stars:
-            inserts.after(src, stmt, f"from {render_module(move.mods, src.path, move.new_module, False)} import "
-                                     f"{move.name}", "star_import")
-        result.warnings.append(f"{src.path} star-imports {move.old_module} and uses {move.name}; an explicit "
-                               f"import from {move.new_module} is added (medium)")
+    # A star import that provided the name keeps providing it — to the file's own uses and to whoever
+    # imports it from there (``attrs/setters.py`` is ``from attr.setters import *``).
+    stars = [s for s in scan.stars if move.star_exported and (s.parent is None or s.parent.type == "module"
+                                                              or _uses_name(root, move.name))]
+    if not is_dest and stars:
+        for stmt in stars:
+            level = _star_level(stmt)
+            inserts.after(src, stmt, f"from {render_module(move.mods, src.path, move.new_module, level > 0)} "
+                                     f"import {move.name}", "star_import")
+        result.warnings.append(f"{src.path} star-imports {move.old_module}; an explicit import of {move.name} "
+                               f"from {move.new_module} is added (medium)")
     result.edits += dotted_mentions(move, src)
     return result
+
+
+def _star_level(stmt: Any) -> int:
+    module_node = stmt.child_by_field_name("module_name")
+    return module_part(module_node)[0] if module_node is not None else 0
 
 
 def _uses_name(root: Any, name: str) -> bool:
@@ -242,7 +254,7 @@ def _uses_name(root: Any, name: str) -> bool:
 
 def _attribute_edits(move: SymbolMove, src: SourceText, root: Any, scan: _Scan, *, inserts: Insertions,
                      result: ImporterResult) -> None:
-    if not scan.modules:
+    if not scan.modules and not scan.roots:
         return
     stem = move.new_module.rpartition(".")[2]
     chosen: dict[str, str] = {}

@@ -250,6 +250,8 @@ class RefactorService:
     def move_symbol(self, symbol: str, to_path: str, *, keep_reexport: bool = False) -> RefactorPreview:
         """Preview moving one Python definition (qualified name, def_uid or path:line[:col]) into the module at
         ``to_path`` (created when missing) and rewriting every importer (:mod:`symbolmove`)."""
+        from codeplane.refactor.jsimports import is_js
+        from codeplane.refactor.jssymbolmove import plan_js_move
         from codeplane.refactor.symbolmove import SymbolMovePlanner, check_target
         from codeplane.refactor.targets import resolve_targets
 
@@ -269,15 +271,25 @@ class RefactorService:
         def candidates(word: str) -> set[str]:
             return self._lexical_paths(word)[0]
 
-        # Lexical search opens its own read transaction: collect it before the planning snapshot.
-        found = candidates(target.name)
+        # Lexical search opens its own read transaction: collect it before the planning snapshot. Files
+        # spelling the old module's name are read too (``from old import *`` does not spell the symbol).
+        stem = target.path.rsplit("/", 1)[-1].split(".")[0]
+        if stem in ("__init__", "index"):
+            stem = target.path.rsplit("/", 2)[-2] if target.path.count("/") else stem
+        found = candidates(target.name) | (candidates(stem) if stem.isidentifier() else set())
         with self._facts() as reader:
             if reader.get_def(target.def_uid) is None:
                 raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "the index changed while planning; retry",
                                      details={"symbol": symbol}, retryable=True)
-            planner = SymbolMovePlanner(reader, universe, target, dest, read=self._read, candidates=lambda _: found,
-                                        keep_reexport=keep_reexport, dest_exists=(self.root / dest).exists())
-            draft, sources, hashes, creates = planner.plan()
+            if is_js(target.path):
+                draft, sources, hashes, creates = plan_js_move(
+                    target, dest, universe, self._read, found, keep_reexport=keep_reexport,
+                    dest_exists=(self.root / dest).exists())
+            else:
+                planner = SymbolMovePlanner(reader, universe, target, dest, read=self._read,
+                                            candidates=lambda _: found, keep_reexport=keep_reexport,
+                                            dest_exists=(self.root / dest).exists())
+                draft, sources, hashes, creates = planner.plan()
         draft.symbol = symbol_ref(target)
         draft.creates = creates
         option = build_option("c1", draft, sources, hashes)

@@ -17,7 +17,7 @@ Every importer is rewritten by :mod:`pyimporters`; the old module's ``__all__`` 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +25,12 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.paths import resolve_in_repo
 from codeplane.refactor.assemble import Draft
 from codeplane.refactor.facts import Def, FactReader, FileInfo
+from codeplane.refactor.jsimports import is_js
 from codeplane.refactor.pybindings import (
     Binding,
     ImportSpec,
+    assigned_names,
+    defined_name,
     import_specs,
     import_style,
     module_bindings,
@@ -75,19 +78,21 @@ class _Needs:
 def check_target(root: Path, universe: Mapping[str, FileInfo], target: Def, to_path: str) -> str:
     """The destination path after validation (5001 outside the repo, 4008 for what cannot move)."""
     dest = resolve_in_repo(root, to_path).rel
-    if not is_python(target.path) or target.path.endswith(".pyi"):
-        raise CodePlaneError(ErrorCode.REFACTOR_UNSUPPORTED, "symbol moves are supported for Python modules only "
-                             f"({target.path})", details={"path": target.path, "reason": "language"})
-    if target.kind not in _MOVABLE or "." in target.lexical_path:
+    python = is_python(target.path) and not target.path.endswith(".pyi")
+    script = is_js(target.path) and not target.path.endswith(".d.ts")
+    if not python and not script:
+        raise CodePlaneError(ErrorCode.REFACTOR_UNSUPPORTED, "symbol moves are supported for Python and JS/TS "
+                             f"modules only ({target.path})", details={"path": target.path, "reason": "language"})
+    if (python and target.kind not in _MOVABLE) or "." in target.lexical_path:
         owner = target.lexical_path.rpartition(".")[0]
         raise CodePlaneError(ErrorCode.REFACTOR_UNSUPPORTED,
                              f"{target.qualified_name} is a {target.kind} inside {owner}" if owner
                              else f"a {target.kind} cannot be moved",
                              details={"symbol": target.qualified_name, "reason": "only module-level functions, "
                                       "classes and variables move"})
-    if not dest.endswith(".py"):
-        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"the destination must be a .py module: {dest!r}",
-                             details={"field": "to_path", "to_path": dest})
+    if (python and not dest.endswith(".py")) or (script and (not is_js(dest) or dest.endswith(".d.ts"))):
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"the destination must be a {'.py' if python else 'JS/TS'} "
+                             f"module: {dest!r}", details={"field": "to_path", "to_path": dest})
     if dest == target.path:
         raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"{target.name} is already in {dest}",
                              details={"field": "to_path", "to_path": dest})
@@ -113,7 +118,8 @@ class SymbolMovePlanner:
         self.mods = PyModules([*py, dest])
         old = target.path
         new_module = self.mods.module_of(dest) if dest_exists else self.mods.module_for_new_path(old, dest)
-        self.move = SymbolMove(self.mods, self.name, old, self.mods.module_of(old), dest, new_module)
+        self.move = SymbolMove(self.mods, self.name, old, self.mods.module_of(old), dest, new_module,
+                               star_exported=not keep_reexport and not self.name.startswith("_"))
         self.paths = sorted({p for p in candidates(self.name) if p in universe and is_python(p)} | {old}
                             | ({dest} if dest_exists else set()))
         self.draft = Draft()
@@ -132,6 +138,10 @@ class SymbolMovePlanner:
             raise CodePlaneError(ErrorCode.FILE_NOT_FOUND, f"{self.move.old_path} cannot be read",
                                  details={"path": self.move.old_path})
         block = find_block(old_src, old_root, self.name, self.target.name_line)
+        listed = _all_names(old_root) if _all_list(old_root) is not None else None
+        if listed is not None:
+            # ``from old import *`` exports exactly ``__all__`` when there is one.
+            self.move = replace(self.move, star_exported=not self.keep_reexport and self.name in listed)
         old_bindings = module_bindings(self.mods, self.move.old_path, old_root)
         dest_src = sources.get(self.dest) if self.dest_exists else None
         dest_root = parse_python(dest_src.data) if dest_src is not None else None
@@ -154,6 +164,7 @@ class SymbolMovePlanner:
                          "keep_reexport": self.keep_reexport})
         self._old_module_edits(old_src, old_root, block, old_keeps=old_keeps, bindings=old_bindings, needs=needs)
         self._refuse_direct_cycle(old_keeps, needs, dest_bindings)
+        self._refuse_copied_cycles(needs)
         self._warn_cycles(old_keeps, bool(needs.from_old))
         for name in global_writes(block):
             self.draft.warnings.append(f"{self.name} assigns the global {name!r}; after the move that is "
@@ -262,6 +273,35 @@ class SymbolMovePlanner:
                                  details={"symbol": self.target.qualified_name, "reason": "circular import",
                                           "needs_from_old_module": needs.from_old,
                                           "keep_reexport": self.keep_reexport})
+
+    def _refuse_copied_cycles(self, needs: _Needs) -> None:
+        """4009 when an import copied into the destination names a module that imports the destination at
+        import time (``_compat`` gaining ``from attr._make import Attribute`` while ``_make`` imports
+        ``_compat``): the destination would no longer import."""
+        for spec in needs.copied:
+            target = self._spec_target(spec)
+            if target is None or target in (self.dest, self.move.old_path):
+                continue
+            sources, _ = self.read([target])
+            src = sources.get(target)
+            root = parse_python(src.data) if src is not None else None
+            if root is None:
+                continue
+            back = [b for found in module_bindings(self.mods, target, root).values() for b in found
+                    if b.kind == "import" and b.spec is not None and not b.type_checking
+                    and self._spec_target(b.spec) == self.dest]
+            if back:
+                line = back[0].statement.start_point[0] + 1
+                raise CodePlaneError(
+                    ErrorCode.REFACTOR_CIRCULAR_IMPORT,
+                    f"moving {self.name} would make {self.dest} import {target} (for {spec.local}), which imports "
+                    f"{self.dest} at import time ({target}:{line}); pick another destination or move "
+                    f"{spec.local}'s use first",
+                    details={"symbol": self.target.qualified_name, "reason": "circular import", "via": target,
+                             "line": line, "name": spec.local})
+            if self._reaches(target, self.dest):
+                self.draft.warnings.append(f"circular-import risk: {self.dest} will import {target}, which imports "
+                                           f"{self.dest} through other modules")
 
     def _warn_cycles(self, old_imports_dest: bool, dest_imports_old: bool) -> None:
         if old_imports_dest and self._reaches(self.dest, self.move.old_path):
@@ -400,15 +440,47 @@ class SymbolMovePlanner:
         for guard, lines in guarded.items():
             _insert_guarded(self.inserts, dest_src, dest_root, guard, lines)
         last = max((n for n in range(1, len(dest_src.lines) + 1) if dest_src.line_text(n).strip()), default=0)
-        if last == 0:
+        before = self._first_use(dest_src, dest_root, needs)
+        if before is not None:
+            # The destination uses the name at import time (module-level code, decorators): the definition
+            # goes right above the first statement that mentions it, after the previous statement.
+            end = len(dest_src.line_text(before))
+            self.inserts.add(self.dest, before, end, "\n\n\n" + body, "moved_definition")
+        elif last == 0:
             self.draft.code.append((SpanEdit(self.dest, 1, 0, 1, 0, "", body + "\n", "moved_definition"), "high"))
         else:
             end = len(dest_src.line_text(last))
-            self.draft.code.append((SpanEdit(self.dest, last, end, last, end, "", "\n\n\n" + body,
-                                             "moved_definition"), "high"))
+            self.inserts.add(self.dest, last, end, "\n\n\n" + body, "moved_definition")
         for edit in _all_entry_addition(dest_src, dest_root, self.name):
             self.draft.code.append((edit, "high"))
         return []
+
+    def _first_use(self, src: SourceText, root: Any, needs: _Needs) -> int | None:
+        """The last non-blank line above the first top-level statement mentioning the name, when that is
+        after every definition the block needs from the destination; ``None`` to append at the end."""
+        own = {s.local for s in needs.own}
+        needed_after = 0
+        first: Any | None = None
+        for stmt in root.named_children:
+            if stmt.type in _IMPORTS or stmt.type == "comment":
+                continue
+            names = {text_of(n) for n in walk(stmt) if n.type == "identifier"}
+            if first is None and self.name in names:
+                first = stmt
+            binds = ({defined_name(stmt)} | set(assigned_names(stmt))) & own
+            if binds:
+                needed_after = stmt.end_point[0] + 1
+        if first is None:
+            return None
+        start: int = first.start_point[0] + 1
+        while start > 1 and src.line_text(start - 1).lstrip().startswith("#"):
+            start -= 1
+        prev = start - 1
+        while prev >= 1 and not src.line_text(prev).strip():
+            prev -= 1
+        if prev < 1 or prev < needed_after:
+            return None
+        return prev
 
     def _block_text(self, src: SourceText, block: Block) -> str:
         """The block's text with its relative imports re-rendered for the destination package."""
@@ -541,9 +613,10 @@ def _header_statements(root: Any, skip: set[int] | frozenset[int] = frozenset())
 def _insert_import(inserts: Insertions, src: SourceText, root: Any, line: str,
                    skip: set[int] | frozenset[int] = frozenset()) -> None:
     docstring, last_import = _header_statements(root, skip)
-    anchor = last_import or docstring
-    if anchor is not None:
-        inserts.after(src, anchor, line)
+    if last_import is not None:
+        inserts.after(src, last_import, line)
+    elif docstring is not None:
+        inserts.after(src, docstring, "\n" + line)  # a blank line between the docstring and the imports
     else:
         _at_top(inserts, src, line)
 

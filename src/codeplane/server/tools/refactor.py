@@ -34,8 +34,8 @@ class MoveParams(ToolParams):
     to_path: str = Field(min_length=1, description="Destination path; must not exist for a file move. For a "
                                                    "symbol: the destination module (.py, created if missing).")
     symbol: str | None = Field(default=None, min_length=1,
-                               description="Python function/class/constant to move instead of a file: qualified "
-                                           "name, def_uid or path:line[:column].")
+                               description="Python/JS/TS function, class or constant to move instead of a file: "
+                                           "qualified name, def_uid or path:line[:column].")
     keep_reexport: bool = Field(default=False, description="With symbol: leave 'from new import name' in the old "
                                                            "module for compatibility.")
 
@@ -161,11 +161,11 @@ def tools(services: Services) -> list[ToolSpec]:
             name="refactor_move", category=_CATEGORY, params=MoveParams, result=RefactorPreviewResult,
             render=render_preview,
             handler=move, kind="read", idempotent=False,
-            summary="Preview moving a file or directory (git mv for clean tracked files), or a Python symbol to "
-                    "another module, and rewriting the imports that name it; " + preview_note + ".",
+            summary="Preview moving a file or directory (git mv for clean tracked files), or a Python/JS/TS symbol "
+                    "to another module, and rewriting the imports that name it; " + preview_note + ".",
             when_to_use=("moving or renaming a module and keeping its importers working",
-                         "moving a Python function, class or constant to another module (symbol + to_path)"),
-            when_not_to_use=("moving a JS/TS or other-language symbol between files (not supported)",),
+                         "moving a function, class or constant to another module (symbol + to_path)"),
+            when_not_to_use=("moving a symbol in Go, Rust or other languages (not supported)",),
             examples=(ToolExample("move a module",
                                   {"from_path": "src/pkg/util.py", "to_path": "src/pkg/core/util.py"}),
                       ToolExample("move a function", {"symbol": "pkg.util.helper", "to_path": "src/pkg/paths.py",
