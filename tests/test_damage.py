@@ -198,3 +198,49 @@ def test_full_disk_index_update_is_a_storage_error_and_the_index_catches_up(smal
         while not all_hits(index, "omega") and time.monotonic() < deadline:
             time.sleep(0.2)  # the paths stayed pending: the indexer thread retries once it can write
         assert [h.path for h in all_hits(index, "omega")] == ["a.py"]
+
+
+@pytest.fixture
+def read_only_dir(small_disk: Path) -> Iterator[Path]:
+    """A directory on a file system remounted read-only (what a full or failing disk often turns into)."""
+    state = small_disk / "state"
+    state.mkdir()
+    proc = subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], capture_output=True, text=True,
+                          check=False)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot remount read-only here: {proc.stderr.strip()}")
+    yield state
+    subprocess.run(["mount", "-o", "remount,rw", str(small_disk)], check=False)
+
+
+def test_derived_stores_on_a_read_only_file_system_run_in_memory(read_only_dir: Path) -> None:
+    from codeplane.testing.costs import CostHistory
+    from codeplane.testing.run_store import RunStore
+
+    costs = CostHistory(read_only_dir / "test_costs.db")
+    runs = RunStore(read_only_dir / "test_runs.db", keep=5)
+    assert costs.recovery is not None and costs.recovery.action == "in_memory"
+    assert runs.recovery is not None and runs.recovery.action == "in_memory"
+    costs.record({("pytest", "tests/test_a.py"): 1.5})
+    assert costs.medians([("pytest", "tests/test_a.py")]) == {("pytest", "tests/test_a.py"): 1.5}
+    assert not list(read_only_dir.iterdir())
+
+
+def test_the_ledger_on_a_read_only_file_system_is_a_storage_error_naming_it(read_only_dir: Path) -> None:
+    from codeplane.tasks.ledger import Ledger
+
+    with pytest.raises(CodePlaneError) as info:
+        Ledger(read_only_dir / "ledger.db").open()
+    assert info.value.code == 5011 and info.value.details["path"].endswith("ledger.db")
+    assert "read-only" in info.value.message
+
+
+def test_a_test_run_stopped_by_a_full_disk_names_the_catalog_entry() -> None:
+    import errno
+
+    from codeplane.testing.execution import crash_message
+
+    message = crash_message(OSError(errno.ENOSPC, "No space left on device", "/repo/.codeplane/testing/x"))
+    assert message.startswith("STORAGE_FULL (5010): the test run failed: No space left on device")
+    assert "free space" in message
+    assert crash_message(ValueError("boom")) == "internal error: ValueError: boom"

@@ -68,10 +68,10 @@ def check_server(root: Path) -> list[CheckResult]:
 
 
 def check_derived_stores(root: Path) -> list[CheckResult]:
-    """``PRAGMA quick_check`` of the test stores (``index.db`` and ``ledger.db`` have their own checks)."""
+    """``PRAGMA quick_check`` of the derived stores (``index.db`` and ``ledger.db`` have their own checks)."""
     layout = RepoLayout(root)
     results = []
-    for path in (layout.state_dir / "test_costs.db", layout.test_runs_db):
+    for path in (layout.state_dir / "test_costs.db", layout.test_runs_db, layout.state_dir / "semantic_diff.db"):
         if not path.exists():
             continue
         problem = sqlite_problem(path, read_only=True)

@@ -10,9 +10,11 @@ the operator. Anything else is not a storage failure and gives ``None``.
 from __future__ import annotations
 
 import errno
+import os
 import re
 import shutil
 import sqlite3
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +85,18 @@ def storage_error(exc: BaseException, *, doing: str, path: Path | str | None = N
     done = f"; {outcome}" if outcome else ""
     return CodePlaneError(code, f"{doing} failed: {details['reason']}{target}{done}; {_ADVICE[code]}",
                           details=details)
+
+
+def probe_write(directory: Path) -> OSError | None:
+    """The error creating a file in ``directory`` gives, or ``None`` when it can be written. SQLite says only
+    "unable to open database file"; this names the cause (read-only, permission, full)."""
+    try:
+        fd, name = tempfile.mkstemp(prefix=".cpl-probe-", dir=directory)
+    except OSError as exc:
+        return exc
+    os.close(fd)
+    os.unlink(name)
+    return None
 
 
 def _reason(exc: BaseException) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 from codeplane.core.clock import iso_utc, now_ms
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
-from codeplane.core.storage import storage_code, storage_error
+from codeplane.core.storage import probe_write, storage_code, storage_error
 from codeplane.tasks.chain import ALL_COLUMNS, GENESIS_HASH, HASHED_COLUMNS, ChainReport, row_hash, verify_rows
 from codeplane.tasks.models import (
     BudgetType,
@@ -156,8 +156,9 @@ class Ledger:
             try:
                 conn = self._connect()
             except sqlite3.DatabaseError as exc:
-                if moved is not None or storage_code(exc) is not None:
-                    raise self._storage(exc) from exc
+                cause = exc if storage_code(exc) is not None else probe_write(self.path.parent)
+                if moved is not None or cause is not None or not self.path.is_file():
+                    raise self._storage(cause or exc) from exc
                 moved = self._quarantine(f"cannot be opened as a ledger: {exc}")
                 conn = self._connect()
             last = conn.execute("SELECT op_id, row_hash FROM operations ORDER BY op_id DESC LIMIT 1").fetchone()
