@@ -93,15 +93,34 @@ def _states(rows: Sequence[DefRow], text: str) -> tuple[DefState, ...]:
 
 def file_defs(path: str, data: bytes) -> FileDefs:
     """Extract ``path`` holding ``data`` (uncached)."""
-    info = detect(path)
-    language = info.language if info else None
-    if is_binary(data):
-        return FileDefs(path, language, BINARY)
-    text = decode(data)
-    outcome = extract_many([(path, text)])[0]
-    if outcome.status != PARSED or outcome.facts is None:
-        return FileDefs(path, language, outcome.status)
-    return FileDefs(path, outcome.language, PARSED, _states(outcome.facts.defs, text))
+    return file_defs_many([(path, data)])[0]
+
+
+def file_defs_many(items: Sequence[tuple[str, bytes]]) -> list[FileDefs]:
+    """``file_defs`` for several files in one ``extract_many`` call: its garbage-collector pause is paid
+    once, not once a file (a collection at every resume cost ~20 % of a cold diff)."""
+    texts: list[tuple[str, str]] = []
+    out: list[FileDefs | str] = []
+    for path, data in items:
+        if is_binary(data):
+            info = detect(path)
+            out.append(FileDefs(path, info.language if info else None, BINARY))
+        else:
+            out.append(decode(data))
+            texts.append((path, out[-1]))  # type: ignore[arg-type]
+    outcomes = iter(extract_many(texts))
+    done: list[FileDefs] = []
+    for (path, _), item in zip(items, out, strict=True):
+        if isinstance(item, FileDefs):
+            done.append(item)
+            continue
+        outcome = next(outcomes)
+        if outcome.status != PARSED or outcome.facts is None:
+            info = detect(path)
+            done.append(FileDefs(path, info.language if info else None, outcome.status))
+        else:
+            done.append(FileDefs(path, outcome.language, PARSED, _states(outcome.facts.defs, item)))
+    return done
 
 
 K = TypeVar("K")
@@ -135,6 +154,10 @@ class Lru(Generic[K, V]):
             while len(self._items) > self._max:
                 self._items.popitem(last=False)
 
+    def __contains__(self, key: object) -> bool:
+        with self._lock:
+            return key in self._items
+
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
@@ -148,6 +171,10 @@ class FactsCache(Lru[tuple[str, str], FileDefs]):
 
     def lookup(self, path: str, blob_id: str) -> FileDefs | None:
         return self.get((path, blob_id))
+
+    def peek(self, path: str, blob_id: str) -> bool:
+        """Whether ``(path, blob_id)`` is cached, without counting a hit or a miss."""
+        return (path, blob_id) in self
 
     def store(self, path: str, blob_id: str, defs: FileDefs) -> None:
         self.put((path, blob_id), defs)

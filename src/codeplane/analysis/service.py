@@ -23,7 +23,7 @@ from codeplane.analysis import epochs, report
 from codeplane.analysis.blobstore import BlobFactsStore
 from codeplane.analysis.categories import category
 from codeplane.analysis.compare import Version, compare
-from codeplane.analysis.facts import FactsCache, Lru, file_defs
+from codeplane.analysis.facts import FactsCache, Lru, file_defs, file_defs_many
 from codeplane.analysis.impact import Enricher, TestsFor, tests_by_path
 from codeplane.analysis.models import Change, DiffReport, FileChange, FileDefs
 from codeplane.analysis.paging import ReportStore, encode
@@ -70,6 +70,8 @@ class SemanticDiffService:
         self._index = index
         self._tests_for = tests_for
         self.cache = cache or FactsCache()
+        #: File versions this service parsed (not found in either cache).
+        self.parsed = 0
         #: A file's raw changes (before enrichment) by (old path, old blob, new path, new blob).
         self._pairs: Lru[tuple[str | None, str | None, str | None, str | None],
                          tuple[tuple[tuple[Change, str | None], ...], str | None]] = Lru(PAIR_CACHE)
@@ -120,6 +122,7 @@ class SemanticDiffService:
             if found is not None:
                 self.cache.store(path, blob_id, found)
         if found is None:
+            self.parsed += 1
             found = file_defs(path, data if data is not None else read_blob(repo, blob_id))
             self.cache.store(path, blob_id, found)
             if self.store is not None:
@@ -131,6 +134,7 @@ class SemanticDiffService:
         compared = 0
         try:
             sides = changed_files(repo, base, target, scope, IgnoreRules.load(self.root) if target is None else None)
+            self._prefetch(repo, sides.pairs[:MAX_COMPARED], target is None)
             changes: list[tuple[Change, str | None]] = []
             files: list[FileChange] = []
             for pair in sides.pairs:
@@ -156,6 +160,29 @@ class SemanticDiffService:
                              "the rest are listed as not_compared (narrow with paths)")
         out.changes = self._enrich(changes, exact=target is None)
         return out
+
+    def _prefetch(self, repo: pygit2.Repository, pairs: Sequence[FilePair], worktree: bool) -> None:
+        """Parse every version not cached yet in one batch (see ``file_defs_many``)."""
+        todo: list[tuple[str, str, bytes]] = []
+        for pair in pairs:
+            if not pair.regular or (pair.old_path, pair.old_id, pair.new_path, pair.new_id) in self._pairs:
+                continue
+            for path, blob_id, side_is_disk in ((pair.old_path, pair.old_id, False),
+                                                (pair.new_path, pair.new_id, worktree)):
+                if path is None or blob_id is None or self.cache.peek(path, blob_id):
+                    continue
+                stored = self.store.get(path, blob_id) if self.store is not None else None
+                if stored is not None:
+                    self.cache.store(path, blob_id, stored)
+                    continue
+                read = read_worktree(self.root, path) if side_is_disk else (blob_id, read_blob(repo, blob_id))
+                if read is not None and read[0] == blob_id:
+                    todo.append((path, blob_id, read[1]))
+        self.parsed += len(todo)
+        for (path, blob_id, _), defs in zip(todo, file_defs_many([(p, d) for p, _, d in todo]), strict=True):
+            self.cache.store(path, blob_id, defs)
+            if self.store is not None:
+                self.store.put(path, blob_id, defs)
 
     def _pair(self, repo: pygit2.Repository, pair: FilePair, worktree: bool) -> tuple[list[tuple[Change, str | None]],
                                                                                     str | None]:
