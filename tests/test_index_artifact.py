@@ -283,6 +283,7 @@ def test_artifact_served_over_http_is_adopted(origin: Path, artifact: Path, tmp_
         with _running(root, artifact=url) as service:
             source = _status(service)["source"]
         assert source["kind"] == "artifact" and source["source"] == url
+        assert not list((root / ".codeplane" / "artifact-cache").glob("*.tar.gz"))  # not kept once adopted
         assert source["sha256"] == hashlib.sha256(artifact.read_bytes()).hexdigest()
         assert behaviour.requests == ["/index.tar.gz.sha256", "/index.tar.gz"]
 

@@ -161,6 +161,8 @@ def adopt_configured(root: Path, layout: RepoLayout, config: IndexConfig,
                   "files": len(manifest.files), "stat_from_git": vouched, "adopted_at": iso_utc(now_ms())}
         _record_origin(staging / INDEX_DB, origin)
         swap_in(staging, layout)
+        if fetched.path.parent == cache_dir(layout):  # a download has served its purpose
+            fetched.path.unlink(missing_ok=True)
     except CodePlaneError as exc:
         log.warning("index artifact refused; building the index from disk", code=exc.code, reason=exc.message)
         return AdoptOutcome("refused", exc.message, error=exc.to_payload())
