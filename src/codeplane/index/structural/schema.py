@@ -13,7 +13,8 @@ from __future__ import annotations
 import sqlite3
 
 #: Bump whenever a table below or the meaning of a column changes (the index service then rebuilds).
-SCHEMA_VERSION = 1
+#: 2: Python module keys follow the import system (namespace portions, src/ and pyproject roots, root aliases).
+SCHEMA_VERSION = 2
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",
