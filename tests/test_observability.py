@@ -211,3 +211,19 @@ def test_bad_otlp_endpoint_is_a_config_error(tmp_path: Path) -> None:
         load_config(tmp_path, overrides=["observability.otlp_endpoint=localhost:4318"], environ={},
                     global_path=tmp_path / "no-global.yaml")
     assert caught.value.code == 2002 and "otlp_endpoint" in caught.value.message
+
+
+async def test_a_budget_refusal_is_counted_and_listed_as_refused(tmp_path: Path) -> None:
+    with running_server(make_repo(tmp_path / "repo", FILES), "--set", "tasks.read_budget_calls=2") as server:
+        async with mcp_client(server) as client:
+            for _ in range(2):
+                await call(client, "search", {"query": "handle_request"})
+            refused = await call_error(client, "search", {"query": "handle_request"})
+        found = samples(server)
+        assert value(found, "codeplane_task_budget_exhausted_total", kind="read") == 1
+        assert value(found, "codeplane_tool_calls_total", tool="search", outcome="refused",
+                     error_code=str(refused["code"])) == 1
+        op = operations(server, outcome="refused")["operations"][0]
+        spans = server.get(f"/dashboard/api/traces/{op['trace_id']}").json()["spans"]
+        assert [s["name"] for s in spans] == ["tools/call search", "validate", "tasks.admit", "tasks.record"]
+        assert spans[2]["error"] == "CodePlaneError"
