@@ -42,6 +42,8 @@ NO_CHANGE = "no_definition_changed"
 PAIR_CACHE = 8192
 #: Changed files one git-mode diff parses (a bound on its time: ~3 ms a file version); the rest are listed.
 MAX_COMPARED = 5000
+#: File versions parsed per ``extract_many`` call.
+PARSE_BATCH = 256
 
 
 @dataclass(frozen=True)
@@ -162,27 +164,32 @@ class SemanticDiffService:
         return out
 
     def _prefetch(self, repo: pygit2.Repository, pairs: Sequence[FilePair], worktree: bool) -> None:
-        """Parse every version not cached yet in one batch (see ``file_defs_many``)."""
-        todo: list[tuple[str, str, bytes]] = []
+        """Parse every version not cached yet, in batches (see ``file_defs_many``); bytes are read per
+        batch, so memory stays bounded by the batch, not the diff."""
+        todo: list[tuple[str, str, bool]] = []  # path, blob id, read from the work tree
         for pair in pairs:
             if not pair.regular or (pair.old_path, pair.old_id, pair.new_path, pair.new_id) in self._pairs:
                 continue
-            for path, blob_id, side_is_disk in ((pair.old_path, pair.old_id, False),
-                                                (pair.new_path, pair.new_id, worktree)):
+            for path, blob_id, on_disk in ((pair.old_path, pair.old_id, False),
+                                           (pair.new_path, pair.new_id, worktree)):
                 if path is None or blob_id is None or self.cache.peek(path, blob_id):
                     continue
                 stored = self.store.get(path, blob_id) if self.store is not None else None
                 if stored is not None:
                     self.cache.store(path, blob_id, stored)
-                    continue
-                read = read_worktree(self.root, path) if side_is_disk else (blob_id, read_blob(repo, blob_id))
-                if read is not None and read[0] == blob_id:
-                    todo.append((path, blob_id, read[1]))
-        self.parsed += len(todo)
-        for (path, blob_id, _), defs in zip(todo, file_defs_many([(p, d) for p, _, d in todo]), strict=True):
-            self.cache.store(path, blob_id, defs)
-            if self.store is not None:
-                self.store.put(path, blob_id, defs)
+                else:
+                    todo.append((path, blob_id, on_disk))
+        for start in range(0, len(todo), PARSE_BATCH):
+            batch: list[tuple[str, str, bytes]] = []
+            for path, blob_id, on_disk in todo[start:start + PARSE_BATCH]:
+                read = read_worktree(self.root, path) if on_disk else (blob_id, read_blob(repo, blob_id))
+                if read is not None and read[0] == blob_id:  # a work-tree file that changed meanwhile: later
+                    batch.append((path, blob_id, read[1]))
+            self.parsed += len(batch)
+            for (path, blob_id, _), defs in zip(batch, file_defs_many([(p, d) for p, _, d in batch]), strict=True):
+                self.cache.store(path, blob_id, defs)
+                if self.store is not None:
+                    self.store.put(path, blob_id, defs)
 
     def _pair(self, repo: pygit2.Repository, pair: FilePair, worktree: bool) -> tuple[list[tuple[Change, str | None]],
                                                                                     str | None]:
