@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codeplane.core.clock import iso_utc, now_ms
+from codeplane.core.clock import iso_utc, monotonic, now_ms
 from codeplane.core.config import IndexConfig
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.layout import RepoLayout
@@ -148,6 +148,7 @@ def adopt_configured(root: Path, layout: RepoLayout, config: IndexConfig,
     if why_not is not None:
         return AdoptOutcome("skipped", why_not)
     staging = layout.state_dir / STAGING_DIR
+    started = monotonic()
     try:
         fetched = fetch_configured(root, layout, config)
         current = read_origin(layout.index_db)
@@ -158,7 +159,9 @@ def adopt_configured(root: Path, layout: RepoLayout, config: IndexConfig,
         vouched = restat_clean_files(root, staging / INDEX_DB, manifest)
         origin = {"kind": "artifact", "source": fetched.source, "sha256": fetched.sha256,
                   "commit": manifest.commit, "built_by": manifest.versions.get("codeplane"),
-                  "files": len(manifest.files), "stat_from_git": vouched, "adopted_at": iso_utc(now_ms())}
+                  "files": len(manifest.files), "stat_from_git": vouched, "adopted_at": iso_utc(now_ms()),
+                  # fetch (a cache hit after `cpl up`'s download) + checks + swap, before the stores open
+                  "adopt_ms": int((monotonic() - started) * 1000)}
         _record_origin(staging / INDEX_DB, origin)
         swap_in(staging, layout)
         if fetched.path.parent == cache_dir(layout):  # a download has served its purpose
