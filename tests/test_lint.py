@@ -102,6 +102,9 @@ def test_discovery_lists_configured_and_conventional_linters(tmp_path: Path) -> 
     eslint = found[("eslint", "web")]
     assert not eslint.found and eslint.executable is None and "npm install" in (eslint.install_hint or "")
     assert found[("tsc", "web")].runnable and not found[("tsc", "web")].can_fix
+    service = LintService(root, LintConfig())
+    assert [(i.name, i.root) for i in service.select(["mypy@tools"])] == [("mypy", "tools")]
+    assert [i.root for i in service.select(["mypy"])] == [".", "tools"]
     assert not found[("biome", "web")].runnable  # listed; CodePlane does not read its output yet
 
 
@@ -361,3 +364,50 @@ def test_a_missing_linter_is_a_run_status_not_an_error(tmp_path: Path) -> None:
     runs = {r.tool: r for r in report.runs}
     assert runs["eslint"].status == "missing" and "npm install" in (runs["eslint"].message or "")
     assert runs["ruff"].status == "ok" and [d.code for d in report.diagnostics] == ["F401"]
+
+
+def _fake(path: Path, body: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!{sys.executable}\n{body}")
+    path.chmod(0o755)
+
+
+def test_a_linter_that_fails_is_a_failed_run_with_its_message(py_repo: Path) -> None:
+    _fake(py_repo / ".venv" / "bin" / "mypy", "import sys\nprint('mypy: error: bad config', file=sys.stderr)\n"
+                                               "sys.exit(2)\n")
+    report = _service(py_repo).check()
+    runs = {r.tool: r for r in report.runs}
+    assert runs["mypy"].status == "failed" and runs["mypy"].exit_code == 2
+    assert "bad config" in (runs["mypy"].message or "")
+    assert runs["ruff"].status == "ok" and {d.tool for d in report.diagnostics} == {"ruff"}
+
+
+def test_an_eslint_fix_is_dropped_when_the_file_changed_while_eslint_ran(tmp_path: Path) -> None:
+    # A stand-in eslint (no node needed): its dry run edits the file behind CodePlane's back.
+    root = make_repo(tmp_path / "repo", {"web/package.json": '{"name": "web"}\n',
+                                         "web/eslint.config.js": "export default [];\n",
+                                         "web/a.js": "var a = 1;\n", "web/b.js": "var b = 2;\n"})
+    _fake(root / "web" / "node_modules" / ".bin" / "eslint", """import json, os, sys
+files = [os.path.abspath(f) for f in sys.argv[1:] if f.endswith(".js")] or [os.path.abspath("a.js"),
+                                                                            os.path.abspath("b.js")]
+fixing = "--fix-dry-run" in sys.argv
+results = []
+for path in files:
+    text = open(path).read()
+    entry = {"filePath": path, "messages": [] if fixing else [
+        {"ruleId": "no-var", "severity": 1, "message": "Unexpected var", "line": 1, "column": 1, "fix": {}}]}
+    if fixing:
+        entry["output"] = text.replace("var ", "const ")
+        if path.endswith("a.js"):
+            open(path, "a").write("// edited meanwhile\\n")
+    results.append(entry)
+print(json.dumps(results))
+sys.exit(1)
+""")
+    service = _service(root)
+    plan = service.plan_fixes(service.select(["eslint"]), None)
+    assert [f.path for f in plan.files] == ["web/b.js"]
+    assert plan.notes == ("eslint: web/a.js: not fixed: the file changed while eslint ran",)
+    service.apply_fixes(plan)
+    assert (root / "web/b.js").read_text() == "const b = 2;\n"
+    assert (root / "web/a.js").read_text() == "var a = 1;\n// edited meanwhile\n"
