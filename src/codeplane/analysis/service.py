@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,7 +161,7 @@ class SemanticDiffService:
         if len(sides.pairs) > MAX_COMPARED:
             out.notes.append(f"{len(sides.pairs)} files changed: the first {MAX_COMPARED} by path were compared, "
                              "the rest are listed as not_compared (narrow with paths)")
-        out.changes = self._enrich(changes, exact=target is None)
+        out.changes = self._enrich(changes, out.notes, exact=target is None)
         return out
 
     def _prefetch(self, repo: pygit2.Repository, pairs: Sequence[FilePair], worktree: bool) -> None:
@@ -263,7 +264,7 @@ class SemanticDiffService:
             out.notes.append(f"only the first {epochs.MAX_FILES} changed files were compared")
         out.notes.append("epoch mode: snapshots keep no text, so body changes are seen only when a definition's "
                          "length changed, without lines_changed or preview")
-        out.changes = self._enrich(changes, exact=upto == current)
+        out.changes = self._enrich(changes, out.notes, exact=upto == current)
         return out
 
     # -- shared ------------------------------------------------------------------------------------
@@ -273,17 +274,27 @@ class SemanticDiffService:
         return self._index
 
     @contextlib.contextmanager
-    def _connection(self) -> Iterator[object]:
+    def _connection(self, notes: list[str]) -> Iterator[sqlite3.Connection | None]:
+        """The index's read connection, or None (noted) when it is not ready or busy past its wait:
+        the blast radius is then ``unknown``, the diff itself is still answered."""
         if self._index is None or not self._index.ready:
+            if self._index is not None:
+                notes.append("the index is still building: blast radius unknown")
             yield None
             return
-        with self._index.read_connection() as conn:
+        with contextlib.ExitStack() as stack:
+            try:
+                conn: sqlite3.Connection | None = stack.enter_context(self._index.read_connection())
+            except CodePlaneError as exc:
+                notes.append(f"blast radius unknown: {exc.message}")
+                conn = None
             yield conn
 
-    def _enrich(self, found: Sequence[tuple[Change, str | None]], *, exact: bool) -> list[Change]:
+    def _enrich(self, found: Sequence[tuple[Change, str | None]], notes: list[str], *,
+                exact: bool) -> list[Change]:
         tests = tests_by_path([c.path for c, _ in found], self._tests_for)
-        with self._connection() as conn:
-            enricher = Enricher(conn, tests, exact=exact)  # type: ignore[arg-type]
+        with self._connection(notes) as conn:
+            enricher = Enricher(conn, tests, exact=exact)
             assessed = [report.assess(c, enricher.impact(c, language)) for c, language in found]
         return report.order(assessed)
 
