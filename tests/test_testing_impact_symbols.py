@@ -13,7 +13,7 @@ from codeplane.core.config import CodePlaneConfig
 from codeplane.core.layout import RepoLayout
 from codeplane.index.service import IndexService
 from codeplane.index.structural.indexer import StructuralIndexer
-from codeplane.testing import ImpactIndex, ImpactResult, TestingService
+from codeplane.testing import ImpactIndex, ImpactResult, TestingService, impact_symbols
 from tests.builders import make_repo
 
 SHOP: dict[str, str] = {
@@ -211,3 +211,13 @@ def test_selected_cases_cover_every_failure_and_run_alone(shop: tuple[Path, Inde
             assert "tests/test_money.py::test_plain" not in ran
     finally:
         service.close()
+
+
+def test_a_walk_that_grows_too_big_falls_back_to_module_level(shop: tuple[Path, IndexService],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    repo, index = shop
+    monkeypatch.setattr(impact_symbols, "MAX_DEFS", 1)
+    result = _affected(repo, index, "src/shop/pricing.py", 5)
+    assert result.fallbacks == ("src/shop/pricing.py: more than 1 definitions reached",)
+    assert {m.test_file for m in result.matches} >= {"tests/test_cart.py", "tests/test_pricing.py"}
+    assert all(not m.cases for m in result.matches if m.test_file == "tests/test_cart.py")

@@ -25,6 +25,7 @@ use at module level of a non-test file), a non-Python file, a file the index doe
 
 from __future__ import annotations
 
+import bisect
 import re
 import sqlite3
 from collections import deque
@@ -34,7 +35,7 @@ from typing import Literal
 
 Confidence = Literal["high", "low"]
 #: Reached definitions beyond this are not walked: every change falls back to module-level selection.
-MAX_DEFS = 20_000
+MAX_DEFS = 4_000
 #: Changed lines looked at per file (a bigger rewrite is a module-level change).
 MAX_LINES = 5_000
 _CHAIN = 8
@@ -120,14 +121,23 @@ class SymbolWalk:
         self.id_of = id_of
         self.path_of = path_of
         self.tests = frozenset(tests)
-        self.read_lines = read_lines
+        self._read_lines = read_lines
+        self._texts: dict[str, Sequence[str]] = {}
         self._defs: dict[int, list[_Def]] = {}
+        self._starts: dict[int, list[int]] = {}
         self._by_uid: dict[str, _Def] = {}
         self.best: dict[str, Reach] = {}
         self.queue: deque[_Def] = deque()
         self.out = SymbolSelection()
         self._fallen: set[str] = set()
         self._base_memo: dict[str, frozenset[str] | None] = {}
+
+    def read_lines(self, path: str) -> Sequence[str]:
+        """A file's lines, read once per walk."""
+        lines = self._texts.get(path)
+        if lines is None:
+            lines = self._texts[path] = self._read_lines(path) if path else ()
+        return lines
 
     # -- definitions -----------------------------------------------------------------------------------
     def defs_of(self, file_id: int) -> list[_Def]:
@@ -152,13 +162,15 @@ class SymbolWalk:
         return self._by_uid.get(uid)
 
     def innermost(self, file_id: int, line: int) -> _Def | None:
-        best: _Def | None = None
-        for d in self.defs_of(file_id):
-            if d.start > line:
-                break
-            if d.end >= line and (best is None or d.start >= best.start):
-                best = d
-        return best if best is not None else self._decorated(file_id, line)
+        defs = self.defs_of(file_id)
+        starts = self._starts.get(file_id)
+        if starts is None:
+            starts = self._starts[file_id] = [d.start for d in defs]
+        # Sorted by start (outer first on ties): the innermost container is the nearest one at or before.
+        for i in range(bisect.bisect_right(starts, line) - 1, -1, -1):
+            if defs[i].end >= line:
+                return defs[i]
+        return self._decorated(file_id, line)
 
     def _decorated(self, file_id: int, line: int) -> _Def | None:
         """The definition whose decorator block holds ``line`` (decorators lie outside a def's span)."""
@@ -520,13 +532,13 @@ class SymbolWalk:
         named = _FIXTURE_NAME.search(decorators)
         name = named.group(1) if named else d.name
         for file_id, line in self.conn.execute(
-                "SELECT file_id, start_line FROM st_ref WHERE token_text = ? AND role = 'DEFINITION' "
-                "AND target_uid IS NULL", (name,)).fetchall():
+                "SELECT r.file_id, r.start_line FROM st_ref r JOIN st_bind b ON b.bind_id = r.bind_id "
+                "WHERE r.token_text = ? AND r.role = 'DEFINITION' AND b.reason_code = 'PARAM'", (name,)).fetchall():
             user_path = self.path_of.get(int(file_id), "")
             if not in_scope(user_path):
                 continue
-            user = self.innermost(int(file_id), int(line))
-            if user is not None and user.uid != d.uid and user.kind in ("function", "method") and user.start == line:
+            user = self.innermost(int(file_id), int(line))  # the function whose parameter it is
+            if user is not None and user.uid != d.uid and user.kind in ("function", "method"):
                 step = (f"{user_path}::{user.lexical_path.replace('.', '::')}" if user_path in self.tests
                         else user.qualified_name)
                 self.enqueue(user, reach.then(f"{step} (takes fixture {name})", "high"))
