@@ -284,12 +284,14 @@ def test_work_tree_moves_staged_or_not_and_a_staged_change_undone_on_disk(tmp_pa
     (root / "a/three.py").write_text("def h(x, y):\n    return x\n")
     git(root, "add", "a/three.py")
     (root / "a/three.py").write_text("def h(x):\n    return x\n")  # staged change undone on disk
+    (root / "link.py").symlink_to("b/one.py")  # listed, never followed or parsed
     page = SemanticDiffService(root).diff(limit=100)
     assert [(c.path, c.old_path, c.qualified_name, c.change) for c in page.changes] == [
         ("b/one.py", "a/one.py", "f", "signature_changed")]
     assert [(f.path, f.old_path, f.status, f.reason) for f in page.files] == [
-        ("c_two.py", "a/two.py", "renamed", "no_definition_changed")]
-    assert page.report.files_analyzed == 2
+        ("c_two.py", "a/two.py", "renamed", "no_definition_changed"),
+        ("link.py", None, "added", "not_a_regular_file")]
+    assert page.report.files_analyzed == 3
 
 
 def test_pagination_is_complete_and_stable(repo: tuple[Path, IndexService]) -> None:
