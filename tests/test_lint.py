@@ -411,3 +411,13 @@ sys.exit(1)
     service.apply_fixes(plan)
     assert (root / "web/b.js").read_text() == "const b = 2;\n"
     assert (root / "web/a.js").read_text() == "var a = 1;\n// edited meanwhile\n"
+
+
+def test_a_fix_codeplane_may_not_write_is_left_with_a_note_and_the_rest_applied(py_repo: Path) -> None:
+    write_files(py_repo, {".cplignore": "generated/\n", "generated/out.py": "import os\n"})
+    report = _service(py_repo).check(tools=["ruff"], fix=True)
+    assert report.fix is not None and [f.path for f in report.fix.files] == ["pkg/a.py", "pkg/b.py"]
+    assert report.notes == ("ruff: generated/out.py: not fixed: excluded by .cplignore (or in a pruned directory); "
+                            "CodePlane does not write there",)
+    assert (py_repo / "generated/out.py").read_text() == "import os\n"
+    assert [(d.path, d.code) for d in report.diagnostics] == [("generated/out.py", "F401")]

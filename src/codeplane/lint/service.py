@@ -293,23 +293,38 @@ class LintService:
 
     def _edits(self, texts: list[tuple[LinterInfo, str, bytes, str]], notes: list[str]) -> FixPlan:
         limits = self._mutation.config if self._mutation is not None else None
-        max_files = limits.max_batch_files if limits else len(texts)
-        texts.sort(key=lambda t: t[1])
-        if len(texts) > max_files:
-            notes.append(f"{len(texts) - max_files} more file(s) have fixes (mutation.max_batch_files="
-                         f"{max_files}); run lint_check with fix again")
-            texts = texts[:max_files]
-        per_file = [span_edits(path, seen, text, max_edits=1_000_000) for _, path, seen, text in texts]
-        if limits is not None and sum(map(len, per_file)) > limits.max_batch_edits:
-            # One span per file keeps the batch within mutation.max_batch_edits.
-            per_file = [span_edits(path, seen, text, max_edits=1) for _, path, seen, text in texts]
-        edits: list[UpdateSpan] = []
-        files: list[FixedFile] = []
-        for (info, path, seen, _text), spans in zip(texts, per_file, strict=True):
+        rules = IgnoreRules.load(self.root)
+        planned: list[tuple[LinterInfo, str, bytes, str, list[UpdateSpan]]] = []
+        for info, path, seen, text in sorted(texts, key=lambda t: t[1]):
+            reason = self._unwritable(rules, path, len(seen))
+            if reason:
+                notes.append(f"{info.name}: {path}: not fixed: {reason}")
+                continue
+            spans = span_edits(path, seen, text, max_edits=1_000_000)
             if spans:
-                edits += spans
-                files.append(FixedFile(path=path, tool=info.name, old_sha256=sha256_bytes(seen), edits=len(spans)))
+                planned.append((info, path, seen, text, spans))
+        if limits is not None and len(planned) > limits.max_batch_files:
+            notes.append(f"{len(planned) - limits.max_batch_files} more file(s) have fixes (mutation.max_batch_files="
+                         f"{limits.max_batch_files}); run lint_check with fix again")
+            planned = planned[:limits.max_batch_files]
+        if limits is not None and sum(len(p[4]) for p in planned) > limits.max_batch_edits:
+            # One span per file keeps the batch within mutation.max_batch_edits.
+            planned = [(i, p, b, t, span_edits(p, b, t, max_edits=1)) for i, p, b, t, _ in planned]
+        edits = [e for *_, spans in planned for e in spans]
+        files = [FixedFile(path=path, tool=info.name, old_sha256=sha256_bytes(seen), edits=len(spans))
+                 for info, path, seen, _text, spans in planned]
         return FixPlan(edits=tuple(edits), files=tuple(files), notes=tuple(sorted(notes)))
+
+    def _unwritable(self, rules: IgnoreRules, path: str, size: int) -> str | None:
+        """Why the mutation engine would refuse ``path`` (which would fail the whole batch), or ``None``."""
+        if rules.excludes(path):
+            return "excluded by .cplignore (or in a pruned directory); CodePlane does not write there"
+        if (self.root / path).is_symlink():
+            return "a symbolic link; fix the file it points to"
+        limit = self._mutation.config.max_file_bytes if self._mutation is not None else None
+        if limit is not None and size > limit:
+            return f"{size} bytes exceed mutation.max_file_bytes={limit}"
+        return None
 
     def apply_fixes(self, plan: FixPlan) -> FixOutcome:
         """Apply ``plan`` as one mutation batch (delta, ledger, index refresh); on any failure nothing is
