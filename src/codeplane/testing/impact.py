@@ -25,6 +25,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from codeplane.core.logging import get_logger
 from codeplane.index.languages import detect
 from codeplane.index.structural.modules import file_keys
 from codeplane.testing.impact_graph import ImportGraph, build_graph, current_epoch
@@ -38,6 +39,7 @@ _CHUNK = 200
 _MAX_REASONS = 5
 
 ReadConnection = Callable[[], AbstractContextManager[sqlite3.Connection]]
+log = get_logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -158,7 +160,14 @@ class ImpactIndex:
                      and p.endswith((".py", ".pyi"))}
             if not sharp:
                 return _Walk(conn, graph, test_files).run(changed, uncovered=uncovered)
-            selection = SymbolWalk(conn, graph.id_of, graph.path_of, test_files, read_lines or _unreadable).run(sharp)
+            try:
+                selection = SymbolWalk(conn, graph.id_of, graph.path_of, test_files,
+                                       read_lines or _unreadable).run(sharp)
+            except Exception as exc:  # a walk that fails must never narrow the selection
+                # Facts the walk did not expect: select all of it at module level, and say so.
+                log.exception("symbol-level impact selection failed", files=len(sharp))
+                selection = SymbolSelection(fallbacks=[(p, f"symbol-level selection failed ({type(exc).__name__})")
+                                                       for p in sorted(sharp)])
             blunt = sorted({*(p for p in changed if p not in sharp), *(p for p, _ in selection.fallbacks)})
             walk = _Walk(conn, graph, test_files)
             result = walk.run(blunt, uncovered=uncovered)
