@@ -104,3 +104,17 @@ async def test_pages_and_bad_input_over_mcp(tmp_path: Path) -> None:
             assert (await call_error(client, "lint_check", {"paths": ["../x.py"]}))["code"] == 5001
             assert (await call_error(client, "lint_check", {"paths": ["nope.py"]}))["code"] == 5004
             assert (await call_error(client, "lint_check", {"limit": 0}))["code"] == 1003
+
+
+async def test_a_hanging_linter_times_out_at_the_configured_limit(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", FILES)
+    fake = root / ".venv" / "bin" / "ruff"  # the project's own ruff comes first; this one never answers
+    fake.parent.mkdir(parents=True)
+    fake.write_text("#!/bin/sh\nexec sleep 300\n")
+    fake.chmod(0o755)
+    with running_server(root, "--set", "lint.timeout_sec=1.5") as server:
+        async with mcp_client(server) as client:
+            report, text = await _call(client, "lint_check", {"tools": ["ruff"]})
+            (run,) = report["runs"]
+            assert run["status"] == "timed_out" and "killed after 1.5s (lint.timeout_sec)" in run["message"]
+            assert "ruff: timed_out" in text and "diagnostics" not in report
