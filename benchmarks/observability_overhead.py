@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import p50, pct, table
 
 CPL = [sys.executable, "-m", "codeplane.cli"]
-ROUNDS, PER_ROUND = 10, 100
+ROUNDS, PER_ROUND = 40, 25  # fine interleaving: bursts of load from other processes hit both servers
 OFF = ("--set", "tasks.ledger_enabled=false", "--set", "observability.enabled=false")
 
 
