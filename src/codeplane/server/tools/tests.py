@@ -236,7 +236,8 @@ def tools(services: Services) -> list[ToolSpec]:
             summary=("List the repository's test targets (a test file, a Go package, a Rust test binary) with "
                      "runner, command, working directory and estimated cost. Runners come from config, marker "
                      "files (pytest.ini, go.mod, Cargo.toml, package.json, ...) or language defaults; runners "
-                     "missing from PATH are listed. With affected_by, only targets importing the changed files."),
+                     "missing from PATH are listed. With affected_by, only the tests reaching the changed code "
+                     "(the cases, for Python changes with changed lines)."),
             when_to_use=("before run_test_targets, to pick target ids",
                          "after editing files: affected_by=[changed files] gives the tests to run and a confidence"),
             when_not_to_use=("to run tests (use run_test_targets)",
@@ -247,13 +248,15 @@ def tools(services: Services) -> list[ToolSpec]:
         ToolSpec(
             name="inspect_affected_tests", category="tests", kind="read", handler=_inspect,
             params=InspectParams, result=InspectResult,
-            summary=("Explain impact selection for changed files: the modules they map to, each affected test "
-                     "file with confidence (high: exact import chain; low: parent/child package match) and "
-                     "reasons, files that could not be resolved, and source modules no test imports (max 20)."),
+            summary=("Explain impact selection for changed files: the changed definitions, each selected test case "
+                     "with its chain to them (high: resolved references; low: a use by name), files selected by "
+                     "imports (high: exact import chain; low: package match) with every fallback's reason, files "
+                     "that could not be resolved, and source modules no test imports (max 20)."),
             when_to_use=("discover_test_targets(affected_by=...) returned partial confidence or low matches",
                          "checking whether a change is covered by any test"),
             when_not_to_use=("to list or run tests",),
-            examples=(ToolExample("one changed module", {"changed_files": ["src/pkg/models.py"]}),),
+            examples=(ToolExample("one changed module", {"changed_files": ["src/pkg/models.py"]}),
+                      ToolExample("changed lines", {"changed_files": ["src/pkg/models.py:40-52"]})),
         ),
         ToolSpec(
             name="run_test_targets", category="tests", kind="test", handler=_run,
