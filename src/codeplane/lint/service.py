@@ -183,9 +183,11 @@ class LintService:
             return [], ToolRun(tool=info.name, root=info.root, status="failed", exit_code=result.returncode,
                                duration_ms=took, message=_tail(f"unreadable output ({exc}): {result.err_text()}"))
         ok = result.returncode in kind.ok_codes or bool(found)
+        message = None if ok else _tail(result.err_text() or result.text())
+        if message and info.name == "mypy" and "unrecognized arguments" in message:
+            message = f"this mypy has no JSON output (mypy >= 1.11 has); upgrade it in the project. {message}"
         return found, ToolRun(tool=info.name, root=info.root, status="ok" if ok else "failed",
-                              exit_code=result.returncode, duration_ms=took, diagnostics=len(found),
-                              message=None if ok else _tail(result.err_text() or result.text()))
+                              exit_code=result.returncode, duration_ms=took, diagnostics=len(found), message=message)
 
     def run_checks(self, linters: Sequence[LinterInfo], rels: Sequence[str] | None,
                    ) -> tuple[list[Diagnostic], list[ToolRun]]:

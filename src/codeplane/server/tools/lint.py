@@ -107,7 +107,8 @@ def render_lint_check(result: LintCheckResult) -> str:
     lines += [f"note: {n}" for n in result.notes]
     for run in result.runs:
         where = "" if run.root == "." else f"@{run.root}"
-        head = f"{run.tool}{where}: {run.status} ({run.diagnostics} in {run.duration_ms} ms)"
+        ran = run.status not in ("missing", "unsupported")
+        head = f"{run.tool}{where}: {run.status}" + (f" ({run.diagnostics} in {run.duration_ms} ms)" if ran else "")
         lines.append(head + (f" - {run.message}" if run.message and run.status != "ok" else ""))
     shown = f"{result.offset + 1}-{result.offset + len(result.diagnostics)}" if result.diagnostics else "none"
     summary = (f"{result.total} diagnostic(s): {result.errors} error, {result.warnings} warning, "
