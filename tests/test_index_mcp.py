@@ -96,7 +96,7 @@ async def test_read_source_is_bounded_and_continues_with_a_cursor(server: Server
 async def test_read_file_full_is_gated_and_bounded(server: ServerHandle) -> None:
     async with mcp_client(server) as client:
         preview = await call(client, "read_file_full", {"path": "src/app.py"})
-        assert "confirmed" not in preview and "content" not in preview and preview["line_count"] == 2
+        assert preview["confirmed"] is False and "content" not in preview and preview["line_count"] == 2
         full = await call(client, "read_file_full", {"path": "src/app.py", "confirm": True})
         assert full["content"] == FILES["src/app.py"] and full["file_sha256"] == preview["file_sha256"]
         assert (await call_error(client, "read_file_full", {"path": "big/huge.txt", "confirm": True}))["code"] == 5007
@@ -151,7 +151,7 @@ async def test_an_edit_on_disk_becomes_searchable_without_restart(tmp_path: Path
             deadline = time.monotonic() + 10
             while True:  # the watcher is asynchronous; it publishes within debounce + indexing time
                 found = await call(client, "search", {"query": "brand_new_name", "syntax": "identifier"})
-                if found["results"] or time.monotonic() > deadline:
+                if found.get("results") or time.monotonic() > deadline:
                     break
             assert [(h["path"], h["line"]) for h in found["results"]] == [("pkg/fresh.py", 1)]
             assert found["epoch"] > before["epoch"]

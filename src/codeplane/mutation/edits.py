@@ -12,14 +12,18 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-_SHA256 = r"^[0-9a-f]{64}$"
+#: The whole SHA-256 or, like a short git id, its first 16+ hex digits (what answers' text shows): 64 bits
+#: still make "the file changed since I read it" impossible to miss by chance, and the check compares
+#: against the hash of the exact bytes on disk either way.
+SHA256_PREFIX_MIN = 16
+_SHA256 = rf"^[0-9a-f]{{{SHA256_PREFIX_MIN},64}}$"
 
 
 class _Edit(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     path: str = Field(min_length=1)
-    #: Refuse the edit unless the file's current bytes hash to this (5002).
+    #: Refuse the edit unless the file's current bytes hash to this, or to a hash starting with it (5002).
     expected_file_sha256: str | None = Field(default=None, pattern=_SHA256)
 
 

@@ -52,11 +52,12 @@ class Planned:
 
 
 def check_sha(path: str, index: int, current: Current, expected: str | None) -> None:
-    """5002 unless the bytes on disk hash to ``expected`` (SHA-256 of the exact bytes, as read_source)."""
+    """5002 unless the bytes on disk hash to ``expected`` (SHA-256 of the exact bytes, as read_source), or to a
+    hash it is a prefix of (16+ hex digits, ``edits.SHA256_PREFIX_MIN``)."""
     if expected is None or current.data is None:
         return
     actual = sha256_bytes(current.data)
-    if actual != expected:
+    if not actual.startswith(expected):
         raise CodePlaneError(
             ErrorCode.MUTATION_PRECONDITION_FAILED,
             f"{path} changed since it was read (expected_file_sha256 does not match); read it again",

@@ -9,8 +9,9 @@ each answer has two faces, built here from one result model:
 - **text**: the tool's :data:`Renderer` (``search`` hits as ``path:line:col: text``, a read as its content
   under a one-line header, …) or, for a tool without one, the lean record as compact JSON. Every id,
   cursor, hash and fingerprint of the record must appear in the text, because the next call needs them
-  and the model sees only the text (a test checks this for every tool). Then one ``meta:`` line, only
-  when meta has something to say.
+  and the model sees only the text (a test checks this for every tool). A file's SHA-256 appears as its
+  first 16 hex digits, which ``write_source`` accepts as a precondition like git accepts a short id.
+  Then one ``meta:`` line, only when meta has something to say.
 
 Errors render as ``error <code> <NAME> (retryable): message`` plus the details as compact JSON.
 """
@@ -25,6 +26,18 @@ from pydantic import BaseModel
 
 #: Compact text for the model from the result model. Pure; must carry every id, cursor and hash.
 Renderer = Callable[[Any], str]
+
+
+#: Hex digits of a SHA-256 shown in text; ``expected_file_sha256`` accepts such a prefix (like a short git id).
+SHORT_SHA = 16
+
+
+#: Affected tests named in a text; the record has them all and run_test_targets(affected_by=...) runs them.
+TESTS_SHOWN = 5
+
+
+def short_sha(value: str) -> str:
+    return value[:SHORT_SHA]
 
 
 def compact_json(value: Any) -> str:

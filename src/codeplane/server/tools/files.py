@@ -21,6 +21,7 @@ from codeplane.index.reading import (
     read_full,
     read_sources,
 )
+from codeplane.server.answers import short_sha
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
 
@@ -136,7 +137,7 @@ def render_read_source(result: ReadSourceResult) -> str:
     """Each file as a one-line header (path, lines shown of total, sha256, language) and its text."""
     parts = []
     for f in result.files:
-        head = f"== {f.path} {f.range[0]}-{f.range[1]}/{f.line_count} sha256={f.file_sha256}"
+        head = f"== {f.path} {f.range[0]}-{f.range[1]}/{f.line_count} sha256={short_sha(f.file_sha256)}"
         if f.partial:
             head += " (partial)"
         body = f.content if f.content.endswith("\n") or not f.content else f.content + "\n"
@@ -147,7 +148,7 @@ def render_read_source(result: ReadSourceResult) -> str:
 
 
 def render_read_full(result: ReadFileFullResult) -> str:
-    head = f"== {result.path} {result.line_count} lines {result.size} bytes sha256={result.file_sha256}"
+    head = f"== {result.path} {result.line_count} lines {result.size} bytes sha256={short_sha(result.file_sha256)}"
     if result.content is None:
         return f"{head}\n{result.message or ''}".rstrip()
     return f"{head}\n{result.content}".rstrip("\n")

@@ -6,32 +6,38 @@ capsules) is shown as its lean record: every part of it is needed there."""
 from __future__ import annotations
 
 from codeplane.refactor.models import ApplyOutcome, PlannedEdit, RefactorPreview
-from codeplane.server.answers import compact_json, lean_dump
+from codeplane.server.answers import TESTS_SHOWN, compact_json, lean_dump, short_sha
 from codeplane.server.tooling import ToolResult
 
 
-def _edit_line(edit: PlannedEdit) -> str:
+def _edit_line(edit: PlannedEdit, usual: tuple[str, str] | None) -> str:
+    """``id certainty reason path:line:col [old -> new] | source line``; the change is left out when it is
+    the plan's usual one (a rename's old → new name), which the head line states once."""
     line = f"  {edit.edit_id} {edit.certainty} {edit.reason} {edit.path}:{edit.line}:{edit.column}"
-    change = f"{edit.old_text} -> {edit.new_text}"
-    kind = " doc" if edit.kind == "doc" else ""
-    return f"{line}{kind} {change}" + (f" | {edit.snippet.strip()}" if edit.snippet else "")
+    if edit.kind == "doc":
+        line += " doc"
+    if (edit.old_text, edit.new_text) != usual:
+        line += f" {edit.old_text} -> {edit.new_text}"
+    return line + (f" | {edit.snippet.strip()}" if edit.snippet else "")
 
 
 def render_preview(result: RefactorPreview) -> str:
     if result.status == "needs_decision" and isinstance(result, ToolResult):
         return compact_json(lean_dump(result))
-    what = result.symbol.qualified_name if result.symbol else ""
+    what = ""
+    usual = None
+    if result.symbol is not None:
+        sym = result.symbol
+        what = f"{sym.kind} {sym.qualified_name} #{sym.def_uid} ({sym.path}:{sym.line})"
+        if result.new_name:
+            what += f" -> {result.new_name}"
+            usual = (sym.name, result.new_name)
     if result.move is not None:
-        what = f"{result.move.from_path} -> {result.move.to_path}"
-    elif result.new_name:
-        what += f" -> {result.new_name}"
+        what = f"{what} {result.move.from_path} -> {result.move.to_path}".strip()
     counts = " ".join(f"{k} {v}" for k, v in sorted(result.counts.items()) if v)
     lines = [f"{result.operation} {what}: {result.status}, {result.matches} edits to apply ({counts}) in "
-             f"{len(result.affected_files)} files [refactor {result.refactor_id}, expires {result.expires_at}]"]
-    if result.symbol is not None:
-        lines.append(f"target {result.symbol.kind} #{result.symbol.def_uid} "
-                     f"{result.symbol.path}:{result.symbol.line}:{result.symbol.column}")
-    lines += [_edit_line(e) for e in result.edits]
+             f"{len(result.affected_files)} files [refactor {result.refactor_id}]"]
+    lines += [_edit_line(e, usual) for e in result.edits]
     if result.edits_truncated:
         lines.append(f"  … more edits: refactor_inspect(refactor_id={result.refactor_id!r})")
     if result.doc_edits.count:
@@ -42,8 +48,8 @@ def render_preview(result: RefactorPreview) -> str:
     cov = result.coverage
     if cov is not None:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(cov.by_reason.items()))
-        lines.append(f"coverage: {cov.lexical_occurrences} occurrences in {cov.files_scanned} files scanned, "
-                     f"{cov.in_plan} in plan, {cov.low_candidates} low" + (f" ({reasons})" if reasons else ""))
+        lines.append(f"every occurrence accounted for: {cov.in_plan}/{cov.lexical_occurrences} in the plan"
+                     + (f", {cov.low_candidates} low ({reasons})" if cov.low_candidates else ""))
     lines += [f"warning: {w}" for w in result.warnings]
     return "\n".join(lines)
 
@@ -52,13 +58,15 @@ def render_apply(result: ApplyOutcome) -> str:
     lines = [f"applied {result.applied_edits} edits (+{result.applied_doc_edits} doc, {result.skipped_low} low "
              f"skipped) [refactor {result.refactor_id} candidate {result.candidate_id}"
              + (f", mutation {result.delta.mutation_id}]" if result.delta is not None else "]")]
-    lines += [f"M {f.path} {f.edits} edits sha256={f.sha256}" for f in result.files]
+    lines += [f"M {f.path} {f.edits} edits sha256={short_sha(f.sha256)}" for f in result.files]
     lines += [f"R {m.from_path} -> {m.to_path}" for m in result.moves]
     lines += [f"D {path}" for path in result.deleted]
     if result.delta is not None:
-        lines += [f"{f.path} sha256={f.new_sha256}" for f in result.delta.files
+        lines += [f"{f.path} sha256={short_sha(f.new_sha256)}" for f in result.delta.files
                   if f.new_sha256 and all(f.path != a.path for a in result.files)]
-        if result.delta.tests_affected:
-            lines.append("tests affected: " + " ".join(result.delta.tests_affected))
+        tests = result.delta.tests_affected
+        if tests:
+            more = f" (+{len(tests) - TESTS_SHOWN} more)" if len(tests) > TESTS_SHOWN else ""
+            lines.append("tests affected: " + " ".join(tests[:TESTS_SHOWN]) + more)
     lines += [f"warning: {w}" for w in result.warnings]
     return "\n".join(lines)

@@ -199,15 +199,38 @@ class TestRunResult(ToolResult):
     poll_hint: str | None = None
 
 
+#: A failure's traceback in the text: its last frames, at most this many characters.
+TEXT_TRACEBACK_CHARS = 800
+
+
+def brief_traceback(traceback: str) -> str:
+    """The part of a traceback an agent acts on: from a few lines above the last failing line (pytest's
+    ``>`` marker, else the last ``File`` frame) to the end, bounded. The full one is in the record."""
+    lines = traceback.rstrip().splitlines()
+    marks = [i for i, line in enumerate(lines) if line.startswith(">")] or \
+            [i for i, line in enumerate(lines) if line.lstrip().startswith("File ")]
+    start = max(0, marks[-1] - 3) if marks else 0
+    return bounded("\n".join(lines[start:]), TEXT_TRACEBACK_CHARS)
+
+
+def _first_line(message: str, exception_type: str) -> str:
+    line = message.strip().splitlines()[0] if message.strip() else ""
+    if exception_type and line.startswith(exception_type):
+        line = line[len(exception_type):].lstrip(": ")
+    return f"{exception_type}: {line}" if exception_type and line else (exception_type or line)
+
+
 def render_test_run(result: TestRunResult) -> str:
-    """One summary line, then what did not pass: failing targets (their message once), failing cases with a
-    bounded traceback, flaky cases; passing targets only as counts."""
+    """One summary line, then what did not pass: each failing target with its attempts on one line (a
+    target-level message once), failing cases grouped by identical failure (the brief traceback once),
+    flaky cases; passing targets only as counts."""
     c = result.counts
     tallies = ", ".join(f"{n} {name}" for name, n in (("passed", c.passed), ("failed", c.failed),
                                                         ("error", c.error), ("skipped", c.skipped),
                                                         ("xfail", c.xfail)) if n)
     targets = ", ".join(f"{n} {k}" for k, n in result.target_outcomes.items())
-    head = (f"run {result.run_id} {result.state} {result.progress_percentage:.0f}% in {result.duration_s:.1f}s: "
+    progress = "" if result.finished else f" {result.progress_percentage:.0f}%"
+    head = (f"run {result.run_id} {result.state}{progress} in {result.duration_s:.1f}s: "
             f"{tallies or 'no cases'} (targets: {targets or 'none'})")
     if result.fingerprint:
         head += f" fingerprint={result.fingerprint}"
@@ -215,18 +238,20 @@ def render_test_run(result: TestRunResult) -> str:
     if result.message:
         lines.append(result.message)
     for target in result.targets:
-        lines.append(f"{target.outcome.upper()} {target.target_id} [{target.runner}]")
-        for a in target.attempts:
-            arts = f" artifacts: {' '.join(a.artifacts)}" if a.artifacts else ""
-            same = "" if a.message or a.number == 1 else " (same message as before)"
-            lines.append(f"  attempt {a.number}: {a.outcome}, {a.failing_cases}/{a.cases_run} failing{same}{arts}")
-            if a.message:
-                lines.append("    " + a.message.rstrip().replace("\n", "\n    "))
+        attempts = "; ".join(f"{a.outcome} {a.failing_cases}/{a.cases_run}"
+                             + ("" if a.message or a.number == 1 else " same")
+                             for a in target.attempts)
+        lines.append(f"{target.outcome.upper()} {target.target_id} [{target.runner}] attempts: {attempts}")
+        lines += ["    " + a.message.rstrip().replace("\n", "\n    ") for a in target.attempts if a.message]
+    groups: dict[tuple[str, str, str], list[CaseModel]] = {}
     for case in result.failures:
-        detail = f": {case.exception_type}" if case.exception_type else ""
-        lines.append(f"{case.outcome.upper()} {case.case_id}{detail} {case.message.strip()}".rstrip())
-        if case.traceback:
-            lines.append("    " + case.traceback.rstrip().replace("\n", "\n    "))
+        key = (case.outcome, _first_line(case.message, case.exception_type), brief_traceback(case.traceback))
+        groups.setdefault(key, []).append(case)
+    for (outcome, first, traceback), cases in groups.items():
+        lines.append(f"{outcome.upper()} {cases[0].case_id}: {first}".rstrip(": "))
+        lines += [f"  same failure: {case.case_id}" for case in cases[1:]]
+        if traceback:
+            lines.append("    " + traceback.replace("\n", "\n    "))
     if result.failures_total > len(result.failures):
         lines.append(f"… {result.failures_total - len(result.failures)} more failing cases: "
                      f"get_test_run(run_id={result.run_id!r}, include='cases')")
@@ -234,8 +259,8 @@ def render_test_run(result: TestRunResult) -> str:
         lines.append("flaky: " + " ".join(result.flaky))
     for case in result.cases:
         lines.append(f"{case.outcome} {case.case_id} {case.duration_s:.3f}s")
-    for art in result.artifacts:
-        lines.append(f"artifact {art.artifact_id} {art.kind} {art.path}")
+    # Artifacts (logs, reports) are for people and programs: no tool takes their ids, so the text leaves
+    # them to the structured record.
     if result.next_cursor:
         lines.append(f"next cursor: {result.next_cursor}")
     if result.poll_hint:

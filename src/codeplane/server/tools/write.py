@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from codeplane.core.calls import MutationReport
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.mutation import CreateFile, DeleteFile, Delta, Edit, MoveFile, ReplaceText, UpdateSpan
+from codeplane.server.answers import TESTS_SHOWN, short_sha
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
 
@@ -44,7 +45,8 @@ class WriteEdit(BaseModel):
     replace_all: bool = Field(default=False, description="update by text: replace every occurrence.")
     to: str | None = Field(default=None, description="move: destination path.")
     expected_file_sha256: str | None = Field(
-        default=None, description="file_sha256 from read_source; the edit is refused if the file changed.")
+        default=None, description=("file_sha256 from read_source (or its first 16+ hex digits, as answers show "
+                                   "it); the edit is refused if the file changed."))
 
 
 class WriteSourceParams(ToolParams):
@@ -152,14 +154,16 @@ def render_write(result: WriteSourceResult) -> str:
     for f in delta.files:
         mark = _ACTION_MARK.get(str(f.action), str(f.action))
         name = f"{f.old_path} -> {f.path}" if f.old_path else f.path
-        sha = f" sha256={f.new_sha256}" if f.new_sha256 else ""
+        sha = f" sha256={short_sha(f.new_sha256)}" if f.new_sha256 else ""
         extra = "".join(f"; line {c.original.start_line} re-anchored to {c.corrected.start_line}"
                         for c in f.line_corrections)
         lines.append(f"{mark} {name} +{f.insertions} -{f.deletions}{sha}{extra}")
     if delta.symbols_changed:
         lines.append("symbols: " + ", ".join(delta.symbols_changed))
     if delta.tests_affected:
-        lines.append("tests affected: " + " ".join(delta.tests_affected))
+        shown = delta.tests_affected[:TESTS_SHOWN]
+        more = len(delta.tests_affected) - len(shown)
+        lines.append("tests affected: " + " ".join(shown) + (f" (+{more} more)" if more else ""))
     lines += [f"warning: {w}" for w in delta.warnings]
     if delta.diff:
         lines.append(delta.diff.rstrip("\n") + ("\n… diff truncated" if delta.diff_truncated else ""))
