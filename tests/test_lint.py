@@ -105,7 +105,7 @@ def test_discovery_lists_configured_and_conventional_linters(tmp_path: Path) -> 
     service = LintService(root, LintConfig())
     assert [(i.name, i.root) for i in service.select(["mypy@tools"])] == [("mypy", "tools")]
     assert [i.root for i in service.select(["mypy"])] == [".", "tools"]
-    assert not found[("biome", "web")].runnable  # listed; CodePlane does not read its output yet
+    assert not found[("golangci-lint", "svc")].runnable  # listed; CodePlane does not read its output yet
 
 
 def test_ruff_is_conventional_for_any_python_code_and_found_without_setup(tmp_path: Path) -> None:
@@ -210,6 +210,51 @@ def test_tsc_diagnostics_equal_tscs_own_lines(tmp_path: Path) -> None:
     got = sorted(f"{d.path}({d.line},{d.column}): {d.severity} {d.code}: {d.message}" for d in report.diagnostics)
     assert got == expected and len(got) == 2
     assert report.runs[0].status == "ok" and report.runs[0].exit_code == 2
+
+
+BIOME_FILES = {
+    "web/package.json": '{"name": "web"}\n',
+    "web/biome.json": '{"linter": {"enabled": true, "rules": {"recommended": true}}}\n',
+    # The non-ASCII text before `==` checks that byte spans become character columns.
+    "web/src/a.js": "var a = 1;\nlet b = 2;\nif ('\u00e9t\u00e9' && b == 2) {\n  console.log(b);\n}\n",
+    "web/src/ok.js": "export const c = 3;\n",
+}
+
+
+def _biome(root: Path) -> str:
+    _eslint()  # .ci/run installs biome with eslint
+    biome = JS_DIR / "node_modules" / ".bin" / "biome"
+    if not biome.is_file():
+        pytest.skip(f"biome is not installed in {JS_DIR} (.ci/run installs it with npm)")
+    _link_eslint(root, "web")
+    return str(biome)
+
+
+def test_biome_diagnostics_equal_biomes_own_report(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", BIOME_FILES)
+    biome = _biome(root)
+    # Biome's rdjson report has line/column ranges; its JSON report (what CodePlane reads) has byte spans.
+    raw = json.loads(subprocess.run([biome, "lint", "--reporter=rdjson", "."], cwd=root / "web", capture_output=True,
+                                    text=True, check=False).stdout)
+    expected = sorted((f"web/{d['location']['path']}", d["location"]["range"]["start"]["line"],
+                       d["location"]["range"]["start"]["column"], d["location"]["range"]["end"]["line"],
+                       d["location"]["range"]["end"]["column"], d["code"]["value"], d["message"])
+                      for d in raw["diagnostics"])
+    report = _service(root).check(tools=["biome"])
+    assert sorted(_shape(d)[:7] for d in report.diagnostics) == expected and len(expected) >= 3
+    assert {d.code: d.fixable for d in report.diagnostics}["lint/style/useConst"]
+
+
+def test_fix_applies_biome_fixes_from_stdin_like_biome_write(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", BIOME_FILES)
+    biome = _biome(root)
+    twin = tmp_path / "twin"
+    shutil.copytree(root, twin, symlinks=True)
+    subprocess.run([biome, "lint", "--write", "."], cwd=twin / "web", capture_output=True, check=False)
+    report = _service(root).check(fix=True)
+    assert report.fix is not None and [f.path for f in report.fix.files] == ["web/src/a.js"]
+    assert (root / "web/src/a.js").read_bytes() == (twin / "web/src/a.js").read_bytes()
+    assert b"const b = 2;" in (root / "web/src/a.js").read_bytes()
 
 
 def test_clippy_diagnostics_come_from_cargos_json(tmp_path: Path) -> None:

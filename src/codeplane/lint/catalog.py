@@ -14,6 +14,7 @@ from typing import Literal
 
 from codeplane.lint.formats import (
     PathMap,
+    parse_biome,
     parse_clippy,
     parse_eslint,
     parse_go_vet,
@@ -26,6 +27,8 @@ from codeplane.lint.models import Diagnostic
 Parser = Callable[[str, PathMap], list[Diagnostic]]
 #: ``targets`` are paths relative to the linter's project directory; ``None`` = the linter's default scope.
 ArgvBuilder = Callable[[str, Sequence[str] | None], list[str]]
+#: The argv that reads one file's text on stdin and prints it fixed: (executable, absolute path) -> argv.
+StdinFixArgv = Callable[[str, str], list[str]]
 
 PYTHON = (".py", ".pyi")
 JS = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
@@ -44,6 +47,9 @@ class LinterKind:
     #: Exit codes of a run that worked, findings or not (anything else is ``failed`` unless it parsed).
     ok_codes: frozenset[int] = frozenset({0, 1})
     can_fix: bool = False
+    #: How it fixes one file's text given on stdin, printing the result (never writing); ``None``: see
+    #: ``LintService`` (eslint fixes a batch with ``--fix-dry-run``).
+    fix_stdin: StdinFixArgv | None = None
 
     @property
     def runnable(self) -> bool:
@@ -64,6 +70,19 @@ def _mypy(exe: str, targets: Sequence[str] | None) -> list[str]:
 def _eslint(exe: str, targets: Sequence[str] | None) -> list[str]:
     # A project (or a named directory) without lintable files is no error: there is nothing to report.
     return [exe, "-f", "json", "--no-error-on-unmatched-pattern", *(targets or ["."])]
+
+
+def _ruff_fix(exe: str, path: str) -> list[str]:
+    return [exe, "check", "--fix-only", "--force-exclude", "--stdin-filename", path, "-"]
+
+
+def _biome_fix(exe: str, path: str) -> list[str]:
+    # With --stdin-file-path, --write prints the fixed text instead of writing the file (safe fixes only).
+    return [exe, "lint", "--write", "--colors=off", f"--stdin-file-path={path}"]
+
+
+def _biome(exe: str, targets: Sequence[str] | None) -> list[str]:
+    return [exe, "lint", "--reporter=json", "--colors=off", "--no-errors-on-unmatched", *(targets or ["."])]
 
 
 def _tsc(exe: str, targets: Sequence[str] | None) -> list[str]:
@@ -91,13 +110,14 @@ def _clippy(exe: str, targets: Sequence[str] | None) -> list[str]:
 
 KINDS: dict[str, LinterKind] = {k.name: k for k in (
     LinterKind("ruff", "ruff", PYTHON, "ruff ships with CodePlane (`uv sync` restores it); or add it to the "
-               "project: `uv add --dev ruff`", _ruff, parse_ruff, can_fix=True),
+               "project: `uv add --dev ruff`", _ruff, parse_ruff, can_fix=True, fix_stdin=_ruff_fix),
     LinterKind("mypy", "mypy", PYTHON, "add it to the project's environment: `uv add --dev mypy` "
                "(or `pip install mypy`)", _mypy, parse_mypy),
     LinterKind("eslint", "eslint", JS, "`npm install --save-dev eslint` in the project directory",
                _eslint, parse_eslint, can_fix=True),
     LinterKind("biome", "biome", (*JS, ".json", ".jsonc", ".css"),
-               "`npm install --save-dev @biomejs/biome` in the project directory"),
+               "`npm install --save-dev @biomejs/biome` in the project directory", _biome, parse_biome,
+               can_fix=True, fix_stdin=_biome_fix),
     LinterKind("tsc", "tsc", (".ts", ".mts", ".cts", ".tsx"),
                "`npm install --save-dev typescript` in the project directory", _tsc, parse_tsc,
                ok_codes=frozenset({0})),

@@ -285,7 +285,7 @@ class LintService:
                             and _under(d.path, info.root)})
             if not files:
                 continue
-            fixed = self._ruff_fixes(info, files) if info.name == "ruff" else self._eslint_fixes(info, files)
+            fixed = self._stdin_fixes(info, files) if KINDS[info.name].fix_stdin else self._eslint_fixes(info, files)
             for path, seen, text, note in fixed:
                 if note:
                     notes.append(f"{info.name}: {path}: {note}")
@@ -344,14 +344,15 @@ class LintService:
         except OSError:
             return None
 
-    def _ruff_fixes(self, info: LinterInfo, files: list[str]) -> list[tuple[str, bytes, str | None, str]]:
-        """ruff fixes exactly the bytes it is given on stdin (``--fix-only`` prints the fixed source)."""
-        assert info.executable is not None
+    def _stdin_fixes(self, info: LinterInfo, files: list[str]) -> list[tuple[str, bytes, str | None, str]]:
+        """ruff and biome fix exactly the bytes they are given on stdin and print the result."""
+        fix_argv = KINDS[info.name].fix_stdin
+        assert info.executable is not None and fix_argv is not None
         cwd = self._cwd(info)
         seen = {path: self._read_bytes(path) for path in files}
         todo = [(p, data) for p, data in seen.items() if data is not None]
-        jobs = [Job((info.executable, "check", "--fix-only", "--force-exclude", "--stdin-filename",
-                     str(self.root / path), "-"), cwd, self.config.timeout_sec, stdin=data) for path, data in todo]
+        jobs = [Job(tuple(fix_argv(info.executable, str(self.root / path))), cwd, self.config.timeout_sec,
+                    stdin=data) for path, data in todo]
         out: list[tuple[str, bytes, str | None, str]] = []
         for (path, data), outcome in zip(todo, run_jobs(jobs, self.config.workers), strict=True):
             result = outcome.result
@@ -383,6 +384,9 @@ class LintService:
             results = eslint_results(result.text())
         except ValueError as exc:
             return [(p, b"", None, f"not fixed: unreadable eslint output ({exc})") for p in files]
+        if not results and result.returncode not in KINDS[info.name].ok_codes:
+            reason = _tail(result.err_text() or result.text())
+            return [(p, b"", None, f"not fixed: eslint exited {result.returncode}: {reason}") for p in files]
         paths = PathMap(self.root, cwd)
         outputs = {paths.to_rel(str(r.get("filePath") or "")): r.get("output") for r in results}
         out: list[tuple[str, bytes, str | None, str]] = []
