@@ -494,3 +494,13 @@ async def test_cpl_up_index_from_serves_the_artifact_and_says_so(origin: Path, a
                                                       "README.md"}
     status = cpl_json("status", str(root), cwd=root)
     assert status["index"]["source"]["sha256"] == sha
+
+
+def test_cpl_up_with_an_unreachable_artifact_builds_from_disk(origin: Path, artifact: Path, tmp_path: Path) -> None:
+    root = _clone(origin, tmp_path / "dev")
+    with _http_server(artifact.parent) as (base, _behaviour):
+        url = f"{base}/index.tar.gz"  # the server stops here: the port refuses connections
+    with running_server(root, "--index-from", url, "--set", "index.artifact_retries=0") as server:
+        server.wait_serving()
+        index = server.get("/status").json()["index"]
+    assert index["source"]["kind"] == "local" and index["file_count"] == len(FILES) + 1  # + .cplignore

@@ -36,7 +36,7 @@ from codeplane.core.config import IndexConfig
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
-from codeplane.index.artifact_fetch import FetchedArtifact, fetch_artifact
+from codeplane.index.artifact_fetch import FetchedArtifact, FetchProgress, fetch_artifact
 from codeplane.index.artifact_format import INDEX_DB, TANTIVY_DIR
 from codeplane.index.artifact_restat import restat_clean_files
 from codeplane.index.artifact_verify import unpack_verified
@@ -90,8 +90,10 @@ def should_adopt(layout: RepoLayout, config: IndexConfig) -> str | None:
 
 
 def fetch_configured(root: Path, layout: RepoLayout, config: IndexConfig,
-                     progress: Any = None) -> FetchedArtifact:
-    assert config.artifact is not None
+                     progress: FetchProgress | None = None) -> FetchedArtifact:
+    """``index.artifact`` as a local file and its expected sha256 (downloads land in the cache)."""
+    if not config.artifact:
+        raise ValueError("index.artifact is not set")
     return fetch_artifact(config.artifact, root=root, cache_dir=cache_dir(layout), pinned=config.artifact_sha256,
                           timeout=config.artifact_timeout_sec, retries=config.artifact_retries,
                           ancestors=config.artifact_ancestors, progress=progress)
