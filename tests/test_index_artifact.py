@@ -29,6 +29,7 @@ from codeplane.core.layout import RepoLayout
 from codeplane.index.artifact_export import export_artifact
 from codeplane.index.artifact_fetch import fetch_artifact
 from codeplane.index.artifact_verify import unpack_verified
+from codeplane.index.lexical import LexicalIndex
 from codeplane.index.search import LexicalScope
 from codeplane.index.service import IndexService, LexicalRequest
 from codeplane.index.structural.indexer import StructuralIndexer
@@ -394,6 +395,35 @@ def _edit_db(parts: dict[str, bytes], sql: str) -> None:
         parts["index.db"] = db.read_bytes()
 
 
+def _tantivy_escape(parts: dict[str, bytes]) -> None:
+    """Replace pkg/core.py's Tantivy document by one naming a path outside the repository (same count)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(scratch)
+        (work / "tantivy").mkdir()
+        for name, data in parts.items():
+            if name.startswith("tantivy/") or name == "index.db":
+                (work / name).write_bytes(data)
+        conn = sqlite3.connect(work / "index.db")
+        file_id = conn.execute("SELECT id FROM files WHERE path = 'pkg/core.py'").fetchone()[0]
+        lexical = LexicalIndex(work / "tantivy", threads=1)
+        lexical.open()
+        lexical.delete("pkg/core.py")
+        lexical.add(file_id, "../outside.py", "python", "class Engine: pass")
+        opstamp = lexical.commit()
+        lexical.close()
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'tantivy_opstamp'", (str(opstamp),))
+        conn.commit()
+        conn.close()
+        for name in [n for n in parts if n.startswith("tantivy/")]:
+            del parts[name]
+        parts["index.db"] = (work / "index.db").read_bytes()
+        for path in (work / "tantivy").iterdir():
+            if not path.name.endswith(".lock"):
+                parts[f"tantivy/{path.name}"] = path.read_bytes()
+
+
 def _set_manifest(change: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, bytes]], None]:
     def mutate(parts: dict[str, bytes]) -> None:
         manifest = json.loads(parts["manifest.json"])
@@ -426,6 +456,7 @@ TAMPERINGS: dict[str, tuple[dict[str, Any], ErrorCode, str]] = {
     "path escape in manifest": ({"mutate": _set_manifest(lambda m: m["files"].insert(0, [
         "../outside.py", "0" * 40, "0" * 64]))}, ErrorCode.ARTIFACT_INVALID, "escapes the repository"),
     "path escape in index.db": ({"mutate": _fact_path_escape}, ErrorCode.ARTIFACT_INVALID, "st_file.path"),
+    "path escape in tantivy": ({"mutate": _tantivy_escape}, ErrorCode.ARTIFACT_INVALID, "'../outside.py'"),
     "newer format": ({"mutate": _set_manifest(lambda m: m.update(format_version=2))},
                      ErrorCode.ARTIFACT_INCOMPATIBLE, "newer"),
     "other schema": ({"mutate": _set_manifest(lambda m: m["versions"].update(store_schema=99))},

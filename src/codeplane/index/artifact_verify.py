@@ -19,6 +19,8 @@ import tarfile
 from collections.abc import Sequence
 from pathlib import Path
 
+import tantivy
+
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.paths import canonicalize
 from codeplane.index.artifact_format import INDEX_DB, MANIFEST, TANTIVY_DIR, Manifest, is_part_name, parse_manifest
@@ -207,13 +209,22 @@ def check_tantivy(directory: Path, opstamp: int, index_db: Path) -> None:
             raise _invalid(f"tantivy/ is at opstamp {lexical.opened_opstamp}; index.db records {opstamp}")
         conn = _open_untrusted(index_db)
         try:
-            texts = int(conn.execute("SELECT count(*) FROM files WHERE kind = 'text'").fetchone()[0])
+            texts = set(conn.execute("SELECT id, path FROM files WHERE kind = 'text'").fetchall())
         finally:
             conn.close()
-        if lexical.num_docs() != texts:
-            raise _invalid(f"tantivy/ holds {lexical.num_docs()} documents; index.db has {texts} text files")
+        if lexical.num_docs() != len(texts):
+            raise _invalid(f"tantivy/ holds {lexical.num_docs()} documents; index.db has {len(texts)} text files")
     finally:
         lexical.close()
+    # Search opens the path a document names: each must be a text file of the file table, with its id.
+    searcher = tantivy.Index.open(str(directory)).searcher()
+    hits = searcher.search(tantivy.Query.all_query(), limit=max(len(texts), 1)).hits if texts else []
+    for _score, address in hits:
+        doc = searcher.doc(address)
+        key = (doc["file_id"][0], doc["path"][0])
+        if key not in texts:
+            raise _invalid(f"tantivy/ has a document for {key[1]!r} (file id {key[0]}) that index.db's file table "
+                           "does not list as a text file", path=repr(key[1])[:200])
 
 
 def unpack_verified(archive: Path, expected_sha256: str, staging: Path,
