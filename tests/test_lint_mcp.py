@@ -47,7 +47,16 @@ async def test_lint_tools_and_lint_check_answer_in_the_model_text(tmp_path: Path
             assert "found" not in names[("eslint", "web")]  # lean: false is the default
             assert "eslint web/ web/eslint.config.js" in text and "MISSING - `npm install" in text
 
-            report, text = await _call(client, "lint_check", {})
+            notes: list[tuple[float, float | None, str | None]] = []
+
+            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                notes.append((progress, total, message))
+
+            res = await client.call_tool("lint_check", {}, progress_callback=on_progress)
+            report, text = envelope(res)["result"], answer_text(res)
+            # One progress notification per linter run that ended (eslint is missing: nothing runs).
+            assert [(p, t) for p, t, _ in notes] == [(1.0, 2.0), (2.0, 2.0)]
+            assert {m for _, _, m in notes} == {"mypy finished", "ruff finished"}
             diags = report["diagnostics"]
             lines = [m.groupdict() for m in map(_LINE.match, text.splitlines()) if m]
             assert [(m["path"], int(m["line"]), int(m["col"]), m["code"]) for m in lines] == [
@@ -76,7 +85,8 @@ async def test_fix_is_one_mutation_the_index_and_the_task_see(tmp_path: Path) ->
             assert (root / "pkg/a.py").read_text().startswith("import sys\n\n\ndef f")
             assert (root / "pkg/b.py").read_text() == "import json\n\nvalue = json.dumps(1)\n"
             assert "diagnostics" not in report  # what was left: nothing ruff reports
-            assert body["meta"].get("mutation_fingerprint")
+            task = (await call(client, "get_task", {}))["task"]
+            assert task["counters"]["mutation_count"] == 1 and task["last_mutation_fingerprint"]
 
             # The index already serves the fixed text, with the hash the fix reported.
             read = await call(client, "read_source", {"targets": [{"path": "pkg/b.py"}]})

@@ -7,6 +7,8 @@ kill); their machine formats are parsed in ``formats/``.
 """
 
 from codeplane.lint.models import Diagnostic, FixedFile, FixOutcome, LinterInfo, LintReport, ToolRun
+from codeplane.lint.runner import Progress
 from codeplane.lint.service import FixPlan, LintService
 
-__all__ = ["Diagnostic", "FixOutcome", "FixPlan", "FixedFile", "LintReport", "LintService", "LinterInfo", "ToolRun"]
+__all__ = ["Diagnostic", "FixOutcome", "FixPlan", "FixedFile", "LintReport", "LintService", "LinterInfo", "Progress",
+           "ToolRun"]

@@ -5,7 +5,7 @@ never an exception: one broken linter must not cost the others' diagnostics."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,11 +46,26 @@ def _run(job: Job) -> Outcome:
         return Outcome(job, None, f"{type(exc).__name__}: {exc}")
 
 
-def run_jobs(jobs: Sequence[Job], workers: int) -> list[Outcome]:
-    """Every job's outcome, in the order of ``jobs``."""
-    if not jobs:
-        return []
-    if len(jobs) == 1:
-        return [_run(jobs[0])]
+class Progress:
+    """The linter runs of a call that have finished, in order, read by a caller polling from another thread
+    (``list.append`` is atomic under the GIL); ``total`` grows as the call plans more runs."""
+
+    def __init__(self) -> None:
+        self.finished: list[str] = []
+        self.total = 0
+
+
+def run_jobs(jobs: Sequence[Job], workers: int, on_done: Callable[[int, Outcome], None] | None = None,
+             ) -> list[Outcome]:
+    """Every job's outcome, in the order of ``jobs``; ``on_done(index, outcome)`` as each one ends."""
+
+    def one(index: int) -> Outcome:
+        outcome = _run(jobs[index])
+        if on_done is not None:
+            on_done(index, outcome)
+        return outcome
+
+    if len(jobs) <= 1:
+        return [one(i) for i in range(len(jobs))]
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(jobs))), thread_name_prefix="cpl-lint") as pool:
-        return list(pool.map(_run, jobs))
+        return list(pool.map(one, range(len(jobs))))

@@ -28,7 +28,7 @@ from codeplane.lint.fixes import span_edits
 from codeplane.lint.formats import PathMap
 from codeplane.lint.formats.eslint import eslint_results
 from codeplane.lint.models import Diagnostic, FixedFile, FixOutcome, LinterInfo, LintReport, ToolRun
-from codeplane.lint.runner import Job, Outcome, run_jobs
+from codeplane.lint.runner import Job, Outcome, Progress, run_jobs
 from codeplane.lint.toolchain import project_python
 from codeplane.mutation import MutationEngine, UpdateSpan
 from codeplane.repo.ignore import IgnoreRules
@@ -190,7 +190,7 @@ class LintService:
                               exit_code=result.returncode, duration_ms=took, diagnostics=len(found), message=message)
 
     def run_checks(self, linters: Sequence[LinterInfo], rels: Sequence[str] | None,
-                   ) -> tuple[list[Diagnostic], list[ToolRun]]:
+                   progress: Progress | None = None) -> tuple[list[Diagnostic], list[ToolRun]]:
         """Run ``linters`` on ``rels`` in parallel: every diagnostic inside ``rels`` (sorted, without
         duplicates) and one run per linter that covers them."""
         runs: list[ToolRun] = []
@@ -208,7 +208,16 @@ class LintService:
             else:
                 jobs.append((info, Job(tuple(self._argv(info, targets)), self._cwd(info), self.config.timeout_sec)))
         found: dict[tuple[object, ...], Diagnostic] = {}
-        for (info, _job), outcome in zip(jobs, run_jobs([j for _, j in jobs], self.config.workers), strict=True):
+        done = None
+        if progress is not None:
+            progress.total += len(jobs)
+
+            def done(index: int, outcome: Outcome) -> None:
+                state = "timed out" if outcome.timed_out else "failed" if outcome.result is None else "finished"
+                progress.finished.append(f"{jobs[index][0].key} {state}")
+
+        outcomes = run_jobs([j for _, j in jobs], self.config.workers, done)
+        for (info, _job), outcome in zip(jobs, outcomes, strict=True):
             diagnostics, run = self._read(info, outcome)
             runs.append(run)
             for d in diagnostics:
@@ -218,8 +227,9 @@ class LintService:
         return sorted(found.values(), key=Diagnostic.sort_key), runs
 
     def check(self, *, paths: Sequence[str] | None = None, tools: Sequence[str] | None = None,
-              fix: bool = False, limit: int = DEFAULT_LIMIT) -> LintReport:
-        """Run the linters (fixing first when ``fix``) and answer the first page.
+              fix: bool = False, limit: int = DEFAULT_LIMIT, progress: Progress | None = None) -> LintReport:
+        """Run the linters (fixing first when ``fix``) and answer the first page; ``progress`` counts
+        finished linter runs for a caller on another thread.
 
         With ``fix`` the fixes are one mutation batch: on any precondition failure the error propagates
         and no file was written.
@@ -229,11 +239,11 @@ class LintService:
         outcome: FixOutcome | None = None
         notes: tuple[str, ...] = ()
         if fix:
-            plan = self.plan_fixes(linters, rels)
+            plan = self.plan_fixes(linters, rels, progress)
             notes = plan.notes
             if plan.edits:
                 outcome = self.apply_fixes(plan)
-        diagnostics, runs = self.run_checks(linters, rels)
+        diagnostics, runs = self.run_checks(linters, rels, progress)
         cap = self.config.max_diagnostics
         run = _Run(run_id="lint_" + uuid.uuid4().hex[:16], diagnostics=tuple(diagnostics[:cap]),
                    total=len(diagnostics), truncated=len(diagnostics) > cap)
@@ -270,14 +280,15 @@ class LintService:
 
     # -- fixing --------------------------------------------------------------------------------------
 
-    def plan_fixes(self, linters: Sequence[LinterInfo], rels: Sequence[str] | None) -> FixPlan:
+    def plan_fixes(self, linters: Sequence[LinterInfo], rels: Sequence[str] | None,
+                   progress: Progress | None = None) -> FixPlan:
         """The fixes every fixer in ``linters`` offers for ``rels``, as edits; nothing is written.
 
         Fixers are asked only about files their check reported a fixable diagnostic in. Each edit carries
         the SHA-256 of the bytes its fixer saw, so :meth:`apply_fixes` refuses files changed since.
         """
         fixers = [i for i in linters if i.can_fix and i.found]
-        diagnostics, _runs = self.run_checks(fixers, rels)
+        diagnostics, _runs = self.run_checks(fixers, rels, progress)
         notes: list[str] = []
         texts: list[tuple[LinterInfo, str, bytes, str]] = []  # (linter, path, bytes seen, fixed text)
         for info in fixers:

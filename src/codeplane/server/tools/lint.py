@@ -3,13 +3,18 @@ shape, with fixes applied as one mutation batch (``lint/``)."""
 
 from __future__ import annotations
 
+import asyncio
+
 import anyio
 from pydantic import Field
 
 from codeplane.core.calls import MutationReport
-from codeplane.lint import Diagnostic, FixOutcome, LinterInfo, ToolRun
+from codeplane.lint import Diagnostic, FixOutcome, LinterInfo, Progress, ToolRun
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
+
+#: How often a running lint_check looks for finished linters to report as progress.
+_POLL_S = 0.2
 
 
 class LintToolsParams(ToolParams):
@@ -59,10 +64,18 @@ async def _lint_check(ctx: ToolContext, params: LintCheckParams) -> LintCheckRes
     if params.cursor is not None:
         cursor = params.cursor
         report = await anyio.to_thread.run_sync(lambda: service.page(cursor, params.limit))
-    else:
-        report = await anyio.to_thread.run_sync(lambda: service.check(
-            paths=params.paths, tools=params.tools, fix=params.fix, limit=params.limit))
-    return LintCheckResult.model_validate(report, from_attributes=True)
+        return LintCheckResult.model_validate(report, from_attributes=True)
+    progress = Progress()
+    work = asyncio.get_running_loop().run_in_executor(None, lambda: service.check(
+        paths=params.paths, tools=params.tools, fix=params.fix, limit=params.limit, progress=progress))
+    sent = 0
+    while True:
+        finished, _ = await asyncio.wait({work}, timeout=_POLL_S)
+        while sent < len(progress.finished):  # one notification per linter run that ended
+            sent += 1
+            await ctx.progress(float(sent), float(progress.total) or None, progress.finished[sent - 1])
+        if finished:
+            return LintCheckResult.model_validate(work.result(), from_attributes=True)
 
 
 def _kind(params: LintCheckParams) -> ToolKind:
