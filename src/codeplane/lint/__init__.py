@@ -6,9 +6,10 @@ the models it answers with. Linters run as subprocesses through ``core.procs`` (
 kill); their machine formats are parsed in ``formats/``.
 """
 
+from codeplane.lint.fixing import FixPlan
 from codeplane.lint.models import Diagnostic, FixedFile, FixOutcome, LinterInfo, LintReport, ToolRun
 from codeplane.lint.runner import Progress
-from codeplane.lint.service import FixPlan, LintService
+from codeplane.lint.service import LintService
 
 __all__ = ["Diagnostic", "FixOutcome", "FixPlan", "FixedFile", "LintReport", "LintService", "LinterInfo", "Progress",
            "ToolRun"]

@@ -1,0 +1,146 @@
+"""Running linter instances on a set of paths: what to pass each one, its process, and its outcome read
+into diagnostics and a :class:`~codeplane.lint.models.ToolRun`.
+
+Each linter runs in its own process group with ``lint.timeout_sec`` (``runner.py``, ``core.procs``); a
+missing, failing or hanging linter becomes its run's status, never an exception.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Literal
+
+from codeplane.core.config import LintConfig
+from codeplane.lint.catalog import KINDS
+from codeplane.lint.discovery import mypy_has_targets
+from codeplane.lint.formats import PathMap
+from codeplane.lint.models import Diagnostic, LinterInfo, ToolRun
+from codeplane.lint.runner import Job, Outcome, Progress, run_jobs
+from codeplane.lint.toolchain import project_python
+
+#: Most characters of a linter's stderr quoted in a failed run's message.
+MESSAGE_CHARS = 600
+
+
+def under(path: str, scope: str) -> bool:
+    """``path`` is ``scope`` or below it (``""``/``"."`` is the whole repository)."""
+    return scope in ("", ".") or path == scope or path.startswith(f"{scope}/")
+
+
+def tail(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= MESSAGE_CHARS else "…" + text[-MESSAGE_CHARS:]
+
+
+class Checker:
+    """Runs linters of one repository. ``files`` lists the repository's files (read only for directory
+    paths, to skip linters with nothing to lint there)."""
+
+    def __init__(self, root: Path, config: LintConfig, files: Callable[[], Sequence[str]]) -> None:
+        self.root = root
+        self.config = config
+        self._files = files
+
+    def _targets(self, info: LinterInfo, rels: Sequence[str] | None,
+                 files: Callable[[], Sequence[str]]) -> list[str] | Literal[False] | None:
+        """What to pass the linter (relative to its project dir): ``None`` its default scope, ``False``
+        when none of ``rels`` is in its scope."""
+        if rels is None:
+            if info.name == "mypy" and not mypy_has_targets(self.root, info):
+                return ["."]
+            return None
+        targets: set[str] = set()
+        for rel in rels:
+            if info.root == ".":
+                inner = rel or "."
+            elif under(rel, info.root):
+                inner = rel[len(info.root) + 1:] or "."
+            elif rel == "" or info.root.startswith(f"{rel}/"):
+                inner = "."
+            else:
+                continue
+            if not self._has_files(rel, info.extensions, files):
+                continue  # e.g. mypy on a directory of JavaScript: nothing to lint, nothing to fail on
+            targets.add(inner)
+        return sorted(targets) if targets else False
+
+    def _has_files(self, rel: str, extensions: tuple[str, ...], files: Callable[[], Sequence[str]]) -> bool:
+        if (self.root / rel).is_file():
+            return rel.endswith(extensions)
+        prefix = f"{rel}/" if rel else ""
+        return any(f.startswith(prefix) and f.endswith(extensions) for f in files())
+
+    def cwd(self, info: LinterInfo) -> Path:
+        return self.root if info.root == "." else self.root / info.root
+
+    def _argv(self, info: LinterInfo, targets: list[str] | None) -> list[str]:
+        kind = KINDS[info.name]
+        assert kind.check_argv is not None and info.executable is not None
+        argv = kind.check_argv(info.executable, targets)
+        python = project_python(self.root, info.root) if info.name == "mypy" else None
+        if python is not None and Path(python).parent != Path(info.executable).parent:
+            argv[1:1] = ["--python-executable", python]  # a mypy from elsewhere must see the project's packages
+        return argv
+
+    def _read(self, info: LinterInfo, outcome: Outcome) -> tuple[list[Diagnostic], ToolRun]:
+        kind = KINDS[info.name]
+        result = outcome.result
+        if result is None:
+            return [], ToolRun(tool=info.name, root=info.root, status="failed", message=outcome.error)
+        took = int(result.duration_s * 1000)
+        if result.timed_out:
+            return [], ToolRun(tool=info.name, root=info.root, status="timed_out", duration_ms=took,
+                               message=f"killed after {outcome.job.timeout_s:g}s (lint.timeout_sec); "
+                                       "no diagnostics from this linter")
+        assert kind.parse is not None
+        text = result.text() if kind.stream == "stdout" else result.err_text()
+        try:
+            found = kind.parse(text, PathMap(self.root, outcome.job.cwd))
+        except ValueError as exc:
+            return [], ToolRun(tool=info.name, root=info.root, status="failed", exit_code=result.returncode,
+                               duration_ms=took, message=tail(f"unreadable output ({exc}): {result.err_text()}"))
+        ok = result.returncode in kind.ok_codes or bool(found)
+        message = None if ok else tail(result.err_text() or result.text())
+        if message and info.name == "mypy" and "unrecognized arguments" in message:
+            message = f"this mypy has no JSON output (mypy >= 1.11 has); upgrade it in the project. {message}"
+        return found, ToolRun(tool=info.name, root=info.root, status="ok" if ok else "failed",
+                              exit_code=result.returncode, duration_ms=took, diagnostics=len(found), message=message)
+
+    def run(self, linters: Sequence[LinterInfo], rels: Sequence[str] | None,
+            progress: Progress | None = None) -> tuple[list[Diagnostic], list[ToolRun]]:
+        """Run ``linters`` on ``rels`` in parallel: every diagnostic inside ``rels`` (sorted, without
+        duplicates) and one run per linter that covers them."""
+        runs: list[ToolRun] = []
+        jobs: list[tuple[LinterInfo, Job]] = []
+        files = functools.cache(self._files)  # read at most once per run, only for directory paths
+        for info in linters:
+            targets = self._targets(info, rels, files)
+            if targets is False:
+                continue
+            if not info.runnable:
+                runs.append(ToolRun(tool=info.name, root=info.root, status="unsupported",
+                                    message=f"CodePlane lists {info.name} but cannot read its output yet"))
+            elif not info.found:
+                runs.append(ToolRun(tool=info.name, root=info.root, status="missing", message=info.install_hint))
+            else:
+                jobs.append((info, Job(tuple(self._argv(info, targets)), self.cwd(info), self.config.timeout_sec)))
+        found: dict[tuple[object, ...], Diagnostic] = {}
+        done = None
+        if progress is not None:
+            progress.total += len(jobs)
+
+            def done(index: int, outcome: Outcome) -> None:
+                state = "timed out" if outcome.timed_out else "failed" if outcome.result is None else "finished"
+                progress.finished.append(f"{jobs[index][0].key} {state}")
+
+        outcomes = run_jobs([j for _, j in jobs], self.config.workers, done)
+        for (info, _job), outcome in zip(jobs, outcomes, strict=True):
+            diagnostics, run = self._read(info, outcome)
+            runs.append(run)
+            for d in diagnostics:
+                if rels is None or any(under(d.path, r) for r in rels):
+                    found.setdefault(tuple(d.model_dump().values()), d)
+        runs.sort(key=lambda r: (r.tool, r.root))
+        return sorted(found.values(), key=Diagnostic.sort_key), runs
