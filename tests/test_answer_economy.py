@@ -18,7 +18,7 @@ pytestmark = pytest.mark.anyio
 #: accepts (a test attempt's batch, an artifact: logs for people and programs) are not handles.
 _HANDLE_KEYS = {"cursor", "next_cursor", "def_uid", "file_sha256", "new_sha256", "fingerprint",
                 "mutation_fingerprint", "failure_fingerprint", "recovery_point", "oid"}
-_NOT_HANDLES = {"batch_id", "request_id", "artifact_id"}
+_NOT_HANDLES = {"batch_id", "request_id", "artifact_id", "mutation_id"}
 _MAX_TEXT_WITHOUT_CURSOR = 16 * 1024
 
 _FILES = {

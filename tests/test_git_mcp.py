@@ -65,7 +65,7 @@ async def test_edit_stage_commit_and_log_through_mcp(server: ServerHandle) -> No
         assert not res.is_error
         body = res.structured_content
         assert body and body["result"]["oid"] == run_git(root, "rev-parse", "HEAD").decode().strip()
-        assert body["meta"]["mutation_fingerprint"]
+        assert (await call(client, "get_task", {}))["task"]["last_mutation_fingerprint"]
         first = await call(client, "git_log", {"limit": 1})
         assert first["commits"][0]["summary"] == "two" and first["pagination"]["next_cursor"]
         second = await call(client, "git_log", {"limit": 1, "cursor": first["pagination"]["next_cursor"]})

@@ -42,7 +42,7 @@ async def test_describe_repo_and_tool(tmp_path: Path) -> None:
             body = envelope(res)
             meta = body["meta"]
             # The first answer of a session names it and its task; the request id is protocol metadata.
-            assert meta["session_id"] and meta["task_id"] and meta["task_state"] == "OPEN"
+            assert meta == {"task_id": meta["task_id"]} and meta["task_id"].startswith("task_")
             assert res.meta and res.meta["codeplane/request_id"].startswith("req_")
             again = await client.call_tool("describe", {})
             assert envelope(again)["meta"] == {}, "an ordinary answer repeats no ids"
@@ -85,15 +85,16 @@ async def test_explicit_session_id_is_echoed(tmp_path: Path) -> None:
             res = await client.call_tool("describe", {"session_id": "sess_mine"})
             assert envelope(res)["meta"]["session_id"] == "sess_mine"
             res = await client.call_tool("describe", {})
-            default = envelope(res)["meta"]["session_id"]
-            assert default != "sess_mine"
-            task = (await call(client, "get_task", {}))["task"]["task_id"]
+            assert "session_id" not in envelope(res)["meta"], "a derived session id is not echoed"
+            mine = (await call(client, "get_task", {"session_id": "sess_mine"}))["task"]
+            task = (await call(client, "get_task", {}))["task"]
+            assert mine["session_id"] == "sess_mine" and task["session_id"] != "sess_mine"
         async with mcp_client(server, name="same-program") as client:
             res = await client.call_tool("describe", {})
             # A reconnecting stateless client keeps its session (its budgets are not silently reset), so
             # nothing is news to it.
-            assert "session_id" not in envelope(res)["meta"]
-            assert (await call(client, "get_task", {}))["task"]["task_id"] == task
+            assert envelope(res)["meta"] == {}
+            assert (await call(client, "get_task", {}))["task"]["task_id"] == task["task_id"]
 
 
 def test_rest_routes_and_repo_header(tmp_path: Path) -> None:
@@ -147,7 +148,7 @@ async def test_both_protocol_revisions_are_served(tmp_path: Path) -> None:
             async with Client(server.mcp_url, mode=mode) as client:
                 res = await client.call_tool("describe", {})
                 assert not res.is_error
-                seen[client.protocol_version] = envelope(res)["meta"]["session_id"]
+                seen[client.protocol_version] = (await call(client, "get_task", {}))["task"]["session_id"]
     assert set(seen) == {"2025-11-25", "2026-07-28"}
     assert seen["2025-11-25"].startswith("mcp_")  # identity from the MCP session header
     assert seen["2026-07-28"].startswith("client_")  # stateless: one session per client program

@@ -47,9 +47,11 @@ REQUEST_ID_META_KEY = "codeplane/request_id"
 class ResponseMeta(BaseModel):
     """What the agent must see beside a result; lean-dumped, so an ordinary answer's meta is ``{}``.
 
-    Ids appear when they are new to the session (its first answer, a new task, a state change); the
-    budget line only when a limit is near or hit; signals and fingerprints only when set. The request
-    id, for correlating with the ledger and logs, travels in the protocol's ``_meta`` instead.
+    The task id appears when it is new to the session (its first answer, a new task), its state when that
+    is not OPEN, the session id only to a caller that named one; the budget line only when a limit is
+    near or hit; signals and the failure fingerprint only when set, the mutation fingerprint only with
+    ``no_op``. The request id, for correlating with the ledger and logs, travels in the protocol's
+    ``_meta`` instead.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -99,22 +101,26 @@ class _Announcements:
 _announced = _Announcements()
 
 
-def _meta(services: Services, session_id: str, notes: list[CallNotes]) -> ResponseMeta:
+def _meta(services: Services, session_id: str, notes: list[CallNotes], *, explicit: bool) -> ResponseMeta:
     task = _task_meta(services, session_id)
 
     def first(attr: str) -> Any:
         return next((getattr(n, attr) for n in notes if getattr(n, attr) is not None), None)
 
     news = _announced.is_news(session_id, task.task_id if task else None, task.task_state if task else None)
-    budget_shown = task is not None and (task.budget_near or task.task_state != "OPEN")
+    state = task.task_state if task else None
+    budget_shown = task is not None and (task.budget_near or state != "OPEN")
+    no_op = first("no_op") or None
     return ResponseMeta(
-        session_id=session_id if news else None,
+        # The agent names a session itself when it needs one; a derived id is only echoed when asked for.
+        session_id=session_id if news and explicit else None,
         task_id=task.task_id if task and news else None,
-        task_state=task.task_state if task and news else None,
+        task_state=state if news and state != "OPEN" else None,
         budget=task.budget if task and budget_shown else None,
-        no_op=first("no_op") or None,
+        no_op=no_op,
         non_progress=first("non_progress") or None,
-        mutation_fingerprint=first("mutation_fingerprint"),
+        # Every mutation has a fingerprint; it tells the agent something only when it repeats (no_op).
+        mutation_fingerprint=first("mutation_fingerprint") if no_op else None,
         failure_fingerprint=first("failure_fingerprint"),
         warnings=[w for n in notes for w in n.warnings],
     )
@@ -225,7 +231,7 @@ async def dispatch(
                 continue
             if note is not None:
                 notes.append(note)
-        meta = _meta(services, session_id, notes)
+        meta = _meta(services, session_id, notes, explicit=explicit_session is not None)
         if error is not None or result is None or spec is None:
             return _error_result(error or CodePlaneError(ErrorCode.INTERNAL_ERROR), meta, request_id)
         try:

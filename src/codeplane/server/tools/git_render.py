@@ -20,8 +20,10 @@ def render_diff(report: DiffReport) -> str:
         name = f"{f.old_path} -> {f.path}" if f.old_path else f.path
         lines.append(f"--- {f.status} {name} +{f.insertions} -{f.deletions}" + (" (binary)" if f.binary else ""))
         for hunk in f.hunks:
-            lines.append(f"@@ -{hunk.old_start},{hunk.old_lines} +{hunk.new_start},{hunk.new_lines} @@"
-                         + (f" {hunk.header.strip()}" if hunk.header.strip() else ""))
+            header = hunk.header.strip()
+            if not header.startswith("@@"):
+                header = f"@@ -{hunk.old_start},{hunk.old_lines} +{hunk.new_start},{hunk.new_lines} @@ {header}"
+            lines.append(header.rstrip())
             lines += [f"{line.origin}{line.content.rstrip(chr(10))}" for line in hunk.lines]
             if hunk.lines_omitted:
                 lines.append(f"… {hunk.lines_omitted} lines omitted")

@@ -56,8 +56,7 @@ def render_preview(result: RefactorPreview) -> str:
 
 def render_apply(result: ApplyOutcome) -> str:
     lines = [f"applied {result.applied_edits} edits (+{result.applied_doc_edits} doc, {result.skipped_low} low "
-             f"skipped) [refactor {result.refactor_id} candidate {result.candidate_id}"
-             + (f", mutation {result.delta.mutation_id}]" if result.delta is not None else "]")]
+             f"skipped) [refactor {result.refactor_id} candidate {result.candidate_id}]"]
     lines += [f"M {f.path} {f.edits} edits sha256={short_sha(f.sha256)}" for f in result.files]
     lines += [f"R {m.from_path} -> {m.to_path}" for m in result.moves]
     lines += [f"D {path}" for path in result.deleted]

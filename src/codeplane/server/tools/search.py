@@ -156,7 +156,7 @@ def _hit_line(hit: SearchHit) -> str:
 
 def render_search(result: SearchResult) -> str:
     total = result.pagination.total_estimate
-    head = f"{len(result.results)} of {total if total is not None else '?'} hits @epoch {result.epoch}"
+    head = f"{len(result.results)} of {total if total is not None else '?'} hits"
     if result.truncated:
         head += " (truncated)"
     if result.pagination.next_cursor:

@@ -150,7 +150,8 @@ _ACTION_MARK = {"created": "A", "create": "A", "updated": "M", "update": "M", "d
 def render_write(result: WriteSourceResult) -> str:
     """A diffstat: the summary, then ``M path +a -d sha256=<new>`` per file; the dry run's diff follows."""
     delta = result.delta
-    lines = [f"{result.summary} [mutation {delta.mutation_id}]"]
+    # One file: its own line says it all. The mutation id stays in the record (no tool takes it).
+    lines = [result.summary] if len(delta.files) != 1 or delta.diff or not result.applied else []
     for f in delta.files:
         mark = _ACTION_MARK.get(str(f.action), str(f.action))
         name = f"{f.old_path} -> {f.path}" if f.old_path else f.path
