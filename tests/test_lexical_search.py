@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from codeplane.core.errors import CodePlaneError
-from codeplane.index.query import compile_query
 from codeplane.index.lexical import Fragment
+from codeplane.index.query import compile_query
 from codeplane.index.search import LexicalScope, lexical_stream
 from codeplane.index.service import IndexService, LexicalRequest
 from tests.builders import make_repo
@@ -189,18 +189,18 @@ def test_ranked_candidates_release_ties_in_path_order_across_batches(tmp_path: P
 
 def test_a_scoped_search_waits_only_for_pending_changes_in_its_scope(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"src/a.py": "needle\n", "docs/a.md": "needle\n"})
-    with running_index(repo, freshness_wait_ms=300) as index:
-        with index._pipeline.lock:  # the writer is busy: marked paths stay pending
-            (repo / "docs" / "a.md").write_text("needle needle\n")
-            index._pending.mark(["docs/a.md"])
-            assert hit_lines(index, "needle", scope=LexicalScope(paths=("src/",))) == {("src/a.py", 1)}
-            assert hit_lines(index, "needle", scope=LexicalScope(languages=("python",))) == {("src/a.py", 1)}
-            with pytest.raises(CodePlaneError) as caught:
-                hit_lines(index, "needle", scope=LexicalScope(paths=("docs/",)))
-            assert caught.value.code == 3005
-            index._pending.mark(["docs"])  # a directory may hold files in any scope
-            with pytest.raises(CodePlaneError):
-                hit_lines(index, "needle", scope=LexicalScope(paths=("src/",)))
+    # While the writer is busy (its lock held here), marked paths stay pending.
+    with running_index(repo, freshness_wait_ms=300) as index, index._pipeline.lock:
+        (repo / "docs" / "a.md").write_text("needle needle\n")
+        index._pending.mark(["docs/a.md"])
+        assert hit_lines(index, "needle", scope=LexicalScope(paths=("src/",))) == {("src/a.py", 1)}
+        assert hit_lines(index, "needle", scope=LexicalScope(languages=("python",))) == {("src/a.py", 1)}
+        with pytest.raises(CodePlaneError) as caught:
+            hit_lines(index, "needle", scope=LexicalScope(paths=("docs/",)))
+        assert caught.value.code == 3005
+        index._pending.mark(["docs"])  # a directory may hold files in any scope
+        with pytest.raises(CodePlaneError):
+            hit_lines(index, "needle", scope=LexicalScope(paths=("src/",)))
 
 
 def test_a_long_chain_keeps_a_window_and_an_old_cursor_answers_1005(tmp_path: Path,
