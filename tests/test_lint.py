@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -466,3 +467,28 @@ def test_a_fix_codeplane_may_not_write_is_left_with_a_note_and_the_rest_applied(
                             "CodePlane does not write there",)
     assert (py_repo / "generated/out.py").read_text() == "import os\n"
     assert [(d.path, d.code) for d in report.diagnostics] == [("generated/out.py", "F401")]
+
+
+def test_close_kills_a_running_linter_and_refuses_new_runs(py_repo: Path, tmp_path: Path) -> None:
+    pidfile = tmp_path / "grandchild.pid"
+    fake = py_repo / ".venv" / "bin" / "ruff"
+    fake.parent.mkdir(parents=True)
+    fake.write_text(f"#!/bin/sh\nsleep 300 &\necho $! > {pidfile}\nwait\n")
+    fake.chmod(0o755)
+    service = _service(py_repo, timeout_sec=120)
+    reports = []
+    worker = threading.Thread(target=lambda: reports.append(service.check(tools=["ruff"])))
+    worker.start()
+    deadline = time.monotonic() + 30
+    while not pidfile.exists() or not pidfile.read_text().strip():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    began = time.monotonic()
+    service.close()
+    worker.join(30)
+    assert not worker.is_alive() and time.monotonic() - began < 10
+    (run,) = reports[0].runs
+    assert run.status == "failed" and run.exit_code is not None and run.exit_code < 0
+    assert not _alive(int(pidfile.read_text()))
+    (after,) = service.check(tools=["ruff"]).runs
+    assert after.status == "failed" and after.message == "not run: the server is stopping"

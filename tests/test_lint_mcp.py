@@ -3,14 +3,26 @@ fixes that land as one counted mutation visible to the index, pages and typed er
 
 from __future__ import annotations
 
+import contextlib
 import re
+import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from codeplane.core.hashing import sha256_bytes
-from tests.builders import answer_text, call, call_error, envelope, make_repo, mcp_client, running_server
+from tests.builders import (
+    answer_text,
+    call,
+    call_error,
+    envelope,
+    make_repo,
+    mcp_client,
+    running_server,
+    start_server,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -128,3 +140,32 @@ async def test_a_hanging_linter_times_out_at_the_configured_limit(tmp_path: Path
             (run,) = report["runs"]
             assert run["status"] == "timed_out" and "killed after 1.5s (lint.timeout_sec)" in run["message"]
             assert "ruff: timed_out" in text and "diagnostics" not in report
+
+
+async def test_stopping_the_server_kills_a_running_linter(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", FILES)
+    pidfile = tmp_path / "linter.pid"
+    fake = root / ".venv" / "bin" / "ruff"
+    fake.parent.mkdir(parents=True)
+    fake.write_text(f"#!/bin/sh\necho $$ > {pidfile}\nexec sleep 300\n")
+    fake.chmod(0o755)
+    server = start_server(root)
+    try:
+        async with mcp_client(server) as client, anyio.create_task_group() as group:
+            async def lint() -> None:
+                with contextlib.suppress(Exception):
+                    await client.call_tool("lint_check", {"tools": ["ruff"]})
+
+            group.start_soon(lint)
+            with anyio.fail_after(30):
+                while not pidfile.exists() or not pidfile.read_text().strip():
+                    await anyio.sleep(0.05)
+            began = time.monotonic()
+            assert server.stop(timeout=30) is not None
+            took = time.monotonic() - began
+            group.cancel_scope.cancel()
+    finally:
+        server.stop()
+    assert took < 15  # not lint.timeout_sec (120 s)
+    linter = int(pidfile.read_text())
+    assert not Path(f"/proc/{linter}").exists() or "Z" in Path(f"/proc/{linter}/stat").read_text().split(")")[-1][:3]

@@ -11,7 +11,7 @@ import select
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,10 +113,17 @@ def start(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = Non
 
 
 def run(argv: Sequence[str], *, cwd: Path, timeout_s: float = 60.0,
-        env: Mapping[str, str] | None = None, stdin: bytes | None = None) -> ProcResult:
-    """Run to completion or timeout; on timeout the process group is killed and ``timed_out`` set."""
+        env: Mapping[str, str] | None = None, stdin: bytes | None = None,
+        on_start: Callable[[subprocess.Popen[bytes]], None] | None = None) -> ProcResult:
+    """Run to completion or timeout; on timeout the process group is killed and ``timed_out`` set.
+
+    ``on_start`` gets the process as soon as it runs, so an owner can kill its group on shutdown (the run
+    then returns with the signal's return code).
+    """
     began = time.monotonic()
     proc = start(argv, cwd=cwd, env=env, stdin=stdin)
+    if on_start is not None:
+        on_start(proc)
     timed_out = False
     try:
         out, err = proc.communicate(input=stdin, timeout=timeout_s)

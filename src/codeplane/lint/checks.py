@@ -17,7 +17,7 @@ from codeplane.lint.catalog import KINDS
 from codeplane.lint.discovery import mypy_has_targets
 from codeplane.lint.formats import PathMap
 from codeplane.lint.models import Diagnostic, LinterInfo, ToolRun
-from codeplane.lint.runner import Job, Outcome, Progress, run_jobs
+from codeplane.lint.runner import Job, Outcome, Progress, Runner
 from codeplane.lint.toolchain import project_python
 
 #: Most characters of a linter's stderr quoted in a failed run's message.
@@ -42,6 +42,8 @@ class Checker:
         self.root = root
         self.config = config
         self._files = files
+        #: Every process this service starts goes through here (``LintService.close`` kills them).
+        self.runner = Runner()
 
     def _targets(self, info: LinterInfo, rels: Sequence[str] | None,
                  files: Callable[[], Sequence[str]]) -> list[str] | Literal[False] | None:
@@ -135,7 +137,7 @@ class Checker:
                 state = "timed out" if outcome.timed_out else "failed" if outcome.result is None else "finished"
                 progress.finished.append(f"{jobs[index][0].key} {state}")
 
-        outcomes = run_jobs([j for _, j in jobs], self.config.workers, done)
+        outcomes = self.runner.run([j for _, j in jobs], self.config.workers, done)
         for (info, _job), outcome in zip(jobs, outcomes, strict=True):
             diagnostics, run = self._read(info, outcome)
             runs.append(run)

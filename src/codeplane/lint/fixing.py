@@ -20,7 +20,7 @@ from codeplane.lint.fixes import span_edits
 from codeplane.lint.formats import PathMap
 from codeplane.lint.formats.eslint import eslint_results
 from codeplane.lint.models import FixedFile, LinterInfo
-from codeplane.lint.runner import Job, Progress, run_jobs
+from codeplane.lint.runner import Job, Progress
 from codeplane.mutation import UpdateSpan
 from codeplane.repo.ignore import IgnoreRules
 
@@ -118,7 +118,7 @@ class FixPlanner:
         jobs = [Job(tuple(fix_argv(info.executable, str(self.root / path))), cwd, self.config.timeout_sec,
                     stdin=data) for path, data in todo]
         out: list[tuple[str, bytes, str | None, str]] = []
-        for (path, data), outcome in zip(todo, run_jobs(jobs, self.config.workers), strict=True):
+        for (path, data), outcome in zip(todo, self._checker.runner.run(jobs, self.config.workers), strict=True):
             result = outcome.result
             if result is None or result.timed_out or result.returncode != 0:
                 reason = outcome.error or ("timed out" if outcome.timed_out else tail(result.err_text() if result
@@ -139,7 +139,7 @@ class FixPlanner:
         before = {path: self._read_bytes(path) for path in files}
         args = [str((self.root / path).relative_to(cwd)) for path in files]
         job = Job((info.executable, "-f", "json", "--fix-dry-run", *args), cwd, self.config.timeout_sec)
-        outcome = run_jobs([job], 1)[0]
+        outcome = self._checker.runner.run([job], 1)[0]
         result = outcome.result
         if result is None or result.timed_out:
             reason = outcome.error or "timed out"

@@ -5,6 +5,8 @@ never an exception: one broken linter must not cost the others' diagnostics."""
 from __future__ import annotations
 
 import os
+import subprocess
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -38,14 +40,6 @@ def _environment() -> dict[str, str]:
     return {**os.environ, "NO_COLOR": "1", "FORCE_COLOR": "0", "CLICOLOR": "0"}
 
 
-def _run(job: Job) -> Outcome:
-    try:
-        return Outcome(job, procs.run(job.argv, cwd=job.cwd, timeout_s=job.timeout_s, env=_environment(),
-                                      stdin=job.stdin))
-    except OSError as exc:
-        return Outcome(job, None, f"{type(exc).__name__}: {exc}")
-
-
 class Progress:
     """The linter runs of a call that have finished, in order, read by a caller polling from another thread
     (``list.append`` is atomic under the GIL); ``total`` grows as the call plans more runs."""
@@ -55,17 +49,58 @@ class Progress:
         self.total = 0
 
 
-def run_jobs(jobs: Sequence[Job], workers: int, on_done: Callable[[int, Outcome], None] | None = None,
-             ) -> list[Outcome]:
-    """Every job's outcome, in the order of ``jobs``; ``on_done(index, outcome)`` as each one ends."""
+class Runner:
+    """Runs jobs in parallel; :meth:`close` kills every process group still running (server stop) and
+    refuses new jobs, so a hanging linter never holds the server's exit for its timeout."""
 
-    def one(index: int) -> Outcome:
-        outcome = _run(jobs[index])
-        if on_done is not None:
-            on_done(index, outcome)
-        return outcome
+    def __init__(self) -> None:
+        self._live: set[subprocess.Popen[bytes]] = set()
+        self._lock = threading.Lock()
+        self._closed = False
 
-    if len(jobs) <= 1:
-        return [one(i) for i in range(len(jobs))]
-    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(jobs))), thread_name_prefix="cpl-lint") as pool:
-        return list(pool.map(one, range(len(jobs))))
+    def _started(self, proc: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._live.add(proc)
+            closed = self._closed
+        if closed:  # close() ran between the check in _run and the start
+            procs.kill_process_group(proc)
+
+    def _run(self, job: Job) -> Outcome:
+        if self._closed:
+            return Outcome(job, None, "not run: the server is stopping")
+        holder: list[subprocess.Popen[bytes]] = []
+
+        def started(proc: subprocess.Popen[bytes]) -> None:
+            holder.append(proc)
+            self._started(proc)
+
+        try:
+            return Outcome(job, procs.run(job.argv, cwd=job.cwd, timeout_s=job.timeout_s, env=_environment(),
+                                          stdin=job.stdin, on_start=started))
+        except OSError as exc:
+            return Outcome(job, None, f"{type(exc).__name__}: {exc}")
+        finally:
+            with self._lock:
+                self._live.difference_update(holder)
+
+    def run(self, jobs: Sequence[Job], workers: int, on_done: Callable[[int, Outcome], None] | None = None,
+            ) -> list[Outcome]:
+        """Every job's outcome, in the order of ``jobs``; ``on_done(index, outcome)`` as each one ends."""
+
+        def one(index: int) -> Outcome:
+            outcome = self._run(jobs[index])
+            if on_done is not None:
+                on_done(index, outcome)
+            return outcome
+
+        if len(jobs) <= 1:
+            return [one(i) for i in range(len(jobs))]
+        with ThreadPoolExecutor(max_workers=max(1, min(workers, len(jobs))), thread_name_prefix="cpl-lint") as pool:
+            return list(pool.map(one, range(len(jobs))))
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            live = list(self._live)
+        for proc in live:
+            procs.kill_process_group(proc, grace_s=0.2)

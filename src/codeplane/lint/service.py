@@ -175,6 +175,10 @@ class LintService:
 
 
 
+    def close(self) -> None:
+        """Kill every linter still running (with its process group); later runs are refused."""
+        self._checker.runner.close()
+
     def apply_fixes(self, plan: FixPlan) -> FixOutcome:
         """Apply ``plan`` as one mutation batch (delta, ledger, index refresh); on any failure nothing is
         written and the engine's error (5002 for a file changed since planning) propagates."""

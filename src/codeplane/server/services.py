@@ -259,6 +259,15 @@ def _wire_lint(services: Services) -> None:
         services.root, services.config.lint, services.mutation,
         files_source=lambda: indexed_paths(services.index.read_connection) if services.index.ready else None)
 
+    async def nothing() -> None:
+        return None
+
+    async def close() -> None:
+        # A linter still running when the server stops is killed with its process group, not waited for.
+        services.lint.close()
+
+    services.lifecycles.append(Lifecycle("lint", nothing, close))
+
 
 def build_services(root: Path, config: CodePlaneConfig, repo_id: str) -> Services:
     services = Services(root=root, config=config, repo_id=repo_id)
