@@ -283,7 +283,8 @@ def test_paths_limit_the_run_to_those_files(py_repo: Path) -> None:
     assert {d.tool for d in report.diagnostics} == {"ruff", "mypy"}
     # A path no linter covers runs nothing: not a file of the wrong kind, not a directory without any.
     write_files(py_repo, {"notes.md": "# notes\n", "web/x.js": "var x = 1;\n"})
-    assert _service(py_repo).check(paths=["notes.md"]).runs == ()
+    nothing = _service(py_repo).check(paths=["notes.md"])
+    assert nothing.runs == () and nothing.notes == ("no linter here lints notes.md",)
     assert _service(py_repo).check(paths=["web"]).runs == ()
 
 
@@ -372,7 +373,14 @@ def test_fix_applies_eslint_fixes_without_eslint_writing(tmp_path: Path) -> None
 def test_fix_with_nothing_to_fix_writes_nothing(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "repo", {"pkg/clean.py": "def h() -> int:\n    return 1\n"})
     report = _service(root).check(fix=True)
-    assert report.fix is None and report.total == 0
+    assert report.fix is None and report.total == 0 and report.notes == ()
+
+
+def test_a_repository_without_linters_says_so(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {"README.md": "# docs only\n"})
+    report = _service(root).check()
+    assert report.runs == () and report.notes == (
+        "no linter is configured or conventional in this repository (lint_tools lists them)",)
 
 
 # -- timeouts and missing linters ------------------------------------------------------------------------------

@@ -123,6 +123,9 @@ class LintService:
             if plan.edits:
                 outcome = self.apply_fixes(plan)
         diagnostics, runs = self.run_checks(linters, rels, progress)
+        if not runs:  # say why nothing ran, so an empty answer is not read as "clean"
+            notes += ("no linter is configured or conventional in this repository (lint_tools lists them)"
+                      if not linters else f"no linter here lints {', '.join(rels or []) or 'these paths'}",)
         cap = self.config.max_diagnostics
         run = _Run(run_id="lint_" + uuid.uuid4().hex[:16], diagnostics=tuple(diagnostics[:cap]),
                    total=len(diagnostics), truncated=len(diagnostics) > cap)
