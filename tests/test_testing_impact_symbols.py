@@ -221,3 +221,32 @@ def test_a_walk_that_grows_too_big_falls_back_to_module_level(shop: tuple[Path, 
     assert result.fallbacks == ("src/shop/pricing.py: more than 1 definitions reached",)
     assert {m.test_file for m in result.matches} >= {"tests/test_cart.py", "tests/test_pricing.py"}
     assert all(not m.cases for m in result.matches if m.test_file == "tests/test_cart.py")
+
+
+LAZY: dict[str, str] = {
+    "lazy/__init__.py": (
+        "def _compute():\n    return 3\n\n\n"
+        "def __getattr__(name):\n    if name == 'VERSION':\n        return _compute()\n"
+        "    raise AttributeError(name)\n"),
+    "tests/test_lazy.py": (
+        "import importlib\n\nimport pytest\n\n\n@pytest.fixture\ndef mod():\n"
+        "    return importlib.import_module('lazy')\n"
+        "\n\ndef test_version(mod):\n    assert mod.VERSION == 3\n\n\ndef test_other():\n    assert True\n"),
+}
+
+
+def test_a_module_getattr_reaches_the_accesses_of_the_names_it_serves(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """attrs' ``mod.__version_info__`` (a module passed in by a fixture) is served by a PEP 562 ``__getattr__``."""
+    repo = make_repo(tmp_path_factory.mktemp("lazy") / "repo", LAZY)
+    index = IndexService(repo, RepoLayout(repo), CodePlaneConfig().index)
+    index.register_indexer(StructuralIndexer())
+    index.start()
+    try:
+        assert index.wait_ready(60)
+        result = ImpactIndex(index.read_connection).affected(
+            ["lazy/__init__.py"], ["tests/test_lazy.py"], ranges={"lazy/__init__.py": [(2, 2)]},
+            read_lines=lambda rel: (repo / rel).read_text().splitlines())
+    finally:
+        index.stop()
+    assert _selected(result) == {"tests/test_lazy.py::test_version"}

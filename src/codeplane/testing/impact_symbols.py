@@ -40,6 +40,7 @@ MAX_DEFS = 4_000
 MAX_LINES = 5_000
 _CHAIN = 8
 _WORD = re.compile(r"[A-Za-z_]\w*")
+_SERVED = re.compile(r"""["']([A-Za-z_]\w*)["']""")
 #: Text before a name that puts it in an annotation: ``name: ...`` (no ``=`` yet) or ``-> ...``.
 _ANNOTATION = re.compile(r"(?:(?:^|[(,])\s*\*{0,2}[A-Za-z_]\w*\s*:[^=:]*|->[^:]*)$")
 _FIXTURE_NAME = re.compile(r"""name\s*=\s*["']([A-Za-z_]\w*)["']""")
@@ -289,12 +290,14 @@ class SymbolWalk:
             return
         if (in_test or _is_conftest(path) or "/tests/" in f"/{path}") and d.kind in ("function", "method"):
             self._fixture(d, path, reach)
-        if _is_dunder(d.name) and d.kind in ("function", "method"):
-            owner = self.get(d.parent)
+        owner = self.get(d.parent)
+        if d.name == "__getattr__" and (owner is None or owner.kind != "class"):
+            self._module_getattr(d, path, reach)  # a module's (PEP 562), or one a factory makes for modules
+            if d.kind != "variable":
+                return
+        elif _is_dunder(d.name) and d.kind in ("function", "method"):
             if owner is not None and owner.kind == "class":
                 self.enqueue(owner, reach.then(owner.qualified_name, "high", runs=d.name in _CONSTRUCTION))
-            elif d.name == "__getattr__":  # PEP 562: it serves exactly the names the module does not define
-                self._dangling(d.file_id, path, reach)
             return
         for file_id, line, col in self.conn.execute(
                 "SELECT file_id, start_line, start_col FROM st_ref WHERE target_uid = ? "
@@ -310,6 +313,25 @@ class SymbolWalk:
                 "SELECT file_id, start_line, start_col FROM st_dynamic_site WHERE extracted_literals LIKE ?",
                 (literal,)).fetchall():
             self._use((int(file_id), int(line), int(col)), d, reach, "low", call=True)
+
+    def _module_getattr(self, d: _Def, path: str, reach: Reach) -> None:
+        """A module ``__getattr__`` serves the names its module does not define: the imports of such names
+        from its module, and every access by name (``mod.__version_info__`` on any receiver) of a name its
+        text spells as a string. Without such strings, everything importing the module."""
+        self._dangling(d.file_id, path, reach)
+        if d.kind == "variable":  # ``__getattr__ = factory(...)``: the factory's function spells the names
+            return
+        lines = self.read_lines(path)
+        served = {m.group(1) for line in lines[max(0, d.start - 1):d.end] for m in _SERVED.finditer(line)}
+        if not served:
+            self.fallback(path, f"{d.qualified_name} serves names it does not spell")
+            return
+        for name in sorted(served):
+            for file_id, line, col in self.conn.execute(
+                    "SELECT file_id, start_line, start_col FROM st_ref WHERE token_text = ? AND target_uid IS NULL "
+                    "AND role = 'REFERENCE' AND is_member = 1", (name,)).fetchall():
+                self._use((int(file_id), int(line), int(col)), d, reach.then(f"{name} (served by {d.qualified_name})",
+                                                                            "low"), "low")
 
     def _use(self, site: tuple[int, int, int], used: _Def, reach: Reach, confidence: Confidence, *,
              call: bool = False, receiver: str | None = None) -> None:
