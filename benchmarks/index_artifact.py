@@ -72,8 +72,14 @@ def clone(base: Path, dest: Path) -> Path:
 def up_to_ready(root: Path, *extra: str) -> tuple[float, dict[str, Any]]:
     """Seconds from spawning `cpl up` to `/ready` 200, and the index status then."""
     began = time.perf_counter()
+    errors = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 - read back if the server dies
     proc = subprocess.Popen([*CPL, "up", str(root), "--port", "0", "--json", *extra], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
+                            stderr=errors, text=True)
+
+    def died() -> RuntimeError:
+        errors.seek(0)
+        return RuntimeError(f"cpl up exited {proc.returncode}: {errors.read()[-3000:]}")
+
     try:
         assert proc.stdout is not None
         port = None
@@ -82,8 +88,10 @@ def up_to_ready(root: Path, *extra: str) -> tuple[float, dict[str, Any]]:
             if line.startswith("{") and json.loads(line).get("event") == "ready":
                 port = int(json.loads(line)["port"])
             elif not line and proc.poll() is not None:
-                raise RuntimeError("cpl up exited")
+                raise died()
         while True:
+            if proc.poll() is not None:
+                raise died()
             try:
                 if httpx.get(f"http://127.0.0.1:{port}/ready", timeout=5).status_code == 200:
                     break
