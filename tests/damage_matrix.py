@@ -121,6 +121,7 @@ CASES = [
     Case("ledger.db truncated", "ledger.db", _truncate, "evidence"),
     Case("ledger.db emptied (0 bytes)", "ledger.db", _empty, "evidence"),
     Case("ledger.db garbage", "ledger.db", _garbage, "evidence"),
+    Case("ledger.db deleted", "ledger.db", _delete, "evidence"),
     Case("config.yaml YAML syntax error", "config.yaml", _config("server:\n  port: [unclosed\n"), "config"),
     Case("config.yaml unknown top-level key", "config.yaml", _config("port: 8000\n"), "config"),
     Case("config.yaml invalid value", "config.yaml", _config("logging:\n  level: loud\n"), "config"),
@@ -163,8 +164,8 @@ class Outcome:
         if self.write_ok is not None:
             extra.append("write ok" if self.write_ok else "WRITE FAILED")
         if self.evidence:
-            extra.append(f"kept {', '.join(self.evidence)}" + (" (sha256 matches)" if self.evidence_sha_ok else
-                                                                 " (SHA256 MISMATCH)"))
+            verdict = {True: " (sha256 matches)", False: " (SHA256 MISMATCH)", None: ""}[self.evidence_sha_ok]
+            extra.append(f"kept {', '.join(self.evidence)}{verdict}")
         if self.first_row:
             extra.append(f"new chain op 1 = {self.first_row}")
         if self.status_ok is not None:
@@ -247,14 +248,15 @@ def run_case(case: Case, root: Path) -> Outcome:
         server.stop()
     if case.kind == "evidence":
         kept = sorted(state.glob("ledger.corrupt-*.db"))
-        out.evidence = [p.name for p in kept]
-        out.evidence_sha_ok = bool(kept) and hashlib.sha256(kept[0].read_bytes()).hexdigest() == damaged
+        out.evidence = [p.name for p in [*kept, *sorted(state.glob("ledger.missing-*.json"))]]
+        if kept:
+            out.evidence_sha_ok = hashlib.sha256(kept[0].read_bytes()).hexdigest() == damaged
         conn = sqlite3.connect(state / "ledger.db")
         row = conn.execute("SELECT op_type, detail FROM operations ORDER BY op_id LIMIT 1").fetchone()
         conn.close()
         if row is not None:
             detail = json.loads(row[1] or "{}").get("quarantine", {})
-            out.first_row = f"{row[0]} sha256 {str(detail.get('sha256'))[:12]}"
+            out.first_row = f"{row[0]}" + (f" sha256 {str(detail['sha256'])[:12]}" if detail.get("sha256") else "")
     del before
     out.doctor_after, out.failed_checks_after = _doctor(repo, env)
     if case.kind == "evidence":

@@ -54,6 +54,26 @@ def test_damaged_ledger_is_quarantined_with_its_sha256_and_reported_until_acknow
     assert out.doctor_after_ack == 0
 
 
+def test_a_deleted_ledger_is_noticed_recorded_and_reported_until_acknowledged(tmp_path: Path) -> None:
+    out = run_case(_BY_NAME["ledger.db deleted"], tmp_path)
+    assert out.doctor_before == 1 and "ledger.db present" in out.failed_checks_before
+    assert out.up_ok and out.search_exact and out.write_ok
+    assert len(out.evidence) == 1 and out.evidence[0].startswith("ledger.missing-")
+    assert out.first_row == "ledger.missing"
+    assert any("missing" in w for w in out.warnings)
+    assert out.doctor_after == 1 and out.failed_checks_after == ["missing ledger"]
+    assert out.doctor_after_ack == 0
+
+
+def test_clear_then_up_is_a_fresh_ledger_not_a_missing_one(used_repo: Path, tmp_path: Path) -> None:
+    env = cpl_env(home=tmp_path / "xdg")
+    assert cpl("clear", "--json", cwd=used_repo, env=env).returncode == 0
+    with running_server(used_repo, env=env) as server:
+        server.wait_serving()
+        assert server.get("/status").json()["storage"]["warnings"] == []
+    assert cpl("doctor", "--json", cwd=used_repo, env=env).returncode == 0
+
+
 @pytest.mark.parametrize("name", ["config.yaml YAML syntax error", "config.yaml unknown top-level key"])
 def test_broken_config_refuses_to_start_with_a_user_error(tmp_path: Path, name: str) -> None:
     out = run_case(_BY_NAME[name], tmp_path)

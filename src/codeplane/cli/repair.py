@@ -92,8 +92,16 @@ def _repair_tantivy(layout: RepoLayout) -> list[Repair]:
 
 def _repair_ledger(layout: RepoLayout) -> list[Repair]:
     from codeplane.tasks.ledger import Ledger
+    from codeplane.tasks.ledger_identity import remembered
 
     problem = sqlite_problem(layout.ledger_db)
+    if problem is None and not layout.ledger_db.exists() and remembered(layout.state_dir) is not None:
+        ledger = Ledger(layout.ledger_db)
+        ledger.open()  # a new chain whose first row records the loss, as a server start would
+        ledger.close()
+        reason = ledger.quarantined.reason if ledger.quarantined else "ledger.db is missing"
+        return [Repair("ledger.db", "new chain", f"{reason}; the new chain records it"),
+                Repair("ledger.db", "missing", "`cpl doctor --ack-quarantine` once you know why", fixed=False)]
     if problem is None:
         return []
     ledger = Ledger(layout.ledger_db)

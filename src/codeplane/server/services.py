@@ -237,7 +237,9 @@ def _wire_storage(services: Services) -> None:
     def status() -> dict[str, object]:
         recoveries = [r for r in (services.testing.costs.recovery, services.testing.store.recovery) if r]
         ledger = services.tasks.ledger.quarantined
-        if ledger is not None:
+        if ledger is not None and ledger.missing:
+            recoveries.append(Recovery("ledger.db", "missing", f"{ledger.reason}; a new chain records it"))
+        elif ledger is not None:
             recoveries.append(Recovery("ledger.db", "quarantined", f"{ledger.reason}; moved to {ledger.file} "
                                        f"(sha256 {ledger.sha256})"))
         warnings = [r.line() for r in recoveries] + quarantine_warnings(services.layout.state_dir,

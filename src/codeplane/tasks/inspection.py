@@ -15,6 +15,7 @@ from codeplane.core.layout import RepoLayout
 from codeplane.core.stores import sqlite_problem
 from codeplane.tasks.chain import HASHED_COLUMNS
 from codeplane.tasks.ledger import connect_read_only, operation_to_public, task_from_row, verify_connection
+from codeplane.tasks.ledger_identity import remembered
 from codeplane.tasks.quarantine import current_sha256, quarantined
 
 #: The triggers that make the ledger append-only (schema.py); a missing one is a failed check.
@@ -32,6 +33,11 @@ def check_ledger(root: Path) -> list[CheckResult]:
     path = RepoLayout(root).ledger_db
     results = check_quarantined(root)
     if not path.exists():
+        gone = remembered(path.parent)
+        if gone is not None:
+            return [CheckResult("ledger.db present", False, f"ledger {gone[0]} (created {gone[1]}) is missing",
+                                "restore it from a backup; otherwise the next start begins a new chain that "
+                                "records the loss"), *results]
         return [CheckResult(_CHECK, True, "no ledger yet (the server creates it on first start)"), *results]
     problem = sqlite_problem(path, read_only=True)
     if problem is not None:
@@ -60,6 +66,14 @@ def check_quarantined(root: Path) -> list[CheckResult]:
     someone looked at it); a file changed since it was moved aside fails even when acknowledged."""
     results: list[CheckResult] = []
     for path, record in quarantined(RepoLayout(root).state_dir):
+        if record.missing:
+            results.append(CheckResult(
+                "missing ledger", record.acknowledged_at is not None,
+                f"{record.reason}; noticed {record.quarantined_at}, a new chain records it ({path.name})"
+                + (f"; acknowledged {record.acknowledged_at}" if record.acknowledged_at else ""),
+                "" if record.acknowledged_at else "restore it from a backup if it matters, then "
+                "`cpl doctor --ack-quarantine`"))
+            continue
         changed = current_sha256(path) != record.sha256
         detail = (f"{path.name} ({record.size} bytes, sha256 {record.sha256}) moved aside {record.quarantined_at}: "
                   f"{record.reason}")
@@ -76,8 +90,9 @@ def check_quarantined(root: Path) -> list[CheckResult]:
 
 def quarantine_warnings(state_dir: Path, *, skip: str | None = None) -> list[str]:
     """One line per quarantined ledger not yet acknowledged (``skip``: one the caller already reports)."""
-    return [f"ledger quarantined: {path.name} (sha256 {record.sha256}): {record.reason}; "
-            "`cpl doctor --ack-quarantine` once inspected"
+    return [(f"ledger missing: {record.reason} ({path.name}); " if record.missing else
+             f"ledger quarantined: {path.name} (sha256 {record.sha256}): {record.reason}; ")
+            + "`cpl doctor --ack-quarantine` once inspected"
             for path, record in quarantined(state_dir)
             if record.acknowledged_at is None and path.name != skip]
 

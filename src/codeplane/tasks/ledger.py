@@ -20,6 +20,7 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
 from codeplane.core.storage import probe_write, storage_code, storage_error
 from codeplane.tasks.chain import ALL_COLUMNS, GENESIS_HASH, HASHED_COLUMNS, ChainReport, row_hash, verify_rows
+from codeplane.tasks.ledger_identity import MISSING_OP, ledger_id, remember, remembered
 from codeplane.tasks.models import (
     BudgetType,
     OperationRecord,
@@ -28,7 +29,7 @@ from codeplane.tasks.models import (
     TaskRecord,
     TaskState,
 )
-from codeplane.tasks.quarantine import QUARANTINE_OP, Quarantined, ledger_problem, quarantine
+from codeplane.tasks.quarantine import QUARANTINE_OP, Quarantined, ledger_problem, quarantine, record_missing
 from codeplane.tasks.schema import apply_schema, configure
 
 log = get_logger(__name__)
@@ -149,6 +150,9 @@ class Ledger:
             if self._conn is not None:
                 return
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            state_dir = self.path.parent
+            # Known before anything is created: a remembered ledger id without its file is a deleted ledger.
+            gone = remembered(state_dir) if not self.path.exists() else None
             moved: Quarantined | None = None
             problem = ledger_problem(self.path)
             if problem is not None:
@@ -167,12 +171,17 @@ class Ledger:
             self._last_op_id = max(int(last["op_id"]) if last else 0, int(seq[0]) if seq else 0)
             self._last_hash = str(last["row_hash"]) if last else GENESIS_HASH
             self._conn = conn
-            if moved is not None:
-                self.quarantined = moved
-                with self.transaction() as tx:
+            with self.transaction() as tx:
+                ident = ledger_id(tx)
+                if gone is not None and moved is None and gone[0] != ident[0]:
+                    moved = record_missing(state_dir, *gone)
+                    log.warning("ledger.db is missing; a new chain starts and records it", previous=gone[0])
+                if moved is not None:
+                    self.quarantined = moved
                     self.append_in(tx, OperationRecord(
-                        task_id=None, timestamp_ms=now_ms(), op_type=QUARANTINE_OP, success=True, kind="maintenance",
-                        detail={"quarantine": moved.to_detail()}))
+                        task_id=None, timestamp_ms=now_ms(), op_type=MISSING_OP if moved.missing else QUARANTINE_OP,
+                        success=True, kind="maintenance", detail={"quarantine": moved.to_detail()}))
+            remember(state_dir, ident)
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)

@@ -6,6 +6,10 @@ file's SHA-256, size, the reason and when. The new ledger's first row (``op_type
 records the same facts, so the new chain vouches for what happened to the old one. ``cpl doctor`` fails
 for every quarantined ledger until the user acknowledges it (``cpl doctor --ack-quarantine``), which only
 adds ``acknowledged_at`` to the JSON record; the quarantined file itself is never touched again.
+
+A *deleted* ledger cannot be moved aside, but it is noticed: ``ledger_identity.py`` keeps the ledger's id in
+``ledger.id``, and a start that finds that id without its ledger writes ``ledger.missing-<UTC time>.json``
+(reported and acknowledged the same way) and makes the new chain's first row say so.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from codeplane.core.stores import SIDE_SUFFIXES, sqlite_problem
 
 QUARANTINE_OP = "ledger.quarantine"
 _PREFIX = "ledger.corrupt-"
+_MISSING_PREFIX = "ledger.missing-"
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,8 @@ class Quarantined:
     reason: str
     quarantined_at: str
     acknowledged_at: str | None = None
+    #: The ledger was not damaged but gone (deleted): ``file`` is this JSON record, there is no hash.
+    missing: bool = False
 
     def to_detail(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if k != "acknowledged_at"}
@@ -70,9 +77,23 @@ def quarantined(state_dir: Path) -> list[tuple[Path, Quarantined]]:
     """Every quarantined ledger under ``state_dir``, oldest first, with its record (rebuilt from the file
     when the JSON record is missing or unreadable)."""
     found: list[tuple[Path, Quarantined]] = []
-    for path in sorted(state_dir.glob(f"{_PREFIX}*.db")):
+    for path in sorted([*state_dir.glob(f"{_PREFIX}*.db"), *state_dir.glob(f"{_MISSING_PREFIX}*.json")]):
         found.append((path, _load(path)))
     return found
+
+
+def record_missing(state_dir: Path, ledger_id: str, created_at: str) -> Quarantined:
+    """Record that the ledger ``ledger_id`` (``ledger.id``) is gone: ``ledger.missing-<UTC time>.json``."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target = state_dir / f"{_MISSING_PREFIX}{stamp}.json"
+    n = 2
+    while target.exists():
+        target = state_dir / f"{_MISSING_PREFIX}{stamp}-{n}.json"
+        n += 1
+    record = Quarantined(target.name, "", 0, f"ledger.db (ledger {ledger_id}, created {created_at}) was deleted",
+                         iso_utc(now_ms()), missing=True)
+    write_atomic(target, (json.dumps(asdict(record), indent=2, sort_keys=True) + "\n").encode())
+    return record
 
 
 def acknowledge(path: Path) -> Quarantined:

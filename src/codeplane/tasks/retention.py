@@ -5,7 +5,7 @@ newest ``keep_tasks`` tasks (whichever comes first). OPEN tasks never expire. On
 operation chain is deleted - up to the first row of a task that is kept - so the surviving rows still
 chain; an expired task whose rows interleave with a kept task's rows goes in a later run. The job
 then appends a checkpoint row naming the last deleted row and its hash (see ``chain.py``). A
-``ledger.quarantine`` row younger than ``max_age_days`` is never deleted (``quarantine.py``).
+``ledger.quarantine`` or ``ledger.missing`` row younger than ``max_age_days`` is never deleted (``quarantine.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from codeplane.core.clock import iso_utc
 from codeplane.tasks.chain import CHECKPOINT_OP
 from codeplane.tasks.ledger import Ledger
+from codeplane.tasks.ledger_identity import MISSING_OP
 from codeplane.tasks.models import OperationRecord
 from codeplane.tasks.quarantine import QUARANTINE_OP
 
@@ -49,8 +50,8 @@ def run_retention(ledger: Ledger, *, now_ms: int, max_age_days: int, keep_tasks:
         through = last_op_id if first_kept is None else int(first_kept) - 1
         # A quarantine row (the new chain's record of a damaged ledger moved aside) is evidence: it stays for
         # the age limit even when no task is kept, so the prefix stops before it.
-        pinned = conn.execute("SELECT MIN(op_id) FROM operations WHERE op_type = ? AND timestamp >= ?",
-                              (QUARANTINE_OP, iso_utc(now_ms - max_age_days * _DAY_MS))).fetchone()[0]
+        pinned = conn.execute("SELECT MIN(op_id) FROM operations WHERE op_type IN (?, ?) AND timestamp >= ?",
+                              (QUARANTINE_OP, MISSING_OP, iso_utc(now_ms - max_age_days * _DAY_MS))).fetchone()[0]
         if pinned is not None:
             through = min(through, int(pinned) - 1)
         anchor = conn.execute("SELECT op_id, row_hash FROM operations WHERE op_id <= ? "
