@@ -16,7 +16,7 @@ from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 
 from codeplane import __version__
 from codeplane.server.dispatch import dispatch
-from codeplane.server.schema import input_schema, list_tools
+from codeplane.server.schema import list_tools
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolRegistry
 
@@ -77,9 +77,13 @@ def build_mcp_server(services: Services, registry: ToolRegistry) -> Server[Any]:
             default_session=_default_session(ctx), progress=progress,
         )
 
+    # The SDK asks for the called tool's input schema on every 2026-07-28 tools/call with arguments (to
+    # check Mcp-Param-* headers). Generating it with pydantic cost ~1.5 ms a call; the schemas are fixed
+    # once the registry is built, so they are the ones tools/list already serves.
+    schemas: dict[str, dict[str, Any]] = {tool.name: tool.input_schema for tool in tools}
+
     def tool_input_schema(name: str) -> dict[str, Any] | None:
-        spec = registry.get(name)
-        return None if spec is None else input_schema(spec)
+        return schemas.get(name)
 
     return Server(
         "codeplane",
