@@ -57,3 +57,10 @@ def test_a_failed_finish_after_the_overlapped_commit_is_repaired(tmp_path: Path)
         hits = all_hits(index, "shared_word")
         assert len(hits) == count and len({h.path for h in hits}) == count
         assert index.status()["file_count"] == count
+
+
+def test_a_big_epoch_gives_the_wal_space_back(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {f"m{n:03}.py": f"word_{n} = {n}\n" * 50 for n in range(CHUNK + 5)})
+    with running_index(repo):  # the writer connection stays open (closing it would remove the WAL anyway)
+        wal = repo / ".codeplane" / "index.db-wal"
+        assert not wal.exists() or wal.stat().st_size == 0
