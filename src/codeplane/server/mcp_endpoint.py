@@ -7,12 +7,14 @@ output schema and catalog errors (D14) need control over the exact ``CallToolRes
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
+from mcp.shared.inbound import X_MCP_HEADER_KEY
 
 from codeplane import __version__
 from codeplane.server.dispatch import dispatch
@@ -77,10 +79,13 @@ def build_mcp_server(services: Services, registry: ToolRegistry) -> Server[Any]:
             default_session=_default_session(ctx), progress=progress,
         )
 
-    # The SDK asks for the called tool's input schema on every 2026-07-28 tools/call with arguments (to
-    # check Mcp-Param-* headers). Generating it with pydantic cost ~1.5 ms a call; the schemas are fixed
-    # once the registry is built, so they are the ones tools/list already serves.
-    schemas: dict[str, dict[str, Any]] = {tool.name: tool.input_schema for tool in tools}
+    # The SDK asks for the called tool's input schema on every 2026-07-28 tools/call with arguments, to
+    # check the Mcp-Param-* headers its x-mcp-header annotations declare. Generating it with pydantic cost
+    # ~1.5 ms a call; the schemas are fixed once the registry is built, so they are the ones tools/list
+    # serves. A schema without annotations declares no header, so it can fail no check: None (skip) is the
+    # same verdict without the SDK walking the schema on every call.
+    schemas: dict[str, dict[str, Any]] = {
+        tool.name: tool.input_schema for tool in tools if X_MCP_HEADER_KEY in json.dumps(tool.input_schema)}
 
     def tool_input_schema(name: str) -> dict[str, Any] | None:
         return schemas.get(name)
