@@ -1,7 +1,8 @@
 """Starting from a shared index artifact: fetch, verify, swap in — or refuse and build as usual.
 
 Called by the index service before it opens its stores (so nothing else has them open; the server's
-instance lock keeps other servers out). When ``index.artifact`` is set and the policy says so
+instance lock keeps other servers out); the server begins the fetch and unpack earlier, on a thread, while
+it imports its subsystems (:func:`begin_early`). When ``index.artifact`` is set and the policy says so
 (``if_missing``: there is no ``index.db`` yet; ``always``: replace it unless it came from this very
 artifact), the artifact is fetched (:mod:`artifact_fetch`) and checked in a staging directory under
 ``.codeplane/`` (:mod:`artifact_verify`). Only then is it swapped in:
@@ -25,8 +26,10 @@ import json
 import os
 import shutil
 import sqlite3
+import threading
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,7 +42,7 @@ from codeplane.core.logging import get_logger
 from codeplane.index.artifact_fetch import FetchedArtifact, FetchProgress, fetch_artifact
 from codeplane.index.artifact_format import INDEX_DB, TANTIVY_DIR
 from codeplane.index.artifact_restat import restat_clean_files
-from codeplane.index.artifact_verify import unpack_verified
+from codeplane.index.artifact_verify import unpack_checked, verify_unpacked
 from codeplane.index.facts_api import FactIndexer
 
 log = get_logger(__name__)
@@ -142,27 +145,77 @@ def _clean_leftovers(layout: RepoLayout) -> None:
             shutil.rmtree(path, ignore_errors=True)
 
 
+@dataclass(frozen=True)
+class _Unpacked:
+    fetched: FetchedArtifact
+    #: ``{part: (sha256, size)}`` in the staging directory; ``None``: the local index came from this artifact.
+    written: dict[str, tuple[str, int]] | None
+
+
+#: Unpacking begun early (:func:`begin_early`), by staging directory; taken by :func:`adopt_configured`.
+_early: dict[Path, Future[_Unpacked]] = {}
+_early_lock = threading.Lock()
+
+
+def _fetch_and_unpack(root: Path, layout: RepoLayout, config: IndexConfig, staging: Path) -> _Unpacked:
+    fetched = fetch_configured(root, layout, config)
+    current = read_origin(layout.index_db)
+    if current is not None and current.get("sha256") == fetched.sha256:
+        return _Unpacked(fetched, None)
+    staging.mkdir(parents=True)
+    return _Unpacked(fetched, unpack_checked(fetched.path, fetched.sha256, staging))
+
+
+def begin_early(root: Path, config: IndexConfig) -> None:
+    """Fetch, checksum and unpack ``index.artifact`` on a thread now, if it is to be adopted.
+
+    The server calls this before its slow imports, so the costliest part of an adoption (decompressing and
+    hashing ``index.db``, which release the GIL) overlaps with them; the index service's start then only
+    verifies and swaps (:func:`adopt_configured` picks the result up, failures included). Nothing the server
+    uses is touched: only the staging directory is written.
+    """
+    layout = RepoLayout(root)
+    if should_adopt(layout, config) is not None:
+        return
+    _clean_leftovers(layout)
+    staging = layout.state_dir / STAGING_DIR
+    future: Future[_Unpacked] = Future()
+    with _early_lock:
+        _early[staging] = future
+
+    def run() -> None:
+        try:
+            future.set_result(_fetch_and_unpack(root, layout, config, staging))
+        except Exception as exc:  # noqa: BLE001 - delivered to adopt_configured, which refuses with it
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="codeplane-artifact", daemon=True).start()
+
+
 def adopt_configured(root: Path, layout: RepoLayout, config: IndexConfig,
                      indexers: Sequence[FactIndexer]) -> AdoptOutcome:
     """Adopt ``index.artifact`` if configured and wanted; never raises for a bad or missing artifact."""
-    _clean_leftovers(layout)
-    why_not = should_adopt(layout, config)
-    if why_not is not None:
-        return AdoptOutcome("skipped", why_not)
     staging = layout.state_dir / STAGING_DIR
+    with _early_lock:
+        early = _early.pop(staging, None)
+    if early is None:
+        _clean_leftovers(layout)
+    why_not = should_adopt(layout, config)
+    if why_not is not None and early is None:
+        return AdoptOutcome("skipped", why_not)
     started = monotonic()
     try:
-        fetched = fetch_configured(root, layout, config)
-        current = read_origin(layout.index_db)
-        if current is not None and current.get("sha256") == fetched.sha256:
-            return AdoptOutcome("skipped", "the local index already came from this artifact", origin=current)
-        staging.mkdir(parents=True)
-        manifest = unpack_verified(fetched.path, fetched.sha256, staging, indexers)
+        unpacked = early.result() if early is not None else _fetch_and_unpack(root, layout, config, staging)
+        fetched = unpacked.fetched
+        if unpacked.written is None:
+            return AdoptOutcome("skipped", "the local index already came from this artifact",
+                                origin=read_origin(layout.index_db))
+        manifest = verify_unpacked(staging, unpacked.written, indexers)
         vouched = restat_clean_files(root, staging / INDEX_DB, manifest)
         origin = {"kind": "artifact", "source": fetched.source, "sha256": fetched.sha256,
                   "commit": manifest.commit, "built_by": manifest.versions.get("codeplane"),
                   "files": len(manifest.files), "stat_from_git": vouched, "adopted_at": iso_utc(now_ms()),
-                  # fetch (a cache hit after `cpl up`'s download) + checks + swap, before the stores open
+                  # what the index start spent: fetch and unpack (unless begun early) + checks + swap
                   "adopt_ms": int((monotonic() - started) * 1000)}
         _record_origin(staging / INDEX_DB, origin)
         swap_in(staging, layout)

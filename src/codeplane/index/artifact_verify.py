@@ -227,16 +227,26 @@ def check_tantivy(directory: Path, opstamp: int, index_db: Path) -> None:
                            "does not list as a text file", path=repr(key[1])[:200])
 
 
+def unpack_checked(archive: Path, expected_sha256: str, staging: Path) -> dict[str, tuple[str, int]]:
+    """The costly half, needing no indexer: the checksum (3103), then the tar into ``staging`` with every
+    member's name and type checked (3104). Returns ``{part: (sha256, size)}`` for :func:`verify_unpacked`."""
+    check_checksum(archive, expected_sha256)
+    return _unpack(archive, staging)
+
+
+def verify_unpacked(staging: Path, written: dict[str, tuple[str, int]], indexers: Sequence[FactIndexer]) -> Manifest:
+    """The rest: manifest shape and versions, parts against the manifest, ``index.db``, Tantivy (3104/3105)."""
+    manifest = parse_manifest((staging / MANIFEST).read_bytes(), indexers)
+    _check_parts(manifest, written)
+    opstamp = check_index_db(staging / INDEX_DB, manifest, indexers, staging / "expected-schema.db")
+    check_tantivy(staging / TANTIVY_DIR, opstamp, staging / INDEX_DB)
+    return manifest
+
+
 def unpack_verified(archive: Path, expected_sha256: str, staging: Path,
                     indexers: Sequence[FactIndexer]) -> Manifest:
     """Run every check; on success ``staging`` holds ``index.db`` and ``tantivy/`` ready to swap in.
 
     Raises 3103/3104/3105; the caller removes ``staging`` either way.
     """
-    check_checksum(archive, expected_sha256)
-    written = _unpack(archive, staging)
-    manifest = parse_manifest((staging / MANIFEST).read_bytes(), indexers)
-    _check_parts(manifest, written)
-    opstamp = check_index_db(staging / INDEX_DB, manifest, indexers, staging / "expected-schema.db")
-    check_tantivy(staging / TANTIVY_DIR, opstamp, staging / INDEX_DB)
-    return manifest
+    return verify_unpacked(staging, unpack_checked(archive, expected_sha256, staging), indexers)

@@ -88,6 +88,11 @@ def _ensure_token(token_file: Path) -> str:
 
 def _boot(root: Path, config: CodePlaneConfig, repo_id: str) -> Callable[[], BootedStack]:
     def boot() -> BootedStack:
+        # A configured shared index artifact is fetched and unpacked on its own thread meanwhile (the index
+        # service's start verifies and adopts it: index/artifact_adopt.py).
+        from codeplane.index.artifact_adopt import begin_early
+
+        begin_early(root, config.index)
         # The expensive imports, off the critical path: this runs in a worker thread after the socket listens.
         from codeplane.server.app import build_stack
         from codeplane.server.services import build_services
