@@ -23,7 +23,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from tests.builders import ServerHandle, call, cpl, cpl_env, make_repo, mcp_client, start_server
 
@@ -218,7 +217,6 @@ def run_case(case: Case, root: Path) -> Outcome:
     env = _env(root)
     state = repo / ".codeplane"
     target = state / case.target
-    before = target.read_bytes() if target.is_file() else None
     case.damage(target)
     damaged = hashlib.sha256(target.read_bytes()).hexdigest() if target.is_file() else None
     out = Outcome(case)
@@ -257,7 +255,6 @@ def run_case(case: Case, root: Path) -> Outcome:
         if row is not None:
             detail = json.loads(row[1] or "{}").get("quarantine", {})
             out.first_row = f"{row[0]}" + (f" sha256 {str(detail['sha256'])[:12]}" if detail.get("sha256") else "")
-    del before
     out.doctor_after, out.failed_checks_after = _doctor(repo, env)
     if case.kind == "evidence":
         out.doctor_after_ack, _ = _doctor(repo, env, "--ack-quarantine")
@@ -281,10 +278,6 @@ def main(argv: list[str]) -> None:
             outcomes.append(run_case(case, Path(tmp)))
             print(f"{case.name}: {time.perf_counter() - started:.1f} s", file=sys.stderr)
     print(table(outcomes))
-
-
-def outcome_dict(outcome: Outcome) -> dict[str, Any]:
-    return {k: v for k, v in outcome.__dict__.items() if k != "case"}
 
 
 if __name__ == "__main__":

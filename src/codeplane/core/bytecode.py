@@ -95,6 +95,7 @@ def prune_sourceless(prefix: Path) -> int:
     as what is still importable. A file standing where the tree belongs is damage and is removed (the
     next run recreates the tree)."""
     if os.path.lexists(prefix) and not os.path.isdir(prefix):
+        log.warning("a file stood where the bytecode cache belongs; removed", path=str(prefix))
         with contextlib.suppress(OSError):
             os.unlink(prefix)
         return 0

@@ -17,6 +17,7 @@ import anyio
 
 from codeplane.analysis import SemanticDiffService
 from codeplane.core.artifacts import ArtifactStore
+from codeplane.core.bytecode import prune_sourceless
 from codeplane.core.calls import CallObserver
 from codeplane.core.clock import now_ms
 from codeplane.core.config import CodePlaneConfig
@@ -194,7 +195,11 @@ def _wire_testing(services: Services) -> None:
     services.status_sections["tests"] = services.testing.status
 
     async def start() -> None:
-        return None
+        # A file standing where the bytecode tree belongs is damaged derived state: removed now, not at the
+        # first test run (prune_sourceless drops it).
+        pycache = services.layout.pycache_dir
+        if pycache.exists() and not pycache.is_dir():
+            await anyio.to_thread.run_sync(prune_sourceless, pycache)
 
     async def stop() -> None:
         # Kill every runner process group before the server exits: no orphaned test processes.
