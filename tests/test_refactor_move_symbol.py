@@ -339,3 +339,22 @@ def test_ts_move_keeps_type_imports_and_refuses_what_it_cannot_do(tmp_path: Path
         assert "export { half } from './half';" in a and "function twice" not in a and "function half" not in a
         assert env.read("src/b.ts").startswith("import { scale } from './a';\nimport { half } from './half';\n"
                                                "import { twice } from './twice';\n")
+
+
+def test_an_import_added_where_a_dropped_one_stood_and_module_global_writes_are_warned(tmp_path: Path) -> None:
+    files = {
+        "pkg/__init__.py": "", "pkg/base.py": "class Base:\n    pass\n",
+        # The only import is used only by split: it goes, and m's new import takes line 1.
+        "pkg/m.py": ("from pkg.base import Base\n\n\ndef split(x):\n    return isinstance(x, Base)\n\n\n"
+                     "def use(x):\n    return split(x)\n"),
+        "pkg/conf.py": "WIDTH = 80\n\n\ndef width():\n    return WIDTH\n",
+        "pkg/testing.py": "from pkg import conf\n\n\ndef narrow():\n    conf.WIDTH = 40\n",
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.move_symbol("pkg.m.split", "pkg/other.py")
+        env.service.apply(preview.refactor_id)
+        m = env.read("pkg/m.py")
+        assert m.startswith("from pkg.other import split\n") and "Base" not in m
+        compile(m, "m.py", "exec")
+        widths = env.service.move_symbol("pkg.conf.WIDTH", "pkg/other.py")
+        assert any("assigns" in w and "WIDTH" in w for w in widths.warnings), widths.warnings

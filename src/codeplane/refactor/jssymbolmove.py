@@ -25,7 +25,7 @@ from codeplane.refactor.assemble import Draft
 from codeplane.refactor.facts import Def
 from codeplane.refactor.jsimports import JS_SUFFIXES, is_js, render_specifier, resolve_specifier
 from codeplane.refactor.lexical import _parser, grammar_for
-from codeplane.refactor.pyimporters import Insertions, delete_list_item
+from codeplane.refactor.pyimporters import Insertions, delete_list_item, merge_same_start
 from codeplane.refactor.spans import SourceText, SpanEdit
 
 Reader = Callable[[Iterable[str]], tuple[dict[str, SourceText], dict[str, str]]]
@@ -205,6 +205,7 @@ class JsSymbolMove:
                 self._importer_edits(src, root, stmt)
         self.draft.code += [(e, "medium" if e.reason in ("star_reexport", "namespace_member") else "high")
                             for e in self.inserts.edits()]
+        self.draft.code = merge_same_start(self.draft.code)
         return self.draft, sources, hashes, creates
 
     # -- the moved statement ------------------------------------------------------------------------------

@@ -69,6 +69,26 @@ class Insertions:
                 for (p, line, col), texts in sorted(self.by_position.items())]
 
 
+def merge_same_start(code: list[tuple[SpanEdit, Certainty]]) -> list[tuple[SpanEdit, Certainty]]:
+    """An insertion and a replacement starting at one position become one edit (insertion first): plans
+    keep one edit per start position, and an import added where a dropped one stood must not vanish."""
+    by_start: dict[tuple[str, int, int], list[tuple[SpanEdit, Certainty]]] = {}
+    for edit, certainty in code:
+        by_start.setdefault((edit.path, edit.line, edit.column), []).append((edit, certainty))
+    out: list[tuple[SpanEdit, Certainty]] = []
+    for group in by_start.values():
+        inserts = [(e, c) for e, c in group if (e.line, e.column) == (e.end_line, e.end_column) and not e.old_text]
+        others = [(e, c) for e, c in group if (e, c) not in inserts]
+        if inserts and len(others) == 1:
+            other, certainty = others[0]
+            text = "".join(e.new_text for e, _ in inserts)
+            out.append((SpanEdit(other.path, other.line, other.column, other.end_line, other.end_column,
+                                 other.old_text, text + other.new_text, other.reason), certainty))
+        else:
+            out += group
+    return out
+
+
 def walk(root: Any) -> Iterator[Any]:
     """Every node below ``root`` except inside strings and comments."""
     stack = [root]
@@ -275,6 +295,12 @@ def _attribute_edits(move: SymbolMove, src: SourceText, root: Any, scan: _Scan, 
         if binding is None:
             continue
         stmt, how, level = binding
+        parent = node.parent
+        if parent is not None and parent.type in ("assignment", "augmented_assignment") and \
+                parent.child_by_field_name("left") == node:
+            result.warnings.append(f"{src.path}:{node.start_point[0] + 1} assigns {receiver}.{move.name}: after the "
+                                   f"move that sets {move.new_module}.{move.name}; a module that imported the name "
+                                   "keeps its own binding")
         if src.path == move.new_path:
             result.edits.append((src.edit_for_node(node, move.name, "module_attribute"), "high"))
             continue

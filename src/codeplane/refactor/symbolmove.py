@@ -48,6 +48,7 @@ from codeplane.refactor.pyimporters import (
     delete_list_item,
     delete_statement,
     importer_edits,
+    merge_same_start,
     render_module,
     walk,
 )
@@ -186,6 +187,7 @@ class SymbolMovePlanner:
             self.draft.code += result.edits
             self.draft.warnings += result.warnings
         self.draft.code += [(e, "medium" if e.reason == "star_import" else "high") for e in self.inserts.edits()]
+        self.draft.code = merge_same_start(self.draft.code)
         return self.draft, sources, hashes, creates
 
     def _check_destination(self, dest_bindings: Mapping[str, list[Binding]]) -> None:
