@@ -17,6 +17,7 @@ looks healthy but cannot serve tools.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 from collections.abc import Callable
@@ -124,6 +125,9 @@ class StagedApp:
                 return
             async with stack.running():
                 self._stack = stack
+                # What the boot built (the SDK, pydantic models, ~135k objects) lives as long as the server:
+                # out of the collector's sight, a full collection no longer spends ~60 ms scanning it.
+                gc.freeze()
                 self._booted.set()
                 await self._stop.wait()
         except Exception as exc:
