@@ -42,6 +42,19 @@ from codeplane.refactor.pybindings import (
     wildcard_sources,
 )
 from codeplane.refactor.pyblock import Block, find_block, free_names, global_writes
+from codeplane.refactor.pyheader import (
+    all_entry_addition,
+    all_entry_removals,
+    all_list,
+    all_names,
+    binding_item,
+    delete_block,
+    import_items,
+    insert_future,
+    insert_guarded,
+    insert_import,
+    item_local,
+)
 from codeplane.refactor.pyimporters import (
     Insertions,
     SymbolMove,
@@ -139,7 +152,7 @@ class SymbolMovePlanner:
             raise CodePlaneError(ErrorCode.FILE_NOT_FOUND, f"{self.move.old_path} cannot be read",
                                  details={"path": self.move.old_path})
         block = find_block(old_src, old_root, self.name, self.target.name_line)
-        listed = _all_names(old_root) if _all_list(old_root) is not None else None
+        listed = all_names(old_root) if all_list(old_root) is not None else None
         if listed is not None:
             # ``from old import *`` exports exactly ``__all__`` when there is one.
             self.move = replace(self.move, star_exported=not self.keep_reexport and self.name in listed)
@@ -338,15 +351,15 @@ class SymbolMovePlanner:
     # -- the old module -----------------------------------------------------------------------------------
     def _old_module_edits(self, src: SourceText, root: Any, block: Block, *, old_keeps: bool,
                           bindings: Mapping[str, list[Binding]], needs: _Needs) -> None:
-        self.draft.code.append((_delete_block(src, block), "high"))
+        self.draft.code.append((delete_block(src, block), "high"))
         deleted = self._drop_unused_imports(src, root, block, bindings, needs)
         if old_keeps:
             relative = uses_relative_imports(root)
             line = ImportSpec(self.move.new_module, self.name).render(self.mods, src.path, self.move.old_module,
                                                                       relative)
-            _insert_import(self.inserts, src, root, line, skip=deleted)
+            insert_import(self.inserts, src, root, line, skip=deleted)
         if not self.keep_reexport:
-            for edit in _all_entry_removals(src, root, self.name):
+            for edit in all_entry_removals(src, root, self.name):
                 self.draft.code.append((edit, "high"))
 
     def _drop_unused_imports(self, src: SourceText, root: Any, block: Block, bindings: Mapping[str, list[Binding]],
@@ -354,7 +367,7 @@ class SymbolMovePlanner:
         """Imports only the moved block used leave the old module (a stale ``from .dest import X`` would
         otherwise turn the move into an import cycle). Kept when listed in ``__all__`` or imported from the
         old module by another file (a re-export)."""
-        exported = _all_names(root)
+        exported = all_names(root)
         unused: dict[int, tuple[Any, list[Any]]] = {}
         for spec in needs.copied + needs.own + [s for specs in needs.guarded.values() for s in specs]:
             found = bindings.get(spec.local, [])
@@ -362,13 +375,13 @@ class SymbolMovePlanner:
                     or self._imported_from_old(spec.local):
                 continue
             stmt = found[0].statement
-            item = _binding_item(stmt, spec.local)
+            item = binding_item(stmt, spec.local)
             if item is not None:
                 unused.setdefault(stmt.id, (stmt, []))[1].append(item)
         remaining_targets: set[str] = set()
         dropped_targets: set[str] = set()
         for stmt, items in unused.values():
-            names = _import_items(stmt)
+            names = import_items(stmt)
             kept = [n for n in names if all(n.id != i.id for i in items)]
             if not kept:
                 self.draft.code.append(delete_statement(src, stmt))
@@ -387,7 +400,7 @@ class SymbolMovePlanner:
         removed = {(stmt.id, i.id) for stmt, items in unused.values() for i in items}
         for found in bindings.values():
             for b in found:
-                item = _binding_item(b.statement, b.name) if b.kind == "import" else None
+                item = binding_item(b.statement, b.name) if b.kind == "import" else None
                 if b.spec is not None and item is not None and (b.statement.id, item.id) not in removed:
                     target = self._spec_target(b.spec)
                     if target is not None:
@@ -395,7 +408,7 @@ class SymbolMovePlanner:
                         if not b.type_checking:
                             self.old_runtime_imports.add(target)
         self.dropped_targets = dropped_targets - remaining_targets
-        return {stmt.id for stmt, items in unused.values() if len(items) == len(_import_items(stmt))}
+        return {stmt.id for stmt, items in unused.values() if len(items) == len(import_items(stmt))}
 
     def _imported_from_old(self, name: str) -> bool:
         refs = [r for r in self.reader.refs_named(name, None, 20_000) if r.role == "IMPORT" and r.via_import_uid]
@@ -411,7 +424,7 @@ class SymbolMovePlanner:
 
     def _item_target(self, stmt: Any, item: Any) -> str | None:
         for spec in import_specs(self.mods, self.move.old_path, stmt):
-            if spec.local == _item_local(item):
+            if spec.local == item_local(item):
                 return self._spec_target(spec)
         return None
 
@@ -436,11 +449,11 @@ class SymbolMovePlanner:
             self.draft.code.append((SpanEdit(self.dest, 1, 0, 1, 0, "", content, "new_module"), "high"))
             return [self.dest]
         for line in futures:
-            _insert_future(self.inserts, dest_src, dest_root, line)
+            insert_future(self.inserts, dest_src, dest_root, line)
         for line in imports:
-            _insert_import(self.inserts, dest_src, dest_root, line)
+            insert_import(self.inserts, dest_src, dest_root, line)
         for guard, lines in guarded.items():
-            _insert_guarded(self.inserts, dest_src, dest_root, guard, lines)
+            insert_guarded(self.inserts, dest_src, dest_root, guard, lines)
         last = max((n for n in range(1, len(dest_src.lines) + 1) if dest_src.line_text(n).strip()), default=0)
         before = self._first_use(dest_src, dest_root, needs)
         if before is not None:
@@ -453,7 +466,7 @@ class SymbolMovePlanner:
         else:
             end = len(dest_src.line_text(last))
             self.inserts.add(self.dest, last, end, "\n\n\n" + body, "moved_definition")
-        for edit in _all_entry_addition(dest_src, dest_root, self.name):
+        for edit in all_entry_addition(dest_src, dest_root, self.name):
             self.draft.code.append((edit, "high"))
         return []
 
@@ -508,32 +521,6 @@ class SymbolMovePlanner:
         return text
 
 
-def _import_items(stmt: Any) -> list[Any]:
-    if stmt.type == "import_statement":
-        return list(stmt.named_children)
-    return list(stmt.children_by_field_name("name"))
-
-
-def _item_local(item: Any) -> str:
-    if item.type == "aliased_import":
-        alias = item.child_by_field_name("alias")
-        return text_of(alias) if alias is not None else ""
-    return text_of(item).split(".")[0] if item.type == "dotted_name" else text_of(item)
-
-
-def _binding_item(stmt: Any, local: str) -> Any | None:
-    if stmt.type not in ("import_statement", "import_from_statement"):
-        return None
-    return next((i for i in _import_items(stmt) if _item_local(i) == local), None)
-
-
-def _all_names(root: Any) -> set[str]:
-    listing = _all_list(root)
-    if listing is None:
-        return set()
-    return {v for c in listing.named_children if (v := _string_value(c))}
-
-
 def _render_for_new(mods: PyModules, new_module: str, module: str) -> str:
     from codeplane.refactor.pymodules import relative_form
 
@@ -571,128 +558,4 @@ def _ancestors(node: Any) -> list[Any]:
         current = current.parent
     return out
 
-
-def _delete_block(src: SourceText, block: Block) -> SpanEdit:
-    """The block's lines, and the blank lines after it (or before it, at the end of the file)."""
-    nxt = block.end_line + 1
-    total = len(src.lines)
-    while nxt <= total and not src.line_text(nxt).strip():
-        nxt += 1
-    if nxt <= total:
-        return SpanEdit(src.path, block.start_line, 0, nxt, 0, src.slice(block.start_line, 0, nxt, 0), "",
-                        "moved_definition")
-    prev = block.start_line - 1
-    while prev >= 1 and not src.line_text(prev).strip():
-        prev -= 1
-    end_col = len(src.line_text(block.end_line))
-    if prev >= 1:
-        col = len(src.line_text(prev))
-        return SpanEdit(src.path, prev, col, block.end_line, end_col, src.slice(prev, col, block.end_line, end_col),
-                        "", "moved_definition")
-    return SpanEdit(src.path, block.start_line, 0, block.end_line, end_col,
-                    src.slice(block.start_line, 0, block.end_line, end_col), "", "moved_definition")
-
-
-def _header_statements(root: Any, skip: set[int] | frozenset[int] = frozenset()) -> tuple[Any | None, Any | None]:
-    """``(module docstring statement, last import statement before the first definition)``; statements in
-    ``skip`` (being deleted) are no anchors."""
-    statements = [s for s in root.named_children if s.type != "comment" and s.id not in skip]
-    docstring = None
-    first = statements[0] if statements else None
-    if first is not None and (first.type == "string" or (first.type == "expression_statement" and
-                                                         first.named_children and
-                                                         first.named_children[0].type == "string")):
-        docstring = first
-    last_import = None
-    for stmt in statements:
-        if stmt.type in _IMPORTS:
-            last_import = stmt
-        elif stmt.type in ("function_definition", "class_definition", "decorated_definition"):
-            break
-    return docstring, last_import
-
-
-def _insert_import(inserts: Insertions, src: SourceText, root: Any, line: str,
-                   skip: set[int] | frozenset[int] = frozenset()) -> None:
-    docstring, last_import = _header_statements(root, skip)
-    if last_import is not None:
-        inserts.after(src, last_import, line)
-    elif docstring is not None:
-        inserts.after(src, docstring, "\n" + line)  # a blank line between the docstring and the imports
-    else:
-        _at_top(inserts, src, line)
-
-
-def _at_top(inserts: Insertions, src: SourceText, line: str) -> None:
-    inserts.add(src.path, 1, 0, line + "\n")
-    if src.line_text(1).strip():
-        inserts.trailers[(src.path, 1, 0)] = "\n\n"
-
-
-def _insert_future(inserts: Insertions, src: SourceText, root: Any, line: str) -> None:
-    docstring, _ = _header_statements(root)
-    if docstring is not None:
-        inserts.after(src, docstring, line)
-    else:
-        _at_top(inserts, src, line)
-
-
-def _insert_guarded(inserts: Insertions, src: SourceText, root: Any, guard: str, lines: list[str]) -> None:
-    for stmt in root.named_children:
-        condition = stmt.child_by_field_name("condition") if stmt.type == "if_statement" else None
-        body = stmt.child_by_field_name("consequence") if condition is not None else None
-        if condition is not None and body is not None and text_of(condition) == guard and body.named_children:
-            for line in lines:
-                inserts.after(src, body.named_children[-1], line)
-            return
-    _insert_import(inserts, src, root, f"\nif {guard}:\n" + "\n".join("    " + line for line in lines))
-
-
-def _all_list(root: Any) -> Any | None:
-    for stmt in root.named_children:
-        node = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_children else stmt
-        if node.type != "assignment":
-            continue
-        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        if left is not None and right is not None and text_of(left) == "__all__" and right.type in ("list", "tuple"):
-            return right
-    return None
-
-
-def _string_value(node: Any) -> str | None:
-    if node.type != "string":
-        return None
-    parts = [c for c in node.children if c.type == "string_content"]
-    return text_of(parts[0]) if len(parts) == 1 else ""
-
-
-def _all_entry_removals(src: SourceText, root: Any, name: str) -> list[SpanEdit]:
-    listing = _all_list(root)
-    if listing is None:
-        return []
-    items = [c for c in listing.named_children if c.type != "comment"]
-    for item in items:
-        if _string_value(item) != name:
-            continue
-        if len(items) == 1:  # ``("f",)`` minus its only entry is ``()``, not ``(,)``
-            empty = "()" if listing.type == "tuple" else "[]"
-            return [SpanEdit(src.path, *src.node_span(listing), text_of(listing), empty, "all_entry")]
-        return [delete_list_item(src, items, item, "all_entry")]
-    return []
-
-
-def _all_entry_addition(src: SourceText, root: Any, name: str) -> list[SpanEdit]:
-    listing = _all_list(root)
-    if listing is None:
-        return []
-    items = [c for c in listing.named_children if c.type != "comment"]
-    if any(_string_value(i) == name for i in items):
-        return []
-    if not items:
-        line, col = src.node_span(listing)[:2]
-        return [SpanEdit(src.path, line, col + 1, line, col + 1, "", f'"{name}"', "all_entry")]
-    last = items[-1]
-    quote = text_of(last)[0] if text_of(last)[:1] in "'\"" else '"'
-    _, _, line, col = src.node_span(last)
-    return [SpanEdit(src.path, line, col, line, col, "", f", {quote}{name}{quote}", "all_entry")]
 
