@@ -151,9 +151,7 @@ def _break_suffix(root: Path) -> None:
 async def fix_cp(cp: CodePlane, root: Path) -> None:
     run = await cp("run_test_targets", {"targets": ["tests/test_utils.py"], "wait_sec": 300})
     assert run["state"] == "failed"
-    found = await cp("search", {"query": "make_default_short_help", "mode": "definitions"})
-    line = found["results"][0]["line"]
-    read = await cp("read_source", {"targets": [{"path": UTILS, "start_line": line, "end_line": line + 48}]})
+    read = await cp("read_source", {"targets": [{"symbol": "make_default_short_help"}]})
     await cp("write_source", {"edits": [{"path": UTILS, "action": "update", "old_text": 'len("..")',
                                          "new_text": 'len("...")',
                                          "expected_file_sha256": read["files"][0]["file_sha256"]}]})
@@ -256,10 +254,8 @@ QUERY_PY = "django/db/models/query.py"
 
 async def explore_cp(cp: CodePlane, root: Path) -> None:
     await cp("map_repo", {"include": ["structure"], "depth": 1})
-    found = await cp("search", {"query": "QuerySet.get_or_create", "mode": "definitions"})
-    hit = found["results"][0]
-    assert hit["path"] == QUERY_PY
-    await cp("read_source", {"targets": [{"path": QUERY_PY, "start_line": hit["line"], "end_line": hit["line"] + 25}]})
+    read = await cp("read_source", {"targets": [{"symbol": "QuerySet.get_or_create"}]})
+    assert read["files"][0]["path"] == QUERY_PY
     await cp("search", {"query": "get_or_create", "syntax": "identifier", "scope": {"paths": ["django/"]},
                         "limit": 20})
 
@@ -282,9 +278,8 @@ def _rival_edit(root: Path) -> None:
 
 
 async def recover_cp(cp: CodePlane, root: Path) -> None:
-    found = await cp("search", {"query": "_has_own_attribute", "mode": "definitions"})
-    line = found["results"][0]["line"]
-    read = await cp("read_source", {"targets": [{"path": MAKE, "start_line": line, "end_line": line + 10}]})
+    read = await cp("read_source", {"targets": [{"symbol": "_has_own_attribute"}]})
+    line = read["files"][0]["range"][0]
     _rival_edit(root)
     edit = {"path": MAKE, "action": "update", "start_line": line, "end_line": line,
             "new_content": "def _has_own_attribute(cls: type, attrib_name: str) -> bool:\n",

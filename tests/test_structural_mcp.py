@@ -139,3 +139,19 @@ async def test_status_reports_languages_failures_and_grammar_versions(server: Se
     assert structural["grammars"]["grammar_abi"]["python"] >= 14
     assert not structural.get("parse_failures") and structural["defs"] > 0
     assert server.get("/status").json()["structural"]["state"] == "ready"
+
+
+async def test_read_source_reads_a_definition_by_symbol(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        read = await call(client, "read_source", {"targets": [{"symbol": "shop.models.Cart.add"},
+                                                              {"symbol": "total"}]})
+        unknown = await call_error(client, "read_source", {"targets": [{"symbol": "no_such_definition"}]})
+        both = await call_error(client, "read_source", {"targets": [{"symbol": "total", "path": "shop/cli.py"}]})
+        neither = await call_error(client, "read_source", {"targets": [{"start_line": 1}]})
+        ranged = await call_error(client, "read_source", {"targets": [{"symbol": "total", "start_line": 2}]})
+    method, function = read["files"]
+    assert (method["path"], method["range"], method["content"]) == (
+        "shop/models.py", [2, 3], "    def add(self, item):\n        return total([item])\n")
+    assert (function["path"], function["range"]) == ("shop/models.py", [6, 7])
+    assert unknown["code"] == 3007
+    assert both["code"] == neither["code"] == ranged["code"] == 1003

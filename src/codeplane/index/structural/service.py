@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
+from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.index.cursors import CursorStore
 from codeplane.index.search import scope_spec
 from codeplane.index.service import IndexService
@@ -88,6 +89,28 @@ class StructuralService:
         with self.reading() as queries:
             defs = queries.defs_overlapping(path, line_ranges, limit=limit)
         return sorted({f"{d.path}:{d.kind}:{d.qualified_name or d.name}" for d in defs})
+
+    def definition_span(self, query: str) -> tuple[str, int, int]:
+        """``(path, first line, last line)`` of the one definition ``query`` names (a name, a qualified name
+        or dotted suffix of one, or a ``def_uid``, as ``search`` mode ``definitions``), as the index spans it.
+
+        3007 when nothing matches; 1003 listing the candidates when several do (the caller picks one by
+        qualified name or def_uid)."""
+        with self._index.read_connection() as conn:
+            hits = symbols.search_definitions(conn, query, exact_only=True, scope=SymbolScope(path_filter=None))
+        spans = sorted({(h.path, h.definition.start_line, h.definition.end_line, h.definition.qualified_name,
+                         h.definition.def_uid) for h in hits})
+        if not spans:
+            raise CodePlaneError(ErrorCode.SYMBOL_NOT_FOUND, f"no definition named {query!r}",
+                                 details={"symbol": query})
+        if len(spans) > 1:
+            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"{query!r} names {len(spans)} definitions; "
+                                 "give a qualified name or a def_uid",
+                                 details={"symbol": query, "candidates": [
+                                     {"path": p, "line": s, "qualified_name": q, "def_uid": u}
+                                     for p, s, _, q, u in spans[:20]]})
+        path, start, end, _, _ = spans[0]
+        return path, start, end
 
     # -- search ------------------------------------------------------------------------------------
     def search(self, request: SymbolRequest, *, limit: int, cursor: str | None = None,

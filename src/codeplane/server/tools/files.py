@@ -12,6 +12,7 @@ from typing import Literal
 import anyio
 from pydantic import Field
 
+from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.index.files import MAX_LIST_LIMIT
 from codeplane.index.reading import (
     DEFAULT_READ_BYTES,
@@ -27,7 +28,9 @@ from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolR
 
 
 class Target(ToolParams):
-    path: str = Field(description="Repo-relative POSIX path.")
+    path: str | None = Field(default=None, description="Repo-relative POSIX path.")
+    symbol: str | None = Field(default=None, max_length=500, description=(
+        "Instead of path and lines: a definition's name, qualified name or def_uid; reads its whole span."))
     start_line: int | None = Field(default=None, ge=1, description="First line (1-based, default 1).")
     end_line: int | None = Field(default=None, ge=1, description="Last line, inclusive (default: end of file).")
 
@@ -103,8 +106,23 @@ class ListFilesResult(ToolResult):
     epoch: int
 
 
+def _read_target(ctx: ToolContext, index: int, target: Target) -> ReadTarget:
+    if (target.path is None) == (target.symbol is None):
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"targets.{index}: give path or symbol (one of them)",
+                             details={"field": f"targets.{index}"})
+    if target.symbol is None:
+        assert target.path is not None
+        return ReadTarget(target.path, target.start_line, target.end_line)
+    if target.start_line is not None or target.end_line is not None:
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"targets.{index}: a symbol target reads its whole "
+                             "definition; give path and lines for a range", details={"field": f"targets.{index}"})
+    path, start, end = ctx.services.structural.definition_span(target.symbol)
+    return ReadTarget(path, start, end)
+
+
 async def _read_source(ctx: ToolContext, params: ReadSourceParams) -> ReadSourceResult:
-    targets = [ReadTarget(t.path, t.start_line, t.end_line) for t in params.targets]
+    targets = await anyio.to_thread.run_sync(
+        lambda: [_read_target(ctx, i, t) for i, t in enumerate(params.targets)])
     batch = await anyio.to_thread.run_sync(
         lambda: read_sources(ctx.services.root, targets, cursor=params.cursor, max_bytes=params.max_bytes))
     files = [SourceFile(path=f.path, content=f.content, language=f.language, line_count=f.line_count,
@@ -173,13 +191,15 @@ def tools(services: Services) -> list[ToolSpec]:
         ToolSpec(
             name="read_source", category="files", params=ReadSourceParams, result=ReadSourceResult,
             handler=_read_source, kind="read", render=render_read_source,
-            summary=("Read line ranges of one or more files. Returns the text with its line endings, the language, "
+            summary=("Read line ranges of one or more files, or a definition by name (symbol). Returns the text "
+                     "with its line endings, the language, "
                      "the line count and file_sha256 (SHA-256 of the exact bytes on disk, the precondition "
                      "write_source checks). At most max_bytes per call; has_more/cursor continue."),
             when_to_use=("reading code found with search", "getting file_sha256 before write_source",
                          "reading several files or ranges in one call"),
             when_not_to_use=("finding where something is (use search)", "listing a directory (use list_files)"),
-            examples=(ToolExample("lines 10-40 of one file", {"targets": [{"path": "src/app.py", "start_line": 10,
+            examples=(ToolExample("a function by name", {"targets": [{"symbol": "app.models.User.save"}]}),
+                      ToolExample("lines 10-40 of one file", {"targets": [{"path": "src/app.py", "start_line": 10,
                                                                            "end_line": 40}]}),
                       ToolExample("two whole small files", {"targets": [{"path": "README.md"},
                                                                         {"path": "pyproject.toml"}]})),
