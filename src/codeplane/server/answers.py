@@ -33,7 +33,7 @@ SHORT_SHA = 16
 
 
 #: Affected tests named in a text; the record has them all and run_test_targets(affected_by=...) runs them.
-TESTS_SHOWN = 5
+TESTS_SHOWN = 3
 
 
 def short_sha(value: str) -> str:
@@ -76,5 +76,16 @@ def error_text(payload: dict[str, Any]) -> str:
     if payload.get("retryable"):
         head += " (retryable)"
     text = f"{head}: {payload.get('message', '')}"
-    details = lean(payload.get("details") or {})
+    details = _short_hashes(lean(payload.get("details") or {}))
     return f"{text}\ndetails: {compact_json(details)}" if details else text
+
+
+def _short_hashes(value: Any, key: str = "") -> Any:
+    """File hashes in a text as their accepted 16-digit prefix (a 5002 names the current one this way)."""
+    if isinstance(value, dict):
+        return {k: _short_hashes(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_short_hashes(v, key) for v in value]
+    if isinstance(value, str) and "sha256" in key and len(value) == 64:
+        return short_sha(value)
+    return value

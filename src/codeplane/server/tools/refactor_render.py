@@ -9,6 +9,15 @@ from codeplane.refactor.models import ApplyOutcome, PlannedEdit, RefactorPreview
 from codeplane.server.answers import TESTS_SHOWN, compact_json, lean_dump, short_sha
 from codeplane.server.tooling import ToolResult
 
+#: An edit's old/new text in the text answer, at most; a moved definition is named by its first line.
+_EDIT_TEXT_CHARS = 80
+
+
+def _short(text: str) -> str:
+    lines = text.splitlines() or [""]
+    first = lines[0] if len(lines[0]) <= _EDIT_TEXT_CHARS else lines[0][:_EDIT_TEXT_CHARS] + "…"
+    return repr(first) + (f" (+{len(lines) - 1} lines)" if len(lines) > 1 else "") if first != text else first
+
 
 def _edit_line(edit: PlannedEdit, usual: tuple[str, str] | None) -> str:
     """``id certainty reason path:line:col [old -> new] | source line``; the change is left out when it is
@@ -17,7 +26,7 @@ def _edit_line(edit: PlannedEdit, usual: tuple[str, str] | None) -> str:
     if edit.kind == "doc":
         line += " doc"
     if (edit.old_text, edit.new_text) != usual:
-        line += f" {edit.old_text} -> {edit.new_text}"
+        line += f" {_short(edit.old_text)} -> {_short(edit.new_text)}"
     return line + (f" | {edit.snippet.strip()}" if edit.snippet else "")
 
 

@@ -80,7 +80,8 @@ class SearchHit(ToolResult):
 
 class Pagination(ToolResult):
     next_cursor: str | None = None
-    total_estimate: int | None = Field(default=None, description="Total hits of the query (all pages).")
+    total_estimate: int | None = Field(default=None, description=(
+        "Total hits of the query: exact once the last page is reached, an estimate before (symbol modes: exact)."))
 
 
 class SearchResult(ToolResult):
@@ -90,8 +91,7 @@ class SearchResult(ToolResult):
     pagination: Pagination
     epoch: int = Field(description="Index epoch the answer was computed at.")
     truncated: bool = Field(default=False, description=(
-        "True when not every hit can be paged to: more than 5,000 hits (total_estimate stays exact) or the scan "
-        "time bound was hit (total_estimate is then a lower bound)."))
+        "True when the scan time bound was hit: not every hit can be paged to (total_estimate is a lower bound)."))
     query_time_ms: float
 
 
@@ -156,12 +156,17 @@ def _hit_line(hit: SearchHit) -> str:
 
 def render_search(result: SearchResult) -> str:
     total = result.pagination.total_estimate
+    hits = [_hit_line(hit) for hit in result.results]
+    if not hits:
+        return "no hits"
+    if not result.pagination.next_cursor and not result.truncated:
+        return "\n".join(hits)  # every hit is here, like rg's output
     head = f"{len(result.results)} of {total if total is not None else '?'} hits"
     if result.truncated:
         head += " (truncated)"
     if result.pagination.next_cursor:
         head += f"; next cursor: {result.pagination.next_cursor}"
-    return "\n".join([head, *(_hit_line(hit) for hit in result.results)])
+    return "\n".join([head, *hits])
 
 
 def tools(services: Services) -> list[ToolSpec]:

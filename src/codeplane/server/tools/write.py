@@ -159,8 +159,6 @@ def render_write(result: WriteSourceResult) -> str:
         extra = "".join(f"; line {c.original.start_line} re-anchored to {c.corrected.start_line}"
                         for c in f.line_corrections)
         lines.append(f"{mark} {name} +{f.insertions} -{f.deletions}{sha}{extra}")
-    if delta.symbols_changed:
-        lines.append("symbols: " + ", ".join(delta.symbols_changed))
     if delta.tests_affected:
         shown = delta.tests_affected[:TESTS_SHOWN]
         more = len(delta.tests_affected) - len(shown)
