@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 import statistics
+import subprocess
+import sys
 import tarfile
 import time
 from collections.abc import Callable
@@ -89,3 +91,17 @@ def table(title: str, header: list[str], rows: list[list[object]]) -> None:
 def dump_json(name: str, payload: object) -> None:
     CACHE.mkdir(exist_ok=True)
     (CACHE / f"{name}.json").write_text(json.dumps(payload, indent=2))
+
+
+def start_cpl(root: Path, *extra: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], int]:
+    """``cpl up ROOT --port 0 --json [extra]`` from this interpreter; returns the process and its port once
+    it announced ready (its stderr is discarded: benchmarks read answers, not logs)."""
+    proc = subprocess.Popen([sys.executable, "-m", "codeplane.cli", "up", str(root), "--port", "0", "--json", *extra],
+                            cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    while True:
+        line = proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"cpl up exited with {proc.wait()}")
+        if line.startswith("{") and json.loads(line).get("event") == "ready":
+            return proc, int(json.loads(line)["port"])

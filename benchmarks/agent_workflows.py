@@ -29,13 +29,12 @@ from typing import Any
 from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CACHE, sdist, table
+from _common import CACHE, sdist, start_cpl, table
 
 WORK = CACHE / "workflows"
 VERBOSE = "--verbose" in sys.argv
 VENV = CACHE / "workflows-venv"
 TEST_DEPS = ["pytest<9", "hypothesis"]
-CPL = [sys.executable, "-m", "codeplane.cli"]
 GIT_ENV = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "b",
            "GIT_COMMITTER_EMAIL": "b@x", "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
            "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
@@ -326,17 +325,9 @@ TASKS = [
 
 
 # -- running ------------------------------------------------------------------------------------------------
-def start_server(root: Path) -> tuple[subprocess.Popen[str], int]:
+def start_server(root: Path, *extra: str) -> tuple[subprocess.Popen[str], int]:
     env = {**os.environ, "PYTHONPATH": "src", "PYTHONDONTWRITEBYTECODE": "1"}
-    proc = subprocess.Popen([*CPL, "up", str(root), "--port", "0", "--json"], cwd=root, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    assert proc.stdout is not None
-    while True:
-        line = proc.stdout.readline()
-        if not line:
-            raise RuntimeError("cpl up exited")
-        if line.startswith("{") and json.loads(line).get("event") == "ready":
-            return proc, int(json.loads(line)["port"])
+    return start_cpl(root, *extra, env=env)
 
 
 def end_state(root: Path, test_cmd: str | None) -> tuple[str, bool]:
@@ -377,17 +368,7 @@ async def tools_list_cost() -> list[list[object]]:
     rows: list[list[object]] = []
     root = clone(sdist(*CLICK), WORK / "tools-list")
     for profile in ("core", "full"):
-        proc, port = start_server(root) if profile == "full" else (None, 0)
-        if proc is None:
-            env = {**os.environ}
-            proc = subprocess.Popen([*CPL, "up", str(root), "--port", "0", "--json", "--profile", profile], cwd=root,
-                                    env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-            assert proc.stdout is not None
-            while True:
-                line = proc.stdout.readline()
-                if line.startswith("{") and json.loads(line).get("event") == "ready":
-                    port = int(json.loads(line)["port"])
-                    break
+        proc, port = start_server(root, "--profile", profile)
         try:
             async with Client(f"http://127.0.0.1:{port}/mcp") as client:
                 tools = (await client.list_tools()).tools
