@@ -14,7 +14,8 @@ import sqlite3
 
 #: Bump whenever a table below or the meaning of a column changes (the index service then rebuilds).
 #: 2: Python module keys follow the import system (namespace portions, src/ and pyproject roots, root aliases).
-SCHEMA_VERSION = 2
+#: 3: Go links across files (go.mod text kept in st_marker; qualified types and literal keys are members).
+SCHEMA_VERSION = 3
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",
@@ -271,6 +272,7 @@ INDEXES: dict[str, str] = {
 LINK_INDEXES = frozenset({
     "st_file_language", "st_module_key_file", "st_def_file", "st_import_file", "st_import_target", "st_import_alt",
     "st_import_resolved", "st_import_resolved_alt", "st_ref_file", "st_export_entry_file", "st_export_thunk_file",
+    "st_scope_file", "st_bind_file",  # Go linking walks each file's scopes and bindings
 })
 
 

@@ -28,8 +28,8 @@ MARKERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 AMBIENT = ("sql", "docker", "markdown", "json_yaml", "graphql")
 #: Markers whose content decides something (workspace lists, ``[workspace]``, declared entry points):
 #: their text is kept in ``st_marker``.
-CONTENT_MARKERS = frozenset({"package.json", "pnpm-workspace.yaml", "go.work", "Cargo.toml", "settings.gradle",
-                             "settings.gradle.kts", "pyproject.toml"})
+CONTENT_MARKERS = frozenset({"package.json", "pnpm-workspace.yaml", "go.work", "go.mod", "Cargo.toml",
+                             "settings.gradle", "settings.gradle.kts", "pyproject.toml"})
 
 
 @dataclass

@@ -40,5 +40,12 @@
 (identifier) @reference
 (type_identifier) @reference
 (selector_expression operand: (_) @receiver field: (field_identifier) @member)
+; ``pkg.T`` in a type: ``T`` is a member of the package, never the file's own ``T``; the package name is a ref
+; (cross-file linking matches it with the file's imports).
+(qualified_type package: (package_identifier) @receiver name: (type_identifier) @member)
+(qualified_type package: (package_identifier) @reference)
+; ``T{Name: v}``: a struct literal's key is a field (a map literal's key expression is rarely a bare name),
+; so it is a member without a known receiver, not the package-level ``Name``.
+(keyed_element key: (literal_element (identifier) @member))
 
 (import_spec) @import

@@ -1,0 +1,273 @@
+"""Go across files (§7.3.2 STRONG): a package is a directory, and imports name directories.
+
+Go has no per-file module a generic import can resolve to, so Go is linked here rather than through module
+keys and export surfaces:
+- **Same package**: the files of one directory with the same ``package`` clause share one package block. A
+  plain name that no scope of its own file binds (and that is not an import's name) denotes the package-level
+  declaration of that name in a sibling file — when exactly one sibling declares it (build-tag variants such
+  as ``x_linux.go``/``x_windows.go`` both declaring ``f`` stay unresolved). Non-test files never see
+  ``_test.go`` declarations.
+- **Imports**: ``import "mod/path/pkg"`` where ``module mod/path`` is a ``go.mod`` of the repository names
+  the directory ``pkg`` below that ``go.mod``; the file refers to it by its alias or by the package clause
+  of that directory's files. ``pkg.Name`` (a selector or a qualified type) then denotes the exported
+  package-level ``Name`` there.
+A ref whose own file binds its name (even ambiguously) is never touched: nothing falls through an
+ambiguous scope. Methods keep their receiver type in their lexical path (``T.M``); ``x.M()`` stays ANCHORED.
+
+Incremental: Go files in directories where a Go file changed, plus the files importing those directories,
+are recomputed (every Go file when a ``go.mod`` changed). Tiers are set from the same-file tier each time.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from codeplane.index.structural.facts import CERTAIN, PROVEN, STRONG, UNCERTAIN
+from codeplane.index.structural.store import BatchEffect, chunked, marks
+
+_PACKAGE_KINDS = ("function", "struct", "interface", "type", "variable", "constant")
+
+
+def module_path(text: str) -> str | None:
+    """The ``module`` directive of a ``go.mod`` text."""
+    for line in text.splitlines():
+        words = line.split("//", 1)[0].split()
+        if len(words) == 2 and words[0] == "module":
+            return words[1].strip('"`')
+    return None
+
+
+def _modules(conn: sqlite3.Connection, effect: BatchEffect) -> tuple[dict[str, str], bool]:
+    """Directory → module path of every ``go.mod``, kept in ``st_state``; (modules, whether they changed)."""
+    row = conn.execute("SELECT value FROM st_state WHERE key = 'go_modules'").fetchone()
+    touched = {p: t for p, t in effect.markers.items() if p.rsplit("/", 1)[-1] == "go.mod"}
+    if row is not None and not touched:
+        return dict(json.loads(row[0])), False
+    texts = {str(p): str(t) for p, t in conn.execute(
+        "SELECT path, text FROM st_marker WHERE (path = 'go.mod' OR path LIKE '%/go.mod') AND text IS NOT NULL")}
+    for path, text in touched.items():
+        if text is None:
+            texts.pop(path, None)
+        else:
+            texts[path] = text
+    found: dict[str, str] = {}
+    for path, text in sorted(texts.items()):
+        name = module_path(text)
+        if name:
+            found[path.rpartition("/")[0]] = name
+    old = dict(json.loads(row[0])) if row is not None else None
+    conn.execute("INSERT OR REPLACE INTO st_state(key, value) VALUES ('go_modules', ?)",
+                 (json.dumps(sorted(found.items())),))
+    return found, old != found
+
+
+def import_dir(source: str, modules: dict[str, str]) -> str | None:
+    """The repository directory an import path names (the longest matching module path wins)."""
+    best: tuple[int, str] | None = None
+    for directory, module in modules.items():
+        if source == module or source.startswith(module + "/"):
+            rest = source[len(module):].strip("/")
+            target = "/".join(p for p in (directory, rest) if p)
+            if best is None or len(module) > best[0]:
+                best = (len(module), target)
+    return best[1] if best is not None else None
+
+
+def _import_paths(directory: str, modules: dict[str, str]) -> set[str]:
+    out = set()
+    for root, module in modules.items():
+        if root == directory:
+            out.add(module)
+        elif not root or directory.startswith(root + "/"):
+            out.add(f"{module}/{directory[len(root):].strip('/')}")
+    return out
+
+
+def _is_test(path: str) -> bool:
+    return path.endswith("_test.go")
+
+
+@dataclass
+class _GoFile:
+    file_id: int
+    path: str
+    package: str | None
+
+    @property
+    def directory(self) -> str:
+        return self.path.rpartition("/")[0]
+
+
+class _Packages:
+    """Package-level declarations per (directory, package), read once per directory."""
+
+    def __init__(self, conn: sqlite3.Connection, files: dict[int, _GoFile]) -> None:
+        self._conn = conn
+        self._by_dir: dict[str, list[_GoFile]] = defaultdict(list)
+        for f in files.values():
+            self._by_dir[f.directory].append(f)
+        self._decls: dict[str, dict[tuple[str | None, str], list[tuple[str, bool]]]] = {}
+
+    def decls(self, directory: str) -> dict[tuple[str | None, str], list[tuple[str, bool]]]:
+        """(package, name) → [(def_uid, declared in a _test.go file)]."""
+        found = self._decls.get(directory)
+        if found is None:
+            found = defaultdict(list)
+            members = {f.file_id: f for f in self._by_dir.get(directory, [])}
+            ids = sorted(members)
+            for part in chunked(ids):
+                for file_id, name, uid in self._conn.execute(
+                        f"SELECT file_id, name, def_uid FROM st_def WHERE file_id IN ({marks(len(part))}) "
+                        f"AND parent_uid IS NULL AND lexical_path = name AND kind IN ({marks(len(_PACKAGE_KINDS))})",
+                        [*part, *_PACKAGE_KINDS]):
+                    if name not in {"_", "init"}:
+                        f = members[file_id]
+                        found[(f.package, name)].append((uid, _is_test(f.path)))
+            self._decls[directory] = found
+        return found
+
+    def package_name(self, directory: str) -> str | None:
+        """The package clause the non-test files of ``directory`` agree on (``main`` packages are not importable)."""
+        names = {f.package for f in self._by_dir.get(directory, []) if not _is_test(f.path)}
+        name = next(iter(names)) if len(names) == 1 else None
+        return name if name and name != "main" else None
+
+    def lookup(self, directory: str, package: str | None, name: str, *, from_test: bool) -> str | None:
+        """The single declaration ``name`` has in that package, as seen from a test file or not."""
+        entries = [uid for uid, test in self.decls(directory).get((package, name), []) if from_test or not test]
+        return entries[0] if len(entries) == 1 else None
+
+
+def _files(conn: sqlite3.Connection) -> dict[int, _GoFile]:
+    return {i: _GoFile(i, p, pkg) for i, p, pkg in conn.execute(
+        "SELECT file_id, path, package FROM st_file WHERE language = 'go'")}
+
+
+def _affected(conn: sqlite3.Connection, effect: BatchEffect, files: dict[int, _GoFile], modules: dict[str, str],
+              *, everything: bool) -> set[int]:
+    if everything:
+        return set(files)
+    dirs = {p.rpartition("/")[0] for p in (*effect.upserted, *effect.deleted) if p.endswith(".go")}
+    if not dirs:
+        return set()
+    out = {f.file_id for f in files.values() if f.directory in dirs}
+    sources = sorted({s for d in dirs for s in _import_paths(d, modules)})
+    for start in range(0, len(sources), 400):
+        part = sources[start:start + 400]
+        out.update(i for (i,) in conn.execute(
+            f"SELECT file_id FROM st_import WHERE import_kind = 'go_import' AND source_literal IN ({marks(len(part))})",
+            part) if i in files)
+    return out
+
+
+class _Ref(NamedTuple):
+    ref_id: int
+    scope: int | None
+    token: str
+    line: int
+    col: int
+    end_col: int
+    member: int
+    shape: str | None
+    via: str | None
+    local_tier: str
+    local_target: str | None
+    tier: str
+    target: str | None
+    certainty: str
+
+
+class _Receiver(NamedTuple):
+    text: str
+    #: No scope of the file binds it (so it can only be an import's package name).
+    free: bool
+    via: str | None
+
+
+def _unbound(parents: dict[int, int | None], bound: set[tuple[int, str]], scope: int | None, name: str) -> bool:
+    """Whether no scope from ``scope`` outwards binds ``name`` (ambiguously or not)."""
+    while scope is not None:
+        if (scope, name) in bound:
+            return False
+        scope = parents.get(scope)
+    return True
+
+
+def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tuple[int, set[tuple[str, str]]]:
+    """Recompute Go cross-file tiers after ``effect``; (refs changed, member tokens whose tier moved)."""
+    modules, modules_changed = _modules(conn, effect)
+    files = _files(conn)
+    if not files:
+        return 0, set()
+    targets = _affected(conn, effect, files, modules, everything=modules_changed)
+    packages = _Packages(conn, files)
+    updates: list[tuple[str, str | None, str, int]] = []
+    moved: set[tuple[str, str]] = set()
+    for part in chunked(sorted(targets)):
+        q = marks(len(part))
+        parents: dict[int, int | None] = dict(conn.execute(
+            f"SELECT scope_id, parent_scope_id FROM st_scope WHERE file_id IN ({q})", part))
+        bound: set[tuple[int, str]] = set(conn.execute(
+            f"SELECT scope_id, name FROM st_bind WHERE file_id IN ({q})", part))
+        imports: dict[int, list[tuple[str, str | None, str | None]]] = defaultdict(list)
+        for file_id, uid, alias, source in conn.execute(
+                f"SELECT file_id, import_uid, alias, source_literal FROM st_import WHERE file_id IN ({q}) "
+                "AND import_kind = 'go_import'", part):
+            imports[file_id].append((uid, alias, source))
+        refs: dict[int, list[_Ref]] = defaultdict(list)
+        for file_id, *row in conn.execute(
+                "SELECT file_id, ref_id, scope_id, token_text, start_line, start_col, end_col, is_member, "
+                "receiver_shape, via_import_uid, local_tier, local_target_uid, ref_tier, target_uid, certainty "
+                f"FROM st_ref WHERE file_id IN ({q}) AND role = 'REFERENCE' ORDER BY file_id, start_line, start_col",
+                part):
+            refs[file_id].append(_Ref(*row))
+        for file_id in part:
+            f = files[file_id]
+            test = _is_test(f.path)
+            # local name -> [(import uid, repository directory)]; a name two imports bind is nobody's
+            named: dict[str, list[tuple[str, str | None]]] = defaultdict(list)
+            for uid, alias, source in imports.get(file_id, []):
+                directory = import_dir(source, modules) if source else None
+                local = alias if alias is not None else (
+                    packages.package_name(directory) if directory is not None else (source or "").rsplit("/", 1)[-1])
+                if local not in (None, "", "_", "."):
+                    named[str(local)].append((uid, directory))
+            rows = refs.get(file_id, [])
+            receivers = {(r.line, r.end_col): _Receiver(r.token, r.local_tier != PROVEN and _unbound(
+                parents, bound, r.scope, r.token), r.via) for r in rows if not r.member}
+            for r in rows:
+                found: str | None = None
+                if not r.member:
+                    if r.local_tier != PROVEN and r.token not in named and _unbound(parents, bound, r.scope, r.token):
+                        found = packages.lookup(f.directory, f.package, r.token, from_test=test)
+                elif r.shape == "obj." and r.token[:1].isupper():
+                    receiver = receivers.get((r.line, r.col - 1))  # ``pkg.Name`` on one line
+                    if receiver is not None:
+                        found = _through_import(receiver, r.token, named, packages)
+                new = ((STRONG, found, CERTAIN) if found is not None
+                       else (r.local_tier, r.local_target, CERTAIN if r.local_tier == PROVEN else UNCERTAIN))
+                if new != (r.tier, r.target, r.certainty):
+                    updates.append((*new, r.ref_id))
+                    if r.member and file_id not in fresh:
+                        moved.add((r.token, r.shape or ""))
+    conn.executemany("UPDATE st_ref SET ref_tier = ?, target_uid = ?, certainty = ? WHERE ref_id = ?", updates)
+    return len(updates), moved
+
+
+def _through_import(receiver: _Receiver, name: str, named: dict[str, list[tuple[str, str | None]]],
+                    packages: _Packages) -> str | None:
+    """What ``pkg.Name`` denotes when ``pkg`` is the name of exactly one import of a repository package."""
+    choices = named.get(receiver.text, [])
+    if len(choices) != 1:
+        return None
+    uid, directory = choices[0]
+    if directory is None or not (receiver.free or receiver.via == uid):
+        return None  # shadowed by a local, or an import outside the repository
+    package = packages.package_name(directory)
+    if package is None:
+        return None
+    return packages.lookup(directory, package, name, from_test=False)

@@ -1,0 +1,80 @@
+"""Go across files in the structural index: package blocks shared by a directory, imports of repository
+packages through go.mod, and what stays unresolved (ambiguous siblings, shadowing locals, outside packages)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.test_structural_index import Harness
+
+
+@pytest.fixture
+def h() -> Iterator[Harness]:
+    harness = Harness()
+    yield harness
+    harness.conn.close()
+
+
+GO = {
+    "go.mod": "module example.com/shop\n\ngo 1.21\n",
+    "cart/cart.go": "package cart\n\ntype Cart struct{ Items []int }\n\nfunc (c *Cart) Add(i int) { c.Items = "
+                    "append(c.Items, i) }\n\nfunc New() *Cart { return &Cart{Items: nil} }\n",
+    "cart/total.go": "package cart\n\nconst Limit = 10\n\nfunc Total(c *Cart) int {\n\tn := 0\n"
+                     "\tfor _, i := range c.Items {\n\t\tn += i\n\t}\n\treturn n\n}\n",
+    "cart/os_linux.go": "package cart\n\nfunc platform() string { return \"linux\" }\n",
+    "cart/os_other.go": "package cart\n\nfunc platform() string { return \"other\" }\n",
+    "cart/use.go": "package cart\n\nfunc use() string { _ = New(); return platform() }\n",
+    "cmd/main.go": "package main\n\nimport (\n\t\"fmt\"\n\tc \"example.com/shop/cart\"\n"
+                   "\t\"example.com/shop/cart\"\n)\n\nfunc main() {\n\tx := cart.New()\n"
+                   "\tfmt.Println(cart.Total(x), c.Limit)\n\tvar y *cart.Cart = x\n\t_ = y\n}\n",
+    "cmd/shadow.go": "package main\n\nimport \"example.com/shop/cart\"\n\nfunc shadow() {\n"
+                     "\tcart := struct{ New int }{1}\n\t_ = cart.New\n\tmain()\n}\n",
+}
+
+
+def test_siblings_of_one_package_link_strong(h: Harness) -> None:
+    h.apply(GO)
+    assert h.ref("cart/total.go", 5, "Cart") == ("STRONG", h.uid("cart.Cart"))
+    assert h.ref("cart/use.go", 3, "New") == ("STRONG", h.uid("cart.New"))
+    # two build-tag variants both declare platform(): ambiguous, so it stays unresolved
+    assert h.ref("cart/use.go", 3, "platform") == ("UNKNOWN", None)
+    # a struct literal key is a field, not a package-level name
+    assert h.ref("cart/cart.go", 7, "Items")[0] == "ANCHORED"
+
+
+def test_imports_of_repository_packages_link_exported_names(h: Harness) -> None:
+    h.apply(GO)
+    assert h.ref("cmd/main.go", 10, "New") == ("STRONG", h.uid("cart.New"))
+    assert h.ref("cmd/main.go", 11, "Total") == ("STRONG", h.uid("cart.Total"))
+    assert h.ref("cmd/main.go", 11, "Limit") == ("STRONG", h.uid("cart.Limit"))  # through the alias c
+    assert h.ref("cmd/main.go", 11, "Println") == ("ANCHORED", None)  # fmt is outside the repository
+    assert h.ref("cmd/main.go", 12, "Cart") == ("STRONG", h.uid("cart.Cart"))  # a qualified type
+    # a local named like the package shadows it
+    assert h.ref("cmd/shadow.go", 7, "New") == ("ANCHORED", None)
+    # a method is known by its receiver type; a call on a value stays ANCHORED
+    assert h.uid("cart.Cart.Add")
+
+
+def test_go_links_follow_edits_deletions_and_go_mod(h: Harness) -> None:
+    h.apply(GO)
+    h.apply({}, deleted=("cart/os_other.go",))
+    assert h.ref("cart/use.go", 3, "platform") == ("STRONG", h.uid("cart.platform"))
+    h.apply({"cart/total.go": "package cart\n\nfunc Other() {}\n"})
+    assert h.ref("cmd/main.go", 11, "Total") == ("ANCHORED", None)
+    assert h.ref("cmd/main.go", 11, "Limit") == ("ANCHORED", None)
+    h.apply({"cart/total.go": GO["cart/total.go"]})
+    assert h.ref("cmd/main.go", 11, "Total") == ("STRONG", h.uid("cart.Total"))
+    h.apply({"go.mod": "module example.com/other\n"})
+    assert h.ref("cmd/main.go", 11, "Total") == ("ANCHORED", None)
+    assert h.ref("cart/total.go", 5, "Cart")[0] == "STRONG"  # siblings do not depend on go.mod
+    h.apply({"go.mod": GO["go.mod"]})
+    assert h.ref("cmd/main.go", 10, "New") == ("STRONG", h.uid("cart.New"))
+
+
+def test_test_files_see_the_package_but_not_the_other_way(h: Harness) -> None:
+    h.apply({**GO, "cart/cart_test.go": "package cart\n\nfunc helper() *Cart { return New() }\n",
+             "cart/late.go": "package cart\n\nfunc late() { helper() }\n"})
+    assert h.ref("cart/cart_test.go", 3, "New") == ("STRONG", h.uid("cart.New"))
+    assert h.ref("cart/late.go", 3, "helper") == ("UNKNOWN", None)
