@@ -1,0 +1,70 @@
+"""Renames across files in Go (and Rust) are high-certainty edits, and the renamed project still builds
+with the language's own compiler when it is installed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.refactor_builders import RefactorEnv, refactor_env
+
+GO_PROJECT = {
+    "go.mod": "module example.com/shop\n\ngo 1.18\n",
+    "cart/cart.go": "package cart\n\n// Cart holds items.\ntype Cart struct{ Items []int }\n\n"
+                    "func (c *Cart) Add(i int) { c.Items = append(c.Items, i) }\n\n"
+                    "func New() *Cart { return &Cart{Items: nil} }\n",
+    "cart/total.go": "package cart\n\nconst Limit = 10\n\nfunc Total(c *Cart) int {\n\tn := 0\n"
+                     "\tfor _, i := range c.Items {\n\t\tn += i\n\t}\n\treturn n\n}\n\n"
+                     "func capped(c *Cart) bool { return Total(c) > Limit }\n",
+    "cart/total_test.go": "package cart\n\nimport \"testing\"\n\nfunc TestTotal(t *testing.T) {\n"
+                          "\tc := New()\n\tc.Add(2)\n\tif Total(c) != 2 || capped(c) {\n"
+                          "\t\tt.Fatal(Total(c))\n\t}\n}\n",
+    "cmd/shop/main.go": "package main\n\nimport (\n\t\"fmt\"\n\n\tbasket \"example.com/shop/cart\"\n"
+                        "\t\"example.com/shop/report\"\n)\n\nfunc main() {\n\tc := basket.New()\n\tc.Add(3)\n"
+                        "\tvar keep *basket.Cart = c\n"
+                        "\tfmt.Println(report.Line(keep), basket.Total(c), basket.Limit)\n}\n",
+    "report/report.go": "package report\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/shop/cart\"\n)\n\n"
+                        "// Line renders a cart.\nfunc Line(c *cart.Cart) string {\n"
+                        "\treturn fmt.Sprintf(\"%d/%d\", cart.Total(c), cart.Limit)\n}\n",
+}
+
+
+def _go(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "GOFLAGS": "-mod=mod", "GOPROXY": "off", "GOTOOLCHAIN": "local",
+           "GOCACHE": str(root.parent / "gocache"), "GOPATH": str(root.parent / "gopath")}
+    return subprocess.run(["go", *args], cwd=root, env=env, capture_output=True, text=True, timeout=300, check=False)
+
+
+def _rename_all_high(env: RefactorEnv, symbol: str, new_name: str, old_name: str) -> None:
+    preview = env.service.rename(symbol, new_name)
+    assert preview.status == "ready", preview
+    assert {e.certainty for e in preview.edits if e.kind == "code"} == {"high"}, [
+        (e.path, e.line, e.column, e.certainty, e.reason) for e in preview.edits]
+    env.service.apply(preview.refactor_id)
+    for path in env.snapshot():
+        if path.endswith(".go"):
+            text = env.read(path)
+            assert f".{old_name}(" not in text and f" {old_name}(" not in text, (path, text)
+
+
+@pytest.mark.parametrize(("symbol", "new_name", "old_name"), [
+    ("cart.Total", "Sum", "Total"),
+    ("cart.Cart", "Basket", "Cart"),
+    ("cart.Limit", "Max", "Limit"),
+    ("cart.New", "Make", "New"),
+    ("report.Line", "Render", "Line"),
+])
+def test_go_renames_across_packages_are_high_and_build(tmp_path: Path, symbol: str, new_name: str,
+                                                      old_name: str) -> None:
+    with refactor_env(tmp_path / "repo", GO_PROJECT) as env:
+        _rename_all_high(env, symbol, new_name, old_name)
+        if shutil.which("go") is None:
+            pytest.skip("go is not installed")
+        built = _go(env.root, "vet", "./...")
+        assert built.returncode == 0, built.stderr
+        tested = _go(env.root, "test", "./cart/")
+        assert tested.returncode == 0, tested.stdout + tested.stderr
