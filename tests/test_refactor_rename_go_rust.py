@@ -68,3 +68,37 @@ def test_go_renames_across_packages_are_high_and_build(tmp_path: Path, symbol: s
         assert built.returncode == 0, built.stderr
         tested = _go(env.root, "test", "./cart/")
         assert tested.returncode == 0, tested.stdout + tested.stderr
+
+
+RUST_PROJECT = {
+    "Cargo.toml": "[package]\nname = \"shop\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
+    "src/lib.rs": "pub mod cart;\npub mod util;\n\nuse crate::cart::Cart;\n\n"
+                  "pub fn run() -> i32 {\n    let c = Cart::new();\n    util::total(&c) + cart::LIMIT\n}\n",
+    "src/cart/mod.rs": "pub mod item;\n\npub const LIMIT: i32 = 3;\n\n"
+                       "pub struct Cart {\n    pub items: Vec<i32>,\n}\n\n"
+                       "impl Cart {\n    pub fn new() -> Self {\n        Cart { items: vec![] }\n    }\n}\n",
+    "src/cart/item.rs": "use super::Cart;\nuse crate::util::total as sum;\n\n"
+                        "pub fn count(c: &Cart) -> i32 {\n    sum(c)\n}\n",
+    "src/util.rs": "use crate::cart::{Cart, LIMIT};\n\npub fn total(c: &Cart) -> i32 {\n"
+                   "    c.items.iter().sum::<i32>().min(LIMIT)\n}\n\n"
+                   "pub fn twice(c: &Cart) -> i32 {\n    self::total(c) * 2 + crate::cart::item::count(c)\n}\n",
+}
+
+
+@pytest.mark.parametrize(("symbol", "new_name", "old_name"), [
+    ("src/util.total", "sum_all", "total"),
+    ("src/cart/mod.Cart", "Basket", "Cart"),
+    ("src/cart/mod.LIMIT", "MAX", "LIMIT"),
+    ("src/cart/item.count", "tally", "count"),
+    ("src/cart/mod.Cart.new", "empty", "new"),
+])
+def test_rust_renames_across_modules_are_high_and_check(tmp_path: Path, symbol: str, new_name: str,
+                                                        old_name: str) -> None:
+    with refactor_env(tmp_path / "repo", RUST_PROJECT) as env:
+        _rename_all_high(env, symbol, new_name, old_name)
+        if shutil.which("cargo") is None:
+            pytest.skip("cargo is not installed")
+        env_vars = {**os.environ, "CARGO_TARGET_DIR": str(tmp_path / "target"), "CARGO_NET_OFFLINE": "true"}
+        checked = subprocess.run(["cargo", "check", "--offline", "--quiet"], cwd=env.root, env=env_vars,
+                                 capture_output=True, text=True, timeout=300, check=False)
+        assert checked.returncode == 0, checked.stderr

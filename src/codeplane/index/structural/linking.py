@@ -7,7 +7,8 @@ Incremental by construction: after a batch only these are redone —
 2. imports of changed files, and imports anywhere whose key was held or is now held by a changed file;
 3. export surfaces of those files, then, transitively, of importers whose upstream surface hash changed;
 4. references through imports in every file whose import resolution or upstream surface changed;
-5. Go packages (``golink.py``): files of changed Go directories and their importers.
+5. Go packages (``golink.py``): files of changed Go directories and their importers; Rust crates
+   (``rustlink.py``): every file of a crate where a Rust file changed.
 Nothing is resolved at query time.
 """
 
@@ -17,7 +18,7 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 
-from codeplane.index.structural import golink, modules, surfaces
+from codeplane.index.structural import golink, modules, rustlink, surfaces
 from codeplane.index.structural.chase import Chaser
 from codeplane.index.structural.store import BatchEffect, chunked, marks
 
@@ -221,9 +222,10 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect) -> LinkReport:
     fresh = set(effect.upserted.values())
     count, moved = surfaces.relink_refs(conn, chaser, direct, upstream=None, fresh=fresh)
     more, moved_more = surfaces.relink_refs(conn, chaser, dependants, upstream=upstream, fresh=fresh)
-    # Go last: its pass owns the tiers of Go refs, including aliased ``pkg.Name`` that relink_refs reset.
+    # Go and Rust last: their passes own the tiers of their refs, including those relink_refs reset.
     go_count, go_moved = golink.relink(conn, effect, fresh)
-    report.refs_changed = count + more + go_count
-    report.member_tokens = moved | moved_more | go_moved
+    rust_count, rust_moved = rustlink.relink(conn, effect, fresh)
+    report.refs_changed = count + more + go_count + rust_count
+    report.member_tokens = moved | moved_more | go_moved | rust_moved
     report.files_relinked = len(direct | dependants)
     return report

@@ -15,7 +15,8 @@ import sqlite3
 #: Bump whenever a table below or the meaning of a column changes (the index service then rebuilds).
 #: 2: Python module keys follow the import system (namespace portions, src/ and pyproject roots, root aliases).
 #: 3: Go links across files (go.mod text kept in st_marker; qualified types and literal keys are members).
-SCHEMA_VERSION = 3
+#: 4: Rust links across files (path segments are members with a ``path:`` shape; aliased uses keep the original).
+SCHEMA_VERSION = 4
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

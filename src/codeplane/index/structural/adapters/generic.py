@@ -207,6 +207,8 @@ def extract_generic(spec: LanguageSpec, grammar: str, src: SourceText, root: Nod
             resolver.bind(binding.name_node, IMPORT_ALIAS, TARGET_IMPORT, binding.row.import_uid,
                           binding.row.scope, hoisted=True)
     originals = {b.original.id: b.row.import_uid for b in ctx.imports if b.original is not None}
+    if spec.member_kept is not None:
+        members = {k: m for k, m in members.items() if spec.member_kept(m[0])}
     for member_id in members:
         refs.pop(member_id, None)  # a member access is never a plain name
     for d in ordered:

@@ -50,8 +50,11 @@ def _use(ctx: Context, statement: Node, tree: Node, prefix: str) -> None:
         written = ctx.src.text(target) if target is not None else ""
         full = f"{prefix}::{written}" if prefix and written else written
         source, _, name = full.rpartition("::")
+        leaf = target.child_by_field_name("name") if target is not None and target.type == "scoped_identifier" \
+            else target
+        original = leaf if leaf is not None and leaf.type == "identifier" else None
         ctx.add_import(statement, alias, name=name, alias=ctx.src.text(alias) if alias is not None else None,
-                       source=source or name, kind="rust_use")
+                       source=source or name, kind="rust_use", original=original)
     elif kind == "use_wildcard":
         inner = next(iter(tree.named_children), None)
         written = ctx.src.text(inner) if inner is not None else ""
@@ -66,6 +69,27 @@ def _use(ctx: Context, statement: Node, tree: Node, prefix: str) -> None:
     elif kind == "use_list":
         for child in tree.named_children:
             _use(ctx, statement, child, prefix)
+
+
+_PATHS = frozenset({"scoped_identifier", "scoped_type_identifier"})
+
+
+def member_kept(node: Node) -> bool:
+    """A path's last segment is a member (``a::f``: ``f`` of ``a``) except inside ``use``, where it is the name
+    the import binds."""
+    parent = node.parent
+    while parent is not None and parent.type in _PATHS:
+        parent = parent.parent
+    return parent is None or parent.type not in ("use_declaration", "use_as_clause", "scoped_use_list", "use_list")
+
+
+def path_shape(receiver: Node) -> str | None:
+    """``path:crate::a::B`` for the receiver of a path segment (linking resolves it through the module tree)."""
+    parent = receiver.parent
+    if parent is None or parent.type not in _PATHS:
+        return None
+    text = (receiver.text or b"").decode("utf-8", "replace")
+    return "path:" + "".join(text.split())
 
 
 def imports(ctx: Context, node: Node) -> None:
@@ -86,5 +110,5 @@ RUST = LanguageSpec(
     declaration_types=frozenset({"let_declaration"}),
     imports=imports, receiver_shapes={"self": "self."},
     identifier_types=frozenset({"identifier", "shorthand_field_identifier"}),
-    pattern_names=pattern_names,
+    pattern_names=pattern_names, member_kept=member_kept, path_shape=path_shape,
 )

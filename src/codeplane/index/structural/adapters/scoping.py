@@ -143,7 +143,8 @@ class Resolver:
             if receiver is not None:
                 text = self.src.text(receiver)
                 plain = receiver.type.endswith("identifier")
-                shape = self.spec.receiver_shapes.get(text, "obj." if plain else shape)
+                path = self.spec.path_shape(receiver) if self.spec.path_shape is not None else None
+                shape = path or self.spec.receiver_shapes.get(text, "obj." if plain else shape)
                 found = self._lookup(self.scope_of(receiver), text, receiver.start_byte) if plain else None
                 if found is not None and binds[index[found]].target_kind == TARGET_IMPORT:
                     via = binds[index[found]].target_uid  # ``ns.member`` through ``import * as ns``

@@ -35,6 +35,9 @@
 (identifier) @reference
 (type_identifier) @reference
 (field_expression value: (_) @receiver field: (field_identifier) @member)
+;; ``a::b::f`` / ``Type::new``: the last segment is a member of the path (resolved by rustlink.py)
+(scoped_identifier path: (_) @receiver name: (identifier) @member)
+(scoped_type_identifier path: (_) @receiver name: (type_identifier) @member)
 
 (use_declaration) @import
 (mod_item !body) @import

@@ -1,0 +1,267 @@
+"""Rust across files (§7.3.2 STRONG): the module tree of a crate, ``use`` paths and ``a::b::f`` paths.
+
+A crate is the directory (conventionally ``src``) holding ``lib.rs`` or ``main.rs``; below it ``a.rs`` and
+``a/mod.rs`` are ``crate::a``, ``a/b.rs`` is ``crate::a::b`` (the ``mod a;`` convention; ``#[path]`` is not
+followed), and ``mod m { ... }`` bodies are modules too. Files under ``src/bin/`` are crates of their own and
+are not linked. A path is resolved from the module of the file that writes it: ``crate::``, ``self::``,
+``super::``, a name the file's ``use`` binds, a child module, or an item of the module; then segment by
+segment through modules, and one last step from a type to an associated item (``Type::new``, an enum's
+variant) when the crate declares that type name once and one ``impl``/enum gives it that member.
+What it reaches must be one definition: two candidates (``#[cfg]`` variants) leave the reference alone.
+
+Incremental: every Rust file of a crate in which a Rust file changed is recomputed from its same-file tiers.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from codeplane.index.structural.facts import CERTAIN, PROVEN, STRONG, UNCERTAIN
+from codeplane.index.structural.store import BatchEffect, chunked, marks
+
+_ITEM_KINDS = frozenset({"function", "struct", "enum", "trait", "type", "constant", "static", "module", "macro"})
+_TYPE_KINDS = frozenset({"struct", "enum", "trait", "type"})
+_MAX_DEPTH = 6
+
+Module = tuple[str, ...]
+
+
+def crate_of(path: str, roots: set[str]) -> tuple[str, Module] | None:
+    """(crate directory, module path) of a Rust file, given the directories holding ``lib.rs``/``main.rs``."""
+    directory = path.rpartition("/")[0]
+    probe = directory
+    while True:
+        if probe in roots:
+            break
+        if not probe:
+            return None
+        probe = probe.rpartition("/")[0]
+    rest = path[len(probe):].lstrip("/")
+    parts = rest[:-3].split("/") if rest.endswith(".rs") else []
+    if not parts or parts[0] == "bin":
+        return None
+    if parts in (["lib"], ["main"]):
+        return probe, ()
+    if parts[-1] == "mod":
+        parts = parts[:-1]
+    return probe, tuple(parts)
+
+
+class _Def(NamedTuple):
+    uid: str
+    kind: str
+    lexical: tuple[str, ...]
+
+
+@dataclass
+class _Crate:
+    #: module -> name -> def uids (items, inline modules included)
+    items: dict[Module, dict[str, list[str]]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))
+    modules: set[Module] = field(default_factory=set)
+    #: type name -> every item of a type kind with that name (to know the name is declared once)
+    types: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    #: (type name, member) -> defs of impl items / enum variants
+    members: dict[tuple[str, str], list[str]] = field(default_factory=lambda: defaultdict(list))
+    #: file id -> module
+    file_module: dict[int, Module] = field(default_factory=dict)
+
+
+class _Import(NamedTuple):
+    name: str
+    alias: str | None
+    source: str | None
+
+
+def _load(conn: sqlite3.Connection, files: dict[int, tuple[str, Module]]) -> dict[str, _Crate]:
+    crates: dict[str, _Crate] = defaultdict(_Crate)
+    for file_id, (root, module) in files.items():
+        crate = crates[root]
+        crate.file_module[file_id] = module
+        for i in range(len(module) + 1):
+            crate.modules.add(module[:i])
+    ids = sorted(files)
+    for part in chunked(ids):
+        defs: dict[int, list[_Def]] = defaultdict(list)
+        for file_id, uid, kind, lexical in conn.execute(
+                f"SELECT file_id, def_uid, kind, lexical_path FROM st_def WHERE file_id IN ({marks(len(part))})",
+                part):
+            defs[file_id].append(_Def(uid, kind, tuple(lexical.split("."))))
+        for file_id, found in defs.items():
+            root, module = files[file_id]
+            crate = crates[root]
+            inline = {d.lexical for d in found if d.kind == "module"}
+            for d in found:
+                *prefix, name = d.lexical
+                if prefix and tuple(prefix) not in inline:
+                    if d.kind in ("method", "enum_member", "constant", "function", "type"):
+                        crate.members[(prefix[-1], name)].append(d.uid)  # ``impl T { fn m }``, ``E::V``
+                    continue
+                home = module + tuple(prefix)
+                if d.kind in _ITEM_KINDS:
+                    crate.items[home][name].append(d.uid)
+                if d.kind == "module":
+                    crate.modules.add((*home, name))
+                if d.kind in _TYPE_KINDS:
+                    crate.types[name].append(d.uid)
+    return crates
+
+
+class _Resolver:
+    def __init__(self, crate: _Crate, module: Module, imports: list[_Import]) -> None:
+        self.crate = crate
+        self.module = module
+        self.bound: dict[str, list[_Import]] = defaultdict(list)
+        for imp in imports:
+            local = imp.alias or imp.name
+            if local not in ("*", "self", "_"):
+                self.bound[local].append(imp)
+
+    def _item(self, module: Module, name: str) -> str | None:
+        found = self.crate.items.get(module, {}).get(name, [])
+        return found[0] if len(found) == 1 else None
+
+    def _start(self, head: str, depth: int) -> tuple[str, Module, str | None] | None:
+        """What the first segment of a path denotes: ("mod", module, None) or ("item", module, uid)."""
+        if head == "crate":
+            return "mod", (), None
+        if head == "self":
+            return "mod", self.module, None
+        if head == "super":
+            return ("mod", self.module[:-1], None) if self.module else None
+        bound = self.bound.get(head, [])
+        if len(bound) > 1:
+            return None
+        if bound:
+            imp = bound[0]
+            if not imp.source:
+                return None
+            segments = [imp.name] if imp.source == imp.name else [*imp.source.split("::"), imp.name]
+            return self.walk(segments, depth + 1)
+        if (*self.module, head) in self.crate.modules and self._item(self.module, head) is None:
+            return "mod", (*self.module, head), None
+        uid = self._item(self.module, head)
+        return ("item", self.module, uid) if uid is not None else None
+
+    def walk(self, segments: list[str], depth: int = 0) -> tuple[str, Module, str | None] | None:
+        if depth > _MAX_DEPTH or not segments:
+            return None
+        state = self._start(segments[0], depth)
+        for index, segment in enumerate(segments[1:], 1):
+            if state is None:
+                return None
+            kind, module, uid = state
+            if kind == "mod":
+                if segment == "super":
+                    state = ("mod", module[:-1], None) if module else None
+                elif (*module, segment) in self.crate.modules and self._item(module, segment) is None:
+                    state = "mod", (*module, segment), None
+                else:
+                    found = self._item(module, segment)
+                    state = ("item", module, found) if found is not None else None
+                    if found is not None and (*module, segment) in self.crate.modules:
+                        state = "mod", (*module, segment), found  # an inline ``mod`` is both
+            else:
+                type_name = segments[index - 1]
+                if len(self.crate.types.get(type_name, [])) != 1 or uid not in self.crate.types[type_name]:
+                    return None
+                found_members = self.crate.members.get((type_name, segment), [])
+                if len(found_members) != 1 or index != len(segments) - 1:
+                    return None
+                state = "item", module, found_members[0]
+        return state
+
+    def target(self, segments: list[str]) -> str | None:
+        found = self.walk(segments)
+        return found[2] if found is not None else None
+
+
+class _Ref(NamedTuple):
+    ref_id: int
+    token: str
+    member: int
+    shape: str | None
+    via: str | None
+    local_tier: str
+    local_target: str | None
+    tier: str
+    target: str | None
+    certainty: str
+
+
+def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tuple[int, set[tuple[str, str]]]:
+    """Recompute Rust cross-file tiers after ``effect``; (refs changed, member tokens whose tier moved)."""
+    changed = [p for p in (*effect.upserted, *effect.deleted) if p.endswith(".rs")]
+    if not changed:
+        return 0, set()
+    paths = {int(i): str(p) for i, p in conn.execute("SELECT file_id, path FROM st_file WHERE language = 'rust'")}
+    roots = {p.rpartition("/")[0] for p in paths.values() if p.rsplit("/", 1)[-1] in ("lib.rs", "main.rs")}
+    placed = {i: spot for i, p in paths.items() if (spot := crate_of(p, roots)) is not None}
+    if any(p.rsplit("/", 1)[-1] in ("lib.rs", "main.rs") for p in changed):
+        targets = set(paths)  # a crate appeared or vanished: every Rust file may change crates
+    else:
+        touched = {spot[0] for p in changed if (spot := crate_of(p, roots)) is not None}
+        targets = {i for i, f in placed.items() if f[0] in touched}
+    if not targets:
+        return 0, set()
+    placed = {i: f for i, f in placed.items() if i in targets}
+    crates = _load(conn, placed)
+    updates: list[tuple[str, str | None, str, int]] = []
+    moved: set[tuple[str, str]] = set()
+    for part in chunked(sorted(targets)):
+        q = marks(len(part))
+        # Scopes inside an inline ``mod { }`` resolve paths from that module: not modelled, so not linked.
+        scopes = {s: (parent, kind) for s, parent, kind in conn.execute(
+            f"SELECT scope_id, parent_scope_id, kind FROM st_scope WHERE file_id IN ({q})", part)}
+
+        def at_file_module(scope: int | None, scopes: dict[int, tuple[int | None, str]] = scopes) -> bool:
+            while scope is not None:
+                parent, kind = scopes.get(scope, (None, ""))
+                if kind == "module":
+                    return False
+                scope = parent
+            return True
+
+        imports: dict[int, dict[str, _Import]] = defaultdict(dict)
+        for file_id, uid, name, alias, source, scope in conn.execute(
+                f"SELECT file_id, import_uid, imported_name, alias, source_literal, scope_id FROM st_import "
+                f"WHERE file_id IN ({q}) AND import_kind = 'rust_use'", part):
+            if at_file_module(scope):
+                imports[file_id][uid] = _Import(name, alias, source)
+        refs: dict[int, list[_Ref]] = defaultdict(list)
+        for file_id, scope, *row in conn.execute(
+                "SELECT file_id, scope_id, ref_id, token_text, is_member, receiver_shape, via_import_uid, local_tier, "
+                f"local_target_uid, ref_tier, target_uid, certainty FROM st_ref WHERE file_id IN ({q}) "
+                "AND (via_import_uid IS NOT NULL OR receiver_shape LIKE 'path:%')", part):
+            if at_file_module(scope):
+                refs[file_id].append(_Ref(*row))
+            else:
+                refs[file_id].append(_Ref(*row)._replace(shape=None, via=None))  # reset to the same-file tier
+        for file_id in part:
+            place = placed.get(file_id)
+            resolver = (_Resolver(crates[place[0]], place[1], list(imports[file_id].values()))
+                        if place is not None else None)
+            through: dict[str, str | None] = {}
+            for r in refs.get(file_id, []):
+                found: str | None = None
+                if resolver is None:
+                    pass
+                elif r.member and r.shape and r.shape.startswith("path:"):
+                    found = resolver.target([*r.shape[5:].split("::"), r.token])
+                elif not r.member and r.via in imports[file_id]:
+                    if r.via not in through:
+                        imp = imports[file_id][r.via]
+                        segments = ([imp.name] if imp.source == imp.name
+                                    else [*(imp.source or "").split("::"), imp.name])
+                        through[r.via] = resolver.target(segments) if imp.source and imp.name != "*" else None
+                    found = through[r.via]
+                new = ((STRONG, found, CERTAIN) if found is not None
+                       else (r.local_tier, r.local_target, CERTAIN if r.local_tier == PROVEN else UNCERTAIN))
+                if new != (r.tier, r.target, r.certainty):
+                    updates.append((*new, r.ref_id))
+                    if r.member and file_id not in fresh:
+                        moved.add((r.token, r.shape or ""))
+    conn.executemany("UPDATE st_ref SET ref_tier = ?, target_uid = ?, certainty = ? WHERE ref_id = ?", updates)
+    return len(updates), moved
