@@ -200,6 +200,8 @@ def _unbound(parents: dict[int, int | None], bound: set[tuple[int, str]], scope:
 def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tuple[int, set[tuple[str, str]]]:
     """Recompute Go cross-file tiers after ``effect``; (refs changed, member tokens whose tier moved)."""
     modules, modules_changed = _modules(conn, effect)
+    if not modules_changed and not any(p.endswith(".go") for p in (*effect.upserted, *effect.deleted)):
+        return 0, set()  # most batches: nothing Go to redo, not even the file list
     files = _files(conn)
     if not files:
         return 0, set()
