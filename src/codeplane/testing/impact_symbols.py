@@ -132,6 +132,7 @@ class SymbolWalk:
         self.out = SymbolSelection()
         self._fallen: set[str] = set()
         self._base_memo: dict[str, frozenset[str] | None] = {}
+        self._external_memo: dict[str, bool] = {}
 
     def read_lines(self, path: str) -> Sequence[str]:
         """A file's lines, read once per walk."""
@@ -299,13 +300,27 @@ class SymbolWalk:
             if owner is not None and owner.kind == "class":
                 self.enqueue(owner, reach.then(owner.qualified_name, "high", runs=d.name in _CONSTRUCTION))
             return
+        elif owner is not None and owner.kind == "class" and self._external_base(owner):
+            # A method of a class deriving from another library's class may be called by that library
+            # (werkzeug calls flask's Request._load_form_data): whoever holds an instance is reached.
+            self.enqueue(owner, reach.then(f"{owner.qualified_name} (derives from an external class)", "low",
+                                           runs=False))
+        for file_id, line, col in self.conn.execute(
+                "SELECT r.file_id, r.start_line, r.start_col FROM st_import i JOIN st_ref r ON r.target_uid = "
+                "i.import_uid WHERE i.resolved_file_id = ? AND i.imported_name = ? AND r.role = 'REFERENCE'",
+                (d.file_id, d.name)).fetchall():
+            # Uses of an import of the name that did not resolve to one definition (overloads, conditionals).
+            self._use((int(file_id), int(line), int(col)), d, reach, "low")
         for file_id, line, col in self.conn.execute(
                 "SELECT file_id, start_line, start_col FROM st_ref WHERE target_uid = ? "
                 "AND role NOT IN ('DEFINITION', 'IMPORT', 'EXPORT')", (d.uid,)).fetchall():
             self._use((int(file_id), int(line), int(col)), d, reach, "high")
+        # Unresolved uses by name; a PROVEN one without a target is bound to several definitions (overloads).
         for file_id, line, col, receiver in self.conn.execute(
-                "SELECT file_id, start_line, start_col, receiver_shape FROM st_ref WHERE token_text = ? "
-                "AND target_uid IS NULL AND role = 'REFERENCE' AND ref_tier IN ('ANCHORED', 'UNKNOWN')",
+                "SELECT r.file_id, r.start_line, r.start_col, r.receiver_shape FROM st_ref r LEFT JOIN st_bind b "
+                "ON b.bind_id = r.bind_id WHERE r.token_text = ? AND r.target_uid IS NULL AND r.role = 'REFERENCE' "
+                "AND (r.ref_tier IN ('ANCHORED', 'UNKNOWN') OR b.target_kind = 'DEF' "
+                "OR b.reason_code = 'DEF_IN_SCOPE')",
                 (d.name,)).fetchall():
             self._use((int(file_id), int(line), int(col)), d, reach, "low", receiver=receiver)
         literal = f'%"{d.name}"%'
@@ -461,6 +476,30 @@ class SymbolWalk:
         result = None if unknown else frozenset(found)
         self._base_memo[cls.uid] = result
         return result
+
+    def _external_base(self, cls: _Def, depth: int = 0) -> bool:
+        """Whether ``cls`` derives, directly or through repository bases, from a class imported from outside."""
+        if cls.uid in self._external_memo:
+            return self._external_memo[cls.uid]
+        self._external_memo[cls.uid] = False  # cycles
+        lines = self.read_lines(self.path_of.get(cls.file_id, ""))
+        last = cls.start
+        while last <= len(lines) and last < cls.start + 10 and not lines[last - 1].rstrip().endswith(":"):
+            last += 1
+        found = False
+        # typing and abc never call a subclass's methods (Generic[T], Protocol, ABC): not external here.
+        for target, external in self.conn.execute(
+                "SELECT r.target_uid, i.resolved_file_id IS NULL AND i.import_uid IS NOT NULL AND "
+                "coalesce(i.source_literal, '') NOT IN ('typing', 'typing_extensions', 'abc') FROM st_ref r "
+                "LEFT JOIN st_import i ON i.import_uid = r.via_import_uid WHERE r.file_id = ? "
+                "AND r.start_line BETWEEN ? AND ? AND r.role = 'REFERENCE'", (cls.file_id, cls.start, last)).fetchall():
+            base = self.get(target)
+            if external or (base is not None and base.kind == "class" and depth < 20
+                            and self._external_base(base, depth + 1)):
+                found = True
+                break
+        self._external_memo[cls.uid] = found
+        return found
 
     def _is_keyword(self, path: str, line: int, col: int) -> bool:
         """A keyword argument's name (``f(prompt=...)``), which the index records as an unresolved name."""
