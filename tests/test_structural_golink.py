@@ -78,3 +78,26 @@ def test_test_files_see_the_package_but_not_the_other_way(h: Harness) -> None:
              "cart/late.go": "package cart\n\nfunc late() { helper() }\n"})
     assert h.ref("cart/cart_test.go", 3, "New") == ("STRONG", h.uid("cart.New"))
     assert h.ref("cart/late.go", 3, "helper") == ("UNKNOWN", None)
+
+
+def _tiers(h: Harness) -> set[tuple[str, int, int, str, str, str | None]]:
+    return {(p, line, col, token, tier, target) for p, line, col, token, tier, target in h.conn.execute(
+        "SELECT f.path, r.start_line, r.start_col, r.token_text, r.ref_tier, r.target_uid FROM st_ref r "
+        "JOIN st_file f ON f.file_id = r.file_id")}
+
+
+def test_incremental_go_links_equal_a_full_rebuild(h: Harness) -> None:
+    final = {**GO, "cart/total.go": "package cart\n\nconst Limit = 4\n\nfunc Total(c *Cart) int { return 0 }\n",
+             "report/r.go": "package report\n\nimport \"example.com/shop/cart\"\n\nvar X = cart.Limit\n"}
+    final.pop("cart/os_other.go")
+    h.apply(GO)
+    h.apply({"cart/total.go": "package cart\n\nfunc Other() {}\n"}, deleted=("cart/os_other.go",))
+    h.apply({"report/r.go": final["report/r.go"], "go.mod": "module example.com/other\n"})
+    h.apply({"go.mod": GO["go.mod"]})
+    h.apply({"cart/total.go": final["cart/total.go"]})
+    fresh = Harness()
+    try:
+        fresh.apply(final)
+        assert _tiers(h) == _tiers(fresh)
+    finally:
+        fresh.conn.close()

@@ -58,3 +58,21 @@ def test_rust_links_follow_edits(h: Harness) -> None:
     # two definitions reachable by one path (cfg variants) stay unresolved
     h.apply({"src/util.rs": RUST["src/util.rs"] + "\n#[cfg(test)]\npub fn total(c: &Cart) -> i32 { 0 }\n"})
     assert h.ref("src/lib.rs", 8, "total")[0] == "ANCHORED"
+
+
+def test_incremental_rust_links_equal_a_full_rebuild(h: Harness) -> None:
+    final = {**RUST, "src/cart/item.rs": "use super::Cart;\n\npub fn count(c: &Cart) -> i32 { 0 }\n",
+             "src/extra.rs": "use crate::util::total;\n\npub fn e(c: &crate::cart::Cart) -> i32 { total(c) }\n"}
+    h.apply(RUST)
+    h.apply({"src/cart/mod.rs": "pub mod item;\n\npub struct Basket {}\n"})
+    h.apply({"src/extra.rs": final["src/extra.rs"]}, deleted=("src/lib.rs",))
+    h.apply({"src/lib.rs": RUST["src/lib.rs"], "src/cart/mod.rs": RUST["src/cart/mod.rs"]})
+    h.apply({"src/cart/item.rs": final["src/cart/item.rs"]})
+    fresh = Harness()
+    try:
+        fresh.apply(final)
+        tiers = "SELECT f.path, r.start_line, r.start_col, r.token_text, r.ref_tier, r.target_uid FROM st_ref r " \
+                "JOIN st_file f ON f.file_id = r.file_id"
+        assert set(h.conn.execute(tiers)) == set(fresh.conn.execute(tiers))
+    finally:
+        fresh.conn.close()
