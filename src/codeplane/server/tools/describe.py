@@ -74,7 +74,7 @@ async def _describe(ctx: ToolContext, params: DescribeParams) -> DescribeResult:
             input_schema=input_schema(spec),
         )
     head = await anyio.to_thread.run_sync(head_info, services.root)
-    status = services.status()
+    status = await anyio.to_thread.run_sync(services.status)  # full-table counts: off the event loop
     index = status.get("index")
     index_state = index.get("state") if isinstance(index, dict) else None
     language = index.get("primary_language") if isinstance(index, dict) else None
