@@ -74,7 +74,7 @@ class IndexPipeline:
         self.config = config
         self.pending = pending
         self.lock = threading.RLock()
-        self.store = IndexStore(layout.index_db)
+        self.store = IndexStore(layout.index_db, trust_clean_close=True)
         self.lexical = LexicalIndex(layout.tantivy_dir)
         self.indexers: list[FactIndexer] = []
         self.rules = IgnoreRules.load(root)

@@ -213,6 +213,7 @@ class IndexService:
                 self.error = None
                 self._mark_ready()
             except Exception as exc:  # keep indexing alive; the work stays pending for a retry
+                self._pipeline.store.note_error(exc)
                 mapped = storage_error(exc, doing="updating the index")
                 self.error = mapped.message if mapped is not None else f"{type(exc).__name__}: {exc}"
                 log.exception("indexing failed; will retry")
@@ -241,6 +242,7 @@ class IndexService:
         try:
             report = self._pipeline.refresh(canonical, "refresh")
         except Exception as exc:
+            self._pipeline.store.note_error(exc)
             # Stale, not dead: the paths stay pending, so the indexer thread catches up once it can write.
             self._pending.mark(canonical)
             mapped = storage_error(exc, doing="updating the index")
