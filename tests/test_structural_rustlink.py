@@ -76,3 +76,32 @@ def test_incremental_rust_links_equal_a_full_rebuild(h: Harness) -> None:
         assert set(h.conn.execute(tiers)) == set(fresh.conn.execute(tiers))
     finally:
         fresh.conn.close()
+
+
+def test_integration_tests_and_sibling_crates_name_the_library(h: Harness) -> None:
+    files = {**RUST,
+             "tests/util/mod.rs": "use shop::cart::Cart;\n\npub fn make() -> Cart { Cart::new() }\n",
+             "tests/run.rs": "mod util;\n\nuse shop::util::total;\n\n#[test]\nfn t() { total(&util::make()); "
+                             "shop::run(); }\nfn u(c: &shop::Cart) {}\n",
+             "app/Cargo.toml": "[package]\nname = \"shop-app\"\n",
+             "app/src/main.rs": "use shop::cart;\n\nfn main() { cart::item::count(&cart::Cart::new()); }\n"}
+    h.apply(files)
+    cart = h.uid("src/cart/mod.Cart")
+    assert h.ref("tests/util/mod.rs", 1, "Cart") == ("STRONG", cart)
+    assert h.ref("tests/util/mod.rs", 3, "new") == ("STRONG", h.uid("src/cart/mod.Cart.new"))
+    assert h.ref("tests/run.rs", 3, "total") == ("STRONG", h.uid("src/util.total"))
+    assert h.ref("tests/run.rs", 6, "make") == ("STRONG", h.uid("tests/util/mod.make"))
+    assert h.ref("tests/run.rs", 6, "run") == ("STRONG", h.uid("src/lib.run"))
+    assert h.ref("app/src/main.rs", 3, "count") == ("STRONG", h.uid("src/cart/item.count"))
+    assert h.ref("tests/run.rs", 7, "Cart") == ("STRONG", cart)  # through lib.rs's ``use crate::cart::Cart``
+    # renaming the package: its old name names nothing in the repository any more
+    h.apply({"Cargo.toml": "[package]\nname = \"store\"\n"})
+    assert h.ref("tests/run.rs", 6, "run")[0] == "ANCHORED"
+    fresh = Harness()
+    try:
+        fresh.apply({**files, "Cargo.toml": "[package]\nname = \"store\"\n"})
+        tiers = "SELECT f.path, r.start_line, r.start_col, r.token_text, r.ref_tier, r.target_uid FROM st_ref r " \
+                "JOIN st_file f ON f.file_id = r.file_id"
+        assert set(h.conn.execute(tiers)) == set(fresh.conn.execute(tiers))
+    finally:
+        fresh.conn.close()

@@ -3,18 +3,23 @@
 A crate is the directory (conventionally ``src``) holding ``lib.rs`` or ``main.rs``; below it ``a.rs`` and
 ``a/mod.rs`` are ``crate::a``, ``a/b.rs`` is ``crate::a::b`` (the ``mod a;`` convention; ``#[path]`` is not
 followed), and ``mod m { ... }`` bodies are modules too. Files under ``src/bin/`` are crates of their own and
-are not linked. A path is resolved from the module of the file that writes it: ``crate::``, ``self::``,
+are not linked; a package's ``tests/``, ``examples/`` and ``benches/`` files are crate roots (sharing the
+module ``()``, so ``tests/util/mod.rs`` is ``util``), and every crate names a repository library by its
+``Cargo.toml`` name (``use mylib::x``). A module's file-level ``use`` is a path through it (``pub use``
+re-exports). A path is resolved from the module of the file that writes it: ``crate::``, ``self::``,
 ``super::``, a name the file's ``use`` binds, a child module, or an item of the module; then segment by
 segment through modules, and one last step from a type to an associated item (``Type::new``, an enum's
 variant) when the crate declares that type name once and one ``impl``/enum gives it that member.
 What it reaches must be one definition: two candidates (``#[cfg]`` variants) leave the reference alone.
 
-Incremental: every Rust file of a crate in which a Rust file changed is recomputed from its same-file tiers.
+Incremental: every Rust file of a crate in which a Rust file changed is recomputed from its same-file tiers;
+every Rust file when a library crate, a crate root or a ``Cargo.toml`` changed (other crates name libraries).
 """
 
 from __future__ import annotations
 
 import sqlite3
+import tomllib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -29,31 +34,58 @@ _MAX_DEPTH = 6
 Module = tuple[str, ...]
 
 
-def crate_of(path: str, roots: set[str]) -> tuple[str, Module] | None:
-    """(crate directory, module path) of a Rust file, given the directories holding ``lib.rs``/``main.rs``."""
+def crate_of(path: str, roots: set[str], flat: frozenset[str] = frozenset()) -> tuple[str, Module] | None:
+    """(crate directory, module path) of a Rust file, given the directories holding ``lib.rs``/``main.rs``
+    and the ``flat`` ones (a package's ``tests/``, ``examples/``, ``benches/``: each file there is a crate
+    root, so they share the module ``()``; a ``tests/util/mod.rs`` is ``util`` of each of them)."""
     directory = path.rpartition("/")[0]
     probe = directory
     while True:
-        if probe in roots:
+        if probe in roots or probe in flat:
             break
         if not probe:
             return None
         probe = probe.rpartition("/")[0]
     rest = path[len(probe):].lstrip("/")
     parts = rest[:-3].split("/") if rest.endswith(".rs") else []
-    if not parts or parts[0] == "bin":
+    if not parts or (parts[0] == "bin" and probe not in flat):
         return None
-    if parts in (["lib"], ["main"]):
+    if probe in flat and len(parts) == 1:
+        return probe, ()
+    if probe not in flat and parts in (["lib"], ["main"]):
         return probe, ()
     if parts[-1] == "mod":
         parts = parts[:-1]
     return probe, tuple(parts)
 
 
+def package_names(texts: dict[str, str]) -> dict[str, str]:
+    """Crate name (``-`` as ``_``, ``[lib] name`` first) → package directory, from ``Cargo.toml`` texts."""
+    out: dict[str, str] = {}
+    for path, text in sorted(texts.items()):
+        try:
+            data = tomllib.loads(text)
+        except (tomllib.TOMLDecodeError, UnicodeError):
+            continue
+        lib, package = data.get("lib"), data.get("package")
+        name = lib.get("name") if isinstance(lib, dict) else None
+        if not isinstance(name, str) and isinstance(package, dict):
+            name = package.get("name")
+        if isinstance(name, str):
+            out.setdefault(name.replace("-", "_"), path.rpartition("/")[0])
+    return out
+
+
 class _Def(NamedTuple):
     uid: str
     kind: str
     lexical: tuple[str, ...]
+
+
+class _Import(NamedTuple):
+    name: str
+    alias: str | None
+    source: str | None
 
 
 @dataclass
@@ -67,12 +99,9 @@ class _Crate:
     members: dict[tuple[str, str], list[str]] = field(default_factory=lambda: defaultdict(list))
     #: file id -> module
     file_module: dict[int, Module] = field(default_factory=dict)
-
-
-class _Import(NamedTuple):
-    name: str
-    alias: str | None
-    source: str | None
+    #: module -> local name -> file-level ``use`` bindings (``pub use a::X`` makes ``m::X`` a path to ``a::X``)
+    uses: dict[Module, dict[str, list[_Import]]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(list)))
 
 
 def _load(conn: sqlite3.Connection, files: dict[int, tuple[str, Module]]) -> dict[str, _Crate]:
@@ -89,6 +118,15 @@ def _load(conn: sqlite3.Connection, files: dict[int, tuple[str, Module]]) -> dic
                 f"SELECT file_id, def_uid, kind, lexical_path FROM st_def WHERE file_id IN ({marks(len(part))})",
                 part):
             defs[file_id].append(_Def(uid, kind, tuple(lexical.split("."))))
+        for file_id, name, alias, source in conn.execute(
+                "SELECT i.file_id, i.imported_name, i.alias, i.source_literal FROM st_import i "
+                "JOIN st_scope s ON s.scope_id = i.scope_id "
+                f"WHERE i.file_id IN ({marks(len(part))}) AND i.import_kind = 'rust_use' "
+                "AND s.parent_scope_id IS NULL", part):
+            root, module = files[file_id]
+            local = alias or name
+            if local not in ("*", "self", "_"):
+                crates[root].uses[module][local].append(_Import(name, alias, source))
         for file_id, found in defs.items():
             root, module = files[file_id]
             crate = crates[root]
@@ -109,28 +147,36 @@ def _load(conn: sqlite3.Connection, files: dict[int, tuple[str, Module]]) -> dic
     return crates
 
 
+_State = tuple[str, _Crate, Module, str | None]
+
+
 class _Resolver:
-    def __init__(self, crate: _Crate, module: Module, imports: list[_Import]) -> None:
+    """Paths as written in one file: ``externs`` are the repository's library crates by name."""
+
+    def __init__(self, crate: _Crate, module: Module, imports: list[_Import], externs: dict[str, _Crate]) -> None:
         self.crate = crate
         self.module = module
+        self.externs = externs
         self.bound: dict[str, list[_Import]] = defaultdict(list)
         for imp in imports:
             local = imp.alias or imp.name
             if local not in ("*", "self", "_"):
                 self.bound[local].append(imp)
 
-    def _item(self, module: Module, name: str) -> str | None:
-        found = self.crate.items.get(module, {}).get(name, [])
+    @staticmethod
+    def _item(crate: _Crate, module: Module, name: str) -> str | None:
+        found = crate.items.get(module, {}).get(name, [])
         return found[0] if len(found) == 1 else None
 
-    def _start(self, head: str, depth: int) -> tuple[str, Module, str | None] | None:
-        """What the first segment of a path denotes: ("mod", module, None) or ("item", module, uid)."""
+    def _start(self, head: str, depth: int) -> _State | None:
+        """What the first segment of a path denotes: ("mod", crate, module, None) or ("item", crate, module, uid)."""
+        crate = self.crate
         if head == "crate":
-            return "mod", (), None
+            return "mod", crate, (), None
         if head == "self":
-            return "mod", self.module, None
+            return "mod", crate, self.module, None
         if head == "super":
-            return ("mod", self.module[:-1], None) if self.module else None
+            return ("mod", crate, self.module[:-1], None) if self.module else None
         bound = self.bound.get(head, [])
         if len(bound) > 1:
             return None
@@ -140,42 +186,57 @@ class _Resolver:
                 return None
             segments = [imp.name] if imp.source == imp.name else [*imp.source.split("::"), imp.name]
             return self.walk(segments, depth + 1)
-        if (*self.module, head) in self.crate.modules and self._item(self.module, head) is None:
-            return "mod", (*self.module, head), None
-        uid = self._item(self.module, head)
-        return ("item", self.module, uid) if uid is not None else None
+        if (*self.module, head) in crate.modules and self._item(crate, self.module, head) is None:
+            return "mod", crate, (*self.module, head), None
+        uid = self._item(crate, self.module, head)
+        if uid is not None:
+            return "item", crate, self.module, uid
+        extern = self.externs.get(head)
+        return ("mod", extern, (), None) if extern is not None and extern is not crate else None
 
-    def walk(self, segments: list[str], depth: int = 0) -> tuple[str, Module, str | None] | None:
+    def walk(self, segments: list[str], depth: int = 0) -> _State | None:
         if depth > _MAX_DEPTH or not segments:
             return None
         state = self._start(segments[0], depth)
         for index, segment in enumerate(segments[1:], 1):
             if state is None:
                 return None
-            kind, module, uid = state
+            kind, crate, module, uid = state
             if kind == "mod":
                 if segment == "super":
-                    state = ("mod", module[:-1], None) if module else None
-                elif (*module, segment) in self.crate.modules and self._item(module, segment) is None:
-                    state = "mod", (*module, segment), None
+                    state = ("mod", crate, module[:-1], None) if module else None
+                elif (*module, segment) in crate.modules and self._item(crate, module, segment) is None:
+                    state = "mod", crate, (*module, segment), None
                 else:
-                    found = self._item(module, segment)
-                    state = ("item", module, found) if found is not None else None
-                    if found is not None and (*module, segment) in self.crate.modules:
-                        state = "mod", (*module, segment), found  # an inline ``mod`` is both
+                    found = self._item(crate, module, segment)
+                    state = ("item", crate, module, found) if found is not None else \
+                        self._through_use(crate, module, segment, depth)
+                    if found is not None and (*module, segment) in crate.modules:
+                        state = "mod", crate, (*module, segment), found  # an inline ``mod`` is both
             else:
                 type_name = segments[index - 1]
-                if len(self.crate.types.get(type_name, [])) != 1 or uid not in self.crate.types[type_name]:
+                if len(crate.types.get(type_name, [])) != 1 or uid not in crate.types[type_name]:
                     return None
-                found_members = self.crate.members.get((type_name, segment), [])
+                found_members = crate.members.get((type_name, segment), [])
                 if len(found_members) != 1 or index != len(segments) - 1:
                     return None
-                state = "item", module, found_members[0]
+                state = "item", crate, module, found_members[0]
         return state
+
+    def _through_use(self, crate: _Crate, module: Module, name: str, depth: int) -> _State | None:
+        """``m::X`` where module ``m`` has ``use a::X`` (a re-export): resolved from ``m``."""
+        entries = crate.uses.get(module, {}).get(name, [])
+        if len(entries) != 1 or not entries[0].source:
+            return None
+        imp = entries[0]
+        inner = _Resolver(crate, module, [], self.externs)
+        inner.bound = crate.uses.get(module, defaultdict(list))
+        segments = [imp.name] if imp.source == imp.name else [*(imp.source or "").split("::"), imp.name]
+        return inner.walk(segments, depth + 1)
 
     def target(self, segments: list[str]) -> str | None:
         found = self.walk(segments)
-        return found[2] if found is not None else None
+        return found[3] if found is not None else None
 
 
 class _Ref(NamedTuple):
@@ -191,23 +252,45 @@ class _Ref(NamedTuple):
     certainty: str
 
 
+def _cargo_texts(conn: sqlite3.Connection, effect: BatchEffect) -> dict[str, str]:
+    """``Cargo.toml`` texts as of this batch (the batch's own markers are not in ``st_marker`` yet)."""
+    texts = {str(p): str(t) for p, t in conn.execute(
+        "SELECT path, text FROM st_marker WHERE (path = 'Cargo.toml' OR path LIKE '%/Cargo.toml') "
+        "AND text IS NOT NULL")}
+    for path, text in effect.markers.items():
+        if path.rsplit("/", 1)[-1] == "Cargo.toml":
+            if text is None:
+                texts.pop(path, None)
+            else:
+                texts[path] = text
+    return texts
+
+
 def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tuple[int, set[tuple[str, str]]]:
     """Recompute Rust cross-file tiers after ``effect``; (refs changed, member tokens whose tier moved)."""
-    changed = [p for p in (*effect.upserted, *effect.deleted) if p.endswith(".rs")]
+    changed = [p for p in (*effect.upserted, *effect.deleted)
+               if p.endswith(".rs") or p.rsplit("/", 1)[-1] == "Cargo.toml"]
     if not changed:
         return 0, set()
     paths = {int(i): str(p) for i, p in conn.execute("SELECT file_id, path FROM st_file WHERE language = 'rust'")}
     roots = {p.rpartition("/")[0] for p in paths.values() if p.rsplit("/", 1)[-1] in ("lib.rs", "main.rs")}
-    placed = {i: spot for i, p in paths.items() if (spot := crate_of(p, roots)) is not None}
-    if any(p.rsplit("/", 1)[-1] in ("lib.rs", "main.rs") for p in changed):
-        targets = set(paths)  # a crate appeared or vanished: every Rust file may change crates
+    packages = {r.rpartition("/")[0] for r in roots if r.rsplit("/", 1)[-1] == "src"}
+    flat = frozenset(f"{p}/{d}" if p else d for p in packages for d in ("tests", "examples", "benches"))
+    placed = {i: spot for i, p in paths.items() if (spot := crate_of(p, roots, flat)) is not None}
+    present = set(paths.values())
+    libs = {r for r in roots if f"{r}/lib.rs" in present}
+    touched = {spot[0] for p in changed if (spot := crate_of(p, roots, flat)) is not None}
+    if touched & libs or any(p.rsplit("/", 1)[-1] in ("lib.rs", "main.rs", "Cargo.toml") for p in changed):
+        # A library is named from other crates (``use mylib::x``): every Rust file may read it.
+        targets = set(paths)
     else:
-        touched = {spot[0] for p in changed if (spot := crate_of(p, roots)) is not None}
         targets = {i for i, f in placed.items() if f[0] in touched}
     if not targets:
         return 0, set()
-    placed = {i: f for i, f in placed.items() if i in targets}
-    crates = _load(conn, placed)
+    crates = _load(conn, {i: f for i, f in placed.items() if i in targets or f[0] in libs})
+    externs = {name: crates[f"{directory}/src" if directory else "src"]
+               for name, directory in package_names(_cargo_texts(conn, effect)).items()
+               if (f"{directory}/src" if directory else "src") in libs}
     updates: list[tuple[str, str | None, str, int]] = []
     moved: set[tuple[str, str]] = set()
     for part in chunked(sorted(targets)):
@@ -241,7 +324,7 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
                 refs[file_id].append(_Ref(*row)._replace(shape=None, via=None))  # reset to the same-file tier
         for file_id in part:
             place = placed.get(file_id)
-            resolver = (_Resolver(crates[place[0]], place[1], list(imports[file_id].values()))
+            resolver = (_Resolver(crates[place[0]], place[1], list(imports[file_id].values()), externs)
                         if place is not None else None)
             through: dict[str, str | None] = {}
             for r in refs.get(file_id, []):
