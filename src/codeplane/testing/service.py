@@ -367,9 +367,14 @@ class TestingService:
         self.store.close()
 
 
+#: More selected cases than this in one file run the whole file: pytest collects every node id argument on its
+#: own, so hundreds of them cost more than the cases they leave out.
+MAX_CASES_PER_TARGET = 40
+
+
 def _only(target: Target, cases: Sequence[str]) -> Target:
     """``target`` running only ``cases`` (pytest node id parts); all of them when ``cases`` is empty."""
-    if not cases or target.runner != "pytest":
+    if not cases or target.runner != "pytest" or len(cases) > MAX_CASES_PER_TARGET:
         return target
     nodes = tuple(f"{target.selector}::{c}" for c in cases)
     cmd = (*target.cmd[:-1], *nodes) if target.cmd and target.cmd[-1] == target.selector else target.cmd
