@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -13,6 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 CACHE = Path(__file__).resolve().parent / ".cache"
+# Benchmarks call tools beyond the default `core` profile; servers they start inherit this (an explicit
+# --profile or CODEPLANE__TOOLS__PROFILE of the caller wins).
+os.environ.setdefault("CODEPLANE__TOOLS__PROFILE", "full")
 
 
 def sdist(name: str, version: str) -> Path:

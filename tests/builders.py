@@ -71,6 +71,8 @@ def make_repo(root: Path, files: Mapping[str, str | bytes] | None = None, *, com
 def cpl_env(extra: Mapping[str, str] | None = None, *, home: Path | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CODEPLANE__")}
     env.update(GIT_ENV)
+    # The default profile is `core`; the suite exercises every tool (test_mcp_server checks the default).
+    env["CODEPLANE__TOOLS__PROFILE"] = "full"
     if home is not None:
         env["XDG_CONFIG_HOME"] = str(home)
     env.update(extra or {})

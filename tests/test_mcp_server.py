@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from codeplane.server.tooling import CORE_TOOLS
-from tests.builders import call, call_error, envelope, git, make_repo, mcp_client, running_server
+from tests.builders import call, call_error, cpl_env, envelope, git, make_repo, mcp_client, running_server
 
 pytestmark = pytest.mark.anyio
 
@@ -177,13 +177,15 @@ async def test_read_only_profile_lists_and_serves_only_read_only_tools(tmp_path:
     assert git(repo, "log", "--format=%s").stdout.count("\n") == 1, "nothing was committed"
 
 
-async def test_core_profile_serves_the_loop_in_a_fraction_of_the_catalogue(tmp_path: Path) -> None:
+async def test_core_profile_is_the_default_and_serves_the_loop_in_a_fraction_of_the_catalogue(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
-    with running_server(repo, "--set", "tools.profile=core") as server:
+    env = {k: v for k, v in cpl_env().items() if k != "CODEPLANE__TOOLS__PROFILE"}
+    with running_server(repo, env=env) as server:
         async with mcp_client(server) as client:
             core = {t.name for t in (await client.list_tools()).tools}
+            assert (await call(client, "describe", {}))["profile"] == "core"
             err = await call_error(client, "git_rebase", {"action": "plan"})
-            assert err["code"] == 1006
+            assert err["code"] == 1006 and "--profile full" in err["message"]
             err = await call_error(client, "no_such_tool", {})
             assert err["code"] == 1004
     assert {"search", "read_source", "write_source", "run_test_targets", "git_diff"} <= core

@@ -31,7 +31,7 @@ def up(
     set_: Annotated[list[str] | None, typer.Option(
         "--set", help="One-off config override, e.g. --set logging.level=debug (repeatable).")] = None,
     profile: Annotated[str | None, typer.Option(
-        "--profile", help="Tools to serve: full (default), core (the find-read-edit-test loop) or read_only "
+        "--profile", help="Tools to serve: core (default: the find-read-edit-test loop), full or read_only "
                           "(same as --set tools.profile=...).")] = None,
     index_from: Annotated[str | None, typer.Option(
         "--index-from", help="Start from a shared index artifact (path or https:// URL, replacing the local index; "

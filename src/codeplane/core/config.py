@@ -177,10 +177,11 @@ class LintConfig(_Section):
 
 
 class ToolsConfig(_Section):
-    #: Which tools the server serves (``tools/list`` and calls): ``full`` every tool; ``core`` the
-    #: find-read-edit-test loop (fewer tokens per ``tools/list``); ``read_only`` only tools annotated
-    #: read-only, and a call to any other is refused (1006) even by name.
-    profile: Literal["full", "core", "read_only"] = "full"
+    #: Which tools the server serves (``tools/list`` and calls): ``core`` (default) the
+    #: find-read-edit-test-commit loop; ``full`` every tool; ``read_only`` only tools annotated read-only.
+    #: A withheld tool called by name is refused (1006). ``core`` is the default because every session pays
+    #: for ``tools/list``: ``full`` costs about twice what ``core`` cost before answers were made lean.
+    profile: Literal["full", "core", "read_only"] = "core"
 
 
 class ObservabilityConfig(_Section):

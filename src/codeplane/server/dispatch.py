@@ -187,7 +187,8 @@ async def dispatch(
             if spec is None and registry.withheld(name):
                 raise CodePlaneError(
                     ErrorCode.TOOL_NOT_IN_PROFILE,
-                    f"{name} is not served under tools.profile={registry.profile}",
+                    f"{name} is not served under tools.profile={registry.profile}; start the server with "
+                    "--profile full (or set tools.profile) to use it",
                     details={"tool": name, "profile": registry.profile, "available": registry.names()},
                 )
             if spec is None:

@@ -118,7 +118,7 @@ class ToolSpec:
 #: ``tools.profile = core``: the find-read-edit-test-commit loop. Everything else stays one profile away.
 CORE_TOOLS = frozenset({
     "describe", "search", "read_source", "list_files", "map_repo", "write_source", "run_test_targets",
-    "get_test_run", "git_status", "git_diff", "git_stage_and_commit", "refactor_rename", "refactor_apply",
+    "get_test_run", "git_status", "git_diff", "git_log", "git_stage_and_commit", "refactor_rename", "refactor_apply",
     "semantic_diff", "lint_check",
 })
 Profile = Literal["full", "core", "read_only"]
@@ -135,7 +135,7 @@ def _served(spec: ToolSpec, profile: Profile) -> bool:
 class ToolRegistry:
     """The tools a server serves under its profile, in a deterministic order (category, then name)."""
 
-    def __init__(self, specs: list[ToolSpec], profile: Profile = "full") -> None:
+    def __init__(self, specs: list[ToolSpec], profile: Profile = "core") -> None:
         names = [s.name for s in specs]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
