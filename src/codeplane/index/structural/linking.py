@@ -18,7 +18,7 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 
-from codeplane.index.structural import golink, modules, rustlink, surfaces
+from codeplane.index.structural import golink, modules, rustlink, surfaces, tspaths
 from codeplane.index.structural.chase import Chaser
 from codeplane.index.structural.store import BatchEffect, chunked, marks
 
@@ -78,6 +78,32 @@ def _py_roots(conn: sqlite3.Connection, effect: BatchEffect) -> tuple[dict[str, 
     conn.execute("INSERT OR REPLACE INTO st_state(key, value) VALUES ('py_roots', ?)",
                  (json.dumps(sorted(roots.items())),))
     return roots, old is not None and old != roots
+
+
+def _ts_configs(conn: sqlite3.Connection, effect: BatchEffect) -> tuple[dict[str, tspaths.Config], bool]:
+    """``baseUrl``/``paths`` of every ``tsconfig.json``/``jsconfig.json`` (by directory; a tsconfig wins over a
+    jsconfig in one directory), kept in ``st_state``; returns (configs, whether they changed in this batch)."""
+    row = conn.execute("SELECT value FROM st_state WHERE key = 'ts_configs'").fetchone()
+    touched = {p: t for p, t in effect.markers.items() if p.rsplit("/", 1)[-1] in tspaths.CONFIG_NAMES}
+    if row is not None and not touched:
+        return {d: (b, u, [(p, t) for p, t in pats]) for d, (b, u, pats) in json.loads(row[0]).items()}, False
+    texts = {str(p): str(t) for p, t in conn.execute(
+        "SELECT path, text FROM st_marker WHERE (path IN ('tsconfig.json', 'jsconfig.json') OR path LIKE "
+        "'%/tsconfig.json' OR path LIKE '%/jsconfig.json') AND text IS NOT NULL")}
+    for path, text in touched.items():
+        if text is None:
+            texts.pop(path, None)
+        else:
+            texts[path] = text
+    configs: dict[str, tspaths.Config] = {}
+    for path in sorted(texts, key=lambda p: (p.rpartition("/")[0], p.rsplit("/", 1)[-1] != "tsconfig.json")):
+        parsed = tspaths.parse(path, texts[path])
+        if parsed is not None:
+            configs.setdefault(path.rpartition("/")[0], parsed)
+    encoded = json.dumps(configs, sort_keys=True)
+    old = row[0] if row is not None else json.dumps({})
+    conn.execute("INSERT OR REPLACE INTO st_state(key, value) VALUES ('ts_configs', ?)", (encoded,))
+    return configs, json.loads(old) != json.loads(encoded)
 
 
 def _below(conn: sqlite3.Connection, directories: set[str]) -> set[int]:
@@ -155,7 +181,8 @@ class _KeyResolver:
 
 
 def _resolve_imports(conn: sqlite3.Connection, keyed_files: set[int], changed_keys: set[str], init_dirs: set[str],
-                     *, roots: dict[str, str], report: LinkReport) -> set[int]:
+                     *, roots: dict[str, str], report: LinkReport,
+                     ts_configs: dict[str, tspaths.Config] | None = None) -> set[int]:
     """Set target keys and resolutions; returns files whose import resolution changed."""
     ids = sorted(keyed_files)
     for part in chunked(ids):
@@ -168,7 +195,7 @@ def _resolve_imports(conn: sqlite3.Connection, keyed_files: set[int], changed_ke
             module = modules.python_module(path, init_dirs, roots) if language == "python" else None
             is_package = path.rsplit("/", 1)[-1].startswith("__init__.")
             updates.append((*modules.import_keys(path, module, is_package, language, source=source, name=name,
-                                                 kind=kind), uid))
+                                                 kind=kind, ts_configs=ts_configs), uid))
         conn.executemany("UPDATE st_import SET target_key = ?, alt_key = ? WHERE import_uid = ?", updates)
     candidates: dict[str, tuple[int, str | None, str | None, int | None, int | None]] = {}
     query = ("SELECT import_uid, file_id, target_key, alt_key, resolved_file_id, resolved_alt_file_id "
@@ -204,7 +231,12 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect) -> LinkReport:
     init_dirs = _init_dirs(conn, effect)
     roots, roots_changed = _py_roots(conn, effect)
     keyed, changed_keys = _rekey(conn, effect, init_dirs, roots, roots_changed=roots_changed, report=report)
-    direct = _resolve_imports(conn, keyed, changed_keys, init_dirs, roots=roots, report=report) | keyed
+    ts_configs, ts_changed = _ts_configs(conn, effect)
+    if ts_changed:  # every JS/TS import's key may change
+        keyed |= {i for (i,) in conn.execute(
+            "SELECT file_id FROM st_file WHERE language IN ('javascript', 'typescript', 'tsx')")}
+    direct = _resolve_imports(conn, keyed, changed_keys, init_dirs, roots=roots, report=report,
+                              ts_configs=ts_configs) | keyed
     chaser = Chaser(conn)
     # Files whose surface may differ from what importers last saw: changed files and changed surfaces.
     upstream = set(effect.upserted.values()) | set(effect.deleted.values()) | keyed

@@ -22,6 +22,8 @@ import posixpath
 import tomllib
 from collections.abc import Iterable, Mapping
 
+from codeplane.index.structural import tspaths
+
 _JS_EXT_RANK = {".ts": 0, ".tsx": 1, ".mts": 2, ".cts": 3, ".js": 4, ".jsx": 5, ".mjs": 6, ".cjs": 7}
 _JS_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
 _JVM_LANGUAGES = frozenset({"java", "kotlin"})
@@ -229,13 +231,19 @@ def python_import_keys(importer_module: str | None, is_package: bool, source: st
     return f"py:{absolute}", alt
 
 
-def js_import_key(importer: str, source: str) -> str | None:
-    """Relative specifiers only; bare specifiers (packages) stay external."""
+def js_import_key(importer: str, source: str, ts_configs: tspaths.Configs | None = None) -> str | None:
+    """Relative specifiers, and bare ones that a tsconfig's ``paths``/``baseUrl`` maps into the repository
+    (``tspaths.py``); other bare specifiers (packages) stay external."""
     if not source.startswith(("./", "../")) and source not in (".", ".."):
-        return None
+        mapped = tspaths.specifier_path(importer, source, ts_configs) if ts_configs else None
+        return _js_key(mapped) if mapped is not None else None
     joined = posixpath.normpath(posixpath.join(posixpath.dirname(importer), source))
     if joined.startswith("../") or joined == "..":
         return None
+    return _js_key(joined)
+
+
+def _js_key(joined: str) -> str:
     base = posixpath.basename(joined)
     for ext in _JS_EXT_RANK:
         if base.endswith(ext):
@@ -257,14 +265,15 @@ def relative_path_key(importer: str, source: str, default_ext: str = "") -> str 
 
 
 def import_keys(importer: str, importer_module: str | None, is_package: bool, language: str | None, *,
-                source: str | None, name: str, kind: str) -> tuple[str | None, str | None]:
+                source: str | None, name: str, kind: str,
+                ts_configs: tspaths.Configs | None = None) -> tuple[str | None, str | None]:
     """(target_key, alt_key) for any language; ``(None, None)`` when the source is external or dynamic."""
     if source is None:
         return None, None
     if language == "python":
         return python_import_keys(importer_module, is_package, source, name, kind)
     if language in _JS_LANGUAGES:
-        return js_import_key(importer, source), None
+        return js_import_key(importer, source, ts_configs), None
     if language in _JVM_LANGUAGES:
         if source.endswith(".*"):
             return None, None

@@ -16,7 +16,8 @@ import sqlite3
 #: 2: Python module keys follow the import system (namespace portions, src/ and pyproject roots, root aliases).
 #: 3: Go links across files (go.mod text kept in st_marker; qualified types and literal keys are members).
 #: 4: Rust links across files (path segments are members with a ``path:`` shape; aliased uses keep the original).
-SCHEMA_VERSION = 4
+#: 5: tsconfig/jsconfig text kept in st_marker (``paths``/``baseUrl`` imports link).
+SCHEMA_VERSION = 5
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

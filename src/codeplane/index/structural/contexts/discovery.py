@@ -29,7 +29,8 @@ AMBIENT = ("sql", "docker", "markdown", "json_yaml", "graphql")
 #: Markers whose content decides something (workspace lists, ``[workspace]``, declared entry points):
 #: their text is kept in ``st_marker``.
 CONTENT_MARKERS = frozenset({"package.json", "pnpm-workspace.yaml", "go.work", "go.mod", "Cargo.toml",
-                             "settings.gradle", "settings.gradle.kts", "pyproject.toml"})
+                             "settings.gradle", "settings.gradle.kts", "pyproject.toml", "tsconfig.json",
+                             "jsconfig.json"})
 
 
 @dataclass
