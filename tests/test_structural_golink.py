@@ -101,3 +101,12 @@ def test_incremental_go_links_equal_a_full_rebuild(h: Harness) -> None:
         assert _tiers(h) == _tiers(fresh)
     finally:
         fresh.conn.close()
+
+
+def test_a_methods_receiver_reaches_its_types_methods_and_fields(h: Harness) -> None:
+    h.apply({**GO, "cart/more.go": "package cart\n\nfunc (c *Cart) Twice(i int) {\n\tc.Add(i)\n\tc.Add(i)\n"
+                                   "\t_ = c.Items\n\t_ = c.Missing\n}\n\nfunc (Cart) Bare() {}\n"})
+    assert h.ref("cart/more.go", 4, "Add") == ("STRONG", h.uid("cart.Cart.Add"))  # a method in a sibling file
+    assert h.ref("cart/more.go", 6, "Items") == ("STRONG", h.uid("cart.Cart.Items"))  # a field
+    assert h.ref("cart/more.go", 7, "Missing") == ("ANCHORED", None)  # promoted from an embedded type, maybe
+    assert h.ref("cart/cart.go", 5, "Items") == ("STRONG", h.uid("cart.Cart.Items"))

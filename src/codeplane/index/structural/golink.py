@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -113,19 +114,22 @@ class _Packages:
         self._decls: dict[str, dict[tuple[str | None, str], list[tuple[str, bool]]]] = {}
 
     def decls(self, directory: str) -> dict[tuple[str | None, str], list[tuple[str, bool]]]:
-        """(package, name) → [(def_uid, declared in a _test.go file)]."""
+        """(package, name or ``T.member``) → [(def_uid, declared in a _test.go file)]."""
         found = self._decls.get(directory)
         if found is None:
             found = defaultdict(list)
             members = {f.file_id: f for f in self._by_dir.get(directory, [])}
             ids = sorted(members)
             for part in chunked(ids):
-                for file_id, name, uid in self._conn.execute(
-                        f"SELECT file_id, name, def_uid FROM st_def WHERE file_id IN ({marks(len(part))}) "
-                        f"AND parent_uid IS NULL AND lexical_path = name AND kind IN ({marks(len(_PACKAGE_KINDS))})",
-                        [*part, *_PACKAGE_KINDS]):
-                    if name not in {"_", "init"}:
-                        f = members[file_id]
+                for file_id, name, lexical, kind, parent, uid in self._conn.execute(
+                        "SELECT file_id, name, lexical_path, kind, parent_uid, def_uid FROM st_def "
+                        f"WHERE file_id IN ({marks(len(part))}) AND kind IN ({marks(len(_PACKAGE_KINDS) + 2)})",
+                        [*part, *_PACKAGE_KINDS, "method", "field"]):
+                    f = members[file_id]
+                    if kind in ("method", "field"):
+                        if lexical.count(".") == 1:  # ``T.M`` / ``T.F``: keyed by the dotted path
+                            found[(f.package, lexical)].append((uid, _is_test(f.path)))
+                    elif parent is None and lexical == name and name not in {"_", "init"}:
                         found[(f.package, name)].append((uid, _is_test(f.path)))
             self._decls[directory] = found
         return found
@@ -179,6 +183,7 @@ class _Ref(NamedTuple):
     tier: str
     target: str | None
     certainty: str
+    bind: int | None
 
 
 class _Receiver(NamedTuple):
@@ -186,6 +191,7 @@ class _Receiver(NamedTuple):
     #: No scope of the file binds it (so it can only be an import's package name).
     free: bool
     via: str | None
+    bind: int | None
 
 
 def _unbound(parents: dict[int, int | None], bound: set[tuple[int, str]], scope: int | None, name: str) -> bool:
@@ -223,10 +229,11 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
         refs: dict[int, list[_Ref]] = defaultdict(list)
         for file_id, *row in conn.execute(
                 "SELECT file_id, ref_id, scope_id, token_text, start_line, start_col, end_col, is_member, "
-                "receiver_shape, via_import_uid, local_tier, local_target_uid, ref_tier, target_uid, certainty "
-                f"FROM st_ref WHERE file_id IN ({q}) AND role = 'REFERENCE' ORDER BY file_id, start_line, start_col",
-                part):
+                "receiver_shape, via_import_uid, local_tier, local_target_uid, ref_tier, target_uid, certainty, "
+                f"bind_id FROM st_ref WHERE file_id IN ({q}) AND role = 'REFERENCE' "
+                "ORDER BY file_id, start_line, start_col", part):
             refs[file_id].append(_Ref(*row))
+        receiver_types = _receiver_types(conn, part)
         for file_id in part:
             f = files[file_id]
             test = _is_test(f.path)
@@ -240,15 +247,18 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
                     named[str(local)].append((uid, directory))
             rows = refs.get(file_id, [])
             receivers = {(r.line, r.end_col): _Receiver(r.token, r.local_tier != PROVEN and _unbound(
-                parents, bound, r.scope, r.token), r.via) for r in rows if not r.member}
+                parents, bound, r.scope, r.token), r.via, r.bind) for r in rows if not r.member}
             for r in rows:
                 found: str | None = None
                 if not r.member:
                     if r.local_tier != PROVEN and r.token not in named and _unbound(parents, bound, r.scope, r.token):
                         found = packages.lookup(f.directory, f.package, r.token, from_test=test)
-                elif r.shape == "obj." and r.token[:1].isupper():
-                    receiver = receivers.get((r.line, r.col - 1))  # ``pkg.Name`` on one line
-                    if receiver is not None:
+                elif r.shape == "obj.":
+                    receiver = receivers.get((r.line, r.col - 1))  # ``x.Name`` on one line
+                    owner = receiver_types.get(receiver.bind) if receiver is not None and receiver.bind else None
+                    if owner is not None:  # ``func (t *T) M() { t.N }``: T's own method or field
+                        found = packages.lookup(f.directory, f.package, f"{owner}.{r.token}", from_test=test)
+                    elif receiver is not None and r.token[:1].isupper():
                         found = _through_import(receiver, r.token, named, packages)
                 new = ((STRONG, found, CERTAIN) if found is not None
                        else (r.local_tier, r.local_target, CERTAIN if r.local_tier == PROVEN else UNCERTAIN))
@@ -258,6 +268,28 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
                         moved.add((r.token, r.shape or ""))
     conn.executemany("UPDATE st_ref SET ref_tier = ?, target_uid = ?, certainty = ? WHERE ref_id = ?", updates)
     return len(updates), moved
+
+
+def _receiver_types(conn: sqlite3.Connection, part: Sequence[int]) -> dict[int, str]:
+    """Binding id of a method's receiver variable → the receiver's type name (``func (c *Cart) M``: c → Cart).
+    The receiver is the one parameter declared between ``func`` and the method's name."""
+    q = marks(len(part))
+    methods: dict[int, list[tuple[tuple[int, int], tuple[int, int], str]]] = defaultdict(list)
+    for file_id, lexical, line, col, name_line, name_col in conn.execute(
+            "SELECT file_id, lexical_path, start_line, start_col, name_line, name_col FROM st_def "
+            f"WHERE file_id IN ({q}) AND kind = 'method' AND parent_uid IS NULL", list(part)):
+        if lexical.count(".") == 1:
+            methods[file_id].append(((line, col), (name_line, name_col), lexical.split(".", 1)[0]))
+    if not methods:
+        return {}
+    found: dict[tuple[int, tuple[int, int]], list[tuple[int, str]]] = defaultdict(list)
+    for file_id, bind, line, col in conn.execute(
+            f"SELECT file_id, bind_id, start_line, start_col FROM st_ref WHERE file_id IN ({q}) "
+            "AND role = 'DEFINITION' AND bind_id IS NOT NULL", list(part)):
+        for start, name_at, owner in methods.get(file_id, []):
+            if start <= (line, col) < name_at:
+                found[(file_id, start)].append((bind, owner))
+    return {entries[0][0]: entries[0][1] for entries in found.values() if len(entries) == 1}
 
 
 def _through_import(receiver: _Receiver, name: str, named: dict[str, list[tuple[str, str | None]]],
