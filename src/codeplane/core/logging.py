@@ -23,6 +23,12 @@ _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING
            "warning": logging.WARNING, "error": logging.ERROR}
 _ROOT_NAME = "codeplane"
 
+if not structlog.is_configured():
+    # Before configure_logging (a CLI command that never calls it, or code run before it does), structlog's
+    # default prints every event to stdout, which corrupts `--json` output. Warnings and worse go to stderr.
+    structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+                        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+
 
 def _timestamp(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     event["ts"] = iso_utc()
