@@ -29,7 +29,8 @@ from codeplane.core.logging import get_logger
 from codeplane.index.languages import detect
 from codeplane.index.structural.modules import file_keys
 from codeplane.testing.impact_graph import ImportGraph, build_graph, current_epoch
-from codeplane.testing.impact_symbols import ReadLines, SymbolSelection, SymbolWalk
+from codeplane.testing.impact_reach import SymbolSelection
+from codeplane.testing.impact_symbols import ReadLines, SymbolWalk
 
 Confidence = Literal["high", "low"]
 #: §11.9.6: coverage gaps are capped.

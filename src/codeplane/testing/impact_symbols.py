@@ -30,15 +30,13 @@ import re
 import sqlite3
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Literal
 
-Confidence = Literal["high", "low"]
+from codeplane.testing.impact_reach import Confidence, Def, Reach, SymbolSelection
+
 #: Reached definitions beyond this are not walked: every change falls back to module-level selection.
 MAX_DEFS = 4_000
 #: Changed lines looked at per file (a bigger rewrite is a module-level change).
 MAX_LINES = 5_000
-_CHAIN = 8
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _SERVED = re.compile(r"""["']([A-Za-z_]\w*)["']""")
 #: Text before a name that puts it in an annotation: ``name: ...`` (no ``=`` yet) or ``-> ...``.
@@ -52,56 +50,6 @@ ReadLines = Callable[[str], Sequence[str]]
 #: does. Other dunders change how instances behave once made.
 _CONSTRUCTION = frozenset({"__new__", "__init__", "__post_init__", "__attrs_pre_init__", "__attrs_post_init__",
                            "__init_subclass__", "__set_name__", "__class_getitem__"})
-
-
-@dataclass(frozen=True)
-class Reach:
-    """How a definition or case was reached: the chain from it back to a changed definition.
-
-    ``runs``: calling the definition runs changed code (False for a class whose construction is unchanged
-    and only its instances behave differently), which decides whether an import-time call matters.
-    """
-
-    confidence: Confidence
-    chain: tuple[str, ...]
-    runs: bool = True
-
-    def then(self, step: str, confidence: Confidence, *, runs: bool = True) -> Reach:
-        chain = (step, *self.chain)
-        if len(chain) > _CHAIN:
-            chain = (*chain[:_CHAIN - 2], "…", chain[-1])
-        return Reach("low" if "low" in (confidence, self.confidence) else "high", chain, runs)
-
-    def better_than(self, other: Reach | None) -> bool:
-        if other is None:
-            return True
-        rank = (self.confidence == "high", self.runs)
-        return rank > (other.confidence == "high", other.runs) and not (
-            other.confidence == "high" and self.confidence == "low")
-
-
-@dataclass(frozen=True)
-class _Def:
-    uid: str
-    file_id: int
-    kind: str
-    name: str
-    lexical_path: str
-    qualified_name: str
-    start: int
-    end: int
-    parent: str | None
-
-
-@dataclass
-class SymbolSelection:
-    #: test file → case id (``test_x``, ``TestC::test_x``, ``TestC``; ``""`` = the whole file) → reach.
-    cases: dict[str, dict[str, Reach]] = field(default_factory=dict)
-    #: (changed or reached file, why) for the module-level selection.
-    fallbacks: list[tuple[str, str]] = field(default_factory=list)
-    #: Changed definitions (qualified names), the walk's seeds.
-    seeds: list[str] = field(default_factory=list)
-    reached: int = 0
 
 
 def _is_dunder(name: str) -> bool:
@@ -124,11 +72,11 @@ class SymbolWalk:
         self.tests = frozenset(tests)
         self._read_lines = read_lines
         self._texts: dict[str, Sequence[str]] = {}
-        self._defs: dict[int, list[_Def]] = {}
+        self._defs: dict[int, list[Def]] = {}
         self._starts: dict[int, list[int]] = {}
-        self._by_uid: dict[str, _Def] = {}
+        self._by_uid: dict[str, Def] = {}
         self.best: dict[str, Reach] = {}
-        self.queue: deque[_Def] = deque()
+        self.queue: deque[Def] = deque()
         self.out = SymbolSelection()
         self._fallen: set[str] = set()
         self._base_memo: dict[str, frozenset[str] | None] = {}
@@ -142,10 +90,10 @@ class SymbolWalk:
         return lines
 
     # -- definitions -----------------------------------------------------------------------------------
-    def defs_of(self, file_id: int) -> list[_Def]:
+    def defs_of(self, file_id: int) -> list[Def]:
         found = self._defs.get(file_id)
         if found is None:
-            found = [_Def(str(u), file_id, str(k), str(n), str(lp), str(q), int(s), int(e), p)
+            found = [Def(str(u), file_id, str(k), str(n), str(lp), str(q), int(s), int(e), p)
                      for u, k, n, lp, q, s, e, p in self.conn.execute(
                          "SELECT def_uid, kind, name, lexical_path, qualified_name, start_line, end_line, parent_uid "
                          "FROM st_def WHERE file_id = ? ORDER BY start_line, -end_line", (file_id,))]
@@ -153,7 +101,7 @@ class SymbolWalk:
             self._by_uid.update((d.uid, d) for d in found)
         return found
 
-    def get(self, uid: str | None) -> _Def | None:
+    def get(self, uid: str | None) -> Def | None:
         if uid is None:
             return None
         if uid not in self._by_uid:
@@ -163,7 +111,7 @@ class SymbolWalk:
             self.defs_of(int(row[0]))
         return self._by_uid.get(uid)
 
-    def innermost(self, file_id: int, line: int) -> _Def | None:
+    def innermost(self, file_id: int, line: int) -> Def | None:
         defs = self.defs_of(file_id)
         starts = self._starts.get(file_id)
         if starts is None:
@@ -174,7 +122,7 @@ class SymbolWalk:
                 return defs[i]
         return self._decorated(file_id, line)
 
-    def _decorated(self, file_id: int, line: int) -> _Def | None:
+    def _decorated(self, file_id: int, line: int) -> Def | None:
         """The definition whose decorator block holds ``line`` (decorators lie outside a def's span)."""
         following = next((d for d in self.defs_of(file_id) if d.start > line), None)
         if following is None:
@@ -182,7 +130,7 @@ class SymbolWalk:
         top, _ = self.decorator_block(following)
         return following if top <= line else None
 
-    def decorator_block(self, d: _Def) -> tuple[int, str]:
+    def decorator_block(self, d: Def) -> tuple[int, str]:
         """(first line, text) of the decorators right above ``d`` (``(d.start, "")`` when there are none):
         the contiguous non-blank lines above the ``def`` from the topmost one at its indentation starting
         with ``@``."""
@@ -200,7 +148,7 @@ class SymbolWalk:
             line -= 1
         return top, " ".join(x.strip() for x in lines[top - 1:d.start - 1])
 
-    def ancestors(self, d: _Def) -> list[_Def]:
+    def ancestors(self, d: Def) -> list[Def]:
         """``d`` and its enclosing definitions, innermost first."""
         chain = [d]
         parent = self.get(d.parent)
@@ -220,7 +168,7 @@ class SymbolWalk:
             self._fallen.add(path)
             self.out.fallbacks.append((path, reason))
 
-    def enqueue(self, d: _Def, reach: Reach) -> None:
+    def enqueue(self, d: Def, reach: Reach) -> None:
         if reach.better_than(self.best.get(d.uid)):
             self.best[d.uid] = reach
             self.queue.append(d)
@@ -272,7 +220,7 @@ class SymbolWalk:
             "r.via_import_uid = "
             "i.import_uid WHERE (i.resolved_file_id = ? OR i.resolved_alt_file_id = ?) AND r.target_uid IS NULL "
             "AND r.role != 'DEFINITION'", (file_id, file_id)).fetchall()
-        origin = _Def("", file_id, "module", "", "", path, 0, 0, None)
+        origin = Def("", file_id, "module", "", "", path, 0, 0, None)
         # A name the module still binds (a def, an overload, an import, an assignment) is followed by name.
         defined = {d.name for d in self.defs_of(file_id)} | {str(n) for (n,) in self.conn.execute(
             "SELECT DISTINCT b.name FROM st_bind b JOIN st_scope s ON s.scope_id = b.scope_id "
@@ -284,7 +232,7 @@ class SymbolWalk:
             self._use((int(user_file), int(line), int(col)), origin,
                       reach.then(why, "low") if reach is not None else Reach("low", (why,)), "low", call=True)
 
-    def _spread(self, d: _Def, reach: Reach) -> None:
+    def _spread(self, d: Def, reach: Reach) -> None:
         path = self.path_of.get(d.file_id, "")
         in_test = path in self.tests
         if in_test and self._test_side(d, path, reach):
@@ -329,7 +277,7 @@ class SymbolWalk:
                 (literal,)).fetchall():
             self._use((int(file_id), int(line), int(col)), d, reach, "low", call=True)
 
-    def _module_getattr(self, d: _Def, path: str, reach: Reach) -> None:
+    def _module_getattr(self, d: Def, path: str, reach: Reach) -> None:
         """A module ``__getattr__`` serves the names its module does not define: the imports of such names
         from its module, and every access by name (``mod.__version_info__`` on any receiver) of a name its
         text spells as a string. Without such strings, everything importing the module."""
@@ -348,7 +296,7 @@ class SymbolWalk:
                 self._use((int(file_id), int(line), int(col)), d, reach.then(f"{name} (served by {d.qualified_name})",
                                                                             "low"), "low")
 
-    def _use(self, site: tuple[int, int, int], used: _Def, reach: Reach, confidence: Confidence, *,
+    def _use(self, site: tuple[int, int, int], used: Def, reach: Reach, confidence: Confidence, *,
              call: bool = False, receiver: str | None = None) -> None:
         """``used`` is used at ``line``: reach what runs that use.
 
@@ -397,7 +345,7 @@ class SymbolWalk:
         else:
             self.fallback(path, f"{why} (line {line}; {' → '.join(reach.chain)})")
 
-    def _import_time(self, user: _Def | None, line: int) -> bool:
+    def _import_time(self, user: Def | None, line: int) -> bool:
         """Whether code at ``line`` runs when its module is imported (not inside a function body)."""
         if user is None:
             return True
@@ -428,7 +376,7 @@ class SymbolWalk:
         opened = max(before.rfind("isinstance("), before.rfind("issubclass("))
         return opened >= 0 and "," in before[opened:]
 
-    def _may_dispatch(self, user: _Def | None, used: _Def) -> bool:
+    def _may_dispatch(self, user: Def | None, used: Def) -> bool:
         """Whether ``self.name``/``cls.name`` inside ``user`` can be ``used``: only a method or attribute of the
         enclosing class, of a base or of a subclass (unknown bases: yes)."""
         owner = self.get(used.parent)
@@ -443,7 +391,7 @@ class SymbolWalk:
         theirs = self._bases(owner)
         return theirs is None or enclosing.uid in theirs
 
-    def _bases(self, cls: _Def) -> frozenset[str] | None:
+    def _bases(self, cls: Def) -> frozenset[str] | None:
         """Every repository base class of ``cls``, transitively; None when a base cannot be resolved (a name
         under a star import, a dynamic base). Bases imported from outside the repository are left out: they
         cannot dispatch to a repository method unless a repository class derives from ``cls``."""
@@ -477,7 +425,7 @@ class SymbolWalk:
         self._base_memo[cls.uid] = result
         return result
 
-    def _external_base(self, cls: _Def, depth: int = 0) -> bool:
+    def _external_base(self, cls: Def, depth: int = 0) -> bool:
         """Whether ``cls`` derives, directly or through repository bases, from a class imported from outside."""
         if cls.uid in self._external_memo:
             return self._external_memo[cls.uid]
@@ -510,7 +458,7 @@ class SymbolWalk:
         rest = lines[line - 1][word.end():].lstrip() if word else ""
         return rest.startswith("=") and not rest.startswith("==")
 
-    def _named_on_line(self, file_id: int, line: int) -> list[_Def]:
+    def _named_on_line(self, file_id: int, line: int) -> list[Def]:
         """Module-level variables referenced on ``line`` of ``file_id`` (what a statement there stores into)."""
         found = []
         for (uid,) in self.conn.execute("SELECT DISTINCT target_uid FROM st_ref WHERE file_id = ? AND start_line = ? "
@@ -521,7 +469,7 @@ class SymbolWalk:
         return found
 
     # -- tests and fixtures ------------------------------------------------------------------------------
-    def _test_side(self, d: _Def, path: str, reach: Reach) -> bool:
+    def _test_side(self, d: Def, path: str, reach: Reach) -> bool:
         """Select what ``d`` (in a test file) makes run; True when nothing else can reach further."""
         chain = self.ancestors(d)
         for i, node in enumerate(chain):
@@ -542,7 +490,7 @@ class SymbolWalk:
             self._subclasses(outer, reach)
         return False
 
-    def _imported(self, top: _Def, case: str, reach: Reach) -> None:
+    def _imported(self, top: Def, case: str, reach: Reach) -> None:
         """pytest collects a test class or function again in every test file that imports it by name."""
         rows = self.conn.execute("SELECT file_id, token_text FROM st_ref WHERE target_uid = ? AND role = 'IMPORT'",
                                  (top.uid,)).fetchall()
@@ -552,7 +500,7 @@ class SymbolWalk:
                 again = str(token) + case[len(top.name):]
                 self.select(path, again, reach.then(f"{path}::{again} (imports {top.name})", "high"))
 
-    def _subclasses(self, cls: _Def, reach: Reach) -> None:
+    def _subclasses(self, cls: Def, reach: Reach) -> None:
         """Test classes deriving from ``cls`` run its tests too: select them whole."""
         rows = self.conn.execute("SELECT file_id, start_line FROM st_ref WHERE target_uid = ? AND role = 'REFERENCE'",
                                  (cls.uid,)).fetchall()
@@ -575,7 +523,7 @@ class SymbolWalk:
             return lambda p: p == path
         return lambda p: True
 
-    def _fixture(self, d: _Def, path: str, reach: Reach) -> None:
+    def _fixture(self, d: Def, path: str, reach: Reach) -> None:
         _, decorators = self.decorator_block(d)
         in_scope = self._scope(path)
         if not self.read_lines(path):  # no text: it may be an autouse fixture
