@@ -24,7 +24,6 @@ with Python's default bytecode caching (into ``benchmarks/.cache/pycache``) inst
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import resource
 import shutil
@@ -37,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from _common import download_sdist
 from codeplane.core.artifacts import ArtifactStore
 from codeplane.core.config import TestsConfig
 from codeplane.core.layout import RepoLayout
@@ -50,25 +50,14 @@ DJANGO = "django==5.2.8"
 ATTRS_TEST_DEPS = ("cloudpickle", "hypothesis", "pympler", "pytest", "pytest-xdist[psutil]")
 
 
-def pip() -> list[str]:
-    """A pip to download sdists with: this interpreter's, else pip run by uv (uv venvs have no pip)."""
-    if importlib.util.find_spec("pip") is not None:
-        return [sys.executable, "-m", "pip"]
-    return [shutil.which("uv") or "uv", "tool", "run", "pip"]
-
-
 def sdist(requirement: str) -> Path:
-    """The extracted sdist directory, downloading it once."""
+    """The extracted sdist directory, downloading it once (PyPI's simple index, sha256 checked; no pip)."""
     name, version = requirement.split("==")
     target = CACHE / f"{name}-{version}"
     if target.is_dir():
         return target
     CACHE.mkdir(parents=True, exist_ok=True)
-    archive = next(CACHE.glob(f"{name}-{version}.tar.gz"), None)
-    if archive is None:
-        subprocess.run([*pip(), "download", "--no-binary", ":all:", "--no-deps", "-d", str(CACHE), requirement],
-                       check=True)
-        archive = next(CACHE.glob(f"{name}-{version}.tar.gz"))
+    archive = download_sdist(name, version, CACHE)
     with tarfile.open(archive) as tar:
         tar.extractall(CACHE, filter="data")
     return target
