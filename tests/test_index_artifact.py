@@ -7,6 +7,7 @@ Everything is real: git repositories in temp dirs, real SQLite/Tantivy/tree-sitt
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import hashlib
 import io
 import json
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import zstandard
 
 from codeplane.core.config import IndexConfig
 from codeplane.core.errors import CodePlaneError, ErrorCode
@@ -132,16 +134,16 @@ def origin(tmp_path: Path) -> Path:
 @pytest.fixture
 def artifact(origin: Path, tmp_path: Path) -> Path:
     builder = _clone(origin, tmp_path / "ci")
-    return _export(builder, tmp_path / "out" / "index.tar.gz")
+    return _export(builder, tmp_path / "out" / "index.tar.zst")
 
 
 # -- export ---------------------------------------------------------------------------------------------------
 def test_export_gives_the_same_bytes_for_the_same_commit(origin: Path, artifact: Path, tmp_path: Path) -> None:
-    again = _export(_clone(origin, tmp_path / "ci2"), tmp_path / "out2" / "index.tar.gz")
+    again = _export(_clone(origin, tmp_path / "ci2"), tmp_path / "out2" / "index.tar.zst")
     assert artifact.read_bytes() == again.read_bytes()
-    sidecar = artifact.with_name("index.tar.gz.sha256").read_text()
-    assert sidecar == f"{hashlib.sha256(artifact.read_bytes()).hexdigest()}  index.tar.gz\n"
-    with tarfile.open(artifact) as tar:
+    sidecar = artifact.with_name("index.tar.zst.sha256").read_text()
+    assert sidecar == f"{hashlib.sha256(artifact.read_bytes()).hexdigest()}  index.tar.zst\n"
+    with tarfile.open(fileobj=io.BytesIO(_unzstd(artifact))) as tar:
         names = tar.getnames()
         manifest = json.loads(tar.extractfile("manifest.json").read())  # type: ignore[union-attr]
         assert all(m.mtime == 0 and m.uid == 0 and m.isreg() for m in tar.getmembers())
@@ -158,26 +160,26 @@ def test_export_refuses_untracked_and_unindexed_changes(origin: Path, tmp_path: 
     write_files(root, {"secret.env": "TOKEN=hunter2\n"})
     _service(root).build()
     with pytest.raises(CodePlaneError) as caught:
-        export_artifact(root, RepoLayout(root), INDEXERS, tmp_path / "x.tar.gz", max_bytes=1 << 20)
+        export_artifact(root, RepoLayout(root), INDEXERS, tmp_path / "x.tar.zst", max_bytes=1 << 20)
     assert caught.value.error is ErrorCode.ARTIFACT_EXPORT_REFUSED
     assert "secret.env" in caught.value.message
     (root / "secret.env").unlink()
     _service(root).build()
     write_files(root, {"pkg/util.py": "changed = 1\n"})  # on disk, not yet in the index
     with pytest.raises(CodePlaneError, match="changed since they were indexed"):
-        export_artifact(root, RepoLayout(root), INDEXERS, tmp_path / "x.tar.gz", max_bytes=1 << 20)
-    assert not (tmp_path / "x.tar.gz").exists()
+        export_artifact(root, RepoLayout(root), INDEXERS, tmp_path / "x.tar.zst", max_bytes=1 << 20)
+    assert not (tmp_path / "x.tar.zst").exists()
     assert not [p for p in (root / ".codeplane").iterdir() if p.name.startswith("export-")]
 
 
 def test_cli_export_writes_the_artifact_and_sidecar(origin: Path, tmp_path: Path) -> None:
     root = _clone(origin, tmp_path / "ci")
-    out = tmp_path / "cli" / "index.tar.gz"
+    out = tmp_path / "cli" / "index.tar.zst"
     result = cpl_json("index", "export", str(root), "--out", str(out), cwd=root)
     assert result["sha256"] == hashlib.sha256(out.read_bytes()).hexdigest()
     assert result["commit"] == git(root, "rev-parse", "HEAD").stdout.strip()
     assert result["files"] == len(FILES) + 1  # and the .cplignore `cpl` wrote (CodePlane's own, shareable)
-    assert out.with_name("index.tar.gz.sha256").is_file()
+    assert out.with_name("index.tar.zst.sha256").is_file()
 
 
 # -- adopt and reconcile -------------------------------------------------------------------------------------
@@ -280,13 +282,13 @@ def _http_server(directory: Path) -> Iterator[tuple[str, _Behaviour]]:
 def test_artifact_served_over_http_is_adopted(origin: Path, artifact: Path, tmp_path: Path) -> None:
     root = _clone(origin, tmp_path / "dev")
     with _http_server(artifact.parent) as (base, behaviour):
-        url = f"{base}/index.tar.gz"
+        url = f"{base}/index.tar.zst"
         with _running(root, artifact=url) as service:
             source = _status(service)["source"]
         assert source["kind"] == "artifact" and source["source"] == url
-        assert not list((root / ".codeplane" / "artifact-cache").glob("*.tar.gz"))  # not kept once adopted
+        assert not list((root / ".codeplane" / "artifact-cache").glob("*.tar.zst"))  # not kept once adopted
         assert source["sha256"] == hashlib.sha256(artifact.read_bytes()).hexdigest()
-        assert behaviour.requests == ["/index.tar.gz.sha256", "/index.tar.gz"]
+        assert behaviour.requests == ["/index.tar.zst.sha256", "/index.tar.zst"]
 
 
 def test_commit_template_finds_the_newest_ancestor_with_an_artifact(origin: Path, artifact: Path,
@@ -294,14 +296,14 @@ def test_commit_template_finds_the_newest_ancestor_with_an_artifact(origin: Path
     commit = git(origin, "rev-parse", "HEAD").stdout.strip()
     published = tmp_path / "store"
     published.mkdir()
-    (published / f"{commit}.tar.gz").write_bytes(artifact.read_bytes())
-    (published / f"{commit}.tar.gz.sha256").write_text(artifact.with_name("index.tar.gz.sha256").read_text())
+    (published / f"{commit}.tar.zst").write_bytes(artifact.read_bytes())
+    (published / f"{commit}.tar.zst.sha256").write_text(artifact.with_name("index.tar.zst.sha256").read_text())
     root = _clone(origin, tmp_path / "dev")
     write_files(root, {"pkg/extra.py": "X = 1\n"})
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "one ahead")
     with _http_server(published) as (base, behaviour), \
-            _running(root, artifact=base + "/{commit}.tar.gz") as service:
+            _running(root, artifact=base + "/{commit}.tar.zst") as service:
         status = _status(service)
     assert status["source"]["commit"] == commit
     assert status["last_reconcile"]["added"] == 1
@@ -313,7 +315,7 @@ def test_slow_server_times_out_after_retries(artifact: Path, tmp_path: Path) -> 
         behaviour.delay = 2.0
         started = time.monotonic()
         with pytest.raises(CodePlaneError) as caught:
-            fetch_artifact(f"{base}/index.tar.gz", root=tmp_path, cache_dir=tmp_path / "cache", timeout=0.3,
+            fetch_artifact(f"{base}/index.tar.zst", root=tmp_path, cache_dir=tmp_path / "cache", timeout=0.3,
                            retries=1)
         elapsed = time.monotonic() - started
     assert caught.value.error is ErrorCode.ARTIFACT_FETCH_FAILED and caught.value.retryable
@@ -324,23 +326,23 @@ def test_slow_server_times_out_after_retries(artifact: Path, tmp_path: Path) -> 
 def test_failing_server_is_retried_then_reported(artifact: Path, tmp_path: Path) -> None:
     with _http_server(artifact.parent) as (base, behaviour):
         behaviour.failures = 2
-        fetched = fetch_artifact(f"{base}/index.tar.gz", root=tmp_path, cache_dir=tmp_path / "cache", retries=2)
+        fetched = fetch_artifact(f"{base}/index.tar.zst", root=tmp_path, cache_dir=tmp_path / "cache", retries=2)
         assert fetched.path.read_bytes() == artifact.read_bytes()
         behaviour.failures = 100
-        (tmp_path / "cache").joinpath(f"{fetched.sha256}.tar.gz").unlink()
+        (tmp_path / "cache").joinpath(f"{fetched.sha256}.tar.zst").unlink()
         with pytest.raises(CodePlaneError) as caught:
-            fetch_artifact(f"{base}/index.tar.gz", root=tmp_path, cache_dir=tmp_path / "cache", retries=1)
+            fetch_artifact(f"{base}/index.tar.zst", root=tmp_path, cache_dir=tmp_path / "cache", retries=1)
     assert caught.value.error is ErrorCode.ARTIFACT_FETCH_FAILED
     assert "HTTP 503" in caught.value.message and "2 attempts" in caught.value.message
     with pytest.raises(CodePlaneError) as refused:
-        fetch_artifact("http://example.com/index.tar.gz", root=tmp_path, cache_dir=tmp_path / "cache")
+        fetch_artifact("http://example.com/index.tar.zst", root=tmp_path, cache_dir=tmp_path / "cache")
     assert "https://" in refused.value.message
 
 
 def test_unreachable_server_falls_back_to_a_cold_build(origin: Path, artifact: Path, tmp_path: Path) -> None:
     root = _clone(origin, tmp_path / "dev")
     with _http_server(artifact.parent) as (base, _behaviour):
-        url = f"{base}/index.tar.gz"
+        url = f"{base}/index.tar.zst"
     with _running(root, artifact=url, artifact_retries=0, artifact_timeout_sec=1) as service:
         status = _status(service)
     assert status["source"]["kind"] == "local"
@@ -349,11 +351,16 @@ def test_unreachable_server_falls_back_to_a_cold_build(origin: Path, artifact: P
 
 
 # -- untrusted input ------------------------------------------------------------------------------------------
+def _unzstd(artifact: Path) -> bytes:
+    with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(artifact.read_bytes())) as stream:
+        return stream.read()
+
+
 def _repack(artifact: Path, out: Path, mutate: Callable[[dict[str, bytes]], None], *,
             reseal: bool = True, extra: Callable[[tarfile.TarFile], None] | None = None) -> Path:
     """Unpack ``artifact``, let ``mutate`` change its parts, repack (with a fresh, matching manifest and
     sidecar when ``reseal``): an attacker controls every byte, sidecar included."""
-    with tarfile.open(artifact) as tar:
+    with tarfile.open(fileobj=io.BytesIO(_unzstd(artifact))) as tar:
         parts = {m.name: tar.extractfile(m).read() for m in tar.getmembers()}  # type: ignore[union-attr]
     mutate(parts)
     if reseal:
@@ -361,16 +368,17 @@ def _repack(artifact: Path, out: Path, mutate: Callable[[dict[str, bytes]], None
         manifest["parts"] = {name: {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
                              for name, data in parts.items() if name != "manifest.json"}
         parts["manifest.json"] = json.dumps(manifest).encode()
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+    plain = io.BytesIO()
+    with tarfile.open(fileobj=plain, mode="w") as tar:
         for name, data in parts.items():
             info = tarfile.TarInfo(name)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
         if extra is not None:
             extra(tar)
-    out.write_bytes(buffer.getvalue())
-    out.with_name(out.name + ".sha256").write_text(hashlib.sha256(buffer.getvalue()).hexdigest() + "\n")
+    packed = zstandard.ZstdCompressor().compress(plain.getvalue())
+    out.write_bytes(packed)
+    out.with_name(out.name + ".sha256").write_text(hashlib.sha256(packed).hexdigest() + "\n")
     return out
 
 
@@ -457,7 +465,7 @@ TAMPERINGS: dict[str, tuple[dict[str, Any], ErrorCode, str]] = {
         "../outside.py", "0" * 40, "0" * 64]))}, ErrorCode.ARTIFACT_INVALID, "escapes the repository"),
     "path escape in index.db": ({"mutate": _fact_path_escape}, ErrorCode.ARTIFACT_INVALID, "st_file.path"),
     "path escape in tantivy": ({"mutate": _tantivy_escape}, ErrorCode.ARTIFACT_INVALID, "'../outside.py'"),
-    "newer format": ({"mutate": _set_manifest(lambda m: m.update(format_version=2))},
+    "newer format": ({"mutate": _set_manifest(lambda m: m.update(format_version=3))},
                      ErrorCode.ARTIFACT_INCOMPATIBLE, "newer"),
     "other schema": ({"mutate": _set_manifest(lambda m: m["versions"].update(store_schema=99))},
                      ErrorCode.ARTIFACT_INCOMPATIBLE, "store_schema"),
@@ -472,9 +480,9 @@ TAMPERINGS: dict[str, tuple[dict[str, Any], ErrorCode, str]] = {
 def test_tampered_artifact_is_refused_and_a_cold_build_follows(name: str, origin: Path, artifact: Path,
                                                               tmp_path: Path) -> None:
     how, code, message = TAMPERINGS[name]
-    bad = _repack(artifact, tmp_path / "bad.tar.gz", how["mutate"], reseal=how.get("reseal", True),
+    bad = _repack(artifact, tmp_path / "bad.tar.zst", how["mutate"], reseal=how.get("reseal", True),
                   extra=how.get("extra"))
-    sha = bad.with_name("bad.tar.gz.sha256").read_text().split()[0]
+    sha = bad.with_name("bad.tar.zst.sha256").read_text().split()[0]
     with pytest.raises(CodePlaneError) as caught:
         unpack_verified(bad, sha, tmp_path / "staging", INDEXERS)
     assert caught.value.error is code and message in caught.value.message, caught.value.message
@@ -493,18 +501,28 @@ def test_tampered_artifact_is_refused_and_a_cold_build_follows(name: str, origin
 def test_flipped_byte_fails_the_checksum(origin: Path, artifact: Path, tmp_path: Path) -> None:
     data = bytearray(artifact.read_bytes())
     data[len(data) // 2] ^= 0x01
-    bad = tmp_path / "flipped.tar.gz"
+    bad = tmp_path / "flipped.tar.zst"
     bad.write_bytes(bytes(data))
-    bad.with_name("flipped.tar.gz.sha256").write_text(artifact.with_name("index.tar.gz.sha256").read_text())
+    bad.with_name("flipped.tar.zst.sha256").write_text(artifact.with_name("index.tar.zst.sha256").read_text())
     root = _clone(origin, tmp_path / "dev")
     with _running(root, artifact=str(bad)) as service:
         refused = _status(service)["source"]["artifact_refused"]
     assert refused["code"] == ErrorCode.ARTIFACT_CHECKSUM_MISMATCH.code
     with _running(_clone(origin, tmp_path / "pinned"), artifact=str(artifact), artifact_sha256="0" * 64) as service:
         assert _status(service)["source"]["artifact_refused"]["code"] == ErrorCode.ARTIFACT_CHECKSUM_MISMATCH.code
-    (tmp_path / "nosidecar.tar.gz").write_bytes(artifact.read_bytes())
-    with _running(_clone(origin, tmp_path / "unverified"), artifact=str(tmp_path / "nosidecar.tar.gz")) as service:
+    (tmp_path / "nosidecar.tar.zst").write_bytes(artifact.read_bytes())
+    with _running(_clone(origin, tmp_path / "unverified"), artifact=str(tmp_path / "nosidecar.tar.zst")) as service:
         assert _status(service)["source"]["artifact_refused"]["code"] == ErrorCode.ARTIFACT_UNVERIFIED.code
+
+
+def test_a_gzipped_format_1_archive_is_refused_as_unreadable(artifact: Path, tmp_path: Path) -> None:
+    """An artifact written by an older CodePlane (tar.gz) with a matching checksum: refused as malformed
+    (3104), not crashed on; the caller then builds cold."""
+    old = tmp_path / "old.tar.gz"
+    old.write_bytes(gzip.compress(_unzstd(artifact), mtime=0))
+    with pytest.raises(CodePlaneError) as caught:
+        unpack_verified(old, hashlib.sha256(old.read_bytes()).hexdigest(), tmp_path / "staging", INDEXERS)
+    assert caught.value.error is ErrorCode.ARTIFACT_INVALID and "not a readable .tar.zst" in caught.value.message
 
 
 # -- the real server -----------------------------------------------------------------------------------------
@@ -530,7 +548,7 @@ async def test_cpl_up_index_from_serves_the_artifact_and_says_so(origin: Path, a
 def test_cpl_up_with_an_unreachable_artifact_builds_from_disk(origin: Path, artifact: Path, tmp_path: Path) -> None:
     root = _clone(origin, tmp_path / "dev")
     with _http_server(artifact.parent) as (base, _behaviour):
-        url = f"{base}/index.tar.gz"  # the server stops here: the port refuses connections
+        url = f"{base}/index.tar.zst"  # the server stops here: the port refuses connections
     with running_server(root, "--index-from", url, "--set", "index.artifact_retries=0") as server:
         server.wait_serving()
         index = server.get("/status").json()["index"]

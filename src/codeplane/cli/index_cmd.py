@@ -23,8 +23,8 @@ index_app = typer.Typer(name="index", help="Index artifacts: export the index fo
 @index_app.command("export")
 def export(
     path: Annotated[Path | None, typer.Argument(help="Path inside the git work tree (default: cwd).")] = None,
-    out: Annotated[Path, typer.Option("--out", help="Artifact file to write (a .tar.gz; FILE.sha256 beside it).")]
-    = Path("codeplane-index.tar.gz"),
+    out: Annotated[Path, typer.Option("--out", help="Artifact file to write (a .tar.zst; FILE.sha256 beside it).")]
+    = Path("codeplane-index.tar.zst"),
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Export the index of HEAD's files as one deterministic artifact (builds or catches up the index first)."""

@@ -41,9 +41,10 @@ from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
 from codeplane.index.artifact_fetch import FetchedArtifact, FetchProgress, fetch_artifact
 from codeplane.index.artifact_format import INDEX_DB, TANTIVY_DIR
-from codeplane.index.artifact_restat import restat_clean_files
+from codeplane.index.artifact_restat import GitCleanState, git_clean_state, restat_clean_files
 from codeplane.index.artifact_verify import unpack_checked, verify_unpacked
 from codeplane.index.facts_api import FactIndexer
+from codeplane.index.store import mark_checked
 
 log = get_logger(__name__)
 
@@ -150,6 +151,8 @@ class _Unpacked:
     fetched: FetchedArtifact
     #: ``{part: (sha256, size)}`` in the staging directory; ``None``: the local index came from this artifact.
     written: dict[str, tuple[str, int]] | None
+    #: What git vouches for in this checkout, taken while the archive unpacked.
+    git: GitCleanState | None = None
 
 
 #: Unpacking begun early (:func:`begin_early`), by staging directory; taken by :func:`adopt_configured`.
@@ -163,7 +166,18 @@ def _fetch_and_unpack(root: Path, layout: RepoLayout, config: IndexConfig, stagi
     if current is not None and current.get("sha256") == fetched.sha256:
         return _Unpacked(fetched, None)
     staging.mkdir(parents=True)
-    return _Unpacked(fetched, unpack_checked(fetched.path, fetched.sha256, staging))
+    # git status (≈0.2 s on Django) overlaps the unpack, which spends its time in zstd and sha256 without the GIL.
+    git_state: Future[GitCleanState | None] = Future()
+
+    def take_git_state() -> None:
+        try:
+            git_state.set_result(git_clean_state(root))
+        except Exception as exc:  # noqa: BLE001 - re-raised below by result(); the adoption refuses with it
+            git_state.set_exception(exc)
+
+    threading.Thread(target=take_git_state, name="codeplane-artifact-git", daemon=True).start()
+    written = unpack_checked(fetched.path, fetched.sha256, staging)
+    return _Unpacked(fetched, written, git_state.result())
 
 
 def begin_early(root: Path, config: IndexConfig) -> None:
@@ -211,7 +225,7 @@ def adopt_configured(root: Path, layout: RepoLayout, config: IndexConfig,
             return AdoptOutcome("skipped", "the local index already came from this artifact",
                                 origin=read_origin(layout.index_db))
         manifest = verify_unpacked(staging, unpacked.written, indexers)
-        vouched = restat_clean_files(root, staging / INDEX_DB, manifest)
+        vouched = restat_clean_files(root, staging / INDEX_DB, manifest, unpacked.git)
         origin = {"kind": "artifact", "source": fetched.source, "sha256": fetched.sha256,
                   "commit": manifest.commit, "built_by": manifest.versions.get("codeplane"),
                   "files": len(manifest.files), "stat_from_git": vouched, "adopted_at": iso_utc(now_ms()),
@@ -219,6 +233,7 @@ def adopt_configured(root: Path, layout: RepoLayout, config: IndexConfig,
                   "adopt_ms": int((monotonic() - started) * 1000)}
         _record_origin(staging / INDEX_DB, origin)
         swap_in(staging, layout)
+        mark_checked(layout.index_db)  # verify_unpacked ran quick_check: the store's open need not run it again
         if fetched.path.parent == cache_dir(layout):  # a download has served its purpose
             fetched.path.unlink(missing_ok=True)
     except CodePlaneError as exc:

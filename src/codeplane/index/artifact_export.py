@@ -8,7 +8,7 @@ What goes in, and why it is the same bytes for the same commit and CodePlane bui
 - ``tantivy/``: rebuilt from the files on disk with one writer thread (same documents in the same order
   give the same segment bytes), segment files renamed after their content instead of Tantivy's random
   UUIDs, lock files left out.
-- The tar has fixed member order, mtimes, owners and modes; gzip's header mtime is 0.
+- The tar has fixed member order, mtimes, owners and modes; zstd runs at one level on one thread.
 A cold build of one commit gives the same file ids and facts, so its artifact's sha256 is stable. An index
 that lived through many edits holds the same content with other ids: equal answers, other bytes.
 
@@ -19,7 +19,6 @@ naming the first offenders — so an untracked secret or an unfinished edit neve
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import io
 import json
@@ -33,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
+import zstandard
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.layout import RepoLayout
@@ -40,6 +40,7 @@ from codeplane.index.artifact_format import (
     INDEX_DB,
     MANIFEST,
     TANTIVY_DIR,
+    ZSTD_LEVEL,
     Manifest,
     ManifestFile,
     PartDigest,
@@ -249,8 +250,9 @@ def _tar_member(tar: tarfile.TarFile, name: str, data: io.BufferedIOBase | io.By
 def _write_archive(staging: Path, manifest: Manifest, out: Path) -> None:
     raw = manifest.to_bytes()
     with out.open("wb") as handle:
-        with gzip.GzipFile(filename="", mode="wb", fileobj=handle, mtime=0, compresslevel=6) as gz, \
-                tarfile.open(fileobj=gz, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL, threads=0)
+        with compressor.stream_writer(handle, closefd=False) as packed, \
+                tarfile.open(fileobj=packed, mode="w", format=tarfile.USTAR_FORMAT) as tar:
             _tar_member(tar, MANIFEST, io.BytesIO(raw), len(raw))
             for name, digest in sorted(manifest.parts.items()):
                 with (staging / name).open("rb") as part:

@@ -25,6 +25,7 @@ import httpx
 import pygit2
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.index.artifact_format import SUFFIX
 from codeplane.index.artifact_verify import sha256_file
 
 FetchProgress = Callable[[int, int | None], None]
@@ -121,7 +122,7 @@ class _Http:
 
 
 def _download(http: _Http, url: str, sha256: str, cache_dir: Path, progress: FetchProgress | None) -> Path | None:
-    cached = cache_dir / f"{sha256}.tar.gz"
+    cached = cache_dir / f"{sha256}{SUFFIX}"
     if cached.is_file() and sha256_file(cached) == sha256:
         return cached
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -153,7 +154,7 @@ def _download(http: _Http, url: str, sha256: str, cache_dir: Path, progress: Fet
         partial.replace(cached)
     finally:
         partial.unlink(missing_ok=True)
-    for old in cache_dir.glob("*.tar.gz"):  # keep only the newest artifact
+    for old in cache_dir.glob(f"*{SUFFIX}"):  # keep only the newest artifact
         if old != cached:
             old.unlink(missing_ok=True)
     return cached

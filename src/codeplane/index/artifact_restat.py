@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
@@ -37,23 +38,43 @@ def _same(a: os.stat_result, b: os.stat_result) -> bool:
     return (a.st_size, a.st_mtime_ns, a.st_ino, a.st_mode) == (b.st_size, b.st_mtime_ns, b.st_ino, b.st_mode)
 
 
-def restat_clean_files(root: Path, index_db: Path, manifest: Manifest) -> int:
-    """Write stat data into ``index_db``'s rows for files git shows unchanged since the artifact; returns
-    how many rows got it. Best effort: any git trouble leaves every row to the reconcile's hashing."""
+@dataclass(frozen=True)
+class GitCleanState:
+    """What git says about the checkout, taken before the rows are touched: every tracked path's stat,
+    the paths ``git status`` finds changed, the index's blob ids, and the index file's mtime."""
+
+    before: dict[str, os.stat_result | None]
+    dirty: frozenset[str]
+    blobs: dict[str, str]
+    index_mtime_ns: int
+
+
+def git_clean_state(root: Path) -> GitCleanState | None:
+    """The git half of :func:`restat_clean_files`, which needs no artifact: the adopter runs it while the
+    archive unpacks. ``None``: git cannot vouch for anything (the reconcile hashes every file)."""
     try:
         repo = pygit2.Repository(str(root))
         config = repo.config
         autocrlf = config["core.autocrlf"] if "core.autocrlf" in config else "false"  # noqa: SIM401 - no .get
         if str(autocrlf).lower() in ("true", "input"):
-            return 0
+            return None
         git_index = Path(repo.path) / "index"
-        before = {f.path: _lstat(root / f.path) for f in manifest.files}
-        dirty = repo.status(untracked_files="no")
         blobs = {entry.path: str(entry.id) for entry in repo.index}
+        before = {path: _lstat(root / path) for path in blobs}
+        dirty = frozenset(repo.status(untracked_files="no"))
         index_mtime = git_index.stat().st_mtime_ns
     except (pygit2.GitError, OSError, KeyError, ValueError) as exc:
         log.info("artifact rows keep no stat data (the reconcile hashes every file)", reason=str(exc))
+        return None
+    return GitCleanState(before, dirty, blobs, index_mtime)
+
+
+def restat_clean_files(root: Path, index_db: Path, manifest: Manifest, state: GitCleanState | None) -> int:
+    """Write stat data into ``index_db``'s rows for files git showed unchanged since the artifact (``state``,
+    from :func:`git_clean_state`); returns how many rows got it."""
+    if state is None:
         return 0
+    before, dirty, blobs, index_mtime = state.before, state.dirty, state.blobs, state.index_mtime_ns
     conn = sqlite3.connect(index_db, isolation_level=None)
     try:
         conn.execute("PRAGMA trusted_schema=OFF")

@@ -338,3 +338,9 @@ class IndexStore:
     def epoch(self, conn: sqlite3.Connection | None = None) -> int:
         raw = self.get_meta("epoch", conn)
         return int(raw) if raw is not None else 0
+
+
+def mark_checked(path: Path) -> None:
+    """Vouch for an ``index.db`` this process has just checked in full and closed (an adopted artifact): its
+    next open skips the full check as after a clean close; any later change to the file voids the mark."""
+    IndexStore(path, trust_clean_close=True)._write_clean_marker()
