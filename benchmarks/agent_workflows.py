@@ -116,7 +116,7 @@ class Shell:
         out = proc.stdout + proc.stderr
         self.tally.calls += 1
         self.tally.bytes += len(out.encode())
-        self.tally.log.append(f"$ {command[:60]}: {len(out.encode())} B")
+        self.tally.log.append(f"$ {command[:60]}: {len(out.encode())} B" + (f"\n{out}" if VERBOSE else ""))
         return out
 
 
@@ -191,33 +191,28 @@ _SIG_NEW = 'def make_default_short_help(help: str, max_length: int = 45, *, suff
 async def param_cp(cp: CodePlane, root: Path) -> None:
     refs = await cp("search", {"query": "make_default_short_help", "syntax": "identifier",
                                "scope": {"paths": ["src/", "tests/"]}})
-    calls = [hit for hit in refs["results"] if "def make_default_short_help" not in hit["snippet"]
-             and "import" not in hit["snippet"]]
-    read = await cp("read_source", {"targets": [{"path": h["path"], "start_line": h["line"], "end_line": h["line"]}
-                                                for h in calls]
-                                    + [{"path": UTILS, "start_line": 96, "end_line": 106}]})
-    sha = {f["path"]: f["file_sha256"] for f in read["files"]}
+    # The hits show both call lines whole; only the suffix code of the function is left to read.
+    assert {h["path"] for h in refs["results"]} == {UTILS, "src/click/core.py", "tests/test_utils.py"}
+    read = await cp("read_source", {"targets": [{"path": UTILS, "start_line": 96, "end_line": 106}]})
     await cp("write_source", {"edits": [
         {"path": UTILS, "action": "update", "old_text": _SIG_OLD, "new_text": _SIG_NEW,
-         "expected_file_sha256": sha[UTILS]},
+         "expected_file_sha256": read["files"][0]["file_sha256"]},
         {"path": UTILS, "action": "update", "old_text": 'total_length += len("...")',
          "new_text": "total_length += len(suffix)"},
         {"path": UTILS, "action": "update", "old_text": 'return " ".join(words[:i]) + "..."',
          "new_text": 'return " ".join(words[:i]) + suffix'},
         {"path": "src/click/core.py", "action": "update", "old_text": "make_default_short_help(self.help, limit)",
-         "new_text": 'make_default_short_help(self.help, limit, suffix="...")',
-         "expected_file_sha256": sha["src/click/core.py"]},
+         "new_text": 'make_default_short_help(self.help, limit, suffix="...")'},
         {"path": "tests/test_utils.py", "action": "update",
          "old_text": "click.utils.make_default_short_help(value, max_length)",
-         "new_text": 'click.utils.make_default_short_help(value, max_length, suffix="...")',
-         "expected_file_sha256": sha["tests/test_utils.py"]}]})
+         "new_text": 'click.utils.make_default_short_help(value, max_length, suffix="...")'}]})
     run = await cp("run_test_targets", {"affected_by": [UTILS], "wait_sec": 300})
     assert run["state"] == "passed", run
 
 
 def param_sh(sh: Shell) -> None:
     sh("rg -nw make_default_short_help src tests")
-    sh("sed -n '1104p' src/click/core.py; sed -n '747p' tests/test_utils.py; sed -n '96,106p' src/click/utils.py")
+    sh("sed -n '96,106p' src/click/utils.py")
     sh(python_edit(UTILS, _SIG_OLD, _SIG_NEW) + "\n" + python_edit(UTILS, 'total_length += len("...")',
                                                                    "total_length += len(suffix)")
        + "\n" + python_edit(UTILS, 'return " ".join(words[:i]) + "..."', 'return " ".join(words[:i]) + suffix')
@@ -297,7 +292,8 @@ def recover_sh(sh: Shell) -> None:
     line = int(out.split(":")[0])
     sh(f"sed -n '{line},{line + 10}p' {MAKE}")
     _rival_edit(sh.root)
-    sh(python_edit(MAKE, _RECOVER_OLD, "def _has_own_attribute(cls: type, attrib_name: str) -> bool:"))
+    # The whole line, as an agent's str_replace gives it: refused (old text not found) once the line changed.
+    sh(python_edit(MAKE, _RECOVER_OLD + "\n", "def _has_own_attribute(cls: type, attrib_name: str) -> bool:\n"))
     sh(f"sed -n '{line}p' {MAKE}")
     sh(python_edit(MAKE, "def _has_own_attribute(cls, attrib_name):  # noqa: D103",
                    "def _has_own_attribute(cls: type, attrib_name: str) -> bool:  # noqa: D103"))
@@ -338,6 +334,9 @@ def end_state(root: Path, test_cmd: str | None) -> tuple[str, bool]:
     command = [str(root / ".venv" / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider",
                *test_cmd.split()]
     proc = subprocess.run(command, check=False, cwd=root, env=env, capture_output=True, text=True, timeout=900)
+    if proc.returncode != 0:
+        print(f"[{root}] end-state tests failed:\n" + "\n".join((proc.stdout + proc.stderr).splitlines()[-30:]),
+              flush=True)
     return diff, proc.returncode == 0
 
 

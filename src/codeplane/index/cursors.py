@@ -7,18 +7,21 @@ duplicate or drop a hit between pages. The list is either complete when the chai
 :data:`STREAM_WINDOW` items it produced (a cursor further behind answers 1005), so paging through a huge
 answer holds a window, not the whole answer. Cursors are opaque, bound to the query that created them,
 expire after an hour and are evicted least-recently-used beyond a fixed number of stored items.
+
+A cursor is short because the answer it continues stays on the server: ``<snapshot id>.<offset>``, the id
+derived from the query, its epoch and the store's sequence number (deterministic for the same sequence of
+queries), the offset one this snapshot issued a cursor for (an offset edited by hand is refused: 1005).
 """
 
 from __future__ import annotations
 
-import base64
-import json
-import secrets
+import hashlib
+import itertools
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
@@ -63,6 +66,8 @@ class Snapshot(Generic[T]):
     created: float
     truncated: bool = False
     stream: Stream[T] | None = None
+    #: Offsets this snapshot handed out a cursor for; only these are accepted back.
+    issued: set[int] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -74,19 +79,21 @@ class Page(Generic[T]):
     truncated: bool = False
 
 
+#: Hex digits of a snapshot id (40 bits; ids are checked against the live table, never trusted).
+_ID_HEX = 10
+
+
 def _encode(snapshot_id: str, offset: int) -> str:
-    raw = json.dumps({"s": snapshot_id, "o": offset}, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return f"{snapshot_id}.{offset}"
 
 
 def _decode(cursor: str) -> tuple[str, int]:
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        data = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        return str(data["s"]), int(data["o"])
-    except (ValueError, KeyError, TypeError) as exc:
+    snapshot_id, dot, offset = cursor.partition(".")
+    if (not dot or len(snapshot_id) != _ID_HEX or any(c not in "0123456789abcdef" for c in snapshot_id)
+            or not offset.isdigit() or len(offset) > 12):
         raise CodePlaneError(ErrorCode.INVALID_CURSOR, "the cursor is malformed",
-                             details={"cursor": cursor[:100]}) from exc
+                             details={"cursor": cursor[:100]})
+    return snapshot_id, int(offset)
 
 
 class CursorStore(Generic[T]):
@@ -97,6 +104,20 @@ class CursorStore(Generic[T]):
         self._max_items = max_items
         self._snapshots: OrderedDict[str, Snapshot[T]] = OrderedDict()
         self._lock = threading.Lock()
+        self._sequence = itertools.count(1)
+
+    def _store(self, snapshot: Snapshot[T], offset: int) -> str:
+        """Keeps ``snapshot`` under a fresh id and returns the cursor of its page at ``offset``."""
+        with self._lock:
+            while True:
+                seed = f"{snapshot.query_key}|{snapshot.epoch}|{next(self._sequence)}"
+                snapshot_id = hashlib.sha256(seed.encode()).hexdigest()[:_ID_HEX]
+                if snapshot_id not in self._snapshots:
+                    break
+            snapshot.issued.add(offset)
+            self._snapshots[snapshot_id] = snapshot
+            self._evict()
+        return _encode(snapshot_id, offset)
 
     def first_page(self, items: Sequence[T], *, total: int, epoch: int, query_key: str, limit: int,
                    truncated: bool = False) -> Page[T]:
@@ -104,11 +125,8 @@ class CursorStore(Generic[T]):
         frozen = tuple(items)
         if len(frozen) <= limit:
             return Page(frozen, None, total, epoch, truncated)
-        snapshot_id = secrets.token_hex(8)
-        with self._lock:
-            self._snapshots[snapshot_id] = Snapshot(frozen, total, epoch, query_key, time.monotonic(), truncated)
-            self._evict()
-        return Page(frozen[:limit], _encode(snapshot_id, limit), total, epoch, truncated)
+        cursor = self._store(Snapshot(frozen, total, epoch, query_key, time.monotonic(), truncated), limit)
+        return Page(frozen[:limit], cursor, total, epoch, truncated)
 
     def open_stream(self, stream: Stream[T], *, epoch: int, query_key: str, limit: int) -> Page[T]:
         """Page 1 of a streamed answer: produces ``limit`` items plus one (is there a next page?); the stream is
@@ -120,12 +138,9 @@ class CursorStore(Generic[T]):
             total, truncated = stream.total, stream.truncated
         if not more:
             return Page(items, None, total, epoch, truncated)
-        snapshot_id = secrets.token_hex(8)
-        with self._lock:
-            self._snapshots[snapshot_id] = Snapshot(stream.items, total, epoch, query_key, time.monotonic(),
-                                                    truncated, stream)
-            self._evict()
-        return Page(items, _encode(snapshot_id, limit), total, epoch, truncated)
+        cursor = self._store(Snapshot(stream.items, total, epoch, query_key, time.monotonic(), truncated, stream),
+                             limit)
+        return Page(items, cursor, total, epoch, truncated)
 
     def next_page(self, cursor: str, *, query_key: str, limit: int) -> Page[T]:
         """The page a cursor points at. 1005 if it is unknown, expired, or from another query."""
@@ -141,6 +156,9 @@ class CursorStore(Generic[T]):
         if snapshot.query_key != query_key:
             raise CodePlaneError(ErrorCode.INVALID_CURSOR, "the cursor belongs to a different query",
                                  details={"cursor": cursor[:100]})
+        if offset not in snapshot.issued:
+            raise CodePlaneError(ErrorCode.INVALID_CURSOR, "the cursor was not issued by this query; use the "
+                                 "next_cursor an answer gave", details={"cursor": cursor[:100]})
         end = offset + limit
         stream = snapshot.stream
         if stream is None:
@@ -160,7 +178,11 @@ class CursorStore(Generic[T]):
         if offset < 0 or offset > base + len(items):
             raise CodePlaneError(ErrorCode.INVALID_CURSOR, "the cursor offset is out of range",
                                  details={"cursor": cursor[:100]})
-        following = _encode(snapshot_id, end) if end < base + len(items) else None
+        following = None
+        if end < base + len(items):
+            with self._lock:
+                snapshot.issued.add(end)
+            following = _encode(snapshot_id, end)
         return Page(page, following, total, snapshot.epoch, truncated)
 
     def _expire(self) -> None:

@@ -6,20 +6,22 @@ each answer has two faces, built here from one result model:
 - **structured** (``{"result", "meta"}``): the typed record of the tool's output schema, *lean*: no null,
   no empty list/object, no field equal to its declared default. Absence means "the default"; the output
   schemas say so by never listing such fields as required (``schema.py``).
-- **text**: the tool's :data:`Renderer` (``search`` hits as ``path:line:col: text``, a read as its content
-  under a one-line header, …) or, for a tool without one, the lean record as compact JSON. Every id,
+- **text**: the tool's :data:`Renderer` (``search`` hits as ``line:text`` under their path, a read as its
+  content under a one-line header, …) or, for a tool without one, the lean record as compact JSON. Every id,
   cursor, hash and fingerprint of the record must appear in the text, because the next call needs them
   and the model sees only the text (a test checks this for every tool). A file's SHA-256 appears as its
   first 16 hex digits, which ``write_source`` accepts as a precondition like git accepts a short id.
-  Then one ``meta:`` line, only when meta has something to say.
+  Then one ``meta:`` line of ``key=value`` pairs, only when meta has something the text does not say.
 
-Errors render as ``error <code> <NAME> (retryable): message`` plus the details as compact JSON.
+Errors render as ``error <code> <NAME> (retryable): message`` plus a line of the details as ``key=value``
+pairs (values the message already names, the machine-readable ``reason`` and the caller's own
+precondition left out: the record keeps them).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -32,12 +34,21 @@ Renderer = Callable[[Any], str]
 SHORT_SHA = 16
 
 
-#: Affected tests named in a text; the record has them all and run_test_targets(affected_by=...) runs them.
+#: Affected tests named in a text, at most. A few can be run by name (run_test_targets(targets=...)); a
+#: longer list, or its count, helps no next call: run_test_targets(affected_by=...) runs them, and the
+#: record has them all.
 TESTS_SHOWN = 3
 
 
 def short_sha(value: str) -> str:
     return value[:SHORT_SHA]
+
+
+def tests_affected_line(tests: Sequence[str]) -> str | None:
+    """``tests affected: a b`` for a few; nothing for none or for more than :data:`TESTS_SHOWN`."""
+    if not tests or len(tests) > TESTS_SHOWN:
+        return None
+    return "tests affected: " + " ".join(tests)
 
 
 def compact_json(value: Any) -> str:
@@ -65,10 +76,37 @@ def lean_dump(model: BaseModel) -> dict[str, Any]:
     return dumped
 
 
+#: A string this long found in the text already is the same value, not a coincidence of a few letters.
+_SEEN_MIN_CHARS = 6
+
+
+def pairs(values: dict[str, Any], *, seen: str = "") -> str:
+    """``key=value`` pairs (nested values as compact JSON), leaving out every string value ``seen`` already
+    contains: the model reads each value once."""
+    shown = []
+    for key, value in values.items():
+        if isinstance(value, str) and len(value) >= _SEEN_MIN_CHARS and value in seen:
+            continue
+        plain = isinstance(value, str) and value and not any(c.isspace() for c in value)
+        text = value if plain else compact_json(value)
+        shown.append(f"{key}={text}")
+    return " ".join(shown)
+
+
 def text_of(rendered: str, meta: dict[str, Any]) -> str:
-    if not meta:
+    """The rendering, then one ``meta:`` line when meta says something the rendering does not. The task id
+    is left to the record while its task is OPEN: get_task and every other call default to the current
+    task, so no next call needs it."""
+    said = {k: v for k, v in meta.items() if k != "task_id" or "task_state" in meta}
+    line = pairs(said, seen=rendered)
+    if not line:
         return rendered
-    return f"{rendered}\nmeta: {compact_json(meta)}" if rendered else f"meta: {compact_json(meta)}"
+    return f"{rendered}\nmeta: {line}" if rendered else f"meta: {line}"
+
+
+#: Details an error's text leaves to the record: ``reason`` is the message's machine-readable form, and
+#: ``expected_file_sha256`` is the caller's own precondition sent back.
+_RESTATED_DETAILS = frozenset({"reason", "expected_file_sha256"})
 
 
 def error_text(payload: dict[str, Any]) -> str:
@@ -76,8 +114,9 @@ def error_text(payload: dict[str, Any]) -> str:
     if payload.get("retryable"):
         head += " (retryable)"
     text = f"{head}: {payload.get('message', '')}"
-    details = _short_hashes(lean(payload.get("details") or {}))
-    return f"{text}\ndetails: {compact_json(details)}" if details else text
+    shown = {k: v for k, v in (payload.get("details") or {}).items() if k not in _RESTATED_DETAILS}
+    details = pairs(_short_hashes(lean(shown)), seen=text)
+    return f"{text}\n{details}" if details else text
 
 
 def _short_hashes(value: Any, key: str = "") -> Any:

@@ -152,10 +152,11 @@ async def _list_files(ctx: ToolContext, params: ListFilesParams) -> ListFilesRes
 
 
 def render_read_source(result: ReadSourceResult) -> str:
-    """Each file as a one-line header (path, lines shown of total, sha256, language) and its text."""
+    """Each file as a one-line header (path, lines shown of total, sha256) and its text."""
     parts = []
     for f in result.files:
-        head = f"== {f.path} {f.range[0]}-{f.range[1]}/{f.line_count} sha256={short_sha(f.file_sha256)}"
+        lines = f"{f.range[0]}" if f.range[0] == f.range[1] else f"{f.range[0]}-{f.range[1]}"
+        head = f"== {f.path} {lines}/{f.line_count} sha256={short_sha(f.file_sha256)}"
         if f.partial:
             head += " (partial)"
         body = f.content if f.content.endswith("\n") or not f.content else f.content + "\n"

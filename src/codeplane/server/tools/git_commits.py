@@ -13,6 +13,7 @@ from codeplane.git.stash import StashEntry
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
 from codeplane.server.tools.git_common import CATEGORY, CONFIRM_FIELD, RECOVERY_NOTE, ActionResult, as_result, run
+from codeplane.server.tools.git_render import render_git_write
 
 
 class AuthorParam(BaseModel):
@@ -132,6 +133,7 @@ _HOOK_NOTE = ("Hooks run as in git commit (pre-commit, prepare-commit-msg, commi
 def tools(services: Services) -> list[ToolSpec]:
     return [
         ToolSpec(
+            render=render_git_write,
             name="git_stage", category=CATEGORY, params=GitStageParams, result=GitStageResult, handler=_stage,
             kind="mutation", read_only=False, idempotent=True,
             summary="Stage paths as they are on disk (new, modified and deleted files; directories recurse) or "
@@ -142,6 +144,7 @@ def tools(services: Services) -> list[ToolSpec]:
                       ToolExample("unstage a file", {"paths": ["a.py"], "action": "unstage"})),
         ),
         ToolSpec(
+            render=render_git_write,
             name="git_commit", category=CATEGORY, params=GitCommitParams, result=GitCommitResult, handler=_commit,
             kind="mutation", read_only=False, idempotent=False,
             summary="Commit what is staged (or only the given paths, as on disk). Concludes a merge, "
@@ -153,6 +156,7 @@ def tools(services: Services) -> list[ToolSpec]:
                       ToolExample("commit two files only", {"message": "Docs", "paths": ["README.md", "docs/"]})),
         ),
         ToolSpec(
+            render=render_git_write,
             name="git_stage_and_commit", category=CATEGORY, params=GitStageAndCommitParams, result=GitCommitResult,
             handler=_stage_and_commit, kind="mutation", read_only=False, idempotent=False,
             summary="Stage the given paths (or all changes) and commit everything staged, in one step. If the "
@@ -163,6 +167,7 @@ def tools(services: Services) -> list[ToolSpec]:
                       ToolExample("commit everything", {"all": True, "message": "WIP"})),
         ),
         ToolSpec(
+            render=render_git_write,
             name="git_stash", category=CATEGORY, params=GitStashParams, result=GitStashResult, handler=_stash,
             kind="mutation", kind_for=_stash_kind, read_only=False, destructive=True, idempotent=False,
             detail_for=lambda p: f"action={p.action}",

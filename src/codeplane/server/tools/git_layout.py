@@ -11,6 +11,7 @@ from codeplane.git.worktrees import WorktreeInfo
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolSpec
 from codeplane.server.tools.git_common import CATEGORY, CONFIRM_FIELD, ActionResult, run
+from codeplane.server.tools.git_render import render_git_write
 
 
 class GitSubmoduleParams(ToolParams):
@@ -72,6 +73,7 @@ def _worktree_kind(p: GitWorktreeParams) -> ToolKind:
 def tools(services: Services) -> list[ToolSpec]:
     return [
         ToolSpec(
+            render=render_git_write,
             name="git_submodule", category=CATEGORY, params=GitSubmoduleParams, result=GitSubmoduleResult,
             handler=_submodule, kind="mutation", kind_for=_submodule_kind, read_only=False, destructive=True,
             idempotent=False, detail_for=lambda p: f"action={p.action}",
@@ -85,6 +87,7 @@ def tools(services: Services) -> list[ToolSpec]:
                                           "paths": ["vendor/lib"]})),
         ),
         ToolSpec(
+            render=render_git_write,
             name="git_worktree", category=CATEGORY, params=GitWorktreeParams, result=GitWorktreeResult,
             handler=_worktree, kind="mutation", kind_for=_worktree_kind, read_only=False, destructive=True,
             idempotent=False, detail_for=lambda p: f"action={p.action}",

@@ -15,11 +15,18 @@ from codeplane.git.recovery import RecoveryPoint
 from codeplane.git.show import ShowResult
 from codeplane.git.status import StatusReport
 from codeplane.git.tags import TagInfo
-from codeplane.server.answers import compact_json, lean_dump
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
 from codeplane.server.tools.git_common import CATEGORY, ActionResult, as_result, run
-from codeplane.server.tools.git_render import render_diff, render_log, render_show, render_status
+from codeplane.server.tools.git_render import (
+    render_blame,
+    render_diff,
+    render_git_write,
+    render_history,
+    render_log,
+    render_show,
+    render_status,
+)
 
 LineRange = tuple[int, int]
 
@@ -170,7 +177,9 @@ def _render_log(result: GitLogResult) -> str:
 def _render_inspect(result: GitInspectResult) -> str:
     if result.show is not None and result.action == "show":
         return render_show(result.show)
-    return compact_json(lean_dump(result))
+    if result.blame is not None and result.action == "blame":
+        return render_blame(result.blame)
+    return render_git_write(result)
 
 
 def tools(services: Services) -> list[ToolSpec]:
@@ -212,6 +221,7 @@ def tools(services: Services) -> list[ToolSpec]:
                       ToolExample("commits touching a file", {"paths": ["src/app.py"]})),
         ),
         ToolSpec(
+            render=render_history,
             name="git_history", category=CATEGORY, params=GitHistoryParams, result=GitHistoryResult,
             handler=_history,
             summary="History of one file following renames (`git log --follow`), or of a line range "

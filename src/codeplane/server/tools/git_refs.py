@@ -15,6 +15,7 @@ from codeplane.git.results import CheckoutResult, ResetResult
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
 from codeplane.server.tools.git_common import CATEGORY, CONFIRM_FIELD, RECOVERY_NOTE, ActionResult, as_result, run
+from codeplane.server.tools.git_render import render_git_write
 
 
 class GitCheckoutParams(ToolParams):
@@ -170,6 +171,7 @@ def _rebase_kind(p: GitRebaseParams) -> ToolKind:
 def tools(services: Services) -> list[ToolSpec]:
     return [
         ToolSpec(
+            render=render_git_write,
             name="git_checkout", category=CATEGORY, params=GitCheckoutParams, result=GitCheckoutResult,
             handler=_checkout, kind="mutation", read_only=False, destructive=True, idempotent=False,
             summary="Switch to a branch/tag/commit (create=true makes a new branch; a name that exists only as "
@@ -183,6 +185,7 @@ def tools(services: Services) -> list[ToolSpec]:
                       ToolExample("discard edits to a file", {"paths": ["a.py"], "confirm": True})),
         ),
         ToolSpec(
+            render=render_git_write,
             name="git_branch", category=CATEGORY, params=GitBranchParams, result=GitBranchResult, handler=_branch,
             kind="mutation", kind_for=_branch_kind, read_only=False, destructive=True, idempotent=False,
             detail_for=lambda p: f"action={p.action}",
@@ -194,6 +197,7 @@ def tools(services: Services) -> list[ToolSpec]:
                       ToolExample("delete", {"action": "delete", "name": "old", "confirm": True})),
         ),
         ToolSpec(
+            render=render_git_write,
             name="git_merge", category=CATEGORY, params=GitMergeParams, result=GitMergeResult, handler=_merge,
             kind="mutation", read_only=False, idempotent=False,
             summary="Merge a branch (fast-forward when possible), or cherry-pick / revert one commit. Never "
@@ -208,6 +212,7 @@ def tools(services: Services) -> list[ToolSpec]:
                       ToolExample("cherry-pick", {"action": "cherry_pick", "ref": "abc1234"})),
         ),
         ToolSpec(
+            render=render_git_write,
             name="git_reset", category=CATEGORY, params=GitResetParams, result=GitResetResult, handler=_reset,
             kind="mutation", read_only=False, destructive=True, idempotent=False,
             summary="Move HEAD/the branch to a commit: soft (keep index and files), mixed (reset index), hard "
@@ -223,6 +228,7 @@ def tools(services: Services) -> list[ToolSpec]:
                                    "confirm": True})),
         ),
         ToolSpec(
+            render=render_git_write,
             name="git_rebase", category=CATEGORY, params=GitRebaseParams, result=GitRebaseResult, handler=_rebase,
             kind="mutation", kind_for=_rebase_kind, read_only=False, destructive=True, idempotent=False,
             detail_for=lambda p: f"action={p.action}",

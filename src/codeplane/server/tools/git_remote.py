@@ -12,6 +12,7 @@ from codeplane.git.results import PullResult, PushResult
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
 from codeplane.server.tools.git_common import CATEGORY, CONFIRM_FIELD, RECOVERY_NOTE, ActionResult, as_result, run
+from codeplane.server.tools.git_render import render_git_write
 
 _CLI_NOTE = ("Runs the git CLI (your credential helpers and ssh agent; no prompts, bounded by "
              "git.remote_timeout_sec).")
@@ -91,6 +92,7 @@ def _remote_kind(p: GitRemoteParams) -> ToolKind:
 def tools(services: Services) -> list[ToolSpec]:
     return [
         ToolSpec(
+            render=render_git_write,
             name="git_push", category=CATEGORY, params=GitPushParams, result=GitPushResult, handler=_push,
             kind="mutation", read_only=False, destructive=True, idempotent=False,
             summary="Push a branch; each ref's outcome is returned. A non-fast-forward rejection is 8006 with "
@@ -101,6 +103,7 @@ def tools(services: Services) -> list[ToolSpec]:
                       ToolExample("first push of a branch", {"set_upstream": True})),
         ),
         ToolSpec(
+            render=render_git_write,
             name="git_pull", category=CATEGORY, params=GitPullParams, result=GitPullResult, handler=_pull,
             kind="mutation", read_only=False, idempotent=False,
             summary="Fetch the upstream branch and merge it (fast-forward when possible) or rebase local commits "
@@ -111,6 +114,7 @@ def tools(services: Services) -> list[ToolSpec]:
             examples=(ToolExample("pull", {}), ToolExample("pull with rebase", {"rebase": True})),
         ),
         ToolSpec(
+            render=render_git_write,
             name="git_remote", category=CATEGORY, params=GitRemoteParams, result=GitRemoteResult, handler=_remote,
             kind="mutation", kind_for=_remote_kind, read_only=False, destructive=True, idempotent=False,
             detail_for=lambda p: f"action={p.action}",

@@ -2,20 +2,40 @@
 
 A diff is a unified diff (``git diff`` form, with each file's status and counts in its header), a log is
 ``git log --oneline``-like with full ids (the next call may pass them as refs), a status is
-``git status --short``-like. Every id and cursor of the structured answer appears (answers.py).
+``git status --short``-like, a write its outcome and its effect (HEAD and refs moved, paths with their new
+sha256, the recovery point). Every id and cursor of the structured answer appears (answers.py).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from codeplane.git.blame import BlamePage
 from codeplane.git.diffs import DiffReport
+from codeplane.git.history import HistoryPage
 from codeplane.git.log import CommitInfo
 from codeplane.git.show import ShowResult
 from codeplane.git.status import StatusReport
+from codeplane.server.answers import lean_dump, pairs, short_sha
+from codeplane.server.tooling import ToolResult
+
+#: Hex digits of a commit id in a diff's head line (the caller named both sides; git itself shows 7).
+_DIFF_OID_HEX = 12
+
+
+def _short_oids(label: str) -> str:
+    return "..".join(side[:_DIFF_OID_HEX] if len(side) == 40 and all(c in "0123456789abcdef" for c in side)
+                     else side for side in label.split(".."))
 
 
 def render_diff(report: DiffReport) -> str:
+    """Head line (what was compared; the totals when more than one file), then per file ``--- status path +a
+    -d`` and its hunks as git prints them."""
     stats = report.stats
-    lines = [f"diff {report.compared}: {stats.files_changed} files, +{stats.insertions} -{stats.deletions}"]
+    head = f"diff {_short_oids(report.compared)}"
+    if stats.files_changed != 1 or len(report.files) != 1:
+        head += f": {stats.files_changed} files, +{stats.insertions} -{stats.deletions}"
+    lines = [head]
     for f in report.files:
         name = f"{f.old_path} -> {f.path}" if f.old_path else f.path
         lines.append(f"--- {f.status} {name} +{f.insertions} -{f.deletions}" + (" (binary)" if f.binary else ""))
@@ -81,4 +101,78 @@ def render_show(show: ShowResult) -> str:
     lines += [f"{e.kind} {e.oid} {e.name}" for e in show.entries]
     if show.diff is not None:
         lines.append(render_diff(show.diff))
+    return "\n".join(lines)
+
+
+#: Hex digits of a commit id in an effect's HEAD and ref lines (the record has them whole).
+_EFFECT_OID_HEX = 12
+
+
+def _oid(value: object) -> str:
+    return str(value)[:_EFFECT_OID_HEX] if value else "0"
+
+
+def effect_lines(effect: dict[str, Any]) -> list[str]:
+    """What a write did, as lines: HEAD and refs moved (``old..new``), paths with their new sha256 (or
+    ``deleted``), +/- lines, and the recovery point whole (git_reset takes it back)."""
+    lines = []
+    if effect.get("head_before") != effect.get("head_after"):
+        lines.append(f"HEAD {_oid(effect.get('head_before'))}..{_oid(effect.get('head_after'))}")
+    refs = effect.get("refs", [])
+    lines += [f"{r['ref']} {_oid(r.get('old'))}..{_oid(r.get('new'))}" for r in refs]
+    if effect.get("refs_total", 0) > len(refs):
+        lines.append(f"… {effect['refs_total'] - len(refs)} more refs")
+    paths = effect.get("paths", [])
+    for p in paths:
+        sha = p.get("sha256")
+        state = "deleted" if sha == "" else f"sha256={short_sha(sha)}" if sha else ""
+        lines.append(f"{p['path']} {state}".rstrip())
+    if effect.get("paths_total", 0) > len(paths):
+        lines.append(f"… {effect['paths_total'] - len(paths)} more paths")
+    if effect.get("insertions") or effect.get("deletions"):
+        lines.append(f"+{effect.get('insertions', 0)} -{effect.get('deletions', 0)}")
+    if effect.get("recovery_point"):
+        lines.append(f"recovery point {effect['recovery_point']}")
+    return lines
+
+
+def render_git_write(result: ToolResult) -> str:
+    """A git write as its outcome in ``key=value`` pairs (nested values as compact JSON), then its effect as
+    lines. The effect's 40-digit ids and 64-digit hashes are what made these answers long; a nested result
+    repeating the outer effect, and ``short_oid`` beside ``oid``, are left to the record."""
+    record = lean_dump(result)
+    effect = record.pop("effect", {})
+    nested = record.get("result")
+    if isinstance(nested, dict) and nested.get("effect") == effect:
+        record["result"] = {k: v for k, v in nested.items() if k != "effect"}
+    if "oid" in record:
+        record.pop("short_oid", None)
+    lines = [pairs(record)] if record else []
+    return "\n".join(lines + effect_lines(effect)) or "nothing changed"
+
+
+def render_history(page: HistoryPage) -> str:
+    """``git log --follow``-like: a commit per line with what happened to the file (and under which name)."""
+    lines = []
+    for e in page.entries:
+        what = e.change + (f" from {e.old_path}" if e.old_path else "") + (f" as {e.path}" if e.path != page.path
+                                                                          else "")
+        if e.line_range:
+            what += f" lines {e.line_range[0]}-{e.line_range[1]}"
+        lines.append(f"{e.oid} {e.author.time[:10]} {e.author.name}: {e.summary} [{what}]")
+    if page.pagination.next_cursor:
+        lines.append(f"next cursor: {page.pagination.next_cursor}")
+    return "\n".join(lines) or "no history"
+
+
+def render_blame(page: BlamePage) -> str:
+    """``git blame``-like, a hunk per line: lines, commit (12 digits, a ref git_inspect accepts), date,
+    author, summary; where the lines came from when the file was renamed or they moved."""
+    lines = [f"blame {page.path} @ {page.commit} ({page.total_lines} lines)"]
+    for h in page.hunks:
+        came = f" (from {h.orig_path}:{h.orig_start_line})" if h.orig_path != page.path else ""
+        lines.append(f"{h.start_line}-{h.start_line + h.lines - 1} {h.commit[:_EFFECT_OID_HEX]} "
+                     f"{h.author.time[:10]} {h.author.name}: {h.summary}{came}")
+    if page.pagination.next_cursor:
+        lines.append(f"next cursor: {page.pagination.next_cursor}")
     return "\n".join(lines)

@@ -146,9 +146,13 @@ def render_map(result: MapRepoResult) -> str:
     lines = [f"repo map @epoch {result.epoch}"]
     st = result.structure
     if st is not None:
-        more = f"; next cursor: {st.next_cursor}" if st.next_cursor else ""
-        lines.append(f"tree of {st.root} ({len(st.tree)} of {st.tree_total} nodes"
-                     f"{f', {st.file_count} files' if st.file_count is not None else ''}{more}):")
+        # The root is the repository the agent works in; the node count matters only when the tree is cut.
+        told = [f"{st.file_count} files"] if st.file_count is not None else []
+        if st.next_cursor or len(st.tree) < st.tree_total:
+            told.append(f"{len(st.tree)} of {st.tree_total} nodes")
+        if st.next_cursor:
+            told.append(f"next cursor: {st.next_cursor}")
+        lines[0] += f": {'; '.join(told)}" if told else ""
         for n in st.tree:
             pad = "  " * (n.depth - 1)
             if n.is_dir:

@@ -1,12 +1,16 @@
-"""Text renderings of refactor previews and applies: one head line with the ``refactor_id``, then one
-line per edit (``edit_id``, certainty, reason, position, old → new, the source line), which is what an
-agent needs to decide what to ``include``/``exclude``. A plan that needs a decision (candidates, witness,
-capsules) is shown as its lean record: every part of it is needed there."""
+"""Text renderings of refactor previews and applies, written for the decision an agent makes from them.
+
+A preview is one head line (what, status, how many edits in how many files, the ``refactor_id``), then the
+edits: those of high certainty only as ``edit_id:line`` per file (they are applied by default and need no
+judgment; ``refactor_inspect`` shows their lines), medium and low ones each on a line with reason, position,
+old → new and the source line, which is what deciding ``include``/``exclude`` needs. A plan that needs a
+decision (candidates, witness, capsules) is shown as its lean record: every part of it is needed there. An
+apply is a diffstat with each file's new hash, like ``write_source``."""
 
 from __future__ import annotations
 
 from codeplane.refactor.models import ApplyOutcome, PlannedEdit, RefactorPreview
-from codeplane.server.answers import TESTS_SHOWN, compact_json, lean_dump, short_sha
+from codeplane.server.answers import compact_json, lean_dump, short_sha, tests_affected_line
 from codeplane.server.tooling import ToolResult
 
 #: An edit's old/new text in the text answer, at most; a moved definition is named by its first line.
@@ -20,14 +24,27 @@ def _short(text: str) -> str:
 
 
 def _edit_line(edit: PlannedEdit, usual: tuple[str, str] | None) -> str:
-    """``id certainty reason path:line:col [old -> new] | source line``; the change is left out when it is
-    the plan's usual one (a rename's old → new name), which the head line states once."""
-    line = f"  {edit.edit_id} {edit.certainty} {edit.reason} {edit.path}:{edit.line}:{edit.column}"
+    """``id certainty reason path:line [old -> new] | source line``; the change is left out when it is the
+    plan's usual one (a rename's old → new name), which the head line states once."""
+    line = f"  {edit.edit_id} {edit.certainty} {edit.reason} {edit.path}:{edit.line}"
     if edit.kind == "doc":
         line += " doc"
     if (edit.old_text, edit.new_text) != usual:
         line += f" {_short(edit.old_text)} -> {_short(edit.new_text)}"
     return line + (f" | {edit.snippet.strip()}" if edit.snippet else "")
+
+
+def _sure_edits(edits: list[PlannedEdit], usual: tuple[str, str] | None) -> list[str]:
+    """High-certainty code edits of the usual change as ``path e1:40 e2:1398``, one line per file in plan
+    order; any other high edit (a moved definition, an import rewritten) on its own line."""
+    by_path: dict[str, list[str]] = {}
+    lines: list[str] = []
+    for edit in edits:
+        if edit.kind == "doc" or (edit.old_text, edit.new_text) != usual:
+            lines.append(_edit_line(edit, usual))
+        else:
+            by_path.setdefault(edit.path, []).append(f"{edit.edit_id}:{edit.line}")
+    return [f"  {path} {' '.join(ids)}" for path, ids in by_path.items()] + lines
 
 
 def render_preview(result: RefactorPreview) -> str:
@@ -37,16 +54,25 @@ def render_preview(result: RefactorPreview) -> str:
     usual = None
     if result.symbol is not None:
         sym = result.symbol
-        what = f"{sym.kind} {sym.qualified_name} #{sym.def_uid} ({sym.path}:{sym.line})"
+        what = f"{sym.kind} {sym.qualified_name} #{sym.def_uid}"
+        if not any(e.reason == "definition" for e in result.edits):
+            what += f" ({sym.path}:{sym.line})"
         if result.new_name:
             what += f" -> {result.new_name}"
             usual = (sym.name, result.new_name)
     if result.move is not None:
         what = f"{what} {result.move.from_path} -> {result.move.to_path}".strip()
-    counts = " ".join(f"{k} {v}" for k, v in sorted(result.counts.items()) if v)
-    lines = [f"{result.operation} {what}: {result.status}, {result.matches} edits to apply ({counts}) in "
-             f"{len(result.affected_files)} files [refactor {result.refactor_id}]"]
-    lines += [_edit_line(e, usual) for e in result.edits]
+    counts = result.counts
+    told = f"{result.matches} edits"
+    if counts.get("medium"):
+        told += f" (high {counts.get('high', 0)}, medium {counts['medium']})"
+    if counts.get("low"):
+        told += f", {counts['low']} low proposed"
+    lines = [f"{result.operation} {what}: {result.status}, {told} in {len(result.affected_files)} files "
+             f"[refactor {result.refactor_id}]"]
+    sure = [e for e in result.edits if e.certainty == "high"]
+    lines += _sure_edits(sure, usual)
+    lines += [_edit_line(e, usual) for e in result.edits if e.certainty != "high"]
     if result.edits_truncated:
         lines.append(f"  … more edits: refactor_inspect(refactor_id={result.refactor_id!r})")
     if result.doc_edits.count:
@@ -57,24 +83,25 @@ def render_preview(result: RefactorPreview) -> str:
     cov = result.coverage
     if cov is not None:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(cov.by_reason.items()))
-        lines.append(f"every occurrence accounted for: {cov.in_plan}/{cov.lexical_occurrences} in the plan"
+        lines.append(f"covers {cov.in_plan}/{cov.lexical_occurrences} occurrences"
                      + (f", {cov.low_candidates} low ({reasons})" if cov.low_candidates else ""))
     lines += [f"warning: {w}" for w in result.warnings]
     return "\n".join(lines)
 
 
 def render_apply(result: ApplyOutcome) -> str:
-    lines = [f"applied {result.applied_edits} edits (+{result.applied_doc_edits} doc, {result.skipped_low} low "
-             f"skipped) [refactor {result.refactor_id} candidate {result.candidate_id}]"]
-    lines += [f"M {f.path} {f.edits} edits sha256={short_sha(f.sha256)}" for f in result.files]
+    extra = ", ".join(part for part in (f"{result.applied_doc_edits} doc" if result.applied_doc_edits else "",
+                                        f"{result.skipped_low} low skipped" if result.skipped_low else "") if part)
+    lines = [f"applied {result.applied_edits} edits{f' ({extra})' if extra else ''} "
+             f"[refactor {result.refactor_id} candidate {result.candidate_id}]"]
+    lines += [f"M {f.path} sha256={short_sha(f.sha256)}" for f in result.files]
     lines += [f"R {m.from_path} -> {m.to_path}" for m in result.moves]
     lines += [f"D {path}" for path in result.deleted]
     if result.delta is not None:
         lines += [f"{f.path} sha256={short_sha(f.new_sha256)}" for f in result.delta.files
                   if f.new_sha256 and all(f.path != a.path for a in result.files)]
-        tests = result.delta.tests_affected
+        tests = tests_affected_line(result.delta.tests_affected)
         if tests:
-            more = f" (+{len(tests) - TESTS_SHOWN} more)" if len(tests) > TESTS_SHOWN else ""
-            lines.append("tests affected: " + " ".join(tests[:TESTS_SHOWN]) + more)
+            lines.append(tests)
     lines += [f"warning: {w}" for w in result.warnings]
     return "\n".join(lines)

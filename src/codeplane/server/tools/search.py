@@ -136,37 +136,41 @@ async def _search(ctx: ToolContext, params: SearchParams) -> SearchResult:
     return await anyio.to_thread.run_sync(handler, ctx.services, params)
 
 
-def _hit_line(hit: SearchHit) -> str:
-    """``path:line:col: text`` like ``rg -n --column``; symbol modes say what the hit is before the text."""
+def _hit_lines(hit: SearchHit) -> list[str]:
+    """``line:text`` like ``rg -n`` under its file's heading (context lines as ``line-text``); symbol modes say
+    what the hit is before the text. The column is left out: the text shows where the match is."""
     tags = []
     if hit.symbol is not None:
         sym = hit.symbol
         tags.append(f"{sym.kind} {sym.qualified_name or sym.name}" + (f" #{sym.def_uid}" if sym.def_uid else ""))
     if hit.role:
         tags.append(hit.role + (f" {hit.ref_tier}" if hit.ref_tier else ""))
-    prefix = f"{hit.path}:{hit.line}:{hit.column}: "
-    if tags:
-        prefix += f"[{'; '.join(tags)}] "
-    lines = [f"{hit.path}-{hit.line - len(hit.context_before) + i}-{text}"
-             for i, text in enumerate(hit.context_before)]
+    prefix = f"{hit.line}:" + (f"[{'; '.join(tags)}] " if tags else "")
+    lines = [f"{hit.line - len(hit.context_before) + i}-{text}" for i, text in enumerate(hit.context_before)]
     lines.append(prefix + (hit.snippet or "").rstrip("\r\n"))
-    lines += [f"{hit.path}-{hit.line + 1 + i}-{text}" for i, text in enumerate(hit.context_after)]
-    return "\n".join(lines)
+    lines += [f"{hit.line + 1 + i}-{text}" for i, text in enumerate(hit.context_after)]
+    return lines
 
 
 def render_search(result: SearchResult) -> str:
-    total = result.pagination.total_estimate
-    hits = [_hit_line(hit) for hit in result.results]
-    if not hits:
+    """Hits grouped under their file's path in rank order of each file's first hit, like ``rg --heading``: a
+    path is read once however many hits it has. A header says how many of how many, and the cursor, only
+    when there are more."""
+    if not result.results:
         return "no hits"
+    files: dict[str, list[str]] = {}
+    for hit in result.results:
+        files.setdefault(hit.path, []).extend(_hit_lines(hit))
+    body = [line for path, lines in files.items() for line in (path, *lines)]
     if not result.pagination.next_cursor and not result.truncated:
-        return "\n".join(hits)  # every hit is here, like rg's output
+        return "\n".join(body)  # every hit is here, like rg's output
+    total = result.pagination.total_estimate
     head = f"{len(result.results)} of {total if total is not None else '?'} hits"
     if result.truncated:
         head += " (truncated)"
     if result.pagination.next_cursor:
         head += f"; next cursor: {result.pagination.next_cursor}"
-    return "\n".join([head, *hits])
+    return "\n".join([head, *body])
 
 
 def tools(services: Services) -> list[ToolSpec]:

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from codeplane.core.calls import MutationReport
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.mutation import CreateFile, DeleteFile, Delta, Edit, MoveFile, ReplaceText, UpdateSpan
-from codeplane.server.answers import TESTS_SHOWN, short_sha
+from codeplane.server.answers import short_sha, tests_affected_line
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
 
@@ -148,10 +148,11 @@ _ACTION_MARK = {"created": "A", "create": "A", "updated": "M", "update": "M", "d
 
 
 def render_write(result: WriteSourceResult) -> str:
-    """A diffstat: the summary, then ``M path +a -d sha256=<new>`` per file; the dry run's diff follows."""
+    """A diffstat, ``M path +a -d sha256=<new>`` per file (the summary line only for a dry run or an empty
+    batch: the file lines say the rest), the affected tests, warnings; a dry run's diff follows."""
     delta = result.delta
-    # One file: its own line says it all. The mutation id stays in the record (no tool takes it).
-    lines = [result.summary] if len(delta.files) != 1 or delta.diff or not result.applied else []
+    # The mutation id stays in the record (no tool takes it).
+    lines = [result.summary] if delta.diff or not result.applied or not delta.files else []
     for f in delta.files:
         mark = _ACTION_MARK.get(str(f.action), str(f.action))
         name = f"{f.old_path} -> {f.path}" if f.old_path else f.path
@@ -159,10 +160,9 @@ def render_write(result: WriteSourceResult) -> str:
         extra = "".join(f"; line {c.original.start_line} re-anchored to {c.corrected.start_line}"
                         for c in f.line_corrections)
         lines.append(f"{mark} {name} +{f.insertions} -{f.deletions}{sha}{extra}")
-    if delta.tests_affected:
-        shown = delta.tests_affected[:TESTS_SHOWN]
-        more = len(delta.tests_affected) - len(shown)
-        lines.append("tests affected: " + " ".join(shown) + (f" (+{more} more)" if more else ""))
+    tests = tests_affected_line(delta.tests_affected)
+    if tests:
+        lines.append(tests)
     lines += [f"warning: {w}" for w in delta.warnings]
     if delta.diff:
         lines.append(delta.diff.rstrip("\n") + ("\n… diff truncated" if delta.diff_truncated else ""))

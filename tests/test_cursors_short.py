@@ -1,0 +1,79 @@
+"""Issue 16: cursors are short (the answer they continue stays on the server), deterministic for the same
+sequence of queries, and refused (1005) when edited, forged, or passed to another query."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codeplane.core.errors import CodePlaneError
+from codeplane.git import GitService
+from codeplane.index.cursors import CursorStore
+from tests.builders import make_repo
+from tests.git_oracle import log_records, run_git
+
+
+def _pages(store: CursorStore[int], items: list[int], *, key: str = "q") -> tuple[list[int], list[str]]:
+    page = store.first_page(items, total=len(items), epoch=3, query_key=key, limit=4)
+    seen, cursors = list(page.items), []
+    while page.next_cursor:
+        cursors.append(page.next_cursor)
+        page = store.next_page(page.next_cursor, query_key=key, limit=4)
+        seen += page.items
+    return seen, cursors
+
+
+def test_index_cursors_are_short_deterministic_and_page_everything() -> None:
+    items = list(range(10))
+    seen, cursors = _pages(CursorStore(), items)
+    assert seen == items and len(cursors) == 2
+    assert all(len(c) <= 16 for c in cursors), cursors
+    again, same = _pages(CursorStore(), items)
+    assert again == items and same == cursors, "a fresh store answering the same queries issues the same cursors"
+    _, second_query = _pages(CursorStore(), items, key="other")
+    assert second_query[0] != cursors[0]
+
+
+@pytest.mark.parametrize("edit", ["offset", "id", "garbage", "query"])
+def test_an_edited_or_foreign_index_cursor_answers_1005(edit: str) -> None:
+    store: CursorStore[int] = CursorStore()
+    page = store.first_page(list(range(20)), total=20, epoch=1, query_key="q", limit=5)
+    cursor = page.next_cursor
+    assert cursor is not None
+    snapshot_id, offset = cursor.split(".")
+    forged, key = {
+        "offset": (f"{snapshot_id}.{int(offset) + 1}", "q"),  # in range, but never issued
+        "id": (f"{'0' * len(snapshot_id)}.{offset}", "q"),
+        "garbage": ("eyJzIjoiNmEwMzEwNDUyOWMxYTIzYiIsIm8iOjIwfQ", "q"),
+        "query": (cursor, "another"),
+    }[edit]
+    with pytest.raises(CodePlaneError) as refused:
+        store.next_page(forged, query_key=key, limit=5)
+    assert refused.value.code == 1005
+    assert store.next_page(cursor, query_key="q", limit=5).items == (5, 6, 7, 8, 9), "the real one still works"
+
+
+def test_git_log_cursors_are_short_ids_of_server_side_state(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", {"x": "0\n"})
+    for i in range(1, 8):
+        (root / "x").write_text(f"{i}\n")
+        run_git(root, "commit", "-qam", f"c{i}")
+    git = GitService(root)
+    first = git.log(limit=3)
+    cursor = first.pagination.next_cursor
+    assert cursor is not None and len(cursor) == 12
+    assert git.log(limit=3).pagination.next_cursor == cursor, "the same page of the same query: the same cursor"
+    oids = [c.oid for c in first.commits]
+    while cursor:
+        page = git.log(limit=3, cursor=cursor)
+        oids += [c.oid for c in page.commits]
+        cursor = page.pagination.next_cursor
+    assert oids == [r["oid"] for r in log_records(root)]
+    first_cursor = first.pagination.next_cursor
+    assert first_cursor is not None
+    forged = ("0" if first_cursor[0] != "0" else "1") + first_cursor[1:]
+    for bad, kwargs in ((forged, {}), ("not-a-cursor", {}), (first_cursor, {"paths": ["x"]})):
+        with pytest.raises(CodePlaneError) as refused:
+            git.log(limit=3, cursor=bad, **kwargs)  # type: ignore[arg-type]
+        assert refused.value.code == 1005
