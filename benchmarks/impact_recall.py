@@ -16,6 +16,11 @@ measured at test-file level and at test-case level (a whole-file selection count
 parametrized test all of its instances). Selection time is the ``affected`` call. For attrs and click the
 selected cases also run on the faulty tree, timed against the full suite on the same faulty tree.
 
+Each selection is measured twice: by the static graph alone, and with coverage evidence (issue 22): before the
+first fault, one ``run_test_targets(coverage=true)``-equivalent run of the whole suite on the clean tree records
+which definitions each test ran; each fault is then selected through the testing service, which applies that
+evidence (``coverage_select.py``). The faults are reverted after each one, so the evidence stays fresh.
+
 Sdists come from PyPI (``_common.sdist``) into ``benchmarks/.cache``; each gets a private copy under
 ``benchmarks/.cache/impact/`` with a git commit of the pristine tree and an editable install in its ``.venv``.
 Run: ``uv run python benchmarks/impact_recall.py [--faults-per-project 16] [--projects click,attrs]``.
@@ -90,6 +95,13 @@ class Outcome:
     full_faulty_s: float | None = None
     #: The baseline: what module-level selection (imports only, no changed lines) picks.
     module_files: set[str] = field(default_factory=set)
+    #: The same selection with coverage evidence applied.
+    cov_files: set[str] = field(default_factory=set)
+    cov_cases: int = 0
+    cov_query_ms: float = 0.0
+    cov_narrowed: bool = False
+    cov_missed: list[str] = field(default_factory=list)
+    cov_run_s: float | None = None
 
 
 def checkout(name: str) -> Path:
@@ -270,14 +282,21 @@ def run_project(name: str, wanted: int, max_tries: int) -> tuple[list[Outcome], 
     index.start()
     index.wait_ready(600)
     impact = ImpactIndex(index.read_connection)
-    tests = TestingService(root, config.tests.model_copy(update={"retry_failed": False}), layout,
-                           ArtifactStore(layout.artifacts_dir, 1), impact=impact)
+    # A file with hundreds of failing cases can take longer than the default 30 s under a fault (click's
+    # test_options.py: 27 s alone); a timed-out file says nothing about which of its cases failed.
+    tests = TestingService(root, config.tests.model_copy(update={"retry_failed": False, "target_timeout_sec": 300}),
+                           layout, ArtifactStore(layout.artifacts_dir, 1), impact=impact)
     test_files = [t.path for t in tests.discovery().targets if t.path]
     began = time.perf_counter()
     baseline, every = case_results(wait(tests.start_run()))
     full_s = time.perf_counter() - began
+    began = time.perf_counter()
+    recording = wait(tests.start_run(coverage=True)).snapshot().coverage
+    coverage_s = time.perf_counter() - began
     print(f"{name}: {len(test_files)} test files, {len(every)} cases, full suite {full_s:.1f} s, "
-          f"{len(baseline)} failing on the clean tree", flush=True)
+          f"{len(baseline)} failing on the clean tree; coverage run {coverage_s:.1f} s, evidence of "
+          f"{recording.tests if recording else 0} tests ({recording.untrusted if recording else 0} untrusted, "
+          f"{recording.unmapped_total if recording else 0} files unmapped)", flush=True)
     outcomes: list[Outcome] = []
     tries = 0
 
@@ -301,15 +320,26 @@ def run_project(name: str, wanted: int, max_tries: int) -> tuple[list[Outcome], 
                 query_ms = (time.perf_counter() - started) * 1000
                 module_files = set(impact.affected([fault.path], test_files).test_files)
                 started = time.perf_counter()
+                view = tests.discover(affected_by=[f"{fault.path}:{fault.changed[0]}-{fault.changed[1]}"])
+                cov_ms = (time.perf_counter() - started) * 1000
+                cov_result = view.impact
+                assert cov_result is not None
+                started = time.perf_counter()
                 broken = case_results(wait(tests.start_run()))[0] - baseline
                 full_faulty_s = time.perf_counter() - started
                 selected = {n for m in result.matches for n in m.node_ids}
-                run_s = caught = None
+                cov_selected = {n for m in cov_result.matches for n in m.node_ids}
+                run_s = caught = cov_run_s = None
                 if broken and name in TIMED_RUNS:
                     started = time.perf_counter()
                     sharp = case_results(wait(tests.start_run(sorted(selected))))[0]
                     run_s, caught = time.perf_counter() - started, bool(sharp & broken) or not broken
-                unselected = sorted(n for n in broken if not covered(n, selected) and "::(" not in n)
+                    if cov_selected:
+                        started = time.perf_counter()
+                        wait(tests.start_run(sorted(cov_selected)))
+                        cov_run_s = time.perf_counter() - started
+                unselected = sorted(n for n in broken if not (covered(n, selected) and covered(n, cov_selected))
+                                    and "::(" not in n)
                 if unselected:  # a case that passes when run again on the same faulty tree is flaky (network...)
                     again = case_results(wait(tests.start_run(unselected)))[0]
                     broken -= {n for n in unselected if n not in again}
@@ -319,24 +349,38 @@ def run_project(name: str, wanted: int, max_tries: int) -> tuple[list[Outcome], 
             if not broken:
                 continue
             missed = sorted(n for n in broken if not covered(n, selected))
-            if missed:  # confirm on the clean tree, alone as they were re-run: failing there too is not the fault
-                # (requests' test_connect_timeout passes only after other tests of the suite ran)
-                alone = [m for m in missed if "::(" not in m] or sorted({m.split("::", 1)[0] for m in missed})
+            cov_missed = sorted(n for n in broken if not covered(n, cov_selected))
+            if missed or cov_missed:  # confirm on the clean tree, alone as they were re-run: failing there too is
+                # not the fault (requests' test_connect_timeout passes only after other tests of the suite ran)
+                either = sorted({*missed, *cov_missed})
+                alone = [m for m in either if "::(" not in m] or sorted({m.split("::", 1)[0] for m in either})
                 clean = case_results(wait(tests.start_run(alone)))[0]
-                flaky = {m for m in missed if m in clean}
+                flaky = {m for m in either if m in clean}
                 broken -= flaky
                 missed = [m for m in missed if m not in flaky]
+                cov_missed = [m for m in cov_missed if m not in flaky]
                 if not broken:
                     continue
             outcome = _outcome(name, fault, broken, result, every=every, query_ms=query_ms)
             outcome.missed, outcome.run_s, outcome.run_caught = missed, run_s, caught
             outcome.full_faulty_s, outcome.module_files = full_faulty_s, module_files
+            outcome.cov_files = {m.test_file for m in cov_result.matches}
+            outcome.cov_cases = sum(1 for c in every | broken if covered(c, cov_selected))
+            outcome.cov_query_ms, outcome.cov_missed, outcome.cov_run_s = cov_ms, cov_missed, cov_run_s
+            outcome.cov_narrowed = bool(cov_result.coverage and cov_result.coverage.narrowed)
             outcomes.append(outcome)
+            use = cov_result.coverage
             print(f"  {fault.kind:<8} {fault.path}:{fault.name}: {len(broken)} failing case(s) in "
                   f"{len({b.split('::', 1)[0] for b in broken})} file(s); selected {outcome.selected_cases} case(s) "
                   f"in {len(outcome.selected_files)} file(s), {result.confidence}, {len(result.fallbacks)} "
                   f"fallback(s), {query_ms:.0f} ms" + (f", run {run_s:.1f} s" if run_s is not None else "")
                   + (f"  MISSED {missed[:3]}" if missed else ""), flush=True)
+            print(f"           with coverage: {outcome.cov_cases} case(s) in {len(outcome.cov_files)} file(s), "
+                  f"{cov_ms:.0f} ms, " + (f"narrowed (dropped {use.dropped_total}, added {use.added}, "
+                                          f"{use.stale_tests} stale)" if use and use.narrowed else
+                                          f"not narrowed: {use.note if use else 'no evidence'}")
+                  + (f", run {cov_run_s:.1f} s" if cov_run_s is not None else "")
+                  + (f"  MISSED {cov_missed[:3]}" if cov_missed else ""), flush=True)
     finally:
         tests.close()
         index.stop()
@@ -375,6 +419,27 @@ def table(outcomes: list[Outcome], full: dict[str, float]) -> None:
               f"{min(case_hits, case_selected) / max(case_selected, 1):>13.1%} | "
               f"{module_hits / max(module_selected, 1):>26.1%} | "
               f"{statistics.median(times):>7.0f} / {max(times):>7.0f} | {run:>25} |")
+    print(f"\nwith coverage evidence:\n| {'project':<8} | {'faults':>6} | {'narrowed':>8} | {'recall':>7} | "
+          f"{'file precision':>14} | {'case precision':>14} | {'select ms p50/max':>17} | "
+          f"{'selected run / full run':>25} |")
+    print(f"|{'-' * 10}|{'-' * 8}|{'-' * 10}|{'-' * 9}|{'-' * 16}|{'-' * 16}|{'-' * 19}|{'-' * 27}|")
+    for name in [*PROJECTS, "all"]:
+        rows = [o for o in outcomes if name in ("all", o.project)]
+        if not rows:
+            continue
+        failing = sum(len(o.failing) for o in rows)
+        hit = failing - sum(len(o.cov_missed) for o in rows)
+        failing_files = [{f.split("::", 1)[0] for f in o.failing} for o in rows]
+        file_hits = sum(len(ff & o.cov_files) for ff, o in zip(failing_files, rows, strict=True))
+        file_selected = sum(len(o.cov_files) for o in rows)
+        case_selected = sum(o.cov_cases for o in rows)
+        times = [o.cov_query_ms for o in rows]
+        runs = [o.cov_run_s / o.full_faulty_s for o in rows if o.cov_run_s is not None and o.full_faulty_s]
+        run = f"{statistics.median(runs):.0%} p50, {max(runs):.0%} max" if runs else "-"
+        print(f"| {name:<8} | {len(rows):>6} | {sum(o.cov_narrowed for o in rows):>8} | {hit / failing:>6.1%} | "
+              f"{file_hits / max(file_selected, 1):>13.1%} | "
+              f"{min(hit, case_selected) / max(case_selected, 1):>13.1%} | "
+              f"{statistics.median(times):>7.0f} / {max(times):>7.0f} | {run:>25} |")
     print("\nfull suite on the clean tree: " + ", ".join(f"{k} {v:.1f} s" for k, v in full.items()))
     by_kind = {k: [o for o in outcomes if o.fault.kind == k] for k in KINDS}
     print("\nfaults by kind: " + ", ".join(f"{k} {len(v)}" for k, v in by_kind.items()))
@@ -382,6 +447,10 @@ def table(outcomes: list[Outcome], full: dict[str, float]) -> None:
     print(f"{len(outcomes)} faults; recall 100 % on {len(outcomes) - len(missed)} of them")
     for o in missed:
         print(f"  MISSED {o.project} {o.fault.kind} {o.fault.path}:{o.fault.name}: {o.missed[:5]}")
+    cov_missed = [o for o in outcomes if o.cov_missed]
+    print(f"with coverage evidence: recall 100 % on {len(outcomes) - len(cov_missed)} of them")
+    for o in cov_missed:
+        print(f"  MISSED (coverage) {o.project} {o.fault.kind} {o.fault.path}:{o.fault.name}: {o.cov_missed[:5]}")
 
 
 def main() -> None:

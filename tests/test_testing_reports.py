@@ -16,6 +16,7 @@ from codeplane.testing.reports.libtest import LibtestStream
 from codeplane.testing.reports.rspecjson import parse_rspec_json
 from codeplane.testing.reports.trx import parse_trx
 from codeplane.testing.runners import RUNNERS, Project, Toolchain
+from codeplane.testing.runners.base import CoverageSetup
 from codeplane.testing.runners.jvm import JunitFilesParser, class_name
 from tests.builders import make_repo
 
@@ -153,18 +154,25 @@ def test_libtest_pre_1_73_panic_format() -> None:
     assert case.outcome == "failed" and case.message == "assertion failed: x == 3"
 
 
-def test_pytest_invocation_loads_the_event_plugin_and_scopes_coverage(tmp_path: Path) -> None:
+def test_pytest_invocation_loads_the_event_plugin_and_the_coverage_recorder(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"tests/test_a.py": "def test_a():\n    pass\n"}, commit=False)
     runner = RUNNERS["pytest"]
     project = Project("pytest", ".", "default")
     (target,) = runner.targets(project, repo, ["tests/test_a.py"], ("pytest",))
     work = tmp_path / "work"
-    inv = runner.invocation(project, repo, Toolchain(("pytest",)), [target], work, coverage_dirs=["src/pkg"])
+    plain = runner.invocation(project, repo, Toolchain(("pytest",)), [target], work)
+    assert "codeplane_pytest_coverage" not in plain.argv and "CODEPLANE_COVERAGE_OUT" not in plain.env
+    setup = CoverageSetup(work / "coverage", repo, work / "lines.json")
+    inv = runner.invocation(project, repo, Toolchain(("pytest",)), [target], work, coverage=setup)
     assert inv.argv[:3] == ("pytest", "-p", "codeplane_pytest_events")
-    assert "--cov=src/pkg" in inv.argv and f"--cov-report=json:{work / 'coverage.json'}" in inv.argv
-    assert inv.argv[-1] == "tests/test_a.py" and inv.env["COVERAGE_FILE"] == str(work / ".coverage")
+    assert inv.argv[inv.argv.index("codeplane_pytest_coverage") - 1] == "-p", "no coverage.py needed in the repo"
+    assert not any(a.startswith("--cov") for a in inv.argv)
+    assert inv.env["CODEPLANE_COVERAGE_OUT"] == str(work / "coverage")
+    assert inv.env["CODEPLANE_COVERAGE_ROOT"] == str(repo)
+    assert inv.env["CODEPLANE_COVERAGE_LINES"] == str(work / "lines.json")
+    assert inv.argv[-1] == "tests/test_a.py"
     assert inv.env["PYTHONPATH"].split(":")[0].endswith("_pytest_plugin")
-    assert inv.report_files == (work / "coverage.json",), "CodePlane's own command needs no JUnit fallback"
+    assert inv.report_files == (), "CodePlane's own command needs no JUnit fallback"
     assert not any(a.startswith("--junitxml") for a in inv.argv)
     wrapped = runner.invocation(project, repo, Toolchain(("tox", "--"), configured=True), [target], work)
     assert wrapped.report_files == (work / "junit.xml",) and f"--junitxml={work / 'junit.xml'}" in wrapped.argv

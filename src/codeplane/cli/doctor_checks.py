@@ -71,7 +71,8 @@ def check_derived_stores(root: Path) -> list[CheckResult]:
     """``PRAGMA quick_check`` of the derived stores (``index.db`` and ``ledger.db`` have their own checks)."""
     layout = RepoLayout(root)
     results = []
-    for path in (layout.state_dir / "test_costs.db", layout.test_runs_db, layout.state_dir / "semantic_diff.db"):
+    for path in (layout.state_dir / "test_costs.db", layout.test_runs_db, layout.state_dir / "coverage.db",
+                 layout.state_dir / "semantic_diff.db"):
         if not path.exists():
             continue
         problem = sqlite_problem(path, read_only=True)

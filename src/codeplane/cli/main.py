@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import typer
 
 from codeplane import __version__
@@ -31,9 +33,11 @@ def _version(value: bool) -> None:
 
 
 @commands.callback()
-def main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                      help="Print the version and exit.")) -> None:
+def main(ctx: typer.Context, version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                                          help="Print the version and exit.")) -> None:
     """CodePlane operator CLI."""
+    if ctx.invoked_subcommand != "up":
+        gc.enable()  # only the server's boot keeps it paused, until it has frozen what it built (server/staged.py)
 
 
 commands.command()(init)
@@ -45,6 +49,18 @@ commands.command()(doctor)
 commands.add_typer(index_app)
 
 
+def pause_collector_for_startup() -> None:
+    """Pause the cyclic garbage collector while a command starts.
+
+    ``cpl up`` imports the MCP SDK and every subsystem before it serves: ~200k objects that live as long as the
+    server, nearly none of them garbage. Collecting while they are created cost ~0.1 s of a warm restart's
+    ~1.4 s of CPU (issue 19). Every other command turns the collector back on as it starts (``main`` below);
+    the server's boot freezes what it built and then turns it on (``server/staged.py``).
+    """
+    gc.disable()
+
+
 def app() -> None:
     """The ``cpl`` entry point: every command, and no traceback for anything they did not render."""
+    pause_collector_for_startup()
     run_without_traceback(commands)

@@ -31,7 +31,7 @@ class Repair:
 
 def _derived_files(layout: RepoLayout) -> list[Path]:
     return [layout.index_db, layout.state_dir / "test_costs.db", layout.test_runs_db,
-            layout.state_dir / "semantic_diff.db"]
+            layout.state_dir / "coverage.db", layout.state_dir / "semantic_diff.db"]
 
 
 def repair(root: Path) -> list[Repair]:

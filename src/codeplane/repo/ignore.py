@@ -7,10 +7,14 @@ a different matter (indexable unless also ``.cplignore``d, writable but flagged)
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import pathspec
+from pathspec.pattern import RegexPattern
 
 #: Directories never walked, whatever ``.cplignore`` says.
 PRUNABLE_DIRS: frozenset[str] = frozenset({
@@ -18,6 +22,12 @@ PRUNABLE_DIRS: frozenset[str] = frozenset({
     ".pytest_cache", ".ruff_cache", ".tox", ".nox", "target", "dist", "build", ".eggs", ".gradle",
     ".idea", ".next", ".nuxt", ".cache", ".terraform",
 })
+
+
+#: A named group's opening in a pattern's regex (pathspec marks directory matches with one); literal parentheses
+#: are escaped there, so this matches only real groups.
+_PLAIN_GROUP = re.compile(r"(?<!\\)\(\?P<[A-Za-z_][A-Za-z0-9_]*>")
+_DEFAULT_FLAGS = re.compile("").flags
 
 
 #: Temp and restore files the mutation engine creates next to their targets for the length of a batch;
@@ -40,6 +50,29 @@ class IgnoreRules:
     def is_pruned_dir(self, name: str) -> bool:
         return name in PRUNABLE_DIRS
 
+    @cached_property
+    def matches(self) -> Callable[[str], bool]:
+        """``spec.match_file`` for a canonical path (a directory with a trailing ``/``), made cheap.
+
+        Without a negated pattern, a path is ignored exactly when some pattern matches it, so one regex, the
+        alternation of the patterns' own (their named groups made plain), answers in one search instead of
+        pathspec's priority loop over every pattern; a walk asks this for every entry (~10k times on Django).
+        With a negation, gitignore's last-match rules need pathspec itself.
+        """
+        active = [p for p in self.spec.patterns if p.include is not None]
+        compiled = [p.regex for p in active if isinstance(p, RegexPattern) and p.include and p.regex is not None]
+        regexes = [r.pattern for r in compiled if r.flags == _DEFAULT_FLAGS]
+        if len(regexes) != len(active) or not all(isinstance(r, str) for r in regexes):
+            return self.spec.match_file
+        if not regexes:
+            return lambda _path: False
+        try:
+            combined = re.compile("|".join(f"(?:{_PLAIN_GROUP.sub('(?:', r)})" for r in regexes))
+        except re.error:
+            return self.spec.match_file
+        search = combined.search
+        return lambda path: search(path) is not None
+
     def ignores(self, rel: str, *, is_dir: bool = False) -> bool:
         """True if ``rel`` (canonical POSIX, relative) is outside the universe."""
         parts = rel.split("/")
@@ -47,7 +80,7 @@ class IgnoreRules:
             return True
         if not is_dir and rel.endswith(TRANSIENT_SUFFIXES):
             return True
-        return bool(self.spec.match_file(rel + "/" if is_dir else rel))
+        return self.matches(rel + "/" if is_dir else rel)
 
     def excludes(self, rel: str, *, is_dir: bool = False) -> bool:
         """Like :meth:`ignores`, but also true when an ancestor directory is ignored.

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from codeplane.repo.ignore import PRUNABLE_DIRS, IgnoreRules
+from codeplane.repo.ignore import PRUNABLE_DIRS, TRANSIENT_SUFFIXES, IgnoreRules
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +32,8 @@ class DiskEntry:
 
 
 def _valid_name(name: str) -> bool:
+    if name.isascii():
+        return True
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:
@@ -45,12 +47,19 @@ def _entry(rel: str, st: os.stat_result) -> DiskEntry:
 
 
 def _walk(root: Path, start: str, rules: IgnoreRules) -> Iterator[DiskEntry]:
+    """Entries under ``start``, a directory whose ancestors and itself are in the universe (the caller checks).
+
+    Per entry this is the inner loop of every full reconcile (a warm restart's, issue 19), so it asks only what
+    the path's parents have not already answered: a pruned name, a transient suffix, and ``.cplignore``.
+    """
+    matches = rules.matches
+    top = os.fspath(root)
     stack = [start]
     while stack:
         rel_dir = stack.pop()
-        base = root / rel_dir if rel_dir else root
+        prefix = f"{rel_dir}/" if rel_dir else ""
         try:
-            scanner = os.scandir(base)
+            scanner = os.scandir(os.path.join(top, rel_dir) if rel_dir else top)
         except OSError:
             continue
         with scanner:
@@ -58,19 +67,20 @@ def _walk(root: Path, start: str, rules: IgnoreRules) -> Iterator[DiskEntry]:
                 name = item.name
                 if not _valid_name(name):
                     continue
-                rel = f"{rel_dir}/{name}" if rel_dir else name
+                rel = prefix + name
                 try:
                     if item.is_dir(follow_symlinks=False):
-                        if name not in PRUNABLE_DIRS and not rules.ignores(rel, is_dir=True):
+                        if name not in PRUNABLE_DIRS and not matches(rel + "/"):
                             stack.append(rel)
                         continue
                     if not (item.is_file(follow_symlinks=False) or item.is_symlink()):
                         continue  # sockets, fifos, devices
-                    if rules.ignores(rel):
+                    if rel.endswith(TRANSIENT_SUFFIXES) or matches(rel):
                         continue
-                    yield _entry(rel, item.stat(follow_symlinks=False))
+                    st = item.stat(follow_symlinks=False)
                 except OSError:
                     continue  # vanished between scandir and stat
+                yield DiskEntry(rel, st.st_size, st.st_mtime_ns, st.st_ino, stat.S_ISLNK(st.st_mode))
 
 
 def walk_universe(root: Path, rules: IgnoreRules) -> list[DiskEntry]:

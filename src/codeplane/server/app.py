@@ -5,6 +5,7 @@ Booted behind :class:`codeplane.server.staged.StagedApp`, which puts the Host/Or
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
 from codeplane.core.logging import get_logger
-from codeplane.server.mcp_endpoint import build_mcp_server
+from codeplane.server.mcp_endpoint import ToolCatalogue, build_mcp_server
 from codeplane.server.observability.routes import observability_routes
 from codeplane.server.rest import rest_routes
 from codeplane.server.services import Services
@@ -31,6 +32,7 @@ class McpStack:
     services: Services
     asgi: ASGIApp
     _session_run: Callable[[], AbstractAsyncContextManager[None]]
+    catalogue: ToolCatalogue
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -41,6 +43,8 @@ class McpStack:
                 await lifecycle.start()
                 started.append(lifecycle)
             async with self._session_run():
+                # What the boot left for later (tools/list's schemas, deferred services), off its critical path.
+                threading.Thread(target=self._warm_up, name="cpl-warm-up", daemon=True).start()
                 yield
         finally:
             for lifecycle in reversed(started):
@@ -50,9 +54,18 @@ class McpStack:
                     log.exception("lifecycle stop failed", name=lifecycle.name)
 
 
+    def _warm_up(self) -> None:
+        try:
+            self.catalogue.tools()
+            self.services.warm_deferred()
+        except Exception:  # the call that needs it builds it again and answers the error itself
+            log.exception("warming up after the boot failed")
+
+
 def build_stack(services: Services) -> McpStack:
     registry = ToolRegistry(all_tools(services), profile=services.config.tools.profile)
-    mcp_server = build_mcp_server(services, registry)
+    catalogue = ToolCatalogue(registry)
+    mcp_server = build_mcp_server(services, registry, catalogue)
     # The guard in front of the staged app already enforces Host/Origin on every route; the SDK's own
     # check is left on for /mcp as a second line with the same loopback policy.
     security = TransportSecuritySettings(
@@ -67,4 +80,4 @@ def build_stack(services: Services) -> McpStack:
         custom_starlette_routes=[*rest_routes(services), *observability_routes(services)],
     )
     return McpStack(services=services, asgi=Starlette(routes=inner.routes),
-                    _session_run=mcp_server.session_manager.run)
+                    _session_run=mcp_server.session_manager.run, catalogue=catalogue)

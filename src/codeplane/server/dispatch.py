@@ -14,7 +14,8 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from typing import Any
+from functools import cache
+from typing import Any, cast
 
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -150,10 +151,10 @@ def _error_result(error: CodePlaneError, meta: ResponseMeta, request_id: str) ->
     )
 
 
-def _success_result(spec: ToolSpec, result: ToolResult, record: dict[str, Any], meta: ResponseMeta,
-                    request_id: str) -> types.CallToolResult:
+def _success_result(spec: ToolSpec, result: ToolResult, meta: ResponseMeta, request_id: str, *,
+                    record: dict[str, Any], record_json: str) -> types.CallToolResult:
     lean_meta = lean_dump(meta)
-    rendered = spec.render(result) if spec.render is not None else compact_json(record)
+    rendered = spec.render(result) if spec.render is not None else record_json
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text_of(rendered, lean_meta))],
         structured_content={"result": record, "meta": lean_meta},
@@ -222,7 +223,9 @@ async def dispatch(
             error = CodePlaneError(ErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}",
                                    details={"tool": name})
         record = lean_dump(result) if result is not None else None
-        outcome = _outcome(info, began, result, record, error)
+        # Encoded once: its size goes to the ledger, and a tool without a renderer answers it as its text.
+        record_json = compact_json(record) if record is not None else ""
+        outcome = _outcome(info, began, result, len(record_json.encode("utf-8")), error)
         notes: list[CallNotes] = []
         for observer in services.observers:
             try:
@@ -236,23 +239,29 @@ async def dispatch(
         if error is not None or result is None or spec is None:
             return _error_result(error or CodePlaneError(ErrorCode.INTERNAL_ERROR), meta, request_id)
         try:
-            return _success_result(spec, result, record or {}, meta, request_id)
+            return _success_result(spec, result, meta, request_id, record=record or {}, record_json=record_json)
         except Exception as exc:  # a renderer bug must not reach the transport
             log.exception("rendering a tool answer failed", tool=name)
             return _error_result(CodePlaneError(ErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}",
                                                 details={"tool": name}), meta, request_id)
 
 
-def _outcome(info: CallInfo, began: float, result: ToolResult | None, record: dict[str, Any] | None,
+@cache
+def _reports(result_type: type[ToolResult]) -> tuple[bool, bool]:
+    """Whether a result type reports a mutation, a test run. ``isinstance`` against a runtime-checkable protocol
+    inspects the protocol's members on every call (~25 µs each, twice a call); the answer is the type's."""
+    return issubclass(result_type, ReportsMutation), issubclass(result_type, ReportsTestRun)
+
+
+def _outcome(info: CallInfo, began: float, result: ToolResult | None, size: int,
              error: CodePlaneError | None) -> CallOutcome:
-    size = 0
     mutation = failure = None
     if result is not None:
-        size = len(compact_json(record).encode("utf-8"))
-        if isinstance(result, ReportsMutation):
-            mutation = result.mutation_report()
-        if isinstance(result, ReportsTestRun):
-            failure = result.test_run_report()
+        reports_mutation, reports_test_run = _reports(type(result))
+        if reports_mutation:
+            mutation = cast(ReportsMutation, result).mutation_report()
+        if reports_test_run:
+            failure = cast(ReportsTestRun, result).test_run_report()
     return CallOutcome(
         info=info,
         duration_ms=(time.perf_counter() - began) * 1000.0,

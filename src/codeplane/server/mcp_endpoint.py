@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from typing import Any
 
 import mcp_types as types
@@ -18,7 +19,7 @@ from mcp.shared.inbound import X_MCP_HEADER_KEY
 
 from codeplane import __version__
 from codeplane.server.dispatch import dispatch
-from codeplane.server.schema import list_tools
+from codeplane.server.schema import input_schema, list_tools
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolRegistry
 
@@ -60,13 +61,47 @@ def _default_session(ctx: ServerRequestContext[Any, Any]) -> str:
     return "client_" + hashlib.sha256(identity.encode()).hexdigest()[:16]
 
 
-def build_mcp_server(services: Services, registry: ToolRegistry) -> Server[Any]:
-    tools = list_tools(registry)
+class ToolCatalogue:
+    """What ``tools/list`` answers, built on first need rather than at boot.
 
+    Generating every served tool's input and output schema with pydantic costs ~50 ms (the core profile), which
+    the boot used to spend before the server was ready. The server builds it on a daemon thread once it serves
+    (``McpStack.running``); a ``tools/list`` that comes first builds it itself (the lock makes one build). The schemas
+    are fixed once the registry is built, so the answer is the same whenever it is built.
+    """
+
+    def __init__(self, registry: ToolRegistry) -> None:
+        self._registry = registry
+        self._lock = threading.Lock()
+        self._tools: list[types.Tool] | None = None
+        self._header_schemas: dict[str, dict[str, Any] | None] = {}
+
+    def tools(self) -> list[types.Tool]:
+        with self._lock:
+            if self._tools is None:
+                self._tools = list_tools(self._registry)
+            return self._tools
+
+    def header_schema(self, name: str) -> dict[str, Any] | None:
+        """The input schema the SDK checks ``Mcp-Param-*`` headers against, or ``None`` when there is none.
+
+        The SDK asks on every 2026-07-28 ``tools/call`` with arguments, to check the headers its
+        ``x-mcp-header`` annotations declare. A schema without such annotations declares no header, so it can
+        fail no check: ``None`` (skip) is the same verdict without the SDK walking the schema on every call.
+        Only the called tool's input schema is generated (and kept), not the whole catalogue.
+        """
+        if name not in self._header_schemas:
+            spec = self._registry.get(name)
+            schema = input_schema(spec) if spec is not None else None
+            self._header_schemas[name] = schema if schema and X_MCP_HEADER_KEY in json.dumps(schema) else None
+        return self._header_schemas[name]
+
+
+def build_mcp_server(services: Services, registry: ToolRegistry, catalogue: ToolCatalogue) -> Server[Any]:
     async def on_list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools)
+        return types.ListToolsResult(tools=catalogue.tools())
 
     async def on_call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -79,22 +114,11 @@ def build_mcp_server(services: Services, registry: ToolRegistry) -> Server[Any]:
             default_session=_default_session(ctx), progress=progress,
         )
 
-    # The SDK asks for the called tool's input schema on every 2026-07-28 tools/call with arguments, to
-    # check the Mcp-Param-* headers its x-mcp-header annotations declare. Generating it with pydantic cost
-    # ~1.5 ms a call; the schemas are fixed once the registry is built, so they are the ones tools/list
-    # serves. A schema without annotations declares no header, so it can fail no check: None (skip) is the
-    # same verdict without the SDK walking the schema on every call.
-    schemas: dict[str, dict[str, Any]] = {
-        tool.name: tool.input_schema for tool in tools if X_MCP_HEADER_KEY in json.dumps(tool.input_schema)}
-
-    def tool_input_schema(name: str) -> dict[str, Any] | None:
-        return schemas.get(name)
-
     return Server(
         "codeplane",
         version=__version__,
         instructions=INSTRUCTIONS,
-        get_tool_input_schema=tool_input_schema,
+        get_tool_input_schema=catalogue.header_schema,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 import anyio
 
@@ -29,13 +30,17 @@ from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.index.structural.service import StructuralService
 from codeplane.lint import LintService
 from codeplane.mutation import MutationEngine
-from codeplane.refactor.service import RefactorService
 from codeplane.repo.workspace import head_info
 from codeplane.server.observability import Observability
 from codeplane.tasks import Ledger, RepoSnapshot, TaskTracker, TrackerSettings
 from codeplane.tasks.inspection import quarantine_warnings
 from codeplane.testing import ImpactIndex, TestingService
 from codeplane.testing.discovery import indexed_paths
+
+if TYPE_CHECKING:
+    from codeplane.refactor.service import RefactorService
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -44,6 +49,30 @@ class Readiness:
 
     ready: bool = False
     reason: str = "starting"
+
+
+class Deferred(Generic[T]):
+    """A service built, imports included, on first use rather than at boot.
+
+    For services whose own modules no tool module imports (``refactor``: ~50 ms of imports), so the boot can
+    leave them out of what it spends before ``/ready``. :meth:`Services.warm_deferred` builds them on a daemon
+    thread once the server serves; a call that comes first builds it itself (one build, under the lock), so
+    every tool works from ``/ready`` on, the first such call possibly slower.
+    """
+
+    def __init__(self, build: Callable[[], T]) -> None:
+        self._build = build
+        self._lock = threading.Lock()
+        self._value: T | None = None
+
+    def get(self) -> T:
+        value = self._value
+        if value is None:
+            with self._lock:
+                if self._value is None:
+                    self._value = self._build()
+                value = self._value
+        return value
 
 
 @dataclass(frozen=True)
@@ -81,8 +110,8 @@ class Services:
     artifacts: ArtifactStore = field(init=False)
     #: Test discovery, runs and impact selection (§11).
     testing: TestingService = field(init=False)
-    #: Rename/move/impact previews and their atomic application (§8); plans live in memory.
-    refactor: RefactorService = field(init=False)
+    #: Rename/move/impact previews and their atomic application (§8); plans live in memory. See ``refactor``.
+    deferred_refactor: Deferred[RefactorService] = field(init=False)
     #: The repository's linters and their diagnostics (§23.4); their fixes go through ``mutation``.
     lint: LintService = field(init=False)
     #: ``semantic_diff`` (§23.7): structural changes between revisions or epochs, with blast radius.
@@ -97,6 +126,15 @@ class Services:
 
     def status(self) -> dict[str, object]:
         return {name: section() for name, section in sorted(self.status_sections.items())}
+
+    @property
+    def refactor(self) -> RefactorService:
+        """The refactor service, built on first use (:class:`Deferred`)."""
+        return self.deferred_refactor.get()
+
+    def warm_deferred(self) -> None:
+        """Build the deferred services now (the server calls it on a daemon thread once it serves)."""
+        self.deferred_refactor.get()
 
 
 def build_index(root: Path, config: CodePlaneConfig) -> IndexService:
@@ -223,10 +261,14 @@ def _wire_git(services: Services) -> None:
 
 
 def _wire_refactor(services: Services) -> None:
-    services.refactor = RefactorService.for_repository(
-        services.root, services.config.refactor, services.index, services.mutation,
-        tests_for=services.testing.tests_for)
-    services.status_sections["refactor"] = services.refactor.status
+    def build() -> RefactorService:
+        from codeplane.refactor.service import RefactorService
+
+        return RefactorService.for_repository(services.root, services.config.refactor, services.index,
+                                              services.mutation, tests_for=services.testing.tests_for)
+
+    services.deferred_refactor = Deferred(build)
+    services.status_sections["refactor"] = lambda: services.refactor.status()  # noqa: PLW0108 - built on first use
 
 
 def _wire_observability(services: Services) -> None:
@@ -240,7 +282,8 @@ def _wire_storage(services: Services) -> None:
     # Damage found at open (issue 24): derived stores rebuilt or kept in memory, a ledger quarantined. The
     # index reports its own rebuilds in its section; this one gathers the rest, for /status and cpl status.
     def status() -> dict[str, object]:
-        recoveries = [r for r in (services.testing.costs.recovery, services.testing.store.recovery) if r]
+        recoveries = [r for r in (services.testing.costs.recovery, services.testing.store.recovery,
+                                  services.testing.coverage.recovery) if r]
         ledger = services.tasks.ledger.quarantined
         if ledger is not None and ledger.missing:
             recoveries.append(Recovery("ledger.db", "missing", f"{ledger.reason}; a new chain records it"))

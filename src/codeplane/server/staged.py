@@ -121,6 +121,10 @@ class StagedApp:
     async def _run(self) -> None:
         try:
             stack = await asyncio.to_thread(self._boot)
+            # ``cpl up`` paused the collector for the imports (cli/main.py); what they built lives as long as the
+            # server, so it is frozen out of the collector's sight before the collector runs again.
+            gc.freeze()
+            gc.enable()
             if self._stop.is_set():
                 return
             async with stack.running():

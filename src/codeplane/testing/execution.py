@@ -39,7 +39,7 @@ from codeplane.testing.orphans import OWNER_ENV
 from codeplane.testing.packing import pack
 from codeplane.testing.pool import Pool
 from codeplane.testing.runners import RUNNERS, BatchParser, Project
-from codeplane.testing.runners.base import error_result
+from codeplane.testing.runners.base import CoverageSetup, error_result
 from codeplane.testing.runs import RunRecord
 
 log = get_logger(__name__)
@@ -53,7 +53,8 @@ class RunSettings:
     run_timeout_s: float
     fail_fast: bool
     retry_failed: bool
-    coverage_dirs: tuple[str, ...] = ()
+    #: A coverage run: where the test processes write what they recorded (runners that can).
+    coverage: CoverageSetup | None = None
     #: Where Python test processes cache bytecode their environment forbids writing beside the sources.
     bytecode_dir: Path | None = None
     #: Put in every started process's environment, to find them if this server dies (``orphans.py``).
@@ -64,7 +65,10 @@ class RunExecutor:
     """Runs one :class:`RunRecord` to a terminal state. ``execute`` blocks; call it from a worker thread."""
 
     def __init__(self, repo_root: Path, discovery: Discovery, record: RunRecord, settings: RunSettings, *,
-                 costs: CostHistory, store: ArtifactStore, workroot: Path) -> None:
+                 costs: CostHistory, store: ArtifactStore, workroot: Path,
+                 before_finish: Callable[[RunRecord], None] | None = None) -> None:
+        """``before_finish``: called once every process has ended, before the run's state is final (a coverage
+        run's evidence is read then, while its work directory still exists); a failure there is logged."""
         self.root = repo_root
         self.discovery = discovery
         self.record = record
@@ -72,6 +76,7 @@ class RunExecutor:
         self.costs = costs
         self.store = store
         self.workroot = workroot
+        self.before_finish = before_finish
         self._fail_fast_hit = threading.Event()
         self._deadline = 0.0
         self._process_seq = 0
@@ -100,6 +105,11 @@ class RunExecutor:
             if retry and self.settings.retry_failed and not self.settings.fail_fast and self._should_stop() is None:
                 self.record.note(f"re-running {len(retry)} failed target(s)")
                 self._phase(retry, attempt=2)
+            if self.before_finish is not None:
+                try:
+                    self.before_finish(self.record)
+                except Exception:  # what it adds is advisory; the run's results stand
+                    log.exception("after-run step failed", run_id=self.record.run_id)
             self._finish()
         except Exception as exc:
             log.exception("test run crashed", run_id=self.record.run_id)
@@ -234,7 +244,7 @@ class RunExecutor:
             workdir = self.workroot / batch_id
             workdir.mkdir(parents=True, exist_ok=True)
             invocation = runner.invocation(project, self.root, toolchain, chunk, workdir, rerun=attempt > 1,
-                                           coverage_dirs=self.settings.coverage_dirs)
+                                           coverage=self.settings.coverage)
             if attempt == 1 and self.settings.retry_failed and not self.settings.fail_fast:
                 invocation = runner.in_process_retry(invocation) or invocation
             if self._beside_others:

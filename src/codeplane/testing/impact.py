@@ -29,7 +29,7 @@ from codeplane.core.logging import get_logger
 from codeplane.index.languages import detect
 from codeplane.index.structural.modules import file_keys
 from codeplane.testing.impact_graph import ImportGraph, build_graph, current_epoch
-from codeplane.testing.impact_reach import SymbolSelection
+from codeplane.testing.impact_reach import CoverageUse, SymbolSelection
 from codeplane.testing.impact_symbols import ReadLines, SymbolWalk
 
 Confidence = Literal["high", "low"]
@@ -51,6 +51,8 @@ class CaseMatch:
     confidence: Confidence
     #: From the test to a changed definition, e.g. ``tests/t.py::test_x → helper → pkg.mod.f (changed)``.
     chain: tuple[str, ...]
+    #: ``graph``: reached through the reference graph; ``coverage``: recorded running a changed definition.
+    source: Literal["graph", "coverage"] = "graph"
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,11 @@ class ImpactResult:
     changed_symbols: tuple[str, ...] = ()
     #: ``path: reason`` for each change the symbol graph could not follow (module-level selection instead).
     fallbacks: tuple[str, ...] = ()
+    #: What recorded coverage evidence did to the selection (None: none recorded).
+    coverage: CoverageUse | None = None
+    #: (path, qualified name) of the definitions the symbol walk reached through resolved references (None: no
+    #: walk ran, or it failed).
+    reached: frozenset[tuple[str, str]] | None = None
 
     @property
     def test_files(self) -> tuple[str, ...]:
@@ -126,6 +133,11 @@ class ImpactIndex:
         self._read = read
         self._lock = threading.Lock()
         self._graph: ImportGraph | None = None
+
+    @property
+    def read(self) -> ReadConnection:
+        """The index's read connection (coverage evidence maps to its definitions)."""
+        return self._read
 
     def _graph_for(self, conn: sqlite3.Connection) -> ImportGraph:
         epoch = current_epoch(conn)
@@ -232,6 +244,7 @@ def _merge(blunt: ImpactResult, sharp: SymbolSelection, walk: _Walk, changed: Se
     return replace(blunt, changed_modules=tuple(names), unresolved_files=unresolved, confidence=tier,
                    matches=ordered, source_dirs=walk.source_dirs([m.test_file for m in ordered]),
                    unresolved_imports=broken[:UNCOVERED_CAP], changed_symbols=tuple(sharp.seeds),
+                   reached=frozenset(sharp.reached_defs) if sharp.seeds else None,
                    fallbacks=fallbacks, hint=hint)
 
 

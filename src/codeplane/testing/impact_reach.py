@@ -1,6 +1,7 @@
 """What a symbol-level impact walk produces (``impact_symbols.py``): how a definition or case was reached
 (:class:`Reach`, a bounded chain back to a changed definition with its confidence), the definitions it walks
-(:class:`Def`) and the answer (:class:`SymbolSelection`)."""
+(:class:`Def`) and the answer (:class:`SymbolSelection`); and what coverage evidence did to a selection
+(:class:`CoverageUse`, ``coverage_select.py``)."""
 
 from __future__ import annotations
 
@@ -60,3 +61,30 @@ class SymbolSelection:
     #: Changed definitions (qualified names), the walk's seeds.
     seeds: list[str] = field(default_factory=list)
     reached: int = 0
+    #: (path, qualified name) of every definition reached through resolved references (``high``): what
+    #: certainly leads to a changed one (a use by name reaches half a code base for a name like ``write``).
+    reached_defs: set[tuple[str, str]] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class CoverageUse:
+    """How recorded coverage evidence shaped a selection (``coverage_select.py``)."""
+
+    #: Whether evidence could leave out tests: every change lies inside function bodies of files that a
+    #: recorded run loaded (else ``note`` says why not, and it only confirms and adds).
+    narrowed: bool
+    note: str = ""
+    #: Selected tests whose evidence shows they ran a changed definition; of them, not reached by the graph.
+    confirmed: int = 0
+    added: int = 0
+    #: Tests the graph selected that fresh evidence shows ran none of the changed code (the first 20).
+    dropped: tuple[str, ...] = ()
+    dropped_total: int = 0
+    #: Why some evidence was not trusted (``path: reason``, the first 20), and how many selected tests it kept.
+    stale: tuple[str, ...] = ()
+    stale_tests: int = 0
+    #: Selected tests with no evidence recorded (new, or never run with coverage).
+    unrecorded: int = 0
+    #: Of ``stale_tests``: kept because a changed definition ran earlier in their test process, and they ran
+    #: code that leads to it through resolved references (a cache it filled may be why they did not run it).
+    after_change: int = 0

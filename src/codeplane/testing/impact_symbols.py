@@ -185,6 +185,9 @@ class SymbolWalk:
             d = self.queue.popleft()
             self._spread(d, self.best[d.uid])
         self.out.reached = len(self.best)
+        self.out.reached_defs = {(self.path_of.get(hit.file_id, ""), hit.qualified_name)
+                                 for uid, reach in self.best.items()
+                                 if reach.confidence == "high" and (hit := self._by_uid.get(uid)) is not None}
         return self.out
 
     def _seed(self, path: str, ranges: Sequence[tuple[int, int]]) -> None:

@@ -142,6 +142,46 @@ class Counts:
 
 
 @dataclass(frozen=True)
+class ChangedUnitCoverage:
+    """How much of one changed definition a coverage run executed (§11.9.5, scoped to the change)."""
+
+    path: str
+    #: The definition's qualified name.
+    name: str
+    #: Some test of the run, or an import it made, called it.
+    ran: bool
+    #: Changed lines of its body that hold code, and how many of them ran.
+    lines: int = 0
+    lines_run: int = 0
+    #: Changed code lines that did not run (the first 20).
+    missed: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunCoverage:
+    """What ``run_test_targets(coverage=true)`` recorded, and its coverage of the changed code."""
+
+    #: Tests whose evidence was stored (and of them, those it cannot vouch for: failed, or ran code in a
+    #: process it could not see).
+    tests: int
+    untrusted: int = 0
+    #: Repository files the test processes loaded; those whose evidence could not be mapped (``path: why``,
+    #: the first 20) count in ``unmapped``.
+    files: int = 0
+    unmapped: tuple[str, ...] = ()
+    unmapped_total: int = 0
+    #: Changed definitions (the first 50, not run first) and totals.
+    changed: tuple[ChangedUnitCoverage, ...] = ()
+    changed_total: int = 0
+    changed_run: int = 0
+    lines: int = 0
+    lines_run: int = 0
+    #: Changed lines that run at import (module level, class bodies, decorators, signatures): not measured.
+    import_time_lines: int = 0
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class RunSnapshot:
     """A consistent view of a run at one instant (what ``get_test_run`` renders)."""
 
@@ -159,6 +199,8 @@ class RunSnapshot:
     message: str = ""
     fingerprint: str | None = None
     artifacts: tuple[RunArtifact, ...] = field(default=())
+    #: Only for ``coverage=true`` runs, once finished.
+    coverage: RunCoverage | None = None
 
     @property
     def finished(self) -> bool:

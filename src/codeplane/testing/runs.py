@@ -21,6 +21,7 @@ from codeplane.testing.model import (
     Attempt,
     Counts,
     RunArtifact,
+    RunCoverage,
     RunSnapshot,
     RunState,
     Target,
@@ -63,6 +64,7 @@ class RunRecord:
         self._artifacts: list[RunArtifact] = []
         self._report: FailureReport | None = None
         self._report_delivered = False
+        self._coverage: RunCoverage | None = None
 
     # -- writers (executor) -------------------------------------------------------------------------
     def _touch(self) -> None:
@@ -105,6 +107,11 @@ class RunRecord:
     def add_artifacts(self, artifacts: Sequence[RunArtifact]) -> None:
         with self._cond:
             self._artifacts.extend(artifacts)
+
+    def set_coverage(self, coverage: RunCoverage) -> None:
+        with self._cond:
+            self._coverage = coverage
+            self._touch()
 
     def finish(self, state: RunState, outcomes: dict[str, TargetOutcome], flaky: dict[str, tuple[str, ...]],
                message: str = "") -> None:
@@ -166,7 +173,8 @@ class RunRecord:
                 last_progress_at=self._last_progress, started_at=self._started, finished_at=self._finished,
                 workers=self.workers, targets=tuple(records), counts=Counts(**counts), fail_fast=self.fail_fast,
                 timeout_sec=self.timeout_sec, message=self._message,
-                fingerprint=self._report.fingerprint if self._report else None, artifacts=tuple(self._artifacts))
+                fingerprint=self._report.fingerprint if self._report else None, artifacts=tuple(self._artifacts),
+                coverage=self._coverage)
 
     def _percentage(self) -> float:
         if self._state in TERMINAL_STATES:

@@ -26,10 +26,15 @@ from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
 from codeplane.core.tracing import span
 from codeplane.testing.costs import CostHistory
+from codeplane.testing.coverage_record import CoverageRecorder, changed_code
+from codeplane.testing.coverage_select import CoverageSelection
+from codeplane.testing.coverage_store import CoverageStore
+from codeplane.testing.coverage_units import CurrentUnits
 from codeplane.testing.discovery import Discovery, MissingRunner, discover, universe_files
 from codeplane.testing.execution import RunExecutor, RunSettings
 from codeplane.testing.impact import ImpactIndex, ImpactResult, TestMatch, parse_changes
-from codeplane.testing.model import RunSnapshot, Target
+from codeplane.testing.impact_reach import CoverageUse
+from codeplane.testing.model import RunCoverage, RunSnapshot, Target
 from codeplane.testing.orphans import owner_token, reap_orphans
 from codeplane.testing.run_store import RunHandle, RunStore
 from codeplane.testing.runs import RunRecord, new_run_id
@@ -89,6 +94,7 @@ class TestingService:
         self.impact = impact
         self.costs = CostHistory(layout.state_dir / "test_costs.db")
         self.store = RunStore(layout.test_runs_db, keep=config.keep_runs)
+        self.coverage = CoverageStore(layout.state_dir / "coverage.db")
         # Runners and work dirs of runs a previous process did not finish (a crash, SIGKILL): nothing reads them.
         reap_orphans(layout.state_dir)
         shutil.rmtree(layout.state_dir / "testing", ignore_errors=True)
@@ -187,15 +193,31 @@ class TestingService:
         if self.impact is None:
             raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "impact selection needs the structural index",
                                  details={"reason": "no import facts available"})
-        paths, parsed = parse_changes(changed)
-        for path, extra in (ranges or {}).items():
-            parsed.setdefault(path, []).extend(extra)
+        changes = _changes(changed, ranges)
         try:
-            return self.impact.affected(paths, test_files, uncovered=uncovered, ranges=parsed,
-                                        read_lines=self._lines)
+            result = self.impact.affected(list(changes), test_files, uncovered=uncovered, ranges=changes,
+                                          read_lines=self._lines)
         except LookupError as exc:
             raise CodePlaneError(ErrorCode.INDEX_NOT_READY, f"impact selection is unavailable: {exc}",
                                  details={"reason": str(exc)}) from exc
+        return self._with_evidence(result, changes, test_files)
+
+    def _with_evidence(self, result: ImpactResult, changes: Mapping[str, Sequence[tuple[int, int]]],
+                       test_files: Sequence[str]) -> ImpactResult:
+        """``result`` sharpened by recorded coverage evidence (``coverage_select.py``); as it is when none was
+        recorded. Evidence that cannot be read never narrows anything."""
+        if self.impact is None or self.coverage.empty():
+            return result
+        try:
+            with span("tests.coverage_select"), self.impact.read() as conn:
+                return CoverageSelection(self.coverage, conn, CurrentUnits(conn, self.root), test_files).refine(
+                    result, changes)
+        except CodePlaneError:
+            raise
+        except Exception as exc:
+            log.exception("coverage evidence could not be applied")
+            return replace(result, coverage=CoverageUse(narrowed=False, note=f"coverage evidence could not be read "
+                                                                              f"({type(exc).__name__})"))
 
     def _lines(self, path: str) -> list[str]:
         """A file's current lines for impact selection (decorators, fixtures); [] when unreadable."""
@@ -234,16 +256,13 @@ class TestingService:
         ``targets`` are target ids, directories, or pytest node ids (``file::case``).
         """
         found = self.discovery()
-        coverage_dirs: tuple[str, ...] = ()
+        if coverage and self.impact is None:
+            raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "a coverage run needs the structural index",
+                                 details={"reason": "coverage evidence maps to the index's definitions"})
         if affected_by is not None:
-            view = self.discover(affected_by=affected_by, ranges=ranges)
-            selected = list(view.targets)
-            if coverage and view.impact is not None:
-                coverage_dirs = view.impact.source_dirs
+            selected = list(self.discover(affected_by=affected_by, ranges=ranges).targets)
         else:
             selected = self._select(found, targets)
-        if coverage and not coverage_dirs:
-            coverage_dirs = (".",)
         missing = sorted({(p.runner, p.root) for t in selected if found.toolchains.get(p := found.owners[t.target_id])
                           is None})
         if missing:
@@ -257,13 +276,17 @@ class TestingService:
             run_timeout_s=timeout_sec or self.config.run_timeout_sec,
             fail_fast=self.config.fail_fast if fail_fast is None else fail_fast,
             retry_failed=self.config.retry_failed,
-            coverage_dirs=coverage_dirs if coverage else (),
             bytecode_dir=self.layout.pycache_dir if self.config.bytecode_cache else None, owner=self._owner)
         run_id = new_run_id()
+        workroot = self.layout.state_dir / "testing" / run_id
         record = RunRecord(run_id, selected, workers=min(self.workers, max(len(selected), 1)),
                            fail_fast=settings.fail_fast, timeout_sec=settings.run_timeout_s)
+        after: Callable[[RunRecord], None] | None = None
+        if coverage and self.impact is not None:
+            settings, after = self._coverage_run(settings, workroot, run_id, selected,
+                                                 _changes(affected_by or (), ranges) if affected_by else {})
         executor = RunExecutor(self.root, found, record, settings, costs=self.costs, store=self.artifacts,
-                               workroot=self.layout.state_dir / "testing" / run_id)
+                               workroot=workroot, before_finish=after)
         thread = threading.Thread(target=self._execute, args=(record, executor), daemon=True, name=f"cpl-{run_id}")
         with self._lock:
             self._runs[run_id] = record
@@ -273,6 +296,29 @@ class TestingService:
             self._save(record)
             thread.start()
         return record
+
+    def _coverage_run(self, settings: RunSettings, workroot: Path, run_id: str, selected: Sequence[Target],
+                      changes: Mapping[str, Sequence[tuple[int, int]]],
+                      ) -> tuple[RunSettings, Callable[[RunRecord], None]]:
+        """Settings that make the run record coverage evidence, and the step that stores it and reports the
+        coverage of the changed lines (``changes``) on the run."""
+        assert self.impact is not None
+        recorder = CoverageRecorder(self.coverage, self.impact.read, self.root)
+        changed = None
+        if any(changes.values()):
+            with self.impact.read() as conn:
+                changed = changed_code(CurrentUnits(conn, self.root), {p: r for p, r in changes.items() if r})
+        setup = recorder.setup(workroot, changed)
+
+        def collect(record: RunRecord) -> None:
+            record.note("recording coverage evidence")
+            try:
+                with span("tests.coverage_record"):
+                    record.set_coverage(recorder.collect(setup, run_id, selected, changed))
+            except Exception as exc:  # the run's results stand; its answer says why no evidence came of it
+                log.exception("coverage evidence not recorded", run_id=run_id)
+                record.set_coverage(RunCoverage(tests=0, note=f"evidence not recorded: {type(exc).__name__}: {exc}"))
+        return replace(settings, coverage=setup), collect
 
     def _select(self, found: Discovery, wanted: Sequence[str] | None) -> list[Target]:
         if not wanted:
@@ -365,6 +411,7 @@ class TestingService:
             thread.join(timeout=timeout)
         self.costs.close()
         self.store.close()
+        self.coverage.close()
 
 
 #: More selected cases than this in one file run the whole file: pytest collects every node id argument on its
@@ -388,6 +435,15 @@ def _with_cases(target: Target, match: TestMatch) -> Target:
 def node_ids(target: Target) -> list[str]:
     """``file::case`` per selected case, or the target id."""
     return [f"{target.target_id}::{c}" for c in target.cases] or [target.target_id]
+
+
+def _changes(items: Sequence[str], ranges: Mapping[str, Sequence[tuple[int, int]]] | None,
+             ) -> dict[str, list[tuple[int, int]]]:
+    """Every changed path (``path`` or ``path:12-30,41``) → its changed lines (empty: none given)."""
+    paths, parsed = parse_changes(items)
+    for path, extra in (ranges or {}).items():
+        parsed.setdefault(path, []).extend(extra)
+    return {p: parsed.get(p, []) for p in dict.fromkeys(paths)}
 
 
 def _under(path: str, prefix: str) -> bool:

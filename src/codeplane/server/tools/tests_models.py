@@ -6,7 +6,8 @@ from typing import Any, Literal
 
 from codeplane.server.tooling import ToolResult
 from codeplane.testing.impact import ImpactResult
-from codeplane.testing.model import CaseResult, RunSnapshot, Target, TargetRecord
+from codeplane.testing.impact_reach import CoverageUse
+from codeplane.testing.model import CaseResult, RunCoverage, RunSnapshot, Target, TargetRecord
 from codeplane.testing.paging import page, query_key
 
 #: Inline bounds; everything else is in the artifacts or behind a cursor.
@@ -49,6 +50,8 @@ class ImpactCaseModel(ToolResult):
     confidence: Literal["high", "low"]
     #: From the test to a changed definition (inspect_affected_tests only).
     chain: list[str] = []
+    #: ``coverage``: recorded running a changed definition (else reached through the reference graph).
+    source: Literal["graph", "coverage"] = "graph"
 
 
 class ImpactMatchModel(ToolResult):
@@ -57,6 +60,32 @@ class ImpactMatchModel(ToolResult):
     reasons: list[str]
     #: The selected cases (symbol-level selection); empty: the whole file.
     cases: list[ImpactCaseModel] = []
+
+
+class ImpactCoverageModel(ToolResult):
+    """What recorded coverage evidence (``run_test_targets(coverage=true)``) did to the selection."""
+
+    #: Whether it could leave tests out (else ``note`` says why: only confirms and adds).
+    narrowed: bool
+    note: str = ""
+    confirmed: int = 0
+    added: int = 0
+    #: Selected by the graph, but fresh evidence shows they ran none of the changed code (max 20).
+    dropped: list[str] = []
+    dropped_total: int = 0
+    #: Why some evidence was not trusted (max 20); the tests it concerned stay selected by the graph.
+    stale: list[str] = []
+    stale_tests: int = 0
+    #: Of those: kept because changed code ran earlier in their test process (a cache it filled may be why
+    #: they did not run it) and they ran code that leads to it.
+    after_change: int = 0
+    unrecorded: int = 0
+
+    @classmethod
+    def from_use(cls, use: CoverageUse) -> ImpactCoverageModel:
+        return cls(narrowed=use.narrowed, note=use.note, confirmed=use.confirmed, added=use.added,
+                   dropped=list(use.dropped), dropped_total=use.dropped_total, stale=list(use.stale),
+                   stale_tests=use.stale_tests, after_change=use.after_change, unrecorded=use.unrecorded)
 
 
 class ImpactModel(ToolResult):
@@ -80,6 +109,8 @@ class ImpactModel(ToolResult):
     changed_symbols: list[str] = []
     #: ``path: reason`` for each change selected at module level instead (the symbol graph could not follow it).
     fallbacks: list[str] = []
+    #: Present once coverage evidence was recorded.
+    coverage: ImpactCoverageModel | None = None
 
     @classmethod
     def from_result(cls, result: ImpactResult, *, detailed: bool = False) -> ImpactModel:
@@ -90,14 +121,15 @@ class ImpactModel(ToolResult):
             matches=[ImpactMatchModel(test_file=m.test_file, confidence=m.confidence,
                                       reasons=list(m.reasons) if detailed else list(m.reasons[:1]),
                                       cases=[ImpactCaseModel(case=c.case, confidence=c.confidence,
-                                                             chain=list(c.chain) if detailed else [])
+                                                             chain=list(c.chain) if detailed else [], source=c.source)
                                              for c in m.cases]) for m in matches],
             matches_total=len(result.matches), high=sum(1 for m in result.matches if m.confidence == "high"),
             low=sum(1 for m in result.matches if m.confidence == "low"),
             null_literal_imports=result.null_literal_imports, source_dirs=list(result.source_dirs),
             uncovered_modules=list(result.uncovered_modules), uncovered_total=result.uncovered_total,
             agentic_hint=result.hint, unresolved_imports=list(result.unresolved_imports),
-            changed_symbols=list(result.changed_symbols), fallbacks=list(result.fallbacks[:MAX_MATCHES]))
+            changed_symbols=list(result.changed_symbols), fallbacks=list(result.fallbacks[:MAX_MATCHES]),
+            coverage=ImpactCoverageModel.from_use(result.coverage) if result.coverage is not None else None)
 
 
 class CaseModel(ToolResult):
@@ -163,6 +195,43 @@ class CountsModel(ToolResult):
     total: int
 
 
+class ChangedCoverageModel(ToolResult):
+    path: str
+    #: The changed definition's qualified name.
+    name: str
+    ran: bool
+    lines: int = 0
+    lines_run: int = 0
+    #: Changed code lines that did not run (max 20).
+    missed: list[int] = []
+
+
+class RunCoverageModel(ToolResult):
+    """A coverage run: the evidence it stored, and how much of the changed code (affected_by) it ran (§11.9.5)."""
+
+    tests: int
+    untrusted: int = 0
+    files: int = 0
+    unmapped: list[str] = []
+    unmapped_total: int = 0
+    changed: list[ChangedCoverageModel] = []
+    changed_total: int = 0
+    changed_run: int = 0
+    lines: int = 0
+    lines_run: int = 0
+    import_time_lines: int = 0
+    note: str = ""
+
+    @classmethod
+    def from_coverage(cls, c: RunCoverage) -> RunCoverageModel:
+        return cls(tests=c.tests, untrusted=c.untrusted, files=c.files, unmapped=list(c.unmapped),
+                   unmapped_total=c.unmapped_total, changed=[
+                       ChangedCoverageModel(path=u.path, name=u.name, ran=u.ran, lines=u.lines, lines_run=u.lines_run,
+                                            missed=list(u.missed)) for u in c.changed],
+                   changed_total=c.changed_total, changed_run=c.changed_run, lines=c.lines, lines_run=c.lines_run,
+                   import_time_lines=c.import_time_lines, note=c.note)
+
+
 class TestRunResult(ToolResult):
     """A test run (D9/D10): state and progress, targets with attempts, failures, artifacts."""
 
@@ -197,20 +266,26 @@ class TestRunResult(ToolResult):
     cases: list[CaseModel] = []
     next_cursor: str | None = None
     poll_hint: str | None = None
+    #: Only for a finished coverage=true run.
+    coverage: RunCoverageModel | None = None
 
 
 #: A failure's traceback in the text: its last frames, at most this many characters.
 TEXT_TRACEBACK_CHARS = 800
 
 
-def brief_traceback(traceback: str) -> str:
+def brief_traceback(traceback: str, *said: str) -> str:
     """The part of a traceback an agent acts on: from a few lines above the last failing line (pytest's
-    ``>`` marker, else the last ``File`` frame) to the end, bounded. The full one is in the record."""
+    ``>`` marker, else the last ``File`` frame) to the end, bounded, without blank lines or an ``E`` line
+    that only repeats what ``said`` (the failure's head line) says. The full one is in the record."""
     lines = traceback.rstrip().splitlines()
     marks = [i for i, line in enumerate(lines) if line.startswith(">")] or \
             [i for i, line in enumerate(lines) if line.lstrip().startswith("File ")]
     start = max(0, marks[-1] - 3) if marks else 0
-    return bounded("\n".join(lines[start:]), TEXT_TRACEBACK_CHARS)
+    told = {text.strip() for text in said if text.strip()}
+    kept = [line.rstrip() for line in lines[start:]
+            if line.strip() not in ("", "E") and not (line.startswith("E ") and line[1:].strip() in told)]
+    return bounded("\n".join(kept), TEXT_TRACEBACK_CHARS)
 
 
 def _first_line(message: str, exception_type: str) -> str:
@@ -218,6 +293,26 @@ def _first_line(message: str, exception_type: str) -> str:
     if exception_type and line.startswith(exception_type):
         line = line[len(exception_type):].lstrip(": ")
     return f"{exception_type}: {line}" if exception_type and line else (exception_type or line)
+
+
+def _attempts(target: TargetRunModel) -> str:
+    """``2/143 failing, retry 2/2``: what each attempt of a target found, the first one's outcome named when
+    no case failed, a retry's when it differs."""
+    first, *retries = target.attempts
+    told = f"{first.failing_cases}/{first.cases_run} failing" if first.failing_cases else first.outcome
+    return told + "".join(f", retry {a.failing_cases}/{a.cases_run}" + (f" {a.outcome}" if a.outcome != first.outcome
+                                                                        else "") for a in retries)
+
+
+def _target_lines(target: TargetRunModel) -> list[str]:
+    """``FAILED target: <attempts>`` and the attempts' own messages; nothing for a target whose one attempt
+    failed only through the failing cases listed after it."""
+    attempts = target.attempts
+    if not attempts or (len(attempts) == 1 and not attempts[0].message and attempts[0].failing_cases):
+        return []
+    lines = [f"{target.outcome.upper()} {target.target_id}: {_attempts(target)}"]
+    lines += ["    " + a.message.rstrip().replace("\n", "\n    ") for a in attempts if a.message]
+    return lines
 
 
 def render_test_run(result: TestRunResult) -> str:
@@ -228,35 +323,43 @@ def render_test_run(result: TestRunResult) -> str:
     tallies = ", ".join(f"{n} {name}" for name, n in (("passed", c.passed), ("failed", c.failed),
                                                         ("error", c.error), ("skipped", c.skipped),
                                                         ("xfail", c.xfail)) if n)
-    targets = ", ".join(f"{n} {k}" for k, n in result.target_outcomes.items())
+    outcomes = result.target_outcomes
+    target_lines = [_target_lines(t) for t in result.targets]
+    if len(result.targets) == 1 and len(target_lines[0]) == 1 and result.failures and \
+            all(case.case_id.startswith(result.targets[0].target_id) for case in result.failures):
+        # One target, named by its failing cases: its attempts fit in the head line.
+        told = f" ({_attempts(result.targets[0])})"
+        target_lines = []
+    elif set(outcomes) != {"passed"} and sum(outcomes.values()) > 1:
+        told = " (targets: " + ", ".join(f"{n} {k}" for k, n in outcomes.items()) + ")"
+    else:
+        told = ""  # all passed (the case counts say it) or one target, named below
     progress = "" if result.finished else f" {result.progress_percentage:.0f}%"
-    head = (f"run {result.run_id} {result.state}{progress} in {result.duration_s:.1f}s: "
-            f"{tallies or 'no cases'} (targets: {targets or 'none'})")
+    head = f"run {result.run_id} {result.state}{progress} in {result.duration_s:.1f}s: {tallies or 'no cases'}{told}"
     if result.fingerprint:
         head += f" fingerprint={result.fingerprint}"
     lines = [head]
     if result.message:
         lines.append(result.message)
-    for target in result.targets:
-        attempts = "; ".join(f"{a.outcome} {a.failing_cases}/{a.cases_run}"
-                             + ("" if a.message or a.number == 1 else " same")
-                             for a in target.attempts)
-        lines.append(f"{target.outcome.upper()} {target.target_id} [{target.runner}] attempts: {attempts}")
-        lines += ["    " + a.message.rstrip().replace("\n", "\n    ") for a in target.attempts if a.message]
+    lines += [line for block in target_lines for line in block]
     groups: dict[tuple[str, str, str], list[CaseModel]] = {}
     for case in result.failures:
-        key = (case.outcome, _first_line(case.message, case.exception_type), brief_traceback(case.traceback))
+        first = _first_line(case.message, case.exception_type)
+        opening = case.message.strip().splitlines()[0] if case.message.strip() else ""
+        key = (case.outcome, first, brief_traceback(case.traceback, first, opening))
         groups.setdefault(key, []).append(case)
     for (outcome, first, traceback), cases in groups.items():
         lines.append(f"{outcome.upper()} {cases[0].case_id}: {first}".rstrip(": "))
-        lines += [f"  same failure: {case.case_id}" for case in cases[1:]]
+        lines += [f"  same: {case.case_id}" for case in cases[1:]]
         if traceback:
-            lines.append("    " + traceback.replace("\n", "\n    "))
+            lines.append(traceback)
     if result.failures_total > len(result.failures):
         lines.append(f"… {result.failures_total - len(result.failures)} more failing cases: "
                      f"get_test_run(run_id={result.run_id!r}, include='cases')")
     if result.flaky:
         lines.append("flaky: " + " ".join(result.flaky))
+    if result.coverage is not None:
+        lines += render_coverage(result.coverage)
     for case in result.cases:
         lines.append(f"{case.outcome} {case.case_id} {case.duration_s:.3f}s")
     # Artifacts (logs, reports) are for people and programs: no tool takes their ids, so the text leaves
@@ -266,6 +369,31 @@ def render_test_run(result: TestRunResult) -> str:
     if result.poll_hint:
         lines.append(result.poll_hint)
     return "\n".join(lines)
+
+
+def render_coverage(c: RunCoverageModel) -> list[str]:
+    """The evidence stored, then the changed definitions: the totals, and each one not fully run by name."""
+    head = f"coverage: evidence of {c.tests} test(s) stored ({c.untrusted} untrusted), {c.files} file(s) loaded"
+    if c.unmapped_total:
+        head += f"; {c.unmapped_total} unmapped: " + "; ".join(c.unmapped)
+    lines = [head]
+    if c.note:
+        lines.append(f"  {c.note}")
+    if c.changed_total:
+        lines.append(f"changed code: {c.changed_run}/{c.changed_total} definition(s) ran, {c.lines_run}/{c.lines} "
+                     "changed line(s) of their bodies" + (f"; {c.import_time_lines} changed line(s) run at import, "
+                                                          "not measured" if c.import_time_lines else ""))
+        for unit in c.changed:
+            if not unit.ran:
+                lines.append(f"  NOT RUN {unit.name} ({unit.path})")
+            elif unit.lines_run < unit.lines:
+                lines.append(f"  {unit.name}: {unit.lines_run}/{unit.lines} lines, not run: "
+                             + ",".join(str(n) for n in unit.missed))
+        if c.changed_total > len(c.changed):
+            lines.append(f"  … {c.changed_total - len(c.changed)} more changed definition(s) in the record")
+    elif c.import_time_lines:
+        lines.append(f"changed code: {c.import_time_lines} changed line(s) run at import, not measured")
+    return lines
 
 
 def _attempt(record: TargetRecord) -> list[AttemptModel]:
@@ -335,6 +463,7 @@ def render_run(snapshot: RunSnapshot, *, include: str = "summary", cursor: str |
                                     bytes=a.bytes) for a in artifacts[:MAX_ARTIFACTS]],
         "artifacts_total": len(artifacts),
         "cases": cases, "next_cursor": next_cursor,
+        "coverage": RunCoverageModel.from_coverage(snapshot.coverage) if snapshot.coverage is not None else None,
         "poll_hint": None if snapshot.finished else (
             f"still {snapshot.state}; call get_test_run(run_id={snapshot.run_id!r}, wait_sec=30) to wait for it, "
             "or cancel_test_run to stop it"),

@@ -68,6 +68,17 @@ class Toolchain:
 
 
 @dataclass(frozen=True)
+class CoverageSetup:
+    """A coverage run (``run_test_targets(coverage=true)``): where each process writes what it recorded."""
+
+    out_dir: Path
+    #: The repository (only code under it is recorded).
+    root: Path
+    #: JSON ``{absolute path: [[first, last], ...]}`` of changed lines whose execution is counted line by line.
+    lines_file: Path | None = None
+
+
+@dataclass(frozen=True)
 class Invocation:
     """One process: argv, cwd, env, and where its machine-readable output goes."""
 
@@ -168,11 +179,11 @@ class Runner(ABC):
 
     @abstractmethod
     def invocation(self, project: Project, repo_root: Path, toolchain: Toolchain, targets: Sequence[Target],
-                   workdir: Path, *, rerun: bool = False, coverage_dirs: Sequence[str] = ()) -> Invocation:
+                   workdir: Path, *, rerun: bool = False, coverage: CoverageSetup | None = None) -> Invocation:
         """The argv for ``targets`` in one process (one target when not ``multi_target``).
 
-        ``rerun``: the retry of failed targets (bypass result caches). ``coverage_dirs``: measure coverage
-        of these repo-relative source dirs, where the runner supports it.
+        ``rerun``: the retry of failed targets (bypass result caches). ``coverage``: record which code each
+        test runs, where the runner supports it (pytest).
         """
 
     @abstractmethod

@@ -15,6 +15,7 @@ from codeplane.testing.model import Target, TargetResult
 from codeplane.testing.reports.libtest import LibtestStream
 from codeplane.testing.runners.base import (
     BatchParser,
+    CoverageSetup,
     Invocation,
     Project,
     Runner,
@@ -81,7 +82,7 @@ class CargoRunner(Runner):
         return (*toolchain.argv, "--no-run", "--color", "never")
 
     def invocation(self, project: Project, repo_root: Path, toolchain: Toolchain, targets: Sequence[Target],
-                   workdir: Path, *, rerun: bool = False, coverage_dirs: Sequence[str] = ()) -> Invocation:
+                   workdir: Path, *, rerun: bool = False, coverage: CoverageSetup | None = None) -> Invocation:
         (target,) = targets
         argv = (*toolchain.argv, "--color", "never", *target.selector.split(), "--", "--color", "never")
         return Invocation(argv, project.dir(repo_root), toolchain.environ())

@@ -12,6 +12,7 @@ from pathlib import Path
 from codeplane.testing.model import TRACEBACK_CHARS, Target, TargetResult, clip_tail
 from codeplane.testing.runners.base import (
     BatchParser,
+    CoverageSetup,
     Invocation,
     Project,
     Runner,
@@ -41,7 +42,7 @@ class CommandRunner(Runner):
                 for rel in files]
 
     def invocation(self, project: Project, repo_root: Path, toolchain: Toolchain, targets: Sequence[Target],
-                   workdir: Path, *, rerun: bool = False, coverage_dirs: Sequence[str] = ()) -> Invocation:
+                   workdir: Path, *, rerun: bool = False, coverage: CoverageSetup | None = None) -> Invocation:
         (target,) = targets
         argv = tuple(a.replace("{path}", target.selector) for a in toolchain.argv)
         return Invocation(argv, repo_root, toolchain.environ())

@@ -9,6 +9,7 @@ from codeplane.testing.model import Target, TargetResult
 from codeplane.testing.reports.trx import parse_trx
 from codeplane.testing.runners.base import (
     BatchParser,
+    CoverageSetup,
     Invocation,
     Project,
     Runner,
@@ -43,7 +44,7 @@ class DotnetRunner(Runner):
                                  lambda rel: rel.endswith(".csproj") and is_test_project(repo_root / rel))
 
     def invocation(self, project: Project, repo_root: Path, toolchain: Toolchain, targets: Sequence[Target],
-                   workdir: Path, *, rerun: bool = False, coverage_dirs: Sequence[str] = ()) -> Invocation:
+                   workdir: Path, *, rerun: bool = False, coverage: CoverageSetup | None = None) -> Invocation:
         (target,) = targets
         report = workdir / "results.trx"
         argv = (*toolchain.argv, target.selector, "--nologo", "--logger", f"trx;LogFileName={report}")

@@ -14,6 +14,7 @@ from codeplane.testing.model import Target, TargetResult
 from codeplane.testing.reports.gojson import GoJsonStream
 from codeplane.testing.runners.base import (
     BatchParser,
+    CoverageSetup,
     Invocation,
     Project,
     Runner,
@@ -63,7 +64,7 @@ class GoRunner(Runner):
         return found
 
     def invocation(self, project: Project, repo_root: Path, toolchain: Toolchain, targets: Sequence[Target],
-                   workdir: Path, *, rerun: bool = False, coverage_dirs: Sequence[str] = ()) -> Invocation:
+                   workdir: Path, *, rerun: bool = False, coverage: CoverageSetup | None = None) -> Invocation:
         argv = [*toolchain.argv, "-json", "-p", "1"]
         if rerun:
             argv.append("-count=1")

@@ -18,6 +18,7 @@ from codeplane.testing.model import CaseResult, Target, TargetResult
 from codeplane.testing.reports.jestjson import parse_jest_json
 from codeplane.testing.runners.base import (
     BatchParser,
+    CoverageSetup,
     Invocation,
     Project,
     Runner,
@@ -74,7 +75,7 @@ class JestRunner(_JsRunner):
     executable = "jest"
 
     def invocation(self, project: Project, repo_root: Path, toolchain: Toolchain, targets: Sequence[Target],
-                   workdir: Path, *, rerun: bool = False, coverage_dirs: Sequence[str] = ()) -> Invocation:
+                   workdir: Path, *, rerun: bool = False, coverage: CoverageSetup | None = None) -> Invocation:
         report = workdir / "jest.json"
         argv = (*toolchain.argv, "--ci", "--json", f"--outputFile={report}", "--runInBand", "--no-watchman",
                 "--colors=false", "--runTestsByPath", *(t.selector for t in targets))
@@ -88,7 +89,7 @@ class VitestRunner(_JsRunner):
     executable = "vitest"
 
     def invocation(self, project: Project, repo_root: Path, toolchain: Toolchain, targets: Sequence[Target],
-                   workdir: Path, *, rerun: bool = False, coverage_dirs: Sequence[str] = ()) -> Invocation:
+                   workdir: Path, *, rerun: bool = False, coverage: CoverageSetup | None = None) -> Invocation:
         report = workdir / "vitest.json"
         argv = (*toolchain.argv, "run", "--reporter=json", f"--outputFile={report}", "--watch=false",
                 *(t.selector for t in targets))

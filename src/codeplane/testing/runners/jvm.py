@@ -14,6 +14,7 @@ from codeplane.testing.model import CaseResult, Target, TargetResult
 from codeplane.testing.reports.junit import parse_junit
 from codeplane.testing.runners.base import (
     BatchParser,
+    CoverageSetup,
     Invocation,
     Project,
     Runner,
@@ -53,7 +54,7 @@ class _JvmRunner(Runner):
         raise NotImplementedError
 
     def invocation(self, project: Project, repo_root: Path, toolchain: Toolchain, targets: Sequence[Target],
-                   workdir: Path, *, rerun: bool = False, coverage_dirs: Sequence[str] = ()) -> Invocation:
+                   workdir: Path, *, rerun: bool = False, coverage: CoverageSetup | None = None) -> Invocation:
         reports = project.dir(repo_root) / self.reports_dir
         files = tuple(reports / f"TEST-{t.selector}.xml" for t in targets)
         for stale in files:

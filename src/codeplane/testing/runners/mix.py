@@ -13,6 +13,7 @@ from codeplane.testing.model import Target, TargetResult
 from codeplane.testing.reports.exunit import parse_exunit
 from codeplane.testing.runners.base import (
     BatchParser,
+    CoverageSetup,
     Invocation,
     Project,
     Runner,
@@ -36,7 +37,7 @@ class MixRunner(Runner):
         return self.file_targets(project, files, base_cmd, lambda rel: rel.endswith("_test.exs"))
 
     def invocation(self, project: Project, repo_root: Path, toolchain: Toolchain, targets: Sequence[Target],
-                   workdir: Path, *, rerun: bool = False, coverage_dirs: Sequence[str] = ()) -> Invocation:
+                   workdir: Path, *, rerun: bool = False, coverage: CoverageSetup | None = None) -> Invocation:
         (target,) = targets
         return Invocation((*toolchain.argv, "--no-color", target.selector), project.dir(repo_root),
                           toolchain.environ({"MIX_ENV": "test"}))

@@ -4,10 +4,11 @@ Results come from CodePlane's event plugin (``_pytest_plugin``), loaded with ``-
 ``PYTHONPATH`` (parsed by ``pytest_events.py``). Under a ``cmd`` from config (a wrapper such as tox or a
 container may not pass the environment through) JUnit XML is written too, and parsed when the plugin produced
 nothing; CodePlane's own command always passes it, so there the XML would only cost time (≈60 µs per test).
-The plugin also re-runs failed tests once in the same process when asked. The repo's ``.venv`` (or ``venv``)
-interpreter runs pytest when it has pytest installed (§11.5, issue: "the runner's environment is the
-repo's"). A repository whose pytest options start pytest-xdist workers (``-n`` in ``addopts``,
-``PYTEST_ADDOPTS`` or a configured ``cmd``) gets ``-n 0`` appended when its process runs beside other
+The plugin also re-runs failed tests once in the same process when asked. A coverage run also loads
+``codeplane_pytest_coverage`` (per-test evidence of the code each test ran, see ``coverage_record.py``).
+The repo's ``.venv`` (or ``venv``) interpreter runs pytest when it has pytest installed (§11.5, issue: "the
+runner's environment is the repo's"). A repository whose pytest options start pytest-xdist workers (``-n``
+in ``addopts``, ``PYTEST_ADDOPTS`` or a configured ``cmd``) gets ``-n 0`` appended when its process runs beside other
 CodePlane workers: xdist workers inside each of them would oversubscribe the cores, and xdist's loop cannot
 share a pool. Where the environment forbids writing bytecode (``PYTHONDONTWRITEBYTECODE``), each process
 caches it under ``.codeplane/pycache`` instead (``core.bytecode``), unless ``tests.bytecode_cache`` is off:
@@ -28,13 +29,25 @@ from pathlib import Path
 
 from codeplane.core.bytecode import redirected_environment
 from codeplane.testing.model import Target
-from codeplane.testing.runners.base import BatchParser, Invocation, Project, Runner, Toolchain, which
+from codeplane.testing.runners.base import (
+    BatchParser,
+    CoverageSetup,
+    Invocation,
+    Project,
+    Runner,
+    Toolchain,
+    which,
+)
 from codeplane.testing.runners.pytest_events import POOL_ENV, PytestParser
 
 PLUGIN_DIR = Path(__file__).resolve().parent.parent / "_pytest_plugin"
 PLUGIN_NAME = "codeplane_pytest_events"
 EVENTS_ENV = "CODEPLANE_PYTEST_EVENTS"
 RERUN_ENV = "CODEPLANE_PYTEST_RERUN"
+COVERAGE_PLUGIN = "codeplane_pytest_coverage"
+COVERAGE_OUT_ENV = "CODEPLANE_COVERAGE_OUT"
+COVERAGE_ROOT_ENV = "CODEPLANE_COVERAGE_ROOT"
+COVERAGE_LINES_ENV = "CODEPLANE_COVERAGE_LINES"
 DEFAULT_PYTHON_FILES = ("test_*.py", "*_test.py")
 VENV_DIRS = (".venv", "venv")
 
@@ -136,7 +149,7 @@ class PytestRunner(Runner):
         return found
 
     def invocation(self, project: Project, repo_root: Path, toolchain: Toolchain, targets: Sequence[Target],
-                   workdir: Path, *, rerun: bool = False, coverage_dirs: Sequence[str] = ()) -> Invocation:
+                   workdir: Path, *, rerun: bool = False, coverage: CoverageSetup | None = None) -> Invocation:
         events = workdir / "pytest-events.jsonl"
         junit = workdir / "junit.xml"
         pythonpath = os.pathsep.join(p for p in (str(PLUGIN_DIR), os.environ.get("PYTHONPATH", "")) if p)
@@ -146,13 +159,14 @@ class PytestRunner(Runner):
         if toolchain.configured:
             argv += ["-o", "junit_family=xunit1", f"--junitxml={junit}"]
             reports = (junit,)
-        if coverage_dirs:
-            extra["COVERAGE_FILE"] = str(workdir / ".coverage")
-            argv += [f"--cov={d}" for d in coverage_dirs]
-            argv += [f"--cov-report=json:{workdir / 'coverage.json'}"]
+        if coverage is not None:
+            # CodePlane's own recorder (no coverage.py needed in the repository's environment).
+            argv += ["-p", COVERAGE_PLUGIN]
+            extra[COVERAGE_OUT_ENV] = str(coverage.out_dir)
+            extra[COVERAGE_ROOT_ENV] = str(coverage.root)
+            if coverage.lines_file is not None:
+                extra[COVERAGE_LINES_ENV] = str(coverage.lines_file)
         argv += [node for t in targets for node in ([f"{t.selector}::{c}" for c in t.cases] or [t.selector])]
-        if coverage_dirs:
-            reports += (workdir / "coverage.json",)
         return Invocation(tuple(argv), project.dir(repo_root), toolchain.environ(extra), event_file=events,
                           report_files=reports)
 

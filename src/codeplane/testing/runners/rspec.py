@@ -9,6 +9,7 @@ from codeplane.testing.model import CaseResult, Target, TargetResult
 from codeplane.testing.reports.rspecjson import parse_rspec_json
 from codeplane.testing.runners.base import (
     BatchParser,
+    CoverageSetup,
     Invocation,
     Project,
     Runner,
@@ -37,7 +38,7 @@ class RspecRunner(Runner):
         return self.file_targets(project, files, base_cmd, lambda rel: rel.endswith("_spec.rb"))
 
     def invocation(self, project: Project, repo_root: Path, toolchain: Toolchain, targets: Sequence[Target],
-                   workdir: Path, *, rerun: bool = False, coverage_dirs: Sequence[str] = ()) -> Invocation:
+                   workdir: Path, *, rerun: bool = False, coverage: CoverageSetup | None = None) -> Invocation:
         report = workdir / "rspec.json"
         argv = (*toolchain.argv, "--format", "json", "--out", str(report), "--format", "progress", "--no-color",
                 *(t.selector for t in targets))

@@ -1,0 +1,70 @@
+"""``.cplignore`` matching: the fast path every walk uses agrees with pathspec's gitignore rules."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pathspec
+import pytest
+
+from codeplane.repo.ignore import IgnoreRules
+from codeplane.repo.universe import walk_universe
+from codeplane.repo.workspace import DEFAULT_CPLIGNORE
+
+EXTRA_PATTERNS = [
+    "/anchored.txt", "docs/**/*.md", "*.py[cod]", "a?c", "[!x]yz", "out/", "**/gen", "\\#hash", "with space/",
+    "paren(?P<x>)s", "deep/*/leaf", "*.min.js", "trailing\\ ", "logs/**",
+]
+NAMES = ["anchored.txt", "x.md", "m.pyc", "m.pyo", "m.py", "abc", "a/c", "xyz", "ayz", "out", "gen", "#hash",
+         "with space", "paren(?P<x>)s", "leaf", "app.min.js", "app.js", "trailing ", "node_modules", "keep.log",
+         "build", "coverage", "readme"]
+DIRS = ["", "docs/", "docs/a/b/", "src/", "deep/x/", "deep/", "logs/", "lib/out/"]
+
+
+def _paths() -> list[str]:
+    found = []
+    for prefix, name in itertools.product(DIRS, NAMES):
+        found += [f"{prefix}{name}", f"{prefix}{name}/"]
+    return found
+
+
+def _rules(lines: list[str]) -> IgnoreRules:
+    text = "\n".join(lines)
+    return IgnoreRules(spec=pathspec.GitIgnoreSpec.from_lines(lines), source_text=text)
+
+
+@pytest.mark.parametrize("lines", [
+    DEFAULT_CPLIGNORE.splitlines(),
+    [*DEFAULT_CPLIGNORE.splitlines(), *EXTRA_PATTERNS],
+    [],
+    ["# only a comment", ""],
+])
+def test_fast_matching_agrees_with_pathspec_without_negations(lines: list[str]) -> None:
+    rules = _rules(lines)
+    assert rules.matches != rules.spec.match_file  # the fast path is the one in use
+    disagreements = [p for p in _paths() if rules.matches(p) != bool(rules.spec.match_file(p))]
+    assert disagreements == []
+    assert any(rules.matches(p) for p in _paths()) == any(not line.startswith("#") and line for line in lines)
+
+
+def test_a_negated_pattern_keeps_gitignore_last_match_rules() -> None:
+    rules = _rules(["*.log", "!keep.log", "logs/**", "!logs/keep/"])
+    assert rules.matches == rules.spec.match_file  # pathspec decides: order matters with negations
+    assert rules.matches("x/app.log") and not rules.matches("x/keep.log")
+    assert [p for p in _paths() if rules.matches(p) != bool(rules.spec.match_file(p))] == []
+
+
+def test_walk_skips_what_the_rules_ignore_and_nothing_else(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    for rel in ["src/app.py", "src/app.pyc", "docs/a/guide.md", "docs/index.rst", "out/bundle.js",
+                "lib/out/x.js", "node_modules/pkg/index.js", "build/x.o", "keep.log", "src/edit.py.cpl-tmp",
+                "anchored.txt", "src/anchored.txt", "deep/x/leaf", "deep/leaf"]:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x\n")
+    (root / ".cplignore").write_text("\n".join(["*.pyc", "docs/**/*.md", "out/", "/anchored.txt", "deep/*/leaf",
+                                                "*.tmp"]) + "\n")
+    rules = IgnoreRules.load(root)
+    assert rules.matches != rules.spec.match_file
+    walked = [e.path for e in walk_universe(root, rules)]
+    assert walked == [".cplignore", "deep/leaf", "docs/index.rst", "keep.log", "src/anchored.txt", "src/app.py"]

@@ -1,0 +1,78 @@
+"""What the boot leaves until after ``/ready`` (issue 19's warm restart) still works from ``/ready`` on.
+
+The tool catalogue's schemas and the refactor service are built on a daemon thread once the server serves, or by
+the first call that needs them; ``/ready`` must still mean every tool answers.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from codeplane.server.services import Deferred
+from tests.builders import call, make_repo, mcp_client, start_server
+
+FILES = {
+    "app/__init__.py": "",
+    "app/models.py": "class User:\n    def save(self):\n        return 'user'\n",
+    "app/service.py": "from app.models import User\n\n\ndef store(u: User):\n    return u.save()\n",
+}
+
+
+def test_a_deferred_service_is_built_once_however_many_threads_ask() -> None:
+    built: list[object] = []
+
+    def build() -> object:
+        time.sleep(0.05)  # long enough for every thread to arrive while the first builds
+        built.append(object())
+        return built[-1]
+
+    deferred: Deferred[object] = Deferred(build)
+    seen: list[object] = []
+    threads = [threading.Thread(target=lambda: seen.append(deferred.get())) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(built) == 1 and seen == [built[0]] * 8
+
+
+def test_a_failed_build_raises_to_its_caller_and_the_next_use_builds_again() -> None:
+    attempts: list[int] = []
+
+    def build() -> str:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise OSError("disk went away")
+        return "service"
+
+    deferred: Deferred[str] = Deferred(build)
+    with pytest.raises(OSError, match="disk went away"):
+        deferred.get()
+    assert deferred.get() == "service" and deferred.get() == "service" and len(attempts) == 2
+
+
+@pytest.mark.anyio
+async def test_tools_answer_at_the_first_ready_before_the_warm_up_can_have_run(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    handle = start_server(repo)
+    try:
+        deadline = time.monotonic() + 60
+        with httpx.Client(timeout=10) as http:
+            while http.get(f"{handle.base_url}/ready").status_code != 200:
+                assert time.monotonic() < deadline, "server never became ready"
+                time.sleep(0.001)
+        # At once: the catalogue and the refactor service may still be unbuilt; the calls build what they need.
+        async with mcp_client(handle) as client:
+            preview = await call(client, "refactor_rename", {"symbol": "app.models.User.save", "new_name": "persist"})
+            names = {tool.name for tool in (await client.list_tools()).tools}
+        assert preview["status"] == "ready" and "app/models.py" in {f["path"] for f in preview["affected_files"]}
+        assert {"refactor_rename", "search", "write_source", "describe"} <= names
+        refactor = handle.get("/status").json()["refactor"]
+        assert refactor["open_plans"] == 1 and refactor["enabled"] is True
+    finally:
+        handle.stop()
