@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -87,12 +88,15 @@ class CodePlane:
     def __init__(self, client: Client, tally: Tally) -> None:
         self.client = client
         self.tally = tally
+        #: The text of the last answer: what the model read (a task takes the values it acts on from it).
+        self.text = ""
 
     async def __call__(self, tool: str, args: dict[str, Any], *, expect_error: bool = False) -> dict[str, Any]:
         began = time.perf_counter()
         res = await self.client.call_tool(tool, args)
         self.tally.seconds += time.perf_counter() - began
         text = res.content[0].text if res.content else ""
+        self.text = text
         self.tally.calls += 1
         self.tally.bytes += len(text.encode())
         self.tally.log.append(f"{tool}: {len(text.encode())} B" + (f"\n{text}" if VERBOSE else ""))
@@ -168,11 +172,13 @@ def fix_sh(sh: Shell) -> None:
 
 
 async def rename_cp(cp: CodePlane, root: Path) -> None:
+    # apply: true writes at once only if every edit is certain; anything to judge comes back as the preview.
     plan = await cp("refactor_rename", {"symbol": "click.utils._detect_program_name",
-                                        "new_name": "_program_name_from_main"})
-    # The agent reads the preview: every low candidate in code is the same function reached another way.
-    lows = [e["edit_id"] for e in plan.get("edits", []) if e["certainty"] == "low" and e.get("kind") != "doc"]
-    await cp("refactor_apply", {"refactor_id": plan["refactor_id"], "include": lows})
+                                        "new_name": "_program_name_from_main", "apply": True})
+    if "applied" not in plan:
+        # The agent reads the preview: every low candidate in code is the same function reached another way.
+        lows = [e["edit_id"] for e in plan.get("edits", []) if e["certainty"] == "low" and e.get("kind") != "doc"]
+        await cp("refactor_apply", {"refactor_id": plan["refactor_id"], "include": lows})
     run = await cp("run_test_targets", {"affected_by": [UTILS, "src/click/core.py"], "wait_sec": 300})
     assert run["state"] == "passed", run
 
@@ -279,10 +285,13 @@ async def recover_cp(cp: CodePlane, root: Path) -> None:
             "new_content": "def _has_own_attribute(cls: type, attrib_name: str) -> bool:\n",
             "expected_file_sha256": read["files"][0]["file_sha256"]}
     await cp("write_source", {"edits": [edit]}, expect_error=True)
-    again = await cp("read_source", {"targets": [{"path": MAKE, "start_line": line, "end_line": line}]})
+    # The refusal's text shows the line as it is now and the file's current hash: the retry needs no re-read.
+    now = re.search(rf"^{line}:(.*)$", cp.text, re.M)
+    sha = re.search(r"actual_file_sha256=([0-9a-f]{16})", cp.text)
+    assert now and sha and now.group(1).endswith("  # noqa: D103"), cp.text
     await cp("write_source", {"edits": [{**edit, "new_content": "def _has_own_attribute(cls: type, attrib_name: str)"
                                                                " -> bool:  # noqa: D103\n",
-                                         "expected_file_sha256": again["files"][0]["file_sha256"]}]})
+                                         "expected_file_sha256": sha.group(1)}]})
     run = await cp("run_test_targets", {"targets": ["tests/test_make.py"], "wait_sec": 300})
     assert run["state"] == "passed", run
 

@@ -150,6 +150,8 @@ async def test_every_tool_answers_lean_with_its_handles_in_the_text(repo: Path) 
             moved = await check("refactor_move", {"from_path": "pkg/app.py", "to_path": "pkg/main.py"})
             await check("refactor_cancel", {"refactor_id": moved["refactor_id"]})
             await check("refactor_apply", {"refactor_id": renamed["refactor_id"]})
+            at_once = await check("refactor_rename", {"symbol": "pkg.util.assist", "new_name": "aid", "apply": True})
+            assert at_once["applied"]["applied_edits"] >= 2, at_once
             diff = await check("semantic_diff", {"limit": 1})
             assert diff["pagination"]["next_cursor"]
             await check("semantic_diff", {"limit": 1, "cursor": diff["pagination"]["next_cursor"]})

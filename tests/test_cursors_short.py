@@ -1,5 +1,6 @@
 """Issue 16: cursors are short (the answer they continue stays on the server), deterministic for the same
-sequence of queries, and refused (1005) when edited, forged, or passed to another query."""
+sequence of queries, and refused (1005) when edited, forged, or passed to another query: the index's search
+pages, git's walks, read_source's continuation and semantic_diff's pages."""
 
 from __future__ import annotations
 
@@ -7,9 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from codeplane.analysis.models import DiffReport
+from codeplane.analysis.paging import ReportStore
 from codeplane.core.errors import CodePlaneError
 from codeplane.git import GitService
 from codeplane.index.cursors import CursorStore
+from codeplane.index.reading import CURSOR_HEX as READ_CURSOR_HEX
+from codeplane.index.reading import ReadTarget, read_sources
 from tests.builders import make_repo
 from tests.git_oracle import log_records, run_git
 
@@ -77,3 +82,51 @@ def test_git_log_cursors_are_short_ids_of_server_side_state(tmp_path: Path) -> N
         with pytest.raises(CodePlaneError) as refused:
             git.log(limit=3, cursor=bad, **kwargs)  # type: ignore[arg-type]
         assert refused.value.code == 1005
+
+
+def _read_pages(root: Path, targets: list[ReadTarget]) -> tuple[str, list[str]]:
+    batch = read_sources(root, targets, max_bytes=64)
+    text, cursors = "".join(f.content for f in batch.files), []
+    while batch.next_cursor:
+        cursors.append(batch.next_cursor)
+        batch = read_sources(root, targets, cursor=batch.next_cursor, max_bytes=64)
+        text += "".join(f.content for f in batch.files)
+    return text, cursors
+
+
+def test_read_source_cursors_are_short_deterministic_and_bound_to_their_targets(tmp_path: Path) -> None:
+    body = "".join(f"line {i:03d} of a file read in pieces\n" for i in range(40))
+    root = make_repo(tmp_path / "r", {"a.txt": body, "b.txt": "other\n"})
+    targets = [ReadTarget("a.txt"), ReadTarget("b.txt")]
+    text, cursors = _read_pages(root, targets)
+    assert text == body + "other\n" and len(cursors) > 5
+    assert all(len(c) == READ_CURSOR_HEX for c in cursors), cursors
+    assert _read_pages(root, targets) == (text, cursors), "the same position of the same targets: the same cursor"
+    forged = ("0" if cursors[1][0] != "0" else "1") + cursors[1][1:]
+    old_style = "eyJrIjoiMGNkNjQ0ZjM0ZGM5ZTZjMiIsInQiOjAsImwiOjV9"
+    for bad, with_targets in ((forged, targets), (old_style, targets), (cursors[1], [ReadTarget("b.txt")])):
+        with pytest.raises(CodePlaneError) as refused:
+            read_sources(root, with_targets, cursor=bad, max_bytes=64)
+        assert refused.value.code == 1005, bad
+    assert read_sources(root, targets, cursor=cursors[1], max_bytes=64).files, "the real one still works"
+
+
+def _diff_pages(store: ReportStore, report: DiffReport, key: str) -> list[str]:
+    snapshot = store.keep(report, key)
+    return [store.cursor(snapshot, offset) for offset in (2, 4)]
+
+
+def test_semantic_diff_cursors_are_short_deterministic_and_refuse_edits() -> None:
+    report = DiffReport(base="HEAD", target="worktree", mode="git", files_analyzed=0)
+    store = ReportStore()
+    cursors = _diff_pages(store, report, "q")
+    assert all(len(c) <= 16 for c in cursors), cursors
+    assert _diff_pages(ReportStore(), report, "q") == cursors, "a fresh store answering the same queries"
+    assert _diff_pages(ReportStore(), report, "other") != cursors
+    assert store.get(cursors[0], "q") == (cursors[0].split(".")[0], report, 2)
+    snapshot, offset = cursors[0].split(".")
+    for bad, key in ((f"{snapshot}.3", "q"), (f"{'0' * len(snapshot)}.{offset}", "q"), ("garbage!", "q"),
+                     ("eyJzIjoiNmEwMzEwNDUyOWMxYTIzYiIsIm8iOjIwfQ", "q"), (cursors[0], "another")):
+        with pytest.raises(CodePlaneError) as refused:
+            store.get(bad, key)
+        assert refused.value.code == 1005, bad

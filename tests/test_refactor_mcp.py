@@ -54,7 +54,7 @@ async def test_refactor_tools_are_listed_with_kinds_and_annotations(server: Serv
     apply = tools["refactor_apply"].annotations
     assert apply is not None and apply.read_only_hint is False and apply.destructive_hint is True
     rename = tools["refactor_rename"].annotations
-    assert rename is not None and rename.read_only_hint is True
+    assert rename is not None and rename.read_only_hint is False, "apply: true writes"
 
 
 async def test_rename_preview_inspect_apply_over_mcp(server: ServerHandle) -> None:

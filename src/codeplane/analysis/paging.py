@@ -1,25 +1,29 @@
 """Snapshot pagination for semantic diffs (§23.6): the first page stores the whole report, later pages
 read the same report, so a write between pages never shifts, repeats or drops an item.
 
-Cursors are opaque (``base64({"s": id, "o": offset})``), bound to the query that made them, expire after an
-hour; at most ``MAX_REPORTS`` reports are kept (least recently used go first).
+A cursor is short because the report it continues stays on the server: ``<snapshot id>.<offset>``, like the
+index's search cursors (``index/cursors.py``). The id is derived from the query and the store's sequence number
+(the same sequence of queries gets the same cursors); only offsets this snapshot issued a cursor for are
+accepted. Cursors are bound to the query that made them and expire after an hour; at most ``MAX_REPORTS``
+reports are kept (least recently used go first). Anything else — edited, foreign, expired, evicted — is 1005.
 """
 
 from __future__ import annotations
 
-import base64
-import json
-import secrets
+import hashlib
+import itertools
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from codeplane.analysis.models import DiffReport
 from codeplane.core.errors import CodePlaneError, ErrorCode
 
 TTL_SEC = 3600.0
 MAX_REPORTS = 16
+#: Hex digits of a snapshot id (40 bits; ids are looked up in the live table, never trusted).
+_ID_HEX = 10
 
 
 @dataclass(frozen=True)
@@ -27,20 +31,20 @@ class _Stored:
     report: DiffReport
     query_key: str
     created: float
+    #: Offsets a cursor was issued for; only these are accepted back.
+    issued: set[int] = field(default_factory=set)
 
 
-def encode(snapshot_id: str, offset: int) -> str:
-    raw = json.dumps({"s": snapshot_id, "o": offset}, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+def _refused(cursor: str, why: str) -> CodePlaneError:
+    return CodePlaneError(ErrorCode.INVALID_CURSOR, f"the cursor {why}", details={"cursor": cursor[:100]})
 
 
 def decode(cursor: str) -> tuple[str, int]:
-    try:
-        data = json.loads(base64.urlsafe_b64decode((cursor + "=" * (-len(cursor) % 4)).encode()))
-        return str(data["s"]), int(data["o"])
-    except (ValueError, KeyError, TypeError) as exc:
-        raise CodePlaneError(ErrorCode.INVALID_CURSOR, "the cursor is malformed",
-                             details={"cursor": cursor[:100]}) from exc
+    snapshot_id, dot, offset = cursor.partition(".")
+    if (not dot or len(snapshot_id) != _ID_HEX or any(c not in "0123456789abcdef" for c in snapshot_id)
+            or not offset.isdigit() or len(offset) > 12):
+        raise _refused(cursor, "is malformed")
+    return snapshot_id, int(offset)
 
 
 class ReportStore:
@@ -49,17 +53,32 @@ class ReportStore:
         self._ttl = ttl_sec
         self._items: OrderedDict[str, _Stored] = OrderedDict()
         self._lock = threading.Lock()
+        self._sequence = itertools.count(1)
 
     def keep(self, report: DiffReport, query_key: str) -> str:
-        snapshot_id = secrets.token_hex(8)
+        """Stores ``report`` under a fresh snapshot id (derived from the query and a sequence number)."""
         with self._lock:
+            while True:
+                seed = f"{query_key}|{next(self._sequence)}"
+                snapshot_id = hashlib.sha256(seed.encode()).hexdigest()[:_ID_HEX]
+                if snapshot_id not in self._items:
+                    break
             self._items[snapshot_id] = _Stored(report, query_key, time.monotonic())
             while len(self._items) > self._max:
                 self._items.popitem(last=False)
         return snapshot_id
 
+    def cursor(self, snapshot_id: str, offset: int) -> str:
+        """The cursor of the page of a kept report that starts at ``offset`` (recorded as issued)."""
+        with self._lock:
+            stored = self._items.get(snapshot_id)
+            if stored is not None:
+                stored.issued.add(offset)
+        return f"{snapshot_id}.{offset}"
+
     def get(self, cursor: str, query_key: str) -> tuple[str, DiffReport, int]:
-        """(snapshot id, report, offset) of ``cursor``; 1005 if unknown, expired or from another query."""
+        """(snapshot id, report, offset) of ``cursor``; 1005 if unknown, expired, not issued or from another
+        query."""
         snapshot_id, offset = decode(cursor)
         with self._lock:
             stored = self._items.get(snapshot_id)
@@ -69,13 +88,9 @@ class ReportStore:
             if stored is not None:
                 self._items.move_to_end(snapshot_id)
         if stored is None:
-            raise CodePlaneError(ErrorCode.INVALID_CURSOR, "the cursor expired or is unknown; run the diff again",
-                                 details={"cursor": cursor[:100]})
+            raise _refused(cursor, "expired or is unknown; run the diff again")
         if stored.query_key != query_key:
-            raise CodePlaneError(ErrorCode.INVALID_CURSOR, "the cursor belongs to a different semantic_diff query",
-                                 details={"cursor": cursor[:100]})
-        total = len(stored.report.changes) + len(stored.report.files)
-        if not 0 <= offset <= total:
-            raise CodePlaneError(ErrorCode.INVALID_CURSOR, "the cursor offset is out of range",
-                                 details={"cursor": cursor[:100]})
+            raise _refused(cursor, "belongs to a different semantic_diff query")
+        if offset not in stored.issued:
+            raise _refused(cursor, "was not issued by this query; use the next_cursor an answer gave")
         return snapshot_id, stored.report, offset

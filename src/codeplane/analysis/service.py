@@ -27,7 +27,7 @@ from codeplane.analysis.compare import Version, compare
 from codeplane.analysis.facts import FactsCache, Lru, file_defs, file_defs_many
 from codeplane.analysis.impact import Enricher, TestsFor, tests_by_path
 from codeplane.analysis.models import Change, DiffReport, FileChange, FileDefs
-from codeplane.analysis.paging import ReportStore, encode
+from codeplane.analysis.paging import ReportStore
 from codeplane.analysis.sides import FilePair, changed_files, epoch_of, read_blob, read_worktree
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.paths import resolve_in_repo
@@ -99,7 +99,7 @@ class SemanticDiffService:
         nxt = None
         if end < items:
             snapshot_id = snapshot_id or self._reports.keep(built, key)
-            nxt = encode(snapshot_id, end)
+            nxt = self._reports.cursor(snapshot_id, end)
         n = len(built.changes)
         return DiffPage(built, tuple(built.changes[offset:min(end, n)]), offset,
                         tuple(built.files[max(offset - n, 0):max(end - n, 0)]), nxt,

@@ -4,13 +4,20 @@ Everything is read from disk at call time, so it is never staler than the disk. 
 SHA-256 of the file's exact bytes (:func:`codeplane.core.hashing.sha256_bytes`): the very value
 ``write_source`` checks as its precondition, whatever the range read. Content is the decoded text of
 the requested lines with their original line endings. Paths go through the one canonicaliser first.
+
+A read cut by ``max_bytes`` continues with a short cursor: the first :data:`CURSOR_HEX` hex digits of the
+SHA-256 of where it resumes (the targets, which of them, the line), kept on the server. The same position of
+the same targets gets the same cursor; a cursor edited by hand, from another server process, for other
+targets, older than :data:`CURSOR_TTL_SEC` or evicted is refused with 1005.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,24 +90,53 @@ def _targets_key(targets: Sequence[ReadTarget]) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
+#: Hex digits of a read cursor (48 bits: an id no one issued is not found by chance), its lifetime, and how
+#: many are kept (each a few dozen bytes; the least recently used go first).
+CURSOR_HEX = 12
+CURSOR_TTL_SEC = 3600.0
+MAX_CURSORS = 4096
+
+
+@dataclass(frozen=True)
+class _Resume:
+    key: str
+    index: int
+    line: int
+    issued: float
+
+
+_cursors: OrderedDict[str, _Resume] = OrderedDict()
+_cursors_lock = threading.Lock()
+
+
 def _encode_cursor(key: str, index: int, line: int) -> str:
-    raw = json.dumps({"k": key, "t": index, "l": line}, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    cursor = hashlib.sha256(f"{key}|{index}|{line}".encode()).hexdigest()[:CURSOR_HEX]
+    with _cursors_lock:
+        _cursors[cursor] = _Resume(key, index, line, time.monotonic())
+        _cursors.move_to_end(cursor)
+        while len(_cursors) > MAX_CURSORS:
+            _cursors.popitem(last=False)
+    return cursor
+
+
+def _refused(cursor: str, why: str) -> CodePlaneError:
+    return CodePlaneError(ErrorCode.INVALID_CURSOR, f"the cursor {why}; read again without a cursor",
+                          details={"cursor": cursor[:100]})
 
 
 def _decode_cursor(cursor: str, key: str, count: int) -> tuple[int, int]:
-    try:
-        data = json.loads(base64.urlsafe_b64decode((cursor + "=" * (-len(cursor) % 4)).encode()))
-        index, line = int(data["t"]), int(data["l"])
-        same = data["k"] == key
-    except (ValueError, KeyError, TypeError) as exc:
-        raise CodePlaneError(ErrorCode.INVALID_CURSOR, "the cursor is malformed",
-                             details={"cursor": cursor[:100]}) from exc
-    if not same or not 0 <= index < count or line < 1:
-        raise CodePlaneError(ErrorCode.INVALID_CURSOR,
-                             "the cursor does not belong to these targets; pass the same targets with it",
-                             details={"cursor": cursor[:100]})
-    return index, line
+    """(target index, line) a cursor resumes at; 1005 unless this process issued it for these targets."""
+    if len(cursor) != CURSOR_HEX or any(c not in "0123456789abcdef" for c in cursor):
+        raise _refused(cursor, "is malformed")
+    with _cursors_lock:
+        resume = _cursors.get(cursor)
+        if resume is not None:
+            _cursors.move_to_end(cursor)
+    if resume is None or time.monotonic() - resume.issued > CURSOR_TTL_SEC:
+        raise _refused(cursor, "expired or was not issued by this server")
+    if resume.key != key or not 0 <= resume.index < count:
+        raise _refused(cursor, "belongs to other targets (pass the same targets with it)")
+    return resume.index, resume.line
 
 
 def _split_lines(text: str) -> list[str]:

@@ -6,8 +6,9 @@ so a failure anywhere in a batch leaves the work tree untouched by construction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.hashing import sha256_bytes
@@ -16,12 +17,15 @@ from codeplane.mutation.delta import EditRange, FileDelta, LineCorrection, LineS
 from codeplane.mutation.diffs import count_changes, segment_hunk
 from codeplane.mutation.document import Document, LineEnding, TextFormat, to_newline
 from codeplane.mutation.edits import CreateFile, ReplaceText, UpdateSpan
+from codeplane.mutation.refusals import CONTEXT_LINES, current_text, where_text_went
 from codeplane.mutation.scope import Target
 from codeplane.mutation.spans import (
     Replacement,
     anchor_span,
     apply_replacements,
     check_disjoint,
+    expected_lines,
+    find_block,
     span_replacement,
     text_replacements,
 )
@@ -51,19 +55,53 @@ class Planned:
     short_diff: str = ""
 
 
-def check_sha(path: str, index: int, current: Current, expected: str | None) -> None:
+#: The current text where an edit was aimed (``refusals.py``), as a refusal's details.
+AimedAt = Callable[[Document], dict[str, Any]]
+
+
+def check_sha(path: str, index: int, current: Current, expected: str | None, *,
+              aimed_at: AimedAt | None = None) -> None:
     """5002 unless the bytes on disk hash to ``expected`` (SHA-256 of the exact bytes, as read_source), or to a
-    hash it is a prefix of (16+ hex digits, ``edits.SHA256_PREFIX_MIN``)."""
+    hash it is a prefix of (16+ hex digits, ``edits.SHA256_PREFIX_MIN``). The refusal carries the current hash
+    and, for a text edit, the current text where it was aimed: enough to redo the edit without a re-read."""
     if expected is None or current.data is None:
         return
     actual = sha256_bytes(current.data)
-    if not actual.startswith(expected):
-        raise CodePlaneError(
-            ErrorCode.MUTATION_PRECONDITION_FAILED,
-            f"{path} changed since it was read (expected_file_sha256 does not match); read it again",
-            details={"path": path, "edit_index": index, "reason": "file hash mismatch",
-                     "expected_file_sha256": expected, "actual_file_sha256": actual},
-        )
+    if actual.startswith(expected):
+        return
+    doc = _document(current.data, path) if aimed_at is not None else None
+    shown = aimed_at(doc) if aimed_at is not None and doc is not None else {}
+    hint = "the edit's lines now read:" if shown else "read it again"
+    raise CodePlaneError(
+        ErrorCode.MUTATION_PRECONDITION_FAILED, f"{path} changed since it was read; {hint}",
+        details={"path": path, "edit_index": index, "reason": "file hash mismatch",
+                 "expected_file_sha256": expected, "actual_file_sha256": actual, **shown},
+    )
+
+
+def _aimed_at(edit: UpdateSpan | ReplaceText, window: int) -> AimedAt:
+    """Where a text edit was aimed in the file as it is now: its ``old_text`` (or the lines most like it), its
+    ``expected_content`` re-anchored nearby, the span's lines (an insertion: the lines either side), or, when
+    ``expected_content`` is no longer near, the span with context."""
+    def view(doc: Document) -> dict[str, Any]:
+        if isinstance(edit, ReplaceText):
+            return where_text_went(doc, edit.old_text)
+        start, end = edit.start_line, edit.end_line
+        if edit.expected_content:
+            block = expected_lines(edit.expected_content)
+            found = find_block(doc.lines(), block, start - 1 - window, start - 1 + window)
+            if len(found) == 1:
+                return current_text(doc, found[0] + 1, found[0] + len(block))
+            return current_text(doc, start, end, context=CONTEXT_LINES)
+        return current_text(doc, start - 1, start) if end < start else current_text(doc, start, end)
+    return view
+
+
+def _document(data: bytes, path: str) -> Document | None:
+    try:
+        return Document.decode(data, path)
+    except CodePlaneError:
+        return None
 
 
 def _missing(path: str, index: int) -> CodePlaneError:
@@ -72,12 +110,8 @@ def _missing(path: str, index: int) -> CodePlaneError:
 
 
 def _text_of(data: bytes | None, path: str) -> str | None:
-    if data is None:
-        return None
-    try:
-        return Document.decode(data, path).text
-    except CodePlaneError:
-        return None
+    doc = _document(data, path) if data is not None else None
+    return doc.text if doc is not None else None
 
 
 def _line_list(text: str | None) -> list[str]:
@@ -111,17 +145,10 @@ def _ranges(doc: Document, new_doc: Document, ordered: Sequence[Replacement]) ->
     return merged
 
 
-def plan_update(target: Target, current: Current, edits: Sequence[tuple[int, UpdateSpan | ReplaceText]],
-                *, window: int, default_ending: LineEnding) -> Planned:
-    """Merge every span/text edit of one file into one new content (5002, 5004, 5006, 5008)."""
-    path = target.rel
-    first = edits[0][0]
-    if current.data is None:
-        raise _missing(path, first)
-    for index, edit in edits:
-        check_sha(path, index, current, edit.expected_file_sha256)
-    doc = Document.decode(current.data, path, default_ending=default_ending)
-    lines = doc.lines()
+def _replacements(doc: Document, lines: Sequence[str], path: str,
+                  edits: Sequence[tuple[int, UpdateSpan | ReplaceText]],
+                  window: int) -> tuple[list[Replacement], list[LineCorrection]]:
+    """Every edit of one file as character replacements on ``doc``, with the spans re-anchored on the way."""
     replacements: list[Replacement] = []
     corrections: list[LineCorrection] = []
     for index, edit in edits:
@@ -136,6 +163,27 @@ def plan_update(target: Target, current: Current, edits: Sequence[tuple[int, Upd
         else:
             replacements += text_replacements(doc, path, index, old_text=edit.old_text, new_text=edit.new_text,
                                               replace_all=edit.replace_all)
+    return replacements, corrections
+
+
+def plan_update(target: Target, current: Current, edits: Sequence[tuple[int, UpdateSpan | ReplaceText]],
+                *, window: int, default_ending: LineEnding) -> Planned:
+    """Merge every span/text edit of one file into one new content (5002, 5004, 5006, 5008)."""
+    path = target.rel
+    first = edits[0][0]
+    if current.data is None:
+        raise _missing(path, first)
+    for index, edit in edits:
+        check_sha(path, index, current, edit.expected_file_sha256, aimed_at=_aimed_at(edit, window))
+    doc = Document.decode(current.data, path, default_ending=default_ending)
+    lines = doc.lines()
+    try:
+        replacements, corrections = _replacements(doc, lines, path, edits, window)
+    except CodePlaneError as exc:
+        # A retry of a refused text edit needs the file's current hash as its precondition.
+        if exc.error is ErrorCode.MUTATION_PRECONDITION_FAILED:
+            exc.details.setdefault("actual_file_sha256", sha256_bytes(current.data))
+        raise
     ordered = check_disjoint(path, replacements)
     new_text = apply_replacements(doc.text, ordered)
     new_bytes = doc.encode(new_text, path)

@@ -4,7 +4,8 @@ A span carries the caller's belief about the file: its line numbers and, optiona
 expects there. When the text is not at the given lines, the span has drifted (lines were added or
 removed above it since the caller read the file): we look for the expected block within
 ``window`` lines of the original start and accept it only if exactly one match exists there.
-Everything else is a precondition failure (5002) that shows the current text around the span.
+Everything else is a precondition failure (5002) that shows the current text around the span
+(``refusals.py``), as does ``old_text`` that is not in the file (the lines most like it).
 """
 
 from __future__ import annotations
@@ -15,11 +16,8 @@ from itertools import pairwise
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.mutation.document import Document, to_newline
+from codeplane.mutation.refusals import CONTEXT_LINES, current_text, where_text_went
 
-#: Lines of context either side of a span in a 5002 answer, and the longest line shown.
-CONTEXT_LINES = 3
-MAX_SHOWN_LINES = 40
-MAX_SHOWN_CHARS = 400
 MAX_CANDIDATES = 20
 
 
@@ -60,21 +58,14 @@ def find_block(lines: Sequence[str], block: Sequence[str], lo: int, hi: int) -> 
     return found
 
 
-def excerpt(doc: Document, start: int, end: int) -> list[dict[str, object]]:
-    """Current lines ``start - CONTEXT .. end + CONTEXT`` (bounded) for an error's details."""
-    lo = max(1, min(start, doc.line_count) - CONTEXT_LINES)
-    hi = min(doc.line_count, max(end, start) + CONTEXT_LINES, lo + MAX_SHOWN_LINES - 1)
-    return [{"line": n, "text": doc.line(n)[:MAX_SHOWN_CHARS]} for n in range(lo, hi + 1)]
-
-
 def _drifted(path: str, index: int, doc: Document, start: int, end: int, *, reason: str,
              candidates: Sequence[int] = ()) -> CodePlaneError:
     return CodePlaneError(
         ErrorCode.MUTATION_PRECONDITION_FAILED,
-        f"{path}: expected_content of edit {index} {reason}; current text around lines {start}-{end} is in "
-        "details.current (retry with the right span or a longer expected_content)",
+        f"{path}: expected_content of edit {index} {reason}; the current text around lines {start}-{end} "
+        "follows (retry with the right span or a longer expected_content)",
         details={"path": path, "edit_index": index, "start_line": start, "end_line": end,
-                 "reason": reason, "current": excerpt(doc, start, end),
+                 "reason": reason, **current_text(doc, start, end, context=CONTEXT_LINES),
                  "candidates": [c + 1 for c in candidates[:MAX_CANDIDATES]]},
     )
 
@@ -95,7 +86,7 @@ def anchor_span(doc: Document, path: str, index: int, start: int, end: int, *, e
                 f"{path}: edit {index} spans lines {start}-{end} but the file has {count} lines",
                 details={"path": path, "edit_index": index, "start_line": start, "end_line": end,
                          "line_count": count, "reason": "span out of range",
-                         "current": excerpt(doc, count - CONTEXT_LINES, count)},
+                         **current_text(doc, count - CONTEXT_LINES, count)},
             )
         return start, end, None
     # A span pushed past the end by lines removed above it can still be re-anchored by its text.
@@ -148,10 +139,13 @@ def text_replacements(doc: Document, path: str, index: int, *, old_text: str, ne
         reason = "old_text was not found" if not hits else (
             f"old_text occurs {len(hits)} times (lines {lines[:MAX_CANDIDATES]}); "
             "add context to make it unique or set replace_all")
+        # Not found: the lines most like it (it was edited meanwhile, or misquoted) spare a re-read.
+        shown = where_text_went(doc, old_text) if not hits else {}
         raise CodePlaneError(
-            ErrorCode.MUTATION_PRECONDITION_FAILED, f"{path}: edit {index}: {reason}",
+            ErrorCode.MUTATION_PRECONDITION_FAILED,
+            f"{path}: edit {index}: {reason}" + ("; the lines most like it:" if shown else ""),
             details={"path": path, "edit_index": index, "reason": reason.split(";", maxsplit=1)[0],
-                     "candidates": lines[:MAX_CANDIDATES]},
+                     "candidates": lines[:MAX_CANDIDATES], **shown},
         )
     return [Replacement(h, h + len(needle), replacement, index) for h in hits]
 

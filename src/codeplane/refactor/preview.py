@@ -74,3 +74,24 @@ def decision_preview(refactor_id: str, reports: Sequence[OptionReport], defs: Se
                         invariants_failed=["ambiguous_target"]),
         decision_capsules=[scope_capsule(defs)], expires_at=expires_at, warnings=sorted(set(warnings)),
     )
+
+
+def needs_judgment(preview: RefactorPreview) -> str | None:
+    """Why a preview cannot be applied without the agent's judgment, or ``None`` when every edit is
+    high-certainty and nothing else asks for a decision (``verification_required`` is false)."""
+    if preview.status == "needs_decision":
+        return f"{len(preview.candidates)} definitions match: choose a candidate_id"
+    if not preview.verification_required:
+        return None
+    counts = preview.counts
+    uncertain = ", ".join(f"{counts[c]} {c}" for c in ("medium", "low") if counts.get(c))
+    plural = "s" if counts.get("medium", 0) + counts.get("low", 0) > 1 else ""
+    docs = {k: v for k, v in preview.doc_edits.by_confidence.items() if k != "high"}
+    reasons = [
+        f"{uncertain} edit{plural} to review" if uncertain else "",
+        f"{sum(docs.values())} doc edits below high confidence" if docs else "",
+        f"{len(preview.collisions)} collisions" if preview.collisions else "",
+        "warnings" if preview.warnings else "",
+        "the lexical sweep was truncated" if preview.coverage is not None and preview.coverage.truncated else "",
+    ]
+    return "; ".join(r for r in reasons if r) or "verification required"

@@ -41,7 +41,7 @@ from codeplane.refactor.models import (
 )
 from codeplane.refactor.move import moved_files, plan_move
 from codeplane.refactor.plans import Plan, PlanOption, PlanStore
-from codeplane.refactor.preview import OptionReport, decision_preview, single_preview
+from codeplane.refactor.preview import OptionReport, decision_preview, needs_judgment, single_preview
 from codeplane.refactor.rename import plan_structural
 from codeplane.refactor.spans import SourceText
 from codeplane.refactor.sweep import SweepInput, sweep
@@ -351,6 +351,13 @@ class RefactorService:
             doc_min=docs.min_confidence, accept_collisions=accept_collisions)
         self.plans.close(refactor_id, "applied")
         return outcome
+
+    def apply_when_certain(self, preview: RefactorPreview) -> ApplyOutcome | str:
+        """Apply a preview just made, exactly as ``apply`` with its defaults, when nothing in it needs the agent's
+        judgment (every edit high-certainty, no decision, collision or warning); otherwise say why and leave the
+        plan pending for ``apply``."""
+        reason = needs_judgment(preview)
+        return reason if reason is not None else self.apply(preview.refactor_id)
 
     def _revalidate(self, plan: Plan, option: PlanOption) -> None:
         """Decision commit (§8.5a): re-plan the chosen candidate now; any shift refuses the commit."""

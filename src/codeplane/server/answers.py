@@ -15,7 +15,8 @@ each answer has two faces, built here from one result model:
 
 Errors render as ``error <code> <NAME> (retryable): message`` plus a line of the details as ``key=value``
 pairs (values the message already names, the machine-readable ``reason`` and the caller's own
-precondition left out: the record keeps them).
+precondition left out: the record keeps them). A refused edit's current text (``details.current``, see
+``mutation/refusals.py``) follows as ``line:text`` lines, like a search hit, so the retry needs no re-read.
 """
 
 from __future__ import annotations
@@ -114,9 +115,18 @@ def error_text(payload: dict[str, Any]) -> str:
     if payload.get("retryable"):
         head += " (retryable)"
     text = f"{head}: {payload.get('message', '')}"
-    shown = {k: v for k, v in (payload.get("details") or {}).items() if k not in _RESTATED_DETAILS}
+    raw = payload.get("details") or {}
+    lines = _source_lines(raw.get("current"))
+    shown = {k: v for k, v in raw.items() if k not in _RESTATED_DETAILS and not (lines and k == "current")}
     details = pairs(_short_hashes(lean(shown)), seen=text)
-    return f"{text}\n{details}" if details else text
+    return "\n".join([text, *([details] if details else []), *lines])
+
+
+def _source_lines(value: Any) -> list[str]:
+    """A refused edit's ``current`` excerpt (``[{"line", "text"}]``) as ``line:text`` lines; else nothing."""
+    if not isinstance(value, list) or not all(isinstance(v, dict) and {"line", "text"} <= v.keys() for v in value):
+        return []
+    return [f"{v['line']}:{v['text']}" for v in value]
 
 
 def _short_hashes(value: Any, key: str = "") -> Any:

@@ -1,5 +1,9 @@
 """Refactor tools (§23.7): ``refactor_rename``/``refactor_move``/``refactor_impact`` preview,
-``refactor_inspect`` pages uncertain edits, ``refactor_apply`` writes one atomic batch, ``refactor_cancel``."""
+``refactor_inspect`` pages uncertain edits, ``refactor_apply`` writes one atomic batch, ``refactor_cancel``.
+
+``refactor_rename``/``refactor_move`` with ``apply: true`` also apply the plan in the same call when nothing in
+it needs a judgment (``RefactorService.apply_when_certain``): a rename whose every edit is certain costs one
+call instead of two. So both tools may write, and are annotated as writing tools."""
 
 from __future__ import annotations
 
@@ -12,10 +16,12 @@ from codeplane.core.calls import MutationReport
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.refactor.models import ApplyOutcome, ImpactReport, InspectPage, RefactorPreview
 from codeplane.server.services import Services
-from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
-from codeplane.server.tools.refactor_render import render_apply, render_preview
+from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
+from codeplane.server.tools.refactor_render import render_apply, render_plan
 
 _CATEGORY = "refactor"
+_APPLY_NOW = ("Apply at once (as refactor_apply) if every edit is high-certainty and nothing needs a decision; "
+              "otherwise the preview, not applied.")
 
 
 class RenameParams(ToolParams):
@@ -26,6 +32,7 @@ class RenameParams(ToolParams):
     path: str | None = Field(default=None, description="Alternative target: file of the definition or a reference.")
     line: int | None = Field(default=None, ge=1, description="With path: 1-based line.")
     column: int | None = Field(default=None, ge=0, description="With path: 0-based column of the name.")
+    apply: bool = Field(default=False, description=_APPLY_NOW)
 
 
 class MoveParams(ToolParams):
@@ -38,6 +45,7 @@ class MoveParams(ToolParams):
                                            "qualified name, def_uid or path:line[:column].")
     keep_reexport: bool = Field(default=False, description="With symbol: leave 'from new import name' in the old "
                                                            "module for compatibility.")
+    apply: bool = Field(default=False, description=_APPLY_NOW)
 
 
 class ImpactParams(ToolParams):
@@ -77,7 +85,21 @@ class CancelParams(ToolParams):
 
 
 class RefactorPreviewResult(RefactorPreview, ToolResult):
-    """A previewed plan; nothing has been written."""
+    """A previewed plan; nothing has been written unless ``applied`` is set."""
+
+    #: With ``apply: true`` and nothing to decide: what refactor_apply answered (the plan's edits are in it).
+    applied: ApplyOutcome | None = None
+    #: With ``apply: true`` when something needs a decision: why it was not applied (apply with refactor_apply).
+    not_applied: str | None = None
+
+
+class AppliedPlanResult(RefactorPreviewResult):
+    """A plan ``apply: true`` applied. Only this type reports a mutation: a call asked to apply that did not is
+    not a mutation that changed nothing (no ``no_op`` signal, no fingerprint), it wrote nothing at all."""
+
+    def mutation_report(self) -> MutationReport | None:
+        delta = self.applied.delta if self.applied is not None else None
+        return delta.mutation_report() if delta is not None and delta.files_changed else None
 
 
 class ImpactResult(ImpactReport, ToolResult):
@@ -101,11 +123,31 @@ class CancelResult(ToolResult):
     cancelled: bool
 
 
+async def _answer(ctx: ToolContext, preview: RefactorPreview, apply: bool) -> RefactorPreviewResult:
+    """The preview, or with ``apply`` the preview applied at once when nothing in it needs a judgment. An applied
+    plan's answer leaves out the preview's edits and affected files: they are written, and the apply's delta
+    says what changed with the new hashes."""
+    result = RefactorPreviewResult.model_validate(preview, from_attributes=True)
+    if not apply:
+        return result
+    service = ctx.services.refactor
+    outcome = await anyio.to_thread.run_sync(lambda: service.apply_when_certain(preview))
+    if isinstance(outcome, str):
+        return result.model_copy(update={"not_applied": outcome})
+    applied = result.model_copy(update={"applied": outcome, "edits": [], "edits_truncated": False,
+                                        "affected_files": []})
+    return AppliedPlanResult.model_validate(applied, from_attributes=True)
+
+
+def _kind(params: RenameParams | MoveParams) -> ToolKind:
+    return "mutation" if params.apply else "read"
+
+
 def tools(services: Services) -> list[ToolSpec]:
     async def rename(ctx: ToolContext, p: RenameParams) -> RefactorPreviewResult:
         preview = await anyio.to_thread.run_sync(
             lambda: ctx.services.refactor.rename(p.symbol, p.new_name, path=p.path, line=p.line, column=p.column))
-        return RefactorPreviewResult.model_validate(preview, from_attributes=True)
+        return await _answer(ctx, preview, p.apply)
 
     async def move(ctx: ToolContext, p: MoveParams) -> RefactorPreviewResult:
         if (p.from_path is None) == (p.symbol is None):
@@ -115,10 +157,10 @@ def tools(services: Services) -> list[ToolSpec]:
             symbol = p.symbol
             preview = await anyio.to_thread.run_sync(lambda: ctx.services.refactor.move_symbol(
                 symbol, p.to_path, keep_reexport=p.keep_reexport))
-            return RefactorPreviewResult.model_validate(preview, from_attributes=True)
+            return await _answer(ctx, preview, p.apply)
         from_path = p.from_path or ""
         preview = await anyio.to_thread.run_sync(lambda: ctx.services.refactor.move(from_path, p.to_path))
-        return RefactorPreviewResult.model_validate(preview, from_attributes=True)
+        return await _answer(ctx, preview, p.apply)
 
     async def impact(ctx: ToolContext, p: ImpactParams) -> ImpactResult:
         report = await anyio.to_thread.run_sync(lambda: ctx.services.refactor.impact(
@@ -141,26 +183,29 @@ def tools(services: Services) -> list[ToolSpec]:
         plan = ctx.services.refactor.cancel(p.refactor_id)
         return CancelResult(refactor_id=plan.refactor_id, operation=plan.operation, cancelled=True)
 
-    preview_note = "previews only: nothing is written until refactor_apply"
+    preview_note = ("nothing is written until refactor_apply, or at once with apply: true when every edit is "
+                    "high-certainty")
     return [
         ToolSpec(
             name="refactor_rename", category=_CATEGORY, params=RenameParams, result=RefactorPreviewResult,
-            render=render_preview,
-            handler=rename, kind="read", idempotent=False,
+            render=render_plan,
+            handler=rename, kind="read", kind_for=_kind, read_only=False, destructive=True, idempotent=False,
             summary="Preview renaming one definition and exactly its references (token spans, certainty per edit); "
-                    "returns refactor_id for refactor_inspect/apply/cancel. " + preview_note + ".",
+                    "returns refactor_id for refactor_inspect/apply/cancel; " + preview_note + ".",
             when_to_use=("renaming a function, class, method or variable across the repository",
                          "you need every reference found or explained (coverage lists every other mention)"),
             when_not_to_use=("editing text that is not an identifier (use write_source)",
                              "renaming a file (use refactor_move)"),
             examples=(ToolExample("rename a method", {"symbol": "app.models.User.save", "new_name": "persist"}),
+                      ToolExample("rename and apply if nothing is uncertain",
+                                  {"symbol": "app.util.load", "new_name": "load_config", "apply": True}),
                       ToolExample("rename at a position", {"path": "src/app.py", "line": 12, "column": 4,
                                                            "new_name": "load_config"})),
         ),
         ToolSpec(
             name="refactor_move", category=_CATEGORY, params=MoveParams, result=RefactorPreviewResult,
-            render=render_preview,
-            handler=move, kind="read", idempotent=False,
+            render=render_plan,
+            handler=move, kind="read", kind_for=_kind, read_only=False, destructive=True, idempotent=False,
             summary="Preview moving a file or directory (git mv for clean tracked files), or a Python/JS/TS symbol "
                     "to another module, and rewriting the imports that name it; " + preview_note + ".",
             when_to_use=("moving or renaming a module and keeping its importers working",

@@ -5,7 +5,8 @@ edits: those of high certainty only as ``edit_id:line`` per file (they are appli
 judgment; ``refactor_inspect`` shows their lines), medium and low ones each on a line with reason, position,
 old → new and the source line, which is what deciding ``include``/``exclude`` needs. A plan that needs a
 decision (candidates, witness, capsules) is shown as its lean record: every part of it is needed there. An
-apply is a diffstat with each file's new hash, like ``write_source``."""
+apply is a diffstat with each file's new hash, like ``write_source``. A rename or move asked to ``apply`` answers
+as the apply (naming what it did) when it was applied, else as the preview plus why it was not."""
 
 from __future__ import annotations
 
@@ -47,21 +48,39 @@ def _sure_edits(edits: list[PlannedEdit], usual: tuple[str, str] | None) -> list
     return [f"  {path} {' '.join(ids)}" for path, ids in by_path.items()] + lines
 
 
-def render_preview(result: RefactorPreview) -> str:
-    if result.status == "needs_decision" and isinstance(result, ToolResult):
-        return compact_json(lean_dump(result))
+def _what(result: RefactorPreview, *, place: bool = True) -> tuple[str, tuple[str, str] | None]:
+    """``kind qualified.name #uid [-> new]`` and/or ``from -> to``, and the rename's usual (old, new) change; with
+    ``place``, where the definition is when no edit of the preview shows it."""
     what = ""
     usual = None
     if result.symbol is not None:
         sym = result.symbol
         what = f"{sym.kind} {sym.qualified_name} #{sym.def_uid}"
-        if not any(e.reason == "definition" for e in result.edits):
+        if place and not any(e.reason == "definition" for e in result.edits):
             what += f" ({sym.path}:{sym.line})"
         if result.new_name:
             what += f" -> {result.new_name}"
             usual = (sym.name, result.new_name)
     if result.move is not None:
         what = f"{what} {result.move.from_path} -> {result.move.to_path}".strip()
+    return what, usual
+
+
+def render_plan(result: RefactorPreview) -> str:
+    """``refactor_rename``/``refactor_move``: the apply's answer when ``apply`` applied the plan, else the preview
+    (with why ``apply`` did not apply it)."""
+    applied = getattr(result, "applied", None)
+    if isinstance(applied, ApplyOutcome):
+        return render_apply(applied, what=f"{result.operation} {_what(result, place=False)[0]}")
+    text = render_preview(result)
+    reason = getattr(result, "not_applied", None)
+    return f"{text}\nnot applied: {reason}" if reason else text
+
+
+def render_preview(result: RefactorPreview) -> str:
+    if result.status == "needs_decision" and isinstance(result, ToolResult):
+        return compact_json(lean_dump(result))
+    what, usual = _what(result)
     counts = result.counts
     told = f"{result.matches} edits"
     if counts.get("medium"):
@@ -89,10 +108,10 @@ def render_preview(result: RefactorPreview) -> str:
     return "\n".join(lines)
 
 
-def render_apply(result: ApplyOutcome) -> str:
+def render_apply(result: ApplyOutcome, *, what: str = "") -> str:
     extra = ", ".join(part for part in (f"{result.applied_doc_edits} doc" if result.applied_doc_edits else "",
                                         f"{result.skipped_low} low skipped" if result.skipped_low else "") if part)
-    lines = [f"applied {result.applied_edits} edits{f' ({extra})' if extra else ''} "
+    lines = [f"applied {result.applied_edits} edits{f' ({extra})' if extra else ''}{f': {what}' if what else ''} "
              f"[refactor {result.refactor_id} candidate {result.candidate_id}]"]
     lines += [f"M {f.path} sha256={short_sha(f.sha256)}" for f in result.files]
     lines += [f"R {m.from_path} -> {m.to_path}" for m in result.moves]
