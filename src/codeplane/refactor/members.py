@@ -8,6 +8,8 @@ narrows them with syntactic evidence only, never guessing:
 - the receiver is a name bound to a class of the family (``Cls.name``) → ``high``;
 - the receiver is unknown, but no class outside the family defines a member of that name and the name is
   not a method of a builtin type → ``medium`` (the anchor group has one owner);
+- Java/C#/PHP, whose members the index links itself: a receiver spelled like a family class that the index
+  could not settle → ``medium``; a variable declared with a class from outside the repository → ``low``;
 - anything else → ``low`` with the reason (``other_binding`` when another class owns the name,
   ``unresolved_receiver`` otherwise) — proposed, never applied by default.
 """
@@ -22,12 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codeplane.refactor.facts import Def, FactReader, Ref
+from codeplane.refactor.library_names import DOTNET_MEMBERS, JVM_MEMBERS, PHP_MEMBERS
 from codeplane.refactor.models import Certainty
 from codeplane.refactor.receivers import Receivers
 from codeplane.refactor.spans import SourceText
 
 _LIMIT = 100_000
-_CLASS_KINDS = frozenset({"class", "interface", "struct", "trait", "enum"})
+_CLASS_KINDS = frozenset({"class", "interface", "struct", "trait", "enum", "record"})
 
 
 def _python_builtin_members() -> frozenset[str]:
@@ -54,6 +57,8 @@ def builtin_member(language: str | None, name: str) -> bool:
         return name in PY_BUILTIN_MEMBERS
     if language == "javascript":
         return name in JS_BUILTIN_MEMBERS
+    if language in ("jvm", "dotnet", "php"):  # the definition's language family
+        return name in {"jvm": JVM_MEMBERS, "dotnet": DOTNET_MEMBERS, "php": PHP_MEMBERS}[language]
     return False
 
 
@@ -221,6 +226,14 @@ def _builtin_bases(graph: ClassGraph, owner: Def, name: str) -> list[str]:
     return found
 
 
+#: Files of the languages whose members the index links across files itself (``javalink``, ``cslink``,
+#: ``phplink``): there a receiver declared with a class from outside the repository is not ours.
+CLASS_LINKED = (".java", ".cs", ".php")
+#: Receivers that are the enclosing object: ``this.f``/``self::m()``; Java's ``m()`` (shape ``bare.``) too. A
+#: trailing ``$`` marks a field/property access rather than a call (Java, PHP).
+_SELF_SHAPES = frozenset({"self.", "cls.", "this.", "bare.", "self::", "static::"})
+
+
 def classify_member_ref(graph: ClassGraph, family: MemberFamily, ref: Ref) -> tuple[Certainty, str]:
     """Certainty and reason for a member reference ``recv.<name>`` of the family's name."""
     if ref.target_uid is not None:
@@ -228,7 +241,7 @@ def classify_member_ref(graph: ClassGraph, family: MemberFamily, ref: Ref) -> tu
             return "high", "proven"
         return "low", "other_binding"
     shape = ref.receiver_shape or ""
-    if shape in ("self.", "cls.", "this.") or _after_super(graph, ref):
+    if shape.rstrip("$") in _SELF_SHAPES or _after_super(graph, ref):
         holder = graph.enclosing_class(ref.path, ref.line, ref.column)
         if holder is not None and holder.def_uid in family.classes:
             return "high", "self_member"
@@ -246,6 +259,14 @@ def classify_member_ref(graph: ClassGraph, family: MemberFamily, ref: Ref) -> tu
     if recv is not None and recv.via_import_uid is not None:
         # A module attribute (``mod.name``) is not a class member of ours.
         return "low", "other_binding"
+    if family.target.path.endswith(CLASS_LINKED):
+        # ``Cart.make()`` where the index could not settle the name ``Cart`` (a supertype outside the repository
+        # might declare a member type of that name): spelled like a class of the family, so likely ours.
+        if recv is not None and not recv.is_member and recv.tier == "UNKNOWN" and \
+                recv.token in {c.name for c in family.classes.values()}:
+            return "medium", "class_name_receiver"
+        if graph.receivers.declared_outside(recv):  # ``List<Item> items; items.add(...)``
+            return "low", "other_binding"
     if family.twins or family.overridden:
         return "low", "unresolved_receiver"
     if builtin_member(family.target.language, family.target.name):

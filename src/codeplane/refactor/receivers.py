@@ -1,10 +1,13 @@
 """The class of a receiver in ``recv.name``, from syntax alone (no inference across calls).
 
 Evidence, strongest first:
-- ``Cls.name`` — the receiver is a name the index binds to a class → ``class``;
+- ``Cls.name`` — the receiver is a name the index binds to a class → ``class`` (``candidate`` when the index
+  left the name ANCHORED with that class as its only candidate);
 - ``Cls(...).name`` — a constructor call right before the dot → ``constructed``;
 - ``x.name`` where every binding site of ``x`` in its scope is ``x = Cls(...)`` or annotated ``x: Cls`` (a
-  parameter annotation included) → ``assigned`` / ``annotated``.
+  parameter annotation included) → ``assigned`` / ``annotated``; a Java/C#/PHP declaration whose class the
+  index records as its ``type:`` shape (``Cart c``, ``Item $i``) → ``declared``;
+- ``a.m().name`` where the index linked ``m`` to a method declared to return a class → ``returned``.
 The type name is resolved through the index's reference fact at its exact position, never by name lookup.
 Anything else (``self.x.name``, calls of functions, unions, strings) has no evidence and returns ``None``.
 """
@@ -18,7 +21,7 @@ from dataclasses import dataclass
 from codeplane.refactor.facts import Def, FactReader, Ref
 from codeplane.refactor.spans import SourceText
 
-_CLASS_KINDS = frozenset({"class", "interface", "struct", "trait", "enum"})
+_CLASS_KINDS = frozenset({"class", "interface", "struct", "trait", "enum", "record"})
 _ANNOTATION = re.compile(r"\s*:\s*(?:(?:t|typing)\.)?(?:Optional\[\s*)?([A-Za-z_][\w.]*)\s*(?:\]\s*)?"
                          r"(?:\|\s*None\s*)?(?:[=,)]|$)")
 _ASSIGNED = re.compile(r"\s*(?::\s*[^=]+)?=\s*(?:new\s+)?([A-Za-z_$][\w.$]*)\s*\(")
@@ -115,7 +118,40 @@ class Receivers:
                 return found if found is not None and found.kind in _CLASS_KINDS else None
         return None
 
+    def _declared(self, site: Ref) -> ReceiverType | None:
+        """A Java/C#/PHP declaration's class (its ``type:C`` shape: ``Cart c``, ``var c = new Cart()``, ``Item $i``):
+        the index's reference on the written class name, on the same line, nearest the declared name."""
+        written = (site.receiver_shape or "")[5:]
+        last = re.split(r"[.\\]", written)[-1]
+        named = [r for r in self.refs(site.path) if r.line == site.line and r.token == last and r.target_uid]
+        named.sort(key=lambda r: (r.end_column > site.column, abs(r.column - site.column)))
+        cls = self.reader.get_def(named[0].target_uid) if named and named[0].target_uid else None
+        return ReceiverType(cls, "declared") if cls is not None and cls.kind in _CLASS_KINDS else None
+
+    def declared_outside(self, receiver: Ref | None) -> bool:
+        """A variable or field every declaration of which names a class the repository does not declare (a
+        ``java.util.List``): its members are not the repository's."""
+        if receiver is None or receiver.is_member:
+            return False
+        if receiver.target_uid is not None:
+            owner = self.reader.get_def(receiver.target_uid)
+            sites = [r for r in self.refs(owner.path) if owner is not None and r.line == owner.name_line
+                     and r.column == owner.name_column and r.role == "DEFINITION"] if owner is not None else []
+        elif receiver.bind_id is not None:
+            sites = [r for r in self.refs(receiver.path)
+                     if r.bind_id == receiver.bind_id and r.role == "DEFINITION" and not r.is_member]
+        else:
+            return False
+        return bool(sites) and all((s.receiver_shape or "").startswith("type:") and self._declared(s) is None
+                                   and not self._repository_class(s.receiver_shape or "") for s in sites)
+
+    def _repository_class(self, shape: str) -> bool:
+        last = re.split(r"[.\\]", shape[5:])[-1]
+        return any(d.kind in _CLASS_KINDS for d in self.reader.defs_named(last, 50))
+
     def _from_site(self, src: SourceText, site: Ref) -> ReceiverType | None:
+        if (site.receiver_shape or "").startswith("type:"):
+            return self._declared(site)
         rest = src.line_text(site.line)[site.end_column:]
         for pattern, evidence in ((_ASSIGNED, "assigned"), (_ANNOTATION, "annotated")):
             match = pattern.match(rest)
@@ -146,8 +182,25 @@ class Receivers:
                 if match is None:
                     return None
                 cls = self._class_at(src.path, line, match.start(1), match.group(1))
-                return ReceiverType(cls, "constructed") if cls is not None else None
+                if cls is not None:
+                    return ReceiverType(cls, "constructed")
+                return self._returned(src.path, line, match.start(1), match.group(1))
         return None
+
+    def _returned(self, path: str, line: int, column: int, dotted: str) -> ReceiverType | None:
+        """``a.m().name`` where the index linked ``m`` to a Java/C#/PHP method whose declared return type is a
+        class (its definition's ``type:`` shape): the class it returns."""
+        last = dotted.rsplit(".", 1)[-1].strip()
+        end = column + len(dotted)
+        call = next((r for r in self.refs(path) if r.line == line and r.token == last and r.end_column == end
+                     and r.target_uid), None)
+        method = self.reader.get_def(call.target_uid) if call is not None and call.target_uid else None
+        if method is None or method.kind not in ("method", "function"):
+            return None
+        site = next((r for r in self.refs(method.path) if r.line == method.name_line
+                     and r.column == method.name_column and r.role == "DEFINITION"), None)
+        found = self._declared(site) if site is not None and (site.receiver_shape or "").startswith("type:") else None
+        return ReceiverType(found.cls, "returned") if found is not None else None
 
     def of(self, ref: Ref, receiver: Ref | None) -> ReceiverType | None:
         src = self.text(ref.path)
@@ -158,8 +211,9 @@ class Receivers:
         if receiver.target_uid is not None:
             owner = self.reader.get_def(receiver.target_uid)
             if owner is not None and owner.kind in _CLASS_KINDS:
-                return ReceiverType(owner, "class")
-            if owner is not None and owner.kind in ("variable", "constant"):
+                # An ANCHORED name keeps the one class the syntax leaves, not a proven one.
+                return ReceiverType(owner, "candidate" if receiver.tier == "ANCHORED" else "class")
+            if owner is not None and owner.kind in ("variable", "constant", "field", "property"):
                 # A module-level ``x = Cls(...)`` / ``const x = new Cls()``: its one definition site decides.
                 owner_src = self.text(owner.path)
                 site = next((r for r in self.refs(owner.path) if r.line == owner.name_line

@@ -26,6 +26,7 @@ from codeplane.refactor.spans import SpanEdit
 from codeplane.refactor.targets import stub_base
 
 _LIMIT = 100_000
+_TYPE_KINDS = frozenset({"class", "interface", "enum", "record", "struct"})
 _TIER_CERTAINTY: dict[str, Certainty] = {"PROVEN": "high", "STRONG": "high", "ANCHORED": "medium",
                                          "UNKNOWN": "medium"}
 
@@ -173,6 +174,18 @@ def _reexports(reader: FactReader, path: str, binders: set[str], depth: int) -> 
                for fact in reader.imports_in_file(path, _LIMIT))
 
 
+def _same_type(reader: FactReader, target: Def, owners: Sequence[Def]) -> list[Def]:
+    """What is named after a Java/C# type besides its declaration: the other ``partial`` declarations of a C#
+    type (one qualified name in several files) and every declaration's constructors."""
+    if target.kind not in _TYPE_KINDS or not target.path.endswith((".java", ".cs")):
+        return []
+    named = list(reader.defs_named(target.name, _LIMIT))
+    parts = [d for d in named if target.path.endswith(".cs") and d.path.endswith(".cs") and d.kind == target.kind
+             and d.qualified_name == target.qualified_name and d not in owners]
+    types = {d.def_uid for d in (*owners, *parts)}
+    return parts + [d for d in named if d.kind == "constructor" and d.parent_uid in types and d not in owners]
+
+
 def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name: str) -> StructuralPlan:
     """The edits the index can justify for renaming ``target`` (no sweep, no collisions yet)."""
     out = _Collector(new_name)
@@ -181,8 +194,10 @@ def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name
     siblings = [d for d in reader.defs_named(target.name, _LIMIT) if stub_base(d.path) == stub_base(target.path)
                 and d.qualified_name == target.qualified_name and d.def_uid != target.def_uid]
     owners = [target, *siblings] + [d for d in (family.overrides if family else []) if d not in siblings]
+    owners += _same_type(reader, target, owners)
     for d in owners[1:]:
-        reason = "stub" if d.path.endswith(".pyi") else "overload" if d in siblings else "override"
+        reason = ("stub" if d.path.endswith(".pyi") else "overload" if d in siblings else "constructor"
+                  if d.kind == "constructor" else "partial" if d.kind == target.kind else "override")
         out.add(_def_site(d, new_name, reason), "high", d.scope_id)
     imports = _bound_refs(reader, [d.def_uid for d in owners], target.name, out)
     _import_uses(reader, imports, target.name, out, set())

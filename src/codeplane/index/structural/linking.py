@@ -8,7 +8,8 @@ Incremental by construction: after a batch only these are redone —
 3. export surfaces of those files, then, transitively, of importers whose upstream surface hash changed;
 4. references through imports in every file whose import resolution or upstream surface changed;
 5. Go packages (``golink.py``): files of changed Go directories and their importers; Rust crates
-   (``rustlink.py``): every file of a crate where a Rust file changed.
+   (``rustlink.py``): every file of a crate where a Rust file changed; Java and C# (``javalink.py``,
+   ``cslink.py``): the files ``classdeps.py`` finds; PHP (``phplink.py``): every PHP file when one changed.
 Nothing is resolved at query time.
 """
 
@@ -18,7 +19,16 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 
-from codeplane.index.structural import golink, modules, rustlink, surfaces, tspaths
+from codeplane.index.structural import (
+    cslink,
+    golink,
+    javalink,
+    modules,
+    phplink,
+    rustlink,
+    surfaces,
+    tspaths,
+)
 from codeplane.index.structural.chase import Chaser
 from codeplane.index.structural.store import BatchEffect, chunked, marks
 
@@ -191,8 +201,11 @@ def _resolve_imports(conn: sqlite3.Connection, keyed_files: set[int], changed_ke
             f"FROM st_import i JOIN st_file f ON f.file_id = i.file_id WHERE i.file_id IN ({marks(len(part))})",
             part).fetchall()
         updates = []
+        module_of: dict[str, str | None] = {}  # a file's imports share its module name
         for uid, path, language, source, name, kind in rows:
-            module = modules.python_module(path, init_dirs, roots) if language == "python" else None
+            if language == "python" and path not in module_of:
+                module_of[path] = modules.python_module(path, init_dirs, roots)
+            module = module_of.get(path)
             is_package = path.rsplit("/", 1)[-1].startswith("__init__.")
             updates.append((*modules.import_keys(path, module, is_package, language, source=source, name=name,
                                                  kind=kind, ts_configs=ts_configs), uid))
@@ -254,10 +267,13 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect) -> LinkReport:
     fresh = set(effect.upserted.values())
     count, moved = surfaces.relink_refs(conn, chaser, direct, upstream=None, fresh=fresh)
     more, moved_more = surfaces.relink_refs(conn, chaser, dependants, upstream=upstream, fresh=fresh)
-    # Go and Rust last: their passes own the tiers of their refs, including those relink_refs reset.
+    # Go, Rust, Java, C# and PHP last: their passes own the tiers of their refs, including those relink_refs reset.
     go_count, go_moved = golink.relink(conn, effect, fresh)
     rust_count, rust_moved = rustlink.relink(conn, effect, fresh)
-    report.refs_changed = count + more + go_count + rust_count
-    report.member_tokens = moved | moved_more | go_moved | rust_moved
+    java_count, java_moved = javalink.relink(conn, effect, fresh)
+    cs_count, cs_moved = cslink.relink(conn, effect, fresh)
+    php_count, php_moved = phplink.relink(conn, effect, fresh)
+    report.refs_changed = count + more + go_count + rust_count + java_count + cs_count + php_count
+    report.member_tokens = moved | moved_more | go_moved | rust_moved | java_moved | cs_moved | php_moved
     report.files_relinked = len(direct | dependants)
     return report

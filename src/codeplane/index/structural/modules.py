@@ -197,7 +197,7 @@ def module_name(path: str, language: str | None, package: str | None, init_dirs:
     if language == "python":
         return python_module(path, init_dirs, roots) or _stem(path).replace("/", ".")
     if language == "csharp":
-        return ""  # namespaces are already containers in the lexical path
+        return package or ""  # a file-scoped namespace; block namespaces are containers in the lexical path
     if package:
         return package
     return _stem(path)

@@ -113,38 +113,40 @@ class Resolver:
                                  single.target_uid if single else None, CERTAIN if single else UNCERTAIN,
                                  entries[0].reason))
         rows: list[RefRow] = []
+        plain_shape = self.spec.plain_shape
         for node in sorted(refs.values(), key=lambda n: n.start_byte):
             name = self.src.text(node)
             scope = self.scope_of(node)
+            shape = plain_shape(node) if plain_shape is not None else None
             if node.id in originals:
                 rows.append(RefRow(scope, name, *self.src.span(node), IMPORT, UNKNOWN, UNCERTAIN, -1, None,
-                                   originals[node.id], False, None))
+                                   originals[node.id], False, shape))
                 continue
             declared = self.declared.get(node.id)
             if declared is None and node.id in def_names:
                 # The name of a definition that binds nothing lexically (a method): it denotes its def.
                 rows.append(RefRow(scope, name, *self.src.span(node), DEFINITION, PROVEN, CERTAIN, -1,
-                                   def_names[node.id], None, False, None))
+                                   def_names[node.id], None, False, shape))
                 continue
             role = (DEFINITION if node.id in def_names else IMPORT if node.id in import_names
                     else DEFINITION if declared is not None else REFERENCE)
             found = self._lookup(scope, name, node.start_byte) if declared is None else self._own(declared)
             if found is None:
                 rows.append(RefRow(scope, name, *self.src.span(node), role, UNKNOWN, UNCERTAIN, -1, None, None,
-                                   False, None))
+                                   False, shape))
                 continue
             bind = binds[index[found]]
             via = bind.target_uid if bind.target_kind == TARGET_IMPORT else None
             rows.append(RefRow(scope, name, *self.src.span(node), role, PROVEN, CERTAIN, index[found],
-                               bind.target_uid, via, False, None))
+                               bind.target_uid, via, False, shape))
         for node, receiver in sorted(members.values(), key=lambda m: m[0].start_byte):
-            shape = "expr."
+            shape = self.spec.bare_member_shape
             via = None
             if receiver is not None:
                 text = self.src.text(receiver)
                 plain = receiver.type.endswith("identifier")
                 path = self.spec.path_shape(receiver) if self.spec.path_shape is not None else None
-                shape = path or self.spec.receiver_shapes.get(text, "obj." if plain else shape)
+                shape = path or self.spec.receiver_shapes.get(text, "obj." if plain else "expr.")
                 found = self._lookup(self.scope_of(receiver), text, receiver.start_byte) if plain else None
                 if found is not None and binds[index[found]].target_kind == TARGET_IMPORT:
                     via = binds[index[found]].target_uid  # ``ns.member`` through ``import * as ns``

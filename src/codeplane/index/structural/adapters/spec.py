@@ -74,5 +74,10 @@ class LanguageSpec:
     member_kept: Callable[[Node], bool] | None = None
     #: The receiver shape of a member whose receiver is a path (Rust ``a::b::f``: ``path:a::b``), else None.
     path_shape: Callable[[Node], str | None] | None = None
+    #: The shape of a member written without a receiver (Java's ``m()`` is ``bare.``, not an expression's).
+    bare_member_shape: str = "expr."
+    #: A shape for a plain name that a cross-file linker reads (the declared type ``type:T`` of a Java/C#
+    #: variable, a PHP name's context ``class:``/``fn:``/``const:``), else None.
+    plain_shape: Callable[[Node], str | None] | None = None
 
 

@@ -1,7 +1,7 @@
 ; C#
 (namespace_declaration name: (_) @name) @container.namespace
+; Only a file-scoped namespace is the file's package; a block namespace is a container in lexical paths.
 (file_scoped_namespace_declaration name: (_) @package)
-(namespace_declaration name: (_) @package)
 (class_declaration name: (identifier) @name) @definition.class
 (struct_declaration name: (identifier) @name) @definition.struct
 (interface_declaration name: (identifier) @name) @definition.interface
@@ -34,7 +34,12 @@
 (foreach_statement left: (identifier) @local.definition)
 (catch_declaration name: (identifier) @local.param)
 
+(type_parameter name: (identifier) @local.param)
+
 (identifier) @reference
-(member_access_expression expression: (_) @receiver name: (identifier) @member)
+; ``this``/``base`` are anonymous nodes, so the receiver is any node (``_``), not only named ones.
+(member_access_expression expression: _ @receiver name: (identifier) @member)
+; ``A.B.C`` as a type: the last segment is a member of what precedes it (kept plain in usings and namespaces).
+(qualified_name qualifier: (_) @receiver name: (identifier) @member)
 
 (using_directive) @import

@@ -31,8 +31,13 @@
 (enhanced_for_statement name: (identifier) @local.definition)
 (resource name: (identifier) @local.definition)
 
+; Type parameters bind their names (in the scope around a generic class, or in the generic method).
+(type_parameter (type_identifier) @local.param)
+
 (identifier) @reference
 (type_identifier) @reference
+; ``Outer.Inner`` / ``a.b.C`` as a type: the last segment is a member of what precedes it, never a plain name.
+(scoped_type_identifier (_) @receiver . (type_identifier) @member .)
 (field_access object: (_) @receiver field: (identifier) @member)
 (method_invocation object: (_) @receiver name: (identifier) @member)
 (method_invocation !object name: (identifier) @member)

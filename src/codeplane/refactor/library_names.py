@@ -1,0 +1,179 @@
+"""Member names of the standard libraries' common types, for the rename planner's unknown receivers: a call
+``x.size()`` whose receiver nobody can type may well be a ``java.util.List``'s, so a member of that name is never
+``medium`` there (``members.builtin_member``).
+
+The JDK list is every public method and field name of core ``java.lang``/``java.util``/``java.io`` types as
+OpenJDK 17's reflection reports them; the PHP list every public method of PHP 8.2's internal classes (reflection
+of ``php-cli``); the .NET list the most common members of ``System`` collections, strings, streams and LINQ, from
+the .NET API reference (no .NET runtime here to enumerate them).
+"""
+
+from __future__ import annotations
+
+_JVM = """
+BYTES CASE_INSENSITIVE_ORDER COMBINING_SPACING_MARK CONNECTOR_PUNCTUATION CONTROL CURRENCY_SYMBOL
+DASH_PUNCTUATION DECIMAL_DIGIT_NUMBER DIRECTIONALITY_ARABIC_NUMBER DIRECTIONALITY_BOUNDARY_NEUTRAL
+DIRECTIONALITY_COMMON_NUMBER_SEPARATOR DIRECTIONALITY_EUROPEAN_NUMBER DIRECTIONALITY_EUROPEAN_NUMBER_SEPARATOR
+DIRECTIONALITY_EUROPEAN_NUMBER_TERMINATOR DIRECTIONALITY_FIRST_STRONG_ISOLATE DIRECTIONALITY_LEFT_TO_RIGHT
+DIRECTIONALITY_LEFT_TO_RIGHT_EMBEDDING DIRECTIONALITY_LEFT_TO_RIGHT_ISOLATE
+DIRECTIONALITY_LEFT_TO_RIGHT_OVERRIDE DIRECTIONALITY_NONSPACING_MARK DIRECTIONALITY_OTHER_NEUTRALS
+DIRECTIONALITY_PARAGRAPH_SEPARATOR DIRECTIONALITY_POP_DIRECTIONAL_FORMAT DIRECTIONALITY_POP_DIRECTIONAL_ISOLATE
+DIRECTIONALITY_RIGHT_TO_LEFT DIRECTIONALITY_RIGHT_TO_LEFT_ARABIC DIRECTIONALITY_RIGHT_TO_LEFT_EMBEDDING
+DIRECTIONALITY_RIGHT_TO_LEFT_ISOLATE DIRECTIONALITY_RIGHT_TO_LEFT_OVERRIDE DIRECTIONALITY_SEGMENT_SEPARATOR
+DIRECTIONALITY_UNDEFINED DIRECTIONALITY_WHITESPACE ENCLOSING_MARK END_PUNCTUATION FALSE FINAL_QUOTE_PUNCTUATION
+FORMAT INITIAL_QUOTE_PUNCTUATION LETTER_NUMBER LINE_SEPARATOR LOWERCASE_LETTER MATH_SYMBOL MAX_CODE_POINT
+MAX_EXPONENT MAX_HIGH_SURROGATE MAX_LOW_SURROGATE MAX_PRIORITY MAX_RADIX MAX_SURROGATE MAX_VALUE MIN_CODE_POINT
+MIN_EXPONENT MIN_HIGH_SURROGATE MIN_LOW_SURROGATE MIN_NORMAL MIN_PRIORITY MIN_RADIX MIN_SUPPLEMENTARY_CODE_POINT
+MIN_SURROGATE MIN_VALUE MODIFIER_LETTER MODIFIER_SYMBOL NEGATIVE_INFINITY NON_SPACING_MARK NORM_PRIORITY NaN
+OTHER_LETTER OTHER_NUMBER OTHER_PUNCTUATION OTHER_SYMBOL PARAGRAPH_SEPARATOR POSITIVE_INFINITY PRIVATE_USE SIZE
+SPACE_SEPARATOR START_PUNCTUATION SURROGATE TITLECASE_LETTER TRUE TYPE UNASSIGNED UPPERCASE_LETTER activeCount
+add addAll addElement addFirst addLast addSuppressed allMatch anyMatch append appendCodePoint arrayType
+asIterator asSubclass available bitCount booleanValue builder byteValue canExecute canRead canWrite capacity
+cast ceilingEntry ceilingKey charAt charCount charValue chars checkAccess checkError clear clone close
+codePointAt codePointBefore codePointCount codePointOf codePoints collect comparator compare compareTo
+compareToIgnoreCase compareUnsigned comparingByKey comparingByValue componentType compute computeIfAbsent
+computeIfPresent concat contains containsAll containsKey containsValue contentEquals copyInto copyOf copyValueOf
+count countStackFrames createNewFile createTempFile currentThread decode delete deleteCharAt deleteOnExit
+descendingIterator descendingKeySet descendingMap describeConstable descriptorString desiredAssertionStatus
+digit distinct divideUnsigned doubleToLongBits doubleToRawLongBits doubleValue dropWhile dumpStack element
+elementAt elements empty endsWith ensureCapacity entrySet enumerate equals equalsIgnoreCase exists
+fillInStackTrace filter findAny findFirst firstElement firstEntry firstKey flatMap flatMapToDouble flatMapToInt
+flatMapToLong floatValue floorEntry floorKey flush forDigit forEach forEachOrdered forEachRemaining forName
+format formatted generate get getAbsoluteFile getAbsolutePath getAllStackTraces getAnnotatedInterfaces
+getAnnotatedSuperclass getAnnotation getAnnotations getAnnotationsByType getBoolean getBytes getCanonicalFile
+getCanonicalName getCanonicalPath getCause getChars getClass getClassLoader getClasses getComponentType
+getConstructor getConstructors getContextClassLoader getDeclaredAnnotation getDeclaredAnnotations
+getDeclaredAnnotationsByType getDeclaredClasses getDeclaredConstructor getDeclaredConstructors getDeclaredField
+getDeclaredFields getDeclaredMethod getDeclaredMethods getDeclaringClass getDefaultUncaughtExceptionHandler
+getDirectionality getEnclosingClass getEnclosingConstructor getEnclosingMethod getEnumConstants getField
+getFields getFirst getFreeSpace getGenericInterfaces getGenericSuperclass getId getInteger getInterfaces getKey
+getLast getLocalizedMessage getLong getMessage getMethod getMethods getModifiers getModule getName getNestHost
+getNestMembers getNumericValue getOrDefault getPackage getPackageName getParent getParentFile getPath
+getPermittedSubclasses getPriority getProperty getProtectionDomain getRecordComponents getResource
+getResourceAsStream getSigners getSimpleName getStackTrace getState getSuperclass getSuppressed getThreadGroup
+getTotalSpace getType getTypeName getTypeParameters getUncaughtExceptionHandler getUsableSpace getValue
+hasMoreElements hasNext hasPrevious hashCode headMap highSurrogate higherEntry higherKey highestOneBit holdsLock
+ifPresent ifPresentOrElse indent indexOf initCause insert insertElementAt intValue intern interrupt interrupted
+isAbsolute isAlive isAlphabetic isAnnotation isAnnotationPresent isAnonymousClass isArray isAssignableFrom
+isBlank isBmpCodePoint isDaemon isDefined isDigit isDirectory isEmpty isEnum isFile isFinite isHidden
+isHighSurrogate isISOControl isIdentifierIgnorable isIdeographic isInfinite isInstance isInterface isInterrupted
+isJavaIdentifierPart isJavaIdentifierStart isJavaLetter isJavaLetterOrDigit isLetter isLetterOrDigit
+isLocalClass isLowSurrogate isLowerCase isMemberClass isMirrored isNaN isNestmateOf isParallel isPresent
+isPrimitive isRecord isSealed isSpace isSpaceChar isSupplementaryCodePoint isSurrogate isSurrogatePair
+isSynthetic isTitleCase isUnicodeIdentifierPart isUnicodeIdentifierStart isUpperCase isValidCodePoint
+isWhitespace iterate iterator join keySet keys lastElement lastEntry lastIndexOf lastKey lastModified length
+limit lines list listFiles listIterator listRoots load loadFromXML logicalAnd logicalOr logicalXor
+longBitsToDouble longValue lowSurrogate lowerEntry lowerKey lowestOneBit map mapMulti mapMultiToDouble
+mapMultiToInt mapMultiToLong mapToDouble mapToInt mapToLong mark markSupported matches max merge min mkdir
+mkdirs name navigableKeySet newInstance next nextElement nextIndex noneMatch notify notifyAll nullInputStream
+nullOutputStream nullReader nullWriter numberOfLeadingZeros numberOfTrailingZeros of ofNullable offer offerFirst
+offerLast offsetByCodePoints onClose onSpinWait or orElse orElseGet orElseThrow ordinal parallel parallelStream
+parseBoolean parseDouble parseInt parseLong parseUnsignedInt parseUnsignedLong pathSeparator pathSeparatorChar
+peek peekFirst peekLast poll pollFirst pollFirstEntry pollLast pollLastEntry pop previous previousIndex print
+printStackTrace printf println propertyNames push put putAll putIfAbsent read readAllBytes readLine readNBytes
+ready reduce regionMatches remainderUnsigned remove removeAll removeAllElements removeElement removeElementAt
+removeFirst removeFirstOccurrence removeIf removeLast removeLastOccurrence renameTo repeat replace replaceAll
+replaceFirst reset resolveConstantDesc resume retainAll reverse reverseBytes rotateLeft rotateRight run save
+search separator separatorChar sequential set setCharAt setContextClassLoader setDaemon
+setDefaultUncaughtExceptionHandler setElementAt setExecutable setLastModified setLength setName setPriority
+setProperty setReadOnly setReadable setSize setStackTrace setUncaughtExceptionHandler setValue setWritable
+shortValue signum size skip skipNBytes sleep sort sorted split spliterator start startsWith stop store
+storeToXML stream stringPropertyNames strip stripIndent stripLeading stripTrailing subList subMap subSequence
+substring sum suspend tailMap takeWhile toArray toBinaryString toCharArray toChars toCodePoint toGenericString
+toHexString toList toLowerCase toOctalString toPath toString toTitleCase toURI toURL toUnsignedLong
+toUnsignedString toUpperCase transferTo transform translateEscapes trim trimToSize unordered valueOf values wait
+write writeBytes yield
+"""
+
+_PHP = """
+C14N C14NFile XML __construct __debugInfo __destruct __invoke __serialize __set_state __sleep __toString
+__unserialize __wakeup _bad_state_ex accept add addAll addAttribute addChild addEmptyDir addFile addFromString
+addr adoptNode after alignof allowsNull apiVersion append appendChild appendData appendXML arrayType asXML asort
+attach attachIterator attributes before beginChildren beginIteration beginTransaction bind bindColumn bindParam
+bindTo bindValue bottom buffer buildFromDirectory buildFromIterator call callGetChildren callHasChildren
+canBePassedByValue canCompress canWrite cast cdef children chmod cloneNode close closeCursor columnCount commit
+compare compress compressFiles contains containsIterator convertToData convertToExecutable copy count
+countIterators create createAttribute createAttributeNS createCDATASection createComment createDefaultStub
+createDocument createDocumentFragment createDocumentType createElement createElementNS createEntityReference
+createFromDateString createFromFormat createFromImmutable createFromInterface createFromMutable
+createProcessingInstruction createTextNode create_sid current debugDumpParams decompress decompressFiles
+delMetadata delete deleteData dequeue destroy detach detachIterator diff endAttribute endCdata endChildren
+endComment endDocument endDtd endDtdAttlist endDtdElement endDtdEntity endElement endIteration endPi enqueue eof
+errorCode errorInfo evaluate exchangeArray exec execute expand extract extractTo fetch fetchAll fetchColumn
+fetchObject fflush fgetc fgetcsv fgets file filter flock flush format fpassthru fputcsv fread free fromArray
+fromArrayElement fromCallable fscanf fseek fstat ftell ftruncate fullEndElement fwrite gc generate get getATime
+getAlias getAlignment getArguments getArrayCopy getArrayElementType getArrayIterator getArrayLength getAttribute
+getAttributeNS getAttributeNo getAttributeNode getAttributeNodeNS getAttributeNs getAttributes getAuthor
+getAvailableDrivers getBackingType getBackingValue getBasename getBytes getCRC32 getCTime getCache getCallable
+getCase getCases getChildren getClass getClassNames getClasses getClosure getClosureCalledClass
+getClosureScopeClass getClosureThis getClosureUsedVariables getCode getColumnMeta getCompressedSize getConstant
+getConstants getConstructor getContent getCopyright getCsvControl getCurrent getCurrentLine getDateInterval
+getDeclaringClass getDeclaringFunction getDefaultProperties getDefaultValue getDefaultValueConstantName
+getDependencies getDepth getDocComment getDocNamespaces getElementById getElementsByTagName
+getElementsByTagNameNS getEndDate getEndLine getEntry getEnum getEnumKind getExecutingFile getExecutingGenerator
+getExecutingLine getExtension getExtensionName getExtractFlags getFeature getFiber getFile getFileInfo
+getFileName getFilename getFlags getFuncABI getFuncParameterCount getFuncParameterType getFuncReturnType
+getFunction getFunctions getGroup getHash getINIEntries getId getInfo getInnerIterator getInode getInt
+getInterfaceNames getInterfaces getIterator getIteratorClass getIteratorIndex getIteratorMode getKind
+getLastErrors getLine getLineNo getLinkTarget getLocation getMTime getMaxDepth getMaxLineLen getMessage
+getMetadata getMethod getMethods getMode getModified getModifierNames getModifiers getName getNamedItem
+getNamedItemNS getNamespaceName getNamespaces getNodePath getNumberOfParameters getNumberOfRequiredParameters
+getOffset getOwner getParameter getParameters getParentClass getParserProperty getPath getPathInfo getPathname
+getPerms getPharFlags getPointerType getPosition getPostfix getPrefix getPregFlags getPrevious getProperties
+getProperty getPrototype getRealPath getRecurrences getReflectionConstant getReflectionConstants getRegex
+getReturn getReturnType getSecurityPrefs getSeverity getShortName getSignature getSize getStartDate getStartLine
+getStaticProperties getStaticPropertyValue getStaticVariables getStructFieldNames getStructFieldOffset
+getStructFieldType getStub getSubIterator getSubPath getSubPathname getSupportedCompression
+getSupportedSignatures getTarget getTentativeReturnType getThis getTimestamp getTimezone getTokenName getTrace
+getTraceAsString getTraitAliases getTraitNames getTraits getTransitions getType getTypes getURL getValue
+getVersion hasAttribute hasAttributeNS hasAttributes hasCase hasChildNodes hasChildren hasConstant
+hasDefaultValue hasExsltSupport hasFeature hasMetadata hasMethod hasNext hasProperty hasPrototype hasReturnType
+hasTentativeReturnType hasType implementsInterface importNode importStylesheet inNamespace inTransaction info
+insert insertBefore insertData interceptFileFuncs invoke invokeArgs is isAbstract isAnonymous isArray isBacked
+isBuffering isBuiltin isCRCChecked isCallable isCloneable isClosure isCompressed isConstructor isCorrupted
+isDefault isDefaultNamespace isDefaultValueAvailable isDefaultValueConstant isDeprecated isDestructor isDir
+isDisabled isDot isElementContentWhitespace isEmpty isEnum isEnumCase isExecutable isFile isFileFormat isFinal
+isGenerator isId isIgnorable isInitialized isInstance isInstantiable isInterface isInternal isIterable
+isIterateable isLink isNull isOptional isPassedByReference isPersistent isPrivate isPromoted isProtected
+isPublic isReadOnly isReadable isRepeated isRunning isSameNode isStarted isStatic isSubclassOf isSupported
+isSuspended isTemporary isTerminated isTrait isUserDefined isValid isValidPharFilename isVariadic
+isWhitespaceInElementContent isWritable item jsonSerialize jump jumpLong key ksort lastInsertId
+listAbbreviations listIdentifiers load loadHTML loadHTMLFile loadPhar loadXML lookupNamespace lookupNamespaceURI
+lookupPrefix mapPhar memcmp memcpy memset modify mount moveToAttribute moveToAttributeNo moveToAttributeNs
+moveToElement moveToFirstAttribute moveToNextAttribute mungServer natcasesort natsort new newInstance
+newInstanceArgs newInstanceWithoutConstructor next nextElement nextInt nextRowset normalize normalizeDocument
+offsetExists offsetGet offsetSet offsetUnset onClose onCreate open openFile openMemory openUri outputMemory
+pickArrayKeys pop prepare prepend prev push query quote read readInnerXml readOuterXml readString
+recoverFromCorruption registerNamespace registerNodeClass registerPHPFunctions registerPhpFunctions
+registerXPathNamespace relaxNGValidate relaxNGValidateSource remove removeAll removeAllExcept removeAttribute
+removeAttributeNS removeAttributeNode removeChild removeParameter replaceChild replaceData replaceWith resume
+returnsReference rewind rollBack rowCount running save saveHTML saveHTMLFile saveXML schemaValidate
+schemaValidateSource scope seek send serialize setAccessible setAlias setAttribute setAttributeNS
+setAttributeNode setAttributeNodeNS setCsvControl setDate setDefaultStub setExtractFlags setFetchMode
+setFileClass setFlags setISODate setIdAttribute setIdAttributeNS setIdAttributeNode setIndent setIndentString
+setInfo setInfoClass setIteratorClass setIteratorMode setMaxDepth setMaxLineLen setMetadata setMode setParameter
+setParserProperty setPostfix setPrefixPart setPregFlags setProfiling setRelaxNGSchema setRelaxNGSchemaSource
+setSchema setSecurityPrefs setSignatureAlgorithm setSize setStaticPropertyValue setStub setTime setTimestamp
+setTimezone setValue set_flags shift shuffleArray shuffleBytes sizeof splitText start startAttribute
+startAttributeNs startBuffering startCdata startComment startDocument startDtd startDtdAttlist startDtdElement
+startDtdEntity startElement startElementNs startPi stopBuffering string sub substringData suspend text throw
+toArray tokenize top transformToDoc transformToUri transformToXml type typeof uasort uksort unlinkArchive
+unserialize unshift valid validate webPhar write writeAttribute writeAttributeNs writeCdata writeComment
+writeDtd writeDtdAttlist writeDtdElement writeDtdEntity writeElement writeElementNs writePi writeRaw xinclude
+xpath
+"""
+
+_DOTNET = """
+Add AddRange All Any Append AppendLine Average Clear Clone Close CompareTo Concat Contains ContainsKey
+ContainsValue CopyTo Count Current Dequeue Dispose DisposeAsync ElementAt EndsWith Enqueue Equals Exists Find
+FindAll First FirstOrDefault Flush ForEach Format Get GetEnumerator GetHashCode GetType GetValue GroupBy
+HasValue IndexOf Insert Invoke Join Keys Last LastOrDefault Length Max Min MoveNext OrderBy OrderByDescending
+Parse Peek Pop Push Read ReadLine ReadToEnd Remove RemoveAll RemoveAt Replace Reset Reverse Run Select
+SelectMany Set SetValue Single SingleOrDefault Skip Sort Split Start StartsWith Stop Substring Sum Take ToArray
+ToDictionary ToList ToLower ToString ToUpper Trim TryAdd TryGetValue TryParse Value Values Wait Where Write
+WriteLine
+"""
+
+JVM_MEMBERS = frozenset(_JVM.split())
+PHP_MEMBERS = frozenset(_PHP.split())
+DOTNET_MEMBERS = frozenset(_DOTNET.split())
