@@ -40,6 +40,9 @@ ALL = "*"
 ProgressFn = Callable[[int, int], None]
 #: Shared by every publish (the single writer), so at most this many files are read at once.
 _READERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="codeplane-read")
+#: Text a big epoch keeps queued for Tantivy until its commit (``LexicalIndex.defer``): all of a Django-sized
+#: tree, so its lexical indexing runs beside the indexers' finishing work instead of beside extraction.
+DEFER_CHARS = 64_000_000
 #: Runs a big epoch's Tantivy commit beside the indexers' finishing work.
 _COMMITTER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="codeplane-tantivy-commit")
 
@@ -114,7 +117,10 @@ class EpochPublisher:
         epoch = self._store.epoch() + 1
         conn.execute("BEGIN IMMEDIATE")
         hooked = [i for i in self._indexers if isinstance(i, EpochHooks)]
+        big = len(changes.upserts) + len(changes.renamed) >= CHUNK
         try:
+            if big:
+                self._lexical.defer(DEFER_CHARS)
             for hooks in hooked:
                 hooks.begin_epoch(conn, epoch)
             stale = self._write(conn, epoch, changes, extras, progress)
@@ -123,7 +129,6 @@ class EpochPublisher:
                 for hooks in hooked:
                     hooks.finish_epoch(conn, epoch)
 
-            big = len(changes.upserts) + len(changes.renamed) >= CHUNK
             opstamp = self._commit_while(finish, overlap=big)
         except BaseException:
             conn.execute("ROLLBACK")
@@ -156,10 +161,11 @@ class EpochPublisher:
     def _commit_while(self, finish: Callable[[], None], *, overlap: bool) -> int:
         """Run ``finish`` (the indexers' end of the epoch) and the Tantivy commit; returns the opstamp.
 
-        For a big epoch the commit (Tantivy's threads flushing the documents added meanwhile) runs in a thread
-        while this one links and indexes, so both cores work. Both still end before SQLite commits: if
-        ``finish`` fails after Tantivy committed, the caller rolls SQLite back and the ``tantivy_inflight``
-        marker (committed first) makes the next publish or start re-derive those documents, as after a crash.
+        For a big epoch the commit (handing Tantivy the deferred writes, its thread indexing and flushing them)
+        runs in a thread while this one links and indexes, so both cores work. Both still end before SQLite
+        commits: if ``finish`` fails after Tantivy committed, the caller rolls SQLite back and the
+        ``tantivy_inflight`` marker (committed first) makes the next publish or start re-derive those documents,
+        as after a crash.
         """
         if not overlap:
             finish()

@@ -9,13 +9,17 @@ dictionary.
 A schema version file sits next to Tantivy's own metadata; a version mismatch or an index that fails to
 open or answer is wiped and recreated with a warning (``rebuilt_reason``) and the caller re-adds every
 document. The writer is used only under the index service's writer lock.
+
+A big epoch defers its writes (``defer``): they queue here, in order, and reach Tantivy at ``commit``, which the
+epoch runs in a thread beside the indexers' single-threaded finishing work. Handed over as they come, Tantivy's
+indexing threads would take cores from the extraction workers while a core idles at the end.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
+from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,17 +72,27 @@ def _analyzer() -> Any:
             .filter(tantivy.Filter.lowercase()).build())
 
 
+#: One write as queued by ``LexicalIndex.defer``: (kind, path, language, text, file_id).
+_Write = tuple[str, str, str, str, int]
+
+
 class LexicalIndex:
     def __init__(self, directory: Path, *, threads: int | None = None) -> None:
         self.directory = directory
-        #: Writer threads; an artifact export uses 1, so the same documents give the same segment bytes.
-        self._threads = threads or min(4, os.cpu_count() or 1)
+        #: Writer threads. One by default: a big epoch hands its documents over beside the writer's own finishing
+        #: work (``defer``), and a second indexing thread would take the core that work runs on. (An artifact
+        #: export needs one too, so the same documents give the same segment bytes.)
+        self._threads = threads or 1
         self._schema = _schema()
         self._index: Any = None
         self._writer: Any = None
         self.rebuilt_reason: str | None = None
         #: Opstamp of the last commit found on disk at open (compared with the one SQLite recorded).
         self.opened_opstamp = 0
+        #: Writes not yet handed to Tantivy (``defer``), oldest first, and the text they hold.
+        self._queue: deque[_Write] | None = None
+        self._queued_chars = 0
+        self._budget_chars = 0
 
     # -- lifecycle -------------------------------------------------------------------------------------
     def open(self) -> None:
@@ -131,24 +145,60 @@ class LexicalIndex:
         self._index = None
 
     # -- writing (writer lock held) ----------------------------------------------------------------------
+    def defer(self, budget_chars: int) -> None:
+        """Queue the writes until ``commit`` (or drop them at ``rollback``), keeping at most ``budget_chars`` of
+        text queued: beyond it the oldest writes go to Tantivy at once, so memory stays bounded on any tree."""
+        if self._queue is None:
+            self._queue = deque()
+        self._budget_chars = budget_chars
+
     def delete(self, path: str) -> None:
-        self._writer.delete_documents_by_term("path", path)
+        self._write(("delete", path, "", "", 0))
 
     def delete_all(self) -> None:
-        self._writer.delete_all_documents()
+        self._write(("delete_all", "", "", "", 0))
 
     def add(self, file_id: int, path: str, language: str | None, text: str) -> None:
-        doc = tantivy.Document(path=path, language=language or "", content=text)
-        doc.add_unsigned("file_id", file_id)
-        doc.add_unsigned("unit_id", 0)
-        self._writer.add_document(doc)
+        self._write(("add", path, language or "", text, file_id))
+
+    def _write(self, op: _Write) -> None:
+        queue = self._queue
+        if queue is None:
+            self._apply(op)
+            return
+        queue.append(op)
+        self._queued_chars += len(op[3])
+        while self._queued_chars > self._budget_chars and queue:
+            self._apply_oldest(queue)
+
+    def _apply_oldest(self, queue: deque[_Write]) -> None:
+        op = queue.popleft()
+        self._queued_chars -= len(op[3])
+        self._apply(op)
+
+    def _apply(self, op: _Write) -> None:
+        kind, path, language, text, file_id = op
+        if kind == "add":
+            doc = tantivy.Document(path=path, language=language, content=text)
+            doc.add_unsigned("file_id", file_id)
+            doc.add_unsigned("unit_id", 0)
+            self._writer.add_document(doc)
+        elif kind == "delete":
+            self._writer.delete_documents_by_term("path", path)
+        else:
+            self._writer.delete_all_documents()
 
     def commit(self) -> int:
+        """Hand over the queued writes (in order) and commit; deferring ends here."""
+        queue, self._queue = self._queue, None
+        while queue:
+            self._apply_oldest(queue)
         opstamp = int(self._writer.commit())
         self._index.reload()
         return opstamp
 
     def rollback(self) -> None:
+        self._queue, self._queued_chars = None, 0
         try:
             self._writer.rollback()
         except (ValueError, RuntimeError):

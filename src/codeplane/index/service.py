@@ -89,6 +89,7 @@ class IndexService:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._watcher: RepoWatcher | None = None
+        self._watch_after_build = False
         self._ready_listeners: list[Callable[[], None]] = []
         self._cursors: CursorStore[LexicalHit] = CursorStore()
         self._texts = TextCache(root)
@@ -138,7 +139,9 @@ class IndexService:
 
     @property
     def watcher_state(self) -> str:
-        return "disabled" if self._watcher is None else self._watcher.state
+        if self._watcher is None:
+            return "starting" if self._watch_after_build else "disabled"
+        return self._watcher.state
 
     # -- lifecycle -------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -148,12 +151,19 @@ class IndexService:
         self._pipeline.open()
         self._stopping.clear()
         self._pending.mark_full()
+        # A first build writes the whole index (hundreds of MB through the WAL) inside the watched tree: a watcher
+        # running meanwhile spends seconds of CPU on those writes' events. It starts once the build is published,
+        # with a catch-up reconcile for what changed in between (``_run``).
+        self._watch_after_build = self.config.watch and self._pipeline.epoch == 0
         self._thread = threading.Thread(target=self._run, name="codeplane-indexer", daemon=True)
         self._thread.start()
-        if self.config.watch:
-            self._watcher = RepoWatcher(self.root, self._on_batch, lambda: self._pipeline.rules,
-                                        debounce_ms=self.config.debounce_ms)
-            self._watcher.start()
+        if self.config.watch and not self._watch_after_build:
+            self._start_watcher()
+
+    def _start_watcher(self) -> None:
+        self._watcher = RepoWatcher(self.root, self._on_batch, lambda: self._pipeline.rules,
+                                    debounce_ms=self.config.debounce_ms)
+        self._watcher.start()
 
     def wait_ready(self, timeout: float) -> bool:
         return self._ready.wait(timeout)
@@ -166,6 +176,8 @@ class IndexService:
         if self._thread is not None:
             self._thread.join(timeout=30)
             self._thread = None
+        if self._watcher is not None:  # started by the indexer thread after a first build, maybe meanwhile
+            self._watcher.stop()
         self._pipeline.close()
         self.state = "stopped"
 
@@ -211,6 +223,10 @@ class IndexService:
             try:
                 self._pipeline.process(work, full_reason="watcher" if self._ready.is_set() else "startup")
                 self.error = None
+                if self._watch_after_build and not self._stopping.is_set():
+                    self._watch_after_build = False
+                    self._start_watcher()
+                    self._pending.mark_full()  # what changed on disk while the first build ran, unwatched
                 self._mark_ready()
             except Exception as exc:  # keep indexing alive; the work stays pending for a retry
                 self._pipeline.store.note_error(exc)

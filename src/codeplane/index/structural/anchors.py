@@ -13,6 +13,9 @@ import json
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable
+from typing import NamedTuple
+
+from codeplane.index.structural.bulk import covers_most
 
 MAX_EXEMPLARS = 10
 Key = tuple[int, str, str]  # (unit_id, member_token, receiver_shape)
@@ -57,6 +60,37 @@ def rebuild_all(conn: sqlite3.Connection) -> int:
     return _write(conn, conn.execute(_RANKED.format(join="")))
 
 
+class Candidates(NamedTuple):
+    """The ANCHORED member refs of some files, as ``group`` takes them: rows (file id, token, shape, line,
+    column, ref id) and, once per file, its (unit, path), which rows would otherwise each carry a copy of."""
+
+    files: dict[int, tuple[int, str]]
+    rows: list[tuple[int, str, str, int, int, int]]
+
+
+_MEMBERS = ("SELECT file_id, token_text, coalesce(receiver_shape, ''), start_line, start_col, ref_id FROM st_ref "
+            "WHERE is_member = 1 AND ref_tier = 'ANCHORED'")
+
+
+def candidates(conn: sqlite3.Connection, changed_files: list[int]) -> Candidates:
+    """The rows ``group`` takes: ANCHORED member refs of ``changed_files``, in no particular order."""
+    wanted = set(changed_files)
+    files: dict[int, tuple[int, str]] = {}
+    rows: list[tuple[int, str, str, int, int, int]] = []
+    if covers_most(conn, changed_files):  # one pass over each table, not a lookup per file
+        files = {f: (unit, path) for f, unit, path in conn.execute("SELECT file_id, unit_id, path FROM st_file")
+                 if f in wanted}
+        rows = [row for row in conn.execute(_MEMBERS) if row[0] in wanted]
+        return Candidates(files, rows)
+    for start in range(0, len(changed_files), 500):
+        part = changed_files[start:start + 500]
+        marks = _marks(len(part))
+        files.update((f, (unit, path)) for f, unit, path in conn.execute(
+            f"SELECT file_id, unit_id, path FROM st_file WHERE file_id IN ({marks})", part))
+        rows += conn.execute(f"{_MEMBERS} AND file_id IN ({marks})", part)
+    return Candidates(files, rows)
+
+
 def removed_counts(conn: sqlite3.Connection, file_ids: list[int]) -> dict[Key, int]:
     """ANCHORED member refs per group held by ``file_ids`` (call before their facts are deleted)."""
     out: dict[Key, int] = defaultdict(int)
@@ -85,15 +119,30 @@ def _recompute(conn: sqlite3.Connection, pairs: set[tuple[str, str]]) -> None:
     _write(conn, rows)
 
 
+#: Per group key, the changed files' ANCHORED member refs: how many, and the best ``MAX_EXEMPLARS`` in exemplar
+#: order (all a refresh needs of them).
+Added = dict[Key, tuple[int, list[Candidate]]]
+
+
+def group(found: Candidates) -> Added:
+    """Count and rank ``candidates`` by group key. Pure Python, no database: a cold index runs it in a thread
+    while the writer builds indexes."""
+    by_key: dict[Key, list[Candidate]] = defaultdict(list)
+    files = found.files
+    for file_id, token, shape, line, col, ref_id in found.rows:
+        unit, path = files[file_id]
+        by_key[(unit, token, shape)].append((path, line, col, ref_id))
+    return {key: (len(refs), sorted(refs)[:MAX_EXEMPLARS]) for key, refs in by_key.items()}
+
+
 def refresh(conn: sqlite3.Connection, removed: dict[Key, int], changed_files: list[int],
             relinked: set[tuple[str, str]]) -> int:
     """Update the groups touched by a batch; returns how many groups were written."""
-    added: dict[Key, list[Candidate]] = defaultdict(list)
-    for start in range(0, len(changed_files), 500):
-        files = changed_files[start:start + 500]
-        for unit, token, shape, path, line, col, ref_id in conn.execute(
-                _ANCHORED_IN_FILES.format(_marks(len(files))), files):
-            added[(unit, token, shape)].append((path, line, col, ref_id))
+    return apply(conn, removed, group(candidates(conn, changed_files)), relinked)
+
+
+def apply(conn: sqlite3.Connection, removed: dict[Key, int], added: Added, relinked: set[tuple[str, str]]) -> int:
+    """``refresh`` once the changed files' refs are grouped (``group``)."""
     keys = {k for k in (set(removed) | set(added)) if (k[1], k[2]) not in relinked}
     existing: dict[Key, tuple[int, int, list[int]]] = {}
     ordered = sorted(keys)
@@ -116,11 +165,12 @@ def refresh(conn: sqlite3.Connection, removed: dict[Key, int], changed_files: li
         if len(kept) < len(ids) and remaining_total > len(kept):
             full.add((key[1], key[2]))  # a lost exemplar must be replaced from the rest of the population
             continue
-        new_total = remaining_total + len(added.get(key, ()))
+        count, best_added = added.get(key, (0, []))
+        new_total = remaining_total + count
         if group_id:
             deletes.append((group_id,))
         if new_total > 0:
-            best = sorted([*kept, *added.get(key, ())])[:MAX_EXEMPLARS]
+            best = sorted([*kept, *best_added])[:MAX_EXEMPLARS]
             upserts.append((*key, new_total, json.dumps([c[3] for c in best])))
     conn.executemany("DELETE FROM st_anchor_group WHERE group_id = ?", deletes)
     conn.executemany("INSERT INTO st_anchor_group(unit_id, member_token, receiver_shape, total_count, exemplar_ids) "

@@ -7,7 +7,8 @@ the union of what the batches changed: the same steps a one-batch epoch (an edit
 since linking recomputes from what is stored whatever the order of the batches (``linking.py``).
 
 On an empty store (cold index, schema rebuild) the secondary indexes are dropped before the inserts and created
-again in ``finish``, all inside the epoch's transaction: a crash or rollback brings them back with the rest.
+again in ``finish``, all inside the epoch's transaction: a crash or rollback brings them back with the rest. The
+last of them are built while a thread groups the anchor candidates (pure Python), so two cores work then too.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -25,8 +27,12 @@ from codeplane.index.structural.extract import FAILED, NO_GRAMMAR, TOO_LARGE, Ou
 from codeplane.index.structural.workers import Extraction, ExtractionPool
 
 _log = get_logger("index.structural")
-#: Batches submitted but not yet written: one keeps the workers busy while this thread writes the previous.
-LOOKAHEAD = 1
+#: Groups a cold index's anchor candidates beside the writer (``_complete``), when there are this many.
+_GROUPER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="codeplane-anchor-groups")
+_GROUP_APART = 20_000
+#: Batches submitted but not yet written. Two: while this thread waits for the oldest, a worker done with its
+#: share of that batch goes on with the next one instead of idling until the batch is written.
+LOOKAHEAD = 2
 
 
 @dataclass
@@ -108,6 +114,7 @@ class EpochSession:
     def _complete(self) -> None:
         while self._queue:
             self._write_next()
+        self._pool.release()  # extraction is done: the workers' memory is better spent on what follows
         conn, timings = self.conn, self.timings
         cold, self._cold = self._cold, False
         effect, self._effect = self._effect, store.BatchEffect(self.epoch)
@@ -123,16 +130,21 @@ class EpochSession:
         removed = dict(effect.anchors_removed)
         for key, count in rerouted.anchors_removed.items():
             removed[key] = removed.get(key, 0) + count
-        anchors.refresh(conn, removed, sorted(set(effect.upserted.values()) | set(rerouted.files)),
-                        link.member_tokens)
+        found = anchors.candidates(conn, sorted(set(effect.upserted.values()) | set(rerouted.files)))
+        # Grouping many candidates is Python work with no database: on a cold index it runs in a thread while this
+        # one builds the last indexes (long statements, during which SQLite lets go of the GIL).
+        grouping = _GROUPER.submit(anchors.group, found) if cold and len(found.rows) >= _GROUP_APART else None
+        fetched = time.perf_counter()
+        if cold:  # after linking, which rewrites some of the indexed columns
+            schema.create_indexes(conn, for_linking=False)
+        indexed_after = time.perf_counter()
+        anchors.apply(conn, removed, grouping.result() if grouping is not None else anchors.group(found),
+                      link.member_tokens)
         anchored = time.perf_counter()
         snapshots.record(conn, effect)
-        recorded = time.perf_counter()
-        if cold:  # after the steps above, which rewrite some of the indexed columns
-            schema.create_indexes(conn, for_linking=False)
-        timings.indexes += (indexed - began) + (time.perf_counter() - recorded)
+        timings.indexes += (indexed - began) + (indexed_after - fetched)
         timings.link += linked - indexed
         timings.contexts += routed - linked
-        timings.anchors += anchored - routed
-        timings.snapshot += recorded - anchored
+        timings.anchors += (fetched - routed) + (anchored - indexed_after)
+        timings.snapshot += time.perf_counter() - anchored
         timings.refs_relinked += link.refs_changed

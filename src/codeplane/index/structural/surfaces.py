@@ -11,7 +11,9 @@ import hashlib
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
+from typing import Any
 
+from codeplane.index.structural.bulk import covers_most
 from codeplane.index.structural.chase import Chaser
 from codeplane.index.structural.facts import CERTAIN, PROVEN, STRONG, UNCERTAIN
 
@@ -97,22 +99,37 @@ def relink_refs(conn: sqlite3.Connection, chaser: Chaser, file_ids: set[int], *,
     same-file tier. Returns (refs changed, member (token, shape) pairs whose tier moved outside ``fresh``)."""
     updates: list[tuple[str, str | None, str, int]] = []
     moved: set[tuple[str, str]] = set()
-    for part in _chunks(sorted(file_ids)):
-        for (file_id, ref_id, member, token, shape, via, local_tier, local_target, tier, target,
-             certainty) in conn.execute(
-                "SELECT file_id, ref_id, is_member, token_text, receiver_shape, via_import_uid, local_tier, "
-                "local_target_uid, ref_tier, target_uid, certainty FROM st_ref "
-                f"WHERE file_id IN ({_marks(len(part))}) AND via_import_uid IS NOT NULL", part):
-            if upstream is not None and not _from(chaser, via, upstream):
-                continue
-            found = chaser.member(via, token) if member else chaser.via(via)
-            if found is not None:
-                new = (STRONG, found, CERTAIN)
-            else:
-                new = (local_tier, local_target, CERTAIN if local_tier == PROVEN else UNCERTAIN)
-            if new != (tier, target, certainty):
-                updates.append((*new, ref_id))
-                if member and file_id not in fresh:
-                    moved.add((token, shape or ""))
+    # Many refs share an import and a name (every ``models.CharField`` of a file): chase each pair once.
+    chased: dict[tuple[str, str | None], str | None] = {}
+    for (file_id, ref_id, member, token, shape, via, local_tier, local_target, tier, target,
+         certainty) in _through_imports(conn, file_ids):
+        if upstream is not None and not _from(chaser, via, upstream):
+            continue
+        key = (via, token if member else None)
+        if key in chased:
+            found = chased[key]
+        else:
+            found = chased[key] = chaser.member(via, token) if member else chaser.via(via)
+        if found is not None:
+            new = (STRONG, found, CERTAIN)
+        else:
+            new = (local_tier, local_target, CERTAIN if local_tier == PROVEN else UNCERTAIN)
+        if new != (tier, target, certainty):
+            updates.append((*new, ref_id))
+            if member and file_id not in fresh:
+                moved.add((token, shape or ""))
     conn.executemany("UPDATE st_ref SET ref_tier = ?, target_uid = ?, certainty = ? WHERE ref_id = ?", updates)
     return len(updates), moved
+
+
+_THROUGH_IMPORTS = ("SELECT file_id, ref_id, is_member, token_text, receiver_shape, via_import_uid, local_tier, "
+                    "local_target_uid, ref_tier, target_uid, certainty FROM st_ref WHERE via_import_uid IS NOT NULL")
+
+
+def _through_imports(conn: sqlite3.Connection, file_ids: set[int]) -> Iterator[tuple[Any, ...]]:
+    """The refs of ``file_ids`` that go through an import, in no particular order (each is decided on its own)."""
+    if covers_most(conn, file_ids):
+        yield from (row for row in conn.execute(_THROUGH_IMPORTS) if row[0] in file_ids)
+        return
+    for part in _chunks(sorted(file_ids)):
+        yield from conn.execute(f"{_THROUGH_IMPORTS} AND file_id IN ({_marks(len(part))})", part)

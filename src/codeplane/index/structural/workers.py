@@ -2,10 +2,11 @@
 
 Small batches (a typical edit) are extracted in-process: starting workers costs about a second, worth it
 only for a cold index of a big tree (``START_POOL_CHARS`` of text in one batch); once started, the pool
-serves any batch above ``USE_POOL_CHARS``, split into contiguous runs whose big tables come back staged
-(``staging``). ``submit`` returns at once, so the caller writes one batch while the workers parse the next.
-Workers come from a ``forkserver`` (``spawn`` where unavailable) so they never inherit the server's threads
-or locks. If the pool breaks, extraction continues in-process.
+serves the epoch's other batches above ``USE_POOL_CHARS``, split into contiguous runs of about equal parsing
+cost whose big tables come back staged (``staging``), and is let go when the epoch's extraction is done.
+``submit`` returns at once, so the caller writes one batch while the workers parse the next. Workers come
+from a ``forkserver`` (``spawn`` where unavailable) so they never inherit the server's threads or locks. If
+the pool breaks, extraction continues in-process.
 """
 
 from __future__ import annotations
@@ -20,13 +21,18 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 
 from codeplane.core.logging import get_logger
-from codeplane.index.structural.extract import Outcome
+from codeplane.index.languages import detect
+from codeplane.index.structural.extract import MAX_CHARS, Outcome
 from codeplane.index.structural.staging import Staged, StagedOutcomes, extract_staged
 
 _log = get_logger("index.structural.workers")
-#: Text in one batch that justifies starting the workers, and, once they run, using them.
+#: Text in one batch that justifies starting the workers, and, once they run, using them (a batch's text, not
+#: its cost: a cold index starts with a batch of translation catalogs, and the workers should be up by the next).
+#: Low once they run: a batch extracted in-process stalls the single writer while both cores could parse it.
 START_POOL_CHARS = 1_000_000
-USE_POOL_CHARS = 200_000
+USE_POOL_CHARS = 64_000
+#: What a file no grammar parses costs to extract, in characters of parsed text (it is only detected).
+_SKIPPED_COST = 16
 
 
 @contextmanager
@@ -65,9 +71,8 @@ class ExtractionPool:
     def submit(self, items: list[tuple[str, str]]) -> Extraction:
         """Start extracting ``items``; big batches run in the workers while the caller goes on (a cold index
         writes one batch while the next is parsed), small ones in-process when the result is asked for."""
-        size = sum(len(text) for _, text in items)
         threshold = USE_POOL_CHARS if self._pool is not None else START_POOL_CHARS
-        if self.workers <= 1 or size < threshold or len(items) < 2:
+        if self.workers <= 1 or sum(len(text) for _, text in items) < threshold or len(items) < 2:
             return Extraction(self, items, [])
         batches = _runs(items, self.workers * 3)
         try:
@@ -90,18 +95,36 @@ class ExtractionPool:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
 
+    def release(self) -> None:
+        """Let the workers go once an epoch's extraction is done, without waiting for them to exit: idle, they would
+        hold their memory (about 50 MB each) for the server's whole life. The next big batch starts them again."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _cost(path: str, text: str) -> int:
+    """About what extracting a file costs: its text if a grammar parses it, next to nothing otherwise (a batch
+    of translation catalogs and one of JavaScript weigh very differently for the same size)."""
+    info = detect(path)
+    if info is None or info.grammar is None or len(text) > MAX_CHARS:
+        return _SKIPPED_COST
+    return len(text)
+
 
 def _runs(items: list[tuple[str, str]], count: int) -> list[tuple[int, int]]:
-    """``count`` contiguous runs of about equal text size (contiguous so staged rows keep the file order)."""
-    total = sum(len(text) for _, text in items)
+    """``count`` contiguous runs of about equal cost (contiguous so staged rows keep the file order)."""
+    costs = [_cost(path, text) for path, text in items]
+    total = sum(costs)
     runs: list[tuple[int, int]] = []
     start, done = 0, 0
-    for index, (_, text) in enumerate(items):
-        done += len(text)
-        if done * count >= total * (len(runs) + 1) and index + 1 < len(items):
+    for index, cost in enumerate(costs):
+        done += cost
+        if done * count >= total * (len(runs) + 1) and index + 1 < len(costs):
             runs.append((start, index + 1))
             start = index + 1
-    runs.append((start, len(items)))
+    runs.append((start, len(costs)))
     return runs
 
 

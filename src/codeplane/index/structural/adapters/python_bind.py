@@ -45,6 +45,7 @@ from codeplane.index.structural.facts import (
     ThunkRow,
 )
 
+_new_row = tuple.__new__
 _REASONS = {"def": DEF_IN_SCOPE, "class": DEF_IN_SCOPE, "import": IMPORT_ALIAS, "param": PARAM}
 
 
@@ -143,8 +144,8 @@ def build_rows(walk: Walk) -> tuple[list[DefRow], list[BindRow], list[RefRow], l
             target_kind, target_uid = _target(walk, defs, scope_index, name, sites)
             certainty = UNCERTAIN if scope_index == 0 and star else CERTAIN
             bind_index[(scope_index, name)] = len(binds)
-            binds.append(BindRow(scope_index, name, target_kind, target_uid, certainty,
-                                 _REASONS.get(sites[0].kind, LOCAL_ASSIGN)))
+            binds.append(_new_row(BindRow, (scope_index, name, target_kind, target_uid, certainty,
+                                            _REASONS.get(sites[0].kind, LOCAL_ASSIGN))))
     refs = _refs(walk, resolver, binds, bind_index)
     exports = _exports(walk, resolver, binds, bind_index)
     thunks = [ThunkRow("REEXPORT_ALL", row.import_uid, row.source_literal or "", (), (), "python_star_import")
@@ -156,14 +157,13 @@ def build_rows(walk: Walk) -> tuple[list[DefRow], list[BindRow], list[RefRow], l
 
 
 def _target(walk: Walk, defs: list[PendingDef], scope: int, name: str, sites: list[Site]) -> tuple[str, str | None]:
-    kinds = {s.kind for s in sites}
     if len(sites) == 1 and sites[0].kind in ("def", "class"):
         return TARGET_DEF, sites[0].uid
     if len(sites) == 1 and sites[0].kind == "import":
         return TARGET_IMPORT, sites[0].uid
     owner = walk.scopes[scope]
     first = sites[0]
-    if owner.kind in ("file", "class") and kinds == {"assign"} and first.stmt is not None:
+    if owner.kind in ("file", "class") and first.stmt is not None and all(s.kind == "assign" for s in sites):
         # A module or class variable: one DefFact stands for the name, at its first assignment.
         lexical = f"{owner.prefix}.{name}" if owner.prefix else name
         uid = walk.uids.def_uid("variable", lexical, "")
@@ -183,38 +183,43 @@ def _bound(bind: BindRow, index: int) -> tuple[str, str, int, str | None, str | 
 
 def _refs(walk: Walk, resolver: Resolver, binds: list[BindRow], bind_index: dict[tuple[int, str], int],
           ) -> list[RefRow]:
+    # One row per occurrence (most of a file's facts): rows are built with ``tuple.__new__``, skipping the
+    # NamedTuple's Python-level ``__new__``, and attribute lookups are hoisted out of the loop.
     refs: list[RefRow] = []
+    append = refs.append
     resolved_via: list[str | None] = []
-    for occ in walk.occurrences:
+    scopes = walk.scopes
+    resolve = resolver.resolve
+    for scope, name, span, kind, ctx, receiver, shape, import_uid in walk.occurrences:
         via: str | None = None
-        if occ.kind == MEMBER:
-            receiver_via = resolved_via[occ.receiver] if occ.receiver >= 0 else None
-            role = DEFINITION if occ.ctx == STORE else REFERENCE
-            refs.append(RefRow(occ.scope, occ.name, *occ.span, role, ANCHORED, UNCERTAIN, -1, None,
-                               receiver_via, True, occ.shape))
-        elif occ.kind == KWARG:
-            refs.append(RefRow(occ.scope, occ.name, *occ.span, REFERENCE, UNKNOWN, UNCERTAIN, -1, None, None,
-                               False, occ.shape))
-        elif occ.kind == IMPORTED:
-            refs.append(RefRow(occ.scope, occ.name, *occ.span, IMPORT, UNKNOWN, UNCERTAIN, -1, None,
-                               occ.import_uid, False, None))
+        if kind == MEMBER:
+            receiver_via = resolved_via[receiver] if receiver >= 0 else None
+            role = DEFINITION if ctx == STORE else REFERENCE
+            append(_new_row(RefRow, (scope, name, *span, role, ANCHORED, UNCERTAIN, -1, None, receiver_via, True,
+                                     shape)))
+        elif kind == KWARG:
+            append(_new_row(RefRow, (scope, name, *span, REFERENCE, UNKNOWN, UNCERTAIN, -1, None, None, False,
+                                     shape)))
+        elif kind == IMPORTED:
+            append(_new_row(RefRow, (scope, name, *span, IMPORT, UNKNOWN, UNCERTAIN, -1, None, import_uid, False,
+                                     None)))
         else:
-            if occ.kind == EXPORTED:
-                key = occ.name
-                target = resolver.resolve(0, key)
+            if kind == EXPORTED:
+                key = name
+                target = resolve(0, key)
                 role = EXPORT
             else:
-                key = walk.scopes[occ.scope].key(occ.name)
-                target = resolver.resolve(occ.scope, key)
-                role = (DEFINITION if occ.ctx == STORE else IMPORT if occ.ctx == IMPORT_CTX else REFERENCE)
+                owner = scopes[scope]
+                key = owner.key(name) if owner.mangle else name
+                target = resolve(scope, key)
+                role = (DEFINITION if ctx == STORE else IMPORT if ctx == IMPORT_CTX else REFERENCE)
             index = bind_index.get((target, key), -1) if target is not None else -1
             if index < 0:
-                refs.append(RefRow(occ.scope, occ.name, *occ.span, role, UNKNOWN, UNCERTAIN, -1, None, None,
-                                   False, None))
+                append(_new_row(RefRow, (scope, name, *span, role, UNKNOWN, UNCERTAIN, -1, None, None, False, None)))
             else:
                 tier, certainty, bind, target_uid, via = _bound(binds[index], index)
-                refs.append(RefRow(occ.scope, occ.name, *occ.span, role, tier, certainty, bind, target_uid,
-                                   via, False, None))
+                append(_new_row(RefRow, (scope, name, *span, role, tier, certainty, bind, target_uid, via, False,
+                                         None)))
         resolved_via.append(via)
     return refs
 

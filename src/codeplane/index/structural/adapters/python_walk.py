@@ -33,6 +33,7 @@ _CONDITIONAL = frozenset({"if_statement", "try_statement", "with_statement", "fo
                           "while_statement", "match_statement", "elif_clause", "else_clause"})
 _DYNAMIC_CALLS = {"getattr": "getattr", "setattr": "setattr", "hasattr": "hasattr", "delattr": "delattr",
                   "eval": "eval", "exec": "exec", "compile": "eval", "__import__": "dynamic_import"}
+_LONGEST_DYNAMIC = len(b"importlib.import_module")
 
 
 class Site(NamedTuple):
@@ -97,6 +98,9 @@ class Occurrence(NamedTuple):
     import_uid: str | None
 
 
+_new_tuple = tuple.__new__
+
+
 class Walk:
     """Pass 1 over one module. Results are public attributes read by ``python_bind``."""
 
@@ -121,11 +125,16 @@ class Walk:
         # Dispatch on the grammar's integer node kind: ``Node.type`` builds a new string on every access.
         handlers, identifiers, containers = _dispatch()
         stack = self._stack
+        occurrences, text, span = self.occurrences, self.src.text, self.src.span
         while stack:
             node, scope, ctx = stack.pop()
             kind = node.kind_id
             if kind in identifiers:
-                self.bind_name(node, scope, ctx)
+                if ctx == LOAD:  # most names: ``bind_name`` inlined
+                    occurrences.append(_new_tuple(Occurrence, (scope, text(node), span(node), NAME, LOAD, -1, None,
+                                                               None)))
+                else:
+                    self.bind_name(node, scope, ctx)
                 continue
             handler = handlers.get(kind)
             if handler is not None:
@@ -142,17 +151,19 @@ class Walk:
     # -- occurrences and sites ----------------------------------------------------------------------
     def occur(self, node: Node, scope: int, kind: int, ctx: int = LOAD, *, name: str | None = None,
               receiver: int = -1, shape: str | None = None, import_uid: str | None = None) -> int:
-        self.occurrences.append(Occurrence(scope, name if name is not None else self.src.text(node),
-                                           self.src.span(node), kind, ctx, receiver, shape, import_uid))
-        return len(self.occurrences) - 1
+        occurrences = self.occurrences
+        # ``tuple.__new__`` skips the NamedTuple's Python-level ``__new__``: most nodes of a file are occurrences.
+        occurrences.append(_new_tuple(Occurrence, (scope, name if name is not None else self.src.text(node),
+                                                   self.src.span(node), kind, ctx, receiver, shape, import_uid)))
+        return len(occurrences) - 1
 
     def site(self, scope: int, name: str, kind: str, node: Node, *, occurrence: int, uid: str | None = None,
              stmt: Node | None = None) -> None:
         line, col = node.start_point
-        entry = Site(kind, line + 1, self.src.col(line, col), occurrence, uid,
-                     self.src.span(stmt) if stmt is not None else None)
+        entry = _new_tuple(Site, (kind, line + 1, self.src.col(line, col), occurrence, uid,
+                                  self.src.span(stmt) if stmt is not None else None))
         owner = self.scopes[scope]
-        owner.sites.setdefault(owner.key(name), []).append(entry)
+        owner.sites.setdefault(owner.key(name) if owner.mangle else name, []).append(entry)
 
     def bind_name(self, node: Node, scope: int, ctx: int, stmt: Node | None = None) -> None:
         name = self.src.text(node)
@@ -299,7 +310,8 @@ def _visit_keyword_argument(w: Walk, node: Node, scope: int, ctx: int) -> None:
 def _visit_call(w: Walk, node: Node, scope: int, ctx: int) -> None:
     function = node.child_by_field_name("function")
     args = node.child_by_field_name("arguments")
-    if function is not None:
+    # A callee longer than every dynamic one cannot be one: most calls skip decoding their callee's text.
+    if function is not None and function.end_byte - function.start_byte <= _LONGEST_DYNAMIC:
         callee = w.src.text(function) if function.type in ("identifier", "attribute") else ""
         pattern = _DYNAMIC_CALLS.get(callee) or ("dynamic_import" if callee == "importlib.import_module" else None)
         if pattern is not None:
