@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -79,10 +80,10 @@ _Write = tuple[str, str, str, str, int]
 class LexicalIndex:
     def __init__(self, directory: Path, *, threads: int | None = None) -> None:
         self.directory = directory
-        #: Writer threads. One by default: a big epoch hands its documents over beside the writer's own finishing
-        #: work (``defer``), and a second indexing thread would take the core that work runs on. (An artifact
-        #: export needs one too, so the same documents give the same segment bytes.)
-        self._threads = threads or 1
+        #: Writer threads: half the cores (at most 4), one on 2 cores. A big epoch hands its documents over beside
+        #: the writer's own single-threaded finishing work (``defer``); more indexing threads would take the core
+        #: that work runs on. (An artifact export asks for one, so the same documents give the same segment bytes.)
+        self._threads = threads or max(1, min(4, (os.cpu_count() or 1) // 2))
         self._schema = _schema()
         self._index: Any = None
         self._writer: Any = None
