@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,8 @@ from codeplane.core.config import IndexConfig
 from codeplane.core.layout import RepoLayout
 from codeplane.index.epochs import CHUNK
 from codeplane.index.facts_api import FileChange
+from codeplane.index.freshness import PendingChanges
+from codeplane.index.pipeline import IndexPipeline
 from codeplane.index.service import IndexService
 from tests.builders import make_repo
 from tests.index_helpers import all_hits, running_index
@@ -63,4 +66,27 @@ def test_a_big_epoch_gives_the_wal_space_back(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {f"m{n:03}.py": f"word_{n} = {n}\n" * 50 for n in range(CHUNK + 5)})
     with running_index(repo):  # the writer connection stays open (closing it would remove the WAL anyway)
         wal = repo / ".codeplane" / "index.db-wal"
+        # The copy-back waits until /ready (the indexer thread runs it right after): poll for it, bounded.
+        deadline = time.monotonic() + 10
+        while wal.exists() and wal.stat().st_size > 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
         assert not wal.exists() or wal.stat().st_size == 0
+
+
+def test_a_big_epoch_commits_before_copying_its_wal_back(tmp_path: Path) -> None:
+    """The COMMIT of a big epoch leaves the WAL in place (no automatic checkpoint inside it); ``checkpoint``
+    copies it back and empties it, and restores the automatic checkpoint for later commits."""
+    repo = make_repo(tmp_path / "repo", {f"m{n:03}.py": f"word_{n} = {n}\n" * 50 for n in range(CHUNK + 5)})
+    pipeline = IndexPipeline(repo, RepoLayout(repo), IndexConfig(watch=False), PendingChanges())
+    pipeline.open()
+    try:
+        pipeline.reconcile("test")
+        wal = repo / ".codeplane" / "index.db-wal"
+        assert wal.stat().st_size > 0
+        assert pipeline.store.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+        pipeline.checkpoint()
+        assert wal.stat().st_size == 0
+        pipeline.checkpoint()  # nothing due: a no-op
+        assert wal.stat().st_size == 0
+    finally:
+        pipeline.close()

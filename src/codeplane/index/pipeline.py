@@ -225,6 +225,13 @@ class IndexPipeline:
                 self.refresh(list(work.paths), "watcher")
         self.pending.done(work)
 
+    def checkpoint(self) -> None:
+        """The WAL checkpoint a big epoch left for later (``EpochPublisher.checkpoint``); the server runs it once
+        ready, so a cold start answers /ready without waiting for it."""
+        with self.lock:
+            if self._publisher is not None and self.opened:
+                self._publisher.checkpoint()
+
     def mark_changed(self, paths: Iterable[str]) -> None:
         self.pending.mark(paths)
 

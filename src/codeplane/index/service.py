@@ -215,6 +215,7 @@ class IndexService:
                 return
             if work is None:
                 idle_since_reconcile += 0.5
+                self._pipeline.checkpoint()  # e.g. after a big epoch published by ``reconcile`` (a git checkout)
                 if (self._watcher is None or self._watcher.state == "failed") and \
                         idle_since_reconcile >= POLL_INTERVAL_SEC and self._ready.is_set():
                     self._pending.mark_full()
@@ -228,6 +229,7 @@ class IndexService:
                     self._start_watcher()
                     self._pending.mark_full()  # what changed on disk while the first build ran, unwatched
                 self._mark_ready()
+                self._pipeline.checkpoint()  # a big epoch's WAL copy-back, once /ready no longer waits for it
             except Exception as exc:  # keep indexing alive; the work stays pending for a retry
                 self._pipeline.store.note_error(exc)
                 mapped = storage_error(exc, doing="updating the index")
