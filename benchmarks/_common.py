@@ -28,12 +28,19 @@ def sdist(name: str, version: str) -> Path:
     dl = CACHE / "downloads"
     dl.mkdir(exist_ok=True)
     archive = download_sdist(name, version, dl)
-    with tarfile.open(archive) as tar:
-        tar.extractall(CACHE, filter="data")
-    unpacked = next(p for p in CACHE.iterdir() if p.is_dir() and p.name.lower().replace("_", "-")
-                    == f"{name}-{version}".lower())
-    if unpacked != target:
-        unpacked.rename(target)
+    # Unpack aside and rename into place: a concurrent benchmark must never see a half-unpacked tree.
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir=CACHE, prefix=f".unpack-{name}-") as scratch:
+        with tarfile.open(archive) as tar:
+            tar.extractall(scratch, filter="data")
+        unpacked = next(p for p in Path(scratch).iterdir() if p.is_dir() and p.name.lower().replace("_", "-")
+                        == f"{name}-{version}".lower())
+        try:
+            unpacked.rename(target)
+        except OSError:
+            if not target.is_dir():  # another process won the race with the same content
+                raise
     return target
 
 
