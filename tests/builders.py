@@ -117,7 +117,7 @@ class ServerHandle:
             assert time.monotonic() < deadline, "server did not finish booting"
             time.sleep(0.02)
 
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 15) -> int:
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
             try:
