@@ -69,6 +69,8 @@ SHOP: dict[str, str] = {
         "class TestBase:\n    def test_price(self):\n        assert price('a') == 1\n\n"
         "    def test_other(self):\n        assert True\n"),
     "tests/test_child.py": "from test_base import TestBase\n\n\nclass TestChild(TestBase):\n    pass\n",
+    # Another language spelling a Python function's name is no use of it (no module-level fallback here).
+    "web/app.js": "window.price('a');\nprice('b');\n",
 }
 TESTS = sorted(p for p in SHOP if p.rsplit("/", 1)[-1].startswith("test_"))
 

@@ -504,3 +504,28 @@ def test_config_custom_runner_and_exclude(tmp_path: Path, services: list[Testing
         assert invalid.value.code == 2002
 
 
+
+
+def test_selected_cases_run_alone_however_many_from_one_collection(
+        tmp_path: Path, services: list[TestingService]) -> None:
+    """Node ids of one file run exactly those cases (parameters included) beyond the 40 a command line names;
+    the file is handed to pytest once and the events plugin deselects the rest."""
+    body = "".join(f"def test_{n}():\n    pass\n\n\n" for n in range(60))
+    repo = make_repo(tmp_path / "repo", {
+        "pytest.ini": "[pytest]\n",
+        "tests/test_many.py": ("import pytest\n\nCOLLECTED = []\n\n\n" + body
+                               + "@pytest.mark.parametrize('x', [1, 2])\ndef test_p(x):\n    pass\n\n\n"
+                               "class TestK:\n    def test_a(self):\n        pass\n\n    def test_b(self):\n"
+                               "        pass\n\n\ndef test_p_other():\n    pass\n"),
+        "tests/test_other.py": "def test_whole():\n    pass\n"})
+    service = service_for(repo, retry_failed=False)
+    services.append(service)
+    wanted = [f"tests/test_many.py::test_{n}" for n in range(45)]
+    record = finish(service.start_run([*wanted, "tests/test_many.py::test_p", "tests/test_many.py::TestK",
+                                       "tests/test_other.py"]))
+    (many,) = [r.target for r in record.targets if r.target.target_id == "tests/test_many.py"]
+    assert len(many.cases) == 47 and many.cmd[-1] == "tests/test_many.py"  # too many to name in cmd
+    assert _cases(record) == {
+        **{w: "passed" for w in wanted}, "tests/test_many.py::test_p[1]": "passed",
+        "tests/test_many.py::test_p[2]": "passed", "tests/test_many.py::TestK::test_a": "passed",
+        "tests/test_many.py::TestK::test_b": "passed", "tests/test_other.py::test_whole": "passed"}

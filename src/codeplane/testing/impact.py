@@ -28,8 +28,9 @@ from typing import Literal
 from codeplane.core.logging import get_logger
 from codeplane.index.languages import detect
 from codeplane.index.structural.modules import file_keys
+from codeplane.testing.impact_go import GoSelection, is_go_test, package_dir, select_go
 from codeplane.testing.impact_graph import ImportGraph, build_graph, current_epoch
-from codeplane.testing.impact_reach import CoverageUse, SymbolSelection
+from codeplane.testing.impact_reach import CoverageUse, Reach, SymbolSelection
 from codeplane.testing.impact_symbols import ReadLines, SymbolWalk
 
 Confidence = Literal["high", "low"]
@@ -152,7 +153,7 @@ class ImpactIndex:
 
     def affected(self, changed_files: Sequence[str], test_files: Sequence[str], *, uncovered: bool = False,
                  ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None,
-                 read_lines: ReadLines | None = None) -> ImpactResult:
+                 read_lines: ReadLines | None = None, go_targets: Sequence[str] = ()) -> ImpactResult:
         """Test files (among ``test_files``) affected by changes to ``changed_files``.
 
         A Python file with changed line ranges (1-based, inclusive, in the file as it is now) is selected at
@@ -160,10 +161,15 @@ class ImpactIndex:
         that walk cannot follow, at module level. ``read_lines`` gives a file's current lines (decorators:
         fixtures, autouse, hooks); without it every fixture candidate selects its whole scope.
 
+        ``go_targets``: the Go test targets (package directories, ``.`` for the root); a changed ``.go`` file
+        selects their test functions (``impact_go.py``), as matches named by the target.
+
         Raises ``LookupError`` when the index holds no import facts, and whatever the read connection raises
         (3004 while the index is not running).
         """
-        changed = sorted({p.strip().removeprefix("./") for p in changed_files if p.strip()})
+        everything = sorted({p.strip().removeprefix("./") for p in changed_files if p.strip()})
+        # Go changes with Go targets to select are Go's (below); Python's module walk cannot name them.
+        changed = [p for p in everything if not (go_targets and p.endswith(".go"))]
         with self._read() as conn:
             exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'st_import'")
             if exists.fetchone() is None:
@@ -172,19 +178,30 @@ class ImpactIndex:
             sharp = {p: tuple(ranges[p]) for p in changed if ranges and ranges.get(p) and p in graph.id_of
                      and p.endswith((".py", ".pyi"))}
             if not sharp:
-                return _Walk(conn, graph, test_files).run(changed, uncovered=uncovered)
-            try:
-                selection = SymbolWalk(conn, graph.id_of, graph.path_of, test_files,
-                                       read_lines or _unreadable).run(sharp)
-            except Exception as exc:  # a walk that fails must never narrow the selection
-                # Facts the walk did not expect: select all of it at module level, and say so.
-                log.exception("symbol-level impact selection failed", files=len(sharp))
-                selection = SymbolSelection(fallbacks=[(p, f"symbol-level selection failed ({type(exc).__name__})")
-                                                       for p in sorted(sharp)])
-            blunt = sorted({*(p for p in changed if p not in sharp), *(p for p, _ in selection.fallbacks)})
-            walk = _Walk(conn, graph, test_files)
-            result = walk.run(blunt, uncovered=uncovered)
-            return _merge(result, selection, walk, changed)
+                result = _Walk(conn, graph, test_files).run(changed, uncovered=uncovered)
+            else:
+                result = self._sharp(conn, graph, changed, sharp, test_files, uncovered=uncovered,
+                                     read_lines=read_lines)
+            go = {p: tuple((ranges or {}).get(p, ())) for p in everything if p.endswith(".go")}
+            if go and go_targets:
+                result = _with_go(result, _go_selection(conn, graph, go, read_lines), go_targets)
+            return result
+
+    def _sharp(self, conn: sqlite3.Connection, graph: ImportGraph, changed: Sequence[str],
+               sharp: Mapping[str, Sequence[tuple[int, int]]], test_files: Sequence[str], *, uncovered: bool,
+               read_lines: ReadLines | None) -> ImpactResult:
+        try:
+            selection = SymbolWalk(conn, graph.id_of, graph.path_of, test_files,
+                                   read_lines or _unreadable).run(sharp)
+        except Exception as exc:  # a walk that fails must never narrow the selection
+            # Facts the walk did not expect: select all of it at module level, and say so.
+            log.exception("symbol-level impact selection failed", files=len(sharp))
+            selection = SymbolSelection(fallbacks=[(p, f"symbol-level selection failed ({type(exc).__name__})")
+                                                   for p in sorted(sharp)])
+        blunt = sorted({*(p for p in changed if p not in sharp), *(p for p, _ in selection.fallbacks)})
+        walk = _Walk(conn, graph, test_files)
+        result = walk.run(blunt, uncovered=uncovered)
+        return _merge(result, selection, walk, changed)
 
 
 _RANGES = re.compile(r"^(?P<path>.+?):(?P<ranges>\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*)$")
@@ -246,6 +263,39 @@ def _merge(blunt: ImpactResult, sharp: SymbolSelection, walk: _Walk, changed: Se
                    unresolved_imports=broken[:UNCOVERED_CAP], changed_symbols=tuple(sharp.seeds),
                    reached=frozenset(sharp.reached_defs) if sharp.seeds else None,
                    fallbacks=fallbacks, hint=hint)
+
+
+def _go_selection(conn: sqlite3.Connection, graph: ImportGraph, changes: Mapping[str, Sequence[tuple[int, int]]],
+                  read_lines: ReadLines | None) -> GoSelection:
+    try:
+        return select_go(conn, graph.id_of, graph.path_of, changes, read_lines or _unreadable)
+    except Exception as exc:  # never narrower than is safe: every Go test package runs whole
+        log.exception("Go test selection failed", files=len(changes))
+        why = f"Go test selection failed ({type(exc).__name__})"
+        return GoSelection(cases={package_dir(p): {"": Reach("high", (why,))} for p in graph.id_of
+                                  if is_go_test(p)}, fallbacks=[(p, why) for p in sorted(changes)])
+
+
+def _with_go(result: ImpactResult, go: GoSelection, targets: Sequence[str]) -> ImpactResult:
+    """``result`` plus the Go targets ``go`` reached, as matches named by the target (cases: ``-run``)."""
+    by_dir = {("" if t == "." else t): t for t in targets}
+    matches = {m.test_file: m for m in result.matches}
+    for directory, cases in sorted(go.cases.items()):
+        target = by_dir.get(directory)
+        if target is None:
+            continue
+        best: Confidence = "high" if any(r.confidence == "high" for r in cases.values()) else "low"
+        chains = tuple(" → ".join(r.chain) for _, r in sorted(cases.items()))[:_MAX_REASONS]
+        matches[target] = TestMatch(target, best, chains, () if "" in cases else tuple(
+            CaseMatch(case, r.confidence, r.chain) for case, r in sorted(cases.items())))
+    fallbacks = tuple(f"{p}: {why}" for p, why in go.fallbacks)
+    picked = [matches[t] for t in sorted(set(matches) & set(targets))]
+    hint = (f"Go: {sum(len(m.cases) for m in picked)} test function(s) and {sum(1 for m in picked if not m.cases)} "
+            f"whole package(s) reach the changed Go code" + (f" ({len(fallbacks)} change(s) selected by package "
+                                                             "imports, see fallbacks)" if fallbacks else "") + ".")
+    rest = result.hint if result.matches or result.changed_modules or result.unresolved_files else ""
+    return replace(result, matches=tuple(matches[k] for k in sorted(matches)), hint=f"{hint} {rest}".strip(),
+                   changed_symbols=(*result.changed_symbols, *go.seeds), fallbacks=(*result.fallbacks, *fallbacks))
 
 
 class _Walk:

@@ -64,6 +64,10 @@ class SymbolWalk:
     """One walk over one read transaction. ``tests``: the discovered test files; ``read_lines``: a file's
     current lines (decorators and fixture names are read from the text, ``None`` when unreadable)."""
 
+    #: The source files this walk seeds from (``impact_go.GoWalk``: Go).
+    suffixes: tuple[str, ...] = (".py", ".pyi")
+    language = "Python"
+
     def __init__(self, conn: sqlite3.Connection, id_of: Mapping[str, int], path_of: Mapping[int, str],
                  tests: Iterable[str], read_lines: ReadLines) -> None:
         self.conn = conn
@@ -195,8 +199,8 @@ class SymbolWalk:
         if file_id is None:
             self.fallback(path, "not in the index (deleted, ignored or new)")
             return
-        if not path.endswith((".py", ".pyi")):
-            self.fallback(path, "not a Python file")
+        if not path.endswith(self.suffixes):
+            self.fallback(path, f"not a {self.language} file")
             return
         self._dangling(file_id, path)
         lines = sorted({n for a, b in ranges for n in range(max(1, min(a, b)), max(a, b) + 1)})
@@ -311,8 +315,11 @@ class SymbolWalk:
         """
         file_id, line, col = site
         path = self.path_of.get(file_id, "")
-        if path.endswith(".pyi") or (confidence == "low" and self._is_keyword(path, line, col)):
-            return  # stubs never run; a keyword argument's name is no use
+        if path.endswith(".pyi") or not path.endswith(self.suffixes) or (
+                confidence == "low" and self._is_keyword(path, line, col)):
+            # Stubs never run; another language's code cannot call this one's (a name in a vendored
+            # jquery.js that spells a Python method's is no use of it); a keyword argument's name is no use.
+            return
         user = self.innermost(file_id, line)
         if user is not None and user.uid == used.uid:
             return

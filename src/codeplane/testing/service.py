@@ -34,9 +34,11 @@ from codeplane.testing.discovery import Discovery, MissingRunner, discover, univ
 from codeplane.testing.execution import RunExecutor, RunSettings
 from codeplane.testing.impact import ImpactIndex, ImpactResult, TestMatch, parse_changes
 from codeplane.testing.impact_reach import CoverageUse
+from codeplane.testing.line_cache import LineCache
 from codeplane.testing.model import RunCoverage, RunSnapshot, Target
 from codeplane.testing.orphans import owner_token, reap_orphans
 from codeplane.testing.run_store import RunHandle, RunStore
+from codeplane.testing.runners.go import GO_NAME, go_run_pattern
 from codeplane.testing.runs import RunRecord, new_run_id
 
 log = get_logger(__name__)
@@ -92,6 +94,7 @@ class TestingService:
         self.layout = layout
         self.artifacts = artifacts
         self.impact = impact
+        self._line_cache = LineCache(root)
         self.costs = CostHistory(layout.state_dir / "test_costs.db")
         self.store = RunStore(layout.test_runs_db, keep=config.keep_runs)
         self.coverage = CoverageStore(layout.state_dir / "coverage.db")
@@ -182,21 +185,23 @@ class TestingService:
                                                  for p in prefixes)]
         impact = None
         if affected_by is not None:
-            impact = self._affected(affected_by, [t.path for t in found.targets if t.path], ranges=ranges)
+            impact = self._affected(affected_by, [t.path for t in found.targets if t.path], ranges=ranges,
+                                    go_targets=[t.target_id for t in found.targets if t.runner == "go"])
             matches = {m.test_file: m for m in impact.matches}
-            targets = [_with_cases(t, matches[t.path]) for t in targets if t.path in matches]
+            targets = [_with_cases(t, matches[_match_key(t)]) for t in targets if _match_key(t) in matches]
         return DiscoveryView(tuple(targets), len(found.targets), tuple(sorted({p.runner for p in found.projects})),
                              found.missing, impact)
 
     def _affected(self, changed: Sequence[str], test_files: Sequence[str], *, uncovered: bool = False,
-                  ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None) -> ImpactResult:
+                  ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None,
+                  go_targets: Sequence[str] = ()) -> ImpactResult:
         if self.impact is None:
             raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "impact selection needs the structural index",
                                  details={"reason": "no import facts available"})
         changes = _changes(changed, ranges)
         try:
             result = self.impact.affected(list(changes), test_files, uncovered=uncovered, ranges=changes,
-                                          read_lines=self._lines)
+                                          read_lines=self._lines, go_targets=go_targets)
         except LookupError as exc:
             raise CodePlaneError(ErrorCode.INDEX_NOT_READY, f"impact selection is unavailable: {exc}",
                                  details={"reason": str(exc)}) from exc
@@ -221,16 +226,13 @@ class TestingService:
 
     def _lines(self, path: str) -> list[str]:
         """A file's current lines for impact selection (decorators, fixtures); [] when unreadable."""
-        try:
-            return (self.root / path).read_text(encoding="utf-8", errors="replace").splitlines()
-        except (OSError, ValueError):
-            return []
+        return self._line_cache.lines(path)
 
     def inspect_affected(self, changed_files: Sequence[str], *,
                          ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None) -> ImpactResult:
         found = self.discovery()
         return self._affected(changed_files, [t.path for t in found.targets if t.path], uncovered=True,
-                              ranges=ranges)
+                              ranges=ranges, go_targets=[t.target_id for t in found.targets if t.runner == "go"])
 
     def tests_for(self, paths: Sequence[str], ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None,
                   ) -> list[str]:
@@ -330,7 +332,7 @@ class TestingService:
         for item in wanted:
             key = item.strip().strip("/") or "."
             file, _, case = key.partition("::")
-            if case and file in by_id and by_id[file].runner == "pytest":
+            if case and file in by_id and by_id[file].runner in _CASE_RUNNERS:
                 chosen[file] = by_id[file]
                 wanted_cases = cases.get(file, set())
                 if wanted_cases is not None:  # else the whole target is already asked for
@@ -414,18 +416,40 @@ class TestingService:
         self.coverage.close()
 
 
-#: More selected cases than this in one file run the whole file: pytest collects every node id argument on its
-#: own, so hundreds of them cost more than the cases they leave out.
-MAX_CASES_PER_TARGET = 40
+#: More selected cases than this in one file run the whole file. The runner hands pytest the file once and the
+#: events plugin deselects the other cases (``$CODEPLANE_PYTEST_SELECT``), so the bound is only the answer's size.
+MAX_CASES_PER_TARGET = 400
+#: A target's ``cmd`` (shown, to run it alone) names at most this many node ids; beyond, the whole file.
+MAX_CMD_CASES = 40
+
+
+#: Go selects cases by one ``-run`` regular expression, whose length is the only cost.
+MAX_GO_CASES = 400
+#: Runners that can run some cases of a target: pytest node ids, ``go test -run``.
+_CASE_RUNNERS = frozenset({"pytest", "go"})
 
 
 def _only(target: Target, cases: Sequence[str]) -> Target:
-    """``target`` running only ``cases`` (pytest node id parts); all of them when ``cases`` is empty."""
-    if not cases or target.runner != "pytest" or len(cases) > MAX_CASES_PER_TARGET:
+    """``target`` running only ``cases`` (pytest node id parts, Go test function names); all of them when
+    ``cases`` is empty."""
+    if not cases or target.runner not in _CASE_RUNNERS:
+        return target
+    last = target.cmd[-1] if target.cmd else None
+    if target.runner == "go":
+        if len(cases) > MAX_GO_CASES or not all(GO_NAME.match(c) for c in cases):
+            return target
+        cmd = (*target.cmd[:-1], "-run", go_run_pattern(cases), last) if last == target.selector else target.cmd
+        return replace(target, cases=tuple(sorted(set(cases))), cmd=cmd)
+    if len(cases) > MAX_CASES_PER_TARGET:
         return target
     nodes = tuple(f"{target.selector}::{c}" for c in cases)
-    cmd = (*target.cmd[:-1], *nodes) if target.cmd and target.cmd[-1] == target.selector else target.cmd
+    cmd = (*target.cmd[:-1], *nodes) if last == target.selector and len(nodes) <= MAX_CMD_CASES else target.cmd
     return replace(target, cases=tuple(cases), cmd=cmd)
+
+
+def _match_key(target: Target) -> str:
+    """What impact matches name a target by: its file, or (Go packages) its id."""
+    return target.path or (target.target_id if target.runner == "go" else "")
 
 
 def _with_cases(target: Target, match: TestMatch) -> Target:

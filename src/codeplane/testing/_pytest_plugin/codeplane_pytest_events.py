@@ -13,6 +13,11 @@ With ``$CODEPLANE_PYTEST_POOL`` set (a directory, see CodePlane's ``testing/pool
 are shared with other processes: this one runs its own files first, then takes listed files one by one
 (``<index>.claim`` created with ``O_EXCL``) until none is left, and says which (``pool``, ``claimed``).
 
+With ``$CODEPLANE_PYTEST_SELECT`` set (a JSON file: absolute test file path → cases, ``test_x``,
+``TestC::test_x`` or ``TestC``), only those cases of those files run (with their parameters); the rest of such
+a file is deselected. The file is collected once, where a node id argument per case would collect it again for
+each one.
+
 Standalone on purpose: it runs inside the repository's interpreter, so it imports nothing but the
 standard library and pytest, and works on old pytest versions. It does nothing when the variable is unset.
 """
@@ -32,6 +37,7 @@ import pytest
 _ENV = "CODEPLANE_PYTEST_EVENTS"
 _RERUN_ENV = "CODEPLANE_PYTEST_RERUN"
 _POOL_ENV = "CODEPLANE_PYTEST_POOL"
+_SELECT_ENV = "CODEPLANE_PYTEST_SELECT"
 _LONGREPR_CHARS = 6_000
 #: ``attempt``: 2 while failed tests run again; ``failed``: node ids with a failed phase in the main loop;
 #: ``collect_t``: when each collector started; ``collect_s``: seconds spent collecting, per file.
@@ -94,15 +100,37 @@ def _ignored(config: Any, path: str) -> bool:
         return False
 
 
+def _selection() -> dict[str, list[str]]:
+    """``$CODEPLANE_PYTEST_SELECT``: real path of a test file → the cases of it to run (unreadable: none)."""
+    path = os.environ.get(_SELECT_ENV)
+    if not path:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            raw = json.load(handle)
+        return {os.path.realpath(str(f)): [str(c) for c in cases] for f, cases in raw.items() if cases}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}  # everything runs: more than asked, never less
+
+
+def _chosen(nodeid: str, cases: list[str]) -> bool:
+    rest = nodeid.split("::", 1)[1] if "::" in nodeid else ""
+    return any(rest == c or rest.startswith((c + "::", c + "[")) for c in cases)
+
+
 def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -> None:
     verdicts: dict[str, bool] = {}
     keep: list[Any] = []
     dropped: list[Any] = []
+    wanted = _selection()
+    real: dict[str, str] = {}
     for item in items:
         path = _file_of(item.nodeid)
         if path not in verdicts:
             verdicts[path] = _ignored(config, path)
-        (dropped if verdicts[path] else keep).append(item)
+            real[path] = os.path.realpath(path) if wanted else path
+        cases = wanted.get(real[path])
+        (dropped if verdicts[path] or (cases is not None and not _chosen(item.nodeid, cases)) else keep).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep

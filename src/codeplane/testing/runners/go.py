@@ -1,5 +1,7 @@
 """``go test``: one target per package directory holding ``*_test.go``; a batch runs in one ``go test -json``.
 
+A target with ``cases`` (impact selection, ``pkg::TestX`` ids) runs only those top-level tests (``-run``).
+
 ``-p 1`` keeps the packages of one batch sequential: CodePlane's own workers provide the parallelism, and
 the per-target watchdog needs "the package running now" to be unambiguous.
 """
@@ -25,6 +27,13 @@ from codeplane.testing.runners.base import (
 )
 
 _MODULE = re.compile(r"^\s*module\s+(\S+)", re.MULTILINE)
+#: A top-level test function's name: what a ``-run`` alternative may hold unescaped.
+GO_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def go_run_pattern(cases: Sequence[str]) -> str:
+    """``-run`` for exactly these top-level tests (their subtests run too): ``^(TestA|TestB)$``."""
+    return "^(" + "|".join(sorted(set(cases))) + ")$"
 
 
 def module_path(project_dir: Path) -> str:
@@ -68,6 +77,10 @@ class GoRunner(Runner):
         argv = [*toolchain.argv, "-json", "-p", "1"]
         if rerun:
             argv.append("-count=1")
+        if targets and all(t.cases for t in targets):
+            # One -run for the whole process: the union of the packages' cases (a package may run a same-named
+            # test it was not asked for, never fewer); a whole package in the batch runs everything.
+            argv += ["-run", go_run_pattern([c for t in targets for c in t.cases])]
         argv += [t.selector for t in targets]
         return Invocation(tuple(argv), project.dir(repo_root), toolchain.environ())
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import configparser
 import fnmatch
+import json
 import os
 import re
 import shlex
@@ -44,6 +45,8 @@ PLUGIN_DIR = Path(__file__).resolve().parent.parent / "_pytest_plugin"
 PLUGIN_NAME = "codeplane_pytest_events"
 EVENTS_ENV = "CODEPLANE_PYTEST_EVENTS"
 RERUN_ENV = "CODEPLANE_PYTEST_RERUN"
+#: Cases to run per file (the events plugin deselects the rest): one collection per file, any number of cases.
+SELECT_ENV = "CODEPLANE_PYTEST_SELECT"
 COVERAGE_PLUGIN = "codeplane_pytest_coverage"
 COVERAGE_OUT_ENV = "CODEPLANE_COVERAGE_OUT"
 COVERAGE_ROOT_ENV = "CODEPLANE_COVERAGE_ROOT"
@@ -166,7 +169,17 @@ class PytestRunner(Runner):
             extra[COVERAGE_ROOT_ENV] = str(coverage.root)
             if coverage.lines_file is not None:
                 extra[COVERAGE_LINES_ENV] = str(coverage.lines_file)
-        argv += [node for t in targets for node in ([f"{t.selector}::{c}" for c in t.cases] or [t.selector])]
+        if toolchain.configured:  # a wrapper (tox, a container) may drop the environment: node ids it is
+            argv += [node for t in targets for node in ([f"{t.selector}::{c}" for c in t.cases] or [t.selector])]
+        else:
+            argv += [t.selector for t in targets]
+            selection = {os.path.realpath(project.dir(repo_root) / t.selector): list(t.cases)
+                         for t in targets if t.cases}
+            if selection:
+                workdir.mkdir(parents=True, exist_ok=True)
+                chosen = workdir / "pytest-select.json"
+                chosen.write_text(json.dumps(selection, sort_keys=True), encoding="utf-8")
+                extra[SELECT_ENV] = str(chosen)
         return Invocation(tuple(argv), project.dir(repo_root), toolchain.environ(extra), event_file=events,
                           report_files=reports)
 
