@@ -1,7 +1,7 @@
 """What the boot leaves until after ``/ready`` (issue 19's warm restart) still works from ``/ready`` on.
 
 The tool catalogue's schemas and the refactor service are built on a daemon thread once the server serves, or by
-the first call that needs them; ``/ready`` must still mean every tool answers.
+the first call that needs them; ``/ready`` must still mean every tool answers, over a tree whose crash recovery ran.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from codeplane.mutation.journal import Journal, Original, temp_path
 from codeplane.server.services import Deferred
-from tests.builders import call, make_repo, mcp_client, start_server
+from tests.builders import call, cpl_json, make_repo, mcp_client, start_server
 
 FILES = {
     "app/__init__.py": "",
@@ -54,6 +55,32 @@ def test_a_failed_build_raises_to_its_caller_and_the_next_use_builds_again() -> 
     with pytest.raises(OSError, match="disk went away"):
         deferred.get()
     assert deferred.get() == "service" and deferred.get() == "service" and len(attempts) == 2
+
+
+@pytest.mark.anyio
+async def test_a_batch_a_crash_left_half_written_is_rolled_back_by_ready_and_never_found(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    cpl_json("init", cwd=repo)  # a warm restart: the index exists and holds the file as committed
+    original = (repo / "app/models.py").read_bytes()
+    Journal.write(repo, repo / ".codeplane/journal", "mut_crashed",
+                  [Original("app/models.py", original, 0o644, temp_path("app/models.py", "mut_crashed"))],
+                  created_dirs=[], moves=[])
+    (repo / "app/models.py").write_text("half_written_token = 1\n")
+    handle = start_server(repo)
+    try:
+        with httpx.Client(timeout=10) as http:
+            deadline = time.monotonic() + 60
+            while http.get(f"{handle.base_url}/ready").status_code != 200:
+                assert time.monotonic() < deadline, "server never became ready"
+                time.sleep(0.01)
+        assert (repo / "app/models.py").read_bytes() == original
+        async with mcp_client(handle) as client:
+            stale = await call(client, "search", {"query": "half_written_token", "syntax": "identifier"})
+            fresh = await call(client, "search", {"query": "User", "syntax": "identifier"})
+        assert "results" not in stale  # an empty page leaves the key out
+        assert "app/models.py" in {r["path"] for r in fresh["results"]}
+    finally:
+        handle.stop()
 
 
 @pytest.mark.anyio
