@@ -124,6 +124,14 @@ class Shell:
         return out
 
 
+def read_header(text: str) -> tuple[int, str]:
+    """From a read's text, as the model sees it (``== path start-end/total <sha>``): the first line shown
+    and the file's short hash, the precondition of the next write."""
+    head = re.search(r"^== \S+ (\d+)\S* ([0-9a-f]{12})$", text, re.M)
+    assert head, text
+    return int(head.group(1)), head.group(2)
+
+
 def python_edit(path: str, old: str, new: str) -> str:
     """The edit an agent writes in a shell: exact text, refused if it is not there."""
     return (f"python3 - <<'EOF'\nimport pathlib\np = pathlib.Path({path!r})\ns = p.read_text()\n"
@@ -154,10 +162,9 @@ def _break_suffix(root: Path) -> None:
 async def fix_cp(cp: CodePlane, root: Path) -> None:
     run = await cp("run_test_targets", {"targets": ["tests/test_utils.py"], "wait_sec": 300})
     assert run["state"] == "failed"
-    read = await cp("read_source", {"targets": [{"symbol": "make_default_short_help"}]})
+    await cp("read_source", {"targets": [{"symbol": "make_default_short_help"}]})
     await cp("write_source", {"edits": [{"path": UTILS, "action": "update", "old_text": 'len("..")',
-                                         "new_text": 'len("...")',
-                                         "expected_file_sha256": read["files"][0]["file_sha256"]}]})
+                                         "new_text": 'len("...")', "expected_file_sha256": read_header(cp.text)[1]}]})
     again = await cp("run_test_targets", {"targets": ["tests/test_utils.py"], "wait_sec": 300})
     assert again["state"] == "passed", again
 
@@ -199,10 +206,10 @@ async def param_cp(cp: CodePlane, root: Path) -> None:
                                "scope": {"paths": ["src/", "tests/"]}})
     # The hits show both call lines whole; only the suffix code of the function is left to read.
     assert {h["path"] for h in refs["results"]} == {UTILS, "src/click/core.py", "tests/test_utils.py"}
-    read = await cp("read_source", {"targets": [{"path": UTILS, "start_line": 96, "end_line": 106}]})
+    await cp("read_source", {"targets": [{"path": UTILS, "start_line": 96, "end_line": 106}]})
     await cp("write_source", {"edits": [
         {"path": UTILS, "action": "update", "old_text": _SIG_OLD, "new_text": _SIG_NEW,
-         "expected_file_sha256": read["files"][0]["file_sha256"]},
+         "expected_file_sha256": read_header(cp.text)[1]},
         {"path": UTILS, "action": "update", "old_text": 'total_length += len("...")',
          "new_text": "total_length += len(suffix)"},
         {"path": UTILS, "action": "update", "old_text": 'return " ".join(words[:i]) + "..."',
@@ -236,8 +243,8 @@ def _commit_change(root: Path) -> None:
 
 
 async def review_cp(cp: CodePlane, root: Path) -> None:
-    log = await cp("git_log", {"limit": 1})
-    oid = log["commits"][0]["oid"]
+    await cp("git_log", {"limit": 1})
+    oid = cp.text.split()[0]  # the short id the model read
     await cp("git_diff", {"base": f"{oid}~1", "target": oid})
     run = await cp("run_test_targets", {"affected_by": [UTILS], "wait_sec": 300})
     assert run["state"] == "passed", run
@@ -255,7 +262,7 @@ QUERY_PY = "django/db/models/query.py"
 async def explore_cp(cp: CodePlane, root: Path) -> None:
     await cp("map_repo", {"include": ["structure"], "depth": 1})
     read = await cp("read_source", {"targets": [{"symbol": "QuerySet.get_or_create"}]})
-    assert read["files"][0]["path"] == QUERY_PY
+    assert read["files"][0]["path"] == QUERY_PY, read
     await cp("search", {"query": "get_or_create", "syntax": "identifier", "scope": {"paths": ["django/"]},
                         "limit": 20})
 
@@ -278,16 +285,16 @@ def _rival_edit(root: Path) -> None:
 
 
 async def recover_cp(cp: CodePlane, root: Path) -> None:
-    read = await cp("read_source", {"targets": [{"symbol": "_has_own_attribute"}]})
-    line = read["files"][0]["range"][0]
+    await cp("read_source", {"targets": [{"symbol": "_has_own_attribute"}]})
+    line, read_sha = read_header(cp.text)
     _rival_edit(root)
     edit = {"path": MAKE, "action": "update", "start_line": line, "end_line": line,
             "new_content": "def _has_own_attribute(cls: type, attrib_name: str) -> bool:\n",
-            "expected_file_sha256": read["files"][0]["file_sha256"]}
+            "expected_file_sha256": read_sha}
     await cp("write_source", {"edits": [edit]}, expect_error=True)
     # The refusal's text shows the line as it is now and the file's current hash: the retry needs no re-read.
     now = re.search(rf"^{line}:(.*)$", cp.text, re.M)
-    sha = re.search(r"actual_file_sha256=([0-9a-f]{16})", cp.text)
+    sha = re.search(r"actual_file_sha256=([0-9a-f]{12})", cp.text)
     assert now and sha and now.group(1).endswith("  # noqa: D103"), cp.text
     await cp("write_source", {"edits": [{**edit, "new_content": "def _has_own_attribute(cls: type, attrib_name: str)"
                                                                " -> bool:  # noqa: D103\n",
@@ -331,8 +338,22 @@ TASKS = [
 
 # -- running ------------------------------------------------------------------------------------------------
 def start_server(root: Path, *extra: str) -> tuple[subprocess.Popen[str], int]:
-    env = {**os.environ, "PYTHONPATH": "src", "PYTHONDONTWRITEBYTECODE": "1"}
+    # The shell's pytest has no per-target timeout; on a loaded 2-core machine attrs' test_make.py alone can
+    # take longer than the default 30 s, which would turn a passing run into a timeout.
+    env = {**os.environ, "PYTHONPATH": "src", "PYTHONDONTWRITEBYTECODE": "1",
+           "CODEPLANE__TESTS__TARGET_TIMEOUT_SEC": "600"}
     return start_cpl(root, *extra, env=env)
+
+
+async def wait_for_index(client: Client) -> None:
+    """The agent starts on a daemon that has its index (as the shell's ``rg`` needs none): ``cpl up`` may
+    announce ready while a big repository (Django) is still being indexed. Not counted."""
+    for _ in range(600):
+        res = await client.call_tool("describe", {})
+        if (res.structured_content or {}).get("result", {}).get("index_status") == "ready":
+            return
+        await asyncio.sleep(1)
+    raise RuntimeError("the index never became ready")
 
 
 def end_state(root: Path, test_cmd: str | None) -> tuple[str, bool]:
@@ -359,6 +380,7 @@ async def run_task(task: Task) -> tuple[Tally, Tally, bool, bool]:
     proc, port = start_server(ours)
     try:
         async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            await wait_for_index(client)
             await task.codeplane(CodePlane(client, cp_tally), ours)
     finally:
         proc.terminate()

@@ -23,7 +23,8 @@ _NOT_HANDLES = {"batch_id", "request_id", "artifact_id", "mutation_id"}
 _MAX_TEXT_WITHOUT_CURSOR = 16 * 1024
 
 _FILES = {
-    "pyproject.toml": "[project]\nname = 'pkg'\n\n[tool.pytest.ini_options]\ntestpaths = ['tests']\n",
+    "pyproject.toml": ("[project]\nname = 'pkg'\n\n[tool.pytest.ini_options]\ntestpaths = ['tests']\n"
+                       "pythonpath = ['.']\n"),
     "pkg/__init__.py": "",
     "pkg/util.py": "def helper(x, scale=2):\n    return x * scale\n\n\nLIMIT = 3\n",
     "pkg/app.py": "from pkg.util import helper\n\n\ndef main():\n    return helper(1)\n",
@@ -72,6 +73,7 @@ def repo(tmp_path: Path) -> Path:
 
 async def test_every_tool_answers_lean_with_its_handles_in_the_text(repo: Path) -> None:
     seen: dict[str, str] = {}
+    texts: dict[str, str] = {}
     with running_server(repo) as server:
         async with mcp_client(server) as client:
             listed = {t.name for t in (await client.list_tools()).tools}
@@ -80,13 +82,15 @@ async def test_every_tool_answers_lean_with_its_handles_in_the_text(repo: Path) 
                 res = await client.call_tool(tool, args)
                 body, text = envelope(res), answer_text(res)
                 seen[tool] = "error" if res.is_error else "ok"
+                texts[tool] = text
                 if res.is_error:
                     err = body["error"]
                     assert text.startswith(f"error {err['code']} {err['error']}"), (tool, text)
                     return {}
                 record = body["result"]
                 for key, value in _handles(record):
-                    shown = value[:16] if "sha256" in key else value  # a short sha is accepted back
+                    # A short sha and a short commit id are accepted back (write_source, git refs).
+                    shown = value[:12] if "sha256" in key or key == "oid" else value
                     assert shown in text, f"{tool}: {key}={value} is missing from the text:\n{text}"
                 assert not list(_empties(record)), (tool, list(_empties(record)))
                 assert len(text.encode()) <= _MAX_TEXT_WITHOUT_CURSOR or _has_cursor(record), tool
@@ -116,6 +120,9 @@ async def test_every_tool_answers_lean_with_its_handles_in_the_text(repo: Path) 
             await check("inspect_affected_tests", {"changed_files": ["pkg/util.py"]})
             run = await check("run_test_targets", {"targets": ["tests/test_app.py"], "wait_sec": 120})
             assert run["state"] == "failed" and run["fingerprint"]
+            # The re-run failed the same case again: the head line says the counts once, no attempt tallies.
+            head = texts["run_test_targets"].splitlines()[0]
+            assert head.endswith(f": 1 passed, 1 failed fingerprint={run['fingerprint']}"), texts["run_test_targets"]
             await check("get_test_run", {"run_id": run["run_id"]})
             await check("get_test_run", {"run_id": run["run_id"], "include": "cases"})
             await check("cancel_test_run", {"run_id": run["run_id"], "wait_sec": 0})
@@ -192,14 +199,16 @@ async def test_a_short_sha_from_the_text_is_a_precondition_and_a_stale_one_refus
         async with mcp_client(server) as client:
             res = await client.call_tool("read_source", {"targets": [{"path": "pkg/util.py"}]})
             full = envelope(res)["result"]["files"][0]["file_sha256"]
-            assert f"sha256={full[:16]} " in answer_text(res) or answer_text(res).count(full[:16]) == 1
+            assert answer_text(res).splitlines()[0] == f"== pkg/util.py 1-5/5 {full[:12]}"
             edit = {"path": "pkg/util.py", "action": "update", "old_text": "LIMIT = 3", "new_text": "LIMIT = 5"}
-            short = await client.call_tool("write_source", {"edits": [{**edit, "expected_file_sha256": full[:15]}]})
-            assert short.is_error and envelope(short)["error"]["code"] == 1003, "fewer than 16 digits is a typo"
-            stale = "0" * 16 if not full.startswith("0" * 16) else "f" * 16
+            short = await client.call_tool("write_source", {"edits": [{**edit, "expected_file_sha256": full[:11]}]})
+            assert short.is_error and envelope(short)["error"]["code"] == 1003, "fewer than 12 digits is a typo"
+            stale = "0" * 12 if not full.startswith("0" * 12) else "f" * 12
             refused = await client.call_tool("write_source", {"edits": [{**edit, "expected_file_sha256": stale}]})
             assert refused.is_error and envelope(refused)["error"]["code"] == 5002
             assert (repo / "pkg" / "util.py").read_text() == _FILES["pkg/util.py"]
-            ok = await client.call_tool("write_source", {"edits": [{**edit, "expected_file_sha256": full[:16]}]})
+            ok = await client.call_tool("write_source", {"edits": [{**edit, "expected_file_sha256": full[:12]}]})
             assert not ok.is_error, answer_text(ok)
+            now = envelope(ok)["result"]["delta"]["files"][0]["new_sha256"]
+            assert answer_text(ok) == f"pkg/util.py {now[:12]}", "a write says what the next write needs"
     assert "LIMIT = 5" in (repo / "pkg" / "util.py").read_text()

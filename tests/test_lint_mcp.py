@@ -93,7 +93,9 @@ async def test_fix_is_one_mutation_the_index_and_the_task_see(tmp_path: Path) ->
             assert fix["mutation_id"] in text and fix["delta"]["mutation_id"] == fix["mutation_id"]
             for fixed in fix["files"]:
                 on_disk = sha256_bytes((root / fixed["path"]).read_bytes())
-                assert fixed["new_sha256"] == on_disk and on_disk in text
+                assert fixed["new_sha256"] == on_disk
+                assert any(line.startswith(f"{fixed['path']} ") and line.endswith(f" by ruff {on_disk[:12]}")
+                           for line in text.splitlines()), text
             assert (root / "pkg/a.py").read_text().startswith("import sys\n\n\ndef f")
             assert (root / "pkg/b.py").read_text() == "import json\n\nvalue = json.dumps(1)\n"
             assert "diagnostics" not in report  # what was left: nothing ruff reports

@@ -113,7 +113,7 @@ async def test_the_refusal_text_carries_the_retry_so_no_re_read_is_needed(tmp_pa
             details = envelope(res)["error"]["details"]
             now = sha256_bytes((root / "m.py").read_bytes())
             assert text.startswith("error 5002 MUTATION_PRECONDITION_FAILED: m.py changed since it was read")
-            assert f"actual_file_sha256={now[:16]}" in text
+            assert f"actual_file_sha256={now[:12]}\n" in text
             assert text.endswith("\n4:def load(path, mode='r'):  # io"), text
             assert details["current"] == [{"line": 4, "text": "def load(path, mode='r'):  # io"}]
             # Everything the retry needs came from the text: the line as it is now and the short hash.

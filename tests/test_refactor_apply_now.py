@@ -58,12 +58,12 @@ async def test_a_rename_whose_every_edit_is_certain_is_applied_in_the_same_call(
         assert applied["applied_edits"] == 3 and "not_applied" not in record
         assert {f["path"] for f in applied["files"]} == {"app/clock.py", "app/timer.py"}
         assert "edits" not in record and "affected_files" not in record, "the preview's edits are written"
-        # The apply's answer, naming what was done; every new hash as its accepted 16-digit prefix.
+        # The apply's answer, naming what was done; every new hash as its accepted 12-digit prefix.
         assert text.startswith(f"applied 3 edits: rename function app.clock.tick #{record['symbol']['def_uid']} "
                                f"-> advance [refactor {record['refactor_id']} candidate c1]\n"), text
         for f in applied["files"]:
             assert f["sha256"] == sha256_bytes((root / f["path"]).read_bytes())
-            assert f"M {f['path']} sha256={f['sha256'][:16]}" in text
+            assert f"\n{f['path']} {f['sha256'][:12]}" in text
         count, last = await _ledger(client)
         assert count == before + 1 and last["op_type"] == "refactor_rename" and last["kind"] == "mutation"
         assert last["mutation_fingerprint"] and last["changed_paths"] == ["app/clock.py", "app/timer.py"], last

@@ -12,10 +12,10 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-#: The whole SHA-256 or, like a short git id, its first 16+ hex digits (what answers' text shows): 64 bits
-#: still make "the file changed since I read it" impossible to miss by chance, and the check compares
-#: against the hash of the exact bytes on disk either way.
-SHA256_PREFIX_MIN = 16
+#: The whole SHA-256 or, like a short git id, its first 12+ hex digits (what answers' text shows): 48 bits
+#: still make "the file changed since I read it" impossible to miss by chance (one in 2.8e14), and the check
+#: compares against the hash of the exact bytes on disk either way.
+SHA256_PREFIX_MIN = 12
 _SHA256 = rf"^[0-9a-f]{{{SHA256_PREFIX_MIN},64}}$"
 
 

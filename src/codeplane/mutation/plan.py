@@ -62,7 +62,7 @@ AimedAt = Callable[[Document], dict[str, Any]]
 def check_sha(path: str, index: int, current: Current, expected: str | None, *,
               aimed_at: AimedAt | None = None) -> None:
     """5002 unless the bytes on disk hash to ``expected`` (SHA-256 of the exact bytes, as read_source), or to a
-    hash it is a prefix of (16+ hex digits, ``edits.SHA256_PREFIX_MIN``). The refusal carries the current hash
+    hash it is a prefix of (12+ hex digits, ``edits.SHA256_PREFIX_MIN``). The refusal carries the current hash
     and, for a text edit, the current text where it was aimed: enough to redo the edit without a re-read."""
     if expected is None or current.data is None:
         return

@@ -10,7 +10,7 @@ each answer has two faces, built here from one result model:
   content under a one-line header, …) or, for a tool without one, the lean record as compact JSON. Every id,
   cursor, hash and fingerprint of the record must appear in the text, because the next call needs them
   and the model sees only the text (a test checks this for every tool). A file's SHA-256 appears as its
-  first 16 hex digits, which ``write_source`` accepts as a precondition like git accepts a short id.
+  first 12 hex digits, which ``write_source`` accepts as a precondition like git accepts a short id.
   Then one ``meta:`` line of ``key=value`` pairs, only when meta has something the text does not say.
 
 Errors render as ``error <code> <NAME> (retryable): message`` plus a line of the details as ``key=value``
@@ -32,7 +32,7 @@ Renderer = Callable[[Any], str]
 
 
 #: Hex digits of a SHA-256 shown in text; ``expected_file_sha256`` accepts such a prefix (like a short git id).
-SHORT_SHA = 16
+SHORT_SHA = 12
 
 
 #: Affected tests named in a text, at most. A few can be run by name (run_test_targets(targets=...)); a
@@ -130,7 +130,7 @@ def _source_lines(value: Any) -> list[str]:
 
 
 def _short_hashes(value: Any, key: str = "") -> Any:
-    """File hashes in a text as their accepted 16-digit prefix (a 5002 names the current one this way)."""
+    """File hashes in a text as their accepted 12-digit prefix (a 5002 names the current one this way)."""
     if isinstance(value, dict):
         return {k: _short_hashes(v, k) for k, v in value.items()}
     if isinstance(value, list):

@@ -27,7 +27,7 @@ INSTRUCTIONS = (
     "CodePlane serves this repository's index and exact operations. Prefer its tools over shell "
     "commands: search (not grep), read_source (not cat), write_source (not editors), git_* (not git), "
     "run_test_targets (not pytest). Answers are short text; errors start with 'error <code> <NAME>' and "
-    "say whether a retry can help. A file's sha256 may be given by its first 16 hex digits. Git operations "
+    "say whether a retry can help. A file's sha256 may be given by its first 12 hex digits. Git operations "
     "that would discard work need confirm: true and first save a recovery point (undo: git_reset "
     "recovery_point=..., list: git_inspect action='recovery_points'). describe(action='tool', name=...) "
     "documents a tool fully."

@@ -152,11 +152,12 @@ async def _list_files(ctx: ToolContext, params: ListFilesParams) -> ListFilesRes
 
 
 def render_read_source(result: ReadSourceResult) -> str:
-    """Each file as a one-line header (path, lines shown of total, sha256) and its text."""
+    """Each file as a one-line header, ``== path start-end/total <sha>`` (the file's short SHA-256, the
+    precondition of its next write), and its text."""
     parts = []
     for f in result.files:
         lines = f"{f.range[0]}" if f.range[0] == f.range[1] else f"{f.range[0]}-{f.range[1]}"
-        head = f"== {f.path} {lines}/{f.line_count} sha256={short_sha(f.file_sha256)}"
+        head = f"== {f.path} {lines}/{f.line_count} {short_sha(f.file_sha256)}"
         if f.partial:
             head += " (partial)"
         body = f.content if f.content.endswith("\n") or not f.content else f.content + "\n"
@@ -167,7 +168,7 @@ def render_read_source(result: ReadSourceResult) -> str:
 
 
 def render_read_full(result: ReadFileFullResult) -> str:
-    head = f"== {result.path} {result.line_count} lines {result.size} bytes sha256={short_sha(result.file_sha256)}"
+    head = f"== {result.path} {result.line_count} lines {result.size} bytes {short_sha(result.file_sha256)}"
     if result.content is None:
         return f"{head}\n{result.message or ''}".rstrip()
     return f"{head}\n{result.content}".rstrip("\n")
@@ -192,10 +193,10 @@ def tools(services: Services) -> list[ToolSpec]:
         ToolSpec(
             name="read_source", category="files", params=ReadSourceParams, result=ReadSourceResult,
             handler=_read_source, kind="read", render=render_read_source,
-            summary=("Read line ranges of one or more files, or a definition by name (symbol). Returns the text "
-                     "with its line endings, the language, "
-                     "the line count and file_sha256 (SHA-256 of the exact bytes on disk, the precondition "
-                     "write_source checks). At most max_bytes per call; has_more/cursor continue."),
+            summary=("Read line ranges of one or more files, or a definition by name (symbol). Each file comes "
+                     "as a header, '== path start-end/total <sha>', and its exact text; <sha> is the first 12 hex "
+                     "digits of file_sha256 (SHA-256 of the bytes on disk), the precondition write_source "
+                     "checks. At most max_bytes per call; has_more/cursor continue."),
             when_to_use=("reading code found with search", "getting file_sha256 before write_source",
                          "reading several files or ranges in one call"),
             when_not_to_use=("finding where something is (use search)", "listing a directory (use list_files)"),

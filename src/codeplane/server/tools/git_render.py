@@ -1,7 +1,8 @@
 """Text renderings of git answers, shaped like the git CLI output an agent already reads.
 
 A diff is a unified diff (``git diff`` form, with each file's status and counts in its header), a log is
-``git log --oneline``-like with full ids (the next call may pass them as refs), a status is
+``git log --oneline``-like with 12-digit ids (the next call may pass them as refs: git resolves a short id
+as it does on the command line; the record has them whole), a status is
 ``git status --short``-like, a write its outcome and its effect (HEAD and refs moved, paths with their new
 sha256, the recovery point). Every id and cursor of the structured answer appears (answers.py).
 """
@@ -19,12 +20,13 @@ from codeplane.git.status import StatusReport
 from codeplane.server.answers import lean_dump, pairs, short_sha
 from codeplane.server.tooling import ToolResult
 
-#: Hex digits of a commit id in a diff's head line (the caller named both sides; git itself shows 7).
-_DIFF_OID_HEX = 12
+#: Hex digits of a commit id in a text (git itself shows 7; refs accept the short form; the record has them
+#: whole).
+_OID_HEX = 12
 
 
 def _short_oids(label: str) -> str:
-    return "..".join(side[:_DIFF_OID_HEX] if len(side) == 40 and all(c in "0123456789abcdef" for c in side)
+    return "..".join(side[:_OID_HEX] if len(side) == 40 and all(c in "0123456789abcdef" for c in side)
                      else side for side in label.split(".."))
 
 
@@ -57,7 +59,7 @@ def render_diff(report: DiffReport) -> str:
 
 
 def commit_line(commit: CommitInfo) -> str:
-    return f"{commit.oid} {commit.author.time[:10]} {commit.author.name}: {commit.summary}"
+    return f"{commit.oid[:_OID_HEX]} {commit.author.time[:10]} {commit.author.name}: {commit.summary}"
 
 
 def render_log(commits: list[CommitInfo], next_cursor: str | None) -> str:
@@ -104,12 +106,8 @@ def render_show(show: ShowResult) -> str:
     return "\n".join(lines)
 
 
-#: Hex digits of a commit id in an effect's HEAD and ref lines (the record has them whole).
-_EFFECT_OID_HEX = 12
-
-
 def _oid(value: object) -> str:
-    return str(value)[:_EFFECT_OID_HEX] if value else "0"
+    return str(value)[:_OID_HEX] if value else "0"
 
 
 def effect_lines(effect: dict[str, Any]) -> list[str]:
@@ -125,7 +123,7 @@ def effect_lines(effect: dict[str, Any]) -> list[str]:
     paths = effect.get("paths", [])
     for p in paths:
         sha = p.get("sha256")
-        state = "deleted" if sha == "" else f"sha256={short_sha(sha)}" if sha else ""
+        state = "deleted" if sha == "" else short_sha(sha) if sha else ""
         lines.append(f"{p['path']} {state}".rstrip())
     if effect.get("paths_total", 0) > len(paths):
         lines.append(f"… {effect['paths_total'] - len(paths)} more paths")
@@ -159,7 +157,7 @@ def render_history(page: HistoryPage) -> str:
                                                                           else "")
         if e.line_range:
             what += f" lines {e.line_range[0]}-{e.line_range[1]}"
-        lines.append(f"{e.oid} {e.author.time[:10]} {e.author.name}: {e.summary} [{what}]")
+        lines.append(f"{e.oid[:_OID_HEX]} {e.author.time[:10]} {e.author.name}: {e.summary} [{what}]")
     if page.pagination.next_cursor:
         lines.append(f"next cursor: {page.pagination.next_cursor}")
     return "\n".join(lines) or "no history"
@@ -171,7 +169,7 @@ def render_blame(page: BlamePage) -> str:
     lines = [f"blame {page.path} @ {page.commit} ({page.total_lines} lines)"]
     for h in page.hunks:
         came = f" (from {h.orig_path}:{h.orig_start_line})" if h.orig_path != page.path else ""
-        lines.append(f"{h.start_line}-{h.start_line + h.lines - 1} {h.commit[:_EFFECT_OID_HEX]} "
+        lines.append(f"{h.start_line}-{h.start_line + h.lines - 1} {h.commit[:_OID_HEX]} "
                      f"{h.author.time[:10]} {h.author.name}: {h.summary}{came}")
     if page.pagination.next_cursor:
         lines.append(f"next cursor: {page.pagination.next_cursor}")

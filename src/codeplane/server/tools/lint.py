@@ -10,6 +10,7 @@ from pydantic import Field
 
 from codeplane.core.calls import MutationReport
 from codeplane.lint import Diagnostic, FixOutcome, LinterInfo, Progress, ToolRun
+from codeplane.server.answers import short_sha
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
 
@@ -116,7 +117,8 @@ def render_lint_check(result: LintCheckResult) -> str:
     lines = [_diagnostic_line(d) for d in result.diagnostics]
     if result.fix is not None:
         lines.append(f"fixed {len(result.fix.files)} file(s) [mutation {result.fix.mutation_id}]")
-        lines += [f"M {f.path} {f.edits} edit(s) by {f.tool} sha256={f.new_sha256}" for f in result.fix.files]
+        lines += [f"{f.path} {f.edits} edit(s) by {f.tool} {short_sha(f.new_sha256 or '')}".rstrip()
+                  for f in result.fix.files]
     lines += [f"note: {n}" for n in result.notes]
     for run in result.runs:
         where = "" if run.root == "." else f"@{run.root}"

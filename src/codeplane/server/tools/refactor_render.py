@@ -113,11 +113,11 @@ def render_apply(result: ApplyOutcome, *, what: str = "") -> str:
                                         f"{result.skipped_low} low skipped" if result.skipped_low else "") if part)
     lines = [f"applied {result.applied_edits} edits{f' ({extra})' if extra else ''}{f': {what}' if what else ''} "
              f"[refactor {result.refactor_id} candidate {result.candidate_id}]"]
-    lines += [f"M {f.path} sha256={short_sha(f.sha256)}" for f in result.files]
+    lines += [f"{f.path} {short_sha(f.sha256)}" for f in result.files]
     lines += [f"R {m.from_path} -> {m.to_path}" for m in result.moves]
     lines += [f"D {path}" for path in result.deleted]
     if result.delta is not None:
-        lines += [f"{f.path} sha256={short_sha(f.new_sha256)}" for f in result.delta.files
+        lines += [f"{f.path} {short_sha(f.new_sha256)}" for f in result.delta.files
                   if f.new_sha256 and all(f.path != a.path for a in result.files)]
         tests = tests_affected_line(result.delta.tests_affected)
         if tests:

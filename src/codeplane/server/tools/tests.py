@@ -77,10 +77,8 @@ class RunParams(ToolParams):
     wait_sec: float = Field(default=25.0, ge=0, le=_MAX_WAIT,
                             description="Longest to wait for the run before returning its id to poll.")
     coverage: bool = Field(default=False, description=(
-        "pytest only, nothing to install: record which definitions each test runs. Later selections "
-        "(affected_by, inspect_affected_tests, write_source's delta) use it: tests that ran a changed function "
-        "are selected, those whose fresh evidence shows they did not are left out. With affected_by, the answer "
-        "also says how much of the changed code ran. Slower than a plain run."))
+        "pytest only: record which definitions each test runs, so later affected_by selections follow what "
+        "really ran (and an affected_by run says how much changed code ran). Slower."))
 
 
 class GetRunParams(ToolParams):

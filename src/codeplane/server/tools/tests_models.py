@@ -304,6 +304,13 @@ def _attempts(target: TargetRunModel) -> str:
                                                                         else "") for a in retries)
 
 
+def _reproduced(target: TargetRunModel) -> bool:
+    """Every retry re-ran the first attempt's failing cases and each of them failed again."""
+    first, *retries = target.attempts
+    return bool(retries) and all(a.outcome == first.outcome and a.failing_cases == a.cases_run == first.failing_cases
+                                 for a in retries)
+
+
 def _target_lines(target: TargetRunModel) -> list[str]:
     """``FAILED target: <attempts>`` and the attempts' own messages; nothing for a target whose one attempt
     failed only through the failing cases listed after it."""
@@ -327,8 +334,9 @@ def render_test_run(result: TestRunResult) -> str:
     target_lines = [_target_lines(t) for t in result.targets]
     if len(result.targets) == 1 and len(target_lines[0]) == 1 and result.failures and \
             all(case.case_id.startswith(result.targets[0].target_id) for case in result.failures):
-        # One target, named by its failing cases: its attempts fit in the head line.
-        told = f" ({_attempts(result.targets[0])})"
+        # One target, named by its failing cases: its attempts fit in the head line, and say nothing when
+        # every retry failed just the cases the first attempt failed (not flaky: the failures are real).
+        told = "" if _reproduced(result.targets[0]) else f" ({_attempts(result.targets[0])})"
         target_lines = []
     elif set(outcomes) != {"passed"} and sum(outcomes.values()) > 1:
         told = " (targets: " + ", ".join(f"{n} {k}" for k, n in outcomes.items()) + ")"

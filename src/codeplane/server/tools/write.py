@@ -45,7 +45,7 @@ class WriteEdit(BaseModel):
     replace_all: bool = Field(default=False, description="update by text: replace every occurrence.")
     to: str | None = Field(default=None, description="move: destination path.")
     expected_file_sha256: str | None = Field(
-        default=None, description=("file_sha256 from read_source (or its first 16+ hex digits, as answers show "
+        default=None, description=("file_sha256 from read_source (or its first 12+ hex digits, as answers show "
                                    "it); the edit is refused if the file changed."))
 
 
@@ -148,18 +148,22 @@ _ACTION_MARK = {"created": "A", "create": "A", "updated": "M", "update": "M", "d
 
 
 def render_write(result: WriteSourceResult) -> str:
-    """A diffstat, ``M path +a -d sha256=<new>`` per file (the summary line only for a dry run or an empty
-    batch: the file lines say the rest), the affected tests, warnings; a dry run's diff follows."""
+    """What a write changed, as little as the next step needs: ``path <new short sha>`` per file (the hash
+    is the precondition of its next write; ``A``/``D``/``R`` before a created, deleted or moved file, an
+    update, the usual case, unmarked; +/- counts are in the record: the caller wrote the edits and knows
+    them), any re-anchored span, the affected tests, warnings. A dry run or an empty batch adds the summary
+    line (with the counts), a dry run its diff."""
     delta = result.delta
     # The mutation id stays in the record (no tool takes it).
     lines = [result.summary] if delta.diff or not result.applied or not delta.files else []
     for f in delta.files:
         mark = _ACTION_MARK.get(str(f.action), str(f.action))
+        mark = "" if mark == "M" else f"{mark} "
         name = f"{f.old_path} -> {f.path}" if f.old_path else f.path
-        sha = f" sha256={short_sha(f.new_sha256)}" if f.new_sha256 else ""
+        sha = f" {short_sha(f.new_sha256)}" if f.new_sha256 else ""
         extra = "".join(f"; line {c.original.start_line} re-anchored to {c.corrected.start_line}"
                         for c in f.line_corrections)
-        lines.append(f"{mark} {name} +{f.insertions} -{f.deletions}{sha}{extra}")
+        lines.append(f"{mark}{name}{sha}{extra}")
     tests = tests_affected_line(delta.tests_affected)
     if tests:
         lines.append(tests)
