@@ -1,7 +1,7 @@
 """Renames across files in Java, C# and PHP through the real server and the official MCP client: what the
 index links is a ``high`` edit, what the syntax does not settle is ``low`` and listed with its reason (never
 applied by default). The renamed Java project is compiled by ``javac`` and the PHP one run by ``php`` when
-they are installed; C# has no compiler here, so its renamed text is checked."""
+they are installed; C# is compiled by mono's ``mcs`` (C# 6) when installed, otherwise its renamed text is checked."""
 
 from __future__ import annotations
 
@@ -150,6 +150,118 @@ async def test_csharp_renames_reach_partial_parts_and_leave_open_receivers_low(t
         assert "cart.Insert(item); var c = new Basket(); c.Insert(item); carts.ForEach(x => x.Put(item));" in runner
         more = (server.root / "Models/Cart.More.cs").read_text()
         assert "public partial class Basket" in more and "void Grow() { Insert(null); }" in more
+
+
+CS_MCS = {
+    'App/Runner.cs': (
+        'using System;\n'
+        'using Shop.Models;\n'
+        'using static Shop.Util.Helpers;\n'
+        '\n'
+        'namespace Shop.App\n'
+        '{\n'
+        '    public class Runner\n'
+        '    {\n'
+        '        private Cart cart = new Cart();\n'
+        '\n'
+        '        public int Run()\n'
+        '        {\n'
+        '            cart.Add(Item.Of("x"));\n'
+        '            var c = new Cart();\n'
+        '            c.AddAll(new[] { Item.Of("y") });\n'
+        '            c.Limit = Twice(c.Limit);\n'
+        '            Base b = c;\n'
+        '            Console.WriteLine(c.Limit);\n'
+        '            return b.Size() + this.cart.Size();\n'
+        '        }\n'
+        '    }\n'
+        '}\n'
+    ),
+    'Models/Base.cs': (
+        'namespace Shop.Models\n'
+        '{\n'
+        '    public abstract class Base\n'
+        '    {\n'
+        '        protected int count;\n'
+        '        protected void Touch() { count++; }\n'
+        '        public virtual int Size() { return count; }\n'
+        '    }\n'
+        '}\n'
+    ),
+    'Models/Cart.Extra.cs': (
+        'namespace Shop.Models\n'
+        '{\n'
+        '    public partial class Cart\n'
+        '    {\n'
+        '        public int Limit { get; set; }\n'
+        '        public void AddAll(Item[] all) { foreach (var i in all) { Add(i); } this.Limit = all.Length; }\n'
+        '    }\n'
+        '}\n'
+    ),
+    'Models/Cart.cs': (
+        'using System.Collections.Generic;\n'
+        '\n'
+        'namespace Shop.Models\n'
+        '{\n'
+        '    public partial class Cart : Base\n'
+        '    {\n'
+        '        private readonly List<Item> items = new List<Item>();\n'
+        '        public void Add(Item item) { items.Add(item); Touch(); }\n'
+        '        public override int Size() { return items.Count + base.Size(); }\n'
+        '    }\n'
+        '}\n'
+    ),
+    'Models/Item.cs': (
+        'namespace Shop.Models\n'
+        '{\n'
+        '    public class Item\n'
+        '    {\n'
+        '        public string Name;\n'
+        '        public static Item Of(string name) { var i = new Item(); i.Name = name; return i; }\n'
+        '    }\n'
+        '}\n'
+    ),
+    'Util/Helpers.cs': (
+        'namespace Shop.Util\n'
+        '{\n'
+        '    public static class Helpers\n'
+        '    {\n'
+        '        public static int Twice(int x) { return x * 2; }\n'
+        '    }\n'
+        '}\n'
+    ),
+}
+
+
+async def test_csharp_renames_compile_with_mcs(tmp_path: Path) -> None:
+    """C# 6 code (what Debian's mono ``mcs`` compiles): every rename is high and the project still compiles."""
+    with running_server(make_repo(tmp_path / "repo", CS_MCS)) as server:
+        async with mcp_client(server) as client:
+            highs: list[int] = []
+            lows: list[tuple[str, str, int, str]] = []
+            for symbol, new_name in (("Shop.Models.Cart.Add", "Insert"), ("Shop.Models.Item.Of", "Make"),
+                                     ("Shop.Models.Base.Size", "Total"), ("Shop.Util.Helpers.Twice", "Double"),
+                                     ("Shop.Models.Cart.Limit", "Cap"), ("Shop.Models.Base.Touch", "Poke")):
+                preview = await _rename(client, symbol, new_name)
+                highs.append(preview["counts"]["high"])
+                assert preview["counts"]["medium"] == 0, (symbol, preview["counts"])
+                lows += [(new_name, i["edit"]["path"], i["edit"]["line"], i["edit"]["reason"])
+                         for i in (await _low(client, preview["refactor_id"]) if preview["counts"]["low"] else [])]
+                await call(client, "refactor_apply", {"refactor_id": preview["refactor_id"]})
+            # def + ``Add(i)`` in the other partial part + ``cart.Add``; ``items.Add`` is List's, listed not renamed
+            assert highs == [3, 3, 5, 2, 5, 2]
+            assert lows == [("Insert", "Models/Cart.cs", 8, "other_binding")]
+            cart = await call(client, "refactor_rename", {"symbol": "Shop.Models.Cart", "new_name": "Basket"})
+            await call(client, "refactor_apply", {"refactor_id": cart["refactor_id"], "candidate_id": "c1"})
+        sources = sorted(server.root.rglob("*.cs"))
+        text = "\n".join(p.read_text() for p in sources)
+        for old in ("Add(", "Of(", "Size(", "Twice(", "Limit", "Touch(", "Cart"):
+            assert old not in text.replace("items.Add(", ""), old
+        if shutil.which("mcs") is None:
+            pytest.skip("mcs (mono) is not installed")
+        built = subprocess.run(["mcs", "-target:library", f"-out:{tmp_path / 'shop.dll'}", *map(str, sources)],
+                               capture_output=True, text=True, timeout=300, check=False)
+        assert built.returncode == 0, built.stdout + built.stderr
 
 
 PHP = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from codeplane.core.errors import CodePlaneError
-from codeplane.refactor.docsweep import code_block_lines, mention_confidence
+from codeplane.refactor.docsweep import code_block_lines, doctest_lines, mention_confidence
 from codeplane.refactor.identifiers import identifier_problem, validate_identifier
 from codeplane.refactor.jsimports import JsMove, js_move_edits, resolve_specifier
 from codeplane.refactor.lexical import occurrences
@@ -77,6 +77,15 @@ def test_doc_mention_confidence() -> None:
     assert mention_confidence("we process data", 3, "process") == "low"
     assert mention_confidence("call Job.process now", 9, "process") == "medium"
     assert code_block_lines("text\n```py\nfoo()\n```\nafter\n") == {2, 3, 4}
+
+
+def test_rust_doctest_lines_are_the_code_blocks_of_doc_comments() -> None:
+    text = ("//! ```\n//! use semver::Version;\n//! ```\n"          # 1-3: a doctest
+            "/// ```text\n/// Version 1\n/// ```\n"                 # 4-6: not Rust
+            "/// ```no_run\n/// let v = Version::new();\n/// ```\n"  # 7-9: compiled
+            "// ```\n// Version\n// ```\n"                           # 10-12: a plain comment
+            "/// ```\n/// open\nfn f() {}\n/// Version\n")          # 13-16: the comment ends at fn
+    assert doctest_lines(text) == {2, 8, 14}
 
 
 PY_FILES = {

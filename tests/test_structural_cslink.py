@@ -3,10 +3,13 @@ partial types, members through declared types and the repository's hierarchy, an
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 
 import pytest
 
+from codeplane.index.structural import classdeps
+from codeplane.index.structural.store import BatchEffect
 from tests.test_structural_index import Harness
 
 
@@ -122,6 +125,44 @@ def test_links_follow_edits_and_equal_a_full_rebuild(h: Harness) -> None:
     assert h.ref("Models/Cart.cs", 5, "Touch") == ("UNKNOWN", None)
     final = {**{k: v for k, v in CS.items() if k != "Models/Cart.More.cs"},
              "Models/Base.cs": CS["Models/Base.cs"].replace("Touch", "Poke")}
+    fresh = Harness()
+    try:
+        fresh.apply(final)
+        assert _tiers(h) == _tiers(fresh)
+    finally:
+        fresh.conn.close()
+
+
+def test_the_affected_set_follows_partial_parts_users_and_new_names(h: Harness,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[set[str] | None] = []
+    real = classdeps.affected
+
+    def recording(conn: sqlite3.Connection, effect: BatchEffect, language: str,
+                  suffixes: tuple[str, ...], *, fold: bool = False) -> set[int] | None:
+        ids = real(conn, effect, language, suffixes, fold=fold)
+        if language == "csharp":
+            paths = dict(conn.execute("SELECT file_id, path FROM st_file").fetchall())
+            seen.append(None if ids is None else {paths[i] for i in ids})
+        return ids
+
+    monkeypatch.setattr(classdeps, "affected", recording)
+    h.apply(CS)
+    assert seen[-1] is None
+    helpers = CS["Util/Helpers.cs"]
+    h.apply({"Util/Helpers.cs": helpers.replace("x * 2", "x + x")})  # a body edit: Helpers and its one user
+    assert seen[-1] == {"Util/Helpers.cs", "App/Runner.cs"}
+    more = CS["Models/Cart.More.cs"]
+    h.apply({"Models/Cart.More.cs": more.replace("void Grow()", "void Touch() { }\n        void Grow()")})
+    # a new ``Touch`` in one part hides Base's for the other part; users of the partial Cart's members too
+    assert seen[-1] == {"Models/Cart.More.cs", "Models/Cart.cs", "Models/Base.cs", "App/Runner.cs"}
+    assert h.ref("Models/Cart.cs", 5, "Touch")[0] == "STRONG"
+    assert h.ref("Models/Cart.cs", 5, "Touch")[1] != h.uid("Shop.Models.Base.Touch")
+    h.apply({"Models/Cart.cs": CS["Models/Cart.cs"].replace(" : Base", "")})
+    assert seen[-1] is None  # a supertype list changed
+    final = {**CS, "Util/Helpers.cs": helpers.replace("x * 2", "x + x"),
+             "Models/Cart.More.cs": more.replace("void Grow()", "void Touch() { }\n        void Grow()"),
+             "Models/Cart.cs": CS["Models/Cart.cs"].replace(" : Base", "")}
     fresh = Harness()
     try:
         fresh.apply(final)

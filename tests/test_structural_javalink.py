@@ -4,10 +4,13 @@ classes, two on-demand imports offering one name, a name an import takes from ou
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 
 import pytest
 
+from codeplane.index.structural import classdeps
+from codeplane.index.structural.store import BatchEffect
 from tests.test_structural_index import Harness
 
 
@@ -170,6 +173,47 @@ def test_edits_reach_the_files_they_can_change_and_only_those(h: Harness) -> Non
     fresh = Harness()
     try:
         fresh.apply(final)
+        assert _tiers(h) == _tiers(fresh)
+    finally:
+        fresh.conn.close()
+
+
+def test_the_affected_set_is_the_changed_files_their_users_and_the_spellers_of_new_names(
+        h: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[set[str] | None] = []
+    real = classdeps.affected
+
+    def recording(conn: sqlite3.Connection, effect: BatchEffect, language: str,
+                  suffixes: tuple[str, ...], *, fold: bool = False) -> set[int] | None:
+        ids = real(conn, effect, language, suffixes, fold=fold)
+        if language == "java":
+            paths = dict(conn.execute("SELECT file_id, path FROM st_file").fetchall())
+            seen.append(None if ids is None else {paths[i].removeprefix(J) for i in ids})
+        return ids
+
+    monkeypatch.setattr(classdeps, "affected", recording)
+    h.apply(JAVA)
+    assert seen[-1] is None  # the first batch records every file's declarations and links them all
+    cart = JAVA[J + "Cart.java"]
+    h.apply({J + "Cart.java": cart.replace("touch(); this.touch();", "this.touch();")})  # a body edit
+    # Cart itself and the files with a reference into Cart (not Base, Item, Sized or Saved)
+    assert seen[-1] == {"Cart.java", "app/Main.java", "app/Worker.java"}
+    h.apply({J + "Item.java": JAVA[J + "Item.java"].replace("public String label;",
+                                                            "public String label;\n        int size;")})
+    # ``size`` is a new name: every file spelling it is relinked, with Item's users
+    assert seen[-1] == {"Item.java", "Sized.java", "Cart.java", "app/Main.java", "app/Saved.java"}
+    h.apply({J + "Cart.java": cart.replace(" implements Sized", "")})
+    assert seen[-1] is None  # a changed supertype list changes inherited members wherever they are used
+    h.apply({J + "Cart.java": cart}, deleted=(J + "Sized.java",))
+    assert seen[-1] is None
+    h.apply({J + "Other.java": "package com.shop;\n\nclass Other { }\n"})
+    assert seen[-1] == {"Other.java"}  # a new type nobody spells or extends
+    fresh = Harness()
+    try:
+        fresh.apply({**{k: v for k, v in JAVA.items() if k != J + "Sized.java"},
+                     J + "Item.java": JAVA[J + "Item.java"].replace("public String label;",
+                                                                     "public String label;\n        int size;"),
+                     J + "Other.java": "package com.shop;\n\nclass Other { }\n"})
         assert _tiers(h) == _tiers(fresh)
     finally:
         fresh.conn.close()

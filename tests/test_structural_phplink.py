@@ -3,10 +3,13 @@ function and constant names, members through ``$this``/``self::``/``C::``/type h
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 
 import pytest
 
+from codeplane.index.structural import classdeps
+from codeplane.index.structural.store import BatchEffect
 from tests.test_structural_index import Harness
 
 
@@ -115,6 +118,42 @@ def test_links_follow_edits_and_equal_a_full_rebuild(h: Harness) -> None:
     fresh = Harness()
     try:
         fresh.apply(final)
+        assert _tiers(h) == _tiers(fresh)
+    finally:
+        fresh.conn.close()
+
+
+def test_the_affected_set_folds_case_and_follows_namespaces(h: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[set[str] | None] = []
+    real = classdeps.affected
+
+    def recording(conn: sqlite3.Connection, effect: BatchEffect, language: str, suffixes: tuple[str, ...], *,
+                  fold: bool = False) -> set[int] | None:
+        ids = real(conn, effect, language, suffixes, fold=fold)
+        if language == "php":
+            paths = dict(conn.execute("SELECT file_id, path FROM st_file").fetchall())
+            seen.append(None if ids is None else {paths[i] for i in ids})
+        return ids
+
+    monkeypatch.setattr(classdeps, "affected", recording)
+    h.apply(PHP)
+    assert seen[-1] is None
+    item = PHP["src/Models/Item.php"].replace("return 1;", "return 2;")
+    h.apply({"src/Models/Item.php": item})  # a body edit: Item and the one file using it
+    assert seen[-1] == {"src/Models/Item.php", "src/Models/Cart.php"}
+    local = "<?php\nnamespace App\\Models;\n\nfunction GLOBAL_HELPER(): int { return 2; }\n"
+    h.apply({"src/Models/local.php": local})
+    # PHP function names are case-insensitive: the file calling ``global_helper()`` is relinked and now
+    # reaches the namespaced function before the global fallback
+    assert seen[-1] == {"src/Models/local.php", "src/Models/Cart.php", "src/helpers.php"}
+    assert h.ref("src/Models/Cart.php", 24, "global_helper") == ("STRONG", h.uid("App\\Models.GLOBAL_HELPER"))
+    arr = PHP["src/Support/Arr.php"].replace("namespace App\\Support;", "namespace App\\Other;")
+    h.apply({"src/Support/Arr.php": arr})  # same simple names, another namespace
+    assert seen[-1] is None or "src/Models/Cart.php" in seen[-1]
+    assert h.ref("src/Models/Cart.php", 19, "A")[0] != "STRONG"
+    fresh = Harness()
+    try:
+        fresh.apply({**PHP, "src/Models/Item.php": item, "src/Models/local.php": local, "src/Support/Arr.php": arr})
         assert _tiers(h) == _tiers(fresh)
     finally:
         fresh.conn.close()

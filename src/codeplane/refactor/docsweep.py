@@ -3,7 +3,9 @@
 High: inside backticks, a fenced/indented code block or a Sphinx role (``:func:`name```). Medium: prose
 mention of a distinctive name (``snake_case``, ``CamelCase``, digits) or a dotted mention (``Class.name``).
 Low: a plain word that may just be English (``process``, ``run``). Doc edits are kept apart from code
-edits and applied only per ``refactor.doc_sweep``.
+edits and applied only per ``refactor.doc_sweep``. A Rust doc comment's code block is a doctest that
+``cargo test`` compiles: its mentions are ``high`` doc edits with reason ``doctest``, so applying the docs
+(``apply_docs``) keeps the doctests building.
 """
 
 from __future__ import annotations
@@ -43,6 +45,32 @@ def code_block_lines(text: str) -> set[int]:
                 continue
         if stripped.endswith("::"):
             literal_indent = indent
+    return inside
+
+
+_RUST_DOC = re.compile(r"^\s*(?://[/!]|\*|/\*[*!])\s?")
+#: Fence info words that make a Rust doc block something other than Rust code.
+_NOT_RUST = frozenset({"text", "ignore", "toml", "json", "yaml", "sh", "bash", "console", "shell", "plain",
+                       "md", "markdown", "c", "python", "js"})
+
+
+def doctest_lines(text: str) -> set[int]:
+    """1-based lines inside the Rust code blocks of ``///``/``//!`` (or ``/** */``) doc comments: doctests."""
+    inside: set[int] = set()
+    fenced = rust = False
+    for number, line in enumerate(text.split("\n"), start=1):
+        prefix = _RUST_DOC.match(line)
+        if prefix is None:
+            fenced = rust = False  # a doc comment ends with its lines
+            continue
+        body = line[prefix.end():]
+        if _FENCE.match(body):
+            info = {w.strip() for w in body.strip().lstrip("`~").split(",") if w.strip()}
+            fenced = not fenced
+            rust = fenced and not (info & _NOT_RUST)
+            continue
+        if rust:
+            inside.add(number)
     return inside
 
 

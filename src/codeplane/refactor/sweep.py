@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from codeplane.core.config import DocSweepConfig
 from codeplane.refactor.assemble import Draft
-from codeplane.refactor.docsweep import code_block_lines, mention_confidence
+from codeplane.refactor.docsweep import code_block_lines, doctest_lines, mention_confidence
 from codeplane.refactor.facts import DynamicSite, Ref
 from codeplane.refactor.lexical import classify, find_offsets, grammar_for, line_starts
 from codeplane.refactor.models import Certainty, Coverage
@@ -83,14 +83,18 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
         doc_file = _is_doc_file(path, data.docs) or (grammar_for(path) is None and path not in data.structural_paths)
         contexts = ["doc"] * len(todo) if doc_file else classify(src.text, path, [p[0] for p in todo])
         fenced = code_block_lines(src.text) if doc_file else set()
+        doctests = doctest_lines(src.text) if path.endswith(".rs") else set()
         if path not in data.structural_paths and not doc_file:
             unindexed.add(path)
         for (_, line, col), context in zip(todo, contexts, strict=True):
             edit_line = src.line_text(line)
             if context in ("doc", "comment", "docstring"):
                 reason = "doc_file" if context == "doc" else _DOC_REASONS[context]
+                if context == "comment" and line in doctests:
+                    reason = "doctest"  # compiled by ``cargo test``: code in a comment
                 by_reason[reason] += 1
-                confidence: Certainty = mention_confidence(edit_line, col, data.name, in_code_block=line in fenced)
+                confidence: Certainty = mention_confidence(edit_line, col, data.name,
+                                                           in_code_block=line in fenced or line in doctests)
                 edit = SpanEdit(path, line, col, line, col + len(data.name), data.name, data.new_name, reason)
                 if data.docs.enabled:
                     draft.docs.append((edit, confidence))

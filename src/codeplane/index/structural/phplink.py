@@ -16,7 +16,8 @@ traits) declare exactly one such member (PHP has no overloading; a subclass's me
 outside the repository (other than the PHP builtins listed below) leaves members unsettled, as do ``__call``
 magic, variable class names, ``?->`` and anything a hint does not settle (PHP types are checked at run time).
 
-Incremental: every PHP file is recomputed from its same-file tiers when a PHP file changed.
+Incremental: the PHP files ``classdeps.py`` finds (names compared case-folded, declarations by qualified name)
+are recomputed from their same-file tiers.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import sqlite3
 from collections import defaultdict
 
+from codeplane.index.structural import classdeps
 from codeplane.index.structural.chase import Chaser
 from codeplane.index.structural.classlink import (
     UNSETTLED,
@@ -237,14 +239,15 @@ def _one(uids: list[str]) -> str | None:
 
 def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tuple[int, set[tuple[str, str]]]:
     """Recompute PHP cross-file tiers after ``effect``; (refs changed, member tokens whose tier moved)."""
-    if not any(p.endswith((".php", ".phtml")) for p in (*effect.upserted, *effect.deleted)):
+    targets = classdeps.affected(conn, effect, "php", (".php", ".phtml"), fold=True)
+    if targets is not None and not targets:
         return 0, set()
     names = PhpNames(conn)
     if not names.package:
         return 0, set()
     updates = Updates(fresh)
     chaser = Chaser(conn)
-    ids = sorted(names.package)
+    ids = sorted(names.package) if targets is None else sorted(targets & names.package.keys())
     for start in range(0, len(ids), 200):
         part = ids[start:start + 200]
         refs = file_refs(conn, part)
