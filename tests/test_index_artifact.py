@@ -28,8 +28,10 @@ import zstandard
 from codeplane.core.config import IndexConfig
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.layout import RepoLayout
+from codeplane.core.paths import canonicalize
 from codeplane.index.artifact_export import export_artifact
 from codeplane.index.artifact_fetch import fetch_artifact
+from codeplane.index.artifact_format import is_canonical
 from codeplane.index.artifact_verify import unpack_verified
 from codeplane.index.lexical import LexicalIndex
 from codeplane.index.search import LexicalScope
@@ -432,6 +434,15 @@ def _tantivy_escape(parts: dict[str, bytes]) -> None:
                 parts[f"tantivy/{path.name}"] = path.read_bytes()
 
 
+def _corrupt_page(parts: dict[str, bytes]) -> None:
+    """Garbage over the last page of index.db (a b-tree page; the header and schema pages stay intact)."""
+    data = bytearray(parts["index.db"])
+    page = int.from_bytes(data[16:18], "big") or 65536
+    start = (len(data) // page - 1) * page
+    data[start:start + page] = b"\xa5" * page
+    parts["index.db"] = bytes(data)
+
+
 def _set_manifest(change: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, bytes]], None]:
     def mutate(parts: dict[str, bytes]) -> None:
         manifest = json.loads(parts["manifest.json"])
@@ -463,6 +474,7 @@ TAMPERINGS: dict[str, tuple[dict[str, Any], ErrorCode, str]] = {
     "extra trigger": ({"mutate": _with_trigger}, ErrorCode.ARTIFACT_INVALID, "schema is not CodePlane's"),
     "path escape in manifest": ({"mutate": _set_manifest(lambda m: m["files"].insert(0, [
         "../outside.py", "0" * 40, "0" * 64]))}, ErrorCode.ARTIFACT_INVALID, "escapes the repository"),
+    "corrupt page in index.db": ({"mutate": _corrupt_page}, ErrorCode.ARTIFACT_INVALID, "index.db"),
     "path escape in index.db": ({"mutate": _fact_path_escape}, ErrorCode.ARTIFACT_INVALID, "st_file.path"),
     "path escape in tantivy": ({"mutate": _tantivy_escape}, ErrorCode.ARTIFACT_INVALID, "'../outside.py'"),
     "newer format": ({"mutate": _set_manifest(lambda m: m.update(format_version=3))},
@@ -496,6 +508,17 @@ def test_tampered_artifact_is_refused_and_a_cold_build_follows(name: str, origin
         assert {h.path for h in hits.hits} == {"pkg/__init__.py", "pkg/core.py", "tests/test_core.py", "README.md"}
     state = sorted(p.name for p in (root / ".codeplane").iterdir())
     assert "artifact-staging" not in state and not [n for n in state if n.startswith("index-replaced")]
+
+
+@pytest.mark.parametrize("path", ["a", "a/b.py", ".a/b", "a/.b", "a..b/c", "...", "x/...", "a b/c:d", "a//b",
+                                  "a/./b", "a/../b", "../a", "./a", "a/.", "a/..", "/a", "a/", "", ".", "..", "c:x",
+                                  "a\x00b", "dir/"])
+def test_the_fast_canonical_check_agrees_with_the_canonicaliser(path: str) -> None:
+    try:
+        canonical = canonicalize(path).rel == path and path != ""
+    except CodePlaneError:
+        canonical = False
+    assert is_canonical(path) == canonical
 
 
 def test_flipped_byte_fails_the_checksum(origin: Path, artifact: Path, tmp_path: Path) -> None:

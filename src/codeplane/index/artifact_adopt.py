@@ -233,7 +233,7 @@ def adopt_configured(root: Path, layout: RepoLayout, config: IndexConfig,
                   "adopt_ms": int((monotonic() - started) * 1000)}
         _record_origin(staging / INDEX_DB, origin)
         swap_in(staging, layout)
-        mark_checked(layout.index_db)  # verify_unpacked ran quick_check: the store's open need not run it again
+        mark_checked(layout.index_db)  # unpack_checked ran quick_check: the store's open need not run it again
         if fetched.path.parent == cache_dir(layout):  # a download has served its purpose
             fetched.path.unlink(missing_ok=True)
     except CodePlaneError as exc:

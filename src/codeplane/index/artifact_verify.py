@@ -2,11 +2,13 @@
 
 :func:`unpack_verified` is the whole gate, in order: the archive's sha256 against the expected value
 (3103), every tar member a regular file with a name from the artifact's layout (no ``..``, no absolute
-path, no link, no device, no duplicate; 3104), the manifest's shape and versions (3104/3105), the unpacked
-parts against the manifest (same set, same sizes and sha256; 3104), then ``index.db`` opened with
-``trusted_schema=OFF`` (and SQLite's defensive mode where Python exposes it) and required to hold exactly
-the schema a fresh CodePlane store creates — no extra table, index, trigger or view — plus a file table
-equal to the manifest's, and Tantivy opening cleanly at the opstamp ``index.db`` records.
+path, no link, no device, no duplicate; 3104), each part's sha256 taken as it is written, ``index.db``
+opened with ``trusted_schema=OFF`` (and SQLite's defensive mode where Python exposes it) and passing
+SQLite's ``quick_check`` (3104) — all of that needs no indexer, so the server runs it early — then the
+manifest's shape and versions (3104/3105), the unpacked parts against the manifest (same set, same sizes
+and sha256; 3104), ``index.db`` required to hold exactly the schema a fresh CodePlane store creates — no
+extra table, index, trigger or view — plus a file table equal to the manifest's and only canonical paths
+inside the repository, and Tantivy opening cleanly at the opstamp ``index.db`` records.
 Everything is written under the staging directory the caller owns; nothing outside it is touched.
 """
 
@@ -23,8 +25,15 @@ import tantivy
 import zstandard
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
-from codeplane.core.paths import canonicalize
-from codeplane.index.artifact_format import INDEX_DB, MANIFEST, TANTIVY_DIR, Manifest, is_part_name, parse_manifest
+from codeplane.index.artifact_format import (
+    INDEX_DB,
+    MANIFEST,
+    TANTIVY_DIR,
+    Manifest,
+    is_canonical,
+    is_part_name,
+    parse_manifest,
+)
 from codeplane.index.epochs import indexer_meta_key
 from codeplane.index.facts_api import FactIndexer
 from codeplane.index.lexical import LexicalIndex
@@ -34,6 +43,7 @@ from codeplane.index.store import STORE_SCHEMA_VERSION, IndexStore
 MAX_MEMBERS = 10_000
 MAX_UNPACKED_BYTES = 64 * 1024**3
 _BLOCK = 1 << 20
+_MMAP_BYTES = 1 << 31
 #: Columns holding repository paths (``lexical_path`` is a name inside code, not a file).
 _PATH_COLUMNS = frozenset({"path", "file_path", "root_path"})
 
@@ -137,6 +147,9 @@ def _open_untrusted(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA trusted_schema=OFF")
     conn.execute("PRAGMA cell_size_check=ON")
     conn.execute("PRAGMA query_only=ON")
+    # Reads through a memory map: the checks read every page once (quick_check), which through the page cache
+    # is one system call per page, and on a busy machine each call is a chance to be descheduled.
+    conn.execute(f"PRAGMA mmap_size={_MMAP_BYTES}")
     return conn
 
 
@@ -152,26 +165,37 @@ def _check_fact_paths(conn: sqlite3.Connection) -> None:
             for (value,) in conn.execute(f'SELECT DISTINCT "{column}" FROM "{table}"'):
                 if value is None or value == "":
                     continue
-                try:
-                    ok = isinstance(value, str) and canonicalize(value).rel == value
-                except CodePlaneError:
-                    ok = False
-                if not ok:
+                if not (isinstance(value, str) and is_canonical(value)):
                     raise _invalid(f"index.db's {table}.{column} names a path that escapes the repository or is "
                                    f"not canonical: {value!r}", table=table, column=column, path=repr(value)[:200])
 
 
-def check_index_db(path: Path, manifest: Manifest, indexers: Sequence[FactIndexer], scratch: Path) -> int:
-    """Refuse an ``index.db`` that is not exactly CodePlane's; returns its recorded Tantivy opstamp."""
-    expected = expected_schema(scratch, indexers)
+def check_integrity(path: Path) -> None:
+    """SQLite's ``quick_check`` of an untrusted ``index.db``, the first thing run on it (SQLite's advice for
+    database files from elsewhere): every page of every b-tree read once, so the costliest check."""
     try:
         conn = _open_untrusted(path)
     except sqlite3.DatabaseError as exc:
         raise _invalid(f"index.db cannot be opened: {exc}") from exc
     try:
         check = conn.execute("PRAGMA quick_check").fetchone()
-        if check is None or check[0] != "ok":
-            raise _invalid(f"index.db fails SQLite's integrity check: {check[0] if check else 'no answer'}")
+    except sqlite3.DatabaseError as exc:
+        raise _invalid(f"index.db cannot be read: {exc}") from exc
+    finally:
+        conn.close()
+    if check is None or check[0] != "ok":
+        raise _invalid(f"index.db fails SQLite's integrity check: {check[0] if check else 'no answer'}")
+
+
+def check_index_db(path: Path, manifest: Manifest, indexers: Sequence[FactIndexer], scratch: Path) -> int:
+    """Refuse an ``index.db`` that is not exactly CodePlane's (once :func:`check_integrity` passed); returns its
+    recorded Tantivy opstamp."""
+    expected = expected_schema(scratch, indexers)
+    try:
+        conn = _open_untrusted(path)
+    except sqlite3.DatabaseError as exc:
+        raise _invalid(f"index.db cannot be opened: {exc}") from exc
+    try:
         found = _schema_rows(conn)
         if found != expected:
             extra = sorted({(r[0], r[1]) for r in found} - {(r[0], r[1]) for r in expected})
@@ -230,10 +254,14 @@ def check_tantivy(directory: Path, opstamp: int, index_db: Path) -> None:
 
 
 def unpack_checked(archive: Path, expected_sha256: str, staging: Path) -> dict[str, tuple[str, int]]:
-    """The costly half, needing no indexer: the checksum (3103), then the tar into ``staging`` with every
-    member's name and type checked (3104). Returns ``{part: (sha256, size)}`` for :func:`verify_unpacked`."""
+    """The costly half, needing no indexer (the server runs it early, beside its imports): the checksum (3103),
+    the tar into ``staging`` with every member's name and type checked, and ``index.db``'s integrity (3104).
+    Returns ``{part: (sha256, size)}`` for :func:`verify_unpacked`."""
     check_checksum(archive, expected_sha256)
-    return _unpack(archive, staging)
+    written = _unpack(archive, staging)
+    if INDEX_DB in written:  # else the manifest check refuses the artifact
+        check_integrity(staging / INDEX_DB)
+    return written
 
 
 def verify_unpacked(staging: Path, written: dict[str, tuple[str, int]], indexers: Sequence[FactIndexer]) -> Manifest:

@@ -41,17 +41,19 @@ def _marks(count: int) -> str:
 
 
 def _write(conn: sqlite3.Connection, rows: Iterable[tuple[int, str, str, int, int, int]]) -> int:
-    groups: dict[Key, tuple[int, list[int]]] = {}
+    groups: dict[Key, tuple[int, list[tuple[int, int]]]] = {}
     for unit, token, shape, ref_id, rank, total in rows:
         key = (unit, token, shape)
         if key not in groups:
             groups[key] = (total, [])
         if rank <= MAX_EXEMPLARS:
-            groups[key][1].append(ref_id)
+            groups[key][1].append((rank, ref_id))
+    # Exemplars in rank order, whatever order the rows came in: ``apply`` reads the last one as the group's bound.
     conn.executemany(
         "INSERT INTO st_anchor_group(unit_id, member_token, receiver_shape, total_count, exemplar_ids) "
         "VALUES (?,?,?,?,?)",
-        [(u, t, s, total, json.dumps(ids)) for (u, t, s), (total, ids) in sorted(groups.items())])
+        [(u, t, s, total, json.dumps([i for _, i in sorted(ids)])) for (u, t, s), (total, ids)
+         in sorted(groups.items())])
     return len(groups)
 
 
@@ -162,10 +164,11 @@ def apply(conn: sqlite3.Connection, removed: dict[Key, int], added: Added, relin
         # Survivors: still ANCHORED and still in this unit (a re-routed file's refs left it).
         kept = [surviving[i][1:] for i in ids if i in surviving and surviving[i][0] == key[0]]
         remaining_total = total - removed.get(key, 0)
-        if len(kept) < len(ids) and remaining_total > len(kept):
+        count, best_added = added.get(key, (0, []))
+        lost = len(kept) < len(ids) and remaining_total > len(kept)
+        if lost and not _refilled(key, ids, surviving, kept, best_added):
             full.add((key[1], key[2]))  # a lost exemplar must be replaced from the rest of the population
             continue
-        count, best_added = added.get(key, (0, []))
         new_total = remaining_total + count
         if group_id:
             deletes.append((group_id,))
@@ -178,6 +181,22 @@ def apply(conn: sqlite3.Connection, removed: dict[Key, int], added: Added, relin
     if full:
         _recompute(conn, full)
     return len(upserts) + len(full)
+
+
+def _refilled(key: Key, ids: list[int], surviving: dict[int, tuple[int, str, int, int, int]], kept: list[Candidate],
+              best_added: list[Candidate]) -> bool:
+    """Whether the group's best ``MAX_EXEMPLARS`` are among ``kept`` and ``best_added`` although exemplars were lost.
+
+    The old exemplars were the first of the old population, so every old member that was no exemplar ranks after
+    the last exemplar. If that one survived (same unit) and ``MAX_EXEMPLARS`` survivors and new refs rank no later
+    than it, nothing outside them can enter the best: the common case of a file whose refs were rewritten in place
+    (an edit elsewhere in it gives them new ids), without rescanning the token's whole population.
+    """
+    last = surviving.get(ids[-1]) if ids else None
+    if last is None or last[0] != key[0]:
+        return False
+    bound = last[1:]
+    return sum(1 for c in kept if c <= bound) + sum(1 for c in best_added if c <= bound) >= MAX_EXEMPLARS
 
 
 def _exemplar_keys(conn: sqlite3.Connection, ref_ids: list[int]) -> dict[int, tuple[int, str, int, int, int]]:

@@ -6,10 +6,11 @@ Incremental by construction: after a batch only these are redone —
    every Python file when the import roots a ``pyproject.toml`` declares changed);
 2. imports of changed files, and imports anywhere whose key was held or is now held by a changed file;
 3. export surfaces of those files, then, transitively, of importers whose upstream surface hash changed;
-4. references through imports in every file whose import resolution or upstream surface changed;
+4. references through imports: every one in the changed files; in other files only those through an import
+   whose resolution moved or that leads into a file of step 3 (``affected.py``);
 5. Go packages (``golink.py``): files of changed Go directories and their importers; Rust crates
-   (``rustlink.py``): every file of a crate where a Rust file changed; Java and C# (``javalink.py``,
-   ``cslink.py``): the files ``classdeps.py`` finds; PHP (``phplink.py``): every PHP file when one changed.
+   (``rustlink.py``): every file of a crate where a Rust file changed; Java, C# and PHP (``javalink.py``,
+   ``cslink.py``, ``phplink.py``): the files ``classdeps.py`` finds.
 Nothing is resolved at query time.
 """
 
@@ -20,6 +21,7 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from codeplane.index.structural import (
+    affected,
     cslink,
     golink,
     javalink,
@@ -192,8 +194,9 @@ class _KeyResolver:
 
 def _resolve_imports(conn: sqlite3.Connection, keyed_files: set[int], changed_keys: set[str], init_dirs: set[str],
                      *, roots: dict[str, str], report: LinkReport,
-                     ts_configs: dict[str, tspaths.Config] | None = None) -> set[int]:
-    """Set target keys and resolutions; returns files whose import resolution changed."""
+                     ts_configs: dict[str, tspaths.Config] | None = None) -> tuple[set[int], set[str]]:
+    """Set target keys and resolutions; returns (files whose import resolution changed or that were keyed,
+    imports whose resolution moved)."""
     ids = sorted(keyed_files)
     for part in chunked(ids):
         rows = conn.execute(
@@ -226,16 +229,20 @@ def _resolve_imports(conn: sqlite3.Connection, keyed_files: set[int], changed_ke
                 candidates[uid] = (file_id, key, alt, res, res_alt)
     resolve = _KeyResolver(conn)
     changed_files: set[int] = set()
+    moved: set[str] = set()
     updates_res = []
     for uid, (file_id, key, alt, res, res_alt) in candidates.items():
         new_res, new_alt = resolve(key), resolve(alt)
-        if (new_res, new_alt) != (res, res_alt) or file_id in keyed_files:
-            updates_res.append((new_res, new_alt, uid))
-            changed_files.add(file_id)
+        if (new_res, new_alt) != (res, res_alt):
+            moved.add(uid)
+        elif file_id not in keyed_files:
+            continue
+        updates_res.append((new_res, new_alt, uid))
+        changed_files.add(file_id)
     conn.executemany("UPDATE st_import SET resolved_file_id = ?, resolved_alt_file_id = ? WHERE import_uid = ?",
                      updates_res)
     report.imports_resolved = len(updates_res)
-    return changed_files
+    return changed_files, moved
 
 
 def relink(conn: sqlite3.Connection, effect: BatchEffect) -> LinkReport:
@@ -248,25 +255,29 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect) -> LinkReport:
     if ts_changed:  # every JS/TS import's key may change
         keyed |= {i for (i,) in conn.execute(
             "SELECT file_id FROM st_file WHERE language IN ('javascript', 'typescript', 'tsx')")}
-    direct = _resolve_imports(conn, keyed, changed_keys, init_dirs, roots=roots, report=report,
-                              ts_configs=ts_configs) | keyed
+    direct, moved_imports = _resolve_imports(conn, keyed, changed_keys, init_dirs, roots=roots, report=report,
+                                             ts_configs=ts_configs)
+    direct |= keyed
     chaser = Chaser(conn)
     # Files whose surface may differ from what importers last saw: changed files and changed surfaces.
     upstream = set(effect.upserted.values()) | set(effect.deleted.values()) | keyed
     changed = surfaces.refresh(conn, chaser, direct, effect.epoch, None)
     dependants: set[int] = set()
-    seen = set(direct)
     while changed:  # waves: importers of changed surfaces, whose own surfaces may change in turn
         report.surfaces_changed += len(changed)
         upstream |= changed
-        wave = surfaces.importers(conn, changed) - direct
+        # Every importer, even one refreshed in an earlier wave: then its entries through this newly changed
+        # file were skipped (not upstream yet). Ends: the chase reads no derived column, so an entry re-chased
+        # once holds its final value, and a surface changes only when an entry does.
+        wave = surfaces.importers(conn, changed)
         dependants |= wave
-        wave -= seen
-        seen |= wave
         changed = surfaces.refresh(conn, chaser, wave, effect.epoch, upstream)
     fresh = set(effect.upserted.values())
-    count, moved = surfaces.relink_refs(conn, chaser, direct, upstream=None, fresh=fresh)
-    more, moved_more = surfaces.relink_refs(conn, chaser, dependants, upstream=upstream, fresh=fresh)
+    # Rewritten files: every ref through an import. Other files: only refs whose chase can have moved
+    # (``affected.py``): through an import whose resolution moved or that leads into ``upstream``.
+    count, moved = surfaces.relink_refs(conn, chaser, fresh, upstream=None, fresh=fresh)
+    more, moved_more = affected.relink_unchanged(conn, chaser, (direct | dependants) - fresh,
+                                                 moved_imports=moved_imports, upstream=upstream, fresh=fresh)
     # Go, Rust, Java, C# and PHP last: their passes own the tiers of their refs, including those relink_refs reset.
     go_count, go_moved = golink.relink(conn, effect, fresh)
     rust_count, rust_moved = rustlink.relink(conn, effect, fresh)
