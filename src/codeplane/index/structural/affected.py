@@ -16,10 +16,12 @@ widely the changed modules are imported.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from typing import Any
 
 from codeplane.index.structural.chase import Chaser
-from codeplane.index.structural.facts import CERTAIN, PROVEN, STRONG, UNCERTAIN
 from codeplane.index.structural.store import chunked, marks
+from codeplane.index.structural.surfaces import retier
 
 _UID_CHUNK = 500
 
@@ -54,28 +56,11 @@ def relink_unchanged(conn: sqlite3.Connection, chaser: Chaser, files: set[int], 
     if not files:
         return 0, set()
     uids = sorted(moved_imports | imports_into(conn, files, upstream))
-    updates: list[tuple[str, str | None, str, int]] = []
-    moved: set[tuple[str, str]] = set()
-    # Many refs share an import and a name (every ``models.CharField`` of a file): chase each pair once.
-    chased: dict[tuple[str, str | None], str | None] = {}
-    for start in range(0, len(uids), _UID_CHUNK):
-        part = uids[start:start + _UID_CHUNK]
-        for (file_id, ref_id, member, token, shape, via, local_tier, local_target, tier, target,
-             certainty) in conn.execute(_THROUGH.format(marks(len(part))), part):
-            if file_id not in files:
-                continue  # a rewritten file's import: its refs were decided with the file
-            key = (via, token if member else None)
-            if key in chased:
-                found = chased[key]
-            else:
-                found = chased[key] = chaser.member(via, token) if member else chaser.via(via)
-            if found is not None:
-                new = (STRONG, found, CERTAIN)
-            else:
-                new = (local_tier, local_target, CERTAIN if local_tier == PROVEN else UNCERTAIN)
-            if new != (tier, target, certainty):
-                updates.append((*new, ref_id))
-                if member and file_id not in fresh:
-                    moved.add((token, shape))
-    conn.executemany("UPDATE st_ref SET ref_tier = ?, target_uid = ?, certainty = ? WHERE ref_id = ?", updates)
-    return len(updates), moved
+
+    def through() -> Iterator[tuple[Any, ...]]:
+        for start in range(0, len(uids), _UID_CHUNK):
+            part = uids[start:start + _UID_CHUNK]
+            # A rewritten file's imports are skipped: its refs were decided with the file.
+            yield from (row for row in conn.execute(_THROUGH.format(marks(len(part))), part) if row[0] in files)
+
+    return retier(conn, chaser, through(), fresh)

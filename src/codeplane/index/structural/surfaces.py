@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from codeplane.index.structural.bulk import covers_most
@@ -97,14 +97,23 @@ def relink_refs(conn: sqlite3.Connection, chaser: Chaser, file_ids: set[int], *,
                 fresh: set[int]) -> tuple[int, set[tuple[str, str]]]:
     """Tiers of refs through imports in ``file_ids``: STRONG when the chain reaches a definition, else the
     same-file tier. Returns (refs changed, member (token, shape) pairs whose tier moved outside ``fresh``)."""
+    rows = _through_imports(conn, file_ids)
+    if upstream is not None:
+        rows = (row for row in rows if _from(chaser, row[5], upstream))
+    return retier(conn, chaser, rows, fresh)
+
+
+def retier(conn: sqlite3.Connection, chaser: Chaser, rows: Iterable[tuple[Any, ...]],
+           fresh: set[int]) -> tuple[int, set[tuple[str, str]]]:
+    """Decide each ref through an import (rows as ``_THROUGH_IMPORTS`` reads them): STRONG to the definition the
+    chase finds, else its same-file tier; write the refs whose tier moved. Returns (refs changed, member
+    (token, shape) pairs whose tier moved outside ``fresh``)."""
     updates: list[tuple[str, str | None, str, int]] = []
     moved: set[tuple[str, str]] = set()
     # Many refs share an import and a name (every ``models.CharField`` of a file): chase each pair once.
     chased: dict[tuple[str, str | None], str | None] = {}
     for (file_id, ref_id, member, token, shape, via, local_tier, local_target, tier, target,
-         certainty) in _through_imports(conn, file_ids):
-        if upstream is not None and not _from(chaser, via, upstream):
-            continue
+         certainty) in rows:
         key = (via, token if member else None)
         if key in chased:
             found = chased[key]
