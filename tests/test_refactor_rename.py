@@ -253,6 +253,22 @@ def test_js_ts_rename_follows_imports_namespaces_and_aliases(tmp_path: Path) -> 
         assert "  area(): number { return 2; }" in env.read("src/math.ts")
 
 
+def test_ts_interface_property_is_a_definition_that_renames_across_files(tmp_path: Path) -> None:
+    files = {
+        "package.json": "{\"name\": \"demo\"}\n",
+        "src/scope.ts": "export interface Scope {\n  drafts_: number\n  other: string\n}\n",
+        "src/use.ts": ("import { Scope } from './scope';\n"
+                       "export function grow(s: Scope): number {\n  s.drafts_ += 1;\n  return s.drafts_;\n}\n"),
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("Scope.drafts_", "pending_")
+        assert {(e.path, e.line) for e in preview.edits} >= {("src/scope.ts", 2)}
+        env.service.apply(preview.refactor_id)
+        assert "  pending_: number\n  other: string\n" in env.read("src/scope.ts")
+        use = env.read("src/use.ts")
+        assert "s.pending_ += 1;" in use and "return s.pending_;" in use and "drafts_" not in use
+
+
 def test_local_variable_and_parameter_rename_by_position(tmp_path: Path) -> None:
     files = {"calc.py": ("def scale(value, factor=2):\n    result = value * factor\n    return result\n\n\n"
                          "def other(value):\n    return value\n\n\nscale(value=3)\n")}

@@ -17,7 +17,8 @@ import sqlite3
 #: 3: Go links across files (go.mod text kept in st_marker; qualified types and literal keys are members).
 #: 4: Rust links across files (path segments are members with a ``path:`` shape; aliased uses keep the original).
 #: 5: tsconfig/jsconfig text kept in st_marker (``paths``/``baseUrl`` imports link).
-SCHEMA_VERSION = 5
+#: 6: Java, C# and PHP link across files; TypeScript interface property signatures are field definitions.
+SCHEMA_VERSION = 6
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

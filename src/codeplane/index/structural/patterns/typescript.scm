@@ -8,5 +8,6 @@
 (method_signature name: (_) @name) @definition.method
 (abstract_method_signature name: (_) @name) @definition.method
 (public_field_definition name: (_) @name) @definition.field
+(property_signature name: (_) @name) @definition.field
 (interface_body) @scope.class
 (type_identifier) @reference
