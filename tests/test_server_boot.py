@@ -6,6 +6,8 @@ the first call that needs them; ``/ready`` must still mean every tool answers, o
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -96,10 +98,38 @@ async def test_tools_answer_at_the_first_ready_before_the_warm_up_can_have_run(t
         # At once: the catalogue and the refactor service may still be unbuilt; the calls build what they need.
         async with mcp_client(handle) as client:
             preview = await call(client, "refactor_rename", {"symbol": "app.models.User.save", "new_name": "persist"})
+            # semantic_diff and lint_tools import their subsystem on first use (neither is imported by the boot).
+            diff = await call(client, "semantic_diff", {"base": "HEAD"})
+            linters = await call(client, "lint_tools")
             names = {tool.name for tool in (await client.list_tools()).tools}
         assert preview["status"] == "ready" and "app/models.py" in {f["path"] for f in preview["affected_files"]}
+        assert diff["summary"] and isinstance(linters, dict)  # each answered (``call`` asserts no error)
         assert {"refactor_rename", "search", "write_source", "describe"} <= names
         refactor = handle.get("/status").json()["refactor"]
         assert refactor["open_plans"] == 1 and refactor["enabled"] is True
     finally:
         handle.stop()
+
+
+#: Run in a fresh interpreter: which subsystems building the services and the MCP stack (all of the boot but the
+#: lifecycles) imports, then whether the deferred services still come up on first use.
+_BOOT_IMPORTS = """
+import sys
+from pathlib import Path
+from codeplane.core.config import load_config
+from codeplane.server.app import build_stack
+from codeplane.server.services import build_services
+root = Path(sys.argv[1])
+stack = build_stack(build_services(root, load_config(root), "boot-imports"))
+print(sorted({m for m in sys.modules if m in ("codeplane.analysis", "codeplane.refactor.service")}))
+stack.services.analysis
+print("codeplane.analysis" in sys.modules)
+"""
+
+
+def test_building_the_stack_leaves_the_semantic_diff_engine_for_its_first_use(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    proc = subprocess.run([sys.executable, "-c", _BOOT_IMPORTS, str(repo)], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:2] == ["[]", "True"]

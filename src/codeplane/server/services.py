@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 import anyio
 
-from codeplane.analysis import SemanticDiffService
 from codeplane.core.artifacts import ArtifactStore
 from codeplane.core.bytecode import prune_sourceless
 from codeplane.core.calls import CallObserver
@@ -28,7 +27,6 @@ from codeplane.git import GitService
 from codeplane.index.service import IndexService
 from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.index.structural.service import StructuralService
-from codeplane.lint import LintService
 from codeplane.mutation import MutationEngine
 from codeplane.repo.workspace import head_info
 from codeplane.server.observability import Observability
@@ -38,6 +36,8 @@ from codeplane.testing import ImpactIndex, TestingService
 from codeplane.testing.discovery import indexed_paths
 
 if TYPE_CHECKING:
+    from codeplane.analysis import SemanticDiffService
+    from codeplane.lint import LintService
     from codeplane.refactor.service import RefactorService
 
 T = TypeVar("T")
@@ -54,10 +54,12 @@ class Readiness:
 class Deferred(Generic[T]):
     """A service built, imports included, on first use rather than at boot.
 
-    For services whose own modules no tool module imports (``refactor``: ~50 ms of imports), so the boot can
-    leave them out of what it spends before ``/ready``. :meth:`Services.warm_deferred` builds them on a daemon
-    thread once the server serves; a call that comes first builds it itself (one build, under the lock), so
-    every tool works from ``/ready`` on, the first such call possibly slower.
+    For services whose own modules no tool module imports at boot (``refactor``: ~50 ms of imports;
+    ``analysis``: ~25 ms, ``tools/analysis.py`` imports it inside its functions), so the boot can leave them out
+    of what it spends before ``/ready``; ``lint`` too, though ``tools/lint.py``'s result models still import its
+    package. :meth:`Services.warm_deferred` builds them on a daemon thread once the server serves; a call that
+    comes first builds it itself (one build, under the lock), so every tool works from ``/ready`` on, the first
+    such call possibly slower.
     """
 
     def __init__(self, build: Callable[[], T]) -> None:
@@ -73,6 +75,10 @@ class Deferred(Generic[T]):
                     self._value = self._build()
                 value = self._value
         return value
+
+    def peek(self) -> T | None:
+        """The service if something has built it, without building it (a stop has nothing to stop otherwise)."""
+        return self._value
 
 
 @dataclass(frozen=True)
@@ -113,9 +119,9 @@ class Services:
     #: Rename/move/impact previews and their atomic application (§8); plans live in memory. See ``refactor``.
     deferred_refactor: Deferred[RefactorService] = field(init=False)
     #: The repository's linters and their diagnostics (§23.4); their fixes go through ``mutation``.
-    lint: LintService = field(init=False)
+    deferred_lint: Deferred[LintService] = field(init=False)
     #: ``semantic_diff`` (§23.7): structural changes between revisions or epochs, with blast radius.
-    analysis: SemanticDiffService = field(init=False)
+    deferred_analysis: Deferred[SemanticDiffService] = field(init=False)
     #: Git over pygit2 (§10): status/diff/log, commits, branches, merges, rebases, remotes, recovery points.
     git: GitService = field(init=False)
     #: Metrics, per-call traces and the live window behind ``/metrics`` and ``/dashboard`` (§13).
@@ -132,9 +138,21 @@ class Services:
         """The refactor service, built on first use (:class:`Deferred`)."""
         return self.deferred_refactor.get()
 
+    @property
+    def lint(self) -> LintService:
+        """The lint service, built on first use (:class:`Deferred`)."""
+        return self.deferred_lint.get()
+
+    @property
+    def analysis(self) -> SemanticDiffService:
+        """The semantic diff service, built on first use (:class:`Deferred`)."""
+        return self.deferred_analysis.get()
+
     def warm_deferred(self) -> None:
         """Build the deferred services now (the server calls it on a daemon thread once it serves)."""
         self.deferred_refactor.get()
+        self.deferred_analysis.get()
+        self.deferred_lint.get()
 
 
 def build_index(root: Path, config: CodePlaneConfig) -> IndexService:
@@ -299,22 +317,34 @@ def _wire_storage(services: Services) -> None:
 
 def _wire_analysis(services: Services) -> None:
     # Blob facts persist in .codeplane/semantic_diff.db (a cache: dropped when damaged or out of date).
-    services.analysis = SemanticDiffService(services.root, services.index, tests_for=services.testing.tests_for,
-                                            cache_db=services.layout.state_dir / "semantic_diff.db")
+    def build() -> SemanticDiffService:
+        from codeplane.analysis import SemanticDiffService
+
+        return SemanticDiffService(services.root, services.index, tests_for=services.testing.tests_for,
+                                   cache_db=services.layout.state_dir / "semantic_diff.db")
+
+    services.deferred_analysis = Deferred(build)
 
 
 def _wire_lint(services: Services) -> None:
     # Discovery reads the index's file list once it is ready rather than walking the tree again.
-    services.lint = LintService(
-        services.root, services.config.lint, services.mutation,
-        files_source=lambda: indexed_paths(services.index.read_connection) if services.index.ready else None)
+    def build() -> LintService:
+        from codeplane.lint import LintService
+
+        return LintService(
+            services.root, services.config.lint, services.mutation,
+            files_source=lambda: indexed_paths(services.index.read_connection) if services.index.ready else None)
+
+    services.deferred_lint = Deferred(build)
 
     async def nothing() -> None:
         return None
 
     async def close() -> None:
         # A linter still running when the server stops is killed with its process group, not waited for.
-        services.lint.close()
+        lint = services.deferred_lint.peek()
+        if lint is not None:
+            lint.close()
 
     services.lifecycles.append(Lifecycle("lint", nothing, close))
 

@@ -1,15 +1,22 @@
-"""``semantic_diff`` (§23.7): structural changes between two states with their blast radius."""
+"""``semantic_diff`` (§23.7): structural changes between two states with their blast radius.
+
+``codeplane.analysis`` is imported by the functions that need it, not here: the server imports every tool
+adapter at boot, and the semantic diff engine is left for the first call (``Services.analysis`` is deferred).
+"""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import anyio
 from pydantic import Field
 
-from codeplane.analysis import signatures
-from codeplane.analysis.models import ADDED, REMOVED, RENAMED, Change, FileChange, Impact
-from codeplane.analysis.service import DiffPage
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
+
+if TYPE_CHECKING:
+    from codeplane.analysis.models import Change, FileChange, Impact
+    from codeplane.analysis.service import DiffPage
 
 #: Preview lines the text shows per body change (the structured record keeps up to six).
 TEXT_PREVIEW = 4
@@ -111,6 +118,8 @@ def _impact(impact: Impact | None) -> ImpactInfo | None:
 
 
 def _change(c: Change, nested: list[StructuralChange]) -> StructuralChange:
+    from codeplane.analysis.models import ADDED, RENAMED
+
     e = c.entity
     renamed = c.change == RENAMED and c.old is not None
     return StructuralChange(
@@ -153,7 +162,6 @@ def _file(f: FileChange) -> FileChangeInfo:
 
 
 # -- text ------------------------------------------------------------------------------------------------
-_MARK = {ADDED: "+", REMOVED: "-", RENAMED: ">"}
 
 
 def _refs(info: ImpactInfo | None) -> str:
@@ -174,6 +182,9 @@ def _refs(info: ImpactInfo | None) -> str:
 
 
 def _signature(c: StructuralChange) -> str:
+    from codeplane.analysis import signatures
+    from codeplane.analysis.models import RENAMED
+
     new = signatures.short(c.new_signature or "", c.name, c.qualified_name) if c.new_signature else None
     if c.change == RENAMED and c.old_name is not None:
         old_qualified = c.qualified_name.rpartition(".")[0]
@@ -186,6 +197,9 @@ def _signature(c: StructuralChange) -> str:
 
 
 def _lines(c: StructuralChange, depth: int) -> list[str]:
+    from codeplane.analysis.models import ADDED, REMOVED, RENAMED
+
+    mark = {ADDED: "+", REMOVED: "-", RENAMED: ">"}
     pad = "  " * depth
     tags = f" [{', '.join(c.delta_tags)}]" if c.delta_tags else ""
     extra = [f"{'breaking ' if c.structural_severity == 'breaking' else ''}risk:{c.behavior_change_risk}"]
@@ -193,7 +207,7 @@ def _lines(c: StructuralChange, depth: int) -> list[str]:
         extra.append(f"lines:{c.lines_changed}")
     refs = _refs(c.impact)
     moved = f" (from {c.old_path})" if c.old_path else ""
-    out = [f"{pad}{_MARK.get(c.change, '~')} {c.path}{moved}  {_signature(c)}  {c.change}{tags} {' '.join(extra)}"
+    out = [f"{pad}{mark.get(c.change, '~')} {c.path}{moved}  {_signature(c)}  {c.change}{tags} {' '.join(extra)}"
            + (f"  {refs}" if refs else "") + f"  {c.entity_id}"
            + (f" (was {c.old_entity_id})" if c.old_entity_id else "")]
     if c.change_preview and c.change == "body_changed":
