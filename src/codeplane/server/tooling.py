@@ -24,13 +24,15 @@ ToolKind = Literal["read", "mutation", "test", "meta"]
 class ToolParams(BaseModel):
     """Base for every tool's input model. Unknown arguments are errors, not silently dropped."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: ~100 tool models would otherwise build their validators at import, before /ready (~50 ms);
+    # each builds on first use instead (the schemas on the post-/ready warm-up thread).
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class ToolResult(BaseModel):
     """Base for every tool's output model."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
 
 #: Longest tool description in ``tools/list`` (characters); whole sentences only.
