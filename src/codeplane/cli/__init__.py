@@ -4,12 +4,7 @@ import gc
 import os
 import sys
 
-from codeplane.core.own_bytecode import install as _cache_own_bytecode
-
 if os.path.basename(sys.argv[0]) == "cpl":
     # The console script imports the commands before it calls ``main.app``: pause the collector here, as
     # ``python -m codeplane.cli`` does in ``__main__`` (see codeplane.cli.main.pause_collector_for_startup).
     gc.disable()
-# Before the commands' imports: where PYTHONDONTWRITEBYTECODE holds, CodePlane's own modules are otherwise compiled
-# again by every `cpl` process (core/own_bytecode.py).
-_cache_own_bytecode()
