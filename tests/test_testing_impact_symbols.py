@@ -252,3 +252,53 @@ def test_a_module_getattr_reaches_the_accesses_of_the_names_it_serves(
     finally:
         index.stop()
     assert _selected(result) == {"tests/test_lazy.py::test_version"}
+
+
+BOX: dict[str, str] = {
+    "box/__init__.py": "",
+    "box/funcs.py": "def register(x):\n    return x\n",                                   # 2: register's body
+    "box/store.py": (
+        "class Store:\n    def set(self, v):\n        self.v = v\n\n"                     # 3: Store.set's body
+        "    def join(self, x):\n        return x\n"),                                    # 6: Store.join's body
+    # An import-time `set()` is the builtin: a method cannot be named bare outside its class body.
+    # ... and ``os.path.join`` an attribute of another distribution's module, not ``Store.join``.
+    "box/other.py": "import os\n\nCACHE = set()\nJOINED = os.path.join('a', 'b')\n",
+    # `hooks.register` is an attribute of an object from box.hooks, which cannot hold box.funcs' function.
+    "box/hooks.py": "class Hooks:\n    def add(self, f):\n        return f\n\n\nhooks = Hooks()\n",
+    "box/plugin.py": "from box.hooks import hooks\n\nhooks.register(print)\n",
+    # A lambda assigned at import time runs when called, not at import.
+    "box/lazy.py": "from box import funcs as f\n\nGETTER = lambda: f.register(2)\n",
+    "tests/test_box.py": (
+        "from box import funcs as f\nfrom box.lazy import GETTER\nfrom box.store import Store\n\n\n"
+        "def test_register():\n    assert f.register(1) == 1\n\n\n"
+        "def test_lazy():\n    assert GETTER() == 2\n\n\n"
+        "def test_store():\n    s = Store()\n    s.set(1)\n    s.join(1)\n\n\n"
+        "def test_plain():\n    import box.other, box.plugin\n"),
+}
+
+
+def test_bare_builtins_unrelated_modules_and_assigned_lambdas_are_no_uses(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Name-matched uses that cannot denote the changed definition widen nothing: a bare ``set()`` is no use of a
+    method ``set``; ``hooks.register`` in a module that cannot hold ``box.funcs`` is no use of its ``register``; a
+    lambda assigned at import time calls nothing then; ``os.path.join`` is no use of a method ``join``."""
+    repo = make_repo(tmp_path_factory.mktemp("box") / "repo", BOX)
+    index = IndexService(repo, RepoLayout(repo), CodePlaneConfig().index)
+    index.register_indexer(StructuralIndexer())
+    index.start()
+    try:
+        assert index.wait_ready(60)
+        impact = ImpactIndex(index.read_connection)
+
+        def select(path: str, line: int) -> ImpactResult:
+            return impact.affected([path], ["tests/test_box.py"], ranges={path: [(line, line)]},
+                                   read_lines=lambda rel: (repo / rel).read_text().splitlines())
+
+        register = select("box/funcs.py", 2)
+        store = select("box/store.py", 3)
+        join = select("box/store.py", 6)
+    finally:
+        index.stop()
+    assert register.fallbacks == () and store.fallbacks == () and join.fallbacks == ()
+    assert _selected(register) == {"tests/test_box.py::test_register", "tests/test_box.py::test_lazy"}
+    assert _selected(store) == _selected(join) == {"tests/test_box.py::test_store"}

@@ -31,7 +31,7 @@ from codeplane.index.structural.modules import file_keys
 from codeplane.testing.impact_go import GoSelection, is_go_test, package_dir, select_go
 from codeplane.testing.impact_graph import ImportGraph, build_graph, current_epoch
 from codeplane.testing.impact_reach import CoverageUse, Reach, SymbolSelection
-from codeplane.testing.impact_symbols import ReadLines, SymbolWalk
+from codeplane.testing.impact_symbols import ReadLines, SymbolWalk, WalkFacts
 
 Confidence = Literal["high", "low"]
 #: §11.9.6: coverage gaps are capped.
@@ -134,6 +134,7 @@ class ImpactIndex:
         self._read = read
         self._lock = threading.Lock()
         self._graph: ImportGraph | None = None
+        self._facts: WalkFacts | None = None
 
     @property
     def read(self) -> ReadConnection:
@@ -150,6 +151,22 @@ class ImpactIndex:
         with self._lock:
             self._graph = graph
         return graph
+
+    def _facts_for(self, graph: ImportGraph) -> WalkFacts:
+        """The symbol walk's per-epoch facts (definitions per file...), shared by the walks of one epoch."""
+        with self._lock:
+            facts = self._facts
+            if facts is None or graph.epoch is None or facts.epoch != graph.epoch:
+                facts = WalkFacts(graph.epoch, graph.keys_of)
+                if graph.epoch is not None:
+                    self._facts = facts
+            return facts
+
+    def _sources_for(self, graph: ImportGraph) -> dict[str, tuple[str, ...]]:
+        """Per-epoch memo of the files each test file imports directly (``source_dirs``); shared by the walks of
+        one epoch like the graph (a fresh one without an epoch)."""
+        facts = self._facts_for(graph)
+        return facts.sources if graph.epoch is not None else {}
 
     def affected(self, changed_files: Sequence[str], test_files: Sequence[str], *, uncovered: bool = False,
                  ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None,
@@ -178,7 +195,7 @@ class ImpactIndex:
             sharp = {p: tuple(ranges[p]) for p in changed if ranges and ranges.get(p) and p in graph.id_of
                      and p.endswith((".py", ".pyi"))}
             if not sharp:
-                result = _Walk(conn, graph, test_files).run(changed, uncovered=uncovered)
+                result = _Walk(conn, graph, test_files, self._sources_for(graph)).run(changed, uncovered=uncovered)
             else:
                 result = self._sharp(conn, graph, changed, sharp, test_files, uncovered=uncovered,
                                      read_lines=read_lines)
@@ -192,14 +209,14 @@ class ImpactIndex:
                read_lines: ReadLines | None) -> ImpactResult:
         try:
             selection = SymbolWalk(conn, graph.id_of, graph.path_of, test_files,
-                                   read_lines or _unreadable).run(sharp)
+                                   read_lines or _unreadable, facts=self._facts_for(graph)).run(sharp)
         except Exception as exc:  # a walk that fails must never narrow the selection
             # Facts the walk did not expect: select all of it at module level, and say so.
             log.exception("symbol-level impact selection failed", files=len(sharp))
             selection = SymbolSelection(fallbacks=[(p, f"symbol-level selection failed ({type(exc).__name__})")
                                                    for p in sorted(sharp)])
         blunt = sorted({*(p for p in changed if p not in sharp), *(p for p, _ in selection.fallbacks)})
-        walk = _Walk(conn, graph, test_files)
+        walk = _Walk(conn, graph, test_files, self._sources_for(graph))
         result = walk.run(blunt, uncovered=uncovered)
         return _merge(result, selection, walk, changed)
 
@@ -299,8 +316,11 @@ def _with_go(result: ImpactResult, go: GoSelection, targets: Sequence[str]) -> I
 
 
 class _Walk:
-    def __init__(self, conn: sqlite3.Connection, graph: ImportGraph, test_files: Sequence[str]) -> None:
+    def __init__(self, conn: sqlite3.Connection, graph: ImportGraph, test_files: Sequence[str],
+                 sources: dict[str, tuple[str, ...]] | None = None) -> None:
         self.conn = conn
+        #: test file → the repository files it imports directly (a memo).
+        self.sources = sources if sources is not None else {}
         self.graph = graph
         self.tests = set(test_files)
         #: module key → confidence; path → (confidence, reasons)
@@ -442,13 +462,17 @@ class _Walk:
 
     def _imported_sources(self, test_files: Iterable[str]) -> list[str]:
         """``imported_sources`` (§11.9.2): repository files the given test files import directly."""
-        found: set[str] = set()
-        for chunk in _chunks(sorted(set(test_files))):
-            found |= {str(p) for (p,) in self.conn.execute(
-                f"SELECT DISTINCT rf.path FROM st_import i JOIN st_file f ON f.file_id = i.file_id "
-                f"JOIN st_file rf ON rf.file_id IN (i.resolved_file_id, i.resolved_alt_file_id) "
-                f"WHERE f.path IN ({_marks(len(chunk))})", list(chunk))}
-        return sorted(found)
+        wanted = sorted(set(test_files))
+        missing = [p for p in wanted if p not in self.sources]
+        for chunk in _chunks(missing):
+            by_test: dict[str, set[str]] = {p: set() for p in chunk}
+            for test, path in self.conn.execute(
+                    f"SELECT DISTINCT f.path, rf.path FROM st_import i JOIN st_file f ON f.file_id = i.file_id "
+                    f"JOIN st_file rf ON rf.file_id IN (i.resolved_file_id, i.resolved_alt_file_id) "
+                    f"WHERE f.path IN ({_marks(len(chunk))})", list(chunk)):
+                by_test[str(test)].add(str(path))
+            self.sources.update((p, tuple(sorted(found))) for p, found in by_test.items())
+        return sorted({path for p in wanted for path in self.sources.get(p, ())})
 
     def source_dirs(self, test_files: Sequence[str]) -> tuple[str, ...]:
         dirs = {p.rpartition("/")[0] or "." for p in self._imported_sources(test_files)

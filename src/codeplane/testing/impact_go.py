@@ -86,6 +86,15 @@ class GoWalk(SymbolWalk):
     def _is_keyword(self, path: str, line: int, col: int) -> bool:
         return False  # Go has no keyword arguments: ``name = ...`` is an assignment, a use
 
+    def bare_visible(self, file_id: int, d: Def, owner: Def | None) -> bool:
+        return True  # a package's names are bare in every file of the package
+
+    def member_visible(self, file_id: int, d: Def, owner: Def | None) -> bool:
+        return True  # ``pkg.Name``: Python's module rules do not apply
+
+    def external_receiver(self, file_id: int, line: int, col: int, *, foreign: bool) -> bool:
+        return False
+
 
 def select_go(conn: sqlite3.Connection, id_of: Mapping[str, int], path_of: Mapping[int, str],
               changes: Mapping[str, Sequence[tuple[int, int]]], read_lines: ReadLines) -> GoSelection:

@@ -21,12 +21,13 @@ class LineCache:
 
     def __init__(self, root: Path, max_files: int = MAX_FILES) -> None:
         self.root = root
+        self._prefix = os.path.join(str(root), "")  # a string join: pathlib costs more than the stat
         self.max_files = max_files
         self._lock = threading.Lock()
         self._files: OrderedDict[str, tuple[tuple[int, int, int], list[str]]] = OrderedDict()
 
     def lines(self, rel: str) -> list[str]:
-        path = self.root / rel
+        path = self._prefix + rel
         try:
             info = os.stat(path)
         except (OSError, ValueError):
@@ -38,7 +39,8 @@ class LineCache:
                 self._files.move_to_end(rel)
                 return known[1]
         try:
-            found = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                found = handle.read().splitlines()
         except (OSError, ValueError):
             return []
         with self._lock:
