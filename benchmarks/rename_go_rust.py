@@ -45,12 +45,7 @@ from pathlib import Path
 
 import _rename_listing as listing
 from _common import table
-from codeplane.core.config import CodePlaneConfig
-from codeplane.core.layout import RepoLayout
-from codeplane.index.service import IndexService
-from codeplane.index.structural.indexer import StructuralIndexer
-from codeplane.mutation import MutationEngine
-from codeplane.refactor.service import RefactorService
+from _refactor_session import refactor_session
 
 GO_CMP = Path("/usr/share/gocode/src/github.com/google/go-cmp")
 SEMVER = Path("/usr/share/cargo/registry/semver-1.0.14")
@@ -205,16 +200,8 @@ def run_gopls(case: Case, scratch: Path, baseline: str) -> list[object]:
 def run_case(case: Case, scratch: Path, baseline: str) -> list[object]:
     work = Path(tempfile.mkdtemp(dir=scratch))
     root = _checkout(case.lang, work)
-    cfg = CodePlaneConfig()
-    layout = RepoLayout(root)
-    layout.state_dir.mkdir(exist_ok=True)
-    index = IndexService(root, layout, cfg.index.model_copy(update={"watch": False}))
-    index.register_indexer(StructuralIndexer(workers=1))
-    index.start()
-    mutation = MutationEngine(root, cfg.mutation, after_write=index.refresh_paths)
-    try:
-        assert index.wait_ready(300), index.error
-        service = RefactorService.for_repository(root, cfg.refactor, index, mutation)
+    with refactor_session(root) as session:
+        service = session.service
         began, cpu = time.perf_counter(), time.process_time()
         preview = service.rename(case.symbol, case.new_name)
         candidate = None
@@ -241,9 +228,6 @@ def run_case(case: Case, scratch: Path, baseline: str) -> list[object]:
                 f"{plan_ms:.0f}/{cpu_ms:.0f}", "yes" if built else f"no: {why[:80]}",
                 ("same" if tests == baseline else f"differs: {tests[:60]}") if built else "-",
                 found, len(missing), len(left)]
-    finally:
-        index.stop()
-        mutation.close()
 
 
 def main() -> None:

@@ -53,13 +53,8 @@ from pathlib import Path
 
 import _rename_listing as listing
 from _common import table
-from codeplane.core.config import CodePlaneConfig
+from _refactor_session import refactor_session
 from codeplane.core.errors import CodePlaneError
-from codeplane.core.layout import RepoLayout
-from codeplane.index.service import IndexService
-from codeplane.index.structural.indexer import StructuralIndexer
-from codeplane.mutation import MutationEngine
-from codeplane.refactor.service import RefactorService
 
 BSH = Path("/usr/src/bsh-src/bsh.tar.gz")
 GUZZLE = Path("/usr/share/php/GuzzleHttp/Psr7")
@@ -341,16 +336,8 @@ def _family(api: set[str], owner: str) -> set[str]:
 def run_case(case: Case, scratch: Path, baseline: Verdict) -> list[object]:
     work = Path(tempfile.mkdtemp(dir=scratch))
     root = _checkout(case.lang, work)
-    cfg = CodePlaneConfig()
-    layout = RepoLayout(root)
-    layout.state_dir.mkdir(exist_ok=True)
-    index = IndexService(root, layout, cfg.index.model_copy(update={"watch": False}))
-    index.register_indexer(StructuralIndexer(workers=1))
-    index.start()
-    mutation = MutationEngine(root, cfg.mutation, after_write=index.refresh_paths)
-    try:
-        assert index.wait_ready(600), index.error
-        service = RefactorService.for_repository(root, cfg.refactor, index, mutation)
+    with refactor_session(root, ready_within_s=600) as session:
+        service = session.service
         began = time.perf_counter()
         try:
             preview = service.rename(case.symbol, case.new_name)
@@ -377,7 +364,7 @@ def run_case(case: Case, scratch: Path, baseline: Verdict) -> list[object]:
         if missing or left:
             print(f"  {case.symbol}: unlisted {' '.join(missing[:6])}; left {' '.join(left[:6])}", flush=True)
         if case.moves:
-            index.wait_ready(600)
+            session.index.wait_ready(600)
             target = case.path.rsplit("/", 1)[0] + "/" + case.new_name + "." + case.path.rsplit(".", 1)[1]
             moved = service.move(case.path, target)
             service.apply(moved.refactor_id)
@@ -390,9 +377,6 @@ def run_case(case: Case, scratch: Path, baseline: Verdict) -> list[object]:
                 same if verdict.built else "-",
                 ("exact" if exact else f"off: {'; '.join(unexpected)[:90]}") if verdict.built else "-",
                 found, len(missing), len(left)]
-    finally:
-        index.stop()
-        mutation.close()
 
 
 def main() -> None:

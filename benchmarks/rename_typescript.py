@@ -49,13 +49,8 @@ from pathlib import Path
 
 import _rename_listing as listing
 from _common import CACHE, table
-from codeplane.core.config import CodePlaneConfig
+from _refactor_session import refactor_session
 from codeplane.core.errors import CodePlaneError
-from codeplane.core.layout import RepoLayout
-from codeplane.index.service import IndexService
-from codeplane.index.structural.indexer import StructuralIndexer
-from codeplane.mutation import MutationEngine
-from codeplane.refactor.service import RefactorService
 
 PACKAGE, VERSION = "immer", "10.1.1"
 JS_DIR = Path(os.environ.get("CODEPLANE_TEST_JS_DIR", str(Path.home() / ".cache" / "codeplane" / "js-runners")))
@@ -156,16 +151,8 @@ def _check(root: Path) -> list[str]:
 def run_case(case: Case, source: Path, scratch: Path, baseline: list[str]) -> list[object]:
     work = Path(tempfile.mkdtemp(dir=scratch))
     root = _checkout(source, work)
-    cfg = CodePlaneConfig()
-    layout = RepoLayout(root)
-    layout.state_dir.mkdir(exist_ok=True)
-    index = IndexService(root, layout, cfg.index.model_copy(update={"watch": False}))
-    index.register_indexer(StructuralIndexer(workers=1))
-    index.start()
-    mutation = MutationEngine(root, cfg.mutation, after_write=index.refresh_paths)
-    try:
-        assert index.wait_ready(300), index.error
-        service = RefactorService.for_repository(root, cfg.refactor, index, mutation)
+    with refactor_session(root) as session:
+        service = session.service
         began, cpu = time.perf_counter(), time.process_time()
         try:
             preview = service.rename(case.symbol, case.new_name)
@@ -195,9 +182,6 @@ def run_case(case: Case, source: Path, scratch: Path, baseline: list[str]) -> li
         return [case.symbol, case.kind, counts["high"], counts["medium"], counts["low"], share,
                 f"{plan_ms:.0f}/{cpu_ms:.0f}", "same" if errors == baseline else f"{len(new)} new errors",
                 found, len(missing), len(left)]
-    finally:
-        index.stop()
-        mutation.close()
 
 
 def main() -> None:
