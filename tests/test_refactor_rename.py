@@ -256,15 +256,28 @@ def test_js_ts_rename_follows_imports_namespaces_and_aliases(tmp_path: Path) -> 
 def test_ts_interface_property_is_a_definition_that_renames_across_files(tmp_path: Path) -> None:
     files = {
         "package.json": "{\"name\": \"demo\"}\n",
-        "src/scope.ts": "export interface Scope {\n  drafts_: number\n  other: string\n}\n",
+        "src/scope.ts": ("export interface Scope {\n  drafts_: number\n  other: string\n}\n"
+                         "export function make(): Scope {\n  return {drafts_: 0, other: 'x'}\n}\n"
+                         "export const t = ({drafts_: 2, other: 'z'}) as Scope\n"
+                         "export const u = {drafts_: 3}\n"
+                         "const drafts_ = 5\nexport const v: Scope = {drafts_, other: 'w'}\n"),
         "src/use.ts": ("import { Scope } from './scope';\n"
                        "export function grow(s: Scope): number {\n  s.drafts_ += 1;\n  return s.drafts_;\n}\n"),
     }
     with refactor_env(tmp_path / "repo", files) as env:
         preview = env.service.rename("Scope.drafts_", "pending_")
         assert {(e.path, e.line) for e in preview.edits} >= {("src/scope.ts", 2)}
+        reasons = {(e.line, e.certainty, e.reason) for e in preview.edits if e.path == "src/scope.ts"}
+        # Keys of literals typed Scope by the syntax are renamed; an untyped literal and a shorthand key (renaming
+        # it would read another variable) are listed, not renamed.
+        assert {(6, "medium", "typed_object_key"), (8, "medium", "typed_object_key"),
+                (9, "low", "unresolved")} <= reasons
+        assert not any(line == 11 and certainty != "low" for line, certainty, _ in reasons)
         env.service.apply(preview.refactor_id)
-        assert "  pending_: number\n  other: string\n" in env.read("src/scope.ts")
+        scope = env.read("src/scope.ts")
+        assert "  pending_: number\n  other: string\n" in scope
+        assert "return {pending_: 0, other: 'x'}" in scope and "({pending_: 2, other: 'z'}) as Scope" in scope
+        assert "export const u = {drafts_: 3}" in scope and "{drafts_, other: 'w'}" in scope
         use = env.read("src/use.ts")
         assert "s.pending_ += 1;" in use and "return s.pending_;" in use and "drafts_" not in use
 

@@ -77,6 +77,13 @@ def _parser(grammar: str) -> Any:
         return None
 
 
+def syntax_root(data: bytes, path: str) -> Any:
+    """The tree-sitter root node of a file's bytes, or None when its suffix has no grammar here."""
+    grammar = grammar_for(path)
+    parser = _parser(grammar) if grammar else None
+    return parser.parse(data).root_node if parser is not None else None
+
+
 def _classify(node: Any, root: Any) -> Context:
     current = node
     while current is not None and current != root:

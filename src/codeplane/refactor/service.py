@@ -29,7 +29,7 @@ from codeplane.refactor.impact import ImpactPlanner
 from codeplane.refactor.indexview import facts_source, lexical_paths
 from codeplane.refactor.inspect import inspect_plan
 from codeplane.refactor.localnames import local_binding, plan_local
-from codeplane.refactor.members import ClassGraph, owner_names
+from codeplane.refactor.members import ClassGraph, MemberFamily, owner_names
 from codeplane.refactor.models import (
     ApplyOutcome,
     Certainty,
@@ -150,6 +150,7 @@ class RefactorService:
             name=target.name, new_name=new_name, sources=sources,
             refs=reader.refs_named(target.name, paths, _LIMIT), dynamic=reader.dynamic_sites(paths, _LIMIT),
             structural_paths=structural_paths, docs=self.config.doc_sweep, truncated=truncated,
+            key_owners=_key_owners(structural.family),
         ))
         coverage = self._with_excluded(draft, coverage, target.name, new_name)
         draft.collisions = find_collisions(reader, target, new_name, structural.family, structural.ref_scopes)
@@ -378,3 +379,10 @@ class RefactorService:
     def status(self) -> dict[str, object]:
         return {"enabled": self.config.enabled, "open_plans": self.plans.open_count(),
                 "plan_ttl_sec": self.config.plan_ttl_sec}
+
+
+def _key_owners(family: MemberFamily | None) -> frozenset[str]:
+    """Family class names that type object-literal keys of the renamed member (none used by an outside twin)."""
+    if family is None:
+        return frozenset()
+    return frozenset(c.name for c in family.classes.values()) - {t.name for t in family.twins}

@@ -19,6 +19,7 @@ from codeplane.refactor.facts import DynamicSite, Ref
 from codeplane.refactor.lexical import classify, find_offsets, grammar_for, line_starts
 from codeplane.refactor.models import Certainty, Coverage
 from codeplane.refactor.spans import SourceText, SpanEdit
+from codeplane.refactor.typedkeys import typed_object_keys
 
 _DOC_REASONS = {"comment": "comment", "docstring": "docstring"}
 
@@ -34,6 +35,8 @@ class SweepInput:
     structural_paths: frozenset[str]
     docs: DocSweepConfig
     truncated: bool = False
+    #: Class names whose typed object-literal keys are the member being renamed (``typedkeys.py``).
+    key_owners: frozenset[str] = frozenset()
 
 
 def _is_doc_file(path: str, docs: DocSweepConfig) -> bool:
@@ -86,7 +89,8 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
         doctests = doctest_lines(src.text) if path.endswith(".rs") else set()
         if path not in data.structural_paths and not doc_file:
             unindexed.add(path)
-        for (_, line, col), context in zip(todo, contexts, strict=True):
+        typed_keys = set() if doc_file else typed_object_keys(src.text, path, [p[0] for p in todo], data.key_owners)
+        for (offset, line, col), context in zip(todo, contexts, strict=True):
             edit_line = src.line_text(line)
             if context in ("doc", "comment", "docstring"):
                 reason = "doc_file" if context == "doc" else _DOC_REASONS[context]
@@ -101,14 +105,17 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
                 else:
                     draft.code.append((edit, "low"))
                 continue
+            certainty: Certainty = "low"
             if context == "string":
                 reason = "dynamic_access" if (path, line) in dynamic_lines else "string"
+            elif offset in typed_keys:
+                reason, certainty = "typed_object_key", "medium"
             else:
                 reason = _code_reason(refs_at.get((path, line, col)), path, data.structural_paths,
                                       (path, line) in dynamic_lines)
             by_reason[reason] += 1
             draft.code.append((SpanEdit(path, line, col, line, col + len(data.name), data.name, data.new_name,
-                                        reason), "low"))
+                                        reason), certainty))
     low = sum(1 for _, c in draft.code if c == "low")
     return Coverage(
         files_scanned=len(data.sources), lexical_occurrences=occurrences, in_plan=in_plan, low_candidates=low,
