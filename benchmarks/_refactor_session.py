@@ -6,6 +6,8 @@ refreshes it after each write, so a rename's apply is visible to the next query.
 
 from __future__ import annotations
 
+import os
+import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -39,3 +41,10 @@ def refactor_session(root: Path, *, ready_within_s: float = 300) -> Iterator[Ref
     finally:
         index.stop()
         mutation.close()
+
+
+def git(root: Path, *args: str) -> None:
+    """Run git in a benchmark's working copy, as a fixed author (the copies are committed to compare against)."""
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
+                        "GIT_COMMITTER_EMAIL": "b@b"})

@@ -45,7 +45,7 @@ from pathlib import Path
 
 import _rename_listing as listing
 from _common import table
-from _refactor_session import refactor_session
+from _refactor_session import git, refactor_session
 
 GO_CMP = Path("/usr/share/gocode/src/github.com/google/go-cmp")
 SEMVER = Path("/usr/share/cargo/registry/semver-1.0.14")
@@ -92,12 +92,6 @@ CASES = [
 ]
 
 
-def _git(root: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
-                   env={**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
-                        "GIT_COMMITTER_EMAIL": "b@b"})
-
-
 def _checkout(lang: str, into: Path) -> Path:
     root = into / "repo"
     if lang == "go":
@@ -111,9 +105,9 @@ def _checkout(lang: str, into: Path) -> Path:
     for path in root.rglob("*"):
         if path.is_file():
             path.chmod(0o644)
-    _git(root, "init", "-q")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "base")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
     return root
 
 

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import re
 import shutil
 import subprocess
@@ -53,7 +52,7 @@ from pathlib import Path
 
 import _rename_listing as listing
 from _common import table
-from _refactor_session import refactor_session
+from _refactor_session import git, refactor_session
 from codeplane.core.errors import CodePlaneError
 
 BSH = Path("/usr/src/bsh-src/bsh.tar.gz")
@@ -178,12 +177,6 @@ echo implode("\\n", $out), "\\n";
 """
 
 
-def _git(root: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
-                   env={**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
-                        "GIT_COMMITTER_EMAIL": "b@b"})
-
-
 def _checkout(lang: str, into: Path) -> Path:
     root = into / "repo"
     if lang == "java":
@@ -222,9 +215,9 @@ def _checkout(lang: str, into: Path) -> Path:
     for path in root.rglob("*"):
         if path.is_file():
             path.chmod(0o644)
-    _git(root, "init", "-q")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "base")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
     return root
 
 

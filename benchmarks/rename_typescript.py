@@ -49,7 +49,7 @@ from pathlib import Path
 
 import _rename_listing as listing
 from _common import CACHE, table
-from _refactor_session import refactor_session
+from _refactor_session import git, refactor_session
 from codeplane.core.errors import CodePlaneError
 
 PACKAGE, VERSION = "immer", "10.1.1"
@@ -117,12 +117,6 @@ def fetch() -> Path:
     return target
 
 
-def _git(root: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
-                   env={**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
-                        "GIT_COMMITTER_EMAIL": "b@b"})
-
-
 def _checkout(source: Path, into: Path) -> Path:
     """The package's sources (not its built ``dist/``) plus a tsconfig, as a git repo."""
     root = into / "repo"
@@ -133,9 +127,9 @@ def _checkout(source: Path, into: Path) -> Path:
     for path in root.rglob("*"):
         if path.is_file():
             path.chmod(0o644)
-    _git(root, "init", "-q")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "base")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
     return root
 
 

@@ -111,8 +111,7 @@ def _clippy(exe: str, targets: Sequence[str] | None) -> list[str]:
 KINDS: dict[str, LinterKind] = {k.name: k for k in (
     LinterKind("ruff", "ruff", PYTHON, "ruff ships with CodePlane (`uv sync` restores it); or add it to the "
                "project: `uv add --dev ruff`", _ruff, parse_ruff, can_fix=True, fix_stdin=_ruff_fix),
-    LinterKind("mypy", "mypy", PYTHON, "add it to the project's environment: `uv add --dev mypy` "
-               "(or `pip install mypy`)", _mypy, parse_mypy),
+    LinterKind("mypy", "mypy", PYTHON, "add it to the project's environment: `uv add --dev mypy`", _mypy, parse_mypy),
     LinterKind("eslint", "eslint", JS, "`npm install --save-dev eslint` in the project directory",
                _eslint, parse_eslint, can_fix=True),
     LinterKind("biome", "biome", (*JS, ".json", ".jsonc", ".css"),
