@@ -31,7 +31,8 @@ from codeplane.index.structural.modules import file_keys
 from codeplane.testing.impact_go import GoSelection, is_go_test, package_dir, select_go
 from codeplane.testing.impact_graph import ImportGraph, build_graph, current_epoch
 from codeplane.testing.impact_reach import CoverageUse, Reach, SymbolSelection
-from codeplane.testing.impact_symbols import ReadLines, SymbolWalk, WalkFacts
+from codeplane.testing.impact_symbols import ReadLines, SymbolWalk
+from codeplane.testing.impact_walkfacts import WalkFacts
 
 Confidence = Literal["high", "low"]
 #: §11.9.6: coverage gaps are capped.

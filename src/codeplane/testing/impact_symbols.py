@@ -37,23 +37,24 @@ import re
 import sqlite3
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
+from codeplane.testing.impact_names import bare_visible, external_receiver, member_visible
 from codeplane.testing.impact_reach import Confidence, Def, Reach, SymbolSelection
+from codeplane.testing.impact_text import (
+    calls_at,
+    header_end,
+    in_assigned_lambda,
+    keyword_at,
+    passive_at,
+)
+from codeplane.testing.impact_walkfacts import WalkFacts
 
 #: Reached definitions beyond this are not walked: every change falls back to module-level selection.
 MAX_DEFS = 4_000
-#: Query answers kept per epoch (``WalkFacts.rows``) before they are dropped all at once.
-MAX_QUERIES = 200_000
 #: Changed lines looked at per file (a bigger rewrite is a module-level change).
 MAX_LINES = 5_000
-_WORD = re.compile(r"[A-Za-z_]\w*")
 _SERVED = re.compile(r"""["']([A-Za-z_]\w*)["']""")
-#: Text before a name that puts it in an annotation: ``name: ...`` (no ``=`` yet) or ``-> ...``.
-_ANNOTATION = re.compile(r"(?:(?:^|[(,])\s*\*{0,2}[A-Za-z_]\w*\s*:[^=:]*|->[^:]*)$")
-#: ``lambda args:`` (the parameters hold no colon unless annotated, which a lambda's cannot be).
-_LAMBDA = re.compile(r"\blambda\b[^:]*:")
-_ASSIGNED = re.compile(r"^\s*[A-Za-z_][\w.]*\s*(?::[^=]*)?=\s*$")
 _FIXTURE_NAME = re.compile(r"""name\s*=\s*["']([A-Za-z_]\w*)["']""")
 
 ReadLines = Callable[[str], Sequence[str]]
@@ -65,174 +66,12 @@ _CONSTRUCTION = frozenset({"__new__", "__init__", "__post_init__", "__attrs_pre_
                            "__init_subclass__", "__set_name__", "__class_getitem__"})
 
 
-def _dotted_root(text: str, col: int) -> tuple[int, int] | None:
-    """(column of the root, number of dots) of the plain dotted name a member access at ``col`` hangs off
-    (``os.path.`` before ``join``: ``os``, 2); None when a call, a subscript or a literal is in the chain."""
-    dots = 0
-    i = col
-    while True:
-        i -= 1
-        while i >= 0 and text[i] in " \t":
-            i -= 1
-        if i < 0 or text[i] != ".":
-            return None
-        dots += 1
-        i -= 1
-        while i >= 0 and text[i] in " \t":
-            i -= 1
-        end = i + 1
-        while i >= 0 and (text[i].isalnum() or text[i] == "_"):
-            i -= 1
-        start = i + 1
-        if start == end or text[start].isdigit():
-            return None
-        j = i
-        while j >= 0 and text[j] in " \t":
-            j -= 1
-        if j >= 0 and text[j] == ".":
-            i = j + 1  # another link: the loop steps back over the dot
-            continue
-        if j >= 0 and (text[j].isalnum() or text[j] in "_)]}'\""):
-            return None
-        return start, dots
-
-
 def _is_dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
 def _is_conftest(path: str) -> bool:
     return path.rsplit("/", 1)[-1] == "conftest.py"
-
-
-class Use(NamedTuple):
-    """A reference by name that resolves to nothing (``WalkFacts.uses_by_name``)."""
-
-    file_id: int
-    line: int
-    col: int
-    receiver: str | None
-    member: bool
-    #: Reached through an import of another distribution's module (``os.path.join``: the ``os`` import).
-    foreign: bool
-
-
-class WalkFacts:
-    """What every walk over one index epoch reads the same way: definitions per file, and which files can bind
-    a bare name they neither define nor import by name. Kept by ``ImpactIndex`` until the next epoch (a fresh
-    one per walk without an epoch); filled lazily, from the read transaction of the walk that first asks."""
-
-    def __init__(self, epoch: int | None = None, keys_of: Mapping[int, Sequence[str]] | None = None) -> None:
-        self.epoch = epoch
-        #: file id → its module keys (``ImportGraph.keys_of``); None: member uses are not narrowed.
-        self.keys_of = keys_of
-        self._holders: dict[tuple[int, str], frozenset[int]] = {}
-        self._uses: dict[str, list[Use]] = {}
-        self._rows: dict[tuple[str, tuple[object, ...]], list[tuple[Any, ...]]] = {}
-        self._tops: frozenset[str] | None = None
-        #: test file → the repository files it imports directly (``impact._Walk.source_dirs``).
-        self.sources: dict[str, tuple[str, ...]] = {}
-        self.defs: dict[int, list[Def]] = {}
-        self.starts: dict[int, list[int]] = {}
-        self.by_uid: dict[str, Def] = {}
-        self._loose: frozenset[int] | None = None
-        self._names: dict[str, frozenset[int]] | None = None
-
-    def loose_files(self, conn: sqlite3.Connection) -> frozenset[int]:
-        """Files with a star import, or that run strings as code (``exec``/``eval`` may bind any global)."""
-        if self._loose is None:
-            self._loose = frozenset(int(f) for (f,) in conn.execute(
-                "SELECT file_id FROM st_import WHERE imported_name = '*' UNION "
-                "SELECT file_id FROM st_dynamic_site WHERE pattern_type IN ('exec', 'eval')"))
-        return self._loose
-
-    def module_holders(self, conn: sqlite3.Connection, file_id: int, name: str) -> frozenset[int] | None:
-        """Files that can hold the module object of ``file_id`` under some name, or of a module re-exporting its
-        ``name`` (``from m import name`` there, one hop), so that ``x.name`` there may denote ``file_id``'s
-        ``name``: ``import m`` (or of a parent package: ``import pkg`` then ``pkg.m.name``), ``from pkg import
-        m``; files importing a dynamic importer (``import_module``, ``import_string``), with a star import or
-        that run strings as code. None when the file's module keys are unknown."""
-        if self.keys_of is None:
-            return None
-        known = self._holders.get((file_id, name))
-        if known is not None:
-            return known
-        found = set(self.loose_files(conn)) | self.importers_of_name(conn, "import_module") | \
-            self.importers_of_name(conn, "import_string")
-        found.add(file_id)
-        found |= self._holding(conn, file_id)
-        for (other,) in conn.execute(
-                "SELECT DISTINCT file_id FROM st_import WHERE (resolved_file_id = ? OR resolved_alt_file_id = ?) "
-                "AND import_kind = 'python_from' AND imported_name IN (?, '*')", (file_id, file_id, name)):
-            found |= self._holding(conn, int(other))
-        result = frozenset(found)
-        self._holders[(file_id, name)] = result
-        return result
-
-    def _holding(self, conn: sqlite3.Connection, file_id: int) -> set[int]:
-        assert self.keys_of is not None
-        keys = {k[3:] for k in self.keys_of.get(file_id, ()) if k.startswith("py:")}
-        own = {f"py:{k}" for k in keys}
-        above = own | {f"py:{'.'.join(k.split('.')[:i])}" for k in keys for i in range(1, k.count(".") + 1)}
-        if not own:
-            return set()
-        marks = ",".join("?" * len(above))
-        found: set[int] = set()
-        for user, kind, target, alt in conn.execute(
-                f"SELECT file_id, import_kind, target_key, alt_key FROM st_import WHERE target_key IN ({marks}) "
-                f"UNION SELECT file_id, import_kind, target_key, alt_key FROM st_import WHERE alt_key IN ({marks})",
-                [*sorted(above), *sorted(above)]):
-            if target in own or alt in above or (kind != "python_from" and target in above):
-                found.add(int(user))
-        return found
-
-    def rows(self, conn: sqlite3.Connection, sql: str, params: tuple[object, ...]) -> list[tuple[Any, ...]]:
-        key = (sql, params)
-        found = self._rows.get(key)
-        if found is None:
-            if len(self._rows) >= MAX_QUERIES:
-                self._rows.clear()
-            found = self._rows[key] = conn.execute(sql, params).fetchall()
-        return found
-
-    def own_package(self, top: str) -> bool:
-        """Whether ``top`` names a top-level module or package of the repository (unknown layout: yes)."""
-        if self.keys_of is None:
-            return True
-        if self._tops is None:
-            self._tops = frozenset(k[3:].split(".", 1)[0] for keys in self.keys_of.values() for k in keys
-                                   if k.startswith("py:"))
-        return not top or top in self._tops
-
-    def uses_by_name(self, conn: sqlite3.Connection, name: str) -> list[Use]:
-        """The references spelled ``name`` that resolve to nothing: ANCHORED member accesses, UNKNOWN names, and
-        PROVEN ones bound to several definitions; each with whether the import it goes through (its dotted
-        root's) names another distribution's module."""
-        found = self._uses.get(name)
-        if found is None:
-            found = self._uses[name] = [
-                Use(int(f), int(ln), int(c), None if r is None else str(r), bool(m),
-                    bool(outside) and isinstance(key, str) and key.startswith("py:")
-                    and not self.own_package(key[3:].split(".", 1)[0]))
-                for f, ln, c, r, m, outside, key in conn.execute(
-                    "SELECT r.file_id, r.start_line, r.start_col, r.receiver_shape, r.is_member, "
-                    "i.resolved_file_id IS NULL AND i.resolved_alt_file_id IS NULL "
-                    "AND i.import_kind IN ('python_import', 'python_from'), i.target_key FROM st_ref r "
-                    "LEFT JOIN st_bind b ON b.bind_id = r.bind_id LEFT JOIN st_import i ON i.import_uid = "
-                    "r.via_import_uid WHERE r.token_text = ? AND r.target_uid IS NULL AND r.role = 'REFERENCE' "
-                    "AND (r.ref_tier IN ('ANCHORED', 'UNKNOWN') OR b.target_kind = 'DEF' "
-                    "OR b.reason_code = 'DEF_IN_SCOPE')", (name,))]
-        return found
-
-    def importers_of_name(self, conn: sqlite3.Connection, name: str) -> frozenset[int]:
-        """Files importing something named, or aliased, ``name``."""
-        if self._names is None:
-            names: dict[str, set[int]] = {}
-            for file_id, imported, alias in conn.execute("SELECT file_id, imported_name, alias FROM st_import"):
-                for bound in {str(imported).rpartition(".")[2], str(alias or "")} - {""}:
-                    names.setdefault(bound, set()).add(int(file_id))
-            self._names = {k: frozenset(v) for k, v in names.items()}
-        return self._names.get(name, frozenset())
 
 
 class SymbolWalk:
@@ -474,63 +313,20 @@ class SymbolWalk:
                 (literal,)):
             self._use((int(file_id), int(line), int(col)), d, reach, "low", call=True)
 
+    # -- Python's name rules (``impact_names.py``; the Go walk switches them off) ----------------------
     def bare_visible(self, file_id: int, d: Def, owner: Def | None) -> bool:
-        """Whether a bare name (no receiver) in ``file_id`` that resolves to nothing there can denote ``d``.
-
-        Python looks a bare name up in the enclosing functions, the module and the builtins, never in a class
-        body from outside it: in another file, a class member cannot be named bare, and a module-level
-        definition only through a star import or an import of its name (the linker left unresolved); with
-        neither, the name is a builtin (``set()``, ``open()``) or a local of that file. Code that writes
-        module globals by name (``exec``, ``eval``) keeps every bare name."""
-        if file_id == d.file_id:
-            return True
-        if owner is not None and owner.kind == "class":
-            return False
-        facts = self.facts
-        return file_id in facts.loose_files(self.conn) or file_id in facts.importers_of_name(self.conn, d.name)
+        return bare_visible(self.facts, self.conn, file_id, d, owner)
 
     def external_receiver(self, file_id: int, line: int, col: int, *, foreign: bool) -> bool:
-        """Whether the member access at ``col`` hangs off a plain dotted name rooted at an import of another
-        distribution's module (``TextIOBase.register``, ``os.path.join``): an attribute of that library's module
-        or class, never a repository definition. ``foreign``: the access's own reference goes through such an
-        import (the index records it for the first member of the chain). A call or subscript in the chain
-        (``copy.copy(x).m``) may hand back a repository object: never external."""
         lines = self.read_lines(self.path_of.get(file_id, ""))
-        if not 0 < line <= len(lines):
-            return False
-        text = lines[line - 1]
-        found = _dotted_root(text, col)
-        if found is None:
-            return False
-        if foreign:
-            return True
-        start, dots = found
-        root = _WORD.match(text, start)
-        if dots < 2 or root is None or root.group(0) in ("self", "cls"):
-            return False  # ``x.name`` without an import through ``x``: a local, a parameter, this file's global
-        via = self.rows(
-            "SELECT i.resolved_file_id IS NULL AND i.resolved_alt_file_id IS NULL, i.target_key, i.import_kind "
-            "FROM st_ref r JOIN st_import i ON i.import_uid = r.via_import_uid WHERE r.file_id = ? "
-            "AND r.start_line = ? AND r.start_col = ?", (file_id, line, start))
-        return bool(via) and all(
-            outside and kind in ("python_import", "python_from") and isinstance(key, str) and key.startswith("py:")
-            and not self.facts.own_package(key[3:].split(".", 1)[0]) for outside, key, kind in via)
+        text = lines[line - 1] if 0 < line <= len(lines) else None
+        return text is not None and external_receiver(self.facts, self.conn, text, (file_id, line, col),
+                                                      foreign=foreign)
 
     def member_visible(self, file_id: int, d: Def, owner: Def | None) -> bool:
-        """Whether a member access ``x.name`` in ``file_id`` that resolves to nothing there can denote ``d``.
-
-        A module-level definition is an attribute of its module: ``x`` must be that module object, or one
-        re-exporting the name (``WalkFacts.module_holders``): a file that imports neither cannot name it so
-        (``admin.site.register`` is no use of an unrelated module's ``register`` function). Class members are
-        not narrowed here (any object may be an instance), nor uses in test files and ``conftest.py``, where a
-        fixture may hand a test any module object."""
-        if owner is not None or file_id == d.file_id:
-            return True
         path = self.path_of.get(file_id, "")
-        if path in self.tests or _is_conftest(path):
-            return True
-        holders = self.facts.module_holders(self.conn, d.file_id, d.name)
-        return holders is None or file_id in holders
+        in_tests = path in self.tests or _is_conftest(path)
+        return member_visible(self.facts, self.conn, file_id, d, owner, in_tests=in_tests)
 
     def _module_getattr(self, d: Def, path: str, reach: Reach) -> None:
         """A module ``__getattr__`` serves the names its module does not define: the imports of such names
@@ -610,55 +406,17 @@ class SymbolWalk:
         return not any(a.kind in ("function", "method") and a.start < line for a in self.ancestors(user))
 
     def _is_call(self, path: str, line: int, col: int, name: str) -> bool:
-        """``name(`` at ``line``/``col``, or a decorator line (``@name``/``@x.name`` calls it); True when the
-        text is unreadable (the safe answer)."""
-        lines = self.read_lines(path)
-        if not 0 < line <= len(lines):
-            return True
-        text = lines[line - 1]
-        if text.lstrip().startswith("@"):
-            return True
-        word = _WORD.match(text, col)
-        return word is None or text[word.end():].lstrip().startswith("(")
+        """``name(`` at ``line``/``col``, or a decorator line; True when the text is unreadable (the safe answer)."""
+        text = self._line(path, line)
+        return text is None or calls_at(text, col)
 
     def _in_lambda(self, path: str, line: int, col: int) -> bool:
-        """Whether ``col`` lies in the body of a lambda assigned on the line (``name = lambda ...: ...``): the
-        body runs when the lambda is called, not where it is written. A lambda handed to a call may run there
-        (``sorted(key=lambda ...)``), so only an assignment's counts, and only a body that visibly still runs
-        to ``col`` (no comma or closing bracket of the lambda's own level in between)."""
-        lines = self.read_lines(path)
-        if not 0 < line <= len(lines):
-            return False
-        before = lines[line - 1][:col]
-        found = None
-        for match in _LAMBDA.finditer(before):
-            found = match  # the last lambda opened before ``col``
-        if found is None or not _ASSIGNED.match(before[:found.start()]):
-            return False
-        depth = 0
-        for ch in before[found.end():]:
-            if ch in "([{":
-                depth += 1
-            elif ch in ")]}":
-                depth -= 1
-                if depth < 0:
-                    return False
-            elif ch == "," and depth == 0:
-                return False
-        return True
+        text = self._line(path, line)
+        return text is not None and in_assigned_lambda(text, col)
 
     def _passive(self, path: str, line: int, col: int) -> bool:
-        """A class named where none of its code runs: an annotation (``x: K``, ``-> K``, ``list[K]`` there),
-        an ``isinstance``/``issubclass`` argument, an ``except`` clause. Unreadable text: not passive."""
-        lines = self.read_lines(path)
-        if not 0 < line <= len(lines):
-            return False
-        text = lines[line - 1]
-        before = text[:col]
-        if text.lstrip().startswith("except") or _ANNOTATION.search(before):
-            return True
-        opened = max(before.rfind("isinstance("), before.rfind("issubclass("))
-        return opened >= 0 and "," in before[opened:]
+        text = self._line(path, line)
+        return text is not None and passive_at(text, col)
 
     def _may_dispatch(self, user: Def | None, used: Def) -> bool:
         """Whether ``self.name``/``cls.name`` inside ``user`` can be ``used``: only a method or attribute of the
@@ -682,10 +440,7 @@ class SymbolWalk:
         if cls.uid in self._base_memo:
             return self._base_memo[cls.uid]
         self._base_memo[cls.uid] = frozenset()  # cycles
-        lines = self.read_lines(self.path_of.get(cls.file_id, ""))
-        last = cls.start
-        while last <= len(lines) and last < cls.start + 10 and not lines[last - 1].rstrip().endswith(":"):
-            last += 1
+        last = header_end(self.read_lines(self.path_of.get(cls.file_id, "")), cls.start)
         found: set[str] = set()
         unknown = False
         for target, via, line, col in self.rows(
@@ -714,10 +469,7 @@ class SymbolWalk:
         if cls.uid in self._external_memo:
             return self._external_memo[cls.uid]
         self._external_memo[cls.uid] = False  # cycles
-        lines = self.read_lines(self.path_of.get(cls.file_id, ""))
-        last = cls.start
-        while last <= len(lines) and last < cls.start + 10 and not lines[last - 1].rstrip().endswith(":"):
-            last += 1
+        last = header_end(self.read_lines(self.path_of.get(cls.file_id, "")), cls.start)
         found = False
         # typing and abc never call a subclass's methods (Generic[T], Protocol, ABC): not external here.
         for target, external in self.rows(
@@ -734,13 +486,12 @@ class SymbolWalk:
         return found
 
     def _is_keyword(self, path: str, line: int, col: int) -> bool:
-        """A keyword argument's name (``f(prompt=...)``), which the index records as an unresolved name."""
+        text = self._line(path, line)
+        return text is not None and keyword_at(text, col)
+
+    def _line(self, path: str, line: int) -> str | None:
         lines = self.read_lines(path)
-        if not 0 < line <= len(lines):
-            return False
-        word = _WORD.match(lines[line - 1], col)
-        rest = lines[line - 1][word.end():].lstrip() if word else ""
-        return rest.startswith("=") and not rest.startswith("==")
+        return lines[line - 1] if 0 < line <= len(lines) else None
 
     def _named_on_line(self, file_id: int, line: int) -> list[Def]:
         """Module-level variables referenced on ``line`` of ``file_id`` (what a statement there stores into)."""

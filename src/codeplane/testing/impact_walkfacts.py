@@ -1,0 +1,147 @@
+"""What every symbol-level impact walk over one index epoch reads the same way (``impact_symbols.SymbolWalk``).
+
+Definitions per file, the references by name that resolve to nothing, which files can hold a module object or
+bind a bare name, and query answers: ``ImpactIndex`` keeps one ``WalkFacts`` per epoch, so the selections made
+between two index updates read them once. Filled lazily, from the read transaction of the walk that first asks.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from codeplane.testing.impact_reach import Def
+
+#: Query answers kept per epoch (``WalkFacts.rows``) before they are dropped all at once.
+MAX_QUERIES = 200_000
+
+
+class Use(NamedTuple):
+    """A reference by name that resolves to nothing (``WalkFacts.uses_by_name``)."""
+
+    file_id: int
+    line: int
+    col: int
+    receiver: str | None
+    member: bool
+    #: Reached through an import of another distribution's module (``os.path.join``: the ``os`` import).
+    foreign: bool
+
+
+class WalkFacts:
+    """What every walk over one index epoch reads the same way: definitions per file, and which files can bind
+    a bare name they neither define nor import by name. Kept by ``ImpactIndex`` until the next epoch (a fresh
+    one per walk without an epoch); filled lazily, from the read transaction of the walk that first asks."""
+
+    def __init__(self, epoch: int | None = None, keys_of: Mapping[int, Sequence[str]] | None = None) -> None:
+        self.epoch = epoch
+        #: file id → its module keys (``ImportGraph.keys_of``); None: member uses are not narrowed.
+        self.keys_of = keys_of
+        self._holders: dict[tuple[int, str], frozenset[int]] = {}
+        self._uses: dict[str, list[Use]] = {}
+        self._rows: dict[tuple[str, tuple[object, ...]], list[tuple[Any, ...]]] = {}
+        self._tops: frozenset[str] | None = None
+        #: test file → the repository files it imports directly (``impact._Walk.source_dirs``).
+        self.sources: dict[str, tuple[str, ...]] = {}
+        self.defs: dict[int, list[Def]] = {}
+        self.starts: dict[int, list[int]] = {}
+        self.by_uid: dict[str, Def] = {}
+        self._loose: frozenset[int] | None = None
+        self._names: dict[str, frozenset[int]] | None = None
+
+    def loose_files(self, conn: sqlite3.Connection) -> frozenset[int]:
+        """Files with a star import, or that run strings as code (``exec``/``eval`` may bind any global)."""
+        if self._loose is None:
+            self._loose = frozenset(int(f) for (f,) in conn.execute(
+                "SELECT file_id FROM st_import WHERE imported_name = '*' UNION "
+                "SELECT file_id FROM st_dynamic_site WHERE pattern_type IN ('exec', 'eval')"))
+        return self._loose
+
+    def module_holders(self, conn: sqlite3.Connection, file_id: int, name: str) -> frozenset[int] | None:
+        """Files that can hold the module object of ``file_id`` under some name, or of a module re-exporting its
+        ``name`` (``from m import name`` there, one hop), so that ``x.name`` there may denote ``file_id``'s
+        ``name``: ``import m`` (or of a parent package: ``import pkg`` then ``pkg.m.name``), ``from pkg import
+        m``; files importing a dynamic importer (``import_module``, ``import_string``), with a star import or
+        that run strings as code. None when the file's module keys are unknown."""
+        if self.keys_of is None:
+            return None
+        known = self._holders.get((file_id, name))
+        if known is not None:
+            return known
+        found = set(self.loose_files(conn)) | self.importers_of_name(conn, "import_module") | \
+            self.importers_of_name(conn, "import_string")
+        found.add(file_id)
+        found |= self._holding(conn, file_id)
+        for (other,) in conn.execute(
+                "SELECT DISTINCT file_id FROM st_import WHERE (resolved_file_id = ? OR resolved_alt_file_id = ?) "
+                "AND import_kind = 'python_from' AND imported_name IN (?, '*')", (file_id, file_id, name)):
+            found |= self._holding(conn, int(other))
+        result = frozenset(found)
+        self._holders[(file_id, name)] = result
+        return result
+
+    def _holding(self, conn: sqlite3.Connection, file_id: int) -> set[int]:
+        assert self.keys_of is not None
+        keys = {k[3:] for k in self.keys_of.get(file_id, ()) if k.startswith("py:")}
+        own = {f"py:{k}" for k in keys}
+        above = own | {f"py:{'.'.join(k.split('.')[:i])}" for k in keys for i in range(1, k.count(".") + 1)}
+        if not own:
+            return set()
+        marks = ",".join("?" * len(above))
+        found: set[int] = set()
+        for user, kind, target, alt in conn.execute(
+                f"SELECT file_id, import_kind, target_key, alt_key FROM st_import WHERE target_key IN ({marks}) "
+                f"UNION SELECT file_id, import_kind, target_key, alt_key FROM st_import WHERE alt_key IN ({marks})",
+                [*sorted(above), *sorted(above)]):
+            if target in own or alt in above or (kind != "python_from" and target in above):
+                found.add(int(user))
+        return found
+
+    def rows(self, conn: sqlite3.Connection, sql: str, params: tuple[object, ...]) -> list[tuple[Any, ...]]:
+        key = (sql, params)
+        found = self._rows.get(key)
+        if found is None:
+            if len(self._rows) >= MAX_QUERIES:
+                self._rows.clear()
+            found = self._rows[key] = conn.execute(sql, params).fetchall()
+        return found
+
+    def own_package(self, top: str) -> bool:
+        """Whether ``top`` names a top-level module or package of the repository (unknown layout: yes)."""
+        if self.keys_of is None:
+            return True
+        if self._tops is None:
+            self._tops = frozenset(k[3:].split(".", 1)[0] for keys in self.keys_of.values() for k in keys
+                                   if k.startswith("py:"))
+        return not top or top in self._tops
+
+    def uses_by_name(self, conn: sqlite3.Connection, name: str) -> list[Use]:
+        """The references spelled ``name`` that resolve to nothing: ANCHORED member accesses, UNKNOWN names, and
+        PROVEN ones bound to several definitions; each with whether the import it goes through (its dotted
+        root's) names another distribution's module."""
+        found = self._uses.get(name)
+        if found is None:
+            found = self._uses[name] = [
+                Use(int(f), int(ln), int(c), None if r is None else str(r), bool(m),
+                    bool(outside) and isinstance(key, str) and key.startswith("py:")
+                    and not self.own_package(key[3:].split(".", 1)[0]))
+                for f, ln, c, r, m, outside, key in conn.execute(
+                    "SELECT r.file_id, r.start_line, r.start_col, r.receiver_shape, r.is_member, "
+                    "i.resolved_file_id IS NULL AND i.resolved_alt_file_id IS NULL "
+                    "AND i.import_kind IN ('python_import', 'python_from'), i.target_key FROM st_ref r "
+                    "LEFT JOIN st_bind b ON b.bind_id = r.bind_id LEFT JOIN st_import i ON i.import_uid = "
+                    "r.via_import_uid WHERE r.token_text = ? AND r.target_uid IS NULL AND r.role = 'REFERENCE' "
+                    "AND (r.ref_tier IN ('ANCHORED', 'UNKNOWN') OR b.target_kind = 'DEF' "
+                    "OR b.reason_code = 'DEF_IN_SCOPE')", (name,))]
+        return found
+
+    def importers_of_name(self, conn: sqlite3.Connection, name: str) -> frozenset[int]:
+        """Files importing something named, or aliased, ``name``."""
+        if self._names is None:
+            names: dict[str, set[int]] = {}
+            for file_id, imported, alias in conn.execute("SELECT file_id, imported_name, alias FROM st_import"):
+                for bound in {str(imported).rpartition(".")[2], str(alias or "")} - {""}:
+                    names.setdefault(bound, set()).add(int(file_id))
+            self._names = {k: frozenset(v) for k, v in names.items()}
+        return self._names.get(name, frozenset())
