@@ -128,6 +128,27 @@ def test_import_aliases_keep_their_local_names(tmp_path: Path) -> None:
         assert env.read("pkg/d.py") == "from pkg import core\n\ncore.handle(5)\n"
 
 
+def test_an_import_whose_local_name_is_bound_twice_keeps_it_with_an_alias(tmp_path: Path) -> None:
+    use = ("try:\n    from pkg.fast import loads\nexcept ImportError:\n    from pkg.slow import loads\n\n\n"
+           "def go(x):\n    return loads(x)\n")
+    fallback_def = ("try:\n    from pkg.fast import loads\nexcept ImportError:\n"
+                    "    def loads(s):\n        return s\n\n\nprint(loads(1))\n")
+    files = {"pkg/__init__.py": "", "pkg/fast.py": "def loads(s):\n    return s\n",
+             "pkg/slow.py": "def loads(s):\n    return s\n", "pkg/use.py": use, "pkg/other.py": fallback_def,
+             "pkg/plain.py": "from pkg.fast import loads\n\nloads(2)\n"}
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("pkg.fast.loads", "fast_loads")
+        lows = sorted((e.path, e.line) for e in preview.edits if e.certainty == "low")
+        # Only the other module's own definition and the fallback bindings remain candidates; the uses of the
+        # contested local name are accounted as kept, not offered for renaming.
+        assert lows == [("pkg/other.py", 4), ("pkg/slow.py", 1), ("pkg/use.py", 4)], preview.edits
+        env.service.apply(preview.refactor_id)
+        assert env.read("pkg/use.py") == use.replace("fast import loads", "fast import fast_loads as loads")
+        assert env.read("pkg/other.py") == fallback_def.replace("fast import loads", "fast import fast_loads as loads")
+        assert env.read("pkg/plain.py") == "from pkg.fast import fast_loads\n\nfast_loads(2)\n"
+        assert env.read("pkg/slow.py") == "def loads(s):\n    return s\n"
+
+
 def test_star_and_explicit_re_exports_follow_the_rename(tmp_path: Path) -> None:
     files = {
         "lib/__init__.py": "from .impl import *\nfrom .extra import Widget as Gadget\n",

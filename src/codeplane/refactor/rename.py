@@ -9,6 +9,8 @@ Only the target definition and what the index binds to it are edited, each at it
 - ``__all__`` entries naming the target are export references and move with it;
 - for a class member, overrides in subclasses are renamed with it and attribute references are judged
   by :mod:`members`;
+- an import of the target whose local name is bound twice (``try``/``except ImportError`` fallbacks) keeps it
+  with an alias (:mod:`contested`);
 - everything else that spells the old name is left to the sweep (``low`` or a doc edit, with a reason).
 """
 
@@ -18,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from codeplane.refactor.assemble import Draft
+from codeplane.refactor.contested import contested_imports
 from codeplane.refactor.facts import Def, FactReader, Ref
 from codeplane.refactor.members import ClassGraph, MemberFamily, classify_member_ref, member_family
 from codeplane.refactor.models import Certainty
@@ -201,6 +204,7 @@ def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name
         out.add(_def_site(d, new_name, reason), "high", d.scope_id)
     imports = _bound_refs(reader, [d.def_uid for d in owners], target.name, out)
     _import_uses(reader, imports, target.name, out, set())
+    contested_imports(reader, target, new_name, set(out.edits), out.add)
     if family is None:
         binders = {target.path} | {p for (p, _, _), (e, _) in out.edits.items() if e.reason == "import"}
         for ref, reason in _module_receiver_refs(reader, graph, target, binders):
