@@ -102,3 +102,37 @@ def test_rust_renames_across_modules_are_high_and_check(tmp_path: Path, symbol: 
         checked = subprocess.run(["cargo", "check", "--offline", "--quiet"], cwd=env.root, env=env_vars,
                                  capture_output=True, text=True, timeout=300, check=False)
         assert checked.returncode == 0, checked.stderr
+
+
+CFG_PROJECT = {
+    "Cargo.toml": "[package]\nname = \"semverish\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
+    "src/lib.rs": "pub struct VersionReq {\n    pub n: u32,\n}\n\n"
+                  "impl VersionReq {\n    pub const STAR: VersionReq = VersionReq { n: 0 };\n}\n",
+    "tests/node/mod.rs": "pub(super) struct VersionReq(pub semverish::VersionReq);\n\n"
+                         "impl VersionReq {\n    pub const STAR: Self = VersionReq(semverish::VersionReq::STAR);\n}\n",
+    "tests/req.rs": "mod node;\n\n#[cfg(test_node_semver)]\nuse node::VersionReq;\n"
+                    "#[cfg(not(test_node_semver))]\nuse semverish::VersionReq;\n\n"
+                    "#[test]\nfn star() {\n    let _r: VersionReq = VersionReq::STAR;\n}\n",
+}
+
+
+def test_rust_use_under_opposite_cfgs_keeps_its_local_name_with_an_alias(tmp_path: Path) -> None:
+    with refactor_env(tmp_path / "repo", CFG_PROJECT) as env:
+        preview = env.service.rename("src/lib.VersionReq", "Requirement")
+        lows = sorted((e.path, e.line, e.reason) for e in preview.edits if e.certainty == "low")
+        # The other cfg's import and the wrapper's own type are other bindings; the uses of the contested name
+        # are kept, whichever cfg is compiled.
+        assert lows == [("tests/node/mod.rs", line, "other_binding") for line in (1, 3, 4)] + [
+            ("tests/req.rs", 4, "other_binding")], preview.edits
+        env.service.apply(preview.refactor_id)
+        assert "use semverish::Requirement as VersionReq;\n" in env.read("tests/req.rs")
+        assert "let _r: VersionReq = VersionReq::STAR;" in env.read("tests/req.rs")
+        assert env.read("tests/node/mod.rs").startswith("pub(super) struct VersionReq(pub semverish::Requirement);")
+        if shutil.which("cargo") is None:
+            pytest.skip("cargo is not installed")
+        for flags in ("", "--cfg test_node_semver"):
+            env_vars = {**os.environ, "CARGO_TARGET_DIR": str(tmp_path / "target"), "CARGO_NET_OFFLINE": "true",
+                        "RUSTFLAGS": flags}
+            checked = subprocess.run(["cargo", "check", "--tests", "--offline", "--quiet"], cwd=env.root,
+                                     env=env_vars, capture_output=True, text=True, timeout=300, check=False)
+            assert checked.returncode == 0, (flags, checked.stderr)

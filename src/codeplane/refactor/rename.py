@@ -9,8 +9,8 @@ Only the target definition and what the index binds to it are edited, each at it
 - ``__all__`` entries naming the target are export references and move with it;
 - for a class member, overrides in subclasses are renamed with it and attribute references are judged
   by :mod:`members`;
-- an import of the target whose local name is bound twice (``try``/``except ImportError`` fallbacks) keeps it
-  with an alias (:mod:`contested`);
+- an import of the target whose local name is bound twice (``try``/``except ImportError`` fallbacks, Rust's
+  ``use`` under opposite ``#[cfg]``s) keeps it with an alias (:mod:`contested`);
 - everything else that spells the old name is left to the sweep (``low`` or a doc edit, with a reason).
 """
 
@@ -64,6 +64,12 @@ class _Collector:
         if current is None or rank[certainty] > rank[current[1]]:
             self.edits[key] = (edit, certainty)
             self.scopes[key] = scope_id
+
+    def put(self, edit: SpanEdit, certainty: Certainty) -> None:
+        """Plan ``edit`` in place of whatever the position had (no scope: it binds nothing new)."""
+        key = (edit.path, edit.line, edit.column)
+        self.edits[key] = (edit, certainty)
+        self.scopes[key] = None
 
     def add_ref(self, ref: Ref, certainty: Certainty, reason: str) -> None:
         self.add(_span(ref, self.new_name, reason), certainty, ref.scope_id)
@@ -204,7 +210,8 @@ def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name
         out.add(_def_site(d, new_name, reason), "high", d.scope_id)
     imports = _bound_refs(reader, [d.def_uid for d in owners], target.name, out)
     _import_uses(reader, imports, target.name, out, set())
-    contested_imports(reader, target, new_name, set(out.edits), out.add)
+    for edit in contested_imports(reader, target, new_name, set(out.edits)):
+        out.put(edit, "high")
     if family is None:
         binders = {target.path} | {p for (p, _, _), (e, _) in out.edits.items() if e.reason == "import"}
         for ref, reason in _module_receiver_refs(reader, graph, target, binders):

@@ -18,7 +18,8 @@ import sqlite3
 #: 4: Rust links across files (path segments are members with a ``path:`` shape; aliased uses keep the original).
 #: 5: tsconfig/jsconfig text kept in st_marker (``paths``/``baseUrl`` imports link).
 #: 6: Java, C# and PHP link across files; TypeScript interface property signatures are field definitions.
-SCHEMA_VERSION = 6
+#: 7: an import's own token names its import even where the local name is bound twice (``via_import_uid``).
+SCHEMA_VERSION = 7
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

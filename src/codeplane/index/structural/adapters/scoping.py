@@ -132,8 +132,8 @@ class Resolver:
                     else DEFINITION if declared is not None else REFERENCE)
             found = self._lookup(scope, name, node.start_byte) if declared is None else self._own(declared)
             if found is None:
-                rows.append(RefRow(scope, name, *self.src.span(node), role, UNKNOWN, UNCERTAIN, -1, None, None,
-                                   False, shape))
+                rows.append(RefRow(scope, name, *self.src.span(node), role, UNKNOWN, UNCERTAIN, -1, None,
+                                   self._own_import(declared, node) if role == IMPORT else None, False, shape))
                 continue
             bind = binds[index[found]]
             via = bind.target_uid if bind.target_kind == TARGET_IMPORT else None
@@ -154,6 +154,12 @@ class Resolver:
                                UNCERTAIN, -1, None, via, True, shape))
         rows.sort(key=lambda r: (r.start_line, r.start_col))
         return binds, rows
+
+    def _own_import(self, declared: tuple[int, str] | None, node: Node) -> str | None:
+        """The import an import statement's own token binds, even where the name is bound twice (``use`` under
+        opposite ``#[cfg]``s): its uses stay unbound, but the token itself denotes what its statement imports."""
+        own = next((b for b in self.table.get(declared, []) if b.name_node.id == node.id), None) if declared else None
+        return own.target_uid if own is not None and own.target_kind == TARGET_IMPORT else None
 
     def _own(self, key: tuple[int, str]) -> tuple[int, str] | None:
         return key if self._single(self.table.get(key, [])) else None
