@@ -15,9 +15,13 @@ from pathlib import Path
 import httpx
 import pytest
 
+from codeplane.core.config import load_config
+from codeplane.core.errors import CodePlaneError
 from codeplane.mutation.journal import Journal, Original, temp_path
+from codeplane.server.boot_index import EarlyIndex
 from codeplane.server.services import Deferred
 from tests.builders import call, cpl_json, make_repo, mcp_client, start_server
+from tests.index_helpers import hit_lines, running_index
 
 FILES = {
     "app/__init__.py": "",
@@ -133,3 +137,46 @@ def test_building_the_stack_leaves_the_semantic_diff_engine_for_its_first_use(tm
                           timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[:2] == ["[]", "True"]
+
+
+def test_a_reconcile_listener_registered_after_the_startup_reconcile_still_hears_of_it(tmp_path: Path) -> None:
+    # The boot starts the index before it wires its metrics (server/boot_index.py): what was published before
+    # a listener came is replayed to it once, and what comes after is told once.
+    repo = make_repo(tmp_path / "repo", FILES)
+    with running_index(repo) as index:
+        heard: list[tuple[str, int]] = []
+        index.on_reconcile(lambda report, _summary: heard.append((report.reason, report.added)))
+        assert heard == [("startup", len(FILES))]
+        (repo / "app/extra.py").write_text("EXTRA = 1\n")
+        index.refresh_paths(["app/extra.py"])
+        assert heard == [("startup", len(FILES)), ("refresh", 1)]
+
+
+def test_an_early_index_runs_recovery_before_the_start_and_a_failed_recovery_fails_both_steps(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    cpl_json("init", cwd=repo)
+    original = (repo / "app/models.py").read_bytes()
+    Journal.write(repo, repo / ".codeplane/journal", "mut_crashed",
+                  [Original("app/models.py", original, 0o644, temp_path("app/models.py", "mut_crashed"))],
+                  created_dirs=[], moves=[])
+    (repo / "app/models.py").write_text("half_written_token = 1\n")
+    early = EarlyIndex(repo, load_config(repo, overrides=["index.watch=false"]))
+    try:
+        index = early.started()
+        assert index.wait_ready(60)
+        assert (repo / "app/models.py").read_bytes() == original
+        assert not hit_lines(index, "half_written_token")
+    finally:
+        early.abandon()
+    assert index.state == "stopped"
+    # A journal that cannot be rolled back (its directory unreadable as a journal) keeps the index unopened.
+    broken = repo / ".codeplane/journal/mut_broken"
+    broken.mkdir(parents=True)
+    (broken / "manifest.json").write_text("{not json")
+    failed = EarlyIndex(repo, load_config(repo, overrides=["index.watch=false"]))
+    with pytest.raises(CodePlaneError):
+        failed.recovered()
+    with pytest.raises(CodePlaneError):
+        failed.started()
+    failed.abandon()  # nothing started: nothing to stop, no error
+    assert failed.index.state == "stopped"

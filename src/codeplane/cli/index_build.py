@@ -15,7 +15,7 @@ from codeplane.cli.output import console
 from codeplane.cli.probe import probe
 from codeplane.cli.repo_context import RepoContext
 from codeplane.index.service import BuildSummary
-from codeplane.server.services import build_index
+from codeplane.server.boot_index import build_index
 
 
 def _summary(result: BuildSummary, seconds: float) -> dict[str, Any]:

@@ -29,7 +29,7 @@ def export(
 ) -> None:
     """Export the index of HEAD's files as one deterministic artifact (builds or catches up the index first)."""
     from codeplane.index.artifact_export import export_artifact
-    from codeplane.server.services import build_index
+    from codeplane.server.boot_index import build_index
 
     with cli_errors(as_json):
         root = find_repo_root(path or Path.cwd())

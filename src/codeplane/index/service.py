@@ -13,6 +13,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -46,6 +47,8 @@ log = get_logger(__name__)
 
 #: Without a watcher (disabled or failed), a full reconcile runs this often.
 POLL_INTERVAL_SEC = 2.0
+#: Reconciles remembered for a listener registered late (:meth:`IndexService.on_reconcile`).
+REPLAYED_REPORTS = 16
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,14 @@ class LexicalPage:
     epoch: int
 
 
+def _tell(listener: Callable[[ReconcileReport, EpochSummary | None], None], report: ReconcileReport,
+          summary: EpochSummary | None) -> None:
+    try:
+        listener(report, summary)
+    except Exception:  # an observer must never fail a write
+        log.exception("reconcile listener failed")
+
+
 class IndexService:
     def __init__(self, root: Path, layout: RepoLayout, config: IndexConfig) -> None:
         self.root = root
@@ -93,6 +104,10 @@ class IndexService:
         self._ready_listeners: list[Callable[[], None]] = []
         self._cursors: CursorStore[LexicalHit] = CursorStore()
         self._texts = TextCache(root)
+        self._listeners_lock = threading.RLock()
+        self._listeners: list[Callable[[ReconcileReport, EpochSummary | None], None]] = []
+        self._published: deque[tuple[ReconcileReport, EpochSummary | None]] = deque(maxlen=REPLAYED_REPORTS)
+        self._pipeline.listeners.append(self._deliver)
         self.state = "stopped"
         self.error: str | None = None
         self.artifact: AdoptOutcome | None = None
@@ -119,8 +134,22 @@ class IndexService:
 
     def on_reconcile(self, listener: Callable[[ReconcileReport, EpochSummary | None], None]) -> None:
         """Call ``listener`` after every reconcile or path refresh, with the epoch it published (if any).
-        Runs on the writer's thread under its lock: keep it to a counter update."""
-        self._pipeline.listeners.append(listener)
+        Runs on the writer's thread under its lock: keep it to a counter update.
+
+        What was published before the listener came (the server starts the index before it wires its metrics,
+        ``server/boot_index.py``) is replayed to it first, on the caller's thread, up to the last
+        :data:`REPLAYED_REPORTS`; under one lock with the delivery, so none is missed or told twice.
+        """
+        with self._listeners_lock:
+            for report, summary in self._published:
+                _tell(listener, report, summary)
+            self._listeners.append(listener)
+
+    def _deliver(self, report: ReconcileReport, summary: EpochSummary | None) -> None:
+        with self._listeners_lock:
+            self._published.append((report, summary))
+            for listener in self._listeners:
+                _tell(listener, report, summary)
 
     @property
     def last_reconcile(self) -> ReconcileReport | None:

@@ -15,9 +15,11 @@ from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
 from codeplane.core.logging import get_logger
+from codeplane.server.boot_index import EarlyIndex
 from codeplane.server.mcp_endpoint import ToolCatalogue, build_mcp_server
 from codeplane.server.observability.routes import observability_routes
 from codeplane.server.rest import rest_routes
+from codeplane.server.sdk_import import warm_mcp_sdk
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolRegistry
 from codeplane.server.tools import all_tools
@@ -33,6 +35,8 @@ class McpStack:
     asgi: ASGIApp
     _session_run: Callable[[], AbstractAsyncContextManager[None]]
     catalogue: ToolCatalogue
+    #: The index the boot started before building the stack (``boot_index``); the ``index`` lifecycle stops it.
+    early: EarlyIndex | None = None
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -53,16 +57,21 @@ class McpStack:
                 except Exception:
                     log.exception("lifecycle stop failed", name=lifecycle.name)
 
+    def discard(self) -> None:
+        """Stop what the boot started although :meth:`running` never ran (the server stopped while it booted)."""
+        if self.early is not None:
+            self.early.abandon()
 
     def _warm_up(self) -> None:
         try:
+            warm_mcp_sdk()
             self.catalogue.tools()
             self.services.warm_deferred()
         except Exception:  # the call that needs it builds it again and answers the error itself
             log.exception("warming up after the boot failed")
 
 
-def build_stack(services: Services) -> McpStack:
+def build_stack(services: Services, early: EarlyIndex | None = None) -> McpStack:
     registry = ToolRegistry(all_tools(services), profile=services.config.tools.profile)
     catalogue = ToolCatalogue(registry)
     mcp_server = build_mcp_server(services, registry, catalogue)
@@ -80,4 +89,4 @@ def build_stack(services: Services) -> McpStack:
         custom_starlette_routes=[*rest_routes(services), *observability_routes(services)],
     )
     return McpStack(services=services, asgi=Starlette(routes=inner.routes),
-                    _session_run=mcp_server.session_manager.run, catalogue=catalogue)
+                    _session_run=mcp_server.session_manager.run, catalogue=catalogue, early=early)

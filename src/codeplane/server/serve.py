@@ -93,11 +93,24 @@ def _boot(root: Path, config: CodePlaneConfig, repo_id: str) -> Callable[[], Boo
         from codeplane.index.artifact_adopt import begin_early
 
         begin_early(root, config.index)
-        # The expensive imports, off the critical path: this runs in a worker thread after the socket listens.
-        from codeplane.server.app import build_stack
-        from codeplane.server.services import build_services
+        # Crash recovery, the index's start and its startup reconcile begin now, on their own thread, and overlap
+        # the imports below (server/boot_index.py); the index lifecycle waits for them as before.
+        from codeplane.server.boot_index import EarlyIndex
 
-        return build_stack(build_services(root, config, repo_id))
+        early = EarlyIndex(root, config)
+        try:
+            # The expensive imports, off the critical path: this runs in a worker thread after the socket listens.
+            # The SDK first, its models' validators left for their first use (server/sdk_import.py).
+            from codeplane.server.sdk_import import import_mcp_sdk
+
+            import_mcp_sdk()
+            from codeplane.server.app import build_stack
+            from codeplane.server.services import build_services
+
+            return build_stack(build_services(root, config, repo_id, early=early), early)
+        except BaseException:
+            early.abandon()
+            raise
 
     return boot
 

@@ -25,10 +25,10 @@ from codeplane.core.layout import RepoLayout
 from codeplane.core.stores import Recovery
 from codeplane.git import GitService
 from codeplane.index.service import IndexService
-from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.index.structural.service import StructuralService
 from codeplane.mutation import MutationEngine
 from codeplane.repo.workspace import head_info
+from codeplane.server.boot_index import EarlyIndex, build_index
 from codeplane.server.observability import Observability
 from codeplane.tasks import Ledger, RepoSnapshot, TaskTracker, TrackerSettings
 from codeplane.tasks.inspection import quarantine_warnings
@@ -155,16 +155,8 @@ class Services:
         self.deferred_lint.get()
 
 
-def build_index(root: Path, config: CodePlaneConfig) -> IndexService:
-    """The index service with every fact indexer registered; the server and ``cpl init`` both use it."""
-    index = IndexService(root, RepoLayout(root), config.index)
-    # Facts are written in the same transaction as each epoch, so the indexer is registered before start.
-    index.register_indexer(StructuralIndexer())
-    return index
-
-
-def _wire_index(services: Services) -> None:
-    services.index = build_index(services.root, services.config)
+def _wire_index(services: Services, early: EarlyIndex | None) -> None:
+    services.index = early.index if early is not None else build_index(services.root, services.config)
     services.readiness = Readiness(ready=False, reason="index: first reconcile running")
 
     def mark_ready() -> None:
@@ -174,9 +166,10 @@ def _wire_index(services: Services) -> None:
     services.index.on_ready(mark_ready)
 
     async def start() -> None:
-        # Open/repair the stores and queue the startup reconcile; wait (bounded) so a warm start announces
-        # a ready server. A huge cold tree keeps building in the background; queries answer 3004 meanwhile.
-        await anyio.to_thread.run_sync(services.index.start)
+        # Open/repair the stores and queue the startup reconcile (begun by the boot, before its imports, when it
+        # passed an EarlyIndex); wait (bounded) so a warm start announces a ready server. A huge cold tree keeps
+        # building in the background; queries answer 3004 meanwhile.
+        await anyio.to_thread.run_sync(services.index.start if early is None else early.started)
         await anyio.to_thread.run_sync(services.index.wait_ready, services.config.index.startup_wait_sec)
 
     async def stop() -> None:
@@ -192,7 +185,7 @@ def _wire_structural(services: Services) -> None:
     services.status_sections["structural"] = services.structural.status
 
 
-def _wire_mutation(services: Services) -> None:
+def _wire_mutation(services: Services, early: EarlyIndex | None) -> None:
     # after_write: a write returns only once search and list_files see it. symbols_for/tests_for fill the
     # delta's symbols_changed/tests_affected; resolved at call time (testing is wired later).
     services.mutation = MutationEngine(
@@ -201,8 +194,9 @@ def _wire_mutation(services: Services) -> None:
         tests_for=lambda paths: services.testing.tests_for(paths))  # noqa: PLW0108 - wired after this
 
     async def recover() -> None:
-        # First lifecycle: an unfinished batch from a crash is rolled back before anything reads files.
-        await anyio.to_thread.run_sync(services.mutation.recover)
+        # First lifecycle: an unfinished batch from a crash is rolled back before anything reads files (an
+        # EarlyIndex ran the same recovery before it started the index: wait for it and raise its error).
+        await anyio.to_thread.run_sync(services.mutation.recover if early is None else early.recovered)
 
     async def close() -> None:
         await anyio.to_thread.run_sync(services.mutation.close)
@@ -349,11 +343,12 @@ def _wire_lint(services: Services) -> None:
     services.lifecycles.append(Lifecycle("lint", nothing, close))
 
 
-def build_services(root: Path, config: CodePlaneConfig, repo_id: str) -> Services:
+def build_services(root: Path, config: CodePlaneConfig, repo_id: str, *, early: EarlyIndex | None = None) -> Services:
+    """Every service, wired; ``early``: the index the boot already started (``boot_index``), else one built here."""
     services = Services(root=root, config=config, repo_id=repo_id)
-    _wire_index(services)
+    _wire_index(services, early)
     _wire_structural(services)
-    _wire_mutation(services)
+    _wire_mutation(services, early)
     _wire_tasks(services)
     _wire_testing(services)
     _wire_refactor(services)

@@ -43,6 +43,9 @@ class BootedStack(Protocol):
 
     def running(self) -> AbstractAsyncContextManager[None]: ...
 
+    def discard(self) -> None:
+        """Stop whatever the boot started, when :meth:`running` will not run (blocking; called off the loop)."""
+
 
 async def _send_json(send: Send, status: int, payload: object) -> None:
     body = json.dumps(payload).encode()
@@ -126,6 +129,7 @@ class StagedApp:
             gc.freeze()
             gc.enable()
             if self._stop.is_set():
+                await asyncio.to_thread(stack.discard)
                 return
             async with stack.running():
                 self._stack = stack

@@ -1,0 +1,87 @@
+"""Importing the MCP SDK with its pydantic models' validators left for their first use (issue 19's warm restart).
+
+The SDK defines ~550 pydantic models (both protocol versions' wire types, the version-free ones, auth, resources,
+prompts); building every model's validator and serializer is about a fifth of the SDK's import (~0.1 s of CPU on
+Django's warm restart, measured under load), yet a server validates a handful of them (JSON-RPC envelopes,
+initialize, tools/list, tools/call). Imported here, each of those models is created with pydantic's
+``defer_build``: the same model, whose core schema, validator and serializer pydantic builds the first time it
+validates, serialises or renders a schema. What ``/ready`` promises is unchanged (the first call of a kind pays a
+few milliseconds more; ``McpStack``'s warm-up thread sends a sample of the first calls' messages through the
+models right after the boot, so that is usually done before a client asks). Only the SDK's models are affected:
+the base config is restored before anything else is imported.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from pydantic import BaseModel
+from pydantic.version import VERSION as PYDANTIC_VERSION
+
+_lock = threading.Lock()
+
+
+def _rebuilds_are_locked() -> bool:
+    """Whether pydantic serialises a deferred model's build (2.14 on): the warm-up thread and a request may race."""
+    major, minor = (int(part) for part in PYDANTIC_VERSION.split(".")[:2])
+    return (major, minor) >= (2, 14)
+
+
+def import_mcp_sdk() -> None:
+    """Import the SDK modules the server uses, their models' builds deferred (idempotent)."""
+    if not _rebuilds_are_locked():
+        import mcp.server.lowlevel.server  # built at once: concurrent first builds of a deferred model could race
+        return
+    with _lock:
+        config = BaseModel.model_config
+        previous = config.get("defer_build")
+        config["defer_build"] = True
+        try:
+            import mcp.server.lowlevel.server  # for the side effect: its models exist, unbuilt
+            import mcp.server.streamable_http
+            import mcp.server.transport_security  # noqa: F401
+            import mcp_types  # noqa: F401
+        finally:
+            if previous is None:
+                del config["defer_build"]
+            else:
+                config["defer_build"] = previous
+
+
+#: The messages a client's first exchange consists of, per protocol era: the handshake (2025-11-25) and a
+#: stateless call (2026-07-28). Each is parsed, and each answer's shape serialised, as the SDK does per request.
+_FIRST_REQUESTS: tuple[tuple[str, dict[str, object]], ...] = (
+    ("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "w", "version": "0"}}),
+    ("tools/list", {}),
+    ("tools/call", {"name": "describe", "arguments": {}}),
+)
+_FIRST_RESULTS: tuple[tuple[str, dict[str, object]], ...] = (
+    ("initialize", {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "w", "version": "0"}}),
+    ("tools/list", {"tools": [{"name": "w", "inputSchema": {"type": "object"}}]}),
+    ("tools/call", {"content": [{"type": "text", "text": "w"}], "structuredContent": {}}),
+)
+
+
+def warm_mcp_sdk() -> None:
+    """Build, off the boot's critical path, the deferred models a client's first messages go through.
+
+    Run on the warm-up thread once the server serves; a request that comes first builds what it needs itself.
+    A sample that no version accepts still built the models it reached, so failures are ignored.
+    """
+    from mcp_types import jsonrpc_message_adapter
+    from mcp_types.methods import parse_client_notification, parse_client_request, serialize_server_result
+    from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
+
+    versions = sorted({"2025-11-25", KNOWN_PROTOCOL_VERSIONS[-1]})
+    attempts: list[tuple[object, ...]] = [(jsonrpc_message_adapter.validate_python, {
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "w"}})]
+    for version in versions:
+        attempts += [(parse_client_request, method, version, params) for method, params in _FIRST_REQUESTS]
+        attempts += [(serialize_server_result, method, version, data) for method, data in _FIRST_RESULTS]
+        attempts.append((parse_client_notification, "notifications/initialized", version, None))
+    for function, *args in attempts:
+        try:
+            function(*args)  # type: ignore[operator]
+        except Exception:  # noqa: BLE001 - a sample a version rejects still built its models
+            continue
