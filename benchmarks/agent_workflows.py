@@ -5,7 +5,9 @@ Each task runs on two clones of the same pinned sdist (committed to a fresh git 
 calls the real server (`cpl up`) with the official MCP client; the shell side runs `rg`, `sed`, a python
 edit, `git` and `pytest` through bash. Both must reach the same verified end state: the same `git diff`
 (and the same HEAD tree) and passing tests. Per task it prints calls, bytes of text the model reads (tool
-answers' text content; shell stdout+stderr), wall time, and the ratios CodePlane / shell.
+answers' text content; shell stdout+stderr), wall time, and the ratios CodePlane / shell; and the bytes of
+the lines both sides read (code, diff and test lines): a rendering cannot save those, so shared / shell is the
+floor of the bytes ratio for a sequence that reads the same code as the shell. ``--verbose`` prints every text.
 
     uv run python benchmarks/agent_workflows.py            # all tasks
     uv run python benchmarks/agent_workflows.py --task fix  # one task
@@ -82,6 +84,8 @@ class Tally:
     bytes: int = 0
     seconds: float = 0.0
     log: list[str] = field(default_factory=list)
+    #: Every text the model read, for :func:`shared_bytes`.
+    texts: list[str] = field(default_factory=list)
 
 
 class CodePlane:
@@ -97,6 +101,7 @@ class CodePlane:
         self.tally.seconds += time.perf_counter() - began
         text = res.content[0].text if res.content else ""
         self.text = text
+        self.tally.texts.append(text)
         self.tally.calls += 1
         self.tally.bytes += len(text.encode())
         self.tally.log.append(f"{tool}: {len(text.encode())} B" + (f"\n{text}" if VERBOSE else ""))
@@ -118,10 +123,32 @@ class Shell:
                               input=stdin, env=env, timeout=900)
         self.tally.seconds += time.perf_counter() - began
         out = proc.stdout + proc.stderr
+        self.tally.texts.append(out)
         self.tally.calls += 1
         self.tally.bytes += len(out.encode())
         self.tally.log.append(f"$ {command[:60]}: {len(out.encode())} B" + (f"\n{out}" if VERBOSE else ""))
         return out
+
+
+#: What a line of either side says once its location prefix is gone: rg's ``path:line:``, a hit's ``line:``,
+#: a context ``line-``; the code line itself is what both sides read.
+_LOCATION = re.compile(r"^(?:[\w./-]+:)?\d+[:-]")
+
+
+def shared_bytes(ours: Tally, theirs: Tally) -> int:
+    """Bytes of the lines both sides read (code, diff and test lines, compared without location prefixes
+    or surrounding blanks; lines under 4 characters left out): what no rendering can save, so
+    ``shared / shell bytes`` is the lowest ratio reachable without reading less code than the shell."""
+    def lines(tally: Tally) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for text in tally.texts:
+            for raw in text.splitlines():
+                line = _LOCATION.sub("", raw, count=1).strip()
+                if len(line) >= 4:
+                    counts[line] = counts.get(line, 0) + 1
+        return counts
+    mine, other = lines(ours), lines(theirs)
+    return sum((len(line.encode()) + 1) * min(n, other.get(line, 0)) for line, n in mine.items())
 
 
 def read_header(text: str) -> tuple[int, str]:
@@ -422,6 +449,7 @@ async def main() -> None:
     WORK.mkdir(parents=True, exist_ok=True)
     rows: list[list[object]] = []
     totals = [Tally(), Tally()]
+    shared_total = 0
     for task in TASKS:
         if args.task and task.key != args.task:
             continue
@@ -433,15 +461,18 @@ async def main() -> None:
             total.calls += part.calls
             total.bytes += part.bytes
             total.seconds += part.seconds
+        shared = shared_bytes(cp, sh)
+        shared_total += shared
         rows.append([task.key, task.title, "yes" if same and ok else "NO", cp.calls, sh.calls, cp.bytes, sh.bytes,
-                     cp.bytes / max(sh.bytes, 1), cp.seconds, sh.seconds, cp.seconds / max(sh.seconds, 1e-9)])
+                     cp.bytes / max(sh.bytes, 1), shared, shared / max(sh.bytes, 1), cp.seconds, sh.seconds,
+                     cp.seconds / max(sh.seconds, 1e-9)])
     cp_total, sh_total = totals
     rows.append(["all", "", "", cp_total.calls, sh_total.calls, cp_total.bytes, sh_total.bytes,
-                 cp_total.bytes / max(sh_total.bytes, 1), cp_total.seconds, sh_total.seconds,
-                 cp_total.seconds / max(sh_total.seconds, 1e-9)])
-    table("Agent workflows: CodePlane vs shell (bytes = text the model reads)",
+                 cp_total.bytes / max(sh_total.bytes, 1), shared_total, shared_total / max(sh_total.bytes, 1),
+                 cp_total.seconds, sh_total.seconds, cp_total.seconds / max(sh_total.seconds, 1e-9)])
+    table("Agent workflows: CodePlane vs shell (bytes = text the model reads; shared = lines both read)",
           ["task", "what", "same end state, tests pass", "calls cp", "calls sh", "bytes cp", "bytes sh",
-           "bytes ratio", "wall s cp", "wall s sh", "time ratio"], rows)
+           "bytes ratio", "shared bytes", "shared / sh", "wall s cp", "wall s sh", "time ratio"], rows)
     if not args.task:
         table("tools/list, read once per session (model-facing = name + description + inputSchema)",
               ["profile", "tools", "model-facing chars", "≈ tokens", "all fields chars"], await tools_list_cost())

@@ -28,7 +28,8 @@ async def test_tools_list_is_deterministic_with_flat_schemas_and_annotations(tmp
         assert "oneOf" not in dumped, tool.name
         assert tool.output_schema["properties"].keys() == {"result", "meta"}
         assert tool.annotations is not None and tool.annotations.open_world_hint is False
-        assert "session_id" in tool.input_schema["properties"]
+        # Every tool accepts session_id; tools/list names it, describe(action='tool') explains it.
+        assert tool.input_schema["properties"]["session_id"] == {"type": "string"}, tool.name
         assert tool.description and len(tool.description) <= 400, tool.name
         assert "title" not in json.dumps(tool.input_schema).replace('"title":{', ""), tool.name
 
@@ -53,6 +54,7 @@ async def test_describe_repo_and_tool(tmp_path: Path) -> None:
             doc = await call(client, "describe", {"action": "tool", "name": "describe"})
             assert doc["name"] == "describe"
             assert doc["when_to_use"] and doc["when_not_to_use"]
+            assert doc["input_schema"]["properties"]["session_id"]["description"]
             assert doc["annotations"]["readOnlyHint"] is True
             errors = await call(client, "describe", {"action": "errors"})
             codes = [e["code"] for e in errors["errors"]]

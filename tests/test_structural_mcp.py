@@ -7,7 +7,16 @@ from typing import Any
 
 import pytest
 
-from tests.builders import ServerHandle, call, call_error, make_repo, mcp_client, running_server
+from tests.builders import (
+    ServerHandle,
+    answer_text,
+    call,
+    call_error,
+    envelope,
+    make_repo,
+    mcp_client,
+    running_server,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -81,6 +90,29 @@ async def test_symbol_pages_cover_every_match_once(server: ServerHandle) -> None
     assert sorted(seen) == sorted(f"f{i}" for i in range(30))
 
 
+async def test_references_text_names_the_symbol_once_and_marks_only_hits_off_the_usual_tier(
+        server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        res = await client.call_tool("search", {"query": "shop.models.total", "mode": "references"})
+    hits, text = envelope(res)["result"]["results"], answer_text(res)
+    sym = hits[0]["symbol"]
+    named = f"{sym['kind']} {sym['qualified_name']} #{sym['def_uid']}"
+    assert text.count(sym["def_uid"]) == 1 and text.splitlines()[0].startswith(named), text
+    roles = [f"{h['role']} {h['ref_tier']}" for h in hits]
+    usual = max(set(roles), key=lambda r: (roles.count(r), r))
+    assert text.splitlines()[0] == f"{named}: {usual} unless marked", text
+    shown: dict[tuple[str, int], str] = {}
+    path = ""
+    for line in text.splitlines()[1:]:
+        number, _, rest = line.partition(":")
+        if number.isdigit():
+            shown[(path, int(number))] = rest
+        else:
+            path = line
+    for hit, role in zip(hits, roles, strict=True):
+        assert shown[(hit["path"], hit["line"])].startswith(f"[{role}] ") == (role != usual), (hit, text)
+
+
 async def test_references_of_an_unknown_symbol_is_a_typed_error(server: ServerHandle) -> None:
     async with mcp_client(server) as client:
         error = await call_error(client, "search", {"query": "no_such_symbol_anywhere", "mode": "references"})
@@ -114,6 +146,21 @@ async def test_map_repo_sections_can_be_selected(server: ServerHandle) -> None:
         result = await call(client, "map_repo", {"include": ["dependencies"]})
     assert result["dependencies"]
     assert "structure" not in result and "languages" not in result
+
+
+async def test_map_repo_text_names_each_public_module_once_and_only_contexts_with_files(
+        server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        res = await client.call_tool("map_repo", {"include": ["public_api", "contexts"]})
+    record, text = envelope(res)["result"], answer_text(res)
+    modules = [line.strip().split(": ", 1)[0] for line in text.split("public api:\n", 1)[1].splitlines()
+               if line.startswith("  ")]
+    assert sorted(modules) == sorted({p["path"] for p in record["public_api"]}), text
+    assert all(f"{p['name']} #{p['def_uid']}" in text for p in record["public_api"]), text
+    contexts = text.split("contexts: ", 1)[1]
+    empty = [c for c in record["contexts"] if c["probe_status"] == "empty"]
+    assert "empty;" not in contexts and (f"(+{len(empty)} empty)" in contexts if empty else True), text
+    assert all(f"#{c['context_id']} {c['family']}" in contexts for c in record["contexts"] if c not in empty)
 
 
 async def test_edit_is_visible_to_symbol_search_right_after_write_source(server: ServerHandle) -> None:

@@ -71,10 +71,17 @@ def _finish(node: Any) -> Any:
     return node
 
 
-def input_schema(spec: ToolSpec) -> dict[str, Any]:
+#: ``session_id`` as ``describe(action='tool')`` documents it. ``tools/list`` lists it bare: every tool accepts
+#: it (spec §23.3, D11), so strict clients must see it, but explaining it in each of ~40 schemas cost ~1k
+#: tokens of every ``tools/list`` for an argument most sessions never pass (the MCP session id is the default).
+SESSION_PROPERTY = {"type": "string", "description": "Run in this explicit session (its task and budgets)."}
+
+
+def input_schema(spec: ToolSpec, *, documented: bool = False) -> dict[str, Any]:
+    """The tool's input schema; ``documented`` adds what ``tools/list`` leaves to ``describe``."""
     schema = _finish(_lean_schema(spec.params.model_json_schema(), output=False))
     props = schema.setdefault("properties", {})
-    props[SESSION_ARG] = {"type": "string", "description": "Run in this explicit session (its task and budgets)."}
+    props[SESSION_ARG] = dict(SESSION_PROPERTY) if documented else {"type": "string"}
     schema["additionalProperties"] = False
     return dict(schema)
 

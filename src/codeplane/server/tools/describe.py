@@ -71,7 +71,7 @@ async def _describe(ctx: ToolContext, params: DescribeParams) -> DescribeResult:
             examples=[ToolExampleModel(description=e.description, params=e.params) for e in spec.examples],
             annotations={"readOnlyHint": spec.read_only, "destructiveHint": spec.destructive,
                          "idempotentHint": spec.idempotent, "openWorldHint": False},
-            input_schema=input_schema(spec),
+            input_schema=input_schema(spec, documented=True),
         )
     head = await anyio.to_thread.run_sync(head_info, services.root)
     status = await anyio.to_thread.run_sync(services.status)  # full-table counts: off the event loop

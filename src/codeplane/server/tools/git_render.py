@@ -70,7 +70,9 @@ def render_log(commits: list[CommitInfo], next_cursor: str | None) -> str:
 
 
 def render_status(report: StatusReport) -> str:
-    head = f"## {report.branch or 'HEAD (detached)'} {report.head_commit or '(no commits)'}"
+    # A 12-digit id like the log's: every ref argument accepts it.
+    commit = report.head_commit[:_OID_HEX] if report.head_commit else "(no commits)"
+    head = f"## {report.branch or 'HEAD (detached)'} {commit}"
     if report.upstream:
         head += f" ... {report.upstream} [ahead {report.ahead or 0}, behind {report.behind or 0}]"
     if report.state != "none":

@@ -173,12 +173,18 @@ def render_map(result: MapRepoResult) -> str:
         t = result.test_layout
         lines.append(f"tests: {t.test_count} files in {', '.join(t.test_dirs) or '.'}")
     if result.public_api:
+        # One line per module, its path once: the path repeated per name was a third of the section.
+        by_path: dict[str, list[str]] = {}
+        for item in result.public_api:
+            by_path.setdefault(item.path, []).append(item.name + (f" #{item.def_uid}" if item.def_uid else ""))
         lines.append("public api:")
-        lines += [f"  {item.path}: {item.name}" + (f" #{item.def_uid}" if item.def_uid else "")
-                  for item in result.public_api]
+        lines += [f"  {path}: {', '.join(names)}" for path, names in by_path.items()]
     if result.contexts:
+        # A context whose probe found nothing of its kind says nothing about the repository: counted, not named.
+        shown = [c for c in result.contexts if c.probe_status != "empty"]
+        empty = len(result.contexts) - len(shown)
         lines.append("contexts: " + "; ".join(f"#{c.context_id} {c.family} {c.root_path or '.'} {c.probe_status}"
-                                             for c in result.contexts))
+                                             for c in shown) + (f" (+{empty} empty)" if empty else ""))
     return "\n".join(lines)
 
 

@@ -136,15 +136,25 @@ async def _search(ctx: ToolContext, params: SearchParams) -> SearchResult:
     return await anyio.to_thread.run_sync(handler, ctx.services, params)
 
 
-def _hit_lines(hit: SearchHit) -> list[str]:
+def _symbol_tag(hit: SearchHit) -> str:
+    sym = hit.symbol
+    if sym is None:
+        return ""
+    return f"{sym.kind} {sym.qualified_name or sym.name}" + (f" #{sym.def_uid}" if sym.def_uid else "")
+
+
+def _role_tag(hit: SearchHit) -> str:
+    return (hit.role or "") + (f" {hit.ref_tier}" if hit.role and hit.ref_tier else "")
+
+
+def _hit_lines(hit: SearchHit, *, symbol: bool, usual_role: str) -> list[str]:
     """``line:text`` like ``rg -n`` under its file's heading (context lines as ``line-text``); symbol modes say
-    what the hit is before the text. The column is left out: the text shows where the match is."""
-    tags = []
-    if hit.symbol is not None:
-        sym = hit.symbol
-        tags.append(f"{sym.kind} {sym.qualified_name or sym.name}" + (f" #{sym.def_uid}" if sym.def_uid else ""))
-    if hit.role:
-        tags.append(hit.role + (f" {hit.ref_tier}" if hit.ref_tier else ""))
+    what the hit is before the text, unless the page's head line says it for every hit. The column is left
+    out: the text shows where the match is."""
+    tags = [_symbol_tag(hit)] if symbol and hit.symbol is not None else []
+    role = _role_tag(hit)
+    if role and role != usual_role:
+        tags.append(role)
     prefix = f"{hit.line}:" + (f"[{'; '.join(tags)}] " if tags else "")
     lines = [f"{hit.line - len(hit.context_before) + i}-{text}" for i, text in enumerate(hit.context_before)]
     lines.append(prefix + (hit.snippet or "").rstrip("\r\n"))
@@ -152,16 +162,38 @@ def _hit_lines(hit: SearchHit) -> list[str]:
     return lines
 
 
+def _common(hits: list[SearchHit]) -> tuple[str, str]:
+    """What a page of several hits says once instead of per hit: the symbol when every hit is of the same
+    one (``references`` always is: ~90 bytes a hit), and the role/tier most hits have (the others keep
+    theirs). Empty strings for nothing in common."""
+    if len(hits) < 2:
+        return "", ""
+    symbols = {_symbol_tag(h) for h in hits}
+    symbol = symbols.pop() if len(symbols) == 1 else ""
+    roles: dict[str, int] = {}
+    for hit in hits:
+        if role := _role_tag(hit):
+            roles[role] = roles.get(role, 0) + 1
+    usual = max(roles, key=lambda r: (roles[r], r)) if roles else ""
+    # An untagged hit reads as the usual role: only when every hit has one.
+    return symbol, usual if roles.get(usual, 0) > 1 and sum(roles.values()) == len(hits) else ""
+
+
 def render_search(result: SearchResult) -> str:
     """Hits grouped under their file's path in rank order of each file's first hit, like ``rg --heading``: a
     path is read once however many hits it has. A header says how many of how many, and the cursor, only
-    when there are more."""
+    when there are more; a line says once what every hit of the page is (references of one symbol, mostly
+    one role and tier)."""
     if not result.results:
         return "no hits"
+    symbol, usual = _common(result.results)
     files: dict[str, list[str]] = {}
     for hit in result.results:
-        files.setdefault(hit.path, []).extend(_hit_lines(hit))
+        files.setdefault(hit.path, []).extend(_hit_lines(hit, symbol=not symbol, usual_role=usual))
     body = [line for path, lines in files.items() for line in (path, *lines)]
+    if symbol or usual:
+        said = ": ".join(part for part in (symbol, usual and f"{usual} unless marked") if part)
+        body.insert(0, said)
     if not result.pagination.next_cursor and not result.truncated:
         return "\n".join(body)  # every hit is here, like rg's output
     total = result.pagination.total_estimate

@@ -285,7 +285,54 @@ def brief_traceback(traceback: str, *said: str) -> str:
     told = {text.strip() for text in said if text.strip()}
     kept = [line.rstrip() for line in lines[start:]
             if line.strip() not in ("", "E") and not (line.startswith("E ") and line[1:].strip() in told)]
-    return bounded("\n".join(kept), TEXT_TRACEBACK_CHARS)
+    return bounded("\n".join(_without_restated_diff(kept, told)), TEXT_TRACEBACK_CHARS)
+
+
+def _diff_body(line: str) -> str | None:
+    """The ``- expected`` / ``+ actual`` / ``? ^`` part of one of pytest's comparison diff lines, else None."""
+    body = line[1:].lstrip() if line.startswith("E ") else ""
+    return body if body[:2] in ("- ", "+ ", "? ") else None
+
+
+def _compared(told: set[str]) -> set[str]:
+    """The two sides of ``assert a == b`` as a head line shows them, each also without its quotes."""
+    sides: set[str] = set()
+    for text in told:
+        _, found, rest = text.partition("assert ")
+        parts = rest.split(" == ")
+        if found and len(parts) == 2:
+            for side in (part.strip() for part in parts):
+                sides.add(side)
+                if len(side) >= 2 and side[0] == side[-1] and side[0] in "'\"":
+                    sides.add(side[1:-1])
+    return sides
+
+
+def _without_restated_diff(lines: list[str], told: set[str]) -> list[str]:
+    """Drop the diff pytest prints under an ``assert a == b`` whose head line shows both values whole: a
+    ``-``/``+`` line that is exactly one side of the head's comparison, the ``?`` markers under a dropped
+    one, and a ``Full diff:`` left with nothing under it. A value pytest shortened (``'xx...xx'``) or a diff it
+    cut (``Skipping N identical leading characters``) never equals a side, so that diff stays."""
+    sides = _compared(told)
+    if not sides:
+        return lines
+    out: list[str] = []
+    dropped = False
+    for line in lines:
+        body = _diff_body(line)
+        if body is None:
+            dropped = False
+        elif body.startswith("?"):
+            if dropped:
+                continue
+        else:
+            dropped = body[2:].rstrip() in sides
+            if dropped:
+                continue
+        out.append(line)
+    return [line for i, line in enumerate(out) if not (
+        line.startswith("E") and line[1:].strip() == "Full diff:"
+        and (i + 1 == len(out) or _diff_body(out[i + 1]) is None))]
 
 
 def _first_line(message: str, exception_type: str) -> str:

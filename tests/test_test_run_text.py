@@ -1,0 +1,41 @@
+"""The text a model reads for a test run (issue 16): what pytest prints under a failing assert, trimmed to
+what the failure's head line does not already say. Real pytest runs through the real testing service."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codeplane.server.tools.tests_models import TestRunResult, render_run, render_test_run
+from codeplane.testing import TestingService
+from tests.builders import make_repo
+from tests.testing_service import finish, service_for
+
+pytestmark = pytest.mark.usefixtures("lean_pytest")
+
+_LONG_A = "x" * 120 + "a"
+_LONG_B = "x" * 120 + "b"
+
+
+def test_a_comparison_shown_whole_in_the_head_drops_pytests_diff_but_a_shortened_one_keeps_it(
+        tmp_path: Path, services: list[TestingService]) -> None:
+    repo = make_repo(tmp_path / "repo", {
+        "pytest.ini": "[pytest]\n",
+        "tests/test_text.py": (
+            "def test_short():\n    out = '123 5678...'\n    assert out == '123...'\n\n"
+            f"def test_long():\n    out = {_LONG_A!r}\n    assert out == {_LONG_B!r}\n"),
+    })
+    service = service_for(repo, workers=1)
+    services.append(service)
+    snapshot = finish(service.start_run(["tests/test_text.py"]))
+    result = TestRunResult(**render_run(snapshot))
+    text = render_test_run(result)
+    long, short = text.split("FAILED tests/test_text.py::test_long")[1].split("FAILED tests/test_text.py::test_short")
+    # The head shows both values whole: pytest's `- 123...` / `+ 123 5678...` would only say them again.
+    assert "assert '123 5678...' == '123...'" in short.splitlines()[0], text
+    assert "E " not in short and ">" in short, text
+    # pytest shortened the long values in the head: the diff is the only place that shows where they differ.
+    assert "- xxxxxxxxxxb" in long and "+ xxxxxxxxxxa" in long and "^" in long, text
+    full = {c.case_id: c.traceback for c in result.failures}
+    assert "- 123..." in full["tests/test_text.py::test_short"], "the record keeps pytest's whole traceback"
