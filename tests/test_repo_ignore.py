@@ -68,3 +68,22 @@ def test_walk_skips_what_the_rules_ignore_and_nothing_else(tmp_path: Path) -> No
     assert rules.matches != rules.spec.match_file
     walked = [e.path for e in walk_universe(root, rules)]
     assert walked == [".cplignore", "deep/leaf", "docs/index.rst", "keep.log", "src/anchored.txt", "src/app.py"]
+
+
+def test_a_symlink_named_like_a_pruned_directory_is_left_out_like_the_watcher_does(tmp_path: Path) -> None:
+    from codeplane.repo.universe import walk_paths
+
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("x = 1\n")
+    elsewhere = tmp_path / "venvs" / "env"
+    elsewhere.mkdir(parents=True)
+    (root / ".venv").symlink_to(elsewhere, target_is_directory=True)
+    (root / "src" / "node_modules").symlink_to(elsewhere, target_is_directory=True)
+    (root / "src" / "build").write_text("#!/bin/sh\n")  # a file named like a pruned directory stays
+    (root / "link.py").symlink_to(root / "src" / "app.py")  # other symlinks stay, unfollowed
+    rules = IgnoreRules.load(root)
+    walked = [e.path for e in walk_universe(root, rules)]
+    assert walked == ["link.py", "src/app.py", "src/build"]
+    assert sorted(walk_paths(root, [".venv", "src/node_modules", "src/build", "link.py"], rules)) == [
+        "link.py", "src/build"]

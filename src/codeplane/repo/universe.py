@@ -1,6 +1,7 @@
 """The file universe: every path CodePlane lists, found by a stat walk of the work tree (spec §5.3–5.4).
 
-A path is in the universe unless a PRUNABLE_DIRS component or a ``.cplignore`` rule excludes it.
+A path is in the universe unless a PRUNABLE_DIRS component or a ``.cplignore`` rule excludes it; a symlink
+named like a pruned directory (``.venv -> /opt/venvs/x``) is left out too, as the watcher leaves it out.
 Symlinks are listed as entries of their own and never followed (§5.7), so a link to a directory does
 not pull another tree in and a link pointing outside the repository is never read through. Names that
 are not valid UTF-8 cannot be represented as canonical paths and are skipped (counted by the caller).
@@ -73,8 +74,8 @@ def _walk(root: Path, start: str, rules: IgnoreRules) -> Iterator[DiskEntry]:
                         if name not in PRUNABLE_DIRS and not matches(rel + "/"):
                             stack.append(rel)
                         continue
-                    if not (item.is_file(follow_symlinks=False) or item.is_symlink()):
-                        continue  # sockets, fifos, devices
+                    if not item.is_file(follow_symlinks=False) and (not item.is_symlink() or name in PRUNABLE_DIRS):
+                        continue  # sockets, fifos, devices; a ``.venv`` symlink stands for a pruned tree
                     if rel.endswith(TRANSIENT_SUFFIXES) or matches(rel):
                         continue
                     st = item.stat(follow_symlinks=False)
@@ -108,6 +109,6 @@ def walk_paths(root: Path, paths: Iterable[str], rules: IgnoreRules) -> dict[str
         if stat.S_ISDIR(st.st_mode):
             if not rules.excludes(rel, is_dir=True):
                 found.update((e.path, e) for e in _walk(root, rel, rules))
-        elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+        elif stat.S_ISREG(st.st_mode) or (stat.S_ISLNK(st.st_mode) and rel.rpartition("/")[2] not in PRUNABLE_DIRS):
             found[rel] = _entry(rel, st)
     return found
