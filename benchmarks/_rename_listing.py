@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import subprocess
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from codeplane.refactor.apply import select_edits
@@ -47,11 +47,18 @@ def _per_line(edits: Iterable[PlannedEdit], name: str) -> Counter[tuple[str, int
 
 
 def unlisted(service: RefactorService, refactor_id: str, candidate_id: str | None, root: Path, name: str, *,
-             apply_docs: bool | None = None) -> tuple[int, list[str], Counter[tuple[str, int]]]:
+             apply_docs: bool | None = None,
+             kept_in_plan: Sequence[str] = ()) -> tuple[int, list[str], Counter[tuple[str, int]]]:
     """Call before apply: (occurrences of ``name``, the lines holding one the plan does not list, and per line
-    the listed edits the default apply leaves in place)."""
+    the listed edits the default apply leaves in place). ``kept_in_plan``: the preview's ``coverage.kept``."""
     option = service.plans.get(refactor_id).option(candidate_id)
     listed = _per_line(option.all_edits(), name)
+    # Uses of a name an aliased import keeps (``use m::New as Old``): in the plan, as they are.
+    unchanged: Counter[tuple[str, int]] = Counter()
+    for position in kept_in_plan:
+        path, line, _ = position.rsplit(":", 2)
+        unchanged[(path, int(line))] += 1
+    listed.update(unchanged)
     found = occurrences(root, name)
     missing = sorted(f"{path}:{line}" for (path, line), n in found.items() if n > listed[(path, line)])
     docs = service.config.doc_sweep
@@ -59,7 +66,11 @@ def unlisted(service: RefactorService, refactor_id: str, candidate_id: str | Non
                              apply_docs=docs.enabled and (docs.auto_apply if apply_docs is None else apply_docs),
                              doc_min=docs.min_confidence)
     applied = {e.edit_id for e in (*code, *doc)}
-    kept = _per_line([e for e in option.all_edits() if e.edit_id not in applied], name)
+    kept = _per_line([e for e in option.all_edits() if e.edit_id not in applied], name) + unchanged
+    # An applied edit that writes the old name back (``New as Old``) leaves it on its line by design.
+    word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+    kept.update(Counter({(e.path, e.line): len(word.findall(e.new_text)) for e in option.all_edits()
+                         if e.edit_id in applied and word.search(e.new_text)}))
     return sum(found.values()), missing, kept
 
 

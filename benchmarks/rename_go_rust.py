@@ -21,10 +21,10 @@ Result (2 cores shared, load 12-30; plan ms are wall/CPU with the index already 
 applied edits high, 12/12 build under both tag sets and pass the tests as before, 0 unlisted, 0 left; gopls
 0.5.0: 11/12 build (``diff.EditScript``: it leaves the references in ``debug_enable.go``, built only under
 ``cmp_debug``), 6-61 s wall / 1.4-3.9 s CPU per rename from a cold CLI (it also rewrites the declaration's
-doc comment, which CodePlane lists as doc edits). Rust 12 renames, 354/354 high, 11/12 build and pass as
-before, 0 unlisted, 0 left; the failure is honest: semver's tests/test_version_req.rs imports ``VersionReq``
-twice under opposite ``#[cfg]``s, so the name is bound twice there and the index never picks one (its uses
-stay ``low``, listed). rust-analyzer is not installed (the rustup proxy has no component, Debian 12 has no
+doc comment, which CodePlane lists as doc edits). Rust (at 1d7cadd+, load ~9) 12 renames, 355/355 high, 12/12
+build and pass as before, 0 unlisted, 0 left; semver's tests/test_version_req.rs imports ``VersionReq`` twice
+under opposite ``#[cfg]``s, so its import becomes ``use semver::Requirement as VersionReq`` and the uses are
+kept (listed in ``coverage.kept``). rust-analyzer is not installed (the rustup proxy has no component, Debian 12 has no
 package), so there is no Rust comparison.
 
     uv run python benchmarks/rename_go_rust.py [--lang go,rust] [--limit N] [--no-gopls]
@@ -211,7 +211,8 @@ def run_case(case: Case, scratch: Path, baseline: str) -> list[object]:
         old = case.symbol.rsplit(".", 1)[-1]
         # Rust doc comments hold doctests that ``cargo test`` compiles (``doctest`` doc edits, high): applied
         docs = case.lang == "rust"
-        found, missing, kept = listing.unlisted(service, preview.refactor_id, candidate, root, old, apply_docs=docs)
+        found, missing, kept = listing.unlisted(service, preview.refactor_id, candidate, root, old, apply_docs=docs,
+                                        kept_in_plan=preview.coverage.kept if preview.coverage else ())
         service.apply(preview.refactor_id, candidate_id=candidate, apply_docs=docs)
         left = listing.left(root, old, kept)
         if missing or left:

@@ -347,7 +347,8 @@ def run_case(case: Case, scratch: Path, baseline: Verdict) -> list[object]:
         plan_ms = (time.perf_counter() - began) * 1000
         applied = counts["high"] + counts["medium"]
         old = case.symbol.replace("\\", ".").rsplit(".", 1)[-1]
-        found, missing, kept = listing.unlisted(service, preview.refactor_id, candidate, root, old)
+        found, missing, kept = listing.unlisted(service, preview.refactor_id, candidate, root, old,
+                                        kept_in_plan=preview.coverage.kept if preview.coverage else ())
         try:
             service.apply(preview.refactor_id, candidate_id=candidate)
         except CodePlaneError as exc:  # a collision (4007) is reported, not forced

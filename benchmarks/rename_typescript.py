@@ -163,7 +163,8 @@ def run_case(case: Case, source: Path, scratch: Path, baseline: list[str]) -> li
         plan_ms, cpu_ms = (time.perf_counter() - began) * 1000, (time.process_time() - cpu) * 1000
         applied = counts["high"] + counts["medium"]
         old = case.symbol.rsplit(".", 1)[-1]
-        found, missing, kept = listing.unlisted(service, preview.refactor_id, candidate, root, old)
+        found, missing, kept = listing.unlisted(service, preview.refactor_id, candidate, root, old,
+                                        kept_in_plan=preview.coverage.kept if preview.coverage else ())
         service.apply(preview.refactor_id, candidate_id=candidate)
         left = listing.left(root, old, kept)
         if missing or left:

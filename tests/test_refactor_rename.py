@@ -142,6 +142,7 @@ def test_an_import_whose_local_name_is_bound_twice_keeps_it_with_an_alias(tmp_pa
         # Only the other module's own definition and the fallback bindings remain candidates; the uses of the
         # contested local name are accounted as kept, not offered for renaming.
         assert lows == [("pkg/other.py", 4), ("pkg/slow.py", 1), ("pkg/use.py", 4)], preview.edits
+        assert preview.coverage is not None and preview.coverage.kept == ["pkg/other.py:8:6", "pkg/use.py:8:11"]
         env.service.apply(preview.refactor_id)
         assert env.read("pkg/use.py") == use.replace("fast import loads", "fast import fast_loads as loads")
         assert env.read("pkg/other.py") == fallback_def.replace("fast import loads", "fast import fast_loads as loads")

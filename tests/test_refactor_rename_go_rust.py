@@ -124,6 +124,7 @@ def test_rust_use_under_opposite_cfgs_keeps_its_local_name_with_an_alias(tmp_pat
         # are kept, whichever cfg is compiled.
         assert lows == [("tests/node/mod.rs", line, "other_binding") for line in (1, 3, 4)] + [
             ("tests/req.rs", 4, "other_binding")], preview.edits
+        assert preview.coverage is not None and preview.coverage.kept == ["tests/req.rs:10:12", "tests/req.rs:10:25"]
         env.service.apply(preview.refactor_id)
         assert "use semverish::Requirement as VersionReq;\n" in env.read("tests/req.rs")
         assert "let _r: VersionReq = VersionReq::STAR;" in env.read("tests/req.rs")

@@ -22,7 +22,8 @@ CERTAINTY_RANK: dict[str, int] = {"high": 2, "medium": 1, "low": 0}
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    # defer_build: built on first use, or by the server's warm-up after /ready (issue 19's warm restart)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
 
 class SymbolRef(_Frozen):
@@ -88,6 +89,10 @@ class Collision(_Frozen):
     detail: str
 
 
+#: How many kept occurrences a preview lists by position (the count is always exact).
+KEPT_LISTED = 100
+
+
 class Coverage(_Frozen):
     """"No silent misses": what was looked at and where every lexical occurrence went."""
 
@@ -104,6 +109,10 @@ class Coverage(_Frozen):
     pruned_dirs: list[str] = []
     #: Files whose language has no structural facts (only the lexical sweep covered them).
     unindexed_files: int = 0
+    #: Occurrences in the plan that stay as they are: uses of a name an aliased import keeps (``from m import new
+    #: as old``); ``kept`` lists the first :data:`KEPT_LISTED` as ``path:line:column``.
+    kept_count: int = 0
+    kept: list[str] = []
     truncated: bool = False
 
 

@@ -17,7 +17,7 @@ from codeplane.refactor.assemble import Draft
 from codeplane.refactor.docsweep import code_block_lines, doctest_lines, mention_confidence
 from codeplane.refactor.facts import DynamicSite, Ref
 from codeplane.refactor.lexical import classify, find_offsets, grammar_for, line_starts
-from codeplane.refactor.models import Certainty, Coverage
+from codeplane.refactor.models import KEPT_LISTED, Certainty, Coverage
 from codeplane.refactor.spans import SourceText, SpanEdit
 from codeplane.refactor.typedkeys import typed_object_keys
 
@@ -117,7 +117,9 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
             draft.code.append((SpanEdit(path, line, col, line, col + len(data.name), data.name, data.new_name,
                                         reason), certainty))
     low = sum(1 for _, c in draft.code if c == "low")
+    kept = sorted((e.path, e.line, e.column) for e, _ in draft.code if e.old_text == e.new_text)
     return Coverage(
+        kept_count=len(kept), kept=[f"{p}:{line}:{col}" for p, line, col in kept[:KEPT_LISTED]],
         files_scanned=len(data.sources), lexical_occurrences=occurrences, in_plan=in_plan, low_candidates=low,
         by_reason=dict(sorted(by_reason.items())), unindexed_files=len(unindexed), truncated=data.truncated,
     )

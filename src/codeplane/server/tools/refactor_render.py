@@ -104,6 +104,9 @@ def render_preview(result: RefactorPreview) -> str:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(cov.by_reason.items()))
         lines.append(f"covers {cov.in_plan}/{cov.lexical_occurrences} occurrences"
                      + (f", {cov.low_candidates} low ({reasons})" if cov.low_candidates else ""))
+        if cov.kept_count:
+            more = f" (+{cov.kept_count - len(cov.kept)} more)" if cov.kept_count > len(cov.kept) else ""
+            lines.append(f"kept as they are (an aliased import keeps the name): {' '.join(cov.kept)}{more}")
     lines += [f"warning: {w}" for w in result.warnings]
     return "\n".join(lines)
 
