@@ -304,6 +304,38 @@ def test_ts_interface_property_is_a_definition_that_renames_across_files(tmp_pat
         assert "s.pending_ += 1;" in use and "return s.pending_;" in use and "drafts_" not in use
 
 
+def test_ts_keys_typed_by_a_family_union_alias_or_a_declared_class_field_are_renamed(tmp_path: Path) -> None:
+    files = {
+        "package.json": "{\"name\": \"demo\"}\n",
+        "src/state.ts": ("export interface Base {\n  manual_: boolean\n}\n"
+                         "export interface ObjState extends Base {\n  kind: 'o'\n}\n"
+                         "export interface ArrState extends Base {\n  kind: 'a'\n}\n"
+                         "type Both = ObjState | ArrState\n"
+                         "type Loose = ObjState | { manual_: boolean; kind: 'x' }\n"
+                         "const KEY = Symbol('k')\n"
+                         "export function make(): Both {\n"
+                         "  const s: Both = {kind: 'o', manual_: false}\n  return s\n}\n"
+                         "export const loose: Loose = {kind: 'x', manual_: true}\n"
+                         "export class Holder {\n  [KEY]: ObjState\n  other: number = 0\n"
+                         "  constructor() {\n    this[KEY] = {kind: 'o', manual_: true}\n  }\n"
+                         "  reset(): void {\n    this.other = 1\n"
+                         "    const f = function (this: any) { this[KEY] = {manual_: 1} }\n"
+                         "    f.call(this)\n  }\n}\n"),
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("Base.manual_", "pinned_")
+        keys = {(e.line, e.certainty, e.reason) for e in preview.edits if e.reason == "typed_object_key"}
+        assert keys == {(14, "medium", "typed_object_key"), (22, "medium", "typed_object_key")}, preview.edits
+        # A union with a member outside the family, and a plain function's ``this``, stay low candidates.
+        lows = {e.line for e in preview.edits if e.certainty == "low"}
+        assert {17, 26} <= lows, preview.edits
+        env.service.apply(preview.refactor_id)
+        text = env.read("src/state.ts")
+        assert "const s: Both = {kind: 'o', pinned_: false}" in text
+        assert "this[KEY] = {kind: 'o', pinned_: true}" in text
+        assert "{kind: 'x', manual_: true}" in text and "this[KEY] = {manual_: 1}" in text
+
+
 def test_local_variable_and_parameter_rename_by_position(tmp_path: Path) -> None:
     files = {"calc.py": ("def scale(value, factor=2):\n    result = value * factor\n    return result\n\n\n"
                          "def other(value):\n    return value\n\n\nscale(value=3)\n")}

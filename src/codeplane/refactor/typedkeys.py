@@ -8,9 +8,11 @@ to it as one bare type name of the member's family:
 - the initializer of a variable annotated with it (``const s: Scope = {...}``);
 - the value of a ``return`` in the innermost function, method or arrow whose return type it is
   (``function make(): Scope { return {...} }``, also an arrow's expression body);
-- the operand of ``as Scope`` / ``satisfies Scope``.
+- the operand of ``as Scope`` / ``satisfies Scope``;
+- the value assigned to ``this.f`` / ``this[K]`` in a class that declares ``f: Scope`` / ``[K]: Scope``.
 
-Unions, generics, arrays, spread targets and inferred types are not followed; such keys stay low candidates. So
+The type may also be a same-file ``type T = A | B`` alias whose members are all of the family. Other unions,
+generics, arrays, spread targets and inferred types are not followed; such keys stay low candidates. So
 does a shorthand key (``{drafts_}``): renaming it in place would change which variable it reads.
 A same-named class elsewhere is why the caller leaves out names that another family also uses, and why the edit
 is ``medium``, never ``high``.
@@ -37,15 +39,45 @@ def typed_object_keys(text: str, path: str, offsets: list[int], owners: frozense
     if root is None:
         return set()
     found: set[int] = set()
+    typed_by = owners | _family_unions(root, data, owners)
     byte_pos = char_pos = 0
     for off in offsets:
         byte_pos += len(text[char_pos:off].encode("utf-8"))
         char_pos = off
         node = root.descendant_for_byte_range(byte_pos, byte_pos + 1)
         literal = _literal_of_key(node) if node is not None else None
-        if literal is not None and _contextual_type(literal, data) in owners:
+        if literal is not None and _contextual_type(literal, data) in typed_by:
             found.add(off)
     return found
+
+
+def _family_unions(root: Any, data: bytes, owners: frozenset[str]) -> frozenset[str]:
+    """This file's ``type T = A | B`` aliases whose every member is an owner: a literal typed ``T`` is checked
+    against members that all declare the key."""
+    aliases: set[str] = set()
+    for node in root.named_children:
+        declaration = node.named_children[0] if node.type == "export_statement" and node.named_child_count else node
+        if declaration.type != "type_alias_declaration":
+            continue
+        name, value = declaration.child_by_field_name("name"), declaration.child_by_field_name("value")
+        members = _union_members(value, data) if value is not None else None
+        if name is not None and members and members <= owners:
+            aliases.add(data[name.start_byte:name.end_byte].decode("utf-8"))
+    return frozenset(aliases)
+
+
+def _union_members(node: Any, data: bytes) -> set[str] | None:
+    if node.type == "type_identifier":
+        return {data[node.start_byte:node.end_byte].decode("utf-8")}
+    if node.type != "union_type":
+        return None
+    members: set[str] = set()
+    for child in node.named_children:
+        found = _union_members(child, data)
+        if found is None:
+            return None
+        members |= found
+    return members
 
 
 def _literal_of_key(node: Any) -> Any:
@@ -74,11 +106,40 @@ def _contextual_type(literal: Any, data: bytes) -> str | None:
         return None
     if parent.type == "arrow_function" and _is_field(parent, "body", node):
         return _bare_name(parent.child_by_field_name("return_type"), data)
+    if parent.type == "assignment_expression" and _is_field(parent, "right", node):
+        return _field_type(parent.child_by_field_name("left"), data)
     if parent.type == "return_statement":
         function = parent.parent
         while function is not None and function.type not in _FUNCTIONS:
             function = function.parent
         return _bare_name(function.child_by_field_name("return_type"), data) if function is not None else None
+    return None
+
+
+def _field_type(target: Any, data: bytes) -> str | None:
+    """``this.f = {...}`` / ``this[K] = {...}`` inside a class that declares ``f: T`` / ``[K]: T``: ``T``."""
+    if target is None or target.type not in ("member_expression", "subscript_expression"):
+        return None
+    receiver = target.child_by_field_name("object")
+    key = target.child_by_field_name("property" if target.type == "member_expression" else "index")
+    if receiver is None or receiver.type != "this" or key is None:
+        return None
+    wanted = data[key.start_byte:key.end_byte]
+    computed = target.type == "subscript_expression"
+    holder = target.parent
+    while holder is not None and holder.type not in ("class_declaration", "class", "abstract_class_declaration"):
+        if holder.type in ("function_declaration", "function_expression", "function"):
+            return None  # a plain function's ``this`` is not the class instance
+        holder = holder.parent
+    body = holder.child_by_field_name("body") if holder is not None else None
+    for member in body.named_children if body is not None else ():
+        name = member.child_by_field_name("name") if member.type == "public_field_definition" else None
+        if name is None:
+            continue
+        spelled = name.named_children[0] if computed and name.type == "computed_property_name" and \
+            name.named_child_count == 1 else name if not computed and name.type == "property_identifier" else None
+        if spelled is not None and data[spelled.start_byte:spelled.end_byte] == wanted:
+            return _bare_name(member.child_by_field_name("type"), data)
     return None
 
 
