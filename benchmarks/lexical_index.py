@@ -186,7 +186,7 @@ async def _queries(server: Server, tree: Path, sample: list[str], common: list[s
                     break
                 await asyncio.sleep(0.002)
             visible.append((time.perf_counter() - began) * 1000)
-            began = time.perf_counter()  # a new epoch: map_repo's per-epoch cache is cold
+            began = time.perf_counter()  # a new epoch: map_repo recomputes what the edit can change
             await client.call_tool("map_repo", {})
             map_after_edit.append((time.perf_counter() - began) * 1000)
         return {"server_ms": server_ms, "trip_ms": trips, "common_server_ms": common_server,

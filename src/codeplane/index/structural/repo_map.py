@@ -14,6 +14,7 @@ import re
 import sqlite3
 import tomllib
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from codeplane.index.languages import DATA_FAMILIES
@@ -28,6 +29,9 @@ _ENTRY_FILES = frozenset({"__main__.py", "manage.py", "main.py", "cli.py", "wsgi
 _TEST = re.compile(
     r"(^|/)(tests?|__tests__|spec|testing)/|(^|/)test_[^/]*\.py$|_test\.(py|go|rb|exs)$|\.(test|spec)\.[cm]?[jt]sx?$"
     r"|(Test|Tests|IT)\.(java|kt|cs)$|_spec\.rb$|Test\.php$|(^|/)src/test/")
+
+#: A file table row as the map reads it: line count, language, family, parse status.
+FileRow = tuple[int | None, str | None, str | None, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,22 +84,31 @@ class PublicApiEntry:
     evidence: str
 
 
+def file_rows(conn: sqlite3.Connection) -> dict[str, FileRow]:
+    """The file table's columns the map reads, by path."""
+    return {path: (line_count, language, family, status) for path, line_count, language, family, status in
+            conn.execute("SELECT path, line_count, language, family, status FROM st_file")}
+
+
 def structure(conn: sqlite3.Connection, depth: int) -> tuple[list[TreeNode], int]:
+    return structure_of(file_rows(conn), depth)
+
+
+def structure_of(files: Mapping[str, FileRow], depth: int) -> tuple[list[TreeNode], int]:
     """Pre-order nodes (directories first, then files, by name) down to ``depth`` levels; total file count.
 
-    One pass over the file table that looks only at the first ``depth`` directory levels of each path (the
+    One pass over the files that looks only at the first ``depth`` directory levels of each path (the
     deeper ones are counted, never listed), slicing prefixes instead of joining parts.
     """
     counts: Counter[str] = Counter()
     subdirs: dict[str, set[str]] = {}
-    files: dict[str, list[tuple[str, int | None]]] = {}
-    rows = conn.execute("SELECT path, line_count FROM st_file ORDER BY path").fetchall()
-    for path, line_count in rows:
+    listed: dict[str, list[tuple[str, int | None]]] = {}
+    for path, row in files.items():
         parent, start, level = "", 0, 1
         while level <= depth:
             cut = path.find("/", start)
             if cut < 0:
-                files.setdefault(parent, []).append((path[start:], line_count))
+                listed.setdefault(parent, []).append((path[start:], row[0]))
                 break
             directory = path[:cut]
             counts[directory] += 1
@@ -110,22 +123,29 @@ def structure(conn: sqlite3.Connection, depth: int) -> tuple[list[TreeNode], int
             out.append(TreeNode(path, name, True, level, counts[path], None))
             if level < depth:
                 walk(path, level + 1)
-        for name, line_count in sorted(files.get(prefix, ())):
+        # Names are unique within a directory: the line count never decides the order.
+        for name, line_count in sorted(listed.get(prefix, ()), key=lambda item: item[0]):
             out.append(TreeNode(base + name, name, False, level, None, line_count))
 
     walk("", 1)
-    return out, len(rows)
+    return out, len(files)
 
 
 def languages(conn: sqlite3.Connection) -> list[LanguageShare]:
-    rows = conn.execute("SELECT language, family, count(*) FROM st_file WHERE language IS NOT NULL "
-                        "GROUP BY language, family").fetchall()
-    total = sum(c for _, _, c in rows) or 1
-    shares = [LanguageShare(lang, fam, count, round(100.0 * count / total, 2)) for lang, fam, count in rows]
-    return sorted(shares, key=lambda s: (-s.file_count, s.language))
+    return languages_of(file_rows(conn))
 
 
-def entry_points(conn: sqlite3.Connection) -> list[EntryPoint]:
+def languages_of(files: Mapping[str, FileRow]) -> list[LanguageShare]:
+    counts = Counter((row[1], row[2]) for row in files.values() if row[1] is not None)
+    total = sum(counts.values()) or 1
+    shares = [LanguageShare(lang, fam, count, round(100.0 * count / total, 2))
+              for (lang, fam), count in counts.items() if lang is not None]
+    return sorted(shares, key=lambda s: (-s.file_count, s.language, s.family or ""))
+
+
+def entry_points(conn: sqlite3.Connection, entry_files: Sequence[EntryPoint] | None = None) -> list[EntryPoint]:
+    """Declared scripts, ``main`` functions, then conventional entry files (``entry_files_of``, computed here
+    unless given)."""
     found: list[EntryPoint] = []
     for path, text in conn.execute("SELECT path, text FROM st_marker WHERE text IS NOT NULL ORDER BY path"):
         found += _declared(conn, path, text)
@@ -136,11 +156,15 @@ def entry_points(conn: sqlite3.Connection) -> list[EntryPoint]:
             "LIMIT ?",
             (MAX_ENTRY_POINTS,)):
         found.append(EntryPoint(path, kind, name, qualified, "main_function"))
-    for (path,) in conn.execute("SELECT path FROM st_file WHERE status = 'parsed' ORDER BY path"):
-        if posixpath.basename(path) in _ENTRY_FILES:
-            found.append(EntryPoint(path, "file", posixpath.basename(path), None, "conventional_file"))
+    found += entry_files if entry_files is not None else entry_files_of(file_rows(conn))
     unique = {(e.path, e.name, e.evidence): e for e in found}
     return sorted(unique.values(), key=lambda e: (e.evidence != "declared_script", e.path, e.name))[:MAX_ENTRY_POINTS]
+
+
+def entry_files_of(files: Mapping[str, FileRow]) -> list[EntryPoint]:
+    """Parsed files with a conventional entry name (``manage.py``, ``main.go``…), by path."""
+    return [EntryPoint(path, "file", posixpath.basename(path), None, "conventional_file") for path in sorted(files)
+            if files[path][3] == "parsed" and posixpath.basename(path) in _ENTRY_FILES]
 
 
 def _declared(conn: sqlite3.Connection, path: str, text: str) -> list[EntryPoint]:
@@ -185,27 +209,39 @@ def _declared(conn: sqlite3.Connection, path: str, text: str) -> list[EntryPoint
 
 def dependencies(conn: sqlite3.Connection) -> Dependencies:
     total = int(conn.execute("SELECT count(*) FROM st_import").fetchone()[0])
-    repo_tops = {k[3:].split(".", 1)[0] for (k,) in conn.execute("SELECT key FROM st_module_key WHERE key LIKE 'py:%'")}
     counts: Counter[str] = Counter()
+    python: Counter[str] = Counter()
     for language, source, kind, count in conn.execute(
             "SELECT f.language, i.source_literal, i.import_kind, count(*) FROM st_import i "
             # "+": not through the source_literal index, whose range scan costs more than reading the table
             "JOIN st_file f ON f.file_id = i.file_id WHERE i.resolved_file_id IS NULL AND i.resolved_alt_file_id "
             "IS NULL AND +i.source_literal IS NOT NULL GROUP BY f.language, i.source_literal, i.import_kind"):
-        if not modules.is_external(language, source, kind):
-            continue
-        name = modules.external_name(language, source)
-        if language == "python" and name in repo_tops:
-            continue  # a module of this repository that did not resolve (e.g. a namespace package)
-        counts[name] += int(count)
+        if modules.is_external(language, source, kind):
+            (python if language == "python" else counts)[modules.external_name(language, source)] += int(count)
+    for name, count in python.items():
+        if not _repo_top(conn, name):  # else a module of this repository that did not resolve (a namespace package)
+            counts[name] += count
     ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     return Dependencies(tuple(ranked[:MAX_DEPENDENCIES]), total, len(ranked) > MAX_DEPENDENCIES)
 
 
+def _repo_top(conn: sqlite3.Connection, name: str) -> bool:
+    """Whether a Python module key of this repository starts with the top-level name ``name``: two probes of the
+    key index per name imported, not a read of every key ("/" follows "." in byte order)."""
+    if "." in name:
+        return False
+    return conn.execute("SELECT 1 FROM st_module_key WHERE key = ? OR (key >= ? AND key < ?) LIMIT 1",
+                        (f"py:{name}", f"py:{name}.", f"py:{name}/")).fetchone() is not None
+
+
 def test_layout(conn: sqlite3.Connection) -> TestLayout:
-    tests = [path for path, family in conn.execute(
-        "SELECT path, family FROM st_file WHERE language IS NOT NULL ORDER BY path")
-        if family not in DATA_FAMILIES and _TEST.search(path)]
+    return test_layout_of(file_rows(conn))
+
+
+def test_layout_of(files: Mapping[str, FileRow]) -> TestLayout:
+    # Sorted by code point, which is the byte order of UTF-8 and so SQLite's ``ORDER BY path``.
+    tests = sorted(path for path, row in files.items()
+                   if row[1] is not None and row[2] not in DATA_FAMILIES and _TEST.search(path))
     dirs = Counter(posixpath.dirname(p) for p in tests)
     top_dirs = tuple(d for d, _ in sorted(dirs.items(), key=lambda i: (-i[1], i[0]))[:20])
     return TestLayout(tuple(tests[:MAX_TEST_FILES]), len(tests), top_dirs)

@@ -20,6 +20,7 @@ from codeplane.index.cursors import CursorStore
 from codeplane.index.search import scope_spec
 from codeplane.index.service import IndexService
 from codeplane.index.structural import repo_map, symbols
+from codeplane.index.structural.map_cache import MapCache
 from codeplane.index.structural.queries import StructuralQueries
 from codeplane.index.structural.status import structural_status
 from codeplane.index.structural.symbols import SymbolHit, SymbolScope
@@ -75,7 +76,8 @@ class StructuralService:
         self._texts = TextCache(root, max_bytes=8 * 1024 * 1024)
         self._symbol_cursors: CursorStore[SymbolHit] = CursorStore()
         self._tree_cursors: CursorStore[repo_map.TreeNode] = CursorStore()
-        self._map_cache: dict[tuple[int, tuple[str, ...]], tuple[RepoMap, list[repo_map.TreeNode]]] = {}
+        # Each section kept with what it was computed from (``map_cache``): an edit recomputes what it can change.
+        self._maps = MapCache()
 
     @contextmanager
     def reading(self) -> Iterator[StructuralQueries]:
@@ -149,29 +151,20 @@ class StructuralService:
             page = self._tree_cursors.next_page(cursor, query_key=key, limit=limit)
             return RepoMap(epoch=page.epoch, file_count=-1, tree=page.items, next_cursor=page.next_cursor,
                            tree_total=page.total, included=("structure",))
-        with self._index.read_connection() as conn:
-            epoch = self._index.epoch
-            cached = self._map_cache.get((depth, wanted))
-            if cached is not None and cached[0].epoch == epoch:
-                result, nodes = cached
-                page = self._tree_cursors.first_page(nodes, total=len(nodes), epoch=epoch, query_key=key, limit=limit)
-                return replace(result, tree=page.items, next_cursor=page.next_cursor, tree_total=len(nodes))
-            nodes, file_count = repo_map.structure(conn, depth) if "structure" in wanted else ([], 0)
-            if "structure" not in wanted:
-                file_count = int(conn.execute("SELECT count(*) FROM st_file").fetchone()[0])
-            q = StructuralQueries(conn)
+        maps = self._maps
+        with self._index.read_connection() as conn, maps.lock:
+            epoch = maps.sync(conn)
+            nodes = maps.tree(depth) if "structure" in wanted else []
             result = RepoMap(
-                epoch=epoch, file_count=file_count,
-                languages=tuple(repo_map.languages(conn)) if "languages" in wanted else (),
-                entry_points=tuple(repo_map.entry_points(conn)) if "entry_points" in wanted else (),
-                dependencies=repo_map.dependencies(conn) if "dependencies" in wanted else None,
-                test_layout=repo_map.test_layout(conn) if "test_layout" in wanted else None,
-                public_api=tuple(repo_map.public_api(conn)) if "public_api" in wanted else (),
-                contexts=tuple(q.list_contexts(limit=500)) if "contexts" in wanted else (),
+                epoch=epoch, file_count=maps.file_count,
+                languages=tuple(maps.languages()) if "languages" in wanted else (),
+                entry_points=tuple(maps.entry_points(conn)) if "entry_points" in wanted else (),
+                dependencies=maps.dependencies(conn) if "dependencies" in wanted else None,
+                test_layout=maps.test_layout() if "test_layout" in wanted else None,
+                public_api=tuple(maps.public_api(conn)) if "public_api" in wanted else (),
+                contexts=tuple(maps.contexts(conn)) if "contexts" in wanted else (),
                 included=wanted,
             )
-        # The map is a pure function of the index at one epoch: repeated calls cost a lookup.
-        self._map_cache = {(depth, wanted): (result, nodes)}
         page = self._tree_cursors.first_page(nodes, total=len(nodes), epoch=epoch, query_key=key, limit=limit)
         return replace(result, tree=page.items, next_cursor=page.next_cursor, tree_total=len(nodes))
 
