@@ -11,6 +11,7 @@ import gzip
 import hashlib
 import io
 import json
+import os
 import sqlite3
 import tarfile
 import threading
@@ -32,12 +33,17 @@ from codeplane.core.paths import canonicalize
 from codeplane.index.artifact_export import export_artifact
 from codeplane.index.artifact_fetch import fetch_artifact
 from codeplane.index.artifact_format import is_canonical
+from codeplane.index.artifact_restat import git_clean_state, restat_clean_files
 from codeplane.index.artifact_verify import unpack_verified
 from codeplane.index.lexical import LexicalIndex
+from codeplane.index.reconcile import diff
 from codeplane.index.search import LexicalScope
 from codeplane.index.service import IndexService, LexicalRequest
+from codeplane.index.store import FileRecord
 from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.index.structural.service import StructuralService, SymbolRequest
+from codeplane.repo.content import load_content
+from codeplane.repo.universe import DiskEntry
 from tests.builders import call, cpl_json, git, make_repo, mcp_client, running_server, write_files
 
 FILES: dict[str, str] = {
@@ -198,6 +204,9 @@ def test_adopted_artifact_answers_exactly_like_a_cold_build(origin: Path, artifa
         assert (last["added"], last["modified"], last["deleted"], last["renamed"]) == (0, 0, 0, 0)
         assert last["touched"] + status["source"]["stat_from_git"] == len(FILES) and status["epoch"] == 1
         adopted_answers = _answers(adopted, adopted_root, keep_ids=True)
+    with sqlite3.connect(RepoLayout(adopted_root).index_db) as conn:  # the reconcile's racy-git reference
+        reference = conn.execute("SELECT value FROM meta WHERE key = 'stat_reference_ns'").fetchone()
+    assert reference is not None and 0 < int(reference[0]) <= (adopted_root / ".git" / "index").stat().st_mtime_ns
     with _running(cold_root) as cold:
         assert _status(cold)["source"] == {"kind": "local"}
         assert _answers(cold, cold_root, keep_ids=True) == adopted_answers
@@ -231,6 +240,59 @@ def test_clone_ahead_of_the_artifact_reindexes_exactly_what_changed(origin: Path
     with _running(cold_root) as cold:
         cold_answers = _answers(cold, cold_root, ranking=False)
     assert cold_answers == adopted_answers
+
+
+def test_git_vouches_only_for_clean_files_older_than_its_index(origin: Path, tmp_path: Path) -> None:
+    root = _clone(origin, tmp_path / "clone")
+    for path in FILES:  # a checkout's last files may share the index's timestamp: make them all older
+        os.utime(root / path, ns=(10**18, 10**18))
+    git(root, "update-index", "-q", "--refresh")  # rewrites the index with that stat (git hashes and agrees)
+    index_mtime = (root / ".git" / "index").stat().st_mtime_ns
+    assert index_mtime > 10**18
+    # Same size, other bytes, stat kept older than the index: only git status can tell; it must.
+    edited = root / "pkg" / "old_name.py"
+    before = edited.stat()
+    edited.write_text(FILES["pkg/old_name.py"].replace("42", "43"))
+    os.utime(edited, ns=(before.st_atime_ns, before.st_mtime_ns))
+    # Unchanged bytes, but "racily clean" (mtime not older than the index): git would re-read it; so do we.
+    racy = root / "pkg" / "gone.py"
+    os.utime(racy, ns=(index_mtime, index_mtime))
+    state = git_clean_state(root)
+    assert state is not None
+    assert "pkg/old_name.py" not in state.stats and "pkg/gone.py" not in state.stats
+    assert state.stats["pkg/core.py"].st_mtime_ns == 10**18
+    assert set(state.stats) == set(FILES) - {"pkg/old_name.py", "pkg/gone.py"}
+    assert state.reference_ns == index_mtime  # read before the stats: a racy-git reference for the reconcile
+
+
+def test_only_this_checkouts_git_sets_the_stat_reference(artifact: Path, tmp_path: Path) -> None:
+    staging = tmp_path / "staging"
+    manifest = unpack_verified(artifact, hashlib.sha256(artifact.read_bytes()).hexdigest(), staging, INDEXERS)
+    with sqlite3.connect(staging / "index.db") as conn:  # as an artifact could carry it, to switch racy-git off
+        conn.execute("INSERT INTO meta(key, value) VALUES ('stat_reference_ns', ?)", (str(2**62),))
+    assert restat_clean_files(staging / "index.db", manifest, None) == 0  # git vouches for nothing here
+    with sqlite3.connect(staging / "index.db") as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'stat_reference_ns'").fetchone() is None
+
+
+def test_racy_rows_are_rehashed_unless_older_than_the_stat_reference(tmp_path: Path) -> None:
+    """A row stat'ed within the last two seconds is re-read even when its stat is unchanged (a rewrite in the
+    same timestamp tick keeps it) — unless its mtime is below a file timestamp observed before the stat was
+    taken (what adoption records from ``.git/index``), where no later write can keep it."""
+    path = tmp_path / "a.py"
+    path.write_text("x = 1\n")
+    recorded = load_content(path, is_symlink=False, max_bytes=1 << 20)
+    assert recorded is not None
+    path.write_text("x = 2\n")  # same size; the row below keeps the old content's hashes with today's stat
+    st = path.stat()
+    record = FileRecord(1, "a.py", recorded.kind, "python", st.st_size, st.st_mtime_ns, st.st_ino,
+                        recorded.content_hash, recorded.file_sha256, 1, 1)
+    disk = {"a.py": DiskEntry("a.py", st.st_size, st.st_mtime_ns, st.st_ino, False)}
+    racy = diff(tmp_path, {"a.py": record}, disk, max_bytes=1 << 20)
+    assert [u.entry.path for u in racy.upserts] == ["a.py"]  # recent: re-read, and the change is found
+    trusted = diff(tmp_path, {"a.py": record}, disk, max_bytes=1 << 20, stat_reference_ns=st.st_mtime_ns + 1)
+    assert trusted.empty  # below the reference: the stat is trusted as for any older row
+    assert diff(tmp_path, {"a.py": record}, disk, max_bytes=1 << 20, stat_reference_ns=st.st_mtime_ns).upserts
 
 
 def test_local_index_is_kept_unless_asked_to_replace_it(origin: Path, artifact: Path, tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ artifact), the artifact is fetched (:mod:`artifact_fetch`) and checked in a stag
    index.db: a crash means a cold build, and Tantivy is refilled because its opstamp disagrees with the
    fresh store's; a stale WAL is never left beside a new database),
 2. the old ``tantivy/`` is moved aside and the staged one moved in,
-3. the staged ``index.db`` is renamed into place — the commit point.
+3. the staged ``index.db`` is fsynced, then renamed into place — the commit point.
 
 Any refusal (3101–3105) is logged and returned; the caller starts from whatever index it had (or none:
 a cold build). The index's file rows carry no stat data (the exporter zeroed it); rows of files git shows
@@ -107,12 +107,15 @@ def _record_origin(index_db: Path, origin: dict[str, Any]) -> None:
     conn = sqlite3.connect(index_db, isolation_level=None)
     try:
         conn.execute("PRAGMA trusted_schema=OFF")
+        # The staging copy (a crash discards it): no journal, no fsync here — swap_in fsyncs it once.
+        conn.execute("PRAGMA journal_mode=OFF")
+        conn.execute("PRAGMA synchronous=OFF")
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (ORIGIN_META_KEY, json.dumps(origin)))
     finally:
         conn.close()
 
 
-def _fsync_dir(path: Path) -> None:
+def _fsync(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -131,9 +134,10 @@ def swap_in(staging: Path, layout: RepoLayout) -> None:
     if layout.tantivy_dir.exists():
         os.replace(layout.tantivy_dir, replaced / TANTIVY_DIR)
     os.replace(staging / TANTIVY_DIR, layout.tantivy_dir)
-    _fsync_dir(layout.state_dir)
+    _fsync(staging / INDEX_DB)  # its bytes are on disk before the rename that commits them (mostly flushed already)
+    _fsync(layout.state_dir)
     os.replace(staging / INDEX_DB, layout.index_db)
-    _fsync_dir(layout.state_dir)
+    _fsync(layout.state_dir)
     shutil.rmtree(replaced, ignore_errors=True)
 
 
@@ -225,7 +229,7 @@ def adopt_configured(root: Path, layout: RepoLayout, config: IndexConfig,
             return AdoptOutcome("skipped", "the local index already came from this artifact",
                                 origin=read_origin(layout.index_db))
         manifest = verify_unpacked(staging, unpacked.written, indexers)
-        vouched = restat_clean_files(root, staging / INDEX_DB, manifest, unpacked.git)
+        vouched = restat_clean_files(staging / INDEX_DB, manifest, unpacked.git)
         origin = {"kind": "artifact", "source": fetched.source, "sha256": fetched.sha256,
                   "commit": manifest.commit, "built_by": manifest.versions.get("codeplane"),
                   "files": len(manifest.files), "stat_from_git": vouched, "adopted_at": iso_utc(now_ms()),

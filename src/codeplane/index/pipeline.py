@@ -21,6 +21,7 @@ from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
 from codeplane.core.tracing import span
 from codeplane.index import progress as build_progress
+from codeplane.index.artifact_restat import STAT_REFERENCE_KEY
 from codeplane.index.epochs import EpochPublisher, EpochSummary, Extras, ProgressFn, prepare_indexers, stale_indexers
 from codeplane.index.facts_api import FactIndexer
 from codeplane.index.freshness import PendingChanges, PendingWork
@@ -163,7 +164,8 @@ class IndexPipeline:
                 suspects = unsettled(records, walked)
                 disk = {path: entry for path, entry in walked.items() if path not in suspects}
                 disk.update(walk_paths(self.root, sorted(suspects), rules))
-                changes = diff(self.root, records, disk, max_bytes=self.config.max_file_bytes)
+                changes = diff(self.root, records, disk, max_bytes=self.config.max_file_bytes,
+                               stat_reference_ns=int(self.store.get_meta(STAT_REFERENCE_KEY) or 0))
                 return self._finish(changes, reason, started, full=True, progress=report)
         finally:
             build_progress.end(self.root, tracker)

@@ -102,15 +102,17 @@ def unsettled(records: dict[str, FileRecord], disk: dict[str, DiskEntry]) -> set
 
 
 def diff(root: Path, records: dict[str, FileRecord], disk: dict[str, DiskEntry], *, max_bytes: int,
-         trust_stat: bool = True) -> ChangeSet:
+         trust_stat: bool = True, stat_reference_ns: int = 0) -> ChangeSet:
     """Compare ``records`` (rows in scope) with ``disk`` (entries in the same scope).
 
     With ``trust_stat`` an unchanged stat means unchanged content, except for "racy" rows whose mtime is
-    younger than :data:`RACY_NS` (a rewrite within one timestamp tick keeps size and mtime). Explicit
-    refreshes pass ``trust_stat=False`` and hash every file they name.
+    younger than :data:`RACY_NS` (a rewrite within one timestamp tick keeps size and mtime) — unless it is
+    older than ``stat_reference_ns``, a file timestamp observed before any of the rows' stats was taken
+    (``artifact_restat.py``): a later write cannot keep such an mtime. Explicit refreshes pass
+    ``trust_stat=False`` and hash every file they name.
     """
     changes = ChangeSet()
-    racy_after = time.time_ns() - RACY_NS
+    racy_after = max(time.time_ns() - RACY_NS, stat_reference_ns)
     budget = _Budget()
     added: list[DiskEntry] = []
     missing = [rec for path, rec in records.items() if path not in disk]
