@@ -24,12 +24,20 @@ evidence (``coverage_select.py``). The faults are reverted after each one, so th
 Sdists come from PyPI (``_common.sdist``) into ``benchmarks/.cache``; each gets a private copy under
 ``benchmarks/.cache/impact/`` with a git commit of the pristine tree and an editable install in its ``.venv``.
 Run: ``uv run python benchmarks/impact_recall.py [--faults-per-project 16] [--projects click,attrs]``.
+
+What the suite says about a fault does not depend on the selector: every run writes, per project, the clean
+run's cases and each fault's confirmed failing cases to ``benchmarks/.cache/impact/<project>-failing.json``.
+``--reuse-failing`` reads them back instead of running the suite under each fault (the coverage recording still
+runs), so a change to the selector is measured A/B in minutes; recall is still checked against the same failing
+cases. ``--explain`` prints, per fault, the selected test files none of whose cases failed and the first reason
+each was selected for.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import json
 import shutil
 import statistics
 import subprocess
@@ -38,6 +46,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from _common import CACHE, sdist
 from codeplane.core.artifacts import ArtifactStore
@@ -283,8 +292,18 @@ def apply(root: Path, fault: Fault) -> str:
     return original
 
 
-def run_project(name: str, wanted: int, max_tries: int) -> tuple[list[Outcome], float]:
+def _fault_key(fault: Fault) -> str:
+    return f"{fault.kind}|{fault.path}|{fault.name}|{fault.start}|{''.join(fault.new_lines).strip()}"
+
+
+def run_project(name: str, wanted: int, max_tries: int, *, reuse: bool = False, explain: bool = False,
+                ) -> tuple[list[Outcome], float]:
     root = checkout(name)
+    cache_file = WORK / f"{name}-failing.json"
+    cached: dict[str, Any] = {}
+    if reuse and cache_file.is_file():
+        cached = json.loads(cache_file.read_text(encoding="utf-8"))
+    known: dict[str, list[str]] = dict(cached.get("faults", {}))
     layout = RepoLayout(root)
     config = CodePlaneConfig()
     index = IndexService(root, layout, config.index)
@@ -297,9 +316,15 @@ def run_project(name: str, wanted: int, max_tries: int) -> tuple[list[Outcome], 
     tests = TestingService(root, config.tests.model_copy(update={"retry_failed": False, "target_timeout_sec": 300}),
                            layout, ArtifactStore(layout.artifacts_dir, 1), impact=impact)
     test_files = [t.path for t in tests.discovery().targets if t.path]
-    began = time.perf_counter()
-    baseline, every = case_results(wait(tests.start_run()))
-    full_s = time.perf_counter() - began
+    if "every" in cached:
+        baseline, every = set(cached["baseline"]), set(cached["every"])
+        full_s = float(cached["full_s"])
+    else:
+        began = time.perf_counter()
+        baseline, every = case_results(wait(tests.start_run()))
+        full_s = time.perf_counter() - began
+    store: dict[str, object] = {"every": sorted(every), "baseline": sorted(baseline), "full_s": full_s,
+                                "faults": known}
     began = time.perf_counter()
     recording = wait(tests.start_run(coverage=True)).snapshot().coverage
     coverage_s = time.perf_counter() - began
@@ -334,13 +359,18 @@ def run_project(name: str, wanted: int, max_tries: int) -> tuple[list[Outcome], 
                 cov_ms = (time.perf_counter() - started) * 1000
                 cov_result = view.impact
                 assert cov_result is not None
-                started = time.perf_counter()
-                broken = case_results(wait(tests.start_run()))[0] - baseline
-                full_faulty_s = time.perf_counter() - started
                 selected = {n for m in result.matches for n in m.node_ids}
                 cov_selected = {n for m in cov_result.matches for n in m.node_ids}
                 run_s = caught = cov_run_s = None
-                if broken and name in TIMED_RUNS:
+                full_faulty_s: float | None = None
+                reused = _fault_key(fault) in known
+                if reused:
+                    broken = set(known[_fault_key(fault)])
+                else:
+                    started = time.perf_counter()
+                    broken = case_results(wait(tests.start_run()))[0] - baseline
+                    full_faulty_s = time.perf_counter() - started
+                if broken and name in TIMED_RUNS and not reused:
                     started = time.perf_counter()
                     sharp = case_results(wait(tests.start_run(sorted(selected))))[0]
                     run_s, caught = time.perf_counter() - started, bool(sharp & broken) or not broken
@@ -350,18 +380,21 @@ def run_project(name: str, wanted: int, max_tries: int) -> tuple[list[Outcome], 
                         cov_run_s = time.perf_counter() - started
                 unselected = sorted(n for n in broken if not (covered(n, selected) and covered(n, cov_selected))
                                     and "::(" not in n)
-                if unselected:  # a case that passes when run again on the same faulty tree is flaky (network...)
+                # A case that passes when run again on the same faulty tree is flaky (network...).
+                if unselected and not reused:
                     again = case_results(wait(tests.start_run(unselected)))[0]
                     broken -= {n for n in unselected if n not in again}
             finally:
                 (root / fault.path).write_text(original, encoding="utf-8")
                 index.refresh_paths([fault.path])
             if not broken:
+                known.setdefault(_fault_key(fault), [])
                 continue
             missed = sorted(n for n in broken if not covered(n, selected))
             cov_missed = sorted(n for n in broken if not covered(n, cov_selected))
-            if missed or cov_missed:  # confirm on the clean tree, alone as they were re-run: failing there too is
-                # not the fault (requests' test_connect_timeout passes only after other tests of the suite ran)
+            if (missed or cov_missed) and not reused:
+                # Confirm on the clean tree, alone as they were re-run: failing there too is not the fault
+                # (requests' test_connect_timeout passes only after other tests of the suite ran)
                 either = sorted({*missed, *cov_missed})
                 alone = [m for m in either if "::(" not in m] or sorted({m.split("::", 1)[0] for m in either})
                 clean = case_results(wait(tests.start_run(alone)))[0]
@@ -370,7 +403,9 @@ def run_project(name: str, wanted: int, max_tries: int) -> tuple[list[Outcome], 
                 missed = [m for m in missed if m not in flaky]
                 cov_missed = [m for m in cov_missed if m not in flaky]
                 if not broken:
+                    known.setdefault(_fault_key(fault), [])
                     continue
+            known[_fault_key(fault)] = sorted(broken)
             outcome = _outcome(name, fault, broken, result, every=every, query_ms=query_ms)
             outcome.failing_expanded = expanded(broken, every)
             outcome.full_clean_s = full_s
@@ -393,9 +428,18 @@ def run_project(name: str, wanted: int, max_tries: int) -> tuple[list[Outcome], 
                                           f"not narrowed: {use.note if use else 'no evidence'}")
                   + (f", run {cov_run_s:.1f} s" if cov_run_s is not None else "")
                   + (f"  MISSED {cov_missed[:3]}" if cov_missed else ""), flush=True)
+            if explain:
+                failing_files = {b.split("::", 1)[0] for b in broken}
+                for match in result.matches:
+                    if match.test_file not in failing_files:
+                        print(f"           extra {match.test_file}"
+                              f" ({len(match.cases) or 'whole'}): {match.reasons[0] if match.reasons else '?'}")
+                for why in result.fallbacks[:3]:
+                    print(f"           fallback {why}")
     finally:
         tests.close()
         index.stop()
+        cache_file.write_text(json.dumps(store, indent=0, sort_keys=True), encoding="utf-8")
     return outcomes, full_s
 
 
@@ -557,6 +601,9 @@ def main() -> None:
     parser.add_argument("--faults-per-project", type=int, default=16)
     parser.add_argument("--max-tries", type=int, default=60, help="candidate faults tried per project at most")
     parser.add_argument("--projects", default=",".join(PROJECTS))
+    parser.add_argument("--reuse-failing", action="store_true",
+                        help="take each fault's failing cases from the last run's cache instead of running the suite")
+    parser.add_argument("--explain", action="store_true", help="print why each over-selected test file was selected")
     parser.add_argument("--django", type=int, default=0, metavar="N",
                         help="measure only the selection time of N one-function changes on Django")
     args = parser.parse_args()
@@ -566,7 +613,8 @@ def main() -> None:
     outcomes: list[Outcome] = []
     full: dict[str, float] = {}
     for name in args.projects.split(","):
-        found, full[name] = run_project(name, args.faults_per_project, args.max_tries)
+        found, full[name] = run_project(name, args.faults_per_project, args.max_tries, reuse=args.reuse_failing,
+                                        explain=args.explain)
         outcomes += found
     table(outcomes, full)
 

@@ -14,6 +14,7 @@ from codeplane.core.layout import RepoLayout
 from codeplane.index.service import IndexService
 from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.testing import ImpactIndex, ImpactResult, TestingService, impact_symbols
+from codeplane.testing import impact as impact_module
 from tests.builders import make_repo
 
 SHOP: dict[str, str] = {
@@ -302,3 +303,171 @@ def test_bare_builtins_unrelated_modules_and_assigned_lambdas_are_no_uses(
     assert register.fallbacks == () and store.fallbacks == () and join.fallbacks == ()
     assert _selected(register) == {"tests/test_box.py::test_register", "tests/test_box.py::test_lazy"}
     assert _selected(store) == _selected(join) == {"tests/test_box.py::test_store"}
+
+
+URLS: dict[str, str] = {
+    "web/__init__.py": "",
+    "web/conf.py": (
+        "from functools import partial\n\n\n"
+        "def _route(path, view):\n    return (path, view)\n\n\n"                          # 5: _route's body
+        "route = partial(_route)\n"),
+    "web/admin.py": "class Admin:\n    def urls(self):\n        return []\n\n\nsite = Admin()\n",  # 3: urls' body
+    # `route(...)` is the callee of each line, not where the admin's urls are stored.
+    "web/urls.py": (
+        "from web.admin import site\nfrom web.conf import route\n\n"
+        "patterns = []\npatterns += [\n    route('admin/', site.urls),\n]\n"),
+    "web/other.py": "from web.conf import route\n\nOTHER = [\n    route('x/', None),\n]\n",
+    "tests/test_urls.py": "import web.urls\n\n\ndef test_urls():\n    assert web.urls.patterns\n",
+    "tests/test_other.py": (
+        "import pytest\n\nfrom web.other import OTHER\nfrom web.admin import site\n\n\n"
+        "@pytest.mark.parametrize('x', [\n" + "".join(f"    {n},\n" for n in range(40)) +
+        "    site.urls,\n])\ndef test_table(x):\n    assert x is not None\n\n\n"
+        "def test_other():\n    assert OTHER\n"),
+}
+
+
+def test_a_callee_is_no_store_and_a_long_decorator_belongs_to_its_test(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """An import-time ``route('admin/', site.urls)`` stores into neither ``route`` (its callee: following it
+    reached every URL table of Django) nor anything named on its line: its module falls back to module level.
+    A ``parametrize`` table naming the change 40 lines above its test selects that test, not its whole file."""
+    repo = make_repo(tmp_path_factory.mktemp("urls") / "repo", URLS)
+    index = IndexService(repo, RepoLayout(repo), CodePlaneConfig().index)
+    index.register_indexer(StructuralIndexer())
+    index.start()
+    try:
+        assert index.wait_ready(60)
+        result = ImpactIndex(index.read_connection).affected(
+            ["web/admin.py"], ["tests/test_urls.py", "tests/test_other.py"], ranges={"web/admin.py": [(3, 3)]},
+            read_lines=lambda rel: (repo / rel).read_text().splitlines())
+    finally:
+        index.stop()
+    assert [f.split(" (", 1)[0] for f in result.fallbacks] == ["web/urls.py: module-level code uses web.admin.site"]
+    assert _selected(result) == {"tests/test_urls.py", "tests/test_other.py::test_table"}
+
+
+def test_the_walk_stops_once_module_level_selection_holds_every_test(shop: tuple[Path, IndexService],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """``discount`` runs when ``shop.pricing`` is imported, which every test does: once that fallback selects
+    every test file whole, nothing the walk could still find would change the answer (in a repository with
+    many test files; here the threshold is lowered)."""
+    repo, index = shop
+    assert "the walk stopped there" not in _affected(repo, index, "src/shop/pricing.py", 9).hint
+    monkeypatch.setattr(impact_module, "_STOP_MIN_TESTS", 1)
+    result = _affected(repo, index, "src/shop/pricing.py", 9)
+    assert {m.test_file for m in result.matches if not m.cases} >= {"tests/test_cart.py", "tests/test_money.py"}
+    assert result.reached is None and "the walk stopped there" in result.hint
+
+
+KIT: dict[str, str] = {
+    "kit/__init__.py": (
+        "def __getattr__(name):\n    if name == 'OLD':\n        return 1\n"            # 3: __getattr__'s body
+        "    raise AttributeError(name)\n"),
+    "kit/sub.py": "X = 1\n",
+    "kit/valid.py": (
+        "class Check:\n    def __init__(self, n):\n        self.n = n\n\n"
+        "    def __repr__(self):\n        return f'Check({self.n})'\n\n\n"               # 6: __repr__'s body
+        "def make_check(n):\n    return Check(n)\n\n\n"
+        "DEFAULT = make_check(1)\n"),
+    "kit/rec.py": (
+        "from kit.valid import make_check\n\n\ndef frozen(cls):\n    return cls\n\n\n"
+        "@frozen\nclass Rec:\n    check = make_check(3)\n\n\n"
+        "class Plain:\n    check = make_check(4)\n"),
+    "kit/util.py": (
+        "def index(x):\n    return x\n\n\n"                                               # 2: index's body
+        "def pick(sort):\n    sorts = ['a', 'b']\n    sorts.append('c')\n    return sorts.index(sort)\n\n\n"
+        "def get(key):\n    return key\n\n\n"                                          # 12: get's body
+        "class Box:\n    def fetch(self, key):\n        return self.__dict__.get(key)\n"),
+    "kit/conf.py": (
+        "class Settings:\n    @property\n    def debug(self):\n        return True\n\n"   # 4: the getter's body
+        "    @debug.setter\n    def debug(self, value):\n        pass\n\n\n"
+        "settings = Settings()\nFLAG = settings.debug\n"),                               # 12: reads it at import
+    "gen/__init__.py": "",
+    "gen/attr.py": (
+        "class Attr:\n    def __init__(self, name):\n        self.name = name\n\n"        # 3: __init__'s body
+        "    def __class_getitem__(cls, item):\n        return cls\n\n\n"
+        "class App:\n    testing = Attr[bool]('TESTING')\n"),
+    "tests/test_gen.py": "from gen.attr import App\n\n\ndef test_app():\n    assert App.testing\n",
+    "tests/test_dyn.py": (
+        "import importlib\nimport sys\n\n\ndef test_dyn(tmp_path):\n"
+        "    (tmp_path / 'mod.py').write_text('import gen.attr\\nX = gen.attr.App\\n')\n"
+        "    sys.path.insert(0, str(tmp_path))\n    assert importlib.import_module('mod').X\n\n\n"
+        "def test_other():\n    pass\n"),
+    "tests/conftest.py": "import pytest\n\n\n@pytest.fixture\ndef env():\n    return 1\n",  # 6: env's body
+    "tests/test_fix.py": (
+        "import pytest\n\n\n@pytest.mark.usefixtures('env')\ndef test_uses():\n    pass\n\n\n"
+        "def test_not():\n    pass\n"),
+    "tests/test_valid.py": (
+        "from kit.valid import DEFAULT, make_check\n\n\n"
+        "def test_repr():\n    assert repr(make_check(2)) == 'Check(2)'\n\n\ndef test_other():\n    assert True\n"),
+    "tests/test_rec.py": (
+        "from kit.rec import Plain, Rec\n\n\ndef test_rec():\n    assert Rec()\n\n\n"
+        "def test_plain():\n    assert Plain()\n"),
+    "tests/test_util.py": (
+        "from kit.util import Box, get, index, pick\n\n\ndef test_index():\n    assert index(1) == 1\n\n\n"
+        "def test_pick():\n    assert pick('a') == 0\n\n\ndef test_get():\n    assert get(1) == 1\n\n\n"
+        "def test_box():\n    assert Box().fetch('x') is None\n"),
+    "tests/test_conf.py": "import kit.conf\n\n\ndef test_conf():\n    assert kit.conf.FLAG\n",
+    "tests/test_sub.py": "import kit.sub\n\n\ndef test_sub():\n    assert kit.sub.X == 1\n",
+}
+
+
+@pytest.fixture(scope="module")
+def kit(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, IndexService]]:
+    repo = make_repo(tmp_path_factory.mktemp("kit") / "repo", KIT)
+    index = IndexService(repo, RepoLayout(repo), CodePlaneConfig().index)
+    index.register_indexer(StructuralIndexer())
+    index.start()
+    assert index.wait_ready(60)
+    try:
+        yield repo, index
+    finally:
+        index.stop()
+
+
+def _kit(kit: tuple[Path, IndexService], path: str, line: int) -> ImpactResult:
+    repo, index = kit
+    tests = sorted(p for p in KIT if p.startswith("tests/test_"))
+    return ImpactIndex(index.read_connection).affected(
+        [path], tests, ranges={path: [(line, line)]}, read_lines=lambda rel: (repo / rel).read_text().splitlines())
+
+
+def test_a_factory_returning_an_instance_runs_none_of_its_changed_behaviour(kit: tuple[Path, IndexService]) -> None:
+    """``make_check`` returns a new ``Check`` at once: with only ``Check.__repr__`` changed, calling it at import
+    (``DEFAULT = make_check(1)``) imports as before. A class attribute reaches its class only where unseen code
+    makes instances (a decorated class: attrs, dataclasses), not a plain class's ``Plain()``."""
+    result = _kit(kit, "kit/valid.py", 6)
+    assert result.fallbacks == ()
+    assert _selected(result) == {"tests/test_valid.py::test_repr", "tests/test_rec.py::test_rec"}
+
+
+def test_a_literal_bound_receiver_and_a_submodule_attribute_are_no_uses(kit: tuple[Path, IndexService]) -> None:
+    """``sorts.index(sort)`` with ``sorts = [...]`` is ``list.index``, ``self.__dict__.get`` is ``dict.get``;
+    ``kit.sub`` after ``import kit.sub`` is the submodule, never served by the package's ``__getattr__``."""
+    assert _selected(_kit(kit, "kit/util.py", 2)) == {"tests/test_util.py::test_index"}
+    assert _selected(_kit(kit, "kit/util.py", 12)) == {"tests/test_util.py::test_get"}
+    served = _kit(kit, "kit/__init__.py", 3)
+    assert served.fallbacks == () and "tests/test_sub.py" not in {m.test_file for m in served.matches}
+
+
+def test_a_property_read_at_import_time_runs_its_getter(kit: tuple[Path, IndexService]) -> None:
+    """``FLAG = settings.debug`` runs the getter when ``kit.conf`` is imported; ``@debug.setter`` does not."""
+    result = _kit(kit, "kit/conf.py", 4)
+    assert [f.split(" (", 1)[0] for f in result.fallbacks] == [
+        "kit/conf.py: calls kit.conf.Settings.debug at import time"]
+    assert "line 12" in result.fallbacks[0]
+    assert "tests/test_conf.py" in _selected(result)
+
+
+def test_usefixtures_selects_the_decorated_test(kit: tuple[Path, IndexService]) -> None:
+    assert _selected(_kit(kit, "tests/conftest.py", 6)) == {"tests/test_fix.py::test_uses"}
+
+
+def test_a_generic_alias_call_and_code_written_in_a_string(kit: tuple[Path, IndexService]) -> None:
+    """``Attr[bool]('TESTING')`` in a class body constructs ``Attr`` at import time (flask's ``ConfigAttribute``);
+    a test that writes code importing the changed package into a file and imports it runs that code where no
+    reference shows it."""
+    result = _kit(kit, "gen/attr.py", 3)
+    assert [f.split(" (", 1)[0] for f in result.fallbacks] == ["gen/attr.py: calls gen.attr.Attr at import time"]
+    assert {"tests/test_gen.py", "tests/test_dyn.py::test_dyn"} <= _selected(result)
+    assert "tests/test_dyn.py::test_other" not in _selected(result)

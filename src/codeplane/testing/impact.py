@@ -40,6 +40,14 @@ UNCOVERED_CAP = 20
 _MAX_LEVELS = 64
 _CHUNK = 200
 _MAX_REASONS = 5
+#: The symbol walk stops once module-level selection holds all test files but one in this many (which are then
+#: selected whole too, so stopping never narrows): Django's test files that import no repository code are
+#: never reached by imports, and without this the walk would run on through thousands of definitions.
+_NEARLY_ALL = 100
+#: ... in a repository with at least this many test files: a walk that stops leaves no ``reached`` definitions
+#: for coverage evidence to tell which tests led to the change (``coverage_select.py`` then keeps every test
+#: recorded after it ran), and a small repository's walk is fast anyway.
+_STOP_MIN_TESTS = 200
 
 ReadConnection = Callable[[], AbstractContextManager[sqlite3.Connection]]
 log = get_logger(__name__)
@@ -208,17 +216,26 @@ class ImpactIndex:
     def _sharp(self, conn: sqlite3.Connection, graph: ImportGraph, changed: Sequence[str],
                sharp: Mapping[str, Sequence[tuple[int, int]]], test_files: Sequence[str], *, uncovered: bool,
                read_lines: ReadLines | None) -> ImpactResult:
+        walk = _Walk(conn, graph, test_files, self._sources_for(graph))
+        # The module-level part is walked as the symbol walk falls back, so that walk can stop once every
+        # test file is selected whole: nothing it could still find would change the answer (Django: a change
+        # deep in the framework reaches a URL conf's import-time call early, then walks thousands more).
+        whole = walk.add([p for p in changed if p not in sharp])
         try:
-            selection = SymbolWalk(conn, graph.id_of, graph.path_of, test_files,
-                                   read_lines or _unreadable, facts=self._facts_for(graph)).run(sharp)
+            symbols = SymbolWalk(conn, graph.id_of, graph.path_of, test_files, read_lines or _unreadable,
+                                 facts=self._facts_for(graph))
+            symbols.saturated = walk.add
+            selection = symbols.run(sharp) if not whole else SymbolSelection(stopped=True)
         except Exception as exc:  # a walk that fails must never narrow the selection
             # Facts the walk did not expect: select all of it at module level, and say so.
             log.exception("symbol-level impact selection failed", files=len(sharp))
             selection = SymbolSelection(fallbacks=[(p, f"symbol-level selection failed ({type(exc).__name__})")
                                                    for p in sorted(sharp)])
-        blunt = sorted({*(p for p in changed if p not in sharp), *(p for p, _ in selection.fallbacks)})
-        walk = _Walk(conn, graph, test_files, self._sources_for(graph))
-        result = walk.run(blunt, uncovered=uncovered)
+        walk.add(p for p, _ in selection.fallbacks)
+        if selection.stopped:
+            walk.select_rest("selected whole: the symbol walk stopped once module-level selection held (nearly) "
+                             "every test file")
+        result = walk.finish(uncovered=uncovered)
         return _merge(result, selection, walk, changed)
 
 
@@ -275,11 +292,12 @@ def _merge(blunt: ImpactResult, sharp: SymbolSelection, walk: _Walk, changed: Se
     hint = (f"Symbol-level selection: {case_count} test case(s) and {sum(1 for m in ordered if not m.cases)} whole "
             f"file(s) reach the changed definitions" + (f"; {len(fallbacks)} change(s) fell back to module-level "
                                                         "selection (see fallbacks)" if fallbacks else "")
-            + ". " + hint)
+            + (" (the walk stopped there: module-level selection held nearly every test file, all selected whole)"
+               if sharp.stopped else "") + ". " + hint)
     return replace(blunt, changed_modules=tuple(names), unresolved_files=unresolved, confidence=tier,
                    matches=ordered, source_dirs=walk.source_dirs([m.test_file for m in ordered]),
                    unresolved_imports=broken[:UNCOVERED_CAP], changed_symbols=tuple(sharp.seeds),
-                   reached=frozenset(sharp.reached_defs) if sharp.seeds else None,
+                   reached=frozenset(sharp.reached_defs) if sharp.seeds and not sharp.stopped else None,
                    fallbacks=fallbacks, hint=hint)
 
 
@@ -332,6 +350,14 @@ class _Walk:
         #: Parent and child matches are always ``low``: each prefix and each package range is visited once.
         self.visited_prefixes: set[str] = set()
         self.visited_ranges: set[str] = set()
+        #: What ``add`` was given, and what it made of it.
+        self.added: set[str] = set()
+        self.changed_modules: list[str] = []
+        self.unresolved: list[str] = []
+        #: The test files among ``files`` (every one of them: nothing can add to a module-level answer).
+        self.tests_reached: set[str] = set()
+        #: conftest.py → the confidence its tests were selected with (``_conftests`` runs after every ``add``).
+        self.expanded: dict[str, Confidence] = {}
 
     # -- changed files → module keys -----------------------------------------------------------------
     def _keys_of(self, path: str) -> list[str]:
@@ -349,16 +375,21 @@ class _Walk:
         return [_display(keys[0])] if keys else []
 
     def run(self, changed_files: Sequence[str], *, uncovered: bool) -> ImpactResult:
-        changed = sorted({p.strip().removeprefix("./") for p in changed_files if p.strip()})
-        changed_modules: list[str] = []
-        unresolved: list[str] = []
+        self.add(changed_files)
+        return self.finish(uncovered=uncovered)
+
+    def add(self, changed_files: Iterable[str]) -> bool:
+        """Walk the importers of more changed files (the walk is monotone: adding files one batch at a time
+        reaches what adding them at once does). True when every test file is selected by now."""
+        changed = sorted({p.strip().removeprefix("./") for p in changed_files if p.strip()} - self.added)
+        self.added.update(changed)
         frontier: set[str] = set()
         for path in changed:
             keys = self._keys_of(path) or self._keys_of_missing(path)
             if not keys:
-                unresolved.append(path)
+                self.unresolved.append(path)
                 continue
-            changed_modules.append(_display(keys[0]))  # the primary name; the others are aliases
+            self.changed_modules.append(_display(keys[0]))  # the primary name; the others are aliases
             for key in keys:
                 self.modules[key] = "high"
                 frontier.add(key)
@@ -367,6 +398,18 @@ class _Walk:
             if not frontier:
                 break
             frontier = self._level(frontier)
+        if len(self.tests_reached) < len(self.tests):
+            self._conftests()
+        return len(self.tests) >= _STOP_MIN_TESTS and (
+            len(self.tests) - len(self.tests_reached) <= len(self.tests) // _NEARLY_ALL)
+
+    def select_rest(self, why: str) -> None:
+        """Select whole every test file not reached yet (what a walk that stopped early could have reached)."""
+        for test in sorted(self.tests - self.tests_reached):
+            self._reach(test, "low", why)
+
+    def finish(self, *, uncovered: bool) -> ImpactResult:
+        changed_modules, unresolved = self.changed_modules, self.unresolved
         self._conftests()
         nulls = self._null_literals()
         broken = self.unresolved_imports_of(changed_modules)
@@ -399,6 +442,8 @@ class _Walk:
         known = self.files.get(path)
         if known is None or (known[0] == "low" and confidence == "high"):
             self.files[path] = (confidence, {reason})
+            if path in self.tests:
+                self.tests_reached.add(path)
             return True
         if known[0] == confidence and len(known[1]) < 2 * _MAX_REASONS:
             known[1].add(reason)
@@ -409,8 +454,9 @@ class _Walk:
         every test below its directory, with the conftest's own confidence."""
         for path, (confidence, _) in sorted(self.files.items()):
             directory, _, name = path.rpartition("/")
-            if name != "conftest.py":
+            if name != "conftest.py" or self.expanded.get(path) == confidence:
                 continue
+            self.expanded[path] = confidence
             for test in sorted(self.tests):
                 if test.endswith(".py") and (not directory or test.startswith(directory + "/")):
                     self._reach(test, confidence, f"runs under {path} (affected conftest.py)")

@@ -7,11 +7,24 @@ dropped where Python itself rules the use out.
 
 from __future__ import annotations
 
+import re
 import sqlite3
+from collections.abc import Sequence
 
 from codeplane.testing.impact_reach import Def
-from codeplane.testing.impact_text import WORD, dotted_root
+from codeplane.testing.impact_text import WORD, bound_literal, dotted_root
 from codeplane.testing.impact_walkfacts import WalkFacts
+
+#: ``x.__dict__.`` (a dict or mappingproxy), ``x.__name__.`` (a str)...: attributes Python itself gives every
+#: object, class or function, whose types are builtins (``self.__dict__.get``: requests' ``LookupDict`` reached
+#: every method named ``get``). Matched right before the member's column.
+_BUILTIN_ATTRIBUTE = re.compile(
+    r"\.\s*__(?:dict|name|qualname|module|doc|annotations|mro|bases)__\s*\.\s*$")
+#: A line assigning what looks like a literal to a plain name.
+_LITERAL_ASSIGNMENT = re.compile(
+    r"""\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*(?:[-\[{"'\d]|[rRbBuUfF]{1,2}["']|(?:True|False|None)\b)""")
+#: ``global a, b`` / ``nonlocal a``: names another scope may rebind.
+_REBINDS = re.compile(r"\b(?:global|nonlocal)\s+([\w, \t]+)")
 
 
 def bare_visible(facts: WalkFacts, conn: sqlite3.Connection, file_id: int, d: Def, owner: Def | None) -> bool:
@@ -69,3 +82,75 @@ def member_visible(facts: WalkFacts, conn: sqlite3.Connection, file_id: int, d: 
         return True
     holders = facts.module_holders(conn, d.file_id, d.name)
     return holders is None or file_id in holders
+
+
+def literal_receiver(facts: WalkFacts, conn: sqlite3.Connection, lines: Sequence[str],
+                     site: tuple[int, int, int]) -> bool:
+    """Whether the member access at ``site`` (file id, line, column; ``lines``: the file's text) hangs off an
+    attribute every object has with a builtin type (``x.__dict__.get``), or a function's local variable that
+    every assignment in the function binds to a literal (``sorts = [...]`` then ``sorts.index(x)``: a ``list``,
+    whose ``index`` is no repository definition; flask's ``routes_command`` reached every function named
+    ``index`` so). Only a local of a function scope: no other code can rebind it unless the file says
+    ``global``/``nonlocal`` for its name, which keeps it. An augmented assignment keeps a list, dict or set
+    what it is (``+=``, ``|=`` extend it in place), not a string or a number."""
+    file_id, line, col = site
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    if _BUILTIN_ATTRIBUTE.search(text, 0, col):
+        return True
+    start = _receiver_start(text, col)
+    if start is None:
+        return False
+    named = facts.literal_names.get(file_id)
+    if named is None:  # a cheap first look: names the file ever assigns something literal-looking to
+        named = facts.literal_names[file_id] = frozenset(
+            m.group(1) for t in lines if (m := _LITERAL_ASSIGNMENT.match(t)) is not None)
+    word = WORD.match(text, start)
+    if word is None or word.group(0) not in named:
+        return False
+    binds = facts.rows(
+        conn, "SELECT r.bind_id FROM st_ref r JOIN st_bind b ON b.bind_id = r.bind_id JOIN st_scope s ON "
+        "s.scope_id = b.scope_id WHERE r.file_id = ? AND r.start_line = ? AND r.start_col = ? "
+        "AND b.reason_code = 'LOCAL_ASSIGN' AND s.kind = 'function'", (file_id, line, start))
+    if len(binds) != 1:
+        return False
+    bind = int(binds[0][0])
+    known = facts.literal_binds.get(bind)
+    if known is None:
+        name = WORD.match(text, start)
+        rebound = facts.rebound.get(file_id)
+        if rebound is None:
+            rebound = facts.rebound[file_id] = frozenset(
+                n for t in lines for m in _REBINDS.finditer(t) for n in WORD.findall(m.group(1)))
+        sites = [(int(ln), int(c)) for ln, c in facts.rows(
+            conn, "SELECT start_line, start_col FROM st_ref WHERE file_id = ? AND bind_id = ? AND role = 'DEFINITION'",
+            (file_id, bind))]
+        known = facts.literal_binds[bind] = name is not None and name.group(0) not in rebound and _literal_bind(
+            lines, sites)
+    return known
+
+
+def _receiver_start(text: str, col: int) -> int | None:
+    """Column of ``x`` in a plain ``x.name`` at ``col`` (not ``a.x.name``, ``f().name``, ``self.name``)."""
+    i = col - 1
+    while i >= 0 and text[i] in " \t":
+        i -= 1
+    if i < 0 or text[i] != ".":
+        return None
+    i -= 1
+    while i >= 0 and text[i] in " \t":
+        i -= 1
+    end = i + 1
+    while i >= 0 and (text[i].isalnum() or text[i] == "_"):
+        i -= 1
+    start = i + 1
+    if start == end or text[start].isdigit() or text[start:end] in ("self", "cls"):
+        return None
+    while i >= 0 and text[i] in " \t":
+        i -= 1
+    return None if i >= 0 and text[i] == "." else start
+
+
+def _literal_bind(lines: Sequence[str], sites: Sequence[tuple[int, int]]) -> bool:
+    kinds = {bound_literal(lines, ln - 1, c) if 0 < ln <= len(lines) else None for ln, c in sites}
+    return bool(sites) and None not in kinds and kinds != {"augmented"} and not (
+        "augmented" in kinds and "scalar" in kinds)

@@ -64,6 +64,9 @@ class SymbolSelection:
     #: (path, qualified name) of every definition reached through resolved references (``high``): what
     #: certainly leads to a changed one (a use by name reaches half a code base for a name like ``write``).
     reached_defs: set[tuple[str, str]] = field(default_factory=set)
+    #: The walk stopped early: the module-level selection of its fallbacks already held every test file
+    #: (``reached_defs`` is then partial).
+    stopped: bool = False
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,18 @@ spreads to the innermost definition around every use of it, transitively:
   ``x.m`` on an unknown receiver is walked once per method name. What every walk of an index epoch reads
   alike (definitions per file, these uses, query answers) is kept in ``WalkFacts`` until the next epoch;
 - a dunder method spreads to its class (``__init__``/``__eq__``... run without being named); a class spreads
-  through its uses, subclass headers included (a class header lies inside the subclass's span);
-- a decorator line belongs to the definition it decorates;
+  through its uses, subclass headers included (a class header lies inside the subclass's span); a class whose
+  construction is unchanged (only its instances behave differently) does not make a function that only
+  returns a new instance (``return K(...)``) run changed code; a class attribute spreads to its class where
+  unseen code makes instances (decorated classes, metaclasses, other libraries' bases: attrs, dataclasses);
+- reading a property (``obj.prop``) calls its getter; ``@prop.setter`` does not;
+- a decorator line belongs to the definition it decorates (a ``parametrize`` table of any length included);
 - pytest fixtures spread to every function of their scope (the ``conftest.py`` directory, the test file, or
-  everywhere for a plugin module) that takes a parameter of the fixture's name, and to every test file of the
-  scope that names it in a string (``usefixtures``, ``getfixturevalue``); an ``autouse`` fixture or a
-  ``pytest_*`` hook selects every test of its scope.
+  everywhere for a plugin module) that takes a parameter of the fixture's name, and to what names it in a
+  string in a test file of the scope (``usefixtures`` on a test or class, ``getfixturevalue`` in a function;
+  elsewhere the whole file); an ``autouse`` fixture or a ``pytest_*`` hook selects every test of its scope;
+  a fixture spreads no further (pytest refuses a direct call of one: ``ctx.invoke()`` is no use of it);
+- a test that writes code importing a changed package into a string (and imports what it wrote) is selected.
 
 A reached test function (``test*`` at module level or in a class) is a selected case (``file::Class::test``);
 a reached non-test member of a test class selects the class, and the class's subclasses in test files too
@@ -39,14 +45,17 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from codeplane.testing.impact_names import bare_visible, external_receiver, member_visible
+from codeplane.testing.impact_names import bare_visible, external_receiver, literal_receiver, member_visible
 from codeplane.testing.impact_reach import Confidence, Def, Reach, SymbolSelection
 from codeplane.testing.impact_text import (
+    callee_at,
     calls_at,
     header_end,
     in_assigned_lambda,
     keyword_at,
+    member_at,
     passive_at,
+    returns_call,
 )
 from codeplane.testing.impact_walkfacts import WalkFacts
 
@@ -54,8 +63,12 @@ from codeplane.testing.impact_walkfacts import WalkFacts
 MAX_DEFS = 4_000
 #: Changed lines looked at per file (a bigger rewrite is a module-level change).
 MAX_LINES = 5_000
+#: Lines above a ``def`` looked at for its decorators.
+_DECORATOR_LINES = 400
 _SERVED = re.compile(r"""["']([A-Za-z_]\w*)["']""")
 _FIXTURE_NAME = re.compile(r"""name\s*=\s*["']([A-Za-z_]\w*)["']""")
+#: ``@pytest.fixture``, ``@fixture(...)``, ``@pytest_asyncio.fixture``: a decorator that is plainly pytest's.
+_FIXTURE_DECORATOR = re.compile(r"@\s*(?:pytest(?:_asyncio)?\s*\.\s*)?fixture\b")
 
 ReadLines = Callable[[str], Sequence[str]]
 
@@ -63,7 +76,14 @@ ReadLines = Callable[[str], Sequence[str]]
 #: Dunders that run when a class is instantiated or subclassed: a change there changes what calling the class
 #: does. Other dunders change how instances behave once made.
 _CONSTRUCTION = frozenset({"__new__", "__init__", "__post_init__", "__attrs_pre_init__", "__attrs_post_init__",
-                           "__init_subclass__", "__set_name__", "__class_getitem__"})
+                           "__init_subclass__", "__set_name__", "__class_getitem__",
+                           # runs when a temporary instance is dropped: ``make()`` as a statement
+                           "__del__"})
+
+
+#: Dunders that plain attribute access on an instance runs.
+_ATTRIBUTE_DUNDERS = frozenset({"__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__get__",
+                                "__set__", "__delete__"})
 
 
 def _is_dunder(name: str) -> bool:
@@ -100,8 +120,13 @@ class SymbolWalk:
         self._fallen: set[str] = set()
         self._base_memo: dict[str, frozenset[str] | None] = {}
         self._external_memo: dict[str, bool] = {}
+        self._property_memo: dict[str, bool] = {}
+        self._decorators: dict[str, tuple[int, str]] = {}
         #: (method name, reach.runs) whose uses on unknown receivers were walked.
         self._by_name: set[tuple[str, bool]] = set()
+        #: Told the files that fell back to module level since it was last asked; True when their module-level
+        #: selection holds every test file already: the walk stops (``ImpactIndex`` sets it).
+        self.saturated: Callable[[list[str]], bool] | None = None
 
     def rows(self, sql: str, params: tuple[object, ...]) -> list[tuple[Any, ...]]:
         """A query's rows, read once per index epoch (``WalkFacts``): walks repeat the same questions."""
@@ -157,8 +182,17 @@ class SymbolWalk:
 
     def decorator_block(self, d: Def) -> tuple[int, str]:
         """(first line, text) of the decorators right above ``d`` (``(d.start, "")`` when there are none):
-        the contiguous non-blank lines above the ``def`` from the topmost one at its indentation starting
-        with ``@``."""
+        the lines above the ``def`` up to the topmost one at its indentation starting with ``@``, as long as
+        every line at that indentation in between is a decorator, a comment or closes a bracket (``)``, ``]``)
+        and every other one is indented deeper (a decorator's arguments: a ``parametrize`` table may run for
+        hundreds of lines). Any other line ends the block: a statement there is module code, not a decorator
+        (then the lines below it are attributed to no definition: module level, the safe answer)."""
+        known = self._decorators.get(d.uid)
+        if known is None:
+            known = self._decorators[d.uid] = self._decorator_block(d)
+        return known
+
+    def _decorator_block(self, d: Def) -> tuple[int, str]:
         lines = self.read_lines(self.path_of.get(d.file_id, ""))
         if not 0 < d.start <= len(lines):
             return d.start, ""
@@ -166,10 +200,14 @@ class SymbolWalk:
         indent = len(head) - len(head.lstrip())
         top = d.start
         line = d.start - 1
-        while line >= 1 and d.start - line <= 30 and lines[line - 1].strip():
+        while line >= 1 and d.start - line <= _DECORATOR_LINES:
             text = lines[line - 1]
-            if text.lstrip().startswith("@") and len(text) - len(text.lstrip()) == indent:
+            body = text.lstrip()
+            depth = len(text) - len(body)
+            if body and depth == indent and body.startswith("@"):
                 top = line
+            elif body and (depth < indent or (depth == indent and not body.startswith((")", "]", "}", "#")))):
+                break
             line -= 1
         return top, " ".join(x.strip() for x in lines[top - 1:d.start - 1])
 
@@ -202,13 +240,22 @@ class SymbolWalk:
     def run(self, changes: Mapping[str, Sequence[tuple[int, int]]]) -> SymbolSelection:
         for path, ranges in sorted(changes.items()):
             self._seed(path, ranges)
+        told = 0
         while self.queue:
             if len(self.best) > MAX_DEFS:
                 for path in sorted(changes):
                     self.fallback(path, f"more than {MAX_DEFS} definitions reached")
                 break
+            if self.saturated is not None and len(self.out.fallbacks) > told:
+                fresh = [p for p, _ in self.out.fallbacks[told:]]
+                told = len(self.out.fallbacks)
+                if self.saturated(fresh):
+                    self.out.stopped = True
+                    break
             d = self.queue.popleft()
             self._spread(d, self.best[d.uid])
+        if not self.out.stopped:
+            self._code_in_strings(changes)
         self.out.reached = len(self.best)
         self.out.reached_defs = {(self.path_of.get(hit.file_id, ""), hit.qualified_name)
                                  for uid, reach in self.best.items()
@@ -240,13 +287,27 @@ class SymbolWalk:
                 self.out.seeds.append(d.qualified_name)
             self.enqueue(d, Reach("high", (f"{d.qualified_name} (changed)",)))
 
+    def _code_in_strings(self, changes: Mapping[str, Sequence[tuple[int, int]]]) -> None:
+        """Tests that write code importing a changed package into a string (``write_text("import flask\\n
+        app = flask.Flask(__name__)")``, then import what they wrote) run it where no reference shows: the test
+        around each such string is selected, or the whole file outside a test."""
+        keys = self.facts.keys_of or {}
+        tops = sorted({k[3:].split(".", 1)[0] for p in changes if (f := self.id_of.get(p)) is not None
+                       for k in keys.get(f, ()) if k.startswith("py:")})
+        for top in tops:
+            for test, line in self.facts.code_strings(top, sorted(self.tests), self.read_lines):
+                why = f"{test}:{line} (writes code importing {top} in a string)"
+                d = self.innermost(self.id_of[test], line) if test in self.id_of else None
+                if d is None or not self._test_side(d, test, Reach("low", (why, "(dynamic code)"))):
+                    self.select(test, "", Reach("low", (why, "(dynamic code)")))
+
     def _dangling(self, file_id: int, path: str, reach: Reach | None = None) -> None:
         """Uses of the changed module's names that it does not define (``from m import gone``, ``m.gone()``):
         a removed or renamed definition leaves exactly these, so they are reached too."""
         rows = self.conn.execute(
             "SELECT r.file_id, r.start_line, r.start_col, r.token_text, i.resolved_alt_file_id IS NOT NULL AND "
-            "r.token_text IN (i.imported_name, coalesce(i.alias, '')) FROM st_import i JOIN st_ref r ON "
-            "r.via_import_uid = "
+            "r.token_text IN (i.imported_name, coalesce(i.alias, '')), i.import_kind, i.imported_name "
+            "FROM st_import i JOIN st_ref r ON r.via_import_uid = "
             "i.import_uid WHERE (i.resolved_file_id = ? OR i.resolved_alt_file_id = ?) AND r.target_uid IS NULL "
             "AND r.role != 'DEFINITION'", (file_id, file_id)).fetchall()
         origin = Def("", file_id, "module", "", "", path, 0, 0, None)
@@ -254,9 +315,12 @@ class SymbolWalk:
         defined = {d.name for d in self.defs_of(file_id)} | {str(n) for (n,) in self.conn.execute(
             "SELECT DISTINCT b.name FROM st_bind b JOIN st_scope s ON s.scope_id = b.scope_id "
             "WHERE b.file_id = ? AND s.parent_scope_id IS NULL", (file_id,))}
-        for user_file, line, col, token, submodule in rows:
+        for user_file, line, col, token, submodule, kind, imported in rows:
             # __name__, __file__...: every module has them; ``from pkg import mod`` binds the module file itself.
-            if token in defined or _is_dunder(token) or submodule:
+            # ``import pkg.mod`` then ``pkg.mod``: importing ``pkg.mod`` sets ``mod`` on ``pkg`` before the name
+            # the access goes through is bound, so no module ``__getattr__`` serves it.
+            if token in defined or _is_dunder(token) or submodule or (
+                    kind == "python_import" and token in str(imported).split(".")[1:]):
                 continue
             why = f"{path}: {token} (resolves to no definition: removed or dynamic?)"
             self._use((int(user_file), int(line), int(col)), origin,
@@ -267,9 +331,16 @@ class SymbolWalk:
         in_test = path in self.tests
         if in_test and self._test_side(d, path, reach):
             return
-        if (in_test or _is_conftest(path) or "/tests/" in f"/{path}") and d.kind in ("function", "method"):
-            self._fixture(d, path, reach)
+        if (in_test or _is_conftest(path) or "/tests/" in f"/{path}") and d.kind in ("function", "method") and (
+                self._fixture(d, path, reach)):
+            return
         owner = self.get(d.parent)
+        if d.kind == "variable" and owner is not None and owner.kind == "class" and self._generated(owner):
+            # A class attribute takes part in making an instance where code the source does not show makes it
+            # (attrs' ``x = attrib(validator=...)``, dataclass defaults, an Enum's members, a model metaclass):
+            # the class is reached too, its construction running as the value does. Elsewhere construction is
+            # the source's ``__new__``/``__init__``, which reach the class through their own uses of the name.
+            self.enqueue(owner, reach.then(f"{owner.qualified_name} (holds {d.name})", "high", runs=reach.runs))
         if d.name == "__getattr__" and (owner is None or owner.kind != "class"):
             self._module_getattr(d, path, reach)  # a module's (PEP 562), or one a factory makes for modules
             if d.kind != "variable":
@@ -318,10 +389,13 @@ class SymbolWalk:
         return bare_visible(self.facts, self.conn, file_id, d, owner)
 
     def external_receiver(self, file_id: int, line: int, col: int, *, foreign: bool) -> bool:
+        """Whether ``x.name`` at the site cannot be a repository definition: ``x`` is another distribution's
+        module or class, or a local bound only to literals (a builtin list, dict, string...)."""
         lines = self.read_lines(self.path_of.get(file_id, ""))
         text = lines[line - 1] if 0 < line <= len(lines) else None
-        return text is not None and external_receiver(self.facts, self.conn, text, (file_id, line, col),
-                                                      foreign=foreign)
+        return text is not None and (external_receiver(self.facts, self.conn, text, (file_id, line, col),
+                                                       foreign=foreign)
+                                     or literal_receiver(self.facts, self.conn, lines, (file_id, line, col)))
 
     def member_visible(self, file_id: int, d: Def, owner: Def | None) -> bool:
         path = self.path_of.get(file_id, "")
@@ -369,7 +443,8 @@ class SymbolWalk:
             return
         if receiver in ("self.", "cls.") and not self._may_dispatch(user, used):
             return
-        called = (call or self._is_call(path, line, col, used.name)) and not self._in_lambda(path, line, col)
+        called = (call or self._is_call(path, line, col, used.name) or self._reads_property(path, line, col, used)
+                  ) and not self._in_lambda(path, line, col)
         header = user is not None and user.kind == "class" and line == user.start
         if used.kind == "class" and not called and self._passive(path, line, col):
             return  # an annotation, isinstance, except: the class is named, nothing of it runs
@@ -389,9 +464,18 @@ class SymbolWalk:
         # A base class: the subclass's construction is the base's. A function that only makes and returns its
         # own closure (a decorator factory) runs nothing changed itself; whoever calls the closure does.
         closure = used.parent == user.uid and used.kind in ("function", "method") and not called
+        # A class whose construction is unchanged (only its instances behave differently) that a function
+        # makes and returns at once (``return _InstanceOfValidator(type)``: attrs' validator factories) runs
+        # nothing changed in that function: it never touches the instance. Whoever uses what it returns is
+        # reached through its own uses of the function; an import-time call of the factory imports as before.
+        # Not when the instance's attribute access itself changed (``__getattr__``...: using what the factory
+        # returns at import runs it) or another library's base class may call the change while constructing.
+        handed_back = not reach.runs and used.kind == "class" and called and not any(
+            step.split(" ", 1)[0].rsplit(".", 1)[-1] in _ATTRIBUTE_DUNDERS or "external class" in step
+            for step in reach.chain[:2]) and self._returns_new(path, line, col)
         self.enqueue(user, reach.then(user.qualified_name if path not in self.tests else
                                       f"{path}::{user.lexical_path.replace('.', '::')}", confidence,
-                                      runs=(reach.runs or not header) and not closure))
+                                      runs=(reach.runs or not header) and not closure and not handed_back))
 
     def _module_level(self, path: str, line: int, reach: Reach, why: str) -> None:
         if path in self.tests:
@@ -409,6 +493,23 @@ class SymbolWalk:
         """``name(`` at ``line``/``col``, or a decorator line; True when the text is unreadable (the safe answer)."""
         text = self._line(path, line)
         return text is None or calls_at(text, col)
+
+    def _reads_property(self, path: str, line: int, col: int, used: Def) -> bool:
+        """``obj.name`` of a property (``@property``, ``@cached_property``...): reading it runs the getter, as a
+        call would (an import-time ``site.urls`` runs ``urls``)."""
+        if used.kind not in ("function", "method"):
+            return False
+        prop = self._property_memo.get(used.uid)
+        if prop is None:
+            prop = self._property_memo[used.uid] = "property" in self.decorator_block(used)[1]
+        if not prop:
+            return False
+        text = self._line(path, line)
+        return text is None or member_at(text, col)
+
+    def _returns_new(self, path: str, line: int, col: int) -> bool:
+        lines = self.read_lines(path)
+        return 0 < line <= len(lines) and returns_call(lines, line - 1, col)
 
     def _in_lambda(self, path: str, line: int, col: int) -> bool:
         text = self._line(path, line)
@@ -432,6 +533,19 @@ class SymbolWalk:
             return True
         theirs = self._bases(owner)
         return theirs is None or enclosing.uid in theirs
+
+    def _generated(self, cls: Def) -> bool:
+        """Whether making an instance of ``cls`` may run code its source does not show: it, or a repository
+        base, is decorated or names a metaclass, or a base is another library's or unknown."""
+        bases = self._bases(cls)
+        if bases is None or self._external_base(cls):
+            return True
+        for d in (cls, *(b for uid in sorted(bases) if (b := self.get(uid)) is not None)):
+            lines = self.read_lines(self.path_of.get(d.file_id, ""))
+            header = " ".join(lines[d.start - 1:header_end(lines, d.start)])
+            if not lines or self.decorator_block(d)[1] or "metaclass" in header:
+                return True
+        return False
 
     def _bases(self, cls: Def) -> frozenset[str] | None:
         """Every repository base class of ``cls``, transitively; None when a base cannot be resolved (a name
@@ -494,11 +608,23 @@ class SymbolWalk:
         return lines[line - 1] if 0 < line <= len(lines) else None
 
     def _named_on_line(self, file_id: int, line: int) -> list[Def]:
-        """Module-level variables referenced on ``line`` of ``file_id`` (what a statement there stores into)."""
+        """Module-level variables referenced on ``line`` of ``file_id`` (what a statement there stores into).
+
+        A variable named there only as the callee (``path(...)`` with ``path = partial(_path, ...)``) is not
+        where the value goes: the call gets it as an argument for this one call, and its result is stored
+        elsewhere (``urlpatterns``, on a line above) or dropped. Following the callee instead reached every
+        caller of it (every URL conf of Django: the whole suite). Leaving it out is safe: with no other
+        variable named, the statement falls back to module-level selection of its file."""
+        path = self.path_of.get(file_id, "")
+        stores: dict[str, bool] = {}
+        for uid, col in self.rows("SELECT target_uid, start_col FROM st_ref WHERE file_id = ? AND start_line = ? "
+                                  "AND target_uid IS NOT NULL", (file_id, line)):
+            text = self._line(path, line)
+            callee = text is not None and callee_at(text, int(col))
+            stores[str(uid)] = stores.get(str(uid), False) or not callee
         found = []
-        for (uid,) in self.rows("SELECT DISTINCT target_uid FROM st_ref WHERE file_id = ? AND start_line = ? "
-                                        "AND target_uid IS NOT NULL", (file_id, line)):
-            d = self.get(str(uid))
+        for uid, stored in sorted(stores.items()):
+            d = self.get(uid) if stored else None
             if d is not None and d.kind == "variable" and d.parent is None:
                 found.append(d)
         return found
@@ -558,21 +684,26 @@ class SymbolWalk:
             return lambda p: p == path
         return lambda p: True
 
-    def _fixture(self, d: Def, path: str, reach: Reach) -> None:
+    def _fixture(self, d: Def, path: str, reach: Reach) -> bool:
+        """Select what a fixture or hook ``d`` runs for; True when ``d`` is plainly a pytest fixture
+        (``@pytest.fixture``...): pytest refuses a direct call of one, so it runs only through its name (a
+        parameter, ``usefixtures``, ``getfixturevalue``, ``autouse``), never where code calls something so
+        named (``ctx.invoke(...)`` in flask is no use of a test class's ``invoke`` fixture)."""
         _, decorators = self.decorator_block(d)
         in_scope = self._scope(path)
         if not self.read_lines(path):  # no text: it may be an autouse fixture
             for test in sorted(t for t in self.tests if in_scope(t)):
                 self.select(test, "", reach.then(f"{test} (under {path}, whose text is unreadable)", "low"))
-            return
+            return False
         hook = d.name.startswith("pytest_") and d.parent is None
         if not hook and "fixture" not in decorators:
-            return
+            return False
+        fixture = not hook and _FIXTURE_DECORATOR.search(decorators) is not None
         if hook or "autouse" in decorators:
             why = "pytest hook" if hook else "autouse fixture"
             for test in sorted(t for t in self.tests if in_scope(t)):
                 self.select(test, "", reach.then(f"{test} (runs under {why} {d.name})", "high"))
-            return
+            return fixture
         named = _FIXTURE_NAME.search(decorators)
         name = named.group(1) if named else d.name
         for file_id, line in self.rows(
@@ -588,6 +719,20 @@ class SymbolWalk:
                 self.enqueue(user, reach.then(f"{step} (takes fixture {name})", "high"))
         quoted = (f'"{name}"', f"'{name}'")
         for test in sorted(t for t in self.tests if in_scope(t)):
-            text = "\n".join(self.read_lines(test))
-            if any(q in text for q in quoted):
-                self.select(test, "", reach.then(f"{test} (names fixture {name} in a string)", "low"))
+            lines = self.read_lines(test)
+            if not any(q in text for text in lines for q in quoted):
+                continue
+            why = f"{test} (names fixture {name} in a string)"
+            file_id = self.id_of.get(test)
+            for number, text in enumerate(lines, 1):
+                if not any(q in text for q in quoted):
+                    continue
+                # ``@pytest.mark.usefixtures("name")`` on a test or test class (a decorator line belongs to the
+                # definition it decorates) or ``request.getfixturevalue("name")`` in a function: what that
+                # definition runs. Anywhere else (``pytestmark = ...``, a class attribute, module code): the file.
+                user = self.innermost(file_id, number) if file_id is not None else None
+                if user is not None and user.kind in ("function", "method", "class"):
+                    self.enqueue(user, reach.then(why, "low"))
+                else:
+                    self.select(test, "", reach.then(why, "low"))
+        return fixture

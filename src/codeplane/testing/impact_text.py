@@ -10,11 +10,17 @@ import re
 from collections.abc import Sequence
 
 WORD = re.compile(r"[A-Za-z_]\w*")
-#: Text before a name that puts it in an annotation: ``name: ...`` (no ``=`` yet) or ``-> ...``.
-_ANNOTATION = re.compile(r"(?:(?:^|[(,])\s*\*{0,2}[A-Za-z_]\w*\s*:[^=:]*|->[^:]*)$")
+#: Text before a name that puts it in an annotation: ``name: ...`` or ``self.name: ...`` (no ``=`` yet) or
+#: ``-> ...``. A keyword before the colon opens a block (``else: return K``), never an annotation.
+_ANNOTATION = re.compile(r"(?:(?:^|[(,])\s*\*{0,2}(?!(?:else|try|finally|lambda|except|match|case)\b)"
+                         r"[A-Za-z_][\w.]*\s*:[^=:]*|->[^:]*)$")
 #: ``lambda args:`` (the parameters hold no colon unless annotated, which a lambda's cannot be).
 _LAMBDA = re.compile(r"\blambda\b[^:]*:")
 _ASSIGNED = re.compile(r"^\s*[A-Za-z_][\w.]*\s*(?::[^=]*)?=\s*$")
+#: ``return `` and a plain dotted prefix (``return validators.``) before a name.
+_RETURN = re.compile(r"^\s*return\s+(?:[A-Za-z_]\w*\s*\.\s*)*$")
+#: Lines a returned call may span.
+_CALL_LINES = 40
 
 
 def dotted_root(text: str, col: int) -> tuple[int, int] | None:
@@ -50,11 +56,107 @@ def dotted_root(text: str, col: int) -> tuple[int, int] | None:
 
 
 def calls_at(text: str, col: int) -> bool:
-    """``name(`` at ``col``, or a decorator line (``@name``/``@x.name`` calls it)."""
-    if text.lstrip().startswith("@"):
-        return True
+    """``name(`` at ``col``, or a decorator line (``@name``/``@x.name`` calls it; ``@name.setter`` calls an
+    attribute of ``name``, not ``name``: a property's getter does not run when its setter is declared)."""
     word = WORD.match(text, col)
-    return word is None or text[word.end():].lstrip().startswith("(")
+    if text.lstrip().startswith("@"):
+        return word is None or not text[word.end():].lstrip().startswith(".")
+    if word is None:
+        return True
+    rest = text[word.end():].lstrip()
+    if rest.startswith("["):  # ``Generic[T](...)`` calls it too (flask's ``ConfigAttribute[bool]("TESTING")``)
+        closed = _closing([rest], 0, 0)
+        return closed is None or rest[closed[1] + 1:].lstrip().startswith("(")
+    return rest.startswith("(")
+
+
+def member_at(text: str, col: int) -> bool:
+    """Whether the name at ``col`` is an attribute access (``x.name``)."""
+    return text[:col].rstrip().endswith(".")
+
+
+def callee_at(text: str, col: int) -> bool:
+    """Whether the name at ``col`` is plainly called there (``name(``) on a line that is no decorator."""
+    word = WORD.match(text, col)
+    return word is not None and not text.lstrip().startswith("@") and text[word.end():].lstrip().startswith("(")
+
+
+def returns_call(lines: Sequence[str], index: int, col: int) -> bool:
+    """Whether the name at ``col`` of ``lines[index]`` is called as the whole of a ``return`` statement
+    (``return Name(...)``, the call's arguments on as many lines as it takes, nothing after its closing
+    parenthesis but a comment). Strings and comments are skipped; anything unclear answers False."""
+    text = lines[index]
+    word = WORD.match(text, col)
+    if word is None or not _RETURN.match(text[:col]):
+        return False
+    rest = text[word.end():].lstrip()
+    return rest.startswith("(") and _ends_statement(lines, index, len(text) - len(rest))
+
+
+def _ends_statement(lines: Sequence[str], index: int, col: int) -> bool:
+    """Whether the bracket opened at ``lines[index][col]`` closes with nothing after it but a comment."""
+    closed = _closing(lines, index, col)
+    if closed is None:
+        return False
+    row, i = closed
+    tail = lines[row][i + 1:].strip()
+    return not tail or tail.startswith("#")
+
+
+def _closing(lines: Sequence[str], index: int, col: int) -> tuple[int, int] | None:
+    """(line index, column) of the bracket closing the one at ``lines[index][col]``; strings and comments are
+    skipped. None when it does not close within ``_CALL_LINES`` lines or the text is unclear."""
+    depth = 0
+    quote = ""
+    row, i = index, col
+    while row < len(lines) and row - index <= _CALL_LINES:
+        text = lines[row]
+        while i < len(text):
+            ch = text[i]
+            if quote:
+                if ch == "\\":
+                    i += 1
+                elif text.startswith(quote, i):
+                    i += len(quote) - 1
+                    quote = ""
+            elif ch in "\"'":
+                quote = text[i:i + 3] if text[i:i + 3] in ('"""', "'''") else ch
+                i += len(quote) - 1
+            elif ch == "#":
+                break
+            elif ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth -= 1
+                if depth == 0:
+                    return row, i
+            i += 1
+        if quote and len(quote) == 1:
+            return None  # an unterminated one-line string: not Python we can read
+        row, i = row + 1, 0
+    return None
+
+
+#: ``name =``, ``name: T =`` or an augmented ``name += ``, ``name |= `` at the start of what follows a binding.
+_BINDING = re.compile(r"[A-Za-z_]\w*\s*(?::[^=]*)?(?P<op>[+|]?)=(?!=)\s*")
+_SCALAR = re.compile(r"(?:-?\d[\d_]*(?:\.\d*)?(?:[eE][-+]?\d+)?|True|False|None"
+                     r"""|[rRbBuUfF]{0,2}(?:"[^"\\]*"|'[^'\\]*'))\s*(?:#.*)?$""")
+
+
+def bound_literal(lines: Sequence[str], index: int, col: int) -> str | None:
+    """What the binding of the name at ``col`` of ``lines[index]`` stores, when the whole right-hand side is a
+    literal: ``display`` (a list, dict or set display or comprehension), ``scalar`` (a number, a one-line
+    string, ``True``/``False``/``None``), ``augmented`` (``name += ...``/``name |= ...``); None otherwise."""
+    text = lines[index]
+    found = _BINDING.match(text, col)
+    if found is None:
+        return None
+    if found.group("op"):
+        return "augmented"
+    start = found.end()
+    if start < len(text) and text[start] in "[{":
+        return "display" if _ends_statement(lines, index, start) else None
+    return "scalar" if _SCALAR.match(text, start) else None
 
 
 def in_assigned_lambda(text: str, col: int) -> bool:

@@ -7,8 +7,9 @@ between two index updates read them once. Filled lazily, from the read transacti
 
 from __future__ import annotations
 
+import re
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from codeplane.testing.impact_reach import Def
@@ -49,6 +50,13 @@ class WalkFacts:
         self.by_uid: dict[str, Def] = {}
         self._loose: frozenset[int] | None = None
         self._names: dict[str, frozenset[int]] | None = None
+        #: bind id → whether every assignment of that local binds a literal (``impact_names.literal_receiver``).
+        self.literal_binds: dict[int, bool] = {}
+        self._code_strings: dict[tuple[str, tuple[str, ...]], list[tuple[str, int]]] = {}
+        #: file id → the names it assigns something literal-looking to (``impact_names.literal_receiver``).
+        self.literal_names: dict[int, frozenset[str]] = {}
+        #: file id → the names its ``global``/``nonlocal`` statements declare.
+        self.rebound: dict[int, frozenset[str]] = {}
 
     def loose_files(self, conn: sqlite3.Connection) -> frozenset[int]:
         """Files with a star import, or that run strings as code (``exec``/``eval`` may bind any global)."""
@@ -96,6 +104,21 @@ class WalkFacts:
                 [*sorted(above), *sorted(above)]):
             if target in own or alt in above or (kind != "python_from" and target in above):
                 found.add(int(user))
+        return found
+
+    def code_strings(self, top: str, tests: Sequence[str],
+                     read_lines: Callable[[str], Sequence[str]]) -> list[tuple[str, int]]:
+        """(test file, line) of each string literal in ``tests`` that starts with code importing ``top``."""
+        key = (top, tuple(tests))
+        found = self._code_strings.get(key)
+        if found is None:
+            pattern = re.compile(rf"""["']\s*(?:import|from)\s+{re.escape(top)}\b""")
+            found = []
+            for test in tests:
+                lines = read_lines(test)
+                if pattern.search("\n".join(lines)):  # one scan of the whole text; lines only where it matches
+                    found += [(test, n) for n, text in enumerate(lines, 1) if pattern.search(text)]
+            self._code_strings[key] = found
         return found
 
     def rows(self, conn: sqlite3.Connection, sql: str, params: tuple[object, ...]) -> list[tuple[Any, ...]]:
