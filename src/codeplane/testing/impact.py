@@ -28,10 +28,11 @@ from typing import Literal
 from codeplane.core.logging import get_logger
 from codeplane.index.languages import detect
 from codeplane.index.structural.modules import file_keys
+from codeplane.testing.impact_code import ReadLines
 from codeplane.testing.impact_go import GoSelection, is_go_test, package_dir, select_go
 from codeplane.testing.impact_graph import ImportGraph, build_graph, current_epoch
 from codeplane.testing.impact_reach import CoverageUse, Reach, SymbolSelection
-from codeplane.testing.impact_symbols import ReadLines, SymbolWalk
+from codeplane.testing.impact_symbols import SymbolWalk
 from codeplane.testing.impact_walkfacts import WalkFacts
 
 Confidence = Literal["high", "low"]

@@ -20,8 +20,9 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from codeplane.testing.impact_code import ReadLines
 from codeplane.testing.impact_reach import Def, Reach
-from codeplane.testing.impact_symbols import ReadLines, SymbolWalk
+from codeplane.testing.impact_symbols import SymbolWalk
 
 #: ``go test`` runs (or, for benchmarks, matches) these top-level functions of a ``_test.go`` file: the name
 #: goes on with a non-lower-case character or ends (``Testify`` is no test).

@@ -38,21 +38,18 @@ use at module level of a non-test file), a non-Python file, a file the index doe
 
 from __future__ import annotations
 
-import bisect
 import re
 import sqlite3
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
 
+from codeplane.testing.impact_code import PythonCode, ReadLines
 from codeplane.testing.impact_names import bare_visible, external_receiver, literal_receiver, member_visible
 from codeplane.testing.impact_reach import Confidence, Def, Reach, SymbolSelection
 from codeplane.testing.impact_text import (
     callee_at,
     calls_at,
-    header_end,
     in_assigned_lambda,
-    keyword_at,
     member_at,
     passive_at,
     returns_call,
@@ -63,15 +60,10 @@ from codeplane.testing.impact_walkfacts import WalkFacts
 MAX_DEFS = 4_000
 #: Changed lines looked at per file (a bigger rewrite is a module-level change).
 MAX_LINES = 5_000
-#: Lines above a ``def`` looked at for its decorators.
-_DECORATOR_LINES = 400
 _SERVED = re.compile(r"""["']([A-Za-z_]\w*)["']""")
 _FIXTURE_NAME = re.compile(r"""name\s*=\s*["']([A-Za-z_]\w*)["']""")
 #: ``@pytest.fixture``, ``@fixture(...)``, ``@pytest_asyncio.fixture``: a decorator that is plainly pytest's.
 _FIXTURE_DECORATOR = re.compile(r"@\s*(?:pytest(?:_asyncio)?\s*\.\s*)?fixture\b")
-
-ReadLines = Callable[[str], Sequence[str]]
-
 
 #: Dunders that run when a class is instantiated or subclassed: a change there changes what calling the class
 #: does. Other dunders change how instances behave once made.
@@ -94,7 +86,7 @@ def _is_conftest(path: str) -> bool:
     return path.rsplit("/", 1)[-1] == "conftest.py"
 
 
-class SymbolWalk:
+class SymbolWalk(PythonCode):
     """One walk over one read transaction. ``tests``: the discovered test files; ``read_lines``: a file's
     current lines (decorators and fixture names are read from the text, ``None`` when unreadable)."""
 
@@ -104,121 +96,19 @@ class SymbolWalk:
 
     def __init__(self, conn: sqlite3.Connection, id_of: Mapping[str, int], path_of: Mapping[int, str],
                  tests: Iterable[str], read_lines: ReadLines, *, facts: WalkFacts | None = None) -> None:
-        self.conn = conn
-        self.facts = facts if facts is not None else WalkFacts()
+        super().__init__(conn, path_of, read_lines, facts if facts is not None else WalkFacts())
         self.id_of = id_of
-        self.path_of = path_of
         self.tests = frozenset(tests)
-        self._read_lines = read_lines
-        self._texts: dict[str, Sequence[str]] = {}
-        self._defs = self.facts.defs
-        self._starts = self.facts.starts
-        self._by_uid = self.facts.by_uid
         self.best: dict[str, Reach] = {}
         self.queue: deque[Def] = deque()
         self.out = SymbolSelection()
         self._fallen: set[str] = set()
-        self._base_memo: dict[str, frozenset[str] | None] = {}
-        self._external_memo: dict[str, bool] = {}
         self._property_memo: dict[str, bool] = {}
-        self._decorators: dict[str, tuple[int, str]] = {}
         #: (method name, reach.runs) whose uses on unknown receivers were walked.
         self._by_name: set[tuple[str, bool]] = set()
         #: Told the files that fell back to module level since it was last asked; True when their module-level
         #: selection holds every test file already: the walk stops (``ImpactIndex`` sets it).
         self.saturated: Callable[[list[str]], bool] | None = None
-
-    def rows(self, sql: str, params: tuple[object, ...]) -> list[tuple[Any, ...]]:
-        """A query's rows, read once per index epoch (``WalkFacts``): walks repeat the same questions."""
-        return self.facts.rows(self.conn, sql, params)
-
-    def read_lines(self, path: str) -> Sequence[str]:
-        """A file's lines, read once per walk."""
-        lines = self._texts.get(path)
-        if lines is None:
-            lines = self._texts[path] = self._read_lines(path) if path else ()
-        return lines
-
-    # -- definitions -----------------------------------------------------------------------------------
-    def defs_of(self, file_id: int) -> list[Def]:
-        found = self._defs.get(file_id)
-        if found is None:
-            found = [Def(str(u), file_id, str(k), str(n), str(lp), str(q), int(s), int(e), p)
-                     for u, k, n, lp, q, s, e, p in self.conn.execute(
-                         "SELECT def_uid, kind, name, lexical_path, qualified_name, start_line, end_line, parent_uid "
-                         "FROM st_def WHERE file_id = ? ORDER BY start_line, -end_line", (file_id,))]
-            self._defs[file_id] = found
-            self._by_uid.update((d.uid, d) for d in found)
-        return found
-
-    def get(self, uid: str | None) -> Def | None:
-        if uid is None:
-            return None
-        if uid not in self._by_uid:
-            found = self.rows("SELECT file_id FROM st_def WHERE def_uid = ?", (uid,))
-            if not found:
-                return None
-            self.defs_of(int(found[0][0]))
-        return self._by_uid.get(uid)
-
-    def innermost(self, file_id: int, line: int) -> Def | None:
-        defs = self.defs_of(file_id)
-        starts = self._starts.get(file_id)
-        if starts is None:
-            starts = self._starts[file_id] = [d.start for d in defs]
-        # Sorted by start (outer first on ties): the innermost container is the nearest one at or before.
-        for i in range(bisect.bisect_right(starts, line) - 1, -1, -1):
-            if defs[i].end >= line:
-                return defs[i]
-        return self._decorated(file_id, line)
-
-    def _decorated(self, file_id: int, line: int) -> Def | None:
-        """The definition whose decorator block holds ``line`` (decorators lie outside a def's span)."""
-        following = next((d for d in self.defs_of(file_id) if d.start > line), None)
-        if following is None:
-            return None
-        top, _ = self.decorator_block(following)
-        return following if top <= line else None
-
-    def decorator_block(self, d: Def) -> tuple[int, str]:
-        """(first line, text) of the decorators right above ``d`` (``(d.start, "")`` when there are none):
-        the lines above the ``def`` up to the topmost one at its indentation starting with ``@``, as long as
-        every line at that indentation in between is a decorator, a comment or closes a bracket (``)``, ``]``)
-        and every other one is indented deeper (a decorator's arguments: a ``parametrize`` table may run for
-        hundreds of lines). Any other line ends the block: a statement there is module code, not a decorator
-        (then the lines below it are attributed to no definition: module level, the safe answer)."""
-        known = self._decorators.get(d.uid)
-        if known is None:
-            known = self._decorators[d.uid] = self._decorator_block(d)
-        return known
-
-    def _decorator_block(self, d: Def) -> tuple[int, str]:
-        lines = self.read_lines(self.path_of.get(d.file_id, ""))
-        if not 0 < d.start <= len(lines):
-            return d.start, ""
-        head = lines[d.start - 1]
-        indent = len(head) - len(head.lstrip())
-        top = d.start
-        line = d.start - 1
-        while line >= 1 and d.start - line <= _DECORATOR_LINES:
-            text = lines[line - 1]
-            body = text.lstrip()
-            depth = len(text) - len(body)
-            if body and depth == indent and body.startswith("@"):
-                top = line
-            elif body and (depth < indent or (depth == indent and not body.startswith((")", "]", "}", "#")))):
-                break
-            line -= 1
-        return top, " ".join(x.strip() for x in lines[top - 1:d.start - 1])
-
-    def ancestors(self, d: Def) -> list[Def]:
-        """``d`` and its enclosing definitions, innermost first."""
-        chain = [d]
-        parent = self.get(d.parent)
-        while parent is not None and len(chain) < 32:
-            chain.append(parent)
-            parent = self.get(parent.parent)
-        return chain
 
     # -- results ---------------------------------------------------------------------------------------
     def select(self, test_file: str, case: str, reach: Reach) -> None:
@@ -518,94 +408,6 @@ class SymbolWalk:
     def _passive(self, path: str, line: int, col: int) -> bool:
         text = self._line(path, line)
         return text is not None and passive_at(text, col)
-
-    def _may_dispatch(self, user: Def | None, used: Def) -> bool:
-        """Whether ``self.name``/``cls.name`` inside ``user`` can be ``used``: only a method or attribute of the
-        enclosing class, of a base or of a subclass (unknown bases: yes)."""
-        owner = self.get(used.parent)
-        if owner is None or owner.kind != "class":
-            return False
-        enclosing = next((a for a in self.ancestors(user) if a.kind == "class"), None) if user else None
-        if enclosing is None or enclosing.uid == owner.uid:
-            return True
-        mine = self._bases(enclosing)
-        if mine is None or owner.uid in mine:
-            return True
-        theirs = self._bases(owner)
-        return theirs is None or enclosing.uid in theirs
-
-    def _generated(self, cls: Def) -> bool:
-        """Whether making an instance of ``cls`` may run code its source does not show: it, or a repository
-        base, is decorated or names a metaclass, or a base is another library's or unknown."""
-        bases = self._bases(cls)
-        if bases is None or self._external_base(cls):
-            return True
-        for d in (cls, *(b for uid in sorted(bases) if (b := self.get(uid)) is not None)):
-            lines = self.read_lines(self.path_of.get(d.file_id, ""))
-            header = " ".join(lines[d.start - 1:header_end(lines, d.start)])
-            if not lines or self.decorator_block(d)[1] or "metaclass" in header:
-                return True
-        return False
-
-    def _bases(self, cls: Def) -> frozenset[str] | None:
-        """Every repository base class of ``cls``, transitively; None when a base cannot be resolved (a name
-        under a star import, a dynamic base). Bases imported from outside the repository are left out: they
-        cannot dispatch to a repository method unless a repository class derives from ``cls``."""
-        if cls.uid in self._base_memo:
-            return self._base_memo[cls.uid]
-        self._base_memo[cls.uid] = frozenset()  # cycles
-        last = header_end(self.read_lines(self.path_of.get(cls.file_id, "")), cls.start)
-        found: set[str] = set()
-        unknown = False
-        for target, via, line, col in self.rows(
-                "SELECT r.target_uid, i.resolved_file_id IS NULL AND i.import_uid IS NOT NULL, r.start_line, "
-                "r.start_col FROM st_ref r LEFT JOIN st_import i ON i.import_uid = r.via_import_uid "
-                "WHERE r.file_id = ? AND r.start_line BETWEEN ? AND ? AND r.role = 'REFERENCE'",
-                (cls.file_id, cls.start, last)):
-            if self._is_keyword(self.path_of.get(cls.file_id, ""), int(line), int(col)):
-                continue
-            base = self.get(target)
-            if base is not None and base.kind == "class":
-                found.add(base.uid)
-                above = self._bases(base)
-                if above is None:
-                    unknown = True
-                else:
-                    found |= above
-            elif target is None and not via:
-                unknown = True
-        result = None if unknown else frozenset(found)
-        self._base_memo[cls.uid] = result
-        return result
-
-    def _external_base(self, cls: Def, depth: int = 0) -> bool:
-        """Whether ``cls`` derives, directly or through repository bases, from a class imported from outside."""
-        if cls.uid in self._external_memo:
-            return self._external_memo[cls.uid]
-        self._external_memo[cls.uid] = False  # cycles
-        last = header_end(self.read_lines(self.path_of.get(cls.file_id, "")), cls.start)
-        found = False
-        # typing and abc never call a subclass's methods (Generic[T], Protocol, ABC): not external here.
-        for target, external in self.rows(
-                "SELECT r.target_uid, i.resolved_file_id IS NULL AND i.import_uid IS NOT NULL AND "
-                "coalesce(i.source_literal, '') NOT IN ('typing', 'typing_extensions', 'abc') FROM st_ref r "
-                "LEFT JOIN st_import i ON i.import_uid = r.via_import_uid WHERE r.file_id = ? "
-                "AND r.start_line BETWEEN ? AND ? AND r.role = 'REFERENCE'", (cls.file_id, cls.start, last)):
-            base = self.get(target)
-            if external or (base is not None and base.kind == "class" and depth < 20
-                            and self._external_base(base, depth + 1)):
-                found = True
-                break
-        self._external_memo[cls.uid] = found
-        return found
-
-    def _is_keyword(self, path: str, line: int, col: int) -> bool:
-        text = self._line(path, line)
-        return text is not None and keyword_at(text, col)
-
-    def _line(self, path: str, line: int) -> str | None:
-        lines = self.read_lines(path)
-        return lines[line - 1] if 0 < line <= len(lines) else None
 
     def _named_on_line(self, file_id: int, line: int) -> list[Def]:
         """Module-level variables referenced on ``line`` of ``file_id`` (what a statement there stores into).
