@@ -180,3 +180,43 @@ def test_an_early_index_runs_recovery_before_the_start_and_a_failed_recovery_fai
         failed.started()
     failed.abandon()  # nothing started: nothing to stop, no error
     assert failed.index.state == "stopped"
+
+
+#: Run in a fresh interpreter, as the boot does: the SDK and the stack's modules imported, then what a server never
+#: uses must be absent, the SDK packages' exports must still resolve, and the warm-up must build every model left
+#: but the tools' result models (each built by its tool's first call).
+_LEAN_IMPORTS = """
+import sys
+from pydantic import BaseModel
+from codeplane.server.sdk_import import import_mcp_sdk
+import_mcp_sdk()
+import codeplane.cli.main, codeplane.server.app
+from codeplane.server.app import build_deferred_models
+from codeplane.git.models import GitModel
+print(sorted(m for m in ("httpx", "httpx2", "mcp.client.client", "mcp.server.mcpserver") if m in sys.modules))
+print(GitModel.__pydantic_complete__)
+print(build_deferred_models() > 0, build_deferred_models())
+def subclasses(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from subclasses(sub)
+from codeplane.server.tooling import ToolResult
+print(sorted({m.__qualname__ for m in subclasses(BaseModel) if m.__module__.startswith("codeplane.")
+              and not m.__pydantic_complete__ and not issubclass(m, ToolResult)}))
+from mcp import Client, ClientSession
+from mcp.server import MCPServer, Server
+import mcp
+print(Client.__name__, ClientSession.__name__, MCPServer.__name__, Server.__name__, mcp.types.Tool.__name__)
+try:
+    mcp.no_such_name
+except AttributeError as exc:
+    print(type(exc).__name__)
+"""
+
+
+def test_the_boot_imports_no_client_side_and_the_warm_up_builds_every_deferred_model() -> None:
+    proc = subprocess.run([sys.executable, "-c", _LEAN_IMPORTS], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:6] == [
+        "[]", "False", "True 0", "[]", "Client ClientSession MCPServer Server Tool", "AttributeError"]

@@ -15,7 +15,8 @@ from codeplane.core.calls import MutationReport
 class GitModel(BaseModel):
     """Base of every git model: immutable, unknown fields rejected."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # defer_build: built on first use, or by the server's warm-up after /ready (issue 19's warm restart)
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Person(GitModel):

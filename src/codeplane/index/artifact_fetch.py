@@ -19,14 +19,17 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
-import httpx
 import pygit2
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.index.artifact_format import SUFFIX
 from codeplane.index.artifact_verify import sha256_file
+
+if TYPE_CHECKING:
+    import httpx
 
 FetchProgress = Callable[[int, int | None], None]
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -86,6 +89,9 @@ def parse_sidecar(text: str, where: str) -> str:
 
 class _Http:
     def __init__(self, timeout: float, retries: int) -> None:
+        # Imported only when a URL is fetched: every `cpl up` imports this module (~25-60 ms for httpx, issue 19).
+        import httpx
+
         self.timeout = timeout
         self.retries = retries
         # Redirects are followed (release hosts and object stores use them), but never to plain http elsewhere.
@@ -97,6 +103,8 @@ class _Http:
 
     def get(self, url: str, sink: Callable[[httpx.Response], None]) -> bool:
         """GET with retries; ``sink`` consumes a 200. False on 404 (no such artifact); raises 3101 otherwise."""
+        import httpx  # already imported by __init__
+
         last = ""
         for attempt in range(self.retries + 1):
             if attempt:

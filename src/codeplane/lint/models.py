@@ -17,7 +17,8 @@ RunStatus = Literal["ok", "failed", "timed_out", "missing", "unsupported"]
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    # defer_build: built on first use, or by the server's warm-up after /ready (issue 19's warm restart)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
 
 class Diagnostic(_Frozen):

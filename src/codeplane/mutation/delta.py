@@ -22,7 +22,8 @@ _REPORT_DIFF_CHARS = 4_000
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    # defer_build: built on first use, or by the server's warm-up after /ready (issue 19's warm restart)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
 
 class LineSpan(_Frozen):

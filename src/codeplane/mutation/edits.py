@@ -20,7 +20,8 @@ _SHA256 = rf"^[0-9a-f]{{{SHA256_PREFIX_MIN},64}}$"
 
 
 class _Edit(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: built on first use, or by the server's warm-up after /ready (issue 19's warm restart)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     path: str = Field(min_length=1)
     #: Refuse the edit unless the file's current bytes hash to this, or to a hash starting with it (5002).

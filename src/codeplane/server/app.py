@@ -11,6 +11,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 
 from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import BaseModel
 from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
@@ -21,7 +22,7 @@ from codeplane.server.observability.routes import observability_routes
 from codeplane.server.rest import rest_routes
 from codeplane.server.sdk_import import warm_mcp_sdk
 from codeplane.server.services import Services
-from codeplane.server.tooling import ToolRegistry
+from codeplane.server.tooling import ToolRegistry, ToolResult
 from codeplane.server.tools import all_tools
 
 log = get_logger(__name__)
@@ -67,8 +68,42 @@ class McpStack:
             warm_mcp_sdk()
             self.catalogue.tools()
             self.services.warm_deferred()
+            build_deferred_models()
         except Exception:  # the call that needs it builds it again and answers the error itself
             log.exception("warming up after the boot failed")
+
+
+def build_deferred_models() -> int:
+    """Build the CodePlane models created with ``defer_build`` that no call has built yet; how many were built.
+
+    Tool parameters and results, and the refactor, git, lint and mutation models, are created unbuilt so the boot
+    does not pay for validators before ``/ready`` (issue 19). The catalogue builds the parameters; the warm-up thread
+    builds the subsystems' models here, so a tool's first call does not (one that comes first builds its own, under
+    pydantic's lock).
+    """
+    built = 0
+    seen: set[type[BaseModel]] = set()
+    pending: list[type[BaseModel]] = [BaseModel]
+    while pending:
+        for model in pending.pop().__subclasses__():
+            if model in seen:
+                continue
+            seen.add(model)
+            pending.append(model)
+            # The SDK's models are left alone (warm_mcp_sdk builds what a client's first messages use): ours only.
+            # A tool's result model is built by its first call, as before: building them all here (~100) would
+            # compete with the first calls themselves.
+            if (model.__pydantic_complete__ or not model.__module__.startswith("codeplane.")
+                    or issubclass(model, ToolResult)):
+                continue
+            try:
+                # Names resolve in the model's own module, never in this frame; one that cannot be built is left
+                # for its first use, which raises the error where a caller sees it.
+                if model.model_rebuild(raise_errors=False, _parent_namespace_depth=0):
+                    built += 1
+            except Exception:
+                log.exception("building a deferred model failed", model=model.__qualname__)
+    return built
 
 
 def build_stack(services: Services, early: EarlyIndex | None = None) -> McpStack:

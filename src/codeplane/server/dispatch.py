@@ -55,7 +55,8 @@ class ResponseMeta(BaseModel):
     ``_meta`` instead.
     """
 
-    model_config = ConfigDict(frozen=True)
+    # defer_build: built by the warm-up after /ready (server/app.py), or on first use
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     session_id: str | None = None
     task_id: str | None = None

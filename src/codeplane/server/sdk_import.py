@@ -9,10 +9,18 @@ validates, serialises or renders a schema. What ``/ready`` promises is unchanged
 few milliseconds more; ``McpStack``'s warm-up thread sends a sample of the first calls' messages through the
 models right after the boot, so that is usually done before a client asks). Only the SDK's models are affected:
 the base config is restored before anything else is imported.
+
+The SDK's package ``__init__`` modules (``mcp``, ``mcp.server``, ``mcp.client``) re-export everything, so importing
+any server module ran the whole client, the high-level ``MCPServer`` and httpx2 too (~0.1 s of CPU, a quarter of the
+SDK's import, none of it used by a server). :func:`_lazy_package` registers each such package with its
+``__init__`` not yet run: its submodules import as usual, and the first attribute asked of the package itself
+(``from mcp import Client``) runs the real ``__init__`` into it, so every name it exports is still there.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 import threading
 
 from pydantic import BaseModel
@@ -27,8 +35,45 @@ def _rebuilds_are_locked() -> bool:
     return (major, minor) >= (2, 14)
 
 
+#: The SDK packages whose ``__init__`` only re-exports; parents first.
+_LAZY_PACKAGES = ("mcp", "mcp.server", "mcp.client")
+_init_lock = threading.RLock()
+
+
+def _lazy_package(name: str) -> None:
+    """Register package ``name`` with its ``__init__`` deferred to the first attribute asked of it (not imported)."""
+    spec = importlib.util.find_spec(name)  # its parent is registered already: this does not run an __init__
+    if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+        return
+    loader = spec.loader
+    module = importlib.util.module_from_spec(spec)
+    pending = [True]
+
+    def __getattr__(attr: str) -> object:  # the module-level hook of PEP 562
+        # A lock held by one thread, re-entered by the __init__ it runs: a name asked while the __init__ is still
+        # running is missing, as in any package being imported.
+        with _init_lock:
+            if pending:
+                pending.clear()
+                loader.exec_module(module)
+        try:
+            return module.__dict__[attr]
+        except KeyError:
+            raise AttributeError(f"module {name!r} has no attribute {attr!r}") from None
+
+    module.__getattr__ = __getattr__  # type: ignore[method-assign]
+    sys.modules[name] = module
+    parent, _, child = name.rpartition(".")
+    if parent:
+        setattr(sys.modules[parent], child, module)
+
+
 def import_mcp_sdk() -> None:
     """Import the SDK modules the server uses, their models' builds deferred (idempotent)."""
+    with _init_lock:
+        for name in _LAZY_PACKAGES:
+            if name not in sys.modules:  # a process that imported the SDK already (a test's client) keeps it whole
+                _lazy_package(name)
     if not _rebuilds_are_locked():
         import mcp.server.lowlevel.server  # built at once: concurrent first builds of a deferred model could race
         return

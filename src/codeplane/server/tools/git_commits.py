@@ -17,7 +17,8 @@ from codeplane.server.tools.git_render import render_git_write
 
 
 class AuthorParam(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: built by the warm-up after /ready (server/app.py), or on first use
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     name: str = Field(min_length=1)
     email: str = Field(min_length=1)

@@ -22,7 +22,8 @@ _MAX_LIMIT = 1_000_000
 class TaskLimitsInput(BaseModel):
     """Limits for a new task; omitted ones take the server defaults (``tasks.*`` in the config)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: built by the warm-up after /ready (server/app.py), or on first use
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     max_mutations: int | None = Field(default=None, ge=1, le=_MAX_LIMIT,
                                       description="State-mutating calls allowed (writes, refactor apply, git writes).")

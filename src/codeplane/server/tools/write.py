@@ -27,7 +27,8 @@ _FIELDS: dict[str, frozenset[str]] = {
 class WriteEdit(BaseModel):
     """One edit. ``action`` decides which other fields apply."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: built by the warm-up after /ready (server/app.py), or on first use
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     path: str = Field(description="Repo-relative POSIX path.")
     action: Literal["create", "update", "delete", "move"]
