@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
+
+import pytest
 
 from codeplane.index.facts_api import EpochHooks, FileChange
-from codeplane.index.structural import staging
+from codeplane.index.pipeline import Prewarm
+from codeplane.index.structural import bulk, staging
+from codeplane.index.structural.chase import Chaser
 from codeplane.index.structural.extract import extract_many, to_wire
 from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.index.structural.schema import INDEXES
@@ -183,3 +188,67 @@ def test_the_worker_pool_extracts_a_big_batch_like_this_process_does() -> None:
     assert [o.path for o in outcomes] == [p for p, _ in items]
     assert outcomes == [to_wire(o) for o in local.outcomes]
     assert local.staged is not None and [p for s in staged for p in s.paths] == list(local.staged.paths)
+
+
+def test_a_cold_epoch_read_in_bulk_stores_what_lookups_file_by_file_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A relink reaching most files reads whole tables (chaser preload, bulk passes); on this small corpus that is
+    forced, and the facts must not differ from the ones point lookups give."""
+    looked_up, indexer = _fresh()
+    _epoch(looked_up, indexer, 1, [_changes(CORPUS)])
+    monkeypatch.setattr(bulk, "_MIN_FILES", 0)
+    preloads: list[Chaser] = []
+    preload = Chaser.preload
+
+    def counted(chaser: Chaser) -> None:
+        preloads.append(chaser)
+        preload(chaser)
+
+    monkeypatch.setattr(Chaser, "preload", counted)
+    in_bulk, bulk_indexer = _fresh()
+    _epoch(in_bulk, bulk_indexer, 1, [_changes(CORPUS)])
+    assert preloads and _dump(in_bulk) == _dump(looked_up)
+    assert in_bulk.execute("PRAGMA threads").fetchone()[0] == 0  # the cold build's sort threads were given back
+
+
+def test_a_preloaded_chaser_answers_like_one_that_looks_rows_up() -> None:
+    conn, indexer = _fresh()
+    _epoch(conn, indexer, 1, [_changes(CORPUS)])
+    lazy, eager = Chaser(conn), Chaser(conn)
+    eager.preload()
+    uids = [u for (u,) in conn.execute("SELECT import_uid FROM st_import ORDER BY import_uid")]
+    names = conn.execute("SELECT file_id, exported_name FROM st_export_entry UNION "
+                         "SELECT f.file_id, d.name FROM st_file f, st_def d ORDER BY 1, 2").fetchall()
+    assert uids and names
+    assert [eager.via(u) for u in uids] == [lazy.via(u) for u in uids]
+    assert [eager.module_of(u) for u in uids] == [lazy.module_of(u) for u in uids]
+    assert [eager.name_in(f, n) for f, n in names] == [lazy.name_in(f, n) for f, n in names]
+    assert any(lazy.via(u) is not None for u in uids)
+
+
+def test_a_big_first_build_starts_the_workers_before_its_first_batch() -> None:
+    assert isinstance(StructuralIndexer(workers=1), Prewarm)
+    small = ExtractionPool(workers=2)
+    small.prewarm(START_POOL_CHARS - 1)  # a small tree: its batches run in this process, no workers
+    assert small._pool is None
+    pool = ExtractionPool(workers=2)
+    try:
+        pool.prewarm(START_POOL_CHARS)
+        warming = pool._pool
+        assert warming is not None
+        deadline = time.monotonic() + 60
+        while len(warming._processes) < 2 and time.monotonic() < deadline:  # started in a thread
+            time.sleep(0.01)
+        assert len(warming._processes) == 2
+        items = [(f"m{n}.py", f"def f{n}(x):\n    return x + {n}  # {'-' * 80}\n") for n in range(1000)]
+        # Once started, the pool takes batches far below the starting threshold, with the same outcomes.
+        pending = pool.submit(items)
+        assert pending._futures and pool._pool is warming  # the warmed workers took it
+        outcomes, staged = pending.result()
+        local = extract_staged(items)
+        assert outcomes == [to_wire(o) for o in local.outcomes]
+        assert local.staged is not None and [p for s in staged for p in s.paths] == list(local.staged.paths)
+        pool.release()
+        assert pool._pool is None
+    finally:
+        pool.close()
+

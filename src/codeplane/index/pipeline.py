@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from codeplane.core.clock import monotonic, now_ms
 from codeplane.core.config import IndexConfig
@@ -34,6 +35,14 @@ from codeplane.repo.universe import walk_paths, walk_universe
 from codeplane.repo.version import RepoVersion, read_repo_version
 
 log = get_logger(__name__)
+
+
+@runtime_checkable
+class Prewarm(Protocol):
+    """An indexer that can get ready for a big first build while the tree is walked (``reconcile``)."""
+
+    def prewarm(self, total_bytes: int) -> None:
+        """``total_bytes``: the size of every file about to be indexed (text or not, a hint of the work)."""
 
 
 @dataclass(frozen=True)
@@ -157,6 +166,11 @@ class IndexPipeline:
             rules = IgnoreRules.load(self.root)
             with span("index.walk"):
                 walked = {e.path: e for e in walk_universe(self.root, rules)}
+            if self.counts.files == 0:  # a first build: let indexers start what it will need (extraction workers)
+                size = sum(e.size for e in walked.values() if not e.is_symlink)
+                for indexer in self.indexers:
+                    if isinstance(indexer, Prewarm):
+                        indexer.prewarm(size)
             with self.lock, span("index.reconcile", reason=reason):
                 self.rules = rules
                 self.version = read_repo_version(self.root)

@@ -34,6 +34,30 @@ class Chaser:
         self._imports: dict[str, ImportInfo] = {}
         self._memo: dict[tuple[int, str], str | None] = {}
 
+    def preload(self) -> None:
+        """Read every import and export entry now, in one pass over each table: a relink that reaches most files
+        (a cold index) would otherwise look them up one by one, thousands of point queries. Only linking writes
+        the columns read here, and it resolves imports before making a chaser, so the answers do not change."""
+        self._imports = {uid: ImportInfo(*info) for uid, *info in self._conn.execute(
+            "SELECT import_uid, import_kind, imported_name, alias, resolved_file_id, resolved_alt_file_id "
+            "FROM st_import")}
+        entries: dict[int, dict[str, tuple[str | None, str | None]]] = {}
+        listed: dict[int, set[str]] = {}
+        for file_id, name, local, imp, evidence in self._conn.execute(
+                "SELECT file_id, exported_name, local_def_uid, import_uid, evidence_kind FROM st_export_entry "
+                "ORDER BY file_id, entry_id"):
+            entries.setdefault(file_id, {})[name] = (local, imp)
+            if evidence == "__all__literal":
+                listed.setdefault(file_id, set()).add(name)
+        thunks: dict[int, list[str]] = {}
+        for file_id, uid in self._conn.execute("SELECT file_id, import_uid FROM st_export_thunk "
+                                               "ORDER BY file_id, thunk_id"):
+            thunks.setdefault(file_id, []).append(uid)
+        for file_id in {f for (f,) in self._conn.execute("SELECT file_id FROM st_file")}:
+            self._entries[file_id] = entries.get(file_id, {})
+            self._listed[file_id] = listed.get(file_id, set())
+            self._thunks[file_id] = thunks.get(file_id, [])
+
     def forget(self, file_id: int) -> None:
         self._memo = {k: v for k, v in self._memo.items() if k[0] != file_id}
 

@@ -55,6 +55,10 @@ class StructuralIndexer:
     def drop_schema(self, conn: sqlite3.Connection) -> None:
         schema.drop(conn)
 
+    def prewarm(self, total_bytes: int) -> None:
+        """A first build of this many bytes is about to start: start the extraction workers if it will use them."""
+        self._pool.prewarm(total_bytes)
+
     def begin_epoch(self, conn: sqlite3.Connection, epoch: int) -> None:
         if self._session is not None:  # left over from an epoch that was rolled back
             self._session.cancel()

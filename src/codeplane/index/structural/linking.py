@@ -31,6 +31,7 @@ from codeplane.index.structural import (
     surfaces,
     tspaths,
 )
+from codeplane.index.structural.bulk import covers_most
 from codeplane.index.structural.chase import Chaser
 from codeplane.index.structural.store import BatchEffect, chunked, marks
 
@@ -259,6 +260,8 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect) -> LinkReport:
                                              ts_configs=ts_configs)
     direct |= keyed
     chaser = Chaser(conn)
+    if covers_most(conn, direct):  # a cold index or a big checkout: read the chased tables whole
+        chaser.preload()
     # Files whose surface may differ from what importers last saw: changed files and changed surfaces.
     upstream = set(effect.upserted.values()) | set(effect.deleted.values()) | keyed
     changed = surfaces.refresh(conn, chaser, direct, effect.epoch, None)

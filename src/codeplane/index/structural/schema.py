@@ -285,11 +285,24 @@ def drop_indexes(conn: sqlite3.Connection) -> None:
         conn.execute(f"DROP INDEX IF EXISTS {name}")
 
 
-def create_indexes(conn: sqlite3.Connection, *, for_linking: bool | None = None) -> None:
-    """All secondary indexes (``None``), only the ones linking needs (``True``) or only the others (``False``)."""
-    for name, statement in INDEXES.items():
-        if for_linking is None or (name in LINK_INDEXES) == for_linking:
-            conn.execute(statement)
+def create_indexes(conn: sqlite3.Connection, *, for_linking: bool | None = None, sort_threads: int = 0) -> None:
+    """All secondary indexes (``None``), only the ones linking needs (``True``) or only the others (``False``).
+
+    ``sort_threads``: helper threads SQLite may use to sort each index's keys (``PRAGMA threads``), for when
+    another core is idle; restored afterwards.
+    """
+    previous = int(conn.execute("PRAGMA threads").fetchone()[0])
+    if sort_threads:
+        conn.execute(f"PRAGMA threads = {int(sort_threads)}")
+    try:
+        for name, statement in INDEXES.items():
+            if for_linking is None or (name in LINK_INDEXES) == for_linking:
+                conn.execute(statement)
+    finally:
+        if sort_threads:
+            conn.execute(f"PRAGMA threads = {previous}")
+
+
 def drop(conn: sqlite3.Connection) -> None:
     for table in TABLES:
         conn.execute(f"DROP TABLE IF EXISTS {table}")
