@@ -24,6 +24,11 @@ import httpx
 from mcp import Client
 from mcp_types import Implementation
 
+from codeplane.core.config import CodePlaneConfig
+from codeplane.core.layout import RepoLayout
+from codeplane.index.service import IndexService
+from codeplane.index.structural.indexer import StructuralIndexer
+
 CPL = [sys.executable, "-m", "codeplane.cli"]
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
@@ -203,3 +208,17 @@ async def call_error(client: Client, tool: str, args: dict[str, Any] | None = No
     assert res.is_error, f"{tool} unexpectedly succeeded: {body}"
     err: dict[str, Any] = body["error"]
     return err
+
+
+@contextmanager
+def indexed_repo(root: Path, files: Mapping[str, str]) -> Iterator[tuple[Path, IndexService]]:
+    """A real git repository holding ``files`` and its started index (lexical and structural), stopped after."""
+    repo = make_repo(root, files)
+    index = IndexService(repo, RepoLayout(repo), CodePlaneConfig().index)
+    index.register_indexer(StructuralIndexer())
+    index.start()
+    try:
+        assert index.wait_ready(60)
+        yield repo, index
+    finally:
+        index.stop()

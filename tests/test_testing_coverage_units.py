@@ -9,12 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from codeplane.core.config import CodePlaneConfig
-from codeplane.core.layout import RepoLayout
 from codeplane.index.service import IndexService
-from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.testing.coverage_units import Change, FileUnits, compare, file_units, index_defs
-from tests.builders import make_repo
+from tests.builders import indexed_repo
 
 SOURCE = (
     "import functools\n"                                  # 1
@@ -46,15 +43,9 @@ SOURCE = (
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, IndexService]]:
-    repo = make_repo(tmp_path_factory.mktemp("units") / "repo", {"pkg/__init__.py": "", "pkg/shapes.py": SOURCE})
-    index = IndexService(repo, RepoLayout(repo), CodePlaneConfig().index)
-    index.register_indexer(StructuralIndexer())
-    index.start()
-    assert index.wait_ready(60)
-    try:
-        yield repo, index
-    finally:
-        index.stop()
+    files = {"pkg/__init__.py": "", "pkg/shapes.py": SOURCE}
+    with indexed_repo(tmp_path_factory.mktemp("units") / "repo", files) as indexed:
+        yield indexed
 
 
 def _units(repo: Path, index: IndexService, text: str) -> FileUnits:

@@ -12,9 +12,8 @@ from codeplane.core.artifacts import ArtifactStore
 from codeplane.core.config import CodePlaneConfig
 from codeplane.core.layout import RepoLayout
 from codeplane.index.service import IndexService
-from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.testing import ImpactIndex, ImpactResult, TestingService
-from tests.builders import make_repo
+from tests.builders import indexed_repo
 
 SHOP: dict[str, str] = {
     "pytest.ini": "[pytest]\npythonpath = src\n",
@@ -48,15 +47,8 @@ SHOP: dict[str, str] = {
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, IndexService]]:
-    repo = make_repo(tmp_path_factory.mktemp("impact") / "repo", SHOP)
-    index = IndexService(repo, RepoLayout(repo), CodePlaneConfig().index)
-    index.register_indexer(StructuralIndexer())
-    index.start()
-    assert index.wait_ready(60)
-    try:
-        yield repo, index
-    finally:
-        index.stop()
+    with indexed_repo(tmp_path_factory.mktemp("impact") / "repo", SHOP) as indexed:
+        yield indexed
 
 
 def _affected(index: IndexService, changed: list[str], *, uncovered: bool = False) -> ImpactResult:

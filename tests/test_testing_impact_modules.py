@@ -12,10 +12,9 @@ from codeplane.core.artifacts import ArtifactStore
 from codeplane.core.config import CodePlaneConfig
 from codeplane.core.layout import RepoLayout
 from codeplane.index.service import IndexService
-from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.index.structural.modules import python_names
 from codeplane.testing import ImpactIndex, TestingService
-from tests.builders import make_repo
+from tests.builders import indexed_repo
 
 # Shaped like flask 3.1.2: ``src/flask/sansio/`` has no ``__init__.py``.
 FLASKISH: dict[str, str] = {
@@ -39,15 +38,8 @@ TESTS = sorted(p for p in FLASKISH if p.startswith("tests/test_"))
 
 @pytest.fixture(scope="module")
 def flaskish(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, IndexService]]:
-    repo = make_repo(tmp_path_factory.mktemp("nspkg") / "repo", FLASKISH)
-    index = IndexService(repo, RepoLayout(repo), CodePlaneConfig().index)
-    index.register_indexer(StructuralIndexer())
-    index.start()
-    assert index.wait_ready(60)
-    try:
-        yield repo, index
-    finally:
-        index.stop()
+    with indexed_repo(tmp_path_factory.mktemp("nspkg") / "repo", FLASKISH) as indexed:
+        yield indexed
 
 
 def test_module_names_follow_the_import_system() -> None:

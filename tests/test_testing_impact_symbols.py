@@ -15,7 +15,7 @@ from codeplane.index.service import IndexService
 from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.testing import ImpactIndex, ImpactResult, TestingService, impact_symbols
 from codeplane.testing import impact as impact_module
-from tests.builders import make_repo
+from tests.builders import indexed_repo, make_repo
 
 SHOP: dict[str, str] = {
     "pytest.ini": "[pytest]\npythonpath = src tests\n",
@@ -78,15 +78,8 @@ TESTS = sorted(p for p in SHOP if p.rsplit("/", 1)[-1].startswith("test_"))
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, IndexService]]:
-    repo = make_repo(tmp_path_factory.mktemp("symbols") / "repo", SHOP)
-    index = IndexService(repo, RepoLayout(repo), CodePlaneConfig().index)
-    index.register_indexer(StructuralIndexer())
-    index.start()
-    assert index.wait_ready(60)
-    try:
-        yield repo, index
-    finally:
-        index.stop()
+    with indexed_repo(tmp_path_factory.mktemp("symbols") / "repo", SHOP) as indexed:
+        yield indexed
 
 
 def _affected(repo: Path, index: IndexService, path: str, *lines: int) -> ImpactResult:
@@ -414,15 +407,8 @@ KIT: dict[str, str] = {
 
 @pytest.fixture(scope="module")
 def kit(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, IndexService]]:
-    repo = make_repo(tmp_path_factory.mktemp("kit") / "repo", KIT)
-    index = IndexService(repo, RepoLayout(repo), CodePlaneConfig().index)
-    index.register_indexer(StructuralIndexer())
-    index.start()
-    assert index.wait_ready(60)
-    try:
-        yield repo, index
-    finally:
-        index.stop()
+    with indexed_repo(tmp_path_factory.mktemp("kit") / "repo", KIT) as indexed:
+        yield indexed
 
 
 def _kit(kit: tuple[Path, IndexService], path: str, line: int) -> ImpactResult:
