@@ -1,7 +1,8 @@
 """What the boot leaves until after ``/ready`` (issue 19's warm restart) still works from ``/ready`` on.
 
-The tool catalogue's schemas and the refactor service are built on a daemon thread once the server serves, or by
-the first call that needs them; ``/ready`` must still mean every tool answers, over a tree whose crash recovery ran.
+The tool catalogue's schemas and the refactor, analysis, lint, tests and git services are built on a daemon
+thread once the server serves, or by the first call that needs them; ``/ready`` must still mean every tool
+answers, over a tree whose crash recovery ran.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from codeplane.core.config import load_config
 from codeplane.core.errors import CodePlaneError
 from codeplane.mutation.journal import Journal, Original, temp_path
 from codeplane.server.boot_index import EarlyIndex
-from codeplane.server.services import Deferred
-from tests.builders import call, cpl_json, make_repo, mcp_client, start_server
+from codeplane.server.services import Deferred, build_services
+from tests.builders import call, cpl_env, cpl_json, make_repo, mcp_client, start_server
 from tests.index_helpers import hit_lines, running_index
 
 FILES = {
@@ -61,6 +62,18 @@ def test_a_failed_build_raises_to_its_caller_and_the_next_use_builds_again() -> 
     with pytest.raises(OSError, match="disk went away"):
         deferred.get()
     assert deferred.get() == "service" and deferred.get() == "service" and len(attempts) == 2
+
+
+def test_a_build_hook_runs_before_anyone_can_reach_the_service_and_at_once_once_it_is_built() -> None:
+    # The metrics subscribe to test runs this way: no run can start before the subscription.
+    seen: list[tuple[str, bool]] = []
+    deferred: Deferred[list[str]] = Deferred(lambda: ["service"])
+    deferred.on_build(lambda value: seen.append(("early", deferred.peek() is None and value == ["service"])))
+    assert seen == [] and deferred.peek() is None
+    deferred.get()
+    deferred.on_build(lambda value: seen.append(("late", value is deferred.peek())))
+    deferred.get()
+    assert seen == [("early", True), ("late", True)]
 
 
 @pytest.mark.anyio
@@ -125,9 +138,13 @@ from codeplane.server.app import build_stack
 from codeplane.server.services import build_services
 root = Path(sys.argv[1])
 stack = build_stack(build_services(root, load_config(root), "boot-imports"))
-print(sorted({m for m in sys.modules if m in ("codeplane.analysis", "codeplane.refactor.service")}))
+print(sorted({m for m in sys.modules if m in ("codeplane.analysis", "codeplane.refactor.service",
+                                              "codeplane.testing.service", "codeplane.git.service")}))
 stack.services.analysis
 print("codeplane.analysis" in sys.modules)
+print(stack.services.deferred_testing.peek(), stack.services.deferred_git.peek())
+print(sorted(stack.services.status()["tests"]) == sorted(stack.services.testing.status()),
+      stack.services.git.status(limit=1).branch is not None)
 """
 
 
@@ -136,7 +153,52 @@ def test_building_the_stack_leaves_the_semantic_diff_engine_for_its_first_use(tm
     proc = subprocess.run([sys.executable, "-c", _BOOT_IMPORTS, str(repo)], capture_output=True, text=True,
                           timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split("\n")[:2] == ["[]", "True"]
+    assert proc.stdout.split("\n")[:4] == ["[]", "True", "None None", "True True"]
+
+
+@pytest.mark.anyio
+async def test_stopping_before_the_warm_up_builds_no_service_just_to_stop_it(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    services = build_services(repo, load_config(repo, overrides=["index.watch=false"]), "stop-early")
+    for lifecycle in reversed(services.lifecycles):
+        if lifecycle.name in ("testing", "git", "lint"):
+            await lifecycle.stop()
+    assert (services.deferred_testing.peek(), services.deferred_git.peek(), services.deferred_lint.peek()) == (
+        None, None, None)
+    assert not services.layout.test_runs_db.exists()
+    services.testing.close()  # built (it opens its stores), and closed as the lifecycle would
+    assert services.layout.test_runs_db.exists()
+
+
+@pytest.mark.anyio
+async def test_tests_and_git_answer_from_ready_and_runs_reach_the_metrics(tmp_path: Path) -> None:
+    # Both services are built after /ready (by the warm-up or the first call that needs them): /status answers
+    # for them at once, a run started right away is counted by /metrics, and a write's delta names its tests.
+    repo = make_repo(tmp_path / "repo", {**FILES, "pytest.ini": "[pytest]\npythonpath = .\n",
+                                         "tests/test_models.py": "from app.models import User\n\n\n"
+                                                                 "def test_save():\n    assert User().save()\n"})
+    handle = start_server(repo, env=cpl_env({"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}))
+    try:
+        deadline = time.monotonic() + 60
+        with httpx.Client(timeout=10) as http:
+            while http.get(f"{handle.base_url}/ready").status_code != 200:
+                assert time.monotonic() < deadline, "server never became ready"
+                time.sleep(0.001)
+        status = handle.get("/status").json()
+        assert status["tests"]["active_runs"] == [] and status["storage"]["warnings"] == []
+        async with mcp_client(handle) as client:
+            run = await call(client, "run_test_targets", {"targets": ["tests/test_models.py"], "wait_sec": 60})
+            written = await call(client, "write_source", {"edits": [
+                {"path": "app/models.py", "action": "update", "old_text": "return 'user'",
+                 "new_text": "return 'member'"}]})
+            git = await call(client, "git_status", {})
+        assert run["state"] == "passed" and run["counts"]["passed"] == 1
+        assert [(e["path"], e["status"]) for e in git["modified"]] == [("app/models.py", "modified")]
+        assert written["delta"]["tests_affected"] == ["tests/test_models.py::test_save"]
+        metrics = handle.get("/metrics").text
+        assert 'codeplane_test_runs_total{state="passed"} 1.0' in metrics
+    finally:
+        handle.stop()
 
 
 def test_a_reconcile_listener_registered_after_the_startup_reconcile_still_hears_of_it(tmp_path: Path) -> None:
@@ -220,3 +282,14 @@ def test_the_boot_imports_no_client_side_and_the_warm_up_builds_every_deferred_m
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[:6] == [
         "[]", "False", "True 0", "[]", "Client ClientSession MCPServer Server Tool", "AttributeError"]
+
+
+def test_a_status_section_that_fails_reports_its_error_and_the_others_still_answer(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    services = build_services(repo, load_config(repo), "r1")
+
+    def broken() -> dict[str, object]:
+        raise OSError("test_runs.db: disk I/O error")
+
+    services.status_sections = {"tests": broken, "fine": lambda: {"ok": True}}
+    assert services.status() == {"fine": {"ok": True}, "tests": {"error": "OSError: test_runs.db: disk I/O error"}}

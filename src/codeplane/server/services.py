@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
@@ -23,7 +23,6 @@ from codeplane.core.clock import now_ms
 from codeplane.core.config import CodePlaneConfig
 from codeplane.core.layout import RepoLayout
 from codeplane.core.stores import Recovery
-from codeplane.git import GitService
 from codeplane.index.service import IndexService
 from codeplane.index.structural.service import StructuralService
 from codeplane.mutation import MutationEngine
@@ -32,13 +31,13 @@ from codeplane.server.boot_index import EarlyIndex, build_index
 from codeplane.server.observability import Observability
 from codeplane.tasks import Ledger, RepoSnapshot, TaskTracker, TrackerSettings
 from codeplane.tasks.inspection import quarantine_warnings
-from codeplane.testing import ImpactIndex, TestingService
-from codeplane.testing.discovery import indexed_paths
 
 if TYPE_CHECKING:
     from codeplane.analysis import SemanticDiffService
+    from codeplane.git import GitService
     from codeplane.lint import LintService
     from codeplane.refactor.service import RefactorService
+    from codeplane.testing import TestingService
 
 T = TypeVar("T")
 
@@ -57,24 +56,40 @@ class Deferred(Generic[T]):
     For services whose own modules no tool module imports at boot (``refactor``: ~50 ms of imports;
     ``analysis``: ~25 ms, ``tools/analysis.py`` imports it inside its functions), so the boot can leave them out
     of what it spends before ``/ready``; ``lint`` too, though ``tools/lint.py``'s result models still import its
-    package. :meth:`Services.warm_deferred` builds them on a daemon thread once the server serves; a call that
-    comes first builds it itself (one build, under the lock), so every tool works from ``/ready`` on, the first
-    such call possibly slower.
+    package; ``testing`` and ``git``, whose packages load their services lazily while the tool modules import
+    only the result models (~30 ms and ~10 ms of imports, and testing's store opening and orphan reaping).
+    :meth:`Services.warm_deferred` builds them on a daemon thread once the server serves; a call that comes first
+    builds it itself (one build, under the lock), so every tool works from ``/ready`` on, the first such call
+    possibly slower.
     """
 
     def __init__(self, build: Callable[[], T]) -> None:
         self._build = build
         self._lock = threading.Lock()
         self._value: T | None = None
+        self._on_build: list[Callable[[T], None]] = []
 
     def get(self) -> T:
         value = self._value
         if value is None:
             with self._lock:
                 if self._value is None:
-                    self._value = self._build()
+                    built = self._build()
+                    # Before anyone else can reach it: a listener (metrics) sees everything the service does.
+                    for hook in self._on_build:
+                        hook(built)
+                    self._value = built
                 value = self._value
         return value
+
+    def on_build(self, hook: Callable[[T], None]) -> None:
+        """Run ``hook`` on the service when it is built (now, if it is): subscriptions without building it."""
+        with self._lock:
+            value = self._value
+            if value is None:
+                self._on_build.append(hook)
+        if value is not None:
+            hook(value)
 
     def peek(self) -> T | None:
         """The service if something has built it, without building it (a stop has nothing to stop otherwise)."""
@@ -115,7 +130,7 @@ class Services:
     #: Content-addressed store for large outputs (test logs, full diffs) under ``.codeplane/artifacts``.
     artifacts: ArtifactStore = field(init=False)
     #: Test discovery, runs and impact selection (§11).
-    testing: TestingService = field(init=False)
+    deferred_testing: Deferred[TestingService] = field(init=False)
     #: Rename/move/impact previews and their atomic application (§8); plans live in memory. See ``refactor``.
     deferred_refactor: Deferred[RefactorService] = field(init=False)
     #: The repository's linters and their diagnostics (§23.4); their fixes go through ``mutation``.
@@ -123,7 +138,7 @@ class Services:
     #: ``semantic_diff`` (§23.7): structural changes between revisions or epochs, with blast radius.
     deferred_analysis: Deferred[SemanticDiffService] = field(init=False)
     #: Git over pygit2 (§10): status/diff/log, commits, branches, merges, rebases, remotes, recovery points.
-    git: GitService = field(init=False)
+    deferred_git: Deferred[GitService] = field(init=False)
     #: Metrics, per-call traces and the live window behind ``/metrics`` and ``/dashboard`` (§13).
     observability: Observability = field(init=False)
 
@@ -131,7 +146,31 @@ class Services:
         self.layout = RepoLayout(self.root)
 
     def status(self) -> dict[str, object]:
-        return {name: section() for name, section in sorted(self.status_sections.items())}
+        """Every section; one that fails (a deferred service whose build failed) reports its error in its place,
+        so ``/status`` answers whatever else is wrong."""
+        out: dict[str, object] = {}
+        for name, section in sorted(self.status_sections.items()):
+            try:
+                out[name] = section()
+            except Exception as exc:  # noqa: BLE001 - shown to the operator, not raised
+                out[name] = {"error": f"{type(exc).__name__}: {exc}"}
+        return out
+
+    @property
+    def testing(self) -> TestingService:
+        """The tests service, built on first use (:class:`Deferred`)."""
+        return self.deferred_testing.get()
+
+    @property
+    def git(self) -> GitService:
+        """The git service, built on first use (:class:`Deferred`)."""
+        return self.deferred_git.get()
+
+    def tests_for(self, paths: Sequence[str], ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None,
+                  ) -> list[str]:
+        """The tests service's ``tests_for``, for the mutation, refactor and semantic diff hooks: held from the
+        wiring on, it builds the service at its first use rather than at theirs."""
+        return self.testing.tests_for(paths, ranges)
 
     @property
     def refactor(self) -> RefactorService:
@@ -150,6 +189,8 @@ class Services:
 
     def warm_deferred(self) -> None:
         """Build the deferred services now (the server calls it on a daemon thread once it serves)."""
+        self.deferred_testing.get()
+        self.deferred_git.get()
         self.deferred_refactor.get()
         self.deferred_analysis.get()
         self.deferred_lint.get()
@@ -187,11 +228,11 @@ def _wire_structural(services: Services) -> None:
 
 def _wire_mutation(services: Services, early: EarlyIndex | None) -> None:
     # after_write: a write returns only once search and list_files see it. symbols_for/tests_for fill the
-    # delta's symbols_changed/tests_affected; resolved at call time (testing is wired later).
+    # delta's symbols_changed/tests_affected; tests_for builds the tests service at its first call.
     services.mutation = MutationEngine(
         services.root, services.config.mutation, after_write=services.index.refresh_paths,
         symbols_for=services.structural.symbols_touching,
-        tests_for=lambda paths: services.testing.tests_for(paths))  # noqa: PLW0108 - wired after this
+        tests_for=services.tests_for)
 
     async def recover() -> None:
         # First lifecycle: an unfinished batch from a crash is rolled back before anything reads files (an
@@ -237,12 +278,18 @@ def _wire_tasks(services: Services) -> None:
 
 
 def _wire_testing(services: Services) -> None:
-    # Impact selection (§11.9) reads import facts through the index's consistent read connection.
-    services.testing = TestingService(services.root, services.config.tests, services.layout, services.artifacts,
-                                      impact=ImpactIndex(services.index.read_connection),
-                                      files_version=lambda: services.index.epoch if services.index.ready else None,
-                                      files_source=lambda: indexed_paths(services.index.read_connection))
-    services.status_sections["tests"] = services.testing.status
+    def build() -> TestingService:
+        # Impact selection (§11.9) reads import facts through the index's consistent read connection.
+        from codeplane.testing import ImpactIndex, TestingService
+        from codeplane.testing.discovery import indexed_paths
+
+        return TestingService(services.root, services.config.tests, services.layout, services.artifacts,
+                              impact=ImpactIndex(services.index.read_connection),
+                              files_version=lambda: services.index.epoch if services.index.ready else None,
+                              files_source=lambda: indexed_paths(services.index.read_connection))
+
+    services.deferred_testing = Deferred(build)
+    services.status_sections["tests"] = lambda: services.testing.status()  # noqa: PLW0108 - built on first use
 
     async def start() -> None:
         # A file standing where the bytecode tree belongs is damaged derived state: removed now, not at the
@@ -252,19 +299,31 @@ def _wire_testing(services: Services) -> None:
             await anyio.to_thread.run_sync(prune_sourceless, pycache)
 
     async def stop() -> None:
-        # Kill every runner process group before the server exits: no orphaned test processes.
-        await anyio.to_thread.run_sync(services.testing.close)
+        # Kill every runner process group before the server exits: no orphaned test processes (none if no call
+        # or warm-up built the service: it is not built just to be closed).
+        testing = services.deferred_testing.peek()
+        if testing is not None:
+            await anyio.to_thread.run_sync(testing.close)
 
     services.lifecycles.append(Lifecycle("testing", start, stop))
 
 
 def _wire_git(services: Services) -> None:
-    # A git operation that moves HEAD or rewrites files reconciles the index before its tool returns (§10).
-    services.git = GitService(services.root, services.config.git, after_tree_change=services.index.reconcile)
+    def build() -> GitService:
+        # A git operation that moves HEAD or rewrites files reconciles the index before its tool returns (§10).
+        from codeplane.git import GitService
+
+        return GitService(services.root, services.config.git, after_tree_change=services.index.reconcile)
+
+    services.deferred_git = Deferred(build)
+
+    def warm_caches() -> None:
+        services.git.warm_caches()
 
     async def warm() -> None:
-        # In the background: the boot does not wait for it, and a failure only means a slower first call.
-        threading.Thread(target=services.git.warm_caches, name="cpl-git-warm", daemon=True).start()
+        # In the background (the service built there too): the boot does not wait for it, and a failure only
+        # means a slower first call.
+        threading.Thread(target=warm_caches, name="cpl-git-warm", daemon=True).start()
 
     async def nothing() -> None:
         return None
@@ -277,7 +336,7 @@ def _wire_refactor(services: Services) -> None:
         from codeplane.refactor.service import RefactorService
 
         return RefactorService.for_repository(services.root, services.config.refactor, services.index,
-                                              services.mutation, tests_for=services.testing.tests_for)
+                                              services.mutation, tests_for=services.tests_for)
 
     services.deferred_refactor = Deferred(build)
     services.status_sections["refactor"] = lambda: services.refactor.status()  # noqa: PLW0108 - built on first use
@@ -314,7 +373,7 @@ def _wire_analysis(services: Services) -> None:
     def build() -> SemanticDiffService:
         from codeplane.analysis import SemanticDiffService
 
-        return SemanticDiffService(services.root, services.index, tests_for=services.testing.tests_for,
+        return SemanticDiffService(services.root, services.index, tests_for=services.tests_for,
                                    cache_db=services.layout.state_dir / "semantic_diff.db")
 
     services.deferred_analysis = Deferred(build)
@@ -324,6 +383,7 @@ def _wire_lint(services: Services) -> None:
     # Discovery reads the index's file list once it is ready rather than walking the tree again.
     def build() -> LintService:
         from codeplane.lint import LintService
+        from codeplane.testing.discovery import indexed_paths
 
         return LintService(
             services.root, services.config.lint, services.mutation,

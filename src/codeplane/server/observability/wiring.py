@@ -50,13 +50,19 @@ def _tasks_sample(services: Services) -> TasksSample:
     return TasksSample(sessions=int(status.get("sessions") or 0), open_tasks=int(status.get("open_task_count") or 0))
 
 
+def _active_test_runs(services: Services) -> int:
+    testing = services.deferred_testing.peek()
+    return 0 if testing is None else len(testing.active_runs())
+
+
 def wire(services: Services) -> Observability:
     from codeplane.server.services import Lifecycle
 
     config = services.config.observability
     ring = TraceRing(config.trace_ring_size)
+    # Not built yet (services.py's Deferred): no run has started. The registry reads every gauge as it registers.
     readers = StateReaders(index=lambda: _index_sample(services), tasks=lambda: _tasks_sample(services),
-                           active_test_runs=lambda: len(services.testing.active_runs()), traces_kept=lambda: len(ring),
+                           active_test_runs=lambda: _active_test_runs(services), traces_kept=lambda: len(ring),
                            now_ms=now_ms)
     # Off (overhead benchmarks): the registry keeps the process collector only.
     metrics = ServerMetrics(readers if config.enabled else None)
@@ -75,7 +81,7 @@ def wire(services: Services) -> Observability:
             metrics.test_run_duration.observe(max(0, run.finished_at - run.started_at) / 1000)
 
     services.index.on_reconcile(on_reconcile)
-    services.testing.on_finish(on_test_run)
+    services.deferred_testing.on_build(lambda testing: testing.on_finish(on_test_run))
     if config.otlp_endpoint:
         from codeplane.server.observability.otlp import OtlpExport
 

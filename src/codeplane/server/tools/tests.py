@@ -9,7 +9,7 @@ token); an unfinished run comes back with its id, ``state``, ``progress_percenta
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 from pydantic import Field, PrivateAttr
@@ -28,9 +28,11 @@ from codeplane.server.tools.tests_models import (
     render_run,
     render_test_run,
 )
-from codeplane.testing import TestingService
 from codeplane.testing.paging import page, query_key
 from codeplane.testing.run_store import RunHandle
+
+if TYPE_CHECKING:
+    from codeplane.testing import TestingService
 
 _MAX_WAIT = 300.0
 _POLL_S = 0.1
