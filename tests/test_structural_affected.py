@@ -92,6 +92,11 @@ BASE = {
                     "    other()\n    obj.put()\n    lib.Box\n"),
     "app/far.py": "from app.user import use\n\n\ndef go(obj):\n    use(obj)\n    obj.put()\n",
     "other/solo.py": "def alone(obj):\n    obj.put()\n    return 1\n",
+    # Imports a name the star re-export does not have yet ("star re-export grows, importer unchanged").
+    # Star re-exports ``mid`` (whose ``__all__`` decides what ``*`` takes); ``mid_user`` imports through it.
+    "app/mid_star.py": "from app.mid import *\n",
+    "app/mid_user.py": "from app.mid_star import Box, helper\n\n\ndef run():\n    Box().put()\n    helper(4)\n",
+    "app/late.py": "from app.star import later\nfrom app import star\n\n\ndef wait():\n    later()\n    star.later()\n",
 }
 for n in range(12):  # a crowd of member refs, so anchor groups have more than ten members
     BASE[f"app/crowd_{n:02}.py"] = "def f(obj):\n" + "".join(f"    obj.put({i})\n" for i in range(3))
@@ -109,6 +114,12 @@ SCENARIOS: dict[str, list[tuple[dict[str, str], tuple[str, ...]]]] = {
     "star re-export grows": [({"app/lib.py": LIB + "\n\ndef later():\n    return 2\n",
                                "app/user.py": BASE["app/user.py"].replace("import other", "import other, later")},
                               ())],
+    "star re-export grows, importer unchanged": [({"app/lib.py": LIB + "\n\ndef later():\n    return 2\n"}, ())],
+    # Rewritten files whose chase inputs stay the same are skipped for their importers (``linking._same_inputs``).
+    "imported module's bodies edited": [({"app/lib.py": LIB.replace("    return x\n", "    y = x\n    return y\n"),
+                                          "app/mid.py": BASE["app/mid.py"] + "# note\n"}, ())],
+    "__all__ narrowed, names kept": [({"app/mid.py": BASE["app/mid.py"].replace("'helper', 'Box'", "'helper'")}, ())],
+    "imported module emptied": [({"app/lib.py": "# nothing left\n"}, ())],
     "re-exporter edited, importers not": [({"app/mid.py": "from app.lib import Box\n\n__all__ = ['Box']\n"}, ())],
     "exemplar files edited": [({f"app/crowd_{n:02}.py": "def f(obj):\n    pass\n" + "".join(
         f"    obj.put({i})\n" for i in range(3)) for n in range(0, 12, 3)}, ("app/crowd_01.py",))],

@@ -56,6 +56,7 @@ def relink_unchanged(conn: sqlite3.Connection, chaser: Chaser, files: set[int], 
     if not files:
         return 0, set()
     uids = sorted(moved_imports | imports_into(conn, files, upstream))
+    chaser.prefetch_uids(uids)
 
     def through() -> Iterator[tuple[Any, ...]]:
         for start in range(0, len(uids), _UID_CHUNK):

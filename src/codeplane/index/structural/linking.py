@@ -5,7 +5,9 @@ Incremental by construction: after a batch only these are redone —
 1. module keys of the changed files (and of Python files below a directory whose ``__init__.py`` changed, or of
    every Python file when the import roots a ``pyproject.toml`` declares changed);
 2. imports of changed files, and imports anywhere whose key was held or is now held by a changed file;
-3. export surfaces of those files, then, transitively, of importers whose upstream surface hash changed;
+3. export surfaces of those files, then, transitively, of importers whose upstream surface hash changed or that
+   re-export ``*`` from such a file; a rewritten file whose chase inputs came out as before (``_same_inputs``)
+   counts as unchanged, so an edit inside bodies stops at the file;
 4. references through imports: every one in the changed files; in other files only those through an import
    whose resolution moved or that leads into a file of step 3 (``affected.py``);
 5. Go packages (``golink.py``): files of changed Go directories and their importers; Rust crates
@@ -151,18 +153,24 @@ def _rekey(conn: sqlite3.Connection, effect: BatchEffect, init_dirs: set[str], r
                 f"SELECT file_id, key, rank FROM st_module_key WHERE file_id IN ({marks(len(part))})", part):
             held.setdefault(file_id, []).append((key, rank))
         names = []
+        # One DELETE and one INSERT statement per chunk, not per file (a batch's rewritten files lost their keys
+        # with their facts, so every one of them is written again).
+        stale: list[tuple[int]] = []
+        inserts: list[tuple[str, int, int]] = []
         for file_id, path, language, package in rows:
             keys = modules.file_keys(path, language, package, init_dirs, roots)
             old = held.get(file_id, [])
             if sorted(old) != sorted(keys):
-                conn.execute("DELETE FROM st_module_key WHERE file_id = ?", (file_id,))
-                conn.executemany("INSERT INTO st_module_key(key, file_id, rank) VALUES (?,?,?)",
-                                 [(k, file_id, r) for k, r in keys])
+                if old:
+                    stale.append((file_id,))
+                inserts += [(k, file_id, r) for k, r in keys]
                 changed_keys.update(k for k, _ in old)
                 changed_keys.update(k for k, _ in keys)
                 rekeyed.add(file_id)
             module = modules.module_name(path, language, package, init_dirs, roots)
             names.append((module, module, file_id))
+        conn.executemany("DELETE FROM st_module_key WHERE file_id = ?", stale)
+        conn.executemany("INSERT INTO st_module_key(key, file_id, rank) VALUES (?,?,?)", inserts)
         conn.executemany("UPDATE st_def SET qualified_name = CASE WHEN ? = '' THEN lexical_path "
                          "ELSE ? || '.' || lexical_path END WHERE file_id = ?", names)
     report.rekeyed = len(rekeyed)
@@ -199,38 +207,38 @@ def _resolve_imports(conn: sqlite3.Connection, keyed_files: set[int], changed_ke
     """Set target keys and resolutions; returns (files whose import resolution changed or that were keyed,
     imports whose resolution moved)."""
     ids = sorted(keyed_files)
+    # The keyed files' imports get their keys here and are written once, keys with resolution (one UPDATE per
+    # import, not two); the resolver reads only module keys and files, never these columns.
+    candidates: dict[str, tuple[int, str | None, str | None, int | None, int | None]] = {}
     for part in chunked(ids):
         rows = conn.execute(
-            f"SELECT i.import_uid, f.path, f.language, i.source_literal, i.imported_name, i.import_kind "
-            f"FROM st_import i JOIN st_file f ON f.file_id = i.file_id WHERE i.file_id IN ({marks(len(part))})",
-            part).fetchall()
-        updates = []
+            f"SELECT i.import_uid, i.file_id, f.path, f.language, i.source_literal, i.imported_name, i.import_kind, "
+            f"i.resolved_file_id, i.resolved_alt_file_id FROM st_import i JOIN st_file f ON f.file_id = i.file_id "
+            f"WHERE i.file_id IN ({marks(len(part))})", part).fetchall()
         module_of: dict[str, str | None] = {}  # a file's imports share its module name
-        for uid, path, language, source, name, kind in rows:
+        for uid, file_id, path, language, source, name, kind, res, res_alt in rows:
             if language == "python" and path not in module_of:
                 module_of[path] = modules.python_module(path, init_dirs, roots)
             module = module_of.get(path)
             is_package = path.rsplit("/", 1)[-1].startswith("__init__.")
-            updates.append((*modules.import_keys(path, module, is_package, language, source=source, name=name,
-                                                 kind=kind, ts_configs=ts_configs), uid))
-        conn.executemany("UPDATE st_import SET target_key = ?, alt_key = ? WHERE import_uid = ?", updates)
-    candidates: dict[str, tuple[int, str | None, str | None, int | None, int | None]] = {}
+            key, alt = modules.import_keys(path, module, is_package, language, source=source, name=name, kind=kind,
+                                           ts_configs=ts_configs)
+            candidates[uid] = (file_id, key, alt, res, res_alt)
+    keyed_uids = set(candidates)
     query = ("SELECT import_uid, file_id, target_key, alt_key, resolved_file_id, resolved_alt_file_id "
              "FROM st_import WHERE ")
-    for part in chunked(ids):
-        for uid, file_id, key, alt, res, res_alt in conn.execute(
-                query + f"file_id IN ({marks(len(part))})", part):
-            candidates[uid] = (file_id, key, alt, res, res_alt)
     keys = sorted(changed_keys)
     for start in range(0, len(keys), 400):
         part_keys = keys[start:start + 400]
         for column in ("target_key", "alt_key"):
             for uid, file_id, key, alt, res, res_alt in conn.execute(
                     query + f"{column} IN ({marks(len(part_keys))})", part_keys):
-                candidates[uid] = (file_id, key, alt, res, res_alt)
+                # A keyed file's import is stored with its old keys still: its new ones are in candidates.
+                candidates.setdefault(uid, (file_id, key, alt, res, res_alt))
     resolve = _KeyResolver(conn)
     changed_files: set[int] = set()
     moved: set[str] = set()
+    updates_keyed = []
     updates_res = []
     for uid, (file_id, key, alt, res, res_alt) in candidates.items():
         new_res, new_alt = resolve(key), resolve(alt)
@@ -238,12 +246,28 @@ def _resolve_imports(conn: sqlite3.Connection, keyed_files: set[int], changed_ke
             moved.add(uid)
         elif file_id not in keyed_files:
             continue
-        updates_res.append((new_res, new_alt, uid))
+        if uid in keyed_uids:
+            updates_keyed.append((key, alt, new_res, new_alt, uid))
+        else:
+            updates_res.append((new_res, new_alt, uid))
         changed_files.add(file_id)
+    conn.executemany("UPDATE st_import SET target_key = ?, alt_key = ?, resolved_file_id = ?, resolved_alt_file_id = ? "
+                     "WHERE import_uid = ?", updates_keyed)
     conn.executemany("UPDATE st_import SET resolved_file_id = ?, resolved_alt_file_id = ? WHERE import_uid = ?",
                      updates_res)
-    report.imports_resolved = len(updates_res)
+    report.imports_resolved = len(updates_keyed) + len(updates_res)
     return changed_files, moved
+
+
+def _same_inputs(conn: sqlite3.Connection, effect: BatchEffect) -> set[int]:
+    """Rewritten files (not new ones) whose ``surfaces.chase_inputs`` equal those before the batch; call once
+    their imports are resolved and their surfaces refreshed."""
+    rewritten = sorted(i for p, i in effect.upserted.items() if p not in effect.added)
+    if not rewritten:
+        return set()
+    now = surfaces.chase_inputs(conn, rewritten)
+    empty: surfaces.ChaseInputs = (None, (), ())
+    return {i for i in rewritten if now.get(i, empty) == effect.old_inputs.get(i, empty)}
 
 
 def relink(conn: sqlite3.Connection, effect: BatchEffect) -> LinkReport:
@@ -262,19 +286,39 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect) -> LinkReport:
     chaser = Chaser(conn)
     if covers_most(conn, direct):  # a cold index or a big checkout: read the chased tables whole
         chaser.preload()
-    # Files whose surface may differ from what importers last saw: changed files and changed surfaces.
-    upstream = set(effect.upserted.values()) | set(effect.deleted.values()) | keyed
     changed = surfaces.refresh(conn, chaser, direct, effect.epoch, None)
+    # A rewritten file whose chase inputs and surface hash came out as before (an edit inside a body) is, to its
+    # importers, an unchanged file: nothing a chase through it reads differs, so neither it nor they are redone.
+    same = _same_inputs(conn, effect)
+    changed -= same
+    report.surfaces_changed += len(changed)
+    # Files whose surface may differ from what importers last saw: changed files and changed surfaces.
+    upstream = (set(effect.upserted.values()) | set(effect.deleted.values()) | keyed) - same
+    # The first wave also starts from rewritten files without a surface: one that lost all its names has no
+    # surface row left to change, yet its importers' refs must drop their STRONG tier.
+    frontier = changed | (set(effect.upserted.values()) - same)
     dependants: set[int] = set()
-    while changed:  # waves: importers of changed surfaces, whose own surfaces may change in turn
-        report.surfaces_changed += len(changed)
-        upstream |= changed
+    spread: set[int] = set()  # every file whose importers a wave visited
+    stars: dict[int, set[int]] | None = None
+    while frontier:  # waves: importers of changed surfaces, whose own surfaces may change in turn
+        # A file re-exporting ``*`` from the frontier exports what it does, but its hash covers only the thunk's
+        # target: count it (and, transitively, its own star re-exporters) as changed.
+        stars = surfaces.star_holders(conn) if stars is None else stars
+        grown = list(frontier)
+        while grown:
+            holders = stars.get(grown.pop(), set()) - spread - frontier
+            frontier |= holders
+            grown += holders
+        spread |= frontier
+        upstream |= frontier
         # Every importer, even one refreshed in an earlier wave: then its entries through this newly changed
         # file were skipped (not upstream yet). Ends: the chase reads no derived column, so an entry re-chased
-        # once holds its final value, and a surface changes only when an entry does.
-        wave = surfaces.importers(conn, changed)
+        # once holds its final value, and a surface changes only when an entry does (a star re-exporter is
+        # added at most once).
+        wave = surfaces.importers(conn, frontier)
         dependants |= wave
-        changed = surfaces.refresh(conn, chaser, wave, effect.epoch, upstream)
+        frontier = surfaces.refresh(conn, chaser, wave, effect.epoch, upstream)
+        report.surfaces_changed += len(frontier)
     fresh = set(effect.upserted.values())
     # Rewritten files: every ref through an import. Other files: only refs whose chase can have moved
     # (``affected.py``): through an import whose resolution moved or that leads into ``upstream``.

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from codeplane.index.facts_api import FileChange
 from codeplane.index.languages import detect
-from codeplane.index.structural import anchors, staging
+from codeplane.index.structural import anchors, staging, surfaces
 from codeplane.index.structural.contexts.discovery import is_marker
 from codeplane.index.structural.extract import Outcome
 from codeplane.index.structural.facts import FileFacts
@@ -38,6 +38,9 @@ class BatchEffect:
     added: set[str] = field(default_factory=set)
     #: ANCHORED member refs per anchor group that the changed files held before the batch.
     anchors_removed: dict[tuple[int, str, str], int] = field(default_factory=dict)
+    #: What a chase read of the changed files before the batch (``surfaces.chase_inputs``): a rewritten file
+    #: whose inputs come out the same is, to its importers, an unchanged file.
+    old_inputs: dict[int, surfaces.ChaseInputs] = field(default_factory=dict)
     #: Module keys the changed files held before the batch (importers of those keys must relink).
     old_keys: set[str] = field(default_factory=set)
     #: Directories whose ``__init__.py`` appeared or vanished (Python module names below them change).
@@ -56,6 +59,7 @@ class BatchEffect:
         for key, count in later.anchors_removed.items():
             self.anchors_removed[key] = self.anchors_removed.get(key, 0) + count
         self.old_keys |= later.old_keys
+        self.old_inputs.update(later.old_inputs)
         self.init_dirs_changed |= later.init_dirs_changed
         self.markers.update(later.markers)
 
@@ -71,6 +75,7 @@ def marks(count: int) -> str:
 
 def _collect_old(conn: sqlite3.Connection, ids: list[int], effect: BatchEffect) -> None:
     effect.anchors_removed = anchors.removed_counts(conn, ids)
+    effect.old_inputs = surfaces.chase_inputs(conn, ids)
     for part in chunked(ids):
         effect.old_keys.update(k for (k,) in conn.execute(
             f"SELECT key FROM st_module_key WHERE file_id IN ({marks(len(part))})", part))

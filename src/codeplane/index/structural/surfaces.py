@@ -45,6 +45,44 @@ def importers(conn: sqlite3.Connection, file_ids: set[int]) -> set[int]:
     return out
 
 
+#: What a chase through a file reads of it (``chase.py``): its export entries in order, each with its import's
+#: resolution, and the targets of its star thunks; plus its surface hash (what importers last saw).
+ChaseInputs = tuple[str | None, tuple[tuple[Any, ...], ...], tuple[int | None, ...]]
+
+
+def chase_inputs(conn: sqlite3.Connection, file_ids: Sequence[int]) -> dict[int, ChaseInputs]:
+    """``ChaseInputs`` of ``file_ids`` as stored now (no row at all: no surface, entries or thunks)."""
+    hashes: dict[int, str | None] = {}
+    entries: dict[int, list[tuple[Any, ...]]] = defaultdict(list)
+    thunks: dict[int, list[int | None]] = defaultdict(list)
+    for part in _chunks(sorted(file_ids)):
+        marks = _marks(len(part))
+        hashes.update(conn.execute(
+            f"SELECT file_id, surface_hash FROM st_export_surface WHERE file_id IN ({marks})", part))
+        for file_id, *row in conn.execute(
+                "SELECT e.file_id, e.exported_name, e.local_def_uid, e.evidence_kind = '__all__literal', "
+                "e.import_uid IS NULL, i.import_kind, i.imported_name, i.alias, i.resolved_file_id, "
+                "i.resolved_alt_file_id FROM st_export_entry e LEFT JOIN st_import i ON i.import_uid = e.import_uid "
+                f"WHERE e.file_id IN ({marks}) ORDER BY e.file_id, e.entry_id", part):
+            entries[file_id].append(tuple(row))
+        for file_id, target in conn.execute(
+                "SELECT t.file_id, i.resolved_file_id FROM st_export_thunk t LEFT JOIN st_import i "
+                f"ON i.import_uid = t.import_uid WHERE t.file_id IN ({marks}) ORDER BY t.file_id, t.thunk_id", part):
+            thunks[file_id].append(target)
+    return {f: (hashes.get(f), tuple(entries.get(f, ())), tuple(thunks.get(f, ())))
+            for f in set(hashes) | set(entries) | set(thunks)}
+
+
+def star_holders(conn: sqlite3.Connection) -> dict[int, set[int]]:
+    """Per file, the files that re-export ``*`` from it (a few dozen thunks in a large tree: read whole)."""
+    out: dict[int, set[int]] = defaultdict(set)
+    for target, holder in conn.execute(
+            "SELECT i.resolved_file_id, t.file_id FROM st_export_thunk t JOIN st_import i "
+            "ON i.import_uid = t.import_uid WHERE i.resolved_file_id IS NOT NULL"):
+        out[target].add(holder)
+    return out
+
+
 def refresh(conn: sqlite3.Connection, chaser: Chaser, file_ids: set[int], epoch: int,
             upstream: set[int] | None) -> set[int]:
     """Resolve the export entries of ``file_ids`` through imports; returns the files whose surface hash changed."""
@@ -53,6 +91,7 @@ def refresh(conn: sqlite3.Connection, chaser: Chaser, file_ids: set[int], epoch:
     thunk_updates: list[tuple[int | None, int]] = []
     surface_updates: list[tuple[str, int, int]] = []
     for part in _chunks(sorted(file_ids)):
+        chaser.prefetch(part)
         marks = _marks(len(part))
         surfaces = {f: (s, h) for s, f, h in conn.execute(
             f"SELECT surface_id, file_id, surface_hash FROM st_export_surface WHERE file_id IN ({marks})", part)}
@@ -97,6 +136,7 @@ def relink_refs(conn: sqlite3.Connection, chaser: Chaser, file_ids: set[int], *,
                 fresh: set[int]) -> tuple[int, set[tuple[str, str]]]:
     """Tiers of refs through imports in ``file_ids``: STRONG when the chain reaches a definition, else the
     same-file tier. Returns (refs changed, member (token, shape) pairs whose tier moved outside ``fresh``)."""
+    chaser.prefetch(file_ids)
     rows = _through_imports(conn, file_ids)
     if upstream is not None:
         rows = (row for row in rows if _from(chaser, row[5], upstream))
