@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -70,6 +71,17 @@ def download_sdist(name: str, version: str, into: Path) -> Path:
             raise SystemExit(f"sha256 mismatch for {entry['filename']}: {digest}")
         target.write_bytes(body.content)
     return target
+
+
+def project_venv(venv: Path, packages: list[str]) -> Path:
+    """A virtualenv for running a benchmarked project's own tests (outside CodePlane's uv environment, which has
+    no pip): made and filled with uv, the tool the README installs. Returns its python."""
+    python = venv / "bin" / "python"
+    if not python.exists():
+        uv = os.environ.get("UV") or shutil.which("uv") or "uv"  # ``uv run`` names itself in $UV
+        subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True)
+        subprocess.run([uv, "pip", "install", "-q", "--python", str(python), *packages], check=True)
+    return python
 
 
 def timed(fn: Callable[[], object], repeat: int) -> list[float]:

@@ -32,7 +32,7 @@ from typing import Any
 from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CACHE, sdist, start_cpl, table
+from _common import CACHE, project_venv, sdist, start_cpl, table
 
 WORK = CACHE / "workflows"
 VERBOSE = "--verbose" in sys.argv
@@ -50,11 +50,7 @@ def git(root: Path, *args: str) -> str:
 
 
 def ensure_venv() -> Path:
-    python = VENV / "bin" / "python"
-    if not python.exists():
-        subprocess.run(["python3", "-m", "venv", str(VENV)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", *TEST_DEPS], check=True)
-    return python
+    return project_venv(VENV, TEST_DEPS)
 
 
 def clone(pristine: Path, dest: Path) -> Path:

@@ -37,7 +37,7 @@ from pathlib import Path
 from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CACHE, download_sdist, p50, table
+from _common import CACHE, download_sdist, p50, project_venv, table
 from _rename_oracle import Oracle, Score, score
 
 CPL = [sys.executable, "-m", "codeplane.cli"]
@@ -118,10 +118,7 @@ def ensure_sdist(name: str, version: str) -> Path:
 
 
 def ensure_venv() -> Path:
-    python = VENV / "bin" / "python"
-    if not python.exists():
-        subprocess.run(["python3", "-m", "venv", str(VENV)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", *TEST_DEPS], check=True)
+    python = project_venv(VENV, TEST_DEPS)
     plugins = CACHE / "rename-plugins"
     plugins.mkdir(exist_ok=True)
     (plugins / "fast_hypothesis.py").write_text(PLUGIN)

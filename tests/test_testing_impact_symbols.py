@@ -12,10 +12,9 @@ from codeplane.core.artifacts import ArtifactStore
 from codeplane.core.config import CodePlaneConfig
 from codeplane.core.layout import RepoLayout
 from codeplane.index.service import IndexService
-from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.testing import ImpactIndex, ImpactResult, TestingService, impact_symbols
 from codeplane.testing import impact as impact_module
-from tests.builders import indexed_repo, make_repo
+from tests.builders import indexed_repo
 
 SHOP: dict[str, str] = {
     "pytest.ini": "[pytest]\npythonpath = src tests\n",
@@ -234,17 +233,10 @@ LAZY: dict[str, str] = {
 def test_a_module_getattr_reaches_the_accesses_of_the_names_it_serves(
         tmp_path_factory: pytest.TempPathFactory) -> None:
     """attrs' ``mod.__version_info__`` (a module passed in by a fixture) is served by a PEP 562 ``__getattr__``."""
-    repo = make_repo(tmp_path_factory.mktemp("lazy") / "repo", LAZY)
-    index = IndexService(repo, RepoLayout(repo), CodePlaneConfig().index)
-    index.register_indexer(StructuralIndexer())
-    index.start()
-    try:
-        assert index.wait_ready(60)
+    with indexed_repo(tmp_path_factory.mktemp("lazy") / "repo", LAZY) as (repo, index):
         result = ImpactIndex(index.read_connection).affected(
             ["lazy/__init__.py"], ["tests/test_lazy.py"], ranges={"lazy/__init__.py": [(2, 2)]},
             read_lines=lambda rel: (repo / rel).read_text().splitlines())
-    finally:
-        index.stop()
     assert _selected(result) == {"tests/test_lazy.py::test_version"}
 
 
@@ -276,12 +268,7 @@ def test_bare_builtins_unrelated_modules_and_assigned_lambdas_are_no_uses(
     """Name-matched uses that cannot denote the changed definition widen nothing: a bare ``set()`` is no use of a
     method ``set``; ``hooks.register`` in a module that cannot hold ``box.funcs`` is no use of its ``register``; a
     lambda assigned at import time calls nothing then; ``os.path.join`` is no use of a method ``join``."""
-    repo = make_repo(tmp_path_factory.mktemp("box") / "repo", BOX)
-    index = IndexService(repo, RepoLayout(repo), CodePlaneConfig().index)
-    index.register_indexer(StructuralIndexer())
-    index.start()
-    try:
-        assert index.wait_ready(60)
+    with indexed_repo(tmp_path_factory.mktemp("box") / "repo", BOX) as (repo, index):
         impact = ImpactIndex(index.read_connection)
 
         def select(path: str, line: int) -> ImpactResult:
@@ -291,8 +278,6 @@ def test_bare_builtins_unrelated_modules_and_assigned_lambdas_are_no_uses(
         register = select("box/funcs.py", 2)
         store = select("box/store.py", 3)
         join = select("box/store.py", 6)
-    finally:
-        index.stop()
     assert register.fallbacks == () and store.fallbacks == () and join.fallbacks == ()
     assert _selected(register) == {"tests/test_box.py::test_register", "tests/test_box.py::test_lazy"}
     assert _selected(store) == _selected(join) == {"tests/test_box.py::test_store"}
@@ -324,17 +309,10 @@ def test_a_callee_is_no_store_and_a_long_decorator_belongs_to_its_test(
     """An import-time ``route('admin/', site.urls)`` stores into neither ``route`` (its callee: following it
     reached every URL table of Django) nor anything named on its line: its module falls back to module level.
     A ``parametrize`` table naming the change 40 lines above its test selects that test, not its whole file."""
-    repo = make_repo(tmp_path_factory.mktemp("urls") / "repo", URLS)
-    index = IndexService(repo, RepoLayout(repo), CodePlaneConfig().index)
-    index.register_indexer(StructuralIndexer())
-    index.start()
-    try:
-        assert index.wait_ready(60)
+    with indexed_repo(tmp_path_factory.mktemp("urls") / "repo", URLS) as (repo, index):
         result = ImpactIndex(index.read_connection).affected(
             ["web/admin.py"], ["tests/test_urls.py", "tests/test_other.py"], ranges={"web/admin.py": [(3, 3)]},
             read_lines=lambda rel: (repo / rel).read_text().splitlines())
-    finally:
-        index.stop()
     assert [f.split(" (", 1)[0] for f in result.fallbacks] == ["web/urls.py: module-level code uses web.admin.site"]
     assert _selected(result) == {"tests/test_urls.py", "tests/test_other.py::test_table"}
 
