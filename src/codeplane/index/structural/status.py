@@ -1,16 +1,27 @@
 """The ``structural`` section of ``/status``, ``describe`` and ``cpl status``: read from ``index.db`` on a
-private read-only connection, so it never waits for indexing and works without a server."""
+private read-only connection, so it never waits for indexing and works without a server.
+
+The fact counts scan whole tables (17M references on a 133k-file corpus: 0.6 s per call), so a section is kept
+per database file and structural apply: every apply rewrites ``st_state.last_apply`` (its epoch and timings), and
+an adopted or rebuilt database is another file (inode).
+"""
 
 from __future__ import annotations
 
+import copy
 import json
 import sqlite3
+import threading
 from pathlib import Path
 
 from codeplane.index.languages import grammar_of
 from codeplane.index.structural import grammars
 
 MAX_FAILURES_SHOWN = 20
+
+_lock = threading.Lock()
+#: The last section read per database path, with the key it was read under.
+_last: dict[Path, tuple[tuple[object, ...], dict[str, object]]] = {}
 
 
 def structural_status(db_path: Path) -> dict[str, object]:
@@ -22,8 +33,19 @@ def structural_status(db_path: Path) -> dict[str, object]:
     except sqlite3.Error as exc:
         return {"state": "unavailable", "error": str(exc)}
     try:
-        return _read(conn)
-    except sqlite3.Error as exc:
+        conn.execute("BEGIN")  # one snapshot for the key and the counts
+        stat = db_path.stat()
+        row = conn.execute("SELECT value FROM st_state WHERE key = 'last_apply'").fetchone()
+        key = (stat.st_dev, stat.st_ino, None if row is None else row[0])
+        with _lock:
+            cached = _last.get(db_path)
+        if cached is not None and cached[0] == key:
+            return copy.deepcopy(cached[1])
+        section = _read(conn)
+        with _lock:
+            _last[db_path] = (key, copy.deepcopy(section))
+        return section
+    except (sqlite3.Error, OSError) as exc:
         return {"state": "not_built", "error": str(exc)}
     finally:
         conn.close()

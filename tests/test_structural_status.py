@@ -1,0 +1,34 @@
+"""The structural status section follows every structural apply, though it is kept between calls."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codeplane.index.structural.status import structural_status
+from tests.builders import indexed_repo
+
+
+def test_status_counts_follow_each_apply(tmp_path: Path) -> None:
+    with indexed_repo(tmp_path, {"pkg/a.py": "def one():\n    return 1\n"}) as (repo, index):
+        db = repo / ".codeplane" / "index.db"
+        first = structural_status(db)
+        assert first["state"] == "ready" and first["defs"] == 1
+        assert structural_status(db) == first  # kept: same apply, same answer
+
+        (repo / "pkg" / "a.py").write_text("def one():\n    return two()\n\n\ndef two():\n    return 2\n")
+        index.refresh_paths(["pkg/a.py"])
+        second = structural_status(db)
+        assert second["defs"] == 2 and second["refs"] > first["refs"]  # type: ignore[operator]
+
+        (repo / "pkg" / "a.py").unlink()
+        index.refresh_paths(["pkg/a.py"])
+        third = structural_status(db)
+        assert third["defs"] == 0 and third["files"] == 0
+
+
+def test_a_returned_section_is_the_callers_own(tmp_path: Path) -> None:
+    with indexed_repo(tmp_path, {"a.py": "x = 1\n"}) as (repo, _index):
+        db = repo / ".codeplane" / "index.db"
+        mine = structural_status(db)
+        mine["defs"] = -1
+        assert structural_status(db)["defs"] != -1
