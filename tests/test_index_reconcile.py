@@ -125,7 +125,9 @@ def test_a_write_during_a_reconciles_walk_is_not_undone(tmp_path: Path, monkeypa
         def walk_then_write(root: Path, rules: IgnoreRules) -> list[DiskEntry]:
             entries = real_walk(root, rules)
             def try_lock() -> None:
-                taken = lock.acquire(blocking=False)
+                # Waits out another writer's short hold (the indexer's checkpoint after the startup epoch); a walk
+                # holding the lock would keep it until this gives up, since the walk waits for this thread.
+                taken = lock.acquire(timeout=10)
                 if taken:
                     lock.release()
                 lock_free_during_walk.append(taken)

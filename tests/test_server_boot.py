@@ -293,3 +293,27 @@ def test_a_status_section_that_fails_reports_its_error_and_the_others_still_answ
 
     services.status_sections = {"tests": broken, "fine": lambda: {"ok": True}}
     assert services.status() == {"fine": {"ok": True}, "tests": {"error": "OSError: test_runs.db: disk I/O error"}}
+
+
+_SDK_BUILDS = """
+from pydantic import BaseModel, TypeAdapter
+from codeplane.server.sdk_import import import_mcp_sdk, warm_mcp_sdk
+import_mcp_sdk()
+import mcp_types
+params = mcp_types.CallToolRequestParams
+print(params.__pydantic_complete__, mcp_types.client_request_adapter.pydantic_complete)
+print(TypeAdapter(list[int]).pydantic_complete, "model_rebuild" in BaseModel.__dict__)
+warm_mcp_sdk()
+print(params.__pydantic_complete__, mcp_types.client_request_adapter.pydantic_complete,
+      mcp_types.server_result_adapter.pydantic_complete)
+print(params.model_validate({"name": "search", "arguments": {"query": "x"}}).arguments)
+"""
+
+
+def test_the_sdks_import_time_builds_wait_for_the_warm_up() -> None:
+    # mcp_types rebuilds four models and builds a TypeAdapter per message union as it imports; the boot leaves them
+    # for first use (or the warm-up after /ready), and nothing else is left unbuilt once the import is done.
+    proc = subprocess.run([sys.executable, "-c", _SDK_BUILDS], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:4] == ["False False", "True True", "True True True", "{'query': 'x'}"]

@@ -14,10 +14,22 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import structlog
-
 from codeplane.core.clock import iso_utc
 from codeplane.core.config import LoggingConfig, LogOutput
+
+#: With rich installed (the CLI's output uses it), structlog's import also loads ``rich.traceback`` and ``rich.pretty``
+#: (pygments, attrs): ~25 ms of CPU on every ``cpl`` start, a warm ``cpl up``'s included (issue 19), only for its rich
+#: exception formatter, which CodePlane never uses (console output renders plain tracebacks, below). They are hidden
+#: while structlog imports (``None`` in ``sys.modules``: "not importable"), so it formats exceptions as it does without
+#: rich; anything that imports them later gets them as usual.
+_HIDDEN = [name for name in ("rich.traceback", "rich.pretty") if name not in sys.modules]
+sys.modules.update(dict.fromkeys(_HIDDEN))  # type: ignore[arg-type]  # None: the import system's marker
+try:
+    import structlog
+finally:
+    for _name in _HIDDEN:
+        if _name in sys.modules and sys.modules[_name] is None:
+            del sys.modules[_name]
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING,
            "warning": logging.WARNING, "error": logging.ERROR}

@@ -92,11 +92,13 @@ def unsettled(records: dict[str, FileRecord], disk: dict[str, DiskEntry]) -> set
     them again under the lock makes the diff what a walk under the lock would have given. (A path only the
     walk has needs no second look: the diff reads its content under the lock anyway.)
     """
-    found = {path for path in records if path not in disk}
-    for path in records.keys() & disk.keys():
-        record, entry = records[path], disk[path]
-        if entry.is_symlink != (record.kind == "symlink") or not entry.same_stat(
-                record.size, record.mtime_ns, record.inode):
+    found: set[str] = set()
+    entry_at = disk.get
+    # One pass with the stat compared inline: a warm restart runs this over every row (~7k on Django, issue 19).
+    for path, record in records.items():
+        entry = entry_at(path)
+        if entry is None or entry.size != record.size or entry.mtime_ns != record.mtime_ns \
+                or entry.inode != record.inode or entry.is_symlink != (record.kind == "symlink"):
             found.add(path)
     return found
 
@@ -122,10 +124,10 @@ def diff(root: Path, records: dict[str, FileRecord], disk: dict[str, DiskEntry],
         if record is None:
             added.append(entry)
             continue
-        same_kind = entry.is_symlink == (record.kind == "symlink")
-        if trust_stat and same_kind and record.mtime_ns < racy_after and \
-                entry.same_stat(record.size, record.mtime_ns, record.inode):
-            continue
+        if trust_stat and record.mtime_ns < racy_after and entry.mtime_ns == record.mtime_ns \
+                and entry.size == record.size and entry.inode == record.inode \
+                and entry.is_symlink == (record.kind == "symlink"):
+            continue  # the stat compared inline: this runs for every row of a full reconcile
         content = load_content(root / path, is_symlink=entry.is_symlink, max_bytes=max_bytes)
         if content is None:
             missing.append(record)

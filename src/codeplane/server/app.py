@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
+from codeplane.core.codegen_cache import save as save_generated_code
 from codeplane.core.logging import get_logger
 from codeplane.server.boot_index import EarlyIndex
 from codeplane.server.mcp_endpoint import ToolCatalogue, build_mcp_server
@@ -71,6 +72,8 @@ class McpStack:
             build_deferred_models()
         except Exception:  # the call that needs it builds it again and answers the error itself
             log.exception("warming up after the boot failed")
+        # The code the stdlib generated for this boot (core/codegen_cache.py), kept for the next one now, not at exit.
+        save_generated_code()
 
 
 def build_deferred_models() -> int:

@@ -22,8 +22,11 @@ from __future__ import annotations
 import importlib.util
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 from pydantic.version import VERSION as PYDANTIC_VERSION
 
 _lock = threading.Lock()
@@ -82,15 +85,64 @@ def import_mcp_sdk() -> None:
         previous = config.get("defer_build")
         config["defer_build"] = True
         try:
-            import mcp.server.lowlevel.server  # for the side effect: its models exist, unbuilt
-            import mcp.server.streamable_http
-            import mcp.server.transport_security  # noqa: F401
-            import mcp_types  # noqa: F401
+            with _sdk_builds_deferred():
+                import mcp.server.lowlevel.server  # for the side effect: its models exist, unbuilt
+                import mcp.server.streamable_http
+                import mcp.server.transport_security  # noqa: F401
+                import mcp_types  # noqa: F401
         finally:
             if previous is None:
                 del config["defer_build"]
             else:
                 config["defer_build"] = previous
+
+
+#: The modules whose import-time builds :func:`_sdk_builds_deferred` leaves for first use.
+_SDK_MODULES = ("mcp_types", "mcp.")
+#: What it left unbuilt; :func:`warm_mcp_sdk` builds them after ``/ready``.
+_left_unbuilt: list[type[BaseModel] | TypeAdapter[Any]] = []
+
+
+@contextmanager
+def _sdk_builds_deferred() -> Iterator[None]:
+    """While the SDK imports on this thread, its explicit builds are left for first use too.
+
+    ``defer_build`` covers the models' class creation, but ``mcp_types`` also builds at import what it could leave:
+    ``model_rebuild()`` of four request-parameter models (their forward references resolve from the module at first
+    use just as well) and a ``TypeAdapter`` per message union, which pydantic builds at once for a union (no config
+    of its own to defer by): about half of the SDK's import CPU (~50 ms, issue 19's warm restart). Here a rebuild an
+    SDK module's own top level asks for is skipped and the SDK's adapters are created deferred: each is built by its
+    first use (or ``warm_mcp_sdk`` after ``/ready``), as a deferred model is. Only such calls on this thread are
+    affected; any other (pydantic's own rebuild at a model's first use included) is passed through unchanged.
+    """
+    importer = threading.get_ident()
+    original = BaseModel.__dict__["model_rebuild"]
+    rebuild = original.__func__
+    defer_property = TypeAdapter.__dict__["_defer_build"]
+
+    def model_rebuild(cls: type[BaseModel], *, force: bool = False, raise_errors: bool = True,
+                      _parent_namespace_depth: int = 2, _types_namespace: Any = None) -> bool | None:
+        caller = sys._getframe(1)
+        if (not force and threading.get_ident() == importer and caller.f_code.co_name == "<module>"
+                and str(caller.f_globals.get("__name__", "")).startswith(_SDK_MODULES)):
+            _left_unbuilt.append(cls)
+            return None  # a module-level rebuild in the SDK: left for the model's first use
+        return rebuild(cls, force=force, raise_errors=raise_errors,  # type: ignore[no-any-return]
+                       _parent_namespace_depth=_parent_namespace_depth + 1, _types_namespace=_types_namespace)
+
+    def defer_build(adapter: TypeAdapter[Any]) -> bool:
+        if threading.get_ident() == importer and adapter._module_name.startswith(_SDK_MODULES):
+            _left_unbuilt.append(adapter)
+            return True
+        return defer_property.__get__(adapter)  # type: ignore[no-any-return]
+
+    BaseModel.model_rebuild = classmethod(model_rebuild)  # type: ignore[assignment, method-assign]
+    TypeAdapter._defer_build = property(defer_build)  # type: ignore[method-assign, assignment]
+    try:
+        yield
+    finally:
+        BaseModel.model_rebuild = original  # type: ignore[method-assign]
+        TypeAdapter._defer_build = defer_property  # type: ignore[method-assign]
 
 
 #: The messages a client's first exchange consists of, per protocol era: the handshake (2025-11-25) and a
@@ -130,3 +182,10 @@ def warm_mcp_sdk() -> None:
             function(*args)  # type: ignore[operator]
         except Exception:  # noqa: BLE001 - a sample a version rejects still built its models
             continue
+    # What the SDK would have built as it imported (_sdk_builds_deferred) and the samples above did not reach.
+    for unbuilt in _left_unbuilt:
+        if isinstance(unbuilt, TypeAdapter):
+            if not unbuilt.pydantic_complete:
+                unbuilt.rebuild(raise_errors=False, _parent_namespace_depth=0)
+        elif not unbuilt.__pydantic_complete__:
+            unbuilt.model_rebuild(raise_errors=False, _parent_namespace_depth=0)

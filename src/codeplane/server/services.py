@@ -189,6 +189,11 @@ class Services:
 
     def warm_deferred(self) -> None:
         """Build the deferred services now (the server calls it on a daemon thread once it serves)."""
+        # Git's first status (~0.4 s on Django: the index parsed, every directory listed) on a thread of its own, so
+        # the services below do not wait for it; started after /ready, it no longer takes the boot's CPU. A failure
+        # only means a slower first call.
+        threading.Thread(target=lambda: self.git.warm_caches(), name="cpl-git-warm",  # noqa: PLW0108 - built there
+                         daemon=True).start()
         self.deferred_testing.get()
         self.deferred_git.get()
         self.deferred_refactor.get()
@@ -316,19 +321,6 @@ def _wire_git(services: Services) -> None:
         return GitService(services.root, services.config.git, after_tree_change=services.index.reconcile)
 
     services.deferred_git = Deferred(build)
-
-    def warm_caches() -> None:
-        services.git.warm_caches()
-
-    async def warm() -> None:
-        # In the background (the service built there too): the boot does not wait for it, and a failure only
-        # means a slower first call.
-        threading.Thread(target=warm_caches, name="cpl-git-warm", daemon=True).start()
-
-    async def nothing() -> None:
-        return None
-
-    services.lifecycles.append(Lifecycle("git", warm, nothing))
 
 
 def _wire_refactor(services: Services) -> None:
