@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from codeplane.core.errors import CodePlaneError
-from codeplane.index.lexical import Fragment
+from codeplane.index.lexical import Fragment, RankedCandidates
 from codeplane.index.query import compile_query
 from codeplane.index.search import LexicalScope, lexical_stream
 from codeplane.index.service import IndexService, LexicalRequest
@@ -185,6 +185,28 @@ def test_ranked_candidates_release_ties_in_path_order_across_batches(tmp_path: P
         order = list(ranked)
         assert ranked.count == 153 and len(order) == 153 and len({p for p, _ in order}) == 153
         assert order == sorted(order, key=lambda item: (-item[1], item[0]))
+
+
+@pytest.mark.parametrize("pool", [100, 4096])
+def test_an_open_fragment_ranks_the_same_from_one_search_and_a_sample_between_batches(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pool: int) -> None:
+    # An open fragment fetches the sample pool at once (100 < 153 documents: later batches still search again).
+    monkeypatch.setattr(RankedCandidates, "SAMPLE_POOL", pool)
+    files = {f"d/f{n:03}.py": "xtoky\n" for n in range(150)}
+    files.update({f"z{n}.py": "tok tok tok tok\n" for n in range(3)})
+    repo = make_repo(tmp_path / "repo", files)
+    with running_index(repo) as index:
+        lexical = index._pipeline.lexical
+        closed = list(lexical.ranked([Fragment("tok", False, False)]))
+        assert len(closed) == 3
+        ranked = lexical.ranked([Fragment("tok", True, True)])
+        walk = iter(ranked)
+        order = [next(walk) for _ in range(5)]
+        sample = ranked.spread(8, 5)  # between batches, as a page's total estimate does
+        order += list(walk)
+        assert ranked.count == 153 and len(order) == 153 and len({p for p, _ in order}) == 153
+        assert order == sorted(order, key=lambda item: (-item[1], item[0]))
+        assert len(sample) == 8 and set(sample) <= {p for p, _ in order}
 
 
 def test_a_scoped_search_waits_only_for_pending_changes_in_its_scope(tmp_path: Path) -> None:

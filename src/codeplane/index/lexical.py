@@ -233,7 +233,10 @@ class LexicalIndex:
         matched against the term dictionary with a regex. Using fewer fragments than given only widens
         the candidate set, so completeness never depends on which ones are chosen.
         """
-        return RankedCandidates(self._index.searcher(), self._query(fragments, languages))
+        # An open fragment is a regex over the whole term dictionary (~0.3 s on 500k terms under load), and that
+        # cost is per execution, whatever the limit: fetch the sample pool in the first execution.
+        first = RankedCandidates.SAMPLE_POOL if not any(f.closed for f in fragments) else RankedCandidates.FIRST_BATCH
+        return RankedCandidates(self._index.searcher(), self._query(fragments, languages), first_batch=first)
 
 
 class RankedCandidates:
@@ -251,15 +254,24 @@ class RankedCandidates:
     #: How many of the best documents :meth:`spread` picks its sample from.
     SAMPLE_POOL = 4096
 
-    def __init__(self, searcher: Any, query: Any) -> None:
+    def __init__(self, searcher: Any, query: Any, *, first_batch: int = FIRST_BATCH) -> None:
         self._searcher = searcher
         self._query = query
         self._paths: dict[tuple[int, int], str] = {}
         # The first batch is fetched now, with the count (one search for both).
-        first = searcher.search(query, limit=self.FIRST_BATCH, count=True) if int(searcher.num_docs) else None
-        self._first: list[Any] = list(first.hits) if first is not None else []
+        first = searcher.search(query, limit=first_batch, count=True) if int(searcher.num_docs) else None
+        #: The best documents fetched so far, best first, and the limit they were fetched with: a later batch or
+        #: sample within it (or within all ``count`` documents, once they are all here) needs no new search.
+        self._top: list[Any] = list(first.hits) if first is not None else []
+        self._top_limit = first_batch
         #: Number of matching documents (exact).
         self.count = int(first.count) if first is not None else 0
+
+    def _best(self, limit: int) -> list[Any]:
+        if limit > self._top_limit and self._top_limit < self.count:
+            self._top = list(self._searcher.search(self._query, limit=limit, count=False).hits)
+            self._top_limit = limit
+        return self._top[:limit]
 
     def _path(self, address: Any) -> str:
         key = (address.segment_ord, address.doc)
@@ -274,7 +286,7 @@ class RankedCandidates:
         if self.count <= skip:
             return []
         # Tantivy returns the top documents best first.
-        rest = self._searcher.search(self._query, limit=min(self.count, self.SAMPLE_POOL), count=False).hits[skip:]
+        rest = self._best(min(self.count, self.SAMPLE_POOL))[skip:]
         if not rest:
             return []
         step = max(len(rest) / size, 1.0)
@@ -284,8 +296,8 @@ class RankedCandidates:
     def __iter__(self) -> Iterator[tuple[str, float]]:
         if not self.count:
             return
-        limit, released = self.FIRST_BATCH, 0
-        hits = self._first
+        limit, released = self._top_limit, 0
+        hits = self._best(limit)
         while True:
             complete = len(hits) < limit or limit >= self.count
             order = sorted(((round(float(score), 4), self._path(address)) for score, address in hits),
@@ -301,4 +313,4 @@ class RankedCandidates:
             if complete:
                 return
             limit *= self.GROWTH
-            hits = self._searcher.search(self._query, limit=limit, count=False).hits
+            hits = self._best(limit)
