@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from codeplane.server.answers import short_fingerprint
 from tests.builders import answer_text, envelope, git, make_repo, mcp_client, running_server
 
 pytestmark = pytest.mark.anyio
@@ -88,10 +89,15 @@ async def test_every_tool_answers_lean_with_its_handles_in_the_text(repo: Path) 
                     assert text.startswith(f"error {err['code']} {err['error']}"), (tool, text)
                     return {}
                 record = body["result"]
+                # An applied refactor's symbol is the definition as it was: its uid (name and path hashed)
+                # names nothing any more.
+                gone = record["symbol"]["def_uid"] if "applied" in record and "symbol" in record else None
                 for key, value in _handles(record):
-                    # A short sha and a short commit id are accepted back (write_source, git refs).
-                    shown = value[:12] if "sha256" in key or key == "oid" else value
-                    assert shown in text, f"{tool}: {key}={value} is missing from the text:\n{text}"
+                    # A short sha and a short commit id are accepted back (write_source, git refs); a
+                    # fingerprint is only compared, by its kind and first digits.
+                    shown = value[:12] if "sha256" in key or key == "oid" else \
+                        short_fingerprint(value) if key.endswith("fingerprint") else value
+                    assert shown in text or value == gone, f"{tool}: {key}={value} is missing from the text:\n{text}"
                 assert not list(_empties(record)), (tool, list(_empties(record)))
                 assert len(text.encode()) <= _MAX_TEXT_WITHOUT_CURSOR or _has_cursor(record), tool
                 return dict(record)
@@ -100,6 +106,10 @@ async def test_every_tool_answers_lean_with_its_handles_in_the_text(repo: Path) 
             await check("describe", {"action": "tool", "name": "search"})
             await check("map_repo", {})
             await check("list_files", {"limit": 2})
+            await check("list_files", {"path": "pkg"})
+            # Like `ls pkg`: the entries under the listed directory by their names; the head line says where.
+            assert texts["list_files"].splitlines()[1:] == ["__init__.py  0 B 0L", "app.py  63 B 5L",
+                                                            "util.py  57 B 5L"], texts["list_files"]
             page = await check("search", {"query": "helper", "syntax": "identifier", "limit": 1})
             assert page["pagination"]["next_cursor"]
             await check("search", {"query": "helper", "cursor": page["pagination"]["next_cursor"],
@@ -122,7 +132,8 @@ async def test_every_tool_answers_lean_with_its_handles_in_the_text(repo: Path) 
             assert run["state"] == "failed" and run["fingerprint"]
             # The re-run failed the same case again: the head line says the counts once, no attempt tallies.
             head = texts["run_test_targets"].splitlines()[0]
-            assert head.endswith(f": 1 passed, 1 failed fingerprint={run['fingerprint']}"), texts["run_test_targets"]
+            assert re.fullmatch(rf"{run['run_id']} failed: 1 passed, 1 failed in [\d.]+s "
+                                rf"fingerprint={run['fingerprint'][:15]}", head), texts["run_test_targets"]
             await check("get_test_run", {"run_id": run["run_id"]})
             await check("get_test_run", {"run_id": run["run_id"], "include": "cases"})
             await check("cancel_test_run", {"run_id": run["run_id"], "wait_sec": 0})

@@ -3,11 +3,12 @@ what the failure's head line does not already say. Real pytest runs through the 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
-from codeplane.server.tools.tests_models import TestRunResult, render_run, render_test_run
+from codeplane.server.tools.tests_models import TestRunResult, case_ids, render_run, render_test_run
 from codeplane.testing import TestingService
 from tests.builders import make_repo
 from tests.testing_service import finish, service_for
@@ -39,3 +40,29 @@ def test_a_comparison_shown_whole_in_the_head_drops_pytests_diff_but_a_shortened
     assert "- xxxxxxxxxxb" in long and "+ xxxxxxxxxxa" in long and "^" in long, text
     full = {c.case_id: c.traceback for c in result.failures}
     assert "- 123..." in full["tests/test_text.py::test_short"], "the record keeps pytest's whole traceback"
+
+
+def test_cases_failing_alike_are_one_group_named_once_by_path_and_function(
+        tmp_path: Path, services: list[TestingService]) -> None:
+    repo = make_repo(tmp_path / "repo", {
+        "pytest.ini": "[pytest]\n",
+        "tests/test_same.py": ("import pytest\n\n\n@pytest.mark.parametrize('n', ['a', 'b c'])\n"
+                               "def test_param(n):\n    assert 'x' == 'y'\n"),
+    })
+    service = service_for(repo, workers=1)
+    services.append(service)
+    snapshot = finish(service.start_run(["tests/test_same.py"]))
+    result = TestRunResult(**render_run(snapshot))
+    head, failed, same, *trace = render_test_run(result).splitlines()
+    assert re.fullmatch(rf"{result.run_id} failed: 2 failed in [\d.]+s fingerprint=ff_[0-9a-f]{{12}}", head), head
+    # The failed assert says it is an AssertionError; the second case is the first's function with other params.
+    assert failed == "FAILED tests/test_same.py::test_param[a]: assert 'x' == 'y'", failed
+    assert same == "  same: [b c]", same
+    assert trace[-1] == "tests/test_same.py:6", "the location; the head line named the failure"
+
+
+def test_case_ids_say_a_path_and_function_once_per_run_of_parameters() -> None:
+    ids = ["t.py::test_x[a]", "t.py::test_x[b c]", "t.py::test_y", "t.py::test_y[1]", "u.py::test_x[a]",
+           "u.py::C::test_z[q]", "u.py::C::test_z[r]"]
+    assert case_ids(ids) == ["t.py::test_x[a]", "[b c]", "t.py::test_y", "t.py::test_y[1]", "u.py::test_x[a]",
+                             "u.py::C::test_z[q]", "[r]"]

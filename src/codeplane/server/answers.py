@@ -10,7 +10,8 @@ each answer has two faces, built here from one result model:
   content under a one-line header, …) or, for a tool without one, the lean record as compact JSON. Every id,
   cursor, hash and fingerprint of the record must appear in the text, because the next call needs them
   and the model sees only the text (a test checks this for every tool). A file's SHA-256 appears as its
-  first 12 hex digits, which ``write_source`` accepts as a precondition like git accepts a short id.
+  first 12 hex digits, which ``write_source`` accepts as a precondition like git accepts a short id; a
+  fingerprint as its kind and 12 digits (``ff_1eae1951321c``): no call takes it back, it is only compared.
   Then one ``meta:`` line of ``key=value`` pairs, only when meta has something the text does not say.
 
 Errors render as ``error <code> <NAME> (retryable): message`` plus a line of the details as ``key=value``
@@ -43,6 +44,13 @@ TESTS_SHOWN = 3
 
 def short_sha(value: str) -> str:
     return value[:SHORT_SHA]
+
+
+def short_fingerprint(value: str) -> str:
+    """``ff_`` and the first :data:`SHORT_SHA` hex digits: a fingerprint is compared by eye with another one
+    (has this failure been seen?), and no call takes one back."""
+    kind, sep, digits = value.partition("_")
+    return f"{kind}{sep}{digits[:SHORT_SHA]}" if sep else value[:SHORT_SHA]
 
 
 def tests_affected_line(tests: Sequence[str]) -> str | None:
@@ -85,7 +93,8 @@ def pairs(values: dict[str, Any], *, seen: str = "") -> str:
     """``key=value`` pairs (nested values as compact JSON), leaving out every string value ``seen`` already
     contains: the model reads each value once."""
     shown = []
-    for key, value in values.items():
+    for key, raw in values.items():
+        value = short_fingerprint(raw) if isinstance(raw, str) and key.endswith("fingerprint") else raw
         if isinstance(value, str) and len(value) >= _SEEN_MIN_CHARS and value in seen:
             continue
         plain = isinstance(value, str) and value and not any(c.isspace() for c in value)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 import anyio
@@ -9,6 +10,7 @@ import anyio
 from codeplane import API_VERSION
 from codeplane.core.errors import CodePlaneError, ErrorCode, catalog
 from codeplane.repo.workspace import head_info
+from codeplane.server.answers import compact_json, lean, lean_dump, pairs
 from codeplane.server.schema import input_schema
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
@@ -86,6 +88,77 @@ async def _describe(ctx: ToolContext, params: DescribeParams) -> DescribeResult:
     )
 
 
+def _scalars(section: dict[str, Any], *keys: str) -> str:
+    return pairs({k: section[k] for k in keys if k in section and not isinstance(section[k], dict | list)})
+
+
+def _index_line(index: dict[str, Any]) -> str:
+    langs = index.get("languages")
+    told = f"index {index.get('state')} @epoch {index.get('epoch')}: {index.get('file_count')} files"
+    if isinstance(langs, dict) and langs:
+        told += " (" + ", ".join(f"{k} {v}" for k, v in sorted(langs.items(), key=lambda kv: -kv[1])) + ")"
+    told += f", {index.get('pending_changes', 0)} pending, watcher {index.get('watcher')}"
+    extra = {k: index[k] for k in ("binary_files", "oversized_files", "symlinks") if index.get(k)}
+    source = index.get("source")
+    if isinstance(source, dict) and source.get("kind") not in (None, "local"):
+        extra["source"] = source
+    return told + (f"; {pairs(extra)}" if extra else "")
+
+
+def _task_lines(tasks: dict[str, Any]) -> list[str]:
+    lines = []
+    for task in tasks.get("open_tasks") or []:
+        if isinstance(task, dict):
+            who = f"session {task.get('session_id')}" + (", implicit" if task.get("implicit") else "")
+            lines.append(f"task {task.get('task_id')} ({who}): {task.get('budget')}; "
+                         f"{task.get('remaining_duration_sec')}s left")
+    ledger = tasks.get("ledger")
+    if isinstance(ledger, dict) and not ledger.get("recording", True):
+        lines.append(f"ledger not recording: {pairs(ledger)}")
+    return lines
+
+
+#: Status sections summed up in a line or two: the state an agent checks (is the index ready, at which
+#: epoch, what is pending, which task is open with what budget); build timings, grammar versions and the
+#: recent operations stay in the record (``status``) for people and programs.
+_SUMMARIES: dict[str, Callable[[dict[str, Any]], list[str]]] = {
+    "index": lambda s: [_index_line(s)],
+    "structural": lambda s: [f"structural {s.get('state')}: "
+                             + _scalars(s, "files", "defs", "refs", "imports", "files_with_syntax_errors")],
+    "tasks": _task_lines,
+    "tests": lambda s: [f"tests: {_scalars(s, *s)}"],
+    "refactor": lambda s: [f"refactor: {_scalars(s, *s)}"],
+}
+
+
+def render_describe(result: DescribeResult) -> str:
+    """``action='repo'``: the repository, the index and the open task in a few lines (the tool list is
+    tools/list's; counted); ``tool`` and ``errors``: the lean record (schemas and the catalog are data)."""
+    if result.action != "repo":
+        return compact_json(lean_dump(result))
+    head = (f"repo {result.repo_root} ({result.language}) {result.branch or 'detached'} "
+            f"{(result.head or 'unborn')[:12]}{' detached' if result.detached else ''}; "
+            f"profile {result.profile}, {result.tool_count} tools; api {result.api_version}; "
+            f"repo_id {result.repo_id}")
+    lines = [head]
+    for name, section in result.status.items():
+        if not isinstance(section, dict):
+            lines.append(f"{name}: {compact_json(section)}")
+        elif section.get("error"):
+            lines.append(f"{name}: error {section['error']}")
+        else:
+            warnings = section.get("warnings")
+            lines += [f"warning: {w}" for w in warnings] if isinstance(warnings, list) else []
+            if name in _SUMMARIES:
+                lines += _SUMMARIES[name](section)
+                continue
+            # recoveries: each one is a warning line already
+            rest = {k: v for k, v in lean(section).items() if k not in ("warnings", "recoveries")}
+            if rest:
+                lines.append(f"{name}: {pairs(rest)}")
+    return "\n".join(lines)
+
+
 def tools(services: Services) -> list[ToolSpec]:
     return [
         ToolSpec(
@@ -95,6 +168,7 @@ def tools(services: Services) -> list[ToolSpec]:
             params=DescribeParams,
             result=DescribeResult,
             handler=_describe,
+            render=render_describe,
             kind="meta",
             when_to_use=("starting work on a repository", "checking index state or epoch",
                          "learning how a tool is called (action='tool')",

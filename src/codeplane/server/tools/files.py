@@ -175,16 +175,19 @@ def render_read_full(result: ReadFileFullResult) -> str:
 
 
 def render_list_files(result: ListFilesResult) -> str:
-    """``ls``-like: one entry per line (dirs end in ``/`` with their file count), a total, the cursor."""
+    """``ls``-like: one entry per line (dirs end in ``/`` with their file count), a total, the cursor. Entries
+    under the listed directory are named relative to it, as ``ls`` names them: the head line says it once."""
     lines = [f"{len(result.entries)} of {result.total} entries under {result.path or '.'} @epoch {result.epoch}"
              + (f"; next cursor: {result.next_cursor}" if result.next_cursor else "")]
+    under = f"{result.path.strip('/')}/" if result.path and result.path.strip("/") else ""
     for e in result.entries:
+        name = e.path.removeprefix(under) if under and e.path.startswith(under) else e.path
         if e.type == "dir":
-            lines.append(f"{e.path}/  {e.file_count} files {e.size} B")
+            lines.append(f"{name}/  {e.file_count} files {e.size} B")
         else:
             extra = f" {e.line_count}L" if e.line_count is not None else ""
             kind = f" {e.kind}" if e.kind and e.kind != "text" else ""
-            lines.append(f"{e.path}  {e.size} B{extra}{kind}")
+            lines.append(f"{name}  {e.size} B{extra}{kind}")
     return "\n".join(lines)
 
 

@@ -143,7 +143,8 @@ async def _map_repo(ctx: ToolContext, params: MapRepoParams) -> MapRepoResult:
 def render_map(result: MapRepoResult) -> str:
     """Sections as short text: an indented tree (dirs end in ``/`` with their file count), then one line or a
     few per other section."""
-    lines = [f"repo map @epoch {result.epoch}"]
+    # The index epoch (semantic_diff takes it as base='epoch:N'); the tool's name would only repeat the call.
+    lines = [f"@epoch {result.epoch}"]
     st = result.structure
     if st is not None:
         # The root is the repository the agent works in; the node count matters only when the tree is cut.

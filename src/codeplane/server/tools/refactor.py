@@ -17,7 +17,7 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.refactor.models import ApplyOutcome, ImpactReport, InspectPage, RefactorPreview
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
-from codeplane.server.tools.refactor_render import render_apply, render_plan
+from codeplane.server.tools.refactor_render import render_apply, render_impact, render_inspect, render_plan
 
 _CATEGORY = "refactor"
 _APPLY_NOW = ("Apply at once (as refactor_apply) if every edit is high-certainty and nothing needs a decision; "
@@ -218,7 +218,7 @@ def tools(services: Services) -> list[ToolSpec]:
         ),
         ToolSpec(
             name="refactor_impact", category=_CATEGORY, params=ImpactParams, result=ImpactResult,
-            handler=impact, kind="read", idempotent=False,
+            handler=impact, kind="read", idempotent=False, render=render_impact,
             summary="What depends on a symbol or file: references with tiers, importing files, affected tests; "
                     "delete_refactor_id previews deleting it (apply with refactor_apply).",
             when_to_use=("before deleting or changing a symbol or file",
@@ -229,7 +229,7 @@ def tools(services: Services) -> list[ToolSpec]:
         ),
         ToolSpec(
             name="refactor_inspect", category=_CATEGORY, params=InspectParams, result=InspectResult,
-            handler=inspect, kind="read",
+            handler=inspect, kind="read", render=render_inspect,
             summary="Page through a pending plan's medium/low (or any) edits with the lines around each one.",
             when_to_use=("the preview said verification_required",
                          "choosing which low candidates to include in refactor_apply"),

@@ -10,10 +10,12 @@ as the apply (naming what it did) when it was applied, else as the preview plus 
 
 from __future__ import annotations
 
-from codeplane.refactor.models import ApplyOutcome, PlannedEdit, RefactorPreview
+from codeplane.refactor.models import ApplyOutcome, ImpactReport, InspectPage, PlannedEdit, RefactorPreview
 from codeplane.server.answers import compact_json, lean_dump, short_sha, tests_affected_line
 from codeplane.server.tooling import ToolResult
 
+#: Affected tests an impact answer names, at most (``run_test_targets(affected_by=...)`` runs them all).
+_TESTS_NAMED = 20
 #: An edit's old/new text in the text answer, at most; a moved definition is named by its first line.
 _EDIT_TEXT_CHARS = 80
 
@@ -48,15 +50,16 @@ def _sure_edits(edits: list[PlannedEdit], usual: tuple[str, str] | None) -> list
     return [f"  {path} {' '.join(ids)}" for path, ids in by_path.items()] + lines
 
 
-def _what(result: RefactorPreview, *, place: bool = True) -> tuple[str, tuple[str, str] | None]:
-    """``kind qualified.name #uid [-> new]`` and/or ``from -> to``, and the rename's usual (old, new) change; with
-    ``place``, where the definition is when no edit of the preview shows it."""
+def _what(result: RefactorPreview, *, applied: bool = False) -> tuple[str, tuple[str, str] | None]:
+    """``kind qualified.name #uid [-> new]`` and/or ``from -> to``, and the rename's usual (old, new) change;
+    for a preview, where the definition is when no edit of the preview shows it. Once applied, without the
+    uid: it names the definition as it was (a uid hashes the name and the path), which no call finds now."""
     what = ""
     usual = None
     if result.symbol is not None:
         sym = result.symbol
-        what = f"{sym.kind} {sym.qualified_name} #{sym.def_uid}"
-        if place and not any(e.reason == "definition" for e in result.edits):
+        what = f"{sym.kind} {sym.qualified_name}" + ("" if applied else f" #{sym.def_uid}")
+        if not applied and not any(e.reason == "definition" for e in result.edits):
             what += f" ({sym.path}:{sym.line})"
         if result.new_name:
             what += f" -> {result.new_name}"
@@ -71,7 +74,7 @@ def render_plan(result: RefactorPreview) -> str:
     (with why ``apply`` did not apply it)."""
     applied = getattr(result, "applied", None)
     if isinstance(applied, ApplyOutcome):
-        return render_apply(applied, what=f"{result.operation} {_what(result, place=False)[0]}")
+        return render_apply(applied, what=f"{result.operation} {_what(result, applied=True)[0]}")
     text = render_preview(result)
     reason = getattr(result, "not_applied", None)
     return f"{text}\nnot applied: {reason}" if reason else text
@@ -88,7 +91,7 @@ def render_preview(result: RefactorPreview) -> str:
     if counts.get("low"):
         told += f", {counts['low']} low proposed"
     lines = [f"{result.operation} {what}: {result.status}, {told} in {len(result.affected_files)} files "
-             f"[refactor {result.refactor_id}]"]
+             f"[{result.refactor_id}]"]
     sure = [e for e in result.edits if e.certainty == "high"]
     lines += _sure_edits(sure, usual)
     lines += [_edit_line(e, usual) for e in result.edits if e.certainty != "high"]
@@ -114,8 +117,9 @@ def render_preview(result: RefactorPreview) -> str:
 def render_apply(result: ApplyOutcome, *, what: str = "") -> str:
     extra = ", ".join(part for part in (f"{result.applied_doc_edits} doc" if result.applied_doc_edits else "",
                                         f"{result.skipped_low} low skipped" if result.skipped_low else "") if part)
+    # The refactor and candidate ids by their own prefixes (``rf_``, ``c``): refactor_inspect still takes one.
     lines = [f"applied {result.applied_edits} edits{f' ({extra})' if extra else ''}{f': {what}' if what else ''} "
-             f"[refactor {result.refactor_id} candidate {result.candidate_id}]"]
+             f"[{result.refactor_id} {result.candidate_id}]"]
     lines += [f"{f.path} {short_sha(f.sha256)}" for f in result.files]
     lines += [f"R {m.from_path} -> {m.to_path}" for m in result.moves]
     lines += [f"D {path}" for path in result.deleted]
@@ -126,4 +130,52 @@ def render_apply(result: ApplyOutcome, *, what: str = "") -> str:
         if tests:
             lines.append(tests)
     lines += [f"warning: {w}" for w in result.warnings]
+    return "\n".join(lines)
+
+
+def render_impact(result: ImpactReport) -> str:
+    """What depends on a definition or file: a head line (what, where, how many references by tier), the
+    references as ``line:[tier certainty] text`` under their file's path like a search, the importers, the
+    affected tests, and the deletion plan's id (``refactor_apply`` deletes it)."""
+    if result.symbol is not None:
+        sym = result.symbol
+        what = f"{sym.kind} {sym.qualified_name} #{sym.def_uid} ({sym.path}:{sym.line})"
+    else:
+        what = f"file {result.path}"
+    tiers = ", ".join(f"{tier} {n}" for tier, n in sorted(result.by_tier.items()))
+    head = f"{what}: {result.references_total} references" + (f" ({tiers})" if tiers else "")
+    if result.lexical_mentions:
+        head += f", {result.lexical_mentions} more lexical mentions"
+    lines = [head]
+    by_path: dict[str, list[str]] = {}
+    for ref in result.references:
+        tag = ref.tier if ref.certainty == "high" else f"{ref.tier} {ref.certainty}"
+        by_path.setdefault(ref.path, []).append(f"{ref.line}:[{tag}] {ref.snippet.strip()}")
+    lines += [line for path, refs in by_path.items() for line in (path, *refs)]
+    if result.next_cursor:
+        lines.append(f"next cursor: {result.next_cursor}")
+    if result.importing_files:
+        lines.append(f"imported by: {' '.join(result.importing_files)}")
+    if result.affected_tests:
+        more = len(result.affected_tests) - _TESTS_NAMED
+        lines.append(f"tests affected ({len(result.affected_tests)}): {' '.join(result.affected_tests[:_TESTS_NAMED])}"
+                     + (f" (+{more} more in the record)" if more > 0 else ""))
+    if result.affected_tests_note:
+        lines.append(result.affected_tests_note)
+    if result.delete_refactor_id:
+        lines.append(f"delete plan: {result.delete_refactor_id}" + (" (safe)" if result.safe_to_delete else ""))
+    lines += [f"warning: {w}" for w in result.warnings]
+    return "\n".join(lines)
+
+
+def render_inspect(result: InspectPage) -> str:
+    """A page of a plan's edits: a head line (ids, how many, the filters), then each edit's line as in the
+    preview, with its context lines as ``line-text`` (the edited line ``line:text``, as a search shows a hit)."""
+    head = (f"{result.refactor_id} {result.candidate_id}: {result.total} edits "
+            f"({', '.join(result.certainties)}; {', '.join(result.kinds)})")
+    lines = [head + (f"; next cursor: {result.next_cursor}" if result.next_cursor else "")]
+    for item in result.items:
+        edit = item.edit
+        lines.append(_edit_line(edit.model_copy(update={"snippet": ""}) if item.context else edit, None))
+        lines += [f"    {n}{':' if n == edit.line else '-'}{text}" for n, text in item.context]
     return "\n".join(lines)

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from codeplane.core.clock import now_ms
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
+from codeplane.server.tools.tasks_render import render_reset, render_task
 from codeplane.tasks import ReadUse, TaskRecord, TaskView
 
 _MAX_LIMIT = 1_000_000
@@ -184,7 +185,7 @@ async def _reset_budget(ctx: ToolContext, params: ResetBudgetParams) -> ResetBud
 def tools(services: Services) -> list[ToolSpec]:
     return [
         ToolSpec(
-            name="open_task", category="tasks", kind="meta", handler=_open_task,
+            name="open_task", category="tasks", kind="meta", handler=_open_task, render=render_task,
             params=OpenTaskParams, result=TaskResult,
             summary=("Start a new task (a correlation envelope with hard limits) for this session. The session's "
                      "current OPEN task is closed as CLOSED_SUCCESS (superseded) and returned as closed_previous."),
@@ -197,7 +198,7 @@ def tools(services: Services) -> list[ToolSpec]:
             read_only=False, idempotent=False,
         ),
         ToolSpec(
-            name="close_task", category="tasks", kind="meta", handler=_close_task,
+            name="close_task", category="tasks", kind="meta", handler=_close_task, render=render_task,
             params=CloseTaskParams, result=TaskResult,
             summary=("Close this session's current task with the client's outcome (success or failed). Closed "
                      "tasks are final; non-meta calls are refused (6003) until open_task."),
@@ -207,7 +208,7 @@ def tools(services: Services) -> list[ToolSpec]:
             read_only=False, idempotent=False,
         ),
         ToolSpec(
-            name="get_task", category="tasks", kind="meta", handler=_get_task,
+            name="get_task", category="tasks", kind="meta", handler=_get_task, render=render_task,
             params=GetTaskParams, result=TaskResult,
             summary=("The current (or a named) task: state, limits, counters, remaining time, last fingerprints, "
                      "the session's read budget and the task's last ledger rows."),
@@ -218,7 +219,7 @@ def tools(services: Services) -> list[ToolSpec]:
                       ToolExample("another task", {"task_id": "task_0123456789abcdef"})),
         ),
         ToolSpec(
-            name="reset_budget", category="files", kind="meta", handler=_reset_budget,
+            name="reset_budget", category="files", kind="meta", handler=_reset_budget, render=render_reset,
             params=ResetBudgetParams, result=ResetBudgetResult,
             summary=("Reset this session's read budget (bytes and calls of read/search tools). The reset is "
                      "recorded in the ledger with the use it cleared."),

@@ -28,6 +28,7 @@ from codeplane.server.tools.tests_models import (
     render_run,
     render_test_run,
 )
+from codeplane.server.tools.tests_render import render_discover, render_inspect
 from codeplane.testing.paging import page, query_key
 from codeplane.testing.run_store import RunHandle
 
@@ -35,7 +36,10 @@ if TYPE_CHECKING:
     from codeplane.testing import TestingService
 
 _MAX_WAIT = 300.0
-_POLL_S = 0.1
+#: Longest one wait blocks a thread: a cancelled call's abandoned wait ends within it.
+_WAKE_S = 1.0
+#: Waiting calls block their own threads, never the tokens other tools' thread work needs.
+_WAITERS = anyio.CapacityLimiter(64)
 
 
 _AFFECTED = ("Changed files, each 'path' or 'path:12-30,41' (changed lines as the file is now; without lines, "
@@ -167,9 +171,12 @@ async def _await(ctx: ToolContext, record: RunHandle, wait_sec: float) -> None:
                 done = sum(1 for t in snapshot.targets if t.attempts)
                 await ctx.progress(sent, 100.0, f"{snapshot.state}: {done}/{len(snapshot.targets)} targets "
                                                 f"{snapshot.message}".strip())
-        if record.finished or anyio.current_time() >= deadline:
+        left = deadline - anyio.current_time()
+        if record.finished or left <= 0:
             return
-        await anyio.sleep(_POLL_S)
+        # Woken by the record itself: the answer goes out as soon as the run ends, not a poll interval later.
+        await anyio.to_thread.run_sync(record.wait, version, min(left, _WAKE_S), abandon_on_cancel=True,
+                                       limiter=_WAITERS)
 
 
 def _answer(record: RunHandle, include: str = "summary", cursor: str | None = None, limit: int = 100,
@@ -234,7 +241,7 @@ def tools(services: Services) -> list[ToolSpec]:
     return [
         ToolSpec(
             name="discover_test_targets", category="tests", kind="read", handler=_discover,
-            params=DiscoverParams, result=DiscoverResult,
+            params=DiscoverParams, result=DiscoverResult, render=render_discover,
             summary=("List the repository's test targets (a test file, a Go package, a Rust test binary) with "
                      "runner, command, working directory and estimated cost. Runners come from config, marker "
                      "files (pytest.ini, go.mod, Cargo.toml, package.json, ...) or language defaults; runners "
@@ -249,7 +256,7 @@ def tools(services: Services) -> list[ToolSpec]:
         ),
         ToolSpec(
             name="inspect_affected_tests", category="tests", kind="read", handler=_inspect,
-            params=InspectParams, result=InspectResult,
+            params=InspectParams, result=InspectResult, render=render_inspect,
             summary=("Explain impact selection for changed files: the changed definitions, each selected test case "
                      "with its chain to them (high: resolved references; low: a use by name), files selected by "
                      "imports (high: exact import chain; low: package match) with every fallback's reason, files "

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
+from codeplane.server.answers import short_fingerprint
 from codeplane.server.tooling import ToolResult
 from codeplane.testing.impact import ImpactResult
 from codeplane.testing.impact_reach import CoverageUse
@@ -335,11 +337,34 @@ def _without_restated_diff(lines: list[str], told: set[str]) -> list[str]:
         and (i + 1 == len(out) or _diff_body(out[i + 1]) is None))]
 
 
+def _without_type_at_end(traceback: str, exception_type: str) -> str:
+    """pytest's last line ``path:line: ExceptionType`` as ``path:line``: the head line names the type (or
+    shows the failed ``assert``)."""
+    rest, sep, last = traceback.rpartition("\n")
+    place = last.removesuffix(f": {exception_type}") if exception_type else last
+    return f"{rest}{sep}{place}" if place != last and re.fullmatch(r"\S+:\d+", place) else traceback
+
+
 def _first_line(message: str, exception_type: str) -> str:
     line = message.strip().splitlines()[0] if message.strip() else ""
     if exception_type and line.startswith(exception_type):
         line = line[len(exception_type):].lstrip(": ")
+    if exception_type == "AssertionError" and line.startswith("assert "):
+        return line  # a failed ``assert`` names its exception itself
     return f"{exception_type}: {line}" if exception_type and line else (exception_type or line)
+
+
+def case_ids(ids: list[str]) -> list[str]:
+    """Case ids of one list, each after the first of a function as only its parameters (``[b]`` after
+    ``t.py::test_x[a]``), as pytest's ids read in a row: the path and the function are said once."""
+    shown: list[str] = []
+    previous = ""
+    for case_id in ids:
+        base, bracket, params = case_id.partition("[")
+        same = bracket and previous == base
+        shown.append(f"[{params}" if same else case_id)
+        previous = base if bracket else ""
+    return shown
 
 
 def _attempts(target: TargetRunModel) -> str:
@@ -389,10 +414,13 @@ def render_test_run(result: TestRunResult) -> str:
         told = " (targets: " + ", ".join(f"{n} {k}" for k, n in outcomes.items()) + ")"
     else:
         told = ""  # all passed (the case counts say it) or one target, named below
+    # Like pytest's last line (counts, then the time); the state only when the counts do not say it already.
+    said = result.state == "passed" and c.passed and not (c.failed or c.error)
+    state = "" if said else f" {result.state}"
     progress = "" if result.finished else f" {result.progress_percentage:.0f}%"
-    head = f"run {result.run_id} {result.state}{progress} in {result.duration_s:.1f}s: {tallies or 'no cases'}{told}"
+    head = f"{result.run_id}{state}{progress}: {tallies or 'no cases'} in {result.duration_s:.1f}s{told}"
     if result.fingerprint:
-        head += f" fingerprint={result.fingerprint}"
+        head += f" fingerprint={short_fingerprint(result.fingerprint)}"
     lines = [head]
     if result.message:
         lines.append(result.message)
@@ -401,18 +429,20 @@ def render_test_run(result: TestRunResult) -> str:
     for case in result.failures:
         first = _first_line(case.message, case.exception_type)
         opening = case.message.strip().splitlines()[0] if case.message.strip() else ""
-        key = (case.outcome, first, brief_traceback(case.traceback, first, opening))
+        key = (case.outcome, first, _without_type_at_end(brief_traceback(case.traceback, first, opening),
+                                                          case.exception_type))
         groups.setdefault(key, []).append(case)
     for (outcome, first, traceback), cases in groups.items():
         lines.append(f"{outcome.upper()} {cases[0].case_id}: {first}".rstrip(": "))
-        lines += [f"  same: {case.case_id}" for case in cases[1:]]
+        if len(cases) > 1:
+            lines.append("  same: " + " ".join(case_ids([c.case_id for c in cases])[1:]))
         if traceback:
             lines.append(traceback)
     if result.failures_total > len(result.failures):
         lines.append(f"… {result.failures_total - len(result.failures)} more failing cases: "
                      f"get_test_run(run_id={result.run_id!r}, include='cases')")
     if result.flaky:
-        lines.append("flaky: " + " ".join(result.flaky))
+        lines.append("flaky: " + " ".join(case_ids(result.flaky)))
     if result.coverage is not None:
         lines += render_coverage(result.coverage)
     for case in result.cases:

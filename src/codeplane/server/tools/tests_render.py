@@ -1,0 +1,144 @@
+"""Text renderings of test discovery and impact answers (issue 16): what a next ``run_test_targets`` needs.
+
+A target list is its ids (what ``targets=`` takes) with their estimated seconds, the command said once per
+group of targets run alike (``<target>`` standing for the id) instead of once per target. An impact selection
+is a head line (tier, counts, what changed), then the test files grouped by the reasons they were selected
+(most files share them: a conftest or a package import), their selected cases after them; what could not be
+followed (unresolved files and imports, module-level fallbacks, modules no test imports) on a line each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from codeplane.server.tools.tests_models import ImpactCaseModel, ImpactMatchModel, ImpactModel, TargetModel
+
+if TYPE_CHECKING:
+    from codeplane.server.tools.tests import DiscoverResult, InspectResult
+
+#: Names listed on one line of the text at most; the rest are counted (the record has them all).
+_NAMES_SHOWN = 20
+
+
+def _names(names: Sequence[str], total: int | None = None) -> str:
+    shown = " ".join(names[:_NAMES_SHOWN])
+    more = (total if total is not None else len(names)) - min(len(names), _NAMES_SHOWN)
+    return shown + (f" (+{more} more)" if more > 0 else "")
+
+
+def _template(target: TargetModel) -> str:
+    """The command with the target (or the run of its selected ``target::case`` ids) as ``<target>``."""
+    parts: list[str] = []
+    for part in target.cmd:
+        mine = part == target.target_id or part.startswith(f"{target.target_id}::")
+        if not (mine and parts and parts[-1] == "<target>"):
+            parts.append("<target>" if mine else part)
+    return " ".join(parts)
+
+
+def _case(case: ImpactCaseModel, usual: str) -> str:
+    """``test_x``, its confidence when not its file's (``test_y (low)``), ``(coverage)`` when that selected it."""
+    marks: list[str] = [case.confidence] if case.confidence != usual else []
+    marks += ["coverage"] if case.source == "coverage" else []
+    return case.case + (f" ({', '.join(marks)})" if marks else "")
+
+
+#: A test file's own reasons, and its cases' chains to the changed code (inspect), the text shows at most;
+#: the chains of one file mostly run the same way (a test runner's entry point), the record has them all.
+_REASONS_SHOWN = 2
+_CHAINS_SHOWN = 1
+
+
+def _match_lines(match: ImpactMatchModel) -> list[str]:
+    """A file selected by cases: its own reasons (not the per-case chains, said under the cases), the cases
+    by name, and the first case's chain from the test to the changed code."""
+    own = [r for r in match.reasons if not r.startswith(f"{match.test_file}::")]
+    lines = [f"{match.confidence} {match.test_file}" + (f": {'; '.join(own[:_REASONS_SHOWN])}" if own else "")
+             + (f" (+{len(own) - _REASONS_SHOWN} more reasons)" if len(own) > _REASONS_SHOWN else "")]
+    lines.append(f"  {len(match.cases)} case(s): {_names([_case(c, match.confidence) for c in match.cases])}")
+    for case in [c for c in match.cases if c.chain][:_CHAINS_SHOWN]:
+        chain = case.chain[1:] if case.chain[0] == f"{match.test_file}::{case.case}" else case.chain
+        lines.append(f"  {case.case} → {' → '.join(chain)}")
+    return lines
+
+
+def render_targets(targets: Sequence[TargetModel], *, case_names: bool = True) -> list[str]:
+    """Targets grouped by how they run (runner, language, kind, cwd, command): a group's line, then its ids;
+    a target running selected cases with their names, or their count (``case_names=False``: the impact lines
+    below name them)."""
+    groups: dict[tuple[str, str, str, str, str], list[TargetModel]] = {}
+    for target in targets:
+        key = (target.runner, target.lang, target.kind, target.cwd, _template(target))
+        groups.setdefault(key, []).append(target)
+    lines: list[str] = []
+    for (runner, lang, kind, cwd, template), members in groups.items():
+        lines.append(f"{runner} {lang} {kind} (cwd {cwd}): {template}")
+        for t in members:
+            cases = (_names(t.cases) if case_names else f"{len(t.cases)} case(s)") if t.cases else ""
+            lines.append(f"  {t.target_id} ~{t.estimated_cost:.1f}s" + (f": {cases}" if cases else ""))
+    return lines
+
+
+def render_impact(impact: ImpactModel) -> list[str]:
+    changed = impact.changed_symbols or impact.changed_modules
+    head = (f"impact {impact.confidence}: {impact.matches_total} test files ({impact.high} high, {impact.low} low)"
+            + (f" for {_names(changed)}" if changed else ""))
+    lines = [head]
+    # Files selected whole mostly share their reasons (a conftest, a package import): said once per group.
+    by_reasons: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for match in impact.matches:
+        if match.cases:
+            lines += _match_lines(match)
+        else:
+            by_reasons.setdefault((match.confidence, tuple(match.reasons)), []).append(match.test_file)
+    for (confidence, reasons), files in by_reasons.items():
+        lines.append(f"{confidence}, {'; '.join(reasons) or 'no reason given'}:")
+        lines += [f"  {f}" for f in files]
+    if impact.matches_total > len(impact.matches):
+        lines.append(f"… {impact.matches_total - len(impact.matches)} more test files in the record")
+    if impact.unresolved_files:
+        lines.append(f"unresolved files: {_names(impact.unresolved_files)}")
+    if impact.unresolved_imports:
+        lines.append(f"unresolved imports: {_names(impact.unresolved_imports)}")
+    if impact.null_literal_imports:
+        lines.append(f"dynamic imports in tests: {impact.null_literal_imports}")
+    lines += [f"module level: {f}" for f in impact.fallbacks[:_NAMES_SHOWN]]
+    if impact.uncovered_total:
+        lines.append(f"imported by no test: {_names(impact.uncovered_modules, impact.uncovered_total)}")
+    if impact.source_dirs:
+        lines.append(f"source dirs: {' '.join(impact.source_dirs)}")
+    cov = impact.coverage
+    if cov is not None:
+        told = ", ".join(f"{n} {what}" for what, n in (("confirmed", cov.confirmed), ("added", cov.added),
+                                                        ("dropped", cov.dropped_total), ("stale", cov.stale_tests),
+                                                        ("kept after the change", cov.after_change),
+                                                        ("unrecorded", cov.unrecorded)) if n)
+        lines.append(f"coverage evidence: {'narrowed' if cov.narrowed else 'not narrowed'}"
+                     + (f" ({cov.note})" if cov.note else "") + (f"; {told}" if told else ""))
+        if cov.dropped:
+            lines.append(f"  dropped: {_names(cov.dropped, cov.dropped_total)}")
+        lines += [f"  stale: {s}" for s in cov.stale]
+    if impact.agentic_hint:
+        lines.append(f"hint: {impact.agentic_hint}")
+    return lines
+
+
+def render_discover(result: DiscoverResult) -> str:
+    told = f"{result.total} targets" + (f" of {result.discovered_total}" if result.total != result.discovered_total
+                                        else "")
+    if result.runners:
+        told += f" ({', '.join(result.runners)})"
+    if result.next_cursor:
+        told += f"; next cursor: {result.next_cursor}"
+    lines = [told, *render_targets(result.targets, case_names=result.impact is None)]
+    lines += [f"missing runner {m.runner} for {m.project}: {m.hint}" for m in result.missing_runners]
+    if result.impact is not None:
+        lines += render_impact(result.impact)
+    elif result.agentic_hint:
+        lines.append(f"hint: {result.agentic_hint}")
+    return "\n".join(lines)
+
+
+def render_inspect(result: InspectResult) -> str:
+    return "\n".join(render_impact(result.impact))
