@@ -33,6 +33,7 @@ FILES = {
     ),
     "app/clock.py": "def tick():\n    return 1\n",
     "app/timer.py": "from app.clock import tick\n\n\ndef run():\n    return tick()\n",
+    "tests/test_timer.py": "from app.timer import run\n\n\ndef test_run():\n    assert run() == 1\n",
     "web/util.ts": "export const pad = (s: string) => s.padStart(2);\n",
     "web/main.ts": "import { pad } from './util';\nconsole.log(pad('1'));\n",
 }
@@ -104,6 +105,15 @@ async def test_move_and_impact_over_mcp(server: ServerHandle) -> None:
         await call(client, "refactor_apply", {"refactor_id": preview["refactor_id"]})
     assert (server.root / "web/main.ts").read_text().startswith("import { pad } from './lib/util';\n")
     assert (server.root / "web/lib/util.ts").is_file()
+
+
+async def test_impact_names_the_affected_tests(server: ServerHandle) -> None:
+    # Testing reads the index inside the facts' own read (one snapshot), for a symbol and for a file.
+    async with mcp_client(server) as client:
+        for target in ("app.clock.tick", "app/clock.py"):
+            impact = await call(client, "refactor_impact", {"target": target})
+            assert impact["affected_tests"] == ["tests/test_timer.py"], impact
+            assert not impact.get("affected_tests_note"), impact
 
 
 def test_repo_path_is_real(server: ServerHandle) -> None:

@@ -283,8 +283,15 @@ class IndexStore:
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
-        """A read-only connection for this thread, inside one read transaction (a consistent snapshot)."""
+        """A read-only connection for this thread, inside one read transaction (a consistent snapshot).
+
+        Re-entrant: a read opened inside another on the same thread shares its snapshot (e.g. ``refactor_impact``
+        asks testing for the affected tests while it holds the facts it reports them for).
+        """
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None and conn.in_transaction and getattr(self._local, "generation", -1) == self._generation:
+            yield conn
+            return
         if conn is None or getattr(self._local, "generation", -1) != self._generation:
             if conn is not None:
                 conn.close()
