@@ -258,7 +258,10 @@ class IndexService:
                     self._start_watcher()
                     self._pending.mark_full()  # what changed on disk while the first build ran, unwatched
                 self._mark_ready()
-                self._pipeline.checkpoint()  # a big epoch's WAL copy-back, once /ready no longer waits for it
+                # A big epoch's WAL copy-back, once /ready no longer waits for it; not before the first build's
+                # catch-up reconcile, which every query waits for (seconds of copying on a 100k-file corpus).
+                if not self._pending.count():
+                    self._pipeline.checkpoint()
             except Exception as exc:  # keep indexing alive; the work stays pending for a retry
                 self._pipeline.store.note_error(exc)
                 mapped = storage_error(exc, doing="updating the index")
