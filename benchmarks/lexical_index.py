@@ -10,7 +10,8 @@ clone has history, an index and a HEAD, like a real checkout), with ``rg`` as th
 - identifier search over MCP on the warm server: 200 identifiers sampled (fixed seed) from the distinct
   identifiers of the tree's Python files, plus the 20 most frequent ones reported apart. "server-side" is the
   ``query_time_ms`` the server reports; the MCP round trip is shown too. ``rg -w -F`` runs over the same
-  tree for the same identifiers.
+  tree for the same identifiers. The default syntax (text, a case-insensitive substring) is timed for 20 of them,
+  against `rg -i -F`.
 - edit on disk → visible in ``search`` over MCP (the watcher path), and ``map_repo`` with defaults.
 
 Targets (issue 19, 2 cores): cold ``cpl up`` → ready ≤ 10 s, warm restart ≤ 1 s, peak RSS ≤ 600 MB; identifier
@@ -46,6 +47,8 @@ from _proctree import TreeSampler, TreeUsage
 
 CPL = [sys.executable, "-m", "codeplane.cli"]
 SAMPLE, COMMON, RG_SAMPLE, EDITS, WARM_RUNS, MAP_RUNS = 200, 20, 40, 20, 3, 20
+#: Words searched with the default syntax (text: a substring, case-insensitive) and with `rg -i -F`.
+TEXT_SAMPLE = 20
 IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{2,}\b")
 GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
            "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
@@ -85,9 +88,9 @@ def _identifiers(tree: Path) -> tuple[list[str], list[str]]:
     return sample, common
 
 
-def _rg_ms(tree: Path, word: str) -> float:
+def _rg_ms(tree: Path, word: str, mode: str = "-w") -> float:
     began = time.perf_counter()
-    subprocess.run(["rg", "-w", "-F", "-n", "--no-messages", "--", word, "."], cwd=tree, capture_output=True,
+    subprocess.run(["rg", mode, "-F", "-n", "--no-messages", "--", word, "."], cwd=tree, capture_output=True,
                    check=False)
     return (time.perf_counter() - began) * 1000
 
@@ -147,9 +150,9 @@ def _payload(res: Any) -> dict[str, Any]:
 
 async def _queries(server: Server, tree: Path, sample: list[str], common: list[str]) -> dict[str, Any]:
     async with Client(server.url) as client:
-        async def search(word: str) -> tuple[float, float, dict[str, Any]]:
+        async def search(word: str, syntax: str = "identifier") -> tuple[float, float, dict[str, Any]]:
             began = time.perf_counter()
-            res = await client.call_tool("search", {"query": word, "syntax": "identifier", "limit": 20})
+            res = await client.call_tool("search", {"query": word, "syntax": syntax, "limit": 20})
             trip = (time.perf_counter() - began) * 1000
             body = _payload(res)
             return float(body["query_time_ms"]), trip, body
@@ -167,6 +170,12 @@ async def _queries(server: Server, tree: Path, sample: list[str], common: list[s
             common_server.append(ms)
             common_trips.append(trip)
             common_totals[word] = body["pagination"].get("total_estimate")
+        # The default syntax (text: a case-insensitive substring, matched against the term dictionary).
+        text_server, text_trips = [], []
+        for word in sample[:TEXT_SAMPLE]:
+            ms, trip, _ = await search(word, "text")
+            text_server.append(ms)
+            text_trips.append(trip)
         map_ms, map_bytes = [], 0
         for _ in range(MAP_RUNS):
             began = time.perf_counter()
@@ -191,6 +200,7 @@ async def _queries(server: Server, tree: Path, sample: list[str], common: list[s
             map_after_edit.append((time.perf_counter() - began) * 1000)
         return {"server_ms": server_ms, "trip_ms": trips, "common_server_ms": common_server,
                 "common_trip_ms": common_trips, "common_totals": common_totals, "visible_ms": visible,
+                "text_server_ms": text_server, "text_trip_ms": text_trips,
                 "map_ms": map_ms, "map_bytes": map_bytes, "map_after_edit_ms": map_after_edit}
 
 
@@ -267,6 +277,7 @@ def main() -> None:
     rg_words = sample[:: max(1, SAMPLE // RG_SAMPLE)][:RG_SAMPLE]
     rg = [_rg_ms(tree, w) for w in rg_words]
     rg_common = [_rg_ms(tree, w) for w in common]
+    rg_text = [_rg_ms(tree, w, "-i") for w in sample[:TEXT_SAMPLE]]
     load_after = _load()
     server50, server95 = p50(remote["server_ms"]), pct(remote["server_ms"], 0.95)
     common95 = pct(remote["common_server_ms"], 0.95)
@@ -308,6 +319,11 @@ def main() -> None:
         [f"search, MCP round trip, {COMMON} most frequent", p50(remote["common_trip_ms"]),
          pct(remote["common_trip_ms"], 0.95), max(remote["common_trip_ms"])],
         [f"rg -w, {COMMON} most frequent", p50(rg_common), pct(rg_common, 0.95), max(rg_common)],
+        [f"text (substring) search, server-side ({TEXT_SAMPLE} sampled)", p50(remote["text_server_ms"]),
+         pct(remote["text_server_ms"], 0.95), max(remote["text_server_ms"])],
+        [f"text (substring) search, MCP round trip ({TEXT_SAMPLE} sampled)", p50(remote["text_trip_ms"]),
+         pct(remote["text_trip_ms"], 0.95), max(remote["text_trip_ms"])],
+        [f"rg -i -F, same {TEXT_SAMPLE} words", p50(rg_text), pct(rg_text, 0.95), max(rg_text)],
         ["edit → visible over MCP", visible50, pct(remote["visible_ms"], 0.95), max(remote["visible_ms"])],
         [f"map_repo defaults over MCP ({remote['map_bytes'] / 1000:.1f} KB of text)", map50,
          pct(remote["map_ms"], 0.95), max(remote["map_ms"])],
