@@ -63,6 +63,13 @@ FILES = {
                       "    return _CACHE[x]\n"),
     "tests/test_cache.py": ("from calc.cache import cached\n\n\ndef test_first():\n    assert cached(1) == 2\n\n\n"
                             "def test_second():\n    assert cached(1) == 2\n"),
+    # make() runs when calc.late is first imported, which create() does inside test_one; test_two finds it
+    # imported already, so its evidence shows only create() (a first import runs module code once a process).
+    "calc/base.py": "def make():\n    return 1\n",
+    "calc/late.py": "from calc.base import make\n\nVALUE = make()\n",
+    "calc/factory.py": "def create():\n    from calc import late\n    return late.VALUE\n",
+    "tests/test_factory.py": ("from calc.factory import create\n\n\ndef test_one():\n    assert create() == 1\n\n\n"
+                              "def test_two():\n    assert create() == 1\n"),
     # Code ran in the process it starts, unseen: its evidence cannot show that it did not run Square.area.
     "tests/test_spawn.py": ("import subprocess\nimport sys\n\nimport pytest\n\nfrom calc.shapes import Circle\n\n\n"
                             "@pytest.mark.parametrize('shape', [Circle(2)])\ndef test_spawned(shape):\n"
@@ -125,8 +132,8 @@ async def test_evidence_drops_a_test_the_graph_reaches_but_that_never_ran_the_ch
                                   "tests/test_spawn.py::test_spawned": "graph"}
         res = await client.call_tool("run_test_targets", {"coverage": True, "wait_sec": 120})
         run = res.structured_content["result"]
-        assert run["state"] == "passed" and run["coverage"]["tests"] == 8 and run["coverage"]["files"] >= 5
-        assert "coverage: evidence of 8 test(s) stored (1 untrusted)" in answer_text(res)
+        assert run["state"] == "passed" and run["coverage"]["tests"] == 10 and run["coverage"]["files"] >= 5
+        assert "coverage: evidence of 10 test(s) stored (1 untrusted)" in answer_text(res)
 
         after = await _impact(client, ["calc/shapes.py:6"])
         assert _cases(after) == {"tests/test_shapes.py::test_square": "coverage",
@@ -208,6 +215,14 @@ async def test_a_test_after_changed_code_ran_in_its_process_stays_selected(serve
         assert _cases(impact) == {"tests/test_cache.py::test_first": "coverage",
                                   "tests/test_cache.py::test_second": "graph"}
         assert impact["coverage"]["after_change"] == 1 and "dropped" not in impact["coverage"]
+
+
+async def test_a_test_importing_again_what_ran_the_change_at_import_stays_selected(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        await _record(client)
+        impact = await _impact(client, ["calc/base.py:2"])
+        assert "tests/test_factory.py" in {m["test_file"] for m in impact["matches"]}
+        assert not [d for d in impact["coverage"].get("dropped", []) if d.startswith("tests/test_factory.py")]
 
 
 async def test_a_new_test_without_evidence_stays_selected(server: ServerHandle) -> None:

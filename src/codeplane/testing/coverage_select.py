@@ -15,8 +15,10 @@ function body that changed since any recording. Then each test the graph selecte
   outside any test (at import, at collection); a failed test; one that started a process; one that ran
   another function changed since its recording; one recorded after a test of the same process ran changed
   code, when it ran code that leads there through resolved references (state left behind — a cache filled
-  by the first caller — can be why it skipped it: click caches its wrapped streams); or a recording that did
-  not run all of its cases;
+  by the first caller — can be why it skipped it: click caches its wrapped streams) or a function that imports
+  a module whose import-time code the graph fell back for (a module runs its code on the first import of a
+  process only: flaskr's ``create_app`` imports ``flaskr.auth``, whose ``Blueprint(...)`` ran in the first
+  test alone); or a recording that did not run all of its cases;
 - **left out**: evidence that is fresh by all of the above and shows it ran none of the changed units.
 
 Nothing is left out unless every change lies inside function bodies of files some recorded run loaded:
@@ -38,6 +40,15 @@ from codeplane.testing.impact_reach import CoverageUse
 
 #: Inline bounds of what the answer lists.
 MAX_LISTED = 20
+#: Modules leading by import-time imports to a file the graph fell back for, beyond which every test may import one.
+_MAX_IMPORTERS = 5_000
+#: Ids per ``IN`` list.
+_CHUNK = 400
+
+
+def _chunks(ids: Sequence[int]) -> Iterable[Sequence[int]]:
+    for start in range(0, len(ids), _CHUNK):
+        yield ids[start:start + _CHUNK]
 
 
 @dataclass
@@ -110,7 +121,11 @@ class CoverageSelection:
             code = changed_code(self.current, {p: r for p, r in changes.items() if r})
             versions = self.store.recorded_versions()
             why_not = self._why_not(changes, code, {path for path, _ in versions})
-            evidence = self._evidence(code, versions, result.reached)
+            reached = result.reached
+            if reached is not None and result.fallbacks:
+                importing = self._importing_functions(result.fallbacks)
+                reached = None if importing is None else reached | importing
+            evidence = self._evidence(code, versions, reached)
             return _Refinement(self.store, evidence, narrow=why_not is None, files=self.test_files,
                                current=self.current).apply(result, why_not or "")
 
@@ -136,6 +151,43 @@ class CoverageSelection:
         # The graph's own fallbacks (a changed function called at import time, a use it cannot follow) need
         # no rule here: a changed function that ran outside any test makes that recording stale.
         return None
+
+    def _importing_functions(self, fallbacks: Sequence[str]) -> frozenset[Unit] | None:
+        """Functions whose body imports a file the graph fell back to module level for, or a module whose
+        import-time imports lead there: a test running one may import that file, and its import-time code then
+        runs the change once per process, so a later test of the process that imports it runs none of it
+        (flaskr's ``create_app`` imports ``flaskr.auth``, whose ``Blueprint(...)`` runs on the first import
+        only). None when too many modules lead there to say (every test may have)."""
+        ids = {str(p): int(f) for f, p in self.conn.execute("SELECT file_id, path FROM st_file")}
+        paths = {f: p for p, f in ids.items()}
+        found = {ids[path] for f in fallbacks if (path := f.split(": ", 1)[0]) in ids}
+        frontier = set(found)
+        while frontier:
+            if len(found) > _MAX_IMPORTERS:
+                return None
+            fresh: set[int] = set()
+            for chunk in _chunks(sorted(frontier)):
+                marks = ",".join("?" * len(chunk))
+                fresh |= {int(f) for (f,) in self.conn.execute(
+                    f"SELECT DISTINCT i.file_id FROM st_import i JOIN st_scope s ON s.scope_id = i.scope_id "
+                    f"WHERE s.kind != 'function' AND (i.resolved_file_id IN ({marks}) OR i.resolved_alt_file_id "
+                    f"IN ({marks}))", [*chunk, *chunk])}
+            frontier = fresh - found
+            found |= fresh
+        units: set[Unit] = set()
+        for chunk in _chunks(sorted(found)):
+            marks = ",".join("?" * len(chunk))
+            for file_id, line in self.conn.execute(
+                    f"SELECT DISTINCT i.file_id, i.start_line FROM st_import i JOIN st_scope s ON s.scope_id = "
+                    f"i.scope_id WHERE s.kind = 'function' AND (i.resolved_file_id IN ({marks}) OR "
+                    f"i.resolved_alt_file_id IN ({marks}))", [*chunk, *chunk]).fetchall():
+                owner = self.conn.execute(
+                    "SELECT qualified_name FROM st_def WHERE file_id = ? AND start_line <= ? AND end_line >= ? "
+                    "AND kind IN ('function', 'method') ORDER BY start_line DESC LIMIT 1",
+                    (file_id, line, line)).fetchone()
+                if owner is not None:
+                    units.add((paths.get(int(file_id), ""), str(owner[0])))
+        return frozenset(units)
 
     def _evidence(self, code: ChangedCode, versions: Mapping[tuple[str, str], list[int]],
                   reached: frozenset[Unit] | None) -> _Evidence:

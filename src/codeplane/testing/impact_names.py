@@ -23,6 +23,8 @@ _BUILTIN_ATTRIBUTE = re.compile(
 #: A line assigning what looks like a literal to a plain name.
 _LITERAL_ASSIGNMENT = re.compile(
     r"""\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*(?:[-\[{"'\d]|[rRbBuUfF]{1,2}["']|(?:True|False|None)\b)""")
+#: ``*name`` / ``**name``: a packed parameter (or an unpacking or a product, which the bind then rules out).
+_PACKED = re.compile(r"\*[ \t]*([A-Za-z_]\w*)")
 #: ``global a, b`` / ``nonlocal a``: names another scope may rebind.
 _REBINDS = re.compile(r"\b(?:global|nonlocal)\s+([\w, \t]+)")
 
@@ -92,7 +94,8 @@ def literal_receiver(facts: WalkFacts, conn: sqlite3.Connection, lines: Sequence
     whose ``index`` is no repository definition; flask's ``routes_command`` reached every function named
     ``index`` so). Only a local of a function scope: no other code can rebind it unless the file says
     ``global``/``nonlocal`` for its name, which keeps it. An augmented assignment keeps a list, dict or set
-    what it is (``+=``, ``|=`` extend it in place), not a string or a number."""
+    what it is (``+=``, ``|=`` extend it in place), not a string or a number. A ``*args``/``**kwargs``
+    parameter nothing rebinds is a tuple/dict (``_packed_parameter``)."""
     file_id, line, col = site
     text = lines[line - 1] if 0 < line <= len(lines) else ""
     if _BUILTIN_ATTRIBUTE.search(text, 0, col):
@@ -100,6 +103,8 @@ def literal_receiver(facts: WalkFacts, conn: sqlite3.Connection, lines: Sequence
     start = _receiver_start(text, col)
     if start is None:
         return False
+    if _packed_parameter(facts, conn, lines, site, start):
+        return True
     named = facts.literal_names.get(file_id)
     if named is None:  # a cheap first look: names the file ever assigns something literal-looking to
         named = facts.literal_names[file_id] = frozenset(
@@ -117,16 +122,50 @@ def literal_receiver(facts: WalkFacts, conn: sqlite3.Connection, lines: Sequence
     known = facts.literal_binds.get(bind)
     if known is None:
         name = WORD.match(text, start)
-        rebound = facts.rebound.get(file_id)
-        if rebound is None:
-            rebound = facts.rebound[file_id] = frozenset(
-                n for t in lines for m in _REBINDS.finditer(t) for n in WORD.findall(m.group(1)))
+        rebound = _rebound(facts, file_id, lines)
         sites = [(int(ln), int(c)) for ln, c in facts.rows(
             conn, "SELECT start_line, start_col FROM st_ref WHERE file_id = ? AND bind_id = ? AND role = 'DEFINITION'",
             (file_id, bind))]
         known = facts.literal_binds[bind] = name is not None and name.group(0) not in rebound and _literal_bind(
             lines, sites)
     return known
+
+
+def _packed_parameter(facts: WalkFacts, conn: sqlite3.Connection, lines: Sequence[str], site: tuple[int, int, int],
+                      start: int) -> bool:
+    """Whether the receiver at column ``start`` is a ``*args`` (a tuple) or ``**kwargs`` (a dict) parameter that
+    nothing rebinds (``kwargs.get("domain")`` in requests' ``RequestsCookieJar.set`` reached every method named
+    ``get``): its members are the builtin type's."""
+    file_id, line, _ = site
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    word = WORD.match(text, start)
+    if word is None:
+        return False
+    packed = facts.packed_names.get(file_id)
+    if packed is None:  # a cheap first look: names the file ever writes as ``*name``/``**name``
+        packed = facts.packed_names[file_id] = frozenset(_PACKED.findall("\n".join(lines)))
+    if word.group(0) not in packed:
+        return False
+    sites = facts.rows(
+        conn, "SELECT d.start_line, d.start_col FROM st_ref r JOIN st_bind b ON b.bind_id = r.bind_id "
+        "JOIN st_ref d ON d.bind_id = b.bind_id AND d.file_id = r.file_id AND d.role = 'DEFINITION' "
+        "WHERE r.file_id = ? AND r.start_line = ? AND r.start_col = ? AND b.reason_code = 'PARAM'",
+        (file_id, line, start))
+    if len(sites) != 1:
+        return False
+    def_line, def_col = int(sites[0][0]), int(sites[0][1])
+    head = lines[def_line - 1][:def_col] if 0 < def_line <= len(lines) else ""
+    return head.rstrip().endswith("*") and word.group(0) not in _rebound(facts, file_id, lines)
+
+
+def _rebound(facts: WalkFacts, file_id: int, lines: Sequence[str]) -> frozenset[str]:
+    rebound = facts.rebound.get(file_id)
+    if rebound is None:
+        text = "\n".join(lines)
+        rebound = facts.rebound[file_id] = frozenset(
+            n for m in _REBINDS.finditer(text) for n in WORD.findall(m.group(1))
+        ) if "global" in text or "nonlocal" in text else frozenset()
+    return rebound
 
 
 def _receiver_start(text: str, col: int) -> int | None:

@@ -13,7 +13,8 @@ spreads to the innermost definition around every use of it, transitively:
   is a module-level ``f`` only where ``x`` can be its module (the file imports it, a parent package, a module
   re-exporting ``f``, or a dynamic importer); ``os.path.join`` (a plain dotted name rooted at another
   distribution's import) is no repository definition; a lambda assigned at import time does not run then.
-  ``x.m`` on an unknown receiver is walked once per method name. What every walk of an index epoch reads
+  ``x.m`` on an unknown receiver is walked once per method name; ``self.x.m`` where ``self.x`` is certainly an
+  instance of one class (``impact_attrs.py``) only for that class and its bases. What every walk of an index epoch reads
   alike (definitions per file, these uses, query answers) is kept in ``WalkFacts`` until the next epoch;
 - a dunder method spreads to its class (``__init__``/``__eq__``... run without being named); a class spreads
   through its uses, subclass headers included (a class header lies inside the subclass's span); a class whose
@@ -43,6 +44,7 @@ import sqlite3
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from codeplane.testing.impact_attrs import AttributeTypes
 from codeplane.testing.impact_code import PythonCode, ReadLines
 from codeplane.testing.impact_names import bare_visible, external_receiver, literal_receiver, member_visible
 from codeplane.testing.impact_reach import Confidence, Def, Reach, SymbolSelection
@@ -106,6 +108,9 @@ class SymbolWalk(PythonCode):
         self._property_memo: dict[str, bool] = {}
         #: (method name, reach.runs) whose uses on unknown receivers were walked.
         self._by_name: set[tuple[str, bool]] = set()
+        #: (method name, reach.runs) → uses left out for the class of the method that walked them.
+        self._typed_out: dict[tuple[str, bool], list[tuple[int, int, int]]] = {}
+        self._attributes = AttributeTypes(self)
         #: Told the files that fell back to module level since it was last asked; True when their module-level
         #: selection holds every test file already: the walk stops (``ImpactIndex`` sets it).
         self.saturated: Callable[[list[str]], bool] | None = None
@@ -257,9 +262,17 @@ class SymbolWalk(PythonCode):
         # Unresolved uses by name; a PROVEN one without a target is bound to several definitions (overloads).
         # ``x.name`` on an unknown receiver is the same use of every method so named: walked once per name.
         method = owner is not None and owner.kind == "class"
-        walked = method and (d.name, reach.runs) in self._by_name
+        key = (d.name, reach.runs)
+        walked = method and key in self._by_name
         if method:
-            self._by_name.add((d.name, reach.runs))
+            self._by_name.add(key)
+        # Uses whose receiver is an attribute of one certain class (``self.x.m()``, ``impact_attrs``) are the
+        # same use of ``m`` only for that class and its bases: those another method so named skipped are
+        # looked at again for this one, not left out with the rest of a walked name.
+        typed_out = self._typed_out.setdefault(key, []) if owner is not None and owner.kind == "class" else []
+        retry = list(typed_out) if walked else []
+        if walked:
+            typed_out.clear()
         for file_id, line, col, receiver, member, foreign in self.facts.uses_by_name(self.conn, d.name):
             if walked and member and receiver not in ("self.", "cls."):
                 continue
@@ -267,7 +280,17 @@ class SymbolWalk(PythonCode):
                 continue
             if not (self.bare_visible(file_id, d, owner) if not member else self.member_visible(file_id, d, owner)):
                 continue
+            if member and receiver == "expr." and (owner is None or owner.kind == "class") and (
+                    self._attributes.excludes((file_id, line, col), owner, d.name)):
+                if method:
+                    typed_out.append((file_id, line, col))
+                continue
             self._use((file_id, line, col), d, reach, "low", receiver=receiver)
+        for site in retry:
+            if owner is not None and self._attributes.excludes(site, owner, d.name):
+                typed_out.append(site)
+            else:
+                self._use(site, d, reach, "low", receiver="expr.")
         literal = f'%"{d.name}"%'
         for file_id, line, col in self.rows(
                 "SELECT file_id, start_line, start_col FROM st_dynamic_site WHERE extracted_literals LIKE ?",

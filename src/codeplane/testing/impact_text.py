@@ -6,10 +6,12 @@ Each is conservative in the walk's sense: when the text does not show it plainly
 
 from __future__ import annotations
 
+import keyword
 import re
 from collections.abc import Sequence
 
 WORD = re.compile(r"[A-Za-z_]\w*")
+_LAST_WORD = re.compile(r"(?<![\w.])[A-Za-z_]\w*$")
 #: Text before a name that puts it in an annotation: ``name: ...`` or ``self.name: ...`` (no ``=`` yet) or
 #: ``-> ...``. A keyword before the colon opens a block (``else: return K``), never an annotation.
 _ANNOTATION = re.compile(r"(?:(?:^|[(,])\s*\*{0,2}(?!(?:else|try|finally|lambda|except|match|case)\b)"
@@ -50,7 +52,14 @@ def dotted_root(text: str, col: int) -> tuple[int, int] | None:
         if j >= 0 and text[j] == ".":
             i = j + 1  # another link: the loop steps back over the dot
             continue
-        if j >= 0 and (text[j].isalnum() or text[j] in "_)]}'\""):
+        if j >= 0 and (text[j].isalnum() or text[j] == "_"):
+            # Only a keyword stands before a name with nothing but blanks between (``return os.environ``,
+            # ``not os.path``, ``x or os.environ``); anything else is no plain dotted name we can read.
+            before = _LAST_WORD.search(text, 0, j + 1)
+            if before is None or not (keyword.iskeyword(before.group(0)) or keyword.issoftkeyword(before.group(0))):
+                return None
+            return start, dots
+        if j >= 0 and text[j] in ")]}'\"":
             return None
         return start, dots
 

@@ -55,8 +55,24 @@ class WalkFacts:
         self._code_strings: dict[tuple[str, tuple[str, ...]], list[tuple[str, int]]] = {}
         #: file id → the names it assigns something literal-looking to (``impact_names.literal_receiver``).
         self.literal_names: dict[int, frozenset[str]] = {}
+        #: file id → the names it writes as ``*name``/``**name`` (``impact_names.literal_receiver``).
+        self.packed_names: dict[int, frozenset[str]] = {}
         #: file id → the names its ``global``/``nonlocal`` statements declare.
         self.rebound: dict[int, frozenset[str]] = {}
+        #: (class uid, attribute) → the one class its instances hold there, if certain (``impact_attrs``).
+        self.attribute_types: dict[tuple[str, str], str | None] = {}
+        #: attribute → (file id, its stores) when every store is ``self.<attribute>`` in that file (``impact_attrs``).
+        self.attribute_stores: dict[str, tuple[int, tuple[tuple[int, int], ...]] | None] = {}
+        #: (file id, line, column) of a ``self`` → the class it is an instance of, if certain (``impact_attrs``).
+        self.self_classes: dict[tuple[int, int, int], str | None] = {}
+        #: file id → whether it may store attributes by computed names (``impact_attrs``).
+        self.dynamic_files: dict[int, bool] = {}
+        #: member name → whether some code stores an attribute so named (``impact_attrs``).
+        self.stored_members: dict[str, bool] = {}
+        #: names written as a string right after a ``setattr``-like call anywhere (``impact_attrs``).
+        self.setter_strings: frozenset[str] | None = None
+        #: class uid → it and its repository bases, None when a base is unknown (``impact_attrs``).
+        self.class_ancestors: dict[str, frozenset[str] | None] = {}
 
     def loose_files(self, conn: sqlite3.Connection) -> frozenset[int]:
         """Files with a star import, or that run strings as code (``exec``/``eval`` may bind any global)."""

@@ -1,0 +1,424 @@
+"""Instance attributes of one certain class: ``self.x.m()`` calls ``K.m`` when ``self.x`` can only be a ``K``.
+
+The symbol-level impact walk (``impact_symbols.py``) follows ``obj.m()`` on an unknown receiver to every method
+named ``m``. For ``self.x.m()`` inside a method of class ``A`` the receiver is often plain from the source: every
+store of an attribute ``x`` anywhere is ``self.x = K(...)`` in a method of ``A`` (its ``self`` the method's first
+parameter), a call of a repository class ``K`` whose construction the source shows whole. Then ``self.x`` is
+exactly a ``K`` (or unset), and ``self.x.m()`` runs ``m`` as ``K`` or a repository base of ``K`` defines it,
+never a method of an unrelated class. Computed from the index's facts (member stores are ``DEFINITION`` refs,
+the constructor's name resolves to its class) and the statement's own text, parsed by ``ast``.
+
+Everything not certain leaves the attribute untyped, so the use counts as before (never narrower than is
+safe): another store of ``x`` anywhere (another type, another class, a test's ``obj.x = ...``, a tuple target,
+``+=``, ``for``/``with`` targets), a definition named ``x`` in a class (a property, a descriptor), ``setattr``/
+``__setattr__``/``__dict__``/``vars`` in ``A``'s file, attribute hooks (``__setattr__``, ``__getattribute__``,
+``__getattr__``) in ``A``'s hierarchy or a base of ``A`` that does not resolve, a string ``"x"`` near a
+``setattr``/``patch.object`` anywhere (``monkeypatch.setattr(obj, "x", ...)``), a constructor that may hand
+back something else (a decorated class outside a few that keep the class, a metaclass, ``__new__``,
+``__getattr__``, a base from another library or one that does not resolve). And ``k.m`` is ``m`` of ``K``'s
+classes only while no code anywhere stores an attribute ``m`` (``self.write = out.write``) or ``__class__`` on
+some object and none of them writes attributes by computed names.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+from collections.abc import Sequence
+
+from codeplane.testing.impact_code import PythonCode
+from codeplane.testing.impact_reach import Def
+from codeplane.testing.impact_text import WORD, header_end
+
+#: ``self.x.`` right before a member's column: (column of ``self``, ``x``).
+_SELF_ATTRIBUTE = re.compile(r"\bself\s*\.\s*([A-Za-z_]\w*)\s*\.\s*$")
+#: ``self.`` right before a stored attribute's column.
+_SELF_STORE = re.compile(r"\bself\s*\.\s*$")
+#: Method decorators that keep ``self`` the instance (the last dotted name of each, before any arguments).
+_KEEPS_SELF = frozenset({"property", "setter", "getter", "deleter", "cached_property", "abstractmethod", "override",
+                         "final", "overload", "contextmanager", "asynccontextmanager", "wraps", "lru_cache", "cache",
+                         # pytest binds a test class's fixture method to the instance running the test
+                         "fixture"})
+#: Dunders whose first parameter is never an instance (implicit static and class methods).
+_NOT_INSTANCE = frozenset({"__new__", "__init_subclass__", "__class_getitem__"})
+#: Dunders on the constructed class that may make it hand back, or look like, something else.
+_UNCERTAIN_DUNDERS = frozenset({"__new__", "__getattr__", "__getattribute__", "__class__"})
+#: A decorator line's dotted name.
+_DECORATOR = re.compile(r"\s*@\s*([\w. ]+)")
+#: Class decorators that give back the same class with the body's methods (attrs, dataclasses, functools).
+_KEEPING = re.compile(r"^@\s*(?:(?:dataclasses|attr|attrs|functools|typing|t)\s*\.\s*)?"
+                      r"(?:dataclass|s|attrs|define|frozen|mutable|total_ordering|final)\b")
+#: Statements in ``A``'s file that may store any attribute by a computed name.
+_DYNAMIC_STORE = re.compile(r"setattr|__dict__|\bvars\s*\(")
+#: Lines looked at for the attribute's name as a string after a ``setattr``/``patch.object`` call opens.
+_SETTER_LINES = 4
+#: Modules whose base classes define no hooks that hand an instance's attributes elsewhere.
+_ABSTRACT_MODULES = frozenset({"abc", "collections.abc", "typing", "typing_extensions"})
+#: A ``def name(`` (type parameters allowed) right before a first parameter.
+_DEF_OPENED = re.compile(r"\bdef\s+([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?\(\s*$")
+#: A string literal spelling a name.
+_QUOTED_NAME = re.compile(r"""["']([A-Za-z_]\w*)["']""")
+#: A class-level ``name: T`` or ``name = <literal>``.
+_PLAIN_VALUE = re.compile(r"""([A-Za-z_]\w*)\s*(?::[^=]*)?(?:=\s*(?:None|True|False|-?\d[\w.]*|[rbuRBU]?['"].*)"""
+                          r"\s*(?:#.*)?)?$")
+#: Statement lines parsed at most.
+_STATEMENT_LINES = 20
+
+
+def self_attribute(text: str, col: int) -> tuple[int, str] | None:
+    """(column of ``self``, ``x``) when the member at ``col`` is accessed as ``self.x.<member>`` (``self`` not
+    itself an attribute of something)."""
+    if "self" not in text:
+        return None
+    found = _SELF_ATTRIBUTE.search(text, 0, col)
+    if found is None:
+        return None
+    start = found.start()
+    before = text[:start].rstrip()
+    if before.endswith("."):
+        return None
+    return start, found.group(1)
+
+
+class AttributeTypes:
+    """Answers for one walk; what every walk of an index epoch computes alike is kept in its ``WalkFacts``."""
+
+    def __init__(self, code: PythonCode) -> None:
+        self.code = code
+        self.facts = code.facts
+
+    def excludes(self, site: tuple[int, int, int], owner: Def | None, member: str) -> bool:
+        """Whether the member use at ``site`` (``self.x.<member>`` there) certainly cannot denote ``member`` of
+        class ``owner`` (None: a module-level ``member``): ``self.x`` is always an instance of one class ``K``;
+        ``owner`` is neither ``K`` nor a repository base of it (for a module-level one: none of those classes
+        binds ``member`` to a value, which could be that function); and no instance stores its own ``member``
+        (``self.write = out.write`` would make ``k.write`` another object's method)."""
+        file_id, line, col = site
+        text = self.code._line(self.code.path_of.get(file_id, ""), line)
+        found = self_attribute(text, col) if text is not None else None
+        if found is None:
+            return False
+        stores = self._stores(found[1])  # what does not depend on the class first: most names end here
+        if stores is None:
+            return False
+        cls = self._instance_class(file_id, line, found[0])
+        if cls is None or cls.file_id != stores[0]:
+            return False
+        typed = self.attribute_class(cls, found[1], stores[1])
+        k = self.code.get(typed)
+        if k is None:
+            return False
+        ancestors = self.mro(k)
+        if ancestors is None or (owner is not None and owner.uid in ancestors) or self._stored_anywhere(member) or (
+                self._stored_anywhere("__class__")) or any(
+                (d := self.code.get(uid)) is None or self._dynamic_file(d.file_id) for uid in sorted(ancestors)):
+            return False
+        if owner is None:
+            return not any(str(parent) in ancestors and kind not in ("function", "method", "class")
+                           for parent, kind in self.code.rows(
+                               "SELECT parent_uid, kind FROM st_def WHERE name_lc = ? AND name = ?",
+                               (member.lower(), member)))
+        return True
+
+    def _stored_anywhere(self, name: str) -> bool:
+        """Whether some code may store an attribute ``name`` on an object: a member store of it, a
+        ``setattr``-like call naming it."""
+        memo = self.facts.stored_members
+        if name not in memo:
+            memo[name] = self.code.conn.execute(
+                "SELECT 1 FROM st_ref WHERE token_text = ? AND role = 'DEFINITION' AND is_member = 1 LIMIT 1",
+                (name,)).fetchone() is not None or self._named_dynamically(name)
+        return memo[name]
+
+    def _named_dynamically(self, name: str) -> bool:
+        if self.code.conn.execute("SELECT 1 FROM st_dynamic_site WHERE extracted_literals LIKE ? AND pattern_type "
+                                  "NOT IN ('getattr', 'hasattr') LIMIT 1", (f'%"{name}"%',)).fetchone() is not None:
+            return True
+        named = self._setter_strings()
+        return name in named or "*" in named
+
+    # -- the receiver --------------------------------------------------------------------------------------
+    def _instance_class(self, file_id: int, line: int, col: int) -> Def | None:
+        """The class ``A`` when ``self`` at (``line``, ``col``) is the first parameter, never rebound, of a
+        method defined directly in ``A`` (no static or class method)."""
+        key = (file_id, line, col)
+        memo = self.facts.self_classes
+        if key not in memo:
+            cls = self._self_class(file_id, line, col)
+            memo[key] = cls.uid if cls is not None else None
+        return self.code.get(memo[key])
+
+    def _self_class(self, file_id: int, line: int, col: int) -> Def | None:
+        sites = self.code.conn.execute(
+            "SELECT d.start_line, d.start_col FROM st_ref r JOIN st_bind b ON b.bind_id = r.bind_id JOIN st_ref d "
+            "ON d.file_id = r.file_id AND d.bind_id = b.bind_id AND d.role = 'DEFINITION' WHERE r.file_id = ? "
+            "AND r.start_line = ? AND r.start_col = ? AND b.reason_code = 'PARAM'", (file_id, line, col)).fetchall()
+        if len(sites) != 1:
+            return None
+        param_line, param_col = int(sites[0][0]), int(sites[0][1])
+        method = self.code.innermost(file_id, param_line)
+        if method is None or method.kind != "method" or method.name in _NOT_INSTANCE:
+            return None
+        cls = self.code.get(method.parent)
+        if cls is None or cls.kind != "class":
+            return None
+        lines = self.code.read_lines(self.code.path_of.get(file_id, ""))
+        top, _ = self.code.decorator_block(method)
+        for text in lines[top - 1:method.start - 1]:
+            named = _DECORATOR.match(text)
+            if named is not None and named.group(1).rsplit(".", 1)[-1].replace(" ", "") not in _KEEPS_SELF:
+                return None
+        if not method.start <= param_line <= len(lines):
+            return None
+        head = "\n".join(lines[method.start - 1:param_line])
+        cut = len(head) - len(lines[param_line - 1]) + param_col
+        opened = _DEF_OPENED.search(head, 0, cut)
+        return cls if opened is not None and opened.group(1) == method.name else None
+
+    # -- the attribute ---------------------------------------------------------------------------------------
+    def _stores(self, name: str) -> tuple[int, tuple[tuple[int, int], ...]] | None:
+        """(file id, (line, column) of each) of the stores of attribute ``name``, when every one is a
+        ``self.name`` store in one file and nothing else can store in it (a class member so named that is not
+        a plain class-level value, a ``setattr``-like call naming it); None otherwise. Once per epoch."""
+        memo = self.facts.attribute_stores
+        if name not in memo:
+            memo[name] = self._find_stores(name)
+        return memo[name]
+
+    def _find_stores(self, name: str) -> tuple[int, tuple[tuple[int, int], ...]] | None:
+        conn = self.code.conn
+        rows = conn.execute("SELECT file_id, start_line, start_col, receiver_shape FROM st_ref WHERE token_text = ? "
+                            "AND role = 'DEFINITION' AND is_member = 1", (name,)).fetchall()
+        files = {int(f) for f, _, _, _ in rows}
+        if len(files) != 1 or any(shape != "self." for _, _, _, shape in rows):
+            return None
+        file_id = files.pop()
+        for def_file, kind, line in conn.execute(
+                "SELECT d.file_id, d.kind, d.start_line FROM st_def d JOIN st_def p ON p.def_uid = d.parent_uid "
+                "WHERE d.name_lc = ? AND d.name = ? AND p.kind = 'class'", (name.lower(), name)):
+            lines = self.code.read_lines(self.code.path_of.get(int(def_file), ""))
+            if kind != "variable" or not _plain_class_value(lines, int(line), name):
+                return None
+        if self._named_dynamically(name):
+            return None
+        return file_id, tuple(sorted((int(ln), int(c)) for _, ln, c, _ in rows))
+
+    def attribute_class(self, cls: Def, name: str, stores: Sequence[tuple[int, int]]) -> str | None:
+        """The def uid of the one class every instance of ``cls`` holds in attribute ``name``, when certain
+        (``stores``: every store of ``name``, all in ``cls``'s file)."""
+        key = (cls.uid, name)
+        memo = self.facts.attribute_types
+        if key not in memo:
+            memo[key] = self._attribute_class(cls, name, stores)
+        return memo[key]
+
+    def _attribute_class(self, cls: Def, name: str, stores: Sequence[tuple[int, int]]) -> str | None:
+        if self._dynamic_file(cls.file_id) or self._hooked(cls):
+            return None
+        for (parent,) in self.code.rows(
+                "SELECT d.parent_uid FROM st_def d JOIN st_def p ON p.def_uid = d.parent_uid WHERE d.name_lc = ? "
+                "AND d.name = ? AND p.kind = 'class'", (name.lower(), name)):
+            if parent != cls.uid:
+                return None
+        typed = {self._stored_class(cls, line, col, name) for line, col in stores}
+        return typed.pop() if len(typed) == 1 else None
+
+    def _hooked(self, cls: Def) -> bool:
+        """Whether storing or reading an attribute of an instance of ``cls`` may run code: a base is unknown or
+        from another library, or ``cls``, a base or a subclass (or a class whose bases are unknown) defines
+        ``__setattr__``, ``__getattribute__`` or ``__getattr__`` (which answers while ``x`` is unset)."""
+        mine = self.mro(cls)
+        if mine is None:
+            return True
+        for (uid,) in self.code.rows(
+                "SELECT p.def_uid FROM st_def d JOIN st_def p ON p.def_uid = d.parent_uid WHERE d.name_lc IN "
+                "('__setattr__', '__getattribute__', '__getattr__') AND p.kind = 'class'", ()):
+            other = self.code.get(str(uid))
+            theirs = self.mro(other) if other is not None else None
+            if other is None or uid in mine or theirs is None or cls.uid in theirs:
+                return True
+        return False
+
+    def _dynamic_file(self, file_id: int) -> bool:
+        """Whether the file may store attributes by computed names (``setattr``, ``__dict__``, ``vars()``)."""
+        memo = self.facts.dynamic_files
+        if file_id not in memo:
+            lines = self.code.read_lines(self.code.path_of.get(file_id, ""))
+            memo[file_id] = not lines or _DYNAMIC_STORE.search("\n".join(lines)) is not None
+        return memo[file_id]
+
+    def _stored_class(self, cls: Def, line: int, col: int, name: str) -> str | None:
+        """The class ``K`` when the store of ``name`` at (``line``, ``col``) is ``self.name = K(...)`` in a method
+        of ``cls`` whose ``self`` is its instance."""
+        code = self.code
+        path = code.path_of.get(cls.file_id, "")
+        text = code._line(path, line)
+        found = _SELF_STORE.search(text, 0, col) if text is not None else None
+        if found is None or text is None or text[:found.start()].rstrip().endswith(".") or (
+                self._instance_class(cls.file_id, line, found.start()) != cls):
+            return None
+        callee = _assigned_call(code.read_lines(path), line, found.start(), name)
+        if callee is None:
+            return None
+        targets = code.rows("SELECT target_uid FROM st_ref WHERE file_id = ? AND start_line = ? AND start_col = ? "
+                            "AND role = 'REFERENCE'", (cls.file_id, *callee))
+        if len(targets) != 1 or targets[0][0] is None:
+            return None
+        k = code.get(str(targets[0][0]))
+        return k.uid if k is not None and k.kind == "class" and self._constructs_itself(k) else None
+
+    def _setter_strings(self) -> frozenset[str]:
+        """The names written as a string right after a ``setattr``/``__setattr__``/``setitem``/``patch.object``
+        call opens anywhere (``monkeypatch.setattr(ctx, "name", fake)``): any of them may be stored anything.
+        Once per epoch, and only when some attribute got this far."""
+        if self.facts.setter_strings is None:
+            found: set[str] = set()
+            for file_id, line in self.code.conn.execute(
+                    "SELECT DISTINCT file_id, start_line FROM st_ref WHERE token_text IN ('setattr', '__setattr__', "
+                    "'object', 'setitem') AND role = 'REFERENCE' AND is_member = 1"):
+                lines = self.code.read_lines(self.code.path_of.get(int(file_id), ""))
+                if not lines:
+                    found.add("*")  # unreadable: it may name any attribute
+                window = lines[int(line) - 1:int(line) - 1 + _SETTER_LINES]
+                found.update(m.group(1) for t in window for m in _QUOTED_NAME.finditer(t))
+            self.facts.setter_strings = frozenset(found)
+        return self.facts.setter_strings
+
+    # -- the constructed class ---------------------------------------------------------------------------------
+    def _constructs_itself(self, k: Def) -> bool:
+        """Whether calling ``k`` certainly makes a ``k``, whose attributes its classes' bodies define: no
+        ``__new__`` or attribute hooks, metaclass, unknown decorator, or base from elsewhere."""
+        ancestors = self.mro(k)
+        if ancestors is None:
+            return False
+        for uid in sorted(ancestors):
+            d = self.code.get(uid)
+            if d is None:
+                return False
+            lines = self.code.read_lines(self.code.path_of.get(d.file_id, ""))
+            header = " ".join(lines[d.start - 1:header_end(lines, d.start)])
+            if not lines or "metaclass" in header:
+                return False
+            top, _ = self.code.decorator_block(d)
+            if any(t.strip().startswith("@") and not _KEEPING.match(t.strip()) for t in lines[top - 1:d.start - 1]):
+                return False
+            if any(m.parent == d.uid and m.name in _UNCERTAIN_DUNDERS for m in self.code.defs_of(d.file_id)):
+                return False
+        return True
+
+    def mro(self, k: Def) -> frozenset[str] | None:
+        """``k`` and its repository base classes, transitively, when every base is a repository class or a
+        builtin class (``object``, ``Exception``...: none holds a repository method); None otherwise."""
+        memo = self.facts.class_ancestors
+        if k.uid in memo:
+            return memo[k.uid]
+        memo[k.uid] = None  # cycles
+        code = self.code
+        path = code.path_of.get(k.file_id, "")
+        lines = code.read_lines(path)
+        last = header_end(lines, k.start)
+        found = {k.uid}
+        loose = k.file_id in self.facts.loose_files(code.conn)
+        for target, via, source, line, col in code.rows(
+                "SELECT r.target_uid, r.via_import_uid, i.source_literal, r.start_line, r.start_col FROM st_ref r "
+                "LEFT JOIN st_import i ON i.import_uid = r.via_import_uid WHERE r.file_id = ? "
+                "AND r.start_line BETWEEN ? AND ? AND r.role = 'REFERENCE'", (k.file_id, k.start, last)):
+            if code._is_keyword(path, int(line), int(col)):
+                return None  # ``metaclass=``, ``**kwargs`` to ``__init_subclass__``
+            text = lines[int(line) - 1] if 0 < int(line) <= len(lines) else ""
+            if text[:int(col)].count("[") > text[:int(col)].count("]"):
+                continue  # a type argument (``Generic[T]``, ``Mapping[str, V]``) is no base
+            base = code.get(target)
+            word = WORD.match(text, int(col))
+            if via is not None and source in _ABSTRACT_MODULES and word is not None and (
+                    not word.group(0).endswith("Meta")):  # ``ABCMeta``: its instances are classes
+                continue  # ``MutableMapping``, ``Generic``, ``ABC``: mixins calling only the instance's own methods
+            if base is not None and base.kind == "class":
+                above = self.mro(base)
+                if above is None:
+                    return None
+                found |= above
+            elif target is None and via is None and not loose and _builtin_class(lines, int(line), int(col)):
+                continue
+            else:
+                return None
+        result = frozenset(found)
+        memo[k.uid] = result
+        return result
+
+
+def _builtin_class(lines: Sequence[str], line: int, col: int) -> bool:
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    word = WORD.match(text, col)
+    if word is None or text[word.end():].lstrip().startswith("."):
+        return False
+    value = getattr(builtins, word.group(0), None)
+    return isinstance(value, type) and value is not type
+
+
+def _plain_class_value(lines: Sequence[str], line: int, name: str) -> bool:
+    """A class-level ``name: T``/``name = <literal>`` (no descriptor that could intercept the instance's own)."""
+    text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    found = _PLAIN_VALUE.match(text)
+    return found is not None and found.group(1) == name
+
+
+def _assigned_call(lines: Sequence[str], line: int, col: int, name: str) -> tuple[int, int] | None:
+    """(line, column) of the callee's last name when the statement starting at ``line`` is an assignment whose
+    targets include ``self.<name>`` at column ``col`` (never inside a tuple) and whose value is a call of a plain
+    dotted name: ``self.x = K(...)``, ``self.x: K = mod.K(...)``; None otherwise."""
+    if not 0 < line <= len(lines):
+        return None
+    first = lines[line - 1]
+    indent = len(first) - len(first.lstrip())
+    if col < indent:
+        return None
+    rows: list[str] = []
+    shifts: list[int] = []
+    for text in lines[line - 1:line - 1 + _STATEMENT_LINES]:
+        shift = indent if text[:indent].isspace() else 0
+        rows.append(text[shift:])
+        shifts.append(shift)
+        try:
+            tree = ast.parse("\n".join(rows))
+        except SyntaxError:
+            continue
+        return _callee(tree, rows, shifts, (line, col), name=name)
+    return None
+
+
+def _callee(tree: ast.Module, rows: Sequence[str], shifts: Sequence[int], site: tuple[int, int], *,
+            name: str) -> tuple[int, int] | None:
+    line, col = site
+    if len(tree.body) != 1:
+        return None
+    stmt = tree.body[0]
+    if isinstance(stmt, ast.Assign):
+        targets, value = stmt.targets, stmt.value
+    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        targets, value = [stmt.target], stmt.value
+    else:
+        return None
+    mine = [t for t in targets if isinstance(t, ast.Attribute) and t.attr == name and isinstance(t.value, ast.Name)
+            and t.value.id == "self" and t.lineno == 1 and _chars(rows, 1, t.col_offset) + shifts[0] == col]
+    if not mine or not isinstance(value, ast.Call):
+        return None
+    root: ast.expr = value.func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return None  # ``f().K(...)``, ``x[0](...)``: not a plain dotted name
+    last = value.func
+    if isinstance(last, ast.Attribute):
+        if last.end_lineno is None or last.end_col_offset is None:
+            return None
+        row = last.end_lineno
+        return line + row - 1, _chars(rows, row, last.end_col_offset) - len(last.attr) + shifts[row - 1]
+    return line + root.lineno - 1, _chars(rows, root.lineno, root.col_offset) + shifts[root.lineno - 1]
+
+
+def _chars(rows: Sequence[str], lineno: int, offset: int) -> int:
+    """``ast``'s UTF-8 byte offset on a row as a character column."""
+    row = rows[lineno - 1] if 0 < lineno <= len(rows) else ""
+    return len(row.encode("utf-8")[:offset].decode("utf-8", errors="replace"))
