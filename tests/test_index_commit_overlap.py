@@ -15,6 +15,7 @@ from codeplane.index.facts_api import FileChange
 from codeplane.index.freshness import PendingChanges
 from codeplane.index.pipeline import IndexPipeline
 from codeplane.index.service import IndexService
+from codeplane.index.structural.indexer import StructuralIndexer
 from tests.builders import make_repo
 from tests.index_helpers import all_hits, running_index
 
@@ -88,5 +89,36 @@ def test_a_big_epoch_commits_before_copying_its_wal_back(tmp_path: Path) -> None
         assert wal.stat().st_size == 0
         pipeline.checkpoint()  # nothing due: a no-op
         assert wal.stat().st_size == 0
+    finally:
+        pipeline.close()
+
+
+@pytest.mark.parametrize("reason", ["startup", "watcher"])
+def test_the_startup_epoch_leaves_its_wal_copy_back_until_after_ready(tmp_path: Path, reason: str) -> None:
+    """/ready waits for the startup reconcile: its COMMIT leaves even a mid-sized WAL (a clone some hundred files
+    ahead of an index artifact) for ``checkpoint``, like a big epoch; any other epoch of that size checkpoints in
+    its COMMIT as before."""
+    def body(tag: str) -> str:
+        return "".join(f"def f_{i}_{tag}(a, b):\n    return g_{i}(a) + b.h_{i}\n\n\n" for i in range(300))
+
+    files = [f"m{n:02}.py" for n in range(CHUNK // 4)]
+    repo = make_repo(tmp_path / "repo", {path: body("a") for path in files})
+    pipeline = IndexPipeline(repo, RepoLayout(repo), IndexConfig(watch=False), PendingChanges())
+    pipeline.indexers.append(StructuralIndexer(workers=1))
+    pipeline.open()
+    try:
+        pipeline.reconcile("init")
+        pipeline.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        for path in files:  # a checkout rewriting every file: fewer than a big epoch's, more than 1000 WAL pages
+            (repo / path).write_text(body("b"))
+        db, wal = repo / ".codeplane" / "index.db", repo / ".codeplane" / "index.db-wal"
+        before = db.stat().st_mtime_ns, db.stat().st_size
+        pipeline.reconcile(reason)
+        assert wal.stat().st_size > 1000 * 4096  # past the automatic checkpoint's threshold
+        assert ((db.stat().st_mtime_ns, db.stat().st_size) == before) == (reason == "startup")
+        pipeline.checkpoint()
+        assert (db.stat().st_mtime_ns, db.stat().st_size) != before
+        assert (wal.stat().st_size == 0) == (reason == "startup")  # only a deferred copy-back truncates the WAL
+        assert pipeline.store.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
     finally:
         pipeline.close()

@@ -101,6 +101,14 @@ BASE = {
 for n in range(12):  # a crowd of member refs, so anchor groups have more than ten members
     BASE[f"app/crowd_{n:02}.py"] = "def f(obj):\n" + "".join(f"    obj.put({i})\n" for i in range(3))
 
+PLAIN = ("def alpha():\n    return 1\n\n\ndef beta():\n    return 2\n\n\n"
+         "class Crate:\n    def put(self):\n        pass\n")
+PLAIN_USER = ("from app.plain import alpha, Crate\nimport app.plain as P\n\n\n"
+              "def f():\n    alpha()\n    P.beta()\n    P.gamma()\n    P.alpha()\n    Crate().put()\n")
+RE = "from app.plain import alpha, beta\n"
+RE_USER = ("from app.re import alpha, beta\nimport app.re as R\n\n\n"
+           "def g():\n    alpha()\n    beta()\n    R.alpha()\n    R.beta()\n")
+
 SCENARIOS: dict[str, list[tuple[dict[str, str], tuple[str, ...]]]] = {
     "export renamed, then restored": [
         ({"app/lib.py": LIB.replace("def helper", "def helper2").replace("helper(1)", "helper2(1)")}, ()),
@@ -123,6 +131,25 @@ SCENARIOS: dict[str, list[tuple[dict[str, str], tuple[str, ...]]]] = {
     "re-exporter edited, importers not": [({"app/mid.py": "from app.lib import Box\n\n__all__ = ['Box']\n"}, ())],
     "exemplar files edited": [({f"app/crowd_{n:02}.py": "def f(obj):\n    pass\n" + "".join(
         f"    obj.put({i})\n" for i in range(3)) for n in range(0, 12, 3)}, ("app/crowd_01.py",))],
+    # A new file ranks first in the ``put`` group and holds the newest ref ids; rewriting it gives its new refs
+    # (another token, or the same token elsewhere) the very ids its old exemplars had.
+    "rewritten exemplar file's ids reused by another token": [
+        ({"app/aaa.py": "def a(obj):\n" + "".join(f"    obj.put({i})\n" for i in range(4))}, ()),
+        ({"app/aaa.py": "def a(obj):\n" + "".join(f"    obj.take({i})\n" for i in range(4))}, ())],
+    "rewritten exemplar file's ids reused by the same token": [
+        ({"app/aaa.py": "def a(obj):\n" + "".join(f"    obj.put({i})\n" for i in range(4))}, ()),
+        ({"app/aaa.py": "def a(obj):\n    pass\n\n\n" + "".join(f"    obj.put({i})\n" for i in range(2))}, ())],
+    "last exemplar's file deleted": [({}, ("app/crowd_03.py",))],
+    # Modules without star re-exports: an importer's refs are re-chased only for names whose answer moved.
+    "a plain module gains a name, then changes and loses others": [
+        ({"app/plain.py": PLAIN, "app/plain_user.py": PLAIN_USER, "app/re.py": RE, "app/re_user.py": RE_USER}, ()),
+        ({"app/plain.py": PLAIN + "\n\ndef gamma():\n    return 3\n"}, ()),
+        ({"app/plain.py": PLAIN.replace("def alpha()", "def alpha(z=1)").replace(
+            "def beta():\n    return 2\n", "")}, ())],
+    "a plain re-exporter's name moves with its source": [
+        ({"app/plain.py": PLAIN, "app/re.py": RE, "app/re_user.py": RE_USER}, ()),
+        ({"app/plain.py": PLAIN.replace("def alpha()", "def alpha(z=1)")}, ()),
+        ({"app/re.py": RE.replace("alpha, beta", "beta")}, ())],
     "many changes at once": [({"app/lib2.py": LIB.replace("class Box", "class Crate"), "app/new.py":
                                "from app.lib2 import helper\nhelper(0)\n",
                                "app/crowd_00.py": "def f(obj):\n    obj.put()\n"}, ("app/lib.py", "app/crowd_05.py"))],

@@ -190,6 +190,24 @@ def test_incremental_anchor_groups_equal_a_full_rebuild(h: Harness) -> None:
     assert incremental == _groups(h.conn)
 
 
+def test_a_big_cold_index_ranks_the_same_anchor_groups_in_sqlite(monkeypatch: pytest.MonkeyPatch) -> None:
+    from codeplane.index.structural import session
+
+    lines = "".join(f"    obj.run({i})\n    self.save()\n    x.y.run()\n" for i in range(6))
+    files = {f"m{n}.py": f"def f{n}(obj, self, x):\n{lines}" for n in range(5)}
+    files.update({"sub/pyproject.toml": "[project]\nname = 's'\n", "sub/s.py": f"def s(obj, self, x):\n{lines}",
+                  "c.py": "import m1\n\ndef h(obj):\n    obj.run()\n    m1.f1\n"})
+    found = []
+    for threshold in (10**9, 1):  # Python's grouping, then SQLite's ranking for every cold index
+        monkeypatch.setattr(session, "_RANK_IN_SQLITE", threshold)
+        harness = Harness()
+        harness.apply(files)
+        found.append(_groups(harness.conn))
+        harness.conn.close()
+    assert found[0] == found[1] and len(found[0]) >= 4
+    assert any(json.loads(str(g[4])) and int(str(g[3])) > 10 for g in found[0])  # exemplars cut at ten
+
+
 def test_include_and_exclude_globs_match_whole_paths() -> None:
     from codeplane.index.structural.contexts.globs import INCLUDE_SPECS, UNIVERSAL_EXCLUDES, matches
 

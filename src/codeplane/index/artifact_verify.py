@@ -20,8 +20,9 @@ import sqlite3
 import tarfile
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import IO
 
 import tantivy
 import zstandard
@@ -76,7 +77,8 @@ def _unpack(archive: Path, staging: Path) -> dict[str, tuple[str, int]]:
     total = 0
     (staging / TANTIVY_DIR).mkdir(parents=True)
     try:
-        with archive.open("rb") as packed, zstandard.ZstdDecompressor().stream_reader(packed) as stream, \
+        with ThreadPoolExecutor(1, thread_name_prefix="codeplane-artifact-sink") as sink, \
+                archive.open("rb") as packed, zstandard.ZstdDecompressor().stream_reader(packed) as stream, \
                 tarfile.open(fileobj=stream, mode="r|", bufsize=_BLOCK) as tar:  # 10 KiB reads cost CPU
             for member in tar:
                 name = member.name
@@ -93,18 +95,35 @@ def _unpack(archive: Path, staging: Path) -> dict[str, tuple[str, int]]:
                 source = tar.extractfile(member)
                 if source is None:
                     raise _invalid(f"artifact member {name!r} has no data", member=name)
-                digest = hashlib.sha256()
-                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-                with os.fdopen(os.open(staging / name, flags, 0o600), "wb") as out:
-                    for block in iter(lambda: source.read(_BLOCK), b""):  # noqa: B023 - consumed here
-                        digest.update(block)
-                        out.write(block)
-                written[name] = (digest.hexdigest(), member.size)
+                written[name] = (_copy_hashed(source, staging / name, sink), member.size)
     except (tarfile.TarError, EOFError, OSError, ValueError, zstandard.ZstdError) as exc:
         raise _invalid(f"artifact is not a readable .tar.zst: {type(exc).__name__}: {exc}") from exc
     if MANIFEST not in written:
         raise _invalid("artifact has no manifest.json")
     return written
+
+
+def _copy_hashed(source: IO[bytes], path: Path, sink: ThreadPoolExecutor) -> str:
+    """Write ``source`` to a new file at ``path``; its sha256. Each block is hashed and written on ``sink``'s thread
+    while this one decompresses the next (zstd, sha256 and the write all let go of the GIL: two cores share them)."""
+    digest = hashlib.sha256()
+
+    def take(block: bytes) -> None:
+        digest.update(block)
+        out.write(block)
+
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    with os.fdopen(os.open(path, flags, 0o600), "wb") as out:
+        pending: Future[None] | None = None
+        try:
+            for block in iter(lambda: source.read(_BLOCK), b""):
+                if pending is not None:
+                    pending.result()
+                pending = sink.submit(take, block)
+        finally:
+            if pending is not None:
+                pending.result()  # never leave a write running past the file's close (or a failure)
+    return digest.hexdigest()
 
 
 def _check_parts(manifest: Manifest, written: dict[str, tuple[str, int]]) -> None:

@@ -141,6 +141,9 @@ class EpochPublisher:
             raise
         published = now_ms()
         duration = int((monotonic() - started) * 1000)
+        # /ready waits for the startup reconcile's epoch, whose checkpoint (tens of MB of WAL for a clone a few hundred
+        # files ahead of an index artifact) is left for ``checkpoint`` too: the server runs it right after /ready.
+        defer = big or reason == "startup"
         renamed = tuple((r.old.path, r.new.entry.path) for r in changes.renamed)
         try:
             self._store.set_meta("epoch", str(epoch), conn)
@@ -153,7 +156,7 @@ class EpochPublisher:
                          (epoch, published, reason, changes.added, changes.modified, len(changes.deleted),
                           len(renamed), duration))
             conn.execute("DELETE FROM epochs WHERE id <= ?", (epoch - EPOCH_HISTORY,))
-            if big:  # the checkpoint waits for ``checkpoint`` (after /ready), not inside this COMMIT
+            if defer:  # the checkpoint waits for ``checkpoint`` (after /ready), not inside this COMMIT
                 conn.execute("PRAGMA wal_autocheckpoint=0")
             conn.execute("COMMIT")
         except BaseException:
@@ -161,10 +164,10 @@ class EpochPublisher:
             conn.execute("ROLLBACK")
             raise
         finally:
-            if big:  # never hide the failure above behind this one
+            if defer:  # never hide the failure above behind this one
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute(f"PRAGMA wal_autocheckpoint={_AUTOCHECKPOINT}")
-        if big:
+        if defer:
             self.checkpoint_due = True
         return EpochSummary(epoch, reason, published, duration, changes.added, changes.modified,
                             len(changes.deleted), len(changes.touched), renamed, tuple(sorted(stale)))

@@ -5,6 +5,9 @@
 Maintained incrementally: after a batch, a group's count is adjusted by the refs the changed files lost and
 gained, and its exemplars are the best of the surviving old exemplars and the new refs. Only when a removed
 exemplar leaves a gap that the rest of the population must fill is the group recomputed from ``st_ref``.
+Exemplars the batch deleted are known by id with their old place (``removed_refs``, read before the delete): a
+rewritten file's new refs may be given the very ids its old refs had, so an id is never taken as a survivor on
+its own.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 from codeplane.index.structural.bulk import covers_most
@@ -20,6 +23,7 @@ from codeplane.index.structural.bulk import covers_most
 MAX_EXEMPLARS = 10
 Key = tuple[int, str, str]  # (unit_id, member_token, receiver_shape)
 Candidate = tuple[str, int, int, int]  # (path, line, col, ref_id): the exemplar order
+Position = tuple[int, str, int, int, int]  # (unit_id, path, line, col, ref_id)
 
 _RANKED = """
 SELECT f.unit_id, r.token_text, coalesce(r.receiver_shape, ''), r.ref_id,
@@ -62,6 +66,14 @@ def rebuild_all(conn: sqlite3.Connection) -> int:
     return _write(conn, conn.execute(_RANKED.format(join="")))
 
 
+def rank_all(conn: sqlite3.Connection) -> int:
+    """Every group from ``st_ref``, ranked by SQLite: memory follows the number of groups, not of references
+    (a cold index of a big tree). Only the exemplars reach Python. The groups are those ``apply`` writes from no
+    groups and every file; their ids follow key order."""
+    conn.execute("DELETE FROM st_anchor_group")
+    return _write(conn, conn.execute(f"SELECT * FROM ({_RANKED.format(join='')}) WHERE rn <= ?", (MAX_EXEMPLARS,)))
+
+
 class Candidates(NamedTuple):
     """The ANCHORED member refs of some files, as ``group`` takes them: rows (file id, token, shape, line,
     column, ref id) and, once per file, its (unit, path), which rows would otherwise each carry a copy of."""
@@ -93,14 +105,29 @@ def candidates(conn: sqlite3.Connection, changed_files: list[int]) -> Candidates
     return Candidates(files, rows)
 
 
-def removed_counts(conn: sqlite3.Connection, file_ids: list[int]) -> dict[Key, int]:
-    """ANCHORED member refs per group held by ``file_ids`` (call before their facts are deleted)."""
-    out: dict[Key, int] = defaultdict(int)
+class Removed(NamedTuple):
+    """The ANCHORED member refs some files held: how many per group, and where each was (by ref id)."""
+
+    counts: dict[Key, int]
+    positions: dict[int, Position]
+
+
+def removed_refs(conn: sqlite3.Connection, file_ids: list[int]) -> Removed:
+    """ANCHORED member refs held by ``file_ids`` (call before their facts are deleted)."""
+    counts: dict[Key, int] = defaultdict(int)
+    positions: dict[int, Position] = {}
     for start in range(0, len(file_ids), 500):
         part = file_ids[start:start + 500]
-        for unit, token, shape, *_ in conn.execute(_ANCHORED_IN_FILES.format(_marks(len(part))), part):
-            out[(unit, token, shape)] += 1
-    return dict(out)
+        for unit, token, shape, path, line, col, ref_id in conn.execute(_ANCHORED_IN_FILES.format(_marks(len(part))),
+                                                                        part):
+            counts[(unit, token, shape)] += 1
+            positions[ref_id] = (unit, path, line, col, ref_id)
+    return Removed(dict(counts), positions)
+
+
+def removed_counts(conn: sqlite3.Connection, file_ids: list[int]) -> dict[Key, int]:
+    """ANCHORED member refs per group held by ``file_ids`` (call before their facts are deleted)."""
+    return removed_refs(conn, file_ids).counts
 
 
 def _recompute(conn: sqlite3.Connection, pairs: set[tuple[str, str]]) -> None:
@@ -143,8 +170,11 @@ def refresh(conn: sqlite3.Connection, removed: dict[Key, int], changed_files: li
     return apply(conn, removed, group(candidates(conn, changed_files)), relinked)
 
 
-def apply(conn: sqlite3.Connection, removed: dict[Key, int], added: Added, relinked: set[tuple[str, str]]) -> int:
-    """``refresh`` once the changed files' refs are grouped (``group``)."""
+def apply(conn: sqlite3.Connection, removed: dict[Key, int], added: Added, relinked: set[tuple[str, str]],
+          gone: Mapping[int, Position] | None = None) -> int:
+    """``refresh`` once the changed files' refs are grouped (``group``); ``gone``: the deleted refs' places
+    (``removed_refs``), which a new ref with a reused id must not stand in for."""
+    gone = gone or {}
     keys = {k for k in (set(removed) | set(added)) if (k[1], k[2]) not in relinked}
     existing: dict[Key, tuple[int, int, list[int]]] = {}
     ordered = sorted(keys)
@@ -155,7 +185,7 @@ def apply(conn: sqlite3.Connection, removed: dict[Key, int], added: Added, relin
                 "SELECT group_id, unit_id, member_token, receiver_shape, total_count, exemplar_ids "
                 f"FROM st_anchor_group WHERE {clause}", [v for key in batch for v in key]):
             existing[(unit, token, shape)] = (group_id, total, json.loads(ids))
-    surviving = _exemplar_keys(conn, [i for _, _, ids in existing.values() for i in ids])
+    surviving = _exemplar_keys(conn, [i for _, _, ids in existing.values() for i in ids if i not in gone])
     full: set[tuple[str, str]] = set(relinked)
     deletes: list[tuple[int]] = []
     upserts: list[tuple[int, str, str, int, str]] = []
@@ -166,7 +196,7 @@ def apply(conn: sqlite3.Connection, removed: dict[Key, int], added: Added, relin
         remaining_total = total - removed.get(key, 0)
         count, best_added = added.get(key, (0, []))
         lost = len(kept) < len(ids) and remaining_total > len(kept)
-        if lost and not _refilled(key, ids, surviving, kept, best_added):
+        if lost and not _refilled(ids, surviving, gone, kept, best_added):
             full.add((key[1], key[2]))  # a lost exemplar must be replaced from the rest of the population
             continue
         new_total = remaining_total + count
@@ -183,25 +213,26 @@ def apply(conn: sqlite3.Connection, removed: dict[Key, int], added: Added, relin
     return len(upserts) + len(full)
 
 
-def _refilled(key: Key, ids: list[int], surviving: dict[int, tuple[int, str, int, int, int]], kept: list[Candidate],
+def _refilled(ids: list[int], surviving: dict[int, Position], gone: Mapping[int, Position], kept: list[Candidate],
               best_added: list[Candidate]) -> bool:
     """Whether the group's best ``MAX_EXEMPLARS`` are among ``kept`` and ``best_added`` although exemplars were lost.
 
     The old exemplars were the first of the old population, so every old member that was no exemplar ranks after
-    the last exemplar. If that one survived (same unit) and ``MAX_EXEMPLARS`` survivors and new refs rank no later
-    than it, nothing outside them can enter the best: the common case of a file whose refs were rewritten in place
-    (an edit elsewhere in it gives them new ids), without rescanning the token's whole population.
+    the last exemplar, wherever that one went (deleted, re-routed to another unit): its place is the bound. If
+    ``MAX_EXEMPLARS`` survivors and new refs rank no later than it, nothing outside them can enter the best: the
+    common case of a file whose refs were rewritten in place (an edit elsewhere in it gives them new ids), without
+    rescanning the token's whole population.
     """
-    last = surviving.get(ids[-1]) if ids else None
-    if last is None or last[0] != key[0]:
+    last = (gone.get(ids[-1]) or surviving.get(ids[-1])) if ids else None
+    if last is None:
         return False
     bound = last[1:]
     return sum(1 for c in kept if c <= bound) + sum(1 for c in best_added if c <= bound) >= MAX_EXEMPLARS
 
 
-def _exemplar_keys(conn: sqlite3.Connection, ref_ids: list[int]) -> dict[int, tuple[int, str, int, int, int]]:
+def _exemplar_keys(conn: sqlite3.Connection, ref_ids: list[int]) -> dict[int, Position]:
     """Surviving exemplars: ref id -> (unit, path, line, col, ref id)."""
-    out: dict[int, tuple[int, str, int, int, int]] = {}
+    out: dict[int, Position] = {}
     unique = sorted(set(ref_ids))
     for start in range(0, len(unique), 500):
         part = unique[start:start + 500]

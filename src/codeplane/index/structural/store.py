@@ -38,6 +38,8 @@ class BatchEffect:
     added: set[str] = field(default_factory=set)
     #: ANCHORED member refs per anchor group that the changed files held before the batch.
     anchors_removed: dict[tuple[int, str, str], int] = field(default_factory=dict)
+    #: Where each of those refs was, by ref id (a later batch may give a new ref the same id).
+    anchors_gone: dict[int, anchors.Position] = field(default_factory=dict)
     #: What a chase read of the changed files before the batch (``surfaces.chase_inputs``): a rewritten file
     #: whose inputs come out the same is, to its importers, an unchanged file.
     old_inputs: dict[int, surfaces.ChaseInputs] = field(default_factory=dict)
@@ -58,6 +60,8 @@ class BatchEffect:
         self.added |= later.added
         for key, count in later.anchors_removed.items():
             self.anchors_removed[key] = self.anchors_removed.get(key, 0) + count
+        for ref_id, position in later.anchors_gone.items():
+            self.anchors_gone.setdefault(ref_id, position)  # the place before the epoch, not a reused id's
         self.old_keys |= later.old_keys
         self.old_inputs.update(later.old_inputs)
         self.init_dirs_changed |= later.init_dirs_changed
@@ -74,7 +78,7 @@ def marks(count: int) -> str:
 
 
 def _collect_old(conn: sqlite3.Connection, ids: list[int], effect: BatchEffect) -> None:
-    effect.anchors_removed = anchors.removed_counts(conn, ids)
+    effect.anchors_removed, effect.anchors_gone = anchors.removed_refs(conn, ids)
     effect.old_inputs = surfaces.chase_inputs(conn, ids)
     for part in chunked(ids):
         effect.old_keys.update(k for (k,) in conn.execute(

@@ -15,7 +15,7 @@ from typing import Any
 
 from codeplane.index.structural.bulk import covers_most
 from codeplane.index.structural.chase import Chaser
-from codeplane.index.structural.facts import CERTAIN, PROVEN, STRONG, UNCERTAIN
+from codeplane.index.structural.facts import ANCHORED, CERTAIN, PROVEN, STRONG, UNCERTAIN
 
 _CHUNK = 500
 
@@ -147,7 +147,7 @@ def retier(conn: sqlite3.Connection, chaser: Chaser, rows: Iterable[tuple[Any, .
            fresh: set[int]) -> tuple[int, set[tuple[str, str]]]:
     """Decide each ref through an import (rows as ``_THROUGH_IMPORTS`` reads them): STRONG to the definition the
     chase finds, else its same-file tier; write the refs whose tier moved. Returns (refs changed, member
-    (token, shape) pairs whose tier moved outside ``fresh``)."""
+    (token, shape) pairs whose refs outside ``fresh`` entered or left ANCHORED)."""
     updates: list[tuple[str, str | None, str, int]] = []
     moved: set[tuple[str, str]] = set()
     # Many refs share an import and a name (every ``models.CharField`` of a file): chase each pair once.
@@ -165,7 +165,8 @@ def retier(conn: sqlite3.Connection, chaser: Chaser, rows: Iterable[tuple[Any, .
             new = (local_tier, local_target, CERTAIN if local_tier == PROVEN else UNCERTAIN)
         if new != (tier, target, certainty):
             updates.append((*new, ref_id))
-            if member and file_id not in fresh:
+            # Anchor groups hold ANCHORED member refs only: a move between other tiers leaves them alone.
+            if member and file_id not in fresh and ANCHORED in (tier, new[0]) and tier != new[0]:
                 moved.add((token, shape or ""))
     conn.executemany("UPDATE st_ref SET ref_tier = ?, target_uid = ?, certainty = ? WHERE ref_id = ?", updates)
     return len(updates), moved

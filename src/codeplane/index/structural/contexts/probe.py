@@ -63,6 +63,11 @@ def family_members(family: str, files: list[FileStats]) -> list[FileStats]:
     return sorted((f for f in files if matches(spec, f.path)), key=lambda f: (len(f.path), f.path))
 
 
+def status_of(family: str, samples: list[FileStats]) -> str:
+    """A probed context's status from its samples' parse statistics (``samples`` not empty)."""
+    return "valid" if any(_valid(family, s) for s in samples) else "failed"
+
+
 def probe(candidate: Candidate, members: list[FileStats]) -> None:
     """Set ``status`` to valid, failed or empty (detached candidates are left alone).
 
@@ -80,4 +85,4 @@ def probe(candidate: Candidate, members: list[FileStats]) -> None:
     if not samples:
         candidate.status = "empty"
         return
-    candidate.status = "valid" if any(_valid(candidate.family, s) for s in samples) else "failed"
+    candidate.status = status_of(candidate.family, samples)
