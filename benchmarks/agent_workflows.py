@@ -5,9 +5,11 @@ Each task runs on two clones of the same pinned sdist (committed to a fresh git 
 calls the real server (`cpl up`) with the official MCP client; the shell side runs `rg`, `sed`, a python
 edit, `git` and `pytest` through bash. Both must reach the same verified end state: the same `git diff`
 (and the same HEAD tree) and passing tests. Per task it prints calls, bytes of text the model reads (tool
-answers' text content; shell stdout+stderr), wall time, and the ratios CodePlane / shell; and the bytes of
-the lines both sides read (code, diff and test lines): a rendering cannot save those, so shared / shell is the
-floor of the bytes ratio for a sequence that reads the same code as the shell. ``--verbose`` prints every text.
+answers' text content; shell stdout+stderr), wall time, CPU time (the server with the test runs it waited for;
+the shell with its children: wall time on a shared machine measures the neighbours too), and the ratios
+CodePlane / shell; and the bytes of the lines both sides read (code, diff and test lines): a rendering cannot
+save those, so shared / shell is the floor of the bytes ratio for a sequence that reads the same code as the
+shell. ``--verbose`` prints every text, and each call's wall and CPU seconds.
 
     uv run python benchmarks/agent_workflows.py            # all tasks
     uv run python benchmarks/agent_workflows.py --task fix  # one task
@@ -20,6 +22,7 @@ import asyncio
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -79,28 +82,53 @@ class Tally:
     calls: int = 0
     bytes: int = 0
     seconds: float = 0.0
+    #: CPU seconds the work took (the server and the runs it waited for; the shell and its children): on a
+    #: machine shared with other work, wall time says more about the neighbours than about either side.
+    cpu: float = 0.0
     log: list[str] = field(default_factory=list)
     #: Every text the model read, for :func:`shared_bytes`.
     texts: list[str] = field(default_factory=list)
 
 
+def server_cpu(pid: int) -> tuple[float, float]:
+    """CPU seconds of process ``pid`` and of the children it waited for (test runs), from ``/proc``; 0 elsewhere."""
+    try:
+        fields = [int(f) for f in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[11:15]]
+    except OSError:
+        return 0.0, 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    return (fields[0] + fields[1]) / tick, (fields[2] + fields[3]) / tick
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 class CodePlane:
-    def __init__(self, client: Client, tally: Tally) -> None:
+    def __init__(self, client: Client, tally: Tally, server_pid: int) -> None:
         self.client = client
         self.tally = tally
+        self.server_pid = server_pid
         #: The text of the last answer: what the model read (a task takes the values it acts on from it).
         self.text = ""
 
     async def __call__(self, tool: str, args: dict[str, Any], *, expect_error: bool = False) -> dict[str, Any]:
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), server_cpu(self.server_pid)
         res = await self.client.call_tool(tool, args)
-        self.tally.seconds += time.perf_counter() - began
+        spent = time.perf_counter() - began
+        self.tally.seconds += spent
+        after = server_cpu(self.server_pid)
+        own, children = after[0] - cpu[0], after[1] - cpu[1]
+        used = own + children
+        self.tally.cpu += used
         text = res.content[0].text if res.content else ""
         self.text = text
         self.tally.texts.append(text)
         self.tally.calls += 1
         self.tally.bytes += len(text.encode())
-        self.tally.log.append(f"{tool}: {len(text.encode())} B" + (f"\n{text}" if VERBOSE else ""))
+        head = f"{tool}: {len(text.encode())} B, {spent:.2f} s, cpu {used:.2f} s (server {own:.2f})"
+        self.tally.log.append(head + (f"\n{text}" if VERBOSE else ""))
         body: dict[str, Any] = res.structured_content or {}
         if res.is_error != expect_error:
             raise RuntimeError(f"{tool} {'succeeded' if expect_error else 'failed'}: {text[:2000]}")
@@ -113,16 +141,20 @@ class Shell:
         self.tally = tally
 
     def __call__(self, command: str, *, stdin: str | None = None) -> str:
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), children_cpu()
         env = {**os.environ, **GIT_ENV, "PYTHONPATH": "src", "PYTHONDONTWRITEBYTECODE": "1"}
         proc = subprocess.run(["bash", "-c", command], check=False, cwd=self.root, capture_output=True, text=True,
                               input=stdin, env=env, timeout=900)
-        self.tally.seconds += time.perf_counter() - began
+        spent = time.perf_counter() - began
+        self.tally.seconds += spent
+        used = children_cpu() - cpu
+        self.tally.cpu += used
         out = proc.stdout + proc.stderr
         self.tally.texts.append(out)
         self.tally.calls += 1
         self.tally.bytes += len(out.encode())
-        self.tally.log.append(f"$ {command[:60]}: {len(out.encode())} B" + (f"\n{out}" if VERBOSE else ""))
+        head = f"$ {command[:60]}: {len(out.encode())} B, {spent:.2f} s, cpu {used:.2f} s"
+        self.tally.log.append(head + (f"\n{out}" if VERBOSE else ""))
         return out
 
 
@@ -404,7 +436,7 @@ async def run_task(task: Task) -> tuple[Tally, Tally, bool, bool]:
     try:
         async with Client(f"http://127.0.0.1:{port}/mcp") as client:
             await wait_for_index(client)
-            await task.codeplane(CodePlane(client, cp_tally), ours)
+            await task.codeplane(CodePlane(client, cp_tally, proc.pid), ours)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -457,18 +489,21 @@ async def main() -> None:
             total.calls += part.calls
             total.bytes += part.bytes
             total.seconds += part.seconds
+            total.cpu += part.cpu
         shared = shared_bytes(cp, sh)
         shared_total += shared
         rows.append([task.key, task.title, "yes" if same and ok else "NO", cp.calls, sh.calls, cp.bytes, sh.bytes,
                      cp.bytes / max(sh.bytes, 1), shared, shared / max(sh.bytes, 1), cp.seconds, sh.seconds,
-                     cp.seconds / max(sh.seconds, 1e-9)])
+                     cp.seconds / max(sh.seconds, 1e-9), cp.cpu, sh.cpu, cp.cpu / max(sh.cpu, 1e-9)])
     cp_total, sh_total = totals
     rows.append(["all", "", "", cp_total.calls, sh_total.calls, cp_total.bytes, sh_total.bytes,
                  cp_total.bytes / max(sh_total.bytes, 1), shared_total, shared_total / max(sh_total.bytes, 1),
-                 cp_total.seconds, sh_total.seconds, cp_total.seconds / max(sh_total.seconds, 1e-9)])
+                 cp_total.seconds, sh_total.seconds, cp_total.seconds / max(sh_total.seconds, 1e-9), cp_total.cpu,
+                 sh_total.cpu, cp_total.cpu / max(sh_total.cpu, 1e-9)])
     table("Agent workflows: CodePlane vs shell (bytes = text the model reads; shared = lines both read)",
           ["task", "what", "same end state, tests pass", "calls cp", "calls sh", "bytes cp", "bytes sh",
-           "bytes ratio", "shared bytes", "shared / sh", "wall s cp", "wall s sh", "time ratio"], rows)
+           "bytes ratio", "shared bytes", "shared / sh", "wall s cp", "wall s sh", "time ratio", "cpu s cp", "cpu s sh",
+           "cpu ratio"], rows)
     if not args.task:
         table("tools/list, read once per session (model-facing = name + description + inputSchema)",
               ["profile", "tools", "model-facing chars", "≈ tokens", "all fields chars"], await tools_list_cost())

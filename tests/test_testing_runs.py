@@ -191,6 +191,29 @@ def test_batches_run_one_pytest_process_per_worker_sharing_unweighed_files(
         shutil.rmtree(tmp_path / "pids")
 
 
+def test_the_processes_of_a_pool_collect_its_files_in_opposite_orders(
+        tmp_path: Path, services: list[TestingService]) -> None:
+    # Each collects every shared file; on a cold bytecode cache, opposite orders make each compile about half of
+    # them and read the rest from the other (same orders: both compile all of them, at the same time).
+    log = tmp_path / "imports"
+    module = (f"import os\nwith open({str(log)!r}, 'a') as out:\n    out.write(f'{{os.getpid()}} {{__name__}}\\n')\n\n"
+              "def test_x():\n    pass\n")
+    repo = make_repo(tmp_path / "repo", {"pytest.ini": "[pytest]\n",
+                                         **{f"tests/test_m{i}.py": module for i in range(4)}})
+    service = service_for(repo, workers=2)
+    services.append(service)
+    snapshot = finish(service.start_run())
+    assert snapshot.state == "passed" and snapshot.counts.passed == 4
+    orders: dict[str, list[str]] = {}
+    for line in log.read_text().splitlines():
+        pid, name = line.split()
+        orders.setdefault(pid, []).append(name.rsplit(".", 1)[-1])
+    assert len(orders) == 2, orders
+    first, second = orders.values()
+    assert sorted(first) == sorted(second) == [f"test_m{i}" for i in range(4)], "each collects every shared file"
+    assert first == second[::-1], orders
+
+
 def test_a_repo_asking_for_xdist_workers_runs_them_only_when_codeplane_runs_one_process(
         tmp_path: Path, services: list[TestingService]) -> None:
     runs = tmp_path / "runs"

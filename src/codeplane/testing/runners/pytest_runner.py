@@ -12,7 +12,10 @@ in ``addopts``, ``PYTEST_ADDOPTS`` or a configured ``cmd``) gets ``-n 0`` append
 CodePlane workers: xdist workers inside each of them would oversubscribe the cores, and xdist's loop cannot
 share a pool. Where the environment forbids writing bytecode (``PYTHONDONTWRITEBYTECODE``), each process
 caches it under ``.codeplane/pycache`` instead (``core.bytecode``), unless ``tests.bytecode_cache`` is off:
-otherwise every worker recompiles pytest, its plugins and the code under test at each start.
+otherwise every worker recompiles pytest, its plugins and the code under test at each start. What is missing
+from that tree is read from beside its source when compiled there (the plugin directory's ``sitecustomize``):
+the standard library, pytest and the plugins are compiled by their installers, so a cold tree costs a first run
+only the repository's own modules, as a plain ``pytest`` does.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ EVENTS_ENV = "CODEPLANE_PYTEST_EVENTS"
 RERUN_ENV = "CODEPLANE_PYTEST_RERUN"
 #: Cases to run per file (the events plugin deselects the rest): one collection per file, any number of cases.
 SELECT_ENV = "CODEPLANE_PYTEST_SELECT"
+#: Read a ``.pyc`` missing from the prefix tree beside its source (``_pytest_plugin/sitecustomize.py``).
+PYCACHE_BESIDE_ENV = "CODEPLANE_PYCACHE_BESIDE"
 COVERAGE_PLUGIN = "codeplane_pytest_coverage"
 COVERAGE_OUT_ENV = "CODEPLANE_COVERAGE_OUT"
 COVERAGE_ROOT_ENV = "CODEPLANE_COVERAGE_ROOT"
@@ -193,7 +198,9 @@ class PytestRunner(Runner):
 
     def cache_bytecode(self, invocation: Invocation, directory: Path) -> Invocation:
         env = redirected_environment(invocation.env, directory)
-        return invocation if env is None else replace(invocation, env=env)
+        # The plugin directory's sitecustomize then reads what an install compiled beside its sources: a prefix
+        # alone hides it, and a cold prefix made the first run compile the stdlib, pytest and its plugins.
+        return invocation if env is None else replace(invocation, env={**env, PYCACHE_BESIDE_ENV: "1"})
 
     def share_pool(self, invocation: Invocation, pool: Path) -> Invocation:
         return replace(invocation, env={**invocation.env, POOL_ENV: str(pool)})
