@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -179,7 +180,11 @@ async def test_edit_is_visible_to_symbol_search_right_after_write_source(server:
 
 async def test_status_reports_languages_failures_and_grammar_versions(server: ServerHandle) -> None:
     async with mcp_client(server) as client:
-        described = await call(client, "describe", {})
+        for _ in range(600):  # the fact counts are read on a thread: the first answers may say they are pending
+            described = await call(client, "describe", {})
+            if not described["status"]["structural"].get("counts_pending"):
+                break
+            await asyncio.sleep(0.05)
     structural = described["status"]["structural"]
     assert structural["by_language"]["python"]["parsed"] == 34
     assert structural["grammars"]["tree_sitter_language_pack"] == "0.13.0"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from codeplane.index.structural.status import structural_status
@@ -32,3 +33,25 @@ def test_a_returned_section_is_the_callers_own(tmp_path: Path) -> None:
         mine = structural_status(db)
         mine["defs"] = -1
         assert structural_status(db)["defs"] != -1
+
+
+def test_without_waiting_the_counts_come_from_a_thread(tmp_path: Path) -> None:
+    with indexed_repo(tmp_path, {"a.py": "def one():\n    return 1\n"}) as (repo, index):
+        db = repo / ".codeplane" / "index.db"
+        first = structural_status(db, wait=False)
+        assert first["state"] == "ready" and first["files"] == 1
+        assert first.get("counts_pending") is True and "defs" not in first  # nothing counted yet
+        deadline = time.monotonic() + 30
+        while structural_status(db, wait=False).get("counts_pending"):
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        assert structural_status(db, wait=False)["defs"] == 1
+
+        (repo / "a.py").write_text("def one():\n    return 1\n\n\ndef two():\n    return 2\n")
+        index.refresh_paths(["a.py"])
+        stale = structural_status(db, wait=False)  # the last counts, marked, until the thread has read the new ones
+        assert stale["defs"] in (1, 2) and (stale["defs"] == 2 or stale.get("counts_pending") is True)
+        while structural_status(db, wait=False).get("counts_pending"):
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        assert structural_status(db, wait=False)["defs"] == 2

@@ -64,8 +64,9 @@ def _render_structural(structural: Any) -> None:
     parsed = ", ".join(f"{lang} {counts.get('parsed', 0)}" for lang, counts in sorted(languages.items())
                        if counts.get("parsed"))
     grammars = structural.get("grammars") or {}
-    console.print(f"  structural: {structural.get('defs', 0)} defs, {structural.get('refs', 0)} refs   "
-                  f"parsed: {parsed or '-'}", markup=False)
+    facts = (f"{structural.get('defs', '?')} defs, {structural.get('refs', '?')} refs"
+             + (" (counting)" if structural.get("counts_pending") else ""))
+    console.print(f"  structural: {facts}   parsed: {parsed or '-'}", markup=False)
     skipped = structural.get("skipped") or {}
     contexts = structural.get("contexts") or {}
     console.print(f"          skipped {sum(skipped.values())} {skipped or ''}   contexts {contexts}   "

@@ -171,4 +171,4 @@ class StructuralService:
     # -- status ------------------------------------------------------------------------------------
     def status(self) -> dict[str, object]:
         """The ``structural`` status section: per-language counts, parse failures, grammars, contexts."""
-        return structural_status(self._index_db)
+        return structural_status(self._index_db, wait=False)  # never a table scan in /status

@@ -1,14 +1,16 @@
 """The ``structural`` section of ``/status``, ``describe`` and ``cpl status``: read from ``index.db`` on a
 private read-only connection, so it never waits for indexing and works without a server.
 
-The fact counts scan whole tables (17M references on a 133k-file corpus: 0.6 s per call), so a section is kept
-per database file and structural apply: every apply rewrites ``st_state.last_apply`` (its epoch and timings), and
-an adopted or rebuilt database is another file (inode).
+The fact counts scan whole tables (17M references on a 133k-file corpus: 0.6 s per call from the database, over
+5 s from a first build's WAL), so they are kept per database file and structural apply: every apply rewrites
+``st_state.last_apply`` (its epoch and timings), and an adopted or rebuilt database is another file (inode). The
+server asks without waiting (``wait=False``): counts not read yet for the current apply are read on a thread of
+their own, and the answer meanwhile carries the last ones read with ``counts_pending: true`` (none before the
+first), so ``/status`` never waits for a table scan.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import sqlite3
 import threading
@@ -19,12 +21,15 @@ from codeplane.index.structural import grammars
 
 MAX_FAILURES_SHOWN = 20
 
+_COUNTED = ("st_def", "st_ref", "st_import")
 _lock = threading.Lock()
-#: The last section read per database path, with the key it was read under.
-_last: dict[Path, tuple[tuple[object, ...], dict[str, object]]] = {}
+#: The last fact counts read per database path, with the key they were read under.
+_last: dict[Path, tuple[tuple[object, ...], dict[str, int]]] = {}
+#: Paths whose counts a thread is reading.
+_counting: set[Path] = set()
 
 
-def structural_status(db_path: Path) -> dict[str, object]:
+def structural_status(db_path: Path, *, wait: bool = True) -> dict[str, object]:
     """Files per language and status, parse failures (first 20), grammar versions, contexts, fact counts."""
     if not db_path.is_file():
         return {"state": "not_built"}
@@ -37,13 +42,22 @@ def structural_status(db_path: Path) -> dict[str, object]:
         stat = db_path.stat()
         row = conn.execute("SELECT value FROM st_state WHERE key = 'last_apply'").fetchone()
         key = (stat.st_dev, stat.st_ino, None if row is None else row[0])
+        section = _read(conn)
         with _lock:
             cached = _last.get(db_path)
         if cached is not None and cached[0] == key:
-            return copy.deepcopy(cached[1])
-        section = _read(conn)
-        with _lock:
-            _last[db_path] = (key, copy.deepcopy(section))
+            counts = dict(cached[1])
+        elif wait:
+            counts = _count(conn)
+            with _lock:
+                _last[db_path] = (key, dict(counts))
+        else:
+            _count_later(db_path)
+            counts = {**(cached[1] if cached is not None else {}), "counts_pending": True}
+        section.update({name: counts[table] for name, table in (("defs", "st_def"), ("refs", "st_ref"),
+                                                                 ("imports", "st_import")) if table in counts})
+        if counts.get("counts_pending"):
+            section["counts_pending"] = True
         return section
     except (sqlite3.Error, OSError) as exc:
         return {"state": "not_built", "error": str(exc)}
@@ -67,8 +81,6 @@ def _read(conn: sqlite3.Connection) -> dict[str, object]:
     contexts = {status: int(count) for status, count in conn.execute(
         "SELECT probe_status, count(*) FROM st_context GROUP BY 1 ORDER BY 1")}
     parsed = [lang for (lang,) in conn.execute("SELECT DISTINCT language FROM st_file WHERE status = 'parsed'")]
-    counts = {table: int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
-              for table in ("st_def", "st_ref", "st_import")}
     last = conn.execute("SELECT value FROM st_state WHERE key = 'last_apply'").fetchone()
     used = sorted({g for g in (grammar_of(lang) for lang in parsed) if g})
     return {
@@ -80,6 +92,25 @@ def _read(conn: sqlite3.Connection) -> dict[str, object]:
         "files_with_syntax_errors": with_errors,
         "grammars": {**grammars.versions(used), "missing": grammars.missing_grammars()},
         "contexts": contexts,
-        "defs": counts["st_def"], "refs": counts["st_ref"], "imports": counts["st_import"],
         "last_apply": None if last is None else json.loads(last[0]),
     }
+
+
+def _count(conn: sqlite3.Connection) -> dict[str, int]:
+    return {table: int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]) for table in _COUNTED}
+
+
+def _count_later(db_path: Path) -> None:
+    with _lock:
+        if db_path in _counting:
+            return
+        _counting.add(db_path)
+
+    def run() -> None:
+        try:
+            structural_status(db_path, wait=True)
+        finally:
+            with _lock:
+                _counting.discard(db_path)
+
+    threading.Thread(target=run, name="codeplane-status-counts", daemon=True).start()

@@ -124,7 +124,8 @@ def _task_lines(tasks: dict[str, Any]) -> list[str]:
 _SUMMARIES: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "index": lambda s: [_index_line(s)],
     "structural": lambda s: [f"structural {s.get('state')}: "
-                             + _scalars(s, "files", "defs", "refs", "imports", "files_with_syntax_errors")],
+                             + _scalars(s, "files", "defs", "refs", "imports", "counts_pending",
+                                                                "files_with_syntax_errors")],
     "tasks": _task_lines,
     "tests": lambda s: [f"tests: {_scalars(s, *s)}"],
     "refactor": lambda s: [f"refactor: {_scalars(s, *s)}"],
