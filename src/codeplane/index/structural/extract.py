@@ -60,12 +60,13 @@ def extract_file(path: str, text: str) -> Outcome:
         return Outcome(path, info.language, NO_GRAMMAR, None, None, f"grammar {info.grammar} is missing")
     try:
         src = SourceText(text)
-        tree = parser.parse(src.data)
-        stats = parse_stats(info.grammar, tree.root_node)
+        # One root node object for both: each ``root_node`` access is a new node whose children are built anew.
+        root = parser.parse(src.data).root_node
+        stats = parse_stats(info.grammar, root)
         adapter = adapter_for(info.grammar)
         if adapter is None:
             return Outcome(path, info.language, NO_ADAPTER, None, stats)
-        out = adapter(src, tree.root_node, UidAllocator(info.language, path))
+        out = adapter(src, root, UidAllocator(info.language, path))
     except Exception as exc:  # noqa: BLE001 - one bad file must never abort indexing (§18 item 3)
         return Outcome(path, info.language, FAILED, None, None, f"{type(exc).__name__}: {exc}")
     facts = FileFacts(path, info.language, out.package, stats, src.line_count, out.defs, out.scopes, out.binds,

@@ -10,6 +10,8 @@ assignments of a module/class variable); otherwise the binding is still certain 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from codeplane.index.structural.adapters.python_defs import IMPORT_CTX
 from codeplane.index.structural.adapters.python_walk import (
     EXPORTED,
@@ -18,6 +20,7 @@ from codeplane.index.structural.adapters.python_walk import (
     MEMBER,
     STORE,
     PendingDef,
+    Scope,
     Site,
     Walk,
 )
@@ -184,12 +187,14 @@ def _bound(bind: BindRow, index: int) -> tuple[str, str, int, str | None, str | 
 def _refs(walk: Walk, resolver: Resolver, binds: list[BindRow], bind_index: dict[tuple[int, str], int],
           ) -> list[RefRow]:
     # One row per occurrence (most of a file's facts): rows are built with ``tuple.__new__``, skipping the
-    # NamedTuple's Python-level ``__new__``, and attribute lookups are hoisted out of the loop.
+    # NamedTuple's Python-level ``__new__``, and attribute lookups are hoisted out of the loop. What a name
+    # resolves to depends only on its scope and spelling, so it is worked out once per pair (``_resolver``).
     refs: list[RefRow] = []
     append = refs.append
     resolved_via: list[str | None] = []
     scopes = walk.scopes
-    resolve = resolver.resolve
+    memo: dict[tuple[int, str], _Bound | None] = {}
+    resolved = _resolver(scopes, resolver, binds, bind_index)
     for scope, name, span, kind, ctx, receiver, shape, import_uid in walk.occurrences:
         via: str | None = None
         if kind == MEMBER:
@@ -205,23 +210,43 @@ def _refs(walk: Walk, resolver: Resolver, binds: list[BindRow], bind_index: dict
                                      None)))
         else:
             if kind == EXPORTED:
-                key = name
-                target = resolve(0, key)
                 role = EXPORT
+                memo_key = (-1, name)
             else:
-                owner = scopes[scope]
-                key = owner.key(name) if owner.mangle else name
-                target = resolve(scope, key)
                 role = (DEFINITION if ctx == STORE else IMPORT if ctx == IMPORT_CTX else REFERENCE)
-            index = bind_index.get((target, key), -1) if target is not None else -1
-            if index < 0:
+                memo_key = (scope, name)
+            if memo_key in memo:
+                bound = memo[memo_key]
+            else:
+                bound = memo[memo_key] = resolved(scope, name, kind)
+            if bound is None:
                 append(_new_row(RefRow, (scope, name, *span, role, UNKNOWN, UNCERTAIN, -1, None, None, False, None)))
             else:
-                tier, certainty, bind, target_uid, via = _bound(binds[index], index)
+                tier, certainty, bind, target_uid, via = bound
                 append(_new_row(RefRow, (scope, name, *span, role, tier, certainty, bind, target_uid, via, False,
                                          None)))
         resolved_via.append(via)
     return refs
+
+
+_Bound = tuple[str, str, int, str | None, str | None]
+
+
+def _resolver(scopes: list[Scope], resolver: Resolver, binds: list[BindRow], bind_index: dict[tuple[int, str], int],
+              ) -> Callable[[int, str, int], _Bound | None]:
+    def resolved(scope: int, name: str, kind: int) -> _Bound | None:
+        """What a name occurrence of ``kind`` in ``scope`` is bound to (``_bound``), None when nothing binds it."""
+        if kind == EXPORTED:
+            key = name
+            target = resolver.resolve(0, key)
+        else:
+            owner = scopes[scope]
+            key = owner.key(name) if owner.mangle else name
+            target = resolver.resolve(scope, key)
+        index = bind_index.get((target, key), -1) if target is not None else -1
+        return _bound(binds[index], index) if index >= 0 else None
+
+    return resolved
 
 
 def _exports(walk: Walk, resolver: Resolver, binds: list[BindRow], bind_index: dict[tuple[int, str], int],

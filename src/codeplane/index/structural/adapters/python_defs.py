@@ -34,11 +34,11 @@ def _define(w: Walk, node: Node, scope: int, kind: str, *, signature: str, displ
     name_node = node.child_by_field_name("name")
     if name_node is None:
         return None
-    name = w.src.text(name_node)
+    name = w.text(name_node)
     outer = w.scopes[scope]
     lexical = f"{outer.prefix}.{name}" if outer.prefix else name
     sig = signature_hash(signature)
-    pending = PendingDef(kind, name, lexical, w.src.span(node), *w.src.span(name_node)[:2], sig,
+    pending = PendingDef(kind, name, lexical, w.span(node), *w.span(name_node)[:2], sig,
                          _short(display), outer.def_uid, scope, w.uids.def_uid(kind, lexical, sig))
     w.defs.append(pending)
     occurrence = w.occur(name_node, scope, NAME, STORE, name=name)
@@ -49,11 +49,11 @@ def _define(w: Walk, node: Node, scope: int, kind: str, *, signature: str, displ
 def visit_def(w: Walk, node: Node, scope: int, ctx: int) -> None:
     params = node.child_by_field_name("parameters")
     ret = node.child_by_field_name("return_type")
-    params_text = w.src.text(params) if params is not None else "()"
-    ret_text = f" -> {w.src.text(ret)}" if ret is not None else ""
+    params_text = w.text(params) if params is not None else "()"
+    ret_text = f" -> {w.text(ret)}" if ret is not None else ""
     is_async = node.child_count > 0 and node.children[0].type == "async"
     name_node = node.child_by_field_name("name")
-    name = w.src.text(name_node) if name_node is not None else "?"
+    name = w.text(name_node) if name_node is not None else "?"
     kind = "method" if w.scopes[scope].kind == "class" else "function"
     display = f"{'async ' if is_async else ''}def {name}{params_text}{ret_text}"
     pending = _define(w, node, scope, kind, signature=params_text + ret_text, display=display)
@@ -67,9 +67,9 @@ def visit_def(w: Walk, node: Node, scope: int, ctx: int) -> None:
 
 def visit_class(w: Walk, node: Node, scope: int, ctx: int) -> None:
     bases = node.child_by_field_name("superclasses")
-    bases_text = w.src.text(bases) if bases is not None else ""
+    bases_text = w.text(bases) if bases is not None else ""
     name_node = node.child_by_field_name("name")
-    name = w.src.text(name_node) if name_node is not None else "?"
+    name = w.text(name_node) if name_node is not None else "?"
     pending = _define(w, node, scope, "class", signature=bases_text, display=f"class {name}{bases_text}")
     inner = w.new_scope("class", scope, node, pending.lexical_path if pending else w.scopes[scope].prefix,
                         pending.uid if pending else None)
@@ -108,7 +108,7 @@ def _param(w: Walk, node: Node | None, inner: int) -> None:
     if node is None:
         return
     if node.type == "identifier":
-        name = w.src.text(node)
+        name = w.text(node)
         w.site(inner, name, "param", node, occurrence=w.occur(node, inner, NAME, STORE, name=name))
     elif node.type in ("list_splat_pattern", "dictionary_splat_pattern", "tuple_pattern", "parenthesized_expression"):
         for child in node.named_children:
@@ -124,7 +124,7 @@ def visit_import(w: Walk, node: Node, scope: int, ctx: int) -> None:
         source = "__future__"
     else:
         module = node.child_by_field_name("module_name")
-        source = "".join(w.src.text(module).split()) if module is not None else ""
+        source = "".join(w.text(module).split()) if module is not None else ""
     for child in node.named_children:
         if child.type == "wildcard_import":
             row = w.add_import(node, scope, "*", alias=None, source=source, kind="python_from")
@@ -135,8 +135,8 @@ def visit_import(w: Walk, node: Node, scope: int, ctx: int) -> None:
         name_node = clause.child_by_field_name("name") if clause.type == "aliased_import" else clause
         if name_node is None:
             continue
-        name = "".join(w.src.text(name_node).split())
-        alias = w.src.text(alias_node) if alias_node is not None else None
+        name = "".join(w.text(name_node).split())
+        alias = w.text(alias_node) if alias_node is not None else None
         row = w.add_import(node, scope, name, alias=alias, source=source, kind="python_from")
         if alias_node is None:
             occurrence = w.occur(name_node, scope, NAME, IMPORT_CTX, name=name, import_uid=row.import_uid)
@@ -153,16 +153,16 @@ def _plain_import(w: Walk, node: Node, clause: Node, scope: int) -> None:
     if dotted is None:
         return
     parts = [c for c in dotted.named_children if c.type == "identifier"]
-    full = ".".join(w.src.text(p) for p in parts)
+    full = ".".join(w.text(p) for p in parts)
     if alias_node is not None:
-        alias = w.src.text(alias_node)
+        alias = w.text(alias_node)
         row = w.add_import(node, scope, full, alias=alias, source=full, kind="python_import")
         occurrence = w.occur(alias_node, scope, NAME, STORE, name=alias, import_uid=row.import_uid)
         w.site(scope, alias, "import", alias_node, occurrence=occurrence, uid=row.import_uid)
     elif parts:
         # ``import a.b.c`` binds ``a`` (the top package), not ``a.b.c``.
         row = w.add_import(node, scope, full, alias=None, source=full, kind="python_import")
-        top = w.src.text(parts[0])
+        top = w.text(parts[0])
         occurrence = w.occur(parts[0], scope, NAME, IMPORT_CTX, name=top, import_uid=row.import_uid)
         w.site(scope, top, "import", parts[0], occurrence=occurrence, uid=row.import_uid)
 
@@ -211,7 +211,7 @@ def _pattern(w: Walk, node: Node, scope: int) -> None:
 
 
 def _capture(w: Walk, node: Node, scope: int) -> None:
-    if w.src.text(node) != "_":  # ``_`` is the wildcard, it binds nothing
+    if w.text(node) != "_":  # ``_`` is the wildcard, it binds nothing
         w.bind_name(node, scope, STORE)
 
 

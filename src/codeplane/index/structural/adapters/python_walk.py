@@ -87,18 +87,19 @@ class PendingDef:
     uid: str = ""
 
 
-class Occurrence(NamedTuple):
-    scope: int
-    name: str
-    span: tuple[int, int, int, int]
-    kind: int  # NAME, MEMBER, KWARG, IMPORTED, EXPORTED
-    ctx: int  # LOAD / STORE / DEL for names; role hint otherwise
-    receiver: int  # MEMBER: occurrence index of a plain-name receiver, else -1
-    shape: str | None
-    import_uid: str | None
-
-
+#: One name occurrence: (scope, name, span, kind, ctx, receiver, shape, import_uid). ``kind`` is NAME, MEMBER,
+#: KWARG, IMPORTED or EXPORTED; ``ctx`` LOAD / STORE / DEL for names, a role hint otherwise; ``receiver`` (MEMBER)
+#: the occurrence index of a plain-name receiver, else -1. A plain tuple: most nodes of a file are occurrences, and
+#: ``python_bind`` only unpacks them.
+Span = tuple[int, int, int, int]
+Occurrence = tuple[int, str, Span, int, int, int, str | None, str | None]
 _new_tuple = tuple.__new__
+
+
+def _ascii_span(node: Node) -> Span:
+    """``SourceText.span`` of a file with no wide line: byte columns are character columns."""
+    (sr, sc), (er, ec) = node.start_point, node.end_point
+    return sr + 1, sc, er + 1, ec
 
 
 class Walk:
@@ -117,22 +118,29 @@ class Walk:
         self.all_literal = True
         self.all_seen = False
         self._stack: list[tuple[Node, int, int]] = []
+        #: ``text``/``span`` of a node, called for most nodes. In an all-ASCII file (most files) byte offsets and
+        #: columns are character ones: text is sliced from one decoded string, no per-node decoding or conversion.
+        self.text: Callable[[Node], str] = src.text
+        self.span: Callable[[Node], Span] = src.span
+        if src.data.isascii():
+            chars = src.data.decode("ascii")
+            self.text = lambda node: chars[node.start_byte:node.end_byte]
+            self.span = _ascii_span
 
     # -- driver -------------------------------------------------------------------------------------
     def run(self, root: Node) -> None:
-        self.scopes.append(Scope("file", -1, "", self.src.span(root)))
+        self.scopes.append(Scope("file", -1, "", self.span(root)))
         self._stack.append((root, 0, LOAD))
         # Dispatch on the grammar's integer node kind: ``Node.type`` builds a new string on every access.
-        handlers, identifiers, containers = _dispatch()
+        handlers, identifiers, containers, inert = _dispatch()
         stack = self._stack
-        occurrences, text, span = self.occurrences, self.src.text, self.src.span
+        occurrences, text, span = self.occurrences, self.text, self.span
         while stack:
             node, scope, ctx = stack.pop()
             kind = node.kind_id
             if kind in identifiers:
                 if ctx == LOAD:  # most names: ``bind_name`` inlined
-                    occurrences.append(_new_tuple(Occurrence, (scope, text(node), span(node), NAME, LOAD, -1, None,
-                                                               None)))
+                    occurrences.append((scope, text(node), span(node), NAME, LOAD, -1, None, None))
                 else:
                     self.bind_name(node, scope, ctx)
                 continue
@@ -142,7 +150,10 @@ class Walk:
                 continue
             child_ctx = ctx if kind in containers else LOAD
             for child in node.named_children:
-                stack.append((child, scope, child_ctx))
+                # A leaf that records nothing (a literal, a string's delimiters and content, a comment) is not pushed:
+                # visiting it would do nothing, and strings alone are about a third of the nodes walked.
+                if child.kind_id not in inert:
+                    stack.append((child, scope, child_ctx))
 
     def push(self, node: Node | None, scope: int, ctx: int = LOAD) -> None:
         if node is not None:
@@ -152,21 +163,20 @@ class Walk:
     def occur(self, node: Node, scope: int, kind: int, ctx: int = LOAD, *, name: str | None = None,
               receiver: int = -1, shape: str | None = None, import_uid: str | None = None) -> int:
         occurrences = self.occurrences
-        # ``tuple.__new__`` skips the NamedTuple's Python-level ``__new__``: most nodes of a file are occurrences.
-        occurrences.append(_new_tuple(Occurrence, (scope, name if name is not None else self.src.text(node),
-                                                   self.src.span(node), kind, ctx, receiver, shape, import_uid)))
+        occurrences.append((scope, name if name is not None else self.text(node), self.span(node), kind, ctx,
+                            receiver, shape, import_uid))
         return len(occurrences) - 1
 
     def site(self, scope: int, name: str, kind: str, node: Node, *, occurrence: int, uid: str | None = None,
              stmt: Node | None = None) -> None:
         line, col = node.start_point
         entry = _new_tuple(Site, (kind, line + 1, self.src.col(line, col), occurrence, uid,
-                                  self.src.span(stmt) if stmt is not None else None))
+                                  self.span(stmt) if stmt is not None else None))
         owner = self.scopes[scope]
         owner.sites.setdefault(owner.key(name) if owner.mangle else name, []).append(entry)
 
     def bind_name(self, node: Node, scope: int, ctx: int, stmt: Node | None = None) -> None:
-        name = self.src.text(node)
+        name = self.text(node)
         if ctx == LOAD:
             self.occur(node, scope, NAME, LOAD, name=name)
             return
@@ -180,7 +190,7 @@ class Walk:
         if kind == "class":
             stripped = prefix.rsplit(".", 1)[-1].lstrip("_")
             mangle = stripped or None
-        self.scopes.append(Scope(kind, parent, prefix, self.src.span(node), def_uid, mangle))
+        self.scopes.append(Scope(kind, parent, prefix, self.span(node), def_uid, mangle))
         return len(self.scopes) - 1
 
     def conditional(self, node: Node) -> bool:
@@ -195,7 +205,7 @@ class Walk:
     def add_import(self, node: Node, scope: int, name: str, *, alias: str | None, source: str | None,
                    kind: str) -> ImportRow:
         row = ImportRow(self.uids.import_uid(source, name, alias), scope, name, alias, source, kind,
-                        UNCERTAIN if self.conditional(node) else CERTAIN, *self.src.span(node))
+                        UNCERTAIN if self.conditional(node) else CERTAIN, *self.span(node))
         self.imports.append(row)
         return row
 
@@ -215,14 +225,14 @@ def _visit_comprehension(w: Walk, node: Node, scope: int, ctx: int) -> None:
 
 
 def _visit_assignment(w: Walk, node: Node, scope: int, ctx: int) -> None:
-    left = node.child_by_field_name("left")
-    right = node.child_by_field_name("right")
-    w.push(node.child_by_field_name("type"), scope)
+    left = node.child_by_field_id(_FIELDS["left"])
+    right = node.child_by_field_id(_FIELDS["right"])
+    w.push(node.child_by_field_id(_FIELDS["type"]), scope)
     w.push(right, scope)
     if left is None:
         return
     if left.type == "identifier":
-        name = w.src.text(left)
+        name = w.text(left)
         if name == "__all__" and scope == 0:
             _record_all(w, right, augment=node.type == "augmented_assignment")
         # ``x += 1`` reads and rebinds x; its one occurrence is recorded as the rebinding.
@@ -243,7 +253,7 @@ def _record_all(w: Walk, value: Node | None, *, augment: bool) -> None:
         if item.type != "string" or len(content) != 1 or len(item.named_children) != 3:
             w.all_literal = False
             continue
-        name = w.src.text(content[0])
+        name = w.text(content[0])
         w.all_names.append(name)
         w.occur(content[0], 0, EXPORTED, name=name)
 
@@ -268,7 +278,7 @@ def _visit_named_expression(w: Walk, node: Node, scope: int, ctx: int) -> None:
     name = node.child_by_field_name("name")
     if name is not None:
         occurrence = w.occur(name, scope, NAME, STORE)
-        w.site(target, w.src.text(name), "assign", name, occurrence=occurrence)
+        w.site(target, w.text(name), "assign", name, occurrence=occurrence)
     w.push(node.child_by_field_name("value"), scope)
 
 
@@ -281,38 +291,41 @@ def _visit_global(w: Walk, node: Node, scope: int, ctx: int) -> None:
     names = w.scopes[scope].globals if node.type == "global_statement" else w.scopes[scope].nonlocals
     for child in node.named_children:
         if child.type == "identifier":
-            names.add(w.scopes[scope].key(w.src.text(child)))
+            names.add(w.scopes[scope].key(w.text(child)))
             w.occur(child, scope, NAME, LOAD)
 
 
 def _visit_attribute(w: Walk, node: Node, scope: int, ctx: int) -> None:
-    obj = node.child_by_field_name("object")
-    attr = node.child_by_field_name("attribute")
+    # The most frequent handler: ``occur`` inlined.
+    obj = node.child_by_field_id(_FIELDS["object"])
+    attr = node.child_by_field_id(_FIELDS["attribute"])
+    occurrences, text, span = w.occurrences, w.text, w.span
     receiver = -1
     shape = "expr."
     if obj is not None and obj.type == "identifier":
-        text = w.src.text(obj)
-        receiver = w.occur(obj, scope, NAME, LOAD, name=text)
-        shape = f"{text}." if text in ("self", "cls") else "obj."
+        name = text(obj)
+        receiver = len(occurrences)
+        occurrences.append((scope, name, span(obj), NAME, LOAD, -1, None, None))
+        shape = f"{name}." if name in ("self", "cls") else "obj."
     else:
         w.push(obj, scope)
     if attr is not None:
-        w.occur(attr, scope, MEMBER, ctx, receiver=receiver, shape=shape)
+        occurrences.append((scope, text(attr), span(attr), MEMBER, ctx, receiver, shape, None))
 
 
 def _visit_keyword_argument(w: Walk, node: Node, scope: int, ctx: int) -> None:
-    name = node.child_by_field_name("name")
+    name = node.child_by_field_id(_FIELDS["name"])
     if name is not None:
         w.occur(name, scope, KWARG, shape="kwarg=")
-    w.push(node.child_by_field_name("value"), scope)
+    w.push(node.child_by_field_id(_FIELDS["value"]), scope)
 
 
 def _visit_call(w: Walk, node: Node, scope: int, ctx: int) -> None:
-    function = node.child_by_field_name("function")
-    args = node.child_by_field_name("arguments")
+    function = node.child_by_field_id(_FIELDS["function"])
+    args = node.child_by_field_id(_FIELDS["arguments"])
     # A callee longer than every dynamic one cannot be one: most calls skip decoding their callee's text.
     if function is not None and function.end_byte - function.start_byte <= _LONGEST_DYNAMIC:
-        callee = w.src.text(function) if function.type in ("identifier", "attribute") else ""
+        callee = w.text(function) if function.type in ("identifier", "attribute") else ""
         pattern = _DYNAMIC_CALLS.get(callee) or ("dynamic_import" if callee == "importlib.import_module" else None)
         if pattern is not None:
             positional = [a for a in (args.named_children if args is not None else [])
@@ -326,7 +339,7 @@ def _visit_call(w: Walk, node: Node, scope: int, ctx: int) -> None:
 def _visit_subscript(w: Walk, node: Node, scope: int, ctx: int) -> None:
     value = node.child_by_field_name("value")
     if value is not None:
-        text = w.src.text(value)
+        text = w.text(value)
         if (text in ("globals()", "locals()", "sys.modules") or text.endswith(".__dict__")
                 or (value.type == "call" and text.startswith("vars("))):
             keys = node.children_by_field_name("subscript")
@@ -338,7 +351,7 @@ def _visit_subscript(w: Walk, node: Node, scope: int, ctx: int) -> None:
 def _dynamic_site(w: Walk, node: Node, pattern: str, key: Node | None) -> None:
     literal = key is not None and key.type == "string" and len(key.named_children) == 3 \
         and key.named_children[1].type == "string_content"
-    literals = (w.src.text(key.named_children[1]),) if literal and key is not None else ()
+    literals = (w.text(key.named_children[1]),) if literal and key is not None else ()
     line, col = node.start_point
     w.dynamic.append(DynamicRow(line + 1, w.src.col(line, col), pattern, literals, not literal))
 
@@ -348,11 +361,19 @@ def _visit_decorated(w: Walk, node: Node, scope: int, ctx: int) -> None:
         w.push(child, scope)
 
 
-_DISPATCH: list[tuple[dict[int, Handler], frozenset[int], frozenset[int]]] = []
+#: Kinds whose visit records nothing: terminals (a token never has children) and the no-op handlers' kinds.
+#: Not pushed at all (``Walk.run``): a string alone is four nodes walked, and literals are many.
+_INERT = frozenset({"string_start", "string_end", "string_content", "comment", "integer", "float", "true", "false",
+                    "none", "ellipsis", "escape_sequence", "type_conversion", "line_continuation"})
+#: Field ids of the fields the most frequent handlers read (``child_by_field_name`` looks a name up every call).
+_HOT_FIELDS = ("object", "attribute", "function", "arguments", "name", "value", "left", "right", "type")
+_FIELDS: dict[str, int] = {}
+_Dispatch = tuple[dict[int, "Handler"], frozenset[int], frozenset[int], frozenset[int]]
+_DISPATCH: list[_Dispatch] = []
 
 
-def _dispatch() -> tuple[dict[int, Handler], frozenset[int], frozenset[int]]:
-    """``HANDLERS``, identifier and pattern-container kinds keyed by the Python grammar's node kind ids
+def _dispatch() -> _Dispatch:
+    """``HANDLERS``, identifier, pattern-container and inert kinds keyed by the Python grammar's node kind ids
     (every id of a name: aliased nodes share a name but not an id). Computed once."""
     if not _DISPATCH:
         lang = grammars.language("python")
@@ -361,7 +382,10 @@ def _dispatch() -> tuple[dict[int, Handler], frozenset[int], frozenset[int]]:
         handlers = {i: HANDLERS[n] for i, n in names.items() if n in HANDLERS}
         identifiers = frozenset(i for i, n in names.items() if n == "identifier")
         containers = frozenset(i for i, n in names.items() if n in _PATTERN_CONTAINERS)
-        _DISPATCH.append((handlers, identifiers, containers))
+        inert = frozenset(i for i, n in names.items() if n in _INERT)
+        for field in _HOT_FIELDS:
+            _FIELDS[field] = lang.field_id_for_name(field)  # type: ignore[assignment]  # every one is a Python field
+        _DISPATCH.append((handlers, identifiers, containers, inert))
     return _DISPATCH[0]
 
 
