@@ -13,6 +13,9 @@ The real server (``cpl up --port 0 --json``) on a small generated repository and
   dispatch), our ``dispatch()`` alone, and the tool handler alone (for search also the ``query_time_ms`` its
   record reports).
 
+Beside each wall time, the server process's CPU per call (user + system from ``/proc/<pid>/stat`` over each
+batch): on a loaded machine wall times mostly measure the scheduler, CPU time what a call costs.
+
 The split table subtracts neighbouring p50s: client SDK = mcp client - raw POST; HTTP/transport (uvicorn,
 TCP, the raw client) = raw POST - in-process ASGI; server SDK = ASGI - dispatch; our dispatch (argument
 validation, observers, lean dump, rendering) = dispatch - handler. Baseline in the same run: ``rg -w -F``
@@ -213,10 +216,32 @@ def _answer(res: httpx.Response) -> dict[str, Any]:
 
 @dataclass
 class Samples:
-    """ms per (way, tool), and the search handler's own ``query_time_ms``."""
+    """ms per (way, tool), the server's CPU ms per (way, tool), and the search handler's own ``query_time_ms``."""
 
     ms: dict[tuple[str, str], list[float]] = field(default_factory=dict)
     query_ms: list[float] = field(default_factory=list)
+    #: (server CPU seconds, calls) per (way, tool): robust where wall times measure the machine's load.
+    cpu: dict[tuple[str, str], tuple[float, int]] = field(default_factory=dict)
+
+    def add(self, way: str, tool: str, value: float) -> None:
+        self.ms.setdefault((way, tool), []).append(value)
+
+    def add_cpu(self, way: str, tool: str, seconds: float, calls: int) -> None:
+        total, count = self.cpu.get((way, tool), (0.0, 0))
+        self.cpu[(way, tool)] = (total + seconds, count + calls)
+
+    def cpu_ms(self, way: str, tool: str) -> float:
+        total, count = self.cpu.get((way, tool), (0.0, 0))
+        return total / count * 1000.0 if count else float("nan")
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux ``/proc``; NaN elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def add(self, way: str, tool: str, value: float) -> None:
         self.ms.setdefault((way, tool), []).append(value)
@@ -259,6 +284,7 @@ async def end_to_end(servers: list[Server], words: tuple[str, ...], rounds: int,
             for server in order:
                 for way, fn in ways[server.label].items():
                     for tool in CALLS:
+                        cpu_before = process_cpu_s(server.proc.pid)
                         for i in range(per_round):
                             args = _args(tool, words[i % len(words)])
                             ms, out = await _timed(fn, tool, args)
@@ -267,6 +293,8 @@ async def end_to_end(servers: list[Server], words: tuple[str, ...], rounds: int,
                                 q = _query_ms(out.get("structuredContent"))
                                 if q is not None:
                                     samples[server.label].query_ms.append(q)
+                        samples[server.label].add_cpu(way, tool, process_cpu_s(server.proc.pid) - cpu_before,
+                                                      per_round)
     return samples
 
 
@@ -371,19 +399,21 @@ def report(name: str, samples: dict[str, Samples], inproc: dict[str, list[float]
             row: list[object] = [f"{way}: {tool}"]
             for label in labels:
                 values = samples[label].ms[(way, tool)]
-                row += [p50(values), pct(values, 0.95)]
+                row += [p50(values), pct(values, 0.95), samples[label].cpu_ms(way, tool)]
             rows.append(row)
     floor_row: list[object] = [f"{FLOOR} (HTTP floor)"]
     for label in labels:
         values = samples[label].ms[(FLOOR, "describe")] + samples[label].ms[(FLOOR, "search")]
-        floor_row += [p50(values), pct(values, 0.95)]
+        cpu = (samples[label].cpu_ms(FLOOR, "describe") + samples[label].cpu_ms(FLOOR, "search")) / 2
+        floor_row += [p50(values), pct(values, 0.95), cpu]
     rows.append(floor_row)
     for label in labels:
         q = samples[label].query_ms
         if q:
-            rows.append([f"search query_time_ms reported ({label})", *([""] * 2 * labels.index(label)),
-                         p50(q), pct(q, 0.95), *([""] * 2 * (len(labels) - labels.index(label) - 1))])
-    header = ["call", *[f"{label} {stat} (ms)" for label in labels for stat in ("p50", "p95")]]
+            rows.append([f"search query_time_ms reported ({label})", *([""] * 3 * labels.index(label)),
+                         p50(q), pct(q, 0.95), "", *([""] * 3 * (len(labels) - labels.index(label) - 1))])
+    header = ["call", *[f"{label} {stat}" for label in labels
+                        for stat in ("p50 (ms)", "p95 (ms)", "server CPU/call (ms)")]]
     table(f"{name}: end to end over MCP ({', '.join(labels)})", header, rows)
 
     cur = samples[current]

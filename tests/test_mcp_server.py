@@ -139,6 +139,40 @@ def test_foreign_origin_and_host_are_refused_before_any_handler(tmp_path: Path) 
         assert post.status_code == 403
 
 
+def test_stateless_call_answers_the_same_bytes_on_the_fast_path_and_the_streaming_path(tmp_path: Path) -> None:
+    """A 2026-07-28 call without a progress token skips the SDK's SSE set-up (McpFastPath); one with a token
+    keeps it. Both answer the same JSON, byte for byte but the request id, as one HTTP response."""
+    import httpx
+
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    with running_server(repo) as server:
+        def post(extra_meta: dict[str, str]) -> httpx.Response:
+            meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+                    "io.modelcontextprotocol/clientCapabilities": {}, **extra_meta}
+            body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+                "name": "describe", "arguments": {"action": "tool", "name": "search"}, "_meta": meta}}
+            return httpx.post(server.mcp_url, json=body, timeout=60, headers={
+                "accept": "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28",
+                "mcp-method": "tools/call", "mcp-name": "describe"})
+
+        post({})  # the session's first answer announces its task: not compared
+        fast, streaming = post({}), post({"progressToken": "p1"})
+        for res in (fast, streaming):
+            assert res.status_code == 200 and res.headers["content-type"] == "application/json"
+            assert res.headers["x-codeplane-repo"] == str(repo.resolve())
+        ids = [json.loads(r.content)["result"]["_meta"]["codeplane/request_id"] for r in (fast, streaming)]
+        assert fast.content.replace(ids[0].encode(), ids[1].encode()) == streaming.content
+        assert not json.loads(fast.content)["result"]["isError"]
+        evil = httpx.post(server.mcp_url, content=fast.request.content, timeout=10,
+                          headers={**fast.request.headers, "origin": "http://evil.example"})
+        assert evil.status_code == 403
+        # A client that does not accept SSE is refused as the SDK's streaming mode refuses it (406).
+        json_only = httpx.post(server.mcp_url, content=fast.request.content, timeout=10,
+                               headers={**fast.request.headers, "accept": "application/json"})
+        assert json_only.status_code == 406
+
+
 async def test_both_protocol_revisions_are_served(tmp_path: Path) -> None:
     """D3: 2025-11-25 (initialize handshake + session header) and the stateless 2026-07-28 revision."""
     from mcp import Client

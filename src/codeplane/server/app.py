@@ -18,7 +18,7 @@ from starlette.types import ASGIApp
 from codeplane.core.codegen_cache import save as save_generated_code
 from codeplane.core.logging import get_logger
 from codeplane.server.boot_index import EarlyIndex
-from codeplane.server.mcp_endpoint import ToolCatalogue, build_mcp_server
+from codeplane.server.mcp_endpoint import McpFastPath, ToolCatalogue, build_mcp_server
 from codeplane.server.observability.routes import observability_routes
 from codeplane.server.rest import rest_routes
 from codeplane.server.sdk_import import warm_mcp_sdk
@@ -126,5 +126,8 @@ def build_stack(services: Services, early: EarlyIndex | None = None) -> McpStack
         session_idle_timeout=float(services.config.tasks.session_idle_timeout_sec),
         custom_starlette_routes=[*rest_routes(services), *observability_routes(services)],
     )
-    return McpStack(services=services, asgi=Starlette(routes=inner.routes),
+    # /mcp bypasses Starlette's middleware and router, and short stateless calls the SDK's SSE set-up (McpFastPath).
+    asgi = McpFastPath(Starlette(routes=inner.routes), mcp_server, mcp_server.session_manager,
+                       security=security, registry=registry)
+    return McpStack(services=services, asgi=asgi,
                     _session_run=mcp_server.session_manager.run, catalogue=catalogue, early=early)

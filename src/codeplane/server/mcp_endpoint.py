@@ -12,10 +12,16 @@ import threading
 from typing import Any
 
 import mcp_types as types
+from mcp.server._otel import OpenTelemetryMiddleware
+from mcp.server._streamable_http_modern import handle_modern_request
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.inbound import X_MCP_HEADER_KEY
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from codeplane import __version__
 from codeplane.server.dispatch import dispatch
@@ -114,7 +120,7 @@ def build_mcp_server(services: Services, registry: ToolRegistry, catalogue: Tool
             default_session=_default_session(ctx), progress=progress,
         )
 
-    return Server(
+    server: Server[Any] = Server(
         "codeplane",
         version=__version__,
         instructions=INSTRUCTIONS,
@@ -122,3 +128,104 @@ def build_mcp_server(services: Services, registry: ToolRegistry, catalogue: Tool
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )
+    # The SDK wraps every message in an OpenTelemetry span (context extraction, attributes, ~5 % of a call's
+    # CPU). Nothing installs a tracer provider for it: those spans went to the no-op tracer. Our own telemetry
+    # (observability/, exported over OTLP when configured) traces every call.
+    server.middleware[:] = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
+    return server
+
+
+#: Largest body the fast path reads itself; a larger (or chunked) one takes the SDK's path unchanged.
+_FAST_BODY_MAX = 256 * 1024
+_PROTOCOL_HEADER = b"mcp-protocol-version"
+
+
+class McpFastPath:
+    """``/mcp`` straight to the SDK's streamable-HTTP handler; every other path to ``routes`` (Starlette).
+
+    Two per-call costs go (issue 19 item 3), the answer bytes stay the same:
+
+    - Starlette's error and exception middleware, router and route, for the one path that is always ``/mcp``
+      (an exception still becomes uvicorn's 500, as Starlette's would).
+    - For a stateless (2026-07-28) request that cannot stream, the SDK's SSE set-up: a task group, a
+      disconnect watcher, a zero-size stream and a 15 s timer per call, cancelled again when the handler
+      answers without emitting (then the answer is the same ``application/json`` body the JSON mode
+      writes). A request cannot stream when its body carries no ``progressToken`` (our handlers emit
+      only progress) and names no long-running tool (``test`` kind: a client that disconnects still cancels
+      it, which needs the watcher; the test is on the body's bytes, so a mere mention also keeps the SDK
+      path). Such a request is handed to the SDK's own modern handler in JSON mode, which runs the same
+      security check, header/body validation and handler.
+
+    Anything else (legacy sessions, GET/DELETE, big or chunked bodies, a manager not yet running) takes the
+    SDK's full path unchanged.
+    """
+
+    def __init__(self, routes: ASGIApp, server: Server[Any], manager: StreamableHTTPSessionManager, *,
+                 security: TransportSecuritySettings, registry: ToolRegistry, path: str = "/mcp") -> None:
+        self._routes = routes
+        self._server = server
+        self._manager = manager
+        self._security = security
+        self._path = path
+        self._streaming_tools = tuple(f'"{spec.name}"'.encode() for spec in registry if spec.kind == "test")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] != self._path:
+            await self._routes(scope, receive, send)
+            return
+        if not self._may_shortcut(scope):
+            await self._manager.asgi_app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away before its body arrived: no answer
+                return
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        replay = _replay(body, receive)
+        if (b"progressToken" in body or any(name in body for name in self._streaming_tools)
+                or self._manager._task_group is None):  # the SDK's own "not running" guard answers that case
+            await self._manager.asgi_app(scope, replay, send)
+            return
+        await handle_modern_request(self._server, self._security, True,
+                                    self._manager._lifespan_state,  # entered once by the manager's run()
+                                    scope, replay, send)
+
+    @staticmethod
+    def _may_shortcut(scope: Scope) -> bool:
+        """A modern-era POST with a short declared body (nothing is read to decide)."""
+        if scope["method"] != "POST":
+            return False
+        version = length = None
+        accept = b""
+        for key, value in scope["headers"]:
+            if key == _PROTOCOL_HEADER:
+                version = value
+            elif key == b"content-length":
+                length = value
+            elif key == b"accept":
+                accept += value
+        # The SDK's own era routing (streamable_http_manager): a handshake version means a legacy session.
+        if version is None or version.decode("latin-1") in HANDSHAKE_PROTOCOL_VERSIONS:
+            return False
+        # JSON mode would also serve a client that does not accept SSE, which the SDK's mode answers 406: such a
+        # request (or any unusual Accept) keeps the SDK's path and its answer.
+        if b"application/json" not in accept or b"text/event-stream" not in accept:
+            return False
+        return length is not None and length.isdigit() and int(length) <= _FAST_BODY_MAX
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    delivered = False
+
+    async def replay() -> Message:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import uvicorn
 
@@ -67,6 +68,64 @@ def bind_socket(host: str, port: int) -> tuple[socket.socket, str | None]:
     sock.listen(128)
     sock.setblocking(False)
     return sock, warning
+
+
+class _CoalescingTransport:
+    """A connection's transport that sends a response's header block together with what follows it.
+
+    uvicorn writes the status line and headers, then the body, as two ``write`` calls: two TCP segments on
+    loopback, and a client woken twice per response (on a loaded machine each wake-up is a context switch
+    that delays the answer). The header block is held until the next write (the body, in the same event-loop
+    step for an ordinary response) or the loop's next turn (a stream whose first event comes later), so an
+    ordinary answer leaves in one segment. Bytes and their order are unchanged; everything else is the
+    real transport's.
+    """
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self._transport = transport
+        self._held: bytes | None = None
+        self._loop = asyncio.get_running_loop()
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if self._held is not None:
+            data, self._held = self._held + bytes(data), None
+        elif data[:7] == b"HTTP/1." and data[-4:] == b"\r\n\r\n":
+            self._held = bytes(data)
+            self._loop.call_soon(self._flush)
+            return
+        self._transport.write(data)
+
+    def _flush(self) -> None:
+        if self._held is not None:
+            held, self._held = self._held, None
+            if not self._transport.is_closing():
+                self._transport.write(held)
+
+    def close(self) -> None:
+        self._flush()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
+def _http_protocol() -> type[asyncio.Protocol]:
+    """uvicorn's ``http="auto"`` choice (httptools when importable, else h11) on a :class:`_CoalescingTransport`."""
+    base: type[Any]
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+        base = HttpToolsProtocol
+    except ImportError:
+        from uvicorn.protocols.http.h11_impl import H11Protocol
+
+        base = H11Protocol
+
+    class CoalescingProtocol(base):  # type: ignore[misc]
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            super().connection_made(_CoalescingTransport(transport))  # type: ignore[arg-type]
+
+    return CoalescingProtocol
 
 
 class _Server(uvicorn.Server):
@@ -144,11 +203,11 @@ def serve(root: Path, config: CodePlaneConfig, repo_id: str, *, port: int,
         staged = StagedApp(_boot(root, config, repo_id), repo=str(root), on_failure=on_boot_failure)
         app = GuardMiddleware(staged, repo_root=str(root), extra_hosts=config.server.extra_allowed_hosts,
                               token=token)
-        # loop/http "auto": uvloop and httptools (dependencies) when importable, else asyncio and h11; they take
-        # ~0.3 ms off every MCP call's 3 ms (benchmarks/mcp_overhead.py). serve() runs the loop itself (we
+        # loop "auto" and _http_protocol(): uvloop and httptools (dependencies) when importable, else asyncio and h11;
+        # they take ~0.3 ms off every MCP call's 3 ms (benchmarks/mcp_overhead.py). serve() runs the loop itself (we
         # bind the socket first), so the loop factory is applied here rather than by uvicorn's run().
         uv_config = uvicorn.Config(
-            app, log_config=None, access_log=False, lifespan="on", loop="auto", http="auto",
+            app, log_config=None, access_log=False, lifespan="on", loop="auto", http=_http_protocol(),
             timeout_graceful_shutdown=int(max(1, round(config.server.shutdown_timeout_sec))),
         )
         server = _Server(uv_config)
