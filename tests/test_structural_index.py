@@ -190,6 +190,25 @@ def test_incremental_anchor_groups_equal_a_full_rebuild(h: Harness) -> None:
     assert incremental == _groups(h.conn)
 
 
+def test_a_line_inserted_above_the_last_exemplar_keeps_groups_exact(h: Harness) -> None:
+    from codeplane.index.structural import anchors
+
+    def exact() -> list[tuple[object, ...]]:
+        incremental = _groups(h.conn)
+        anchors.rebuild_all(h.conn)
+        assert incremental == _groups(h.conn)
+        return incremental
+
+    body = "def f(obj):\n" + "    obj.run()\n" * 4
+    h.apply({f"a{n}.py": body for n in range(5)})  # 20 members: a0, a1 and half of a2 are the exemplars
+    h.apply({"a2.py": "import os\n" + body})  # every ref of a2 moves down a line: refilled from a0-a2 alone
+    assert [g[3] for g in exact()] == [20]
+    h.apply({"a2.py": "def f(obj):\n    obj.run()\n"})  # a2 keeps one: a3's refs must enter the exemplars
+    assert [g[3] for g in exact()] == [17]
+    h.apply({"a0.py": "x = 1\n" + body, "a9.py": body}, deleted=("a1.py",))
+    assert [g[3] for g in exact()] == [17]
+
+
 def test_a_big_cold_index_ranks_the_same_anchor_groups_in_sqlite(monkeypatch: pytest.MonkeyPatch) -> None:
     from codeplane.index.structural import session
 

@@ -223,10 +223,17 @@ def _refilled(ids: list[int], surviving: dict[int, Position], gone: Mapping[int,
     common case of a file whose refs were rewritten in place (an edit elsewhere in it gives them new ids), without
     rescanning the token's whole population.
     """
-    last = (gone.get(ids[-1]) or surviving.get(ids[-1])) if ids else None
+    last_gone = gone.get(ids[-1]) if ids else None
+    last = last_gone or (surviving.get(ids[-1]) if ids else None)
     if last is None:
         return False
     bound = last[1:]
+    if last_gone is not None:
+        # Its file was rewritten or deleted, and with it every old ref the file held: an old member that was no
+        # exemplar and survives lies in a later file, so anything in that file or an earlier one ranks before it
+        # (a line inserted above the last exemplar moves the refs after it, and the group needs no rescan).
+        path = bound[0]
+        return sum(1 for c in kept if c[0] <= path) + sum(1 for c in best_added if c[0] <= path) >= MAX_EXEMPLARS
     return sum(1 for c in kept if c <= bound) + sum(1 for c in best_added if c <= bound) >= MAX_EXEMPLARS
 
 
