@@ -8,7 +8,7 @@ does not depend on the order in which linking visits files. Caches per file; one
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 MAX_DEPTH = 8
@@ -70,23 +70,21 @@ class Chaser:
             return
         ids = sorted(set(file_ids) - self._prefetched)
         self._prefetched.update(ids)
-        for start in range(0, len(ids), 500):
-            part = ids[start:start + 500]
-            for uid, *info in self._conn.execute(
-                    "SELECT import_uid, import_kind, imported_name, alias, resolved_file_id, resolved_alt_file_id "
-                    f"FROM st_import WHERE file_id IN ({','.join('?' * len(part))})", part):
-                self._imports.setdefault(uid, ImportInfo(*info))
+        self._read_imports("file_id", ids)
 
     def prefetch_uids(self, import_uids: Iterable[str]) -> None:
         """``prefetch`` for these imports (those a relink of unchanged files re-chases)."""
         if self._preloaded:
             return
-        uids = sorted({u for u in import_uids if u not in self._imports})
-        for start in range(0, len(uids), 500):
-            part = uids[start:start + 500]
+        self._read_imports("import_uid", sorted({u for u in import_uids if u not in self._imports}))
+
+    def _read_imports(self, column: str, keys: Sequence[int] | Sequence[str]) -> None:
+        """The imports whose ``column`` is one of ``keys``, 500 keys per query."""
+        for start in range(0, len(keys), 500):
+            part = keys[start:start + 500]
             for uid, *info in self._conn.execute(
                     "SELECT import_uid, import_kind, imported_name, alias, resolved_file_id, resolved_alt_file_id "
-                    f"FROM st_import WHERE import_uid IN ({','.join('?' * len(part))})", part):
+                    f"FROM st_import WHERE {column} IN ({','.join('?' * len(part))})", part):
                 self._imports.setdefault(uid, ImportInfo(*info))
 
     def forget(self, file_id: int) -> None:
