@@ -125,8 +125,13 @@ class Server:
         self.base = self.url.removesuffix("/mcp")
         self.progress_seen: list[dict[str, Any]] = []
         with httpx.Client(timeout=5) as http:
-            while http.get(f"{self.base}/ready").status_code != 200:
-                index = http.get(f"{self.base}/status").json().get("index") or {}
+            while True:
+                try:  # a busy server (a 100k-file build on a loaded machine) may answer a poll late
+                    if http.get(f"{self.base}/ready").status_code == 200:
+                        break
+                    index = http.get(f"{self.base}/status").json().get("index") or {}
+                except httpx.TimeoutException:
+                    continue
                 if index.get("progress"):
                     self.progress_seen.append(index["progress"])
                 time.sleep(0.01)  # coarser polling would add up to its interval to every figure
