@@ -298,9 +298,9 @@ def _commit_change(root: Path) -> None:
 
 
 async def review_cp(cp: CodePlane, root: Path) -> None:
-    await cp("git_log", {"limit": 1})
-    oid = cp.text.split()[0]  # the short id the model read
-    await cp("git_diff", {"base": f"{oid}~1", "target": oid})
+    # Like `git show`: the last commit's message and its diff in one answer.
+    shown = await cp("git_inspect", {})
+    assert shown["show"]["kind"] == "commit" and cp.text.splitlines()[1] == "utils: docstring in the imperative"
     run = await cp("run_test_targets", {"affected_by": [UTILS], "wait_sec": 300})
     assert run["state"] == "passed", run
 

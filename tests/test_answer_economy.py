@@ -132,7 +132,7 @@ async def test_every_tool_answers_lean_with_its_handles_in_the_text(repo: Path) 
             assert run["state"] == "failed" and run["fingerprint"]
             # The re-run failed the same case again: the head line says the counts once, no attempt tallies.
             head = texts["run_test_targets"].splitlines()[0]
-            assert re.fullmatch(rf"{run['run_id']} failed: 1 passed, 1 failed in [\d.]+s "
+            assert re.fullmatch(rf"{run['run_id']}: 1 passed, 1 failed in [\d.]+s "
                                 rf"fingerprint={run['fingerprint'][:15]}", head), texts["run_test_targets"]
             await check("get_test_run", {"run_id": run["run_id"]})
             await check("get_test_run", {"run_id": run["run_id"], "include": "cases"})
@@ -146,7 +146,13 @@ async def test_every_tool_answers_lean_with_its_handles_in_the_text(repo: Path) 
             await check("git_branch", {})
             await check("git_branch", {"action": "create", "name": "side"})
             await check("git_stage", {"paths": ["pkg/util.py"]})
-            await check("git_commit", {"message": "bump limit"})
+            committed = await check("git_commit", {"message": "bump limit"})
+            shown = await check("git_inspect", {})
+            # Like `git show`: the commit as a log line and its message, then the diff from its parent.
+            assert texts["git_inspect"].splitlines()[:4] == [
+                f"commit {committed['oid'][:12]} {shown['show']['commit']['author']['time'][:10]} Test", "bump limit",
+                f"diff {shown['show']['commit']['parents'][0][:12]}..{committed['oid'][:12]}",
+                "--- modified pkg/util.py +1 -1"], texts["git_inspect"]
             (repo / "pkg" / "app.py").write_text(_FILES["pkg/app.py"] + "#\n")
             await check("git_stash", {"action": "push"})
             await check("git_stash", {"action": "list"})
@@ -193,7 +199,10 @@ async def test_ordinary_meta_is_tiny_and_hits_cost_about_an_rg_line(repo: Path) 
             body = envelope(res)
             assert len(json.dumps(body["meta"], separators=(",", ":"))) <= 80
             text = answer_text(res)
-    rg = git(repo, "grep", "-n", "-w", "helper").stdout.splitlines()
+    # Like `rg -n --trim`: a lone hit line without its indentation (pkg/app.py's `    return helper(1)`).
+    rg = [re.sub(r"^([^:]+:\d+:)\s+", r"\1", line)
+          for line in git(repo, "grep", "-n", "-w", "helper").stdout.splitlines()]
+    assert any(line.endswith(":return helper(1)") for line in rg)
     # Every hit fits one page: no header; hits under their file's path, like `rg --heading`.
     hits, heading = [], ""
     for line in text.splitlines():
@@ -203,6 +212,17 @@ async def test_ordinary_meta_is_tiny_and_hits_cost_about_an_rg_line(repo: Path) 
             heading = line
     assert sorted(hits) == sorted(rg) and len(rg) == body["result"]["pagination"]["total_estimate"]
     assert len(text) <= 1.2 * len("\n".join(rg))
+
+
+async def test_a_hit_is_shown_without_the_indentation_its_lines_share(repo: Path) -> None:
+    with running_server(repo) as server:
+        async with mcp_client(server) as client:
+            lone = answer_text(await client.call_tool("search", {"query": "x * scale", "syntax": "phrase"}))
+            framed = answer_text(await client.call_tool("search", {"query": "x * scale", "syntax": "phrase",
+                                                                   "context_lines": 1}))
+    # A lone line like `rg --trim`; with context, the lines keep their indentation relative to one another.
+    assert lone.splitlines() == ["pkg/util.py", "2:return x * scale"], lone
+    assert framed.splitlines() == ["pkg/util.py", "1-def helper(x, scale=2):", "2:    return x * scale", "3-"], framed
 
 
 async def test_a_short_sha_from_the_text_is_a_precondition_and_a_stale_one_refuses(repo: Path) -> None:

@@ -54,7 +54,7 @@ def test_cases_failing_alike_are_one_group_named_once_by_path_and_function(
     snapshot = finish(service.start_run(["tests/test_same.py"]))
     result = TestRunResult(**render_run(snapshot))
     head, failed, same, *trace = render_test_run(result).splitlines()
-    assert re.fullmatch(rf"{result.run_id} failed: 2 failed in [\d.]+s fingerprint=ff_[0-9a-f]{{12}}", head), head
+    assert re.fullmatch(rf"{result.run_id}: 2 failed in [\d.]+s fingerprint=ff_[0-9a-f]{{12}}", head), head
     # The failed assert says it is an AssertionError; the second case is the first's function with other params.
     assert failed == "FAILED tests/test_same.py::test_param[a]: assert 'x' == 'y'", failed
     assert same == "  same: [b c]", same
@@ -66,3 +66,28 @@ def test_case_ids_say_a_path_and_function_once_per_run_of_parameters() -> None:
            "u.py::C::test_z[q]", "u.py::C::test_z[r]"]
     assert case_ids(ids) == ["t.py::test_x[a]", "[b c]", "t.py::test_y", "t.py::test_y[1]", "u.py::test_x[a]",
                              "u.py::C::test_z[q]", "[r]"]
+
+
+def test_a_flaky_targets_cases_follow_its_line_and_are_not_listed_again(
+        tmp_path: Path, services: list[TestingService]) -> None:
+    marker = tmp_path / "flaky-marker"
+    repo = make_repo(tmp_path / "repo", {
+        "pytest.ini": "[pytest]\n",
+        "tests/test_flaky.py": (
+            "from pathlib import Path\n\n"
+            f"MARKER = Path({str(marker)!r})\n\n"
+            "def test_sometimes():\n"
+            "    if not MARKER.exists():\n"
+            "        MARKER.write_text('seen')\n"
+            "        raise AssertionError('first run fails')\n\n"
+            "def test_always():\n    pass\n"),
+        "tests/test_ok.py": "def test_ok():\n    pass\n",
+    })
+    service = service_for(repo, workers=1)
+    services.append(service)
+    result = TestRunResult(**render_run(finish(service.start_run())))
+    assert result.state == "passed" and result.flaky == ["tests/test_flaky.py::test_sometimes"]
+    lines = render_test_run(result).splitlines()
+    # Passed in the end: the state is not said (the counts say it); the flaky target once, its case after it.
+    assert re.fullmatch(rf"{result.run_id}: 3 passed in [\d.]+s \(targets: 1 flaky, 1 passed\)", lines[0]), lines
+    assert lines[1:] == ["FLAKY tests/test_flaky.py: 1/2 failing, retry 0/1 passed: test_sometimes"], lines

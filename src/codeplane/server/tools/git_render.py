@@ -15,7 +15,7 @@ from codeplane.git.blame import BlamePage
 from codeplane.git.diffs import DiffReport
 from codeplane.git.history import HistoryPage
 from codeplane.git.log import CommitInfo
-from codeplane.git.show import ShowResult
+from codeplane.git.show import BLOB_LIMIT, ShowResult
 from codeplane.git.status import StatusReport
 from codeplane.server.answers import lean_dump, pairs, short_sha
 from codeplane.server.tooling import ToolResult
@@ -93,16 +93,36 @@ def render_status(report: StatusReport) -> str:
 
 
 def render_show(show: ShowResult) -> str:
-    lines = [f"{show.kind} {show.oid}"]
+    """``git show``-like: a commit as its ``git log --oneline``-like line (a merge's parents after it; one
+    parent is named by the diff's head line) and its message, then its diff; a tag as its name, id and
+    target; a blob as its text; a tree as its entries. Ids at 12 digits like the log's (refs accept them);
+    emails, full timestamps and 40-digit ids are left to the record."""
+    lines: list[str] = []
+    if show.tag is not None:
+        t = show.tag
+        lines.append(f"tag {t.name} {show.oid[:_OID_HEX]} -> {t.target[:_OID_HEX]}"
+                     + (f" {t.tagger.time[:10]} {t.tagger.name}" if t.tagger else ""))
+        lines += [t.message.rstrip()] if t.message.strip() else []
     if show.commit is not None:
         c = show.commit
-        lines.append(f"author {c.author.name} <{c.author.email}> {c.author.time}")
-        if c.parents:
-            lines.append("parents " + " ".join(c.parents))
-        lines.append(c.message.rstrip())
-    if show.blob is not None and show.blob.text is not None:
-        lines.append(show.blob.text.rstrip("\n"))
-    lines += [f"{e.kind} {e.oid} {e.name}" for e in show.entries]
+        head = f"commit {c.oid[:_OID_HEX]} {c.author.time[:10]} {c.author.name}"
+        if len(c.parents) > 1:
+            head += " merge of " + " ".join(p[:_OID_HEX] for p in c.parents)
+        lines += [head, c.message.rstrip()]
+        if c.message_truncated:
+            lines.append("… message cut")
+    elif show.tag is None:
+        lines.append(f"{show.kind} {show.oid[:_OID_HEX]}")
+    blob = show.blob
+    if blob is not None:
+        if blob.text is not None:
+            lines.append(blob.text.rstrip("\n"))
+        if blob.binary or blob.truncated:
+            lines.append(f"(binary, {blob.size} bytes)" if blob.binary
+                         else f"(first {BLOB_LIMIT} of {blob.size} bytes)")
+    lines += [f"{e.kind} {e.oid[:_OID_HEX]} {e.name}" for e in show.entries]
+    if show.entries_total is not None and show.entries_total > len(show.entries):
+        lines.append(f"… {show.entries_total - len(show.entries)} more entries")
     if show.diff is not None:
         lines.append(render_diff(show.diff))
     return "\n".join(lines)

@@ -383,13 +383,22 @@ def _reproduced(target: TargetRunModel) -> bool:
                                  for a in retries)
 
 
+def _flaky_cases(target: TargetRunModel) -> str:
+    """``: test_x[a] [b]``, a flaky target's cases after its line, without the target's path (said already)."""
+    if not target.flaky_cases:
+        return ""
+    cases = case_ids([c.removeprefix(f"{target.target_id}::") for c in target.flaky_cases[:MAX_FAILURES]])
+    more = len(target.flaky_cases) - MAX_FAILURES
+    return ": " + " ".join(cases) + (f" (+{more} more)" if more > 0 else "")
+
+
 def _target_lines(target: TargetRunModel) -> list[str]:
-    """``FAILED target: <attempts>`` and the attempts' own messages; nothing for a target whose one attempt
-    failed only through the failing cases listed after it."""
+    """``FAILED target: <attempts>`` (a flaky one's cases after it) and the attempts' own messages; nothing
+    for a target whose one attempt failed only through the failing cases listed after it."""
     attempts = target.attempts
     if not attempts or (len(attempts) == 1 and not attempts[0].message and attempts[0].failing_cases):
         return []
-    lines = [f"{target.outcome.upper()} {target.target_id}: {_attempts(target)}"]
+    lines = [f"{target.outcome.upper()} {target.target_id}: {_attempts(target)}" + _flaky_cases(target)]
     lines += ["    " + a.message.rstrip().replace("\n", "\n    ") for a in attempts if a.message]
     return lines
 
@@ -415,7 +424,8 @@ def render_test_run(result: TestRunResult) -> str:
     else:
         told = ""  # all passed (the case counts say it) or one target, named below
     # Like pytest's last line (counts, then the time); the state only when the counts do not say it already.
-    said = result.state == "passed" and c.passed and not (c.failed or c.error)
+    said = (result.state == "passed" and c.passed and not (c.failed or c.error)) or \
+        (result.state == "failed" and c.failed)
     state = "" if said else f" {result.state}"
     progress = "" if result.finished else f" {result.progress_percentage:.0f}%"
     head = f"{result.run_id}{state}{progress}: {tallies or 'no cases'} in {result.duration_s:.1f}s{told}"
@@ -441,8 +451,12 @@ def render_test_run(result: TestRunResult) -> str:
     if result.failures_total > len(result.failures):
         lines.append(f"… {result.failures_total - len(result.failures)} more failing cases: "
                      f"get_test_run(run_id={result.run_id!r}, include='cases')")
-    if result.flaky:
-        lines.append("flaky: " + " ".join(case_ids(result.flaky)))
+    # A flaky case under its target's line when that line is shown (its path said once), else on one line.
+    shown = {case for t, block in zip(result.targets, target_lines, strict=False) if block
+             for case in t.flaky_cases[:MAX_FAILURES]}
+    flaky = [case for case in result.flaky if case not in shown]
+    if flaky:
+        lines.append("flaky: " + " ".join(case_ids(flaky)))
     if result.coverage is not None:
         lines += render_coverage(result.coverage)
     for case in result.cases:
