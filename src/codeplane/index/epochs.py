@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -75,6 +76,10 @@ class Extras:
     facts_all: set[str] = field(default_factory=set)
 
 
+class EpochInterrupted(Exception):
+    """The server is stopping: the epoch being written was rolled back (nothing of it is published)."""
+
+
 def indexer_meta_key(indexer: FactIndexer) -> str:
     return f"indexer.{indexer.name}.schema"
 
@@ -96,6 +101,32 @@ class EpochPublisher:
         self._max_bytes = max_bytes
         #: A big epoch committed without copying its WAL back into the database (``checkpoint``).
         self.checkpoint_due = False
+        self._interrupted = threading.Event()
+        #: Guards ``_in_epoch``: an interrupt may abort the epoch's statements, never its ROLLBACK or COMMIT.
+        self._epoch_lock = threading.Lock()
+        self._in_epoch = False
+
+    def interrupt(self) -> None:
+        """Abandon the epoch being written, from another thread (the server is stopping; §7.6 all-or-nothing).
+
+        A first build of a 100k-file tree spends minutes in one transaction, and a stop used to wait for all of it.
+        The running SQL statement is aborted (``sqlite3.Connection.interrupt``) and the writer checks the flag
+        between chunks, so the epoch raises :class:`EpochInterrupted` soon and rolls back; the next start redoes
+        it. Later publishes refuse at once. Call it again while the writer runs: work between statements (a
+        batch's extraction, Python-only steps) cannot be aborted from outside, only the next statement.
+        """
+        self._interrupted.set()
+        with self._epoch_lock:
+            if self._in_epoch:
+                self._store.conn.interrupt()
+
+    def _check_interrupted(self) -> None:
+        if self._interrupted.is_set():
+            raise EpochInterrupted("the index is stopping; the epoch was rolled back")
+
+    def _leave_epoch(self) -> None:
+        with self._epoch_lock:
+            self._in_epoch = False
 
     def _load(self, upsert: Upsert) -> FileContent | None:
         if upsert.content is not None:
@@ -116,11 +147,14 @@ class EpochPublisher:
     def publish(self, changes: ChangeSet, *, reason: str, extras: Extras | None = None,
                 progress: ProgressFn | None = None) -> EpochSummary:
         started = monotonic()
+        self._check_interrupted()
         extras = extras or Extras()
         self._inflight(changes, extras)
         conn = self._store.conn
         epoch = self._store.epoch() + 1
         conn.execute("BEGIN IMMEDIATE")
+        with self._epoch_lock:
+            self._in_epoch = True
         hooked = [i for i in self._indexers if isinstance(i, EpochHooks)]
         big = len(changes.upserts) + len(changes.renamed) >= CHUNK
         try:
@@ -135,9 +169,13 @@ class EpochPublisher:
                     hooks.finish_epoch(conn, epoch)
 
             opstamp = self._commit_while(finish, overlap=big)
-        except BaseException:
+            self._leave_epoch()  # the work is done: a stop arriving now lets it commit
+        except BaseException as exc:
+            self._leave_epoch()
             conn.execute("ROLLBACK")
             self._lexical.rollback()
+            if self._interrupted.is_set() and isinstance(exc, sqlite3.OperationalError):
+                raise EpochInterrupted("the index is stopping; the epoch was rolled back") from exc
             raise
         published = now_ms()
         duration = int((monotonic() - started) * 1000)
@@ -242,6 +280,7 @@ class EpochPublisher:
         written: set[str] = set()
         done = 0
         for chunk in _chunks(work):
+            self._check_interrupted()
             facts = []
             # Reading and hashing release the GIL: overlap them for big batches (cold build, checkout).
             contents = list(_READERS.map(self._load, chunk)) if len(chunk) > 8 else [self._load(u) for u in chunk]

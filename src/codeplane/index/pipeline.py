@@ -132,6 +132,12 @@ class IndexPipeline:
             for warning in self.warnings:
                 log.warning(warning)
 
+    def interrupt(self) -> None:
+        """Abandon the epoch being written, without waiting for the writer lock (``EpochPublisher.interrupt``)."""
+        publisher = self._publisher
+        if publisher is not None:
+            publisher.interrupt()
+
     def close(self) -> None:
         with self.lock:
             self.opened = False

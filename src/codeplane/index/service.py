@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codeplane.core.clock import iso_utc
+from codeplane.core.clock import iso_utc, monotonic
 from codeplane.core.config import IndexConfig
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.layout import RepoLayout
@@ -30,7 +30,7 @@ from codeplane.core.tracing import span
 from codeplane.index import progress as build_progress
 from codeplane.index.artifact_adopt import AdoptOutcome, adopt_configured, index_source, read_origin
 from codeplane.index.cursors import CursorStore
-from codeplane.index.epochs import EpochSummary, ProgressFn
+from codeplane.index.epochs import EpochInterrupted, EpochSummary, ProgressFn
 from codeplane.index.facts_api import FactIndexer
 from codeplane.index.files import MAX_LIST_LIMIT, FilePage, list_entries
 from codeplane.index.freshness import PendingChanges, concerns_prefix
@@ -203,7 +203,12 @@ class IndexService:
         if self._watcher is not None:
             self._watcher.stop()
         if self._thread is not None:
-            self._thread.join(timeout=30)
+            # A stop must not wait for a long epoch (a first build of a big tree): it is rolled back instead, and
+            # interrupted again while it runs, since only a running SQL statement can be aborted from here.
+            deadline = monotonic() + 30
+            while self._thread.is_alive() and monotonic() < deadline:
+                self._pipeline.interrupt()
+                self._thread.join(timeout=0.1)
             self._thread = None
         if self._watcher is not None:  # started by the indexer thread after a first build, maybe meanwhile
             self._watcher.stop()
@@ -262,7 +267,13 @@ class IndexService:
                 # catch-up reconcile, which every query waits for (seconds of copying on a 100k-file corpus).
                 if not self._pending.count():
                     self._pipeline.checkpoint()
+            except EpochInterrupted:
+                log.info("indexing stopped: the epoch in progress was rolled back")
+                return
             except Exception as exc:  # keep indexing alive; the work stays pending for a retry
+                if self._stopping.is_set():  # a statement aborted by ``stop`` (``EpochPublisher.interrupt``)
+                    log.info("indexing stopped", error=str(exc))
+                    return
                 self._pipeline.store.note_error(exc)
                 mapped = storage_error(exc, doing="updating the index")
                 self.error = mapped.message if mapped is not None else f"{type(exc).__name__}: {exc}"
