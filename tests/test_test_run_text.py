@@ -88,6 +88,26 @@ def test_a_flaky_targets_cases_follow_its_line_and_are_not_listed_again(
     result = TestRunResult(**render_run(finish(service.start_run())))
     assert result.state == "passed" and result.flaky == ["tests/test_flaky.py::test_sometimes"]
     lines = render_test_run(result).splitlines()
-    # Passed in the end: the state is not said (the counts say it); the flaky target once, its case after it.
-    assert re.fullmatch(rf"{result.run_id}: 3 passed in [\d.]+s \(targets: 1 flaky, 1 passed\)", lines[0]), lines
+    # Passed in the end: the state is not said (the counts say it), nor a tally of targets (the one that did
+    # not just pass has its line); the flaky target once, its case after it.
+    assert re.fullmatch(rf"{result.run_id}: 3 passed in [\d.]+s", lines[0]), lines
     assert lines[1:] == ["FLAKY tests/test_flaky.py: 1/2 failing, retry 0/1 passed: test_sometimes"], lines
+
+
+def test_targets_named_only_by_their_failing_cases_are_tallied_in_the_head(
+        tmp_path: Path, services: list[TestingService]) -> None:
+    repo = make_repo(tmp_path / "repo", {
+        "pytest.ini": "[pytest]\n",
+        "tests/test_a.py": "def test_a():\n    assert 1 == 2\n",
+        "tests/test_b.py": "def test_b():\n    assert 3 == 4\n",
+        "tests/test_ok.py": "def test_ok():\n    pass\n",
+    })
+    service = service_for(repo, workers=1)
+    services.append(service)
+    result = TestRunResult(**render_run(finish(service.start_run())))
+    lines = render_test_run(result).splitlines()
+    # No target has a line of its own (each failed only through its case, again on the retry): the tally says
+    # how many failed.
+    assert re.fullmatch(rf"{result.run_id}: 1 passed, 2 failed in [\d.]+s \(targets: 2 failed, 1 passed\) "
+                        r"fingerprint=ff_[0-9a-f]{12}", lines[0]), lines
+    assert not any(line.startswith(("FAILED tests/test_a.py: ", "FAILED tests/test_b.py: ")) for line in lines), lines

@@ -80,15 +80,16 @@ def _lean_dict(value: dict[str, Any]) -> dict[str, Any]:
     for key, raw in value.items():
         if raw is None:
             continue
+        item = raw
         if isinstance(raw, dict):
-            raw = _lean_dict(raw)
-            if not raw:
+            item = _lean_dict(raw)
+            if not item:
                 continue
         elif isinstance(raw, list):
             if not raw:
                 continue
-            raw = _lean_list(raw)
-        out[key] = raw
+            item = _lean_list(raw)
+        out[key] = item
     return out
 
 

@@ -134,9 +134,10 @@ def render_apply(result: ApplyOutcome, *, what: str = "") -> str:
 
 
 def render_impact(result: ImpactReport) -> str:
-    """What depends on a definition or file: a head line (what, where, how many references by tier), the
-    references as ``line:[tier certainty] text`` under their file's path like a search, the importers, the
-    affected tests, and the deletion plan's id (``refactor_apply`` deletes it)."""
+    """What depends on a definition or file: a head line (what, where, how many references by tier, the
+    tag most of them share), the references as ``line:[tier certainty] text`` under their file's path like a
+    search (the shared tag left out), the importers, the affected tests, and the deletion plan's id
+    (``refactor_apply`` deletes it)."""
     if result.symbol is not None:
         sym = result.symbol
         what = f"{sym.kind} {sym.qualified_name} #{sym.def_uid} ({sym.path}:{sym.line})"
@@ -146,11 +147,16 @@ def render_impact(result: ImpactReport) -> str:
     head = f"{what}: {result.references_total} references" + (f" ({tiers})" if tiers else "")
     if result.lexical_mentions:
         head += f", {result.lexical_mentions} more lexical mentions"
-    lines = [head]
+    tags = [ref.tier if ref.certainty == "high" else f"{ref.tier} {ref.certainty}" for ref in result.references]
+    # The tag most references share is said once, like search's usual role: a method called on receivers
+    # the index cannot type had ``[unresolved_receiver low]`` on nearly every line.
+    usual = max(set(tags), key=lambda t: (tags.count(t), t)) if len(tags) > 1 else ""
+    usual = usual if tags.count(usual) > 1 else ""
+    lines = [head + (f"; {usual} unless marked" if usual else "")]
     by_path: dict[str, list[str]] = {}
-    for ref in result.references:
-        tag = ref.tier if ref.certainty == "high" else f"{ref.tier} {ref.certainty}"
-        by_path.setdefault(ref.path, []).append(f"{ref.line}:[{tag}] {ref.snippet.strip()}")
+    for ref, tag in zip(result.references, tags, strict=True):
+        mark = "" if tag == usual else f"[{tag}] "
+        by_path.setdefault(ref.path, []).append(f"{ref.line}:{mark}{ref.snippet.strip()}")
     lines += [line for path, refs in by_path.items() for line in (path, *refs)]
     if result.next_cursor:
         lines.append(f"next cursor: {result.next_cursor}")

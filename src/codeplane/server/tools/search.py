@@ -159,11 +159,17 @@ def _dedented(texts: list[str]) -> list[str]:
     return [t[len(shared):] if t.startswith(shared) else t.strip() for t in texts]
 
 
-def _hit_lines(hit: SearchHit, *, symbol: bool, usual_role: str) -> list[str]:
+def _hit_lines(hit: SearchHit, *, symbol: bool, usual_role: str, named: set[str]) -> list[str]:
     """``line:text`` like ``rg -n --trim`` under its file's heading (context lines as ``line-text``); symbol
-    modes say what the hit is before the text, unless the page's head line says it for every hit. The column
-    is left out: the text shows where the match is."""
-    tags = [_symbol_tag(hit)] if symbol and hit.symbol is not None else []
+    modes say what the hit is before the text, unless the page's head line says it for every hit: in full
+    the first time, then by its ``#def_uid`` alone (``named`` holds the uids said so far; a name's
+    references anchored to one definition repeat it on every hit, ~100 bytes each). The column is left out:
+    the text shows where the match is."""
+    tags = []
+    if symbol and hit.symbol is not None:
+        uid = hit.symbol.def_uid
+        tags.append(f"#{uid}" if uid and uid in named else _symbol_tag(hit))
+        named.update([uid] if uid else [])
     role = _role_tag(hit)
     if role and role != usual_role:
         tags.append(role)
@@ -201,10 +207,15 @@ def render_search(result: SearchResult) -> str:
     if not result.results:
         return "no hits"
     symbol, usual = _common(result.results)
-    files: dict[str, list[str]] = {}
+    files: dict[str, list[SearchHit]] = {}
     for hit in result.results:
-        files.setdefault(hit.path, []).extend(_hit_lines(hit, symbol=not symbol, usual_role=usual))
-    body = [line for path, lines in files.items() for line in (path, *lines)]
+        files.setdefault(hit.path, []).append(hit)
+    named: set[str] = set()
+    body: list[str] = []
+    for path, hits in files.items():
+        body.append(path)
+        for hit in hits:
+            body += _hit_lines(hit, symbol=not symbol, usual_role=usual, named=named)
     if symbol or usual:
         said = ": ".join(part for part in (symbol, usual and f"{usual} unless marked") if part)
         body.insert(0, said)

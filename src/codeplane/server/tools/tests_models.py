@@ -394,9 +394,11 @@ def _flaky_cases(target: TargetRunModel) -> str:
 
 def _target_lines(target: TargetRunModel) -> list[str]:
     """``FAILED target: <attempts>`` (a flaky one's cases after it) and the attempts' own messages; nothing
-    for a target whose one attempt failed only through the failing cases listed after it."""
+    for a target that failed only through the failing cases listed after it, its retries failing just them
+    again (the head's tally of targets counts it)."""
     attempts = target.attempts
-    if not attempts or (len(attempts) == 1 and not attempts[0].message and attempts[0].failing_cases):
+    if not attempts or (not any(a.message for a in attempts) and attempts[0].failing_cases
+                        and (len(attempts) == 1 or _reproduced(target))):
         return []
     lines = [f"{target.outcome.upper()} {target.target_id}: {_attempts(target)}" + _flaky_cases(target)]
     lines += ["    " + a.message.rstrip().replace("\n", "\n    ") for a in attempts if a.message]
@@ -419,10 +421,11 @@ def render_test_run(result: TestRunResult) -> str:
         # every retry failed just the cases the first attempt failed (not flaky: the failures are real).
         told = "" if _reproduced(result.targets[0]) else f" ({_attempts(result.targets[0])})"
         target_lines = []
-    elif set(outcomes) != {"passed"} and sum(outcomes.values()) > 1:
+    elif set(outcomes) != {"passed"} and sum(outcomes.values()) > 1 and \
+            sum(1 for block in target_lines if block) < sum(n for k, n in outcomes.items() if k != "passed"):
         told = " (targets: " + ", ".join(f"{n} {k}" for k, n in outcomes.items()) + ")"
     else:
-        told = ""  # all passed (the case counts say it) or one target, named below
+        told = ""  # all passed (the case counts say it), or every other target has its own line below
     # Like pytest's last line (counts, then the time); the state only when the counts do not say it already.
     said = (result.state == "passed" and c.passed and not (c.failed or c.error)) or \
         (result.state == "failed" and c.failed)

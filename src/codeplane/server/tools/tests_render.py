@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 
 #: Names listed on one line of the text at most; the rest are counted (the record has them all).
 _NAMES_SHOWN = 20
+#: Module-level fallbacks the text explains, at most: each is a line of ~400 bytes (its chain from the test
+#: to the change), and the selection they caused is listed above them anyway.
+_FALLBACKS_SHOWN = 3
 
 
 def _names(names: Sequence[str], total: int | None = None) -> str:
@@ -103,7 +106,9 @@ def render_impact(impact: ImpactModel) -> list[str]:
         lines.append(f"unresolved imports: {_names(impact.unresolved_imports)}")
     if impact.null_literal_imports:
         lines.append(f"dynamic imports in tests: {impact.null_literal_imports}")
-    lines += [f"module level: {f}" for f in impact.fallbacks[:_NAMES_SHOWN]]
+    lines += [f"module level: {f}" for f in impact.fallbacks[:_FALLBACKS_SHOWN]]
+    if len(impact.fallbacks) > _FALLBACKS_SHOWN:
+        lines.append(f"… {len(impact.fallbacks) - _FALLBACKS_SHOWN} more module-level fallbacks in the record")
     if impact.uncovered_total:
         lines.append(f"imported by no test: {_names(impact.uncovered_modules, impact.uncovered_total)}")
     if impact.source_dirs:

@@ -1,0 +1,66 @@
+"""Issue 16: what a search page and the impact answers say once instead of on every line (pure renderers,
+fed the result models the tools build)."""
+
+from __future__ import annotations
+
+from codeplane.refactor.models import ImpactRef, ImpactReport, SymbolRef
+from codeplane.server.tools.refactor_render import render_impact
+from codeplane.server.tools.search import Pagination, SearchHit, SearchResult, SymbolInfo, render_search
+from codeplane.server.tools.tests_models import ImpactModel
+from codeplane.server.tools.tests_render import render_impact as selection_lines
+
+
+def _hit(path: str, line: int, snippet: str, uid: str, name: str, **extra: object) -> SearchHit:
+    symbol = SymbolInfo(name=name.rsplit(".", 1)[-1], kind="method", qualified_name=name, def_uid=uid)
+    return SearchHit(path=path, line=line, column=1, end_line=line, end_column=2, snippet=snippet, symbol=symbol,
+                     score=1.0, role="REFERENCE", ref_tier="ANCHORED", certainty="UNCERTAIN", **extra)
+
+
+def _page(*hits: SearchHit) -> SearchResult:
+    return SearchResult(mode="references", query="get", results=list(hits), pagination=Pagination(), epoch=1,
+                        query_time_ms=0.1)
+
+
+def test_a_definition_is_named_in_full_once_per_page_then_by_its_uid() -> None:
+    text = render_search(_page(_hit("a.py", 10, "        x.get()", "u1", "pkg.a.A.get"),
+                               _hit("a.py", 12, "        return B().get()", "u2", "pkg.b.B.get"),
+                               _hit("c.py", 3, "    y.get(1)", "u1", "pkg.a.A.get")))
+    assert text.splitlines() == ["REFERENCE ANCHORED unless marked", "a.py", "10:[method pkg.a.A.get #u1] x.get()",
+                                 "12:[method pkg.b.B.get #u2] return B().get()", "c.py", "3:[#u1] y.get(1)"], text
+
+
+def test_a_hit_with_context_keeps_its_lines_indentation_relative_to_one_another() -> None:
+    hit = _hit("a.py", 5, "        return 1\n", "u1", "pkg.a.f", context_before=["    def f():"],
+               context_after=["", "    x = 2"])
+    assert render_search(_page(hit)).splitlines() == [
+        "a.py", "4-def f():", "5:[method pkg.a.f #u1; REFERENCE ANCHORED]     return 1", "6-", "7-x = 2"]
+
+
+def _impact(*refs: tuple[int, str, str]) -> str:
+    symbol = SymbolRef(def_uid="u1", name="get", qualified_name="pkg.a.A.get", kind="method", path="pkg/a.py",
+                       line=1, column=5)
+    references = [ImpactRef(path="t.py", line=line, column=1, tier=tier, certainty=certainty,
+                            snippet=f"    call{line}()") for line, tier, certainty in refs]
+    return render_impact(ImpactReport(target_kind="symbol", symbol=symbol, references=references,
+                                      references_total=len(references), by_tier={}, importing_files=[],
+                                      affected_tests=[]))
+
+
+def test_impact_says_the_tag_most_references_share_once() -> None:
+    lines = _impact((3, "unresolved_receiver", "low"), (4, "proven", "high"),
+                    (9, "unresolved_receiver", "low")).splitlines()
+    assert lines[0].endswith(": 3 references; unresolved_receiver low unless marked"), lines
+    assert lines[1:] == ["t.py", "3:call3()", "4:[proven] call4()", "9:call9()"], lines
+    # A tag no two references share is said where it is.
+    assert _impact((3, "proven", "high")).splitlines()[1:] == ["t.py", "3:[proven] call3()"]
+
+
+def test_an_impact_explains_a_few_module_level_fallbacks_and_counts_the_rest() -> None:
+    fallbacks = [f"tests/t{i}.py: module-level code uses pkg.f (line 3; tests/t{i}.py:3 → pkg.f (changed))"
+                 for i in range(5)]
+    impact = ImpactModel(confidence="complete", changed_modules=["pkg"], unresolved_files=[], matches=[],
+                         matches_total=0, high=0, low=0, null_literal_imports=0, source_dirs=[], fallbacks=fallbacks)
+    lines = selection_lines(impact)
+    assert [line for line in lines if line.startswith("module level: ")] == [
+        f"module level: {f}" for f in fallbacks[:3]], lines
+    assert "… 2 more module-level fallbacks in the record" in lines, lines
