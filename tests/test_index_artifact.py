@@ -180,6 +180,29 @@ def test_export_refuses_untracked_and_unindexed_changes(origin: Path, tmp_path: 
     assert not [p for p in (root / ".codeplane").iterdir() if p.name.startswith("export-")]
 
 
+def test_files_checked_out_through_an_eol_filter_export_and_adopt(tmp_path: Path) -> None:
+    """``eol=crlf`` files: the checkout's bytes are not the blob's, git calls them clean, so they export with
+    HEAD's blob, and a clone adopting the artifact finds nothing to reindex."""
+    files = {".gitattributes": "*.bat text eol=crlf\n", "tools/make.bat": "@echo off\nset X=1\n",
+             "pkg/mod.py": "def run():\n    return 1\n"}
+    origin = make_repo(tmp_path / "origin", files)
+    builder = _clone(origin, tmp_path / "ci")
+    assert (builder / "tools" / "make.bat").read_bytes() == b"@echo off\r\nset X=1\r\n"  # the filter ran
+    artifact = _export(builder, tmp_path / "store" / "index.tar.zst")
+    adopted_root = _clone(origin, tmp_path / "adopted")
+    with _running(adopted_root, artifact=str(artifact)) as adopted:
+        status = _status(adopted)
+        assert status["source"]["kind"] == "artifact"
+        last = status["last_reconcile"]
+        assert (last["added"], last["modified"], last["deleted"], last["renamed"]) == (0, 0, 0, 0)
+        # Every row is vouched for by git or hashed and found equal (touched): none is reindexed.
+        assert last["touched"] + status["source"]["stat_from_git"] == status["file_count"] and status["epoch"] == 1
+    write_files(builder, {"tools/make.bat": "@echo off\r\nset X=2\r\n"})  # a real change is still refused
+    _service(builder).build()
+    with pytest.raises(CodePlaneError, match="untracked or differ from HEAD"):
+        export_artifact(builder, RepoLayout(builder), INDEXERS, tmp_path / "x.tar.zst", max_bytes=1 << 20)
+
+
 def test_cli_export_writes_the_artifact_and_sidecar(origin: Path, tmp_path: Path) -> None:
     root = _clone(origin, tmp_path / "ci")
     out = tmp_path / "cli" / "index.tar.zst"

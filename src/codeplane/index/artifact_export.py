@@ -29,6 +29,7 @@ import tarfile
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import pygit2
@@ -108,6 +109,16 @@ def _head_tree(root: Path) -> tuple[str, dict[str, str]]:
     return str(commit.id), blobs
 
 
+def _clean_blobs(root: Path) -> dict[str, str]:
+    """``{path: blob id}`` from git's index for every tracked path ``git status`` finds unchanged."""
+    try:
+        repo = pygit2.Repository(str(root))
+        changed = frozenset(repo.status(untracked_files="no"))
+        return {entry.path: str(entry.id) for entry in repo.index if entry.path not in changed}
+    except (pygit2.GitError, OSError, KeyError, ValueError):
+        return {}  # git cannot vouch: files checked out through filters are refused as changed
+
+
 def _read_exact(path: Path, is_symlink: bool) -> bytes | None:
     try:
         if is_symlink:
@@ -147,6 +158,7 @@ def _check_files(root: Path, rows: list[tuple[int, str, str, str | None, str]],
     untracked: list[str] = []
     differs: list[str] = []
     files: list[ManifestFile] = []
+    clean = cache(lambda: _clean_blobs(root))  # git status only when some file's bytes are not its blob's
     for _id, path, kind, _language, sha in rows:
         data = _read_exact(root / path, kind == "symlink")
         if data is None or hashlib.sha256(data).hexdigest() != sha:
@@ -154,8 +166,13 @@ def _check_files(root: Path, rows: list[tuple[int, str, str, str | None, str]],
             continue
         blob = git_blob_id(data)
         if tree.get(path) != blob and path != CPLIGNORE:
-            untracked.append(path)
-            continue
+            # Checked out through a filter (``eol=crlf`` in .gitattributes, ``core.autocrlf``): the bytes are not
+            # the blob's, but git says the file is clean, so HEAD's blob stands for them, as in every clone.
+            vouched = clean().get(path)
+            if vouched is None or vouched != tree.get(path):
+                untracked.append(path)
+                continue
+            blob = vouched
         files.append(ManifestFile(path, blob, sha))
     if differs:
         raise _refuse(f"{len(differs)} indexed files changed since they were indexed (e.g. "
