@@ -68,6 +68,9 @@ def _corpus(copies: int) -> Path:
     _git(repo, "init", "-q", "-b", "main")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "corpus")
+    # What the sdists' own .gitignore files leave out of the commit (NumPy's *.patch, *.pkl.gz) is not on a clone's
+    # disk either: without this the index holds files no commit has, and no artifact of it can be exported.
+    _git(repo, "clean", "-q", "-f", "-d", "-X")
     python = sorted(p for p in _git(repo, "ls-files", "*.py").splitlines())
     touched = random.Random(19).sample(python, TOUCHED)
     _git(repo, "checkout", "-q", "-b", "touch-1000")
