@@ -6,6 +6,7 @@ adapter at boot, and the semantic diff engine is left for the first call (``Serv
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import anyio
@@ -13,6 +14,7 @@ from pydantic import Field
 
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
+from codeplane.server.tools.paging import CURSOR_STAND_IN, items_that_fit
 
 if TYPE_CHECKING:
     from codeplane.analysis.models import Change, FileChange, Impact
@@ -236,6 +238,12 @@ def render(result: SemanticDiffResult) -> str:
     return "\n".join(lines)
 
 
+def _first(page: DiffPage, count: int) -> DiffPage:
+    """The page's first ``count`` items (changes, then files), as a page with a next cursor."""
+    changes = page.changes[:count]
+    return replace(page, changes=changes, files=page.files[:count - len(changes)], next_cursor=CURSOR_STAND_IN)
+
+
 def _count(changes: list[StructuralChange]) -> int:
     return sum(1 + _count(c.nested_changes) for c in changes)
 
@@ -244,6 +252,12 @@ def tools(services: Services) -> list[ToolSpec]:
     async def _semantic_diff(ctx: ToolContext, params: SemanticDiffParams) -> SemanticDiffResult:
         page = await anyio.to_thread.run_sync(lambda: ctx.services.analysis.diff(
             params.base, params.target, params.paths, cursor=params.cursor, limit=params.limit))
+        fit = items_that_fit(len(page.changes) + len(page.files), lambda k: render(build_result(_first(page, k))))
+        if fit == len(page.changes) + len(page.files):
+            return build_result(page)
+        # Fewer items, so that the text fits; the cursor resumes after the last one shown.
+        page = await anyio.to_thread.run_sync(lambda: ctx.services.analysis.diff(
+            params.base, params.target, params.paths, cursor=params.cursor, limit=fit))
         return build_result(page)
 
     return [

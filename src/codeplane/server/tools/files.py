@@ -22,9 +22,18 @@ from codeplane.index.reading import (
     read_full,
     read_sources,
 )
-from codeplane.server.answers import short_sha
+from codeplane.server.answers import compact_json, short_sha
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
+from codeplane.server.tools.paging import (
+    CURSOR_STAND_IN,
+    PAGE_BYTES,
+    PageCursors,
+    chunk_text,
+    items_that_fit,
+    page_line,
+    size,
+)
 
 
 class Target(ToolParams):
@@ -38,8 +47,9 @@ class Target(ToolParams):
 class ReadSourceParams(ToolParams):
     targets: list[Target] = Field(min_length=1, max_length=50)
     cursor: str | None = Field(default=None, description="next cursor of the previous call (same targets).")
-    max_bytes: int = Field(default=DEFAULT_READ_BYTES, ge=1024, le=MAX_READ_BYTES,
-                           description="Content bytes returned by this call at most.")
+    max_bytes: int = Field(default=DEFAULT_READ_BYTES, ge=1024, le=MAX_READ_BYTES, description=(
+        f"Content bytes returned by this call at most (never more than about {PAGE_BYTES} in all: the cursor "
+        "continues)."))
 
 
 class SourceFile(ToolResult):
@@ -64,6 +74,7 @@ class ReadSourceResult(ToolResult):
 class ReadFileFullParams(ToolParams):
     path: str = Field(description="Repo-relative POSIX path.")
     confirm: bool = Field(default=False, description="Must be true to receive the content (two-phase gate).")
+    cursor: str | None = Field(default=None, description="next_cursor of the previous part (same path, confirm).")
 
 
 class ReadFileFullResult(ToolResult):
@@ -76,6 +87,13 @@ class ReadFileFullResult(ToolResult):
     content: str | None = None
     max_bytes: int = FULL_READ_MAX_BYTES
     message: str | None = None
+    part: int | None = Field(default=None, description="content is part `part` of `parts`; next_cursor continues.")
+    parts: int | None = None
+    next_cursor: str | None = None
+
+
+#: Parts of whole files too long for one text, kept for their cursors.
+_FULL_PAGES: PageCursors[ReadFileFullResult] = PageCursors()
 
 
 class ListFilesParams(ToolParams):
@@ -123,8 +141,10 @@ def _read_target(ctx: ToolContext, index: int, target: Target) -> ReadTarget:
 async def _read_source(ctx: ToolContext, params: ReadSourceParams) -> ReadSourceResult:
     targets = await anyio.to_thread.run_sync(
         lambda: [_read_target(ctx, i, t) for i, t in enumerate(params.targets)])
+    # Each file's header line takes its share of the text too.
+    budget = max(1024, min(params.max_bytes, PAGE_BYTES - sum(size(t.path) + 60 for t in targets)))
     batch = await anyio.to_thread.run_sync(
-        lambda: read_sources(ctx.services.root, targets, cursor=params.cursor, max_bytes=params.max_bytes))
+        lambda: read_sources(ctx.services.root, targets, cursor=params.cursor, max_bytes=budget))
     files = [SourceFile(path=f.path, content=f.content, language=f.language, line_count=f.line_count,
                         range=(f.start_line, f.end_line), file_sha256=f.file_sha256, size=f.size, partial=f.partial)
              for f in batch.files]
@@ -132,19 +152,38 @@ async def _read_source(ctx: ToolContext, params: ReadSourceParams) -> ReadSource
 
 
 async def _read_file_full(ctx: ToolContext, params: ReadFileFullParams) -> ReadFileFullResult:
+    key = compact_json(["read_file_full", params.path, params.confirm])
+    if params.cursor is not None:
+        page, part, parts, next_cursor = _FULL_PAGES.next(params.cursor, key)
+        return page.model_copy(update={"part": part, "parts": parts, "next_cursor": next_cursor})
     read = await anyio.to_thread.run_sync(lambda: read_full(ctx.services.root, params.path, confirm=params.confirm))
     message = None if params.confirm else (
         f"{read.size} bytes, {read.line_count} lines. Call again with confirm: true to receive the whole file, "
         "or read only the lines you need with read_source.")
-    return ReadFileFullResult(path=read.path, confirmed=params.confirm, size=read.size, line_count=read.line_count,
-                              file_sha256=read.file_sha256, language=read.language, content=read.content,
-                              message=message)
+    whole = ReadFileFullResult(path=read.path, confirmed=params.confirm, size=read.size, line_count=read.line_count,
+                               file_sha256=read.file_sha256, language=read.language, content=read.content,
+                               message=message)
+    if read.content is None or size(read.content) <= PAGE_BYTES:
+        return whole
+    # The parts are cut from this one read: together they are the file with this file_sha256.
+    pages = [whole.model_copy(update={"content": chunk}) for chunk in chunk_text(read.content)]
+    first, next_cursor = _FULL_PAGES.first(pages, key)
+    return first.model_copy(update={"part": 1, "parts": len(pages), "next_cursor": next_cursor})
 
 
 async def _list_files(ctx: ToolContext, params: ListFilesParams) -> ListFilesResult:
+    result = await anyio.to_thread.run_sync(lambda: _list_page(ctx, params, params.limit))
+    fit = items_that_fit(len(result.entries), lambda k: render_list_files(result.model_copy(
+        update={"entries": result.entries[:k], "next_cursor": CURSOR_STAND_IN})))
+    if fit == len(result.entries):
+        return result
+    # Fewer entries, so that the text fits; the page's cursor resumes after the last one shown.
+    return await anyio.to_thread.run_sync(lambda: _list_page(ctx, params, fit))
+
+
+def _list_page(ctx: ToolContext, params: ListFilesParams, limit: int) -> ListFilesResult:
     index = ctx.services.index
-    page = await anyio.to_thread.run_sync(lambda: index.list_files(
-        params.path, glob=params.pattern, depth=params.depth, limit=params.limit, cursor=params.cursor))
+    page = index.list_files(params.path, glob=params.pattern, depth=params.depth, limit=limit, cursor=params.cursor)
     entries = [FileEntryModel(path=e.path, type=e.type, kind=e.kind, language=e.language, size=e.size,
                               line_count=e.line_count, file_count=e.file_count) for e in page.entries]
     return ListFilesResult(path=params.path, entries=entries, next_cursor=page.next_after, total=page.total,
@@ -171,6 +210,8 @@ def render_read_full(result: ReadFileFullResult) -> str:
     head = f"== {result.path} {result.line_count} lines {result.size} bytes {short_sha(result.file_sha256)}"
     if result.content is None:
         return f"{head}\n{result.message or ''}".rstrip()
+    if result.part is not None and result.parts is not None:
+        return f"{head} {page_line(result.part, result.parts, result.next_cursor)}\n{result.content}".rstrip("\n")
     return f"{head}\n{result.content}".rstrip("\n")
 
 
@@ -213,7 +254,8 @@ def tools(services: Services) -> list[ToolSpec]:
             name="read_file_full", category="files", params=ReadFileFullParams, result=ReadFileFullResult,
             handler=_read_file_full, kind="read", render=render_read_full,
             summary=("Read a whole file, gated: without confirm it returns size, line count and file_sha256 only; "
-                     f"with confirm: true the content (files up to {FULL_READ_MAX_BYTES} bytes)."),
+                     f"with confirm: true the content (files up to {FULL_READ_MAX_BYTES} bytes), in parts of at most "
+                     f"{PAGE_BYTES} bytes: next_cursor continues."),
             when_to_use=("you really need the entire file, e.g. a short config file",),
             when_not_to_use=("a part of the file is enough (use read_source with a line range)",
                              "the file is large or binary"),

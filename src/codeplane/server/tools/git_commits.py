@@ -14,6 +14,7 @@ from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
 from codeplane.server.tools.git_common import CATEGORY, CONFIRM_FIELD, RECOVERY_NOTE, ActionResult, as_result, run
 from codeplane.server.tools.git_render import render_git_write
+from codeplane.server.tools.paging import PageCursors, PagedText, first_of_list, next_of_list
 
 
 class AuthorParam(BaseModel):
@@ -71,11 +72,16 @@ class GitStashParams(ToolParams):
     index: int = Field(default=0, ge=0, description="apply/pop/drop: which entry (stash@{index}).")
     reinstate_index: bool = Field(default=False, description="apply/pop: restore the staged state too.")
     confirm: bool = CONFIRM_FIELD
+    cursor: str | None = Field(default=None, description="list: next_cursor of the previous part.")
 
 
-class GitStashResult(ActionResult):
+class GitStashResult(PagedText, ActionResult):
     stashes: list[StashEntry] = []
     result: StashResult | None = None
+
+
+#: Stash lists too long for one text, kept for their cursors.
+_STASH_LISTS: PageCursors[GitStashResult] = PageCursors()
 
 
 def _author(a: AuthorParam | None) -> Author | None:
@@ -112,7 +118,10 @@ async def _stage_and_commit(ctx: ToolContext, p: GitStageAndCommitParams) -> Git
 async def _stash(ctx: ToolContext, p: GitStashParams) -> GitStashResult:
     git = ctx.services.git
     if p.action == "list":
-        return GitStashResult(action="list", stashes=await run(git.stashes))
+        if p.cursor is not None:
+            return next_of_list(_STASH_LISTS, p.cursor, "git_stash")
+        return first_of_list(GitStashResult(action="list", stashes=await run(git.stashes)), "stashes", _STASH_LISTS,
+                             "git_stash")
     if p.action == "push":
         result = await run(lambda: git.stash_push(message=p.message, include_untracked=p.include_untracked,
                                                   keep_index=p.keep_index, paths=p.paths or ()))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git.blame import BlamePage
@@ -15,9 +15,11 @@ from codeplane.git.recovery import RecoveryPoint
 from codeplane.git.show import ShowResult
 from codeplane.git.status import StatusReport
 from codeplane.git.tags import TagInfo
+from codeplane.server.answers import compact_json
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
 from codeplane.server.tools.git_common import CATEGORY, ActionResult, as_result, run
+from codeplane.server.tools.git_pages import split_diff, split_show, split_status
 from codeplane.server.tools.git_render import (
     render_blame,
     render_diff,
@@ -27,17 +29,30 @@ from codeplane.server.tools.git_render import (
     render_show,
     render_status,
 )
+from codeplane.server.tools.paging import (
+    CURSOR_STAND_IN,
+    P,
+    PageCursors,
+    PagedText,
+    first_of_list,
+    items_that_fit,
+    next_of_list,
+    page_line,
+)
 
 LineRange = tuple[int, int]
+
+#: Parts of diffs and shown objects too long for one text, kept for their cursors.
+_DIFF_PAGES: PageCursors[DiffReport] = PageCursors()
+_SHOW_PAGES: PageCursors[ShowResult] = PageCursors()
+_STATUS_PAGES: PageCursors[StatusReport] = PageCursors()
+_INSPECT_LISTS: PageCursors[GitInspectResult] = PageCursors()
 
 
 class GitStatusParams(ToolParams):
     paths: list[str] | None = Field(default=None, description="Only report these files/directories.")
     limit: int = Field(default=1000, ge=1, le=10_000, description="Cap per list; *_total counts stay exact.")
-
-
-class GitStatusResult(ToolResult, StatusReport):
-    pass
+    cursor: str | None = Field(default=None, description="next_cursor of the previous part (same arguments).")
 
 
 class GitDiffParams(ToolParams):
@@ -52,9 +67,14 @@ class GitDiffParams(ToolParams):
     max_hunks_per_file: int = Field(default=100, ge=1, le=1000)
     max_lines: int | None = Field(default=None, ge=1, le=100_000,
                                   description="Cap on hunk lines overall (default: config git.diff_max_lines).")
+    cursor: str | None = Field(default=None, description="next_cursor of the previous part (same arguments).")
 
 
-class GitDiffResult(ToolResult, DiffReport):
+class GitDiffResult(PagedText, DiffReport):
+    pass
+
+
+class GitStatusResult(PagedText, StatusReport):
     pass
 
 
@@ -90,7 +110,8 @@ class GitInspectParams(ToolParams):
     line_range: LineRange | None = Field(default=None, description="blame: [first, last] lines.")
     limit: int | None = Field(default=None, ge=1, le=2000, description="blame: lines per page (default 200); "
                                                                         "tags/recovery_points: entries.")
-    cursor: str | None = Field(default=None, description="blame: pagination.next_cursor.")
+    cursor: str | None = Field(default=None, description="blame: pagination.next_cursor; show, tags, "
+                                                         "recovery_points: next_cursor.")
     name: str | None = Field(default=None, description="tag_create/tag_delete: tag name.")
     message: str | None = Field(default=None, description="tag_create: makes an annotated tag.")
     force: bool = Field(default=False, description="tag_create: move an existing tag.")
@@ -98,7 +119,7 @@ class GitInspectParams(ToolParams):
     max_lines: int | None = Field(default=None, ge=1, le=100_000, description="show: diff line cap.")
 
 
-class GitInspectResult(ActionResult):
+class GitInspectResult(PagedText, ActionResult):
     show: ShowResult | None = None
     blame: BlamePage | None = None
     tags: list[TagInfo] = []
@@ -108,7 +129,12 @@ class GitInspectResult(ActionResult):
 
 
 async def _status(ctx: ToolContext, p: GitStatusParams) -> GitStatusResult:
-    return as_result(GitStatusResult, await run(lambda: ctx.services.git.status(p.paths or (), p.limit)))
+    key = _query("git_status", p)
+    if p.cursor is not None:
+        return _paged(GitStatusResult, *_STATUS_PAGES.next(p.cursor, key))
+    pages = split_status(await run(lambda: ctx.services.git.status(p.paths or (), p.limit)))
+    first, next_cursor = _STATUS_PAGES.first(pages, key)
+    return _paged(GitStatusResult, first, 1, len(pages), next_cursor)
 
 
 def _limits(ctx: ToolContext, include_hunks: bool, max_lines: int | None, *, context: int = 3,
@@ -117,24 +143,50 @@ def _limits(ctx: ToolContext, include_hunks: bool, max_lines: int | None, *, con
                       max_lines=max_lines or ctx.services.config.git.diff_max_lines, context_lines=context)
 
 
+def _query(tool: str, p: ToolParams) -> str:
+    return compact_json([tool, p.model_dump(mode="json", exclude={"cursor"})])
+
+
+def _paged(cls: type[P], record: BaseModel, part: int, parts: int, next_cursor: str | None) -> P:
+    result = as_result(cls, record)
+    if parts == 1:
+        return result
+    return result.model_copy(update={"part": part, "parts": parts, "next_cursor": next_cursor})
+
+
 async def _diff(ctx: ToolContext, p: GitDiffParams) -> GitDiffResult:
+    key = _query("git_diff", p)
+    if p.cursor is not None:
+        return _paged(GitDiffResult, *_DIFF_PAGES.next(p.cursor, key))
     limits = _limits(ctx, p.include_hunks, p.max_lines, context=p.context_lines, max_files=p.max_files,
                      max_hunks=p.max_hunks_per_file)
     report = await run(lambda: ctx.services.git.diff(base=p.base, target=p.target, staged=p.staged,
                                                      paths=p.paths or (), limits=limits))
-    return as_result(GitDiffResult, report)
+    pages = split_diff(report)
+    first, next_cursor = _DIFF_PAGES.first(pages, key)
+    return _paged(GitDiffResult, first, 1, len(pages), next_cursor)
 
 
 async def _log(ctx: ToolContext, p: GitLogParams) -> GitLogResult:
-    page = await run(lambda: ctx.services.git.log(ref=p.ref, limit=p.limit, since=p.since, until=p.until,
-                                                  paths=p.paths or (), cursor=p.cursor))
-    return as_result(GitLogResult, page)
+    def page(limit: int) -> LogPage:
+        return ctx.services.git.log(ref=p.ref, limit=limit, since=p.since, until=p.until, paths=p.paths or (),
+                                    cursor=p.cursor)
+
+    found = await run(lambda: page(p.limit))
+    fit = items_that_fit(len(found.commits), lambda k: render_log(found.commits[:k], CURSOR_STAND_IN))
+    # Fewer commits, so that the text fits; the cursor resumes after the last one shown.
+    return as_result(GitLogResult, found if fit == len(found.commits) else await run(lambda: page(fit)))
 
 
 async def _history(ctx: ToolContext, p: GitHistoryParams) -> GitHistoryResult:
-    page = await run(lambda: ctx.services.git.history(p.path, ref=p.ref, line_range=p.line_range, limit=p.limit,
-                                                      cursor=p.cursor))
-    return as_result(GitHistoryResult, page)
+    def page(limit: int) -> HistoryPage:
+        return ctx.services.git.history(p.path, ref=p.ref, line_range=p.line_range, limit=limit, cursor=p.cursor)
+
+    found = await run(lambda: page(p.limit))
+    pagination = found.pagination.model_copy(update={"next_cursor": CURSOR_STAND_IN})
+    fit = items_that_fit(len(found.entries), lambda k: render_history(found.model_copy(
+        update={"entries": found.entries[:k], "pagination": pagination})))
+    return as_result(GitHistoryResult, found if fit == len(found.entries) else await run(lambda: page(fit)))
 
 
 def _need(value: str | None, field: str, action: str) -> str:
@@ -146,24 +198,48 @@ def _need(value: str | None, field: str, action: str) -> str:
 async def _inspect(ctx: ToolContext, p: GitInspectParams) -> GitInspectResult:
     git = ctx.services.git
     if p.action == "show":
+        key = _query("git_inspect", p)
+        if p.cursor is not None:
+            show, part, parts, next_cursor = _SHOW_PAGES.next(p.cursor, key)
+            return GitInspectResult(action=p.action, show=show, part=part, parts=parts, next_cursor=next_cursor)
         limits = _limits(ctx, p.include_hunks, p.max_lines)
-        return GitInspectResult(action=p.action, show=await run(lambda: git.show(p.ref or "HEAD", p.path, limits)))
+        pages = split_show(await run(lambda: git.show(p.ref or "HEAD", p.path, limits)))
+        first, next_cursor = _SHOW_PAGES.first(pages, key)
+        if len(pages) == 1:
+            return GitInspectResult(action=p.action, show=first)
+        return GitInspectResult(action=p.action, show=first, part=1, parts=len(pages), next_cursor=next_cursor)
     if p.action == "blame":
-        path = _need(p.path, "path", p.action)
-        page = await run(lambda: git.blame(path, ref=p.ref, line_range=p.line_range, limit=p.limit or 200,
-                                           cursor=p.cursor))
-        return GitInspectResult(action=p.action, blame=page)
-    if p.action == "tags":
-        found, total = await run(lambda: git.tags(p.limit or 500))
-        return GitInspectResult(action=p.action, tags=found, tags_total=total)
-    if p.action == "recovery_points":
-        return GitInspectResult(action=p.action, recovery_points=await run(lambda: git.recovery_points(p.limit or 50)))
+        return GitInspectResult(action=p.action, blame=await run(lambda: _blame(ctx, p)))
+    if p.action in ("tags", "recovery_points"):
+        key = _query("git_inspect", p)
+        if p.cursor is not None:
+            return next_of_list(_INSPECT_LISTS, p.cursor, key)
+        if p.action == "tags":
+            found, total = await run(lambda: git.tags(p.limit or 500))
+            return first_of_list(GitInspectResult(action=p.action, tags=found, tags_total=total), "tags",
+                                 _INSPECT_LISTS, key)
+        points = await run(lambda: git.recovery_points(p.limit or 50))
+        return first_of_list(GitInspectResult(action=p.action, recovery_points=points), "recovery_points",
+                             _INSPECT_LISTS, key)
     name = _need(p.name, "name", p.action)
     if p.action == "tag_create":
         made = await run(lambda: git.tag_create(name, p.ref, message=p.message, force=p.force))
         return GitInspectResult(action=p.action, tag=made.tag, effect=made.effect)
     gone = await run(lambda: git.tag_delete(name))
     return GitInspectResult(action=p.action, tag=gone.tag, effect=gone.effect)
+
+
+def _blame(ctx: ToolContext, p: GitInspectParams) -> BlamePage:
+    """A blame window, narrowed to the lines whose rendering fits a text (the cursor resumes after them)."""
+    path = _need(p.path, "path", p.action)
+    page = ctx.services.git.blame(path, ref=p.ref, line_range=p.line_range, limit=p.limit or 200, cursor=p.cursor)
+    pagination = page.pagination.model_copy(update={"next_cursor": CURSOR_STAND_IN})
+    fit = items_that_fit(len(page.hunks), lambda k: render_blame(page.model_copy(
+        update={"hunks": page.hunks[:k], "pagination": pagination})))
+    if fit == len(page.hunks):
+        return page
+    lines = page.hunks[fit].start_line - page.hunks[0].start_line
+    return ctx.services.git.blame(path, ref=p.ref, line_range=p.line_range, limit=lines, cursor=p.cursor)
 
 
 def _inspect_kind(p: GitInspectParams) -> ToolKind:
@@ -174,9 +250,23 @@ def _render_log(result: GitLogResult) -> str:
     return render_log(result.commits, result.pagination.next_cursor)
 
 
+def _with_part(text: str, result: PagedText) -> str:
+    if result.part is None or result.parts is None:
+        return text
+    return f"{text}\n{page_line(result.part, result.parts, result.next_cursor)}"
+
+
+def _render_status(result: GitStatusResult) -> str:
+    return _with_part(render_status(result), result)
+
+
+def _render_diff(result: GitDiffResult) -> str:
+    return _with_part(render_diff(result), result)
+
+
 def _render_inspect(result: GitInspectResult) -> str:
     if result.show is not None and result.action == "show":
-        return render_show(result.show)
+        return _with_part(render_show(result.show), result)
     if result.blame is not None and result.action == "blame":
         return render_blame(result.blame)
     return render_git_write(result)
@@ -186,7 +276,7 @@ def tools(services: Services) -> list[ToolSpec]:
     return [
         ToolSpec(
             name="git_status", category=CATEGORY, params=GitStatusParams, result=GitStatusResult, handler=_status,
-            render=render_status,
+            render=_render_status,
             summary="Branch, HEAD, staged/modified/untracked files, conflicts (with ancestor/ours/theirs oids) and "
                     "the operation in progress (state: none|merge|revert|cherrypick|rebase|bisect), like "
                     "`git status --porcelain=v2`. Non-UTF-8 names appear with \\xNN escapes.",
@@ -197,7 +287,7 @@ def tools(services: Services) -> list[ToolSpec]:
         ),
         ToolSpec(
             name="git_diff", category=CATEGORY, params=GitDiffParams, result=GitDiffResult, handler=_diff,
-            render=render_diff,
+            render=_render_diff,
             summary="Structured diff with renames and binary detection: unstaged (default), staged, a commit vs "
                     "the working tree (base), or two commits (base+target). Bounded: max_files, "
                     "max_hunks_per_file, max_lines; anything cut is counted and 'truncation' says how to get it. "

@@ -12,10 +12,12 @@ from codeplane.git.merge import MergeResult
 from codeplane.git.rebase import RebaseResult
 from codeplane.git.rebase_state import RebasePlan
 from codeplane.git.results import CheckoutResult, ResetResult
+from codeplane.server.answers import compact_json
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
 from codeplane.server.tools.git_common import CATEGORY, CONFIRM_FIELD, RECOVERY_NOTE, ActionResult, as_result, run
 from codeplane.server.tools.git_render import render_git_write
+from codeplane.server.tools.paging import PageCursors, PagedText, first_of_list, next_of_list
 
 
 class GitCheckoutParams(ToolParams):
@@ -41,12 +43,17 @@ class GitBranchParams(ToolParams):
     force: bool = Field(default=False, description="create/rename: replace an existing branch.")
     remotes: bool = Field(default=False, description="list: include remote-tracking branches.")
     confirm: bool = CONFIRM_FIELD
+    cursor: str | None = Field(default=None, description="list: next_cursor of the previous part.")
 
 
-class GitBranchResult(ActionResult):
+class GitBranchResult(PagedText, ActionResult):
     branches: list[BranchInfo] = []
     branch: BranchInfo | None = None
     unmerged: bool = False
+
+
+#: Branch lists too long for one text, kept for their cursors.
+_BRANCH_LISTS: PageCursors[GitBranchResult] = PageCursors()
 
 
 class GitMergeParams(ToolParams):
@@ -105,7 +112,11 @@ def _need(value: str | None, field: str, action: str) -> str:
 async def _branch(ctx: ToolContext, p: GitBranchParams) -> GitBranchResult:
     git = ctx.services.git
     if p.action == "list":
-        return GitBranchResult(action="list", branches=await run(lambda: git.branches(remotes_too=p.remotes)))
+        key = compact_json(["git_branch", p.remotes])
+        if p.cursor is not None:
+            return next_of_list(_BRANCH_LISTS, p.cursor, key)
+        branches = await run(lambda: git.branches(remotes_too=p.remotes))
+        return first_of_list(GitBranchResult(action="list", branches=branches), "branches", _BRANCH_LISTS, key)
     name = _need(p.name, "name", p.action)
     if p.action == "create":
         result = await run(lambda: git.branch_create(name, p.ref, force=p.force))

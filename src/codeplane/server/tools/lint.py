@@ -13,6 +13,7 @@ from codeplane.lint import Diagnostic, FixOutcome, LinterInfo, Progress, ToolRun
 from codeplane.server.answers import short_sha
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
+from codeplane.server.tools.paging import CURSOR_STAND_IN, items_that_fit
 
 #: How often a running lint_check looks for finished linters to report as progress.
 _POLL_S = 0.2
@@ -65,10 +66,11 @@ async def _lint_check(ctx: ToolContext, params: LintCheckParams) -> LintCheckRes
     if params.cursor is not None:
         cursor = params.cursor
         report = await anyio.to_thread.run_sync(lambda: service.page(cursor, params.limit))
-        return LintCheckResult.model_validate(report, from_attributes=True)
+        return await _fitted(ctx, LintCheckResult.model_validate(report, from_attributes=True), cursor)
     progress = Progress()
+    # One diagnostic on the run's own answer: its cursor names the run, whose pages are then cut to fit a text.
     work = asyncio.get_running_loop().run_in_executor(None, lambda: service.check(
-        paths=params.paths, tools=params.tools, fix=params.fix, limit=params.limit, progress=progress))
+        paths=params.paths, tools=params.tools, fix=params.fix, limit=1, progress=progress))
     sent = 0
     while True:
         finished, _ = await asyncio.wait({work}, timeout=_POLL_S)
@@ -76,7 +78,25 @@ async def _lint_check(ctx: ToolContext, params: LintCheckParams) -> LintCheckRes
             sent += 1
             await ctx.progress(float(sent), float(progress.total) or None, progress.finished[sent - 1])
         if finished:
-            return LintCheckResult.model_validate(work.result(), from_attributes=True)
+            break
+    result = LintCheckResult.model_validate(work.result(), from_attributes=True)
+    if result.next_cursor is None:
+        return result
+    start = f"{result.next_cursor.partition(':')[0]}:0"
+    report = await anyio.to_thread.run_sync(lambda: service.page(start, params.limit))
+    page = LintCheckResult.model_validate(report, from_attributes=True)
+    result = result.model_copy(update={"diagnostics": page.diagnostics, "next_cursor": page.next_cursor})
+    return await _fitted(ctx, result, start)
+
+
+async def _fitted(ctx: ToolContext, result: LintCheckResult, cursor: str) -> LintCheckResult:
+    """``result`` with as many of its diagnostics as fit a text; the cursor resumes after the last shown."""
+    fit = items_that_fit(len(result.diagnostics), lambda k: render_lint_check(result.model_copy(
+        update={"diagnostics": result.diagnostics[:k], "next_cursor": CURSOR_STAND_IN})))
+    if fit == len(result.diagnostics):
+        return result
+    report = await anyio.to_thread.run_sync(lambda: ctx.services.lint.page(cursor, fit))
+    return result.model_copy(update={"diagnostics": report.diagnostics, "next_cursor": report.next_cursor})
 
 
 def _kind(params: LintCheckParams) -> ToolKind:

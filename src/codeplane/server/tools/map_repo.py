@@ -11,6 +11,7 @@ from pydantic import Field
 from codeplane.index.structural.service import RepoMap
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
+from codeplane.server.tools.paging import CURSOR_STAND_IN, items_that_fit
 
 Section = Literal["structure", "languages", "entry_points", "dependencies", "test_layout", "public_api", "contexts"]
 
@@ -134,10 +135,20 @@ def _result(root: str, m: RepoMap) -> MapRepoResult:
 
 async def _map_repo(ctx: ToolContext, params: MapRepoParams) -> MapRepoResult:
     services = ctx.services
-    result = await anyio.to_thread.run_sync(
-        lambda: services.structural.map_repo(tuple(params.include), depth=params.depth, limit=params.limit,
-                                             cursor=params.cursor))
-    return _result(str(services.root), result)
+    def built(limit: int) -> MapRepoResult:
+        return _result(str(services.root), services.structural.map_repo(
+            tuple(params.include), depth=params.depth, limit=limit, cursor=params.cursor))
+
+    result = await anyio.to_thread.run_sync(lambda: built(params.limit))
+    st = result.structure
+    if st is None:
+        return result
+    fit = items_that_fit(len(st.tree), lambda k: render_map(result.model_copy(update={"structure": st.model_copy(
+        update={"tree": st.tree[:k], "next_cursor": CURSOR_STAND_IN})})))
+    if fit == len(st.tree):
+        return result
+    # Fewer tree nodes, so that the text fits; the cursor resumes after the last one shown.
+    return await anyio.to_thread.run_sync(lambda: built(fit))
 
 
 def render_map(result: MapRepoResult) -> str:

@@ -17,6 +17,7 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.refactor.models import ApplyOutcome, ImpactReport, InspectPage, RefactorPreview
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
+from codeplane.server.tools.paging import CURSOR_STAND_IN, items_that_fit
 from codeplane.server.tools.refactor_render import render_apply, render_impact, render_inspect, render_plan
 
 _CATEGORY = "refactor"
@@ -163,15 +164,29 @@ def tools(services: Services) -> list[ToolSpec]:
         return await _answer(ctx, preview, p.apply)
 
     async def impact(ctx: ToolContext, p: ImpactParams) -> ImpactResult:
-        report = await anyio.to_thread.run_sync(lambda: ctx.services.refactor.impact(
-            p.target, path=p.path, line=p.line, column=p.column, limit=p.limit, cursor=p.cursor))
-        return ImpactResult.model_validate(report, from_attributes=True)
+        def run(limit: int) -> ImpactResult:
+            return ImpactResult.model_validate(ctx.services.refactor.impact(
+                p.target, path=p.path, line=p.line, column=p.column, limit=limit, cursor=p.cursor),
+                from_attributes=True)
+
+        result = await anyio.to_thread.run_sync(lambda: run(p.limit))
+        refs = result.references
+        fit = items_that_fit(len(refs), lambda k: render_impact(result.model_copy(
+            update={"references": refs[:k], "next_cursor": CURSOR_STAND_IN})))
+        # Fewer references, so that the text fits; the cursor resumes after the last one shown.
+        return result if fit == len(refs) else await anyio.to_thread.run_sync(lambda: run(fit))
 
     async def inspect(ctx: ToolContext, p: InspectParams) -> InspectResult:
-        page = await anyio.to_thread.run_sync(lambda: ctx.services.refactor.inspect(
-            p.refactor_id, candidate_id=p.candidate_id, certainties=p.certainty, kinds=p.kind, cursor=p.cursor,
-            limit=p.limit, context_lines=p.context_lines))
-        return InspectResult.model_validate(page, from_attributes=True)
+        def run(limit: int) -> InspectResult:
+            return InspectResult.model_validate(ctx.services.refactor.inspect(
+                p.refactor_id, candidate_id=p.candidate_id, certainties=p.certainty, kinds=p.kind, cursor=p.cursor,
+                limit=limit, context_lines=p.context_lines), from_attributes=True)
+
+        result = await anyio.to_thread.run_sync(lambda: run(p.limit))
+        items = result.items
+        fit = items_that_fit(len(items), lambda k: render_inspect(result.model_copy(
+            update={"items": items[:k], "next_cursor": CURSOR_STAND_IN})))
+        return result if fit == len(items) else await anyio.to_thread.run_sync(lambda: run(fit))
 
     async def apply(ctx: ToolContext, p: ApplyParams) -> ApplyResult:
         outcome = await anyio.to_thread.run_sync(lambda: ctx.services.refactor.apply(

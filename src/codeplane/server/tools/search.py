@@ -20,6 +20,7 @@ from codeplane.index.search import LexicalScope
 from codeplane.index.service import LexicalRequest
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
+from codeplane.server.tools.paging import CURSOR_STAND_IN, PAGE_BYTES, items_that_fit
 
 SearchMode = Literal["lexical", "symbol", "definitions", "references"]
 
@@ -133,7 +134,33 @@ async def _search(ctx: ToolContext, params: SearchParams) -> SearchResult:
         raise CodePlaneError(
             ErrorCode.INVALID_QUERY, f"search mode {params.mode!r} is not available yet; use mode='lexical'",
             details={"mode": params.mode, "available": sorted(MODE_HANDLERS)})
-    return await anyio.to_thread.run_sync(handler, ctx.services, params)
+    result = await anyio.to_thread.run_sync(handler, ctx.services, params)
+    fit = _hits_that_fit(result)
+    if fit == len(result.results):
+        return result
+    # The same page with fewer hits, so that its text fits; its cursor resumes after the last one shown.
+    return await anyio.to_thread.run_sync(handler, ctx.services, params.model_copy(update={"limit": fit}))
+
+
+def _bytes_at_most(text: str | None) -> int:
+    return 0 if not text else len(text) if text.isascii() else 4 * len(text)
+
+
+#: Bytes a hit's text may add beyond its path, snippet and context lines (line numbers, a symbol's tag, a role).
+_HIT_OVERHEAD = 256
+
+
+def _hits_that_fit(result: SearchResult) -> int:
+    # Every search passes here: an upper bound of the text's size spares rendering the page twice when it
+    # clearly fits (an ordinary page of 20 one-line hits is a few KB).
+    bound = 512 + sum(_HIT_OVERHEAD + _bytes_at_most(h.path) + _bytes_at_most(h.snippet)
+                      + sum(_bytes_at_most(c) + 16 for c in (*h.context_before, *h.context_after))
+                      + _bytes_at_most(h.symbol.qualified_name if h.symbol else None) for h in result.results)
+    if bound <= PAGE_BYTES:
+        return len(result.results)
+    pagination = result.pagination.model_copy(update={"next_cursor": CURSOR_STAND_IN})
+    return items_that_fit(len(result.results), lambda k: render_search(result.model_copy(
+        update={"results": result.results[:k], "pagination": pagination})))
 
 
 def _symbol_tag(hit: SearchHit) -> str:

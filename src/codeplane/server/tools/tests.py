@@ -19,6 +19,7 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git.diffs import DiffLimits
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
+from codeplane.server.tools.paging import CURSOR_STAND_IN, items_that_fit
 from codeplane.server.tools.tests_models import (
     CaseModel,
     ImpactModel,
@@ -181,7 +182,22 @@ async def _await(ctx: ToolContext, record: RunHandle, wait_sec: float) -> None:
 
 def _answer(record: RunHandle, include: str = "summary", cursor: str | None = None, limit: int = 100,
             ) -> _TestRunAnswer:
-    result = _TestRunAnswer(**render_run(record.snapshot(), include=include, cursor=cursor, limit=limit))
+    snapshot = record.snapshot()
+    result = _TestRunAnswer(**render_run(snapshot, include=include, cursor=cursor, limit=limit))
+    listed = "cases" if include == "cases" else "targets"
+    items = list(getattr(result, listed))
+    # Measured with one failure shown: the failures then take what room the page leaves.
+    fit = items_that_fit(len(items), lambda k: render_test_run(result.model_copy(
+        update={listed: items[:k], "next_cursor": CURSOR_STAND_IN, "failures": result.failures[:1]})))
+    if fit < len(items):
+        # A shorter page of the listed targets or cases, so that the text fits; the cursor resumes after it.
+        result = _TestRunAnswer(**render_run(snapshot, include=include, cursor=cursor, limit=fit))
+    failures = result.failures
+    shown = items_that_fit(len(failures), lambda k: render_test_run(
+        result.model_copy(update={"failures": failures[:k]})))
+    if shown < len(failures):
+        # The text names the rest by count and the call that pages every case with its detail.
+        result = result.model_copy(update={"failures": failures[:shown]})
     result._report = record.take_failure_report() if record.finished else None
     return result
 
@@ -193,11 +209,18 @@ async def _discover(ctx: ToolContext, params: DiscoverParams) -> DiscoverResult:
     key = query_key("discover", params.paths, params.affected_by)
     chunk, next_cursor = page(view.targets, key=key, cursor=params.cursor, limit=params.limit)
     impact = ImpactModel.from_result(view.impact) if view.impact is not None else None
-    return DiscoverResult(
+    result = DiscoverResult(
         targets=[TargetModel.from_target(t) for t in chunk], total=len(view.targets),
         discovered_total=view.total_targets, runners=list(view.runners),
         missing_runners=[MissingRunnerModel(runner=m.runner, project=m.project, hint=m.hint) for m in view.missing],
         impact=impact, agentic_hint=impact.agentic_hint if impact else None, next_cursor=next_cursor)
+    fit = items_that_fit(len(result.targets), lambda k: render_discover(result.model_copy(
+        update={"targets": result.targets[:k], "next_cursor": CURSOR_STAND_IN})))
+    if fit == len(result.targets):
+        return result
+    # Fewer targets, so that the text fits; the cursor resumes after the last one shown.
+    _, next_cursor = page(view.targets, key=key, cursor=params.cursor, limit=fit)
+    return result.model_copy(update={"targets": result.targets[:fit], "next_cursor": next_cursor})
 
 
 async def _inspect(ctx: ToolContext, params: InspectParams) -> InspectResult:

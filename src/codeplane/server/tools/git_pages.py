@@ -1,0 +1,148 @@
+"""Git answers cut into pages whose text fits (``paging.py``): a diff by files, hunks and hunk lines, a blob
+by lines of its text, a tree by entries, a status by its lists' entries. Every page is a record of the same
+model holding its part; the parts of all pages together are the whole answer, in order, each value once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from codeplane.git.diffs import DiffFile, DiffHunk, DiffLine, DiffReport
+from codeplane.git.show import ShowResult
+from codeplane.git.status import StatusReport
+from codeplane.server.tools.paging import PAGE_BYTES, chunk_text, size
+
+#: Bytes of a line's rendering beyond its content: origin, newline.
+_LINE_EXTRA = 2
+
+
+def _piece(hunk: DiffHunk, lines: list[DiffLine], last: bool) -> DiffHunk:
+    """The part of ``hunk`` made of ``lines``, itself a valid hunk: a split hunk's header counts its part."""
+    if len(lines) == len(hunk.lines):
+        return hunk
+    old = [ln for ln in lines if ln.origin != "+"]
+    new = [ln for ln in lines if ln.origin != "-"]
+    old_start = next((ln.old_lineno for ln in old if ln.old_lineno), hunk.old_start)
+    new_start = next((ln.new_lineno for ln in new if ln.new_lineno), hunk.new_start)
+    section = hunk.header.split("@@", 2)[2].strip() if hunk.header.count("@@") >= 2 else ""
+    header = f"@@ -{old_start},{len(old)} +{new_start},{len(new)} @@" + (f" {section}" if section else "")
+    return hunk.model_copy(update={"old_start": old_start, "old_lines": len(old), "new_start": new_start,
+                                   "new_lines": len(new), "header": header, "lines": lines,
+                                   "lines_omitted": hunk.lines_omitted if last else 0})
+
+
+class _DiffPager:
+    """Greedy packing of a diff's rendered lines into pages of at most ``budget`` bytes."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.pages: list[list[DiffFile]] = [[]]
+        self.used = 0
+
+    def _fits(self, n: int) -> bool:
+        return self.used + n <= self.budget or self.used == 0
+
+    def _close(self) -> None:
+        self.pages.append([])
+        self.used = 0
+
+    def add_file(self, f: DiffFile) -> None:
+        head = size(f"--- {f.status} {f.old_path or ''} -> {f.path} +{f.insertions} -{f.deletions} (binary)") + 1
+        tail = 30 if f.hunks_omitted else 0
+        if not f.hunks:
+            if not self._fits(head + tail):
+                self._close()
+            self.pages[-1].append(f)
+            self.used += head + tail
+            return
+        hunks: list[DiffHunk] = []
+        for hunk in f.hunks:
+            hunk_head = size(hunk.header) + 60 + (30 if hunk.lines_omitted else 0)
+            lines: list[DiffLine] = []
+            for line in hunk.lines:
+                n = size(line.content) + _LINE_EXTRA
+                opening = 0 if lines else hunk_head + (0 if hunks else head)
+                if not self._fits(opening + n):
+                    if lines:
+                        hunks.append(_piece(hunk, lines, last=False))
+                    if hunks:
+                        self.pages[-1].append(self._part(f, hunks, last=False))
+                    hunks, lines = [], []
+                    self._close()
+                    opening = hunk_head + head
+                self.used += opening + n
+                lines.append(line)
+            if not hunk.lines:
+                self.used += hunk_head + (0 if hunks else head)
+            hunks.append(_piece(hunk, lines, last=True))
+        self.pages[-1].append(self._part(f, hunks, last=True))
+        self.used += tail
+
+    @staticmethod
+    def _part(f: DiffFile, hunks: list[DiffHunk], last: bool) -> DiffFile:
+        if last and len(hunks) == len(f.hunks) and all(a is b for a, b in zip(hunks, f.hunks, strict=True)):
+            return f
+        return f.model_copy(update={"hunks": hunks, "hunks_omitted": f.hunks_omitted if last else 0})
+
+
+def split_diff(report: DiffReport, budget: int = PAGE_BYTES) -> list[DiffReport]:
+    """``report`` as pages: each has the whole diff's ``compared`` and ``stats``; what was cut
+    (``files_omitted``, ``truncation``) is told on the last."""
+    pager = _DiffPager(budget)
+    for f in report.files:
+        pager.add_file(f)
+    pages = [files for files in pager.pages if files] or [[]]
+    if len(pages) == 1:
+        return [report]
+    last = len(pages) - 1
+    return [report.model_copy(update={"files": files} if i == last else
+                              {"files": files, "files_omitted": 0, "truncation": None})
+            for i, files in enumerate(pages)]
+
+
+def split_show(show: ShowResult, budget: int = PAGE_BYTES) -> list[ShowResult]:
+    """A commit's diff, a blob's text or a tree's entries as pages; the commit (its message) and a tag are told
+    on the first page."""
+    if show.diff is not None:
+        diffs = split_diff(show.diff, budget - size(show.commit.message if show.commit else ""))
+        return [show.model_copy(update={"diff": d} if i == 0 else {"diff": d, "commit": None, "tag": None})
+                for i, d in enumerate(diffs)]
+    blob = show.blob
+    if blob is not None and blob.text is not None and size(blob.text) > budget:
+        chunks = chunk_text(blob.text, budget)
+        # The blob's cut at BLOB_LIMIT is told once, after its last part.
+        return [show.model_copy(update={"blob": blob.model_copy(update={
+                    "text": chunk, "truncated": blob.truncated and i == len(chunks) - 1})})
+                for i, chunk in enumerate(chunks)]
+    if show.entries:
+        pages: list[list[object]] = [[]]
+        used = 0
+        for entry in show.entries:
+            n = size(entry.name) + 60
+            if used + n > budget and pages[-1]:
+                pages.append([])
+                used = 0
+            pages[-1].append(entry)
+            used += n
+        if len(pages) > 1:
+            return [show.model_copy(update={"entries": entries}) for entries in pages]
+    return [show]
+
+
+def split_status(report: StatusReport, budget: int = PAGE_BYTES) -> list[StatusReport]:
+    """The status's lists (staged, modified, untracked, conflicts, in the text's order) as pages; the branch,
+    HEAD and the ``*_total`` counts are on every page."""
+    lists = ("staged", "modified", "untracked", "conflicts")
+    pages: list[dict[str, list[Any]]] = [{name: [] for name in lists}]
+    used = 0
+    for name in lists:
+        for entry in getattr(report, name):
+            path = entry if isinstance(entry, str) else entry.path
+            n = size(path) + (150 if name == "conflicts" else 4)  # a conflict names three 40-digit ids
+            if used + n > budget and used:
+                pages.append({name: [] for name in lists})
+                used = 0
+            pages[-1][name].append(entry)
+            used += n
+    if len(pages) == 1:
+        return [report]
+    return [report.model_copy(update=page) for page in pages]
