@@ -26,6 +26,7 @@ BASE = {
     "pkg/deep/far_away_module.py": "from pkg.lib import helper\n\n\ndef go(obj):\n    obj.put()\n    helper(2)\n",
     "lib/pyproject.toml": "[project]\nname = 'lib'\n",
     "lib/x.py": "def solo(obj):\n    obj.put()\n    return 1\n",
+    "tool/setup.py": "from setuptools import setup\n\nsetup(name='tool')\n",
 }
 
 
@@ -75,6 +76,10 @@ SCENARIOS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
         {"pkg/__init__.py": "from pkg.lib import *\nfrom pkg.lib import helper as h2\n"}, ()),
     "a sample deleted": ({}, ("a.py",)),
     "a new file enters a sample set": ({"b.py": "def b(obj):\n    obj.put()\n"}, ()),
+    "a setup.py edited (a marker whose content does not count)": (
+        {"tool/setup.py": "from setuptools import setup\n\nsetup(name='tool', version='2')\n"}, ()),
+    "a pyproject.toml edited (a marker whose content counts)": (
+        {"lib/pyproject.toml": "[project]\nname = 'lib2'\n"}, ()),
     "a new file no sample set takes": ({"pkg/deep/even_longer_module_name.py": "def z(obj):\n    obj.put()\n"}, ()),
 }
 
@@ -125,5 +130,21 @@ def test_an_edit_that_keeps_every_status_does_not_recompute_contexts(monkeypatch
 
         monkeypatch.setattr(contexts, "compute", recompute)
         _apply(conn, indexer, 2, {"a.py": BASE["a.py"] + "\n\ndef extra():\n    return 2\n"})
+    finally:
+        conn.close()
+
+
+def test_an_edited_setup_py_does_not_recompute_contexts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a marker's presence counts unless it is a content marker (pyproject.toml, package.json...): rewriting
+    a setup.py (a 100k-file checkout or an artifact's clone touches some) moves no context."""
+    conn, indexer = _fresh()
+    try:
+        _apply(conn, indexer, 1, BASE)
+
+        def recompute(_conn: sqlite3.Connection) -> list[contexts.Candidate]:
+            raise AssertionError("contexts recomputed for an edit of a marker whose content does not count")
+
+        monkeypatch.setattr(contexts, "compute", recompute)
+        _apply(conn, indexer, 2, {"tool/setup.py": "from setuptools import setup\n\nsetup(name='tool2')\n"})
     finally:
         conn.close()

@@ -41,16 +41,17 @@ class Rerouted(NamedTuple):
     anchors_removed: dict[tuple[int, str, str], int]
 
 
-def _needs_refresh(conn: sqlite3.Connection, effect: BatchEffect, stored: list[Context]) -> bool:
-    """Whether the batch can change any context: markers, a probe's sample set or outcome, or a new file that
-    would become a sample.
+def _needs_refresh(conn: sqlite3.Connection, effect: BatchEffect, stored: list[Context], *,
+                   markers_moved: bool) -> bool:
+    """Whether the batch can change any context: markers added, removed or (where their content counts)
+    rewritten (``markers_moved``), a probe's sample set or outcome, or a new file that would become a sample.
 
     A new file matters only if it would enter a context's sample set (shortest paths first), so a cold index
     of a big tree recomputes contexts a handful of times, not once per batch. A deleted sample changes the
     sample set; an edited one keeps it (membership is a matter of paths) and can change only the status.
     """
-    if effect.markers or not stored:
-        return bool(effect.markers or effect.upserted or effect.deleted)
+    if markers_moved or not stored:
+        return bool(markers_moved or effect.upserted or effect.deleted)
     samples = {s for ctx in stored for s in ctx.samples}
     if any(p in samples for p in effect.deleted):
         return True
@@ -102,14 +103,20 @@ def refresh(conn: sqlite3.Connection, effect: BatchEffect) -> Rerouted:
     Returns the files whose unit changed, with the anchored refs they held under their old units, so anchor
     groups can be moved incrementally.
     """
+    markers_moved = False
     for path, text in sorted(effect.markers.items()):
         if text is None:
-            conn.execute("DELETE FROM st_marker WHERE path = ?", (path,))
-        else:
-            kept = text if path.rsplit("/", 1)[-1] in CONTENT_MARKERS else None
+            markers_moved |= conn.execute("DELETE FROM st_marker WHERE path = ?", (path,)).rowcount > 0
+            continue
+        kept = text if path.rsplit("/", 1)[-1] in CONTENT_MARKERS else None
+        row = conn.execute("SELECT text FROM st_marker WHERE path = ?", (path,)).fetchone()
+        # An edited marker whose content does not matter (a setup.py) leaves every context as it was: only
+        # its presence counts. Recomputing reads every file row (seconds on a 100k-file tree).
+        if row is None or row[0] != kept:
             conn.execute("INSERT OR REPLACE INTO st_marker(path, text) VALUES (?, ?)", (path, kept))
+            markers_moved = True
     stored = load_contexts(conn)
-    if not _needs_refresh(conn, effect, stored):
+    if not _needs_refresh(conn, effect, stored, markers_moved=markers_moved):
         _route_new(conn, stored, effect)
         return Rerouted([], {})
     candidates = compute(conn)
