@@ -12,8 +12,9 @@ from codeplane.git.models import GitModel, Person
 from codeplane.git.pathspecs import shown
 from codeplane.git.revisions import person, resolve_object
 
-#: Blob text beyond this many bytes is cut (``truncated`` set); read files with read_source instead.
-BLOB_LIMIT = 64 * 1024
+#: Blob text beyond this many bytes is cut (``truncated`` set), as ``read_file_full`` cuts a file: the tool shows
+#: it in parts of a page each (``server/tools/git_pages.py``).
+BLOB_LIMIT = 1024 * 1024
 TREE_LIMIT = 1000
 
 
