@@ -23,13 +23,12 @@ some object and none of them writes attributes by computed names.
 from __future__ import annotations
 
 import ast
-import builtins
 import re
 from collections.abc import Sequence
 
 from codeplane.testing.impact_code import PythonCode
 from codeplane.testing.impact_reach import Def
-from codeplane.testing.impact_text import WORD, header_end
+from codeplane.testing.impact_text import WORD, builtin_class, header_end
 
 #: ``self.x.`` right before a member's column: (column of ``self``, ``x``).
 _SELF_ATTRIBUTE = re.compile(r"\bself\s*\.\s*([A-Za-z_]\w*)\s*\.\s*$")
@@ -339,22 +338,13 @@ class AttributeTypes:
                 if above is None:
                     return None
                 found |= above
-            elif target is None and via is None and not loose and _builtin_class(lines, int(line), int(col)):
+            elif target is None and via is None and not loose and builtin_class(lines, int(line), int(col)):
                 continue
             else:
                 return None
         result = frozenset(found)
         memo[k.uid] = result
         return result
-
-
-def _builtin_class(lines: Sequence[str], line: int, col: int) -> bool:
-    text = lines[line - 1] if 0 < line <= len(lines) else ""
-    word = WORD.match(text, col)
-    if word is None or text[word.end():].lstrip().startswith("."):
-        return False
-    value = getattr(builtins, word.group(0), None)
-    return isinstance(value, type) and value is not type
 
 
 def _plain_class_value(lines: Sequence[str], line: int, name: str) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from codeplane.testing.impact_reach import Def
-from codeplane.testing.impact_text import header_end, keyword_at
+from codeplane.testing.impact_text import builtin_class, header_end, keyword_at
 from codeplane.testing.impact_walkfacts import WalkFacts
 
 #: Lines above a ``def`` looked at for its decorators.
@@ -168,16 +168,20 @@ class PythonCode:
         if cls.uid in self._base_memo:
             return self._base_memo[cls.uid]
         self._base_memo[cls.uid] = frozenset()  # cycles
-        last = header_end(self.read_lines(self.path_of.get(cls.file_id, "")), cls.start)
+        lines = self.read_lines(self.path_of.get(cls.file_id, ""))
+        last = header_end(lines, cls.start)
         found: set[str] = set()
         unknown = False
-        for target, via, line, col in self.rows(
-                "SELECT r.target_uid, i.resolved_file_id IS NULL AND i.import_uid IS NOT NULL, r.start_line, "
-                "r.start_col FROM st_ref r LEFT JOIN st_import i ON i.import_uid = r.via_import_uid "
-                "WHERE r.file_id = ? AND r.start_line BETWEEN ? AND ? AND r.role = 'REFERENCE'",
-                (cls.file_id, cls.start, last)):
+        loose = cls.file_id in self.facts.loose_files(self.conn)
+        for target, via, imported, line, col in self.rows(
+                "SELECT r.target_uid, i.resolved_file_id IS NULL AND i.import_uid IS NOT NULL, "
+                "r.via_import_uid IS NOT NULL, r.start_line, r.start_col FROM st_ref r LEFT JOIN st_import i "
+                "ON i.import_uid = r.via_import_uid WHERE r.file_id = ? AND r.start_line BETWEEN ? AND ? "
+                "AND r.role = 'REFERENCE'", (cls.file_id, cls.start, last)):
             if self._is_keyword(self.path_of.get(cls.file_id, ""), int(line), int(col)):
                 continue
+            if target is None and not imported and not loose and builtin_class(lines, int(line), int(col)):
+                continue  # ``object``, ``Exception``, ``dict``: no repository method is theirs
             base = self.get(target)
             if base is not None and base.kind == "class":
                 found.add(base.uid)

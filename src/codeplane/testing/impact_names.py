@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from codeplane.testing.impact_reach import Def
 from codeplane.testing.impact_text import WORD, bound_literal, dotted_root
@@ -69,6 +69,53 @@ def external_receiver(facts: WalkFacts, conn: sqlite3.Connection, text: str, sit
     return bool(via) and all(
         outside and kind in ("python_import", "python_from") and isinstance(key, str) and key.startswith("py:")
         and not facts.own_package(key[3:].split(".", 1)[0]) for outside, key, kind in via)
+
+
+#: pytest's own fixtures whose values, and every attribute of them, are pytest's or the standard library's objects
+#: (``pytestconfig.pluginmanager.register`` is pluggy's). Not ``request`` (``request.instance``, ``request.module``
+#: hand back the tests' own objects) nor ``cache`` (it hands back what was stored).
+PYTEST_OBJECTS = frozenset({"pytestconfig", "monkeypatch", "capsys", "capsysbinary", "capfd", "capfdbinary",
+                            "caplog", "recwarn", "tmp_path", "tmp_path_factory", "tmpdir", "tmpdir_factory"})
+
+
+_PYTEST_WORDS = re.compile(r"\b(?:" + "|".join(sorted(PYTEST_OBJECTS)) + r")\b")
+
+
+def pytest_receiver(facts: WalkFacts, conn: sqlite3.Connection, text: str, site: tuple[int, int, int],
+                    read_lines: Callable[[str], Sequence[str]]) -> bool:
+    """Whether the member access at ``site`` (``text`` is its line) hangs off a plain dotted name rooted at a
+    parameter named after one of pytest's own fixtures (``PYTEST_OBJECTS``) that the repository defines no
+    fixture of that name for (a definition so named, or ``name="..."`` in a file naming ``fixture``): pytest hands
+    its own object, whose attributes are no repository definition. Any doubt answers False (the use counts)."""
+    file_id, line, col = site
+    if _PYTEST_WORDS.search(text, 0, col) is None:
+        return False
+    found = dotted_root(text, col)
+    root = WORD.match(text, found[0]) if found is not None else None
+    if found is None or root is None or root.group(0) not in PYTEST_OBJECTS:
+        return False
+    param = facts.rows(conn, "SELECT 1 FROM st_ref r JOIN st_bind b ON b.bind_id = r.bind_id WHERE r.file_id = ? "
+                       "AND r.start_line = ? AND r.start_col = ? AND b.reason_code = 'PARAM'",
+                       (file_id, line, found[0]))
+    return bool(param) and not _repository_fixture(facts, conn, root.group(0), read_lines)
+
+
+def _repository_fixture(facts: WalkFacts, conn: sqlite3.Connection, name: str,
+                        read_lines: Callable[[str], Sequence[str]]) -> bool:
+    known = facts.pytest_overrides.get(name)
+    if known is None:
+        known = bool(facts.rows(conn, "SELECT 1 FROM st_def WHERE name_lc = ? AND name = ? LIMIT 1",
+                                (name.lower(), name)))
+        if not known:
+            spelled = (f'"{name}"', f"'{name}'")
+            for (path,) in facts.rows(conn, "SELECT DISTINCT f.path FROM st_ref r JOIN st_file f ON f.file_id = "
+                                      "r.file_id WHERE r.token_text = 'fixture'", ()):
+                lines = read_lines(str(path))
+                if not lines or any(q in t for t in lines for q in spelled):
+                    known = True
+                    break
+        facts.pytest_overrides[name] = known
+    return known
 
 
 def member_visible(facts: WalkFacts, conn: sqlite3.Connection, file_id: int, d: Def, owner: Def | None, *,

@@ -46,7 +46,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from codeplane.testing.impact_attrs import AttributeTypes
 from codeplane.testing.impact_code import PythonCode, ReadLines
-from codeplane.testing.impact_names import bare_visible, external_receiver, literal_receiver, member_visible
+from codeplane.testing.impact_names import (
+    bare_visible,
+    external_receiver,
+    literal_receiver,
+    member_visible,
+    pytest_receiver,
+)
 from codeplane.testing.impact_reach import Confidence, Def, Reach, SymbolSelection
 from codeplane.testing.impact_text import (
     callee_at,
@@ -55,6 +61,7 @@ from codeplane.testing.impact_text import (
     member_at,
     passive_at,
     returns_call,
+    signature_annotations,
 )
 from codeplane.testing.impact_walkfacts import WalkFacts
 
@@ -201,21 +208,23 @@ class SymbolWalk(PythonCode):
         a removed or renamed definition leaves exactly these, so they are reached too."""
         rows = self.conn.execute(
             "SELECT r.file_id, r.start_line, r.start_col, r.token_text, i.resolved_alt_file_id IS NOT NULL AND "
-            "r.token_text IN (i.imported_name, coalesce(i.alias, '')), i.import_kind, i.imported_name "
+            "r.token_text IN (i.imported_name, coalesce(i.alias, '')), i.import_kind, i.imported_name, "
+            "i.alias IS NULL AND i.resolved_alt_file_id IS NOT NULL AND i.resolved_alt_file_id != ? "
             "FROM st_import i JOIN st_ref r ON r.via_import_uid = "
             "i.import_uid WHERE (i.resolved_file_id = ? OR i.resolved_alt_file_id = ?) AND r.target_uid IS NULL "
-            "AND r.role != 'DEFINITION'", (file_id, file_id)).fetchall()
+            "AND r.role != 'DEFINITION'", (file_id, file_id, file_id)).fetchall()
         origin = Def("", file_id, "module", "", "", path, 0, 0, None)
         # A name the module still binds (a def, an overload, an import, an assignment) is followed by name.
         defined = {d.name for d in self.defs_of(file_id)} | {str(n) for (n,) in self.conn.execute(
             "SELECT DISTINCT b.name FROM st_bind b JOIN st_scope s ON s.scope_id = b.scope_id "
             "WHERE b.file_id = ? AND s.parent_scope_id IS NULL", (file_id,))}
-        for user_file, line, col, token, submodule, kind, imported in rows:
+        for user_file, line, col, token, submodule, kind, imported, elsewhere in rows:
             # __name__, __file__...: every module has them; ``from pkg import mod`` binds the module file itself.
             # ``import pkg.mod`` then ``pkg.mod``: importing ``pkg.mod`` sets ``mod`` on ``pkg`` before the name
             # the access goes through is bound, so no module ``__getattr__`` serves it.
-            if token in defined or _is_dunder(token) or submodule or (
-                    kind == "python_import" and token in str(imported).split(".")[1:]):
+            # ``import pkg.mod`` binds ``pkg``: ``pkg.name`` is the package's name, not the changed module's.
+            if token in defined or _is_dunder(token) or submodule or (kind == "python_import" and (
+                    token in str(imported).split(".")[1:] or ("." in str(imported) and elsewhere))):
                 continue
             why = f"{path}: {token} (resolves to no definition: removed or dynamic?)"
             self._use((int(user_file), int(line), int(col)), origin,
@@ -303,12 +312,16 @@ class SymbolWalk(PythonCode):
 
     def external_receiver(self, file_id: int, line: int, col: int, *, foreign: bool) -> bool:
         """Whether ``x.name`` at the site cannot be a repository definition: ``x`` is another distribution's
-        module or class, or a local bound only to literals (a builtin list, dict, string...)."""
-        lines = self.read_lines(self.path_of.get(file_id, ""))
+        module or class, a local bound only to literals (a builtin list, dict, string...), or in a test file one of
+        pytest's own fixtures (``monkeypatch``, ``pytestconfig``...)."""
+        path = self.path_of.get(file_id, "")
+        lines = self.read_lines(path)
         text = lines[line - 1] if 0 < line <= len(lines) else None
         return text is not None and (external_receiver(self.facts, self.conn, text, (file_id, line, col),
                                                        foreign=foreign)
-                                     or literal_receiver(self.facts, self.conn, lines, (file_id, line, col)))
+                                     or literal_receiver(self.facts, self.conn, lines, (file_id, line, col))
+                                     or ((path in self.tests or _is_conftest(path)) and pytest_receiver(
+                                         self.facts, self.conn, text, (file_id, line, col), self.read_lines)))
 
     def member_visible(self, file_id: int, d: Def, owner: Def | None) -> bool:
         path = self.path_of.get(file_id, "")
@@ -359,7 +372,7 @@ class SymbolWalk(PythonCode):
         called = (call or self._is_call(path, line, col, used.name) or self._reads_property(path, line, col, used)
                   ) and not self._in_lambda(path, line, col)
         header = user is not None and user.kind == "class" and line == user.start
-        if used.kind == "class" and not called and self._passive(path, line, col):
+        if used.kind == "class" and not called and self._passive(path, line, col, user):
             return  # an annotation, isinstance, except: the class is named, nothing of it runs
         at_import = self._import_time(user, line)
         if at_import and reach.runs and called:
@@ -428,9 +441,20 @@ class SymbolWalk(PythonCode):
         text = self._line(path, line)
         return text is not None and in_assigned_lambda(text, col)
 
-    def _passive(self, path: str, line: int, col: int) -> bool:
+    def _passive(self, path: str, line: int, col: int, user: Def | None) -> bool:
         text = self._line(path, line)
-        return text is not None and passive_at(text, col)
+        if text is None:
+            return False
+        if passive_at(text, col):
+            return True
+        # An annotation on a signature's continuation line, which the line's text alone does not show.
+        if user is None or user.kind not in ("function", "method") or user.start >= line:
+            return False
+        key = (user.file_id, user.start)
+        names = self.facts.signatures.get(key)
+        if names is None:
+            names = self.facts.signatures[key] = signature_annotations(self.read_lines(path), user.start)
+        return (line, col) in names
 
     def _named_on_line(self, file_id: int, line: int) -> list[Def]:
         """Module-level variables referenced on ``line`` of ``file_id`` (what a statement there stores into).
@@ -538,6 +562,11 @@ class SymbolWalk(PythonCode):
             if not in_scope(user_path):
                 continue
             user = self.innermost(int(file_id), int(line))  # the function whose parameter it is
+            if user is not None and user_path not in self.tests and self.read_lines(user_path) and (
+                    "fixture" not in self.decorator_block(user)[1]):
+                # pytest hands fixtures to tests and to other fixtures only: a helper outside the test files
+                # (``tests/strategies.py``'s ``simple_classes(slots=...)``) gets what its caller passes.
+                continue
             if user is not None and user.uid != d.uid and user.kind in ("function", "method"):
                 step = (f"{user_path}::{user.lexical_path.replace('.', '::')}" if user_path in self.tests
                         else user.qualified_name)

@@ -6,6 +6,8 @@ Each is conservative in the walk's sense: when the text does not show it plainly
 
 from __future__ import annotations
 
+import ast
+import builtins
 import keyword
 import re
 from collections.abc import Sequence
@@ -215,3 +217,79 @@ def header_end(lines: Sequence[str], start: int) -> int:
     while last <= len(lines) and last < start + 10 and not lines[last - 1].rstrip().endswith(":"):
         last += 1
     return last
+
+
+def builtin_class(lines: Sequence[str], line: int, col: int) -> bool:
+    """Whether the name at ``col`` of line ``line`` is a builtin class (``object``, ``Exception``, ``dict``...; not
+    ``type``, whose instances are classes), not an attribute of it."""
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    word = WORD.match(text, col)
+    if word is None or text[word.end():].lstrip().startswith("."):
+        return False
+    value = getattr(builtins, word.group(0), None)
+    return isinstance(value, type) and value is not type
+
+
+#: Lines a ``def`` signature may span, and parses tried to find where it ends.
+_SIGNATURE_LINES = 60
+_SIGNATURE_PARSES = 8
+
+
+def signature_annotations(lines: Sequence[str], start: int) -> frozenset[tuple[int, int]]:
+    """(line, column) of each name in a parameter or return annotation of the ``def`` (or ``async def``) at line
+    ``start``, over all the lines its signature spans (``commands: Mapping[str, K]\n | Sequence[K]``): named
+    there, nothing of it runs. Not a name the annotation subscripts (``K[int]`` runs ``K.__class_getitem__``).
+    Empty when the signature does not parse as one."""
+    if not 0 < start <= len(lines):
+        return frozenset()
+    first = lines[start - 1]
+    indent = len(first) - len(first.lstrip())
+    rows: list[str] = []
+    tries = 0
+    for text in lines[start - 1:start - 1 + _SIGNATURE_LINES]:
+        rows.append(text[_shift(text, indent):])
+        if not text.rstrip().endswith(":"):
+            continue
+        tries += 1
+        try:
+            tree = ast.parse("\n".join(rows) + "\n pass")
+        except SyntaxError:
+            if tries >= _SIGNATURE_PARSES:
+                break
+            continue
+        node = tree.body[0] if len(tree.body) == 1 else None
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            break
+        shifts = [_shift(t, indent) for t in lines[start - 1:start - 1 + len(rows)]]
+        return frozenset((start + row - 1, col + shifts[row - 1]) for row, col in _annotated(node, rows))
+    return frozenset()
+
+
+def _shift(text: str, indent: int) -> int:
+    """Columns a signature row loses: the ``def``'s indentation, or all of a row indented less."""
+    return indent if text[:indent].isspace() or not indent else len(text) - len(text.lstrip())
+
+
+def _annotated(node: ast.FunctionDef | ast.AsyncFunctionDef, rows: Sequence[str]) -> list[tuple[int, int]]:
+    """(row, column) of each annotation name of the parsed signature ``node`` (``rows``: its text)."""
+    args = node.args
+    params = [*args.posonlyargs, *args.args, *args.kwonlyargs, *(a for a in (args.vararg, args.kwarg) if a)]
+    notes = [a.annotation for a in params if a.annotation is not None]
+    if node.returns is not None:
+        notes.append(node.returns)
+    found = []
+    for note in notes:
+        subscripted = {id(s.value) for s in ast.walk(note) if isinstance(s, ast.Subscript)}
+        for part in ast.walk(note):
+            if isinstance(part, ast.Name) and id(part) not in subscripted:
+                found.append((part.lineno, _char_col(rows, part.lineno, part.col_offset)))
+            elif isinstance(part, ast.Attribute) and id(part) not in subscripted and part.end_col_offset is not None:
+                end = part.end_lineno or part.lineno
+                found.append((end, _char_col(rows, end, part.end_col_offset) - len(part.attr)))
+    return found
+
+
+def _char_col(rows: Sequence[str], row: int, offset: int) -> int:
+    """``ast``'s UTF-8 byte offset on a row as a character column."""
+    text = rows[row - 1] if 0 < row <= len(rows) else ""
+    return len(text.encode("utf-8")[:offset].decode("utf-8", errors="replace"))

@@ -73,6 +73,10 @@ class WalkFacts:
         self.setter_strings: frozenset[str] | None = None
         #: class uid → it and its repository bases, None when a base is unknown (``impact_attrs``).
         self.class_ancestors: dict[str, frozenset[str] | None] = {}
+        #: (file id, ``def`` line) → (line, column) of its signature's annotation names (``impact_text``).
+        self.signatures: dict[tuple[int, int], frozenset[tuple[int, int]]] = {}
+        #: pytest fixture name → whether the repository may define a fixture so named (``impact_names``).
+        self.pytest_overrides: dict[str, bool] = {}
 
     def loose_files(self, conn: sqlite3.Connection) -> frozenset[int]:
         """Files with a star import, or that run strings as code (``exec``/``eval`` may bind any global)."""

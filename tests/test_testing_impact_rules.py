@@ -1,0 +1,176 @@
+"""Python's and pytest's rules that keep symbol-level impact selection sharp (issue 22): what ``import pkg.mod``
+binds, a builtin base class, an annotation on a signature's continuation line, who receives a fixture. Each case also
+shows the use that must still select."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codeplane.testing import ImpactIndex
+from codeplane.testing.impact_text import signature_annotations
+from tests.builders import indexed_repo
+
+
+def _cases(root: Path, index: object, path: str, line: int, tests: list[str]) -> set[str]:
+    result = ImpactIndex(index.read_connection).affected(  # type: ignore[attr-defined]
+        [path], tests, ranges={path: [(line, line)]}, read_lines=lambda rel: (root / rel).read_text().splitlines())
+    return {n for m in result.matches for n in m.node_ids}
+
+
+PACKAGE: dict[str, str] = {
+    "pytest.ini": "[pytest]\npythonpath = src\n",
+    # Overloads: ``pkg.command`` resolves to no one definition (the index leaves its target empty).
+    "src/pkg/__init__.py": (
+        "import typing\n\n\n@typing.overload\ndef command(x: int) -> int: ...\n@typing.overload\n"
+        "def command(x: str) -> str: ...\ndef command(x=1):\n    return 1\n"),
+    "src/pkg/impl.py": "def pager():\n    return 2\n",                                 # 2: pager's body
+    "tests/test_impl.py": (
+        "import pkg.impl\n\n\n"
+        "def test_pager():\n    assert pkg.impl.pager() == 2\n\n\n"
+        "def test_command():\n    assert pkg.command() == 1\n"),
+}
+
+
+def test_a_name_of_the_package_an_import_of_a_submodule_binds_is_not_the_submodule_s(tmp_path: Path) -> None:
+    """``import pkg.impl`` binds ``pkg``: ``pkg.command`` (unresolved: overloads) is the package's name, not one
+    that ``impl`` lost (removed or dynamic), which would be reached as such."""
+    with indexed_repo(tmp_path / "repo", PACKAGE) as (root, index):
+        assert _cases(root, index, "src/pkg/impl.py", 2, ["tests/test_impl.py"]) == {"tests/test_impl.py::test_pager"}
+    # The package itself changed: ``pkg.command`` is its name.
+    with indexed_repo(tmp_path / "again", PACKAGE) as (root, index):
+        assert "tests/test_impl.py::test_command" in _cases(root, index, "src/pkg/__init__.py", 9,
+                                                            ["tests/test_impl.py"])
+
+
+_CORE = (
+    "class Command:\n"                                   # 1
+    "    def __call__(self):\n"
+    "        return self.main()\n"
+    "\n"
+    "    def main(self):\n"                              # 5
+    "        return 1\n"                                 # 6: main's body
+    "\n\n"
+    "class Group(Command):\n"                            # 9
+    "    def __init__(\n"
+    "        self,\n"
+    "        commands: dict[str, Command]\n"
+    "        | list[Command]\n"                          # 13: an annotation's continuation
+    "        | None = None,\n"
+    "    ) -> None:\n"
+    "        self.commands = commands\n"
+    "\n\n"
+    "class Hinted:\n"                                    # 19
+    "    def __init__(\n"
+    "        self,\n"
+    "        factory: type[Command]\n"
+    "        | None = Command,\n"                        # 23: a default value: the function may call it
+    "    ):\n"
+    "        self.made = factory()\n"
+    "\n\n"
+    "class Error(Exception):\n"                          # 28
+    "    def show(self):\n"
+    "        return self.render()\n"
+    "\n\n"
+    "class Page:\n"                                      # 33
+    "    def render(self):\n"
+    "        return 'page'\n"                            # 35: Page.render's body
+)
+CORE: dict[str, str] = {
+    "pytest.ini": "[pytest]\npythonpath = src\n",
+    "src/pkg/__init__.py": "",
+    "src/pkg/core.py": _CORE,
+    "tests/test_group.py": (
+        "from pkg.core import Group\n\nGROUP = Group()\n\n\n"
+        "def test_group():\n    assert GROUP.commands is None\n\n\n"
+        "def test_other():\n    assert Group([]).commands == []\n"),
+    "tests/test_hinted.py": (
+        "from pkg.core import Hinted\n\nHINTED = Hinted()\n\n\ndef test_made():\n    assert HINTED.made\n"),
+    "tests/test_command.py": "from pkg.core import Command\n\n\ndef test_call():\n    assert Command()() == 1\n",
+    "tests/test_error.py": "from pkg.core import Error\n\n\ndef test_show():\n    assert Error().show() is None\n",
+    "tests/test_page.py": "from pkg.core import Page\n\n\ndef test_render():\n    assert Page().render()\n",
+}
+CORE_TESTS = sorted(p for p in CORE if p.startswith("tests/"))
+
+
+def test_a_class_named_in_an_annotation_on_a_continuation_line_runs_nothing(tmp_path: Path) -> None:
+    """``Group.__init__`` names ``Command`` only in its parameters' annotation (over several lines):
+    constructing a ``Group`` at import time runs nothing changed in ``Command.main``, so ``test_group.py`` is
+    not selected whole. ``Hinted`` names it as a default value too, which its ``__init__`` calls: its test
+    file is."""
+    with indexed_repo(tmp_path / "repo", CORE) as (root, index):
+        cases = _cases(root, index, "src/pkg/core.py", 6, CORE_TESTS)
+    assert "tests/test_group.py" not in cases
+    assert {"tests/test_command.py::test_call", "tests/test_hinted.py"} <= cases
+
+
+def test_a_builtin_base_class_does_not_make_self_calls_reach_every_method_so_named(tmp_path: Path) -> None:
+    """``self.render()`` in a class deriving from ``Exception`` is that class's ``render`` or a subclass's, never
+    ``Page.render``: a builtin base holds no repository method."""
+    with indexed_repo(tmp_path / "repo", CORE) as (root, index):
+        cases = _cases(root, index, "src/pkg/core.py", 35, CORE_TESTS)
+    assert cases == {"tests/test_page.py::test_render"}
+
+
+def test_signature_annotations_are_read_from_the_whole_signature() -> None:
+    lines = _CORE.splitlines()
+    group = signature_annotations(lines, 10)
+    assert (13, lines[12].index("Command")) in group
+    assert (12, lines[11].index("Command")) in group
+    hinted = signature_annotations(lines, 20)
+    assert (22, lines[21].index("Command")) in hinted
+    assert (23, lines[22].index("Command")) not in hinted  # a default value
+    # ``K[int]`` runs ``K.__class_getitem__``; ``list[K]`` names ``K``.
+    assert (2, 7) not in signature_annotations(["def f(", "    x: Box[int]", "    | None,", "):"], 1)
+    assert (2, 16) in signature_annotations(["    def f(", "        x: list[Box]", "        | None,", "    ):"], 1)
+    assert signature_annotations(["def f(x: K):  # a comment", "    return x"], 1) == frozenset()
+
+
+FIXTURES: dict[str, str] = {
+    "pytest.ini": "[pytest]\npythonpath = .\n",
+    "tests/__init__.py": "",
+    "tests/conftest.py": (
+        "import pytest\n\n\n"
+        "@pytest.fixture\ndef slots():\n    return True\n\n\n"            # 6: slots' body
+        "@pytest.fixture\ndef wrapped(slots):\n    return slots\n"),
+    # A helper, called at import time, whose parameter is spelled like the fixture: pytest hands it nothing.
+    "tests/helpers.py": "def make(slots=False):\n    return slots\n\n\nMADE = make()\n",
+    "tests/test_made.py": "from tests.helpers import MADE\n\n\ndef test_made():\n    assert MADE is False\n",
+    "tests/test_slots.py": "def test_slots(slots):\n    assert slots\n",
+    "tests/test_wrapped.py": "def test_wrapped(wrapped):\n    assert wrapped\n",
+}
+
+
+def test_a_fixture_reaches_tests_and_fixtures_taking_it_not_helpers_with_a_parameter_so_named(
+        tmp_path: Path) -> None:
+    with indexed_repo(tmp_path / "repo", FIXTURES) as (root, index):
+        cases = _cases(root, index, "tests/conftest.py", 6,
+                       ["tests/test_made.py", "tests/test_slots.py", "tests/test_wrapped.py"])
+    assert cases == {"tests/test_slots.py::test_slots", "tests/test_wrapped.py::test_wrapped"}
+
+
+PLUGINS: dict[str, str] = {
+    "pytest.ini": "[pytest]\npythonpath = src\n",
+    "src/pkg/__init__.py": "",
+    "src/pkg/hooks.py": "class Registry:\n    def register(self, item):\n        return item\n",   # 3: register's body
+    "tests/test_hooks.py": (
+        "import pytest\n\nfrom pkg.hooks import Registry\n\n\n"
+        "@pytest.fixture(autouse=True)\ndef plugin(pytestconfig):\n    pytestconfig.pluginmanager.register(object())\n"
+        "    yield\n\n\n"
+        "def test_plain():\n    assert True\n\n\n"
+        "def test_registry():\n    assert Registry().register(1) == 1\n\n\n"
+        "def test_patched(monkeypatch, tmp):\n    monkeypatch.register(1)\n    tmp.register(1)\n"),
+    # ``tmp`` is the repository's own fixture: what it hands over may be a Registry.
+    "tests/conftest.py": "import pytest\n\n\n@pytest.fixture\ndef tmp():\n    return None\n",
+}
+
+
+def test_an_attribute_of_pytest_s_own_fixture_is_no_repository_method(tmp_path: Path) -> None:
+    """``pytestconfig.pluginmanager.register`` in an autouse fixture is pluggy's ``register``: the fixture does not
+    make every test of the file reach ``Registry.register``. A fixture the repository defines counts."""
+    with indexed_repo(tmp_path / "repo", PLUGINS) as (root, index):
+        cases = _cases(root, index, "src/pkg/hooks.py", 3, ["tests/test_hooks.py"])
+    assert cases == {"tests/test_hooks.py::test_registry", "tests/test_hooks.py::test_patched"}
+    plugins = {**PLUGINS, "tests/conftest.py": (
+        "import pytest\n\n\n@pytest.fixture(name='pytestconfig')\ndef config():\n    return None\n")}
+    with indexed_repo(tmp_path / "again", plugins) as (root, index):
+        assert _cases(root, index, "src/pkg/hooks.py", 3, ["tests/test_hooks.py"]) == {"tests/test_hooks.py"}
