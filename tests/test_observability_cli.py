@@ -35,8 +35,11 @@ async def _calls(server: ServerHandle) -> None:
 
 def _follow(root: Path, *args: str, seconds: float) -> str:
     """Run ``cpl status --follow`` for ``seconds`` after its first poll was drawn, then Ctrl+C it."""
+    # SIGINT as a terminal delivers it: a suite started in the background (``&`` in a script) runs with SIGINT
+    # ignored, which every child would inherit, and Python then installs no KeyboardInterrupt.
     proc = subprocess.Popen([*CPL, "status", "--follow", *args], cwd=root, env=cpl_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
     assert proc.stdout is not None
     if "--json" in args:  # the first line means the CLI is up (its imports take a while on a busy machine)
         first = proc.stdout.readline()
