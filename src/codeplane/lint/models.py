@@ -107,6 +107,8 @@ class LintReport(_Frozen):
     #: Index of this page's first diagnostic in the run.
     offset: int = 0
     next_cursor: str | None = None
+    #: The cursor that answers this same page again (``LintService.page``), e.g. with a smaller limit.
+    cursor: str = ""
     #: More than ``lint.max_diagnostics`` were found; only the first ones (in order) can be paged.
     truncated: bool = False
     #: Each linter's run (first page only).

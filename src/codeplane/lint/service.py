@@ -157,6 +157,7 @@ class LintService:
             counts[d.severity] += 1
         return LintReport(diagnostics=page, total=run.total, errors=counts["error"], warnings=counts["warning"],
                           fixable=sum(d.fixable for d in run.diagnostics), offset=offset,
+                          cursor=f"{run.run_id}:{offset}",
                           next_cursor=f"{run.run_id}:{end}" if end < len(run.diagnostics) else None,
                           truncated=run.truncated)
 

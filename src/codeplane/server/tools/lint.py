@@ -66,11 +66,10 @@ async def _lint_check(ctx: ToolContext, params: LintCheckParams) -> LintCheckRes
     if params.cursor is not None:
         cursor = params.cursor
         report = await anyio.to_thread.run_sync(lambda: service.page(cursor, params.limit))
-        return await _fitted(ctx, LintCheckResult.model_validate(report, from_attributes=True), cursor)
+        return await _fitted(ctx, LintCheckResult.model_validate(report, from_attributes=True), report.cursor)
     progress = Progress()
-    # One diagnostic on the run's own answer: its cursor names the run, whose pages are then cut to fit a text.
     work = asyncio.get_running_loop().run_in_executor(None, lambda: service.check(
-        paths=params.paths, tools=params.tools, fix=params.fix, limit=1, progress=progress))
+        paths=params.paths, tools=params.tools, fix=params.fix, limit=params.limit, progress=progress))
     sent = 0
     while True:
         finished, _ = await asyncio.wait({work}, timeout=_POLL_S)
@@ -79,14 +78,8 @@ async def _lint_check(ctx: ToolContext, params: LintCheckParams) -> LintCheckRes
             await ctx.progress(float(sent), float(progress.total) or None, progress.finished[sent - 1])
         if finished:
             break
-    result = LintCheckResult.model_validate(work.result(), from_attributes=True)
-    if result.next_cursor is None:
-        return result
-    start = f"{result.next_cursor.partition(':')[0]}:0"
-    report = await anyio.to_thread.run_sync(lambda: service.page(start, params.limit))
-    page = LintCheckResult.model_validate(report, from_attributes=True)
-    result = result.model_copy(update={"diagnostics": page.diagnostics, "next_cursor": page.next_cursor})
-    return await _fitted(ctx, result, start)
+    report = work.result()
+    return await _fitted(ctx, LintCheckResult.model_validate(report, from_attributes=True), report.cursor)
 
 
 async def _fitted(ctx: ToolContext, result: LintCheckResult, cursor: str) -> LintCheckResult:
