@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from codeplane.index.structural import schema
 from codeplane.index.structural.chase import Chaser
 from codeplane.index.structural.facts import ANCHORED, CERTAIN, PROVEN, STRONG, UNCERTAIN
 from codeplane.index.structural.store import chunked, marks
@@ -393,7 +394,7 @@ class Updates:
                 self.moved.add((ref.token, ref.shape or ""))
 
     def write(self, conn: sqlite3.Connection) -> tuple[int, set[tuple[str, str]]]:
-        conn.executemany("UPDATE st_ref SET ref_tier = ?, target_uid = ?, certainty = ? WHERE ref_id = ?", self.rows)
+        schema.update_links(conn, self.rows)
         return len(self.rows), self.moved
 
 

@@ -61,7 +61,7 @@ _IMPORT = ("SELECT i.import_uid, f.path, i.scope_id, i.imported_name, i.alias, i
            "JOIN st_file f ON f.file_id = i.file_id LEFT JOIN st_file rf ON rf.file_id = i.resolved_file_id "
            "LEFT JOIN st_file ra ON ra.file_id = i.resolved_alt_file_id ")
 _REF_ORDER = " ORDER BY f.path, r.start_line, r.start_col, r.ref_id LIMIT ?"
-_TIER_RANK = "CASE r.ref_tier WHEN 'PROVEN' THEN 0 WHEN 'STRONG' THEN 1 WHEN 'ANCHORED' THEN 2 ELSE 3 END"
+_TIER_RANK = "r.tier_code"  # strongest first: the code is the tier's rank (``schema.TIER_CODE``)
 
 
 def check_limit(limit: int) -> int:

@@ -24,6 +24,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from codeplane.index.structural import schema
 from codeplane.index.structural.facts import CERTAIN, PROVEN, STRONG, UNCERTAIN
 from codeplane.index.structural.store import BatchEffect, chunked, marks
 
@@ -346,5 +347,5 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
                     updates.append((*new, r.ref_id))
                     if r.member and file_id not in fresh:
                         moved.add((r.token, r.shape or ""))
-    conn.executemany("UPDATE st_ref SET ref_tier = ?, target_uid = ?, certainty = ? WHERE ref_id = ?", updates)
+    schema.update_links(conn, updates)
     return len(updates), moved

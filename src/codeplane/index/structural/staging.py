@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from codeplane.index.structural.extract import Outcome, collector_paused, extract_many, to_wire
+from codeplane.index.structural.schema import ROLE_CODE, TIER_CODE
 
 #: The writer's schema name for the attached batch (attached once per connection, then reused).
 SCHEMA = "st_staged"
@@ -28,7 +29,7 @@ _TABLES = {
     "scope_rows": "file, local, parent, kind, sl, sc, el, ec",
     "bind_rows": "file, local, scope, name, target_kind, target_uid, certainty, reason",
     "def_rows": "file, uid, kind, name, lexical, sl, sc, el, ec, nl, nc, sig, display, parent_uid, scope, name_lc",
-    "ref_rows": "file, local, scope, token, sl, sc, el, ec, role, tier, certainty, bind, target, via, member, shape",
+    "ref_rows": "file, local, scope, token, sl, sc, el, ec, role, tier, bind, target, via, member, shape",
 }
 #: Per file of the batch being copied: its ``st_file`` id and where its scope, bind and ref ids start.
 _IDS = "temp.st_staged_ids"
@@ -40,9 +41,11 @@ _COPY = {
     # qualified_name starts as the lexical path; linking prefixes the module name.
     "st_def": "SELECT r.uid, m.file_id, r.kind, r.name, r.lexical, r.lexical, r.sl, r.sc, r.el, r.ec, r.nl, r.nc, "
               "r.sig, r.display, r.parent_uid, m.scope_base + r.scope, r.name_lc FROM {s}.def_rows r",
-    "st_ref": "SELECT m.ref_base + r.local, m.file_id, m.scope_base + r.scope, r.token, r.sl, r.sc, r.el, r.ec, "
-              "r.role, r.tier, r.certainty, CASE WHEN r.bind >= 0 THEN m.bind_base + r.bind END, r.target, r.via, "
-              "r.member, r.shape, r.tier, r.target FROM {s}.ref_rows r",
+    "st_ref(ref_id, file_id, scope_id, token_text, start_line, start_col, end_line, end_col, role_code, tier_code, "
+    "bind_id, target_uid, via_import_uid, is_member, receiver_shape, local_tier_code, local_target_uid)":
+        "SELECT m.ref_base + r.local, m.file_id, m.scope_base + r.scope, r.token, r.sl, r.sc, r.el, r.ec, r.role, "
+        "r.tier, CASE WHEN r.bind >= 0 THEN m.bind_base + r.bind END, r.target, r.via, r.member, r.shape, r.tier, "
+        "r.target FROM {s}.ref_rows r",
 }
 
 
@@ -86,6 +89,7 @@ def stage(outcomes: list[Outcome], *, serialize: bool = SERIALIZE) -> StagedOutc
         paths: list[str] = []
         counts: list[tuple[int, int, int]] = []
         light: list[Outcome] = []
+        role_code, tier_code = ROLE_CODE, TIER_CODE
         for outcome in outcomes:
             facts = outcome.facts
             if facts is None:
@@ -100,8 +104,12 @@ def stage(outcomes: list[Outcome], *, serialize: bool = SERIALIZE) -> StagedOutc
                            [(file, i, *row) for i, row in enumerate(facts.binds)])
             db.executemany("INSERT INTO def_rows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            [(file, *row, row[2].lower()) for row in facts.defs])
-            db.executemany("INSERT INTO ref_rows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                           [(file, i, *row) for i, row in enumerate(facts.refs)])
+            # Role and tier as stored (``schema.ROLE_CODE``); the certainty follows from the tier.
+            db.executemany("INSERT INTO ref_rows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           [(file, i, scope, token, sl, sc, el, ec, role_code[role], tier_code[tier], bind, target,
+                             via, member, shape)
+                            for i, (scope, token, sl, sc, el, ec, role, tier, _certainty, bind, target, via, member,
+                                    shape) in enumerate(facts.refs)])
             light.append(outcome._replace(facts=facts._replace(defs=[], scopes=[], binds=[], refs=[])))
         db.execute("COMMIT")
         if not paths:

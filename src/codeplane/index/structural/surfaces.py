@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from codeplane.index.structural import schema
 from codeplane.index.structural.bulk import covers_most
 from codeplane.index.structural.chase import Chaser
 from codeplane.index.structural.facts import ANCHORED, CERTAIN, PROVEN, STRONG, UNCERTAIN
@@ -168,7 +169,7 @@ def retier(conn: sqlite3.Connection, chaser: Chaser, rows: Iterable[tuple[Any, .
             # Anchor groups hold ANCHORED member refs only: a move between other tiers leaves them alone.
             if member and file_id not in fresh and ANCHORED in (tier, new[0]) and tier != new[0]:
                 moved.add((token, shape or ""))
-    conn.executemany("UPDATE st_ref SET ref_tier = ?, target_uid = ?, certainty = ? WHERE ref_id = ?", updates)
+    schema.update_links(conn, updates)
     return len(updates), moved
 
 
