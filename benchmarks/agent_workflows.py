@@ -7,9 +7,10 @@ edit, `git` and `pytest` through bash. Both must reach the same verified end sta
 (and the same HEAD tree) and passing tests. Per task it prints calls, bytes of text the model reads (tool
 answers' text content; shell stdout+stderr), wall time, CPU time (the server with the test runs it waited for;
 the shell with its children: wall time on a shared machine measures the neighbours too), and the ratios
-CodePlane / shell; and the bytes of the lines both sides read (code, diff and test lines): a rendering cannot
-save those, so shared / shell is the floor of the bytes ratio for a sequence that reads the same code as the
-shell. ``--verbose`` prints every text, and each call's wall and CPU seconds.
+CodePlane / shell; and the bytes of the lines both sides read (code, diff and test lines, each at the shorter of
+its two printed forms, indentation included): a rendering cannot save those, so shared / shell is the floor of
+the bytes ratio for a sequence that reads the same code as the shell. ``--verbose`` prints every text, and each
+call's wall and CPU seconds.
 
     uv run python benchmarks/agent_workflows.py            # all tasks
     uv run python benchmarks/agent_workflows.py --task fix  # one task
@@ -164,19 +165,23 @@ _LOCATION = re.compile(r"^(?:[\w./-]+:)?\d+[:-]")
 
 
 def shared_bytes(ours: Tally, theirs: Tally) -> int:
-    """Bytes of the lines both sides read (code, diff and test lines, compared without location prefixes
-    or surrounding blanks; lines under 4 characters left out): what no rendering can save, so
-    ``shared / shell bytes`` is the lowest ratio reachable without reading less code than the shell."""
-    def lines(tally: Tally) -> dict[str, int]:
-        counts: dict[str, int] = {}
+    """Bytes of the lines both sides read (code, diff and test lines, matched without location prefixes
+    or surrounding blanks; lines under 4 characters left out), each counted as the shorter of its two printed
+    forms without the location prefix: what no rendering can save, so ``shared / shell bytes`` is the lowest
+    ratio reachable without reading less code than the shell. The indentation counts: a read must keep it
+    (an edit's old text is taken from it); a search hit may trim it, and then the trimmed form is the shorter."""
+    def lines(tally: Tally) -> dict[str, list[int]]:
+        printed: dict[str, list[int]] = {}
         for text in tally.texts:
             for raw in text.splitlines():
-                line = _LOCATION.sub("", raw, count=1).strip()
+                body = _LOCATION.sub("", raw, count=1).rstrip()
+                line = body.strip()
                 if len(line) >= 4:
-                    counts[line] = counts.get(line, 0) + 1
-        return counts
+                    printed.setdefault(line, []).append(len(body.encode()) + 1)
+        return printed
     mine, other = lines(ours), lines(theirs)
-    return sum((len(line.encode()) + 1) * min(n, other.get(line, 0)) for line, n in mine.items())
+    return sum(min(a, b) for line, sizes in mine.items()
+               for a, b in zip(sorted(sizes), sorted(other.get(line, [])), strict=False))
 
 
 def read_header(text: str) -> tuple[int, str]:

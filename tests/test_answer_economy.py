@@ -148,11 +148,12 @@ async def test_every_tool_answers_lean_with_its_handles_in_the_text(repo: Path) 
             await check("git_stage", {"paths": ["pkg/util.py"]})
             committed = await check("git_commit", {"message": "bump limit"})
             shown = await check("git_inspect", {})
-            # Like `git show`: the commit as a log line and its message, then the diff from its parent.
-            assert texts["git_inspect"].splitlines()[:4] == [
+            # Like `git show`: the commit as a log line and its message, then the diff from its parent (not
+            # named, as git show does not: the record has it).
+            assert texts["git_inspect"].splitlines()[:3] == [
                 f"commit {committed['oid'][:12]} {shown['show']['commit']['author']['time'][:10]} Test", "bump limit",
-                f"diff {shown['show']['commit']['parents'][0][:12]}..{committed['oid'][:12]}",
                 "--- modified pkg/util.py +1 -1"], texts["git_inspect"]
+            assert shown["show"]["commit"]["parents"][0][:12] not in texts["git_inspect"], texts["git_inspect"]
             (repo / "pkg" / "app.py").write_text(_FILES["pkg/app.py"] + "#\n")
             await check("git_stash", {"action": "push"})
             await check("git_stash", {"action": "list"})
@@ -199,6 +200,13 @@ async def test_ordinary_meta_is_tiny_and_hits_cost_about_an_rg_line(repo: Path) 
             body = envelope(res)
             assert len(json.dumps(body["meta"], separators=(",", ":"))) <= 80
             text = answer_text(res)
+            mixed = envelope(await client.call_tool("search", {"query": "pkg", "syntax": "identifier"}))["result"]
+    # What every hit shares is said once: the language of a page of Python hits is the answer's, not each hit's;
+    # hits in several languages keep their own.
+    record = body["result"]
+    assert record["language"] == "python" and len(record["results"]) > 1, record
+    assert not [hit for hit in record["results"] if "language" in hit], record["results"]
+    assert "language" not in mixed and {hit["language"] for hit in mixed["results"]} >= {"python", "markdown"}, mixed
     # Like `rg -n --trim`: a lone hit line without its indentation (pkg/app.py's `    return helper(1)`).
     rg = [re.sub(r"^([^:]+:\d+:)\s+", r"\1", line)
           for line in git(repo, "grep", "-n", "-w", "helper").stdout.splitlines()]

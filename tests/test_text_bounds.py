@@ -112,6 +112,13 @@ async def test_long_answers_come_in_parts_that_add_up_to_the_whole(repo: Path) -
             assert all("commit" not in p["show"] for p in pages[1:])
             shown = _diff_lines([p["show"]["diff"] for p in pages])
             assert shown == _cli_diff_lines(repo, "HEAD~1", "HEAD")
+            # Its first part headed as git show heads it: the commit, its message, then the diff's totals (its
+            # base, the only parent, not named: git show does not name it either; the record has it).
+            _, text = await inspect({"ref": "HEAD", "max_lines": 100_000})
+            stats, parent = pages[0]["show"]["diff"]["stats"], pages[0]["show"]["commit"]["parents"][0]
+            assert text.splitlines()[2] == f"2 files, +{stats.get('insertions', 0)} -{stats.get('deletions', 0)}", \
+                text[:300]
+            assert parent[:12] not in text, text[:300]
 
             # The same diff through git_diff, between the two commits.
             pages = await _follow(_caller(client, "git_diff"), {"base": "HEAD~1", "target": head, "max_lines": 100_000},

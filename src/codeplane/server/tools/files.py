@@ -60,7 +60,7 @@ class SourceFile(ToolResult):
     range: tuple[int, int] = Field(description="[start_line, end_line] returned, inclusive; [0, 0] if empty.")
     file_sha256: str = Field(description="SHA-256 of the file's exact bytes: pass as expected_file_sha256.")
     size: int
-    partial: bool = Field(description="The requested range continues on the next call (use cursor).")
+    partial: bool = Field(default=False, description="The requested range continues on the next call (use cursor).")
 
 
 class ReadSourceResult(ToolResult):
@@ -68,7 +68,7 @@ class ReadSourceResult(ToolResult):
     delivery: Literal["inline"] = "inline"
     files: list[SourceFile]
     cursor: str | None = None
-    has_more: bool
+    has_more: bool = False
 
 
 class ReadFileFullParams(ToolParams):

@@ -30,14 +30,16 @@ def _short_oids(label: str) -> str:
                      else side for side in label.split(".."))
 
 
-def render_diff(report: DiffReport) -> str:
+def render_diff(report: DiffReport, *, labelled: bool = True) -> str:
     """Head line (what was compared; the totals when more than one file), then per file ``--- status path +a
-    -d`` and its hunks as git prints them."""
+    -d`` and its hunks as git prints them. Unlabelled (a commit's diff from its only parent, which ``git show``
+    does not name either: ``<commit>~1`` reaches it), the head line is the totals alone, or nothing for one
+    file."""
     stats = report.stats
-    head = f"diff {_short_oids(report.compared)}"
-    if stats.files_changed != 1 or len(report.files) != 1:
-        head += f": {stats.files_changed} files, +{stats.insertions} -{stats.deletions}"
-    lines = [head]
+    totals = f"{stats.files_changed} files, +{stats.insertions} -{stats.deletions}" \
+        if stats.files_changed != 1 or len(report.files) != 1 else ""
+    head = f"diff {_short_oids(report.compared)}" + (f": {totals}" if totals else "") if labelled else totals
+    lines = [head] if head else []
     for f in report.files:
         name = f"{f.old_path} -> {f.path}" if f.old_path else f.path
         lines.append(f"--- {f.status} {name} +{f.insertions} -{f.deletions}" + (" (binary)" if f.binary else ""))
@@ -93,8 +95,8 @@ def render_status(report: StatusReport) -> str:
 
 
 def render_show(show: ShowResult) -> str:
-    """``git show``-like: a commit as its ``git log --oneline``-like line (a merge's parents after it; one
-    parent is named by the diff's head line) and its message, then its diff; a tag as its name, id and
+    """``git show``-like: a commit as its ``git log --oneline``-like line (a merge's parents after it; like
+    ``git show``, one parent is not named) and its message, then its diff; a tag as its name, id and
     target; a blob as its text; a tree as its entries. Ids at 12 digits like the log's (refs accept them);
     emails, full timestamps and 40-digit ids are left to the record."""
     lines: list[str] = []
@@ -124,7 +126,9 @@ def render_show(show: ShowResult) -> str:
     if show.entries_total is not None and show.entries_total > len(show.entries):
         lines.append(f"… {show.entries_total - len(show.entries)} more entries")
     if show.diff is not None:
-        lines.append(render_diff(show.diff))
+        parents = show.commit.parents if show.commit is not None else []
+        lines.append(render_diff(show.diff, labelled=not (len(parents) == 1
+                                                            and show.diff.compared == f"{parents[0]}..{show.oid}")))
     return "\n".join(lines)
 
 

@@ -6,7 +6,8 @@ judgment; ``refactor_inspect`` shows their lines), medium and low ones each on a
 old → new and the source line, which is what deciding ``include``/``exclude`` needs. A plan that needs a
 decision (candidates, witness, capsules) is shown as its lean record: every part of it is needed there. An
 apply is a diffstat with each file's new hash, like ``write_source``. A rename or move asked to ``apply`` answers
-as the apply (naming what it did) when it was applied, else as the preview plus why it was not."""
+as ``refactor_apply`` does when it was applied (the symbol, new name or paths restate the call's own arguments;
+the moves are listed), else as the preview plus why it was not."""
 
 from __future__ import annotations
 
@@ -50,16 +51,15 @@ def _sure_edits(edits: list[PlannedEdit], usual: tuple[str, str] | None) -> list
     return [f"  {path} {' '.join(ids)}" for path, ids in by_path.items()] + lines
 
 
-def _what(result: RefactorPreview, *, applied: bool = False) -> tuple[str, tuple[str, str] | None]:
+def _what(result: RefactorPreview) -> tuple[str, tuple[str, str] | None]:
     """``kind qualified.name #uid [-> new]`` and/or ``from -> to``, and the rename's usual (old, new) change;
-    for a preview, where the definition is when no edit of the preview shows it. Once applied, without the
-    uid: it names the definition as it was (a uid hashes the name and the path), which no call finds now."""
+    where the definition is when no edit of the preview shows it."""
     what = ""
     usual = None
     if result.symbol is not None:
         sym = result.symbol
-        what = f"{sym.kind} {sym.qualified_name}" + ("" if applied else f" #{sym.def_uid}")
-        if not applied and not any(e.reason == "definition" for e in result.edits):
+        what = f"{sym.kind} {sym.qualified_name} #{sym.def_uid}"
+        if not any(e.reason == "definition" for e in result.edits):
             what += f" ({sym.path}:{sym.line})"
         if result.new_name:
             what += f" -> {result.new_name}"
@@ -74,7 +74,7 @@ def render_plan(result: RefactorPreview) -> str:
     (with why ``apply`` did not apply it)."""
     applied = getattr(result, "applied", None)
     if isinstance(applied, ApplyOutcome):
-        return render_apply(applied, what=f"{result.operation} {_what(result, applied=True)[0]}")
+        return render_apply(applied)
     text = render_preview(result)
     reason = getattr(result, "not_applied", None)
     return f"{text}\nnot applied: {reason}" if reason else text
@@ -114,11 +114,11 @@ def render_preview(result: RefactorPreview) -> str:
     return "\n".join(lines)
 
 
-def render_apply(result: ApplyOutcome, *, what: str = "") -> str:
+def render_apply(result: ApplyOutcome) -> str:
     extra = ", ".join(part for part in (f"{result.applied_doc_edits} doc" if result.applied_doc_edits else "",
                                         f"{result.skipped_low} low skipped" if result.skipped_low else "") if part)
     # The refactor and candidate ids by their own prefixes (``rf_``, ``c``): refactor_inspect still takes one.
-    lines = [f"applied {result.applied_edits} edits{f' ({extra})' if extra else ''}{f': {what}' if what else ''} "
+    lines = [f"applied {result.applied_edits} edits{f' ({extra})' if extra else ''} "
              f"[{result.refactor_id} {result.candidate_id}]"]
     lines += [f"{f.path} {short_sha(f.sha256)}" for f in result.files]
     lines += [f"R {m.from_path} -> {m.to_path}" for m in result.moves]

@@ -91,6 +91,8 @@ class SearchResult(ToolResult):
     results: list[SearchHit]
     pagination: Pagination
     epoch: int = Field(description="Index epoch the answer was computed at.")
+    language: str | None = Field(default=None, description=(
+        "The language of every hit when they all share one: said here once, not per hit."))
     truncated: bool = Field(default=False, description=(
         "True when the scan time bound was hit: not every hit can be paged to (total_estimate is a lower bound)."))
     query_time_ms: float
@@ -136,10 +138,19 @@ async def _search(ctx: ToolContext, params: SearchParams) -> SearchResult:
             details={"mode": params.mode, "available": sorted(MODE_HANDLERS)})
     result = await anyio.to_thread.run_sync(handler, ctx.services, params)
     fit = _hits_that_fit(result)
-    if fit == len(result.results):
+    if fit < len(result.results):
+        # The same page with fewer hits, so that its text fits; its cursor resumes after the last one shown.
+        result = await anyio.to_thread.run_sync(handler, ctx.services, params.model_copy(update={"limit": fit}))
+    return _language_once(result)
+
+
+def _language_once(result: SearchResult) -> SearchResult:
+    """The hits' language on the answer when they share one (a page of 20 Python hits said it 20 times)."""
+    languages = {hit.language for hit in result.results}
+    if len(result.results) < 2 or len(languages) != 1 or None in languages:
         return result
-    # The same page with fewer hits, so that its text fits; its cursor resumes after the last one shown.
-    return await anyio.to_thread.run_sync(handler, ctx.services, params.model_copy(update={"limit": fit}))
+    return result.model_copy(update={"language": languages.pop(), "results": [
+        hit.model_copy(update={"language": None}) for hit in result.results]})
 
 
 def _bytes_at_most(text: str | None) -> int:

@@ -189,11 +189,13 @@ class TargetRunModel(ToolResult):
 
 
 class CountsModel(ToolResult):
-    passed: int
-    failed: int
-    error: int
-    skipped: int
-    xfail: int
+    """Cases by outcome; an outcome no case had is left out of the record (0), the total always said."""
+
+    passed: int = 0
+    failed: int = 0
+    error: int = 0
+    skipped: int = 0
+    xfail: int = 0
     total: int
 
 
@@ -249,9 +251,10 @@ class TestRunResult(ToolResult):
     finished_at: int | None
     duration_s: float
     workers: int
-    fail_fast: bool
+    fail_fast: bool = False
     timeout_sec: float
-    message: str
+    #: What the run is doing or why it ended other than by its cases (a server stop); "" for nothing to say.
+    message: str = ""
     counts: CountsModel
     #: Targets per outcome (``passed``, ``failed``, ``flaky``, ``timeout``, ...).
     target_outcomes: dict[str, int]
@@ -259,11 +262,11 @@ class TestRunResult(ToolResult):
     targets: list[TargetRunModel]
     targets_total: int
     failures: list[CaseModel]
-    failures_total: int
+    failures_total: int = 0
     flaky: list[str]
     fingerprint: str | None
     artifacts: list[ArtifactModel]
-    artifacts_total: int
+    artifacts_total: int = 0
     #: ``include='cases'``: one page of every case of the final attempts, by case id.
     cases: list[CaseModel] = []
     next_cursor: str | None = None
