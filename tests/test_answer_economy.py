@@ -248,6 +248,6 @@ async def test_a_short_sha_from_the_text_is_a_precondition_and_a_stale_one_refus
             assert (repo / "pkg" / "util.py").read_text() == _FILES["pkg/util.py"]
             ok = await client.call_tool("write_source", {"edits": [{**edit, "expected_file_sha256": full[:12]}]})
             assert not ok.is_error, answer_text(ok)
-            now = envelope(ok)["result"]["delta"]["files"][0]["new_sha256"]
+            now = envelope(ok)["result"]["delta"]["files"][0]["file_sha256"]
             assert answer_text(ok) == f"pkg/util.py {now[:12]}", "a write says what the next write needs"
     assert "LIMIT = 5" in (repo / "pkg" / "util.py").read_text()

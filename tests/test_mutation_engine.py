@@ -81,15 +81,22 @@ def test_every_edit_kind_applies_and_reports(repo: Path) -> None:
     assert by_path["src/a.py"].action == "updated"
     assert (by_path["src/a.py"].insertions, by_path["src/a.py"].deletions) == (2, 2)
     assert [(r.old_start, r.old_end) for r in by_path["src/a.py"].edit_ranges] == [(2, 2), (6, 6)]
-    assert by_path["src/a.py"].new_sha256 == sha256_bytes((repo / "src/a.py").read_bytes())
-    assert by_path["src/pkg/new.py"].action == "created" and by_path["src/pkg/new.py"].old_sha256 is None
+    assert by_path["src/a.py"].file_sha256 == sha256_bytes((repo / "src/a.py").read_bytes())
+    assert by_path["src/a.py"].old_sha256 == sha256_bytes(PY.encode())
+    created = by_path["src/pkg/new.py"]
+    assert created.action == "created" and created.old_sha256 is None and created.insertions == 1
+    assert created.edit_ranges == (), "a new file's one range is its whole text: insertions says it"
     moved = by_path["docs/README.md"]
     assert moved.action == "moved" and moved.old_path == "README.md" and moved.git_mv is True
+    # A move keeps its bytes: their hash is said once, as the next edit's precondition.
+    assert moved.file_sha256 == sha256_bytes(old_readme) and moved.old_sha256 is None
     assert delta.files_changed == 3 and delta.mutation_id.startswith("mut_")
     status = git(repo, "status", "--porcelain").stdout
     assert "R  README.md -> docs/README.md" in status  # git mv-equivalent: the rename is staged
     delta = engine.apply([DeleteFile(path="src/pkg/new.py")])
-    assert delta.files[0].action == "deleted" and delta.files[0].deletions == 1
+    gone = delta.files[0]
+    assert gone.action == "deleted" and gone.deletions == 1 and gone.edit_ranges == ()
+    assert gone.old_sha256 == sha256_bytes(b"X = 1\n") and gone.file_sha256 is None
     assert not (repo / "src/pkg/new.py").exists()
     assert not list((repo / ".codeplane/journal").iterdir())
 
@@ -279,7 +286,7 @@ def test_dry_run_returns_a_diff_and_touches_nothing(repo: Path) -> None:
     assert delta.diff is not None
     assert "-    return 1\n+    return 42\n" in delta.diff
     assert "--- /dev/null\n+++ b/n.txt\n" in delta.diff and "+++ /dev/null" in delta.diff
-    assert delta.files_changed == 3 and delta.repo_fingerprint == delta.repo_fingerprint_before
+    assert delta.files_changed == 3 and delta.repo_fingerprint and delta.repo_fingerprint_before is None
 
 
 def test_unchanged_edit_is_reported_without_a_write(repo: Path) -> None:
@@ -385,9 +392,10 @@ def test_after_write_sees_the_new_content_and_symbols_and_tests_are_collected(re
     assert delta.tests_affected == ("tests/test_a.py",)
     assert calls == [("src/a.py", [(5, 5)]), ("src/a.py", [(5, 5)])]
     report = delta.mutation_report()
-    assert report.changed_paths == (("src/a.py", delta.files[0].new_sha256),)
+    assert report.changed_paths == (("src/a.py", delta.files[0].file_sha256),)
     assert "-def b():\n+def b2():" in report.short_diff
-    assert delta.repo_fingerprint != delta.repo_fingerprint_before
+    assert delta.repo_fingerprint_before and delta.repo_fingerprint != delta.repo_fingerprint_before
+    assert report.repo_before == delta.repo_fingerprint_before
 
 
 def test_startup_recovery_rolls_back_a_committed_journal_and_drops_the_rest(repo: Path) -> None:

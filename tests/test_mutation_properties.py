@@ -92,7 +92,8 @@ def test_reanchoring_agrees_with_a_brute_force_search(lines: list[str], data: st
         with pytest.raises(CodePlaneError) as info:
             anchor_span(doc, "f", 0, start, end, expected=expected, window=window)
         assert info.value.code == 5002
-        assert [c - 1 for c in info.value.details["candidates"]] == matches
+        # No match: no candidates field (a refusal carries no empty list).
+        assert [c - 1 for c in info.value.details.get("candidates", [])] == matches
 
 
 @settings(max_examples=300, deadline=None)

@@ -43,13 +43,16 @@ async def test_update_with_read_hash_then_chain_with_the_returned_hash(server: S
         first = await call(client, "write_source", {"edits": [
             {"path": "src/app.py", "action": "update", "start_line": 2, "end_line": 2,
              "new_content": "    run()", "expected_content": "    pass", "expected_file_sha256": sha}]})
-        assert first["applied"] is True and first["dry_run"] is False
+        # Lean: dry_run=false is the default, the new hash is said once, the counts once per file and batch.
+        assert first["applied"] is True and "dry_run" not in first and "changed 1 file" in first["summary"]
         delta = first["delta"]
         entry = delta["files"][0]
         assert entry["old_sha256"] == sha
         assert entry["file_sha256"] == sha256_bytes((root / "src/app.py").read_bytes())
+        assert "new_sha256" not in entry and "encoding" not in entry and "line_ending" not in entry
         assert (entry["insertions"], entry["deletions"]) == (1, 1)
-        assert delta["mutation_id"].startswith("mut_") and "changed 1 file" in first["summary"]
+        assert (delta["files_changed"], delta["insertions"], delta["deletions"]) == (1, 1, 1)
+        assert delta["mutation_id"].startswith("mut_")
         second = await call(client, "write_source", {"edits": [
             {"path": "src/app.py", "action": "update", "old_text": "return 1", "new_text": "return 2",
              "expected_file_sha256": entry["file_sha256"]}]})
@@ -100,10 +103,16 @@ async def test_bad_input_gets_typed_errors_and_nothing_is_written(server: Server
             batch = [{"path": "src/app.py", "action": "update", "old_text": "def main", "new_text": "def go"}, edit]
             err = await call_error(client, "write_source", {"edits": batch})
             assert err["code"] == code, (edit, err)
+            if code != 5001:  # a refused edit of a batch of several is named by its index
+                assert err["details"]["edit_index"] == 1, err
         drift = await call_error(client, "write_source", {"edits": [
             {"path": "README.md", "action": "update", "start_line": 1, "new_content": "x",
              "expected_content": "# Nope"}]})
+        typo = await call_error(client, "write_source", {"edits": [{"path": "README.md", "action": "move"}]})
     assert drift["details"]["current"] == [{"line": 1, "text": "# Demo"}]
+    # The only edit of a batch needs no index.
+    assert "edit_index" not in drift["details"] and "edit_index" not in typo["details"]
+    assert typo["code"] == 1003 and typo["details"]["field"] == "edits.0.to"
     assert {p: (root / p).read_bytes() for p in before} == before
 
 

@@ -189,7 +189,7 @@ class LintService:
         if self._mutation is None:
             raise CodePlaneError(ErrorCode.INTERNAL_ERROR, "this lint service has no mutation engine")
         delta = self._mutation.apply(list(plan.edits))
-        new = {f.path: f.new_sha256 for f in delta.files}
+        new = {f.path: f.file_sha256 for f in delta.files}
         files = tuple(f.model_copy(update={"new_sha256": new.get(f.path)}) for f in plan.files)
         return FixOutcome(mutation_id=delta.mutation_id, files=files, delta=delta)
 

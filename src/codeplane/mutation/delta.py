@@ -1,13 +1,21 @@
 """The structured delta every mutating call returns (spec §9.5, §10 "critical mutation semantics", §23.7).
 
 It describes the full effect of a batch so the caller needs no verification loop: per file the action,
-the SHA-256 of the exact bytes before and after (``new_sha256`` is the next call's
+the SHA-256 of the exact bytes before and after (``file_sha256`` is the next call's
 ``expected_file_sha256``), diff stats, line ending, the edited line ranges and any span re-anchoring; for
 the batch the mutation id, the repository fingerprint, the symbols and tests touched.
+
+Lean (issue 16): each value once, and no list longer than an agent acts on. A field left at its default is
+left out of the answer (``old_sha256`` of a move or an unchanged file is its ``file_sha256``; a created or
+deleted file's one edit range is its whole new or old text, already counted by ``insertions``/``deletions``).
+Symbols and tests are listed up to :data:`LISTED`, the rest counted; many tests are named by their files, and
+``tests_affected_by`` is the exact ``affected_by`` of ``run_test_targets`` / ``changed_files`` of
+``inspect_affected_tests`` that selects them all again.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
@@ -15,7 +23,9 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 from codeplane.core.calls import MutationReport
 
 FileAction = Literal["created", "updated", "deleted", "moved", "unchanged"]
-#: Most symbols / tests listed in one delta (the answer stays bounded).
+#: Most symbols / tests an answer lists; more are counted (``*_total``), the tests named by their files.
+LISTED = 10
+#: Most symbols kept for the ledger's mutation fingerprint (not part of the answer).
 MAX_LISTED = 500
 #: Longest ``short_diff`` handed to the ledger.
 _REPORT_DIFF_CHARS = 4_000
@@ -34,7 +44,8 @@ class LineSpan(_Frozen):
 class LineCorrection(_Frozen):
     """A span that drifted and was re-anchored to the unique nearby match of its ``expected_content``."""
 
-    edit_index: int
+    #: The edit's place in the batch (0, the default, is also the only edit of a one-edit batch).
+    edit_index: int = 0
     original: LineSpan
     corrected: LineSpan
 
@@ -54,16 +65,18 @@ class FileDelta(_Frozen):
     action: FileAction
     #: The source path of a move.
     old_path: str | None = None
-    #: SHA-256 of the exact bytes before / after (``None`` when the file did not / no longer exists).
+    #: SHA-256 of the exact bytes before, when they differ from ``file_sha256`` (``None`` for a created file;
+    #: a move or an unchanged file keeps its bytes).
     old_sha256: str | None = None
-    new_sha256: str | None = None
-    #: Same as ``new_sha256``: pass it as ``expected_file_sha256`` of the next edit (§23.7 name).
+    #: SHA-256 of the exact bytes after (``None`` once deleted): the next edit's ``expected_file_sha256``.
     file_sha256: str | None = None
     insertions: int = 0
     deletions: int = 0
-    line_ending: Literal["LF", "CRLF", "CR"] | None = None
-    encoding: str | None = None
+    #: The text file's line ending and encoding (``None`` for a deleted, moved or binary file).
+    line_ending: Literal["LF", "CRLF", "CR"] | None = "LF"
+    encoding: str | None = "utf-8"
     #: Edited line ranges (adjacent edits on shared lines merged), at most 100; see ``edit_ranges_truncated``.
+    #: Empty for a created or deleted file (its whole text).
     edit_ranges: tuple[EditRange, ...] = ()
     edit_ranges_truncated: bool = False
     line_corrections: tuple[LineCorrection, ...] = ()
@@ -80,15 +93,27 @@ class Delta(_Frozen):
     deletions: int
     #: Sorted by path.
     files: tuple[FileDelta, ...]
-    repo_fingerprint_before: str
-    #: Fingerprint of the repository state after the batch (equal to ``_before`` for a dry run).
+    #: Fingerprint of the repository state after the batch.
     repo_fingerprint: str
-    #: Definitions whose spans the edits touch, before or after (``path:kind:name``), sorted.
+    #: The state before it (``None`` for a dry run, which changes nothing).
+    repo_fingerprint_before: str | None = None
+    #: Definitions whose spans the edits touch, before or after (``path:kind:name``), sorted; the first
+    #: :data:`LISTED`.
     symbols_changed: tuple[str, ...] = ()
-    #: Tests that cover the changed files (filled by the tests subsystem when wired).
+    #: How many there are, when more than listed.
+    symbols_changed_total: int = 0
+    #: Tests that cover the changed lines (from the tests subsystem, when wired): up to :data:`LISTED` test ids
+    #: (``file::case`` or a target id), each runnable by ``run_test_targets(targets=...)``; for more, the
+    #: files that hold them (the first :data:`LISTED`).
     tests_affected: tuple[str, ...] = ()
-    #: True when more than ``MAX_LISTED`` symbols or tests were found; the lists hold the first ones.
-    lists_truncated: bool = False
+    #: When ``tests_affected`` names files: how many tests there are ...
+    tests_affected_total: int = 0
+    #: ... and how many files, when more than it lists.
+    tests_affected_files: int = 0
+    #: When ``tests_affected`` names files: the changed files as ``path:lines`` (lines as the file is now),
+    #: the ``affected_by`` that selects the same tests in ``run_test_targets`` (``changed_files`` of
+    #: ``inspect_affected_tests``).
+    tests_affected_by: tuple[str, ...] = ()
     #: Unified diff of the whole batch; returned for dry runs (bounded, see ``diff_truncated``).
     diff: str | None = None
     diff_truncated: bool = False
@@ -96,22 +121,42 @@ class Delta(_Frozen):
 
     #: Zero-context hunks of the edited segments, for the ledger; not part of the answer.
     _short_diff: str = PrivateAttr(default="")
+    #: Every symbol changed (up to :data:`MAX_LISTED`), for the mutation fingerprint; not part of the answer.
+    _symbols: tuple[str, ...] = PrivateAttr(default=())
 
     @classmethod
-    def build(cls, *, short_diff: str = "", **fields: Any) -> Delta:
-        delta = cls(**fields)
+    def build(cls, *, short_diff: str = "", symbols: Sequence[str] = (), tests: Sequence[str] = (),
+              tests_by: Sequence[str] = (), **fields: Any) -> Delta:
+        """The delta with ``symbols`` (sorted) and ``tests`` (sorted ids, selected by ``tests_by``) listed
+        within :data:`LISTED`."""
+        delta = cls(**fields, **_listed_symbols(symbols), **_listed_tests(tests, tests_by))
         delta._short_diff = short_diff[:_REPORT_DIFF_CHARS]
+        delta._symbols = tuple(symbols[:MAX_LISTED])
         return delta
 
     def mutation_report(self) -> MutationReport:
         """The call-observer view of this delta (ledger and mutation fingerprint)."""
         return MutationReport(
-            changed_paths=tuple(sorted([(f.path, f.new_sha256 or "") for f in self.files]
+            changed_paths=tuple(sorted([(f.path, f.file_sha256 or "") for f in self.files]
                                        + [(f.old_path, "") for f in self.files if f.old_path])),
             insertions=self.insertions,
             deletions=self.deletions,
-            symbols_changed=self.symbols_changed,
+            symbols_changed=self._symbols or self.symbols_changed,
             short_diff=(self._short_diff or self.diff or "")[:_REPORT_DIFF_CHARS],
-            repo_before=self.repo_fingerprint_before,
+            repo_before=self.repo_fingerprint_before or self.repo_fingerprint,
             repo_after=self.repo_fingerprint,
         )
+
+
+def _listed_symbols(symbols: Sequence[str]) -> dict[str, Any]:
+    listed = tuple(symbols[:LISTED])
+    return {"symbols_changed": listed, "symbols_changed_total": len(symbols) if len(symbols) > LISTED else 0}
+
+
+def _listed_tests(tests: Sequence[str], tests_by: Sequence[str]) -> dict[str, Any]:
+    """A few tests by id; more by the files holding them, with the count and the selection that reruns them."""
+    if len(tests) <= LISTED:
+        return {"tests_affected": tuple(tests)}
+    files = sorted({test.split("::", 1)[0] for test in tests})
+    return {"tests_affected": tuple(files[:LISTED]), "tests_affected_total": len(tests),
+            "tests_affected_files": len(files) if len(files) > LISTED else 0, "tests_affected_by": tuple(tests_by)}

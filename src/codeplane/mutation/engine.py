@@ -34,7 +34,7 @@ from codeplane.core.logging import get_logger
 from codeplane.core.tracing import span
 from codeplane.mutation import git_index, journal
 from codeplane.mutation.commit import Commit, FileWrite, stat_key
-from codeplane.mutation.delta import MAX_LISTED, Delta, FileDelta
+from codeplane.mutation.delta import Delta, FileDelta
 from codeplane.mutation.diffs import bounded, unified
 from codeplane.mutation.document import LineEnding
 from codeplane.mutation.edits import CreateFile, DeleteFile, Edit, MoveFile, ReplaceText, UpdateSpan
@@ -160,6 +160,14 @@ class MutationEngine:
             raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS,
                                  f"{len(edits)} edits exceed mutation.max_batch_edits={self.config.max_batch_edits}",
                                  details={"field": "edits", "limit": self.config.max_batch_edits})
+        try:
+            return self._apply(edits, dry_run=dry_run, allow=allow)
+        except CodePlaneError as exc:
+            if len(edits) == 1:  # the only edit: its index says nothing
+                exc.details.pop("edit_index", None)
+            raise
+
+    def _apply(self, edits: Sequence[Edit], *, dry_run: bool, allow: Sequence[str] | None) -> Delta:
         allow_list = AllowList(allow) if allow else None
         resolved = [self._resolve(i, e, allow_list) for i, e in enumerate(edits)]
         paths = _check_shape(resolved)
@@ -186,12 +194,13 @@ class MutationEngine:
                     self._commit.run(mutation_id, writes, self._missing_dirs(writes), moves)
                 changed = sorted({w.rel for w in writes})
                 if self._chain is not None:
-                    self._chain.advance([(p.delta.path, p.delta.new_sha256 or "") for p in planned])
+                    self._chain.advance([(p.delta.path, p.delta.file_sha256 or "") for p in planned])
                 warnings += self._refresh(changed)
             symbols |= self._symbols(planned, after=True)
-            tests = self._tests(_changes(planned, {w.rel for w in writes}), warnings)
+            changes = _changes(planned, {w.rel for w in writes})
+            tests = self._tests(changes, warnings)
             return self._delta(mutation_id, planned, before, self.repo_fingerprint(), dry_run=False,
-                               symbols=symbols, tests=tests, warnings=warnings)
+                               symbols=symbols, tests=tests, tests_by=changes, warnings=warnings)
 
     # -- steps -------------------------------------------------------------------------------------
 
@@ -294,7 +303,7 @@ class MutationEngine:
             return []
 
     def _delta(self, mutation_id: str, planned: Sequence[Planned], before: str, after: str, *, dry_run: bool,
-               symbols: set[str] | None = None, tests: Sequence[str] = (),
+               symbols: set[str] | None = None, tests: Sequence[str] = (), tests_by: Sequence[str] = (),
                warnings: Sequence[str] = ()) -> Delta:
         files: list[FileDelta] = [p.delta for p in planned]
         notes = list(warnings) + [f"{f.path} is ignored by git; confirm it was meant to be edited"
@@ -307,9 +316,8 @@ class MutationEngine:
         return Delta.build(
             mutation_id=mutation_id, files_changed=len(changed),
             insertions=sum(f.insertions for f in files), deletions=sum(f.deletions for f in files),
-            files=tuple(files), repo_fingerprint_before=before, repo_fingerprint=after,
-            symbols_changed=tuple(sorted(symbols or ())[:MAX_LISTED]), tests_affected=tuple(tests[:MAX_LISTED]),
-            lists_truncated=len(symbols or ()) > MAX_LISTED or len(tests) > MAX_LISTED,
+            files=tuple(files), repo_fingerprint_before=None if dry_run else before, repo_fingerprint=after,
+            symbols=sorted(symbols or ()), tests=tests, tests_by=tests_by,
             diff=diff, diff_truncated=truncated, warnings=tuple(notes),
             short_diff="".join(p.short_diff for p in planned),
         )
@@ -317,7 +325,7 @@ class MutationEngine:
 
 def _file_diff(p: Planned) -> str:
     d = p.delta
-    if (p.old_text is None and d.old_sha256 and d.action != "moved") or (p.new_text is None and d.new_sha256):
+    if (p.old_text is None and d.old_sha256 and d.action != "moved") or (p.new_text is None and d.file_sha256):
         return f"Binary file {d.path} {d.action}\n"
     old_path = d.old_path or (d.path if d.action != "created" else None)
     new_path = d.path if d.action != "deleted" else None

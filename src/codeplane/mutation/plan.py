@@ -63,7 +63,8 @@ def check_sha(path: str, index: int, current: Current, expected: str | None, *,
               aimed_at: AimedAt | None = None) -> None:
     """5002 unless the bytes on disk hash to ``expected`` (SHA-256 of the exact bytes, as read_source), or to a
     hash it is a prefix of (12+ hex digits, ``edits.SHA256_PREFIX_MIN``). The refusal carries the current hash
-    and, for a text edit, the current text where it was aimed: enough to redo the edit without a re-read."""
+    and, for a text edit, the current text where it was aimed: enough to redo the edit without a re-read, and
+    nothing the caller sent (its own ``expected_file_sha256``)."""
     if expected is None or current.data is None:
         return
     actual = sha256_bytes(current.data)
@@ -71,11 +72,10 @@ def check_sha(path: str, index: int, current: Current, expected: str | None, *,
         return
     doc = _document(current.data, path) if aimed_at is not None else None
     shown = aimed_at(doc) if aimed_at is not None and doc is not None else {}
-    hint = "the edit's lines now read:" if shown else "read it again"
     raise CodePlaneError(
-        ErrorCode.MUTATION_PRECONDITION_FAILED, f"{path} changed since it was read; {hint}",
-        details={"path": path, "edit_index": index, "reason": "file hash mismatch",
-                 "expected_file_sha256": expected, "actual_file_sha256": actual, **shown},
+        ErrorCode.MUTATION_PRECONDITION_FAILED, f"{path} changed since it was read" + ("; now:" if shown else ""),
+        details={"path": path, "edit_index": index, "reason": "file hash mismatch", "actual_file_sha256": actual,
+                 **shown},
     )
 
 
@@ -105,7 +105,7 @@ def _document(data: bytes, path: str) -> Document | None:
 
 
 def _missing(path: str, index: int) -> CodePlaneError:
-    return CodePlaneError(ErrorCode.FILE_NOT_FOUND, f"{path} does not exist (edit {index})",
+    return CodePlaneError(ErrorCode.FILE_NOT_FOUND, f"{path} does not exist",
                           details={"path": path, "edit_index": index})
 
 
@@ -198,10 +198,10 @@ def plan_update(target: Target, current: Current, edits: Sequence[tuple[int, Upd
         insertions, deletions = insertions + ins, deletions + dels
         hunks.append(segment_hunk(r.old_start, old_seg, r.new_start, new_seg))
     changed = new_bytes != current.data
-    new_sha = sha256_bytes(new_bytes)
     delta = FileDelta(
-        path=path, action="updated" if changed else "unchanged", old_sha256=sha256_bytes(current.data),
-        new_sha256=new_sha, file_sha256=new_sha, insertions=insertions, deletions=deletions,
+        path=path, action="updated" if changed else "unchanged",
+        old_sha256=sha256_bytes(current.data) if changed else None,
+        file_sha256=sha256_bytes(new_bytes), insertions=insertions, deletions=deletions,
         line_ending=doc.fmt.line_ending, encoding=doc.fmt.label,
         edit_ranges=tuple(ranges[:MAX_RANGES_PER_FILE]), edit_ranges_truncated=len(ranges) > MAX_RANGES_PER_FILE,
         line_corrections=tuple(corrections), git_ignored=target.git_ignored,
@@ -239,14 +239,15 @@ def plan_create(target: Target, current: Current, index: int, edit: CreateFile, 
     old_lines = old_doc.lines() if old_doc else []
     new_lines = new_doc.lines()
     insertions, deletions = count_changes(old_lines, new_lines)
-    new_sha = sha256_bytes(new_bytes)
     existed = current.data is not None
     delta = FileDelta(
         path=path, action="updated" if existed else "created",
-        old_sha256=sha256_bytes(current.data) if current.data is not None else None,
-        new_sha256=new_sha, file_sha256=new_sha, insertions=insertions, deletions=deletions,
+        old_sha256=sha256_bytes(current.data) if current.data is not None and new_bytes != current.data else None,
+        file_sha256=sha256_bytes(new_bytes), insertions=insertions, deletions=deletions,
         line_ending=fmt.line_ending, encoding=fmt.label,
-        edit_ranges=(EditRange(old_start=1, old_end=len(old_lines), new_start=1, new_end=len(new_lines)),),
+        # A new file's one range is its whole text, which ``insertions`` counts.
+        edit_ranges=(EditRange(old_start=1, old_end=len(old_lines), new_start=1, new_end=len(new_lines)),)
+        if existed else (),
         git_ignored=target.git_ignored,
     )
     mode = current.mode if existed else new_mode
@@ -267,8 +268,7 @@ def plan_delete(target: Target, current: Current, index: int, expected_sha: str 
     old_text = _text_of(current.data, path)
     old_lines = _line_list(old_text)
     delta = FileDelta(path=path, action="deleted", old_sha256=sha256_bytes(current.data), deletions=len(old_lines),
-                      git_ignored=target.git_ignored,
-                      edit_ranges=(EditRange(old_start=1, old_end=len(old_lines), new_start=1, new_end=0),))
+                      line_ending=None, encoding=None, git_ignored=target.git_ignored)
     write = FileWrite(path, current.data, current.mode, current.stat, None, 0)
     return Planned(delta=delta, writes=(write,), old_ranges=((1, len(old_lines)),) if old_lines else (),
                    old_text=old_text, short_diff=f"--- a/{path}\n+++ /dev/null\n")
@@ -284,8 +284,8 @@ def plan_move(src: Target, dst: Target, src_now: Current, dst_now: Current, inde
         raise CodePlaneError(ErrorCode.FILE_EXISTS, f"{dst.rel} already exists; set overwrite to replace it",
                              details={"path": dst.rel, "edit_index": index})
     sha = sha256_bytes(src_now.data)
-    delta = FileDelta(path=dst.rel, action="moved", old_path=src.rel, old_sha256=sha, new_sha256=sha,
-                      file_sha256=sha, git_ignored=dst.git_ignored, git_mv=git_mv)
+    delta = FileDelta(path=dst.rel, action="moved", old_path=src.rel, file_sha256=sha, line_ending=None,
+                      encoding=None, git_ignored=dst.git_ignored, git_mv=git_mv)
     writes = (
         FileWrite(src.rel, src_now.data, src_now.mode, src_now.stat, None, 0),
         FileWrite(dst.rel, dst_now.data, dst_now.mode, dst_now.stat, src_now.data, src_now.mode),

@@ -60,13 +60,12 @@ def find_block(lines: Sequence[str], block: Sequence[str], lo: int, hi: int) -> 
 
 def _drifted(path: str, index: int, doc: Document, start: int, end: int, *, reason: str,
              candidates: Sequence[int] = ()) -> CodePlaneError:
+    # The span is the caller's own: the lines around it, as they are now, say what it needs.
+    shown = current_text(doc, start, end, context=CONTEXT_LINES)
     return CodePlaneError(
-        ErrorCode.MUTATION_PRECONDITION_FAILED,
-        f"{path}: expected_content of edit {index} {reason}; the current text around lines {start}-{end} "
-        "follows (retry with the right span or a longer expected_content)",
-        details={"path": path, "edit_index": index, "start_line": start, "end_line": end,
-                 "reason": reason, **current_text(doc, start, end, context=CONTEXT_LINES),
-                 "candidates": [c + 1 for c in candidates[:MAX_CANDIDATES]]},
+        ErrorCode.MUTATION_PRECONDITION_FAILED, f"{path}: expected_content {reason}" + ("; now:" if shown else ""),
+        details={"path": path, "edit_index": index, "reason": reason, **shown,
+                 **({"candidates": [c + 1 for c in candidates[:MAX_CANDIDATES]]} if candidates else {})},
     )
 
 
@@ -81,12 +80,12 @@ def anchor_span(doc: Document, path: str, index: int, start: int, end: int, *, e
     in_range = start <= count + 1 and end <= count
     if expected is None or (not in_range and not expected):
         if not in_range:
+            last = current_text(doc, count - CONTEXT_LINES, count)
             raise CodePlaneError(
                 ErrorCode.MUTATION_PRECONDITION_FAILED,
-                f"{path}: edit {index} spans lines {start}-{end} but the file has {count} lines",
-                details={"path": path, "edit_index": index, "start_line": start, "end_line": end,
-                         "line_count": count, "reason": "span out of range",
-                         **current_text(doc, count - CONTEXT_LINES, count)},
+                f"{path}: lines {start}-{end} are past its end" + ("; last lines:" if last else ""),
+                details={"path": path, "edit_index": index, "line_count": count, "reason": "span out of range",
+                         **last},
             )
         return start, end, None
     # A span pushed past the end by lines removed above it can still be re-anchored by its text.
@@ -134,18 +133,20 @@ def text_replacements(doc: Document, path: str, index: int, *, old_text: str, ne
     if not hits and needle != old_text:
         needle, replacement = old_text, new_text
         hits = _occurrences(doc.text, needle)
-    if not hits or (len(hits) > 1 and not replace_all):
-        lines = [doc.line_of(h) for h in hits]
-        reason = "old_text was not found" if not hits else (
-            f"old_text occurs {len(hits)} times (lines {lines[:MAX_CANDIDATES]}); "
-            "add context to make it unique or set replace_all")
-        # Not found: the lines most like it (it was edited meanwhile, or misquoted) spare a re-read.
-        shown = where_text_went(doc, old_text) if not hits else {}
+    if not hits:
+        # The lines most like it (it was edited meanwhile, or misquoted) spare a re-read.
+        shown = where_text_went(doc, old_text)
         raise CodePlaneError(
             ErrorCode.MUTATION_PRECONDITION_FAILED,
-            f"{path}: edit {index}: {reason}" + ("; the lines most like it:" if shown else ""),
-            details={"path": path, "edit_index": index, "reason": reason.split(";", maxsplit=1)[0],
-                     "candidates": lines[:MAX_CANDIDATES], **shown},
+            f"{path}: old_text was not found" + ("; most like it:" if shown else ""),
+            details={"path": path, "edit_index": index, "reason": "old_text was not found", **shown},
+        )
+    if len(hits) > 1 and not replace_all:
+        raise CodePlaneError(
+            ErrorCode.MUTATION_PRECONDITION_FAILED,
+            f"{path}: old_text occurs {len(hits)} times; add context or set replace_all",
+            details={"path": path, "edit_index": index, "reason": "old_text is not unique",
+                     "candidates": [doc.line_of(h) for h in hits[:MAX_CANDIDATES]]},
         )
     return [Replacement(h, h + len(needle), replacement, index) for h in hits]
 

@@ -105,7 +105,7 @@ class Applier:
         for edit in chosen:
             key = moved_to.get(edit.path, edit.path)
             per_file[key] = per_file.get(key, 0) + 1
-        files = [AppliedFile(path=f.path, sha256=f.new_sha256 or "", edits=per_file.get(f.path, 0))
+        files = [AppliedFile(path=f.path, sha256=f.file_sha256 or "", edits=per_file.get(f.path, 0))
                  for f in delta.files if f.action != "deleted" or f.path in option.deletes]
         skipped = sum(1 for e in option.edits if e.certainty == "low" and e not in code)
         return ApplyOutcome(

@@ -23,10 +23,13 @@ precondition left out: the record keeps them). A refused edit's current text (``
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from codeplane.mutation import Delta
 
 #: Compact text for the model from the result model. Pure; must carry every id, cursor and hash.
 Renderer = Callable[[Any], str]
@@ -38,7 +41,7 @@ SHORT_SHA = 12
 
 #: Affected tests named in a text, at most. A few can be run by name (run_test_targets(targets=...)); a
 #: longer list, or its count, helps no next call: run_test_targets(affected_by=...) runs them, and the
-#: record has them all.
+#: record names them (by their files when many) with the exact ``affected_by`` that selects them.
 TESTS_SHOWN = 3
 
 
@@ -53,9 +56,11 @@ def short_fingerprint(value: str) -> str:
     return f"{kind}{sep}{digits[:SHORT_SHA]}" if sep else value[:SHORT_SHA]
 
 
-def tests_affected_line(tests: Sequence[str]) -> str | None:
-    """``tests affected: a b`` for a few; nothing for none or for more than :data:`TESTS_SHOWN`."""
-    if not tests or len(tests) > TESTS_SHOWN:
+def tests_affected_line(delta: Delta) -> str | None:
+    """``tests affected: a b`` for a few; nothing for none, for more than :data:`TESTS_SHOWN`, or when the delta
+    names them by their files (too many to run by name)."""
+    tests = delta.tests_affected
+    if not tests or len(tests) > TESTS_SHOWN or delta.tests_affected_total:
         return None
     return "tests affected: " + " ".join(tests)
 

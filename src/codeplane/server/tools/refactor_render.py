@@ -124,9 +124,9 @@ def render_apply(result: ApplyOutcome) -> str:
     lines += [f"R {m.from_path} -> {m.to_path}" for m in result.moves]
     lines += [f"D {path}" for path in result.deleted]
     if result.delta is not None:
-        lines += [f"{f.path} {short_sha(f.new_sha256)}" for f in result.delta.files
-                  if f.new_sha256 and all(f.path != a.path for a in result.files)]
-        tests = tests_affected_line(result.delta.tests_affected)
+        lines += [f"{f.path} {short_sha(f.file_sha256)}" for f in result.delta.files
+                  if f.file_sha256 and all(f.path != a.path for a in result.files)]
+        tests = tests_affected_line(result.delta)
         if tests:
             lines.append(tests)
     lines += [f"warning: {w}" for w in result.warnings]

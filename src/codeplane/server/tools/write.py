@@ -58,8 +58,10 @@ class WriteSourceParams(ToolParams):
 
 
 class WriteSourceResult(ToolResult):
+    """The delta, whether it was applied, and the one-line summary the spec's answer carries."""
+
     applied: bool
-    dry_run: bool
+    dry_run: bool = False
     summary: str
     delta: Delta
 
@@ -128,7 +130,12 @@ def _summary(delta: Delta, dry_run: bool) -> str:
 
 
 async def _write_source(ctx: ToolContext, params: WriteSourceParams) -> WriteSourceResult:
-    edits = [to_edit(i, raw) for i, raw in enumerate(params.edits)]
+    try:
+        edits = [to_edit(i, raw) for i, raw in enumerate(params.edits)]
+    except CodePlaneError as exc:
+        if len(params.edits) == 1:  # the only edit: its index says nothing (as the engine's refusals)
+            exc.details.pop("edit_index", None)
+        raise
     engine = ctx.services.mutation
     delta = await anyio.to_thread.run_sync(lambda: engine.apply(edits, dry_run=params.dry_run, allow=params.allow))
     return WriteSourceResult(applied=not params.dry_run, dry_run=params.dry_run,
@@ -161,11 +168,11 @@ def render_write(result: WriteSourceResult) -> str:
         mark = _ACTION_MARK.get(str(f.action), str(f.action))
         mark = "" if mark == "M" else f"{mark} "
         name = f"{f.old_path} -> {f.path}" if f.old_path else f.path
-        sha = f" {short_sha(f.new_sha256)}" if f.new_sha256 else ""
+        sha = f" {short_sha(f.file_sha256)}" if f.file_sha256 else ""
         extra = "".join(f"; line {c.original.start_line} re-anchored to {c.corrected.start_line}"
                         for c in f.line_corrections)
         lines.append(f"{mark}{name}{sha}{extra}")
-    tests = tests_affected_line(delta.tests_affected)
+    tests = tests_affected_line(delta)
     if tests:
         lines.append(tests)
     lines += [f"warning: {w}" for w in delta.warnings]
