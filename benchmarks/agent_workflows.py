@@ -1,16 +1,17 @@
 """Agent economy (issue 16): scripted agent tasks on real code, done once through CodePlane and once with the
 shell commands an agent really uses, measured by what the model has to read.
 
-Each task runs on two clones of the same pinned sdist (committed to a fresh git repo). The CodePlane side
-calls the real server (`cpl up`) with the official MCP client; the shell side runs `rg`, `sed`, a python
-edit, `git` and `pytest` through bash. Both must reach the same verified end state: the same `git diff`
-(and the same HEAD tree) and passing tests. Per task it prints calls, bytes of text the model reads (tool
-answers' text content; shell stdout+stderr), wall time, CPU time (the server with the test runs it waited for;
-the shell with its children: wall time on a shared machine measures the neighbours too), and the ratios
-CodePlane / shell; and the bytes of the lines both sides read (code, diff and test lines, each at the shorter of
-its two printed forms, indentation included): a rendering cannot save those, so shared / shell is the floor of
-the bytes ratio for a sequence that reads the same code as the shell. ``--verbose`` prints every text, and each
-call's wall and CPU seconds.
+Each task runs on two clones of the same pinned sdist (committed to a fresh git repo). The CodePlane side calls
+the real server (`cpl up`) with the official MCP client; the shell side runs `rg`, `sed`, a python edit, `git` and
+`pytest` through bash (`rg` over several files with `--sort path`: its parallel walk prints matches in a different
+order each run, and `| head` would then cut different lines). Both must reach the same verified end state: the
+same `git diff` (and the same HEAD tree) and passing tests. Per task it prints calls, bytes of text the model
+reads (tool answers' text content; shell stdout+stderr), wall time, CPU time (the server with the test runs it
+waited for; the shell with its children: wall time on a shared machine measures the neighbours too), and the
+ratios CodePlane / shell; and the bytes of the lines both sides read (code, diff and test lines, each at the
+shorter of its two printed forms, indentation included): a rendering cannot save those, so shared / shell is the
+floor of the bytes ratio for a sequence that reads the same code as the shell. ``--verbose`` prints every text,
+and each call's wall and CPU seconds.
 
     uv run python benchmarks/agent_workflows.py            # all tasks
     uv run python benchmarks/agent_workflows.py --task fix  # one task
@@ -251,9 +252,9 @@ async def rename_cp(cp: CodePlane, root: Path) -> None:
 
 
 def rename_sh(sh: Shell) -> None:
-    files = sh("rg -lw _detect_program_name").split()
+    files = sh("rg --sort path -lw _detect_program_name").split()
     sh(f"sed -i 's/\\b_detect_program_name\\b/_program_name_from_main/g' {' '.join(sorted(files))}")
-    sh("rg -nw '_detect_program_name|_program_name_from_main'")
+    sh("rg --sort path -nw '_detect_program_name|_program_name_from_main'")
     sh(".venv/bin/python -m pytest -q -p no:cacheprovider tests 2>&1 | tail -3")
 
 
@@ -284,7 +285,7 @@ async def param_cp(cp: CodePlane, root: Path) -> None:
 
 
 def param_sh(sh: Shell) -> None:
-    sh("rg -nw make_default_short_help src tests")
+    sh("rg --sort path -nw make_default_short_help src tests")
     sh("sed -n '96,106p' src/click/utils.py")
     sh(python_edit(UTILS, _SIG_OLD, _SIG_NEW) + "\n" + python_edit(UTILS, 'total_length += len("...")',
                                                                    "total_length += len(suffix)")
@@ -332,7 +333,7 @@ def explore_sh(sh: Shell) -> None:
     out = sh("rg -n 'def get_or_create' django/db/models/query.py")
     line = int(out.split(":")[0])
     sh(f"sed -n '{line},{line + 25}p' {QUERY_PY}")
-    sh("rg -nw get_or_create django | head -20")
+    sh("rg --sort path -nw get_or_create django | head -20")
 
 
 MAKE = "src/attr/_make.py"
