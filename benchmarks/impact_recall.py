@@ -29,7 +29,9 @@ What the suite says about a fault does not depend on the selector: every run wri
 run's cases and each fault's confirmed failing cases to ``benchmarks/.cache/impact/<project>-failing.json``.
 ``--reuse-failing`` reads them back instead of running the suite under each fault (the coverage recording still
 runs), so a change to the selector is measured A/B in minutes; recall is still checked against the same failing
-cases. ``--explain`` prints, per fault, the selected test files none of whose cases failed and the first reason
+cases. A test file that times out or errors whole under a fault names no failing case (``file::(timeout)``); a
+selection holding only some of its cases catches it when those cases, run on the faulty tree, fail or time out
+too. ``--explain`` prints, per fault, the selected test files none of whose cases failed and the first reason
 each was selected for.
 """
 
@@ -283,6 +285,18 @@ def covered(node: str, selected: set[str]) -> bool:
     return any(base == s or base.startswith(s + "::") for s in selected)
 
 
+def _caught_whole(tests: TestingService, broken: set[str], selected: set[str]) -> set[str]:
+    """The failing nodes of files that timed out or errored whole (``file::(timeout)``) which ``selected``
+    catches with only some of the file's cases: run on the faulty tree, those fail or time out too."""
+    caught = set()
+    for node in sorted(n for n in broken if "::(" in n and not covered(n, selected)):
+        prefix = node.split("::", 1)[0] + "::"
+        cases = sorted(s for s in selected if s.startswith(prefix))
+        if cases and case_results(wait(tests.start_run(cases)))[0]:
+            caught.add(node)
+    return caught
+
+
 def apply(root: Path, fault: Fault) -> str:
     path = root / fault.path
     original = path.read_text(encoding="utf-8")
@@ -370,6 +384,11 @@ def run_project(name: str, wanted: int, max_tries: int, *, reuse: bool = False, 
                     started = time.perf_counter()
                     broken = case_results(wait(tests.start_run()))[0] - baseline
                     full_faulty_s = time.perf_counter() - started
+                # A file that timed out or errored as a whole under the fault names no failing case: when a
+                # selection holds only some of its cases, those run on the faulty tree, and if they fail or time
+                # out too the selection catches the fault (requests' DEFAULT_POOLBLOCK hangs one test).
+                caught_whole = _caught_whole(tests, broken, selected)
+                cov_caught_whole = _caught_whole(tests, broken, cov_selected)
                 if broken and name in TIMED_RUNS and not reused:
                     started = time.perf_counter()
                     sharp = case_results(wait(tests.start_run(sorted(selected))))[0]
@@ -390,8 +409,8 @@ def run_project(name: str, wanted: int, max_tries: int, *, reuse: bool = False, 
             if not broken:
                 known.setdefault(_fault_key(fault), [])
                 continue
-            missed = sorted(n for n in broken if not covered(n, selected))
-            cov_missed = sorted(n for n in broken if not covered(n, cov_selected))
+            missed = sorted(n for n in broken if not covered(n, selected) and n not in caught_whole)
+            cov_missed = sorted(n for n in broken if not covered(n, cov_selected) and n not in cov_caught_whole)
             if (missed or cov_missed) and not reused:
                 # Confirm on the clean tree, alone as they were re-run: failing there too is not the fault
                 # (requests' test_connect_timeout passes only after other tests of the suite ran)

@@ -268,14 +268,45 @@ class _Refinement:
     def _match(self, match: TestMatch, rows: list[TestRow]) -> TestMatch | None:
         if not match.cases:
             return self._whole(match, rows)
-        cases = []
+        cases: dict[str, CaseMatch] = {}
         for case in match.cases:
-            kept = self._case(match.test_file, case, [r for r in rows if _under(r.base, case.case)])
-            if kept is not None:
-                cases.append(kept)
+            under = [r for r in rows if _under(r.base, case.case)]
+            if self.narrow and len({r.base for r in under}) > 1 and self._recorded_whole(match.test_file, case, under):
+                found = self._split(match.test_file, case, under)
+            else:
+                kept = self._case(match.test_file, case, under)
+                found = [kept] if kept is not None else []
+            for kept in found:
+                cases.setdefault(kept.case, kept)
         if not cases:
             return None
-        return replace(match, cases=tuple(cases))
+        return replace(match, cases=tuple(cases[k] for k in sorted(cases)))
+
+    def _recorded_whole(self, test_file: str, case: CaseMatch, rows: list[TestRow]) -> bool:
+        """Whether the recordings of ``rows`` ran all of ``case`` and the file is as they saw it (the same tests)."""
+        current = self.current.sha(test_file)
+        return current is not None and any(_covers(r.scope, case.case) for r in rows) and all(
+            self.store.batch_file_sha(batch, test_file) == current for batch in sorted({r.batch_id for r in rows}))
+
+    def _split(self, test_file: str, case: CaseMatch, rows: list[TestRow]) -> list[CaseMatch]:
+        """A case holding several tests (a test class), recorded whole: each test on its own evidence, as for a
+        file the graph selected whole (``_whole``)."""
+        by_base: dict[str, list[TestRow]] = {}
+        for row in rows:
+            by_base.setdefault(row.base, []).append(row)
+        kept: list[CaseMatch] = []
+        for base, mine in sorted(by_base.items()):
+            states = [self.evidence.state(r) for r in mine]
+            ran = [r for r, s in zip(mine, states, strict=True) if s == "ran"]
+            if ran:
+                self.confirmed += 1
+                kept.append(CaseMatch(base, "high", self.evidence.chain(ran[0]), "coverage"))
+            elif all(s == "clean" for s in states):
+                self.dropped.append(f"{test_file}::{base}")
+            else:
+                self._count_kept(states)
+                kept.append(CaseMatch(base, case.confidence, case.chain, case.source))
+        return kept
 
     def _case(self, test_file: str, case: CaseMatch, rows: list[TestRow]) -> CaseMatch | None:
         if not rows:

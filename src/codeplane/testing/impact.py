@@ -31,6 +31,7 @@ from codeplane.index.structural.modules import file_keys
 from codeplane.testing.impact_code import ReadLines
 from codeplane.testing.impact_go import GoSelection, is_go_test, package_dir, select_go
 from codeplane.testing.impact_graph import ImportGraph, build_graph, current_epoch
+from codeplane.testing.impact_local import Affected, ImportRow, import_rows, local_cases
 from codeplane.testing.impact_reach import CoverageUse, Reach, SymbolSelection
 from codeplane.testing.impact_symbols import SymbolWalk
 from codeplane.testing.impact_walkfacts import WalkFacts
@@ -205,7 +206,8 @@ class ImpactIndex:
             sharp = {p: tuple(ranges[p]) for p in changed if ranges and ranges.get(p) and p in graph.id_of
                      and p.endswith((".py", ".pyi"))}
             if not sharp:
-                result = _Walk(conn, graph, test_files, self._sources_for(graph)).run(changed, uncovered=uncovered)
+                result = _Walk(conn, graph, test_files, self._sources_for(graph), read_lines).run(
+                    changed, uncovered=uncovered)
             else:
                 result = self._sharp(conn, graph, changed, sharp, test_files, uncovered=uncovered,
                                      read_lines=read_lines)
@@ -217,7 +219,7 @@ class ImpactIndex:
     def _sharp(self, conn: sqlite3.Connection, graph: ImportGraph, changed: Sequence[str],
                sharp: Mapping[str, Sequence[tuple[int, int]]], test_files: Sequence[str], *, uncovered: bool,
                read_lines: ReadLines | None) -> ImpactResult:
-        walk = _Walk(conn, graph, test_files, self._sources_for(graph))
+        walk = _Walk(conn, graph, test_files, self._sources_for(graph), read_lines)
         # The module-level part is walked as the symbol walk falls back, so that walk can stop once every
         # test file is selected whole: nothing it could still find would change the answer (Django: a change
         # deep in the framework reaches a URL conf's import-time call early, then walks thousands more).
@@ -279,8 +281,12 @@ def _merge(blunt: ImpactResult, sharp: SymbolSelection, walk: _Walk, changed: Se
         if "" in cases:
             matches[test_file] = TestMatch(test_file, best, chains[:_MAX_REASONS])
             continue
+        picked = {case: CaseMatch(case, r.confidence, r.chain) for case, r in cases.items()}
+        if known is not None:  # tests whose own imports reach a module-level change (``impact_local.py``)
+            best = "high" if "high" in (best, known.confidence) else "low"
+            picked = {c.case: c for c in known.cases} | picked
         matches[test_file] = TestMatch(test_file, best, chains[:_MAX_REASONS], tuple(
-            CaseMatch(case, r.confidence, r.chain) for case, r in sorted(cases.items())))
+            picked[case] for case in sorted(picked)))
     names = sorted({name for p in changed for name in walk.primary_names(p)})
     unresolved = tuple(p for p in changed if not walk.primary_names(p))
     broken = walk.unresolved_imports_of(names)
@@ -337,8 +343,10 @@ def _with_go(result: ImpactResult, go: GoSelection, targets: Sequence[str]) -> I
 
 class _Walk:
     def __init__(self, conn: sqlite3.Connection, graph: ImportGraph, test_files: Sequence[str],
-                 sources: dict[str, tuple[str, ...]] | None = None) -> None:
+                 sources: dict[str, tuple[str, ...]] | None = None, read_lines: ReadLines | None = None) -> None:
         self.conn = conn
+        #: A file's current lines; None: no test file is narrowed to the tests holding its imports.
+        self.read_lines = read_lines
         #: test file → the repository files it imports directly (a memo).
         self.sources = sources if sources is not None else {}
         self.graph = graph
@@ -359,6 +367,9 @@ class _Walk:
         self.tests_reached: set[str] = set()
         #: conftest.py → the confidence its tests were selected with (``_conftests`` runs after every ``add``).
         self.expanded: dict[str, Confidence] = {}
+        #: Test files reached otherwise than by one of their imports (changed, under a conftest, the rest): whole.
+        self.whole: set[str] = set()
+        self.affected: Affected | None = None
 
     # -- changed files → module keys -----------------------------------------------------------------
     def _keys_of(self, path: str) -> list[str]:
@@ -414,7 +425,8 @@ class _Walk:
         self._conftests()
         nulls = self._null_literals()
         broken = self.unresolved_imports_of(changed_modules)
-        matches = tuple(TestMatch(path, conf, tuple(sorted(reasons))[:_MAX_REASONS])
+        narrowable = self._narrowable()
+        matches = tuple(self._match(path, conf, tuple(sorted(reasons))[:_MAX_REASONS], narrowable)
                         for path, (conf, reasons) in sorted(self.files.items()) if path in self.tests)
         tier: Literal["complete", "partial"] = (
             "complete" if not unresolved and not nulls and not broken else "partial")
@@ -426,6 +438,35 @@ class _Walk:
             uncovered_modules=gaps, uncovered_total=total,
             hint=_hint(tier, matches, unresolved, nulls, len(broken)), unresolved_imports=broken[:UNCOVERED_CAP])
 
+    def _narrowable(self) -> dict[int, list[ImportRow]]:
+        """The imports of each test file reached through its imports only (candidates for ``_match``)."""
+        if self.read_lines is None:
+            return {}
+        ids = [f for p in self.files if p in self.tests and p not in self.whole and p.endswith(".py")
+               and (f := self.graph.id_of.get(p)) is not None]
+        if not ids:
+            return {}
+        self.affected = Affected(self.modules, {keys[0] for p in self.files if (keys := self._keys_of(p))})
+        return import_rows(self.conn, ids)
+
+    def _match(self, path: str, confidence: Confidence, reasons: tuple[str, ...],
+               narrowable: Mapping[int, list[ImportRow]]) -> TestMatch:
+        """A test file reached only through imports inside its test functions needs only those tests
+        (``impact_local.py``); any other the whole file."""
+        file_id = self.graph.id_of.get(path)
+        rows = narrowable.get(file_id) if file_id is not None else None
+        if rows is None or self.affected is None or self.read_lines is None:
+            return TestMatch(path, confidence, reasons)
+        cases = local_cases(self.conn, file_id, rows, self.affected) if file_id is not None else None
+        if not cases:
+            return TestMatch(path, confidence, reasons)
+        lines = self.read_lines(path)
+        if not lines or self.affected.spelled(lines):
+            return TestMatch(path, confidence, reasons)
+        why = reasons[0] if reasons else "imports an affected module"
+        return TestMatch(path, confidence, reasons, tuple(
+            CaseMatch(case, confidence, (f"{path}::{case} (imports inside the test)", why)) for case in cases))
+
     def unresolved_imports_of(self, changed_modules: Sequence[str]) -> tuple[str, ...]:
         """Imports of the changed modules' top-level packages that name no file: the module naming or the
         repository layout left an edge the walk cannot follow (never assumed harmless)."""
@@ -435,11 +476,14 @@ class _Walk:
         return tuple(sorted(found))
 
     # -- the reverse walk ------------------------------------------------------------------------------
-    def _reach(self, path: str, confidence: Confidence, reason: str) -> bool:
+    def _reach(self, path: str, confidence: Confidence, reason: str, *, imported: bool = False) -> bool:
         """Record that ``path`` is affected; True if this is news (new file or upgraded to high).
 
         Reasons are kept for the file's best confidence only, so a ``high`` match explains itself.
+        ``imported``: reached through one of its imports (a test file then may need only some of its tests).
         """
+        if not imported and path in self.tests:
+            self.whole.add(path)
         known = self.files.get(path)
         if known is None or (known[0] == "low" and confidence == "high"):
             self.files[path] = (confidence, {reason})
@@ -475,7 +519,8 @@ class _Walk:
                 return
             via = "" if imported == module else f" of {_display(module)}"
             weak = ", itself reached by a package match" if kind == "exact" and not exact_high else ""
-            if self._reach(graph.path_of[file_id], confidence, f"imports {_display(imported)} ({kind}{via}{weak})"):
+            if self._reach(graph.path_of[file_id], confidence, f"imports {_display(imported)} ({kind}{via}{weak})",
+                           imported=True):
                 self.by_id[file_id] = grew[file_id] = confidence
 
         for module in sorted(frontier):

@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from codeplane.testing.impact_attrs import AttributeTypes
 from codeplane.testing.impact_code import PythonCode, ReadLines
+from codeplane.testing.impact_fixtures import fixture_requests
 from codeplane.testing.impact_names import (
     bare_visible,
     external_receiver,
@@ -60,6 +61,7 @@ from codeplane.testing.impact_text import (
     in_assigned_lambda,
     member_at,
     passive_at,
+    restored_at,
     returns_call,
     signature_annotations,
 )
@@ -113,6 +115,8 @@ class SymbolWalk(PythonCode):
         self.out = SymbolSelection()
         self._fallen: set[str] = set()
         self._property_memo: dict[str, bool] = {}
+        #: test file → fixture name → lines requesting it by a string (``impact_fixtures``; None: every string).
+        self._requests: dict[str, dict[str, frozenset[int]] | None] = {}
         #: (method name, reach.runs) whose uses on unknown receivers were walked.
         self._by_name: set[tuple[str, bool]] = set()
         #: (method name, reach.runs) → uses left out for the class of the method that walked them.
@@ -301,10 +305,19 @@ class SymbolWalk(PythonCode):
             else:
                 self._use(site, d, reach, "low", receiver="expr.")
         literal = f'%"{d.name}"%'
-        for file_id, line, col in self.rows(
-                "SELECT file_id, start_line, start_col FROM st_dynamic_site WHERE extracted_literals LIKE ?",
-                (literal,)):
+        for file_id, line, col, pattern in self.rows(
+                "SELECT file_id, start_line, start_col, pattern_type FROM st_dynamic_site "
+                "WHERE extracted_literals LIKE ?", (literal,)):
+            if pattern == "hasattr" and self._only_looked_up(d):
+                continue
             self._use((int(file_id), int(line), int(col)), d, reach, "low", call=True)
+
+    def _only_looked_up(self, d: Def) -> bool:
+        """Whether looking ``d`` up as an attribute (``hasattr(x, "name")``, ``x.name`` not called) runs none of
+        it: a plain function, no decorator at all (a property's getter, any descriptor a decorator makes, runs
+        on a lookup); a body change leaves ``hasattr``'s answer the same."""
+        return d.kind in ("function", "method") and bool(self.read_lines(self.path_of.get(d.file_id, ""))) and (
+            not self.decorator_block(d)[1])
 
     # -- Python's name rules (``impact_names.py``; the Go walk switches them off) ----------------------
     def bare_visible(self, file_id: int, d: Def, owner: Def | None) -> bool:
@@ -371,6 +384,10 @@ class SymbolWalk(PythonCode):
             return
         called = (call or self._is_call(path, line, col, used.name) or self._reads_property(path, line, col, used)
                   ) and not self._in_lambda(path, line, col)
+        if not called and self._restored(path, line, col) and self._only_looked_up(used):
+            # ``self.request = self.response.request``: a method read (not called, no decorator) and stored under
+            # its own name runs nothing here; whatever calls it later does so by that name, a use of its own.
+            return
         header = user is not None and user.kind == "class" and line == user.start
         if used.kind == "class" and not called and self._passive(path, line, col, user):
             return  # an annotation, isinstance, except: the class is named, nothing of it runs
@@ -433,6 +450,10 @@ class SymbolWalk(PythonCode):
         text = self._line(path, line)
         return text is None or member_at(text, col)
 
+    def _restored(self, path: str, line: int, col: int) -> bool:
+        text = self._line(path, line)
+        return text is not None and restored_at(text, col)
+
     def _returns_new(self, path: str, line: int, col: int) -> bool:
         lines = self.read_lines(path)
         return 0 < line <= len(lines) and returns_call(lines, line - 1, col)
@@ -493,12 +514,31 @@ class SymbolWalk(PythonCode):
                     self._subclasses(owner, reach)
                 return True
         classes = [a for a in chain if a.kind == "class"]
-        if classes:
+        if classes and self._class_wide(chain):
             outer = classes[-1]
             self.select(path, outer.lexical_path.replace(".", "::"), reach)
             self._imported(outer, outer.lexical_path.replace(".", "::"), reach)
             self._subclasses(outer, reach)
         return False
+
+    def _class_wide(self, chain: list[Def]) -> bool:
+        """Whether a reached member of a test class (``chain``: it and what encloses it, innermost first) may run
+        for any test of the class: a fixture or any decorated method, ``setup_method``/``teardown_method`` and the
+        like, a dunder, a class attribute or a nested class. A plain helper method runs where a test calls it (a
+        use of its own, which selects that test): not for the others."""
+        at = next(i for i, a in enumerate(chain) if a.kind == "class")
+        member = chain[at - 1] if at > 0 else None
+        if member is None or member.kind not in ("function", "method") or len(chain) > at + 1:
+            return True  # the class itself, a class attribute, or a class nested in another or in a function
+        name = member.name
+        return _is_dunder(name) or name.lower().startswith(("setup", "teardown")) or bool(
+            self.decorator_block(member)[1]) or not self.read_lines(self.path_of.get(member.file_id, ""))
+
+    def _collected(self, d: Def) -> bool:
+        """Whether pytest collects ``d`` as a test: ``test*`` at module level or in classes only."""
+        chain = self.ancestors(d)
+        return d.name.startswith("test") and d.kind in ("function", "method") and all(
+            a.kind == "class" for a in chain[1:])
 
     def _imported(self, top: Def, case: str, reach: Reach) -> None:
         """pytest collects a test class or function again in every test file that imports it by name."""
@@ -562,10 +602,11 @@ class SymbolWalk(PythonCode):
             if not in_scope(user_path):
                 continue
             user = self.innermost(int(file_id), int(line))  # the function whose parameter it is
-            if user is not None and user_path not in self.tests and self.read_lines(user_path) and (
-                    "fixture" not in self.decorator_block(user)[1]):
+            if user is not None and self.read_lines(user_path) and "fixture" not in self.decorator_block(user)[1] and (
+                    user_path not in self.tests or not self._collected(user)):
                 # pytest hands fixtures to tests and to other fixtures only: a helper outside the test files
-                # (``tests/strategies.py``'s ``simple_classes(slots=...)``) gets what its caller passes.
+                # (``tests/strategies.py``'s ``simple_classes(slots=...)``) or in one (attrs' ``_add_init(cls,
+                # frozen)`` in ``test_dunders.py``) gets what its caller passes.
                 continue
             if user is not None and user.uid != d.uid and user.kind in ("function", "method"):
                 step = (f"{user_path}::{user.lexical_path.replace('.', '::')}" if user_path in self.tests
@@ -574,13 +615,16 @@ class SymbolWalk(PythonCode):
         quoted = (f'"{name}"', f"'{name}'")
         for test in sorted(t for t in self.tests if in_scope(t)):
             lines = self.read_lines(test)
-            if not any(q in text for text in lines for q in quoted):
+            if not any(name in text for text in lines):
                 continue
+            if test not in self._requests:
+                self._requests[test] = fixture_requests(lines)
+            by_name = self._requests[test]
+            requested = by_name.get(name, frozenset()) if by_name is not None else frozenset(
+                n for n, text in enumerate(lines, 1) if any(q in text for q in quoted))
             why = f"{test} (names fixture {name} in a string)"
             file_id = self.id_of.get(test)
-            for number, text in enumerate(lines, 1):
-                if not any(q in text for q in quoted):
-                    continue
+            for number in sorted(requested):
                 # ``@pytest.mark.usefixtures("name")`` on a test or test class (a decorator line belongs to the
                 # definition it decorates) or ``request.getfixturevalue("name")`` in a function: what that
                 # definition runs. Anywhere else (``pytestmark = ...``, a class attribute, module code): the file.

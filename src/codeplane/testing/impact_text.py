@@ -25,6 +25,8 @@ _ASSIGNED = re.compile(r"^\s*[A-Za-z_][\w.]*\s*(?::[^=]*)?=\s*$")
 _RETURN = re.compile(r"^\s*return\s+(?:[A-Za-z_]\w*\s*\.\s*)*$")
 #: Lines a returned call may span.
 _CALL_LINES = 40
+#: A decorator line applying one of pytest's marks, up to its opening parenthesis: ``@pytest.mark.name(``.
+_PYTEST_MARK = re.compile(r"\s*@\s*(?:pytest\s*\.\s*)?mark\s*\.\s*[A-Za-z_]\w*\s*\(")
 
 
 def dotted_root(text: str, col: int) -> tuple[int, int] | None:
@@ -68,10 +70,16 @@ def dotted_root(text: str, col: int) -> tuple[int, int] | None:
 
 def calls_at(text: str, col: int) -> bool:
     """``name(`` at ``col``, or a decorator line (``@name``/``@x.name`` calls it; ``@name.setter`` calls an
-    attribute of ``name``, not ``name``: a property's getter does not run when its setter is declared)."""
+    attribute of ``name``, not ``name``: a property's getter does not run when its setter is declared).
+
+    A name among the arguments of one of pytest's marks (``@pytest.mark.parametrize("e", [InvalidURL])``) is
+    called only where the line calls it: a mark stores its arguments for collection, it never calls them. Any
+    other decorator may call what it is handed while decorating, so every name on its line counts as called."""
     word = WORD.match(text, col)
     if text.lstrip().startswith("@"):
-        return word is None or not text[word.end():].lstrip().startswith(".")
+        mark = _PYTEST_MARK.match(text)
+        if word is None or mark is None or col < mark.end():
+            return word is None or not text[word.end():].lstrip().startswith(".")
     if word is None:
         return True
     rest = text[word.end():].lstrip()
@@ -79,6 +87,21 @@ def calls_at(text: str, col: int) -> bool:
         closed = _closing([rest], 0, 0)
         return closed is None or rest[closed[1] + 1:].lstrip().startswith("(")
     return rest.startswith("(")
+
+
+#: ``a.b.name = `` (an annotation allowed) before a read of ``x.y.name``, with the name captured.
+_SAME_NAME_STORE = re.compile(r"^\s*[A-Za-z_][\w.]*\.\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*[A-Za-z_][\w.]*\.\s*$")
+
+
+def restored_at(text: str, col: int) -> bool:
+    """Whether the member read at ``col`` (``self.request = self.response.request``) is the whole right-hand side
+    of a store into an attribute of the same name: what it reads goes nowhere else."""
+    found = _SAME_NAME_STORE.match(text[:col])
+    word = WORD.match(text, col)
+    if found is None or word is None or word.group(0) != found.group(1):
+        return False
+    tail = text[word.end():].strip()
+    return not tail or tail.startswith("#")
 
 
 def member_at(text: str, col: int) -> bool:
