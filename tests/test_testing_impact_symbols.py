@@ -12,8 +12,7 @@ from codeplane.core.artifacts import ArtifactStore
 from codeplane.core.config import CodePlaneConfig
 from codeplane.core.layout import RepoLayout
 from codeplane.index.service import IndexService
-from codeplane.testing import ImpactIndex, ImpactResult, TestingService, impact_symbols
-from codeplane.testing import impact as impact_module
+from codeplane.testing import ImpactIndex, ImpactResult, TestingService, impact_modules, impact_symbols
 from tests.builders import indexed_repo
 
 SHOP: dict[str, str] = {
@@ -324,7 +323,7 @@ def test_the_walk_stops_once_module_level_selection_holds_every_test(shop: tuple
     many test files; here the threshold is lowered)."""
     repo, index = shop
     assert "the walk stopped there" not in _affected(repo, index, "src/shop/pricing.py", 9).hint
-    monkeypatch.setattr(impact_module, "_STOP_MIN_TESTS", 1)
+    monkeypatch.setattr(impact_modules, "_STOP_MIN_TESTS", 1)
     result = _affected(repo, index, "src/shop/pricing.py", 9)
     assert {m.test_file for m in result.matches if not m.cases} >= {"tests/test_cart.py", "tests/test_money.py"}
     assert result.reached is None and "the walk stopped there" in result.hint

@@ -1,14 +1,10 @@
 """Plan moving one Python symbol (function, class, constant) to another module (issue 20, §23.4).
 
-The definition's statement leaves the old module with the comment lines above it and lands at the end of
-the destination (created when missing). What it needs from the old module comes along:
-
-- names the old module imports unconditionally are imported the same way in the destination (relative
-  imports re-rendered for the new package); ``TYPE_CHECKING`` imports go under the same guard;
-  ``from __future__`` imports go first;
-- names the old module defines itself (or binds conditionally) are imported *from* the old module. If the
-  old module still needs the symbol afterwards (other uses, or ``keep_reexport``), that would be a circular
-  import: refused with 4009 naming the names.
+The definition's statement leaves the old module with the comment lines above it and lands in the
+destination (created when missing) with what it needs from the old module (:mod:`pydestination`). Names the
+old module defines itself (or binds conditionally) are imported *from* the old module: if the old module
+still needs the symbol afterwards (other uses, or ``keep_reexport``), that would be a circular import:
+refused with 4009 naming the names.
 
 Every importer is rewritten by :mod:`pyimporters`; the old module's ``__all__`` entry goes (unless
 ``keep_reexport``), the destination's ``__all__`` gains it. Indirect cycles are reported as warnings.
@@ -17,7 +13,7 @@ Every importer is rewritten by :mod:`pyimporters`; the old module's ``__all__`` 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,29 +25,22 @@ from codeplane.refactor.jsimports import is_js
 from codeplane.refactor.pybindings import (
     Binding,
     ImportSpec,
-    assigned_names,
-    defined_name,
     import_specs,
-    import_style,
     module_bindings,
-    module_part,
     parse_python,
-    render_imports,
     text_of,
     uses_relative_imports,
     wildcard_sources,
 )
-from codeplane.refactor.pyblock import Block, find_block, free_names, global_writes
+from codeplane.refactor.pyblock import Block, find_block, global_writes
+from codeplane.refactor.pydestination import IMPORT_STATEMENTS, Needs, block_needs, destination_edits
 from codeplane.refactor.pyheader import (
-    all_entry_addition,
     all_entry_removals,
     all_list,
     all_names,
     binding_item,
     delete_block,
     import_items,
-    insert_future,
-    insert_guarded,
     insert_import,
     item_local,
 )
@@ -62,7 +51,6 @@ from codeplane.refactor.pyimporters import (
     delete_statement,
     importer_edits,
     merge_same_start,
-    render_module,
     walk,
 )
 from codeplane.refactor.pymodules import PyModules, is_python
@@ -71,22 +59,7 @@ from codeplane.refactor.spans import SourceText, SpanEdit
 Reader = Callable[[Iterable[str]], tuple[dict[str, SourceText], dict[str, str]]]
 Candidates = Callable[[str], set[str]]
 _MOVABLE = ("function", "class", "variable", "constant")
-_IMPORTS = ("import_statement", "import_from_statement", "future_import_statement")
 _CYCLE_HOPS = 4_000
-
-
-@dataclass
-class _Needs:
-    """What the destination must import for the block."""
-
-    copied: list[ImportSpec]
-    futures: list[ImportSpec]
-    #: guard condition -> imports under ``if <guard>:``.
-    guarded: dict[str, list[ImportSpec]]
-    from_old: list[str]
-    unbound: list[str]
-    #: Imports of the destination's own names (nothing to import there; the old module may drop them).
-    own: list[ImportSpec] = field(default_factory=list)
 
 
 def check_target(root: Path, universe: Mapping[str, FileInfo], target: Def, to_path: str) -> str:
@@ -161,7 +134,7 @@ class SymbolMovePlanner:
         dest_root = parse_python(dest_src.data) if dest_src is not None else None
         dest_bindings = module_bindings(self.mods, self.dest, dest_root) if dest_root is not None else {}
         self._check_destination(dest_bindings)
-        needs = self._needs(block, old_bindings, old_root, dest_bindings)
+        needs = block_needs(self.move, block, old_bindings, old_root, dest_bindings)
         remaining = _uses_outside(old_root, self.name, block)
         old_keeps = remaining > 0 or self.keep_reexport
         if needs.from_old and old_keeps:
@@ -188,7 +161,8 @@ class SymbolMovePlanner:
             source = f" (perhaps from the star import of {', '.join(stars)})" if stars else ""
             self.draft.warnings.append(f"{self.name} uses {', '.join(needs.unbound)}, not bound at module level in "
                                        f"{self.move.old_path}{source}; not imported in the destination")
-        creates = self._destination_edits(old_src, block, needs, dest_src, dest_root)
+        creates = destination_edits(self.move, old_src, block, needs, dest_src=dest_src, dest_root=dest_root,
+                                    dest_exists=self.dest_exists, draft=self.draft, inserts=self.inserts)
         for path in self.paths:
             src = sources.get(path)
             if path == self.move.old_path or src is None:
@@ -214,63 +188,7 @@ class SymbolMovePlanner:
                                  details={"path": self.dest, "line": line, "name": self.name,
                                           "reason": "exists in destination"})
 
-    def _needs(self, block: Block, bindings: Mapping[str, list[Binding]], old_root: Any,
-               dest_bindings: Mapping[str, list[Binding]]) -> _Needs:
-        needs = _Needs([], [], {}, [], [])
-        todo = free_names(block)
-        done: set[str] = set()
-        while todo:
-            name = todo.pop(0)
-            if name == self.name or name in done:
-                continue
-            done.add(name)
-            found = bindings.get(name, [])
-            specs = {b.spec for b in found if b.spec is not None}
-            plain_import = found and all(b.kind == "import" and not b.conditional for b in found) and len(specs) == 1
-            if plain_import:
-                spec = next(iter(specs))
-                if self.mods.resolve_module(spec.module) == self.dest or \
-                        (spec.name is not None and self.mods.resolve_module(f"{spec.module}.{spec.name}") == self.dest):
-                    needs.own.append(spec)  # the destination's own names (or itself)
-                    continue
-                guard = found[0].type_checking if all(b.type_checking for b in found) else None
-                if self._dest_has(dest_bindings, name, spec):
-                    continue
-                if guard:
-                    needs.guarded.setdefault(guard, []).append(spec)
-                    # The guard's own name (``TYPE_CHECKING`` or ``t`` of ``t.TYPE_CHECKING``) comes along.
-                    todo.append(guard.split(".")[0].strip())
-                else:
-                    needs.copied.append(spec)
-            elif found:
-                if self._dest_has(dest_bindings, name, ImportSpec(self.move.old_module, name)):
-                    continue
-                needs.from_old.append(name)
-            else:
-                needs.unbound.append(name)
-        # ``from __future__ import annotations`` changes how annotations evaluate: it comes along with them.
-        annotated = any(n.type == "type" for n in walk(block.statement))
-        for stmt in old_root.named_children if annotated else []:
-            if stmt.type == "future_import_statement":
-                for spec in [ImportSpec("__future__", text_of(n)) for n in stmt.children_by_field_name("name")]:
-                    if not self._dest_has(dest_bindings, spec.local, spec):
-                        needs.futures.append(spec)
-        return needs
-
-    def _dest_has(self, dest_bindings: Mapping[str, list[Binding]], name: str, spec: ImportSpec) -> bool:
-        """Whether the destination already binds ``name`` as ``spec``; 4007 if it binds it otherwise."""
-        found = dest_bindings.get(name)
-        if not found:
-            return False
-        if any(b.spec == spec for b in found):
-            return True
-        line = found[0].statement.start_point[0] + 1
-        raise CodePlaneError(ErrorCode.REFACTOR_COLLISION,
-                             f"{self.name} uses {name!r}, which {self.dest} binds differently (line {line})",
-                             details={"path": self.dest, "line": line, "name": name,
-                                      "reason": "dependency bound differently in destination"})
-
-    def _refuse_direct_cycle(self, old_keeps: bool, needs: _Needs, dest_bindings: Mapping[str, list[Binding]]) -> None:
+    def _refuse_direct_cycle(self, old_keeps: bool, needs: Needs, dest_bindings: Mapping[str, list[Binding]]) -> None:
         """4009 when the two modules would import each other at import time (guarded imports aside)."""
         dest_imports_old = any(self._spec_target(b.spec) == self.move.old_path for found in dest_bindings.values()
                                for b in found if b.kind == "import" and b.spec is not None and not b.type_checking
@@ -289,7 +207,7 @@ class SymbolMovePlanner:
                                           "needs_from_old_module": needs.from_old,
                                           "keep_reexport": self.keep_reexport})
 
-    def _refuse_copied_cycles(self, needs: _Needs) -> None:
+    def _refuse_copied_cycles(self, needs: Needs) -> None:
         """4009 when an import copied into the destination names a module that imports the destination at
         import time (``_compat`` gaining ``from attr._make import Attribute`` while ``_make`` imports
         ``_compat``): the destination would no longer import."""
@@ -350,7 +268,7 @@ class SymbolMovePlanner:
 
     # -- the old module -----------------------------------------------------------------------------------
     def _old_module_edits(self, src: SourceText, root: Any, block: Block, *, old_keeps: bool,
-                          bindings: Mapping[str, list[Binding]], needs: _Needs) -> None:
+                          bindings: Mapping[str, list[Binding]], needs: Needs) -> None:
         self.draft.code.append((delete_block(src, block), "high"))
         deleted = self._drop_unused_imports(src, root, block, bindings, needs)
         if old_keeps:
@@ -363,7 +281,7 @@ class SymbolMovePlanner:
                 self.draft.code.append((edit, "high"))
 
     def _drop_unused_imports(self, src: SourceText, root: Any, block: Block, bindings: Mapping[str, list[Binding]],
-                             needs: _Needs) -> set[int]:
+                             needs: Needs) -> set[int]:
         """Imports only the moved block used leave the old module (a stale ``from .dest import X`` would
         otherwise turn the move into an import cycle). Kept when listed in ``__all__`` or imported from the
         old module by another file (a re-export)."""
@@ -428,111 +346,12 @@ class SymbolMovePlanner:
                 return self._spec_target(spec)
         return None
 
-    # -- the destination ----------------------------------------------------------------------------------
-    def _destination_edits(self, old_src: SourceText, block: Block, needs: _Needs, dest_src: SourceText | None,
-                           dest_root: Any | None) -> list[str]:
-        style = import_style(dest_root) if dest_root is not None else None
-        relative = uses_relative_imports(parse_python(old_src.data)) if style is None else style
-
-        def render(spec: ImportSpec) -> str:
-            return spec.render(self.mods, self.dest, self.move.new_module, relative)
-
-        futures = render_imports(needs.futures, render)
-        imports = render_imports(needs.copied + [ImportSpec(self.move.old_module, n) for n in needs.from_old], render)
-        guarded = {g: render_imports(specs, render) for g, specs in sorted(needs.guarded.items())}
-        body = self._block_text(old_src, block)
-        if dest_src is None or dest_root is None:
-            parts = ["\n".join(futures), "\n".join(imports)] + \
-                [f"if {g}:\n" + "\n".join("    " + line for line in lines) for g, lines in guarded.items()]
-            header = "\n\n".join(p for p in parts if p)
-            content = (header + "\n\n\n" if header else "") + body + "\n"
-            self.draft.code.append((SpanEdit(self.dest, 1, 0, 1, 0, "", content, "new_module"), "high"))
-            return [self.dest]
-        for line in futures:
-            insert_future(self.inserts, dest_src, dest_root, line)
-        for line in imports:
-            insert_import(self.inserts, dest_src, dest_root, line)
-        for guard, lines in guarded.items():
-            insert_guarded(self.inserts, dest_src, dest_root, guard, lines)
-        last = max((n for n in range(1, len(dest_src.lines) + 1) if dest_src.line_text(n).strip()), default=0)
-        before = self._first_use(dest_src, dest_root, needs)
-        if before is not None:
-            # The destination uses the name at import time (module-level code, decorators): the definition
-            # goes right above the first statement that mentions it, after the previous statement.
-            end = len(dest_src.line_text(before))
-            self.inserts.add(self.dest, before, end, "\n\n\n" + body, "moved_definition")
-        elif last == 0:
-            self.draft.code.append((SpanEdit(self.dest, 1, 0, 1, 0, "", body + "\n", "moved_definition"), "high"))
-        else:
-            end = len(dest_src.line_text(last))
-            self.inserts.add(self.dest, last, end, "\n\n\n" + body, "moved_definition")
-        for edit in all_entry_addition(dest_src, dest_root, self.name):
-            self.draft.code.append((edit, "high"))
-        return []
-
-    def _first_use(self, src: SourceText, root: Any, needs: _Needs) -> int | None:
-        """The last non-blank line above the first top-level statement mentioning the name, when that is
-        after every definition the block needs from the destination; ``None`` to append at the end."""
-        own = {s.local for s in needs.own}
-        needed_after = 0
-        first: Any | None = None
-        for stmt in root.named_children:
-            if stmt.type in _IMPORTS or stmt.type == "comment":
-                continue
-            names = {text_of(n) for n in walk(stmt) if n.type == "identifier"}
-            if first is None and self.name in names:
-                first = stmt
-            binds = ({defined_name(stmt)} | set(assigned_names(stmt))) & own
-            if binds:
-                needed_after = stmt.end_point[0] + 1
-        if first is None:
-            return None
-        start: int = first.start_point[0] + 1
-        while start > 1 and src.line_text(start - 1).lstrip().startswith("#"):
-            start -= 1
-        prev = start - 1
-        while prev >= 1 and not src.line_text(prev).strip():
-            prev -= 1
-        if prev < 1 or prev < needed_after:
-            return None
-        return prev
-
-    def _block_text(self, src: SourceText, block: Block) -> str:
-        """The block's text with its relative imports re-rendered for the destination package."""
-        base = src.offset(block.start_line, 0)
-        text = block.text
-        replacements: list[tuple[int, int, str]] = []
-        for node in walk(block.statement):
-            if node.type != "import_from_statement":
-                continue
-            module_node = node.child_by_field_name("module_name")
-            if module_node is None or module_node.type != "relative_import":
-                continue
-            level, dotted = module_part(module_node)
-            absolute = self.mods.absolute_relative(self.move.old_path, level, dotted)
-            if absolute is None:
-                continue
-            new = render_module(self.mods, self.dest, absolute, True) if self.dest_exists else \
-                _render_for_new(self.mods, self.move.new_module, absolute)
-            line, col, end_line, end_col = src.node_span(module_node)
-            replacements.append((src.offset(line, col) - base, src.offset(end_line, end_col) - base, new))
-        for begin, end, new in sorted(replacements, reverse=True):
-            text = text[:begin] + new + text[end:]
-        return text
-
-
-def _render_for_new(mods: PyModules, new_module: str, module: str) -> str:
-    from codeplane.refactor.pymodules import relative_form
-
-    form = relative_form(new_module.rpartition(".")[0], module)
-    return "." * form[0] + form[1] if form is not None else module
-
 
 def _uses_outside(root: Any, name: str, block: Block) -> int:
     """Plain-name uses of ``name`` outside the block and outside import statements."""
     count = 0
     for node in walk(root):
-        if node.type in _IMPORTS:
+        if node.type in IMPORT_STATEMENTS:
             continue
         if node.type != "identifier" or text_of(node) != name:
             continue
@@ -544,7 +363,7 @@ def _uses_outside(root: Any, name: str, block: Block) -> int:
             continue
         if parent is not None and parent.type == "keyword_argument" and parent.child_by_field_name("name") == node:
             continue
-        if any(a.type in _IMPORTS for a in _ancestors(node)):
+        if any(a.type in IMPORT_STATEMENTS for a in _ancestors(node)):
             continue
         count += 1
     return count
@@ -557,5 +376,3 @@ def _ancestors(node: Any) -> list[Any]:
         out.append(current)
         current = current.parent
     return out
-
-

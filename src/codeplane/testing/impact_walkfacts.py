@@ -43,7 +43,7 @@ class WalkFacts:
         self._uses: dict[str, list[Use]] = {}
         self._rows: dict[tuple[str, tuple[object, ...]], list[tuple[Any, ...]]] = {}
         self._tops: frozenset[str] | None = None
-        #: test file → the repository files it imports directly (``impact._Walk.source_dirs``).
+        #: test file → the repository files it imports directly (``impact_modules.ModuleWalk.source_dirs``).
         self.sources: dict[str, tuple[str, ...]] = {}
         self.defs: dict[int, list[Def]] = {}
         self.starts: dict[int, list[int]] = {}

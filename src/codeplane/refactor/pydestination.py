@@ -1,0 +1,219 @@
+"""The destination side of a Python symbol move (issue 20, ``symbolmove.py``): what the moved block needs
+there, and the destination's edits.
+
+What the block needs from the old module comes along:
+
+- names the old module imports unconditionally are imported the same way in the destination (relative
+  imports re-rendered for the new package); ``TYPE_CHECKING`` imports go under the same guard;
+  ``from __future__`` imports go first (with annotations);
+- names the old module defines itself (or binds conditionally) are imported *from* the old module
+  (``Needs.from_old``: the planner refuses the move when that would be an import cycle);
+- imports of the destination's own names are dropped (nothing to import there).
+
+The block lands at the end of the destination (created when missing), or above the first top-level statement
+that uses it at import time; the destination's ``__all__`` gains the name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.refactor.assemble import Draft
+from codeplane.refactor.pybindings import (
+    Binding,
+    ImportSpec,
+    assigned_names,
+    defined_name,
+    import_style,
+    module_part,
+    parse_python,
+    render_imports,
+    text_of,
+    uses_relative_imports,
+)
+from codeplane.refactor.pyblock import Block, free_names
+from codeplane.refactor.pyheader import all_entry_addition, insert_future, insert_guarded, insert_import
+from codeplane.refactor.pyimporters import Insertions, SymbolMove, render_module, walk
+from codeplane.refactor.pymodules import PyModules, relative_form
+from codeplane.refactor.spans import SourceText, SpanEdit
+
+IMPORT_STATEMENTS = ("import_statement", "import_from_statement", "future_import_statement")
+
+
+@dataclass
+class Needs:
+    """What the destination must import for the block."""
+
+    copied: list[ImportSpec]
+    futures: list[ImportSpec]
+    #: guard condition -> imports under ``if <guard>:``.
+    guarded: dict[str, list[ImportSpec]]
+    from_old: list[str]
+    unbound: list[str]
+    #: Imports of the destination's own names (nothing to import there; the old module may drop them).
+    own: list[ImportSpec] = field(default_factory=list)
+
+
+def block_needs(move: SymbolMove, block: Block, bindings: Mapping[str, list[Binding]], old_root: Any,
+                dest_bindings: Mapping[str, list[Binding]]) -> Needs:
+    """What the destination must import for ``block`` (``bindings``: the old module's, ``dest_bindings``: the
+    destination's); 4007 when the destination binds a name the block uses otherwise."""
+    needs = Needs([], [], {}, [], [])
+    todo = free_names(block)
+    done: set[str] = set()
+    while todo:
+        name = todo.pop(0)
+        if name == move.name or name in done:
+            continue
+        done.add(name)
+        found = bindings.get(name, [])
+        specs = {b.spec for b in found if b.spec is not None}
+        plain_import = found and all(b.kind == "import" and not b.conditional for b in found) and len(specs) == 1
+        if plain_import:
+            spec = next(iter(specs))
+            if move.mods.resolve_module(spec.module) == move.new_path or \
+                    (spec.name is not None and move.mods.resolve_module(f"{spec.module}.{spec.name}") == move.new_path):
+                needs.own.append(spec)  # the destination's own names (or itself)
+                continue
+            guard = found[0].type_checking if all(b.type_checking for b in found) else None
+            if _dest_has(move, dest_bindings, name, spec):
+                continue
+            if guard:
+                needs.guarded.setdefault(guard, []).append(spec)
+                # The guard's own name (``TYPE_CHECKING`` or ``t`` of ``t.TYPE_CHECKING``) comes along.
+                todo.append(guard.split(".")[0].strip())
+            else:
+                needs.copied.append(spec)
+        elif found:
+            if _dest_has(move, dest_bindings, name, ImportSpec(move.old_module, name)):
+                continue
+            needs.from_old.append(name)
+        else:
+            needs.unbound.append(name)
+    # ``from __future__ import annotations`` changes how annotations evaluate: it comes along with them.
+    annotated = any(n.type == "type" for n in walk(block.statement))
+    for stmt in old_root.named_children if annotated else []:
+        if stmt.type == "future_import_statement":
+            for spec in [ImportSpec("__future__", text_of(n)) for n in stmt.children_by_field_name("name")]:
+                if not _dest_has(move, dest_bindings, spec.local, spec):
+                    needs.futures.append(spec)
+    return needs
+
+
+def _dest_has(move: SymbolMove, dest_bindings: Mapping[str, list[Binding]], name: str, spec: ImportSpec) -> bool:
+    """Whether the destination already binds ``name`` as ``spec``; 4007 if it binds it otherwise."""
+    found = dest_bindings.get(name)
+    if not found:
+        return False
+    if any(b.spec == spec for b in found):
+        return True
+    line = found[0].statement.start_point[0] + 1
+    raise CodePlaneError(ErrorCode.REFACTOR_COLLISION,
+                         f"{move.name} uses {name!r}, which {move.new_path} binds differently (line {line})",
+                         details={"path": move.new_path, "line": line, "name": name,
+                                  "reason": "dependency bound differently in destination"})
+
+
+def destination_edits(move: SymbolMove, old_src: SourceText, block: Block, needs: Needs, *,
+                      dest_src: SourceText | None, dest_root: Any | None, dest_exists: bool, draft: Draft,
+                      inserts: Insertions) -> list[str]:
+    """The destination's edits (into ``draft`` and ``inserts``): the block, at the end or above the first
+    statement using it at import time, and the imports it needs; the paths created (a new module)."""
+    style = import_style(dest_root) if dest_root is not None else None
+    relative = uses_relative_imports(parse_python(old_src.data)) if style is None else style
+
+    def render(spec: ImportSpec) -> str:
+        return spec.render(move.mods, move.new_path, move.new_module, relative)
+
+    futures = render_imports(needs.futures, render)
+    imports = render_imports(needs.copied + [ImportSpec(move.old_module, n) for n in needs.from_old], render)
+    guarded = {g: render_imports(specs, render) for g, specs in sorted(needs.guarded.items())}
+    body = _block_text(move, old_src, block, dest_exists=dest_exists)
+    if dest_src is None or dest_root is None:
+        parts = ["\n".join(futures), "\n".join(imports)] + \
+            [f"if {g}:\n" + "\n".join("    " + line for line in lines) for g, lines in guarded.items()]
+        header = "\n\n".join(p for p in parts if p)
+        content = (header + "\n\n\n" if header else "") + body + "\n"
+        draft.code.append((SpanEdit(move.new_path, 1, 0, 1, 0, "", content, "new_module"), "high"))
+        return [move.new_path]
+    for line in futures:
+        insert_future(inserts, dest_src, dest_root, line)
+    for line in imports:
+        insert_import(inserts, dest_src, dest_root, line)
+    for guard, lines in guarded.items():
+        insert_guarded(inserts, dest_src, dest_root, guard, lines)
+    last = max((n for n in range(1, len(dest_src.lines) + 1) if dest_src.line_text(n).strip()), default=0)
+    before = _first_use(move.name, dest_src, dest_root, needs)
+    if before is not None:
+        # The destination uses the name at import time (module-level code, decorators): the definition
+        # goes right above the first statement that mentions it, after the previous statement.
+        end = len(dest_src.line_text(before))
+        inserts.add(move.new_path, before, end, "\n\n\n" + body, "moved_definition")
+    elif last == 0:
+        draft.code.append((SpanEdit(move.new_path, 1, 0, 1, 0, "", body + "\n", "moved_definition"), "high"))
+    else:
+        end = len(dest_src.line_text(last))
+        inserts.add(move.new_path, last, end, "\n\n\n" + body, "moved_definition")
+    for edit in all_entry_addition(dest_src, dest_root, move.name):
+        draft.code.append((edit, "high"))
+    return []
+
+
+def _first_use(name: str, src: SourceText, root: Any, needs: Needs) -> int | None:
+    """The last non-blank line above the first top-level statement mentioning the name, when that is
+    after every definition the block needs from the destination; ``None`` to append at the end."""
+    own = {s.local for s in needs.own}
+    needed_after = 0
+    first: Any | None = None
+    for stmt in root.named_children:
+        if stmt.type in IMPORT_STATEMENTS or stmt.type == "comment":
+            continue
+        names = {text_of(n) for n in walk(stmt) if n.type == "identifier"}
+        if first is None and name in names:
+            first = stmt
+        binds = ({defined_name(stmt)} | set(assigned_names(stmt))) & own
+        if binds:
+            needed_after = stmt.end_point[0] + 1
+    if first is None:
+        return None
+    start: int = first.start_point[0] + 1
+    while start > 1 and src.line_text(start - 1).lstrip().startswith("#"):
+        start -= 1
+    prev = start - 1
+    while prev >= 1 and not src.line_text(prev).strip():
+        prev -= 1
+    if prev < 1 or prev < needed_after:
+        return None
+    return prev
+
+
+def _block_text(move: SymbolMove, src: SourceText, block: Block, *, dest_exists: bool) -> str:
+    """The block's text with its relative imports re-rendered for the destination package."""
+    base = src.offset(block.start_line, 0)
+    text = block.text
+    replacements: list[tuple[int, int, str]] = []
+    for node in walk(block.statement):
+        if node.type != "import_from_statement":
+            continue
+        module_node = node.child_by_field_name("module_name")
+        if module_node is None or module_node.type != "relative_import":
+            continue
+        level, dotted = module_part(module_node)
+        absolute = move.mods.absolute_relative(move.old_path, level, dotted)
+        if absolute is None:
+            continue
+        new = render_module(move.mods, move.new_path, absolute, True) if dest_exists else \
+            _render_for_new(move.mods, move.new_module, absolute)
+        line, col, end_line, end_col = src.node_span(module_node)
+        replacements.append((src.offset(line, col) - base, src.offset(end_line, end_col) - base, new))
+    for begin, end, new in sorted(replacements, reverse=True):
+        text = text[:begin] + new + text[end:]
+    return text
+
+
+def _render_for_new(mods: PyModules, new_module: str, module: str) -> str:
+    form = relative_form(new_module.rpartition(".")[0], module)
+    return "." * form[0] + form[1] if form is not None else module

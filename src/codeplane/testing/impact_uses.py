@@ -1,0 +1,194 @@
+"""What a use of a reached definition reaches, in a symbol-level impact walk (``impact_symbols.py``).
+
+Inside a function body the function is reached. Code that runs at import time (module level, class bodies,
+variable definitions, decorators, default values) that *calls* it changes the import of the whole module: the
+module-level selection of that file (a test file's own module-level code selects the file). An import-time use
+that only names it reaches what it is stored in. The use's line says more (``impact_text.py``):
+
+- a class spreads through its uses, subclass headers included (a class header lies inside the subclass's span);
+  a class whose construction is unchanged (only its instances behave differently) does not make a function
+  that only returns a new instance (``return K(...)``) run changed code; an annotation, ``isinstance`` or
+  ``except`` names a class and runs none of it;
+- reading a property (``obj.prop``) calls its getter; ``@prop.setter`` does not;
+- a lambda assigned at import time does not run then; a method read and stored under its own name
+  (``self.m = x.m``) runs nothing there; a keyword argument's name is no use; stubs (``.pyi``) never run.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Mapping
+
+from codeplane.testing.impact_code import ReadLines
+from codeplane.testing.impact_reach import Confidence, Def, Reach
+from codeplane.testing.impact_text import (
+    callee_at,
+    calls_at,
+    in_assigned_lambda,
+    member_at,
+    passive_at,
+    restored_at,
+    returns_call,
+    signature_annotations,
+)
+from codeplane.testing.impact_walkfacts import WalkFacts
+from codeplane.testing.impact_walkstate import WalkState
+
+#: Dunders that plain attribute access on an instance runs.
+_ATTRIBUTE_DUNDERS = frozenset({"__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__get__",
+                                "__set__", "__delete__"})
+
+
+class UseRules(WalkState):
+    """The walk's rules for one use site of a reached definition (mixed into ``SymbolWalk``)."""
+
+    def __init__(self, conn: sqlite3.Connection, id_of: Mapping[str, int], path_of: Mapping[int, str],
+                 tests: Iterable[str], read_lines: ReadLines, *, facts: WalkFacts | None = None) -> None:
+        super().__init__(conn, id_of, path_of, tests, read_lines, facts=facts)
+        self._property_memo: dict[str, bool] = {}
+
+    def _only_looked_up(self, d: Def) -> bool:
+        """Whether looking ``d`` up as an attribute (``hasattr(x, "name")``, ``x.name`` not called) runs none of
+        it: a plain function, no decorator at all (a property's getter, any descriptor a decorator makes, runs
+        on a lookup); a body change leaves ``hasattr``'s answer the same."""
+        return d.kind in ("function", "method") and bool(self.read_lines(self.path_of.get(d.file_id, ""))) and (
+            not self.decorator_block(d)[1])
+
+    def _use(self, site: tuple[int, int, int], used: Def, reach: Reach, confidence: Confidence, *,
+             call: bool = False, receiver: str | None = None) -> None:
+        """``used`` is used at ``line``: reach what runs that use.
+
+        Inside a function body the function is reached. Code that runs at import time (module level, class
+        bodies, variable definitions, decorators, default values) that *calls* it changes the import of the
+        whole module (a failure there fails every importer): module-level selection for that file. An
+        import-time use that only names it (``registry.add(handler)``) reaches the definitions it is stored
+        in: the enclosing variable or class, or the module-level variables named on that line.
+        """
+        file_id, line, col = site
+        path = self.path_of.get(file_id, "")
+        if path.endswith(".pyi") or not path.endswith(self.suffixes) or (
+                confidence == "low" and self._is_keyword(path, line, col)):
+            # Stubs never run; another language's code cannot call this one's (a name in a vendored
+            # jquery.js that spells a Python method's is no use of it); a keyword argument's name is no use.
+            return
+        user = self.innermost(file_id, line)
+        if user is not None and user.uid == used.uid:
+            return
+        if receiver in ("self.", "cls.") and not self._may_dispatch(user, used):
+            return
+        called = (call or self._is_call(path, line, col, used.name) or self._reads_property(path, line, col, used)
+                  ) and not self._in_lambda(path, line, col)
+        if not called and self._restored(path, line, col) and self._only_looked_up(used):
+            # ``self.request = self.response.request``: a method read (not called, no decorator) and stored under
+            # its own name runs nothing here; whatever calls it later does so by that name, a use of its own.
+            return
+        header = user is not None and user.kind == "class" and line == user.start
+        if used.kind == "class" and not called and self._passive(path, line, col, user):
+            return  # an annotation, isinstance, except: the class is named, nothing of it runs
+        at_import = self._import_time(user, line)
+        if at_import and reach.runs and called:
+            self._module_level(path, line, reach.then(f"{path}:{line} (calls {used.name} at import time)",
+                                                      confidence), f"calls {used.qualified_name} at import time")
+            return
+        if user is None:
+            stored = [d for d in self._named_on_line(file_id, line) if d.uid != used.uid]
+            if not stored or path in self.tests:
+                self._module_level(path, line, reach.then(f"{path}:{line} (module level)", confidence),
+                                   f"module-level code uses {used.qualified_name}")
+            for target in stored:
+                self.enqueue(target, reach.then(f"{target.qualified_name} (stores {used.name})", confidence))
+            return
+        # A base class: the subclass's construction is the base's. A function that only makes and returns its
+        # own closure (a decorator factory) runs nothing changed itself; whoever calls the closure does.
+        closure = used.parent == user.uid and used.kind in ("function", "method") and not called
+        # A class whose construction is unchanged (only its instances behave differently) that a function
+        # makes and returns at once (``return _InstanceOfValidator(type)``: attrs' validator factories) runs
+        # nothing changed in that function: it never touches the instance. Whoever uses what it returns is
+        # reached through its own uses of the function; an import-time call of the factory imports as before.
+        # Not when the instance's attribute access itself changed (``__getattr__``...: using what the factory
+        # returns at import runs it) or another library's base class may call the change while constructing.
+        handed_back = not reach.runs and used.kind == "class" and called and not any(
+            step.split(" ", 1)[0].rsplit(".", 1)[-1] in _ATTRIBUTE_DUNDERS or "external class" in step
+            for step in reach.chain[:2]) and self._returns_new(path, line, col)
+        self.enqueue(user, reach.then(user.qualified_name if path not in self.tests else
+                                      f"{path}::{user.lexical_path.replace('.', '::')}", confidence,
+                                      runs=(reach.runs or not header) and not closure and not handed_back))
+
+    def _module_level(self, path: str, line: int, reach: Reach, why: str) -> None:
+        if path in self.tests:
+            self.select(path, "", reach)
+        else:
+            self.fallback(path, f"{why} (line {line}; {' → '.join(reach.chain)})")
+
+    def _import_time(self, user: Def | None, line: int) -> bool:
+        """Whether code at ``line`` runs when its module is imported (not inside a function body)."""
+        if user is None:
+            return True
+        return not any(a.kind in ("function", "method") and a.start < line for a in self.ancestors(user))
+
+    def _is_call(self, path: str, line: int, col: int, name: str) -> bool:
+        """``name(`` at ``line``/``col``, or a decorator line; True when the text is unreadable (the safe answer)."""
+        text = self._line(path, line)
+        return text is None or calls_at(text, col)
+
+    def _reads_property(self, path: str, line: int, col: int, used: Def) -> bool:
+        """``obj.name`` of a property (``@property``, ``@cached_property``...): reading it runs the getter, as a
+        call would (an import-time ``site.urls`` runs ``urls``)."""
+        if used.kind not in ("function", "method"):
+            return False
+        prop = self._property_memo.get(used.uid)
+        if prop is None:
+            prop = self._property_memo[used.uid] = "property" in self.decorator_block(used)[1]
+        if not prop:
+            return False
+        text = self._line(path, line)
+        return text is None or member_at(text, col)
+
+    def _restored(self, path: str, line: int, col: int) -> bool:
+        text = self._line(path, line)
+        return text is not None and restored_at(text, col)
+
+    def _returns_new(self, path: str, line: int, col: int) -> bool:
+        lines = self.read_lines(path)
+        return 0 < line <= len(lines) and returns_call(lines, line - 1, col)
+
+    def _in_lambda(self, path: str, line: int, col: int) -> bool:
+        text = self._line(path, line)
+        return text is not None and in_assigned_lambda(text, col)
+
+    def _passive(self, path: str, line: int, col: int, user: Def | None) -> bool:
+        text = self._line(path, line)
+        if text is None:
+            return False
+        if passive_at(text, col):
+            return True
+        # An annotation on a signature's continuation line, which the line's text alone does not show.
+        if user is None or user.kind not in ("function", "method") or user.start >= line:
+            return False
+        key = (user.file_id, user.start)
+        names = self.facts.signatures.get(key)
+        if names is None:
+            names = self.facts.signatures[key] = signature_annotations(self.read_lines(path), user.start)
+        return (line, col) in names
+
+    def _named_on_line(self, file_id: int, line: int) -> list[Def]:
+        """Module-level variables referenced on ``line`` of ``file_id`` (what a statement there stores into).
+
+        A variable named there only as the callee (``path(...)`` with ``path = partial(_path, ...)``) is not
+        where the value goes: the call gets it as an argument for this one call, and its result is stored
+        elsewhere (``urlpatterns``, on a line above) or dropped. Following the callee instead reached every
+        caller of it (every URL conf of Django: the whole suite). Leaving it out is safe: with no other
+        variable named, the statement falls back to module-level selection of its file."""
+        path = self.path_of.get(file_id, "")
+        stores: dict[str, bool] = {}
+        for uid, col in self.rows("SELECT target_uid, start_col FROM st_ref WHERE file_id = ? AND start_line = ? "
+                                  "AND target_uid IS NOT NULL", (file_id, line)):
+            text = self._line(path, line)
+            callee = text is not None and callee_at(text, int(col))
+            stores[str(uid)] = stores.get(str(uid), False) or not callee
+        found = []
+        for uid, stored in sorted(stores.items()):
+            d = self.get(uid) if stored else None
+            if d is not None and d.kind == "variable" and d.parent is None:
+                found.append(d)
+        return found
