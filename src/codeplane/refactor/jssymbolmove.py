@@ -6,8 +6,9 @@ imported the same way in the destination (relative specifiers re-rendered); name
 are imported from it (``export`` is added to a declaration that lacked it) — refused with 4009 when the
 old module still needs the moved symbol, since the two modules would then import each other.
 
-Importers are rewritten by :mod:`jsimporters`. ``require()`` and dynamic ``import()`` of the old module are
-listed as warnings: their property access is not rewritten.
+Importers are rewritten by :mod:`jsimporters`. ``require()``, dynamic ``import()`` and ``import x = require()``
+of the old module are listed as warnings by :mod:`jsdynamic` (their property access is not rewritten) unless
+``keep_reexport`` keeps the symbol reachable through the old module.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.refactor.assemble import Draft
 from codeplane.refactor.facts import Def
+from codeplane.refactor.jsdynamic import Load, file_loads, load_warnings
 from codeplane.refactor.jsimporters import JsImporters
 from codeplane.refactor.jsimports import is_js, render_specifier, resolve_specifier
 from codeplane.refactor.jsstatements import (
@@ -98,6 +100,7 @@ class JsSymbolMove:
         creates = self._dest_edits(old_src, stmt, copied, from_old=from_old, dest_src=dest_src, dest_root=dest_root,
                                    old_keeps=old_keeps)
         importers = JsImporters(self.target, self.dest, self.files, self.keep_reexport, self.draft, self.inserts)
+        loads: list[Load] = []
         for path in paths:
             src = sources.get(path)
             if path == old or src is None:
@@ -105,6 +108,9 @@ class JsSymbolMove:
             root = dest_root if path == self.dest else parse_js(src)
             if root is not None:
                 importers.edits(src, root, stmt)
+                if not self.keep_reexport:
+                    loads += file_loads(src, root, self.files, old=old, dest=self.dest, name=self.target.name)
+        self.draft.warnings += load_warnings(loads, old)
         self.draft.code += [(e, "medium" if e.reason in ("star_reexport", "namespace_member") else "high")
                             for e in self.inserts.edits()]
         self.draft.code = merge_same_start(self.draft.code)
