@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from codeplane.server.tools.tests_models import TestRunResult, case_ids, render_run, render_test_run
+from codeplane.server.tools.tests_run_models import TestRunResult, render_run
+from codeplane.server.tools.tests_run_render import case_ids, render_test_run
 from codeplane.testing import TestingService
 from tests.builders import make_repo
 from tests.testing_service import finish, service_for

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from codeplane.core.errors import CodePlaneError
-from codeplane.server.tools.tests_models import render_run
+from codeplane.server.tools.tests_run_models import render_run
 from codeplane.testing import RunSnapshot, TestingService
 from tests.builders import cpl_json, make_repo
 from tests.runner_projects import (

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from codeplane.server.tools.tests_models import MAX_FAILURES
+from codeplane.server.tools.tests_run_models import MAX_FAILURES
 from tests.builders import answer_text, envelope, git, make_repo, mcp_client, running_server
 
 pytestmark = pytest.mark.anyio

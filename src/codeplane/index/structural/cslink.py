@@ -5,7 +5,7 @@ A type's full name is its namespace (a block ``namespace A.B { }`` is a containe
 file-scoped ``namespace A.B;`` the file's package) plus its nesting. A simple name is looked up as the C#
 compiler does, stopping at the first place that could answer:
 - a local, local function or type parameter (never resolved across files);
-- a class body: own and inherited members of every ``partial`` part (``classlink.Hierarchy``; a base type
+- a class body: own and inherited members of every ``partial`` part (``classhierarchy.Hierarchy``; a base type
   outside the repository leaves the name unsettled unless it is one of the few .NET types listed below);
 - the namespaces from the innermost enclosing one out to the global namespace (types the repository declares
   there, one full name), then the file's ``using`` aliases, ``using`` namespaces, ``using static`` types and
@@ -27,22 +27,18 @@ from collections import defaultdict
 
 from codeplane.index.structural import classdeps
 from codeplane.index.structural.chase import Chaser
-from codeplane.index.structural.classlink import (
-    UNSETTLED,
-    ClassLinker,
+from codeplane.index.structural.classfacts import (
     DeclaredTypes,
     FileFacts,
-    Hierarchy,
     Ref,
-    TypeInfo,
-    Updates,
-    Value,
     attach_supers,
     body_types,
     file_refs,
     innermost_def,
     type_defs,
 )
+from codeplane.index.structural.classhierarchy import UNSETTLED, Hierarchy, TypeInfo
+from codeplane.index.structural.classlink import ClassLinker, Updates, Value
 from codeplane.index.structural.facts import PARAM
 from codeplane.index.structural.store import BatchEffect
 

@@ -3,7 +3,7 @@
 A type's full name is its ``package`` plus its nesting (``a.b.Outer.Inner``). A simple name is looked up as
 javac does, from the innermost scope out, and stops at the first scope that could answer:
 - a local variable, local class or type parameter of a block or method (never resolved across files);
-- a class body: the class's own and inherited fields and member types (``classlink.Hierarchy``: a supertype
+- a class body: the class's own and inherited fields and member types (``classhierarchy.Hierarchy``: a supertype
   outside the repository leaves the name unsettled unless it is one of the few JDK types whose members are
   listed below); an anonymous class body settles nothing;
 - the file: a single-type import (``import a.b.C``) or static import (``import static a.b.C.m``), a type of
@@ -30,22 +30,17 @@ from collections import defaultdict
 
 from codeplane.index.structural import classdeps
 from codeplane.index.structural.chase import Chaser
-from codeplane.index.structural.classlink import (
-    UNSETTLED,
-    ClassLinker,
+from codeplane.index.structural.classfacts import (
     DeclaredTypes,
     FileFacts,
-    Hierarchy,
     Ref,
-    TypeInfo,
-    Updates,
-    Value,
     attach_supers,
     body_types,
-    either,
     file_refs,
     type_defs,
 )
+from codeplane.index.structural.classhierarchy import UNSETTLED, Hierarchy, TypeInfo, either
+from codeplane.index.structural.classlink import ClassLinker, Updates, Value
 from codeplane.index.structural.facts import TARGET_DEF, TARGET_IMPORT
 from codeplane.index.structural.store import BatchEffect
 

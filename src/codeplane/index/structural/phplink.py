@@ -27,20 +27,17 @@ from collections import defaultdict
 
 from codeplane.index.structural import classdeps
 from codeplane.index.structural.chase import Chaser
-from codeplane.index.structural.classlink import (
-    UNSETTLED,
-    ClassLinker,
+from codeplane.index.structural.classfacts import (
     DeclaredTypes,
     FileFacts,
-    Hierarchy,
     Ref,
-    Updates,
-    Value,
     attach_supers,
     body_types,
     file_refs,
     type_defs,
 )
+from codeplane.index.structural.classhierarchy import UNSETTLED, Hierarchy
+from codeplane.index.structural.classlink import ClassLinker, Updates, Value
 from codeplane.index.structural.store import BatchEffect
 
 _TYPES = frozenset({"class", "interface", "trait", "enum"})

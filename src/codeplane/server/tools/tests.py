@@ -20,16 +20,10 @@ from codeplane.git.diffs import DiffLimits
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
 from codeplane.server.tools.paging import CURSOR_STAND_IN, items_that_fit
-from codeplane.server.tools.tests_models import (
-    CaseModel,
-    ImpactModel,
-    MissingRunnerModel,
-    TargetModel,
-    TestRunResult,
-    render_run,
-    render_test_run,
-)
+from codeplane.server.tools.tests_models import ImpactModel, MissingRunnerModel, TargetModel
 from codeplane.server.tools.tests_render import render_discover, render_inspect
+from codeplane.server.tools.tests_run_models import CaseModel, TestRunResult, render_run
+from codeplane.server.tools.tests_run_render import render_test_run
 from codeplane.testing.paging import page, query_key
 from codeplane.testing.run_store import RunHandle
 

@@ -1,0 +1,242 @@
+"""Text rendering of a test run: one summary line like pytest's last, then only what did not pass (failing
+targets with their attempts, failing cases grouped by identical failure with a brief traceback, flaky cases),
+and the coverage a coverage run stored. The structured record is built in ``tests_run_models``."""
+
+from __future__ import annotations
+
+import re
+
+from codeplane.server.answers import short_fingerprint
+from codeplane.server.tools.tests_run_models import (
+    MAX_FAILURES,
+    CaseModel,
+    RunCoverageModel,
+    TargetRunModel,
+    TestRunResult,
+    bounded,
+)
+
+#: A failure's traceback in the text: its last frames, at most this many characters.
+TEXT_TRACEBACK_CHARS = 800
+
+
+def brief_traceback(traceback: str, *said: str) -> str:
+    """The part of a traceback an agent acts on: from a few lines above the last failing line (pytest's
+    ``>`` marker, else the last ``File`` frame) to the end, bounded, without blank lines or an ``E`` line
+    that only repeats what ``said`` (the failure's head line) says. The full one is in the record."""
+    lines = traceback.rstrip().splitlines()
+    marks = [i for i, line in enumerate(lines) if line.startswith(">")] or \
+            [i for i, line in enumerate(lines) if line.lstrip().startswith("File ")]
+    start = max(0, marks[-1] - 3) if marks else 0
+    told = {text.strip() for text in said if text.strip()}
+    kept = [line.rstrip() for line in lines[start:]
+            if line.strip() not in ("", "E") and not (line.startswith("E ") and line[1:].strip() in told)]
+    return bounded("\n".join(_without_restated_diff(kept, told)), TEXT_TRACEBACK_CHARS)
+
+
+def _diff_body(line: str) -> str | None:
+    """The ``- expected`` / ``+ actual`` / ``? ^`` part of one of pytest's comparison diff lines, else None."""
+    body = line[1:].lstrip() if line.startswith("E ") else ""
+    return body if body[:2] in ("- ", "+ ", "? ") else None
+
+
+def _compared(told: set[str]) -> set[str]:
+    """The two sides of ``assert a == b`` as a head line shows them, each also without its quotes."""
+    sides: set[str] = set()
+    for text in told:
+        _, found, rest = text.partition("assert ")
+        parts = rest.split(" == ")
+        if found and len(parts) == 2:
+            for side in (part.strip() for part in parts):
+                sides.add(side)
+                if len(side) >= 2 and side[0] == side[-1] and side[0] in "'\"":
+                    sides.add(side[1:-1])
+    return sides
+
+
+def _without_restated_diff(lines: list[str], told: set[str]) -> list[str]:
+    """Drop the diff pytest prints under an ``assert a == b`` whose head line shows both values whole: a
+    ``-``/``+`` line that is exactly one side of the head's comparison, the ``?`` markers under a dropped
+    one, and a ``Full diff:`` left with nothing under it. A value pytest shortened (``'xx...xx'``) or a diff it
+    cut (``Skipping N identical leading characters``) never equals a side, so that diff stays."""
+    sides = _compared(told)
+    if not sides:
+        return lines
+    out: list[str] = []
+    dropped = False
+    for line in lines:
+        body = _diff_body(line)
+        if body is None:
+            dropped = False
+        elif body.startswith("?"):
+            if dropped:
+                continue
+        else:
+            dropped = body[2:].rstrip() in sides
+            if dropped:
+                continue
+        out.append(line)
+    return [line for i, line in enumerate(out) if not (
+        line.startswith("E") and line[1:].strip() == "Full diff:"
+        and (i + 1 == len(out) or _diff_body(out[i + 1]) is None))]
+
+
+def _without_type_at_end(traceback: str, exception_type: str) -> str:
+    """pytest's last line ``path:line: ExceptionType`` as ``path:line``: the head line names the type (or
+    shows the failed ``assert``)."""
+    rest, sep, last = traceback.rpartition("\n")
+    place = last.removesuffix(f": {exception_type}") if exception_type else last
+    return f"{rest}{sep}{place}" if place != last and re.fullmatch(r"\S+:\d+", place) else traceback
+
+
+def _first_line(message: str, exception_type: str) -> str:
+    line = message.strip().splitlines()[0] if message.strip() else ""
+    if exception_type and line.startswith(exception_type):
+        line = line[len(exception_type):].lstrip(": ")
+    if exception_type == "AssertionError" and line.startswith("assert "):
+        return line  # a failed ``assert`` names its exception itself
+    return f"{exception_type}: {line}" if exception_type and line else (exception_type or line)
+
+
+def case_ids(ids: list[str]) -> list[str]:
+    """Case ids of one list, each after the first of a function as only its parameters (``[b]`` after
+    ``t.py::test_x[a]``), as pytest's ids read in a row: the path and the function are said once."""
+    shown: list[str] = []
+    previous = ""
+    for case_id in ids:
+        base, bracket, params = case_id.partition("[")
+        same = bracket and previous == base
+        shown.append(f"[{params}" if same else case_id)
+        previous = base if bracket else ""
+    return shown
+
+
+def _attempts(target: TargetRunModel) -> str:
+    """``2/143 failing, retry 2/2``: what each attempt of a target found, the first one's outcome named when
+    no case failed, a retry's when it differs."""
+    first, *retries = target.attempts
+    told = f"{first.failing_cases}/{first.cases_run} failing" if first.failing_cases else first.outcome
+    return told + "".join(f", retry {a.failing_cases}/{a.cases_run}" + (f" {a.outcome}" if a.outcome != first.outcome
+                                                                        else "") for a in retries)
+
+
+def _reproduced(target: TargetRunModel) -> bool:
+    """Every retry re-ran the first attempt's failing cases and each of them failed again."""
+    first, *retries = target.attempts
+    return bool(retries) and all(a.outcome == first.outcome and a.failing_cases == a.cases_run == first.failing_cases
+                                 for a in retries)
+
+
+def _flaky_cases(target: TargetRunModel) -> str:
+    """``: test_x[a] [b]``, a flaky target's cases after its line, without the target's path (said already)."""
+    if not target.flaky_cases:
+        return ""
+    cases = case_ids([c.removeprefix(f"{target.target_id}::") for c in target.flaky_cases[:MAX_FAILURES]])
+    more = len(target.flaky_cases) - MAX_FAILURES
+    return ": " + " ".join(cases) + (f" (+{more} more)" if more > 0 else "")
+
+
+def _target_lines(target: TargetRunModel) -> list[str]:
+    """``FAILED target: <attempts>`` (a flaky one's cases after it) and the attempts' own messages; nothing
+    for a target that failed only through the failing cases listed after it, its retries failing just them
+    again (the head's tally of targets counts it)."""
+    attempts = target.attempts
+    if not attempts or (not any(a.message for a in attempts) and attempts[0].failing_cases
+                        and (len(attempts) == 1 or _reproduced(target))):
+        return []
+    lines = [f"{target.outcome.upper()} {target.target_id}: {_attempts(target)}" + _flaky_cases(target)]
+    lines += ["    " + a.message.rstrip().replace("\n", "\n    ") for a in attempts if a.message]
+    return lines
+
+
+def render_test_run(result: TestRunResult) -> str:
+    """One summary line, then what did not pass: each failing target with its attempts on one line (a
+    target-level message once), failing cases grouped by identical failure (the brief traceback once),
+    flaky cases; passing targets only as counts."""
+    c = result.counts
+    tallies = ", ".join(f"{n} {name}" for name, n in (("passed", c.passed), ("failed", c.failed),
+                                                        ("error", c.error), ("skipped", c.skipped),
+                                                        ("xfail", c.xfail)) if n)
+    outcomes = result.target_outcomes
+    target_lines = [_target_lines(t) for t in result.targets]
+    if len(result.targets) == 1 and len(target_lines[0]) == 1 and result.failures and \
+            all(case.case_id.startswith(result.targets[0].target_id) for case in result.failures):
+        # One target, named by its failing cases: its attempts fit in the head line, and say nothing when
+        # every retry failed just the cases the first attempt failed (not flaky: the failures are real).
+        told = "" if _reproduced(result.targets[0]) else f" ({_attempts(result.targets[0])})"
+        target_lines = []
+    elif set(outcomes) != {"passed"} and sum(outcomes.values()) > 1 and \
+            sum(1 for block in target_lines if block) < sum(n for k, n in outcomes.items() if k != "passed"):
+        told = " (targets: " + ", ".join(f"{n} {k}" for k, n in outcomes.items()) + ")"
+    else:
+        told = ""  # all passed (the case counts say it), or every other target has its own line below
+    # Like pytest's last line (counts, then the time); the state only when the counts do not say it already.
+    said = (result.state == "passed" and c.passed and not (c.failed or c.error)) or \
+        (result.state == "failed" and c.failed)
+    state = "" if said else f" {result.state}"
+    progress = "" if result.finished else f" {result.progress_percentage:.0f}%"
+    head = f"{result.run_id}{state}{progress}: {tallies or 'no cases'} in {result.duration_s:.1f}s{told}"
+    if result.fingerprint:
+        head += f" fingerprint={short_fingerprint(result.fingerprint)}"
+    lines = [head]
+    if result.message:
+        lines.append(result.message)
+    lines += [line for block in target_lines for line in block]
+    groups: dict[tuple[str, str, str], list[CaseModel]] = {}
+    for case in result.failures:
+        first = _first_line(case.message, case.exception_type)
+        opening = case.message.strip().splitlines()[0] if case.message.strip() else ""
+        key = (case.outcome, first, _without_type_at_end(brief_traceback(case.traceback, first, opening),
+                                                          case.exception_type))
+        groups.setdefault(key, []).append(case)
+    for (outcome, first, traceback), cases in groups.items():
+        lines.append(f"{outcome.upper()} {cases[0].case_id}: {first}".rstrip(": "))
+        if len(cases) > 1:
+            lines.append("  same: " + " ".join(case_ids([c.case_id for c in cases])[1:]))
+        if traceback:
+            lines.append(traceback)
+    if result.failures_total > len(result.failures):
+        lines.append(f"… {result.failures_total - len(result.failures)} more failing cases: "
+                     f"get_test_run(run_id={result.run_id!r}, include='cases')")
+    # A flaky case under its target's line when that line is shown (its path said once), else on one line.
+    shown = {case for t, block in zip(result.targets, target_lines, strict=False) if block
+             for case in t.flaky_cases[:MAX_FAILURES]}
+    flaky = [case for case in result.flaky if case not in shown]
+    if flaky:
+        lines.append("flaky: " + " ".join(case_ids(flaky)))
+    if result.coverage is not None:
+        lines += render_coverage(result.coverage)
+    for case in result.cases:
+        lines.append(f"{case.outcome} {case.case_id} {case.duration_s:.3f}s")
+    # Artifacts (logs, reports) are for people and programs: no tool takes their ids, so the text leaves
+    # them to the structured record.
+    if result.next_cursor:
+        lines.append(f"next cursor: {result.next_cursor}")
+    if result.poll_hint:
+        lines.append(result.poll_hint)
+    return "\n".join(lines)
+
+
+def render_coverage(c: RunCoverageModel) -> list[str]:
+    """The evidence stored, then the changed definitions: the totals, and each one not fully run by name."""
+    head = f"coverage: evidence of {c.tests} test(s) stored ({c.untrusted} untrusted), {c.files} file(s) loaded"
+    if c.unmapped_total:
+        head += f"; {c.unmapped_total} unmapped: " + "; ".join(c.unmapped)
+    lines = [head]
+    if c.note:
+        lines.append(f"  {c.note}")
+    if c.changed_total:
+        lines.append(f"changed code: {c.changed_run}/{c.changed_total} definition(s) ran, {c.lines_run}/{c.lines} "
+                     "changed line(s) of their bodies" + (f"; {c.import_time_lines} changed line(s) run at import, "
+                                                          "not measured" if c.import_time_lines else ""))
+        for unit in c.changed:
+            if not unit.ran:
+                lines.append(f"  NOT RUN {unit.name} ({unit.path})")
+            elif unit.lines_run < unit.lines:
+                lines.append(f"  {unit.name}: {unit.lines_run}/{unit.lines} lines, not run: "
+                             + ",".join(str(n) for n in unit.missed))
+        if c.changed_total > len(c.changed):
+            lines.append(f"  … {c.changed_total - len(c.changed)} more changed definition(s) in the record")
+    elif c.import_time_lines:
+        lines.append(f"changed code: {c.import_time_lines} changed line(s) run at import, not measured")
+    return lines
