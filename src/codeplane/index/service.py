@@ -38,6 +38,7 @@ from codeplane.index.pipeline import IndexCounts, IndexPipeline, ReconcileReport
 from codeplane.index.query import Syntax, compile_query
 from codeplane.index.search import LexicalHit, LexicalScope, lexical_stream, scope_concerns
 from codeplane.index.store import FileRecord
+from codeplane.repo.gitlock import index_lock, wait_for_git
 from codeplane.repo.ignore import IgnoreRules
 from codeplane.repo.textcache import TextCache
 from codeplane.repo.version import read_repo_version
@@ -98,6 +99,7 @@ class IndexService:
         self._pipeline = IndexPipeline(root, layout, config, self._pending)
         self._ready = threading.Event()
         self._stopping = threading.Event()
+        self._git_lock: Path | None = None
         self._thread: threading.Thread | None = None
         self._watcher: RepoWatcher | None = None
         self._watch_after_build = False
@@ -184,6 +186,7 @@ class IndexService:
         # running meanwhile spends seconds of CPU on those writes' events. It starts once the build is published,
         # with a catch-up reconcile for what changed in between (``_run``).
         self._watch_after_build = self.config.watch and self._pipeline.epoch == 0
+        self._git_lock = index_lock(self.root)
         self._thread = threading.Thread(target=self._run, name="codeplane-indexer", daemon=True)
         self._thread.start()
         if self.config.watch and not self._watch_after_build:
@@ -255,6 +258,9 @@ class IndexService:
                     self._pending.mark_full()
                     idle_since_reconcile = 0.0
                 continue
+            if self._ready.is_set() and wait_for_git(self._git_lock, self._stopping):
+                # A git command was rewriting the work tree: index all it changed as one epoch (``gitlock``).
+                work = self._pending.take(timeout=0) or work
             try:
                 self._pipeline.process(work, full_reason="watcher" if self._ready.is_set() else "startup")
                 self.error = None

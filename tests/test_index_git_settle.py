@@ -1,0 +1,57 @@
+"""A git command rewriting the work tree (it holds ``.git/index.lock`` meanwhile) is indexed as one epoch once it is
+done; a lock left by a git that died delays nothing (``repo/gitlock.py``)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from codeplane.index.service import IndexService
+from tests.builders import make_repo, write_files
+from tests.index_helpers import hit_lines, running_index
+
+
+def _until(check: Callable[[], bool], timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def _settled(index: IndexService) -> None:
+    _until(lambda: index.status()["pending_changes"] == 0)
+
+
+def test_changes_made_while_git_holds_its_index_lock_become_one_epoch_when_it_lets_go(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {f"m{i}.py": f"value_{i} = {i}\n" for i in range(4)})
+    with running_index(repo, watch=True, debounce_ms=20) as index:
+        _settled(index)
+        before = index.epoch
+        lock = repo / ".git" / "index.lock"
+        lock.write_bytes(b"")  # what git does first, before it writes any file of the work tree
+        write_files(repo, {"m0.py": "settle_token = 0\n"})
+        _until(lambda: index.status()["pending_changes"] > 0)  # the watcher delivered the first file
+        time.sleep(0.3)
+        assert index.epoch == before, "nothing is indexed while git is still writing"
+        write_files(repo, {"m1.py": "settle_token = 1\n"})
+        time.sleep(0.2)
+        lock.unlink()
+        _until(lambda: hit_lines(index, "settle_token") == {("m0.py", 1), ("m1.py", 1)})
+        _settled(index)
+        assert index.epoch == before + 1, "both files of the command in one epoch"
+
+
+def test_a_stale_index_lock_delays_nothing(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "alpha = 1\n"})
+    with running_index(repo, watch=True, debounce_ms=20) as index:
+        _settled(index)
+        lock = repo / ".git" / "index.lock"
+        lock.write_bytes(b"")
+        old = time.time() - 120
+        os.utime(lock, (old, old))  # left by a git that died two minutes ago
+        began = time.monotonic()
+        write_files(repo, {"a.py": "stale_lock_token = 1\n"})
+        _until(lambda: hit_lines(index, "stale_lock_token") == {("a.py", 1)})
+        assert time.monotonic() - began < 5.0
