@@ -24,7 +24,7 @@ def test_status_counts_follow_each_apply(tmp_path: Path) -> None:
         (repo / "pkg" / "a.py").unlink()
         index.refresh_paths(["pkg/a.py"])
         third = structural_status(db)
-        assert third["defs"] == 0 and third["files"] == 0
+        assert third["defs"] == 0 and third["files"] == 0 and third["by_language"] == {}
 
 
 def test_a_returned_section_is_the_callers_own(tmp_path: Path) -> None:
@@ -32,7 +32,9 @@ def test_a_returned_section_is_the_callers_own(tmp_path: Path) -> None:
         db = repo / ".codeplane" / "index.db"
         mine = structural_status(db)
         mine["defs"] = -1
-        assert structural_status(db)["defs"] != -1
+        mine["by_language"]["python"]["parsed"] = -1  # type: ignore[index]
+        again = structural_status(db)
+        assert again["defs"] != -1 and again["by_language"] == {"python": {"parsed": 1}}
 
 
 def test_without_waiting_the_counts_come_from_a_thread(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ are in ``observability/routes.py``."""
 
 from __future__ import annotations
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -33,7 +34,8 @@ def rest_routes(services: Services) -> list[Route]:
         return JSONResponse({"status": "ok", "pid": services.pid})
 
     async def status(_: Request) -> Response:
-        return JSONResponse(status_payload(services))
+        # Off the event loop: a section read anew after an apply scans tables, and MCP calls must not wait.
+        return JSONResponse(await run_in_threadpool(status_payload, services))
 
     async def ready(_: Request) -> Response:
         body = {"ready": services.readiness.ready, "reason": services.readiness.reason}
