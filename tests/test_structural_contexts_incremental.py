@@ -81,6 +81,8 @@ SCENARIOS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
     "a pyproject.toml edited (a marker whose content counts)": (
         {"lib/pyproject.toml": "[project]\nname = 'lib2'\n"}, ()),
     "a new file no sample set takes": ({"pkg/deep/even_longer_module_name.py": "def z(obj):\n    obj.put()\n"}, ()),
+    "a sample broken and a new file no sample set takes": (
+        {"lib/x.py": BROKEN, "pkg/deep/even_longer_module_name.py": "def z(obj):\n    obj.put()\n"}, ()),
 }
 
 
@@ -101,12 +103,18 @@ def test_an_incremental_batch_leaves_contexts_and_units_as_a_cold_build(name: st
         cold.close()
 
 
-def test_a_broken_sample_fails_its_context_and_a_repaired_one_restores_it() -> None:
+def test_a_broken_sample_fails_its_context_and_a_repaired_one_restores_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the status moves: stored, and the files inside that context re-routed, without recomputing."""
     conn, indexer = _fresh()
     try:
         _apply(conn, indexer, 1, BASE)
         lib_units = {u for (u,) in conn.execute("SELECT unit_id FROM st_file WHERE path LIKE 'lib/%.py'")}
         assert lib_units != {0}
+
+        def recompute(_conn: sqlite3.Connection) -> list[contexts.Candidate]:
+            raise AssertionError("contexts recomputed for a batch that moves one probe status")
+
+        monkeypatch.setattr(contexts, "compute", recompute)
         _apply(conn, indexer, 2, {"lib/x.py": BROKEN})
         assert _status(conn, "lib") == "failed"
         assert {u for (u,) in conn.execute("SELECT unit_id FROM st_file WHERE path LIKE 'lib/%.py'")} == {0}

@@ -1,11 +1,12 @@
 """Contexts (§8.4): discovery, Tier 1 authority, hole punches, the probe and the router, kept in ``st_context``.
 
-``refresh`` recomputes everything from the file table when markers, file membership or a probe's outcome
-changed in a batch, then re-routes every file's ``unit_id``; otherwise it only routes the files the batch wrote
-(the common edit, and a checkout of a few hundred files: work proportional to the batch, not the tree). An edited
-probe sample changes nothing but, perhaps, its context's status: that is re-derived from the samples' stored
-parse statistics, and only a status that moved recomputes. Context ids are stable per (family, root) so unit ids
-survive recomputation.
+``refresh`` recomputes everything from the file table when markers or a sample set changed in a batch, then
+re-routes every file's ``unit_id``; otherwise it only routes the files the batch wrote (the common edit, and a
+checkout of a few hundred files: work proportional to the batch, not the tree). An edited probe sample changes
+nothing but, perhaps, its context's status: that is re-derived from the samples' stored parse statistics, and a
+status that moved is stored and re-routes only the files inside that context's root (a 1,000-file checkout of a
+133k-file tree flipped one small context and recomputed everything: 3.5 s). Context ids are stable per
+(family, root) so unit ids survive recomputation.
 """
 
 from __future__ import annotations
@@ -41,23 +42,21 @@ class Rerouted(NamedTuple):
     anchors_removed: dict[tuple[int, str, str], int]
 
 
-def _needs_refresh(conn: sqlite3.Connection, effect: BatchEffect, stored: list[Context], *,
-                   markers_moved: bool) -> bool:
-    """Whether the batch can change any context: markers added, removed or (where their content counts)
-    rewritten (``markers_moved``), a probe's sample set or outcome, or a new file that would become a sample.
+def _plan(conn: sqlite3.Connection, effect: BatchEffect, stored: list[Context], *,
+          markers_moved: bool) -> dict[int, str] | None:
+    """What the batch changes in the contexts: ``None`` when they must be recomputed (markers added, removed or,
+    where their content counts, rewritten; a sample deleted; a new file that would become a sample), else the
+    contexts whose probe status alone moved (an edited sample), with their new status (often none).
 
     A new file matters only if it would enter a context's sample set (shortest paths first), so a cold index
-    of a big tree recomputes contexts a handful of times, not once per batch. A deleted sample changes the
-    sample set; an edited one keeps it (membership is a matter of paths) and can change only the status.
+    of a big tree recomputes contexts a handful of times, not once per batch. An edited sample keeps the sample
+    set (membership is a matter of paths) and can change only its context's status.
     """
     if markers_moved or not stored:
-        return bool(markers_moved or effect.upserted or effect.deleted)
+        return None if (markers_moved or effect.upserted or effect.deleted) else {}
     samples = {s for ctx in stored for s in ctx.samples}
     if any(p in samples for p in effect.deleted):
-        return True
-    edited = {p for p in effect.upserted if p in samples}
-    if edited and _probe_moves(conn, [c for c in stored if c.probe_status != "detached" and edited & set(c.samples)]):
-        return True
+        return None
     # The cheap test first: a file longer than a full sample set's longest sample cannot enter it.
     live = [(shape_of(c), len(c.samples) < SAMPLE_SIZE, max((len(s), s) for s in c.samples) if c.samples else None)
             for c in stored if c.probe_status != "detached"]
@@ -65,22 +64,30 @@ def _needs_refresh(conn: sqlite3.Connection, effect: BatchEffect, stored: list[C
         key = (len(path), path)
         for shape, open_slot, worst in live:
             if (open_slot or worst is None or key < worst) and owns(shape, path):
-                return True
-    return False
+                return None
+    edited = {p for p in effect.upserted if p in samples}
+    if not edited:
+        return {}
+    return _probe_moves(conn, [c for c in stored if c.probe_status != "detached" and edited & set(c.samples)])
 
 
-def _probe_moves(conn: sqlite3.Connection, probed: list[Context]) -> bool:
-    """Whether any of these contexts' status differs from what its samples' current statistics give."""
+def _probe_moves(conn: sqlite3.Connection, probed: list[Context]) -> dict[int, str] | None:
+    """The contexts whose status differs from what their samples' current statistics give, with that status
+    (``None``: a sample has no file row, so the sample sets themselves must be recomputed)."""
     stats: dict[str, FileStats] = {}
     for part in _chunks(sorted({s for ctx in probed for s in ctx.samples})):
         stats.update((p, FileStats(p, n, e, bool(h) if h is not None else None)) for p, n, e, h in conn.execute(
             f"SELECT path, node_count, error_count, has_named FROM st_file WHERE path IN ({','.join('?' * len(part))})",
             part))
+    moved: dict[int, str] = {}
     for ctx in probed:
         found = [stats[s] for s in ctx.samples if s in stats]
-        if len(found) < len(ctx.samples) or status_of(ctx.family, found) != ctx.probe_status:
-            return True
-    return False
+        if len(found) < len(ctx.samples):
+            return None
+        status = status_of(ctx.family, found)
+        if status != ctx.probe_status:
+            moved[ctx.context_id] = status
+    return moved
 
 
 def compute(conn: sqlite3.Connection) -> list[Candidate]:
@@ -116,9 +123,17 @@ def refresh(conn: sqlite3.Connection, effect: BatchEffect) -> Rerouted:
             conn.execute("INSERT OR REPLACE INTO st_marker(path, text) VALUES (?, ?)", (path, kept))
             markers_moved = True
     stored = load_contexts(conn)
-    if not _needs_refresh(conn, effect, stored, markers_moved=markers_moved):
+    plan = _plan(conn, effect, stored, markers_moved=markers_moved)
+    if plan == {}:
         _route_new(conn, stored, effect)
         return Rerouted([], {})
+    if plan is not None:
+        # Only probe outcomes moved: the contexts are the same, and only files inside a moved context's root can
+        # route differently (a recompute reads every file row: seconds on a 100k-file tree).
+        conn.executemany("UPDATE st_context SET probe_status = ? WHERE context_id = ?",
+                         [(status, cid) for cid, status in sorted(plan.items())])
+        roots = sorted({c.root_path for c in stored if c.context_id in plan})
+        return _route(conn, set(effect.upserted.values()), _files_under(conn, roots, sorted(effect.added)))
     candidates = compute(conn)
     existing = {(f, r): cid for cid, f, r in conn.execute("SELECT context_id, family, root_path FROM st_context")}
     keep: set[int] = set()
@@ -157,10 +172,31 @@ def _route_new(conn: sqlite3.Connection, stored: list[Context], effect: BatchEff
     _unit_to_facts(conn, sorted(effect.upserted.values()))
 
 
-def _route(conn: sqlite3.Connection, written: set[int]) -> Rerouted:
+_FileRow = tuple[int, str, str | None, int]
+
+
+def _files_under(conn: sqlite3.Connection, roots: list[str], added: list[str]) -> list[_FileRow]:
+    """File rows inside any of ``roots`` (by path range: ``/`` sorts just before ``0``) and of ``added``."""
+    columns = "SELECT file_id, path, family, unit_id FROM st_file"
+    if "" in roots:
+        return list(conn.execute(columns))
+    rows: dict[int, _FileRow] = {}
+    for root in roots:
+        within = conn.execute(f"{columns} WHERE path = ? OR (path >= ? AND path < ?)", (root, f"{root}/", f"{root}0"))
+        rows.update((row[0], row) for row in within)
+    for part in _chunks(added):
+        rows.update((row[0], row) for row in conn.execute(f"{columns} WHERE path IN ({','.join('?' * len(part))})",
+                                                           part))
+    return [rows[file_id] for file_id in sorted(rows)]
+
+
+def _route(conn: sqlite3.Connection, written: set[int], files: list[_FileRow] | None = None) -> Rerouted:
+    """Re-route ``files`` (default: every file) and give ``written`` files' surfaces and thunks their unit."""
     router = ContextRouter(load_contexts(conn, valid_only=True))
     updates = []
-    for file_id, path, family, unit in conn.execute("SELECT file_id, path, family, unit_id FROM st_file").fetchall():
+    if files is None:
+        files = conn.execute("SELECT file_id, path, family, unit_id FROM st_file").fetchall()
+    for file_id, path, family, unit in files:
         ctx = router.get_context_for_file(path, family)
         new_unit = ctx.context_id if ctx is not None else 0
         if new_unit != unit:
