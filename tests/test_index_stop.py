@@ -5,6 +5,7 @@ A first build of a big tree is one transaction lasting minutes; ``cpl up``'s Ctr
 
 from __future__ import annotations
 
+import signal
 import sqlite3
 import threading
 import time
@@ -17,7 +18,7 @@ from codeplane.core.layout import RepoLayout
 from codeplane.index.epochs import EpochInterrupted
 from codeplane.index.facts_api import FileChange
 from codeplane.index.service import IndexService
-from tests.builders import make_repo
+from tests.builders import make_repo, start_server
 from tests.index_helpers import all_hits, running_index
 
 #: A statement that runs for minutes unless something aborts it.
@@ -84,3 +85,27 @@ def test_an_interrupted_publisher_refuses_the_next_epoch(tmp_path: Path) -> None
         assert pipeline.store.epoch() == 0 and pipeline.store.all_records() == {}
     finally:
         pipeline.close()
+
+
+def test_a_signal_while_the_server_waits_for_its_first_build_stops_it_without_waiting(tmp_path: Path) -> None:
+    """``cpl up`` waits (up to ``startup_wait_sec``) for the first build before it serves MCP; a Ctrl+C meanwhile
+    used to wait for the build to finish (a minute at most on a big tree) before the stop even began."""
+    body = "".join(f"def function_{n}(value):\n    return value + {n}\n\n\n" for n in range(40))
+    files = {f"pkg{d:02}/module_{n:03}.py": body for d in range(30) for n in range(100)}
+    repo = make_repo(tmp_path / "repo", files, commit=False)
+    server = start_server(repo)
+    try:
+        deadline = time.monotonic() + 30
+        while server.get("/status").json()["ready_reason"] != "starting: the stack is loaded, building the index":
+            assert time.monotonic() < deadline, "the server never waited for its first build with its stack loaded"
+            time.sleep(0.02)
+        assert not server.get("/ready").is_success, "the first build of 3,000 files ended before the signal"
+        began = time.monotonic()
+        server.stop(signal.SIGINT, timeout=60)
+        stopped_in = time.monotonic() - began
+    finally:
+        server.stop(signal.SIGKILL)
+    assert server.proc.returncode == 0
+    assert stopped_in < 15, f"the stop waited {stopped_in:.1f} s"
+    with sqlite3.connect(repo / ".codeplane" / "index.db") as conn:  # rolled back, not finished and published
+        assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == 0

@@ -59,6 +59,10 @@ class McpStack:
                 except Exception:
                     log.exception("lifecycle stop failed", name=lifecycle.name)
 
+    def stop_waiting(self) -> None:
+        """The server is stopping: a lifecycle start still waiting (the index's first reconcile) ends now."""
+        self.services.stopping.set()
+
     def discard(self) -> None:
         """Stop what the boot started although :meth:`running` never ran (the server stopped while it booted)."""
         if self.early is not None:

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from time import monotonic
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 import anyio
@@ -116,6 +117,9 @@ class Services:
     readiness: Readiness = field(default_factory=Readiness)
     observers: list[CallObserver] = field(default_factory=list)
     lifecycles: list[Lifecycle] = field(default_factory=list)
+    #: Set when the server stops while the lifecycles start: a start's bounded wait (the index's first reconcile)
+    #: ends at once, so a Ctrl-C during a long startup reconcile stops the server without waiting up to a minute.
+    stopping: threading.Event = field(default_factory=threading.Event)
     #: Named sections of ``/status`` and ``describe`` (``index``, ``tasks``, ...), computed on demand.
     status_sections: dict[str, Callable[[], dict[str, object]]] = field(default_factory=dict)
     last_error: str | None = None
@@ -216,13 +220,22 @@ def _wire_index(services: Services, early: EarlyIndex | None) -> None:
         # passed an EarlyIndex); wait (bounded) so a warm start announces a ready server. A huge cold tree keeps
         # building in the background; queries answer 3004 meanwhile.
         await anyio.to_thread.run_sync(services.index.start if early is None else early.started)
-        await anyio.to_thread.run_sync(services.index.wait_ready, services.config.index.startup_wait_sec)
+        await anyio.to_thread.run_sync(_wait_ready, services)
 
     async def stop() -> None:
         await anyio.to_thread.run_sync(services.index.stop)
 
     services.lifecycles.append(Lifecycle("index", start, stop))
     services.status_sections["index"] = services.index.status
+
+
+def _wait_ready(services: Services) -> None:
+    """Wait (bounded by ``startup_wait_sec``) for the startup reconcile, or until the server is stopping."""
+    deadline = monotonic() + services.config.index.startup_wait_sec
+    while not services.stopping.is_set():
+        left = deadline - monotonic()
+        if left <= 0 or services.index.wait_ready(min(left, 0.1)):
+            return
 
 
 def _wire_structural(services: Services) -> None:

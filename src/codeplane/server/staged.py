@@ -43,6 +43,9 @@ class BootedStack(Protocol):
 
     def running(self) -> AbstractAsyncContextManager[None]: ...
 
+    def stop_waiting(self) -> None:
+        """The server is stopping: cut short what :meth:`running` waits for while it starts (thread-safe)."""
+
     def discard(self) -> None:
         """Stop whatever the boot started, when :meth:`running` will not run (blocking; called off the loop)."""
 
@@ -65,6 +68,8 @@ class StagedApp:
         self._pid = os.getpid()
         self._started_at_ms = now_ms()
         self._stack: BootedStack | None = None
+        #: The boot's stack from the moment it exists (``_stack`` waits until its lifecycles have started).
+        self._booted_stack: BootedStack | None = None
         self._failure: CodePlaneError | None = None
         self._booted = asyncio.Event()
         self._stop = asyncio.Event()
@@ -104,7 +109,8 @@ class StagedApp:
             "uptime_ms": now_ms() - self._started_at_ms, "ready": False, "ready_reason": reason, "phase": self.phase}
         progress = build_progress.status(self._repo)
         if progress is not None:  # the boot waits for the first index: say how far it is
-            payload["ready_reason"] = "starting: building the index"
+            loaded = self._booted_stack is not None  # only the first build is left to wait for
+            payload["ready_reason"] = f"starting: {'the stack is loaded, ' if loaded else ''}building the index"
             payload["index"] = {"state": "building", "ready": False, "progress": progress}
         await _send_json(send, 200, payload)
 
@@ -116,6 +122,8 @@ class StagedApp:
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 self._stop.set()
+                if self._booted_stack is not None:  # still starting its lifecycles, perhaps: stop waiting
+                    self._booted_stack.stop_waiting()
                 if self._runner is not None:
                     await self._runner
                 await send({"type": "lifespan.shutdown.complete"})
@@ -124,6 +132,7 @@ class StagedApp:
     async def _run(self) -> None:
         try:
             stack = await asyncio.to_thread(self._boot)
+            self._booted_stack = stack
             # ``cpl up`` paused the collector for the imports (cli/main.py); what they built lives as long as the
             # server, so it is frozen out of the collector's sight before the collector runs again.
             gc.freeze()
