@@ -122,3 +122,28 @@ def test_the_startup_epoch_leaves_its_wal_copy_back_until_after_ready(tmp_path: 
         assert pipeline.store.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
     finally:
         pipeline.close()
+
+
+def test_a_background_copy_back_lets_epochs_publish_and_ends_truncated(tmp_path: Path) -> None:
+    """The server copies a big epoch's WAL back on a thread of its own, holding no writer lock: an epoch published
+    meanwhile (a checkout right after a cold build) commits, and ``close`` waits for the copy, then the WAL is
+    empty and both epochs' contents are in the database."""
+    repo = make_repo(tmp_path / "repo", {f"m{n:03}.py": f"word_{n} = {n}\n" * 50 for n in range(CHUNK + 5)})
+    pipeline = IndexPipeline(repo, RepoLayout(repo), IndexConfig(watch=False), PendingChanges())
+    pipeline.open()
+    wal = repo / ".codeplane" / "index.db-wal"
+    try:
+        pipeline.reconcile("test")
+        assert wal.stat().st_size > 0
+        pipeline.checkpoint(background=True)
+        (repo / "m001.py").write_text("after_copy_token = 1\n")
+        pipeline.refresh(["m001.py"], "test")  # never waits for the copy: it holds no writer lock
+        pipeline.checkpoint(background=True)  # nothing due any more: a no-op, not a second copy
+    finally:
+        pipeline.close()
+    assert not wal.exists() or wal.stat().st_size == 0
+    with sqlite3.connect(repo / ".codeplane" / "index.db") as conn:
+        assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == CHUNK + 5
+    with running_index(repo) as index:
+        assert {h.path for h in all_hits(index, "after_copy_token")} == {"m001.py"}
+        assert {h.path for h in all_hits(index, "word_7")} == {"m007.py"}

@@ -99,7 +99,7 @@ class EpochPublisher:
         self._lexical = lexical
         self._indexers = indexers
         self._max_bytes = max_bytes
-        #: A big epoch committed without copying its WAL back into the database (``checkpoint``).
+        #: A big epoch committed without copying its WAL back into the database (``take_checkpoint``).
         self.checkpoint_due = False
         self._interrupted = threading.Event()
         #: Guards ``_in_epoch``: an interrupt may abort the epoch's statements, never its ROLLBACK or COMMIT.
@@ -180,7 +180,7 @@ class EpochPublisher:
         published = now_ms()
         duration = int((monotonic() - started) * 1000)
         # /ready waits for the startup reconcile's epoch, whose checkpoint (tens of MB of WAL for a clone a few hundred
-        # files ahead of an index artifact) is left for ``checkpoint`` too: the server runs it right after /ready.
+        # files ahead of an index artifact) is left for the checkpoint too: the server runs it right after /ready.
         defer = big or reason == "startup"
         renamed = tuple((r.old.path, r.new.entry.path) for r in changes.renamed)
         try:
@@ -194,7 +194,7 @@ class EpochPublisher:
                          (epoch, published, reason, changes.added, changes.modified, len(changes.deleted),
                           len(renamed), duration))
             conn.execute("DELETE FROM epochs WHERE id <= ?", (epoch - EPOCH_HISTORY,))
-            if defer:  # the checkpoint waits for ``checkpoint`` (after /ready), not inside this COMMIT
+            if defer:  # the checkpoint waits for ``take_checkpoint`` (after /ready), not inside this COMMIT
                 conn.execute("PRAGMA wal_autocheckpoint=0")
             conn.execute("COMMIT")
         except BaseException:
@@ -229,17 +229,21 @@ class EpochPublisher:
             opstamp = committing.result()  # never leave the commit running past a failure
         return opstamp
 
-    def checkpoint(self) -> None:
-        """Copy a big epoch's WAL back into the database and give back its disk space (``_truncate_wal``).
+    def take_checkpoint(self) -> bool:
+        """Whether a big epoch left its WAL to copy back (it no longer does: the caller copies it now).
 
         A cold index passes the whole database through the WAL; the COMMIT's automatic checkpoint would copy it
-        back before the epoch counts as published (0.6-0.9 s on Django), so a big epoch leaves it to this call,
-        which the server makes once it is ready. Until then readers find the pages in the WAL; if nobody calls
-        it, the next commit's automatic checkpoint (back on after every COMMIT) does the copy.
+        back before the epoch counts as published (0.6-0.9 s on Django), so a big epoch leaves it to
+        ``IndexPipeline.checkpoint`` (``copy_wal_back``, then ``truncate_wal``), which the server runs once it is
+        ready. Until then readers find the pages in the WAL; if nobody calls it, the next commit's automatic
+        checkpoint (back on after every COMMIT) does the copy.
         """
-        if self.checkpoint_due:
-            self.checkpoint_due = False
-            _truncate_wal(self._store.conn)
+        due, self.checkpoint_due = self.checkpoint_due, False
+        return due
+
+    def truncate_wal(self) -> None:
+        """Copy what is left of the WAL back and give back its disk space (``_truncate_wal``)."""
+        _truncate_wal(self._store.conn)
 
     def touch(self, changes: ChangeSet) -> None:
         """Record new stat data for files whose content did not change (no reindex, no new epoch)."""
@@ -372,6 +376,26 @@ def _truncate_wal(conn: sqlite3.Connection) -> None:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
     except sqlite3.Error as exc:
         log.info("wal_truncate_skipped", error=str(exc))
+
+
+def copy_wal_back(index_db: Path) -> None:
+    """Copy the WAL's committed pages into ``index_db`` on a connection of its own, without the writer lock.
+
+    A passive checkpoint never waits for, nor blocks, the writer: an epoch (a checkout right after a cold build of a
+    big tree, whose WAL holds the whole database: ~5 GB and tens of seconds of copying) commits meanwhile. What is
+    left (what that epoch wrote) is copied when the caller truncates the WAL.
+    """
+    try:
+        conn = sqlite3.connect(index_db, isolation_level=None, timeout=30)
+    except sqlite3.Error as exc:
+        log.info("wal_copy_back_skipped", error=str(exc))
+        return
+    try:
+        conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+    except sqlite3.Error as exc:
+        log.info("wal_copy_back_skipped", error=str(exc))
+    finally:
+        conn.close()
 
 
 def stale_indexers(store: IndexStore, indexers: Sequence[FactIndexer]) -> set[str]:

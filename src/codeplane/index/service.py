@@ -252,7 +252,8 @@ class IndexService:
                 return
             if work is None:
                 idle_since_reconcile += 0.5
-                self._pipeline.checkpoint()  # e.g. after a big epoch published by ``reconcile`` (a git checkout)
+                # e.g. after a big epoch published by ``reconcile`` (a git checkout)
+                self._pipeline.checkpoint(background=True)
                 if (self._watcher is None or self._watcher.state == "failed") and \
                         idle_since_reconcile >= POLL_INTERVAL_SEC and self._ready.is_set():
                     self._pending.mark_full()
@@ -272,7 +273,7 @@ class IndexService:
                 # A big epoch's WAL copy-back, once /ready no longer waits for it; not before the first build's
                 # catch-up reconcile, which every query waits for (seconds of copying on a 100k-file corpus).
                 if not self._pending.count():
-                    self._pipeline.checkpoint()
+                    self._pipeline.checkpoint(background=True)
             except EpochInterrupted:
                 log.info("indexing stopped: the epoch in progress was rolled back")
                 return
