@@ -10,6 +10,8 @@ kept until one succeeds.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -281,6 +283,11 @@ class IndexPipeline:
         copier.start()
 
     def _copy_back(self) -> None:
+        if threading.current_thread() is self._copier:
+            # The lowest CPU priority for this thread alone (Linux schedules threads): an epoch published meanwhile
+            # (a checkout right after a cold build) gets the cores first, the copy takes what is left.
+            with contextlib.suppress(OSError, AttributeError):
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
         copy_wal_back(self.store.path)
         with self.lock:
             if self._publisher is not None and self.opened:
