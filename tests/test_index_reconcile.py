@@ -175,6 +175,23 @@ def test_files_changed_while_stopped_are_found_at_next_start(tmp_path: Path) -> 
         assert index.file_record("gone.py") is None
 
 
+def test_a_racy_row_is_rehashed_by_the_next_start_although_its_stat_is_unchanged(tmp_path: Path) -> None:
+    # An mtime in the future stays "racy" (younger than RACY_NS) for the whole test: the full reconcile compares
+    # the table and the walk as stat tuples, and must still re-read a row whose equal stat proves nothing.
+    repo = make_repo(tmp_path / "repo", {"a.py": "racy_before = 1\n", "b.py": "steady = 1\n"})
+    future = (int(os.stat(repo / "a.py").st_mtime) + 3600) * 1_000_000_000
+    os.utime(repo / "a.py", ns=(future, future))
+    index = open_index(repo)
+    assert hit_lines(index, "racy_before") == {("a.py", 1)}
+    index.stop()
+    (repo / "a.py").write_text("racy_after_ = 1\n")  # same size
+    os.utime(repo / "a.py", ns=(future, future))
+    with running_index(repo) as index:
+        assert hit_lines(index, "racy_after_") == {("a.py", 1)}
+        assert hit_lines(index, "racy_before") == set()
+        assert hit_lines(index, "steady") == {("b.py", 1)}
+
+
 def test_git_checkout_is_picked_up_by_reconcile(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": "on_main = 1\n"})
     git(repo, "checkout", "-q", "-b", "feature")

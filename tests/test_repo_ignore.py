@@ -48,6 +48,25 @@ def test_fast_matching_agrees_with_pathspec_without_negations(lines: list[str]) 
     assert any(rules.matches(p) for p in _paths()) == any(not line.startswith("#") and line for line in lines)
 
 
+@pytest.mark.parametrize("lines", [
+    DEFAULT_CPLIGNORE.splitlines(),
+    [*DEFAULT_CPLIGNORE.splitlines(), *EXTRA_PATTERNS],
+    ["/anchored.txt", "deep/*/leaf"],  # anchored patterns only
+    ["*.py?", "!m.pyc"],  # a negation: every entry asks the whole-path rules
+])
+def test_the_walks_per_entry_matcher_agrees_with_whole_path_matching(lines: list[str]) -> None:
+    """For every entry a walk reaches (no ancestor ignored), asking basename-only patterns about the basename
+    gives what matching the whole path gives, including for a second entry with the same basename (cached)."""
+    rules = _rules(lines)
+    match = rules.entry_matcher()
+    reached = [p for p in _paths()
+               if not any(rules.matches(p[:i + 1]) for i, ch in enumerate(p.rstrip("/")) if ch == "/")]
+    compared = [(p, match(p.rstrip("/"), p.rstrip("/").rpartition("/")[2], p.endswith("/")), bool(rules.matches(p)))
+                for p in reached]
+    assert [c for c in compared if c[1] != c[2]] == []
+    assert len(reached) > len(NAMES) * 4 and any(c[2] for c in compared)
+
+
 def test_a_negated_pattern_keeps_gitignore_last_match_rules() -> None:
     rules = _rules(["*.log", "!keep.log", "logs/**", "!logs/keep/"])
     assert rules.matches == rules.spec.match_file  # pathspec decides: order matters with negations

@@ -24,6 +24,7 @@ from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
 from codeplane.core.tracing import span
 from codeplane.index import progress as build_progress
+from codeplane.index import walk_apart
 from codeplane.index.artifact_restat import STAT_REFERENCE_KEY
 from codeplane.index.epochs import (
     EpochPublisher,
@@ -38,10 +39,11 @@ from codeplane.index.facts_api import FactIndexer
 from codeplane.index.freshness import PendingChanges, PendingWork
 from codeplane.index.languages import DATA_FAMILIES
 from codeplane.index.lexical import LexicalIndex
-from codeplane.index.reconcile import ChangeSet, diff, unsettled
-from codeplane.index.store import IndexStore
+from codeplane.index.reconcile import ChangeSet, diff, racy_after, unsettled
+from codeplane.index.store import IndexStore, racy_paths
+from codeplane.index.walk_apart import WalkDelta, delta_apart, delta_in_process
 from codeplane.repo.ignore import IgnoreRules
-from codeplane.repo.universe import walk_paths, walk_universe
+from codeplane.repo.universe import DiskEntry, walk_paths, walk_universe
 from codeplane.repo.version import RepoVersion, read_repo_version
 
 log = get_logger(__name__)
@@ -184,8 +186,15 @@ class IndexPipeline:
 
         try:
             rules = IgnoreRules.load(self.root)
+            reference = int(self.store.get_meta(STAT_REFERENCE_KEY) or 0)
+            walked: dict[str, DiskEntry] = {}
+            apart: WalkDelta | None = None
             with span("index.walk"):
-                walked = {e.path: e for e in walk_universe(self.root, rules)}
+                # The racy threshold is taken before the diff takes its own: the delta holds every row it re-hashes.
+                if self.counts.files >= walk_apart.APART_FROM_FILES:
+                    apart = delta_apart(self.root, rules, self.store.path, racy_after(reference))
+                if apart is None:
+                    walked = {e.path: e for e in walk_universe(self.root, rules)}
             if self.counts.files == 0:  # a first build: let indexers start what it will need (extraction workers)
                 size = sum(e.size for e in walked.values() if not e.is_symlink)
                 for indexer in self.indexers:
@@ -194,12 +203,15 @@ class IndexPipeline:
             with self.lock, span("index.reconcile", reason=reason):
                 self.rules = rules
                 self.version = read_repo_version(self.root)
-                records = self.store.all_records()
-                suspects = unsettled(records, walked)
-                disk = {path: entry for path, entry in walked.items() if path not in suspects}
+                # Only where the table and the walk disagree, or a row is racy, can the diff find a change.
+                delta = delta_in_process(walked, self.store.conn, racy_after(reference)) if apart is None else \
+                    WalkDelta(apart.scope | racy_paths(self.store.conn, racy_after(reference)), apart.entries)
+                records = self.store.records_at(delta.scope)
+                suspects = unsettled(records, delta.entries)
+                disk = {path: entry for path, entry in delta.entries.items() if path not in suspects}
                 disk.update(walk_paths(self.root, sorted(suspects), rules))
                 changes = diff(self.root, records, disk, max_bytes=self.config.max_file_bytes,
-                               stat_reference_ns=int(self.store.get_meta(STAT_REFERENCE_KEY) or 0))
+                               stat_reference_ns=reference)
                 return self._finish(changes, reason, started, full=True, progress=report)
         finally:
             build_progress.end(self.root, tracker)

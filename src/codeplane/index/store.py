@@ -64,6 +64,9 @@ CREATE TABLE IF NOT EXISTS epochs (
 );
 """
 
+#: Paths per ``IN (...)`` lookup: under SQLite's default limit of 32,766 bound parameters.
+_IN_CHUNK = 500
+_SCAN_FROM = 20_000
 _FILE_COLUMNS = ("id, path, kind, language, size, mtime_ns, inode, content_hash, file_sha256, line_count, "
                  "indexed_epoch")
 
@@ -324,6 +327,21 @@ class IndexStore:
         rows = (conn or self.conn).execute(f"SELECT {_FILE_COLUMNS} FROM files")
         return {r[1]: _record(r) for r in rows}
 
+    def records_at(self, paths: Iterable[str], conn: sqlite3.Connection | None = None) -> dict[str, FileRecord]:
+        """The rows of exactly these paths (a path with no row is left out)."""
+        db = conn or self.conn
+        wanted = sorted(set(paths))
+        if len(wanted) > _SCAN_FROM:  # one pass over the table beats thousands of lookups
+            every = self.all_records(db)
+            return {path: every[path] for path in wanted if path in every}
+        found: dict[str, FileRecord] = {}
+        for start in range(0, len(wanted), _IN_CHUNK):
+            chunk = wanted[start:start + _IN_CHUNK]
+            rows = db.execute(f"SELECT {_FILE_COLUMNS} FROM files WHERE path IN ({','.join('?' * len(chunk))})",
+                              chunk)
+            found.update((r[1], _record(r)) for r in rows)
+        return found
+
     def records_for(self, paths: Iterable[str], conn: sqlite3.Connection | None = None) -> dict[str, FileRecord]:
         """Rows at or under each path (a path may name a directory)."""
         db = conn or self.conn
@@ -345,6 +363,17 @@ class IndexStore:
     def epoch(self, conn: sqlite3.Connection | None = None) -> int:
         raw = self.get_meta("epoch", conn)
         return int(raw) if raw is not None else 0
+
+
+def stat_keys(conn: sqlite3.Connection) -> set[tuple[str, int, int, int, int]]:
+    """``(path, size, mtime_ns, inode, is_symlink)`` of every row, the walk's view of a file: a full reconcile
+    compares the two as sets (in C) and reads whole records only where they differ."""
+    return set(conn.execute("SELECT path, size, mtime_ns, inode, kind = 'symlink' FROM files"))
+
+
+def racy_paths(conn: sqlite3.Connection, mtime_from_ns: int) -> set[str]:
+    """Paths of rows whose mtime is ``mtime_from_ns`` or later (their unchanged stat proves nothing)."""
+    return {r[0] for r in conn.execute("SELECT path FROM files WHERE mtime_ns >= ?", (mtime_from_ns,))}
 
 
 def mark_checked(path: Path) -> None:

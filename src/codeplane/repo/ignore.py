@@ -44,7 +44,10 @@ class IgnoreRules:
     @classmethod
     def load(cls, root: Path) -> IgnoreRules:
         path = root / ".cplignore"
-        text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+        return cls.from_text(path.read_text(encoding="utf-8", errors="replace") if path.is_file() else "")
+
+    @classmethod
+    def from_text(cls, text: str) -> IgnoreRules:
         return cls(spec=pathspec.GitIgnoreSpec.from_lines(text.splitlines()), source_text=text)
 
     def is_pruned_dir(self, name: str) -> bool:
@@ -73,6 +76,36 @@ class IgnoreRules:
         search = combined.search
         return lambda path: search(path) is not None
 
+    def entry_matcher(self) -> Callable[[str, str, bool], bool]:
+        """For one walk: ``match(rel, name, is_dir)``, whether a ``.cplignore`` pattern matches the entry ``rel``
+        (basename ``name``) of a directory the walk entered, so none of its ancestors is ignored.
+
+        Such an entry is matched by a pattern with no inner ``/`` (``*.pyc``, ``node_modules/``) exactly when its
+        basename is: the pattern may match at any level, and a match at an ancestor's level would have kept the
+        walk out. So those patterns are asked once per distinct basename (a tree repeats ``__init__.py``,
+        ``tests/``...) and only the anchored ones per path. With a negation, every entry asks :attr:`matches`.
+        """
+        matches = self.matches
+        active = [p for p in self.spec.patterns if p.include is not None]
+        if any(not p.include for p in active):
+            return lambda rel, _name, is_dir: matches(rel + "/" if is_dir else rel)
+        by_name = [p for p in active if _matches_any_level(p)]
+        if not by_name:
+            return lambda rel, _name, is_dir: matches(rel + "/" if is_dir else rel)
+        name_rules = IgnoreRules(pathspec.GitIgnoreSpec(by_name), self.source_text).matches
+        anchored = [p for p in active if p not in by_name]
+        path_rules = IgnoreRules(pathspec.GitIgnoreSpec(anchored), self.source_text).matches
+        seen: dict[str, bool] = {}
+
+        def match(rel: str, name: str, is_dir: bool) -> bool:
+            key = name + "/" if is_dir else name
+            hit = seen.get(key)
+            if hit is None:
+                hit = seen[key] = name_rules(key)
+            return hit or (bool(anchored) and path_rules(rel + "/" if is_dir else rel))
+
+        return match
+
     def ignores(self, rel: str, *, is_dir: bool = False) -> bool:
         """True if ``rel`` (canonical POSIX, relative) is outside the universe."""
         parts = rel.split("/")
@@ -93,3 +126,12 @@ class IgnoreRules:
             if self.ignores("/".join(parts[:end]), is_dir=True):
                 return True
         return self.ignores(rel, is_dir=is_dir)
+
+
+def _matches_any_level(pattern: pathspec.Pattern) -> bool:
+    """Whether a gitignore pattern has no ``/`` but a trailing one (then it matches a basename at any depth)."""
+    text = getattr(pattern, "pattern", None)
+    if not isinstance(text, str):
+        return False
+    body = text.rstrip("/")
+    return bool(body) and "/" not in body and "\\" not in body

@@ -53,7 +53,7 @@ def _walk(root: Path, start: str, rules: IgnoreRules) -> Iterator[DiskEntry]:
     Per entry this is the inner loop of every full reconcile (a warm restart's, issue 19), so it asks only what
     the path's parents have not already answered: a pruned name, a transient suffix, and ``.cplignore``.
     """
-    matches = rules.matches
+    matches = rules.entry_matcher()
     top = os.fspath(root)
     stack = [start]
     while stack:
@@ -66,17 +66,17 @@ def _walk(root: Path, start: str, rules: IgnoreRules) -> Iterator[DiskEntry]:
         with scanner:
             for item in scanner:
                 name = item.name
-                if not _valid_name(name):
+                if not name.isascii() and not _valid_name(name):
                     continue
                 rel = prefix + name
                 try:
                     if item.is_dir(follow_symlinks=False):
-                        if name not in PRUNABLE_DIRS and not matches(rel + "/"):
+                        if name not in PRUNABLE_DIRS and not matches(rel, name, True):
                             stack.append(rel)
                         continue
                     if not item.is_file(follow_symlinks=False) and (not item.is_symlink() or name in PRUNABLE_DIRS):
                         continue  # sockets, fifos, devices; a ``.venv`` symlink stands for a pruned tree
-                    if rel.endswith(TRANSIENT_SUFFIXES) or matches(rel):
+                    if rel.endswith(TRANSIENT_SUFFIXES) or matches(rel, name, False):
                         continue
                     st = item.stat(follow_symlinks=False)
                 except OSError:

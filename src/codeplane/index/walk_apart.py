@@ -1,0 +1,80 @@
+"""What a full reconcile needs from the walk, found in a child process for a big tree (issue 19's warm restart).
+
+A full reconcile walks the tree and compares it with the file table; only the paths where the two disagree, and
+the racy rows, can hold a change (:func:`reconcile.differing`). On 133k files the walk is 1.1–1.4 s and the
+comparison 0.4 s of Python, and inside a booting server both take turns for the GIL with the boot's imports and
+the watcher's inotify setup (watchfiles holds the GIL for ~1.3 s while it adds 45k watches): the walk alone took
+2.7–3.1 s there. A child process does the walk and the comparison on the other core, reading the table through
+its own read-only connection, and hands back only that delta.
+
+The child's snapshot of the table may be older than the rows the caller reads under its writer lock; that is
+the walk's own staleness (the walk always ran before the lock), handled the same way: the caller re-stats every
+row of the delta whose stat disagrees with what the child saw (``unsettled``), and adds the rows racy by then.
+If the child fails, the caller walks in-process.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sqlite3
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from codeplane.core.logging import get_logger
+from codeplane.index.reconcile import differing
+from codeplane.index.store import racy_paths, stat_keys
+from codeplane.repo.ignore import IgnoreRules
+from codeplane.repo.universe import DiskEntry, walk_universe
+
+log = get_logger(__name__)
+
+#: Indexed files from which a full reconcile walks in a child: below, starting an interpreter (~0.15 s of a core)
+#: costs more than the walk it takes off this process.
+APART_FROM_FILES = 20_000
+
+
+@dataclass(frozen=True)
+class WalkDelta:
+    """The paths where the file table and the disk may differ (``scope``) and the walk's entries for those of
+    them it found on disk; every other universe path has a row with the same stat that is not racy."""
+
+    scope: set[str]
+    entries: dict[str, DiskEntry]
+
+
+def delta_in_process(walked: dict[str, DiskEntry], conn: sqlite3.Connection, racy_from_ns: int) -> WalkDelta:
+    scope = differing(stat_keys(conn), walked) | racy_paths(conn, racy_from_ns)
+    return WalkDelta(scope, {path: walked[path] for path in scope if path in walked})
+
+
+def delta_apart(root: Path, rules: IgnoreRules, index_db: Path, racy_from_ns: int) -> WalkDelta | None:
+    """The delta, walked and compared by a child process; ``None`` if it failed (then walk in-process)."""
+    try:
+        child = subprocess.run([sys.executable, "-m", __name__, os.fspath(root), os.fspath(index_db),
+                                str(racy_from_ns)], input=rules.source_text.encode(), capture_output=True, check=True)
+        scope, rows = marshal.loads(child.stdout)
+        return WalkDelta(set(scope), {row[0]: DiskEntry(*row) for row in rows})
+    except (OSError, subprocess.SubprocessError, ValueError, EOFError, TypeError) as exc:
+        stderr = getattr(exc, "stderr", b"") or b""
+        log.warning("walk_apart_failed", error=type(exc).__name__, detail=stderr.decode(errors="replace")[-500:])
+        return None
+
+
+def _main() -> None:
+    root, index_db, racy_from_ns = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+    rules = IgnoreRules.from_text(sys.stdin.read())
+    walked = {e.path: e for e in walk_universe(root, rules)}
+    conn = sqlite3.connect(f"{index_db.absolute().as_uri()}?mode=ro", uri=True)
+    try:
+        delta = delta_in_process(walked, conn, racy_from_ns)
+    finally:
+        conn.close()
+    rows = [(e.path, e.size, e.mtime_ns, e.inode, e.is_symlink) for e in delta.entries.values()]
+    sys.stdout.buffer.write(marshal.dumps((sorted(delta.scope), rows)))
+
+
+if __name__ == "__main__":
+    _main()

@@ -1,0 +1,78 @@
+"""A big tree's full reconcile walks and compares in a child process (``index/walk_apart.py``): it must find
+exactly what the in-process walk finds, and a failing child must only cost the in-process walk."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from codeplane.core.layout import RepoLayout
+from codeplane.index import walk_apart
+from codeplane.index.reconcile import racy_after
+from codeplane.index.walk_apart import delta_apart, delta_in_process
+from codeplane.repo.ignore import IgnoreRules
+from codeplane.repo.universe import walk_universe
+from tests.builders import make_repo, write_files
+from tests.index_helpers import hit_lines, open_index, running_index
+
+FILES = {f"pkg/m{n}.py": f"value_{n} = {n}\n" for n in range(30)}
+
+
+def _change_while_stopped(repo: Path) -> int:
+    """Edits of every kind; returns the future mtime given to the racy file."""
+    write_files(repo, {"pkg/m1.py": "changed_one = 1\n", "pkg/new.py": "brand_new = 1\n", ".cplignore": "*.log\n",
+                       "pkg/skip.log": "ignored_token = 1\n"})
+    (repo / "pkg" / "m2.py").unlink()
+    os.rename(repo / "pkg" / "m3.py", repo / "pkg" / "renamed.py")
+    # same size, same mtime, in the future: racy, so it must be re-read although its stat is unchanged
+    future = (int(os.stat(repo / "pkg" / "m4.py").st_mtime) + 3600) * 1_000_000_000
+    (repo / "pkg" / "m4.py").write_text("racy_now = 4\n")
+    os.utime(repo / "pkg" / "m4.py", ns=(future, future))
+    return future
+
+
+def test_a_restart_through_the_child_finds_every_kind_of_change(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    future = (int(os.stat(repo / "pkg" / "m4.py").st_mtime) + 3600) * 1_000_000_000
+    os.utime(repo / "pkg" / "m4.py", ns=(future, future))  # racy at the first index too
+    index = open_index(repo)
+    index.stop()
+    _change_while_stopped(repo)
+    monkeypatch.setattr(walk_apart, "APART_FROM_FILES", 1)
+    with running_index(repo) as index:
+        assert hit_lines(index, "changed_one") == {("pkg/m1.py", 1)}
+        assert hit_lines(index, "brand_new") == {("pkg/new.py", 1)}
+        assert hit_lines(index, "value_2") == set() and index.file_record("pkg/m2.py") is None
+        assert hit_lines(index, "value_3") == {("pkg/renamed.py", 1)}
+        assert hit_lines(index, "racy_now") == {("pkg/m4.py", 1)}
+        assert hit_lines(index, "ignored_token") == set()
+        assert hit_lines(index, "value_5") == {("pkg/m5.py", 1)}
+
+
+def test_the_childs_delta_is_the_in_process_one(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    index = open_index(repo)
+    db = RepoLayout(repo).index_db
+    index.stop()
+    # Everything here was written within RACY_NS: a threshold at the racy file's mtime keeps the others out.
+    racy_from = _change_while_stopped(repo)
+    rules = IgnoreRules.load(repo)
+    apart = delta_apart(repo, rules, db, racy_from)
+    conn = sqlite3.connect(db)
+    try:
+        here = delta_in_process({e.path: e for e in walk_universe(repo, rules)}, conn, racy_from)
+    finally:
+        conn.close()
+    assert apart is not None
+    assert apart == here
+    assert {"pkg/m1.py", "pkg/new.py", "pkg/m2.py", "pkg/m3.py", "pkg/renamed.py", "pkg/m4.py"} <= apart.scope
+    assert "pkg/m5.py" not in apart.scope and "pkg/skip.log" not in apart.scope
+
+
+def test_a_failing_child_leaves_the_walk_to_this_process(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "alpha = 1\n"})
+    assert delta_apart(repo, IgnoreRules.load(repo), tmp_path / "no-such.db", racy_after()) is None
