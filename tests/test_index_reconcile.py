@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from codeplane.core.errors import CodePlaneError
-from codeplane.index.freshness import PendingChanges, concerns_prefix
+from codeplane.index.freshness import BURST_PATHS, BURST_QUIET_SEC, PendingChanges, concerns_prefix, settle_burst
 from tests.builders import git, make_repo, write_files
 from tests.index_helpers import hit_lines, open_index, running_index
 
@@ -242,3 +242,31 @@ def test_mutation_engine_transient_files_are_never_in_the_universe() -> None:
     assert rules.excludes("pkg/.a.py.batch1.cpl-tmp")
     assert rules.excludes("a.py.cpl-restore")
     assert not rules.excludes("a.py")
+
+
+def test_a_burst_still_arriving_is_taken_whole_once_the_watcher_goes_quiet() -> None:
+    """A checkout's files reach the indexer in several watcher batches: it waits until nothing was marked for
+    ``BURST_QUIET_SEC`` and takes them all (with HEAD's full reconcile) as one piece of work."""
+    import threading
+    import time
+
+    pending = PendingChanges()
+    pending.mark([f"wave1/f{n}.py" for n in range(BURST_PATHS)])
+    first = pending.take(timeout=0)
+    assert first is not None
+
+    def later_waves() -> None:
+        for wave in (2, 3):
+            time.sleep(BURST_QUIET_SEC / 3)
+            pending.mark([f"wave{wave}/f{n}.py" for n in range(40)])
+        pending.mark_full()
+
+    feeder = threading.Thread(target=later_waves)
+    began = time.monotonic()
+    feeder.start()
+    work = settle_burst(pending, first, threading.Event())
+    feeder.join()
+    assert len(work.paths) == BURST_PATHS + 80 and work.full
+    assert time.monotonic() - began >= BURST_QUIET_SEC  # it waited for a quiet moment, not only for the first wave
+    pending.mark(["late.py"])
+    assert settle_burst(pending, work, threading.Event()).paths.keys() >= {"late.py"}

@@ -33,7 +33,7 @@ from codeplane.index.cursors import CursorStore
 from codeplane.index.epochs import EpochInterrupted, EpochSummary, ProgressFn
 from codeplane.index.facts_api import FactIndexer
 from codeplane.index.files import MAX_LIST_LIMIT, FilePage, list_entries
-from codeplane.index.freshness import PendingChanges, concerns_prefix
+from codeplane.index.freshness import BURST_PATHS, PendingChanges, concerns_prefix, settle_burst
 from codeplane.index.pipeline import IndexCounts, IndexPipeline, ReconcileReport
 from codeplane.index.query import Syntax, compile_query
 from codeplane.index.search import LexicalHit, LexicalScope, lexical_stream, scope_concerns
@@ -262,6 +262,8 @@ class IndexService:
             if self._ready.is_set() and wait_for_git(self._git_lock, self._stopping):
                 # A git command was rewriting the work tree: index all it changed as one epoch (``gitlock``).
                 work = self._pending.take(timeout=0) or work
+            if self._ready.is_set() and not work.full and len(work.paths) >= BURST_PATHS:
+                work = settle_burst(self._pending, work, self._stopping)
             try:
                 self._pipeline.process(work, full_reason="watcher" if self._ready.is_set() else "startup")
                 self.error = None
