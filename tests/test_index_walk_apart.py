@@ -76,3 +76,37 @@ def test_the_childs_delta_is_the_in_process_one(tmp_path: Path) -> None:
 def test_a_failing_child_leaves_the_walk_to_this_process(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": "alpha = 1\n"})
     assert delta_apart(repo, IgnoreRules.load(repo), tmp_path / "no-such.db", racy_after()) is None
+
+
+def test_a_checkout_burst_is_indexed_while_a_child_walks_and_the_walk_finds_what_the_watcher_missed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full reconcile carrying a burst of paths (a checkout) indexes those paths as one epoch while a child walks
+    the tree, then finishes the reconcile from that walk: a file changed without any event is found too."""
+    from codeplane.core.config import IndexConfig
+    from codeplane.index.freshness import BURST_PATHS, PendingChanges
+    from codeplane.index.pipeline import IndexPipeline
+
+    files = {f"pkg/m{n:03}.py": f"before_{n} = {n}\n" for n in range(BURST_PATHS)}
+    repo = make_repo(tmp_path / "repo", {**files, "missed.py": "missed_before = 1\n"})
+    monkeypatch.setattr(walk_apart, "APART_FROM_FILES", 1)
+    pending = PendingChanges()
+    pipeline = IndexPipeline(repo, RepoLayout(repo), IndexConfig(watch=False), pending)
+    pipeline.open()
+    try:
+        pipeline.reconcile("init")
+        start = pipeline.epoch
+        write_files(repo, {path: f"after_{n} = {n}\n" for n, path in enumerate(files)})
+        write_files(repo, {"missed.py": "missed_after = 1\n"})  # no event for this one
+        pending.mark(files)
+        pending.mark_full()
+        work = pending.take(timeout=0)
+        assert work is not None and work.full and len(work.paths) == BURST_PATHS
+        pipeline.process(work)
+        assert pending.count() == 0
+        # the burst's epoch, then the reconcile's for the file only the walk saw
+        assert pipeline.epoch == start + 2
+        record = pipeline.store.record("missed.py")
+        assert record is not None and record.size == len("missed_after = 1\n")
+        assert pipeline.store.record("pkg/m007.py").size == len("after_7 = 7\n")  # type: ignore[union-attr]
+    finally:
+        pipeline.close()

@@ -14,6 +14,7 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -36,7 +37,7 @@ from codeplane.index.epochs import (
     stale_indexers,
 )
 from codeplane.index.facts_api import FactIndexer
-from codeplane.index.freshness import PendingChanges, PendingWork
+from codeplane.index.freshness import BURST_PATHS, PendingChanges, PendingWork
 from codeplane.index.languages import DATA_FAMILIES
 from codeplane.index.lexical import LexicalIndex
 from codeplane.index.reconcile import ChangeSet, diff, racy_after, unsettled
@@ -168,7 +169,8 @@ class IndexPipeline:
         self.rules = rules
         return changed
 
-    def reconcile(self, reason: str, progress: ProgressFn | None = None) -> ReconcileReport:
+    def reconcile(self, reason: str, progress: ProgressFn | None = None, *,
+                  walked_apart: tuple[IgnoreRules, Future[WalkDelta | None]] | None = None) -> ReconcileReport:
         """Full reconcile: walk the universe, diff against the file table, publish if anything changed.
 
         The walk (one stat per file: ≈170 ms on Django, seconds on a monorepo) runs before taking the writer
@@ -191,7 +193,9 @@ class IndexPipeline:
             apart: WalkDelta | None = None
             with span("index.walk"):
                 # The racy threshold is taken before the diff takes its own: the delta holds every row it re-hashes.
-                if self.counts.files >= walk_apart.APART_FROM_FILES:
+                if walked_apart is not None and walked_apart[0].source_text == rules.source_text:
+                    apart = walked_apart[1].result()
+                elif self.counts.files >= walk_apart.APART_FROM_FILES:  # (or .cplignore changed since it began)
                     apart = delta_apart(self.root, rules, self.store.path, racy_after(reference))
                 if apart is None:
                     walked = {e.path: e for e in walk_universe(self.root, rules)}
@@ -267,11 +271,35 @@ class IndexPipeline:
     def process(self, work: PendingWork, *, full_reason: str = "watcher") -> None:
         """Apply one snapshot of pending changes (watcher batches), then clear it."""
         with self.lock:
-            if work.full:
+            if work.full and len(work.paths) >= BURST_PATHS and self.counts.files >= walk_apart.APART_FROM_FILES:
+                # A checkout: its files (the watcher saw them) are indexed while a child walks the tree for the full
+                # reconcile HEAD's move asks for; that reconcile then finds what the watcher missed, if anything.
+                # The child's snapshot of the table predates the epoch: its delta is only stale, which the
+                # reconcile handles as it handles its walk's staleness (``walk_apart``).
+                walked = self._walk_apart_now()
+                self.refresh(list(work.paths), "watcher")
+                self.reconcile(full_reason, walked_apart=walked)
+            elif work.full:
                 self.reconcile(full_reason)
             elif work.paths:
                 self.refresh(list(work.paths), "watcher")
         self.pending.done(work)
+
+    def _walk_apart_now(self) -> tuple[IgnoreRules, Future[WalkDelta | None]]:
+        """:func:`walk_apart.delta_apart` for a full reconcile, started now on a thread (the child does the work),
+        with the rules it walks by."""
+        rules = IgnoreRules.load(self.root)
+        racy_from = racy_after(int(self.store.get_meta(STAT_REFERENCE_KEY) or 0))
+        walked: Future[WalkDelta | None] = Future()
+
+        def run() -> None:
+            try:
+                walked.set_result(delta_apart(self.root, rules, self.store.path, racy_from))
+            except BaseException as exc:  # noqa: BLE001 - delivered to the reconcile that waits for it
+                walked.set_exception(exc)
+
+        threading.Thread(target=run, name="codeplane-walk-apart", daemon=True).start()
+        return rules, walked
 
     def checkpoint(self, *, background: bool = False) -> None:
         """The WAL checkpoint a big epoch left for later (``EpochPublisher.checkpoint``); the server runs it once
