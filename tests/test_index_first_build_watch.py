@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sqlite3
+import time
 from pathlib import Path
 
 from codeplane.core.config import IndexConfig
@@ -67,3 +70,40 @@ def test_a_warm_start_watches_from_the_start(tmp_path: Path) -> None:
         assert service.watcher_state == "running"
     finally:
         service.stop()
+
+
+def test_a_walk_now_names_every_path_the_index_disagrees_with_and_nothing_else(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "a = 1\n", "b.py": "b = 2\n", "sub/c.py": "c = 3\n"})
+    past = time.time() - 100  # not "racy" (written within the mtime granularity's reach): those are named too
+    for name in ("a.py", "b.py", "sub/c.py"):
+        os.utime(repo / name, (past, past))
+    with running_index(repo) as service:
+        pipeline = service._pipeline
+        assert pipeline.differing_now() == set()
+        (repo / "a.py").write_text("a = 10  # longer\n")
+        (repo / "sub" / "c.py").unlink()
+        (repo / "new.py").write_text("n = 4\n")
+        assert pipeline.differing_now() == {"a.py", "sub/c.py", "new.py"}
+        assert [h.path for h in all_hits(service, "a")] == ["a.py"]  # nothing applied: a walk, not a reconcile
+
+
+def test_what_changed_before_the_watches_were_in_place_is_found_when_they_are(tmp_path: Path) -> None:
+    """A change made after the startup reconcile walked and before the watcher was live: no watch saw it, so the
+    watcher's "live" starts a walk that marks it pending. Played here with the watcher process frozen (it sees
+    nothing, yet the index does not fall back to polling) and "live" called by hand."""
+    repo = make_repo(tmp_path / "repo", {"a.py": "old_word = 1\n", "b.py": "other = 2\n"})
+    with running_index(repo, watch=True) as service:
+        watcher = service._watcher
+        assert watcher is not None and watcher.wait_live(15) and watcher.pid is not None
+        pid = watcher.pid
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            (repo / "a.py").write_text("new_word = 1  # unseen by any watch\n")
+            service._on_watch_live()
+            deadline = time.monotonic() + 15
+            while not all_hits(service, "new_word"):
+                assert time.monotonic() < deadline, "the change made before the watches were live was never indexed"
+                time.sleep(0.05)
+            assert all_hits(service, "old_word") == []
+        finally:
+            os.kill(pid, signal.SIGCONT)

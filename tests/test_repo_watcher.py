@@ -1,10 +1,14 @@
 """The watcher: what it watches (``watch_plan``) and that it sees every universe change, in directories the root
 gains after it started too (the tree watch is re-planned), and git's HEAD moving; ``.codeplane/``, whose WAL writes
-would flood it, is not watched at all."""
+would flood it, is not watched at all. The watches live in a child process: it says when they are in place, it
+ends when asked and when the server dies, and a child that dies unasked leaves the watcher ``failed``."""
 
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -53,10 +57,13 @@ def test_every_change_is_seen_in_directories_the_root_gains_later_too(tmp_path: 
     repo = make_repo(tmp_path / "repo", {"top.py": "x = 1\n", "src/a.py": "a = 1\n"})
     (repo / ".codeplane").mkdir()
     seen = Seen()
-    watcher = RepoWatcher(repo, seen, lambda: IgnoreRules.load(repo), debounce_ms=20)
+    live: list[bool] = []
+    watcher = RepoWatcher(repo, seen, lambda: IgnoreRules.load(repo), debounce_ms=20,
+                          on_live=lambda: live.append(True))
     watcher.start()
     try:
-        time.sleep(0.3)  # the watches are being set up
+        assert watcher.wait_live(15)  # every change from now on is seen
+        assert live == [True]
         (repo / "top.py").write_text("x = 2\n")
         (repo / "src" / "a.py").write_text("a = 2\n")
         seen.wait_for("top.py and src/a.py", lambda: {"top.py", "src/a.py"} <= seen.paths())
@@ -73,3 +80,73 @@ def test_every_change_is_seen_in_directories_the_root_gains_later_too(tmp_path: 
     finally:
         watcher.stop()
     assert str(watcher.state) == "stopped"
+
+
+def _gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended (a zombie nobody reaped counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+def _wait(what: str, check: Callable[[], bool], timeout: float = 15) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"never: {what}"
+        time.sleep(0.02)
+
+
+def test_stop_ends_the_watcher_process(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "a = 1\n"})
+    watcher = RepoWatcher(repo, Seen(), lambda: IgnoreRules.load(repo), debounce_ms=20)
+    watcher.start()
+    assert watcher.wait_live(15)
+    pid = watcher.pid
+    assert pid is not None and not _gone(pid)
+    watcher.stop()
+    assert _gone(pid)
+    assert watcher.pid is None and watcher.state == "stopped" and watcher.error is None
+
+
+def test_a_watcher_process_that_dies_unasked_leaves_the_watcher_failed_with_the_reason(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "a = 1\n"})
+    watcher = RepoWatcher(repo, Seen(), lambda: IgnoreRules.load(repo), debounce_ms=20)
+    watcher.start()
+    try:
+        assert watcher.wait_live(15)
+        pid = watcher.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        _wait("the watcher failing", lambda: watcher.state == "failed")
+        assert watcher.error is not None and "exit code -9" in watcher.error
+    finally:
+        watcher.stop()
+    assert watcher.state == "failed"  # stopping does not hide that it had failed
+
+
+def test_the_watcher_process_ends_when_the_server_dies(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "a = 1\n"})
+    server = subprocess.Popen(
+        [sys.executable, "-c", (
+            "import sys, time\n"
+            "from pathlib import Path\n"
+            "from codeplane.repo.ignore import IgnoreRules\n"
+            "from codeplane.repo.watcher import RepoWatcher\n"
+            "root = Path(sys.argv[1])\n"
+            "w = RepoWatcher(root, lambda b: None, lambda: IgnoreRules.load(root), debounce_ms=20)\n"
+            "w.start()\n"
+            "assert w.wait_live(15)\n"
+            "print(w.pid, flush=True)\n"
+            "time.sleep(60)\n"), str(repo)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        child = int(server.stdout.readline())
+        assert not _gone(child)
+        server.kill()  # no clean-up runs: the child sees its stdin close
+        server.wait()
+        _wait("the orphaned watcher process ending", lambda: _gone(child))
+    finally:
+        server.kill()

@@ -220,6 +220,20 @@ class IndexPipeline:
         finally:
             build_progress.end(self.root, tracker)
 
+    def differing_now(self) -> set[str]:
+        """The universe paths whose file and row may disagree (changed, added, gone, or racy), by a walk now and
+        nothing applied: what a watcher that was not yet watching may have missed (``IndexService``).
+        Big trees walk in a child (``walk_apart``), as a full reconcile does."""
+        with self.lock:
+            rules = self.rules
+            racy_from = racy_after(int(self.store.get_meta(STAT_REFERENCE_KEY) or 0))
+            big = self.counts.files >= walk_apart.APART_FROM_FILES
+        if big and (apart := delta_apart(self.root, rules, self.store.path, racy_from)) is not None:
+            return apart.scope
+        walked = {e.path: e for e in walk_universe(self.root, rules)}
+        with self.lock:
+            return delta_in_process(walked, self.store.conn, racy_from).scope
+
     def refresh(self, paths: Sequence[str], reason: str) -> ReconcileReport:
         """Reindex exactly ``paths`` (files or directories; created, modified or deleted)."""
         with self.lock, span("index.refresh", paths=len(paths)):

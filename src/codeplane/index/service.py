@@ -103,6 +103,8 @@ class IndexService:
         self._thread: threading.Thread | None = None
         self._watcher: RepoWatcher | None = None
         self._watch_after_build = False
+        #: When the indexer thread last began a full reconcile (its walk follows); see ``_on_watch_live``.
+        self._full_began: float | None = None
         self._ready_listeners: list[Callable[[], None]] = []
         self._cursors: CursorStore[LexicalHit] = CursorStore()
         self._texts = TextCache(root)
@@ -194,8 +196,28 @@ class IndexService:
 
     def _start_watcher(self) -> None:
         self._watcher = RepoWatcher(self.root, self._on_batch, lambda: self._pipeline.rules,
-                                    debounce_ms=self.config.debounce_ms)
+                                    debounce_ms=self.config.debounce_ms, on_live=self._on_watch_live)
         self._watcher.start()
+
+    def _on_watch_live(self) -> None:
+        """Every watch is now in place. A full reconcile that walked before this moment could not see a change
+        made between its walk and now, and no watch saw it either (on a 133k-file tree the watches take ~1.5 s):
+        a walk now finds any such path, and marks it pending like a watcher batch would (a query waits only for
+        the paths it touches). With no full reconcile begun yet, the pending one walks after this moment."""
+        if self._full_began is None:
+            return
+        threading.Thread(target=self._catch_up_unwatched, name="codeplane-watch-catch-up", daemon=True).start()
+
+    def _catch_up_unwatched(self) -> None:
+        try:
+            paths = self._pipeline.differing_now()
+        except Exception as exc:  # noqa: BLE001 - stopping, or a walk that failed: a full reconcile then
+            if not self._stopping.is_set():
+                log.warning("watch catch-up walk failed; reconciling", error=f"{type(exc).__name__}: {exc}")
+                self._pending.mark_full()
+            return
+        if paths and not self._stopping.is_set():
+            self._pending.mark(paths)
 
     def wait_ready(self, timeout: float) -> bool:
         return self._ready.wait(timeout)
@@ -264,6 +286,8 @@ class IndexService:
                 work = self._pending.take(timeout=0) or work
             if self._ready.is_set() and not work.full and len(work.paths) >= BURST_PATHS:
                 work = settle_burst(self._pending, work, self._stopping)
+            if work.full:
+                self._full_began = monotonic()
             try:
                 self._pipeline.process(work, full_reason="watcher" if self._ready.is_set() else "startup")
                 self.error = None

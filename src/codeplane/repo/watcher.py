@@ -1,24 +1,28 @@
 """The file watcher (DECISIONS D6, spec §7.7): filesystem events become batches of repo-relative paths.
 
 It only observes: it never writes repository state (§5.10) and correctness never depends on it (startup
-reconciles from disk, writes through CodePlane refresh synchronously). Events are debounced by
-watchfiles; a batch names changed paths (files or directories, existing or not) and whether
+reconciles from disk, writes through CodePlane refresh synchronously). The watches live in a child process
+(``watch_child``: their set-up held the server's interpreter for seconds on a big tree); events are debounced by
+watchfiles there, and a batch here names changed paths (files or directories, existing or not) and whether
 ``.cplignore`` or git's HEAD/index/refs changed, which call for a full reconcile.
 """
 
 from __future__ import annotations
 
-import os
+import contextlib
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import watchfiles
-
 from codeplane.core.logging import get_logger
 from codeplane.repo.ignore import PRUNABLE_DIRS, IgnoreRules
+from codeplane.repo.watch_child import read_frame, watch_plan
+
+__all__ = ["RepoWatcher", "WatchBatch", "WatcherState", "classify_events", "watch_plan"]
 
 log = get_logger(__name__)
 
@@ -36,8 +40,8 @@ class WatchBatch:
     git_changed: bool = False
 
 
-def classify_events(root: Path, raw: set[tuple[watchfiles.Change, str]], rules: IgnoreRules) -> WatchBatch:
-    """Turn raw watchfiles events into a :class:`WatchBatch` (pure; exposed for tests)."""
+def classify_events(root: Path, raw: set[tuple[int, str]], rules: IgnoreRules) -> WatchBatch:
+    """Turn raw watchfiles events (change, absolute path) into a :class:`WatchBatch` (pure; exposed for tests)."""
     paths: set[str] = set()
     cplignore = git_changed = False
     for _, absolute in raw:
@@ -61,127 +65,104 @@ def classify_events(root: Path, raw: set[tuple[watchfiles.Change, str]], rules: 
     return WatchBatch(frozenset(paths), cplignore, git_changed)
 
 
-def watch_plan(root: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
-    """What to watch: ``(alone, with all below)``.
-
-    Alone: the root (its files and which directories it has) and git's directory (HEAD, index, packed-refs...).
-    With all below: each top-level directory of the universe, and git's ``refs/`` and ``modules/``. Not watched at
-    all: ``.codeplane/`` (every page SQLite writes to its WAL was an inotify event: ~3 s of the watcher thread's
-    CPU in a 1,000-file checkout of a 133k-file tree), the rest of ``.git/`` (objects) and the other
-    PRUNABLE_DIRS at the top (``node_modules``...: inotify watches are a bounded resource), none of which the
-    universe holds. Symlinked directories are listed, never followed, like the walk.
-    """
-    alone = [root]
-    below: list[Path] = []
-    git_dir = root / ".git"
-    if git_dir.is_dir() and not git_dir.is_symlink():
-        alone.append(git_dir)
-        below.extend(git_dir / sub for sub in ("modules", "refs") if (git_dir / sub).is_dir())
-    try:
-        with os.scandir(root) as entries:
-            below.extend(Path(e.path) for e in entries
-                         if e.is_dir(follow_symlinks=False) and e.name not in PRUNABLE_DIRS)
-    except OSError:
-        pass
-    return tuple(alone), tuple(sorted(below))
-
-
 class RepoWatcher:
-    """Daemon threads running ``watchfiles.watch`` over the work tree (``watch_plan``) until :meth:`stop`.
+    """The watcher process (``watch_child``) and a thread that turns its reports into batches, until :meth:`stop`.
 
-    One thread watches the plan's directories alone; when the root gains or loses a directory it re-plans and
-    restarts the other thread, which watches the rest recursively, and reports the new directory as changed (what
-    was written into it before its watch began is found by walking it).
+    The process watches the root and git's directory alone and the rest with all below; when the root gains or
+    loses a directory it re-plans the tree watch and reports the new directory as changed (what was written into it
+    before its watch began is found by walking it). ``on_live`` is called once every watch is in place: a
+    change made before that moment may have gone unseen, so the caller reconciles what it read earlier.
+    A process that ends unasked leaves the watcher ``failed`` with the reason in :attr:`error`; the index then
+    reconciles periodically instead (correctness never depends on the watcher).
     """
 
     def __init__(self, root: Path, on_batch: Callable[[WatchBatch], None], rules: Callable[[], IgnoreRules],
-                 *, debounce_ms: int) -> None:
+                 *, debounce_ms: int, on_live: Callable[[], None] | None = None) -> None:
         self._root = root
         self._on_batch = on_batch
         self._rules = rules
+        self._on_live = on_live
         self._debounce_ms = max(debounce_ms, 1)
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._deep: tuple[threading.Thread, threading.Event] | None = None
-        self._deep_paths: tuple[Path, ...] = ()
-        self._deliver = threading.Lock()  # one batch at a time, whichever thread saw it
+        self._process: subprocess.Popen[bytes] | None = None
+        self._reader: threading.Thread | None = None
+        self._stopping = threading.Event()
+        self._live = threading.Event()
         self.state: WatcherState = "stopped"
         self.error: str | None = None
 
     def start(self) -> None:
-        self._stop.clear()
-        alone, below = watch_plan(self._root)
-        self._start_deep(below)
-        self._thread = threading.Thread(target=self._run, args=(alone,), name="codeplane-watcher", daemon=True)
+        self._stopping.clear()
+        self._live.clear()
+        self.error = None
+        process = subprocess.Popen(
+            [sys.executable, "-m", "codeplane.repo.watch_child", str(self._root), str(self._debounce_ms)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True,
+        )
+        self._process = process
         self.state = "running"
-        self._thread.start()
+        self._reader = threading.Thread(target=self._read, args=(process,), name="codeplane-watcher", daemon=True)
+        self._reader.start()
+
+    @property
+    def pid(self) -> int | None:
+        """The watcher process's id while it runs (``/status`` and tests)."""
+        process = self._process
+        return process.pid if process is not None and process.poll() is None else None
+
+    def wait_live(self, timeout: float) -> bool:
+        """Whether every watch is in place, waiting up to ``timeout`` seconds for it."""
+        return self._live.wait(timeout)
 
     def stop(self, timeout: float = 5.0) -> None:
-        self._stop.set()
-        self._stop_deep(timeout)
-        if self._thread is not None:
-            self._thread.join(timeout)
-            self._thread = None
+        self._stopping.set()
+        process, self._process = self._process, None
+        if process is not None:
+            _end(process, timeout)
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.join(timeout)
         if self.state == "running":
             self.state = "stopped"
 
-    def _start_deep(self, paths: tuple[Path, ...]) -> None:
-        self._deep_paths = paths
-        if not paths:
-            return
-        stop = threading.Event()
-        thread = threading.Thread(target=self._watch, args=(paths, True, stop), name="codeplane-watcher-tree",
-                                  daemon=True)
-        self._deep = (thread, stop)
-        thread.start()
-
-    def _stop_deep(self, timeout: float = 5.0) -> None:
-        deep, self._deep = self._deep, None
-        if deep is not None:
-            deep[1].set()
-            deep[0].join(timeout)
-
-    def _run(self, alone: tuple[Path, ...]) -> None:
-        self._watch(alone, False, self._stop)
-
-    def _watch(self, paths: tuple[Path, ...], recursive: bool, stop: threading.Event) -> None:
+    def _read(self, process: subprocess.Popen[bytes]) -> None:
+        assert process.stdout is not None
+        reported: str | None = None
         try:
-            for raw in watchfiles.watch(
-                *paths, watch_filter=None, debounce=self._debounce_ms, step=min(self._debounce_ms, 20),
-                stop_event=_Either(stop, self._stop), rust_timeout=500, raise_interrupt=False, recursive=recursive,
-            ):
-                added: set[str] = set()
-                if not recursive and any(Path(p).parent == self._root for _, p in raw):
-                    added = self._replan()
-                batch = classify_events(self._root, raw, self._rules())
-                if added:
-                    batch = WatchBatch(batch.paths | added, batch.cplignore_changed, batch.git_changed)
-                if batch.paths or batch.cplignore_changed or batch.git_changed:
-                    with self._deliver:
-                        self._on_batch(batch)
+            while (message := read_frame(process.stdout)) is not None:
+                kind = message[0]
+                if kind == "batch":
+                    self._deliver(message[1], message[2])
+                elif kind == "live":
+                    self._live.set()
+                    if self._on_live is not None:
+                        self._on_live()
+                elif kind == "error":
+                    reported = str(message[1])
         except Exception as exc:  # noqa: BLE001 - a dead watcher degrades to polling, never kills the server
-            if stop.is_set() and not self._stop.is_set():
-                return  # a re-planned tree watch ended as asked
-            self.state = "failed"
-            self.error = f"{type(exc).__name__}: {exc}"
-            log.warning("file watcher stopped; falling back to periodic reconcile", error=self.error)
+            reported = f"{type(exc).__name__}: {exc}"
+        if self._stopping.is_set():
+            return
+        self.state = "failed"
+        self.error = reported or f"the watcher process ended (exit code {process.wait()})"
+        log.warning("file watcher stopped; falling back to periodic reconcile", error=self.error)
 
-    def _replan(self) -> set[str]:
-        """Restart the tree watch if the root's directories changed; the new ones' paths (to be walked)."""
-        _, below = watch_plan(self._root)
-        if below == self._deep_paths or self._stop.is_set():
-            return set()
-        added = set(below) - set(self._deep_paths)
-        self._stop_deep()
-        self._start_deep(below)
-        return {p.relative_to(self._root).as_posix() for p in added if p.parent == self._root}
+    def _deliver(self, raw: list[tuple[int, str]], added: list[str]) -> None:
+        batch = classify_events(self._root, set(raw), self._rules())
+        if added:
+            batch = WatchBatch(batch.paths | set(added), batch.cplignore_changed, batch.git_changed)
+        if batch.paths or batch.cplignore_changed or batch.git_changed:
+            self._on_batch(batch)
 
 
-class _Either:
-    """Set when either event is (what ``watchfiles.watch`` asks of ``stop_event``: ``is_set``)."""
-
-    def __init__(self, first: threading.Event, second: threading.Event) -> None:
-        self._first, self._second = first, second
-
-    def is_set(self) -> bool:
-        return self._first.is_set() or self._second.is_set()
+def _end(process: subprocess.Popen[bytes], timeout: float) -> None:
+    """Ask the watcher process to end (its stdin closes), killing it if it does not within ``timeout``."""
+    with contextlib.suppress(OSError):
+        assert process.stdin is not None
+        process.stdin.close()
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    if process.stdout is not None:
+        process.stdout.close()

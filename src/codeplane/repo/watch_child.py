@@ -1,0 +1,238 @@
+"""The file watcher's own process: inotify set-up and event collection, away from the server's interpreter.
+
+Why a process and not a thread: watchfiles' ``RustNotify`` adds an inotify watch per directory with the
+interpreter held. On a 133k-file tree (45k directories) that took ~1.4 s, during which every other thread of the
+server ran about a hundred times slower; a warm restart there took 3.7-3.9 s with the watcher and 2.2-2.3 s
+without it. In a child the server's threads lose nothing, and the set-up runs on the other core.
+
+The child runs what the watcher thread used to: one watch of the plan's directories alone, one of the rest with
+all below, re-planned when the root gains or loses a directory (:func:`watch_plan`). It reports on stdout, in
+frames of a 4-byte little-endian length and a ``marshal``'d tuple:
+
+- ``("live",)`` once: every watch of the first plan is in place, so a change from then on is reported;
+- ``("batch", [(change, absolute path), ...], [relative path of a directory the root gained, ...])``;
+- ``("error", "Type: message")`` before it exits on a failure.
+
+It ends when its stdin closes: the server closed it to stop the watcher, or the server died. It imports only
+watchfiles and the ignore rules' constants (about 60 ms), never the server's modules.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import signal
+import struct
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from codeplane.repo.ignore import PRUNABLE_DIRS
+
+if TYPE_CHECKING:
+    from watchfiles._rust_notify import RustNotify
+
+#: How long one ``RustNotify.watch`` call waits before the stop flag is looked at again.
+_RUST_TIMEOUT_MS = 500
+_HEADER = struct.Struct("<I")
+
+
+def watch_plan(root: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    """What to watch: ``(alone, with all below)``.
+
+    Alone: the root (its files and which directories it has) and git's directory (HEAD, index, packed-refs...).
+    With all below: each top-level directory of the universe, and git's ``refs/`` and ``modules/``. Not watched at
+    all: ``.codeplane/`` (every page SQLite writes to its WAL was an inotify event: ~3 s of the watcher's CPU in a
+    1,000-file checkout of a 133k-file tree), the rest of ``.git/`` (objects) and the other PRUNABLE_DIRS at the
+    top (``node_modules``...: inotify watches are a bounded resource), none of which the universe holds. Symlinked
+    directories are listed, never followed, like the walk.
+    """
+    alone = [root]
+    below: list[Path] = []
+    git_dir = root / ".git"
+    if git_dir.is_dir() and not git_dir.is_symlink():
+        alone.append(git_dir)
+        below.extend(git_dir / sub for sub in ("modules", "refs") if (git_dir / sub).is_dir())
+    try:
+        with os.scandir(root) as entries:
+            below.extend(Path(e.path) for e in entries
+                         if e.is_dir(follow_symlinks=False) and e.name not in PRUNABLE_DIRS)
+    except OSError:
+        pass
+    return tuple(alone), tuple(sorted(below))
+
+
+def write_frame(out: IO[bytes], message: tuple[Any, ...]) -> None:
+    data = marshal.dumps(message)
+    out.write(_HEADER.pack(len(data)) + data)
+    out.flush()
+
+
+def read_frame(source: IO[bytes]) -> tuple[Any, ...] | None:
+    """The next frame, ``None`` at the end of the stream (the child ended)."""
+    header = source.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        return None
+    size = _HEADER.unpack(header)[0]
+    data = source.read(size)
+    if len(data) < size:
+        return None
+    message = marshal.loads(data)
+    return message if isinstance(message, tuple) else None
+
+
+def _notify_options() -> tuple[bool, bool, int, bool]:
+    """(debug, force polling, poll delay ms, ignore permission denied) as ``watchfiles.watch`` would default
+    them: its ``WATCHFILES_*`` environment variables, polling on WSL."""
+    try:
+        from watchfiles.main import (
+            _default_debug,
+            _default_force_polling,
+            _default_ignore_permission_denied,
+            _default_poll_delay_ms,
+        )
+    except ImportError:  # another watchfiles: its plain defaults
+        return False, False, 300, False
+    return (_default_debug(None), _default_force_polling(None), _default_poll_delay_ms(300),
+            _default_ignore_permission_denied(None))
+
+
+class _Watches:
+    """The child's two watches and the re-planning; every frame goes through :meth:`send`."""
+
+    def __init__(self, root: Path, debounce_ms: int, out: IO[bytes]) -> None:
+        self.root = root
+        self.debounce_ms = max(debounce_ms, 1)
+        self.out = out
+        self.stop = threading.Event()
+        self._send_lock = threading.Lock()
+        self._deep: tuple[threading.Thread, threading.Event] | None = None
+        self._deep_paths: tuple[Path, ...] = ()
+        self._options = _notify_options()
+
+    def send(self, message: tuple[Any, ...]) -> None:
+        with self._send_lock:
+            write_frame(self.out, message)
+
+    def _notify(self, paths: tuple[Path, ...], *, recursive: bool) -> RustNotify:
+        from watchfiles._rust_notify import RustNotify
+
+        debug, polling, delay, denied = self._options
+        return RustNotify([str(p) for p in paths], debug, polling, delay, recursive, denied)
+
+    def run(self) -> None:
+        alone, below = watch_plan(self.root)
+        deep_live = threading.Event()
+        self._start_deep(below, deep_live)
+        notify = self._notify(alone, recursive=False)
+        # Both watches first (the tree's takes long on a big tree): "live" promises every change is seen from now.
+        while not (deep_live.wait(0.05) or self.stop.is_set()):
+            pass
+        if self.stop.is_set():
+            return
+        self.send(("live",))
+        try:
+            self._loop(notify, self.stop, recursive=False)
+        finally:
+            self._stop_deep()
+
+    def _loop(self, notify: RustNotify, stop: threading.Event, *, recursive: bool) -> None:
+        debounce = self.debounce_ms
+        step = min(debounce, 20)
+        with notify:
+            while not (stop.is_set() or self.stop.is_set()):
+                raw = notify.watch(debounce, step, _RUST_TIMEOUT_MS, _Either(stop, self.stop))
+                if not isinstance(raw, set):
+                    continue  # 'timeout' (look at the stop flags again), 'stop', 'signal'
+                added: list[str] = []
+                if not recursive and any(Path(p).parent == self.root for _, p in raw):
+                    added = self._replan()
+                self.send(("batch", sorted(raw), added))
+
+    def _start_deep(self, paths: tuple[Path, ...], live: threading.Event | None = None) -> None:
+        self._deep_paths = paths
+        if not paths:
+            if live is not None:
+                live.set()
+            return
+        stop = threading.Event()
+
+        def watch() -> None:
+            try:
+                notify = self._notify(paths, recursive=True)
+            finally:
+                if live is not None:
+                    live.set()  # on a failure too: it is reported (``_guarded``), nothing waits for it
+            self._loop(notify, stop, recursive=True)
+
+        thread = threading.Thread(target=self._guarded, args=(watch, stop), name="codeplane-watch-tree",
+                                  daemon=True)
+        self._deep = (thread, stop)
+        thread.start()
+
+    def _guarded(self, body: Callable[[], None], stop: threading.Event) -> None:
+        try:
+            body()
+        except Exception as exc:  # noqa: BLE001 - reported to the server, which falls back to polling
+            if stop.is_set() and not self.stop.is_set():
+                return  # a re-planned tree watch ended as asked
+            self.fail(exc)
+
+    def _stop_deep(self, timeout: float = 5.0) -> None:
+        deep, self._deep = self._deep, None
+        if deep is not None:
+            deep[1].set()
+            deep[0].join(timeout)
+
+    def _replan(self) -> list[str]:
+        """Restart the tree watch if the root's directories changed; the new ones' paths (to be walked)."""
+        _, below = watch_plan(self.root)
+        if below == self._deep_paths or self.stop.is_set():
+            return []
+        added = set(below) - set(self._deep_paths)
+        self._stop_deep()
+        self._start_deep(below)
+        return sorted(p.relative_to(self.root).as_posix() for p in added if p.parent == self.root)
+
+    def fail(self, exc: BaseException) -> None:
+        try:
+            self.send(("error", f"{type(exc).__name__}: {exc}"))
+        except OSError:
+            pass  # the server is gone
+        self.stop.set()
+
+
+class _Either:
+    """Set when either event is (what ``RustNotify.watch`` asks of ``stop_event``: ``is_set``)."""
+
+    def __init__(self, first: threading.Event, second: threading.Event) -> None:
+        self._first, self._second = first, second
+
+    def is_set(self) -> bool:
+        return self._first.is_set() or self._second.is_set()
+
+
+def main(argv: list[str]) -> int:
+    # Ctrl+C in the server's terminal reaches this process too: the server stops it (stdin), not the signal.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    root, debounce_ms = Path(argv[1]), int(argv[2])
+    watches = _Watches(root, debounce_ms, sys.stdout.buffer)
+
+    def until_stdin_closes() -> None:
+        while sys.stdin.buffer.read(4096):
+            pass
+        watches.stop.set()
+
+    threading.Thread(target=until_stdin_closes, name="codeplane-watch-stdin", daemon=True).start()
+    try:
+        watches.run()
+    except Exception as exc:  # noqa: BLE001 - reported to the server, which falls back to polling
+        watches.fail(exc)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
