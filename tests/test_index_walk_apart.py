@@ -110,3 +110,17 @@ def test_a_checkout_burst_is_indexed_while_a_child_walks_and_the_walk_finds_what
         assert pipeline.store.record("pkg/m007.py").size == len("after_7 = 7\n")  # type: ignore[union-attr]
     finally:
         pipeline.close()
+
+
+def test_a_repository_with_its_own_codeplane_package_does_not_shadow_the_child(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child runs ``python -m codeplane...`` from the server's working directory, often the repository: a
+    top-level ``codeplane/`` there (a fork, a vendored copy) must not be imported instead of CodePlane's own."""
+    repo = make_repo(tmp_path / "repo", {**FILES, "codeplane/__init__.py": "raise SystemExit('shadowed')\n"})
+    index = open_index(repo)
+    db = RepoLayout(repo).index_db
+    index.stop()
+    (repo / "pkg" / "m1.py").write_text("changed_one = 1  # longer now\n")
+    monkeypatch.chdir(repo)
+    apart = delta_apart(repo, IgnoreRules.load(repo), db, racy_after())
+    assert apart is not None and "pkg/m1.py" in apart.scope

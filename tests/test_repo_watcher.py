@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from codeplane.repo.ignore import IgnoreRules
 from codeplane.repo.watcher import RepoWatcher, WatchBatch, watch_plan
 from tests.builders import git, make_repo
@@ -150,3 +152,15 @@ def test_the_watcher_process_ends_when_the_server_dies(tmp_path: Path) -> None:
         _wait("the orphaned watcher process ending", lambda: _gone(child))
     finally:
         server.kill()
+
+
+def test_a_repository_with_its_own_codeplane_package_does_not_shadow_the_watcher(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo(tmp_path / "repo", {"codeplane/__init__.py": "raise SystemExit('shadowed')\n"})
+    monkeypatch.chdir(repo)  # the server runs from the repository
+    watcher = RepoWatcher(repo, Seen(), lambda: IgnoreRules.load(repo), debounce_ms=20)
+    watcher.start()
+    try:
+        assert watcher.wait_live(15), watcher.error
+    finally:
+        watcher.stop()

@@ -53,7 +53,8 @@ def delta_in_process(walked: dict[str, DiskEntry], conn: sqlite3.Connection, rac
 def delta_apart(root: Path, rules: IgnoreRules, index_db: Path, racy_from_ns: int) -> WalkDelta | None:
     """The delta, walked and compared by a child process; ``None`` if it failed (then walk in-process)."""
     try:
-        child = subprocess.run([sys.executable, "-m", __name__, os.fspath(root), os.fspath(index_db),
+        # -P: the working directory (often the repository) must not shadow CodePlane's own modules.
+        child = subprocess.run([sys.executable, "-P", "-m", __name__, os.fspath(root), os.fspath(index_db),
                                 str(racy_from_ns)], input=rules.source_text.encode(), capture_output=True, check=True)
         scope, rows = marshal.loads(child.stdout)
         return WalkDelta(set(scope), {row[0]: DiskEntry(*row) for row in rows})

@@ -94,8 +94,9 @@ class RepoWatcher:
         self._stopping.clear()
         self._live.clear()
         self.error = None
+        # -P: the working directory (often the repository) must not shadow CodePlane's own modules.
         process = subprocess.Popen(
-            [sys.executable, "-m", "codeplane.repo.watch_child", str(self._root), str(self._debounce_ms)],
+            [sys.executable, "-P", "-m", "codeplane.repo.watch_child", str(self._root), str(self._debounce_ms)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True,
         )
         self._process = process
