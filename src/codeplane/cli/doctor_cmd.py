@@ -24,11 +24,12 @@ def registered_checks() -> list[Check]:
     from codeplane.index.doctor import check_index
     from codeplane.lint.doctor import check_linters
     from codeplane.mutation.doctor import check_journal
+    from codeplane.repo.doctor import check_watch_capacity
     from codeplane.tasks.inspection import check_ledger
     from codeplane.testing.doctor import check_test_runners
 
-    return [*FOUNDATION_CHECKS, check_index, check_ledger, check_test_runners, check_linters, check_journal,
-            check_git_tools]
+    return [*FOUNDATION_CHECKS, check_index, check_watch_capacity, check_ledger, check_test_runners, check_linters,
+            check_journal, check_git_tools]
 
 
 def run_checks(root: Path) -> list[CheckResult]:
