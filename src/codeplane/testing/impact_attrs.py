@@ -43,13 +43,16 @@ _KEEPS_SELF = frozenset({"property", "setter", "getter", "deleter", "cached_prop
 _NOT_INSTANCE = frozenset({"__new__", "__init_subclass__", "__class_getitem__"})
 #: Dunders on the constructed class that may make it hand back, or look like, something else.
 _UNCERTAIN_DUNDERS = frozenset({"__new__", "__getattr__", "__getattribute__", "__class__"})
+#: ``pytest.mark.name`` / ``mark.name``: a pytest mark, which hands back the function it decorates, marked.
+_MARK = re.compile(r"(?:pytest\.)?mark\.[A-Za-z_]\w*$")
 #: A decorator line's dotted name.
 _DECORATOR = re.compile(r"\s*@\s*([\w. ]+)")
 #: Class decorators that give back the same class with the body's methods (attrs, dataclasses, functools).
 _KEEPING = re.compile(r"^@\s*(?:(?:dataclasses|attr|attrs|functools|typing|t)\s*\.\s*)?"
                       r"(?:dataclass|s|attrs|define|frozen|mutable|total_ordering|final)\b")
-#: Statements in ``A``'s file that may store any attribute by a computed name.
-_DYNAMIC_STORE = re.compile(r"setattr|__dict__|\bvars\s*\(")
+#: Statements in ``A``'s file that may store any attribute by a computed name (reading ``__dict__`` through one of
+#: a dict's reading methods stores none: requests' ``LookupDict.get`` is ``self.__dict__.get(key, default)``).
+_DYNAMIC_STORE = re.compile(r"setattr|__dict__(?!\s*\.\s*(?:get|items|keys|values|copy)\s*\()|\bvars\s*\(")
 #: Lines looked at for the attribute's name as a string after a ``setattr``/``patch.object`` call opens.
 _SETTER_LINES = 4
 #: Modules whose base classes define no hooks that hand an instance's attributes elsewhere.
@@ -166,7 +169,8 @@ class AttributeTypes:
         top, _ = self.code.decorator_block(method)
         for text in lines[top - 1:method.start - 1]:
             named = _DECORATOR.match(text)
-            if named is not None and named.group(1).rsplit(".", 1)[-1].replace(" ", "") not in _KEEPS_SELF:
+            if named is not None and named.group(1).rsplit(".", 1)[-1].replace(" ", "") not in _KEEPS_SELF and (
+                    not _pytest_mark(named.group(1).replace(" ", ""), lines)):
                 return None
         if not method.start <= param_line <= len(lines):
             return None
@@ -412,3 +416,16 @@ def _chars(rows: Sequence[str], lineno: int, offset: int) -> int:
     """``ast``'s UTF-8 byte offset on a row as a character column."""
     row = rows[lineno - 1] if 0 < lineno <= len(rows) else ""
     return len(row.encode("utf-8")[:offset].decode("utf-8", errors="replace"))
+
+
+def _pytest_mark(name: str, lines: Sequence[str]) -> bool:
+    """Whether the decorator ``name`` is a pytest mark (``pytest.mark.parametrize``, or a name the file binds only
+    to one: ``params = pytest.mark.parametrize(...)``, then ``@params``): applying it hands back the method itself,
+    so ``self`` stays the instance."""
+    if _MARK.match(name):
+        return True
+    if not WORD.fullmatch(name):
+        return False
+    binding = re.compile(rf"\s*{re.escape(name)}\s*(?::[^=]*)?=(?!=)\s*(.*)")
+    values = [found.group(1) for text in lines if (found := binding.match(text)) is not None]
+    return bool(values) and all(re.match(r"(?:pytest\s*\.\s*)?mark\s*\.\s*[A-Za-z_]\w*\s*[(\n]?", v) for v in values)

@@ -134,7 +134,7 @@ def member_visible(facts: WalkFacts, conn: sqlite3.Connection, file_id: int, d: 
 
 
 def literal_receiver(facts: WalkFacts, conn: sqlite3.Connection, lines: Sequence[str],
-                     site: tuple[int, int, int]) -> bool:
+                     site: tuple[int, int, int], *, at_import: bool = False) -> bool:
     """Whether the member access at ``site`` (file id, line, column; ``lines``: the file's text) hangs off an
     attribute every object has with a builtin type (``x.__dict__.get``), or a function's local variable that
     every assignment in the function binds to a literal (``sorts = [...]`` then ``sorts.index(x)``: a ``list``,
@@ -142,7 +142,13 @@ def literal_receiver(facts: WalkFacts, conn: sqlite3.Connection, lines: Sequence
     ``index`` so). Only a local of a function scope: no other code can rebind it unless the file says
     ``global``/``nonlocal`` for its name, which keeps it. An augmented assignment keeps a list, dict or set
     what it is (``+=``, ``|=`` extend it in place), not a string or a number. A ``*args``/``**kwargs``
-    parameter nothing rebinds is a tuple/dict (``_packed_parameter``)."""
+    parameter nothing rebinds is a tuple/dict (``_packed_parameter``).
+
+    ``at_import``: the access runs at import time (module level, a class body). There a module-level variable
+    counts as such a local too: nothing outside the module can have rebound it before the module finished
+    importing (a test module's ``ALLOWED = {...}`` then ``ALLOWED.update(...)`` is a set's ``update``, not
+    click's ``ProgressBar.update``), unless the file says ``global`` for it, star-imports or runs strings as
+    code. In a function, another module may have rebound it since (``monkeypatch.setattr(mod, "X", ...)``)."""
     file_id, line, col = site
     text = lines[line - 1] if 0 < line <= len(lines) else ""
     if _BUILTIN_ATTRIBUTE.search(text, 0, col):
@@ -160,10 +166,10 @@ def literal_receiver(facts: WalkFacts, conn: sqlite3.Connection, lines: Sequence
     if word is None or word.group(0) not in named:
         return False
     binds = facts.rows(
-        conn, "SELECT r.bind_id FROM st_ref r JOIN st_bind b ON b.bind_id = r.bind_id JOIN st_scope s ON "
+        conn, "SELECT r.bind_id, s.kind FROM st_ref r JOIN st_bind b ON b.bind_id = r.bind_id JOIN st_scope s ON "
         "s.scope_id = b.scope_id WHERE r.file_id = ? AND r.start_line = ? AND r.start_col = ? "
-        "AND b.reason_code = 'LOCAL_ASSIGN' AND s.kind = 'function'", (file_id, line, start))
-    if len(binds) != 1:
+        "AND b.reason_code = 'LOCAL_ASSIGN' AND s.kind IN ('function', 'file')", (file_id, line, start))
+    if len(binds) != 1 or (binds[0][1] == "file" and not (at_import and file_id not in facts.loose_files(conn))):
         return False
     bind = int(binds[0][0])
     known = facts.literal_binds.get(bind)

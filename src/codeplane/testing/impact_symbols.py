@@ -12,8 +12,8 @@ time or in a function, and what its line rules out: ``impact_uses.py``):
   out: a bare name in another file is no class member, and a module-level definition only where a star
   import, an import of the name, or ``exec``/``eval`` may bind it (else it is a builtin: ``set()``); ``x.f``
   is a module-level ``f`` only where ``x`` can be its module (the file imports it, a parent package, a module
-  re-exporting ``f``, or a dynamic importer); ``os.path.join`` (a plain dotted name rooted at another
-  distribution's import) is no repository definition.
+  re-exporting ``f``, or a dynamic importer; ``from m import name`` binds ``name``, not ``m``);
+  ``os.path.join`` (a plain dotted name rooted at another distribution's import) is no repository definition.
   ``x.m`` on an unknown receiver is walked once per method name; ``self.x.m`` where ``self.x`` is certainly an
   instance of one class (``impact_attrs.py``) only for that class and its bases. What every walk of an index epoch reads
   alike (definitions per file, these uses, query answers) is kept in ``WalkFacts`` until the next epoch;
@@ -22,7 +22,8 @@ time or in a function, and what its line rules out: ``impact_uses.py``):
   classes, metaclasses, other libraries' bases: attrs, dataclasses);
 - a decorator line belongs to the definition it decorates (a ``parametrize`` table of any length included);
 - pytest fixtures and hooks spread to what pytest runs them for (``impact_pytest.py``);
-- a test that writes code importing a changed package into a string (and imports what it wrote) is selected.
+- a test that writes code importing a changed package into a string (and imports or runs what it wrote) is
+  selected (a multi-line string's ``import pkg`` line that is no import statement of the file counts).
 
 A reached test function is a selected case, a reached member of a test class may select the class
 (``impact_pytest.py``). What the graph cannot follow falls back to the module-level selection for that file,
@@ -139,13 +140,15 @@ class SymbolWalk(UseRules, PytestRules):
 
     def _code_in_strings(self, changes: Mapping[str, Sequence[tuple[int, int]]]) -> None:
         """Tests that write code importing a changed package into a string (``write_text("import flask\\n
-        app = flask.Flask(__name__)")``, then import what they wrote) run it where no reference shows: the test
-        around each such string is selected, or the whole file outside a test."""
+        app = flask.Flask(__name__)")``, then import what they wrote; ``import click`` on a line of its own in a
+        multi-line string run in a subprocess) run it where no reference shows: the test around each such string
+        is selected, or the whole file outside a test. Not only what the code names: it may configure a framework
+        that a process the test starts then runs whole (Django's ``admin_scripts`` settings)."""
         keys = self.facts.keys_of or {}
         tops = sorted({k[3:].split(".", 1)[0] for p in changes if (f := self.id_of.get(p)) is not None
                        for k in keys.get(f, ()) if k.startswith("py:")})
         for top in tops:
-            for test, line in self.facts.code_strings(top, sorted(self.tests), self.read_lines):
+            for test, line in self.facts.code_strings(self.conn, top, sorted(self.tests), self.read_lines):
                 why = f"{test}:{line} (writes code importing {top} in a string)"
                 d = self.innermost(self.id_of[test], line) if test in self.id_of else None
                 if d is None or not self._test_side(d, test, Reach("low", (why, "(dynamic code)"))):
@@ -269,9 +272,15 @@ class SymbolWalk(UseRules, PytestRules):
         text = lines[line - 1] if 0 < line <= len(lines) else None
         return text is not None and (external_receiver(self.facts, self.conn, text, (file_id, line, col),
                                                        foreign=foreign)
-                                     or literal_receiver(self.facts, self.conn, lines, (file_id, line, col))
+                                     or literal_receiver(self.facts, self.conn, lines, (file_id, line, col),
+                                                         at_import=self._runs_at_import(file_id, line, col, text))
                                      or ((path in self.tests or is_conftest(path)) and pytest_receiver(
                                          self.facts, self.conn, text, (file_id, line, col), self.read_lines)))
+
+    def _runs_at_import(self, file_id: int, line: int, col: int, text: str) -> bool:
+        """Whether the code at the site runs while its module is imported: outside function bodies, and not in a
+        lambda (which runs when called, maybe after another module rebound a global)."""
+        return "lambda" not in text[:col] and self._import_time(self.innermost(file_id, line), line)
 
     def member_visible(self, file_id: int, d: Def, owner: Def | None) -> bool:
         path = self.path_of.get(file_id, "")

@@ -122,23 +122,55 @@ class WalkFacts:
                 f"SELECT file_id, import_kind, target_key, alt_key FROM st_import WHERE target_key IN ({marks}) "
                 f"UNION SELECT file_id, import_kind, target_key, alt_key FROM st_import WHERE alt_key IN ({marks})",
                 [*sorted(above), *sorted(above)]):
-            if target in own or alt in above or (kind != "python_from" and target in above):
+            # ``from m import name`` binds ``name``, never ``m`` itself (``from . import certs`` in requests'
+            # utils.py made every ``headers.get`` there a use of ``requests.get``), except in ``m``'s parent
+            # package, whose namespace the import machinery gives the submodule (``from .api import get`` in
+            # ``pkg/__init__.py`` binds ``api`` there too).
+            if alt in above or (kind != "python_from" and target in above) or (
+                    target in own and self._parent_of(int(user), str(target))):
                 found.add(int(user))
         return found
 
-    def code_strings(self, top: str, tests: Sequence[str],
+    def _parent_of(self, file_id: int, target: str) -> bool:
+        """Whether ``file_id`` is the package holding the module ``target`` (``py:pkg.mod`` → ``pkg``)."""
+        assert self.keys_of is not None
+        parent = target.rpartition(".")[0]
+        return bool(parent) and parent in self.keys_of.get(file_id, ())
+
+    def code_strings(self, conn: sqlite3.Connection, top: str, tests: Sequence[str],
                      read_lines: Callable[[str], Sequence[str]]) -> list[tuple[str, int]]:
-        """(test file, line) of each string literal in ``tests`` that starts with code importing ``top``."""
+        """(test file, line) of each string literal in ``tests`` that holds code importing ``top``: one that starts
+        with it, or a line of a multi-line string that does (``import click`` on a line of its own that is no
+        import statement of the file: click's ``test_light_imports`` runs such a string in a subprocess)."""
         key = (top, tuple(tests))
         found = self._code_strings.get(key)
         if found is None:
-            pattern = re.compile(rf"""["']\s*(?:import|from)\s+{re.escape(top)}\b""")
+            quoted = re.compile(rf"""["']\s*(?:import|from)\s+{re.escape(top)}\b""")
+            bare = re.compile(rf"""^\s*(?:import|from)\s+{re.escape(top)}\b""", re.MULTILINE)
             found = []
+            spelled: dict[str, list[int]] = {}
             for test in tests:
                 lines = read_lines(test)
-                if pattern.search("\n".join(lines)):  # one scan of the whole text; lines only where it matches
-                    found += [(test, n) for n, text in enumerate(lines, 1) if pattern.search(text)]
-            self._code_strings[key] = found
+                text = "\n".join(lines)  # one scan of the whole text; lines only where it matches
+                if quoted.search(text):
+                    found += [(test, n) for n, line in enumerate(lines, 1) if quoted.search(line)]
+                if bare.search(text):
+                    spelled[test] = [n for n, line in enumerate(lines, 1) if bare.match(line)]
+            statements = self._import_lines(conn, sorted(spelled))
+            found += [(test, n) for test, numbers in sorted(spelled.items()) for n in numbers
+                      if (test, n) not in statements]
+            found = self._code_strings[key] = sorted(set(found))
+        return found
+
+    @staticmethod
+    def _import_lines(conn: sqlite3.Connection, paths: Sequence[str]) -> set[tuple[str, int]]:
+        """(path, line) of every import statement the index holds for ``paths``."""
+        found: set[tuple[str, int]] = set()
+        for start in range(0, len(paths), 500):
+            chunk = paths[start:start + 500]
+            found |= {(str(p), int(n)) for p, n in conn.execute(
+                "SELECT f.path, i.start_line FROM st_import i JOIN st_file f ON f.file_id = i.file_id "
+                f"WHERE f.path IN ({','.join('?' * len(chunk))})", chunk)}
         return found
 
     def rows(self, conn: sqlite3.Connection, sql: str, params: tuple[object, ...]) -> list[tuple[Any, ...]]:
