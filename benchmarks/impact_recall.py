@@ -318,13 +318,7 @@ def run_project(name: str, wanted: int, max_tries: int, *, reuse: bool = False, 
     if reuse and cache_file.is_file():
         cached = json.loads(cache_file.read_text(encoding="utf-8"))
     known: dict[str, list[str]] = dict(cached.get("faults", {}))
-    layout = RepoLayout(root)
-    config = CodePlaneConfig()
-    index = IndexService(root, layout, config.index)
-    index.register_indexer(StructuralIndexer())
-    index.start()
-    index.wait_ready(600)
-    impact = ImpactIndex(index.read_connection)
+    layout, config, index, impact = start_index(root)
     # A file with hundreds of failing cases can take longer than the default 30 s under a fault (click's
     # test_options.py: 27 s alone); a timed-out file says nothing about which of its cases failed.
     tests = TestingService(root, config.tests.model_copy(update={"retry_failed": False, "target_timeout_sec": 300}),
@@ -556,6 +550,17 @@ def _ratios(rows: list[tuple[float | None, float | None, float | None]]) -> str:
         return "-"
     against_clean = f"; {statistics.median(clean):.0%} p50" if clean else ""
     return f"{statistics.median(faulty):.0%} p50, {max(faulty):.0%} max{against_clean}"
+
+
+def start_index(root: Path) -> tuple[RepoLayout, CodePlaneConfig, IndexService, ImpactIndex]:
+    """A running index with structural facts over ``root`` (stop it when done) and the impact index over it."""
+    layout = RepoLayout(root)
+    config = CodePlaneConfig()
+    index = IndexService(root, layout, config.index)
+    index.register_indexer(StructuralIndexer())
+    index.start()
+    index.wait_ready(600)
+    return layout, config, index, ImpactIndex(index.read_connection)
 
 
 def django_selection_time(changes: int) -> None:

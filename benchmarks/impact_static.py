@@ -17,11 +17,7 @@ import time
 
 import impact_recall as bench
 from codeplane.core.artifacts import ArtifactStore
-from codeplane.core.config import CodePlaneConfig
-from codeplane.core.layout import RepoLayout
-from codeplane.index.service import IndexService
-from codeplane.index.structural.indexer import StructuralIndexer
-from codeplane.testing import ImpactIndex, TestingService
+from codeplane.testing import TestingService
 
 
 def project(name: str, *, explain: bool) -> tuple[int, int, int, int, int, int]:
@@ -30,13 +26,7 @@ def project(name: str, *, explain: bool) -> tuple[int, int, int, int, int, int]:
     cached = json.loads((bench.WORK / f"{name}-failing.json").read_text(encoding="utf-8"))
     known: dict[str, list[str]] = cached["faults"]
     every = set(cached["every"])
-    layout = RepoLayout(root)
-    config = CodePlaneConfig()
-    index = IndexService(root, layout, config.index)
-    index.register_indexer(StructuralIndexer())
-    index.start()
-    index.wait_ready(600)
-    impact = ImpactIndex(index.read_connection)
+    layout, config, index, impact = bench.start_index(root)
     tests = TestingService(root, config.tests, layout, ArtifactStore(layout.artifacts_dir, 1), impact=impact)
     test_files = [t.path for t in tests.discovery().targets if t.path]
 
