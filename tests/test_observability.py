@@ -14,6 +14,7 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from prometheus_client.parser import text_string_to_metric_families
 
+from codeplane.server.observability.metrics import IndexSample, ServerMetrics, StateReaders, TasksSample
 from tests.builders import ServerHandle, call, call_error, make_repo, mcp_client, running_server
 
 pytestmark = pytest.mark.anyio
@@ -227,3 +228,13 @@ async def test_a_budget_refusal_is_counted_and_listed_as_refused(tmp_path: Path)
         spans = server.get(f"/dashboard/api/traces/{op['trace_id']}").json()["spans"]
         assert [s["name"] for s in spans] == ["tools/call search", "validate", "tasks.admit", "tasks.record"]
         assert spans[2]["error"] == "CodePlaneError"
+
+
+def test_the_watcher_state_metric_names_a_watcher_waiting_for_the_first_build() -> None:
+    sample = IndexSample(ready=False, epoch=0, last_reconcile_ms=None, pending_changes=0, head_drift=False,
+                         files_by_kind={}, watcher="starting")
+    metrics = ServerMetrics(StateReaders(index=lambda: sample, tasks=lambda: TasksSample(0, 0),
+                                         active_test_runs=lambda: 0, traces_kept=lambda: 0, now_ms=lambda: 0))
+    text = metrics.exposition().decode()
+    assert 'codeplane_watcher_state{state="starting"} 1.0' in text
+    assert 'codeplane_watcher_state{state="running"} 0.0' in text

@@ -49,3 +49,4 @@ def test_polling_without_a_watcher_idles_ten_times_as_long_as_a_reconcile_takes(
     assert poll_interval(None) == POLL_INTERVAL_SEC
     assert poll_interval(_report(50)) == POLL_INTERVAL_SEC
     assert poll_interval(_report(2500)) == 25.0
+

@@ -23,7 +23,8 @@ CALL_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
                 60.0, 300.0)
 INDEX_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 120.0, 600.0)
 TEST_BUCKETS = (0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0)
-WATCHER_STATES = ("stopped", "running", "failed", "disabled")
+#: "starting": a first build is running; the watcher starts once it is published (``IndexService``).
+WATCHER_STATES = ("starting", "stopped", "running", "failed", "disabled")
 
 
 @dataclass(frozen=True)
