@@ -164,3 +164,21 @@ def test_a_repository_with_its_own_codeplane_package_does_not_shadow_the_watcher
         assert watcher.wait_live(15), watcher.error
     finally:
         watcher.stop()
+
+
+def test_a_top_level_directory_cplignore_excludes_is_not_watched_until_the_rule_goes(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {".cplignore": "data/\n", "data/big.csv": "1\n", "src/a.py": "a = 1\n"})
+    _, below = watch_plan(repo)
+    assert repo / "data" not in below and repo / "src" in below
+    seen = Seen()
+    watcher = RepoWatcher(repo, seen, lambda: IgnoreRules.load(repo), debounce_ms=20)
+    watcher.start()
+    try:
+        assert watcher.wait_live(15)
+        (repo / ".cplignore").write_text("# nothing ignored now\n")  # an event on the root: the plan is made again
+        seen.wait_for("the .cplignore change", lambda: any(b.cplignore_changed for b in seen.batches))
+        time.sleep(0.3)  # the tree watch restarting with data/
+        (repo / "data" / "later.csv").write_text("2\n")  # only a watch of data/ sees this
+        seen.wait_for("data/later.csv", lambda: "data/later.csv" in seen.paths())
+    finally:
+        watcher.stop()

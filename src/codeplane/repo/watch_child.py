@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from codeplane.repo.ignore import PRUNABLE_DIRS
+from codeplane.repo.ignore import IgnoreRules
 
 if TYPE_CHECKING:
     from watchfiles._rust_notify import RustNotify
@@ -39,16 +39,23 @@ _RUST_TIMEOUT_MS = 500
 _HEADER = struct.Struct("<I")
 
 
-def watch_plan(root: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+def watch_plan(root: Path, rules: IgnoreRules | None = None) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
     """What to watch: ``(alone, with all below)``.
 
     Alone: the root (its files and which directories it has) and git's directory (HEAD, index, packed-refs...).
     With all below: each top-level directory of the universe, and git's ``refs/`` and ``modules/``. Not watched at
     all: ``.codeplane/`` (every page SQLite writes to its WAL was an inotify event: ~3 s of the watcher's CPU in a
-    1,000-file checkout of a 133k-file tree), the rest of ``.git/`` (objects) and the other PRUNABLE_DIRS at the
-    top (``node_modules``...: inotify watches are a bounded resource), none of which the universe holds. Symlinked
+    1,000-file checkout of a 133k-file tree), the rest of ``.git/`` (objects), the other PRUNABLE_DIRS and the
+    top-level directories ``.cplignore`` excludes (``rules``, else read from ``root``: inotify watches are a
+    bounded resource, and gitignore rules cannot re-include anything below an excluded directory), none of which
+    the universe holds. A ``.cplignore`` change is an event on the root: the plan is made again then. Symlinked
     directories are listed, never followed, like the walk.
     """
+    if rules is None:
+        try:
+            rules = IgnoreRules.load(root)
+        except OSError:
+            rules = IgnoreRules.from_text("")
     alone = [root]
     below: list[Path] = []
     git_dir = root / ".git"
@@ -58,7 +65,7 @@ def watch_plan(root: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
     try:
         with os.scandir(root) as entries:
             below.extend(Path(e.path) for e in entries
-                         if e.is_dir(follow_symlinks=False) and e.name not in PRUNABLE_DIRS)
+                         if e.is_dir(follow_symlinks=False) and not rules.ignores(e.name, is_dir=True))
     except OSError:
         pass
     return tuple(alone), tuple(sorted(below))
