@@ -442,13 +442,7 @@ def run_project(name: str, wanted: int, max_tries: int, *, reuse: bool = False, 
                   + (f", run {cov_run_s:.1f} s" if cov_run_s is not None else "")
                   + (f"  MISSED {cov_missed[:3]}" if cov_missed else ""), flush=True)
             if explain:
-                failing_files = {b.split("::", 1)[0] for b in broken}
-                for match in result.matches:
-                    if match.test_file not in failing_files:
-                        print(f"           extra {match.test_file}"
-                              f" ({len(match.cases) or 'whole'}): {match.reasons[0] if match.reasons else '?'}")
-                for why in result.fallbacks[:3]:
-                    print(f"           fallback {why}")
+                explain_selection(result, {b.split("::", 1)[0] for b in broken})
     finally:
         tests.close()
         index.stop()
@@ -550,6 +544,16 @@ def _ratios(rows: list[tuple[float | None, float | None, float | None]]) -> str:
         return "-"
     against_clean = f"; {statistics.median(clean):.0%} p50" if clean else ""
     return f"{statistics.median(faulty):.0%} p50, {max(faulty):.0%} max{against_clean}"
+
+
+def explain_selection(result: ImpactResult, failing_files: set[str]) -> None:
+    """Print each selected test file none of whose cases failed, with its first reason, and the first fallbacks."""
+    for match in result.matches:
+        if match.test_file not in failing_files:
+            print(f"           extra {match.test_file}"
+                  f" ({len(match.cases) or 'whole'}): {match.reasons[0] if match.reasons else '?'}")
+    for why in result.fallbacks[:3]:
+        print(f"           fallback {why}")
 
 
 def start_index(root: Path) -> tuple[RepoLayout, CodePlaneConfig, IndexService, ImpactIndex]:

@@ -69,12 +69,7 @@ def project(name: str, *, explain: bool) -> tuple[int, int, int, int, int, int]:
                   f"file(s); selected {cases} case(s) in {len(files)} file(s), {len(result.fallbacks)} fallback(s), "
                   f"{ms:.0f} ms" + (f"  MISSED {missed[:3]}" if missed else ""), flush=True)
             if explain:
-                for match in result.matches:
-                    if match.test_file not in failing_files:
-                        print(f"           extra {match.test_file} ({len(match.cases) or 'whole'}): "
-                              f"{match.reasons[0] if match.reasons else '?'}")
-                for why in result.fallbacks[:3]:
-                    print(f"           fallback {why}")
+                bench.explain_selection(result, failing_files)
     finally:
         tests.close()
         index.stop()
