@@ -3,8 +3,8 @@
 A full reconcile walks the tree and compares it with the file table; only the paths where the two disagree, and
 the racy rows, can hold a change (:func:`reconcile.differing`). On 133k files the walk is 1.1–1.4 s and the
 comparison 0.4 s of Python, and inside a booting server both take turns for the GIL with the boot's imports and
-the watcher's inotify setup (watchfiles holds the GIL for ~1.3 s while it adds 45k watches): the walk alone took
-2.7–3.1 s there. A child process does the walk and the comparison on the other core, reading the table through
+what was then the watcher's inotify setup in this process (it has its own since: ``repo/watch_child.py``): the
+walk alone took 2.7–3.1 s there. A child process does the walk and the comparison on the other core, reading the table through
 its own read-only connection, and hands back only that delta.
 
 The child's snapshot of the table may be older than the rows the caller reads under its writer lock; that is
