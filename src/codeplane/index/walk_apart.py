@@ -4,8 +4,8 @@ A full reconcile walks the tree and compares it with the file table; only the pa
 the racy rows, can hold a change (:func:`reconcile.differing`). On 133k files the walk is 1.1–1.4 s and the
 comparison 0.4 s of Python, and inside a booting server both take turns for the GIL with the boot's imports and
 what was then the watcher's inotify setup in this process (it has its own since: ``repo/watch_child.py``): the
-walk alone took 2.7–3.1 s there. A child process does the walk and the comparison on the other core, reading the table through
-its own read-only connection, and hands back only that delta.
+walk alone took 2.7–3.1 s there. A child process does the walk and the comparison on the other core, reading the
+table through its own read-only connection, and hands back only that delta.
 
 The child's snapshot of the table may be older than the rows the caller reads under its writer lock; that is
 the walk's own staleness (the walk always ran before the lock), handled the same way: the caller re-stats every
