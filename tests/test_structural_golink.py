@@ -110,3 +110,57 @@ def test_a_methods_receiver_reaches_its_types_methods_and_fields(h: Harness) -> 
     assert h.ref("cart/more.go", 6, "Items") == ("STRONG", h.uid("cart.Cart.Items"))  # a field
     assert h.ref("cart/more.go", 7, "Missing") == ("ANCHORED", None)  # promoted from an embedded type, maybe
     assert h.ref("cart/cart.go", 5, "Items") == ("STRONG", h.uid("cart.Cart.Items"))
+
+
+TYPED = {
+    "go.mod": "module example.com/shop\n\ngo 1.21\n",
+    "money/money.go": "package money\n\ntype Amount struct{ Cents int }\n\nfunc (a Amount) Double() Amount "
+                      "{ return a }\n\nfunc Zero() (Amount, error) { return Amount{}, nil }\n",
+    "cart/cart.go": "package cart\n\nimport \"example.com/shop/money\"\n\ntype Cart struct {\n"
+                    "\tTotal money.Amount\n\tnext  *Cart\n}\n\nfunc (c *Cart) Add(i int) {}\n\n"
+                    "func New() *Cart { return &Cart{} }\n",
+    "cart/use.go": "package cart\n\nimport \"example.com/shop/money\"\n\nfunc use(p *Cart, m money.Amount) {\n"
+                   "\tp.Add(1)\n\t_ = m.Cents\n\tvar v Cart\n\tv.Add(2)\n\tw := &Cart{}\n\tw.Add(3)\n"
+                   "\tx := new(Cart)\n\tx.Add(4)\n\ty := New()\n\ty.Add(5)\n\tz, err := money.Zero()\n"
+                   "\t_, _ = z.Double(), err\n\t_ = p.Total.Cents\n\tp.next.Add(6)\n\tq := p.Total.Double()\n"
+                   "\t_ = q.Cents\n}\n",
+    # imports cart only: money's Amount is reached through Cart.Total, but money is not this file's import
+    "shop/shop.go": "package shop\n\nimport \"example.com/shop/cart\"\n\nfunc run(c *cart.Cart) {\n"
+                    "\tc.Add(1)\n\t_ = c.Total.Cents\n\tfor _, e := range []cart.Cart{} {\n\t\te.Add(2)\n\t}\n}\n",
+}
+
+
+def test_members_link_through_the_types_declarations_spell(h: Harness) -> None:
+    h.apply(TYPED)
+    add = h.uid("cart.Cart.Add")
+    for line in (6, 9, 11, 13, 15):  # a parameter, var x T, &T{}, new(T), a function's result
+        assert h.ref("cart/use.go", line, "Add") == ("STRONG", add), line
+    assert h.ref("cart/use.go", 7, "Cents") == ("STRONG", h.uid("money.Amount.Cents"))  # pkg.T parameter
+    assert h.ref("cart/use.go", 17, "Double") == ("STRONG", h.uid("money.Amount.Double"))  # x, err := pkg.F()
+    assert h.ref("cart/use.go", 18, "Cents") == ("STRONG", h.uid("money.Amount.Cents"))  # through field Total
+    assert h.ref("cart/use.go", 19, "Add") == ("STRONG", add)  # through a *Cart field
+    assert h.ref("cart/use.go", 18, "Total") == ("STRONG", h.uid("cart.Cart.Total"))
+    # q := p.Total.Double(): a method's result is not followed
+    assert h.ref("cart/use.go", 21, "Cents") == ("ANCHORED", None)
+    assert h.ref("shop/shop.go", 6, "Add") == ("STRONG", add)
+    # money is not imported by shop.go: a change there would not relink it, so no link is made through it
+    assert h.ref("shop/shop.go", 7, "Cents") == ("ANCHORED", None)
+    assert h.ref("shop/shop.go", 9, "Add") == ("ANCHORED", None)  # a range value's type is not spelled
+
+
+def test_links_through_declared_types_follow_edits_like_a_full_rebuild(h: Harness) -> None:
+    h.apply(TYPED)
+    renamed = TYPED["money/money.go"].replace("Cents", "Units")
+    h.apply({"money/money.go": renamed})
+    assert h.ref("cart/use.go", 7, "Cents") == ("ANCHORED", None)
+    assert h.ref("cart/use.go", 18, "Cents") == ("ANCHORED", None)
+    retyped = TYPED["cart/cart.go"].replace("Total money.Amount", "Total int")
+    h.apply({"money/money.go": TYPED["money/money.go"], "cart/cart.go": retyped})
+    assert h.ref("cart/use.go", 18, "Cents") == ("ANCHORED", None)
+    assert h.ref("cart/use.go", 7, "Cents") == ("STRONG", h.uid("money.Amount.Cents"))
+    fresh = Harness()
+    try:
+        fresh.apply({**TYPED, "cart/cart.go": retyped})
+        assert _tiers(h) == _tiers(fresh)
+    finally:
+        fresh.conn.close()

@@ -12,7 +12,12 @@ keys and export surfaces:
   of that directory's files. ``pkg.Name`` (a selector or a qualified type) then denotes the exported
   package-level ``Name`` there.
 A ref whose own file binds its name (even ambiguously) is never touched: nothing falls through an
-ambiguous scope. Methods keep their receiver type in their lexical path (``T.M``); ``x.M()`` stays ANCHORED.
+ambiguous scope.
+- **Members by declared type**: methods and fields keep their type in their lexical path (``T.M``). ``x.M``
+  denotes ``T.M`` when ``x`` is a method's receiver or a name whose declaration spells ``T`` (a parameter,
+  ``var x T``, ``x := T{...}``/``&T{...}``/``new(T)``), and ``x.f.M`` follows the declared type of field
+  ``f`` (:mod:`gotypes`). Other receivers (a call's result, ``range`` values, embedded promotion) stay
+  ANCHORED.
 
 Incremental: Go files in directories where a Go file changed, plus the files importing those directories,
 are recomputed (every Go file when a ``go.mod`` changed). Tiers are set from the same-file tier each time.
@@ -29,6 +34,7 @@ from typing import NamedTuple
 
 from codeplane.index.structural import schema
 from codeplane.index.structural.facts import CERTAIN, PROVEN, STRONG, UNCERTAIN
+from codeplane.index.structural.gotypes import DeclaredTypes, GoType, Named
 from codeplane.index.structural.store import BatchEffect, chunked, marks
 
 _PACKAGE_KINDS = ("function", "struct", "interface", "type", "variable", "constant")
@@ -216,17 +222,16 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
     packages = _Packages(conn, files)
     updates: list[tuple[str, str | None, str, int]] = []
     moved: set[tuple[str, str]] = set()
+    named_of = _ImportNames(conn, files, modules, packages)
+    types = DeclaredTypes(conn, lambda d, p, n, t: packages.lookup(d, p, n, from_test=t), packages.package_name,
+                          named_of.context)
     for part in chunked(sorted(targets)):
         q = marks(len(part))
         parents: dict[int, int | None] = dict(conn.execute(
             f"SELECT scope_id, parent_scope_id FROM st_scope WHERE file_id IN ({q})", part))
         bound: set[tuple[int, str]] = set(conn.execute(
             f"SELECT scope_id, name FROM st_bind WHERE file_id IN ({q})", part))
-        imports: dict[int, list[tuple[str, str | None, str | None]]] = defaultdict(list)
-        for file_id, uid, alias, source in conn.execute(
-                f"SELECT file_id, import_uid, alias, source_literal FROM st_import WHERE file_id IN ({q}) "
-                "AND import_kind = 'go_import'", part):
-            imports[file_id].append((uid, alias, source))
+        named_of.preload(part)
         refs: dict[int, list[_Ref]] = defaultdict(list)
         for file_id, *row in conn.execute(
                 "SELECT file_id, ref_id, scope_id, token_text, start_line, start_col, end_col, is_member, "
@@ -235,32 +240,39 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
                 "ORDER BY file_id, start_line, start_col", part):
             refs[file_id].append(_Ref(*row))
         receiver_types = _receiver_types(conn, part)
+        spelled = types.bindings(part)
         for file_id in part:
             f = files[file_id]
             test = _is_test(f.path)
-            # local name -> [(import uid, repository directory)]; a name two imports bind is nobody's
-            named: dict[str, list[tuple[str, str | None]]] = defaultdict(list)
-            for uid, alias, source in imports.get(file_id, []):
-                directory = import_dir(source, modules) if source else None
-                local = alias if alias is not None else (
-                    packages.package_name(directory) if directory is not None else (source or "").rsplit("/", 1)[-1])
-                if local not in (None, "", "_", "."):
-                    named[str(local)].append((uid, directory))
+            named = named_of.named(file_id)
+            # A type is followed only into this file's own package or one it imports (see gotypes).
+            reachable = {f.directory} | {d for choices in named.values() for _, d in choices if d is not None}
             rows = refs.get(file_id, [])
             receivers = {(r.line, r.end_col): _Receiver(r.token, r.local_tier != PROVEN and _unbound(
                 parents, bound, r.scope, r.token), r.via, r.bind) for r in rows if not r.member}
+            # Where a member ending at (line, column) is a field of a known type: ``s.f.M``'s ``s.f``.
+            typed_at: dict[tuple[int, int], GoType] = {}
+
             for r in rows:
                 found: str | None = None
+                owner: GoType | None = None
                 if not r.member:
                     if r.local_tier != PROVEN and r.token not in named and _unbound(parents, bound, r.scope, r.token):
                         found = packages.lookup(f.directory, f.package, r.token, from_test=test)
                 elif r.shape == "obj.":
                     receiver = receivers.get((r.line, r.col - 1))  # ``x.Name`` on one line
-                    owner = receiver_types.get(receiver.bind) if receiver is not None and receiver.bind else None
-                    if owner is not None:  # ``func (t *T) M() { t.N }``: T's own method or field
-                        found = packages.lookup(f.directory, f.package, f"{owner}.{r.token}", from_test=test)
-                    elif receiver is not None and r.token[:1].isupper():
+                    owner = _bind_type(receiver.bind, f, named, receiver_types=receiver_types, spelled=spelled,
+                                       types=types) if receiver is not None else None
+                    if owner is None and receiver is not None and r.token[:1].isupper():
                         found = _through_import(receiver, r.token, named, packages)
+                elif r.shape == "expr.":
+                    owner = typed_at.get((r.line, r.col - 1))
+                if owner is not None and owner.directory in reachable:
+                    found = packages.lookup(owner.directory, owner.package, f"{owner.name}.{r.token}",
+                                            from_test=test and owner.directory == f.directory)
+                    field = types.field_type(found) if found is not None else None
+                    if field is not None and field.directory in reachable:
+                        typed_at[(r.line, r.end_col)] = field
                 new = ((STRONG, found, CERTAIN) if found is not None
                        else (r.local_tier, r.local_target, CERTAIN if r.local_tier == PROVEN else UNCERTAIN))
                 if new != (r.tier, r.target, r.certainty):
@@ -269,6 +281,56 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
                         moved.add((r.token, r.shape or ""))
     schema.update_links(conn, updates)
     return len(updates), moved
+
+
+def _bind_type(bind: int | None, f: _GoFile, named: Named, *, receiver_types: dict[int, str],
+               spelled: dict[int, str], types: DeclaredTypes) -> GoType | None:
+    """The type of a local name: a method's receiver, or what its declaration spells."""
+    if bind is None:
+        return None
+    if bind in receiver_types:  # ``func (t *T) M() { t.N }``
+        return GoType(f.directory, f.package, receiver_types[bind])
+    written = spelled.get(bind)
+    return types.resolve(written, f.directory, f.package, _is_test(f.path), named) if written else None
+
+
+class _ImportNames:
+    """Each Go file's imports by local name (``pkg`` → [(import uid, repository directory)]); a name two imports
+    bind is nobody's. Read per pass for the files relinked, and on demand for a field's declaring file."""
+
+    def __init__(self, conn: sqlite3.Connection, files: dict[int, _GoFile], modules: dict[str, str],
+                 packages: _Packages) -> None:
+        self._conn, self._files, self._modules, self._packages = conn, files, modules, packages
+        self._named: dict[int, Named] = {}
+
+    def preload(self, part: Sequence[int]) -> None:
+        missing = [i for i in part if i not in self._named]
+        imports: dict[int, list[tuple[str, str | None, str | None]]] = defaultdict(list)
+        for start in range(0, len(missing), 500):
+            chunk = missing[start:start + 500]
+            for file_id, uid, alias, source in self._conn.execute(
+                    f"SELECT file_id, import_uid, alias, source_literal FROM st_import WHERE file_id IN "
+                    f"({marks(len(chunk))}) AND import_kind = 'go_import'", chunk):
+                imports[file_id].append((uid, alias, source))
+        for file_id in missing:
+            named: Named = defaultdict(list)
+            for uid, alias, source in imports.get(file_id, []):
+                directory = import_dir(source, self._modules) if source else None
+                local = alias if alias is not None else (
+                    self._packages.package_name(directory) if directory is not None
+                    else (source or "").rsplit("/", 1)[-1])
+                if local not in (None, "", "_", "."):
+                    named[str(local)].append((uid, directory))
+            self._named[file_id] = named
+
+    def named(self, file_id: int) -> Named:
+        if file_id not in self._named:
+            self.preload([file_id])
+        return self._named[file_id]
+
+    def context(self, file_id: int) -> tuple[str, str | None, bool, Named] | None:
+        f = self._files.get(file_id)
+        return (f.directory, f.package, _is_test(f.path), self.named(file_id)) if f is not None else None
 
 
 def _receiver_types(conn: sqlite3.Connection, part: Sequence[int]) -> dict[int, str]:

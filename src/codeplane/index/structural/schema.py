@@ -23,7 +23,8 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 6: Java, C# and PHP link across files; TypeScript interface property signatures are field definitions.
 #: 7: an import's own token names its import even where the local name is bound twice (``via_import_uid``).
 #: 8: st_ref stores role and tiers as codes (generated text columns keep the spec's names and values).
-SCHEMA_VERSION = 8
+#: 9: Go declared names carry the type they spell (``type:``/``ftype:`` shapes); members link through them.
+SCHEMA_VERSION = 9
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",
