@@ -196,6 +196,7 @@ def _artifact(repo: Path) -> dict[str, Any]:
     out = {"artifact_mb": artifact.stat().st_size / 1e6, "export_s": export_s, "clone_s": clone_s,
            "changed": len(changed), "adopt_s": seconds, "adopt_cpu_s": cpu,
            "adopt_ms": status["source"]["adopt_ms"], "reconcile_ms": reconcile["duration_ms"],
+           "adopt_phases_ms": status["source"].get("adopt_phases_ms", {}),
            "reconciled_modified": reconcile["modified"]}
     shutil.rmtree(store, ignore_errors=True)
     return out
@@ -258,6 +259,8 @@ def main() -> None:
             ["  CPU s by then (server + workers)", shared["adopt_cpu_s"], "-", "-"],
             ["  of which adoption (checks + swap) / startup reconcile (s)",
              f"{shared['adopt_ms'] / 1000:.2f} / {shared['reconcile_ms'] / 1000:.2f}", "-", "-"],
+            ["  adoption phases (s): " + ", ".join(shared["adopt_phases_ms"]),
+             " / ".join(f"{ms / 1000:.2f}" for ms in shared["adopt_phases_ms"].values()), "-", "-"],
             ["  files the reconcile found modified", shared["reconciled_modified"], shared["changed"],
              shared["reconciled_modified"] == shared["changed"]],
         ])

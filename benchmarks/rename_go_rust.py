@@ -165,7 +165,7 @@ def _locate(root: Path, case: Case) -> tuple[int, int] | None:
     name = case.symbol.rsplit(".", 1)[-1]
     lines = (root / case.path).read_text(encoding="utf-8").split("\n")
     patterns = [rf"^func\s+(?:\([^)]*\)\s*)?({name})\b", rf"^(?:type|var|const)\s+({name})\b",
-                rf"^\s+({name})\b\s*(?:=|\w)"]
+                rf"^\s+({name})\b\s*(?:=|\w)", rf"^type\s+\w+\s+struct\s*{{.*?\b({name})\b\s*[,\w]"]
     for pattern in patterns:
         for number, line in enumerate(lines, 1):
             found = re.search(pattern, line)
