@@ -105,3 +105,70 @@ def test_integration_tests_and_sibling_crates_name_the_library(h: Harness) -> No
         assert set(h.conn.execute(tiers)) == set(fresh.conn.execute(tiers))
     finally:
         fresh.conn.close()
+
+
+
+TYPED = {
+    "Cargo.toml": "[package]\nname = \"semverish\"\nversion = \"0.1.0\"\n",
+    "src/lib.rs": "pub mod version;\npub mod req;\n",
+    "src/version.rs": "pub struct Version {\n    pub major: u64,\n}\n\nimpl Version {\n"
+                      "    pub fn bump(&mut self) {\n        self.major += 1;\n    }\n\n"
+                      "    pub fn same(&self, other: &Self) -> bool {\n        other.major == 0\n    }\n}\n\n"
+                      "impl Clone for Version {\n    fn clone(&self) -> Self {\n"
+                      "        Version { major: self.major }\n    }\n}\n",
+    "src/req.rs": "use crate::version::Version;\n\npub struct Comparator {\n    pub major: u64,\n}\n\n"
+                  "impl Comparator {\n    pub fn matches(&self, v: &Version) -> bool {\n"
+                  "        self.major == 0\n            && v.major == 0\n    }\n}\n\n"
+                  "pub fn check(c: crate::req::Comparator, v: &mut Version) -> u64 {\n"
+                  "    let w: Version = Version { major: 1 };\n    let x = Comparator { major: 2 };\n"
+                  "    let y = w.same(&w);\n    let z = c;\n"
+                  "    c.major\n        + v.major\n        + w.major\n        + x.major\n        + z.major\n"
+                  "        + c.matches(&w) as u64 + y as u64\n}\n\n"
+                  "mod tests {\n    fn t(v: super::Version) -> u64 {\n        v.major\n    }\n}\n",
+}
+
+
+def _tiers(h: Harness) -> set[tuple[str, int, int, str, str, str | None]]:
+    return {(p, line, col, token, tier, target) for p, line, col, token, tier, target in h.conn.execute(
+        "SELECT f.path, r.start_line, r.start_col, r.token_text, r.ref_tier, r.target_uid FROM st_ref r "
+        "JOIN st_file f ON f.file_id = r.file_id")}
+
+
+def test_members_link_through_the_types_the_syntax_spells(h: Harness) -> None:
+    h.apply(TYPED)
+    version, comparator = h.uid("src/version.Version.major"), h.uid("src/req.Comparator.major")
+    assert h.ref("src/version.rs", 7, "major") == ("STRONG", version)  # self in ``impl Version``
+    assert h.ref("src/version.rs", 17, "major") == ("STRONG", version)  # self in ``impl Clone for Version``
+    assert h.ref("src/req.rs", 9, "major") == ("STRONG", comparator)  # self: the impl's type decides
+    assert h.ref("src/req.rs", 10, "major") == ("STRONG", version)  # v: &Version
+    assert h.ref("src/version.rs", 11, "major") == ("STRONG", version)  # other: &Self
+    assert h.ref("src/req.rs", 19, "major") == ("STRONG", comparator)  # c: crate::req::Comparator
+    assert h.ref("src/req.rs", 20, "major") == ("STRONG", version)  # v: &mut Version
+    assert h.ref("src/req.rs", 21, "major") == ("STRONG", version)  # let w: Version
+    assert h.ref("src/req.rs", 22, "major") == ("STRONG", comparator)  # let x = Comparator { .. }
+    assert h.ref("src/req.rs", 17, "same") == ("STRONG", h.uid("src/version.Version.same"))  # a method
+    assert h.ref("src/req.rs", 24, "matches") == ("STRONG", h.uid("src/req.Comparator.matches"))
+    assert h.ref("src/req.rs", 23, "major") == ("ANCHORED", None)  # let z = c: the type is not spelled
+    assert h.ref("src/req.rs", 29, "major") == ("ANCHORED", None)  # paths inside an inline mod: not modelled
+
+
+def test_links_through_spelled_types_follow_edits_like_a_full_rebuild(h: Harness) -> None:
+    h.apply(TYPED)
+    renamed = TYPED["src/version.rs"].replace("pub major: u64", "pub maj: u64")
+    h.apply({"src/version.rs": renamed})
+    assert h.ref("src/req.rs", 10, "major") == ("ANCHORED", None)
+    assert h.ref("src/req.rs", 9, "major") == ("STRONG", h.uid("src/req.Comparator.major"))
+    h.apply({"src/version.rs": TYPED["src/version.rs"]})
+    assert h.ref("src/req.rs", 10, "major") == ("STRONG", h.uid("src/version.Version.major"))
+    # a second type named Version in the crate: the name no longer decides, nothing links through it
+    h.apply({"src/other.rs": "pub struct Version {}\n", "src/lib.rs": TYPED["src/lib.rs"] + "pub mod other;\n"})
+    assert h.ref("src/req.rs", 10, "major") == ("ANCHORED", None)
+    assert h.ref("src/version.rs", 7, "major") == ("ANCHORED", None)
+    h.apply({"src/lib.rs": TYPED["src/lib.rs"]}, deleted=("src/other.rs",))
+    fresh = Harness()
+    try:
+        fresh.apply(TYPED)
+        assert _tiers(h) == _tiers(fresh)
+        assert h.ref("src/req.rs", 10, "major") == ("STRONG", h.uid("src/version.Version.major"))
+    finally:
+        fresh.conn.close()

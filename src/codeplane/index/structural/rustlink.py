@@ -11,6 +11,8 @@ re-exports). A path is resolved from the module of the file that writes it: ``cr
 segment through modules, and one last step from a type to an associated item (``Type::new``, an enum's
 variant) when the crate declares that type name once and one ``impl``/enum gives it that member.
 What it reaches must be one definition: two candidates (``#[cfg]`` variants) leave the reference alone.
+``self.m`` and ``v.f`` link to ``T.m`` / ``T.f`` of this crate where the syntax spells the receiver's type
+``T`` (:mod:`rusttypes`).
 
 Incremental: every Rust file of a crate in which a Rust file changed is recomputed from its same-file tiers;
 every Rust file when a library crate, a crate root or a ``Cargo.toml`` changed (other crates name libraries).
@@ -24,7 +26,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from codeplane.index.structural import schema
+from codeplane.index.structural import rusttypes, schema
 from codeplane.index.structural.facts import CERTAIN, PROVEN, STRONG, UNCERTAIN
 from codeplane.index.structural.store import BatchEffect, chunked, marks
 
@@ -98,6 +100,8 @@ class _Crate:
     types: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     #: (type name, member) -> defs of impl items / enum variants
     members: dict[tuple[str, str], list[str]] = field(default_factory=lambda: defaultdict(list))
+    #: (type name, member) -> the methods and fields ``value.member`` may denote
+    values: dict[tuple[str, str], list[str]] = field(default_factory=lambda: defaultdict(list))
     #: file id -> module
     file_module: dict[int, Module] = field(default_factory=dict)
     #: module -> local name -> file-level ``use`` bindings (``pub use a::X`` makes ``m::X`` a path to ``a::X``)
@@ -137,6 +141,8 @@ def _load(conn: sqlite3.Connection, files: dict[int, tuple[str, Module]]) -> dic
                 if prefix and tuple(prefix) not in inline:
                     if d.kind in ("method", "enum_member", "constant", "function", "type"):
                         crate.members[(prefix[-1], name)].append(d.uid)  # ``impl T { fn m }``, ``E::V``
+                    if d.kind in rusttypes.VALUE_KINDS:
+                        crate.values[(prefix[-1], name)].append(d.uid)  # ``struct T { f }`` too
                     continue
                 home = module + tuple(prefix)
                 if d.kind in _ITEM_KINDS:
@@ -243,6 +249,8 @@ class _Resolver:
 class _Ref(NamedTuple):
     ref_id: int
     token: str
+    line: int
+    col: int
     member: int
     shape: str | None
     via: str | None
@@ -251,6 +259,8 @@ class _Ref(NamedTuple):
     tier: str
     target: str | None
     certainty: str
+    #: Inside an inline ``mod { }``: paths are not resolved there (``self.m`` still is).
+    nested: bool = False
 
 
 def _cargo_texts(conn: sqlite3.Connection, effect: BatchEffect) -> dict[str, str]:
@@ -316,13 +326,15 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
                 imports[file_id][uid] = _Import(name, alias, source)
         refs: dict[int, list[_Ref]] = defaultdict(list)
         for file_id, scope, *row in conn.execute(
-                "SELECT file_id, scope_id, ref_id, token_text, is_member, receiver_shape, via_import_uid, local_tier, "
-                f"local_target_uid, ref_tier, target_uid, certainty FROM st_ref WHERE file_id IN ({q}) "
-                "AND (via_import_uid IS NOT NULL OR receiver_shape LIKE 'path:%')", part):
-            if at_file_module(scope):
-                refs[file_id].append(_Ref(*row))
-            else:
-                refs[file_id].append(_Ref(*row)._replace(shape=None, via=None))  # reset to the same-file tier
+                "SELECT file_id, scope_id, ref_id, token_text, start_line, start_col, is_member, receiver_shape, "
+                "via_import_uid, local_tier, local_target_uid, ref_tier, target_uid, certainty FROM st_ref "
+                f"WHERE file_id IN ({q}) AND (via_import_uid IS NOT NULL OR receiver_shape LIKE 'path:%' "
+                "OR (is_member = 1 AND receiver_shape IN ('self.', 'obj.')))", part):
+            ref = _Ref(*row)
+            if not at_file_module(scope):  # only ``self.m`` is followed; the rest is reset to the same-file tier
+                ref = ref._replace(nested=True) if ref.shape == "self." else ref._replace(shape=None, via=None)
+            refs[file_id].append(ref)
+        typed = rusttypes.load(conn, part)
         for file_id in part:
             place = placed.get(file_id)
             resolver = (_Resolver(crates[place[0]], place[1], list(imports[file_id].values()), externs)
@@ -334,6 +346,11 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
                     pass
                 elif r.member and r.shape and r.shape.startswith("path:"):
                     found = resolver.target([*r.shape[5:].split("::"), r.token])
+                elif r.member and place is not None:
+                    crate = crates[place[0]]
+                    found = rusttypes.member_target(crate.types, crate.values, None if r.nested else resolver.target,
+                                                    facts=typed.get(file_id), shape=r.shape, token=r.token,
+                                                    line=r.line, col=r.col)
                 elif not r.member and r.via in imports[file_id]:
                     if r.via not in through:
                         imp = imports[file_id][r.via]

@@ -24,7 +24,8 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 7: an import's own token names its import even where the local name is bound twice (``via_import_uid``).
 #: 8: st_ref stores role and tiers as codes (generated text columns keep the spec's names and values).
 #: 9: Go declared names carry the type they spell (``type:``/``ftype:`` shapes); members link through them.
-SCHEMA_VERSION = 9
+#: 10: Rust declared names carry the type they spell; ``self.m`` and ``v.f`` link through it.
+SCHEMA_VERSION = 10
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

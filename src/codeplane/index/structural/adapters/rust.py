@@ -1,5 +1,10 @@
 """Rust: ``patterns/rust.scm``; ``use`` trees are expanded into one import per leaf, ``mod x;`` is an import of
-the module file. Pattern bindings are identifiers that start lowercase (``None`` in a pattern is a variant)."""
+the module file. Pattern bindings are identifiers that start lowercase (``None`` in a pattern is a variant).
+
+For ``rustlink`` a declared name carries the type its declaration spells (``type:T`` / ``type:a::T``): a
+parameter ``v: T`` / ``&T`` / ``&mut T`` / ``T<..>`` (``Self`` is written as the enclosing ``impl``'s type),
+``let x: T`` and ``let x = T { .. }`` / ``&T { .. }``. Anything else (a call's result, a pattern) has no shape.
+"""
 
 from __future__ import annotations
 
@@ -103,6 +108,64 @@ def imports(ctx: Context, node: Node) -> None:
         _use(ctx, node, argument, "")
 
 
+def _text(node: Node) -> str:
+    return (node.text or b"").decode("utf-8", "replace")
+
+
+def _written_type(node: Node | None) -> str | None:
+    """``T`` or ``a::T`` of a type through ``&``/``&mut`` and type arguments; ``Self`` as the ``impl``'s type."""
+    while node is not None and node.type == "reference_type":
+        node = node.child_by_field_name("type")
+    if node is not None and node.type == "generic_type":
+        node = node.child_by_field_name("type")
+    if node is None:
+        return None
+    if node.type == "type_identifier":
+        text = _text(node)
+        return _self_type(node) if text == "Self" else text
+    if node.type == "scoped_type_identifier":
+        return "".join(_text(node).split())
+    return None
+
+
+def _self_type(node: Node) -> str | None:
+    """The type an ``impl`` block is for, as written (``Self`` inside a trait is nobody's)."""
+    parent = node.parent
+    while parent is not None and parent.type not in ("impl_item", "trait_item"):
+        parent = parent.parent
+    if parent is None or parent.type != "impl_item":
+        return None
+    written = parent.child_by_field_name("type")
+    if written is not None and written.type == "generic_type":
+        written = written.child_by_field_name("type")
+    if written is None or written.type not in ("type_identifier", "scoped_type_identifier"):
+        return None
+    return "".join(_text(written).split())
+
+
+def _constructed_type(value: Node | None) -> str | None:
+    """The type ``T { .. }`` / ``&T { .. }`` builds."""
+    if value is not None and value.type == "reference_expression":
+        value = value.child_by_field_name("value")
+    if value is None or value.type != "struct_expression":
+        return None
+    return _written_type(value.child_by_field_name("name"))
+
+
+def plain_shape(node: Node) -> str | None:
+    parent = node.parent
+    if node.type != "identifier" or parent is None or parent.child_by_field_name("pattern") != node:
+        return None
+    written: str | None = None
+    if parent.type == "parameter":
+        written = _written_type(parent.child_by_field_name("type"))
+    elif parent.type == "let_declaration":
+        declared = parent.child_by_field_name("type")
+        written = _written_type(declared) if declared is not None \
+            else _constructed_type(parent.child_by_field_name("value"))
+    return f"type:{written}" if written is not None else None
+
+
 RUST = LanguageSpec(
     "rust", ("rust.scm",),
     class_kinds=frozenset({"impl", "trait", "struct", "enum"}),
@@ -110,5 +173,5 @@ RUST = LanguageSpec(
     declaration_types=frozenset({"let_declaration"}),
     imports=imports, receiver_shapes={"self": "self."},
     identifier_types=frozenset({"identifier", "shorthand_field_identifier"}),
-    pattern_names=pattern_names, member_kept=member_kept, path_shape=path_shape,
+    pattern_names=pattern_names, member_kept=member_kept, path_shape=path_shape, plain_shape=plain_shape,
 )

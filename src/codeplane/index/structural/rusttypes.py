@@ -1,0 +1,100 @@
+"""The declared types ``rustlink`` follows members through (``x.f`` / ``x.m()`` where the syntax spells ``x``'s type).
+
+- ``self.m`` inside a method of ``impl T`` / ``impl Trait for T`` (the method's lexical path is ``T.m``);
+- ``v.m`` where ``v`` is a name whose declaration spells its type (the Rust adapter's ``type:T`` / ``type:a::T``
+  on a parameter ``v: T`` / ``&T`` / ``&mut T`` / ``Self``, ``let v: T``, ``let v = T { .. }``); the type is
+  resolved as a path from the file's module.
+``T.m`` is then the one method or field the crate declares for ``T``, when the crate declares the type name
+``T`` once; a type of another crate is never followed (only the crate itself is relinked when it changes).
+Deref, trait default methods, a call's result and chains (``x.f.m``) stay ANCHORED.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from codeplane.index.structural.store import marks
+
+#: Def kinds a value's member (``x.name``) may denote.
+VALUE_KINDS = frozenset({"method", "function", "field"})
+
+
+@dataclass
+class FileTypes:
+    """What one file's syntax spells about its receivers."""
+
+    #: (line, end column) of a plain reference → its binding id (the receiver ending right before a ``.``).
+    receivers: dict[tuple[int, int], int] = field(default_factory=dict)
+    #: binding id → the type its declaration spells.
+    spelled: dict[int, str] = field(default_factory=dict)
+    #: methods as (start, end, type name of the ``impl``), for the ``self`` of a position.
+    methods: list[tuple[tuple[int, int], tuple[int, int], str]] = field(default_factory=list)
+
+    def self_type(self, line: int, col: int) -> str | None:
+        """The ``impl`` type of the innermost method around (line, col)."""
+        best: tuple[tuple[int, int], str] | None = None
+        for start, end, name in self.methods:
+            if start <= (line, col) < end and (best is None or start > best[0]):
+                best = (start, name)
+        return best[1] if best is not None else None
+
+
+def load(conn: sqlite3.Connection, part: Sequence[int]) -> dict[int, FileTypes]:
+    """Receiver facts of the files ``part``."""
+    q = marks(len(part))
+    files: dict[int, FileTypes] = defaultdict(FileTypes)
+    for file_id, line, end_col, bind in conn.execute(
+            f"SELECT file_id, start_line, end_col, bind_id FROM st_ref WHERE file_id IN ({q}) "
+            "AND role = 'REFERENCE' AND is_member = 0 AND bind_id IS NOT NULL", list(part)):
+        files[file_id].receivers[(line, end_col)] = bind
+    spelled: dict[tuple[int, int], set[str]] = defaultdict(set)
+    for file_id, bind, shape in conn.execute(
+            f"SELECT file_id, bind_id, receiver_shape FROM st_ref WHERE file_id IN ({q}) "
+            "AND role = 'DEFINITION' AND bind_id IS NOT NULL AND receiver_shape LIKE 'type:%'", list(part)):
+        spelled[(file_id, bind)].add(shape[5:])
+    for (file_id, bind), written in spelled.items():
+        if len(written) == 1:
+            files[file_id].spelled[bind] = next(iter(written))
+    for file_id, lexical, line, col, end_line, end_col in conn.execute(
+            "SELECT file_id, lexical_path, start_line, start_col, end_line, end_col FROM st_def "
+            f"WHERE file_id IN ({q}) AND kind = 'method'", list(part)):
+        path = lexical.split(".")
+        if len(path) >= 2:
+            files[file_id].methods.append(((line, col), (end_line, end_col), path[-2]))
+    return files
+
+
+def member_target(types: Mapping[str, list[str]], values: Mapping[tuple[str, str], list[str]],
+                  resolve: Callable[[list[str]], str | None] | None, *, facts: FileTypes | None,
+                  shape: str | None, token: str, line: int, col: int) -> str | None:
+    """The def ``self.token`` / ``v.token`` at (line, col) denotes, through the receiver's spelled type.
+
+    ``types`` and ``values`` are the crate's type names and value members; ``resolve`` resolves a path from the
+    file's module (None inside an inline ``mod``, where only ``self`` is followed)."""
+    if facts is None:
+        return None
+    if shape == "self.":
+        name = facts.self_type(line, col)
+        declared = types.get(name, []) if name is not None else []
+        if name is None or len(declared) != 1:
+            return None
+        resolved = resolve([name]) if resolve is not None else None
+        if resolved is not None and resolved != declared[0]:
+            return None  # ``impl LocalTrait for Foreign`` where the crate also declares that name
+    elif shape == "obj." and resolve is not None:
+        bind = facts.receivers.get((line, col - 1))  # ``v.token`` on one line
+        written = facts.spelled.get(bind) if bind is not None else None
+        if written is None:
+            return None
+        segments = written.split("::")
+        name = segments[-1]
+        declared = types.get(name, [])
+        if len(declared) != 1 or resolve(segments) != declared[0]:
+            return None
+    else:
+        return None
+    found = values.get((name, token), [])
+    return found[0] if len(found) == 1 else None
