@@ -137,3 +137,63 @@ def test_rust_use_under_opposite_cfgs_keeps_its_local_name_with_an_alias(tmp_pat
             checked = subprocess.run(["cargo", "check", "--tests", "--offline", "--quiet"], cwd=env.root,
                                      env=env_vars, capture_output=True, text=True, timeout=300, check=False)
             assert checked.returncode == 0, (flags, checked.stderr)
+
+
+MEMBERS_PROJECT = {
+    "Cargo.toml": "[package]\nname = \"semverish\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
+    "src/lib.rs": "//! ```\n//! let v = semverish::Version::parse(\"1\");\n"
+                  "//! let r = semverish::Req::parse(\"1\");\n//! assert_eq!(r.major, 1);\n//! ```\n\n"
+                  "pub struct Version {\n    pub major: u64,\n}\n\npub struct Req {\n    pub major: u64,\n}\n\n"
+                  "impl Version {\n    pub fn parse(text: &str) -> Version {\n"
+                  "        let major = text.len() as u64;\n        Version { major }\n    }\n\n"
+                  "    pub fn bumped(&self) -> Version {\n        let Version { major } = self;\n"
+                  "        assert!(self.major < 100, \"{}\", self.major);\n        Version { major: major + 1 }\n"
+                  "    }\n}\n\nimpl Req {\n    pub fn parse(text: &str) -> Req {\n"
+                  "        Req { major: text.len() as u64 }\n    }\n\n"
+                  "    pub fn matches(&self, v: &Version) -> bool {\n        self.major == v.major\n    }\n}\n",
+    "tests/it.rs": "use semverish::{Req, Version};\n\n#[test]\nfn t() {\n    let v = Version::parse(\"ab\");\n"
+                   "    let w: Version = v.bumped();\n    assert!(Req::parse(\"abc\").matches(&w));\n"
+                   "    assert_eq!(w.major, 3);\n}\n",
+}
+
+
+def _cargo_test(root: Path, target: Path) -> subprocess.CompletedProcess[str]:
+    env_vars = {**os.environ, "CARGO_TARGET_DIR": str(target), "CARGO_NET_OFFLINE": "true"}
+    return subprocess.run(["cargo", "test", "--offline", "--quiet"], cwd=root, env=env_vars, capture_output=True,
+                          text=True, timeout=300, check=False)
+
+
+def test_rust_field_rename_reaches_literals_patterns_macros_and_shorthand_keys(tmp_path: Path) -> None:
+    with refactor_env(tmp_path / "repo", MEMBERS_PROJECT) as env:
+        preview = env.service.rename("src/lib.Version.major", "level")
+        code = {(e.path, e.line, e.certainty, e.new_text) for e in preview.edits if e.kind == "code"}
+        assert ("src/lib.rs", 18, "high", "level: major") in code  # ``Version { major }``: the variable stays
+        assert ("src/lib.rs", 22, "high", "level: major") in code  # ``let Version { major } = self``
+        assert {c for _, _, c, _ in code if c != "low"} == {"high"}
+        lows = sorted((e.line, e.column) for e in preview.edits if e.kind == "code" and e.certainty == "low")
+        # Req's own field (declaration, literal key, self.major), the local variables named major
+        assert lows == [(12, 8), (17, 12), (24, 25), (30, 14), (34, 13)], lows
+        env.service.apply(preview.refactor_id, apply_docs=True)
+        text = env.read("src/lib.rs")
+        assert "assert!(self.level < 100, \"{}\", self.level);" in text
+        assert "self.major == v.level" in text
+        assert "assert_eq!(w.level, 3);" in env.read("tests/it.rs")
+        assert "assert_eq!(r.major, 1);" in text  # a doctest's ``r.major``: Req also has one, so it is left
+        if shutil.which("cargo") is None:
+            pytest.skip("cargo is not installed")
+        tested = _cargo_test(env.root, tmp_path / "target")
+        assert tested.returncode == 0, tested.stdout + tested.stderr
+
+
+def test_rust_method_rename_leaves_another_types_method_in_a_doctest(tmp_path: Path) -> None:
+    with refactor_env(tmp_path / "repo", MEMBERS_PROJECT) as env:
+        preview = env.service.rename("src/lib.Version.parse", "from_text")
+        page = env.service.inspect(preview.refactor_id, certainties=("high", "medium", "low"), kinds=("doc",))
+        docs = {(i.edit.line, i.edit.certainty) for i in page.items if i.edit.reason == "doctest"}
+        assert docs == {(2, "high"), (3, "low")}, page.items
+        env.service.apply(preview.refactor_id, apply_docs=True)
+        assert "semverish::Req::parse(\"1\")" in env.read("src/lib.rs")
+        if shutil.which("cargo") is None:
+            pytest.skip("cargo is not installed")
+        tested = _cargo_test(env.root, tmp_path / "target")
+        assert tested.returncode == 0, tested.stdout + tested.stderr

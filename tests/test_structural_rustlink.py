@@ -172,3 +172,26 @@ def test_links_through_spelled_types_follow_edits_like_a_full_rebuild(h: Harness
         assert h.ref("src/req.rs", 10, "major") == ("STRONG", h.uid("src/version.Version.major"))
     finally:
         fresh.conn.close()
+
+
+def test_literal_keys_macro_tokens_and_library_types_link_to_the_named_structs_field(h: Harness) -> None:
+    files = {**TYPED,
+             "src/build.rs": "use crate::req::Comparator;\nuse crate::version::Version;\n\n"
+                             "pub fn build(v: &Version, major: u64) -> Comparator {\n"
+                             "    let Version { major: m } = *v;\n    assert!(v.major == m, \"{}\", v.major);\n"
+                             "    let c = Comparator { major };\n    Comparator { major: c.major + m }\n}\n",
+             "tests/it.rs": "use semverish::version::Version;\n\n#[test]\nfn t() {\n"
+                            "    let v = Version { major: 1 };\n    assert_eq!(v.major, 1);\n}\n"}
+    files["src/lib.rs"] = TYPED["src/lib.rs"] + "pub mod build;\n"
+    h.apply(files)
+    version, comparator = h.uid("src/version.Version.major"), h.uid("src/req.Comparator.major")
+    assert h.ref("src/build.rs", 5, "major") == ("STRONG", version)  # a pattern key: ``Version { major: m }``
+    assert h.ref("src/build.rs", 6, "major") == ("STRONG", version)  # ``v.major`` inside ``assert!``
+    assert h.ref("src/build.rs", 8, "major") == ("STRONG", comparator)  # a literal key: the named struct decides
+    assert h.ref("src/version.rs", 17, "major") == ("STRONG", version)
+    assert h.ref("tests/it.rs", 5, "major") == ("STRONG", version)  # the library's type from an integration test
+    assert h.ref("tests/it.rs", 6, "major") == ("STRONG", version)  # ... inside ``assert_eq!``
+    shorthand = h.conn.execute(
+        "SELECT r.receiver_shape FROM st_ref r JOIN st_file f ON f.file_id = r.file_id WHERE f.path = 'src/build.rs' "
+        "AND r.start_line = 7 AND r.token_text = 'major' AND r.is_member = 0").fetchone()
+    assert shorthand == ("short:Comparator",)  # ``Comparator { major }``: a variable and a field key

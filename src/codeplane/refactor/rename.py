@@ -195,6 +195,26 @@ def _same_type(reader: FactReader, target: Def, owners: Sequence[Def]) -> list[D
     return parts + [d for d in named if d.kind == "constructor" and d.parent_uid in types and d not in owners]
 
 
+def _shorthand_keys(reader: FactReader, target: Def, new_name: str) -> list[SpanEdit]:
+    """A Rust field's shorthand keys (``Version { major }`` in a literal or a pattern) become ``new: major``: the
+    token is also a variable, which keeps its name. Only where the literal names the field's own struct, a name
+    the repository declares once as a type."""
+    owner = reader.get_def(target.parent_uid) if target.kind == "field" and target.parent_uid else None
+    if owner is None or not target.path.endswith(".rs"):
+        return []
+    types = [d for d in reader.defs_named(owner.name, _LIMIT)
+             if d.path.endswith(".rs") and d.kind in ("struct", "enum", "union", "type", "trait")]
+    if [d.def_uid for d in types] != [owner.def_uid]:
+        return []
+    edits = []
+    for ref in reader.refs_named(target.name, None, _LIMIT):
+        shape = ref.receiver_shape or ""
+        if not ref.is_member and shape.startswith("short:") and shape[6:].rsplit("::", 1)[-1] == owner.name:
+            edits.append(SpanEdit(ref.path, ref.line, ref.column, ref.line, ref.end_column, ref.token,
+                                  f"{new_name}: {ref.token}", "shorthand_field"))
+    return edits
+
+
 def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name: str) -> StructuralPlan:
     """The edits the index can justify for renaming ``target`` (no sweep, no collisions yet)."""
     out = _Collector(new_name)
@@ -223,6 +243,8 @@ def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name
                 continue
             certainty, reason = classify_member_ref(graph, family, ref)
             out.add_ref(ref, certainty, reason)
+    for edit in _shorthand_keys(reader, target, new_name):
+        out.put(edit, "high")
     draft = Draft(symbol=None)
     for key in sorted(out.edits):
         edit, certainty = out.edits[key]

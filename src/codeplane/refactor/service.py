@@ -151,6 +151,7 @@ class RefactorService:
             refs=reader.refs_named(target.name, paths, _LIMIT), dynamic=reader.dynamic_sites(paths, _LIMIT),
             structural_paths=structural_paths, docs=self.config.doc_sweep, truncated=truncated,
             key_owners=_key_owners(structural.family),
+            member_owner=_member_owner(target), member_twins=_member_twins(reader, target),
         ))
         coverage = self._with_excluded(draft, coverage, target.name, new_name)
         draft.collisions = find_collisions(reader, target, new_name, structural.family, structural.ref_scopes)
@@ -379,6 +380,21 @@ class RefactorService:
     def status(self) -> dict[str, object]:
         return {"enabled": self.config.enabled, "open_plans": self.plans.open_count(),
                 "plan_ttl_sec": self.config.plan_ttl_sec}
+
+
+def _member_owner(target: Def) -> str | None:
+    """``Version`` for a Rust method or field ``src/lib.Version.parse`` (its lexical owner type)."""
+    parts = target.qualified_name.split(".")
+    return parts[-2] if target.path.endswith(".rs") and target.kind in ("method", "field") and len(parts) >= 2 \
+        else None
+
+
+def _member_twins(reader: FactReader, target: Def) -> bool:
+    """Another Rust type declares a method or field of the renamed member's name."""
+    owner = _member_owner(target)
+    return owner is not None and any(
+        d.def_uid != target.def_uid and d.path.endswith(".rs") and d.kind in ("method", "field")
+        and d.qualified_name.split(".")[-2:-1] != [owner] for d in reader.defs_named(target.name, _LIMIT))
 
 
 def _key_owners(family: MemberFamily | None) -> frozenset[str]:

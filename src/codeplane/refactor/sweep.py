@@ -8,6 +8,7 @@ reason, or a documentation edit (§8.11) when it sits in a comment, docstring or
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -37,6 +38,10 @@ class SweepInput:
     truncated: bool = False
     #: Class names whose typed object-literal keys are the member being renamed (``typedkeys.py``).
     key_owners: frozenset[str] = frozenset()
+    #: The type a renamed Rust method or field belongs to: in a doctest, ``Other::name`` is not it.
+    member_owner: str | None = None
+    #: Other types declare a member of the same name: in a doctest, ``x.name`` may be theirs.
+    member_twins: bool = False
 
 
 def _is_doc_file(path: str, docs: DocSweepConfig) -> bool:
@@ -56,6 +61,15 @@ def _code_reason(ref: Ref | None, path: str, structural: frozenset[str], line_dy
     if ref.is_member:
         return "unresolved_receiver"
     return "unresolved"
+
+
+_TYPE_PATH = re.compile(r"\b([A-Z]\w*)\s*::\s*$")
+
+
+def _other_type_path(before: str, owner: str | None) -> bool:
+    """``Other::`` right before the name, where ``Other`` is a type other than the renamed member's own."""
+    match = _TYPE_PATH.search(before) if owner else None
+    return match is not None and match.group(1) not in (owner, "Self")
 
 
 def sweep(draft: Draft, data: SweepInput) -> Coverage:
@@ -99,6 +113,9 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
                 by_reason[reason] += 1
                 confidence: Certainty = mention_confidence(edit_line, col, data.name,
                                                            in_code_block=line in fenced or line in doctests)
+                if reason == "doctest" and (_other_type_path(edit_line[:col], data.member_owner) or (
+                        data.member_twins and edit_line[:col].rstrip().endswith("."))):
+                    confidence = "low"  # ``VersionReq::parse`` / ``r.major`` while renaming ``Version``'s
                 edit = SpanEdit(path, line, col, line, col + len(data.name), data.name, data.new_name, reason)
                 if data.docs.enabled:
                     draft.docs.append((edit, confidence))

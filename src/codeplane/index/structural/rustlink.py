@@ -329,10 +329,12 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
                 "SELECT file_id, scope_id, ref_id, token_text, start_line, start_col, is_member, receiver_shape, "
                 "via_import_uid, local_tier, local_target_uid, ref_tier, target_uid, certainty FROM st_ref "
                 f"WHERE file_id IN ({q}) AND (via_import_uid IS NOT NULL OR receiver_shape LIKE 'path:%' "
-                "OR (is_member = 1 AND receiver_shape IN ('self.', 'obj.')))", part):
+                "OR (is_member = 1 AND receiver_shape IN ('self.', 'obj.')) OR receiver_shape LIKE 'struct:%' "
+                "OR receiver_shape IN ('mself.', 'mobj.'))", part):
             ref = _Ref(*row)
             if not at_file_module(scope):  # only ``self.m`` is followed; the rest is reset to the same-file tier
-                ref = ref._replace(nested=True) if ref.shape == "self." else ref._replace(shape=None, via=None)
+                ref = ref._replace(nested=True) if ref.shape in ("self.", "mself.") \
+                    else ref._replace(shape=None, via=None)
             refs[file_id].append(ref)
         typed = rusttypes.load(conn, part)
         for file_id in part:
@@ -346,9 +348,10 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
                     pass
                 elif r.member and r.shape and r.shape.startswith("path:"):
                     found = resolver.target([*r.shape[5:].split("::"), r.token])
-                elif r.member and place is not None:
-                    crate = crates[place[0]]
-                    found = rusttypes.member_target(crate.types, crate.values, None if r.nested else resolver.target,
+                elif (r.member or r.shape in rusttypes.MACRO_SHAPES) and place is not None:
+                    reachable = [crates[place[0]], *externs.values()]
+                    found = rusttypes.member_target([(c.types, c.values) for c in reachable],
+                                                    None if r.nested else resolver.target,
                                                     facts=typed.get(file_id), shape=r.shape, token=r.token,
                                                     line=r.line, col=r.col)
                 elif not r.member and r.via in imports[file_id]:

@@ -5,7 +5,9 @@
   on a parameter ``v: T`` / ``&T`` / ``&mut T`` / ``Self``, ``let v: T``, ``let v = T { .. }``); the type is
   resolved as a path from the file's module.
 ``T.m`` is then the one method or field the crate declares for ``T``, when the crate declares the type name
-``T`` once; a type of another crate is never followed (only the crate itself is relinked when it changes).
+``T`` once: the file's own crate, or a repository library it names (``use mylib::T``; every Rust file is
+relinked when a library changes). Struct literal and pattern keys (``T { f: .. }``) and ``self.f`` / ``v.f``
+inside a macro's tokens are followed the same way.
 Deref, trait default methods, a call's result and chains (``x.f.m``) stay ANCHORED.
 """
 
@@ -20,6 +22,8 @@ from codeplane.index.structural.store import marks
 
 #: Def kinds a value's member (``x.name``) may denote.
 VALUE_KINDS = frozenset({"method", "function", "field"})
+#: Plain tokens in a macro's token tree that read like ``self.f`` / ``v.f`` (the Rust adapter's shapes).
+MACRO_SHAPES = {"mself.": "self.", "mobj.": "obj."}
 
 
 @dataclass
@@ -67,16 +71,30 @@ def load(conn: sqlite3.Connection, part: Sequence[int]) -> dict[int, FileTypes]:
     return files
 
 
-def member_target(types: Mapping[str, list[str]], values: Mapping[tuple[str, str], list[str]],
-                  resolve: Callable[[list[str]], str | None] | None, *, facts: FileTypes | None,
-                  shape: str | None, token: str, line: int, col: int) -> str | None:
-    """The def ``self.token`` / ``v.token`` at (line, col) denotes, through the receiver's spelled type.
+#: A crate's type names and value members: ``(types, values)`` of ``rustlink``'s crate.
+CrateMembers = tuple[Mapping[str, list[str]], Mapping[tuple[str, str], list[str]]]
 
-    ``types`` and ``values`` are the crate's type names and value members; ``resolve`` resolves a path from the
-    file's module (None inside an inline ``mod``, where only ``self`` is followed)."""
-    if facts is None:
+
+def member_target(crates: Sequence[CrateMembers], resolve: Callable[[list[str]], str | None] | None, *,
+                  facts: FileTypes | None, shape: str | None, token: str, line: int, col: int) -> str | None:
+    """The def ``self.token`` / ``v.token`` / ``T { token: .. }`` at (line, col) denotes, through the type the
+    syntax spells.
+
+    ``crates`` are the file's own crate first, then the repository libraries it can name (every file is relinked
+    when a library changes); ``resolve`` resolves a path from the file's module (None inside an inline ``mod``,
+    where only ``self`` is followed)."""
+    if facts is None or not crates:
         return None
+    shape = MACRO_SHAPES.get(shape or "", shape)
+    if shape is not None and shape.startswith("struct:") and resolve is not None:
+        written: str | None = shape[7:]  # ``T { f: .. }``: the key is a field of the struct named
+    elif shape == "obj." and resolve is not None:
+        bind = facts.receivers.get((line, col - 1))  # ``v.token`` on one line
+        written = facts.spelled.get(bind) if bind is not None else None
+    else:
+        written = None
     if shape == "self.":
+        types, values = crates[0]
         name = facts.self_type(line, col)
         declared = types.get(name, []) if name is not None else []
         if name is None or len(declared) != 1:
@@ -84,16 +102,14 @@ def member_target(types: Mapping[str, list[str]], values: Mapping[tuple[str, str
         resolved = resolve([name]) if resolve is not None else None
         if resolved is not None and resolved != declared[0]:
             return None  # ``impl LocalTrait for Foreign`` where the crate also declares that name
-    elif shape == "obj." and resolve is not None:
-        bind = facts.receivers.get((line, col - 1))  # ``v.token`` on one line
-        written = facts.spelled.get(bind) if bind is not None else None
-        if written is None:
-            return None
+    elif written and resolve is not None:
         segments = written.split("::")
         name = segments[-1]
-        declared = types.get(name, [])
-        if len(declared) != 1 or resolve(segments) != declared[0]:
-            return None
+        resolved = resolve(segments)
+        home = next((c for c in crates if c[0].get(name, []) == [resolved]), None) if resolved else None
+        if home is None:
+            return None  # not a type of these crates, or a name its crate declares twice
+        values = home[1]
     else:
         return None
     found = values.get((name, token), [])

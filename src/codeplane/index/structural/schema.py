@@ -25,7 +25,8 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 8: st_ref stores role and tiers as codes (generated text columns keep the spec's names and values).
 #: 9: Go declared names carry the type they spell (``type:``/``ftype:`` shapes); members link through them.
 #: 10: Rust declared names carry the type they spell; ``self.m`` and ``v.f`` link through it.
-SCHEMA_VERSION = 10
+#: 11: Rust struct literal and pattern keys are members (``struct:``), shorthand keys and macro tokens have shapes.
+SCHEMA_VERSION = 11
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

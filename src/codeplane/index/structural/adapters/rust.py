@@ -4,6 +4,9 @@ the module file. Pattern bindings are identifiers that start lowercase (``None``
 For ``rustlink`` a declared name carries the type its declaration spells (``type:T`` / ``type:a::T``): a
 parameter ``v: T`` / ``&T`` / ``&mut T`` / ``T<..>`` (``Self`` is written as the enclosing ``impl``'s type),
 ``let x: T`` and ``let x = T { .. }`` / ``&T { .. }``. Anything else (a call's result, a pattern) has no shape.
+A struct literal's or pattern's field keys are members with a ``struct:T`` shape; a shorthand key
+(``T { f }``, also a variable) is a plain name with ``short:T``; ``self.f`` / ``v.f`` inside a macro's tokens
+are plain names with ``mself.`` / ``mobj.``.
 """
 
 from __future__ import annotations
@@ -89,8 +92,11 @@ def member_kept(node: Node) -> bool:
 
 
 def path_shape(receiver: Node) -> str | None:
-    """``path:crate::a::B`` for the receiver of a path segment (linking resolves it through the module tree)."""
+    """``path:crate::a::B`` for the receiver of a path segment (linking resolves it through the module tree);
+    ``struct:B`` for the type a struct literal or pattern names before its field keys."""
     parent = receiver.parent
+    if parent is not None and parent.type in ("struct_expression", "struct_pattern"):
+        return f"struct:{_literal_type(parent)}"
     if parent is None or parent.type not in _PATHS:
         return None
     text = (receiver.text or b"").decode("utf-8", "replace")
@@ -152,9 +158,47 @@ def _constructed_type(value: Node | None) -> str | None:
     return _written_type(value.child_by_field_name("name"))
 
 
+def _literal_type(node: Node | None) -> str:
+    """The struct a literal or pattern names (``Version { .. }``), as written; ``""`` when it is not spelled."""
+    if node is None:
+        return ""
+    if node.type == "struct_expression":
+        return _written_type(node.child_by_field_name("name")) or ""
+    if node.type == "struct_pattern":
+        return _written_type(node.child_by_field_name("type")) or ""
+    return ""
+
+
+def _macro_member(node: Node) -> str | None:
+    """``self.f`` / ``v.f`` inside a macro's token tree (``write!(f, "{}", self.major)``): the tree has tokens,
+    not expressions, so the name after a ``.`` is a plain token; ``mself.`` / ``mobj.`` say what precedes it."""
+    dot = node.prev_sibling
+    if dot is None or dot.type != "." or dot.end_byte != node.start_byte:
+        return None
+    receiver = dot.prev_sibling
+    if receiver is None or receiver.end_byte != dot.start_byte:
+        return None
+    before = receiver.prev_sibling
+    if before is not None and before.type in (".", "::"):
+        return None  # ``a.b.f``: the receiver's own type is not spelled
+    if receiver.type == "self":
+        return "mself."
+    return "mobj." if receiver.type == "identifier" else None
+
+
 def plain_shape(node: Node) -> str | None:
     parent = node.parent
-    if node.type != "identifier" or parent is None or parent.child_by_field_name("pattern") != node:
+    if parent is None:
+        return None
+    if node.type == "shorthand_field_identifier" and parent.type == "field_pattern":
+        return f"short:{_literal_type(parent.parent)}"  # ``let Version { major, .. } = v``
+    if node.type != "identifier":
+        return None
+    if parent.type == "shorthand_field_initializer":  # ``Version { major }``: a field key and a variable
+        return f"short:{_literal_type(parent.parent.parent if parent.parent is not None else None)}"
+    if parent.type == "token_tree":
+        return _macro_member(node)
+    if parent.child_by_field_name("pattern") != node:
         return None
     written: str | None = None
     if parent.type == "parameter":

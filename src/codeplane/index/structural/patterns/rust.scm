@@ -34,10 +34,15 @@
 
 (identifier) @reference
 (type_identifier) @reference
+;; ``let T { f } = x``: the shorthand key declares the variable ``f`` (and names the field: ``short:`` shape)
+(field_pattern (shorthand_field_identifier) @reference)
 (field_expression value: (_) @receiver field: (field_identifier) @member)
 ;; ``a::b::f`` / ``Type::new``: the last segment is a member of the path (resolved by rustlink.py)
 (scoped_identifier path: (_) @receiver name: (identifier) @member)
 (scoped_type_identifier path: (_) @receiver name: (type_identifier) @member)
+;; ``T { f: v }`` / ``let T { f: p } = x``: the key is a field of the struct named before it (``struct:`` shape)
+(struct_expression name: (_) @receiver body: (field_initializer_list (field_initializer field: (field_identifier) @member)))
+(struct_pattern type: (_) @receiver (field_pattern name: (field_identifier) @member))
 
 (use_declaration) @import
 (mod_item !body) @import
