@@ -150,7 +150,9 @@ MEMBERS_PROJECT = {
                   "        assert!(self.major < 100, \"{}\", self.major);\n        Version { major: major + 1 }\n"
                   "    }\n}\n\nimpl Req {\n    pub fn parse(text: &str) -> Req {\n"
                   "        Req { major: text.len() as u64 }\n    }\n\n"
-                  "    pub fn matches(&self, v: &Version) -> bool {\n        self.major == v.major\n    }\n}\n",
+                  "    pub fn matches(&self, v: &Version) -> bool {\n        self.major == v.major\n    }\n}\n\n"
+                  "/// ```\n/// # fn f(major: u64) -> semverish::Version {\n/// semverish::Version {\n///     major,\n"
+                  "/// }\n/// # }\n/// ```\npub fn documented() {}\n",
     "tests/it.rs": "use semverish::{Req, Version};\n\n#[test]\nfn t() {\n    let v = Version::parse(\"ab\");\n"
                    "    let w: Version = v.bumped();\n    assert!(Req::parse(\"abc\").matches(&w));\n"
                    "    assert_eq!(w.major, 3);\n}\n",
@@ -173,6 +175,10 @@ def test_rust_field_rename_reaches_literals_patterns_macros_and_shorthand_keys(t
         lows = sorted((e.line, e.column) for e in preview.edits if e.kind == "code" and e.certainty == "low")
         # Req's own field (declaration, literal key, self.major), the local variables named major
         assert lows == [(12, 8), (17, 12), (24, 25), (30, 14), (34, 13)], lows
+        page = env.service.inspect(preview.refactor_id, certainties=("high", "medium", "low"), kinds=("doc",))
+        docs = {(i.edit.line, i.edit.certainty, i.edit.new_text) for i in page.items if i.edit.reason == "doctest"}
+        # a doctest's shorthand key of Version's literal keeps its variable; the parameter named major is not ours
+        assert docs == {(4, "low", "level"), (39, "low", "level"), (41, "high", "level: major")}, docs
         env.service.apply(preview.refactor_id, apply_docs=True)
         text = env.read("src/lib.rs")
         assert "assert!(self.level < 100, \"{}\", self.level);" in text

@@ -195,3 +195,17 @@ def test_literal_keys_macro_tokens_and_library_types_link_to_the_named_structs_f
         "SELECT r.receiver_shape FROM st_ref r JOIN st_file f ON f.file_id = r.file_id WHERE f.path = 'src/build.rs' "
         "AND r.start_line = 7 AND r.token_text = 'major' AND r.is_member = 0").fetchone()
     assert shorthand == ("short:Comparator",)  # ``Comparator { major }``: a variable and a field key
+
+
+def test_a_name_used_in_its_own_let_is_the_outer_binding_and_chains_follow_field_types(h: Harness) -> None:
+    files = {**TYPED,
+             "src/chain.rs": "use crate::version::Version;\n\npub struct Pair {\n    pub left: Version,\n}\n\n"
+                             "pub fn f(v: &Version, p: Pair) -> bool {\n    let v = v.same(&p.left);\n"
+                             "    v && p.left.major == 0\n}\n"}
+    files["src/lib.rs"] = TYPED["src/lib.rs"] + "pub mod chain;\n"
+    h.apply(files)
+    # ``let v = v.same(..)``: the right side's ``v`` is the parameter (the new ``v`` begins after the statement)
+    assert h.ref("src/chain.rs", 8, "same") == ("STRONG", h.uid("src/version.Version.same"))
+    assert h.ref("src/chain.rs", 9, "left") == ("STRONG", h.uid("src/chain.Pair.left"))
+    # ``p.left.major``: through the type field ``left`` is declared with
+    assert h.ref("src/chain.rs", 9, "major") == ("STRONG", h.uid("src/version.Version.major"))

@@ -66,10 +66,54 @@ def _code_reason(ref: Ref | None, path: str, structural: frozenset[str], line_dy
 _TYPE_PATH = re.compile(r"\b([A-Z]\w*)\s*::\s*$")
 
 
-def _other_type_path(before: str, owner: str | None) -> bool:
-    """``Other::`` right before the name, where ``Other`` is a type other than the renamed member's own."""
-    match = _TYPE_PATH.search(before) if owner else None
-    return match is not None and match.group(1) not in (owner, "Self")
+_LITERAL_LOOKBACK = 2_000
+
+
+def _block_start(lines: set[int], line: int, starts: list[int]) -> int:
+    """Offset of the first line of the run of ``lines`` holding ``line`` (a doctest's first line)."""
+    while line - 1 in lines:
+        line -= 1
+    return starts[line - 1]
+_OPENING = re.compile(r"([A-Za-z_]\w*)\s*$")
+
+
+def _literal_type(text: str, offset: int, floor: int) -> str | None:
+    """The name before the innermost ``{`` still open at ``offset`` (``Version {`` for a key in it), looking back
+    no further than ``floor`` (the doctest's first line)."""
+    depth = 0
+    for index in range(offset - 1, max(floor, offset - _LITERAL_LOOKBACK) - 1, -1):
+        char = text[index]
+        depth += char == "}"
+        if char == "{":
+            if depth == 0:
+                match = _OPENING.search(text[max(floor, index - 200):index])
+                return match.group(1) if match else None
+            depth -= 1
+    return None
+
+
+def _not_the_owners(text: str, offset: int, floor: int, before: str, data: SweepInput) -> bool:
+    """A doctest mention of a Rust member that is, by its syntax, another type's — or may be, when another type
+    has a member of the name: ``Other::name``; then ``x.name``, and a key or word outside an ``Owner { }``."""
+    owner = data.member_owner
+    if owner is None:
+        return False
+    path = _TYPE_PATH.search(before)
+    if path is not None:
+        return path.group(1) not in (owner, "Self")
+    if not data.member_twins:
+        return False
+    if before.rstrip().endswith("."):
+        return True
+    return _literal_type(text, offset, floor) not in (owner, "Self")
+
+
+def _shorthand_key(text: str, offset: int, floor: int, data: SweepInput) -> bool:
+    """A renamed field written as a shorthand key of its own struct's literal in a doctest (``Owner { name, }``)."""
+    after = text[offset + len(data.name):offset + len(data.name) + 8].lstrip(" \t")
+    before = re.sub(r"(?://[/!]|\*)\s*$", "", text[max(floor, offset - 40):offset].rstrip()).rstrip()
+    return data.member_owner is not None and after[:1] in (",", "}", "\n") and before[-1:] in ("{", ",") \
+        and _literal_type(text, offset, floor) in (data.member_owner, "Self")
 
 
 def sweep(draft: Draft, data: SweepInput) -> Coverage:
@@ -113,10 +157,14 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
                 by_reason[reason] += 1
                 confidence: Certainty = mention_confidence(edit_line, col, data.name,
                                                            in_code_block=line in fenced or line in doctests)
-                if reason == "doctest" and (_other_type_path(edit_line[:col], data.member_owner) or (
-                        data.member_twins and edit_line[:col].rstrip().endswith("."))):
-                    confidence = "low"  # ``VersionReq::parse`` / ``r.major`` while renaming ``Version``'s
-                edit = SpanEdit(path, line, col, line, col + len(data.name), data.name, data.new_name, reason)
+                new_text = data.new_name
+                if reason == "doctest":
+                    floor = _block_start(doctests, line, starts)
+                    if _not_the_owners(src.text, offset, floor, edit_line[:col], data):
+                        confidence = "low"  # ``VersionReq::parse`` / ``r.major`` while renaming ``Version``'s
+                    elif _shorthand_key(src.text, offset, floor, data):
+                        new_text = f"{data.new_name}: {data.name}"  # ``Version { major, .. }``: the variable stays
+                edit = SpanEdit(path, line, col, line, col + len(data.name), data.name, new_text, reason)
                 if data.docs.enabled:
                     draft.docs.append((edit, confidence))
                 else:

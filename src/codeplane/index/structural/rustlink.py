@@ -246,11 +246,23 @@ class _Resolver:
         return found[3] if found is not None else None
 
 
+def _module_view(place: tuple[str, Module] | None, crates: dict[str, _Crate],
+                 externs: dict[str, _Crate]) -> rusttypes.ModuleView | None:
+    """Paths as the file-level ``use``s of a module resolve them, and the crates it can name."""
+    if place is None or place[0] not in crates:
+        return None
+    crate = crates[place[0]]
+    resolver = _Resolver(crate, place[1], [], externs)
+    resolver.bound = crate.uses.get(place[1], defaultdict(list))
+    return resolver.target, [(c.types, c.values) for c in (crate, *externs.values())]
+
+
 class _Ref(NamedTuple):
     ref_id: int
     token: str
     line: int
     col: int
+    end_col: int
     member: int
     shape: str | None
     via: str | None
@@ -304,6 +316,7 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
                if (f"{directory}/src" if directory else "src") in libs}
     updates: list[tuple[str, str | None, str, int]] = []
     moved: set[tuple[str, str]] = set()
+    fields = rusttypes.FieldTypes(conn, lambda file_id: _module_view(placed.get(file_id), crates, externs))
     for part in chunked(sorted(targets)):
         q = marks(len(part))
         # Scopes inside an inline ``mod { }`` resolve paths from that module: not modelled, so not linked.
@@ -326,11 +339,12 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
                 imports[file_id][uid] = _Import(name, alias, source)
         refs: dict[int, list[_Ref]] = defaultdict(list)
         for file_id, scope, *row in conn.execute(
-                "SELECT file_id, scope_id, ref_id, token_text, start_line, start_col, is_member, receiver_shape, "
-                "via_import_uid, local_tier, local_target_uid, ref_tier, target_uid, certainty FROM st_ref "
-                f"WHERE file_id IN ({q}) AND (via_import_uid IS NOT NULL OR receiver_shape LIKE 'path:%' "
-                "OR (is_member = 1 AND receiver_shape IN ('self.', 'obj.')) OR receiver_shape LIKE 'struct:%' "
-                "OR receiver_shape IN ('mself.', 'mobj.'))", part):
+                "SELECT file_id, scope_id, ref_id, token_text, start_line, start_col, end_col, is_member, "
+                "receiver_shape, via_import_uid, local_tier, local_target_uid, ref_tier, target_uid, certainty "
+                f"FROM st_ref WHERE file_id IN ({q}) AND (via_import_uid IS NOT NULL OR receiver_shape LIKE 'path:%' "
+                "OR (is_member = 1 AND receiver_shape IN ('self.', 'obj.', 'expr.')) "
+                "OR receiver_shape LIKE 'struct:%' OR receiver_shape IN ('mself.', 'mobj.')) "
+                "ORDER BY file_id, start_line, start_col", part):
             ref = _Ref(*row)
             if not at_file_module(scope):  # only ``self.m`` is followed; the rest is reset to the same-file tier
                 ref = ref._replace(nested=True) if ref.shape in ("self.", "mself.") \
@@ -342,6 +356,7 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
             resolver = (_Resolver(crates[place[0]], place[1], list(imports[file_id].values()), externs)
                         if place is not None else None)
             through: dict[str, str | None] = {}
+            typed_at: dict[tuple[int, int], rusttypes.TypeMembers] = {}  # ``x.f`` ending there: ``f``'s type
             for r in refs.get(file_id, []):
                 found: str | None = None
                 if resolver is None:
@@ -353,7 +368,10 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
                     found = rusttypes.member_target([(c.types, c.values) for c in reachable],
                                                     None if r.nested else resolver.target,
                                                     facts=typed.get(file_id), shape=r.shape, token=r.token,
-                                                    line=r.line, col=r.col)
+                                                    line=r.line, col=r.col, typed_at=typed_at)
+                    chained = fields.of(found) if found is not None and r.member else None
+                    if chained is not None:
+                        typed_at[(r.line, r.end_col)] = chained
                 elif not r.member and r.via in imports[file_id]:
                     if r.via not in through:
                         imp = imports[file_id][r.via]

@@ -7,8 +7,9 @@
 ``T.m`` is then the one method or field the crate declares for ``T``, when the crate declares the type name
 ``T`` once: the file's own crate, or a repository library it names (``use mylib::T``; every Rust file is
 relinked when a library changes). Struct literal and pattern keys (``T { f: .. }``) and ``self.f`` / ``v.f``
-inside a macro's tokens are followed the same way.
-Deref, trait default methods, a call's result and chains (``x.f.m``) stay ANCHORED.
+inside a macro's tokens are followed the same way, and ``x.f.m`` through the type field ``f`` is declared with
+(:class:`FieldTypes`; resolved from the module declaring the field).
+Deref, trait default methods and a call's result stay ANCHORED.
 """
 
 from __future__ import annotations
@@ -75,14 +76,61 @@ def load(conn: sqlite3.Connection, part: Sequence[int]) -> dict[int, FileTypes]:
 CrateMembers = tuple[Mapping[str, list[str]], Mapping[tuple[str, str], list[str]]]
 
 
+#: A type as the members of ``value.member`` are looked up: its crate's value members and its name.
+TypeMembers = tuple[Mapping[tuple[str, str], list[str]], str]
+#: What a file's module sees: a path resolver from it and the crates it can name (its own first).
+ModuleView = tuple[Callable[[list[str]], str | None], Sequence[CrateMembers]]
+
+
+def _home(crates: Sequence[CrateMembers], resolved: str | None, name: str) -> CrateMembers | None:
+    """The crate that declares the type ``resolved`` under ``name``, once."""
+    return next((c for c in crates if c[0].get(name, []) == [resolved]), None) if resolved else None
+
+
+class FieldTypes:
+    """The declared type of a struct field (``ftype:`` on its line), resolved from the module that declares it;
+    for ``x.f.m``. ``view_of(file_id)`` is that file's :data:`ModuleView` (None: not in a loaded crate)."""
+
+    def __init__(self, conn: sqlite3.Connection, view_of: Callable[[int], ModuleView | None]) -> None:
+        self._conn = conn
+        self._view_of = view_of
+        self._found: dict[str, TypeMembers | None] = {}
+
+    def of(self, field_uid: str) -> TypeMembers | None:
+        if field_uid not in self._found:
+            self._found[field_uid] = self._resolve(field_uid)
+        return self._found[field_uid]
+
+    def _resolve(self, field_uid: str) -> TypeMembers | None:
+        row = self._conn.execute("SELECT file_id, name_line, kind FROM st_def WHERE def_uid = ?",
+                                 (field_uid,)).fetchone()
+        if row is None or row[2] != "field":
+            return None
+        shapes = {s for (s,) in self._conn.execute(
+            "SELECT receiver_shape FROM st_ref WHERE file_id = ? AND start_line = ? AND receiver_shape LIKE 'ftype:%'",
+            (row[0], row[1]))}
+        view = self._view_of(row[0])
+        if len(shapes) != 1 or view is None:
+            return None
+        segments = next(iter(shapes))[6:].split("::")
+        resolve, crates = view
+        home = _home(crates, resolve(segments), segments[-1])
+        return (home[1], segments[-1]) if home is not None else None
+
+
 def member_target(crates: Sequence[CrateMembers], resolve: Callable[[list[str]], str | None] | None, *,
-                  facts: FileTypes | None, shape: str | None, token: str, line: int, col: int) -> str | None:
+                  facts: FileTypes | None, shape: str | None, token: str, line: int, col: int,
+                  typed_at: Mapping[tuple[int, int], TypeMembers] | None = None) -> str | None:
     """The def ``self.token`` / ``v.token`` / ``T { token: .. }`` at (line, col) denotes, through the type the
     syntax spells.
 
     ``crates`` are the file's own crate first, then the repository libraries it can name (every file is relinked
     when a library changes); ``resolve`` resolves a path from the file's module (None inside an inline ``mod``,
     where only ``self`` is followed)."""
+    if shape == "expr." and typed_at is not None:  # ``x.f.token``: the type field ``f`` is declared with
+        chained = typed_at.get((line, col - 1))
+        found_chained = chained[0].get((chained[1], token), []) if chained is not None else []
+        return found_chained[0] if len(found_chained) == 1 else None
     if facts is None or not crates:
         return None
     shape = MACRO_SHAPES.get(shape or "", shape)
@@ -105,8 +153,7 @@ def member_target(crates: Sequence[CrateMembers], resolve: Callable[[list[str]],
     elif written and resolve is not None:
         segments = written.split("::")
         name = segments[-1]
-        resolved = resolve(segments)
-        home = next((c for c in crates if c[0].get(name, []) == [resolved]), None) if resolved else None
+        home = _home(crates, resolve(segments), name)
         if home is None:
             return None  # not a type of these crates, or a name its crate declares twice
         values = home[1]

@@ -26,7 +26,8 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 9: Go declared names carry the type they spell (``type:``/``ftype:`` shapes); members link through them.
 #: 10: Rust declared names carry the type they spell; ``self.m`` and ``v.f`` link through it.
 #: 11: Rust struct literal and pattern keys are members (``struct:``), shorthand keys and macro tokens have shapes.
-SCHEMA_VERSION = 11
+#: 12: a Rust struct field's declared type carries ``ftype:``; ``x.f.m`` links through it.
+SCHEMA_VERSION = 12
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

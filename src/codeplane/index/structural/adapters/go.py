@@ -155,5 +155,5 @@ GO = LanguageSpec(
     class_kinds=frozenset({"struct", "interface"}),
     binding_kinds=frozenset({"function", "struct", "interface", "type", "variable", "constant"}),
     declaration_types=frozenset({"short_var_declaration", "var_spec", "const_spec", "range_clause"}),
-    imports=imports, plain_shape=plain_shape,
+    imports=imports, plain_shape=plain_shape, shadowing_falls_through=True,
 )

@@ -6,7 +6,7 @@ parameter ``v: T`` / ``&T`` / ``&mut T`` / ``T<..>`` (``Self`` is written as the
 ``let x: T`` and ``let x = T { .. }`` / ``&T { .. }``. Anything else (a call's result, a pattern) has no shape.
 A struct literal's or pattern's field keys are members with a ``struct:T`` shape; a shorthand key
 (``T { f }``, also a variable) is a plain name with ``short:T``; ``self.f`` / ``v.f`` inside a macro's tokens
-are plain names with ``mself.`` / ``mobj.``.
+are plain names with ``mself.`` / ``mobj.``; a struct field's declared type carries ``ftype:T``.
 """
 
 from __future__ import annotations
@@ -186,10 +186,25 @@ def _macro_member(node: Node) -> str | None:
     return "mobj." if receiver.type == "identifier" else None
 
 
+def _field_type(node: Node) -> str | None:
+    """``ftype:T`` when ``node`` is the type a struct field is declared with (``pub pre: Prerelease``)."""
+    head = node
+    while head.parent is not None and (head.parent.type == "reference_type" or (
+            head.parent.type == "generic_type" and head.parent.child_by_field_name("type") == head)):
+        head = head.parent
+    holder = head.parent
+    if holder is None or holder.type != "field_declaration" or holder.child_by_field_name("type") != head:
+        return None
+    written = _written_type(head)
+    return f"ftype:{written}" if written is not None else None
+
+
 def plain_shape(node: Node) -> str | None:
     parent = node.parent
     if parent is None:
         return None
+    if node.type == "type_identifier":
+        return _field_type(node)
     if node.type == "shorthand_field_identifier" and parent.type == "field_pattern":
         return f"short:{_literal_type(parent.parent)}"  # ``let Version { major, .. } = v``
     if node.type != "identifier":
@@ -218,4 +233,5 @@ RUST = LanguageSpec(
     imports=imports, receiver_shapes={"self": "self."},
     identifier_types=frozenset({"identifier", "shorthand_field_identifier"}),
     pattern_names=pattern_names, member_kept=member_kept, path_shape=path_shape, plain_shape=plain_shape,
+    shadowing_falls_through=True,
 )

@@ -87,6 +87,9 @@ class Resolver:
             elif kind == "file" and (passed_class or not self.spec.resolve_file_scope):
                 return None
             found = self.table.get((current, name))
+            if found and self.spec.shadowing_falls_through and kind != "file" \
+                    and min(b.visible_from for b in found) > position:
+                found = None  # ``let x = x.f();``: this block's ``x`` begins after its statement
             if found:
                 if not self._single(found) or min(b.visible_from for b in found) > position:
                     return None  # ambiguous or not yet declared: never fall through to an outer scope

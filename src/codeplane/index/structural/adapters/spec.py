@@ -70,6 +70,9 @@ class LanguageSpec:
     opaque_scopes: frozenset[str] = frozenset()
     #: Whether a second assignment to a local names the same variable (Ruby, PHP) rather than a new one.
     rebinding_is_assignment: bool = False
+    #: Whether a name used before its block's declaration of it denotes the outer one (Rust ``let x = x.f();``,
+    #: Go ``x := x.f()``), rather than being left unresolved (JavaScript's ``let`` is not yet initialised there).
+    shadowing_falls_through: bool = False
     #: Whether a ``@member`` capture is one (False: it stays a plain name, e.g. a Rust ``use`` path's leaf).
     member_kept: Callable[[Node], bool] | None = None
     #: The receiver shape of a member whose receiver is a path (Rust ``a::b::f``: ``path:a::b``), else None.
