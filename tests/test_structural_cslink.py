@@ -111,12 +111,6 @@ def test_a_global_using_is_in_effect_in_every_file(h: Harness) -> None:
     assert h.ref("App/Plain.cs", 3, "Twice") == ("STRONG", h.uid("Shop.Util.Helpers.Twice"))
 
 
-def _tiers(h: Harness) -> set[tuple[str, int, int, str, str, str | None]]:
-    return {(p, line, col, token, tier, target) for p, line, col, token, tier, target in h.conn.execute(
-        "SELECT f.path, r.start_line, r.start_col, r.token_text, r.ref_tier, r.target_uid FROM st_ref r "
-        "JOIN st_file f ON f.file_id = r.file_id")}
-
-
 def test_links_follow_edits_and_equal_a_full_rebuild(h: Harness) -> None:
     h.apply(CS)
     h.apply({}, deleted=("Models/Cart.More.cs",))
@@ -128,7 +122,7 @@ def test_links_follow_edits_and_equal_a_full_rebuild(h: Harness) -> None:
     fresh = Harness()
     try:
         fresh.apply(final)
-        assert _tiers(h) == _tiers(fresh)
+        assert h.tiers() == fresh.tiers()
     finally:
         fresh.conn.close()
 
@@ -166,6 +160,6 @@ def test_the_affected_set_follows_partial_parts_users_and_new_names(h: Harness,
     fresh = Harness()
     try:
         fresh.apply(final)
-        assert _tiers(h) == _tiers(fresh)
+        assert h.tiers() == fresh.tiers()
     finally:
         fresh.conn.close()

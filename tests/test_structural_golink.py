@@ -80,12 +80,6 @@ def test_test_files_see_the_package_but_not_the_other_way(h: Harness) -> None:
     assert h.ref("cart/late.go", 3, "helper") == ("UNKNOWN", None)
 
 
-def _tiers(h: Harness) -> set[tuple[str, int, int, str, str, str | None]]:
-    return {(p, line, col, token, tier, target) for p, line, col, token, tier, target in h.conn.execute(
-        "SELECT f.path, r.start_line, r.start_col, r.token_text, r.ref_tier, r.target_uid FROM st_ref r "
-        "JOIN st_file f ON f.file_id = r.file_id")}
-
-
 def test_incremental_go_links_equal_a_full_rebuild(h: Harness) -> None:
     final = {**GO, "cart/total.go": "package cart\n\nconst Limit = 4\n\nfunc Total(c *Cart) int { return 0 }\n",
              "report/r.go": "package report\n\nimport \"example.com/shop/cart\"\n\nvar X = cart.Limit\n"}
@@ -98,7 +92,7 @@ def test_incremental_go_links_equal_a_full_rebuild(h: Harness) -> None:
     fresh = Harness()
     try:
         fresh.apply(final)
-        assert _tiers(h) == _tiers(fresh)
+        assert h.tiers() == fresh.tiers()
     finally:
         fresh.conn.close()
 
@@ -161,6 +155,6 @@ def test_links_through_declared_types_follow_edits_like_a_full_rebuild(h: Harnes
     fresh = Harness()
     try:
         fresh.apply({**TYPED, "cart/cart.go": retyped})
-        assert _tiers(h) == _tiers(fresh)
+        assert h.tiers() == fresh.tiers()
     finally:
         fresh.conn.close()

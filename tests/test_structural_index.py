@@ -37,6 +37,12 @@ class Harness:
         assert refs, (path, line, token)
         return refs[0].ref_tier, refs[0].target_uid
 
+    def tiers(self) -> set[tuple[str, int, int, str, str, str | None]]:
+        """Every reference's (path, line, column, token, tier, target): to compare with a fresh build."""
+        return {(p, line, col, token, tier, target) for p, line, col, token, tier, target in self.conn.execute(
+            "SELECT f.path, r.start_line, r.start_col, r.token_text, r.ref_tier, r.target_uid FROM st_ref r "
+            "JOIN st_file f ON f.file_id = r.file_id")}
+
     def uid(self, qualified: str) -> str:
         found = self.q.list_defs_by_qualified_name(qualified, limit=2)
         assert len(found) == 1, (qualified, found)

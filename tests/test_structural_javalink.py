@@ -130,12 +130,6 @@ def test_import_precedence_and_ambiguity(h: Harness) -> None:
     assert h.ref(J + "more/Ext.java", 5, "Item") == ("UNKNOWN", None)  # the single-type import wins
 
 
-def _tiers(h: Harness) -> set[tuple[str, int, int, str, str, str | None]]:
-    return {(p, line, col, token, tier, target) for p, line, col, token, tier, target in h.conn.execute(
-        "SELECT f.path, r.start_line, r.start_col, r.token_text, r.ref_tier, r.target_uid FROM st_ref r "
-        "JOIN st_file f ON f.file_id = r.file_id")}
-
-
 def test_links_follow_edits_and_equal_a_full_rebuild(h: Harness) -> None:
     h.apply(JAVA)
     renamed = JAVA[J + "Base.java"].replace("touch()", "poke()")
@@ -148,7 +142,7 @@ def test_links_follow_edits_and_equal_a_full_rebuild(h: Harness) -> None:
     fresh = Harness()
     try:
         fresh.apply(final)
-        assert _tiers(h) == _tiers(fresh)
+        assert h.tiers() == fresh.tiers()
     finally:
         fresh.conn.close()
 
@@ -173,7 +167,7 @@ def test_edits_reach_the_files_they_can_change_and_only_those(h: Harness) -> Non
     fresh = Harness()
     try:
         fresh.apply(final)
-        assert _tiers(h) == _tiers(fresh)
+        assert h.tiers() == fresh.tiers()
     finally:
         fresh.conn.close()
 
@@ -214,6 +208,6 @@ def test_the_affected_set_is_the_changed_files_their_users_and_the_spellers_of_n
                      J + "Item.java": JAVA[J + "Item.java"].replace("public String label;",
                                                                      "public String label;\n        int size;"),
                      J + "Other.java": "package com.shop;\n\nclass Other { }\n"})
-        assert _tiers(h) == _tiers(fresh)
+        assert h.tiers() == fresh.tiers()
     finally:
         fresh.conn.close()

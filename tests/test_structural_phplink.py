@@ -101,12 +101,6 @@ def test_a_namespaced_function_wins_over_the_global_fallback(h: Harness) -> None
     assert h.ref("src/Models/Cart.php", 24, "global_helper") == ("STRONG", h.uid("App\\Models.global_helper"))
 
 
-def _tiers(h: Harness) -> set[tuple[str, int, int, str, str, str | None]]:
-    return {(p, line, col, token, tier, target) for p, line, col, token, tier, target in h.conn.execute(
-        "SELECT f.path, r.start_line, r.start_col, r.token_text, r.ref_tier, r.target_uid FROM st_ref r "
-        "JOIN st_file f ON f.file_id = r.file_id")}
-
-
 def test_links_follow_edits_and_equal_a_full_rebuild(h: Harness) -> None:
     h.apply(PHP)
     h.apply({}, deleted=("src/Models/Base.php",))
@@ -118,7 +112,7 @@ def test_links_follow_edits_and_equal_a_full_rebuild(h: Harness) -> None:
     fresh = Harness()
     try:
         fresh.apply(final)
-        assert _tiers(h) == _tiers(fresh)
+        assert h.tiers() == fresh.tiers()
     finally:
         fresh.conn.close()
 
@@ -154,6 +148,6 @@ def test_the_affected_set_folds_case_and_follows_namespaces(h: Harness, monkeypa
     fresh = Harness()
     try:
         fresh.apply({**PHP, "src/Models/Item.php": item, "src/Models/local.php": local, "src/Support/Arr.php": arr})
-        assert _tiers(h) == _tiers(fresh)
+        assert h.tiers() == fresh.tiers()
     finally:
         fresh.conn.close()

@@ -128,12 +128,6 @@ TYPED = {
 }
 
 
-def _tiers(h: Harness) -> set[tuple[str, int, int, str, str, str | None]]:
-    return {(p, line, col, token, tier, target) for p, line, col, token, tier, target in h.conn.execute(
-        "SELECT f.path, r.start_line, r.start_col, r.token_text, r.ref_tier, r.target_uid FROM st_ref r "
-        "JOIN st_file f ON f.file_id = r.file_id")}
-
-
 def test_members_link_through_the_types_the_syntax_spells(h: Harness) -> None:
     h.apply(TYPED)
     version, comparator = h.uid("src/version.Version.major"), h.uid("src/req.Comparator.major")
@@ -168,7 +162,7 @@ def test_links_through_spelled_types_follow_edits_like_a_full_rebuild(h: Harness
     fresh = Harness()
     try:
         fresh.apply(TYPED)
-        assert _tiers(h) == _tiers(fresh)
+        assert h.tiers() == fresh.tiers()
         assert h.ref("src/req.rs", 10, "major") == ("STRONG", h.uid("src/version.Version.major"))
     finally:
         fresh.conn.close()
