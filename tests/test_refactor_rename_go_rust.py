@@ -203,3 +203,28 @@ def test_rust_method_rename_leaves_another_types_method_in_a_doctest(tmp_path: P
             pytest.skip("cargo is not installed")
         tested = _cargo_test(env.root, tmp_path / "target")
         assert tested.returncode == 0, tested.stdout + tested.stderr
+
+
+GO_FIELDS = {
+    "go.mod": "module example.com/shop\n\ngo 1.18\n",
+    "cart/cart.go": "package cart\n\ntype Cart struct {\n\tName  string\n\tItems []int\n}\n",
+    "report/report.go": "package report\n\nimport (\n\t\"os\"\n\n\t\"example.com/shop/cart\"\n)\n\n"
+                        "func Make() *cart.Cart {\n\treturn &cart.Cart{Name: \"a\", Items: nil}\n}\n\n"
+                        "func Title(f *os.File, c cart.Cart) string {\n\treturn f.Name() + c.Name\n}\n\n"
+                        "func Label(v interface{}) string {\n\treturn v.(*cart.Cart).Name + v.(*cart.Cart).Name\n}\n",
+}
+
+
+def test_go_field_rename_reaches_literal_keys_and_leaves_an_outside_types_member(tmp_path: Path) -> None:
+    with refactor_env(tmp_path / "repo", GO_FIELDS) as env:
+        preview = env.service.rename("cart.Cart.Name", "Title")
+        edits = {(e.path, e.line, e.column): (e.certainty, e.reason) for e in preview.edits if e.kind == "code"}
+        assert edits[("report/report.go", 10, 19)] == ("high", "strong")  # &cart.Cart{Name: ...}
+        assert edits[("report/report.go", 14, 10)] == ("low", "other_binding")  # f *os.File: f.Name()
+        assert edits[("report/report.go", 14, 21)] == ("high", "strong")  # c cart.Cart
+        env.service.apply(preview.refactor_id)
+        assert "return f.Name() + c.Title" in env.read("report/report.go")
+        if shutil.which("go") is None:
+            pytest.skip("go is not installed")
+        built = _go(env.root, "vet", "./...")
+        assert built.returncode == 0, built.stderr

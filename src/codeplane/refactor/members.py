@@ -267,6 +267,8 @@ def classify_member_ref(graph: ClassGraph, family: MemberFamily, ref: Ref) -> tu
             return "medium", "class_name_receiver"
         if graph.receivers.declared_outside(recv):  # ``List<Item> items; items.add(...)``
             return "low", "other_binding"
+    if family.target.path.endswith(".go") and graph.receivers.declared_in_other_package(recv):
+        return "low", "other_binding"  # ``file *modfile.File; file.Syntax``: a type outside the repository
     if family.twins or family.overridden:
         return "low", "unresolved_receiver"
     if builtin_member(family.target.language, family.target.name):

@@ -145,6 +145,25 @@ class Receivers:
         return bool(sites) and all((s.receiver_shape or "").startswith("type:") and self._declared(s) is None
                                    and not self._repository_class(s.receiver_shape or "") for s in sites)
 
+    def declared_in_other_package(self, receiver: Ref | None) -> bool:
+        """Go: a local every declaration of which spells ``pkg.T`` where the index could not resolve ``T`` (a
+        package outside the repository: ``file *modfile.File``): its members are not the repository's."""
+        if receiver is None or receiver.is_member or receiver.bind_id is None:
+            return False
+        sites = [r for r in self.refs(receiver.path)
+                 if r.bind_id == receiver.bind_id and r.role == "DEFINITION" and not r.is_member]
+
+        def outside(site: Ref) -> bool:
+            written = (site.receiver_shape or "")[5:]
+            if not (site.receiver_shape or "").startswith("type:") or "." not in written or written.endswith("()"):
+                return False
+            last = written.rsplit(".", 1)[-1]
+            spelled = sorted((r for r in self.refs(site.path) if r.line == site.line and r.token == last
+                              and r.column > site.end_column), key=lambda r: r.column)
+            return bool(spelled) and spelled[0].target_uid is None
+
+        return bool(sites) and all(outside(s) for s in sites)
+
     def _repository_class(self, shape: str) -> bool:
         last = re.split(r"[.\\]", shape[5:])[-1]
         return any(d.kind in _CLASS_KINDS for d in self.reader.defs_named(last, 50))

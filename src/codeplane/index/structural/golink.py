@@ -16,8 +16,8 @@ ambiguous scope.
 - **Members by declared type**: methods and fields keep their type in their lexical path (``T.M``). ``x.M``
   denotes ``T.M`` when ``x`` is a method's receiver or a name whose declaration spells ``T`` (a parameter,
   ``var x T``, ``x := T{...}``/``&T{...}``/``new(T)``), and ``x.f.M`` follows the declared type of field
-  ``f`` (:mod:`gotypes`). Other receivers (a call's result, ``range`` values, embedded promotion) stay
-  ANCHORED.
+  ``f`` (:mod:`gotypes`); ``T{Key: v}``'s key is ``T.Key``. Other receivers (a call's result, ``range``
+  values, embedded promotion) stay ANCHORED.
 
 Incremental: Go files in directories where a Go file changed, plus the files importing those directories,
 are recomputed (every Go file when a ``go.mod`` changed). Tiers are set from the same-file tier each time.
@@ -267,6 +267,8 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
                         found = _through_import(receiver, r.token, named, packages)
                 elif r.shape == "expr.":
                     owner = typed_at.get((r.line, r.col - 1))
+                elif r.shape is not None and r.shape.startswith("struct:") and len(r.shape) > 7:  # T{Key: v}
+                    owner = types.resolve(r.shape[7:], f.directory, f.package, test, named)
                 if owner is not None and owner.directory in reachable:
                     found = packages.lookup(owner.directory, owner.package, f"{owner.name}.{r.token}",
                                             from_test=test and owner.directory == f.directory)

@@ -27,7 +27,8 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 10: Rust declared names carry the type they spell; ``self.m`` and ``v.f`` link through it.
 #: 11: Rust struct literal and pattern keys are members (``struct:``), shorthand keys and macro tokens have shapes.
 #: 12: a Rust struct field's declared type carries ``ftype:``; ``x.f.m`` links through it.
-SCHEMA_VERSION = 12
+#: 13: Go composite literal keys are members of the literal's type (``struct:``), linked through it.
+SCHEMA_VERSION = 13
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

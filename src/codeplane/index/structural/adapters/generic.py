@@ -127,7 +127,8 @@ def extract_generic(spec: LanguageSpec, grammar: str, src: SourceText, root: Nod
             elif cap == "member":
                 receiver = caps.get("receiver", [None])[0]
                 for node in nodes:
-                    members[node.id] = (node, receiver)
+                    if receiver is not None or node.id not in members:  # a pattern naming the receiver wins
+                        members[node.id] = (node, receiver)
             elif cap == "import":
                 for node in nodes:
                     statements[node.id] = node

@@ -2,11 +2,13 @@
 is not knowable from the path, so nothing is bound).
 
 For ``golink`` a declared name carries the type its declaration spells (``type:T`` / ``type:pkg.T``): a
-parameter or receiver (``p *Path``), ``var x T``, ``x := T{...}`` / ``&T{...}`` / ``new(T)``, and a function's
-name its first result (``func New() *T``); ``x := New()`` / ``x, err := pkg.New()`` carry ``type:New()``. A struct
+parameter or receiver (``p *Path``), ``var x T``, ``x := T{...}`` / ``&T{...}`` / ``new(T)`` / ``x.(*T)``, and a
+function's name its first result (``func New() *T``); ``x := New()`` / ``x, err := pkg.New()`` carry
+``type:New()``. A struct
 field's type carries ``ftype:T`` on its first plain name (the field's own name is not a reference). Go is
 statically typed, so such a name holds a value of that type wherever it is used; anything the syntax does not
-spell (a call's result, ``range``, several names from one call) has no shape.
+spell (a call's result, ``range``, several names from one call) has no shape. A composite literal's keys are
+members with a ``struct:T`` shape (the type the literal names).
 """
 
 from __future__ import annotations
@@ -46,12 +48,14 @@ def _written_type(node: Node | None) -> str | None:
 
 
 def _constructed_type(value: Node) -> str | None:
-    """The type ``T{...}``, ``&T{...}`` or ``new(T)`` builds."""
+    """The type ``T{...}``, ``&T{...}`` or ``new(T)`` builds, or ``x.(T)`` asserts."""
     if value.type == "unary_expression" and value.child_by_field_name("operator") is not None \
             and _text(value.child_by_field_name("operator")) == "&":  # type: ignore[arg-type]
         operand = value.child_by_field_name("operand")
         return _constructed_type(operand) if operand is not None and operand.type == "composite_literal" else None
     if value.type == "composite_literal":
+        return _written_type(value.child_by_field_name("type"))
+    if value.type == "type_assertion_expression":  # ``v := x.(*T)``
         return _written_type(value.child_by_field_name("type"))
     if value.type == "call_expression":
         function, arguments = value.child_by_field_name("function"), value.child_by_field_name("arguments")
@@ -141,6 +145,14 @@ def _field_type(node: Node) -> str | None:
     return f"ftype:{written}" if written is not None else None
 
 
+def path_shape(receiver: Node) -> str | None:
+    """``struct:T`` for the type a composite literal names before its keys (``T{Name: v}``)."""
+    parent = receiver.parent
+    if parent is not None and parent.type == "composite_literal" and parent.child_by_field_name("type") == receiver:
+        return f"struct:{_written_type(receiver) or ''}"
+    return None
+
+
 def plain_shape(node: Node) -> str | None:
     if node.type == "identifier":
         written = _declared_type(node)
@@ -155,5 +167,5 @@ GO = LanguageSpec(
     class_kinds=frozenset({"struct", "interface"}),
     binding_kinds=frozenset({"function", "struct", "interface", "type", "variable", "constant"}),
     declaration_types=frozenset({"short_var_declaration", "var_spec", "const_spec", "range_clause"}),
-    imports=imports, plain_shape=plain_shape, shadowing_falls_through=True,
+    imports=imports, plain_shape=plain_shape, path_shape=path_shape, shadowing_falls_through=True,
 )

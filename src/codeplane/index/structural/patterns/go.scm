@@ -47,5 +47,7 @@
 ; ``T{Name: v}``: a struct literal's key is a field (a map literal's key expression is rarely a bare name),
 ; so it is a member without a known receiver, not the package-level ``Name``.
 (keyed_element key: (literal_element (identifier) @member))
+; ``pkg.T{Name: v}`` / ``&T{Name: v}``: the key is a field of the type the literal names (``struct:`` shape)
+(composite_literal type: (_) @receiver body: (literal_value (keyed_element key: (literal_element (identifier) @member))))
 
 (import_spec) @import
