@@ -17,7 +17,7 @@ after apply the occurrences left must be exactly the listed edits not applied (`
 When Debian's ``gopls`` is installed, each Go case is also renamed by ``gopls rename -w`` on its own copy and
 judged the same way (its ``high`` column is the occurrences it changed, doc comments included).
 
-Result (at 4c347fa+, 2 cores, other work running; plan ms are wall/CPU with the index already built):
+Result (at b406462, 2 cores; plan ms are wall/CPU with the index already built):
 - Go: 18 renames (8 functions, 3 types, a variable, 4 methods, 2 fields), 251/251 applied edits high, 18/18
   build under both tag sets and pass the tests as before, 0 unlisted, 0 left. Method and field references link
   through the types declarations spell (receivers, parameters, ``var x T``, ``T{}``/``new(T)``, a function's
