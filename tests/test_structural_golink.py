@@ -158,3 +158,14 @@ def test_links_through_declared_types_follow_edits_like_a_full_rebuild(h: Harnes
         assert h.tiers() == fresh.tiers()
     finally:
         fresh.conn.close()
+
+
+def test_range_values_take_the_element_type_of_a_spelled_slice(h: Harness) -> None:
+    ranges = ("package cart\n\ntype Shelf struct {\n\tcarts []*Cart\n}\n\n"
+              "func each(cs []*Cart, s Shelf, n map[string]*Cart) {\n\tfor _, c := range cs {\n\t\tc.Add(1)\n\t}\n"
+              "\tfor _, c := range s.carts {\n\t\tc.Add(2)\n\t}\n\tfor _, c := range n {\n\t\tc.Add(3)\n\t}\n}\n")
+    h.apply({**TYPED, "cart/ranges.go": ranges})
+    add = h.uid("cart.Cart.Add")
+    assert h.ref("cart/ranges.go", 9, "Add") == ("STRONG", add)  # cs []*Cart
+    assert h.ref("cart/ranges.go", 12, "Add") == ("STRONG", add)  # s.carts, a field of type []*Cart
+    assert h.ref("cart/ranges.go", 15, "Add") == ("ANCHORED", None)  # a map's values: not followed

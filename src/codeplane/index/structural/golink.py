@@ -252,6 +252,8 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
                 parents, bound, r.scope, r.token), r.via, r.bind) for r in rows if not r.member}
             # Where a member ending at (line, column) is a field of a known type: ``s.f.M``'s ``s.f``.
             typed_at: dict[tuple[int, int], GoType] = {}
+            local = _LocalTypes(f, named, types, receiver_types=receiver_types, spelled=spelled, receivers=receivers,
+                                typed_at=typed_at)
 
             for r in rows:
                 found: str | None = None
@@ -261,15 +263,14 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
                         found = packages.lookup(f.directory, f.package, r.token, from_test=test)
                 elif r.shape == "obj.":
                     receiver = receivers.get((r.line, r.col - 1))  # ``x.Name`` on one line
-                    owner = _bind_type(receiver.bind, f, named, receiver_types=receiver_types, spelled=spelled,
-                                       types=types) if receiver is not None else None
+                    owner = local.of_bind(receiver.bind) if receiver is not None else None
                     if owner is None and receiver is not None and r.token[:1].isupper():
                         found = _through_import(receiver, r.token, named, packages)
                 elif r.shape == "expr.":
                     owner = typed_at.get((r.line, r.col - 1))
                 elif r.shape is not None and r.shape.startswith("struct:") and len(r.shape) > 7:  # T{Key: v}
                     owner = types.resolve(r.shape[7:], f.directory, f.package, test, named)
-                if owner is not None and owner.directory in reachable:
+                if owner is not None and not owner.slice and owner.directory in reachable:
                     found = packages.lookup(owner.directory, owner.package, f"{owner.name}.{r.token}",
                                             from_test=test and owner.directory == f.directory)
                     field = types.field_type(found) if found is not None else None
@@ -285,15 +286,34 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
     return len(updates), moved
 
 
-def _bind_type(bind: int | None, f: _GoFile, named: Named, *, receiver_types: dict[int, str],
-               spelled: dict[int, str], types: DeclaredTypes) -> GoType | None:
-    """The type of a local name: a method's receiver, or what its declaration spells."""
-    if bind is None:
-        return None
-    if bind in receiver_types:  # ``func (t *T) M() { t.N }``
-        return GoType(f.directory, f.package, receiver_types[bind])
-    written = spelled.get(bind)
-    return types.resolve(written, f.directory, f.package, _is_test(f.path), named) if written else None
+class _LocalTypes:
+    """The types of one file's local names (a method's receiver, or what a declaration spells) and of what ends at
+    a position (``range xs``' operand: a local, or a field chain through ``typed_at``)."""
+
+    def __init__(self, f: _GoFile, named: Named, types: DeclaredTypes, *, receiver_types: dict[int, str],
+                 spelled: dict[int, str], receivers: dict[tuple[int, int], _Receiver],
+                 typed_at: dict[tuple[int, int], GoType]) -> None:
+        self.f, self.named, self.types = f, named, types
+        self.receiver_types, self.spelled, self.receivers, self.typed_at = receiver_types, spelled, receivers, typed_at
+
+    def of_bind(self, bind: int | None, depth: int = 0) -> GoType | None:
+        if bind is None or depth > 4:
+            return None
+        if bind in self.receiver_types:  # ``func (t *T) M() { t.N }``
+            return GoType(self.f.directory, self.f.package, self.receiver_types[bind])
+        written = self.spelled.get(bind)
+        if written is not None and written.startswith("range@"):  # ``for _, v := range xs``: an element of xs
+            line, _, column = written[6:].partition(":")
+            ranged = self.ending_at((int(line), int(column)), depth + 1)
+            return ranged._replace(slice=False) if ranged is not None and ranged.slice else None
+        f = self.f
+        return self.types.resolve(written, f.directory, f.package, _is_test(f.path), self.named) if written else None
+
+    def ending_at(self, position: tuple[int, int], depth: int) -> GoType | None:
+        if position in self.typed_at:
+            return self.typed_at[position]
+        receiver = self.receivers.get(position)
+        return self.of_bind(receiver.bind, depth) if receiver is not None else None
 
 
 class _ImportNames:

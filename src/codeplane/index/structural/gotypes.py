@@ -26,6 +26,8 @@ class GoType(NamedTuple):
     directory: str
     package: str | None
     name: str
+    #: A slice or array of the type (no members; ``range`` gives its elements).
+    slice: bool = False
 
 
 class DeclaredTypes:
@@ -48,6 +50,9 @@ class DeclaredTypes:
         """What a spelled type denotes from a file in ``directory``/``package`` with imports ``named``; ``F()``
         is the first result type of the function ``F`` (``pkg.F()``: of that package), resolved where ``F`` is
         declared."""
+        if written.startswith("[]"):
+            element = self.resolve(written[2:], directory, package, test, named)
+            return element._replace(slice=True) if element is not None else None
         called = written.endswith("()")
         qualifier, _, name = written.removesuffix("()").rpartition(".")
         target, target_package, from_test = directory, package, test
@@ -77,7 +82,8 @@ class DeclaredTypes:
                 "AND role = 'DEFINITION'", (row[0], row[1], row[2])).fetchone()
             context = self._file_context(row[0])
             written = shape[0] if shape is not None and shape[0] else ""
-            if context is not None and written.startswith("type:") and not written.endswith("()"):
+            if context is not None and written.startswith("type:") and not written.endswith("()") \
+                    and not written.startswith("type:range@"):
                 directory, package, test, named = context
                 found = self.resolve(written[5:], directory, package, test, named)
         self._results[function_uid] = found

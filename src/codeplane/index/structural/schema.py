@@ -28,7 +28,8 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 11: Rust struct literal and pattern keys are members (``struct:``), shorthand keys and macro tokens have shapes.
 #: 12: a Rust struct field's declared type carries ``ftype:``; ``x.f.m`` links through it.
 #: 13: Go composite literal keys are members of the literal's type (``struct:``), linked through it.
-SCHEMA_VERSION = 13
+#: 14: Go slice and array types are spelled ``[]T``; a ``range`` value has the element type of its operand.
+SCHEMA_VERSION = 14
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

@@ -4,7 +4,8 @@ is not knowable from the path, so nothing is bound).
 For ``golink`` a declared name carries the type its declaration spells (``type:T`` / ``type:pkg.T``): a
 parameter or receiver (``p *Path``), ``var x T``, ``x := T{...}`` / ``&T{...}`` / ``new(T)`` / ``x.(*T)``, and a
 function's name its first result (``func New() *T``); ``x := New()`` / ``x, err := pkg.New()`` carry
-``type:New()``. A struct
+``type:New()``; a slice or array of ``T`` is ``[]T``, and ``for _, v := range xs`` gives ``v`` ``type:range@L:C``
+(the element of what ends at line L, column C). A struct
 field's type carries ``ftype:T`` on its first plain name (the field's own name is not a reference). Go is
 statically typed, so such a name holds a value of that type wherever it is used; anything the syntax does not
 spell (a call's result, ``range``, several names from one call) has no shape. A composite literal's keys are
@@ -32,7 +33,11 @@ def _text(node: Node) -> str:
 
 
 def _written_type(node: Node | None) -> str | None:
-    """``T`` or ``pkg.T`` of a type expression, through ``*`` and type arguments; None for anything else."""
+    """``T`` or ``pkg.T`` of a type expression, through ``*`` and type arguments (``[]T`` for a slice or array of
+    one); None for anything else."""
+    if node is not None and node.type in ("slice_type", "array_type"):
+        element = _written_type(node.child_by_field_name("element"))
+        return f"[]{element}" if element is not None and not element.startswith("[]") else None
     if node is not None and node.type == "pointer_type":
         node = node.named_children[0] if node.named_children else None
     if node is not None and node.type == "generic_type":
@@ -113,6 +118,12 @@ def _declared_type(name: Node) -> str | None:
             and parent.parent.type == "short_var_declaration" \
             and parent.parent.child_by_field_name("left") == parent:
         return _nth_constructed(parent.named_children, parent.parent.child_by_field_name("right"), name)
+    if parent.type == "expression_list" and parent.parent is not None and parent.parent.type == "range_clause" \
+            and parent.parent.child_by_field_name("left") == parent and len(parent.named_children) == 2 \
+            and parent.named_children[1].id == name.id:
+        # ``for _, v := range xs``: an element of what ends at (line, column), typed when the linker knows it
+        operand = parent.parent.child_by_field_name("right")
+        return f"range@{operand.end_point[0] + 1}:{operand.end_point[1]}" if operand is not None else None
     return None
 
 
@@ -137,7 +148,7 @@ def _field_type(node: Node) -> str | None:
         if head is node:
             return None
     holder = head.parent
-    if holder is not None and holder.type == "pointer_type":
+    while holder is not None and holder.type in ("pointer_type", "slice_type", "array_type"):
         holder = holder.parent
     if holder is None or holder.type != "field_declaration" or holder.child_by_field_name("name") is None:
         return None
