@@ -69,6 +69,14 @@ class DeclaredTypes:
             return None
         return self._result(uid) if called else GoType(target, target_package, name)
 
+    def _resolve_in(self, file_id: int, written: str) -> GoType | None:
+        """A spelled type resolved where it is written (another file's package and imports)."""
+        context = self._file_context(file_id)
+        if context is None:
+            return None
+        directory, package, test, named = context
+        return self.resolve(written, directory, package, test, named)
+
     def _result(self, function_uid: str) -> GoType | None:
         """The first result type a package-level function spells, resolved in its own file."""
         if function_uid in self._results:
@@ -80,12 +88,9 @@ class DeclaredTypes:
             shape = self._conn.execute(
                 "SELECT receiver_shape FROM st_ref WHERE file_id = ? AND start_line = ? AND start_col = ? "
                 "AND role = 'DEFINITION'", (row[0], row[1], row[2])).fetchone()
-            context = self._file_context(row[0])
             written = shape[0] if shape is not None and shape[0] else ""
-            if context is not None and written.startswith("type:") and not written.endswith("()") \
-                    and not written.startswith("type:range@"):
-                directory, package, test, named = context
-                found = self.resolve(written[5:], directory, package, test, named)
+            if written.startswith("type:") and not written.endswith("()") and not written.startswith("type:range@"):
+                found = self._resolve_in(row[0], written[5:])
         self._results[function_uid] = found
         return found
 
@@ -113,10 +118,8 @@ class DeclaredTypes:
             shapes = {s for (s,) in self._conn.execute(
                 "SELECT receiver_shape FROM st_ref WHERE file_id = ? AND start_line = ? "
                 "AND receiver_shape LIKE 'ftype:%'", (file_id, line))}
-            context = self._file_context(file_id)
             # ``a, b T`` share a type; two types on one line (``struct{ a A; b B }``) are not told apart.
-            if context is not None and len(shapes) == 1:
-                directory, package, test, named = context
-                found = self.resolve(next(iter(shapes))[6:], directory, package, test, named)
+            if len(shapes) == 1:
+                found = self._resolve_in(file_id, next(iter(shapes))[6:])
         self._fields[field_uid] = found
         return found
