@@ -77,6 +77,10 @@ class IndexConfig(_Section):
     artifact_adopt: Literal["if_missing", "always"] = "if_missing"
     #: The artifact's expected sha256; without it, ``<artifact>.sha256`` (a sidecar) must exist.
     artifact_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    #: When SQLite's full integrity check of the artifact's ``index.db`` runs (``index/artifact_integrity.py``):
+    #: ``before_adopt``, ``after_ready`` (in the background; a failure rebuilds from disk), or ``auto``: after
+    #: ready when ``artifact_sha256`` pins the bytes, before adoption otherwise.
+    artifact_integrity: Literal["auto", "before_adopt", "after_ready"] = "auto"
     artifact_timeout_sec: float = Field(default=30.0, gt=0, le=3600)
     artifact_retries: int = Field(default=2, ge=0, le=10)
     #: For a ``{commit}`` template: how many first-parent ancestors of HEAD to try after HEAD itself.

@@ -41,6 +41,7 @@ from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
 from codeplane.index.artifact_fetch import FetchedArtifact, FetchProgress, fetch_artifact
 from codeplane.index.artifact_format import INDEX_DB, TANTIVY_DIR
+from codeplane.index.artifact_integrity import BEFORE_ADOPT, integrity_mode
 from codeplane.index.artifact_restat import GitCleanState, git_clean_state, restat_clean_files
 from codeplane.index.artifact_verify import unpack_checked, verify_unpacked
 from codeplane.index.facts_api import FactIndexer
@@ -180,7 +181,7 @@ def _fetch_and_unpack(root: Path, layout: RepoLayout, config: IndexConfig, stagi
             git_state.set_exception(exc)
 
     threading.Thread(target=take_git_state, name="codeplane-artifact-git", daemon=True).start()
-    written = unpack_checked(fetched.path, fetched.sha256, staging)
+    written = unpack_checked(fetched.path, fetched.sha256, staging, integrity=integrity_mode(config) == BEFORE_ADOPT)
     return _Unpacked(fetched, written, git_state.result())
 
 
@@ -236,6 +237,8 @@ def adopt_configured(root: Path, layout: RepoLayout, config: IndexConfig,
         origin = {"kind": "artifact", "source": fetched.source, "sha256": fetched.sha256,
                   "commit": manifest.commit, "built_by": manifest.versions.get("codeplane"),
                   "files": len(manifest.files), "stat_from_git": vouched, "adopted_at": iso_utc(now_ms()),
+                  # when SQLite's full integrity check ran (or runs): before_adopt / after_ready
+                  "integrity": integrity_mode(config),
                   # what the index start spent: fetch and unpack (unless begun early) + checks + swap
                   "adopt_ms": int((restated_at - started) * 1000),
                   # where it went: waiting for the unpack (and its integrity check), the other checks, the rows'
@@ -247,7 +250,9 @@ def adopt_configured(root: Path, layout: RepoLayout, config: IndexConfig,
         swapping = monotonic()
         swap_in(staging, layout)
         log.info("artifact swapped in", ms=int((monotonic() - swapping) * 1000))
-        mark_checked(layout.index_db)  # unpack_checked ran quick_check: the store's open need not run it again
+        # unpack_checked ran quick_check, or the server runs it after ready (withholding the clean-close marker
+        # until it passes): the store's open need not run it now
+        mark_checked(layout.index_db)
         if fetched.path.parent == cache_dir(layout):  # a download has served its purpose
             fetched.path.unlink(missing_ok=True)
     except CodePlaneError as exc:
@@ -264,9 +269,13 @@ def adopt_configured(root: Path, layout: RepoLayout, config: IndexConfig,
     return AdoptOutcome("adopted", f"adopted {fetched.source}", origin=origin)
 
 
-def index_source(origin: dict[str, Any] | None, outcome: AdoptOutcome | None) -> dict[str, Any]:
-    """The ``source`` field of the index status: where this index came from, and any refusal this start."""
+def index_source(origin: dict[str, Any] | None, outcome: AdoptOutcome | None,
+                 integrity: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The ``source`` field of the index status: where this index came from, any refusal this start, and the
+    state of an adopted artifact's integrity check when it runs after ready."""
     source: dict[str, Any] = dict(origin) if origin else {"kind": "local"}
+    if integrity is not None and origin:
+        source["integrity_check"] = integrity
     if outcome is not None and outcome.result == "refused":
         source["artifact_refused"] = outcome.error
     return source

@@ -4,7 +4,8 @@
 (3103), every tar member a regular file with a name from the artifact's layout (no ``..``, no absolute
 path, no link, no device, no duplicate; 3104), each part's sha256 taken as it is written, ``index.db``
 opened with ``trusted_schema=OFF`` (and SQLite's defensive mode where Python exposes it) and passing
-SQLite's ``quick_check`` (3104) — all of that needs no indexer, so the server runs it early — then the
+SQLite's ``quick_check`` (3104; when the sha256 is pinned, after ``/ready`` instead:
+``artifact_integrity.py``) — all of that needs no indexer, so the server runs it early — then the
 manifest's shape and versions (3104/3105), the unpacked parts against the manifest (same set, same sizes
 and sha256; 3104), ``index.db`` required to hold exactly the schema a fresh CodePlane store creates — no
 extra table, index, trigger or view — plus a file table equal to the manifest's and only canonical paths
@@ -37,6 +38,7 @@ from codeplane.index.artifact_format import (
     is_part_name,
     parse_manifest,
 )
+from codeplane.index.artifact_integrity import integrity_problem
 from codeplane.index.epochs import indexer_meta_key
 from codeplane.index.facts_api import FactIndexer
 from codeplane.index.lexical import LexicalIndex
@@ -199,13 +201,13 @@ def check_integrity(path: Path) -> None:
     except sqlite3.DatabaseError as exc:
         raise _invalid(f"index.db cannot be opened: {exc}") from exc
     try:
-        check = conn.execute("PRAGMA quick_check").fetchone()
+        problem = integrity_problem(conn)
     except sqlite3.DatabaseError as exc:
         raise _invalid(f"index.db cannot be read: {exc}") from exc
     finally:
         conn.close()
-    if check is None or check[0] != "ok":
-        raise _invalid(f"index.db fails SQLite's integrity check: {check[0] if check else 'no answer'}")
+    if problem is not None:
+        raise _invalid(problem)
 
 
 def check_index_db(path: Path, manifest: Manifest, indexers: Sequence[FactIndexer],
@@ -274,15 +276,18 @@ def check_tantivy(directory: Path, opstamp: int, index_db: Path) -> None:
                            "does not list as a text file", path=repr(key[1])[:200])
 
 
-def unpack_checked(archive: Path, expected_sha256: str, staging: Path) -> dict[str, tuple[str, int]]:
+def unpack_checked(archive: Path, expected_sha256: str, staging: Path, *,
+                   integrity: bool = True) -> dict[str, tuple[str, int]]:
     """The costly half, needing no indexer (the server runs it early, beside its imports): the checksum (3103),
-    the tar into ``staging`` with every member's name and type checked, and ``index.db``'s integrity (3104).
+    the tar into ``staging`` with every member's name and type checked, and ``index.db``'s integrity (3104;
+    ``integrity=False``: the caller runs it once the server is ready, ``artifact_integrity.py``).
     Returns ``{part: (sha256, size)}`` for :func:`verify_unpacked`."""
     check_checksum(archive, expected_sha256)
     written = _unpack(archive, staging)
     if INDEX_DB in written:  # else the manifest check refuses the artifact
         _flush_behind(staging / INDEX_DB)
-        check_integrity(staging / INDEX_DB)
+        if integrity:
+            check_integrity(staging / INDEX_DB)
     return written
 
 

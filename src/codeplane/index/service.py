@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import sqlite3
 import threading
 from collections import deque
@@ -26,9 +27,11 @@ from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
 from codeplane.core.paths import canonicalize, resolve_in_repo
 from codeplane.core.storage import storage_error
+from codeplane.core.stores import drop_store
 from codeplane.core.tracing import span
 from codeplane.index import progress as build_progress
 from codeplane.index.artifact_adopt import AdoptOutcome, adopt_configured, index_source, read_origin
+from codeplane.index.artifact_integrity import AFTER_READY, DeferredCheck, integrity_problem
 from codeplane.index.cursors import CursorStore
 from codeplane.index.epochs import EpochInterrupted, EpochSummary, ProgressFn
 from codeplane.index.facts_api import FactIndexer
@@ -126,6 +129,11 @@ class IndexService:
         self.error: str | None = None
         self.artifact: AdoptOutcome | None = None
         self.origin: dict[str, object] | None = None
+        #: The adopted artifact's integrity check when it runs after ready (``artifact_integrity.py``).
+        self._integrity: DeferredCheck | None = None
+        #: Why the index must be dropped and built from disk (that check failed); the indexer thread does it.
+        self._rebuild_reason: str | None = None
+        self._ready_told = False
 
     # -- wiring ----------------------------------------------------------------------------------------
     def register_indexer(self, indexer: FactIndexer) -> None:
@@ -192,6 +200,10 @@ class IndexService:
         self.state = "starting"
         self._adopt_artifact()
         self._pipeline.open()
+        if self._integrity_owed():
+            self._pipeline.store.check_owed = True
+            self._integrity = DeferredCheck(self._pipeline.layout.index_db, self._integrity_passed,
+                                            self._integrity_failed)
         self._stopping.clear()
         self._pending.mark_full()
         # A first build writes the whole index (hundreds of MB through the WAL) inside the watched tree: a watcher
@@ -234,6 +246,8 @@ class IndexService:
 
     def stop(self) -> None:
         self._stopping.set()
+        if self._integrity is not None:
+            self._integrity.cancel()
         self._pending.wake()
         if self._watcher is not None:
             self._watcher.stop()
@@ -255,6 +269,11 @@ class IndexService:
         self._adopt_artifact()
         self._pipeline.open()
         try:
+            if self._integrity_owed():  # no server to be ready first: the check runs now
+                with self._pipeline.store.read() as conn:
+                    problem = integrity_problem(conn)
+                if problem is not None:
+                    self._rebuild_from_disk(problem)
             report = self._pipeline.reconcile("init", progress)
             return BuildSummary(report, self._pipeline.counts, tuple(self._pipeline.warnings))
         finally:
@@ -268,17 +287,53 @@ class IndexService:
             pipeline.warnings.append(f"index artifact refused: {self.artifact.reason}; built from disk instead")
         self.origin = read_origin(pipeline.layout.index_db)
 
+    def _integrity_owed(self) -> bool:
+        """This start adopted an artifact whose full integrity check runs after ready."""
+        return self.artifact is not None and self.artifact.result == "adopted" and \
+            (self.origin or {}).get("integrity") == AFTER_READY
+
+    def _integrity_passed(self) -> None:
+        self._pipeline.store.check_owed = False
+
+    def _integrity_failed(self, problem: str) -> None:
+        self._rebuild_reason = problem
+        self._pending.wake()
+
+    def _rebuild_from_disk(self, problem: str) -> None:
+        """Drop the adopted index (it failed its integrity check) and build from disk, as a refused artifact
+        would have; queries answer 3004 (retryable) until the build is published."""
+        self._rebuild_reason = None
+        self._ready.clear()
+        self.state = "starting"
+        pipeline = self._pipeline
+        pipeline.close()
+        drop_store(pipeline.layout.index_db)
+        shutil.rmtree(pipeline.layout.tantivy_dir, ignore_errors=True)
+        self.artifact = AdoptOutcome("refused", problem,
+                                     error=CodePlaneError(ErrorCode.ARTIFACT_INVALID, problem).to_payload())
+        self.origin = None
+        pipeline.open()
+        pipeline.warnings.append(f"index artifact refused after adoption: {problem}; built from disk instead")
+        self._pending.mark_full()
+
     def _mark_ready(self) -> None:
         if self._ready.is_set():
             return
         self._ready.set()
         self.state = "ready"
+        if self._ready_told:  # ready again after a rebuild from disk
+            return
+        self._ready_told = True
+        if self._integrity is not None:
+            self._integrity.start()
         for listener in self._ready_listeners:
             listener()
 
     def _run(self) -> None:
         idle_since_reconcile = 0.0
         while not self._stopping.is_set():
+            if self._rebuild_reason is not None:
+                self._rebuild_from_disk(self._rebuild_reason)
             work = self._pending.take(timeout=0.5)
             if self._stopping.is_set():
                 return
@@ -473,5 +528,6 @@ class IndexService:
             "indexers": sorted(i.name for i in pipeline.indexers),
             "warnings": list(pipeline.warnings),
             "error": self.error,
-            "source": index_source(self.origin, self.artifact),
+            "source": index_source(self.origin, self.artifact,
+                                   self._integrity.state.as_status() if self._integrity is not None else None),
         }

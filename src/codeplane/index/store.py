@@ -116,6 +116,9 @@ class IndexStore:
         self.rebuilt_reason: str | None = None
         #: How the last open checked the file: ``full`` (``quick_check``) or ``cheap`` (after a clean close).
         self.open_check = "full"
+        #: Set while a full check the open skipped is still owed (an adopted artifact checked after ready):
+        #: a close then leaves no clean-close marker, so the next open runs it.
+        self.check_owed = False
 
     # -- lifecycle -------------------------------------------------------------------------------------
     def open(self) -> None:
@@ -150,7 +153,8 @@ class IndexStore:
     def close(self) -> None:
         """Close the writer; a clean close (nothing pending in the WAL, no damage seen) leaves the marker."""
         if self._conn is not None:
-            clean = self.trust_clean_close and not self._damage_seen and self._checkpoint(self._conn)
+            clean = self.trust_clean_close and not self._damage_seen and not self.check_owed \
+                and self._checkpoint(self._conn)
             self._conn.close()
             self._conn = None
             if clean:

@@ -1,0 +1,144 @@
+"""An adopted artifact's SQLite integrity check: before adoption, or after ready when its sha256 is pinned
+(index/artifact_integrity.py). Real artifacts, real SQLite and Tantivy, a real index service."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codeplane.core.errors import ErrorCode
+from codeplane.core.layout import RepoLayout
+from codeplane.index.search import LexicalScope
+from codeplane.index.service import IndexService, LexicalRequest
+from codeplane.index.store import IndexStore
+from tests.builders import make_repo
+from tests.test_index_artifact import (
+    FILES,
+    _answers,
+    _clone,
+    _corrupt_page,
+    _export,
+    _repack,
+    _running,
+    _service,
+    _status,
+)
+
+
+@pytest.fixture
+def origin(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "origin", FILES)
+
+
+@pytest.fixture
+def artifact(origin: Path, tmp_path: Path) -> Path:
+    return _export(_clone(origin, tmp_path / "ci"), tmp_path / "out" / "index.tar.zst")
+
+
+def _pinned(path: Path) -> str:
+    return path.with_name(path.name + ".sha256").read_text().split()[0]
+
+
+def _wait_for(service: IndexService, done: Any, timeout: float = 30.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        status = _status(service)
+        if done(status):
+            return status
+        assert time.monotonic() < deadline, status
+        time.sleep(0.05)
+
+
+def _engine_paths(service: IndexService) -> set[str]:
+    hits = service.search_lexical(LexicalRequest(query="Engine", syntax="identifier", scope=LexicalScope()), limit=50)
+    return {h.path for h in hits.hits}
+
+
+def test_a_pinned_artifact_is_checked_after_ready_and_then_closes_clean(origin: Path, artifact: Path,
+                                                                        tmp_path: Path) -> None:
+    root = _clone(origin, tmp_path / "dev")
+    with _running(root, artifact=str(artifact), artifact_sha256=_pinned(artifact)) as service:
+        assert _status(service)["source"]["integrity"] == "after_ready"
+        status = _wait_for(service, lambda s: s["source"]["integrity_check"]["state"] == "ok")
+        assert status["source"]["kind"] == "artifact" and status["state"] == "ready"
+    # The owed check passed: the close leaves the clean-close marker, and the next open only checks cheaply.
+    store = IndexStore(RepoLayout(root).index_db, trust_clean_close=True)
+    store.open()
+    try:
+        assert store.open_check == "cheap"
+    finally:
+        store.close()
+
+
+def test_a_sidecar_verified_artifact_is_checked_before_adoption(origin: Path, artifact: Path,
+                                                               tmp_path: Path) -> None:
+    root = _clone(origin, tmp_path / "dev")
+    with _running(root, artifact=str(artifact)) as service:
+        source = _status(service)["source"]
+        assert source["integrity"] == "before_adopt" and "integrity_check" not in source
+
+
+def test_a_corrupt_pinned_artifact_is_adopted_then_dropped_and_built_from_disk(origin: Path, artifact: Path,
+                                                                             tmp_path: Path) -> None:
+    bad = _repack(artifact, tmp_path / "bad.tar.zst", _corrupt_page)
+    root = _clone(origin, tmp_path / "dev")
+    with _running(root, artifact=str(bad), artifact_sha256=_pinned(bad)) as service:
+        # Ready first, from the artifact; then the background check fails and the index is built from disk.
+        status = _wait_for(service, lambda s: s["source"]["kind"] == "local" and s["ready"])
+        refused = status["source"]["artifact_refused"]
+        assert refused["code"] == ErrorCode.ARTIFACT_INVALID.code
+        assert "integrity check" in refused["message"] or "cannot be read" in refused["message"]
+        assert any("refused after adoption" in w for w in status["warnings"])
+        assert status["file_count"] == len(FILES) and status["last_reconcile"]["added"] == len(FILES)
+        assert _engine_paths(service) == {"pkg/__init__.py", "pkg/core.py", "tests/test_core.py", "README.md"}
+        rebuilt = _answers(service, root, keep_ids=True)
+    cold_root = _clone(origin, tmp_path / "cold")
+    with _running(cold_root) as cold:
+        assert _answers(cold, cold_root, keep_ids=True) == rebuilt
+
+
+def test_before_adopt_refuses_a_corrupt_pinned_artifact_up_front(origin: Path, artifact: Path,
+                                                                 tmp_path: Path) -> None:
+    bad = _repack(artifact, tmp_path / "bad.tar.zst", _corrupt_page)
+    root = _clone(origin, tmp_path / "dev")
+    with _running(root, artifact=str(bad), artifact_sha256=_pinned(bad),
+                  artifact_integrity="before_adopt") as service:
+        status = _status(service)
+        assert status["source"]["kind"] == "local"
+        assert "integrity check" in status["source"]["artifact_refused"]["message"]
+
+
+def test_cpl_init_runs_an_owed_check_before_it_finishes(origin: Path, artifact: Path, tmp_path: Path) -> None:
+    bad = _repack(artifact, tmp_path / "bad.tar.zst", _corrupt_page)
+    root = _clone(origin, tmp_path / "dev")
+    service = _service(root, artifact=str(bad), artifact_sha256=_pinned(bad))
+    summary = service.build()
+    assert any("refused after adoption" in w for w in summary.warnings)
+    assert summary.report.added == len(FILES)
+    assert service.status()["source"]["kind"] == "local"  # type: ignore[index]
+
+
+def test_a_store_owing_its_check_leaves_no_clean_close_marker(tmp_path: Path) -> None:
+    for owed, expected in ((False, "cheap"), (True, "full")):
+        path = tmp_path / f"owed-{owed}" / "index.db"
+        store = IndexStore(path, trust_clean_close=True)
+        store.open()
+        store.check_owed = owed
+        store.close()
+        again = IndexStore(path, trust_clean_close=True)
+        again.open()
+        assert again.open_check == expected
+        again.close()
+
+
+@pytest.mark.parametrize("value", ["sometimes", ""])
+def test_an_unknown_integrity_mode_is_a_config_error(value: str) -> None:
+    from pydantic import ValidationError
+
+    from codeplane.core.config import IndexConfig
+
+    with pytest.raises(ValidationError):
+        IndexConfig(artifact_integrity=value)
