@@ -95,6 +95,13 @@ def test_a_corrupt_pinned_artifact_is_adopted_then_dropped_and_built_from_disk(o
         assert status["file_count"] == len(FILES) and status["last_reconcile"]["added"] == len(FILES)
         assert _engine_paths(service) == {"pkg/__init__.py", "pkg/core.py", "tests/test_core.py", "README.md"}
         rebuilt = _answers(service, root, keep_ids=True)
+    # The index built from disk owes no check: its clean close lets the next open check cheaply.
+    store = IndexStore(RepoLayout(root).index_db, trust_clean_close=True)
+    store.open()
+    try:
+        assert store.open_check == "cheap"
+    finally:
+        store.close()
     cold_root = _clone(origin, tmp_path / "cold")
     with _running(cold_root) as cold:
         assert _answers(cold, cold_root, keep_ids=True) == rebuilt

@@ -307,6 +307,7 @@ class IndexService:
         self.state = "starting"
         pipeline = self._pipeline
         pipeline.close()
+        pipeline.store.check_owed = False  # what is built from disk next owes no check
         drop_store(pipeline.layout.index_db)
         shutil.rmtree(pipeline.layout.tantivy_dir, ignore_errors=True)
         self.artifact = AdoptOutcome("refused", problem,
