@@ -14,7 +14,7 @@ from codeplane.core.layout import RepoLayout
 from codeplane.index.search import LexicalScope
 from codeplane.index.service import IndexService, LexicalRequest
 from codeplane.index.store import IndexStore
-from tests.builders import make_repo
+from tests.builders import cpl, make_repo, running_server
 from tests.test_index_artifact import (
     FILES,
     _answers,
@@ -149,3 +149,17 @@ def test_an_unknown_integrity_mode_is_a_config_error(value: str) -> None:
 
     with pytest.raises(ValidationError):
         IndexConfig(artifact_integrity=value)
+
+
+def test_cpl_up_with_a_pinned_artifact_reports_the_check_in_status(origin: Path, artifact: Path,
+                                                                   tmp_path: Path) -> None:
+    root = _clone(origin, tmp_path / "dev")
+    with running_server(root, "--index-from", str(artifact), "--set",
+                        f"index.artifact_sha256={_pinned(artifact)}") as server:
+        server.wait_serving()
+        deadline = time.monotonic() + 30
+        while (source := server.get("/status").json()["index"]["source"])["integrity_check"]["state"] != "ok":
+            assert time.monotonic() < deadline, source
+            time.sleep(0.05)
+        shown = cpl("status", str(root), cwd=root).stdout
+    assert source["integrity"] == "after_ready" and "integrity check after ready: ok" in shown, shown

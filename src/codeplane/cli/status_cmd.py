@@ -49,6 +49,9 @@ def _render_source(source: Any) -> None:
     if source.get("kind") == "artifact":
         console.print(f"          source: artifact of {str(source.get('commit'))[:12]} from {source.get('source')} "
                       f"(sha256 {source.get('sha256')}, adopted {source.get('adopted_at')})", markup=False)
+        check = source.get("integrity_check")
+        if isinstance(check, dict):  # SQLite's integrity check, run after ready for a pinned artifact
+            console.print(f"          integrity check after ready: {check.get('state')}", markup=False)
     else:
         console.print("          source: built from this checkout", markup=False)
     refused = source.get("artifact_refused")
