@@ -302,7 +302,6 @@ class IndexService:
     def _rebuild_from_disk(self, problem: str) -> None:
         """Drop the adopted index (it failed its integrity check) and build from disk, as a refused artifact
         would have; queries answer 3004 (retryable) until the build is published."""
-        self._rebuild_reason = None
         self._ready.clear()
         self.state = "starting"
         pipeline = self._pipeline
@@ -315,6 +314,7 @@ class IndexService:
         self.origin = None
         pipeline.open()
         pipeline.warnings.append(f"index artifact refused after adoption: {problem}; built from disk instead")
+        self._rebuild_reason = None
         self._pending.mark_full()
 
     def _mark_ready(self) -> None:
@@ -334,7 +334,13 @@ class IndexService:
         idle_since_reconcile = 0.0
         while not self._stopping.is_set():
             if self._rebuild_reason is not None:
-                self._rebuild_from_disk(self._rebuild_reason)
+                try:
+                    self._rebuild_from_disk(self._rebuild_reason)
+                except Exception as exc:  # e.g. the disk: tried again, as failed indexing is
+                    self.error = f"rebuilding the index from disk failed: {type(exc).__name__}: {exc}"
+                    log.exception("rebuilding the index from disk failed; will retry")
+                    self._stopping.wait(1.0)
+                    continue
             work = self._pending.take(timeout=0.5)
             if self._stopping.is_set():
                 return
