@@ -111,6 +111,14 @@ def table(title: str, header: list[str], rows: list[list[object]]) -> None:
         print("| " + " | ".join(f"{c:.2f}" if isinstance(c, float) else str(c) for c in row) + " |")
 
 
+def poll_pause(elapsed: float) -> float:
+    """Seconds to sleep between two polls of ``/ready`` after ``elapsed`` seconds of waiting: 0.2 % of the wait so far,
+    between 10 ms and 250 ms. Each poll costs the client ~1.5 ms of CPU and the server some too; at a flat 100 Hz
+    that took about a tenth of a 2-core machine from a 20-minute build it timed, while this adds at most 0.2 % (or
+    10 ms) to a figure."""
+    return min(max(elapsed * 0.002, 0.01), 0.25)
+
+
 def dump_json(name: str, payload: object) -> None:
     CACHE.mkdir(exist_ok=True)
     (CACHE / f"{name}.json").write_text(json.dumps(payload, indent=2))

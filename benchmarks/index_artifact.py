@@ -34,7 +34,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import p50, sdist, table
+from _common import p50, poll_pause, sdist, table
 
 CPL = [sys.executable, "-m", "codeplane.cli"]
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com"]
@@ -127,7 +127,7 @@ def up_to_ready(root: Path, *extra: str) -> tuple[float, float, dict[str, Any]]:
                     break
             except httpx.HTTPError:
                 pass
-            time.sleep(0.01)
+            time.sleep(poll_pause(time.perf_counter() - began))
         seconds = time.perf_counter() - began
         cpu = _tree_cpu(proc.pid)
         status = client.get(f"http://127.0.0.1:{port}/status", timeout=10).json()

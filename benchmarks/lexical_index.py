@@ -42,7 +42,7 @@ import httpx
 from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CACHE, dump_json, p50, pct, sdist, table
+from _common import CACHE, dump_json, p50, pct, poll_pause, sdist, table
 from _proctree import TreeSampler, TreeUsage
 
 CPL = [sys.executable, "-m", "codeplane.cli"]
@@ -133,7 +133,7 @@ class Server:
                 try:  # a busy server (a 100k-file build on a loaded machine) may answer a poll late
                     if http.get(f"{self.base}/ready").status_code == 200:
                         break
-                    # /ready every 10 ms (coarser polling would add up to its interval to every figure), /status
+                    # /ready at ``poll_pause`` (coarser polling would add up to its interval to every figure), /status
                     # for the progress at 4 Hz: a full /status is ~3.5 ms of the server's CPU at 133k files and ~2 ms
                     # of this client's, and at 100 Hz it took a quarter of a 2-core machine from the build it timed
                     # (cold 133k: 589 s polled so, 433 s polled at /ready alone).
@@ -144,7 +144,7 @@ class Server:
                             self.progress_seen.append(index["progress"])
                 except httpx.TimeoutException:
                     continue
-                time.sleep(0.01)
+                time.sleep(poll_pause(time.perf_counter() - self.began))
         self.ready_s = time.perf_counter() - self.began
 
     def stop(self) -> TreeUsage:
