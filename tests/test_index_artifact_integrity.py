@@ -163,3 +163,17 @@ def test_cpl_up_with_a_pinned_artifact_reports_the_check_in_status(origin: Path,
             time.sleep(0.05)
         shown = cpl("status", str(root), cwd=root).stdout
     assert source["integrity"] == "after_ready" and "integrity check after ready: ok" in shown, shown
+
+
+def test_ready_is_withdrawn_while_the_index_rebuilds_from_disk() -> None:
+    from codeplane.server.services import Readiness
+
+    building = {"ready": False}
+    readiness = Readiness(ready=False, reason="index: first reconcile running", index_ready=lambda: building["ready"])
+    assert readiness.now() == (False, "index: first reconcile running")
+    building["ready"] = True
+    readiness.ready, readiness.reason = True, "index ready"
+    assert readiness.now() == (True, "index ready")
+    building["ready"] = False  # the adopted artifact failed its deferred check: the index builds from disk
+    ready, reason = readiness.now()
+    assert not ready and "rebuilding from disk" in reason

@@ -14,6 +14,7 @@ from codeplane.server.services import Services
 
 
 def status_payload(services: Services) -> dict[str, object]:
+    ready, reason = services.readiness.now()
     return {
         "api_version": API_VERSION,
         "version": __version__,
@@ -21,8 +22,8 @@ def status_payload(services: Services) -> dict[str, object]:
         "repo_id": services.repo_id,
         "pid": services.pid,
         "uptime_ms": now_ms() - services.started_at_ms,
-        "ready": services.readiness.ready,
-        "ready_reason": services.readiness.reason,
+        "ready": ready,
+        "ready_reason": reason,
         "last_error": services.last_error,
         "phase": "serving",
         **services.status(),
@@ -38,8 +39,8 @@ def rest_routes(services: Services) -> list[Route]:
         return JSONResponse(await run_in_threadpool(status_payload, services))
 
     async def ready(_: Request) -> Response:
-        body = {"ready": services.readiness.ready, "reason": services.readiness.reason}
-        return JSONResponse(body, status_code=200 if services.readiness.ready else 503)
+        ready, reason = services.readiness.now()
+        return JSONResponse({"ready": ready, "reason": reason}, status_code=200 if ready else 503)
 
     return [
         Route("/health", health, methods=["GET"]),

@@ -45,10 +45,18 @@ T = TypeVar("T")
 
 @dataclass
 class Readiness:
-    """Whether the server can answer index-backed queries; ``/ready`` reports it."""
+    """Whether the server can answer index-backed queries; ``/ready`` reports it (through :meth:`now`)."""
 
     ready: bool = False
     reason: str = "starting"
+    #: Whether the index still answers: it goes back to building when an adopted artifact fails the integrity
+    #: check it owed after ready (``index/artifact_integrity.py``), and queries then answer 3004.
+    index_ready: Callable[[], bool] = lambda: True
+
+    def now(self) -> tuple[bool, str]:
+        if self.ready and not self.index_ready():
+            return False, "index: rebuilding from disk (the adopted artifact failed its integrity check)"
+        return self.ready, self.reason
 
 
 class Deferred(Generic[T]):
@@ -207,7 +215,9 @@ class Services:
 
 def _wire_index(services: Services, early: EarlyIndex | None) -> None:
     services.index = early.index if early is not None else build_index(services.root, services.config)
-    services.readiness = Readiness(ready=False, reason="index: first reconcile running")
+    index = services.index
+    services.readiness = Readiness(ready=False, reason="index: first reconcile running",
+                                   index_ready=lambda: index.ready)
 
     def mark_ready() -> None:
         services.readiness.ready = True

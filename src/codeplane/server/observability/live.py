@@ -106,11 +106,12 @@ def _test_runs(services: Services) -> list[dict[str, Any]]:
 def live_snapshot(services: Services, *, window_s: int = 300) -> dict[str, Any]:
     now = now_ms()
     obs = services.observability
+    ready, ready_reason = services.readiness.now()
     return {
         "now_ms": now,
         "server": {"repo": str(services.root), "repo_id": services.repo_id, "pid": services.pid,
                    "version": __version__, "uptime_ms": now - services.started_at_ms,
-                   "ready": services.readiness.ready, "ready_reason": services.readiness.reason,
+                   "ready": ready, "ready_reason": ready_reason,
                    "last_error": services.last_error, "observability": obs.enabled,
                    "otlp_export": obs.export is not None},
         "index": _index(services, now),
