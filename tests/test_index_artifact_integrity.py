@@ -52,6 +52,16 @@ def _wait_for(service: IndexService, done: Any, timeout: float = 30.0) -> dict[s
         time.sleep(0.05)
 
 
+def _next_open_check(root: Path) -> str:
+    """How the server's store would check ``root``'s index.db at its next open (``cheap`` after a clean close)."""
+    store = IndexStore(RepoLayout(root).index_db, trust_clean_close=True)
+    store.open()
+    try:
+        return store.open_check
+    finally:
+        store.close()
+
+
 def _engine_paths(service: IndexService) -> set[str]:
     hits = service.search_lexical(LexicalRequest(query="Engine", syntax="identifier", scope=LexicalScope()), limit=50)
     return {h.path for h in hits.hits}
@@ -65,12 +75,7 @@ def test_a_pinned_artifact_is_checked_after_ready_and_then_closes_clean(origin: 
         status = _wait_for(service, lambda s: s["source"]["integrity_check"]["state"] == "ok")
         assert status["source"]["kind"] == "artifact" and status["state"] == "ready"
     # The owed check passed: the close leaves the clean-close marker, and the next open only checks cheaply.
-    store = IndexStore(RepoLayout(root).index_db, trust_clean_close=True)
-    store.open()
-    try:
-        assert store.open_check == "cheap"
-    finally:
-        store.close()
+    assert _next_open_check(root) == "cheap"
 
 
 def test_a_sidecar_verified_artifact_is_checked_before_adoption(origin: Path, artifact: Path,
@@ -96,12 +101,7 @@ def test_a_corrupt_pinned_artifact_is_adopted_then_dropped_and_built_from_disk(o
         assert _engine_paths(service) == {"pkg/__init__.py", "pkg/core.py", "tests/test_core.py", "README.md"}
         rebuilt = _answers(service, root, keep_ids=True)
     # The index built from disk owes no check: its clean close lets the next open check cheaply.
-    store = IndexStore(RepoLayout(root).index_db, trust_clean_close=True)
-    store.open()
-    try:
-        assert store.open_check == "cheap"
-    finally:
-        store.close()
+    assert _next_open_check(root) == "cheap"
     cold_root = _clone(origin, tmp_path / "cold")
     with _running(cold_root) as cold:
         assert _answers(cold, cold_root, keep_ids=True) == rebuilt
