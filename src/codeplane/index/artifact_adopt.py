@@ -43,7 +43,7 @@ from codeplane.index.artifact_fetch import FetchedArtifact, FetchProgress, fetch
 from codeplane.index.artifact_format import INDEX_DB, TANTIVY_DIR
 from codeplane.index.artifact_integrity import BEFORE_ADOPT, integrity_mode
 from codeplane.index.artifact_restat import GitCleanState, git_clean_state, restat_clean_files
-from codeplane.index.artifact_verify import unpack_checked, verify_unpacked
+from codeplane.index.artifact_verify import IntegrityCheck, unpack_checked, verify_unpacked
 from codeplane.index.facts_api import FactIndexer
 from codeplane.index.store import mark_checked
 
@@ -158,6 +158,8 @@ class _Unpacked:
     written: dict[str, tuple[str, int]] | None
     #: What git vouches for in this checkout, taken while the archive unpacked.
     git: GitCleanState | None = None
+    #: ``index.db``'s integrity check, running (``None``: after ``/ready`` instead, or nothing to check).
+    integrity: IntegrityCheck | None = None
 
 
 #: Unpacking begun early (:func:`begin_early`), by staging directory; taken by :func:`adopt_configured`.
@@ -181,8 +183,14 @@ def _fetch_and_unpack(root: Path, layout: RepoLayout, config: IndexConfig, stagi
             git_state.set_exception(exc)
 
     threading.Thread(target=take_git_state, name="codeplane-artifact-git", daemon=True).start()
-    written = unpack_checked(fetched.path, fetched.sha256, staging, integrity=integrity_mode(config) == BEFORE_ADOPT)
-    return _Unpacked(fetched, written, git_state.result())
+    written, integrity = unpack_checked(fetched.path, fetched.sha256, staging,
+                                        integrity=integrity_mode(config) == BEFORE_ADOPT)
+    try:
+        return _Unpacked(fetched, written, git_state.result(), integrity)
+    except BaseException:
+        if integrity is not None:
+            integrity.cancel()
+        raise
 
 
 def begin_early(root: Path, config: IndexConfig) -> None:
@@ -230,7 +238,7 @@ def adopt_configured(root: Path, layout: RepoLayout, config: IndexConfig,
             return AdoptOutcome("skipped", "the local index already came from this artifact",
                                 origin=read_origin(layout.index_db))
         unpacked_at = monotonic()
-        manifest = verify_unpacked(staging, unpacked.written, indexers)
+        manifest = verify_unpacked(staging, unpacked.written, indexers, unpacked.integrity)
         verified_at = monotonic()
         vouched = restat_clean_files(staging / INDEX_DB, manifest, unpacked.git)
         restated_at = monotonic()
@@ -241,8 +249,8 @@ def adopt_configured(root: Path, layout: RepoLayout, config: IndexConfig,
                   "integrity": integrity_mode(config),
                   # what the index start spent: fetch and unpack (unless begun early) + checks + swap
                   "adopt_ms": int((restated_at - started) * 1000),
-                  # where it went: waiting for the unpack (and its integrity check), the other checks, the rows'
-                  # stat data; the swap after them is in the startup's time, not here
+                  # where it went: waiting for the unpack, the checks (index.db's integrity check among them
+                  # when it runs before adoption), the rows' stat data; the swap is in the startup's time
                   "adopt_phases_ms": {"unpack_wait": int((unpacked_at - started) * 1000),
                                       "verify": int((verified_at - unpacked_at) * 1000),
                                       "restat": int((restated_at - verified_at) * 1000)}}
@@ -250,7 +258,7 @@ def adopt_configured(root: Path, layout: RepoLayout, config: IndexConfig,
         swapping = monotonic()
         swap_in(staging, layout)
         log.info("artifact swapped in", ms=int((monotonic() - swapping) * 1000))
-        # unpack_checked ran quick_check, or the server runs it after ready (withholding the clean-close marker
+        # verify_unpacked waited for quick_check, or the server runs it after ready (withholding the clean-close marker
         # until it passes): the store's open need not run it now
         mark_checked(layout.index_db)
         if fetched.path.parent == cache_dir(layout):  # a download has served its purpose

@@ -25,8 +25,8 @@ from urllib.parse import urlparse
 import pygit2
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.hashing import sha256_file
 from codeplane.index.artifact_format import SUFFIX
-from codeplane.index.artifact_verify import sha256_file
 
 if TYPE_CHECKING:
     import httpx

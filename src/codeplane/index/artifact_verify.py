@@ -1,16 +1,19 @@
 """Checking an index artifact before anything of it is used: it is data from elsewhere (spec §6).
 
-:func:`unpack_verified` is the whole gate, in order: the archive's sha256 against the expected value
-(3103), every tar member a regular file with a name from the artifact's layout (no ``..``, no absolute
-path, no link, no device, no duplicate; 3104), each part's sha256 taken as it is written, ``index.db``
-opened with ``trusted_schema=OFF`` (and SQLite's defensive mode where Python exposes it) and passing
-SQLite's ``quick_check`` (3104; when the sha256 is pinned, after ``/ready`` instead:
-``artifact_integrity.py``) — all of that needs no indexer, so the server runs it early — then the
-manifest's shape and versions (3104/3105), the unpacked parts against the manifest (same set, same sizes
-and sha256; 3104), ``index.db`` required to hold exactly the schema a fresh CodePlane store creates — no
-extra table, index, trigger or view — plus a file table equal to the manifest's and only canonical paths
-inside the repository, and Tantivy opening cleanly at the opstamp ``index.db`` records.
-Everything is written under the staging directory the caller owns; nothing outside it is touched.
+:func:`unpack_verified` is the whole gate. The archive streams through zstd into the staging directory, every
+tar member a regular file with a name from the artifact's layout (no ``..``, no absolute path, no link, no
+device, no duplicate; 3104), each part's sha256 taken as it is written and the archive's own sha256 as it is
+read, compared with the expected value once it is all read (3103: before anything written is used, and ahead
+of a broken tar's 3104). Then ``index.db``, opened with ``trusted_schema=OFF`` (and SQLite's defensive mode
+where Python exposes it), gets SQLite's ``quick_check`` (3104; when the sha256 is pinned, after ``/ready``
+instead: ``artifact_integrity.py``) on a thread of its own — all of that needs no indexer, so the server runs
+it early. While it runs, what needs no ``index.db`` is checked: the manifest's shape and versions
+(3104/3105), the unpacked parts against the manifest (same set, same sizes and sha256; 3104), Tantivy's
+documents. Once it passed, ``index.db`` is required to hold exactly the schema a fresh CodePlane store
+creates — no extra table, index, trigger or view — plus a file table equal to the manifest's and only
+canonical paths inside the repository, and Tantivy must be at the opstamp ``index.db`` records, holding
+exactly its text files. Everything is written under the staging directory the caller owns; nothing outside
+it is touched.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ import tarfile
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 import tantivy
 import zstandard
@@ -57,30 +61,55 @@ def _invalid(message: str, **details: object) -> CodePlaneError:
     return CodePlaneError(ErrorCode.ARTIFACT_INVALID, message, details=dict(details))
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(_BLOCK), b""):
-            digest.update(block)
-    return digest.hexdigest()
+class _HashingReader:
+    """The archive as read, hashed on the way: the checksum costs no second pass over it."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self._raw = raw
+        self._digest = hashlib.sha256()
+
+    def read(self, size: int = -1) -> bytes:
+        block = self._raw.read(size)
+        self._digest.update(block)
+        return block
+
+    def hexdigest_of_all(self) -> str:
+        """The sha256 of the whole archive: what the unpack left unread (a tar's padding, or everything after a
+        failure) is read and hashed too."""
+        for block in iter(lambda: self._raw.read(_BLOCK), b""):
+            self._digest.update(block)
+        return self._digest.hexdigest()
 
 
-def check_checksum(archive: Path, expected: str) -> None:
-    found = sha256_file(archive)
+def _compare_checksum(archive: Path, found: str, expected: str) -> None:
     if found != expected:
         raise CodePlaneError(ErrorCode.ARTIFACT_CHECKSUM_MISMATCH,
                              f"{archive.name} has sha256 {found}, expected {expected}",
                              details={"expected": expected, "found": found})
 
 
-def _unpack(archive: Path, staging: Path) -> dict[str, tuple[str, int]]:
-    """Stream the tar into ``staging``; ``{name: (sha256, size)}`` of what was written."""
+def _unpack(archive: Path, expected_sha256: str, staging: Path) -> dict[str, tuple[str, int]]:
+    """Stream the tar into ``staging``, hashing the archive as it is read; ``{name: (sha256, size)}`` of what was
+    written. The checksum is compared once the whole archive is read, before anything written is used; an
+    archive whose checksum is wrong is refused for that (3103) even when its tar broke off first (3104)."""
+    with archive.open("rb") as raw:
+        packed = _HashingReader(raw)
+        try:
+            written = _unpack_stream(packed, staging)
+        except CodePlaneError:
+            _compare_checksum(archive, packed.hexdigest_of_all(), expected_sha256)
+            raise
+        _compare_checksum(archive, packed.hexdigest_of_all(), expected_sha256)
+    return written
+
+
+def _unpack_stream(packed: _HashingReader, staging: Path) -> dict[str, tuple[str, int]]:
     written: dict[str, tuple[str, int]] = {}
     total = 0
     (staging / TANTIVY_DIR).mkdir(parents=True)
     try:
         with ThreadPoolExecutor(1, thread_name_prefix="codeplane-artifact-sink") as sink, \
-                archive.open("rb") as packed, zstandard.ZstdDecompressor().stream_reader(packed) as stream, \
+                zstandard.ZstdDecompressor().stream_reader(cast("IO[bytes]", packed), closefd=False) as stream, \
                 tarfile.open(fileobj=stream, mode="r|", bufsize=_BLOCK) as tar:  # 10 KiB reads cost CPU
             for member in tar:
                 name = member.name
@@ -193,26 +222,9 @@ def _check_fact_paths(conn: sqlite3.Connection) -> None:
                                    f"not canonical: {value!r}", table=table, column=column, path=repr(value)[:200])
 
 
-def check_integrity(path: Path) -> None:
-    """SQLite's ``quick_check`` of an untrusted ``index.db``, the first thing run on it (SQLite's advice for
-    database files from elsewhere): every page of every b-tree read once, so the costliest check."""
-    try:
-        conn = _open_untrusted(path)
-    except sqlite3.DatabaseError as exc:
-        raise _invalid(f"index.db cannot be opened: {exc}") from exc
-    try:
-        problem = integrity_problem(conn)
-    except sqlite3.DatabaseError as exc:
-        raise _invalid(f"index.db cannot be read: {exc}") from exc
-    finally:
-        conn.close()
-    if problem is not None:
-        raise _invalid(problem)
-
-
 def check_index_db(path: Path, manifest: Manifest, indexers: Sequence[FactIndexer],
                    expected: list[tuple[str, str, str, str | None]]) -> int:
-    """Refuse an ``index.db`` that is not exactly CodePlane's (once :func:`check_integrity` passed) — ``expected``
+    """Refuse an ``index.db`` that is not exactly CodePlane's (once its :class:`IntegrityCheck` passed) — ``expected``
     is :func:`expected_schema`'s answer; returns its recorded Tantivy opstamp."""
     try:
         conn = _open_untrusted(path)
@@ -248,47 +260,113 @@ def check_index_db(path: Path, manifest: Manifest, indexers: Sequence[FactIndexe
         conn.close()
 
 
-def check_tantivy(directory: Path, opstamp: int, index_db: Path) -> None:
+@dataclass(frozen=True)
+class _TantivyDocs:
+    opstamp: int
+    #: ``(file_id, path)`` of every document.
+    docs: frozenset[tuple[int, str]]
+
+
+def _tantivy_docs(directory: Path) -> _TantivyDocs:
+    """What ``tantivy/`` holds, read without ``index.db`` (so it overlaps that file's integrity check)."""
     lexical = LexicalIndex(directory, threads=1)
     try:
         lexical.open()
         if lexical.rebuilt_reason is not None:
             raise _invalid(f"tantivy/ cannot be opened: {lexical.rebuilt_reason}")
-        if lexical.opened_opstamp != opstamp:
-            raise _invalid(f"tantivy/ is at opstamp {lexical.opened_opstamp}; index.db records {opstamp}")
-        conn = _open_untrusted(index_db)
-        try:
-            texts = set(conn.execute("SELECT id, path FROM files WHERE kind = 'text'").fetchall())
-        finally:
-            conn.close()
-        if lexical.num_docs() != len(texts):
-            raise _invalid(f"tantivy/ holds {lexical.num_docs()} documents; index.db has {len(texts)} text files")
+        opstamp, count = lexical.opened_opstamp, lexical.num_docs()
     finally:
         lexical.close()
-    # Search opens the path a document names: each must be a text file of the file table, with its id.
     searcher = tantivy.Index.open(str(directory)).searcher()
-    hits = searcher.search(tantivy.Query.all_query(), limit=max(len(texts), 1)).hits if texts else []
-    for _score, address in hits:
-        doc = searcher.doc(address)
-        key = (doc["file_id"][0], doc["path"][0])
-        if key not in texts:
-            raise _invalid(f"tantivy/ has a document for {key[1]!r} (file id {key[0]}) that index.db's file table "
-                           "does not list as a text file", path=repr(key[1])[:200])
+    hits = searcher.search(tantivy.Query.all_query(), limit=count).hits if count else []
+    docs = frozenset((searcher.doc(address)["file_id"][0], searcher.doc(address)["path"][0]) for _, address in hits)
+    if len(docs) != count:
+        raise _invalid(f"tantivy/ holds {count} documents but {len(docs)} distinct (file id, path) pairs")
+    return _TantivyDocs(opstamp, docs)
+
+
+def _check_tantivy(found: _TantivyDocs, opstamp: int, index_db: Path) -> None:
+    if found.opstamp != opstamp:
+        raise _invalid(f"tantivy/ is at opstamp {found.opstamp}; index.db records {opstamp}")
+    conn = _open_untrusted(index_db)
+    try:
+        texts = set(conn.execute("SELECT id, path FROM files WHERE kind = 'text'").fetchall())
+    finally:
+        conn.close()
+    if len(found.docs) != len(texts):
+        raise _invalid(f"tantivy/ holds {len(found.docs)} documents; index.db has {len(texts)} text files")
+    # Search opens the path a document names: each must be a text file of the file table, with its id.
+    for key in sorted(found.docs - texts):
+        raise _invalid(f"tantivy/ has a document for {key[1]!r} (file id {key[0]}) that index.db's file table "
+                       "does not list as a text file", path=repr(key[1])[:200])
 
 
 def unpack_checked(archive: Path, expected_sha256: str, staging: Path, *,
-                   integrity: bool = True) -> dict[str, tuple[str, int]]:
-    """The costly half, needing no indexer (the server runs it early, beside its imports): the checksum (3103),
-    the tar into ``staging`` with every member's name and type checked, and ``index.db``'s integrity (3104;
-    ``integrity=False``: the caller runs it once the server is ready, ``artifact_integrity.py``).
-    Returns ``{part: (sha256, size)}`` for :func:`verify_unpacked`."""
-    check_checksum(archive, expected_sha256)
-    written = _unpack(archive, staging)
+                   integrity: bool = True) -> tuple[dict[str, tuple[str, int]], IntegrityCheck | None]:
+    """The costly half, needing no indexer (the server runs it early, beside its imports): the tar into
+    ``staging`` with every member's name and type checked and the archive's checksum taken on the way (3103),
+    then ``index.db``'s integrity (3104), begun on a thread of its own. Returns ``{part: (sha256, size)}`` and
+    that check's future (``None`` when ``integrity=False``: the caller runs it once the server is ready,
+    ``artifact_integrity.py``) for :func:`verify_unpacked`, whose checks that need no ``index.db`` overlap it."""
+    written = _unpack(archive, expected_sha256, staging)
+    checked: IntegrityCheck | None = None
     if INDEX_DB in written:  # else the manifest check refuses the artifact
         _flush_behind(staging / INDEX_DB)
         if integrity:
-            check_integrity(staging / INDEX_DB)
-    return written
+            checked = IntegrityCheck(staging / INDEX_DB)
+    return written, checked
+
+
+class IntegrityCheck:
+    """SQLite's ``quick_check`` of an untrusted ``index.db``, the first thing run on it (SQLite's advice for
+    database files from elsewhere: every page of every b-tree read once, so the costliest check), on a thread of
+    its own; :meth:`cancel` interrupts it (a refusal for
+    another reason must not leave it reading a file about to be removed, taking a core from the cold build)."""
+
+    def __init__(self, path: Path) -> None:
+        self._done: Future[None] = Future()
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+        self._cancelled = False
+        threading.Thread(target=self._run, args=(path,), name="codeplane-artifact-check", daemon=True).start()
+
+    def _run(self, path: Path) -> None:
+        try:
+            self._check(path)
+            self._done.set_result(None)
+        except BaseException as exc:  # noqa: BLE001 - delivered to whoever waits on result()
+            self._done.set_exception(exc)
+
+    def _check(self, path: Path) -> None:
+        try:
+            conn = _open_untrusted(path)
+        except sqlite3.DatabaseError as exc:
+            raise _invalid(f"index.db cannot be opened: {exc}") from exc
+        with self._lock:
+            self._conn = None if self._cancelled else conn
+        try:
+            if self._conn is None:
+                raise _invalid("index.db's integrity check was cancelled")
+            problem = integrity_problem(conn)
+        except sqlite3.DatabaseError as exc:
+            raise _invalid(f"index.db cannot be read: {exc}") from exc
+        finally:
+            with self._lock:
+                self._conn = None
+            conn.close()
+        if problem is not None:
+            raise _invalid(problem)
+
+    def result(self) -> None:
+        """Wait for the check; raises what it found (3104)."""
+        self._done.result()
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            if self._conn is not None:
+                self._conn.interrupt()
+        self._done.exception()  # wait for the thread to let go of the file
 
 
 def _flush_behind(path: Path) -> None:
@@ -313,15 +391,26 @@ def _flush_behind(path: Path) -> None:
     threading.Thread(target=flush, name="codeplane-artifact-flush", daemon=True).start()
 
 
-def verify_unpacked(staging: Path, written: dict[str, tuple[str, int]], indexers: Sequence[FactIndexer]) -> Manifest:
-    """The rest: manifest shape and versions, parts against the manifest, ``index.db``, Tantivy (3104/3105)."""
+def verify_unpacked(staging: Path, written: dict[str, tuple[str, int]], indexers: Sequence[FactIndexer],
+                    integrity: IntegrityCheck | None = None) -> Manifest:
+    """The rest: manifest shape and versions, parts against the manifest, Tantivy's documents — all while
+    ``integrity`` (``index.db``'s ``quick_check``, begun by :func:`unpack_checked`) runs — then, once it passed,
+    ``index.db`` itself and Tantivy against it (3104/3105)."""
     # A fresh store's schema costs little CPU but a few fsyncs: built on a thread while the manifest is parsed.
-    with ThreadPoolExecutor(1, thread_name_prefix="codeplane-artifact-schema") as pool:
-        expected = pool.submit(expected_schema, staging / "expected-schema.db", indexers)
-        manifest = parse_manifest((staging / MANIFEST).read_bytes(), indexers)
-        _check_parts(manifest, written)
-        opstamp = check_index_db(staging / INDEX_DB, manifest, indexers, expected.result())
-    check_tantivy(staging / TANTIVY_DIR, opstamp, staging / INDEX_DB)
+    try:
+        with ThreadPoolExecutor(1, thread_name_prefix="codeplane-artifact-schema") as pool:
+            expected = pool.submit(expected_schema, staging / "expected-schema.db", indexers)
+            manifest = parse_manifest((staging / MANIFEST).read_bytes(), indexers)
+            _check_parts(manifest, written)
+            docs = _tantivy_docs(staging / TANTIVY_DIR)
+            if integrity is not None:
+                integrity.result()  # nothing else reads index.db before its integrity check passed
+            opstamp = check_index_db(staging / INDEX_DB, manifest, indexers, expected.result())
+    except BaseException:
+        if integrity is not None:
+            integrity.cancel()
+        raise
+    _check_tantivy(docs, opstamp, staging / INDEX_DB)
     return manifest
 
 
@@ -331,4 +420,5 @@ def unpack_verified(archive: Path, expected_sha256: str, staging: Path,
 
     Raises 3103/3104/3105; the caller removes ``staging`` either way.
     """
-    return verify_unpacked(staging, unpack_checked(archive, expected_sha256, staging), indexers)
+    written, integrity = unpack_checked(archive, expected_sha256, staging)
+    return verify_unpacked(staging, written, indexers, integrity)
