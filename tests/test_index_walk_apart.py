@@ -12,7 +12,7 @@ import pytest
 from codeplane.core.layout import RepoLayout
 from codeplane.index import walk_apart
 from codeplane.index.reconcile import racy_after
-from codeplane.index.walk_apart import delta_apart, delta_in_process
+from codeplane.index.walk_apart import EarlyWalk, delta_apart, delta_in_process
 from codeplane.repo.ignore import IgnoreRules
 from codeplane.repo.universe import walk_universe
 from tests.builders import make_repo, write_files
@@ -124,3 +124,54 @@ def test_a_repository_with_its_own_codeplane_package_does_not_shadow_the_child(
     monkeypatch.chdir(repo)
     apart = delta_apart(repo, IgnoreRules.load(repo), db, racy_after())
     assert apart is not None and "pkg/m1.py" in apart.scope
+
+
+def test_an_early_walk_gives_the_in_process_delta_once_told_the_table(tmp_path: Path) -> None:
+    """``EarlyWalk`` walks before the table exists (an artifact being adopted) and compares when asked: the same
+    delta as walking and comparing in-process, here with the walk made before every change was even written."""
+    repo = make_repo(tmp_path / "repo", FILES)
+    index = open_index(repo)
+    db = RepoLayout(repo).index_db
+    index.stop()
+    racy_from = _change_while_stopped(repo)
+    rules = IgnoreRules.load(repo)
+    early = EarlyWalk(repo, rules)
+    apart = early.delta(db, racy_from)
+    conn = sqlite3.connect(db)
+    try:
+        here = delta_in_process({e.path: e for e in walk_universe(repo, rules)}, conn, racy_from)
+    finally:
+        conn.close()
+    assert apart is not None and apart == here
+    assert {"pkg/m1.py", "pkg/new.py", "pkg/m2.py", "pkg/renamed.py", "pkg/m4.py"} <= apart.scope
+
+
+def test_an_early_walk_that_fails_or_is_cancelled_leaves_no_child(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "alpha = 1\n"})
+    failing = EarlyWalk(repo, IgnoreRules.load(repo))
+    assert failing.delta(tmp_path / "no-such.db", racy_after()) is None
+    assert failing._proc.poll() is not None
+    cancelled = EarlyWalk(repo, IgnoreRules.load(repo))
+    cancelled.cancel()
+    assert cancelled._proc.poll() is not None
+
+
+def test_a_reconcile_drops_an_early_walk_made_under_other_rules(tmp_path: Path) -> None:
+    """A ``.cplignore`` edited after the early walk began: the reconcile cancels it and walks itself, so a file the
+    new rules ignore is not indexed."""
+    from codeplane.core.config import IndexConfig
+    from codeplane.index.freshness import PendingChanges
+    from codeplane.index.pipeline import IndexPipeline
+
+    repo = make_repo(tmp_path / "repo", {"a.py": "alpha = 1\n", "b.log": "log_token = 1\n"})
+    pipeline = IndexPipeline(repo, RepoLayout(repo), IndexConfig(watch=False), PendingChanges())
+    pipeline.open()
+    try:
+        early = EarlyWalk(repo, IgnoreRules.load(repo))
+        write_files(repo, {".cplignore": "*.log\n"})
+        pipeline.early_walk = early
+        pipeline.reconcile("startup")
+        assert pipeline.early_walk is None and early._proc.poll() is not None
+        assert pipeline.store.record("b.log") is None and pipeline.store.record("a.py") is not None
+    finally:
+        pipeline.close()

@@ -42,7 +42,7 @@ from codeplane.index.languages import DATA_FAMILIES
 from codeplane.index.lexical import LexicalIndex
 from codeplane.index.reconcile import ChangeSet, diff, racy_after, unsettled
 from codeplane.index.store import IndexStore, racy_paths
-from codeplane.index.walk_apart import WalkDelta, delta_apart, delta_in_process
+from codeplane.index.walk_apart import EarlyWalk, WalkDelta, delta_apart, delta_in_process
 from codeplane.repo.ignore import IgnoreRules
 from codeplane.repo.universe import DiskEntry, walk_paths, walk_universe
 from codeplane.repo.version import RepoVersion, read_repo_version
@@ -112,6 +112,8 @@ class IndexPipeline:
         self._repair = Extras()
         self._publisher: EpochPublisher | None = None
         self._copier: threading.Thread | None = None
+        #: A walk begun before the table existed (an artifact's adoption), for the next full reconcile.
+        self.early_walk: EarlyWalk | None = None
         self.opened = False
 
     # -- open / close ------------------------------------------------------------------------------------
@@ -153,6 +155,9 @@ class IndexPipeline:
             publisher.interrupt()
 
     def close(self) -> None:
+        early, self.early_walk = self.early_walk, None
+        if early is not None:
+            early.cancel()
         copier, self._copier = self._copier, None
         if copier is not None:  # before the store's own checkpoint, which it would find busy
             copier.join()
@@ -186,14 +191,20 @@ class IndexPipeline:
             if progress is not None:
                 progress(done, total)
 
+        early, self.early_walk = self.early_walk, None
         try:
             rules = IgnoreRules.load(self.root)
             reference = int(self.store.get_meta(STAT_REFERENCE_KEY) or 0)
             walked: dict[str, DiskEntry] = {}
             apart: WalkDelta | None = None
+            if early is not None and (walked_apart is not None or early.rules_text != rules.source_text):
+                early.cancel()  # (.cplignore changed since it began)
+                early = None
             with span("index.walk"):
                 # The racy threshold is taken before the diff takes its own: the delta holds every row it re-hashes.
-                if walked_apart is not None and walked_apart[0].source_text == rules.source_text:
+                if early is not None:
+                    apart = early.delta(self.store.path, racy_after(reference))
+                elif walked_apart is not None and walked_apart[0].source_text == rules.source_text:
                     apart = walked_apart[1].result()
                 elif self.counts.files >= walk_apart.APART_FROM_FILES:  # (or .cplignore changed since it began)
                     apart = delta_apart(self.root, rules, self.store.path, racy_after(reference))

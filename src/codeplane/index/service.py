@@ -41,6 +41,7 @@ from codeplane.index.pipeline import IndexCounts, IndexPipeline, ReconcileReport
 from codeplane.index.query import Syntax, compile_query
 from codeplane.index.search import LexicalHit, LexicalScope, lexical_stream, scope_concerns
 from codeplane.index.store import FileRecord
+from codeplane.index.walk_apart import EarlyWalk
 from codeplane.repo.gitlock import index_lock, wait_for_git
 from codeplane.repo.ignore import IgnoreRules
 from codeplane.repo.textcache import TextCache
@@ -282,10 +283,18 @@ class IndexService:
     def _adopt_artifact(self) -> None:
         """Start from ``index.artifact`` if configured (``artifact_adopt.py``); a refusal is a warning."""
         pipeline = self._pipeline
+        # The startup reconcile's walk of the tree needs no index: a child does it while the artifact is checked,
+        # and compares with the adopted table once the reconcile asks (``walk_apart.EarlyWalk``).
+        walk = EarlyWalk(self.root, IgnoreRules.load(self.root)) if self.config.artifact else None
         self.artifact = adopt_configured(self.root, pipeline.layout, self.config, pipeline.indexers)
         if self.artifact.result == "refused":
             pipeline.warnings.append(f"index artifact refused: {self.artifact.reason}; built from disk instead")
         self.origin = read_origin(pipeline.layout.index_db)
+        if walk is not None and self.artifact.result == "refused":
+            walk.cancel()  # a cold build walks in-process
+        elif walk is not None:
+            pipeline.early_walk = walk
+            self._full_began = monotonic()  # its walk precedes the watcher: the catch-up walk must run
 
     def _integrity_owed(self) -> bool:
         """This start adopted an artifact whose full integrity check runs after ready."""

@@ -64,10 +64,49 @@ def delta_apart(root: Path, rules: IgnoreRules, index_db: Path, racy_from_ns: in
         return None
 
 
-def _main() -> None:
-    root, index_db, racy_from_ns = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
-    rules = IgnoreRules.from_text(sys.stdin.read())
-    walked = {e.path: e for e in walk_universe(root, rules)}
+class EarlyWalk:
+    """A child begun before the table it compares with exists: it walks the tree now, while an artifact is adopted
+    (``IndexService``), and compares once :meth:`delta` tells it which table and racy threshold to use.
+
+    Its walk is older than the adopted table's rows; the reconcile treats that as it treats any walk's staleness
+    (``unsettled`` rows re-stat'ed), and a change made after the walk and before the watcher was live is found by
+    the watcher's catch-up walk (``IndexService._on_watch_live``), as for any full reconcile that walked first.
+    """
+
+    def __init__(self, root: Path, rules: IgnoreRules) -> None:
+        self.rules_text = rules.source_text
+        # -P: the working directory (often the repository) must not shadow CodePlane's own modules.
+        self._proc = subprocess.Popen([sys.executable, "-P", "-m", __name__, "--early", os.fspath(root)],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        rules_bytes = rules.source_text.encode()
+        try:
+            assert self._proc.stdin is not None
+            self._proc.stdin.write(b"%d\n" % len(rules_bytes) + rules_bytes)
+            self._proc.stdin.flush()
+        except OSError:
+            pass  # the child died: delta() reports it and the reconcile walks in-process
+
+    def delta(self, index_db: Path, racy_from_ns: int, timeout: float = 600.0) -> WalkDelta | None:
+        """The delta against ``index_db`` (``None`` if the child failed: then walk in-process)."""
+        try:
+            out, err = self._proc.communicate(f"{racy_from_ns}\t{os.fspath(index_db)}\n".encode(), timeout=timeout)
+            if self._proc.returncode != 0:
+                raise subprocess.CalledProcessError(self._proc.returncode, "walk_apart --early", out, err)
+            scope, rows = marshal.loads(out)
+            return WalkDelta(set(scope), {row[0]: DiskEntry(*row) for row in rows})
+        except (OSError, subprocess.SubprocessError, ValueError, EOFError, TypeError) as exc:
+            self.cancel()
+            stderr = getattr(exc, "stderr", b"") or b""
+            log.warning("walk_apart_failed", error=type(exc).__name__, detail=stderr.decode(errors="replace")[-500:])
+            return None
+
+    def cancel(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.kill()
+        self._proc.communicate()
+
+
+def _compare(walked: dict[str, DiskEntry], index_db: Path, racy_from_ns: int) -> None:
     conn = sqlite3.connect(f"{index_db.absolute().as_uri()}?mode=ro", uri=True)
     try:
         delta = delta_in_process(walked, conn, racy_from_ns)
@@ -75,6 +114,22 @@ def _main() -> None:
         conn.close()
     rows = [(e.path, e.size, e.mtime_ns, e.inode, e.is_symlink) for e in delta.entries.values()]
     sys.stdout.buffer.write(marshal.dumps((sorted(delta.scope), rows)))
+
+
+def _main() -> None:
+    if sys.argv[1] == "--early":  # rules (length-prefixed), walk, then wait for "racy_from_ns<TAB>index_db"
+        stdin = sys.stdin.buffer
+        rules = IgnoreRules.from_text(stdin.read(int(stdin.readline())).decode())
+        walked = {e.path: e for e in walk_universe(Path(sys.argv[2]), rules)}
+        go = stdin.readline().decode()
+        if not go.strip():
+            return  # the parent went away or no longer needs the delta
+        racy, _, index_db = go.rstrip("\n").partition("\t")
+        _compare(walked, Path(index_db), int(racy))
+        return
+    root, index_db, racy_from_ns = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+    rules = IgnoreRules.from_text(sys.stdin.read())
+    _compare({e.path: e for e in walk_universe(root, rules)}, index_db, racy_from_ns)
 
 
 if __name__ == "__main__":
