@@ -205,7 +205,13 @@ def _artifact(repo: Path) -> dict[str, Any]:
 
 
 def _adopt(clone: Path, artifact: Path, *extra: str) -> dict[str, Any]:
-    """`cpl up --index-from` on ``clone`` → /ready: seconds, CPU, and the index status's account of it."""
+    """`cpl up --index-from` on ``clone`` → /ready: seconds, CPU, and the index status's account of it.
+
+    The export, the clone and the previous adoption leave gigabytes of dirty pages behind; their writeback would
+    throttle this adoption's own writes (~5 GB) by an amount that depends on what ran just before, so it is
+    flushed first (a developer's fresh clone does not follow a 5 GB export)."""
+    os.sync()
+    time.sleep(2)
     seconds, cpu, status = up_to_ready(clone, "--index-from", str(artifact), *extra)
     assert status["source"]["kind"] == "artifact", status["source"]
     reconcile = status["last_reconcile"]
