@@ -279,7 +279,7 @@ def _tantivy_docs(directory: Path) -> _TantivyDocs:
         lexical.close()
     searcher = tantivy.Index.open(str(directory)).searcher()
     hits = searcher.search(tantivy.Query.all_query(), limit=count).hits if count else []
-    docs = frozenset((searcher.doc(address)["file_id"][0], searcher.doc(address)["path"][0]) for _, address in hits)
+    docs = frozenset((doc["file_id"][0], doc["path"][0]) for doc in (searcher.doc(address) for _, address in hits))
     if len(docs) != count:
         raise _invalid(f"tantivy/ holds {count} documents but {len(docs)} distinct (file id, path) pairs")
     return _TantivyDocs(opstamp, docs)
@@ -296,9 +296,11 @@ def _check_tantivy(found: _TantivyDocs, opstamp: int, index_db: Path) -> None:
     if len(found.docs) != len(texts):
         raise _invalid(f"tantivy/ holds {len(found.docs)} documents; index.db has {len(texts)} text files")
     # Search opens the path a document names: each must be a text file of the file table, with its id.
-    for key in sorted(found.docs - texts):
-        raise _invalid(f"tantivy/ has a document for {key[1]!r} (file id {key[0]}) that index.db's file table "
-                       "does not list as a text file", path=repr(key[1])[:200])
+    unlisted = sorted(found.docs - texts)
+    if unlisted:
+        file_id, path = unlisted[0]
+        raise _invalid(f"tantivy/ has a document for {path!r} (file id {file_id}) that index.db's file table "
+                       "does not list as a text file", path=repr(path)[:200])
 
 
 def unpack_checked(archive: Path, expected_sha256: str, staging: Path, *,
@@ -306,7 +308,7 @@ def unpack_checked(archive: Path, expected_sha256: str, staging: Path, *,
     """The costly half, needing no indexer (the server runs it early, beside its imports): the tar into
     ``staging`` with every member's name and type checked and the archive's checksum taken on the way (3103),
     then ``index.db``'s integrity (3104), begun on a thread of its own. Returns ``{part: (sha256, size)}`` and
-    that check's future (``None`` when ``integrity=False``: the caller runs it once the server is ready,
+    that check (``None`` when ``integrity=False``: the caller runs it once the server is ready,
     ``artifact_integrity.py``) for :func:`verify_unpacked`, whose checks that need no ``index.db`` overlap it."""
     written = _unpack(archive, expected_sha256, staging)
     checked: IntegrityCheck | None = None
@@ -320,8 +322,8 @@ def unpack_checked(archive: Path, expected_sha256: str, staging: Path, *,
 class IntegrityCheck:
     """SQLite's ``quick_check`` of an untrusted ``index.db``, the first thing run on it (SQLite's advice for
     database files from elsewhere: every page of every b-tree read once, so the costliest check), on a thread of
-    its own; :meth:`cancel` interrupts it (a refusal for
-    another reason must not leave it reading a file about to be removed, taking a core from the cold build)."""
+    its own. :meth:`cancel` interrupts it: a refusal for another reason must not leave it reading a file about to
+    be removed, taking a core from the cold build that follows."""
 
     def __init__(self, path: Path) -> None:
         self._done: Future[None] = Future()
