@@ -56,10 +56,10 @@ log = get_logger(__name__)
 POLL_INTERVAL_SEC = 2.0
 POLL_IDLE_RATIO = 10
 #: A big epoch's WAL copy-back (the whole database after a cold build: ~5 GB and tens of seconds on 133k files)
-#: starts only once the index has had no work for this long (a watcher batch, a reconcile; not its own polling).
-#: Once begun it cannot yield (SQLite keeps nothing of a checkpoint that is interrupted), and its writes throttle
-#: every other writer's, so it waits for a lull: a checkout or an agent's edits arriving right after the build are
-#: indexed first. Readers find the pages in the WAL meanwhile; a stop copies what is left.
+#: starts only once the index has published no epoch for this long. Once begun it cannot yield (SQLite keeps
+#: nothing of a checkpoint that is interrupted), and its writes throttle every other writer's, so it waits for a
+#: lull: a checkout or an agent's edits arriving right after the build are indexed first. Readers find the pages
+#: in the WAL meanwhile; a stop copies what is left.
 COPY_BACK_QUIET_SEC = 5.0
 
 
@@ -348,7 +348,6 @@ class IndexService:
     def _run(self) -> None:
         idle_since_reconcile = 0.0
         last_work_ended = monotonic()
-        polled = False  # the next full reconcile is this loop's own polling, not work that came to the index
         while not self._stopping.is_set():
             if self._rebuild_reason is not None:
                 try:
@@ -371,7 +370,6 @@ class IndexService:
                         idle_since_reconcile >= poll_interval(self._pipeline.last_reconcile) and self._ready.is_set():
                     self._pending.mark_full()
                     idle_since_reconcile = 0.0
-                    polled = True
                 continue
             if self._ready.is_set() and wait_for_git(self._git_lock, self._stopping):
                 # A git command was rewriting the work tree: index all it changed as one epoch (``gitlock``).
@@ -380,8 +378,7 @@ class IndexService:
                 work = settle_burst(self._pending, work, self._stopping)
             if work.full:
                 self._full_began = monotonic()
-            epoch_before, worked = self._pipeline.epoch, not (polled and work.full and not work.paths)
-            polled = False
+            epoch_before = self._pipeline.epoch
             try:
                 self._pipeline.process(work, full_reason="watcher" if self._ready.is_set() else "startup")
                 self.error = None
@@ -403,7 +400,7 @@ class IndexService:
                 log.exception("indexing failed; will retry")
                 self._stopping.wait(1.0)
             finally:
-                if worked or self._pipeline.epoch != epoch_before:  # polling that found nothing is no work
+                if self._pipeline.epoch != epoch_before:  # a reconcile that found nothing wrote nothing
                     last_work_ended = monotonic()
 
     def _on_batch(self, batch: WatchBatch) -> None:
