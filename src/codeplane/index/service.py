@@ -55,12 +55,6 @@ log = get_logger(__name__)
 #: 2 s kept a core busy for good.
 POLL_INTERVAL_SEC = 2.0
 POLL_IDLE_RATIO = 10
-#: A big epoch's WAL copy-back (the whole database after a cold build: ~5 GB and tens of seconds on 133k files)
-#: starts only once the index has published no epoch for this long. Once begun it cannot yield (SQLite keeps
-#: nothing of a checkpoint that is interrupted), and its writes throttle every other writer's, so it waits for a
-#: lull: a checkout or an agent's edits arriving right after the build are indexed first. Readers find the pages
-#: in the WAL meanwhile; a stop copies what is left.
-COPY_BACK_QUIET_SEC = 5.0
 
 
 def poll_interval(last: ReconcileReport | None) -> float:
@@ -347,7 +341,6 @@ class IndexService:
 
     def _run(self) -> None:
         idle_since_reconcile = 0.0
-        last_work_ended = monotonic()
         while not self._stopping.is_set():
             if self._rebuild_reason is not None:
                 try:
@@ -362,10 +355,8 @@ class IndexService:
                 return
             if work is None:
                 idle_since_reconcile += 0.5
-                # a big epoch's (a cold build's, a git checkout's), after the first build's catch-up reconcile
-                # (which every query waits for) and once nothing else has come for a while
-                if self._ready.is_set() and monotonic() - last_work_ended >= COPY_BACK_QUIET_SEC:
-                    self._pipeline.checkpoint(background=True)
+                # e.g. after a big epoch published by ``reconcile`` (a git checkout)
+                self._pipeline.checkpoint(background=True)
                 if (self._watcher is None or self._watcher.state == "failed") and \
                         idle_since_reconcile >= poll_interval(self._pipeline.last_reconcile) and self._ready.is_set():
                     self._pending.mark_full()
@@ -378,7 +369,6 @@ class IndexService:
                 work = settle_burst(self._pending, work, self._stopping)
             if work.full:
                 self._full_began = monotonic()
-            epoch_before = self._pipeline.epoch
             try:
                 self._pipeline.process(work, full_reason="watcher" if self._ready.is_set() else "startup")
                 self.error = None
@@ -387,6 +377,10 @@ class IndexService:
                     self._start_watcher()
                     self._pending.mark_full()  # what changed on disk while the first build ran, unwatched
                 self._mark_ready()
+                # A big epoch's WAL copy-back, once /ready no longer waits for it; not before the first build's
+                # catch-up reconcile, which every query waits for (seconds of copying on a 100k-file corpus).
+                if not self._pending.count():
+                    self._pipeline.checkpoint(background=True)
             except EpochInterrupted:
                 log.info("indexing stopped: the epoch in progress was rolled back")
                 return
@@ -399,9 +393,6 @@ class IndexService:
                 self.error = mapped.message if mapped is not None else f"{type(exc).__name__}: {exc}"
                 log.exception("indexing failed; will retry")
                 self._stopping.wait(1.0)
-            finally:
-                if self._pipeline.epoch != epoch_before:  # a reconcile that found nothing wrote nothing
-                    last_work_ended = monotonic()
 
     def _on_batch(self, batch: WatchBatch) -> None:
         if batch.cplignore_changed and self._pipeline.reload_rules():
