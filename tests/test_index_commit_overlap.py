@@ -63,11 +63,63 @@ def test_a_failed_finish_after_the_overlapped_commit_is_repaired(tmp_path: Path)
         assert index.status()["file_count"] == count
 
 
+def _big_repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo", {f"m{n:03}.py": f"word_{n} = {n}\n" * 50 for n in range(CHUNK + 5)})
+
+
+def _rewrite_all(repo: Path) -> None:
+    """A second big epoch (a checkout rewriting every file), which goes through the WAL like every later epoch."""
+    for n in range(CHUNK + 5):
+        (repo / f"m{n:03}.py").write_text(f"word_{n} = {n}\nagain_{n} = {n}\n" * 50)
+
+
+def test_a_first_build_is_written_straight_into_the_file(tmp_path: Path) -> None:
+    """A first build writes its pages once, into ``index.db`` (a rollback journal), not into a WAL holding the
+    whole database that must then be copied back; later epochs are in WAL mode again."""
+    repo = _big_repo(tmp_path)
+    pipeline = IndexPipeline(repo, RepoLayout(repo), IndexConfig(watch=False), PendingChanges())
+    pipeline.open()
+    db, wal = repo / ".codeplane" / "index.db", repo / ".codeplane" / "index.db-wal"
+    try:
+        pipeline.reconcile("test")
+        assert db.stat().st_size > 16 * 4096  # the rows are in the file itself
+        assert not wal.exists() or wal.stat().st_size == 0
+        assert not Path(f"{db}-journal").exists()
+        assert pipeline.store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert pipeline.store.conn.execute("SELECT count(*) FROM files").fetchone()[0] == CHUNK + 5
+        _rewrite_all(repo)
+        pipeline.reconcile("test")
+        assert wal.stat().st_size > 0  # the second big epoch: through the WAL, copied back later
+    finally:
+        pipeline.close()
+
+
+def test_a_first_build_beside_an_open_reader_stays_in_wal_mode(tmp_path: Path) -> None:
+    """SQLite will not leave WAL mode while another connection has the file open: the first build then goes
+    through the WAL, as every epoch did before, and is just as whole."""
+    repo = _big_repo(tmp_path)
+    pipeline = IndexPipeline(repo, RepoLayout(repo), IndexConfig(watch=False), PendingChanges())
+    pipeline.open()
+    wal = repo / ".codeplane" / "index.db-wal"
+    try:
+        with pipeline.store.read() as reader:  # a reader's connection stays open after its snapshot ends
+            assert reader.execute("SELECT count(*) FROM files").fetchone()[0] == 0
+        pipeline.reconcile("test")
+        assert wal.stat().st_size > 0
+        with pipeline.store.read() as reader:
+            assert reader.execute("SELECT count(*) FROM files").fetchone()[0] == CHUNK + 5
+    finally:
+        pipeline.close()
+
+
 def test_a_big_epoch_gives_the_wal_space_back(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", {f"m{n:03}.py": f"word_{n} = {n}\n" * 50 for n in range(CHUNK + 5)})
-    with running_index(repo):  # the writer connection stays open (closing it would remove the WAL anyway)
+    repo = _big_repo(tmp_path)
+    with running_index(repo) as index:  # the writer connection stays open (closing it would remove the WAL anyway)
         wal = repo / ".codeplane" / "index.db-wal"
-        # The copy-back waits until /ready (the indexer thread runs it right after): poll for it, bounded.
+        _rewrite_all(repo)
+        index.reconcile()  # the second big epoch, through the WAL
+        assert {h.path for h in all_hits(index, "again_7")} == {"m007.py"}
+        # The indexer thread copies it back once it finds nothing else to do: poll for it, bounded.
         deadline = time.monotonic() + 10
         while wal.exists() and wal.stat().st_size > 0 and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -77,10 +129,12 @@ def test_a_big_epoch_gives_the_wal_space_back(tmp_path: Path) -> None:
 def test_a_big_epoch_commits_before_copying_its_wal_back(tmp_path: Path) -> None:
     """The COMMIT of a big epoch leaves the WAL in place (no automatic checkpoint inside it); ``checkpoint``
     copies it back and empties it, and restores the automatic checkpoint for later commits."""
-    repo = make_repo(tmp_path / "repo", {f"m{n:03}.py": f"word_{n} = {n}\n" * 50 for n in range(CHUNK + 5)})
+    repo = _big_repo(tmp_path)
     pipeline = IndexPipeline(repo, RepoLayout(repo), IndexConfig(watch=False), PendingChanges())
     pipeline.open()
     try:
+        pipeline.reconcile("test")
+        _rewrite_all(repo)
         pipeline.reconcile("test")
         wal = repo / ".codeplane" / "index.db-wal"
         assert wal.stat().st_size > 0
@@ -128,11 +182,13 @@ def test_a_background_copy_back_lets_epochs_publish_and_ends_truncated(tmp_path:
     """The server copies a big epoch's WAL back on a thread of its own, holding no writer lock: an epoch published
     meanwhile (a checkout right after a cold build) commits, and ``close`` waits for the copy, then the WAL is
     empty and both epochs' contents are in the database."""
-    repo = make_repo(tmp_path / "repo", {f"m{n:03}.py": f"word_{n} = {n}\n" * 50 for n in range(CHUNK + 5)})
+    repo = _big_repo(tmp_path)
     pipeline = IndexPipeline(repo, RepoLayout(repo), IndexConfig(watch=False), PendingChanges())
     pipeline.open()
     wal = repo / ".codeplane" / "index.db-wal"
     try:
+        pipeline.reconcile("test")
+        _rewrite_all(repo)
         pipeline.reconcile("test")
         assert wal.stat().st_size > 0
         pipeline.checkpoint(background=True)
@@ -146,4 +202,4 @@ def test_a_background_copy_back_lets_epochs_publish_and_ends_truncated(tmp_path:
         assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == CHUNK + 5
     with running_index(repo) as index:
         assert {h.path for h in all_hits(index, "after_copy_token")} == {"m001.py"}
-        assert {h.path for h in all_hits(index, "word_7")} == {"m007.py"}
+        assert {h.path for h in all_hits(index, "again_7")} == {"m007.py"}

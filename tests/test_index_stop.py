@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import signal
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -15,7 +17,7 @@ import pytest
 
 from codeplane.core.config import IndexConfig
 from codeplane.core.layout import RepoLayout
-from codeplane.index.epochs import EpochInterrupted
+from codeplane.index.epochs import CHUNK, EpochInterrupted
 from codeplane.index.facts_api import FileChange
 from codeplane.index.service import IndexService
 from tests.builders import make_repo, start_server
@@ -109,3 +111,54 @@ def test_a_signal_while_the_server_waits_for_its_first_build_stops_it_without_wa
     assert stopped_in < 15, f"the stop waited {stopped_in:.1f} s"
     with sqlite3.connect(repo / ".codeplane" / "index.db") as conn:  # rolled back, not finished and published
         assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == 0
+
+
+class SpillThenHang(SlowFinish):
+    """Ends the epoch by writing more than SQLite's page cache holds (so pages reach ``index.db`` itself before the
+    COMMIT), then hangs in a statement until the process is killed."""
+
+    def finish_epoch(self, conn: sqlite3.Connection, epoch: int) -> None:
+        conn.executemany("INSERT INTO slow_finished VALUES (?)", ((f"row {n:0100}",) for n in range(80_000)))  # 9 MB
+        self.entered.set()
+        conn.execute(_ENDLESS).fetchone()
+
+
+_KILLED_BUILD = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+from codeplane.core.config import IndexConfig
+from codeplane.core.layout import RepoLayout
+from codeplane.index.service import IndexService
+from tests.test_index_stop import SpillThenHang
+repo = Path(sys.argv[1])
+service = IndexService(repo, RepoLayout(repo), IndexConfig(watch=False))
+service.register_indexer(SpillThenHang())
+service.build()
+"""
+
+
+def test_a_kill_during_a_first_build_written_into_the_file_leaves_the_empty_store(tmp_path: Path) -> None:
+    """A first build writes its pages into ``index.db`` itself (``IndexStore.leave_wal``), guarded by a rollback
+    journal: killed mid-build, the next open rolls the file back to the empty store and builds it whole."""
+    files = {f"m{n:03}.py": f"def kill_word_{n}():\n    return {n}\n" for n in range(CHUNK + 5)}
+    repo = make_repo(tmp_path / "repo", files)
+    db = repo / ".codeplane" / "index.db"
+    journal = Path(f"{db}-journal")
+    child = subprocess.Popen([sys.executable, "-c", _KILLED_BUILD, str(repo), str(Path(__file__).parents[1])])
+    try:
+        deadline = time.monotonic() + 120
+        while not (journal.exists() and db.exists() and db.stat().st_size > 4 * 1024 * 1024):
+            assert child.poll() is None and time.monotonic() < deadline, "the build never spilled into index.db"
+            time.sleep(0.05)
+    finally:
+        child.kill()
+        child.wait()
+    assert journal.exists()  # a hot journal: the next open must roll the file back
+    with running_index(repo) as index:
+        assert index.status()["file_count"] == len(files)
+        assert {h.path for h in all_hits(index, "kill_word_7")} == {"m007.py"}
+    assert not journal.exists()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == len(files)

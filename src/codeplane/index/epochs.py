@@ -150,13 +150,26 @@ class EpochPublisher:
         self._check_interrupted()
         extras = extras or Extras()
         self._inflight(changes, extras)
+        big = len(changes.upserts) + len(changes.renamed) >= CHUNK
+        first = self._store.epoch() == 0
+        # A first build writes its pages once, straight into the file (``IndexStore.leave_wal``).
+        direct = big and first and self._store.leave_wal()
+        if not direct:
+            self._store.ensure_wal()
+        try:
+            return self._publish(changes, reason, extras, progress, started=started, big=big, direct=direct)
+        finally:
+            if direct:
+                self._store.ensure_wal()
+
+    def _publish(self, changes: ChangeSet, reason: str, extras: Extras, progress: ProgressFn | None, *,
+                 started: float, big: bool, direct: bool) -> EpochSummary:
         conn = self._store.conn
         epoch = self._store.epoch() + 1
         conn.execute("BEGIN IMMEDIATE")
         with self._epoch_lock:
             self._in_epoch = True
         hooked = [i for i in self._indexers if isinstance(i, EpochHooks)]
-        big = len(changes.upserts) + len(changes.renamed) >= CHUNK
         try:
             if big:
                 self._lexical.defer(DEFER_CHARS)
@@ -181,7 +194,7 @@ class EpochPublisher:
         duration = int((monotonic() - started) * 1000)
         # /ready waits for the startup reconcile's epoch, whose checkpoint (tens of MB of WAL for a clone a few hundred
         # files ahead of an index artifact) is left for the checkpoint too: the server runs it right after /ready.
-        defer = big or reason == "startup"
+        defer = (big or reason == "startup") and not direct  # (written straight into the file: no WAL)
         renamed = tuple((r.old.path, r.new.entry.path) for r in changes.renamed)
         try:
             self._store.set_meta("epoch", str(epoch), conn)

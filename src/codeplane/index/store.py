@@ -281,6 +281,37 @@ class IndexStore:
         drop_store(self.path)  # also a directory where the file belongs
         self._marker.unlink(missing_ok=True)
 
+    # -- journal ------------------------------------------------------------------------------------------
+    def leave_wal(self) -> bool:
+        """Before a first build into an empty file: write its pages straight into ``index.db``; True if so.
+
+        Through the WAL, a first build writes the whole database twice: once into the WAL (one epoch is one
+        transaction) and once more when the WAL is copied back (5 GB each on a 133k-file tree, and the copy ran
+        beside the next epoch). A rollback journal keeps only pages that existed before the transaction (the
+        empty schema's few), so the build is written once and a rollback or a crash still leaves the empty
+        store. Readers wait meanwhile, which costs nothing: no query reads an index before its first build.
+        SQLite refuses the switch while another connection has the file open in WAL mode: it then stays in
+        WAL mode, as before.
+        """
+        try:
+            row = self.conn.execute("PRAGMA journal_mode=DELETE").fetchone()
+        except sqlite3.OperationalError:  # "database is locked"
+            return False
+        return row is not None and str(row[0]).lower() == "delete"
+
+    def ensure_wal(self) -> None:
+        """Back to WAL mode after ``leave_wal`` (and before any later epoch, should that have failed: a reader
+        was inside a transaction); logged, never raised, as the file is whole in either mode."""
+        row = self.conn.execute("PRAGMA journal_mode").fetchone()
+        if row is not None and str(row[0]).lower() == "wal":
+            return
+        try:
+            row = self.conn.execute("PRAGMA journal_mode=WAL").fetchone()
+        except sqlite3.OperationalError:
+            row = None
+        if row is None or str(row[0]).lower() != "wal":
+            log.info("index.db stays in rollback-journal mode until the next epoch", mode=row and row[0])
+
     @property
     def conn(self) -> sqlite3.Connection:
         """The writer connection (only under the index service's writer lock)."""
