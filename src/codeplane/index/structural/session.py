@@ -19,9 +19,7 @@ import os
 import sqlite3
 import time
 from collections import deque
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -41,11 +39,6 @@ _RANK_IN_SQLITE = 20_000
 #: Not for the first ones: built while Tantivy's indexing thread holds the other core, helpers would only take
 #: turns with it and with this thread (measured under load: less CPU here, no shorter wall time).
 SORT_THREADS = 0 if (os.cpu_count() or 1) < 2 else min(4, os.cpu_count() or 1)
-#: SQLite's page cache while a cold index finishes (KiB; SQLite's default is 2 MB). The same figure bounds each
-#: sorted run of an index being created (``vdbesort.c``): at 2 MB a 133k-file tree's reference index spilled
-#: hundreds of runs to temporary files and merged them in several passes; the extraction workers, which hold
-#: most of a build's memory, are released before the finish begins.
-FINISH_CACHE_KIB = 128 * 1024
 #: Batches submitted but not yet written. Two: while this thread waits for the oldest, a worker done with its
 #: share of that batch goes on with the next one instead of idling until the batch is written.
 LOOKAHEAD = 2
@@ -65,20 +58,6 @@ class Timings:
     anchors: float = 0.0
     snapshot: float = 0.0
     refs_relinked: int = 0
-
-
-@contextmanager
-def _finish_cache(conn: sqlite3.Connection, cold: bool) -> Iterator[None]:
-    """A cold finish's page cache (``FINISH_CACHE_KIB``), back to what it was afterwards."""
-    if not cold:
-        yield
-        return
-    previous = int(conn.execute("PRAGMA cache_size").fetchone()[0])
-    conn.execute(f"PRAGMA cache_size = -{FINISH_CACHE_KIB}")
-    try:
-        yield
-    finally:
-        conn.execute(f"PRAGMA cache_size = {previous}")
 
 
 class _Pending(NamedTuple):
@@ -150,11 +129,6 @@ class EpochSession:
         effect, self._effect = self._effect, store.BatchEffect(self.epoch)
         self._seen = set()
         began = time.perf_counter()
-        with _finish_cache(conn, cold):
-            self._finish_steps(conn, timings, effect, cold, began)
-
-    def _finish_steps(self, conn: sqlite3.Connection, timings: Timings, effect: store.BatchEffect, cold: bool,
-                      began: float) -> None:
         if cold:
             schema.create_indexes(conn, for_linking=True)
         indexed = time.perf_counter()
