@@ -245,8 +245,9 @@ class EpochPublisher:
     def take_checkpoint(self) -> bool:
         """Whether a big epoch left its WAL to copy back (it no longer does: the caller copies it now).
 
-        A cold index passes the whole database through the WAL; the COMMIT's automatic checkpoint would copy it
-        back before the epoch counts as published (0.6-0.9 s on Django), so a big epoch leaves it to
+        A big epoch passes all it writes through the WAL (a first build does not: ``IndexStore.leave_wal``); the
+        COMMIT's automatic checkpoint would copy it back before the epoch counts as published (0.6-0.9 s for all of
+        Django), so a big epoch leaves it to
         ``IndexPipeline.checkpoint`` (``copy_wal_back``, then ``truncate_wal``), which the server runs once it is
         ready. Until then readers find the pages in the WAL; if nobody calls it, the next commit's automatic
         checkpoint (back on after every COMMIT) does the copy.
@@ -380,8 +381,9 @@ class EpochPublisher:
 def _truncate_wal(conn: sqlite3.Connection) -> None:
     """Copy the WAL back and give back its disk space after a big epoch.
 
-    One epoch is one transaction, so a cold index passes the whole database through the WAL (5.9 GB for a
-    133k-file corpus), and SQLite keeps the file at its largest size. Readers still on an older snapshot make
+    One epoch is one transaction, so a big one (a checkout rewriting thousands of files; a first build when the
+    store could not leave WAL mode, ``IndexStore.leave_wal``) passes all it writes through the WAL, and SQLite
+    keeps the file at its largest size. Readers still on an older snapshot make
     it give up, which is harmless: the next commit's automatic checkpoint copies what it can, and the next
     big epoch tries to truncate again.
     """
