@@ -20,6 +20,7 @@ from codeplane.core.layout import RepoLayout
 from codeplane.index.epochs import CHUNK, EpochInterrupted
 from codeplane.index.facts_api import FileChange
 from codeplane.index.service import IndexService
+from codeplane.index.structural.service import StructuralService
 from tests.builders import make_repo, start_server
 from tests.index_helpers import all_hits, running_index
 
@@ -162,3 +163,25 @@ def test_a_kill_during_a_first_build_written_into_the_file_leaves_the_empty_stor
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == len(files)
+
+
+def test_status_does_not_wait_for_a_first_build_written_into_the_file(tmp_path: Path) -> None:
+    """While a first build holds ``index.db`` (written straight into it, ``IndexStore.leave_wal``), a reader of its
+    own would wait for the lock: the structural status section says "building" at once instead; a stop still
+    rolls the build back."""
+    repo = make_repo(tmp_path / "repo", {f"m{n:03}.py": f"x_{n} = {n}\n" for n in range(CHUNK + 5)})
+    service = IndexService(repo, RepoLayout(repo), IndexConfig(watch=False))
+    hang = SpillThenHang()
+    service.register_indexer(hang)
+    structural = StructuralService(service, repo, repo / ".codeplane" / "index.db")
+    service.start()
+    try:
+        assert hang.entered.wait(60), "the first build never reached its end-of-epoch step"
+        assert service.first_build_writing
+        began = time.monotonic()
+        assert structural.status() == {"state": "not_built", "building": True}
+        assert time.monotonic() - began < 0.5
+    finally:
+        service.stop()
+    assert not service.first_build_writing
+    assert structural.status()["state"] == "not_built"  # rolled back: the empty store, readable again

@@ -447,6 +447,12 @@ class IndexService:
         return self._pipeline.rules
 
     @property
+    def first_build_writing(self) -> bool:
+        """A first build is being written straight into ``index.db`` (``IndexStore.leave_wal``): until it ends, a
+        connection of its own (a status section) would wait for it, and should not try."""
+        return self._pipeline.opened and self._pipeline.store.direct
+
+    @property
     def ready(self) -> bool:
         return self._ready.is_set()
 

@@ -116,6 +116,8 @@ class IndexStore:
         self.rebuilt_reason: str | None = None
         #: How the last open checked the file: ``full`` (``quick_check``) or ``cheap`` (after a clean close).
         self.open_check = "full"
+        #: Set while a first build is written straight into the file (``leave_wal``): a reader would wait for it.
+        self.direct = False
         #: Set while a full check the open skipped is still owed (an adopted artifact checked after ready):
         #: a close then leaves no clean-close marker, so the next open runs it.
         self.check_owed = False
@@ -297,13 +299,15 @@ class IndexStore:
             row = self.conn.execute("PRAGMA journal_mode=DELETE").fetchone()
         except sqlite3.OperationalError:  # "database is locked"
             return False
-        return row is not None and str(row[0]).lower() == "delete"
+        self.direct = row is not None and str(row[0]).lower() == "delete"
+        return self.direct
 
     def ensure_wal(self) -> None:
         """Back to WAL mode after ``leave_wal`` (and before any later epoch, should that have failed: a reader
         was inside a transaction); logged, never raised, as the file is whole in either mode."""
         row = self.conn.execute("PRAGMA journal_mode").fetchone()
         if row is not None and str(row[0]).lower() == "wal":
+            self.direct = False
             return
         try:
             row = self.conn.execute("PRAGMA journal_mode=WAL").fetchone()
@@ -311,6 +315,8 @@ class IndexStore:
             row = None
         if row is None or str(row[0]).lower() != "wal":
             log.info("index.db stays in rollback-journal mode until the next epoch", mode=row and row[0])
+        else:
+            self.direct = False
 
     @property
     def conn(self) -> sqlite3.Connection:

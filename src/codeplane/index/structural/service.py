@@ -171,4 +171,6 @@ class StructuralService:
     # -- status ------------------------------------------------------------------------------------
     def status(self) -> dict[str, object]:
         """The ``structural`` status section: per-language counts, parse failures, grammars, contexts."""
+        if self._index.first_build_writing:  # its reader would wait for the build's lock
+            return {"state": "not_built", "building": True}
         return structural_status(self._index_db, wait=False)  # never a table scan in /status
