@@ -19,6 +19,7 @@ from codeplane.core.config import IndexConfig
 from codeplane.core.layout import RepoLayout
 from codeplane.index.epochs import CHUNK, EpochInterrupted
 from codeplane.index.facts_api import FileChange
+from codeplane.index.overview import index_overview
 from codeplane.index.service import IndexService
 from codeplane.index.structural.service import StructuralService
 from tests.builders import make_repo, start_server
@@ -185,3 +186,24 @@ def test_status_does_not_wait_for_a_first_build_written_into_the_file(tmp_path: 
         service.stop()
     assert not service.first_build_writing
     assert structural.status()["state"] == "not_built"  # rolled back: the empty store, readable again
+
+
+def test_an_overview_beside_a_first_build_in_another_process_says_building(tmp_path: Path) -> None:
+    """``cpl status`` with no server reads ``index.db`` itself: while ``cpl init`` in another terminal writes its
+    first build straight into the file (holding its lock), it answers "building" at once instead of waiting."""
+    repo = make_repo(tmp_path / "repo", {f"m{n:03}.py": f"x_{n} = {n}\n" for n in range(CHUNK + 5)})
+    db = repo / ".codeplane" / "index.db"
+    child = subprocess.Popen([sys.executable, "-c", _KILLED_BUILD, str(repo), str(Path(__file__).parents[1])])
+    try:
+        deadline = time.monotonic() + 120
+        while not (Path(f"{db}-journal").exists() and db.stat().st_size > 4 * 1024 * 1024):
+            assert child.poll() is None and time.monotonic() < deadline, "the build never spilled into index.db"
+            time.sleep(0.05)
+        began = time.monotonic()
+        overview = index_overview(db)
+        assert time.monotonic() - began < 2
+        assert overview["state"] == "building", overview
+    finally:
+        child.kill()
+        child.wait()
+    assert index_overview(db)["state"] != "building"  # the lock went with the process

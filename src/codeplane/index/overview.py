@@ -8,13 +8,17 @@ from pathlib import Path
 
 from codeplane.core.clock import iso_utc
 
+#: How long to wait for a writer's lock. Only a first build holds one for long (it writes straight into the file,
+#: ``IndexStore.leave_wal``); every other writer is in WAL mode, where readers never wait.
+_LOCKED_WAIT_SEC = 0.5
+
 
 def index_overview(db_path: Path) -> dict[str, object]:
     """Epoch, file counts and the last published epoch; ``state`` is ``not_built`` without an index."""
     if not db_path.is_file():
         return {"state": "not_built", "note": "no index yet; `cpl init` or `cpl up` builds it"}
     try:
-        with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as conn:
+        with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=_LOCKED_WAIT_SEC) as conn:
             meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
             kinds = dict(conn.execute("SELECT kind, count(*) FROM files GROUP BY kind").fetchall())
             languages = dict(conn.execute(
@@ -22,6 +26,11 @@ def index_overview(db_path: Path) -> dict[str, object]:
                 "ORDER BY language").fetchall())
             last = conn.execute("SELECT id, published_ms, reason, duration_ms FROM epochs "
                                 "ORDER BY id DESC LIMIT 1").fetchone()
+    except sqlite3.OperationalError as exc:
+        if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY:
+            return {"state": "building", "note": "another process (`cpl init`) is writing its first build into "
+                                                 "index.db; its figures show once it is published"}
+        return {"state": "unreadable", "error": str(exc)}
     except sqlite3.DatabaseError as exc:
         return {"state": "unreadable", "error": str(exc)}
     return {
