@@ -159,8 +159,9 @@ class EpochPublisher:
         try:
             return self._publish(changes, reason, extras, progress, started=started, big=big, direct=direct)
         finally:
-            if direct:
-                self._store.ensure_wal()
+            if direct:  # never hiding the epoch's own failure; the next publish switches back if this could not
+                with contextlib.suppress(sqlite3.Error):
+                    self._store.ensure_wal()
 
     def _publish(self, changes: ChangeSet, reason: str, extras: Extras, progress: ProgressFn | None, *,
                  started: float, big: bool, direct: bool) -> EpochSummary:
