@@ -151,22 +151,21 @@ class EpochPublisher:
         extras = extras or Extras()
         self._inflight(changes, extras)
         big = len(changes.upserts) + len(changes.renamed) >= CHUNK
-        first = self._store.epoch() == 0
+        epoch = self._store.epoch() + 1
         # A first build writes its pages once, straight into the file (``IndexStore.leave_wal``).
-        direct = big and first and self._store.leave_wal()
+        direct = big and epoch == 1 and self._store.leave_wal()
         if not direct:
             self._store.ensure_wal()
         try:
-            return self._publish(changes, reason, extras, progress, started=started, big=big, direct=direct)
+            return self._publish(changes, epoch, reason, extras, progress, started=started, big=big, direct=direct)
         finally:
             if direct:  # never hiding the epoch's own failure; the next publish switches back if this could not
                 with contextlib.suppress(sqlite3.Error):
                     self._store.ensure_wal()
 
-    def _publish(self, changes: ChangeSet, reason: str, extras: Extras, progress: ProgressFn | None, *,
+    def _publish(self, changes: ChangeSet, epoch: int, reason: str, extras: Extras, progress: ProgressFn | None, *,
                  started: float, big: bool, direct: bool) -> EpochSummary:
         conn = self._store.conn
-        epoch = self._store.epoch() + 1
         conn.execute("BEGIN IMMEDIATE")
         with self._epoch_lock:
             self._in_epoch = True

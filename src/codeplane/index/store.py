@@ -304,10 +304,9 @@ class IndexStore:
 
     def ensure_wal(self) -> None:
         """Back to WAL mode after ``leave_wal`` (and before any later epoch, should that have failed: a reader
-        was inside a transaction); logged, never raised, as the file is whole in either mode."""
-        row = self.conn.execute("PRAGMA journal_mode").fetchone()
-        if row is not None and str(row[0]).lower() == "wal":
-            self.direct = False
+        was inside a transaction); logged, never raised, as the file is whole in either mode. A no-op unless
+        ``leave_wal`` switched (every other epoch pays nothing)."""
+        if not self.direct:
             return
         try:
             row = self.conn.execute("PRAGMA journal_mode=WAL").fetchone()
