@@ -174,3 +174,28 @@ def test_an_attribute_of_pytest_s_own_fixture_is_no_repository_method(tmp_path: 
         "import pytest\n\n\n@pytest.fixture(name='pytestconfig')\ndef config():\n    return None\n")}
     with indexed_repo(tmp_path / "again", plugins) as (root, index):
         assert _cases(root, index, "src/pkg/hooks.py", 3, ["tests/test_hooks.py"]) == {"tests/test_hooks.py"}
+
+
+GETATTR_PACKAGE: dict[str, str] = {
+    "pytest.ini": "[pytest]\npythonpath = src\n",
+    "src/pkg/__init__.py": (
+        "from .impl import pager as pager\n\n\n"
+        "def __getattr__(name):\n"                       # 4
+        "    if name == 'old_pager':\n"
+        "        return pager\n"                         # 6: the module __getattr__'s body
+        "    raise AttributeError(name)\n"),
+    "src/pkg/impl.py": "def pager():\n    return 2\n",
+    "tests/test_pkg.py": (
+        "import pkg\n\n\n"
+        "def test_submodule():\n    assert pkg.impl.pager() == 2\n\n\n"
+        "def test_served():\n    assert pkg.old_pager() == 2\n"),
+}
+
+
+def test_a_submodule_the_package_imports_is_bound_there_not_served_by_its_getattr(tmp_path: Path) -> None:
+    """``from .impl import pager`` in ``pkg/__init__.py`` binds ``impl`` in the package (the import system sets it):
+    ``pkg.impl`` never reaches the package's module ``__getattr__``, whose change selects the use of the name it
+    serves (``old_pager``) only."""
+    with indexed_repo(tmp_path / "repo", GETATTR_PACKAGE) as (root, index):
+        assert _cases(root, index, "src/pkg/__init__.py", 6, ["tests/test_pkg.py"]) == {
+            "tests/test_pkg.py::test_served"}

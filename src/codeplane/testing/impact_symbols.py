@@ -168,7 +168,7 @@ class SymbolWalk(UseRules, PytestRules):
         # A name the module still binds (a def, an overload, an import, an assignment) is followed by name.
         defined = {d.name for d in self.defs_of(file_id)} | {str(n) for (n,) in self.conn.execute(
             "SELECT DISTINCT b.name FROM st_bind b JOIN st_scope s ON s.scope_id = b.scope_id "
-            "WHERE b.file_id = ? AND s.parent_scope_id IS NULL", (file_id,))}
+            "WHERE b.file_id = ? AND s.parent_scope_id IS NULL", (file_id,))} | self._bound_submodules(file_id)
         for user_file, line, col, token, submodule, kind, imported, elsewhere in rows:
             # __name__, __file__...: every module has them; ``from pkg import mod`` binds the module file itself.
             # ``import pkg.mod`` then ``pkg.mod``: importing ``pkg.mod`` sets ``mod`` on ``pkg`` before the name
@@ -180,6 +180,19 @@ class SymbolWalk(UseRules, PytestRules):
             why = f"{path}: {token} (resolves to no definition: removed or dynamic?)"
             self._use((int(user_file), int(line), int(col)), origin,
                       reach.then(why, "low") if reach is not None else Reach("low", (why,)), "low", call=True)
+
+    def _bound_submodules(self, file_id: int) -> set[str]:
+        """The submodules a package's ``__init__`` imports in statements of its own at column 0 (no condition, no
+        ``TYPE_CHECKING``, no function: they run whenever the package is imported). Importing ``pkg.sub`` binds
+        ``sub`` in the package's namespace (``from .core import Argument`` in click's ``__init__`` makes
+        ``click.core`` an attribute of ``click``), so ``pkg.sub`` elsewhere neither names something the package
+        lost nor reaches its module ``__getattr__``."""
+        keys = [k for k in (self.facts.keys_of or {}).get(file_id, ()) if k.startswith("py:")]
+        found: set[str] = set()
+        for (target,) in self.rows("SELECT DISTINCT target_key FROM st_import WHERE file_id = ? AND start_col = 0 "
+                                   "AND resolved_file_id IS NOT NULL AND target_key IS NOT NULL", (file_id,)):
+            found |= {str(target)[len(k) + 1:].split(".", 1)[0] for k in keys if str(target).startswith(f"{k}.")}
+        return found
 
     def _spread(self, d: Def, reach: Reach) -> None:
         path = self.path_of.get(d.file_id, "")
