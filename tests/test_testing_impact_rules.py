@@ -199,3 +199,55 @@ def test_a_submodule_the_package_imports_is_bound_there_not_served_by_its_getatt
     with indexed_repo(tmp_path / "repo", GETATTR_PACKAGE) as (root, index):
         assert _cases(root, index, "src/pkg/__init__.py", 6, ["tests/test_pkg.py"]) == {
             "tests/test_pkg.py::test_served"}
+
+
+_TYPES = (
+    "class ParamType:\n"                                 # 1
+    "    def __call__(self, value):\n"
+    "        return self.convert(value)\n"
+    "\n"
+    "    def convert(self, value):\n"                    # 5
+    "        return value\n"                             # 6: the changed line
+    "\n\n"
+    "class BoolType(ParamType):\n"
+    "    pass\n"
+    "\n\n"
+    "BOOL = BoolType()\n"
+    "\n\n"
+    "def convert_type(ty):\n"
+    "    if ty is bool:\n"
+    "        return BOOL\n"                              # hands the instance back, calls none of it
+    "    return ParamType()\n"
+    "\n\n"
+    "class Tuple(ParamType):\n"
+    "    def __init__(self, types):\n"
+    "        self.types = [convert_type(t) for t in types]\n"   # stored, read nowhere else in __init__
+    "\n\n"
+    "class Pair(ParamType):\n"
+    "    def __init__(self, types):\n"
+    "        self.types = [convert_type(t) for t in types]\n"
+    "        self.first = self.types[0](1)\n"            # calls what it stored: construction runs the change
+)
+TYPES: dict[str, str] = {
+    "pytest.ini": "[pytest]\npythonpath = src\n",
+    "src/pkg/__init__.py": "",
+    "src/pkg/types.py": _TYPES,
+    "tests/test_tuple.py": (
+        "import pytest\n\nfrom pkg.types import Tuple\n\n\n"
+        "@pytest.mark.parametrize('t', [Tuple([bool])])\ndef test_tuple(t):\n    assert t.types\n\n\n"
+        "def test_other():\n    assert True\n"),
+    "tests/test_pair.py": (
+        "import pytest\n\nfrom pkg.types import Pair\n\n\n"
+        "@pytest.mark.parametrize('p', [Pair([bool])])\ndef test_pair(p):\n    assert p.first\n\n\n"
+        "def test_other():\n    assert True\n"),
+}
+
+
+def test_making_an_instance_that_is_stored_or_returned_untouched_runs_nothing_changed(tmp_path: Path) -> None:
+    """``Tuple([bool])`` at import time (a ``parametrize`` argument) makes instances of classes whose ``__call__``
+    changed: ``convert_type`` hands ``BOOL`` back (``return BOOL``), ``Tuple.__init__`` stores what it returns and
+    reads it nowhere else, so the import runs nothing changed and only the test given the instance is selected.
+    ``Pair.__init__`` calls what it stored: importing ``test_pair.py`` runs the change, the whole file is selected."""
+    with indexed_repo(tmp_path / "repo", TYPES) as (root, index):
+        cases = _cases(root, index, "src/pkg/types.py", 6, ["tests/test_pair.py", "tests/test_tuple.py"])
+    assert cases == {"tests/test_tuple.py::test_tuple", "tests/test_pair.py"}

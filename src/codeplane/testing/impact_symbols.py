@@ -215,7 +215,10 @@ class SymbolWalk(UseRules, PytestRules):
                 return
         elif is_dunder(d.name) and d.kind in ("function", "method"):
             if owner is not None and owner.kind == "class":
-                self.enqueue(owner, reach.then(owner.qualified_name, "high", runs=d.name in _CONSTRUCTION))
+                # Construction runs changed code only if the dunder does (an ``__init__`` that stores a new
+                # instance of a class whose instances changed makes one as before).
+                self.enqueue(owner, reach.then(owner.qualified_name, "high",
+                                               runs=d.name in _CONSTRUCTION and reach.runs))
             return
         elif owner is not None and owner.kind == "class" and self._external_base(owner):
             # A method of a class deriving from another library's class may be called by that library

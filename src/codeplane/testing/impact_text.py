@@ -127,6 +127,47 @@ def returns_call(lines: Sequence[str], index: int, col: int) -> bool:
     return rest.startswith("(") and _ends_statement(lines, index, len(text) - len(rest))
 
 
+def returns_name(text: str, col: int) -> bool:
+    """Whether the name at ``col`` is the whole of a ``return`` statement, not called (``return BOOL``,
+    ``return types.BOOL``): the function hands the object back and runs none of it."""
+    word = WORD.match(text, col)
+    if word is None or not _RETURN.match(text[:col]):
+        return False
+    tail = text[word.end():].strip()
+    return not tail or tail.startswith("#")
+
+
+#: ``target = `` or ``target: T = `` before a name (a plain dotted prefix allowed: ``= types.``), the
+#: target captured, and ``[`` when the value is a list comprehension whose items are the call.
+_STORE = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(?::[^=]*)?=\s*(\[\s*)?(?:[A-Za-z_]\w*\s*\.\s*)*$")
+_FOR = re.compile(r"for\s")
+
+
+def stored_call(lines: Sequence[str], index: int, col: int) -> str | None:
+    """The target (``self.types``, ``x``) that a call of the name at ``col`` of ``lines[index]`` is stored into,
+    as the whole value (``self.type = BoolParamType()``) or as each item of a list comprehension (``self.types =
+    [convert_type(t) for t in types]``), nothing else done with what it returns; None otherwise (unclear text
+    included)."""
+    text = lines[index]
+    found = _STORE.match(text[:col])
+    word = WORD.match(text, col)
+    if found is None or word is None or "==" in text[:col]:
+        return None
+    rest = text[word.end():].lstrip()
+    if not rest.startswith("("):
+        return None
+    closed = _closing(lines, index, len(text) - len(rest))
+    if closed is None:
+        return None
+    row, i = closed
+    if found.group(2) is None:
+        tail = lines[row][i + 1:].strip()
+        return found.group(1) if not tail or tail.startswith("#") else None
+    if not _FOR.match(lines[row][i + 1:].lstrip()) or not _ends_statement(lines, index, found.start(2)):
+        return None
+    return found.group(1)
+
+
 def _ends_statement(lines: Sequence[str], index: int, col: int) -> bool:
     """Whether the bracket opened at ``lines[index][col]`` closes with nothing after it but a comment."""
     closed = _closing(lines, index, col)

@@ -16,6 +16,7 @@ that only names it reaches what it is stored in. The use's line says more (``imp
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterable, Mapping
 
@@ -29,7 +30,9 @@ from codeplane.testing.impact_text import (
     passive_at,
     restored_at,
     returns_call,
+    returns_name,
     signature_annotations,
+    stored_call,
 )
 from codeplane.testing.impact_walkfacts import WalkFacts
 from codeplane.testing.impact_walkstate import WalkState
@@ -101,18 +104,24 @@ class UseRules(WalkState):
         # A base class: the subclass's construction is the base's. A function that only makes and returns its
         # own closure (a decorator factory) runs nothing changed itself; whoever calls the closure does.
         closure = used.parent == user.uid and used.kind in ("function", "method") and not called
-        # A class whose construction is unchanged (only its instances behave differently) that a function
-        # makes and returns at once (``return _InstanceOfValidator(type)``: attrs' validator factories) runs
-        # nothing changed in that function: it never touches the instance. Whoever uses what it returns is
-        # reached through its own uses of the function; an import-time call of the factory imports as before.
-        # Not when the instance's attribute access itself changed (``__getattr__``...: using what the factory
-        # returns at import runs it) or another library's base class may call the change while constructing.
-        handed_back = not reach.runs and used.kind == "class" and called and not any(
-            step.split(" ", 1)[0].rsplit(".", 1)[-1] in _ATTRIBUTE_DUNDERS or "external class" in step
-            for step in reach.chain[:2]) and self._returns_new(path, line, col)
+        # What a function does with something whose construction is unchanged (a class whose instances behave
+        # differently, a factory of such instances) decides whether calling the function runs changed code:
+        # - made and returned at once (``return _InstanceOfValidator(type)``: attrs' validator factories), or made
+        #   and stored into a name or attribute the function reads nowhere else (``self.type = BoolParamType()``,
+        #   ``self.types = [convert_type(t) for t in types]``): it never touches the instance;
+        # - named, not called, as the whole of a ``return`` (``return BOOL``): it hands the object back.
+        # Whoever uses what it returns or stored is reached through its own uses of the function or the class;
+        # an import-time call of the function imports as before. Not when the instance's attribute access itself
+        # changed (``__getattr__``, a name a module ``__getattr__`` serves: using it runs the change) or another
+        # library's base class may call the change while constructing.
+        hooked = any(step.split(" ", 1)[0].rsplit(".", 1)[-1] in _ATTRIBUTE_DUNDERS or "external class" in step
+                     or "(served by " in step for step in reach.chain[:2])
+        handed_back = not reach.runs and called and not hooked and (self._returns_new(path, line, col) or (
+            user.kind in ("function", "method") and not at_import and self._stored_unread(path, line, col, user)))
+        returned = not called and not hooked and self._returns_name(path, line, col)
         self.enqueue(user, reach.then(user.qualified_name if path not in self.tests else
                                       f"{path}::{user.lexical_path.replace('.', '::')}", confidence,
-                                      runs=(reach.runs or not header) and not closure and not handed_back))
+                                      runs=(reach.runs or not header) and not (closure or handed_back or returned)))
 
     def _module_level(self, path: str, line: int, reach: Reach, why: str) -> None:
         if path in self.tests:
@@ -151,6 +160,20 @@ class UseRules(WalkState):
     def _returns_new(self, path: str, line: int, col: int) -> bool:
         lines = self.read_lines(path)
         return 0 < line <= len(lines) and returns_call(lines, line - 1, col)
+
+    def _returns_name(self, path: str, line: int, col: int) -> bool:
+        text = self._line(path, line)
+        return text is not None and returns_name(text, col)
+
+    def _stored_unread(self, path: str, line: int, col: int, user: Def) -> bool:
+        """Whether the call at the site is stored (``stored_call``) into a target that ``user``'s text names
+        nowhere else (a loop, a nested function, a ``global``: any other mention counts as a read)."""
+        lines = self.read_lines(path)
+        target = stored_call(lines, line - 1, col) if 0 < line <= len(lines) else None
+        if target is None:
+            return False
+        mention = re.compile(rf"(?<![\w.]){re.escape(target)}\b")
+        return sum(len(mention.findall(text)) for text in lines[user.start - 1:user.end]) == 1
 
     def _in_lambda(self, path: str, line: int, col: int) -> bool:
         text = self._line(path, line)
