@@ -17,7 +17,8 @@ time or in a function, and what its line rules out: ``impact_uses.py``):
   ``x.m`` on an unknown receiver is walked once per method name; ``self.x.m`` where ``self.x`` is certainly an
   instance of one class (``impact_attrs.py``) only for that class and its bases. What every walk of an index epoch reads
   alike (definitions per file, these uses, query answers) is kept in ``WalkFacts`` until the next epoch;
-- a dunder method spreads to its class (``__init__``/``__eq__``... run without being named); a class spreads
+- a dunder method spreads to its class (``__init__``/``__eq__``... run without being named; constructing the
+  class runs changed code only if its ``__init__``/``__new__``... does); a class spreads
   through its uses; a class attribute spreads to its class where unseen code makes instances (decorated
   classes, metaclasses, other libraries' bases: attrs, dataclasses);
 - a decorator line belongs to the definition it decorates (a ``parametrize`` table of any length included);

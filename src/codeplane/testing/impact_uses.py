@@ -7,8 +7,9 @@ that only names it reaches what it is stored in. The use's line says more (``imp
 
 - a class spreads through its uses, subclass headers included (a class header lies inside the subclass's span);
   a class whose construction is unchanged (only its instances behave differently) does not make a function
-  that only returns a new instance (``return K(...)``) run changed code; an annotation, ``isinstance`` or
-  ``except`` names a class and runs none of it;
+  that only returns a new instance (``return K(...)``), or stores one into a name or attribute it reads nowhere
+  else (``self.type = K()``), run changed code; nor does returning an object untouched (``return BOOL``); an
+  annotation, ``isinstance`` or ``except`` names a class and runs none of it;
 - reading a property (``obj.prop``) calls its getter; ``@prop.setter`` does not;
 - a lambda assigned at import time does not run then; a method read and stored under its own name
   (``self.m = x.m``) runs nothing there; a keyword argument's name is no use; stubs (``.pyi``) never run.
