@@ -287,6 +287,8 @@ def main() -> None:
         ["/ready → first build's catch-up reconcile done (s)", remote["caught_up_s"], "-", "-"],
         ["peak RSS of the process tree (MB)", peak_mb, "≤ 2048", peak_mb <= 2048],
         ["CPU of the process tree, cold server until stopped (s)", cold_usage.cpu_seconds, "-", "-"],
+        ["  of which the kernel's (system time: new memory pages, page cache included) (s)",
+         cold_usage.system_seconds, "-", "-"],
         ["index.db (MB)", db_mb, "-", "-"],
         ["Tantivy (MB)", tantivy_mb, "-", "-"],
         ["warm restart `cpl up` → /ready (s)", warm.ready_s, "≤ 5", warm.ready_s <= 5],
