@@ -227,6 +227,14 @@ _TYPES = (
     "    def __init__(self, types):\n"
     "        self.types = [convert_type(t) for t in types]\n"
     "        self.first = self.types[0](1)\n"            # calls what it stored: construction runs the change
+    "\n\n"
+    "class Later(ParamType):\n"
+    "    def __init__(self, types):\n"
+    "        self.types = [convert_type(t) for t in types]\n"
+    "        self.setup()\n"                            # a method that reads and calls what was stored
+    "\n"
+    "    def setup(self):\n"
+    "        self.first = self.types[0](1)\n"
 )
 TYPES: dict[str, str] = {
     "pytest.ini": "[pytest]\npythonpath = src\n",
@@ -240,6 +248,10 @@ TYPES: dict[str, str] = {
         "import pytest\n\nfrom pkg.types import Pair\n\n\n"
         "@pytest.mark.parametrize('p', [Pair([bool])])\ndef test_pair(p):\n    assert p.first\n\n\n"
         "def test_other():\n    assert True\n"),
+    "tests/test_later.py": (
+        "import pytest\n\nfrom pkg.types import Later\n\n\n"
+        "@pytest.mark.parametrize('p', [Later([bool])])\ndef test_later(p):\n    assert p.first\n\n\n"
+        "def test_other():\n    assert True\n"),
 }
 
 
@@ -247,7 +259,9 @@ def test_making_an_instance_that_is_stored_or_returned_untouched_runs_nothing_ch
     """``Tuple([bool])`` at import time (a ``parametrize`` argument) makes instances of classes whose ``__call__``
     changed: ``convert_type`` hands ``BOOL`` back (``return BOOL``), ``Tuple.__init__`` stores what it returns and
     reads it nowhere else, so the import runs nothing changed and only the test given the instance is selected.
-    ``Pair.__init__`` calls what it stored: importing ``test_pair.py`` runs the change, the whole file is selected."""
+    ``Pair.__init__`` calls what it stored, ``Later.__init__`` a method that does: importing ``test_pair.py`` or
+    ``test_later.py`` runs the change, the whole file is selected."""
     with indexed_repo(tmp_path / "repo", TYPES) as (root, index):
-        cases = _cases(root, index, "src/pkg/types.py", 6, ["tests/test_pair.py", "tests/test_tuple.py"])
-    assert cases == {"tests/test_tuple.py::test_tuple", "tests/test_pair.py"}
+        cases = _cases(root, index, "src/pkg/types.py", 6,
+                       ["tests/test_later.py", "tests/test_pair.py", "tests/test_tuple.py"])
+    assert cases == {"tests/test_tuple.py::test_tuple", "tests/test_pair.py", "tests/test_later.py"}

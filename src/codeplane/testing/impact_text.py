@@ -141,13 +141,14 @@ def returns_name(text: str, col: int) -> bool:
 #: target captured, and ``[`` when the value is a list comprehension whose items are the call.
 _STORE = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(?::[^=]*)?=\s*(\[\s*)?(?:[A-Za-z_]\w*\s*\.\s*)*$")
 _FOR = re.compile(r"for\s")
+_DEF = re.compile(r"\s*(?:async\s+)?def\s")
 
 
-def stored_call(lines: Sequence[str], index: int, col: int) -> str | None:
+def stored_call(lines: Sequence[str], index: int, col: int) -> tuple[str, int] | None:
     """The target (``self.types``, ``x``) that a call of the name at ``col`` of ``lines[index]`` is stored into,
     as the whole value (``self.type = BoolParamType()``) or as each item of a list comprehension (``self.types =
-    [convert_type(t) for t in types]``), nothing else done with what it returns; None otherwise (unclear text
-    included)."""
+    [convert_type(t) for t in types]``), nothing else done with what it returns, and the index of the statement's
+    last line; None otherwise (unclear text included)."""
     text = lines[index]
     found = _STORE.match(text[:col])
     word = WORD.match(text, col)
@@ -162,10 +163,37 @@ def stored_call(lines: Sequence[str], index: int, col: int) -> str | None:
     row, i = closed
     if found.group(2) is None:
         tail = lines[row][i + 1:].strip()
-        return found.group(1) if not tail or tail.startswith("#") else None
-    if not _FOR.match(lines[row][i + 1:].lstrip()) or not _ends_statement(lines, index, found.start(2)):
+        return (found.group(1), row) if not tail or tail.startswith("#") else None
+    whole = _closing(lines, index, found.start(2))
+    if whole is None or not _FOR.match(lines[row][i + 1:].lstrip()):
         return None
-    return found.group(1)
+    tail = lines[whole[0]][whole[1] + 1:].strip()
+    return (found.group(1), whole[0]) if not tail or tail.startswith("#") else None
+
+
+#: A call: a name, a closing bracket or a string's end, then an opening parenthesis.
+_ANY_CALL = re.compile(r"""[\w)\]'"]\s*\(""")
+
+
+def runs_nothing_after(lines: Sequence[str], last: int, end: int) -> bool:
+    """Whether ``lines[last + 1:end]`` (the rest of a function after a statement) call nothing at all: no method
+    of ``self`` that could read what the statement stored, nothing that could reach it. A parenthesis in a comment
+    or a string counts too (the safe answer)."""
+    return not any(_ANY_CALL.search(text) for text in lines[last + 1:end])
+
+
+def top_of_body(lines: Sequence[str], start: int, end: int, index: int) -> bool:
+    """Whether ``lines[index]`` is at the top level of the body of the function spanning ``lines[start:end]`` (no
+    loop, ``if`` or ``with`` around it): its indentation is the least of the body's lines. A docstring line
+    indented less makes the answer False (the safe one)."""
+    header = next((i for i in range(start, min(end, index + 1)) if _DEF.match(lines[i])), None)
+    if header is None:
+        return False
+    outer = len(lines[header]) - len(lines[header].lstrip())
+    depths = [len(text) - len(text.lstrip()) for text in lines[header + 1:end] if text.strip()]
+    inner = [d for d in depths if d > outer]
+    own = len(lines[index]) - len(lines[index].lstrip())
+    return bool(inner) and own == min(inner) and min(depths) > outer
 
 
 def _ends_statement(lines: Sequence[str], index: int, col: int) -> bool:

@@ -8,7 +8,8 @@ that only names it reaches what it is stored in. The use's line says more (``imp
 - a class spreads through its uses, subclass headers included (a class header lies inside the subclass's span);
   a class whose construction is unchanged (only its instances behave differently) does not make a function
   that only returns a new instance (``return K(...)``), or stores one into a name or attribute it reads nowhere
-  else (``self.type = K()``), run changed code; nor does returning an object untouched (``return BOOL``); an
+  else and then calls nothing (``self.type = K()`` closing an ``__init__``), run changed code; nor does returning
+  an object untouched (``return BOOL``); an
   annotation, ``isinstance`` or ``except`` names a class and runs none of it;
 - reading a property (``obj.prop``) calls its getter; ``@prop.setter`` does not;
 - a lambda assigned at import time does not run then; a method read and stored under its own name
@@ -32,8 +33,10 @@ from codeplane.testing.impact_text import (
     restored_at,
     returns_call,
     returns_name,
+    runs_nothing_after,
     signature_annotations,
     stored_call,
+    top_of_body,
 )
 from codeplane.testing.impact_walkfacts import WalkFacts
 from codeplane.testing.impact_walkstate import WalkState
@@ -108,8 +111,9 @@ class UseRules(WalkState):
         # What a function does with something whose construction is unchanged (a class whose instances behave
         # differently, a factory of such instances) decides whether calling the function runs changed code:
         # - made and returned at once (``return _InstanceOfValidator(type)``: attrs' validator factories), or made
-        #   and stored into a name or attribute the function reads nowhere else (``self.type = BoolParamType()``,
-        #   ``self.types = [convert_type(t) for t in types]``): it never touches the instance;
+        #   and stored into a name or attribute the function reads nowhere else, calling nothing after it
+        #   (``self.types = [convert_type(t) for t in types]`` closing ``Tuple.__init__``): it never touches the
+        #   instance;
         # - named, not called, as the whole of a ``return`` (``return BOOL``): it hands the object back.
         # Whoever uses what it returns or stored is reached through its own uses of the function or the class;
         # an import-time call of the function imports as before. Not when the instance's attribute access itself
@@ -168,13 +172,19 @@ class UseRules(WalkState):
 
     def _stored_unread(self, path: str, line: int, col: int, user: Def) -> bool:
         """Whether the call at the site is stored (``stored_call``) into a target that ``user``'s text names
-        nowhere else (a loop, a nested function, a ``global``: any other mention counts as a read)."""
+        nowhere else (a nested function, a ``global``: any other mention counts as a read), by a statement at the
+        top of its body (no loop around it, where code above runs after it) after which it calls nothing (a method
+        of ``self`` could read the attribute and call what it holds)."""
         lines = self.read_lines(path)
-        target = stored_call(lines, line - 1, col) if 0 < line <= len(lines) else None
-        if target is None:
+        stored = stored_call(lines, line - 1, col) if 0 < line <= len(lines) else None
+        if stored is None:
             return False
+        target, last = stored
+        body = lines[user.start - 1:user.end]
         mention = re.compile(rf"(?<![\w.]){re.escape(target)}\b")
-        return sum(len(mention.findall(text)) for text in lines[user.start - 1:user.end]) == 1
+        return (sum(len(mention.findall(text)) for text in body) == 1
+                and top_of_body(lines, user.start - 1, user.end, line - 1)
+                and runs_nothing_after(lines, last, user.end))
 
     def _in_lambda(self, path: str, line: int, col: int) -> bool:
         text = self._line(path, line)
