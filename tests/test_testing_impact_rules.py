@@ -265,3 +265,30 @@ def test_making_an_instance_that_is_stored_or_returned_untouched_runs_nothing_ch
         cases = _cases(root, index, "src/pkg/types.py", 6,
                        ["tests/test_later.py", "tests/test_pair.py", "tests/test_tuple.py"])
     assert cases == {"tests/test_tuple.py::test_tuple", "tests/test_pair.py", "tests/test_later.py"}
+
+
+DESCRIPTOR: dict[str, str] = {
+    "pytest.ini": "[pytest]\npythonpath = src\n",
+    "src/pkg/__init__.py": "",
+    "src/pkg/fields.py": (
+        "class Field:\n"
+        "    def __get__(self, obj, owner):\n"
+        "        return 1\n"                                   # 3: the changed line
+        "\n\n"
+        "class Model:\n"
+        "    field = Field()\n"
+        "\n"
+        "    def value(self):\n"
+        "        return self.field\n"),                        # reading it runs Field.__get__
+    "tests/test_model.py": (
+        "from pkg.fields import Model\n\nVALUE = Model().value()\n\n\n"
+        "def test_value():\n    assert VALUE == 1\n\n\n"
+        "def test_other():\n    assert True\n"),
+}
+
+
+def test_returning_a_class_attribute_may_run_its_descriptor(tmp_path: Path) -> None:
+    """``return self.field`` hands back what ``Field.__get__`` returns: it runs the descriptor, so calling
+    ``Model().value()`` at import time runs the change and the whole test file is selected."""
+    with indexed_repo(tmp_path / "repo", DESCRIPTOR) as (root, index):
+        assert _cases(root, index, "src/pkg/fields.py", 3, ["tests/test_model.py"]) == {"tests/test_model.py"}

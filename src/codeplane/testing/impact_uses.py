@@ -114,7 +114,7 @@ class UseRules(WalkState):
         #   and stored into a name or attribute the function reads nowhere else, calling nothing after it
         #   (``self.types = [convert_type(t) for t in types]`` closing ``Tuple.__init__``): it never touches the
         #   instance;
-        # - named, not called, as the whole of a ``return`` (``return BOOL``): it hands the object back.
+        # - a module-level object named, not called, as the whole of a ``return`` (``return BOOL``): it hands it back.
         # Whoever uses what it returns or stored is reached through its own uses of the function or the class;
         # an import-time call of the function imports as before. Not when the instance's attribute access itself
         # changed (``__getattr__``, a name a module ``__getattr__`` serves: using it runs the change) or another
@@ -123,7 +123,8 @@ class UseRules(WalkState):
                      or "(served by " in step for step in reach.chain[:2])
         handed_back = not reach.runs and called and not hooked and (self._returns_new(path, line, col) or (
             user.kind in ("function", "method") and not at_import and self._stored_unread(path, line, col, user)))
-        returned = not called and not hooked and self._returns_name(path, line, col)
+        # Only a module-level object: reading a class attribute through an instance may run a descriptor.
+        returned = not called and not hooked and used.parent is None and self._returns_name(path, line, col)
         self.enqueue(user, reach.then(user.qualified_name if path not in self.tests else
                                       f"{path}::{user.lexical_path.replace('.', '::')}", confidence,
                                       runs=(reach.runs or not header) and not (closure or handed_back or returned)))
