@@ -157,18 +157,15 @@ def stored_call(lines: Sequence[str], index: int, col: int) -> tuple[str, int] |
     rest = text[word.end():].lstrip()
     if not rest.startswith("("):
         return None
-    closed = _closing(lines, index, len(text) - len(rest))
-    if closed is None:
-        return None
-    row, i = closed
+    call = len(text) - len(rest)
     if found.group(2) is None:
-        tail = lines[row][i + 1:].strip()
-        return (found.group(1), row) if not tail or tail.startswith("#") else None
-    whole = _closing(lines, index, found.start(2))
-    if whole is None or not _FOR.match(lines[row][i + 1:].lstrip()):
+        last = _statement_end(lines, index, call)
+        return None if last is None else (found.group(1), last)
+    closed = _closing(lines, index, call)
+    if closed is None or not _FOR.match(lines[closed[0]][closed[1] + 1:].lstrip()):
         return None
-    tail = lines[whole[0]][whole[1] + 1:].strip()
-    return (found.group(1), whole[0]) if not tail or tail.startswith("#") else None
+    last = _statement_end(lines, index, found.start(2))
+    return None if last is None else (found.group(1), last)
 
 
 #: A call: a name, a closing bracket or a string's end, then an opening parenthesis.
@@ -198,12 +195,18 @@ def top_of_body(lines: Sequence[str], start: int, end: int, index: int) -> bool:
 
 def _ends_statement(lines: Sequence[str], index: int, col: int) -> bool:
     """Whether the bracket opened at ``lines[index][col]`` closes with nothing after it but a comment."""
+    return _statement_end(lines, index, col) is not None
+
+
+def _statement_end(lines: Sequence[str], index: int, col: int) -> int | None:
+    """The index of the line where the bracket opened at ``lines[index][col]`` closes, if nothing but a comment
+    follows it there; None otherwise."""
     closed = _closing(lines, index, col)
     if closed is None:
-        return False
+        return None
     row, i = closed
     tail = lines[row][i + 1:].strip()
-    return not tail or tail.startswith("#")
+    return row if not tail or tail.startswith("#") else None
 
 
 def _closing(lines: Sequence[str], index: int, col: int) -> tuple[int, int] | None:
