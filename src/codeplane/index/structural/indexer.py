@@ -35,6 +35,9 @@ class ApplyReport:
     #: The part spent in ``finish_epoch`` (the tail of writing, then everything from ``indexes_ms`` on).
     finish_ms: int
     refs_relinked: int
+    #: Reference rows of files indexed before that came out unchanged and were kept, and those written.
+    refs_kept: int = 0
+    refs_written: int = 0
 
 
 class StructuralIndexer:
@@ -90,7 +93,8 @@ class StructuralIndexer:
 
         self.last_report = ApplyReport(epoch, t.files, t.deleted, ms(t.extract), ms(t.write), ms(t.indexes),
                                        ms(t.link), ms(t.contexts), ms(t.anchors), ms(t.snapshot),
-                                       ms(time.perf_counter() - began), t.refs_relinked)
+                                       ms(time.perf_counter() - began), t.refs_relinked,
+                                       t.refs_kept, t.refs_written)
         conn.execute("INSERT OR REPLACE INTO st_state(key, value) VALUES ('last_apply', ?)",
                      (json.dumps(self.last_report.__dict__),))
 

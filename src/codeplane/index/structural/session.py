@@ -58,6 +58,8 @@ class Timings:
     anchors: float = 0.0
     snapshot: float = 0.0
     refs_relinked: int = 0
+    refs_kept: int = 0
+    refs_written: int = 0
 
 
 class _Pending(NamedTuple):
@@ -116,6 +118,8 @@ class EpochSession:
         effect.outcomes = []  # written: let the facts go
         self._effect.absorb(effect)
         self.timings.files += len(effect.upserted)
+        self.timings.refs_kept += effect.kept.refs_kept
+        self.timings.refs_written += effect.kept.refs_written
         self.timings.deleted += len(effect.deleted)
         self.timings.extract += extracted - began
         self.timings.write += time.perf_counter() - extracted

@@ -15,7 +15,7 @@ from __future__ import annotations
 import pickle
 import sqlite3
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from codeplane.index.structural.extract import Outcome, collector_paused, extract_many, to_wire
 from codeplane.index.structural.schema import ROLE_CODE, TIER_CODE
@@ -164,8 +164,15 @@ def _load(conn: sqlite3.Connection, batch: Staged, attached: bool) -> str:
     return "temp"
 
 
-def copy(conn: sqlite3.Connection, batches: Sequence[Staged], ids: dict[str, FileIds]) -> None:
-    """Insert every staged row of ``batches`` (in order) into the ``st_`` tables with database ids."""
+class Rewrite(Protocol):
+    def __call__(self, conn: sqlite3.Connection, source: str, paths: Sequence[str]) -> None: ...
+
+
+def copy(conn: sqlite3.Connection, batches: Sequence[Staged], ids: dict[str, FileIds],
+         rewrite: Rewrite | None = None) -> None:
+    """Insert the staged rows of ``batches`` (in order) into the ``st_`` tables with database ids: the rows of
+    the files in ``ids``, copied whole; each batch is then handed to ``rewrite`` (readable in the schema it
+    is given) for the files already indexed (``rewrite.py``)."""
     if not batches:
         return
     attached = SERIALIZE and _attached(conn)
@@ -175,11 +182,13 @@ def copy(conn: sqlite3.Connection, batches: Sequence[Staged], ids: dict[str, Fil
         source = _load(conn, batch, attached)
         conn.execute(f"DELETE FROM {_IDS}")
         conn.executemany(f"INSERT INTO {_IDS} VALUES (?,?,?,?,?)",
-                         [(file, *ids[path]) for file, path in enumerate(batch.paths)])
+                         [(file, *ids[path]) for file, path in enumerate(batch.paths) if path in ids])
         for table, select in _COPY.items():
             # CROSS JOIN keeps the staged table as the outer loop: rows are copied in their staged order.
             conn.execute(f"INSERT INTO {table} {select.format(s=source)} CROSS JOIN {_IDS} m ON m.file = r.file "
                          "ORDER BY r.rowid")
+        if rewrite is not None:
+            rewrite(conn, source, batch.paths)
     if attached:
         conn.deserialize(_EMPTY, name=SCHEMA)  # free the last batch's memory
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from codeplane.index.facts_api import FileChange
 from codeplane.index.languages import detect
-from codeplane.index.structural import anchors, staging, surfaces
+from codeplane.index.structural import anchors, rewrite, staging, surfaces
 from codeplane.index.structural.contexts.discovery import is_marker
 from codeplane.index.structural.extract import Outcome
 from codeplane.index.structural.facts import FileFacts
@@ -23,6 +23,8 @@ from codeplane.index.structural.facts import FileFacts
 _IN_CHUNK = 500
 _FACT_TABLES = ("st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_entry", "st_export_thunk",
                 "st_dynamic_site", "st_export_surface", "st_module_key")
+#: What a rewritten file has replaced whole: all but the tables ``rewrite`` matches row by row.
+_REPLACED_TABLES = tuple(t for t in _FACT_TABLES if t not in ("st_scope", "st_bind", "st_ref"))
 
 
 @dataclass
@@ -50,6 +52,8 @@ class BatchEffect:
     #: Marker files (§8.4.2) written (text, kept only for markers whose content matters) or deleted (None).
     markers: dict[str, str | None] = field(default_factory=dict)
     outcomes: list[Outcome] = field(default_factory=list)
+    #: Reference rows of rewritten files kept as they were, and written.
+    kept: rewrite.RewriteReport = field(default_factory=rewrite.RewriteReport)
 
     def absorb(self, later: BatchEffect) -> None:
         """Add what a later batch of the same epoch changed (a path appears in at most one of them; the
@@ -66,6 +70,8 @@ class BatchEffect:
         self.old_inputs.update(later.old_inputs)
         self.init_dirs_changed |= later.init_dirs_changed
         self.markers.update(later.markers)
+        self.kept.refs_kept += later.kept.refs_kept
+        self.kept.refs_written += later.kept.refs_written
 
 
 def chunked(items: Sequence[int], size: int = _IN_CHUNK) -> Iterator[Sequence[int]]:
@@ -85,15 +91,10 @@ def _collect_old(conn: sqlite3.Connection, ids: list[int], effect: BatchEffect) 
             f"SELECT key FROM st_module_key WHERE file_id IN ({marks(len(part))})", part))
 
 
-def delete_facts(conn: sqlite3.Connection, ids: list[int]) -> None:
+def delete_facts(conn: sqlite3.Connection, ids: list[int], tables: Sequence[str] = _FACT_TABLES) -> None:
     for part in chunked(ids):
-        for table in _FACT_TABLES:
+        for table in tables:
             conn.execute(f"DELETE FROM {table} WHERE file_id IN ({marks(len(part))})", part)
-
-
-def _next_id(conn: sqlite3.Connection, table: str, column: str) -> int:
-    row = conn.execute(f"SELECT max({column}) FROM {table}").fetchone()
-    return int(row[0] or 0) + 1
 
 
 def _is_init(path: str) -> bool:
@@ -112,7 +113,11 @@ def write_batch(conn: sqlite3.Connection, changes: Sequence[FileChange], outcome
         existing.update(conn.execute(f"SELECT path, file_id FROM st_file WHERE path IN ({marks(len(part))})", part))
     old_ids = sorted(existing.values())
     _collect_old(conn, old_ids, effect)
-    delete_facts(conn, old_ids)
+    # A file extracted again keeps its scope, bind and ref rows that did not change (``rewrite.py``).
+    staged_paths = {path for batch in staged for path in batch.paths}
+    rewritten = {path: file_id for path, file_id in existing.items() if path in staged_paths}
+    delete_facts(conn, sorted(set(old_ids) - set(rewritten.values())))
+    delete_facts(conn, sorted(rewritten.values()), _REPLACED_TABLES)
     for change, outcome in zip(changes, outcomes, strict=True):
         if is_marker(change.path):
             effect.markers[change.path] = None if change.deleted else (change.text or "")
@@ -131,7 +136,7 @@ def write_batch(conn: sqlite3.Connection, changes: Sequence[FileChange], outcome
         effect.upserted[change.path] = _upsert_file(conn, change, outcome, existing.get(change.path), epoch)
         if outcome is not None:
             effect.outcomes.append(outcome)
-    _insert_facts(conn, effect, staged)
+    _insert_facts(conn, effect, staged, rewritten)
     return effect
 
 
@@ -163,14 +168,29 @@ def _line_count(change: FileChange, facts: FileFacts | None) -> int | None:
     return change.text.count("\n") + (0 if not change.text or change.text.endswith("\n") else 1)
 
 
-def _insert_facts(conn: sqlite3.Connection, effect: BatchEffect, staged: Sequence[staging.Staged]) -> None:
+def _insert_facts(conn: sqlite3.Connection, effect: BatchEffect, staged: Sequence[staging.Staged],
+                  rewritten: dict[str, int]) -> None:
     # Rows are unpacked positionally: from worker processes they arrive as plain tuples (extract.to_wire).
-    # Scopes, binds, defs and refs arrive staged (``staging``); here they only get their id bases.
+    # Scopes, binds, defs and refs arrive staged (``staging``): a new file's only get their id bases here, a
+    # rewritten file's are matched with what it held (``rewrite``).
     counts = staging.counts_by_path(staged)
-    scope_base = _next_id(conn, "st_scope", "scope_id")
-    bind_base = _next_id(conn, "st_bind", "bind_id")
-    ref_base = _next_id(conn, "st_ref", "ref_id")
+    counters = rewrite.IdCounters.of(conn)
     ids: dict[str, staging.FileIds] = {}
+    for outcome in effect.outcomes:
+        facts = outcome.facts
+        if facts is None or facts.path in rewritten:
+            continue
+        ids[facts.path] = staging.FileIds(effect.upserted[facts.path], counters.scope, counters.bind, counters.ref)
+        scopes, binds, refs = counts.get(facts.path, (0, 0, 0))
+        counters.scope += scopes
+        counters.bind += binds
+        counters.ref += refs
+    scope_ids: dict[str, list[int]] = {}
+
+    def rewrite_batch(conn: sqlite3.Connection, source: str, paths: Sequence[str]) -> None:
+        scope_ids.update(rewrite.rewrite(conn, source, paths, files=rewritten, counters=counters, report=effect.kept))
+
+    staging.copy(conn, staged, ids, rewrite_batch if rewritten else None)
     imports: list[tuple[object, ...]] = []
     dynamic: list[tuple[object, ...]] = []
     for outcome in effect.outcomes:
@@ -178,17 +198,14 @@ def _insert_facts(conn: sqlite3.Connection, effect: BatchEffect, staged: Sequenc
         if facts is None:
             continue
         file_id = effect.upserted[facts.path]
-        ids[facts.path] = staging.FileIds(file_id, scope_base, bind_base, ref_base)
+        mapped = scope_ids.get(facts.path)
+        base = ids[facts.path].scope_base if mapped is None else 0
         for (uid, scope, name, alias, source, kind, certainty, sl, sc, el, ec) in facts.imports:
-            imports.append((uid, file_id, scope_base + scope, name, alias, source, kind, certainty, sl, sc, el, ec))
+            scope_id = base + scope if mapped is None else mapped[scope]
+            imports.append((uid, file_id, scope_id, name, alias, source, kind, certainty, sl, sc, el, ec))
         for (sl, sc, pattern, literals, non_literal) in facts.dynamic:
             dynamic.append((file_id, sl, sc, pattern, json.dumps(list(literals)), int(non_literal)))
         _insert_exports(conn, file_id, facts)
-        scopes, binds, refs = counts.get(facts.path, (0, 0, 0))
-        scope_base += scopes
-        bind_base += binds
-        ref_base += refs
-    staging.copy(conn, staged, ids)
     conn.executemany("INSERT INTO st_import(import_uid, file_id, scope_id, imported_name, alias, source_literal, "
                      "import_kind, certainty, start_line, start_col, end_line, end_col) "
                      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", imports)
