@@ -2,7 +2,9 @@
 
 The corpus is ``--copies`` copies (default 8) of the Django 5.2.8, NumPy 2.1.3 and SymPy 1.13.3 sdists (each copy
 under its own directory), committed into one git repository under ``benchmarks/.cache/scale/`` (built once,
-never committed to CodePlane). A branch ``touch-1000`` changes 1,000 Python files (a new line each).
+never committed to CodePlane). A branch ``touch-1000`` changes 1,000 Python files (a new line appended to each),
+``touch-top-1000`` the same files with a line inserted above everything instead (every fact below it moves: the
+worst case for a reindex that keeps unchanged rows).
 
 Measured through the CLI (``cpl up``, as a user meets it):
 - cold: no ``.codeplane`` index → ``/ready``; wall time, CPU and peak RSS of the process tree (``_proctree.py``),
@@ -12,7 +14,7 @@ Measured through the CLI (``cpl up``, as a user meets it):
 - ``git checkout touch-1000`` while the server runs: time until the watcher's catch-up is published (the new
   line's token is searchable in all 1,000 files and nothing is pending); right after the cold build, the kernel may
   still be writing the build's pages out, so ``git checkout main`` is timed too, on a settled server, once the
-  checkout's own WAL is copied back (the token gone from search, nothing pending);
+  checkout's own WAL is copied back (the token gone from search, nothing pending); then ``touch-top-1000``, settled;
 - warm restart: stop, ``cpl up`` again → ``/ready``;
 - shared artifact (issue 21): ``cpl index export`` of the warm index at ``main``, then a fresh ``git clone`` with
   200 Python files changed in its work tree started with ``cpl up --index-from`` → ``/ready`` (target ≤ 30 s;
@@ -54,6 +56,7 @@ from lexical_index import GIT_ENV, Server, _payload
 SOURCES = (("django", "5.2.8"), ("numpy", "2.1.3"), ("sympy", "1.13.3"))
 TOUCHED, SAMPLE, COMMON = 1000, 100, 20
 TOKEN = "scale_touch_token"
+TOP_TOKEN, TOP_BRANCH = "scale_top_token", "touch-top-1000"
 IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{2,}\b")
 
 
@@ -65,7 +68,7 @@ def _corpus(copies: int) -> Path:
     """The corpus repository (built once per copy count): main holds the copies, touch-1000 edits 1,000 files."""
     repo = CACHE / "scale" / f"corpus-{copies}"
     if (repo / ".git" / "codeplane-corpus-complete").exists():
-        return repo
+        return _with_top_branch(repo)
     shutil.rmtree(repo, ignore_errors=True)
     repo.mkdir(parents=True)
     for copy in range(copies):
@@ -86,6 +89,21 @@ def _corpus(copies: int) -> Path:
     _git(repo, "commit", "-q", "-am", "touch 1,000 files")
     _git(repo, "checkout", "-q", "main")
     (repo / ".git" / "codeplane-corpus-complete").write_text("ok\n")
+    return _with_top_branch(repo)
+
+
+def _with_top_branch(repo: Path) -> Path:
+    """Add ``touch-top-1000`` (a corpus cached before it existed gets it here): the same 1,000 files with a line
+    inserted above everything instead, so every fact below it moves (the worst case for keeping rows)."""
+    if _git(repo, "branch", "--list", TOP_BRANCH).strip():
+        return repo
+    touched = sorted(_git(repo, "diff", "--name-only", "main", "touch-1000").splitlines())
+    _git(repo, "checkout", "-q", "-b", TOP_BRANCH, "main")
+    for n, path in enumerate(touched):
+        target = repo / path
+        target.write_bytes(f"{TOP_TOKEN} = {n}\n".encode() + target.read_bytes())
+    _git(repo, "commit", "-q", "-am", "a line above everything in 1,000 files")
+    _git(repo, "checkout", "-q", "main")
     return repo
 
 
@@ -128,20 +146,7 @@ async def _search_and_checkout(server: Server, repo: Path, sample: list[str], co
             await search(word)
         sampled = [float((await search(w))["query_time_ms"]) for w in sample]
         frequent = [float((await search(w))["query_time_ms"]) for w in common]
-        began = time.perf_counter()
-        _git(repo, "checkout", "-q", "touch-1000")
-        with httpx.Client(timeout=10) as http:
-            while True:
-                res = await client.call_tool("search", {"query": TOKEN, "syntax": "identifier", "limit": 100})
-                if res.is_error:  # 3005 while the catch-up runs longer than the freshness wait: ask again
-                    continue
-                body = _payload(res)
-                pending = http.get(f"{server.base}/status").json().get("index", {}).get("pending_changes", 1)
-                total = (body.get("pagination") or {}).get("total_estimate") or 0
-                if body.get("results") and not pending and total >= TOUCHED:
-                    break
-                await asyncio.sleep(0.05)
-        checkout_s = time.perf_counter() - began
+        checkout_s = await _timed_checkout(client, server, repo, "touch-1000", TOKEN)
         print(f"checkout of {TOUCHED} files → searchable: {checkout_s:.1f} s", flush=True)
         files = set()
         body = await search(TOKEN, limit=100)
@@ -154,25 +159,43 @@ async def _search_and_checkout(server: Server, repo: Path, sample: list[str], co
                                                                "cursor": cursor}))
         # The same 1,000 files back, on a settled server: the checkout's epoch copied back from the WAL first (the
         # checkout above came right after the build, whose pages the kernel may still have been writing out).
-        wal = repo / ".codeplane" / "index.db-wal"
-        deadline = time.monotonic() + 300
-        while wal.exists() and wal.stat().st_size > 0 and time.monotonic() < deadline:
-            await asyncio.sleep(0.5)
-        began = time.perf_counter()
-        _git(repo, "checkout", "-q", "main")
-        with httpx.Client(timeout=10) as http:
-            while True:
-                res = await client.call_tool("search", {"query": TOKEN, "syntax": "identifier", "limit": 100})
-                if res.is_error:
-                    continue
-                pending = http.get(f"{server.base}/status").json().get("index", {}).get("pending_changes", 1)
-                if not _payload(res).get("results") and not pending:
-                    break
-                await asyncio.sleep(0.05)
-        back_s = time.perf_counter() - began
+        await _settled(repo)
+        back_s = await _timed_checkout(client, server, repo, "main", TOKEN)
         print(f"checkout of the {TOUCHED} files back, settled server → searchable: {back_s:.1f} s", flush=True)
+        await _settled(repo)
+        top_s = await _timed_checkout(client, server, repo, TOP_BRANCH, TOP_TOKEN)
+        print(f"checkout of {TOUCHED} files with a line above everything → searchable: {top_s:.1f} s", flush=True)
+        await _settled(repo)
+        await _timed_checkout(client, server, repo, "main", TOP_TOKEN)
     return {"sampled_ms": sampled, "common_ms": frequent, "checkout_s": checkout_s, "touched_found": len(files),
-            "caught_up_s": caught_up_s, "checkout_back_s": back_s}
+            "caught_up_s": caught_up_s, "checkout_back_s": back_s, "checkout_top_s": top_s}
+
+
+async def _settled(repo: Path) -> None:
+    """Until the last epoch is copied back from the WAL (at most 5 minutes)."""
+    wal = repo / ".codeplane" / "index.db-wal"
+    deadline = time.monotonic() + 300
+    while wal.exists() and wal.stat().st_size > 0 and time.monotonic() < deadline:
+        await asyncio.sleep(0.5)
+
+
+async def _timed_checkout(client: Client, server: Server, repo: Path, branch: str, token: str) -> float:
+    """Seconds from ``git checkout branch`` until nothing is pending and search finds ``token`` in all the
+    touched files (or, on ``main``, nowhere)."""
+    began = time.perf_counter()
+    _git(repo, "checkout", "-q", branch)
+    with httpx.Client(timeout=10) as http:
+        while True:
+            res = await client.call_tool("search", {"query": token, "syntax": "identifier", "limit": 100})
+            if res.is_error:  # 3005 while the catch-up runs longer than the freshness wait: ask again
+                continue
+            body = _payload(res)
+            pending = http.get(f"{server.base}/status").json().get("index", {}).get("pending_changes", 1)
+            total = (body.get("pagination") or {}).get("total_estimate") or 0
+            found = bool(body.get("results")) and total >= TOUCHED
+            if not pending and (found if branch != "main" else not body.get("results")):
+                return time.perf_counter() - began
+            await asyncio.sleep(0.05)
 
 
 def _artifact(repo: Path) -> dict[str, Any]:
@@ -301,6 +324,8 @@ def main() -> None:
          remote["touched_found"] == TOUCHED],
         [f"the same {TOUCHED:,} files back, on a settled server (s)",
          remote["checkout_back_s"], "≤ 15", remote["checkout_back_s"] <= 15],
+        [f"{TOUCHED:,} files with a line above everything instead (every fact below it moves), settled (s)",
+         remote["checkout_top_s"], "≤ 15", remote["checkout_top_s"] <= 15],
     ])
     if shared:
         _artifact_table(shared)

@@ -1,8 +1,9 @@
 """Writing one batch of extraction outcomes into the ``st_`` tables, inside the caller's transaction.
 
-For each changed file the previous facts are deleted and the new ones inserted, with database ids
-allocated here (max + 1) so rows can be inserted in bulk with their cross-links already set (the biggest
-tables are copied from the extraction's staged database, ``staging``). What the
+For each changed file the previous facts are replaced, with database ids allocated here (max + 1) so rows can
+be inserted in bulk with their cross-links already set (the biggest tables are copied from the extraction's
+staged database, ``staging``); a file indexed before keeps the scope, bind and ref rows that came out the same
+(``rewrite``). What the
 batch changed (files, module keys, member tokens) is returned for linking, anchors and contexts.
 """
 
