@@ -147,3 +147,22 @@ def test_an_appended_line_keeps_every_other_reference_row() -> None:
         assert (timings.refs_kept, timings.refs_written) == (len(before), 1)
     finally:
         tree.conn.close()
+
+
+def test_a_line_inserted_in_the_middle_keeps_the_rows_above_it() -> None:
+    tree = Tree()
+    try:
+        tree.apply(BASE)
+        query = ("SELECT ref_id, token_text, start_line, start_col FROM st_ref JOIN st_file USING (file_id) "
+                 "WHERE path = 'app/lib.py'")
+        before = {r[0]: r for r in tree.conn.execute(query)}
+        lines = LIB.splitlines(keepends=True)
+        report = tree.apply({"app/lib.py": "".join([*lines[:12], "scale_mid_token = 1\n", *lines[12:]])})
+        after = {r[0]: r for r in tree.conn.execute(query)}
+        above = {i for i, r in before.items() if r[2] <= 12}
+        assert above and above < set(after) and all(after[i] == before[i] for i in above)
+        assert all(r[2] > 12 for i, r in after.items() if i not in above)  # the rest moved: written again
+        below = len(before) - len(above)
+        assert (report.refs_kept, report.refs_written) == (len(above), 2 * below + 1)
+    finally:
+        tree.conn.close()

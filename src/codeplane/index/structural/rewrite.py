@@ -8,10 +8,10 @@ row again. Here a rewritten file's new scopes, binds and references are matched 
 - scopes by their place in extraction order: the i-th keeps the i-th stored id, and a scope whose span moved
   (the file scope, whenever a line is added) is updated in place; extra stored scopes are deleted;
 - binds by (scope, name), updated in place where their target changed;
-- references by every field extraction sets, with scope and bind ids mapped: one that did not move keeps its
-  row, its id and what linking stored on it. Linking then decides every reference of a changed file from its
-  same-file fields (``local_tier``, ``local_target_uid``) exactly as for a new row, and writes only what differs,
-  so a kept row ends as a new one would.
+- references by every field extraction sets, with scope and bind ids mapped, in SQL (``rewrite_refs``): one
+  that did not change keeps its row, its id and what linking stored on it. Linking then decides every
+  reference of a changed file from its same-file fields (``local_tier``, ``local_target_uid``) exactly as for
+  a new row, and writes only what differs, so a kept row ends as a new one would.
 
 Definitions and the small tables are replaced whole, as for any file. New rows take ids from the same
 counters as new files' (:class:`IdCounters`); ids of a file are therefore not contiguous after an edit, and
@@ -26,28 +26,26 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from codeplane.index.structural import rewrite_refs
+
 _CHUNK = 500
 
 _OLD_SCOPES = ("SELECT file_id, scope_id, parent_scope_id, kind, start_line, start_col, end_line, end_col "
                "FROM st_scope WHERE file_id IN ({})")
 _OLD_BINDS = ("SELECT file_id, bind_id, scope_id, name, target_kind, target_uid, certainty, reason_code "
               "FROM st_bind WHERE file_id IN ({})")
-# The fields extraction sets: the tier and target as found in the file (linking may have moved the others).
-_OLD_REFS = ("SELECT file_id, ref_id, scope_id, token_text, start_line, start_col, end_line, end_col, role_code, "
-             "local_tier_code, bind_id, local_target_uid, via_import_uid, is_member, receiver_shape "
-             "FROM st_ref WHERE file_id IN ({})")
 _NEW = {
     "scope_rows": "file, parent, kind, sl, sc, el, ec",
     "bind_rows": "file, scope, name, target_kind, target_uid, certainty, reason",
-    "def_rows": "file, uid, kind, name, lexical, sl, sc, el, ec, nl, nc, sig, display, parent_uid, scope, name_lc",
-    "ref_rows": "file, scope, token, sl, sc, el, ec, role, tier, bind, target, via, member, shape",
 }
-_INSERT_REF = ("INSERT INTO st_ref(ref_id, file_id, scope_id, token_text, start_line, start_col, end_line, end_col, "
-               "role_code, tier_code, bind_id, target_uid, via_import_uid, is_member, receiver_shape, "
-               "local_tier_code, local_target_uid) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
-_INSERT_DEF = ("INSERT INTO st_def(def_uid, file_id, kind, name, qualified_name, lexical_path, start_line, start_col, "
-               "end_line, end_col, name_line, name_col, signature_hash, display_name, parent_uid, scope_id, name_lc) "
-               "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+#: The maps ``rewrite_refs`` reads: the batch's rewritten files, and their scope and bind ids by local index.
+_MAPS = (
+    "CREATE TEMP TABLE IF NOT EXISTS rw_file (file INTEGER PRIMARY KEY, file_id INTEGER NOT NULL)",
+    "CREATE TEMP TABLE IF NOT EXISTS rw_scope (file INTEGER, local INTEGER, id INTEGER NOT NULL, "
+    "PRIMARY KEY (file, local)) WITHOUT ROWID",
+    "CREATE TEMP TABLE IF NOT EXISTS rw_bind (file INTEGER, local INTEGER, id INTEGER NOT NULL, "
+    "PRIMARY KEY (file, local)) WITHOUT ROWID",
+)
 
 
 @dataclass
@@ -115,20 +113,36 @@ def rewrite(conn: sqlite3.Connection, source: str, paths: Sequence[str], *, file
     file_ids = sorted(local.values())
     old_scopes = _by_file(conn, _OLD_SCOPES, file_ids)
     old_binds = _by_file(conn, _OLD_BINDS, file_ids)
-    old_refs = _by_file(conn, _OLD_REFS, file_ids)
-    new = {table: _staged(conn, source, table, local) for table in _NEW}
+    new_scopes = _staged(conn, source, "scope_rows", local)
+    new_binds = _staged(conn, source, "bind_rows", local)
     writer = _Writer(counters, report)
     scope_ids: dict[str, list[int]] = {}
+    scope_map: list[tuple[int, int, int]] = []
+    bind_map: list[tuple[int, int, int]] = []
     for n, file_id in sorted(local.items()):
-        scopes = writer.scopes(file_id, old_scopes.get(file_id, []), new["scope_rows"].get(n, []))
-        binds = writer.binds(file_id, scopes, old_binds.get(file_id, []), new["bind_rows"].get(n, []))
-        writer.refs(file_id, (scopes, binds), old_refs.get(file_id, []), new["ref_rows"].get(n, []))
-        for (uid, kind, name, lexical, sl, sc, el, ec, nl, nc, sig, display, parent_uid, scope,
-             name_lc) in new["def_rows"].get(n, []):
-            writer.def_inserts.append((uid, file_id, kind, name, lexical, lexical, sl, sc, el, ec, nl, nc, sig,
-                                       display, parent_uid, None if scope is None else scopes[scope], name_lc))
+        scopes = writer.scopes(file_id, old_scopes.get(file_id, []), new_scopes.get(n, []))
+        binds = writer.binds(file_id, scopes, old_binds.get(file_id, []), new_binds.get(n, []))
+        scope_map.extend((n, i, scope_id) for i, scope_id in enumerate(scopes))
+        bind_map.extend((n, i, bind_id) for i, bind_id in enumerate(binds))
         scope_ids[paths[n]] = scopes
     writer.flush(conn)
+    for statement in _MAPS:
+        conn.execute(statement)
+    for table in ("rw_file", "rw_scope", "rw_bind"):
+        conn.execute(f"DELETE FROM temp.{table}")
+    conn.executemany("INSERT INTO temp.rw_file VALUES (?, ?)", sorted(local.items()))
+    conn.executemany("INSERT INTO temp.rw_scope VALUES (?, ?, ?)", scope_map)
+    conn.executemany("INSERT INTO temp.rw_bind VALUES (?, ?, ?)", bind_map)
+    conn.execute(f"INSERT INTO st_def(def_uid, file_id, kind, name, qualified_name, lexical_path, start_line, "
+                 "start_col, end_line, end_col, name_line, name_col, signature_hash, display_name, parent_uid, "
+                 "scope_id, name_lc) SELECT r.uid, m.file_id, r.kind, r.name, r.lexical, r.lexical, r.sl, r.sc, "
+                 "r.el, r.ec, r.nl, r.nc, r.sig, r.display, r.parent_uid, s.id, r.name_lc "
+                 f"FROM {source}.def_rows r JOIN temp.rw_file m ON m.file = r.file "
+                 "LEFT JOIN temp.rw_scope s ON s.file = r.file AND s.local = r.scope ORDER BY r.rowid")
+    counts = rewrite_refs.pair_and_write(conn, source, counters.ref)
+    counters.ref += counts.inserted
+    report.refs_kept += counts.same
+    report.refs_written += counts.inserted + counts.deleted
     return scope_ids
 
 
@@ -142,11 +156,8 @@ class _Writer:
         self.scope_inserts: list[tuple[Any, ...]] = []
         self.bind_updates: list[tuple[Any, ...]] = []
         self.bind_inserts: list[tuple[Any, ...]] = []
-        self.ref_inserts: list[tuple[Any, ...]] = []
-        self.def_inserts: list[tuple[Any, ...]] = []
         self.deleted_scopes: list[tuple[int]] = []
         self.deleted_binds: list[tuple[int]] = []
-        self.deleted_refs: list[tuple[int]] = []
 
     def scopes(self, file_id: int, old: list[tuple[Any, ...]], new: list[tuple[Any, ...]]) -> list[int]:
         ids = [row[0] for row in old[:len(new)]]
@@ -185,32 +196,7 @@ class _Writer:
         self.deleted_binds.extend((row[0],) for rows in stored.values() for row in rows)
         return ids
 
-    def refs(self, file_id: int, ids: tuple[list[int], list[int]], old: list[tuple[Any, ...]],
-             new: list[tuple[Any, ...]]) -> None:
-        """``ids``: the file's scope and bind ids, by index in extraction order."""
-        scopes, binds = ids
-        stored: dict[tuple[Any, ...], list[int]] = defaultdict(list)
-        for ref_id, *fields in old:
-            stored[tuple(fields)].append(ref_id)
-        for scope, token, sl, sc, el, ec, role, tier, bind, target, via, member, shape in new:
-            bind_id = binds[bind] if bind >= 0 else None
-            same = stored.get((scopes[scope], token, sl, sc, el, ec, role, tier, bind_id, target, via, member, shape))
-            if same:
-                same.pop(0)
-                self.report.refs_kept += 1
-                continue
-            ref_id = self.counters.ref
-            self.counters.ref += 1
-            self.ref_inserts.append((ref_id, file_id, scopes[scope], token, sl, sc, el, ec, role, tier, bind_id,
-                                     target, via, member, shape, tier, target))
-            self.report.refs_written += 1
-        gone = [(ref_id,) for ref_ids in stored.values() for ref_id in ref_ids]
-        self.deleted_refs.extend(gone)
-        self.report.refs_written += len(gone)
-
     def flush(self, conn: sqlite3.Connection) -> None:
-        # Deletes first: a stored row a new one replaces must be gone before the new one takes its place.
-        conn.executemany("DELETE FROM st_ref WHERE ref_id = ?", self.deleted_refs)
         conn.executemany("DELETE FROM st_bind WHERE bind_id = ?", self.deleted_binds)
         conn.executemany("DELETE FROM st_scope WHERE scope_id = ?", self.deleted_scopes)
         conn.executemany("UPDATE st_scope SET parent_scope_id = ?, kind = ?, start_line = ?, start_col = ?, "
@@ -221,5 +207,3 @@ class _Writer:
                          "WHERE bind_id = ?", self.bind_updates)
         conn.executemany("INSERT INTO st_bind(bind_id, file_id, scope_id, name, target_kind, target_uid, certainty, "
                          "reason_code) VALUES (?,?,?,?,?,?,?,?)", self.bind_inserts)
-        conn.executemany(_INSERT_DEF, self.def_inserts)
-        conn.executemany(_INSERT_REF, self.ref_inserts)
