@@ -66,7 +66,7 @@ class IdCounters:
 
 @dataclass
 class RewriteReport:
-    """Rows of rewritten files kept as they were, and rows written (inserted, updated or deleted)."""
+    """Reference rows of rewritten files kept as they were, and those written (inserted or deleted)."""
 
     refs_kept: int = 0
     refs_written: int = 0
@@ -115,7 +115,7 @@ def rewrite(conn: sqlite3.Connection, source: str, paths: Sequence[str], *, file
     old_binds = _by_file(conn, _OLD_BINDS, file_ids)
     new_scopes = _staged(conn, source, "scope_rows", local)
     new_binds = _staged(conn, source, "bind_rows", local)
-    writer = _Writer(counters, report)
+    writer = _Writer(counters)
     scope_ids: dict[str, list[int]] = {}
     scope_map: list[tuple[int, int, int]] = []
     bind_map: list[tuple[int, int, int]] = []
@@ -147,11 +147,10 @@ def rewrite(conn: sqlite3.Connection, source: str, paths: Sequence[str], *, file
 
 
 class _Writer:
-    """The matching of one batch's rewritten files, and the writes it decided (made by :meth:`flush`)."""
+    """The scope and bind matching of one batch's rewritten files, and the writes it decided (:meth:`flush`)."""
 
-    def __init__(self, counters: IdCounters, report: RewriteReport) -> None:
+    def __init__(self, counters: IdCounters) -> None:
         self.counters = counters
-        self.report = report
         self.scope_updates: list[tuple[Any, ...]] = []
         self.scope_inserts: list[tuple[Any, ...]] = []
         self.bind_updates: list[tuple[Any, ...]] = []

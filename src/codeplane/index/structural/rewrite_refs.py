@@ -58,7 +58,7 @@ def pair_and_write(conn: sqlite3.Connection, source: str, next_ref: int) -> RefC
     conn.execute(
         f"INSERT INTO rw_new SELECT r.rowid, m.file_id, s.id, r.token, r.role, r.tier, b.id, r.target, r.via, "
         f"r.member, r.shape, r.sl, r.sc, r.el, r.ec FROM {source}.ref_rows r JOIN rw_file m ON m.file = r.file "
-        "JOIN rw_scope s ON s.file = r.file AND s.local = r.scope "
+        "LEFT JOIN rw_scope s ON s.file = r.file AND s.local = r.scope "
         "LEFT JOIN rw_bind b ON b.file = r.file AND b.local = r.bind")
     counts = RefCounts(same=_same(conn))
     counts.deleted = conn.execute(
