@@ -40,7 +40,8 @@ _NEW = {
 }
 #: The maps ``rewrite_refs`` reads: the batch's rewritten files, and their scope and bind ids by local index.
 _MAPS = (
-    "CREATE TEMP TABLE IF NOT EXISTS rw_file (file INTEGER PRIMARY KEY, file_id INTEGER NOT NULL)",
+    "CREATE TEMP TABLE IF NOT EXISTS rw_file (file INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, "
+    "pair INTEGER NOT NULL)",
     "CREATE TEMP TABLE IF NOT EXISTS rw_scope (file INTEGER, local INTEGER, id INTEGER NOT NULL, "
     "PRIMARY KEY (file, local)) WITHOUT ROWID",
     "CREATE TEMP TABLE IF NOT EXISTS rw_bind (file INTEGER, local INTEGER, id INTEGER NOT NULL, "
@@ -119,8 +120,10 @@ def rewrite(conn: sqlite3.Connection, source: str, paths: Sequence[str], *, file
     scope_ids: dict[str, list[int]] = {}
     scope_map: list[tuple[int, int, int]] = []
     bind_map: list[tuple[int, int, int]] = []
+    rewritten: list[tuple[int, int, bool]] = []
     for n, file_id in sorted(local.items()):
-        scopes = writer.scopes(file_id, old_scopes.get(file_id, []), new_scopes.get(n, []))
+        scopes, pair = writer.scopes(file_id, old_scopes.get(file_id, []), new_scopes.get(n, []))
+        rewritten.append((n, file_id, pair))
         binds = writer.binds(file_id, scopes, old_binds.get(file_id, []), new_binds.get(n, []))
         scope_map.extend((n, i, scope_id) for i, scope_id in enumerate(scopes))
         bind_map.extend((n, i, bind_id) for i, bind_id in enumerate(binds))
@@ -130,7 +133,7 @@ def rewrite(conn: sqlite3.Connection, source: str, paths: Sequence[str], *, file
         conn.execute(statement)
     for table in ("rw_file", "rw_scope", "rw_bind"):
         conn.execute(f"DELETE FROM temp.{table}")
-    conn.executemany("INSERT INTO temp.rw_file VALUES (?, ?)", sorted(local.items()))
+    conn.executemany("INSERT INTO temp.rw_file VALUES (?, ?, ?)", rewritten)
     conn.executemany("INSERT INTO temp.rw_scope VALUES (?, ?, ?)", scope_map)
     conn.executemany("INSERT INTO temp.rw_bind VALUES (?, ?, ?)", bind_map)
     conn.execute(f"INSERT INTO st_def(def_uid, file_id, kind, name, qualified_name, lexical_path, start_line, "
@@ -158,19 +161,27 @@ class _Writer:
         self.deleted_scopes: list[tuple[int]] = []
         self.deleted_binds: list[tuple[int]] = []
 
-    def scopes(self, file_id: int, old: list[tuple[Any, ...]], new: list[tuple[Any, ...]]) -> list[int]:
+    def scopes(self, file_id: int, old: list[tuple[Any, ...]],
+               new: list[tuple[Any, ...]]) -> tuple[list[int], bool]:
+        """The file's scope ids by index, and whether its refs are worth pairing: not when most of its nested
+        scopes moved (a line inserted above them), which moved most refs too; pairing them finds nothing and
+        costs a lookup each (the file scope is left out: any added line moves its end)."""
         ids = [row[0] for row in old[:len(new)]]
         for _ in range(len(old), len(new)):
             ids.append(self.counters.scope)
             self.counters.scope += 1
+        same = moved = 0
         for i, (parent, kind, sl, sc, el, ec) in enumerate(new):
             row = (ids[parent] if parent >= 0 else None, kind, sl, sc, el, ec)
             if i >= len(old):
                 self.scope_inserts.append((ids[i], file_id, *row))
             elif tuple(old[i][1:]) != row:
                 self.scope_updates.append((*row, ids[i]))
+                moved += parent >= 0
+            else:
+                same += parent >= 0
         self.deleted_scopes.extend((row[0],) for row in old[len(new):])
-        return ids
+        return ids, same >= moved
 
     def binds(self, file_id: int, scopes: list[int], old: list[tuple[Any, ...]],
               new: list[tuple[Any, ...]]) -> list[int]:

@@ -21,7 +21,7 @@ _FIXED = ("scope_id", "token", "role", "tier", "bind_id", "target", "via", "memb
 _STORED = {"scope_id": "scope_id", "token": "token_text", "role": "role_code", "tier": "local_tier_code",
            "bind_id": "bind_id", "target": "local_target_uid", "via": "via_import_uid", "member": "is_member",
            "shape": "receiver_shape", "sl": "start_line", "sc": "start_col", "el": "end_line", "ec": "end_col"}
-_COLUMNS = "file_id INTEGER, " + ", ".join((*_FIXED, "sl", "sc", "el", "ec"))
+_COLUMNS = "file_id INTEGER, pair INTEGER, " + ", ".join((*_FIXED, "sl", "sc", "el", "ec"))
 
 _SETUP = (
     f"CREATE TEMP TABLE IF NOT EXISTS rw_new (row INTEGER PRIMARY KEY, {_COLUMNS})",
@@ -44,11 +44,12 @@ def _same(conn: sqlite3.Connection) -> int:
     return conn.execute(
         "INSERT OR IGNORE INTO rw_pair(ref_id, row) SELECT o.ref_id, n.row FROM rw_new n "
         "JOIN st_ref o ON o.file_id = n.file_id AND o.start_line = n.sl AND o.start_col = n.sc "
-        f"WHERE {equal} ORDER BY n.row, o.ref_id").rowcount
+        f"WHERE n.pair AND {equal} ORDER BY n.row, o.ref_id").rowcount
 
 
 def pair_and_write(conn: sqlite3.Connection, source: str, next_ref: int) -> RefCounts:
-    """Write the refs of the files in ``temp.rw_file`` (``file`` in the staged batch -> ``file_id``), whose scope
+    """Write the refs of the files in ``temp.rw_file`` (``file`` in the staged batch -> ``file_id``, and whether
+    to look for stored refs to keep, ``pair``: else all are written again), whose scope
     and bind ids are in ``temp.rw_scope``/``temp.rw_bind`` (``file, local -> id``); new rows get ids from
     ``next_ref`` on. The staged batch is readable in schema ``source``."""
     for statement in _SETUP:
@@ -56,7 +57,7 @@ def pair_and_write(conn: sqlite3.Connection, source: str, next_ref: int) -> RefC
     for table in ("rw_new", "rw_pair"):
         conn.execute(f"DELETE FROM {table}")
     conn.execute(
-        f"INSERT INTO rw_new SELECT r.rowid, m.file_id, s.id, r.token, r.role, r.tier, b.id, r.target, r.via, "
+        f"INSERT INTO rw_new SELECT r.rowid, m.file_id, m.pair, s.id, r.token, r.role, r.tier, b.id, r.target, r.via, "
         f"r.member, r.shape, r.sl, r.sc, r.el, r.ec FROM {source}.ref_rows r JOIN rw_file m ON m.file = r.file "
         "LEFT JOIN rw_scope s ON s.file = r.file AND s.local = r.scope "
         "LEFT JOIN rw_bind b ON b.file = r.file AND b.local = r.bind")
