@@ -8,38 +8,16 @@ compares every structural fact a query reads with a cold build of the resulting 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
 
-from codeplane.index.facts_api import FileChange
-from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.index.structural.queries import StructuralQueries
+from tests.structural_tree import StructuralTree
 
 
-class Tree:
-    """A structural index in memory, fed batches of files."""
-
-    def __init__(self) -> None:
-        self.conn = sqlite3.connect(":memory:", isolation_level=None)
-        self.indexer = StructuralIndexer(workers=1)
-        self.indexer.create_schema(self.conn)
-        self.epoch = 0
-        self.files: dict[str, str] = {}
-
-    def apply(self, files: dict[str, str], deleted: tuple[str, ...] = ()) -> None:
-        self.epoch += 1
-        changes = [FileChange(p, None, t, f"sha-{p}-{hash(t)}") for p, t in files.items()]
-        changes += [FileChange(p, None, None, "", deleted=True) for p in deleted]
-        self.conn.execute("BEGIN IMMEDIATE")
-        self.indexer.apply(self.conn, changes, self.epoch)
-        self.conn.execute("COMMIT")
-        self.files.update(files)
-        for path in deleted:
-            self.files.pop(path)
-
+class Tree(StructuralTree):
     def facts(self) -> dict[str, object]:
         """Everything a references/definitions/imports/anchors query answers from, keyed by path, not id."""
         conn = self.conn

@@ -10,32 +10,14 @@ a change that quietly rewrote everything again would fail here as well.
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Any
 
 import pytest
 
-from codeplane.index.facts_api import FileChange
-from codeplane.index.structural.indexer import ApplyReport, StructuralIndexer
+from tests.structural_tree import StructuralTree
 
 
-class Tree:
-    def __init__(self) -> None:
-        self.conn = sqlite3.connect(":memory:", isolation_level=None)
-        self.indexer = StructuralIndexer(workers=1)
-        self.indexer.create_schema(self.conn)
-        self.epoch = 0
-
-    def apply(self, files: dict[str, str], deleted: tuple[str, ...] = ()) -> ApplyReport:
-        self.epoch += 1
-        changes = [FileChange(p, None, t, f"sha-{p}-{hash(t)}") for p, t in files.items()]
-        changes += [FileChange(p, None, None, "", deleted=True) for p in deleted]
-        self.conn.execute("BEGIN IMMEDIATE")
-        self.indexer.apply(self.conn, changes, self.epoch)
-        self.conn.execute("COMMIT")
-        assert self.indexer.last_report is not None
-        return self.indexer.last_report
-
+class Tree(StructuralTree):
     def facts(self) -> dict[str, Any]:
         """Every row of the fact tables, ids replaced by what they denote (paths, positions)."""
         conn = self.conn
@@ -133,18 +115,22 @@ def test_a_rewritten_file_ends_like_a_cold_build(name: str) -> None:
         tree.conn.close()
 
 
+def _lib_refs(tree: Tree) -> dict[int, tuple[int, str, int, int]]:
+    """``app/lib.py``'s refs by id: (id, token, line, column)."""
+    return {r[0]: r for r in tree.conn.execute("SELECT ref_id, token_text, start_line, start_col FROM st_ref "
+                                               "JOIN st_file USING (file_id) WHERE path = 'app/lib.py'")}
+
+
 def test_an_appended_line_keeps_every_other_reference_row() -> None:
     tree = Tree()
     try:
         tree.apply(BASE)
-        before = {r[0]: r for r in tree.conn.execute("SELECT ref_id, file_id, token_text, start_line FROM st_ref "
-                                                     "JOIN st_file USING (file_id) WHERE path = 'app/lib.py'")}
-        timings = tree.apply({"app/lib.py": LIB + "\nscale_touch_token = 1\n"})
-        after = {r[0]: r for r in tree.conn.execute("SELECT ref_id, file_id, token_text, start_line FROM st_ref "
-                                                    "JOIN st_file USING (file_id) WHERE path = 'app/lib.py'")}
-        assert set(before) < set(after)  # every old row is still there, under its id
-        assert [r[2] for i, r in after.items() if i not in before] == ["scale_touch_token"]
-        assert (timings.refs_kept, timings.refs_written) == (len(before), 1)
+        before = _lib_refs(tree)
+        report = tree.apply({"app/lib.py": LIB + "\nscale_touch_token = 1\n"})
+        after = _lib_refs(tree)
+        assert set(before) < set(after) and all(after[i] == before[i] for i in before)  # kept, under its id
+        assert [r[1] for i, r in after.items() if i not in before] == ["scale_touch_token"]
+        assert (report.refs_kept, report.refs_written) == (len(before), 1)
     finally:
         tree.conn.close()
 
@@ -153,12 +139,10 @@ def test_a_line_inserted_in_the_middle_keeps_the_rows_above_it() -> None:
     tree = Tree()
     try:
         tree.apply(BASE)
-        query = ("SELECT ref_id, token_text, start_line, start_col FROM st_ref JOIN st_file USING (file_id) "
-                 "WHERE path = 'app/lib.py'")
-        before = {r[0]: r for r in tree.conn.execute(query)}
+        before = _lib_refs(tree)
         lines = LIB.splitlines(keepends=True)
         report = tree.apply({"app/lib.py": "".join([*lines[:12], "scale_mid_token = 1\n", *lines[12:]])})
-        after = {r[0]: r for r in tree.conn.execute(query)}
+        after = _lib_refs(tree)
         above = {i for i, r in before.items() if r[2] <= 12}
         assert above and above < set(after) and all(after[i] == before[i] for i in above)
         assert all(r[2] > 12 for i, r in after.items() if i not in above)  # the rest moved: written again
