@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from codeplane.index.structural import staging
 from tests.structural_tree import StructuralTree
 
 
@@ -148,5 +149,21 @@ def test_a_line_inserted_in_the_middle_keeps_the_rows_above_it() -> None:
         assert all(r[2] > 12 for i, r in after.items() if i not in above)  # the rest moved: written again
         below = len(before) - len(above)
         assert (report.refs_kept, report.refs_written) == (len(above), 2 * below + 1)
+    finally:
+        tree.conn.close()
+
+
+def test_without_sqlite_serialize_the_rows_go_through_temp_tables_and_end_the_same(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(staging, "SERIALIZE", False)  # an SQLite built without serialize/deserialize
+    tree = Tree()
+    try:
+        tree.apply(BASE)
+        files = dict(BASE)
+        for batch in (*EDITS["a scope added in the middle, then removed"], *EDITS["a line appended to every file"]):
+            report = tree.apply(batch)
+            files.update(batch)
+        assert report.refs_kept > 0
+        assert tree.facts() == _cold(files)
     finally:
         tree.conn.close()
