@@ -9,27 +9,25 @@ from collections.abc import Iterator
 import pytest
 
 from codeplane.core.errors import CodePlaneError
-from codeplane.index.facts_api import FileChange
-from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.index.structural.queries import StructuralQueries
+from tests.structural_tree import StructuralTree
 
 
 class Harness:
     def __init__(self) -> None:
-        self.conn = sqlite3.connect(":memory:", isolation_level=None)
-        self.indexer = StructuralIndexer(workers=1)
-        self.indexer.create_schema(self.conn)
-        self.epoch = 0
+        self.tree = StructuralTree()
+        self.conn = self.tree.conn
+        self.indexer = self.tree.indexer
         self.q = StructuralQueries(self.conn)
 
+    @property
+    def epoch(self) -> int:
+        return self.tree.epoch
+
     def apply(self, files: dict[str, str], deleted: tuple[str, ...] = ()) -> int:
-        self.epoch += 1
-        changes = [FileChange(p, None, t, f"sha-{self.epoch}") for p, t in files.items()]
-        changes += [FileChange(p, None, None, "", deleted=True) for p in deleted]
-        self.conn.execute("BEGIN IMMEDIATE")
-        self.indexer.apply(self.conn, changes, self.epoch)
-        self.conn.execute("COMMIT")
-        return self.epoch
+        """One epoch; its number."""
+        self.tree.apply(files, deleted)
+        return self.tree.epoch
 
     def ref(self, path: str, line: int, token: str) -> tuple[str, str | None]:
         refs = [r for r in self.q.list_refs_in_file(path, limit=10_000)
