@@ -215,7 +215,9 @@ def test_the_processes_of_a_pool_collect_its_files_in_opposite_orders(
 
 
 def test_a_repo_asking_for_xdist_workers_runs_them_only_when_codeplane_runs_one_process(
-        tmp_path: Path, services: list[TestingService]) -> None:
+        tmp_path: Path, services: list[TestingService], monkeypatch: pytest.MonkeyPatch) -> None:
+    # As when the server itself runs under an xdist worker: the suites it runs must not take that for theirs.
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw7")
     runs = tmp_path / "runs"
     probe = ("import os\nfrom pathlib import Path\n\n"
              f"RUNS = Path({str(runs)!r})\n\n"

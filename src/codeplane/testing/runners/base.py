@@ -49,6 +49,12 @@ class Project:
         return project_rel if self.root == "." else f"{self.root}/{project_rel}"
 
 
+#: What a pytest session sets about itself: a server started under one (an agent harness's own tests, xdist
+#: workers) must not hand it to the suites it runs, where a plugin would take the child for one of its workers.
+_CALLER_SESSION = frozenset({"PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID",
+                             "PYTEST_CURRENT_TEST", "PYTEST_VERSION"})
+
+
 @dataclass(frozen=True)
 class Toolchain:
     """The resolved command prefix and environment additions for a project."""
@@ -60,7 +66,7 @@ class Toolchain:
     configured: bool = False
 
     def environ(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-        env = dict(os.environ)
+        env = {key: value for key, value in os.environ.items() if key not in _CALLER_SESSION}
         for key, value in self.env.items():
             env[key] = value.replace("{PATH}", os.environ.get("PATH", ""))
         env.update(extra or {})
