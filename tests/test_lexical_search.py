@@ -209,6 +209,25 @@ def test_an_open_fragment_ranks_the_same_from_one_search_and_a_sample_between_ba
         assert len(sample) == 8 and set(sample) <= {p for p, _ in order}
 
 
+def test_a_pages_total_estimate_draws_its_sample_from_all_unscanned_candidates(tmp_path: Path) -> None:
+    # Three dense files rank first; 200 files hold one hit each (350 in all). A sample spread over the ranking
+    # right after the first file took in the other dense ones and estimated 1,460; a uniform draw stays within 2x.
+    files = {f"dense{n}.py": "tok\n" * 50 for n in range(3)}
+    files.update({f"sparse/f{n:03}.py": "tok\nother words here\n" for n in range(200)})
+    repo = make_repo(tmp_path / "repo", files)
+    with running_index(repo) as index:
+        request = LexicalRequest(query="tok", syntax="identifier")
+        first = index.search_lexical(request, limit=20)
+        again = index.search_lexical(request, limit=20)
+        assert first.next_cursor is not None and 175 <= first.total <= 700, first.total
+        assert again.total == first.total  # the draw is deterministic
+        ranked = index._pipeline.lexical.ranked([Fragment("tok", False, False)])
+        best = [path for path, _ in ranked][:2]
+        sample = ranked.spread(8, 2)
+        assert len(sample) == 8 == len(set(sample)) and not set(sample) & set(best)
+        assert sample == ranked.spread(8, 2)
+
+
 def test_a_scoped_search_waits_only_for_pending_changes_in_its_scope(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"src/a.py": "needle\n", "docs/a.md": "needle\n"})
     # While the writer is busy (its lock held here), marked paths stay pending.

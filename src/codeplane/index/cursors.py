@@ -19,7 +19,7 @@ import hashlib
 import itertools
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
@@ -102,7 +102,14 @@ class CursorStore(Generic[T]):
     def __init__(self, *, ttl_sec: float = CURSOR_TTL_SEC, max_items: int = MAX_STORED_ITEMS) -> None:
         self._ttl = ttl_sec
         self._max_items = max_items
+        #: Least recently used first (eviction order).
         self._snapshots: OrderedDict[str, Snapshot[T]] = OrderedDict()
+        #: Oldest first (expiry order); an entry whose snapshot was evicted meanwhile is skipped.
+        self._created: deque[tuple[float, str, Snapshot[T]]] = deque()
+        #: Items each snapshot counted for when last seen (a stream's grows as it is paged), and their sum:
+        #: a call costs the snapshots it touches, not every snapshot an hour of queries left.
+        self._counted: dict[str, int] = {}
+        self._stored = 0
         self._lock = threading.Lock()
         self._sequence = itertools.count(1)
 
@@ -116,6 +123,8 @@ class CursorStore(Generic[T]):
                     break
             snapshot.issued.add(offset)
             self._snapshots[snapshot_id] = snapshot
+            self._created.append((snapshot.created, snapshot_id, snapshot))
+            self._recount(snapshot_id, snapshot)
             self._evict()
         return _encode(snapshot_id, offset)
 
@@ -171,6 +180,8 @@ class CursorStore(Generic[T]):
                 items, base, total, truncated = stream.items, stream.base, stream.total, stream.truncated
                 page = tuple(items[offset - base:end - base]) if offset >= base else ()
             with self._lock:
+                if self._snapshots.get(snapshot_id) is snapshot:
+                    self._recount(snapshot_id, snapshot)
                 self._evict()
             if offset < base:
                 raise CodePlaneError(ErrorCode.INVALID_CURSOR, "the cursor is too far behind the newest page of "
@@ -185,15 +196,26 @@ class CursorStore(Generic[T]):
             following = _encode(snapshot_id, end)
         return Page(page, following, total, snapshot.epoch, truncated)
 
+    def _recount(self, snapshot_id: str, snapshot: Snapshot[T]) -> None:
+        size = len(snapshot.items)
+        self._stored += size - self._counted.get(snapshot_id, 0)
+        self._counted[snapshot_id] = size
+
+    def _drop(self, snapshot_id: str) -> None:
+        del self._snapshots[snapshot_id]
+        self._stored -= self._counted.pop(snapshot_id)
+
     def _expire(self) -> None:
         cutoff = time.monotonic() - self._ttl
-        for key in [k for k, s in self._snapshots.items() if s.created < cutoff]:
-            del self._snapshots[key]
+        created = self._created
+        while created and created[0][0] < cutoff:
+            _, snapshot_id, snapshot = created.popleft()
+            if self._snapshots.get(snapshot_id) is snapshot:
+                self._drop(snapshot_id)
 
     def _evict(self) -> None:
-        # Streams grow as they are paged, so the stored count is summed afresh (a few hundred snapshots at most).
         self._expire()
-        stored = sum(len(s.items) for s in self._snapshots.values())
-        while stored > self._max_items and len(self._snapshots) > 1:
-            _, oldest = self._snapshots.popitem(last=False)
-            stored -= len(oldest.items)
+        while self._stored > self._max_items and len(self._snapshots) > 1:
+            self._drop(next(iter(self._snapshots)))
+        if len(self._created) > 2 * len(self._snapshots) + 64:  # evicted entries waiting to expire
+            self._created = deque(entry for entry in self._created if self._snapshots.get(entry[1]) is entry[2])

@@ -18,6 +18,7 @@ indexing threads would take cores from the extraction workers while a core idles
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 from collections import deque
@@ -35,7 +36,8 @@ from codeplane.core.stores import drop_store
 log = get_logger(__name__)
 
 #: Bump when the schema or the tokenizer changes; an older index is then rebuilt from disk.
-LEXICAL_SCHEMA_VERSION = 1
+#: 2: ``sample_key``, a fast field for the hit-count estimate's sample (:meth:`RankedCandidates.spread`).
+LEXICAL_SCHEMA_VERSION = 2
 VERSION_FILE = "codeplane-schema.json"
 _TOKENIZER = "codeplane_code"
 _WRITER_HEAP_BYTES = 128 * 1024 * 1024
@@ -62,10 +64,17 @@ def _schema() -> Any:
     builder = tantivy.SchemaBuilder()
     builder.add_unsigned_field("file_id", stored=True, indexed=True, fast=True)
     builder.add_unsigned_field("unit_id", stored=False, indexed=True)
+    builder.add_unsigned_field("sample_key", stored=False, indexed=False, fast=True)
     builder.add_text_field("path", stored=True, tokenizer_name="raw")
     builder.add_text_field("language", stored=False, tokenizer_name="raw")
     builder.add_text_field("content", stored=False, tokenizer_name=_TOKENIZER, index_option="freq")
     return builder.build()
+
+
+def sample_key(path: str) -> int:
+    """A document's place in the estimate's sample: a hash of its path, so the matching documents with the
+    lowest keys are a uniform (and deterministic) draw from all of them."""
+    return int.from_bytes(hashlib.blake2b(path.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
 
 
 def _analyzer() -> Any:
@@ -183,6 +192,7 @@ class LexicalIndex:
             doc = tantivy.Document(path=path, language=language, content=text)
             doc.add_unsigned("file_id", file_id)
             doc.add_unsigned("unit_id", 0)
+            doc.add_unsigned("sample_key", sample_key(path))
             self._writer.add_document(doc)
         elif kind == "delete":
             self._writer.delete_documents_by_term("path", path)
@@ -251,7 +261,8 @@ class RankedCandidates:
 
     FIRST_BATCH = 64
     GROWTH = 4
-    #: How many of the best documents :meth:`spread` picks its sample from.
+    #: How many of the best documents an open fragment's first search fetches (its term-dictionary regex costs
+    #: per execution); :meth:`spread` then draws its sample from them.
     SAMPLE_POOL = 4096
 
     def __init__(self, searcher: Any, query: Any, *, first_batch: int = FIRST_BATCH) -> None:
@@ -281,17 +292,26 @@ class RankedCandidates:
         return path
 
     def spread(self, size: int, skip: int) -> list[str]:
-        """Up to ``size`` paths evenly spaced over the ranking after its first ``skip`` documents (from the best
-        :data:`SAMPLE_POOL`), to estimate how many hits the documents not scanned yet hold."""
+        """Up to ``size`` paths of documents past the ranking's first ``skip``, to estimate how many hits the
+        documents not scanned yet hold.
+
+        A uniform draw: the matching documents with the lowest ``sample_key`` (a hash of the path), one top-k
+        search of ``size + skip`` by a fast field. Fetching the ranking to spread the sample over it cost a search
+        returning up to :data:`SAMPLE_POOL` hits, most of a frequent identifier's page (0.8 of ~2 ms for
+        ``self`` on Django), and saw only the best-scoring, densest part of the ranking. When the pool is here
+        already (an open fragment fetches it at once), the sample is spread over it as before.
+        """
         if self.count <= skip:
             return []
-        # Tantivy returns the top documents best first.
-        rest = self._best(min(self.count, self.SAMPLE_POOL))[skip:]
-        if not rest:
-            return []
-        step = max(len(rest) / size, 1.0)
-        picked = {int(n * step) for n in range(size) if int(n * step) < len(rest)}
-        return [self._path(rest[n][1]) for n in sorted(picked)]
+        if self._top_limit >= min(self.count, self.SAMPLE_POOL):
+            rest = self._top[skip:]  # Tantivy returns the top documents best first.
+            step = max(len(rest) / size, 1.0)
+            picked = {int(n * step) for n in range(size) if int(n * step) < len(rest)}
+            return [self._path(rest[n][1]) for n in sorted(picked)]
+        scanned = {self._path(address) for _, address in self._best(skip)}
+        drawn = self._searcher.search(self._query, limit=size + skip, count=False, order_by_field="sample_key",
+                                      order=tantivy.Order.Asc).hits
+        return [path for path in (self._path(address) for _, address in drawn) if path not in scanned][:size]
 
     def __iter__(self) -> Iterator[tuple[str, float]]:
         if not self.count:

@@ -130,9 +130,9 @@ class HitStream:
         """Exact once the stream has ended (or ran out of budget: then a lower bound); an estimate before.
 
         The estimate is the hits of the files scanned to their end plus, for the file being scanned and each
-        candidate not started yet, the mean hits of a few candidates spread over the rest of the ranking (at
-        least what the current file produced): the files scanned first are the best-scoring, i.e. the densest,
-        so extrapolating from them would overestimate several times.
+        candidate not started yet, the mean hits of a few candidates drawn uniformly from those not scanned (at
+        least what the current file produced; ``RankedCandidates.spread``): the files scanned first are the
+        best-scoring, i.e. the densest, so extrapolating from them would overestimate several times.
         """
         if self.exhausted:
             return self.produced

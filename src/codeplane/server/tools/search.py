@@ -110,11 +110,14 @@ def _lexical(services: Services, params: SearchParams) -> SearchResult:
         context_lines=params.context_lines, include_snippets=params.include_snippets,
     )
     page = services.index.search_lexical(request, limit=params.limit, cursor=params.cursor)
+    # One language said once (``_language_once``), decided before the hits are built rather than copied after.
+    languages = {h.language for h in page.hits}
+    shared = languages.pop() if len(page.hits) > 1 and len(languages) == 1 else None
     hits = [SearchHit(path=h.path, line=h.line, column=h.column, end_line=h.end_line, end_column=h.end_column,
                       snippet=h.snippet, context_before=list(h.context_before), context_after=list(h.context_after),
-                      score=h.score, language=h.language) for h in page.hits]
+                      score=h.score, language=None if shared else h.language) for h in page.hits]
     return SearchResult(
-        mode="lexical", query=params.query, results=hits,
+        mode="lexical", query=params.query, results=hits, language=shared,
         pagination=Pagination(next_cursor=page.next_cursor, total_estimate=page.total),
         epoch=page.epoch, truncated=page.truncated,
         query_time_ms=round((time.perf_counter() - started) * 1000, 3),
