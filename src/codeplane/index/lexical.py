@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import os
 from collections import deque
@@ -320,15 +321,17 @@ class RankedCandidates:
         hits = self._best(limit)
         while True:
             complete = len(hits) < limit or limit >= self.count
-            order = sorted(((round(float(score), 4), self._path(address)) for score, address in hits),
-                           key=lambda item: (-item[0], item[1]))
+            order = sorted(((round(float(score), 4), address) for score, address in hits), key=lambda item: -item[0])
             if complete:
                 safe = len(order)
             else:
                 lowest = order[-1][0]
                 safe = next((n for n, (score, _) in enumerate(order) if score <= lowest), len(order))
-            for score, path in order[released:safe]:
-                yield path, score
+            # A released prefix ends where the score changes, so each run of equal scores is released whole. Its
+            # paths (a stored-field read each) are looked up as the run is reached: a page stops after a few files.
+            for score, run in itertools.groupby(order[released:safe], key=lambda item: item[0]):
+                for path in sorted(self._path(address) for _, address in run):
+                    yield path, score
             released = max(released, safe)
             if complete:
                 return
