@@ -13,28 +13,36 @@ its own.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import NamedTuple
 
 from codeplane.index.structural.bulk import covers_most
+from codeplane.index.structural.facts import ANCHORED
+from codeplane.index.structural.schema import TIER_CODE
 
 MAX_EXEMPLARS = 10
 Key = tuple[int, str, str]  # (unit_id, member_token, receiver_shape)
 Candidate = tuple[str, int, int, int]  # (path, line, col, ref_id): the exemplar order
 Position = tuple[int, str, int, int, int]  # (unit_id, path, line, col, ref_id)
 
-_RANKED = """
+#: The ranking of every group in one sort: the count shares the rank's window (a frame over the whole partition),
+#: and files sort by their place in path order (``_PATH_RANK``), an integer key instead of the path's text.
+_RANKED = f"""
 SELECT f.unit_id, r.token_text, coalesce(r.receiver_shape, ''), r.ref_id,
-       row_number() OVER w AS rn, count(*) OVER (PARTITION BY f.unit_id, r.token_text,
-                                                 coalesce(r.receiver_shape, '')) AS total
-FROM st_ref r JOIN st_file f ON f.file_id = r.file_id
-{join}
-WHERE r.is_member = 1 AND r.ref_tier = 'ANCHORED'
+       row_number() OVER w AS rn, count(*) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS total
+FROM st_ref r JOIN temp.anchor_path_rank f ON f.file_id = r.file_id
+WHERE r.is_member = 1 AND r.tier_code = {TIER_CODE[ANCHORED]}
 WINDOW w AS (PARTITION BY f.unit_id, r.token_text, coalesce(r.receiver_shape, '')
-             ORDER BY f.path, r.start_line, r.start_col, r.ref_id)
+             ORDER BY f.path_rank, r.start_line, r.start_col, r.ref_id)
 """
+_PATH_RANK = ("CREATE TEMP TABLE anchor_path_rank AS SELECT file_id, unit_id, row_number() OVER (ORDER BY path) "
+              "AS path_rank FROM st_file")
+#: Helper threads SQLite may sort the ranking with (``PRAGMA threads``): by then the extraction workers are gone.
+_SORT_THREADS = min(4, os.cpu_count() or 1) if (os.cpu_count() or 1) > 1 else 0
 _ANCHORED_IN_FILES = ("SELECT f.unit_id, r.token_text, coalesce(r.receiver_shape, ''), f.path, r.start_line, "
                       "r.start_col, r.ref_id FROM st_ref r JOIN st_file f ON f.file_id = r.file_id "
                       "WHERE r.is_member = 1 AND r.ref_tier = 'ANCHORED' AND r.file_id IN ({})")
@@ -61,9 +69,23 @@ def _write(conn: sqlite3.Connection, rows: Iterable[tuple[int, str, str, int, in
     return len(groups)
 
 
+@contextmanager
+def _ranking(conn: sqlite3.Connection) -> Iterator[None]:
+    previous = int(conn.execute("PRAGMA threads").fetchone()[0])
+    conn.execute("DROP TABLE IF EXISTS temp.anchor_path_rank")
+    conn.execute(_PATH_RANK)
+    conn.execute(f"PRAGMA threads = {_SORT_THREADS}")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA threads = {previous}")
+        conn.execute("DROP TABLE IF EXISTS temp.anchor_path_rank")
+
+
 def rebuild_all(conn: sqlite3.Connection) -> int:
     conn.execute("DELETE FROM st_anchor_group")
-    return _write(conn, conn.execute(_RANKED.format(join="")))
+    with _ranking(conn):
+        return _write(conn, conn.execute(_RANKED))
 
 
 def rank_all(conn: sqlite3.Connection) -> int:
@@ -71,7 +93,8 @@ def rank_all(conn: sqlite3.Connection) -> int:
     (a cold index of a big tree). Only the exemplars reach Python. The groups are those ``apply`` writes from no
     groups and every file; their ids follow key order."""
     conn.execute("DELETE FROM st_anchor_group")
-    return _write(conn, conn.execute(f"SELECT * FROM ({_RANKED.format(join='')}) WHERE rn <= ?", (MAX_EXEMPLARS,)))
+    with _ranking(conn):
+        return _write(conn, conn.execute(f"SELECT * FROM ({_RANKED}) WHERE rn <= ?", (MAX_EXEMPLARS,)))
 
 
 class Candidates(NamedTuple):
