@@ -143,8 +143,9 @@ class RepoWatcher:
             reported = f"{type(exc).__name__}: {exc}"
         if self._stopping.is_set():
             return
-        self.state = "failed"
+        # The reason first: whoever sees ``failed`` (``/status``) must find it there.
         self.error = reported or f"the watcher process ended (exit code {process.wait()})"
+        self.state = "failed"
         log.warning("file watcher stopped; falling back to periodic reconcile", error=self.error)
 
     def _deliver(self, raw: list[tuple[int, str]], added: list[str]) -> None:
