@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from codeplane.index.lexical import _analyzer
+from codeplane.index.lexical import LexicalIndex
 from codeplane.index.lexical_terms import MAX_TERMS, TermIndex
 from tests.builders import make_repo
 from tests.index_helpers import hit_lines, running_index
@@ -64,29 +64,36 @@ def test_open_fragments_through_the_term_index_find_what_rg_finds_before_and_aft
             assert hit_lines(index, word, "text") == _rg(repo, word), word
 
 
-def test_a_searcher_older_than_the_base_uses_the_regex_and_too_many_terms_do_too() -> None:
-    terms = TermIndex(_analyzer(), "content")
-
-    class Searcher:
-        def terms_with_prefix(self, field: str, prefix: str) -> list[tuple[str, int]]:
-            return [(f"t{n}", 1) for n in range(MAX_TERMS + 5)] + [("alpha", 1)]
-
-    old_generation = terms.generation
-    terms.committed()
-    terms.ensure_base(Searcher, wait=True)
-    assert terms.matching("alph", left_open=False, right_open=True, generation=terms.generation) == ["alpha"]
-    assert terms.matching("alph", left_open=False, right_open=True, generation=old_generation) is None
-    assert terms.matching("t", left_open=False, right_open=True, generation=terms.generation) is None
-    terms.applying("Beta gamma_alpha")  # recorded: the base exists
-    assert terms.matching("alpha", left_open=True, right_open=False, generation=terms.generation) == [
-        "alpha", "gamma_alpha"]
-    assert terms.matching("ph", left_open=True, right_open=True, generation=terms.generation) == [
-        "alpha", "gamma_alpha"]
-    # A write pending (applied, not committed) when a base would be read: it waits for the commit.
-    fresh = TermIndex(_analyzer(), "content")
-    fresh.applying("pending")
-    fresh.ensure_base(Searcher, wait=True)
-    assert fresh.matching("alph", left_open=False, right_open=True, generation=fresh.generation) is None
-    fresh.committed()
-    fresh.ensure_base(Searcher, wait=True)
-    assert fresh.matching("alph", left_open=False, right_open=True, generation=fresh.generation) == ["alpha"]
+def test_a_searcher_older_than_the_base_uses_the_regex_and_too_many_terms_do_too(tmp_path: Path) -> None:
+    lexical = LexicalIndex(tmp_path / "tantivy")
+    lexical.open()
+    try:
+        lexical.add(1, "many.txt", "text", " ".join(f"t{n}" for n in range(MAX_TERMS + 5)))
+        lexical.add(2, "a.txt", "text", "alpha")
+        lexical.commit()
+        terms = lexical._terms
+        older = terms.generation - 1
+        # A write pending (applied to the writer, not committed) when the base would be read: it waits.
+        lexical.add(3, "b.txt", "text", "pending")
+        lexical.warm_terms()
+        assert terms.matching("alph", left_open=False, right_open=True, generation=terms.generation) is None
+        lexical.commit()
+        lexical.warm_terms()
+        current = terms.generation
+        assert terms.matching("alph", left_open=False, right_open=True, generation=current) == ["alpha"]
+        assert terms.matching("alph", left_open=False, right_open=True, generation=older) is None
+        assert terms.matching("t", left_open=False, right_open=True, generation=current) is None  # > MAX_TERMS
+        assert terms.matching("pend", left_open=False, right_open=True, generation=current) == ["pending"]
+        # Added after the base was read: recorded as the writer applies it, before its commit.
+        lexical.add(4, "c.txt", "text", "Beta gamma_alpha")
+        lexical.commit()
+        current = terms.generation
+        assert terms.matching("alpha", left_open=True, right_open=False, generation=current) == ["alpha", "gamma_alpha"]
+        assert terms.matching("ph", left_open=True, right_open=True, generation=current) == ["alpha", "gamma_alpha"]
+        assert terms.matching("beta", left_open=False, right_open=False, generation=current) == ["beta"]
+        # Every document going (a rebuild) starts over: no base until one is read again.
+        lexical.delete_all()
+        lexical.commit()
+        assert terms.matching("alph", left_open=False, right_open=True, generation=terms.generation) is None
+    finally:
+        lexical.close()
