@@ -104,8 +104,9 @@ class CursorStore(Generic[T]):
         self._max_items = max_items
         #: Least recently used first (eviction order).
         self._snapshots: OrderedDict[str, Snapshot[T]] = OrderedDict()
-        #: Oldest first (expiry order); an entry whose snapshot was evicted meanwhile is skipped.
-        self._created: deque[tuple[float, str, Snapshot[T]]] = deque()
+        #: Oldest first (expiry order), by id and creation time only: an evicted snapshot's items must not stay
+        #: reachable from here. An entry whose snapshot was evicted meanwhile is skipped.
+        self._created: deque[tuple[float, str]] = deque()
         #: Items each snapshot counted for when last seen (a stream's grows as it is paged), and their sum:
         #: a call costs the snapshots it touches, not every snapshot an hour of queries left.
         self._counted: dict[str, int] = {}
@@ -123,7 +124,7 @@ class CursorStore(Generic[T]):
                     break
             snapshot.issued.add(offset)
             self._snapshots[snapshot_id] = snapshot
-            self._created.append((snapshot.created, snapshot_id, snapshot))
+            self._created.append((snapshot.created, snapshot_id))
             self._recount(snapshot_id, snapshot)
             self._evict()
         return _encode(snapshot_id, offset)
@@ -209,8 +210,8 @@ class CursorStore(Generic[T]):
         cutoff = time.monotonic() - self._ttl
         created = self._created
         while created and created[0][0] < cutoff:
-            _, snapshot_id, snapshot = created.popleft()
-            if self._snapshots.get(snapshot_id) is snapshot:
+            stamp, snapshot_id = created.popleft()
+            if self._live(stamp, snapshot_id):
                 self._drop(snapshot_id)
 
     def _evict(self) -> None:
@@ -218,4 +219,8 @@ class CursorStore(Generic[T]):
         while self._stored > self._max_items and len(self._snapshots) > 1:
             self._drop(next(iter(self._snapshots)))
         if len(self._created) > 2 * len(self._snapshots) + 64:  # evicted entries waiting to expire
-            self._created = deque(entry for entry in self._created if self._snapshots.get(entry[1]) is entry[2])
+            self._created = deque(entry for entry in self._created if self._live(*entry))
+
+    def _live(self, stamp: float, snapshot_id: str) -> bool:
+        snapshot = self._snapshots.get(snapshot_id)
+        return snapshot is not None and snapshot.created == stamp
