@@ -3,14 +3,19 @@
 
 from __future__ import annotations
 
+import os
+import sqlite3
+import tarfile
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+import zstandard
 
 from codeplane.core.errors import ErrorCode
 from codeplane.core.layout import RepoLayout
+from codeplane.index.artifact_integrity import check_tables
 from codeplane.index.search import LexicalScope
 from codeplane.index.service import IndexService, LexicalRequest
 from codeplane.index.store import IndexStore
@@ -83,7 +88,61 @@ def test_a_sidecar_verified_artifact_is_checked_before_adoption(origin: Path, ar
     root = _clone(origin, tmp_path / "dev")
     with _running(root, artifact=str(artifact)) as service:
         source = _status(service)["source"]
-        assert source["integrity"] == "before_adopt" and "integrity_check" not in source
+        assert source["integrity"] == "before_adopt"
+        if (os.cpu_count() or 1) > 1:
+            # Every table's b-trees were checked before adoption, on two cores; the whole file's page accounting
+            # is checked after ready.
+            assert source["whole_file_check"] == "after_ready"
+            _wait_for(service, lambda s: s["source"]["integrity_check"]["state"] == "ok")
+        else:
+            assert "whole_file_check" not in source and "integrity_check" not in source
+    assert _next_open_check(root) == "cheap"
+
+
+def _index_db_of(artifact: Path, into: Path) -> Path:
+    with tarfile.open(fileobj=zstandard.ZstdDecompressor().stream_reader(artifact.read_bytes()), mode="r|") as tar:
+        for member in tar:
+            if member.name == "index.db":
+                source = tar.extractfile(member)
+                assert source is not None
+                into.write_bytes(source.read())
+                return into
+    raise AssertionError("no index.db in the artifact")
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, isolation_level=None,
+                           check_same_thread=False)
+
+
+def test_the_table_by_table_check_finds_a_corrupt_page_of_any_table(artifact: Path, tmp_path: Path) -> None:
+    clean = _index_db_of(artifact, tmp_path / "clean.db")
+    assert check_tables(lambda: _open(clean), 2) == (None, False)
+    assert check_tables(lambda: _open(clean), 1) == (None, True)
+    with _open(clean) as conn:
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        # The root page of a small table and of the largest one: the check must reach each, whichever thread.
+        roots = dict(conn.execute("SELECT name, rootpage FROM sqlite_schema WHERE name IN ('st_ref', 'meta')"))
+    assert set(roots) == {"st_ref", "meta"}
+    for table, root in sorted(roots.items()):
+        data = bytearray(clean.read_bytes())
+        start = (root - 1) * page_size
+        data[start + 8:start + page_size] = b"\xa5" * (page_size - 8)
+        bad = tmp_path / f"bad-{table}.db"
+        bad.write_bytes(bytes(data))
+        problem, whole = check_tables(lambda path=bad: _open(path), 2)
+        assert problem is not None and not whole, table
+
+
+def test_a_file_with_a_free_list_is_checked_whole(tmp_path: Path) -> None:
+    path = tmp_path / "free.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE t (x)")
+        conn.executemany("INSERT INTO t VALUES (?)", [("x" * 500,) for _ in range(200)])
+        conn.execute("DELETE FROM t")
+    with _open(path) as conn:
+        assert conn.execute("PRAGMA freelist_count").fetchone()[0] > 0
+    assert check_tables(lambda: _open(path), 2) == (None, True)
 
 
 def test_a_corrupt_pinned_artifact_is_adopted_then_dropped_and_built_from_disk(origin: Path, artifact: Path,

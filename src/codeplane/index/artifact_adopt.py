@@ -41,7 +41,7 @@ from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
 from codeplane.index.artifact_fetch import FetchedArtifact, FetchProgress, fetch_artifact
 from codeplane.index.artifact_format import INDEX_DB, TANTIVY_DIR
-from codeplane.index.artifact_integrity import BEFORE_ADOPT, integrity_mode
+from codeplane.index.artifact_integrity import AFTER_READY, BEFORE_ADOPT, integrity_mode
 from codeplane.index.artifact_restat import GitCleanState, git_clean_state, restat_clean_files
 from codeplane.index.artifact_verify import IntegrityCheck, unpack_checked, verify_unpacked
 from codeplane.index.facts_api import FactIndexer
@@ -247,6 +247,9 @@ def adopt_configured(root: Path, layout: RepoLayout, config: IndexConfig,
                   "files": len(manifest.files), "stat_from_git": vouched, "adopted_at": iso_utc(now_ms()),
                   # when SQLite's full integrity check ran (or runs): before_adopt / after_ready
                   "integrity": integrity_mode(config),
+                  # checked table by table before adoption: the whole file's page accounting runs after ready
+                  **({"whole_file_check": AFTER_READY}
+                     if unpacked.integrity is not None and not unpacked.integrity.whole_file else {}),
                   # what the index start spent: fetch and unpack (unless begun early) + checks + swap
                   "adopt_ms": int((restated_at - started) * 1000),
                   # where it went: waiting for the unpack, the checks (index.db's integrity check among them

@@ -42,7 +42,7 @@ from codeplane.index.artifact_format import (
     is_part_name,
     parse_manifest,
 )
-from codeplane.index.artifact_integrity import integrity_problem
+from codeplane.index.artifact_integrity import check_tables
 from codeplane.index.epochs import indexer_meta_key
 from codeplane.index.facts_api import FactIndexer
 from codeplane.index.lexical import LexicalIndex
@@ -53,6 +53,9 @@ MAX_MEMBERS = 10_000
 MAX_UNPACKED_BYTES = 64 * 1024**3
 _BLOCK = 1 << 20
 _MMAP_BYTES = 1 << 31
+#: Threads the integrity check before adoption spreads its tables over (``check_tables``): its largest table
+#: (the references) sets its time from two on.
+_CHECK_THREADS = 2
 #: Columns holding repository paths (``lexical_path`` is a name inside code, not a file).
 _PATH_COLUMNS = frozenset({"path", "file_path", "root_path"})
 
@@ -191,7 +194,10 @@ def expected_schema(scratch: Path, indexers: Sequence[FactIndexer]) -> list[tupl
 
 def _open_untrusted(path: Path) -> sqlite3.Connection:
     # immutable: no locks, no -wal/-shm next to the file; query_only: nothing can write through it.
-    conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, isolation_level=None)
+    # Not bound to its thread: the integrity check's helpers' connections are closed by the thread that waits
+    # for them.
+    conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, isolation_level=None,
+                           check_same_thread=False)
     defensive = getattr(sqlite3, "SQLITE_DBCONFIG_DEFENSIVE", None)
     if defensive is not None and hasattr(conn, "setconfig"):  # Python >= 3.12
         conn.setconfig(defensive, True)
@@ -324,11 +330,14 @@ class IntegrityCheck:
     its own. :meth:`cancel` interrupts it: a refusal for another reason must not leave it reading a file about to
     be removed, taking a core from the cold build that follows."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, workers: int | None = None) -> None:
         self._done: Future[None] = Future()
-        self._conn: sqlite3.Connection | None = None
+        self._conns: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._cancelled = False
+        self._workers = workers if workers is not None else max(1, min(os.cpu_count() or 1, _CHECK_THREADS))
+        #: Whether the check covered the whole file (else only every table's b-trees: the caller owes the rest).
+        self.whole_file = True
         threading.Thread(target=self._run, args=(path,), name="codeplane-artifact-check", daemon=True).start()
 
     def _run(self, path: Path) -> None:
@@ -340,23 +349,28 @@ class IntegrityCheck:
 
     def _check(self, path: Path) -> None:
         try:
-            conn = _open_untrusted(path)
-        except sqlite3.DatabaseError as exc:
-            raise _invalid(f"index.db cannot be opened: {exc}") from exc
-        with self._lock:
-            self._conn = None if self._cancelled else conn
-        try:
-            if self._conn is None:
-                raise _invalid("index.db's integrity check was cancelled")
-            problem = integrity_problem(conn)
+            problem, self.whole_file = check_tables(lambda: self._open(path), self._workers)
         except sqlite3.DatabaseError as exc:
             raise _invalid(f"index.db cannot be read: {exc}") from exc
         finally:
             with self._lock:
-                self._conn = None
-            conn.close()
+                conns, self._conns = self._conns, []
+            for conn in conns:
+                conn.close()
         if problem is not None:
             raise _invalid(problem)
+
+    def _open(self, path: Path) -> sqlite3.Connection:
+        try:
+            conn = _open_untrusted(path)
+        except sqlite3.DatabaseError as exc:
+            raise _invalid(f"index.db cannot be opened: {exc}") from exc
+        with self._lock:
+            if self._cancelled:
+                conn.close()
+                raise _invalid("index.db's integrity check was cancelled")
+            self._conns.append(conn)
+        return conn
 
     def result(self) -> None:
         """Wait for the check; raises what it found (3104)."""
@@ -365,8 +379,8 @@ class IntegrityCheck:
     def cancel(self) -> None:
         with self._lock:
             self._cancelled = True
-            if self._conn is not None:
-                self._conn.interrupt()
+            for conn in self._conns:
+                conn.interrupt()
         self._done.exception()  # wait for the thread to let go of the file
 
 

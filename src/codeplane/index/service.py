@@ -297,9 +297,10 @@ class IndexService:
             self._full_began = monotonic()  # its walk precedes the watcher: the catch-up walk must run
 
     def _integrity_owed(self) -> bool:
-        """This start adopted an artifact whose full integrity check runs after ready."""
+        """This start adopted an artifact whose full integrity check (or its whole-file part) runs after ready."""
+        origin = self.origin or {}
         return self.artifact is not None and self.artifact.result == "adopted" and \
-            (self.origin or {}).get("integrity") == AFTER_READY
+            AFTER_READY in (origin.get("integrity"), origin.get("whole_file_check"))
 
     def _integrity_passed(self) -> None:
         self._pipeline.store.check_owed = False
