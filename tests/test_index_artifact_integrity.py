@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import sqlite3
 import tarfile
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +134,40 @@ def test_the_table_by_table_check_finds_a_corrupt_page_of_any_table(artifact: Pa
         bad.write_bytes(bytes(data))
         problem, whole = check_tables(lambda path=bad: _open(path), 2)
         assert problem is not None and not whole, table
+
+
+def _corrupt_table(table: str) -> Callable[[dict[str, bytes]], None]:
+    """Garbage over the root page of ``table`` (a table or an index) in the artifact's index.db (its header's
+    first 8 bytes kept)."""
+    def mutate(parts: dict[str, bytes]) -> None:
+        data = bytearray(parts["index.db"])
+        with tempfile.TemporaryDirectory() as scratch:
+            copy = Path(scratch) / "index.db"
+            copy.write_bytes(bytes(data))
+            with _open(copy) as conn:
+                page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+                root = conn.execute("SELECT rootpage FROM sqlite_schema WHERE name = ?", (table,)).fetchone()[0]
+        start = (root - 1) * page_size
+        data[start + 8:start + page_size] = b"\xa5" * (page_size - 8)
+        parts["index.db"] = bytes(data)
+    return mutate
+
+
+@pytest.mark.parametrize("table", ["st_ref_token", "files"])
+def test_a_corrupt_table_is_refused_before_adoption_whichever_check_reads_it(origin: Path, artifact: Path,
+                                                                            tmp_path: Path, table: str) -> None:
+    # st_ref's index: checked with st_ref, on its own thread, while the checks of the schema, meta and file table
+    # run beside it (nothing but the integrity check reads it); files is read by those checks once its own
+    # b-trees passed.
+    bad = _repack(artifact, tmp_path / "bad.tar.zst", _corrupt_table(table))
+    root = _clone(origin, tmp_path / "dev")
+    with _running(root, artifact=str(bad)) as service:
+        status = _status(service)
+        assert status["source"]["kind"] == "local", status["source"]
+        refused = status["source"]["artifact_refused"]
+        assert refused["code"] == ErrorCode.ARTIFACT_INVALID.code
+        assert "integrity check" in refused["message"] or "cannot be read" in refused["message"], refused
+        assert status["file_count"] == len(FILES)
 
 
 def test_a_file_with_a_free_list_is_checked_whole(tmp_path: Path) -> None:

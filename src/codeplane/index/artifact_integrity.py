@@ -56,7 +56,8 @@ def integrity_problem(conn: sqlite3.Connection, table: str | None = None) -> str
     return None
 
 
-def check_tables(open_conn: Callable[[], sqlite3.Connection], workers: int) -> tuple[str | None, bool]:
+def check_tables(open_conn: Callable[[], sqlite3.Connection], workers: int,
+                 passed: Callable[[str], None] | None = None) -> tuple[str | None, bool]:
     """``quick_check`` of every table's b-trees (its rows' and its indexes'), the largest first, spread over
     ``workers`` threads each with a connection from ``open_conn``: (what it found, whether the whole file was
     checked).
@@ -67,14 +68,18 @@ def check_tables(open_conn: Callable[[], sqlite3.Connection], workers: int) -> t
     check of the whole file sees is the page accounting across tables (a page claimed by two tables, pages in
     none, the free list). An empty free list is required here (``cpl index export`` writes the file with
     ``VACUUM INTO``; any other file is checked whole), and the caller owes the whole-file check once the
-    server is ready (``DeferredCheck``). One worker, or a free list: the whole file, here."""
+    server is ready (``DeferredCheck``). One worker, or a free list: the whole file, here.
+
+    ``passed`` hears each table whose b-trees passed (``sqlite_schema`` first), so checks that read only those
+    tables may run while the largest is still checked. The order comes from each table's largest rowid (one
+    descent of its b-tree, the only read before its check)."""
     first = open_conn()
     free = first.execute("PRAGMA freelist_count").fetchone()
     if workers < 2 or free is None or free[0] != 0:
         return integrity_problem(first), True
     tables = [name for (name,) in first.execute(
         "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").fetchall()]
-    queue = deque([*sorted(tables, key=lambda name: -_rows_at_most(first, name)), "sqlite_schema"])
+    queue = deque(["sqlite_schema", *sorted(tables, key=lambda name: -_rows_at_most(first, name))])
     problems: list[str] = []
     failures: list[BaseException] = []
     lock = threading.Lock()
@@ -82,13 +87,17 @@ def check_tables(open_conn: Callable[[], sqlite3.Connection], workers: int) -> t
     def drain(conn: sqlite3.Connection) -> None:
         while True:
             with lock:
-                if not queue or problems or failures:
+                # A problem does not stop the others: each table that passes is still reported (``passed``), so
+                # what runs beside the check never depends on which thread found the problem first.
+                if not queue or failures:
                     return
                 table = queue.popleft()
             problem = integrity_problem(conn, table)
             if problem is not None:
                 with lock:
                     problems.append(problem)
+            elif passed is not None:
+                passed(table)
 
     def helper() -> None:
         try:

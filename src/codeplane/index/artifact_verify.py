@@ -23,7 +23,7 @@ import os
 import sqlite3
 import tarfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -338,6 +338,9 @@ class IntegrityCheck:
         self._workers = workers if workers is not None else max(1, min(os.cpu_count() or 1, _CHECK_THREADS))
         #: Whether the check covered the whole file (else only every table's b-trees: the caller owes the rest).
         self.whole_file = True
+        #: Tables whose b-trees passed so far (checked table by table), under ``_passed_changed``.
+        self._passed: set[str] = set()
+        self._passed_changed = threading.Condition(self._lock)
         threading.Thread(target=self._run, args=(path,), name="codeplane-artifact-check", daemon=True).start()
 
     def _run(self, path: Path) -> None:
@@ -349,7 +352,7 @@ class IntegrityCheck:
 
     def _check(self, path: Path) -> None:
         try:
-            problem, self.whole_file = check_tables(lambda: self._open(path), self._workers)
+            problem, self.whole_file = check_tables(lambda: self._open(path), self._workers, self._table_passed)
         except sqlite3.DatabaseError as exc:
             raise _invalid(f"index.db cannot be read: {exc}") from exc
         finally:
@@ -371,6 +374,20 @@ class IntegrityCheck:
                 raise _invalid("index.db's integrity check was cancelled")
             self._conns.append(conn)
         return conn
+
+    def _table_passed(self, table: str) -> None:
+        with self._passed_changed:
+            self._passed.add(table)
+            self._passed_changed.notify_all()
+
+    def wait_for(self, tables: Iterable[str]) -> None:
+        """Wait until ``tables`` passed (checked table by table), or the whole check ended; raises what it found."""
+        wanted = set(tables)
+        with self._passed_changed:
+            while not wanted <= self._passed and not self._done.done():
+                self._passed_changed.wait(0.05)
+        if not wanted <= self._passed:
+            self._done.result()
 
     def result(self) -> None:
         """Wait for the check; raises what it found (3104)."""
@@ -418,15 +435,41 @@ def verify_unpacked(staging: Path, written: dict[str, tuple[str, int]], indexers
             manifest = parse_manifest((staging / MANIFEST).read_bytes(), indexers)
             _check_parts(manifest, written)
             docs = _tantivy_docs(staging / TANTIVY_DIR)
+            schema = expected.result()
             if integrity is not None:
-                integrity.result()  # nothing else reads index.db before its integrity check passed
-            opstamp = check_index_db(staging / INDEX_DB, manifest, indexers, expected.result())
+                # Nothing reads a table of index.db before its b-trees passed: these checks read the schema, meta,
+                # the file table and the tables holding paths, not the references, whose check takes longest.
+                integrity.wait_for(["sqlite_schema"])
+                integrity.wait_for(_tables_read_by_checks(staging / INDEX_DB))
+            opstamp = check_index_db(staging / INDEX_DB, manifest, indexers, schema)
+            _check_tantivy(docs, opstamp, staging / INDEX_DB)
+            if integrity is not None:
+                integrity.result()
     except BaseException:
         if integrity is not None:
             integrity.cancel()
         raise
-    _check_tantivy(docs, opstamp, staging / INDEX_DB)
     return manifest
+
+
+def _tables_read_by_checks(index_db: Path) -> list[str]:
+    """The tables :func:`check_index_db` and :func:`_check_tantivy` read: ``meta``, ``files`` and every table with a
+    path column (:func:`_check_fact_paths`), found from the schema alone (its b-tree checked first)."""
+    try:
+        conn = _open_untrusted(index_db)
+    except sqlite3.DatabaseError as exc:
+        raise _invalid(f"index.db cannot be opened: {exc}") from exc
+    try:
+        read = {"meta", "files"}
+        for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+            quoted = table.replace('"', '""')
+            if any(r[1] in _PATH_COLUMNS for r in conn.execute(f'PRAGMA table_info("{quoted}")')):
+                read.add(table)
+        return sorted(read)
+    except sqlite3.DatabaseError as exc:
+        raise _invalid(f"index.db cannot be read: {exc}") from exc
+    finally:
+        conn.close()
 
 
 def unpack_verified(archive: Path, expected_sha256: str, staging: Path,
