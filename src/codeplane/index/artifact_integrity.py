@@ -99,22 +99,21 @@ def check_tables(open_conn: Callable[[], sqlite3.Connection], workers: int,
             elif passed is not None:
                 passed(table)
 
-    def helper() -> None:
+    def run(conn: Callable[[], sqlite3.Connection]) -> None:
+        # A failure (an unreadable page, an interrupt) stops every thread at its next table, whichever met it.
         try:
-            drain(open_conn())
+            drain(conn())
         except BaseException as exc:  # noqa: BLE001 - re-raised on the caller's thread below
             with lock:
                 failures.append(exc)
 
-    helpers = [threading.Thread(target=helper, name="codeplane-artifact-check-helper", daemon=True)
+    helpers = [threading.Thread(target=run, args=(open_conn,), name="codeplane-artifact-check-helper", daemon=True)
                for _ in range(workers - 1)]
     for thread in helpers:
         thread.start()
-    try:
-        drain(first)
-    finally:
-        for thread in helpers:
-            thread.join()
+    run(lambda: first)
+    for thread in helpers:
+        thread.join()
     if failures:
         raise failures[0]
     return (problems[0] if problems else None), False
