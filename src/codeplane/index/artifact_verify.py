@@ -193,6 +193,15 @@ def expected_schema(scratch: Path, indexers: Sequence[FactIndexer]) -> list[tupl
 
 
 def _open_untrusted(path: Path) -> sqlite3.Connection:
+    """A read-only connection to an artifact's ``index.db`` with defensive settings; one that cannot be opened is
+    refused (3104)."""
+    try:
+        return _connect_untrusted(path)
+    except sqlite3.DatabaseError as exc:
+        raise _invalid(f"index.db cannot be opened: {exc}") from exc
+
+
+def _connect_untrusted(path: Path) -> sqlite3.Connection:
     # immutable: no locks, no -wal/-shm next to the file; query_only: nothing can write through it.
     # Not bound to its thread: the integrity check's helpers' connections are closed by the thread that waits
     # for them.
@@ -231,10 +240,7 @@ def check_index_db(path: Path, manifest: Manifest, indexers: Sequence[FactIndexe
                    expected: list[tuple[str, str, str, str | None]]) -> int:
     """Refuse an ``index.db`` that is not exactly CodePlane's (once its :class:`IntegrityCheck` passed) — ``expected``
     is :func:`expected_schema`'s answer; returns its recorded Tantivy opstamp."""
-    try:
-        conn = _open_untrusted(path)
-    except sqlite3.DatabaseError as exc:
-        raise _invalid(f"index.db cannot be opened: {exc}") from exc
+    conn = _open_untrusted(path)
     try:
         found = _schema_rows(conn)
         if found != expected:
@@ -364,10 +370,7 @@ class IntegrityCheck:
             raise _invalid(problem)
 
     def _open(self, path: Path) -> sqlite3.Connection:
-        try:
-            conn = _open_untrusted(path)
-        except sqlite3.DatabaseError as exc:
-            raise _invalid(f"index.db cannot be opened: {exc}") from exc
+        conn = _open_untrusted(path)
         with self._lock:
             if self._cancelled:
                 conn.close()
@@ -455,10 +458,7 @@ def verify_unpacked(staging: Path, written: dict[str, tuple[str, int]], indexers
 def _tables_read_by_checks(index_db: Path) -> list[str]:
     """The tables :func:`check_index_db` and :func:`_check_tantivy` read: ``meta``, ``files`` and every table with a
     path column (:func:`_check_fact_paths`), found from the schema alone (its b-tree checked first)."""
-    try:
-        conn = _open_untrusted(index_db)
-    except sqlite3.DatabaseError as exc:
-        raise _invalid(f"index.db cannot be opened: {exc}") from exc
+    conn = _open_untrusted(index_db)
     try:
         read = {"meta", "files"}
         for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
