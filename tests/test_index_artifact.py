@@ -562,6 +562,8 @@ TAMPERINGS: dict[str, tuple[dict[str, Any], ErrorCode, str]] = {
     "corrupt page in index.db": ({"mutate": _corrupt_page}, ErrorCode.ARTIFACT_INVALID, "index.db"),
     "path escape in index.db": ({"mutate": _fact_path_escape}, ErrorCode.ARTIFACT_INVALID, "st_file.path"),
     "path escape in tantivy": ({"mutate": _tantivy_escape}, ErrorCode.ARTIFACT_INVALID, "'../outside.py'"),
+    "malformed layout": ({"mutate": _set_manifest(lambda m: m.update(index_db_layout=[["st_ref", True]]))},
+                         ErrorCode.ARTIFACT_INVALID, "index_db_layout"),
     "newer format": ({"mutate": _set_manifest(lambda m: m.update(format_version=3))},
                      ErrorCode.ARTIFACT_INCOMPATIBLE, "newer"),
     "other schema": ({"mutate": _set_manifest(lambda m: m["versions"].update(store_schema=99))},

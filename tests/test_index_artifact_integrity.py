@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import tarfile
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -17,13 +19,15 @@ import zstandard
 
 from codeplane.core.errors import ErrorCode
 from codeplane.core.layout import RepoLayout
-from codeplane.index.artifact_integrity import check_tables
+from codeplane.index.artifact_integrity import FileArrival, check_tables
+from codeplane.index.artifact_verify import unpack_verified
 from codeplane.index.search import LexicalScope
 from codeplane.index.service import IndexService, LexicalRequest
 from codeplane.index.store import IndexStore
 from tests.builders import cpl, make_repo, running_server
 from tests.test_index_artifact import (
     FILES,
+    INDEXERS,
     _answers,
     _clone,
     _corrupt_page,
@@ -31,6 +35,7 @@ from tests.test_index_artifact import (
     _repack,
     _running,
     _service,
+    _set_manifest,
     _status,
 )
 
@@ -272,3 +277,166 @@ def test_ready_is_withdrawn_while_the_index_rebuilds_from_disk() -> None:
     building["ready"] = False  # the adopted artifact failed its deferred check: the index builds from disk
     ready, reason = readiness.now()
     assert not ready and "rebuilding from disk" in reason
+
+
+def _manifest_of(artifact: Path) -> dict[str, Any]:
+    with tarfile.open(fileobj=zstandard.ZstdDecompressor().stream_reader(artifact.read_bytes()), mode="r|") as tar:
+        for member in tar:
+            if member.name == "manifest.json":
+                source = tar.extractfile(member)
+                assert source is not None
+                manifest: dict[str, Any] = json.loads(source.read())
+                return manifest
+    raise AssertionError("no manifest in the artifact")
+
+
+def test_the_export_records_where_each_table_ends_the_references_first(artifact: Path, tmp_path: Path) -> None:
+    layout = [tuple(entry) for entry in _manifest_of(artifact)["index_db_layout"]]
+    clean = _index_db_of(artifact, tmp_path / "clean.db")
+    with _open(clean) as conn:
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        owner = dict(conn.execute("SELECT name, tbl_name FROM sqlite_schema").fetchall())
+        tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")}
+        created = [name for (name,) in conn.execute(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY rowid")]
+        ends: dict[str, int] = {}
+        for name, last in conn.execute("SELECT name, max(pageno) FROM dbstat GROUP BY name"):
+            ends[owner.get(name, name)] = max(ends.get(owner.get(name, name), 0), last)
+    assert layout == sorted(ends.items(), key=lambda item: (item[1], item[0]))
+    assert {table for table, _ in layout} == tables | {"sqlite_schema"}
+    assert layout[-1][1] == pages
+    # VACUUM INTO copies the tables in the order they were created: the references (the largest table) right after
+    # the store's own small tables, so their pages arrive first.
+    assert next(name for name in created if name.startswith("st_")) == "st_ref", created
+
+
+def _table_end(layout: list[tuple[str, int]], table: str) -> int:
+    return dict(layout)[table]
+
+
+def _write_partly(clean: Path, into: Path, upto: int) -> None:
+    """``into`` at ``clean``'s final size with only its first ``upto`` bytes written (as the unpack leaves it)."""
+    data = clean.read_bytes()
+    with into.open("wb") as out:
+        out.truncate(len(data))
+        out.write(data[:upto])
+
+
+def _finish(clean: Path, into: Path, arrival: FileArrival, upto: int) -> None:
+    data = clean.read_bytes()
+    with into.open("r+b") as out:
+        out.seek(upto)
+        out.write(data[upto:])
+    arrival.wrote(len(data))
+    arrival.finish(True)
+
+
+def _check_in_thread(path: Path, arrival: FileArrival, passed: list[str]) -> tuple[threading.Thread, list[Any]]:
+    result: list[Any] = []
+    thread = threading.Thread(target=lambda: result.append(check_tables(lambda: _open(path), 2, passed.append,
+                                                                        arrival)), daemon=True)
+    thread.start()
+    return thread, result
+
+
+def test_a_table_is_checked_as_soon_as_its_pages_are_written(artifact: Path, tmp_path: Path) -> None:
+    layout = [tuple(entry) for entry in _manifest_of(artifact)["index_db_layout"]]
+    clean = _index_db_of(artifact, tmp_path / "clean.db")
+    page_size = int.from_bytes(clean.read_bytes()[16:18], "big")
+    upto = _table_end(layout, "st_ref") * page_size
+    assert upto < clean.stat().st_size
+    partial = tmp_path / "partial.db"
+    _write_partly(clean, partial, upto)
+    arrival = FileArrival(partial, lambda: layout)
+    arrival.wrote(upto)
+    passed: list[str] = []
+    thread, result = _check_in_thread(partial, arrival, passed)
+    deadline = time.monotonic() + 30
+    while "st_ref" not in passed:  # checked while the rest of the file is still zeros
+        assert time.monotonic() < deadline and thread.is_alive(), (passed, result)
+        time.sleep(0.01)
+    later = {table for table, end in layout if end > _table_end(layout, "st_ref")}
+    assert later and not later & set(passed)  # their pages are not written yet
+    _finish(clean, partial, arrival, upto)
+    thread.join(30)
+    assert result == [(None, False)]
+    assert set(passed) == {table for table, _ in layout}
+
+
+def test_a_layout_that_lies_only_delays_the_check(artifact: Path, tmp_path: Path) -> None:
+    layout = [tuple(entry) for entry in _manifest_of(artifact)["index_db_layout"]]
+    clean = _index_db_of(artifact, tmp_path / "clean.db")
+    page_size = int.from_bytes(clean.read_bytes()[16:18], "big")
+    schema_end = _table_end(layout, "sqlite_schema") * page_size
+    # Every table "ends" with the schema: each check reads pages not written yet, finds zeros, and is checked
+    # again once the file is whole.
+    schema_page = _table_end(layout, "sqlite_schema")
+    lie = [("sqlite_schema", schema_page), *sorted((table, schema_page) for table, _ in layout
+                                                   if table != "sqlite_schema")]
+    partial = tmp_path / "partial.db"
+    _write_partly(clean, partial, schema_end)
+    arrival = FileArrival(partial, lambda: lie)
+    arrival.wrote(schema_end)
+    passed: list[str] = []
+    thread, result = _check_in_thread(partial, arrival, passed)
+    time.sleep(0.5)
+    assert "st_ref" not in passed  # its first check failed on zeros; it waits for the whole file
+    _finish(clean, partial, arrival, schema_end)
+    thread.join(30)
+    assert result == [(None, False)]
+
+
+def test_a_corrupt_table_checked_early_is_still_refused(artifact: Path, tmp_path: Path) -> None:
+    layout = [tuple(entry) for entry in _manifest_of(artifact)["index_db_layout"]]
+    clean = _index_db_of(artifact, tmp_path / "clean.db")
+    with _open(clean) as conn:
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        root = conn.execute("SELECT rootpage FROM sqlite_schema WHERE name = 'st_ref_token'").fetchone()[0]
+    data = bytearray(clean.read_bytes())
+    data[(root - 1) * page_size + 8:root * page_size] = b"\xa5" * (page_size - 8)
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(bytes(data))
+    upto = _table_end(layout, "st_ref") * page_size
+    partial = tmp_path / "partial.db"
+    _write_partly(bad, partial, upto)
+    arrival = FileArrival(partial, lambda: layout)
+    arrival.wrote(upto)
+    passed: list[str] = []
+    thread, result = _check_in_thread(partial, arrival, passed)
+    _finish(bad, partial, arrival, upto)
+    thread.join(30)
+    assert result and result[0][0] is not None and "st_ref" not in passed
+
+
+def test_an_unpack_that_fails_ends_the_check_waiting_for_it(artifact: Path, tmp_path: Path) -> None:
+    layout = [tuple(entry) for entry in _manifest_of(artifact)["index_db_layout"]]
+    clean = _index_db_of(artifact, tmp_path / "clean.db")
+    partial = tmp_path / "partial.db"
+    _write_partly(clean, partial, 4096)
+    arrival = FileArrival(partial, lambda: layout)
+    arrival.wrote(4096)
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            check_tables(lambda: _open(partial), 2, None, arrival)
+        except sqlite3.Error as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    arrival.finish(False)
+    thread.join(30)
+    assert not thread.is_alive() and errors
+
+
+def test_an_artifact_whose_layout_lies_is_still_adopted(artifact: Path, tmp_path: Path) -> None:
+    def reverse(manifest: dict[str, Any]) -> None:
+        # Well formed (sorted by page) but wrong: the tables named in reverse order.
+        entries = manifest["index_db_layout"]
+        manifest["index_db_layout"] = [[name, page] for (name, _), (_, page) in
+                                       zip(reversed(entries), entries, strict=True)]
+    lied = _repack(artifact, tmp_path / "lied.tar.zst", _set_manifest(reverse))
+    sha = lied.with_name("lied.tar.zst.sha256").read_text().split()[0]
+    manifest = unpack_verified(lied, sha, tmp_path / "staging", INDEXERS)
+    assert manifest.layout and manifest.layout[0][0] != _manifest_of(artifact)["index_db_layout"][0][0]

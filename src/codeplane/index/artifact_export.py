@@ -4,7 +4,10 @@ What goes in, and why it is the same bytes for the same commit and CodePlane bui
 - ``index.db``: a consistent snapshot through SQLite's backup API, then made canonical — stat columns
   (``mtime_ns``, ``inode``) zeroed (they describe one machine's checkout; the importer's reconcile hashes
   instead), the epoch history and diagnostic timings dropped — and rewritten by ``VACUUM INTO`` (pages
-  in rowid order, no free pages).
+  in rowid order, no free pages; each table's rows and indexes in one run of pages, the tables in the order the
+  store created them: the references first, see ``structural/schema.py``). Where each table's pages end goes
+  into the manifest (``index_db_layout``, from SQLite's ``dbstat``), so an importer checks each table as soon as
+  its pages are unpacked.
 - ``tantivy/``: rebuilt from the files on disk with one writer thread (same documents in the same order
   give the same segment bytes), segment files renamed after their content instead of Tantivy's random
   UUIDs, lock files left out.
@@ -251,6 +254,23 @@ def _canonical_db(snapshot: Path, dest: Path, opstamp: int) -> None:
         conn.close()
 
 
+def _layout(db: Path) -> tuple[tuple[str, int], ...]:
+    """``(table, last page)`` of every table (its own pages, its indexes' and overflow pages), by last page; ``()``
+    where SQLite was built without ``dbstat`` (the importer then checks every table once all is unpacked)."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        owner = dict(conn.execute("SELECT name, tbl_name FROM sqlite_schema").fetchall())
+        ends: dict[str, int] = {}
+        for name, page in conn.execute("SELECT name, max(pageno) FROM dbstat GROUP BY name"):
+            table = owner.get(name, name)  # sqlite_schema has no row of its own
+            ends[table] = max(ends.get(table, 0), int(page))
+    except sqlite3.OperationalError:  # no such table: dbstat
+        return ()
+    finally:
+        conn.close()
+    return tuple(sorted(ends.items(), key=lambda item: (item[1], item[0])))
+
+
 def _parts(staging: Path) -> dict[str, PartDigest]:
     parts = {INDEX_DB: PartDigest(_sha256_file(staging / INDEX_DB), (staging / INDEX_DB).stat().st_size)}
     for path in sorted((staging / TANTIVY_DIR).iterdir()):
@@ -297,7 +317,7 @@ def export_artifact(root: Path, layout: RepoLayout, indexers: Sequence[FactIndex
         opstamp = _canonical_tantivy(root, staging / TANTIVY_DIR, rows, max_bytes)
         _canonical_db(snapshot, staging / INDEX_DB, opstamp)
         manifest = Manifest(commit=commit, versions=current_versions(indexers), files=tuple(files),
-                            parts=_parts(staging))
+                            parts=_parts(staging), layout=_layout(staging / INDEX_DB))
         out.parent.mkdir(parents=True, exist_ok=True)
         partial = out.with_name(f".{out.name}.{uuid.uuid4().hex[:8]}.part")
         try:

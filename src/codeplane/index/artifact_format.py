@@ -2,7 +2,9 @@
 
 The manifest names the format version, the versions that decide compatibility (store, lexical and indexer
 schemas, the grammar wheels, the Tantivy library), the commit the index was built from, its file table
-(path, git blob id, SHA-256 of the exact bytes) and the size and SHA-256 of every part. Everything in it is
+(path, git blob id, SHA-256 of the exact bytes), the size and SHA-256 of every part, and where each table's
+pages end in ``index.db`` (``index_db_layout``: only *when* the importer checks a table depends on it, see
+``artifact_integrity.FileArrival``; optional, so older artifacts still read). Everything in it is
 deterministic for one commit and one CodePlane build, so the artifact's bytes are too (CI cache keys work).
 
 The manifest is *untrusted input* on import: :func:`parse_manifest` checks every field's type and shape and
@@ -41,6 +43,8 @@ TANTIVY_DIR = "tantivy"
 _PART_NAME = re.compile(r"^(index\.db|tantivy/[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}|tantivy/\.managed\.json)$")
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+#: Bound on ``index_db_layout``'s entries (a table per entry: CodePlane's schema has a few dozen).
+_MAX_LAYOUT = 1000
 
 
 def is_part_name(name: str) -> bool:
@@ -104,9 +108,11 @@ class Manifest:
     files: tuple[ManifestFile, ...]
     parts: dict[str, PartDigest]
     format_version: int = FORMAT_VERSION
+    #: ``(table, last page)`` of every table of ``index.db`` (its rows, indexes and overflow), by last page.
+    layout: tuple[tuple[str, int], ...] = ()
 
     def to_bytes(self) -> bytes:
-        body = {
+        body: dict[str, Any] = {
             "format": FORMAT,
             "format_version": self.format_version,
             "versions": self.versions,
@@ -114,6 +120,8 @@ class Manifest:
             "parts": {name: {"sha256": p.sha256, "size": p.size} for name, p in sorted(self.parts.items())},
             "files": [[f.path, f.blob, f.sha256] for f in self.files],
         }
+        if self.layout:
+            body["index_db_layout"] = [[table, page] for table, page in self.layout]
         return (json.dumps(body, sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode()
 
 
@@ -154,8 +162,40 @@ def parse_manifest(raw: bytes, indexers: Sequence[FactIndexer]) -> Manifest:
     commit = body.get("commit")
     if not isinstance(commit, str) or not _HEX40.match(commit):
         raise _invalid("manifest.json's commit is not a 40-hex commit id")
+    layout = _layout(body.get("index_db_layout"))
+    if layout is None:
+        raise _invalid("manifest.json's index_db_layout is not a list of [table, last page] by page")
     return Manifest(commit=commit, versions=versions, files=_files(body.get("files")),
-                    parts=_parts(body.get("parts")), format_version=version)
+                    parts=_parts(body.get("parts")), format_version=version, layout=layout)
+
+
+def _layout(raw: object) -> tuple[tuple[str, int], ...] | None:
+    """``index_db_layout`` as ``((table, last page), ...)``; ``()`` when absent, ``None`` when malformed."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or len(raw) > _MAX_LAYOUT:
+        return None
+    layout: list[tuple[str, int]] = []
+    for entry in raw:
+        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str) and 0 < len(entry[0]) <= 128
+                and isinstance(entry[1], int) and not isinstance(entry[1], bool) and entry[1] > 0):
+            return None
+        layout.append((entry[0], entry[1]))
+    if [page for _, page in layout] != sorted(page for _, page in layout) or len({t for t, _ in layout}) < len(layout):
+        return None
+    return tuple(layout)
+
+
+def layout_hint(raw: bytes) -> tuple[tuple[str, int], ...]:
+    """``index_db_layout`` from a manifest not checked yet (the unpack reads it before the rest has arrived): the
+    layout, or ``()`` when the manifest has none or anything about it is wrong (:func:`parse_manifest` refuses
+    that later)."""
+    try:
+        body = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return ()
+    layout = _layout(body.get("index_db_layout")) if isinstance(body, dict) else None
+    return layout or ()
 
 
 def _parts(raw: object) -> dict[str, PartDigest]:

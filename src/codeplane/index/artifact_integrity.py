@@ -23,7 +23,7 @@ import os
 import sqlite3
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,11 +56,84 @@ def integrity_problem(conn: sqlite3.Connection, table: str | None = None) -> str
     return None
 
 
+class FileArrival:
+    """A file checked while it is still written front to back (an artifact's ``index.db`` as it unpacks), and where
+    each table's pages end in it (the manifest's ``index_db_layout``): a table's check waits only for its pages.
+
+    An exported ``index.db`` keeps each table's rows and indexes in one run of pages (``VACUUM INTO``), the
+    largest table first, so its check begins while the rest of the file still unpacks, on the core the unpack
+    leaves idle. The layout is untrusted and decides only *when* a table is checked, never whether:
+    :func:`check_tables` checks again, once the file is complete and on a fresh connection, every table whose
+    check found anything (a layout that lied has it read pages not written yet: zeros, which never pass), and
+    checks the tables the layout leaves out once the file is complete. The writer pre-sizes the file, so SQLite
+    sees its final size from the start."""
+
+    def __init__(self, path: Path, layout: Callable[[], Sequence[tuple[str, int]]]) -> None:
+        self._path = path
+        self._layout_source = layout
+        self._ends: dict[str, int] | None = None
+        self._page_size = 0
+        self._written = 0
+        self._state = "writing"
+        self._changed = threading.Condition()
+        self._layout_read = threading.Lock()
+
+    def wrote(self, total: int) -> None:
+        """The writer's bytes so far (each on disk, in the page cache, before it says so)."""
+        with self._changed:
+            self._written = total
+            self._changed.notify_all()
+
+    def finish(self, complete: bool) -> None:
+        """The file is whole (``True``), or will never be (the unpack failed or the check was cancelled)."""
+        with self._changed:
+            if self._state == "writing":
+                self._state = "complete" if complete else "failed"
+            self._changed.notify_all()
+
+    def order(self) -> list[str]:
+        """The tables by where their pages end (the layout's order), once the layout is read."""
+        return list(self._ends_by_table())
+
+    def wait(self, table: str | None) -> bool:
+        """Block until ``table``'s pages are written (``None``, or a table the layout leaves out: the whole file);
+        whether the file is complete. Raises when it will never be."""
+        end = self._ends_by_table().get(table) if table is not None else None
+        with self._changed:
+            while True:
+                if self._state == "failed":
+                    raise sqlite3.OperationalError("the file being checked was never completed")
+                if self._state == "complete":
+                    return True
+                if end is not None and self._page_size and self._written >= end * self._page_size:
+                    return False
+                if end is not None and not self._page_size and self._written >= _HEADER:
+                    self._page_size = self._read_page_size()
+                    continue
+                self._changed.wait(0.5)
+
+    def _ends_by_table(self) -> dict[str, int]:
+        with self._layout_read:
+            if self._ends is None:
+                self._ends = dict(self._layout_source())
+            return self._ends
+
+    def _read_page_size(self) -> int:
+        with self._path.open("rb") as handle:
+            header = handle.read(_HEADER)
+        size = int.from_bytes(header[16:18], "big")
+        return 65536 if size == 1 else max(size, 512)
+
+
+#: Bytes of SQLite's file header (the page size is at offset 16).
+_HEADER = 100
+
+
 def check_tables(open_conn: Callable[[], sqlite3.Connection], workers: int,
-                 passed: Callable[[str], None] | None = None) -> tuple[str | None, bool]:
-    """``quick_check`` of every table's b-trees (its rows' and its indexes'), the largest first, spread over
-    ``workers`` threads each with a connection from ``open_conn``: (what it found, whether the whole file was
-    checked).
+                 passed: Callable[[str], None] | None = None,
+                 arrival: FileArrival | None = None) -> tuple[str | None, bool]:
+    """``quick_check`` of every table's b-trees (its rows' and its indexes'), spread over ``workers`` threads each
+    with a connection from ``open_conn``: (what it found, whether the whole file was checked).
 
     One ``quick_check`` of a whole file runs on one core, and at scale one table (the references) is most of the
     file: table by table on two cores, the check before adoption takes the time of its largest table. Checked
@@ -71,15 +144,27 @@ def check_tables(open_conn: Callable[[], sqlite3.Connection], workers: int,
     server is ready (``DeferredCheck``). One worker, or a free list: the whole file, here.
 
     ``passed`` hears each table whose b-trees passed (``sqlite_schema`` first), so checks that read only those
-    tables may run while the largest is still checked. The order comes from each table's largest rowid (one
-    descent of its b-tree, the only read before its check)."""
+    tables may run while the largest is still checked. With ``arrival`` (the file still being written), tables
+    are checked in the order their pages end, each once its pages are written; without, the largest first (by
+    each table's largest rowid: one descent of its b-tree, the only read before its check)."""
+    if arrival is not None:
+        arrival.wait("sqlite_schema")
     first = open_conn()
     free = first.execute("PRAGMA freelist_count").fetchone()
     if workers < 2 or free is None or free[0] != 0:
+        if arrival is not None:
+            arrival.wait(None)
         return integrity_problem(first), True
     tables = [name for (name,) in first.execute(
         "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").fetchall()]
-    queue = deque(["sqlite_schema", *sorted(tables, key=lambda name: -_rows_at_most(first, name))])
+    if arrival is not None and arrival.order():
+        hinted = [name for name in arrival.order() if name in set(tables)]
+        order = [*hinted, *sorted(set(tables) - set(hinted))]
+    else:
+        if arrival is not None:
+            arrival.wait(None)
+        order = sorted(tables, key=lambda name: -_rows_at_most(first, name))
+    queue = deque(["sqlite_schema", *order])
     problems: list[str] = []
     failures: list[BaseException] = []
     lock = threading.Lock()
@@ -92,7 +177,7 @@ def check_tables(open_conn: Callable[[], sqlite3.Connection], workers: int,
                 if not queue or failures:
                     return
                 table = queue.popleft()
-            problem = integrity_problem(conn, table)
+            problem = _check_table(conn, table, open_conn, arrival)
             if problem is not None:
                 with lock:
                     problems.append(problem)
@@ -117,6 +202,31 @@ def check_tables(open_conn: Callable[[], sqlite3.Connection], workers: int,
     if failures:
         raise failures[0]
     return (problems[0] if problems else None), False
+
+
+def _check_table(conn: sqlite3.Connection, table: str, open_conn: Callable[[], sqlite3.Connection],
+                 arrival: FileArrival | None) -> str | None:
+    if arrival is None:
+        return integrity_problem(conn, table)
+    complete = arrival.wait(table)
+    try:
+        problem = integrity_problem(conn, table)
+    except sqlite3.OperationalError:
+        raise  # interrupted (a cancel), or the file was never completed
+    except sqlite3.DatabaseError:
+        if complete:
+            raise
+        problem = "unreadable"
+    if problem is None:
+        return None
+    # A layout that lied had this (or an earlier) check read pages not written yet, and a connection keeps what
+    # it read: the verdict is a fresh connection's, on the whole file.
+    arrival.wait(None)
+    fresh = open_conn()
+    try:
+        return integrity_problem(fresh, table)
+    finally:
+        fresh.close()
 
 
 def _rows_at_most(conn: sqlite3.Connection, table: str) -> int:

@@ -4,10 +4,11 @@
 tar member a regular file with a name from the artifact's layout (no ``..``, no absolute path, no link, no
 device, no duplicate; 3104), each part's sha256 taken as it is written and the archive's own sha256 as it is
 read, compared with the expected value once it is all read (3103: before anything written is used, and ahead
-of a broken tar's 3104). Then ``index.db``, opened with ``trusted_schema=OFF`` (and SQLite's defensive mode
-where Python exposes it), gets SQLite's ``quick_check`` (3104; when the sha256 is pinned, after ``/ready``
-instead: ``artifact_integrity.py``) on a thread of its own — all of that needs no indexer, so the server runs
-it early. While it runs, what needs no ``index.db`` is checked: the manifest's shape and versions
+of a broken tar's 3104). ``index.db``, opened with ``trusted_schema=OFF`` (and SQLite's defensive mode where
+Python exposes it), gets SQLite's ``quick_check`` (3104; when the sha256 is pinned, after ``/ready`` instead:
+``artifact_integrity.py``) on threads of its own, table by table as each table's pages are unpacked (the
+manifest, first in the tar, says where they end) — reading a hostile file is what the check is for, and its
+verdict counts only once the checksum matched. All of that needs no indexer, so the server runs it early. While it runs, what needs no ``index.db`` is checked: the manifest's shape and versions
 (3104/3105), the unpacked parts against the manifest (same set, same sizes and sha256; 3104), Tantivy's
 documents. Once it passed, ``index.db`` is required to hold exactly the schema a fresh CodePlane store
 creates — no extra table, index, trigger or view — plus a file table equal to the manifest's and only
@@ -23,7 +24,7 @@ import os
 import sqlite3
 import tarfile
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,9 +41,10 @@ from codeplane.index.artifact_format import (
     Manifest,
     is_canonical,
     is_part_name,
+    layout_hint,
     parse_manifest,
 )
-from codeplane.index.artifact_integrity import check_tables
+from codeplane.index.artifact_integrity import FileArrival, check_tables
 from codeplane.index.epochs import indexer_meta_key
 from codeplane.index.facts_api import FactIndexer
 from codeplane.index.lexical import LexicalIndex
@@ -56,6 +58,8 @@ _MMAP_BYTES = 1 << 31
 #: Threads the integrity check before adoption spreads its tables over (``check_tables``): its largest table
 #: (the references) sets its time from two on.
 _CHECK_THREADS = 2
+#: A manifest read for its layout while the unpack goes on is at most this big (the 133k-file corpus': 25 MB).
+_MAX_HINTED_MANIFEST = 256 * 1024**2
 #: Columns holding repository paths (``lexical_path`` is a name inside code, not a file).
 _PATH_COLUMNS = frozenset({"path", "file_path", "root_path"})
 
@@ -91,14 +95,19 @@ def _compare_checksum(archive: Path, found: str, expected: str) -> None:
                              details={"expected": expected, "found": found})
 
 
-def _unpack(archive: Path, expected_sha256: str, staging: Path) -> dict[str, tuple[str, int]]:
+#: Called when ``index.db``'s member begins, with what tells how much of it is written.
+_OnIndexDb = Callable[[FileArrival], None]
+
+
+def _unpack(archive: Path, expected_sha256: str, staging: Path,
+            on_index_db: _OnIndexDb | None = None) -> dict[str, tuple[str, int]]:
     """Stream the tar into ``staging``, hashing the archive as it is read; ``{name: (sha256, size)}`` of what was
     written. The checksum is compared once the whole archive is read, before anything written is used; an
     archive whose checksum is wrong is refused for that (3103) even when its tar broke off first (3104)."""
     with archive.open("rb") as raw:
         packed = _HashingReader(raw)
         try:
-            written = _unpack_stream(packed, staging)
+            written = _unpack_stream(packed, staging, on_index_db)
         except CodePlaneError:
             _compare_checksum(archive, packed.hexdigest_of_all(), expected_sha256)
             raise
@@ -106,9 +115,11 @@ def _unpack(archive: Path, expected_sha256: str, staging: Path) -> dict[str, tup
     return written
 
 
-def _unpack_stream(packed: _HashingReader, staging: Path) -> dict[str, tuple[str, int]]:
+def _unpack_stream(packed: _HashingReader, staging: Path,
+                   on_index_db: _OnIndexDb | None) -> dict[str, tuple[str, int]]:
     written: dict[str, tuple[str, int]] = {}
     total = 0
+    arrival: FileArrival | None = None
     (staging / TANTIVY_DIR).mkdir(parents=True)
     try:
         with ThreadPoolExecutor(1, thread_name_prefix="codeplane-artifact-sink") as sink, \
@@ -130,33 +141,71 @@ def _unpack_stream(packed: _HashingReader, staging: Path) -> dict[str, tuple[str
                 source = tar.extractfile(member)
                 if source is None:
                     raise _invalid(f"artifact member {name!r} has no data", member=name)
-                written[name] = (_copy_hashed(source, staging / name, sink, hasher), member.size)
+                if name == INDEX_DB and on_index_db is not None:
+                    arrival = FileArrival(staging / name, lambda: _layout_of(staging / MANIFEST))
+                    on_index_db(arrival)
+                    written[name] = (_copy_hashed(source, staging / name, sink, hasher, arrival=arrival,
+                                                  size=member.size),
+                                     member.size)
+                    arrival.finish(True)
+                else:
+                    written[name] = (_copy_hashed(source, staging / name, sink, hasher), member.size)
     except (tarfile.TarError, EOFError, OSError, ValueError, zstandard.ZstdError) as exc:
         raise _invalid(f"artifact is not a readable .tar.zst: {type(exc).__name__}: {exc}") from exc
+    finally:
+        if arrival is not None:
+            arrival.finish(False)  # no-op once complete: only a failed unpack leaves it unfinished
     if MANIFEST not in written:
         raise _invalid("artifact has no manifest.json")
     return written
 
 
-def _copy_hashed(source: IO[bytes], path: Path, sink: ThreadPoolExecutor, hasher: ThreadPoolExecutor) -> str:
+def _copy_hashed(source: IO[bytes], path: Path, sink: ThreadPoolExecutor, hasher: ThreadPoolExecutor, *,
+                 arrival: FileArrival | None = None, size: int = 0) -> str:
     """Write ``source`` to a new file at ``path``; its sha256. Each block is written on ``sink``'s thread and hashed
     on ``hasher``'s while this one decompresses the next: three stages (zstd, sha256 and the write all let go of the
     GIL), so the costliest sets the pace and the cores share the rest. Which one that is depends on the machine: on
     a VM whose host takes back idle memory, each new page of the page cache costs the kernel ≈2.8 s per GB written,
-    against ≈1 s per GB for zstd and 0.6 s for sha256 (hashing beside the write, it waited for it)."""
+    against ≈1 s per GB for zstd and 0.6 s for sha256 (hashing beside the write, it waited for it).
+
+    With ``arrival``, the file is first given its final ``size`` (a check reads it while it is written: SQLite
+    refuses a file shorter than its header says) and ``arrival`` hears each block once it is on disk."""
     digest = hashlib.sha256()
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     with os.fdopen(os.open(path, flags, 0o600), "wb") as out:
-        pending: list[Future[int] | Future[None]] = []
+        if arrival is not None:
+            os.ftruncate(out.fileno(), size)
+        done = 0
+
+        def write(block: bytes) -> None:
+            nonlocal done
+            out.write(block)
+            if arrival is not None:
+                out.flush()
+                done += len(block)
+                arrival.wrote(done)
+
+        pending: list[Future[None]] = []
         try:
             for block in iter(lambda: source.read(_BLOCK), b""):
                 for stage in pending:
                     stage.result()
-                pending = [sink.submit(out.write, block), hasher.submit(digest.update, block)]
+                pending = [sink.submit(write, block), hasher.submit(digest.update, block)]
         finally:
             for stage in pending:
                 stage.result()  # never leave a write running past the file's close (or a failure)
     return digest.hexdigest()
+
+
+def _layout_of(manifest: Path) -> tuple[tuple[str, int], ...]:
+    """Where ``index.db``'s tables end, from the manifest unpacked before it (``()`` if there is none to trust the
+    order from: every table is then checked once the file is complete)."""
+    try:
+        if manifest.stat().st_size > _MAX_HINTED_MANIFEST:
+            return ()
+        return layout_hint(manifest.read_bytes())
+    except OSError:
+        return ()
 
 
 def _check_parts(manifest: Manifest, written: dict[str, tuple[str, int]]) -> None:
@@ -318,16 +367,25 @@ def unpack_checked(archive: Path, expected_sha256: str, staging: Path, *,
                    integrity: bool = True) -> tuple[dict[str, tuple[str, int]], IntegrityCheck | None]:
     """The costly half, needing no indexer (the server runs it early, beside its imports): the tar into
     ``staging`` with every member's name and type checked and the archive's checksum taken on the way (3103),
-    then ``index.db``'s integrity (3104), begun on a thread of its own. Returns ``{part: (sha256, size)}`` and
-    that check (``None`` when ``integrity=False``: the caller runs it once the server is ready,
-    ``artifact_integrity.py``) for :func:`verify_unpacked`, whose checks that need no ``index.db`` overlap it."""
-    written = _unpack(archive, expected_sha256, staging)
-    checked: IntegrityCheck | None = None
+    and ``index.db``'s integrity (3104), begun on a thread of its own as soon as ``index.db``'s member begins: each
+    table is checked once its pages are unpacked (``FileArrival``), and its verdict used only once the archive's
+    checksum matched. Returns ``{part: (sha256, size)}`` and that check (``None`` when ``integrity=False``: the
+    caller runs it once the server is ready, ``artifact_integrity.py``) for :func:`verify_unpacked`, whose checks
+    that need no ``index.db`` overlap it."""
+    begun: list[IntegrityCheck] = []
+
+    def begin(arrival: FileArrival) -> None:
+        begun.append(IntegrityCheck(staging / INDEX_DB, arrival=arrival))
+
+    try:
+        written = _unpack(archive, expected_sha256, staging, begin if integrity else None)
+    except BaseException:
+        for check in begun:
+            check.cancel()
+        raise
     if INDEX_DB in written:  # else the manifest check refuses the artifact
         _flush_behind(staging / INDEX_DB)
-        if integrity:
-            checked = IntegrityCheck(staging / INDEX_DB)
-    return written, checked
+    return written, (begun[0] if begun else None)
 
 
 class IntegrityCheck:
@@ -336,8 +394,9 @@ class IntegrityCheck:
     its own. :meth:`cancel` interrupts it: a refusal for another reason must not leave it reading a file about to
     be removed, taking a core from the cold build that follows."""
 
-    def __init__(self, path: Path, workers: int | None = None) -> None:
+    def __init__(self, path: Path, workers: int | None = None, arrival: FileArrival | None = None) -> None:
         self._done: Future[None] = Future()
+        self._arrival = arrival
         self._conns: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._cancelled = False
@@ -358,7 +417,8 @@ class IntegrityCheck:
 
     def _check(self, path: Path) -> None:
         try:
-            problem, self.whole_file = check_tables(lambda: self._open(path), self._workers, self._table_passed)
+            problem, self.whole_file = check_tables(lambda: self._open(path), self._workers, self._table_passed,
+                                                    self._arrival)
         except sqlite3.DatabaseError as exc:
             raise _invalid(f"index.db cannot be read: {exc}") from exc
         finally:
@@ -401,6 +461,8 @@ class IntegrityCheck:
             self._cancelled = True
             for conn in self._conns:
                 conn.interrupt()
+        if self._arrival is not None:
+            self._arrival.finish(False)  # wakes a check still waiting for pages (no-op once the file is whole)
         self._done.exception()  # wait for the thread to let go of the file
 
 

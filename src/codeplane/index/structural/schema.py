@@ -38,6 +38,39 @@ TABLES = (
 )
 
 _DDL = """
+-- st_ref first: the largest table by far, and an exported index.db keeps the tables' order (VACUUM INTO),
+-- so an artifact's unpack writes its pages first and their integrity check begins while the rest unpacks
+CREATE TABLE IF NOT EXISTS st_ref (
+    ref_id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL,
+    scope_id INTEGER,
+    token_text TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    start_col INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    end_col INTEGER NOT NULL,
+    -- role, ref_tier and local_tier are stored as codes and read as the spec's text through the generated
+    -- columns at the end (certainty follows from the tier), see ``ROLE_CODE`` and ``TIER_CODE``
+    role_code INTEGER NOT NULL,
+    tier_code INTEGER NOT NULL,
+    -- additions: the binding (PROVEN), the def/import denoted, the import traversed, member shape, and the
+    -- same-file tier/target before cross-file linking (so linking can be redone incrementally)
+    bind_id INTEGER,
+    target_uid TEXT,
+    via_import_uid TEXT,
+    is_member INTEGER NOT NULL,
+    receiver_shape TEXT,
+    local_tier_code INTEGER NOT NULL,
+    local_target_uid TEXT,
+    role TEXT GENERATED ALWAYS AS ({role}) VIRTUAL,
+    ref_tier TEXT GENERATED ALWAYS AS ({tier}) VIRTUAL,
+    certainty TEXT GENERATED ALWAYS AS ({certainty}) VIRTUAL,
+    local_tier TEXT GENERATED ALWAYS AS ({local_tier}) VIRTUAL
+);
+CREATE INDEX IF NOT EXISTS st_ref_file ON st_ref(file_id, start_line);
+CREATE INDEX IF NOT EXISTS st_ref_token ON st_ref(token_text);
+CREATE INDEX IF NOT EXISTS st_ref_target ON st_ref(target_uid) WHERE target_uid IS NOT NULL;
+CREATE INDEX IF NOT EXISTS st_ref_via ON st_ref(via_import_uid) WHERE via_import_uid IS NOT NULL;
 CREATE TABLE IF NOT EXISTS st_file (
     file_id INTEGER PRIMARY KEY,
     path TEXT NOT NULL UNIQUE,
@@ -136,37 +169,6 @@ CREATE INDEX IF NOT EXISTS st_import_alt ON st_import(alt_key) WHERE alt_key IS 
 CREATE INDEX IF NOT EXISTS st_import_resolved ON st_import(resolved_file_id) WHERE resolved_file_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS st_import_resolved_alt ON st_import(resolved_alt_file_id)
     WHERE resolved_alt_file_id IS NOT NULL;
-CREATE TABLE IF NOT EXISTS st_ref (
-    ref_id INTEGER PRIMARY KEY,
-    file_id INTEGER NOT NULL,
-    scope_id INTEGER,
-    token_text TEXT NOT NULL,
-    start_line INTEGER NOT NULL,
-    start_col INTEGER NOT NULL,
-    end_line INTEGER NOT NULL,
-    end_col INTEGER NOT NULL,
-    -- role, ref_tier and local_tier are stored as codes and read as the spec's text through the generated
-    -- columns at the end (certainty follows from the tier), see ``ROLE_CODE`` and ``TIER_CODE``
-    role_code INTEGER NOT NULL,
-    tier_code INTEGER NOT NULL,
-    -- additions: the binding (PROVEN), the def/import denoted, the import traversed, member shape, and the
-    -- same-file tier/target before cross-file linking (so linking can be redone incrementally)
-    bind_id INTEGER,
-    target_uid TEXT,
-    via_import_uid TEXT,
-    is_member INTEGER NOT NULL,
-    receiver_shape TEXT,
-    local_tier_code INTEGER NOT NULL,
-    local_target_uid TEXT,
-    role TEXT GENERATED ALWAYS AS ({role}) VIRTUAL,
-    ref_tier TEXT GENERATED ALWAYS AS ({tier}) VIRTUAL,
-    certainty TEXT GENERATED ALWAYS AS ({certainty}) VIRTUAL,
-    local_tier TEXT GENERATED ALWAYS AS ({local_tier}) VIRTUAL
-);
-CREATE INDEX IF NOT EXISTS st_ref_file ON st_ref(file_id, start_line);
-CREATE INDEX IF NOT EXISTS st_ref_token ON st_ref(token_text);
-CREATE INDEX IF NOT EXISTS st_ref_target ON st_ref(target_uid) WHERE target_uid IS NOT NULL;
-CREATE INDEX IF NOT EXISTS st_ref_via ON st_ref(via_import_uid) WHERE via_import_uid IS NOT NULL;
 CREATE TABLE IF NOT EXISTS st_export_surface (
     surface_id INTEGER PRIMARY KEY,
     file_id INTEGER NOT NULL UNIQUE,
