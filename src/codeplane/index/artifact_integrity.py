@@ -23,7 +23,8 @@ import os
 import sqlite3
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,6 +78,7 @@ class FileArrival:
         self._state = "writing"
         self._changed = threading.Condition()
         self._layout_read = threading.Lock()
+        self._turn_taken = False
 
     def wrote(self, total: int) -> None:
         """The writer's bytes so far (each on disk, in the page cache, before it says so)."""
@@ -111,6 +113,29 @@ class FileArrival:
                     self._page_size = self._read_page_size()
                     continue
                 self._changed.wait(0.5)
+
+    @contextmanager
+    def turn(self, table: str) -> Iterator[bool]:
+        """:meth:`wait` for ``table``'s pages, then, while the file is still being written, for the one turn to
+        check: the unpack needs the other core (the largest table's check, begun first, sets the time; the
+        others catch up once the file is whole). Yields whether the file is complete."""
+        complete = self.wait(table)
+        with self._changed:
+            while not complete and self._turn_taken:
+                if self._state == "failed":
+                    raise sqlite3.OperationalError("the file being checked was never completed")
+                complete = self._state == "complete"
+                if not complete:
+                    self._changed.wait(0.5)
+            taken = not complete
+            self._turn_taken = self._turn_taken or taken
+        try:
+            yield complete
+        finally:
+            if taken:
+                with self._changed:
+                    self._turn_taken = False
+                    self._changed.notify_all()
 
     def _ends_by_table(self) -> dict[str, int]:
         with self._layout_read:
@@ -208,19 +233,20 @@ def _check_table(conn: sqlite3.Connection, table: str, open_conn: Callable[[], s
                  arrival: FileArrival | None) -> str | None:
     if arrival is None:
         return integrity_problem(conn, table)
-    complete = arrival.wait(table)
-    try:
-        problem = integrity_problem(conn, table)
-    except sqlite3.OperationalError:
-        raise  # interrupted (a cancel), or the file was never completed
-    except sqlite3.DatabaseError:
-        if complete:
-            raise
-        problem = "unreadable"
+    with arrival.turn(table) as complete:
+        try:
+            problem = integrity_problem(conn, table)
+        except sqlite3.OperationalError:
+            raise  # interrupted (a cancel), or the file was never completed
+        except sqlite3.DatabaseError:
+            if complete:
+                raise
+            problem = "unreadable"
     if problem is None:
         return None
     # A layout that lied had this (or an earlier) check read pages not written yet, and a connection keeps what
     # it read: the verdict is a fresh connection's, on the whole file.
+    log.info("checking a table again once the file is whole", table=table, found=problem, complete=complete)
     arrival.wait(None)
     fresh = open_conn()
     try:

@@ -8,8 +8,9 @@ of a broken tar's 3104). ``index.db``, opened with ``trusted_schema=OFF`` (and S
 Python exposes it), gets SQLite's ``quick_check`` (3104; when the sha256 is pinned, after ``/ready`` instead:
 ``artifact_integrity.py``) on threads of its own, table by table as each table's pages are unpacked (the
 manifest, first in the tar, says where they end) — reading a hostile file is what the check is for, and its
-verdict counts only once the checksum matched. All of that needs no indexer, so the server runs it early. While it runs, what needs no ``index.db`` is checked: the manifest's shape and versions
-(3104/3105), the unpacked parts against the manifest (same set, same sizes and sha256; 3104), Tantivy's
+verdict counts only once the checksum matched. All of that needs no indexer, so the server runs it early.
+While it runs, what needs no ``index.db`` is checked: the manifest's shape and versions (3104/3105), the
+unpacked parts against the manifest (same set, same sizes and sha256; 3104), Tantivy's
 documents. Once it passed, ``index.db`` is required to hold exactly the schema a fresh CodePlane store
 creates — no extra table, index, trigger or view — plus a file table equal to the manifest's and only
 canonical paths inside the repository, and Tantivy must be at the opstamp ``index.db`` records, holding
