@@ -440,3 +440,27 @@ def test_an_artifact_whose_layout_lies_is_still_adopted(artifact: Path, tmp_path
     sha = lied.with_name("lied.tar.zst.sha256").read_text().split()[0]
     manifest = unpack_verified(lied, sha, tmp_path / "staging", INDEXERS)
     assert manifest.layout and manifest.layout[0][0] != _manifest_of(artifact)["index_db_layout"][0][0]
+
+
+def test_while_the_file_is_written_one_check_runs_at_a_time(tmp_path: Path) -> None:
+    path = tmp_path / "growing.db"
+    path.write_bytes(b"\0" * 4096)
+    arrival = FileArrival(path, lambda: [("a", 1), ("b", 1)])
+    arrival.wrote(4096)
+    second_began = threading.Event()
+    completes: list[bool] = []
+
+    def second() -> None:
+        with arrival.turn("b") as complete:
+            completes.append(complete)
+            second_began.set()
+
+    with arrival.turn("a") as first_complete:
+        assert not first_complete
+        thread = threading.Thread(target=second, daemon=True)
+        thread.start()
+        assert not second_began.wait(0.3)  # "a" holds the one turn while the file is written
+        arrival.finish(True)  # once whole, every check runs at once
+        assert second_began.wait(5)
+    thread.join(5)
+    assert completes == [True]
