@@ -58,7 +58,7 @@ _BLOCK = 1 << 20
 #: Threads the integrity check before adoption spreads its tables over (``check_tables``): its largest table
 #: (the references) sets its time from two on.
 _CHECK_THREADS = 2
-#: A manifest read for its layout while the unpack goes on is at most this big (the 133k-file corpus': 25 MB).
+#: A manifest read for its layout while the unpack goes on is at most this big (the 133k-file corpus': 27 MB).
 _MAX_HINTED_MANIFEST = 256 * 1024**2
 #: Columns holding repository paths (``lexical_path`` is a name inside code, not a file).
 _PATH_COLUMNS = frozenset({"path", "file_path", "root_path"})
