@@ -11,6 +11,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -331,12 +332,27 @@ def _finish(clean: Path, into: Path, arrival: FileArrival, upto: int) -> None:
     arrival.finish(True)
 
 
-def _check_in_thread(path: Path, arrival: FileArrival, passed: list[str]) -> tuple[threading.Thread, list[Any]]:
-    result: list[Any] = []
-    thread = threading.Thread(target=lambda: result.append(check_tables(lambda: _open(path), 2, passed.append,
-                                                                        arrival)), daemon=True)
-    thread.start()
-    return thread, result
+@dataclass
+class _PartlyWritten:
+    """A check begun on a copy of an index.db of which only the first ``upto`` bytes are written."""
+    path: Path
+    arrival: FileArrival
+    passed: list[str] = field(default_factory=list)
+    result: list[Any] = field(default_factory=list)
+    thread: threading.Thread = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.thread = threading.Thread(target=lambda: self.result.append(check_tables(
+            lambda: _open(self.path), 2, self.passed.append, self.arrival)), daemon=True)
+        self.thread.start()
+
+
+def _check_partly_written(source: Path, tmp_path: Path, layout: list[tuple[str, int]], upto: int) -> _PartlyWritten:
+    path = tmp_path / "partial.db"
+    _write_partly(source, path, upto)
+    arrival = FileArrival(path, lambda: layout)
+    arrival.wrote(upto)
+    return _PartlyWritten(path, arrival)
 
 
 def test_a_table_is_checked_as_soon_as_its_pages_are_written(artifact: Path, tmp_path: Path) -> None:
@@ -345,22 +361,17 @@ def test_a_table_is_checked_as_soon_as_its_pages_are_written(artifact: Path, tmp
     page_size = int.from_bytes(clean.read_bytes()[16:18], "big")
     upto = _table_end(layout, "st_ref") * page_size
     assert upto < clean.stat().st_size
-    partial = tmp_path / "partial.db"
-    _write_partly(clean, partial, upto)
-    arrival = FileArrival(partial, lambda: layout)
-    arrival.wrote(upto)
-    passed: list[str] = []
-    thread, result = _check_in_thread(partial, arrival, passed)
+    check = _check_partly_written(clean, tmp_path, layout, upto)
     deadline = time.monotonic() + 30
-    while "st_ref" not in passed:  # checked while the rest of the file is still zeros
-        assert time.monotonic() < deadline and thread.is_alive(), (passed, result)
+    while "st_ref" not in check.passed:  # checked while the rest of the file is still zeros
+        assert time.monotonic() < deadline and check.thread.is_alive(), (check.passed, check.result)
         time.sleep(0.01)
     later = {table for table, end in layout if end > _table_end(layout, "st_ref")}
-    assert later and not later & set(passed)  # their pages are not written yet
-    _finish(clean, partial, arrival, upto)
-    thread.join(30)
-    assert result == [(None, False)]
-    assert set(passed) == {table for table, _ in layout}
+    assert later and not later & set(check.passed)  # their pages are not written yet
+    _finish(clean, check.path, check.arrival, upto)
+    check.thread.join(30)
+    assert check.result == [(None, False)]
+    assert set(check.passed) == {table for table, _ in layout}
 
 
 def test_a_layout_that_lies_only_delays_the_check(artifact: Path, tmp_path: Path) -> None:
@@ -373,17 +384,12 @@ def test_a_layout_that_lies_only_delays_the_check(artifact: Path, tmp_path: Path
     schema_page = _table_end(layout, "sqlite_schema")
     lie = [("sqlite_schema", schema_page), *sorted((table, schema_page) for table, _ in layout
                                                    if table != "sqlite_schema")]
-    partial = tmp_path / "partial.db"
-    _write_partly(clean, partial, schema_end)
-    arrival = FileArrival(partial, lambda: lie)
-    arrival.wrote(schema_end)
-    passed: list[str] = []
-    thread, result = _check_in_thread(partial, arrival, passed)
+    check = _check_partly_written(clean, tmp_path, lie, schema_end)
     time.sleep(0.5)
-    assert "st_ref" not in passed  # its first check failed on zeros; it waits for the whole file
-    _finish(clean, partial, arrival, schema_end)
-    thread.join(30)
-    assert result == [(None, False)]
+    assert "st_ref" not in check.passed  # its first check failed on zeros; it waits for the whole file
+    _finish(clean, check.path, check.arrival, schema_end)
+    check.thread.join(30)
+    assert check.result == [(None, False)]
 
 
 def test_a_corrupt_table_checked_early_is_still_refused(artifact: Path, tmp_path: Path) -> None:
@@ -397,15 +403,10 @@ def test_a_corrupt_table_checked_early_is_still_refused(artifact: Path, tmp_path
     bad = tmp_path / "bad.db"
     bad.write_bytes(bytes(data))
     upto = _table_end(layout, "st_ref") * page_size
-    partial = tmp_path / "partial.db"
-    _write_partly(bad, partial, upto)
-    arrival = FileArrival(partial, lambda: layout)
-    arrival.wrote(upto)
-    passed: list[str] = []
-    thread, result = _check_in_thread(partial, arrival, passed)
-    _finish(bad, partial, arrival, upto)
-    thread.join(30)
-    assert result and result[0][0] is not None and "st_ref" not in passed
+    check = _check_partly_written(bad, tmp_path, layout, upto)
+    _finish(bad, check.path, check.arrival, upto)
+    check.thread.join(30)
+    assert check.result and check.result[0][0] is not None and "st_ref" not in check.passed
 
 
 def test_an_unpack_that_fails_ends_the_check_waiting_for_it(artifact: Path, tmp_path: Path) -> None:
