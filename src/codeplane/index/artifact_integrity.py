@@ -103,8 +103,7 @@ class FileArrival:
         end = self._ends_by_table().get(table) if table is not None else None
         with self._changed:
             while True:
-                if self._state == "failed":
-                    raise sqlite3.OperationalError("the file being checked was never completed")
+                self._raise_if_failed()
                 if self._state == "complete":
                     return True
                 if end is not None and self._page_size and self._written >= end * self._page_size:
@@ -122,8 +121,7 @@ class FileArrival:
         complete = self.wait(table)
         with self._changed:
             while not complete and self._turn_taken:
-                if self._state == "failed":
-                    raise sqlite3.OperationalError("the file being checked was never completed")
+                self._raise_if_failed()
                 complete = self._state == "complete"
                 if not complete:
                     self._changed.wait(0.5)
@@ -136,6 +134,10 @@ class FileArrival:
                 with self._changed:
                     self._turn_taken = False
                     self._changed.notify_all()
+
+    def _raise_if_failed(self) -> None:
+        if self._state == "failed":
+            raise sqlite3.OperationalError("the file being checked was never completed")
 
     def _ends_by_table(self) -> dict[str, int]:
         with self._layout_read:
@@ -182,8 +184,8 @@ def check_tables(open_conn: Callable[[], sqlite3.Connection], workers: int,
         return integrity_problem(first), True
     tables = [name for (name,) in first.execute(
         "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").fetchall()]
-    if arrival is not None and arrival.order():
-        hinted = [name for name in arrival.order() if name in set(tables)]
+    hinted = [name for name in arrival.order() if name in tables] if arrival is not None else []
+    if hinted:
         order = [*hinted, *sorted(set(tables) - set(hinted))]
     else:
         if arrival is not None:

@@ -268,21 +268,27 @@ def _connect_untrusted(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def _quoted(name: str) -> str:
+    return '"{}"'.format(name.replace('"', '""'))
+
+
+def _path_columns(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """``(table, column)`` of every column holding repository paths (:data:`_PATH_COLUMNS`), from the schema alone."""
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    return [(table, r[1]) for table in tables for r in conn.execute(f"PRAGMA table_info({_quoted(table)})")
+            if r[1] in _PATH_COLUMNS]
+
+
 def _check_fact_paths(conn: sqlite3.Connection) -> None:
     """Every path an indexer stored (columns named ``path``/``*_path`` except names inside code) must be
     canonical and inside the repository: facts name files that tools later open."""
-    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
-    for table in tables:
-        columns = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
-        for column in columns:
-            if column not in _PATH_COLUMNS:
+    for table, column in _path_columns(conn):
+        for (value,) in conn.execute(f"SELECT DISTINCT {_quoted(column)} FROM {_quoted(table)}"):
+            if value is None or value == "":
                 continue
-            for (value,) in conn.execute(f'SELECT DISTINCT "{column}" FROM "{table}"'):
-                if value is None or value == "":
-                    continue
-                if not (isinstance(value, str) and is_canonical(value)):
-                    raise _invalid(f"index.db's {table}.{column} names a path that escapes the repository or is "
-                                   f"not canonical: {value!r}", table=table, column=column, path=repr(value)[:200])
+            if not (isinstance(value, str) and is_canonical(value)):
+                raise _invalid(f"index.db's {table}.{column} names a path that escapes the repository or is "
+                               f"not canonical: {value!r}", table=table, column=column, path=repr(value)[:200])
 
 
 def check_index_db(path: Path, manifest: Manifest, indexers: Sequence[FactIndexer],
@@ -522,12 +528,7 @@ def _tables_read_by_checks(index_db: Path) -> list[str]:
     path column (:func:`_check_fact_paths`), found from the schema alone (its b-tree checked first)."""
     conn = _open_untrusted(index_db)
     try:
-        read = {"meta", "files"}
-        for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
-            quoted = table.replace('"', '""')
-            if any(r[1] in _PATH_COLUMNS for r in conn.execute(f'PRAGMA table_info("{quoted}")')):
-                read.add(table)
-        return sorted(read)
+        return sorted({"meta", "files"} | {table for table, _ in _path_columns(conn)})
     except sqlite3.DatabaseError as exc:
         raise _invalid(f"index.db cannot be read: {exc}") from exc
     finally:
