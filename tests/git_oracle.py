@@ -11,6 +11,8 @@ import stat
 import subprocess
 from pathlib import Path
 
+from codeplane.git.diffs import DiffReport
+from codeplane.git.status import StatusReport
 from tests.builders import GIT_ENV
 
 
@@ -69,15 +71,15 @@ def porcelain_v2(root: Path, *paths: str) -> dict[str, set[tuple[str, ...]]]:
     return {"staged": staged, "modified": modified, "untracked": untracked, "conflicts": conflicts}
 
 
-def status_sets(report: object) -> dict[str, set[tuple[str, ...]]]:
+def status_sets(report: StatusReport) -> dict[str, set[tuple[str, ...]]]:
     """The same sets from a GitService StatusReport."""
     r = report
     return {
-        "staged": {(e.path, e.status, e.old_path or "") for e in r.staged},  # type: ignore[attr-defined]
-        "modified": {(e.path, e.status) for e in r.modified},  # type: ignore[attr-defined]
-        "untracked": {(p,) for p in r.untracked},  # type: ignore[attr-defined]
-        "conflicts": {(c.path, c.ancestor_oid or "", c.ours_oid or "", c.theirs_oid or "")  # type: ignore[attr-defined]
-                      for c in r.conflicts},  # type: ignore[attr-defined]
+        "staged": {(e.path, e.status, e.old_path or "") for e in r.staged},
+        "modified": {(e.path, e.status) for e in r.modified},
+        "untracked": {(p,) for p in r.untracked},
+        "conflicts": {(c.path, c.ancestor_oid or "", c.ours_oid or "", c.theirs_oid or "")
+                      for c in r.conflicts},
     }
 
 
@@ -101,10 +103,10 @@ def numstat(root: Path, *args: str) -> dict[str, tuple[int | None, int | None, s
     return result
 
 
-def diff_numstat(report: object) -> dict[str, tuple[int | None, int | None, str]]:
-    return {f.path: ((None, None, f.old_path or "") if f.binary else  # type: ignore[attr-defined]
+def diff_numstat(report: DiffReport) -> dict[str, tuple[int | None, int | None, str]]:
+    return {f.path: ((None, None, f.old_path or "") if f.binary else
                      (f.insertions, f.deletions, f.old_path or ""))
-            for f in report.files}  # type: ignore[attr-defined]
+            for f in report.files}
 
 
 def unified_hunks(root: Path, *args: str) -> dict[str, list[str]]:
@@ -128,9 +130,9 @@ def unified_hunks(root: Path, *args: str) -> dict[str, list[str]]:
     return files
 
 
-def report_hunks(report: object) -> dict[str, list[str]]:
+def report_hunks(report: DiffReport) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
-    for f in report.files:  # type: ignore[attr-defined]
+    for f in report.files:
         if f.binary or not f.hunks:
             continue
         lines = out.setdefault(f.path, [])
@@ -145,7 +147,7 @@ LOG_FORMAT = "%H%x1f%P%x1f%an%x1f%ae%x1f%aI%x1f%cI%x1f%B%x1e"
 
 def log_records(root: Path, *args: str) -> list[dict[str, object]]:
     out = run_git(root, "log", f"--format={LOG_FORMAT}", *args).decode()
-    records = []
+    records: list[dict[str, object]] = []
     for raw in out.split("\x1e"):
         chunk = raw.lstrip("\n")
         if not chunk:

@@ -10,7 +10,9 @@ from __future__ import annotations
 import ast
 import symtable
 from collections import Counter
+from collections.abc import Hashable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from codeplane.index.structural.facts import PROVEN, FileFacts
 
@@ -61,6 +63,9 @@ def fact_imports(facts: FileFacts) -> Counter[tuple[str, str, str | None]]:
     return Counter((i.source_literal or "", i.imported_name, i.alias) for i in facts.imports)
 
 
+_Item = TypeVar("_Item", bound=Hashable)
+
+
 @dataclass
 class Score:
     expected: int = 0
@@ -69,8 +74,7 @@ class Score:
     misses: list[str] = field(default_factory=list)
     extras: list[str] = field(default_factory=list)
 
-    def add(self, path: str, expected: Counter[tuple[object, ...]], found: Counter[tuple[object, ...]],
-            keep: int = 20) -> None:
+    def add(self, path: str, expected: Counter[_Item], found: Counter[_Item], keep: int = 20) -> None:
         self.expected += sum(expected.values())
         self.found += sum(found.values())
         self.matched += sum((expected & found).values())
@@ -296,8 +300,8 @@ def check_proven(source: str, facts: FileFacts) -> tuple[int, list[str]]:
         checked += 1
         expected = truth[(ref.start_line, ref.start_col)]
         bind = facts.binds[ref.bind]
-        scope = facts.scopes[bind.scope]
-        got = Binding(scope.kind, scope.start_line if scope.kind != "file" else 1, bind.name)
+        owner = facts.scopes[bind.scope]
+        got = Binding(owner.kind, owner.start_line if owner.kind != "file" else 1, bind.name)
         if expected != got:
             wrong.append(f"{facts.path}:{ref.start_line}:{ref.start_col} {ref.token_text}: "
                          f"facts say {got}, symtable says {expected}")

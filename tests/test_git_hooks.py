@@ -31,7 +31,7 @@ _HOOKS = {
 
 def _twins(tmp_path: Path, files: dict[str, str]) -> tuple[Path, Path]:
     """Two identical repositories with the logging hooks: CodePlane works in the first, git in the second."""
-    roots = tuple(make_repo(tmp_path / name, files) for name in ("ours", "theirs"))
+    roots = (make_repo(tmp_path / "ours", files), make_repo(tmp_path / "theirs", files))
     for root in roots:
         for name, body in _HOOKS.items():
             install_hook(root, name, body)

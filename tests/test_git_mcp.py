@@ -39,7 +39,8 @@ async def test_all_nineteen_git_tools_are_listed_with_honest_annotations(server:
         listed = {t.name: t for t in (await client.list_tools()).tools if t.name.startswith("git_")}
         assert set(listed) == GIT_TOOLS
         for name in ("git_status", "git_diff", "git_log", "git_history"):
-            assert listed[name].annotations and listed[name].annotations.read_only_hint is True
+            annotations = listed[name].annotations
+            assert annotations and annotations.read_only_hint is True
         for name in ("git_reset", "git_checkout", "git_stash", "git_branch", "git_rebase", "git_push"):
             annotations = listed[name].annotations
             assert annotations and annotations.destructive_hint is True and annotations.read_only_hint is False

@@ -60,14 +60,33 @@ def tree(tmp_path: Path) -> Path:
     return root
 
 
-STEPS: list[tuple[str, Callable[[Path], None]]] = [
+def _force_track_then_add_beside(r: Path) -> None:
+    run_git(r, "add", "-f", "build/out.bin")
+    write_files(r, {"build/more.bin": "m\n"})
+
+
+def _replace_with_symlink(r: Path) -> None:
+    (r / "README.md").unlink()
+    os.symlink("run.sh", r / "README.md")
+
+
+def _delete_tracked_directory(r: Path) -> None:
+    for p in (r / "only/dirs/here").iterdir():
+        p.unlink()
+
+
+def _nested_repository(r: Path) -> None:
+    write_files(r, {"nested/inner.txt": "i\n"})
+    run_git(r / "nested", "init", "-q")
+
+
+STEPS: list[tuple[str, Callable[[Path], object]]] = [
     ("same-size edit right after a scan", lambda r: (r / "pkg/core.py").write_text("x = 2\n")),
     ("untracked file in a cached directory", lambda r: (r / "pkg/new.py").write_text("new\n")),
     ("untracked nested directory", lambda r: write_files(r, {"fresh/a/b.txt": "b\n", "fresh/c.txt": "c\n"})),
     ("ignored files and directories", lambda r: write_files(r, {
         "x.log": "log\n", "build/out.bin": "bin\n", "pkg/s.tmp": "tmp\n", "fresh/a/skip.log": "s\n"})),
-    ("force-tracked file in an ignored directory", lambda r: (run_git(r, "add", "-f", "build/out.bin"),
-                                                             write_files(r, {"build/more.bin": "m\n"}))),
+    ("force-tracked file in an ignored directory", _force_track_then_add_beside),
     ("directory holding only ignored files", lambda r: write_files(r, {"logs/one.log": "1\n"})),
     ("empty untracked directory", lambda r: (r / "emptydir").mkdir()),
     ("a .gitignore edited in place", lambda r: (r / ".gitignore").write_text("*.log\n")),
@@ -77,10 +96,10 @@ STEPS: list[tuple[str, Callable[[Path], None]]] = [
                                          (r / "pkg/core.py").write_text("x = 3  # again\n"))),
     ("untrack a file (rm --cached)", lambda r: run_git(r, "rm", "-q", "--cached", "docs/guide.txt")),
     ("executable bit", lambda r: os.chmod(r / "run.sh", 0o755)),
-    ("file replaced by a symlink", lambda r: ((r / "README.md").unlink(), os.symlink("run.sh", r / "README.md"))),
+    ("file replaced by a symlink", _replace_with_symlink),
     ("stage the typechange", lambda r: run_git(r, "add", "README.md")),
     ("tracked file deleted", lambda r: (r / "pkg/sub/deep.py").unlink()),
-    ("whole tracked directory deleted", lambda r: [p.unlink() for p in (r / "only/dirs/here").iterdir()]),
+    ("whole tracked directory deleted", _delete_tracked_directory),
     ("staged rename", lambda r: run_git(r, "mv", "pkg/__init__.py", "pkg/init_renamed.py")),
     ("untracked symlink to a directory", lambda r: os.symlink("pkg", r / "pkglink")),
     ("commit everything", lambda r: (run_git(r, "add", "-A"), run_git(r, "commit", "-q", "-m", "all"))),
@@ -124,8 +143,7 @@ def test_status_report_matches_porcelain_on_the_fast_path(tree: Path) -> None:
 
 
 @pytest.mark.parametrize("setup", [
-    pytest.param(lambda r: (write_files(r, {"nested/inner.txt": "i\n"}), run_git(r / "nested", "init", "-q")),
-                 id="nested-repository"),
+    pytest.param(_nested_repository, id="nested-repository"),
     pytest.param(lambda r: run_git(r, "config", "core.filemode", "false"), id="filemode-off"),
     pytest.param(lambda r: run_git(r, "config", "core.ignorecase", "true"), id="ignorecase"),
     pytest.param(lambda r: ((r / "run.sh").unlink(), (r / "run.sh").mkdir(), (r / "run.sh/x").write_text("x\n")),

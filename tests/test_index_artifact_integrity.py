@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
@@ -138,7 +139,7 @@ def test_the_table_by_table_check_finds_a_corrupt_page_of_any_table(artifact: Pa
         data[start + 8:start + page_size] = b"\xa5" * (page_size - 8)
         bad = tmp_path / f"bad-{table}.db"
         bad.write_bytes(bytes(data))
-        problem, whole = check_tables(lambda path=bad: _open(path), 2)
+        problem, whole = check_tables(functools.partial(_open, bad), 2)
         assert problem is not None and not whole, table
 
 

@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from codeplane.core.layout import RepoLayout
@@ -79,8 +80,11 @@ def test_damage_after_a_clean_close_makes_the_marker_stale_and_is_rebuilt(tmp_pa
 
 
 def test_the_cheap_check_catches_truncation_and_garbage_even_with_a_valid_marker(tmp_path: Path) -> None:
-    for name, damage in (("truncated", lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2 + 100])),
-                         ("garbage", lambda p: p.write_bytes(b"this is not a database\n" * 400))):
+    damages: list[tuple[str, Callable[[Path], object]]] = [
+        ("truncated", lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2 + 100])),
+        ("garbage", lambda p: p.write_bytes(b"this is not a database\n" * 400)),
+    ]
+    for name, damage in damages:
         db = tmp_path / name / "index.db"
         db.parent.mkdir()
         _filled(db).close()
@@ -116,7 +120,7 @@ def test_damage_seen_while_running_means_no_marker(tmp_path: Path) -> None:
     db = tmp_path / "index.db"
     store = _filled(db)
     err = sqlite3.DatabaseError("database disk image is malformed")
-    err.sqlite_errorcode = 11  # type: ignore[attr-defined]
+    err.sqlite_errorcode = 11
     store.note_error(err)
     store.close()
     assert not _marker(db).exists()
@@ -142,7 +146,7 @@ def _ready(root: Path) -> ServerHandle:
 
 def _last_check(root: Path) -> str:
     events = [json.loads(line) for line in RepoLayout(root).log_file.read_text().splitlines() if line.strip()]
-    checks = [e["check"] for e in events if e.get("event") == "index.db checked"]
+    checks: list[str] = [e["check"] for e in events if e.get("event") == "index.db checked"]
     return checks[-1]
 
 

@@ -20,8 +20,14 @@ def _until(check: Callable[[], bool], timeout: float = 15.0) -> None:
         time.sleep(0.02)
 
 
+def _pending(index: IndexService) -> int:
+    pending = index.status()["pending_changes"]
+    assert isinstance(pending, int), pending
+    return pending
+
+
 def _settled(index: IndexService) -> None:
-    _until(lambda: index.status()["pending_changes"] == 0)
+    _until(lambda: _pending(index) == 0)
 
 
 def test_changes_made_while_git_holds_its_index_lock_become_one_epoch_when_it_lets_go(tmp_path: Path) -> None:
@@ -32,7 +38,7 @@ def test_changes_made_while_git_holds_its_index_lock_become_one_epoch_when_it_le
         lock = repo / ".git" / "index.lock"
         lock.write_bytes(b"")  # what git does first, before it writes any file of the work tree
         write_files(repo, {"m0.py": "settle_token = 0\n"})
-        _until(lambda: index.status()["pending_changes"] > 0)  # the watcher delivered the first file
+        _until(lambda: _pending(index) > 0)  # the watcher delivered the first file
         time.sleep(0.3)
         assert index.epoch == before, "nothing is indexed while git is still writing"
         write_files(repo, {"m1.py": "settle_token = 1\n"})

@@ -26,6 +26,7 @@ async def test_tools_list_is_deterministic_with_flat_schemas_and_annotations(tmp
     for tool in first.tools:
         dumped = json.dumps(tool.output_schema)
         assert "oneOf" not in dumped, tool.name
+        assert tool.output_schema is not None, tool.name
         assert tool.output_schema["properties"].keys() == {"result", "meta"}
         assert tool.annotations is not None and tool.annotations.open_world_hint is False
         # Every tool accepts session_id; tools/list names it, describe(action='tool') explains it.

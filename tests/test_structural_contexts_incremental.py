@@ -14,6 +14,7 @@ import pytest
 
 from codeplane.index.facts_api import FileChange
 from codeplane.index.structural import contexts
+from codeplane.index.structural.contexts.discovery import Candidate
 from codeplane.index.structural.indexer import StructuralIndexer
 
 BROKEN = "def (((:\n    ]]] = = =\n" * 20
@@ -111,7 +112,7 @@ def test_a_broken_sample_fails_its_context_and_a_repaired_one_restores_it(monkey
         lib_units = {u for (u,) in conn.execute("SELECT unit_id FROM st_file WHERE path LIKE 'lib/%.py'")}
         assert lib_units != {0}
 
-        def recompute(_conn: sqlite3.Connection) -> list[contexts.Candidate]:
+        def recompute(_conn: sqlite3.Connection) -> list[Candidate]:
             raise AssertionError("contexts recomputed for a batch that moves one probe status")
 
         monkeypatch.setattr(contexts, "compute", recompute)
@@ -133,7 +134,7 @@ def test_an_edit_that_keeps_every_status_does_not_recompute_contexts(monkeypatch
                                           "AND root_path = ''").fetchone()[0])
         assert "a.py" in samples
 
-        def recompute(_conn: sqlite3.Connection) -> list[contexts.Candidate]:
+        def recompute(_conn: sqlite3.Connection) -> list[Candidate]:
             raise AssertionError("contexts recomputed for an edit that moves no probe")
 
         monkeypatch.setattr(contexts, "compute", recompute)
@@ -149,7 +150,7 @@ def test_an_edited_setup_py_does_not_recompute_contexts(monkeypatch: pytest.Monk
     try:
         _apply(conn, indexer, 1, BASE)
 
-        def recompute(_conn: sqlite3.Connection) -> list[contexts.Candidate]:
+        def recompute(_conn: sqlite3.Connection) -> list[Candidate]:
             raise AssertionError("contexts recomputed for an edit of a marker whose content does not count")
 
         monkeypatch.setattr(contexts, "compute", recompute)

@@ -35,7 +35,7 @@ def test_mutation_budget_refuses_with_6001_closes_task_and_refuses_later_calls(t
     view = tracker.get_task("s1")
     assert view.task.state is TaskState.CLOSED_FAILED and view.task.mutation_count == 2
     for kind in ("read", "mutation", "test"):
-        later = run_call(tracker, "any_tool", kind).error  # type: ignore[arg-type]
+        later = run_call(tracker, "any_tool", kind).error
         assert later is not None and later.code == 6001 and later.details["budget_type"] == "mutations"
     assert run_call(tracker, "describe", "meta").error is None
     rows = _rows(tmp_path)

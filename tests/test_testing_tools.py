@@ -71,10 +71,10 @@ async def test_discover_lists_targets_with_runner_cost_and_pages(server: ServerH
 
 
 async def test_run_polls_with_progress_then_reports_failures_and_fingerprint_once(server: ServerHandle) -> None:
-    progress: list[tuple[float, float | None]] = []
+    updates: list[tuple[float, float | None]] = []
 
-    async def on_progress(done: float, total: float | None, message: str | None) -> None:
-        progress.append((done, total))
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        updates.append((progress, total))
 
     targets = ["tests/test_math.py", "tests/test_ok.py", "tests/test_broken.py"]
     async with mcp_client(server) as client:
@@ -106,9 +106,9 @@ async def test_run_polls_with_progress_then_reports_failures_and_fingerprint_onc
         rest = await call(client, "get_test_run", {"run_id": run["run_id"], "include": "cases", "limit": 5,
                                                    "cursor": cases["next_cursor"]})
         assert len(rest["cases"]) == 2 and "next_cursor" not in rest
-    assert progress, "no progress notification arrived"
-    assert all(total == 100.0 for _, total in progress)
-    assert progress[-1][0] == 100.0
+    assert updates, "no progress notification arrived"
+    assert all(total == 100.0 for _, total in updates)
+    assert updates[-1][0] == 100.0
 
 
 async def test_cancel_ends_in_cancelled_and_kills_the_runner(server: ServerHandle) -> None:
