@@ -116,8 +116,7 @@ def file_defs_many(items: Sequence[tuple[str, bytes]]) -> list[FileDefs]:
             continue
         outcome = next(outcomes)
         if outcome.status != PARSED or outcome.facts is None:
-            info = detect(path)
-            done.append(FileDefs(path, info.language if info else None, outcome.status))
+            done.append(FileDefs(path, outcome.language, outcome.status))
         else:
             done.append(FileDefs(path, outcome.language, PARSED, _states(outcome.facts.defs, item)))
     return done

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from tree_sitter import Node, Query, QueryCursor
 
-from codeplane.index.languages import detect
+from codeplane.index.languages import detect_source
 from codeplane.index.structural import grammars
 from codeplane.index.structural.adapters import adapter_for
 from codeplane.index.structural.facts import FileFacts, ParseStats
@@ -52,7 +52,7 @@ def parse_stats(grammar: str, root: Node) -> ParseStats:
 
 def extract_file(path: str, text: str) -> Outcome:
     """Facts for ``path`` holding ``text``. Never raises for bad input; see ``Outcome.status``."""
-    info = detect(path)
+    info = detect_source(path, text)
     if info is None or info.grammar is None:
         return Outcome(path, info.language if info else None, NO_ADAPTER, None, None)
     parser = grammars.parser(info.grammar)
@@ -100,7 +100,7 @@ def extract_many(items: list[tuple[str, str]]) -> list[Outcome]:
     with collector_paused():
         for path, text in items:
             if len(text) > MAX_CHARS:
-                info = detect(path)
+                info = detect_source(path, text)
                 out.append(Outcome(path, info.language if info else None, TOO_LARGE, None, None,
                                    f"{len(text)} characters exceed {MAX_CHARS}"))
             else:

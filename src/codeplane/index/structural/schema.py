@@ -29,7 +29,8 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 12: a Rust struct field's declared type carries ``ftype:``; ``x.f.m`` links through it.
 #: 13: Go composite literal keys are members of the literal's type (``struct:``), linked through it.
 #: 14: Go slice and array types are spelled ``[]T``; a ``range`` value has the element type of its operand.
-SCHEMA_VERSION = 14
+#: 15: a ``.h`` header whose text is C++ is parsed as C++ (``languages.detect_source``).
+SCHEMA_VERSION = 15
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from codeplane.index.facts_api import FileChange
-from codeplane.index.languages import detect
+from codeplane.index.languages import detect, detect_source
 from codeplane.index.structural import anchors, rewrite, staging, surfaces
 from codeplane.index.structural.contexts.discovery import is_marker
 from codeplane.index.structural.extract import Outcome
@@ -143,7 +143,8 @@ def write_batch(conn: sqlite3.Connection, changes: Sequence[FileChange], outcome
 
 def _upsert_file(conn: sqlite3.Connection, change: FileChange, outcome: Outcome | None, file_id: int | None,
                  epoch: int) -> int:
-    info = detect(change.path)
+    # The language extraction parsed it as (a C++ header is ``cpp``), also for a file it could not parse.
+    info = detect_source(change.path, change.text) if change.text is not None else detect(change.path)
     status = outcome.status if outcome is not None else "not_text"
     stats = outcome.stats if outcome is not None else None
     facts = outcome.facts if outcome is not None else None
