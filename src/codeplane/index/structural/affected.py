@@ -21,7 +21,7 @@ from typing import Any
 
 from codeplane.index.structural.chase import Chaser
 from codeplane.index.structural.store import chunked, marks
-from codeplane.index.structural.surfaces import retier
+from codeplane.index.structural.surfaces import THROUGH_COLUMNS, retier
 
 _UID_CHUNK = 500
 
@@ -43,8 +43,7 @@ def imports_into(conn: sqlite3.Connection, holders: set[int], targets: set[int])
 
 
 #: A ref through an import, with what deciding its tier needs (as ``surfaces.relink_refs`` reads it).
-_THROUGH = ("SELECT file_id, ref_id, is_member, token_text, coalesce(receiver_shape, ''), via_import_uid, local_tier, "
-            "local_target_uid, ref_tier, target_uid, certainty FROM st_ref WHERE via_import_uid IN ({})")
+_THROUGH = f"SELECT {THROUGH_COLUMNS} FROM st_ref WHERE via_import_uid IN ({{}})"
 
 
 def relink_unchanged(conn: sqlite3.Connection, chaser: Chaser, files: set[int], *, moved_imports: set[str],

@@ -45,7 +45,7 @@ _PATH_RANK = ("CREATE TEMP TABLE anchor_path_rank AS SELECT file_id, unit_id, ro
 _SORT_THREADS = min(4, os.cpu_count() or 1) if (os.cpu_count() or 1) > 1 else 0
 _ANCHORED_IN_FILES = ("SELECT f.unit_id, r.token_text, coalesce(r.receiver_shape, ''), f.path, r.start_line, "
                       "r.start_col, r.ref_id FROM st_ref r JOIN st_file f ON f.file_id = r.file_id "
-                      "WHERE r.is_member = 1 AND r.ref_tier = 'ANCHORED' AND r.file_id IN ({})")
+                      f"WHERE r.is_member = 1 AND r.tier_code = {TIER_CODE[ANCHORED]} AND r.file_id IN ({{}})")
 
 
 def _marks(count: int) -> str:
@@ -106,7 +106,7 @@ class Candidates(NamedTuple):
 
 
 _MEMBERS = ("SELECT file_id, token_text, coalesce(receiver_shape, ''), start_line, start_col, ref_id FROM st_ref "
-            "WHERE is_member = 1 AND ref_tier = 'ANCHORED'")
+            f"WHERE is_member = 1 AND tier_code = {TIER_CODE[ANCHORED]}")
 
 
 def candidates(conn: sqlite3.Connection, changed_files: list[int]) -> Candidates:

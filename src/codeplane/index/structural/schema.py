@@ -295,6 +295,11 @@ def update_links(conn: sqlite3.Connection, rows: Iterable[tuple[str, str | None,
                      [(TIER_CODE[tier], target, ref_id) for tier, target, _certainty, ref_id in rows])
 
 
+def update_link_codes(conn: sqlite3.Connection, rows: Iterable[tuple[int, str | None, int]]) -> None:
+    """``update_links`` for rows that already hold the tier's code: (tier_code, target_uid, ref_id)."""
+    conn.executemany("UPDATE st_ref SET tier_code = ?, target_uid = ? WHERE ref_id = ?", rows)
+
+
 def create(conn: sqlite3.Connection) -> None:
     for statement in DDL.split(";"):
         if statement.strip():
