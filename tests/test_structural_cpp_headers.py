@@ -8,13 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from codeplane.core.config import IndexConfig
-from codeplane.core.layout import RepoLayout
 from codeplane.index.languages import detect_source
 from codeplane.index.service import IndexService
 from codeplane.index.structural.extract import PARSED, extract_file
-from codeplane.index.structural.indexer import StructuralIndexer
-from tests.builders import make_repo, write_files
+from tests.builders import indexed_repo, write_files
 
 CPP_HEADER = ("#pragma once\n#include <vector>\nnamespace shop {\ntemplate <typename T>\nclass Cart {\n public:\n"
               "  void add(const T& item) { items_.push_back(item); }\n private:\n  std::vector<T> items_;\n};\n}\n")
@@ -53,17 +50,10 @@ def test_a_cpp_header_gets_cpp_facts_without_error_nodes() -> None:
 
 @pytest.fixture
 def index(tmp_path: Path) -> Iterator[tuple[Path, IndexService]]:
-    root = make_repo(tmp_path / "repo", {"include/cart.h": CPP_HEADER, "include/ccart.h": C_HEADER,
+    with indexed_repo(tmp_path / "repo", {"include/cart.h": CPP_HEADER, "include/ccart.h": C_HEADER,
                                           "src/cart.c": "#include \"ccart.h\"\nint cart_add(struct cart *c, int n) "
-                                                        "{ return c->n += n; }\n"})
-    service = IndexService(root, RepoLayout(root), IndexConfig(watch=False))
-    service.register_indexer(StructuralIndexer())
-    service.start()
-    try:
-        assert service.wait_ready(60), service.status()
-        yield root, service
-    finally:
-        service.stop()
+                                                        "{ return c->n += n; }\n"}) as indexed:
+        yield indexed
 
 
 def _languages(service: IndexService) -> dict[str, tuple[str, str]]:
