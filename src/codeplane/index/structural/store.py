@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from codeplane.index.facts_api import FileChange
-from codeplane.index.languages import detect, detect_source
+from codeplane.index.languages import detect
 from codeplane.index.structural import anchors, rewrite, staging, surfaces
 from codeplane.index.structural.contexts.discovery import is_marker
 from codeplane.index.structural.extract import Outcome
@@ -143,12 +143,13 @@ def write_batch(conn: sqlite3.Connection, changes: Sequence[FileChange], outcome
 
 def _upsert_file(conn: sqlite3.Connection, change: FileChange, outcome: Outcome | None, file_id: int | None,
                  epoch: int) -> int:
-    # The language extraction parsed it as (a C++ header is ``cpp``), also for a file it could not parse.
-    info = detect_source(change.path, change.text) if change.text is not None else detect(change.path)
+    info = detect(change.path)
+    # The language extraction chose from the text (a C++ header is ``cpp``): read, not decided again here.
+    language = outcome.language if outcome is not None else info.language if info else None
     status = outcome.status if outcome is not None else "not_text"
     stats = outcome.stats if outcome is not None else None
     facts = outcome.facts if outcome is not None else None
-    row = (change.path, info.language if info else None, info.family if info else None, status,
+    row = (change.path, language, info.family if info else None, status,
            outcome.error if outcome is not None else None, facts.package if facts else None,
            stats.node_count if stats else None, stats.error_count if stats else None,
            int(stats.has_named) if stats else None, _line_count(change, facts), change.file_sha256, epoch)
