@@ -32,6 +32,7 @@ from codeplane.analysis.sides import FilePair, changed_files, epoch_of, read_blo
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.paths import resolve_in_repo
 from codeplane.index.languages import detect
+from codeplane.repo.content import decode
 from codeplane.repo.ignore import IgnoreRules
 
 if TYPE_CHECKING:
@@ -300,7 +301,7 @@ class SemanticDiffService:
 
 
 def _lines(data: bytes) -> list[str]:
-    return data.decode("utf-8", errors="replace").split("\n")
+    return decode(data).split("\n")
 
 
 def _moved_from(pair: FilePair) -> str | None:

@@ -72,7 +72,10 @@ def resolve_in_repo(root: Path, path: str, *, allow_protected: bool = False) -> 
         raise _reject(path, f"{rel.parts[0]}/ is managed by {'git' if rel.parts[0] == '.git' else 'CodePlane'}")
     real_root = root.resolve()
     candidate = rel.absolute(real_root)
-    resolved = candidate.resolve(strict=False)
+    try:
+        resolved = candidate.resolve(strict=False)
+    except (RuntimeError, OSError) as exc:  # a symlink loop: RuntimeError before Python 3.13, OSError since
+        raise _reject(path, "is a symbolic link that never resolves (a loop)") from exc
     if resolved != real_root and real_root not in resolved.parents:
         raise _reject(path, "resolves outside the repository (symlink)")
     inner = resolved.relative_to(real_root).as_posix() if resolved != real_root else ""

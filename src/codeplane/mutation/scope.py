@@ -72,7 +72,7 @@ class Scope:
         try:
             real = lexical.parent.resolve() / lexical.name
             real_rel = RepoPath(real.relative_to(self.root).as_posix())
-        except (OSError, ValueError) as exc:
+        except (OSError, RuntimeError, ValueError) as exc:  # RuntimeError: a symlink loop before Python 3.13
             raise _refuse(path, "resolves outside the repository") from exc
         if real_rel.is_protected:
             raise _refuse(path, "resolves into a protected directory (symlink)")

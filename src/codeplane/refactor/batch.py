@@ -17,6 +17,7 @@ from codeplane.core.hashing import sha256_bytes
 from codeplane.mutation.edits import CreateFile, DeleteFile, Edit, MoveFile, UpdateSpan
 from codeplane.refactor.models import FileMove, PlannedEdit
 from codeplane.refactor.spans import SourceText
+from codeplane.repo.content import decode
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ def read_sources(root: Path, paths: Iterable[str]) -> tuple[dict[str, SourceText
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             continue
         hashes[path] = sha256_bytes(data)
-        sources[path] = SourceText(path, data.decode("utf-8", errors="replace"))
+        sources[path] = SourceText(path, decode(data))
     return sources, hashes
 
 

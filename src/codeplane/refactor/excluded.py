@@ -15,6 +15,7 @@ from pathlib import Path
 
 from codeplane.refactor.lexical import find_offsets, line_starts
 from codeplane.refactor.spans import SpanEdit
+from codeplane.repo.content import decode
 from codeplane.repo.ignore import PRUNABLE_DIRS, IgnoreRules
 
 MAX_EXCLUDED_FILES = 2_000
@@ -95,7 +96,7 @@ def excluded_mentions(root: Path, tree: ExcludedTree, name: str, new_name: str) 
             continue
         if b"\0" in data[:8192]:
             continue
-        text = data.decode("utf-8", errors="replace")
+        text = decode(data)
         offsets = find_offsets(text, name)
         if not offsets:
             continue

@@ -13,6 +13,7 @@ from pathlib import Path
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.refactor.models import Certainty, InspectItem, InspectPage
 from codeplane.refactor.plans import Plan
+from codeplane.repo.content import decode
 
 MAX_PAGE = 200
 MAX_CONTEXT_LINES = 10
@@ -50,7 +51,7 @@ def inspect_plan(root: Path, plan: Plan, *, candidate_id: str | None, certaintie
     for edit in page:
         if edit.path not in cache:
             try:
-                cache[edit.path] = (root / edit.path).read_text(encoding="utf-8", errors="replace").split("\n")
+                cache[edit.path] = decode((root / edit.path).read_bytes()).split("\n")
             except OSError:
                 cache[edit.path] = []
         lines = cache[edit.path]

@@ -28,6 +28,7 @@ from codeplane.refactor.library_names import DOTNET_MEMBERS, JVM_MEMBERS, PHP_ME
 from codeplane.refactor.models import Certainty
 from codeplane.refactor.receivers import Receivers
 from codeplane.refactor.spans import SourceText
+from codeplane.repo.content import decode
 
 _LIMIT = 100_000
 _CLASS_KINDS = frozenset({"class", "interface", "struct", "trait", "enum", "record"})
@@ -80,7 +81,7 @@ class ClassGraph:
                 data = (self.root / path).read_bytes() if self.root is not None else None
             except OSError:
                 data = None
-            self._texts[path] = SourceText(path, data.decode("utf-8", errors="replace")) if data is not None else None
+            self._texts[path] = SourceText(path, decode(data)) if data is not None else None
         return self._texts[path]
 
     @property

@@ -10,6 +10,7 @@ not open a new line, and an empty file has zero lines.
 
 from __future__ import annotations
 
+import codecs
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,11 @@ def count_lines(text: str) -> int:
 
 
 def decode(data: bytes) -> str:
+    """A text file's text as every tier and tool sees it: UTF-8, invalid bytes replaced, and a leading UTF-8
+    byte-order mark dropped. ``rg`` and editors do not show the mark and ``mutation.document`` edits the text
+    after it, so line 1's columns (index facts, refactor spans, write positions) must not count it."""
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8):]
     return data.decode("utf-8", errors="replace")
 
 

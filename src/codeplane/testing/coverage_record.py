@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from codeplane.core.logging import get_logger
+from codeplane.repo.content import decode
 from codeplane.testing.coverage_store import CoverageStore, RecordedBatch, RecordedTest
 from codeplane.testing.coverage_units import CurrentUnits, FileUnits, file_units, index_defs
 from codeplane.testing.impact import ReadConnection
@@ -58,7 +59,7 @@ def changed_code(current: CurrentUnits, changes: Mapping[str, Sequence[tuple[int
         content = current.content(path)
         if units is None or content is None:
             continue
-        text = content[1].decode("utf-8", errors="replace").splitlines()
+        text = decode(content[1]).splitlines()
         owners: dict[int, str | None] = {}
         for first, last in ranges:
             for line in range(max(1, min(first, last)), min(max(first, last), len(text)) + 1):
@@ -161,7 +162,7 @@ class _Mapper:
         if hashlib.sha256(data).hexdigest() != sha:
             self.why[rel] = "changed while the tests ran"
             return None
-        units = file_units(indexed[1], data.decode("utf-8", errors="replace"))
+        units = file_units(indexed[1], decode(data))
         if units is None:
             self.why[rel] = "does not tokenize"
         return units

@@ -28,6 +28,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from codeplane.repo.content import decode
+
 FUNCTION_KINDS = frozenset({"function", "method"})
 #: Lines a decorator block may span above its ``def``.
 _DECORATOR_LINES = 60
@@ -209,5 +211,5 @@ class CurrentUnits:
             current = self.content(path)
             indexed = index_defs(self.conn, path)
             self._units[path] = None if current is None or indexed is None or indexed[0] != current[0] else (
-                file_units(indexed[1], current[1].decode("utf-8", errors="replace")))
+                file_units(indexed[1], decode(current[1])))
         return self._units[path]

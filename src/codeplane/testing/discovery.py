@@ -21,6 +21,7 @@ import pathspec
 
 from codeplane.core.config import TestsConfig
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.repo.content import decode
 from codeplane.repo.ignore import IgnoreRules
 from codeplane.testing.model import Target
 from codeplane.testing.runners import FAMILY, LANGUAGE_FAMILY, RUNNERS, Project, Toolchain
@@ -105,7 +106,7 @@ def _dir_of(rel: str) -> str:
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        return decode(path.read_bytes())
     except OSError:
         return ""
 
