@@ -79,6 +79,10 @@ def project(name: str, *, explain: bool) -> tuple[int, int, int, int, int, int]:
 def main() -> None:
     explain = "--explain" in sys.argv
     names = [a for a in sys.argv[1:] if not a.startswith("--")] or list(bench.PROJECTS)
+    unrecorded = [n for n in names if not (bench.WORK / f"{n}-failing.json").is_file()]
+    if unrecorded:  # ``impact_recall.py`` records a project's failing cases; without them there is nothing to score
+        print(f"skipped (no faults recorded; run impact_recall.py first): {', '.join(unrecorded)}")
+        names = [n for n in names if n not in unrecorded]
     rows = {name: project(name, explain=explain) for name in names}
     print(f"\n| {'project':<8} | {'file precision':>14} | {'case precision strict / errors expanded':>39} | missed |")
     print(f"|{'-' * 10}|{'-' * 16}|{'-' * 41}|{'-' * 8}|")
