@@ -15,7 +15,7 @@ from pathlib import Path
 
 from codeplane.refactor.lexical import find_offsets, line_starts
 from codeplane.refactor.spans import SpanEdit
-from codeplane.repo.content import decode
+from codeplane.repo.content import decode, is_binary
 from codeplane.repo.ignore import PRUNABLE_DIRS, IgnoreRules
 
 MAX_EXCLUDED_FILES = 2_000
@@ -94,7 +94,7 @@ def excluded_mentions(root: Path, tree: ExcludedTree, name: str, new_name: str) 
             data = path.read_bytes()
         except OSError:
             continue
-        if b"\0" in data[:8192]:
+        if is_binary(data):
             continue
         text = decode(data)
         offsets = find_offsets(text, name)
