@@ -14,7 +14,9 @@ from pathlib import Path, PurePosixPath
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 
-#: Directories that belong to git or to CodePlane itself; file tools never write into them.
+#: Directories that belong to git or to CodePlane itself; file tools never write into them. ``.codeplane`` is the
+#: root's; a ``.git`` is git's at any depth (a submodule's or a worktree's gitlink file, a nested clone's
+#: directory) and in any case, as git itself refuses to track any path with such a component.
 PROTECTED_DIRS: frozenset[str] = frozenset({".git", ".codeplane"})
 
 
@@ -35,9 +37,16 @@ class RepoPath:
         return root.joinpath(*self.parts) if self.rel else root
 
     @property
-    def is_protected(self) -> bool:
+    def protected_part(self) -> str | None:
+        """The component that makes this path git's or CodePlane's (``.git`` anywhere, ``.codeplane`` at the root)."""
         parts = self.parts
-        return bool(parts) and parts[0] in PROTECTED_DIRS
+        if parts and parts[0] == ".codeplane":
+            return parts[0]
+        return next((part for part in parts if part.lower() == ".git"), None)
+
+    @property
+    def is_protected(self) -> bool:
+        return self.protected_part is not None
 
 
 def _reject(path: str, reason: str) -> CodePlaneError:
@@ -68,8 +77,9 @@ def resolve_in_repo(root: Path, path: str, *, allow_protected: bool = False) -> 
     Raises 5001 for escapes and, unless ``allow_protected``, for paths in ``.git/`` or ``.codeplane/``.
     """
     rel = canonicalize(path)
-    if rel.is_protected and not allow_protected:
-        raise _reject(path, f"{rel.parts[0]}/ is managed by {'git' if rel.parts[0] == '.git' else 'CodePlane'}")
+    part = rel.protected_part
+    if part is not None and not allow_protected:
+        raise _reject(path, f"{part} is managed by {'CodePlane' if part == '.codeplane' else 'git'}")
     real_root = root.resolve()
     candidate = rel.absolute(real_root)
     try:

@@ -109,8 +109,8 @@ class IgnoreRules:
     def ignores(self, rel: str, *, is_dir: bool = False) -> bool:
         """True if ``rel`` (canonical POSIX, relative) is outside the universe."""
         parts = rel.split("/")
-        if any(p in PRUNABLE_DIRS for p in (parts if is_dir else parts[:-1])):
-            return True
+        if any(p in PRUNABLE_DIRS for p in (parts if is_dir else parts[:-1])) or parts[-1] == ".git":
+            return True  # a ``.git`` file is a submodule's or worktree's pointer to its git directory
         if not is_dir and rel.endswith(TRANSIENT_SUFFIXES):
             return True
         return self.matches(rel + "/" if is_dir else rel)

@@ -76,6 +76,8 @@ def _walk(root: Path, start: str, rules: IgnoreRules) -> Iterator[DiskEntry]:
                         continue
                     if not item.is_file(follow_symlinks=False) and (not item.is_symlink() or name in PRUNABLE_DIRS):
                         continue  # sockets, fifos, devices; a ``.venv`` symlink stands for a pruned tree
+                    if name == ".git":
+                        continue  # a submodule's or worktree's gitlink file: git's, like the directory
                     if rel.endswith(TRANSIENT_SUFFIXES) or matches(rel, name, False):
                         continue
                     st = item.stat(follow_symlinks=False)
