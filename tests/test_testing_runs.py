@@ -554,3 +554,17 @@ def test_selected_cases_run_alone_however_many_from_one_collection(
         **{w: "passed" for w in wanted}, "tests/test_many.py::test_p[1]": "passed",
         "tests/test_many.py::test_p[2]": "passed", "tests/test_many.py::TestK::test_a": "passed",
         "tests/test_many.py::TestK::test_b": "passed", "tests/test_other.py::test_whole": "passed"}
+
+
+def test_a_pytest_found_on_path_runs_as_python_m_pytest_so_an_uninstalled_package_imports(
+        tmp_path: Path, services: list[TestingService]) -> None:
+    # No virtualenv in the repository: the ``pytest`` on PATH runs. An agent's ``python -m pytest`` puts the
+    # project directory on sys.path, so ``tests/`` importing the top-level package ``pkg`` passes there; the
+    # bare console script does not (ModuleNotFoundError).
+    repo = make_repo(tmp_path / "repo", {
+        "pkg/__init__.py": "def answer():\n    return 42\n",
+        "tests/test_pkg.py": "from pkg import answer\n\ndef test_answer():\n    assert answer() == 42\n"})
+    service = service_for(repo, retry_failed=False)
+    services.append(service)
+    run = finish(service.start_run())
+    assert _outcomes(run) == {"tests/test_pkg.py": "passed"}, render_run(run)

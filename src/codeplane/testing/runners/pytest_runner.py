@@ -160,7 +160,12 @@ class PytestRunner(Runner):
                    workdir: Path, *, rerun: bool = False, coverage: CoverageSetup | None = None) -> Invocation:
         events = workdir / "pytest-events.jsonl"
         junit = workdir / "junit.xml"
-        pythonpath = os.pathsep.join(p for p in (str(PLUGIN_DIR), os.environ.get("PYTHONPATH", "")) if p)
+        # ``python -m pytest`` (a venv's, above) has the project directory on sys.path; the bare ``pytest`` found
+        # on PATH (a shim, a wrapper script) gets it here, so tests that import the repository's top-level
+        # package without an install pass as they do for an agent's ``python -m pytest``, not ModuleNotFoundError.
+        bare = len(toolchain.argv) == 1 and not toolchain.configured
+        pythonpath = os.pathsep.join(p for p in (str(PLUGIN_DIR), str(project.dir(repo_root)) if bare else "",
+                                                 os.environ.get("PYTHONPATH", "")) if p)
         extra = {EVENTS_ENV: str(events), "PYTHONPATH": pythonpath}
         argv = [*toolchain.argv, "-p", PLUGIN_NAME, "--continue-on-collection-errors", "-q", "--color=no"]
         reports: tuple[Path, ...] = ()
