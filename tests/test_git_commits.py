@@ -126,3 +126,26 @@ def test_commit_refuses_unresolved_conflicts_then_concludes_the_merge(repo: Path
     done = git.commit("Merge side")
     assert len(done.parents) == 2 and git.status().state == "none"
     assert log_records(repo, "-1")[0]["parents"] == done.parents
+
+
+def test_stage_and_commit_resolves_the_files_it_stages_and_refuses_what_is_left(repo: Path) -> None:
+    run_git(repo, "checkout", "-q", "-b", "side")
+    write_files(repo, {"a.txt": "side\n", "b.txt": "side\n"})
+    run_git(repo, "commit", "-qam", "side")
+    run_git(repo, "checkout", "-q", "main")
+    write_files(repo, {"a.txt": "main\n", "b.txt": "main\n"})
+    run_git(repo, "commit", "-qam", "main")
+    git = GitService(repo)
+    merged = git.merge("side")
+    assert sorted(c.path for c in merged.conflicts) == ["a.txt", "b.txt"]
+    write_files(repo, {"a.txt": "resolved\n"})
+    index_before = (repo / ".git" / "index").read_bytes()
+    with pytest.raises(CodePlaneError) as left:  # b.txt is still in conflict: nothing staged, nothing committed
+        git.commit("Merge side", stage=["a.txt"])
+    assert left.value.code == 8003 and [c["path"] for c in left.value.details["conflicts"]] == ["b.txt"]
+    assert (repo / ".git" / "index").read_bytes() == index_before
+    write_files(repo, {"b.txt": "resolved too\n"})
+    done = git.commit("Merge side", stage=["a.txt", "b.txt"])  # ``git add a.txt b.txt && git commit``
+    assert len(done.parents) == 2 and git.status().state == "none"
+    assert run_git(repo, "show", "HEAD:b.txt").decode() == "resolved too\n"
+    assert status_sets(git.status()) == porcelain_v2(repo)

@@ -39,6 +39,9 @@ class MutationReport:
     short_diff: str = ""
     repo_before: str = ""
     repo_after: str = ""
+    #: ``repo_before``/``repo_after`` name HEAD only (git operations): equal, they do not show that the work tree
+    #: and index are as before (a merge that stopped on conflicts, a hard reset to HEAD, a stash pop).
+    head_only: bool = False
 
 
 @dataclass(frozen=True)

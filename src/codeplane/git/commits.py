@@ -1,13 +1,14 @@
 """``git_commit`` / ``git_stage_and_commit``: a commit from the index, with the repository's commit hooks.
 
-Order: refuse unresolved conflicts → stage ``stage`` paths (``git_stage_and_commit``) or the ``only``
-paths → run ``pre-commit`` → write the tree (every staged change, or with ``only`` just those paths on top
-of HEAD, like ``git commit -- <paths>``) → the message goes to ``.git/COMMIT_EDITMSG``, ``prepare-commit-msg``
-and ``commit-msg`` may rewrite it, and it is read back and cleaned → create the commit (merge in progress:
-MERGE_HEAD becomes a parent) → end the merge/cherry-pick state → ``post-commit``. As in git, skipping the
-hooks (``--no-verify``) skips ``pre-commit`` and ``commit-msg`` only, and ``post-commit`` cannot fail the
-commit. A failing hook before the commit leaves the index exactly as it was before the call (8007 with the
-hook's output).
+Order: stage ``stage`` paths (``git_stage_and_commit``; staging a resolved file resolves it, as ``git add``
+does) or the ``only`` paths → refuse unresolved conflicts (for ``only`` before staging: git refuses a partial
+commit during a merge anyway; a refusal after staging puts the index back) → run ``pre-commit`` → write the
+tree (every staged change, or with ``only`` just those paths on top of HEAD, like ``git commit -- <paths>``)
+→ the message goes to ``.git/COMMIT_EDITMSG``, ``prepare-commit-msg`` and ``commit-msg`` may rewrite it, and
+it is read back and cleaned → create the commit (merge in progress: MERGE_HEAD becomes a parent) → end the
+merge/cherry-pick state → ``post-commit``. As in git, skipping the hooks (``--no-verify``) skips
+``pre-commit`` and ``commit-msg`` only, and ``post-commit`` cannot fail the commit. A failing hook before the
+commit leaves the index exactly as it was before the call (8007 with the hook's output).
 """
 
 from __future__ import annotations
@@ -67,6 +68,14 @@ def _partial_tree(repo: pygit2.Repository, index: pygit2.Index, paths: Sequence[
     return mem.write_tree(repo)
 
 
+def _refuse_conflicts(repo: pygit2.Repository) -> None:
+    conflicts = read_conflicts(repo.index)
+    if conflicts:
+        raise CodePlaneError(ErrorCode.GIT_CONFLICT, "resolve conflicts and stage the files before committing "
+                             "(git_stage_and_commit stages the paths it is given first)",
+                             details={"conflicts": [c.model_dump() for c in conflicts]})
+
+
 @dataclass(frozen=True)
 class CommitRequest:
     message: str
@@ -84,10 +93,9 @@ class CommitRequest:
 
 def commit(repo: pygit2.Repository, root: Path, req: CommitRequest) -> CommitResult:
     """Create the commit; see the module docstring for the order and the failure guarantees."""
-    conflicts = read_conflicts(repo.index)
-    if conflicts:
-        raise CodePlaneError(ErrorCode.GIT_CONFLICT, "resolve conflicts and stage the files before committing",
-                             details={"conflicts": [c.model_dump() for c in conflicts]})
+    staging_first = bool(req.stage or req.stage_all) and not req.only
+    if not staging_first:
+        _refuse_conflicts(repo)
     state = repo_state(repo)
     merging = merge_heads(repo) if state == "merge" else []
     if req.only and merging:
@@ -102,6 +110,13 @@ def commit(repo: pygit2.Repository, root: Path, req: CommitRequest) -> CommitRes
     staged: list[StagedPath] = []
     if req.only or req.stage or req.stage_all:
         staged, _ = stage(repo, root, req.only or req.stage)
+    if staging_first:  # staging a resolved file is what resolves it (``git add``): check what is left after
+        repo.index.read()
+        try:
+            _refuse_conflicts(repo)
+        except CodePlaneError:
+            restore()
+            raise
     hooks: list[HookRun] = []
     if req.run_hooks:
         _checked(run_hook(repo, "pre-commit", timeout_s=req.hook_timeout_s), hooks, restore=restore)

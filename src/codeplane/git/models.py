@@ -84,6 +84,7 @@ class Effect(GitModel):
             short_diff="\n".join(lines)[:2000],
             repo_before=self.head_before or "",
             repo_after=self.head_after or "",
+            head_only=True,
         )
 
 

@@ -43,6 +43,10 @@ def entry(repo: pygit2.Repository, index: int) -> StashEntry:
 def push(repo: pygit2.Repository, *, message: str | None, include_untracked: bool, keep_index: bool,
          paths: Sequence[str]) -> StashEntry:
     require_head(repo)
+    conflicts = read_conflicts(repo.index)
+    if conflicts:  # git: "needs merge"; libgit2 would fail later with a generic error
+        raise CodePlaneError(ErrorCode.GIT_CONFLICT, "resolve and stage the conflicted files before stashing",
+                             details={"conflicts": [c.model_dump() for c in conflicts]})
     try:
         with settling(repo, dirty_paths(repo)):
             repo.stash(user_signature(repo), message, keep_index=keep_index, include_untracked=include_untracked,

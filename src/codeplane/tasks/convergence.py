@@ -3,7 +3,8 @@
 - A mutation's fingerprint is ``core.fingerprints.mutation_fingerprint`` over its report. The call is a
   no-op (still counted on admission) when the fingerprint equals the task's previous one (§12.3), and
   also when the call provably changed nothing: its result reports no change (``mutation_report()``
-  returned ``None`` or no paths) or the repository state before and after is the same.
+  returned ``None`` or no paths) or the repository state before and after is the same (for git, whose
+  state is HEAD, only when no path changed either: a merge stopped on conflicts wrote the work tree).
 - A failing test run carries the fingerprint the tests subsystem computed with the shared normaliser.
   When it equals the task's previous failure fingerprint *and* a mutation happened in between, the
   answer says ``non_progress: true``. A run without a failure report leaves the previous failure in
@@ -52,7 +53,8 @@ def observe(task: TaskRecord, outcome: CallOutcome, *, update_task: bool = True)
     if report is not None:
         mutation_fp = mutation_fingerprint(report.changed_paths, report.insertions, report.deletions,
                                            report.symbols_changed)
-        unchanged = bool(report.repo_before) and report.repo_before == report.repo_after
+        unchanged = (bool(report.repo_before) and report.repo_before == report.repo_after
+                     and not (report.head_only and report.changed_paths))
         no_op = mutation_fp == task.last_mutation_fingerprint or unchanged or not report.changed_paths
         current = current.with_changes(last_mutation_fingerprint=mutation_fp, mutated_since_failure=True)
     failure = outcome.failure

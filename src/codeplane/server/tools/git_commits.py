@@ -171,7 +171,7 @@ def tools(services: Services) -> list[ToolSpec]:
             handler=_stage_and_commit, kind="mutation", read_only=False, idempotent=False,
             summary="Stage the given paths (or all changes) and commit everything staged, in one step. If the "
                     "hook fails or there is nothing to commit, the index is left as before. " + _HOOK_NOTE,
-            when_to_use=("the usual edit → commit loop",),
+            when_to_use=("the usual edit → commit loop", "concluding a merge: stage the fixed conflicted files"),
             when_not_to_use=("committing only part of what is staged (git_commit with paths)",),
             examples=(ToolExample("commit edited files", {"paths": ["src/app.py"], "message": "Handle None"}),
                       ToolExample("commit everything", {"all": True, "message": "WIP"})),

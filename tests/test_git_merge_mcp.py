@@ -1,0 +1,47 @@
+"""A merge that stops on a conflict, resolved and concluded the way an agent does it, through the real server.
+
+Before: the conflicting ``git_merge`` was flagged ``no_op`` (HEAD had not moved, though the work tree had
+conflict markers written into it), and ``git_stage_and_commit`` on the resolved file was refused with 8003
+(the conflict check ran before the staging that resolves it, as ``git add`` does); ``git_stash`` during the
+conflict failed with the generic 8001.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.builders import call, call_error, envelope, git, make_repo, mcp_client, running_server
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_conflicting_merge_is_not_a_no_op_and_stage_and_commit_concludes_it(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "def f():\n    return 1\n", "b.py": "B = 1\n"})
+    git(repo, "checkout", "-q", "-b", "other")
+    (repo / "a.py").write_text("def f():\n    return 2\n")
+    (repo / "b.py").write_text("B = 2\n")
+    git(repo, "commit", "-qam", "two")
+    git(repo, "checkout", "-q", "main")
+    (repo / "a.py").write_text("def f():\n    return 3\n")
+    (repo / "b.py").write_text("B = 3\n")
+    git(repo, "commit", "-qam", "three")
+    with running_server(repo) as server:
+        async with mcp_client(server) as client:
+            merged = envelope(await client.call_tool("git_merge", {"ref": "other"}))
+            assert merged["result"]["success"] is False
+            assert not merged["meta"].get("no_op"), merged["meta"]
+            assert "<<<<<<<" in (repo / "a.py").read_text()
+            stash = await call_error(client, "git_stash", {"action": "push", "include_untracked": True})
+            assert stash["code"] == 8003, stash
+            (repo / "a.py").write_text("def f():\n    return 5\n")
+            err = await call_error(client, "git_stage_and_commit", {"message": "Merge other", "paths": ["a.py"]})
+            assert err["code"] == 8003 and [c["path"] for c in err["details"]["conflicts"]] == ["b.py"], err
+            (repo / "b.py").write_text("B = 5\n")
+            done = await call(client, "git_stage_and_commit", {"message": "Merge other", "paths": ["a.py", "b.py"]})
+            assert len(done["parents"]) == 2, done
+            status = await call(client, "git_status", {})
+    assert status.get("state", "none") == "none", status
+    assert git(repo, "show", "HEAD:a.py").stdout == "def f():\n    return 5\n"
+    assert git(repo, "status", "--porcelain", "--untracked-files=no").stdout == ""
