@@ -3,7 +3,7 @@
 Before: the conflicting ``git_merge`` was flagged ``no_op`` (HEAD had not moved, though the work tree had
 conflict markers written into it), and ``git_stage_and_commit`` on the resolved file was refused with 8003
 (the conflict check ran before the staging that resolves it, as ``git add`` does); ``git_stash`` during the
-conflict failed with the generic 8001.
+conflict failed with the generic 8001, and ``git_diff`` showed the fixed file as "modified, +0 -0".
 """
 
 from __future__ import annotations
@@ -36,6 +36,11 @@ async def test_a_conflicting_merge_is_not_a_no_op_and_stage_and_commit_concludes
             stash = await call_error(client, "git_stash", {"action": "push", "include_untracked": True})
             assert stash["code"] == 8003, stash
             (repo / "a.py").write_text("def f():\n    return 5\n")
+            diff = await call(client, "git_diff", {"paths": ["a.py"]})
+            [changed] = diff["files"]  # our side against the disk (``git diff --ours``), not an empty change
+            assert (changed["status"], changed["insertions"], changed["deletions"]) == ("conflicted", 1, 1), diff
+            assert [ln["content"] for h in changed["hunks"] for ln in h["lines"] if ln["origin"] != " "] == [
+                "    return 3", "    return 5"]
             err = await call_error(client, "git_stage_and_commit", {"message": "Merge other", "paths": ["a.py"]})
             assert err["code"] == 8003 and [c["path"] for c in err["details"]["conflicts"]] == ["b.py"], err
             (repo / "b.py").write_text("B = 5\n")

@@ -188,6 +188,34 @@ def _worktree_sources(repo: pygit2.Repository, changes: list[WorktreeChange],
         yield change.path, change.path, make, kind
 
 
+def _with_conflicts(repo: pygit2.Repository, items: Iterable[PatchSource], context_lines: int) -> list[PatchSource]:
+    """``items`` with each conflicted path shown as our side (stage 2) against the file on disk, status
+    ``conflicted`` (``git diff --ours``): libgit2 has no stage-0 entry to compare and reports an empty change."""
+    conflicts = repo.index.conflicts
+    if conflicts is None:
+        return list(items)
+    workdir = Path(repo.workdir or ".")
+    keep: list[object] = []  # a patch reads its blob and bytes lazily: they must outlive it
+    extra: dict[str, PatchSource] = {}
+    for ancestor, ours, theirs in conflicts:
+        path = (ours or theirs or ancestor).path
+
+        def make(path: str = path, ours: pygit2.IndexEntry | None = ours) -> pygit2.Patch | None:
+            old = repo[ours.id].peel(pygit2.Blob) if ours is not None else None
+            try:
+                data: bytes | None = (workdir / path).read_bytes()
+            except (FileNotFoundError, IsADirectoryError):
+                data = None
+            keep.extend((old, data))
+            name = os.fsencode(path).decode("utf-8", errors="replace")
+            return pygit2.Patch.create_from(old, data, old_as_path=name, new_as_path=name,
+                                            context_lines=context_lines)
+
+        extra[path] = (path, path, make, "conflicted")
+    kept = [item for item in items if item[1] not in extra and item[0] not in extra]
+    return sorted(kept + list(extra.values()), key=lambda item: item[1])
+
+
 def render(items: Iterable[PatchSource], label: str, paths: Sequence[str], limits: DiffLimits) -> DiffReport:
     """Bounded structured form of the patches restricted to ``paths`` (canonical; empty = all)."""
     files: list[DiffFile] = []
@@ -232,6 +260,8 @@ def diff(repo: pygit2.Repository, *, base: str | None = None, target: str | None
         if changes is not None:
             return render(_worktree_sources(repo, changes, limits.context_lines), "index..worktree", paths, limits)
     raw, label = compute(repo, base, target, staged, limits.context_lines)
+    if target is None and not staged:  # the work tree is one side: conflicted files show what is on disk
+        return render(_with_conflicts(repo, sources(raw), limits.context_lines), label, paths, limits)
     return render(sources(raw), label, paths, limits)
 
 
