@@ -50,3 +50,18 @@ async def test_a_conflicting_merge_is_not_a_no_op_and_stage_and_commit_concludes
     assert status.get("state", "none") == "none", status
     assert git(repo, "show", "HEAD:a.py").stdout == "def f():\n    return 5\n"
     assert git(repo, "status", "--porcelain", "--untracked-files=no").stdout == ""
+
+
+async def test_staging_changes_the_index_so_it_is_not_a_no_op_until_repeated(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "A = 1\n", "b.py": "B = 1\n"})
+    (repo / "a.py").write_text("A = 2\n")
+    (repo / "b.py").unlink()
+    with running_server(repo) as server:
+        async with mcp_client(server) as client:
+            staged = envelope(await client.call_tool("git_stage", {"paths": ["a.py", "b.py"]}))
+            again = envelope(await client.call_tool("git_stage", {"paths": ["a.py", "b.py"]}))
+            unstaged = envelope(await client.call_tool("git_stage", {"paths": ["a.py"], "action": "unstage"}))
+    assert sorted((c["path"], c["change"]) for c in staged["result"]["changed"]) == [
+        ("a.py", "modified"), ("b.py", "deleted")]
+    assert not staged["meta"].get("no_op") and not unstaged["meta"].get("no_op"), (staged, unstaged)
+    assert again["meta"].get("no_op") is True, again  # nothing left to stage: the index is as it was

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from codeplane.core.calls import MutationReport
 from codeplane.git.branches import BranchInfo
 from codeplane.git.conflicts import RepoState
 from codeplane.git.hooks import HookRun
@@ -21,6 +24,13 @@ class StageResult(WriteResult):
     action: str
     changed: list[StagedPath] = []
     skipped: list[SkippedPath] = []
+
+    def mutation_report(self) -> MutationReport:
+        """The index changed, not the work tree or HEAD: the staged paths are what changed (else every
+        ``git_stage`` would look like a call that did nothing, ``no_op``)."""
+        report = self.effect.mutation_report()
+        staged = {(c.path, "" if c.change == "deleted" else f"index:{c.change}") for c in self.changed}
+        return replace(report, changed_paths=tuple(sorted(set(report.changed_paths) | staged)))
 
 
 class CheckoutResult(WriteResult):
