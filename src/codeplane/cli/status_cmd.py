@@ -71,8 +71,10 @@ def _render_structural(structural: Any) -> None:
              + (" (counting)" if structural.get("counts_pending") else ""))
     console.print(f"  structural: {facts}   parsed: {parsed or '-'}", markup=False)
     skipped = structural.get("skipped") or {}
-    contexts = structural.get("contexts") or {}
-    console.print(f"          skipped {sum(skipped.values())} {skipped or ''}   contexts {contexts}   "
+    contexts = ", ".join(f"{count} {state}" for state, count in sorted((structural.get("contexts") or {}).items()))
+    reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(skipped.items()))
+    console.print(f"          skipped {sum(skipped.values())}{f' ({reasons})' if reasons else ''}   "
+                  f"contexts: {contexts or '-'}   "
                   f"tree-sitter {grammars.get('tree_sitter')} / language pack "
                   f"{grammars.get('tree_sitter_language_pack')}", markup=False)
 
