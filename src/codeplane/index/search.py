@@ -10,6 +10,8 @@
    hit of the query. The cursor chain keeps the stream and continues it (``cursors.py``): pages never repeat
    or skip a hit, and each file is read once per chain (a file changed after the first page is read as it is
    when the scan reaches it).
+Files over ``index.max_file_bytes`` (no Tantivy document) are candidates too, scanned last, so a search misses
+nothing ``rg`` finds; one over :data:`LARGE_SCAN_MAX_BYTES` is not read and the answer names it.
 The total is exact once the stream has ended; before that it is an estimate (hits in the files scanned so far,
 extrapolated over the candidates not yet reached). Work per page is bounded by :data:`SCAN_BUDGET_SEC`; a
 scan that runs out ends the chain with ``truncated``.
@@ -17,6 +19,7 @@ scan that runs out ends the chain with ``truncated``.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
 import threading
@@ -36,6 +39,11 @@ from codeplane.index.scan import Lines, count_at_most, iter_matches, snippet
 from codeplane.repo.textcache import TextCache
 
 SCAN_BUDGET_SEC = 10.0
+#: Files over ``index.max_file_bytes`` have no Tantivy document; a search scans them from disk after the ranked
+#: candidates (as ``rg`` searches every file), up to this size each: a bigger one is named as not searched.
+LARGE_SCAN_MAX_BYTES = 64 * 1024 * 1024
+#: At most this many unsearched files are named in an answer.
+MAX_UNSEARCHED = 20
 MAX_CONTEXT_LINES = 10
 #: Candidates not reached yet that are scanned (once per chain) to estimate the total, each up to a cap.
 ESTIMATE_SAMPLE = 8
@@ -103,8 +111,11 @@ class HitStream:
     def __init__(self, texts: TextCache, query: CompiledQuery, candidates: Iterable[tuple[str, float]],
                  candidate_count: int, *, spec: pathspec.PathSpec[Any] | None, context_lines: int,
                  include_snippets: bool, budget_sec: float = SCAN_BUDGET_SEC,
-                 sampler: Callable[[int, int], list[str]] | None = None) -> None:
+                 sampler: Callable[[int, int], list[str]] | None = None,
+                 unsearched: tuple[str, ...] = ()) -> None:
         self.lock = threading.Lock()
+        #: Files in scope too large to scan (over :data:`LARGE_SCAN_MAX_BYTES`), at most :data:`MAX_UNSEARCHED`.
+        self.unsearched = unsearched
         self.items: list[LexicalHit] = []
         self.base = 0
         self.produced = 0
@@ -200,17 +211,35 @@ class HitStream:
             yield None
 
 
+def _split_large(large: Sequence[tuple[str, str | None, int]], scope: LexicalScope,
+                 spec: pathspec.PathSpec[Any] | None) -> tuple[list[str], tuple[str, ...]]:
+    """The oversized files in scope: (those to scan, in path order; those too large to, named)."""
+    languages = set(scope.languages)
+    in_scope = sorted((path, size) for path, language, size in large
+                      if (not languages or language in languages) and (spec is None or spec.match_file(path)))
+    too_large = tuple(path for path, size in in_scope if size > LARGE_SCAN_MAX_BYTES)
+    return [path for path, size in in_scope if size <= LARGE_SCAN_MAX_BYTES], too_large[:MAX_UNSEARCHED]
+
+
 def lexical_stream(conn: sqlite3.Connection, texts: TextCache, lexical: LexicalIndex, query: CompiledQuery,
                    scope: LexicalScope, *, context_lines: int = 0, include_snippets: bool = True,
-                   budget_sec: float = SCAN_BUDGET_SEC) -> HitStream:
-    """Every occurrence of ``query`` in scope, as a stream (nothing is scanned until it is filled)."""
+                   budget_sec: float = SCAN_BUDGET_SEC,
+                   large: Sequence[tuple[str, str | None, int]] = ()) -> HitStream:
+    """Every occurrence of ``query`` in scope, as a stream (nothing is scanned until it is filled).
+
+    ``large`` lists the oversized files (path, language, size): they are scanned after the indexed candidates.
+    """
+    spec = scope_spec(scope.paths)
+    scanned_large, unsearched = _split_large(large, scope, spec)
     if query.fragments:
         ranked = lexical.ranked(query.fragments, scope.languages)
-        return HitStream(texts, query, ranked, ranked.count, spec=scope_spec(scope.paths),
+        candidates = itertools.chain(ranked, ((p, 0.0) for p in scanned_large))
+        return HitStream(texts, query, candidates, ranked.count + len(scanned_large), spec=spec,
                          context_lines=context_lines, include_snippets=include_snippets, budget_sec=budget_sec,
-                         sampler=ranked.spread)
+                         sampler=ranked.spread, unsearched=unsearched)
     # No fragment (e.g. a regex without a required literal): every text file in scope, in path order.
-    paths = _text_rows(conn, scope)
-    return HitStream(texts, query, ((p, 0.0) for p in paths), len(paths), spec=scope_spec(scope.paths),
+    paths = sorted(_text_rows(conn, scope) + scanned_large)
+    return HitStream(texts, query, ((p, 0.0) for p in paths), len(paths), spec=spec,
                      context_lines=context_lines, include_snippets=include_snippets, budget_sec=budget_sec,
-                     sampler=lambda size, skip: paths[skip::max((len(paths) - skip) // size, 1)][:size])
+                     sampler=lambda size, skip: paths[skip::max((len(paths) - skip) // size, 1)][:size],
+                     unsearched=unsearched)

@@ -95,6 +95,8 @@ class LexicalPage:
     total: int
     truncated: bool
     epoch: int
+    #: Files in scope too large to scan (first page only; ``search.LARGE_SCAN_MAX_BYTES``).
+    unsearched: tuple[str, ...] = ()
 
 
 def _tell(listener: Callable[[ReconcileReport, EpochSummary | None], None], report: ReconcileReport,
@@ -122,6 +124,8 @@ class IndexService:
         self._ready_listeners: list[Callable[[], None]] = []
         self._cursors: CursorStore[LexicalHit] = CursorStore()
         self._texts = TextCache(root)
+        #: The oversized files (path, language, size) as of an epoch: searched by scanning, see ``_large_files``.
+        self._large: tuple[int, tuple[tuple[str, str | None, int], ...]] = (-1, ())
         self._listeners_lock = threading.RLock()
         self._listeners: list[Callable[[ReconcileReport, EpochSummary | None], None]] = []
         self._published: deque[tuple[ReconcileReport, EpochSummary | None]] = deque(maxlen=REPLAYED_REPORTS)
@@ -515,11 +519,21 @@ class IndexService:
             with self._pipeline.store.read() as conn:
                 stream = lexical_stream(conn, self._texts, self._pipeline.lexical, query, request.scope,
                                         context_lines=request.context_lines,
-                                        include_snippets=request.include_snippets)
+                                        include_snippets=request.include_snippets,
+                                        large=self._large_files(conn, epoch))
             page = self._cursors.open_stream(stream, epoch=epoch, query_key=key, limit=limit)
             if step is not None:
                 step.set(hits=page.total)
-        return LexicalPage(page.items, page.next_cursor, page.total, page.truncated, page.epoch)
+        return LexicalPage(page.items, page.next_cursor, page.total, page.truncated, page.epoch, stream.unsearched)
+
+    def _large_files(self, conn: sqlite3.Connection, epoch: int) -> tuple[tuple[str, str | None, int], ...]:
+        """The oversized files, read once per epoch (none: no query; the file table has no index on ``kind``)."""
+        cached_epoch, rows = self._large
+        if cached_epoch != epoch:
+            rows = () if not self._pipeline.counts.oversized else tuple(conn.execute(
+                "SELECT path, language, size FROM files WHERE kind = 'oversized' ORDER BY path"))
+            self._large = (epoch, rows)
+        return rows
 
     # -- status ----------------------------------------------------------------------------------------
     def status(self) -> dict[str, object]:

@@ -16,7 +16,7 @@ import anyio
 from pydantic import Field
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
-from codeplane.index.search import LexicalScope
+from codeplane.index.search import LARGE_SCAN_MAX_BYTES, LexicalScope
 from codeplane.index.service import LexicalRequest
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
@@ -95,6 +95,9 @@ class SearchResult(ToolResult):
         "The language of every hit when they all share one: said here once, not per hit."))
     truncated: bool = Field(default=False, description=(
         "True when the scan time bound was hit: not every hit can be paged to (total_estimate is a lower bound)."))
+    unsearched: list[str] = Field(default_factory=list, description=(
+        f"lexical, first page: files in scope too large to scan (over {LARGE_SCAN_MAX_BYTES >> 20} MiB), so not "
+        "searched."))
     query_time_ms: float
 
 
@@ -119,7 +122,7 @@ def _lexical(services: Services, params: SearchParams) -> SearchResult:
     return SearchResult(
         mode="lexical", query=params.query, results=hits, language=shared,
         pagination=Pagination(next_cursor=page.next_cursor, total_estimate=page.total),
-        epoch=page.epoch, truncated=page.truncated,
+        epoch=page.epoch, truncated=page.truncated, unsearched=list(page.unsearched),
         query_time_ms=round((time.perf_counter() - started) * 1000, 3),
     )
 
@@ -245,8 +248,10 @@ def render_search(result: SearchResult) -> str:
     path is read once however many hits it has. A header says how many of how many, and the cursor, only
     when there are more; a line says once what every hit of the page is (references of one symbol, mostly
     one role and tier)."""
+    unsearched = (f"not searched (over {LARGE_SCAN_MAX_BYTES >> 20} MiB): {', '.join(result.unsearched)}"
+                  if result.unsearched else "")
     if not result.results:
-        return "no hits"
+        return "\n".join(filter(None, ("no hits", unsearched)))
     symbol, usual = _common(result.results)
     files: dict[str, list[SearchHit]] = {}
     for hit in result.results:
@@ -260,6 +265,8 @@ def render_search(result: SearchResult) -> str:
     if symbol or usual:
         said = ": ".join(part for part in (symbol, usual and f"{usual} unless marked") if part)
         body.insert(0, said)
+    if unsearched:
+        body.append(unsearched)
     if not result.pagination.next_cursor and not result.truncated:
         return "\n".join(body)  # every hit is here, like rg's output
     total = result.pagination.total_estimate
