@@ -28,7 +28,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandle]:
         "data/big.txt": BIG_TEXT,
         "data/big.bin": b"\x00" * 8 + BIG_TEXT.encode(),
     })
-    with open(repo / "data/huge.txt", "wb") as handle:  # sparse: never read, only its size matters
+    with open(repo / "data/huge.txt", "wb") as handle:  # text in its first 8 KiB, then sparse: never read whole
+        handle.write(b"text\n" * 2000)
+        handle.truncate(LARGE_SCAN_MAX_BYTES + 1)
+    with open(repo / "data/huge.bin", "wb") as handle:  # binary: not searched and not named, as rg skips it
         handle.truncate(LARGE_SCAN_MAX_BYTES + 1)
     assert os.path.getsize(repo / "data/big.txt") > LIMIT
     with running_server(repo, "--set", f"index.max_file_bytes={LIMIT}") as handle:

@@ -42,6 +42,7 @@ from codeplane.index.query import Syntax, compile_query
 from codeplane.index.search import LexicalHit, LexicalScope, lexical_stream, scope_concerns
 from codeplane.index.store import FileRecord
 from codeplane.index.walk_apart import EarlyWalk
+from codeplane.repo.content import BINARY_SNIFF_BYTES, is_binary
 from codeplane.repo.gitlock import index_lock, wait_for_git
 from codeplane.repo.ignore import IgnoreRules
 from codeplane.repo.textcache import TextCache
@@ -97,6 +98,14 @@ class LexicalPage:
     epoch: int
     #: Files in scope too large to scan (first page only; ``search.LARGE_SCAN_MAX_BYTES``).
     unsearched: tuple[str, ...] = ()
+
+
+def _binary_head(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return is_binary(handle.read(BINARY_SNIFF_BYTES))
+    except OSError:
+        return False  # gone or unreadable: the scan finds that out and skips it
 
 
 def _tell(listener: Callable[[ReconcileReport, EpochSummary | None], None], report: ReconcileReport,
@@ -527,11 +536,14 @@ class IndexService:
         return LexicalPage(page.items, page.next_cursor, page.total, page.truncated, page.epoch, stream.unsearched)
 
     def _large_files(self, conn: sqlite3.Connection, epoch: int) -> tuple[tuple[str, str | None, int], ...]:
-        """The oversized files, read once per epoch (none: no query; the file table has no index on ``kind``)."""
+        """The oversized text files, listed once per epoch (none: no query; the file table has no index on
+        ``kind``). Binary ones are left out by their first 8 KiB, as the index does (a 2.6 MB PDF read whole
+        and dropped by every search that reached the end of its candidates)."""
         cached_epoch, rows = self._large
         if cached_epoch != epoch:
-            rows = () if not self._pipeline.counts.oversized else tuple(conn.execute(
+            found = () if not self._pipeline.counts.oversized else tuple(conn.execute(
                 "SELECT path, language, size FROM files WHERE kind = 'oversized' ORDER BY path"))
+            rows = tuple(row for row in found if not _binary_head(self.root / row[0]))
             self._large = (epoch, rows)
         return rows
 
