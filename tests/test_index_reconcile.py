@@ -25,7 +25,8 @@ def test_universe_skips_prunable_dirs_and_lists_binaries_and_oversized_without_c
         paths = [e.path for e in index.list_files(limit=100).entries]
         assert "src/app.py" in paths and "img.png" in paths and "big.txt" in paths
         assert not any(p.startswith(("node_modules/", "build/", ".git/", ".codeplane/")) for p in paths)
-        assert hit_lines(index, "token_alpha") == {("src/app.py", 1)}
+        # big.txt has no Tantivy document; search scans it from disk (as rg would), the binary stays out
+        assert hit_lines(index, "token_alpha") == {("src/app.py", 1)} | {("big.txt", n) for n in range(1, 21)}
         assert [e.path for e in index.list_files("src/app.py", limit=10).entries] == ["src/app.py"]
         record = index.file_record("img.png")
         assert record is not None and record.kind == "binary"
@@ -122,8 +123,8 @@ def test_a_write_during_a_reconciles_walk_is_not_undone(tmp_path: Path, monkeypa
     with running_index(repo) as index:
         lock = index._pipeline.lock
 
-        def walk_then_write(root: Path, rules: IgnoreRules) -> list[DiskEntry]:
-            entries = real_walk(root, rules)
+        def walk_then_write(root: Path, rules: IgnoreRules, unnamed: list[str] | None = None) -> list[DiskEntry]:
+            entries = real_walk(root, rules, unnamed)
             def try_lock() -> None:
                 # Waits out another writer's short hold (the indexer's checkpoint after the startup epoch); a walk
                 # holding the lock would keep it until this gives up, since the walk waits for this thread.

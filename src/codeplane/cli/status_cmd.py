@@ -30,6 +30,9 @@ def _render_index(index: Any) -> None:
     console.print(f"  index:  {index.get('state')}   epoch {index['epoch']}   files {index.get('file_count', 0)} "
                   f"({index.get('indexed_files', 0)} indexed, {index.get('binary_files', 0)} binary, "
                   f"{index.get('oversized_files', 0)} oversized)")
+    if index.get("unnamed_files"):
+        console.print(f"          left out: {index['unnamed_files']} names not valid UTF-8 "
+                      f"({', '.join(index.get('unnamed_examples', []))})", markup=False)
     _render_source(index.get("source"))
     last = index.get("last_reconcile") or index.get("last_epoch")
     if isinstance(last, dict):

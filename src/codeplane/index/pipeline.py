@@ -109,6 +109,8 @@ class IndexPipeline:
         #: Told of every reconcile/refresh (and the epoch it published, if any): the server's metrics.
         self.listeners: list[Callable[[ReconcileReport, EpochSummary | None], None]] = []
         self.counts = IndexCounts(0, 0, 0, 0, 0, 0, {})
+        #: Entries the last full walk left out because their name is not valid UTF-8 (shown with ``\xNN``).
+        self.unnamed: tuple[str, ...] = ()
         self._repair = Extras()
         self._publisher: EpochPublisher | None = None
         self._copier: threading.Thread | None = None
@@ -196,6 +198,7 @@ class IndexPipeline:
             rules = IgnoreRules.load(self.root)
             reference = int(self.store.get_meta(STAT_REFERENCE_KEY) or 0)
             walked: dict[str, DiskEntry] = {}
+            unnamed: list[str] = []
             apart: WalkDelta | None = None
             if early is not None and (walked_apart is not None or early.rules_text != rules.source_text):
                 early.cancel()  # (.cplignore changed since it began)
@@ -209,7 +212,7 @@ class IndexPipeline:
                 elif self.counts.files >= walk_apart.APART_FROM_FILES:  # (or .cplignore changed since it began)
                     apart = delta_apart(self.root, rules, self.store.path, racy_after(reference))
                 if apart is None:
-                    walked = {e.path: e for e in walk_universe(self.root, rules)}
+                    walked = {e.path: e for e in walk_universe(self.root, rules, unnamed)}
             if self.counts.files == 0:  # a first build: let indexers start what it will need (extraction workers)
                 size = sum(e.size for e in walked.values() if not e.is_symlink)
                 for indexer in self.indexers:
@@ -219,8 +222,10 @@ class IndexPipeline:
                 self.rules = rules
                 self.version = read_repo_version(self.root)
                 # Only where the table and the walk disagree, or a row is racy, can the diff find a change.
-                delta = delta_in_process(walked, self.store.conn, racy_after(reference)) if apart is None else \
-                    WalkDelta(apart.scope | racy_paths(self.store.conn, racy_after(reference)), apart.entries)
+                delta = delta_in_process(walked, self.store.conn, racy_after(reference), unnamed) \
+                    if apart is None else WalkDelta(apart.scope | racy_paths(self.store.conn, racy_after(reference)),
+                                                    apart.entries, apart.unnamed)
+                self.unnamed = delta.unnamed
                 records = self.store.records_at(delta.scope)
                 suspects = unsettled(records, delta.entries)
                 disk = {path: entry for path, entry in delta.entries.items() if path not in suspects}

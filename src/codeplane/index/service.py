@@ -562,6 +562,8 @@ class IndexService:
             "indexed_files": counts.text,
             "binary_files": counts.binary,
             "oversized_files": counts.oversized,
+            **({"unnamed_files": len(pipeline.unnamed), "unnamed_examples": list(pipeline.unnamed[:5])}
+               if pipeline.unnamed else {}),
             "symlinks": counts.symlink,
             "bytes": counts.bytes,
             "languages": counts.languages,

@@ -43,11 +43,19 @@ class WalkDelta:
 
     scope: set[str]
     entries: dict[str, DiskEntry]
+    #: Entries the walk left out because their name is not valid UTF-8 (``universe.shown_name``), sorted.
+    unnamed: tuple[str, ...] = ()
 
 
-def delta_in_process(walked: dict[str, DiskEntry], conn: sqlite3.Connection, racy_from_ns: int) -> WalkDelta:
+def delta_in_process(walked: dict[str, DiskEntry], conn: sqlite3.Connection, racy_from_ns: int,
+                     unnamed: list[str] | tuple[str, ...] = ()) -> WalkDelta:
     scope = differing(stat_keys(conn), walked) | racy_paths(conn, racy_from_ns)
-    return WalkDelta(scope, {path: walked[path] for path in scope if path in walked})
+    return WalkDelta(scope, {path: walked[path] for path in scope if path in walked}, tuple(sorted(unnamed)))
+
+
+def _loads(out: bytes) -> WalkDelta:
+    scope, rows, unnamed = marshal.loads(out)
+    return WalkDelta(set(scope), {row[0]: DiskEntry(*row) for row in rows}, tuple(unnamed))
 
 
 def delta_apart(root: Path, rules: IgnoreRules, index_db: Path, racy_from_ns: int) -> WalkDelta | None:
@@ -56,8 +64,7 @@ def delta_apart(root: Path, rules: IgnoreRules, index_db: Path, racy_from_ns: in
         # -P: the working directory (often the repository) must not shadow CodePlane's own modules.
         child = subprocess.run([sys.executable, "-P", "-m", __name__, os.fspath(root), os.fspath(index_db),
                                 str(racy_from_ns)], input=rules.source_text.encode(), capture_output=True, check=True)
-        scope, rows = marshal.loads(child.stdout)
-        return WalkDelta(set(scope), {row[0]: DiskEntry(*row) for row in rows})
+        return _loads(child.stdout)
     except (OSError, subprocess.SubprocessError, ValueError, EOFError, TypeError) as exc:
         stderr = getattr(exc, "stderr", b"") or b""
         log.warning("walk_apart_failed", error=type(exc).__name__, detail=stderr.decode(errors="replace")[-500:])
@@ -92,8 +99,7 @@ class EarlyWalk:
             out, err = self._proc.communicate(f"{racy_from_ns}\t{os.fspath(index_db)}\n".encode(), timeout=timeout)
             if self._proc.returncode != 0:
                 raise subprocess.CalledProcessError(self._proc.returncode, "walk_apart --early", out, err)
-            scope, rows = marshal.loads(out)
-            return WalkDelta(set(scope), {row[0]: DiskEntry(*row) for row in rows})
+            return _loads(out)
         except (OSError, subprocess.SubprocessError, ValueError, EOFError, TypeError) as exc:
             self.cancel()
             stderr = getattr(exc, "stderr", b"") or b""
@@ -106,30 +112,32 @@ class EarlyWalk:
         self._proc.communicate()
 
 
-def _compare(walked: dict[str, DiskEntry], index_db: Path, racy_from_ns: int) -> None:
+def _compare(walked: dict[str, DiskEntry], index_db: Path, racy_from_ns: int, unnamed: list[str]) -> None:
     conn = sqlite3.connect(f"{index_db.absolute().as_uri()}?mode=ro", uri=True)
     try:
-        delta = delta_in_process(walked, conn, racy_from_ns)
+        delta = delta_in_process(walked, conn, racy_from_ns, unnamed)
     finally:
         conn.close()
     rows = [(e.path, e.size, e.mtime_ns, e.inode, e.is_symlink) for e in delta.entries.values()]
-    sys.stdout.buffer.write(marshal.dumps((sorted(delta.scope), rows)))
+    sys.stdout.buffer.write(marshal.dumps((sorted(delta.scope), rows, list(delta.unnamed))))
 
 
 def _main() -> None:
     if sys.argv[1] == "--early":  # rules (length-prefixed), walk, then wait for "racy_from_ns<TAB>index_db"
         stdin = sys.stdin.buffer
         rules = IgnoreRules.from_text(stdin.read(int(stdin.readline())).decode())
-        walked = {e.path: e for e in walk_universe(Path(sys.argv[2]), rules)}
+        unnamed: list[str] = []
+        walked = {e.path: e for e in walk_universe(Path(sys.argv[2]), rules, unnamed)}
         go = stdin.readline().decode()
         if not go.strip():
             return  # the parent went away or no longer needs the delta
         racy, _, index_db = go.rstrip("\n").partition("\t")
-        _compare(walked, Path(index_db), int(racy))
+        _compare(walked, Path(index_db), int(racy), unnamed)
         return
     root, index_db, racy_from_ns = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
     rules = IgnoreRules.from_text(sys.stdin.read())
-    _compare({e.path: e for e in walk_universe(root, rules)}, index_db, racy_from_ns)
+    left_out: list[str] = []
+    _compare({e.path: e for e in walk_universe(root, rules, left_out)}, index_db, racy_from_ns, left_out)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@ A path is in the universe unless a PRUNABLE_DIRS component or a ``.cplignore`` r
 named like a pruned directory (``.venv -> /opt/venvs/x``) is left out too, as the watcher leaves it out.
 Symlinks are listed as entries of their own and never followed (§5.7), so a link to a directory does
 not pull another tree in and a link pointing outside the repository is never read through. Names that
-are not valid UTF-8 cannot be represented as canonical paths and are skipped (counted by the caller).
+are not valid UTF-8 cannot be represented as canonical paths (every answer is JSON): they are skipped, and
+a full walk hands them to the caller (:func:`shown_name`, ``\\xNN`` escapes as git's tools show them) so
+the index can say which files it leaves out.
 """
 
 from __future__ import annotations
@@ -42,12 +44,17 @@ def _valid_name(name: str) -> bool:
     return True
 
 
+def shown_name(rel: str) -> str:
+    """A path whose name is not valid UTF-8, printable: each undecodable byte as ``\\xNN``."""
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def _entry(rel: str, st: os.stat_result) -> DiskEntry:
     return DiskEntry(path=rel, size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino,
                      is_symlink=stat.S_ISLNK(st.st_mode))
 
 
-def _walk(root: Path, start: str, rules: IgnoreRules) -> Iterator[DiskEntry]:
+def _walk(root: Path, start: str, rules: IgnoreRules, unnamed: list[str] | None = None) -> Iterator[DiskEntry]:
     """Entries under ``start``, a directory whose ancestors and itself are in the universe (the caller checks).
 
     Per entry this is the inner loop of every full reconcile (a warm restart's, issue 19), so it asks only what
@@ -67,6 +74,8 @@ def _walk(root: Path, start: str, rules: IgnoreRules) -> Iterator[DiskEntry]:
             for item in scanner:
                 name = item.name
                 if not name.isascii() and not _valid_name(name):
+                    if unnamed is not None:
+                        unnamed.append(shown_name(prefix + name))
                     continue
                 rel = prefix + name
                 try:
@@ -86,9 +95,10 @@ def _walk(root: Path, start: str, rules: IgnoreRules) -> Iterator[DiskEntry]:
                 yield DiskEntry(rel, st.st_size, st.st_mtime_ns, st.st_ino, stat.S_ISLNK(st.st_mode))
 
 
-def walk_universe(root: Path, rules: IgnoreRules) -> list[DiskEntry]:
-    """Every universe file under ``root``, sorted by path."""
-    return sorted(_walk(root, "", rules), key=lambda e: e.path)
+def walk_universe(root: Path, rules: IgnoreRules, unnamed: list[str] | None = None) -> list[DiskEntry]:
+    """Every universe file under ``root``, sorted by path; entries whose name is not valid UTF-8 (a directory's
+    stands for its whole tree) are appended to ``unnamed`` instead, shown with ``\\xNN`` escapes."""
+    return sorted(_walk(root, "", rules, unnamed), key=lambda e: e.path)
 
 
 def walk_paths(root: Path, paths: Iterable[str], rules: IgnoreRules) -> dict[str, DiskEntry]:

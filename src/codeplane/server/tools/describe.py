@@ -102,7 +102,11 @@ def _index_line(index: dict[str, Any]) -> str:
     source = index.get("source")
     if isinstance(source, dict) and source.get("kind") not in (None, "local"):
         extra["source"] = source
-    return told + (f"; {pairs(extra)}" if extra else "")
+    told += f"; {pairs(extra)}" if extra else ""
+    if index.get("unnamed_files"):  # left out: a name a JSON answer cannot carry
+        told += (f"; {index['unnamed_files']} names not valid UTF-8 left out: "
+                 + ", ".join(index.get("unnamed_examples", [])))
+    return told
 
 
 def _task_lines(tasks: dict[str, Any]) -> list[str]:
