@@ -117,6 +117,9 @@ async def test_list_files_folds_by_depth_and_pages(server: ServerHandle) -> None
         rest = await call(client, "list_files", {"limit": 100, "cursor": first["next_cursor"]})
         paths = [e["path"] for e in first["entries"] + rest["entries"]]
         assert len(paths) == len(set(paths)) == first["total"]
+        missing = await call_error(client, "list_files", {"path": "no/such/dir"})  # like ``ls``, not "0 entries"
+        assert missing["code"] == 5004 and missing["details"]["path"] == "no/such/dir"
+        assert (await call(client, "list_files", {"path": "src", "pattern": "*.rs"}))["total"] == 0
 
 
 @pytest.mark.parametrize("path", ["../outside.txt", "/etc/passwd", "src/\x00x", "src/escape.txt"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import sqlite3
 import threading
@@ -512,7 +513,12 @@ class IndexService:
                                  details={"limit": limit})
         self._await(concerns_prefix(rel))
         with self._pipeline.store.read() as conn:
-            return list_entries(conn, prefix=rel, glob=glob, depth=depth, limit=limit, after=cursor)
+            page = list_entries(conn, prefix=rel, glob=glob, depth=depth, limit=limit, after=cursor)
+        if rel and not page.total and not os.path.lexists(self.root / rel):
+            # ``ls`` says so too; an empty answer read as "a directory with nothing in it"
+            raise CodePlaneError(ErrorCode.FILE_NOT_FOUND, f"{rel!r} does not exist in the repository",
+                                 details={"path": rel})
+        return page
 
     def search_lexical(self, request: LexicalRequest, *, limit: int, cursor: str | None = None) -> LexicalPage:
         """Exact lexical hits (see :mod:`codeplane.index.search`), paginated over one snapshot."""
