@@ -1,8 +1,8 @@
 """What a universe file holds: its kind, decoded text, hashes and line count (spec §5.3, §5.7).
 
-Kinds: ``text`` (content-indexed), ``binary`` (NUL byte in the first 8 KiB), ``oversized`` (larger than
-the configured limit) and ``symlink`` (its content is the link target, as git stores it; never followed).
-Only ``text`` files are content-indexed; every kind is listed.
+Kinds: ``text`` (content-indexed), ``binary`` (NUL byte in the first 8 KiB, unless a UTF-16 mark explains it),
+``oversized`` (larger than the configured limit) and ``symlink`` (its content is the link target, as git stores
+it; never followed). Only ``text`` files are content-indexed; every kind is listed.
 
 Lines are counted the way ``rg`` and editors number them: split on ``\\n`` only, a trailing newline does
 not open a new line, and an empty file has zero lines.
@@ -37,8 +37,28 @@ class FileContent:
     size: int
 
 
+_UTF16_BOMS: tuple[tuple[bytes, str], ...] = ((codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+
+
+def _utf16(data: bytes) -> str | None:
+    return next((encoding for bom, encoding in _UTF16_BOMS if data.startswith(bom)), None)
+
+
 def is_binary(data: bytes) -> bool:
-    return b"\x00" in data[:BINARY_SNIFF_BYTES]
+    """A NUL byte in the first 8 KiB, unless a UTF-16 byte-order mark explains it: text saved as UTF-16 (Windows
+    editors, PowerShell, SQL Server scripts) is text, as ``rg`` and ``mutation.document`` treat it, when those
+    8 KiB decode and hold no NUL character."""
+    head = data[:BINARY_SNIFF_BYTES]
+    if b"\x00" not in head:
+        return False
+    encoding = _utf16(head)
+    if encoding is None:
+        return True
+    try:  # incremental: the window may cut a character (or a surrogate pair) in two
+        text = codecs.getincrementaldecoder(encoding)().decode(head[2:], final=False)
+    except UnicodeDecodeError:
+        return True
+    return "\x00" in text
 
 
 def count_lines(text: str) -> int:
@@ -50,7 +70,11 @@ def count_lines(text: str) -> int:
 def decode(data: bytes) -> str:
     """A text file's text as every tier and tool sees it: UTF-8, invalid bytes replaced, and a leading UTF-8
     byte-order mark dropped. ``rg`` and editors do not show the mark and ``mutation.document`` edits the text
-    after it, so line 1's columns (index facts, refactor spans, write positions) must not count it."""
+    after it, so line 1's columns (index facts, refactor spans, write positions) must not count it. A file with
+    a UTF-16 mark is UTF-16 (the mark dropped the same way), as ``rg`` transcodes it and the engine writes it."""
+    encoding = _utf16(data)
+    if encoding is not None:
+        return data[2:].decode(encoding, errors="replace")
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8):]
     return data.decode("utf-8", errors="replace")
