@@ -9,13 +9,19 @@ edit's ``old_text`` all speak of the same characters, and the file keeps its enc
 from __future__ import annotations
 
 import codecs
+import os
+import sqlite3
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from codeplane.core.hashing import sha256_bytes
+from codeplane.core.layout import RepoLayout
+from codeplane.index.pipeline import CONTENT_RULES_KEY
 from codeplane.repo.content import decode, is_binary
 from tests.builders import ServerHandle, call, call_error, make_repo, mcp_client, running_server
+from tests.index_helpers import hit_lines, running_index
 
 pytestmark = pytest.mark.anyio
 
@@ -62,3 +68,23 @@ async def test_an_edit_from_the_read_keeps_utf16_its_mark_and_crlf(server: Serve
         found = await call(client, "search", {"query": "wörld", "syntax": "phrase"})
     assert path.read_bytes() == codecs.BOM_UTF16_LE + SCRIPT.replace("héllo", "héllo wörld").encode("utf-16-le")
     assert [(h["line"], h["column"]) for h in found["results"]] == [(3, 23)]
+
+
+def test_an_index_classified_by_the_old_rules_reads_such_files_again_at_the_next_start(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"tools/setup.ps1": LE, "img.bin": b"\x89PNG\x00\x00Get-Thing"})
+    for name in ("tools/setup.ps1", "img.bin"):  # old enough that the reconcile trusts an unchanged stat
+        os.utime(repo / name, (1_600_000_000, 1_600_000_000))
+    with running_index(repo):
+        pass
+    # What an index built before content rules 2 holds: the file as binary, its stat unchanged since.
+    db = sqlite3.connect(RepoLayout(repo).index_db)
+    with db:
+        db.execute("UPDATE files SET kind = 'binary', line_count = 0 WHERE path = 'tools/setup.ps1'")
+        db.execute("DELETE FROM meta WHERE key = ?", (CONTENT_RULES_KEY,))
+    db.close()
+    with running_index(repo) as index:
+        record = index.file_record("tools/setup.ps1")
+        assert record is not None and record.kind == "text" and record.line_count == 4
+        assert hit_lines(index, "Get-Thing", "phrase") == {("tools/setup.ps1", 2)}
+        binary = index.file_record("img.bin")
+        assert binary is not None and binary.kind == "binary"

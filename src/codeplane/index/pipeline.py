@@ -43,11 +43,17 @@ from codeplane.index.lexical import LexicalIndex
 from codeplane.index.reconcile import ChangeSet, diff, racy_after, unsettled
 from codeplane.index.store import IndexStore, racy_paths
 from codeplane.index.walk_apart import EarlyWalk, WalkDelta, delta_apart, delta_in_process
+from codeplane.repo.content import head_is_binary
 from codeplane.repo.ignore import IgnoreRules
 from codeplane.repo.universe import DiskEntry, walk_paths, walk_universe
 from codeplane.repo.version import RepoVersion, read_repo_version
 
 log = get_logger(__name__)
+
+
+#: The version of ``repo.content``'s text/binary rules the file table was classified by (2: a UTF-16 mark).
+CONTENT_RULES_KEY = "content_rules"
+CONTENT_RULES = "2"
 
 
 @runtime_checkable
@@ -138,6 +144,7 @@ class IndexPipeline:
             if recorded != self.lexical.opened_opstamp and not inflight and not repair.lexical_all:
                 self.warnings.append("Tantivy and index.db disagreed (last commits differ); refilling Tantivy")
                 repair.lexical_all = True
+            self._recheck_binary_rows()
             stale = stale_indexers(self.store, self.indexers)
             prepare_indexers(self.store, self.indexers, stale)
             repair.facts_all = stale
@@ -149,6 +156,22 @@ class IndexPipeline:
             self.opened = True
             for warning in self.warnings:
                 log.warning(warning)
+
+    def _recheck_binary_rows(self) -> None:
+        """Rows classified by older content rules get a stat no file has, once, when those rules changed (a
+        UTF-16 file with a mark was binary until rules 2): the next reconcile reads them again and reindexes
+        those that are text now. A stat-trusting reconcile would otherwise keep them binary until edited."""
+        store = self.store
+        if store.get_meta(CONTENT_RULES_KEY) == CONTENT_RULES:
+            return
+        rows = [path for (path,) in store.conn.execute("SELECT path FROM files WHERE kind = 'binary'")]
+        now_text = [(path,) for path in rows if head_is_binary(self.root / path) is False]  # unreadable: as it was
+        with store.conn:  # one transaction: both or neither, so an interrupted open does it again
+            store.conn.execute("BEGIN")
+            store.conn.executemany("UPDATE files SET mtime_ns = -1 WHERE path = ?", now_text)
+            store.set_meta(CONTENT_RULES_KEY, CONTENT_RULES)
+        if now_text:
+            log.info("index.reclassify", files=len(now_text), rules=CONTENT_RULES)
 
     def interrupt(self) -> None:
         """Abandon the epoch being written, without waiting for the writer lock (``EpochPublisher.interrupt``)."""

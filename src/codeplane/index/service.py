@@ -43,7 +43,7 @@ from codeplane.index.query import Syntax, compile_query
 from codeplane.index.search import LexicalHit, LexicalScope, lexical_stream, scope_concerns
 from codeplane.index.store import FileRecord
 from codeplane.index.walk_apart import EarlyWalk
-from codeplane.repo.content import BINARY_SNIFF_BYTES, is_binary
+from codeplane.repo.content import head_is_binary
 from codeplane.repo.gitlock import index_lock, wait_for_git
 from codeplane.repo.ignore import IgnoreRules
 from codeplane.repo.textcache import TextCache
@@ -99,14 +99,6 @@ class LexicalPage:
     epoch: int
     #: Files in scope too large to scan (first page only; ``search.LARGE_SCAN_MAX_BYTES``).
     unsearched: tuple[str, ...] = ()
-
-
-def _binary_head(path: Path) -> bool:
-    try:
-        with open(path, "rb") as handle:
-            return is_binary(handle.read(BINARY_SNIFF_BYTES))
-    except OSError:
-        return False  # gone or unreadable: the scan finds that out and skips it
 
 
 def _tell(listener: Callable[[ReconcileReport, EpochSummary | None], None], report: ReconcileReport,
@@ -549,7 +541,7 @@ class IndexService:
         if cached_epoch != epoch:
             found = () if not self._pipeline.counts.oversized else tuple(conn.execute(
                 "SELECT path, language, size FROM files WHERE kind = 'oversized' ORDER BY path"))
-            rows = tuple(row for row in found if not _binary_head(self.root / row[0]))
+            rows = tuple(row for row in found if not head_is_binary(self.root / row[0]))  # None: the scan skips it
             self._large = (epoch, rows)
         return rows
 

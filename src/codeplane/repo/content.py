@@ -61,6 +61,15 @@ def is_binary(data: bytes) -> bool:
     return "\x00" in text
 
 
+def head_is_binary(path: Path) -> bool | None:
+    """:func:`is_binary` of the file's first 8 KiB, read alone; ``None`` if it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            return is_binary(handle.read(BINARY_SNIFF_BYTES))
+    except OSError:
+        return None
+
+
 def count_lines(text: str) -> int:
     if not text:
         return 0
