@@ -260,7 +260,7 @@ def diff(repo: pygit2.Repository, *, base: str | None = None, target: str | None
         if changes is not None:
             return render(_worktree_sources(repo, changes, limits.context_lines), "index..worktree", paths, limits)
     raw, label = compute(repo, base, target, staged, limits.context_lines)
-    if target is None and not staged:  # the work tree is one side: conflicted files show what is on disk
+    if base is None and target is None and not staged:  # index..worktree: a conflicted file has no stage 0
         return render(_with_conflicts(repo, sources(raw), limits.context_lines), label, paths, limits)
     return render(sources(raw), label, paths, limits)
 
