@@ -31,6 +31,7 @@ from codeplane.mutation import (
 from codeplane.mutation.doctor import check_journal
 from codeplane.mutation.journal import Journal, JournalMove, Original, temp_path
 from codeplane.mutation.locks import PathLocks
+from codeplane.repo.content import is_binary
 from tests.builders import git, make_repo
 
 PY = "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
@@ -250,6 +251,16 @@ def test_missing_existing_binary_and_ambiguous_targets(repo: Path) -> None:
     assert (repo / "src/a.py").read_text().count("yield") == 2 and delta.files[0].insertions == 2
     engine.apply([DeleteFile(path="blob.bin")])  # binary files can still be deleted and moved
     refused(engine_for(repo, max_file_bytes=10), [ReplaceText(path="src/a.py", old_text="a", new_text="b")], 5007)
+
+
+def test_a_file_the_index_calls_text_is_editable_whatever_follows_its_first_8_kib(repo: Path) -> None:
+    # git and the index decide "binary" by the first 8 KiB; the engine used to refuse any NUL anywhere (5008),
+    # so a file search and read_source served could not be edited.
+    data = b"VALUE = 1\n" + b"# padding\n" * 900 + b"\x00tail\n"
+    assert len(data) > 8192 and not is_binary(data)
+    (repo / "late_nul.py").write_bytes(data)
+    engine_for(repo).apply([ReplaceText(path="late_nul.py", old_text="VALUE = 1", new_text="VALUE = 2")])
+    assert (repo / "late_nul.py").read_bytes() == data.replace(b"VALUE = 1", b"VALUE = 2", 1)
 
 
 def test_drifted_span_is_re_anchored_and_reported(repo: Path) -> None:

@@ -2,8 +2,10 @@
 
 The text keeps its original line endings (nothing is normalised), so bytes outside an edited span are
 re-encoded to exactly what was read. Supported: UTF-8 with or without BOM, UTF-16 with BOM, and any
-other NUL-free bytes as Latin-1 (which maps every byte to one character, so it round-trips exactly;
-new text that Latin-1 cannot hold is refused rather than corrupting the file).
+other text as Latin-1 (which maps every byte to one character, so it round-trips exactly; new text that
+Latin-1 cannot hold is refused rather than corrupting the file). What is text is ``repo.content.is_binary``'s
+answer, the index's: no NUL in the first 8 KiB unless a UTF-16 mark explains it (as git decides), so a file
+the index searches and ``read_source`` shows can be edited.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.repo.content import is_binary
 
 LineEnding = Literal["LF", "CRLF", "CR"]
 NEWLINES: dict[LineEnding, str] = {"LF": "\n", "CRLF": "\r\n", "CR": "\r"}
@@ -62,11 +65,6 @@ def to_newline(text: str, newline: str) -> str:
     return folded if newline == "\n" else folded.replace("\n", newline)
 
 
-def is_binary(data: bytes) -> bool:
-    """NUL bytes mean binary unless a UTF-16 BOM explains them."""
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return False
-    return b"\x00" in data
 
 
 @dataclass(frozen=True)

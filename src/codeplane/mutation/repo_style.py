@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pygit2
 
-from codeplane.mutation.document import LineEnding, is_binary
+from codeplane.mutation.document import LineEnding
+from codeplane.repo.content import is_binary
 
 _SAMPLE_FILES = 64
 _SAMPLE_BYTES = 8192
