@@ -98,6 +98,7 @@ def test_function_moves_to_a_new_module_with_its_imports_and_every_importer_foll
         assert user.startswith("from ..util import Widget\nfrom .paths2 import helper as join_name\n")
         assert "paths2.helper('b')" in user and "pkg.core.paths2.helper('c')" in user
         assert "import pkg.core.paths2\n" in user and "from pkg.core import paths2\n" in user
+        assert " as paths2" not in user  # ``from pkg.core import paths2``, never ``import pkg.core.paths2 as paths2``
         test_util = env.read("tests/test_util.py")
         assert "mock.patch('pkg.core.paths2.helper'" in test_util
         assert "    import pkg\n    import pkg.core.paths2\n    assert pkg.core.paths2.helper('q')" in test_util

@@ -314,10 +314,13 @@ def _attribute_edits(move: SymbolMove, src: SourceText, root: Any, scan: _Scan, 
             if local not in scan.new_locals:
                 parent = move.new_module.rpartition(".")[0]
                 alias = "" if local == stem else f" as {local}"
-                if how == "from" and parent:
-                    line = f"from {render_module(move.mods, src.path, parent, level > 0)} import {stem}{alias}"
+                if parent:
+                    # ``from pkg import mod`` rather than ``import pkg.mod as mod`` (ruff PLR0402): the same binding
+                    # (both look ``mod`` up on ``pkg`` since Python 3.7), written as a person writes it.
+                    relative = how == "from" and level > 0
+                    line = f"from {render_module(move.mods, src.path, parent, relative)} import {stem}{alias}"
                 else:
-                    line = f"import {move.new_module} as {local}" if (alias or parent) else f"import {stem}"
+                    line = f"import {stem} as {local}" if alias else f"import {stem}"
                 inserts.after(src, stmt, line)
         result.edits.append((src.edit_for_node(obj, local, "module_attribute"), "high"))
 
