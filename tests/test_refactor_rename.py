@@ -373,6 +373,36 @@ def test_receivers_typed_by_attribute_declarations_and_annotations(tmp_path: Pat
         assert "return e.ignite() + m.start()" in text
 
 
+def test_a_local_bound_only_by_a_constructor_statement_is_a_certain_receiver(tmp_path: Path) -> None:
+    # ``e = c.Engine()`` and nothing else binds ``e``: the object is an Engine made there, as certain as
+    # ``c.Engine().start()``. A binding that does more than construct keeps the receiver medium.
+    files = {
+        "car.py": ("class Engine:\n    def start(self):\n        return 1\n\n"
+                   "    def tuned(self):\n        return self\n\n\n"
+                   "class Motor:\n    def start(self):\n        return 2\n"),
+        "user.py": (
+            "import car as c\nfrom car import Engine\n\n\n"
+            "def exact():\n    e = c.Engine()  # made here\n    return e.start()\n\n\n"
+            "def spanning():\n    w = Engine(\n        ')(',\n    )\n    return w.start()\n\n\n"
+            "def semicolon():\n    z = Engine(); return z.start()\n\n\n"
+            "def chained():\n    x = Engine().tuned()\n    return x.start()\n\n\n"
+            "def either(flag):\n    y = Engine() if flag else Engine()\n    return y.start()\n"
+        ),
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("car.Engine.start", "ignite")
+        reasons = {e.line: (e.certainty, e.reason) for e in preview.edits if e.path == "user.py"}
+        assert reasons[7] == ("high", "assigned_receiver")
+        assert reasons[14] == ("high", "assigned_receiver")
+        assert reasons[18] == ("high", "assigned_receiver")
+        assert reasons[23] == ("medium", "assigned_receiver")
+        assert reasons[28] == ("medium", "assigned_receiver")
+        env.service.apply(preview.refactor_id)
+        text = env.read("user.py")
+        assert "return e.ignite()" in text and "return w.ignite()" in text and "return z.ignite()" in text
+        assert "return x.ignite()" in text and "return y.ignite()" in text
+
+
 def test_doc_sweep_edits_are_separate_and_applied_only_on_request(tmp_path: Path) -> None:
     files = {
         "util.py": "def parse_config(path):\n    # parse_config reads the file\n    return path\n",

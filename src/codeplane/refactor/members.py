@@ -5,7 +5,10 @@ narrows them with syntactic evidence only, never guessing:
 
 - the receiver is ``self``/``cls``/``super()`` inside a class of the target's family (the defining class
   and its subclasses, found from the references in class headers) → ``high``;
-- the receiver is a name bound to a class of the family (``Cls.name``) → ``high``;
+- the receiver is a name bound to a class of the family (``Cls.name``), a constructor call of one
+  (``Cls().name``), or a local every binding of which is the statement ``x = Cls(...)`` alone → ``high``;
+  a local bound otherwise to such a call (``x = Cls().tuned()``), annotated with one, or an attribute so
+  declared → ``medium``;
 - the receiver is unknown, but no class outside the family defines a member of that name and the name is
   not a method of a builtin type → ``medium`` (the anchor group has one owner);
 - Java/C#/PHP, whose members the index links itself: a receiver spelled like a family class that the index
@@ -254,7 +257,7 @@ def classify_member_ref(graph: ClassGraph, family: MemberFamily, ref: Ref) -> tu
     typed = graph.receivers.of(ref, recv) if shape not in ("self.", "cls.", "this.") else None
     if typed is not None:
         if typed.cls.def_uid in family.classes:
-            strong = typed.evidence in ("class", "constructed")
+            strong = typed.evidence in ("class", "constructed") or typed.exact
             return ("high" if strong else "medium"), f"{typed.evidence}_receiver"
         return "low", "other_binding" if graph.owns(typed.cls, family.target.name) else "unresolved_receiver"
     if recv is not None and recv.via_import_uid is not None:

@@ -5,7 +5,8 @@ Evidence, strongest first:
   left the name ANCHORED with that class as its only candidate);
 - ``Cls(...).name`` — a constructor call right before the dot → ``constructed``;
 - ``x.name`` where every binding site of ``x`` in its scope is ``x = Cls(...)`` or annotated ``x: Cls`` (a
-  parameter annotation included) → ``assigned`` / ``annotated``; a Java/C#/PHP declaration whose class the
+  parameter annotation included) → ``assigned`` / ``annotated`` (``exact`` when each binding is that
+  statement alone: nothing after the call, nothing before the name); a Java/C#/PHP declaration whose class the
   index records as its ``type:`` shape (``Cart c``, ``Item $i``) → ``declared``;
 - ``a.m().name`` where the index linked ``m`` to a method declared to return a class → ``returned``.
 The type name is resolved through the index's reference fact at its exact position, never by name lookup.
@@ -32,6 +33,9 @@ CHAIN = re.compile(r"([A-Za-z_][\w]*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*$")
 class ReceiverType:
     cls: Def
     evidence: str  # class | constructed | assigned | annotated
+    #: Every binding is a statement ``x = Cls(...)`` and nothing more: the object is one ``Cls`` made there, as
+    #: certain as ``Cls(...).name`` (``x = Cls().build()``, ``a, x = f(), Cls()`` or ``x = Cls() or y`` are not).
+    exact: bool = False
 
 
 _SELF_ATTR = re.compile(r"\b(?:self|cls|this)\s*\.\s*(\w+)\s*$")
@@ -178,7 +182,10 @@ class Receivers:
                 dotted = match.group(1)
                 column = site.end_column + match.start(1)
                 cls = self._class_at(src.path, site.line, column, dotted)
-                return ReceiverType(cls, evidence) if cls is not None else None
+                if cls is None:
+                    return None
+                exact = evidence == "assigned" and _whole_statement(src, site, site.end_column + match.end())
+                return ReceiverType(cls, evidence, exact)
         return None
 
     def _constructed(self, src: SourceText, ref: Ref) -> ReceiverType | None:
@@ -251,4 +258,40 @@ class Receivers:
             return None
         classes = {f.cls.def_uid for f in found if f is not None}
         first = found[0]
-        return first if len(classes) == 1 and first is not None else None
+        if len(classes) != 1 or first is None:
+            return None
+        return ReceiverType(first.cls, first.evidence, all(f is not None and f.exact for f in found))
+
+
+def _whole_statement(src: SourceText, site: Ref, call_open: int) -> bool:
+    """Whether the binding at ``site`` is a statement of its own, ``name = Cls(...)``: only indentation before the
+    name, and nothing after the call's closing parenthesis but a comment or ``;``. Strings on one line inside the
+    call are skipped; anything unusual (a comment or a string spanning lines inside it, no closing parenthesis
+    within the look-back) answers False, the cautious answer."""
+    if src.line_text(site.line)[:site.column].strip():
+        return False
+    text, depth, quote = src.text, 1, ""
+    index = src.offset(site.line, call_open)  # just after ``(``
+    limit = min(len(text), index + _CALL_LOOKBACK)
+    while index < limit:
+        char = text[index]
+        if quote:
+            if char == "\n":
+                return False
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char == "#":
+            return False
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                line, column = src.position(index)
+                return re.fullmatch(r"\s*(?:;.*|#.*)?", src.line_text(line)[column + 1:]) is not None
+        index += 1
+    return False
