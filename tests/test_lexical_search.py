@@ -127,10 +127,25 @@ def test_regex_without_a_literal_scans_every_file(tmp_path: Path) -> None:
 
 
 def test_invalid_queries_are_3006() -> None:
-    for text, syntax in (("", "text"), ("   ", "phrase"), ("(unclosed", "regex"), ("a*", "regex")):
+    # ``def f\(\n`` needs a line break, which a per-line match (rg's, without -U) never sees: refused, not
+    # answered "no hits"; a newline only in an alternative still compiles.
+    for text, syntax in (("", "text"), ("   ", "phrase"), ("(unclosed", "regex"), ("a*", "regex"),
+                         (r"def f\(\n\s+x", "regex"), ("a\nb", "regex")):
         with pytest.raises(CodePlaneError) as caught:
             compile_query(text, syntax)  # type: ignore[arg-type]
         assert caught.value.code == 3006
+
+
+    assert compile_query(r"a(\n|b)", "regex").patterns
+
+
+def test_a_page_stopping_inside_a_file_counts_that_file_to_its_end(tmp_path: Path) -> None:
+    # One file with 5,000 hits: a page of 100 stops in it; the estimate said "101" (what the page had seen).
+    repo = make_repo(tmp_path / "repo", {"many.txt": "".join(f"tok {n}\n" for n in range(5000)),
+                                         "few.txt": "tok\n" * 3})
+    with running_index(repo) as index:
+        page = index.search_lexical(LexicalRequest("tok", "identifier"), limit=100)
+        assert page.next_cursor and page.total == 5003, page.total
 
 
 def test_pagination_is_a_snapshot_each_hit_exactly_once(tmp_path: Path) -> None:

@@ -36,6 +36,23 @@ def test_a_hit_with_context_keeps_its_lines_indentation_relative_to_one_another(
         "a.py", "4-def f():", "5:[method pkg.a.f #u1; REFERENCE ANCHORED]     return 1", "6-", "7-x = 2"]
 
 
+def _lexical(*hits: tuple[int, int], next_cursor: str | None, total: int, truncated: bool = False) -> str:
+    results = [SearchHit(path="a.py", line=line, column=column, end_line=line, end_column=column + 1,
+                         snippet="a = a + a", score=1.0) for line, column in hits]
+    return render_search(SearchResult(mode="lexical", query="a", results=results, epoch=1, query_time_ms=0.1,
+                                      truncated=truncated,
+                                      pagination=Pagination(next_cursor=next_cursor, total_estimate=total)))
+
+
+def test_a_line_with_several_hits_is_shown_once_and_an_estimated_total_says_so() -> None:
+    # rg prints a line once however many matches it holds; "of 40" before the last page is an estimate.
+    text = _lexical((1, 1), (1, 5), (1, 9), (2, 1), next_cursor="c.4", total=40)
+    assert text.splitlines() == ["4 of ~40 hits; next cursor: c.4", "a.py", "1:a = a + a", "2:a = a + a"], text
+    assert _lexical((1, 1), next_cursor="c.1", total=7, truncated=True).splitlines()[0] == (
+        "1 of 7+ hits (truncated); next cursor: c.1")
+    assert _lexical((1, 1), (3, 1), next_cursor=None, total=2).splitlines() == ["a.py", "1:a = a + a", "3:a = a + a"]
+
+
 def _impact(*refs: tuple[int, str, str]) -> str:
     symbol = SymbolRef(def_uid="u1", name="get", qualified_name="pkg.a.A.get", kind="method", path="pkg/a.py",
                        line=1, column=5)

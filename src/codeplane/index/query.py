@@ -110,7 +110,13 @@ def compile_query(text: str, syntax: Syntax, case_sensitive: bool | None = None)
             raise _invalid("the regular expression matches the empty string; it would match every line",
                            query=text)
         patterns = (pattern,)
-        for required in _required_literals(parsed):
+        required_runs = _required_literals(parsed)
+        if any("\n" in run for run in required_runs):
+            # Matching is per line (``scan._line_spans``, as rg does): silence would read as "not there".
+            raise _invalid("a regular expression matches within one line (as rg does without -U); this one "
+                           "needs a line break (\\n), so it could match nothing: search for one line's part",
+                           query=text)
+        for required in required_runs:
             fragments += literal_fragments(required)
     literal = (re.compile(re.escape(text), re.IGNORECASE)
                if syntax in ("phrase", "identifier") and not sensitive else None)

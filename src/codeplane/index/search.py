@@ -48,6 +48,9 @@ MAX_CONTEXT_LINES = 10
 #: Candidates not reached yet that are scanned (once per chain) to estimate the total, each up to a cap.
 ESTIMATE_SAMPLE = 8
 ESTIMATE_CAP = 500
+#: The file a page stopped inside is counted to its end for the estimate, up to this many hits (a page of 100
+#: from a file holding 5,000 said "of 101").
+CURRENT_FILE_CAP = 20_000
 
 
 @dataclass(frozen=True)
@@ -134,23 +137,30 @@ class HitStream:
         #: Hits of the files scanned to their end, and those produced so far from the file being scanned.
         self._completed_hits = 0
         self._current_hits: int | None = None
+        #: The file being scanned and, once counted for an estimate, its hits (at most CURRENT_FILE_CAP).
+        self._current_text: str | None = None
+        self._current_count: int | None = None
         self._produce = self._hits(iter(candidates))
 
     @property
     def total(self) -> int:
         """Exact once the stream has ended (or ran out of budget: then a lower bound); an estimate before.
 
-        The estimate is the hits of the files scanned to their end plus, for the file being scanned and each
-        candidate not started yet, the mean hits of a few candidates drawn uniformly from those not scanned (at
-        least what the current file produced; ``RankedCandidates.spread``): the files scanned first are the
-        best-scoring, i.e. the densest, so extrapolating from them would overestimate several times.
+        The estimate is the hits of the files scanned to their end, those of the file being scanned (counted to
+        its end once, up to :data:`CURRENT_FILE_CAP`) and, for each candidate not started yet, the mean hits of a
+        few candidates drawn uniformly from those not scanned (``RankedCandidates.spread``): the files scanned
+        first are the best-scoring, i.e. the densest, so extrapolating from them would overestimate several times.
         """
         if self.exhausted:
             return self.produced
         if self._per_file is None:
             self._per_file = self._sample_mean()
         unstarted = max(self._candidate_count - self.files_scanned, 0)
-        current = 0.0 if self._current_hits is None else max(float(self._current_hits), self._per_file)
+        current = 0.0
+        if self._current_hits is not None and self._current_text is not None:
+            if self._current_count is None:
+                self._current_count = count_at_most(self._current_text, self._query, CURRENT_FILE_CAP)
+            current = float(max(self._current_hits, self._current_count))
         return self._completed_hits + round(current + self._per_file * unstarted)
 
     def _sample_mean(self) -> float:
@@ -191,7 +201,7 @@ class HitStream:
             if text is not None:
                 lines = Lines(text)
                 language = family_of(path)
-                self._current_hits = 0
+                self._current_hits, self._current_text, self._current_count = 0, text, None
                 for match in iter_matches(text, query, lines):
                     self._current_hits += 1
                     body: str | None = None
@@ -207,7 +217,7 @@ class HitStream:
                         end_column=match.end_column, snippet=body, context_before=before, context_after=after,
                         score=score, language=language)
                 self._completed_hits += self._current_hits
-                self._current_hits = None
+                self._current_hits = self._current_text = None
             yield None
 
 

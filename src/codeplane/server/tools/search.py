@@ -260,8 +260,12 @@ def render_search(result: SearchResult) -> str:
     body: list[str] = []
     for path, hits in files.items():
         body.append(path)
+        shown_last: list[str] = []
         for hit in hits:
-            body += _hit_lines(hit, symbol=not symbol, usual_role=usual, named=named)
+            block = _hit_lines(hit, symbol=not symbol, usual_role=usual, named=named)
+            if block != shown_last:  # several matches on one line: the line once, as rg prints it
+                body += block
+            shown_last = block
     if symbol or usual:
         said = ": ".join(part for part in (symbol, usual and f"{usual} unless marked") if part)
         body.insert(0, said)
@@ -270,7 +274,10 @@ def render_search(result: SearchResult) -> str:
     if not result.pagination.next_cursor and not result.truncated:
         return "\n".join(body)  # every hit is here, like rg's output
     total = result.pagination.total_estimate
-    head = f"{len(result.results)} of {total if total is not None else '?'} hits"
+    # Exact only once the last page is reached; a truncated scan's total is a lower bound.
+    shown = "?" if total is None else f"{total}+" if result.truncated else \
+        f"~{total}" if result.pagination.next_cursor else str(total)
+    head = f"{len(result.results)} of {shown} hits"
     if result.truncated:
         head += " (truncated)"
     if result.pagination.next_cursor:
