@@ -112,5 +112,15 @@ async def test_bad_arguments_get_catalog_errors(server: ServerHandle) -> None:
         assert (await call_error(client, "git_checkout", {"ref": "no-such-branch"}))["code"] == 8002
         assert (await call_error(client, "git_stage", {}))["code"] == 1003
         assert (await call_error(client, "git_branch", {"action": "delete"}))["code"] == 1003
+        # An argument the action does not use is refused, not ignored: ``git_branch(name=...)`` listed branches.
+        ignored = await call_error(client, "git_branch", {"name": "topic"})
+        assert ignored["code"] == 1003, ignored
+        assert ignored["details"]["problems"] == [
+            {"field": "name", "problem": "used by action create/delete/rename only, not list"}]
+        assert (await call_error(client, "git_stash", {"action": "list", "message": "wip"}))["code"] == 1003
+        assert (await call_error(client, "git_inspect", {"action": "tags", "path": "app.py"}))["code"] == 1003
+        # A default passed explicitly is no mistake.
+        await call(client, "git_branch", {"action": "list", "force": False})
+        assert b"topic" not in run_git(server.root, "branch")
         conflict = await call(client, "git_branch", {"action": "list"})
         assert {b["name"] for b in conflict["branches"]} == {"main", "feature"}

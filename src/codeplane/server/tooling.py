@@ -6,11 +6,15 @@ Tool modules under ``server/tools/`` build :class:`ToolSpec` values and nothing 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import functools
+import re
+import typing
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from codeplane.server.answers import Renderer
 
@@ -22,11 +26,52 @@ ToolKind = Literal["read", "mutation", "test", "meta"]
 
 
 class ToolParams(BaseModel):
-    """Base for every tool's input model. Unknown arguments are errors, not silently dropped."""
+    """Base for every tool's input model. Unknown arguments are errors, not silently dropped; so is, on a tool
+    with an ``action``, an argument the chosen action does not use (``git_branch(name="x")`` listed branches)."""
 
     # defer_build: ~100 tool models would otherwise build their validators at import, before /ready (~50 ms);
     # each builds on first use instead (the schemas on the post-/ready warm-up thread).
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    @model_validator(mode="after")
+    def _arguments_fit_the_action(self) -> Self:
+        action = getattr(self, "action", None)
+        if not isinstance(action, str):
+            return self
+        fields = type(self).model_fields
+        wrong = [InitErrorDetails(type=PydanticCustomError(
+                     "action_argument", "used by action {actions} only, not {action}",
+                     {"actions": "/".join(sorted(actions)), "action": action}), loc=(name,), input=getattr(self, name))
+                 for name, actions in action_fields(type(self)).items()
+                 if action not in actions and name in self.model_fields_set
+                 and getattr(self, name) != fields[name].get_default(call_default_factory=True)]
+        if wrong:
+            raise ValidationError.from_exception_data(type(self).__name__, wrong)
+        return self
+
+
+_ACTION_PREFIX = re.compile(r"([a-z_]+(?:\s*[/,]\s*[a-z_]+)*):\s")
+
+
+@functools.cache
+def action_fields(params: type[ToolParams]) -> Mapping[str, frozenset[str]]:
+    """Arguments of an ``action`` tool that only some actions use → those actions, read from the descriptions'
+    prefixes (``"create/rename: replace an existing branch."``, ``"blame: ...; tags/recovery_points: ..."``), so
+    what the schema tells the model and what validation accepts cannot drift apart. An argument whose description
+    names no action applies to every one."""
+    action = params.model_fields.get("action")
+    known = set(typing.get_args(action.annotation)) if action is not None else set()
+    out: dict[str, frozenset[str]] = {}
+    for name, info in params.model_fields.items():
+        actions: set[str] = set()
+        for part in (info.description or "").split("; "):
+            match = _ACTION_PREFIX.match(part)
+            named = set(re.split(r"\s*[/,]\s*", match.group(1))) if match else set()
+            if named and named <= known:
+                actions |= named
+        if name != "action" and actions:
+            out[name] = frozenset(actions)
+    return out
 
 
 class ToolResult(BaseModel):

@@ -37,7 +37,7 @@ class GitCheckoutResult(ToolResult, CheckoutResult):
 
 class GitBranchParams(ToolParams):
     action: Literal["list", "create", "delete", "rename"] = "list"
-    name: str | None = None
+    name: str | None = Field(default=None, description="create/delete/rename: the branch.")
     new_name: str | None = Field(default=None, description="rename: the new name.")
     ref: str | None = Field(default=None, description="create: start commit (default HEAD).")
     force: bool = Field(default=False, description="create/rename: replace an existing branch.")
