@@ -556,6 +556,37 @@ def test_selected_cases_run_alone_however_many_from_one_collection(
         "tests/test_many.py::TestK::test_b": "passed", "tests/test_other.py::test_whole": "passed"}
 
 
+def test_a_case_asked_for_by_a_name_the_file_does_not_hold_is_an_error_not_a_pass(
+        tmp_path: Path, services: list[TestingService]) -> None:
+    """``test_a.py::test_typo`` beside ``test_a.py::test_real``: only the real one ran and the run said
+    "passed" (alone: "passed, no cases"); a typo or a renamed test must not read as a pass."""
+    repo = make_repo(tmp_path / "repo", {
+        "pytest.ini": "[pytest]\n", "tests/test_a.py": "def test_real():\n    pass\n\n\ndef test_b():\n    pass\n"})
+    service = service_for(repo, retry_failed=False)
+    services.append(service)
+    record = finish(service.start_run(["tests/test_a.py::test_real", "tests/test_a.py::test_typo"]))
+    (result,) = [r.final for r in record.targets if r.final]
+    assert result.outcome == "error", result
+    assert result.message == "no test case test_typo in tests/test_a.py; it holds test_real, test_b", result.message
+    assert _cases(record) == {"tests/test_a.py::test_real": "passed"}
+    assert record.counts.error == 1 and record.state == "failed", (record.counts, record.state)
+
+
+def test_a_go_test_asked_for_by_a_name_the_package_does_not_hold_is_an_error(
+        tmp_path: Path, services: list[TestingService]) -> None:
+    # ``go test -run '^(TestAdd|TestTypo)$'`` runs TestAdd and says nothing of TestTypo: not a pass.
+    require("go")
+    repo = make_repo(tmp_path / "repo", {k: v for k, v in GO_PROJECT.items() if "/broken/" not in k})
+    service = service_for(repo, retry_failed=False)
+    services.append(service)
+    record = finish(service.start_run(["svc/calc::TestAdd", "svc/calc::TestTypo"]), timeout=240)
+    (result,) = [r.final for r in record.targets if r.final]
+    assert result.outcome == "error" and result.message == "no test TestTypo in svc/calc", result
+    assert _cases(record) == {"svc/calc::TestAdd": "passed"}
+    fine = finish(service.start_run(["svc/calc::TestAdd"]), timeout=240)
+    assert fine.state == "passed", fine
+
+
 def test_a_pytest_found_on_path_runs_as_python_m_pytest_so_an_uninstalled_package_imports(
         tmp_path: Path, services: list[TestingService]) -> None:
     # No virtualenv in the repository: the ``pytest`` on PATH runs. An agent's ``python -m pytest`` puts the

@@ -124,13 +124,25 @@ def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -
     dropped: list[Any] = []
     wanted = _selection()
     real: dict[str, str] = {}
+    matched: dict[str, set[str]] = {}
+    held: dict[str, list[str]] = {}
     for item in items:
         path = _file_of(item.nodeid)
+        if len(held.setdefault(path, [])) < 20 and "::" in item.nodeid:
+            held[path].append(item.nodeid.split("::", 1)[1])
         if path not in verdicts:
             verdicts[path] = _ignored(config, path)
             real[path] = os.path.realpath(path) if wanted else path
         cases = wanted.get(real[path])
+        if cases is not None:
+            found = matched.setdefault(path, set())
+            found.update(c for c in cases if _chosen(item.nodeid, [c]))
         (dropped if verdicts[path] or (cases is not None and not _chosen(item.nodeid, cases)) else keep).append(item)
+    for path, found in sorted(matched.items()):
+        # A case asked for by name that the file does not hold (a typo, a renamed test) must not read as passed.
+        missing = [c for c in wanted.get(real[path], []) if c not in found]
+        if missing and not verdicts[path]:
+            _emit({"ev": "unmatched", "file": path, "cases": missing, "held": held.get(path, [])})
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep

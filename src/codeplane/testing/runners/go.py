@@ -91,12 +91,14 @@ class GoRunner(Runner):
         for t in targets:
             local = t.selector.removeprefix("./").removeprefix(".")
             by_package[f"{module}/{local}" if local else module] = t.target_id
-        return GoParser(by_package)
+        return GoParser(by_package, {t.target_id: t.cases for t in targets if t.cases})
 
 
 class GoParser(BatchParser):
-    def __init__(self, by_package: dict[str, str]) -> None:
+    def __init__(self, by_package: dict[str, str], wanted: dict[str, Sequence[str]] | None = None) -> None:
         self.by_package = by_package
+        #: Target → the top-level tests asked for by name (``-run``): one that did not run is not there.
+        self.wanted = wanted or {}
         self.stream = GoJsonStream()
 
     @property
@@ -127,7 +129,14 @@ class GoParser(BatchParser):
                     results.append(error_result(target_id, reason, exit_code=exit_code))
                 continue
             cases = [c.to_case(target_id, f"{target_id}::{c.name}") for c in self.stream.cases(package)]
-            if state.outcome == "fail" and not any(c.failing for c in cases):
+            ran = {c.name.split("/", 1)[0] for c in self.stream.cases(package)}
+            missing = sorted(set(self.wanted.get(target_id, ())) - ran)
+            if missing and state.outcome != "fail":
+                # ``go test -run '^(TestTypo)$'`` says "ok ... [no tests to run]": a pass the package never had.
+                results.append(error_result(target_id, f"no test {', '.join(missing[:10])} in {target_id}"
+                                            + (f" (+{len(missing) - 10} more)" if len(missing) > 10 else ""),
+                                            exit_code=exit_code, duration_s=state.elapsed_s, cases=cases))
+            elif state.outcome == "fail" and not any(c.failing for c in cases):
                 reason = self.stream.package_output(package) + "\n" + stderr
                 results.append(error_result(target_id, reason, exit_code=exit_code, duration_s=state.elapsed_s,
                                             cases=cases))

@@ -73,6 +73,8 @@ class PytestParser(BatchParser):
         #: Seconds pytest spent collecting each target (importing the module, generating parameters).
         self.collect_s: dict[str, float] = {}
         self.collect_errors: dict[str, str] = {}
+        #: Cases asked for by name that the target's file does not hold, and (some of) the cases it holds.
+        self.unmatched: dict[str, tuple[list[str], list[str]]] = {}
         #: Files pytest's own collection rules exclude (``collect_ignore``): reported as skipped.
         self.ignored: set[str] = set()
         self.main = _Attempt()
@@ -134,6 +136,11 @@ class PytestParser(BatchParser):
             target = self._target(str(event.get("file", "")))
             if target:
                 self.ignored.add(target)
+        elif kind == "unmatched":
+            target = self._target(str(event.get("file", "")))
+            if target:
+                self.unmatched[target] = ([str(c) for c in event.get("cases") or ()],
+                                          [str(c) for c in event.get("held") or ()])
         elif kind == "collect_error":
             target = self._target(str(event.get("file", "")))
             if target:
@@ -233,6 +240,10 @@ class PytestParser(BatchParser):
             elif target_id in self.collect_errors:
                 results.append(error_result(target_id, self.collect_errors[target_id], exit_code=exit_code,
                                             duration_s=duration, cases=cases))
+            elif target_id in self.unmatched:
+                missing, held = self.unmatched[target_id]
+                results.append(error_result(target_id, _unmatched_message(self.targets[target_id].path, missing, held),
+                                            exit_code=exit_code, duration_s=duration, cases=cases))
             elif not cases and exit_code not in (0, 1, NO_TESTS_COLLECTED, None) and self.exitstatus != 0:
                 results.append(error_result(target_id, f"pytest exited {exit_code}\n{stderr or stdout}",
                                             exit_code=exit_code))
@@ -280,3 +291,11 @@ class PytestParser(BatchParser):
         return [result_from_cases(t, sorted(by_target.get(t, []), key=lambda c: c.case_id), exit_code=exit_code,
                                   duration_s=sum(c.duration_s for c in by_target.get(t, [])))
                 for t in self.targets]
+
+
+def _unmatched_message(path: str, missing: list[str], held: list[str]) -> str:
+    def listed(names: list[str], shown: int) -> str:
+        return ", ".join(names[:shown]) + (f" (+{len(names) - shown} more)" if len(names) > shown else "")
+
+    return (f"no test case {listed(missing, 10)} in {path}"
+            + (f"; it holds {listed(held, 10)}{' ...' if len(held) >= 20 else ''}" if held else ""))
