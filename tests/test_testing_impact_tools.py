@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.builders import ServerHandle, call, cpl_env, make_repo, mcp_client, running_server
+from tests.builders import ServerHandle, call, call_error, cpl_env, make_repo, mcp_client, running_server
 
 pytestmark = pytest.mark.anyio
 
@@ -81,6 +81,11 @@ async def test_explicit_lines_and_case_target_ids(server: ServerHandle) -> None:
         assert run["state"] == "passed" and run["counts"]["total"] == 1
         unknown = await _impact(client, ["calc/ops.py:x-1"])
         assert unknown["confidence"] == "partial" and unknown["unresolved_files"] == ["calc/ops.py:x-1"]
+        # A path outside the repository is refused, not read as module ``x``; an empty list is a mistake too.
+        for changed, code in ((["../x.py"], 5001), (["/etc/x.py:3"], 5001), ([], 1003)):
+            refused = await call_error(client, "inspect_affected_tests", {"changed_files": changed})
+            assert refused["code"] == code, (changed, refused)
+        assert (await call_error(client, "run_test_targets", {"affected_by": ["../x.py"]}))["code"] == 5001
 
 
 async def test_write_source_delta_names_the_cases(server: ServerHandle) -> None:

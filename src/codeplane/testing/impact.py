@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import Literal
 
 from codeplane.core.logging import get_logger
+from codeplane.core.paths import canonicalize
 from codeplane.testing.impact_code import ReadLines
 from codeplane.testing.impact_go import GoSelection, is_go_test, package_dir, select_go
 from codeplane.testing.impact_graph import ImportGraph, build_graph, current_epoch
@@ -150,16 +151,17 @@ _RANGES = re.compile(r"^(?P<path>.+?):(?P<ranges>\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*)
 
 
 def parse_changes(items: Sequence[str]) -> tuple[list[str], dict[str, list[tuple[int, int]]]]:
-    """``path`` or ``path:12-30,41`` (changed lines of the file as it is now) → (paths, line ranges by path)."""
+    """``path`` or ``path:12-30,41`` (changed lines of the file as it is now) → (paths, line ranges by path).
+    A path outside the repository (absolute, ``..``) is refused (5001): ``../x.py`` was taken for ``x``."""
     paths: list[str] = []
     ranges: dict[str, list[tuple[int, int]]] = {}
     for item in items:
-        text = item.strip().removeprefix("./")
+        text = item.strip()
         found = _RANGES.match(text)
         if found is None:
-            paths.append(text)
+            paths.append(str(canonicalize(text)))
             continue
-        path = found["path"]
+        path = str(canonicalize(found["path"]))
         paths.append(path)
         for part in found["ranges"].split(","):
             start, _, end = part.partition("-")

@@ -64,7 +64,7 @@ class DiscoverResult(ToolResult):
 
 
 class InspectParams(ToolParams):
-    changed_files: list[str] = Field(max_length=2000, description=_AFFECTED)
+    changed_files: list[str] = Field(min_length=1, max_length=2000, description=_AFFECTED)
 
 
 class RunParams(ToolParams):
