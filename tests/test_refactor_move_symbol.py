@@ -144,6 +144,24 @@ def test_a_constant_moves_into_an_empty_package_init(tmp_path: Path) -> None:
         assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.parametrize(("user", "expected"), [
+    # The destination's only import is of the moved name: the definition takes its place.
+    ("from pkg.a import helper\n\n\ndef use():\n    return helper(1)\n",
+     "def helper(x):\n    return x\n\n\ndef use():\n    return helper(1)\n"),
+    # Below the other imports, two blank lines either side, though the source had fewer.
+    ("import os\nfrom pkg.a import helper\nX = helper(os.sep)\n",
+     "import os\n\n\ndef helper(x):\n    return x\n\n\nX = helper(os.sep)\n"),
+])
+def test_a_function_moves_next_to_its_only_user_which_imported_it(tmp_path: Path, user: str, expected: str) -> None:
+    # The definition was anchored to the import line the move deletes: 4001, "two planned edits overlap".
+    files = {"pkg/__init__.py": "", "pkg/a.py": "def helper(x):\n    return x\n\n\ndef thing():\n    return 1\n",
+             "pkg/b.py": user}
+    with refactor_env(tmp_path / "repo", files) as env:
+        env.service.apply(env.service.move_symbol("pkg.a.helper", "pkg/b.py").refactor_id)
+        assert env.read("pkg/b.py") == expected
+        assert env.read("pkg/a.py") == "def thing():\n    return 1\n"
+
+
 def test_a_move_that_would_make_two_modules_import_each_other_is_refused(tmp_path: Path) -> None:
     files = {"pkg/__init__.py": "", "pkg/b.py": "X = 1\n",
              "pkg/a.py": "SIZE = 2\n\n\ndef f():\n    return SIZE\n\n\ndef g():\n    return f()\n"}

@@ -62,7 +62,16 @@ def _group_update(src: SourceText, group: _Group, sha: str) -> UpdateSpan:
         parts.append(edit.new_text)
         cursor = end
     parts.append(old_block[cursor:])
-    return UpdateSpan(path=src.path, start_line=group.start, end_line=group.end, new_content="".join(parts),
+    new_block = "".join(parts)
+    # The engine replaces the span's lines with their terminators and reads one final newline as the last
+    # line's. A block emptied whole goes with its terminators (deleted lines leave no blank line); any other
+    # block says its last line's terminator itself, or a last line left empty (an edit ending at column 0 of
+    # a blank line) would vanish: a definition moved in where the destination's import of it stood lost the
+    # blank line below. The file's last line may have no terminator.
+    last = group.end
+    terminated = bool(new_block) and src.offset(last, 0) + len(src.line_text(last)) < len(src.text)
+    return UpdateSpan(path=src.path, start_line=group.start, end_line=group.end,
+                      new_content=new_block + ("\n" if terminated else ""),
                       # Always newline-terminated: the engine drops one optional final newline, and a block
                       # whose last line is empty must keep that line.
                       expected_content=old_block + "\n", expected_file_sha256=sha)

@@ -119,9 +119,11 @@ def _dest_has(move: SymbolMove, dest_bindings: Mapping[str, list[Binding]], name
 
 def destination_edits(move: SymbolMove, old_src: SourceText, block: Block, needs: Needs, *,
                       dest_src: SourceText | None, dest_root: Any | None, dest_exists: bool, draft: Draft,
-                      inserts: Insertions) -> list[str]:
+                      inserts: Insertions, dropped: set[int] | frozenset[int] = frozenset()) -> list[str]:
     """The destination's edits (into ``draft`` and ``inserts``): the block, at the end or above the first
-    statement using it at import time, and the imports it needs; the paths created (a new module)."""
+    statement using it at import time, and the imports it needs; the paths created (a new module).
+    ``dropped``: lines of the destination's own imports of the name, which the importer rewrite deletes (the
+    block is never anchored to them: moving a helper next to its only user failed with 4001)."""
     style = import_style(dest_root) if dest_root is not None else None
     relative = uses_relative_imports(parse_python(old_src.data)) if style is None else style
 
@@ -147,7 +149,23 @@ def destination_edits(move: SymbolMove, old_src: SourceText, block: Block, needs
         insert_guarded(inserts, dest_src, dest_root, guard, lines)
     last = max((n for n in range(1, len(dest_src.lines) + 1) if dest_src.line_text(n).strip()), default=0)
     before = _first_use(move.name, dest_src, dest_root, needs)
-    if before is not None:
+    anchor = before if before is not None else last
+    if anchor in dropped:
+        while anchor >= 1 and (anchor in dropped or not dest_src.line_text(anchor).strip()):
+            anchor -= 1
+        # The deleted import's lines go, the blank lines below it stay: two of them end up below the block.
+        below, blanks = max(dropped) + 1, 0
+        while below + blanks <= len(dest_src.lines) and not dest_src.line_text(below + blanks).strip():
+            blanks += 1
+        padding = "\n" * max(0, 2 - blanks) if below + blanks <= len(dest_src.lines) else ""
+        if anchor < 1:
+            # Nothing above but the deleted import: the block takes its place (merged with the deletion).
+            draft.code.append((SpanEdit(move.new_path, min(dropped), 0, min(dropped), 0, "", body + "\n" + padding,
+                                        "moved_definition"), "high"))
+        else:
+            inserts.add(move.new_path, anchor, len(dest_src.line_text(anchor)), "\n\n\n" + body + padding,
+                        "moved_definition")
+    elif before is not None:
         # The destination uses the name at import time (module-level code, decorators): the definition
         # goes right above the first statement that mentions it, after the previous statement.
         end = len(dest_src.line_text(before))

@@ -162,7 +162,8 @@ class SymbolMovePlanner:
             self.draft.warnings.append(f"{self.name} uses {', '.join(needs.unbound)}, not bound at module level in "
                                        f"{self.move.old_path}{source}; not imported in the destination")
         creates = destination_edits(self.move, old_src, block, needs, dest_src=dest_src, dest_root=dest_root,
-                                    dest_exists=self.dest_exists, draft=self.draft, inserts=self.inserts)
+                                    dest_exists=self.dest_exists, draft=self.draft, inserts=self.inserts,
+                                    dropped=self._dropped_own_imports(dest_bindings))
         for path in self.paths:
             src = sources.get(path)
             if path == self.move.old_path or src is None:
@@ -176,6 +177,19 @@ class SymbolMovePlanner:
         self.draft.code += [(e, "medium" if e.reason == "star_import" else "high") for e in self.inserts.edits()]
         self.draft.code = merge_same_start(self.draft.code)
         return self.draft, sources, hashes, creates
+
+    def _dropped_own_imports(self, dest_bindings: Mapping[str, list[Binding]]) -> set[int]:
+        """Lines of the destination's statements that import only the moved name from the old module: the
+        importer rewrite deletes them, so the definition must not be anchored to them."""
+        statements = {id(b.statement): b.statement for b in dest_bindings.get(self.name, [])
+                      if b.kind == "import" and b.spec is not None and b.spec.module == self.move.old_module
+                      and b.spec.name == self.name and not b.conditional and not b.type_checking}
+        for name, found in dest_bindings.items():
+            for b in found:
+                if name != self.name and id(b.statement) in statements:
+                    del statements[id(b.statement)]  # it binds another name too: rewritten, not deleted
+        return {line for node in statements.values()
+                for line in range(node.start_point[0] + 1, node.end_point[0] + 2)}
 
     def _check_destination(self, dest_bindings: Mapping[str, list[Binding]]) -> None:
         existing = dest_bindings.get(self.name, [])
