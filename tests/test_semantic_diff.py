@@ -35,6 +35,7 @@ BASE: dict[str, str | bytes] = {
     "pkg/__init__.py": "",
     "pkg/core.py": (
         "def params(a, b):\n    return a + b\n\n\n"
+        "def tolerant(a, b=1):\n    return a + b\n\n\n"
         "def returns(a) -> int:\n    return a\n\n\n"
         "def minor(a):\n    return a\n\n\n"
         "def logic(a):\n    return a\n\n\n"
@@ -59,7 +60,8 @@ BASE: dict[str, str | bytes] = {
 
 TARGET: dict[str, str | bytes] = {
     "pkg/core.py": (
-        "def params(a, b, c=0):\n    return a + b\n\n\n"
+        "def params(a, b, c):\n    return a + b\n\n\n"
+        "def tolerant(a, b=2, *, c=None):\n    return a + b\n\n\n"
         "def returns(a) -> str:\n    return a\n\n\n"
         "def minor(a):\n    return a + 1\n\n\n"
         f"def logic(a):\n{BODY_4}    return a\n\n\n"
@@ -133,8 +135,13 @@ def test_each_change_kind_and_delta_tag(repo: tuple[Path, IndexService]) -> None
     assert found["pkg/core.py:logic"].lines_changed == 4 and found["pkg/core.py:major"].lines_changed == 25
     params = found["pkg/core.py:params"]
     assert params.old is not None and params.new is not None
-    assert (params.old.display_name, params.new.display_name) == ("def params(a, b)", "def params(a, b, c=0)")
+    assert (params.old.display_name, params.new.display_name) == ("def params(a, b)", "def params(a, b, c)")
     assert params.structural_severity == "breaking" and params.new.start_line == 1
+    # Every call of ``tolerant(a, b=1)`` still binds to ``tolerant(a, b=2, *, c=None)``: not breaking, though
+    # what it does may differ.
+    tolerant = found["pkg/core.py:tolerant"]
+    assert tolerant.delta_tags == ("parameters_changed",)
+    assert (tolerant.structural_severity, tolerant.behavior_change_risk) == ("non_breaking", "medium")
     assert found["pkg/core.py:added_one"].structural_severity == "non_breaking"
     assert found["pkg/core.py:major"].behavior_change_risk == "high"
     assert found["pkg/core.py:minor"].behavior_change_risk == "low"

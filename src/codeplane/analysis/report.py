@@ -20,6 +20,7 @@ from codeplane.analysis.models import (
     Change,
     Impact,
 )
+from codeplane.analysis.signatures import PARAMETERS_CHANGED, python_call_compatible
 
 #: Names listed per hint item / breaking summary (the counts stay exact).
 MAX_NAMES = 5
@@ -77,10 +78,21 @@ def assess(change: Change, impact: Impact | None) -> Change:
         severity = "non_breaking"
         risk = {"minor_change": "low", "body_logic_changed": "medium", "major_change": "high"}.get(tag or "",
                                                                                                   "unknown")
+    elif _calls_still_bind(change):
+        # ``f(x, y=1)`` -> ``f(x, y=2, *, z=None)``: every existing call still binds; what it does may differ.
+        severity, risk = "non_breaking", "medium"
     else:
         severity = "breaking"
         risk = "high" if used else "medium"
     return replace(change, structural_severity=severity, behavior_change_risk=risk, impact=impact)
+
+
+def _calls_still_bind(change: Change) -> bool:
+    """A Python signature change in the parameter list alone that every old call survives."""
+    old, new = change.old, change.new
+    return (change.change == SIGNATURE_CHANGED and change.delta_tags == (PARAMETERS_CHANGED,) and old is not None
+            and new is not None and change.path.endswith((".py", ".pyi"))
+            and python_call_compatible(old.display_name, new.display_name, old.name, new.name))
 
 
 def counts(changes: Sequence[Change]) -> dict[str, int]:
@@ -127,7 +139,8 @@ def _refs(c: Change) -> int:
 def agentic_hint(changes: Sequence[Change]) -> str:
     """§23.7's priority list, computed from every change (not just the page)."""
     steps: list[str] = []
-    signature = sorted((c for c in changes if c.change in (SIGNATURE_CHANGED, RENAMED) and _refs(c)),
+    signature = sorted((c for c in changes if c.change in (SIGNATURE_CHANGED, RENAMED) and _refs(c)
+                        and c.structural_severity == "breaking"),
                        key=lambda c: (-_refs(c), c.path, c.qualified_name))
     if signature:
         steps.append(f"update the callers of {_plural(len(signature), 'changed signature/name')}: "
@@ -136,6 +149,13 @@ def agentic_hint(changes: Sequence[Change]) -> str:
                      key=lambda c: (-(c.impact.reference_count if c.impact else 0), c.path, c.qualified_name))
     if removed:
         steps.append(f"check references to {_plural(len(removed), 'removed symbol')}: {_names(removed)}")
+    unreferenced = sorted((c for c in changes if c.structural_severity == "breaking"
+                           and c.change in (SIGNATURE_CHANGED, RENAMED) and not _refs(c)),
+                          key=lambda c: (c.path, c.qualified_name))
+    if unreferenced:
+        # Not "nothing to act on" beside "N breaking changes": no caller here, but one outside would break.
+        steps.append(f"{_plural(len(unreferenced), 'breaking change')} with no reference in the repository "
+                     f"(a caller outside it would break): {_names(unreferenced)}")
     rank = {"high": 0, "medium": 1, "unknown": 2, "low": 3}
     body = sorted((c for c in changes if c.change == BODY_CHANGED),
                   key=lambda c: (rank[c.behavior_change_risk], c.path, c.qualified_name))

@@ -7,6 +7,7 @@ the first balanced ``(...)`` after the name (skipping a ``<...>``/``[...]`` type
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -155,3 +156,54 @@ def short(display: str, name: str, qualified: str) -> str:
     if at < 0:
         return qualified
     return qualified + display[at + len(name):]
+
+
+def _python_parameters(display: str, name: str) -> ast.arguments | None:
+    parts = split(display, name)
+    if parts is None:
+        return None
+    try:
+        tree = ast.parse(f"def _{parts.parameters}: pass")
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    node = tree.body[0]
+    return node.args if isinstance(node, ast.FunctionDef) else None
+
+
+def python_call_compatible(old_display: str, new_display: str, old_name: str, new_name: str) -> bool:
+    """Whether every call the old Python parameter list accepts binds the same way under the new one: the
+    positional parameters keep their names and places (a positional-only one may become positional-or-keyword),
+    a parameter with a default keeps one (its value may change: behaviour, not the call), and whatever is new
+    has a default or is ``*args``/``**kwargs``. Annotations are not looked at (they do not change a call). An
+    unreadable list is not compatible (the cautious answer)."""
+    old, new = _python_parameters(old_display, old_name), _python_parameters(new_display, new_name)
+    if old is None or new is None:
+        return False
+    old_pos, new_pos = [*old.posonlyargs, *old.args], [*new.posonlyargs, *new.args]
+    if len(new_pos) < len(old_pos):
+        return False
+    old_required = len(old_pos) - len(old.defaults)
+    new_required = len(new_pos) - len(new.defaults)
+    for index, param in enumerate(old_pos):
+        mate = new_pos[index]
+        keyword_before = index >= len(old.posonlyargs)
+        if mate.arg != param.arg and keyword_before:
+            return False  # a keyword call by the old name no longer binds
+        if keyword_before and index < len(new.posonlyargs):
+            return False  # positional-only now: a keyword call breaks
+        if index >= old_required and index < new_required:
+            return False  # its default is gone
+    if new_required > len(old_pos) or (len(new_pos) > len(old_pos) and old.vararg is not None):
+        return False  # a new required positional, or extra positionals that went to *args bind to it now
+    if (old.vararg is not None and new.vararg is None) or (old.kwarg is not None and new.kwarg is None):
+        return False
+    old_kw = {a.arg: d is not None for a, d in zip(old.kwonlyargs, old.kw_defaults, strict=True)}
+    new_kw = {a.arg: d is not None for a, d in zip(new.kwonlyargs, new.kw_defaults, strict=True)}
+    new_names = {p.arg for p in new_pos[len(new.posonlyargs):]}
+    for kw, had_default in old_kw.items():
+        if kw in new_kw:
+            if had_default and not new_kw[kw]:
+                return False
+        elif kw not in new_names:
+            return False
+    return all(has_default for kw, has_default in new_kw.items() if kw not in old_kw)
