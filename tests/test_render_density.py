@@ -4,6 +4,7 @@ fed the result models the tools build)."""
 from __future__ import annotations
 
 from codeplane.refactor.models import ImpactRef, ImpactReport, SymbolRef
+from codeplane.server.tools import map_repo
 from codeplane.server.tools.refactor_render import render_impact
 from codeplane.server.tools.search import Pagination, SearchHit, SearchResult, SymbolInfo, render_search
 from codeplane.server.tools.tests_models import ImpactModel
@@ -81,3 +82,15 @@ def test_an_impact_explains_a_few_module_level_fallbacks_and_counts_the_rest() -
     assert [line for line in lines if line.startswith("module level: ")] == [
         f"module level: {f}" for f in fallbacks[:3]], lines
     assert "… 2 more module-level fallbacks in the record" in lines, lines
+
+
+def test_an_empty_map_section_says_none_instead_of_a_dangling_label() -> None:
+    # "imports (0): " and "tests: 0 files in ." read as a cut-off answer.
+    def deps(count: int) -> map_repo.DependenciesSection:
+        return map_repo.DependenciesSection(external_modules=[], import_count=count, truncated=False)
+
+    no_tests = map_repo.TestLayoutSection(test_files=[], test_count=0, test_dirs=[])
+    empty = map_repo.MapRepoResult(epoch=1, dependencies=deps(0), test_layout=no_tests)
+    assert map_repo.render_map(empty).splitlines()[-2:] == ["imports: none", "tests: none found"]
+    internal = map_repo.MapRepoResult(epoch=1, dependencies=deps(4))
+    assert map_repo.render_map(internal).splitlines()[-1] == "imports (4): no external module"

@@ -179,11 +179,13 @@ def render_map(result: MapRepoResult) -> str:
                                                  for e in result.entry_points))
     if result.dependencies is not None:
         deps = result.dependencies
-        lines.append(f"imports ({deps.import_count}): " + ", ".join(f"{m.name} {m.import_count}"
-                                                                 for m in deps.external_modules))
+        external = ", ".join(f"{m.name} {m.import_count}" for m in deps.external_modules)
+        lines.append(f"imports ({deps.import_count}): {external or 'no external module'}" if deps.import_count
+                     else "imports: none")
     if result.test_layout is not None:
         t = result.test_layout
-        lines.append(f"tests: {t.test_count} files in {', '.join(t.test_dirs) or '.'}")
+        lines.append(f"tests: {t.test_count} files in {', '.join(t.test_dirs) or '.'}" if t.test_count
+                     else "tests: none found")
     if result.public_api:
         # One line per module, its path once: the path repeated per name was a third of the section.
         by_path: dict[str, list[str]] = {}
