@@ -42,7 +42,7 @@ class ToolParams(BaseModel):
         wrong = [InitErrorDetails(type=PydanticCustomError(
                      "action_argument", "used by action {actions} only, not {action}",
                      {"actions": "/".join(sorted(actions)), "action": action}), loc=(name,), input=getattr(self, name))
-                 for name, actions in action_fields(type(self)).items()
+                 for name, actions in _action_fields(type(self)).items()
                  if action not in actions and name in self.model_fields_set
                  and getattr(self, name) != fields[name].get_default(call_default_factory=True)]
         if wrong:
@@ -54,7 +54,7 @@ _ACTION_PREFIX = re.compile(r"([a-z_]+(?:\s*[/,]\s*[a-z_]+)*):\s")
 
 
 @functools.cache
-def action_fields(params: type[ToolParams]) -> Mapping[str, frozenset[str]]:
+def _action_fields(params: type[ToolParams]) -> Mapping[str, frozenset[str]]:
     """Arguments of an ``action`` tool that only some actions use → those actions, read from the descriptions'
     prefixes (``"create/rename: replace an existing branch."``, ``"blame: ...; tags/recovery_points: ..."``), so
     what the schema tells the model and what validation accepts cannot drift apart. An argument whose description
