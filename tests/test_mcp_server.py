@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from codeplane.server.tooling import CORE_TOOLS
-from tests.builders import call, call_error, cpl_env, envelope, git, make_repo, mcp_client, running_server
+from tests.builders import answer_text, call, call_error, cpl_env, envelope, git, make_repo, mcp_client, running_server
 
 pytestmark = pytest.mark.anyio
 
@@ -60,6 +60,10 @@ async def test_describe_repo_and_tool(tmp_path: Path) -> None:
             errors = await call(client, "describe", {"action": "errors"})
             codes = [e["code"] for e in errors["errors"]]
             assert codes == sorted(codes) and 5001 in codes and 6001 in codes
+            # The catalog reads as a line per code, half its JSON.
+            listed = answer_text(await client.call_tool("describe", {"action": "errors"})).splitlines()
+            assert len(listed) == len(codes) and listed[0].startswith(f"{codes[0]} {errors['errors'][0]['error']}")
+            assert any(line.startswith("3005 INDEX_FRESHNESS_TIMEOUT (retryable): ") for line in listed), listed
 
 
 async def test_invalid_arguments_give_catalog_error_and_server_stays_healthy(tmp_path: Path) -> None:

@@ -138,7 +138,11 @@ _SUMMARIES: dict[str, Callable[[dict[str, Any]], list[str]]] = {
 
 def render_describe(result: DescribeResult) -> str:
     """``action='repo'``: the repository, the index and the open task in a few lines (the tool list is
-    tools/list's; counted); ``tool`` and ``errors``: the lean record (schemas and the catalog are data)."""
+    tools/list's; counted); ``errors``: a line per code (half the catalog's JSON); ``tool``: the lean record (the
+    schema is data)."""
+    if result.action == "errors":
+        return "\n".join(f"{e['code']} {e['error']}{' (retryable)' if e.get('retryable') else ''}: {e['summary']}"
+                         for e in result.errors)
     if result.action != "repo":
         return compact_json(lean_dump(result))
     head = (f"repo {result.repo_root} ({result.language}) {result.branch or 'detached'} "
