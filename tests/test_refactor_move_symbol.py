@@ -162,6 +162,31 @@ def test_a_function_moves_next_to_its_only_user_which_imported_it(tmp_path: Path
         assert env.read("pkg/a.py") == "def thing():\n    return 1\n"
 
 
+def test_a_module_import_left_unused_by_the_move_goes_or_gives_way_to_the_new_one(tmp_path: Path) -> None:
+    # ``import pkg.a`` used only as ``pkg.a.helper(...)`` stayed behind, unused (ruff F401), after every move.
+    files = {
+        "pkg/__init__.py": "", "pkg/a.py": "def helper(x):\n    return x\n\n\ndef thing():\n    return 1\n",
+        "pkg/c.py": "import os\nimport pkg.a\n\nprint(pkg.a.helper(1), os.sep)\n",
+        "pkg/d.py": "from pkg import a\n\nprint(a.helper(2))\n",
+        "pkg/e.py": "from pkg import a\n\nprint(a.helper(2), a.thing())\n",
+        "pkg/g.py": "from pkg import a\n__all__ = ['a']\nprint(a.helper(2))\n",
+        "pkg/user.py": ("import pkg.a\nfrom pkg import a as amod\n\n\n"
+                        "def use():\n    return pkg.a.helper(1) + amod.thing()\n"),
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        env.service.apply(env.service.move_symbol("pkg.a.helper", "pkg/new.py").refactor_id)
+        assert env.read("pkg/c.py") == "import os\nimport pkg.new\n\nprint(pkg.new.helper(1), os.sep)\n"
+        assert env.read("pkg/d.py") == "from pkg import new\n\nprint(new.helper(2))\n"
+        # Still used elsewhere in the file, or named in a string (``__all__``): kept.
+        assert env.read("pkg/e.py") == "from pkg import a\nfrom pkg import new\n\nprint(new.helper(2), a.thing())\n"
+        assert env.read("pkg/g.py").startswith("from pkg import a\nfrom pkg import new\n")
+    with refactor_env(tmp_path / "repo2", files) as env:
+        # Into the module that imported it: its import of the old module is left with no use and goes.
+        env.service.apply(env.service.move_symbol("pkg.a.helper", "pkg/user.py").refactor_id)
+        assert env.read("pkg/user.py") == ("from pkg import a as amod\n\n\ndef helper(x):\n    return x\n\n\n"
+                                           "def use():\n    return helper(1) + amod.thing()\n")
+
+
 def test_a_move_that_would_make_two_modules_import_each_other_is_refused(tmp_path: Path) -> None:
     files = {"pkg/__init__.py": "", "pkg/b.py": "X = 1\n",
              "pkg/a.py": "SIZE = 2\n\n\ndef f():\n    return SIZE\n\n\ndef g():\n    return f()\n"}

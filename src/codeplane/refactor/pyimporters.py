@@ -7,7 +7,8 @@ In each file that spells the symbol's name:
   inserted after it, in the same style (relative stays relative when it can). In the destination module
   itself the import goes (the definition is local there now).
 - ``old.f`` / ``pkg.old.f`` / ``alias.f`` through ``import pkg.old [as alias]`` or ``from pkg import old``:
-  the receiver is replaced by the destination module, imported next to the old module's import.
+  the receiver is replaced by the destination module, imported next to the old module's import; that import
+  goes (the new one in its place) when every use of it was such a rewrite.
 - ``from old import *`` in a file that uses ``f``: ``from new import f`` is added (``medium``: the star
   import may have been meant to provide something else).
 - ``"pkg.old.f"`` in strings (``mock.patch`` targets): ``medium`` when the string is exactly that path,
@@ -278,6 +279,8 @@ def _attribute_edits(move: SymbolMove, src: SourceText, root: Any, scan: _Scan, 
         return
     stem = move.new_module.rpartition(".")[2]
     chosen: dict[str, str] = {}
+    #: Binding statement id -> (statement, the local name it binds, uses of it rewritten away).
+    rewritten: dict[int, tuple[Any, str, int]] = {}
     for node in walk(root):
         if node.type in ("import_statement", "import_from_statement") or node.type != "attribute":
             continue
@@ -295,6 +298,8 @@ def _attribute_edits(move: SymbolMove, src: SourceText, root: Any, scan: _Scan, 
         if binding is None:
             continue
         stmt, how, level = binding
+        local_name = receiver.split(".")[0] if how == "chain" else receiver
+        rewritten[stmt.id] = (stmt, local_name, rewritten.get(stmt.id, (stmt, local_name, 0))[2] + 1)
         parent = node.parent
         if parent is not None and parent.type in ("assignment", "augmented_assignment") and \
                 parent.child_by_field_name("left") == node:
@@ -323,6 +328,44 @@ def _attribute_edits(move: SymbolMove, src: SourceText, root: Any, scan: _Scan, 
                     line = f"import {stem} as {local}" if alias else f"import {stem}"
                 inserts.after(src, stmt, line)
         result.edits.append((src.edit_for_node(obj, local, "module_attribute"), "high"))
+    for stmt, name, count in rewritten.values():
+        _drop_if_unused(src, root, stmt, name, count, inserts=inserts, result=result)
+
+
+def _drop_if_unused(src: SourceText, root: Any, stmt: Any, name: str, rewritten: int, *, inserts: Insertions,
+                    result: ImporterResult) -> None:
+    """The module import whose every use was rewritten goes (ruff's F401 would flag it): only a statement binding
+    that one name, which nothing else in the file names (a string spelling it, ``__all__``, keeps it). An import
+    the move inserted after it takes its place (an insertion inside a deleted span would overlap it)."""
+    names = [c for c in stmt.named_children if c.type in ("dotted_name", "aliased_import")] \
+        if stmt.type == "import_statement" else stmt.children_by_field_name("name")
+    if len(names) != 1 or re.search(rf"[\'\"]{re.escape(name)}[\'\"]", src.text):
+        return
+    uses = 0
+    for node in walk(root):
+        if node.type != "identifier" or text_of(node) != name:
+            continue
+        parent = node.parent
+        if parent is not None and parent.type == "attribute" and parent.child_by_field_name("attribute") == node:
+            continue
+        inside = parent
+        while inside is not None and inside.type not in ("import_statement", "import_from_statement"):
+            inside = inside.parent
+        uses += inside is None
+    if uses > rewritten:
+        return
+    line, col, end_line, end_col = src.node_span(stmt)
+    key = (src.path, end_line, end_col)
+    texts = inserts.by_position.pop(key, None)
+    if not texts:
+        result.edits.append(delete_statement(src, stmt))
+        return
+    inserts.reasons.pop(key, None)
+    joined = "".join(texts) + inserts.trailers.pop(key, "")
+    lead = "\n" + src.line_text(line)[:col]
+    replacement = joined[len(lead):] if joined.startswith(lead) else joined.lstrip("\n")
+    result.edits.append((SpanEdit(src.path, line, col, end_line, end_col, src.slice(line, col, end_line, end_col),
+                                  replacement, "import"), "high"))
 
 
 def _visible(bindings: list[tuple[Any, str, int]], use: Any) -> tuple[Any, str, int] | None:
