@@ -403,6 +403,20 @@ def test_a_local_bound_only_by_a_constructor_statement_is_a_certain_receiver(tmp
         assert "return x.ignite()" in text and "return y.ignite()" in text
 
 
+def test_a_typescript_const_bound_to_new_cls_is_a_certain_receiver_and_a_let_is_not(tmp_path: Path) -> None:
+    # ``const c = new Cart()`` is the one binding ``c`` will ever have; ``let`` may be assigned again.
+    files = {
+        "src/cart.ts": "export class Cart {\n  add(i: number): number {\n    return i;\n  }\n}\n",
+        "src/use.ts": ("import { Cart } from './cart';\n\nconst c = new Cart();\nc.add(1);\n"
+                       "export const d: Cart = new Cart();\nd.add(2);\nlet e = new Cart();\ne.add(3);\n"),
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("src/cart.Cart.add", "insert")
+        reasons = {e.line: (e.certainty, e.reason) for e in preview.edits if e.path == "src/use.ts"}
+        assert reasons == {4: ("high", "assigned_receiver"), 6: ("high", "assigned_receiver"),
+                           8: ("medium", "assigned_receiver")}, reasons
+
+
 def test_doc_sweep_edits_are_separate_and_applied_only_on_request(tmp_path: Path) -> None:
     files = {
         "util.py": "def parse_config(path):\n    # parse_config reads the file\n    return path\n",

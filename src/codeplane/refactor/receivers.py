@@ -42,6 +42,7 @@ _SELF_ATTR = re.compile(r"\b(?:self|cls|this)\s*\.\s*(\w+)\s*$")
 _TYPE = r"(?:(?:t|typing)\.)?(?:Optional\[\s*)?([A-Za-z_][\w.]*)(?=\s*(?:\]|\|\s*None|[=,)#]|$))"
 _SIGNATURE_END = re.compile(r"\)\s*(?:->.*)?:\s*(?:#.*)?$")
 _SIGNATURE_LINES = 40
+_JS_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
 #: How far back (characters) a multi-line constructor call is followed.
 _CALL_LOOKBACK = 4_000
 
@@ -264,11 +265,13 @@ class Receivers:
 
 
 def _whole_statement(src: SourceText, site: Ref, call_open: int) -> bool:
-    """Whether the binding at ``site`` is a statement of its own, ``name = Cls(...)``: only indentation before the
-    name, and nothing after the call's closing parenthesis but a comment or ``;``. Strings on one line inside the
-    call are skipped; anything unusual (a comment or a string spanning lines inside it, no closing parenthesis
-    within the look-back) answers False, the cautious answer."""
-    if src.line_text(site.line)[:site.column].strip():
+    """Whether the binding at ``site`` is a statement of its own, ``name = Cls(...)``: only indentation (JS/TS:
+    ``const``) before the name, and nothing after the call's closing parenthesis but a comment or ``;``. Strings
+    on one line inside the call are skipped; anything unusual (a comment or a string spanning lines inside it, no
+    closing parenthesis within the look-back) answers False, the cautious answer."""
+    before = src.line_text(site.line)[:site.column].strip()
+    # JS/TS: ``const`` is the one binding there is (``let``/``var`` may be assigned again elsewhere).
+    if before and not (before in ("const", "export const") and src.path.endswith(_JS_SUFFIXES)):
         return False
     text, depth, quote = src.text, 1, ""
     index = src.offset(site.line, call_open)  # just after ``(``
