@@ -170,6 +170,7 @@ def test_a_module_import_left_unused_by_the_move_goes_or_gives_way_to_the_new_on
         "pkg/d.py": "from pkg import a\n\nprint(a.helper(2))\n",
         "pkg/e.py": "from pkg import a\n\nprint(a.helper(2), a.thing())\n",
         "pkg/g.py": "from pkg import a\n__all__ = ['a']\nprint(a.helper(2))\n",
+        "pkg/h.py": "import pkg.a\n\n\ndef f(x: 'pkg.a.Thing') -> int:\n    return pkg.a.helper(x)\n",
         "pkg/user.py": ("import pkg.a\nfrom pkg import a as amod\n\n\n"
                         "def use():\n    return pkg.a.helper(1) + amod.thing()\n"),
     }
@@ -180,6 +181,7 @@ def test_a_module_import_left_unused_by_the_move_goes_or_gives_way_to_the_new_on
         # Still used elsewhere in the file, or named in a string (``__all__``): kept.
         assert env.read("pkg/e.py") == "from pkg import a\nfrom pkg import new\n\nprint(new.helper(2), a.thing())\n"
         assert env.read("pkg/g.py").startswith("from pkg import a\nfrom pkg import new\n")
+        assert env.read("pkg/h.py").startswith("import pkg.a\nimport pkg.new\n")  # a string annotation names it
     with refactor_env(tmp_path / "repo2", files) as env:
         # Into the module that imported it: its import of the old module is left with no use and goes.
         env.service.apply(env.service.move_symbol("pkg.a.helper", "pkg/user.py").refactor_id)

@@ -339,8 +339,8 @@ def _drop_if_unused(src: SourceText, root: Any, stmt: Any, name: str, rewritten:
     the move inserted after it takes its place (an insertion inside a deleted span would overlap it)."""
     names = [c for c in stmt.named_children if c.type in ("dotted_name", "aliased_import")] \
         if stmt.type == "import_statement" else stmt.children_by_field_name("name")
-    if len(names) != 1 or re.search(rf"[\'\"]{re.escape(name)}[\'\"]", src.text):
-        return
+    if len(names) != 1 or re.search(rf"[\'\"]{re.escape(name)}[\'\".]", src.text):
+        return  # ``__all__``, or a string annotation ("pkg.a.Thing") a type checker resolves through it
     uses = 0
     for node in walk(root):
         if node.type != "identifier" or text_of(node) != name:
