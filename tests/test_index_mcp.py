@@ -20,6 +20,7 @@ FILES: dict[str, str | bytes] = {
     "src/impl.py": "def handle_request_impl(req):\n    return req\n",
     "src/crlf.py": "alpha = 1\r\nbeta = 2\r\n",
     "docs/guide.md": "Call handle_request for each request.\n",
+    "web/handler.ts": "export const handle_request = 1;\n",
     "many/words.txt": "needle\n" * 45,
     "assets/logo.png": b"\x89PNG\r\n\x1a\n\x00\x00\x00",
     "big/huge.txt": "x" * 1_100_000 + "\n",
@@ -41,8 +42,8 @@ async def test_identifier_search_answers_exact_hits_with_epoch(server: ServerHan
     async with mcp_client(server) as client:
         result = await call(client, "search", {"query": "handle_request", "syntax": "identifier"})
     hits = {(h["path"], h["line"], h["column"]) for h in result["results"]}
-    assert hits == {("src/app.py", 1, 5), ("docs/guide.md", 1, 6)}
-    assert result["epoch"] >= 1 and result["pagination"]["total_estimate"] == 2
+    assert hits == {("src/app.py", 1, 5), ("docs/guide.md", 1, 6), ("web/handler.ts", 1, 14)}
+    assert result["epoch"] >= 1 and result["pagination"]["total_estimate"] == 3
     assert all("match_type" not in h and h["snippet"] for h in result["results"])
 
 
@@ -60,6 +61,23 @@ async def test_pagination_returns_each_hit_exactly_once(server: ServerHandle) ->
         assert len(seen) == 45 == len(set(seen))
         err = await call_error(client, "search", {"query": "needle", "cursor": "bogus"})
         assert err["code"] == 1005
+
+
+async def test_a_scope_language_is_a_family_or_a_language_name_and_a_typo_is_refused(server: ServerHandle) -> None:
+    # ``typescript`` answered "no hits" (the lexical index knows files by family, ``javascript``), and so did a typo.
+    async with mcp_client(server) as client:
+        for languages in (["typescript"], ["javascript"]):
+            found = await call(client, "search", {"query": "handle_request", "syntax": "identifier",
+                                                  "scope": {"languages": languages}})
+            assert [h["path"] for h in found["results"]] == ["web/handler.ts"], languages
+        typo = await call_error(client, "search", {"query": "x", "scope": {"languages": ["pythn"]}})
+        assert typo["code"] == 1003 and typo["details"]["field"] == "scope.languages.0", typo
+        assert "python" in typo["details"]["known"]
+        unfamilied = await call_error(client, "search", {"query": "x", "scope": {"languages": ["c"]}})
+        assert unfamilied["code"] == 1003 and "'*.c'" in unfamilied["message"]
+        symbol_typo = await call_error(client, "search", {"query": "x", "mode": "symbol",
+                                                          "scope": {"languages": ["pythn"]}})
+        assert symbol_typo["code"] == 1003
 
 
 async def test_invalid_regex_is_a_query_error(server: ServerHandle) -> None:

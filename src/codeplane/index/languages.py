@@ -149,3 +149,19 @@ def family_of(path: str) -> str | None:
     """The §8.4.1 family key of ``path`` or ``None``."""
     info = detect(path)
     return info.family if info else None
+
+
+def scope_family(name: str) -> str | None:
+    """The family a search scope's ``languages`` entry selects: a family key as is, a language name as its family
+    (``typescript`` -> ``javascript``); ``None`` for a name no file is indexed under (unknown, or a language with
+    no family, like ``c``)."""
+    infos = (*_BY_EXTENSION.values(), *_BY_NAME.values())
+    if any(info.family == name for info in infos):
+        return name
+    return next((info.family for info in infos if info.language == name), None)
+
+
+def language_names() -> list[str]:
+    """Every family key and language name, sorted (what a scope may say)."""
+    infos = (*_BY_EXTENSION.values(), *_BY_NAME.values())
+    return sorted({info.family for info in infos if info.family} | {info.language for info in infos})

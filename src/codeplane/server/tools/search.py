@@ -16,6 +16,7 @@ import anyio
 from pydantic import Field
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.index.languages import language_names, scope_family
 from codeplane.index.search import LARGE_SCAN_MAX_BYTES, LexicalScope
 from codeplane.index.service import LexicalRequest
 from codeplane.server.services import Services
@@ -104,12 +105,28 @@ class SearchResult(ToolResult):
 ModeHandler = Callable[[Services, SearchParams], SearchResult]
 
 
+def scope_families(names: list[str]) -> tuple[str, ...]:
+    """The families ``scope.languages`` selects; 1003 for a name no file is indexed under (``pythn`` or
+    ``typescript`` answered "no hits": the lexical index knows files by family)."""
+    families: list[str] = []
+    for index, name in enumerate(names):
+        family = scope_family(name)
+        if family is None:
+            why = ("has no language family in the index: scope its files by path (e.g. '*.c', '*.h')"
+                   if name in language_names() else "is not a language or family the index knows")
+            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"scope.languages: {name!r} {why}",
+                                 details={"field": f"scope.languages.{index}",
+                                          "known": [n for n in language_names() if scope_family(n)]})
+        families.append(family)
+    return tuple(dict.fromkeys(families))
+
+
 def _lexical(services: Services, params: SearchParams) -> SearchResult:
     started = time.perf_counter()
     scope = params.scope or SearchScope()
     request = LexicalRequest(
         query=params.query, syntax=params.syntax, case_sensitive=params.case_sensitive,
-        scope=LexicalScope(paths=tuple(scope.paths), languages=tuple(scope.languages)),
+        scope=LexicalScope(paths=tuple(scope.paths), languages=scope_families(scope.languages)),
         context_lines=params.context_lines, include_snippets=params.include_snippets,
     )
     page = services.index.search_lexical(request, limit=params.limit, cursor=params.cursor)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import time
 
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.index.languages import language_names
 from codeplane.index.structural.service import SymbolRequest
 from codeplane.index.structural.symbols import container_of
 from codeplane.server.services import Services
@@ -29,6 +31,12 @@ def _search(services: Services, params: SearchParams) -> SearchResult:
     scope = params.scope or SearchScope()
     mode = params.mode
     assert mode in ("symbol", "definitions", "references")
+    known = language_names()
+    for index, name in enumerate(scope.languages):
+        if name not in known:  # definitions carry their language and family: any of those names selects
+            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"scope.languages: {name!r} is not a language or "
+                                 "family the index knows", details={"field": f"scope.languages.{index}",
+                                                                     "known": known})
     request = SymbolRequest(mode=mode, query=params.query, paths=tuple(scope.paths),
                             languages=tuple(scope.languages), kinds=tuple(scope.kinds))
     page = services.structural.search(request, limit=params.limit, cursor=params.cursor,
