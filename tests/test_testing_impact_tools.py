@@ -86,6 +86,10 @@ async def test_explicit_lines_and_case_target_ids(server: ServerHandle) -> None:
             refused = await call_error(client, "inspect_affected_tests", {"changed_files": changed})
             assert refused["code"] == code, (changed, refused)
         assert (await call_error(client, "run_test_targets", {"affected_by": ["../x.py"]}))["code"] == 5001
+        # A selection that reaches no test runs nothing and says so: "passed: no cases" alone read as a pass.
+        nothing = await call(client, "run_test_targets", {"affected_by": ["pytest.ini"], "wait_sec": 30})
+        assert nothing["targets_total"] == 0 and nothing["message"].startswith(
+            "nothing ran: no test target reaches pytest.ini. "), nothing
 
 
 async def test_write_source_delta_names_the_cases(server: ServerHandle) -> None:

@@ -42,8 +42,11 @@ class RunRecord:
     """Mutable, thread-safe record of one run. Attempts are appended, never replaced (D10)."""
 
     def __init__(self, run_id: str, targets: Sequence[Target], *, workers: int, fail_fast: bool,
-                 timeout_sec: float) -> None:
+                 timeout_sec: float, why_empty: str = "") -> None:
         self.run_id = run_id
+        #: Why a run has no target at all (an ``affected_by`` that reached no test): its answer says so, where
+        #: "passed: no cases" alone read as a pass.
+        self._why_empty = why_empty if not targets else ""
         self.targets = {t.target_id: t for t in targets}
         self.workers = workers
         self.fail_fast = fail_fast
@@ -119,7 +122,7 @@ class RunRecord:
             self._outcomes = dict(outcomes)
             self._flaky = dict(flaky)
             self._state = state
-            self._message = message
+            self._message = message or self._why_empty
             self._finished = now_ms()
             self._report = self._failure_report() if state in ("failed", "timed_out") else None
             self._touch()

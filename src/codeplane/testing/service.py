@@ -261,8 +261,16 @@ class TestingService:
         if coverage and self.impact is None:
             raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "a coverage run needs the structural index",
                                  details={"reason": "coverage evidence maps to the index's definitions"})
+        why_empty = ""
         if affected_by is not None:
-            selected = list(self.discover(affected_by=affected_by, ranges=ranges).targets)
+            view = self.discover(affected_by=affected_by, ranges=ranges)
+            selected = list(view.targets)
+            if not selected:
+                shown = ", ".join(affected_by[:5]) + (f" and {len(affected_by) - 5} more" if len(affected_by) > 5
+                                                       else "")
+                hint = view.impact.hint if view.impact is not None else ""
+                why_empty = f"nothing ran: no test target reaches {shown or 'the changes'}" + (
+                    f". {hint}" if hint else "")
         else:
             selected = self._select(found, targets)
         missing = sorted({(p.runner, p.root) for t in selected if found.toolchains.get(p := found.owners[t.target_id])
@@ -282,7 +290,7 @@ class TestingService:
         run_id = new_run_id()
         workroot = self.layout.state_dir / "testing" / run_id
         record = RunRecord(run_id, selected, workers=min(self.workers, max(len(selected), 1)),
-                           fail_fast=settings.fail_fast, timeout_sec=settings.run_timeout_s)
+                           fail_fast=settings.fail_fast, timeout_sec=settings.run_timeout_s, why_empty=why_empty)
         after: Callable[[RunRecord], None] | None = None
         if coverage and self.impact is not None:
             settings, after = self._coverage_run(settings, workroot, run_id, selected,
