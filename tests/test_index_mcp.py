@@ -78,6 +78,13 @@ async def test_a_scope_language_is_a_family_or_a_language_name_and_a_typo_is_ref
         symbol_typo = await call_error(client, "search", {"query": "x", "mode": "symbol",
                                                           "scope": {"languages": ["pythn"]}})
         assert symbol_typo["code"] == 1003
+        # A kind no definition has is named when nothing is found; a real kind with no match is just no hits.
+        kind_typo = await call_error(client, "search", {"query": "handle_request", "mode": "symbol",
+                                                        "scope": {"kinds": ["functon"]}})
+        assert kind_typo["code"] == 1003 and "function" in kind_typo["details"]["known"], kind_typo
+        none = await call(client, "search", {"query": "handle_request", "mode": "symbol",
+                                             "scope": {"kinds": ["class"]}})
+        assert not none.get("results")
 
 
 async def test_invalid_regex_is_a_query_error(server: ServerHandle) -> None:

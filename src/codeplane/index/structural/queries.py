@@ -40,9 +40,12 @@ type hierarchy, any query-time resolution, and qualified-name matching as a fall
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 import sqlite3
 from collections.abc import Iterable, Sequence
+from importlib import resources
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.index.structural import models as m
@@ -111,6 +114,12 @@ class StructuralQueries:
         return [m.FileStructure(*r) for r in rows]
 
     # -- definitions -------------------------------------------------------------------------------
+    def kinds(self) -> list[str]:
+        """Every kind of definition an extractor can write or the index holds, sorted (a full scan: for explaining
+        an empty answer)."""
+        held = {str(k) for (k,) in self.conn.execute("SELECT DISTINCT kind FROM st_def")}
+        return sorted(held | _extractor_kinds())
+
     def get_def(self, def_uid: str) -> m.DefFact | None:
         found = _defs(self.conn.execute(_DEF + "WHERE d.def_uid = ?", (def_uid,)))
         return found[0] if found else None
@@ -375,3 +384,14 @@ class StructuralQueries:
                                  "ORDER BY family, root_path LIMIT ?", (check_limit(limit),))
         return [{"context_id": c, "family": f, "root_path": r, "tier": t, "probe_status": s,
                  "markers": json.loads(mk)} for c, f, r, t, s, mk in rows]
+
+
+@functools.cache
+def _extractor_kinds() -> frozenset[str]:
+    """The kinds the query patterns capture (``@definition.<kind>``) and the Python adapter's own."""
+    base = resources.files("codeplane.index.structural") / "patterns"
+    found = {"function", "method", "class", "variable", "module"}
+    for entry in base.iterdir():
+        if entry.name.endswith(".scm"):
+            found |= set(re.findall(r"@definition\.([a-z_]+)", entry.read_text(encoding="utf-8")))
+    return frozenset(found)

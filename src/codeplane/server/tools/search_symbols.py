@@ -41,6 +41,14 @@ def _search(services: Services, params: SearchParams) -> SearchResult:
                             languages=tuple(scope.languages), kinds=tuple(scope.kinds))
     page = services.structural.search(request, limit=params.limit, cursor=params.cursor,
                                       include_snippets=params.include_snippets)
+    if not page.hits and scope.kinds and params.cursor is None:
+        # Nothing found: say so if a kind is no kind at all (``functon``), not "no hits".
+        with services.structural.reading() as queries:
+            held = queries.kinds()
+        for index, kind in enumerate(scope.kinds):
+            if kind not in held:
+                raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"scope.kinds: no definition in the index is of "
+                                     f"kind {kind!r}", details={"field": f"scope.kinds.{index}", "known": held})
     hits = []
     for hit, snippet in zip(page.hits, page.snippets, strict=True):
         d = hit.definition
