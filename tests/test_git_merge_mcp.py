@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.builders import call, call_error, envelope, git, make_repo, mcp_client, running_server
+from tests.builders import answer_text, call, call_error, envelope, git, make_repo, mcp_client, running_server
 
 pytestmark = pytest.mark.anyio
 
@@ -29,8 +29,12 @@ async def test_a_conflicting_merge_is_not_a_no_op_and_stage_and_commit_concludes
     git(repo, "commit", "-qam", "three")
     with running_server(repo) as server:
         async with mcp_client(server) as client:
-            merged = envelope(await client.call_tool("git_merge", {"ref": "other"}))
+            answer = await client.call_tool("git_merge", {"ref": "other"})
+            merged = envelope(answer)
             assert merged["result"]["success"] is False
+            # The conflicts read as git prints them, not as JSON with three 40-digit ids each.
+            text = answer_text(answer)
+            assert "CONFLICT a.py\nCONFLICT b.py" in text and "theirs_oid" not in text, text
             assert not merged["meta"].get("no_op"), merged["meta"]
             assert "<<<<<<<" in (repo / "a.py").read_text()
             stash = await call_error(client, "git_stash", {"action": "push", "include_untracked": True})

@@ -171,8 +171,27 @@ def render_git_write(result: ToolResult) -> str:
         record["result"] = {k: v for k, v in nested.items() if k != "effect"}
     if "oid" in record:
         record.pop("short_oid", None)
+    conflicts = _take_conflicts(record)
     lines = [pairs(record)] if record else []
-    return "\n".join(lines + effect_lines(effect)) or "nothing changed"
+    return "\n".join(lines + conflicts + effect_lines(effect)) or "nothing changed"
+
+
+def _take_conflicts(record: dict[str, Any]) -> list[str]:
+    """A stopped merge's (pull's, rebase's) conflicts as ``CONFLICT path`` lines, as git prints them, instead of
+    compact JSON with three 40-digit ids each (git_status shows the ids; the record keeps them)."""
+    holders = [record] + [v for v in record.values() if isinstance(v, dict)]
+    paths: dict[str, None] = {}  # a pull's answer holds its merge's conflicts twice
+    for holder in holders:
+        found = holder.pop("conflicts", None)
+        if isinstance(found, list):
+            paths.update((str(c.get("path")), None) for c in found if isinstance(c, dict))
+    lines = [f"CONFLICT {path}" for path in list(paths)[:_CONFLICTS_SHOWN]]
+    if len(paths) > _CONFLICTS_SHOWN:
+        lines.append(f"… {len(paths) - _CONFLICTS_SHOWN} more conflicts (git_status lists them)")
+    return lines
+
+
+_CONFLICTS_SHOWN = 50
 
 
 def render_history(page: HistoryPage) -> str:
