@@ -172,6 +172,10 @@ def render_git_write(result: ToolResult) -> str:
     if "oid" in record:
         record.pop("short_oid", None)
     conflicts = _take_conflicts(record)
+    for value in record.values():
+        if isinstance(value, dict):  # a pull's merge repeated ``success``/``state`` the answer says already
+            for key in [k for k in value if k in record and record[k] == value[k]]:
+                del value[key]
     lines = [pairs(record)] if record else []
     return "\n".join(lines + conflicts + effect_lines(effect)) or "nothing changed"
 
