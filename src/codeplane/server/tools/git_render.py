@@ -23,6 +23,8 @@ from codeplane.server.tooling import ToolResult
 #: Hex digits of a commit id in a text (git itself shows 7; refs accept the short form; the record has them
 #: whole).
 _OID_HEX = 12
+#: Conflicted paths a write's text names (git_status pages the rest).
+_CONFLICTS_SHOWN = 50
 
 
 def _short_oids(label: str) -> str:
@@ -194,8 +196,6 @@ def _take_conflicts(record: dict[str, Any]) -> list[str]:
         lines.append(f"… {len(paths) - _CONFLICTS_SHOWN} more conflicts (git_status lists them)")
     return lines
 
-
-_CONFLICTS_SHOWN = 50
 
 
 def render_history(page: HistoryPage) -> str:
