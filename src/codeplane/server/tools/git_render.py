@@ -197,7 +197,6 @@ def _take_conflicts(record: dict[str, Any]) -> list[str]:
     return lines
 
 
-
 def render_history(page: HistoryPage) -> str:
     """``git log --follow``-like: a commit per line with what happened to the file (and under which name)."""
     lines = []
