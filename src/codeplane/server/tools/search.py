@@ -105,7 +105,7 @@ class SearchResult(ToolResult):
 ModeHandler = Callable[[Services, SearchParams], SearchResult]
 
 
-def scope_families(names: list[str]) -> tuple[str, ...]:
+def _scope_families(names: list[str]) -> tuple[str, ...]:
     """The families ``scope.languages`` selects; 1003 for a name no file is indexed under (``pythn`` or
     ``typescript`` answered "no hits": the lexical index knows files by family)."""
     families: list[str] = []
@@ -126,7 +126,7 @@ def _lexical(services: Services, params: SearchParams) -> SearchResult:
     scope = params.scope or SearchScope()
     request = LexicalRequest(
         query=params.query, syntax=params.syntax, case_sensitive=params.case_sensitive,
-        scope=LexicalScope(paths=tuple(scope.paths), languages=scope_families(scope.languages)),
+        scope=LexicalScope(paths=tuple(scope.paths), languages=_scope_families(scope.languages)),
         context_lines=params.context_lines, include_snippets=params.include_snippets,
     )
     page = services.index.search_lexical(request, limit=params.limit, cursor=params.cursor)
