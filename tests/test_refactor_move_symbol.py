@@ -151,6 +151,10 @@ def test_a_constant_moves_into_an_empty_package_init(tmp_path: Path) -> None:
     # Below the other imports, two blank lines either side, though the source had fewer.
     ("import os\nfrom pkg.a import helper\nX = helper(os.sep)\n",
      "import os\n\n\ndef helper(x):\n    return x\n\n\nX = helper(os.sep)\n"),
+    # Imported under another name, used at import time: the alias is bound after the definition (``h(1)`` was
+    # left naming nothing).
+    ("import os\nfrom pkg.a import helper as h\n\nX = h(os.sep)\n",
+     "import os\n\n\ndef helper(x):\n    return x\n\n\nh = helper\n\n\nX = h(os.sep)\n"),
 ])
 def test_a_function_moves_next_to_its_only_user_which_imported_it(tmp_path: Path, user: str, expected: str) -> None:
     # The definition was anchored to the import line the move deletes: 4001, "two planned edits overlap".

@@ -16,7 +16,7 @@ that uses it at import time; the destination's ``__all__`` gains the name.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,11 +119,14 @@ def _dest_has(move: SymbolMove, dest_bindings: Mapping[str, list[Binding]], name
 
 def destination_edits(move: SymbolMove, old_src: SourceText, block: Block, needs: Needs, *,
                       dest_src: SourceText | None, dest_root: Any | None, dest_exists: bool, draft: Draft,
-                      inserts: Insertions, dropped: set[int] | frozenset[int] = frozenset()) -> list[str]:
+                      inserts: Insertions, dropped: set[int] | frozenset[int] = frozenset(),
+                      aliases: Sequence[str] = ()) -> list[str]:
     """The destination's edits (into ``draft`` and ``inserts``): the block, at the end or above the first
     statement using it at import time, and the imports it needs; the paths created (a new module).
     ``dropped``: lines of the destination's own imports of the name, which the importer rewrite deletes (the
-    block is never anchored to them: moving a helper next to its only user failed with 4001)."""
+    block is never anchored to them: moving a helper next to its only user failed with 4001). ``aliases``: local
+    names the destination imported the symbol under (``from old import f as g``): ``g = f`` follows the block,
+    which goes above the first statement using either name at import time."""
     style = import_style(dest_root) if dest_root is not None else None
     relative = uses_relative_imports(parse_python(old_src.data)) if style is None else style
 
@@ -134,6 +137,8 @@ def destination_edits(move: SymbolMove, old_src: SourceText, block: Block, needs
     imports = render_imports(needs.copied + [ImportSpec(move.old_module, n) for n in needs.from_old], render)
     guarded = {g: render_imports(specs, render) for g, specs in sorted(needs.guarded.items())}
     body = _block_text(move, old_src, block, dest_exists=dest_exists)
+    # The import bound the alias; with it gone the alias is bound here (``h(1)`` was left naming nothing).
+    body += "".join(f"\n\n\n{alias} = {move.name}" for alias in sorted(aliases))
     if dest_src is None or dest_root is None:
         parts = ["\n".join(futures), "\n".join(imports)] + \
             [f"if {g}:\n" + "\n".join("    " + line for line in lines) for g, lines in guarded.items()]
@@ -148,7 +153,7 @@ def destination_edits(move: SymbolMove, old_src: SourceText, block: Block, needs
     for guard, lines in guarded.items():
         insert_guarded(inserts, dest_src, dest_root, guard, lines)
     last = max((n for n in range(1, len(dest_src.lines) + 1) if dest_src.line_text(n).strip()), default=0)
-    before = _first_use(move.name, dest_src, dest_root, needs)
+    before = _first_use({move.name, *aliases}, dest_src, dest_root, needs)
     anchor = before if before is not None else last
     if anchor in dropped:
         while anchor >= 1 and (anchor in dropped or not dest_src.line_text(anchor).strip()):
@@ -180,8 +185,8 @@ def destination_edits(move: SymbolMove, old_src: SourceText, block: Block, needs
     return []
 
 
-def _first_use(name: str, src: SourceText, root: Any, needs: Needs) -> int | None:
-    """The last non-blank line above the first top-level statement mentioning the name, when that is
+def _first_use(names: set[str], src: SourceText, root: Any, needs: Needs) -> int | None:
+    """The last non-blank line above the first top-level statement mentioning one of the names, when that is
     after every definition the block needs from the destination; ``None`` to append at the end."""
     own = {s.local for s in needs.own}
     needed_after = 0
@@ -189,8 +194,8 @@ def _first_use(name: str, src: SourceText, root: Any, needs: Needs) -> int | Non
     for stmt in root.named_children:
         if stmt.type in IMPORT_STATEMENTS or stmt.type == "comment":
             continue
-        names = {text_of(n) for n in walk(stmt) if n.type == "identifier"}
-        if first is None and name in names:
+        mentioned = {text_of(n) for n in walk(stmt) if n.type == "identifier"}
+        if first is None and mentioned & names:
             first = stmt
         binds = ({defined_name(stmt)} | set(assigned_names(stmt))) & own
         if binds:

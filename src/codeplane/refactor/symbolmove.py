@@ -163,7 +163,8 @@ class SymbolMovePlanner:
                                        f"{self.move.old_path}{source}; not imported in the destination")
         creates = destination_edits(self.move, old_src, block, needs, dest_src=dest_src, dest_root=dest_root,
                                     dest_exists=self.dest_exists, draft=self.draft, inserts=self.inserts,
-                                    dropped=self._dropped_own_imports(dest_bindings))
+                                    dropped=self._dropped_own_imports(dest_bindings),
+                                    aliases=self._own_import_aliases(dest_bindings))
         for path in self.paths:
             src = sources.get(path)
             if path == self.move.old_path or src is None:
@@ -178,15 +179,25 @@ class SymbolMovePlanner:
         self.draft.code = merge_same_start(self.draft.code)
         return self.draft, sources, hashes, creates
 
+    def _own_imports(self, dest_bindings: Mapping[str, list[Binding]]) -> list[tuple[str, Binding]]:
+        """The destination's unconditional imports of the moved name from the old module, by local name."""
+        return [(local, b) for local, found in dest_bindings.items() for b in found
+                if b.kind == "import" and b.spec is not None and b.spec.module == self.move.old_module
+                and b.spec.name == self.name and not b.conditional and not b.type_checking]
+
+    def _own_import_aliases(self, dest_bindings: Mapping[str, list[Binding]]) -> list[str]:
+        """Other local names the destination imported the moved name under (``from old import f as g``)."""
+        return sorted({local for local, _ in self._own_imports(dest_bindings) if local != self.name})
+
     def _dropped_own_imports(self, dest_bindings: Mapping[str, list[Binding]]) -> set[int]:
         """Lines of the destination's statements that import only the moved name from the old module: the
         importer rewrite deletes them, so the definition must not be anchored to them."""
-        statements = {id(b.statement): b.statement for b in dest_bindings.get(self.name, [])
-                      if b.kind == "import" and b.spec is not None and b.spec.module == self.move.old_module
-                      and b.spec.name == self.name and not b.conditional and not b.type_checking}
+        own = self._own_imports(dest_bindings)
+        statements = {id(b.statement): b.statement for _, b in own}
+        locals_of = {id(b.statement): local for local, b in own}
         for name, found in dest_bindings.items():
             for b in found:
-                if name != self.name and id(b.statement) in statements:
+                if id(b.statement) in statements and name != locals_of[id(b.statement)]:
                     del statements[id(b.statement)]  # it binds another name too: rewritten, not deleted
         return {line for node in statements.values()
                 for line in range(node.start_point[0] + 1, node.end_point[0] + 2)}
