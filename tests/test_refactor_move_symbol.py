@@ -151,6 +151,9 @@ def test_a_constant_moves_into_an_empty_package_init(tmp_path: Path) -> None:
     # Below the other imports, two blank lines either side, though the source had fewer.
     ("import os\nfrom pkg.a import helper\nX = helper(os.sep)\n",
      "import os\n\n\ndef helper(x):\n    return x\n\n\nX = helper(os.sep)\n"),
+    # Below the docstring; the comment closing the deleted import's line goes with it (it stayed, indented).
+    ('"""Doc."""\n\nfrom pkg.a import helper  # the helper\n\nVALUE = helper(2)\n',
+     '"""Doc."""\n\n\ndef helper(x):\n    return x\n\n\nVALUE = helper(2)\n'),
     # Imported under another name, used at import time: the alias is bound after the definition (``h(1)`` was
     # left naming nothing).
     ("import os\nfrom pkg.a import helper as h\n\nX = h(os.sep)\n",

@@ -158,11 +158,14 @@ def destination_edits(move: SymbolMove, old_src: SourceText, block: Block, needs
     if anchor in dropped:
         while anchor >= 1 and (anchor in dropped or not dest_src.line_text(anchor).strip()):
             anchor -= 1
-        # The deleted import's lines go, the blank lines below it stay: two of them end up below the block.
-        below, blanks = max(dropped) + 1, 0
-        while below + blanks <= len(dest_src.lines) and not dest_src.line_text(below + blanks).strip():
-            blanks += 1
-        padding = "\n" * max(0, 2 - blanks) if below + blanks <= len(dest_src.lines) else ""
+        # The deleted import's lines go; the blank lines between the anchor and it, and those below it, stay and
+        # end up below the block: two in all.
+        below, after = max(dropped) + 1, 0
+        while below + after <= len(dest_src.lines) and not dest_src.line_text(below + after).strip():
+            after += 1
+        between = sum(1 for n in range(anchor + 1, min(dropped)) if not dest_src.line_text(n).strip()) \
+            if anchor >= 1 else 0
+        padding = "" if below + after > len(dest_src.lines) else "\n" * max(0, 2 - after - between)
         if anchor < 1:
             # Nothing above but the deleted import: the block takes its place (merged with the deletion).
             draft.code.append((SpanEdit(move.new_path, min(dropped), 0, min(dropped), 0, "", body + "\n" + padding,
