@@ -128,16 +128,19 @@ def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -
     held: dict[str, list[str]] = {}
     for item in items:
         path = _file_of(item.nodeid)
-        if len(held.setdefault(path, [])) < 20 and "::" in item.nodeid:
-            held[path].append(item.nodeid.split("::", 1)[1])
         if path not in verdicts:
             verdicts[path] = _ignored(config, path)
             real[path] = os.path.realpath(path) if wanted else path
         cases = wanted.get(real[path])
-        if cases is not None:
-            found = matched.setdefault(path, set())
-            found.update(c for c in cases if _chosen(item.nodeid, [c]))
-        (dropped if verdicts[path] or (cases is not None and not _chosen(item.nodeid, cases)) else keep).append(item)
+        chosen = True
+        if cases is not None:  # only files run case by case pay for this
+            hits = [c for c in cases if _chosen(item.nodeid, [c])]
+            matched.setdefault(path, set()).update(hits)
+            chosen = bool(hits)
+            names = held.setdefault(path, [])
+            if len(names) < 20 and "::" in item.nodeid:
+                names.append(item.nodeid.split("::", 1)[1])
+        (dropped if verdicts[path] or not chosen else keep).append(item)
     for path, found in sorted(matched.items()):
         # A case asked for by name that the file does not hold (a typo, a renamed test) must not read as passed.
         missing = [c for c in wanted.get(real[path], []) if c not in found]
