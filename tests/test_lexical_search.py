@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import shutil
 import subprocess
@@ -13,6 +14,7 @@ import pytest
 from codeplane.core.errors import CodePlaneError
 from codeplane.index.lexical import Fragment, RankedCandidates
 from codeplane.index.query import compile_query
+from codeplane.index.scan import count_at_most, find_matches
 from codeplane.index.search import LexicalScope, lexical_stream
 from codeplane.index.service import IndexService, LexicalRequest
 from tests.builders import make_repo
@@ -106,6 +108,24 @@ def test_text_syntax_needs_every_term_on_one_line_case_insensitively(tmp_path: P
         hits = all_hits(index, "cache timeout", "text")
         assert [(h.line, h.column) for h in hits] == [(1, 1), (4, 1)]
         assert hit_lines(index, "cache timeout", "text", case_sensitive=True) == set()
+
+
+@pytest.mark.parametrize("syntax", ["text", "phrase", "identifier"])
+def test_a_case_insensitive_literal_found_in_lowered_text_is_exactly_what_the_regex_engine_finds(syntax: str) -> None:
+    # The fast path (``str.find`` in the lowered text) must agree with ``IGNORECASE`` on the characters where case
+    # folding crosses into ASCII: dotless i and long s fold to i and s, the dotted capital I lowercases to two
+    # characters, the Kelvin sign to k.
+    rng = random.Random(29)
+    alphabet = ["s", "S", "\u017f", "i", "I", "\u0131", "\u0130", "k", "K", "\u212a", "\u00e9", "\u00df", "_", " ",
+                "\n", "x"]
+    for needle in ("sik", "is", "k", "s_k", "ks x"):
+        query = compile_query(needle, syntax, case_sensitive=False)  # type: ignore[arg-type]
+        assert query.folded, needle
+        by_regex = dataclasses.replace(query, folded=())
+        for _ in range(400):
+            text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+            assert find_matches(text, query)[1] == find_matches(text, by_regex)[1], (needle, text)
+            assert count_at_most(text, query, 99) == count_at_most(text, by_regex, 99)
 
 
 def test_scope_paths_and_languages_and_context_lines(tmp_path: Path) -> None:

@@ -39,6 +39,11 @@ class CompiledQuery:
     fragments: tuple[Fragment, ...]
     #: For case-insensitive ``phrase``/``identifier``: the bare literal (``None`` = use ``str.find``).
     literal: re.Pattern[str] | None = None
+    #: For a case-insensitive literal syntax whose needles are all ASCII: each pattern's needle lowercased.
+    #: In an ASCII text, ``str.find`` in the lowercased text finds exactly what the ``IGNORECASE`` pattern finds
+    #: (no case folding maps into or out of ASCII there), about fifteen times faster than Python's regex engine,
+    #: which has no fast literal search when ignoring case (``scan._spans_of``).
+    folded: tuple[str, ...] = ()
 
 
 def literal_fragments(literal: str, *, bounded_left: bool = False, bounded_right: bool = False) -> list[Fragment]:
@@ -120,5 +125,8 @@ def compile_query(text: str, syntax: Syntax, case_sensitive: bool | None = None)
             fragments += literal_fragments(required)
     literal = (re.compile(re.escape(text), re.IGNORECASE)
                if syntax in ("phrase", "identifier") and not sensitive else None)
+    needles = text.split() if syntax == "text" else [text]
+    folded = (tuple(n.lower() for n in needles)
+              if syntax != "regex" and not sensitive and all(n.isascii() for n in needles) else ())
     return CompiledQuery(text=text, syntax=syntax, case_sensitive=sensitive, patterns=patterns,
-                         fragments=tuple(fragments), literal=literal)
+                         fragments=tuple(fragments), literal=literal, folded=folded)

@@ -4,7 +4,8 @@ Lines and columns are 1-based; columns count characters (code points) of the dec
 split on ``\\n`` only (as ``rg`` does). ``end_column`` is exclusive. Snippets are the matching line
 without its line terminator, cut to a window around the match when the line is very long.
 
-Literal syntaxes are found with ``str.find`` (or a plain literal regex when case-insensitive) and the
+Literal syntaxes are found with ``str.find`` (case-insensitive: in the lowered text where that finds exactly
+what a plain ``IGNORECASE`` literal regex would, the regex elsewhere, see ``_folded``) and the
 identifier boundary is checked by hand: Python's regex engine cannot use its fast literal search when
 a pattern starts with a look-behind. After a rejected candidate the search resumes one character later,
 so an occurrence overlapping a rejected one is still found.
@@ -80,15 +81,34 @@ class Lines:
         return found
 
 
+#: The only characters outside ASCII that ``IGNORECASE`` matches to an ASCII one while ``str.lower`` does not map
+#: them to it (the third, U+0130, lowercases to two characters, caught by the length check).
+_FOLDS_TO_ASCII = ("\u0131", "\u017f")
+
+
+def _folded(text: str) -> str | None:
+    """``text`` lowercased, if an ASCII needle found in it by ``str.find`` is exactly a case-insensitive match of
+    the regex engine at the same offset (``CompiledQuery.folded``); ``None`` where it might not be."""
+    lowered = text.lower()
+    if text.isascii():
+        return lowered
+    if len(lowered) != len(text) or any(ch in lowered for ch in _FOLDS_TO_ASCII):
+        return None
+    return lowered
+
+
 def _literal_spans(text: str, query: CompiledQuery) -> Iterator[tuple[int, int]]:
     needle = query.text
     identifier = query.syntax == "identifier"
     literal = query.literal
+    haystack = text
+    if literal is not None and query.folded and (folded := _folded(text)) is not None:
+        haystack, needle, literal = folded, query.folded[0], None
     size = len(needle)
     pos = 0
     while True:
         if literal is None:
-            start = text.find(needle, pos)
+            start = haystack.find(needle, pos)
             end = start + size
         else:
             found = literal.search(text, pos)
@@ -100,6 +120,20 @@ def _literal_spans(text: str, query: CompiledQuery) -> Iterator[tuple[int, int]]
             continue
         yield start, end
         pos = end if end > start else start + 1
+
+
+def _term_spans(text: str, query: CompiledQuery, term: int) -> Iterator[tuple[int, int]]:
+    """Non-overlapping occurrences of a ``text`` query's term, leftmost first (as ``finditer`` finds them)."""
+    if query.folded and (haystack := _folded(text)) is not None:
+        needle = query.folded[term]
+        size = len(needle)
+        start = haystack.find(needle)
+        while start >= 0:
+            yield start, start + size
+            start = haystack.find(needle, start + size)
+        return
+    for found in query.patterns[term].finditer(text):
+        yield found.span()
 
 
 def _line_spans(text: str, pattern: re.Pattern[str]) -> Iterator[tuple[int, int]]:
@@ -117,7 +151,7 @@ def _spans(text: str, query: CompiledQuery) -> Iterator[tuple[int, int]]:
         return _literal_spans(text, query)
     if query.syntax == "regex":
         return _line_spans(text, query.patterns[0])
-    return ((m.start(), m.end()) for m in query.patterns[0].finditer(text))
+    return _term_spans(text, query, 0)
 
 
 def find_matches(text: str, query: CompiledQuery) -> tuple[Lines, list[Match]]:
@@ -131,8 +165,8 @@ def iter_matches(text: str, query: CompiledQuery, lines: Lines) -> Iterator[Matc
     needs 20 hits from a file holding thousands stops scanning it there)."""
     if query.syntax == "text" and len(query.patterns) > 1:
         seen: set[int] = set()
-        for found in query.patterns[0].finditer(text):
-            line, _, start = lines.position(found.start())
+        for offset, _ in _term_spans(text, query, 0):
+            line, _, start = lines.position(offset)
             if start in seen:
                 continue
             seen.add(start)
