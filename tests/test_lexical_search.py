@@ -244,6 +244,23 @@ def test_an_open_fragment_ranks_the_same_from_one_search_and_a_sample_between_ba
         assert len(sample) == 8 and set(sample) <= {p for p, _ in order}
 
 
+def test_a_text_query_narrows_by_each_term_and_ranks_files_holding_the_whole_tokens_first(tmp_path: Path) -> None:
+    # ``def save`` as text: a candidate holds a token containing ``def`` and one containing ``save`` (not just the
+    # longest term's), and the file saying ``def`` and ``save`` outright ranks before a path-order neighbour that
+    # only holds them inside longer tokens (path order alone scanned 332 of Django's files for ``class Meta``).
+    files = {f"s{n:02}.py": "autosave = 1\n" for n in range(30)}
+    files.update({"a.py": "undefined_savepoint = 1\n", "z.py": "def save(self):\n    pass\n"})
+    repo = make_repo(tmp_path / "repo", files)
+    with running_index(repo) as index:
+        lexical = index._pipeline.lexical
+        lexical.warm_terms()
+        ranked = lexical.ranked([Fragment("def", True, True), Fragment("save", True, True)])
+        assert ranked.count == 2
+        assert [path for path, _ in ranked] == ["z.py", "a.py"]
+        page = index.search_lexical(LexicalRequest(query="def save", syntax="text"), limit=1)
+        assert [(h.path, h.line) for h in page.hits] == [("z.py", 1)] and page.next_cursor is not None
+
+
 def test_a_pages_total_estimate_draws_its_sample_from_all_unscanned_candidates(tmp_path: Path) -> None:
     # Three dense files rank first; 200 files hold one hit each (350 in all). A sample spread over the ranking
     # right after the first file took in the other dense ones and estimated 1,460; a uniform draw stays within 2x.

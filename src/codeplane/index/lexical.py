@@ -43,6 +43,8 @@ LEXICAL_SCHEMA_VERSION = 2
 VERSION_FILE = "codeplane-schema.json"
 _TOKENIZER = "codeplane_code"
 _WRITER_HEAP_BYTES = 128 * 1024 * 1024
+#: Open fragments of one query looked up in the term index (each is a scan of the dictionary, ~1 ms on Django).
+MAX_OPEN_FRAGMENTS = 3
 
 
 @dataclass(frozen=True)
@@ -239,13 +241,24 @@ class LexicalIndex:
             (tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "content", t)) for t in closed]
         walks = False
         if not closed:
-            open_ = max(fragments, key=lambda f: (len(f.text), f.text))
-            terms = self._terms.matching(open_.text, left_open=open_.left_open, right_open=open_.right_open,
-                                         generation=generation)
-            if terms is not None:
-                clauses.append((tantivy.Occur.Must, tantivy.Query.term_set_query(self._schema, "content", terms)
-                                if terms else tantivy.Query.empty_query()))
-            else:
+            # Each open fragment's terms narrow the candidates (``def save``: files holding a ``*def*`` term and a
+            # ``*save*`` one, not every file with a ``*save*`` term); the longest first, at most a few lookups.
+            longest_first = sorted(set(fragments), key=lambda f: (-len(f.text), f.text, f.left_open, f.right_open))
+            narrowed = False
+            for open_ in longest_first[:MAX_OPEN_FRAGMENTS]:
+                terms = self._terms.matching(open_.text, left_open=open_.left_open, right_open=open_.right_open,
+                                             generation=generation)
+                if terms is not None:
+                    clauses.append((tantivy.Occur.Must, tantivy.Query.term_set_query(self._schema, "content", terms)
+                                    if terms else tantivy.Query.empty_query()))
+                    narrowed = True
+            # Term sets and regexes score every document alike (path order: ``class Meta`` scanned 332 files of
+            # Django, locale files first, for its first 20 hits). The fragments as whole tokens rank the
+            # candidates by BM25 without narrowing them: files saying ``class`` and ``meta`` come first.
+            clauses += [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "content", text))
+                        for text in sorted({f.text for f in fragments})]
+            if not narrowed:
+                open_ = longest_first[0]
                 self._terms.ensure_base(self._index.searcher)
                 pattern = ((".*" if open_.left_open else "") + open_.text + (".*" if open_.right_open else ""))
                 clauses.append((tantivy.Occur.Must, tantivy.Query.regex_query(self._schema, "content", pattern)))
@@ -259,16 +272,19 @@ class LexicalIndex:
     def ranked(self, fragments: Sequence[Fragment], languages: Sequence[str] = ()) -> RankedCandidates:
         """Every document containing all ``fragments`` (and in ``languages``), best BM25 score first.
 
-        Closed fragments are exact term lookups; when there is none, the terms holding the longest open fragment
-        come from the term index (``lexical_terms.py``), or, until it is read or when too many terms match, from a
-        regex over the term dictionary. Using fewer fragments than given only widens the candidate set, so
-        completeness never depends on which ones are chosen.
+        Closed fragments are exact term lookups; when there is none, the terms holding each of the longest open
+        fragments (up to :data:`MAX_OPEN_FRAGMENTS`) come from the term index (``lexical_terms.py``), or, until it
+        is read or when too many terms match every one of them, from a regex over the term dictionary for the
+        longest; the fragments as whole tokens then only rank. Using fewer fragments than given only widens the
+        candidate set, so completeness never depends on which ones are chosen.
         """
         searcher, generation = self._terms.snapshot(self._index.searcher)
         query, walks = self._query(fragments, languages, generation)
         # A regex walks the term dictionary (~0.3 s on 500k terms under load) at each execution, whatever the
-        # limit: fetch the sample pool in the first execution.
-        first = RankedCandidates.SAMPLE_POOL if walks else RankedCandidates.FIRST_BATCH
+        # limit, and a term set costs per term it holds: without a closed fragment, fetch the sample pool in the
+        # first execution.
+        narrows_by_set = walks or not any(f.closed for f in fragments)
+        first = RankedCandidates.SAMPLE_POOL if narrows_by_set else RankedCandidates.FIRST_BATCH
         return RankedCandidates(searcher, query, first_batch=first)
 
     def warm_terms(self) -> None:
@@ -358,8 +374,11 @@ class RankedCandidates:
             for score, run in itertools.groupby(order[released:safe], key=lambda item: item[0]):
                 for path in sorted(self._path(address) for _, address in run):
                     yield path, score
-            released = max(released, safe)
             if complete:
                 return
-            limit *= self.GROWTH
+            # A batch that ties all the way down released nothing: a query without a closed fragment scores every
+            # document alike (a term set or regex is constant-score), so growing by GROWTH would search again and
+            # again until it holds them all. Fetch them all at once.
+            limit = self.count if safe <= released else limit * self.GROWTH
+            released = max(released, safe)
             hits = self._best(limit)

@@ -164,17 +164,7 @@ def iter_matches(text: str, query: CompiledQuery, lines: Lines) -> Iterator[Matc
     """The occurrences of ``query`` in ``text`` in order of position, found as they are consumed (a page that
     needs 20 hits from a file holding thousands stops scanning it there)."""
     if query.syntax == "text" and len(query.patterns) > 1:
-        seen: set[int] = set()
-        for offset, _ in _term_spans(text, query, 0):
-            line, _, start = lines.position(offset)
-            if start in seen:
-                continue
-            seen.add(start)
-            body = lines.line_at(start)
-            spans = [m.span() for m in (p.search(body) for p in query.patterns) if m is not None]
-            if len(spans) == len(query.patterns):
-                first, last = min(spans)
-                yield Match(line, first + 1, line, last + 1, start)
+        yield from _lines_with_every_term(text, query, lines)
         return
     for start, end in _spans(text, query):
         line, column, line_start = lines.position(start)
@@ -184,6 +174,30 @@ def iter_matches(text: str, query: CompiledQuery, lines: Lines) -> Iterator[Matc
         else:
             end_line, end_column = line, column + (end - start)
         yield Match(line, column, end_line, end_column, line_start)
+
+
+def _lines_with_every_term(text: str, query: CompiledQuery, lines: Lines) -> Iterator[Match]:
+    """A multi-term ``text`` query: each line holding every term once, spanning its leftmost term occurrence. The
+    longest term's occurrences lead (likely the rarest: fewer lines to check); any term would find the same lines."""
+    lead = max(range(len(query.patterns)), key=lambda n: len(query.folded[n] if query.folded else
+                                                             query.patterns[n].pattern))
+    folded = _folded(text) if query.folded else None
+    seen: set[int] = set()
+    for offset, _ in _term_spans(text, query, lead):
+        line, _, start = lines.position(offset)
+        if start in seen:
+            continue
+        seen.add(start)
+        if folded is not None:
+            end = folded.find("\n", start)
+            body = folded[start:end if end != -1 else len(folded)]
+            spans = [(at, at + len(term)) for term in query.folded if (at := body.find(term)) != -1]
+        else:
+            body = lines.line_at(start)
+            spans = [m.span() for m in (p.search(body) for p in query.patterns) if m is not None]
+        if len(spans) == len(query.patterns):
+            first, last = min(spans)
+            yield Match(line, first + 1, line, last + 1, start)
 
 
 def count_at_most(text: str, query: CompiledQuery, cap: int) -> int:
