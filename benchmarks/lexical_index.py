@@ -11,7 +11,7 @@ clone has history, an index and a HEAD, like a real checkout), with ``rg`` as th
   identifiers of the tree's Python files, plus the 20 most frequent ones reported apart. "server-side" is the
   ``query_time_ms`` the server reports; the MCP round trip is shown too. ``rg -w -F`` runs over the same
   tree for the same identifiers. The default syntax (text, a case-insensitive substring) is timed for 20 of them,
-  against `rg -i -F`.
+  against `rg -i -F`, and for ten queries as an agent types them (``AGENT_QUERIES``: several terms, short words).
 - edit on disk → visible in ``search`` over MCP (the watcher path), and ``map_repo`` with defaults.
 
 Targets (issue 19, 2 cores): cold ``cpl up`` → ready ≤ 10 s, warm restart ≤ 1 s, peak RSS ≤ 600 MB; identifier
@@ -49,6 +49,11 @@ CPL = [sys.executable, "-m", "codeplane.cli"]
 SAMPLE, COMMON, RG_SAMPLE, EDITS, WARM_RUNS, MAP_RUNS = 200, 20, 40, 20, 3, 20
 #: Words searched with the default syntax (text: a substring, case-insensitive) and with `rg -i -F`.
 TEXT_SAMPLE = 20
+#: What an agent types with the default syntax: several terms (each a substring, all on one line, any order) and
+#: short common words. The baseline is ``rg -i -F`` of the whole string (a phrase: not the same lines for several
+#: terms, only the work a shell search does).
+AGENT_QUERIES = ("class Meta", "def save", "import os", "raise ValueError", "self.assertEqual", "get", "cache",
+                 "utf-8", "TODO", "x")
 IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{2,}\b")
 GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
            "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
@@ -191,6 +196,12 @@ async def _queries(server: Server, tree: Path, sample: list[str], common: list[s
             ms, trip, _ = await search(word, "text")
             text_server.append(ms)
             text_trips.append(trip)
+        agent_server, agent_trips = [], []
+        for _ in range(3):
+            for query in AGENT_QUERIES:
+                ms, trip, _ = await search(query, "text")
+                agent_server.append(ms)
+                agent_trips.append(trip)
         map_ms, map_bytes = [], 0
         for _ in range(MAP_RUNS):
             began = time.perf_counter()
@@ -216,6 +227,7 @@ async def _queries(server: Server, tree: Path, sample: list[str], common: list[s
         return {"server_ms": server_ms, "trip_ms": trips, "common_server_ms": common_server,
                 "common_trip_ms": common_trips, "common_totals": common_totals, "visible_ms": visible,
                 "text_server_ms": text_server, "text_trip_ms": text_trips,
+                "agent_server_ms": agent_server, "agent_trip_ms": agent_trips,
                 "map_ms": map_ms, "map_bytes": map_bytes, "map_after_edit_ms": map_after_edit}
 
 
@@ -293,6 +305,7 @@ def main() -> None:
     rg = [_rg_ms(tree, w) for w in rg_words]
     rg_common = [_rg_ms(tree, w) for w in common]
     rg_text = [_rg_ms(tree, w, "-i") for w in sample[:TEXT_SAMPLE]]
+    rg_agent = [_rg_ms(tree, q, "-i") for _ in range(3) for q in AGENT_QUERIES]
     load_after = _load()
     server50, server95 = p50(remote["server_ms"]), pct(remote["server_ms"], 0.95)
     common95 = pct(remote["common_server_ms"], 0.95)
@@ -339,6 +352,11 @@ def main() -> None:
         [f"text (substring) search, MCP round trip ({TEXT_SAMPLE} sampled)", p50(remote["text_trip_ms"]),
          pct(remote["text_trip_ms"], 0.95), max(remote["text_trip_ms"])],
         [f"rg -i -F, same {TEXT_SAMPLE} words", p50(rg_text), pct(rg_text, 0.95), max(rg_text)],
+        [f"text search, server-side, {len(AGENT_QUERIES)} agent queries ×3 ('class Meta', 'get', …)",
+         p50(remote["agent_server_ms"]), pct(remote["agent_server_ms"], 0.95), max(remote["agent_server_ms"])],
+        ["text search, MCP round trip, same agent queries", p50(remote["agent_trip_ms"]),
+         pct(remote["agent_trip_ms"], 0.95), max(remote["agent_trip_ms"])],
+        ["rg -i -F, same agent queries", p50(rg_agent), pct(rg_agent, 0.95), max(rg_agent)],
         ["edit → visible over MCP", visible50, pct(remote["visible_ms"], 0.95), max(remote["visible_ms"])],
         [f"map_repo defaults over MCP ({remote['map_bytes'] / 1000:.1f} KB of text)", map50,
          pct(remote["map_ms"], 0.95), max(remote["map_ms"])],
