@@ -9,7 +9,16 @@ from typing import Any
 
 import pytest
 
-from tests.builders import ServerHandle, call, call_error, cpl_env, make_repo, mcp_client, running_server
+from tests.builders import (
+    ServerHandle,
+    answer_text,
+    call,
+    call_error,
+    cpl_env,
+    make_repo,
+    mcp_client,
+    running_server,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -102,3 +111,37 @@ async def test_write_source_delta_names_the_cases(server: ServerHandle) -> None:
         finally:
             (server.root / "calc/ops.py").write_text(FILES["calc/ops.py"])
 
+
+
+
+async def test_a_change_reaching_hundreds_of_test_files_is_paged_in_inspect_and_discover(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    # 400 test files import the changed module: inspect listed them all in one 24 KB text (26 KB on Django's
+    # query.py), and discover's impact block repeated every one beside each page of targets.
+    body = "from calc.ops import add\n\n\ndef test_x():\n    assert add(1, 1) == 2\n"
+    files = {**FILES, **{f"tests/test_module_number_{n:03}_with_a_rather_long_name.py": body for n in range(400)}}
+    repo = make_repo(tmp_path_factory.mktemp("manytests") / "repo", files)
+    with running_server(repo) as handle:
+        async with mcp_client(handle) as client:
+            seen: list[str] = []
+            cursor: str | None = None
+            while True:
+                args: dict[str, Any] = {"changed_files": ["calc/ops.py"], **({"cursor": cursor} if cursor else {})}
+                raw = await client.call_tool("inspect_affected_tests", args)
+                text, record = answer_text(raw), (raw.structured_content or {})["result"]
+                assert len(text.encode()) <= 16 * 1024
+                assert record["impact"]["matches_total"] == 402
+                seen += [m["test_file"] for m in record["impact"]["matches"]]
+                cursor = record.get("next_cursor")
+                if cursor is None:
+                    break
+                assert cursor in text
+            assert len(seen) == len(set(seen)) == 402
+            refused = await call_error(client, "inspect_affected_tests",
+                                       {"changed_files": ["calc/other.py"], "cursor": "eyJrIjoiYSIsIm8iOjF9"})
+            assert refused["code"] == 1005
+            raw = await client.call_tool("discover_test_targets", {"affected_by": ["calc/ops.py"]})
+            text, record = answer_text(raw), (raw.structured_content or {})["result"]
+            assert len(text.encode()) <= 16 * 1024 and record["next_cursor"]
+            listed = {t["target_id"] for t in record["targets"]}
+            assert {m["test_file"] for m in record["impact"]["matches"]} == listed

@@ -24,6 +24,8 @@ from codeplane.server.tools.tests_models import ImpactModel, MissingRunnerModel,
 from codeplane.server.tools.tests_render import render_discover, render_inspect
 from codeplane.server.tools.tests_run_models import CaseModel, TestRunResult, render_run
 from codeplane.server.tools.tests_run_render import render_test_run
+from codeplane.testing.impact_models import TestMatch
+from codeplane.testing.model import Target
 from codeplane.testing.paging import page, query_key
 from codeplane.testing.run_store import RunHandle
 
@@ -65,6 +67,8 @@ class DiscoverResult(ToolResult):
 
 class InspectParams(ToolParams):
     changed_files: list[str] = Field(min_length=1, max_length=2000, description=_AFFECTED)
+    cursor: str | None = None
+    limit: int = Field(default=100, ge=1, le=500, description="Selected test files per page.")
 
 
 class RunParams(ToolParams):
@@ -98,7 +102,9 @@ class CancelRunParams(ToolParams):
 
 
 class InspectResult(ToolResult):
+    #: Its matches are one page of the selected test files; the counts are of all.
     impact: ImpactModel
+    next_cursor: str | None = None
 
 
 class _TestRunAnswer(TestRunResult):
@@ -202,26 +208,44 @@ async def _discover(ctx: ToolContext, params: DiscoverParams) -> DiscoverResult:
         params.paths, params.affected_by, ranges=_changed_lines(ctx.services, params.affected_by)))
     key = query_key("discover", params.paths, params.affected_by)
     chunk, next_cursor = page(view.targets, key=key, cursor=params.cursor, limit=params.limit)
-    impact = ImpactModel.from_result(view.impact) if view.impact is not None else None
-    result = DiscoverResult(
-        targets=[TargetModel.from_target(t) for t in chunk], total=len(view.targets),
-        discovered_total=view.total_targets, runners=list(view.runners),
-        missing_runners=[MissingRunnerModel(runner=m.runner, project=m.project, hint=m.hint) for m in view.missing],
-        impact=impact, agentic_hint=impact.agentic_hint if impact else None, next_cursor=next_cursor)
-    fit = items_that_fit(len(result.targets), lambda k: render_discover(result.model_copy(
-        update={"targets": result.targets[:k], "next_cursor": CURSOR_STAND_IN})))
-    if fit == len(result.targets):
-        return result
-    # Fewer targets, so that the text fits; the cursor resumes after the last one shown.
-    _, next_cursor = page(view.targets, key=key, cursor=params.cursor, limit=fit)
-    return result.model_copy(update={"targets": result.targets[:fit], "next_cursor": next_cursor})
+
+    def answer(targets: Sequence[Target], cursor: str | None) -> DiscoverResult:
+        # The impact lists the matches of these targets only: all of them, beside a page of targets, made every
+        # page of a change reaching 600 test files 26 KB.
+        impact = None
+        if view.impact is not None:
+            named = {name for t in targets for name in (t.path, t.target_id) if name}
+            impact = ImpactModel.from_result(view.impact, shown=[m for m in view.impact.matches
+                                                                 if m.test_file in named])
+        return DiscoverResult(
+            targets=[TargetModel.from_target(t) for t in targets], total=len(view.targets),
+            discovered_total=view.total_targets, runners=list(view.runners),
+            missing_runners=[MissingRunnerModel(runner=m.runner, project=m.project, hint=m.hint)
+                             for m in view.missing],
+            impact=impact, agentic_hint=impact.agentic_hint if impact else None, next_cursor=cursor)
+
+    fit = items_that_fit(len(chunk), lambda k: render_discover(answer(chunk[:k], CURSOR_STAND_IN)))
+    if fit < len(chunk):
+        # Fewer targets, so that the text fits; the cursor resumes after the last one shown.
+        chunk, next_cursor = page(view.targets, key=key, cursor=params.cursor, limit=fit)
+    return answer(chunk, next_cursor)
 
 
 async def _inspect(ctx: ToolContext, params: InspectParams) -> InspectResult:
     service = _service(ctx.services)
     result = await anyio.to_thread.run_sync(lambda: service.inspect_affected(
         params.changed_files, ranges=_changed_lines(ctx.services, params.changed_files)))
-    return InspectResult(impact=ImpactModel.from_result(result, detailed=True))
+    key = query_key("inspect_affected_tests", params.changed_files)
+    chunk, next_cursor = page(result.matches, key=key, cursor=params.cursor, limit=params.limit)
+
+    def answer(matches: Sequence[TestMatch], cursor: str | None) -> InspectResult:
+        return InspectResult(impact=ImpactModel.from_result(result, detailed=True, shown=matches), next_cursor=cursor)
+
+    fit = items_that_fit(len(chunk), lambda k: render_inspect(answer(chunk[:k], CURSOR_STAND_IN)))
+    if fit < len(chunk):
+        # Fewer test files, so that the text fits; the cursor resumes after the last one shown.
+        chunk, next_cursor = page(result.matches, key=key, cursor=params.cursor, limit=fit)
+    return answer(chunk, next_cursor)
 
 
 async def _run(ctx: ToolContext, params: RunParams) -> _TestRunAnswer:

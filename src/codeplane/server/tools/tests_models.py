@@ -5,10 +5,12 @@ A run's models are in ``tests_run_models``; the text of these answers is rendere
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 from codeplane.server.tooling import ToolResult
 from codeplane.testing.impact import ImpactResult
+from codeplane.testing.impact_models import TestMatch
 from codeplane.testing.impact_reach import CoverageUse
 from codeplane.testing.model import Target
 
@@ -109,8 +111,11 @@ class ImpactModel(ToolResult):
     coverage: ImpactCoverageModel | None = None
 
     @classmethod
-    def from_result(cls, result: ImpactResult, *, detailed: bool = False) -> ImpactModel:
-        matches = result.matches[:MAX_MATCHES]
+    def from_result(cls, result: ImpactResult, *, detailed: bool = False,
+                    shown: Sequence[TestMatch] | None = None) -> ImpactModel:
+        """``shown``: the matches this answer lists (a page's); by default the first :data:`MAX_MATCHES`. The
+        counts are of all."""
+        matches = list(shown) if shown is not None else result.matches[:MAX_MATCHES]
         return cls(
             confidence=result.confidence, changed_modules=list(result.changed_modules),
             unresolved_files=list(result.unresolved_files),

@@ -83,7 +83,8 @@ def render_targets(targets: Sequence[TargetModel], *, case_names: bool = True) -
     return lines
 
 
-def render_impact(impact: ImpactModel) -> list[str]:
+def render_impact(impact: ImpactModel, *, paged: bool = False) -> list[str]:
+    """The impact's lines; ``paged``: its matches are one page of them (the caller says where the next starts)."""
     changed = impact.changed_symbols or impact.changed_modules
     head = (f"impact {impact.confidence}: {impact.matches_total} test files ({impact.high} high, {impact.low} low)"
             + (f" for {_names(changed)}" if changed else ""))
@@ -98,7 +99,7 @@ def render_impact(impact: ImpactModel) -> list[str]:
     for (confidence, reasons), files in by_reasons.items():
         lines.append(f"{confidence}, {'; '.join(reasons) or 'no reason given'}:")
         lines += [f"  {f}" for f in files]
-    if impact.matches_total > len(impact.matches):
+    if impact.matches_total > len(impact.matches) and not paged:
         lines.append(f"… {impact.matches_total - len(impact.matches)} more test files in the record")
     if impact.unresolved_files:
         lines.append(f"unresolved files: {_names(impact.unresolved_files)}")
@@ -139,11 +140,15 @@ def render_discover(result: DiscoverResult) -> str:
     lines = [told, *render_targets(result.targets, case_names=result.impact is None)]
     lines += [f"missing runner {m.runner} for {m.project}: {m.hint}" for m in result.missing_runners]
     if result.impact is not None:
-        lines += render_impact(result.impact)
+        # Its matches are those of this page's targets (``tests._discover``).
+        lines += render_impact(result.impact, paged=True)
     elif result.agentic_hint:
         lines.append(f"hint: {result.agentic_hint}")
     return "\n".join(lines)
 
 
 def render_inspect(result: InspectResult) -> str:
-    return "\n".join(render_impact(result.impact))
+    lines = render_impact(result.impact, paged=True)
+    if result.next_cursor:
+        lines[0] += f"; {len(result.impact.matches)} shown, next cursor: {result.next_cursor}"
+    return "\n".join(lines)
