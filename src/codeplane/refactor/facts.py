@@ -128,6 +128,9 @@ class FactReader(Protocol):
 
     def refs_in_file(self, path: str, limit: int) -> Sequence[Ref]: ...
 
+    def refs_on_line(self, path: str, line: int) -> Sequence[Ref]:
+        """The references starting on ``line`` of ``path``, by column."""
+
     def scope(self, scope_id: int) -> Scope | None: ...
 
     def binds_named(self, scope_ids: Sequence[int], name: str) -> Sequence[Bind]: ...

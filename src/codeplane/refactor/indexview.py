@@ -117,6 +117,14 @@ class SqlFacts(FactReader):
                                  "WHERE r.file_id = ? ORDER BY r.start_line, r.start_col LIMIT ?", (file_id, limit))
         return [_ref(r) for r in rows]
 
+    def refs_on_line(self, path: str, line: int) -> Sequence[Ref]:
+        file_id = self._file_id(path)
+        if file_id is None:
+            return []
+        rows = self.conn.execute(f"SELECT {_REF_COLS} FROM st_ref r JOIN st_file f USING(file_id) "
+                                 "WHERE r.file_id = ? AND r.start_line = ? ORDER BY r.start_col", (file_id, line))
+        return [_ref(r) for r in rows]
+
     def scope(self, scope_id: int) -> Scope | None:
         row = self.conn.execute("SELECT s.scope_id, f.path, s.parent_scope_id, s.kind, s.start_line, s.start_col, "
                                 "s.end_line, s.end_col FROM st_scope s JOIN st_file f USING(file_id) "

@@ -159,7 +159,7 @@ def _module_receiver_refs(reader: FactReader, graph: ClassGraph, target: Def,
             src = graph.text(ref.path)
             match = CHAIN.search(src.line_text(ref.line)[: max(0, ref.column - 1)]) if src is not None else None
             chain = "".join(match.group(1).split()) if match is not None else ""
-            head = next((r for r in graph.refs(ref.path) if match is not None and r.line == ref.line
+            head = next((r for r in graph.refs_on(ref.path, ref.line) if match is not None
                          and r.column == match.start(1) and not r.is_member), None)
             bound = _bound_module(reader, graph, head) if head is not None and "." in chain else None
             # ``import attr as _attr`` then ``_attr.converters.x``: the alias stands for its module.
