@@ -213,6 +213,8 @@ def _dedented(texts: list[str]) -> list[str]:
     for a lone hit line: indentation is a fifth of a hit's bytes in nested code and locates nothing; a hit
     with context keeps its lines' indentation relative to one another. An edit's ``old_text`` taken from a
     trimmed line still matches, as it does from the middle of a line."""
+    if len(texts) == 1:  # a lone hit line (no context lines): every page's common case, so taken directly
+        return [texts[0].lstrip() if texts[0].strip() else texts[0]]
     indents = [t[:len(t) - len(t.lstrip())] for t in texts if t.strip()]
     # The prefix common to all is the one the lexically first and last share.
     low, high = (min(indents), max(indents)) if indents else ("", "")
