@@ -217,6 +217,25 @@ def test_a_walk_that_grows_too_big_falls_back_to_module_level(shop: tuple[Path, 
     assert all(not m.cases for m in result.matches if m.test_file == "tests/test_cart.py")
 
 
+def test_a_walk_past_its_time_budget_falls_back_to_module_level(shop: tuple[Path, IndexService]) -> None:
+    # The mutation delta's selection has a budget (a write on Django waited 1 s for QuerySet.get_or_create's):
+    # past it the change is selected through imports, wider than the walk would have, and says why.
+    repo, index = shop
+
+    def read(rel: str) -> list[str]:
+        return (repo / rel).read_text().splitlines()
+
+    impact = ImpactIndex(index.read_connection)
+    ranges = {"src/shop/pricing.py": [(5, 5)]}
+    timed_out = impact.affected(["src/shop/pricing.py"], TESTS, ranges=ranges, read_lines=read, budget_sec=0.0)
+    assert timed_out.fallbacks == ("src/shop/pricing.py: the symbol walk ran out of its time "
+                                   "(inspect_affected_tests walks without a limit)",)
+    walked = impact.affected(["src/shop/pricing.py"], TESTS, ranges=ranges, read_lines=read, budget_sec=60.0)
+    assert walked.fallbacks == () and _selected(walked) == _selected(_affected(repo, index, "src/shop/pricing.py", 5))
+    assert {m.test_file for m in timed_out.matches} >= {m.test_file for m in walked.matches}
+    assert all(not m.cases for m in timed_out.matches if m.test_file == "tests/test_cart.py")
+
+
 LAZY: dict[str, str] = {
     "lazy/__init__.py": (
         "def _compute():\n    return 3\n\n\n"

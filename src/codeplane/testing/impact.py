@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
@@ -86,7 +87,8 @@ class ImpactIndex:
 
     def affected(self, changed_files: Sequence[str], test_files: Sequence[str], *, uncovered: bool = False,
                  ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None,
-                 read_lines: ReadLines | None = None, go_targets: Sequence[str] = ()) -> ImpactResult:
+                 read_lines: ReadLines | None = None, go_targets: Sequence[str] = (),
+                 budget_sec: float | None = None) -> ImpactResult:
         """Test files (among ``test_files``) affected by changes to ``changed_files``.
 
         A Python file with changed line ranges (1-based, inclusive, in the file as it is now) is selected at
@@ -96,6 +98,9 @@ class ImpactIndex:
 
         ``go_targets``: the Go test targets (package directories, ``.`` for the root); a changed ``.go`` file
         selects their test functions (``impact_go.py``), as matches named by the target.
+
+        ``budget_sec``: how long the symbol walk may run; past it, the changes it started from are selected at
+        module level (wider, never narrower), each with that reason.
 
         Raises ``LookupError`` when the index holds no import facts, and whatever the read connection raises
         (3004 while the index is not running).
@@ -115,7 +120,7 @@ class ImpactIndex:
                     changed, uncovered=uncovered)
             else:
                 result = self._sharp(conn, graph, changed, sharp, test_files, uncovered=uncovered,
-                                     read_lines=read_lines)
+                                     read_lines=read_lines, budget_sec=budget_sec)
             go = {p: tuple((ranges or {}).get(p, ())) for p in everything if p.endswith(".go")}
             if go and go_targets:
                 result = _with_go(result, _go_selection(conn, graph, go, read_lines), go_targets)
@@ -123,7 +128,7 @@ class ImpactIndex:
 
     def _sharp(self, conn: sqlite3.Connection, graph: ImportGraph, changed: Sequence[str],
                sharp: Mapping[str, Sequence[tuple[int, int]]], test_files: Sequence[str], *, uncovered: bool,
-               read_lines: ReadLines | None) -> ImpactResult:
+               read_lines: ReadLines | None, budget_sec: float | None = None) -> ImpactResult:
         walk = ModuleWalk(conn, graph, test_files, self._sources_for(graph), read_lines)
         # The module-level part is walked as the symbol walk falls back, so that walk can stop once every
         # test file is selected whole: nothing it could still find would change the answer (Django: a change
@@ -133,6 +138,7 @@ class ImpactIndex:
             symbols = SymbolWalk(conn, graph.id_of, graph.path_of, test_files, read_lines or _unreadable,
                                  facts=self._facts_for(graph))
             symbols.saturated = walk.add
+            symbols.deadline = time.monotonic() + budget_sec if budget_sec is not None else None
             selection = symbols.run(sharp) if not whole else SymbolSelection(stopped=True)
         except Exception as exc:  # a walk that fails must never narrow the selection
             # Facts the walk did not expect: select all of it at module level, and say so.

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from codeplane.testing.impact_attrs import AttributeTypes
@@ -87,6 +88,9 @@ class SymbolWalk(UseRules, PytestRules):
         #: Told the files that fell back to module level since it was last asked; True when their module-level
         #: selection holds every test file already: the walk stops (``ImpactIndex`` sets it).
         self.saturated: Callable[[list[str]], bool] | None = None
+        #: ``time.monotonic()`` past which the walk stops and every change falls back to module level (a
+        #: caller that must answer quickly sets it: the mutation delta's selection).
+        self.deadline: float | None = None
 
     # -- the walk --------------------------------------------------------------------------------------
     def run(self, changes: Mapping[str, Sequence[tuple[int, int]]]) -> SymbolSelection:
@@ -97,6 +101,11 @@ class SymbolWalk(UseRules, PytestRules):
             if len(self.best) > MAX_DEFS:
                 for path in sorted(changes):
                     self.fallback(path, f"more than {MAX_DEFS} definitions reached")
+                break
+            if self.deadline is not None and time.monotonic() > self.deadline:
+                for path in sorted(changes):
+                    self.fallback(path, "the symbol walk ran out of its time (inspect_affected_tests walks without "
+                                        "a limit)")
                 break
             if self.saturated is not None and len(self.out.fallbacks) > told:
                 fresh = [p for p, _ in self.out.fallbacks[told:]]

@@ -46,6 +46,10 @@ log = get_logger(__name__)
 DISCOVERY_TTL_S = 30.0
 #: Hard cap on CodePlane's own worker count (§11.6: N = min(#vCPUs, 8)).
 MAX_WORKERS = 8
+#: How long the symbol walk may run for a mutation delta's ``tests_affected`` (the write waits for it). On Django
+#: a one-function change walks for 57 ms at the median; a change to ``QuerySet.get_or_create`` walked for 1 s to
+#: select the 600 files its module's importers are. Past it the change is selected through imports.
+DELTA_SELECTION_BUDGET_SEC = 0.25
 
 
 def default_workers() -> int:
@@ -171,11 +175,13 @@ class TestingService:
         return result
 
     def discover(self, paths: Sequence[str] | None = None, affected_by: Sequence[str] | None = None, *,
-                 ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None) -> DiscoveryView:
+                 ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None,
+                 budget_sec: float | None = None) -> DiscoveryView:
         """Targets, optionally under ``paths`` and affected by ``affected_by`` (``path`` or ``path:12-30,41``).
 
         With changed lines (in the item or ``ranges``) a Python change selects test cases: pytest targets come
         back with ``cases`` set (``file::case`` node ids); other runners always run whole targets.
+        ``budget_sec`` bounds the symbol walk (``ImpactIndex.affected``).
         """
         found = self.discovery()
         targets = list(found.targets)
@@ -186,7 +192,8 @@ class TestingService:
         impact = None
         if affected_by is not None:
             impact = self._affected(affected_by, [t.path for t in found.targets if t.path], ranges=ranges,
-                                    go_targets=[t.target_id for t in found.targets if t.runner == "go"])
+                                    go_targets=[t.target_id for t in found.targets if t.runner == "go"],
+                                    budget_sec=budget_sec)
             matches = {m.test_file: m for m in impact.matches}
             targets = [_with_cases(t, matches[_match_key(t)]) for t in targets if _match_key(t) in matches]
         return DiscoveryView(tuple(targets), len(found.targets), tuple(sorted({p.runner for p in found.projects})),
@@ -194,14 +201,14 @@ class TestingService:
 
     def _affected(self, changed: Sequence[str], test_files: Sequence[str], *, uncovered: bool = False,
                   ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None,
-                  go_targets: Sequence[str] = ()) -> ImpactResult:
+                  go_targets: Sequence[str] = (), budget_sec: float | None = None) -> ImpactResult:
         if self.impact is None:
             raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "impact selection needs the structural index",
                                  details={"reason": "no import facts available"})
         changes = _changes(changed, ranges)
         try:
             result = self.impact.affected(list(changes), test_files, uncovered=uncovered, ranges=changes,
-                                          read_lines=self._lines, go_targets=go_targets)
+                                          read_lines=self._lines, go_targets=go_targets, budget_sec=budget_sec)
         except LookupError as exc:
             raise CodePlaneError(ErrorCode.INDEX_NOT_READY, f"impact selection is unavailable: {exc}",
                                  details={"reason": str(exc)}) from exc
@@ -238,12 +245,13 @@ class TestingService:
                   ) -> list[str]:
         """What to run after changes to ``paths`` (for the mutation delta's ``tests_affected``): target ids,
         or ``file::case`` node ids where ``ranges`` (changed lines, 1-based, in the new text) let the symbol
-        graph pick the cases. Best effort: an empty list when the index has no import facts yet.
+        graph pick the cases within :data:`DELTA_SELECTION_BUDGET_SEC` (else whole files, through imports).
+        Best effort: an empty list when the index has no import facts yet.
         """
         if self.impact is None or not paths:
             return []
         try:
-            view = self.discover(affected_by=paths, ranges=ranges)
+            view = self.discover(affected_by=paths, ranges=ranges, budget_sec=DELTA_SELECTION_BUDGET_SEC)
         except CodePlaneError:
             return []
         return [node for t in view.targets for node in node_ids(t)]
