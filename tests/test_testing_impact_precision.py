@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from codeplane.testing import ImpactIndex
+from codeplane.testing.line_cache import LineCache
 from tests.builders import indexed_repo
 
 
@@ -105,6 +106,27 @@ def test_code_written_on_a_line_of_its_own_in_a_string_selects_its_test(tmp_path
     with indexed_repo(tmp_path / "repo", STRINGS) as (root, index):
         assert _cases(root, index, "src/pkg/out.py", 2, tests) == {
             "tests/test_sub.py", "tests/test_written.py::test_written"}
+
+
+def test_code_written_in_a_string_is_rescanned_once_its_file_changes(tmp_path: Path) -> None:
+    """The scans of test files for code in strings outlive an epoch (an edit elsewhere need not rescan 800 test
+    files); a test file that changes is scanned again: one that starts writing ``import pkg`` is selected."""
+    files = {**STRINGS, "tests/test_later.py": "def test_later():\n    assert True\n"}
+    tests = ["tests/test_later.py"]
+    with indexed_repo(tmp_path / "repo", files) as (root, index):
+        impact, lines = ImpactIndex(index.read_connection), LineCache(root).lines
+
+        def selected() -> set[str]:
+            result = impact.affected(["src/pkg/out.py"], tests, ranges={"src/pkg/out.py": [(2, 2)]},
+                                     read_lines=lines)
+            return {n for m in result.matches for n in m.node_ids}
+
+        assert selected() == set()
+        (root / "tests/test_later.py").write_text(
+            "import subprocess\nimport sys\n\n\ndef test_later():\n"
+            "    subprocess.run([sys.executable, '-c', 'import pkg; pkg.echo(1)'], check=True)\n")
+        index.refresh_paths(["tests/test_later.py"])
+        assert selected() == {"tests/test_later.py::test_later"}
 
 
 MARKS: dict[str, str] = {

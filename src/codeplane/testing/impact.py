@@ -33,7 +33,7 @@ from codeplane.testing.impact_models import (
 from codeplane.testing.impact_modules import ModuleWalk, selection_hint
 from codeplane.testing.impact_reach import Reach, SymbolSelection
 from codeplane.testing.impact_symbols import SymbolWalk
-from codeplane.testing.impact_walkfacts import WalkFacts
+from codeplane.testing.impact_walkfacts import CodeStringScans, WalkFacts
 
 __all__ = ["CaseMatch", "ImpactIndex", "ImpactResult", "ReadConnection", "TestMatch", "parse_changes"]
 
@@ -52,6 +52,7 @@ class ImpactIndex:
         self._lock = threading.Lock()
         self._graph: ImportGraph | None = None
         self._facts: WalkFacts | None = None
+        self._scans = CodeStringScans()
 
     @property
     def read(self) -> ReadConnection:
@@ -74,7 +75,7 @@ class ImpactIndex:
         with self._lock:
             facts = self._facts
             if facts is None or graph.epoch is None or facts.epoch != graph.epoch:
-                facts = WalkFacts(graph.epoch, graph.keys_of)
+                facts = WalkFacts(graph.epoch, graph.keys_of, self._scans)
                 if graph.epoch is not None:
                     self._facts = facts
             return facts

@@ -16,6 +16,33 @@ from codeplane.testing.impact_reach import Def
 
 #: Query answers kept per epoch (``WalkFacts.rows``) before they are dropped all at once.
 MAX_QUERIES = 200_000
+#: Test files' scans kept across epochs (``CodeStringScans``) before they are dropped all at once.
+MAX_SCANS = 50_000
+
+
+class CodeStringScans:
+    """Which lines of a test file look like code importing a package written into a string (``WalkFacts.
+    code_strings``), kept across epochs: an edit makes a new epoch, and scanning every test file's text again
+    cost each write on Django ~70 ms. A scan is reused while the file's lines are the same list object, which
+    the caller's line cache (``testing.line_cache``) hands out until the file's stat changes; it holds the list,
+    so an identity can never be that of another text."""
+
+    def __init__(self) -> None:
+        self._scans: dict[tuple[str, str], tuple[Sequence[str], list[int], list[int]]] = {}
+
+    def lines_of(self, top: str, test: str, lines: Sequence[str], quoted: re.Pattern[str],
+                 bare: re.Pattern[str]) -> tuple[list[int], list[int]]:
+        """Line numbers of ``test`` matching ``quoted`` (anywhere) and ``bare`` (a line's start)."""
+        known = self._scans.get((top, test))
+        if known is not None and known[0] is lines:
+            return known[1], known[2]
+        text = "\n".join(lines)  # one scan of the whole text; lines only where it matches
+        quoted_at = [n for n, line in enumerate(lines, 1) if quoted.search(line)] if quoted.search(text) else []
+        bare_at = [n for n, line in enumerate(lines, 1) if bare.match(line)] if bare.search(text) else []
+        if len(self._scans) >= MAX_SCANS:
+            self._scans.clear()
+        self._scans[(top, test)] = (lines, quoted_at, bare_at)
+        return quoted_at, bare_at
 
 
 class Use(NamedTuple):
@@ -35,8 +62,10 @@ class WalkFacts:
     a bare name they neither define nor import by name. Kept by ``ImpactIndex`` until the next epoch (a fresh
     one per walk without an epoch); filled lazily, from the read transaction of the walk that first asks."""
 
-    def __init__(self, epoch: int | None = None, keys_of: Mapping[int, Sequence[str]] | None = None) -> None:
+    def __init__(self, epoch: int | None = None, keys_of: Mapping[int, Sequence[str]] | None = None,
+                 scans: CodeStringScans | None = None) -> None:
         self.epoch = epoch
+        self._scans = scans if scans is not None else CodeStringScans()
         #: file id → its module keys (``ImportGraph.keys_of``); None: member uses are not narrowed.
         self.keys_of = keys_of
         self._holders: dict[tuple[int, str], frozenset[int]] = {}
@@ -150,12 +179,10 @@ class WalkFacts:
             found = []
             spelled: dict[str, list[int]] = {}
             for test in tests:
-                lines = read_lines(test)
-                text = "\n".join(lines)  # one scan of the whole text; lines only where it matches
-                if quoted.search(text):
-                    found += [(test, n) for n, line in enumerate(lines, 1) if quoted.search(line)]
-                if bare.search(text):
-                    spelled[test] = [n for n, line in enumerate(lines, 1) if bare.match(line)]
+                quoted_at, bare_at = self._scans.lines_of(top, test, read_lines(test), quoted, bare)
+                found += [(test, n) for n in quoted_at]
+                if bare_at:
+                    spelled[test] = bare_at
             statements = self._import_lines(conn, sorted(spelled))
             found += [(test, n) for test, numbers in sorted(spelled.items()) for n in numbers
                       if (test, n) not in statements]
