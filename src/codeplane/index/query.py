@@ -42,7 +42,7 @@ class CompiledQuery:
     #: For a case-insensitive literal syntax whose needles are all ASCII: each pattern's needle lowercased.
     #: In an ASCII text, ``str.find`` in the lowercased text finds exactly what the ``IGNORECASE`` pattern finds
     #: (no case folding maps into or out of ASCII there), about fifteen times faster than Python's regex engine,
-    #: which has no fast literal search when ignoring case (``scan._spans_of``).
+    #: which has no fast literal search when ignoring case (``scan._folded``).
     folded: tuple[str, ...] = ()
 
 

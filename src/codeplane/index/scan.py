@@ -177,8 +177,9 @@ def iter_matches(text: str, query: CompiledQuery, lines: Lines) -> Iterator[Matc
 
 
 def _lines_with_every_term(text: str, query: CompiledQuery, lines: Lines) -> Iterator[Match]:
-    """A multi-term ``text`` query: each line holding every term once, spanning its leftmost term occurrence. The
-    longest term's occurrences lead (likely the rarest: fewer lines to check); any term would find the same lines."""
+    """A multi-term ``text`` query: each line holding every term (one hit per line), spanning the leftmost term
+    occurrence. The longest term's occurrences lead (likely the rarest: fewer lines to check); any term would find
+    the same lines."""
     lead = max(range(len(query.patterns)), key=lambda n: len(query.folded[n] if query.folded else
                                                              query.patterns[n].pattern))
     folded = _folded(text) if query.folded else None
