@@ -69,3 +69,20 @@ async def test_staging_changes_the_index_so_it_is_not_a_no_op_until_repeated(tmp
         ("a.py", "modified"), ("b.py", "deleted")]
     assert not staged["meta"].get("no_op") and not unstaged["meta"].get("no_op"), (staged, unstaged)
     assert again["meta"].get("no_op") is True, again  # nothing left to stage: the index is as it was
+
+
+async def test_a_branch_created_or_switched_to_is_a_change_though_no_file_changed(tmp_path: Path) -> None:
+    # Before: git_branch(create) and a checkout of a branch at the same commit answered no_op=true (no file had
+    # changed), the same fingerprint as an up-to-date merge.
+    repo = make_repo(tmp_path / "repo", {"a.py": "A = 1\n"})
+    with running_server(repo) as server:
+        async with mcp_client(server) as client:
+            created = envelope(await client.call_tool("git_branch", {"action": "create", "name": "topic"}))
+            switched = envelope(await client.call_tool("git_checkout", {"ref": "topic"}))
+            again = envelope(await client.call_tool("git_checkout", {"ref": "topic"}))
+            merged = envelope(await client.call_tool("git_merge", {"ref": "main"}))
+            back = envelope(await client.call_tool("git_checkout", {"ref": "main"}))
+    assert not created["meta"].get("no_op") and not switched["meta"].get("no_op"), (created, switched)
+    assert not back["meta"].get("no_op"), back
+    assert again["meta"].get("no_op") is True and merged["meta"].get("no_op") is True, (again, merged)
+    assert git(repo, "branch", "--show-current").stdout.strip() == "main"

@@ -42,6 +42,9 @@ class MutationReport:
     #: ``repo_before``/``repo_after`` name HEAD only (git operations): equal, they do not show that the work tree
     #: and index are as before (a merge that stopped on conflicts, a hard reset to HEAD, a stash pop).
     head_only: bool = False
+    #: (ref, its target now; "" deleted) for each ref a git operation moved, created or deleted, and ``HEAD`` with
+    #: the branch it names when it switched: a change too, though no file changed (a branch created).
+    refs_moved: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

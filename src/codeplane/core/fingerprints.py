@@ -72,12 +72,15 @@ def failure_fingerprint(failing_tests: Iterable[str], exception_type: str, stack
 
 
 def mutation_fingerprint(changed_paths: Iterable[tuple[str, str]], insertions: int, deletions: int,
-                         symbols_changed: Iterable[str]) -> str:
-    """hash(sorted changed paths with new hashes, diff stats, symbol changes)."""
-    payload = {
+                         symbols_changed: Iterable[str], refs_moved: Iterable[tuple[str, str]] = ()) -> str:
+    """hash(sorted changed paths with new hashes, diff stats, symbol changes[, refs moved with their targets])."""
+    payload: dict[str, object] = {
         "paths": sorted(changed_paths),
         "diff_stats": [insertions, deletions],
         "symbols": sorted(set(symbols_changed)),
     }
+    refs = sorted(refs_moved)
+    if refs:  # only git operations move refs; every other fingerprint stays what it was
+        payload["refs"] = refs
     blob = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
     return "mf_" + hashlib.sha256(blob).hexdigest()[:32]

@@ -60,6 +60,15 @@ def hash_paths(root: Path, paths: list[str]) -> list[PathChange]:
     return out
 
 
+def head_ref(repo: pygit2.Repository) -> str | None:
+    """The branch ref HEAD names (``refs/heads/main``, born or not), ``None`` when detached."""
+    try:
+        target = repo.references["HEAD"].target
+    except (KeyError, pygit2.GitError):
+        return None
+    return target if isinstance(target, str) else None
+
+
 class EffectTracker:
     """Snapshot before a write; :meth:`finish` after it yields the :class:`Effect`."""
 
@@ -67,6 +76,7 @@ class EffectTracker:
         self._root = Path(repo.workdir) if repo.workdir else Path(repo.path)
         head = head_commit(repo)
         self._head = str(head.id) if head is not None else None
+        self._head_ref = head_ref(repo)
         self._tree = head.tree.id if head is not None else None
         self._refs = ref_snapshot(repo)
         self._worktree = _worktree_state(repo) if worktree else None
@@ -95,9 +105,12 @@ class EffectTracker:
             elif head is not None and self._tree is None:
                 paths |= {e.path for e in repo.index}
         ordered = sorted(paths)
+        ref_after = head_ref(repo)
+        switched = ref_after != self._head_ref
         return Effect(
             head_before=self._head, head_after=str(head.id) if head is not None else None,
             refs=refs[:EFFECT_REF_LIMIT], refs_total=len(refs),
             paths=hash_paths(self._root, ordered), paths_total=len(ordered),
             insertions=insertions, deletions=deletions, recovery_point=recovery_point,
+            head_ref_before=self._head_ref if switched else None, head_ref_after=ref_after if switched else None,
         )

@@ -66,11 +66,24 @@ class Effect(GitModel):
     deletions: int = 0
     #: ``refs/codeplane/recovery/...`` recorded before the operation, if it could discard work.
     recovery_point: str | None = None
+    #: Set only when the operation switched what HEAD names: the branch's ref before and after (``None``: detached).
+    head_ref_before: str | None = None
+    head_ref_after: str | None = None
+
+    @property
+    def switched(self) -> bool:
+        return self.head_ref_before != self.head_ref_after
 
     def mutation_report(self) -> MutationReport:
-        """The call-observer view (§12.3): changed paths with hashes, else the ref moves as a short diff."""
+        """The call-observer view (§12.3): changed paths with hashes, ref moves and a switch of branch (a branch
+        created or a checkout of a branch at the same commit changes no file, and is no no-op), and a short diff."""
         changed = tuple((p.path, p.sha256 or "") for p in self.paths)
+        moved = [(r.ref, r.new or "") for r in self.refs]
+        if self.switched:
+            moved.append(("HEAD", self.head_ref_after or "(detached)"))
         lines = [f"{r.ref} {(r.old or '0')[:12]}..{(r.new or '0')[:12]}" for r in self.refs]
+        if self.switched:
+            lines.append(f"HEAD {self.head_ref_before or '(detached)'} -> {self.head_ref_after or '(detached)'}")
         if self.refs_total > len(self.refs):
             lines.append(f"... {self.refs_total - len(self.refs)} more ref changes")
         if self.paths_total > len(self.paths):
@@ -85,6 +98,7 @@ class Effect(GitModel):
             repo_before=self.head_before or "",
             repo_after=self.head_after or "",
             head_only=True,
+            refs_moved=tuple(sorted(moved)),
         )
 
 

@@ -52,10 +52,11 @@ def observe(task: TaskRecord, outcome: CallOutcome, *, update_task: bool = True)
         report = _NOTHING_CHANGED  # the tool says it changed nothing
     if report is not None:
         mutation_fp = mutation_fingerprint(report.changed_paths, report.insertions, report.deletions,
-                                           report.symbols_changed)
+                                           report.symbols_changed, report.refs_moved)
+        changed = bool(report.changed_paths or report.refs_moved)
         unchanged = (bool(report.repo_before) and report.repo_before == report.repo_after
-                     and not (report.head_only and report.changed_paths))
-        no_op = mutation_fp == task.last_mutation_fingerprint or unchanged or not report.changed_paths
+                     and not (report.head_only and changed))
+        no_op = mutation_fp == task.last_mutation_fingerprint or unchanged or not changed
         current = current.with_changes(last_mutation_fingerprint=mutation_fp, mutated_since_failure=True)
     failure = outcome.failure
     if failure is not None:
