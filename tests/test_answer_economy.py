@@ -155,7 +155,9 @@ async def test_every_tool_answers_lean_with_its_handles_in_the_text(repo: Path) 
                 "--- modified pkg/util.py +1 -1"], texts["git_inspect"]
             assert shown["show"]["commit"]["parents"][0][:12] not in texts["git_inspect"], texts["git_inspect"]
             (repo / "pkg" / "app.py").write_text(_FILES["pkg/app.py"] + "#\n")
-            await check("git_stash", {"action": "push"})
+            pushed = await check("git_stash", {"action": "push"})
+            # The entry pushed once, in ``result``; the list (the same entry again) is action=list's.
+            assert "stashes" not in pushed and pushed["result"]["stash"]["name"] == "stash@{0}", pushed
             await check("git_stash", {"action": "list"})
             await check("git_stash", {"action": "pop"})
             await check("git_stage_and_commit", {"all": True, "message": "comment"})

@@ -76,7 +76,9 @@ class GitStashParams(ToolParams):
 
 
 class GitStashResult(PagedText, ActionResult):
+    #: action=list: the entries (in parts with a cursor).
     stashes: list[StashEntry] = []
+    #: push/apply/pop/drop: what the action did.
     result: StashResult | None = None
 
 
@@ -129,7 +131,9 @@ async def _stash(ctx: ToolContext, p: GitStashParams) -> GitStashResult:
         result = await run(lambda: git.stash_drop(p.index, confirm=p.confirm))
     else:
         result = await run(lambda: git.stash_apply(p.index, pop=p.action == "pop", reinstate_index=p.reinstate_index))
-    return GitStashResult(action=p.action, result=result, effect=result.effect, stashes=await run(git.stashes))
+    # The entry pushed, applied or dropped is in ``result``; the whole list (unbounded, and the same entry again
+    # after a push) is git_stash(action="list")'s.
+    return GitStashResult(action=p.action, result=result, effect=result.effect)
 
 
 def _stash_kind(p: GitStashParams) -> ToolKind:
