@@ -45,6 +45,8 @@ class TermIndex:
         self._base: str | None = None
         self._base_generation = 0
         self._limit = MAX_TERMS
+        #: The thread reading the base, if one is.
+        self._reading: threading.Thread | None = None
         self._added: set[str] = set()
         self._added_joined = "\n"
 
@@ -89,18 +91,29 @@ class TermIndex:
             return searcher(), self.generation
 
     def ensure_base(self, searcher: Callable[[], Any], *, wait: bool = False) -> None:
-        """Read the base from a searcher, on a thread of its own unless ``wait``; nothing happens while a write
-        is pending (the next query tries again) or once a base exists."""
+        """Read the base from a searcher, on a thread of its own unless ``wait`` (which also waits for a read on
+        a thread already under way); nothing happens while a write is pending (the next query tries again) or once
+        a base exists."""
         with self._lock:
-            if self._base is not None or self._building or self._dirty:
+            if self._building:
+                under_way = self._reading
+                if not wait or under_way is None:
+                    return
+            elif self._base is not None or self._dirty:
                 return
-            self._building, self._recording = True, True
-            current, generation = searcher(), self.generation
-        if wait:
-            self._build(current, generation)
-        else:
-            threading.Thread(target=self._build, args=(current, generation), name="cpl-lexical-terms",
-                             daemon=True).start()
+            else:
+                self._building, self._recording = True, True
+                current, generation = searcher(), self.generation
+                if not wait:
+                    self._reading = threading.Thread(target=self._build, args=(current, generation),
+                                                     name="cpl-lexical-terms", daemon=True)
+                    self._reading.start()
+                    return
+                under_way = None
+        if under_way is not None:
+            under_way.join()
+            return
+        self._build(current, generation)
 
     def _build(self, searcher: Any, generation: int) -> None:
         try:
@@ -110,7 +123,7 @@ class TermIndex:
             log.exception("reading the term dictionary failed")
             terms, joined = [], None
         with self._lock:
-            self._building = False
+            self._building, self._reading = False, None
             if joined is not None and self._recording:  # not reset meanwhile
                 self._base, self._base_generation = joined, generation
                 self._limit = max(MAX_TERMS, len(terms) // DICTIONARY_PER_SET_TERM)
