@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -99,16 +98,3 @@ def test_a_searcher_older_than_the_base_uses_the_regex_and_too_many_terms_do_too
     finally:
         lexical.close()
 
-
-def test_the_term_index_is_read_once_the_index_is_ready_not_by_the_first_text_search(tmp_path: Path) -> None:
-    # The first text searches after a start took the term-dictionary regex (~25 ms on Django) until the first one
-    # had started reading the term index.
-    repo = make_repo(tmp_path / "repo", FILES)
-    with running_index(repo) as index:
-        terms = index._pipeline.lexical._terms
-        deadline = time.monotonic() + 10
-        while terms.matching("cach", left_open=True, right_open=True, generation=terms.generation) is None:
-            assert time.monotonic() < deadline, "the term index was not read after ready"
-            time.sleep(0.01)
-        assert "get_cache_key" in (terms.matching("cach", left_open=True, right_open=True,
-                                                  generation=terms.generation) or [])

@@ -291,11 +291,6 @@ class LexicalIndex:
         """Read the term index now (it is otherwise read on a thread after the first open-fragment query)."""
         self._terms.ensure_base(self._index.searcher, wait=True)
 
-    def prefetch_terms(self) -> None:
-        """Start reading the term index on a thread of its own (nothing happens while a write is pending)."""
-        if self._index is not None:
-            self._terms.ensure_base(self._index.searcher)
-
 
 class RankedCandidates:
     """Matching documents as ``(path, score)`` in (score descending, path) order, fetched lazily.

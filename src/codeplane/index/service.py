@@ -343,9 +343,6 @@ class IndexService:
         self._ready_told = True
         if self._integrity is not None:
             self._integrity.start()
-        # The text syntax's term index, read on a thread now rather than by the first text search (which took the
-        # term-dictionary regex, ~25 ms on Django, until it was read).
-        self._pipeline.lexical.prefetch_terms()
         for listener in self._ready_listeners:
             listener()
 
