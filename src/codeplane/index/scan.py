@@ -122,9 +122,11 @@ def _literal_spans(text: str, query: CompiledQuery) -> Iterator[tuple[int, int]]
         pos = end if end > start else start + 1
 
 
-def _term_spans(text: str, query: CompiledQuery, term: int) -> Iterator[tuple[int, int]]:
-    """Non-overlapping occurrences of a ``text`` query's term, leftmost first (as ``finditer`` finds them)."""
-    if query.folded and (haystack := _folded(text)) is not None:
+def _term_spans(text: str, query: CompiledQuery, term: int, folded: str | None = None) -> Iterator[tuple[int, int]]:
+    """Non-overlapping occurrences of a ``text`` query's term, leftmost first (as ``finditer`` finds them).
+    ``folded``: ``_folded(text)`` when the caller has it already."""
+    haystack = folded if folded is not None else _folded(text) if query.folded else None
+    if query.folded and haystack is not None:
         needle = query.folded[term]
         size = len(needle)
         start = haystack.find(needle)
@@ -184,7 +186,7 @@ def _lines_with_every_term(text: str, query: CompiledQuery, lines: Lines) -> Ite
                                                              query.patterns[n].pattern))
     folded = _folded(text) if query.folded else None
     seen: set[int] = set()
-    for offset, _ in _term_spans(text, query, lead):
+    for offset, _ in _term_spans(text, query, lead, folded):
         line, _, start = lines.position(offset)
         if start in seen:
             continue
