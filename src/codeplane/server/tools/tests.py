@@ -163,6 +163,9 @@ async def _await(ctx: ToolContext, record: RunHandle, wait_sec: float) -> None:
     sent = -1.0
     while True:
         version = record.version
+        # Read before the snapshot: a run that finishes after it is seen on the next turn, so its last
+        # notification (100) is always sent; checked after the snapshot, the call could return having sent 99.
+        finished = record.finished
         if version != seen:
             seen = version
             snapshot = record.snapshot()
@@ -173,7 +176,7 @@ async def _await(ctx: ToolContext, record: RunHandle, wait_sec: float) -> None:
                 await ctx.progress(sent, 100.0, f"{snapshot.state}: {done}/{len(snapshot.targets)} targets "
                                                 f"{snapshot.message}".strip())
         left = deadline - anyio.current_time()
-        if record.finished or left <= 0:
+        if finished or left <= 0:
             return
         # Woken by the record itself: the answer goes out as soon as the run ends, not a poll interval later.
         await anyio.to_thread.run_sync(record.wait, version, min(left, _WAKE_S), abandon_on_cancel=True,
