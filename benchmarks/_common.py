@@ -20,6 +20,15 @@ CACHE = Path(__file__).resolve().parent / ".cache"
 os.environ.setdefault("CODEPLANE__TOOLS__PROFILE", "full")
 
 
+def require(*programs: str) -> None:
+    """Exit with what to install when a baseline's program is missing (``.ci/run`` installs them with apt; a
+    benchmark run elsewhere would otherwise fail half-way with a parse error of the missing program's output)."""
+    missing = [name for name in programs if shutil.which(name) is None]
+    if missing:
+        sys.exit(f"{', '.join(missing)} not found: the baseline needs it (Debian: apt-get install "
+                 f"{' '.join('ripgrep' if m == 'rg' else m for m in missing)})")
+
+
 def sdist(name: str, version: str) -> Path:
     """Download (once) and unpack a pinned PyPI source distribution; returns the unpacked directory."""
     CACHE.mkdir(exist_ok=True)

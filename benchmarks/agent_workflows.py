@@ -37,7 +37,7 @@ from typing import Any
 from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CACHE, project_venv, sdist, start_cpl, table
+from _common import CACHE, project_venv, require, sdist, start_cpl, table
 
 WORK = CACHE / "workflows"
 VERBOSE = "--verbose" in sys.argv
@@ -479,6 +479,7 @@ async def main() -> None:
     parser.add_argument("--task", choices=[t.key for t in TASKS])
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
+    require("rg")
     ensure_venv()
     WORK.mkdir(parents=True, exist_ok=True)
     rows: list[list[object]] = []

@@ -42,7 +42,7 @@ import httpx
 from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CACHE, dump_json, p50, pct, poll_pause, sdist, table
+from _common import CACHE, dump_json, p50, pct, poll_pause, require, sdist, table
 from _proctree import TreeSampler, TreeUsage
 
 CPL = [sys.executable, "-m", "codeplane.cli"]
@@ -279,8 +279,7 @@ def main() -> None:
                                              cwd=Path(__file__).resolve().parent, capture_output=True, text=True,
                                              check=False).stdout.strip())
         return
-    if shutil.which("rg") is None:
-        sys.exit("ripgrep (rg) is required for the baseline")
+    require("rg")
     origin = _origin()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).resolve().parent,
                             capture_output=True, text=True, check=False).stdout.strip()
