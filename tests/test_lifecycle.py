@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.builders import cpl, cpl_json, make_repo, start_server
+from tests.builders import cpl, cpl_json, git, make_repo, start_server
 
 
 def _wait_gone(path: Path, timeout: float = 10) -> bool:
@@ -57,6 +57,28 @@ def test_init_is_idempotent_and_writes_client_configs(repo: Path) -> None:
     mcp_json = json.loads((repo / ".mcp.json").read_text())
     assert mcp_json["mcpServers"]["codeplane"]["url"] == first["mcp_url"]
     assert cpl_json("init", "--write-client-config", cwd=repo)["written"] == []
+
+
+def test_init_leaves_the_work_tree_clean_in_a_clone_and_in_a_linked_worktree(repo: Path) -> None:
+    """The ``.cplignore`` init writes is excluded locally (``info/exclude``): ``git status`` stays clean, so
+    ``git add -A`` (or ``git_stage_and_commit(all=true)``) does not put CodePlane's file in the user's commit."""
+    cpl_json("init", cwd=repo)
+    cpl_json("init", cwd=repo)
+    assert (repo / ".cplignore").is_file()
+    assert git(repo, "status", "--porcelain", "--untracked-files=all").stdout == ""
+    exclude = (repo / ".git" / "info" / "exclude").read_text()
+    assert exclude.splitlines().count("/.cplignore") == 1
+    linked = repo.parent / "linked"
+    git(repo, "worktree", "add", "-q", str(linked))
+    assert cpl_json("init", cwd=linked)["created"]
+    assert (linked / ".cplignore").is_file()
+    assert git(linked, "status", "--porcelain", "--untracked-files=all").stdout == ""
+    # A rule the user already shares is theirs: init neither rewrites it nor hides it.
+    shared = repo.parent / "shared"
+    make_repo(shared, {"a.py": "x = 1\n", ".cplignore": "gen/\n"})
+    cpl_json("init", cwd=shared)
+    assert (shared / ".cplignore").read_text() == "gen/\n"
+    assert "/.cplignore" not in (shared / ".git" / "info" / "exclude").read_text()
 
 
 def test_second_up_refuses_naming_pid_and_port_then_sigterm_cleans_up(repo: Path) -> None:

@@ -118,7 +118,28 @@ def initialize(root: Path) -> InitReport:
     if not layout.cplignore_file.exists():
         write_atomic(layout.cplignore_file, DEFAULT_CPLIGNORE.encode())
         report.created.append(".cplignore")
+        _exclude_locally(root, "/.cplignore")
     return report
+
+
+def _exclude_locally(root: Path, pattern: str) -> None:
+    """List ``pattern`` in the repository's ``info/exclude`` (this clone only, never committed), so a file CodePlane
+    wrote does not show as untracked, and ``git_stage_and_commit(all=true)`` or ``git add -A`` does not put it in
+    the user's next commit. A team that wants to share its rules commits it with ``git add -f``. Best effort: a
+    clone whose git directory cannot be written only sees the file as untracked."""
+    try:
+        git_dir = Path(pygit2.Repository(str(root)).path)
+        common = git_dir / "commondir"  # a linked worktree: info/exclude lives in the main git directory
+        if common.is_file():
+            git_dir = (git_dir / common.read_text(encoding="utf-8").strip()).resolve()
+        exclude = git_dir / "info" / "exclude"
+        text = exclude.read_text(encoding="utf-8") if exclude.is_file() else ""
+        if pattern in text.splitlines():
+            return
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(exclude, (text + ("" if not text or text.endswith("\n") else "\n") + pattern + "\n").encode())
+    except (OSError, pygit2.GitError):
+        return
 
 
 @dataclass(frozen=True)
