@@ -292,3 +292,26 @@ def test_returning_a_class_attribute_may_run_its_descriptor(tmp_path: Path) -> N
     ``Model().value()`` at import time runs the change and the whole test file is selected."""
     with indexed_repo(tmp_path / "repo", DESCRIPTOR) as (root, index):
         assert _cases(root, index, "src/pkg/fields.py", 3, ["tests/test_model.py"]) == {"tests/test_model.py"}
+
+
+RENAMED: dict[str, str] = {
+    "pytest.ini": "[pytest]\npythonpath = src\n",
+    "src/pkg/__init__.py": "",
+    # ``discount`` was just renamed ``rebate`` (line 5): ``from pkg.pricing import discount`` now fails.
+    "src/pkg/pricing.py": "def price(x):\n    return x\n\n\ndef rebate(x):\n    return x - 1\n",
+    "src/pkg/cart.py": "from pkg.pricing import discount\n\n\ndef total(x):\n    return discount(x)\n",
+    "tests/test_pricing.py": (
+        "from pkg.pricing import discount, price\n\n\n"
+        "def test_price():\n    assert price(1) == 1\n\n\ndef test_discount():\n    assert discount(3) == 2\n"),
+    "tests/test_cart.py": "from pkg.cart import total\n\n\ndef test_total():\n    assert total(3) == 2\n",
+    "tests/test_other.py": "import pkg\n\n\ndef test_nothing():\n    assert pkg\n",
+}
+
+
+def test_a_name_imported_from_the_changed_module_that_it_no_longer_binds_breaks_the_importer(tmp_path: Path) -> None:
+    """A renamed definition leaves ``from m import old`` behind: those modules fail to import, so every test
+    importing one, directly or through another module, fails whole (``import pkg`` alone reaches ``pkg.cart``
+    only as its parent package: selected too, with low confidence, as module-level selection does)."""
+    tests = ["tests/test_cart.py", "tests/test_other.py", "tests/test_pricing.py"]
+    with indexed_repo(tmp_path / "repo", RENAMED) as (root, index):
+        assert {"tests/test_cart.py", "tests/test_pricing.py"} <= _cases(root, index, "src/pkg/pricing.py", 5, tests)

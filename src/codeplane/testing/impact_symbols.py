@@ -172,8 +172,11 @@ class SymbolWalk(UseRules, PytestRules):
             "r.token_text IN (i.imported_name, coalesce(i.alias, '')), i.import_kind, i.imported_name, "
             "i.alias IS NULL AND i.resolved_alt_file_id IS NOT NULL AND i.resolved_alt_file_id != ? "
             "FROM st_import i JOIN st_ref r ON r.via_import_uid = "
-            "i.import_uid WHERE (i.resolved_file_id = ? OR i.resolved_alt_file_id = ?) AND r.target_uid IS NULL "
-            "AND r.role != 'DEFINITION'", (file_id, file_id, file_id)).fetchall()
+            "i.import_uid WHERE (i.resolved_file_id = ? OR i.resolved_alt_file_id = ?) AND (r.target_uid IS NULL "
+            # ``from m import gone`` binds its import, which denotes no definition now: the import statement's own
+            # token (the module fails to import) and each use of the name target the import itself
+            "OR (r.target_uid = i.import_uid AND i.import_kind = 'python_from')) AND r.role != 'DEFINITION'",
+            (file_id, file_id, file_id)).fetchall()
         origin = Def("", file_id, "module", "", "", path, 0, 0, None)
         # A name the module still binds (a def, an overload, an import, an assignment) is followed by name.
         defined = {d.name for d in self.defs_of(file_id)} | {str(n) for (n,) in self.conn.execute(
