@@ -65,17 +65,21 @@ class ImpactIndex:
             cached = self._graph
         if cached is not None and epoch is not None and cached.epoch == epoch:
             return cached
-        graph = build_graph(conn, epoch)
+        graph = build_graph(conn, epoch, cached)
         with self._lock:
             self._graph = graph
         return graph
 
     def _facts_for(self, graph: ImportGraph) -> WalkFacts:
-        """The symbol walk's per-epoch facts (definitions per file...), shared by the walks of one epoch."""
+        """The symbol walk's per-epoch facts (definitions per file...), shared by the walks of one epoch; what
+        the files an edit left alone answered is carried from the previous epoch's (``WalkFacts.carry``)."""
         with self._lock:
             facts = self._facts
             if facts is None or graph.epoch is None or facts.epoch != graph.epoch:
-                facts = WalkFacts(graph.epoch, graph.keys_of, self._scans)
+                fresh = WalkFacts(graph.epoch, graph.keys_of, self._scans)
+                if facts is not None and facts.epoch is not None and facts.epoch == graph.carried_from:
+                    fresh.carry(facts, graph.changed, graph.path_of)
+                facts = fresh
                 if graph.epoch is not None:
                     self._facts = facts
             return facts

@@ -107,6 +107,23 @@ class WalkFacts:
         #: pytest fixture name → whether the repository may define a fixture so named (``impact_names``).
         self.pytest_overrides: dict[str, bool] = {}
 
+    def carry(self, old: WalkFacts, changed: frozenset[int], path_of: Mapping[int, str]) -> None:
+        """Take from ``old`` (the facts of the epoch the import graph was carried from, ``impact_graph``: the same
+        files and module keys) what depends only on a file's own facts and text, for every file not in
+        ``changed``: its definitions, the files a test file imports, and what its text says (literal assignments,
+        packed and rebound names, computed stores, signatures). What reads across files (references by name,
+        holders, importers by name, query answers) is read again: an edit elsewhere changes what it resolves to."""
+        gone = {path_of[f] for f in changed if f in path_of}
+        self.defs = {f: d for f, d in old.defs.items() if f not in changed}
+        self.starts = {f: s for f, s in old.starts.items() if f not in changed}
+        self.by_uid = {uid: d for uid, d in old.by_uid.items() if d.file_id not in changed}
+        self.sources = {p: found for p, found in old.sources.items() if p not in gone}
+        self.literal_names = {f: v for f, v in old.literal_names.items() if f not in changed}
+        self.packed_names = {f: v for f, v in old.packed_names.items() if f not in changed}
+        self.rebound = {f: v for f, v in old.rebound.items() if f not in changed}
+        self.dynamic_files = {f: v for f, v in old.dynamic_files.items() if f not in changed}
+        self.signatures = {k: v for k, v in old.signatures.items() if k[0] not in changed}
+
     def loose_files(self, conn: sqlite3.Connection) -> frozenset[int]:
         """Files with a star import, or that run strings as code (``exec``/``eval`` may bind any global)."""
         if self._loose is None:

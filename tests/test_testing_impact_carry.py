@@ -1,0 +1,86 @@
+"""The import graph and the walk's per-file facts carried across epochs (``impact_graph.build_graph`` with the
+previous graph, ``WalkFacts.carry``): after each edit, the carried graph equals a fresh read of the same epoch
+and a long-lived ``ImpactIndex`` answers what a new one answers; an added file or a marker edit reads it whole."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+
+from codeplane.index.service import IndexService
+from codeplane.testing import ImpactIndex
+from codeplane.testing.impact_graph import ImportGraph, build_graph, current_epoch
+from tests.builders import indexed_repo
+
+FILES: dict[str, str] = {
+    "pyproject.toml": "[tool.pytest.ini_options]\npythonpath = ['src']\n",
+    "src/shop/__init__.py": "",
+    "src/shop/pricing.py": "def price(name):\n    return len(name)\n\n\ndef discount(x):\n    return x - 1\n",
+    "src/shop/cart.py": ("from shop.pricing import price\n\n\nclass Cart:\n    def total(self, items):\n"
+                         "        return sum(price(i) for i in items)\n"),
+    "src/shop/ship.py": "def weight(x):\n    return x * 2\n",
+    "tests/test_cart.py": "from shop.cart import Cart\n\n\ndef test_total():\n    assert Cart().total(['ab']) == 2\n",
+    "tests/test_pricing.py": (
+        "from shop.pricing import discount\n\n\ndef test_discount():\n    assert discount(3) == 2\n"),
+    "tests/test_ship.py": "def test_weight():\n    from shop.ship import weight\n    assert weight(1) == 2\n",
+}
+TESTS = ["tests/test_cart.py", "tests/test_pricing.py", "tests/test_ship.py"]
+
+
+def _fields(graph: ImportGraph) -> dict[str, object]:
+    found = asdict(graph)
+    for carried_only in ("carried_from", "changed"):
+        found.pop(carried_only)
+    return found
+
+
+def _edit(repo: Path, index: IndexService, path: str, text: str) -> None:
+    (repo / path).parent.mkdir(parents=True, exist_ok=True)
+    (repo / path).write_text(text, encoding="utf-8")
+    index.refresh_paths([path])
+
+
+def _answer(impact: ImpactIndex, repo: Path, path: str, lines: tuple[int, int]) -> object:
+    def read(rel: str) -> list[str]:
+        target = repo / rel
+        return target.read_text(encoding="utf-8").splitlines() if target.is_file() else []
+    result = impact.affected([path], TESTS, ranges={path: [lines]}, read_lines=read)
+    return [(m.test_file, m.confidence, tuple(c.case for c in m.cases)) for m in result.matches]
+
+
+def test_the_carried_graph_and_facts_answer_what_a_fresh_read_answers(tmp_path: Path) -> None:
+    with indexed_repo(tmp_path / "repo", FILES) as (repo, index):
+        kept = ImpactIndex(index.read_connection)
+        with index.read_connection() as conn:
+            graph = build_graph(conn, current_epoch(conn))
+        assert _answer(kept, repo, "src/shop/pricing.py", (2, 2)) == [
+            ("tests/test_cart.py", "low", ("test_total",))]
+        steps = [
+            # an edit that adds an import: cart now reaches ship, so test_cart is reached from weight
+            ("src/shop/cart.py", FILES["src/shop/cart.py"].replace(
+                "from shop.pricing import price\n", "from shop.pricing import price\nfrom shop.ship import weight\n"
+            ).replace("price(i) for", "weight(price(i)) for"), True, "src/shop/ship.py", (2, 2)),
+            # a definition renamed: the test calling the old name resolves to nothing now
+            ("src/shop/pricing.py", FILES["src/shop/pricing.py"].replace("def discount", "def rebate"), True,
+             "src/shop/pricing.py", (5, 6)),
+            # the import removed again
+            ("src/shop/cart.py", FILES["src/shop/cart.py"], True, "src/shop/ship.py", (2, 2)),
+            # a new file: read whole
+            ("src/shop/extra.py", "from shop.ship import weight\n", False, "src/shop/ship.py", (2, 2)),
+            # a context marker edited (import roots): read whole
+            ("pyproject.toml", FILES["pyproject.toml"] + "# edited\n", False, "src/shop/pricing.py", (2, 2)),
+        ]
+        for path, text, carried, asked, lines in steps:
+            _edit(repo, index, path, text)
+            with index.read_connection() as conn:
+                epoch = current_epoch(conn)
+                fresh = build_graph(conn, epoch)
+                graph = build_graph(conn, epoch, graph)
+            assert (graph.carried_from is not None) == carried, path
+            if carried:
+                assert graph.changed == {graph.id_of[path]}
+            assert _fields(graph) == _fields(fresh), path
+            assert _answer(kept, repo, asked, lines) == _answer(ImpactIndex(index.read_connection), repo, asked,
+                                                                 lines), path
+        # the renamed definition's old callers: the test file whose import no longer resolves is still selected
+        assert ("tests/test_pricing.py" in {m[0] for m in _answer(kept, repo, "src/shop/pricing.py", (5, 6))})
