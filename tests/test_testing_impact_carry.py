@@ -40,7 +40,8 @@ def _edit(repo: Path, index: IndexService, path: str, text: str) -> None:
     index.refresh_paths([path])
 
 
-def _answer(impact: ImpactIndex, repo: Path, path: str, lines: tuple[int, int]) -> object:
+def _answer(impact: ImpactIndex, repo: Path, path: str, lines: tuple[int, int],
+            ) -> list[tuple[str, str, tuple[str, ...]]]:
     def read(rel: str) -> list[str]:
         target = repo / rel
         return target.read_text(encoding="utf-8").splitlines() if target.is_file() else []
