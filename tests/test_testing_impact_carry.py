@@ -10,6 +10,7 @@ from pathlib import Path
 from codeplane.index.service import IndexService
 from codeplane.testing import ImpactIndex
 from codeplane.testing.impact_graph import ImportGraph, build_graph, current_epoch
+from codeplane.testing.impact_walkfacts import WalkFacts
 from tests.builders import indexed_repo
 
 FILES: dict[str, str] = {
@@ -23,8 +24,10 @@ FILES: dict[str, str] = {
     "tests/test_pricing.py": (
         "from shop.pricing import discount\n\n\ndef test_discount():\n    assert discount(3) == 2\n"),
     "tests/test_ship.py": "def test_weight():\n    from shop.ship import weight\n    assert weight(1) == 2\n",
+    "tests/test_dyn.py": ("import shop.pricing as pricing\n\n\ndef test_member():\n    assert pricing.price('a') == 1\n"
+                          "\n\ndef test_code():\n    code = 'import shop\\nshop.ship'\n    assert code\n"),
 }
-TESTS = ["tests/test_cart.py", "tests/test_pricing.py", "tests/test_ship.py"]
+TESTS = ["tests/test_cart.py", "tests/test_dyn.py", "tests/test_pricing.py", "tests/test_ship.py"]
 
 
 def _fields(graph: ImportGraph) -> dict[str, object]:
@@ -40,12 +43,13 @@ def _edit(repo: Path, index: IndexService, path: str, text: str) -> None:
     index.refresh_paths([path])
 
 
-def _answer(impact: ImpactIndex, repo: Path, path: str, lines: tuple[int, int],
+def _answer(impact: ImpactIndex, repo: Path, path: str, lines: tuple[int, int] | None,
             ) -> list[tuple[str, str, tuple[str, ...]]]:
+    """``lines`` None: the whole file changed (module-level selection, which narrows by imports in tests)."""
     def read(rel: str) -> list[str]:
         target = repo / rel
         return target.read_text(encoding="utf-8").splitlines() if target.is_file() else []
-    result = impact.affected([path], TESTS, ranges={path: [lines]}, read_lines=read)
+    result = impact.affected([path], TESTS, ranges={path: [lines]} if lines else None, read_lines=read)
     return [(m.test_file, m.confidence, tuple(c.case for c in m.cases)) for m in result.matches]
 
 
@@ -55,7 +59,9 @@ def test_the_carried_graph_and_facts_answer_what_a_fresh_read_answers(tmp_path: 
         with index.read_connection() as conn:
             graph = build_graph(conn, current_epoch(conn))
         assert _answer(kept, repo, "src/shop/pricing.py", (2, 2)) == [
-            ("tests/test_cart.py", "low", ("test_total",))]
+            ("tests/test_cart.py", "low", ("test_total",)), ("tests/test_dyn.py", "high", ("test_code", "test_member"))]
+        # a whole-file change: test_ship imports ship inside test_weight only, so only that test
+        assert _answer(kept, repo, "src/shop/ship.py", None) == [("tests/test_ship.py", "high", ("test_weight",))]
         steps = [
             # an edit that adds an import: cart now reaches ship, so test_cart is reached from weight
             ("src/shop/cart.py", FILES["src/shop/cart.py"].replace(
@@ -64,8 +70,16 @@ def test_the_carried_graph_and_facts_answer_what_a_fresh_read_answers(tmp_path: 
             # a definition renamed: the test calling the old name resolves to nothing now
             ("src/shop/pricing.py", FILES["src/shop/pricing.py"].replace("def discount", "def rebate"), True,
              "src/shop/pricing.py", (5, 6)),
-            # the import removed again
+            # a dynamic importer: cart may hold any module now
+            ("src/shop/cart.py", "from importlib import import_module\n" + FILES["src/shop/cart.py"], True,
+             "src/shop/pricing.py", (2, 2)),
+            # the imports removed again
             ("src/shop/cart.py", FILES["src/shop/cart.py"], True, "src/shop/ship.py", (2, 2)),
+            # a test's import inside its function moved to the module: the whole file now
+            ("tests/test_ship.py", "def test_weight():\n    assert weight(1) == 2\n\n\nfrom shop.ship import weight\n",
+             True, "src/shop/ship.py", None),
+            # a test's code string and member use gone
+            ("tests/test_dyn.py", "def test_member():\n    assert True\n", True, "src/shop/pricing.py", (2, 2)),
             # a new file: read whole
             ("src/shop/extra.py", "from shop.ship import weight\n", False, "src/shop/ship.py", (2, 2)),
             # a context marker edited (import roots): read whole
@@ -83,5 +97,11 @@ def test_the_carried_graph_and_facts_answer_what_a_fresh_read_answers(tmp_path: 
             assert _fields(graph) == _fields(fresh), path
             assert _answer(kept, repo, asked, lines) == _answer(ImpactIndex(index.read_connection), repo, asked,
                                                                  lines), path
+            carried_facts = kept._facts  # white box: the carried index of imported names, against a fresh read
+            assert carried_facts is not None
+            with index.read_connection() as conn:
+                for name in ("import_module", "price", "weight", "discount", "Cart"):
+                    assert carried_facts.importers_of_name(conn, name) == WalkFacts().importers_of_name(
+                        conn, name), (path, name)
         # the renamed definition's old callers: the test file whose import no longer resolves is still selected
         assert ("tests/test_pricing.py" in {m[0] for m in _answer(kept, repo, "src/shop/pricing.py", (5, 6))})

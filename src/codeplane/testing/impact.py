@@ -84,11 +84,14 @@ class ImpactIndex:
                     self._facts = facts
             return facts
 
-    def _sources_for(self, graph: ImportGraph) -> dict[str, tuple[str, ...]]:
-        """Per-epoch memo of the files each test file imports directly (``source_dirs``); shared by the walks of
-        one epoch like the graph (a fresh one without an epoch)."""
+    def _module_walk(self, conn: sqlite3.Connection, graph: ImportGraph, test_files: Sequence[str],
+                     read_lines: ReadLines | None) -> ModuleWalk:
+        """A module walk with the epoch's memos of what each test file imports (directly: ``source_dirs``; inside
+        its functions: narrowing), shared by the walks of one epoch like the graph (fresh ones without an epoch)."""
         facts = self._facts_for(graph)
-        return facts.sources if graph.epoch is not None else {}
+        if graph.epoch is None:
+            return ModuleWalk(conn, graph, test_files, {}, read_lines, local_imports={})
+        return ModuleWalk(conn, graph, test_files, facts.sources, read_lines, local_imports=facts.local_imports)
 
     def affected(self, changed_files: Sequence[str], test_files: Sequence[str], *, uncovered: bool = False,
                  ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None,
@@ -121,7 +124,7 @@ class ImpactIndex:
             sharp = {p: tuple(ranges[p]) for p in changed if ranges and ranges.get(p) and p in graph.id_of
                      and p.endswith((".py", ".pyi"))}
             if not sharp:
-                result = ModuleWalk(conn, graph, test_files, self._sources_for(graph), read_lines).run(
+                result = self._module_walk(conn, graph, test_files, read_lines).run(
                     changed, uncovered=uncovered)
             else:
                 result = self._sharp(conn, graph, changed, sharp, test_files, uncovered=uncovered,
@@ -134,7 +137,7 @@ class ImpactIndex:
     def _sharp(self, conn: sqlite3.Connection, graph: ImportGraph, changed: Sequence[str],
                sharp: Mapping[str, Sequence[tuple[int, int]]], test_files: Sequence[str], *, uncovered: bool,
                read_lines: ReadLines | None, budget_sec: float | None = None) -> ImpactResult:
-        walk = ModuleWalk(conn, graph, test_files, self._sources_for(graph), read_lines)
+        walk = self._module_walk(conn, graph, test_files, read_lines)
         # The module-level part is walked as the symbol walk falls back, so that walk can stop once every
         # test file is selected whole: nothing it could still find would change the answer (Django: a change
         # deep in the framework reaches a URL conf's import-time call early, then walks thousands more).

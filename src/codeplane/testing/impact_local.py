@@ -69,9 +69,17 @@ ImportRow = tuple[int, str | None, str | None, str | None]
 _CHUNK = 200
 
 
-def import_rows(conn: sqlite3.Connection, file_ids: Iterable[int]) -> dict[int, list[ImportRow]]:
+def import_rows(conn: sqlite3.Connection, file_ids: Iterable[int],
+                memo: dict[int, list[ImportRow] | None] | None = None) -> dict[int, list[ImportRow]]:
     """(line, target key, alt key, scope kind) of every import of each of the files with an import inside a
-    function (only those may be narrowed), in chunks of files."""
+    function (only those may be narrowed), in chunks of files. ``memo``: each file's answer (``None``: no import
+    inside a function) from an earlier call over the same facts, completed here."""
+    if memo is not None:
+        missing = sorted({f for f in file_ids if f not in memo})
+        if missing:
+            found_now = import_rows(conn, missing)
+            memo.update((f, found_now.get(f)) for f in missing)
+        return {f: rows for f in sorted(set(file_ids)) if (rows := memo[f]) is not None}
     wanted: list[int] = []
     every = sorted(set(file_ids))
     for start in range(0, len(every), _CHUNK):

@@ -73,8 +73,11 @@ class ModuleWalk:
     ``finish`` into an :class:`ImpactResult`. ``sources``: the per-epoch memo of what each test file imports."""
 
     def __init__(self, conn: sqlite3.Connection, graph: ImportGraph, test_files: Sequence[str],
-                 sources: dict[str, tuple[str, ...]] | None = None, read_lines: ReadLines | None = None) -> None:
+                 sources: dict[str, tuple[str, ...]] | None = None, read_lines: ReadLines | None = None, *,
+                 local_imports: dict[int, list[ImportRow] | None] | None = None) -> None:
         self.conn = conn
+        #: test file id → its imports when one is inside a function (``impact_local.import_rows``; a memo).
+        self.local_imports = local_imports
         #: A file's current lines; None: no test file is narrowed to the tests holding its imports.
         self.read_lines = read_lines
         #: test file → the repository files it imports directly (a memo).
@@ -178,7 +181,7 @@ class ModuleWalk:
         if not ids:
             return {}
         self.affected = Affected(self.modules, {keys[0] for p in self.files if (keys := self._keys_of(p))})
-        return import_rows(self.conn, ids)
+        return import_rows(self.conn, ids, self.local_imports)
 
     def _match(self, path: str, confidence: Confidence, reasons: tuple[str, ...],
                narrowable: Mapping[int, list[ImportRow]]) -> TestMatch:

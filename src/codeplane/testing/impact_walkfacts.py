@@ -16,6 +16,8 @@ from codeplane.testing.impact_reach import Def
 
 #: Query answers kept per epoch (``WalkFacts.rows``) before they are dropped all at once.
 MAX_QUERIES = 200_000
+#: Files whose imported names are re-read per query after an edit (``importers_of_name``).
+_NAME_CHUNK = 500
 #: Test files' scans kept across epochs (``CodeStringScans``) before they are dropped all at once.
 MAX_SCANS = 50_000
 
@@ -74,11 +76,17 @@ class WalkFacts:
         self._tops: frozenset[str] | None = None
         #: test file → the repository files it imports directly (``impact_modules.ModuleWalk.source_dirs``).
         self.sources: dict[str, tuple[str, ...]] = {}
+        #: test file id → its imports when one is inside a function, else None (``impact_local.import_rows``).
+        self.local_imports: dict[int, list[tuple[int, str | None, str | None, str | None]] | None] = {}
+        #: file id → the names its imports bind (``importers_of_name``, kept so an edit re-reads only its files).
+        self._names_of: dict[int, frozenset[str]] | None = None
         self.defs: dict[int, list[Def]] = {}
         self.starts: dict[int, list[int]] = {}
         self.by_uid: dict[str, Def] = {}
         self._loose: frozenset[int] | None = None
         self._names: dict[str, frozenset[int]] | None = None
+        #: Files whose imported names are still to be read into a carried ``_names`` (``carry``).
+        self._pending_names: list[int] = []
         #: bind id → whether every assignment of that local binds a literal (``impact_names.literal_receiver``).
         self.literal_binds: dict[int, bool] = {}
         self._code_strings: dict[tuple[str, tuple[str, ...]], list[tuple[str, int]]] = {}
@@ -123,6 +131,25 @@ class WalkFacts:
         self.rebound = {f: v for f, v in old.rebound.items() if f not in changed}
         self.dynamic_files = {f: v for f, v in old.dynamic_files.items() if f not in changed}
         self.signatures = {k: v for k, v in old.signatures.items() if k[0] not in changed}
+        self.local_imports = {f: v for f, v in old.local_imports.items() if f not in changed}
+        # Which strings of test files hold code importing a package: their own text and import lines.
+        self._code_strings = {k: v for k, v in old._code_strings.items() if not gone.intersection(k[1])}
+        if old._names is not None and old._names_of is not None:
+            self._carry_names(old._names, old._names_of, changed)
+
+    def _carry_names(self, names: dict[str, frozenset[int]], names_of: dict[int, frozenset[str]],
+                     changed: frozenset[int]) -> None:
+        """``importers_of_name``'s index without the ``changed`` files; ``_pending_names`` re-reads theirs."""
+        self._names = dict(names)
+        self._names_of = {f: bound for f, bound in names_of.items() if f not in changed}
+        for file_id in changed:
+            for name in names_of.get(file_id, ()):
+                rest = self._names.get(name, frozenset()) - {file_id}
+                if rest:
+                    self._names[name] = rest
+                else:
+                    self._names.pop(name, None)
+        self._pending_names = sorted(changed)
 
     def loose_files(self, conn: sqlite3.Connection) -> frozenset[int]:
         """Files with a star import, or that run strings as code (``exec``/``eval`` may bind any global)."""
@@ -257,10 +284,32 @@ class WalkFacts:
 
     def importers_of_name(self, conn: sqlite3.Connection, name: str) -> frozenset[int]:
         """Files importing something named, or aliased, ``name``."""
-        if self._names is None:
-            names: dict[str, set[int]] = {}
-            for file_id, imported, alias in conn.execute("SELECT file_id, imported_name, alias FROM st_import"):
-                for bound in {str(imported).rpartition(".")[2], str(alias or "")} - {""}:
-                    names.setdefault(bound, set()).add(int(file_id))
-            self._names = {k: frozenset(v) for k, v in names.items()}
+        if self._names is None or self._pending_names:
+            self._read_names(conn)
+        assert self._names is not None
         return self._names.get(name, frozenset())
+
+    def _read_names(self, conn: sqlite3.Connection) -> None:
+        """Every file's imported names, or only the files an edit changed since the carried index."""
+        pending, self._pending_names = self._pending_names, []
+        every = self._names is None or self._names_of is None
+        bound_by: dict[int, set[str]] = {f: set() for f in pending}
+        for start in range(0, 1 if every else len(pending), _NAME_CHUNK):
+            chunk = pending[start:start + _NAME_CHUNK]
+            where = "" if every else f" WHERE file_id IN ({','.join('?' * len(chunk))})"
+            for file_id, imported, alias in conn.execute(f"SELECT file_id, imported_name, alias FROM st_import{where}",
+                                                         [] if every else chunk):
+                bound_by.setdefault(int(file_id), set()).update(
+                    {str(imported).rpartition(".")[2], str(alias or "")} - {""})
+        names: dict[str, set[int]] = {}
+        for file_id, bound in bound_by.items():
+            for name in bound:
+                names.setdefault(name, set()).add(file_id)
+        if every:
+            self._names = {k: frozenset(v) for k, v in names.items()}
+            self._names_of = {f: frozenset(b) for f, b in bound_by.items() if b}
+            return
+        assert self._names is not None and self._names_of is not None
+        for name, files in names.items():
+            self._names[name] = self._names.get(name, frozenset()) | files
+        self._names_of.update((f, frozenset(b)) for f, b in bound_by.items() if b)
