@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, NamedTuple, TypeVar
 
 from codeplane.testing.impact_reach import Def
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 #: Query answers kept per epoch (``WalkFacts.rows``) before they are dropped all at once.
 MAX_QUERIES = 200_000
@@ -45,6 +48,13 @@ class CodeStringScans:
             self._scans.clear()
         self._scans[(top, test)] = (lines, quoted_at, bare_at)
         return quoted_at, bare_at
+
+
+def _without(found: dict[K, V], keys: Iterable[K]) -> dict[K, V]:
+    copy = dict(found)
+    for key in keys:
+        copy.pop(key, None)
+    return copy
 
 
 class Use(NamedTuple):
@@ -122,16 +132,18 @@ class WalkFacts:
         packed and rebound names, computed stores, signatures). What reads across files (references by name,
         holders, importers by name, query answers) is read again: an edit elsewhere changes what it resolves to."""
         gone = {path_of[f] for f in changed if f in path_of}
-        self.defs = {f: d for f, d in old.defs.items() if f not in changed}
-        self.starts = {f: s for f, s in old.starts.items() if f not in changed}
-        self.by_uid = {uid: d for uid, d in old.by_uid.items() if d.file_id not in changed}
-        self.sources = {p: found for p, found in old.sources.items() if p not in gone}
-        self.literal_names = {f: v for f, v in old.literal_names.items() if f not in changed}
-        self.packed_names = {f: v for f, v in old.packed_names.items() if f not in changed}
-        self.rebound = {f: v for f, v in old.rebound.items() if f not in changed}
-        self.dynamic_files = {f: v for f, v in old.dynamic_files.items() if f not in changed}
+        # Copies (another thread may still walk ``old``) less the changed files' entries: an edit changes one
+        # file or a few, and filtering every entry cost more than the copy (14 ms per epoch on Django).
+        self.by_uid = _without(old.by_uid, [d.uid for f in changed for d in old.defs.get(f, ())])
+        self.defs = _without(old.defs, changed)
+        self.starts = _without(old.starts, changed)
+        self.sources = _without(old.sources, gone)
+        self.literal_names = _without(old.literal_names, changed)
+        self.packed_names = _without(old.packed_names, changed)
+        self.rebound = _without(old.rebound, changed)
+        self.dynamic_files = _without(old.dynamic_files, changed)
+        self.local_imports = _without(old.local_imports, changed)
         self.signatures = {k: v for k, v in old.signatures.items() if k[0] not in changed}
-        self.local_imports = {f: v for f, v in old.local_imports.items() if f not in changed}
         # Which strings of test files hold code importing a package: their own text and import lines.
         self._code_strings = {k: v for k, v in old._code_strings.items() if not gone.intersection(k[1])}
         if old._names is not None and old._names_of is not None:
