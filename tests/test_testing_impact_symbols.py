@@ -217,10 +217,12 @@ def test_a_walk_that_grows_too_big_falls_back_to_module_level(shop: tuple[Path, 
     assert all(not m.cases for m in result.matches if m.test_file == "tests/test_cart.py")
 
 
-def test_a_walk_past_its_time_budget_falls_back_to_module_level(shop: tuple[Path, IndexService]) -> None:
+def test_a_walk_past_its_time_budget_falls_back_to_module_level(shop: tuple[Path, IndexService],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     # The mutation delta's selection has a budget (a write on Django waited 1 s for QuerySet.get_or_create's):
     # past it the change is selected through imports, wider than the walk would have, and says why.
     repo, index = shop
+    monkeypatch.setattr(impact_symbols, "DEADLINE_AFTER_DEFS", 0)  # this walk is small: checked from the start
 
     def read(rel: str) -> list[str]:
         return (repo / rel).read_text().splitlines()
@@ -234,6 +236,10 @@ def test_a_walk_past_its_time_budget_falls_back_to_module_level(shop: tuple[Path
     assert walked.fallbacks == () and _selected(walked) == _selected(_affected(repo, index, "src/shop/pricing.py", 5))
     assert {m.test_file for m in timed_out.matches} >= {m.test_file for m in walked.matches}
     assert all(not m.cases for m in timed_out.matches if m.test_file == "tests/test_cart.py")
+    # A walk smaller than the threshold finishes however late it is: a loaded machine does not blunt it.
+    monkeypatch.setattr(impact_symbols, "DEADLINE_AFTER_DEFS", 200)
+    late = impact.affected(["src/shop/pricing.py"], TESTS, ranges=ranges, read_lines=read, budget_sec=0.0)
+    assert late.fallbacks == () and _selected(late) == _selected(walked)
 
 
 LAZY: dict[str, str] = {

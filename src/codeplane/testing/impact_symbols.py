@@ -60,6 +60,9 @@ from codeplane.testing.impact_walkstate import is_dunder
 
 #: Reached definitions beyond this are not walked: every change falls back to module-level selection.
 MAX_DEFS = 4_000
+#: A walk's deadline (``SymbolWalk.deadline``) is checked once it has reached this many definitions: a walk this
+#: small is done in milliseconds, and a loaded machine's pause must not turn its answer into a fallback.
+DEADLINE_AFTER_DEFS = 200
 #: Changed lines looked at per file (a bigger rewrite is a module-level change).
 MAX_LINES = 5_000
 _SERVED = re.compile(r"""["']([A-Za-z_]\w*)["']""")
@@ -102,7 +105,7 @@ class SymbolWalk(UseRules, PytestRules):
                 for path in sorted(changes):
                     self.fallback(path, f"more than {MAX_DEFS} definitions reached")
                 break
-            if self.deadline is not None and time.monotonic() > self.deadline:
+            if self.deadline is not None and len(self.best) > DEADLINE_AFTER_DEFS and time.monotonic() > self.deadline:
                 for path in sorted(changes):
                     self.fallback(path, "the symbol walk ran out of its time (inspect_affected_tests walks without "
                                         "a limit)")
