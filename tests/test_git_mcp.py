@@ -6,7 +6,16 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.builders import ServerHandle, call, call_error, make_repo, mcp_client, running_server, write_files
+from tests.builders import (
+    ServerHandle,
+    answer_text,
+    call,
+    call_error,
+    make_repo,
+    mcp_client,
+    running_server,
+    write_files,
+)
 from tests.git_oracle import full_state, run_git
 
 pytestmark = pytest.mark.anyio
@@ -62,10 +71,23 @@ async def test_edit_stage_commit_and_log_through_mcp(server: ServerHandle) -> No
         diff = await call(client, "git_diff")
         assert diff["files"][0]["hunks"][0]["lines"][-1] == {"origin": "+", "content": "print('two')",
                                                             "new_lineno": 1}
+        parent = run_git(root, "rev-parse", "HEAD").decode().strip()
         res = await client.call_tool("git_stage_and_commit", {"paths": ["app.py", "notes.txt"], "message": "two"})
         assert not res.is_error
         body = res.structured_content
-        assert body and body["result"]["oid"] == run_git(root, "rev-parse", "HEAD").decode().strip()
+        oid = run_git(root, "rev-parse", "HEAD").decode().strip()
+        assert body and body["result"]["oid"] == oid
+        # The text: the commit once, HEAD's move (the parent), each path with its change and new hash, once.
+        text = answer_text(res).splitlines()
+        assert text[0] == f"oid={oid} summary=two branch=main", text
+        assert f"HEAD {parent[:12]}..{oid[:12]}" in text
+        assert [line.split()[:2] for line in text if line.endswith(tuple("0123456789abcdef"))
+                and line[:2] in ("A ", "M ")] == [["M", "app.py"], ["A", "notes.txt"]], text
+        assert "staged" not in answer_text(res) and "parents" not in answer_text(res)
+        created = await client.call_tool("git_branch", {"action": "create", "name": "topic"})
+        assert answer_text(created).splitlines() == ["action=create branch=topic", f"refs/heads/topic 0..{oid[:12]}"]
+        deleted = await client.call_tool("git_branch", {"action": "delete", "name": "topic"})
+        assert answer_text(deleted).splitlines() == ["action=delete branch=topic", f"refs/heads/topic {oid[:12]}..0"]
         assert (await call(client, "get_task", {}))["task"]["last_mutation_fingerprint"]
         first = await call(client, "git_log", {"limit": 1})
         assert first["commits"][0]["summary"] == "two" and first["pagination"]["next_cursor"]

@@ -138,9 +138,15 @@ def _oid(value: object) -> str:
     return str(value)[:_OID_HEX] if value else "0"
 
 
-def effect_lines(effect: dict[str, Any]) -> list[str]:
+#: How a staged path's change is shown in front of it, as ``git status --short`` does.
+_CHANGE_LETTER = {"added": "A", "modified": "M", "deleted": "D", "resolved": "R"}
+
+
+def effect_lines(effect: dict[str, Any], changes: dict[str, str] | None = None) -> list[str]:
     """What a write did, as lines: HEAD and refs moved (``old..new``), paths with their new sha256 (or
-    ``deleted``), +/- lines, and the recovery point whole (git_reset takes it back)."""
+    ``deleted``; ``changes``: a letter in front of a staged path), +/- lines, and the recovery point whole
+    (git_reset takes it back)."""
+    changes = changes or {}
     lines = []
     if effect.get("head_before") != effect.get("head_after"):
         lines.append(f"HEAD {_oid(effect.get('head_before'))}..{_oid(effect.get('head_after'))}")
@@ -152,7 +158,8 @@ def effect_lines(effect: dict[str, Any]) -> list[str]:
     for p in paths:
         sha = p.get("sha256")
         state = "deleted" if sha == "" else short_sha(sha) if sha else ""
-        lines.append(f"{p['path']} {state}".rstrip())
+        letter = changes.get(p["path"])
+        lines.append(f"{letter + ' ' if letter else ''}{p['path']} {state}".rstrip())
     if effect.get("paths_total", 0) > len(paths):
         lines.append(f"… {effect['paths_total'] - len(paths)} more paths")
     if effect.get("insertions") or effect.get("deletions"):
@@ -173,13 +180,32 @@ def render_git_write(result: ToolResult) -> str:
         record["result"] = {k: v for k, v in nested.items() if k != "effect"}
     if "oid" in record:
         record.pop("short_oid", None)
+    changes = _take_staged(record, effect)
+    branch = record.get("branch")
+    moved = {r.get("ref"): (r.get("old"), r.get("new")) for r in effect.get("refs", [])}
+    if isinstance(branch, dict) and branch.get("oid") in moved.get(branch.get("ref"), ()) and not branch.get("remote"):
+        record["branch"] = branch.get("name")  # its ref line shows where it pointed and points now
+    if record.get("parents") == [effect.get("head_before")]:
+        del record["parents"]  # the ``HEAD old..new`` line shows the one parent
     conflicts = _take_conflicts(record)
     for value in record.values():
         if isinstance(value, dict):  # a pull's merge repeated ``success``/``state`` the answer says already
             for key in [k for k in value if k in record and record[k] == value[k]]:
                 del value[key]
     lines = [pairs(record)] if record else []
-    return "\n".join(lines + conflicts + effect_lines(effect)) or "nothing changed"
+    return "\n".join(lines + conflicts + effect_lines(effect, changes)) or "nothing changed"
+
+
+def _take_staged(record: dict[str, Any], effect: dict[str, Any]) -> dict[str, str]:
+    """A commit's staged paths as letters for the effect's path lines (``A pkg/b.py 0abae1e0ae72``), when the
+    effect lists every one of them; otherwise they stay in the record (a path the effect's cap left out)."""
+    staged = record.get("staged")
+    listed = {p.get("path") for p in effect.get("paths", [])}
+    if not isinstance(staged, list) or not staged or not all(
+            isinstance(e, dict) and e.get("path") in listed and e.get("change") in _CHANGE_LETTER for e in staged):
+        return {}
+    del record["staged"]
+    return {str(e["path"]): _CHANGE_LETTER[str(e["change"])] for e in staged}
 
 
 def _take_conflicts(record: dict[str, Any]) -> list[str]:
