@@ -315,3 +315,22 @@ def test_a_name_imported_from_the_changed_module_that_it_no_longer_binds_breaks_
     tests = ["tests/test_cart.py", "tests/test_other.py", "tests/test_pricing.py"]
     with indexed_repo(tmp_path / "repo", RENAMED) as (root, index):
         assert {"tests/test_cart.py", "tests/test_pricing.py"} <= _cases(root, index, "src/pkg/pricing.py", 5, tests)
+
+
+DYNAMIC: dict[str, str] = {
+    "pytest.ini": "[pytest]\npythonpath = src\n",
+    "src/pkg/__init__.py": "",
+    "src/pkg/job.py": (
+        "class Job:\n    def run_now(self):\n        return 1\n\n    def other(self):\n        return 2\n"),
+    "tests/test_dyn.py": (
+        "from pkg.job import Job\n\n\n"
+        "def test_by_name():\n    assert getattr(Job(), 'run_now')() == 1\n\n\n"
+        "def test_lookalike():\n    assert getattr(Job(), 'runxnow', None) is None\n"),
+}
+
+
+def test_a_dynamic_access_spelling_the_changed_name_reaches_it_and_a_lookalike_does_not(tmp_path: Path) -> None:
+    """``getattr(x, 'run_now')`` runs ``run_now`` where no reference shows it; ``'runxnow'`` differs by the one
+    character SQL's ``LIKE`` took ``_`` to match."""
+    with indexed_repo(tmp_path / "repo", DYNAMIC) as (root, index):
+        assert _cases(root, index, "src/pkg/job.py", 3, ["tests/test_dyn.py"]) == {"tests/test_dyn.py::test_by_name"}

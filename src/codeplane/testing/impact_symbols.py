@@ -283,10 +283,7 @@ class SymbolWalk(UseRules, PytestRules):
                 typed_out.append(site)
             else:
                 self._use(site, d, reach, "low", receiver="expr.")
-        literal = f'%"{d.name}"%'
-        for file_id, line, col, pattern in self.rows(
-                "SELECT file_id, start_line, start_col, pattern_type FROM st_dynamic_site "
-                "WHERE extracted_literals LIKE ?", (literal,)):
+        for file_id, line, col, pattern in self.facts.dynamic_sites(self.conn, d.name):
             if pattern == "hasattr" and self._only_looked_up(d):
                 continue
             self._use((int(file_id), int(line), int(col)), d, reach, "low", call=True)

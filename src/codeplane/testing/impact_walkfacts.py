@@ -7,6 +7,7 @@ between two index updates read them once. Filled lazily, from the read transacti
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -95,6 +96,8 @@ class WalkFacts:
         self.by_uid: dict[str, Def] = {}
         self._loose: frozenset[int] | None = None
         self._names: dict[str, frozenset[int]] | None = None
+        #: lowered literal → the dynamic accesses spelling it (``dynamic_sites``).
+        self._dynamic: dict[str, list[tuple[int, int, int, str]]] | None = None
         #: Files whose imported names are still to be read into a carried ``_names`` (``carry``).
         self._pending_names: list[int] = []
         #: bind id → whether every assignment of that local binds a literal (``impact_names.literal_receiver``).
@@ -293,6 +296,25 @@ class WalkFacts:
                     "AND (r.ref_tier IN ('ANCHORED', 'UNKNOWN') OR b.target_kind = 'DEF' "
                     "OR b.reason_code = 'DEF_IN_SCOPE')", (name,))]
         return found
+
+    def dynamic_sites(self, conn: sqlite3.Connection, name: str) -> list[tuple[int, int, int, str]]:
+        """(file id, line, column, pattern) of the dynamic accesses (``getattr``, ``hasattr``, ``setattr``...)
+        spelling ``name`` as a literal, in the index's order. Case-insensitive, as the ``LIKE`` this replaces
+        was (one scan of the table per epoch instead of one per name: 4,500 scans per after-edit selection on
+        Django); a literal equals the name, where ``LIKE``'s ``_`` also matched any character."""
+        if self._dynamic is None:
+            found: dict[str, list[tuple[int, int, int, int, str]]] = {}
+            for site, file_id, line, col, pattern, literals in conn.execute(
+                    "SELECT site_id, file_id, start_line, start_col, pattern_type, extracted_literals "
+                    "FROM st_dynamic_site"):
+                try:
+                    spelled = json.loads(literals)
+                except ValueError:
+                    spelled = []
+                for text in {str(t).lower() for t in spelled} if isinstance(spelled, list) else ():
+                    found.setdefault(text, []).append((int(site), int(file_id), int(line), int(col), str(pattern)))
+            self._dynamic = {k: [row[1:] for row in sorted(v)] for k, v in found.items()}
+        return self._dynamic.get(name.lower(), [])
 
     def importers_of_name(self, conn: sqlite3.Connection, name: str) -> frozenset[int]:
         """Files importing something named, or aliased, ``name``."""
