@@ -24,10 +24,14 @@ FILES: dict[str, str] = {
     "tests/test_pricing.py": (
         "from shop.pricing import discount\n\n\ndef test_discount():\n    assert discount(3) == 2\n"),
     "tests/test_ship.py": "def test_weight():\n    from shop.ship import weight\n    assert weight(1) == 2\n",
+    "src/shop/stock.py": "class Stock:\n    def count(self, x):\n        return 0\n",
+    "tests/test_stock.py": ("from shop.stock import Stock\n\n\ndef test_count():\n    items = [1, 2]\n"
+                            "    assert items.count(1) == 1 and Stock().count(1) == 0\n"),
     "tests/test_dyn.py": ("import shop.pricing as pricing\n\n\ndef test_member():\n    assert pricing.price('a') == 1\n"
                           "\n\ndef test_code():\n    code = 'import shop\\nshop.ship'\n    assert code\n"),
 }
-TESTS = ["tests/test_cart.py", "tests/test_dyn.py", "tests/test_pricing.py", "tests/test_ship.py"]
+TESTS = ["tests/test_cart.py", "tests/test_dyn.py", "tests/test_pricing.py", "tests/test_ship.py",
+         "tests/test_stock.py"]
 
 
 def _fields(graph: ImportGraph) -> dict[str, object]:
@@ -62,7 +66,13 @@ def test_the_carried_graph_and_facts_answer_what_a_fresh_read_answers(tmp_path: 
             ("tests/test_cart.py", "low", ("test_total",)), ("tests/test_dyn.py", "high", ("test_code", "test_member"))]
         # a whole-file change: test_ship imports ship inside test_weight only, so only that test
         assert _answer(kept, repo, "src/shop/ship.py", None) == [("tests/test_ship.py", "high", ("test_weight",))]
+        # ``items.count`` on a list is looked at through the test file's own bindings (a literal-bound local)
+        assert _answer(kept, repo, "src/shop/stock.py", (3, 3)) == [
+            ("tests/test_dyn.py", "low", ("test_code",)), ("tests/test_stock.py", "low", ("test_count",))]
+        assert kept._facts is not None and kept._facts._file_rows
         steps = [
+            # the test's lines move down: what its bindings answered at the old positions is stale
+            ("tests/test_stock.py", "X = 1\n" + FILES["tests/test_stock.py"], True, "src/shop/stock.py", (3, 3)),
             # an edit that adds an import: cart now reaches ship, so test_cart is reached from weight
             ("src/shop/cart.py", FILES["src/shop/cart.py"].replace(
                 "from shop.pricing import price\n", "from shop.pricing import price\nfrom shop.ship import weight\n"
@@ -103,5 +113,9 @@ def test_the_carried_graph_and_facts_answer_what_a_fresh_read_answers(tmp_path: 
                 for name in ("import_module", "price", "weight", "discount", "Cart"):
                     assert carried_facts.importers_of_name(conn, name) == WalkFacts().importers_of_name(
                         conn, name), (path, name)
+                # every carried answer of a file's own query is what the query answers now
+                for memo in carried_facts._file_rows.values():
+                    for (sql, params), rows in memo.items():
+                        assert rows == conn.execute(sql, params).fetchall(), (path, sql, params)
         # the renamed definition's old callers: the test file whose import no longer resolves is still selected
         assert ("tests/test_pricing.py" in {m[0] for m in _answer(kept, repo, "src/shop/pricing.py", (5, 6))})

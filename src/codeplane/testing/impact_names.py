@@ -62,7 +62,7 @@ def external_receiver(facts: WalkFacts, conn: sqlite3.Connection, text: str, sit
     root = WORD.match(text, start)
     if dots < 2 or root is None or root.group(0) in ("self", "cls"):
         return False  # ``x.name`` without an import through ``x``: a local, a parameter, this file's global
-    via = facts.rows(
+    via = facts.file_rows(
         conn, "SELECT i.resolved_file_id IS NULL AND i.resolved_alt_file_id IS NULL, i.target_key, i.import_kind "
         "FROM st_ref r JOIN st_import i ON i.import_uid = r.via_import_uid WHERE r.file_id = ? "
         "AND r.start_line = ? AND r.start_col = ?", (file_id, line, start))
@@ -94,7 +94,7 @@ def pytest_receiver(facts: WalkFacts, conn: sqlite3.Connection, text: str, site:
     root = WORD.match(text, found[0]) if found is not None else None
     if found is None or root is None or root.group(0) not in PYTEST_OBJECTS:
         return False
-    param = facts.rows(conn, "SELECT 1 FROM st_ref r JOIN st_bind b ON b.bind_id = r.bind_id WHERE r.file_id = ? "
+    param = facts.file_rows(conn, "SELECT 1 FROM st_ref r JOIN st_bind b ON b.bind_id = r.bind_id WHERE r.file_id = ? "
                        "AND r.start_line = ? AND r.start_col = ? AND b.reason_code = 'PARAM'",
                        (file_id, line, found[0]))
     return bool(param) and not _repository_fixture(facts, conn, root.group(0), read_lines)
@@ -165,7 +165,7 @@ def literal_receiver(facts: WalkFacts, conn: sqlite3.Connection, lines: Sequence
     word = WORD.match(text, start)
     if word is None or word.group(0) not in named:
         return False
-    binds = facts.rows(
+    binds = facts.file_rows(
         conn, "SELECT r.bind_id, s.kind FROM st_ref r JOIN st_bind b ON b.bind_id = r.bind_id JOIN st_scope s ON "
         "s.scope_id = b.scope_id WHERE r.file_id = ? AND r.start_line = ? AND r.start_col = ? "
         "AND b.reason_code = 'LOCAL_ASSIGN' AND s.kind IN ('function', 'file')", (file_id, line, start))
@@ -176,7 +176,7 @@ def literal_receiver(facts: WalkFacts, conn: sqlite3.Connection, lines: Sequence
     if known is None:
         name = WORD.match(text, start)
         rebound = _rebound(facts, file_id, lines)
-        sites = [(int(ln), int(c)) for ln, c in facts.rows(
+        sites = [(int(ln), int(c)) for ln, c in facts.file_rows(
             conn, "SELECT start_line, start_col FROM st_ref WHERE file_id = ? AND bind_id = ? AND role = 'DEFINITION'",
             (file_id, bind))]
         known = facts.literal_binds[bind] = name is not None and name.group(0) not in rebound and _literal_bind(
@@ -199,7 +199,7 @@ def _packed_parameter(facts: WalkFacts, conn: sqlite3.Connection, lines: Sequenc
         packed = facts.packed_names[file_id] = frozenset(_PACKED.findall("\n".join(lines)))
     if word.group(0) not in packed:
         return False
-    sites = facts.rows(
+    sites = facts.file_rows(
         conn, "SELECT d.start_line, d.start_col FROM st_ref r JOIN st_bind b ON b.bind_id = r.bind_id "
         "JOIN st_ref d ON d.bind_id = b.bind_id AND d.file_id = r.file_id AND d.role = 'DEFINITION' "
         "WHERE r.file_id = ? AND r.start_line = ? AND r.start_col = ? AND b.reason_code = 'PARAM'",

@@ -96,6 +96,8 @@ class WalkFacts:
         self.by_uid: dict[str, Def] = {}
         self._loose: frozenset[int] | None = None
         self._names: dict[str, frozenset[int]] | None = None
+        #: file id → (query, parameters) → rows, for queries reading only that file's facts (``file_rows``).
+        self._file_rows: dict[int, dict[tuple[str, tuple[object, ...]], list[tuple[Any, ...]]]] = {}
         #: lowered literal → the dynamic accesses spelling it (``dynamic_sites``).
         self._dynamic: dict[str, list[tuple[int, int, int, str]]] | None = None
         #: Files whose imported names are still to be read into a carried ``_names`` (``carry``).
@@ -146,6 +148,7 @@ class WalkFacts:
         self.rebound = _without(old.rebound, changed)
         self.dynamic_files = _without(old.dynamic_files, changed)
         self.local_imports = _without(old.local_imports, changed)
+        self._file_rows = _without(old._file_rows, changed)
         self.signatures = {k: v for k, v in old.signatures.items() if k[0] not in changed}
         # Which strings of test files hold code importing a package: their own text and import lines.
         self._code_strings = {k: v for k, v in old._code_strings.items() if not gone.intersection(k[1])}
@@ -266,6 +269,19 @@ class WalkFacts:
             if len(self._rows) >= MAX_QUERIES:
                 self._rows.clear()
             found = self._rows[key] = conn.execute(sql, params).fetchall()
+        return found
+
+    def file_rows(self, conn: sqlite3.Connection, sql: str, params: tuple[object, ...]) -> list[tuple[Any, ...]]:
+        """``rows`` for a query that reads only the file ``params[0]``'s own facts (its references, bindings,
+        scopes, and its imports with their resolution): carried to the next epoch while the file is unchanged
+        (``carry``: no module key moved, so no import of it resolves elsewhere). A query whose answer linking
+        decides (a reference's ``target_uid``) is no such query: it goes through ``rows``."""
+        file_id = params[0]
+        assert isinstance(file_id, int)
+        memo = self._file_rows.setdefault(file_id, {})
+        found = memo.get((sql, params))
+        if found is None:
+            found = memo[(sql, params)] = conn.execute(sql, params).fetchall()
         return found
 
     def own_package(self, top: str) -> bool:
