@@ -73,6 +73,13 @@ def test_init_leaves_the_work_tree_clean_in_a_clone_and_in_a_linked_worktree(rep
     assert cpl_json("init", cwd=linked)["created"]
     assert (linked / ".cplignore").is_file()
     assert git(linked, "status", "--porcelain", "--untracked-files=all").stdout == ""
+    # The default file an earlier version wrote and left untracked: hidden the same way at the next init.
+    older = repo.parent / "older"
+    make_repo(older, {"a.py": "x = 1\n"})
+    (older / ".cplignore").write_text((repo / ".cplignore").read_text())
+    assert git(older, "status", "--porcelain").stdout == "?? .cplignore\n"
+    cpl_json("init", cwd=older)
+    assert git(older, "status", "--porcelain", "--untracked-files=all").stdout == ""
     # A rule the user already shares is theirs: init neither rewrites it nor hides it.
     shared = repo.parent / "shared"
     make_repo(shared, {"a.py": "x = 1\n", ".cplignore": "gen/\n"})

@@ -119,7 +119,16 @@ def initialize(root: Path) -> InitReport:
         write_atomic(layout.cplignore_file, DEFAULT_CPLIGNORE.encode())
         report.created.append(".cplignore")
         _exclude_locally(root, "/.cplignore")
+    elif _reads(layout.cplignore_file) == DEFAULT_CPLIGNORE:
+        _exclude_locally(root, "/.cplignore")  # one an earlier version wrote and left untracked
     return report
+
+
+def _reads(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _exclude_locally(root: Path, pattern: str) -> None:
