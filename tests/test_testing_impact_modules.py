@@ -100,3 +100,22 @@ def test_a_fault_in_a_namespace_package_fails_only_selected_tests(
         service.close()
     assert failing == {"tests/test_static.py"}
     assert failing <= selected
+
+
+def test_package_prefixes_are_the_key_up_to_each_dot() -> None:
+    """The fast form agrees with the definition (the dotted parts joined up to each one) on random keys."""
+    import random
+
+    from codeplane.testing.impact_local import package_prefixes
+
+    def by_definition(key: str) -> list[str]:
+        if not key.startswith("py:"):
+            return []
+        parts = key[3:].split(".")
+        return [f"py:{'.'.join(parts[:i])}" for i in range(1, len(parts))]
+
+    assert package_prefixes("py:a.b.c") == ["py:a", "py:a.b"] and package_prefixes("js:a.b") == []
+    rng = random.Random(7)
+    for _ in range(20_000):
+        key = rng.choice(["py:", "js:", "py", ""]) + "".join(rng.choice("ab.") for _ in range(rng.randint(0, 8)))
+        assert package_prefixes(key) == by_definition(key), key

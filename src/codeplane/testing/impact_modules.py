@@ -25,7 +25,13 @@ from codeplane.index.languages import detect
 from codeplane.index.structural.modules import file_keys
 from codeplane.testing.impact_code import ReadLines
 from codeplane.testing.impact_graph import ImportGraph
-from codeplane.testing.impact_local import Affected, ImportRow, import_rows, local_cases
+from codeplane.testing.impact_local import (
+    Affected,
+    ImportRow,
+    import_rows,
+    local_cases,
+    package_prefixes,
+)
 from codeplane.testing.impact_models import (
     MAX_REASONS,
     UNCOVERED_CAP,
@@ -54,14 +60,6 @@ def _marks(count: int) -> str:
 def _chunks(items: Sequence[str], size: int = _CHUNK) -> Iterable[Sequence[str]]:
     for start in range(0, len(items), size):
         yield items[start:start + size]
-
-
-def _parents(key: str) -> list[str]:
-    """``py:a.b.c`` → ``py:a``, ``py:a.b`` (only dotted Python modules have packages)."""
-    if not key.startswith("py:"):
-        return []
-    parts = key[3:].split(".")
-    return [f"py:{'.'.join(parts[:i])}" for i in range(1, len(parts))]
 
 
 def _display(key: str) -> str:
@@ -260,7 +258,7 @@ class ModuleWalk:
         for module in sorted(frontier):
             for file_id in (*graph.importers(module), *graph.alt_importers(module)):
                 consider(file_id, "exact", module, module)
-            for prefix in _parents(module):
+            for prefix in package_prefixes(module):
                 if prefix not in self.visited_prefixes:
                     self.visited_prefixes.add(prefix)
                     for file_id in graph.importers(prefix):
@@ -318,7 +316,7 @@ class ModuleWalk:
                     imported.add(str(target))
                 if alt and alt_resolved:
                     imported.add(str(alt))
-        covered = {p for key in imported for p in (*_parents(key), key)}
+        covered = {p for key in imported for p in (*package_prefixes(key), key)}
         gaps = sorted({_display(key) for key, path in self.conn.execute(
             "SELECT k.key, f.path FROM st_module_key k JOIN st_file f ON f.file_id = k.file_id "
             "WHERE k.key LIKE 'py:%'") if key not in covered and path not in self.tests and not _test_like(path)})
