@@ -58,6 +58,22 @@ def _without(found: dict[K, V], keys: Iterable[K]) -> dict[K, V]:
     return copy
 
 
+def _bound_names(rows: Iterable[tuple[Any, ...]]) -> dict[int, frozenset[str]]:
+    """file id → the names its imports bind (the last dotted part, or the alias) from ``st_import`` rows."""
+    found: dict[int, set[str]] = {}
+    for file_id, imported, alias in rows:
+        found.setdefault(int(file_id), set()).update({str(imported).rpartition(".")[2], str(alias or "")} - {""})
+    return {f: frozenset(bound) for f, bound in found.items() if bound}
+
+
+def _inverted(bound_by: Mapping[int, frozenset[str]]) -> dict[str, frozenset[int]]:
+    names: dict[str, set[int]] = {}
+    for file_id, bound in bound_by.items():
+        for name in bound:
+            names.setdefault(name, set()).add(file_id)
+    return {k: frozenset(v) for k, v in names.items()}
+
+
 class Use(NamedTuple):
     """A reference by name that resolves to nothing (``WalkFacts.uses_by_name``)."""
 
@@ -342,24 +358,17 @@ class WalkFacts:
     def _read_names(self, conn: sqlite3.Connection) -> None:
         """Every file's imported names, or only the files an edit changed since the carried index."""
         pending, self._pending_names = self._pending_names, []
-        every = self._names is None or self._names_of is None
-        bound_by: dict[int, set[str]] = {f: set() for f in pending}
-        for start in range(0, 1 if every else len(pending), _NAME_CHUNK):
-            chunk = pending[start:start + _NAME_CHUNK]
-            where = "" if every else f" WHERE file_id IN ({','.join('?' * len(chunk))})"
-            for file_id, imported, alias in conn.execute(f"SELECT file_id, imported_name, alias FROM st_import{where}",
-                                                         [] if every else chunk):
-                bound_by.setdefault(int(file_id), set()).update(
-                    {str(imported).rpartition(".")[2], str(alias or "")} - {""})
-        names: dict[str, set[int]] = {}
-        for file_id, bound in bound_by.items():
-            for name in bound:
-                names.setdefault(name, set()).add(file_id)
-        if every:
-            self._names = {k: frozenset(v) for k, v in names.items()}
-            self._names_of = {f: frozenset(b) for f, b in bound_by.items() if b}
+        if self._names is None or self._names_of is None:
+            bound_by = _bound_names(conn.execute("SELECT file_id, imported_name, alias FROM st_import"))
+            self._names = _inverted(bound_by)
+            self._names_of = bound_by
             return
-        assert self._names is not None and self._names_of is not None
-        for name, files in names.items():
+        bound_by = {}
+        for start in range(0, len(pending), _NAME_CHUNK):
+            chunk = pending[start:start + _NAME_CHUNK]
+            bound_by.update(_bound_names(conn.execute(
+                f"SELECT file_id, imported_name, alias FROM st_import WHERE file_id IN ({','.join('?' * len(chunk))})",
+                chunk)))
+        for name, files in _inverted(bound_by).items():
             self._names[name] = self._names.get(name, frozenset()) | files
-        self._names_of.update((f, frozenset(b)) for f, b in bound_by.items() if b)
+        self._names_of.update(bound_by)

@@ -181,10 +181,7 @@ def render_git_write(result: ToolResult) -> str:
     if "oid" in record:
         record.pop("short_oid", None)
     changes = _take_staged(record, effect)
-    branch = record.get("branch")
-    moved = {r.get("ref"): (r.get("old"), r.get("new")) for r in effect.get("refs", [])}
-    if isinstance(branch, dict) and branch.get("oid") in moved.get(branch.get("ref"), ()) and not branch.get("remote"):
-        record["branch"] = branch.get("name")  # its ref line shows where it pointed and points now
+    _name_branch(record, effect)
     if record.get("parents") == [effect.get("head_before")]:
         del record["parents"]  # the ``HEAD old..new`` line shows the one parent
     conflicts = _take_conflicts(record)
@@ -194,6 +191,14 @@ def render_git_write(result: ToolResult) -> str:
                 del value[key]
     lines = [pairs(record)] if record else []
     return "\n".join(lines + conflicts + effect_lines(effect, changes)) or "nothing changed"
+
+
+def _name_branch(record: dict[str, Any], effect: dict[str, Any]) -> None:
+    """A created, renamed or deleted local branch as its name: its ref line shows where it pointed and points."""
+    branch = record.get("branch")
+    moved = {r.get("ref"): (r.get("old"), r.get("new")) for r in effect.get("refs", [])}
+    if isinstance(branch, dict) and branch.get("oid") in moved.get(branch.get("ref"), ()) and not branch.get("remote"):
+        record["branch"] = branch.get("name")
 
 
 def _take_staged(record: dict[str, Any], effect: dict[str, Any]) -> dict[str, str]:
