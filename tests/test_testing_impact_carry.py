@@ -9,6 +9,7 @@ from pathlib import Path
 
 from codeplane.index.service import IndexService
 from codeplane.testing import ImpactIndex
+from codeplane.testing.impact_dynamic import DynamicSites
 from codeplane.testing.impact_graph import ImportGraph, build_graph, current_epoch
 from codeplane.testing.impact_walkfacts import WalkFacts
 from tests.builders import indexed_repo
@@ -88,6 +89,13 @@ def test_the_carried_graph_and_facts_answer_what_a_fresh_read_answers(tmp_path: 
             # a test's import inside its function moved to the module: the whole file now
             ("tests/test_ship.py", "def test_weight():\n    assert weight(1) == 2\n\n\nfrom shop.ship import weight\n",
              True, "src/shop/ship.py", None),
+            # dynamic accesses spelling names, then a star import and an ``exec`` (which may bind any name)
+            ("src/shop/ship.py", FILES["src/shop/ship.py"] + "\n\ndef look(o):\n    return getattr(o, 'price'), "
+             "hasattr(o, 'Weight')\n", True, "src/shop/pricing.py", (2, 2)),
+            ("src/shop/ship.py", "from shop.pricing import *\n" + FILES["src/shop/ship.py"] + "\n\ndef run(s):\n"
+             "    exec(s)\n    return getattr(s, 'count'), setattr(s, 'price', 1)\n", True, "src/shop/stock.py",
+             (3, 3)),
+            ("src/shop/ship.py", FILES["src/shop/ship.py"], True, "src/shop/ship.py", (2, 2)),
             # a test's code string and member use gone
             ("tests/test_dyn.py", "def test_member():\n    assert True\n", True, "src/shop/pricing.py", (2, 2)),
             # a new file: read whole
@@ -113,6 +121,12 @@ def test_the_carried_graph_and_facts_answer_what_a_fresh_read_answers(tmp_path: 
                 for name in ("import_module", "price", "weight", "discount", "Cart"):
                     assert carried_facts.importers_of_name(conn, name) == WalkFacts().importers_of_name(
                         conn, name), (path, name)
+                # the dynamic accesses by literal and the star/exec files: brought up to date, not read again
+                assert carried_facts.loose_files(conn) == WalkFacts().loose_files(conn), path
+                for name in ("price", "weight", "count", "nothing"):
+                    assert carried_facts.dynamic_sites(conn, name) == WalkFacts().dynamic_sites(conn, name), path
+                assert carried_facts._dynamic is not None
+                assert carried_facts._dynamic._by_literal == DynamicSites.read(conn)._by_literal, path
                 # every carried answer of a file's own query is what the query answers now
                 for memo in carried_facts._file_rows.values():
                     for (sql, params), rows in memo.items():

@@ -17,6 +17,7 @@ from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import Literal
 
+from codeplane.core.collector import collector_paused
 from codeplane.core.logging import get_logger
 from codeplane.core.paths import canonicalize
 from codeplane.testing.impact_code import ReadLines
@@ -116,7 +117,8 @@ class ImpactIndex:
         everything = sorted({p.strip().removeprefix("./") for p in changed_files if p.strip()})
         # Go changes with Go targets to select are Go's (below); Python's module walk cannot name them.
         changed = [p for p in everything if not (go_targets and p.endswith(".go"))]
-        with self._read() as conn:
+        # A walk fills its epoch's memos with objects that all stay alive: collecting meanwhile frees nothing.
+        with self._read() as conn, collector_paused():
             exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'st_import'")
             if exists.fetchone() is None:
                 raise LookupError("the index has no import facts (structural index not built)")

@@ -7,12 +7,12 @@ between two index updates read them once. Filled lazily, from the read transacti
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, TypeVar
 
+from codeplane.testing.impact_dynamic import DynamicSites
 from codeplane.testing.impact_reach import Def
 
 K = TypeVar("K")
@@ -22,6 +22,9 @@ V = TypeVar("V")
 MAX_QUERIES = 200_000
 #: Files whose imported names are re-read per query after an edit (``importers_of_name``).
 _NAME_CHUNK = 500
+#: Files with a star import, or that run strings as code (``loose_files``).
+_LOOSE = ("SELECT file_id FROM st_import WHERE imported_name = '*' UNION "
+          "SELECT file_id FROM st_dynamic_site WHERE pattern_type IN ('exec', 'eval')")
 #: Test files' scans kept across epochs (``CodeStringScans``) before they are dropped all at once.
 MAX_SCANS = 50_000
 
@@ -114,8 +117,11 @@ class WalkFacts:
         self._names: dict[str, frozenset[int]] | None = None
         #: file id → (query, parameters) → rows, for queries reading only that file's facts (``file_rows``).
         self._file_rows: dict[int, dict[tuple[str, tuple[object, ...]], list[tuple[Any, ...]]]] = {}
-        #: lowered literal → the dynamic accesses spelling it (``dynamic_sites``).
-        self._dynamic: dict[str, list[tuple[int, int, int, str]]] | None = None
+        self._dynamic: DynamicSites | None = None
+        #: An earlier epoch's dynamic sites and star/exec files, and the files changed since (``carry``).
+        self._carried_dynamic: DynamicSites | None = None
+        self._carried_loose: frozenset[int] | None = None
+        self._changed: frozenset[int] = frozenset()
         #: Files whose imported names are still to be read into a carried ``_names`` (``carry``).
         self._pending_names: list[int] = []
         #: bind id → whether every assignment of that local binds a literal (``impact_names.literal_receiver``).
@@ -168,6 +174,11 @@ class WalkFacts:
         self.signatures = {k: v for k, v in old.signatures.items() if k[0] not in changed}
         # Which strings of test files hold code importing a package: their own text and import lines.
         self._code_strings = {k: v for k, v in old._code_strings.items() if not gone.intersection(k[1])}
+        # Brought up to date when first asked. What ``old`` was never asked for is carried from further back: the
+        # files changed since then count too (re-reading an unchanged file's rows gives the same rows).
+        self._carried_dynamic = old._dynamic if old._dynamic is not None else old._carried_dynamic
+        self._carried_loose = old._loose if old._loose is not None else old._carried_loose
+        self._changed = changed if old._dynamic is not None and old._loose is not None else changed | old._changed
         if old._names is not None and old._names_of is not None:
             self._carry_names(old._names, old._names_of, changed)
 
@@ -188,9 +199,17 @@ class WalkFacts:
     def loose_files(self, conn: sqlite3.Connection) -> frozenset[int]:
         """Files with a star import, or that run strings as code (``exec``/``eval`` may bind any global)."""
         if self._loose is None:
-            self._loose = frozenset(int(f) for (f,) in conn.execute(
-                "SELECT file_id FROM st_import WHERE imported_name = '*' UNION "
-                "SELECT file_id FROM st_dynamic_site WHERE pattern_type IN ('exec', 'eval')"))
+            carried, files = self._carried_loose, sorted(self._changed)
+            if carried is None:
+                self._loose = frozenset(int(f) for (f,) in conn.execute(_LOOSE))
+            else:  # only the changed files can have gained or lost a star import or an ``exec``
+                found = set(carried.difference(files))
+                for start in range(0, len(files), _NAME_CHUNK):
+                    chunk = files[start:start + _NAME_CHUNK]
+                    marks = ",".join("?" * len(chunk))
+                    found.update(int(f) for (f,) in conn.execute(
+                        f"SELECT file_id FROM ({_LOOSE}) WHERE file_id IN ({marks})", chunk))
+                self._loose = frozenset(found)
         return self._loose
 
     def module_holders(self, conn: sqlite3.Connection, file_id: int, name: str) -> frozenset[int] | None:
@@ -331,22 +350,12 @@ class WalkFacts:
 
     def dynamic_sites(self, conn: sqlite3.Connection, name: str) -> list[tuple[int, int, int, str]]:
         """(file id, line, column, pattern) of the dynamic accesses (``getattr``, ``hasattr``, ``setattr``...)
-        spelling ``name`` as a literal, in the index's order. Case-insensitive, as the ``LIKE`` this replaces
-        was (one scan of the table per epoch instead of one per name: 4,500 scans per after-edit selection on
-        Django); a literal equals the name, where ``LIKE``'s ``_`` also matched any character."""
+        spelling ``name`` as a literal, in the index's order (``impact_dynamic``). Case-insensitive, as the ``LIKE``
+        this replaces was; a literal equals the name, where ``LIKE``'s ``_`` also matched any character."""
         if self._dynamic is None:
-            found: dict[str, list[tuple[int, int, int, int, str]]] = {}
-            for site, file_id, line, col, pattern, literals in conn.execute(
-                    "SELECT site_id, file_id, start_line, start_col, pattern_type, extracted_literals "
-                    "FROM st_dynamic_site"):
-                try:
-                    spelled = json.loads(literals)
-                except ValueError:
-                    spelled = []
-                for text in {str(t).lower() for t in spelled} if isinstance(spelled, list) else ():
-                    found.setdefault(text, []).append((int(site), int(file_id), int(line), int(col), str(pattern)))
-            self._dynamic = {k: [row[1:] for row in sorted(v)] for k, v in found.items()}
-        return self._dynamic.get(name.lower(), [])
+            carried = self._carried_dynamic
+            self._dynamic = DynamicSites.read(conn) if carried is None else carried.carried(conn, self._changed)
+        return self._dynamic.spelling(name)
 
     def importers_of_name(self, conn: sqlite3.Connection, name: str) -> frozenset[int]:
         """Files importing something named, or aliased, ``name``."""

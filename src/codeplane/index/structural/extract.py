@@ -7,14 +7,12 @@ caller counts it and indexing goes on (§18 item 3).
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import cache
 from typing import NamedTuple
 
 from tree_sitter import Node, Query, QueryCursor
 
+from codeplane.core.collector import collector_paused
 from codeplane.index.languages import detect_source
 from codeplane.index.structural import grammars
 from codeplane.index.structural.adapters import adapter_for
@@ -106,18 +104,3 @@ def extract_many(items: list[tuple[str, str]]) -> list[Outcome]:
             else:
                 out.append(extract_file(path, text))
     return out
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Extraction allocates millions of small tuples that all stay alive until the batch is returned, so each
-    run of the cyclic garbage collector walks an ever larger heap and frees nothing: about 40 % of extraction
-    time. Reference counting still frees everything as usual; cycles (if any) wait for the next collection."""
-    paused = gc.isenabled()
-    if paused:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()

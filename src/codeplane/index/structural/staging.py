@@ -17,7 +17,8 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple, Protocol
 
-from codeplane.index.structural.extract import Outcome, collector_paused, extract_many, to_wire
+from codeplane.core.collector import collector_paused
+from codeplane.index.structural.extract import Outcome, extract_many, to_wire
 from codeplane.index.structural.schema import ROLE_CODE, TIER_CODE
 
 #: The writer's schema name for the attached batch (attached once per connection, then reused).
