@@ -4,11 +4,14 @@ and a long-lived ``ImpactIndex`` answers what a new one answers; an added file o
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import asdict
 from pathlib import Path
 
 from codeplane.index.service import IndexService
 from codeplane.testing import ImpactIndex
+from codeplane.testing.impact_attrs import AttributeTypes
+from codeplane.testing.impact_code import PythonCode
 from codeplane.testing.impact_dynamic import DynamicSites
 from codeplane.testing.impact_graph import ImportGraph, build_graph, current_epoch
 from codeplane.testing.impact_walkfacts import WalkFacts
@@ -58,6 +61,13 @@ def _answer(impact: ImpactIndex, repo: Path, path: str, lines: tuple[int, int] |
     return [(m.test_file, m.confidence, tuple(c.case for c in m.cases)) for m in result.matches]
 
 
+def _setter_strings(repo: Path, conn: sqlite3.Connection, graph: ImportGraph, facts: WalkFacts) -> frozenset[str]:
+    """The names setattr-like calls write as strings, as the walk's attribute typing reads them (white box)."""
+    def read(rel: str) -> list[str]:
+        return (repo / rel).read_text(encoding="utf-8").splitlines() if (repo / rel).is_file() else []
+    return AttributeTypes(PythonCode(conn, graph.path_of, read, facts))._setter_strings()
+
+
 def test_the_carried_graph_and_facts_answer_what_a_fresh_read_answers(tmp_path: Path) -> None:
     with indexed_repo(tmp_path / "repo", FILES) as (repo, index):
         kept = ImpactIndex(index.read_connection)
@@ -71,6 +81,8 @@ def test_the_carried_graph_and_facts_answer_what_a_fresh_read_answers(tmp_path: 
         assert _answer(kept, repo, "src/shop/stock.py", (3, 3)) == [
             ("tests/test_dyn.py", "low", ("test_code",)), ("tests/test_stock.py", "low", ("test_count",))]
         assert kept._facts is not None and kept._facts._file_rows
+        with index.read_connection() as conn:
+            assert _setter_strings(repo, conn, graph, kept._facts) == frozenset()
         steps = [
             # the test's lines move down: what its bindings answered at the old positions is stale
             ("tests/test_stock.py", "X = 1\n" + FILES["tests/test_stock.py"], True, "src/shop/stock.py", (3, 3)),
@@ -95,6 +107,9 @@ def test_the_carried_graph_and_facts_answer_what_a_fresh_read_answers(tmp_path: 
             ("src/shop/ship.py", "from shop.pricing import *\n" + FILES["src/shop/ship.py"] + "\n\ndef run(s):\n"
              "    exec(s)\n    return getattr(s, 'count'), setattr(s, 'price', 1)\n", True, "src/shop/stock.py",
              (3, 3)),
+            # an attribute named in a string right after a setattr-like call
+            ("src/shop/ship.py", FILES["src/shop/ship.py"] + "\n\ndef patch(mp, o):\n    mp.setattr(o, 'weight', 2)\n",
+             True, "src/shop/ship.py", (2, 2)),
             ("src/shop/ship.py", FILES["src/shop/ship.py"], True, "src/shop/ship.py", (2, 2)),
             # a test's code string and member use gone
             ("tests/test_dyn.py", "def test_member():\n    assert True\n", True, "src/shop/pricing.py", (2, 2)),
@@ -127,6 +142,9 @@ def test_the_carried_graph_and_facts_answer_what_a_fresh_read_answers(tmp_path: 
                     assert carried_facts.dynamic_sites(conn, name) == WalkFacts().dynamic_sites(conn, name), path
                 assert carried_facts._dynamic is not None
                 assert carried_facts._dynamic._by_literal == DynamicSites.read(conn)._by_literal, path
+                assert carried_facts.setter_strings_of is not None or not carried, path  # brought up to date
+                assert _setter_strings(repo, conn, graph, carried_facts) == _setter_strings(
+                    repo, conn, graph, WalkFacts()), path
                 # every carried answer of a file's own query is what the query answers now
                 for memo in carried_facts._file_rows.values():
                     for (sql, params), rows in memo.items():

@@ -134,8 +134,8 @@ class AttributeTypes:
         return memo[name]
 
     def _named_dynamically(self, name: str) -> bool:
-        if self.code.conn.execute("SELECT 1 FROM st_dynamic_site WHERE extracted_literals LIKE ? AND pattern_type "
-                                  "NOT IN ('getattr', 'hasattr') LIMIT 1", (f'%"{name}"%',)).fetchone() is not None:
+        if any(pattern not in ("getattr", "hasattr") for *_, pattern in self.facts.dynamic_sites(self.code.conn,
+                                                                                                   name)):
             return True
         named = self._setter_strings()
         return name in named or "*" in named
@@ -274,19 +274,29 @@ class AttributeTypes:
     def _setter_strings(self) -> frozenset[str]:
         """The names written as a string right after a ``setattr``/``__setattr__``/``setitem``/``patch.object``
         call opens anywhere (``monkeypatch.setattr(ctx, "name", fake)``): any of them may be stored anything.
-        Once per epoch, and only when some attribute got this far."""
-        if self.facts.setter_strings is None:
-            found: set[str] = set()
+        Once per epoch, and only when some attribute got this far; per file, so that after an edit only the
+        changed files are read again (``WalkFacts.carry``)."""
+        facts = self.facts
+        if facts.setter_strings is None:
+            by_file, pending = facts.setter_strings_of, facts.setter_files_pending
+            if by_file is None or pending is None:
+                by_file, wanted = {}, ""
+            else:
+                by_file, wanted = dict(by_file), f"AND file_id IN ({','.join(str(f) for f in sorted(pending))})"
+            found: dict[int, set[str]] = {}
             for file_id, line in self.code.conn.execute(
                     "SELECT DISTINCT file_id, start_line FROM st_ref WHERE token_text IN ('setattr', '__setattr__', "
-                    "'object', 'setitem') AND role = 'REFERENCE' AND is_member = 1"):
+                    f"'object', 'setitem') AND role = 'REFERENCE' AND is_member = 1 {wanted}"):
+                names = found.setdefault(int(file_id), set())
                 lines = self.code.read_lines(self.code.path_of.get(int(file_id), ""))
                 if not lines:
-                    found.add("*")  # unreadable: it may name any attribute
+                    names.add("*")  # unreadable: it may name any attribute
                 window = lines[int(line) - 1:int(line) - 1 + _SETTER_LINES]
-                found.update(m.group(1) for t in window for m in _QUOTED_NAME.finditer(t))
-            self.facts.setter_strings = frozenset(found)
-        return self.facts.setter_strings
+                names.update(m.group(1) for t in window for m in _QUOTED_NAME.finditer(t))
+            by_file.update((f, frozenset(names)) for f, names in found.items())
+            facts.setter_strings_of, facts.setter_files_pending = by_file, frozenset()
+            facts.setter_strings = frozenset().union(*by_file.values())
+        return facts.setter_strings
 
     # -- the constructed class ---------------------------------------------------------------------------------
     def _constructs_itself(self, k: Def) -> bool:

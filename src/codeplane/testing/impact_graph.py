@@ -55,6 +55,8 @@ class ImportGraph:
     unresolved: dict[str, tuple[tuple[int, str], ...]]
     #: file id → its edges (the three maps above, per importing file): what an edit of it takes away.
     edges: dict[int, Edges]
+    #: Top-level names of the repository's Python modules (by each file's first key): the same for a carried graph.
+    tops: frozenset[str]
     #: The epoch of the graph this one was carried from, and the files written since (``None``: read whole).
     carried_from: int | None = None
     changed: frozenset[int] = frozenset()
@@ -92,7 +94,8 @@ def build_graph(conn: sqlite3.Connection, epoch: int | None, previous: ImportGra
         listed.setdefault(int(file_id), []).append(str(key))
     keys_of = {i: tuple(k) for i, k in listed.items()}
     packages = frozenset(k for i, ks in keys_of.items() if is_init(path_of.get(i, "")) for k in ks)
-    edges = _edges(conn, _tops(keys_of), "")
+    tops = _tops(keys_of)
+    edges = _edges(conn, tops, "")
     by_target: dict[str, list[int]] = {}
     by_alt: dict[str, list[int]] = {}
     unresolved: dict[str, list[tuple[int, str]]] = {}
@@ -108,7 +111,7 @@ def build_graph(conn: sqlite3.Connection, epoch: int | None, previous: ImportGra
         epoch=epoch, by_target={k: tuple(v) for k, v in by_target.items()},
         by_alt={k: tuple(v) for k, v in by_alt.items()}, targets_sorted=tuple(sorted(by_target)),
         keys_of=keys_of, path_of=path_of, id_of={p: i for i, p in path_of.items()}, packages=packages,
-        unresolved={t: tuple(sorted(v)) for t, v in unresolved.items()}, edges=edges)
+        unresolved={t: tuple(sorted(v)) for t, v in unresolved.items()}, edges=edges, tops=tops)
 
 
 def _top(key: str) -> str:
@@ -151,7 +154,7 @@ def _carried(conn: sqlite3.Connection, epoch: int, previous: ImportGraph) -> Imp
     ids = sorted(written)
     listed: dict[int, list[str]] = {f: [] for f in ids}
     edges: dict[int, Edges] = {}
-    tops = _tops(previous.keys_of)
+    tops = previous.tops
     for start in range(0, len(ids), _CHUNK):
         chunk = ids[start:start + _CHUNK]
         marks = ",".join("?" * len(chunk))
@@ -183,7 +186,7 @@ def _carried(conn: sqlite3.Connection, epoch: int, previous: ImportGraph) -> Imp
         epoch=epoch, by_target=by_target, by_alt=by_alt,
         targets_sorted=previous.targets_sorted if same_keys else tuple(sorted(by_target)),
         keys_of=previous.keys_of, path_of=previous.path_of, id_of=previous.id_of, packages=previous.packages,
-        unresolved=unresolved, edges=all_edges, carried_from=since, changed=frozenset(ids))
+        unresolved=unresolved, edges=all_edges, tops=tops, carried_from=since, changed=frozenset(ids))
 
 
 def _move(index: dict[str, tuple[int, ...]], file_id: int, old: tuple[str, ...], new: tuple[str, ...]) -> None:

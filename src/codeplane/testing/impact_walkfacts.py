@@ -23,8 +23,8 @@ MAX_QUERIES = 200_000
 #: Files whose imported names are re-read per query after an edit (``importers_of_name``).
 _NAME_CHUNK = 500
 #: Files with a star import, or that run strings as code (``loose_files``).
-_LOOSE = ("SELECT file_id FROM st_import WHERE imported_name = '*' UNION "
-          "SELECT file_id FROM st_dynamic_site WHERE pattern_type IN ('exec', 'eval')")
+_STARS = "SELECT file_id FROM st_import WHERE imported_name = '*'"
+_EXECS = "SELECT file_id FROM st_dynamic_site WHERE pattern_type IN ('exec', 'eval')"
 #: Test files' scans kept across epochs (``CodeStringScans``) before they are dropped all at once.
 MAX_SCANS = 50_000
 
@@ -145,6 +145,10 @@ class WalkFacts:
         self.stored_members: dict[str, bool] = {}
         #: names written as a string right after a ``setattr``-like call anywhere (``impact_attrs``).
         self.setter_strings: frozenset[str] | None = None
+        #: file id → its part of ``setter_strings`` (files with no such call: none), and the files changed since
+        #: they were read (None: read every file).
+        self.setter_strings_of: dict[int, frozenset[str]] | None = None
+        self.setter_files_pending: frozenset[int] | None = None
         #: class uid → it and its repository bases, None when a base is unknown (``impact_attrs``).
         self.class_ancestors: dict[str, frozenset[str] | None] = {}
         #: (file id, ``def`` line) → (line, column) of its signature's annotation names (``impact_text``).
@@ -178,6 +182,10 @@ class WalkFacts:
         # files changed since then count too (re-reading an unchanged file's rows gives the same rows).
         self._carried_dynamic = old._dynamic if old._dynamic is not None else old._carried_dynamic
         self._carried_loose = old._loose if old._loose is not None else old._carried_loose
+        self._tops = old._tops  # from the module keys, which a carried graph keeps
+        if old.setter_strings_of is not None and old.setter_files_pending is not None:
+            self.setter_strings_of = _without(old.setter_strings_of, changed)
+            self.setter_files_pending = old.setter_files_pending | changed
         self._changed = changed if old._dynamic is not None and old._loose is not None else changed | old._changed
         if old._names is not None and old._names_of is not None:
             self._carry_names(old._names, old._names_of, changed)
@@ -201,14 +209,14 @@ class WalkFacts:
         if self._loose is None:
             carried, files = self._carried_loose, sorted(self._changed)
             if carried is None:
-                self._loose = frozenset(int(f) for (f,) in conn.execute(_LOOSE))
+                self._loose = frozenset(int(f) for (f,) in conn.execute(f"{_STARS} UNION {_EXECS}"))
             else:  # only the changed files can have gained or lost a star import or an ``exec``
                 found = set(carried.difference(files))
                 for start in range(0, len(files), _NAME_CHUNK):
                     chunk = files[start:start + _NAME_CHUNK]
                     marks = ",".join("?" * len(chunk))
                     found.update(int(f) for (f,) in conn.execute(
-                        f"SELECT file_id FROM ({_LOOSE}) WHERE file_id IN ({marks})", chunk))
+                        f"{_STARS} AND file_id IN ({marks}) UNION {_EXECS} AND file_id IN ({marks})", [*chunk, *chunk]))
                 self._loose = frozenset(found)
         return self._loose
 
