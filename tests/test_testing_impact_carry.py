@@ -151,3 +151,23 @@ def test_the_carried_graph_and_facts_answer_what_a_fresh_read_answers(tmp_path: 
                         assert rows == conn.execute(sql, params).fetchall(), (path, sql, params)
         # the renamed definition's old callers: the test file whose import no longer resolves is still selected
         assert ("tests/test_pricing.py" in {m[0] for m in _answer(kept, repo, "src/shop/pricing.py", (5, 6))})
+
+
+def test_facts_a_walk_still_holds_are_copied_to_the_next_epoch_not_taken(tmp_path: Path) -> None:
+    with indexed_repo(tmp_path / "repo", FILES) as (repo, index):
+        kept = ImpactIndex(index.read_connection)
+        first = _answer(kept, repo, "src/shop/pricing.py", (2, 2))
+        with index.read_connection() as conn:
+            graph = kept._graph_for(conn)
+        with kept._facts_for(graph) as held:  # a walk of the first epoch, still running
+            defs = dict(held.defs)
+            assert defs
+            _edit(repo, index, "src/shop/ship.py", "X = 1\n" + FILES["src/shop/ship.py"])
+            assert _answer(kept, repo, "src/shop/pricing.py", (2, 2)) == first
+            assert kept._facts is not held and held.defs == defs  # copied: the running walk keeps its facts
+        released = kept._facts
+        assert released is not None and released.defs
+        _edit(repo, index, "src/shop/ship.py", FILES["src/shop/ship.py"])
+        assert _answer(kept, repo, "src/shop/pricing.py", (2, 2)) == first
+        # no walk held the previous epoch's facts: taken over (emptied), not copied
+        assert kept._facts is not released and not released.defs and kept._facts.defs

@@ -12,8 +12,8 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from typing import Literal
 
@@ -53,6 +53,8 @@ class ImpactIndex:
         self._lock = threading.Lock()
         self._graph: ImportGraph | None = None
         self._facts: WalkFacts | None = None
+        #: id of a ``WalkFacts`` → how many walks hold it now (``_facts_for``).
+        self._walkers: dict[int, int] = {}
         self._scans = CodeStringScans()
 
     @property
@@ -71,25 +73,33 @@ class ImpactIndex:
             self._graph = graph
         return graph
 
-    def _facts_for(self, graph: ImportGraph) -> WalkFacts:
-        """The symbol walk's per-epoch facts (definitions per file...), shared by the walks of one epoch; what
-        the files an edit left alone answered is carried from the previous epoch's (``WalkFacts.carry``)."""
+    @contextmanager
+    def _facts_for(self, graph: ImportGraph) -> Iterator[WalkFacts]:
+        """The symbol walk's per-epoch facts (definitions per file...), shared by the walks of one epoch, held for
+        the caller's walk; what the files an edit left alone answered is carried from the previous epoch's
+        (``WalkFacts.carry``), whose maps are taken over when no walk holds them any more."""
         with self._lock:
             facts = self._facts
             if facts is None or graph.epoch is None or facts.epoch != graph.epoch:
                 fresh = WalkFacts(graph.epoch, graph.keys_of, self._scans)
                 if facts is not None and facts.epoch is not None and facts.epoch == graph.carried_from:
-                    fresh.carry(facts, graph.changed, graph.path_of)
+                    fresh.carry(facts, graph.changed, graph.path_of, take=self._walkers.get(id(facts), 0) == 0)
                 facts = fresh
                 if graph.epoch is not None:
                     self._facts = facts
-            return facts
+            self._walkers[id(facts)] = self._walkers.get(id(facts), 0) + 1
+        try:
+            yield facts
+        finally:
+            with self._lock:
+                left = self._walkers.pop(id(facts)) - 1
+                if left:
+                    self._walkers[id(facts)] = left
 
-    def _module_walk(self, conn: sqlite3.Connection, graph: ImportGraph, test_files: Sequence[str],
-                     read_lines: ReadLines | None) -> ModuleWalk:
+    def _module_walk(self, conn: sqlite3.Connection, graph: ImportGraph, facts: WalkFacts,
+                     test_files: Sequence[str], read_lines: ReadLines | None) -> ModuleWalk:
         """A module walk with the epoch's memos of what each test file imports (directly: ``source_dirs``; inside
         its functions: narrowing), shared by the walks of one epoch like the graph (fresh ones without an epoch)."""
-        facts = self._facts_for(graph)
         if graph.epoch is None:
             return ModuleWalk(conn, graph, test_files, {}, read_lines, local_imports={})
         return ModuleWalk(conn, graph, test_files, facts.sources, read_lines, local_imports=facts.local_imports)
@@ -125,28 +135,29 @@ class ImpactIndex:
             graph = self._graph_for(conn)
             sharp = {p: tuple(ranges[p]) for p in changed if ranges and ranges.get(p) and p in graph.id_of
                      and p.endswith((".py", ".pyi"))}
-            if not sharp:
-                result = self._module_walk(conn, graph, test_files, read_lines).run(
-                    changed, uncovered=uncovered)
-            else:
-                result = self._sharp(conn, graph, changed, sharp, test_files, uncovered=uncovered,
-                                     read_lines=read_lines, budget_sec=budget_sec)
+            with self._facts_for(graph) as facts:
+                if not sharp:
+                    result = self._module_walk(conn, graph, facts, test_files, read_lines).run(
+                        changed, uncovered=uncovered)
+                else:
+                    result = self._sharp(conn, graph, facts, changed, sharp, test_files=test_files, uncovered=uncovered,
+                                         read_lines=read_lines, budget_sec=budget_sec)
             go = {p: tuple((ranges or {}).get(p, ())) for p in everything if p.endswith(".go")}
             if go and go_targets:
                 result = _with_go(result, _go_selection(conn, graph, go, read_lines), go_targets)
             return result
 
-    def _sharp(self, conn: sqlite3.Connection, graph: ImportGraph, changed: Sequence[str],
-               sharp: Mapping[str, Sequence[tuple[int, int]]], test_files: Sequence[str], *, uncovered: bool,
+    def _sharp(self, conn: sqlite3.Connection, graph: ImportGraph, facts: WalkFacts, changed: Sequence[str],
+               sharp: Mapping[str, Sequence[tuple[int, int]]], *, test_files: Sequence[str], uncovered: bool,
                read_lines: ReadLines | None, budget_sec: float | None = None) -> ImpactResult:
-        walk = self._module_walk(conn, graph, test_files, read_lines)
+        walk = self._module_walk(conn, graph, facts, test_files, read_lines)
         # The module-level part is walked as the symbol walk falls back, so that walk can stop once every
         # test file is selected whole: nothing it could still find would change the answer (Django: a change
         # deep in the framework reaches a URL conf's import-time call early, then walks thousands more).
         whole = walk.add([p for p in changed if p not in sharp])
         try:
             symbols = SymbolWalk(conn, graph.id_of, graph.path_of, test_files, read_lines or _unreadable,
-                                 facts=self._facts_for(graph))
+                                 facts=facts)
             symbols.saturated = walk.add
             symbols.deadline = time.monotonic() + budget_sec if budget_sec is not None else None
             selection = symbols.run(sharp) if not whole else SymbolSelection(stopped=True)
