@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sqlite3
 import time
 from pathlib import Path
@@ -203,3 +204,45 @@ def test_a_background_copy_back_lets_epochs_publish_and_ends_truncated(tmp_path:
     with running_index(repo) as index:
         assert {h.path for h in all_hits(index, "after_copy_token")} == {"m001.py"}
         assert {h.path for h in all_hits(index, "again_7")} == {"m007.py"}
+
+
+class CollectorWatch:
+    """An indexer noting, per epoch, whether Python's cyclic garbage collector was on while it wrote."""
+
+    name = "collector_watch"
+    schema_version = 1
+
+    def __init__(self) -> None:
+        self.seen: list[bool] = []
+
+    def create_schema(self, conn: sqlite3.Connection) -> None:
+        pass
+
+    def drop_schema(self, conn: sqlite3.Connection) -> None:
+        pass
+
+    def apply(self, conn: sqlite3.Connection, changes: list[FileChange], epoch: int) -> None:
+        self.seen.append(gc.isenabled())
+
+
+def test_a_big_epoch_runs_with_the_collector_paused_and_a_small_one_without(tmp_path: Path) -> None:
+    repo = _big_repo(tmp_path)
+    watch = CollectorWatch()
+    service = IndexService(repo, RepoLayout(repo), IndexConfig(watch=False))
+    service.register_indexer(watch)
+    assert gc.isenabled()
+    service.build()  # a first build: one big epoch, in batches
+    assert watch.seen and not any(watch.seen)
+    assert gc.isenabled()
+    watch.seen.clear()
+    running = IndexService(repo, RepoLayout(repo), IndexConfig(watch=False))
+    running.register_indexer(watch)
+    running.start()
+    try:
+        assert running.wait_ready(60)
+        (repo / "m000.py").write_text("edited = 1\n")
+        running.refresh_paths(["m000.py"])  # an edit: a small epoch
+    finally:
+        running.stop()
+    assert watch.seen == [True]
+    assert gc.isenabled()
