@@ -238,6 +238,20 @@ class ModuleWalk:
                 if test.endswith(".py") and (not directory or test.startswith(directory + "/")):
                     self._reach(test, confidence, f"runs under {path} (affected conftest.py)")
 
+    def _new_prefixes(self, module: str) -> list[str]:
+        """``package_prefixes(module)`` not visited yet, now marked visited (shortest first). Every visited prefix
+        came with all its shorter ones, so the search stops at the longest one visited."""
+        if not module.startswith("py:"):
+            return []
+        fresh: list[str] = []
+        end = len(module)
+        while (dot := module.rfind(".", 3, end)) != -1 and module[:dot] not in self.visited_prefixes:
+            fresh.append(module[:dot])
+            end = dot
+        fresh.reverse()
+        self.visited_prefixes.update(fresh)
+        return fresh
+
     def _level(self, frontier: set[str]) -> set[str]:
         """One reverse-import step: every importer of a frontier module, by exact/parent/child match."""
         graph = self.graph
@@ -255,19 +269,25 @@ class ModuleWalk:
                            imported=True):
                 self.by_id[file_id] = grew[file_id] = confidence
 
+        # The checks ``consider`` starts with, made first in the loops: a walk of Django asks ~25k times, and most
+        # importers are known already.
+        by_id = self.by_id
         for module in sorted(frontier):
+            high = self.modules.get(module) == "high"
             for file_id in (*graph.importers(module), *graph.alt_importers(module)):
-                consider(file_id, "exact", module, module)
-            for prefix in package_prefixes(module):
-                if prefix not in self.visited_prefixes:
-                    self.visited_prefixes.add(prefix)
-                    for file_id in graph.importers(prefix):
+                known = by_id.get(file_id)
+                if known != "high" and (high or known is None):
+                    consider(file_id, "exact", module, module)
+            for prefix in self._new_prefixes(module):
+                for file_id in graph.importers(prefix):
+                    if file_id not in by_id:  # a parent match is "low"
                         consider(file_id, "parent", module, prefix)
             if module in graph.packages and module not in self.visited_ranges:
                 self.visited_ranges.add(module)
                 for key in graph.submodule_imports(module):
                     for file_id in graph.importers(key):
-                        consider(file_id, "child", module, key)
+                        if file_id not in by_id:  # so is a child match
+                            consider(file_id, "child", module, key)
         next_frontier: set[str] = set()
         for file_id in sorted(grew):
             for key in graph.keys_of.get(file_id, ()):
