@@ -170,4 +170,5 @@ def test_facts_a_walk_still_holds_are_copied_to_the_next_epoch_not_taken(tmp_pat
         _edit(repo, index, "src/shop/ship.py", FILES["src/shop/ship.py"])
         assert _answer(kept, repo, "src/shop/pricing.py", (2, 2)) == first
         # no walk held the previous epoch's facts: taken over (emptied), not copied
-        assert kept._facts is not released and not released.defs and kept._facts.defs
+        taken = kept._facts
+        assert taken is not None and taken is not released and taken.defs and not released.defs
