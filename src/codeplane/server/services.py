@@ -309,12 +309,14 @@ def _wire_testing(services: Services) -> None:
     def build() -> TestingService:
         # Impact selection (§11.9) reads import facts through the index's consistent read connection.
         from codeplane.testing import ImpactIndex, TestingService
-        from codeplane.testing.discovery import indexed_paths
+        from codeplane.testing.discovery import indexed_paths, written_since
 
         return TestingService(services.root, services.config.tests, services.layout, services.artifacts,
                               impact=ImpactIndex(services.index.read_connection),
                               files_version=lambda: services.index.epoch if services.index.ready else None,
-                              files_source=lambda: indexed_paths(services.index.read_connection))
+                              files_source=lambda: indexed_paths(services.index.read_connection),
+                              files_written_since=lambda epoch: written_since(services.index.read_connection,
+                                                                              epoch))
 
     services.deferred_testing = Deferred(build)
     services.status_sections["tests"] = lambda: services.testing.status()  # noqa: PLW0108 - built on first use

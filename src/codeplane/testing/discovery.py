@@ -100,6 +100,37 @@ def indexed_paths(read: Callable[[], AbstractContextManager[sqlite3.Connection]]
         return [str(path) for (path,) in conn.execute("SELECT path FROM files")]
 
 
+#: Files an index epoch may rewrite without changing discovery's answer (``TestingService.discovery``) end so:
+#: Python source is never read by discovery, only the names of test files (and their sizes, as cost estimates).
+_INERT_SUFFIXES = (".py", ".pyi")
+#: At most this many written files are compared; more re-discovers.
+_MAX_WRITTEN = 1000
+
+
+def written_since(read: Callable[[], AbstractContextManager[sqlite3.Connection]], epoch: int) -> list[str] | None:
+    """Paths of the files the index rewrote after ``epoch`` when every epoch since only rewrote files (none added,
+    deleted or renamed; the ``epochs`` history complete), else None."""
+    with read() as conn:
+        current = conn.execute("SELECT max(id) FROM epochs").fetchone()[0]
+        if current is None or int(current) <= epoch:
+            return [] if current is not None and int(current) == epoch else None
+        count, moved = conn.execute("SELECT count(*), total(added + deleted + renamed) FROM epochs "
+                                    "WHERE id > ? AND id <= ?", (epoch, int(current))).fetchone()
+        if int(count) != int(current) - epoch or moved:
+            return None
+        paths = [str(p) for (p,) in conn.execute("SELECT path FROM files WHERE indexed_epoch > ? LIMIT ?",
+                                                 (epoch, _MAX_WRITTEN + 1))]
+        return paths if len(paths) <= _MAX_WRITTEN else None
+
+
+def inert_for(found: Discovery, paths: Sequence[str]) -> bool:
+    """Whether rewriting ``paths`` (no file added or removed) leaves ``found`` as it is: Python source that is no
+    target's file (a target's size is its cost estimate; a custom pattern's files are targets too). Discovery reads
+    config files (``pyproject.toml``, ``setup.cfg``, ``go.mod``, ``package.json``...), never Python source."""
+    targets = {t.path for t in found.targets if t.path}
+    return all(p.endswith(_INERT_SUFFIXES) and p not in targets for p in paths)
+
+
 def _dir_of(rel: str) -> str:
     return rel.rpartition("/")[0] or "."
 
