@@ -92,6 +92,11 @@ EDITS: dict[str, list[dict[str, str]]] = {
                          "src/counter.rs": RUST.partition("\n\npub fn")[0]}],
     "a name renamed inside one line": [{"app/lib.py": LIB.replace("box = Box()", "bx = Box()").replace("box.", "bx."),
                                         "app/util.py": UTIL.replace("helper(2)", "helper(3)")}],
+    # moved refs are paired by every field but their lines: a name of the same length at the same place differs
+    "a line inserted above names renamed below": [{"app/lib.py": "# top\n" + LIB.replace("box = Box()", "bx = Box()")
+                                                   .replace("box.", "bx.").replace("return h(item)", "return g(item)")
+                                                   .replace("helper as h", "helper as g")
+                                                   .replace("self.items", "self.itemz")}],
     "an import changed": [{"app/lib.py": LIB.replace("helper as h", "other as h")}],
     "a definition's signature changed, its users not": [{"app/util.py": UTIL.replace("helper(x)", "helper(x, y=0)")}],
     "member refs moved between exemplar files": [
@@ -136,7 +141,7 @@ def test_an_appended_line_keeps_every_other_reference_row() -> None:
         tree.conn.close()
 
 
-def test_a_line_inserted_in_the_middle_keeps_the_rows_above_it() -> None:
+def test_a_line_inserted_in_the_middle_keeps_the_rows_above_it_and_moves_those_below() -> None:
     tree = Tree()
     try:
         tree.apply(BASE)
@@ -146,9 +151,25 @@ def test_a_line_inserted_in_the_middle_keeps_the_rows_above_it() -> None:
         after = _lib_refs(tree)
         above = {i for i, r in before.items() if r[2] <= 12}
         assert above and above < set(after) and all(after[i] == before[i] for i in above)
-        assert all(r[2] > 12 for i, r in after.items() if i not in above)  # the rest moved: written again
-        below = len(before) - len(above)
-        assert (report.refs_kept, report.refs_written) == (len(above), 2 * below + 1)
+        # the rest kept their rows, one line down (their lines updated, not deleted and inserted again)
+        below = set(before) - above
+        assert below and all(after[i] == (i, before[i][1], before[i][2] + 1, before[i][3]) for i in below)
+        assert [r[1] for i, r in after.items() if i not in before] == ["scale_mid_token"]
+        assert (report.refs_kept, report.refs_written) == (len(before), len(below) + 1)
+    finally:
+        tree.conn.close()
+
+
+def test_a_line_inserted_above_everything_moves_every_row() -> None:
+    tree = Tree()
+    try:
+        tree.apply(BASE)
+        before = _lib_refs(tree)
+        report = tree.apply({"app/lib.py": "# top\n" + LIB})
+        after = _lib_refs(tree)
+        assert set(after) == set(before)
+        assert all(after[i] == (i, token, line + 1, col) for i, (_, token, line, col) in before.items())
+        assert (report.refs_kept, report.refs_written) == (len(before), len(before))
     finally:
         tree.conn.close()
 

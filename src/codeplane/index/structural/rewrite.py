@@ -21,7 +21,7 @@ nothing may assume they are (queries order by position, with the id last).
 from __future__ import annotations
 
 import sqlite3
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,7 +41,7 @@ _NEW = {
 #: The maps ``rewrite_refs`` reads: the batch's rewritten files, and their scope and bind ids by local index.
 _MAPS = (
     "CREATE TEMP TABLE IF NOT EXISTS rw_file (file INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, "
-    "pair INTEGER NOT NULL)",
+    "pair INTEGER NOT NULL, shift INTEGER NOT NULL)",
     "CREATE TEMP TABLE IF NOT EXISTS rw_scope (file INTEGER, local INTEGER, id INTEGER NOT NULL, "
     "PRIMARY KEY (file, local)) WITHOUT ROWID",
     "CREATE TEMP TABLE IF NOT EXISTS rw_bind (file INTEGER, local INTEGER, id INTEGER NOT NULL, "
@@ -67,7 +67,8 @@ class IdCounters:
 
 @dataclass
 class RewriteReport:
-    """Reference rows of rewritten files kept as they were, and those written (inserted or deleted)."""
+    """Reference rows of rewritten files kept (as they were, or only moved), and those written (inserted, deleted,
+    or moved: their lines updated)."""
 
     refs_kept: int = 0
     refs_written: int = 0
@@ -120,10 +121,10 @@ def rewrite(conn: sqlite3.Connection, source: str, paths: Sequence[str], *, file
     scope_ids: dict[str, list[int]] = {}
     scope_map: list[tuple[int, int, int]] = []
     bind_map: list[tuple[int, int, int]] = []
-    rewritten: list[tuple[int, int, bool]] = []
+    rewritten: list[tuple[int, int, bool, int]] = []
     for n, file_id in sorted(local.items()):
-        scopes, pair = writer.scopes(file_id, old_scopes.get(file_id, []), new_scopes.get(n, []))
-        rewritten.append((n, file_id, pair))
+        scopes, pair, shift = writer.scopes(file_id, old_scopes.get(file_id, []), new_scopes.get(n, []))
+        rewritten.append((n, file_id, pair, shift))
         binds = writer.binds(file_id, scopes, old_binds.get(file_id, []), new_binds.get(n, []))
         scope_map.extend((n, i, scope_id) for i, scope_id in enumerate(scopes))
         bind_map.extend((n, i, bind_id) for i, bind_id in enumerate(binds))
@@ -133,7 +134,7 @@ def rewrite(conn: sqlite3.Connection, source: str, paths: Sequence[str], *, file
         conn.execute(statement)
     for table in ("rw_file", "rw_scope", "rw_bind"):
         conn.execute(f"DELETE FROM temp.{table}")
-    conn.executemany("INSERT INTO temp.rw_file VALUES (?, ?, ?)", rewritten)
+    conn.executemany("INSERT INTO temp.rw_file VALUES (?, ?, ?, ?)", rewritten)
     conn.executemany("INSERT INTO temp.rw_scope VALUES (?, ?, ?)", scope_map)
     conn.executemany("INSERT INTO temp.rw_bind VALUES (?, ?, ?)", bind_map)
     conn.execute(f"INSERT INTO st_def(def_uid, file_id, kind, name, qualified_name, lexical_path, start_line, "
@@ -144,8 +145,8 @@ def rewrite(conn: sqlite3.Connection, source: str, paths: Sequence[str], *, file
                  "LEFT JOIN temp.rw_scope s ON s.file = r.file AND s.local = r.scope ORDER BY r.rowid")
     counts = rewrite_refs.pair_and_write(conn, source, counters.ref)
     counters.ref += counts.inserted
-    report.refs_kept += counts.same
-    report.refs_written += counts.inserted + counts.deleted
+    report.refs_kept += counts.same + counts.moved
+    report.refs_written += counts.inserted + counts.deleted + counts.moved
     return scope_ids
 
 
@@ -162,15 +163,17 @@ class _Writer:
         self.deleted_binds: list[tuple[int]] = []
 
     def scopes(self, file_id: int, old: list[tuple[Any, ...]],
-               new: list[tuple[Any, ...]]) -> tuple[list[int], bool]:
-        """The file's scope ids by index, and whether its refs are worth pairing: not when most of its nested
-        scopes moved (a line inserted above them), which moved most refs too; pairing them finds nothing and
-        costs a lookup each (the file scope is left out: any added line moves its end)."""
+               new: list[tuple[Any, ...]]) -> tuple[list[int], bool, int]:
+        """The file's scope ids by index; whether its refs are worth pairing where they were: not when most of its
+        nested scopes moved (a line inserted above them), which moved most refs too; pairing them finds nothing and
+        costs a lookup each (the file scope is left out: any added line moves its end); and by how many lines most
+        of the moved scopes moved whole (0: none did), where the refs below the edit are looked for."""
         ids = [row[0] for row in old[:len(new)]]
         for _ in range(len(old), len(new)):
             ids.append(self.counters.scope)
             self.counters.scope += 1
         same = moved = 0
+        shifts: Counter[int] = Counter()
         for i, (parent, kind, sl, sc, el, ec) in enumerate(new):
             row = (ids[parent] if parent >= 0 else None, kind, sl, sc, el, ec)
             if i >= len(old):
@@ -178,10 +181,14 @@ class _Writer:
             elif tuple(old[i][1:]) != row:
                 self.scope_updates.append((*row, ids[i]))
                 moved += parent >= 0
+                _, _, old_kind, old_sl, old_sc, old_el, old_ec = old[i]
+                if parent >= 0 and (old_kind, old_sc, old_ec, old_el - old_sl) == (kind, sc, ec, el - sl):
+                    shifts[sl - old_sl] += 1
             else:
                 same += parent >= 0
         self.deleted_scopes.extend((row[0],) for row in old[len(new):])
-        return ids, same >= moved
+        shift = min(shifts, key=lambda d: (-shifts[d], d)) if shifts else 0
+        return ids, same >= moved, shift
 
     def binds(self, file_id: int, scopes: list[int], old: list[tuple[Any, ...]],
               new: list[tuple[Any, ...]]) -> list[int]:
