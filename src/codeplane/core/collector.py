@@ -5,7 +5,9 @@ millions of small objects which all stay alive until it returns (extracting a ba
 filling its epoch's memos) otherwise triggers collection after collection, each walking an ever larger heap and
 freeing nothing: ~40 % of extraction's time, ~35 ms of a Django test selection made right after an edit.
 
-The pause is counted: threads may pause at once, and collection resumes when the last of them is done.
+The pause is counted: threads may pause at once, and collection resumes when the last of them is done. Code that
+turns the collector on for good (the server, once its boot is frozen) calls :func:`resume`, which waits for the
+pauses running then: ``gc.enable()`` there switched it on in the middle of a cold build's pause.
 """
 
 from __future__ import annotations
@@ -36,3 +38,13 @@ def collector_paused() -> Iterator[None]:
             _pauses -= 1
             if _pauses == 0 and _was_enabled:
                 gc.enable()
+
+
+def resume() -> None:
+    """Turn the collector on: now, or when the last pause running now ends."""
+    global _was_enabled
+    with _lock:
+        if _pauses:
+            _was_enabled = True
+        else:
+            gc.enable()

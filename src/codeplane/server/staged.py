@@ -28,6 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from codeplane import API_VERSION, __version__
 from codeplane.core.clock import now_ms
+from codeplane.core.collector import resume as resume_collector
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
 from codeplane.index import progress as build_progress
@@ -134,9 +135,10 @@ class StagedApp:
             stack = await asyncio.to_thread(self._boot)
             self._booted_stack = stack
             # ``cpl up`` paused the collector for the imports (cli/main.py); what they built lives as long as the
-            # server, so it is frozen out of the collector's sight before the collector runs again.
+            # server, so it is frozen out of the collector's sight before the collector runs again (once a first
+            # build running now is written: it pauses the collector too, ``core/collector.py``).
             gc.freeze()
-            gc.enable()
+            resume_collector()
             if self._stop.is_set():
                 await asyncio.to_thread(stack.discard)
                 return
