@@ -100,8 +100,8 @@ def indexed_paths(read: Callable[[], AbstractContextManager[sqlite3.Connection]]
         return [str(path) for (path,) in conn.execute("SELECT path FROM files")]
 
 
-#: Files an index epoch may rewrite without changing discovery's answer (``TestingService.discovery``) end so:
-#: Python source is never read by discovery, only the names of test files (and their sizes, as cost estimates).
+#: How the files an epoch may rewrite without changing discovery's answer end (``inert_for``): discovery never
+#: reads Python source, only test files' names and sizes (a size is a target's cost estimate).
 _INERT_SUFFIXES = (".py", ".pyi")
 #: At most this many written files are compared; more re-discovers.
 _MAX_WRITTEN = 1000
