@@ -111,12 +111,15 @@ def written_since(read: Callable[[], AbstractContextManager[sqlite3.Connection]]
     """Paths of the files the index rewrote after ``epoch`` when every epoch since only rewrote files (none added,
     deleted or renamed; the ``epochs`` history complete), else None."""
     with read() as conn:
-        current = conn.execute("SELECT max(id) FROM epochs").fetchone()[0]
-        if current is None or int(current) <= epoch:
-            return [] if current is not None and int(current) == epoch else None
+        latest = conn.execute("SELECT max(id) FROM epochs").fetchone()[0]
+        current = int(latest) if latest is not None else -1
+        if current == epoch:
+            return []
+        if current < epoch:  # no epochs, or an index rebuilt since
+            return None
         count, moved = conn.execute("SELECT count(*), total(added + deleted + renamed) FROM epochs "
-                                    "WHERE id > ? AND id <= ?", (epoch, int(current))).fetchone()
-        if int(count) != int(current) - epoch or moved:
+                                    "WHERE id > ? AND id <= ?", (epoch, current)).fetchone()
+        if int(count) != current - epoch or moved:
             return None
         paths = [str(p) for (p,) in conn.execute("SELECT path FROM files WHERE indexed_epoch > ? LIMIT ?",
                                                  (epoch, _MAX_WRITTEN + 1))]

@@ -41,11 +41,11 @@ class DynamicSites:
 
     def carried(self, conn: sqlite3.Connection, changed: Iterable[int]) -> DynamicSites:
         """The index of the epoch whose files differ from this one's only in ``changed`` (their contents)."""
-        files = sorted(set(changed))
+        gone = set(changed)
+        files = sorted(gone)
         by_literal = dict(self._by_literal)
-        literals_of = {f: names for f, names in self._literals_of.items() if f not in changed}
+        literals_of = {f: names for f, names in self._literals_of.items() if f not in gone}
         touched: set[str] = set()
-        gone = set(files)
         for file_id in files:
             for literal in self._literals_of.get(file_id, ()):
                 touched.add(literal)
