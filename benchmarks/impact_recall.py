@@ -66,7 +66,7 @@ PROJECTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "click": ("8.3.1", ("pytest",)),
     "attrs": ("25.4.0", ("cloudpickle", "hypothesis", "pympler", "pytest")),
     "requests": ("2.32.5", ("pytest", "pytest-httpbin==2.1.0", "httpbin~=0.10.0", "pytest-mock", "trustme",
-                            "werkzeug")),
+                            "werkzeug", "PySocks")),  # its SOCKS proxy tests import PySocks
     # flask 3.1.2's conftest uses monkeypatch.notset, gone in pytest 9
     "flask": ("3.1.2", ("pytest<9", "asgiref", "greenlet", "python-dotenv")),
 }
