@@ -13,13 +13,15 @@ import pytest
 from codeplane.index.facts_api import EpochHooks, FileChange
 from codeplane.index.pipeline import Prewarm
 from codeplane.index.structural import bulk, staging
+from codeplane.index.structural import session as epoch_session
 from codeplane.index.structural.chase import Chaser
 from codeplane.index.structural.extract import extract_many, to_wire
 from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.index.structural.schema import INDEXES
+from codeplane.index.structural.session import EpochSession
 from codeplane.index.structural.staging import extract_staged, stage
 from codeplane.index.structural.store import write_batch
-from codeplane.index.structural.workers import START_POOL_CHARS, ExtractionPool, _runs
+from codeplane.index.structural.workers import START_POOL_CHARS, ExtractionPool, _cost, _runs
 from tests.structural_corpus import generate
 
 CORPUS = {
@@ -134,7 +136,7 @@ def test_rows_staged_in_several_runs_land_as_if_staged_at_once() -> None:
     changes = _changes(CORPUS)
     items = [(c.path, c.text or "") for c in changes]
     outcomes = extract_many(items)
-    runs = [stage(outcomes[start:end]) for start, end in _runs(items, 5)]
+    runs = [stage(outcomes[start:end]) for start, end in _runs([_cost(path, text) for path, text in items], 5)]
     assert len(runs) >= 4
     split, _ = _fresh()
     split.execute("BEGIN")
@@ -252,3 +254,36 @@ def test_a_big_first_build_starts_the_workers_before_its_first_batch() -> None:
     finally:
         pool.close()
 
+
+
+def test_batches_that_give_the_workers_nothing_to_parse_do_not_hold_back_the_next_ones(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two batches stay in flight so the workers always have the next one; a batch of files no grammar parses
+    (translation catalogs, docs) gives them nothing, so it does not count: the writer goes on reading and submitting
+    instead of writing, up to ``MAX_QUEUED`` batches. The facts are the same whatever the order of writing."""
+    monkeypatch.setattr(epoch_session, "BEHIND_COST", 50_000)
+    heavy = [[(f"h{b}/m{n}.py", f"def f{n}(x):\n    return x + {n}  # {'-' * 80}\n") for n in range(600)]
+             for b in range(2)]
+    light = [[(f"docs{b}/p{n}.txt", f"page {n}\n") for n in range(5)] for b in range(10)]
+    order = [heavy[0], light[0], light[1], heavy[1], *light[2:]]
+    pool = ExtractionPool(workers=2)
+    conn, _ = _fresh()
+    try:
+        pool.prewarm(START_POOL_CHARS)
+        session = EpochSession(conn, 1, pool)
+        conn.execute("BEGIN IMMEDIATE")
+        queued = []
+        for batch in order:
+            session.add(_changes(dict(batch)))
+            queued.append(len(session._queue))
+        session.finish()
+        conn.execute("COMMIT")
+    finally:
+        pool.close()
+    # h0 waits behind two light batches (the old rule wrote it at the third add); h1 behind them lets h0 and l0
+    # be written, and l1 at the next add; then light batches pile up behind h1 until there are MAX_QUEUED (8).
+    assert epoch_session.MAX_QUEUED == 8
+    assert queued == [1, 2, 3, 2, 2, 3, 4, 5, 6, 7, 8, 8]
+    whole, whole_indexer = _fresh()
+    _epoch(whole, whole_indexer, 1, [_changes(dict(batch)) for batch in order])  # in this process, one at a time
+    assert _dump(conn) == _dump(whole)

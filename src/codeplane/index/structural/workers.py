@@ -100,7 +100,8 @@ class ExtractionPool:
         threshold = USE_POOL_CHARS if self._pool is not None else START_POOL_CHARS
         if self.workers <= 1 or sum(len(text) for _, text in items) < threshold or len(items) < 2:
             return Extraction(self, items, [])
-        batches = _runs(items, self.workers * 3)
+        costs = [_cost(path, text) for path, text in items]
+        batches = _runs(costs, self.workers * 3)
         try:
             pool = self._executor()
             with _plain_main():
@@ -108,7 +109,7 @@ class ExtractionPool:
         except (BrokenProcessPool, OSError, RuntimeError) as exc:
             self.broken(exc)
             return Extraction(self, items, [])
-        return Extraction(self, items, futures)
+        return Extraction(self, items, futures, sum(costs))
 
     def broken(self, exc: BaseException) -> None:
         """The pool failed (a worker died, the system refused a process): drop it; the next batch starts anew."""
@@ -139,9 +140,8 @@ def _cost(path: str, text: str) -> int:
     return len(text)
 
 
-def _runs(items: list[tuple[str, str]], count: int) -> list[tuple[int, int]]:
+def _runs(costs: list[int], count: int) -> list[tuple[int, int]]:
     """``count`` contiguous runs of about equal cost (contiguous so staged rows keep the file order)."""
-    costs = [_cost(path, text) for path, text in items]
     total = sum(costs)
     runs: list[tuple[int, int]] = []
     start, done = 0, 0
@@ -159,10 +159,12 @@ class Extraction:
     or broke (extraction is pure, so redoing it here gives the same answer)."""
 
     def __init__(self, pool: ExtractionPool, items: list[tuple[str, str]],
-                 futures: list[Future[StagedOutcomes]]) -> None:
+                 futures: list[Future[StagedOutcomes]], pooled_cost: int = 0) -> None:
         self._pool = pool
         self._items = items
         self._futures = futures
+        #: What the batch gives the workers to do (``_cost``); 0 for one extracted in this process.
+        self.pooled_cost = pooled_cost
 
     def result(self) -> tuple[list[Outcome], list[Staged]]:
         """Outcomes in the order of the submitted items, and their staged rows in the same order."""
