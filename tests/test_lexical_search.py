@@ -140,6 +140,31 @@ def test_scope_paths_and_languages_and_context_lines(tmp_path: Path) -> None:
         assert hit.context_before == ("one",) and hit.context_after == ("two",)
 
 
+#: Where Python's ``re`` (the scan) and a naive tokenizer disagree: a word end before a combining accent, a circled
+#: letter, an undertie or a zero-width joiner; letters ``re`` matches to ASCII ones ignoring case (long s, dotless
+#: i, dotted capital I, Kelvin sign); digits ``re`` counts as word characters (superscripts, Roman numerals).
+UNICODE_LINES = ["x fıle y", "ſome text", "İmport this", "\u212aelvin scale", "fooⓐ = 1", "foo\u0301 = 2",
+                 "foo\u203fbar = 3", "foo\u200dbar = 4", "x² + y", "Ⅻ_foo", "café_foo", "plain foo file some import"]
+UNICODE_QUERIES = [("file", "text"), ("some", "text"), ("import", "text"), ("kelvin", "text"), ("foo", "identifier"),
+                   ("bar", "identifier"), ("x", "identifier"), ("foo", "text"), ("_foo", "phrase"),
+                   ("FILE", "identifier"), (r"(?i)some\b", "regex")]
+
+
+@pytest.mark.parametrize(("query", "syntax"), UNICODE_QUERIES)
+def test_the_index_keeps_every_file_the_scan_would_match_around_unicode_letters(
+        tmp_path: Path, query: str, syntax: str) -> None:
+    """The index only narrows the files to scan; a file it drops is a hit lost. Each line sits in a file of its
+    own, so a line the scan matches must come back: the brute force is the scan over every file."""
+    files = {f"f{n}.txt": line + "\n" for n, line in enumerate(UNICODE_LINES)}
+    repo = make_repo(tmp_path / "repo", dict(files))
+    compiled = compile_query(query, syntax, False if query == "FILE" else None)  # type: ignore[arg-type]
+    expected = {(path, m.line) for path, text in files.items() for m in find_matches(text, compiled)[1]}
+    with running_index(repo) as index:
+        found = hit_lines(index, query, syntax, case_sensitive=False if query == "FILE" else None)
+    assert found == expected
+    assert expected  # each query matches something, or the comparison says nothing
+
+
 def test_regex_without_a_literal_scans_every_file(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": "x = 12345\n", "b.py": "y = 1\n"})
     with running_index(repo) as index:

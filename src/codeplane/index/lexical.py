@@ -2,9 +2,13 @@
 
 Tantivy only narrows candidates; exact positions always come from scanning the files. So the one
 property this module must keep is *completeness*: every file containing a fragment is returned.
-Content is tokenised into maximal ``\\w+`` runs, lowercased and kept whole (no length cut-off),
-which is exactly what a whole-identifier query needs; substring fragments use a regex over the term
-dictionary.
+Content is tokenised into maximal runs of the scan's word characters (Python's ``\\w``: letters, digits and
+``_``), folded to ASCII where a letter has an ASCII form, lowercased and kept whole (no length cut-off), which
+is exactly what a whole-identifier query needs; substring fragments use a regex over the term dictionary. The
+scan matches with Python's ``re``, so a token must end wherever ``re`` sees a word end (``foo`` before a combining
+accent or a circled letter is a whole word there: Rust's ``\\w`` would have kept them in the token), and a letter
+``re`` matches to an ASCII one ignoring case must reach the dictionary as that letter (``ſ`` is an ``s``, ``ı``
+and ``İ`` an ``i``, ``K`` a ``k``; lowercasing alone keeps the first three).
 
 A schema version file sits next to Tantivy's own metadata; a version mismatch or an index that fails to
 open or answer is wiped and recreated with a warning (``rebuilt_reason``) and the caller re-adds every
@@ -39,7 +43,8 @@ log = get_logger(__name__)
 
 #: Bump when the schema or the tokenizer changes; an older index is then rebuilt from disk.
 #: 2: ``sample_key``, a fast field for the hit-count estimate's sample (:meth:`RankedCandidates.spread`).
-LEXICAL_SCHEMA_VERSION = 2
+#: 3: tokens are runs of Python's word characters, folded to ASCII (see the module docstring).
+LEXICAL_SCHEMA_VERSION = 3
 VERSION_FILE = "codeplane-schema.json"
 _TOKENIZER = "codeplane_code"
 _WRITER_HEAP_BYTES = 128 * 1024 * 1024
@@ -82,8 +87,9 @@ def sample_key(path: str) -> int:
 
 
 def _analyzer() -> Any:
-    return (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(r"\w+"))
-            .filter(tantivy.Filter.lowercase()).build())
+    # Folding first: lowercasing ``İ`` gives ``i`` plus a combining dot, which no ASCII fragment spells.
+    return (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(r"[\p{L}\p{N}_]+"))
+            .filter(tantivy.Filter.ascii_fold()).filter(tantivy.Filter.lowercase()).build())
 
 
 #: One write as queued by ``LexicalIndex.defer``: (kind, path, language, text, file_id).

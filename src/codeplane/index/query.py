@@ -3,8 +3,8 @@
 - ``text``: every whitespace-separated term occurs on the same line, in any order (case-insensitive by
   default). The hit is the leftmost term occurrence.
 - ``phrase``: the exact string, including spaces and punctuation (case-sensitive by default).
-- ``identifier``: the string with no word character right before or after it, i.e. ``rg -w`` semantics
-  (case-sensitive by default).
+- ``identifier``: the string with no word character (Python's ``\\w``) right before or after it, ``rg -w``'s
+  semantics but for a few characters whose class differs (combining marks, ``²``) (case-sensitive by default).
 - ``regex``: a Python regular expression matched within each line, like ``rg`` (case-sensitive by default).
 
 Fragments are the maximal ASCII ``[A-Za-z0-9_]`` runs a match must contain, lowercased; a run touching
