@@ -46,8 +46,8 @@ LOOKAHEAD = 2
 #: ...and more while the batches behind the oldest hold less work for the workers than this (characters of parsed
 #: text, ``Extraction.pooled_cost``), about what two workers parse while one batch is written and the next read. A
 #: batch of translation catalogs or docs costs them next to nothing: two of them in flight left both workers idle
-#: while this thread wrote and read (Django, whose tree holds runs of such batches: `cpl init` 9.27 s against
-#: 9.45 s, four alternating runs each).
+#: while this thread wrote and read (Django, whose tree holds runs of such batches: `lexical_index.py --cold`,
+#: cold `cpl up` 9.93 / 9.78 s against 10.17 / 10.03 s in alternating runs).
 BEHIND_COST = 1_000_000
 #: ...but never more than this many (each holds its files' text until written).
 MAX_QUEUED = 8
