@@ -112,6 +112,10 @@ def test_javascript_relative_imports_and_uncovered_modules(shop: tuple[Path, Ind
     gaps = _affected(index, ["src/shop/unused.py"], uncovered=True)
     assert gaps.matches == () or all(m.confidence == "low" for m in gaps.matches)
     assert "shop.unused" in gaps.uncovered_modules and "shop.cart" not in gaps.uncovered_modules
+    # One name per file, its primary one: src/shop/cart.py is also ``src.shop.cart`` from the root, imported by no test
+    # under that name, and is still covered; src/shop/unused.py is listed once.
+    assert not any(name.startswith("src.") for name in gaps.uncovered_modules), gaps.uncovered_modules
+    assert gaps.uncovered_total == len(gaps.uncovered_modules)
     assert len(gaps.uncovered_modules) <= 20
 
 

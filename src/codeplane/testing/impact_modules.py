@@ -337,9 +337,19 @@ class ModuleWalk:
                 if alt and alt_resolved:
                     imported.add(str(alt))
         covered = {p for key in imported for p in (*package_prefixes(key), key)}
-        gaps = sorted({_display(key) for key, path in self.conn.execute(
-            "SELECT k.key, f.path FROM st_module_key k JOIN st_file f ON f.file_id = k.file_id "
-            "WHERE k.key LIKE 'py:%'") if key not in covered and path not in self.tests and not _test_like(path)})
+        # A file is one module under several names (``shop.cart`` and, from the repository root, ``src.shop.cart``):
+        # it is covered when a test imports it by any of them, and named by its primary one (rank 0).
+        names: dict[int, tuple[int, str]] = {}
+        imported_files: set[int] = set()
+        for key, file_id, rank, path in self.conn.execute(
+                "SELECT k.key, k.file_id, k.rank, f.path FROM st_module_key k JOIN st_file f ON f.file_id = k.file_id "
+                "WHERE k.key LIKE 'py:%'"):
+            if path in self.tests or _test_like(path):
+                continue
+            if key in covered:
+                imported_files.add(file_id)
+            names[file_id] = min(names.get(file_id, (rank, key)), (rank, key))
+        gaps = sorted({_display(key) for file_id, (_, key) in names.items() if file_id not in imported_files})
         return tuple(gaps[:UNCOVERED_CAP]), len(gaps)
 
 
