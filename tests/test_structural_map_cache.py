@@ -31,6 +31,8 @@ FILES = {
     "shop/deep/inner/leaf.py": "import numpy\n",
     "tests/test_core.py": "import pytest\nfrom shop.core import Cart\n\n\ndef test_cart():\n    assert Cart\n",
     "tests/test_old.py": "def test_old():\n    pass\n",
+    # a ``main`` nested in a test, as click's tests define one to invoke: no entry point
+    "tests/test_nested.py": "def test_cli():\n    def main():\n        pass\n\n    main()\n",
     "web/index.js": "const lib = require('./lib');\nimport React from 'react';\n",
     "web/lib.js": "export function helper(x) { return x; }\n",
     "docs/guide.md": "# Guide\n",
@@ -102,6 +104,17 @@ def test_each_edit_leaves_the_cached_map_equal_to_a_fresh_one(index: tuple[Path,
         assert after != before, name  # every edit shows in the map: a cache that missed it would fail here
         assert after == _answers(StructuralService(service, root, RepoLayout(root).index_db)), name
         before = after
+
+
+def test_entry_points_are_scripts_module_level_mains_and_entry_files(index: tuple[Path, IndexService]) -> None:
+    root, service = index
+    found = StructuralService(service, root, RepoLayout(root).index_db).map_repo(("entry_points",), depth=1,
+                                                                                  limit=1000).entry_points
+    assert sorted((e.path, e.qualified_name or "", e.evidence) for e in found) == [
+        ("manage.py", "", "conventional_file"), ("manage.py", "manage.main", "main_function"),
+        ("shop/cli.py", "", "conventional_file"), ("shop/cli.py", "shop.cli.main", "declared_script"),
+        ("shop/cli.py", "shop.cli.main", "main_function"), ("web/index.js", "", "conventional_file"),
+        ("web/index.js", "", "declared_script")]
 
 
 def test_a_content_edit_patches_line_counts_without_rebuilding_the_tree(index: tuple[Path, IndexService]) -> None:

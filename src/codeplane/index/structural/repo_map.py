@@ -1,7 +1,8 @@
 """``map_repo`` (§23.7): a repository's shape computed from the index tables only (never the filesystem).
 
-Sections: ``structure`` (directory tree to a depth, as a pre-order list), ``languages``, ``entry_points``
-(``main`` functions, conventional entry files, ``[project.scripts]`` and ``package.json`` ``bin``/``main``),
+Sections: ``structure`` (directory tree to a depth, as a pre-order list), ``languages``,
+``entry_points`` (module-level ``main`` functions, conventional entry files, ``[project.scripts]`` and
+``package.json`` ``bin``/``main``),
 ``dependencies`` (external modules from unresolved, non-relative ImportFacts), ``test_layout``,
 ``public_api`` (ExportEntries) and ``contexts``. Every list is capped; only ``structure`` paginates.
 """
@@ -152,7 +153,9 @@ def entry_points(conn: sqlite3.Connection, entry_files: Sequence[EntryPoint] | N
     for path, kind, name, qualified in conn.execute(
             # name_lc first: the index st_def has (a scan of every definition otherwise)
             "SELECT f.path, d.kind, d.name, d.qualified_name FROM st_def d JOIN st_file f ON f.file_id = d.file_id "
-            "WHERE d.name_lc = 'main' AND d.name = 'main' AND d.kind = 'function' ORDER BY f.path, d.start_line "
+            # a module's own ``main``: one nested in a function or a class is no way into the program
+            "WHERE d.name_lc = 'main' AND d.name = 'main' AND d.kind = 'function' AND d.parent_uid IS NULL "
+            "ORDER BY f.path, d.start_line "
             "LIMIT ?",
             (MAX_ENTRY_POINTS,)):
         found.append(EntryPoint(path, kind, name, qualified, "main_function"))
