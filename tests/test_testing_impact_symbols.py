@@ -47,7 +47,8 @@ SHOP: dict[str, str] = {
         "class Cart:\n    def __init__(self):\n        self.items = []\n\n"
         "    def add(self, name):\n        self.items.append(name)\n\n"
         "    def total(self):\n        return sum(price(i) for i in self.items)\n"),
-    "tests/helpers.py": "from shop.pricing import taxed\n\n\ndef doubled_tax(x):\n    return 2 * taxed(x)\n",
+    "tests/helpers.py": ("from shop.pricing import taxed\n\n\ndef doubled_tax(x):\n    return 2 * taxed(x)\n\n\n"
+                         "def unused():\n    return 0\n"),  # line 9: no test calls it
     "tests/conftest.py": (
         "import pytest\nfrom shop.pricing import Money\n\n\n@pytest.fixture\ndef money():\n"
         "    return Money(3)\n"),
@@ -108,7 +109,16 @@ def test_a_changed_function_selects_the_cases_that_reach_it(shop: tuple[Path, In
     assert cart.cases[0].chain == ("tests/test_cart.py::test_total", "shop.cart.Cart.total",
                                    "shop.pricing.price (changed)")
     assert cart.confidence == "low"  # c.total(): a member call on an untyped local, matched by name
+    # the hint gives the symbol walk's reasons for a low match, not the import walk's
+    assert "reached only through a guess" in result.hint and "parent/child package" not in result.hint, result.hint
     assert next(m for m in result.matches if m.test_file == "tests/test_pricing.py").confidence == "high"
+
+
+def test_a_change_no_test_reaches_selects_nothing_and_says_why(shop: tuple[Path, IndexService]) -> None:
+    repo, index = shop
+    result = _affected(repo, index, "tests/helpers.py", 9)
+    assert result.changed_symbols == ("helpers.unused",) and result.matches == ()
+    assert "No test reaches the changed definitions" in result.hint, result.hint
 
 
 def test_helpers_and_module_constants_are_followed(shop: tuple[Path, IndexService]) -> None:

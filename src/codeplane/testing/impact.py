@@ -227,7 +227,7 @@ def _merge(blunt: ImpactResult, sharp: SymbolSelection, walk: ModuleWalk, change
         "complete" if not unresolved and not blunt.null_literal_imports and not broken else "partial")
     ordered = tuple(matches[k] for k in sorted(matches))
     fallbacks = tuple(f"{p}: {why}" for p, why in sharp.fallbacks)
-    hint = selection_hint(tier, ordered, unresolved, blunt.null_literal_imports, len(broken))
+    hint = selection_hint(tier, ordered, unresolved, blunt.null_literal_imports, len(broken), symbol_level=True)
     case_count = sum(len(m.cases) for m in ordered)
     hint = (f"Symbol-level selection: {case_count} test case(s) and {sum(1 for m in ordered if not m.cases)} whole "
             f"file(s) reach the changed definitions" + (f"; {len(fallbacks)} change(s) fell back to module-level "

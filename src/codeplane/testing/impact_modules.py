@@ -359,13 +359,20 @@ def _test_like(path: str) -> bool:
 
 
 def selection_hint(tier: str, matches: Sequence[TestMatch], unresolved: Sequence[str], nulls: int,
-                   broken: int = 0) -> str:
-    """The agent's hint for a module-level answer (the symbol-level merge in ``impact.py`` prefixes its own)."""
+                   broken: int = 0, *, symbol_level: bool = False) -> str:
+    """The agent's hint for an answer; ``symbol_level``: the symbol walk's merge (``impact.py``), whose matches
+    are low for its own reasons, not a package import's."""
     if not matches and not unresolved and not broken:
+        if symbol_level:
+            return "No test reaches the changed definitions; consider adding one."
         return "No test imports the changed modules; consider adding tests (see inspect_affected_tests)."
     parts = []
     low = sum(1 for m in matches if m.confidence == "low")
-    if low:
+    if low and symbol_level:
+        parts.append(f"{low} test file(s) are reached only through a guess (low confidence: a member used by name on "
+                     "a receiver whose class is unknown, code in a string, a package import); each one's chain says "
+                     "which.")
+    elif low:
         parts.append(f"{low} test file(s) match only through a parent/child package import (low confidence); "
                      "run them too unless inspect_affected_tests shows they are unrelated.")
     if unresolved:
