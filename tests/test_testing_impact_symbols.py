@@ -108,9 +108,7 @@ def test_a_changed_function_selects_the_cases_that_reach_it(shop: tuple[Path, In
     cart = next(m for m in result.matches if m.test_file == "tests/test_cart.py")
     assert cart.cases[0].chain == ("tests/test_cart.py::test_total", "shop.cart.Cart.total",
                                    "shop.pricing.price (changed)")
-    assert cart.confidence == "low"  # c.total(): a member call on an untyped local, matched by name
-    # the hint gives the symbol walk's reasons for a low match, not the import walk's
-    assert "reached only through a guess" in result.hint and "parent/child package" not in result.hint, result.hint
+    assert cart.confidence == "high"  # c = Cart() then c.total(): a local of one certain class (impact_locals)
     assert next(m for m in result.matches if m.test_file == "tests/test_pricing.py").confidence == "high"
 
 
@@ -135,6 +133,8 @@ def test_dunders_reach_the_class_and_fixtures_reach_the_tests_taking_them(shop: 
     amount = _affected(repo, index, "src/shop/pricing.py", 24)
     assert _selected(amount) == {"tests/test_money.py::test_amount"}
     assert all(c.confidence == "low" for m in amount.matches for c in m.cases)  # money.amount(): by name
+    # the hint gives the symbol walk's reasons for a low match, not the import walk's
+    assert "reached only through a guess" in amount.hint and "parent/child package" not in amount.hint, amount.hint
     fixture = _affected(repo, index, "tests/conftest.py", 7)
     assert _selected(fixture) == {"tests/test_money.py::test_eq", "tests/test_money.py::test_amount"}
 

@@ -107,13 +107,15 @@ class AttributeTypes:
         cls = self._instance_class(file_id, line, found[0])
         if cls is None or cls.file_id != stores[0]:
             return False
-        typed = self.attribute_class(cls, found[1], stores[1])
-        k = self.code.get(typed)
-        if k is None:
-            return False
+        k = self.code.get(self.attribute_class(cls, found[1], stores[1]))
+        return k is not None and self.excludes_instance(k, owner, member)
+
+    def excludes_instance(self, k: Def, owner: Def | None, member: str) -> bool:
+        """Whether ``member`` of an object that is certainly a ``k`` cannot denote ``member`` of ``owner`` (the
+        rules of ``excludes``, once the receiver's class is known). A base's method is not what the object runs
+        when ``k`` itself defines the method, undecorated: a class's own namespace comes first in any MRO."""
         ancestors = self.mro(k)
-        if ancestors is None or (owner is not None and owner.uid in ancestors) or self._stored_anywhere(member) or (
-                self._stored_anywhere("__class__")) or any(
+        if ancestors is None or self._stored_anywhere(member) or self._stored_anywhere("__class__") or any(
                 (d := self.code.get(uid)) is None or self._dynamic_file(d.file_id) for uid in sorted(ancestors)):
             return False
         if owner is None:
@@ -121,7 +123,24 @@ class AttributeTypes:
                            for parent, kind in self.code.rows(
                                "SELECT parent_uid, kind FROM st_def WHERE name_lc = ? AND name = ?",
                                (member.lower(), member)))
+        if owner.uid in ancestors:
+            return owner.uid != k.uid and any(
+                d.parent == k.uid and d.name == member and d.kind in ("function", "method")
+                and not self.code.decorator_block(d)[1] for d in self.code.defs_of(k.file_id))
         return True
+
+    def denotes(self, k: Def, used: Def) -> bool:
+        """Whether ``x.<name>`` on an object that is certainly a ``k`` can only be ``used`` (a method): the one
+        definition of its name in ``k``'s classes, while no object stores an attribute so named (the other rules of
+        ``excludes_instance``)."""
+        ancestors = self.mro(k)
+        if ancestors is None or used.parent not in ancestors or self._stored_anywhere(used.name) or (
+                self._stored_anywhere("__class__")) or any(
+                (d := self.code.get(uid)) is None or self._dynamic_file(d.file_id) for uid in sorted(ancestors)):
+            return False
+        return [str(uid) for uid, parent in self.code.rows(
+            "SELECT def_uid, parent_uid FROM st_def WHERE name_lc = ? AND name = ?", (used.name.lower(), used.name))
+                if parent in ancestors] == [used.uid]
 
     def _stored_anywhere(self, name: str) -> bool:
         """Whether some code may store an attribute ``name`` on an object: a member store of it, a
@@ -261,15 +280,19 @@ class AttributeTypes:
         if found is None or text is None or text[:found.start()].rstrip().endswith(".") or (
                 self._instance_class(cls.file_id, line, found.start()) != cls):
             return None
-        callee = _assigned_call(code.read_lines(path), line, found.start(), name)
-        if callee is None:
-            return None
-        targets = code.rows("SELECT target_uid FROM st_ref WHERE file_id = ? AND start_line = ? AND start_col = ? "
-                            "AND role = 'REFERENCE'", (cls.file_id, *callee))
+        callee = assigned_call(code.read_lines(path), line, found.start(), name)
+        k = self.constructed_class(cls.file_id, callee) if callee is not None else None
+        return k.uid if k is not None else None
+
+    def constructed_class(self, file_id: int, callee: tuple[int, int]) -> Def | None:
+        """The repository class the callee at (line, column) of ``file_id`` names, when calling it certainly
+        makes an instance of it (``_constructs_itself``)."""
+        targets = self.code.rows("SELECT target_uid FROM st_ref WHERE file_id = ? AND start_line = ? AND start_col = ? "
+                                 "AND role = 'REFERENCE'", (file_id, *callee))
         if len(targets) != 1 or targets[0][0] is None:
             return None
-        k = code.get(str(targets[0][0]))
-        return k.uid if k is not None and k.kind == "class" and self._constructs_itself(k) else None
+        k = self.code.get(str(targets[0][0]))
+        return k if k is not None and k.kind == "class" and self._constructs_itself(k) else None
 
     def _setter_strings(self) -> frozenset[str]:
         """The names written as a string right after a ``setattr``/``__setattr__``/``setitem``/``patch.object``
@@ -368,10 +391,12 @@ def _plain_class_value(lines: Sequence[str], line: int, name: str) -> bool:
     return found is not None and found.group(1) == name
 
 
-def _assigned_call(lines: Sequence[str], line: int, col: int, name: str) -> tuple[int, int] | None:
+def assigned_call(lines: Sequence[str], line: int, col: int, name: str, *, local: bool = False
+                  ) -> tuple[int, int] | None:
     """(line, column) of the callee's last name when the statement starting at ``line`` is an assignment whose
-    targets include ``self.<name>`` at column ``col`` (never inside a tuple) and whose value is a call of a plain
-    dotted name: ``self.x = K(...)``, ``self.x: K = mod.K(...)``; None otherwise."""
+    targets include ``self.<name>`` (``local``: the plain name ``<name>``) at column ``col`` (never inside a tuple)
+    and whose value is a call of a plain dotted name: ``self.x = K(...)``, ``self.x: K = mod.K(...)``; None
+    otherwise."""
     if not 0 < line <= len(lines):
         return None
     first = lines[line - 1]
@@ -388,12 +413,12 @@ def _assigned_call(lines: Sequence[str], line: int, col: int, name: str) -> tupl
             tree = ast.parse("\n".join(rows))
         except SyntaxError:
             continue
-        return _callee(tree, rows, shifts, (line, col), name=name)
+        return _callee(tree, rows, shifts, (line, col), name=name, local=local)
     return None
 
 
 def _callee(tree: ast.Module, rows: Sequence[str], shifts: Sequence[int], site: tuple[int, int], *,
-            name: str) -> tuple[int, int] | None:
+            name: str, local: bool) -> tuple[int, int] | None:
     line, col = site
     if len(tree.body) != 1:
         return None
@@ -404,8 +429,9 @@ def _callee(tree: ast.Module, rows: Sequence[str], shifts: Sequence[int], site: 
         targets, value = [stmt.target], stmt.value
     else:
         return None
-    mine = [t for t in targets if isinstance(t, ast.Attribute) and t.attr == name and isinstance(t.value, ast.Name)
-            and t.value.id == "self" and t.lineno == 1 and _chars(rows, 1, t.col_offset) + shifts[0] == col]
+    mine = [t for t in targets if (isinstance(t, ast.Name) and t.id == name if local else isinstance(
+        t, ast.Attribute) and t.attr == name and isinstance(t.value, ast.Name) and t.value.id == "self")
+            and t.lineno == 1 and _chars(rows, 1, t.col_offset) + shifts[0] == col]
     if not mine or not isinstance(value, ast.Call):
         return None
     root: ast.expr = value.func

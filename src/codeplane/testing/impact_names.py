@@ -153,7 +153,7 @@ def literal_receiver(facts: WalkFacts, conn: sqlite3.Connection, lines: Sequence
     text = lines[line - 1] if 0 < line <= len(lines) else ""
     if _BUILTIN_ATTRIBUTE.search(text, 0, col):
         return True
-    start = _receiver_start(text, col)
+    start = receiver_start(text, col)
     if start is None:
         return False
     if _packed_parameter(facts, conn, lines, site, start):
@@ -175,7 +175,7 @@ def literal_receiver(facts: WalkFacts, conn: sqlite3.Connection, lines: Sequence
     known = facts.literal_binds.get(bind)
     if known is None:
         name = WORD.match(text, start)
-        rebound = _rebound(facts, file_id, lines)
+        rebound = rebound_names(facts, file_id, lines)
         sites = [(int(ln), int(c)) for ln, c in facts.file_rows(
             conn, "SELECT start_line, start_col FROM st_ref WHERE file_id = ? AND bind_id = ? AND role = 'DEFINITION'",
             (file_id, bind))]
@@ -208,10 +208,10 @@ def _packed_parameter(facts: WalkFacts, conn: sqlite3.Connection, lines: Sequenc
         return False
     def_line, def_col = int(sites[0][0]), int(sites[0][1])
     head = lines[def_line - 1][:def_col] if 0 < def_line <= len(lines) else ""
-    return head.rstrip().endswith("*") and word.group(0) not in _rebound(facts, file_id, lines)
+    return head.rstrip().endswith("*") and word.group(0) not in rebound_names(facts, file_id, lines)
 
 
-def _rebound(facts: WalkFacts, file_id: int, lines: Sequence[str]) -> frozenset[str]:
+def rebound_names(facts: WalkFacts, file_id: int, lines: Sequence[str]) -> frozenset[str]:
     rebound = facts.rebound.get(file_id)
     if rebound is None:
         text = "\n".join(lines)
@@ -221,7 +221,7 @@ def _rebound(facts: WalkFacts, file_id: int, lines: Sequence[str]) -> frozenset[
     return rebound
 
 
-def _receiver_start(text: str, col: int) -> int | None:
+def receiver_start(text: str, col: int) -> int | None:
     """Column of ``x`` in a plain ``x.name`` at ``col`` (not ``a.x.name``, ``f().name``, ``self.name``)."""
     i = col - 1
     while i >= 0 and text[i] in " \t":

@@ -15,8 +15,11 @@ time or in a function, and what its line rules out: ``impact_uses.py``):
   re-exporting ``f``, or a dynamic importer; ``from m import name`` binds ``name``, not ``m``);
   ``os.path.join`` (a plain dotted name rooted at another distribution's import) is no repository definition.
   ``x.m`` on an unknown receiver is walked once per method name; ``self.x.m`` where ``self.x`` is certainly an
-  instance of one class (``impact_attrs.py``) only for that class and its bases. What every walk of an index epoch reads
-  alike (definitions per file, these uses, query answers) is kept in ``WalkFacts`` until the next epoch;
+  instance of one class (``impact_attrs.py``), and ``x.m`` where the function's local ``x`` is only ever
+  assigned ``K(...)`` (``impact_locals.py``: then ``high`` when ``m`` has one definition in ``K``'s classes),
+  only for that class and its bases, and not for a base whose method ``K`` defines again. What every walk of an
+  index epoch reads alike (definitions per file, these uses, query answers) is kept in ``WalkFacts`` until the
+  next epoch;
 - a dunder method spreads to its class (``__init__``/``__eq__``... run without being named; constructing the
   class runs changed code only if its ``__init__``/``__new__``... does); a class spreads
   through its uses; a class attribute spreads to its class where unseen code makes instances (decorated
@@ -42,9 +45,11 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Literal
 
 from codeplane.testing.impact_attrs import AttributeTypes
 from codeplane.testing.impact_code import ReadLines
+from codeplane.testing.impact_locals import LocalTypes
 from codeplane.testing.impact_names import (
     bare_visible,
     external_receiver,
@@ -86,8 +91,9 @@ class SymbolWalk(UseRules, PytestRules):
         #: (method name, reach.runs) whose uses on unknown receivers were walked.
         self._by_name: set[tuple[str, bool]] = set()
         #: (method name, reach.runs) → uses left out for the class of the method that walked them.
-        self._typed_out: dict[tuple[str, bool], list[tuple[int, int, int]]] = {}
+        self._typed_out: dict[tuple[str, bool], list[tuple[int, int, int, str | None]]] = {}
         self._attributes = AttributeTypes(self)
+        self._locals = LocalTypes(self, self._attributes)
         #: Told the files that fell back to module level since it was last asked; True when their module-level
         #: selection holds every test file already: the walk stops (``ImpactIndex`` sets it).
         self.saturated: Callable[[list[str]], bool] | None = None
@@ -258,9 +264,10 @@ class SymbolWalk(UseRules, PytestRules):
         walked = method and key in self._by_name
         if method:
             self._by_name.add(key)
-        # Uses whose receiver is an attribute of one certain class (``self.x.m()``, ``impact_attrs``) are the
-        # same use of ``m`` only for that class and its bases: those another method so named skipped are
-        # looked at again for this one, not left out with the rest of a walked name.
+        # Uses whose receiver is of one certain class (an attribute ``self.x.m()``, ``impact_attrs``; a local
+        # ``x = K()`` then ``x.m()``, ``impact_locals``) are the same use of ``m`` only for that class and its
+        # bases: those another method so named skipped are looked at again for this one, not left out with the
+        # rest of a walked name.
         typed_out = self._typed_out.setdefault(key, []) if owner is not None and owner.kind == "class" else []
         retry = list(typed_out) if walked else []
         if walked:
@@ -272,21 +279,32 @@ class SymbolWalk(UseRules, PytestRules):
                 continue
             if not (self.bare_visible(file_id, d, owner) if not member else self.member_visible(file_id, d, owner)):
                 continue
-            if member and receiver == "expr." and (owner is None or owner.kind == "class") and (
-                    self._attributes.excludes((file_id, line, col), owner, d.name)):
+            typed = self._typed((file_id, line, col), receiver, d, owner) if member and (
+                owner is None or owner.kind == "class") else None
+            if typed == "out":
                 if method:
-                    typed_out.append((file_id, line, col))
+                    typed_out.append((file_id, line, col, receiver))
                 continue
-            self._use((file_id, line, col), d, reach, "low", receiver=receiver)
-        for site in retry:
-            if owner is not None and self._attributes.excludes(site, owner, d.name):
-                typed_out.append(site)
+            self._use((file_id, line, col), d, reach, "high" if typed == "exact" else "low", receiver=receiver)
+        for file_id, line, col, receiver in retry:
+            typed = self._typed((file_id, line, col), receiver, d, owner)
+            if typed == "out":
+                typed_out.append((file_id, line, col, receiver))
             else:
-                self._use(site, d, reach, "low", receiver="expr.")
+                self._use((file_id, line, col), d, reach, "high" if typed == "exact" else "low", receiver=receiver)
         for file_id, line, col, pattern in self.facts.dynamic_sites(self.conn, d.name):
             if pattern == "hasattr" and self._only_looked_up(d):
                 continue
             self._use((int(file_id), int(line), int(col)), d, reach, "low", call=True)
+
+    def _typed(self, site: tuple[int, int, int], receiver: str | None, d: Def,
+               owner: Def | None) -> Literal["out", "exact"] | None:
+        """For a member use at ``site`` of ``d``'s name whose receiver is of one certain class: ``out`` when it
+        cannot be ``d`` (an attribute ``self.x``, ``expr.``; a local, ``obj.``), ``exact`` when it can only be
+        ``d`` (a local); None otherwise."""
+        if receiver == "expr.":
+            return "out" if self._attributes.excludes(site, owner, d.name) else None
+        return self._locals.classify(site, d, owner) if receiver == "obj." else None
 
     # -- Python's name rules (``impact_names.py``; the Go walk switches them off) ----------------------
     def bare_visible(self, file_id: int, d: Def, owner: Def | None) -> bool:

@@ -128,6 +128,10 @@ class WalkFacts:
         #: bind id → whether every assignment of that local binds a literal (``impact_names.literal_receiver``).
         self.literal_binds: dict[int, bool] = {}
         self._code_strings: dict[tuple[str, tuple[str, ...]], list[tuple[str, int]]] = {}
+        #: file id → (line, column) of a use of a function's local → its assignments' callees (``impact_locals``).
+        self.local_constructions: dict[int, dict[tuple[int, int], tuple[tuple[int, int], ...]]] = {}
+        #: (file id, callees) → the one repository class they all construct, if certain (``impact_locals``).
+        self.local_classes: dict[tuple[int, tuple[tuple[int, int], ...]], str | None] = {}
         #: file id → the names it assigns something literal-looking to (``impact_names.literal_receiver``).
         self.literal_names: dict[int, frozenset[str]] = {}
         #: file id → the names it writes as ``*name``/``**name`` (``impact_names.literal_receiver``).
@@ -175,6 +179,7 @@ class WalkFacts:
         self.starts = _without(old.starts, changed, take=take)
         self.sources = _without(old.sources, gone, take=take)
         self.literal_names = _without(old.literal_names, changed, take=take)
+        self.local_constructions = _without(old.local_constructions, changed, take=take)
         self.packed_names = _without(old.packed_names, changed, take=take)
         self.rebound = _without(old.rebound, changed, take=take)
         self.dynamic_files = _without(old.dynamic_files, changed, take=take)
