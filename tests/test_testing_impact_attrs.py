@@ -13,7 +13,8 @@ from codeplane.testing import ImpactIndex, ImpactResult
 from codeplane.testing.impact_attrs import self_attribute
 from tests.builders import indexed_repo
 
-_WRITERS = (
+#: Writers shared with ``test_testing_impact_locals.py``: the same classes, reached through typed locals there.
+WRITERS = (
     "from collections.abc import Sized\n"              # 1
     "\n\n"
     "def stamp(text):\n"                                # 4
@@ -33,7 +34,7 @@ _WRITERS = (
 FILES: dict[str, str] = {
     "pytest.ini": "[pytest]\npythonpath = src tests\n",
     "src/pkg/__init__.py": "",
-    "src/pkg/writers.py": _WRITERS,
+    "src/pkg/writers.py": WRITERS,
     # ``self.out`` is only ever a Loud: Loud.write is Plain.write, Fancy.write is never called through it.
     "src/pkg/report.py": (
         "from pkg.writers import Loud\n"

@@ -12,24 +12,8 @@ import pytest
 from codeplane.index.service import IndexService
 from codeplane.testing import ImpactIndex, ImpactResult
 from tests.builders import indexed_repo
+from tests.test_testing_impact_attrs import WRITERS
 
-_WRITERS = (
-    "from collections.abc import Sized\n"              # 1
-    "\n\n"
-    "def stamp(text):\n"                                # 4
-    "    return text\n"                                 # 5
-    "\n\n"
-    "class Plain:\n"                                    # 8
-    "    def write(self, text):\n"                      # 9
-    "        return stamp(text)\n"                      # 10
-    "\n\n"
-    "class Fancy:\n"                                    # 13
-    "    def write(self, text):\n"                      # 14
-    "        return '*' + stamp(text)\n"                # 15
-    "\n\n"
-    "class Loud(Plain, Sized):\n"                       # 18
-    "    def __len__(self):\n"
-    "        return 0\n")
 _HEAD = "from pkg.writers import Fancy, Loud, Plain\n\n\n"
 #: Each test binds ``w`` to a Loud, and to a Fancy in another way a name can be bound (or takes it as a
 #: parameter): only the assignment is certain, so every one of them may call Fancy.write.
@@ -60,7 +44,7 @@ BOUND_OTHERWISE = {
 FILES: dict[str, str] = {
     "pytest.ini": "[pytest]\npythonpath = src tests\n",
     "src/pkg/__init__.py": "",
-    "src/pkg/writers.py": _WRITERS,
+    "src/pkg/writers.py": WRITERS,
     "tests/test_local.py": _HEAD + "def test_local():\n    w = Loud()\n    assert w.write('a')\n",
     **{f"tests/test_{name.replace(' ', '_').replace(chr(39), '')}.py": _HEAD + body
        for name, body in BOUND_OTHERWISE.items()},
@@ -110,7 +94,7 @@ def test_a_use_left_out_for_one_class_is_still_followed_for_another(repo: tuple[
 
 
 def test_a_subclass_overriding_the_method_keeps_the_typed_use_off_the_base(tmp_path: Path) -> None:
-    files = {**FILES, "src/pkg/writers.py": _WRITERS + "\n    def write(self, text):\n        return text\n"}
+    files = {**FILES, "src/pkg/writers.py": WRITERS + "\n    def write(self, text):\n        return text\n"}
     with indexed_repo(tmp_path / "repo", files) as indexed:
         # Loud.write (line 22) is what ``w.write`` runs; Plain.write is another definition of the name in Loud's
         # classes, so the use is Loud's alone, not Plain's.
