@@ -599,3 +599,27 @@ def test_a_pytest_found_on_path_runs_as_python_m_pytest_so_an_uninstalled_packag
     services.append(service)
     run = finish(service.start_run())
     assert _outcomes(run) == {"tests/test_pkg.py": "passed"}, render_run(run)
+
+
+def test_tests_that_imported_another_copy_of_the_repositorys_package_are_told_so(
+        tmp_path: Path, services: list[TestingService], monkeypatch: pytest.MonkeyPatch) -> None:
+    # ``src/shadowed`` is the repository's code, but an installed copy comes first on the runner's path (a venv
+    # where the project was never installed, ``click`` beside ``src/click``): the tests ran that copy.
+    elsewhere = tmp_path / "site" / "shadowed"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "__init__.py").write_text("VALUE = 'installed'\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site"))
+    repo = make_repo(tmp_path / "repo", {
+        "src/shadowed/__init__.py": "VALUE = 'repo'\n",
+        "tests/test_value.py": "import shadowed\n\n\ndef test_value():\n    assert shadowed.VALUE\n"})
+    service = service_for(repo, retry_failed=False)
+    services.append(service)
+    run = finish(service.start_run())
+    assert _outcomes(run) == {"tests/test_value.py": "passed"}
+    where = str((elsewhere / "__init__.py").resolve())
+    assert f"the tests imported shadowed from {where}, not the repository's shadowed" in run.message, run.message
+    assert where in render_run(run)["message"]  # what the tool answers (its text shows the run's message)
+    # Once the repository's own copy is what they import, nothing is said.
+    (repo / "pytest.ini").write_text("[pytest]\npythonpath = src\n")
+    again = finish(service.start_run())
+    assert _outcomes(again) == {"tests/test_value.py": "passed"} and again.message == "", again.message

@@ -82,6 +82,8 @@ class RunExecutor:
         self._process_seq = 0
         self._seq_lock = threading.Lock()
         self._add_lock = threading.Lock()
+        #: What processes said about how they ran (``ProcessOutcome.warnings``), told in the run's final message.
+        self._warnings: set[str] = set()
         #: The current phase runs more than one process at a time (runners then run serially inside).
         self._beside_others = False
 
@@ -262,6 +264,8 @@ class RunExecutor:
                                   deadline=self._deadline, should_stop=self._should_stop,
                                   on_progress=self._progress_for(chunk, attempt))
             artifacts = self._store(outcome)
+            with self._add_lock:
+                self._warnings.update(outcome.warnings)
             pending = [t for t in pending if t not in chunk]
             # Shared targets are this process's to report only if it took them (or shared nothing).
             mine = [t for t in chunk if t not in shared or outcome.claimed is None or t.target_id in outcome.claimed]
@@ -400,7 +404,9 @@ class RunExecutor:
             state, message = "failed", "stopped at the first failure (fail_fast)" if stop == "fail_fast" else ""
         else:
             state, message = "passed", ""
-        self.record.finish(state, outcomes, flaky, message)
+        with self._add_lock:
+            told = sorted(self._warnings)
+        self.record.finish(state, outcomes, flaky, "; ".join(m for m in (message, *told) if m))
 
 
 def _timeout(target: Target, why: str, outcome: ProcessOutcome) -> TargetResult:

@@ -160,6 +160,30 @@ def pytest_collection_finish(session: Any) -> None:
         files[path] = files.get(path, 0) + 1
     collect_s = {path: round(seconds, 4) for path, seconds in _state["collect_s"].items() if path.endswith(".py")}
     _emit({"ev": "collected", "files": files, "collect_s": collect_s})
+    outside = _imported_from_elsewhere()
+    if outside:
+        _emit({"ev": "outside", "modules": outside})
+
+
+def _imported_from_elsewhere() -> dict[str, str]:
+    """Top-level modules the tests imported from outside the project although the project holds their source
+    (``src/click/`` beside an installed click): the tests then ran someone else's copy, not the code in the
+    repository. Where a module was loaded from, once the tests are collected (their imports are done)."""
+    bases = {os.path.realpath(str(base)) for base in (_state["root"] or os.getcwd(), os.getcwd())}
+    found: dict[str, str] = {}
+    for name, module in sorted(sys.modules.items()):
+        file = getattr(module, "__file__", None) if "." not in name else None
+        if not file:
+            continue
+        where = os.path.realpath(file)
+        if any(where.startswith(base + os.sep) for base in bases):
+            continue
+        for base in sorted(bases):
+            if any(os.path.isfile(os.path.join(base, *parts)) for parts in (
+                    (name, "__init__.py"), ("src", name, "__init__.py"), (name + ".py",), ("src", name + ".py"))):
+                found[name] = where
+                break
+    return found
 
 
 def pytest_collectstart(collector: Any) -> None:

@@ -145,6 +145,10 @@ class BatchParser(ABC):
         """After :meth:`finish`: second attempts of targets the process re-ran itself (``in_process_retry``)."""
         return []
 
+    def warnings(self) -> list[str]:
+        """After :meth:`finish`: what the run's answer should say about how the process ran its tests."""
+        return []
+
 
 class Runner(ABC):
     name: ClassVar[str]

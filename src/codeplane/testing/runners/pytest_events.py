@@ -91,6 +91,8 @@ class PytestParser(BatchParser):
         self.pooled = self._pooled(invocation)
         self.claimed: set[str] = set()
         self.pool_seen = False
+        #: Top-level modules the tests imported from outside the project that holds their source → where from.
+        self.outside: dict[str, str] = {}
 
     def _pooled(self, invocation: Invocation) -> set[str]:
         directory = invocation.env.get(POOL_ENV)
@@ -132,6 +134,8 @@ class PytestParser(BatchParser):
                 target = self._target(file)
                 if target:
                     self.collect_s[target] = self.collect_s.get(target, 0.0) + float(seconds)
+        elif kind == "outside":
+            self.outside.update((str(k), str(v)) for k, v in (event.get("modules") or {}).items())
         elif kind == "ignored":
             target = self._target(str(event.get("file", "")))
             if target:
@@ -271,6 +275,9 @@ class PytestParser(BatchParser):
     def reruns(self) -> list[TargetResult]:
         return list(self._reruns)
 
+    def warnings(self) -> list[str]:
+        return [outside_warning(name, where) for name, where in sorted(self.outside.items())]
+
     def _from_junit(self, exit_code: int | None, stdout: str, stderr: str, killed: bool) -> list[TargetResult]:
         junit = next((p for p in self.invocation.report_files if p.suffix == ".xml"), None)
         if killed or junit is None or not junit.is_file():
@@ -291,6 +298,11 @@ class PytestParser(BatchParser):
         return [result_from_cases(t, sorted(by_target.get(t, []), key=lambda c: c.case_id), exit_code=exit_code,
                                   duration_s=sum(c.duration_s for c in by_target.get(t, [])))
                 for t in self.targets]
+
+
+def outside_warning(name: str, where: str) -> str:
+    return (f"the tests imported {name} from {where}, not the repository's {name}: they ran that copy; install the "
+            "project into the test environment (pip install -e .) or set tests.runners.pytest.cmd")
 
 
 def _unmatched_message(path: str, missing: list[str], held: list[str]) -> str:
