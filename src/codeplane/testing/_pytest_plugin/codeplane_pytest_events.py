@@ -170,19 +170,23 @@ def _imported_from_elsewhere() -> dict[str, str]:
     (``src/click/`` beside an installed click): the tests then ran someone else's copy, not the code in the
     repository. Where a module was loaded from, once the tests are collected (their imports are done)."""
     bases = {os.path.realpath(str(base)) for base in (_state["root"] or os.getcwd(), os.getcwd())}
+    held: set[str] = set()  # what the project holds: ``name.py`` and packages, at its top and under ``src/``
+    for directory in sorted({os.path.join(base, sub) for base in bases for sub in ("", "src")}):
+        try:
+            entries = os.listdir(directory)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.endswith(".py"):
+                held.add(entry[:-3])
+            elif os.path.isfile(os.path.join(directory, entry, "__init__.py")):
+                held.add(entry)
     found: dict[str, str] = {}
-    for name, module in sorted(sys.modules.items()):
-        file = getattr(module, "__file__", None) if "." not in name else None
-        if not file:
-            continue
-        where = os.path.realpath(file)
-        if any(where.startswith(base + os.sep) for base in bases):
-            continue
-        for base in sorted(bases):
-            if any(os.path.isfile(os.path.join(base, *parts)) for parts in (
-                    (name, "__init__.py"), ("src", name, "__init__.py"), (name + ".py",), ("src", name + ".py"))):
-                found[name] = where
-                break
+    for name in sorted(held):
+        file = getattr(sys.modules.get(name), "__file__", None)
+        where = os.path.realpath(file) if file else None
+        if where is not None and not any(where.startswith(base + os.sep) for base in bases):
+            found[name] = where
     return found
 
 
