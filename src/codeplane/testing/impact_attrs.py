@@ -324,7 +324,13 @@ class AttributeTypes:
     # -- the constructed class ---------------------------------------------------------------------------------
     def _constructs_itself(self, k: Def) -> bool:
         """Whether calling ``k`` certainly makes a ``k``, whose attributes its classes' bodies define: no
-        ``__new__`` or attribute hooks, metaclass, unknown decorator, or base from elsewhere."""
+        ``__new__`` or attribute hooks, metaclass, unknown decorator, or base from elsewhere. Once per epoch."""
+        memo = self.facts.constructs_itself
+        if k.uid not in memo:
+            memo[k.uid] = self._find_constructs_itself(k)
+        return memo[k.uid]
+
+    def _find_constructs_itself(self, k: Def) -> bool:
         ancestors = self.mro(k)
         if ancestors is None:
             return False

@@ -83,18 +83,17 @@ class LocalTypes:
         the file's own text and facts: one query per file, carried to the next epoch while it is unchanged."""
         lines = self.code.read_lines(self.code.path_of.get(file_id, ""))
         named = frozenset(m.group(1) for t in lines if (m := _CONSTRUCTION.match(t)) is not None)
-        if not named:
+        wanted = sorted(named - rebound_names(self.facts, file_id, lines))
+        if not wanted:
             return {}
-        rebound = rebound_names(self.facts, file_id, lines)
         uses: dict[int, list[tuple[int, int]]] = {}
         stores: dict[int, list[tuple[int, int]]] = {}
         names: dict[int, str] = {}
         for line, col, bind, role, name in self.code.conn.execute(
-                "SELECT r.start_line, r.start_col, r.bind_id, r.role_code, b.name FROM st_ref r JOIN st_bind b "
-                "ON b.bind_id = r.bind_id JOIN st_scope s ON s.scope_id = b.scope_id WHERE r.file_id = ? "
-                "AND b.reason_code = 'LOCAL_ASSIGN' AND s.kind = 'function'", (file_id,)):
-            if name not in named or name in rebound:
-                continue
+                "SELECT r.start_line, r.start_col, r.bind_id, r.role_code, b.name FROM st_bind b JOIN st_scope s "
+                "ON s.scope_id = b.scope_id JOIN st_ref r ON r.bind_id = b.bind_id AND r.file_id = b.file_id "
+                f"WHERE b.file_id = ? AND b.name IN ({','.join('?' * len(wanted))}) "
+                "AND b.reason_code = 'LOCAL_ASSIGN' AND s.kind = 'function'", (file_id, *wanted)):
             names[int(bind)] = str(name)
             (stores if role == ROLE_CODE[DEFINITION] else uses).setdefault(int(bind), []).append((int(line), int(col)))
         found: dict[tuple[int, int], tuple[tuple[int, int], ...]] = {}

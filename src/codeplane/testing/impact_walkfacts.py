@@ -154,6 +154,8 @@ class WalkFacts:
         #: they were read (None: read every file).
         self.setter_strings_of: dict[int, frozenset[str]] | None = None
         self.setter_files_pending: frozenset[int] | None = None
+        #: class uid → whether calling it certainly makes an instance of it (``impact_attrs``).
+        self.constructs_itself: dict[str, bool] = {}
         #: class uid → it and its repository bases, None when a base is unknown (``impact_attrs``).
         self.class_ancestors: dict[str, frozenset[str] | None] = {}
         #: (file id, ``def`` line) → (line, column) of its signature's annotation names (``impact_text``).
