@@ -114,9 +114,8 @@ class AttributeTypes:
         """Whether ``member`` of an object that is certainly a ``k`` cannot denote ``member`` of ``owner`` (the
         rules of ``excludes``, once the receiver's class is known). A base's method is not what the object runs
         when ``k`` itself defines the method, undecorated: a class's own namespace comes first in any MRO."""
-        ancestors = self.mro(k)
-        if ancestors is None or self._stored_anywhere(member) or self._stored_anywhere("__class__") or any(
-                (d := self.code.get(uid)) is None or self._dynamic_file(d.file_id) for uid in sorted(ancestors)):
+        ancestors = self._classes_holding(k, member)
+        if ancestors is None:
             return False
         if owner is None:
             return not any(str(parent) in ancestors and kind not in ("function", "method", "class")
@@ -133,14 +132,20 @@ class AttributeTypes:
         """Whether ``x.<name>`` on an object that is certainly a ``k`` can only be ``used`` (a method): the one
         definition of its name in ``k``'s classes, while no object stores an attribute so named (the other rules of
         ``excludes_instance``)."""
-        ancestors = self.mro(k)
-        if ancestors is None or used.parent not in ancestors or self._stored_anywhere(used.name) or (
-                self._stored_anywhere("__class__")) or any(
-                (d := self.code.get(uid)) is None or self._dynamic_file(d.file_id) for uid in sorted(ancestors)):
-            return False
-        return [str(uid) for uid, parent in self.code.rows(
+        ancestors = self._classes_holding(k, used.name)
+        return ancestors is not None and used.parent in ancestors and [str(uid) for uid, parent in self.code.rows(
             "SELECT def_uid, parent_uid FROM st_def WHERE name_lc = ? AND name = ?", (used.name.lower(), used.name))
                 if parent in ancestors] == [used.uid]
+
+    def _classes_holding(self, k: Def, member: str) -> frozenset[str] | None:
+        """``k`` and its repository bases when ``<a k>.<member>`` can only be what those classes define: no code
+        stores an attribute ``member`` or ``__class__`` on some object, nor writes attributes by computed names in
+        their files; None otherwise."""
+        ancestors = self.mro(k)
+        if ancestors is None or self._stored_anywhere(member) or self._stored_anywhere("__class__") or any(
+                (d := self.code.get(uid)) is None or self._dynamic_file(d.file_id) for uid in sorted(ancestors)):
+            return None
+        return ancestors
 
     def _stored_anywhere(self, name: str) -> bool:
         """Whether some code may store an attribute ``name`` on an object: a member store of it, a

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from codeplane.index.structural.facts import DEFINITION
+from codeplane.index.structural.facts import REFERENCE
 from codeplane.index.structural.schema import ROLE_CODE
 from codeplane.testing.impact_attrs import AttributeTypes, assigned_call
 from codeplane.testing.impact_code import PythonCode
@@ -35,7 +35,8 @@ _CONSTRUCTION = re.compile(r"\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*(?:[A-Za-z_]\w*\
 
 
 class LocalTypes:
-    """Answers for one walk; the class of each local (by bind id) is kept per index epoch in ``WalkFacts``."""
+    """Answers for one walk; what a file's locals are assigned is carried in ``WalkFacts`` while the file is
+    unchanged, and which class those calls construct is kept per index epoch."""
 
     def __init__(self, code: PythonCode, attributes: AttributeTypes) -> None:
         self.code = code
@@ -95,7 +96,8 @@ class LocalTypes:
                 f"WHERE b.file_id = ? AND b.name IN ({','.join('?' * len(wanted))}) "
                 "AND b.reason_code = 'LOCAL_ASSIGN' AND s.kind = 'function'", (file_id, *wanted)):
             names[int(bind)] = str(name)
-            (stores if role == ROLE_CODE[DEFINITION] else uses).setdefault(int(bind), []).append((int(line), int(col)))
+            # Whatever binds the name and is not a plain reading of it (an import, a definition) counts as a store.
+            (uses if role == ROLE_CODE[REFERENCE] else stores).setdefault(int(bind), []).append((int(line), int(col)))
         found: dict[tuple[int, int], tuple[tuple[int, int], ...]] = {}
         for bind, sites in stores.items():
             callees = []
