@@ -114,6 +114,18 @@ def test_a_base_class_method_is_reached_through_a_typed_attribute(repo: tuple[Pa
                                                       "tests/test_poked.py", "tests/test_table.py"}
 
 
+def test_the_method_a_typed_attribute_denotes_is_reached_with_high_confidence(
+        repo: tuple[Path, IndexService]) -> None:
+    root, index = repo
+    result = ImpactIndex(index.read_connection).affected(
+        ["src/pkg/writers.py"], TESTS, ranges={"src/pkg/writers.py": [(10, 10)]},
+        read_lines=lambda rel: (root / rel).read_text().splitlines())
+    confidence = {m.test_file: m.confidence for m in result.matches}
+    # ``self.w.write`` in TestTable: ``self.w`` is a Loud, whose classes define one ``write``, Plain's.
+    assert confidence["tests/test_table.py"] == "high"
+    assert confidence["tests/test_mixed.py"] == "low"  # ``self.sink`` is a Plain or a Fancy: matched by name
+
+
 def test_a_module_function_is_not_reached_through_a_typed_attribute(repo: tuple[Path, IndexService]) -> None:
     # In a test file ``x.write`` may be a module's function (a fixture may hand over a module), but ``self.w``
     # in TestTable is a Loud, whose classes bind no ``write`` to a value.

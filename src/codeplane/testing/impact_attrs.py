@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Sequence
+from typing import Literal
 
 from codeplane.testing.impact_code import PythonCode
 from codeplane.testing.impact_reach import Def
@@ -90,29 +91,39 @@ class AttributeTypes:
         self.code = code
         self.facts = code.facts
 
-    def excludes(self, site: tuple[int, int, int], owner: Def | None, member: str) -> bool:
-        """Whether the member use at ``site`` (``self.x.<member>`` there) certainly cannot denote ``member`` of
-        class ``owner`` (None: a module-level ``member``): ``self.x`` is always an instance of one class ``K``;
-        ``owner`` is neither ``K`` nor a repository base of it (for a module-level one: none of those classes
-        binds ``member`` to a value, which could be that function); and no instance stores its own ``member``
-        (``self.write = out.write`` would make ``k.write`` another object's method)."""
+    def classify(self, site: tuple[int, int, int], used: Def, owner: Def | None) -> Literal["out", "exact"] | None:
+        """For the member use at ``site`` (``self.x.<name>`` there) of ``used``'s name: ``out`` when it certainly
+        cannot denote ``used`` (a method of class ``owner``; None: a module-level function), ``exact`` when it can
+        only denote ``used``, None otherwise. ``self.x`` is always an instance of one class ``K`` when every store
+        of ``x`` is ``self.x = K(...)``; then ``owner`` must be ``K`` or a repository base of it (for a module-level
+        function: none of those classes binds the name to a value, which could be that function), and no instance
+        stores its own attribute so named (``self.write = out.write`` would make ``k.write`` another object's
+        method)."""
+        k = self._attribute_holder(site)
+        if k is None:
+            return None
+        if self.excludes_instance(k, owner, used.name):
+            return "out"
+        return "exact" if owner is not None and self.denotes(k, used) else None
+
+    def _attribute_holder(self, site: tuple[int, int, int]) -> Def | None:
+        """The one class ``K`` of ``self.x`` in ``self.x.<member>`` at ``site``, when certain."""
         file_id, line, col = site
         text = self.code._line(self.code.path_of.get(file_id, ""), line)
         found = self_attribute(text, col) if text is not None else None
         if found is None:
-            return False
+            return None
         stores = self._stores(found[1])  # what does not depend on the class first: most names end here
         if stores is None:
-            return False
+            return None
         cls = self._instance_class(file_id, line, found[0])
         if cls is None or cls.file_id != stores[0]:
-            return False
-        k = self.code.get(self.attribute_class(cls, found[1], stores[1]))
-        return k is not None and self.excludes_instance(k, owner, member)
+            return None
+        return self.code.get(self.attribute_class(cls, found[1], stores[1]))
 
     def excludes_instance(self, k: Def, owner: Def | None, member: str) -> bool:
         """Whether ``member`` of an object that is certainly a ``k`` cannot denote ``member`` of ``owner`` (the
-        rules of ``excludes``, once the receiver's class is known). A base's method is not what the object runs
+        rules of ``classify``, once the receiver's class is known). A base's method is not what the object runs
         when ``k`` itself defines the method, undecorated: a class's own namespace comes first in any MRO."""
         ancestors = self._classes_holding(k, member)
         if ancestors is None:

@@ -16,8 +16,8 @@ time or in a function, and what its line rules out: ``impact_uses.py``):
   ``os.path.join`` (a plain dotted name rooted at another distribution's import) is no repository definition.
   ``x.m`` on an unknown receiver is walked once per method name; ``self.x.m`` where ``self.x`` is certainly an
   instance of one class (``impact_attrs.py``), and ``x.m`` where the function's local ``x`` is only ever
-  assigned ``K(...)`` (``impact_locals.py``: then ``high`` when ``m`` has one definition in ``K``'s classes),
-  only for that class and its bases, and not for a base whose method ``K`` defines again. What every walk of an
+  assigned ``K(...)`` (``impact_locals.py``), only for that class and its bases (``high`` when ``m`` has one
+  definition in ``K``'s classes), and not for a base whose method ``K`` defines again. What every walk of an
   index epoch reads alike (definitions per file, these uses, query answers) is kept in ``WalkFacts`` until the
   next epoch;
 - a dunder method spreads to its class (``__init__``/``__eq__``... run without being named; constructing the
@@ -299,11 +299,11 @@ class SymbolWalk(UseRules, PytestRules):
 
     def _typed(self, site: tuple[int, int, int], receiver: str | None, d: Def,
                owner: Def | None) -> Literal["out", "exact"] | None:
-        """For a member use at ``site`` of ``d``'s name whose receiver is of one certain class: ``out`` when it
-        cannot be ``d`` (an attribute ``self.x``, ``expr.``; a local, ``obj.``), ``exact`` when it can only be
-        ``d`` (a local); None otherwise."""
+        """For a member use at ``site`` of ``d``'s name whose receiver is of one certain class (an attribute
+        ``self.x``, ``expr.``; a local, ``obj.``): ``out`` when it cannot be ``d``, ``exact`` when it can only be
+        ``d``; None otherwise."""
         if receiver == "expr.":
-            return "out" if self._attributes.excludes(site, owner, d.name) else None
+            return self._attributes.classify(site, d, owner)
         return self._locals.classify(site, d, owner) if receiver == "obj." else None
 
     # -- Python's name rules (``impact_names.py``; the Go walk switches them off) ----------------------
