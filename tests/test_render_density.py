@@ -94,3 +94,16 @@ def test_an_empty_map_section_says_none_instead_of_a_dangling_label() -> None:
     assert map_repo.render_map(empty).splitlines()[-2:] == ["imports: none", "tests: none found"]
     internal = map_repo.MapRepoResult(epoch=1, dependencies=deps(4))
     assert map_repo.render_map(internal).splitlines()[-1] == "imports (4): no external module"
+
+
+def test_an_entry_point_found_twice_is_listed_once_with_what_declares_it() -> None:
+    # flask's ``main`` is both ``[project.scripts] flask`` and a module-level ``main``: the text said it twice.
+    entries = [map_repo.EntryPointEntry(path="src/flask/cli.py", kind="function", name="flask",
+                                        qualified_name="flask.cli.main", evidence="declared_script"),
+               map_repo.EntryPointEntry(path="src/flask/__main__.py", kind="file", name="__main__.py",
+                                        evidence="conventional_file"),
+               map_repo.EntryPointEntry(path="src/flask/cli.py", kind="function", name="main",
+                                        qualified_name="flask.cli.main", evidence="main_function")]
+    text = map_repo.render_map(map_repo.MapRepoResult(epoch=1, entry_points=entries))
+    assert text.splitlines()[-1] == ("entry points: src/flask/cli.py function flask.cli.main (script flask, main); "
+                                     "src/flask/__main__.py file __main__.py"), text

@@ -175,8 +175,7 @@ def render_map(result: MapRepoResult) -> str:
         lines.append("languages: " + ", ".join(f"{lang.language} {lang.file_count} ({lang.percentage:.0f}%)"
                                               for lang in result.languages))
     if result.entry_points:
-        lines.append("entry points: " + "; ".join(f"{e.path} {e.kind} {e.qualified_name or e.name}"
-                                                 for e in result.entry_points))
+        lines.append("entry points: " + "; ".join(_entry_points(result.entry_points)))
     if result.dependencies is not None:
         deps = result.dependencies
         external = ", ".join(f"{m.name} {m.import_count}" for m in deps.external_modules)
@@ -222,3 +221,15 @@ def tools(services: Services) -> list[ToolSpec]:
                       ToolExample("only dependencies and public API", {"include": ["dependencies", "public_api"]})),
         )
     ]
+
+
+def _entry_points(entries: list[EntryPointEntry]) -> list[str]:
+    """One item per entry point, with what declares it: ``src/flask/cli.py function flask.cli.main (script flask,
+    main)`` rather than the same words twice, once per evidence."""
+    tags: dict[str, list[str]] = {}
+    for e in entries:
+        said = tags.setdefault(f"{e.path} {e.kind} {e.qualified_name or e.name}", [])
+        tag = f"script {e.name}" if e.evidence == "declared_script" else "main" if e.evidence == "main_function" else ""
+        if tag and tag not in said:
+            said.append(tag)
+    return [f"{head} ({', '.join(said)})" if said else head for head, said in tags.items()]
