@@ -20,6 +20,7 @@ from codeplane.core.hashing import sha256_bytes
 from codeplane.lint import Diagnostic, LintService
 from codeplane.lint.doctor import check_linters
 from codeplane.mutation import MutationEngine
+from codeplane.server.tools.lint import LintCheckResult, render_lint_check
 from tests.builders import make_repo, write_files
 from tests.runner_projects import JS_DIR, require
 
@@ -153,6 +154,18 @@ def test_mypy_diagnostics_equal_mypys_own_json(py_repo: Path) -> None:
     got = sorted((d.path, d.line, d.column, d.code, "note" if d.severity == "info" else d.severity, d.message)
                  for d in report.diagnostics)
     assert got == expected and len(got) >= 2
+
+
+def test_diagnostics_a_linter_reports_outside_the_paths_asked_are_counted_apart(tmp_path: Path) -> None:
+    # mypy checks what pkg/uses.py imports and reports pkg/a.py's errors too: the answer keeps the paths asked
+    # about, and the run's line says how many it left out instead of counting them as if shown.
+    root = make_repo(tmp_path / "repo", {**PY_FILES, "pkg/uses.py": "from pkg.a import f\n\nVALUE = f\n"})
+    report = _service(root).check(paths=["pkg/uses.py"], tools=["mypy"])
+    assert report.diagnostics == () and report.total == 0
+    run = next(r for r in report.runs if r.tool == "mypy")
+    assert run.status == "ok" and run.diagnostics == 0 and run.elsewhere >= 1, run
+    text = render_lint_check(LintCheckResult.model_validate(report, from_attributes=True))
+    assert f"mypy: ok (0 in {run.duration_ms} ms; {run.elsewhere} in other files, not shown)" in text, text
 
 
 def test_go_vet_diagnostics_equal_go_vets_own_json(tmp_path: Path) -> None:

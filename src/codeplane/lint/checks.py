@@ -140,9 +140,10 @@ class Checker:
         outcomes = self.runner.run([j for _, j in jobs], self.config.workers, done)
         for (info, _job), outcome in zip(jobs, outcomes, strict=True):
             diagnostics, run = self._read(info, outcome)
-            runs.append(run)
-            for d in diagnostics:
-                if rels is None or any(under(d.path, r) for r in rels):
-                    found.setdefault(tuple(d.model_dump().values()), d)
+            inside = [d for d in diagnostics if rels is None or any(under(d.path, r) for r in rels)]
+            runs.append(run.model_copy(update={"diagnostics": len(inside),
+                                               "elsewhere": len(diagnostics) - len(inside)}))
+            for d in inside:
+                found.setdefault(tuple(d.model_dump().values()), d)
         runs.sort(key=lambda r: (r.tool, r.root))
         return sorted(found.values(), key=Diagnostic.sort_key), runs

@@ -74,7 +74,10 @@ class ToolRun(_Frozen):
     status: RunStatus
     exit_code: int | None = None
     duration_ms: int = 0
+    #: Diagnostics it reported in the paths asked about.
     diagnostics: int = 0
+    #: Diagnostics it reported in other files (mypy checks what the paths import), left out of the answer.
+    elsewhere: int = 0
     #: Why it failed, timed out or was skipped (bounded stderr tail, or the install hint).
     message: str | None = None
 

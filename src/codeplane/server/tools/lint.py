@@ -136,7 +136,9 @@ def render_lint_check(result: LintCheckResult) -> str:
     for run in result.runs:
         where = "" if run.root == "." else f"@{run.root}"
         ran = run.status not in ("missing", "unsupported")
-        head = f"{run.tool}{where}: {run.status}" + (f" ({run.diagnostics} in {run.duration_ms} ms)" if ran else "")
+        elsewhere = f"; {run.elsewhere} in other files, not shown" if run.elsewhere else ""
+        head = f"{run.tool}{where}: {run.status}" + (
+            f" ({run.diagnostics} in {run.duration_ms} ms{elsewhere})" if ran else "")
         lines.append(head + (f" - {run.message}" if run.message and run.status != "ok" else ""))
     shown = f"{result.offset + 1}-{result.offset + len(result.diagnostics)}" if result.diagnostics else "none"
     summary = (f"{result.total} diagnostic(s): {result.errors} error, {result.warnings} warning, "
