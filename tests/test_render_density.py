@@ -4,7 +4,7 @@ fed the result models the tools build)."""
 from __future__ import annotations
 
 from codeplane.refactor.models import ImpactRef, ImpactReport, SymbolRef
-from codeplane.server.tools import map_repo
+from codeplane.server.tools import map_repo, search
 from codeplane.server.tools.refactor_render import render_impact
 from codeplane.server.tools.search import Pagination, SearchHit, SearchResult, SymbolInfo, render_search
 from codeplane.server.tools.tests_models import ImpactModel
@@ -107,3 +107,14 @@ def test_an_entry_point_found_twice_is_listed_once_with_what_declares_it() -> No
     text = map_repo.render_map(map_repo.MapRepoResult(epoch=1, entry_points=entries))
     assert text.splitlines()[-1] == ("entry points: src/flask/cli.py function flask.cli.main (script flask, main); "
                                      "src/flask/__main__.py file __main__.py"), text
+
+
+def test_a_hit_without_its_text_gives_its_column() -> None:
+    # With include_snippets false the text is gone; "225:" said only the line. The column says where it starts.
+    hits = [search.SearchHit(path="tests/test_blueprints.py", line=225, column=5, end_line=225, end_column=13,
+                             score=1.0),
+            search.SearchHit(path="tests/test_blueprints.py", line=230, column=9, end_line=230, end_column=17,
+                             score=1.0, snippet="    def get_x(self):\n")]
+    result = search.SearchResult(mode="lexical", query="def get_", results=hits, epoch=1, query_time_ms=1.0,
+                                 pagination=search.Pagination(total_estimate=2))
+    assert search.render_search(result).splitlines()[-2:] == ["225:5", "230:def get_x(self):"]

@@ -236,6 +236,9 @@ def _hit_lines(hit: SearchHit, *, symbol: bool, usual_role: str, named: set[str]
     role = _role_tag(hit)
     if role and role != usual_role:
         tags.append(role)
+    if hit.snippet is None and not hit.context_before and not hit.context_after:
+        # Snippets off: no text shows where the match is, so the column does (``rg --vimgrep`` without the line).
+        return [f"{hit.line}:{hit.column}" + (f" [{'; '.join(tags)}]" if tags else "")]
     prefix = f"{hit.line}:" + (f"[{'; '.join(tags)}] " if tags else "")
     before = len(hit.context_before)
     texts = _dedented([*hit.context_before, (hit.snippet or "").rstrip("\r\n"), *hit.context_after])
