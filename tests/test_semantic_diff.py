@@ -457,3 +457,24 @@ def _find_epoch(value: Any) -> int:
             except LookupError:
                 continue
     raise LookupError("no epoch in describe")
+
+
+@pytest.mark.anyio
+async def test_affected_tests_of_a_work_tree_change_are_those_reaching_the_changed_lines(tmp_path: Path) -> None:
+    # Both test files import pkg.mod; only test_a's case calls a(). A change inside a() affects test_a alone,
+    # as inspect_affected_tests says; before, semantic_diff counted every importer of the file.
+    root = make_repo(tmp_path / "repo", {
+        "pkg/__init__.py": "",
+        "pkg/mod.py": "def a():\n    return 1\n\n\ndef b():\n    return 2\n",
+        "tests/test_a.py": "from pkg.mod import a\n\n\ndef test_a():\n    assert a() == 1\n",
+        "tests/test_b.py": "from pkg.mod import b\n\n\ndef test_b():\n    assert b() == 2\n",
+        "pyproject.toml": "[tool.pytest.ini_options]\ntestpaths = ['tests']\n"})
+    with running_server(root) as handle:
+        async with mcp_client(handle) as client:
+            edit = {"path": "pkg/mod.py", "action": "update", "old_text": "return 1\n", "new_text": "return 3\n"}
+            await call(client, "write_source", {"edits": [edit]})
+            result = await call(client, "semantic_diff", {})
+            inspected = await call(client, "inspect_affected_tests", {"changed_files": ["pkg/mod.py"]})
+    change = result["structural_changes"][0]
+    assert change["qualified_name"] == "a" and change["impact"]["affected_test_files"] == ["tests/test_a.py"]
+    assert [m["test_file"] for m in inspected["impact"]["matches"]] == ["tests/test_a.py"]

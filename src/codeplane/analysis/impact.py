@@ -11,7 +11,7 @@ is fail-open: an error leaves that field empty and the basis ``unknown``.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from codeplane.analysis.models import Change, DefState, Impact
@@ -23,7 +23,8 @@ log = get_logger(__name__)
 
 #: Files listed per list in one ImpactInfo (the totals stay exact).
 MAX_FILES = 20
-TestsFor = Callable[[Sequence[str]], list[str]]
+#: The tests service's ``tests_for``: test targets for changed paths, per test case where changed lines are given.
+TestsFor = Callable[[Sequence[str], Mapping[str, Sequence[tuple[int, int]]] | None], list[str]]
 
 
 def visibility(state: DefState, language: str | None) -> str:
@@ -111,15 +112,20 @@ class Enricher:
         return self._tests.get(path, ())[:MAX_FILES]
 
 
-def tests_by_path(paths: Sequence[str], tests_for: TestsFor | None) -> dict[str, tuple[str, ...]]:
-    """Affected test targets per changed file. Called outside any index read transaction: the testing
-    service opens its own."""
+def tests_by_path(paths: Sequence[str], tests_for: TestsFor | None,
+                  lines: Mapping[str, Sequence[tuple[int, int]]] | None = None) -> dict[str, tuple[str, ...]]:
+    """Affected test files per changed file: those whose cases reach its changed ``lines`` where known (the
+    file as it is now, 1-based spans), else every test file importing it. Called outside any index read transaction:
+    the testing service opens its own."""
     out: dict[str, tuple[str, ...]] = {}
     if tests_for is None:
         return out
     for path in sorted(set(paths)):
+        changed = (lines or {}).get(path)
         try:
-            out[path] = tuple(sorted(tests_for([path])))
+            # Test cases (``file::case``) where the lines let the graph pick them; the answer names their files.
+            out[path] = tuple(sorted({t.split("::", 1)[0] for t in tests_for([path], {path: changed} if changed
+                                                                              else None)}))
         except Exception as exc:  # noqa: BLE001 - enrichment is fail-open (§23.7)
             log.warning("semantic_diff test lookup failed", path=path, error=str(exc))
     return out

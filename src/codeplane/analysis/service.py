@@ -10,10 +10,11 @@ definition snapshots (``epochs.py``). The full report is built once per query an
 from __future__ import annotations
 
 import contextlib
+import difflib
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -141,12 +142,15 @@ class SemanticDiffService:
             self._prefetch(repo, sides.pairs[:MAX_COMPARED], target is None)
             changes: list[tuple[Change, str | None]] = []
             files: list[FileChange] = []
+            lines: dict[str, tuple[tuple[int, int], ...]] = {}
             for pair in sides.pairs:
                 found: list[tuple[Change, str | None]] = []
                 reason: str | None = "not_compared"
                 if compared < MAX_COMPARED:
                     compared += 1
                     found, reason = self._pair(repo, pair, target is None)
+                    if found and target is None:
+                        lines.update(self._worktree_lines(repo, pair))
                 changes += found
                 if reason is not None:
                     info = detect(pair.path)
@@ -162,8 +166,20 @@ class SemanticDiffService:
         if len(sides.pairs) > MAX_COMPARED:
             out.notes.append(f"{len(sides.pairs)} files changed: the first {MAX_COMPARED} by path were compared, "
                              "the rest are listed as not_compared (narrow with paths)")
-        out.changes = self._enrich(changes, out.notes, exact=target is None)
+        out.changes = self._enrich(changes, out.notes, exact=target is None, lines=lines)
         return out
+
+    def _worktree_lines(self, repo: pygit2.Repository, pair: FilePair) -> dict[str, tuple[tuple[int, int], ...]]:
+        """The lines of a modified file as the work tree has it that differ from the base (what the index holds
+        now, so test selection can start from the definitions around them); nothing for an added, deleted or
+        unreadable file, which is selected by its imports."""
+        if pair.old_id is None or pair.new_path is None or pair.old_path != pair.new_path:
+            return {}
+        read = read_worktree(self.root, pair.new_path)
+        if read is None:
+            return {}
+        spans = changed_spans(_lines(read_blob(repo, pair.old_id)), _lines(read[1]))
+        return {pair.new_path: spans} if spans else {}
 
     def _prefetch(self, repo: pygit2.Repository, pairs: Sequence[FilePair], worktree: bool) -> None:
         """Parse every version not cached yet, in batches (see ``file_defs_many``); bytes are read per
@@ -292,8 +308,8 @@ class SemanticDiffService:
             yield conn
 
     def _enrich(self, found: Sequence[tuple[Change, str | None]], notes: list[str], *,
-                exact: bool) -> list[Change]:
-        tests = tests_by_path([c.path for c, _ in found], self._tests_for)
+                exact: bool, lines: Mapping[str, Sequence[tuple[int, int]]] | None = None) -> list[Change]:
+        tests = tests_by_path([c.path for c, _ in found], self._tests_for, lines)
         with self._connection(notes) as conn:
             enricher = Enricher(conn, tests, exact=exact)
             assessed = [report.assess(c, enricher.impact(c, language)) for c, language in found]
@@ -302,6 +318,16 @@ class SemanticDiffService:
 
 def _lines(data: bytes) -> list[str]:
     return decode(data).split("\n")
+
+
+def changed_spans(old: Sequence[str], new: Sequence[str]) -> tuple[tuple[int, int], ...]:
+    """1-based inclusive spans of ``new`` that differ from ``old``: added or replaced lines, and for a removal the
+    two lines around it (as ``inspect_affected_tests`` reads git's hunks)."""
+    spans: list[tuple[int, int]] = []
+    for tag, _i1, _i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag != "equal":
+            spans.append((j1 + 1, j2) if j2 > j1 else (max(1, j1), j1 + 1))
+    return tuple(spans)
 
 
 def _moved_from(pair: FilePair) -> str | None:
