@@ -112,6 +112,11 @@ class Enricher:
         return self._tests.get(path, ())[:MAX_FILES]
 
 
+#: Changed files whose tests are selected from their changed lines (each walk may take up to the delta's 0.1 s
+#: budget); the files past these, in path order, are selected by their importers, wider and quick.
+SHARP_FILES = 20
+
+
 def tests_by_path(paths: Sequence[str], tests_for: TestsFor | None,
                   lines: Mapping[str, Sequence[tuple[int, int]]] | None = None) -> dict[str, tuple[str, ...]]:
     """Affected test files per changed file: those whose cases reach its changed ``lines`` where known (the
@@ -120,8 +125,8 @@ def tests_by_path(paths: Sequence[str], tests_for: TestsFor | None,
     out: dict[str, tuple[str, ...]] = {}
     if tests_for is None:
         return out
-    for path in sorted(set(paths)):
-        changed = (lines or {}).get(path)
+    for number, path in enumerate(sorted(set(paths))):
+        changed = (lines or {}).get(path) if number < SHARP_FILES else None
         try:
             # Test cases (``file::case``) where the lines let the graph pick them; the answer names their files.
             out[path] = tuple(sorted({t.split("::", 1)[0] for t in tests_for([path], {path: changed} if changed
