@@ -478,3 +478,25 @@ async def test_affected_tests_of_a_work_tree_change_are_those_reaching_the_chang
     change = result["structural_changes"][0]
     assert change["qualified_name"] == "a" and change["impact"]["affected_test_files"] == ["tests/test_a.py"]
     assert [m["test_file"] for m in inspected["impact"]["matches"]] == ["tests/test_a.py"]
+
+
+@pytest.mark.anyio
+async def test_counts_of_importers_and_tests_past_the_listed_twenty_are_the_whole_counts(tmp_path: Path) -> None:
+    # 23 test files import and call a(); each list names the first 20, and the counts, the text and the hint say 23
+    # (they said 20: the length of the list that stops there).
+    tests = {f"tests/test_{n:02}.py": f"from pkg.mod import a\n\n\ndef test_{n:02}():\n    assert a() == 1\n"
+             for n in range(23)}
+    root = make_repo(tmp_path / "repo", {
+        "pkg/__init__.py": "", "pkg/mod.py": "def a():\n    return 1\n", **tests,
+        "pyproject.toml": "[tool.pytest.ini_options]\ntestpaths = ['tests']\n"})
+    with running_server(root) as handle:
+        async with mcp_client(handle) as client:
+            edit = {"path": "pkg/mod.py", "action": "update", "old_text": "return 1\n", "new_text": "return 3\n"}
+            await call(client, "write_source", {"edits": [edit]})
+            res = await client.call_tool("semantic_diff", {})
+    result, text = res.structured_content["result"], answer_text(res)
+    impact = result["structural_changes"][0]["impact"]
+    assert impact["affected_test_files"] == sorted(tests)[:20] and impact["affected_test_files_total"] == 23
+    assert len(impact["importing_files"]) == 20 and impact["importing_files_total"] == 23
+    assert "importers: 23; tests: 23" in text
+    assert "re-run 23 affected test targets: tests/test_00.py" in result["agentic_hint"]

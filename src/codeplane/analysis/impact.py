@@ -54,10 +54,11 @@ class Enricher:
     def impact(self, change: Change, language: str | None) -> Impact:
         """Each annotation (references, importers; tests were looked up before) fails on its own (§23.7)."""
         state = change.entity
-        tests = self._affected_tests(change.path)
+        tests = self._tests.get(change.path, ())
         seen = visibility(state, language)
         if self._q is None:
-            return Impact("unknown", "low", affected_test_files=tests, visibility=seen)
+            return Impact("unknown", "low", affected_test_files=tests[:MAX_FILES], affected_test_files_total=len(tests),
+                          visibility=seen)
         q = self._q
         try:
             found = self._find(change)
@@ -79,7 +80,8 @@ class Enricher:
         except Exception as exc:  # noqa: BLE001 - enrichment is fail-open (§23.7)
             log.warning("semantic_diff importer lookup failed", path=change.path, error=str(exc))
             importing = ()
-        return replace(refs, importing_files=importing, affected_test_files=tests, visibility=seen)
+        return replace(refs, importing_files=importing[:MAX_FILES], importing_files_total=len(importing),
+                       affected_test_files=tests[:MAX_FILES], affected_test_files_total=len(tests), visibility=seen)
 
     def _find(self, change: Change) -> m.DefFact | None:
         assert self._q is not None
@@ -106,10 +108,7 @@ class Enricher:
         imports = self._importers.get(path)
         if imports is None:
             imports = self._importers[path] = self._q.list_importers(path, limit=100_000)
-        return tuple(sorted({i.path for i in imports if i.imported_name == state.name}))[:MAX_FILES]
-
-    def _affected_tests(self, path: str) -> tuple[str, ...]:
-        return self._tests.get(path, ())[:MAX_FILES]
+        return tuple(sorted({i.path for i in imports if i.imported_name == state.name}))
 
 
 #: Changed files whose tests are selected from their changed lines (each walk may take up to the delta's 0.1 s

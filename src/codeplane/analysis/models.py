@@ -62,7 +62,10 @@ class Impact:
     referencing_files: tuple[str, ...] = ()
     referencing_files_total: int = 0
     importing_files: tuple[str, ...] = ()
+    #: How many files import it / how many test files it affects: the lists stop at ``impact.MAX_FILES``.
+    importing_files_total: int = 0
     affected_test_files: tuple[str, ...] = ()
+    affected_test_files_total: int = 0
     visibility: str | None = None
 
     @property
@@ -122,3 +125,5 @@ class DiffReport:
     changes: list[Change] = field(default_factory=list)
     files: list[FileChange] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: Every test file the changes affect (each change's own list stops at ``impact.MAX_FILES``): the hint's.
+    affected_tests: tuple[str, ...] = ()

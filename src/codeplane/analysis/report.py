@@ -136,8 +136,8 @@ def _refs(c: Change) -> int:
     return 0 if c.impact is None else c.impact.proven + c.impact.strong
 
 
-def agentic_hint(changes: Sequence[Change]) -> str:
-    """§23.7's priority list, computed from every change (not just the page)."""
+def agentic_hint(changes: Sequence[Change], tests: Sequence[str]) -> str:
+    """§23.7's priority list, computed from every change (not just the page) and every test file they affect."""
     steps: list[str] = []
     signature = sorted((c for c in changes if c.change in (SIGNATURE_CHANGED, RENAMED) and _refs(c)
                         and c.structural_severity == "breaking"),
@@ -163,7 +163,6 @@ def agentic_hint(changes: Sequence[Change]) -> str:
         risky = sum(1 for c in body if c.behavior_change_risk in ("high", "medium"))
         steps.append(f"review {_plural(len(body), 'body change')} for correctness ({risky} medium/high risk): "
                      f"{_names(body)}")
-    tests = sorted({t for c in changes if c.impact is not None for t in c.impact.affected_test_files})
     if tests:
         more = len(tests) - MAX_NAMES
         steps.append(f"re-run {_plural(len(tests), 'affected test target')}: {', '.join(tests[:MAX_NAMES])}"

@@ -106,7 +106,8 @@ class SemanticDiffService:
         return DiffPage(built, tuple(built.changes[offset:min(end, n)]), offset,
                         tuple(built.files[max(offset - n, 0):max(end - n, 0)]), nxt,
                         report.summary(built.changes, built.files_analyzed, len(built.files)),
-                        report.breaking_summary(built.changes), report.agentic_hint(built.changes))
+                        report.breaking_summary(built.changes),
+                        report.agentic_hint(built.changes, built.affected_tests))
 
     def build(self, base: str, target: str | None, scope: Sequence[str] | None) -> DiffReport:
         """The whole report for one query (every change, enriched and ordered)."""
@@ -166,7 +167,7 @@ class SemanticDiffService:
         if len(sides.pairs) > MAX_COMPARED:
             out.notes.append(f"{len(sides.pairs)} files changed: the first {MAX_COMPARED} by path were compared, "
                              "the rest are listed as not_compared (narrow with paths)")
-        out.changes = self._enrich(changes, out.notes, exact=target is None, lines=lines)
+        self._enrich(out, changes, exact=target is None, lines=lines)
         return out
 
     def _worktree_lines(self, repo: pygit2.Repository, pair: FilePair) -> dict[str, tuple[tuple[int, int], ...]]:
@@ -281,7 +282,7 @@ class SemanticDiffService:
             out.notes.append(f"only the first {epochs.MAX_FILES} changed files were compared")
         out.notes.append("epoch mode: snapshots keep no text, so body changes are seen only when a definition's "
                          "length changed, without lines_changed or preview")
-        out.changes = self._enrich(changes, out.notes, exact=upto == current)
+        self._enrich(out, changes, exact=upto == current)
         return out
 
     # -- shared ------------------------------------------------------------------------------------
@@ -307,13 +308,15 @@ class SemanticDiffService:
                 conn = None
             yield conn
 
-    def _enrich(self, found: Sequence[tuple[Change, str | None]], notes: list[str], *,
-                exact: bool, lines: Mapping[str, Sequence[tuple[int, int]]] | None = None) -> list[Change]:
+    def _enrich(self, out: DiffReport, found: Sequence[tuple[Change, str | None]], *,
+                exact: bool, lines: Mapping[str, Sequence[tuple[int, int]]] | None = None) -> None:
+        """``out``'s changes, each with its blast radius, and every test file they affect."""
         tests = tests_by_path([c.path for c, _ in found], self._tests_for, lines)
-        with self._connection(notes) as conn:
+        with self._connection(out.notes) as conn:
             enricher = Enricher(conn, tests, exact=exact)
             assessed = [report.assess(c, enricher.impact(c, language)) for c, language in found]
-        return report.order(assessed)
+        out.changes = report.order(assessed)
+        out.affected_tests = tuple(sorted({t for c, _ in found for t in tests.get(c.path, ())}))
 
 
 def _lines(data: bytes) -> list[str]:

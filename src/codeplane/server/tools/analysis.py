@@ -49,8 +49,10 @@ class ImpactInfo(ToolResult):
     ref_tiers: RefTiers | None = None
     referencing_files: list[str] = []
     referencing_files_total: int = 0
-    importing_files: list[str] = []
-    affected_test_files: list[str] = []
+    importing_files: list[str] = Field(default=[], description="The first 20, by path.")
+    importing_files_total: int = 0
+    affected_test_files: list[str] = Field(default=[], description="The first 20, by path.")
+    affected_test_files_total: int = 0
     visibility: str | None = None
 
 
@@ -115,8 +117,9 @@ def _impact(impact: Impact | None) -> ImpactInfo | None:
                       reference_count=impact.reference_count, ref_tiers=tiers if impact.reference_count else None,
                       referencing_files=list(impact.referencing_files),
                       referencing_files_total=impact.referencing_files_total,
-                      importing_files=list(impact.importing_files),
-                      affected_test_files=list(impact.affected_test_files), visibility=impact.visibility)
+                      importing_files=list(impact.importing_files), importing_files_total=impact.importing_files_total,
+                      affected_test_files=list(impact.affected_test_files),
+                      affected_test_files_total=impact.affected_test_files_total, visibility=impact.visibility)
 
 
 def _change(c: Change, nested: list[StructuralChange]) -> StructuralChange:
@@ -176,10 +179,10 @@ def _refs(info: ImpactInfo | None) -> str:
     else:
         t = info.ref_tiers or RefTiers()
         parts = [f"refs: not in index, {t.anchored + t.unknown} same-name unresolved"]
-    if info is not None and info.importing_files:
-        parts.append(f"importers: {len(info.importing_files)}")
-    if info is not None and info.affected_test_files:
-        parts.append(f"tests: {len(info.affected_test_files)}")
+    if info is not None and info.importing_files_total:
+        parts.append(f"importers: {info.importing_files_total}")
+    if info is not None and info.affected_test_files_total:
+        parts.append(f"tests: {info.affected_test_files_total}")
     return "; ".join(parts)
 
 
