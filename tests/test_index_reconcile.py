@@ -18,13 +18,14 @@ def test_universe_skips_prunable_dirs_and_lists_binaries_and_oversized_without_c
         "src/app.py": "token_alpha = 1\n",
         "node_modules/lib/index.js": "token_alpha\n",
         "build/out.py": "token_alpha\n",
+        ".hypothesis/examples/0a1b/2c3d": "token_alpha\n",
         "img.png": b"\x89PNG\x00\x00token_alpha",
         "big.txt": "token_alpha\n" * 20,
     })
     with running_index(repo, max_file_bytes=100) as index:
         paths = [e.path for e in index.list_files(limit=100).entries]
         assert "src/app.py" in paths and "img.png" in paths and "big.txt" in paths
-        assert not any(p.startswith(("node_modules/", "build/", ".git/", ".codeplane/")) for p in paths)
+        assert not any(p.startswith(("node_modules/", "build/", ".git/", ".codeplane/", ".hypothesis/")) for p in paths)
         # big.txt has no Tantivy document; search scans it from disk (as rg would), the binary stays out
         assert hit_lines(index, "token_alpha") == {("src/app.py", 1)} | {("big.txt", n) for n in range(1, 21)}
         assert [e.path for e in index.list_files("src/app.py", limit=10).entries] == ["src/app.py"]

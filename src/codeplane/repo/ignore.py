@@ -16,10 +16,11 @@ from pathlib import Path
 import pathspec
 from pathspec.pattern import RegexPattern
 
-#: Directories never walked, whatever ``.cplignore`` says.
+#: Directories never walked, whatever ``.cplignore`` says. Tools' caches among them are written by the test runs
+#: CodePlane starts (Hypothesis's example database: 35 hash-named files in attrs' map after one run).
 PRUNABLE_DIRS: frozenset[str] = frozenset({
     ".git", ".codeplane", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache",
-    ".pytest_cache", ".ruff_cache", ".tox", ".nox", "target", "dist", "build", ".eggs", ".gradle",
+    ".pytest_cache", ".ruff_cache", ".hypothesis", ".tox", ".nox", "target", "dist", "build", ".eggs", ".gradle",
     ".idea", ".next", ".nuxt", ".cache", ".terraform",
 })
 
