@@ -122,11 +122,14 @@ def test_javascript_relative_imports_and_uncovered_modules(shop: tuple[Path, Ind
 
 def test_the_uncovered_modules_shown_are_those_nearest_the_change(tmp_path: Path) -> None:
     # 25 untested modules sort before the change's by name; the 20 shown start with the changed module and its
-    # package's, and the count is all 30 (before: the first 20 by name, none of them near the change).
+    # package's, and the count is all 30 (before: the first 20 by name, none of them near the change). What the
+    # tested module imports, and what that imports, is loaded by the test: zzz.helper and zzz.deep are not listed.
     files = {f"src/aaa/m{n:02}.py": "X = 1\n" for n in range(25)}
     files |= {"src/aaa/__init__.py": "", "src/zzz/__init__.py": "", "src/zzz/sub/__init__.py": "",
               "src/zzz/sub/changed.py": "def f():\n    return 1\n", "src/zzz/sub/sibling.py": "Y = 2\n",
-              "src/zzz/other.py": "Z = 3\n", "src/zzz/tested.py": "W = 4\n",
+              "src/zzz/other.py": "Z = 3\n", "src/zzz/tested.py": "from zzz.helper import H\nW = 4\n",
+              "src/zzz/helper.py": "from zzz import deep\nH = 5\n", "src/zzz/deep.py": "D = 6\n",
+              "src/zzz/tested.pyi": "W: int\n",  # a stub of the same name: the module's imports are still followed
               "pytest.ini": "[pytest]\npythonpath = src\n",
               "tests/test_w.py": "from zzz.tested import W\n\ndef test_w():\n    assert W == 4\n"}
     with indexed_repo(tmp_path / "repo", files) as (_, index):
@@ -135,6 +138,7 @@ def test_the_uncovered_modules_shown_are_those_nearest_the_change(tmp_path: Path
     nearest = ("zzz.sub.changed", "zzz.sub", "zzz.sub.sibling", "zzz.other", "aaa", "aaa.m00")
     assert gaps.uncovered_modules[:6] == nearest
     assert len(gaps.uncovered_modules) == 20 and gaps.uncovered_total == 30
+    assert not {"zzz.helper", "zzz.deep", "zzz.tested", "zzz"} & set(gaps.uncovered_modules)
 
 def test_service_filters_targets_and_tests_for(shop: tuple[Path, IndexService]) -> None:
     repo, index = shop

@@ -326,31 +326,35 @@ class ModuleWalk:
         return tuple(minimal)
 
     def _uncovered(self) -> tuple[tuple[str, ...], int]:
-        """Python source modules that no test imports, directly or through a submodule: the 20 sharing the most
-        leading package names with a changed module (then by name), and how many in all."""
-        imported = set()
-        for chunk in _chunks(sorted(self.tests)):
-            for target, alt, alt_resolved in self.conn.execute(
-                    f"SELECT i.target_key, i.alt_key, i.resolved_alt_file_id IS NOT NULL FROM st_import i "
-                    f"JOIN st_file f ON f.file_id = i.file_id WHERE f.path IN ({_marks(len(chunk))})", list(chunk)):
-                if target:
-                    imported.add(str(target))
-                if alt and alt_resolved:
-                    imported.add(str(alt))
-        covered = {p for key in imported for p in (*package_prefixes(key), key)}
+        """Python source modules that no test run imports: not a test's import, nor one of those modules' own
+        imports, transitively (``attr._funcs``, which tests reach through ``attr``'s ``__init__``, was listed beside
+        the 25 test files selected for it). The 20 sharing the most leading package names with a changed module
+        (then by name), and how many in all."""
+        graph = self.graph
+        # A name can be several files (``attr/__init__.py`` and its stub ``__init__.pyi``): importing it marks each.
+        files_of: dict[str, list[int]] = {}
+        for file_id, keys in graph.keys_of.items():
+            for key in keys:
+                files_of.setdefault(key, []).append(file_id)
+        # What a test run loads: the test files and the conftest.py files pytest loads beside them.
+        stack = [f for p, f in graph.id_of.items() if p in self.tests or p.rsplit("/", 1)[-1] == "conftest.py"]
+        loaded = set(stack)
+        while stack:
+            targets, alts, _ = graph.edges.get(stack.pop(), ((), (), ()))
+            for key in (*targets, *alts):
+                for name in (*package_prefixes(key), key):
+                    for found in files_of.get(name, ()):
+                        if found not in loaded:
+                            loaded.add(found)
+                            stack.append(found)
         # A file is one module under several names (``shop.cart`` and, from the repository root, ``src.shop.cart``):
-        # it is covered when a test imports it by any of them, and named by its primary one (rank 0).
-        names: dict[int, tuple[int, str]] = {}
-        imported_files: set[int] = set()
-        for key, file_id, rank, path in self.conn.execute(
-                "SELECT k.key, k.file_id, k.rank, f.path FROM st_module_key k JOIN st_file f ON f.file_id = k.file_id "
-                "WHERE k.key LIKE 'py:%'"):
-            if path in self.tests or _test_like(path):
-                continue
-            if key in covered:
-                imported_files.add(file_id)
-            names[file_id] = min(names.get(file_id, (rank, key)), (rank, key))
-        gaps = {_display(key) for file_id, (_, key) in names.items() if file_id not in imported_files}
+        # it is named by its primary one (the first by rank).
+        gaps = set()
+        for file_id, keys in graph.keys_of.items():
+            path = graph.path_of.get(file_id, "")
+            primary = next((k for k in keys if k.startswith("py:")), None)
+            if primary is not None and file_id not in loaded and path not in self.tests and not _test_like(path):
+                gaps.add(_display(primary))
         # The 20 shown are those nearest the change (a changed module itself first, then its package's): on Django
         # the first 20 by name were ``conf`` and ``django.conf.locale.*`` whatever had changed.
         changed = [m.split(".") for m in self.changed_modules]
