@@ -146,3 +146,19 @@ async def test_bad_arguments_get_catalog_errors(server: ServerHandle) -> None:
         assert b"topic" not in run_git(server.root, "branch")
         conflict = await call(client, "git_branch", {"action": "list"})
         assert {b["name"] for b in conflict["branches"]} == {"main", "feature"}
+
+
+async def test_show_narrows_a_commits_diff_to_paths_and_lists_max_files(server: ServerHandle) -> None:
+    # The note of a diff cut at its files said "raise max_files or narrow paths", which git_inspect could not do;
+    # a root commit's files past the first 200 were out of reach of every tool.
+    root = run_git(server.root, "rev-list", "--max-parents=0", "HEAD").decode().strip()  # app.py, README.md, .cplignore
+    async with mcp_client(server) as client:
+        capped = await client.call_tool("git_inspect", {"ref": root, "max_files": 1})
+        narrowed = await call(client, "git_inspect", {"ref": root, "paths": ["app.py"]})
+        missing = await call_error(client, "git_inspect", {"ref": root, "paths": ["../outside"]})
+    diff = capped.structured_content["result"]["show"]["diff"]
+    assert len(diff["files"]) == 1 and diff["files_omitted"] == 2 and diff["stats"]["files_changed"] == 3
+    assert "2 more files (raise max_files or narrow paths)" in answer_text(capped)
+    only = narrowed["show"]["diff"]
+    assert [f["path"] for f in only["files"]] == ["app.py"] and only["stats"]["files_changed"] == 1
+    assert missing["code"] == 5001, missing  # as git_diff refuses it

@@ -265,9 +265,10 @@ def diff(repo: pygit2.Repository, *, base: str | None = None, target: str | None
     return render(sources(raw), label, paths, limits)
 
 
-def commit_diff(repo: pygit2.Repository, commit: pygit2.Commit, limits: DiffLimits) -> DiffReport:
+def commit_diff(repo: pygit2.Repository, commit: pygit2.Commit, limits: DiffLimits,
+                paths: Sequence[str] = ()) -> DiffReport:
     """A commit against its first parent (root commits against the empty tree), as ``git show`` does."""
     parent = commit.parents[0].tree if commit.parents else empty_tree(repo)
     raw = parent.diff_to_tree(commit.tree, context_lines=limits.context_lines, flags=_FLAGS)
     raw.find_similar(DiffFind.FIND_RENAMES)
-    return render(sources(raw), f"{commit.parents[0].id if commit.parents else 'empty'}..{commit.id}", (), limits)
+    return render(sources(raw), f"{commit.parents[0].id if commit.parents else 'empty'}..{commit.id}", paths, limits)

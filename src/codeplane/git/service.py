@@ -106,10 +106,13 @@ class GitService:
             return log.log(repo, ref=ref, limit=limit, since=since, until=until, paths=scope, cursor=cursor)
 
     def show(self, ref: str = "HEAD", path: str | None = None, limits: diffs.DiffLimits | None = None,
-             ) -> show.ShowResult:
+             paths: Sequence[str] = ()) -> show.ShowResult:
+        """``paths``: a commit's diff restricted to these files or directories."""
         rel = repo_path(self.root, path, "path") if path else None
+        scope = repo_paths(self.root, paths)
         with self._s.reading() as repo:
-            return show.show(repo, ref, rel, limits or diffs.DiffLimits(max_lines=self.config.diff_max_lines))
+            return show.show(repo, ref, rel, limits or diffs.DiffLimits(max_lines=self.config.diff_max_lines),
+                             paths=scope)
 
     def blame(self, path: str, *, ref: str | None = None, line_range: tuple[int, int] | None = None,
               limit: int = 200, cursor: str | None = None) -> blaming.BlamePage:

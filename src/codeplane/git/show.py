@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 import pygit2
@@ -51,8 +52,10 @@ class ShowResult(GitModel):
     entries_total: int | None = None
 
 
-def show(repo: pygit2.Repository, ref: str, path: str | None, limits: DiffLimits) -> ShowResult:
-    """``ref`` (default HEAD by the caller); with ``path`` the object at ``ref:path``."""
+def show(repo: pygit2.Repository, ref: str, path: str | None, limits: DiffLimits,
+         paths: Sequence[str] = ()) -> ShowResult:
+    """``ref`` (default HEAD by the caller); with ``path`` the object at ``ref:path``; a commit's diff restricted to
+    ``paths`` (canonical; empty = all)."""
     obj = resolve_object(repo, f"{ref}:{path}" if path else ref)
     if isinstance(obj, pygit2.Tag):
         target = obj.peel(None)
@@ -61,7 +64,8 @@ def show(repo: pygit2.Repository, ref: str, path: str | None, limits: DiffLimits
                                         tagger=person(obj.tagger) if obj.tagger else None),
                           commit=commit_info(target) if isinstance(target, pygit2.Commit) else None)
     if isinstance(obj, pygit2.Commit):
-        return ShowResult(kind="commit", oid=str(obj.id), commit=commit_info(obj), diff=commit_diff(repo, obj, limits))
+        return ShowResult(kind="commit", oid=str(obj.id), commit=commit_info(obj),
+                          diff=commit_diff(repo, obj, limits, paths))
     if isinstance(obj, pygit2.Blob):
         data = obj.data
         text = None if obj.is_binary else data[:BLOB_LIMIT].decode("utf-8", errors="replace")

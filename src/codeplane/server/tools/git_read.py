@@ -117,6 +117,8 @@ class GitInspectParams(ToolParams):
     force: bool = Field(default=False, description="tag_create: move an existing tag.")
     include_hunks: bool = Field(default=True, description="show: include the commit's diff hunks.")
     max_lines: int | None = Field(default=None, ge=1, le=100_000, description="show: diff line cap.")
+    max_files: int = Field(default=200, ge=1, le=2000, description="show: files listed.")
+    paths: list[str] | None = Field(default=None, description="show: the commit's diff under these paths only.")
 
 
 class GitInspectResult(PagedText, ActionResult):
@@ -202,8 +204,8 @@ async def _inspect(ctx: ToolContext, p: GitInspectParams) -> GitInspectResult:
         if p.cursor is not None:
             show, part, parts, next_cursor = _SHOW_PAGES.next(p.cursor, key)
             return GitInspectResult(action=p.action, show=show, part=part, parts=parts, next_cursor=next_cursor)
-        limits = _limits(ctx, p.include_hunks, p.max_lines)
-        pages = split_show(await run(lambda: git.show(p.ref or "HEAD", p.path, limits)))
+        limits = _limits(ctx, p.include_hunks, p.max_lines, max_files=p.max_files)
+        pages = split_show(await run(lambda: git.show(p.ref or "HEAD", p.path, limits, p.paths or ())))
         first, next_cursor = _SHOW_PAGES.first(pages, key)
         if len(pages) == 1:
             return GitInspectResult(action=p.action, show=first)
