@@ -13,6 +13,7 @@ from codeplane.core.config import CodePlaneConfig
 from codeplane.core.layout import RepoLayout
 from codeplane.index.service import IndexService
 from codeplane.testing import ImpactIndex, ImpactResult, TestingService
+from codeplane.testing.service import NO_TARGETS_HINT
 from tests.builders import indexed_repo
 
 SHOP: dict[str, str] = {
@@ -156,6 +157,25 @@ def test_service_filters_targets_and_tests_for(shop: tuple[Path, IndexService]) 
     finally:
         service.close()
 
+
+
+def test_a_repository_with_no_test_target_says_so_rather_than_that_no_test_imports_the_change(tmp_path: Path) -> None:
+    # qs's tests use tape, which CodePlane has no adapter for: test/utils.js requires lib/utils.js, and the hint said
+    # "No test imports the changed modules".
+    files = {"package.json": '{"name": "q", "scripts": {"test": "tape test/*.js"}}\n',
+             "lib/utils.js": "exports.merge = function merge(a, b) { return a; };\n",
+             "test/utils.js": "var utils = require('../lib/utils');\nutils.merge(1, 2);\n"}
+    with indexed_repo(tmp_path / "repo", files) as (repo, index):
+        layout = RepoLayout(repo)
+        service = TestingService(repo, CodePlaneConfig().tests, layout, ArtifactStore(layout.artifacts_dir, 1),
+                                 impact=ImpactIndex(index.read_connection))
+        try:
+            inspected = service.inspect_affected(["lib/utils.js"])
+            discovered = service.discover(affected_by=["lib/utils.js"])
+        finally:
+            service.close()
+    assert inspected.matches == () and inspected.hint == NO_TARGETS_HINT
+    assert discovered.impact is not None and discovered.impact.hint == NO_TARGETS_HINT
 
 FAULTS = {
     "src/shop/pricing.py": ("return len(name)", "raise RuntimeError('injected')"),

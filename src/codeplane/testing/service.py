@@ -84,6 +84,11 @@ class DiscoveryView:
     impact: ImpactResult | None = None
 
 
+#: The hint of a selection in a repository where discovery found no test target at all.
+NO_TARGETS_HINT = ("No test target was discovered in this repository, so no test could be selected: CodePlane runs "
+                   "pytest, Jest, Vitest, go test, cargo test, Maven, Gradle, dotnet test, RSpec and mix test from "
+                   "their config files, and any other tool through tests.custom (a command per file pattern).")
+
 class TestingService:
     """Thread-safe. ``close`` cancels runs in flight and waits briefly for their processes to die."""
 
@@ -214,7 +219,7 @@ class TestingService:
         if affected_by is not None:
             impact = self._affected(affected_by, [t.path for t in found.targets if t.path], ranges=ranges,
                                     go_targets=[t.target_id for t in found.targets if t.runner == "go"],
-                                    budget_sec=budget_sec)
+                                    budget_sec=budget_sec, discovered=bool(found.targets))
             matches = {m.test_file: m for m in impact.matches}
             targets = [_with_cases(t, matches[_match_key(t)]) for t in targets if _match_key(t) in matches]
         return DiscoveryView(tuple(targets), len(found.targets), tuple(sorted({p.runner for p in found.projects})),
@@ -222,7 +227,9 @@ class TestingService:
 
     def _affected(self, changed: Sequence[str], test_files: Sequence[str], *, uncovered: bool = False,
                   ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None,
-                  go_targets: Sequence[str] = (), budget_sec: float | None = None) -> ImpactResult:
+                  go_targets: Sequence[str] = (), budget_sec: float | None = None,
+                  discovered: bool = True) -> ImpactResult:
+        """``discovered``: whether discovery found any test target (of any runner) in the repository."""
         if self.impact is None:
             raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "impact selection needs the structural index",
                                  details={"reason": "no import facts available"})
@@ -233,6 +240,9 @@ class TestingService:
         except LookupError as exc:
             raise CodePlaneError(ErrorCode.INDEX_NOT_READY, f"impact selection is unavailable: {exc}",
                                  details={"reason": str(exc)}) from exc
+        if not discovered:
+            # Not "no test imports the changed modules": qs's tape tests import lib/utils.js; nothing here runs them.
+            result = replace(result, hint=NO_TARGETS_HINT)
         return self._with_evidence(result, changes, test_files)
 
     def _with_evidence(self, result: ImpactResult, changes: Mapping[str, Sequence[tuple[int, int]]],
@@ -260,7 +270,8 @@ class TestingService:
                          ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None) -> ImpactResult:
         found = self.discovery()
         return self._affected(changed_files, [t.path for t in found.targets if t.path], uncovered=True,
-                              ranges=ranges, go_targets=[t.target_id for t in found.targets if t.runner == "go"])
+                              ranges=ranges, go_targets=[t.target_id for t in found.targets if t.runner == "go"],
+                              discovered=bool(found.targets))
 
     def tests_for(self, paths: Sequence[str], ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None,
                   ) -> list[str]:
