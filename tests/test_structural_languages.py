@@ -72,6 +72,22 @@ def test_typescript_defs_imports_and_scoping() -> None:
     assert [t.mode for t in f.thunks] == ["REEXPORT_ALL"]
 
 
+
+def test_commonjs_requires_are_imports() -> None:
+    # ``var`` declarations, ``require(...).name`` and a bare ``require`` were no import before (only ``const``/``let``).
+    f = facts_of("lib/x.js", """var utils = require('./utils');
+const { a, b: c } = require("./ab");
+let only = require('./mod').only, two = require('./two');
+require('./polyfill');
+var notreq = other('./x');
+function f() { var inner = require('./inner'); return inner.go(); }
+utils.merge(only, two);
+""")
+    assert imports(f) == {("./utils", "*", "utils"), ("./ab", "*", None), ("./mod", "only", "only"),
+                          ("./two", "*", "two"), ("./polyfill", "*", None), ("./inner", "*", "inner")}
+    merge = [r for r in f.refs if r.token_text == "merge"]
+    assert merge and merge[0].via_import_uid is not None  # ``utils.merge`` goes through the require
+
 GO = '''package main
 
 import (

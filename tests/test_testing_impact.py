@@ -42,6 +42,9 @@ SHOP: dict[str, str] = {
     "web/package.json": '{"name": "web", "private": true}\n',
     "web/src/sum.js": "export const sum = (a, b) => a + b;\n",
     "web/src/sum.test.js": "import { sum } from './sum';\ntest('sum', () => expect(sum(1, 2)).toBe(3));\n",
+    # CommonJS, as most of npm is written: ``var`` requires were no imports at all, so nothing selected this test.
+    "web/src/mul.js": "module.exports = function mul(a, b) { return a * b; };\n",
+    "web/src/mul.test.js": "var mul = require('./mul');\ntest('mul', () => expect(mul(2, 3)).toBe(6));\n",
     "README.md": "# shop\n",
 }
 
@@ -153,6 +156,7 @@ def test_service_filters_targets_and_tests_for(shop: tuple[Path, IndexService]) 
             "tests/tax/test_fixture.py", "tests/test_cart.py", "tests/test_helper.py", "tests/test_rates.py",
             "tests/test_shop.py"]
         assert service.tests_for(["web/src/sum.js"]) == ["web/src/sum.test.js"]
+        assert service.tests_for(["web/src/mul.js"]) == ["web/src/mul.test.js"]
         assert service.tests_for([]) == []
     finally:
         service.close()

@@ -41,18 +41,47 @@ def pattern_names(node: Node) -> list[Node]:
     return out
 
 
+def _required(ctx: Context, call: Node | None) -> str | None:
+    """The module a ``require("m")`` call names; None when ``call`` is not one."""
+    if call is None or call.type != "call_expression":
+        return None
+    function = call.child_by_field_name("function")
+    if function is None or function.type != "identifier" or ctx.src.text(function) != "require":
+        return None
+    args = call.child_by_field_name("arguments")
+    first = args.named_children[0] if args is not None and args.named_children else None
+    return _string(ctx, first) if first is not None and first.type == "string" else None
+
+
+def _require(ctx: Context, statement: Node, declarator: Node) -> None:
+    """``x = require("m")`` binds ``x`` to the module, ``x = require("m").y`` to its ``y`` (as ``import { y as x }``
+    would); a destructuring pattern imports the module without binding a name."""
+    value = declarator.child_by_field_name("value")
+    member = None
+    if value is not None and value.type == "member_expression":
+        prop = value.child_by_field_name("property")
+        if prop is None or prop.type != "property_identifier":
+            return
+        member, value = prop, value.child_by_field_name("object")
+    source = _required(ctx, value)
+    if source is None:
+        return
+    name = declarator.child_by_field_name("name")
+    plain = name if name is not None and name.type == "identifier" else None
+    ctx.add_import(statement, plain, name=ctx.src.text(member) if member is not None else "*",
+                   alias=ctx.src.text(plain) if plain else None, source=source, kind="js_require", original=member)
+
+
 def imports(ctx: Context, statement: Node) -> None:
-    if statement.type == "lexical_declaration":
+    if statement.type in ("lexical_declaration", "variable_declaration"):
         for declarator in statement.named_children:
-            value = declarator.child_by_field_name("value")
-            name = declarator.child_by_field_name("name")
-            if value is None or value.type != "call_expression":
-                continue
-            args = value.child_by_field_name("arguments")
-            source = _string(ctx, args.named_children[0]) if args is not None and args.named_children else None
-            plain = name if name is not None and name.type == "identifier" else None
-            ctx.add_import(statement, plain, name="*", alias=ctx.src.text(plain) if plain else None, source=source,
-                           kind="js_require")
+            if declarator.type == "variable_declarator":
+                _require(ctx, statement, declarator)
+        return
+    if statement.type == "expression_statement":  # ``require("./polyfill");``: for its effects
+        source = _required(ctx, statement.named_children[0] if statement.named_children else None)
+        if source is not None:
+            ctx.add_import(statement, None, name="*", alias=None, source=source, kind="js_require")
         return
     source = _string(ctx, statement.child_by_field_name("source"))
     if statement.type == "export_statement":

@@ -45,6 +45,18 @@
 ; -- imports and re-exports -------------------------------------------------------------------------
 (import_statement) @import
 (export_statement source: (string)) @import
+; CommonJS: ``const``/``let``/``var x = require("m")``, ``= require("m").y``, and a bare ``require("m");``
 (lexical_declaration (variable_declarator
   value: (call_expression function: (identifier) @_require arguments: (arguments (string)))
   (#eq? @_require "require"))) @import
+(variable_declaration (variable_declarator
+  value: (call_expression function: (identifier) @_require arguments: (arguments (string)))
+  (#eq? @_require "require"))) @import
+(lexical_declaration (variable_declarator
+  value: (member_expression object: (call_expression function: (identifier) @_require arguments: (arguments (string))))
+  (#eq? @_require "require"))) @import
+(variable_declaration (variable_declarator
+  value: (member_expression object: (call_expression function: (identifier) @_require arguments: (arguments (string))))
+  (#eq? @_require "require"))) @import
+(expression_statement (call_expression function: (identifier) @_require arguments: (arguments (string)))
+  (#eq? @_require "require")) @import
