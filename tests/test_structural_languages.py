@@ -73,18 +73,27 @@ def test_typescript_defs_imports_and_scoping() -> None:
 
 
 
-def test_commonjs_requires_are_imports() -> None:
-    # ``var`` declarations, ``require(...).name`` and a bare ``require`` were no import before (only ``const``/``let``).
+def test_commonjs_requires_and_dynamic_imports_are_imports() -> None:
+    # Only ``const``/``let x = require("m")`` was an import: ``var``, ``require("m").y``, a bare or nested ``require``
+    # and ``import()`` were none, so their files had no import graph; a computed name is an import of no module.
     f = facts_of("lib/x.js", """var utils = require('./utils');
 const { a, b: c } = require("./ab");
 let only = require('./mod').only, two = require('./two');
 require('./polyfill');
 var notreq = other('./x');
 function f() { var inner = require('./inner'); return inner.go(); }
+const m = require(name);
+import('./other');
+const p = import(spec);
+expect(require('./deep')).toBe(1);
 utils.merge(only, two);
 """)
-    assert imports(f) == {("./utils", "*", "utils"), ("./ab", "*", None), ("./mod", "only", "only"),
-                          ("./two", "*", "two"), ("./polyfill", "*", None), ("./inner", "*", "inner")}
+    assert sorted(((i.source_literal or ""), i.imported_name, i.alias or "", i.import_kind) for i in f.imports) == [
+        ("", "*", "", "js_import"), ("", "*", "", "js_require"), ("./ab", "*", "", "js_require"),
+        ("./deep", "*", "", "js_require"), ("./inner", "*", "inner", "js_require"),
+        ("./mod", "only", "only", "js_require"), ("./other", "*", "", "js_import"),
+        ("./polyfill", "*", "", "js_require"), ("./two", "*", "two", "js_require"),
+        ("./utils", "*", "utils", "js_require")]
     merge = [r for r in f.refs if r.token_text == "merge"]
     assert merge and merge[0].via_import_uid is not None  # ``utils.merge`` goes through the require
 

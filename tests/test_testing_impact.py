@@ -163,6 +163,17 @@ def test_service_filters_targets_and_tests_for(shop: tuple[Path, IndexService]) 
 
 
 
+def test_a_javascript_test_loading_a_module_by_a_computed_name_makes_the_selection_partial(tmp_path: Path) -> None:
+    files = {"web/package.json": '{"name": "web", "private": true}\n',
+             "web/src/sum.js": "exports.sum = (a, b) => a + b;\n",
+             "web/src/sum.test.js": "const { sum } = require('./sum');\ntest('sum', () => sum(1, 2));\n",
+             "web/src/any.test.js": "const name = './' + 'sum';\ntest('any', () => require(name));\n"}
+    with indexed_repo(tmp_path / "repo", files) as (_, index):
+        found = ImpactIndex(index.read_connection).affected(["web/src/sum.js"], ["web/src/sum.test.js",
+                                                                                 "web/src/any.test.js"])
+    assert [m.test_file for m in found.matches] == ["web/src/sum.test.js"]
+    assert found.confidence == "partial" and found.null_literal_imports == 1
+
 def test_a_repository_with_no_test_target_says_so_rather_than_that_no_test_imports_the_change(tmp_path: Path) -> None:
     # qs's tests use tape, which CodePlane has no adapter for: test/utils.js requires lib/utils.js, and the hint said
     # "No test imports the changed modules".

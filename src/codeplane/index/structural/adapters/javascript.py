@@ -72,16 +72,30 @@ def _require(ctx: Context, statement: Node, declarator: Node) -> None:
                    alias=ctx.src.text(plain) if plain else None, source=source, kind="js_require", original=member)
 
 
+def _load(ctx: Context, call: Node) -> None:
+    """``require(...)``/``import(...)`` anywhere but as a declaration's value (``_require`` binds those): the module
+    its literal names, or no source at all when the name is computed (``require(name)``: a dynamic import)."""
+    parent = call.parent
+    if parent is not None and parent.type == "member_expression" and call == parent.child_by_field_name("object"):
+        parent = parent.parent
+    if parent is not None and parent.type == "variable_declarator" and _required(ctx, call) is not None:
+        return
+    function = call.child_by_field_name("function")
+    args = call.child_by_field_name("arguments")
+    first = args.named_children[0] if args is not None and args.named_children else None
+    source = _string(ctx, first) if first is not None and first.type == "string" else None
+    kind = "js_import" if function is not None and function.type == "import" else "js_require"
+    ctx.add_import(call, None, name="*", alias=None, source=source, kind=kind)
+
+
 def imports(ctx: Context, statement: Node) -> None:
     if statement.type in ("lexical_declaration", "variable_declaration"):
         for declarator in statement.named_children:
             if declarator.type == "variable_declarator":
                 _require(ctx, statement, declarator)
         return
-    if statement.type == "expression_statement":  # ``require("./polyfill");``: for its effects
-        source = _required(ctx, statement.named_children[0] if statement.named_children else None)
-        if source is not None:
-            ctx.add_import(statement, None, name="*", alias=None, source=source, kind="js_require")
+    if statement.type == "call_expression":
+        _load(ctx, statement)
         return
     source = _string(ctx, statement.child_by_field_name("source"))
     if statement.type == "export_statement":

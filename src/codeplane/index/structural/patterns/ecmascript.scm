@@ -45,7 +45,7 @@
 ; -- imports and re-exports -------------------------------------------------------------------------
 (import_statement) @import
 (export_statement source: (string)) @import
-; CommonJS: ``const``/``let``/``var x = require("m")``, ``= require("m").y``, and a bare ``require("m");``
+; CommonJS: ``const``/``let``/``var x = require("m")`` and ``= require("m").y`` bind ``x``.
 (lexical_declaration (variable_declarator
   value: (call_expression function: (identifier) @_require arguments: (arguments (string)))
   (#eq? @_require "require"))) @import
@@ -58,5 +58,7 @@
 (variable_declaration (variable_declarator
   value: (member_expression object: (call_expression function: (identifier) @_require arguments: (arguments (string))))
   (#eq? @_require "require"))) @import
-(expression_statement (call_expression function: (identifier) @_require arguments: (arguments (string)))
-  (#eq? @_require "require")) @import
+; Any other ``require(...)`` and ``import(...)`` call (a bare statement, an argument, a computed name): an import of
+; the module its literal names, or of none (a dynamic import, which makes a selection through it partial).
+(call_expression function: (identifier) @_require (#eq? @_require "require")) @import
+(call_expression function: (import)) @import
