@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.builders import ServerHandle, call, call_error, make_repo, mcp_client, running_server
+from tests.builders import ServerHandle, answer_text, call, call_error, make_repo, mcp_client, running_server
 
 pytestmark = pytest.mark.anyio
 
@@ -118,3 +118,16 @@ async def test_impact_names_the_affected_tests(server: ServerHandle) -> None:
 
 def test_repo_path_is_real(server: ServerHandle) -> None:
     assert isinstance(server.root, Path) and (server.root / ".git").is_dir()
+
+
+async def test_a_plan_over_more_files_than_it_lists_counts_them_all(tmp_path: Path) -> None:
+    # affected_files stops at 500 by path; the text said "in 500 files" for Django's QuerySet.filter (thousands).
+    users = {f"pkg/use_{n:03}.py": "from pkg.core import target\n\nVALUE = target()\n" for n in range(502)}
+    repo = make_repo(tmp_path / "repo", {"pkg/__init__.py": "", "pkg/core.py": "def target():\n    return 1\n",
+                                         **users})
+    with running_server(repo) as handle:
+        async with mcp_client(handle) as client:
+            res = await client.call_tool("refactor_rename", {"symbol": "pkg.core.target", "new_name": "aim"})
+    preview = res.structured_content["result"]
+    assert len(preview["affected_files"]) == 500 and preview["affected_files_total"] == 503
+    assert " in 503 files [" in answer_text(res)

@@ -102,7 +102,8 @@ def counts(option: PlanOption) -> dict[str, int]:
             "doc": len(option.doc_edits), "moves": len(option.moves), "deletes": len(option.deletes)}
 
 
-def affected_files(option: PlanOption) -> list[AffectedFile]:
+def affected_files(option: PlanOption) -> tuple[list[AffectedFile], int]:
+    """The files the plan touches, the first ``MAX_AFFECTED_FILES`` by path, and how many in all."""
     hashes = dict(option.file_hashes)
     per: dict[str, Counter[str]] = {}
     for edit in option.edits:
@@ -113,7 +114,7 @@ def affected_files(option: PlanOption) -> list[AffectedFile]:
         per.setdefault(path, Counter())
     return [AffectedFile(path=p, sha256=hashes.get(p, ""), high=c["high"], medium=c["medium"], low=c["low"],
                          doc=c["doc"])
-            for p, c in sorted(per.items())][:MAX_AFFECTED_FILES]
+            for p, c in sorted(per.items())[:MAX_AFFECTED_FILES]], len(per)
 
 
 def preview_edits(option: PlanOption) -> tuple[list[PlannedEdit], bool]:

@@ -188,7 +188,9 @@ class RefactorPreview(_Frozen):
     matches: int
     counts: dict[str, int]
     verification_required: bool
+    #: The first ``assemble.MAX_AFFECTED_FILES`` by path; ``affected_files_total`` counts them all.
     affected_files: list[AffectedFile] = []
+    affected_files_total: int = 0
     #: The first edits (high then medium, then low), bounded; ``refactor_inspect`` pages the rest.
     edits: list[PlannedEdit] = []
     edits_truncated: bool = False

@@ -44,6 +44,7 @@ def single_preview(refactor_id: str, operation: Operation, report: OptionReport,
     option = report.option
     tally = counts(option)
     shown, truncated = preview_edits(option)
+    files, files_total = affected_files(option)
     capsules: list[DecisionCapsule] = []
     unresolved = sum(1 for e in option.edits if e.reason == "unresolved_receiver")
     if unresolved and symbol is not None:
@@ -52,7 +53,7 @@ def single_preview(refactor_id: str, operation: Operation, report: OptionReport,
         refactor_id=refactor_id, operation=operation, status="ready", symbol=symbol, new_name=new_name,
         move=move, matches=tally["high"] + tally["medium"], counts=tally,
         verification_required=_verification_required(option, report.coverage, report.warnings),
-        affected_files=affected_files(option), edits=shown, edits_truncated=truncated,
+        affected_files=files, affected_files_total=files_total, edits=shown, edits_truncated=truncated,
         doc_edits=doc_summary(option, auto_apply=docs.auto_apply, min_confidence=docs.min_confidence),
         collisions=list(option.collisions), coverage=report.coverage, decision_capsules=capsules,
         expires_at=expires_at, warnings=list(report.warnings),

@@ -90,7 +90,7 @@ def render_preview(result: RefactorPreview) -> str:
         told += f" (high {counts.get('high', 0)}, medium {counts['medium']})"
     if counts.get("low"):
         told += f", {counts['low']} low proposed"
-    lines = [f"{result.operation} {what}: {result.status}, {told} in {len(result.affected_files)} files "
+    lines = [f"{result.operation} {what}: {result.status}, {told} in {result.affected_files_total} files "
              f"[{result.refactor_id}]"]
     sure = [e for e in result.edits if e.certainty == "high"]
     lines += _sure_edits(sure, usual)
