@@ -120,7 +120,7 @@ def test_repo_path_is_real(server: ServerHandle) -> None:
     assert isinstance(server.root, Path) and (server.root / ".git").is_dir()
 
 
-async def test_a_plan_over_more_files_than_it_lists_counts_them_all(tmp_path: Path) -> None:
+async def test_plans_and_impacts_over_more_files_than_they_list_count_them_all(tmp_path: Path) -> None:
     # affected_files stops at 500 by path; the text said "in 500 files" for Django's QuerySet.filter (thousands).
     users = {f"pkg/use_{n:03}.py": "from pkg.core import target\n\nVALUE = target()\n" for n in range(502)}
     repo = make_repo(tmp_path / "repo", {"pkg/__init__.py": "", "pkg/core.py": "def target():\n    return 1\n",
@@ -128,6 +128,12 @@ async def test_a_plan_over_more_files_than_it_lists_counts_them_all(tmp_path: Pa
     with running_server(repo) as handle:
         async with mcp_client(handle) as client:
             res = await client.call_tool("refactor_rename", {"symbol": "pkg.core.target", "new_name": "aim"})
+            impact = await client.call_tool("refactor_impact", {"target": "pkg.core.target", "limit": 5})
     preview = res.structured_content["result"]
     assert len(preview["affected_files"]) == 500 and preview["affected_files_total"] == 503
     assert " in 503 files [" in answer_text(res)
+    # refactor_impact listed every importer, in the record and in the text (Django's gettext_lazy: 96 of them).
+    report = impact.structured_content["result"]
+    assert len(report["importing_files"]) == 100 and report["importing_files_total"] == 502
+    assert "imported by (502): pkg/use_000.py " in answer_text(impact)
+    assert "(+482 more; 100 in the record)" in answer_text(impact) and len(answer_text(impact)) < 4000

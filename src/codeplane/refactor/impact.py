@@ -33,6 +33,9 @@ from codeplane.refactor.targets import resolve_targets
 
 _LIMIT = 100_000
 MAX_PAGE = 500
+#: Importing files and affected test files listed (by path); the totals count them all. The tests to run come from
+#: ``run_test_targets(affected_by=...)``, the importers from ``search``.
+MAX_FILES = 100
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 Reader = Callable[[Iterable[str]], tuple[dict[str, SourceText], dict[str, str]]]
@@ -159,7 +162,8 @@ class ImpactPlanner:
             option = build_option("c1", draft, sources, hashes)
         report = ImpactReport(
             target_kind="symbol", symbol=symbol_ref(d), references=page, references_total=len(refs),
-            by_tier=dict(sorted(by_tier.items())), importing_files=importing, affected_tests=tests,
+            by_tier=dict(sorted(by_tier.items())), importing_files=importing[:MAX_FILES],
+            importing_files_total=len(importing), affected_tests=tests[:MAX_FILES], affected_tests_total=len(tests),
             affected_tests_note=note, lexical_mentions=len(found - {d.path} - {r.path for r in refs}),
             next_cursor=next_cursor, safe_to_delete=not refs,
             warnings=[] if not refs else [f"{len(refs)} reference(s) remain; deleting breaks them"],
@@ -195,7 +199,8 @@ class ImpactPlanner:
         option = build_option("c1", draft, own, hashes)
         report = ImpactReport(
             target_kind="file", path=rel, references=page, references_total=len(refs),
-            by_tier=dict(sorted(by_tier.items())), importing_files=sorted(importing), affected_tests=tests,
+            by_tier=dict(sorted(by_tier.items())), importing_files=sorted(importing)[:MAX_FILES],
+            importing_files_total=len(importing), affected_tests=tests[:MAX_FILES], affected_tests_total=len(tests),
             affected_tests_note=note, next_cursor=next_cursor, safe_to_delete=not importing and not refs,
             warnings=[] if not importing else [f"{len(importing)} file(s) import {rel}"],
         )

@@ -261,8 +261,11 @@ class ImpactReport(_Frozen):
     references: list[ImpactRef]
     references_total: int
     by_tier: dict[str, int]
+    #: The first ``impact.MAX_FILES`` by path of each list; the totals count them all.
     importing_files: list[str]
+    importing_files_total: int = 0
     affected_tests: list[str]
+    affected_tests_total: int = 0
     affected_tests_note: str = ""
     lexical_mentions: int = 0
     next_cursor: str | None = None

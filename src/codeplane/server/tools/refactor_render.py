@@ -17,6 +17,14 @@ from codeplane.server.tooling import ToolResult
 
 #: Affected tests an impact answer names, at most (``run_test_targets(affected_by=...)`` runs them all).
 _TESTS_NAMED = 20
+
+
+def _named(what: str, paths: list[str], total: int) -> str:
+    """``what (N): a b c (+M more)``: the first 20 named, the count whole (the record lists the first 100)."""
+    total = max(total, len(paths))
+    more = total - min(len(paths), _TESTS_NAMED)
+    return f"{what} ({total}): {' '.join(paths[:_TESTS_NAMED])}" + (
+        f" (+{more} more; {len(paths)} in the record)" if more > 0 else "")
 #: An edit's old/new text in the text answer, at most; a moved definition is named by its first line.
 _EDIT_TEXT_CHARS = 80
 
@@ -161,11 +169,9 @@ def render_impact(result: ImpactReport) -> str:
     if result.next_cursor:
         lines.append(f"next cursor: {result.next_cursor}")
     if result.importing_files:
-        lines.append(f"imported by: {' '.join(result.importing_files)}")
+        lines.append(_named("imported by", result.importing_files, result.importing_files_total))
     if result.affected_tests:
-        more = len(result.affected_tests) - _TESTS_NAMED
-        lines.append(f"tests affected ({len(result.affected_tests)}): {' '.join(result.affected_tests[:_TESTS_NAMED])}"
-                     + (f" (+{more} more in the record)" if more > 0 else ""))
+        lines.append(_named("tests affected", result.affected_tests, result.affected_tests_total))
     if result.affected_tests_note:
         lines.append(result.affected_tests_note)
     if result.delete_refactor_id:
