@@ -96,6 +96,11 @@ utils.merge(only, two);
         ("./utils", "*", "utils", "js_require")]
     merge = [r for r in f.refs if r.token_text == "merge"]
     assert merge and merge[0].via_import_uid is not None  # ``utils.merge`` goes through the require
+    # TypeScript's own form was an import of no module (a selection through it said ``partial``) binding nothing.
+    ts = facts_of("lib/y.ts", "import util = require('./util');\nutil.go();\n")
+    assert imports(ts) == {("./util", "*", "util")}
+    go = [r for r in ts.refs if r.token_text == "go"]
+    assert go and go[0].via_import_uid is not None
 
 GO = '''package main
 

@@ -102,6 +102,12 @@ def imports(ctx: Context, statement: Node) -> None:
         _reexport(ctx, statement, source)
         return
     kind = "ts_import_type" if any(c.type == "type" for c in statement.children) else "js_import"
+    required = next((c for c in statement.named_children if c.type == "import_require_clause"), None)
+    if required is not None:  # TypeScript's ``import x = require("m")``: ``x`` is the module, as CommonJS binds it
+        ident = next((c for c in required.named_children if c.type == "identifier"), None)
+        ctx.add_import(statement, ident, name="*", alias=ctx.src.text(ident) if ident is not None else None,
+                       source=_string(ctx, required.child_by_field_name("source")), kind="js_require")
+        return
     clause = next((c for c in statement.named_children if c.type == "import_clause"), None)
     if clause is None:
         ctx.add_import(statement, None, name="*", alias=None, source=source, kind=kind)
