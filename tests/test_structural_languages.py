@@ -96,6 +96,10 @@ utils.merge(only, two);
         ("./utils", "*", "utils", "js_require")]
     merge = [r for r in f.refs if r.token_text == "merge"]
     assert merge and merge[0].via_import_uid is not None  # ``utils.merge`` goes through the require
+    # A test reaching past its mocks loads the real module: it depends on it.
+    mocked = facts_of("lib/x.test.js", "jest.mock('../src/util');\nconst real = jest.requireActual('../src/util');\n"
+                                       "const m = vi.importActual('./m');\nfoo.requireActual('./not');\n")
+    assert imports(mocked) == {("../src/util", "*", None), ("./m", "*", None)}
     # TypeScript's own form was an import of no module (a selection through it said ``partial``) binding nothing.
     ts = facts_of("lib/y.ts", "import util = require('./util');\nutil.go();\n")
     assert imports(ts) == {("./util", "*", "util")}

@@ -32,7 +32,7 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 15: a ``.h`` header whose text is C++ is parsed as C++ (``languages.detect_source``).
 #: 16: a leading UTF-8 byte-order mark is not part of the text (``repo.content.decode``): line 1's columns shift.
 #: 17: CommonJS ``var x = require("m")``, ``require("m").y``, any other ``require``/``import()`` call, TypeScript's
-#:     ``import x = require("m")`` are imports.
+#:     ``import x = require("m")``, ``jest.requireActual("m")``/``vi.importActual("m")`` are imports.
 SCHEMA_VERSION = 17
 
 TABLES = (

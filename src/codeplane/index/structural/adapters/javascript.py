@@ -84,7 +84,8 @@ def _load(ctx: Context, call: Node) -> None:
     args = call.child_by_field_name("arguments")
     first = args.named_children[0] if args is not None and args.named_children else None
     source = _string(ctx, first) if first is not None and first.type == "string" else None
-    kind = "js_import" if function is not None and function.type == "import" else "js_require"
+    kind = "js_require" if function is not None and function.type in ("identifier", "member_expression") \
+        else "js_import"
     ctx.add_import(call, None, name="*", alias=None, source=source, kind=kind)
 
 

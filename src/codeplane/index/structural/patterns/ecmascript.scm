@@ -62,3 +62,6 @@
 ; the module its literal names, or of none (a dynamic import, which makes a selection through it partial).
 (call_expression function: (identifier) @_require (#eq? @_require "require")) @import
 (call_expression function: (import)) @import
+; A test's way past its own mocks: ``jest.requireActual("m")``, ``vi.importActual("m")`` (and their *Mock twins).
+(call_expression function: (member_expression object: (identifier) @_runner property: (property_identifier) @_load)
+  (#match? @_runner "^(jest|vi)$") (#match? @_load "^(requireActual|requireMock|importActual|importMock)$")) @import
