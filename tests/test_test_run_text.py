@@ -112,3 +112,20 @@ def test_targets_named_only_by_their_failing_cases_are_tallied_in_the_head(
     assert re.fullmatch(rf"{result.run_id}: 1 passed, 2 failed in [\d.]+s \(targets: 2 failed, 1 passed\) "
                         r"fingerprint=ff_[0-9a-f]{12}", lines[0]), lines
     assert not any(line.startswith(("FAILED tests/test_a.py: ", "FAILED tests/test_b.py: ")) for line in lines), lines
+
+
+def test_targets_failing_alike_are_named_once_with_their_message_said_once(
+        tmp_path: Path, services: list[TestingService]) -> None:
+    # A build every target shares (cargo's, a broken conftest.py) fails the same way for each: five cargo targets
+    # printed one 900-byte network error five times.
+    repo = make_repo(tmp_path / "repo", {
+        "pytest.ini": "[pytest]\n",
+        "tests/conftest.py": "raise RuntimeError('the shared fixture module is broken')\n",
+        **{f"tests/test_{n}.py": f"def test_{n}():\n    pass\n" for n in "abc"},
+    })
+    service = service_for(repo, workers=1)
+    services.append(service)
+    snapshot = finish(service.start_run([f"tests/test_{n}.py" for n in "abc"]))
+    text = render_test_run(TestRunResult(**render_run(snapshot)))
+    assert text.count("RuntimeError: the shared fixture module is broken") == 1, text
+    assert "ERROR tests/test_a.py: " in text and "  same: tests/test_b.py tests/test_c.py" in text, text

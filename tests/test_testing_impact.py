@@ -15,6 +15,7 @@ from codeplane.index.service import IndexService
 from codeplane.testing import ImpactIndex, ImpactResult, TestingService
 from codeplane.testing.service import NO_TARGETS_HINT
 from tests.builders import indexed_repo
+from tests.runner_projects import CARGO_PROJECT, require
 
 SHOP: dict[str, str] = {
     "pytest.ini": "[pytest]\npythonpath = src\n",
@@ -173,6 +174,26 @@ def test_a_javascript_test_loading_a_module_by_a_computed_name_makes_the_selecti
                                                                                  "web/src/any.test.js"])
     assert [m.test_file for m in found.matches] == ["web/src/sum.test.js"]
     assert found.confidence == "partial" and found.null_literal_imports == 1
+
+def test_a_rust_change_selects_every_cargo_target_whole(tmp_path: Path) -> None:
+    # The import walk names no Rust module: run_test_targets(affected_by=["src/eval.rs"]) on semver's crate ran
+    # nothing and said "passed", while every cargo target of the crate compiles that file.
+    require("cargo")
+    files = {**CARGO_PROJECT, "rs/src/eval.rs": "pub fn ev() -> i32 { 1 }\n", "README.md": "# r\n"}
+    with indexed_repo(tmp_path / "repo", files) as (repo, index):
+        layout = RepoLayout(repo)
+        service = TestingService(repo, CodePlaneConfig().tests, layout, ArtifactStore(layout.artifacts_dir, 1),
+                                 impact=ImpactIndex(index.read_connection))
+        try:
+            inspected = service.inspect_affected(["rs/src/eval.rs", "README.md"])
+            targets = service.discover(affected_by=["rs/src/eval.rs"]).targets
+        finally:
+            service.close()
+    assert _matches(inspected) == {"rs/src/lib.rs": "low", "rs/tests/integration.rs": "low"}
+    assert inspected.unresolved_files == ("README.md",) and inspected.confidence == "partial"
+    assert inspected.hint.startswith("1 changed Rust file(s) select every cargo target whole"), inspected.hint
+    assert "README.md" not in inspected.hint and "map to no importable module" in inspected.hint
+    assert sorted(t.target_id for t in targets) == ["rs/src/lib.rs", "rs/tests/integration.rs"]
 
 def test_a_repository_with_no_test_target_says_so_rather_than_that_no_test_imports_the_change(tmp_path: Path) -> None:
     # qs's tests use tape, which CodePlane has no adapter for: test/utils.js requires lib/utils.js, and the hint said

@@ -33,6 +33,7 @@ from codeplane.testing.coverage_units import CurrentUnits
 from codeplane.testing.discovery import Discovery, MissingRunner, discover, inert_for, universe_files
 from codeplane.testing.execution import RunExecutor, RunSettings
 from codeplane.testing.impact import ImpactIndex, ImpactResult, TestMatch, parse_changes
+from codeplane.testing.impact_projects import by_project
 from codeplane.testing.impact_reach import CoverageUse
 from codeplane.testing.line_cache import LineCache
 from codeplane.testing.model import RunCoverage, RunSnapshot, Target
@@ -219,7 +220,7 @@ class TestingService:
         if affected_by is not None:
             impact = self._affected(affected_by, [t.path for t in found.targets if t.path], ranges=ranges,
                                     go_targets=[t.target_id for t in found.targets if t.runner == "go"],
-                                    budget_sec=budget_sec, discovered=bool(found.targets))
+                                    budget_sec=budget_sec, targets=found.targets)
             matches = {m.test_file: m for m in impact.matches}
             targets = [_with_cases(t, matches[_match_key(t)]) for t in targets if _match_key(t) in matches]
         return DiscoveryView(tuple(targets), len(found.targets), tuple(sorted({p.runner for p in found.projects})),
@@ -228,8 +229,8 @@ class TestingService:
     def _affected(self, changed: Sequence[str], test_files: Sequence[str], *, uncovered: bool = False,
                   ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None,
                   go_targets: Sequence[str] = (), budget_sec: float | None = None,
-                  discovered: bool = True) -> ImpactResult:
-        """``discovered``: whether discovery found any test target (of any runner) in the repository."""
+                  targets: Sequence[Target] = ()) -> ImpactResult:
+        """``targets``: every test target discovery found in the repository (of any runner)."""
         if self.impact is None:
             raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "impact selection needs the structural index",
                                  details={"reason": "no import facts available"})
@@ -240,9 +241,9 @@ class TestingService:
         except LookupError as exc:
             raise CodePlaneError(ErrorCode.INDEX_NOT_READY, f"impact selection is unavailable: {exc}",
                                  details={"reason": str(exc)}) from exc
-        if not discovered:
-            # Not "no test imports the changed modules": qs's tape tests import lib/utils.js; nothing here runs them.
-            result = replace(result, hint=NO_TARGETS_HINT)
+        # No target at all: not "no test imports the changed modules" (qs's tape tests import lib/utils.js; nothing
+        # here runs them).
+        result = by_project(result, targets) if targets else replace(result, hint=NO_TARGETS_HINT)
         return self._with_evidence(result, changes, test_files)
 
     def _with_evidence(self, result: ImpactResult, changes: Mapping[str, Sequence[tuple[int, int]]],
@@ -271,7 +272,7 @@ class TestingService:
         found = self.discovery()
         return self._affected(changed_files, [t.path for t in found.targets if t.path], uncovered=True,
                               ranges=ranges, go_targets=[t.target_id for t in found.targets if t.runner == "go"],
-                              discovered=bool(found.targets))
+                              targets=found.targets)
 
     def tests_for(self, paths: Sequence[str], ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None,
                   ) -> list[str]:

@@ -136,6 +136,28 @@ def _flaky_cases(target: TargetRunModel) -> str:
     return ": " + " ".join(cases) + (f" (+{more} more)" if more > 0 else "")
 
 
+def _folded(targets: list[TargetRunModel], blocks: list[list[str]]) -> list[str]:
+    """The targets' blocks, those saying the same thing after their head line said once: a build every target
+    shares failed the same way for each (five cargo targets printed one 900-byte network error five times)."""
+    shown: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}
+    for target, block in zip(targets, blocks, strict=False):
+        if not block:
+            continue
+        head = block[0].split(" ", 1)[0] + " " + block[0].split(": ", 1)[-1]  # the outcome and the attempts
+        key = (head, *block[1:]) if len(block) > 1 else (block[0],)
+        if key in shown:
+            shown[key][1].append(target.target_id)
+        else:
+            shown[key] = (block, [])
+    lines: list[str] = []
+    for block, same in shown.values():
+        lines.append(block[0])
+        if same:
+            lines.append("  same: " + " ".join(same))
+        lines += block[1:]
+    return lines
+
+
 def _target_lines(target: TargetRunModel) -> list[str]:
     """``FAILED target: <attempts>`` (a flaky one's cases after it) and the attempts' own messages; nothing
     for a target that failed only through the failing cases listed after it, its retries failing just them
@@ -181,7 +203,7 @@ def render_test_run(result: TestRunResult) -> str:
     lines = [head]
     if result.message:
         lines.append(result.message)
-    lines += [line for block in target_lines for line in block]
+    lines += _folded(result.targets, target_lines)
     groups: dict[tuple[str, str, str], list[CaseModel]] = {}
     for case in result.failures:
         first = _first_line(case.message, case.exception_type)
