@@ -128,4 +128,4 @@ def test_targets_failing_alike_are_named_once_with_their_message_said_once(
     snapshot = finish(service.start_run([f"tests/test_{n}.py" for n in "abc"]))
     text = render_test_run(TestRunResult(**render_run(snapshot)))
     assert text.count("RuntimeError: the shared fixture module is broken") == 1, text
-    assert "ERROR tests/test_a.py: " in text and "  same: tests/test_b.py tests/test_c.py" in text, text
+    assert "ERROR tests/test_a.py: error, retry error\n  same: tests/test_b.py tests/test_c.py\n" in text, text

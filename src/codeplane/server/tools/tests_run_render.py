@@ -116,8 +116,10 @@ def _attempts(target: TargetRunModel) -> str:
     no case failed, a retry's when it differs."""
     first, *retries = target.attempts
     told = f"{first.failing_cases}/{first.cases_run} failing" if first.failing_cases else first.outcome
-    return told + "".join(f", retry {a.failing_cases}/{a.cases_run}" + (f" {a.outcome}" if a.outcome != first.outcome
-                                                                        else "") for a in retries)
+    # A retry that ran no case (a collection or build error again) is named by its outcome: "retry 0/0" said nothing.
+    return told + "".join(f", retry {a.outcome}" if not a.cases_run else
+                          f", retry {a.failing_cases}/{a.cases_run}" + (f" {a.outcome}" if a.outcome != first.outcome
+                                                                         else "") for a in retries)
 
 
 def _reproduced(target: TargetRunModel) -> bool:
