@@ -104,9 +104,13 @@ def test_an_entry_point_found_twice_is_listed_once_with_what_declares_it() -> No
                                         evidence="conventional_file"),
                map_repo.EntryPointEntry(path="src/flask/cli.py", kind="function", name="main",
                                         qualified_name="flask.cli.main", evidence="main_function")]
+    # qs's lib/index.js is package.json's "main" and an index.js: one file, said once.
+    entries += [map_repo.EntryPointEntry(path="lib/index.js", kind="file", name="main", evidence="declared_script"),
+                map_repo.EntryPointEntry(path="lib/index.js", kind="file", name="index.js",
+                                         evidence="conventional_file")]
     text = map_repo.render_map(map_repo.MapRepoResult(epoch=1, entry_points=entries))
     assert text.splitlines()[-1] == ("entry points: src/flask/cli.py function flask.cli.main (script flask, main); "
-                                     "src/flask/__main__.py file __main__.py"), text
+                                     "src/flask/__main__.py file; lib/index.js file (script main)"), text
 
 
 def test_a_hit_without_its_text_gives_its_column() -> None:

@@ -225,10 +225,13 @@ def tools(services: Services) -> list[ToolSpec]:
 
 def _entry_points(entries: list[EntryPointEntry]) -> list[str]:
     """One item per entry point, with what declares it: ``src/flask/cli.py function flask.cli.main (script flask,
-    main)`` rather than the same words twice, once per evidence."""
+    main)`` rather than the same words twice, once per evidence; a file by its path (``lib/index.js file (script
+    main)``), its conventional name being the path's own."""
     tags: dict[str, list[str]] = {}
     for e in entries:
-        said = tags.setdefault(f"{e.path} {e.kind} {e.qualified_name or e.name}", [])
+        # A file is one entry whatever names it (qs's lib/index.js: package.json's "main" and its own name).
+        head = f"{e.path} file" if e.kind == "file" else f"{e.path} {e.kind} {e.qualified_name or e.name}"
+        said = tags.setdefault(head, [])
         tag = f"script {e.name}" if e.evidence == "declared_script" else "main" if e.evidence == "main_function" else ""
         if tag and tag not in said:
             said.append(tag)
