@@ -518,3 +518,18 @@ def test_close_kills_a_running_linter_and_refuses_new_runs(py_repo: Path, tmp_pa
     assert not _alive(int(pidfile.read_text()))
     (after,) = service.check(tools=["ruff"]).runs
     assert after.status == "failed" and after.message == "not run: the server is stopping"
+
+
+def test_eslint_reads_a_projects_legacy_eslintrc(tmp_path: Path) -> None:
+    # ESLint 9 reads only eslint.config.*: on qs (an .eslintrc) every run failed with "ESLint couldn't find an
+    # eslint.config.(js|mjs|cjs) file". CodePlane tells it to read the legacy config the project has.
+    _eslint()
+    root = make_repo(tmp_path / "repo", {
+        "web/package.json": '{"name": "web"}\n',
+        "web/.eslintrc.json": '{"root": true, "parserOptions": {"ecmaVersion": 2020}, '
+                              '"rules": {"no-unused-vars": "error"}}\n',
+        "web/src/a.js": "var unused = 1;\n"})
+    _link_eslint(root, "web")
+    report = _service(root).check(tools=["eslint"])
+    assert [(r.tool, r.status) for r in report.runs] == [("eslint", "ok")], report.runs
+    assert [(d.path, d.line, d.code) for d in report.diagnostics] == [("web/src/a.js", 1, "no-unused-vars")]

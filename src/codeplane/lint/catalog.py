@@ -22,7 +22,7 @@ from codeplane.lint.formats import (
     parse_ruff,
     parse_tsc,
 )
-from codeplane.lint.models import Diagnostic
+from codeplane.lint.models import Diagnostic, LinterInfo
 
 Parser = Callable[[str, PathMap], list[Diagnostic]]
 #: ``targets`` are paths relative to the linter's project directory; ``None`` = the linter's default scope.
@@ -128,3 +128,13 @@ KINDS: dict[str, LinterKind] = {k.name: k for k in (
     LinterKind("clippy", "cargo", (".rs",), "`rustup component add clippy` (needs a Rust toolchain)",
                _clippy, parse_clippy, ok_codes=frozenset({0, 101})),
 )}
+
+
+def run_env(info: LinterInfo) -> tuple[tuple[str, str], ...]:
+    """What a linter's runs need in their environment: ESLint 9 reads only ``eslint.config.*`` unless told to read the
+    ``.eslintrc*`` (or ``package.json`` ``eslintConfig``) a project still has (qs's ``.eslintrc``: "ESLint couldn't
+    find an eslint.config.(js|mjs|cjs) file"); ESLint 8 reads those by default and takes the same setting."""
+    config = (info.config_file or "").rsplit("/", 1)[-1]
+    if info.name == "eslint" and (config.startswith(".eslintrc") or config == "package.json"):
+        return (("ESLINT_USE_FLAT_CONFIG", "false"),)
+    return ()

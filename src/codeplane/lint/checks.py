@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from codeplane.core.config import LintConfig
-from codeplane.lint.catalog import KINDS
+from codeplane.lint.catalog import KINDS, run_env
 from codeplane.lint.discovery import mypy_has_targets
 from codeplane.lint.formats import PathMap
 from codeplane.lint.models import Diagnostic, LinterInfo, ToolRun
@@ -127,7 +127,8 @@ class Checker:
             elif not info.found:
                 runs.append(ToolRun(tool=info.name, root=info.root, status="missing", message=info.install_hint))
             else:
-                jobs.append((info, Job(tuple(self._argv(info, targets)), self.cwd(info), self.config.timeout_sec)))
+                jobs.append((info, Job(tuple(self._argv(info, targets)), self.cwd(info), self.config.timeout_sec,
+                                       env=run_env(info))))
         found: dict[tuple[object, ...], Diagnostic] = {}
         done = None
         if progress is not None:

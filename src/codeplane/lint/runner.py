@@ -21,6 +21,8 @@ class Job:
     cwd: Path
     timeout_s: float
     stdin: bytes | None = None
+    #: Variables set for this run on top of the server's environment.
+    env: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,8 @@ class Runner:
             self._started(proc)
 
         try:
-            return Outcome(job, procs.run(job.argv, cwd=job.cwd, timeout_s=job.timeout_s, env=_environment(),
+            return Outcome(job, procs.run(job.argv, cwd=job.cwd, timeout_s=job.timeout_s,
+                                          env={**_environment(), **dict(job.env)},
                                           stdin=job.stdin, on_start=started))
         except OSError as exc:
             return Outcome(job, None, f"{type(exc).__name__}: {exc}")
