@@ -179,19 +179,34 @@ def _markers(root: Path, files: Sequence[str], language_runner: Mapping[str, str
         elif name == "package.json" and directory not in js_dirs:
             js_dirs[directory] = _package_json_runner(root / directory)
     for directory, (runner, marker) in js_dirs.items():
+        if runner == "" and "js" not in language_runner:
+            continue  # its scripts run another test tool (``tests.custom`` can run it)
         chosen = language_runner.get("js") or runner or "jest"
         source = "config" if "js" in language_runner else f"marker:{marker}" if runner else "default"
         projects[(chosen, directory)] = Project(chosen, directory, source)
     return list(projects.values())
 
 
+#: Test tools CodePlane has no adapter for, as a ``package.json`` script names them: a project whose scripts run one
+#: of them (and name neither Jest nor Vitest) is not given Jest by default. Django's QUnit tests (``grunt test``)
+#: were Jest targets that no Jest could run, and ``cpl doctor`` failed for want of it.
+_OTHER_JS_TESTERS = re.compile(r"\b(?:mocha|tape|ava|karma|grunt|qunit|jasmine|tap|uvu|cypress|playwright"
+                               r"|web-test-runner|node\s+--test)\b")
+
+
 def _package_json_runner(directory: Path) -> tuple[str | None, str]:
+    """The runner a ``package.json`` names; ``(None, …)`` for the language default, ``("", …)`` for a tool of its
+    own that CodePlane does not run."""
     data = read_package_json(directory)
     deps: dict[str, Any] = {**(data.get("dependencies") or {}), **(data.get("devDependencies") or {})}
-    if "vitest" in deps:
+    scripts = " ".join(str(v) for v in (data.get("scripts") or {}).values()) if isinstance(
+        data.get("scripts"), dict) else ""
+    if "vitest" in deps or re.search(r"\bvitest\b", scripts):
         return "vitest", "package.json"
-    if "jest" in data or "jest" in deps:
+    if "jest" in data or "jest" in deps or re.search(r"\bjest\b", scripts):
         return "jest", "package.json"
+    if _OTHER_JS_TESTERS.search(scripts):
+        return "", "package.json"
     return None, "package.json"
 
 
