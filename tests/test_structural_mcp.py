@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -207,3 +208,20 @@ async def test_read_source_reads_a_definition_by_symbol(server: ServerHandle) ->
     assert (function["path"], function["range"]) == ("shop/models.py", [6, 7])
     assert unknown["code"] == 3007
     assert both["code"] == neither["code"] == ranged["code"] == 1003
+
+
+async def test_a_reference_by_name_of_several_definitions_is_given_to_none_of_them(tmp_path: Path) -> None:
+    # ``get_send_file_max_age`` names Flask's and Blueprint's methods: Blueprint's ``self.get_send_file_max_age``
+    # was listed under Flask's def_uid, the first of the two.
+    body = "    def save(self):\n        return 1\n\n    def run(self):\n        return self.save()\n"
+    files = {"pkg/__init__.py": "", "pkg/a.py": f"class A:\n{body}", "pkg/b.py": f"class B:\n{body}"}
+    with running_server(make_repo(tmp_path / "repo", files)) as handle:
+        async with mcp_client(handle) as client:
+            both = await client.call_tool("search", {"query": "save", "mode": "references"})
+            one = await call(client, "search", {"query": "pkg.b.B.save", "mode": "references"})
+    calls = [h for h in envelope(both)["result"]["results"] if h["role"] == "REFERENCE"]
+    assert sorted((h["path"], h["line"]) for h in calls) == [("pkg/a.py", 6), ("pkg/b.py", 6)]
+    assert all("symbol" not in h for h in calls), calls
+    assert answer_text(both).count("\n6:return self.save()") == 2, answer_text(both)  # under no def's uid
+    # Asked about one of them, a reference by name is a candidate of that one.
+    assert {h["symbol"]["qualified_name"] for h in one["results"]} == {"pkg.b.B.save"}

@@ -54,6 +54,9 @@ class SymbolHit:
     definition: DefFact
     match: str  # exact | prefix | substring | qualified | uid
     ref: RefFact | None = None
+    #: A reference only spelled like the query's definitions, which names several: it may be any of them, so
+    #: ``definition`` (the first) is not what it refers to.
+    shared: bool = False
 
 
 def _families(conn: sqlite3.Connection, paths: set[str]) -> dict[str, tuple[str | None, str | None]]:
@@ -144,8 +147,11 @@ def search_references(conn: sqlite3.Connection, query: str, *, scope: SymbolScop
             if ref.ref_id in seen:
                 continue
             seen.add(ref.ref_id)
+            # Blueprint.send_static_file's ``self.get_send_file_max_age`` was listed as a reference of Flask's
+            # (the first of the four definitions so named): a reference by name belongs to none of them.
+            shared = len(targets) > 1 and ref.target_uid is None
             hits.append(SymbolHit(ref.path, ref.start_line, ref.start_col, ref.end_line, ref.end_col, definition,
-                                  "exact", ref))
+                                  "exact", ref, shared))
     if scope.languages or scope.path_filter is not None:
         families = _families(conn, {h.path for h in hits})
         hits = [h for h in hits if scope.admits(h.path, *families.get(h.path, (None, None)))]

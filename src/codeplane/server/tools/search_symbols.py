@@ -56,8 +56,8 @@ def _search(services: Services, params: SearchParams) -> SearchResult:
         hits.append(SearchHit(
             path=hit.path, line=hit.line, column=hit.col + 1, end_line=hit.end_line, end_column=hit.end_col + 1,
             snippet=snippet,
-            symbol=SymbolInfo(name=d.name, kind=d.kind, container=container_of(d), qualified_name=d.qualified_name,
-                              def_uid=d.def_uid),
+            symbol=None if hit.shared else SymbolInfo(name=d.name, kind=d.kind, container=container_of(d),
+                                                      qualified_name=d.qualified_name, def_uid=d.def_uid),
             score=_SCORES.get(hit.match, 0.5), match_type="exact" if hit.match != "substring" else "fuzzy",
             language=d.language, role=ref.role if ref else None, ref_tier=ref.ref_tier if ref else None,
             certainty=ref.certainty if ref else None))
