@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -126,10 +127,15 @@ def test_merge_fast_forward_merge_commit_and_dirty_refusal(repo: Path) -> None:
     assert git.merge("feature").up_to_date
 
 
-def test_merge_conflicts_are_data_and_match_git_ls_files_unmerged(repo: Path) -> None:
+def test_merge_conflicts_are_data_and_match_git_ls_files_unmerged(repo: Path, tmp_path: Path) -> None:
     write_files(repo, {"a.txt": "main a\n"})
     run_git(repo, "commit", "-qam", "main a")
+    oracle = tmp_path / "oracle"
+    shutil.copytree(repo, oracle)
+    run_git(oracle, "merge", "feature", check=False)
     result = GitService(repo).merge("feature")
+    # The markers name the branch as git's do (``>>>>>>> feature``), not its commit id.
+    assert (repo / "a.txt").read_bytes() == (oracle / "a.txt").read_bytes()
     assert not result.success and result.state == "merge"
     stages = run_git(repo, "ls-files", "-u").decode().split("\n")
     oids = {int(line.split()[2]): line.split()[1] for line in stages if line}

@@ -142,7 +142,7 @@ def merge(repo: pygit2.Repository, ref: str, *, message: str | None = None, no_f
     refuse_collisions(repo, head, repo.merge_trees(ancestor, head.tree, theirs.tree, favor=_FAVOR[favor]),
                       dirty, "merge")
     with settling(repo, tree_delta_paths(head.tree, theirs.tree)):
-        repo.merge(theirs.id, favor=_FAVOR[favor])
+        repo.merge(_labelled(repo, ref, theirs), favor=_FAVOR[favor])
     text = message if message else _default_message(repo, ref)
     (Path(repo.path) / "MERGE_MSG").write_text(text, encoding="utf-8")
     conflicts = read_conflicts(repo.index)
@@ -161,6 +161,16 @@ def merge(repo: pygit2.Repository, ref: str, *, message: str | None = None, no_f
     oid = _commit_index(repo, edited.text, [head.id, theirs.id])
     hooks += _ran(run_hook(repo, "post-merge", ("0",), timeout_s=hook_timeout_s))
     return MergeResult(operation="merge", success=True, commit=str(oid), message=edited.text, hooks=hooks)
+
+
+def _labelled(repo: pygit2.Repository, ref: str, theirs: pygit2.Commit) -> pygit2.Reference | pygit2.Oid:
+    """What to merge: the reference ``ref`` names when it does, so that conflict markers say ``>>>>>>> feature`` as
+    git's do (libgit2 labels a bare commit with its id), else the commit."""
+    try:
+        named = repo.lookup_reference_dwim(ref)
+        return named if named.peel(pygit2.Commit).id == theirs.id else theirs.id
+    except (KeyError, ValueError, pygit2.GitError):
+        return theirs.id
 
 
 def _apply_commit(repo: pygit2.Repository, ref: str, operation: Literal["cherry_pick", "revert"],
