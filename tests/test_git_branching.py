@@ -173,6 +173,8 @@ def test_stash_push_list_pop_and_conflicting_pop_keeps_entry(repo: Path) -> None
     run_git(repo, "commit", "-qam", "conflicting")
     conflicted = git.stash_apply(0, pop=True)
     assert conflicted.conflicts and not conflicted.dropped and len(git.stashes()) == 1
+    # No merge in progress after it, as git has none (it said "merge"): the conflicts are the unmerged paths.
+    assert conflicted.state == "none" == git.status().state and not (repo / ".git" / "MERGE_HEAD").exists()
     assert status_sets(git.status()) == porcelain_v2(repo)
     with pytest.raises(CodePlaneError) as nothing:
         run_git(repo, "reset", "-q", "--hard")

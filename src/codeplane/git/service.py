@@ -40,6 +40,7 @@ from codeplane.git import merge as merging
 from codeplane.git import reset as resetting
 from codeplane.git import stash as stashing
 from codeplane.git._session import RepoSession, require_confirm
+from codeplane.git.conflicts import repo_state
 from codeplane.git.hooks import run_hook
 from codeplane.git.pathspecs import repo_path, repo_paths, under
 from codeplane.git.rebase_state import RebasePlan
@@ -333,8 +334,10 @@ class GitService:
         with self._s.writing(files=True) as w:
             entry = stashing.entry(w.repo, index)
             conflicts, dropped = stashing.apply(w.repo, index, pop=pop, reinstate_index=reinstate_index)
+            # A conflicting apply leaves unmerged paths but no operation in progress (no MERGE_HEAD): git says
+            # nothing of a merge, and a commit once they are staged is an ordinary one.
             return StashResult(action="pop" if pop else "apply", stash=entry, conflicts=conflicts, dropped=dropped,
-                               state="merge" if conflicts else "none", effect=w.effect())
+                               state=repo_state(w.repo), effect=w.effect())
 
     def stash_drop(self, index: int = 0, *, confirm: bool = False) -> StashResult:
         with self._s.writing(files=False, reconcile=False) as w:
