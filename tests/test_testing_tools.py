@@ -11,6 +11,7 @@ import pytest
 
 from tests.builders import (
     ServerHandle,
+    answer_text,
     call,
     call_error,
     cpl_env,
@@ -82,6 +83,7 @@ async def test_run_polls_with_progress_then_reports_failures_and_fingerprint_onc
                                      progress_callback=on_progress)
         started = envelope(res)["result"]
         assert started["state"] in ("queued", "running") and not started["finished"]
+        assert started["state"] not in answer_text(res).splitlines()[1:], "the state once, in the head line"
         assert isinstance(started["progress_percentage"], float) and started["last_progress_at"] > 0
         assert "get_test_run" in started["poll_hint"]
         res = await client.call_tool("get_test_run", {"run_id": started["run_id"], "wait_sec": 60},

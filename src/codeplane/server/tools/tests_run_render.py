@@ -203,7 +203,7 @@ def render_test_run(result: TestRunResult) -> str:
     if result.fingerprint:
         head += f" fingerprint={short_fingerprint(result.fingerprint)}"
     lines = [head]
-    if result.message:
+    if result.message and result.message != result.state:  # a running run's phase "running" is its state again
         lines.append(result.message)
     lines += _folded(result.targets, target_lines)
     groups: dict[tuple[str, str, str], list[CaseModel]] = {}
