@@ -15,6 +15,7 @@ from codeplane.tasks.inspection import check_ledger
 from tests.builders import (
     ServerHandle,
     call,
+    call_error,
     cpl_json,
     envelope,
     make_repo,
@@ -83,6 +84,9 @@ async def test_mutation_budget_exhaustion_closes_task_and_refuses_later_calls(se
         assert body["error"]["details"]["budget_type"] == "mutations"
         assert (body["error"]["details"]["limit"], body["error"]["details"]["current"]) == (1, 1)
         assert body["meta"]["task_state"] == "CLOSED_FAILED"
+        # The hint is a call that works: close_task on the closed task is 6003 (it said "close_task and open_task").
+        assert body["error"]["details"]["hint"].startswith("call open_task")
+        assert (await call_error(client, "close_task", {"outcome": "success"}))["code"] == 6003
         assert not (server.root / "m2.txt").exists()
         failed, body = await answer(client, "write_source", _create("m3.txt", dry_run=True))
         assert failed and body["error"]["code"] == 6001  # reads refused too until open_task

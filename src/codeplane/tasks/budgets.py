@@ -50,7 +50,8 @@ def _task_error(task: TaskRecord, limit: BudgetType, limit_value: int, current: 
         ErrorCode.TASK_BUDGET_EXCEEDED, message,
         details={"budget_type": limit.value, "limit": limit_value, "current": current,
                  "task_id": task.task_id, "task_state": task.state.value,
-                 "hint": "close_task and open_task to continue (open_task may set larger limits)"},
+                 # The task is closed already (CLOSED_FAILED): close_task would only answer 6003.
+                 "hint": "call open_task to continue (it may set larger limits)"},
     )
 
 
