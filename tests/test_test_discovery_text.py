@@ -53,3 +53,12 @@ def test_impact_says_shared_reasons_once_and_each_case_chain_without_the_test_ag
         "source dirs: pkg",
         "hint: run the low ones too",
     ], lines
+
+
+def test_go_packages_are_counted_as_packages() -> None:
+    # go-cmp: "impact complete: 4 test files" named four package directories.
+    go = [ImpactMatchModel(test_file=p, confidence="high", reasons=["imports the changed package"])
+          for p in ("cmp", "cmp/cmpopts")]
+    assert render_impact(_impact(go))[0].startswith("impact partial: 2 test packages ")
+    mixed = [*go, ImpactMatchModel(test_file="tests/test_a.py", confidence="high", reasons=["imports pkg"])]
+    assert render_impact(_impact(mixed))[0].startswith("impact partial: 3 test targets ")

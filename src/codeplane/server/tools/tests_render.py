@@ -83,10 +83,17 @@ def render_targets(targets: Sequence[TargetModel], *, case_names: bool = True) -
     return lines
 
 
+def _noun(impact: ImpactModel) -> str:
+    """What the matches are: test files, Go test packages (``cmp/cmpopts``: "4 test files" named four directories),
+    or both."""
+    kinds = {"." in m.test_file.rsplit("/", 1)[-1] for m in impact.matches}
+    return "test packages" if kinds == {False} else "test targets" if len(kinds) > 1 else "test files"
+
+
 def render_impact(impact: ImpactModel, *, paged: bool = False) -> list[str]:
     """The impact's lines; ``paged``: its matches are one page of them (the caller says where the next starts)."""
     changed = impact.changed_symbols or impact.changed_modules
-    head = (f"impact {impact.confidence}: {impact.matches_total} test files ({impact.high} high, {impact.low} low)"
+    head = (f"impact {impact.confidence}: {impact.matches_total} {_noun(impact)} ({impact.high} high, {impact.low} low)"
             + (f" for {_names(changed)}" if changed else ""))
     lines = [head]
     # Files selected whole mostly share their reasons (a conftest, a package import): said once per group.
