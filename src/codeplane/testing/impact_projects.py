@@ -27,14 +27,14 @@ def by_project(result: ImpactResult, targets: Sequence[Target]) -> ImpactResult:
     chosen: dict[str, list[str]] = {}
     handled: list[str] = []
     runners: set[str] = set()
+    families: set[str] = set()
     for path in result.unresolved_files:
         info = detect(path)
         family = info.family if info is not None else None
-        if family not in WHOLE_PROJECT:
-            continue
-        found = [t for t in targets if t.path and FAMILY.get(t.runner) == family]
+        found = [t for t in targets if t.path and FAMILY.get(t.runner) == family] if family in WHOLE_PROJECT else []
         if found:
             handled.append(path)
+            families.add(WHOLE_PROJECT[family or ""])
             runners.update(t.runner for t in found)
             for target in found:
                 chosen.setdefault(target.path, []).append(path)
@@ -48,10 +48,9 @@ def by_project(result: ImpactResult, targets: Sequence[Target]) -> ImpactResult:
         reasons = tuple(sorted({why, *(previous.reasons if previous is not None else ())}))[:5]
         matches[key] = TestMatch(key, previous.confidence if previous is not None else "low", reasons)
     remaining = tuple(p for p in result.unresolved_files if p not in handled)
-    families = sorted({WHOLE_PROJECT[f] for p in handled if (i := detect(p)) is not None and (f := i.family or "")
-                       in WHOLE_PROJECT})
-    ours = (f"{len(handled)} changed {'/'.join(families)} file(s) select every {', '.join(sorted(runners))} target "
-            "whole: the import walk names no module of theirs, and the runner builds the project as one.")
+    ours = (f"{len(handled)} changed {'/'.join(sorted(families))} file(s) select every "
+            f"{', '.join(sorted(runners))} target whole: the import walk names no module of theirs, and the runner "
+            "builds the project as one.")
     others = [m for k, m in matches.items() if k not in chosen]
     rest = selection_hint(result.confidence, others, remaining, result.null_literal_imports,
                           len(result.unresolved_imports)) if others or remaining or result.null_literal_imports \
