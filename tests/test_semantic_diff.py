@@ -281,6 +281,25 @@ def test_two_commits_and_a_renamed_file(tmp_path: Path) -> None:
     assert SemanticDiffService(root).diff(limit=10).changes == ()
 
 
+def test_a_change_in_comments_and_spacing_alone_is_said_so_and_not_sent_to_review(tmp_path: Path) -> None:
+    # Django's 95 ``def __str__(self):  # str`` edits were "95 body changes for correctness" to review.
+    text = ("def quiet(x):\n    return x + 1\n\n\ndef loud(x):\n    return x\n\n\n"
+            "def documented(x):\n    \"\"\"Old.\"\"\"\n    return x\n\n\n"
+            "def nested(x):\n    if x:\n        a()\n    b()\n")
+    root = make_repo(tmp_path / "r", {"m.py": text})
+    (root / "m.py").write_text(text.replace("def quiet(x):", "def quiet(x):  # why").replace("x + 1", "x  +  1")
+                               .replace("return x\n\n\ndef doc", "return x * 2\n\n\ndef doc")
+                               .replace("Old.", "New.").replace("    b()", "        b()"))
+    git(root, "commit", "-qam", "edit")
+    page = SemanticDiffService(root).diff("HEAD~1", "HEAD", limit=100)
+    tags = {c.qualified_name: (c.delta_tags, c.behavior_change_risk) for c in page.changes}
+    # A docstring is no comment (``__doc__``, doctests), nor is an indentation that moves code into a block.
+    assert tags == {"quiet": (("comments_only",), "low"), "loud": (("minor_change",), "low"),
+                    "documented": (("minor_change",), "low"), "nested": (("minor_change",), "low")}, tags
+    assert "1. 1 body change only in comments or spacing (the code is the same): quiet" in page.agentic_hint
+    assert "2. review 3 body changes for correctness" in page.agentic_hint and "quiet" not in \
+        page.agentic_hint.split("2. ")[1], page.agentic_hint
+
 def test_work_tree_moves_staged_or_not_and_a_staged_change_undone_on_disk(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r", {"a/one.py": "def f(a):\n    return a\n", "a/two.py": "def g():\n    pass\n",
                                       "a/three.py": "def h(x):\n    return x\n"})

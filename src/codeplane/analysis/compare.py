@@ -10,6 +10,8 @@ members along: their old lexical paths are re-prefixed with the new name and mat
 from __future__ import annotations
 
 import difflib
+import io
+import tokenize
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -154,6 +156,28 @@ def line_delta(before: Sequence[str], after: Sequence[str]) -> tuple[int, tuple[
     return changed, tuple(preview[:PREVIEW_LINES])
 
 
+#: A Python body change in ``#`` comments, blank lines or spacing inside a line alone: the code runs as before.
+COMMENTS_ONLY = "comments_only"
+#: Tokens that carry no behaviour (a docstring does: ``__doc__``, doctests; indentation does: INDENT/DEDENT stay).
+_INERT = frozenset({tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER})
+
+
+def _code_tokens(lines: Sequence[str]) -> list[tuple[int, str]] | None:
+    """The Python tokens of ``lines`` that can change what runs (None: they do not tokenize on their own)."""
+    text = "\n".join(lines) + "\n"
+    try:
+        return [(t.type, t.string) for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                if t.type not in _INERT]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+
+
+def comments_only(before: Sequence[str], after: Sequence[str]) -> bool:
+    """Whether two versions of a Python definition's own lines differ in comments and spacing alone."""
+    old, new = _code_tokens(before), _code_tokens(after)
+    return old is not None and old == new
+
+
 def body_tag(lines_changed: int) -> str:
     if lines_changed <= MINOR_LINES:
         return "minor_change"
@@ -195,8 +219,10 @@ def compare(old: Version | None, new: Version | None) -> list[Change]:
         elif o.own_hash is not None and n.own_hash is not None:
             if o.own_hash != n.own_hash:
                 count, preview = delta(o, n)
+                inert = python and old is not None and new is not None and comments_only(
+                    _own(old, o, old_kids), _own(new, n, new_kids))
                 out.append(Change(path, n.kind, n.name, n.lexical_path, BODY_CHANGED, o, n, old_path, count,
-                                  (body_tag(count or 0),), preview))
+                                  (COMMENTS_ONLY,) if inert else (body_tag(count or 0),), preview))
         elif o.end_line - o.start_line != n.end_line - n.start_line:
             # Epoch snapshots keep no text: a definition whose length changed certainly changed.
             out.append(Change(path, n.kind, n.name, n.lexical_path, BODY_CHANGED, o, n, old_path))

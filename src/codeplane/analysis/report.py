@@ -76,8 +76,8 @@ def assess(change: Change, impact: Impact | None) -> Change:
     elif kind == BODY_CHANGED:
         tag = change.delta_tags[0] if change.delta_tags else None
         severity = "non_breaking"
-        risk = {"minor_change": "low", "body_logic_changed": "medium", "major_change": "high"}.get(tag or "",
-                                                                                                  "unknown")
+        risk = {"comments_only": "low", "minor_change": "low", "body_logic_changed": "medium",
+                "major_change": "high"}.get(tag or "", "unknown")
     elif _calls_still_bind(change):
         # ``f(x, y=1)`` -> ``f(x, y=2, *, z=None)``: every existing call still binds; what it does may differ.
         severity, risk = "non_breaking", "medium"
@@ -157,8 +157,14 @@ def agentic_hint(changes: Sequence[Change], tests: Sequence[str]) -> str:
         steps.append(f"{_plural(len(unreferenced), 'breaking change')} with no reference in the repository "
                      f"(a caller outside it would break): {_names(unreferenced)}")
     rank = {"high": 0, "medium": 1, "unknown": 2, "low": 3}
-    body = sorted((c for c in changes if c.change == BODY_CHANGED),
+    body = sorted((c for c in changes if c.change == BODY_CHANGED and c.delta_tags != ("comments_only",)),
                   key=lambda c: (rank[c.behavior_change_risk], c.path, c.qualified_name))
+    inert = sorted((c for c in changes if c.delta_tags == ("comments_only",)), key=lambda c: (c.path, c.qualified_name))
+    if inert:
+        # Not "review for correctness": nothing of them runs differently (a docstring change is no comment: it is
+        # ``__doc__``, and doctests read it).
+        steps.append(f"{_plural(len(inert), 'body change')} only in comments or spacing (the code is the same): "
+                     f"{_names(inert)}")
     if body:
         risky = sum(1 for c in body if c.behavior_change_risk in ("high", "medium"))
         steps.append(f"review {_plural(len(body), 'body change')} for correctness ({risky} medium/high risk): "
