@@ -78,6 +78,23 @@ async def test_rename_preview_inspect_apply_over_mcp(server: ServerHandle) -> No
     assert "def save(self):\n        return 'order'" in (server.root / "app/models.py").read_text()
 
 
+async def test_a_symbol_with_a_path_and_no_line_is_that_name_defined_in_that_file(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        both = await call(client, "refactor_rename", {"symbol": "save", "path": "app/models.py", "new_name": "keep"})
+        assert both["status"] == "needs_decision" and len(both["candidates"]) == 2
+        one = await call(client, "refactor_rename", {"symbol": "Order.save", "path": "app/models.py",
+                                                     "new_name": "keep"})
+        assert one["status"] == "ready" and one["symbol"]["qualified_name"] == "app.models.Order.save"
+        elsewhere = await call_error(client, "refactor_rename", {"symbol": "tick", "path": "app/timer.py",
+                                                                 "new_name": "tock"})
+        assert elsewhere["code"] == 3007 and [s["path"] for s in elsewhere["details"]["suggestions"]] == [
+            "app/clock.py"]
+        impact = await call(client, "refactor_impact", {"target": "tick", "path": "app/clock.py"})
+        assert impact["symbol"]["qualified_name"] == "app.clock.tick"
+        for plan in (both, one):
+            await call(client, "refactor_cancel", {"refactor_id": plan["refactor_id"]})
+
+
 async def test_apply_refuses_when_a_file_changed_since_the_preview(server: ServerHandle) -> None:
     async with mcp_client(server) as client:
         preview = await call(client, "refactor_rename", {"symbol": "app.clock.tick", "new_name": "advance"})

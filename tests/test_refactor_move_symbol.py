@@ -258,12 +258,13 @@ async def test_symbol_move_over_mcp_preview_apply_and_bad_input(tmp_path: Path) 
         async with mcp_client(server) as client:
             bad = await call_error(client, "refactor_move", {"to_path": "src/pkg/x.py"})
             assert bad["code"] == 1003
-            both = await call_error(client, "refactor_move", {"from_path": "src/pkg/util.py", "symbol": "helper",
-                                                              "to_path": "src/pkg/x.py"})
-            assert both["code"] == 1003
+            # from_path with symbol names the file defining it; user.py only imports helper
+            elsewhere = await call_error(client, "refactor_move", {"from_path": "src/pkg/core/user.py",
+                                                                   "symbol": "helper", "to_path": "src/pkg/x.py"})
+            assert elsewhere["code"] == 3007
             unknown = await call_error(client, "refactor_move", {"symbol": "pkg.util.nope", "to_path": "src/pkg/x.py"})
             assert unknown["code"] == 3007
-            preview = await call(client, "refactor_move", {"symbol": "pkg.util.helper",
+            preview = await call(client, "refactor_move", {"symbol": "helper", "from_path": "src/pkg/util.py",
                                                            "to_path": "src/pkg/core/paths.py"})
             assert preview["symbol"]["qualified_name"].endswith("helper")
             assert preview["move"] == {"from_path": "src/pkg/util.py", "to_path": "src/pkg/core/paths.py"}

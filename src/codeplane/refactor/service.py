@@ -249,9 +249,11 @@ class RefactorService:
         self.plans.put(Plan(rid, "move", created, expires, (option,), preview))
         return preview
 
-    def move_symbol(self, symbol: str, to_path: str, *, keep_reexport: bool = False) -> RefactorPreview:
-        """Preview moving one Python definition (qualified name, def_uid or path:line[:col]) into the module at
-        ``to_path`` (created when missing) and rewriting every importer (:mod:`symbolmove`)."""
+    def move_symbol(self, symbol: str, to_path: str, *, keep_reexport: bool = False,
+                    from_path: str | None = None) -> RefactorPreview:
+        """Preview moving one Python definition (qualified name, def_uid or path:line[:col]; ``from_path``: the
+        file defining it) into the module at ``to_path`` (created when missing) and rewriting every importer
+        (:mod:`symbolmove`)."""
         from codeplane.refactor.jsimports import is_js
         from codeplane.refactor.jssymbolmove import plan_js_move
         from codeplane.refactor.symbolmove import SymbolMovePlanner, check_target
@@ -259,7 +261,7 @@ class RefactorService:
 
         self._check_enabled()
         with self._facts() as reader:
-            targets, total = resolve_targets(reader, symbol)
+            targets, total = resolve_targets(reader, symbol, path=from_path)
             if total > 1:
                 raise CodePlaneError(
                     ErrorCode.INVALID_ARGUMENTS, f"{symbol!r} matches {total} definitions; name one by def_uid",

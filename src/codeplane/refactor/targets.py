@@ -71,8 +71,8 @@ def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None 
                     column: int | None = None) -> tuple[list[Def], int]:
     """Candidate definitions (sorted, at most :data:`MAX_CANDIDATES`) and how many matched in total.
 
-    Raises 3007 (with suggestions) when nothing matches and 1003 when neither a symbol nor a position
-    was given.
+    A symbol with a path and no line is that name defined in that file. Raises 3007 (with suggestions) when
+    nothing matches and 1003 when neither a symbol nor a position was given.
     """
     if path is None and symbol:
         position = _POSITION.match(symbol)
@@ -81,6 +81,15 @@ def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None 
             path, line = position["path"], int(position["line"])
             column = int(position["col"]) if position["col"] is not None else None
             symbol = None
+    if path is not None and line is None and symbol:
+        # ``symbol`` + ``path``: the definition of that name in that file (an agent names the file it read).
+        named = sorted(reader.defs_named(symbol.rpartition(".")[2], _LOOKUP_LIMIT),
+                       key=lambda d: (d.path, d.name_line, d.name_column))
+        matches = _one_per_symbol([d for d in named if _matches_qualified(d, symbol)
+                                   and stub_base(d.path) == stub_base(path)])
+        if not matches:
+            raise _not_found(f"{symbol} in {path}", [d for d in named if _matches_qualified(d, symbol)])
+        return matches[:MAX_CANDIDATES], len(matches)
     if path is not None:
         if line is None:
             raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "a position needs path and line",

@@ -30,7 +30,8 @@ class RenameParams(ToolParams):
         default=None, description="Qualified name (pkg.mod.Class.method or Class.method), a def_uid, or "
                                   "path:line[:column]. Several matching definitions answer needs_decision.")
     new_name: str = Field(min_length=1, max_length=200, description="The new identifier (checked per language).")
-    path: str | None = Field(default=None, description="Alternative target: file of the definition or a reference.")
+    path: str | None = Field(default=None, description="With symbol: the file defining it. With line: the file of "
+                                                          "the definition or a reference (instead of symbol).")
     line: int | None = Field(default=None, ge=1, description="With path: 1-based line.")
     column: int | None = Field(default=None, ge=0, description="With path: 0-based column of the name.")
     apply: bool = Field(default=False, description=_APPLY_NOW)
@@ -38,7 +39,8 @@ class RenameParams(ToolParams):
 
 class MoveParams(ToolParams):
     from_path: str | None = Field(default=None, min_length=1,
-                                  description="File (or directory) to move, repo-relative. Or give symbol.")
+                                  description="File (or directory) to move, repo-relative; with symbol, the file "
+                                              "defining it.")
     to_path: str = Field(min_length=1, description="Destination path; must not exist for a file move. For a "
                                                    "symbol: the destination module (.py, created if missing).")
     symbol: str | None = Field(default=None, min_length=1,
@@ -151,13 +153,13 @@ def tools(services: Services) -> list[ToolSpec]:
         return await _answer(ctx, preview, p.apply)
 
     async def move(ctx: ToolContext, p: MoveParams) -> RefactorPreviewResult:
-        if (p.from_path is None) == (p.symbol is None):
+        if p.from_path is None and p.symbol is None:
             raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "give from_path (a file move) or symbol (a symbol move)",
                                  details={"field": "from_path/symbol"})
         if p.symbol is not None:
             symbol = p.symbol
             preview = await anyio.to_thread.run_sync(lambda: ctx.services.refactor.move_symbol(
-                symbol, p.to_path, keep_reexport=p.keep_reexport))
+                symbol, p.to_path, keep_reexport=p.keep_reexport, from_path=p.from_path))
             return await _answer(ctx, preview, p.apply)
         from_path = p.from_path or ""
         preview = await anyio.to_thread.run_sync(lambda: ctx.services.refactor.move(from_path, p.to_path))
