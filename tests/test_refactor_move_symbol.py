@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from codeplane.core.errors import CodePlaneError
-from tests.builders import call, call_error, make_repo, mcp_client, running_server
+from tests.builders import answer_text, call, call_error, make_repo, mcp_client, running_server
 from tests.refactor_builders import RefactorEnv, refactor_env
 
 PKG = {
@@ -264,6 +264,12 @@ async def test_symbol_move_over_mcp_preview_apply_and_bad_input(tmp_path: Path) 
             assert elsewhere["code"] == 3007
             unknown = await call_error(client, "refactor_move", {"symbol": "pkg.util.nope", "to_path": "src/pkg/x.py"})
             assert unknown["code"] == 3007
+            shown = answer_text(await client.call_tool("refactor_move", {
+                "symbol": "helper", "from_path": "src/pkg/util.py", "to_path": "src/pkg/core/paths.py"}))
+            # what is inserted is shown, not the blank line it starts with
+            assert "import src/pkg/core/paths.py:2 + 'import os' (+4 lines) | import sys" in shown, shown
+            assert "moved_definition src/pkg/core/paths.py:6 + '# Join a name onto the cwd.' (+2 lines)" in shown
+            assert "moved_definition src/pkg/util.py:17 - '# Join a name onto the cwd.' (+4 lines)" in shown
             preview = await call(client, "refactor_move", {"symbol": "helper", "from_path": "src/pkg/util.py",
                                                            "to_path": "src/pkg/core/paths.py"})
             assert preview["symbol"]["qualified_name"].endswith("helper")

@@ -30,9 +30,19 @@ _EDIT_TEXT_CHARS = 80
 
 
 def _short(text: str) -> str:
-    lines = text.splitlines() or [""]
+    """The text's first line that is not blank (an inserted import or definition starts with newlines), and how
+    many lines follow it."""
+    stripped = text.lstrip("\n")
+    lines = stripped.splitlines() or [""]
     first = lines[0] if len(lines[0]) <= _EDIT_TEXT_CHARS else lines[0][:_EDIT_TEXT_CHARS] + "…"
-    return repr(first) + (f" (+{len(lines) - 1} lines)" if len(lines) > 1 else "") if first != text else first
+    return repr(first) + (f" (+{len(lines) - 1} lines)" if len(lines) > 1 else "") if first != stripped else first
+
+
+def _change(old: str, new: str) -> str:
+    """``old -> new``; an insertion as ``+ new``, a removal as ``- old``."""
+    if not old:
+        return f"+ {_short(new)}"
+    return f"- {_short(old)}" if not new else f"{_short(old)} -> {_short(new)}"
 
 
 def _edit_line(edit: PlannedEdit, usual: tuple[str, str] | None) -> str:
@@ -42,7 +52,7 @@ def _edit_line(edit: PlannedEdit, usual: tuple[str, str] | None) -> str:
     if edit.kind == "doc":
         line += " doc"
     if (edit.old_text, edit.new_text) != usual:
-        line += f" {_short(edit.old_text)} -> {_short(edit.new_text)}"
+        line += f" {_change(edit.old_text, edit.new_text)}"
     return line + (f" | {edit.snippet.strip()}" if edit.snippet else "")
 
 
