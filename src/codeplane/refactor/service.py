@@ -28,6 +28,7 @@ from codeplane.refactor.identifiers import validate_identifier
 from codeplane.refactor.impact import ImpactPlanner
 from codeplane.refactor.indexview import facts_source, lexical_paths
 from codeplane.refactor.inspect import inspect_plan
+from codeplane.refactor.jsshorthand import MEMBER_KINDS, split_shorthands
 from codeplane.refactor.localnames import local_binding, plan_local
 from codeplane.refactor.members import ClassGraph, MemberFamily, owner_names
 from codeplane.refactor.models import (
@@ -154,6 +155,7 @@ class RefactorService:
             member_owner=_member_owner(target), member_twins=_member_twins(reader, target),
         ))
         coverage = self._with_excluded(draft, coverage, target.name, new_name)
+        _split_shorthands(draft, sources, target, new_name)
         draft.collisions = find_collisions(reader, target, new_name, structural.family, structural.ref_scopes)
         owners = owner_names(structural.family.twins) if structural.family else []
         option = build_option(candidate_id, draft, sources, hashes)
@@ -168,6 +170,7 @@ class RefactorService:
             refs=reader.refs_named(target.name, [target.path], _LIMIT),
             dynamic=reader.dynamic_sites([target.path], _LIMIT), structural_paths=frozenset([target.path]),
             docs=self.config.doc_sweep))
+        _split_shorthands(draft, sources, target, new_name)
         draft.collisions = find_collisions(reader, target, new_name, None, scopes)
         option = build_option("c1", draft, sources, hashes)
         rid = self.plans.new_id()
@@ -382,6 +385,16 @@ class RefactorService:
     def status(self) -> dict[str, object]:
         return {"enabled": self.config.enabled, "open_plans": self.plans.open_count(),
                 "plan_ttl_sec": self.config.plan_ttl_sec}
+
+
+def _split_shorthands(draft: Draft, sources: dict[str, SourceText], target: Def, new_name: str) -> None:
+    """``{ merge }`` keeps the half the rename is not about (:mod:`jsshorthand`); the preview says so."""
+    member = target.kind in MEMBER_KINDS
+    kept = split_shorthands(draft, sources, member=member)
+    if kept and not member:
+        draft.warnings.append(
+            f"{kept} shorthand key(s) kept: {{ {target.name} }} becomes {{ {target.name}: {new_name} }}, so what "
+            f"reads the key (an importer's .{target.name}) is unchanged")
 
 
 def _member_owner(target: Def) -> str | None:

@@ -1,0 +1,71 @@
+"""JavaScript/TypeScript shorthand keys (``{ merge }``) in a rename: the key and the variable are one token,
+and only the half the rename is about may change. Each JavaScript rename is applied and the code is run."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.refactor_builders import RefactorEnv, refactor_env
+
+CJS = {
+    "package.json": '{"name": "cjs"}\n',
+    "lib/utils.js": ("'use strict';\n\nfunction merge(a, b) {\n  return Object.assign({}, a, b);\n}\n\n"
+                     "const pick = (o, k) => o[k];\n\nmodule.exports = { merge, pick };\n"),
+    "lib/index.js": ("const { merge } = require('./utils');\nconst utils = require('./utils');\n\n"
+                     "function run({ a, b }) {\n  return [merge(a, b), utils.merge(a, b), utils.pick(a, 'x')];\n}\n\n"
+                     "console.log(JSON.stringify(run({ a: { x: 1 }, b: { y: 2 } })));\n"),
+}
+OUTPUT = '[{"x":1,"y":2},{"x":1,"y":2},1]\n'
+
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node runs the renamed code")
+
+
+def run_node(env: RefactorEnv) -> str:
+    proc = subprocess.run(["node", "lib/index.js"], cwd=env.root, capture_output=True, text=True, check=False,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@needs_node
+def test_an_exported_function_keeps_its_key_and_importers_keep_working(tmp_path: Path) -> None:
+    with refactor_env(tmp_path / "repo", CJS) as env:
+        assert run_node(env) == OUTPUT
+        preview = env.service.rename("merge", "combine", path="lib/utils.js")
+        assert any("shorthand key(s) kept" in w for w in preview.warnings), preview.warnings
+        env.service.apply(preview.refactor_id)
+        assert "function combine(a, b)" in env.read("lib/utils.js")
+        assert "module.exports = { merge: combine, pick };" in env.read("lib/utils.js")
+        assert env.read("lib/index.js") == CJS["lib/index.js"]
+        assert run_node(env) == OUTPUT
+
+
+@needs_node
+def test_a_destructured_local_and_a_destructured_parameter_keep_their_keys(tmp_path: Path) -> None:
+    with refactor_env(tmp_path / "repo", CJS) as env:
+        local = env.service.rename(None, "mergeAll", path="lib/index.js", line=1, column=8)
+        env.service.apply(local.refactor_id)
+        param = env.service.rename(None, "first", path="lib/index.js", line=4, column=15)
+        env.service.apply(param.refactor_id)
+        index = env.read("lib/index.js")
+        assert index.startswith("const { merge: mergeAll } = require('./utils');\n"), index
+        assert "function run({ a: first, b }) {\n  return [mergeAll(first, b), utils.merge(first, b), " \
+               "utils.pick(first, 'x')];" in index, index
+        assert run_node(env) == OUTPUT
+
+
+def test_a_member_shorthand_key_included_by_the_agent_renames_the_key_and_keeps_the_variable(
+        tmp_path: Path) -> None:
+    files = {"package.json": '{"name": "demo"}\n',
+             "src/scope.ts": ("export interface Scope {\n  drafts_: number\n}\n"
+                              "const drafts_ = 5\nexport const v: Scope = {drafts_}\n")}
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("Scope.drafts_", "pending_")
+        key = next(e for e in preview.edits if e.line == 5)
+        assert key.certainty == "low" and key.new_text == "pending_: drafts_"
+        env.service.apply(preview.refactor_id, include=[key.edit_id])
+        assert env.read("src/scope.ts").endswith("const drafts_ = 5\nexport const v: Scope = {pending_: drafts_}\n")
