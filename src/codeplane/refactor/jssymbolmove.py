@@ -6,6 +6,12 @@ imported the same way in the destination (relative specifiers re-rendered); name
 are imported from it (``export`` is added to a declaration that lacked it) — refused with 4009 when the
 old module still needs the moved symbol, since the two modules would then import each other.
 
+Between CommonJS modules (:mod:`jscommonjs`) the same move is written in their system: the ``require``
+statements the code reads go with it, a new module ends with ``module.exports = { f }`` (an existing one with
+``module.exports.f = f``), and the old module requires it back where it still uses it, so its own
+``module.exports`` keeps exporting it and no importer changes. Moves between the two systems are refused (4008),
+as is a CommonJS move that needs the old module's own names (it would have to export them by assignment).
+
 Importers are rewritten by :mod:`jsimporters`. ``require()``, dynamic ``import()`` and ``import x = require()``
 of the old module are listed as warnings by :mod:`jsdynamic` (their property access is not rewritten) unless
 ``keep_reexport`` keeps the symbol reachable through the old module.
@@ -21,6 +27,14 @@ from typing import Any
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.refactor.assemble import Draft
 from codeplane.refactor.facts import Def
+from codeplane.refactor.jscommonjs import (
+    RequireBinding,
+    insert_after_requires,
+    is_commonjs,
+    rendered_with,
+    require_bindings,
+    strict_directive,
+)
 from codeplane.refactor.jsdynamic import Load, file_loads, load_warnings
 from codeplane.refactor.jsimporters import JsImporters
 from codeplane.refactor.jsimports import is_js, render_specifier, resolve_specifier
@@ -32,6 +46,7 @@ from codeplane.refactor.jsstatements import (
     delete_statement_lines,
     dest_specifier,
     export_after_comments,
+    fragment,
     import_bindings,
     in_export_clause,
     insert_after_imports,
@@ -61,6 +76,8 @@ class JsSymbolMove:
     dest_exists: bool
     draft: Draft = field(default_factory=Draft)
     inserts: Insertions = field(default_factory=Insertions)
+    #: Whether the old module (and so the destination) is CommonJS (:mod:`jscommonjs`).
+    commonjs: bool = False
 
     def plan(self) -> tuple[Draft, dict[str, SourceText], dict[str, str], list[str]]:
         old = self.target.path
@@ -75,13 +92,15 @@ class JsSymbolMove:
         dest_src = sources.get(self.dest) if self.dest_exists else None
         dest_root = parse_js(dest_src) if dest_src is not None else None
         self._check_destination(dest_root, stmt)
+        self.commonjs = self._module_system(old_src, old_root, dest_src, dest_root)
         old_imports = import_bindings(old_root)
+        requires = require_bindings(old_root) if self.commonjs else {}
         old_decls = self._declarations(old_root)
         used = self._free_names(stmt)
         remaining = self._uses_outside(old_root, stmt)
         old_keeps = remaining > 0 or self.keep_reexport
         copied = sorted({old_imports[n] for n in used if n in old_imports}, key=lambda b: (b.specifier, b.local))
-        from_old = sorted(n for n in used if n in old_decls and n not in old_imports)
+        from_old = sorted(n for n in used if n in old_decls and n not in old_imports and n not in requires)
         if from_old and old_keeps:
             raise CodePlaneError(
                 ErrorCode.REFACTOR_CIRCULAR_IMPORT,
@@ -90,6 +109,13 @@ class JsSymbolMove:
                 f"{', keep_reexport' if self.keep_reexport else ''}). Move those first",
                 details={"symbol": self.target.qualified_name, "reason": "circular import",
                          "needs_from_old_module": from_old})
+        if from_old and self.commonjs:
+            raise CodePlaneError(
+                ErrorCode.REFACTOR_UNSUPPORTED,
+                f"moving {self.target.name} needs {', '.join(from_old)} from {old}, a CommonJS module, which exports "
+                "by assignment (module.exports), not written by a move. Move those first",
+                details={"symbol": self.target.qualified_name, "reason": "commonjs module-level names",
+                         "needs_from_old_module": from_old})
         for name in from_old:
             node, exported = old_decls[name]
             if not exported:  # the destination imports it from here: it has to be exported
@@ -97,8 +123,14 @@ class JsSymbolMove:
                 self.draft.code.append((SpanEdit(old, line, col, line, col, "", "export ", "export_for_move"),
                                         "high"))
         self._old_edits(old_src, old_root, stmt, remaining=remaining)
-        creates = self._dest_edits(old_src, stmt, copied, from_old=from_old, dest_src=dest_src, dest_root=dest_root,
-                                   old_keeps=old_keeps)
+        if self.commonjs:
+            creates = self._commonjs_dest_edits(old_src, old_root, stmt,
+                                                sorted((requires[n] for n in used if n in requires),
+                                                       key=lambda b: b.statement.start_byte),
+                                                dest_src=dest_src, dest_root=dest_root)
+        else:
+            creates = self._dest_edits(old_src, stmt, copied, from_old=from_old, dest_src=dest_src,
+                                       dest_root=dest_root, old_keeps=old_keeps)
         importers = JsImporters(self.target, self.dest, self.files, self.keep_reexport, self.draft, self.inserts)
         loads: list[Load] = []
         for path in paths:
@@ -108,7 +140,9 @@ class JsSymbolMove:
             root = dest_root if path == self.dest else parse_js(src)
             if root is not None:
                 importers.edits(src, root, stmt)
-                if not self.keep_reexport:
+                # A CommonJS old module keeps exporting the moved name (its ``module.exports`` reads the new
+                # ``require``): what loads it with ``require`` still finds it.
+                if not self.keep_reexport and not self.commonjs:
                     loads += file_loads(src, root, self.files, old=old, dest=self.dest, name=self.target.name)
         self.draft.warnings += load_warnings(loads, old)
         self.draft.code += [(e, "medium" if e.reason in ("star_reexport", "namespace_member") else "high")
@@ -189,9 +223,32 @@ class JsSymbolMove:
                                                                   "name": self.target.name, "reason": reason})
 
     # -- old module -------------------------------------------------------------------------------------
+    def _module_system(self, old_src: SourceText, old_root: Any, dest_src: SourceText | None,
+                       dest_root: Any | None) -> bool:
+        """Whether the move is between CommonJS modules; 4008 when the two modules are of different systems."""
+        old_cjs = is_commonjs(old_src, old_root)
+        if dest_src is not None and dest_root is not None:
+            dest_cjs = is_commonjs(dest_src, dest_root)
+        else:
+            dest_cjs = old_cjs if not self.dest.endswith((".cjs", ".mjs", ".ts", ".tsx", ".mts", ".cts")) \
+                else self.dest.endswith(".cjs")
+        if dest_cjs != old_cjs:
+            systems = {True: "CommonJS", False: "an ES module"}
+            raise CodePlaneError(
+                ErrorCode.REFACTOR_UNSUPPORTED,
+                f"{old_src.path} is {systems[old_cjs]} and {self.dest} {systems[dest_cjs]}: a move writes each "
+                "module in its own system and cannot join the two", details={"reason": "module systems differ",
+                                                                             "path": self.dest})
+        return old_cjs
+
     def _old_edits(self, src: SourceText, root: Any, stmt: TopStatement, *, remaining: int) -> None:
         self.draft.code.append((delete_statement_lines(src, stmt.node), "high"))
         spec = dest_specifier(src.path, root, self.target.path, self.dest)
+        if self.commonjs:
+            if remaining or self.keep_reexport:
+                insert_after_requires(self.inserts, src, root,
+                                      f"const {{ {self.target.name} }} = require('{spec}');")
+            return
         lines = []
         if remaining:
             lines.append(self._import_line(stmt, spec))
@@ -237,16 +294,49 @@ class JsSymbolMove:
                                     "high"))
         return []
 
+    def _commonjs_dest_edits(self, old_src: SourceText, old_root: Any, stmt: TopStatement,
+                             needed: list[RequireBinding], *, dest_src: SourceText | None,
+                             dest_root: Any | None) -> list[str]:
+        """The destination of a CommonJS move: the ``require`` statements the moved code reads (specifiers
+        re-rendered), the code, and its export (``module.exports = { f }`` in a new module, else
+        ``module.exports.f = f`` after everything)."""
+        lines = list(dict.fromkeys(rendered_with(old_src, b, self._moved_specifier(fragment(b.specifier) or ""))
+                                   for b in needed))
+        body = statement_text(old_src, stmt.node)
+        name = self.target.name
+        if dest_src is None or dest_root is None:
+            directive = strict_directive(old_root)
+            header = "\n\n".join(part for part in (directive, "\n".join(lines)) if part)
+            content = (header + "\n\n" if header else "") + body + f"\n\nmodule.exports = {{ {name} }};\n"
+            self.draft.code.append((SpanEdit(self.dest, 1, 0, 1, 0, "", content, "new_module"), "high"))
+            return [self.dest]
+        existing = {node_text(b.statement) for b in require_bindings(dest_root).values()}
+        for line in lines:
+            if line not in existing:
+                insert_after_requires(self.inserts, dest_src, dest_root, line)
+        last = max((n for n in range(1, len(dest_src.lines) + 1) if dest_src.line_text(n).strip()), default=0)
+        tail = body + f"\n\nmodule.exports.{name} = {name};"
+        if last == 0:
+            self.draft.code.append((SpanEdit(self.dest, 1, 0, 1, 0, "", tail + "\n", "moved_definition"), "high"))
+        else:
+            end = len(dest_src.line_text(last))
+            self.draft.code.append((SpanEdit(self.dest, last, end, last, end, "", "\n\n" + tail,
+                                             "moved_definition"), "high"))
+        return []
+
+    def _moved_specifier(self, spec: str) -> str:
+        """A specifier of the old module, as the destination must write it."""
+        if not spec.startswith("."):
+            return spec
+        target = resolve_specifier(self.target.path, spec, self.files)
+        if target is not None:
+            return render_specifier(self.dest, target, target, spec)
+        absolute = posixpath.normpath(posixpath.join(posixpath.dirname(self.target.path), spec))
+        rel = posixpath.relpath(absolute, posixpath.dirname(self.dest) or ".")
+        return rel if rel.startswith("..") else "./" + rel
+
     def _copy_import(self, binding: ImportBinding) -> str:
-        spec = binding.specifier
-        if spec.startswith("."):
-            target = resolve_specifier(self.target.path, spec, self.files)
-            if target is not None:
-                spec = render_specifier(self.dest, target, target, spec)
-            else:
-                absolute = posixpath.normpath(posixpath.join(posixpath.dirname(self.target.path), spec))
-                rel = posixpath.relpath(absolute, posixpath.dirname(self.dest) or ".")
-                spec = rel if rel.startswith("..") else "./" + rel
+        spec = self._moved_specifier(binding.specifier)
         kind = "import type" if binding.type_only else "import"
         if binding.kind == "default":
             return f"{kind} {binding.local} from '{spec}';"
