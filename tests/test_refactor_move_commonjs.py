@@ -80,3 +80,20 @@ def test_moves_across_module_systems_or_needing_the_old_modules_names_are_refuse
                 env.service.move_symbol(symbol, dest, from_path=source)
             assert refused.value.code == 4008 and refused.value.details["reason"] == reason, (symbol, dest)
         assert env.snapshot() == before
+
+
+def test_code_kept_to_es5_gets_var_and_explicit_keys(tmp_path: Path) -> None:
+    files = {"package.json": '{"name": "old"}\n',
+             "lib/utils.js": ("'use strict';\n\nvar formats = require('./formats');\n\n"
+                              "var isRegExp = function isRegExp(obj) {\n  return obj instanceof RegExp;\n};\n\n"
+                              "module.exports = { formats: formats, isRegExp: isRegExp };\n"),
+             "lib/formats.js": "module.exports = { RFC: 'x' };\n",
+             "lib/index.js": "var u = require('./utils');\nconsole.log(u.isRegExp(/a/), u.formats.RFC);\n"}
+    with refactor_env(tmp_path / "repo", files) as env:
+        env.service.apply(env.service.move_symbol("isRegExp", "lib/regexp.js", from_path="lib/utils.js").refactor_id)
+        assert env.read("lib/regexp.js") == ("'use strict';\n\nvar isRegExp = function isRegExp(obj) {\n"
+                                             "  return obj instanceof RegExp;\n};\n\n"
+                                             "module.exports = { isRegExp: isRegExp };\n")
+        assert env.read("lib/utils.js").startswith(
+            "'use strict';\n\nvar formats = require('./formats');\nvar isRegExp = require('./regexp').isRegExp;\n")
+        assert run_node(env) == "true x\n"

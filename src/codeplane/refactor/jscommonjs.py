@@ -102,6 +102,22 @@ def rendered_with(src: SourceText, binding: RequireBinding, specifier: str) -> s
     return (data[:start] + specifier.encode("utf-8") + data[end:]).decode("utf-8")
 
 
+def legacy_style(root: Any) -> bool:
+    """Whether the file declares its ``require`` bindings with ``var`` (code kept to ES5, as much of npm is):
+    what a move writes there is ``var f = require('./m').f`` and ``{ f: f }``, not ``const { f }`` and ``{ f }``."""
+    keywords = [b.statement.children[0].type for b in require_bindings(root).values() if b.statement.children]
+    return bool(keywords) and keywords[0] == "var"
+
+
+def require_line(name: str, specifier: str, *, legacy: bool) -> str:
+    return f"var {name} = require('{specifier}').{name};" if legacy else \
+        f"const {{ {name} }} = require('{specifier}');"
+
+
+def exports_line(name: str, *, legacy: bool) -> str:
+    return f"module.exports = {{ {name}: {name} }};" if legacy else f"module.exports = {{ {name} }};"
+
+
 def strict_directive(root: Any) -> str | None:
     """The file's ``'use strict'`` directive statement as written, if it opens the file."""
     for node in root.named_children:

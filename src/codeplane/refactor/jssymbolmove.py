@@ -29,10 +29,13 @@ from codeplane.refactor.assemble import Draft
 from codeplane.refactor.facts import Def
 from codeplane.refactor.jscommonjs import (
     RequireBinding,
+    exports_line,
     insert_after_requires,
     is_commonjs,
+    legacy_style,
     rendered_with,
     require_bindings,
+    require_line,
     strict_directive,
 )
 from codeplane.refactor.jsdynamic import Load, file_loads, load_warnings
@@ -247,7 +250,7 @@ class JsSymbolMove:
         if self.commonjs:
             if remaining or self.keep_reexport:
                 insert_after_requires(self.inserts, src, root,
-                                      f"const {{ {self.target.name} }} = require('{spec}');")
+                                      require_line(self.target.name, spec, legacy=legacy_style(root)))
             return
         lines = []
         if remaining:
@@ -307,7 +310,8 @@ class JsSymbolMove:
         if dest_src is None or dest_root is None:
             directive = strict_directive(old_root)
             header = "\n\n".join(part for part in (directive, "\n".join(lines)) if part)
-            content = (header + "\n\n" if header else "") + body + f"\n\nmodule.exports = {{ {name} }};\n"
+            content = (header + "\n\n" if header else "") + body + "\n\n" + exports_line(
+                name, legacy=legacy_style(old_root)) + "\n"
             self.draft.code.append((SpanEdit(self.dest, 1, 0, 1, 0, "", content, "new_module"), "high"))
             return [self.dest]
         existing = {node_text(b.statement) for b in require_bindings(dest_root).values()}
