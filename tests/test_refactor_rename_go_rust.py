@@ -228,3 +228,35 @@ def test_go_field_rename_reaches_literal_keys_and_leaves_an_outside_types_member
             pytest.skip("go is not installed")
         built = _go(env.root, "vet", "./...")
         assert built.returncode == 0, built.stderr
+
+
+GO_EQUAL = {
+    "go.mod": "module example.com/shop\n\ngo 1.18\n",
+    "cmp/cmp.go": "package cmp\n\n// Equal compares.\nfunc Equal(a, b int) bool { return a == b }\n",
+    "cmp/result.go": ("package cmp\n\nimport \"bytes\"\n\ntype Result struct{ N int }\n\n"
+                      "func (r Result) Equal() bool { return r.N == 0 }\n\n"
+                      "type holder struct{ res Result }\n\n"
+                      "func check(h holder, f func() Result) bool {\n"
+                      "\treturn h.res.Equal() && f().Equal() && bytes.Equal(nil, nil) && Equal(1, 1)\n}\n"),
+    "report/report.go": ("package report\n\nimport (\n\tc \"example.com/shop/cmp\"\n\t\"example.com/shop/other\"\n)\n\n"
+                         "func Same(x, y int) bool {\n\treturn c.Equal(x, y) && other.Equal(x)\n}\n"),
+    "other/other.go": "package other\n\nfunc Equal(x int) bool { return x == 0 }\n",
+}
+
+
+def test_go_package_function_rename_sets_aside_members_of_other_values_and_packages(tmp_path: Path) -> None:
+    with refactor_env(tmp_path / "repo", GO_EQUAL) as env:
+        preview = env.service.rename("Equal", "Match", path="cmp/cmp.go")
+        code = {(e.path, e.line): (e.certainty, e.reason) for e in preview.edits if e.kind == "code"}
+        assert {k for k, v in code.items() if v[0] != "low"} == {("cmp/cmp.go", 4), ("cmp/result.go", 12),
+                                                                 ("report/report.go", 9)}, code
+        # r.Equal's method, h.res.Equal(), f().Equal(), bytes.Equal, other.Equal and other's own Equal: none is it
+        assert not any(v[0] == "low" for v in code.values()), code
+        assert preview.coverage is not None and preview.coverage.by_reason.get("other_symbol") == 6, preview.coverage
+        env.service.apply(preview.refactor_id)
+        assert "return c.Match(x, y) && other.Equal(x)" in env.read("report/report.go")
+        assert "h.res.Equal() && f().Equal() && bytes.Equal(nil, nil) && Match(1, 1)" in env.read("cmp/result.go")
+        if shutil.which("go") is None:
+            pytest.skip("go is not installed")
+        built = _go(env.root, "vet", "./...")
+        assert built.returncode == 0, built.stderr

@@ -24,6 +24,7 @@ from codeplane.refactor.collisions import find_collisions
 from codeplane.refactor.decisions import symbol_ref
 from codeplane.refactor.excluded import ExcludedFiles, excluded_mentions
 from codeplane.refactor.facts import Def, FactReader, Ref
+from codeplane.refactor.gopackage import GoPackageTarget, package_names
 from codeplane.refactor.identifiers import validate_identifier
 from codeplane.refactor.impact import ImpactPlanner
 from codeplane.refactor.indexview import facts_source, lexical_paths
@@ -153,6 +154,7 @@ class RefactorService:
             structural_paths=structural_paths, docs=self.config.doc_sweep, truncated=truncated,
             key_owners=_key_owners(structural.family),
             member_owner=_member_owner(target), member_twins=_member_twins(reader, target),
+            go_package=_go_package(reader, target, paths),
         ))
         coverage = self._with_excluded(draft, coverage, target.name, new_name)
         _split_shorthands(draft, sources, target, new_name)
@@ -395,6 +397,16 @@ def _split_shorthands(draft: Draft, sources: dict[str, SourceText], target: Def,
         draft.warnings.append(
             f"{kept} shorthand key(s) kept: {{ {target.name} }} becomes {{ {target.name}: {new_name} }}, so what "
             f"reads the key (an importer's .{target.name}) is unchanged")
+
+
+def _go_package(reader: FactReader, target: Def, paths: Sequence[str]) -> GoPackageTarget | None:
+    """For a Go package-level definition: what its sweep needs to set aside ``x.Name`` of other values."""
+    if not target.path.endswith(".go") or target.parent_uid is not None or target.kind in MEMBER_KINDS:
+        return None
+    package_dir = target.path.rpartition("/")[0]
+    return GoPackageTarget(target.def_uid, package_dir, {
+        path: package_names(reader.imports_in_file(path, _LIMIT), package_dir) for path in paths
+        if path.endswith(".go")})
 
 
 def _member_owner(target: Def) -> str | None:

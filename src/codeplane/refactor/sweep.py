@@ -17,6 +17,7 @@ from codeplane.core.config import DocSweepConfig
 from codeplane.refactor.assemble import Draft
 from codeplane.refactor.docsweep import code_block_lines, doctest_lines, mention_confidence
 from codeplane.refactor.facts import DynamicSite, Ref
+from codeplane.refactor.gopackage import GoPackageTarget
 from codeplane.refactor.lexical import classify, find_offsets, grammar_for, line_starts
 from codeplane.refactor.models import KEPT_LISTED, Certainty, Coverage
 from codeplane.refactor.spans import SourceText, SpanEdit
@@ -42,6 +43,8 @@ class SweepInput:
     member_owner: str | None = None
     #: Other types declare a member of the same name: in a doctest, ``x.name`` may be theirs.
     member_twins: bool = False
+    #: A Go package-level target: occurrences that cannot be it are counted, not proposed (``gopackage.py``).
+    go_package: GoPackageTarget | None = None
 
 
 def _is_doc_file(path: str, docs: DocSweepConfig) -> bool:
@@ -175,6 +178,10 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
                 reason = "dynamic_access" if (path, line) in dynamic_lines else "string"
             elif offset in typed_keys:
                 reason, certainty = "typed_object_key", "medium"
+            elif data.go_package is not None and data.go_package.other_symbol(
+                    path, refs_at.get((path, line, col)), edit_line[:col]):
+                by_reason["other_symbol"] += 1
+                continue
             else:
                 reason = _code_reason(refs_at.get((path, line, col)), path, data.structural_paths,
                                       (path, line) in dynamic_lines)

@@ -25,6 +25,8 @@ def _named(what: str, paths: list[str], total: int) -> str:
     more = total - min(len(paths), _TESTS_NAMED)
     return f"{what} ({total}): {' '.join(paths[:_TESTS_NAMED])}" + (
         f" (+{more} more; {len(paths)} in the record)" if more > 0 else "")
+#: Coverage reasons of mentions the doc sweep handles (``refactor/sweep.py``).
+_DOC_REASONS = {"comment", "docstring", "doc_file", "doctest"}
 #: An edit's old/new text in the text answer, at most; a moved definition is named by its first line.
 _EDIT_TEXT_CHARS = 80
 
@@ -122,9 +124,14 @@ def render_preview(result: RefactorPreview) -> str:
     lines += [f"collision: {c.path}:{c.line}:{c.column} {c.kind} {c.detail}" for c in result.collisions]
     cov = result.coverage
     if cov is not None:
-        reasons = ", ".join(f"{k} {v}" for k, v in sorted(cov.by_reason.items()))
+        # Mentions in comments and docs are the doc edits' (listed above) unless those are off.
+        apart = {"other_symbol"} | (_DOC_REASONS if result.doc_edits.count else set())
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(cov.by_reason.items()) if k not in apart)
+        other = cov.by_reason.get("other_symbol", 0)
         lines.append(f"covers {cov.in_plan}/{cov.lexical_occurrences} occurrences"
-                     + (f", {cov.low_candidates} low ({reasons})" if cov.low_candidates else ""))
+                     + (f", {cov.low_candidates} low ({reasons})" if cov.low_candidates else "")
+                     + (f", {other} of other symbols (x.{result.symbol.name} of another value or package)"
+                        if other and result.symbol is not None else ""))
         if cov.kept_count:
             more = f" (+{cov.kept_count - len(cov.kept)} more)" if cov.kept_count > len(cov.kept) else ""
             lines.append(f"kept as they are (an aliased import keeps the name): {' '.join(cov.kept)}{more}")
