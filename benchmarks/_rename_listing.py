@@ -50,10 +50,12 @@ def unlisted(service: RefactorService, refactor_id: str, candidate_id: str | Non
              apply_docs: bool | None = None,
              kept_in_plan: Sequence[str] = ()) -> tuple[int, list[str], Counter[tuple[str, int]]]:
     """Call before apply: (occurrences of ``name``, the lines holding one the plan does not list, and per line
-    the listed edits the default apply leaves in place). ``kept_in_plan``: the preview's ``coverage.kept``."""
+    the listed edits the default apply leaves in place). ``kept_in_plan``: the preview's ``coverage.kept`` and
+    ``coverage.set_aside`` (occurrences of other symbols, by position)."""
     option = service.plans.get(refactor_id).option(candidate_id)
     listed = _per_line(option.all_edits(), name)
-    # Uses of a name an aliased import keeps (``use m::New as Old``): in the plan, as they are.
+    # Uses of a name an aliased import keeps (``use m::New as Old``) and other symbols' occurrences the plan
+    # names as such: in the plan, as they are.
     unchanged: Counter[tuple[str, int]] = Counter()
     for position in kept_in_plan:
         path, line, _ = position.rsplit(":", 2)

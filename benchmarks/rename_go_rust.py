@@ -232,7 +232,8 @@ def run_case(case: Case, scratch: Path, baseline: str) -> list[object]:
         # Rust doc comments hold doctests that ``cargo test`` compiles (``doctest`` doc edits, high): applied
         docs = case.lang == "rust"
         found, missing, kept = listing.unlisted(service, preview.refactor_id, candidate, root, old, apply_docs=docs,
-                                        kept_in_plan=preview.coverage.kept if preview.coverage else ())
+                                        kept_in_plan=[*preview.coverage.kept, *preview.coverage.set_aside]
+                                        if preview.coverage else ())
         service.apply(preview.refactor_id, candidate_id=candidate, apply_docs=docs)
         left = listing.left(root, old, kept)
         if missing or left:

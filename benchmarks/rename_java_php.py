@@ -348,7 +348,8 @@ def run_case(case: Case, scratch: Path, baseline: Verdict) -> list[object]:
         applied = counts["high"] + counts["medium"]
         old = case.symbol.replace("\\", ".").rsplit(".", 1)[-1]
         found, missing, kept = listing.unlisted(service, preview.refactor_id, candidate, root, old,
-                                        kept_in_plan=preview.coverage.kept if preview.coverage else ())
+                                        kept_in_plan=[*preview.coverage.kept, *preview.coverage.set_aside]
+                                        if preview.coverage else ())
         try:
             service.apply(preview.refactor_id, candidate_id=candidate)
         except CodePlaneError as exc:  # a collision (4007) is reported, not forced

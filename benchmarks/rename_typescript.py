@@ -163,7 +163,8 @@ def run_case(case: Case, source: Path, scratch: Path, baseline: list[str]) -> li
         applied = counts["high"] + counts["medium"]
         old = case.symbol.rsplit(".", 1)[-1]
         found, missing, kept = listing.unlisted(service, preview.refactor_id, candidate, root, old,
-                                        kept_in_plan=preview.coverage.kept if preview.coverage else ())
+                                        kept_in_plan=[*preview.coverage.kept, *preview.coverage.set_aside]
+                                        if preview.coverage else ())
         service.apply(preview.refactor_id, candidate_id=candidate)
         left = listing.left(root, old, kept)
         if missing or left:

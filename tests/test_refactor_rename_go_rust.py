@@ -253,6 +253,8 @@ def test_go_package_function_rename_sets_aside_members_of_other_values_and_packa
         # r.Equal's method, h.res.Equal(), f().Equal(), bytes.Equal, other.Equal and other's own Equal: none is it
         assert not any(v[0] == "low" for v in code.values()), code
         assert preview.coverage is not None and preview.coverage.by_reason.get("other_symbol") == 6, preview.coverage
+        assert preview.coverage.set_aside == ["cmp/result.go:7:16", "cmp/result.go:12:14", "cmp/result.go:12:29",
+                                              "cmp/result.go:12:46", "other/other.go:3:5", "report/report.go:9:31"]
         env.service.apply(preview.refactor_id)
         assert "return c.Match(x, y) && other.Equal(x)" in env.read("report/report.go")
         assert "h.res.Equal() && f().Equal() && bytes.Equal(nil, nil) && Match(1, 1)" in env.read("cmp/result.go")

@@ -113,6 +113,9 @@ class Coverage(_Frozen):
     #: as old``); ``kept`` lists the first :data:`KEPT_LISTED` as ``path:line:column``.
     kept_count: int = 0
     kept: list[str] = []
+    #: Occurrences that cannot be the target (a Go package-level definition's ``x.Name`` of another value or
+    #: package): counted under ``other_symbol`` in ``by_reason``, the first :data:`KEPT_LISTED` listed here.
+    set_aside: list[str] = []
     truncated: bool = False
 
 

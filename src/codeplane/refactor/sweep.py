@@ -125,6 +125,7 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
     refs_at = {(r.path, r.line, r.column): r for r in data.refs}
     dynamic_lines = {(d.path, d.line) for d in data.dynamic if data.name in d.literals}
     by_reason: Counter[str] = Counter()
+    aside: list[tuple[str, int, int]] = []
     occurrences = in_plan = 0
     unindexed: set[str] = set()
     for path in sorted(data.sources):
@@ -181,6 +182,7 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
             elif data.go_package is not None and data.go_package.other_symbol(
                     path, refs_at.get((path, line, col)), edit_line[:col]):
                 by_reason["other_symbol"] += 1
+                aside.append((path, line, col))
                 continue
             else:
                 reason = _code_reason(refs_at.get((path, line, col)), path, data.structural_paths,
@@ -192,6 +194,7 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
     kept = sorted((e.path, e.line, e.column) for e, _ in draft.code if e.old_text == e.new_text)
     return Coverage(
         kept_count=len(kept), kept=[f"{p}:{line}:{col}" for p, line, col in kept[:KEPT_LISTED]],
+        set_aside=[f"{p}:{line}:{col}" for p, line, col in aside[:KEPT_LISTED]],
         files_scanned=len(data.sources), lexical_occurrences=occurrences, in_plan=in_plan, low_candidates=low,
         by_reason=dict(sorted(by_reason.items())), unindexed_files=len(unindexed), truncated=data.truncated,
     )
