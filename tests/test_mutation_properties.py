@@ -3,6 +3,8 @@ byte-exact round trips."""
 
 from __future__ import annotations
 
+import codecs
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -115,8 +117,18 @@ def test_one_pass_merge_equals_applying_disjoint_edits_back_to_front(text: str, 
 
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=64).filter(lambda b: b"\x00" not in b))
-def test_any_nul_free_bytes_round_trip_exactly(data: bytes) -> None:
-    doc = Document.decode(data, "f")
+def test_any_nul_free_bytes_round_trip_exactly_or_are_refused_whole(data: bytes) -> None:
+    marks = {codecs.BOM_UTF8: "utf-8", codecs.BOM_UTF16_LE: "utf-16-le", codecs.BOM_UTF16_BE: "utf-16-be"}
+    try:
+        doc = Document.decode(data, "f")
+    except CodePlaneError as refused:
+        # Only a byte-order mark over content that is not in its encoding (b"\xfe\xff\x01") is refused: 5008,
+        # nothing decoded a different way and written back changed.
+        mark = next(m for m in sorted(marks, key=len, reverse=True) if data.startswith(m))
+        assert refused.code == 5008
+        with pytest.raises(UnicodeDecodeError):
+            data[len(mark):].decode(marks[mark])
+        return
     assert doc.encode(doc.text, "f") == data
 
 
