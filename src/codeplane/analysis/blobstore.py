@@ -1,7 +1,8 @@
 """Blob facts that survive a restart: ``.codeplane/semantic_diff.db``, (path, blob id) -> ``FileDefs``.
 
 A derived cache, never a source of truth: rows carry the version of everything that shapes them
-(CodePlane, the grammar pack, this module's layout), other versions are never read and are dropped on
+(CodePlane, the grammar pack, the structural facts' schema, this module's layout: a checkout of CodePlane that
+changes extraction keeps its package version), other versions are never read and are dropped on
 open, the oldest-used rows go beyond ``MAX_ROWS``, and any SQLite failure (damage, a full disk, a
 read-only file system) deletes the file once and otherwise leaves the diff running on the in-memory cache.
 """
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from codeplane.analysis.models import DefState, FileDefs
 from codeplane.core.logging import get_logger
+from codeplane.index.structural.schema import SCHEMA_VERSION
 
 log = get_logger(__name__)
 
@@ -27,7 +29,7 @@ MAX_ROWS = 50_000
 
 
 def _version() -> str:
-    parts = [f"layout{LAYOUT}"]
+    parts = [f"layout{LAYOUT}", f"schema{SCHEMA_VERSION}"]
     for dist in ("codeplane", "tree-sitter-language-pack"):
         try:
             parts.append(f"{dist}={metadata.version(dist)}")

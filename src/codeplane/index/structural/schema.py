@@ -33,7 +33,9 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 16: a leading UTF-8 byte-order mark is not part of the text (``repo.content.decode``): line 1's columns shift.
 #: 17: CommonJS ``var x = require("m")``, ``require("m").y``, any other ``require``/``import()`` call, TypeScript's
 #:     ``import x = require("m")``, ``jest.requireActual("m")``/``vi.importActual("m")`` are imports.
-SCHEMA_VERSION = 17
+#: 18: a name bound to a function or class value (``var f = function f(a) {...}``) has the value's header as its
+#:     signature and display name, not its first 200 bytes (a body change was a changed signature).
+SCHEMA_VERSION = 18
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

@@ -239,8 +239,13 @@ def _names_in(spec: LanguageSpec, node: Node) -> list[Node]:
 
 
 def _header_end(node: Node) -> int:
-    """End of a definition's header (up to its body), for signatures and display names."""
+    """End of a definition's header (up to its body), for signatures and display names. A name bound to a
+    function or class (``var f = function f(a) {...}``, ``const g = (a) => a``) ends where the value's body starts:
+    else its first 200 bytes, body included, were its signature, and any change inside them a changed signature."""
     body = node.child_by_field_name("body")
+    value = node.child_by_field_name("value") if body is None else None
+    if value is not None:
+        body = value.child_by_field_name("body")
     if body is not None and body.start_byte > node.start_byte:
         return body.start_byte
     return min(node.end_byte, node.start_byte + 200)
