@@ -58,6 +58,48 @@ BASE: dict[str, str | bytes] = {
     ".cplignore": "gen/\n",
 }
 
+def test_a_body_change_of_a_name_bound_to_a_function_is_no_signature_change(tmp_path: Path) -> None:
+    # qs's ``var compact = function compact(value) {...}``: its first 200 bytes, body included, were its
+    # signature, so a comment added inside was "signature changed" and a breaking change.
+    text = ("var compact = function compact(value) {\n    var queue = [];\n    return queue;\n};\n\n"
+            "const pad = (s, n) => {\n    return s.padStart(n);\n};\n\n"
+            "const Box = class Box extends Object {\n    size() { return 1; }\n};\n\n"
+            "var widen = function widen(a) {\n    return a;\n};\n\nmodule.exports = { compact, pad, Box, widen };\n")
+    root = make_repo(tmp_path / "r", {"lib/utils.js": text})
+    edited = (text.replace("    var queue = [];", "    // walk the queue\n    var queue = [];")
+              .replace("s.padStart(n)", "s.padStart(n, ' ')").replace("size() { return 1; }", "size() { return 2; }")
+              .replace("function widen(a)", "function widen(a, b)"))
+    (root / "lib/utils.js").write_text(edited)
+    git(root, "commit", "-qam", "edit")
+    page = SemanticDiffService(root).diff("HEAD~1", "HEAD", limit=100)
+    changes = {c.qualified_name: c.change for c in page.changes if c.parent is None}
+    assert changes == {"compact": "body_changed", "pad": "body_changed", "Box.size": "body_changed",
+                       "widen": "signature_changed"}, changes
+    widen = next(c for c in page.changes if c.qualified_name == "widen")
+    assert widen.new is not None and widen.new.display_name == "widen = function widen(a, b)", widen.new
+
+
+def test_comment_only_changes_in_javascript_go_and_rust_are_said_so(tmp_path: Path) -> None:
+    files = {"web/a.js": ("function quiet(x) {\n  return x + 1;\n}\n\nfunction asi(x) {\n  return x;\n}\n\n"
+                          "function text(x) {\n  return 'a b' + x;\n}\n"),
+             "svc/a.go": "package svc\n\nfunc Quiet(x int) int {\n\treturn x + 1\n}\n",
+             "src/lib.rs": "pub fn quiet(x: u8) -> u8 {\n    x + 1\n}\n\npub fn loud(x: u8) -> u8 {\n    x\n}\n"}
+    root = make_repo(tmp_path / "r", files)
+    write_files(root, {
+        # a comment and spacing; ``return`` then a line break returns nothing (ASI); spacing inside a string
+        "web/a.js": ("function quiet(x) {\n  // one more\n  return x  +  1; /* why */\n}\n\n"
+                     "function asi(x) {\n  return\n  x;\n}\n\nfunction text(x) {\n  return 'a  b' + x;\n}\n"),
+        "svc/a.go": "package svc\n\nfunc Quiet(x int) int {\n\t// one more\n\treturn x+1\n}\n",
+        "src/lib.rs": ("pub fn quiet(x: u8) -> u8 {\n    // one more\n    x + /* why */ 1\n}\n\n"
+                       "pub fn loud(x: u8) -> u8 {\n    x * 1\n}\n")})
+    git(root, "commit", "-qam", "edit")
+    page = SemanticDiffService(root).diff("HEAD~1", "HEAD", limit=100)
+    tags = {f"{c.path}:{c.qualified_name}": c.delta_tags for c in page.changes}
+    assert tags == {"web/a.js:quiet": ("comments_only",), "web/a.js:asi": ("minor_change",),
+                    "web/a.js:text": ("minor_change",), "svc/a.go:Quiet": ("comments_only",),
+                    "src/lib.rs:quiet": ("comments_only",), "src/lib.rs:loud": ("minor_change",)}, tags
+
+
 TARGET: dict[str, str | bytes] = {
     "pkg/core.py": (
         "def params(a, b, c):\n    return a + b\n\n\n"
@@ -386,6 +428,20 @@ def test_blob_facts_survive_a_restart_and_a_damaged_cache_is_dropped(tmp_path: P
     assert damaged.diff(limit=10).changes == first.changes
     assert damaged.store is not None and damaged.store.hits == 0
     assert SemanticDiffService(root, cache_db=db).diff(limit=10).changes == first.changes
+
+
+def test_blob_facts_of_another_facts_schema_are_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A CodePlane checkout that changes extraction keeps its package version: the schema tells the rows apart.
+    from codeplane.analysis import blobstore
+
+    root = make_repo(tmp_path / "r", {"m.py": "def a(x):\n    return x\n"})
+    (root / "m.py").write_text("def a(x, y):\n    return x\n")
+    db = tmp_path / "semantic_diff.db"
+    SemanticDiffService(root, cache_db=db).diff(limit=10)
+    monkeypatch.setattr(blobstore, "SCHEMA_VERSION", blobstore.SCHEMA_VERSION + 1)
+    upgraded = SemanticDiffService(root, cache_db=db)
+    upgraded.diff(limit=10)
+    assert upgraded.store is not None and upgraded.store.hits == 0 and upgraded.parsed == 2
 
 
 def test_epoch_mode_sees_an_index_refresh(tmp_path: Path) -> None:

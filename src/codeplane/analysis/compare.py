@@ -10,14 +10,13 @@ members along: their old lexical paths are re-prefixed with the new name and mat
 from __future__ import annotations
 
 import difflib
-import io
-import tokenize
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from codeplane.analysis import signatures
 from codeplane.analysis.facts import children_of, own_line_numbers
+from codeplane.analysis.inert import comments_only
 from codeplane.analysis.models import (
     ADDED,
     BODY_CHANGED,
@@ -156,26 +155,8 @@ def line_delta(before: Sequence[str], after: Sequence[str]) -> tuple[int, tuple[
     return changed, tuple(preview[:PREVIEW_LINES])
 
 
-#: A Python body change in ``#`` comments, blank lines or spacing inside a line alone: the code runs as before.
+#: A body change in comments, blank lines or spacing alone: the code runs as before (:mod:`inert`).
 COMMENTS_ONLY = "comments_only"
-#: Tokens that carry no behaviour (a docstring does: ``__doc__``, doctests; indentation does: INDENT/DEDENT stay).
-_INERT = frozenset({tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER})
-
-
-def _code_tokens(lines: Sequence[str]) -> list[tuple[int, str]] | None:
-    """The Python tokens of ``lines`` that can change what runs (None: they do not tokenize on their own)."""
-    text = "\n".join(lines) + "\n"
-    try:
-        return [(t.type, t.string) for t in tokenize.generate_tokens(io.StringIO(text).readline)
-                if t.type not in _INERT]
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return None
-
-
-def comments_only(before: Sequence[str], after: Sequence[str]) -> bool:
-    """Whether two versions of a Python definition's own lines differ in comments and spacing alone."""
-    old, new = _code_tokens(before), _code_tokens(after)
-    return old is not None and old == new
 
 
 def body_tag(lines_changed: int) -> str:
@@ -219,8 +200,8 @@ def compare(old: Version | None, new: Version | None) -> list[Change]:
         elif o.own_hash is not None and n.own_hash is not None:
             if o.own_hash != n.own_hash:
                 count, preview = delta(o, n)
-                inert = python and old is not None and new is not None and comments_only(
-                    _own(old, o, old_kids), _own(new, n, new_kids))
+                inert = old is not None and new is not None and comments_only(
+                    path, _own(old, o, old_kids), _own(new, n, new_kids))
                 out.append(Change(path, n.kind, n.name, n.lexical_path, BODY_CHANGED, o, n, old_path, count,
                                   (COMMENTS_ONLY,) if inert else (body_tag(count or 0),), preview))
         elif o.end_line - o.start_line != n.end_line - n.start_line:
