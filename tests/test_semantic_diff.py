@@ -433,12 +433,13 @@ def test_blob_facts_survive_a_restart_and_a_damaged_cache_is_dropped(tmp_path: P
 def test_blob_facts_of_another_facts_schema_are_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A CodePlane checkout that changes extraction keeps its package version: the schema tells the rows apart.
     from codeplane.analysis import blobstore
+    from codeplane.index.structural.schema import SCHEMA_VERSION
 
     root = make_repo(tmp_path / "r", {"m.py": "def a(x):\n    return x\n"})
     (root / "m.py").write_text("def a(x, y):\n    return x\n")
     db = tmp_path / "semantic_diff.db"
     SemanticDiffService(root, cache_db=db).diff(limit=10)
-    monkeypatch.setattr(blobstore, "SCHEMA_VERSION", blobstore.SCHEMA_VERSION + 1)
+    monkeypatch.setattr(blobstore, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
     upgraded = SemanticDiffService(root, cache_db=db)
     upgraded.diff(limit=10)
     assert upgraded.store is not None and upgraded.store.hits == 0 and upgraded.parsed == 2
