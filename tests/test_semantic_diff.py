@@ -328,7 +328,8 @@ def test_a_change_in_comments_and_spacing_alone_is_said_so_and_not_sent_to_revie
     text = ("def quiet(x):\n    return x + 1\n\n\ndef loud(x):\n    return x\n\n\n"
             "def documented(x):\n    \"\"\"Old.\"\"\"\n    return x\n\n\n"
             "def nested(x):\n    if x:\n        a()\n    b()\n")
-    root = make_repo(tmp_path / "r", {"m.py": text})
+    root = make_repo(tmp_path / "r", {"m.py": text, "notes.txt": "m\n"})
+    (root / "notes.txt").write_text("m, edited\n")
     (root / "m.py").write_text(text.replace("def quiet(x):", "def quiet(x):  # why").replace("x + 1", "x  +  1")
                                .replace("return x\n\n\ndef doc", "return x * 2\n\n\ndef doc")
                                .replace("Old.", "New.").replace("    b()", "        b()"))
@@ -338,6 +339,7 @@ def test_a_change_in_comments_and_spacing_alone_is_said_so_and_not_sent_to_revie
     # A docstring is no comment (``__doc__``, doctests), nor is an indentation that moves code into a block.
     assert tags == {"quiet": (("comments_only",), "low"), "loud": (("minor_change",), "low"),
                     "documented": (("minor_change",), "low"), "nested": (("minor_change",), "low")}, tags
+    assert page.summary == "4 body changed in 1 file; 1 file without structural changes", page.summary
     assert "1. 1 body change only in comments or spacing (the code is the same): quiet" in page.agentic_hint
     assert "2. review 3 body changes for correctness" in page.agentic_hint and "quiet" not in \
         page.agentic_hint.split("2. ")[1], page.agentic_hint

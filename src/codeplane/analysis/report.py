@@ -103,10 +103,13 @@ def counts(changes: Sequence[Change]) -> dict[str, int]:
 
 
 def summary(changes: Sequence[Change], files_changed: int, non_structural: int) -> str:
+    """``2 body changed in 1 file; 1 file without structural changes``: the first count is of the files that
+    hold the changes (it was every file compared, so two changes in one file read as one in each of two)."""
     tally = counts(changes)
     parts = [f"{n} {_LABEL[k]}" for k, n in tally.items() if n]
-    head = ", ".join(parts) if parts else "no structural changes"
-    return f"{head} in {_plural(files_changed, 'file')}" + (
+    if not parts:
+        return f"no structural changes in {_plural(files_changed, 'file')}"
+    return f"{', '.join(parts)} in {_plural(len({c.path for c in changes}), 'file')}" + (
         f"; {_plural(non_structural, 'file')} without structural changes" if non_structural else "")
 
 
