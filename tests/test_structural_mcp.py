@@ -210,6 +210,32 @@ async def test_read_source_reads_a_definition_by_symbol(server: ServerHandle) ->
     assert both["code"] == neither["code"] == ranged["code"] == 1003
 
 
+async def test_a_definition_read_by_symbol_comes_with_what_is_written_above_it(tmp_path: Path) -> None:
+    files: dict[str, str | bytes] = {
+        "app.py": ("import functools\n\n\nclass App:\n    # The app's name.\n    @functools.cached_property\n"
+                   "    @staticmethod\n    def name() -> str:\n        return 'app'\n\n\n"
+                   "class Flask(App):\n    pass\n"),
+        "cmp/cmp.go": ("package cmp\n\n// Diff reports\n// the differences.\n"
+                       "func Diff(x, y int) string {\n\treturn \"\"\n}\n"),
+        "src/lib.rs": ("/// A version.\n///\n/// ```\n/// let v = 1;\n/// ```\n#[derive(Debug, Clone)]\n"
+                       "pub struct Version {\n    pub major: u64,\n}\n"),
+        "web/util.ts": ("import { x } from './x';\n\n/**\n * Joins two strings.\n */\n"
+                        "export function join(a: string, b: string): string {\n  return a + b;\n}\n"),
+    }
+    repo = make_repo(tmp_path / "repo", files)
+    with running_server(repo) as handle:
+        async with mcp_client(handle) as client:
+            read = await call(client, "read_source", {"targets": [{"symbol": s} for s in (
+                "App.name", "cmp.Diff", "Version", "join")]})
+            inherited = await call_error(client, "read_source", {"targets": [{"symbol": "Flask.name"}]})
+    spans = {f["path"]: (f["range"], f["content"].split("\n")[0]) for f in read["files"]}
+    assert spans == {"app.py": ([5, 9], "    # The app's name."), "cmp/cmp.go": ([3, 7], "// Diff reports"),
+                     "src/lib.rs": ([1, 9], "/// A version."), "web/util.ts": ([3, 8], "/**")}, spans
+    # Flask.name is App's, inherited: the 3007 names where ``name`` is defined
+    assert inherited["code"] == 3007 and [d["qualified_name"] for d in inherited["details"]["suggestions"]] == [
+        "app.App.name"]
+
+
 async def test_a_reference_by_name_of_several_definitions_is_given_to_none_of_them(tmp_path: Path) -> None:
     # ``get_send_file_max_age`` names Flask's and Blueprint's methods: Blueprint's ``self.get_send_file_max_age``
     # was listed under Flask's def_uid, the first of the two.

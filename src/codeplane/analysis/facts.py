@@ -20,6 +20,7 @@ from codeplane.analysis.models import DefState, FileDefs
 from codeplane.index.languages import detect
 from codeplane.index.structural.extract import PARSED, extract_many
 from codeplane.index.structural.facts import DefRow
+from codeplane.index.structural.leading import decorated_start
 from codeplane.repo.content import decode, is_binary
 
 BINARY = "binary"
@@ -36,28 +37,6 @@ def own_line_numbers(lines: Sequence[str], state: DefState, children: Sequence[D
         cut.update(range(max(lo, state.start_line + 1), child.end_line + 1))
     # Blank lines carry no meaning (and move whenever a nested definition is added or removed).
     return [n for n in range(first, min(state.end_line, len(lines)) + 1) if n not in cut and lines[n - 1].strip()]
-
-
-def decorated_start(lines: Sequence[str], start_line: int) -> int:
-    """The first line of the decorators/annotations directly above a definition (or ``start_line``)."""
-    if not 1 <= start_line <= len(lines):
-        return start_line
-    head = lines[start_line - 1]
-    indent = len(head) - len(head.lstrip())
-    top = start_line
-    line_no = start_line - 1
-    while line_no >= 1:
-        text = lines[line_no - 1]
-        stripped = text.strip()
-        if not stripped:
-            break
-        depth = len(text) - len(text.lstrip())
-        if depth == indent and stripped.startswith("@"):
-            top = line_no
-        elif not (depth > indent or (depth == indent and stripped[0] in ")]}")):
-            break  # neither a decorator nor the continuation of one
-        line_no -= 1
-    return top
 
 
 def _digest(lines: Sequence[str]) -> str:

@@ -20,6 +20,7 @@ from codeplane.index.cursors import CursorStore
 from codeplane.index.search import scope_spec
 from codeplane.index.service import IndexService
 from codeplane.index.structural import repo_map, symbols
+from codeplane.index.structural.leading import documented_start
 from codeplane.index.structural.map_cache import MapCache
 from codeplane.index.structural.queries import StructuralQueries
 from codeplane.index.structural.status import structural_status
@@ -94,7 +95,8 @@ class StructuralService:
 
     def definition_span(self, query: str) -> tuple[str, int, int]:
         """``(path, first line, last line)`` of the one definition ``query`` names (a name, a qualified name
-        or dotted suffix of one, or a ``def_uid``, as ``search`` mode ``definitions``), as the index spans it.
+        or dotted suffix of one, or a ``def_uid``, as ``search`` mode ``definitions``), as the index spans it plus
+        the decorators, attributes and comments directly above it (``leading.py``).
 
         3007 when nothing matches; 1003 listing the candidates when several do (the caller picks one by
         qualified name or def_uid)."""
@@ -103,8 +105,7 @@ class StructuralService:
         spans = sorted({(h.path, h.definition.start_line, h.definition.end_line, h.definition.qualified_name,
                          h.definition.def_uid) for h in hits})
         if not spans:
-            raise CodePlaneError(ErrorCode.SYMBOL_NOT_FOUND, f"no definition named {query!r}",
-                                 details={"symbol": query})
+            raise self._not_found(query)
         if len(spans) > 1:
             raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"{query!r} names {len(spans)} definitions; "
                                  "give a qualified name or a def_uid",
@@ -112,7 +113,22 @@ class StructuralService:
                                      {"path": p, "line": s, "qualified_name": q, "def_uid": u}
                                      for p, s, _, q, u in spans[:20]]})
         path, start, end, _, _ = spans[0]
-        return path, start, end
+        text = self._texts.read(path)
+        # What is written above it belongs to it: ``@cached_property`` says ``App.name`` is no method to call.
+        return path, documented_start(path, text.split("\n"), start) if text is not None else start, end
+
+    def _not_found(self, query: str) -> CodePlaneError:
+        """3007, naming the definitions of the query's last name (``Flask.name`` is ``App.name``, inherited)."""
+        name = query.rpartition(".")[2]
+        hits: list[SymbolHit] = []
+        if name and name != query:
+            with self._index.read_connection() as conn:
+                hits = symbols.search_definitions(conn, name, exact_only=True, scope=SymbolScope(path_filter=None))
+        named = sorted({(h.definition.qualified_name, h.path, h.definition.start_line) for h in hits})
+        return CodePlaneError(
+            ErrorCode.SYMBOL_NOT_FOUND, f"no definition named {query!r}",
+            details={"symbol": query, "suggestions": [{"qualified_name": q, "path": p, "line": line}
+                                                      for q, p, line in named[:10]]})
 
     # -- search ------------------------------------------------------------------------------------
     def search(self, request: SymbolRequest, *, limit: int, cursor: str | None = None,

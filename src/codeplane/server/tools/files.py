@@ -39,7 +39,8 @@ from codeplane.server.tools.paging import (
 class Target(ToolParams):
     path: str | None = Field(default=None, description="Repo-relative POSIX path.")
     symbol: str | None = Field(default=None, max_length=500, description=(
-        "Instead of path and lines: a definition's name, qualified name or def_uid; reads its whole span."))
+        "Instead of path and lines: a definition's name, qualified name or def_uid; reads its whole span, "
+        "decorators and doc comments above it included."))
     start_line: int | None = Field(default=None, ge=1, description="First line (1-based, default 1).")
     end_line: int | None = Field(default=None, ge=1, description="Last line, inclusive (default: end of file).")
 
