@@ -199,15 +199,19 @@ async def test_read_source_reads_a_definition_by_symbol(server: ServerHandle) ->
         read = await call(client, "read_source", {"targets": [{"symbol": "shop.models.Cart.add"},
                                                               {"symbol": "total"}]})
         unknown = await call_error(client, "read_source", {"targets": [{"symbol": "no_such_definition"}]})
-        both = await call_error(client, "read_source", {"targets": [{"symbol": "total", "path": "shop/cli.py"}]})
+        # with path: the definition of that name in that file (shop/cli.py only imports total)
+        elsewhere = await call_error(client, "read_source", {"targets": [{"symbol": "total", "path": "shop/cli.py"}]})
+        there = await call(client, "read_source", {"targets": [{"symbol": "total", "path": "shop/models.py"}]})
         neither = await call_error(client, "read_source", {"targets": [{"start_line": 1}]})
         ranged = await call_error(client, "read_source", {"targets": [{"symbol": "total", "start_line": 2}]})
     method, function = read["files"]
     assert (method["path"], method["range"], method["content"]) == (
         "shop/models.py", [2, 3], "    def add(self, item):\n        return total([item])\n")
     assert (function["path"], function["range"]) == ("shop/models.py", [6, 7])
-    assert unknown["code"] == 3007
-    assert both["code"] == neither["code"] == ranged["code"] == 1003
+    assert unknown["code"] == elsewhere["code"] == 3007
+    assert [d["path"] for d in elsewhere["details"]["suggestions"]] == ["shop/models.py"]
+    assert there["files"][0]["range"] == [6, 7]
+    assert neither["code"] == ranged["code"] == 1003
 
 
 async def test_a_definition_read_by_symbol_comes_with_what_is_written_above_it(tmp_path: Path) -> None:

@@ -93,19 +93,21 @@ class StructuralService:
             defs = queries.defs_overlapping(path, line_ranges, limit=limit)
         return sorted({f"{d.path}:{d.kind}:{d.qualified_name or d.name}" for d in defs})
 
-    def definition_span(self, query: str) -> tuple[str, int, int]:
+    def definition_span(self, query: str, path: str | None = None) -> tuple[str, int, int]:
         """``(path, first line, last line)`` of the one definition ``query`` names (a name, a qualified name
-        or dotted suffix of one, or a ``def_uid``, as ``search`` mode ``definitions``), as the index spans it plus
-        the decorators, attributes and comments directly above it (``leading.py``).
+        or dotted suffix of one, or a ``def_uid``, as ``search`` mode ``definitions``; with ``path``, among those
+        defined in that file), as the index spans it plus the decorators, attributes and comments directly above
+        it (``leading.py``).
 
         3007 when nothing matches; 1003 listing the candidates when several do (the caller picks one by
         qualified name or def_uid)."""
         with self._index.read_connection() as conn:
-            hits = symbols.search_definitions(conn, query, exact_only=True, scope=SymbolScope(path_filter=None))
+            hits = symbols.search_definitions(conn, query, exact_only=True, scope=SymbolScope(
+                path_filter=None if path is None else lambda p: p == path))
         spans = sorted({(h.path, h.definition.start_line, h.definition.end_line, h.definition.qualified_name,
                          h.definition.def_uid) for h in hits})
         if not spans:
-            raise self._not_found(query)
+            raise self._not_found(query if path is None else f"{query} in {path}", query)
         if len(spans) > 1:
             raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"{query!r} names {len(spans)} definitions; "
                                  "give a qualified name or a def_uid",
@@ -117,16 +119,16 @@ class StructuralService:
         # What is written above it belongs to it: ``@cached_property`` says ``App.name`` is no method to call.
         return path, documented_start(path, text.split("\n"), start) if text is not None else start, end
 
-    def _not_found(self, query: str) -> CodePlaneError:
+    def _not_found(self, what: str, query: str) -> CodePlaneError:
         """3007, naming the definitions of the query's last name (``Flask.name`` is ``App.name``, inherited)."""
         name = query.rpartition(".")[2]
         hits: list[SymbolHit] = []
-        if name and name != query:
+        if name and name != what:
             with self._index.read_connection() as conn:
                 hits = symbols.search_definitions(conn, name, exact_only=True, scope=SymbolScope(path_filter=None))
         named = sorted({(h.definition.qualified_name, h.path, h.definition.start_line) for h in hits})
         return CodePlaneError(
-            ErrorCode.SYMBOL_NOT_FOUND, f"no definition named {query!r}",
+            ErrorCode.SYMBOL_NOT_FOUND, f"no definition named {what!r}",
             details={"symbol": query, "suggestions": [{"qualified_name": q, "path": p, "line": line}
                                                       for q, p, line in named[:10]]})
 

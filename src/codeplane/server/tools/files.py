@@ -39,8 +39,8 @@ from codeplane.server.tools.paging import (
 class Target(ToolParams):
     path: str | None = Field(default=None, description="Repo-relative POSIX path.")
     symbol: str | None = Field(default=None, max_length=500, description=(
-        "Instead of path and lines: a definition's name, qualified name or def_uid; reads its whole span, "
-        "decorators and doc comments above it included."))
+        "Instead of lines: a definition's name, qualified name or def_uid (with path: defined in that file); "
+        "reads its whole span, decorators and doc comments above it included."))
     start_line: int | None = Field(default=None, ge=1, description="First line (1-based, default 1).")
     end_line: int | None = Field(default=None, ge=1, description="Last line, inclusive (default: end of file).")
 
@@ -126,8 +126,8 @@ class ListFilesResult(ToolResult):
 
 
 def _read_target(ctx: ToolContext, index: int, target: Target) -> ReadTarget:
-    if (target.path is None) == (target.symbol is None):
-        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"targets.{index}: give path or symbol (one of them)",
+    if target.path is None and target.symbol is None:
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"targets.{index}: give path or symbol",
                              details={"field": f"targets.{index}"})
     if target.symbol is None:
         assert target.path is not None
@@ -135,7 +135,7 @@ def _read_target(ctx: ToolContext, index: int, target: Target) -> ReadTarget:
     if target.start_line is not None or target.end_line is not None:
         raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"targets.{index}: a symbol target reads its whole "
                              "definition; give path and lines for a range", details={"field": f"targets.{index}"})
-    path, start, end = ctx.services.structural.definition_span(target.symbol)
+    path, start, end = ctx.services.structural.definition_span(target.symbol, target.path)
     return ReadTarget(path, start, end)
 
 
