@@ -418,3 +418,20 @@ def test_an_import_added_where_a_dropped_one_stood_and_module_global_writes_are_
         compile(m, "m.py", "exec")
         widths = env.service.move_symbol("pkg.conf.WIDTH", "pkg/other.py")
         assert any("assigns" in w and "WIDTH" in w for w in widths.warnings), widths.warnings
+
+
+def test_added_import_lines_take_each_files_quotes_and_semicolons(tmp_path: Path) -> None:
+    # immer writes ``} from "../internal"`` without semicolons (prettier ``semi: false``)
+    files = {"package.json": '{"name": "demo"}\n',
+             "web/a.ts": 'export const a = "x"\n',
+             "web/util.ts": ('import { a } from "./a"\n\nexport function pad(s: string): string {\n'
+                             "  return a + s\n}\n\nexport const LIMIT = pad('')\n"),
+             "web/main.ts": 'import { pad, LIMIT } from "./util"\n\nconsole.log(pad("1"), LIMIT)\n',
+             "web/semi.ts": "import { pad } from './util';\n\nexport const b = pad('b');\n"}
+    with refactor_env(tmp_path / "repo", files) as env:
+        env.service.apply(env.service.move_symbol("pad", "web/pad.ts", from_path="web/util.ts").refactor_id)
+        assert env.read("web/pad.ts") == ('import { a } from "./a"\n\nexport function pad(s: string): string {\n'
+                                          "  return a + s\n}\n")
+        assert env.read("web/util.ts").startswith('import { a } from "./a"\nimport { pad } from "./pad"\n')
+        assert env.read("web/main.ts").startswith('import { LIMIT } from "./util"\nimport { pad } from "./pad"\n')
+        assert env.read("web/semi.ts").startswith("import { pad } from './pad';\n")

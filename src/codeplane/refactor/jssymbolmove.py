@@ -60,6 +60,7 @@ from codeplane.refactor.jsstatements import (
     top_statement,
     walk_code,
 )
+from codeplane.refactor.jsstyle import file_style
 from codeplane.refactor.pyimporters import Insertions, merge_same_start
 from codeplane.refactor.spans import SourceText, SpanEdit
 
@@ -148,6 +149,11 @@ class JsSymbolMove:
                 if not self.keep_reexport and not self.commonjs:
                     loads += file_loads(src, root, self.files, old=old, dest=self.dest, name=self.target.name)
         self.draft.warnings += load_warnings(loads, old)
+        # Every inserted text is a statement built here: each file gets them in its own quotes and semicolons.
+        for (path, _, _), texts in self.inserts.by_position.items():
+            src = sources.get(path)
+            style = file_style(src.text) if src is not None else file_style(old_src.text)
+            texts[:] = [style.lines(text) for text in texts]
         self.draft.code += [(e, "medium" if e.reason in ("star_reexport", "namespace_member") else "high")
                             for e in self.inserts.edits()]
         self.draft.code = merge_same_start(self.draft.code)
@@ -280,7 +286,7 @@ class JsSymbolMove:
         if not stmt.exported and old_keeps:
             body = "export " + body if not body.startswith(("/*", "//")) else export_after_comments(body)
         if dest_src is None or dest_root is None:
-            header = "\n".join(lines)
+            header = file_style(old_src.text).lines("\n".join(lines))
             content = (header + "\n\n" if header else "") + body + "\n"
             self.draft.code.append((SpanEdit(self.dest, 1, 0, 1, 0, "", content, "new_module"), "high"))
             return [self.dest]
@@ -307,11 +313,12 @@ class JsSymbolMove:
                                    for b in needed))
         body = statement_text(old_src, stmt.node)
         name = self.target.name
+        style = file_style(old_src.text if dest_src is None else dest_src.text)
         if dest_src is None or dest_root is None:
             directive = strict_directive(old_root)
             header = "\n\n".join(part for part in (directive, "\n".join(lines)) if part)
-            content = (header + "\n\n" if header else "") + body + "\n\n" + exports_line(
-                name, legacy=legacy_style(old_root)) + "\n"
+            content = (header + "\n\n" if header else "") + body + "\n\n" + style.line(exports_line(
+                name, legacy=legacy_style(old_root))) + "\n"
             self.draft.code.append((SpanEdit(self.dest, 1, 0, 1, 0, "", content, "new_module"), "high"))
             return [self.dest]
         existing = {node_text(b.statement) for b in require_bindings(dest_root).values()}
@@ -319,7 +326,7 @@ class JsSymbolMove:
             if line not in existing:
                 insert_after_requires(self.inserts, dest_src, dest_root, line)
         last = max((n for n in range(1, len(dest_src.lines) + 1) if dest_src.line_text(n).strip()), default=0)
-        tail = body + f"\n\nmodule.exports.{name} = {name};"
+        tail = body + "\n\n" + style.line(f"module.exports.{name} = {name};")
         if last == 0:
             self.draft.code.append((SpanEdit(self.dest, 1, 0, 1, 0, "", tail + "\n", "moved_definition"), "high"))
         else:
