@@ -16,6 +16,7 @@ import pytest
 from codeplane.core.errors import CodePlaneError
 from tests.builders import answer_text, call, call_error, make_repo, mcp_client, running_server
 from tests.refactor_builders import RefactorEnv, refactor_env
+from tests.runner_projects import JS_DIR
 
 PKG = {
     "src/pkg/__init__.py": '"""The package."""\nfrom .util import helper, LIMIT\n\n__all__ = ["helper", "LIMIT"]\n',
@@ -435,3 +436,24 @@ def test_added_import_lines_take_each_files_quotes_and_semicolons(tmp_path: Path
         assert env.read("web/util.ts").startswith('import { a } from "./a"\nimport { pad } from "./pad"\n')
         assert env.read("web/main.ts").startswith('import { LIMIT } from "./util"\nimport { pad } from "./pad"\n')
         assert env.read("web/semi.ts").startswith("import { pad } from './pad';\n")
+
+
+def test_a_moved_interface_is_imported_and_re_exported_as_a_type(tmp_path: Path) -> None:
+    # Under ``isolatedModules`` a re-export of a type without ``export type`` is TS1205.
+    files = {"package.json": '{"name": "demo"}\n',
+             "tsconfig.json": '{"compilerOptions": {"strict": true, "noEmit": true, "isolatedModules": true, '
+                              '"types": []}, "include": ["src"]}\n',
+             "src/scope.ts": ("export interface Scope {\n  n: number\n}\n\n"
+                              "export function make(): Scope {\n  return { n: 1 }\n}\n"),
+             "src/internal.ts": 'export * from "./scope"\n',
+             "src/use.ts": 'import { Scope, make } from "./internal"\n\nexport const s: Scope = make()\n'}
+    with refactor_env(tmp_path / "repo", files) as env:
+        env.service.apply(env.service.move_symbol("Scope", "src/types.ts", from_path="src/scope.ts").refactor_id)
+        # scope.ts has no import to take a style from: the default; internal.ts writes its own way
+        assert env.read("src/scope.ts").startswith("import type { Scope } from './types';\n\nexport function make")
+        assert env.read("src/internal.ts") == 'export * from "./scope"\nexport type { Scope } from "./types"\n'
+        tsc = JS_DIR / "node_modules/.bin/tsc"
+        if not tsc.is_file() or shutil.which("node") is None:
+            pytest.skip("typescript is not installed (.ci/run installs it with npm)")
+        checked = subprocess.run([str(tsc), "-p", "."], cwd=env.root, capture_output=True, text=True, check=False)
+        assert checked.returncode == 0, checked.stdout

@@ -41,6 +41,15 @@ class JsImporters:
     keep_reexport: bool
     draft: Draft
     inserts: Insertions
+    #: The moved declaration is a type alone (an interface, a type alias): what imports or re-exports it from
+    #: the new module says so (``import type``, ``export type``), as ``isolatedModules`` requires of a re-export.
+    moved_type_only: bool = False
+
+    def _kind(self, keyword: str, statement_type_only: bool, item: str) -> str:
+        """``import``/``export``, with ``type`` for a type-only statement or moved declaration (never around an
+        item that carries its own ``type``)."""
+        typed = (statement_type_only or self.moved_type_only) and not item.startswith("type ")
+        return f"{keyword} type" if typed else keyword
 
     def edits(self, src: SourceText, root: Any, moved: TopStatement) -> None:
         """Plan the rewrites in one file (``moved``: the moved statement, as it stood in the old module)."""
@@ -85,7 +94,6 @@ class JsImporters:
                     frag = fragment_node(source)
                     self.draft.code.append((src.edit_for_node(frag, new_spec, "import"), "high"))
                 continue
-            kind = "import type" if type_only else "import"
             for item in hits:
                 named = [i for i in items]
                 if len(named) > 1:
@@ -99,6 +107,7 @@ class JsImporters:
                     self.draft.code.append((SpanEdit(src.path, line, col, end_line, end_col,
                                                      src.slice(line, col, end_line, end_col), "", "import"), "high"))
                 if not is_dest:
+                    kind = self._kind("import", type_only, node_text(item))
                     self.inserts.after(src, stmt, f"{kind} {{ {node_text(item)} }} from '{new_spec}';")
             if default_hit is not None:
                 nxt = default_hit.next_sibling
@@ -109,6 +118,7 @@ class JsImporters:
                 self.draft.code.append((SpanEdit(src.path, line, col, end_line, end_col,
                                                  src.slice(line, col, end_line, end_col), "", "import"), "high"))
                 if not is_dest:
+                    kind = "import type" if type_only else "import"
                     self.inserts.after(src, stmt, f"{kind} {node_text(default_hit)} from '{new_spec}';")
         if namespaces:
             self._namespace_members(src, root, namespaces, is_dest)
@@ -117,9 +127,9 @@ class JsImporters:
         clause = next((c for c in stmt.named_children if c.type == "export_clause"), None)
         if clause is None:  # ``export * from './old'``
             if not self.keep_reexport and imported_name != "default":
-                self.inserts.after(src, stmt, f"export {{ {self.target.name} }} from '{new_spec}';", "star_reexport")
-                self.draft.warnings.append(f"{src.path} re-exports everything from {spec}; "
-                                           f"export {{ {self.target.name} }} from '{new_spec}' is added (medium)")
+                line = f"{self._kind('export', False, '')} {{ {self.target.name} }} from '{new_spec}'"
+                self.inserts.after(src, stmt, line + ";", "star_reexport")
+                self.draft.warnings.append(f"{src.path} re-exports everything from {spec}; {line} is added (medium)")
             return
         items = [s for s in clause.named_children if s.type == "export_specifier"]
         hits = [s for s in items if node_text(s.child_by_field_name("name")) == imported_name]
@@ -129,9 +139,11 @@ class JsImporters:
             frag = fragment_node(stmt.child_by_field_name("source"))
             self.draft.code.append((src.edit_for_node(frag, new_spec, "import"), "high"))
             return
+        statement_type_only = any(c.type == "type" for c in stmt.children)
         for item in hits:
             self.draft.code.append((delete_list_item(src, items, item, "import"), "high"))
-            self.inserts.after(src, stmt, f"export {{ {node_text(item)} }} from '{new_spec}';")
+            kind = self._kind("export", statement_type_only, node_text(item))
+            self.inserts.after(src, stmt, f"{kind} {{ {node_text(item)} }} from '{new_spec}';")
 
     def _namespace_members(self, src: SourceText, root: Any, namespaces: set[str], is_dest: bool) -> None:
         # The bare name must not mean something else there: a declaration of it, or an import of it from a
@@ -160,6 +172,7 @@ class JsImporters:
         for node in hits:
             self.draft.code.append((src.edit_for_node(node, self.target.name, "namespace_member"), "medium"))
         if not is_dest and not already:
-            insert_after_imports(self.inserts, src, root, f"import {{ {self.target.name} }} from "
-                                  f"'{dest_specifier(src.path, root, self.target.path, self.dest)}';",
-                                  reason="namespace_member")
+            spec = dest_specifier(src.path, root, self.target.path, self.dest)
+            insert_after_imports(self.inserts, src, root,
+                                 f"{self._kind('import', False, '')} {{ {self.target.name} }} from '{spec}';",
+                                 reason="namespace_member")

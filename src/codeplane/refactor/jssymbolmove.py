@@ -135,7 +135,8 @@ class JsSymbolMove:
         else:
             creates = self._dest_edits(old_src, stmt, copied, from_old=from_old, dest_src=dest_src,
                                        dest_root=dest_root, old_keeps=old_keeps)
-        importers = JsImporters(self.target, self.dest, self.files, self.keep_reexport, self.draft, self.inserts)
+        importers = JsImporters(self.target, self.dest, self.files, self.keep_reexport, self.draft, self.inserts,
+                                moved_type_only=self._type_only(stmt))
         loads: list[Load] = []
         for path in paths:
             src = sources.get(path)
@@ -262,14 +263,22 @@ class JsSymbolMove:
         if remaining:
             lines.append(self._import_line(stmt, spec))
         if self.keep_reexport:
-            lines.append(f"export {{ {'default' if stmt.default else self.target.name} }} from '{spec}';")
+            keyword = "export type" if self._type_only(stmt) else "export"
+            lines.append(f"{keyword} {{ {'default' if stmt.default else self.target.name} }} from '{spec}';")
         for line in lines:
             insert_after_imports(self.inserts, src, root, line)
 
     def _import_line(self, stmt: TopStatement, spec: str) -> str:
+        keyword = "import type" if self._type_only(stmt) else "import"
         if stmt.default:
-            return f"import {self.target.name} from '{spec}';"
-        return f"import {{ {self.target.name} }} from '{spec}';"
+            return f"{keyword} {self.target.name} from '{spec}';"
+        return f"{keyword} {{ {self.target.name} }} from '{spec}';"
+
+    @staticmethod
+    def _type_only(stmt: TopStatement) -> bool:
+        """An interface or type alias: a name of types alone, imported and re-exported with ``type``."""
+        return stmt.declaration is not None and stmt.declaration.type in ("interface_declaration",
+                                                                          "type_alias_declaration")
 
     # -- destination -------------------------------------------------------------------------------------
     def _dest_edits(self, old_src: SourceText, stmt: TopStatement, copied: list[ImportBinding], *,
