@@ -457,3 +457,21 @@ def test_a_moved_interface_is_imported_and_re_exported_as_a_type(tmp_path: Path)
             pytest.skip("typescript is not installed (.ci/run installs it with npm)")
         checked = subprocess.run([str(tsc), "-p", "."], cwd=env.root, capture_output=True, text=True, check=False)
         assert checked.returncode == 0, checked.stdout
+
+
+def test_a_js_function_assigning_its_modules_variable_is_not_moved(tmp_path: Path) -> None:
+    # immer's enterScope sets scope.ts's ``let currentScope``: an imported binding is read-only (TS2632).
+    files = {"package.json": '{"name": "demo"}\n',
+             "src/scope.ts": ("let current = 0\n\nexport function read(): number {\n  return current\n}\n\n"
+                              "export function bump(): number {\n  current += 1\n  return current\n}\n\n"
+                              "export function reset(): void {\n  current = 0\n}\n"),
+             "src/use.ts": 'import { bump, read, reset } from "./scope"\n\nreset()\nexport const n = bump() + read()\n'}
+    with refactor_env(tmp_path / "repo", files) as env:
+        before = env.snapshot()
+        for name in ("bump", "reset"):
+            with pytest.raises(CodePlaneError) as refused:
+                env.service.move_symbol(name, "src/counter.ts", from_path="src/scope.ts")
+            assert refused.value.code == 4008 and refused.value.details["assigned"] == ["current"], name
+        env.service.apply(env.service.move_symbol("read", "src/reader.ts", from_path="src/scope.ts").refactor_id)
+        assert env.read("src/reader.ts").startswith("import { current } from './scope';\n")
+        assert env.snapshot() != before

@@ -113,6 +113,14 @@ class JsSymbolMove:
                 f"{', keep_reexport' if self.keep_reexport else ''}). Move those first",
                 details={"symbol": self.target.qualified_name, "reason": "circular import",
                          "needs_from_old_module": from_old})
+        written = sorted(set(from_old) & self._assigned(stmt))
+        if written:  # an imported binding is read-only: ``currentScope = ...`` in the destination is TS2632
+            raise CodePlaneError(
+                ErrorCode.REFACTOR_UNSUPPORTED,
+                f"moving {self.target.name} would assign {', '.join(written)}, a variable of {old}, through an "
+                "import, which is read-only. Move the variable with it, or assign it through a function of its module",
+                details={"symbol": self.target.qualified_name, "reason": "assigns an old module variable",
+                         "assigned": written})
         if from_old and self.commonjs:
             raise CodePlaneError(
                 ErrorCode.REFACTOR_UNSUPPORTED,
@@ -200,6 +208,21 @@ class JsSymbolMove:
     def _free_names(self, stmt: TopStatement) -> set[str]:
         names = {node_text(n) for n in walk_code(stmt.node) if n.type in NAME_NODES}
         return names - {self.target.name}
+
+    @staticmethod
+    def _assigned(stmt: TopStatement) -> set[str]:
+        """Names the statement assigns (``x = …``, ``x += …``, ``x++``)."""
+        out: set[str] = set()
+        for node in walk_code(stmt.node):
+            if node.type in ("assignment_expression", "augmented_assignment_expression"):
+                target = node.child_by_field_name("left")
+            elif node.type == "update_expression":
+                target = node.child_by_field_name("argument")
+            else:
+                continue
+            if target is not None and target.type == "identifier":
+                out.add(node_text(target))
+        return out
 
     def _uses_outside(self, root: Any, stmt: TopStatement) -> int:
         count = 0
