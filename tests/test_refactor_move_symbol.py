@@ -475,3 +475,19 @@ def test_a_js_function_assigning_its_modules_variable_is_not_moved(tmp_path: Pat
         env.service.apply(env.service.move_symbol("read", "src/reader.ts", from_path="src/scope.ts").refactor_id)
         assert env.read("src/reader.ts").startswith("import { current } from './scope';\n")
         assert env.snapshot() != before
+
+
+def test_a_python_function_rebinding_its_modules_global_is_not_moved(tmp_path: Path) -> None:
+    # Moved, ``global COUNT`` would be the new module's COUNT: bump() would count there, read() here, silently.
+    files = {"pkg/__init__.py": "",
+             "pkg/m.py": ("COUNT = 0\n\n\ndef bump():\n    global COUNT\n    COUNT += 1\n    return COUNT\n\n\n"
+                          "def read():\n    return COUNT\n"),
+             "pkg/use.py": "from pkg.m import bump, read\n\n\ndef go():\n    bump()\n    return read()\n"}
+    with refactor_env(tmp_path / "repo", files) as env:
+        before = env.snapshot()
+        with pytest.raises(CodePlaneError) as refused:
+            env.service.move_symbol("pkg.m.bump", "pkg/other.py")
+        assert refused.value.code == 4008 and refused.value.details["assigned"] == ["COUNT"]
+        assert env.snapshot() == before
+        env.service.apply(env.service.move_symbol("pkg.m.read", "pkg/other.py").refactor_id)
+        assert "from pkg.m import COUNT" in env.read("pkg/other.py")

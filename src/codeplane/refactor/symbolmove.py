@@ -149,6 +149,15 @@ class SymbolMovePlanner:
                 details={"symbol": self.target.qualified_name, "reason": "circular import",
                          "needs_from_old_module": needs.from_old, "remaining_uses_in_old_module": remaining,
                          "keep_reexport": self.keep_reexport})
+        staying = sorted(set(global_writes(block)) & set(needs.from_old))
+        if staying:  # ``global COUNT`` in the destination is its own COUNT: the old module's would never change
+            raise CodePlaneError(
+                ErrorCode.REFACTOR_UNSUPPORTED,
+                f"{self.name} assigns the global {', '.join(staying)} of {self.move.old_module}; moved, it would "
+                f"assign {self.move.new_module}'s instead while {self.move.old_module} keeps reading its own. Move "
+                "the variable with it, or assign it through a function of its module",
+                details={"symbol": self.target.qualified_name, "reason": "assigns an old module variable",
+                         "assigned": staying})
         self._old_module_edits(old_src, old_root, block, old_keeps=old_keeps, bindings=old_bindings, needs=needs)
         self._refuse_direct_cycle(old_keeps, needs, dest_bindings)
         self._refuse_copied_cycles(needs)
