@@ -10,6 +10,7 @@ import statistics
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -38,14 +39,19 @@ def sdist(name: str, version: str) -> Path:
     dl = CACHE / "downloads"
     dl.mkdir(exist_ok=True)
     archive = download_sdist(name, version, dl)
-    # Unpack aside and rename into place: a concurrent benchmark must never see a half-unpacked tree.
-    import tempfile
+    return _unpack(archive, target, lambda p: p.name.lower().replace("_", "-") == f"{name}-{version}".lower())
 
-    with tempfile.TemporaryDirectory(dir=CACHE, prefix=f".unpack-{name}-") as scratch:
+
+def _unpack(archive: Path, target: Path, top: Callable[[Path], bool],
+            prepare: Callable[[Path], None] | None = None) -> Path:
+    """Unpack ``archive`` aside and rename its ``top`` directory into place as ``target`` (after ``prepare``):
+    a concurrent benchmark must never see a half-unpacked tree."""
+    with tempfile.TemporaryDirectory(dir=CACHE, prefix=f".unpack-{target.name}-") as scratch:
         with tarfile.open(archive) as tar:
             tar.extractall(scratch, filter="data")
-        unpacked = next(p for p in Path(scratch).iterdir() if p.is_dir() and p.name.lower().replace("_", "-")
-                        == f"{name}-{version}".lower())
+        unpacked = next(p for p in Path(scratch).iterdir() if p.is_dir() and top(p))
+        if prepare is not None:
+            prepare(unpacked)
         try:
             unpacked.rename(target)
         except OSError:
@@ -80,6 +86,22 @@ def download_sdist(name: str, version: str, into: Path) -> Path:
             raise SystemExit(f"sha256 mismatch for {entry['filename']}: {digest}")
         target.write_bytes(body.content)
     return target
+
+
+def npm_package(name: str, version: str, prepare: Callable[[Path], None] | None = None) -> Path:
+    """``npm pack`` a pinned tarball once (npm checks its integrity) and unpack it beside the sdists, as
+    ``CACHE/<name>-<version>``; ``prepare`` runs on the unpacked tree before it takes that name (installing
+    what its tests need), so a tree under the name is always complete."""
+    target = CACHE / f"{name}-{version}"
+    if target.is_dir():
+        return target
+    downloads = CACHE / "downloads"
+    downloads.mkdir(parents=True, exist_ok=True)
+    archive = downloads / f"{name}-{version}.tgz"
+    if not archive.exists():
+        subprocess.run(["npm", "pack", f"{name}@{version}", "--pack-destination", str(downloads)], check=True,
+                       capture_output=True)
+    return _unpack(archive, target, lambda p: p.name == "package", prepare)
 
 
 def project_venv(venv: Path, packages: list[str]) -> Path:

@@ -31,14 +31,13 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import tarfile
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import rename_typescript as immer
-from _common import CACHE, table
+from _common import npm_package, table
 from _refactor_session import git, refactor_session
 from codeplane.core.errors import CodePlaneError
 
@@ -79,27 +78,15 @@ _ADDED_IMPORT = re.compile(r"""^\+\s*(?:import|export)\b.*\bfrom\s+(['"]).*?\1(;
 
 def _fetch_qs() -> Path:
     """qs's tarball, unpacked into the cache once, with its test dependencies in ``node_modules``."""
-    target = CACHE / f"{QS}-{QS_VERSION}"
-    if (target / "node_modules" / "tape").is_dir():
-        return target
-    downloads = CACHE / "downloads"
-    downloads.mkdir(parents=True, exist_ok=True)
-    archive = downloads / f"{QS}-{QS_VERSION}.tgz"
-    if not archive.exists():
-        subprocess.run(["npm", "pack", f"{QS}@{QS_VERSION}", "--pack-destination", str(downloads)], check=True,
-                       capture_output=True)
-    with tempfile.TemporaryDirectory(dir=CACHE, prefix=f".unpack-{QS}-") as scratch:
-        with tarfile.open(archive) as tar:
-            tar.extractall(scratch, filter="data")
-        unpacked = Path(scratch) / "package"
+
+    def install(unpacked: Path) -> None:
         published = (unpacked / "package.json").read_text(encoding="utf-8")
         (unpacked / "package.json").write_text('{"name": "qs-test-deps", "private": true}\n', encoding="utf-8")
         subprocess.run(["npm", "install", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error",
                         *QS_TEST_DEPS], cwd=unpacked, check=True, capture_output=True)
         (unpacked / "package.json").write_text(published, encoding="utf-8")
-        shutil.rmtree(target, ignore_errors=True)
-        unpacked.rename(target)
-    return target
+
+    return npm_package(QS, QS_VERSION, install)
 
 
 def _qs_checkout(source: Path, into: Path) -> Path:

@@ -40,14 +40,13 @@ import os
 import re
 import shutil
 import subprocess
-import tarfile
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import _rename_listing as listing
-from _common import CACHE, table
+from _common import npm_package, table
 from _refactor_session import git, refactor_session
 from codeplane.core.errors import CodePlaneError
 
@@ -95,25 +94,8 @@ CASES = [
 
 
 def fetch() -> Path:
-    """``npm pack`` the pinned tarball once (npm checks its integrity) and unpack it beside the sdists."""
-    target = CACHE / f"{PACKAGE}-{VERSION}"
-    if target.is_dir():
-        return target
-    downloads = CACHE / "downloads"
-    downloads.mkdir(parents=True, exist_ok=True)
-    archive = downloads / f"{PACKAGE}-{VERSION}.tgz"
-    if not archive.exists():
-        subprocess.run(["npm", "pack", f"{PACKAGE}@{VERSION}", "--pack-destination", str(downloads)], check=True,
-                       capture_output=True)
-    with tempfile.TemporaryDirectory(dir=CACHE, prefix=f".unpack-{PACKAGE}-") as scratch:
-        with tarfile.open(archive) as tar:
-            tar.extractall(scratch, filter="data")
-        try:
-            (Path(scratch) / "package").rename(target)
-        except OSError:
-            if not target.is_dir():  # another process won the race with the same content
-                raise
-    return target
+    """The pinned tarball, unpacked beside the sdists."""
+    return npm_package(PACKAGE, VERSION)
 
 
 def _checkout(source: Path, into: Path) -> Path:

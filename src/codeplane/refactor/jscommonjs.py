@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from codeplane.refactor.jsstatements import fragment, fragment_node, node_text
+from codeplane.refactor.jsstatements import fragment, fragment_node, insert_below, node_text
 from codeplane.refactor.pyimporters import Insertions
 from codeplane.refactor.spans import SourceText
 
@@ -143,9 +143,4 @@ def insert_after_requires(inserts: Insertions, src: SourceText, root: Any, line:
             last = node
             continue
         break
-    if last is not None:
-        inserts.after(src, last, line, reason)
-    else:
-        inserts.add(src.path, 1, 0, line + "\n", reason)
-        if src.line_text(1).strip():
-            inserts.trailers[(src.path, 1, 0)] = "\n"
+    insert_below(inserts, src, last, line, reason)

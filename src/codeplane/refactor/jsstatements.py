@@ -208,6 +208,11 @@ def insert_after_imports(inserts: Insertions, src: SourceText, root: Any, line: 
             last = node
         elif node.type != "comment":
             break
+    insert_below(inserts, src, last, line, reason)
+
+
+def insert_below(inserts: Insertions, src: SourceText, last: Any | None, line: str, reason: str) -> None:
+    """``line`` on its own line below the statement ``last``, or at the top of the file (a blank line after it)."""
     if last is not None:
         inserts.after(src, last, line, reason)
     else:
