@@ -491,3 +491,44 @@ def test_a_python_function_rebinding_its_modules_global_is_not_moved(tmp_path: P
         assert env.snapshot() == before
         env.service.apply(env.service.move_symbol("pkg.m.read", "pkg/other.py").refactor_id)
         assert "from pkg.m import COUNT" in env.read("pkg/other.py")
+
+
+def test_a_destination_importing_the_symbol_through_a_barrel_takes_it_in(tmp_path: Path) -> None:
+    # immer's plugins.ts imports ``die`` from the ``internal.ts`` barrel (``export * from "./utils/errors"``).
+    files = {"package.json": '{"name": "demo"}\n',
+             "tsconfig.json": '{"compilerOptions": {"strict": true, "noEmit": true, "types": []}, '
+                              '"include": ["src"]}\n',
+             "src/internal.ts": 'export * from "./errors"\nexport * from "./plugins"\n',
+             "src/errors.ts": ('export const errors = ["bad"]\n\n'
+                               "export function die(n: number): never {\n  throw new Error(errors[n])\n}\n"),
+             "src/plugins.ts": ('import { die, errors } from "./internal"\n\n'
+                                "export function need(x?: string): string {\n"
+                                "  return x ?? die(errors.length - 1)\n}\n"),
+             "src/use.ts": 'import { die } from "./internal"\n\nexport const f = () => die(0)\n'}
+    with refactor_env(tmp_path / "repo", files) as env:
+        env.service.apply(env.service.move_symbol("die", "src/plugins.ts", from_path="src/errors.ts").refactor_id)
+        plugins = env.read("src/plugins.ts")
+        # ``errors``, which die reads, comes through the barrel already: no second import of it
+        assert plugins.startswith('import { errors } from "./internal"\n\nexport function need'), plugins
+        assert plugins.endswith("\n\nexport function die(n: number): never {\n  throw new Error(errors[n])\n}\n")
+        assert "function die" not in env.read("src/errors.ts")
+        assert env.read("src/use.ts") == files["src/use.ts"]
+        tsc = JS_DIR / "node_modules/.bin/tsc"
+        if not tsc.is_file() or shutil.which("node") is None:
+            pytest.skip("typescript is not installed (.ci/run installs it with npm)")
+        checked = subprocess.run([str(tsc), "-p", "."], cwd=env.root, capture_output=True, text=True, check=False)
+        assert checked.returncode == 0, checked.stdout + plugins
+
+
+def test_a_destination_binding_a_name_the_moved_code_reads_to_something_else_refuses(tmp_path: Path) -> None:
+    files = {"package.json": '{"name": "demo"}\n',
+             "src/errors.ts": 'export const errors = ["bad"]\n\nexport function die(n: number): string {\n'
+                              "  return errors[n]\n}\n",
+             "src/other.ts": "export const errors = 3\n",
+             "src/plugins.ts": 'import { errors } from "./other"\n\nexport const n = errors + 1\n'}
+    with refactor_env(tmp_path / "repo", files) as env:
+        before = env.snapshot()
+        with pytest.raises(CodePlaneError) as refused:
+            env.service.move_symbol("die", "src/plugins.ts", from_path="src/errors.ts")
+        assert refused.value.code == 4007 and "another errors" in refused.value.details["reason"]
+        assert env.snapshot() == before

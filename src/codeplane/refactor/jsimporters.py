@@ -8,6 +8,7 @@ more; ``ns.f`` through ``import * as ns`` becomes ``f`` with an added import (``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +45,8 @@ class JsImporters:
     #: The moved declaration is a type alone (an interface, a type alias): what imports or re-exports it from
     #: the new module says so (``import type``, ``export type``), as ``isolatedModules`` requires of a re-export.
     moved_type_only: bool = False
+    #: Whether a module re-exports the moved symbol (a barrel): the destination's import of it through one goes.
+    dest_barrel: Callable[[str], bool] | None = None
 
     def _kind(self, keyword: str, statement_type_only: bool, item: str) -> str:
         """``import``/``export``, with ``type`` for a type-only statement or moved declaration (never around an
@@ -61,7 +64,10 @@ class JsImporters:
                 continue
             source = stmt.child_by_field_name("source")
             spec = fragment(source)
-            if spec is None or resolve_specifier(src.path, spec, self.files) != self.target.path:
+            resolved = resolve_specifier(src.path, spec, self.files) if spec is not None else None
+            if spec is None or (resolved != self.target.path and not (
+                    is_dest and stmt.type == "import_statement" and resolved and self.dest_barrel is not None
+                    and self.dest_barrel(resolved))):
                 continue
             new_spec = render_specifier(src.path, self.target.path, self.dest, spec)
             type_only = any(c.type == "type" for c in stmt.children)

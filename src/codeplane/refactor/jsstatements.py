@@ -9,11 +9,11 @@ deletion with the blank lines after it, an import line inserted after the last i
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from codeplane.refactor.jsimports import JS_SUFFIXES, render_specifier
+from codeplane.refactor.jsimports import JS_SUFFIXES, render_specifier, resolve_specifier
 from codeplane.refactor.lexical import _parser, grammar_for
 from codeplane.refactor.pyimporters import Insertions
 from codeplane.refactor.spans import SourceText, SpanEdit
@@ -219,3 +219,37 @@ def insert_below(inserts: Insertions, src: SourceText, last: Any | None, line: s
         inserts.add(src.path, 1, 0, line + "\n", reason)
         if src.line_text(1).strip():
             inserts.trailers[(src.path, 1, 0)] = "\n"
+
+
+def reexports(path: str, name: str, target: str, *, files: frozenset[str], root_of: Callable[[str], Any | None],
+              depth: int = 0) -> bool:
+    """Whether module ``path`` (a barrel) exports ``name`` as ``target`` declares it: through ``export * from``
+    or ``export { name } from`` chains (at most four deep), as ``import { die } from "../internal"`` gets
+    ``die`` from ``utils/errors.ts``."""
+    root = root_of(path) if depth < 4 else None
+    if root is None:
+        return False
+    for node in root.named_children:
+        spec = fragment(node.child_by_field_name("source")) if node.type == "export_statement" else None
+        resolved = resolve_specifier(path, spec, files) if spec else None
+        if resolved is None:
+            continue
+        clause = next((c for c in node.named_children if c.type == "export_clause"), None)
+        if clause is None:
+            if any(c.type == "namespace_export" for c in node.named_children):
+                continue  # ``export * as ns from``: the name is ns.name there
+            passed = name
+        else:
+            names = [(node_text(s.child_by_field_name("name")), s.child_by_field_name("alias"))
+                     for s in clause.named_children if s.type == "export_specifier"]
+            passed = next((local for local, alias in names
+                           if (node_text(alias) if alias is not None else local) == name), "")
+            if not passed:
+                continue
+        if resolved == target:
+            if passed == name:
+                return True
+            continue
+        if reexports(resolved, passed, target, files=files, root_of=root_of, depth=depth + 1):
+            return True
+    return False

@@ -55,6 +55,7 @@ from codeplane.refactor.jsstatements import (
     insert_after_imports,
     node_text,
     parse_js,
+    reexports,
     specifier_style,
     statement_text,
     top_statement,
@@ -82,6 +83,8 @@ class JsSymbolMove:
     inserts: Insertions = field(default_factory=Insertions)
     #: Whether the old module (and so the destination) is CommonJS (:mod:`jscommonjs`).
     commonjs: bool = False
+    sources: dict[str, SourceText] = field(default_factory=dict)
+    roots: dict[str, Any] = field(default_factory=dict)
 
     def plan(self) -> tuple[Draft, dict[str, SourceText], dict[str, str], list[str]]:
         old = self.target.path
@@ -95,7 +98,15 @@ class JsSymbolMove:
         stmt = self._find(old_root)
         dest_src = sources.get(self.dest) if self.dest_exists else None
         dest_root = parse_js(dest_src) if dest_src is not None else None
-        self._check_destination(dest_root, stmt)
+        self.sources = sources
+
+        def through_barrel(path: str) -> bool:
+            """``path`` is a module that re-exports the target (``export * from``): ``import { f } from
+            "../internal"`` in the destination is the moved symbol itself."""
+            return path != self.target.path and reexports(path, self.target.name, self.target.path,
+                                                          files=self.files, root_of=self._root_of)
+
+        self._check_destination(dest_root, stmt, through_barrel)
         self.commonjs = self._module_system(old_src, old_root, dest_src, dest_root)
         old_imports = import_bindings(old_root)
         requires = require_bindings(old_root) if self.commonjs else {}
@@ -144,7 +155,7 @@ class JsSymbolMove:
             creates = self._dest_edits(old_src, stmt, copied, from_old=from_old, dest_src=dest_src,
                                        dest_root=dest_root, old_keeps=old_keeps)
         importers = JsImporters(self.target, self.dest, self.files, self.keep_reexport, self.draft, self.inserts,
-                                moved_type_only=self._type_only(stmt))
+                                moved_type_only=self._type_only(stmt), dest_barrel=through_barrel)
         loads: list[Load] = []
         for path in paths:
             src = sources.get(path)
@@ -209,6 +220,31 @@ class JsSymbolMove:
         names = {node_text(n) for n in walk_code(stmt.node) if n.type in NAME_NODES}
         return names - {self.target.name}
 
+    def _root_of(self, path: str) -> Any | None:
+        """A module's syntax tree (read when the move did not), for following re-exports."""
+        if path not in self.roots:
+            src = self.sources.get(path) or self.read([path])[0].get(path)
+            self.roots[path] = parse_js(src) if src is not None else None
+        return self.roots[path]
+
+    def _bound_in_dest(self, dest_root: Any, local: str, module: str | None, imported: str, spec: str) -> bool:
+        """Whether the destination already binds ``local`` to what the moved code reads under that name
+        (``imported`` of ``module``, or of ``spec`` for a package): directly or through a barrel that re-exports
+        it; then no import is added for it. 4007 when it binds the name to something else."""
+        if local in self._declarations(dest_root):
+            self._collision(None, f"declares {local}, which the moved code reads from elsewhere")
+        found = import_bindings(dest_root).get(local)
+        if found is None:
+            return False
+        resolved = resolve_specifier(self.dest, found.specifier, self.files)
+        same = found.imported == imported and (resolved == module if module is not None else found.specifier == spec)
+        if not same and resolved is not None and module is not None:
+            same = reexports(resolved, imported, module, files=self.files, root_of=self._root_of) and (
+                found.imported == imported)
+        if not same:
+            self._collision(None, f"imports {local} from {found.specifier}, and the moved code reads another {local}")
+        return True
+
     @staticmethod
     def _assigned(stmt: TopStatement) -> set[str]:
         """Names the statement assigns (``x = …``, ``x += …``, ``x++``)."""
@@ -235,7 +271,8 @@ class JsSymbolMove:
                 count += 1
         return count
 
-    def _check_destination(self, dest_root: Any | None, stmt: TopStatement) -> None:
+    def _check_destination(self, dest_root: Any | None, stmt: TopStatement,
+                           through_barrel: Callable[[str], bool]) -> None:
         if dest_root is None:
             return
         for node in dest_root.named_children:
@@ -246,7 +283,8 @@ class JsSymbolMove:
             if stmt.default and other is not None and other.default:
                 self._collision(node, "destination already has a default export")
         imported = import_bindings(dest_root).get(self.target.name)
-        if imported is not None and resolve_specifier(self.dest, imported.specifier, self.files) != self.target.path:
+        resolved = resolve_specifier(self.dest, imported.specifier, self.files) if imported is not None else None
+        if imported is not None and resolved != self.target.path and not (resolved and through_barrel(resolved)):
             self._collision(None, "exists in destination")
 
     def _collision(self, node: Any | None, reason: str) -> None:
@@ -307,6 +345,11 @@ class JsSymbolMove:
     def _dest_edits(self, old_src: SourceText, stmt: TopStatement, copied: list[ImportBinding], *,
                     from_old: list[str], dest_src: SourceText | None, dest_root: Any | None,
                     old_keeps: bool) -> list[str]:
+        if dest_root is not None:  # what the destination already imports is not imported again
+            copied = [b for b in copied if not self._bound_in_dest(
+                dest_root, b.local, resolve_specifier(self.target.path, b.specifier, self.files), b.imported,
+                b.specifier)]
+            from_old = [n for n in from_old if not self._bound_in_dest(dest_root, n, self.target.path, n, "")]
         lines = [self._copy_import(b) for b in copied]
         if from_old:
             style_root = dest_root if dest_root is not None else parse_js(old_src)
