@@ -42,9 +42,9 @@ class MoveParams(ToolParams):
                                   description="File (or directory) to move, repo-relative; with symbol, the file "
                                               "defining it.")
     to_path: str = Field(min_length=1, description="Destination path; must not exist for a file move. For a "
-                                                   "symbol: the destination module (.py, created if missing).")
+                                                   "symbol: the destination module (created if missing).")
     symbol: str | None = Field(default=None, min_length=1,
-                               description="Python/JS/TS function, class or constant to move instead of a file: "
+                               description="Python/JS/TS function, class, constant or type to move instead of a file: "
                                            "qualified name, def_uid or path:line[:column].")
     keep_reexport: bool = Field(default=False, description="With symbol: leave 'from new import name' in the old "
                                                            "module for compatibility.")
