@@ -240,6 +240,30 @@ async def test_a_definition_read_by_symbol_comes_with_what_is_written_above_it(t
         "app.App.name"]
 
 
+async def test_references_include_uses_through_a_commonjs_module_object(tmp_path: Path) -> None:
+    # qs: ``var utils = require('./utils'); utils.compact(obj)``, exported by ``module.exports = { compact: ... }``,
+    # which linking does not read: the use was missing from the answer.
+    files: dict[str, str | bytes] = {
+        "package.json": '{"name": "cjs"}\n',
+        "lib/utils.js": ("var compact = function compact(v) {\n  return v;\n};\n\n"
+                         "module.exports = { compact: compact };\n"),
+        "lib/parse.js": ("var utils = require('./utils');\nvar other = require('./other');\n\n"
+                         "module.exports = function (o) {\n  return [utils.compact(o), other.compact(o)];\n};\n"),
+        "lib/other.js": "module.exports = { compact: function (v) { return v; } };\n",
+    }
+    repo = make_repo(tmp_path / "repo", files)
+    with running_server(repo) as handle:
+        async with mcp_client(handle) as client:
+            found = await call(client, "search", {"query": "compact", "mode": "references", "scope": {
+                "paths": ["lib/parse.js"]}})
+            impact = await call(client, "refactor_impact", {"target": "compact", "path": "lib/utils.js"})
+    # ``other.compact`` is another module's: not listed
+    assert [(h["path"], h["line"], h["column"]) for h in found["results"]] == [("lib/parse.js", 5, 17)], found
+    # deleting compact breaks utils.compact too
+    assert [(r["path"], r["line"], r["tier"]) for r in impact["references"] if r["path"] == "lib/parse.js"] == [
+        ("lib/parse.js", 5, "module_member")], impact
+
+
 async def test_a_reference_by_name_of_several_definitions_is_given_to_none_of_them(tmp_path: Path) -> None:
     # ``get_send_file_max_age`` names Flask's and Blueprint's methods: Blueprint's ``self.get_send_file_max_age``
     # was listed under Flask's def_uid, the first of the two.

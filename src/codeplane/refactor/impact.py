@@ -19,7 +19,7 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.paths import canonicalize
 from codeplane.refactor.assemble import Draft, build_option
 from codeplane.refactor.decisions import symbol_ref
-from codeplane.refactor.facts import Def, FactReader, FileInfo
+from codeplane.refactor.facts import Def, FactReader, FileInfo, Ref
 from codeplane.refactor.jsimports import imported_files as js_imported
 from codeplane.refactor.jsimports import is_js
 from codeplane.refactor.members import ClassGraph
@@ -146,6 +146,12 @@ class ImpactPlanner:
             src = sources.get(edit.path)
             refs.append(ImpactRef(path=edit.path, line=edit.line, column=edit.column, tier=edit.reason,
                                   certainty=certainty, snippet=src.snippet(edit.line) if src else ""))
+        planned = {(r.path, r.line, r.column) for r in refs}
+        for use in self._through_module_object(d):
+            if (use.path, use.line, use.column) not in planned:
+                src = self.read([use.path])[0].get(use.path)
+                refs.append(ImpactRef(path=use.path, line=use.line, column=use.column, tier="module_member",
+                                      certainty="medium", snippet=src.snippet(use.line) if src else ""))
         refs.sort(key=lambda r: (-CERTAINTY_RANK[r.certainty], r.path, r.line, r.column))
         by_tier: dict[str, int] = {}
         for ref in refs:
@@ -169,6 +175,19 @@ class ImpactPlanner:
             warnings=[] if not refs else [f"{len(refs)} reference(s) remain; deleting breaks them"],
         )
         return report, option
+
+    def _through_module_object(self, d: Def) -> list[Ref]:
+        """``utils.compact`` where ``utils`` binds ``d``'s whole module (``var utils = require('./utils')``) and
+        linking found no export so named (CommonJS exports by assignment): deleting ``d`` breaks it too. Not a
+        rename edit: a rename keeps such an export's key (``jsshorthand.py``)."""
+        if d.parent_uid is not None:
+            return []
+        members = [r for r in self.reader.refs_named(d.name, None, _LIMIT)
+                   if r.is_member and r.target_uid is None and r.via_import_uid]
+        modules = {i.import_uid for path in sorted({r.path for r in members})
+                   for i in self.reader.imports_in_file(path, _LIMIT)
+                   if i.imported_name == "*" and i.resolved_path == d.path}
+        return [r for r in members if r.via_import_uid in modules]
 
     def _file_impact(self, rel: str, files: Mapping[str, FileInfo], limit: int,
                      cursor: str | None) -> tuple[ImpactReport, PlanOption | None]:

@@ -143,7 +143,7 @@ def search_references(conn: sqlite3.Connection, query: str, *, scope: SymbolScop
         anchored = (q.list_refs_by_token(definition.name, limit=MAX_HITS, tiers=("ANCHORED",), member=True)
                     if definition.kind in _MEMBER_KINDS and definition.parent_uid else [])
         unknown = q.list_refs_by_token(definition.name, limit=MAX_HITS, tiers=("UNKNOWN",), member=False)
-        for ref in (*linked, *anchored, *unknown):
+        for ref in (*linked, *anchored, *unknown, *_through_namespace(q, definition)):
             if ref.ref_id in seen:
                 continue
             seen.add(ref.ref_id)
@@ -157,6 +157,19 @@ def search_references(conn: sqlite3.Connection, query: str, *, scope: SymbolScop
         hits = [h for h in hits if scope.admits(h.path, *families.get(h.path, (None, None)))]
     hits.sort(key=lambda h: (_TIER_RANK.get(h.ref.ref_tier if h.ref else "", 9), h.path, h.line, h.col))
     return hits[:MAX_HITS]
+
+
+def _through_namespace(q: StructuralQueries, definition: DefFact) -> list[RefFact]:
+    """``utils.compact`` where ``utils`` binds the definition's whole module (``var utils = require('./utils')``,
+    ``import * as utils``) and linking found no export so named (CommonJS exports by assignment): a use of it
+    all the same, listed with the tier it has, not left out."""
+    if definition.parent_uid:
+        return []
+    members = [r for r in q.list_refs_by_token(definition.name, limit=MAX_HITS, member=True) if r.target_uid is None]
+    uids = sorted({r.via_import_uid for r in members if r.via_import_uid})
+    modules = {i.import_uid for i in q.get_imports(uids)
+               if i.imported_name == "*" and i.resolved_path == definition.path}
+    return [r for r in members if r.via_import_uid in modules]
 
 
 def container_of(definition: DefFact) -> str | None:
