@@ -22,7 +22,7 @@ Result (at b406462, 2 cores; plan ms are wall/CPU with the index already built):
   build under both tag sets and pass the tests as before, 0 unlisted, 0 left. Method and field references link
   through the types declarations spell (receivers, parameters, ``var x T``, ``T{}``/``new(T)``, a function's
   first result, ``x.f.M`` through field types); the ``low`` candidates are same-named members of other types.
-  At 6656351: 136 low candidates in all, 249 at 77c69f9 (same run, same host): for a package-level function,
+  At 6656351: 136 low candidates in all, 249 at 77c69f9 (two runs, same host, same day): for a package-level function,
   ``x.Equal`` of a value, a call or another package's import is set aside as ``other_symbol`` (cmp.Equal: 172 →
   86), counted and listed by position, so still 0 unlisted.
 - gopls 0.5.0: 17/18 build (``diff.EditScript``: it leaves the references in ``debug_enable.go``, built only
