@@ -257,6 +257,10 @@ async def test_references_include_uses_through_a_commonjs_module_object(tmp_path
             found = await call(client, "search", {"query": "compact", "mode": "references", "scope": {
                 "paths": ["lib/parse.js"]}})
             impact = await call(client, "refactor_impact", {"target": "compact", "path": "lib/utils.js"})
+            shown = answer_text(await client.call_tool("search", {"query": "compact", "mode": "references"}))
+    # ``var compact = function compact(v)``: a definition and a reference on one line, the line said once
+    assert [line for line in shown.splitlines() if line.startswith("1:")] == [
+        "1:[DEFINITION PROVEN] var compact = function compact(v) {"], shown
     # ``other.compact`` is another module's: not listed
     assert [(h["path"], h["line"], h["column"]) for h in found["results"]] == [("lib/parse.js", 5, 17)], found
     # deleting compact breaks utils.compact too

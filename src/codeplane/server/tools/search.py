@@ -283,11 +283,15 @@ def render_search(result: SearchResult) -> str:
     for path, hits in files.items():
         body.append(path)
         shown_last: list[str] = []
+        last_line = 0
         for hit in hits:
             block = _hit_lines(hit, symbol=not symbol, usual_role=usual, named=named)
-            if block != shown_last:  # several matches on one line: the line once, as rg prints it
+            # Several matches on one line: the line once, as rg prints it (again only to say something new about
+            # a match there: ``var f = function f()`` is a definition and, without a tag, a usual reference).
+            if block != shown_last and not (hit.line == last_line and block[-1].startswith(f"{hit.line}:")
+                                            and not block[-1].startswith(f"{hit.line}:[")):
                 body += block
-            shown_last = block
+            shown_last, last_line = block, hit.line
     if symbol or usual:
         said = ": ".join(part for part in (symbol, usual and f"{usual} unless marked") if part)
         body.insert(0, said)
