@@ -247,9 +247,9 @@ GO_EQUAL = {
 def test_go_package_function_rename_sets_aside_members_of_other_values_and_packages(tmp_path: Path) -> None:
     with refactor_env(tmp_path / "repo", GO_EQUAL) as env:
         preview = env.service.rename("Equal", "Match", path="cmp/cmp.go")
-        code = {(e.path, e.line): (e.certainty, e.reason) for e in preview.edits if e.kind == "code"}
-        assert {k for k, v in code.items() if v[0] != "low"} == {("cmp/cmp.go", 4), ("cmp/result.go", 12),
-                                                                 ("report/report.go", 9)}, code
+        code = {(e.path, e.line, e.column): (e.certainty, e.reason) for e in preview.edits if e.kind == "code"}
+        assert {k for k, v in code.items() if v[0] != "low"} == {("cmp/cmp.go", 4, 5), ("cmp/result.go", 12, 65),
+                                                                 ("report/report.go", 9, 10)}, code
         # r.Equal's method, h.res.Equal(), f().Equal(), bytes.Equal, other.Equal and other's own Equal: none is it
         assert not any(v[0] == "low" for v in code.values()), code
         assert preview.coverage is not None and preview.coverage.by_reason.get("other_symbol") == 6, preview.coverage
