@@ -132,7 +132,7 @@ class JsImporters:
     def _reexport(self, src: SourceText, stmt: Any, imported_name: str, spec: str, new_spec: str) -> None:
         clause = next((c for c in stmt.named_children if c.type == "export_clause"), None)
         if clause is None:  # ``export * from './old'``
-            if not self.keep_reexport and imported_name != "default":
+            if not self.keep_reexport and imported_name != "default" and not self._stars_dest(src, stmt.parent):
                 line = f"{self._kind('export', False, '')} {{ {self.target.name} }} from '{new_spec}'"
                 self.inserts.after(src, stmt, line + ";", "star_reexport")
                 self.draft.warnings.append(f"{src.path} re-exports everything from {spec}; {line} is added (medium)")
@@ -150,6 +150,16 @@ class JsImporters:
             self.draft.code.append((delete_list_item(src, items, item, "import"), "high"))
             kind = self._kind("export", statement_type_only, node_text(item))
             self.inserts.after(src, stmt, f"{kind} {{ {node_text(item)} }} from '{new_spec}';")
+
+    def _stars_dest(self, src: SourceText, root: Any) -> bool:
+        """The file already re-exports everything from the destination (immer's ``internal.ts`` has ``export *
+        from "./utils/plugins"``): the moved symbol goes on being exported through it, nothing to add."""
+        for node in root.named_children if root is not None else ():
+            spec = fragment(node.child_by_field_name("source")) if node.type == "export_statement" else None
+            if spec and not any(c.type in ("export_clause", "namespace_export") for c in node.named_children) and \
+                    resolve_specifier(src.path, spec, self.files) == self.dest:
+                return True
+        return False
 
     def _namespace_members(self, src: SourceText, root: Any, namespaces: set[str], is_dest: bool) -> None:
         # The bare name must not mean something else there: a declaration of it, or an import of it from a
