@@ -232,7 +232,7 @@ def test_restart_interrupts_open_tasks_with_a_ledger_row(tmp_path: Path) -> None
     tracker = make_tracker(tmp_path)
     run_call(tracker, "write_source", "mutation", mutation=edit())
     task_id = tracker.get_task("s1").task.task_id
-    tracker.stop()
+    tracker.stop(interrupt_open=False)  # killed: a clean stop closes its tasks itself
     restarted = make_tracker(tmp_path)
     stored = restarted.ledger.get_task(task_id)
     assert stored is not None and stored.state is TaskState.CLOSED_INTERRUPTED

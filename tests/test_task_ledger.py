@@ -16,14 +16,15 @@ from tests.task_calls import FakeClock, edit, make_tracker, run_call
 
 
 def _fill(tmp_path: Path, clock: FakeClock | None = None, **config: object) -> Path:
-    """A ledger with a few tasks and rows under ``tmp_path/.codeplane``; returns the db path."""
+    """A ledger with a few tasks and rows under ``tmp_path/.codeplane``, the last task left OPEN as a killed
+    server leaves it; returns the db path."""
     state = tmp_path / ".codeplane"
     tracker = make_tracker(state, clock, **config)
     for i in range(3):
         run_call(tracker, "search", "read")
         run_call(tracker, "write_source", "mutation", mutation=edit(sha=str(i) * 64))
         tracker.open_task("s1")
-    tracker.stop()
+    tracker.stop(interrupt_open=False)
     return state / "ledger.db"
 
 
@@ -149,6 +150,22 @@ def test_offline_overview_lists_open_tasks_and_recent_operations(tmp_path: Path)
     assert len(overview["recent_operations"]) == 3
     assert overview["recent_operations"][-1]["op_type"] == "write_source"
     assert ledger_overview(tmp_path / "nope.db") is None
+
+
+def test_a_server_that_stops_closes_its_open_tasks(tmp_path: Path) -> None:
+    # ``cpl status`` after ``cpl down`` listed the stopped server's task as open.
+    state = tmp_path / ".codeplane"
+    tracker = make_tracker(state)
+    run_call(tracker, "write_source", "mutation", mutation=edit())
+    task_id = tracker.get_task("s1").task.task_id
+    tracker.stop()
+    overview = ledger_overview(state / "ledger.db", recent=1)
+    assert overview is not None and overview["open_tasks"] == []
+    assert overview["recent_operations"][-1]["op_type"] == "task.interrupted"
+    restarted = make_tracker(state)
+    stored = restarted.ledger.get_task(task_id)
+    assert stored is not None and stored.state is TaskState.CLOSED_INTERRUPTED
+    assert stored.close_reason == "server stopped" and restarted.ledger.verify().ok
 
 
 def test_artifact_store_is_content_addressed(tmp_path: Path) -> None:

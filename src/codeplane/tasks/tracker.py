@@ -124,11 +124,17 @@ class TaskTracker:
             log.info("interrupted tasks left open by a previous server", count=len(interrupted))
         return interrupted
 
-    def stop(self) -> None:
-        """Finish pending artifact writes and close the ledger."""
+    def stop(self, *, interrupt_open: bool = True) -> None:
+        """Finish pending artifact writes, close the tasks still OPEN as CLOSED_INTERRUPTED ("server stopped":
+        ``cpl status`` after ``cpl down`` listed them as open), and close the ledger. A server killed before it
+        could (``interrupt_open=False`` stands for one) leaves them to the next ``start`` ("server restart")."""
         writer, self._artifact_writer = self._artifact_writer, None
         if writer is not None:
             writer.shutdown(wait=True)
+        if interrupt_open and self.ledger.is_open:
+            now = self._clock()
+            for task in self.ledger.tasks_in_state(TaskState.OPEN, limit=1_000_000):
+                self._interrupt(task, now, "server stopped")
         self.ledger.close()
 
     def run_retention(self) -> RetentionReport:
