@@ -6,8 +6,9 @@ Go names a package-level function, variable, constant or type unqualified inside
 ``f(p).Equal()``, a method ``func (r Result) Equal()``, ``bytes.Equal`` (another package's import). Those
 occurrences are counted in the coverage as ``other_symbol`` and proposed to no one: on go-cmp they were 86 of
 the 172 low candidates of ``Equal``. Kept as candidates: unqualified uses the index left unresolved, and
-``x.Name`` where ``x`` may be an import of the target's package (by alias or by its path's last element; a
-package whose name differs from its path stays a candidate too, unless the file imports nothing named ``x``).
+``x.Name`` where ``x`` may be an import of the target's package (by its alias, its path's last element, the
+element before a major version or a ``.vN`` suffix). ``pkg.Name`` through an import the index resolved is in the
+plan already, whatever the package's name.
 """
 
 from __future__ import annotations
