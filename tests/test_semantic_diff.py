@@ -83,21 +83,27 @@ def test_comment_only_changes_in_javascript_go_and_rust_are_said_so(tmp_path: Pa
     files = {"web/a.js": ("function quiet(x) {\n  return x + 1;\n}\n\nfunction asi(x) {\n  return x;\n}\n\n"
                           "function text(x) {\n  return 'a b' + x;\n}\n"),
              "svc/a.go": "package svc\n\nfunc Quiet(x int) int {\n\treturn x + 1\n}\n",
-             "src/lib.rs": "pub fn quiet(x: u8) -> u8 {\n    x + 1\n}\n\npub fn loud(x: u8) -> u8 {\n    x\n}\n"}
+             "src/lib.rs": ("pub fn quiet(x: u8) -> u8 {\n    x + 1\n}\n\npub fn loud(x: u8) -> u8 {\n    x\n}\n\n"
+                            "pub fn doc() -> u8 {\n    /// Adds one.\n    fn one() -> u8 {\n        1\n    }\n"
+                            "    one()\n}\n")}
     root = make_repo(tmp_path / "r", files)
     write_files(root, {
         # a comment and spacing; ``return`` then a line break returns nothing (ASI); spacing inside a string
         "web/a.js": ("function quiet(x) {\n  // one more\n  return x  +  1; /* why */\n}\n\n"
                      "function asi(x) {\n  return\n  x;\n}\n\nfunction text(x) {\n  return 'a  b' + x;\n}\n"),
         "svc/a.go": "package svc\n\nfunc Quiet(x int) int {\n\t// one more\n\treturn x+1\n}\n",
+        # a Rust doc comment is an attribute (and a doctest): no comment
         "src/lib.rs": ("pub fn quiet(x: u8) -> u8 {\n    // one more\n    x + /* why */ 1\n}\n\n"
-                       "pub fn loud(x: u8) -> u8 {\n    x * 1\n}\n")})
+                       "pub fn loud(x: u8) -> u8 {\n    x * 1\n}\n\n"
+                       "pub fn doc() -> u8 {\n    /// Returns one.\n    fn one() -> u8 {\n        1\n    }\n"
+                       "    one()\n}\n")})
     git(root, "commit", "-qam", "edit")
     page = SemanticDiffService(root).diff("HEAD~1", "HEAD", limit=100)
     tags = {f"{c.path}:{c.qualified_name}": c.delta_tags for c in page.changes}
     assert tags == {"web/a.js:quiet": ("comments_only",), "web/a.js:asi": ("minor_change",),
                     "web/a.js:text": ("minor_change",), "svc/a.go:Quiet": ("comments_only",),
-                    "src/lib.rs:quiet": ("comments_only",), "src/lib.rs:loud": ("minor_change",)}, tags
+                    "src/lib.rs:quiet": ("comments_only",), "src/lib.rs:loud": ("minor_change",),
+                    "src/lib.rs:doc": ("minor_change",)}, tags
 
 
 TARGET: dict[str, str | bytes] = {

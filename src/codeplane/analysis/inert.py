@@ -70,8 +70,9 @@ def _items(node: Any, data: bytes, *, rust: bool) -> Iterator[str]:
             continue
         if "comment" in current.type:
             text = data[current.start_byte:current.end_byte]
-            if not (rust and text.startswith(_RUST_DOC)):
-                continue
+            if rust and text.startswith(_RUST_DOC):  # whole: its parts are ``*comment*`` nodes too
+                yield f"(doc {text.decode('utf-8', 'replace')})"
+            continue
         yield "(" + current.type
         if current.child_count == 0:
             yield data[current.start_byte:current.end_byte].decode("utf-8", "replace")
