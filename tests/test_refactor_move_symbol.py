@@ -534,3 +534,19 @@ def test_a_destination_binding_a_name_the_moved_code_reads_to_something_else_ref
             env.service.move_symbol("die", "src/plugins.ts", from_path="src/errors.ts")
         assert refused.value.code == 4007 and "another errors" in refused.value.details["reason"]
         assert env.snapshot() == before
+
+
+def test_a_moved_default_interface_is_imported_as_a_type_where_an_import_is_split(tmp_path: Path) -> None:
+    files = {"package.json": '{"name": "demo"}\n',
+             "tsconfig.json": '{"compilerOptions": {"strict": true, "noEmit": true, "isolatedModules": true, '
+                              '"types": []}, "include": ["src"]}\n',
+             "src/a.ts": "export default interface Options {\n  n: number\n}\n\nexport const LIMIT = 3\n",
+             "src/use.ts": 'import Options, { LIMIT } from "./a"\n\nexport const o: Options = { n: LIMIT }\n'}
+    with refactor_env(tmp_path / "repo", files) as env:
+        env.service.apply(env.service.move_symbol("Options", "src/options.ts", from_path="src/a.ts").refactor_id)
+        assert env.read("src/use.ts").startswith('import { LIMIT } from "./a"\nimport type Options from "./options"\n')
+        tsc = JS_DIR / "node_modules/.bin/tsc"
+        if not tsc.is_file() or shutil.which("node") is None:
+            pytest.skip("typescript is not installed (.ci/run installs it with npm)")
+        checked = subprocess.run([str(tsc), "-p", "."], cwd=env.root, capture_output=True, text=True, check=False)
+        assert checked.returncode == 0, checked.stdout

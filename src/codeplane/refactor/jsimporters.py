@@ -124,7 +124,7 @@ class JsImporters:
                 self.draft.code.append((SpanEdit(src.path, line, col, end_line, end_col,
                                                  src.slice(line, col, end_line, end_col), "", "import"), "high"))
                 if not is_dest:
-                    kind = "import type" if type_only else "import"
+                    kind = self._kind("import", type_only, "")
                     self.inserts.after(src, stmt, f"{kind} {node_text(default_hit)} from '{new_spec}';")
         if namespaces:
             self._namespace_members(src, root, namespaces, is_dest)
