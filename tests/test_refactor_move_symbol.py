@@ -347,6 +347,15 @@ JS = {
 }
 
 
+def assert_tsc_passes(env: RefactorEnv, shown: str = "") -> None:
+    """``tsc -p .`` in the repository exits 0 (skipped where ``.ci/run`` has not installed typescript)."""
+    tsc = JS_DIR / "node_modules/.bin/tsc"
+    if not tsc.is_file() or shutil.which("node") is None:
+        pytest.skip("typescript is not installed (.ci/run installs it with npm)")
+    checked = subprocess.run([str(tsc), "-p", "."], cwd=env.root, capture_output=True, text=True, check=False)
+    assert checked.returncode == 0, checked.stdout + shown
+
+
 def run_node(env: RefactorEnv, path: str) -> str:
     proc = subprocess.run(["node", path], cwd=env.root, capture_output=True, text=True, check=False, timeout=60)
     assert proc.returncode == 0, proc.stderr
@@ -452,11 +461,7 @@ def test_a_moved_interface_is_imported_and_re_exported_as_a_type(tmp_path: Path)
         # scope.ts has no import to take a style from: the default; internal.ts writes its own way
         assert env.read("src/scope.ts").startswith("import type { Scope } from './types';\n\nexport function make")
         assert env.read("src/internal.ts") == 'export * from "./scope"\nexport type { Scope } from "./types"\n'
-        tsc = JS_DIR / "node_modules/.bin/tsc"
-        if not tsc.is_file() or shutil.which("node") is None:
-            pytest.skip("typescript is not installed (.ci/run installs it with npm)")
-        checked = subprocess.run([str(tsc), "-p", "."], cwd=env.root, capture_output=True, text=True, check=False)
-        assert checked.returncode == 0, checked.stdout
+        assert_tsc_passes(env)
 
 
 def test_a_js_function_assigning_its_modules_variable_is_not_moved(tmp_path: Path) -> None:
@@ -515,11 +520,7 @@ def test_a_destination_importing_the_symbol_through_a_barrel_takes_it_in(tmp_pat
         assert env.read("src/use.ts") == files["src/use.ts"]
         # the barrel already re-exports everything from plugins.ts: nothing to add to it
         assert env.read("src/internal.ts") == files["src/internal.ts"]
-        tsc = JS_DIR / "node_modules/.bin/tsc"
-        if not tsc.is_file() or shutil.which("node") is None:
-            pytest.skip("typescript is not installed (.ci/run installs it with npm)")
-        checked = subprocess.run([str(tsc), "-p", "."], cwd=env.root, capture_output=True, text=True, check=False)
-        assert checked.returncode == 0, checked.stdout + plugins
+        assert_tsc_passes(env, plugins)
 
 
 def test_a_destination_binding_a_name_the_moved_code_reads_to_something_else_refuses(tmp_path: Path) -> None:
@@ -545,8 +546,4 @@ def test_a_moved_default_interface_is_imported_as_a_type_where_an_import_is_spli
     with refactor_env(tmp_path / "repo", files) as env:
         env.service.apply(env.service.move_symbol("Options", "src/options.ts", from_path="src/a.ts").refactor_id)
         assert env.read("src/use.ts").startswith('import { LIMIT } from "./a"\nimport type Options from "./options"\n')
-        tsc = JS_DIR / "node_modules/.bin/tsc"
-        if not tsc.is_file() or shutil.which("node") is None:
-            pytest.skip("typescript is not installed (.ci/run installs it with npm)")
-        checked = subprocess.run([str(tsc), "-p", "."], cwd=env.root, capture_output=True, text=True, check=False)
-        assert checked.returncode == 0, checked.stdout
+        assert_tsc_passes(env)
