@@ -3,6 +3,7 @@ engine. No server; tests drive :class:`RefactorService` directly (fast), a few g
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -50,3 +51,10 @@ def refactor_env(root: Path, files: Mapping[str, str], config: CodePlaneConfig |
     finally:
         index.stop()
         mutation.close()
+
+
+def run_node(env: RefactorEnv, path: str = "lib/index.js") -> str:
+    """Run ``path`` under node in the repository; its output (the run must succeed)."""
+    proc = subprocess.run(["node", path], cwd=env.root, capture_output=True, text=True, check=False, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout

@@ -4,13 +4,12 @@ module system, and the code still runs under node after the move (importers unto
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from codeplane.core.errors import CodePlaneError
-from tests.refactor_builders import RefactorEnv, refactor_env
+from tests.refactor_builders import refactor_env, run_node
 
 CJS = {
     "package.json": '{"name": "cjs"}\n',
@@ -29,13 +28,6 @@ CJS = {
 OUTPUT = ('[{"a":1,"base":"y","shown":"1"},{"b":2,"base":"y","shown":"1"},{"base":"y","shown":"1"},3]\n')
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node runs the moved code")
-
-
-def run_node(env: RefactorEnv) -> str:
-    proc = subprocess.run(["node", "lib/index.js"], cwd=env.root, capture_output=True, text=True, check=False,
-                          timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
 
 
 def test_a_function_moves_to_a_new_commonjs_module_with_the_requires_it_reads(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from codeplane.core.errors import CodePlaneError
 from tests.builders import answer_text, call, call_error, make_repo, mcp_client, running_server
-from tests.refactor_builders import RefactorEnv, refactor_env
+from tests.refactor_builders import RefactorEnv, refactor_env, run_node
 from tests.runner_projects import JS_DIR
 
 PKG = {
@@ -354,12 +354,6 @@ def assert_tsc_passes(env: RefactorEnv, shown: str = "") -> None:
         pytest.skip("typescript is not installed (.ci/run installs it with npm)")
     checked = subprocess.run([str(tsc), "-p", "."], cwd=env.root, capture_output=True, text=True, check=False)
     assert checked.returncode == 0, checked.stdout + shown
-
-
-def run_node(env: RefactorEnv, path: str) -> str:
-    proc = subprocess.run(["node", path], cwd=env.root, capture_output=True, text=True, check=False, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node runs the moved JS")

@@ -4,12 +4,11 @@ and only the half the rename is about may change. Each JavaScript rename is appl
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.refactor_builders import RefactorEnv, refactor_env
+from tests.refactor_builders import refactor_env, run_node
 
 CJS = {
     "package.json": '{"name": "cjs"}\n',
@@ -22,13 +21,6 @@ CJS = {
 OUTPUT = '[{"x":1,"y":2},{"x":1,"y":2},1]\n'
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node runs the renamed code")
-
-
-def run_node(env: RefactorEnv) -> str:
-    proc = subprocess.run(["node", "lib/index.js"], cwd=env.root, capture_output=True, text=True, check=False,
-                          timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
 
 
 @needs_node
