@@ -116,6 +116,30 @@ async def test_bad_input_gets_typed_errors_and_nothing_is_written(server: Server
     assert {p: (root / p).read_bytes() for p in before} == before
 
 
+async def test_a_left_out_action_is_taken_from_the_fields_and_a_bare_path_is_refused(server: ServerHandle) -> None:
+    """Agents often leave ``action`` out; the fields name it (update, create, move), never delete, and a mix or
+    nothing is 1003 on ``action`` with nothing written."""
+    root = server.root
+    (root / "src/inferred.py").write_text("A = 1\nB = 2\n")
+    async with mcp_client(server) as client:
+        done = await call(client, "write_source", {"edits": [
+            {"path": "src/inferred.py", "old_text": "A = 1", "new_text": "A = 10"},
+            {"path": "src/inferred.py", "start_line": 2, "new_content": "B = 20"},
+            {"path": "src/inferred_new.py", "content": "C = 3\n"}]})
+        moved = await call(client, "write_source", {"edits": [{"path": "src/inferred_new.py", "to": "src/c.py"}]})
+        before = {p.name: p.read_bytes() for p in (root / "src").iterdir() if p.is_file()}
+        bare = await call_error(client, "write_source", {"edits": [{"path": "src/c.py"}]})
+        mixed = await call_error(client, "write_source", {"edits": [
+            {"path": "src/c.py", "content": "x\n", "to": "src/d.py"}]})
+    assert done["applied"] is True and moved["applied"] is True
+    assert (root / "src/inferred.py").read_text() == "A = 10\nB = 20\n"
+    assert (root / "src/c.py").read_text() == "C = 3\n" and not (root / "src/inferred_new.py").exists()
+    for err in (bare, mixed):
+        assert err["code"] == 1003 and err["details"]["field"] == "edits.0.action", err
+    assert "no field names one" in bare["message"] and "create and move" in mixed["message"]
+    assert {p.name: p.read_bytes() for p in (root / "src").iterdir() if p.is_file()} == before
+
+
 async def test_read_hash_write_then_search_sees_it_without_waiting(server: ServerHandle) -> None:
     """read_source's file_sha256 is write_source's precondition, and search reflects the write at once."""
     async with mcp_client(server) as client:

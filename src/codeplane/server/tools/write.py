@@ -25,13 +25,15 @@ _FIELDS: dict[str, frozenset[str]] = {
 
 
 class WriteEdit(BaseModel):
-    """One edit. ``action`` decides which other fields apply."""
+    """One edit. ``action`` decides which other fields apply; left out, the fields given decide it."""
 
     # defer_build: built by the warm-up after /ready (server/app.py), or on first use
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     path: str = Field(description="Repo-relative POSIX path.")
-    action: Literal["create", "update", "delete", "move"]
+    action: Literal["create", "update", "delete", "move"] | None = Field(
+        default=None, description="Default: old_text or start_line → update, content → create, to → move; "
+                                  "delete must be named.")
     content: str | None = Field(default=None, description="create: the full file content.")
     overwrite: bool = Field(default=False, description="create/move: replace an existing file.")
     start_line: int | None = Field(default=None, ge=1, description="update by span: first line (1-based).")
@@ -77,23 +79,47 @@ def _invalid(index: int, message: str, field: str | None = None) -> CodePlaneErr
                           details={"field": where, "edit_index": index})
 
 
+#: The fields that name an action an edit leaves out (agents often do: one call saved per slip). Delete is never
+#: inferred: an edit with only a path is more likely a mistake than a request to remove the file.
+_IMPLIED = (("update", frozenset({"old_text", "new_text", "start_line", "end_line", "new_content",
+                                  "expected_content", "replace_all"})),
+            ("create", frozenset({"content"})),
+            ("move", frozenset({"to"})))
+
+
+def _given(raw: WriteEdit) -> set[str]:
+    return {name for name in raw.model_fields_set
+            if name not in ("path", "action") and getattr(raw, name) != WriteEdit.model_fields[name].default}
+
+
+def action_of(index: int, raw: WriteEdit) -> str:
+    """``raw.action``, or the one action its fields imply; 1003 when none or several do."""
+    if raw.action is not None:
+        return raw.action
+    given = _given(raw)
+    implied = [action for action, fields in _IMPLIED if given & fields]
+    if len(implied) == 1:
+        return implied[0]
+    found = f"fields {', '.join(sorted(given))} fit {' and '.join(implied)}" if implied else "no field names one"
+    raise _invalid(index, f"action is missing and {found}: give action (create, update, delete or move)", "action")
+
+
 def to_edit(index: int, raw: WriteEdit) -> Edit:
     """The engine edit for one tool edit; 1003 naming the field when the combination makes no sense."""
-    given = {name for name in raw.model_fields_set
-             if name not in ("path", "action") and getattr(raw, name) != WriteEdit.model_fields[name].default}
-    stray = sorted(given - _FIELDS[raw.action])
+    action, given = action_of(index, raw), _given(raw)
+    stray = sorted(given - _FIELDS[action])
     if stray:
         verb = "does" if len(stray) == 1 else "do"
-        raise _invalid(index, f"{', '.join(stray)} {verb} not apply to action={raw.action!r}", stray[0])
+        raise _invalid(index, f"{', '.join(stray)} {verb} not apply to action={action!r}", stray[0])
     common: dict[str, Any] = {"path": raw.path, "expected_file_sha256": raw.expected_file_sha256}
     try:
-        if raw.action == "create":
+        if action == "create":
             if raw.content is None:
                 raise _invalid(index, "create needs content", "content")
             return CreateFile(**common, content=raw.content, overwrite=raw.overwrite)
-        if raw.action == "delete":
+        if action == "delete":
             return DeleteFile(**common)
-        if raw.action == "move":
+        if action == "move":
             if raw.to is None:
                 raise _invalid(index, "move needs to", "to")
             return MoveFile(**common, to=raw.to, overwrite=raw.overwrite)
@@ -147,8 +173,13 @@ def _kind(params: WriteSourceParams) -> ToolKind:
 
 
 def _detail(params: WriteSourceParams) -> str:
-    actions = sorted({e.action for e in params.edits})
-    return f"edits={len(params.edits)} actions={','.join(actions)} dry_run={str(params.dry_run).lower()}"
+    actions: set[str] = set()
+    for index, edit in enumerate(params.edits):
+        try:
+            actions.add(action_of(index, edit))
+        except CodePlaneError:
+            actions.add("?")
+    return f"edits={len(params.edits)} actions={','.join(sorted(actions))} dry_run={str(params.dry_run).lower()}"
 
 
 _ACTION_MARK = {"created": "A", "create": "A", "updated": "M", "update": "M", "deleted": "D", "delete": "D",
