@@ -31,7 +31,11 @@ SHOP: dict[str, str] = {
         "var Base = one()\n\n"                               # 21
         "func one() int { return 1 }\n"),                    # 23
     "calc/calc_test.go": (
-        'package calc\n\nimport "testing"\n\n'
+        'package calc\n\nimport (\n\t"fmt"\n\t"testing"\n)\n\n'
+        # Reach Add too, and go test runs neither: not cases (-run would miss them, an error).
+        "func BenchmarkAdd(b *testing.B) {\n\tfor i := 0; i < b.N; i++ {\n\t\tAdd(1, 2)\n\t}\n}\n\n"
+        "func ExampleTwice() {\n\tTwice(1)\n}\n\n"
+        "func ExampleAdd() {\n\tfmt.Println(Add(1, 2))\n\t// Output: 3\n}\n\n"
         "func TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal()\n\t}\n}\n\n"
         "func TestMul(t *testing.T) {\n\tif Mul(2, 3) != 6 {\n\t\tt.Fatal()\n\t}\n}\n\n"
         "func TestTwice(t *testing.T) {\n\tif Twice(2) != 4 {\n\t\tt.Fatal()\n\t}\n}\n\n"
@@ -75,13 +79,13 @@ def test_a_changed_function_selects_the_test_functions_that_reach_it(
     _, _, service = shop
     selected, impact = _selected(service, "calc/calc.go:4")
     # TestAcc: a.Push() on a local is matched by name (low); TestSum3 reaches calc.Add through use.Sum3.
-    assert selected == {"calc": ("TestAcc", "TestAdd", "TestTwice"), "use": ("TestSum3",)}
+    assert selected == {"calc": ("ExampleAdd", "TestAcc", "TestAdd", "TestTwice"), "use": ("TestSum3",)}
     assert "calc.Add" in impact.changed_symbols
     calc = next(m for m in impact.matches if m.test_file == "calc")
     twice = next(c for c in calc.cases if c.case == "TestTwice")
     assert twice.chain == ("calc/calc_test.go::TestTwice", "calc.Twice", "calc.Add (changed)")
     target = next(t for t in service.discover(affected_by=["calc/calc.go:4"]).targets if t.target_id == "calc")
-    assert target.cmd[-3:] == ("-run", "^(TestAcc|TestAdd|TestTwice)$", "./calc")
+    assert target.cmd[-3:] == ("-run", "^(ExampleAdd|TestAcc|TestAdd|TestTwice)$", "./calc")
 
     selected, _ = _selected(service, "calc/calc.go:8")
     assert selected == {"calc": ("TestMul",)}
@@ -110,6 +114,10 @@ def test_a_selected_run_runs_only_the_selected_tests_and_catches_the_fault(
         shop: tuple[Path, IndexService, TestingService]) -> None:
     require("go")
     repo, index, service = shop
+    clean = service.start_run(affected_by=["calc/calc.go:4"])  # benchmarks and examples without output never run
+    while not clean.finished:
+        clean.wait(clean.version, 1.0)
+    assert {r.target.target_id: r.outcome for r in clean.snapshot().targets} == {"calc": "passed", "use": "passed"}
     path = repo / "calc" / "calc.go"
     original = path.read_text()
     path.write_text(original.replace("return a + b", "return a - b"))
@@ -126,6 +134,6 @@ def test_a_selected_run_runs_only_the_selected_tests_and_catches_the_fault(
     finally:
         path.write_text(original)
         index.refresh_paths(["calc/calc.go"])
-    assert ran == {"calc::TestAcc": "failed", "calc::TestAdd": "failed", "calc::TestTwice": "failed",
-                   "use::TestSum3": "failed"}, ran
+    assert ran == {"calc::ExampleAdd": "failed", "calc::TestAcc": "failed", "calc::TestAdd": "failed",
+                   "calc::TestTwice": "failed", "use::TestSum3": "failed"}, ran
     assert only == {"calc::TestMul": "passed"}

@@ -3,8 +3,9 @@
 The walk is Python's (``impact_symbols.SymbolWalk``) over the structural index's Go facts: same-package names
 PROVEN, imported package members STRONG, a receiver's own members STRONG when one type declares them; the
 rest (interface calls, promoted members, ``a.Push()`` on a local) is matched by name, ``low``, so nothing is
-dropped for want of a resolved receiver. A reached top-level ``Test*``/``Example*``/``Fuzz*``/``Benchmark*``
-function of a ``_test.go`` file is a case of its package's target.
+dropped for want of a resolved receiver. A reached top-level ``Test*``/``Fuzz*`` function of a ``_test.go`` file,
+or an ``Example*`` with an output comment, is a case of its package's target; a benchmark or an example without
+output is not (``go test`` never runs them).
 
 What runs when a package loads cannot be followed by uses: a changed line outside any function, a changed
 definition called by a package-level initializer or reached by an ``init`` function, ``TestMain`` or
@@ -24,9 +25,13 @@ from codeplane.testing.impact_code import ReadLines
 from codeplane.testing.impact_reach import Def, Reach
 from codeplane.testing.impact_symbols import SymbolWalk
 
-#: ``go test`` runs (or, for benchmarks, matches) these top-level functions of a ``_test.go`` file: the name
-#: goes on with a non-lower-case character or ends (``Testify`` is no test).
-_CASE = re.compile(r"^(?:Test|Example|Fuzz|Benchmark)(?:[^a-z].*)?$")
+#: ``go test`` runs these top-level functions of a ``_test.go`` file: the name goes on with a non-lower-case
+#: character or ends (``Testify`` is no test). Benchmarks run only under ``-bench``, which neither ``go test``
+#: nor a selected run passes: one asked for by ``-run`` never runs, and the run would report it missing.
+_CASE = re.compile(r"^(?:Test|Example|Fuzz)(?:[^a-z].*)?$")
+_BENCHMARK = re.compile(r"^Benchmark(?:[^a-z].*)?$")
+#: An example runs only when its body ends with an output comment; without one it is compiled, never run.
+_OUTPUT = re.compile(r"^\s*//\s*(?:Unordered output|Output):")
 _MODULE = re.compile(r"^\s*module\s+(\S+)")
 
 
@@ -57,9 +62,14 @@ class GoWalk(SymbolWalk):
             self.select(path, "", reach.then(f"{path}::TestMain (runs every test of the package)", "high"))
             return True
         if d.parent is None and d.kind == "function" and _CASE.match(d.name):
-            self.select(path, d.name, reach)
+            if not d.name.startswith("Example") or self._has_output(path, d):
+                self.select(path, d.name, reach)
             return True
-        return False
+        return d.parent is None and d.kind == "function" and bool(_BENCHMARK.match(d.name))
+
+    def _has_output(self, path: str, d: Def) -> bool:
+        lines = self.read_lines(path)
+        return any(_OUTPUT.match(line) for line in lines[max(0, d.start - 1):d.end])
 
     def _spread(self, d: Def, reach: Reach) -> None:
         if d.parent is None and d.kind == "function" and d.name == "init":
