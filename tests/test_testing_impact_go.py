@@ -29,7 +29,11 @@ SHOP: dict[str, str] = {
         "type Acc struct{ n int }\n\n"                       # 15-16
         "func (c *Acc) Push(v int) {\n\tc.n = Add(c.n, v)\n}\n\n"  # 17-20
         "var Base = one()\n\n"                               # 21
-        "func one() int { return 1 }\n"),                    # 23
+        "func one() int { return 1 }\n\n"                    # 23
+        # A one-line method's body is on its header line; a function literal stored, not called, never runs at
+        # import time: neither is package-level code.
+        "func (c *Acc) Get() int { return Add(c.n, 1) }\n\n"  # 25
+        "var _ = func(a Acc) {\n\ta.Get()\n}\n"),             # 27-29
     "calc/calc_test.go": (
         'package calc\n\nimport (\n\t"fmt"\n\t"testing"\n)\n\n'
         # Reach Add too, and go test runs neither: not cases (-run would miss them, an error).
@@ -39,9 +43,12 @@ SHOP: dict[str, str] = {
         "func TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal()\n\t}\n}\n\n"
         "func TestMul(t *testing.T) {\n\tif Mul(2, 3) != 6 {\n\t\tt.Fatal()\n\t}\n}\n\n"
         "func TestTwice(t *testing.T) {\n\tif Twice(2) != 4 {\n\t\tt.Fatal()\n\t}\n}\n\n"
+        "func TestGet(t *testing.T) {\n\tvar a Acc\n\tif a.Get() != 1 {\n\t\tt.Fatal()\n\t}\n}\n\n"
         "func TestAcc(t *testing.T) {\n\tvar a Acc\n\ta.Push(2)\n\tif a.n != 2 {\n\t\tt.Fatal()\n\t}\n}\n"),
     "use/use.go": 'package use\n\nimport "example.com/shop/calc"\n\nfunc Sum3(a, b, c int) int {\n'
-                  "\treturn calc.Add(calc.Add(a, b), c)\n}\n",
+                  "\treturn calc.Add(calc.Add(a, b), c)\n}\n\n"
+                  # A blank at package level, whose ``_`` is no use of calc's ``var _``.
+                  "var (\n\t_ int = calc.Base\n)\n",
     "use/use_test.go": ('package use_test\n\nimport (\n\t"testing"\n\n\t"example.com/shop/use"\n)\n\n'
                         "func TestSum3(t *testing.T) {\n\tif use.Sum3(1, 2, 3) != 6 {\n\t\tt.Fatal()\n\t}\n}\n\n"
                         "func TestNothing(t *testing.T) {}\n"),
@@ -79,13 +86,14 @@ def test_a_changed_function_selects_the_test_functions_that_reach_it(
     _, _, service = shop
     selected, impact = _selected(service, "calc/calc.go:4")
     # TestAcc: a.Push() on a local is matched by name (low); TestSum3 reaches calc.Add through use.Sum3.
-    assert selected == {"calc": ("ExampleAdd", "TestAcc", "TestAdd", "TestTwice"), "use": ("TestSum3",)}
+    assert selected == {"calc": ("ExampleAdd", "TestAcc", "TestAdd", "TestGet", "TestTwice"), "use": ("TestSum3",)}
+    assert not impact.fallbacks, impact.fallbacks
     assert "calc.Add" in impact.changed_symbols
     calc = next(m for m in impact.matches if m.test_file == "calc")
     twice = next(c for c in calc.cases if c.case == "TestTwice")
     assert twice.chain == ("calc/calc_test.go::TestTwice", "calc.Twice", "calc.Add (changed)")
     target = next(t for t in service.discover(affected_by=["calc/calc.go:4"]).targets if t.target_id == "calc")
-    assert target.cmd[-3:] == ("-run", "^(ExampleAdd|TestAcc|TestAdd|TestTwice)$", "./calc")
+    assert target.cmd[-3:] == ("-run", "^(ExampleAdd|TestAcc|TestAdd|TestGet|TestTwice)$", "./calc")
 
     selected, _ = _selected(service, "calc/calc.go:8")
     assert selected == {"calc": ("TestMul",)}
@@ -135,5 +143,5 @@ def test_a_selected_run_runs_only_the_selected_tests_and_catches_the_fault(
         path.write_text(original)
         index.refresh_paths(["calc/calc.go"])
     assert ran == {"calc::ExampleAdd": "failed", "calc::TestAcc": "failed", "calc::TestAdd": "failed",
-                   "calc::TestTwice": "failed", "use::TestSum3": "failed"}, ran
+                   "calc::TestGet": "failed", "calc::TestTwice": "failed", "use::TestSum3": "failed"}, ran
     assert only == {"calc::TestMul": "passed"}

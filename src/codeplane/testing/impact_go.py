@@ -33,6 +33,8 @@ _BENCHMARK = re.compile(r"^Benchmark(?:[^a-z].*)?$")
 #: An example runs only when its body ends with an output comment; without one it is compiled, never run.
 _OUTPUT = re.compile(r"^\s*//\s*(?:Unordered output|Output):")
 _MODULE = re.compile(r"^\s*module\s+(\S+)")
+#: A package variable's value that is a function literal: ``var check = func(`` / ``check = func(`` in a block.
+_FUNC_VALUE = re.compile(r"=\s*func\s*\(")
 
 
 def is_go_test(path: str) -> bool:
@@ -72,6 +74,8 @@ class GoWalk(SymbolWalk):
         return any(_OUTPUT.match(line) for line in lines[max(0, d.start - 1):d.end])
 
     def _spread(self, d: Def, reach: Reach) -> None:
+        if d.name == "_":
+            return  # the blank identifier: nothing can use it (a ``_`` elsewhere is another blank, not a use)
         if d.parent is None and d.kind == "function" and d.name == "init":
             path = self.path_of.get(d.file_id, "")
             self._module_level(path, d.start, reach.then(f"{path}:{d.start} (init runs when the package loads)",
@@ -93,6 +97,23 @@ class GoWalk(SymbolWalk):
                                        "a package-level initializer changed")
                     return
         super()._seed(path, ranges)
+
+    def _import_time(self, user: Def | None, line: int) -> bool:
+        """Go evaluates no default values: a function's header line holds only its body's code (``func (t T)
+        String() string { return f(t) }``, common in Go), where Python's may hold defaults. A package variable
+        whose value is a function literal (``var _ = func(a A) { a.Equal(a) }``, a compile-time check) runs its
+        body only when called, unless the literal is called right there (``}()``)."""
+        if user is None:
+            return True
+        if any(a.kind in ("function", "method") and a.start <= line for a in self.ancestors(user)):
+            return False
+        return not (user.kind == "variable" and user.start < line <= user.end and self._uncalled_literal(user))
+
+    def _uncalled_literal(self, d: Def) -> bool:
+        lines = self.read_lines(self.path_of.get(d.file_id, ""))
+        if d.end > len(lines):
+            return False
+        return bool(_FUNC_VALUE.search(lines[d.start - 1])) and lines[d.end - 1].rstrip().endswith("}")
 
     def _is_keyword(self, path: str, line: int, col: int) -> bool:
         return False  # Go has no keyword arguments: ``name = ...`` is an assignment, a use
