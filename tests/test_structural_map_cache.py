@@ -37,10 +37,11 @@ FILES = {
     "web/lib.js": "export function helper(x) { return x; }\n",
     "docs/guide.md": "# Guide\n",
 }
-#: (include, depth) pairs asked before and after each edit, so every cached tree depth gets patched.
-ASKS: tuple[tuple[tuple[str, ...], int], ...] = (
-    ((), 1), ((), 2), ((), 3), (("structure",), 4), (("dependencies", "entry_points"), 3),
-    (("languages", "test_layout"), 3), (("public_api", "contexts"), 2))
+#: (include, depth, limit) asked before and after each edit, so every cached tree gets patched; no depth: a tree
+#: folded to the limit, which opens the directories with most code first (a file turned text or binary reorders).
+ASKS: tuple[tuple[tuple[str, ...], int | None, int], ...] = (
+    ((), 1, 1000), ((), 2, 1000), ((), 3, 1000), (("structure",), 4, 1000), (("dependencies", "entry_points"), 3, 1000),
+    (("languages", "test_layout"), 3, 1000), (("public_api", "contexts"), 2, 1000), (("structure",), None, 14))
 
 
 @pytest.fixture
@@ -58,8 +59,8 @@ def index(tmp_path: Path) -> Iterator[tuple[Path, IndexService]]:
 
 def _answers(structural: StructuralService) -> str:
     out = []
-    for include, depth in ASKS:
-        got = dataclasses.asdict(structural.map_repo(include, depth=depth, limit=1000))
+    for include, depth, limit in ASKS:
+        got = dataclasses.asdict(structural.map_repo(include, depth=depth, limit=limit))
         got.pop("next_cursor")
         out.append(got)
     return json.dumps(out, sort_keys=True, default=str)

@@ -143,6 +143,25 @@ async def test_map_repo_answers_every_section_from_the_index(server: ServerHandl
     assert ("python", "", "valid") in families
 
 
+async def test_map_repo_without_depth_folds_the_tree_to_one_page_opening_code_first(server: ServerHandle) -> None:
+    """No depth asked: up to 3 levels in one page; ``many/`` (30 files) would take 20 nodes past the page and stays
+    closed with its count, the smaller directories open. A depth asked lists every level, paginated."""
+    async with mcp_client(server) as client:
+        res = await client.call_tool("map_repo", {"include": ["structure"], "limit": 20})
+        deep = await call(client, "map_repo", {"include": ["structure"], "depth": 3, "limit": 20})
+    folded = envelope(res)["result"]["structure"]
+    assert [n["path"] for n in folded["tree"]] == [
+        "docs", "docs/guide.md", "many", "shop", "shop/__init__.py", "shop/cli.py", "shop/models.py", "tests",
+        "tests/test_models.py", "web", "web/src", "web/src/app.ts", "web/src/util.ts", ".cplignore",
+        "pyproject.toml"]
+    assert folded["folded"] is True and "next_cursor" not in folded
+    text = answer_text(res)
+    assert "folded to fit" in text and "many/ 30" in text
+    assert len(deep["structure"]["tree"]) == 20 and deep["structure"]["next_cursor"]
+    assert "folded" not in deep["structure"]
+    assert [n["path"] for n in deep["structure"]["tree"][2:5]] == ["many", "many/m00.py", "many/m01.py"]
+
+
 async def test_map_repo_sections_can_be_selected(server: ServerHandle) -> None:
     async with mcp_client(server) as client:
         result = await call(client, "map_repo", {"include": ["dependencies"]})

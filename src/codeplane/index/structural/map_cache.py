@@ -36,8 +36,8 @@ class MapCache:
         self.lock = threading.Lock()
         self.epoch = -1
         self._files: dict[str, FileRow] = {}
-        #: depth -> (pre-order nodes, position of each listed file)
-        self._trees: dict[int, tuple[list[TreeNode], dict[str, int]]] = {}
+        #: (depth, node budget; 0: none) -> (pre-order nodes, position of each listed file)
+        self._trees: dict[tuple[int, int], tuple[list[TreeNode], dict[str, int]]] = {}
         self._languages: list[LanguageShare] | None = None
         self._tests: TestLayout | None = None
         self._entry_files: list[EntryPoint] | None = None
@@ -94,8 +94,10 @@ class MapCache:
             self._files[path] = new
         if added:
             self._trees.clear()
-        elif lines:
-            self._trees = {depth: self._patched(nodes, at, lines) for depth, (nodes, at) in self._trees.items()}
+        elif relabeled:  # a folded tree opens the directories with most code first: a new language may reorder it
+            self._trees = {key: tree for key, tree in self._trees.items() if not key[1]}
+        if lines and not added:
+            self._trees = {key: self._patched(nodes, at, lines) for key, (nodes, at) in self._trees.items()}
         if added or relabeled:
             self._languages = self._tests = self._entry_files = None
         return True
@@ -112,13 +114,17 @@ class MapCache:
         return patched, at
 
     # -- sections ----------------------------------------------------------------------------------------
-    def tree(self, depth: int) -> list[TreeNode]:
-        if depth not in self._trees:
-            nodes, _ = repo_map.structure_of(self._files, depth)
+    def tree(self, depth: int, budget: int = 0) -> list[TreeNode]:
+        """The tree to ``depth``; with a ``budget``, folded to fit it (``repo_map.fitted_structure``), or the
+        first level alone when even that is wider."""
+        key = (depth, budget)
+        if key not in self._trees:
+            fitted = repo_map.fitted_structure(self._files, depth, budget) if budget else None
+            nodes = fitted if fitted is not None else repo_map.structure_of(self._files, depth if not budget else 1)[0]
             while len(self._trees) >= MAX_TREES:  # a deep tree of a big repository is big: keep the latest few
                 del self._trees[next(iter(self._trees))]
-            self._trees[depth] = (nodes, {n.path: i for i, n in enumerate(nodes) if not n.is_dir})
-        return self._trees[depth][0]
+            self._trees[key] = (nodes, {n.path: i for i, n in enumerate(nodes) if not n.is_dir})
+        return self._trees[key][0]
 
     def languages(self) -> list[LanguageShare]:
         if self._languages is None:

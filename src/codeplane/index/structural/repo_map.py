@@ -9,13 +9,14 @@ Sections: ``structure`` (directory tree to a depth, as a pre-order list), ``lang
 
 from __future__ import annotations
 
+import heapq
 import json
 import posixpath
 import re
 import sqlite3
 import tomllib
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from codeplane.index.languages import DATA_FAMILIES
@@ -96,40 +97,93 @@ def structure(conn: sqlite3.Connection, depth: int) -> tuple[list[TreeNode], int
 
 
 def structure_of(files: Mapping[str, FileRow], depth: int) -> tuple[list[TreeNode], int]:
-    """Pre-order nodes (directories first, then files, by name) down to ``depth`` levels; total file count.
+    """Pre-order nodes (directories first, then files, by name) down to ``depth`` levels; total file count."""
+    levels = _Levels(files, depth)
+    return levels.nodes(lambda _directory: True), len(files)
 
-    One pass over the files that looks only at the first ``depth`` directory levels of each path (the
-    deeper ones are counted, never listed), slicing prefixes instead of joining parts.
+
+def fitted_structure(files: Mapping[str, FileRow], depth: int, budget: int) -> list[TreeNode] | None:
+    """The tree to ``depth`` folded to at most ``budget`` nodes, or ``None`` when the root alone holds more.
+
+    Directories open most code first (files of a code language below them; then the shallower, then by path):
+    one that would take the tree past ``budget`` stays folded, showing its file count, and smaller ones may still
+    open. A first look at a repository then shows its code in one answer rather than a page of ``docs/_static``.
     """
-    counts: Counter[str] = Counter()
-    subdirs: dict[str, set[str]] = {}
-    listed: dict[str, list[tuple[str, int | None]]] = {}
-    for path, row in files.items():
-        parent, start, level = "", 0, 1
-        while level <= depth:
-            cut = path.find("/", start)
-            if cut < 0:
-                listed.setdefault(parent, []).append((path[start:], row[0]))
-                break
-            directory = path[:cut]
-            counts[directory] += 1
-            subdirs.setdefault(parent, set()).add(path[start:cut])
-            parent, start, level = directory, cut + 1, level + 1
-    out: list[TreeNode] = []
+    levels = _Levels(files, depth)
+    if levels.width("") > budget:
+        return None
+    opened, size = {""}, levels.width("")
+    waiting = [(-levels.code[d], 1, d) for d in levels.child_dirs("")]
+    heapq.heapify(waiting)
+    while waiting:
+        _, level, directory = heapq.heappop(waiting)
+        if level >= depth or size + levels.width(directory) > budget:
+            continue
+        opened.add(directory)
+        size += levels.width(directory)
+        for child in levels.child_dirs(directory):
+            heapq.heappush(waiting, (-levels.code[child], level + 1, child))
+    return levels.nodes(opened.__contains__)
 
-    def walk(prefix: str, level: int) -> None:
+
+def has_closed_directory(nodes: Sequence[TreeNode], depth: int) -> bool:
+    """Whether a directory above ``depth`` is listed without its entries (pre-order: they would follow it)."""
+    for i, node in enumerate(nodes):
+        if node.is_dir and node.depth < depth and node.file_count and (
+                i + 1 == len(nodes) or not nodes[i + 1].path.startswith(f"{node.path}/")):
+            return True
+    return False
+
+
+class _Levels:
+    """The first ``depth`` directory levels of ``files``: one pass that looks only at those levels of each path
+    (the deeper ones are counted, never listed), slicing prefixes instead of joining parts."""
+
+    def __init__(self, files: Mapping[str, FileRow], depth: int) -> None:
+        self.depth = depth
+        self.counts: Counter[str] = Counter()
+        #: Files below each directory whose language is code (not data, docs or unknown).
+        self.code: Counter[str] = Counter()
+        self.subdirs: dict[str, set[str]] = {}
+        self.listed: dict[str, list[tuple[str, int | None]]] = {}
+        for path, row in files.items():
+            is_code = row[2] is not None and row[2] not in DATA_FAMILIES
+            parent, start, level = "", 0, 1
+            while level <= depth:
+                cut = path.find("/", start)
+                if cut < 0:
+                    self.listed.setdefault(parent, []).append((path[start:], row[0]))
+                    break
+                directory = path[:cut]
+                self.counts[directory] += 1
+                self.code[directory] += is_code
+                self.subdirs.setdefault(parent, set()).add(path[start:cut])
+                parent, start, level = directory, cut + 1, level + 1
+
+    def child_dirs(self, prefix: str) -> list[str]:
         base = f"{prefix}/" if prefix else ""
-        for name in sorted(subdirs.get(prefix, ())):
-            path = base + name
-            out.append(TreeNode(path, name, True, level, counts[path], None))
-            if level < depth:
-                walk(path, level + 1)
-        # Names are unique within a directory: the line count never decides the order.
-        for name, line_count in sorted(listed.get(prefix, ()), key=lambda item: item[0]):
-            out.append(TreeNode(base + name, name, False, level, None, line_count))
+        return [base + name for name in sorted(self.subdirs.get(prefix, ()))]
 
-    walk("", 1)
-    return out, len(files)
+    def width(self, prefix: str) -> int:
+        """Nodes that opening ``prefix`` lists."""
+        return len(self.subdirs.get(prefix, ())) + len(self.listed.get(prefix, ()))
+
+    def nodes(self, is_open: Callable[[str], bool]) -> list[TreeNode]:
+        out: list[TreeNode] = []
+
+        def walk(prefix: str, level: int) -> None:
+            base = f"{prefix}/" if prefix else ""
+            for name in sorted(self.subdirs.get(prefix, ())):
+                path = base + name
+                out.append(TreeNode(path, name, True, level, self.counts[path], None))
+                if level < self.depth and is_open(path):
+                    walk(path, level + 1)
+            # Names are unique within a directory: the line count never decides the order.
+            for name, line_count in sorted(self.listed.get(prefix, ()), key=lambda item: item[0]):
+                out.append(TreeNode(base + name, name, False, level, None, line_count))
+
+        walk("", 1)
+        return out
 
 
 def languages(conn: sqlite3.Connection) -> list[LanguageShare]:

@@ -61,6 +61,8 @@ class RepoMap:
     tree: tuple[repo_map.TreeNode, ...] = ()
     next_cursor: str | None = None
     tree_total: int = 0
+    #: Directories above the depth were left closed so that the tree fits one page (no depth was asked).
+    folded: bool = False
     languages: tuple[repo_map.LanguageShare, ...] = ()
     entry_points: tuple[repo_map.EntryPoint, ...] = ()
     dependencies: repo_map.Dependencies | None = None
@@ -68,6 +70,10 @@ class RepoMap:
     public_api: tuple[repo_map.PublicApiEntry, ...] = ()
     contexts: tuple[dict[str, object], ...] = ()
     included: tuple[str, ...] = field(default_factory=tuple)
+
+
+#: The levels ``map_repo`` lists when no depth is asked (folded to fit a page).
+FITTED_DEPTH = 3
 
 
 class StructuralService:
@@ -162,9 +168,13 @@ class StructuralService:
         return lines[line - 1].rstrip("\r")[:500] if 0 < line <= len(lines) else None
 
     # -- map_repo ----------------------------------------------------------------------------------
-    def map_repo(self, include: tuple[str, ...], *, depth: int, limit: int, cursor: str | None = None) -> RepoMap:
+    def map_repo(self, include: tuple[str, ...], *, depth: int | None, limit: int,
+                 cursor: str | None = None) -> RepoMap:
+        """``depth=None``: up to ``FITTED_DEPTH`` levels, folded to fit ``limit`` nodes (``fitted_structure``)."""
         wanted = tuple(s for s in SECTIONS if s in include) if include else SECTIONS
-        key = hashlib.sha256(json.dumps(["map_repo", depth]).encode()).hexdigest()[:24]
+        budget = limit if depth is None else 0
+        levels = FITTED_DEPTH if depth is None else depth
+        key = hashlib.sha256(json.dumps(["map_repo", levels, budget]).encode()).hexdigest()[:24]
         if cursor is not None:
             page = self._tree_cursors.next_page(cursor, query_key=key, limit=limit)
             return RepoMap(epoch=page.epoch, file_count=-1, tree=page.items, next_cursor=page.next_cursor,
@@ -172,7 +182,7 @@ class StructuralService:
         maps = self._maps
         with self._index.read_connection() as conn, maps.lock:
             epoch = maps.sync(conn)
-            nodes = maps.tree(depth) if "structure" in wanted else []
+            nodes = maps.tree(levels, budget) if "structure" in wanted else []
             result = RepoMap(
                 epoch=epoch, file_count=maps.file_count,
                 languages=tuple(maps.languages()) if "languages" in wanted else (),
@@ -184,7 +194,8 @@ class StructuralService:
                 included=wanted,
             )
         page = self._tree_cursors.first_page(nodes, total=len(nodes), epoch=epoch, query_key=key, limit=limit)
-        return replace(result, tree=page.items, next_cursor=page.next_cursor, tree_total=len(nodes))
+        return replace(result, tree=page.items, next_cursor=page.next_cursor, tree_total=len(nodes),
+                       folded=bool(budget) and repo_map.has_closed_directory(nodes, levels))
 
     # -- status ------------------------------------------------------------------------------------
     def status(self) -> dict[str, object]:

@@ -19,7 +19,9 @@ Section = Literal["structure", "languages", "entry_points", "dependencies", "tes
 class MapRepoParams(ToolParams):
     include: list[Section] = Field(default_factory=list, max_length=7, description=(
         "Sections to compute (default: all)."))
-    depth: int = Field(default=3, ge=1, le=12, description="Directory levels listed in structure.tree.")
+    depth: int | None = Field(default=None, ge=1, le=12, description=(
+        "Directory levels listed in structure.tree, all of them (paginated). Default: up to 3, folded to fit one "
+        "page, the directories with most code opened first."))
     limit: int = Field(default=200, ge=1, le=1000, description="Tree nodes per page.")
     cursor: str | None = Field(default=None, description="structure.next_cursor of the previous page.")
 
@@ -40,6 +42,7 @@ class Structure(ToolResult):
     next_cursor: str | None = None
     file_count: int | None = None
     contexts: list[str] = Field(default_factory=list, description="Valid context roots ('' = repository root).")
+    folded: bool = Field(default=False, description="Directories were left closed to fit one page (pass depth).")
 
 
 class LanguageEntry(ToolResult):
@@ -110,7 +113,7 @@ def _result(root: str, m: RepoMap) -> MapRepoResult:
         structure=Structure(root=root, tree=[DirectoryNode(
             path=n.path, name=n.name, is_dir=n.is_dir, depth=n.depth, file_count=n.file_count,
             line_count=n.line_count) for n in m.tree], tree_total=m.tree_total, next_cursor=m.next_cursor,
-            file_count=m.file_count if m.file_count >= 0 else None, contexts=sorted(set(valid)))
+            file_count=m.file_count if m.file_count >= 0 else None, contexts=sorted(set(valid)), folded=m.folded)
         if "structure" in wanted else None,
         languages=[LanguageEntry(language=s.language, family=s.family, file_count=s.file_count,
                                  percentage=s.percentage) for s in m.languages] if "languages" in wanted else None,
@@ -164,6 +167,8 @@ def render_map(result: MapRepoResult) -> str:
             told.append(f"{len(st.tree)} of {st.tree_total} nodes")
         if st.next_cursor:
             told.append(f"next cursor: {st.next_cursor}")
+        if st.folded:
+            told.append("folded to fit: pass depth to list every directory")
         lines[0] += f": {'; '.join(told)}" if told else ""
         for n in st.tree:
             pad = "  " * (n.depth - 1)
