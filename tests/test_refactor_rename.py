@@ -434,6 +434,26 @@ def test_doc_sweep_edits_are_separate_and_applied_only_on_request(tmp_path: Path
         assert env.read("util.py").startswith("def load_config(path):\n    # load_config reads the file\n")
 
 
+def test_a_doc_mention_qualified_by_another_packages_path_is_low_and_stays(tmp_path: Path) -> None:
+    """werkzeug's ``Headers.get_all`` docstring points at ``wsgiref.headers.Headers.get_all``, the standard
+    library's: renaming werkzeug's must leave it (low, not applied with the docs), and rename the others."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/headers.py": ('class Headers:\n    def get_all(self, name):\n'
+                           '        """Like :meth:`~wsgiref.headers.Headers.get_all`; see :meth:`Headers.get_all`,\n'
+                           '        ``pkg.headers.Headers.get_all`` and ``response.headers.get_all``."""\n'
+                           '        return [name]\n'),
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("pkg.headers.Headers.get_all", "getall")
+        assert preview.doc_edits.by_confidence == {"high": 3, "low": 1}, preview.doc_edits
+        env.service.apply(preview.refactor_id, apply_docs=True)
+        assert env.read("pkg/headers.py") == (
+            'class Headers:\n    def getall(self, name):\n'
+            '        """Like :meth:`~wsgiref.headers.Headers.get_all`; see :meth:`Headers.getall`,\n'
+            '        ``pkg.headers.Headers.getall`` and ``response.headers.getall``."""\n        return [name]\n')
+
+
 def test_renaming_an_override_of_a_builtin_method_is_a_collision(tmp_path: Path) -> None:
     files = {"codes.py": ("class Lookup(dict):\n    def get(self, key, default=None):\n"
                           "        return self.__dict__.get(key, default)\n")}

@@ -15,6 +15,7 @@ import re
 from codeplane.refactor.models import Certainty
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
+_BACKTICK_RUN = re.compile(r"`+")
 
 
 def is_distinctive(name: str) -> bool:
@@ -75,7 +76,8 @@ def doctest_lines(text: str) -> set[int]:
 
 
 def _in_backticks(line: str, column: int) -> bool:
-    return line[:column].count("`") % 2 == 1
+    # Runs, not backticks: reST's ``literal`` opens with two.
+    return len(_BACKTICK_RUN.findall(line, 0, column)) % 2 == 1
 
 
 def _dotted(line: str, column: int, length: int) -> bool:
@@ -83,6 +85,24 @@ def _dotted(line: str, column: int, length: int) -> bool:
     after = line[column + length] if column + length < len(line) else ""
     return before == "." or (after == "." and column + length + 1 < len(line)
                              and (line[column + length + 1].isalnum() or line[column + length + 1] == "_"))
+
+
+#: The dotted path written right before a mention (Sphinx's ``~`` or ``!`` before it is no part of it).
+_QUALIFIER = re.compile(r"((?:[A-Za-z_][A-Za-z0-9_]*\.)+)$")
+
+
+def names_another(before: str, qualified_name: str) -> bool:
+    """Whether the mention ending ``before`` is qualified as another package's ``module.Class.name``
+    (``:meth:`~wsgiref.headers.Headers.get_all``` while renaming werkzeug's ``Headers.get_all``): a path from
+    another top-level package through a class. An instance (``response.headers.get_all``) or a class alone
+    (``Response.get_all``, perhaps a subclass) says nothing either way."""
+    found = _QUALIFIER.search(before)
+    if found is None:
+        return False
+    prefix = found.group(1).rstrip(".").split(".")
+    package = qualified_name.split(".", 1)[0]
+    return len(prefix) >= 2 and prefix[0].islower() and prefix[0] != package and any(
+        part[:1].isupper() for part in prefix[1:])
 
 
 def mention_confidence(line: str, column: int, name: str, *, in_code_block: bool = False) -> Certainty:

@@ -154,7 +154,7 @@ class RefactorService:
             structural_paths=structural_paths, docs=self.config.doc_sweep, truncated=truncated,
             key_owners=_key_owners(structural.family),
             member_owner=_member_owner(target), member_twins=_member_twins(reader, target),
-            go_package=_go_package(reader, target, paths),
+            go_package=_go_package(reader, target, paths), qualified_name=target.qualified_name,
         ))
         coverage = self._with_excluded(draft, coverage, target.name, new_name)
         _split_shorthands(draft, sources, target, new_name)

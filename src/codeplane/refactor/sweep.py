@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from codeplane.core.config import DocSweepConfig
 from codeplane.refactor.assemble import Draft
-from codeplane.refactor.docsweep import code_block_lines, doctest_lines, mention_confidence
+from codeplane.refactor.docsweep import code_block_lines, doctest_lines, mention_confidence, names_another
 from codeplane.refactor.facts import DynamicSite, Ref
 from codeplane.refactor.gopackage import GoPackageTarget
 from codeplane.refactor.lexical import classify, find_offsets, grammar_for, line_starts
@@ -45,6 +45,8 @@ class SweepInput:
     member_twins: bool = False
     #: A Go package-level target: occurrences that cannot be it are counted, not proposed (``gopackage.py``).
     go_package: GoPackageTarget | None = None
+    #: The target's qualified name: a doc mention qualified by another package's path is ``low``.
+    qualified_name: str = ""
 
 
 def _is_doc_file(path: str, docs: DocSweepConfig) -> bool:
@@ -161,6 +163,8 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
                 by_reason[reason] += 1
                 confidence: Certainty = mention_confidence(edit_line, col, data.name,
                                                            in_code_block=line in fenced or line in doctests)
+                if data.qualified_name and names_another(edit_line[:col], data.qualified_name):
+                    confidence = "low"  # ``wsgiref.headers.Headers.get_all``: the standard library's, not this one
                 new_text = data.new_name
                 if reason == "doctest":
                     floor = _block_start(doctests, line, starts)
