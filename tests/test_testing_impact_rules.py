@@ -334,3 +334,28 @@ def test_a_dynamic_access_spelling_the_changed_name_reaches_it_and_a_lookalike_d
     character SQL's ``LIKE`` took ``_`` to match."""
     with indexed_repo(tmp_path / "repo", DYNAMIC) as (root, index):
         assert _cases(root, index, "src/pkg/job.py", 3, ["tests/test_dyn.py"]) == {"tests/test_dyn.py::test_by_name"}
+
+
+WRAPPED: dict[str, str] = {
+    "pytest.ini": "[pytest]\npythonpath = src\n",
+    "src/pkg/__init__.py": "",
+    "src/pkg/wrappers.py": (
+        "def helper():\n    return 1\n\n\n"                 # 2: helper's body
+        "class Request:\n"
+        "    @classmethod\n"
+        "    def application(cls, f):\n"
+        "        def application(*args):\n"                    # 8: a local function named as its method
+        "            return f(*args) + helper()\n"
+        "        return application\n"),
+    "src/pkg/app.py": "from pkg.wrappers import Request\n\n\n@Request.application\ndef app(*args):\n    return 1\n",
+    "tests/test_app.py": "from pkg.app import app\n\n\ndef test_app():\n    assert app() == 2\n\n\n"
+                         "def test_other():\n    assert True\n",
+}
+
+
+def test_a_member_access_never_names_a_function_s_local_function(tmp_path: Path) -> None:
+    """werkzeug's ``Request.application`` makes a closure named ``application``: ``@Request.application`` is the
+    classmethod, never the local (a call of the local at import time would select the decorated module whole);
+    the classmethod hands the closure back, and whoever calls the decorated function runs it."""
+    with indexed_repo(tmp_path / "repo", WRAPPED) as (root, index):
+        assert _cases(root, index, "src/pkg/wrappers.py", 2, ["tests/test_app.py"]) == {"tests/test_app.py::test_app"}

@@ -308,6 +308,9 @@ class SymbolWalk(UseRules, PytestRules):
 
     # -- Python's name rules (``impact_names.py``; the Go walk switches them off) ----------------------
     def bare_visible(self, file_id: int, d: Def, owner: Def | None) -> bool:
+        if owner is not None and owner.kind in ("function", "method") and file_id != d.file_id and not (
+                self._named_outside(d, owner)):
+            return False  # a function's local is named bare only inside it (a ``global`` one is the module's)
         return bare_visible(self.facts, self.conn, file_id, d, owner)
 
     def external_receiver(self, file_id: int, line: int, col: int, *, foreign: bool) -> bool:
@@ -324,12 +327,25 @@ class SymbolWalk(UseRules, PytestRules):
                                      or ((path in self.tests or is_conftest(path)) and pytest_receiver(
                                          self.facts, self.conn, text, (file_id, line, col), self.read_lines)))
 
+    def _named_outside(self, d: Def, owner: Def) -> bool:
+        lines = self.read_lines(self.path_of.get(owner.file_id, ""))
+        if not lines:
+            return True  # unreadable: the safe answer
+        name = re.escape(d.name)
+        stored = re.compile(rf"\.\s*{name}\s*=(?!=)|setattr\(|^\s*(?:global|nonlocal)\b.*\b{name}\b")
+        return any(stored.search(text) for text in lines[max(0, owner.start - 1):owner.end])
+
     def _runs_at_import(self, file_id: int, line: int, col: int, text: str) -> bool:
         """Whether the code at the site runs while its module is imported: outside function bodies, and not in a
         lambda (which runs when called, maybe after another module rebound a global)."""
         return "lambda" not in text[:col] and self._import_time(self.innermost(file_id, line), line)
 
     def member_visible(self, file_id: int, d: Def, owner: Def | None) -> bool:
+        if owner is not None and owner.kind in ("function", "method"):
+            # A function's local (werkzeug's ``Request.application`` makes a closure ``application``) is no
+            # attribute of anything unless the function stores it as one (``wrapper.inner = inner``, ``setattr``,
+            # ``global inner``: the module's).
+            return self._named_outside(d, owner)
         path = self.path_of.get(file_id, "")
         in_tests = path in self.tests or is_conftest(path)
         return member_visible(self.facts, self.conn, file_id, d, owner, in_tests=in_tests)
