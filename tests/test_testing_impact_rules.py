@@ -359,3 +359,24 @@ def test_a_member_access_never_names_a_function_s_local_function(tmp_path: Path)
     the classmethod hands the closure back, and whoever calls the decorated function runs it."""
     with indexed_repo(tmp_path / "repo", WRAPPED) as (root, index):
         assert _cases(root, index, "src/pkg/wrappers.py", 2, ["tests/test_app.py"]) == {"tests/test_app.py::test_app"}
+
+
+IMPORTED_OBJECT: dict[str, str] = {
+    "pytest.ini": "[pytest]\npythonpath = src\n",
+    "src/pkg/__init__.py": "",
+    "src/pkg/codes.py": "CODES = {1: 'one'}\n\n\ndef helper():\n    return 2\n",     # 5: helper's body
+    "src/pkg/exc.py": ("class Error(Exception):\n    @property\n    def name(self):\n"
+                       "        from pkg.codes import CODES\n\n        return CODES.get(1)\n"),
+    "src/pkg/app.py": "from pkg.exc import Error\n\nNAME = Error().name\n",
+    "tests/test_app.py": "import pkg.app\n\n\ndef test_app():\n    assert pkg.app.NAME\n",
+    "tests/test_codes.py": "from pkg.codes import helper\n\n\ndef test_helper():\n    assert helper() == 2\n",
+}
+
+
+def test_a_member_of_a_name_imported_from_the_changed_module_is_that_object_s_not_a_lost_name(
+        tmp_path: Path) -> None:
+    """werkzeug's ``HTTP_STATUS_CODES.get`` after ``from .http import HTTP_STATUS_CODES``: ``get`` is the dict's,
+    not a name ``http`` lost (which would reach ``HTTPException.name`` and every module reading it at import)."""
+    with indexed_repo(tmp_path / "repo", IMPORTED_OBJECT) as (root, index):
+        assert _cases(root, index, "src/pkg/codes.py", 5, ["tests/test_app.py", "tests/test_codes.py"]) == {
+            "tests/test_codes.py::test_helper"}

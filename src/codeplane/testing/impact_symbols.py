@@ -179,25 +179,28 @@ class SymbolWalk(UseRules, PytestRules):
         rows = self.conn.execute(
             "SELECT r.file_id, r.start_line, r.start_col, r.token_text, i.resolved_alt_file_id IS NOT NULL AND "
             "r.token_text IN (i.imported_name, coalesce(i.alias, '')), i.import_kind, i.imported_name, "
-            "i.alias IS NULL AND i.resolved_alt_file_id IS NOT NULL AND i.resolved_alt_file_id != ? "
+            "i.alias IS NULL AND i.resolved_alt_file_id IS NOT NULL AND i.resolved_alt_file_id != ?, "
+            "i.resolved_file_id = ? AND r.token_text NOT IN (i.imported_name, coalesce(i.alias, '')) "
             "FROM st_import i JOIN st_ref r ON r.via_import_uid = "
             "i.import_uid WHERE (i.resolved_file_id = ? OR i.resolved_alt_file_id = ?) AND (r.target_uid IS NULL "
             # ``from m import gone`` binds its import, which denotes no definition now: the import statement's own
             # token (the module fails to import) and each use of the name target the import itself
             "OR (r.target_uid = i.import_uid AND i.import_kind = 'python_from')) AND r.role != 'DEFINITION'",
-            (file_id, file_id, file_id)).fetchall()
+            (file_id, file_id, file_id, file_id)).fetchall()
         origin = Def("", file_id, "module", "", "", path, 0, 0, None)
         # A name the module still binds (a def, an overload, an import, an assignment) is followed by name.
         defined = {d.name for d in self.defs_of(file_id)} | {str(n) for (n,) in self.conn.execute(
             "SELECT DISTINCT b.name FROM st_bind b JOIN st_scope s ON s.scope_id = b.scope_id "
             "WHERE b.file_id = ? AND s.parent_scope_id IS NULL", (file_id,))} | self._bound_submodules(file_id)
-        for user_file, line, col, token, submodule, kind, imported, elsewhere in rows:
+        for user_file, line, col, token, submodule, kind, imported, elsewhere, member_of_name in rows:
             # __name__, __file__...: every module has them; ``from pkg import mod`` binds the module file itself.
             # ``import pkg.mod`` then ``pkg.mod``: importing ``pkg.mod`` sets ``mod`` on ``pkg`` before the name
             # the access goes through is bound, so no module ``__getattr__`` serves it.
             # ``import pkg.mod`` binds ``pkg``: ``pkg.name`` is the package's name, not the changed module's.
+            # ``from m import CODES`` then ``CODES.get``: an attribute of the object the module still defines.
             if token in defined or is_dunder(token) or submodule or (kind == "python_import" and (
-                    token in str(imported).split(".")[1:] or ("." in str(imported) and elsewhere))):
+                    token in str(imported).split(".")[1:] or ("." in str(imported) and elsewhere))) or (
+                    kind == "python_from" and member_of_name and str(imported) in defined):
                 continue
             why = f"{path}: {token} (resolves to no definition: removed or dynamic?)"
             self._use((int(user_file), int(line), int(col)), origin,
