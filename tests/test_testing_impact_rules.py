@@ -380,3 +380,26 @@ def test_a_member_of_a_name_imported_from_the_changed_module_is_that_object_s_no
     with indexed_repo(tmp_path / "repo", IMPORTED_OBJECT) as (root, index):
         assert _cases(root, index, "src/pkg/codes.py", 5, ["tests/test_app.py", "tests/test_codes.py"]) == {
             "tests/test_codes.py::test_helper"}
+
+
+CLASS_RECEIVER: dict[str, str] = {
+    "pytest.ini": "[pytest]\npythonpath = src\n",
+    "src/pkg/__init__.py": "",
+    "src/pkg/wrappers.py": ("class Request:\n    @classmethod\n    def application(cls, f):\n        return f\n"),
+    # A script in a directory of examples: a top-level module ``upload`` nobody imports by name.
+    "examples/upload.py": "def application(environ, start_response):\n    return [b'ok']\n",  # 2: its body
+    "src/pkg/run.py": ("from importlib import import_module\n\nfrom pkg.wrappers import Request\n\n"
+                       "mod = import_module('pkg.wrappers')\n\n\n@Request.application\ndef app():\n    return 1\n"),
+    "tests/test_run.py": "import pkg.run\n\n\ndef test_app():\n    assert pkg.run.app() == 1\n",
+    "tests/test_upload.py": ("import sys\n\nsys.path.insert(0, 'examples')\nimport upload  # noqa: E402\n\n\n"
+                             "def test_upload():\n    assert upload.application({}, None) == [b'ok']\n"),
+}
+
+
+def test_a_member_of_a_name_bound_to_a_class_is_no_module_level_definition_of_another_module(tmp_path: Path) -> None:
+    """werkzeug's ``tests/live_apps/run.py`` imports ``import_module`` (any module object may be there) and writes
+    ``@Request.application``: ``Request`` is a class, so that is no use of ``examples/upload.py``'s ``application``
+    (at import time it would select every test importing ``run`` whole)."""
+    with indexed_repo(tmp_path / "repo", CLASS_RECEIVER) as (root, index):
+        assert _cases(root, index, "examples/upload.py", 2, ["tests/test_run.py", "tests/test_upload.py"]) == {
+            "tests/test_upload.py::test_upload"}

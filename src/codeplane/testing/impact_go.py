@@ -127,6 +127,9 @@ class GoWalk(SymbolWalk):
     def external_receiver(self, file_id: int, line: int, col: int, *, foreign: bool) -> bool:
         return False
 
+    def definition_receiver(self, file_id: int, line: int, col: int) -> bool:
+        return False  # ``T.Method`` is a method expression: Go's names are not Python's
+
 
 def select_go(conn: sqlite3.Connection, id_of: Mapping[str, int], path_of: Mapping[int, str],
               changes: Mapping[str, Sequence[tuple[int, int]]], read_lines: ReadLines) -> GoSelection:

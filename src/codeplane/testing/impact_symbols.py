@@ -59,6 +59,7 @@ from codeplane.testing.impact_names import (
 )
 from codeplane.testing.impact_pytest import PytestRules, is_conftest
 from codeplane.testing.impact_reach import Def, Reach, SymbolSelection
+from codeplane.testing.impact_text import dotted_root
 from codeplane.testing.impact_uses import UseRules
 from codeplane.testing.impact_walkfacts import WalkFacts
 from codeplane.testing.impact_walkstate import is_dunder
@@ -282,6 +283,8 @@ class SymbolWalk(UseRules, PytestRules):
                 continue
             if not (self.bare_visible(file_id, d, owner) if not member else self.member_visible(file_id, d, owner)):
                 continue
+            if member and owner is None and self.definition_receiver(file_id, line, col):
+                continue
             typed = self._typed((file_id, line, col), receiver, d, owner) if member and (
                 owner is None or owner.kind == "class") else None
             if typed == "out":
@@ -329,6 +332,19 @@ class SymbolWalk(UseRules, PytestRules):
                                                          at_import=self._runs_at_import(file_id, line, col, text))
                                      or ((path in self.tests or is_conftest(path)) and pytest_receiver(
                                          self.facts, self.conn, text, (file_id, line, col), self.read_lines)))
+
+    def definition_receiver(self, file_id: int, line: int, col: int) -> bool:
+        """Whether ``x.name`` at the site hangs off a name bound to a class or function (``from werkzeug.wrappers
+        import Request`` then ``@Request.application``): an attribute of that object, never another module's
+        module-level definition (a class attribute storing one is a definition of its own, reached by its uses)."""
+        lines = self.read_lines(self.path_of.get(file_id, ""))
+        found = dotted_root(lines[line - 1], col) if 0 < line <= len(lines) else None
+        if found is None or found[1] != 1:
+            return False
+        row = self.conn.execute(
+            "SELECT d.kind FROM st_ref r JOIN st_def d ON d.def_uid = r.target_uid WHERE r.file_id = ? "
+            "AND r.start_line = ? AND r.start_col = ?", (file_id, line, found[0])).fetchone()
+        return row is not None and row[0] in ("class", "function")
 
     def _named_outside(self, d: Def, owner: Def) -> bool:
         lines = self.read_lines(self.path_of.get(owner.file_id, ""))
