@@ -403,3 +403,24 @@ def test_a_member_of_a_name_bound_to_a_class_is_no_module_level_definition_of_an
     with indexed_repo(tmp_path / "repo", CLASS_RECEIVER) as (root, index):
         assert _cases(root, index, "examples/upload.py", 2, ["tests/test_run.py", "tests/test_upload.py"]) == {
             "tests/test_upload.py::test_upload"}
+
+
+BUILTIN_CALL: dict[str, str] = {
+    "pytest.ini": "[pytest]\npythonpath = src\n",
+    "src/pkg/__init__.py": "",
+    "src/pkg/request.py": "class Request:\n    @property\n    def values(self):\n        return [1]\n",  # 4
+    "src/pkg/registry.py": ("def _find():\n    return [k for k in globals().values() if k]\n\n\nFOUND = _find()\n\n\n"
+                            "def sorted(x):\n    return x\n\n\ndef listed(r):\n    return sorted(r).values\n"),
+    "tests/test_registry.py": "import pkg.registry\n\n\ndef test_found():\n    assert pkg.registry.FOUND\n",
+    "tests/test_listed.py": ("from pkg.registry import listed\nfrom pkg.request import Request\n\n\n"
+                             "def test_listed():\n    assert listed(Request()) == [1]\n"),
+}
+
+
+def test_a_member_of_a_builtin_call_s_result_is_no_repository_definition(tmp_path: Path) -> None:
+    """werkzeug's ``_find_exceptions`` runs at import time over ``globals().values()``: a dict's ``values``, not
+    ``Request.values`` (which would select every importer of ``werkzeug.exceptions`` whole). A ``sorted`` the
+    module defines itself is no builtin: its result may be anything."""
+    with indexed_repo(tmp_path / "repo", BUILTIN_CALL) as (root, index):
+        assert _cases(root, index, "src/pkg/request.py", 4, ["tests/test_listed.py", "tests/test_registry.py"]) == {
+            "tests/test_listed.py::test_listed"}

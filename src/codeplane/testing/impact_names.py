@@ -20,6 +20,10 @@ from codeplane.testing.impact_walkfacts import WalkFacts
 #: every method named ``get``). Matched right before the member's column.
 _BUILTIN_ATTRIBUTE = re.compile(
     r"\.\s*__(?:dict|name|qualname|module|doc|annotations|mro|bases)__\s*\.\s*$")
+#: A call of a builtin that always returns a builtin container or string, right before the member access
+#: (``globals().values()``: a dict's ``values``, never werkzeug's ``Request.values``); flat arguments only.
+_BUILTIN_CALL = re.compile(
+    r"(?<![\w.])(globals|locals|vars|dict|list|set|frozenset|tuple|sorted|str|bytes|bytearray)\s*\([^()]*\)\s*\.\s*$")
 #: A line assigning what looks like a literal to a plain name.
 _LITERAL_ASSIGNMENT = re.compile(
     r"""\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*(?:[-\[{"'\d]|[rRbBuUfF]{1,2}["']|(?:True|False|None)\b)""")
@@ -136,7 +140,8 @@ def member_visible(facts: WalkFacts, conn: sqlite3.Connection, file_id: int, d: 
 def literal_receiver(facts: WalkFacts, conn: sqlite3.Connection, lines: Sequence[str],
                      site: tuple[int, int, int], *, at_import: bool = False) -> bool:
     """Whether the member access at ``site`` (file id, line, column; ``lines``: the file's text) hangs off an
-    attribute every object has with a builtin type (``x.__dict__.get``), or a function's local variable that
+    attribute every object has with a builtin type (``x.__dict__.get``), a call of a builtin that makes a container
+    or a string (``globals().values()``, ``sorted(x).index``), or a function's local variable that
     every assignment in the function binds to a literal (``sorts = [...]`` then ``sorts.index(x)``: a ``list``,
     whose ``index`` is no repository definition; flask's ``routes_command`` reached every function named
     ``index`` so). Only a local of a function scope: no other code can rebind it unless the file says
@@ -152,6 +157,11 @@ def literal_receiver(facts: WalkFacts, conn: sqlite3.Connection, lines: Sequence
     file_id, line, col = site
     text = lines[line - 1] if 0 < line <= len(lines) else ""
     if _BUILTIN_ATTRIBUTE.search(text, 0, col):
+        return True
+    call = _BUILTIN_CALL.search(text, 0, col)
+    if call is not None and not facts.file_rows(  # the builtin itself: no definition or binding of the file names it
+            conn, "SELECT 1 FROM st_ref WHERE file_id = ? AND start_line = ? AND start_col = ? AND (target_uid IS NOT "
+            "NULL OR bind_id IS NOT NULL)", (file_id, line, call.start(1))):
         return True
     start = receiver_start(text, col)
     if start is None:
