@@ -424,3 +424,25 @@ def test_a_member_of_a_builtin_call_s_result_is_no_repository_definition(tmp_pat
     with indexed_repo(tmp_path / "repo", BUILTIN_CALL) as (root, index):
         assert _cases(root, index, "src/pkg/request.py", 4, ["tests/test_listed.py", "tests/test_registry.py"]) == {
             "tests/test_listed.py::test_listed"}
+
+
+SCRIPT: dict[str, str] = {
+    "pytest.ini": "[pytest]\npythonpath = src\n",
+    "src/pkg/__init__.py": "",
+    "src/pkg/core.py": "def helper():\n    return 2\n",                                      # 2: helper's body
+    "src/pkg/script.py": ("from pkg.core import helper\n\n\ndef run():\n    return 1\n\n\n"
+                          "if __name__ == '__main__':\n    app = helper()\n    print(app)\n\nDONE = run()\n"),
+    "tests/test_script.py": "from pkg.script import DONE, run\n\n\ndef test_run():\n    assert run() == DONE\n",
+    "tests/test_core.py": "from pkg.core import helper\n\n\ndef test_helper():\n    assert helper() == 2\n",
+}
+
+
+def test_code_under_the_main_guard_never_runs_when_a_test_imports_the_module(tmp_path: Path) -> None:
+    """werkzeug's examples end with ``if __name__ == "__main__": run_simple(..., application)``: that runs as a
+    script only, not at import time (which would select every test importing the module whole). Module-level
+    code after the block runs as ever."""
+    with indexed_repo(tmp_path / "repo", SCRIPT) as (root, index):
+        assert _cases(root, index, "src/pkg/core.py", 2, ["tests/test_core.py", "tests/test_script.py"]) == {
+            "tests/test_core.py::test_helper"}
+        assert _cases(root, index, "src/pkg/script.py", 5, ["tests/test_core.py", "tests/test_script.py"]) == {
+            "tests/test_script.py"}  # run() at import time, after the block: the module's import changed

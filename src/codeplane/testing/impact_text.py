@@ -388,3 +388,25 @@ def _char_col(rows: Sequence[str], row: int, offset: int) -> int:
     """``ast``'s UTF-8 byte offset on a row as a character column."""
     text = rows[row - 1] if 0 < row <= len(rows) else ""
     return len(text.encode("utf-8")[:offset].decode("utf-8", errors="replace"))
+
+
+_MAIN_GUARD = re.compile(r"""^if\s+__name__\s*==\s*(['"])__main__\1\s*:""")
+
+
+def main_guard_spans(lines: Sequence[str]) -> list[tuple[int, int]]:
+    """1-based (first, last) lines of the bodies of module-level ``if __name__ == "__main__":`` blocks: code that runs
+    when the file is executed as a script, never when it is imported (as a test run imports it)."""
+    spans: list[tuple[int, int]] = []
+    start: int | None = None
+    for number, text in enumerate(lines, start=1):
+        stripped = text.strip()
+        if not stripped or stripped.startswith("#") or text[:1] in (" ", "\t"):
+            continue
+        if start is not None:
+            spans.append((start, number - 1))
+            start = None
+        if _MAIN_GUARD.match(text):
+            start = number + 1
+    if start is not None:
+        spans.append((start, len(lines)))
+    return spans

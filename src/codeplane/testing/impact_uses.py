@@ -28,6 +28,7 @@ from codeplane.testing.impact_text import (
     callee_at,
     calls_at,
     in_assigned_lambda,
+    main_guard_spans,
     member_at,
     passive_at,
     restored_at,
@@ -53,6 +54,7 @@ class UseRules(WalkState):
                  tests: Iterable[str], read_lines: ReadLines, *, facts: WalkFacts | None = None) -> None:
         super().__init__(conn, id_of, path_of, tests, read_lines, facts=facts)
         self._property_memo: dict[str, bool] = {}
+        self._guards: dict[str, list[tuple[int, int]]] = {}
 
     def _only_looked_up(self, d: Def) -> bool:
         """Whether looking ``d`` up as an attribute (``hasattr(x, "name")``, ``x.name`` not called) runs none of
@@ -81,6 +83,8 @@ class UseRules(WalkState):
         user = self.innermost(file_id, line)
         if user is not None and user.uid == used.uid:
             return
+        if self._script_only(path, line, user):
+            return  # under ``if __name__ == "__main__":``: runs as a script, never when a test imports the module
         if receiver in ("self.", "cls.") and not self._may_dispatch(user, used):
             return
         called = (call or self._is_call(path, line, col, used.name) or self._reads_property(path, line, col, used)
@@ -128,6 +132,14 @@ class UseRules(WalkState):
         self.enqueue(user, reach.then(user.qualified_name if path not in self.tests else
                                       f"{path}::{user.lexical_path.replace('.', '::')}", confidence,
                                       runs=(reach.runs or not header) and not (closure or handed_back or returned)))
+
+    def _script_only(self, path: str, line: int, user: Def | None) -> bool:
+        if user is not None and user.kind in ("function", "method", "class"):
+            return False  # a definition's body runs when it is called, wherever the definition stands
+        spans = self._guards.get(path)
+        if spans is None:
+            spans = self._guards[path] = main_guard_spans(self.read_lines(path)) if path.endswith(".py") else []
+        return any(first <= line <= last for first, last in spans)
 
     def _module_level(self, path: str, line: int, reach: Reach, why: str) -> None:
         if path in self.tests:
