@@ -446,3 +446,26 @@ def test_code_under_the_main_guard_never_runs_when_a_test_imports_the_module(tmp
             "tests/test_core.py::test_helper"}
         assert _cases(root, index, "src/pkg/script.py", 5, ["tests/test_core.py", "tests/test_script.py"]) == {
             "tests/test_script.py"}  # run() at import time, after the block: the module's import changed
+
+
+CONTAINER_ATTRIBUTE: dict[str, str] = {
+    "pytest.ini": "[pytest]\npythonpath = src\n",
+    "src/pkg/__init__.py": "",
+    "src/pkg/request.py": "class Request:\n    @property\n    def values(self):\n        return [1]\n",  # 4
+    "src/pkg/rules.py": ("class Map:\n    def __init__(self):\n        self._rules: dict[str, int] = {}\n"
+                         "        self._other = [r for r in ()]\n\n"
+                         "    def update(self):\n        return list(self._rules.values()) + self._other.values()\n\n\n"
+                         "MAP = Map()\nMAP.update()\n"),
+    "tests/test_rules.py": "from pkg.rules import MAP\n\n\ndef test_map():\n    assert MAP\n",
+    "tests/test_request.py": ("from pkg.request import Request\n\n\n"
+                              "def test_values():\n    assert Request().values == [1]\n"),
+}
+
+
+def test_a_member_of_an_attribute_holding_a_builtin_container_is_no_repository_definition(tmp_path: Path) -> None:
+    """werkzeug's ``Map.update`` walks ``self._rules_by_endpoint.values()`` (stored only as ``{}``): a dict's
+    ``values``, not ``Request.values`` (which would reach ``Map.update`` and every module making a ``Map`` at
+    import time)."""
+    with indexed_repo(tmp_path / "repo", CONTAINER_ATTRIBUTE) as (root, index):
+        assert _cases(root, index, "src/pkg/request.py", 4, ["tests/test_request.py", "tests/test_rules.py"]) == {
+            "tests/test_request.py::test_values"}

@@ -5,8 +5,10 @@ named ``m``. For ``self.x.m()`` inside a method of class ``A`` the receiver is o
 store of an attribute ``x`` anywhere is ``self.x = K(...)`` in a method of ``A`` (its ``self`` the method's first
 parameter), a call of a repository class ``K`` whose construction the source shows whole. Then ``self.x`` is
 exactly a ``K`` (or unset), and ``self.x.m()`` runs ``m`` as ``K`` or a repository base of ``K`` defines it,
-never a method of an unrelated class. Computed from the index's facts (member stores are ``DEFINITION`` refs,
-the constructor's name resolves to its class) and the statement's own text, parsed by ``ast``.
+never a method of an unrelated class. When every store is a dict, list or set display or comprehension
+(``self._rules: dict[str, Rule] = {}``), ``self.x.m()`` is the builtin's ``m``, no repository definition.
+Computed from the index's facts (member stores are ``DEFINITION`` refs, the constructor's name resolves to its
+class) and the statement's own text, parsed by ``ast``.
 
 Everything not certain leaves the attribute untyped, so the use counts as before (never narrower than is
 safe): another store of ``x`` anywhere (another type, another class, a test's ``obj.x = ...``, a tuple target,
@@ -67,6 +69,8 @@ _PLAIN_VALUE = re.compile(r"""([A-Za-z_]\w*)\s*(?::[^=]*)?(?:=\s*(?:None|True|Fa
                           r"\s*(?:#.*)?)?$")
 #: Statement lines parsed at most.
 _STATEMENT_LINES = 20
+#: What ``attribute_class`` answers for an attribute every store makes a builtin dict, list or set.
+CONTAINER = "builtin:container"
 
 
 def self_attribute(text: str, col: int) -> tuple[int, str] | None:
@@ -99,15 +103,19 @@ class AttributeTypes:
         function: none of those classes binds the name to a value, which could be that function), and no instance
         stores its own attribute so named (``self.write = out.write`` would make ``k.write`` another object's
         method)."""
-        k = self._attribute_holder(site)
+        held = self._attribute_holder(site)
+        if held == CONTAINER:
+            return "out"  # ``self._rules.values()``: a dict's, no repository definition
+        k = self.code.get(held)
         if k is None:
             return None
         if self.excludes_instance(k, owner, used.name):
             return "out"
         return "exact" if owner is not None and self.denotes(k, used) else None
 
-    def _attribute_holder(self, site: tuple[int, int, int]) -> Def | None:
-        """The one class ``K`` of ``self.x`` in ``self.x.<member>`` at ``site``, when certain."""
+    def _attribute_holder(self, site: tuple[int, int, int]) -> str | None:
+        """The def uid of the one class ``K`` of ``self.x`` in ``self.x.<member>`` at ``site`` (``CONTAINER``: a
+        builtin dict, list or set), when certain."""
         file_id, line, col = site
         text = self.code._line(self.code.path_of.get(file_id, ""), line)
         found = self_attribute(text, col) if text is not None else None
@@ -119,7 +127,7 @@ class AttributeTypes:
         cls = self._instance_class(file_id, line, found[0])
         if cls is None or cls.file_id != stores[0]:
             return None
-        return self.code.get(self.attribute_class(cls, found[1], stores[1]))
+        return self.attribute_class(cls, found[1], stores[1])
 
     def excludes_instance(self, k: Def, owner: Def | None, member: str) -> bool:
         """Whether ``member`` of an object that is certainly a ``k`` cannot denote ``member`` of ``owner`` (the
@@ -296,7 +304,10 @@ class AttributeTypes:
         if found is None or text is None or text[:found.start()].rstrip().endswith(".") or (
                 self._instance_class(cls.file_id, line, found.start()) != cls):
             return None
-        callee = assigned_call(code.read_lines(path), line, found.start(), name)
+        lines = code.read_lines(path)
+        if assigned_container(lines, line, found.start(), name):
+            return CONTAINER
+        callee = assigned_call(lines, line, found.start(), name)
         k = self.constructed_class(cls.file_id, callee) if callee is not None else None
         return k.uid if k is not None else None
 
@@ -419,6 +430,39 @@ def assigned_call(lines: Sequence[str], line: int, col: int, name: str, *, local
     targets include ``self.<name>`` (``local``: the plain name ``<name>``) at column ``col`` (never inside a tuple)
     and whose value is a call of a plain dotted name: ``self.x = K(...)``, ``self.x: K = mod.K(...)``; None
     otherwise."""
+    found = _assigned(lines, line, col, name, local=local)
+    if found is None or not isinstance(found[0], ast.Call):
+        return None
+    value, rows, shifts = found
+    root: ast.expr = value.func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return None  # ``f().K(...)``, ``x[0](...)``: not a plain dotted name
+    last = value.func
+    if isinstance(last, ast.Attribute):
+        if last.end_lineno is None or last.end_col_offset is None:
+            return None
+        row = last.end_lineno
+        return line + row - 1, _chars(rows, row, last.end_col_offset) - len(last.attr) + shifts[row - 1]
+    return line + root.lineno - 1, _chars(rows, root.lineno, root.col_offset) + shifts[root.lineno - 1]
+
+
+#: Values that make a builtin container whatever names the file binds: displays and comprehensions.
+_CONTAINERS = (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
+
+
+def assigned_container(lines: Sequence[str], line: int, col: int, name: str) -> bool:
+    """Whether the statement starting at ``line`` stores a dict, list or set display or comprehension into
+    ``self.<name>`` at column ``col`` (``self._rules: dict[str, Rule] = {}``)."""
+    found = _assigned(lines, line, col, name, local=False)
+    return found is not None and isinstance(found[0], _CONTAINERS)
+
+
+def _assigned(lines: Sequence[str], line: int, col: int, name: str, *, local: bool
+              ) -> tuple[ast.expr, list[str], list[int]] | None:
+    """The value of the one-statement assignment at ``line`` whose targets include the name at ``col``, with the
+    statement's rows and their removed indentation."""
     if not 0 < line <= len(lines):
         return None
     first = lines[line - 1]
@@ -435,13 +479,14 @@ def assigned_call(lines: Sequence[str], line: int, col: int, name: str, *, local
             tree = ast.parse("\n".join(rows))
         except SyntaxError:
             continue
-        return _callee(tree, rows, shifts, (line, col), name=name, local=local)
+        value = _value(tree, rows, shifts, (line, col), name=name, local=local)
+        return (value, rows, shifts) if value is not None else None
     return None
 
 
-def _callee(tree: ast.Module, rows: Sequence[str], shifts: Sequence[int], site: tuple[int, int], *,
-            name: str, local: bool) -> tuple[int, int] | None:
-    line, col = site
+def _value(tree: ast.Module, rows: Sequence[str], shifts: Sequence[int], site: tuple[int, int], *,
+           name: str, local: bool) -> ast.expr | None:
+    col = site[1]
     if len(tree.body) != 1:
         return None
     stmt = tree.body[0]
@@ -454,20 +499,7 @@ def _callee(tree: ast.Module, rows: Sequence[str], shifts: Sequence[int], site: 
     mine = [t for t in targets if (isinstance(t, ast.Name) and t.id == name if local else isinstance(
         t, ast.Attribute) and t.attr == name and isinstance(t.value, ast.Name) and t.value.id == "self")
             and t.lineno == 1 and _chars(rows, 1, t.col_offset) + shifts[0] == col]
-    if not mine or not isinstance(value, ast.Call):
-        return None
-    root: ast.expr = value.func
-    while isinstance(root, ast.Attribute):
-        root = root.value
-    if not isinstance(root, ast.Name):
-        return None  # ``f().K(...)``, ``x[0](...)``: not a plain dotted name
-    last = value.func
-    if isinstance(last, ast.Attribute):
-        if last.end_lineno is None or last.end_col_offset is None:
-            return None
-        row = last.end_lineno
-        return line + row - 1, _chars(rows, row, last.end_col_offset) - len(last.attr) + shifts[row - 1]
-    return line + root.lineno - 1, _chars(rows, root.lineno, root.col_offset) + shifts[root.lineno - 1]
+    return value if mine else None
 
 
 def _chars(rows: Sequence[str], lineno: int, offset: int) -> int:
