@@ -431,9 +431,11 @@ def assigned_call(lines: Sequence[str], line: int, col: int, name: str, *, local
     and whose value is a call of a plain dotted name: ``self.x = K(...)``, ``self.x: K = mod.K(...)``; None
     otherwise."""
     found = _assigned(lines, line, col, name, local=local)
-    if found is None or not isinstance(found[0], ast.Call):
+    if found is None:
         return None
     value, rows, shifts = found
+    if not isinstance(value, ast.Call):
+        return None
     root: ast.expr = value.func
     while isinstance(root, ast.Attribute):
         root = root.value
