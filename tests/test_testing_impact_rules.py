@@ -452,10 +452,18 @@ CONTAINER_ATTRIBUTE: dict[str, str] = {
     "pytest.ini": "[pytest]\npythonpath = src\n",
     "src/pkg/__init__.py": "",
     "src/pkg/request.py": "class Request:\n    @property\n    def values(self):\n        return [1]\n",  # 4
+    # A class with an attribute hook and the standard library's base: no subclass of ``Map``, whose ``self.x``
+    # it cannot intercept.
+    "src/pkg/handler.py": ("from http.server import BaseHTTPRequestHandler\n\n\n"
+                           "class Handler(BaseHTTPRequestHandler):\n    def __getattr__(self, name):\n"
+                           "        return name\n"),
     "src/pkg/rules.py": ("class Map:\n    def __init__(self):\n        self._rules: dict[str, int] = {}\n"
-                         "        self._other = [r for r in ()]\n\n"
-                         "    def update(self):\n        return list(self._rules.values()) + self._other.values()\n\n\n"
-                         "MAP = Map()\nMAP.update()\n"),
+                         "        self._other = [r for r in ()]\n        self.mapping = dict(a=1)\n"
+                         "        self.update()\n\n"
+                         "    def update(self):\n        self.mapping.update(b=2)\n"
+                         "        return list(self._rules.values()) + self._other.values()\n\n\n"
+                         "class Matcher:\n    def update(self, request):\n        return request.values\n\n\n"
+                         "MAP = Map()\n"),
     "tests/test_rules.py": "from pkg.rules import MAP\n\n\ndef test_map():\n    assert MAP\n",
     "tests/test_request.py": ("from pkg.request import Request\n\n\n"
                               "def test_values():\n    assert Request().values == [1]\n"),
@@ -465,7 +473,8 @@ CONTAINER_ATTRIBUTE: dict[str, str] = {
 def test_a_member_of_an_attribute_holding_a_builtin_container_is_no_repository_definition(tmp_path: Path) -> None:
     """werkzeug's ``Map.update`` walks ``self._rules_by_endpoint.values()`` (stored only as ``{}``): a dict's
     ``values``, not ``Request.values`` (which would reach ``Map.update`` and every module making a ``Map`` at
-    import time)."""
+    import time); ``Aborter``'s ``self.mapping = dict(...)`` then ``self.mapping.update(...)`` is a dict's
+    ``update``, not a matcher's."""
     with indexed_repo(tmp_path / "repo", CONTAINER_ATTRIBUTE) as (root, index):
         assert _cases(root, index, "src/pkg/request.py", 4, ["tests/test_request.py", "tests/test_rules.py"]) == {
             "tests/test_request.py::test_values"}

@@ -6,7 +6,8 @@ store of an attribute ``x`` anywhere is ``self.x = K(...)`` in a method of ``A``
 parameter), a call of a repository class ``K`` whose construction the source shows whole. Then ``self.x`` is
 exactly a ``K`` (or unset), and ``self.x.m()`` runs ``m`` as ``K`` or a repository base of ``K`` defines it,
 never a method of an unrelated class. When every store is a dict, list or set display or comprehension
-(``self._rules: dict[str, Rule] = {}``), ``self.x.m()`` is the builtin's ``m``, no repository definition.
+(``self._rules: dict[str, Rule] = {}``) or a call of the builtin ``dict``, ``list``, ``set``, ``frozenset`` or
+``tuple``, ``self.x.m()`` is the builtin's ``m``, no repository definition.
 Computed from the index's facts (member stores are ``DEFINITION`` refs, the constructor's name resolves to its
 class) and the statement's own text, parsed by ``ast``.
 
@@ -71,6 +72,8 @@ _PLAIN_VALUE = re.compile(r"""([A-Za-z_]\w*)\s*(?::[^=]*)?(?:=\s*(?:None|True|Fa
 _STATEMENT_LINES = 20
 #: What ``attribute_class`` answers for an attribute every store makes a builtin dict, list or set.
 CONTAINER = "builtin:container"
+#: Builtins whose call makes a container of that builtin class.
+_CONTAINER_CALLS = frozenset({"dict", "list", "set", "frozenset", "tuple"})
 
 
 def self_attribute(text: str, col: int) -> tuple[int, str] | None:
@@ -282,7 +285,40 @@ class AttributeTypes:
                 "('__setattr__', '__getattribute__', '__getattr__') AND p.kind = 'class'", ()):
             other = self.code.get(str(uid))
             theirs = self.mro(other) if other is not None else None
-            if other is None or uid in mine or theirs is None or cls.uid in theirs:
+            if other is None or uid in mine or (cls.uid in theirs if theirs is not None else self.may_derive(
+                    other, cls, set())):
+                return True
+        return False
+
+    def may_derive(self, other: Def, cls: Def, seen: set[str]) -> bool:
+        """Whether ``other`` may be ``cls`` or a subclass of it: a base that is, or may derive from it, or that
+        does not resolve. A base imported from another distribution cannot derive from a repository class
+        (werkzeug's ``WSGIRequestHandler(BaseHTTPRequestHandler)`` with its ``__getattr__`` hooks no ``Map``)."""
+        if other.uid == cls.uid:
+            return True
+        if other.uid in seen:
+            return False
+        seen.add(other.uid)
+        code = self.code
+        path = code.path_of.get(other.file_id, "")
+        lines = code.read_lines(path)
+        loose = other.file_id in self.facts.loose_files(code.conn)
+        for target, via, resolved, key, line, col in code.rows(
+                "SELECT r.target_uid, r.via_import_uid, i.resolved_file_id, i.target_key, r.start_line, r.start_col "
+                "FROM st_ref r LEFT JOIN st_import i ON i.import_uid = r.via_import_uid WHERE r.file_id = ? "
+                "AND r.start_line BETWEEN ? AND ? AND r.role = 'REFERENCE'",
+                (other.file_id, other.start, header_end(lines, other.start))):
+            text = lines[int(line) - 1] if 0 < int(line) <= len(lines) else ""
+            if text[:int(col)].count("[") > text[:int(col)].count("]"):
+                continue  # a type argument is no base
+            base = code.get(target)
+            if base is not None and base.kind == "class":
+                if self.may_derive(base, cls, seen):
+                    return True
+            elif via is not None and resolved is None and isinstance(key, str) and key.startswith("py:") and (
+                    not self.facts.own_package(key[3:].split(".", 1)[0])):
+                continue  # another distribution's class
+            elif not (target is None and via is None and not loose and builtin_class(lines, int(line), int(col))):
                 return True
         return False
 
@@ -308,8 +344,20 @@ class AttributeTypes:
         if assigned_container(lines, line, found.start(), name):
             return CONTAINER
         callee = assigned_call(lines, line, found.start(), name)
+        if callee is not None and self._builtin_container(cls.file_id, lines, callee):
+            return CONTAINER
         k = self.constructed_class(cls.file_id, callee) if callee is not None else None
         return k.uid if k is not None else None
+
+    def _builtin_container(self, file_id: int, lines: Sequence[str], callee: tuple[int, int]) -> bool:
+        """Whether the callee at (line, column) is the builtin ``dict``/``list``/``set``/``frozenset``/``tuple``
+        (``self.mapping = dict(default_exceptions)``): the name alone, bound to nothing in the file."""
+        line, col = callee
+        word = WORD.match(lines[line - 1], col) if 0 < line <= len(lines) else None
+        return word is not None and word.group(0) in _CONTAINER_CALLS and (
+            col == 0 or lines[line - 1][col - 1] != ".") and not self.code.rows(
+            "SELECT 1 FROM st_ref WHERE file_id = ? AND start_line = ? AND start_col = ? AND (target_uid IS NOT NULL "
+            "OR bind_id IS NOT NULL)", (file_id, line, col))
 
     def constructed_class(self, file_id: int, callee: tuple[int, int]) -> Def | None:
         """The repository class the callee at (line, column) of ``file_id`` names, when calling it certainly
