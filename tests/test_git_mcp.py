@@ -162,3 +162,24 @@ async def test_show_narrows_a_commits_diff_to_paths_and_lists_max_files(server: 
     only = narrowed["show"]["diff"]
     assert [f["path"] for f in only["files"]] == ["app.py"] and only["stats"]["files_changed"] == 1
     assert missing["code"] == 5001, missing  # as git_diff refuses it
+
+
+async def test_a_commit_concluding_a_merge_names_the_resolved_path_as_resolved(tmp_path_factory: pytest.TempPathFactory,
+                                                                             ) -> None:
+    """``R`` is a rename in ``git status --short``: a conflict resolved and committed says ``resolved``."""
+    root = make_repo(tmp_path_factory.mktemp("resolve") / "repo", {"a.py": "X = 1\n"})
+    run_git(root, "checkout", "-q", "-b", "other")
+    write_files(root, {"a.py": "X = 10\n"})
+    run_git(root, "commit", "-qam", "ten")
+    run_git(root, "checkout", "-q", "main")
+    write_files(root, {"a.py": "X = 100\n"})
+    run_git(root, "commit", "-qam", "hundred")
+    with running_server(root) as handle:
+        async with mcp_client(handle) as client:
+            merged = await call(client, "git_merge", {"ref": "other"})
+            assert merged["success"] is False
+            write_files(root, {"a.py": "X = 110\n"})
+            res = await client.call_tool("git_stage_and_commit", {"paths": ["a.py"], "message": "merged"})
+    lines = answer_text(res).splitlines()
+    assert not res.is_error and any(line.startswith("resolved a.py ") for line in lines), lines
+    assert not any(line.startswith("R ") for line in lines), lines

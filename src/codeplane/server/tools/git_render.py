@@ -138,8 +138,9 @@ def _oid(value: object) -> str:
     return str(value)[:_OID_HEX] if value else "0"
 
 
-#: How a staged path's change is shown in front of it, as ``git status --short`` does.
-_CHANGE_LETTER = {"added": "A", "modified": "M", "deleted": "D", "resolved": "R"}
+#: How a staged path's change is shown in front of it, as ``git status --short`` does (its ``R`` is a rename:
+#: a conflict resolved by the commit is said in a word).
+_CHANGE_LETTER = {"added": "A", "modified": "M", "deleted": "D", "resolved": "resolved"}
 
 
 def effect_lines(effect: dict[str, Any], changes: dict[str, str] | None = None) -> list[str]:
