@@ -81,6 +81,15 @@ def test_cli_up_reports_invalid_set_value_without_starting(tmp_path: Path) -> No
     assert not (repo / ".codeplane" / "port").exists()
 
 
+def test_cli_up_names_an_unknown_profile_as_the_option_given(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    proc = cpl("up", "--port", "0", "--profile", "everything", "--json", cwd=repo, env=cpl_env(home=tmp_path / "xdg"))
+    assert proc.returncode != 0
+    err = json.loads(proc.stdout)["error"]
+    assert err["code"] == 2002 and err["details"]["source"] == "--profile", err
+    assert err["message"] == "--profile 'everything': use one of full, core, read_only"
+
+
 def test_global_config_file_is_read_via_xdg(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     xdg = tmp_path / "xdg"

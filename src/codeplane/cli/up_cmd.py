@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, get_args
 
 import typer
 
@@ -15,9 +15,13 @@ from codeplane.cli.index_progress import follow_first_index
 from codeplane.cli.output import cli_errors, console
 from codeplane.cli.repo_context import resolve
 from codeplane.core.atomic import write_atomic
-from codeplane.core.errors import CodePlaneError
+from codeplane.core.config import ToolsConfig
+from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import configure_logging
 from codeplane.repo.workspace import find_repo_root, initialize
+
+#: The values of ``tools.profile``, as ``--profile`` takes them.
+PROFILES: tuple[str, ...] = get_args(ToolsConfig.model_fields["profile"].annotation)
 
 if TYPE_CHECKING:
     from codeplane.server.serve import Announcement
@@ -43,6 +47,10 @@ def up(
     from codeplane.server.serve import serve
 
     with cli_errors(as_json):
+        if profile is not None and profile not in PROFILES:
+            raise CodePlaneError(ErrorCode.CONFIG_INVALID_VALUE, f"--profile {profile!r}: use one of "
+                                 f"{', '.join(PROFILES)}", details={"key": "tools.profile", "value": profile,
+                                                                    "source": "--profile"})
         root = find_repo_root(path or Path.cwd())
         report = initialize(root)
         ctx = resolve(root, [*(set_ or []), *([f"tools.profile={profile}"] if profile else []),
