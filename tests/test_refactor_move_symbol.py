@@ -285,13 +285,14 @@ async def test_symbol_move_over_mcp_preview_apply_and_bad_input(tmp_path: Path) 
 def test_direct_import_cycles_are_refused_and_dropped_imports_are_no_anchor(tmp_path: Path) -> None:
     files = {"pkg/__init__.py": "", "pkg/base.py": "class Base:\n    pass\n",
              "pkg/b.py": "X = 1\n",
-             # a imports b at import time; f needs a's own Y: b would import a back.
-             "pkg/a.py": "from pkg.b import X\n\nY = X\n\n\ndef f():\n    return Y\n",
+             # a imports b at import time; g needs a's own Y as its default, which runs with the def: b would
+             # import a back while a imports b.
+             "pkg/a.py": "from pkg.b import X\n\nY = X\n\n\ndef g(y=Y):\n    return y\n",
              "pkg/m.py": ('"""Doc."""\n\nfrom pkg.base import Base\n\n\ndef split(x):\n    return isinstance(x, Base)\n'
                           "\n\ndef use(x):\n    return split(x)\n")}
     with refactor_env(tmp_path / "repo", files) as env:
         with pytest.raises(CodePlaneError) as cycle:
-            env.service.move_symbol("pkg.a.f", "pkg/b.py")
+            env.service.move_symbol("pkg.a.g", "pkg/b.py")
         assert cycle.value.code == 4009 and "at import time" in cycle.value.message
         # Base was only used by split: its import leaves m, and m's new import takes its place.
         preview = env.service.move_symbol("pkg.m.split", "pkg/other.py")
@@ -300,6 +301,36 @@ def test_direct_import_cycles_are_refused_and_dropped_imports_are_no_anchor(tmp_
                                         "def use(x):\n    return split(x)\n")
         assert env.read("pkg/other.py") == ("from pkg.base import Base\n\n\n"
                                             "def split(x):\n    return isinstance(x, Base)\n")
+
+
+def test_a_function_whose_old_module_imports_the_destination_imports_its_needs_when_it_runs(tmp_path: Path) -> None:
+    """werkzeug's ``get_content_type`` moved from utils into http: utils imports http at load time (through
+    datastructures), so ``from .utils import _charset_mimetypes`` at the top of http.py failed at import
+    (ImportError, partially initialized module) under a ready plan. The import opens the function's body instead,
+    after its docstring; the modules import, and the function works."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/structures.py": "from .http import quote\n\n\nclass Headers:\n    name = quote('h')\n",
+        "pkg/http.py": "def quote(value):\n    return f'\"{value}\"'\n",
+        "pkg/utils.py": ("from .structures import Headers\n\n_charsets = {'text/html'}\n\n\n"
+                         "def get_content_type(mimetype, charset):\n    \"\"\"The header value.\"\"\"\n"
+                         "    if mimetype in _charsets:\n        return f'{mimetype}; charset={charset}'\n"
+                         "    return mimetype\n"),
+        "pkg/test.py": ("from .utils import get_content_type\n\n\n"
+                        "def run():\n    return get_content_type('text/html', 'utf-8')\n"),
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.move_symbol("pkg.utils.get_content_type", "pkg/http.py")
+        assert preview.status == "ready" and not any("circular-import risk" in w for w in preview.warnings)
+        assert any("_charsets imported inside get_content_type" in w for w in preview.warnings), preview.warnings
+        env.service.apply(preview.refactor_id)
+        http = env.read("pkg/http.py")
+        opened = '    """The header value."""\n    from .utils import _charsets\n    if mimetype in _charsets:'
+        assert opened in http, http
+        assert not http.startswith("from .utils")
+        ran = subprocess.run([sys.executable, "-c", "import pkg.utils, pkg.test; print(pkg.test.run())"],
+                             cwd=env.root, capture_output=True, text=True, check=False)
+        assert ran.returncode == 0 and ran.stdout == "text/html; charset=utf-8\n", ran.stderr
 
 
 def test_star_reexports_import_time_uses_and_third_module_cycles(tmp_path: Path) -> None:

@@ -120,13 +120,14 @@ def _dest_has(move: SymbolMove, dest_bindings: Mapping[str, list[Binding]], name
 def destination_edits(move: SymbolMove, old_src: SourceText, block: Block, needs: Needs, *,
                       dest_src: SourceText | None, dest_root: Any | None, dest_exists: bool, draft: Draft,
                       inserts: Insertions, dropped: set[int] | frozenset[int] = frozenset(),
-                      aliases: Sequence[str] = ()) -> list[str]:
+                      aliases: Sequence[str] = (), deferred: bool = False) -> list[str]:
     """The destination's edits (into ``draft`` and ``inserts``): the block, at the end or above the first
     statement using it at import time, and the imports it needs; the paths created (a new module).
     ``dropped``: lines of the destination's own imports of the name, which the importer rewrite deletes (the
     block is never anchored to them: moving a helper next to its only user failed with 4001). ``aliases``: local
     names the destination imported the symbol under (``from old import f as g``): ``g = f`` follows the block,
-    which goes above the first statement using either name at import time."""
+    which goes above the first statement using either name at import time. ``deferred``: the names from the old
+    module are imported at the top of the moved function's body (``deferrable``), not in the module's header."""
     style = import_style(dest_root) if dest_root is not None else None
     relative = uses_relative_imports(parse_python(old_src.data)) if style is None else style
 
@@ -134,9 +135,10 @@ def destination_edits(move: SymbolMove, old_src: SourceText, block: Block, needs
         return spec.render(move.mods, move.new_path, move.new_module, relative)
 
     futures = render_imports(needs.futures, render)
-    imports = render_imports(needs.copied + [ImportSpec(move.old_module, n) for n in needs.from_old], render)
+    from_old = render_imports([ImportSpec(move.old_module, n) for n in needs.from_old], render)
+    imports = render_imports(needs.copied, render) + ([] if deferred else from_old)
     guarded = {g: render_imports(specs, render) for g, specs in sorted(needs.guarded.items())}
-    body = _block_text(move, old_src, block, dest_exists=dest_exists)
+    body = _block_text(move, old_src, block, dest_exists=dest_exists, body_imports=from_old if deferred else [])
     # The import bound the alias; with it gone the alias is bound here (``h(1)`` was left naming nothing).
     body += "".join(f"\n\n\n{alias} = {move.name}" for alias in sorted(aliases))
     if dest_src is None or dest_root is None:
@@ -216,11 +218,53 @@ def _first_use(names: set[str], src: SourceText, root: Any, needs: Needs) -> int
     return prev
 
 
-def _block_text(move: SymbolMove, src: SourceText, block: Block, *, dest_exists: bool) -> str:
-    """The block's text with its relative imports re-rendered for the destination package."""
+def deferrable(block: Block, names: Sequence[str]) -> bool:
+    """Whether ``names`` can be imported inside the moved function instead of at the top of its new module: the
+    block is a function whose body starts on a line of its own, and the names occur only in that body (never in
+    a decorator, a default or an annotation, which run when the ``def`` does)."""
+    body = _function_body(block.statement)
+    colon = body.prev_sibling if body is not None else None
+    if body is None or not body.named_children or colon is None or (
+            body.named_children[0].start_point[0] == colon.start_point[0]):
+        return False  # ``def f(): return g()``: no line of its own to open the body with
+    wanted = set(names)
+    return all(body.start_byte <= node.start_byte < body.end_byte for node in walk(block.statement)
+               if node.type == "identifier" and text_of(node) in wanted)
+
+
+def _function_node(statement: Any) -> Any:
+    node = statement.child_by_field_name("definition") if statement.type == "decorated_definition" else statement
+    return node if node is not None and node.type == "function_definition" else None
+
+
+def _function_body(statement: Any) -> Any:
+    node = _function_node(statement)
+    return node.child_by_field_name("body") if node is not None else None
+
+
+def _body_insertion(src: SourceText, block: Block, lines: Sequence[str]) -> tuple[int, str]:
+    """Where (offset in the source) and what to insert so that ``lines`` open the moved function's body: after its
+    docstring, at the indentation of its first statement."""
+    body = _function_body(block.statement)
+    first = body.named_children[0]
+    indent = " " * first.start_point[1]
+    # This grammar gives a docstring as a bare ``string`` statement (older ones wrap it in an expression statement).
+    docstring = first.type == "string" or (first.type == "expression_statement" and bool(first.named_children)
+                                           and first.named_children[0].type == "string")
+    line = first.end_point[0] + 2 if docstring else first.start_point[0] + 1
+    return src.offset(line, 0), "".join(f"{indent}{text}\n" for text in lines)
+
+
+def _block_text(move: SymbolMove, src: SourceText, block: Block, *, dest_exists: bool,
+                body_imports: Sequence[str] = ()) -> str:
+    """The block's text with its relative imports re-rendered for the destination package, and ``body_imports``
+    opening the function's body."""
     base = src.offset(block.start_line, 0)
     text = block.text
     replacements: list[tuple[int, int, str]] = []
+    if body_imports:
+        at, lines = _body_insertion(src, block, body_imports)
+        replacements.append((at - base, at - base, lines))
     for node in walk(block.statement):
         if node.type != "import_from_statement":
             continue

@@ -7,7 +7,10 @@ still needs the symbol afterwards (other uses, or ``keep_reexport``), that would
 refused with 4009 naming the names.
 
 Every importer is rewritten by :mod:`pyimporters`; the old module's ``__all__`` entry goes (unless
-``keep_reexport``), the destination's ``__all__`` gains it. Indirect cycles are reported as warnings.
+``keep_reexport``), the destination's ``__all__`` gains it. When the old module imports the destination as it
+loads (directly or through other modules), a module-level import back would fail at import, so a function
+imports what it needs from the old module at the top of its body, when it runs (``pydestination.deferrable``:
+not when a decorator, default or annotation uses those names). Other indirect cycles are reported as warnings.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from codeplane.refactor.pybindings import (
     wildcard_sources,
 )
 from codeplane.refactor.pyblock import Block, find_block, global_writes
-from codeplane.refactor.pydestination import IMPORT_STATEMENTS, Needs, block_needs, destination_edits
+from codeplane.refactor.pydestination import IMPORT_STATEMENTS, Needs, block_needs, deferrable, destination_edits
 from codeplane.refactor.pyheader import (
     all_entry_removals,
     all_list,
@@ -159,9 +162,18 @@ class SymbolMovePlanner:
                 details={"symbol": self.target.qualified_name, "reason": "assigns an old module variable",
                          "assigned": staying})
         self._old_module_edits(old_src, old_root, block, old_keeps=old_keeps, bindings=old_bindings, needs=needs)
-        self._refuse_direct_cycle(old_keeps, needs, dest_bindings)
+        # The old module imports the destination at load time (directly or through others): the names the function
+        # needs from the old module are imported when it runs, as werkzeug's get_content_type moved into http.py
+        # must (http → utils → datastructures → http failed at import as a module-level import).
+        deferred = bool(needs.from_old) and (self.dest in self.old_runtime_imports or self._reaches(
+            self.move.old_path, self.dest)) and deferrable(block, needs.from_old)
+        if deferred:
+            self.draft.warnings.append(
+                f"{', '.join(needs.from_old)} imported inside {self.name}: {self.move.old_module} imports "
+                f"{self.move.new_module} when it loads, so a module-level import would be circular")
+        self._refuse_direct_cycle(old_keeps, needs, dest_bindings, deferred=deferred)
         self._refuse_copied_cycles(needs)
-        self._warn_cycles(old_keeps, bool(needs.from_old))
+        self._warn_cycles(old_keeps, bool(needs.from_old) and not deferred)
         for name in global_writes(block):
             self.draft.warnings.append(f"{self.name} assigns the global {name!r}; after the move that is "
                                        f"{self.move.new_module}.{name}, not {self.move.old_module}.{name}")
@@ -173,7 +185,7 @@ class SymbolMovePlanner:
         creates = destination_edits(self.move, old_src, block, needs, dest_src=dest_src, dest_root=dest_root,
                                     dest_exists=self.dest_exists, draft=self.draft, inserts=self.inserts,
                                     dropped=self._dropped_own_imports(dest_bindings),
-                                    aliases=self._own_import_aliases(dest_bindings))
+                                    aliases=self._own_import_aliases(dest_bindings), deferred=deferred)
         for path in self.paths:
             src = sources.get(path)
             if path == self.move.old_path or src is None:
@@ -222,13 +234,15 @@ class SymbolMovePlanner:
                                  details={"path": self.dest, "line": line, "name": self.name,
                                           "reason": "exists in destination"})
 
-    def _refuse_direct_cycle(self, old_keeps: bool, needs: Needs, dest_bindings: Mapping[str, list[Binding]]) -> None:
-        """4009 when the two modules would import each other at import time (guarded imports aside)."""
+    def _refuse_direct_cycle(self, old_keeps: bool, needs: Needs, dest_bindings: Mapping[str, list[Binding]], *,
+                             deferred: bool) -> None:
+        """4009 when the two modules would import each other at import time (guarded imports aside; ``deferred``:
+        the function imports what it needs from the old module when it runs)."""
         dest_imports_old = any(self._spec_target(b.spec) == self.move.old_path for found in dest_bindings.values()
                                for b in found if b.kind == "import" and b.spec is not None and not b.type_checking
                                and not (b.spec.module == self.move.old_module and b.spec.name == self.name))
         problem = None
-        if needs.from_old and self.dest in self.old_runtime_imports:
+        if needs.from_old and self.dest in self.old_runtime_imports and not deferred:
             problem = (f"{self.move.old_module} imports {self.move.new_module} at import time, and {self.name} "
                        f"needs {', '.join(needs.from_old)} from {self.move.old_module}")
         elif old_keeps and dest_imports_old:
