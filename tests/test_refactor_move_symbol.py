@@ -343,7 +343,8 @@ def test_star_reexports_import_time_uses_and_third_module_cycles(tmp_path: Path)
                         "DEFAULT = build()\n"),
         "lib/compat.py": "PYPY = False\n",
         "lib/filters.py": "from lib.make import build\n\n\ndef split(x):\n    return build(x)\n",
-        "tests/test_lib.py": ("import lib.public\nimport lib.make\n\n\ndef test_it():\n"
+        "lib/sorters.py": "from lib.make import build\n\n\ndef order(x, key=build):\n    return key(x)\n",
+        "tests/test_lib.py": ("import lib.public\nimport lib.make\nimport lib.compat\n\n\ndef test_it():\n"
                               "    assert lib.public.NO_OP is not None and lib.make.DEFAULT is False\n"),
     }
     with refactor_env(tmp_path / "repo", files) as env:
@@ -356,9 +357,19 @@ def test_star_reexports_import_time_uses_and_third_module_cycles(tmp_path: Path)
         assert "x is NO_OP" in make
         result = run_tests(env)
         assert result.returncode == 0, result.stdout + result.stderr
-        # compat would import make (for build), which imports compat at import time: refused.
+        # compat would import make (for build), which imports compat at import time: split imports it when it runs
+        # (its module, left with nothing, is emptied: the import's deletion and the block's are one edit).
+        preview = env.service.move_symbol("lib.filters.split", "lib/compat.py")
+        assert any("build imported inside split" in w for w in preview.warnings), preview.warnings
+        env.service.apply(preview.refactor_id)
+        moved = "def split(x):\n    from lib.make import build\n    return build(x)\n"
+        assert env.read("lib/compat.py").endswith(moved)
+        assert env.read("lib/filters.py") == ""
+        result = run_tests(env)
+        assert result.returncode == 0, result.stdout + result.stderr
+        # A default runs with the def: order cannot import build later; refused.
         with pytest.raises(CodePlaneError) as cycle:
-            env.service.move_symbol("lib.filters.split", "lib/compat.py")
+            env.service.move_symbol("lib.sorters.order", "lib/compat.py")
         assert cycle.value.code == 4009 and cycle.value.details["via"] == "lib/make.py"
 
 

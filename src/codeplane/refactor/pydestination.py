@@ -120,14 +120,14 @@ def _dest_has(move: SymbolMove, dest_bindings: Mapping[str, list[Binding]], name
 def destination_edits(move: SymbolMove, old_src: SourceText, block: Block, needs: Needs, *,
                       dest_src: SourceText | None, dest_root: Any | None, dest_exists: bool, draft: Draft,
                       inserts: Insertions, dropped: set[int] | frozenset[int] = frozenset(),
-                      aliases: Sequence[str] = (), deferred: bool = False) -> list[str]:
+                      aliases: Sequence[str] = (), deferred: Sequence[ImportSpec] = ()) -> list[str]:
     """The destination's edits (into ``draft`` and ``inserts``): the block, at the end or above the first
     statement using it at import time, and the imports it needs; the paths created (a new module).
     ``dropped``: lines of the destination's own imports of the name, which the importer rewrite deletes (the
     block is never anchored to them: moving a helper next to its only user failed with 4001). ``aliases``: local
     names the destination imported the symbol under (``from old import f as g``): ``g = f`` follows the block,
-    which goes above the first statement using either name at import time. ``deferred``: the names from the old
-    module are imported at the top of the moved function's body (``deferrable``), not in the module's header."""
+    which goes above the first statement using either name at import time. ``deferred``: imports (from the old
+    module, or copied) that open the moved function's body (``deferrable``) instead of the module's header."""
     style = import_style(dest_root) if dest_root is not None else None
     relative = uses_relative_imports(parse_python(old_src.data)) if style is None else style
 
@@ -135,10 +135,12 @@ def destination_edits(move: SymbolMove, old_src: SourceText, block: Block, needs
         return spec.render(move.mods, move.new_path, move.new_module, relative)
 
     futures = render_imports(needs.futures, render)
-    from_old = render_imports([ImportSpec(move.old_module, n) for n in needs.from_old], render)
-    imports = render_imports(needs.copied, render) + ([] if deferred else from_old)
+    later = set(deferred)
+    imports = render_imports([spec for spec in needs.copied + [ImportSpec(move.old_module, n) for n in needs.from_old]
+                              if spec not in later], render)
     guarded = {g: render_imports(specs, render) for g, specs in sorted(needs.guarded.items())}
-    body = _block_text(move, old_src, block, dest_exists=dest_exists, body_imports=from_old if deferred else [])
+    body = _block_text(move, old_src, block, dest_exists=dest_exists, body_imports=render_imports(list(deferred),
+                                                                                                  render))
     # The import bound the alias; with it gone the alias is bound here (``h(1)`` was left naming nothing).
     body += "".join(f"\n\n\n{alias} = {move.name}" for alias in sorted(aliases))
     if dest_src is None or dest_root is None:

@@ -25,6 +25,7 @@ from codeplane.core.paths import resolve_in_repo
 from codeplane.refactor.assemble import Draft
 from codeplane.refactor.facts import Def, FactReader, FileInfo
 from codeplane.refactor.jsimports import is_js
+from codeplane.refactor.models import Certainty
 from codeplane.refactor.pybindings import (
     Binding,
     ImportSpec,
@@ -165,15 +166,16 @@ class SymbolMovePlanner:
         # The old module imports the destination at load time (directly or through others): the names the function
         # needs from the old module are imported when it runs, as werkzeug's get_content_type moved into http.py
         # must (http → utils → datastructures → http failed at import as a module-level import).
-        deferred = bool(needs.from_old) and (self.dest in self.old_runtime_imports or self._reaches(
+        from_old_later = bool(needs.from_old) and (self.dest in self.old_runtime_imports or self._reaches(
             self.move.old_path, self.dest)) and deferrable(block, needs.from_old)
-        if deferred:
+        deferred = [ImportSpec(self.move.old_module, n) for n in needs.from_old] if from_old_later else []
+        if from_old_later:
             self.draft.warnings.append(
                 f"{', '.join(needs.from_old)} imported inside {self.name}: {self.move.old_module} imports "
                 f"{self.move.new_module} when it loads, so a module-level import would be circular")
-        self._refuse_direct_cycle(old_keeps, needs, dest_bindings, deferred=deferred)
-        self._refuse_copied_cycles(needs)
-        self._warn_cycles(old_keeps, bool(needs.from_old) and not deferred)
+        self._refuse_direct_cycle(old_keeps, needs, dest_bindings, deferred=from_old_later)
+        deferred += self._copied_cycles(needs, block)
+        self._warn_cycles(old_keeps, bool(needs.from_old) and not from_old_later)
         for name in global_writes(block):
             self.draft.warnings.append(f"{self.name} assigns the global {name!r}; after the move that is "
                                        f"{self.move.new_module}.{name}, not {self.move.old_module}.{name}")
@@ -255,10 +257,12 @@ class SymbolMovePlanner:
                                           "needs_from_old_module": needs.from_old,
                                           "keep_reexport": self.keep_reexport})
 
-    def _refuse_copied_cycles(self, needs: Needs) -> None:
-        """4009 when an import copied into the destination names a module that imports the destination at
-        import time (``_compat`` gaining ``from attr._make import Attribute`` while ``_make`` imports
-        ``_compat``): the destination would no longer import."""
+    def _copied_cycles(self, needs: Needs, block: Block) -> list[ImportSpec]:
+        """The copied imports that must open the moved function's body: each names a module that imports the
+        destination at import time (``_compat`` gaining ``from attr._make import Attribute`` while ``_make``
+        imports ``_compat``), at the top of the destination it would stop it importing. 4009 when the block
+        cannot take it there (not a function, or a decorator, default or annotation uses the name)."""
+        later: list[ImportSpec] = []
         for spec in needs.copied:
             target = self._spec_target(spec)
             if target is None or target in (self.dest, self.move.old_path):
@@ -271,6 +275,12 @@ class SymbolMovePlanner:
             back = [b for found in module_bindings(self.mods, target, root).values() for b in found
                     if b.kind == "import" and b.spec is not None and not b.type_checking
                     and self._spec_target(b.spec) == self.dest]
+            if back and deferrable(block, [spec.local]):
+                later.append(spec)
+                self.draft.warnings.append(
+                    f"{spec.local} imported inside {self.name}: {target} imports {self.dest} when it loads, so a "
+                    "module-level import would be circular")
+                continue
             if back:
                 line = back[0].statement.start_point[0] + 1
                 raise CodePlaneError(
@@ -281,8 +291,15 @@ class SymbolMovePlanner:
                     details={"symbol": self.target.qualified_name, "reason": "circular import", "via": target,
                              "line": line, "name": spec.local})
             if self._reaches(target, self.dest):
-                self.draft.warnings.append(f"circular-import risk: {self.dest} will import {target}, which imports "
-                                           f"{self.dest} through other modules")
+                if deferrable(block, [spec.local]):
+                    later.append(spec)
+                    self.draft.warnings.append(
+                        f"{spec.local} imported inside {self.name}: {target} imports {self.dest} through other "
+                        "modules when it loads, so a module-level import would be circular")
+                else:
+                    self.draft.warnings.append(f"circular-import risk: {self.dest} will import {target}, which "
+                                               f"imports {self.dest} through other modules")
+        return later
 
     def _warn_cycles(self, old_imports_dest: bool, dest_imports_old: bool) -> None:
         if old_imports_dest and self._reaches(self.dest, self.move.old_path):
@@ -319,6 +336,7 @@ class SymbolMovePlanner:
                           bindings: Mapping[str, list[Binding]], needs: Needs) -> None:
         self.draft.code.append((delete_block(src, block), "high"))
         deleted = self._drop_unused_imports(src, root, block, bindings, needs)
+        self.draft.code = _merged_deletions(self.draft.code, src)
         if old_keeps:
             relative = uses_relative_imports(root)
             line = ImportSpec(self.move.new_module, self.name).render(self.mods, src.path, self.move.old_module,
@@ -393,6 +411,27 @@ class SymbolMovePlanner:
             if spec.local == item_local(item):
                 return self._spec_target(spec)
         return None
+
+
+def _merged_deletions(edits: list[tuple[SpanEdit, Certainty]], src: SourceText) -> list[tuple[SpanEdit, Certainty]]:
+    """Deletions in ``src`` that overlap made one: a block at the end of a module whose only other statement is
+    the import it used (``from lib.make import build`` above ``def split``) is deleted from the end of that
+    import's line, which the import's own deletion covers too (two overlapping edits are a 4001 divergence)."""
+    spans = sorted((e for e, _ in edits if e.path == src.path and not e.new_text), key=lambda e: (e.line, e.column))
+    merged: list[SpanEdit] = []
+    for edit in spans:
+        last = merged[-1] if merged else None
+        if last is not None and (edit.line, edit.column) < (last.end_line, last.end_column):
+            end = max((last.end_line, last.end_column), (edit.end_line, edit.end_column))
+            reason = last.reason if last.reason == "moved_definition" else edit.reason
+            merged[-1] = SpanEdit(src.path, last.line, last.column, end[0], end[1],
+                                  src.slice(last.line, last.column, end[0], end[1]), "", reason)
+        else:
+            merged.append(edit)
+    if len(merged) == len(spans):
+        return edits
+    kept = [(e, c) for e, c in edits if e.path != src.path or e.new_text]
+    return kept + [(e, "high") for e in merged]
 
 
 def _uses_outside(root: Any, name: str, block: Block) -> int:
