@@ -92,7 +92,17 @@ async def test_invalid_arguments_give_catalog_error_and_server_stays_healthy(tmp
             assert err["code"] == 1004
             still = await call(client, "describe", {})
             assert still["repo_root"]
+            # An argument the tool does not take: the spelling meant, or the arguments it takes there; the text
+            # says each problem once (the record keeps them).
+            edit = {"path": "a.py", "old_txt": "x", "new_text": "y"}
+            typo = await client.call_tool("write_source", {"edits": [edit]})
+            unknown = await client.call_tool("open_task", {"limits": {"max_tool_calls": 5}})
         assert server.get("/health").status_code == 200
+        assert answer_text(typo) == ("error 1003 INVALID_ARGUMENTS: invalid arguments for write_source: "
+                                     "edits.0.old_txt: Extra inputs are not permitted; did you mean 'old_text'?")
+        assert answer_text(unknown).endswith("limits.max_tool_calls: Extra inputs are not permitted (takes: "
+                                             "max_duration_sec, max_mutations, max_test_runs)"), answer_text(unknown)
+        assert envelope(unknown)["error"]["details"]["problems"][0]["field"] == "limits.max_tool_calls"
 
 
 async def test_explicit_session_id_is_echoed(tmp_path: Path) -> None:

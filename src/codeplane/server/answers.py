@@ -150,9 +150,16 @@ def error_text(payload: dict[str, Any]) -> str:
     text = f"{head}: {payload.get('message', '')}"
     raw = payload.get("details") or {}
     lines = _source_lines(raw.get("current"))
-    shown = {k: v for k, v in raw.items() if k not in _RESTATED_DETAILS and not (lines and k == "current")}
+    shown = {k: v for k, v in raw.items() if k not in _RESTATED_DETAILS and not (lines and k == "current")
+             and not (k == "problems" and _all_said(v, text))}
     details = pairs(_short_hashes(lean(shown)), seen=text)
     return "\n".join([text, *([details] if details else []), *lines])
+
+
+def _all_said(problems: Any, text: str) -> bool:
+    """Whether the message already says each ``{field, problem}`` of a 1003 (it names up to five)."""
+    return isinstance(problems, list) and all(
+        isinstance(p, dict) and f"{p.get('field')}: {p.get('problem')}" in text for p in problems)
 
 
 def _source_lines(value: Any) -> list[str]:
