@@ -52,12 +52,14 @@ LITERALS: dict[str, str] = {
     "tests/test_imports.py": (
         "import pkg.bar\n\nALLOWED = {'a'}\nALLOWED.update(['b'])\n\n\n"
         "def test_allowed():\n    assert 'b' in ALLOWED\n"),
-    # In a function another module may have rebound it (monkeypatching); a ``global`` statement may rebind it.
+    # In a function another module may have rebound it: ``SEEN`` is patched by a dotted path (``KEPT`` by nothing);
+    # a ``global`` statement may rebind ``BAR``.
     "tests/test_bar.py": (
-        "from pkg.bar import ProgressBar\n\nSEEN = []\nBAR = []\n\n\n"
+        "from pkg.bar import ProgressBar\n\nSEEN = []\nKEPT = []\nBAR = []\n\n\n"
         "def rebind():\n    global BAR\n    BAR = ProgressBar()\n\n\n"
         "def test_seen():\n    SEEN.update(1)\n\n\n"
-        "def test_plain():\n    assert True\n\n\n"
+        "def test_kept():\n    KEPT.update(1)\n\n\n"
+        "def test_plain(monkeypatch):\n    monkeypatch.setattr(\"tests.test_bar.SEEN\", ProgressBar())\n\n\n"
         "rebind()\nBAR.update(1)\n"),
 }
 
@@ -65,7 +67,8 @@ LITERALS: dict[str, str] = {
 def test_a_module_variable_bound_to_a_literal_is_that_literal_at_import_time(tmp_path: Path) -> None:
     """``ALLOWED.update(...)`` at module level, ``ALLOWED`` bound only to a set display: a set's ``update``, so the
     test module is not selected whole for a change in ``ProgressBar.update``. Inside a test the same spelling
-    counts, and so does an import-time use of a variable a ``global`` statement rebinds (the whole file)."""
+    counts when some code may rebind the name from outside (``SEEN``: a ``monkeypatch.setattr`` of its dotted path),
+    not otherwise (``KEPT``); an import-time use of a variable a ``global`` statement rebinds selects the file."""
     with indexed_repo(tmp_path / "repo", LITERALS) as (root, index):
         assert _cases(root, index, "src/pkg/bar.py", 3, ["tests/test_imports.py"]) == set()
         assert _cases(root, index, "src/pkg/bar.py", 3, ["tests/test_bar.py"]) == {"tests/test_bar.py"}

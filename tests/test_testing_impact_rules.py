@@ -478,3 +478,27 @@ def test_a_member_of_an_attribute_holding_a_builtin_container_is_no_repository_d
     with indexed_repo(tmp_path / "repo", CONTAINER_ATTRIBUTE) as (root, index):
         assert _cases(root, index, "src/pkg/request.py", 4, ["tests/test_request.py", "tests/test_rules.py"]) == {
             "tests/test_request.py::test_values"}
+
+
+MODULE_DICT: dict[str, str] = {
+    "pytest.ini": "[pytest]\npythonpath = src\n",
+    "src/pkg/__init__.py": "",
+    "src/pkg/client.py": "class Client:\n    def get(self, url):\n        return url\n",  # 3: get's body
+    "src/pkg/exc.py": "registry = {}\n\n\ndef lookup(code):\n    return registry.get(code)\n",
+    # ``items`` is rebound from outside (to a Client): ``items.get`` may be Client.get.
+    "src/pkg/other.py": "items = {}\n\n\ndef find(key):\n    return items.get(key)\n",
+    "src/pkg/setup.py": ("import pkg.other\nfrom pkg.client import Client\n\n\n"
+                         "def install():\n    pkg.other.items = Client()\n"),
+    "tests/test_client.py": "from pkg.client import Client\n\n\ndef test_get():\n    assert Client().get('x') == 'x'\n",
+    "tests/test_exc.py": "from pkg.exc import lookup\n\n\ndef test_lookup():\n    assert lookup(1) is None\n",
+    "tests/test_other.py": "from pkg.other import find\n\n\ndef test_find():\n    assert find(1) is None\n",
+}
+
+
+def test_a_module_dict_nothing_rebinds_is_a_dict_inside_functions_too(tmp_path: Path) -> None:
+    """werkzeug's ``_find_exceptions`` calls ``default_exceptions.get(...)`` on a module-level ``{}`` that no code
+    stores from outside: a dict's ``get``, not ``Client.get``. One another module rebinds may be anything."""
+    tests = ["tests/test_client.py", "tests/test_exc.py", "tests/test_other.py"]
+    with indexed_repo(tmp_path / "repo", MODULE_DICT) as (root, index):
+        assert _cases(root, index, "src/pkg/client.py", 3, tests) == {
+            "tests/test_client.py::test_get", "tests/test_other.py::test_find"}

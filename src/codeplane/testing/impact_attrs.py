@@ -65,6 +65,8 @@ _ABSTRACT_MODULES = frozenset({"abc", "collections.abc", "typing", "typing_exten
 _DEF_OPENED = re.compile(r"\bdef\s+([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?\(\s*$")
 #: A string literal spelling a name.
 _QUOTED_NAME = re.compile(r"""["']([A-Za-z_]\w*)["']""")
+#: A string literal spelling a dotted path: its last name (what ``patch("pkg.mod.X")`` replaces).
+_DOTTED_TAIL = re.compile(r"""["'][A-Za-z_][\w.]*\.([A-Za-z_]\w*)["']""")
 #: A class-level ``name: T`` or ``name = <literal>``.
 _PLAIN_VALUE = re.compile(r"""([A-Za-z_]\w*)\s*(?::[^=]*)?(?:=\s*(?:None|True|False|-?\d[\w.]*|[rbuRBU]?['"].*)"""
                           r"\s*(?:#.*)?)?$")
@@ -164,12 +166,12 @@ class AttributeTypes:
         stores an attribute ``member`` or ``__class__`` on some object, nor writes attributes by computed names in
         their files; None otherwise."""
         ancestors = self.mro(k)
-        if ancestors is None or self._stored_anywhere(member) or self._stored_anywhere("__class__") or any(
+        if ancestors is None or self.stored_anywhere(member) or self.stored_anywhere("__class__") or any(
                 (d := self.code.get(uid)) is None or self._dynamic_file(d.file_id) for uid in sorted(ancestors)):
             return None
         return ancestors
 
-    def _stored_anywhere(self, name: str) -> bool:
+    def stored_anywhere(self, name: str) -> bool:
         """Whether some code may store an attribute ``name`` on an object: a member store of it, a
         ``setattr``-like call naming it."""
         memo = self.facts.stored_members
@@ -178,6 +180,12 @@ class AttributeTypes:
                 "SELECT 1 FROM st_ref WHERE token_text = ? AND role = 'DEFINITION' AND is_member = 1 LIMIT 1",
                 (name,)).fetchone() is not None or self._named_dynamically(name)
         return memo[name]
+
+    def rebindable_global(self, name: str) -> bool:
+        """Whether code may rebind a module-level variable ``name`` from outside its module: an attribute store of
+        it anywhere (``mod.name = ...``), a ``setattr``-like call naming it, or a patch of a dotted path ending in
+        it (``patch("pkg.mod.name", ...)``)."""
+        return self.stored_anywhere(name) or f".{name}" in self._setter_strings()
 
     def _named_dynamically(self, name: str) -> bool:
         if any(pattern not in ("getattr", "hasattr") for *_, pattern in self.facts.dynamic_sites(self.code.conn,
@@ -371,7 +379,9 @@ class AttributeTypes:
 
     def _setter_strings(self) -> frozenset[str]:
         """The names written as a string right after a ``setattr``/``__setattr__``/``setitem``/``patch.object``
-        call opens anywhere (``monkeypatch.setattr(ctx, "name", fake)``): any of them may be stored anything.
+        call opens anywhere (``monkeypatch.setattr(ctx, "name", fake)``): any of them may be stored anything; and,
+        marked ``.name``, the last name of a dotted string after any ``patch`` or ``setattr`` (``patch("pkg.mod.name",
+        fake)``).
         Once per epoch, and only when some attribute got this far; per file, so that after an edit only the
         changed files are read again (``WalkFacts.carry``)."""
         facts = self.facts
@@ -382,15 +392,21 @@ class AttributeTypes:
             else:
                 by_file, wanted = dict(by_file), f"AND file_id IN ({','.join(str(f) for f in sorted(pending))})"
             found: dict[int, set[str]] = {}
-            for file_id, line in self.code.conn.execute(
-                    "SELECT DISTINCT file_id, start_line FROM st_ref WHERE token_text IN ('setattr', '__setattr__', "
-                    f"'object', 'setitem') AND role = 'REFERENCE' AND is_member = 1 {wanted}"):
+            for file_id, line, token in self.code.conn.execute(
+                    "SELECT DISTINCT file_id, start_line, token_text FROM st_ref WHERE ((token_text IN ('setattr', "
+                    "'__setattr__', 'object', 'setitem') AND is_member = 1) OR token_text = 'patch') AND role = "
+                    f"'REFERENCE' {wanted}"):
                 names = found.setdefault(int(file_id), set())
                 lines = self.code.read_lines(self.code.path_of.get(int(file_id), ""))
                 if not lines:
                     names.add("*")  # unreadable: it may name any attribute
                 window = lines[int(line) - 1:int(line) - 1 + _SETTER_LINES]
-                names.update(m.group(1) for t in window for m in _QUOTED_NAME.finditer(t))
+                if token != "patch":  # ``patch("x")``'s plain strings are targets' paths or its other arguments
+                    names.update(m.group(1) for t in window for m in _QUOTED_NAME.finditer(t))
+                # ``patch("pkg.mod.X", ...)``, ``monkeypatch.setattr("pkg.mod.X", ...)``: the target's last name,
+                # marked (``.X``): it rebinds a module's global (``rebindable_global``); an attribute patched so holds
+                # a stand-in whose methods are no repository definition, which ``stored_anywhere`` need not count.
+                names.update("." + m.group(1) for t in window for m in _DOTTED_TAIL.finditer(t))
             by_file.update((f, frozenset(names)) for f, names in found.items())
             facts.setter_strings_of, facts.setter_files_pending = by_file, frozenset()
             facts.setter_strings = frozenset().union(*by_file.values())

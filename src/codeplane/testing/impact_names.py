@@ -138,7 +138,8 @@ def member_visible(facts: WalkFacts, conn: sqlite3.Connection, file_id: int, d: 
 
 
 def literal_receiver(facts: WalkFacts, conn: sqlite3.Connection, lines: Sequence[str],
-                     site: tuple[int, int, int], *, at_import: bool = False) -> bool:
+                     site: tuple[int, int, int], *, at_import: bool = False,
+                     stored_elsewhere: Callable[[str], bool] | None = None) -> bool:
     """Whether the member access at ``site`` (file id, line, column; ``lines``: the file's text) hangs off an
     attribute every object has with a builtin type (``x.__dict__.get``), a call of a builtin that makes a container
     or a string (``globals().values()``, ``sorted(x).index``), or a function's local variable that
@@ -153,7 +154,10 @@ def literal_receiver(facts: WalkFacts, conn: sqlite3.Connection, lines: Sequence
     counts as such a local too: nothing outside the module can have rebound it before the module finished
     importing (a test module's ``ALLOWED = {...}`` then ``ALLOWED.update(...)`` is a set's ``update``, not
     click's ``ProgressBar.update``), unless the file says ``global`` for it, star-imports or runs strings as
-    code. In a function, another module may have rebound it since (``monkeypatch.setattr(mod, "X", ...)``)."""
+    code. In a function, another module may have rebound it since (``monkeypatch.setattr(mod, "X", ...)``), unless
+    ``stored_elsewhere`` says no code anywhere stores an attribute of that name (``mod.X = ...``) or names it for a
+    ``setattr``-like call: then werkzeug's ``default_exceptions.get(...)`` in ``_find_exceptions`` is a dict's
+    ``get``, never ``Client.get``."""
     file_id, line, col = site
     text = lines[line - 1] if 0 < line <= len(lines) else ""
     if _BUILTIN_ATTRIBUTE.search(text, 0, col):
@@ -179,7 +183,9 @@ def literal_receiver(facts: WalkFacts, conn: sqlite3.Connection, lines: Sequence
         conn, "SELECT r.bind_id, s.kind FROM st_ref r JOIN st_bind b ON b.bind_id = r.bind_id JOIN st_scope s ON "
         "s.scope_id = b.scope_id WHERE r.file_id = ? AND r.start_line = ? AND r.start_col = ? "
         "AND b.reason_code = 'LOCAL_ASSIGN' AND s.kind IN ('function', 'file')", (file_id, line, start))
-    if len(binds) != 1 or (binds[0][1] == "file" and not (at_import and file_id not in facts.loose_files(conn))):
+    if len(binds) != 1 or (binds[0][1] == "file" and not (
+            (at_import or (stored_elsewhere is not None and not stored_elsewhere(word.group(0))))
+            and file_id not in facts.loose_files(conn))):
         return False
     bind = int(binds[0][0])
     known = facts.literal_binds.get(bind)

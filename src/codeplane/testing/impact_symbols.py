@@ -329,7 +329,8 @@ class SymbolWalk(UseRules, PytestRules):
         return text is not None and (external_receiver(self.facts, self.conn, text, (file_id, line, col),
                                                        foreign=foreign)
                                      or literal_receiver(self.facts, self.conn, lines, (file_id, line, col),
-                                                         at_import=self._runs_at_import(file_id, line, col, text))
+                                                         at_import=self._runs_at_import(file_id, line, col, text),
+                                                         stored_elsewhere=self._attributes.rebindable_global)
                                      or ((path in self.tests or is_conftest(path)) and pytest_receiver(
                                          self.facts, self.conn, text, (file_id, line, col), self.read_lines)))
 
