@@ -165,3 +165,12 @@ def test_up_never_rewrites_the_users_config(tmp_path: Path) -> None:
         proc.terminate()
         proc.wait(timeout=20)
     assert config.read_bytes() == before
+
+
+def test_cpl_up_help_names_what_each_option_takes(tmp_path: Path) -> None:
+    """``--set`` takes ``KEY=VALUE`` (typer would print its Python type, ``<list[str]>``), ``--profile`` one of
+    its three values; the README's usage line spells them the same way."""
+    proc = cpl("up", "--help", cwd=tmp_path, env={**cpl_env(home=tmp_path / "xdg"), "COLUMNS": "200"})
+    assert proc.returncode == 0, proc.stderr
+    assert "KEY=VALUE" in proc.stdout and "core|full|read_only" in proc.stdout and "PATH|URL" in proc.stdout
+    assert "list[str]" not in proc.stdout

@@ -31,15 +31,18 @@ def up(
     path: Annotated[Path | None, typer.Argument(help="Path inside the git work tree (default: cwd).")] = None,
     *,
     port: Annotated[int | None, typer.Option(
-        "--port", help="Port to bind (default: the repo's stored port; 0 = ephemeral).")] = None,
+        "--port", metavar="PORT", help="Port to bind (default: the repo's stored port; 0 = ephemeral).")] = None,
     set_: Annotated[list[str] | None, typer.Option(
-        "--set", help="One-off config override, e.g. --set logging.level=debug (repeatable).")] = None,
+        "--set", metavar="KEY=VALUE",
+        help="One-off config override, e.g. --set logging.level=debug (repeatable).")] = None,
     profile: Annotated[str | None, typer.Option(
-        "--profile", help="Tools to serve: core (default: the find-read-edit-test loop), full or read_only "
-                          "(same as --set tools.profile=...).")] = None,
+        "--profile", metavar="core|full|read_only",
+        help="Tools to serve: core (default: the find-read-edit-test loop), full or read_only "
+             "(same as --set tools.profile=...).")] = None,
     index_from: Annotated[str | None, typer.Option(
-        "--index-from", help="Start from a shared index artifact (path or https:// URL, replacing the local index; "
-                             "same as --set index.artifact=... --set index.artifact_adopt=always).")] = None,
+        "--index-from", metavar="PATH|URL",
+        help="Start from a shared index artifact (path or https:// URL, replacing the local index; "
+             "same as --set index.artifact=... --set index.artifact_adopt=always).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the ready announcement as JSON.")] = False,
 ) -> None:
     """Start the CodePlane server for a repository (foreground; Ctrl+C or SIGTERM to stop)."""
