@@ -473,3 +473,28 @@ def test_self_call_in_a_mixin_reaches_the_only_implementer(tmp_path: Path) -> No
         assert {(e.line, e.reason) for e in preview.edits if e.certainty == "medium"} == {(3, "mixin_self")}
         env.service.apply(preview.refactor_id)
         assert "return self.transmit(1)" in env.read("svc.py")
+
+
+def test_a_bare_name_outside_a_class_body_is_never_its_member_and_is_set_aside(tmp_path: Path) -> None:
+    """Renaming werkzeug's ``Request.args`` proposed 173 low edits, 138 of them bare ``args``: parameters
+    (``def url_for(self, endpoint, **args)``), locals, keyword arguments. Python never looks a bare name up in a
+    class outside its body: those are counted apart (``coverage.set_aside``); ``x.args`` stays a candidate, and so
+    does a bare ``args`` in the class body itself."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/req.py": ("class Request:\n    @property\n    def args(self):\n        return {}\n\n"
+                       "    params = args\n"),                                                    # 6: class body
+        "pkg/use.py": ("args = [1]\n\n\ndef url_for(endpoint, **args):\n"
+                       "    return [a for a in args], call(args=1)\n\n\n"
+                       "def call(**kw):\n    return kw\n\n\ndef read(r):\n    return r.args\n"),
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("pkg.req.Request.args", "query_args")
+        low = {(e.path, e.line) for e in preview.edits if e.certainty == "low"}
+        coverage = preview.coverage
+        assert coverage is not None
+        aside = set(coverage.set_aside)
+    assert ("pkg/use.py", 13) in low and ("pkg/req.py", 6) in {(e.path, e.line) for e in preview.edits}
+    assert not any(path == "pkg/use.py" and line in (1, 4, 5) for path, line in low), low
+    assert {"pkg/use.py:1:0", "pkg/use.py:4:24", "pkg/use.py:5:23", "pkg/use.py:5:35"} <= aside, aside
+    assert coverage.by_reason["other_symbol"] == len(aside)

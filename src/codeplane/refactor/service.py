@@ -155,6 +155,7 @@ class RefactorService:
             key_owners=_key_owners(structural.family),
             member_owner=_member_owner(target), member_twins=_member_twins(reader, target),
             go_package=_go_package(reader, target, paths), qualified_name=target.qualified_name,
+            python_member_scope=_python_member_scope(reader, target),
         ))
         coverage = self._with_excluded(draft, coverage, target.name, new_name)
         _split_shorthands(draft, sources, target, new_name)
@@ -407,6 +408,21 @@ def _go_package(reader: FactReader, target: Def, paths: Sequence[str]) -> GoPack
     return GoPackageTarget(target.def_uid, package_dir, {
         path: package_names(reader.imports_in_file(path, _LIMIT), package_dir) for path in paths
         if path.endswith(".go")})
+
+
+def _python_member_scope(reader: FactReader, target: Def) -> Callable[[int], str | None] | None:
+    """For a member of a Python class: the kind of a scope, by id (``sweep.SweepInput.python_member_scope``)."""
+    owner = reader.get_def(target.parent_uid) if target.parent_uid is not None else None
+    if not target.path.endswith((".py", ".pyi")) or owner is None or owner.kind != "class":
+        return None
+    kinds: dict[int, str | None] = {}
+
+    def kind(scope_id: int) -> str | None:
+        if scope_id not in kinds:
+            scope = reader.scope(scope_id)
+            kinds[scope_id] = scope.kind if scope is not None else None
+        return kinds[scope_id]
+    return kind
 
 
 def _member_owner(target: Def) -> str | None:

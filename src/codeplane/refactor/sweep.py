@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from codeplane.core.config import DocSweepConfig
@@ -47,11 +47,24 @@ class SweepInput:
     go_package: GoPackageTarget | None = None
     #: The target's qualified name: a doc mention qualified by another package's path is ``low``.
     qualified_name: str = ""
+    #: For a member of a Python class: the kind of a reference's scope (``file``, ``class``, ``function``...). A bare
+    #: name outside a class body (in a function, a lambda, a comprehension, at module level) never denotes a class
+    #: member: Python looks it up in functions, the module and the builtins, so it is set aside, not proposed.
+    python_member_scope: Callable[[int], str | None] | None = None
 
 
 def _is_doc_file(path: str, docs: DocSweepConfig) -> bool:
     lowered = path.lower()
     return any(lowered.endswith(ext) for ext in docs.scan_extensions)
+
+
+#: Scopes whose bare names never reach a class attribute (a class body's own statements are in ``class``).
+_NOT_CLASS_SCOPES = frozenset({"file", "function", "lambda", "comprehension"})
+
+
+def _bare_outside_class(ref: Ref | None, scope_kind: Callable[[int], str | None] | None) -> bool:
+    return scope_kind is not None and ref is not None and not ref.is_member and ref.scope_id is not None and (
+        scope_kind(ref.scope_id) in _NOT_CLASS_SCOPES)
 
 
 def _code_reason(ref: Ref | None, path: str, structural: frozenset[str], line_dynamic: bool) -> str:
@@ -183,8 +196,9 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
                 reason = "dynamic_access" if (path, line) in dynamic_lines else "string"
             elif offset in typed_keys:
                 reason, certainty = "typed_object_key", "medium"
-            elif data.go_package is not None and data.go_package.other_symbol(
-                    path, refs_at.get((path, line, col)), edit_line[:col]):
+            elif (data.go_package is not None and data.go_package.other_symbol(
+                    path, refs_at.get((path, line, col)), edit_line[:col])) or _bare_outside_class(
+                    refs_at.get((path, line, col)), data.python_member_scope):
                 by_reason["other_symbol"] += 1
                 aside.append((path, line, col))
                 continue

@@ -11,7 +11,7 @@ the moves are listed), else as the preview plus why it was not."""
 
 from __future__ import annotations
 
-from codeplane.refactor.models import ApplyOutcome, ImpactReport, InspectPage, PlannedEdit, RefactorPreview
+from codeplane.refactor.models import ApplyOutcome, ImpactReport, InspectPage, PlannedEdit, RefactorPreview, SymbolRef
 from codeplane.server.answers import compact_json, lean_dump, short_sha, tests_affected_line
 from codeplane.server.tooling import ToolResult
 
@@ -130,7 +130,7 @@ def render_preview(result: RefactorPreview) -> str:
         other = cov.by_reason.get("other_symbol", 0)
         lines.append(f"covers {cov.in_plan}/{cov.lexical_occurrences} occurrences"
                      + (f", {cov.low_candidates} low ({reasons})" if cov.low_candidates else "")
-                     + (f", {other} of other symbols (x.{result.symbol.name} of another value or package)"
+                     + (f", {other} of other symbols ({_other_symbols(result.symbol)})"
                         if other and result.symbol is not None else ""))
         if cov.kept_count:
             more = f" (+{cov.kept_count - len(cov.kept)} more)" if cov.kept_count > len(cov.kept) else ""
@@ -208,3 +208,10 @@ def render_inspect(result: InspectPage) -> str:
         lines.append(_edit_line(edit.model_copy(update={"snippet": ""}) if item.context else edit, None))
         lines += [f"    {n}{':' if n == edit.line else '-'}{text}" for n, text in item.context]
     return "\n".join(lines)
+
+
+def _other_symbols(symbol: SymbolRef) -> str:
+    """What the sweep set aside as other symbols' occurrences, in the target language's terms."""
+    if symbol.path.endswith(".go"):
+        return f"x.{symbol.name} of another value or package"
+    return f"bare {symbol.name} outside a class body: never a member"
