@@ -333,6 +333,22 @@ def test_a_function_whose_old_module_imports_the_destination_imports_its_needs_w
         assert ran.returncode == 0 and ran.stdout == "text/html; charset=utf-8\n", ran.stderr
 
 
+def test_an_import_opening_a_tab_indented_function_is_indented_with_a_tab(tmp_path: Path) -> None:
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/structures.py": "from .http import quote\n\n\nclass Headers:\n\tname = quote('h')\n",
+        "pkg/http.py": "def quote(value):\n\treturn value\n",
+        "pkg/utils.py": ("from .structures import Headers\n\n_charsets = {'text/html'}\n\n\n"
+                         "def kind(mimetype):\n\tif mimetype in _charsets:\n\t\treturn 1\n\treturn 0\n"),
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        env.service.apply(env.service.move_symbol("pkg.utils.kind", "pkg/http.py").refactor_id)
+        assert "def kind(mimetype):\n\tfrom .utils import _charsets\n\tif mimetype" in env.read("pkg/http.py")
+        ran = subprocess.run([sys.executable, "-c", "import pkg.utils, pkg.http; print(pkg.http.kind('text/html'))"],
+                             cwd=env.root, capture_output=True, text=True, check=False)
+        assert ran.returncode == 0 and ran.stdout == "1\n", ran.stderr
+
+
 def test_star_reexports_import_time_uses_and_third_module_cycles(tmp_path: Path) -> None:
     files = {
         "lib/__init__.py": "",

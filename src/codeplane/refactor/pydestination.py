@@ -249,7 +249,8 @@ def _body_insertion(src: SourceText, block: Block, lines: Sequence[str]) -> tupl
     docstring, at the indentation of its first statement."""
     body = _function_body(block.statement)
     first = body.named_children[0]
-    indent = " " * first.start_point[1]
+    text = src.line_text(first.start_point[0] + 1)
+    indent = text[:len(text) - len(text.lstrip())]  # the file's own whitespace: tabs stay tabs
     # This grammar gives a docstring as a bare ``string`` statement (older ones wrap it in an expression statement).
     docstring = first.type == "string" or (first.type == "expression_statement" and bool(first.named_children)
                                            and first.named_children[0].type == "string")
