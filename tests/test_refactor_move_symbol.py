@@ -328,9 +328,7 @@ def test_a_function_whose_old_module_imports_the_destination_imports_its_needs_w
         opened = '    """The header value."""\n    from .utils import _charsets\n    if mimetype in _charsets:'
         assert opened in http, http
         assert not http.startswith("from .utils")
-        ran = subprocess.run([sys.executable, "-c", "import pkg.utils, pkg.test; print(pkg.test.run())"],
-                             cwd=env.root, capture_output=True, text=True, check=False)
-        assert ran.returncode == 0 and ran.stdout == "text/html; charset=utf-8\n", ran.stderr
+        assert _prints(env, "import pkg.utils, pkg.test; print(pkg.test.run())") == "text/html; charset=utf-8\n"
 
 
 def test_an_import_opening_a_tab_indented_function_is_indented_with_a_tab(tmp_path: Path) -> None:
@@ -344,9 +342,14 @@ def test_an_import_opening_a_tab_indented_function_is_indented_with_a_tab(tmp_pa
     with refactor_env(tmp_path / "repo", files) as env:
         env.service.apply(env.service.move_symbol("pkg.utils.kind", "pkg/http.py").refactor_id)
         assert "def kind(mimetype):\n\tfrom .utils import _charsets\n\tif mimetype" in env.read("pkg/http.py")
-        ran = subprocess.run([sys.executable, "-c", "import pkg.utils, pkg.http; print(pkg.http.kind('text/html'))"],
-                             cwd=env.root, capture_output=True, text=True, check=False)
-        assert ran.returncode == 0 and ran.stdout == "1\n", ran.stderr
+        assert _prints(env, "import pkg.utils, pkg.http; print(pkg.http.kind('text/html'))") == "1\n"
+
+
+def _prints(env: RefactorEnv, code: str) -> str:
+    """What ``code`` prints, run by Python in the repository (the moved code imports and runs there)."""
+    ran = subprocess.run([sys.executable, "-c", code], cwd=env.root, capture_output=True, text=True, check=False)
+    assert ran.returncode == 0, ran.stderr
+    return ran.stdout
 
 
 def test_star_reexports_import_time_uses_and_third_module_cycles(tmp_path: Path) -> None:
