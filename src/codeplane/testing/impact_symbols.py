@@ -95,6 +95,8 @@ class SymbolWalk(UseRules, PytestRules):
         self._typed_out: dict[tuple[str, bool], list[tuple[int, int, int, str | None]]] = {}
         self._attributes = AttributeTypes(self)
         self._locals = LocalTypes(self, self._attributes)
+        #: Local function uid → whether its function lets it be named outside (asked once per use otherwise).
+        self._outside: dict[str, bool] = {}
         #: Told the files that fell back to module level since it was last asked; True when their module-level
         #: selection holds every test file already: the walk stops (``ImpactIndex`` sets it).
         self.saturated: Callable[[list[str]], bool] | None = None
@@ -348,12 +350,15 @@ class SymbolWalk(UseRules, PytestRules):
         return row is not None and row[0] in ("class", "function")
 
     def _named_outside(self, d: Def, owner: Def) -> bool:
-        lines = self.read_lines(self.path_of.get(owner.file_id, ""))
-        if not lines:
-            return True  # unreadable: the safe answer
-        name = re.escape(d.name)
-        stored = re.compile(rf"\.\s*{name}\s*=(?!=)|setattr\(|^\s*(?:global|nonlocal)\b.*\b{name}\b")
-        return any(stored.search(text) for text in lines[max(0, owner.start - 1):owner.end])
+        known = self._outside.get(d.uid)
+        if known is None:
+            lines = self.read_lines(self.path_of.get(owner.file_id, ""))
+            name = re.escape(d.name)
+            stored = re.compile(rf"\.\s*{name}\s*=(?!=)|setattr\(|^\s*(?:global|nonlocal)\b.*\b{name}\b")
+            # Unreadable: the safe answer.
+            known = self._outside[d.uid] = not lines or any(
+                stored.search(text) for text in lines[max(0, owner.start - 1):owner.end])
+        return known
 
     def _runs_at_import(self, file_id: int, line: int, col: int, text: str) -> bool:
         """Whether the code at the site runs while its module is imported: outside function bodies, and not in a
