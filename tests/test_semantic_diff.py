@@ -453,6 +453,42 @@ def test_blob_facts_of_another_facts_schema_are_not_read(tmp_path: Path, monkeyp
     assert upgraded.store is not None and upgraded.store.hits == 0 and upgraded.parsed == 2
 
 
+def test_a_definition_moved_to_another_file_is_one_move_not_a_removal_and_an_addition(tmp_path: Path) -> None:
+    # ``refactor_move`` of ``helper`` from a.py to c.py read "1 removed, 1 added" and "check references to 1
+    # removed symbol", though every reference had been moved along.
+    box = "class Box:\n    def size(self):\n        return 1\n"
+    root = make_repo(tmp_path / "r", {
+        "pkg/a.py": f"def keep():\n    return 1\n\n\ndef helper(x, y=2):\n    return x + y\n\n\n{box}"
+                    "\n\ndef edited(v):\n    return v\n\n\ndef twin():\n    return 0\n",
+        "pkg/b.py": "def twin():\n    return 0\n",
+        "pkg/c.py": "X = 1\n"})
+    (root / "pkg/a.py").write_text("def keep():\n    return 1\n")
+    (root / "pkg/b.py").write_text("")
+    (root / "pkg/c.py").write_text(f"X = 1\n\n\ndef helper(x, y=2):\n    return x + y\n\n\n{box}\n\n"
+                                   "def edited(v):\n    return v + 1\n\n\ndef twin():\n    return 0\n")
+    git(root, "commit", "-qam", "move")
+    page = SemanticDiffService(root).diff("HEAD~1", "HEAD", limit=100)
+    got = [(c.path, c.old_path, c.qualified_name, c.change, c.delta_tags, c.parent) for c in page.changes]
+    # Moved and edited stays a removal and an addition, as does one of two twins (which went where is a guess).
+    assert got == [
+        ("pkg/a.py", None, "edited", "removed", ("symbol_removed",), None),
+        ("pkg/a.py", None, "twin", "removed", ("symbol_removed",), None),
+        ("pkg/b.py", None, "twin", "removed", ("symbol_removed",), None),
+        ("pkg/c.py", "pkg/a.py", "helper", "moved", ("symbol_moved",), None),
+        ("pkg/c.py", "pkg/a.py", "Box", "moved", ("symbol_moved",), None),
+        ("pkg/c.py", "pkg/a.py", "Box.size", "moved", ("symbol_moved",), 4),
+        ("pkg/c.py", None, "edited", "added", ("symbol_added",), None),
+        ("pkg/c.py", None, "twin", "added", ("symbol_added",), None)], got
+    helper = page.changes[3]
+    assert helper.old is not None and helper.new is not None and helper.old.start_line == 5
+    assert helper.new.start_line == 4 and helper.behavior_change_risk == "low"
+    assert helper.structural_severity == "breaking"  # the old module's importers outside the repository
+    assert page.summary.startswith("3 removed, 3 moved, 2 added in 3 files"), page.summary
+    assert "3 definitions moved unchanged" in page.agentic_hint and "helper (pkg/a.py -> pkg/c.py)" in \
+        page.agentic_hint, page.agentic_hint
+    assert "check references to 3 removed symbols" in page.agentic_hint
+
+
 def test_epoch_mode_sees_an_index_refresh(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r", {"m.py": "def a(x):\n    return x\n\n\ndef b():\n    return 1\n\n\n"
                                               "def e(k):\n    return k\n", ".gitignore": ".codeplane/\n"})

@@ -9,7 +9,9 @@ REMOVED = "removed"
 SIGNATURE_CHANGED = "signature_changed"
 BODY_CHANGED = "body_changed"
 RENAMED = "renamed"
-CHANGE_KINDS: tuple[str, ...] = (SIGNATURE_CHANGED, REMOVED, RENAMED, BODY_CHANGED, ADDED)
+#: A definition removed from one file and added, with the same name and text, to another.
+MOVED = "moved"
+CHANGE_KINDS: tuple[str, ...] = (SIGNATURE_CHANGED, REMOVED, RENAMED, MOVED, BODY_CHANGED, ADDED)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from codeplane.analysis.models import (
     ADDED,
     BODY_CHANGED,
     CHANGE_KINDS,
+    MOVED,
     REMOVED,
     RENAMED,
     SIGNATURE_CHANGED,
@@ -24,7 +25,7 @@ from codeplane.analysis.signatures import PARAMETERS_CHANGED, python_call_compat
 
 #: Names listed per hint item / breaking summary (the counts stay exact).
 MAX_NAMES = 5
-_LABEL = {SIGNATURE_CHANGED: "signature changed", REMOVED: "removed", RENAMED: "renamed",
+_LABEL = {SIGNATURE_CHANGED: "signature changed", REMOVED: "removed", RENAMED: "renamed", MOVED: "moved",
           BODY_CHANGED: "body changed", ADDED: "added"}
 
 
@@ -78,6 +79,11 @@ def assess(change: Change, impact: Impact | None) -> Change:
         severity = "non_breaking"
         risk = {"comments_only": "low", "minor_change": "low", "body_logic_changed": "medium",
                 "major_change": "high"}.get(tag or "", "unknown")
+    elif kind == MOVED:
+        # The same text under another module: what it does is the same (unless the names it uses mean something
+        # else there, which the moved file's own imports decide); whoever imports it from the old module breaks.
+        private = impact is not None and impact.visibility == "private"
+        severity, risk = ("non_breaking" if private else "breaking"), "low"
     elif _calls_still_bind(change):
         # ``f(x, y=1)`` -> ``f(x, y=2, *, z=None)``: every existing call still binds; what it does may differ.
         severity, risk = "non_breaking", "medium"
@@ -152,6 +158,14 @@ def agentic_hint(changes: Sequence[Change], tests: Sequence[str]) -> str:
                      key=lambda c: (-(c.impact.reference_count if c.impact else 0), c.path, c.qualified_name))
     if removed:
         steps.append(f"check references to {_plural(len(removed), 'removed symbol')}: {_names(removed)}")
+    moved = sorted((c for c in changes if c.change == MOVED),
+                   key=lambda c: (c.old_path or "", c.path, c.qualified_name))
+    if moved:
+        shown = [f"{c.qualified_name} ({c.old_path} -> {c.path})" for c in moved[:MAX_NAMES]]
+        more = len(moved) - len(shown)
+        steps.append(f"{_plural(len(moved), 'definition')} moved unchanged (an import of the old module outside "
+                     f"the repository breaks unless it re-exports them): {', '.join(shown)}"
+                     + (f" and {more} more" if more > 0 else ""))
     unreferenced = sorted((c for c in changes if c.structural_severity == "breaking"
                            and c.change in (SIGNATURE_CHANGED, RENAMED) and not _refs(c)),
                           key=lambda c: (c.path, c.qualified_name))

@@ -28,6 +28,7 @@ from codeplane.analysis.compare import Version, compare
 from codeplane.analysis.facts import FactsCache, Lru, file_defs, file_defs_many
 from codeplane.analysis.impact import Enricher, TestsFor, tests_by_path
 from codeplane.analysis.models import Change, DiffReport, FileChange, FileDefs
+from codeplane.analysis.moves import pair_moves
 from codeplane.analysis.paging import ReportStore
 from codeplane.analysis.sides import FilePair, changed_files, epoch_of, read_blob, read_worktree
 from codeplane.core.errors import CodePlaneError, ErrorCode
@@ -311,6 +312,7 @@ class SemanticDiffService:
     def _enrich(self, out: DiffReport, found: Sequence[tuple[Change, str | None]], *,
                 exact: bool, lines: Mapping[str, Sequence[tuple[int, int]]] | None = None) -> None:
         """``out``'s changes, each with its blast radius, and every test file they affect."""
+        found = pair_moves(found)
         tests = tests_by_path([c.path for c, _ in found], self._tests_for, lines)
         with self._connection(out.notes) as conn:
             enricher = Enricher(conn, tests, exact=exact)

@@ -132,7 +132,9 @@ def _change(c: Change, nested: list[StructuralChange]) -> StructuralChange:
         structural_severity=c.structural_severity, behavior_change_risk=c.behavior_change_risk, entity_id=e.def_uid,
         old_entity_id=c.old.def_uid if c.old is not None and c.new is not None and c.old.def_uid != c.new.def_uid
         else None,
-        old_signature=c.old.display_name if c.old is not None and c.change != ADDED else None,
+        # The old signature only where it differs: a body change or a move would repeat the new one.
+        old_signature=c.old.display_name if c.old is not None and c.change != ADDED and (
+            c.new is None or c.new.display_name != c.old.display_name) else None,
         new_signature=c.new.display_name if c.new is not None else None,
         old_name=c.old.name if renamed and c.old is not None else None, old_path=c.old_path,
         start_line=e.start_line, start_col=e.start_col, end_line=e.end_line, end_col=e.end_col,
@@ -202,9 +204,9 @@ def _signature(c: StructuralChange) -> str:
 
 
 def _lines(c: StructuralChange, depth: int) -> list[str]:
-    from codeplane.analysis.models import ADDED, REMOVED, RENAMED
+    from codeplane.analysis.models import ADDED, MOVED, REMOVED, RENAMED
 
-    mark = {ADDED: "+", REMOVED: "-", RENAMED: ">"}
+    mark = {ADDED: "+", REMOVED: "-", RENAMED: ">", MOVED: ">"}
     pad = "  " * depth
     tags = f" [{', '.join(c.delta_tags)}]" if c.delta_tags else ""
     extra = [f"{'breaking ' if c.structural_severity == 'breaking' else ''}risk:{c.behavior_change_risk}"]

@@ -1,0 +1,53 @@
+"""Definitions that moved between files: a removal in one file and an addition in another of the same thing.
+
+``compare.py`` matches definitions within one file; a definition cut from ``a.py`` and pasted into ``c.py``
+(``refactor_move``, or by hand) comes out of it as a removal and an addition, which would tell the agent to
+check references to a removed symbol that nothing uses any more. A removal and an addition pair up when they
+have the same kind and the same qualified name inside their files and the same own text (nested definitions
+cut out, so a moved class pairs, and each of its members pairs on its own), and that key is found exactly once
+among the removals and once among the additions; an epoch snapshot keeps no text, so there the signature and
+the length stand in for it. A definition moved *and* edited stays a removal and an addition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TypeVar
+
+from codeplane.analysis.models import ADDED, MOVED, REMOVED, Change, DefState
+
+Extra = TypeVar("Extra")
+
+
+def _key(d: DefState) -> tuple[str, str, str, str] | None:
+    if d.own_hash is not None:
+        return d.kind, d.lexical_path, "text", d.own_hash
+    if not d.signature_hash:
+        return None
+    return d.kind, d.lexical_path, d.signature_hash, str(d.end_line - d.start_line)
+
+
+def pair_moves(found: Sequence[tuple[Change, Extra]]) -> list[tuple[Change, Extra]]:
+    """``found`` with each moved definition's removal and addition folded into one ``moved`` change (at the
+    addition's place, ``old_path`` the file it left); everything else as it was, in order."""
+    removed: dict[tuple[str, str, str, str], list[int]] = {}
+    added: dict[tuple[str, str, str, str], list[int]] = {}
+    for i, (c, _) in enumerate(found):
+        state = c.old if c.change == REMOVED else c.new if c.change == ADDED else None
+        key = _key(state) if state is not None else None
+        if key is not None:
+            (removed if c.change == REMOVED else added).setdefault(key, []).append(i)
+    folded: dict[int, Change] = {}
+    gone: set[int] = set()
+    for key, olds in removed.items():
+        news = added.get(key, [])
+        if len(olds) != 1 or len(news) != 1:
+            continue  # two candidates on either side: which went where is a guess
+        old, new = found[olds[0]][0], found[news[0]][0]
+        if old.path == new.path:
+            continue
+        folded[news[0]] = replace(new, change=MOVED, old=old.old, old_path=old.path,
+                                  delta_tags=("symbol_moved",), preview=())
+        gone.add(olds[0])
+    return [(folded.get(i, c), extra) for i, (c, extra) in enumerate(found) if i not in gone]
