@@ -51,6 +51,24 @@ const shadow = () => { const App = 1; return App; };
 '''
 
 
+def test_a_generic_call_signature_on_its_own_line_ends_the_member_before_it() -> None:
+    # immer's ``IProduce``: tree-sitter's TypeScript grammar runs ``): Curried`` into the next line's
+    # ``<Recipe extends F>(...)``; everything after it was one error node and no definition.
+    text = ("export interface IProduce {\n\t<Curried>(recipe: Curried): Curried\n"
+            "\t/** doc */\n\t<Recipe extends F>(recipe: Recipe): Recipe\n"
+            "\t<Base, D = Draft<Base>>( // a comment\n\t\tbase: Base\n\t): D\n}\n\n"
+            "export type Producer<T> = (draft: T) => T\n\nexport function neverUsed(a: number) {\n"
+            "\treturn a\n}\n")
+    outcome = extract_file("src/types.ts", text)
+    assert outcome.status == PARSED and outcome.facts is not None and outcome.stats is not None
+    assert {("interface", "IProduce"), ("type", "Producer"), ("function", "neverUsed")} <= defs(outcome.facts)
+    assert outcome.stats.error_count == 0
+    assert [d.start_line for d in outcome.facts.defs if d.name == "neverUsed"] == [12]  # offsets are the source's
+    # JSX is left alone: a line opening with an element is no member.
+    jsx = facts_of("src/a.tsx", "export function A() {\n  return (\n    <div>(x)</div>\n  )\n}\n")
+    assert ("function", "A") in defs(jsx)
+
+
 def test_typescript_defs_imports_and_scoping() -> None:
     f = facts_of("src/app.tsx", TS)
     assert {("interface", "Props"), ("type", "Id"), ("enum", "Color"), ("function", "App"), ("class", "Store"),

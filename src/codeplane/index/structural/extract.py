@@ -7,10 +7,12 @@ caller counts it and indexing goes on (§18 item 3).
 
 from __future__ import annotations
 
+import itertools
+import re
 from functools import cache
 from typing import NamedTuple
 
-from tree_sitter import Node, Query, QueryCursor
+from tree_sitter import Node, Parser, Query, QueryCursor
 
 from codeplane.core.collector import collector_paused
 from codeplane.index.languages import detect_source
@@ -48,6 +50,41 @@ def parse_stats(grammar: str, root: Node) -> ParseStats:
     return ParseStats(root.descendant_count, errors, has_named)
 
 
+#: A TypeScript member on its own line that opens with type parameters (an interface's generic call signature
+#: ``<R extends F>(recipe: R): R``): the byte before its ``<`` when that is indentation.
+_GENERIC_MEMBER = re.compile(rb"(?m)^[ \t]*([ \t])<[A-Za-z_$][^\n]*>\s*\(")
+#: Candidates tried per file (each a parse of the file: only files that failed to parse pay it).
+_MAX_REPAIRS = 32
+
+
+def _parsed(parser: Parser, grammar: str, data: bytes) -> tuple[Node, ParseStats]:
+    """The parse of ``data``; for TypeScript with errors, the parse with a ``;`` ending each interface member
+    that the grammar ran into the next (its automatic semicolon insertion fails on ``): Curried`` followed by a
+    line ``<Recipe extends AnyFunc>(...)``: the rest of immer's ``types-external.ts`` became one error, and its
+    ``IProduce``, ``Producer`` ... were no definitions). The ``;`` replaces the indentation byte before the
+    ``<``, so every offset stays the source's; a candidate is kept only if the file then has fewer errors."""
+    root = parser.parse(data).root_node
+    stats = parse_stats(grammar, root)
+    current = data
+    if not stats.error_count or grammar not in ("typescript", "tsx"):
+        return root, stats
+    spots = [m.start(1) for m in itertools.islice(_GENERIC_MEMBER.finditer(data), _MAX_REPAIRS)]
+    if not spots:
+        return root, stats
+    # All at once first: one error tends to hide the next, so a repair alone may not lower the count.
+    for tried_spots in [spots, *([at] for at in spots)] if len(spots) > 1 else [spots]:
+        patched = bytearray(data if tried_spots is spots else current)
+        for at in tried_spots:
+            patched[at] = 0x3B  # ";"
+        tried = parser.parse(bytes(patched)).root_node
+        tried_stats = parse_stats(grammar, tried)
+        if tried_stats.error_count < stats.error_count:
+            root, stats, current = tried, tried_stats, bytes(patched)
+            if not stats.error_count:
+                break
+    return root, stats
+
+
 def extract_file(path: str, text: str) -> Outcome:
     """Facts for ``path`` holding ``text``. Never raises for bad input; see ``Outcome.status``."""
     info = detect_source(path, text)
@@ -59,8 +96,7 @@ def extract_file(path: str, text: str) -> Outcome:
     try:
         src = SourceText(text)
         # One root node object for both: each ``root_node`` access is a new node whose children are built anew.
-        root = parser.parse(src.data).root_node
-        stats = parse_stats(info.grammar, root)
+        root, stats = _parsed(parser, info.grammar, src.data)
         adapter = adapter_for(info.grammar)
         if adapter is None:
             return Outcome(path, info.language, NO_ADAPTER, None, stats)

@@ -35,7 +35,9 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #:     ``import x = require("m")``, ``jest.requireActual("m")``/``vi.importActual("m")`` are imports.
 #: 18: a name bound to a function or class value (``var f = function f(a) {...}``) has the value's header as its
 #:     signature and display name, not its first 200 bytes (a body change was a changed signature).
-SCHEMA_VERSION = 18
+#: 19: a TypeScript interface member the grammar ran into the next (a generic call signature on its own line) is
+#:     parsed as the member it is (``extract._parsed``): the definitions after it were lost in one error node.
+SCHEMA_VERSION = 19
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",
