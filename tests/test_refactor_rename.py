@@ -417,6 +417,26 @@ def test_a_typescript_const_bound_to_new_cls_is_a_certain_receiver_and_a_let_is_
                            8: ("medium", "assigned_receiver")}, reasons
 
 
+def test_a_typescript_function_with_overload_signatures_is_one_symbol_across_files(tmp_path: Path) -> None:
+    # immer's ``each``: two ``export function each`` (a signature, then the implementation) were two rival
+    # definitions, so every importer's ``each`` was a low "other binding" and the rename left them all.
+    files = {
+        "src/common.ts": ("export function each(obj: string[], iter: (k: string) => void): void\n"
+                          "export function each(obj: any, iter: any) {\n  return obj.forEach(iter);\n}\n\n"
+                          "export function twice() {\n  each([], () => {});\n}\n"),
+        "src/index.ts": "export * from './common';\n",
+        "src/use.ts": "import { each } from './index';\n\neach(['a'], (k) => k);\n",
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("each", "forEachEntry")
+        edits = sorted((e.path, e.line, e.certainty) for e in preview.edits)
+        assert edits == [("src/common.ts", 1, "high"), ("src/common.ts", 2, "high"), ("src/common.ts", 7, "high"),
+                         ("src/use.ts", 1, "high"), ("src/use.ts", 3, "high")], edits
+        env.service.apply(preview.refactor_id)
+        assert env.read("src/use.ts") == "import { forEachEntry } from './index';\n\nforEachEntry(['a'], (k) => k);\n"
+        assert env.read("src/common.ts").count("forEachEntry") == 3
+
+
 def test_doc_sweep_edits_are_separate_and_applied_only_on_request(tmp_path: Path) -> None:
     files = {
         "util.py": "def parse_config(path):\n    # parse_config reads the file\n    return path\n",

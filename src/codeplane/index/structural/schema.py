@@ -36,7 +36,8 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 18: a name bound to a function or class value (``var f = function f(a) {...}``) has the value's header as its
 #:     signature and display name, not its first 200 bytes (a body change was a changed signature).
 #: 19: a TypeScript interface member the grammar ran into the next (a generic call signature on its own line) is
-#:     parsed as the member it is (``extract._parsed``): the definitions after it were lost in one error node.
+#:     parsed as the member it is (``extract._parsed``): the definitions after it were lost in one error node; a
+#:     TypeScript function's overload signatures and its implementation are one name (bound to the implementation).
 SCHEMA_VERSION = 19
 
 TABLES = (

@@ -160,6 +160,7 @@ def _reexport(ctx: Context, statement: Node, source: str | None) -> None:
 
 def exports(ctx: Context, root: Node, bindings: dict[str, tuple[str, str | None]]) -> None:
     """``export`` declarations and clauses of this file (re-exports are recorded by ``imports``)."""
+    first = len(ctx.exports)
     for statement in root.named_children:
         if statement.type != "export_statement" or statement.child_by_field_name("source") is not None:
             continue
@@ -179,6 +180,8 @@ def exports(ctx: Context, root: Node, bindings: dict[str, tuple[str, str | None]
                 if local is not None:
                     text = ctx.src.text(local)
                     _export(ctx, ctx.src.text(public) if public is not None else text, bindings.get(text))
+    # Each overload signature of ``export function f`` exports the same ``f``: one row.
+    ctx.exports[first:] = list(dict.fromkeys(ctx.exports[first:]))
 
 
 def _declared_names(declaration: Node) -> list[Node]:
@@ -205,4 +208,5 @@ JAVASCRIPT = LanguageSpec(
     identifier_types=frozenset({"identifier", "shorthand_property_identifier_pattern"}),
     pattern_names=pattern_names,
 )
-TYPESCRIPT = replace(JAVASCRIPT, language="typescript", patterns=("ecmascript.scm", "typescript.scm"))
+TYPESCRIPT = replace(JAVASCRIPT, language="typescript", patterns=("ecmascript.scm", "typescript.scm"),
+                     overload_types=frozenset({"function_signature"}))

@@ -48,6 +48,11 @@ class _Binding:
     visible_from: int
 
 
+def _declaration_type(binding: _Binding) -> str | None:
+    parent = binding.name_node.parent
+    return parent.type if parent is not None else None
+
+
 class Resolver:
     def __init__(self, spec: LanguageSpec, src: SourceText, scopes: list[ScopeRow],
                  scope_of: Callable[[Node], int]) -> None:
@@ -68,8 +73,12 @@ class Resolver:
 
     def file_bindings(self) -> dict[str, tuple[str, str | None]]:
         """Unambiguous file-scope names: what a same-file ``export { name }`` refers to."""
-        return {name: (entries[0].target_kind, entries[0].target_uid)
-                for (scope, name), entries in self.table.items() if scope == 0 and len(entries) == 1}
+        out: dict[str, tuple[str, str | None]] = {}
+        for (scope, name), entries in self.table.items():
+            chosen = self._chosen(entries) if scope == 0 else None
+            if chosen is not None:
+                out[name] = (chosen.target_kind, chosen.target_uid)
+        return out
 
     def _lookup(self, scope: int, name: str, position: int) -> tuple[int, str] | None:
         current = scope
@@ -100,9 +109,21 @@ class Resolver:
         return None
 
     def _single(self, entries: list[_Binding]) -> bool:
+        return self._chosen(entries) is not None
+
+    def _chosen(self, entries: list[_Binding]) -> _Binding | None:
+        """The binding a name denotes in its scope, or None when its declarations there are rival ones."""
         if len(entries) == 1:
-            return True
-        return self.spec.rebinding_is_assignment and all(b.reason == LOCAL_ASSIGN for b in entries)
+            return entries[0]
+        if self.spec.rebinding_is_assignment and all(b.reason == LOCAL_ASSIGN for b in entries):
+            return entries[0]
+        overloads = self.spec.overload_types
+        if overloads and all(_declaration_type(b) in overloads for b in entries[:-1]) and all(
+                b.reason == entries[0].reason and b.target_kind == entries[0].target_kind for b in entries):
+            # Overload signatures, then the implementation (or, in a declaration file, one more signature):
+            # one function; the implementation is the definition whatever the call site's overload.
+            return entries[-1]
+        return None
 
     def finish(self, refs: dict[int, Node], members: dict[int, tuple[Node, Node | None]], def_names: dict[int, str],
                import_names: set[int], originals: dict[int, str]) -> tuple[list[BindRow], list[RefRow]]:
@@ -111,7 +132,7 @@ class Resolver:
         binds = []
         for scope, name in keys:
             entries = self.table[(scope, name)]
-            single = entries[0] if self._single(entries) else None
+            single = self._chosen(entries)
             binds.append(BindRow(scope, name, single.target_kind if single else TARGET_UNKNOWN,
                                  single.target_uid if single else None, CERTAIN if single else UNCERTAIN,
                                  entries[0].reason))

@@ -70,6 +70,9 @@ class LanguageSpec:
     opaque_scopes: frozenset[str] = frozenset()
     #: Whether a second assignment to a local names the same variable (Ruby, PHP) rather than a new one.
     rebinding_is_assignment: bool = False
+    #: Node types of a declaration without a body that another declaration of the name completes (TypeScript's
+    #: overload signatures ``function f(a: string): string;`` before ``function f(a: any) {...}``): one name.
+    overload_types: frozenset[str] = frozenset()
     #: Whether a name used before its block's declaration of it denotes the outer one (Rust ``let x = x.f();``,
     #: Go ``x := x.f()``), rather than being left unresolved (JavaScript's ``let`` is not yet initialised there).
     shadowing_falls_through: bool = False
