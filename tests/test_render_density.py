@@ -108,9 +108,13 @@ def test_an_entry_point_found_twice_is_listed_once_with_what_declares_it() -> No
     entries += [map_repo.EntryPointEntry(path="lib/index.js", kind="file", name="main", evidence="declared_script"),
                 map_repo.EntryPointEntry(path="lib/index.js", kind="file", name="index.js",
                                          evidence="conventional_file")]
+    # immer's package.json "main" is the build's dist/cjs/index.js: no file of the repository.
+    entries.append(map_repo.EntryPointEntry(path="dist/cjs/index.js", kind="file", name="main",
+                                            evidence="declared_script", indexed=False))
     text = map_repo.render_map(map_repo.MapRepoResult(epoch=1, entry_points=entries))
     assert text.splitlines()[-1] == ("entry points: src/flask/cli.py function flask.cli.main (script flask, main); "
-                                     "src/flask/__main__.py file; lib/index.js file (script main)"), text
+                                     "src/flask/__main__.py file; lib/index.js file (script main); "
+                                     "dist/cjs/index.js file (script main, not indexed)"), text
 
 
 def test_a_hit_without_its_text_gives_its_column() -> None:

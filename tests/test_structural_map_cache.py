@@ -19,7 +19,8 @@ from tests.builders import make_repo, write_files
 
 FILES = {
     "pyproject.toml": "[project]\nname = 'shop'\n[project.scripts]\nshop = 'shop.cli:main'\n",
-    "package.json": '{"name": "web", "bin": {"web": "web/index.js"}}\n',
+    # "main" names a build's output, which the repository does not hold
+    "package.json": '{"name": "web", "bin": {"web": "web/index.js"}, "main": "dist/web.js"}\n',
     "manage.py": "import sys\nimport django\n\n\ndef main():\n    return sys.argv\n",
     "shop/__init__.py": "from shop.core import Cart\n__all__ = ['Cart']\n",
     # ``nsp.nowhere`` names this repository's namespace package (never a dependency); ``ns`` only its first letters
@@ -111,11 +112,12 @@ def test_entry_points_are_scripts_module_level_mains_and_entry_files(index: tupl
     root, service = index
     found = StructuralService(service, root, RepoLayout(root).index_db).map_repo(("entry_points",), depth=1,
                                                                                   limit=1000).entry_points
-    assert sorted((e.path, e.qualified_name or "", e.evidence) for e in found) == [
-        ("manage.py", "", "conventional_file"), ("manage.py", "manage.main", "main_function"),
-        ("shop/cli.py", "", "conventional_file"), ("shop/cli.py", "shop.cli.main", "declared_script"),
-        ("shop/cli.py", "shop.cli.main", "main_function"), ("web/index.js", "", "conventional_file"),
-        ("web/index.js", "", "declared_script")]
+    assert sorted((e.path, e.qualified_name or "", e.evidence, e.indexed) for e in found) == [
+        ("dist/web.js", "", "declared_script", False),
+        ("manage.py", "", "conventional_file", True), ("manage.py", "manage.main", "main_function", True),
+        ("shop/cli.py", "", "conventional_file", True), ("shop/cli.py", "shop.cli.main", "declared_script", True),
+        ("shop/cli.py", "shop.cli.main", "main_function", True), ("web/index.js", "", "conventional_file", True),
+        ("web/index.js", "", "declared_script", True)]
 
 
 def test_a_content_edit_patches_line_counts_without_rebuilding_the_tree(index: tuple[Path, IndexService]) -> None:

@@ -61,6 +61,9 @@ class EntryPoint:
     name: str
     qualified_name: str | None
     evidence: str
+    #: False for a declared file the index does not hold (package.json's ``main`` pointing at a build's output,
+    #: ignored or not built yet).
+    indexed: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,8 +262,9 @@ def _declared(conn: sqlite3.Connection, path: str, text: str) -> list[EntryPoint
             targets.setdefault("main", data["main"])
         for script, target in sorted(targets.items()):
             if isinstance(target, str):
-                out.append(EntryPoint(posixpath.normpath(posixpath.join(base, target)), "file", script, None,
-                                      "declared_script"))
+                file = posixpath.normpath(posixpath.join(base, target))
+                held = conn.execute("SELECT 1 FROM st_file WHERE path = ?", (file,)).fetchone() is not None
+                out.append(EntryPoint(file, "file", script, None, "declared_script", held))
     return out
 
 

@@ -58,6 +58,7 @@ class EntryPointEntry(ToolResult):
     name: str
     qualified_name: str | None = None
     evidence: str
+    indexed: bool = Field(True, description="False: a declared file the index does not hold (a build's output).")
 
 
 class ExternalModule(ToolResult):
@@ -118,7 +119,7 @@ def _result(root: str, m: RepoMap) -> MapRepoResult:
         languages=[LanguageEntry(language=s.language, family=s.family, file_count=s.file_count,
                                  percentage=s.percentage) for s in m.languages] if "languages" in wanted else None,
         entry_points=[EntryPointEntry(path=e.path, kind=e.kind, name=e.name, qualified_name=e.qualified_name,
-                                      evidence=e.evidence) for e in m.entry_points]
+                                      evidence=e.evidence, indexed=e.indexed) for e in m.entry_points]
         if "entry_points" in wanted else None,
         dependencies=DependenciesSection(
             external_modules=[ExternalModule(name=n, import_count=c) for n, c in m.dependencies.external_modules],
@@ -240,4 +241,6 @@ def _entry_points(entries: list[EntryPointEntry]) -> list[str]:
         tag = f"script {e.name}" if e.evidence == "declared_script" else "main" if e.evidence == "main_function" else ""
         if tag and tag not in said:
             said.append(tag)
+        if not e.indexed and "not indexed" not in said:
+            said.append("not indexed")
     return [f"{head} ({', '.join(said)})" if said else head for head, said in tags.items()]
