@@ -134,20 +134,27 @@ def walk_code(root: Any) -> Iterable[Any]:
             stack.extend(reversed(node.children))
 
 
-def specifier_style(path: str, moved: str, root: Any | None) -> str:
+def relative_specifiers(root: Any | None) -> list[str]:
+    """The relative specifiers of a module's ``import``/``export … from`` statements."""
+    return [s for s in (fragment(n.child_by_field_name("source")) for n in (root.named_children if root else [])
+                        if n.type in ("import_statement", "export_statement")) if s and s.startswith(".")]
+
+
+def specifier_style(path: str, moved: str, root: Any | None, *, project_suffixed: bool = False) -> str:
     """A stand-in specifier carrying the file's convention: with the moved file's extension when the file's
-    relative specifiers have one (ESM ``.mjs``/NodeNext), extensionless otherwise."""
+    relative specifiers have one (ESM ``.mjs``/NodeNext), extensionless otherwise; a file with none of its own
+    follows the project's (``project_suffixed``: Node's ES modules need the extension)."""
     suffix = posixpath.splitext(moved)[1]
-    specs = [s for s in (fragment(n.child_by_field_name("source")) for n in (root.named_children if root else [])
-                         if n.type in ("import_statement", "export_statement")) if s and s.startswith(".")]
+    specs = relative_specifiers(root)
     if specs:
         return "./x" + suffix if any(s.endswith(JS_SUFFIXES) for s in specs) else "./x"
-    return "./x" + suffix if path.endswith((".mjs", ".cjs", ".mts", ".cts")) else "./x"
+    return "./x" + suffix if project_suffixed or path.endswith((".mjs", ".cjs", ".mts", ".cts")) else "./x"
 
 
-def dest_specifier(importer: str, root: Any | None, moved: str, dest: str) -> str:
+def dest_specifier(importer: str, root: Any | None, moved: str, dest: str, *, project_suffixed: bool = False) -> str:
     """Specifier from ``importer`` to the destination, in the file's style (extension or not)."""
-    return render_specifier(importer, moved, dest, specifier_style(importer, moved, root))
+    return render_specifier(importer, moved, dest,
+                            specifier_style(importer, moved, root, project_suffixed=project_suffixed))
 
 
 def in_export_clause(node: Any) -> bool:
@@ -189,6 +196,8 @@ def delete_statement_lines(src: SourceText, node: Any) -> SpanEdit:
     while nxt <= total and not src.line_text(nxt).strip():
         nxt += 1
     if nxt <= total:
+        if start > 1 and src.line_text(start - 1).strip() and nxt - 1 > end:
+            nxt -= 1  # code right above it: one blank line stays between that and what followed the statement
         return SpanEdit(src.path, start, 0, nxt, 0, src.slice(start, 0, nxt, 0), "", "moved_definition")
     prev = start - 1
     while prev >= 1 and not src.line_text(prev).strip():

@@ -3,8 +3,9 @@
 The declaration's statement (with ``export``/``export default`` and the comments directly above) goes to
 the end of the destination module (created when missing). Names it uses that the old module imports are
 imported the same way in the destination (relative specifiers re-rendered); names the old module declares
-are imported from it (``export`` is added to a declaration that lacked it) — refused with 4009 when the
-old module still needs the moved symbol, since the two modules would then import each other.
+are imported from it (``export`` is added to a declaration that lacked it). When the old module still needs the
+moved symbol the two modules then import each other: allowed between ES modules when every use across them runs
+inside a function (the preview warns), refused with 4009 when one runs as a module loads.
 
 Between CommonJS modules (:mod:`jscommonjs`) the same move is written in their system: the ``require``
 statements the code reads go with it, a new module ends with ``module.exports = { f }`` (an existing one with
@@ -40,7 +41,7 @@ from codeplane.refactor.jscommonjs import (
 )
 from codeplane.refactor.jsdynamic import Load, file_loads, load_warnings
 from codeplane.refactor.jsimporters import JsImporters
-from codeplane.refactor.jsimports import is_js, render_specifier, resolve_specifier
+from codeplane.refactor.jsimports import JS_SUFFIXES, is_js, render_specifier, resolve_specifier
 from codeplane.refactor.jsstatements import (
     NAME_NODES,
     ImportBinding,
@@ -56,6 +57,7 @@ from codeplane.refactor.jsstatements import (
     node_text,
     parse_js,
     reexports,
+    relative_specifiers,
     specifier_style,
     statement_text,
     top_statement,
@@ -116,7 +118,9 @@ class JsSymbolMove:
         old_keeps = remaining > 0 or self.keep_reexport
         copied = sorted({old_imports[n] for n in used if n in old_imports}, key=lambda b: (b.specifier, b.local))
         from_old = sorted(n for n in used if n in old_decls and n not in old_imports and n not in requires)
-        if from_old and old_keeps:
+        cycle_deferred = bool(from_old) and old_keeps and not self.commonjs and self._only_when_called(
+            stmt, from_old, old_root)
+        if from_old and old_keeps and not cycle_deferred:
             raise CodePlaneError(
                 ErrorCode.REFACTOR_CIRCULAR_IMPORT,
                 f"moving {self.target.name} would make {old} and {self.dest} import each other: it needs "
@@ -139,6 +143,11 @@ class JsSymbolMove:
                 "by assignment (module.exports), not written by a move. Move those first",
                 details={"symbol": self.target.qualified_name, "reason": "commonjs module-level names",
                          "needs_from_old_module": from_old})
+        if cycle_deferred:
+            self.draft.warnings.append(
+                f"{old} and {self.dest} now import each other ({', '.join(from_old)} one way, "
+                f"{self.target.name} the other); every use across them runs inside a function, never while the "
+                "modules load")
         for name in from_old:
             node, exported = old_decls[name]
             if not exported:  # the destination imports it from here: it has to be exported
@@ -260,6 +269,30 @@ class JsSymbolMove:
                 out.add(node_text(target))
         return out
 
+    def _project_suffixed(self) -> bool:
+        """Whether the modules this move reads write relative specifiers with their extension, most of them
+        (``'./common.js'``): the style for a file that has no relative import to follow."""
+        specs = [spec for path in sorted(self.sources) for spec in relative_specifiers(self._root_of(path))]
+        return sum(1 for spec in specs if spec.endswith(JS_SUFFIXES)) * 2 > len(specs)
+
+    def _only_when_called(self, stmt: TopStatement, from_old: Iterable[str], old_root: Any) -> bool:
+        """Whether the two ES modules may import each other: every use of ``from_old`` in the moved statement and
+        every use of the moved symbol left in the old module lies inside a function, so nothing of either is read
+        while the modules load (an import cycle is then harmless: ES bindings are live, TypeScript's and Babel's
+        CommonJS output reads ``module_1.name`` when the function runs). A class's ``extends``, decorators and
+        static fields, or a top-level call, run as the module loads: then 4009 stands."""
+        needed = set(from_old)
+        first, last = stmt.node.start_point[0], stmt.node.end_point[0]
+        for node in walk_code(stmt.node):
+            if node.type in NAME_NODES and node_text(node) in needed and not _inside_function(node, stmt.node):
+                return False
+        for node in walk_code(old_root):
+            if node.type in NAME_NODES and node_text(node) == self.target.name and \
+                    not first <= node.start_point[0] <= last and not in_export_clause(node) and \
+                    not _inside_function(node, None) and not _in_import(node):
+                return False
+        return True
+
     def _uses_outside(self, root: Any, stmt: TopStatement) -> int:
         count = 0
         first, last = stmt.node.start_point[0], stmt.node.end_point[0]
@@ -314,7 +347,7 @@ class JsSymbolMove:
 
     def _old_edits(self, src: SourceText, root: Any, stmt: TopStatement, *, remaining: int) -> None:
         self.draft.code.append((delete_statement_lines(src, stmt.node), "high"))
-        spec = dest_specifier(src.path, root, self.target.path, self.dest)
+        spec = dest_specifier(src.path, root, self.target.path, self.dest, project_suffixed=self._project_suffixed())
         if self.commonjs:
             if remaining or self.keep_reexport:
                 insert_after_requires(self.inserts, src, root,
@@ -354,7 +387,8 @@ class JsSymbolMove:
         if from_old:
             style_root = dest_root if dest_root is not None else parse_js(old_src)
             spec = render_specifier(self.dest, self.target.path, self.target.path,
-                                    specifier_style(self.dest, self.target.path, style_root))
+                                    specifier_style(self.dest, self.target.path, style_root,
+                                                    project_suffixed=self._project_suffixed()))
             lines.append(f"import {{ {', '.join(from_old)} }} from '{spec}';")
         lines = sorted(dict.fromkeys(lines))
         body = statement_text(old_src, stmt.node)
@@ -439,3 +473,30 @@ def plan_js_move(target: Def, dest: str, files: Mapping[str, object], read: Read
     planner = JsSymbolMove(target, dest, frozenset(p for p in files if is_js(p)) | {dest}, read, candidates,
                            keep_reexport, dest_exists)
     return planner.plan()
+
+
+#: Nodes whose body runs when called, not when the module loads.
+_FUNCTIONS = frozenset({"function_declaration", "generator_function_declaration", "function_expression",
+                        "function", "generator_function", "arrow_function", "method_definition"})
+
+
+def _inside_function(node: Any, stop: Any | None) -> bool:
+    """Whether ``node`` lies in the parameters or body of a function (below ``stop``, the statement moved, which
+    may itself be the function): its code runs when the function is called."""
+    parent = node.parent
+    while parent is not None:
+        if parent.type in _FUNCTIONS and parent.child_by_field_name("name") is not node:
+            return True
+        if stop is not None and parent.id == stop.id:
+            return False
+        parent = parent.parent
+    return False
+
+
+def _in_import(node: Any) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.type in ("import_statement", "export_statement") and parent.child_by_field_name("source"):
+            return True
+        parent = parent.parent
+    return False

@@ -80,11 +80,18 @@ def merge_same_start(code: list[tuple[SpanEdit, Certainty]]) -> list[tuple[SpanE
     for group in by_start.values():
         inserts = [(e, c) for e, c in group if (e.line, e.column) == (e.end_line, e.end_column) and not e.old_text]
         others = [(e, c) for e, c in group if (e, c) not in inserts]
+        # Whole lines (an import) before text inside the line (``export `` opening the statement there).
+        inserts = sorted(inserts, key=lambda item: not item[0].new_text.endswith("\n"))
+        text = "".join(e.new_text for e, _ in inserts)
         if inserts and len(others) == 1:
             other, certainty = others[0]
-            text = "".join(e.new_text for e, _ in inserts)
             out.append((SpanEdit(other.path, other.line, other.column, other.end_line, other.end_column,
                                  other.old_text, text + other.new_text, other.reason), certainty))
+        elif len(inserts) > 1 and not others:
+            first, certainty = inserts[0]
+            weakest = min((c for _, c in inserts), key=("high", "medium", "low").index)
+            out.append((SpanEdit(first.path, first.line, first.column, first.line, first.column, "", text,
+                                 first.reason), weakest))
         else:
             out += group
     return out
