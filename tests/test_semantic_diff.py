@@ -481,7 +481,7 @@ def test_a_definition_moved_to_another_file_is_one_move_not_a_removal_and_an_add
         ("pkg/c.py", None, "twin", "added", ("symbol_added",), None)], got
     helper = page.changes[3]
     assert helper.old is not None and helper.new is not None and helper.old.start_line == 5
-    assert helper.new.start_line == 4 and helper.behavior_change_risk == "low"
+    assert helper.new.start_line == 4 and helper.behavior_change_risk == "low" and helper.lines_changed is None
     assert helper.structural_severity == "breaking"  # the old module's importers outside the repository
     assert page.summary.startswith("3 removed, 3 moved, 2 added in 3 files"), page.summary
     assert "3 definitions moved unchanged" in page.agentic_hint and "helper (pkg/a.py -> pkg/c.py)" in \

@@ -47,7 +47,7 @@ def pair_moves(found: Sequence[tuple[Change, Extra]]) -> list[tuple[Change, Extr
         old, new = found[olds[0]][0], found[news[0]][0]
         if old.path == new.path:
             continue
-        folded[news[0]] = replace(new, change=MOVED, old=old.old, old_path=old.path,
+        folded[news[0]] = replace(new, change=MOVED, old=old.old, old_path=old.path, lines_changed=None,
                                   delta_tags=("symbol_moved",), preview=())
         gone.add(olds[0])
     return [(folded.get(i, c), extra) for i, (c, extra) in enumerate(found) if i not in gone]
