@@ -623,3 +623,38 @@ def test_tests_that_imported_another_copy_of_the_repositorys_package_are_told_so
     (repo / "pytest.ini").write_text("[pytest]\npythonpath = src\n")
     again = finish(service.start_run())
     assert _outcomes(again) == {"tests/test_value.py": "passed"} and again.message == "", again.message
+
+
+def _logged(name: str) -> str:
+    """A Go test that appends its name to runs.log each time it runs."""
+    return (f"func {name}(t *testing.T) {{\n\tf, _ := os.OpenFile(\"runs.log\", os.O_APPEND|os.O_CREATE|os.O_WRONLY, "
+            f"0o644)\n\tfmt.Fprintln(f, \"{name}\")\n\tf.Close()\n}}\n\n")
+
+
+def test_a_go_retry_runs_only_the_failing_tests_and_carries_the_rest_over(
+        tmp_path: Path, services: list[TestingService]) -> None:
+    # blackfriday: one failing test re-ran the whole package (two 9 s tests among them), twice the shell's time.
+    require("go")
+    head = 'package {pkg}\n\nimport (\n\t"fmt"\n\t"os"\n\t"testing"\n)\n\n'
+    repo = make_repo(tmp_path / "repo", {
+        "svc/go.mod": "module example.com/svc\n\ngo 1.19\n",
+        "svc/calc/calc_test.go": head.format(pkg="calc") + _logged("TestStable") + (
+            "func TestBroken(t *testing.T) {\n\tt.Run(\"sub\", func(t *testing.T) { t.Fatal(\"always\") })\n}\n"),
+        # Fails on its first run only (it leaves a marker): flaky.
+        "svc/flaky/flaky_test.go": head.format(pkg="flaky") + _logged("TestSteady") + (
+            "func TestOnce(t *testing.T) {\n\tif _, err := os.Stat(\"marker\"); err != nil {\n"
+            "\t\tos.WriteFile(\"marker\", nil, 0o644)\n\t\tfmt.Println(err)\n\t\tt.Fatal(\"first run\")\n\t}\n}\n"),
+    })
+    service = service_for(repo)
+    services.append(service)
+    run = finish(service.start_run(), timeout=240)
+    assert _outcomes(run) == {"svc/calc": "failed", "svc/flaky": "flaky"}, render_run(run)
+    assert _cases(run) == {"svc/calc::TestStable": "passed", "svc/calc::TestBroken": "failed",
+                           "svc/calc::TestBroken/sub": "failed", "svc/flaky::TestSteady": "passed",
+                           "svc/flaky::TestOnce": "passed"}
+    calc, flaky = sorted(run.targets, key=lambda r: r.target.target_id)
+    assert [a.result.cases_run for a in calc.attempts] == [None, 2]  # TestBroken and its subtest, again
+    assert flaky.flaky_cases == ("svc/flaky::TestOnce",)
+    # The passing tests ran once each: the retry ran the failing ones alone.
+    assert (repo / "svc/calc/runs.log").read_text() == "TestStable\n"
+    assert (repo / "svc/flaky/runs.log").read_text() == "TestSteady\n"

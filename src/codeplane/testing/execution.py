@@ -39,7 +39,7 @@ from codeplane.testing.orphans import OWNER_ENV
 from codeplane.testing.packing import pack
 from codeplane.testing.pool import Pool
 from codeplane.testing.runners import RUNNERS, BatchParser, Project
-from codeplane.testing.runners.base import CoverageSetup, error_result
+from codeplane.testing.runners.base import CoverageSetup, error_result, result_from_cases
 from codeplane.testing.runs import RunRecord
 
 log = get_logger(__name__)
@@ -103,7 +103,7 @@ class RunExecutor:
             runnable = self._prepare(targets)
             self.record.note("running")
             self._phase(runnable, attempt=1)
-            retry = [t for t in runnable if self._retryable(t)]
+            retry = [self._narrowed(t) for t in runnable if self._retryable(t)]
             if retry and self.settings.retry_failed and not self.settings.fail_fast and self._should_stop() is None:
                 self.record.note(f"re-running {len(retry)} failed target(s)")
                 self._phase(retry, attempt=2)
@@ -123,6 +123,24 @@ class RunExecutor:
 
     def _owned(self) -> dict[str, str]:
         return {OWNER_ENV: self.settings.owner} if self.settings.owner else {}
+
+    def _narrowed(self, target: Target) -> Target:
+        """``target`` as its re-run: only its failing cases when its runner can run them alone."""
+        project = self.discovery.owners[target.target_id]
+        cases = RUNNERS[project.runner].retry_cases(target, self.record.attempts(target.target_id)[0].result)
+        return replace(target, cases=cases) if cases else target
+
+    def _carried_over(self, target: Target, result: TargetResult) -> TargetResult:
+        """A re-run of some cases (``_narrowed``) as the target's second attempt: those cases as they ran now,
+        every other case as the first attempt left it (``cases_run`` says how many ran)."""
+        first = self.record.attempts(target.target_id)[0].result
+        prefix = f"{target.target_id}::"
+        again = set(target.cases)
+        kept = [c for c in first.cases if c.case_id.removeprefix(prefix).split("/", 1)[0] not in again]
+        merged = sorted([*kept, *result.cases], key=lambda c: c.case_id)
+        return replace(result_from_cases(target.target_id, merged, exit_code=result.exit_code,
+                                         duration_s=result.duration_s, unlisted_passed=first.unlisted_passed),
+                       cases_run=len(result.cases))
 
     def _retryable(self, target: Target) -> bool:
         """Failed once and not re-run yet (a runner that re-runs in-process already added attempt 2)."""
@@ -346,6 +364,9 @@ class RunExecutor:
              artifacts: tuple[RunArtifact, ...]) -> None:
         """Record attempt ``attempt`` of ``target`` unless one was recorded (processes that could not share
         a pool all report its targets: the first report counts)."""
+        narrowed = attempt > 1 and target.cases != self.record.targets[target.target_id].cases
+        if narrowed and result.outcome in ("passed", "failed"):
+            result = self._carried_over(target, result)
         with self._add_lock:
             if len(self.record.attempts(target.target_id)) >= attempt:
                 return

@@ -201,6 +201,11 @@ class Runner(ABC):
                ) -> BatchParser:
         ...
 
+    def retry_cases(self, target: Target, result: TargetResult) -> tuple[str, ...] | None:
+        """The cases to run again after ``result`` failed, when the runner can run a target's cases alone (the
+        executor then re-runs only those and carries the rest over), else None: the whole target again."""
+        return None
+
     def in_process_retry(self, invocation: Invocation) -> Invocation | None:
         """``invocation`` made to re-run its failing cases once in the same process, or None when the runner
         cannot (the executor then re-runs failed targets in a fresh process)."""
