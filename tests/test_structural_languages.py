@@ -157,6 +157,18 @@ def test_go_defs_imports_and_scoping() -> None:
     assert refs_at(f, 12, "fmt") == [("REFERENCE", "UNKNOWN")]  # package name not knowable from the path
 
 
+def test_go_variables_declared_in_a_group_are_definitions_and_typed_locals() -> None:
+    # ``var ( htmlTagRe = ... )`` (tree-sitter wraps the specs in a var_spec_list): blackfriday's grouped package
+    # variables were no definitions, and ``var ( r SPRenderer )`` in a function left ``r.smartDash`` unresolved.
+    text = ("package p\n\nvar (\n\tErrX = 1\n)\n\nvar Single = 2\n\n"
+            "type T struct{}\n\nfunc (T) m() {}\n\nfunc f() {\n\tvar (\n\t\tr T\n\t)\n\tr.m()\n}\n")
+    f = facts_of("p.go", text)
+    assert {("variable", "ErrX"), ("variable", "Single"), ("method", "T.m")} <= defs(f)
+    assert refs_at(f, 17, "r") == [("REFERENCE", "PROVEN")]  # bound by the grouped local declaration
+    (declared,) = [r for r in f.refs if r.token_text == "r" and r.start_line == 15]
+    assert declared.receiver_shape == "type:T", declared  # what ``r.m()`` links through
+
+
 RUST = '''use std::collections::{HashMap, HashSet as Set};
 use crate::util::*;
 mod inner;

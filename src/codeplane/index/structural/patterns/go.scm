@@ -12,6 +12,7 @@
 (type_spec name: (type_identifier) @name) @definition.type
 (type_alias name: (type_identifier) @name) @definition.type
 (source_file (var_declaration (var_spec name: (identifier) @name) @definition.variable))
+(source_file (var_declaration (var_spec_list (var_spec name: (identifier) @name) @definition.variable)))
 (source_file (const_declaration (const_spec name: (identifier) @name) @definition.constant))
 (method_elem name: (field_identifier) @name) @definition.method
 (field_declaration name: (field_identifier) @name) @definition.field
@@ -34,6 +35,7 @@
 (variadic_parameter_declaration name: (identifier) @local.param)
 (short_var_declaration left: (expression_list (identifier) @local.definition))
 (statement_list (var_declaration (var_spec name: (identifier) @local.definition)))
+(statement_list (var_declaration (var_spec_list (var_spec name: (identifier) @local.definition))))
 (statement_list (const_declaration (const_spec name: (identifier) @local.definition)))
 (range_clause left: (expression_list (identifier) @local.definition))
 
