@@ -437,6 +437,25 @@ def test_a_typescript_function_with_overload_signatures_is_one_symbol_across_fil
         assert env.read("src/common.ts").count("forEachEntry") == 3
 
 
+def test_a_python_function_with_overload_signatures_is_one_symbol_across_files(tmp_path: Path) -> None:
+    # ``@overload`` twice, then the implementation: three bindings of one name were rival definitions, so the
+    # importer's uses were low "other binding" / "unresolved receiver" edits.
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/m.py": ("from typing import overload\nimport typing as t\n\n\n@overload\ndef conv(x: int) -> int: ...\n"
+                     "@t.overload\ndef conv(x: str) -> str: ...\ndef conv(x):\n    return x\n"),
+        "pkg/use.py": "from pkg.m import conv\nfrom pkg import m\n\n\ndef go():\n    return conv(1) + m.conv(2)\n",
+        # Defined twice without ``@overload``: the later one wins, which is no reason to rename the first.
+        "pkg/twice.py": "def conv(x):\n    return 0\n\n\ndef conv(x):\n    return 1\n",
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("pkg.m.conv", "convert")
+        edits = sorted((e.path, e.line, e.certainty) for e in preview.edits if e.path != "pkg/twice.py")
+        assert edits == [("pkg/m.py", 6, "high"), ("pkg/m.py", 8, "high"), ("pkg/m.py", 9, "high"),
+                         ("pkg/use.py", 1, "high"), ("pkg/use.py", 6, "high"), ("pkg/use.py", 6, "high")], edits
+        assert {e.certainty for e in preview.edits if e.path == "pkg/twice.py"} == {"low"}
+
+
 def test_doc_sweep_edits_are_separate_and_applied_only_on_request(tmp_path: Path) -> None:
     files = {
         "util.py": "def parse_config(path):\n    # parse_config reads the file\n    return path\n",

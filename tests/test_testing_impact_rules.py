@@ -19,10 +19,9 @@ def _cases(root: Path, index: object, path: str, line: int, tests: list[str]) ->
 
 PACKAGE: dict[str, str] = {
     "pytest.ini": "[pytest]\npythonpath = src\n",
-    # Overloads: ``pkg.command`` resolves to no one definition (the index leaves its target empty).
+    # Defined twice: ``pkg.command`` resolves to no one definition (the index leaves its target empty).
     "src/pkg/__init__.py": (
-        "import typing\n\n\n@typing.overload\ndef command(x: int) -> int: ...\n@typing.overload\n"
-        "def command(x: str) -> str: ...\ndef command(x=1):\n    return 1\n"),
+        "import typing\n\n\ndef command(x=1):\n    return 0\n\n\ndef command(x=1):\n    return 1\n"),
     "src/pkg/impl.py": "def pager():\n    return 2\n",                                 # 2: pager's body
     "tests/test_impl.py": (
         "import pkg.impl\n\n\n"
@@ -32,7 +31,7 @@ PACKAGE: dict[str, str] = {
 
 
 def test_a_name_of_the_package_an_import_of_a_submodule_binds_is_not_the_submodule_s(tmp_path: Path) -> None:
-    """``import pkg.impl`` binds ``pkg``: ``pkg.command`` (unresolved: overloads) is the package's name, not one
+    """``import pkg.impl`` binds ``pkg``: ``pkg.command`` (unresolved: defined twice) is the package's name, not one
     that ``impl`` lost (removed or dynamic), which would be reached as such."""
     with indexed_repo(tmp_path / "repo", PACKAGE) as (root, index):
         assert _cases(root, index, "src/pkg/impl.py", 2, ["tests/test_impl.py"]) == {"tests/test_impl.py::test_pager"}

@@ -37,7 +37,8 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #:     signature and display name, not its first 200 bytes (a body change was a changed signature).
 #: 19: a TypeScript interface member the grammar ran into the next (a generic call signature on its own line) is
 #:     parsed as the member it is (``extract._parsed``): the definitions after it were lost in one error node; a
-#:     TypeScript function's overload signatures and its implementation are one name (bound to the implementation);
+#:     TypeScript function's overload signatures, or Python ``@overload`` ones, and the implementation after them
+#:     are one name (bound to the implementation);
 #:     Go variables declared in a group (``var ( x = 1 )``, a ``var_spec_list``) are definitions and typed locals.
 SCHEMA_VERSION = 19
 

@@ -164,6 +164,9 @@ def _target(walk: Walk, defs: list[PendingDef], scope: int, name: str, sites: li
         return TARGET_DEF, sites[0].uid
     if len(sites) == 1 and sites[0].kind == "import":
         return TARGET_IMPORT, sites[0].uid
+    if len(sites) > 1 and all(s.kind == "def" for s in sites) and all(s.uid in walk.overloads for s in sites[:-1]):
+        # ``@overload`` signatures, then the implementation (in a stub, one more signature): one function.
+        return TARGET_DEF, sites[-1].uid
     owner = walk.scopes[scope]
     first = sites[0]
     if owner.kind in ("file", "class") and first.stmt is not None and all(s.kind == "assign" for s in sites):

@@ -5,6 +5,8 @@ Registers its handlers into ``python_walk.HANDLERS`` on import.
 
 from __future__ import annotations
 
+import re
+
 from tree_sitter import Node
 
 from codeplane.index.structural.adapters.python_walk import (
@@ -46,6 +48,18 @@ def _define(w: Walk, node: Node, scope: int, kind: str, *, signature: str, displ
     return pending
 
 
+def _overload(w: Walk, node: Node) -> bool:
+    """Whether the function is decorated ``@overload`` (``@typing.overload``, ``@t.overload``)."""
+    parent = node.parent
+    if parent is None or parent.type != "decorated_definition":
+        return False
+    return any(child.type == "decorator" and _OVERLOAD.fullmatch(w.text(child).lstrip("@").strip())
+               for child in parent.named_children)
+
+
+_OVERLOAD = re.compile(r"(?:[A-Za-z_]\w*\s*\.\s*)*overload")
+
+
 def visit_def(w: Walk, node: Node, scope: int, ctx: int) -> None:
     params = node.child_by_field_name("parameters")
     ret = node.child_by_field_name("return_type")
@@ -57,6 +71,8 @@ def visit_def(w: Walk, node: Node, scope: int, ctx: int) -> None:
     kind = "method" if w.scopes[scope].kind == "class" else "function"
     display = f"{'async ' if is_async else ''}def {name}{params_text}{ret_text}"
     pending = _define(w, node, scope, kind, signature=params_text + ret_text, display=display)
+    if pending is not None and _overload(w, node):
+        w.overloads.add(pending.uid)
     inner = w.new_scope("function", scope, node, pending.lexical_path if pending else w.scopes[scope].prefix,
                         pending.uid if pending else None)
     visit_parameters(w, params, scope, inner)

@@ -111,6 +111,8 @@ class Walk:
         self.scopes: list[Scope] = []
         self.occurrences: list[Occurrence] = []
         self.defs: list[PendingDef] = []
+        #: def_uids of ``@overload`` signatures: with the implementation after them, one name.
+        self.overloads: set[str] = set()
         self.imports: list[ImportRow] = []
         self.dynamic: list[DynamicRow] = []
         self.star_imports: list[ImportRow] = []
