@@ -199,7 +199,8 @@ def test_a_module_import_left_unused_by_the_move_goes_or_gives_way_to_the_new_on
 
 def test_a_move_that_would_make_two_modules_import_each_other_is_refused(tmp_path: Path) -> None:
     files = {"pkg/__init__.py": "", "pkg/b.py": "X = 1\n",
-             "pkg/a.py": "SIZE = 2\n\n\ndef f():\n    return SIZE\n\n\ndef g():\n    return f()\n"}
+             # A default runs with the ``def``: f cannot import SIZE when it runs instead.
+             "pkg/a.py": "SIZE = 2\n\n\ndef f(n=SIZE):\n    return n\n\n\ndef g():\n    return f()\n"}
     with refactor_env(tmp_path / "repo", files) as env:
         before = env.snapshot()
         with pytest.raises(CodePlaneError) as cycle:
@@ -350,6 +351,41 @@ def _prints(env: RefactorEnv, code: str) -> str:
     ran = subprocess.run([sys.executable, "-c", code], cwd=env.root, capture_output=True, text=True, check=False)
     assert ran.returncode == 0, ran.stderr
     return ran.stdout
+
+
+def test_a_function_its_old_module_still_uses_imports_that_module_inside_its_body(tmp_path: Path) -> None:
+    # packaging's canonicalize_name into its own module: utils still calls it (parse_wheel_filename), and it needs
+    # utils' InvalidName, NormalizedName and regexes. That was 4009; the function now imports them when it runs,
+    # and the names its (unevaluated: ``from __future__ import annotations``) annotations use under TYPE_CHECKING.
+    utils = ("from __future__ import annotations\n\nimport re\nfrom typing import NewType, cast\n\n"
+             "Normal = NewType('Normal', str)\n_SEP = re.compile('[-_.]+')\n\n\nclass Invalid(ValueError):\n"
+             "    pass\n\n\n"
+             "def canon(name: str, *, strict: bool = False) -> Normal:\n    \"\"\"Normalised.\"\"\"\n"
+             "    if strict and not name:\n        raise Invalid(name)\n"
+             "    return cast(Normal, _SEP.sub('-', name).lower())\n\n\n"
+             "def wheel(filename: str) -> str:\n    return canon(filename.split('-')[0])\n")
+    files = {"pkg/__init__.py": "", "pkg/utils.py": utils}
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.move_symbol("pkg.utils.canon", "pkg/names.py")
+        assert any("imported inside canon" in w and "still used there" in w for w in preview.warnings)
+        env.service.apply(preview.refactor_id)
+        assert env.read("pkg/names.py") == (
+            "from __future__ import annotations\n\nfrom typing import TYPE_CHECKING, cast\n\nif TYPE_CHECKING:\n"
+            "    from pkg.utils import Normal\n\n\n"
+            "def canon(name: str, *, strict: bool = False) -> Normal:\n    \"\"\"Normalised.\"\"\"\n"
+            "    from pkg.utils import Invalid, Normal, _SEP\n"
+            "    if strict and not name:\n        raise Invalid(name)\n"
+            "    return cast(Normal, _SEP.sub('-', name).lower())\n")
+        # Either module imported first, the other loads and both work.
+        for first in ("pkg.utils", "pkg.names"):
+            assert _prints(env, f"import {first}\nfrom pkg.utils import wheel\nfrom pkg.names import canon\n"
+                                "print(wheel('Foo.Bar-1.0'), canon('A_b'))") == "foo-bar a-b\n"
+    # Without the __future__ import the annotation runs with the ``def``: still a cycle at import time.
+    eager = {"pkg/__init__.py": "", "pkg/utils.py": utils.replace("from __future__ import annotations\n\n", "")}
+    with refactor_env(tmp_path / "eager", eager) as env:
+        with pytest.raises(CodePlaneError) as caught:
+            env.service.move_symbol("pkg.utils.canon", "pkg/names.py")
+        assert caught.value.code == 4009
 
 
 def test_star_reexports_import_time_uses_and_third_module_cycles(tmp_path: Path) -> None:

@@ -220,18 +220,51 @@ def _first_use(names: set[str], src: SourceText, root: Any, needs: Needs) -> int
     return prev
 
 
-def deferrable(block: Block, names: Sequence[str]) -> bool:
+def deferrable(block: Block, names: Sequence[str], *, lazy_annotations: bool = False) -> bool:
     """Whether ``names`` can be imported inside the moved function instead of at the top of its new module: the
     block is a function whose body starts on a line of its own, and the names occur only in that body (never in
-    a decorator, a default or an annotation, which run when the ``def`` does)."""
+    a decorator or a default, which run when the ``def`` does; nor in an annotation, unless annotations are not
+    evaluated: ``from __future__ import annotations``, which the move carries to the destination)."""
+    function = _function_node(block.statement)
     body = _function_body(block.statement)
     colon = body.prev_sibling if body is not None else None
     if body is None or not body.named_children or colon is None or (
             body.named_children[0].start_point[0] == colon.start_point[0]):
         return False  # ``def f(): return g()``: no line of its own to open the body with
     wanted = set(names)
-    return all(body.start_byte <= node.start_byte < body.end_byte for node in walk(block.statement)
-               if node.type == "identifier" and text_of(node) in wanted)
+    lazy = _annotation_spans(function) if lazy_annotations else []
+    return all(body.start_byte <= node.start_byte < body.end_byte or any(
+        start <= node.start_byte < end for start, end in lazy) for node in walk(block.statement)
+        if node.type == "identifier" and text_of(node) in wanted)
+
+
+def annotated(block: Block, names: Sequence[str]) -> list[str]:
+    """Which of ``names`` the function's own parameter or return annotations name."""
+    function = _function_node(block.statement)
+    spans = _annotation_spans(function) if function is not None else []
+    wanted = set(names)
+    return sorted({text_of(node) for node in walk(block.statement) if node.type == "identifier"
+                   and text_of(node) in wanted and any(start <= node.start_byte < end for start, end in spans)})
+
+
+def lazy_annotations(root: Any) -> bool:
+    """Whether the module says ``from __future__ import annotations`` (its annotations are never evaluated)."""
+    return any(stmt.type == "future_import_statement" and any(
+        text_of(n) == "annotations" for n in stmt.children_by_field_name("name")) for stmt in root.named_children)
+
+
+def _annotation_spans(function: Any) -> list[tuple[int, int]]:
+    """Byte spans of the function's own parameter and return annotations."""
+    spans = []
+    returns = function.child_by_field_name("return_type")
+    if returns is not None:
+        spans.append((returns.start_byte, returns.end_byte))
+    params = function.child_by_field_name("parameters")
+    for param in params.named_children if params is not None else []:
+        annotation = param.child_by_field_name("type")
+        if annotation is not None:
+            spans.append((annotation.start_byte, annotation.end_byte))
+    return spans
 
 
 def _function_node(statement: Any) -> Any:

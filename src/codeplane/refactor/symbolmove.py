@@ -37,7 +37,15 @@ from codeplane.refactor.pybindings import (
     wildcard_sources,
 )
 from codeplane.refactor.pyblock import Block, find_block, global_writes
-from codeplane.refactor.pydestination import IMPORT_STATEMENTS, Needs, block_needs, deferrable, destination_edits
+from codeplane.refactor.pydestination import (
+    IMPORT_STATEMENTS,
+    Needs,
+    annotated,
+    block_needs,
+    deferrable,
+    destination_edits,
+    lazy_annotations,
+)
 from codeplane.refactor.pyheader import (
     all_entry_removals,
     all_list,
@@ -141,7 +149,11 @@ class SymbolMovePlanner:
         needs = block_needs(self.move, block, old_bindings, old_root, dest_bindings)
         remaining = _uses_outside(old_root, self.name, block)
         old_keeps = remaining > 0 or self.keep_reexport
-        if needs.from_old and old_keeps:
+        lazy = lazy_annotations(old_root)
+        # The old module keeps importing the function, which needs some of its names: the function imports them
+        # when it runs, unless they run with the ``def`` (a decorator, a default, an evaluated annotation).
+        keeping_cycle = bool(needs.from_old) and old_keeps
+        if keeping_cycle and not deferrable(block, needs.from_old, lazy_annotations=lazy):
             why = "keep_reexport leaves it imported there" if self.keep_reexport and not remaining else \
                 f"{remaining} use(s) remain there"
             raise CodePlaneError(
@@ -166,13 +178,17 @@ class SymbolMovePlanner:
         # The old module imports the destination at load time (directly or through others): the names the function
         # needs from the old module are imported when it runs, as werkzeug's get_content_type moved into http.py
         # must (http → utils → datastructures → http failed at import as a module-level import).
-        from_old_later = bool(needs.from_old) and (self.dest in self.old_runtime_imports or self._reaches(
-            self.move.old_path, self.dest)) and deferrable(block, needs.from_old)
+        from_old_later = bool(needs.from_old) and (keeping_cycle or self.dest in self.old_runtime_imports or (
+            self._reaches(self.move.old_path, self.dest))) and deferrable(block, needs.from_old, lazy_annotations=lazy)
         deferred = [ImportSpec(self.move.old_module, n) for n in needs.from_old] if from_old_later else []
+        if from_old_later and lazy:
+            self._typing_imports(needs, block, dest_bindings)
         if from_old_later:
             self.draft.warnings.append(
                 f"{', '.join(needs.from_old)} imported inside {self.name}: {self.move.old_module} imports "
-                f"{self.move.new_module} when it loads, so a module-level import would be circular")
+                f"{self.move.new_module} when it loads"
+                + (f" ({self.name} is still used there)" if keeping_cycle else "")
+                + ", so a module-level import would be circular")
         self._refuse_direct_cycle(old_keeps, needs, dest_bindings, deferred=from_old_later)
         deferred += self._copied_cycles(needs, block)
         self._warn_cycles(old_keeps, bool(needs.from_old) and not from_old_later)
@@ -235,6 +251,19 @@ class SymbolMovePlanner:
                                  f"{self.dest} already binds {self.name} (line {line}); rename one of them first",
                                  details={"path": self.dest, "line": line, "name": self.name,
                                           "reason": "exists in destination"})
+
+    def _typing_imports(self, needs: Needs, block: Block, dest_bindings: Mapping[str, list[Binding]]) -> None:
+        """Names from the old module that the function's (unevaluated) annotations use, imported under ``if
+        TYPE_CHECKING:`` too: the function imports them when it runs, which a type checker reading the module's
+        annotations does not see."""
+        typed = annotated(block, needs.from_old)
+        checking = ImportSpec("typing", "TYPE_CHECKING")
+        found = dest_bindings.get("TYPE_CHECKING", [])
+        if not typed or any(b.spec != checking for b in found):
+            return  # the destination calls something else TYPE_CHECKING: leave its header alone
+        needs.guarded.setdefault("TYPE_CHECKING", []).extend(ImportSpec(self.move.old_module, n) for n in typed)
+        if not found and checking not in needs.copied:
+            needs.copied.append(checking)
 
     def _refuse_direct_cycle(self, old_keeps: bool, needs: Needs, dest_bindings: Mapping[str, list[Binding]], *,
                              deferred: bool) -> None:
