@@ -527,3 +527,39 @@ def test_a_method_call_on_a_function_s_attribute_neither_calls_the_function_nor_
     with indexed_repo(tmp_path / "again", _attribute_call("OPTION.params.insert(0, command)")) as (root, index):
         # The option holds the command; the statement names nothing to store the option in: module-level code.
         assert _cases(root, index, "src/pkg/core.py", 2, tests) == {"tests/test_command.py", "tests/test_option.py"}
+
+
+COMPUTED: dict[str, str] = {
+    "pytest.ini": "[pytest]\npythonpath = src\n",
+    "src/pkg/__init__.py": "",
+    "src/pkg/spec.py": (
+        "class Base:\n"                                            # 1
+        "    def check(self, op):\n"
+        "        found = getattr(\n"
+        "            self, f\"_cmp_{op}\"\n"
+        "        )\n"                                              # 5
+        "        return found()\n\n\n"
+        "class Spec(Base):\n"
+        "    def _cmp_eq(self):\n"
+        "        return True\n"                                    # 10: _cmp_eq's body
+        "\n"
+        "    def helper(self):\n"
+        "        return 1\n"                                       # 13: helper's body (no _cmp_ prefix)
+        "\n\n"
+        "class Other:\n"
+        "    def _cmp_eq(self):\n"
+        "        return False\n"),                                 # 18: another class's _cmp_eq
+    "tests/test_spec.py": "from pkg.spec import Spec\n\n\ndef test_check():\n    assert Spec().check('eq')\n",
+}
+
+
+def test_getattr_of_self_by_a_computed_name_reaches_the_members_it_may_spell(tmp_path: Path) -> None:
+    """packaging's ``Specifier._get_operator`` is ``getattr(self, f"_compare_{...}")``: a change to
+    ``_compare_compatible`` selected no test, and 18 failed. ``self`` in a method of ``Base`` may be a ``Spec``;
+    the name starts ``_cmp_``: ``Spec._cmp_eq`` may be it, ``Spec.helper`` and the unrelated ``Other._cmp_eq``
+    are not."""
+    tests = ["tests/test_spec.py"]
+    with indexed_repo(tmp_path / "repo", COMPUTED) as (root, index):
+        assert _cases(root, index, "src/pkg/spec.py", 10, tests) == {"tests/test_spec.py::test_check"}
+        assert _cases(root, index, "src/pkg/spec.py", 13, tests) == set()
+        assert _cases(root, index, "src/pkg/spec.py", 18, tests) == set()

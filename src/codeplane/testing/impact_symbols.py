@@ -49,6 +49,7 @@ from typing import Literal
 
 from codeplane.testing.impact_attrs import AttributeTypes
 from codeplane.testing.impact_code import ReadLines
+from codeplane.testing.impact_computed import ComputedSelfSites
 from codeplane.testing.impact_locals import LocalTypes
 from codeplane.testing.impact_names import (
     bare_visible,
@@ -93,6 +94,7 @@ class SymbolWalk(UseRules, PytestRules):
         self._by_name: set[tuple[str, bool]] = set()
         #: (method name, reach.runs) → uses left out for the class of the method that walked them.
         self._typed_out: dict[tuple[str, bool], list[tuple[int, int, int, str | None]]] = {}
+        self._computed = ComputedSelfSites(conn, path_of, read_lines)
         self._attributes = AttributeTypes(self)
         self._locals = LocalTypes(self, self._attributes)
         #: Local function uid → whether its function lets it be named outside (asked once per use otherwise).
@@ -304,6 +306,27 @@ class SymbolWalk(UseRules, PytestRules):
             if pattern == "hasattr" and self._only_looked_up(d):
                 continue
             self._use((int(file_id), int(line), int(col)), d, reach, "low", call=True)
+        if method and owner is not None:
+            self._computed_self(d, owner, reach)
+
+    def _computed_self(self, d: Def, owner: Def, reach: Reach) -> None:
+        """``getattr(self, <computed>)`` in a method of ``owner``'s hierarchy may be ``d`` (``impact_computed``)."""
+        for file_id, line, col, prefix in self._computed.sites():
+            if not d.name.startswith(prefix):
+                continue
+            user = self.innermost(file_id, line)
+            holder = self.get(user.parent) if user is not None and user.parent else None
+            if holder is None or holder.kind != "class" or not self._related(holder, owner):
+                continue
+            self._use((file_id, line, col), d, reach, "low", call=True)
+
+    def _related(self, site_class: Def, owner: Def) -> bool:
+        """Whether ``self`` in a method of ``site_class`` may hold ``owner``'s members: the same class, one of
+        its bases, or one deriving from it (unknown bases: maybe)."""
+        if site_class.uid == owner.uid:
+            return True
+        above, below = self._bases(site_class), self._bases(owner)
+        return above is None or below is None or owner.uid in above or site_class.uid in below
 
     def _typed(self, site: tuple[int, int, int], receiver: str | None, d: Def,
                owner: Def | None) -> Literal["out", "exact"] | None:
