@@ -563,3 +563,32 @@ def test_getattr_of_self_by_a_computed_name_reaches_the_members_it_may_spell(tmp
         assert _cases(root, index, "src/pkg/spec.py", 10, tests) == {"tests/test_spec.py::test_check"}
         assert _cases(root, index, "src/pkg/spec.py", 13, tests) == set()
         assert _cases(root, index, "src/pkg/spec.py", 18, tests) == set()
+
+
+REGISTERED: dict[str, str] = {
+    "pytest.ini": "[pytest]\npythonpath = src\n",
+    "src/pkg/__init__.py": "",
+    "src/pkg/app.py": ("import functools\n\n\nclass Registry:\n    def __init__(self):\n        self.fns = []\n\n"
+                       "    def register(self, f):\n        self.fns.append(f)\n        return f\n\n"
+                       "    def run(self):\n        return [f() for f in self.fns]\n\n\nREG = Registry()\n\n\n"
+                       "@REG.register\ndef _():\n    return 1\n\n\n"                          # 21: the body of _
+                       "@functools.singledispatch\ndef conv(x):\n    return x\n\n\n"
+                       "@conv.register\ndef _(x: int):\n    return x + 1\n\n\n"                 # 30: the body
+                       "@functools.lru_cache\ndef cached():\n    return 2\n"),                  # 35: the body
+    "tests/test_app.py": ("from pkg.app import REG, conv, cached\n\n\n"
+                          "def test_run():\n    assert REG.run() == [1]\n\n\n"
+                          "def test_conv():\n    assert conv(1) == 2\n\n\n"
+                          "def test_cached():\n    assert cached() == 2\n"),
+}
+
+
+def test_a_function_a_repository_object_registers_is_reached_through_that_object(tmp_path: Path) -> None:
+    """packaging's ``@canonicalize_version.register def _(...)`` (singledispatch) is never named again: a change
+    to it selected nothing while 2,802 tests failed. ``@REG.register`` / ``@conv.register`` hand the function to
+    an object of the repository, which runs it; a decorator of another distribution (``functools.lru_cache``)
+    keeps nothing of the repository's, and the function is followed through its own name."""
+    tests = ["tests/test_app.py"]
+    with indexed_repo(tmp_path / "repo", REGISTERED) as (root, index):
+        assert _cases(root, index, "src/pkg/app.py", 21, tests) == {"tests/test_app.py::test_run"}
+        assert _cases(root, index, "src/pkg/app.py", 30, tests) == {"tests/test_app.py::test_conv"}
+        assert _cases(root, index, "src/pkg/app.py", 35, tests) == {"tests/test_app.py::test_cached"}

@@ -83,6 +83,11 @@ _CONSTRUCTION = frozenset({"__new__", "__init__", "__post_init__", "__attrs_pre_
                            "__del__"})
 
 
+#: A decorator that is a method of a named object (``@name.attr``, ``@name.attr(...)``): the object may keep what it
+#: decorates.
+_REGISTERING = re.compile(r"@\s*[A-Za-z_]\w*\s*\.\s*[A-Za-z_]")
+
+
 class SymbolWalk(UseRules, PytestRules):
     """One walk over one read transaction. ``tests``: the discovered test files; ``read_lines``: a file's
     current lines (decorators and fixture names are read from the text, ``None`` when unreadable)."""
@@ -239,6 +244,8 @@ class SymbolWalk(UseRules, PytestRules):
             # the class is reached too, its construction running as the value does. Elsewhere construction is
             # the source's ``__new__``/``__init__``, which reach the class through their own uses of the name.
             self.enqueue(owner, reach.then(f"{owner.qualified_name} (holds {d.name})", "high", runs=reach.runs))
+        if d.kind in ("function", "method", "class"):
+            self._registered(d, reach)
         if d.name == "__getattr__" and (owner is None or owner.kind != "class"):
             self._module_getattr(d, path, reach)  # a module's (PEP 562), or one a factory makes for modules
             if d.kind != "variable":
@@ -308,6 +315,29 @@ class SymbolWalk(UseRules, PytestRules):
             self._use((int(file_id), int(line), int(col)), d, reach, "low", call=True)
         if method and owner is not None:
             self._computed_self(d, owner, reach)
+
+    def _registered(self, d: Def, reach: Reach) -> None:
+        """``@registry.register`` / ``@app.route("/")`` / ``@convert.register`` (singledispatch) above ``d``: a method
+        of a repository object receives ``d`` and may keep it (packaging's ``@canonicalize_version.register def
+        _``, never named again, was reached by nothing while 2,802 tests failed). The object then holds ``d``:
+        whoever uses it may run it. A plain decorator (``@cache``, ``@wraps(f)``) returns what the name binds,
+        followed through the name's own uses; one rooted at another distribution (``@pytest.mark...``,
+        ``@functools.wraps``) keeps nothing of the repository's."""
+        top, text = self.decorator_block(d)
+        if not text:
+            return
+        lines = self.read_lines(self.path_of.get(d.file_id, ""))
+        for line in range(top, d.start):
+            body = lines[line - 1].lstrip() if 0 < line <= len(lines) else ""
+            head = _REGISTERING.match(body)
+            if head is None:
+                continue
+            col = len(lines[line - 1]) - len(body) + 1
+            for (target,) in self.rows("SELECT target_uid FROM st_ref WHERE file_id = ? AND start_line = ? AND "
+                                       "start_col = ? AND target_uid IS NOT NULL", (d.file_id, line, col)):
+                holder = self.get(str(target))
+                if holder is not None and holder.uid != d.uid:
+                    self.enqueue(holder, reach.then(f"{holder.qualified_name} (registers {d.name})", "high"))
 
     def _computed_self(self, d: Def, owner: Def, reach: Reach) -> None:
         """``getattr(self, <computed>)`` in a method of ``owner``'s hierarchy may be ``d`` (``impact_computed``)."""
