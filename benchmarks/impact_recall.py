@@ -1,4 +1,5 @@
-"""Impact selection on real code: recall and precision over injected faults in click, attrs, requests, flask.
+"""Impact selection on real code: recall and precision over injected faults in click, attrs, requests, flask,
+packaging.
 
 Each fault is a real edit of one definition, passed to CodePlane the way an edit reaches it (the file and its
 changed lines, §11.9 + issue 22):
@@ -69,6 +70,8 @@ PROJECTS: dict[str, tuple[str, tuple[str, ...]]] = {
                             "werkzeug", "PySocks")),  # its SOCKS proxy tests import PySocks
     # flask 3.1.2's conftest uses monkeypatch.notset, gone in pytest 9
     "flask": ("3.1.2", ("pytest<9", "asgiref", "greenlet", "python-dotenv")),
+    # Typed, with getattr(self, <computed>) dispatch and singledispatch registrations: shapes the four above lack.
+    "packaging": ("24.2", ("pytest", "pretend")),
 }
 #: Projects whose selected cases are also run and timed (issue 22: ≤ 25 % of the full suite on attrs).
 TIMED_RUNS = ("attrs", "click")
