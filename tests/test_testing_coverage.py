@@ -63,6 +63,15 @@ FILES = {
                       "    return _CACHE[x]\n"),
     "tests/test_cache.py": ("from calc.cache import cached\n\n\ndef test_first():\n    assert cached(1) == 2\n\n\n"
                             "def test_second():\n    assert cached(1) == 2\n"),
+    # packaging's _get_musl_version: probe() is cached, so test_b finds probe's result made by test_a and never
+    # runs Reader.kind; the graph reaches probe through ``open_reader(path).kind``, a use by name (low).
+    "calc/elf.py": "class Reader:\n    def __init__(self, path):\n        self.path = path\n\n"
+                   "    @property\n    def kind(self):\n        return 'elf'\n",
+    "calc/probe.py": ("import functools\n\nfrom calc.elf import Reader\n\n\n@functools.lru_cache\n"
+                      "def probe(path):\n    return open_reader(path).kind\n\n\n"
+                      "def open_reader(path):\n    return Reader(path)\n\n\ndef tags():\n    return [probe('x')]\n"),
+    "tests/test_probe.py": ("from calc.probe import tags\n\n\ndef test_a():\n    assert tags() == ['elf']\n\n\n"
+                            "def test_b():\n    assert tags() == ['elf']\n"),
     # make() runs when calc.late is first imported, which create() does inside test_one; test_two finds it
     # imported already, so its evidence shows only create() (a first import runs module code once a process).
     "calc/base.py": "def make():\n    return 1\n",
@@ -132,8 +141,8 @@ async def test_evidence_drops_a_test_the_graph_reaches_but_that_never_ran_the_ch
                                   "tests/test_spawn.py::test_spawned": "graph"}
         res = await client.call_tool("run_test_targets", {"coverage": True, "wait_sec": 120})
         run = res.structured_content["result"]
-        assert run["state"] == "passed" and run["coverage"]["tests"] == 10 and run["coverage"]["files"] >= 5
-        assert "coverage: evidence of 10 test(s) stored (1 untrusted)" in answer_text(res)
+        assert run["state"] == "passed" and run["coverage"]["tests"] == 12 and run["coverage"]["files"] >= 5
+        assert "coverage: evidence of 12 test(s) stored (1 untrusted)" in answer_text(res)
 
         after = await _impact(client, ["calc/shapes.py:6"])
         assert _cases(after) == {"tests/test_shapes.py::test_square": "coverage",
@@ -215,6 +224,15 @@ async def test_a_test_after_changed_code_ran_in_its_process_stays_selected(serve
         assert _cases(impact) == {"tests/test_cache.py::test_first": "coverage",
                                   "tests/test_cache.py::test_second": "graph"}
         assert impact["coverage"]["after_change"] == 1 and "dropped" not in impact["coverage"]
+
+
+async def test_a_test_after_a_cache_on_a_guessed_path_filled_in_its_process_stays_selected(
+        server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        await _record(client)
+        impact = await _impact(client, ["calc/elf.py:7"])
+        assert _cases(impact) == {"tests/test_probe.py::test_a": "coverage", "tests/test_probe.py::test_b": "graph"}
+        assert "dropped" not in impact["coverage"], impact["coverage"]
 
 
 async def test_a_test_importing_again_what_ran_the_change_at_import_stays_selected(server: ServerHandle) -> None:

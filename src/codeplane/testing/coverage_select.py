@@ -14,8 +14,10 @@ function body that changed since any recording. Then each test the graph selecte
   recorded by a process that loaded a file changed at import level since, or in which a changed function ran
   outside any test (at import, at collection); a failed test; one that started a process; one that ran
   another function changed since its recording; one recorded after a test of the same process ran changed
-  code, when it ran code that leads there through resolved references (state left behind — a cache filled
-  by the first caller — can be why it skipped it: click caches its wrapped streams) or a function that imports
+  code, when it ran code that leads there through resolved references, or through any use when a caching
+  decorator (``lru_cache``, ``cached_property``...) lies on the way (state left behind — a cache filled
+  by the first caller — can be why it skipped it: click caches its wrapped streams, packaging's
+  ``_get_musl_version`` its ELF interpreter) or a function that imports
   a module whose import-time code the graph fell back for (a module runs its code on the first import of a
   process only: flaskr's ``create_app`` imports ``flaskr.auth``, whose ``Blueprint(...)`` ran in the first
   test alone); or a recording that did not run all of its cases;
