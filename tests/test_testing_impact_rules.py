@@ -503,32 +503,6 @@ def test_a_module_dict_nothing_rebinds_is_a_dict_inside_functions_too(tmp_path: 
             "tests/test_client.py::test_get", "tests/test_other.py::test_find"}
 
 
-def _attribute_call(statement: str) -> dict[str, str]:
-    return {
-        "pytest.ini": "[pytest]\npythonpath = src\n",
-        "src/pkg/__init__.py": "",
-        "src/pkg/core.py": ("def helper():\n    return 1\n\n\n"                                # 2: helper's body
-                            "def with_params(f):\n    f.params = []\n    return f\n\n\n"
-                            "class Option:\n    params: list[object] = []\n\n\n"
-                            "@with_params\ndef command():\n    return helper()\n\n\n"
-                            f"OPTION = Option()\n{statement}\n"),
-        "tests/test_command.py": "from pkg.core import command\n\n\ndef test_command():\n    assert command() == 1\n",
-        "tests/test_option.py": "from pkg.core import OPTION\n\n\ndef test_option():\n    assert OPTION.params\n",
-    }
-
-
-def test_a_method_call_on_a_function_s_attribute_neither_calls_the_function_nor_stores_it(tmp_path: Path) -> None:
-    """flask's ``run_command.params.insert(0, _debug_option)`` at import time: the list of the command's
-    parameters receives the option; the command is not called, nor stored into the option (which made every
-    test importing flask reach ``find_best_app``). The other way round the option may hold the command."""
-    tests = ["tests/test_command.py", "tests/test_option.py"]
-    with indexed_repo(tmp_path / "repo", _attribute_call("command.params.insert(0, OPTION)")) as (root, index):
-        assert _cases(root, index, "src/pkg/core.py", 2, tests) == {"tests/test_command.py::test_command"}
-    with indexed_repo(tmp_path / "again", _attribute_call("OPTION.params.insert(0, command)")) as (root, index):
-        # The option holds the command; the statement names nothing to store the option in: module-level code.
-        assert _cases(root, index, "src/pkg/core.py", 2, tests) == {"tests/test_command.py", "tests/test_option.py"}
-
-
 COMPUTED: dict[str, str] = {
     "pytest.ini": "[pytest]\npythonpath = src\n",
     "src/pkg/__init__.py": "",

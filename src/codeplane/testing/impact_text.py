@@ -109,17 +109,6 @@ def member_at(text: str, col: int) -> bool:
     return text[:col].rstrip().endswith(".")
 
 
-_OWN_ATTRIBUTE_CALL = re.compile(r"\s*\.\s*(?!__)[A-Za-z_]\w*\s*\.\s*(?!__)[A-Za-z_]\w*\s*\(")
-
-
-def attribute_method_statement(text: str, col: int) -> bool:
-    """Whether the name at ``col`` opens an expression statement that calls a method of one of its attributes
-    (``run_command.params.insert(0, option)``): the object itself is neither called nor handed to anything,
-    the call's receiver is its attribute. Dunders (``f.__wrapped__.__call__()``) answer False."""
-    word = WORD.match(text, col)
-    return word is not None and not text[:col].strip() and _OWN_ATTRIBUTE_CALL.match(text, word.end()) is not None
-
-
 def callee_at(text: str, col: int) -> bool:
     """Whether the name at ``col`` is plainly called there (``name(``) on a line that is no decorator."""
     word = WORD.match(text, col)

@@ -25,7 +25,6 @@ from collections.abc import Iterable, Mapping
 from codeplane.testing.impact_code import ReadLines
 from codeplane.testing.impact_reach import Confidence, Def, Reach
 from codeplane.testing.impact_text import (
-    attribute_method_statement,
     callee_at,
     calls_at,
     in_assigned_lambda,
@@ -103,10 +102,6 @@ class UseRules(WalkState):
                                                       confidence), f"calls {used.qualified_name} at import time")
             return
         if user is None:
-            if used.kind == "function" and not called and self._attribute_method_statement(path, line, col):
-                # ``run_command.params.insert(0, _debug_option)``: a function object's attribute is what the
-                # statement changes; the function is not called, nor stored into the option it names.
-                return
             stored = [d for d in self._named_on_line(file_id, line) if d.uid != used.uid]
             if not stored or path in self.tests:
                 self._module_level(path, line, reach.then(f"{path}:{line} (module level)", confidence),
@@ -203,10 +198,6 @@ class UseRules(WalkState):
         return (sum(len(mention.findall(text)) for text in body) == 1
                 and top_of_body(lines, user.start - 1, user.end, line - 1)
                 and runs_nothing_after(lines, last, user.end))
-
-    def _attribute_method_statement(self, path: str, line: int, col: int) -> bool:
-        text = self._line(path, line)
-        return text is not None and attribute_method_statement(text, col)
 
     def _in_lambda(self, path: str, line: int, col: int) -> bool:
         text = self._line(path, line)
