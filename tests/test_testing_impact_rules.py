@@ -548,11 +548,19 @@ REGISTERED: dict[str, str] = {
                        "@REG.register\ndef _():\n    return 1\n\n\n"                          # 21: the body of _
                        "@functools.singledispatch\ndef conv(x):\n    return x\n\n\n"
                        "@conv.register\ndef _(x: int):\n    return x + 1\n\n\n"                 # 30: the body
-                       "@functools.lru_cache\ndef cached():\n    return 2\n"),                  # 35: the body
+                       "@functools.lru_cache\ndef cached():\n    return 2\n\n\n"              # 35: the body
+                       "HOOKS = {}\n\n\ndef hook(f):\n    HOOKS[f.__name__] = f\n    return f\n\n\n"
+                       "@hook\ndef on_start():\n    return 3\n\n\n"                             # 48: the body
+                       "CONFIG = {'on': True}\n\n\ndef traced(f):\n    if CONFIG['on']:\n        pass\n"
+                       "    return f\n\n\n@traced\ndef quiet():\n    return 4\n"),                # 63: the body
     "tests/test_app.py": ("from pkg.app import REG, conv, cached\n\n\n"
                           "def test_run():\n    assert REG.run() == [1]\n\n\n"
                           "def test_conv():\n    assert conv(1) == 2\n\n\n"
                           "def test_cached():\n    assert cached() == 2\n"),
+    "tests/test_hooks.py": ("from pkg.app import CONFIG, HOOKS, quiet\n\n\n"
+                            "def test_hooks():\n    assert HOOKS['on_start']() == 3\n\n\n"
+                            "def test_config():\n    assert CONFIG['on']\n\n\n"
+                            "def test_quiet():\n    assert quiet() == 4\n"),
 }
 
 
@@ -561,8 +569,12 @@ def test_a_function_a_repository_object_registers_is_reached_through_that_object
     to it selected nothing while 2,802 tests failed. ``@REG.register`` / ``@conv.register`` hand the function to
     an object of the repository, which runs it; a decorator of another distribution (``functools.lru_cache``)
     keeps nothing of the repository's, and the function is followed through its own name."""
-    tests = ["tests/test_app.py"]
+    tests = ["tests/test_app.py", "tests/test_hooks.py"]
     with indexed_repo(tmp_path / "repo", REGISTERED) as (root, index):
         assert _cases(root, index, "src/pkg/app.py", 21, tests) == {"tests/test_app.py::test_run"}
         assert _cases(root, index, "src/pkg/app.py", 30, tests) == {"tests/test_app.py::test_conv"}
         assert _cases(root, index, "src/pkg/app.py", 35, tests) == {"tests/test_app.py::test_cached"}
+        # A plain decorator of the repository keeping it in a module dict: reached through that dict; one that only
+        # reads a module variable keeps nothing there.
+        assert _cases(root, index, "src/pkg/app.py", 48, tests) == {"tests/test_hooks.py::test_hooks"}
+        assert _cases(root, index, "src/pkg/app.py", 63, tests) == {"tests/test_hooks.py::test_quiet"}

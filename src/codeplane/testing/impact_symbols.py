@@ -86,6 +86,12 @@ _CONSTRUCTION = frozenset({"__new__", "__init__", "__post_init__", "__attrs_pre_
 #: A decorator that keeps results between calls: ``functools.lru_cache``/``cache``, ``cached_property``, a
 #: ``memoize`` of the repository's own.
 _MEMOIZED = re.compile(r"^\s*@[\w.]*(?:cache|memo)", re.IGNORECASE | re.MULTILINE)
+#: A function's first parameter, from its ``def`` line.
+_PARAMETER = re.compile(r"(?:async\s+)?def\s+\w+\s*\(\s*\**([A-Za-z_]\w*)")
+#: A name stored into: ``X[...] =``, ``X.append(`` (``add``, ``insert``, ``extend``, ``setdefault``, ``update``,
+#: ``register``).
+_STORE_INTO = re.compile(r"[A-Za-z_]\w*\s*(?:\[[^\]]*\]\s*=(?!=)|\.\s*(?:append|add|insert|extend|setdefault|update|"
+                         r"register)\s*\()")
 #: A decorator that is a method of a named object (``@name.attr``, ``@name.attr(...)``): the object may keep what it
 #: decorates.
 _REGISTERING = re.compile(r"@\s*[A-Za-z_]\w*\s*\.\s*[A-Za-z_]")
@@ -330,8 +336,9 @@ class SymbolWalk(UseRules, PytestRules):
         """``@registry.register`` / ``@app.route("/")`` / ``@convert.register`` (singledispatch) above ``d``: a method
         of a repository object receives ``d`` and may keep it (packaging's ``@canonicalize_version.register def
         _``, never named again, was reached by nothing while 2,802 tests failed). The object then holds ``d``:
-        whoever uses it may run it. A plain decorator (``@cache``, ``@wraps(f)``) returns what the name binds,
-        followed through the name's own uses; one rooted at another distribution (``@pytest.mark...``,
+        whoever uses it may run it. A plain decorator of the repository (``@register``) may keep it in a module
+        variable its body names (``REGISTRY[f.__name__] = f``): those are reached; what it returns is followed
+        through the name's own uses. One rooted at another distribution (``@pytest.mark...``,
         ``@functools.wraps``) keeps nothing of the repository's."""
         top, text = self.decorator_block(d)
         if not text:
@@ -339,15 +346,50 @@ class SymbolWalk(UseRules, PytestRules):
         lines = self.read_lines(self.path_of.get(d.file_id, ""))
         for line in range(top, d.start):
             body = lines[line - 1].lstrip() if 0 < line <= len(lines) else ""
-            head = _REGISTERING.match(body)
-            if head is None:
+            if not body.startswith("@"):
                 continue
             col = len(lines[line - 1]) - len(body) + 1
             for (target,) in self.rows("SELECT target_uid FROM st_ref WHERE file_id = ? AND start_line = ? AND "
                                        "start_col = ? AND target_uid IS NOT NULL", (d.file_id, line, col)):
                 holder = self.get(str(target))
-                if holder is not None and holder.uid != d.uid:
+                if holder is None or holder.uid == d.uid:
+                    continue
+                if _REGISTERING.match(body):
                     self.enqueue(holder, reach.then(f"{holder.qualified_name} (registers {d.name})", "high"))
+                elif holder.kind == "function":
+                    for kept in self._module_variables_in(holder):
+                        self._readers(kept, holder, reach.then(f"{kept.qualified_name} (kept by @{holder.name})",
+                                                               "low"))
+
+    def _readers(self, kept: Def, deco: Def, reach: Reach) -> None:
+        """The uses of ``kept`` (which now holds a changed function) outside ``deco``, the decorator storing into it:
+        the decorator's own store runs nothing it keeps (it runs at import time for every function it decorates)."""
+        for file_id, line, col in self.rows(
+                "SELECT file_id, start_line, start_col FROM st_ref WHERE target_uid = ? "
+                "AND role NOT IN ('DEFINITION', 'IMPORT', 'EXPORT')", (kept.uid,)):
+            if int(file_id) == deco.file_id and deco.start <= int(line) <= deco.end:
+                continue
+            self._use((int(file_id), int(line), int(col)), kept, reach, "low")
+
+    def _module_variables_in(self, deco: Def) -> list[Def]:
+        """Module-level variables a plain decorator of the repository stores its argument into
+        (``REGISTRY[f.__name__] = f``, ``HOOKS.append(f)``): where it keeps what it decorates. Variables it only
+        reads (attrs' decorators read their config globals) keep nothing."""
+        lines = self.read_lines(self.path_of.get(deco.file_id, ""))
+        header = _PARAMETER.match(lines[deco.start - 1].lstrip()) if 0 < deco.start <= len(lines) else None
+        if header is None:
+            return []
+        param = re.compile(rf"\b{re.escape(header.group(1))}\b")
+        found: dict[str, Def] = {}
+        for target, line, col in self.rows(
+                "SELECT target_uid, start_line, start_col FROM st_ref WHERE file_id = ? AND start_line BETWEEN ? "
+                "AND ? AND target_uid IS NOT NULL AND role = 'REFERENCE'", (deco.file_id, deco.start + 1, deco.end)):
+            text = lines[int(line) - 1] if 0 < int(line) <= len(lines) else ""
+            store = _STORE_INTO.match(text, int(col))
+            kept = self.get(str(target)) if store is not None and param.search(text, store.end()) else None
+            if kept is not None and kept.kind == "variable" and kept.parent is None:
+                found[kept.uid] = kept
+        return [found[uid] for uid in sorted(found)]
 
     def _computed_self(self, d: Def, owner: Def, reach: Reach) -> None:
         """``getattr(self, <computed>)`` in a method of ``owner``'s hierarchy may be ``d`` (``impact_computed``)."""
