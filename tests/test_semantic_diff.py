@@ -489,6 +489,26 @@ def test_a_definition_moved_to_another_file_is_one_move_not_a_removal_and_an_add
     assert "check references to 3 removed symbols" in page.agentic_hint
 
 
+def test_a_move_its_old_module_still_re_exports_breaks_nothing(tmp_path: Path) -> None:
+    # refactor_move(keep_reexport=true) leaves ``from pkg.c import helper`` in a.py: importers of pkg.a keep
+    # working, which the index (the work tree's) shows; ``other`` moved without one still breaks them.
+    root = make_repo(tmp_path / "r", {
+        "pkg/__init__.py": "", ".gitignore": ".codeplane/\n",
+        "pkg/a.py": "def helper(x):\n    return x\n\n\ndef other(y):\n    return y\n",
+        "pkg/c.py": "X = 1\n"})
+    (root / "pkg/a.py").write_text("from pkg.c import helper  # re-export\n")
+    (root / "pkg/c.py").write_text("X = 1\n\n\ndef helper(x):\n    return x\n\n\ndef other(y):\n    return y\n")
+    index = _index(root)
+    try:
+        page = SemanticDiffService(root, index).diff(limit=100)
+    finally:
+        index.stop()
+    got = {c.qualified_name: (c.change, c.delta_tags, c.structural_severity) for c in page.changes}
+    assert got == {"helper": ("moved", ("symbol_moved", "reexported"), "non_breaking"),
+                   "other": ("moved", ("symbol_moved",), "breaking")}, got
+    assert "other (pkg/a.py -> pkg/c.py)" in page.agentic_hint and "helper" not in page.agentic_hint
+
+
 def test_epoch_mode_sees_an_index_refresh(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r", {"m.py": "def a(x):\n    return x\n\n\ndef b():\n    return 1\n\n\n"
                                               "def e(k):\n    return k\n", ".gitignore": ".codeplane/\n"})

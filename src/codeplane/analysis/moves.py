@@ -11,11 +11,15 @@ the length stand in for it. A definition moved *and* edited stays a removal and 
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TypeVar
 
 from codeplane.analysis.models import ADDED, MOVED, REMOVED, Change, DefState
+
+#: Tag of a move whose old module still binds the name by importing it from the new one (``keep_reexport``).
+REEXPORTED = "reexported"
 
 Extra = TypeVar("Extra")
 
@@ -51,3 +55,17 @@ def pair_moves(found: Sequence[tuple[Change, Extra]]) -> list[tuple[Change, Extr
                                   delta_tags=("symbol_moved",), preview=())
         gone.add(olds[0])
     return [(folded.get(i, c), extra) for i, (c, extra) in enumerate(found) if i not in gone]
+
+
+def reexported(conn: sqlite3.Connection, change: Change) -> Change:
+    """``change`` tagged ``reexported`` when it is a move and its old module (as the index holds it now) imports
+    the name from the new one (``from .new import f``, ``export { f } from "./new"``): importers of the old module
+    keep working, so the move breaks nothing."""
+    if change.change != MOVED or change.old_path is None:
+        return change
+    found = conn.execute(
+        "SELECT 1 FROM st_import i JOIN st_file old ON old.file_id = i.file_id JOIN st_file new "
+        "ON new.file_id = i.resolved_file_id WHERE old.path = ? AND new.path = ? AND coalesce(i.alias, "
+        "i.imported_name) = ? AND i.imported_name = ? LIMIT 1",
+        (change.old_path, change.path, change.name, change.name)).fetchone()
+    return replace(change, delta_tags=(*change.delta_tags, REEXPORTED)) if found else change

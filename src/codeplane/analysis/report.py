@@ -21,6 +21,7 @@ from codeplane.analysis.models import (
     Change,
     Impact,
 )
+from codeplane.analysis.moves import REEXPORTED
 from codeplane.analysis.signatures import PARAMETERS_CHANGED, python_call_compatible
 
 #: Names listed per hint item / breaking summary (the counts stay exact).
@@ -83,7 +84,8 @@ def assess(change: Change, impact: Impact | None) -> Change:
         # The same text under another module: what it does is the same (unless the names it uses mean something
         # else there, which the moved file's own imports decide); whoever imports it from the old module breaks.
         private = impact is not None and impact.visibility == "private"
-        severity, risk = ("non_breaking" if private else "breaking"), "low"
+        kept = REEXPORTED in change.delta_tags  # the old module still provides it
+        severity, risk = ("non_breaking" if private or kept else "breaking"), "low"
     elif _calls_still_bind(change):
         # ``f(x, y=1)`` -> ``f(x, y=2, *, z=None)``: every existing call still binds; what it does may differ.
         severity, risk = "non_breaking", "medium"
@@ -158,7 +160,7 @@ def agentic_hint(changes: Sequence[Change], tests: Sequence[str]) -> str:
                      key=lambda c: (-(c.impact.reference_count if c.impact else 0), c.path, c.qualified_name))
     if removed:
         steps.append(f"check references to {_plural(len(removed), 'removed symbol')}: {_names(removed)}")
-    moved = sorted((c for c in changes if c.change == MOVED),
+    moved = sorted((c for c in changes if c.change == MOVED and c.structural_severity == "breaking"),
                    key=lambda c: (c.old_path or "", c.path, c.qualified_name))
     if moved:
         shown = [f"{c.qualified_name} ({c.old_path} -> {c.path})" for c in moved[:MAX_NAMES]]

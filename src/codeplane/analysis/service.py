@@ -28,7 +28,7 @@ from codeplane.analysis.compare import Version, compare
 from codeplane.analysis.facts import FactsCache, Lru, file_defs, file_defs_many
 from codeplane.analysis.impact import Enricher, TestsFor, tests_by_path
 from codeplane.analysis.models import Change, DiffReport, FileChange, FileDefs
-from codeplane.analysis.moves import pair_moves
+from codeplane.analysis.moves import pair_moves, reexported
 from codeplane.analysis.paging import ReportStore
 from codeplane.analysis.sides import FilePair, changed_files, epoch_of, read_blob, read_worktree
 from codeplane.core.errors import CodePlaneError, ErrorCode
@@ -315,6 +315,8 @@ class SemanticDiffService:
         found = pair_moves(found)
         tests = tests_by_path([c.path for c, _ in found], self._tests_for, lines)
         with self._connection(out.notes) as conn:
+            if exact and conn is not None:  # the index holds the target's text: whether the old module re-exports
+                found = [(reexported(conn, c), language) for c, language in found]
             enricher = Enricher(conn, tests, exact=exact)
             assessed = [report.assess(c, enricher.impact(c, language)) for c, language in found]
         out.changes = report.order(assessed)
