@@ -473,6 +473,18 @@ def test_doc_sweep_edits_are_separate_and_applied_only_on_request(tmp_path: Path
         assert env.read("util.py").startswith("def load_config(path):\n    # load_config reads the file\n")
 
 
+def test_a_python_doctest_mention_is_a_doctest_edit(tmp_path: Path) -> None:
+    # packaging's ``Version.is_prerelease`` docstring: ``>>> Version("1.2.3").is_prerelease`` is code doctest runs,
+    # not prose (it was a medium ``docstring`` edit); the prose line stays a docstring mention.
+    files = {"util.py": ('def parse_config(path):\n    """Read it; parse_config reads the file.\n\n'
+                         '    >>> parse_config("a.toml")\n    \'a.toml\'\n    """\n    return path\n')}
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("util.parse_config", "load_config")
+        page = env.service.inspect(preview.refactor_id, kinds=["doc"], certainties=["high", "medium", "low"])
+        found = {(i.edit.line, i.edit.reason, i.edit.certainty) for i in page.items}
+        assert found == {(2, "docstring", "medium"), (4, "doctest", "high")}, found
+
+
 def test_a_doc_mention_qualified_by_another_packages_path_is_low_and_stays(tmp_path: Path) -> None:
     """werkzeug's ``Headers.get_all`` docstring points at ``wsgiref.headers.Headers.get_all``, the standard
     library's: renaming werkzeug's must leave it (low, not applied with the docs), and rename the others."""

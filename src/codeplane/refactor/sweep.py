@@ -53,6 +53,10 @@ class SweepInput:
     python_member_scope: Callable[[int], str | None] | None = None
 
 
+#: A doctest line of a Python docstring: a ``>>>`` prompt or its ``...`` continuation.
+_DOCTEST_LINE = re.compile(r"\s*(?:>>>|\.\.\.)(?:\s|$)")
+_PYTHON = (".py", ".pyi", ".pyw")
+
 def _is_doc_file(path: str, docs: DocSweepConfig) -> bool:
     lowered = path.lower()
     return any(lowered.endswith(ext) for ext in docs.scan_extensions)
@@ -173,13 +177,17 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
                 reason = "doc_file" if context == "doc" else _DOC_REASONS[context]
                 if context == "comment" and line in doctests:
                     reason = "doctest"  # compiled by ``cargo test``: code in a comment
+                # ``>>> Version("1.2").is_prerelease`` in a Python docstring: code doctest runs.
+                python_doctest = context == "docstring" and path.endswith(_PYTHON) and _DOCTEST_LINE.match(edit_line)
+                if python_doctest:
+                    reason = "doctest"
                 by_reason[reason] += 1
-                confidence: Certainty = mention_confidence(edit_line, col, data.name,
-                                                           in_code_block=line in fenced or line in doctests)
+                confidence: Certainty = mention_confidence(edit_line, col, data.name, in_code_block=bool(
+                    line in fenced or line in doctests or python_doctest))
                 if data.qualified_name and names_another(edit_line[:col], data.qualified_name):
                     confidence = "low"  # ``wsgiref.headers.Headers.get_all``: the standard library's, not this one
                 new_text = data.new_name
-                if reason == "doctest":
+                if reason == "doctest" and line in doctests:
                     floor = _block_start(doctests, line, starts)
                     if _not_the_owners(src.text, offset, floor, edit_line[:col], data):
                         confidence = "low"  # ``VersionReq::parse`` / ``r.major`` while renaming ``Version``'s
