@@ -169,6 +169,28 @@ def test_go_variables_declared_in_a_group_are_definitions_and_typed_locals() -> 
     assert declared.receiver_shape == "type:T", declared  # what ``r.m()`` links through
 
 
+@pytest.mark.parametrize(("path", "text", "expected", "use_line", "used"), [
+    ("p.go", "package p\n\nvar a, b int\nconst X, Y = 1, 2\n\nfunc f() int {\n\tconst k, l = 3, 4\n"
+             "\treturn b + Y + l\n}\n",
+     {("variable", "a"), ("variable", "b"), ("constant", "X"), ("constant", "Y")}, 8, ["b", "Y", "l"]),
+    ("A.java", "class A {\n  int first, second;\n  int sum() { return first + second; }\n}\n",
+     {("field", "A.first"), ("field", "A.second")}, 3, []),
+    ("A.cs", "class A {\n  int first, second;\n}\n", {("field", "A.first"), ("field", "A.second")}, 0, []),
+    ("a.c", "int alpha, beta;\nint gamma_ = 1, delta = 2;\nint sum(void) { return beta + delta; }\n",
+     {("variable", "alpha"), ("variable", "beta"), ("variable", "gamma_"), ("variable", "delta")}, 0, []),
+])
+def test_every_name_of_a_declaration_naming_several_is_a_definition(
+        path: str, text: str, expected: set[tuple[str, str]], use_line: int, used: list[str]) -> None:
+    # ``var a, b int`` recorded only ``a`` (one definition per declaration node), tree-sitter's Go ``const_spec``
+    # matches only its first name through the ``name:`` field, and C's ``int alpha, beta;`` (no initialiser) was
+    # no definition at all: a use of ``b`` then resolved to nothing, and a rename of it found no definition.
+    f = facts_of(path, text)
+    assert expected <= defs(f)
+    assert len([d for d in f.defs if (d.kind, d.lexical_path) in expected]) == len(expected)  # one each
+    for token in used:
+        assert refs_at(f, use_line, token) == [("REFERENCE", "PROVEN")], token
+
+
 RUST = '''use std::collections::{HashMap, HashSet as Set};
 use crate::util::*;
 mod inner;

@@ -40,7 +40,9 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #:     TypeScript function's overload signatures, or Python ``@overload`` ones, and the implementation after them
 #:     are one name (bound to the implementation);
 #:     Go variables declared in a group (``var ( x = 1 )``, a ``var_spec_list``) are definitions and typed locals.
-SCHEMA_VERSION = 19
+#: 20: every name of a declaration naming several (``var a, b int``, ``const X, Y = 1, 2``, Java/C# ``int a, b;``)
+#:     is a definition, not only the first; C's file-scope ``int a;`` (no initialiser) is one.
+SCHEMA_VERSION = 20
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

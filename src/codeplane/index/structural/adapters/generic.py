@@ -95,7 +95,7 @@ class _Def:
 
 def extract_generic(spec: LanguageSpec, grammar: str, src: SourceText, root: Node, uids: UidAllocator) -> Extracted:
     query = _query(grammar, spec.patterns)
-    raw_defs: dict[int, _Def] = {}
+    raw_defs: dict[tuple[int, int], _Def] = {}
     scope_nodes: dict[int, tuple[Node, str]] = {}
     locals_: dict[int, tuple[Node, str]] = {}
     refs: dict[int, Node] = {}
@@ -108,10 +108,12 @@ def extract_generic(spec: LanguageSpec, grammar: str, src: SourceText, root: Nod
             if cap.startswith(("definition.", "container.")) and names:
                 owner = caps.get("owner", [None])[0]
                 for node in nodes:
-                    known = raw_defs.get(node.id)
+                    # One declaration may name several things (``var a, b int``, ``int x, y;``): a match per name.
+                    key = (node.id, names[0].id)
+                    known = raw_defs.get(key)
                     # Two patterns capturing one node: the earlier pattern in the .scm file is the specific one.
                     if known is None or pattern_index < known.pattern:
-                        raw_defs[node.id] = _Def(node, cap.split(".", 1)[1], names[0],
+                        raw_defs[key] = _Def(node, cap.split(".", 1)[1], names[0],
                                                  src.text(owner) if owner is not None else None,
                                                  cap.startswith("container."), pattern_index)
             elif cap.startswith("scope."):
@@ -154,6 +156,8 @@ def extract_generic(spec: LanguageSpec, grammar: str, src: SourceText, root: Nod
     defs: list[DefRow] = []
     for i, d in enumerate(ordered):
         parent = def_intervals.innermost(d.node.start_byte, d.node.end_byte, exclude=i)
+        while parent >= 0 and ordered[parent].node.id == d.node.id:  # a sibling name of the same declaration
+            parent = def_intervals.parent[parent]
         name = " ".join(src.text(d.name_node).split())  # headings and qualified names may span lines
         prefix = d.owner or (paths[parent] if parent >= 0 else "")
         lexical = f"{prefix}.{name}" if prefix else name

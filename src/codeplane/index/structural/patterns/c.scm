@@ -10,6 +10,7 @@
 (preproc_function_def name: (identifier) @name) @definition.macro
 (enumerator name: (identifier) @name) @definition.constant
 (translation_unit (declaration declarator: (init_declarator declarator: (identifier) @name)) @definition.variable)
+(translation_unit (declaration declarator: (identifier) @name) @definition.variable)
 
 (function_definition) @scope.function
 (compound_statement) @scope.block

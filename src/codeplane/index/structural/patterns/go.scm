@@ -13,7 +13,8 @@
 (type_alias name: (type_identifier) @name) @definition.type
 (source_file (var_declaration (var_spec name: (identifier) @name) @definition.variable))
 (source_file (var_declaration (var_spec_list (var_spec name: (identifier) @name) @definition.variable)))
-(source_file (const_declaration (const_spec name: (identifier) @name) @definition.constant))
+;; const_spec with a field name matches only its first name (`const X, Y = 1, 2`); its other identifiers are names too
+(source_file (const_declaration (const_spec (identifier) @name) @definition.constant))
 (method_elem name: (field_identifier) @name) @definition.method
 (field_declaration name: (field_identifier) @name) @definition.field
 
@@ -36,7 +37,7 @@
 (short_var_declaration left: (expression_list (identifier) @local.definition))
 (statement_list (var_declaration (var_spec name: (identifier) @local.definition)))
 (statement_list (var_declaration (var_spec_list (var_spec name: (identifier) @local.definition))))
-(statement_list (const_declaration (const_spec name: (identifier) @local.definition)))
+(statement_list (const_declaration (const_spec (identifier) @local.definition)))
 (range_clause left: (expression_list (identifier) @local.definition))
 
 (identifier) @reference
