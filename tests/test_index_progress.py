@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from codeplane.core.errors import CodePlaneError
 from codeplane.core.layout import RepoLayout
 from codeplane.index import progress as build_progress
 from codeplane.index.epochs import CHUNK
+from codeplane.index.facts_api import FileChange
 from codeplane.index.service import IndexService, LexicalRequest
 from tests.builders import make_repo
 from tests.index_helpers import running_index
@@ -57,3 +59,48 @@ def test_a_query_before_the_first_index_is_published_says_how_far_it_is(tmp_path
         assert caught.value.code == 3004 and caught.value.retryable
         assert "256 of 1,000 files" in caught.value.message
         assert caught.value.details["progress"]["percent"] == 25.6
+
+
+class _LineCounter:
+    """A real (tiny) fact indexer whose schema version the test bumps, as an upgrade of CodePlane does."""
+
+    name = "line_counter"
+
+    def __init__(self, schema_version: int) -> None:
+        self.schema_version = schema_version
+
+    def create_schema(self, conn: sqlite3.Connection) -> None:
+        conn.execute("CREATE TABLE IF NOT EXISTS line_counts (path TEXT PRIMARY KEY, lines INTEGER)")
+
+    def drop_schema(self, conn: sqlite3.Connection) -> None:
+        conn.execute("DROP TABLE IF EXISTS line_counts")
+
+    def apply(self, conn: sqlite3.Connection, changes: list[FileChange], epoch: int) -> None:
+        for change in changes:
+            conn.execute("DELETE FROM line_counts WHERE path = ?", (change.path,))
+            if change.text is not None:
+                conn.execute("INSERT INTO line_counts VALUES (?, ?)", (change.path, change.text.count("\n")))
+
+
+def test_a_schema_upgrade_re_deriving_every_file_counts_them_with_the_changed_ones(tmp_path: Path) -> None:
+    # After an upgrade, the first start re-extracts every file: minutes on a monorepo, during which /status said
+    # ``scanning``, 0 of 0 files, because only changed files were counted.
+    count = CHUNK * 2 + 10
+    repo = make_repo(tmp_path / "repo", {f"pkg/m{n:03}.py": f"value_{n} = {n}\n" for n in range(count)})
+
+    def build(version: int) -> list[dict[str, object]]:
+        seen: list[dict[str, object]] = []
+        service = IndexService(repo, RepoLayout(repo), IndexConfig(watch=False))
+        service.register_indexer(_LineCounter(version))
+        service.build(progress=lambda _done, _total: seen.extend(s for s in [build_progress.status(repo)] if s))
+        return seen
+
+    build(1)
+    (repo / "pkg" / "m000.py").write_text("value_0 = 0\nmore = 1\n")
+    seen = build(2)
+    assert [(s["phase"], s["files_done"], s["files_total"]) for s in seen] == [
+        ("indexing", 1, count), ("indexing", 1 + CHUNK, count), ("indexing", 1 + 2 * CHUNK, count),
+        ("finishing", count, count)]
+    with sqlite3.connect(repo / ".codeplane" / "index.db") as conn:
+        assert dict(conn.execute("SELECT path, lines FROM line_counts"))["pkg/m000.py"] == 2
+        assert conn.execute("SELECT count(*) FROM line_counts").fetchone()[0] == count

@@ -31,7 +31,7 @@ from codeplane.index.facts_api import EpochHooks, FactIndexer, FileChange
 from codeplane.index.languages import family_of
 from codeplane.index.lexical import LexicalIndex
 from codeplane.index.reconcile import ChangeSet, Upsert
-from codeplane.index.store import EPOCH_HISTORY, IndexStore
+from codeplane.index.store import EPOCH_HISTORY, FileRecord, IndexStore
 from codeplane.repo.content import FileContent, load_content
 
 log = get_logger(__name__)
@@ -299,8 +299,11 @@ class EpochPublisher:
         self._write_touched(conn, changes)
         self._apply_facts(conn, facts, epoch, None)
         work = [*changes.upserts, *(r.new for r in changes.renamed)]
-        total = len(work)
         written: set[str] = set()
+        # A repair (a schema upgrade re-extracting every file) is most of a first start after an upgrade: minutes on
+        # a monorepo, which progress must count as it counts the changed files.
+        refill = self._refill_plan(conn, {u.entry.path for u in work} | {r.path for r in changes.deleted}, extras)
+        total = len(work) + len(refill[1])
         done = 0
         for chunk in _chunks(work):
             self._check_interrupted()
@@ -316,7 +319,7 @@ class EpochPublisher:
             done += len(chunk)
             if progress is not None:
                 progress(done, total)
-        return self._refill(conn, epoch, written | {r.path for r in changes.deleted}, extras)
+        return self._refill(conn, epoch, extras, refill, progress=progress, done=done, total=total)
 
     def _upsert(self, conn: sqlite3.Connection, epoch: int, upsert: Upsert, content: FileContent | None,
                 repair: set[str]) -> FileChange | None:
@@ -353,23 +356,34 @@ class EpochPublisher:
             if only is None or indexer.name in only:
                 indexer.apply(conn, facts, epoch)
 
-    def _refill(self, conn: sqlite3.Connection, epoch: int, written: set[str], extras: Extras) -> set[str]:
-        """Re-derive documents/facts of files the change set did not touch (rebuilds and repairs)."""
+    def _refill_plan(self, conn: sqlite3.Connection, written: set[str],
+                     extras: Extras) -> tuple[dict[str, FileRecord], list[str], set[str]]:
+        """What a rebuild or repair re-derives: the files the change set does not write (the records, the paths to
+        read again, the lexical paths to repair)."""
         lexical_paths = extras.lexical_paths - written
         if not (extras.lexical_all or lexical_paths or extras.facts_all):
-            return set()
-        stale: set[str] = set()
+            return {}, [], lexical_paths
         records = self._store.all_records(conn)
+        todo = sorted(p for p, r in records.items() if p not in written and r.kind == "text" and (
+            extras.lexical_all or extras.facts_all or p in lexical_paths))
+        return records, todo, lexical_paths
+
+    def _refill(self, conn: sqlite3.Connection, epoch: int, extras: Extras,
+                plan: tuple[dict[str, FileRecord], list[str], set[str]], *, progress: ProgressFn | None,
+                done: int, total: int) -> set[str]:
+        """Re-derive documents/facts of files the change set did not touch (rebuilds and repairs)."""
+        records, todo, lexical_paths = plan
+        stale: set[str] = set()
         for path in sorted(lexical_paths):
             if path not in records:
                 self._lexical.delete(path)
-        todo = sorted(p for p, r in records.items() if p not in written and r.kind == "text" and (
-            extras.lexical_all or extras.facts_all or p in lexical_paths))
         for start in range(0, len(todo), CHUNK):
+            self._check_interrupted()
+            chunk = todo[start:start + CHUNK]
+            contents = list(_READERS.map(self._load_path, chunk))
             facts: list[FileChange] = []
-            for path in todo[start:start + CHUNK]:
+            for path, content in zip(chunk, contents, strict=True):
                 record = records[path]
-                content = load_content(self._root / path, is_symlink=False, max_bytes=self._max_bytes)
                 text = content.text if content is not None else None
                 if content is None or content.content_hash != record.content_hash:
                     stale.add(path)
@@ -380,7 +394,13 @@ class EpochPublisher:
                 if extras.facts_all and text is not None:
                     facts.append(FileChange(path, record.language, text, record.file_sha256))
             self._apply_facts(conn, facts, epoch, extras.facts_all)
+            done += len(chunk)
+            if progress is not None:
+                progress(done, total)
         return stale
+
+    def _load_path(self, path: str) -> FileContent | None:
+        return load_content(self._root / path, is_symlink=False, max_bytes=self._max_bytes)
 
 
 def _truncate_wal(conn: sqlite3.Connection) -> None:
