@@ -10,7 +10,8 @@
 Fragments are the maximal ASCII ``[A-Za-z0-9_]`` runs a match must contain, lowercased; a run touching
 a non-ASCII character or an unknown neighbour is "open" on that side (it may be part of a longer
 token). Only ASCII runs are used because Python's and Rust's ``\\w`` agree on ASCII, which is what makes
-the candidate set provably complete. No fragment at all means every file is a candidate.
+the candidate set provably complete. A case-sensitive literal syntax's closed fragments also keep their case
+(``Fragment.cased``): a file must hold that token as spelled. No fragment at all means every file is a candidate.
 """
 
 from __future__ import annotations
@@ -46,15 +47,18 @@ class CompiledQuery:
     folded: tuple[str, ...] = ()
 
 
-def literal_fragments(literal: str, *, bounded_left: bool = False, bounded_right: bool = False) -> list[Fragment]:
-    """Fragments of a literal string; ``bounded_*`` says a non-word character surrounds the match."""
+def literal_fragments(literal: str, *, bounded_left: bool = False, bounded_right: bool = False,
+                      case_sensitive: bool = False) -> list[Fragment]:
+    """Fragments of a literal string; ``bounded_*`` says a non-word character surrounds the match;
+    ``case_sensitive`` that the literal matches only as spelled (closed fragments then keep their case)."""
     fragments: list[Fragment] = []
     for run in _ASCII_WORD_RUN.finditer(literal):
         start, end = run.span()
         left_open = (start > 0 and not literal[start - 1].isascii()) or (start == 0 and not bounded_left)
         right_open = ((end < len(literal) and not literal[end].isascii())
                       or (end == len(literal) and not bounded_right))
-        fragments.append(Fragment(run.group().lower(), left_open, right_open))
+        cased = run.group() if case_sensitive and not (left_open or right_open) else ""
+        fragments.append(Fragment(run.group().lower(), left_open, right_open, cased))
     return fragments
 
 
@@ -98,13 +102,13 @@ def compile_query(text: str, syntax: Syntax, case_sensitive: bool | None = None)
         terms = text.split()
         patterns = tuple(re.compile(re.escape(t), flags) for t in terms)
         for term in terms:
-            fragments += literal_fragments(term)
+            fragments += literal_fragments(term, case_sensitive=sensitive)
     elif syntax == "phrase":
         patterns = (re.compile(re.escape(text), flags),)
-        fragments = literal_fragments(text)
+        fragments = literal_fragments(text, case_sensitive=sensitive)
     elif syntax == "identifier":
         patterns = (re.compile(r"(?<!\w)" + re.escape(text) + r"(?!\w)", flags),)
-        fragments = literal_fragments(text, bounded_left=True, bounded_right=True)
+        fragments = literal_fragments(text, bounded_left=True, bounded_right=True, case_sensitive=sensitive)
     else:
         try:
             pattern = re.compile(text, flags)
@@ -122,7 +126,7 @@ def compile_query(text: str, syntax: Syntax, case_sensitive: bool | None = None)
                            "needs a line break (\\n), so it could match nothing: search for one line's part",
                            query=text)
         for required in required_runs:
-            fragments += literal_fragments(required)
+            fragments += literal_fragments(required)  # never cased: ``(?i:...)`` may ignore case inside
     literal = (re.compile(re.escape(text), re.IGNORECASE)
                if syntax in ("phrase", "identifier") and not sensitive else None)
     needles = text.split() if syntax == "text" else [text]
