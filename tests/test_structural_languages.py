@@ -191,6 +191,20 @@ def test_every_name_of_a_declaration_naming_several_is_a_definition(
         assert refs_at(f, use_line, token) == [("REFERENCE", "PROVEN")], token
 
 
+def test_python_names_unpacked_in_a_module_or_class_are_variables() -> None:
+    # ``major, minor = sys.version_info[:2]``: only ``X = ...`` was a definition, so these names had none (no
+    # symbol, a rename found nothing to rename, an importer's use linked nowhere).
+    text = ("import sys\nmajor, (minor, *rest) = sys.version_info\nobj = object()\nobj.attr, LAST = 1, 2\n"
+            "class K:\n    x, y = 1, 2\n\ndef f():\n    a, b = 1, 2\n    return a + major + rest[0] + LAST\n")
+    f = facts_of("m.py", text)
+    assert {("variable", "major"), ("variable", "minor"), ("variable", "rest"), ("variable", "LAST"),
+            ("variable", "K.x"), ("variable", "K.y")} <= defs(f)
+    assert not {("variable", "a"), ("variable", "f.a"), ("variable", "attr"), ("variable", "obj.attr")} & defs(f)
+    by_name = {d.name: d.def_uid for d in f.defs}
+    used = {r.token_text: r.target_uid for r in f.refs if r.start_line == 10 and r.role == "REFERENCE"}
+    assert used["major"] == by_name["major"] and used["rest"] == by_name["rest"] and used["LAST"] == by_name["LAST"]
+
+
 RUST = '''use std::collections::{HashMap, HashSet as Set};
 use crate::util::*;
 mod inner;

@@ -240,7 +240,22 @@ def _visit_assignment(w: Walk, node: Node, scope: int, ctx: int) -> None:
         # ``x += 1`` reads and rebinds x; its one occurrence is recorded as the rebinding.
         w.bind_name(left, scope, STORE, stmt=node if node.type == "assignment" else None)
         return
+    if node.type == "assignment" and w.scopes[scope].kind in ("file", "class"):
+        _bind_unpacked(w, left, scope, node)
+        return
     w.push(left, scope, STORE)
+
+
+def _bind_unpacked(w: Walk, target: Node, scope: int, stmt: Node) -> None:
+    """``A, (B, *C) = ...`` in a module or class: each name is a variable assigned by the statement, as ``A = ...``
+    is (an attribute or subscript target stores into something else, walked as a store)."""
+    if target.type == "identifier":
+        w.bind_name(target, scope, STORE, stmt=stmt)
+    elif target.type in _PATTERN_CONTAINERS:
+        for child in target.named_children:
+            _bind_unpacked(w, child, scope, stmt)
+    else:
+        w.push(target, scope, STORE)
 
 
 def _record_all(w: Walk, value: Node | None, *, augment: bool) -> None:
