@@ -205,6 +205,16 @@ def test_python_names_unpacked_in_a_module_or_class_are_variables() -> None:
     assert used["major"] == by_name["major"] and used["rest"] == by_name["rest"] and used["LAST"] == by_name["LAST"]
 
 
+def test_a_python_type_alias_statement_defines_its_name() -> None:
+    # PEP 695 (``type Pair[T] = tuple[T, T]``, Python 3.12) bound nothing: its uses resolved to nothing.
+    text = ("type Alias = int\ntype Pair[T] = tuple[T, T]\nclass K:\n    type Inner = str\n\n"
+            "def f(x: Alias, y: Pair[int]): ...\n")
+    f = facts_of("m.py", text)
+    assert {("variable", "Alias"), ("variable", "Pair"), ("variable", "K.Inner")} <= defs(f)
+    assert refs_at(f, 6, "Alias") == [("REFERENCE", "PROVEN")] and refs_at(f, 6, "Pair") == [("REFERENCE", "PROVEN")]
+    assert refs_at(f, 1, "Alias") == [("DEFINITION", "PROVEN")]  # once: the name is not also read
+
+
 RUST = '''use std::collections::{HashMap, HashSet as Set};
 use crate::util::*;
 mod inner;

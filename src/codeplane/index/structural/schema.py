@@ -42,7 +42,8 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #:     Go variables declared in a group (``var ( x = 1 )``, a ``var_spec_list``) are definitions and typed locals.
 #: 20: every name of a declaration naming several (``var a, b int``, ``const X, Y = 1, 2``, Java/C# ``int a, b;``)
 #:     is a definition, not only the first; C's file-scope ``int a;`` (no initialiser) is one.
-#: 21: Python names unpacked in a module or class (``major, minor = ...``) are variables, as ``X = ...`` is.
+#: 21: Python names unpacked in a module or class (``major, minor = ...``) are variables, as ``X = ...`` is, and
+#:     so is a PEP 695 ``type Alias = ...``.
 SCHEMA_VERSION = 21
 
 TABLES = (

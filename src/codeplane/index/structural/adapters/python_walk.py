@@ -258,6 +258,24 @@ def _bind_unpacked(w: Walk, target: Node, scope: int, stmt: Node) -> None:
         w.push(target, scope, STORE)
 
 
+def _visit_type_alias(w: Walk, node: Node, scope: int, ctx: int) -> None:
+    """``type Alias[T] = ...`` (PEP 695) binds ``Alias`` where it stands, like ``Alias: TypeAlias = ...``; the
+    value and the type parameters are read."""
+    left = node.child_by_field_name("left")
+    target = left.named_children[0] if left is not None and left.named_children else None
+    name = target.named_children[0] if target is not None and target.type == "generic_type" else target
+    for child in node.named_children:
+        if child != left:  # (tree-sitter hands out a new Node object on each access: compare, never ``is``)
+            w.push(child, scope)
+    if name is None or name.type != "identifier":
+        w.push(left, scope)
+        return
+    w.bind_name(name, scope, STORE, stmt=node)
+    if target is not None and target != name:
+        for child in target.named_children[1:]:
+            w.push(child, scope)
+
+
 def _record_all(w: Walk, value: Node | None, *, augment: bool) -> None:
     w.all_seen = True
     if value is None or value.type not in ("list", "tuple"):
@@ -412,6 +430,7 @@ HANDLERS: dict[str, Handler] = {
     **{name: _visit_comprehension for name in _COMPREHENSIONS},
     "assignment": _visit_assignment,
     "augmented_assignment": _visit_assignment,
+    "type_alias_statement": _visit_type_alias,
     "for_statement": _visit_for,
     "as_pattern": _visit_as_pattern,
     "named_expression": _visit_named_expression,
