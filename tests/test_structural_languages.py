@@ -215,6 +215,24 @@ def test_a_python_type_alias_statement_defines_its_name() -> None:
     assert refs_at(f, 1, "Alias") == [("DEFINITION", "PROVEN")]  # once: the name is not also read
 
 
+@pytest.mark.parametrize("path", ["m.ts", "m.js"])
+def test_names_destructured_at_module_level_and_enum_members_are_definitions(path: str) -> None:
+    # ``export const { Provider, Consumer } = createContext()``: no definition, so no symbol to find or rename;
+    # TypeScript enum members (``E.X``) neither.
+    text = ("export const { a, b: bee, ...rest } = obj;\nvar [c, , d = 1] = arr;\n"
+            "function f() { const { z } = obj; return a + bee + c + d + z; }\n")
+    if path.endswith(".ts"):
+        text += "enum E { X = 1, Y }\n"
+    f = facts_of(path, text)
+    expected = {("variable", "a"), ("variable", "bee"), ("variable", "rest"), ("variable", "c"), ("variable", "d")}
+    if path.endswith(".ts"):
+        expected |= {("constant", "E.X"), ("constant", "E.Y")}
+    assert expected <= defs(f)
+    assert not {("variable", "b"), ("variable", "z"), ("variable", "obj")} & defs(f)  # a key, a local, a value
+    for token in ("a", "bee", "c", "d"):
+        assert refs_at(f, 3, token) == [("REFERENCE", "PROVEN")], token
+
+
 RUST = '''use std::collections::{HashMap, HashSet as Set};
 use crate::util::*;
 mod inner;
@@ -232,6 +250,12 @@ impl Cache {
 
 fn helper(x: i32) -> i32 { let y = x; y }
 '''
+
+
+def test_a_rust_trait_declares_its_associated_types() -> None:
+    f = facts_of("src/lib.rs", "pub trait T { type Out: Clone; fn run(&self) -> Self::Out; }\n"
+                               "impl T for u8 { type Out = u8; fn run(&self) -> u8 { 1 } }\n")
+    assert {("type", "T.Out"), ("method", "T.run")} <= defs(f)  # ``T.Out`` was missing: only the impl's was one
 
 
 def test_rust_defs_imports_and_shadowing() -> None:

@@ -44,7 +44,9 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #:     is a definition, not only the first; C's file-scope ``int a;`` (no initialiser) is one.
 #: 21: Python names unpacked in a module or class (``major, minor = ...``) are variables, as ``X = ...`` is, and
 #:     so is a PEP 695 ``type Alias = ...``.
-SCHEMA_VERSION = 21
+#: 22: JavaScript/TypeScript names destructured at module level (``const { a, b: bee } = obj``) and TypeScript
+#:     enum members are definitions; so is a Rust trait's associated type.
+SCHEMA_VERSION = 22
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

@@ -2,7 +2,8 @@
 ``LanguageSpec`` turn any grammar into defs, scopes, bindings, imports and refs.
 
 Capture names the engine understands:
-``@definition.<kind>`` (with ``@name``, optional ``@owner`` naming e.g. a Go receiver type),
+``@definition.<kind>`` (with ``@name``, or ``@names``: a destructuring pattern whose every name is one; optional
+``@owner`` naming e.g. a Go receiver type),
 ``@container.<kind>`` (with ``@name``: nests lexical paths like a Rust ``impl``, creates no DefFact),
 ``@scope.<kind>``, ``@local.param`` / ``@local.definition`` (binding names), ``@reference`` (plain names),
 ``@member`` (with optional ``@receiver``), ``@import`` (statements, handed to the spec's ``imports`` hook),
@@ -103,19 +104,21 @@ def extract_generic(spec: LanguageSpec, grammar: str, src: SourceText, root: Nod
     statements: dict[int, Node] = {}
     package: str | None = None
     for pattern_index, caps in QueryCursor(query).matches(root):
-        names = caps.get("name", [])
+        single = caps.get("name")
+        names = single[:1] if single else [n for pattern in caps.get("names", []) for n in _names_in(spec, pattern)]
         for cap, nodes in caps.items():
             if cap.startswith(("definition.", "container.")) and names:
                 owner = caps.get("owner", [None])[0]
-                for node in nodes:
-                    # One declaration may name several things (``var a, b int``, ``int x, y;``): a match per name.
-                    key = (node.id, names[0].id)
+                for node, name in ((node, name) for node in nodes for name in names):
+                    # One declaration may name several things (``var a, b int``, ``int x, y;``): a match per name
+                    # (tree-sitter's), or one match naming them all (``@names``).
+                    key = (node.id, name.id)
                     known = raw_defs.get(key)
                     # Two patterns capturing one node: the earlier pattern in the .scm file is the specific one.
                     if known is None or pattern_index < known.pattern:
-                        raw_defs[key] = _Def(node, cap.split(".", 1)[1], names[0],
-                                                 src.text(owner) if owner is not None else None,
-                                                 cap.startswith("container."), pattern_index)
+                        raw_defs[key] = _Def(node, cap.split(".", 1)[1], name,
+                                             src.text(owner) if owner is not None else None,
+                                             cap.startswith("container."), pattern_index)
             elif cap.startswith("scope."):
                 for node in nodes:
                     scope_nodes.setdefault(node.id, (node, cap.split(".", 1)[1]))

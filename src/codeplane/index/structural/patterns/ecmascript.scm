@@ -12,6 +12,11 @@
 (program (variable_declaration (variable_declarator name: (identifier) @name) @definition.variable))
 (program (export_statement declaration: (lexical_declaration
   (variable_declarator name: (identifier) @name) @definition.variable)))
+; ``const { a, b: bee } = obj`` / ``const [c, d] = arr`` at module level: each name the pattern declares.
+(program (lexical_declaration (variable_declarator name: [(object_pattern) (array_pattern)] @names) @definition.variable))
+(program (variable_declaration (variable_declarator name: [(object_pattern) (array_pattern)] @names) @definition.variable))
+(program (export_statement declaration: (lexical_declaration
+  (variable_declarator name: [(object_pattern) (array_pattern)] @names) @definition.variable)))
 
 ; -- scopes -----------------------------------------------------------------------------------------
 (function_declaration) @scope.function

@@ -6,6 +6,7 @@
 (union_item name: (type_identifier) @name) @definition.struct
 (trait_item name: (type_identifier) @name) @definition.trait
 (type_item name: (type_identifier) @name) @definition.type
+(associated_type name: (type_identifier) @name) @definition.type
 (const_item name: (identifier) @name) @definition.constant
 (static_item name: (identifier) @name) @definition.static
 (mod_item name: (identifier) @name body: (declaration_list)) @definition.module

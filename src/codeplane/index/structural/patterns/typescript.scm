@@ -3,6 +3,8 @@
 (interface_declaration name: (_) @name) @definition.interface
 (type_alias_declaration name: (_) @name) @definition.type
 (enum_declaration name: (_) @name) @definition.enum
+(enum_body name: (property_identifier) @name @definition.constant)
+(enum_body (enum_assignment name: (property_identifier) @name) @definition.constant)
 (internal_module name: (_) @name) @definition.module
 (function_signature name: (identifier) @name) @definition.function
 (method_signature name: (_) @name) @definition.method
