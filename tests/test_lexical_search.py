@@ -170,8 +170,9 @@ def test_the_index_keeps_every_file_the_scan_would_match_around_unicode_letters(
 def test_a_case_sensitive_token_narrows_by_its_case(tmp_path: Path) -> None:
     # ``EACH`` in 8 of Django's files, ``each`` in 2,300: every one of those was read to find the 8 (35 ms; 1.2 s on
     # the 133k-file corpus). The case-kept terms narrow to the files spelling it so, ``_``-separated parts and all.
-    files = {f"d/f{n:02}.py": "for each in items: pass  # Each MAX length\n" for n in range(40)}
-    files.update({"a.py": "EACH = 1\n", "b.py": "MAX_LENGTH = 2\n", "c.txt": "naïve MAX_LENGTH é\n"})
+    files = {f"d/f{n:02}.py": "for each in items: model = AUTH_USER_MODEL  # Each MAX length\n" for n in range(40)}
+    files.update({"a.py": "EACH = 1\n", "b.py": "MAX_LENGTH = 2\n", "c.txt": "naïve MAX_LENGTH é\n",
+                  "z.py": "MODEL = 3\n"})
     repo = make_repo(tmp_path / "repo", files)
     with running_index(repo) as index:
         lexical = index._pipeline.lexical
@@ -180,6 +181,7 @@ def test_a_case_sensitive_token_narrows_by_its_case(tmp_path: Path) -> None:
             return lexical.ranked(compile_query(query, "identifier", case_sensitive).fragments).count
 
         assert candidates("EACH") == 1
+        assert candidates("MODEL") == 1  # not the files holding only ``AUTH_USER_MODEL`` (and ``model``)
         assert candidates("MAX_LENGTH") == 2  # a non-ASCII file is tokenised too
         assert candidates("each") == 40
         assert candidates("EACH", case_sensitive=False) == 41  # case-insensitive: the lowercase terms only

@@ -109,14 +109,14 @@ def extract_generic(spec: LanguageSpec, grammar: str, src: SourceText, root: Nod
         for cap, nodes in caps.items():
             if cap.startswith(("definition.", "container.")) and names:
                 owner = caps.get("owner", [None])[0]
-                for node, name in ((node, name) for node in nodes for name in names):
+                for node, name_node in ((node, name_node) for node in nodes for name_node in names):
                     # One declaration may name several things (``var a, b int``, ``int x, y;``): a match per name
                     # (tree-sitter's), or one match naming them all (``@names``).
-                    key = (node.id, name.id)
+                    key = (node.id, name_node.id)
                     known = raw_defs.get(key)
                     # Two patterns capturing one node: the earlier pattern in the .scm file is the specific one.
                     if known is None or pattern_index < known.pattern:
-                        raw_defs[key] = _Def(node, cap.split(".", 1)[1], name,
+                        raw_defs[key] = _Def(node, cap.split(".", 1)[1], name_node,
                                              src.text(owner) if owner is not None else None,
                                              cap.startswith("container."), pattern_index)
             elif cap.startswith("scope."):
