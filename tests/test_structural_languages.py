@@ -215,6 +215,25 @@ def test_a_python_type_alias_statement_defines_its_name() -> None:
     assert refs_at(f, 1, "Alias") == [("DEFINITION", "PROVEN")]  # once: the name is not also read
 
 
+def test_commonjs_exports_define_their_names_without_binding_them() -> None:
+    # ``exports.parse = function (str) {...}``, Node's most common way to define a module's API, was no definition:
+    # symbol search found nothing, and ``utils.parse`` (through a require) could be listed under no definition.
+    text = ("exports.parse = function (s) { return s; };\nmodule.exports.stringify = (o) => String(o);\n"
+            "module.exports = { merge: function () {} };\nexports.VERSION = '1';\n"
+            "function local() {}\nexports.local = local;\n"
+            "function helper(x) { return parse(x) + exports.parse(x); }\n")
+    f = facts_of("lib/m.js", text)
+    assert {("function", "parse"), ("function", "stringify"), ("function", "merge"), ("variable", "VERSION"),
+            ("function", "local")} <= defs(f)
+    assert len([d for d in f.defs if d.name == "local"]) == 1  # ``exports.local = local`` exports the function
+    assert refs_at(f, 1, "parse") == [("DEFINITION", "PROVEN")]  # not also a member use of ``exports``
+    # ``exports.parse = ...`` binds no plain ``parse``: a bare use is some other (global) name
+    assert refs_at(f, 7, "parse") == [("REFERENCE", "UNKNOWN"), ("REFERENCE", "ANCHORED")]
+    (definition,) = [d for d in f.defs if d.name == "parse"]
+    assert definition.signature_hash == facts_of("lib/m.js", text.replace("return s;", "return s + 1;")).defs[0]\
+        .signature_hash  # the body is not the signature
+
+
 @pytest.mark.parametrize("path", ["m.ts", "m.js"])
 def test_names_destructured_at_module_level_and_enum_members_are_definitions(path: str) -> None:
     # ``export const { Provider, Consumer } = createContext()``: no definition, so no symbol to find or rename;

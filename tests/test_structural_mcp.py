@@ -273,10 +273,13 @@ async def test_references_include_uses_through_a_commonjs_module_object(tmp_path
     repo = make_repo(tmp_path / "repo", files)
     with running_server(repo) as handle:
         async with mcp_client(handle) as client:
-            found = await call(client, "search", {"query": "compact", "mode": "references", "scope": {
+            found = await call(client, "search", {"query": "lib/utils.compact", "mode": "references", "scope": {
                 "paths": ["lib/parse.js"]}})
             impact = await call(client, "refactor_impact", {"target": "compact", "path": "lib/utils.js"})
-            shown = answer_text(await client.call_tool("search", {"query": "compact", "mode": "references"}))
+            shown = answer_text(await client.call_tool("search", {"query": "lib/utils.compact",
+                                                                  "mode": "references"}))
+            # ``module.exports = { compact: function ... }`` defines other.js's own ``compact``
+            theirs = await call(client, "search", {"query": "lib/other.compact", "mode": "references"})
     # ``var compact = function compact(v)``: a definition and a reference on one line, the line said once
     assert [line for line in shown.splitlines() if line.startswith("1:")] == [
         "1:[DEFINITION PROVEN] var compact = function compact(v) {"], shown
@@ -285,6 +288,8 @@ async def test_references_include_uses_through_a_commonjs_module_object(tmp_path
     # deleting compact breaks utils.compact too
     assert [(r["path"], r["line"], r["tier"]) for r in impact["references"] if r["path"] == "lib/parse.js"] == [
         ("lib/parse.js", 5, "module_member")], impact
+    assert [(h["path"], h["line"], h["column"]) for h in theirs["results"]] == [
+        ("lib/other.js", 1, 20), ("lib/parse.js", 5, 35)], theirs
 
 
 async def test_a_reference_by_name_of_several_definitions_is_given_to_none_of_them(tmp_path: Path) -> None:

@@ -45,7 +45,8 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 21: Python names unpacked in a module or class (``major, minor = ...``) are variables, as ``X = ...`` is, and
 #:     so is a PEP 695 ``type Alias = ...``.
 #: 22: JavaScript/TypeScript names destructured at module level (``const { a, b: bee } = obj``) and TypeScript
-#:     enum members are definitions; so is a Rust trait's associated type.
+#:     enum members are definitions; so is a Rust trait's associated type, and a CommonJS export defined in place
+#:     (``exports.f = function ...``, ``module.exports = { f: function ... }``, ``exports.VERSION = "1"``).
 SCHEMA_VERSION = 22
 
 TABLES = (

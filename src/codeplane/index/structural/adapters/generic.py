@@ -204,7 +204,8 @@ def extract_generic(spec: LanguageSpec, grammar: str, src: SourceText, root: Nod
             # ``const f = () => ...``: a definition bound like the variable it is.
             resolver.bind(d.name_node, LOCAL_ASSIGN, TARGET_DEF, uid_of[i], local_scope(d.name_node, local[1]),
                           hoisted=local[1] != "local.definition")
-        elif kinds[i] in spec.binding_kinds:
+        elif kinds[i] in spec.binding_kinds and d.name_node.type != "property_identifier":
+            # (a definition named by a property, ``exports.f = ...`` or an object's key, binds no plain name)
             resolver.bind(d.name_node, DEF_IN_SCOPE, TARGET_DEF, uid_of[i], scope_of(d.node), hoisted=True)
     for node, cap in locals_.values():
         if node.id not in def_names and node.id not in import_nodes:
@@ -222,6 +223,7 @@ def extract_generic(spec: LanguageSpec, grammar: str, src: SourceText, root: Nod
     for d in ordered:
         if not d.container:
             refs.setdefault(d.name_node.id, d.name_node)
+            members.pop(d.name_node.id, None)  # ``exports.f = ...`` names its definition: not also a member use
     binds, ref_rows = resolver.finish(refs, members, def_names, import_nodes, originals)
     if spec.exports is not None:
         spec.exports(ctx, root, resolver.file_bindings())
@@ -250,7 +252,8 @@ def _header_end(node: Node) -> int:
     function or class (``var f = function f(a) {...}``, ``const g = (a) => a``) ends where the value's body starts:
     else its first 200 bytes, body included, were its signature, and any change inside them a changed signature."""
     body = node.child_by_field_name("body")
-    value = node.child_by_field_name("value") if body is None else None
+    # (``exports.f = function (a) {...}`` holds its value in ``right``)
+    value = (node.child_by_field_name("value") or node.child_by_field_name("right")) if body is None else None
     if value is not None:
         body = value.child_by_field_name("body")
     if body is not None and body.start_byte > node.start_byte:

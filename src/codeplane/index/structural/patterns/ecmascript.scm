@@ -12,6 +12,34 @@
 (program (variable_declaration (variable_declarator name: (identifier) @name) @definition.variable))
 (program (export_statement declaration: (lexical_declaration
   (variable_declarator name: (identifier) @name) @definition.variable)))
+; CommonJS: ``exports.f = function ...``, ``module.exports.f = ...`` and ``module.exports = { f: function ... }``
+; define ``f`` (a function when the value is one; before the plainer patterns, which would take the same node).
+(program (expression_statement (assignment_expression
+  left: (member_expression object: (identifier) @_exports property: (property_identifier) @name)
+  right: [(function_expression) (arrow_function) (generator_function) (class)]) @definition.function)
+  (#eq? @_exports "exports"))
+(program (expression_statement (assignment_expression
+  left: (member_expression object: (member_expression object: (identifier) @_module property: (property_identifier) @_exports)
+                           property: (property_identifier) @name)
+  right: [(function_expression) (arrow_function) (generator_function) (class)]) @definition.function)
+  (#eq? @_module "module") (#eq? @_exports "exports"))
+; (a value, not a name: ``exports.f = f`` exports the local ``f``, which is the definition)
+(program (expression_statement (assignment_expression
+  left: (member_expression object: (identifier) @_exports property: (property_identifier) @name)
+  right: [(string) (template_string) (number) (true) (false) (null) (regex) (object) (array) (new_expression)
+          (call_expression)]) @definition.variable)
+  (#eq? @_exports "exports"))
+(program (expression_statement (assignment_expression
+  left: (member_expression object: (member_expression object: (identifier) @_module property: (property_identifier) @_exports)
+                           property: (property_identifier) @name)
+  right: [(string) (template_string) (number) (true) (false) (null) (regex) (object) (array) (new_expression)
+          (call_expression)]) @definition.variable)
+  (#eq? @_module "module") (#eq? @_exports "exports"))
+(program (expression_statement (assignment_expression
+  left: (member_expression object: (identifier) @_module property: (property_identifier) @_exports)
+  right: (object (pair key: (property_identifier) @name
+                       value: [(function_expression) (arrow_function) (generator_function) (class)]) @definition.function)))
+  (#eq? @_module "module") (#eq? @_exports "exports"))
 ; ``const { a, b: bee } = obj`` / ``const [c, d] = arr`` at module level: each name the pattern declares.
 (program (lexical_declaration (variable_declarator name: [(object_pattern) (array_pattern)] @names) @definition.variable))
 (program (variable_declaration (variable_declarator name: [(object_pattern) (array_pattern)] @names) @definition.variable))
