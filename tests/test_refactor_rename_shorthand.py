@@ -61,3 +61,34 @@ def test_a_member_shorthand_key_included_by_the_agent_renames_the_key_and_keeps_
         assert key.certainty == "low" and key.new_text == "pending_: drafts_"
         env.service.apply(preview.refactor_id, include=[key.edit_id])
         assert env.read("src/scope.ts").endswith("const drafts_ = 5\nexport const v: Scope = {pending_: drafts_}\n")
+
+
+IN_PLACE = {
+    "package.json": '{"name": "cjs"}\n',
+    "lib/util.js": ("'use strict';\n\nexports.isAbsolute = function (p) {\n  return p.charAt(0) === '/';\n};\n\n"
+                    "exports.normalize = function (p) {\n  var isAbsolute = exports.isAbsolute(p);\n"
+                    "  return isAbsolute ? p : '/' + p;\n};\n\nmodule.exports.VERSION = '1';\n"),
+    "lib/index.js": ("var util = require('./util');\n\n"
+                     "console.log(JSON.stringify([util.isAbsolute('/a'), util.normalize('b'), util.VERSION]));\n"),
+}
+
+
+@needs_node
+def test_an_export_defined_in_place_renames_its_key_and_every_use_through_the_module(tmp_path: Path) -> None:
+    # source-map's ``exports.isAbsolute = function ...``: no definition before this session, then a rename whose
+    # uses (``util.isAbsolute`` through the require, ``exports.isAbsolute`` in the module) were all ``low``.
+    with refactor_env(tmp_path / "repo", IN_PLACE) as env:
+        expected = '[true,"/b","1"]\n'
+        assert run_node(env) == expected
+        preview = env.service.rename("isAbsolute", "isAbsolutePath", path="lib/util.js")
+        applied = sorted((e.path, e.line) for e in preview.edits if e.certainty == "high")
+        assert applied == [("lib/index.js", 3), ("lib/util.js", 3), ("lib/util.js", 8)], preview.edits
+        # the local ``var isAbsolute`` is another binding: proposed, never applied by default
+        assert {(e.path, e.line, e.certainty) for e in preview.edits if e.certainty != "high"} == {
+            ("lib/util.js", 8, "low"), ("lib/util.js", 9, "low")}
+        env.service.apply(preview.refactor_id)
+        util = env.read("lib/util.js")
+        assert "exports.isAbsolutePath = function (p) {" in util
+        assert "var isAbsolute = exports.isAbsolutePath(p);\n  return isAbsolute ? p" in util
+        assert "util.isAbsolutePath('/a')" in env.read("lib/index.js")
+        assert run_node(env) == expected

@@ -178,8 +178,9 @@ class ImpactPlanner:
 
     def _through_module_object(self, d: Def) -> list[Ref]:
         """``utils.compact`` where ``utils`` binds ``d``'s whole module (``var utils = require('./utils')``) and
-        linking found no export so named (CommonJS exports by assignment): deleting ``d`` breaks it too. Not a
-        rename edit: a rename keeps such an export's key (``jsshorthand.py``)."""
+        linking found no export so named (CommonJS exports by assignment): deleting ``d`` breaks it too. A rename
+        keeps such an export's key (``jsshorthand.py``), unless the export is ``d`` itself, defined in place
+        (``exports.f = function ...``: ``rename._commonjs_export_uses``)."""
         if d.parent_uid is not None:
             return []
         members = [r for r in self.reader.refs_named(d.name, None, _LIMIT)

@@ -16,12 +16,14 @@ Only the target definition and what the index binds to it are edited, each at it
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from codeplane.refactor.assemble import Draft
 from codeplane.refactor.contested import contested_imports
 from codeplane.refactor.facts import Def, FactReader, Ref
+from codeplane.refactor.jsimports import is_js
 from codeplane.refactor.members import ClassGraph, MemberFamily, classify_member_ref, member_family
 from codeplane.refactor.models import Certainty
 from codeplane.refactor.receivers import CHAIN
@@ -172,6 +174,36 @@ def _module_receiver_refs(reader: FactReader, graph: ClassGraph, target: Def,
     return found
 
 
+#: What ends the text before a use of a CommonJS module's own export: ``exports.`` or ``module.exports.``.
+_OWN_EXPORTS = re.compile(r"(?<![\w.$])(?:module\s*\.\s*)?exports\s*\.\s*$")
+
+
+def _commonjs_export_uses(reader: FactReader, graph: ClassGraph, target: Def) -> list[tuple[Ref, str]]:
+    """Uses of a CommonJS export defined in place (``exports.f = function ...``, ``module.exports = { f: ... }``).
+
+    Its name is the export's key, so the rename changes the key and every use through the module object goes with
+    it: ``util.f`` where ``util`` is the module required (or star-imported) whole, ``exports.f`` in the module
+    itself. An export of a declared function (``function f`` … ``{ f: f }``) keeps its key in a rename
+    (``jsshorthand.py``): its definition binds a name, and these uses stay as they are."""
+    if not is_js(target.path) or "." in target.lexical_path:
+        return []
+    own = next((r for r in graph.refs_on(target.path, target.name_line)
+                if r.role == "DEFINITION" and r.column == target.name_column), None)
+    if own is None or own.bind_id is not None:
+        return []
+    members = [r for r in reader.refs_named(target.name, None, _LIMIT) if r.is_member and r.target_uid is None]
+    modules = {i.import_uid for path in sorted({r.path for r in members if r.via_import_uid})
+               for i in reader.imports_in_file(path, _LIMIT)
+               if i.imported_name == "*" and i.resolved_path == target.path}
+    found: list[tuple[Ref, str]] = []
+    for ref in members:
+        src = graph.text(ref.path) if ref.path == target.path else None
+        before = src.line_text(ref.line)[: ref.column] if src is not None else ""  # (columns count from 0)
+        if ref.via_import_uid in modules or _OWN_EXPORTS.search(before):
+            found.append((ref, "module_member"))
+    return found
+
+
 def _reexports(reader: FactReader, path: str, binders: set[str], depth: int) -> bool:
     """``path`` binds the target: it is a binder, or star-imports (``from m import *``) one (bounded)."""
     if path in binders:
@@ -234,7 +266,8 @@ def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name
         out.put(edit, "high")
     if family is None:
         binders = {target.path} | {p for (p, _, _), (e, _) in out.edits.items() if e.reason == "import"}
-        for ref, reason in _module_receiver_refs(reader, graph, target, binders):
+        for ref, reason in [*_module_receiver_refs(reader, graph, target, binders),
+                            *_commonjs_export_uses(reader, graph, target)]:
             if (ref.path, ref.line, ref.column) not in out.edits:
                 out.add_ref(ref, "high", reason)
     else:
