@@ -252,6 +252,16 @@ def test_names_destructured_at_module_level_and_enum_members_are_definitions(pat
         assert refs_at(f, 3, token) == [("REFERENCE", "PROVEN")], token
 
 
+def test_go_embedded_fields_and_csharp_events_and_record_parameters_are_members() -> None:
+    # ``type S struct { Embedded; *pkg.Ptr }``: ``s.Embedded`` named a field the index did not have; a C# event
+    # (``public event EventHandler Changed, Other;``) and a positional record's properties (``record R(int A)``) too.
+    go = facts_of("p.go", "package p\n\ntype S struct {\n\tEmbedded\n\t*pkg.Ptr\n\tList[int]\n\tName string\n}\n")
+    assert {("field", "S.Embedded"), ("field", "S.Ptr"), ("field", "S.List"), ("field", "S.Name")} <= defs(go)
+    cs = facts_of("R.cs", "namespace N {\n  public record R(int A, string B);\n"
+                          "  class C { public event System.EventHandler Changed, Other; }\n}\n")
+    assert {("property", "N.R.A"), ("property", "N.R.B"), ("event", "N.C.Changed"), ("event", "N.C.Other")} <= defs(cs)
+
+
 RUST = '''use std::collections::{HashMap, HashSet as Set};
 use crate::util::*;
 mod inner;

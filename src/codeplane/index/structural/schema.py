@@ -46,7 +46,8 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #:     so is a PEP 695 ``type Alias = ...``.
 #: 22: JavaScript/TypeScript names destructured at module level (``const { a, b: bee } = obj``) and TypeScript
 #:     enum members are definitions; so is a Rust trait's associated type, and a CommonJS export defined in place
-#:     (``exports.f = function ...``, ``module.exports = { f: function ... }``, ``exports.VERSION = "1"``).
+#:     (``exports.f = function ...``, ``module.exports = { f: function ... }``, ``exports.VERSION = "1"``), a Go
+#:     struct's embedded field, a C# event and a positional record's parameters (its properties).
 SCHEMA_VERSION = 22
 
 TABLES = (

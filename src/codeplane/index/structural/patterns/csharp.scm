@@ -13,6 +13,9 @@
 (constructor_declaration name: (identifier) @name) @definition.constructor
 (property_declaration name: (identifier) @name) @definition.property
 (field_declaration (variable_declaration (variable_declarator name: (identifier) @name))) @definition.field
+(event_field_declaration (variable_declaration (variable_declarator name: (identifier) @name))) @definition.event
+; a positional record's parameters are its properties (``record R(int A)``: ``r.A``)
+(record_declaration (parameter_list (parameter name: (identifier) @name) @definition.property))
 (enum_member_declaration name: (identifier) @name) @definition.constant
 
 (class_declaration body: (declaration_list) @scope.class)

@@ -17,6 +17,10 @@
 (source_file (const_declaration (const_spec (identifier) @name) @definition.constant))
 (method_elem name: (field_identifier) @name) @definition.method
 (field_declaration name: (field_identifier) @name) @definition.field
+; an embedded field (``Embedded``, ``*pkg.Ptr``) is named by its type
+(field_declaration !name type: (type_identifier) @name) @definition.field
+(field_declaration !name type: (qualified_type name: (type_identifier) @name)) @definition.field
+(field_declaration !name type: (generic_type type: (type_identifier) @name)) @definition.field
 
 (function_declaration) @scope.function
 (method_declaration) @scope.function
