@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.refactor.facts import Def, FactReader
+from codeplane.refactor.pyattributes import attribute_at, instance_attributes
 
 #: Definitions offered as decision candidates at most (the rest are counted, not listed).
 MAX_CANDIDATES = 8
@@ -88,6 +89,8 @@ def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None 
         matches = _one_per_symbol([d for d in named if _matches_qualified(d, symbol)
                                    and stub_base(d.path) == stub_base(path)])
         if not matches:
+            matches = [d for d in _attributes(reader, symbol) if stub_base(d.path) == stub_base(path)]
+        if not matches:
             raise _not_found(f"{symbol} in {path}", [d for d in named if _matches_qualified(d, symbol)])
         return matches[:MAX_CANDIDATES], len(matches)
     if path is not None:
@@ -95,7 +98,7 @@ def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None 
             raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "a position needs path and line",
                                  details={"field": "line"})
         name = symbol.rpartition(".")[2] if symbol else None
-        found = _at_position(reader, path, line, column, name)
+        found = _at_position(reader, path, line, column, name) or attribute_at(reader, path, line, column)
         if not found:
             raise _not_found(f"{path}:{line}" + (f":{column}" if column is not None else "")
                              + (f" ({symbol})" if symbol else ""), [])
@@ -109,10 +112,20 @@ def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None 
             return [found_def], 1
     name = symbol.rpartition(".")[2]
     named = sorted(reader.defs_named(name, _LOOKUP_LIMIT), key=lambda d: (d.path, d.name_line, d.name_column))
-    matches = _one_per_symbol([d for d in named if _matches_qualified(d, symbol)])
+    matches = _one_per_symbol([d for d in named if _matches_qualified(d, symbol)]) or _attributes(reader, symbol)
     if not matches:
         raise _not_found(symbol, named)
     return matches[:MAX_CANDIDATES], len(matches)
+
+
+def _attributes(reader: FactReader, symbol: str) -> list[Def]:
+    """``Class.attr`` naming an attribute a method assigns on ``self`` (``pyattributes.py``), when no definition
+    row matches."""
+    owner, _, name = symbol.rpartition(".")
+    if not owner:
+        return []
+    classes = [d for d in reader.defs_named(owner.rpartition(".")[2], _LOOKUP_LIMIT) if _matches_qualified(d, owner)]
+    return instance_attributes(reader, name, classes)
 
 
 def _one_per_symbol(defs: Sequence[Def]) -> list[Def]:

@@ -1,0 +1,69 @@
+"""Python instance attributes (``self.count = 0`` in a method) as rename and impact targets (``pyattributes.py``).
+
+The index has no definition row for them, so ``refactor_rename K.count`` answered 3007, by name and by position.
+Each rename here is applied and the code is run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codeplane.core.errors import CodePlaneError
+from tests.refactor_builders import refactor_env
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/counter.py": ("class Counter:\n    def __init__(self, start=0):\n        self.count = start\n\n"
+                       "    def inc(self):\n        self.count += 1\n        return self\n\n"
+                       "    class Inner:\n        def __init__(self):\n            self.count = 'inner'\n\n\n"
+                       "class Other:\n    def __init__(self):\n        self.count = -1\n"),
+    "pkg/use.py": ("from pkg.counter import Counter, Other\n\n\ndef total(c: Counter) -> int:\n    return c.count\n\n\n"
+                   "print(total(Counter(2).inc()), Other().count, Counter.Inner().count)\n"),
+}
+
+
+def _run(root: Path) -> str:
+    proc = subprocess.run([sys.executable, "-m", "pkg.use"], cwd=root, capture_output=True, text=True, check=False,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@pytest.mark.parametrize("how", ["name", "position"])
+def test_an_attribute_a_method_assigns_is_renamed_with_its_uses_in_its_class_only(tmp_path: Path, how: str) -> None:
+    with refactor_env(tmp_path / "repo", FILES) as env:
+        assert _run(env.root) == "3 -1 inner\n"
+        preview = (env.service.rename("Counter.count", "total") if how == "name"
+                   else env.service.rename(None, "total", path="pkg/counter.py", line=3, column=13))
+        assert preview.status == "ready", preview
+        by_line = {(e.path, e.line): e.certainty for e in preview.edits}
+        assert by_line[("pkg/counter.py", 3)] == "high" and by_line[("pkg/counter.py", 6)] == "high"
+        assert by_line[("pkg/use.py", 5)] == "medium"  # ``c: Counter``: an annotation may lie
+        # Other's and Inner's own ``count`` are not Counter's
+        assert ("pkg/counter.py", 11) not in by_line or by_line[("pkg/counter.py", 11)] == "low"
+        assert ("pkg/counter.py", 16) not in by_line or by_line[("pkg/counter.py", 16)] == "low"
+        env.service.apply(preview.refactor_id, include=[e.edit_id for e in preview.edits if e.certainty == "medium"])
+        counter = env.read("pkg/counter.py")
+        assert "self.total = start" in counter and "self.total += 1" in counter
+        assert "self.count = 'inner'" in counter and "self.count = -1" in counter
+        assert "return c.total" in env.read("pkg/use.py")
+        assert _run(env.root) == "3 -1 inner\n"
+
+
+def test_an_attribute_has_an_impact_but_no_deletion_plan_and_is_not_moved(tmp_path: Path) -> None:
+    with refactor_env(tmp_path / "repo", FILES) as env:
+        report = env.service.impact("Counter.count")
+        assert report.symbol is not None and report.symbol.qualified_name == "pkg.counter.Counter.count"
+        assert {(r.path, r.line) for r in report.references if r.certainty != "low"} == {
+            ("pkg/counter.py", 6), ("pkg/use.py", 5)}, report.references
+        # its first assignment is a statement of ``__init__``: deleting that line is no deletion of the attribute
+        assert report.delete_refactor_id is None
+        with pytest.raises(CodePlaneError) as moved:
+            env.service.move_symbol("Counter.count", "pkg/other.py")
+        assert moved.value.code == 4008
+        with pytest.raises(CodePlaneError) as missing:
+            env.service.rename("Counter.missing", "x")
+        assert missing.value.code == 3007
