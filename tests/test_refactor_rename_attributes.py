@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from codeplane.core.errors import CodePlaneError
+from tests.builders import call, call_error, make_repo, mcp_client, running_server
 from tests.refactor_builders import refactor_env
 
 FILES = {
@@ -67,3 +68,18 @@ def test_an_attribute_has_an_impact_but_no_deletion_plan_and_is_not_moved(tmp_pa
         with pytest.raises(CodePlaneError) as missing:
             env.service.rename("Counter.missing", "x")
         assert missing.value.code == 3007
+
+
+@pytest.mark.anyio
+async def test_search_lists_an_attributes_uses_under_the_id_the_rename_uses(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", dict(FILES))
+    with running_server(repo) as handle:
+        async with mcp_client(handle) as client:
+            found = await call(client, "search", {"query": "Counter.count", "mode": "references"})
+            renamed = await call(client, "refactor_rename", {"symbol": "Counter.count", "new_name": "total"})
+            missing = await call_error(client, "search", {"query": "Counter.missing", "mode": "references"})
+    uids = {h["symbol"]["def_uid"] for h in found["results"]}
+    assert uids == {renamed["symbol"]["def_uid"]}, (found, renamed)
+    where = {(h["path"], h["line"]) for h in found["results"]}
+    assert {("pkg/counter.py", 3), ("pkg/counter.py", 6), ("pkg/use.py", 5)} <= where, found
+    assert missing["code"] == 3007

@@ -6,23 +6,18 @@ assignment as a member reference with the role DEFINITION. So a rename of ``K.co
 name or by position. Here such a target is made from those assignments: the first one in source order (the
 definition site of the plan), owned by the class whose method holds it, so the member planner (``members.py``)
 classifies every ``x.count`` as it does a class attribute's (``self.count`` in the family → ``high``).
+``index/structural/attributes.py`` finds the same attributes for ``search`` (the same id).
 
 Only when nothing else matches: a class attribute or a method of that name is a definition row already.
 """
 
 from __future__ import annotations
 
-import hashlib
-
+from codeplane.index.structural.attributes import attribute_uid
 from codeplane.refactor.facts import Def, FactReader, Ref
 
 _LIMIT = 100_000
 _PYTHON = (".py", ".pyi")
-
-
-def _uid(owner: Def, name: str) -> str:
-    """A stable id for the attribute (no row has it): derived from the owner's id and the name."""
-    return hashlib.sha256(f"attribute:{owner.def_uid}:{name}".encode()).hexdigest()[:16]
 
 
 def _owner_of(reader: FactReader, store: Ref) -> Def | None:
@@ -54,8 +49,8 @@ def instance_attributes(reader: FactReader, name: str, owners: list[Def]) -> lis
         owner = wanted[uid]
         method = reader.scope(ref.scope_id) if ref.scope_id is not None else None
         class_scope = method.parent_id if method is not None else None
-        found.append(Def(def_uid=_uid(owner, name), path=ref.path, language=owner.language, kind="variable",
-                         name=name, qualified_name=f"{owner.qualified_name}.{name}",
+        found.append(Def(def_uid=attribute_uid(owner.def_uid, name), path=ref.path, language=owner.language,
+                         kind="variable", name=name, qualified_name=f"{owner.qualified_name}.{name}",
                          lexical_path=f"{owner.lexical_path}.{name}", line=ref.line, column=ref.column,
                          end_line=ref.end_line, end_column=ref.end_column, name_line=ref.line,
                          name_column=ref.column, parent_uid=owner.def_uid, scope_id=class_scope))

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.index.structural.attributes import instance_attributes
 from codeplane.index.structural.models import DefFact, RefFact
 from codeplane.index.structural.queries import StructuralQueries
 
@@ -132,6 +133,10 @@ def search_references(conn: sqlite3.Connection, query: str, *, scope: SymbolScop
     """References of every definition the query addresses; 3007 when none does."""
     targets = [d for d, _ in match_definitions(conn, query, exact_only=True,
                                                 scope=SymbolScope(kinds=scope.kinds))][:MAX_TARGET_DEFS]
+    if not targets and "." in query:  # ``K.count``: an attribute a method of ``K`` assigns (``attributes.py``)
+        owner, _, name = query.rpartition(".")
+        classes = [d for d, _ in match_definitions(conn, owner, exact_only=True, scope=SymbolScope(kinds=("class",)))]
+        targets = instance_attributes(conn, classes[:MAX_TARGET_DEFS], name)
     if not targets:
         raise CodePlaneError(ErrorCode.SYMBOL_NOT_FOUND, f"no definition matches {query!r}",
                              details={"query": query, "hint": "try mode='symbol' to browse names, or mode='lexical'"})
