@@ -18,7 +18,7 @@ from tests.refactor_builders import refactor_env
 FILES = {
     "pkg/__init__.py": "",
     "pkg/counter.py": ("class Counter:\n    def __init__(self, start=0):\n        self.count = start\n\n"
-                       "    def inc(self):\n        self.count += 1\n        return self\n\n"
+                       "    def inc(self):\n        self.count += 1\n        return self if self.count else None\n\n"
                        "    class Inner:\n        def __init__(self):\n            self.count = 'inner'\n\n\n"
                        "class Other:\n    def __init__(self):\n        self.count = -1\n"),
     "pkg/use.py": ("from pkg.counter import Counter, Other\n\n\ndef total(c: Counter) -> int:\n    return c.count\n\n\n"
@@ -33,15 +33,17 @@ def _run(root: Path) -> str:
     return proc.stdout
 
 
-@pytest.mark.parametrize("how", ["name", "position"])
+@pytest.mark.parametrize("how", ["name", "position", "a use's position"])
 def test_an_attribute_a_method_assigns_is_renamed_with_its_uses_in_its_class_only(tmp_path: Path, how: str) -> None:
     with refactor_env(tmp_path / "repo", FILES) as env:
         assert _run(env.root) == "3 -1 inner\n"
+        line, column = (7, 28) if how == "a use's position" else (3, 13)  # ``return self if self.count``
         preview = (env.service.rename("Counter.count", "total") if how == "name"
-                   else env.service.rename(None, "total", path="pkg/counter.py", line=3, column=13))
+                   else env.service.rename(None, "total", path="pkg/counter.py", line=line, column=column))
         assert preview.status == "ready", preview
         by_line = {(e.path, e.line): e.certainty for e in preview.edits}
-        assert by_line[("pkg/counter.py", 3)] == "high" and by_line[("pkg/counter.py", 6)] == "high"
+        assert by_line[("pkg/counter.py", 3)] == by_line[("pkg/counter.py", 6)] == by_line[("pkg/counter.py", 7)] \
+            == "high"
         assert by_line[("pkg/use.py", 5)] == "medium"  # ``c: Counter``: an annotation may lie
         # Other's and Inner's own ``count`` are not Counter's
         assert ("pkg/counter.py", 11) not in by_line or by_line[("pkg/counter.py", 11)] == "low"
@@ -59,7 +61,7 @@ def test_an_attribute_has_an_impact_but_no_deletion_plan_and_is_not_moved(tmp_pa
         report = env.service.impact("Counter.count")
         assert report.symbol is not None and report.symbol.qualified_name == "pkg.counter.Counter.count"
         assert {(r.path, r.line) for r in report.references if r.certainty != "low"} == {
-            ("pkg/counter.py", 6), ("pkg/use.py", 5)}, report.references
+            ("pkg/counter.py", 6), ("pkg/counter.py", 7), ("pkg/use.py", 5)}, report.references
         # its first assignment is a statement of ``__init__``: deleting that line is no deletion of the attribute
         assert report.delete_refactor_id is None
         with pytest.raises(CodePlaneError) as moved:

@@ -58,9 +58,10 @@ def instance_attributes(reader: FactReader, name: str, owners: list[Def]) -> lis
 
 
 def attribute_at(reader: FactReader, path: str, line: int, column: int | None) -> list[Def]:
-    """The attribute assigned on ``self`` at a position (``self.count = 0``, column on ``count`` or none)."""
+    """The attribute ``self.<name>`` at a position names, in a method of its class (an assignment or a use:
+    ``self.count = 0``, ``return self.count``; column on the name, or none)."""
     for ref in reader.refs_on_line(path, line):
-        if ref.is_member and ref.role == "DEFINITION" and ref.receiver_shape == "self." and (
+        if ref.is_member and ref.receiver_shape == "self." and (
                 column is None or ref.column <= column < ref.end_column):
             owner = _owner_of(reader, ref)
             if owner is not None:
