@@ -85,3 +85,13 @@ async def test_search_lists_an_attributes_uses_under_the_id_the_rename_uses(tmp_
     where = {(h["path"], h["line"]) for h in found["results"]}
     assert {("pkg/counter.py", 3), ("pkg/counter.py", 6), ("pkg/use.py", 5)} <= where, found
     assert missing["code"] == 3007
+
+
+def test_the_position_of_self_attr_names_the_class_attribute_when_the_body_declares_it(tmp_path: Path) -> None:
+    files = {"k.py": "class K:\n    count = 0\n\n    def inc(self):\n        self.count += 1\n"
+                     "        return self.count\n"}
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename(None, "total", path="k.py", line=6, column=20)
+        by_name = env.service.rename("K.count", "x").symbol
+        assert preview.symbol is not None and by_name is not None and preview.symbol.def_uid == by_name.def_uid
+        assert sorted(e.line for e in preview.edits if e.certainty == "high") == [2, 5, 6]

@@ -64,8 +64,11 @@ def attribute_at(reader: FactReader, path: str, line: int, column: int | None) -
         if ref.is_member and ref.receiver_shape == "self." and (
                 column is None or ref.column <= column < ref.end_column):
             owner = _owner_of(reader, ref)
-            if owner is not None:
-                return instance_attributes(reader, ref.token, [owner])
+            if owner is None:
+                continue
+            # A class attribute, method or property of that name is the definition (``count = 0`` in the body).
+            declared = [d for d in reader.defs_named(ref.token, _LIMIT) if d.parent_uid == owner.def_uid]
+            return declared or instance_attributes(reader, ref.token, [owner])
     return []
 
 
