@@ -41,6 +41,10 @@ def test_an_attribute_a_method_assigns_is_renamed_with_its_uses_in_its_class_onl
         preview = (env.service.rename("Counter.count", "total") if how == "name"
                    else env.service.rename(None, "total", path="pkg/counter.py", line=line, column=column))
         assert preview.status == "ready", preview
+        cov = preview.coverage
+        assert cov is not None and cov.low_candidates == sum(  # every low candidate has its reason counted
+            n for reason, n in cov.by_reason.items() if reason not in ("other_symbol", "comment", "docstring",
+                                                                      "doc_file", "doctest")), cov
         by_line = {(e.path, e.line): e.certainty for e in preview.edits}
         assert by_line[("pkg/counter.py", 3)] == by_line[("pkg/counter.py", 6)] == by_line[("pkg/counter.py", 7)] \
             == "high"

@@ -143,7 +143,9 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
     planned = draft.planned_positions()
     refs_at = {(r.path, r.line, r.column): r for r in data.refs}
     dynamic_lines = {(d.path, d.line) for d in data.dynamic if data.name in d.literals}
-    by_reason: Counter[str] = Counter()
+    # The structural plan's own low candidates (``other_binding``, ``unresolved_receiver`` of a member) count too:
+    # the preview's "N low (reasons)" said "7 low ()" when all of them were the plan's.
+    by_reason: Counter[str] = Counter(e.reason for e, certainty in draft.code if certainty == "low")
     aside: list[tuple[str, int, int]] = []
     occurrences = in_plan = 0
     unindexed: set[str] = set()
