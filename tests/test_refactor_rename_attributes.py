@@ -52,6 +52,8 @@ def test_an_attribute_a_method_assigns_is_renamed_with_its_uses_in_its_class_onl
         # Other's and Inner's own ``count`` are not Counter's
         assert ("pkg/counter.py", 11) not in by_line or by_line[("pkg/counter.py", 11)] == "low"
         assert ("pkg/counter.py", 16) not in by_line or by_line[("pkg/counter.py", 16)] == "low"
+        reasons = {(e.path, e.line): e.reason for e in preview.edits}
+        assert reasons.get(("pkg/counter.py", 16), "other_binding") == "other_binding"  # Other's own ``count``
         env.service.apply(preview.refactor_id, include=[e.edit_id for e in preview.edits if e.certainty == "medium"])
         counter = env.read("pkg/counter.py")
         assert "self.total = start" in counter and "self.total += 1" in counter

@@ -260,8 +260,9 @@ def classify_member_ref(graph: ClassGraph, family: MemberFamily, ref: Ref) -> tu
         holder = graph.enclosing_class(ref.path, ref.line, ref.column)
         if holder is not None and holder.def_uid in family.classes:
             return "high", "self_member"
-        if holder is not None and graph.owns(holder, family.target.name):
-            return "low", "other_binding"
+        if holder is not None and (graph.owns(holder, family.target.name)
+                                   or any(t.def_uid == holder.def_uid for t in family.twins)):
+            return "low", "other_binding"  # (a twin: a class that assigns ``self.<name>`` itself)
         if holder is not None and _mixin_reaches_family(graph, family, holder):
             return "medium", "mixin_self"
     recv = graph.receiver(ref)
