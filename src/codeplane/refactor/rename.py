@@ -26,6 +26,7 @@ from codeplane.refactor.facts import Def, FactReader, Ref
 from codeplane.refactor.jsimports import is_js
 from codeplane.refactor.members import ClassGraph, MemberFamily, classify_member_ref, member_family
 from codeplane.refactor.models import Certainty
+from codeplane.refactor.pyfields import constructor_keywords
 from codeplane.refactor.receivers import CHAIN
 from codeplane.refactor.spans import SpanEdit
 from codeplane.refactor.targets import stub_base
@@ -276,6 +277,11 @@ def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name
                 continue
             certainty, reason = classify_member_ref(graph, family, ref)
             out.add_ref(ref, certainty, reason)
+        # ``P(name=...)`` for a dataclass field (medium); ``replace(p, name=...)`` proposed (low: whose ``p``?)
+        for ref, constructed in constructor_keywords(reader, graph.text, target):
+            if (ref.path, ref.line, ref.column) not in out.edits:
+                out.add_ref(ref, "medium" if constructed else "low", "field_keyword" if constructed
+                            else "copy_keyword")
     for edit in _shorthand_keys(reader, target, new_name):
         out.put(edit, "high")
     draft = Draft(symbol=None)

@@ -1,0 +1,92 @@
+"""A Python record class's field is also a keyword of its constructor: ``P(name="x")`` for ``name: str`` in a
+``@dataclass``, an attrs class, a ``NamedTuple``, a ``TypedDict`` or a pydantic model.
+
+A rename of the field that kept the keyword broke every such call (``TypeError: unexpected keyword argument``), and
+the sweep had set the keyword aside as "never a member" (a bare name outside a class body). Here each keyword named
+like the field, in a call whose callee is the class itself (a name the index links to the class definition), is a
+``medium`` edit: the class's own ``__init__`` or ``__new__`` could take other keywords, which the syntax does not say.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from codeplane.refactor.facts import Def, FactReader, Ref
+from codeplane.refactor.spans import SourceText
+
+_LIMIT = 100_000
+#: Decorators and bases that make a class's annotated body names its constructor's keywords.
+_RECORD_DECORATOR = re.compile(
+    r"^\s*@\s*(?:dataclasses\s*\.\s*)?(?:dataclass|pydantic\.dataclasses\.dataclass)\b"
+    r"|^\s*@\s*(?:attr|attrs)\s*\.\s*(?:s|attrs|define|frozen|mutable|dataclass)\b"
+    r"|^\s*@\s*(?:define|frozen|mutable)\b")
+_RECORD_BASE = re.compile(r"\b(?:NamedTuple|TypedDict|BaseModel|BaseSettings)\b")
+#: Functions and methods that copy a record with changed fields, by keyword.
+_COPIERS = frozenset({"replace", "evolve", "_replace", "copy_with"})
+#: The callee right before a call's ``(``: ``P`` or ``mod.P``.
+_CALLEE = re.compile(r"([A-Za-z_][\w.]*)\s*\($")
+
+
+def is_record_class(src: SourceText, owner: Def) -> bool:
+    """Whether ``owner``'s decorators or bases make its annotated fields constructor keywords."""
+    header = src.line_text(owner.line)
+    if "(" in header and _RECORD_BASE.search(header[header.find("("):]):
+        return True
+    indent = len(header) - len(header.lstrip())
+    line = owner.line - 1
+    while line >= 1:
+        text = src.line_text(line)
+        stripped = text.strip()
+        level = len(text) - len(text.lstrip())
+        if level == indent and stripped.startswith("@"):
+            if _RECORD_DECORATOR.match(text):
+                return True
+        elif not stripped or not (level > indent or stripped.startswith((")", "]", "#"))):
+            break  # above the decorators (a decorator's arguments are deeper, or close its bracket)
+        line -= 1
+    return False
+
+
+def _call_open(text: str, offset: int) -> int | None:
+    """The offset of the ``(`` of the call whose argument list holds ``offset`` (None when none does)."""
+    depth = 0
+    for index in range(offset - 1, max(-1, offset - 4000), -1):
+        char = text[index]
+        if char in ")]}":
+            depth += 1
+        elif char in "([{":
+            if depth == 0:
+                return index if char == "(" else None
+            depth -= 1
+    return None
+
+
+def constructor_keywords(reader: FactReader, text_of: Callable[[str], SourceText | None],
+                         target: Def) -> list[tuple[Ref, bool]]:
+    """Keywords ``target.name=`` in calls of ``target``'s record class (``P(name=...)``, ``mod.P(name=...)``),
+    with True; and in calls of a record copier (``replace(p, name=...)``, ``attr.evolve``, ``p._replace``), whose
+    instance's class the syntax does not say, with False."""
+    owner = reader.get_def(target.parent_uid) if target.parent_uid else None
+    if owner is None or owner.kind != "class" or not target.path.endswith((".py", ".pyi")):
+        return []
+    own = text_of(owner.path)
+    if own is None or not is_record_class(own, owner):
+        return []
+    found = []
+    for ref in reader.refs_named(target.name, None, _LIMIT):
+        src = text_of(ref.path) if ref.receiver_shape == "kwarg=" else None
+        opening = _call_open(src.text, src.offset(ref.line, ref.column)) if src is not None else None
+        if src is None or opening is None:
+            continue
+        match = _CALLEE.search(src.text[max(0, opening - 200):opening + 1])
+        called = match.group(1).rsplit(".", 1)[-1] if match is not None else ""
+        if called in _COPIERS:
+            found.append((ref, False))
+        if called != owner.name:
+            continue
+        callee_line = src.text.count("\n", 0, opening) + 1
+        callee = [r for r in reader.refs_on_line(ref.path, callee_line) if r.token == owner.name]
+        if any(r.target_uid == owner.def_uid for r in callee):  # the class itself, not a same-named one
+            found.append((ref, True))
+    return found
