@@ -152,6 +152,27 @@ def test_rows_staged_in_several_runs_land_as_if_staged_at_once() -> None:
                                                                             if o.facts is not None)
 
 
+def test_rows_inserted_many_per_statement_and_in_flushes_land_as_one_at_a_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker inserts its rows many to a statement, the tail one by one, and holds at most so many references
+    before inserting: the tables hold the same rows in the same order (ids) whatever those sizes."""
+    changes = _changes(CORPUS)
+    outcomes = extract_many([(c.path, c.text or "") for c in changes])
+    assert sum(len(o.facts.refs) for o in outcomes if o.facts is not None) > 40
+    dumps = []
+    for per_statement, pending in ((1, 1_000_000), (5, 7), (staging._ROWS_PER_STATEMENT, staging._PENDING_ROWS)):
+        monkeypatch.setattr(staging, "_ROWS_PER_STATEMENT", per_statement)
+        monkeypatch.setattr(staging, "_PENDING_ROWS", pending)
+        conn, _ = _fresh()
+        staged = stage(outcomes)
+        assert staged.staged is not None
+        conn.execute("BEGIN")
+        write_batch(conn, changes, staged.outcomes, [staged.staged], 1)
+        conn.execute("COMMIT")
+        dumps.append(_dump(conn))
+    assert dumps[0] == dumps[1] == dumps[2]
+
+
 def test_without_serialize_rows_go_through_temporary_tables_to_the_same_result() -> None:
     changes = _changes(CORPUS)
     outcomes = extract_many([(c.path, c.text or "") for c in changes])
