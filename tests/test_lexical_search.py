@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from codeplane.core.errors import CodePlaneError
-from codeplane.index.lexical import Fragment, RankedCandidates
+from codeplane.index.lexical import Fragment, RankedCandidates, indexed_text
 from codeplane.index.query import compile_query
 from codeplane.index.scan import count_at_most, find_matches
 from codeplane.index.search import LexicalScope, lexical_stream
@@ -165,6 +166,18 @@ def test_the_index_keeps_every_file_the_scan_would_match_around_unicode_letters(
         found = hit_lines(index, query, syntax, case_sensitive=False if query == "FILE" else None)
     assert found == expected
     assert expected  # each query matches something, or the comparison says nothing
+
+
+def test_every_letter_the_scan_matches_to_an_ascii_one_ignoring_case_is_indexed_as_that_letter() -> None:
+    """The indexed text keeps ASCII and makes every other character a token end, but a case-insensitive ``sum``
+    matches ``ſum`` in the scan: each such letter (all of Unicode is tried) must reach the index as the ASCII one."""
+    ascii_word = re.compile(r"[a-z0-9_]", re.IGNORECASE)
+    crossing = [chr(cp) for cp in range(0x80, 0x110000) if ascii_word.fullmatch(chr(cp))]
+    assert crossing  # the four there are today
+    for char in crossing:
+        mapped = indexed_text(char)
+        assert mapped != "?" and re.fullmatch(re.escape(mapped), char, re.IGNORECASE), hex(ord(char))
+    assert indexed_text("ſum_İt é") == "sum0it ?"
 
 
 def test_a_case_sensitive_token_narrows_by_its_case(tmp_path: Path) -> None:

@@ -2,15 +2,15 @@
 
 Tantivy only narrows candidates; exact positions always come from scanning the files. So the one
 property this module must keep is *completeness*: every file containing a fragment is returned.
-Content is tokenised into maximal runs of the scan's word characters (Python's ``\\w``: letters, digits and
-``_``), folded to ASCII where a letter has an ASCII form, lowercased and kept whole (no length cut-off), which
-is exactly what a whole-identifier query needs; substring fragments use a regex over the term dictionary. The
-scan matches with Python's ``re``, so a token must end wherever ``re`` sees a word end (``foo`` before a combining
-accent or a circled letter is a whole word there: Rust's ``\\w`` would have kept them in the token), and a letter
-``re`` matches to an ASCII one ignoring case must reach the dictionary as that letter (``ſ`` is an ``s``, ``ı``
-and ``İ`` an ``i``, ``K`` a ``k``; lowercasing alone keeps the first three). A second field, ``cased``, holds the
-ASCII letter-and-digit runs as spelled, for case-sensitive queries: ``EACH`` then reads the files spelling it so,
-not every file saying ``each`` (a search whose page never fills reads all its candidates).
+Both text fields tokenize :func:`indexed_text`: the content with every non-ASCII character a separator (but
+the four letters Python's ``re`` matches to an ASCII one ignoring case: ``ſ`` is an ``s``, ``ı`` and ``İ`` an
+``i``, ``K`` a ``k``) and ``_`` spelled ``0``, cut into its ASCII letter-and-digit runs by Tantivy's simple
+tokenizer. ``content`` lowercases them and keeps whole tokens (no length cut-off), which is exactly what a
+whole-identifier fragment needs; substring fragments look their terms up in the term dictionary
+(``lexical_terms.py``). ``cased`` keeps their case, for case-sensitive queries: ``EACH`` then reads the files
+spelling it so, not every file saying ``each`` (a search whose page never fills reads all its candidates). A
+fragment is an ASCII run (``query.py``), so it is a token of the indexed text wherever it matches; the only cost
+of the simplification is candidates the scan rejects (``A0B`` for ``A_B``, ``caf`` in ``café``).
 
 A schema version file sits next to Tantivy's own metadata; a version mismatch or an index that fails to
 open or answer is wiped and recreated with a warning (``rebuilt_reason``) and the caller re-adds every
@@ -48,7 +48,8 @@ log = get_logger(__name__)
 #: 3: tokens are runs of Python's word characters, folded to ASCII (see the module docstring).
 #: 4: ``cased``, ASCII tokens with their case kept, for case-sensitive whole-token fragments.
 #: 5: ``cased`` keeps ``_`` inside its tokens (as ``0``).
-LEXICAL_SCHEMA_VERSION = 5
+#: 6: ``content`` tokenizes the same ASCII text as ``cased`` (``indexed_text``), lowercased.
+LEXICAL_SCHEMA_VERSION = 6
 VERSION_FILE = "codeplane-schema.json"
 _TOKENIZER = "codeplane_code"
 _CASED_TOKENIZER = "codeplane_cased"
@@ -96,32 +97,50 @@ def sample_key(path: str) -> int:
 
 
 def _analyzer() -> Any:
-    # Folding first: lowercasing ``İ`` gives ``i`` plus a combining dot, which no ASCII fragment spells.
-    return (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(r"[\p{L}\p{N}_]+"))
-            .filter(tantivy.Filter.ascii_fold()).filter(tantivy.Filter.lowercase()).build())
+    """``content``: the ASCII letter-and-digit runs of :func:`indexed_text`, lowercased. Tantivy's simple tokenizer
+    over ASCII costs a third of the regex tokenizer (``[\\p{L}\\p{N}_]+``, ASCII-folded) this field had: 0.8 s
+    against 2.2 s of CPU for a cold index of Django."""
+    return tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(tantivy.Filter.lowercase()).build()
 
 
 def _cased_analyzer() -> Any:
-    """ASCII letter-and-digit runs, case kept (``cased_text`` makes the text ASCII, ``_`` a digit). It costs a third
-    of the regex tokenizer ``content`` needs (0.7 s against 2.2 s of CPU on Django), which a second regex-tokenised
-    field would have added to every build."""
+    """``cased``: the same runs, case kept."""
     return tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).build()
 
 
-def cased_text(text: str) -> str:
-    """``text`` with each non-ASCII character as ``?`` and each ``_`` as ``0``, for Tantivy's simple tokenizer.
+#: The non-ASCII letters Python's ``re`` matches to an ASCII letter ignoring case (all of them: the test checks
+#: every code point): ``ſum`` is a case-insensitive match of ``sum``, so its file must hold the term ``sum``.
+_CASELESS_ASCII = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"), ("\u212a", "k"))
 
-    Rust's alphanumerics include marks Python's ``\\w`` does not (``EACH\\u0345`` is one Rust token, while ``re``
-    sees ``EACH`` end there), so only ASCII runs may be tokens; and the tokenizer ends a token at ``_``, where an
-    identifier goes on (``AUTH_USER_MODEL`` would be a file holding ``MODEL``). ``_`` → ``0`` on both sides only
-    makes ``A_B`` and ``A0B`` one term: a file the scan then rejects, never one it misses."""
-    ascii_text = text if text.isascii() else text.encode("ascii", "replace").decode("ascii")
-    return ascii_text.replace("_", "0")
+
+def indexed_text(text: str) -> str:
+    """``text`` as both fields tokenize it: each non-ASCII character a ``?`` (but the four letters ``re`` matches
+    to an ASCII one ignoring case, as that letter), each ``_`` a ``0``.
+
+    A fragment is an ASCII run (``query.py``), and wherever it matches, the characters around it are ones ``re``
+    does not count as word characters or non-ASCII ones: both end a token here, so the fragment is a token (or
+    inside one, for an open side) of the indexed text. Only ASCII runs may be tokens because Rust's alphanumerics
+    include marks Python's ``\\w`` does not (``EACH\\u0345`` is one Rust token, while ``re`` sees ``EACH`` end there);
+    and the tokenizer ends a token at ``_``, where an identifier goes on (``AUTH_USER_MODEL`` would be a file
+    holding ``MODEL``). ``_`` → ``0`` (:func:`term_of` on the query's side) only makes ``A_B`` and ``A0B`` one
+    term, and a non-ASCII letter a token end (``café`` holds ``caf``): files the scan then rejects, never one it
+    misses."""
+    if not text.isascii():
+        for letter, ascii_letter in _CASELESS_ASCII:  # ``str.translate`` would cost a dict lookup per character
+            if letter in text:
+                text = text.replace(letter, ascii_letter)
+        text = text.encode("ascii", "replace").decode("ascii")
+    return text.replace("_", "0")
+
+
+def term_of(fragment_text: str) -> str:
+    """A fragment's text as the index spells its terms (:func:`indexed_text`)."""
+    return fragment_text.replace("_", "0")
 
 
 def cased_terms(fragment: Fragment) -> list[str]:
     """The ``cased`` terms a file holding ``fragment`` as a whole token spelled as it is must contain."""
-    return [fragment.cased.replace("_", "0")] if fragment.cased else []
+    return [term_of(fragment.cased)] if fragment.cased else []
 
 
 #: One write as queued by ``LexicalIndex.defer``: (kind, path, language, text, file_id).
@@ -234,11 +253,12 @@ class LexicalIndex:
 
     def _apply(self, op: _Write) -> None:
         kind, path, language, text, file_id = op
-        self._terms.applying(text if kind == "add" else None)
+        indexed = indexed_text(text) if kind == "add" else None
+        self._terms.applying(indexed)
         if kind == "delete_all":
             self._terms.reset()
-        if kind == "add":
-            doc = tantivy.Document(path=path, language=language, content=text, cased=cased_text(text))
+        if indexed is not None:
+            doc = tantivy.Document(path=path, language=language, content=indexed, cased=indexed)
             doc.add_unsigned("file_id", file_id)
             doc.add_unsigned("unit_id", 0)
             doc.add_unsigned("sample_key", sample_key(path))
@@ -275,7 +295,7 @@ class LexicalIndex:
 
     def _query(self, fragments: Sequence[Fragment], languages: Sequence[str], generation: int) -> tuple[Any, bool]:
         """The query, and whether each execution walks the term dictionary (a regex)."""
-        closed = sorted({f.text for f in fragments if f.closed})
+        closed = sorted({term_of(f.text) for f in fragments if f.closed})
         cased = sorted({term for f in fragments if f.closed for term in cased_terms(f)})
         # The lowercase terms rank (BM25 over their frequency); the cased ones only narrow.
         clauses: list[tuple[Any, Any]] = [
@@ -288,8 +308,8 @@ class LexicalIndex:
             longest_first = sorted(set(fragments), key=lambda f: (-len(f.text), f.text, f.left_open, f.right_open))
             narrowed = False
             for open_ in longest_first[:MAX_OPEN_FRAGMENTS]:
-                terms = self._terms.matching(open_.text, left_open=open_.left_open, right_open=open_.right_open,
-                                             generation=generation)
+                terms = self._terms.matching(term_of(open_.text), left_open=open_.left_open,
+                                             right_open=open_.right_open, generation=generation)
                 if terms is not None:
                     clauses.append((tantivy.Occur.Must, tantivy.Query.term_set_query(self._schema, "content", terms)
                                     if terms else tantivy.Query.empty_query()))
@@ -298,11 +318,11 @@ class LexicalIndex:
             # Django, locale files first, for its first 20 hits). The fragments as whole tokens rank the
             # candidates by BM25 without narrowing them: files saying ``class`` and ``meta`` come first.
             clauses += [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "content", text))
-                        for text in sorted({f.text for f in fragments})]
+                        for text in sorted({term_of(f.text) for f in fragments})]
             if not narrowed:
                 open_ = longest_first[0]
                 self._terms.ensure_base(self._index.searcher)
-                pattern = ((".*" if open_.left_open else "") + open_.text + (".*" if open_.right_open else ""))
+                pattern = (".*" if open_.left_open else "") + term_of(open_.text) + (".*" if open_.right_open else "")
                 clauses.append((tantivy.Occur.Must, tantivy.Query.regex_query(self._schema, "content", pattern)))
                 walks = True
         if languages:
