@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
+
 CACHE = Path(__file__).resolve().parent / ".cache"
 # Benchmarks call tools beyond the default `core` profile; servers they start inherit this (an explicit
 # --profile or CODEPLANE__TOOLS__PROFILE of the caller wins).
@@ -67,7 +69,6 @@ def download_sdist(name: str, version: str, into: Path) -> Path:
     """
     import hashlib
 
-    import httpx
 
     project = re.sub(r"[-_.]+", "-", name).lower()
     index = httpx.get(f"https://pypi.org/simple/{project}/", timeout=60, follow_redirects=True,
@@ -142,12 +143,21 @@ def table(title: str, header: list[str], rows: list[list[object]]) -> None:
         print("| " + " | ".join(f"{c:.2f}" if isinstance(c, float) else str(c) for c in row) + " |")
 
 
-def poll_pause(elapsed: float) -> float:
-    """Seconds to sleep between two polls of ``/ready`` after ``elapsed`` seconds of waiting: 0.2 % of the wait so far,
-    between 10 ms and 250 ms. Each poll costs the client ~1.5 ms of CPU and the server some too; at a flat 100 Hz
-    that took about a tenth of a 2-core machine from a 20-minute build it timed, while this adds at most 0.2 % (or
-    10 ms) to a figure."""
-    return min(max(elapsed * 0.002, 0.01), 0.25)
+def wait_ready(client: httpx.Client, base: str, *, alive: Callable[[], bool] = lambda: True) -> None:
+    """Return once ``base``'s ``/ready`` says 200: ``/ready?wait=`` holds each answer until the server is ready (or
+    30 s), so the wait costs the server being timed nothing. Polling ``/ready`` did: at the 10–20 ms a figure of
+    seconds needs, a third of a second of a cold Django build's 9 (two cores). ``alive`` says whether the server
+    still runs; a server that died raises."""
+    while True:
+        if not alive():
+            raise RuntimeError("the server exited before /ready")
+        try:
+            if client.get(f"{base}/ready", params={"wait": "30"}, timeout=40).status_code == 200:
+                return
+        except httpx.TimeoutException:  # a busy server (a 100k-file build on a loaded machine) may answer late
+            continue
+        except httpx.TransportError:  # not listening yet, or gone: ``alive`` says which
+            time.sleep(0.05)
 
 
 def dump_json(name: str, payload: object) -> None:

@@ -34,7 +34,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import p50, poll_pause, sdist, table
+from _common import p50, sdist, table, wait_ready
 
 CPL = [sys.executable, "-m", "codeplane.cli"]
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com"]
@@ -119,15 +119,10 @@ def up_to_ready(root: Path, *extra: str) -> tuple[float, float, dict[str, Any]]:
                 port = int(json.loads(line)["port"])
             elif not line and proc.poll() is not None:
                 raise died()
-        while True:
-            if proc.poll() is not None:
-                raise died()
-            try:
-                if client.get(f"http://127.0.0.1:{port}/ready").status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(poll_pause(time.perf_counter() - began))
+        try:
+            wait_ready(client, f"http://127.0.0.1:{port}", alive=lambda: proc.poll() is None)
+        except RuntimeError:
+            raise died() from None
         seconds = time.perf_counter() - began
         cpu = _tree_cpu(proc.pid)
         status = client.get(f"http://127.0.0.1:{port}/status", timeout=10).json()

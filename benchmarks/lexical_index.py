@@ -35,6 +35,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -44,7 +45,7 @@ import httpx
 from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CACHE, dump_json, p50, pct, poll_pause, require, sdist, table
+from _common import CACHE, dump_json, p50, pct, require, sdist, table, wait_ready
 from _proctree import TreeSampler, TreeUsage
 
 CPL = [sys.executable, "-m", "codeplane.cli"]
@@ -140,25 +141,30 @@ class Server:
         self.url = announced["url"]
         self.base = self.url.removesuffix("/mcp")
         self.progress_seen: list[dict[str, Any]] = []
-        next_status = 0.0
-        with httpx.Client(timeout=5) as http:
-            while True:
-                try:  # a busy server (a 100k-file build on a loaded machine) may answer a poll late
-                    if http.get(f"{self.base}/ready").status_code == 200:
-                        break
-                    # /ready at ``poll_pause`` (coarser polling would add up to its interval to every figure), /status
-                    # for the progress at 4 Hz: a full /status is ~3.5 ms of the server's CPU at 133k files and ~2 ms
-                    # of this client's, and at 100 Hz it took a quarter of a 2-core machine from the build it timed
-                    # (cold 133k: 589 s polled so, 433 s polled at /ready alone).
-                    if time.perf_counter() >= next_status:
-                        next_status = time.perf_counter() + STATUS_POLL_SEC
+        # /status for the progress at 4 Hz on a thread of its own (a full /status is ~3.5 ms of the server's CPU at
+        # 133k files and ~2 ms of this client's; at 100 Hz it took a quarter of a 2-core machine from the build it
+        # timed), while ``wait_ready`` holds a /ready that answers when the build is published.
+        done = threading.Event()
+
+        def watch_progress() -> None:
+            with httpx.Client(timeout=5) as http:
+                while not done.wait(STATUS_POLL_SEC):
+                    try:
                         index = http.get(f"{self.base}/status").json().get("index") or {}
-                        if index.get("progress"):
-                            self.progress_seen.append(index["progress"])
-                except httpx.TimeoutException:
-                    continue
-                time.sleep(poll_pause(time.perf_counter() - self.began))
-        self.ready_s = time.perf_counter() - self.began
+                    except (httpx.HTTPError, ValueError):
+                        continue
+                    if index.get("progress"):
+                        self.progress_seen.append(index["progress"])
+
+        watcher = threading.Thread(target=watch_progress, daemon=True)
+        watcher.start()
+        try:
+            with httpx.Client() as http:
+                wait_ready(http, self.base, alive=lambda: self.proc.poll() is None)
+            self.ready_s = time.perf_counter() - self.began
+        finally:
+            done.set()
+            watcher.join()
 
     def stop(self) -> TreeUsage:
         self.proc.terminate()

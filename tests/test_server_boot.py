@@ -317,3 +317,23 @@ def test_the_sdks_import_time_builds_wait_for_the_warm_up() -> None:
                           check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[:4] == ["False False", "True True", "True True True", "{'query': 'x'}"]
+
+
+def test_ready_with_wait_answers_once_the_server_is_ready_and_refuses_a_bad_wait(tmp_path: Path) -> None:
+    """``/ready?wait=S`` holds its answer until the first build is published (one request, no polling); a wait
+    that is not a number of seconds from 0 to 300 is a typed 400, before the boot and after it."""
+    repo = make_repo(tmp_path / "repo", FILES)
+    handle = start_server(repo)
+    try:
+        with httpx.Client(timeout=120) as http:
+            early = http.get(f"{handle.base_url}/ready", params={"wait": "abc"})
+            held = http.get(f"{handle.base_url}/ready", params={"wait": "90"})  # the boot takes a second or more
+            assert held.status_code == 200 and held.json()["ready"] is True
+            for bad in ("abc", "-1", "301", "nan"):
+                refused = http.get(f"{handle.base_url}/ready", params={"wait": bad})
+                assert refused.status_code == 400, bad
+                assert refused.json()["code"] == 1003 and refused.json()["details"]["parameter"] == "wait"
+            assert http.get(f"{handle.base_url}/ready", params={"wait": "0"}).status_code == 200
+        assert early.status_code == 400 and early.json()["retryable"] is False
+    finally:
+        handle.stop()
