@@ -3,11 +3,14 @@ engine. No server; tests drive :class:`RefactorService` directly (fast), a few g
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from codeplane.core.config import CodePlaneConfig
 from codeplane.core.layout import RepoLayout
@@ -16,6 +19,7 @@ from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.mutation import MutationEngine
 from codeplane.refactor.service import RefactorService
 from tests.builders import make_repo
+from tests.runner_projects import JS_DIR
 
 
 @dataclass
@@ -58,3 +62,12 @@ def run_node(env: RefactorEnv, path: str = "lib/index.js") -> str:
     proc = subprocess.run(["node", path], cwd=env.root, capture_output=True, text=True, check=False, timeout=60)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
+
+
+def assert_tsc_passes(env: RefactorEnv, shown: str = "") -> None:
+    """``tsc -p .`` in the repository exits 0 (skipped where ``.ci/run`` has not installed typescript)."""
+    tsc = JS_DIR / "node_modules/.bin/tsc"
+    if not tsc.is_file() or shutil.which("node") is None:
+        pytest.skip("typescript is not installed (.ci/run installs it with npm)")
+    checked = subprocess.run([str(tsc), "-p", "."], cwd=env.root, capture_output=True, text=True, check=False)
+    assert checked.returncode == 0, checked.stdout + shown

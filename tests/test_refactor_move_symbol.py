@@ -15,8 +15,7 @@ import pytest
 
 from codeplane.core.errors import CodePlaneError
 from tests.builders import answer_text, call, call_error, make_repo, mcp_client, running_server
-from tests.refactor_builders import RefactorEnv, refactor_env, run_node
-from tests.runner_projects import JS_DIR
+from tests.refactor_builders import RefactorEnv, assert_tsc_passes, refactor_env, run_node
 
 PKG = {
     "src/pkg/__init__.py": '"""The package."""\nfrom .util import helper, LIMIT\n\n__all__ = ["helper", "LIMIT"]\n',
@@ -442,15 +441,6 @@ JS = {
     "web/main.mjs": ("import greet from './default.mjs';\nimport { c } from './app.mjs';\n\n"
                      "console.log(greet(), c(5));\n"),
 }
-
-
-def assert_tsc_passes(env: RefactorEnv, shown: str = "") -> None:
-    """``tsc -p .`` in the repository exits 0 (skipped where ``.ci/run`` has not installed typescript)."""
-    tsc = JS_DIR / "node_modules/.bin/tsc"
-    if not tsc.is_file() or shutil.which("node") is None:
-        pytest.skip("typescript is not installed (.ci/run installs it with npm)")
-    checked = subprocess.run([str(tsc), "-p", "."], cwd=env.root, capture_output=True, text=True, check=False)
-    assert checked.returncode == 0, checked.stdout + shown
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node runs the moved JS")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from codeplane.core.errors import CodePlaneError
-from tests.refactor_builders import refactor_env
+from tests.refactor_builders import assert_tsc_passes, refactor_env
 
 TWINS = {
     "pkg/__init__.py": "",
@@ -273,6 +273,34 @@ def test_js_ts_rename_follows_imports_namespaces_and_aliases(tmp_path: Path) -> 
         env.service.apply(preview.refactor_id)
         assert "b.surface() + r.area()" in env.read("src/use.ts")
         assert "  area(): number { return 2; }" in env.read("src/math.ts")
+
+
+def test_a_ts_constructor_parameter_property_is_a_field_renamed_with_its_plain_uses(tmp_path: Path) -> None:
+    """``constructor(private readonly x: number)`` declares the field ``x``: before schema 23 a rename of
+    ``Point.x`` found no definition (3007). The parameter's plain uses in the constructor are the same name."""
+    files = {
+        "package.json": '{"name": "demo"}\n',
+        "tsconfig.json": '{"compilerOptions": {"strict": true, "noEmit": true, "types": []}, "include": ["src"]}\n',
+        "src/point.ts": ("export class Point {\n  constructor(private readonly x: number, public y?: number) {\n"
+                         "    if (x < 0) { throw new Error('negative'); }\n  }\n"
+                         "  norm(): number { return this.x * this.x + (this.y ?? 0); }\n}\n"
+                         "export class Other {\n  x = 1;\n}\n"),
+        "src/use.ts": ("import { Point, Other } from './point';\n"
+                       "export function area(p: Point): number {\n"
+                       "  return p.norm() + (p.y ?? 0) + new Other().x;\n}\n"),
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("Point.x", "abscissa")
+        assert preview.symbol is not None and preview.symbol.kind == "field"
+        env.service.apply(preview.refactor_id)
+        point = env.read("src/point.ts")
+        assert "constructor(private readonly abscissa: number, public y?: number)" in point
+        assert "if (abscissa < 0)" in point and "this.abscissa * this.abscissa" in point
+        assert "  x = 1;" in point and "new Other().x" in env.read("src/use.ts")  # another class's x stays
+        preview = env.service.rename("src/point.ts:2:56", "ordinate")  # by position, on the optional one
+        env.service.apply(preview.refactor_id)
+        assert "(p.ordinate ?? 0)" in env.read("src/use.ts") and "(this.ordinate ?? 0)" in env.read("src/point.ts")
+        assert_tsc_passes(env)
 
 
 def test_ts_interface_property_is_a_definition_that_renames_across_files(tmp_path: Path) -> None:

@@ -48,7 +48,9 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #:     enum members are definitions; so is a Rust trait's associated type, and a CommonJS export defined in place
 #:     (``exports.f = function ...``, ``module.exports = { f: function ... }``, ``exports.VERSION = "1"``), a Go
 #:     struct's embedded field, a C# event and a positional record's parameters (its properties).
-SCHEMA_VERSION = 22
+#: 23: a TypeScript constructor's parameter properties (``constructor(private readonly x: number)``) are fields
+#:     of its class.
+SCHEMA_VERSION = 23
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

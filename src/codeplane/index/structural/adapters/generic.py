@@ -92,6 +92,8 @@ class _Def:
     owner: str | None
     container: bool
     pattern: int
+    #: Owned by the class around it, not by the definition it sits in (a constructor's parameter property).
+    in_class: bool = False
 
 
 def extract_generic(spec: LanguageSpec, grammar: str, src: SourceText, root: Node, uids: UidAllocator) -> Extracted:
@@ -118,7 +120,7 @@ def extract_generic(spec: LanguageSpec, grammar: str, src: SourceText, root: Nod
                     if known is None or pattern_index < known.pattern:
                         raw_defs[key] = _Def(node, cap.split(".", 1)[1], name_node,
                                              src.text(owner) if owner is not None else None,
-                                             cap.startswith("container."), pattern_index)
+                                             cap.startswith("container."), pattern_index, "in_class" in caps)
             elif cap.startswith("scope."):
                 for node in nodes:
                     scope_nodes.setdefault(node.id, (node, cap.split(".", 1)[1]))
@@ -159,7 +161,8 @@ def extract_generic(spec: LanguageSpec, grammar: str, src: SourceText, root: Nod
     defs: list[DefRow] = []
     for i, d in enumerate(ordered):
         parent = def_intervals.innermost(d.node.start_byte, d.node.end_byte, exclude=i)
-        while parent >= 0 and ordered[parent].node.id == d.node.id:  # a sibling name of the same declaration
+        while parent >= 0 and (ordered[parent].node.id == d.node.id  # a sibling name of the same declaration
+                               or (d.in_class and kinds[parent] not in spec.class_kinds)):
             parent = def_intervals.parent[parent]
         name = " ".join(src.text(d.name_node).split())  # headings and qualified names may span lines
         prefix = d.owner or (paths[parent] if parent >= 0 else "")

@@ -13,3 +13,12 @@
 (property_signature name: (_) @name) @definition.field
 (interface_body) @scope.class
 (type_identifier) @reference
+; A constructor's parameter properties (``constructor(private readonly x: number)``) declare fields of the class
+; (``@in_class``: owned by the class around the constructor, not by the constructor).
+(method_definition
+  name: (property_identifier) @_ctor (#eq? @_ctor "constructor")
+  parameters: (formal_parameters
+    [(required_parameter (accessibility_modifier) pattern: (identifier) @name)
+     (optional_parameter (accessibility_modifier) pattern: (identifier) @name)
+     (required_parameter "readonly" pattern: (identifier) @name)
+     (optional_parameter "readonly" pattern: (identifier) @name)] @definition.field @in_class))
