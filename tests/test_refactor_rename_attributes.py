@@ -1,10 +1,12 @@
-"""Python instance attributes (``self.count = 0`` in a method) as rename and impact targets (``pyattributes.py``).
+"""Instance attributes (``self.count = 0`` in a Python method, ``this.count = 0`` in a JavaScript one) as rename and
+impact targets (``refactor/attributes.py``).
 
 The index has no definition row for them, so ``refactor_rename K.count`` answered 3007, by name and by position.
 Each rename here is applied and the code is run."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +15,7 @@ import pytest
 
 from codeplane.core.errors import CodePlaneError
 from tests.builders import call, call_error, make_repo, mcp_client, running_server
-from tests.refactor_builders import refactor_env
+from tests.refactor_builders import refactor_env, run_node
 
 FILES = {
     "pkg/__init__.py": "",
@@ -101,3 +103,51 @@ def test_the_position_of_self_attr_names_the_class_attribute_when_the_body_decla
         by_name = env.service.rename("K.count", "x").symbol
         assert preview.symbol is not None and by_name is not None and preview.symbol.def_uid == by_name.def_uid
         assert sorted(e.line for e in preview.edits if e.certainty == "high") == [2, 5, 6]
+
+
+JS_FILES = {
+    "package.json": '{"name": "demo"}\n',
+    "lib/counter.mjs": ("export class Counter {\n  constructor(start) {\n    if (start >= 0) {\n"
+                        "      this.count = start;\n    }\n  }\n  inc() {\n    this.count += 1;\n    return this;\n  }\n}\n"
+                        "export class Other {\n  constructor() {\n    this.count = -1;\n  }\n}\n"
+                        "export function helper() {\n  this.count = 'loose';\n}\n"),
+    "lib/index.mjs": ("import { Counter, Other } from './counter.mjs';\n"
+                      "const c = new Counter(2);\nc.inc();\nconsole.log(c.count, new Other().count);\n"),
+}
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node runs the renamed code")
+@pytest.mark.parametrize("how", ["name", "a use's position"])
+def test_a_js_attribute_the_constructor_assigns_is_renamed_in_its_class_and_through_typed_locals(
+        tmp_path: Path, how: str) -> None:
+    """``this.count = start`` (in a block of the constructor) declares ``Counter.count``: before, 3007. Another
+    class's ``this.count`` and a plain function's are not Counter's."""
+    with refactor_env(tmp_path / "repo", JS_FILES) as env:
+        assert run_node(env, "lib/index.mjs") == "3 -1\n"
+        preview = (env.service.rename("Counter.count", "total") if how == "name"
+                   else env.service.rename(None, "total", path="lib/counter.mjs", line=8, column=9))
+        assert preview.status == "ready", preview
+        by_place = {(e.path, e.line, e.column): e.certainty for e in preview.edits}
+        assert by_place[("lib/counter.mjs", 4, 11)] == by_place[("lib/counter.mjs", 8, 9)] == "high"
+        assert by_place[("lib/index.mjs", 4, 14)] == "high"  # ``c = new Counter(2)``: a local the syntax types
+        assert by_place.get(("lib/index.mjs", 4, 33), "low") == "low"  # ``new Other().count``
+        assert by_place.get(("lib/counter.mjs", 14, 9), "low") == "low"  # Other's own
+        assert by_place.get(("lib/counter.mjs", 18, 7), "low") == "low"  # a plain function's ``this``
+        env.service.apply(preview.refactor_id)
+        counter = env.read("lib/counter.mjs")
+        assert "this.total = start" in counter and "this.total += 1" in counter
+        assert "this.count = -1" in counter and "this.count = 'loose'" in counter
+        assert "console.log(c.total, new Other().count)" in env.read("lib/index.mjs")
+        assert run_node(env, "lib/index.mjs") == "3 -1\n"
+
+
+@pytest.mark.anyio
+async def test_search_lists_a_js_attributes_uses_and_a_store_is_a_definition(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", dict(JS_FILES))
+    with running_server(repo) as handle:
+        async with mcp_client(handle) as client:
+            found = await call(client, "search", {"query": "Counter.count", "mode": "references"})
+            renamed = await call(client, "refactor_rename", {"symbol": "Counter.count", "new_name": "total"})
+    assert {h["symbol"]["def_uid"] for h in found["results"]} == {renamed["symbol"]["def_uid"]}, (found, renamed)
+    where = {(h["path"], h["line"]) for h in found["results"]}
+    assert {("lib/counter.mjs", 4), ("lib/counter.mjs", 8), ("lib/index.mjs", 4)} <= where, found

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.paths import canonicalize
-from codeplane.refactor import pyattributes
+from codeplane.refactor import attributes
 from codeplane.refactor.assemble import Draft, build_option
 from codeplane.refactor.decisions import symbol_ref
 from codeplane.refactor.facts import Def, FactReader, FileInfo, Ref
@@ -126,7 +126,7 @@ class ImpactPlanner:
 
     def impact(self, subject: Subject, *, limit: int, cursor: str | None) -> tuple[ImpactReport, PlanOption | None]:
         if subject.definition is not None:
-            current = self.reader.get_def(subject.definition.def_uid) or pyattributes.current(
+            current = self.reader.get_def(subject.definition.def_uid) or attributes.current(
                 self.reader, subject.definition)
             if current is None:
                 raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "the index changed while planning; retry",
@@ -164,7 +164,7 @@ class ImpactPlanner:
         page, next_cursor = _page(refs, cursor, limit)
         option = None
         src = sources.get(d.path)
-        # An attribute a method assigns (``pyattributes.py``) has no statement of its own to delete: no plan.
+        # An attribute a method assigns (``attributes.py``) has no statement of its own to delete: no plan.
         if src is not None and self.reader.get_def(d.def_uid) is not None:
             draft = Draft(symbol=symbol_ref(d))
             draft.code.append((_definition_span(src, d), "high"))

@@ -17,7 +17,7 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
 from codeplane.index.service import IndexService
 from codeplane.mutation import MutationEngine, git_index
-from codeplane.refactor import pyattributes
+from codeplane.refactor import attributes
 from codeplane.refactor.apply import Applier
 from codeplane.refactor.assemble import Draft, build_option
 from codeplane.refactor.batch import read_sources
@@ -131,7 +131,7 @@ class RefactorService:
         # Lexical search opens its own read transaction, so it runs between the two fact snapshots.
         found = self._lexical_paths(targets[0].name)
         with self._facts() as reader:
-            current = [reader.get_def(t.def_uid) or pyattributes.current(reader, t) for t in targets]
+            current = [reader.get_def(t.def_uid) or attributes.current(reader, t) for t in targets]
             if any(c is None for c in current):
                 raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "the index changed while planning; retry",
                                      details={"symbol": symbol}, retryable=True)

@@ -12,8 +12,8 @@ import re
 from collections.abc import Sequence
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.refactor.attributes import attribute_at, instance_attributes
 from codeplane.refactor.facts import Def, FactReader
-from codeplane.refactor.pyattributes import attribute_at, instance_attributes
 
 #: Definitions offered as decision candidates at most (the rest are counted, not listed).
 MAX_CANDIDATES = 8
@@ -119,7 +119,7 @@ def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None 
 
 
 def _attributes(reader: FactReader, symbol: str) -> list[Def]:
-    """``Class.attr`` naming an attribute a method assigns on ``self`` (``pyattributes.py``), when no definition
+    """``Class.attr`` naming an attribute a method assigns on ``self`` (``attributes.py``), when no definition
     row matches."""
     owner, _, name = symbol.rpartition(".")
     if not owner:

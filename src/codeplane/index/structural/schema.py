@@ -50,7 +50,9 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #:     struct's embedded field, a C# event and a positional record's parameters (its properties).
 #: 23: a TypeScript constructor's parameter properties (``constructor(private readonly x: number)``) are fields
 #:     of its class.
-SCHEMA_VERSION = 23
+#: 24: a JavaScript/TypeScript assignment's member target (``this.count = 0``) is a reference with the role
+#:     DEFINITION, as a Python member store is (``this.count`` then names an attribute of the class).
+SCHEMA_VERSION = 24
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

@@ -103,6 +103,7 @@ def extract_generic(spec: LanguageSpec, grammar: str, src: SourceText, root: Nod
     locals_: dict[int, tuple[Node, str]] = {}
     refs: dict[int, Node] = {}
     members: dict[int, tuple[Node, Node | None]] = {}
+    stores: set[int] = set()
     statements: dict[int, Node] = {}
     package: str | None = None
     for pattern_index, caps in QueryCursor(query).matches(root):
@@ -131,11 +132,13 @@ def extract_generic(spec: LanguageSpec, grammar: str, src: SourceText, root: Nod
             elif cap in ("reference", "definition_name"):
                 for node in nodes:
                     refs[node.id] = node
-            elif cap == "member":
+            elif cap in ("member", "member.store"):
                 receiver = caps.get("receiver", [None])[0]
                 for node in nodes:
                     if receiver is not None or node.id not in members:  # a pattern naming the receiver wins
                         members[node.id] = (node, receiver)
+                    if cap == "member.store":
+                        stores.add(node.id)
             elif cap == "import":
                 for node in nodes:
                     statements[node.id] = node
@@ -227,7 +230,7 @@ def extract_generic(spec: LanguageSpec, grammar: str, src: SourceText, root: Nod
         if not d.container:
             refs.setdefault(d.name_node.id, d.name_node)
             members.pop(d.name_node.id, None)  # ``exports.f = ...`` names its definition: not also a member use
-    binds, ref_rows = resolver.finish(refs, members, def_names, import_nodes, originals)
+    binds, ref_rows = resolver.finish(refs, members, def_names, import_nodes, originals, stores=stores)
     if spec.exports is not None:
         spec.exports(ctx, root, resolver.file_bindings())
     return Extracted(package, defs, scopes, binds, [b.row for b in ctx.imports], ref_rows, ctx.exports, ctx.thunks,

@@ -126,7 +126,9 @@ class Resolver:
         return None
 
     def finish(self, refs: dict[int, Node], members: dict[int, tuple[Node, Node | None]], def_names: dict[int, str],
-               import_names: set[int], originals: dict[int, str]) -> tuple[list[BindRow], list[RefRow]]:
+               import_names: set[int], originals: dict[int, str], *,
+               stores: set[int] | None = None) -> tuple[list[BindRow], list[RefRow]]:
+        """Bind rows and ref rows; ``stores``: member nodes an assignment stores to (role DEFINITION)."""
         keys = sorted(self.table, key=lambda k: (k[0], k[1]))
         index = {k: i for i, k in enumerate(keys)}
         binds = []
@@ -174,7 +176,8 @@ class Resolver:
                 found = self._lookup(self.scope_of(receiver), text, receiver.start_byte) if plain else None
                 if found is not None and binds[index[found]].target_kind == TARGET_IMPORT:
                     via = binds[index[found]].target_uid  # ``ns.member`` through ``import * as ns``
-            rows.append(RefRow(self.scope_of(node), self.src.text(node), *self.src.span(node), REFERENCE, ANCHORED,
+            role = DEFINITION if stores and node.id in stores else REFERENCE
+            rows.append(RefRow(self.scope_of(node), self.src.text(node), *self.src.span(node), role, ANCHORED,
                                UNCERTAIN, -1, None, via, True, shape))
         rows.sort(key=lambda r: (r.start_line, r.start_col))
         return binds, rows

@@ -74,6 +74,8 @@
 (shorthand_property_identifier) @reference
 (shorthand_property_identifier_pattern) @reference
 (member_expression object: (_) @receiver property: (property_identifier) @member)
+; an assignment's target (``this.count = 0``, ``obj.x = 1``): a member store, role DEFINITION as in Python
+(assignment_expression left: (member_expression object: (_) @receiver property: (property_identifier) @member.store))
 
 ; -- imports and re-exports -------------------------------------------------------------------------
 (import_statement) @import
