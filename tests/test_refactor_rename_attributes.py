@@ -108,7 +108,8 @@ def test_the_position_of_self_attr_names_the_class_attribute_when_the_body_decla
 JS_FILES = {
     "package.json": '{"name": "demo"}\n',
     "lib/counter.mjs": ("export class Counter {\n  constructor(start) {\n    if (start >= 0) {\n"
-                        "      this.count = start;\n    }\n  }\n  inc() {\n    this.count += 1;\n    return this;\n  }\n}\n"
+                        "      this.count = start;\n    }\n  }\n"
+                        "  inc() {\n    this.count += 1;\n    return this;\n  }\n}\n"
                         "export class Other {\n  constructor() {\n    this.count = -1;\n  }\n}\n"
                         "export function helper() {\n  this.count = 'loose';\n}\n"),
     "lib/index.mjs": ("import { Counter, Other } from './counter.mjs';\n"
@@ -151,3 +152,40 @@ async def test_search_lists_a_js_attributes_uses_and_a_store_is_a_definition(tmp
     assert {h["symbol"]["def_uid"] for h in found["results"]} == {renamed["symbol"]["def_uid"]}, (found, renamed)
     where = {(h["path"], h["line"]) for h in found["results"]}
     assert {("lib/counter.mjs", 4), ("lib/counter.mjs", 8), ("lib/index.mjs", 4)} <= where, found
+
+
+@pytest.mark.parametrize("stub", ["js", "python"])
+def test_a_member_declared_in_a_stub_renames_the_runtime_class_it_describes(tmp_path: Path, stub: str) -> None:
+    """``index.d.ts`` (``mod.pyi``) declares the field the runtime class of the same name in ``index.js``
+    (``mod.py``) assigns in its constructor: ``K.count`` finds the declaration, and the runtime class's own
+    ``this.count`` are the same member (before, they were another class's: ``low``, so the applied rename
+    changed the declaration alone)."""
+    if stub == "js":
+        files = {"package.json": '{"name": "demo"}\n',
+                 "lib/index.d.ts": ("declare class K {\n  count: number;\n  constructor(start: number);\n}\n"
+                                    "export = K;\n"),
+                 "lib/index.js": ("class K {\n  constructor(start) {\n    this.count = start;\n  }\n"
+                                  "  inc() {\n    this.count += 1;\n    return this.count;\n  }\n}\n"
+                                  "module.exports = K;\n"),
+                 "lib/use.js": "const K = require('./index.js');\nconsole.log(new K(2).inc());\n"}
+        declared, runtime = ("lib/index.d.ts", 2), [("lib/index.js", 3), ("lib/index.js", 6), ("lib/index.js", 7)]
+    else:
+        files = {"pkg/__init__.py": "",
+                 "pkg/mod.pyi": "class K:\n    count: int\n    def __init__(self, start: int) -> None: ...\n",
+                 "pkg/mod.py": ("class K:\n    def __init__(self, start):\n        self.count = start\n\n"
+                                "    def inc(self):\n        self.count += 1\n        return self.count\n"),
+                 "pkg/use.py": "from pkg.mod import K\n\nprint(K(2).inc())\n"}
+        declared, runtime = ("pkg/mod.pyi", 2), [("pkg/mod.py", 3), ("pkg/mod.py", 6), ("pkg/mod.py", 7)]
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("K.count", "total")
+        by_line = {(e.path, e.line): e.certainty for e in preview.edits}
+        assert by_line.get(declared) == "high" and all(by_line.get(place) == "high" for place in runtime), by_line
+        env.service.apply(preview.refactor_id)
+        if stub == "js":
+            assert "  total: number;" in env.read("lib/index.d.ts")
+            assert run_node(env, "lib/use.js") == "3\n"
+        else:
+            assert "    total: int\n" in env.read("pkg/mod.pyi")
+            proc = subprocess.run([sys.executable, "-m", "pkg.use"], cwd=env.root, capture_output=True, text=True,
+                                  check=False, timeout=60)
+            assert proc.returncode == 0 and proc.stdout == "3\n", proc.stderr

@@ -196,28 +196,52 @@ class MemberFamily:
     builtin_bases: list[str] = field(default_factory=list)
 
 
+_STUB_SUFFIXES = (".pyi", ".d.ts", ".d.mts", ".d.cts")
+_RUNTIME_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".jsx")
+
+
+def is_stub(path: str) -> bool:
+    """A type description of runtime code elsewhere: a ``.pyi`` stub or a TypeScript declaration file."""
+    return path.endswith(_STUB_SUFFIXES)
+
+
+def stub_stem(path: str) -> str:
+    return next((path[:-len(s)] for s in _STUB_SUFFIXES if path.endswith(s)), path)
+
+
+def runtime_stem(path: str) -> str:
+    return next((path[:-len(s)] for s in _RUNTIME_SUFFIXES if path.endswith(s)), "")
+
+
 def member_family(graph: ClassGraph, target: Def) -> MemberFamily | None:
     """The family of ``target`` if it is a class member, else ``None``."""
     owner = graph.reader.get_def(target.parent_uid) if target.parent_uid else None
     if owner is None or owner.kind not in _CLASS_KINDS:
         return None
     classes = {c.def_uid: c for c in graph.descendants(owner)}
+    if is_stub(owner.path):
+        # A member of a stub's class (``index.d.ts`` describing ``index.js``): the runtime class it describes, of
+        # the same name in the file of the same stem, is the family too (its ``this.opts`` are the member's).
+        stem = stub_stem(owner.path)
+        for runtime in graph.reader.defs_named(owner.name, _LIMIT):
+            if runtime.kind in _CLASS_KINDS and not is_stub(runtime.path) and runtime_stem(runtime.path) == stem:
+                classes.update({c.def_uid: c for c in graph.descendants(runtime)})
     named = list(graph.reader.defs_named(target.name, _LIMIT))
-    # A ``.pyi`` stub describes a runtime class elsewhere: a stub class named like a family class is the
-    # family's type description (renamed with it), and other stub classes are not runtime twins.
+    # A stub (``.pyi``, ``.d.ts``) describes a runtime class elsewhere: a stub class named like a family class is
+    # the family's type description (renamed with it), and other stub classes are not runtime twins.
     family_names = {c.name for c in classes.values()}
-    stub_owners = {d.parent_uid for d in named if d.path.endswith(".pyi") and d.parent_uid
+    stub_owners = {d.parent_uid for d in named if is_stub(d.path) and d.parent_uid
                    and (graph.reader.get_def(d.parent_uid) or target).name in family_names}
     classes.update({uid: c for uid in stub_owners if uid and (c := graph.reader.get_def(uid)) is not None})
     overrides = [d for d in named if d.parent_uid in classes and d.def_uid != target.def_uid]
     ancestor_ids = {a.def_uid for a in graph.ancestors(owner)}
     overridden = [d for d in named if d.parent_uid in ancestor_ids]
     twin_ids = {d.parent_uid for d in named
-                if d.parent_uid and d.parent_uid not in classes and not d.path.endswith(".pyi")}
+                if d.parent_uid and d.parent_uid not in classes and not is_stub(d.path)}
     for ref in graph.reader.refs_named(target.name, None, _LIMIT):
         if ref.is_member and ref.role == "DEFINITION":
             holder = graph.enclosing_class(ref.path, ref.line, ref.column)
-            if holder is not None and holder.def_uid not in classes and not holder.path.endswith(".pyi"):
+            if holder is not None and holder.def_uid not in classes and not is_stub(holder.path):
                 twin_ids.add(holder.def_uid)
     twins = [d for d in (graph.reader.get_def(uid) for uid in sorted(t for t in twin_ids if t)) if d is not None]
     return MemberFamily(target, classes, sorted(overrides, key=lambda d: (d.path, d.line)),
