@@ -303,6 +303,31 @@ def test_a_ts_constructor_parameter_property_is_a_field_renamed_with_its_plain_u
         assert_tsc_passes(env)
 
 
+def test_a_ts_signatures_parameters_are_its_own_not_the_enclosing_scopes(tmp_path: Path) -> None:
+    """An overload's, a declared method's and a function type's parameters bound in the enclosing scope: the file's
+    own ``options`` was ambiguous (its uses unresolved) and a field renamed ``options`` collided with a signature's
+    parameter."""
+    files = {
+        "package.json": '{"name": "demo"}\n',
+        "tsconfig.json": '{"compilerOptions": {"strict": true, "noEmit": true, "types": []}, "include": ["src"]}\n',
+        "src/a.ts": ("export let options = 1;\nexport type Handler = (options: number) => number;\n"
+                     "export function run(options: string): number;\nexport function run(options: number): number;\n"
+                     "export function run(value: string | number): number {\n  return Number(value) + options;\n}\n"
+                     "export const twice: Handler = (n) => n * options;\n"),
+        "src/k.d.ts": "export declare class K {\n  opts: number;\n  constructor(options?: number);\n}\n",
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("src/a.options", "factor")
+        assert preview.status == "ready" and preview.counts["high"] == 3, preview
+        env.service.apply(preview.refactor_id)
+        source = env.read("src/a.ts")
+        assert "Number(value) + factor;" in source and "let factor = 1;" in source and "n * factor;" in source
+        assert "(options: number) => number;" in source and "run(options: string)" in source
+        field = env.service.rename("K.opts", "options")
+        assert not field.collisions, field.collisions
+        assert_tsc_passes(env)
+
+
 def test_ts_interface_property_is_a_definition_that_renames_across_files(tmp_path: Path) -> None:
     files = {
         "package.json": "{\"name\": \"demo\"}\n",

@@ -52,7 +52,10 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #:     of its class.
 #: 24: a JavaScript/TypeScript assignment's member target (``this.count = 0``) is a reference with the role
 #:     DEFINITION, as a Python member store is (``this.count`` then names an attribute of the class).
-SCHEMA_VERSION = 24
+#: 25: a TypeScript signature (an overload, a declared method, a function or constructor type) is a scope of its
+#:     own: its parameters were bound in the enclosing scope (``type F = (options: O) => void`` made the file's
+#:     ``options`` ambiguous, and ``constructor(options?: O);`` a collision for a field renamed ``options``).
+SCHEMA_VERSION = 25
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

@@ -12,6 +12,15 @@
 (public_field_definition name: (_) @name) @definition.field
 (property_signature name: (_) @name) @definition.field
 (interface_body) @scope.class
+; A signature's parameters (an overload, a method of a declaration, a function type ``(options: O) => void``) are
+; its own: bound in the enclosing scope, they made that scope's real ``options`` ambiguous.
+(function_signature) @scope.function
+(method_signature) @scope.function
+(abstract_method_signature) @scope.function
+(call_signature) @scope.function
+(construct_signature) @scope.function
+(function_type) @scope.function
+(constructor_type) @scope.function
 (type_identifier) @reference
 ; A constructor's parameter properties (``constructor(private readonly x: number)``) declare fields of the class
 ; (``@in_class``: owned by the class around the constructor, not by the constructor).
