@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from codeplane.core.errors import CodePlaneError
-from tests.refactor_builders import assert_tsc_passes, refactor_env
+from tests.refactor_builders import assert_tsc_passes, refactor_env, run_node
 
 TWINS = {
     "pkg/__init__.py": "",
@@ -326,6 +327,35 @@ def test_a_ts_signatures_parameters_are_its_own_not_the_enclosing_scopes(tmp_pat
         field = env.service.rename("K.opts", "options")
         assert not field.collisions, field.collisions
         assert_tsc_passes(env)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node runs the renamed code")
+def test_a_js_constant_declared_below_the_functions_that_use_it_is_renamed_in_them(tmp_path: Path) -> None:
+    """``function get() { return CONFIG.x }`` above ``const CONFIG = ...``: the body runs when called, so its
+    ``CONFIG`` is the module's. It was left unresolved (a low candidate the apply skips) and the renamed module
+    threw ReferenceError."""
+    files = {"package.json": '{"name": "demo"}\n',
+             "lib/index.js": ("function get() {\n  return CONFIG.x + helper();\n}\nconst helper = () => LIMIT;\n"
+                              "class Box {\n  size() { return CONFIG.x * 2; }\n}\n"
+                              "function early() {\n  return later;\n  let later = 1;\n}\n"
+                              "const CONFIG = { x: 1 };\nlet LIMIT = 3;\n"
+                              "console.log(get(), new Box().size(), typeof early);\n")}
+    with refactor_env(tmp_path / "repo", files) as env:
+        assert run_node(env) == "4 2 function\n"
+        preview = env.service.rename("lib/index.CONFIG", "SETTINGS")
+        assert preview.counts["high"] == 3 and not preview.counts.get("low"), preview.counts
+        env.service.apply(preview.refactor_id)
+        preview = env.service.rename("lib/index.LIMIT", "CAP")
+        assert preview.counts["high"] == 2, preview.counts
+        env.service.apply(preview.refactor_id)
+        source = env.read("lib/index.js")
+        assert "return SETTINGS.x + helper();" in source and "return SETTINGS.x * 2;" in source
+        assert "() => CAP;" in source
+        assert run_node(env) == "4 2 function\n"
+        # In its own function a use before ``let`` is the temporal dead zone: left as it was (not resolved).
+        later = env.service.rename(None, "after", path="lib/index.js", line=10, column=6)
+        assert later.counts["high"] == 1 and {(e.line, e.certainty) for e in later.edits} <= {
+            (10, "high"), (9, "low")}, later.edits
 
 
 def test_ts_interface_property_is_a_definition_that_renames_across_files(tmp_path: Path) -> None:

@@ -55,7 +55,10 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 25: a TypeScript signature (an overload, a declared method, a function or constructor type) is a scope of its
 #:     own: its parameters were bound in the enclosing scope (``type F = (options: O) => void`` made the file's
 #:     ``options`` ambiguous, and ``constructor(options?: O);`` a collision for a field renamed ``options``).
-SCHEMA_VERSION = 25
+#: 26: in JavaScript/TypeScript a use inside a function sees a binding its enclosing scope declares after the
+#:     function (``function get() { return CONFIG.x }`` then ``const CONFIG = ...``): it was left unresolved, and an
+#:     applied rename of ``CONFIG`` broke the module.
+SCHEMA_VERSION = 26
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

@@ -206,7 +206,7 @@ JAVASCRIPT = LanguageSpec(
     declaration_types=frozenset({"variable_declarator"}),
     imports=imports, exports=exports, receiver_shapes={"this": "this.", "super": "super."},
     identifier_types=frozenset({"identifier", "shorthand_property_identifier_pattern"}),
-    pattern_names=pattern_names,
+    pattern_names=pattern_names, closures_see_later_bindings=True,
 )
 TYPESCRIPT = replace(JAVASCRIPT, language="typescript", patterns=("ecmascript.scm", "typescript.scm"),
                      overload_types=frozenset({"function_signature"}))

@@ -83,6 +83,9 @@ class Resolver:
     def _lookup(self, scope: int, name: str, position: int) -> tuple[int, str] | None:
         current = scope
         passed_class = False
+        #: A use inside a function nested in the declaring scope runs when the function is called, not where
+        #: it is written (``closures_see_later_bindings``): a later declaration is visible to it.
+        crossed_function = False
         while current >= 0:
             kind = self.scopes[current].kind
             parent = self.scopes[current].parent
@@ -100,11 +103,13 @@ class Resolver:
                     and min(b.visible_from for b in found) > position:
                 found = None  # ``let x = x.f();``: this block's ``x`` begins after its statement
             if found:
-                if not self._single(found) or min(b.visible_from for b in found) > position:
+                if not self._single(found) or (min(b.visible_from for b in found) > position
+                                               and not crossed_function):
                     return None  # ambiguous or not yet declared: never fall through to an outer scope
                 return (current, name)
             if kind in self.spec.opaque_scopes:
                 return None
+            crossed_function = crossed_function or (kind == "function" and self.spec.closures_see_later_bindings)
             current = parent
         return None
 

@@ -76,6 +76,9 @@ class LanguageSpec:
     #: Whether a name used before its block's declaration of it denotes the outer one (Rust ``let x = x.f();``,
     #: Go ``x := x.f()``), rather than being left unresolved (JavaScript's ``let`` is not yet initialised there).
     shadowing_falls_through: bool = False
+    #: Whether a function sees a binding its enclosing scope declares after it (JavaScript: ``function get() {
+    #: return CONFIG.x }`` then ``const CONFIG = ...``: the body runs later). Compiled languages refuse such a use.
+    closures_see_later_bindings: bool = False
     #: Whether a ``@member`` capture is one (False: it stays a plain name, e.g. a Rust ``use`` path's leaf).
     member_kept: Callable[[Node], bool] | None = None
     #: The receiver shape of a member whose receiver is a path (Rust ``a::b::f``: ``path:a::b``), else None.
