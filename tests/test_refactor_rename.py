@@ -358,6 +358,25 @@ def test_a_js_constant_declared_below_the_functions_that_use_it_is_renamed_in_th
             (10, "high"), (9, "low")}, later.edits
 
 
+@pytest.mark.skipif(shutil.which("node") is None, reason="node runs the renamed code")
+def test_a_member_of_a_js_global_object_is_never_a_repository_classs(tmp_path: Path) -> None:
+    """``Symbol.iterator`` beside the repository's only ``iterator`` method was a ``medium`` (anchored) edit, applied
+    by default: ``Symbol.iteratorRenamed`` is undefined."""
+    files = {"package.json": '{"name": "demo"}\n',
+             "lib/index.js": ("class Bag {\n  constructor() { this.items = [1, 2]; }\n"
+                              "  iterator() { return this.items[Symbol.iterator](); }\n}\n"
+                              "function walk(b) { return [...b.iterator()]; }\n"
+                              "const bag = new Bag();\nconsole.log(walk(bag).join(','), typeof Symbol.iterator);\n")}
+    with refactor_env(tmp_path / "repo", files) as env:
+        assert run_node(env) == "1,2 symbol\n"
+        preview = env.service.rename("Bag.iterator", "each")
+        reasons = {(e.line, e.column): (e.certainty, e.reason) for e in preview.edits}
+        assert reasons[(3, 40)] == ("low", "builtin_receiver") and reasons[(7, 47)] == ("low", "builtin_receiver")
+        assert reasons[(5, 32)] == ("medium", "anchored")  # ``b``: an untyped parameter
+        env.service.apply(preview.refactor_id)
+        assert run_node(env) == "1,2 symbol\n"
+
+
 def test_ts_interface_property_is_a_definition_that_renames_across_files(tmp_path: Path) -> None:
     files = {
         "package.json": "{\"name\": \"demo\"}\n",

@@ -56,6 +56,14 @@ finally replace split trim match test exec apply call bind name constructor prot
 """))
 
 
+#: JavaScript's global objects: in ``Symbol.iterator`` or ``Math.max`` (the name unbound in the file) the receiver is
+#: never an instance of a repository class, however unique the member's name is among them.
+JS_GLOBAL_OBJECTS = frozenset(str.split("""
+Symbol Object Array Math JSON Promise Reflect Proxy Number String Boolean BigInt Date RegExp Error TypeError Map Set
+WeakMap WeakSet Intl Atomics ArrayBuffer DataView globalThis console process window document navigator Buffer URL
+"""))
+
+
 def builtin_member(language: str | None, name: str) -> bool:
     if language == "python":
         return name in PY_BUILTIN_MEMBERS
@@ -299,6 +307,9 @@ def classify_member_ref(graph: ClassGraph, family: MemberFamily, ref: Ref) -> tu
     if recv is not None and recv.via_import_uid is not None:
         # A module attribute (``mod.name``) is not a class member of ours.
         return "low", "other_binding"
+    if recv is not None and recv.token in JS_GLOBAL_OBJECTS and not recv.is_member and recv.bind_id is None \
+            and recv.target_uid is None and family.target.language in ("javascript", "typescript"):
+        return "low", "builtin_receiver"
     if family.target.path.endswith(CLASS_LINKED):
         # ``Cart.make()`` where the index could not settle the name ``Cart`` (a supertype outside the repository
         # might declare a member type of that name): spelled like a class of the family, so likely ours.
