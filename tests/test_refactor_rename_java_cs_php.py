@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.builders import ServerHandle, call, make_repo, mcp_client, running_server
+from tests.refactor_builders import refactor_env
 
 pytestmark = pytest.mark.anyio
 
@@ -302,3 +303,22 @@ async def test_php_renames_follow_namespaces_use_and_hints_and_still_run(tmp_pat
         ran = subprocess.run(["php", "run.php"], cwd=server.root, capture_output=True, text=True, timeout=60,
                              check=False)
         assert (ran.returncode, ran.stdout) == (0, "#9\n"), ran.stderr
+
+
+def test_a_php_constant_is_renamed_wherever_an_expression_names_it(tmp_path: Path) -> None:
+    """Only operands and arguments named a constant: ``return LIMIT;``, ``$x = LIMIT;``, ``[LIMIT]``, ``case LIMIT:``
+    and a default value were no references, and the applied rename left them (an undefined constant)."""
+    source = ("<?php\nconst LIMIT = 3;\nconst TWICE = LIMIT * 2;\nfunction cap() { return LIMIT; }\n"
+              "function pick($n = LIMIT) {\n    $x = LIMIT;\n    $list = [LIMIT, 'k' => LIMIT];\n"
+              "    switch ($n) { case LIMIT: return $x + count($list); }\n    return $n ? (LIMIT) : -LIMIT;\n}\n"
+              "echo cap(), ' ', pick(), ' ', pick(1), ' ', TWICE, \"\\n\";\n")
+    with refactor_env(tmp_path / "repo", {"run.php": source}) as env:
+        preview = env.service.rename("run.php:2:6", "CEILING")
+        assert preview.counts["high"] == 10 and not preview.counts.get("low"), preview.edits
+        env.service.apply(preview.refactor_id)
+        assert "LIMIT" not in env.read("run.php")
+        if shutil.which("php") is None:
+            pytest.skip("php is not installed")
+        ran = subprocess.run(["php", "run.php"], cwd=env.root, capture_output=True, text=True, timeout=60,
+                             check=False)
+        assert (ran.returncode, ran.stdout) == (0, "3 5 3 6\n"), ran.stderr + ran.stdout

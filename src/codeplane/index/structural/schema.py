@@ -58,7 +58,9 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 26: in JavaScript/TypeScript a use inside a function sees a binding its enclosing scope declares after the
 #:     function (``function get() { return CONFIG.x }`` then ``const CONFIG = ...``): it was left unresolved, and an
 #:     applied rename of ``CONFIG`` broke the module.
-SCHEMA_VERSION = 26
+#: 27: a PHP constant named wherever an expression stands (``return LIMIT;``, ``$x = LIMIT;``, ``[LIMIT]``,
+#:     ``case LIMIT:``, a default value) is a reference; only operands and arguments were.
+SCHEMA_VERSION = 27
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

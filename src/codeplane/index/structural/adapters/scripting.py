@@ -124,6 +124,13 @@ def _declared_type(node: Node) -> str | None:
     return None
 
 
+#: Where a bare name is a constant (``php.scm``'s expression contexts).
+_CONSTANT_CONTEXTS = frozenset({
+    "argument", "binary_expression", "return_statement", "assignment_expression", "echo_statement",
+    "array_element_initializer", "conditional_expression", "parenthesized_expression", "unary_op_expression",
+    "subscript_expression", "case_statement", "simple_parameter", "const_element"})
+
+
 def php_plain_shape(node: Node) -> str | None:
     if node.type == "namespace_name":
         return "namespace"
@@ -156,7 +163,7 @@ def php_plain_shape(node: Node) -> str | None:
                                    and any(c.type == "instanceof" for c in holder.children)
                                    and holder.child_by_field_name("right") in (node, node.parent)):
         return f"class:{qualifier}"
-    return f"const:{qualifier}" if kind in ("argument", "binary_expression") else None
+    return f"const:{qualifier}" if kind in _CONSTANT_CONTEXTS else None
 
 
 _CALLS = frozenset({"member_call_expression", "scoped_call_expression", "nullsafe_member_call_expression"})

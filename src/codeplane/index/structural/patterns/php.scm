@@ -45,6 +45,19 @@
 (binary_expression left: [(name) @reference (qualified_name (name) @reference)])
 (function_call_expression function: [(name) @reference (qualified_name (name) @reference) (relative_name (name) @reference)])
 (argument [(name) @reference (qualified_name (name) @reference)])
+; a constant wherever else an expression stands (``return LIMIT;``, ``$x = LIMIT;``, ``[LIMIT]``, ``case LIMIT:``):
+; only operands and arguments were references, so a rename of ``LIMIT`` missed these
+(return_statement [(name) @reference (qualified_name (name) @reference)])
+(assignment_expression right: [(name) @reference (qualified_name (name) @reference)])
+(echo_statement [(name) @reference (qualified_name (name) @reference)])
+(array_element_initializer [(name) @reference (qualified_name (name) @reference)])
+(conditional_expression [(name) @reference (qualified_name (name) @reference)])
+(parenthesized_expression [(name) @reference (qualified_name (name) @reference)])
+(unary_op_expression argument: [(name) @reference (qualified_name (name) @reference)])
+(subscript_expression [(name) @reference (qualified_name (name) @reference)])
+(case_statement value: [(name) @reference (qualified_name (name) @reference)])
+(simple_parameter default_value: [(name) @reference (qualified_name (name) @reference)])
+(const_element (name) [(name) @reference (qualified_name (name) @reference)])
 (namespace_use_clause . [(name) @reference (qualified_name (name) @reference)])
 
 (namespace_use_declaration) @import
