@@ -322,3 +322,19 @@ def test_a_php_constant_is_renamed_wherever_an_expression_names_it(tmp_path: Pat
         ran = subprocess.run(["php", "run.php"], cwd=env.root, capture_output=True, text=True, timeout=60,
                              check=False)
         assert (ran.returncode, ran.stdout) == (0, "3 5 3 6\n"), ran.stderr + ran.stdout
+
+
+def test_a_ruby_constant_is_renamed_in_the_methods_that_read_it(tmp_path: Path) -> None:
+    """A constant read in a ``def`` (evaluated when the method runs, wherever it is defined) was unresolved: the
+    applied rename changed the assignment alone. A class's own constant is the class's, not the file's."""
+    source = ("def get\n  CONFIG[:x] + LIMIT\nend\n\nclass K\n  def size\n    LIMIT * 2\n  end\n  LIMIT = 4\nend\n\n"
+              "CONFIG = { x: 1 }\nLIMIT = 3\nputs get, K.new.size, LIMIT\n")
+    with refactor_env(tmp_path / "repo", {"m.rb": source}) as env:
+        config = env.service.rename("m.rb:12:0", "SETTINGS")
+        assert {(e.line, e.certainty) for e in config.edits} == {(2, "high"), (12, "high")}, config.edits
+        top = env.service.rename("m.rb:13:0", "CAP")
+        assert {(e.line, e.column) for e in top.edits if e.certainty == "high"} == {(2, 15), (13, 0), (14, 22)}
+        own = env.service.rename("m.rb:9:2", "SIDE")
+        assert {(e.line, e.certainty) for e in own.edits if e.certainty == "high"} == {(7, "high"), (9, "high")}
+        env.service.apply(config.refactor_id)
+        assert env.read("m.rb").startswith("def get\n  SETTINGS[:x] + LIMIT\nend\n")

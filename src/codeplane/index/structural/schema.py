@@ -60,7 +60,9 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #:     applied rename of ``CONFIG`` broke the module.
 #: 27: a PHP constant named wherever an expression stands (``return LIMIT;``, ``$x = LIMIT;``, ``[LIMIT]``,
 #:     ``case LIMIT:``, a default value) is a reference; only operands and arguments were.
-SCHEMA_VERSION = 27
+#: 28: a Ruby constant, class or module binds in its scope, and a constant is looked up through methods and class
+#:     bodies (``CONFIG`` in a ``def`` is the file's; ``LIMIT`` in ``K#size`` is ``K::LIMIT``): they were unresolved.
+SCHEMA_VERSION = 28
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

@@ -86,11 +86,12 @@ class Resolver:
         #: A use inside a function nested in the declaring scope runs when the function is called, not where
         #: it is written (``closures_see_later_bindings``): a later declaration is visible to it.
         crossed_function = False
+        constant = self.spec.lexical_constant is not None and self.spec.lexical_constant(name)
         while current >= 0:
             kind = self.scopes[current].kind
             parent = self.scopes[current].parent
             if kind in self.spec.class_kinds:
-                if not self.spec.members_visible:
+                if not self.spec.members_visible and not constant:
                     current = parent  # class bodies bind nothing visible to their methods (JS, Rust, ...)
                     continue
                 if passed_class:
@@ -107,9 +108,10 @@ class Resolver:
                                                and not crossed_function):
                     return None  # ambiguous or not yet declared: never fall through to an outer scope
                 return (current, name)
-            if kind in self.spec.opaque_scopes:
+            if kind in self.spec.opaque_scopes and not constant:
                 return None
-            crossed_function = crossed_function or (kind == "function" and self.spec.closures_see_later_bindings)
+            crossed_function = crossed_function or (kind == "function" and (
+                self.spec.closures_see_later_bindings or constant))
             current = parent
         return None
 

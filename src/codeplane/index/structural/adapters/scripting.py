@@ -183,9 +183,14 @@ def php_path_shape(receiver: Node) -> str | None:
     return shape if holder is not None and holder.type in _CALLS else shape + "$"
 
 
+def _ruby_constant(name: str) -> bool:
+    return name[:1].isupper()
+
+
 RUBY = LanguageSpec(
     "ruby", ("ruby.scm",),
-    class_kinds=frozenset({"class", "module"}), binding_kinds=frozenset(),
+    class_kinds=frozenset({"class", "module"}), binding_kinds=frozenset({"constant", "class", "module"}),
+    lexical_constant=_ruby_constant,
     declaration_types=frozenset({"assignment", "operator_assignment"}),
     opaque_scopes=frozenset({"function", "class", "module"}), rebinding_is_assignment=True,
     imports=ruby_imports, receiver_shapes={"self": "self."}, pattern_names=ruby_pattern_names,

@@ -79,6 +79,9 @@ class LanguageSpec:
     #: Whether a function sees a binding its enclosing scope declares after it (JavaScript: ``function get() {
     #: return CONFIG.x }`` then ``const CONFIG = ...``: the body runs later). Compiled languages refuse such a use.
     closures_see_later_bindings: bool = False
+    #: Names looked up lexically through every scope, opaque ones and class bodies included, from a function
+    #: whenever it runs (Ruby's constants: ``CONFIG`` in a ``def`` is the file's or the class's ``CONFIG``).
+    lexical_constant: Callable[[str], bool] | None = None
     #: Whether a ``@member`` capture is one (False: it stays a plain name, e.g. a Rust ``use`` path's leaf).
     member_kept: Callable[[Node], bool] | None = None
     #: The receiver shape of a member whose receiver is a path (Rust ``a::b::f``: ``path:a::b``), else None.
