@@ -262,3 +262,33 @@ def test_go_package_function_rename_sets_aside_members_of_other_values_and_packa
             pytest.skip("go is not installed")
         built = _go(env.root, "vet", "./...")
         assert built.returncode == 0, built.stderr
+
+
+C_SOURCE = ("#include <stdio.h>\n#define TWICE(x) ((x) * 2)\nstatic int helper(void);\nint limit = 3;\n"
+            "#ifdef FAST\nstatic int pick(void) { return 1; }\n#else\nstatic int pick(void) { return 2; }\n#endif\n"
+            "static int helper(void) { return limit + pick() + TWICE(1); }\n"
+            "int main(void) { printf(\"%d\\n\", helper()); return 0; }\n")
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="a C compiler builds the renamed file")
+def test_c_file_scope_names_are_renamed_with_their_uses_in_the_file(tmp_path: Path) -> None:
+    """A C file's own functions, variables and macros were never resolved in it (the preprocessor may redefine a
+    name), so renaming a ``static`` function renamed its definition and left its calls and prototype (``low``).
+    A name the file defines is no macro there; several definitions (``#ifdef`` alternatives) stay unresolved."""
+    def run(root: Path) -> str:
+        built = subprocess.run(["cc", "-o", "prog", "m.c"], cwd=root, capture_output=True, text=True, check=False)
+        assert built.returncode == 0, built.stderr
+        return subprocess.run(["./prog"], cwd=root, capture_output=True, text=True, check=True).stdout
+
+    with refactor_env(tmp_path / "repo", {"m.c": C_SOURCE}) as env:
+        assert run(env.root) == "7\n"
+        for old, new in (("m.c:10:11", "compute"), ("m.c:4:4", "ceiling"), ("m.c:2:8", "DOUBLE")):
+            preview = env.service.rename(old, new)
+            assert not preview.counts.get("low"), (old, preview.edits)
+            env.service.apply(preview.refactor_id)
+        source = env.read("m.c")
+        assert "static int compute(void);" in source and "printf(\"%d\\n\", compute())" in source
+        assert "int ceiling = 3;" in source and "return ceiling + pick() + DOUBLE(1);" in source
+        pick = env.service.rename("m.c:6:11", "choose")  # one of two alternatives: its call is not resolved
+        assert {(e.line, e.certainty) for e in pick.edits} >= {(6, "high"), (10, "low")}, pick.edits
+        assert run(env.root) == "7\n"

@@ -62,7 +62,9 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #:     ``case LIMIT:``, a default value) is a reference; only operands and arguments were.
 #: 28: a Ruby constant, class or module binds in its scope, and a constant is looked up through methods and class
 #:     bodies (``CONFIG`` in a ``def`` is the file's; ``LIMIT`` in ``K#size`` is ``K::LIMIT``): they were unresolved.
-SCHEMA_VERSION = 28
+#: 29: a C file's own functions, file-scope variables and macros are resolved in it (a name the file defines is
+#:     no macro there; several definitions of one name stay unresolved); they never were.
+SCHEMA_VERSION = 29
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

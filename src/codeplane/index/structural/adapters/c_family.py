@@ -1,5 +1,8 @@
-"""C and C++: ``patterns/c.scm`` (+ ``cpp.scm``). Only parameters and locals are resolved: the preprocessor can
-redefine any file-level name. ``#include "x"`` imports are linked by path relative to the including file."""
+"""C and C++: ``patterns/c.scm`` (+ ``cpp.scm``). In C a file's own functions, file-scope variables and macros are
+resolved in it too: a name the file defines is no macro there (``int limit = 3;`` under ``#define limit 5`` would
+not compile), and several definitions of one name (``#ifdef`` alternatives, ``extern`` beside the definition) leave
+it unresolved. C++ resolves only parameters and locals (namespaces, overloads and class scopes are not modelled).
+``#include "x"`` imports are linked by path relative to the including file."""
 
 from __future__ import annotations
 
@@ -43,8 +46,9 @@ def imports(ctx: Context, node: Node) -> None:
     ctx.add_import(node, None, name=source, alias=None, source=source, kind="c_include")
 
 
-C = LanguageSpec("c", ("c.scm",), class_kinds=frozenset({"struct"}), binding_kinds=frozenset(),
-                 resolve_file_scope=False, declaration_types=frozenset({"init_declarator", "declaration"}),
+C = LanguageSpec("c", ("c.scm",), class_kinds=frozenset({"struct"}), binding_kinds=frozenset({"function", "macro"}),
+                 resolve_file_scope=True, declaration_types=frozenset({"init_declarator", "declaration"}),
                  imports=imports, pattern_names=declarator_names)
 CPP = replace(C, language="cpp", patterns=("c.scm", "cpp.scm"), class_kinds=frozenset({"class", "struct"}),
+              binding_kinds=frozenset(), resolve_file_scope=False,
               members_visible=True, receiver_shapes={"this": "this."})
