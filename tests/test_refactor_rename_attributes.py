@@ -189,3 +189,13 @@ def test_a_member_declared_in_a_stub_renames_the_runtime_class_it_describes(tmp_
             proc = subprocess.run([sys.executable, "-m", "pkg.use"], cwd=env.root, capture_output=True, text=True,
                                   check=False, timeout=60)
             assert proc.returncode == 0 and proc.stdout == "3\n", proc.stderr
+
+
+def test_a_runtime_methods_declaration_file_twin_is_renamed_as_its_stub(tmp_path: Path) -> None:
+    files = {"package.json": '{"name": "demo"}\n',
+             "lib/index.d.ts": "declare class K {\n  run(): number;\n}\nexport = K;\n",
+             "lib/index.js": "class K {\n  run() { return 1; }\n}\nmodule.exports = K;\n"}
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("lib/index.js:2:2", "go")
+        assert {(e.path, e.certainty, e.reason) for e in preview.edits} == {
+            ("lib/index.d.ts", "high", "stub"), ("lib/index.js", "high", "definition")}

@@ -24,7 +24,7 @@ from codeplane.refactor.assemble import Draft
 from codeplane.refactor.contested import contested_imports
 from codeplane.refactor.facts import Def, FactReader, Ref
 from codeplane.refactor.jsimports import is_js
-from codeplane.refactor.members import ClassGraph, MemberFamily, classify_member_ref, member_family
+from codeplane.refactor.members import ClassGraph, MemberFamily, classify_member_ref, is_stub, member_family
 from codeplane.refactor.models import Certainty
 from codeplane.refactor.pyfields import constructor_keywords
 from codeplane.refactor.receivers import CHAIN
@@ -258,7 +258,7 @@ def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name
     owners = [target, *siblings] + [d for d in (family.overrides if family else []) if d not in siblings]
     owners += _same_type(reader, target, owners)
     for d in owners[1:]:
-        reason = ("stub" if d.path.endswith(".pyi") else "overload" if d in siblings else "constructor"
+        reason = ("stub" if is_stub(d.path) else "overload" if d in siblings else "constructor"
                   if d.kind == "constructor" else "partial" if d.kind == target.kind else "override")
         out.add(_def_site(d, new_name, reason), "high", d.scope_id)
     imports = _bound_refs(reader, [d.def_uid for d in owners], target.name, out)
