@@ -19,7 +19,7 @@ _CONTINUATION = re.compile(rb"[\x80-\xbf]")
 
 
 class SourceText:
-    __slots__ = ("_continuations", "_wide", "data", "line_count")
+    __slots__ = ("_chars", "_continuations", "_wide", "data", "line_count")
 
     def __init__(self, text: str) -> None:
         self.data = text.encode("utf-8", "surrogatepass")
@@ -29,6 +29,8 @@ class SourceText:
             row: line.encode("utf-8", "surrogatepass") for row, line in enumerate(lines) if not line.isascii()}
         #: Per long wide row, the offsets of its UTF-8 continuation bytes (None: not valid UTF-8, decode instead).
         self._continuations: dict[int, list[int] | None] = {}
+        #: The text itself when every byte is a character: a node's text is then a slice, not a decode.
+        self._chars = text if not self._wide and text.isascii() else None
 
     def col(self, row: int, byte_col: int) -> int:
         """Character column of a tree-sitter (row, byte column) point."""
@@ -48,6 +50,8 @@ class SourceText:
         return len(line[:byte_col].decode("utf-8", "replace"))
 
     def text(self, node: Node) -> str:
+        if self._chars is not None:
+            return self._chars[node.start_byte:node.end_byte]
         return self.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
     def span(self, node: Node) -> tuple[int, int, int, int]:
