@@ -292,3 +292,41 @@ def test_c_file_scope_names_are_renamed_with_their_uses_in_the_file(tmp_path: Pa
         pick = env.service.rename("m.c:6:11", "choose")  # one of two alternatives: its call is not resolved
         assert {(e.line, e.certainty) for e in pick.edits} >= {(6, "high"), (10, "low")}, pick.edits
         assert run(env.root) == "7\n"
+
+
+CPP_SOURCE = ("#include <cstdio>\nstruct Counter {\n  int limit = 3;\n  int count;\n"
+              "  explicit Counter(int count) : count(count) {}\n"
+              "  int size() const { int limit = 1; return limit + this->limit * 2 + count; }\n"
+              "  void bump() { count += limit; }\n  int twice() const;\n};\n"
+              "int Counter::twice() const { return size() * 2 + limit; }\n"
+              "int main() {\n  Counter k(1);\n  k.bump();\n"
+              "  std::printf(\"%d %d %d\\n\", k.limit, k.size(), k.twice());\n  return 0;\n}\n")
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="a C++ compiler builds the renamed file")
+def test_cpp_members_used_in_methods_are_renamed_with_the_member(tmp_path: Path) -> None:
+    """A C++ class bound nothing in its body, so a field or method used unqualified in a method (written in the
+    class or outside it, ``int Counter::twice()``) was unresolved: renaming the field renamed its declaration and
+    ``k.limit`` and the file no longer compiled. A member initialiser names the field even where a parameter of
+    that name shadows it (``: count(count)``); a local of the member's name stays the local's."""
+    def run(root: Path) -> str:
+        built = subprocess.run(["g++", "-o", "prog", "m.cpp"], cwd=root, capture_output=True, text=True, check=False)
+        assert built.returncode == 0, built.stderr
+        return subprocess.run(["./prog"], cwd=root, capture_output=True, text=True, check=True).stdout
+
+    with refactor_env(tmp_path / "repo", {"m.cpp": CPP_SOURCE}) as env:
+        assert run(env.root) == "3 11 25\n"
+        for old, new in (("m.cpp:3:7", "ceiling"), ("m.cpp:4:7", "total"), ("m.cpp:6:7", "extent")):
+            preview = env.service.rename(old, new)
+            # only the parameter ``count``, the local ``limit`` of ``size`` and their uses (other bindings) are
+            # listed, low, not applied
+            assert {(e.line, e.column, e.reason) for e in preview.edits if e.certainty == "low"} <= {
+                (5, 23, "other_binding"), (5, 38, "other_binding"), (6, 25, "other_binding"),
+                (6, 43, "other_binding")}, (old, preview.edits)
+            env.service.apply(preview.refactor_id)
+        source = env.read("m.cpp")
+        assert "explicit Counter(int count) : total(count) {}" in source
+        assert "int extent() const { int limit = 1; return limit + this->ceiling * 2 + total; }" in source
+        assert "void bump() { total += ceiling; }" in source
+        assert "int Counter::twice() const { return extent() * 2 + ceiling; }" in source
+        assert run(env.root) == "3 11 25\n"

@@ -64,7 +64,10 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #:     bodies (``CONFIG`` in a ``def`` is the file's; ``LIMIT`` in ``K#size`` is ``K::LIMIT``): they were unresolved.
 #: 29: a C file's own functions, file-scope variables and macros are resolved in it (a name the file defines is
 #:     no macro there; several definitions of one name stay unresolved); they never were.
-SCHEMA_VERSION = 29
+#: 30: a C++ class's fields and methods bind in its body: a use in a method, inline or defined outside the class in
+#:     the same file (``int K::size() { return limit; }``), and a constructor's member initialiser (``: limit(0)``)
+#:     resolve to the member; an applied rename of a field renamed the declaration and ``k.limit`` alone.
+SCHEMA_VERSION = 30
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

@@ -1,7 +1,8 @@
 """C and C++: ``patterns/c.scm`` (+ ``cpp.scm``). In C a file's own functions, file-scope variables and macros are
 resolved in it too: a name the file defines is no macro there (``int limit = 3;`` under ``#define limit 5`` would
 not compile), and several definitions of one name (``#ifdef`` alternatives, ``extern`` beside the definition) leave
-it unresolved. C++ resolves only parameters and locals (namespaces, overloads and class scopes are not modelled).
+it unresolved. C++ resolves parameters, locals and, in a method (written in its class or outside it in the same file,
+``int K::size()``), the members its class declares; file scope, namespaces and overloads are not modelled.
 ``#include "x"`` imports are linked by path relative to the including file."""
 
 from __future__ import annotations
@@ -50,5 +51,6 @@ C = LanguageSpec("c", ("c.scm",), class_kinds=frozenset({"struct"}), binding_kin
                  resolve_file_scope=True, declaration_types=frozenset({"init_declarator", "declaration"}),
                  imports=imports, pattern_names=declarator_names)
 CPP = replace(C, language="cpp", patterns=("c.scm", "cpp.scm"), class_kinds=frozenset({"class", "struct"}),
-              binding_kinds=frozenset(), resolve_file_scope=False,
-              members_visible=True, receiver_shapes={"this": "this."})
+              binding_kinds=frozenset({"field", "method"}), resolve_file_scope=False,
+              members_visible=True, owner_members_visible=True,
+              member_name_parents=frozenset({"field_initializer"}), receiver_shapes={"this": "this."})

@@ -186,10 +186,11 @@ def extract_generic(spec: LanguageSpec, grammar: str, src: SourceText, root: Nod
                            " ".join(header.split())[:200], uid_of[parent] if parent >= 0 else None,
                            scope_of(d.node)))
     ctx = Context(src, uids, scope_of)
+    owners = _owner_scopes(spec, src, ordered, kinds, scope_index) if spec.owner_members_visible else {}
     if spec.imports is not None:
         for statement in sorted(statements.values(), key=lambda n: n.start_byte):
             spec.imports(ctx, statement)
-    resolver = Resolver(spec, src, scopes, scope_of)
+    resolver = Resolver(spec, src, scopes, scope_of, owners)
     import_nodes = {b.name_node.id for b in ctx.imports if b.name_node is not None}
 
     def local_scope(node: Node, cap: str) -> int:
@@ -210,7 +211,8 @@ def extract_generic(spec: LanguageSpec, grammar: str, src: SourceText, root: Nod
             # ``const f = () => ...``: a definition bound like the variable it is.
             resolver.bind(d.name_node, LOCAL_ASSIGN, TARGET_DEF, uid_of[i], local_scope(d.name_node, local[1]),
                           hoisted=local[1] != "local.definition")
-        elif kinds[i] in spec.binding_kinds and d.name_node.type != "property_identifier":
+        elif kinds[i] in spec.binding_kinds and d.name_node.type != "property_identifier" and d.owner is None:
+            # (nor does a member defined outside its class, ``int K::size() {...}``: its class declares it)
             # (a definition named by a property, ``exports.f = ...`` or an object's key, binds no plain name)
             resolver.bind(d.name_node, DEF_IN_SCOPE, TARGET_DEF, uid_of[i], scope_of(d.node), hoisted=True)
     for node, cap in locals_.values():
@@ -235,6 +237,27 @@ def extract_generic(spec: LanguageSpec, grammar: str, src: SourceText, root: Nod
         spec.exports(ctx, root, resolver.file_bindings())
     return Extracted(package, defs, scopes, binds, [b.row for b in ctx.imports], ref_rows, ctx.exports, ctx.thunks,
                      [])
+
+
+def _owner_scopes(spec: LanguageSpec, src: SourceText, ordered: list[_Def], kinds: list[str],
+                  scope_index: dict[int, int]) -> dict[int, int]:
+    """Scope of each member defined outside its class -> the member scope of that class, when the file defines one
+    class of that name (``template <class T> int Box<T>::get()`` names ``Box``; two ``Box`` in two namespaces
+    leave it out)."""
+    classes: dict[str, list[int]] = {}
+    for d, kind in zip(ordered, kinds, strict=True):
+        body = d.node.child_by_field_name("body") if kind in spec.class_kinds and d.owner is None else None
+        if body is not None and body.id in scope_index:
+            classes.setdefault(src.text(d.name_node), []).append(scope_index[body.id])
+    out: dict[int, int] = {}
+    for d, kind in zip(ordered, kinds, strict=True):
+        scope = scope_index.get(d.node.id, -1)
+        if d.owner is None or kind != "method" or scope < 0:
+            continue
+        found = classes.get(d.owner.split("::")[-1].split("<", 1)[0].strip(), [])
+        if len(found) == 1:
+            out[scope] = found[0]
+    return out
 
 
 def _names_in(spec: LanguageSpec, node: Node) -> list[Node]:

@@ -55,11 +55,13 @@ def _declaration_type(binding: _Binding) -> str | None:
 
 class Resolver:
     def __init__(self, spec: LanguageSpec, src: SourceText, scopes: list[ScopeRow],
-                 scope_of: Callable[[Node], int]) -> None:
+                 scope_of: Callable[[Node], int], owners: dict[int, int] | None = None) -> None:
         self.spec = spec
         self.src = src
         self.scopes = scopes
         self.scope_of = scope_of
+        #: A member function defined outside its class -> its class's scope, looked in after the function's own.
+        self.owners = owners or {}
         self.table: dict[tuple[int, str], list[_Binding]] = {}
         #: Binding name node -> its table key: a declaration resolves to itself, whatever its visibility.
         self.declared: dict[int, tuple[int, str]] = {}
@@ -112,7 +114,7 @@ class Resolver:
                 return None
             crossed_function = crossed_function or (kind == "function" and (
                 self.spec.closures_see_later_bindings or constant))
-            current = parent
+            current = self.owners.get(current, parent) if self.owners else parent
         return None
 
     def _single(self, entries: list[_Binding]) -> bool:
@@ -147,6 +149,7 @@ class Resolver:
                                  entries[0].reason))
         rows: list[RefRow] = []
         plain_shape = self.spec.plain_shape
+        member_name_parents = self.spec.member_name_parents
         for node in sorted(refs.values(), key=lambda n: n.start_byte):
             name = self.src.text(node)
             scope = self.scope_of(node)
@@ -163,7 +166,13 @@ class Resolver:
                 continue
             role = (DEFINITION if node.id in def_names else IMPORT if node.id in import_names
                     else DEFINITION if declared is not None else REFERENCE)
-            found = self._lookup(scope, name, node.start_byte) if declared is None else self._own(declared)
+            if declared is not None:
+                found = self._own(declared)
+            elif member_name_parents and node.parent is not None and node.parent.type in member_name_parents:
+                owner = self._class_of(scope)
+                found = self._lookup(owner, name, node.start_byte) if owner >= 0 else None
+            else:
+                found = self._lookup(scope, name, node.start_byte)
             if found is None:
                 rows.append(RefRow(scope, name, *self.src.span(node), role, UNKNOWN, UNCERTAIN, -1, None,
                                    self._own_import(declared, node) if role == IMPORT else None, False, shape))
@@ -188,6 +197,12 @@ class Resolver:
                                UNCERTAIN, -1, None, via, True, shape))
         rows.sort(key=lambda r: (r.start_line, r.start_col))
         return binds, rows
+
+    def _class_of(self, scope: int) -> int:
+        """The innermost class scope around ``scope`` (through a member defined outside its class), or -1."""
+        while scope >= 0 and self.scopes[scope].kind not in self.spec.class_kinds:
+            scope = self.owners.get(scope, self.scopes[scope].parent)
+        return scope
 
     def _own_import(self, declared: tuple[int, str] | None, node: Node) -> str | None:
         """The import an import statement's own token binds, even where the name is bound twice (``use`` under

@@ -50,6 +50,12 @@ class LanguageSpec:
     class_kinds: frozenset[str] = frozenset({"class", "interface", "struct", "trait", "enum", "object", "module"})
     #: Whether names bound in a class body are visible unqualified inside its methods (Java, C#, Kotlin).
     members_visible: bool = False
+    #: Whether a member defined outside its class (C++ ``int K::size() { return limit; }``) sees the members of
+    #: the class of that name in the same file, as a method written inside it does.
+    owner_members_visible: bool = False
+    #: Parent node types of a name that denotes a member of the enclosing class whatever a local of that name says
+    #: (C++'s member initialiser ``: algo(algo)`` sets the field ``algo`` from the parameter ``algo``).
+    member_name_parents: frozenset[str] = frozenset()
     #: Whether file-level definitions may be resolved (False where macros or globals can rebind them).
     resolve_file_scope: bool = True
     #: Def kinds whose names are lexical bindings of their scope, visible throughout it (hoisted).

@@ -15,4 +15,5 @@
 (catch_clause) @scope.block
 (for_range_loop declarator: (_) @local.definition)
 (type_identifier) @reference
+(field_initializer (field_identifier) @reference)
 (using_declaration) @import
