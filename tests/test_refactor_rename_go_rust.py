@@ -330,3 +330,33 @@ def test_cpp_members_used_in_methods_are_renamed_with_the_member(tmp_path: Path)
         assert "void bump() { total += ceiling; }" in source
         assert "int Counter::twice() const { return extent() * 2 + ceiling; }" in source
         assert run(env.root) == "3 11 25\n"
+
+
+CPP_BASES = ("#include <cstdio>\nstruct Base {\n  int limit = 3;\n  int size() const { return limit; }\n};\n"
+             "template <class T> struct Holder { T limit; };\n"
+             "struct Derived : public Base {\n  int twice() const { return limit * 2 + size(); }\n};\n"
+             "template <class T> struct Wrapped : Holder<T> { T get() const { return this->limit; } };\n"
+             "int main() {\n  Derived d; Wrapped<int> w; w.limit = 4;\n"
+             "  std::printf(\"%d %d\\n\", d.twice(), w.get());\n  return 0;\n}\n")
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="a C++ compiler builds the renamed file")
+def test_cpp_members_of_a_base_class_the_file_defines_are_renamed_in_derived_methods(tmp_path: Path) -> None:
+    """A derived class's method using its base's member unqualified (``limit`` in ``Derived::twice``) kept the old
+    name when the base's member was renamed. A template's base (``Holder<T>``) is never looked in: C++ does not
+    look in a dependent base, and its ``limit`` is another member."""
+    def run(root: Path) -> str:
+        built = subprocess.run(["g++", "-o", "prog", "m.cpp"], cwd=root, capture_output=True, text=True, check=False)
+        assert built.returncode == 0, built.stderr
+        return subprocess.run(["./prog"], cwd=root, capture_output=True, text=True, check=True).stdout
+
+    with refactor_env(tmp_path / "repo", {"m.cpp": CPP_BASES}) as env:
+        assert run(env.root) == "9 4\n"
+        for old, new in (("m.cpp:3:7", "ceiling"), ("m.cpp:4:7", "extent")):
+            preview = env.service.rename(old, new)
+            assert {(e.line, e.certainty) for e in preview.edits if e.line == 8} == {(8, "high")}, preview.edits
+            env.service.apply(preview.refactor_id)
+        source = env.read("m.cpp")
+        assert "int twice() const { return ceiling * 2 + extent(); }" in source
+        assert "template <class T> struct Holder { T limit; };" in source and "w.limit = 4;" in source
+        assert run(env.root) == "9 4\n"

@@ -67,7 +67,8 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 30: a C++ class's fields and methods bind in its body: a use in a method, inline or defined outside the class in
 #:     the same file (``int K::size() { return limit; }``), and a constructor's member initialiser (``: limit(0)``)
 #:     resolve to the member; an applied rename of a field renamed the declaration and ``k.limit`` alone.
-SCHEMA_VERSION = 30
+#: 31: a C++ method sees the members of the base classes its file defines (``struct D : B``; not a template's).
+SCHEMA_VERSION = 31
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

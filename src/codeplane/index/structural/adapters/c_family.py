@@ -2,7 +2,8 @@
 resolved in it too: a name the file defines is no macro there (``int limit = 3;`` under ``#define limit 5`` would
 not compile), and several definitions of one name (``#ifdef`` alternatives, ``extern`` beside the definition) leave
 it unresolved. C++ resolves parameters, locals and, in a method (written in its class or outside it in the same file,
-``int K::size()``), the members its class declares; file scope, namespaces and overloads are not modelled.
+``int K::size()``), the members its class and the base classes the file defines declare; file scope, namespaces and
+overloads are not modelled.
 ``#include "x"`` imports are linked by path relative to the including file."""
 
 from __future__ import annotations

@@ -186,11 +186,11 @@ def extract_generic(spec: LanguageSpec, grammar: str, src: SourceText, root: Nod
                            " ".join(header.split())[:200], uid_of[parent] if parent >= 0 else None,
                            scope_of(d.node)))
     ctx = Context(src, uids, scope_of)
-    owners = _owner_scopes(spec, src, ordered, kinds, scope_index) if spec.owner_members_visible else {}
+    owners, bases = _class_links(spec, src, ordered, kinds, scope_index) if spec.owner_members_visible else ({}, {})
     if spec.imports is not None:
         for statement in sorted(statements.values(), key=lambda n: n.start_byte):
             spec.imports(ctx, statement)
-    resolver = Resolver(spec, src, scopes, scope_of, owners)
+    resolver = Resolver(spec, src, scopes, scope_of, owners=owners, bases=bases)
     import_nodes = {b.name_node.id for b in ctx.imports if b.name_node is not None}
 
     def local_scope(node: Node, cap: str) -> int:
@@ -239,25 +239,37 @@ def extract_generic(spec: LanguageSpec, grammar: str, src: SourceText, root: Nod
                      [])
 
 
-def _owner_scopes(spec: LanguageSpec, src: SourceText, ordered: list[_Def], kinds: list[str],
-                  scope_index: dict[int, int]) -> dict[int, int]:
-    """Scope of each member defined outside its class -> the member scope of that class, when the file defines one
-    class of that name (``template <class T> int Box<T>::get()`` names ``Box``; two ``Box`` in two namespaces
-    leave it out)."""
+def _class_links(spec: LanguageSpec, src: SourceText, ordered: list[_Def], kinds: list[str],
+                 scope_index: dict[int, int]) -> tuple[dict[int, int], dict[int, tuple[int, ...]]]:
+    """(owners, bases) by member scope, for the classes the file defines once under their name: the scope of a
+    member defined outside its class -> its class's (``template <class T> int Box<T>::get()`` names ``Box``; two
+    ``Box`` in two namespaces leave it out), and a class's -> its base classes' (``struct D : public B, ns::C``;
+    a template ``E<T>`` is no base looked in, as C++ does not look in a dependent one)."""
     classes: dict[str, list[int]] = {}
+    bodies: list[tuple[_Def, int]] = []
     for d, kind in zip(ordered, kinds, strict=True):
         body = d.node.child_by_field_name("body") if kind in spec.class_kinds and d.owner is None else None
         if body is not None and body.id in scope_index:
             classes.setdefault(src.text(d.name_node), []).append(scope_index[body.id])
-    out: dict[int, int] = {}
+            bodies.append((d, scope_index[body.id]))
+
+    def one(name: str) -> int:
+        found = classes.get(name.rsplit("::", maxsplit=1)[-1].split("<", 1)[0].strip(), [])
+        return found[0] if len(found) == 1 else -1
+
+    owners: dict[int, int] = {}
     for d, kind in zip(ordered, kinds, strict=True):
         scope = scope_index.get(d.node.id, -1)
-        if d.owner is None or kind != "method" or scope < 0:
-            continue
-        found = classes.get(d.owner.split("::")[-1].split("<", 1)[0].strip(), [])
-        if len(found) == 1:
-            out[scope] = found[0]
-    return out
+        if d.owner is not None and kind == "method" and scope >= 0 and one(d.owner) >= 0:
+            owners[scope] = one(d.owner)
+    bases: dict[int, tuple[int, ...]] = {}
+    for d, scope in bodies:
+        clause = next((c for c in d.node.named_children if c.type == "base_class_clause"), None)
+        named = [one(src.text(c)) for c in clause.named_children
+                 if c.type in ("type_identifier", "qualified_identifier")] if clause is not None else []
+        if any(b >= 0 for b in named):
+            bases[scope] = tuple(b for b in named if b >= 0)
+    return owners, bases
 
 
 def _names_in(spec: LanguageSpec, node: Node) -> list[Node]:

@@ -55,13 +55,16 @@ def _declaration_type(binding: _Binding) -> str | None:
 
 class Resolver:
     def __init__(self, spec: LanguageSpec, src: SourceText, scopes: list[ScopeRow],
-                 scope_of: Callable[[Node], int], owners: dict[int, int] | None = None) -> None:
+                 scope_of: Callable[[Node], int], *, owners: dict[int, int] | None = None,
+                 bases: dict[int, tuple[int, ...]] | None = None) -> None:
         self.spec = spec
         self.src = src
         self.scopes = scopes
         self.scope_of = scope_of
         #: A member function defined outside its class -> its class's scope, looked in after the function's own.
         self.owners = owners or {}
+        #: A class's scope -> the scopes of its base classes the file defines, looked in for a name it lacks.
+        self.bases = bases or {}
         self.table: dict[tuple[int, str], list[_Binding]] = {}
         #: Binding name node -> its table key: a declaration resolves to itself, whatever its visibility.
         self.declared: dict[int, tuple[int, str]] = {}
@@ -110,6 +113,10 @@ class Resolver:
                                                and not crossed_function):
                     return None  # ambiguous or not yet declared: never fall through to an outer scope
                 return (current, name)
+            if not found and current in self.bases:
+                inherited = self._inherited(current, name)
+                if inherited is not None:
+                    return inherited
             if kind in self.spec.opaque_scopes and not constant:
                 return None
             crossed_function = crossed_function or (kind == "function" and (
@@ -197,6 +204,25 @@ class Resolver:
                                UNCERTAIN, -1, None, via, True, shape))
         rows.sort(key=lambda r: (r.start_line, r.start_col))
         return binds, rows
+
+    def _inherited(self, scope: int, name: str) -> tuple[int, str] | None:
+        """The one base class (transitively, the nearest declaring one on each path) declaring ``name`` once."""
+        declaring: set[int] = set()
+        seen = {scope}
+        pending = list(self.bases[scope])
+        while pending:
+            base = pending.pop()
+            if base in seen:
+                continue
+            seen.add(base)
+            if (base, name) in self.table:
+                declaring.add(base)  # it hides what its own bases declare
+            else:
+                pending.extend(self.bases.get(base, ()))
+        if len(declaring) != 1:
+            return None
+        (base,) = declaring
+        return (base, name) if self._single(self.table[(base, name)]) else None
 
     def _class_of(self, scope: int) -> int:
         """The innermost class scope around ``scope`` (through a member defined outside its class), or -1."""

@@ -51,7 +51,8 @@ class LanguageSpec:
     #: Whether names bound in a class body are visible unqualified inside its methods (Java, C#, Kotlin).
     members_visible: bool = False
     #: Whether a member defined outside its class (C++ ``int K::size() { return limit; }``) sees the members of
-    #: the class of that name in the same file, as a method written inside it does.
+    #: the class of that name in the same file, as a method written inside it does, and a method sees the members
+    #: of the base classes the file defines (``struct D : B``; a template's base ``B<T>`` is not looked in).
     owner_members_visible: bool = False
     #: Parent node types of a name that denotes a member of the enclosing class whatever a local of that name says
     #: (C++'s member initialiser ``: algo(algo)`` sets the field ``algo`` from the parameter ``algo``).
