@@ -1,0 +1,161 @@
+"""Renames of C++ class members in real code, judged by ``g++`` and by the program's output.
+
+Source: ``pocketfft_hdronly.h``, the header-only FFT library NumPy vendors, from the pinned NumPy 2.1.3 sdist
+(``_common.sdist``, cached under ``benchmarks/.cache``; never committed). It is a C++11 header of class templates
+(``cfftp``, ``rfftp``, ``fftblue``, ``pocketfft_c``...) whose methods use their members unqualified: two classes
+have a ``fact``, a ``twsize``, a ``factorize`` each, and methods have locals named like members of other classes.
+tree-sitter-cpp parses it with errors (its ``POCKETFFT_NOINLINE``-style macros): the classes after ``fftblue``
+lose their namespaces in the index's qualified names (``pocketfft_c.packplan``), and ``fftblue``'s constructor's
+member initialisers read as method declarations, which makes ``n2`` (a field and a "method") ambiguous.
+
+Each case renames one field or method on a fresh copy (a git repo in a temp dir holding the header and a small
+driver, ``main.cpp``, that runs a complex and a real transform through the public API and prints a checksum),
+through CodePlane's index and refactor service in process, applies the default selection (high + medium) and
+judges it: ``g++ -std=c++17`` must build it and the program must print the untouched copy's checksum.
+"No silent misses" is checked from outside (``_rename_listing.py``): every whole-word occurrence of the old name
+must be on a line where the plan lists an edit (``unlisted``), and after apply the occurrences left must be the
+listed edits not applied (``left``); the other classes' members of the same name are such listed, unapplied
+(``low``, ``other_binding``) edits.
+
+    uv run python benchmarks/rename_cpp.py [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import _rename_listing as listing
+from _common import require, sdist, table
+from _refactor_session import git, refactor_session
+
+HEADER = "pocketfft_hdronly.h"
+DRIVER = """#include "pocketfft_hdronly.h"
+#include <complex>
+#include <cstdio>
+#include <vector>
+int main() {
+  using namespace pocketfft;
+  double sum = 0;
+  for (size_t n : {60, 97, 128, 210}) {  // 97 is prime: Bluestein's algorithm (fftblue)
+    std::vector<std::complex<double>> in(n), out(n);
+    std::vector<double> rin(n);
+    std::vector<std::complex<double>> rout(n / 2 + 1);
+    for (size_t i = 0; i < n; ++i) {
+      in[i] = {double(i % 7), double(i % 3)};
+      rin[i] = double((i * 5) % 11);
+    }
+    shape_t shape{n};
+    stride_t cstride{sizeof(std::complex<double>)}, rstride{sizeof(double)};
+    c2c(shape, cstride, cstride, {0}, FORWARD, in.data(), out.data(), 1.0);
+    r2c(shape, rstride, cstride, 0, FORWARD, rin.data(), rout.data(), 1.0);
+    for (auto &c : out) sum += std::abs(c);
+    for (auto &c : rout) sum += std::abs(c);
+  }
+  std::printf("%.6f\\n", sum);
+}
+"""
+#: (qualified name, new name, kind): members used unqualified in their class's methods, several of them named
+#: like another class's member.
+CASES = [
+    ("pocketfft.detail.cfftp.fact", "factors", "field"),
+    ("pocketfft.detail.cfftp.twsize", "twiddle_size", "method"),
+    ("pocketfft.detail.cfftp.factorize", "find_factors", "method"),
+    ("pocketfft.detail.cfftp.pass_all", "run_passes", "method"),
+    ("pocketfft.detail.cfftp.comp_twiddle", "compute_twiddle", "method"),
+    ("pocketfft.detail.cfftp.length", "size_", "field"),
+    ("pocketfft.detail.rfftp.fact", "factors", "field"),
+    ("pocketfft.detail.rfftp.copy_and_norm", "copy_normalized", "method"),
+    ("pocketfft.detail.rfftp.mem", "storage", "field"),
+    ("pocketfft_c.packplan", "pack_plan", "field"),
+    ("pocketfft_r.blueplan", "blue_plan", "field"),
+    ("pocketfft.detail.fftblue.n2", "padded", "field"),
+]
+
+
+def _checkout(header: Path, into: Path) -> Path:
+    root = into / "repo"
+    root.mkdir()
+    shutil.copy(header, root / HEADER)
+    (root / HEADER).chmod(0o644)
+    (root / "main.cpp").write_text(DRIVER, encoding="utf-8")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    return root
+
+
+def _build_and_run(root: Path) -> tuple[bool, str]:
+    """(builds, the program's output or the first compiler error)."""
+    built = subprocess.run(["g++", "-O0", "-std=c++17", "-pthread", "-o", "prog", "main.cpp"], cwd=root,
+                           capture_output=True, text=True, check=False)
+    if built.returncode:
+        first = next((line for line in built.stderr.splitlines() if "error" in line), "failed")
+        return False, first.strip()
+    ran = subprocess.run(["./prog"], cwd=root, capture_output=True, text=True, timeout=120, check=False)
+    return True, ran.stdout.strip()
+
+
+def run_case(header: Path, case: tuple[str, str, str], scratch: Path, baseline: str) -> list[object]:
+    symbol, new_name, kind = case
+    root = _checkout(header, Path(tempfile.mkdtemp(dir=scratch)))
+    with refactor_session(root) as session:
+        service = session.service
+        began, cpu = time.perf_counter(), time.process_time()
+        preview = service.rename(symbol, new_name)
+        plan_ms, cpu_ms = (time.perf_counter() - began) * 1000, (time.process_time() - cpu) * 1000
+        if preview.status == "needs_decision":
+            return [symbol, kind, "needs a decision", "", "", "", "", "no", "", "", ""]
+        counts = dict(preview.counts)  # the preview's edit list is bounded; its counts are complete
+        old = symbol.rsplit(".", 1)[-1]
+        found, missing, kept = listing.unlisted(service, preview.refactor_id, None, root, old,
+                                                kept_in_plan=[*preview.coverage.kept, *preview.coverage.set_aside]
+                                                if preview.coverage else ())
+        service.apply(preview.refactor_id)
+        left = listing.left(root, old, kept)
+        if missing or left:
+            print(f"  {symbol}: unlisted {' '.join(missing[:6])}; left {' '.join(left[:6])}", flush=True)
+    built, output = _build_and_run(root)
+    return [symbol, kind, counts["high"], counts["medium"], counts["low"], f"{plan_ms:.0f}/{cpu_ms:.0f}",
+            "yes" if built else f"no: {output[:90]}", ("same" if output == baseline else f"differs: {output}")
+            if built else "-", found, len(missing), len(left)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--limit", type=int, default=0)
+    args = parser.parse_args()
+    require("g++")
+    header = sdist("numpy", "2.1.3") / "numpy" / "fft" / "pocketfft" / HEADER
+    cases = CASES[:args.limit] if args.limit else CASES
+    rows: list[list[object]] = []
+    with tempfile.TemporaryDirectory(prefix="cpl-rename-cpp-") as tmp:
+        scratch = Path(tmp)
+        built, baseline = _build_and_run(_checkout(header, Path(tempfile.mkdtemp(dir=scratch))))
+        if not built:
+            raise SystemExit(f"the untouched copy does not build: {baseline}")
+        rows.append(["(baseline, no rename)", "", "", "", "", "", "yes", baseline, "", "", ""])
+        for case in cases:
+            rows.append(run_case(header, case, scratch, baseline))
+            print(" | ".join(str(c) for c in rows[-1]), flush=True)
+    table("Renames of C++ members in NumPy 2.1.3's pocketfft_hdronly.h (g++ builds the driver; its output must "
+          "match the untouched copy's)",
+          ["symbol", "kind", "high", "medium", "low (not applied)", "plan ms wall/cpu", "builds", "output",
+           "occurrences", "unlisted", "left"], rows)
+    done = [r for r in rows[1:] if isinstance(r[2], int)]
+
+    def total(column: int) -> int:
+        return sum(int(str(r[column])) for r in done)
+
+    print(f"cpp: {len(cases)} renames, {len(done)} planned; high share {total(2)}/{total(2) + total(3)}; low "
+          f"candidates not applied {total(4)}; builds {sum(1 for r in done if r[6] == 'yes')}/{len(cases)}; same "
+          f"output {sum(1 for r in done if r[7] == 'same')}/{len(cases)}; occurrences {total(8)}, unlisted "
+          f"{total(9)}, left after apply {total(10)}")
+
+
+if __name__ == "__main__":
+    main()
