@@ -360,3 +360,35 @@ def test_cpp_members_of_a_base_class_the_file_defines_are_renamed_in_derived_met
         assert "int twice() const { return ceiling * 2 + extent(); }" in source
         assert "template <class T> struct Holder { T limit; };" in source and "w.limit = 4;" in source
         assert run(env.root) == "9 4\n"
+
+
+CPP_MACROS = ("#include <cstdio>\n#define MY_NOINLINE __attribute__((noinline))\n#define MY_RESTRICT __restrict__\n"
+              "namespace fft {\nclass Blue {\n  int n, n2;\n  int plan;\n public:\n"
+              "  MY_NOINLINE Blue(int length) : n(length), n2(n * 2 - 1), plan(n2) {\n    int coeff = 0;\n"
+              "    plan += coeff;\n  }\n"
+              "  int padded(const int * MY_RESTRICT extra) const { return n2 + plan + *extra; }\n};\n}\n"
+              "int main() {\n  fft::Blue b(5);\n  int one = 1;\n  std::printf(\"%d\\n\", b.padded(&one));\n"
+              "  return 0;\n}\n")
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="a C++ compiler builds the renamed file")
+def test_cpp_specifier_and_qualifier_macros_do_not_break_the_class(tmp_path: Path) -> None:
+    """``MY_NOINLINE Blue(int length) : n(length), n2(...)`` parsed as a field with a bit width whose member
+    initialisers were method declarations, and ``const int * MY_RESTRICT extra`` broke the class around it: ``n2``
+    was a field and a method of ``fft.padded.Blue``, ambiguous, and renaming it left its uses (the build failed).
+    A file that fails to parse is parsed again with such macros blanked, kept only when that has fewer errors."""
+    def run(root: Path) -> str:
+        built = subprocess.run(["g++", "-o", "prog", "m.cpp"], cwd=root, capture_output=True, text=True, check=False)
+        assert built.returncode == 0, built.stderr
+        return subprocess.run(["./prog"], cwd=root, capture_output=True, text=True, check=True).stdout
+
+    with refactor_env(tmp_path / "repo", {"m.cpp": CPP_MACROS}) as env:
+        assert run(env.root) == "19\n"
+        for old, new in (("fft.Blue.n2", "padded_size"), ("fft.Blue.plan", "schedule")):
+            preview = env.service.rename(old, new)
+            assert preview.status == "ready" and not preview.counts.get("low"), (old, preview.edits)
+            env.service.apply(preview.refactor_id)
+        source = env.read("m.cpp")
+        assert "n(length), padded_size(n * 2 - 1), schedule(padded_size) {" in source
+        assert "return padded_size + schedule + *extra;" in source and "schedule += coeff;" in source
+        assert run(env.root) == "19\n"

@@ -53,29 +53,57 @@ def parse_stats(grammar: str, root: Node) -> ParseStats:
 #: A TypeScript member on its own line that opens with type parameters (an interface's generic call signature
 #: ``<R extends F>(recipe: R): R``): the byte before its ``<`` when that is indentation.
 _GENERIC_MEMBER = re.compile(rb"(?m)^[ \t]*([ \t])<[A-Za-z_$][^\n]*>\s*\(")
+#: A C/C++ macro that expands to a specifier in front of a declaration (``POCKETFFT_NOINLINE fftblue(size_t n)
+#: : n(n) {}``, ``static NPY_INLINE int f(void)``): an upper-case name with an underscore at the start of a
+#: declaration, before another name. The grammar takes it for the type, and the constructor above for a field.
+_SPECIFIER_MACRO = re.compile(rb"(?m)^[ \t]*(?:template[ \t]*<[^>\n]*>[ \t]*)?"
+                              rb"(?:(?:static|inline|constexpr|virtual|explicit|extern)[ \t]+)*"
+                              rb"([A-Z][A-Z0-9]*_[A-Z0-9_]*)[ \t]+(?=[A-Za-z_~])")
+#: The same for a qualifier after a ``*`` (``const T * POCKETFFT_RESTRICT cc``): two names in a row after a ``*``
+#: are no expression, so the first is a qualifier.
+_QUALIFIER_MACRO = re.compile(rb"\*[ \t]*([A-Z][A-Z0-9]*_[A-Z0-9_]*)[ \t]+(?=[A-Za-z_])")
 #: Candidates tried per file (each a parse of the file: only files that failed to parse pay it).
 _MAX_REPAIRS = 32
 
 
+def _repairs(grammar: str, data: bytes) -> list[list[tuple[int, bytes]]]:
+    """Candidate repairs of a file that failed to parse, each a list of (offset, bytes of the same length)."""
+    if grammar in ("typescript", "tsx"):
+        return [[(m.start(1), b";")] for m in itertools.islice(_GENERIC_MEMBER.finditer(data), _MAX_REPAIRS)]
+    if grammar in ("c", "cpp"):
+        spots: dict[bytes, list[tuple[int, bytes]]] = {}
+        for m in itertools.chain(_SPECIFIER_MACRO.finditer(data), _QUALIFIER_MACRO.finditer(data)):
+            name = m.group(1)
+            if name in spots or len(spots) < _MAX_REPAIRS:
+                spots.setdefault(name, []).append((m.start(1), b" " * len(name)))
+        return [spots[name] for name in sorted(spots)]  # one candidate per macro: all its uses blanked
+    return []
+
+
 def _parsed(parser: Parser, grammar: str, data: bytes) -> tuple[Node, ParseStats]:
-    """The parse of ``data``; for TypeScript with errors, the parse with a ``;`` ending each interface member
-    that the grammar ran into the next (its automatic semicolon insertion fails on ``): Curried`` followed by a
-    line ``<Recipe extends AnyFunc>(...)``: the rest of immer's ``types-external.ts`` became one error, and its
-    ``IProduce``, ``Producer`` ... were no definitions). The ``;`` replaces the indentation byte before the
-    ``<``, so every offset stays the source's; a candidate is kept only if the file then has fewer errors."""
+    """The parse of ``data``, or of a repair of it when ``data`` has errors a known grammar weakness explains:
+    - TypeScript: a ``;`` ending each interface member that the grammar ran into the next (its automatic
+      semicolon insertion fails on ``): Curried`` followed by a line ``<Recipe extends AnyFunc>(...)``: the rest
+      of immer's ``types-external.ts`` became one error, and its ``IProduce``, ``Producer`` ... were no
+      definitions); the ``;`` replaces the indentation byte before the ``<``;
+    - C/C++: a specifier or qualifier macro blanked (``POCKETFFT_NOINLINE`` before a constructor made it a field
+      with a bit width, and its member initialisers methods; ``T * POCKETFFT_RESTRICT cc`` broke the parameter
+      list: NumPy's vendored pocketfft).
+    Every offset stays the source's; a candidate is kept only if the file then has fewer errors."""
     root = parser.parse(data).root_node
     stats = parse_stats(grammar, root)
+    if not stats.error_count:
+        return root, stats
+    candidates = _repairs(grammar, data)
+    if not candidates:
+        return root, stats
     current = data
-    if not stats.error_count or grammar not in ("typescript", "tsx"):
-        return root, stats
-    spots = [m.start(1) for m in itertools.islice(_GENERIC_MEMBER.finditer(data), _MAX_REPAIRS)]
-    if not spots:
-        return root, stats
     # All at once first: one error tends to hide the next, so a repair alone may not lower the count.
-    for tried_spots in [spots, *([at] for at in spots)] if len(spots) > 1 else [spots]:
-        patched = bytearray(data if tried_spots is spots else current)
-        for at in tried_spots:
-            patched[at] = 0x3B  # ";"
+    every = [spot for candidate in candidates for spot in candidate]
+    for tried_spots in [every, *candidates] if len(candidates) > 1 else [every]:
+        patched = bytearray(data if tried_spots is every else current)
+        for at, replacement in tried_spots:
+            patched[at:at + len(replacement)] = replacement
         tried = parser.parse(bytes(patched)).root_node
         tried_stats = parse_stats(grammar, tried)
         if tried_stats.error_count < stats.error_count:

@@ -68,7 +68,9 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #:     the same file (``int K::size() { return limit; }``), and a constructor's member initialiser (``: limit(0)``)
 #:     resolve to the member; an applied rename of a field renamed the declaration and ``k.limit`` alone.
 #: 31: a C++ method sees the members of the base classes its file defines (``struct D : B``; not a template's).
-SCHEMA_VERSION = 31
+#: 32: a C/C++ file that fails to parse is parsed again with its specifier and qualifier macros blanked
+#:     (``POCKETFFT_NOINLINE K(int n) : n_(n)``, ``T * POCKETFFT_RESTRICT p``), kept when that has fewer errors.
+SCHEMA_VERSION = 32
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",
