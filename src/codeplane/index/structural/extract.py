@@ -98,9 +98,11 @@ def _parsed(parser: Parser, grammar: str, data: bytes) -> tuple[Node, ParseStats
     if not candidates:
         return root, stats
     current = data
-    # All at once first: one error tends to hide the next, so a repair alone may not lower the count.
+    # All at once first: one error tends to hide the next, so a repair alone may not lower the count. C and C++
+    # stop there: a third of NumPy's C/C++ files fail to parse, and a parse per macro name cost 60 % more CPU.
     every = [spot for candidate in candidates for spot in candidate]
-    for tried_spots in [every, *candidates] if len(candidates) > 1 else [every]:
+    each = candidates if len(candidates) > 1 and grammar not in ("c", "cpp") else []
+    for tried_spots in [every, *each]:
         patched = bytearray(data if tried_spots is every else current)
         for at, replacement in tried_spots:
             patched[at:at + len(replacement)] = replacement
