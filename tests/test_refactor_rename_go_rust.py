@@ -392,3 +392,28 @@ def test_cpp_specifier_and_qualifier_macros_do_not_break_the_class(tmp_path: Pat
         assert "n(length), padded_size(n * 2 - 1), schedule(padded_size) {" in source
         assert "return padded_size + schedule + *extra;" in source and "schedule += coeff;" in source
         assert run(env.root) == "19\n"
+
+
+CPP_ALTERNATIVES = ("#include <cstdio>\nstruct Limits {\n#ifdef FAST\n  static constexpr int kLimit = 1;\n#else\n"
+                    "  static constexpr int kLimit = 2;\n#endif\n  int get() const { return kLimit * 10; }\n};\n"
+                    "int main() { Limits l; std::printf(\"%d\\n\", l.get()); return 0; }\n")
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="a C++ compiler builds the renamed file")
+def test_cpp_member_declared_under_ifdef_alternatives_is_one_member_for_its_uses(tmp_path: Path) -> None:
+    """Two declarations of one field in a class can only be ``#if`` alternatives (C++ allows no two members of one
+    name but overloaded functions): the rename renamed both (``overload``) and left the uses, ambiguous, ``low``,
+    so the applied rename did not compile under either alternative."""
+    def run(root: Path, *flags: str) -> str:
+        built = subprocess.run(["g++", *flags, "-o", "prog", "m.cpp"], cwd=root, capture_output=True, text=True,
+                               check=False)
+        assert built.returncode == 0, built.stderr
+        return subprocess.run(["./prog"], cwd=root, capture_output=True, text=True, check=True).stdout
+
+    with refactor_env(tmp_path / "repo", {"m.cpp": CPP_ALTERNATIVES}) as env:
+        preview = env.service.rename("m.cpp:6:24", "kMax")
+        assert {(e.line, e.certainty) for e in preview.edits} == {(4, "high"), (6, "high"), (8, "high")}, \
+            preview.edits
+        env.service.apply(preview.refactor_id)
+        assert "return kMax * 10;" in env.read("m.cpp")
+        assert run(env.root) == "20\n" and run(env.root, "-DFAST") == "10\n"

@@ -2,8 +2,8 @@
 resolved in it too: a name the file defines is no macro there (``int limit = 3;`` under ``#define limit 5`` would
 not compile), and several definitions of one name (``#ifdef`` alternatives, ``extern`` beside the definition) leave
 it unresolved. C++ resolves parameters, locals and, in a method (written in its class or outside it in the same file,
-``int K::size()``), the members its class and the base classes the file defines declare; file scope, namespaces and
-overloads are not modelled.
+``int K::size()``), the members its class and the base classes the file defines declare (a field declared twice,
+``#if`` alternatives, is one member to its uses); file scope, namespaces and overloads are not modelled.
 ``#include "x"`` imports are linked by path relative to the including file."""
 
 from __future__ import annotations
@@ -54,4 +54,5 @@ C = LanguageSpec("c", ("c.scm",), class_kinds=frozenset({"struct"}), binding_kin
 CPP = replace(C, language="cpp", patterns=("c.scm", "cpp.scm"), class_kinds=frozenset({"class", "struct"}),
               binding_kinds=frozenset({"field", "method"}), resolve_file_scope=False,
               members_visible=True, owner_members_visible=True,
-              member_name_parents=frozenset({"field_initializer"}), receiver_shapes={"this": "this."})
+              member_name_parents=frozenset({"field_initializer"}), overload_types=frozenset({"field_declaration"}),
+              receiver_shapes={"this": "this."})

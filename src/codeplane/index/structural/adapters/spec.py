@@ -78,7 +78,8 @@ class LanguageSpec:
     #: Whether a second assignment to a local names the same variable (Ruby, PHP) rather than a new one.
     rebinding_is_assignment: bool = False
     #: Node types of a declaration without a body that another declaration of the name completes (TypeScript's
-    #: overload signatures ``function f(a: string): string;`` before ``function f(a: any) {...}``): one name.
+    #: overload signatures ``function f(a: string): string;`` before ``function f(a: any) {...}``): one name. C++
+    #: lists its field declarations: two of one name in a class can only be ``#if`` alternatives.
     overload_types: frozenset[str] = frozenset()
     #: Whether a name used before its block's declaration of it denotes the outer one (Rust ``let x = x.f();``,
     #: Go ``x := x.f()``), rather than being left unresolved (JavaScript's ``let`` is not yet initialised there).
