@@ -264,6 +264,14 @@ def test_go_package_function_rename_sets_aside_members_of_other_values_and_packa
         assert built.returncode == 0, built.stderr
 
 
+def _build_and_run(root: Path, compiler: str, source: str, *flags: str) -> str:
+    """Compile ``source`` in ``root`` (it must build) and return what the program prints."""
+    built = subprocess.run([compiler, *flags, "-o", "prog", source], cwd=root, capture_output=True, text=True,
+                           check=False)
+    assert built.returncode == 0, built.stderr
+    return subprocess.run(["./prog"], cwd=root, capture_output=True, text=True, check=True).stdout
+
+
 C_SOURCE = ("#include <stdio.h>\n#define TWICE(x) ((x) * 2)\nstatic int helper(void);\nint limit = 3;\n"
             "#ifdef FAST\nstatic int pick(void) { return 1; }\n#else\nstatic int pick(void) { return 2; }\n#endif\n"
             "static int helper(void) { return limit + pick() + TWICE(1); }\n"
@@ -276,9 +284,7 @@ def test_c_file_scope_names_are_renamed_with_their_uses_in_the_file(tmp_path: Pa
     name), so renaming a ``static`` function renamed its definition and left its calls and prototype (``low``).
     A name the file defines is no macro there; several definitions (``#ifdef`` alternatives) stay unresolved."""
     def run(root: Path) -> str:
-        built = subprocess.run(["cc", "-o", "prog", "m.c"], cwd=root, capture_output=True, text=True, check=False)
-        assert built.returncode == 0, built.stderr
-        return subprocess.run(["./prog"], cwd=root, capture_output=True, text=True, check=True).stdout
+        return _build_and_run(root, "cc", "m.c")
 
     with refactor_env(tmp_path / "repo", {"m.c": C_SOURCE}) as env:
         assert run(env.root) == "7\n"
@@ -310,9 +316,7 @@ def test_cpp_members_used_in_methods_are_renamed_with_the_member(tmp_path: Path)
     ``k.limit`` and the file no longer compiled. A member initialiser names the field even where a parameter of
     that name shadows it (``: count(count)``); a local of the member's name stays the local's."""
     def run(root: Path) -> str:
-        built = subprocess.run(["g++", "-o", "prog", "m.cpp"], cwd=root, capture_output=True, text=True, check=False)
-        assert built.returncode == 0, built.stderr
-        return subprocess.run(["./prog"], cwd=root, capture_output=True, text=True, check=True).stdout
+        return _build_and_run(root, "g++", "m.cpp")
 
     with refactor_env(tmp_path / "repo", {"m.cpp": CPP_SOURCE}) as env:
         assert run(env.root) == "3 11 25\n"
@@ -346,9 +350,7 @@ def test_cpp_members_of_a_base_class_the_file_defines_are_renamed_in_derived_met
     name when the base's member was renamed. A template's base (``Holder<T>``) is never looked in: C++ does not
     look in a dependent base, and its ``limit`` is another member."""
     def run(root: Path) -> str:
-        built = subprocess.run(["g++", "-o", "prog", "m.cpp"], cwd=root, capture_output=True, text=True, check=False)
-        assert built.returncode == 0, built.stderr
-        return subprocess.run(["./prog"], cwd=root, capture_output=True, text=True, check=True).stdout
+        return _build_and_run(root, "g++", "m.cpp")
 
     with refactor_env(tmp_path / "repo", {"m.cpp": CPP_BASES}) as env:
         assert run(env.root) == "9 4\n"
@@ -378,9 +380,7 @@ def test_cpp_specifier_and_qualifier_macros_do_not_break_the_class(tmp_path: Pat
     was a field and a method of ``fft.padded.Blue``, ambiguous, and renaming it left its uses (the build failed).
     A file that fails to parse is parsed again with such macros blanked, kept only when that has fewer errors."""
     def run(root: Path) -> str:
-        built = subprocess.run(["g++", "-o", "prog", "m.cpp"], cwd=root, capture_output=True, text=True, check=False)
-        assert built.returncode == 0, built.stderr
-        return subprocess.run(["./prog"], cwd=root, capture_output=True, text=True, check=True).stdout
+        return _build_and_run(root, "g++", "m.cpp")
 
     with refactor_env(tmp_path / "repo", {"m.cpp": CPP_MACROS}) as env:
         assert run(env.root) == "19\n"
@@ -405,10 +405,7 @@ def test_cpp_member_declared_under_ifdef_alternatives_is_one_member_for_its_uses
     name but overloaded functions): the rename renamed both (``overload``) and left the uses, ambiguous, ``low``,
     so the applied rename did not compile under either alternative."""
     def run(root: Path, *flags: str) -> str:
-        built = subprocess.run(["g++", *flags, "-o", "prog", "m.cpp"], cwd=root, capture_output=True, text=True,
-                               check=False)
-        assert built.returncode == 0, built.stderr
-        return subprocess.run(["./prog"], cwd=root, capture_output=True, text=True, check=True).stdout
+        return _build_and_run(root, "g++", "m.cpp", *flags)
 
     with refactor_env(tmp_path / "repo", {"m.cpp": CPP_ALTERNATIVES}) as env:
         preview = env.service.rename("m.cpp:6:24", "kMax")
