@@ -69,6 +69,23 @@ def test_a_generic_call_signature_on_its_own_line_ends_the_member_before_it() ->
     assert ("function", "A") in defs(jsx)
 
 
+def test_cpp_macros_in_template_parameters_and_before_declarations_are_parsed_around() -> None:
+    # Highway's (NumPy-vendored) ops headers: ``HWY_IF_*(D, 16)`` macros stand for ``enable_if`` template parameters,
+    # ``HWY_API`` for ``static inline``, ``HWY_RESTRICT`` for ``__restrict__``: each left errors in the parse.
+    text = ("#define MY_API static inline\n#define MY_RESTRICT __restrict__\n"
+            "#define MY_IF_SIZE_D(D, n) hwy::EnableIf<D::kSize == n>* = nullptr\n"
+            "namespace ops {\ntemplate <class D, MY_IF_SIZE_D(D, 16), MY_IF_FLOAT_D(D)>\n"
+            "MY_API VFromD<D> Load(D /* tag */, const TFromD<D>* MY_RESTRICT aligned) {\n"
+            "  return VFromD<D>{_mm_load_si128(reinterpret_cast<const __m128i*>(aligned))};\n}\n"
+            "template <class D, MY_IF_SIZE_D(D, 8)>\nMY_API VFromD<D> Zero(D d) { return Load(d, nullptr); }\n}\n")
+    outcome = extract_file("ops/x86.h", text)
+    assert outcome.status == PARSED and outcome.facts is not None and outcome.stats is not None
+    assert outcome.stats.error_count == 0
+    assert {("function", "ops.Load"), ("function", "ops.Zero")} <= {(d.kind, d.lexical_path)
+                                                                    for d in outcome.facts.defs}
+    assert [d.start_line for d in outcome.facts.defs if d.name == "Zero"] == [10]  # offsets are the source's
+
+
 def test_typescript_defs_imports_and_scoping() -> None:
     f = facts_of("src/app.tsx", TS)
     assert {("interface", "Props"), ("type", "Id"), ("enum", "Color"), ("function", "App"), ("class", "Store"),

@@ -62,6 +62,10 @@ _SPECIFIER_MACRO = re.compile(rb"(?m)^[ \t]*(?:template[ \t]*<[^>\n]*>[ \t]*)?"
 #: The same for a qualifier after a ``*`` (``const T * POCKETFFT_RESTRICT cc``): two names in a row after a ``*``
 #: are no expression, so the first is a qualifier.
 _QUALIFIER_MACRO = re.compile(rb"\*[ \t]*([A-Z][A-Z0-9]*_[A-Z0-9_]*)[ \t]+(?=[A-Za-z_])")
+#: A macro standing for a template parameter (``template <class D, HWY_IF_V_SIZE_D(D, 16)>``, an ``enable_if``):
+#: from its comma to its closing parenthesis (nested ones included, on the line).
+_PARAMETER_MACRO = re.compile(rb",[ \t]*([A-Z][A-Z0-9]*_[A-Z0-9_]*)[ \t]*\(")
+_TEMPLATE_LINE = re.compile(rb"(?m)^[ \t]*template[ \t]*<[^\n]*$")
 #: Candidates tried per file (each a parse of the file: only files that failed to parse pay it).
 _MAX_REPAIRS = 32
 
@@ -76,8 +80,24 @@ def _repairs(grammar: str, data: bytes) -> list[list[tuple[int, bytes]]]:
             name = m.group(1)
             if name in spots or len(spots) < _MAX_REPAIRS:
                 spots.setdefault(name, []).append((m.start(1), b" " * len(name)))
+        for line in _TEMPLATE_LINE.finditer(data):
+            for m in _PARAMETER_MACRO.finditer(data, line.start(), line.end()):
+                end = _closing(data, m.end() - 1, line.end())
+                name = m.group(1)
+                if end > 0 and (name in spots or len(spots) < _MAX_REPAIRS):
+                    spots.setdefault(name, []).append((m.start(), b" " * (end + 1 - m.start())))
         return [spots[name] for name in sorted(spots)]  # one candidate per macro: all its uses blanked
     return []
+
+
+def _closing(data: bytes, opening: int, limit: int) -> int:
+    """Offset of the ``)`` closing the ``(`` at ``opening``, before ``limit``; -1 if none."""
+    depth = 0
+    for at in range(opening, limit):
+        depth += (data[at] == 0x28) - (data[at] == 0x29)
+        if depth == 0:
+            return at
+    return -1
 
 
 def _parsed(parser: Parser, grammar: str, data: bytes) -> tuple[Node, ParseStats]:
@@ -88,7 +108,8 @@ def _parsed(parser: Parser, grammar: str, data: bytes) -> tuple[Node, ParseStats
       definitions); the ``;`` replaces the indentation byte before the ``<``;
     - C/C++: a specifier or qualifier macro blanked (``POCKETFFT_NOINLINE`` before a constructor made it a field
       with a bit width, and its member initialisers methods; ``T * POCKETFFT_RESTRICT cc`` broke the parameter
-      list: NumPy's vendored pocketfft).
+      list: NumPy's vendored pocketfft), and a macro standing for a template parameter with its comma and
+      arguments (Highway's ``template <class D, HWY_IF_V_SIZE_D(D, 16)>``).
     Every offset stays the source's; a candidate is kept only if the file then has fewer errors."""
     root = parser.parse(data).root_node
     stats = parse_stats(grammar, root)

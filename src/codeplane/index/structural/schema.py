@@ -71,7 +71,8 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 32: a C/C++ file that fails to parse is parsed again with its specifier and qualifier macros blanked
 #:     (``POCKETFFT_NOINLINE K(int n) : n_(n)``, ``T * POCKETFFT_RESTRICT p``), kept when that has fewer errors.
 #: 33: a C++ field declared twice in a class (``#if`` alternatives) is one member to its uses (they were ambiguous).
-SCHEMA_VERSION = 33
+#: 34: the same for a macro standing for a template parameter (``template <class D, HWY_IF_V_SIZE_D(D, 16)>``).
+SCHEMA_VERSION = 34
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",
