@@ -260,8 +260,8 @@ def _class_links(spec: LanguageSpec, src: SourceText, ordered: list[_Def], kinds
     owners: dict[int, int] = {}
     for d, kind in zip(ordered, kinds, strict=True):
         scope = scope_index.get(d.node.id, -1)
-        if d.owner is not None and kind == "method" and scope >= 0 and one(d.owner) >= 0:
-            owners[scope] = one(d.owner)
+        if d.owner is not None and kind == "method" and scope >= 0 and (owner := one(d.owner)) >= 0:
+            owners[scope] = owner
     bases: dict[int, tuple[int, ...]] = {}
     for d, scope in bodies:
         clause = next((c for c in d.node.named_children if c.type == "base_class_clause"), None)
