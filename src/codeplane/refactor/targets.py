@@ -92,6 +92,7 @@ def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None 
             matches = [d for d in _attributes(reader, symbol) if stub_base(d.path) == stub_base(path)]
         if not matches:
             raise _not_found(f"{symbol} in {path}", [d for d in named if _matches_qualified(d, symbol)])
+        matches = _declarations(reader, matches)
         return matches[:MAX_CANDIDATES], len(matches)
     if path is not None:
         if line is None:
@@ -102,6 +103,7 @@ def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None 
         if not found:
             raise _not_found(f"{path}:{line}" + (f":{column}" if column is not None else "")
                              + (f" ({symbol})" if symbol else ""), [])
+        found = _declarations(reader, list(found))
         return found[:MAX_CANDIDATES], len(found)
     if not symbol:
         raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "give symbol (qualified name or def_uid) or path+line",
@@ -109,13 +111,33 @@ def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None 
     if _UID.match(symbol):
         found_def = reader.get_def(symbol)
         if found_def is not None:
-            return [found_def], 1
+            return _declarations(reader, [found_def]), 1
     name = symbol.rpartition(".")[2]
     named = sorted(reader.defs_named(name, _LOOKUP_LIMIT), key=lambda d: (d.path, d.name_line, d.name_column))
     matches = _one_per_symbol([d for d in named if _matches_qualified(d, symbol)]) or _attributes(reader, symbol)
     if not matches:
         raise _not_found(symbol, named)
+    matches = _declarations(reader, matches)
     return matches[:MAX_CANDIDATES], len(matches)
+
+
+_C_FAMILY = (".c", ".h", ".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx")
+
+
+def _declarations(reader: FactReader, defs: list[Def]) -> list[Def]:
+    """A C++ member defined apart from its class (``int K::size() {...}``) is the member its class declares:
+    linking makes its name a use of that declaration, which is the symbol (one rename for both)."""
+    out: list[Def] = []
+    for d in defs:
+        symbol = d
+        if d.parent_uid is None and d.kind == "method" and d.path.endswith(_C_FAMILY):
+            own = next((r for r in reader.refs_on_line(d.path, d.name_line)
+                        if r.column == d.name_column and r.role == "DEFINITION"), None)
+            if own is not None and own.target_uid not in (None, d.def_uid):
+                symbol = reader.get_def(str(own.target_uid)) or d
+        if symbol not in out:
+            out.append(symbol)
+    return out
 
 
 def _attributes(reader: FactReader, symbol: str) -> list[Def]:

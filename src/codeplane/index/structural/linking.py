@@ -12,7 +12,8 @@ Incremental by construction: after a batch only these are redone —
    whose resolution moved or that leads into a file of step 3 (``affected.py``);
 5. Go packages (``golink.py``): files of changed Go directories and their importers; Rust crates
    (``rustlink.py``): every file of a crate where a Rust file changed; Java, C# and PHP (``javalink.py``,
-   ``cslink.py``, ``phplink.py``): the files ``classdeps.py`` finds.
+   ``cslink.py``, ``phplink.py``): the files ``classdeps.py`` finds; C and C++ (``clink.py``): changed files,
+   files using their names, and files including a header whose names or includes changed.
 Nothing is resolved at query time.
 """
 
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 
 from codeplane.index.structural import (
     affected,
+    clink,
     cslink,
     golink,
     javalink,
@@ -325,13 +327,15 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect) -> LinkReport:
     count, moved = surfaces.relink_refs(conn, chaser, fresh, upstream=None, fresh=fresh)
     more, moved_more = affected.relink_unchanged(conn, chaser, (direct | dependants) - fresh,
                                                  moved_imports=moved_imports, upstream=upstream, fresh=fresh)
-    # Go, Rust, Java, C# and PHP last: their passes own the tiers of their refs, including those relink_refs reset.
+    # Go, Rust, Java, C#, PHP and C/C++ last: their passes own the tiers of their refs, even those relink_refs reset.
     go_count, go_moved = golink.relink(conn, effect, fresh)
     rust_count, rust_moved = rustlink.relink(conn, effect, fresh)
     java_count, java_moved = javalink.relink(conn, effect, fresh)
     cs_count, cs_moved = cslink.relink(conn, effect, fresh)
     php_count, php_moved = phplink.relink(conn, effect, fresh)
-    report.refs_changed = count + more + go_count + rust_count + java_count + cs_count + php_count
-    report.member_tokens = moved | moved_more | go_moved | rust_moved | java_moved | cs_moved | php_moved
+    c_count, c_moved = clink.relink(conn, effect, fresh)
+    report.refs_changed = count + more + go_count + rust_count + java_count + cs_count + php_count + c_count
+    report.member_tokens = (moved | moved_more | go_moved | rust_moved | java_moved | cs_moved | php_moved
+                            | c_moved)
     report.files_relinked = len(direct | dependants)
     return report

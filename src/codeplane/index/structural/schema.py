@@ -72,7 +72,9 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #:     (``POCKETFFT_NOINLINE K(int n) : n_(n)``, ``T * POCKETFFT_RESTRICT p``), kept when that has fewer errors.
 #: 33: a C++ field declared twice in a class (``#if`` alternatives) is one member to its uses (they were ambiguous).
 #: 34: the same for a macro standing for a template parameter (``template <class D, HWY_IF_V_SIZE_D(D, 16)>``).
-SCHEMA_VERSION = 34
+#: 35: C and C++ across files (``clink.py``): includes, external linkage, members defined apart (``ns::K::m`` is a
+#:     definition of ``ns.K.m``); a C++ qualifier is a reference and a qualified name has the shape ``q:<qualifier>``.
+SCHEMA_VERSION = 35
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

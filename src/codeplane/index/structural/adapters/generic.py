@@ -20,6 +20,7 @@ only locals and parameters.
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -120,7 +121,7 @@ def extract_generic(spec: LanguageSpec, grammar: str, src: SourceText, root: Nod
                     # Two patterns capturing one node: the earlier pattern in the .scm file is the specific one.
                     if known is None or pattern_index < known.pattern:
                         raw_defs[key] = _Def(node, cap.split(".", 1)[1], name_node,
-                                             src.text(owner) if owner is not None else None,
+                                             _owner_text(src, owner, name_node) if owner is not None else None,
                                              cap.startswith("container."), pattern_index, "in_class" in caps)
             elif cap.startswith("scope."):
                 for node in nodes:
@@ -168,7 +169,9 @@ def extract_generic(spec: LanguageSpec, grammar: str, src: SourceText, root: Nod
                                or (d.in_class and kinds[parent] not in spec.class_kinds)):
             parent = def_intervals.parent[parent]
         name = " ".join(src.text(d.name_node).split())  # headings and qualified names may span lines
-        prefix = d.owner or (paths[parent] if parent >= 0 else "")
+        enclosing = paths[parent] if parent >= 0 else ""
+        # ``namespace ns { int K::m() {} }`` is ``ns.K.m`` (only a namespace can hold a definition with an owner).
+        prefix = ".".join(p for p in (enclosing, _owner_path(d.owner)) if p) if d.owner else enclosing
         lexical = f"{prefix}.{name}" if prefix else name
         kind = d.kind
         if kind == "function" and parent >= 0 and kinds[parent] in spec.class_kinds:
@@ -237,6 +240,27 @@ def extract_generic(spec: LanguageSpec, grammar: str, src: SourceText, root: Nod
         spec.exports(ctx, root, resolver.file_bindings())
     return Extracted(package, defs, scopes, binds, [b.row for b in ctx.imports], ref_rows, ctx.exports, ctx.thunks,
                      [])
+
+
+def _owner_text(src: SourceText, owner: Node, name_node: Node) -> str:
+    """What an ``@owner`` capture names: a whole qualified declarator (C++ ``ns::K::m``) names ``ns::K``."""
+    text = src.text(owner)
+    if owner.start_byte <= name_node.start_byte < owner.end_byte:
+        text = text[:len(text) - len(src.text(name_node))].rstrip(": \t\r\n")
+    return text
+
+
+def _owner_path(owner: str) -> str:
+    """An owner as a lexical path: C++ ``ns::Box<T>`` is ``ns.Box`` (template arguments are no part of a name)."""
+    while "<" in owner:
+        stripped = _TEMPLATE_ARGUMENTS.sub("", owner)
+        if stripped == owner:
+            break
+        owner = stripped
+    return ".".join(part.strip() for part in owner.split("::")) if "::" in owner else owner
+
+
+_TEMPLATE_ARGUMENTS = re.compile(r"<[^<>]*>")
 
 
 def _class_links(spec: LanguageSpec, src: SourceText, ordered: list[_Def], kinds: list[str],

@@ -175,6 +175,8 @@ class Resolver:
                     else DEFINITION if declared is not None else REFERENCE)
             if declared is not None:
                 found = self._own(declared)
+            elif shape is not None and shape.startswith("q:"):
+                found = None  # C++ ``K::x``: where the qualifier says, never the ``x`` a scope around binds
             elif member_name_parents and node.parent is not None and node.parent.type in member_name_parents:
                 owner = self._class_of(scope)
                 found = self._lookup(owner, name, node.start_byte) if owner >= 0 else None

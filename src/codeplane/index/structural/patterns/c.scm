@@ -21,6 +21,7 @@
 (for_statement initializer: (declaration declarator: (_) @local.definition))
 
 (identifier) @reference
+(type_identifier) @reference
 (field_expression argument: (_) @receiver field: (field_identifier) @member)
 
 (preproc_include) @import

@@ -5,6 +5,10 @@
 (function_definition declarator: (function_declarator declarator: (field_identifier) @name)) @definition.function
 (function_definition declarator: (function_declarator
   declarator: (qualified_identifier scope: (_) @owner name: (identifier) @name))) @definition.method
+(function_definition declarator: (function_declarator
+  declarator: (qualified_identifier name: (qualified_identifier name: (identifier) @name)) @owner)) @definition.method
+(function_definition declarator: (function_declarator declarator: (qualified_identifier
+  name: (qualified_identifier name: (qualified_identifier name: (identifier) @name))) @owner)) @definition.method
 (field_declaration declarator: (field_identifier) @name) @definition.field
 (field_declaration declarator: (function_declarator declarator: (field_identifier) @name)) @definition.method
 (alias_declaration name: (type_identifier) @name) @definition.type
@@ -14,6 +18,6 @@
 (for_range_loop) @scope.block
 (catch_clause) @scope.block
 (for_range_loop declarator: (_) @local.definition)
-(type_identifier) @reference
+(qualified_identifier scope: (namespace_identifier) @reference)
 (field_initializer (field_identifier) @reference)
 (using_declaration) @import

@@ -1,0 +1,539 @@
+"""C and C++ across files (§7.3.2 STRONG): what a file sees through its ``#include`` lines, names with external
+linkage, and C++ members defined apart from their class.
+
+A C or C++ file sees its own definitions and those of the headers it includes, transitively. An include is the
+file the generic resolution found (``#include "x.h"`` relative to the including file), else the one repository
+file whose path ends with ``/x.h`` (a project's include root; ``<x.h>`` the same way). The per-file pass
+(``adapters/c_family.py``) left unresolved what it cannot see; here:
+
+- **Names seen**: a plain name no scope of its file binds denotes the one definition of that name the file sees,
+  looked up from the namespace around the use outwards; in a method, the members of its class come first, then
+  those of its base classes (as its header spells them; a base outside the repository or a template's may declare
+  the name, so then nothing is settled). ``ns::K::x`` (shape ``q:ns::K``) looks where the qualifier says. Two
+  candidates settle nothing (``#ifdef`` alternatives, overloads).
+- **External linkage**: a function or variable declared in a header and defined in a source file (``int
+  util_add(int, int);`` in ``util.h``, the body in ``util.c``) is one entity. A use in a file that includes a
+  header mentioning the name at file scope, a header the defining file includes too, denotes that definition when
+  it is the only non-``static`` one that qualifies; the prototype and an ``extern`` declaration are such uses.
+- **Members defined apart**: ``int K::size() const {...}`` is the member ``size`` that class ``K`` declares (seen
+  through ``k.h``, or in the same file): its name is a use of that declaration (one symbol, renamed together),
+  told apart from overloads by its parameter types, and its body sees ``K``'s members.
+Not modelled (left as the per-file pass left them): overload resolution by argument types, argument-dependent
+lookup, ``using`` directives, the types of values (``Widget w; w.size()`` stays ANCHORED), constructors' names,
+declarations a macro expands to, the namespace of a declaration outside any function (matched by its simple name).
+
+Incremental: the C/C++ files a batch changed, those holding a reference into a changed file's definitions or
+spelling a name one started or stopped defining or declaring, and every file including a changed file whose
+includes or names changed (what it sees changed); every C/C++ file when no record of the last pass exists.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import sqlite3
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from codeplane.index.structural.classfacts import Ref
+from codeplane.index.structural.classhierarchy import UNSETTLED, parameter_key
+from codeplane.index.structural.classlink import Updates
+from codeplane.index.structural.facts import CERTAIN, PROVEN, ROLES, TIERS, UNCERTAIN
+from codeplane.index.structural.store import BatchEffect, chunked, marks
+
+LANGUAGES = ("c", "cpp")
+SUFFIXES = (".c", ".h", ".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".inc")
+_SOURCES = (".c", ".cc", ".cpp", ".cxx", ".c++")
+_CLASSES = frozenset({"class", "struct"})
+#: What has external linkage (``int ns::f()`` defined apart from its namespace is a ``method`` with no class).
+_EXTERNAL = frozenset({"function", "variable", "method"})
+_FUNCTIONS = frozenset({"function", "method"})
+_STATE = "c_family_decls"
+
+
+class _Def(NamedTuple):
+    uid: str
+    file_id: int
+    kind: str
+    name: str
+    lexical: str
+    parent: str | None
+    display: str
+    line: int
+    col: int
+    end: tuple[int, int]
+
+    @property
+    def owner(self) -> str:
+        return self.lexical.rpartition(".")[0]
+
+
+class _Program:
+    """Definitions, classes and include graph of every C/C++ file, read once per pass."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.paths: dict[int, str] = {int(i): str(p) for i, p in conn.execute(
+            f"SELECT file_id, path FROM st_file WHERE language IN ({marks(len(LANGUAGES))})", LANGUAGES)}
+        self.includes = self._includes()
+        self.top: dict[str, list[_Def]] = defaultdict(list)  # lexical path -> namespace-level definitions
+        self.external: dict[str, list[_Def]] = defaultdict(list)  # simple name -> definitions with external linkage
+        self.members: dict[str, dict[str, list[_Def]]] = defaultdict(lambda: defaultdict(list))
+        self.classes: dict[str, _Def] = {}
+        self.by_start: dict[int, dict[tuple[int, int], _Def]] = defaultdict(dict)
+        self.file_classes: dict[int, list[_Def]] = defaultdict(list)
+        self.apart: dict[str, _Def] = {}  # uid of a member defined outside its class -> the def
+        self.namespaces: set[str] = set()
+        rows = [_Def(uid, file_id, kind, name, lexical, parent, display, line, col, (end_line, end_col))
+                for part in chunked(sorted(self.paths)) for (uid, file_id, kind, name, lexical, parent, display, line,
+                                                              col, end_line, end_col) in conn.execute(
+            "SELECT def_uid, file_id, kind, name, lexical_path, parent_uid, display_name, start_line, start_col, "
+            f"end_line, end_col FROM st_def WHERE file_id IN ({marks(len(part))})", part)]
+        class_paths = {d.lexical for d in rows if d.kind in _CLASSES}
+        for d in rows:
+            self.by_start[d.file_id][(d.line, d.col)] = d
+            if d.kind in _CLASSES:
+                self.classes[d.uid] = d
+                self.file_classes[d.file_id].append(d)
+            if d.parent is not None:
+                self.members[d.parent][d.name].append(d)
+            elif d.kind == "method" and d.owner in class_paths:
+                self.apart[d.uid] = d
+            else:
+                self.top[d.lexical].append(d)
+                parts = d.lexical.split(".")[:-1]
+                self.namespaces.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
+                if d.kind in _EXTERNAL and self.paths[d.file_id].endswith(_SOURCES) and not _static(d):
+                    self.external[d.name].append(d)
+        self.namespaces -= class_paths
+        self._closures: dict[int, frozenset[int]] = {}
+        self._declared: dict[int, frozenset[str]] = {}
+        self._declarers: dict[str, frozenset[int]] = {}
+        self._by_name: dict[str, frozenset[int]] | None = None
+        #: Every name a C/C++ definition has: a reference spelled otherwise cannot be linked.
+        self.names = frozenset(d.name for d in rows)
+
+    def _includes(self) -> dict[int, list[int]]:
+        by_name: dict[str, list[tuple[str, int]]] = defaultdict(list)
+        for file_id, path in self.paths.items():
+            by_name[posixpath.basename(path)].append((path, file_id))
+        out: dict[int, list[int]] = defaultdict(list)
+        for part in chunked(sorted(self.paths)):
+            for file_id, source, found_id in self.conn.execute(
+                    "SELECT file_id, source_literal, resolved_file_id FROM st_import WHERE import_kind IN "
+                    f"('c_include', 'c_include_system') AND file_id IN ({marks(len(part))}) ORDER BY start_line",
+                    part):
+                resolved = found_id
+                if resolved is None and source:  # an include root's file: the one path ending in the source
+                    written = posixpath.normpath(str(source)).lstrip("./")
+                    found = [i for path, i in by_name.get(posixpath.basename(written), [])
+                             if path == written or path.endswith("/" + written)]
+                    resolved = found[0] if len(found) == 1 else None
+                if resolved is not None and resolved in self.paths:
+                    out[file_id].append(int(resolved))
+        return out
+
+    def seen(self, file_id: int) -> frozenset[int]:
+        """The file and every file it includes, transitively."""
+        found = self._closures.get(file_id)
+        if found is None:
+            reached = {file_id}
+            pending = [file_id]
+            while pending:
+                for target in self.includes.get(pending.pop(), []):
+                    if target not in reached:
+                        reached.add(target)
+                        pending.append(target)
+            found = self._closures[file_id] = frozenset(reached)
+        return found
+
+    def declared(self, file_id: int) -> frozenset[str]:
+        """Names a file mentions at file scope (prototypes, ``extern`` declarations)."""
+        found = self._declared.get(file_id)
+        if found is None:
+            found = self._declared[file_id] = frozenset(str(t) for (t,) in self.conn.execute(
+                "SELECT DISTINCT r.token_text FROM st_ref r JOIN st_scope s ON s.scope_id = r.scope_id "
+                "WHERE r.file_id = ? AND s.kind = 'file' AND r.is_member = 0", (file_id,)))
+        return found
+
+    # -- lookups -------------------------------------------------------------------------------------------
+    def in_scope(self, seen: frozenset[int], prefixes: list[str], name: str) -> str | None:
+        for prefix in prefixes:
+            found = [d for d in self.top.get(f"{prefix}.{name}" if prefix else name, []) if d.file_id in seen]
+            if found:
+                return _one(found)
+        return None
+
+    def member(self, class_uid: str, name: str, depth: int = 0) -> str | None:
+        """The member ``name`` of a class or, if it declares none, of its bases; UNSETTLED when a base the
+        repository does not define (or a template's) may declare it."""
+        own = self.members.get(class_uid, {}).get(name)
+        if own:
+            return _one(own)
+        cls = self.classes[class_uid]
+        bases = _bases(cls.display)
+        if not bases:
+            return None
+        if depth > 8:
+            return UNSETTLED
+        seen, prefixes = self.seen(cls.file_id), _prefixes(cls.owner)
+        found: set[str] = set()
+        for base in bases:
+            uid = self.class_named(seen, prefixes, base) if "<" not in base else None
+            inherited = self.member(uid, name, depth + 1) if uid is not None else UNSETTLED
+            if inherited is not None:
+                found.add(inherited)
+        return _one(sorted(found)) if found else None
+
+    def class_named(self, seen: frozenset[int], prefixes: list[str], written: str) -> str | None:
+        path = written.strip().lstrip(":").replace("::", ".")
+        for prefix in prefixes:
+            found = [d for d in self.top.get(f"{prefix}.{path}" if prefix else path, [])
+                     if d.kind in _CLASSES and d.file_id in seen]
+            if found:
+                return found[0].uid if len(found) == 1 else None
+        return None
+
+    def linked(self, file_id: int, name: str, *, qualified: str | None = None) -> str | None:
+        """The one definition with external linkage a file's use of ``name`` denotes (module docstring)."""
+        candidates = [d for d in self.external.get(name, []) if qualified is None or d.lexical == qualified]
+        if not candidates:
+            return None
+        seen = self.seen(file_id)
+        found = [d for d in candidates if d.file_id not in seen and not seen.isdisjoint(self._declaring(d))]
+        if not found and len(candidates) == 1 and candidates[0].file_id not in seen and \
+                not seen.isdisjoint(self.declarers(name)):
+            found = candidates  # declared where the user sees it (``extern int x;``), defined once in the repository
+        return _one(found) if found else None
+
+    def declarers(self, name: str) -> frozenset[int]:
+        """Every C/C++ file mentioning ``name`` at file scope."""
+        if self._by_name is None:
+            by_name: dict[str, set[int]] = defaultdict(set)
+            for file_id in self.paths:
+                for declared in self.declared(file_id):
+                    by_name[declared].add(file_id)
+            self._by_name = {n: frozenset(f) for n, f in by_name.items()}
+        return self._by_name.get(name, frozenset())
+
+    def _declaring(self, d: _Def) -> frozenset[int]:
+        """The headers the defining file includes that mention the definition's name at file scope."""
+        found = self._declarers.get(d.uid)
+        if found is None:
+            found = self._declarers[d.uid] = frozenset(
+                h for h in self.seen(d.file_id) if h != d.file_id and d.name in self.declared(h))
+        return found
+
+
+def _one(found: list[_Def] | list[str]) -> str:
+    uids = {d if isinstance(d, str) else d.uid for d in found}
+    return next(iter(uids)) if len(uids) == 1 else UNSETTLED
+
+
+def _static(d: _Def) -> bool:
+    head = d.display.split("(", 1)[0].split(d.name, 1)[0]
+    return "static" in head.split() or d.lexical.startswith(".")
+
+
+def _prefixes(namespace: str) -> list[str]:
+    """``a.b`` -> ``["a.b", "a", ""]``: where an unqualified name is looked for, innermost first."""
+    parts = namespace.split(".") if namespace else []
+    return [".".join(parts[:n]) for n in range(len(parts), 0, -1)] + [""]
+
+
+def _bases(display: str) -> list[str]:
+    """Base classes a class header spells (``struct D : public B, ns::C<int>`` -> ``B``, ``ns::C<int>``)."""
+    text = display.replace("::", "\0")
+    if ":" not in text:
+        return []
+    clause = text.split(":", 1)[1].replace("\0", "::")
+    out, depth, current = [], 0, ""
+    for char in clause:
+        depth += char == "<"
+        depth -= char == ">"
+        if char == "," and depth == 0:
+            out.append(current)
+            current = ""
+        else:
+            current += char
+    out.append(current)
+    words = [[w for w in b.split() if w not in ("public", "private", "protected", "virtual")] for b in out]
+    return [" ".join(w) for w in words if w]
+
+
+class _FileScopes(NamedTuple):
+    parents: dict[int, int | None]
+    kinds: dict[int, str]
+    starts: dict[int, tuple[int, int]]
+    #: (scope, name) -> reasons of the bindings
+    bound: dict[tuple[int, str], list[str]]
+
+
+def _scopes(conn: sqlite3.Connection, part: Sequence[int]) -> _FileScopes:
+    q = marks(len(part))
+    parents: dict[int, int | None] = {}
+    kinds: dict[int, str] = {}
+    starts: dict[int, tuple[int, int]] = {}
+    for scope, parent, kind, line, col in conn.execute(
+            f"SELECT scope_id, parent_scope_id, kind, start_line, start_col FROM st_scope WHERE file_id IN ({q})",
+            part):
+        parents[scope], kinds[scope], starts[scope] = parent, kind, (line, col)
+    bound: dict[tuple[int, str], list[str]] = defaultdict(list)
+    for scope, name, reason in conn.execute(
+            f"SELECT scope_id, name, reason_code FROM st_bind WHERE file_id IN ({q})", part):
+        bound[(scope, name)].append(reason)
+    return _FileScopes(parents, kinds, starts, bound)
+
+
+class _Linker:
+    def __init__(self, program: _Program, updates: Updates) -> None:
+        self.p = program
+        self.updates = updates
+
+    def file(self, file_id: int, refs: list[Ref], scopes: _FileScopes) -> None:
+        p = self.p
+        seen = p.seen(file_id)
+        defs = p.by_start.get(file_id, {})
+        context: dict[int | None, tuple[str | None, list[str]]] = {}
+
+        def around(scope: int | None) -> tuple[str | None, list[str]]:
+            """(class whose members a use sees, namespaces to look in) at a scope."""
+            if scope in context:
+                return context[scope]
+            found: tuple[str | None, list[str]] = (None, [""])
+            current = scope
+            while current is not None:
+                start = scopes.starts.get(current, (-1, -1))
+                d = defs.get(start)
+                if d is not None and d.kind in _FUNCTIONS:
+                    cls = self.owner_class(d, seen)
+                    found = (cls, _prefixes(p.classes[cls].owner)) if cls is not None else (None, _prefixes(d.owner))
+                    break
+                if scopes.kinds.get(current) == "class":  # a class body: the class's members, then its namespaces
+                    holders = [c for c in p.file_classes.get(file_id, []) if (c.line, c.col) <= start < c.end]
+                    if holders:
+                        cls_def = max(holders, key=lambda c: (c.line, c.col))
+                        found = (cls_def.uid, _prefixes(cls_def.owner))
+                    break
+                current = scopes.parents.get(current)
+            context[scope] = found
+            return found
+
+        names = p.names
+        answers: dict[tuple[str, str | None, str | None, tuple[str, ...]], str | None] = {}
+        for ref in refs:
+            if ref.member:
+                continue
+            if ref.token not in names:
+                if ref.tier != ref.local_tier or ref.target != ref.local_target:
+                    self.updates.settle(file_id, ref, None)  # what it was linked to is gone
+                continue
+            if ref.role == "DEFINITION":
+                d = p.apart.get(ref.local_target or "") if ref.local_tier == PROVEN else None
+                if d is not None:  # the name of a member defined apart: a use of its declaration
+                    self.updates.settle(file_id, ref, self.declaration(d, seen))
+                elif self._declaration(ref, scopes):
+                    self.updates.settle(file_id, ref, p.linked(file_id, ref.token))
+                continue
+            if ref.role != "REFERENCE" or not self._free(ref, scopes):
+                continue
+            cls, prefixes = around(ref.scope)
+            if ref.shape and ref.shape.startswith("n:"):  # a name in a namespace's body, outside functions
+                cls, prefixes = None, _prefixes(ref.shape[2:].replace("::", "."))
+            key = (ref.token, ref.shape, cls, tuple(prefixes))
+            if key not in answers:  # a name is used many times in a file, in few contexts
+                answers[key] = self.resolve(file_id, ref, cls, prefixes)
+            self.updates.settle(file_id, ref, answers[key])
+
+    def owner_class(self, d: _Def, seen: frozenset[int]) -> str | None:
+        if d.parent is not None:
+            return d.parent if d.parent in self.p.classes else None
+        if d.uid not in self.p.apart:
+            return None
+        return self.p.class_named(seen, _prefixes(d.owner.rpartition(".")[0]), d.owner.rpartition(".")[2]) \
+            if "." in d.owner else self.p.class_named(seen, [""], d.owner)
+
+    def declaration(self, d: _Def, seen: frozenset[int]) -> str | None:
+        """The in-class declaration a member defined apart is (by parameter types among overloads)."""
+        cls = self.owner_class(d, seen)
+        if cls is None:
+            return None
+        declared = [m for m in self.p.members.get(cls, {}).get(d.name, []) if m.kind in _FUNCTIONS]
+        if len(declared) > 1:
+            key = parameter_key(d.display, d.name)
+            declared = [m for m in declared if key is not None and parameter_key(m.display, m.name) == key]
+        return declared[0].uid if len(declared) == 1 else None
+
+    @staticmethod
+    def _declaration(ref: Ref, scopes: _FileScopes) -> bool:
+        """A file-scope declaration without a definition (``extern int x;``, no def row)."""
+        return ref.local_target is None and ref.scope is not None and scopes.kinds.get(ref.scope) == "file" and \
+            "LOCAL_ASSIGN" in scopes.bound.get((ref.scope, ref.token), [])
+
+    @staticmethod
+    def _free(ref: Ref, scopes: _FileScopes) -> bool:
+        """Whether no scope around binds the name (a file-scope declaration without a definition binds nothing
+        here: it names the external definition)."""
+        if ref.local_tier == PROVEN and ref.local_target is not None:
+            return False
+        scope = ref.scope
+        while scope is not None:
+            reasons = scopes.bound.get((scope, ref.token))
+            if reasons and not (scopes.kinds.get(scope) == "file" and set(reasons) == {"LOCAL_ASSIGN"}):
+                return False
+            scope = scopes.parents.get(scope)
+        return True
+
+    def resolve(self, file_id: int, ref: Ref, cls: str | None, prefixes: list[str]) -> str | None:
+        p = self.p
+        seen = p.seen(file_id)
+        shape = ref.shape or ""
+        if shape.startswith("q:"):
+            return self.qualified(file_id, ref.token, shape[2:].replace("::", "."), prefixes)
+        if cls is not None:
+            found = p.member(cls, ref.token)
+            if found is not None:
+                return found
+        found = p.in_scope(seen, prefixes, ref.token)
+        return found if found is not None else p.linked(file_id, ref.token)
+
+    def qualified(self, file_id: int, name: str, qualifier: str, prefixes: list[str]) -> str | None:
+        p = self.p
+        seen = p.seen(file_id)
+        if not qualifier:  # ``::f``
+            return p.in_scope(seen, [""], name) or p.linked(file_id, name, qualified=name)
+        for prefix in prefixes:
+            path = f"{prefix}.{qualifier}" if prefix else qualifier
+            cls = p.class_named(seen, [""], path)
+            if cls is not None:
+                return p.member(cls, name)
+            if path in p.namespaces:
+                full = f"{path}.{name}"
+                return p.in_scope(seen, [""], full) or p.linked(file_id, name, qualified=full)
+        return None
+
+
+def _records(conn: sqlite3.Connection, ids: list[int]) -> dict[int, dict[str, list[str]]]:
+    """What each file defines and declares, and includes: what its relinking depends on elsewhere."""
+    out: dict[int, dict[str, set[str]]] = {i: {"names": set(), "uids": set(), "includes": set()} for i in ids}
+    for part in chunked(ids):
+        q = marks(len(part))
+        for file_id, uid, name in conn.execute(f"SELECT file_id, def_uid, name FROM st_def WHERE file_id IN ({q})",
+                                               part):
+            out[file_id]["names"].add(str(name))
+            out[file_id]["uids"].add(str(uid))
+        for file_id, token in conn.execute(
+                "SELECT r.file_id, r.token_text FROM st_ref r JOIN st_scope s ON s.scope_id = r.scope_id "
+                f"WHERE r.file_id IN ({q}) AND s.kind = 'file' AND r.is_member = 0", part):
+            out[file_id]["names"].add(str(token))
+        for file_id, source in conn.execute(
+                f"SELECT file_id, source_literal FROM st_import WHERE file_id IN ({q}) "
+                "AND import_kind IN ('c_include', 'c_include_system')", part):
+            out[file_id]["includes"].add(str(source))
+    return {i: {k: sorted(v) for k, v in record.items()} for i, record in out.items()}
+
+
+def _affected(conn: sqlite3.Connection, effect: BatchEffect, program: _Program) -> set[int] | None:
+    """File ids to relink after ``effect``; None: every C/C++ file."""
+    changed = sorted(p for p in (*effect.upserted, *effect.deleted) if p.endswith(SUFFIXES))
+    if not changed:
+        return set()
+    ids = {p: i for i, p in program.paths.items()}
+    complete = conn.execute("SELECT 1 FROM st_state WHERE key = ?", (_STATE,)).fetchone() is not None
+    stored: dict[str, dict[str, list[str]]] = {}
+    for start in range(0, len(changed), 400):
+        keys = [f"{_STATE}:{p}" for p in changed[start:start + 400]]
+        for key, value in conn.execute(f"SELECT key, value FROM st_state WHERE key IN ({marks(len(keys))})", keys):
+            stored[str(key)[len(_STATE) + 1:]] = json.loads(value)
+    present = [p for p in changed if p in ids]
+    fresh = _records(conn, [ids[p] for p in present])
+    now = {p: fresh[ids[p]] for p in present}
+    conn.executemany("DELETE FROM st_state WHERE key = ?", [(f"{_STATE}:{p}",) for p in changed if p not in ids])
+    conn.executemany("INSERT OR REPLACE INTO st_state(key, value) VALUES (?, ?)",
+                     [(f"{_STATE}:{p}", json.dumps(r, sort_keys=True)) for p, r in now.items()])
+    if not complete:
+        rest = [i for p, i in ids.items() if p not in now]
+        by_id = {i: p for p, i in ids.items()}
+        conn.executemany("INSERT OR REPLACE INTO st_state(key, value) VALUES (?, ?)",
+                         [(f"{_STATE}:{by_id[i]}", json.dumps(r, sort_keys=True))
+                          for i, r in _records(conn, rest).items()])
+        conn.execute("INSERT OR REPLACE INTO st_state(key, value) VALUES (?, '1')", (_STATE,))
+        return None
+    names: set[str] = set()
+    uids: set[str] = set()
+    reach: set[int] = set()  # files whose includers see something else now
+    for path in changed:
+        old, new = stored.get(path), now.get(path)
+        before, after = set(old["names"] if old else ()), set(new["names"] if new else ())
+        names |= before ^ after
+        uids |= set(old["uids"] if old else ()) | set(new["uids"] if new else ())
+        if path in ids and (before != after or (old or {}).get("includes") != (new or {}).get("includes")):
+            reach.add(ids[path])
+    out = {ids[p] for p in present}
+    if any(p not in ids or p not in stored for p in changed):  # a file came or went: includes may resolve anew
+        gone_or_new = {posixpath.basename(p) for p in changed if p not in ids or p not in stored}
+        out.update(int(file_id) for file_id, source in conn.execute(
+            "SELECT file_id, source_literal FROM st_import WHERE import_kind IN ('c_include', 'c_include_system')")
+            if file_id in program.paths and posixpath.basename(str(source or "")) in gone_or_new)
+    if reach:
+        includers: dict[int, set[int]] = defaultdict(set)
+        for source, targets in program.includes.items():
+            for target in targets:
+                includers[target].add(source)
+        pending = list(reach)
+        while pending:
+            for source in includers.get(pending.pop(), ()):
+                if source not in out:
+                    out.add(source)
+                    pending.append(source)
+        out |= reach
+    for column, values in (("target_uid", sorted(uids)), ("token_text", sorted(names))):
+        for start in range(0, len(values), 400):
+            part = values[start:start + 400]
+            out.update(int(i) for (i,) in conn.execute(
+                f"SELECT DISTINCT file_id FROM st_ref WHERE {column} IN ({marks(len(part))})", part)
+                if i in program.paths)
+    return out
+
+
+def _refs(conn: sqlite3.Connection, part: Sequence[int], names: frozenset[str]) -> dict[int, list[Ref]]:
+    """The references linking may settle (file order, not source order: each is settled on its own):
+    unresolved names, uses of a file-scope declaration without a definition (and the declaration itself), and
+    the names of definitions. Read by code (the text columns are computed per row)."""
+    q = marks(len(part))
+    out: dict[int, list[Ref]] = defaultdict(list)
+    roles, tiers = ROLES, TIERS
+    for (file_id, ref_id, scope, token, role, line, col, end_col, shape, local_tier, local_target, tier, target,
+         bind) in conn.execute(
+            "SELECT file_id, ref_id, scope_id, token_text, role_code, start_line, start_col, end_col, receiver_shape, "
+            f"local_tier_code, local_target_uid, tier_code, target_uid, bind_id FROM st_ref WHERE file_id IN ({q}) "
+            "AND is_member = 0 AND (local_tier_code != 0 OR (role_code = 0 AND local_target_uid IS NOT NULL) OR "
+            "bind_id IN (SELECT b.bind_id FROM st_bind b JOIN st_scope s ON s.scope_id = b.scope_id WHERE "
+            f"b.file_id IN ({q}) AND s.kind = 'file' AND b.reason_code = 'LOCAL_ASSIGN' AND b.target_uid IS NULL))",
+            [*part, *part]):
+        if token not in names and tier == local_tier and target == local_target:
+            continue  # no definition has that name, and nothing was linked before
+        out[file_id].append(Ref(ref_id, scope, token, roles[role], line, col, end_col, 0, shape, None,
+                                tiers[local_tier], local_target, tiers[tier], target,
+                                CERTAIN if tier <= 1 else UNCERTAIN, bind))
+    return out
+
+
+def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tuple[int, set[tuple[str, str]]]:
+    """Recompute C/C++ cross-file tiers after ``effect``; (refs changed, member tokens whose tier moved)."""
+    if not any(p.endswith(SUFFIXES) for p in (*effect.upserted, *effect.deleted)):
+        return 0, set()
+    program = _Program(conn)
+    if not program.paths:
+        return 0, set()
+    targets = _affected(conn, effect, program)
+    ids = sorted(program.paths) if targets is None else sorted(targets)
+    updates = Updates(fresh)
+    linker = _Linker(program, updates)
+    for part in chunked(ids):
+        refs = _refs(conn, part, program.names)
+        scopes = _scopes(conn, part)
+        for file_id in part:
+            linker.file(file_id, refs.get(file_id, []), scopes)
+    return updates.write(conn)

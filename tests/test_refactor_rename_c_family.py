@@ -1,0 +1,172 @@
+"""Renames in C and C++ across files (``index/structural/clink.py``): a header's declarations, the source file
+defining them and the files using them are renamed together, high, and the project still builds and prints what
+it printed before, compiled by the real ``cc``/``g++``."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.refactor_builders import RefactorEnv, refactor_env
+
+C_PROJECT = {
+    "src/util.h": "#ifndef UTIL_H\n#define UTIL_H\n#define UTIL_SCALE 2\n"
+                  "typedef struct { int x; int y; } point;\n"
+                  "int util_add(int a, int b);\nextern int util_limit;\nint util_norm(point p);\n#endif\n",
+    "src/util.c": "#include \"util.h\"\nint util_limit = 3;\n"
+                  "static int helper(int v) { return v * UTIL_SCALE; }\n"
+                  "int util_add(int a, int b) { return helper(a) + b + util_limit; }\n"
+                  "int util_norm(point p) { return util_add(p.x, p.y); }\n",
+    "app/main.c": "#include <stdio.h>\n#include \"util.h\"\n"
+                  "static int helper(int v) { return v - 1; }\n"
+                  "int main(void) {\n  point p = {1, 2};\n"
+                  "  printf(\"%d %d %d\\n\", util_add(1, 2), util_norm(p) + util_limit, helper(UTIL_SCALE));\n"
+                  "  return 0;\n}\n",
+}
+
+CPP_PROJECT = {
+    "geo/shape.h": "#pragma once\nnamespace geo {\nclass Shape {\n public:\n  int sides = 4;\n"
+                   "  int perimeter(int side) const;\n  double perimeter(double side) const;\n"
+                   "  static Shape square();\n};\nint count_sides(const Shape& s);\n}\n",
+    "geo/shape.cpp": "#include \"shape.h\"\nnamespace geo {\n"
+                     "int Shape::perimeter(int side) const { return sides * side; }\n"
+                     "double Shape::perimeter(double side) const { return sides * side; }\n"
+                     "Shape Shape::square() { return Shape(); }\n"
+                     "int count_sides(const Shape& s) { return s.sides; }\n}\n",
+    "app.cpp": "#include <cstdio>\n#include \"geo/shape.h\"\nint main() {\n"
+               "  geo::Shape s = geo::Shape::square();\n"
+               "  std::printf(\"%d %.1f %d\\n\", s.perimeter(2), s.perimeter(1.5), geo::count_sides(s));\n"
+               "  return 0;\n}\n",
+}
+
+
+def _build_and_run(root: Path, compiler: str, *sources: str) -> str:
+    built = subprocess.run([compiler, "-Isrc", "-o", "prog", *sources], cwd=root, capture_output=True, text=True,
+                           check=False)
+    assert built.returncode == 0, built.stderr
+    return subprocess.run(["./prog"], cwd=root, capture_output=True, text=True, check=True).stdout
+
+
+def _rename_high(env: RefactorEnv, symbol: str, new_name: str) -> set[tuple[str, int, int]]:
+    """Rename ``symbol``; every edit must be high (nothing left for a person to judge). The edited positions."""
+    preview = env.service.rename(symbol, new_name)
+    assert preview.status == "ready", preview
+    assert {e.certainty for e in preview.edits} == {"high"}, (symbol, [
+        (e.path, e.line, e.column, e.certainty, e.reason) for e in preview.edits if e.certainty != "high"])
+    env.service.apply(preview.refactor_id)
+    return {(e.path, e.line, e.column) for e in preview.edits}
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="a C compiler builds the renamed project")
+def test_c_names_declared_in_a_header_are_renamed_in_every_file(tmp_path: Path) -> None:
+    """A function or variable declared in a header and defined in a source file was renamed at its definition
+    only: the prototype, the ``extern`` declaration and the calls in other files were ``low`` (unresolved), so
+    the project no longer linked. A ``static`` function of the same name in another file is another function."""
+    def run(root: Path) -> str:
+        return _build_and_run(root, "cc", "src/util.c", "app/main.c")
+
+    with refactor_env(tmp_path / "repo", C_PROJECT) as env:
+        assert run(env.root) == "7 10 1\n"
+        add = _rename_high(env, "util_add", "util_sum")
+        assert {(p, line) for p, line, _ in add} == {("src/util.h", 5), ("src/util.c", 4), ("src/util.c", 5),
+                                                      ("app/main.c", 6)}
+        _rename_high(env, "util_limit", "util_max")
+        _rename_high(env, "UTIL_SCALE", "UTIL_FACTOR")
+        _rename_high(env, "point", "vec2")
+        helper = env.service.rename("src/util.c:3:11", "twice")  # main.c's own static helper: listed, not applied
+        assert {(e.path, e.certainty) for e in helper.edits} == {("src/util.c", "high"), ("app/main.c", "low")}
+        env.service.apply(helper.refactor_id)
+        header, main = env.read("src/util.h"), env.read("app/main.c")
+        assert "int util_sum(int a, int b);\nextern int util_max;\nint util_norm(vec2 p);" in header
+        assert "#define UTIL_FACTOR 2" in header
+        assert "static int helper(int v) { return v - 1; }" in main
+        assert "util_sum(1, 2), util_norm(p) + util_max, helper(UTIL_FACTOR)" in main
+        assert "static int twice(int v) { return v * UTIL_FACTOR; }" in env.read("src/util.c")
+        assert run(env.root) == "7 10 1\n"
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="a C++ compiler builds the renamed project")
+def test_cpp_class_members_defined_apart_are_renamed_with_their_declarations(tmp_path: Path) -> None:
+    """A class declared in a header with its methods defined in a source file (``int Shape::perimeter(...)``):
+    renaming a member, the class or a function of its namespace left the other file's definitions, qualifiers
+    (``Shape::``, ``geo::Shape::square``) and uses unresolved, and the renamed project did not build. Renaming
+    from the definition apart renames the declaration (one symbol), told apart from its overloads by parameter
+    types."""
+    def run(root: Path) -> str:
+        return _build_and_run(root, "g++", "geo/shape.cpp", "app.cpp")
+
+    with refactor_env(tmp_path / "repo", CPP_PROJECT) as env:
+        assert run(env.root) == "8 6.0 4\n"
+        for line, declared in ((3, 6), (4, 7)):  # each definition apart is its own overload's declaration
+            overload = env.service.rename(f"geo/shape.cpp:{line}:14", "span")
+            assert ("geo/shape.h", declared, "definition") in {(e.path, e.line, e.reason) for e in overload.edits}
+        # an overload set is renamed whole (a call cannot be told apart without argument types)
+        assert {(e.path, e.line, e.certainty) for e in overload.edits} == {
+            ("geo/shape.h", 6, "high"), ("geo/shape.h", 7, "high"), ("geo/shape.cpp", 3, "high"),
+            ("geo/shape.cpp", 4, "high"), ("app.cpp", 5, "medium")}, overload.edits
+        env.service.apply(overload.refactor_id)
+        preview = env.service.rename("geo/shape.h:5:6", "edges")  # the field: its uses in methods defined apart
+        assert {(e.path, e.line, e.certainty) for e in preview.edits} >= {
+            ("geo/shape.cpp", 3, "high"), ("geo/shape.cpp", 4, "high")}, preview.edits
+        assert "low" not in {e.certainty for e in preview.edits}, preview.edits
+        env.service.apply(preview.refactor_id)
+        square = _rename_high(env, "geo/shape.cpp:5:13", "make")
+        assert {(p, line) for p, line, _ in square} == {("geo/shape.h", 8), ("geo/shape.cpp", 5), ("app.cpp", 4)}
+        _rename_high(env, "count_sides", "tally")
+        shape = _rename_high(env, "geo.Shape", "Form")
+        assert len([p for p, _, _ in shape if p == "geo/shape.cpp"]) == 6  # ``Shape Shape::square() { ... Shape()``
+        source = env.read("geo/shape.cpp")
+        assert "int Form::span(int side) const { return edges * side; }" in source
+        assert "Form Form::make() { return Form(); }" in source
+        assert "int tally(const Form& s) { return s.edges; }" in source
+        assert "geo::Form s = geo::Form::make();" in env.read("app.cpp")
+        assert run(env.root) == "8 6.0 4\n"
+
+
+def _certainties(env: RefactorEnv, symbol: str) -> dict[tuple[str, int], str]:
+    return {(e.path, e.line): e.certainty for e in env.service.rename(symbol, "renamed").edits}
+
+
+def test_c_links_follow_edits_of_headers_and_new_files(tmp_path: Path) -> None:
+    """Incremental: a use links once its file sees a declaration, and stops when the header no longer declares
+    the name or its definition is gone; a new file including the header links at once."""
+    with refactor_env(tmp_path / "repo", C_PROJECT) as env:
+        assert _certainties(env, "util_add")[("app/main.c", 6)] == "high"
+        header = env.read("src/util.h")
+        (env.root / "src/util.h").write_text(header.replace("int util_add(int a, int b);\n", ""))
+        env.index.refresh_paths(["src/util.h"])
+        assert _certainties(env, "util_add").get(("app/main.c", 6)) == "low"
+        (env.root / "src/util.h").write_text(header)
+        (env.root / "app/extra.c").write_text("#include \"../src/util.h\"\n"
+                                              "int extra(void) { return util_add(2, 2); }\n")
+        env.index.refresh_paths(["src/util.h", "app/extra.c"])
+        found = _certainties(env, "util_add")
+        assert found[("app/main.c", 6)] == "high" and found[("app/extra.c", 2)] == "high", found
+        source = env.read("src/util.c")
+        renamed = source.replace("int util_add(int a, int b) {", "int util_plus(int a, int b) {")
+        (env.root / "src/util.c").write_text(renamed.replace("return util_add(p.x", "return util_plus(p.x"))
+        env.index.refresh_paths(["src/util.c"])
+        found = _certainties(env, "util_plus")
+        assert ("app/main.c", 6) not in found and ("src/util.c", 4) in found, found
+
+
+def test_cpp_names_are_not_linked_past_two_candidates_or_an_unknown_base(tmp_path: Path) -> None:
+    """Two headers defining one name (``#ifdef`` platform alternatives) settle nothing; a method of a class whose
+    base the repository does not define may be using the base's member, so a global of that name is not taken."""
+    files = {
+        "a.h": "#pragma once\nint pick();\nstruct Local { int value(); };\n",
+        "b.h": "#pragma once\ninline int pick() { return 1; }\n",
+        "c.h": "#pragma once\ninline int pick() { return 2; }\n",
+        "size.h": "#pragma once\ninline int size() { return 3; }\n",
+        "w.cpp": "#include \"b.h\"\n#include \"c.h\"\n#include \"size.h\"\n#include <vector>\n"
+                 "struct Items : std::vector<int> { int count() const { return size(); } };\n"
+                 "int twice() { return pick() * 2; }\n",
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        found = {(e.path, e.line): e.certainty for e in env.service.rename("size.h:2:11", "extent").edits}
+        assert found[("size.h", 2)] == "high" and found[("w.cpp", 5)] == "low", found
+        found = {(e.path, e.line): e.certainty for e in env.service.rename("b.h:2:11", "choose").edits}
+        assert found.get(("w.cpp", 6)) == "low", found
