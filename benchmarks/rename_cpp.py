@@ -31,12 +31,11 @@ import argparse
 import shutil
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
-import _rename_listing as listing
-from _common import require, sdist, table
-from _refactor_session import git, refactor_session
+from _common import require, sdist
+from _refactor_session import git
+from _rename_judged import report, run_case
 
 HEADER = "pocketfft_hdronly.h"
 DRIVER = """#include "pocketfft_hdronly.h"
@@ -105,31 +104,6 @@ def _build_and_run(root: Path) -> tuple[bool, str]:
     return True, ran.stdout.strip()
 
 
-def run_case(header: Path, case: tuple[str, str, str], scratch: Path, baseline: str) -> list[object]:
-    symbol, new_name, kind = case
-    root = _checkout(header, Path(tempfile.mkdtemp(dir=scratch)))
-    with refactor_session(root) as session:
-        service = session.service
-        began, cpu = time.perf_counter(), time.process_time()
-        preview = service.rename(symbol, new_name)
-        plan_ms, cpu_ms = (time.perf_counter() - began) * 1000, (time.process_time() - cpu) * 1000
-        if preview.status == "needs_decision":
-            return [symbol, kind, "needs a decision", "", "", "", "", "no", "", "", ""]
-        counts = dict(preview.counts)  # the preview's edit list is bounded; its counts are complete
-        old = symbol.rsplit(".", 1)[-1]
-        found, missing, kept = listing.unlisted(service, preview.refactor_id, None, root, old,
-                                                kept_in_plan=[*preview.coverage.kept, *preview.coverage.set_aside]
-                                                if preview.coverage else ())
-        service.apply(preview.refactor_id)
-        left = listing.left(root, old, kept)
-        if missing or left:
-            print(f"  {symbol}: unlisted {' '.join(missing[:6])}; left {' '.join(left[:6])}", flush=True)
-    built, output = _build_and_run(root)
-    return [symbol, kind, counts["high"], counts["medium"], counts["low"], f"{plan_ms:.0f}/{cpu_ms:.0f}",
-            "yes" if built else f"no: {output[:90]}", ("same" if output == baseline else f"differs: {output}")
-            if built else "-", found, len(missing), len(left)]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--limit", type=int, default=0)
@@ -145,21 +119,11 @@ def main() -> None:
             raise SystemExit(f"the untouched copy does not build: {baseline}")
         rows.append(["(baseline, no rename)", "", "", "", "", "", "yes", baseline, "", "", ""])
         for case in cases:
-            rows.append(run_case(header, case, scratch, baseline))
+            rows.append(run_case(_checkout(header, Path(tempfile.mkdtemp(dir=scratch))), case, _build_and_run,
+                                 baseline))
             print(" | ".join(str(c) for c in rows[-1]), flush=True)
-    table("Renames of C++ members in NumPy 2.1.3's pocketfft_hdronly.h (g++ builds the driver; its output must "
-          "match the untouched copy's)",
-          ["symbol", "kind", "high", "medium", "low (not applied)", "plan ms wall/cpu", "builds", "output",
-           "occurrences", "unlisted", "left"], rows)
-    done = [r for r in rows[1:] if isinstance(r[2], int)]
-
-    def total(column: int) -> int:
-        return sum(int(str(r[column])) for r in done)
-
-    print(f"cpp: {len(cases)} renames, {len(done)} planned; high share {total(2)}/{total(2) + total(3)}; low "
-          f"candidates not applied {total(4)}; builds {sum(1 for r in done if r[6] == 'yes')}/{len(cases)}; same "
-          f"output {sum(1 for r in done if r[7] == 'same')}/{len(cases)}; occurrences {total(8)}, unlisted "
-          f"{total(9)}, left after apply {total(10)}")
+    report("Renames of C++ members in NumPy 2.1.3's pocketfft_hdronly.h (g++ builds the driver; its output must "
+           "match the untouched copy's)", "cpp", cases, rows)
 
 
 if __name__ == "__main__":

@@ -138,9 +138,21 @@ def _shorthand_key(text: str, offset: int, floor: int, data: SweepInput) -> bool
         and _literal_type(text, offset, floor) in (data.member_owner, "Self")
 
 
+_C_FAMILY = (".c", ".h", ".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".inc")
+_DEFINE = re.compile(r"\s*#\s*define\s")
+
+
+def _in_macro_body(src: SourceText, line: int) -> bool:
+    """Whether ``line`` belongs to a ``#define`` (its first line or a ``\\`` continuation)."""
+    while line > 1 and src.line_text(line - 1).rstrip().endswith("\\"):
+        line -= 1
+    return _DEFINE.match(src.line_text(line)) is not None
+
+
 def sweep(draft: Draft, data: SweepInput) -> Coverage:
     """Add every unplanned occurrence to ``draft`` (low code candidates or doc edits) and count coverage."""
     planned = draft.planned_positions()
+    planned_paths = {e.path for e, certainty in draft.code if certainty != "low"}
     refs_at = {(r.path, r.line, r.column): r for r in data.refs}
     dynamic_lines = {(d.path, d.line) for d in data.dynamic if data.name in d.literals}
     # The structural plan's own low candidates (``other_binding``, ``unresolved_receiver`` of a member) count too:
@@ -212,6 +224,11 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
                 by_reason["other_symbol"] += 1
                 aside.append((path, line, col))
                 continue
+            elif path in planned_paths and path.endswith(_C_FAMILY) and refs_at.get((path, line, col)) is None \
+                    and _in_macro_body(src, line):
+                # A ``#define`` body is text the parser does not read; in a file where the plan renames the symbol
+                # (its own file, or one seeing its declaration), a use in a macro there is probably it.
+                reason, certainty = "macro_body", "medium"
             else:
                 reason = _code_reason(refs_at.get((path, line, col)), path, data.structural_paths,
                                       (path, line) in dynamic_lines)
