@@ -135,10 +135,15 @@ def _certainties(env: RefactorEnv, symbol: str) -> dict[tuple[str, int], str]:
     return {(e.path, e.line): e.certainty for e in env.service.rename(symbol, "renamed").edits}
 
 
+#: Files no edit reaches: an edit relinks a few files of many, reading definitions by name (``clink._Program``).
+FILLER = {f"misc/part{i}.c": f"static int part{i}(void) {{ return {i}; }}\nint use{i}(void) {{ return part{i}(); }}\n"
+          for i in range(24)}
+
+
 def test_c_links_follow_edits_of_headers_and_new_files(tmp_path: Path) -> None:
     """Incremental: a use links once its file sees a declaration, and stops when the header no longer declares
     the name or its definition is gone; a new file including the header links at once."""
-    with refactor_env(tmp_path / "repo", C_PROJECT) as env:
+    with refactor_env(tmp_path / "repo", {**C_PROJECT, **FILLER}) as env:
         assert _certainties(env, "util_add")[("app/main.c", 6)] == "high"
         header = env.read("src/util.h")
         (env.root / "src/util.h").write_text(header.replace("int util_add(int a, int b);\n", ""))

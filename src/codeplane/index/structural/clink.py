@@ -22,9 +22,10 @@ Not modelled (left as the per-file pass left them): overload resolution by argum
 lookup, ``using`` directives, the types of values (``Widget w; w.size()`` stays ANCHORED), constructors' names,
 declarations a macro expands to, the namespace of a declaration outside any function (matched by its simple name).
 
-Incremental: the C/C++ files a batch changed, those holding a reference into a changed file's definitions or
-spelling a name one started or stopped defining or declaring, and every file including a changed file whose
-includes or names changed (what it sees changed); every C/C++ file when no record of the last pass exists.
+Incremental: the C/C++ files a batch changed, those holding a reference into a definition that came or went (a
+definition keeping its uid keeps its links) or spelling a name a changed file started or stopped defining or
+declaring, and every file including a changed file whose includes, names, class headers or function headers
+changed (what it sees changed); every C/C++ file when no record of the last pass exists.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import json
 import posixpath
 import sqlite3
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from codeplane.index.structural.classfacts import Ref
@@ -50,6 +51,9 @@ _CLASSES = frozenset({"class", "struct"})
 _EXTERNAL = frozenset({"function", "variable", "method"})
 _FUNCTIONS = frozenset({"function", "method"})
 _STATE = "c_family_decls"
+#: Relinking at least 1/_BULK_SHARE of the C/C++ files reads every definition at once (a cold index has no name
+#: indexes yet); fewer read them by name.
+_BULK_SHARE = 4
 
 
 class _Def(NamedTuple):
@@ -70,49 +74,101 @@ class _Def(NamedTuple):
 
 
 class _Program:
-    """Definitions, classes and include graph of every C/C++ file, read once per pass."""
+    """Definitions, classes and include graph of the C/C++ files. ``bulk`` (a cold index, a big checkout) reads
+    every definition and every file's file-scope names once; otherwise they are read by name as the relinked files
+    ask (through the name indexes), so an edit does not read a whole C code base."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
+        self.bulk = False
         self.paths: dict[int, str] = {int(i): str(p) for i, p in conn.execute(
             f"SELECT file_id, path FROM st_file WHERE language IN ({marks(len(LANGUAGES))})", LANGUAGES)}
         self.includes = self._includes()
-        self.top: dict[str, list[_Def]] = defaultdict(list)  # lexical path -> namespace-level definitions
-        self.external: dict[str, list[_Def]] = defaultdict(list)  # simple name -> definitions with external linkage
-        self.members: dict[str, dict[str, list[_Def]]] = defaultdict(lambda: defaultdict(list))
-        self.classes: dict[str, _Def] = {}
-        self.by_start: dict[int, dict[tuple[int, int], _Def]] = defaultdict(dict)
-        self.file_classes: dict[int, list[_Def]] = defaultdict(list)
-        self.apart: dict[str, _Def] = {}  # uid of a member defined outside its class -> the def
-        self.namespaces: set[str] = set()
-        rows = [_Def(uid, file_id, kind, name, lexical, parent, display, line, col, (end_line, end_col))
-                for part in chunked(sorted(self.paths)) for (uid, file_id, kind, name, lexical, parent, display, line,
-                                                              col, end_line, end_col) in conn.execute(
-            "SELECT def_uid, file_id, kind, name, lexical_path, parent_uid, display_name, start_line, start_col, "
-            f"end_line, end_col FROM st_def WHERE file_id IN ({marks(len(part))})", part)]
-        class_paths = {d.lexical for d in rows if d.kind in _CLASSES}
-        for d in rows:
-            self.by_start[d.file_id][(d.line, d.col)] = d
-            if d.kind in _CLASSES:
-                self.classes[d.uid] = d
-                self.file_classes[d.file_id].append(d)
-            if d.parent is not None:
-                self.members[d.parent][d.name].append(d)
-            elif d.kind == "method" and d.owner in class_paths:
-                self.apart[d.uid] = d
-            else:
-                self.top[d.lexical].append(d)
-                parts = d.lexical.split(".")[:-1]
-                self.namespaces.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
-                if d.kind in _EXTERNAL and self.paths[d.file_id].endswith(_SOURCES) and not _static(d):
-                    self.external[d.name].append(d)
-        self.namespaces -= class_paths
+        self._named: dict[str, list[_Def]] = {}
+        self._uids: dict[str, _Def] = {}
+        self._files: dict[int, list[_Def]] = {}
+        self._class_paths: dict[str, bool] = {}
         self._closures: dict[int, frozenset[int]] = {}
         self._declared: dict[int, frozenset[str]] = {}
         self._declarers: dict[str, frozenset[int]] = {}
         self._by_name: dict[str, frozenset[int]] | None = None
-        #: Every name a C/C++ definition has: a reference spelled otherwise cannot be linked.
-        self.names = frozenset(d.name for d in rows)
+
+    def read_all(self) -> None:
+        """Read every definition now: most files are relinked."""
+        self.bulk = True
+        rows: dict[str, list[_Def]] = defaultdict(list)
+        for part in chunked(sorted(self.paths)):
+            for d in self._rows(f"file_id IN ({marks(len(part))})", part):
+                rows[d.name].append(d)
+                self._files.setdefault(d.file_id, []).append(d)
+        self._named = dict(rows)
+        self._class_paths = {d.lexical: True for defs in rows.values() for d in defs if d.kind in _CLASSES}
+        for file_id in self.paths:
+            self._files.setdefault(file_id, [])
+
+    def _rows(self, where: str, args: Sequence[object]) -> list[_Def]:
+        out = []
+        # Sorted here: ``ORDER BY def_uid`` would have SQLite walk the uid index over the whole table.
+        rows = self.conn.execute(
+            "SELECT def_uid, file_id, kind, name, lexical_path, parent_uid, display_name, start_line, start_col, "
+            f"end_line, end_col FROM st_def WHERE {where}", args)
+        for uid, file_id, kind, name, lexical, parent, display, line, col, end_line, end_col in sorted(rows):
+            if file_id in self.paths:
+                d = _Def(uid, file_id, kind, name, lexical, parent, display, line, col, (end_line, end_col))
+                out.append(d)
+                self._uids[uid] = d
+        return out
+
+    def definition(self, uid: str) -> _Def | None:
+        found = self._uids.get(uid)
+        if found is None and not self.bulk:
+            rows = self._rows("def_uid = ?", (uid,))
+            found = rows[0] if rows else None
+        return found
+
+    def named(self, name: str) -> list[_Def]:
+        """Every C/C++ definition with this simple name."""
+        found = self._named.get(name)
+        if found is None:
+            found = [] if self.bulk else self._rows("name_lc = ? AND name = ?", (name.lower(), name))
+            self._named[name] = found
+        return found
+
+    def defs_in(self, file_id: int) -> list[_Def]:
+        found = self._files.get(file_id)
+        if found is None:
+            found = self._files[file_id] = self._rows("file_id = ?", (file_id,))
+        return found
+
+    def is_class(self, path: str) -> bool:
+        found = self._class_paths.get(path)
+        if found is None:
+            found = self._class_paths[path] = any(
+                d.kind in _CLASSES and d.lexical == path for d in self.named(path.rpartition(".")[2]))
+        return found
+
+    def apart(self, uid: str) -> _Def | None:
+        """The member defined outside its class that ``uid`` names, if it is one."""
+        d = self._uids.get(uid)
+        return d if d is not None and d.parent is None and d.kind == "method" and self.is_class(d.owner) else None
+
+    def top(self, lexical: str) -> list[_Def]:
+        """Namespace-level definitions with this lexical path (not members, not members defined apart)."""
+        return [d for d in self.named(lexical.rpartition(".")[2]) if d.lexical == lexical and d.parent is None
+                and not (d.kind == "method" and self.is_class(d.owner))]
+
+    def external(self, name: str) -> list[_Def]:
+        """Definitions of ``name`` with external linkage: functions and variables of source files, not static."""
+        return [d for d in self.named(name) if d.parent is None and d.kind in _EXTERNAL
+                and self.paths[d.file_id].endswith(_SOURCES) and not _static(d)
+                and not (d.kind == "method" and self.is_class(d.owner))]
+
+    def members(self, class_uid: str, name: str) -> list[_Def]:
+        return [d for d in self.named(name) if d.parent == class_uid]
+
+    def known(self, name: str) -> bool:
+        """Whether any C/C++ definition has this name (a reference spelled otherwise cannot be linked)."""
+        return bool(self.named(name))
 
     def _includes(self) -> dict[int, list[int]]:
         by_name: dict[str, list[tuple[str, int]]] = defaultdict(list)
@@ -148,19 +204,10 @@ class _Program:
             found = self._closures[file_id] = frozenset(reached)
         return found
 
-    def declared(self, file_id: int) -> frozenset[str]:
-        """Names a file mentions at file scope (prototypes, ``extern`` declarations)."""
-        found = self._declared.get(file_id)
-        if found is None:
-            found = self._declared[file_id] = frozenset(str(t) for (t,) in self.conn.execute(
-                "SELECT DISTINCT r.token_text FROM st_ref r JOIN st_scope s ON s.scope_id = r.scope_id "
-                "WHERE r.file_id = ? AND s.kind = 'file' AND r.is_member = 0", (file_id,)))
-        return found
-
     # -- lookups -------------------------------------------------------------------------------------------
     def in_scope(self, seen: frozenset[int], prefixes: list[str], name: str) -> str | None:
         for prefix in prefixes:
-            found = [d for d in self.top.get(f"{prefix}.{name}" if prefix else name, []) if d.file_id in seen]
+            found = [d for d in self.top(f"{prefix}.{name}" if prefix else name) if d.file_id in seen]
             if found:
                 return _one(found)
         return None
@@ -168,10 +215,12 @@ class _Program:
     def member(self, class_uid: str, name: str, depth: int = 0) -> str | None:
         """The member ``name`` of a class or, if it declares none, of its bases; UNSETTLED when a base the
         repository does not define (or a template's) may declare it."""
-        own = self.members.get(class_uid, {}).get(name)
+        own = self.members(class_uid, name)
         if own:
             return _one(own)
-        cls = self.classes[class_uid]
+        cls = self.definition(class_uid)
+        if cls is None:
+            return None
         bases = _bases(cls.display)
         if not bases:
             return None
@@ -189,7 +238,7 @@ class _Program:
     def class_named(self, seen: frozenset[int], prefixes: list[str], written: str) -> str | None:
         path = written.strip().lstrip(":").replace("::", ".")
         for prefix in prefixes:
-            found = [d for d in self.top.get(f"{prefix}.{path}" if prefix else path, [])
+            found = [d for d in self.top(f"{prefix}.{path}" if prefix else path)
                      if d.kind in _CLASSES and d.file_id in seen]
             if found:
                 return found[0].uid if len(found) == 1 else None
@@ -197,7 +246,7 @@ class _Program:
 
     def linked(self, file_id: int, name: str, *, qualified: str | None = None) -> str | None:
         """The one definition with external linkage a file's use of ``name`` denotes (module docstring)."""
-        candidates = [d for d in self.external.get(name, []) if qualified is None or d.lexical == qualified]
+        candidates = [d for d in self.external(name) if qualified is None or d.lexical == qualified]
         if not candidates:
             return None
         seen = self.seen(file_id)
@@ -208,22 +257,28 @@ class _Program:
         return _one(found) if found else None
 
     def declarers(self, name: str) -> frozenset[int]:
-        """Every C/C++ file mentioning ``name`` at file scope."""
-        if self._by_name is None:
+        """Every C/C++ file mentioning ``name`` at file scope (prototypes, ``extern`` declarations)."""
+        if self._by_name is None and self.bulk:
             by_name: dict[str, set[int]] = defaultdict(set)
-            for file_id in self.paths:
-                for declared in self.declared(file_id):
-                    by_name[declared].add(file_id)
+            for part in chunked(sorted(self.paths)):
+                for file_id, token in self.conn.execute(
+                        "SELECT DISTINCT r.file_id, r.token_text FROM st_ref r JOIN st_scope s ON s.scope_id = "
+                        f"r.scope_id WHERE r.file_id IN ({marks(len(part))}) AND s.kind = 'file' AND r.is_member = 0",
+                        part):
+                    by_name[str(token)].add(int(file_id))
             self._by_name = {n: frozenset(f) for n, f in by_name.items()}
-        return self._by_name.get(name, frozenset())
+        if self._by_name is not None:
+            return self._by_name.get(name, frozenset())
+        found = self._declarers.get(name)
+        if found is None:
+            found = self._declarers[name] = frozenset(int(i) for (i,) in self.conn.execute(
+                "SELECT DISTINCT r.file_id FROM st_ref r JOIN st_scope s ON s.scope_id = r.scope_id "
+                "WHERE r.token_text = ? AND s.kind = 'file' AND r.is_member = 0", (name,)) if i in self.paths)
+        return found
 
     def _declaring(self, d: _Def) -> frozenset[int]:
         """The headers the defining file includes that mention the definition's name at file scope."""
-        found = self._declarers.get(d.uid)
-        if found is None:
-            found = self._declarers[d.uid] = frozenset(
-                h for h in self.seen(d.file_id) if h != d.file_id and d.name in self.declared(h))
-        return found
+        return (self.declarers(d.name) & self.seen(d.file_id)) - {d.file_id}
 
 
 def _one(found: list[_Def] | list[str]) -> str:
@@ -294,7 +349,9 @@ class _Linker:
     def file(self, file_id: int, refs: list[Ref], scopes: _FileScopes) -> None:
         p = self.p
         seen = p.seen(file_id)
-        defs = p.by_start.get(file_id, {})
+        own = p.defs_in(file_id)
+        defs = {(d.line, d.col): d for d in own}
+        classes = [d for d in own if d.kind in _CLASSES]
         context: dict[int | None, tuple[str | None, list[str]]] = {}
 
         def around(scope: int | None) -> tuple[str | None, list[str]]:
@@ -308,10 +365,11 @@ class _Linker:
                 d = defs.get(start)
                 if d is not None and d.kind in _FUNCTIONS:
                     cls = self.owner_class(d, seen)
-                    found = (cls, _prefixes(p.classes[cls].owner)) if cls is not None else (None, _prefixes(d.owner))
+                    cls_def = p.definition(cls) if cls is not None else None
+                    found = (cls, _prefixes(cls_def.owner)) if cls_def is not None else (None, _prefixes(d.owner))
                     break
                 if scopes.kinds.get(current) == "class":  # a class body: the class's members, then its namespaces
-                    holders = [c for c in p.file_classes.get(file_id, []) if (c.line, c.col) <= start < c.end]
+                    holders = [c for c in classes if (c.line, c.col) <= start < c.end]
                     if holders:
                         cls_def = max(holders, key=lambda c: (c.line, c.col))
                         found = (cls_def.uid, _prefixes(cls_def.owner))
@@ -320,23 +378,24 @@ class _Linker:
             context[scope] = found
             return found
 
-        names = p.names
         answers: dict[tuple[str, str | None, str | None, tuple[str, ...]], str | None] = {}
-        for ref in refs:
-            if ref.member:
-                continue
-            if ref.token not in names:
-                if ref.tier != ref.local_tier or ref.target != ref.local_target:
-                    self.updates.settle(file_id, ref, None)  # what it was linked to is gone
-                continue
+        free: dict[tuple[int | None, str], bool] = {}
+        for ref in refs:  # no member (``_refs``); each settled on its own, so file order will do
             if ref.role == "DEFINITION":
-                d = p.apart.get(ref.local_target or "") if ref.local_tier == PROVEN else None
+                d = p.apart(ref.local_target) if ref.local_tier == PROVEN and ref.local_target else None
                 if d is not None:  # the name of a member defined apart: a use of its declaration
                     self.updates.settle(file_id, ref, self.declaration(d, seen))
                 elif self._declaration(ref, scopes):
                     self.updates.settle(file_id, ref, p.linked(file_id, ref.token))
                 continue
-            if ref.role != "REFERENCE" or not self._free(ref, scopes):
+            if ref.role != "REFERENCE":
+                continue
+            if ref.local_tier == PROVEN and ref.local_target is not None:
+                continue  # a definition of the file: the per-file pass settled it
+            place = (ref.scope, ref.token)
+            if place not in free:
+                free[place] = self._free(ref, scopes)
+            if not free[place]:
                 continue
             cls, prefixes = around(ref.scope)
             if ref.shape and ref.shape.startswith("n:"):  # a name in a namespace's body, outside functions
@@ -348,8 +407,9 @@ class _Linker:
 
     def owner_class(self, d: _Def, seen: frozenset[int]) -> str | None:
         if d.parent is not None:
-            return d.parent if d.parent in self.p.classes else None
-        if d.uid not in self.p.apart:
+            parent = self.p.definition(d.parent)
+            return d.parent if parent is not None and parent.kind in _CLASSES else None
+        if self.p.apart(d.uid) is None:
             return None
         return self.p.class_named(seen, _prefixes(d.owner.rpartition(".")[0]), d.owner.rpartition(".")[2]) \
             if "." in d.owner else self.p.class_named(seen, [""], d.owner)
@@ -359,7 +419,7 @@ class _Linker:
         cls = self.owner_class(d, seen)
         if cls is None:
             return None
-        declared = [m for m in self.p.members.get(cls, {}).get(d.name, []) if m.kind in _FUNCTIONS]
+        declared = [m for m in self.p.members(cls, d.name) if m.kind in _FUNCTIONS]
         if len(declared) > 1:
             key = parameter_key(d.display, d.name)
             declared = [m for m in declared if key is not None and parameter_key(m.display, m.name) == key]
@@ -375,8 +435,6 @@ class _Linker:
     def _free(ref: Ref, scopes: _FileScopes) -> bool:
         """Whether no scope around binds the name (a file-scope declaration without a definition binds nothing
         here: it names the external definition)."""
-        if ref.local_tier == PROVEN and ref.local_target is not None:
-            return False
         scope = ref.scope
         while scope is not None:
             reasons = scopes.bound.get((scope, ref.token))
@@ -408,9 +466,10 @@ class _Linker:
             cls = p.class_named(seen, [""], path)
             if cls is not None:
                 return p.member(cls, name)
-            if path in p.namespaces:
-                full = f"{path}.{name}"
-                return p.in_scope(seen, [""], full) or p.linked(file_id, name, qualified=full)
+            full = f"{path}.{name}"  # a namespace's member
+            found = p.in_scope(seen, [""], full) or p.linked(file_id, name, qualified=full)
+            if found is not None:
+                return found
         return None
 
 
@@ -419,10 +478,12 @@ def _records(conn: sqlite3.Connection, ids: list[int]) -> dict[int, dict[str, li
     out: dict[int, dict[str, set[str]]] = {i: {"names": set(), "uids": set(), "includes": set()} for i in ids}
     for part in chunked(ids):
         q = marks(len(part))
-        for file_id, uid, name in conn.execute(f"SELECT file_id, def_uid, name FROM st_def WHERE file_id IN ({q})",
-                                               part):
+        for file_id, uid, name, kind, display in conn.execute(
+                f"SELECT file_id, def_uid, name, kind, display_name FROM st_def WHERE file_id IN ({q})", part):
             out[file_id]["names"].add(str(name))
             out[file_id]["uids"].add(str(uid))
+            if kind in _CLASSES or kind in _EXTERNAL:  # bases and ``static`` decide lookups elsewhere
+                out[file_id]["names"].add(f"{kind}:{display}")
         for file_id, token in conn.execute(
                 "SELECT r.file_id, r.token_text FROM st_ref r JOIN st_scope s ON s.scope_id = r.scope_id "
                 f"WHERE r.file_id IN ({q}) AND s.kind = 'file' AND r.is_member = 0", part):
@@ -467,7 +528,8 @@ def _affected(conn: sqlite3.Connection, effect: BatchEffect, program: _Program) 
         old, new = stored.get(path), now.get(path)
         before, after = set(old["names"] if old else ()), set(new["names"] if new else ())
         names |= before ^ after
-        uids |= set(old["uids"] if old else ()) | set(new["uids"] if new else ())
+        # A definition keeping its uid (its signature) keeps every link into it: only those that came or went.
+        uids |= set(old["uids"] if old else ()) ^ set(new["uids"] if new else ())
         if path in ids and (before != after or (old or {}).get("includes") != (new or {}).get("includes")):
             reach.add(ids[path])
     out = {ids[p] for p in present}
@@ -497,7 +559,7 @@ def _affected(conn: sqlite3.Connection, effect: BatchEffect, program: _Program) 
     return out
 
 
-def _refs(conn: sqlite3.Connection, part: Sequence[int], names: frozenset[str]) -> dict[int, list[Ref]]:
+def _refs(conn: sqlite3.Connection, part: Sequence[int], known: Callable[[str], bool]) -> dict[int, list[Ref]]:
     """The references linking may settle (file order, not source order: each is settled on its own):
     unresolved names, uses of a file-scope declaration without a definition (and the declaration itself), and
     the names of definitions. Read by code (the text columns are computed per row)."""
@@ -512,7 +574,7 @@ def _refs(conn: sqlite3.Connection, part: Sequence[int], names: frozenset[str]) 
             "bind_id IN (SELECT b.bind_id FROM st_bind b JOIN st_scope s ON s.scope_id = b.scope_id WHERE "
             f"b.file_id IN ({q}) AND s.kind = 'file' AND b.reason_code = 'LOCAL_ASSIGN' AND b.target_uid IS NULL))",
             [*part, *part]):
-        if token not in names and tier == local_tier and target == local_target:
+        if tier == local_tier and target == local_target and not known(token):
             continue  # no definition has that name, and nothing was linked before
         out[file_id].append(Ref(ref_id, scope, token, roles[role], line, col, end_col, 0, shape, None,
                                 tiers[local_tier], local_target, tiers[tier], target,
@@ -529,10 +591,12 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
         return 0, set()
     targets = _affected(conn, effect, program)
     ids = sorted(program.paths) if targets is None else sorted(targets)
+    if len(ids) * _BULK_SHARE >= len(program.paths):
+        program.read_all()
     updates = Updates(fresh)
     linker = _Linker(program, updates)
     for part in chunked(ids):
-        refs = _refs(conn, part, program.names)
+        refs = _refs(conn, part, program.known)
         scopes = _scopes(conn, part)
         for file_id in part:
             linker.file(file_id, refs.get(file_id, []), scopes)
