@@ -30,7 +30,7 @@ C_PROJECT = {
 }
 
 CPP_PROJECT = {
-    "geo/shape.h": "#pragma once\nnamespace geo {\nclass Shape {\n public:\n  int sides = 4;\n"
+    "geo/shape.h": "namespace geo {\n#define GEO_SIDES 4\nclass Shape {\n public:\n  int sides = GEO_SIDES;\n"
                    "  int perimeter(int side) const;\n  double perimeter(double side) const;\n"
                    "  static Shape square();\n};\nint count_sides(const Shape& s);\n}\n",
     "geo/shape.cpp": "#include \"shape.h\"\nnamespace geo {\n"
@@ -40,7 +40,8 @@ CPP_PROJECT = {
                      "int count_sides(const Shape& s) { return s.sides; }\n}\n",
     "app.cpp": "#include <cstdio>\n#include \"geo/shape.h\"\nint main() {\n"
                "  geo::Shape s = geo::Shape::square();\n"
-               "  std::printf(\"%d %.1f %d\\n\", s.perimeter(2), s.perimeter(1.5), geo::count_sides(s));\n"
+               "  std::printf(\"%d %.1f %d %d\\n\", s.perimeter(2), s.perimeter(1.5), geo::count_sides(s),\n"
+               "              GEO_SIDES);\n"
                "  return 0;\n}\n",
 }
 
@@ -104,7 +105,7 @@ def test_cpp_class_members_defined_apart_are_renamed_with_their_declarations(tmp
         return _build_and_run(root, "g++", "geo/shape.cpp", "app.cpp")
 
     with refactor_env(tmp_path / "repo", CPP_PROJECT) as env:
-        assert run(env.root) == "8 6.0 4\n"
+        assert run(env.root) == "8 6.0 4 4\n"
         for line, declared in ((3, 6), (4, 7)):  # each definition apart is its own overload's declaration
             overload = env.service.rename(f"geo/shape.cpp:{line}:14", "span")
             assert ("geo/shape.h", declared, "definition") in {(e.path, e.line, e.reason) for e in overload.edits}
@@ -121,6 +122,8 @@ def test_cpp_class_members_defined_apart_are_renamed_with_their_declarations(tmp
         square = _rename_high(env, "geo/shape.cpp:5:13", "make")
         assert {(p, line) for p, line, _ in square} == {("geo/shape.h", 8), ("geo/shape.cpp", 5), ("app.cpp", 4)}
         _rename_high(env, "count_sides", "tally")
+        macro = _rename_high(env, "GEO_SIDES", "GEO_EDGES")  # a macro is no namespace's: app.cpp's use is it
+        assert {(p, line) for p, line, _ in macro} == {("geo/shape.h", 2), ("geo/shape.h", 5), ("app.cpp", 6)}
         shape = _rename_high(env, "geo.Shape", "Form")
         assert len([p for p, _, _ in shape if p == "geo/shape.cpp"]) == 6  # ``Shape Shape::square() { ... Shape()``
         source = env.read("geo/shape.cpp")
@@ -128,7 +131,7 @@ def test_cpp_class_members_defined_apart_are_renamed_with_their_declarations(tmp
         assert "Form Form::make() { return Form(); }" in source
         assert "int tally(const Form& s) { return s.edges; }" in source
         assert "geo::Form s = geo::Form::make();" in env.read("app.cpp")
-        assert run(env.root) == "8 6.0 4\n"
+        assert run(env.root) == "8 6.0 4 4\n"
 
 
 def _certainties(env: RefactorEnv, symbol: str) -> dict[tuple[str, int], str]:

@@ -6,7 +6,8 @@ file the generic resolution found (``#include "x.h"`` relative to the including 
 file whose path ends with ``/x.h`` (a project's include root; ``<x.h>`` the same way). The per-file pass
 (``adapters/c_family.py``) left unresolved what it cannot see; here:
 
-- **Names seen**: a plain name no scope of its file binds denotes the one definition of that name the file sees,
+- **Names seen**: a plain name no scope of its file binds denotes the macro of that name the file sees (the
+  preprocessor runs first, namespaces mean nothing to it), else the one definition of that name the file sees,
   looked up from the namespace around the use outwards; in a method, the members of its class come first, then
   those of its base classes (as its header spells them; a base outside the repository or a template's may declare
   the name, so then nothing is settled). ``ns::K::x`` (shape ``q:ns::K``) looks where the qualifier says. Two
@@ -152,7 +153,7 @@ class _Program:
         d = self._uids.get(uid)
         return d if d is not None and d.parent is None and d.kind == "method" and self.is_class(d.owner) else None
 
-    def top(self, lexical: str) -> list[_Def]:
+    def namespace_level(self, lexical: str) -> list[_Def]:
         """Namespace-level definitions with this lexical path (not members, not members defined apart)."""
         return [d for d in self.named(lexical.rpartition(".")[2]) if d.lexical == lexical and d.parent is None
                 and not (d.kind == "method" and self.is_class(d.owner))]
@@ -207,7 +208,7 @@ class _Program:
     # -- lookups -------------------------------------------------------------------------------------------
     def in_scope(self, seen: frozenset[int], prefixes: list[str], name: str) -> str | None:
         for prefix in prefixes:
-            found = [d for d in self.top(f"{prefix}.{name}" if prefix else name) if d.file_id in seen]
+            found = [d for d in self.namespace_level(f"{prefix}.{name}" if prefix else name) if d.file_id in seen]
             if found:
                 return _one(found)
         return None
@@ -238,7 +239,7 @@ class _Program:
     def class_named(self, seen: frozenset[int], prefixes: list[str], written: str) -> str | None:
         path = written.strip().lstrip(":").replace("::", ".")
         for prefix in prefixes:
-            found = [d for d in self.top(f"{prefix}.{path}" if prefix else path)
+            found = [d for d in self.namespace_level(f"{prefix}.{path}" if prefix else path)
                      if d.kind in _CLASSES and d.file_id in seen]
             if found:
                 return found[0].uid if len(found) == 1 else None
@@ -449,6 +450,11 @@ class _Linker:
         shape = ref.shape or ""
         if shape.startswith("q:"):
             return self.qualified(file_id, ref.token, shape[2:].replace("::", "."), prefixes)
+        # The preprocessor runs first: a macro the file sees is what the name is, whatever namespace it was
+        # written in (``#define HWY_MAX`` inside ``namespace hwy``) and whatever a scope declares.
+        macros = [d for d in p.named(ref.token) if d.kind == "macro" and d.file_id in seen]
+        if macros:
+            return _one(macros)
         if cls is not None:
             found = p.member(cls, ref.token)
             if found is not None:
