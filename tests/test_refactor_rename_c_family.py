@@ -183,3 +183,41 @@ def test_cpp_names_are_not_linked_past_two_candidates_or_an_unknown_base(tmp_pat
         assert found[("size.h", 2)] == "high" and found[("w.cpp", 5)] == "low", found
         found = {(e.path, e.line): e.certainty for e in env.service.rename("b.h:2:11", "choose").edits}
         assert found.get(("w.cpp", 6)) == "low", found
+
+
+CPP_USING = {
+    "inc/counter.h": "#pragma once\nnamespace tally {\nclass Counter {\n public:\n"
+                     "  explicit Counter(int start) : count(start) {}\n  Counter(int a, int b);\n  ~Counter();\n"
+                     "  int next();\n  int count;\n};\n}\n",
+    "src/counter.cpp": "#include \"../inc/counter.h\"\n#include <cstdio>\nusing namespace tally;\n"
+                       "Counter::Counter(int a, int b) : count(a + b) {}\n"
+                       "Counter::~Counter() { std::printf(\"bye %d\\n\", count); }\n"
+                       "int Counter::next() { return ++count; }\n",
+    "main.cpp": "#include \"inc/counter.h\"\n#include <cstdio>\nint main() {\n  tally::Counter a(1), b(2, 3);\n"
+                "  int x = a.next(), y = b.next();\n  std::printf(\"%d %d\\n\", x, y);\n  return 0;\n}\n",
+}
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="a C++ compiler builds the renamed project")
+def test_cpp_using_namespace_and_constructors_follow_a_class_rename(tmp_path: Path) -> None:
+    """``using namespace tally;`` then ``int Counter::next()``: the definitions apart name the class unqualified.
+    A class rename reaches its constructors (written in the class or apart, ``Counter::Counter``) and destructor."""
+    def run(root: Path) -> str:
+        return _build_and_run(root, "g++", "src/counter.cpp", "main.cpp")
+
+    with refactor_env(tmp_path / "repo", CPP_USING) as env:
+        assert run(env.root) == "2 6\nbye 6\nbye 2\n"
+        count = _rename_high(env, "tally.Counter.count", "total")
+        assert {(p, line) for p, line, _ in count} >= {("src/counter.cpp", 4), ("src/counter.cpp", 5),
+                                                        ("src/counter.cpp", 6), ("inc/counter.h", 5)}
+        preview = env.service.rename("src/counter.cpp:6:13", "advance")  # from the definition apart
+        assert {(e.path, e.line, e.certainty) for e in preview.edits} == {
+            ("inc/counter.h", 8, "high"), ("src/counter.cpp", 6, "high"), ("main.cpp", 5, "medium")}, preview.edits
+        env.service.apply(preview.refactor_id)
+        cls = _rename_high(env, "tally.Counter", "Tally")
+        assert len([p for p, _, _ in cls if p == "src/counter.cpp"]) == 5  # Counter::Counter, Counter::~Counter
+        header, source = env.read("inc/counter.h"), env.read("src/counter.cpp")
+        assert "explicit Tally(int start) : total(start) {}\n  Tally(int a, int b);\n  ~Tally();" in header
+        assert "Tally::Tally(int a, int b) : total(a + b) {}\nTally::~Tally()" in source
+        assert "int Tally::advance() { return ++total; }" in source
+        assert run(env.root) == "2 6\nbye 6\nbye 2\n"

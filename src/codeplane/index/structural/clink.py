@@ -19,9 +19,11 @@ file whose path ends with ``/x.h`` (a project's include root; ``<x.h>`` the same
 - **Members defined apart**: ``int K::size() const {...}`` is the member ``size`` that class ``K`` declares (seen
   through ``k.h``, or in the same file): its name is a use of that declaration (one symbol, renamed together),
   told apart from overloads by its parameter types, and its body sees ``K``'s members.
+- **Constructors**: a constructor's name (written in its class, ``K::K`` apart, ``~K``) is its class's, so a class
+  rename renames them. ``using namespace ns;`` opens ``ns`` to the rest of the file and to its includers.
 Not modelled (left as the per-file pass left them): overload resolution by argument types, argument-dependent
-lookup, ``using`` directives, the types of values (``Widget w; w.size()`` stays ANCHORED), constructors' names,
-declarations a macro expands to, the namespace of a declaration outside any function (matched by its simple name).
+lookup, using-declarations (``using std::vector;``), the types of values (``Widget w; w.size()`` stays ANCHORED),
+declarations a macro expands to.
 
 Incremental: the C/C++ files a batch changed, those holding a reference into a definition that came or went (a
 definition keeping its uid keeps its links) or spelling a name a changed file started or stopped defining or
@@ -85,6 +87,13 @@ class _Program:
         self.paths: dict[int, str] = {int(i): str(p) for i, p in conn.execute(
             f"SELECT file_id, path FROM st_file WHERE language IN ({marks(len(LANGUAGES))})", LANGUAGES)}
         self.includes = self._includes()
+        self._using: dict[int, list[str]] = defaultdict(list)  # ``using namespace a::b;`` -> a.b, per file
+        for file_id, source in conn.execute(
+                "SELECT file_id, source_literal FROM st_import WHERE import_kind = 'cpp_using' "
+                "AND source_literal LIKE 'namespace %' ORDER BY file_id, start_line"):
+            if file_id in self.paths:
+                self._using[int(file_id)].append(str(source)[10:].strip().lstrip(":").replace("::", "."))
+        self._usings: dict[int, list[str]] = {}
         self._named: dict[str, list[_Def]] = {}
         self._uids: dict[str, _Def] = {}
         self._files: dict[int, list[_Def]] = {}
@@ -151,18 +160,37 @@ class _Program:
     def apart(self, uid: str) -> _Def | None:
         """The member defined outside its class that ``uid`` names, if it is one."""
         d = self._uids.get(uid)
-        return d if d is not None and d.parent is None and d.kind == "method" and self.is_class(d.owner) else None
+        return d if d is not None and self._is_apart(d) else None
+
+    def _is_apart(self, d: _Def) -> bool:
+        if d.parent is not None or d.kind != "method":
+            return False
+        return any(self.is_class(owner) for owner in (d.owner, *(f"{u}.{d.owner}" for u in self.usings(d.file_id))))
+
+    def usings(self, file_id: int) -> list[str]:
+        """The namespaces ``using namespace`` directives of the file and the headers it sees open."""
+        if not self._using:
+            return []
+        found = self._usings.get(file_id)
+        if found is None:
+            found = self._usings[file_id] = sorted({u for f in self.seen(file_id) for u in self._using.get(f, ())})
+        return found
+
+    def widen(self, file_id: int, prefixes: list[str]) -> list[str]:
+        """Where an unqualified name is looked for: the namespaces around it, then those ``using`` opens (if the
+        program compiles, one of them at most declares it)."""
+        opened = [u for u in self.usings(file_id) if u not in prefixes]
+        return prefixes + opened if opened else prefixes
 
     def namespace_level(self, lexical: str) -> list[_Def]:
         """Namespace-level definitions with this lexical path (not members, not members defined apart)."""
         return [d for d in self.named(lexical.rpartition(".")[2]) if d.lexical == lexical and d.parent is None
-                and not (d.kind == "method" and self.is_class(d.owner))]
+                and not self._is_apart(d)]
 
     def external(self, name: str) -> list[_Def]:
         """Definitions of ``name`` with external linkage: functions and variables of source files, not static."""
         return [d for d in self.named(name) if d.parent is None and d.kind in _EXTERNAL
-                and self.paths[d.file_id].endswith(_SOURCES) and not _static(d)
-                and not (d.kind == "method" and self.is_class(d.owner))]
+                and self.paths[d.file_id].endswith(_SOURCES) and not _static(d) and not self._is_apart(d)]
 
     def members(self, class_uid: str, name: str) -> list[_Def]:
         return [d for d in self.named(name) if d.parent == class_uid]
@@ -216,12 +244,14 @@ class _Program:
     def member(self, class_uid: str, name: str, depth: int = 0) -> str | None:
         """The member ``name`` of a class or, if it declares none, of its bases; UNSETTLED when a base the
         repository does not define (or a template's) may declare it."""
-        own = self.members(class_uid, name)
-        if own:
-            return _one(own)
         cls = self.definition(class_uid)
         if cls is None:
             return None
+        if name == cls.name:
+            return class_uid  # the injected class name (``K::K``, ``~K``), not a constructor
+        own = self.members(class_uid, name)
+        if own:
+            return _one(own)
         bases = _bases(cls.display)
         if not bases:
             return None
@@ -386,13 +416,19 @@ class _Linker:
                 d = p.apart(ref.local_target) if ref.local_tier == PROVEN and ref.local_target else None
                 if d is not None:  # the name of a member defined apart: a use of its declaration
                     self.updates.settle(file_id, ref, self.declaration(d, seen))
+                elif ref.local_tier == PROVEN and ref.local_target and (cls := self.constructed(ref.local_target)):
+                    self.updates.settle(file_id, ref, cls)  # a constructor written in its class: the class's name
                 elif self._declaration(ref, scopes):
                     self.updates.settle(file_id, ref, p.linked(file_id, ref.token))
                 continue
             if ref.role != "REFERENCE":
                 continue
             if ref.local_tier == PROVEN and ref.local_target is not None:
-                continue  # a definition of the file: the per-file pass settled it
+                # a definition of the file, settled by the per-file pass; a constructor's name is its class's
+                cls = self.constructed(ref.local_target)
+                if cls is not None:
+                    self.updates.settle(file_id, ref, cls)
+                continue
             place = (ref.scope, ref.token)
             if place not in free:
                 free[place] = self._free(ref, scopes)
@@ -401,6 +437,7 @@ class _Linker:
             cls, prefixes = around(ref.scope)
             if ref.shape and ref.shape.startswith("n:"):  # a name in a namespace's body, outside functions
                 cls, prefixes = None, _prefixes(ref.shape[2:].replace("::", "."))
+            prefixes = p.widen(file_id, prefixes)
             key = (ref.token, ref.shape, cls, tuple(prefixes))
             if key not in answers:  # a name is used many times in a file, in few contexts
                 answers[key] = self.resolve(file_id, ref, cls, prefixes)
@@ -412,14 +449,25 @@ class _Linker:
             return d.parent if parent is not None and parent.kind in _CLASSES else None
         if self.p.apart(d.uid) is None:
             return None
-        return self.p.class_named(seen, _prefixes(d.owner.rpartition(".")[0]), d.owner.rpartition(".")[2]) \
-            if "." in d.owner else self.p.class_named(seen, [""], d.owner)
+        namespace, _, name = d.owner.rpartition(".")
+        return self.p.class_named(seen, self.p.widen(d.file_id, _prefixes(namespace)), name)
+
+    def constructed(self, uid: str) -> str | None:
+        """The class a constructor defined in its body belongs to (``Counter(int n) {...}`` in ``Counter``)."""
+        d = self.p.definition(uid)
+        if d is None or d.parent is None or d.kind not in _FUNCTIONS:
+            return None
+        parent = self.p.definition(d.parent)
+        return parent.uid if parent is not None and parent.kind in _CLASSES and parent.name == d.name else None
 
     def declaration(self, d: _Def, seen: frozenset[int]) -> str | None:
         """The in-class declaration a member defined apart is (by parameter types among overloads)."""
         cls = self.owner_class(d, seen)
         if cls is None:
             return None
+        cls_def = self.p.definition(cls)
+        if cls_def is not None and d.name == cls_def.name:
+            return cls  # a constructor defined apart (``K::K(int n)``): its name is the class's
         declared = [m for m in self.p.members(cls, d.name) if m.kind in _FUNCTIONS]
         if len(declared) > 1:
             key = parameter_key(d.display, d.name)
@@ -567,8 +615,9 @@ def _affected(conn: sqlite3.Connection, effect: BatchEffect, program: _Program) 
 
 def _refs(conn: sqlite3.Connection, part: Sequence[int], known: Callable[[str], bool]) -> dict[int, list[Ref]]:
     """The references linking may settle (file order, not source order: each is settled on its own):
-    unresolved names, uses of a file-scope declaration without a definition (and the declaration itself), and
-    the names of definitions. Read by code (the text columns are computed per row)."""
+    unresolved names, uses of a file-scope declaration without a definition (and the declaration itself), uses
+    of a constructor in its class, and the names of definitions. Read by code (the text columns are computed per
+    row)."""
     q = marks(len(part))
     out: dict[int, list[Ref]] = defaultdict(list)
     roles, tiers = ROLES, TIERS
@@ -578,8 +627,10 @@ def _refs(conn: sqlite3.Connection, part: Sequence[int], known: Callable[[str], 
             f"local_tier_code, local_target_uid, tier_code, target_uid, bind_id FROM st_ref WHERE file_id IN ({q}) "
             "AND is_member = 0 AND (local_tier_code != 0 OR (role_code = 0 AND local_target_uid IS NOT NULL) OR "
             "bind_id IN (SELECT b.bind_id FROM st_bind b JOIN st_scope s ON s.scope_id = b.scope_id WHERE "
-            f"b.file_id IN ({q}) AND s.kind = 'file' AND b.reason_code = 'LOCAL_ASSIGN' AND b.target_uid IS NULL))",
-            [*part, *part]):
+            f"b.file_id IN ({q}) AND s.kind = 'file' AND b.reason_code = 'LOCAL_ASSIGN' AND b.target_uid IS NULL) OR "
+            "local_target_uid IN (SELECT d.def_uid FROM st_def d JOIN st_def c ON c.def_uid = d.parent_uid WHERE "
+            f"d.file_id IN ({q}) AND d.kind = 'method' AND d.name = c.name))",  # a constructor's uses in its class
+            [*part, *part, *part]):
         if tier == local_tier and target == local_target and not known(token):
             continue  # no definition has that name, and nothing was linked before
         out[file_id].append(Ref(ref_id, scope, token, roles[role], line, col, end_col, 0, shape, None,

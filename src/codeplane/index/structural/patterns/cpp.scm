@@ -9,6 +9,10 @@
   declarator: (qualified_identifier name: (qualified_identifier name: (identifier) @name)) @owner)) @definition.method
 (function_definition declarator: (function_declarator declarator: (qualified_identifier
   name: (qualified_identifier name: (qualified_identifier name: (identifier) @name))) @owner)) @definition.method
+(function_definition declarator: (function_declarator
+  declarator: (qualified_identifier scope: (_) @owner name: (destructor_name) @name))) @definition.method
+(function_definition declarator: (function_declarator
+  declarator: (qualified_identifier name: (qualified_identifier name: (destructor_name) @name)) @owner)) @definition.method
 (field_declaration declarator: (field_identifier) @name) @definition.field
 (field_declaration declarator: (function_declarator declarator: (field_identifier) @name)) @definition.method
 (alias_declaration name: (type_identifier) @name) @definition.type
