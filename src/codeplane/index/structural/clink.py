@@ -40,10 +40,9 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-from codeplane.index.structural.classfacts import Ref
+from codeplane.index.structural import schema
 from codeplane.index.structural.classhierarchy import UNSETTLED, parameter_key
-from codeplane.index.structural.classlink import Updates
-from codeplane.index.structural.facts import CERTAIN, PROVEN, ROLES, TIERS, UNCERTAIN
+from codeplane.index.structural.facts import DEFINITION, PROVEN, REFERENCE, STRONG
 from codeplane.index.structural.store import BatchEffect, chunked, marks
 
 LANGUAGES = ("c", "cpp")
@@ -54,6 +53,8 @@ _CLASSES = frozenset({"class", "struct"})
 _EXTERNAL = frozenset({"function", "variable", "method"})
 _FUNCTIONS = frozenset({"function", "method"})
 _STATE = "c_family_decls"
+_PROVEN, _STRONG = schema.TIER_CODE[PROVEN], schema.TIER_CODE[STRONG]
+_DEFINITION, _REFERENCE = schema.ROLE_CODE[DEFINITION], schema.ROLE_CODE[REFERENCE]
 #: Relinking at least 1/_BULK_SHARE of the C/C++ files reads every definition at once (a cold index has no name
 #: indexes yet); fewer read them by name.
 _BULK_SHARE = 4
@@ -76,6 +77,13 @@ class _Def(NamedTuple):
         return self.lexical.rpartition(".")[0]
 
 
+class _ByName(NamedTuple):
+    levels: dict[str, list[_Def]]  # lexical path -> namespace-level definitions
+    members: dict[str, list[_Def]]  # class uid -> its members of the name
+    external: list[_Def]
+    macros: list[_Def]
+
+
 class _Program:
     """Definitions, classes and include graph of the C/C++ files. ``bulk`` (a cold index, a big checkout) reads
     every definition and every file's file-scope names once; otherwise they are read by name as the relinked files
@@ -94,6 +102,7 @@ class _Program:
             if file_id in self.paths:
                 self._using[int(file_id)].append(str(source)[10:].strip().lstrip(":").replace("::", "."))
         self._usings: dict[int, list[str]] = {}
+        self._indexed: dict[str, _ByName] = {}
         self._named: dict[str, list[_Def]] = {}
         self._uids: dict[str, _Def] = {}
         self._files: dict[int, list[_Def]] = {}
@@ -140,8 +149,9 @@ class _Program:
         """Every C/C++ definition with this simple name."""
         found = self._named.get(name)
         if found is None:
-            found = [] if self.bulk else self._rows("name_lc = ? AND name = ?", (name.lower(), name))
-            self._named[name] = found
+            if self.bulk:  # every definition is read: none has this name
+                return []
+            found = self._named[name] = self._rows("name_lc = ? AND name = ?", (name.lower(), name))
         return found
 
     def defs_in(self, file_id: int) -> list[_Def]:
@@ -182,21 +192,44 @@ class _Program:
         opened = [u for u in self.usings(file_id) if u not in prefixes]
         return prefixes + opened if opened else prefixes
 
+    def _index(self, name: str) -> _ByName:
+        """The definitions of one name, sorted the ways lookups ask (each list short, even with many copies of a
+        library in the tree)."""
+        found = self._indexed.get(name)
+        if found is None:
+            levels: dict[str, list[_Def]] = defaultdict(list)
+            members: dict[str, list[_Def]] = defaultdict(list)
+            external, macros = [], []
+            for d in self.named(name):
+                if d.kind == "macro":
+                    macros.append(d)
+                if d.parent is not None:
+                    members[d.parent].append(d)
+                elif not self._is_apart(d):
+                    levels[d.lexical].append(d)
+                    if d.kind in _EXTERNAL and self.paths[d.file_id].endswith(_SOURCES) and not _static(d):
+                        external.append(d)
+            found = self._indexed[name] = _ByName(dict(levels), dict(members), external, macros)
+        return found
+
     def namespace_level(self, lexical: str) -> list[_Def]:
         """Namespace-level definitions with this lexical path (not members, not members defined apart)."""
-        return [d for d in self.named(lexical.rpartition(".")[2]) if d.lexical == lexical and d.parent is None
-                and not self._is_apart(d)]
+        return self._index(lexical.rpartition(".")[2]).levels.get(lexical, [])
 
     def external(self, name: str) -> list[_Def]:
         """Definitions of ``name`` with external linkage: functions and variables of source files, not static."""
-        return [d for d in self.named(name) if d.parent is None and d.kind in _EXTERNAL
-                and self.paths[d.file_id].endswith(_SOURCES) and not _static(d) and not self._is_apart(d)]
+        return self._index(name).external
+
+    def macros(self, name: str) -> list[_Def]:
+        return self._index(name).macros
 
     def members(self, class_uid: str, name: str) -> list[_Def]:
-        return [d for d in self.named(name) if d.parent == class_uid]
+        return self._index(name).members.get(class_uid, [])
 
     def known(self, name: str) -> bool:
         """Whether any C/C++ definition has this name (a reference spelled otherwise cannot be linked)."""
+        if self.bulk:
+            return name in self._named
         return bool(self.named(name))
 
     def _includes(self) -> dict[int, list[int]]:
@@ -204,11 +237,13 @@ class _Program:
         for file_id, path in self.paths.items():
             by_name[posixpath.basename(path)].append((path, file_id))
         out: dict[int, list[int]] = defaultdict(list)
+        self.include_sources: dict[int, set[str]] = defaultdict(set)
         for part in chunked(sorted(self.paths)):
             for file_id, source, found_id in self.conn.execute(
                     "SELECT file_id, source_literal, resolved_file_id FROM st_import WHERE import_kind IN "
                     f"('c_include', 'c_include_system') AND file_id IN ({marks(len(part))}) ORDER BY start_line",
                     part):
+                self.include_sources[file_id].add(str(source))
                 resolved = found_id
                 if resolved is None and source:  # an include root's file: the one path ending in the source
                     written = posixpath.normpath(str(source)).lstrip("./")
@@ -287,17 +322,26 @@ class _Program:
             found = candidates  # declared where the user sees it (``extern int x;``), defined once in the repository
         return _one(found) if found else None
 
+    def file_scope_names(self) -> dict[str, frozenset[int]]:
+        """Every name mentioned at file scope, with the files mentioning it (read once, for every file)."""
+        if self._by_name is None:
+            self._by_name = self._read_file_scope_names()
+        return self._by_name
+
+    def _read_file_scope_names(self) -> dict[str, frozenset[int]]:
+        by_name: dict[str, set[int]] = defaultdict(set)
+        for part in chunked(sorted(self.paths)):
+            for file_id, token in self.conn.execute(
+                    "SELECT DISTINCT r.file_id, r.token_text FROM st_ref r JOIN st_scope s ON s.scope_id = "
+                    f"r.scope_id WHERE r.file_id IN ({marks(len(part))}) AND s.kind = 'file' AND r.is_member = 0",
+                    part):
+                by_name[str(token)].add(int(file_id))
+        return {n: frozenset(f) for n, f in by_name.items()}
+
     def declarers(self, name: str) -> frozenset[int]:
         """Every C/C++ file mentioning ``name`` at file scope (prototypes, ``extern`` declarations)."""
         if self._by_name is None and self.bulk:
-            by_name: dict[str, set[int]] = defaultdict(set)
-            for part in chunked(sorted(self.paths)):
-                for file_id, token in self.conn.execute(
-                        "SELECT DISTINCT r.file_id, r.token_text FROM st_ref r JOIN st_scope s ON s.scope_id = "
-                        f"r.scope_id WHERE r.file_id IN ({marks(len(part))}) AND s.kind = 'file' AND r.is_member = 0",
-                        part):
-                    by_name[str(token)].add(int(file_id))
-            self._by_name = {n: frozenset(f) for n, f in by_name.items()}
+            self._by_name = self._read_file_scope_names()
         if self._by_name is not None:
             return self._by_name.get(name, frozenset())
         found = self._declarers.get(name)
@@ -373,11 +417,19 @@ def _scopes(conn: sqlite3.Connection, part: Sequence[int]) -> _FileScopes:
 
 
 class _Linker:
-    def __init__(self, program: _Program, updates: Updates) -> None:
+    def __init__(self, program: _Program) -> None:
         self.p = program
-        self.updates = updates
+        #: (tier code, target, ref id) of the references whose tier or target changes.
+        self.rows: list[tuple[int, str | None, int]] = []
 
-    def file(self, file_id: int, refs: list[Ref], scopes: _FileScopes) -> None:
+    def settle(self, row: _Row, found: str | None) -> None:
+        """STRONG to what linking found, else back to the per-file tier and target."""
+        ref_id, _, _, _, _, local_tier, local_target, tier, target = row
+        new = (_STRONG, found) if found is not None and found != UNSETTLED else (local_tier, local_target)
+        if new != (tier, target):
+            self.rows.append((new[0], new[1], ref_id))
+
+    def file(self, file_id: int, refs: list[_Row], scopes: _FileScopes) -> None:
         p = self.p
         seen = p.seen(file_id)
         own = p.defs_in(file_id)
@@ -411,37 +463,38 @@ class _Linker:
 
         answers: dict[tuple[str, str | None, str | None, tuple[str, ...]], str | None] = {}
         free: dict[tuple[int | None, str], bool] = {}
-        for ref in refs:  # no member (``_refs``); each settled on its own, so file order will do
-            if ref.role == "DEFINITION":
-                d = p.apart(ref.local_target) if ref.local_tier == PROVEN and ref.local_target else None
+        for row in refs:  # no member (``_refs``); each settled on its own, so file order will do
+            _, scope, token, role, shape, local_tier, local_target, _, _ = row
+            if role == _DEFINITION:
+                d = p.apart(local_target) if local_tier == _PROVEN and local_target else None
                 if d is not None:  # the name of a member defined apart: a use of its declaration
-                    self.updates.settle(file_id, ref, self.declaration(d, seen))
-                elif ref.local_tier == PROVEN and ref.local_target and (cls := self.constructed(ref.local_target)):
-                    self.updates.settle(file_id, ref, cls)  # a constructor written in its class: the class's name
-                elif self._declaration(ref, scopes):
-                    self.updates.settle(file_id, ref, p.linked(file_id, ref.token))
+                    self.settle(row, self.declaration(d, seen))
+                elif local_tier == _PROVEN and local_target and (cls := self.constructed(local_target)):
+                    self.settle(row, cls)  # a constructor written in its class: the class's name
+                elif local_target is None and self._declaration(scope, token, scopes):
+                    self.settle(row, p.linked(file_id, token))
                 continue
-            if ref.role != "REFERENCE":
+            if role != _REFERENCE:
                 continue
-            if ref.local_tier == PROVEN and ref.local_target is not None:
+            if local_tier == _PROVEN and local_target is not None:
                 # a definition of the file, settled by the per-file pass; a constructor's name is its class's
-                cls = self.constructed(ref.local_target)
+                cls = self.constructed(local_target)
                 if cls is not None:
-                    self.updates.settle(file_id, ref, cls)
+                    self.settle(row, cls)
                 continue
-            place = (ref.scope, ref.token)
+            place = (scope, token)
             if place not in free:
-                free[place] = self._free(ref, scopes)
+                free[place] = self._free(scope, token, scopes)
             if not free[place]:
                 continue
-            cls, prefixes = around(ref.scope)
-            if ref.shape and ref.shape.startswith("n:"):  # a name in a namespace's body, outside functions
-                cls, prefixes = None, _prefixes(ref.shape[2:].replace("::", "."))
+            cls, prefixes = around(scope)
+            if shape and shape.startswith("n:"):  # a name in a namespace's body, outside functions
+                cls, prefixes = None, _prefixes(shape[2:].replace("::", "."))
             prefixes = p.widen(file_id, prefixes)
-            key = (ref.token, ref.shape, cls, tuple(prefixes))
+            key = (token, shape, cls, tuple(prefixes))
             if key not in answers:  # a name is used many times in a file, in few contexts
-                answers[key] = self.resolve(file_id, ref, cls, prefixes)
-            self.updates.settle(file_id, ref, answers[key])
+                answers[key] = self.resolve(file_id, token, shape, cls, prefixes)
+            self.settle(row, answers[key])
 
     def owner_class(self, d: _Def, seen: frozenset[int]) -> str | None:
         if d.parent is not None:
@@ -475,40 +528,38 @@ class _Linker:
         return declared[0].uid if len(declared) == 1 else None
 
     @staticmethod
-    def _declaration(ref: Ref, scopes: _FileScopes) -> bool:
+    def _declaration(scope: int | None, token: str, scopes: _FileScopes) -> bool:
         """A file-scope declaration without a definition (``extern int x;``, no def row)."""
-        return ref.local_target is None and ref.scope is not None and scopes.kinds.get(ref.scope) == "file" and \
-            "LOCAL_ASSIGN" in scopes.bound.get((ref.scope, ref.token), [])
+        return scope is not None and scopes.kinds.get(scope) == "file" and \
+            "LOCAL_ASSIGN" in scopes.bound.get((scope, token), [])
 
     @staticmethod
-    def _free(ref: Ref, scopes: _FileScopes) -> bool:
+    def _free(scope: int | None, token: str, scopes: _FileScopes) -> bool:
         """Whether no scope around binds the name (a file-scope declaration without a definition binds nothing
         here: it names the external definition)."""
-        scope = ref.scope
         while scope is not None:
-            reasons = scopes.bound.get((scope, ref.token))
+            reasons = scopes.bound.get((scope, token))
             if reasons and not (scopes.kinds.get(scope) == "file" and set(reasons) == {"LOCAL_ASSIGN"}):
                 return False
             scope = scopes.parents.get(scope)
         return True
 
-    def resolve(self, file_id: int, ref: Ref, cls: str | None, prefixes: list[str]) -> str | None:
+    def resolve(self, file_id: int, token: str, shape: str | None, cls: str | None, prefixes: list[str]) -> str | None:
         p = self.p
         seen = p.seen(file_id)
-        shape = ref.shape or ""
-        if shape.startswith("q:"):
-            return self.qualified(file_id, ref.token, shape[2:].replace("::", "."), prefixes)
+        if shape and shape.startswith("q:"):
+            return self.qualified(file_id, token, shape[2:].replace("::", "."), prefixes)
         # The preprocessor runs first: a macro the file sees is what the name is, whatever namespace it was
         # written in (``#define HWY_MAX`` inside ``namespace hwy``) and whatever a scope declares.
-        macros = [d for d in p.named(ref.token) if d.kind == "macro" and d.file_id in seen]
+        macros = [d for d in p.macros(token) if d.file_id in seen]
         if macros:
             return _one(macros)
         if cls is not None:
-            found = p.member(cls, ref.token)
+            found = p.member(cls, token)
             if found is not None:
                 return found
-        found = p.in_scope(seen, prefixes, ref.token)
-        return found if found is not None else p.linked(file_id, ref.token)
+        found = p.in_scope(seen, prefixes, token)
+        return found if found is not None else p.linked(file_id, token)
 
     def qualified(self, file_id: int, name: str, qualifier: str, prefixes: list[str]) -> str | None:
         p = self.p
@@ -549,6 +600,28 @@ def _records(conn: sqlite3.Connection, ids: list[int]) -> dict[int, dict[str, li
     return {i: {k: sorted(v) for k, v in record.items()} for i, record in out.items()}
 
 
+def _record_all(conn: sqlite3.Connection, program: _Program) -> None:
+    """``_records`` of every file, from the definitions and file-scope names a pass over all of them read."""
+    out: dict[int, dict[str, set[str]]] = {i: {"names": set(), "uids": set(), "includes": set()}
+                                           for i in program.paths}
+    for file_id in program.paths:
+        record = out[file_id]
+        for d in program.defs_in(file_id):
+            record["names"].add(d.name)
+            record["uids"].add(d.uid)
+            if d.kind in _CLASSES or d.kind in _EXTERNAL:
+                record["names"].add(f"{d.kind}:{d.display}")
+        record["includes"].update(program.include_sources.get(file_id, ()))
+    for token, files in program.file_scope_names().items():
+        for file_id in files:
+            out[file_id]["names"].add(token)
+    conn.execute("DELETE FROM st_state WHERE key LIKE ?", (f"{_STATE}:%",))
+    conn.executemany("INSERT INTO st_state(key, value) VALUES (?, ?)",
+                     [(f"{_STATE}:{program.paths[i]}", json.dumps({k: sorted(v) for k, v in r.items()},
+                                                                  sort_keys=True)) for i, r in sorted(out.items())])
+    conn.execute("INSERT OR REPLACE INTO st_state(key, value) VALUES (?, '1')", (_STATE,))
+
+
 def _affected(conn: sqlite3.Connection, effect: BatchEffect, program: _Program) -> set[int] | None:
     """File ids to relink after ``effect``; None: every C/C++ file."""
     changed = sorted(p for p in (*effect.upserted, *effect.deleted) if p.endswith(SUFFIXES))
@@ -562,19 +635,13 @@ def _affected(conn: sqlite3.Connection, effect: BatchEffect, program: _Program) 
         for key, value in conn.execute(f"SELECT key, value FROM st_state WHERE key IN ({marks(len(keys))})", keys):
             stored[str(key)[len(_STATE) + 1:]] = json.loads(value)
     present = [p for p in changed if p in ids]
+    conn.executemany("DELETE FROM st_state WHERE key = ?", [(f"{_STATE}:{p}",) for p in changed if p not in ids])
+    if not complete:
+        return None  # every file is relinked; ``relink`` then records every file from what it read
     fresh = _records(conn, [ids[p] for p in present])
     now = {p: fresh[ids[p]] for p in present}
-    conn.executemany("DELETE FROM st_state WHERE key = ?", [(f"{_STATE}:{p}",) for p in changed if p not in ids])
     conn.executemany("INSERT OR REPLACE INTO st_state(key, value) VALUES (?, ?)",
                      [(f"{_STATE}:{p}", json.dumps(r, sort_keys=True)) for p, r in now.items()])
-    if not complete:
-        rest = [i for p, i in ids.items() if p not in now]
-        by_id = {i: p for p, i in ids.items()}
-        conn.executemany("INSERT OR REPLACE INTO st_state(key, value) VALUES (?, ?)",
-                         [(f"{_STATE}:{by_id[i]}", json.dumps(r, sort_keys=True))
-                          for i, r in _records(conn, rest).items()])
-        conn.execute("INSERT OR REPLACE INTO st_state(key, value) VALUES (?, '1')", (_STATE,))
-        return None
     names: set[str] = set()
     uids: set[str] = set()
     reach: set[int] = set()  # files whose includers see something else now
@@ -613,29 +680,29 @@ def _affected(conn: sqlite3.Connection, effect: BatchEffect, program: _Program) 
     return out
 
 
-def _refs(conn: sqlite3.Connection, part: Sequence[int], known: Callable[[str], bool]) -> dict[int, list[Ref]]:
+#: What ``_refs`` reads of a reference: (ref_id, scope_id, token, role code, shape, local tier code, local
+#: target, tier code, target). Plain rows: a cold index of a big C tree settles millions of them.
+_Row = tuple[int, int | None, str, int, str | None, int, str | None, int, str | None]
+
+
+def _refs(conn: sqlite3.Connection, part: Sequence[int], known: Callable[[str], bool]) -> dict[int, list[_Row]]:
     """The references linking may settle (file order, not source order: each is settled on its own):
     unresolved names, uses of a file-scope declaration without a definition (and the declaration itself), uses
-    of a constructor in its class, and the names of definitions. Read by code (the text columns are computed per
-    row)."""
+    of a constructor in its class, and the names of definitions."""
     q = marks(len(part))
-    out: dict[int, list[Ref]] = defaultdict(list)
-    roles, tiers = ROLES, TIERS
-    for (file_id, ref_id, scope, token, role, line, col, end_col, shape, local_tier, local_target, tier, target,
-         bind) in conn.execute(
-            "SELECT file_id, ref_id, scope_id, token_text, role_code, start_line, start_col, end_col, receiver_shape, "
-            f"local_tier_code, local_target_uid, tier_code, target_uid, bind_id FROM st_ref WHERE file_id IN ({q}) "
+    out: dict[int, list[_Row]] = defaultdict(list)
+    for file_id, *row in conn.execute(
+            "SELECT file_id, ref_id, scope_id, token_text, role_code, receiver_shape, local_tier_code, "
+            f"local_target_uid, tier_code, target_uid FROM st_ref WHERE file_id IN ({q}) "
             "AND is_member = 0 AND (local_tier_code != 0 OR (role_code = 0 AND local_target_uid IS NOT NULL) OR "
             "bind_id IN (SELECT b.bind_id FROM st_bind b JOIN st_scope s ON s.scope_id = b.scope_id WHERE "
             f"b.file_id IN ({q}) AND s.kind = 'file' AND b.reason_code = 'LOCAL_ASSIGN' AND b.target_uid IS NULL) OR "
             "local_target_uid IN (SELECT d.def_uid FROM st_def d JOIN st_def c ON c.def_uid = d.parent_uid WHERE "
             f"d.file_id IN ({q}) AND d.kind = 'method' AND d.name = c.name))",  # a constructor's uses in its class
             [*part, *part, *part]):
-        if tier == local_tier and target == local_target and not known(token):
+        if row[7] == row[5] and row[8] == row[6] and not known(row[2]):
             continue  # no definition has that name, and nothing was linked before
-        out[file_id].append(Ref(ref_id, scope, token, roles[role], line, col, end_col, 0, shape, None,
-                                tiers[local_tier], local_target, tiers[tier], target,
-                                CERTAIN if tier <= 1 else UNCERTAIN, bind))
+        out[file_id].append(tuple(row))
     return out
 
 
@@ -650,11 +717,14 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
     ids = sorted(program.paths) if targets is None else sorted(targets)
     if len(ids) * _BULK_SHARE >= len(program.paths):
         program.read_all()
-    updates = Updates(fresh)
-    linker = _Linker(program, updates)
+    linker = _Linker(program)
     for part in chunked(ids):
         refs = _refs(conn, part, program.known)
         scopes = _scopes(conn, part)
         for file_id in part:
             linker.file(file_id, refs.get(file_id, []), scopes)
-    return updates.write(conn)
+    if targets is None:
+        _record_all(conn, program)
+    # No member reference is settled here, so no anchor group's membership moves.
+    schema.update_link_codes(conn, linker.rows)
+    return len(linker.rows), set()

@@ -41,7 +41,7 @@ def qualified_shape(node: Node) -> str | None:
     if parent is not None and parent.type == "template_type" and parent.child_by_field_name("name") == node:
         node, parent = parent, parent.parent  # ``ns::Box<int>``: the name of the template
     if parent is None or parent.type != "qualified_identifier":
-        return _namespace_shape(node)
+        return None
     top = parent
     while top.parent is not None and top.parent.type == "qualified_identifier":
         top = top.parent
@@ -60,9 +60,9 @@ _TEMPLATE_ARGUMENTS = re.compile(r"<[^<>]*>")
 _OWN_CONTEXT = frozenset({"function_definition", "class_specifier", "struct_specifier", "union_specifier"})
 
 
-def _namespace_shape(node: Node) -> str | None:
-    """``n:a::b`` for a name in the body of ``namespace a { namespace b {`` outside any function or class (a
-    prototype, a global): where the linker looks first. Inside a function or class the definition tells it."""
+def namespace_shape(node: Node) -> str | None:
+    """``n:a::b`` for a name at file scope in the body of ``namespace a { namespace b {`` (a prototype, a global):
+    where the linker looks first. Inside a function or class the definition tells it."""
     names: list[str] = []
     current = node.parent
     while current is not None:
@@ -101,4 +101,4 @@ CPP = replace(C, language="cpp", patterns=("c.scm", "cpp.scm"), class_kinds=froz
               binding_kinds=frozenset({"field", "method"}), resolve_file_scope=False,
               members_visible=True, owner_members_visible=True,
               member_name_parents=frozenset({"field_initializer"}), overload_types=frozenset({"field_declaration"}),
-              receiver_shapes={"this": "this."}, plain_shape=qualified_shape)
+              receiver_shapes={"this": "this."}, plain_shape=qualified_shape, file_scope_shape=namespace_shape)

@@ -155,12 +155,14 @@ class Resolver:
                                  single.target_uid if single else None, CERTAIN if single else UNCERTAIN,
                                  entries[0].reason))
         rows: list[RefRow] = []
-        plain_shape = self.spec.plain_shape
+        plain_shape, file_scope_shape = self.spec.plain_shape, self.spec.file_scope_shape
         member_name_parents = self.spec.member_name_parents
         for node in sorted(refs.values(), key=lambda n: n.start_byte):
             name = self.src.text(node)
             scope = self.scope_of(node)
             shape = plain_shape(node) if plain_shape is not None else None
+            if shape is None and file_scope_shape is not None and self.scopes[scope].kind == "file":
+                shape = file_scope_shape(node)
             if node.id in originals:
                 rows.append(RefRow(scope, name, *self.src.span(node), IMPORT, UNKNOWN, UNCERTAIN, -1, None,
                                    originals[node.id], False, shape))

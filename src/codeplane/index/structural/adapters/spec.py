@@ -99,5 +99,7 @@ class LanguageSpec:
     #: A shape for a plain name that a cross-file linker reads (the declared type ``type:T`` of a Java/C#
     #: variable, a PHP name's context ``class:``/``fn:``/``const:``), else None.
     plain_shape: Callable[[Node], str | None] | None = None
+    #: The same for a name at file scope without one (C++: the namespace its body holds it in, ``n:a::b``).
+    file_scope_shape: Callable[[Node], str | None] | None = None
 
 
