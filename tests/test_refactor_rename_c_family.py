@@ -221,3 +221,24 @@ def test_cpp_using_namespace_and_constructors_follow_a_class_rename(tmp_path: Pa
         assert "Tally::Tally(int a, int b) : total(a + b) {}\nTally::~Tally()" in source
         assert "int Tally::advance() { return ++total; }" in source
         assert run(env.root) == "2 6\nbye 6\nbye 2\n"
+
+
+FORWARD = {
+    "log.h": "#pragma once\nstruct Log {\n  int lines = 0;\n  void add() { ++lines; }\n};\n",
+    "runner.h": "#pragma once\nstruct Log;\nint run(Log* log);\n",
+    "runner.cpp": "#include \"runner.h\"\n#include \"log.h\"\nint run(Log* log) { log->add(); return log->lines; }\n",
+    "main.cpp": "#include <cstdio>\n#include \"log.h\"\n#include \"runner.h\"\n"
+                "int main() { Log log; std::printf(\"%d\\n\", run(&log)); return 0; }\n",
+}
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="a C++ compiler builds the renamed project")
+def test_cpp_forward_declared_class_is_the_class_the_repository_defines(tmp_path: Path) -> None:
+    """A header that only forward-declares a class (``struct Log;``, Ninja's ``struct BuildLog;``) kept the old
+    name in a class rename (its uses were unresolved), and the renamed project did not build."""
+    with refactor_env(tmp_path / "repo", FORWARD) as env:
+        assert _build_and_run(env.root, "g++", "runner.cpp", "main.cpp") == "1\n"
+        renamed = _rename_high(env, "Log", "Journal")
+        assert {("runner.h", 2), ("runner.h", 3)} <= {(p, line) for p, line, _ in renamed}
+        assert env.read("runner.h") == "#pragma once\nstruct Journal;\nint run(Journal* log);\n"
+        assert _build_and_run(env.root, "g++", "runner.cpp", "main.cpp") == "1\n"

@@ -282,7 +282,7 @@ C_SOURCE = ("#include <stdio.h>\n#define TWICE(x) ((x) * 2)\nstatic int helper(v
 def test_c_file_scope_names_are_renamed_with_their_uses_in_the_file(tmp_path: Path) -> None:
     """A C file's own functions, variables and macros were never resolved in it (the preprocessor may redefine a
     name), so renaming a ``static`` function renamed its definition and left its calls and prototype (``low``).
-    A name the file defines is no macro there; several definitions (``#ifdef`` alternatives) stay unresolved."""
+    A name the file defines is no macro there; several definitions (``#ifdef`` alternatives) are one function."""
     def run(root: Path) -> str:
         return _build_and_run(root, "cc", "m.c")
 
@@ -295,9 +295,12 @@ def test_c_file_scope_names_are_renamed_with_their_uses_in_the_file(tmp_path: Pa
         source = env.read("m.c")
         assert "static int compute(void);" in source and "printf(\"%d\\n\", compute())" in source
         assert "int ceiling = 3;" in source and "return ceiling + pick() + DOUBLE(1);" in source
-        pick = env.service.rename("m.c:6:11", "choose")  # one of two alternatives: its call is not resolved
-        assert {(e.line, e.certainty) for e in pick.edits} >= {(6, "high"), (10, "low")}, pick.edits
+        # ``#ifdef`` alternatives are one function: both definitions and the call are renamed
+        pick = env.service.rename("m.c:6:11", "choose")
+        assert {(e.line, e.certainty) for e in pick.edits} == {(6, "high"), (8, "high"), (10, "high")}, pick.edits
+        env.service.apply(pick.refactor_id)
         assert run(env.root) == "7\n"
+        assert _build_and_run(env.root, "cc", "m.c", "-DFAST") == "6\n"
 
 
 CPP_SOURCE = ("#include <cstdio>\nstruct Counter {\n  int limit = 3;\n  int count;\n"

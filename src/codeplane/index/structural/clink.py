@@ -11,11 +11,14 @@ file whose path ends with ``/x.h`` (a project's include root; ``<x.h>`` the same
   looked up from the namespace around the use outwards; in a method, the members of its class come first, then
   those of its base classes (as its header spells them; a base outside the repository or a template's may declare
   the name, so then nothing is settled). ``ns::K::x`` (shape ``q:ns::K``) looks where the qualifier says. Two
-  candidates settle nothing (``#ifdef`` alternatives, overloads).
+  candidates settle nothing (overloads, two headers defining one name), but definitions of one name and kind in one
+  file are ``#if`` alternatives of one entity (the last stands for them; the rename planner renames them all).
 - **External linkage**: a function or variable declared in a header and defined in a source file (``int
   util_add(int, int);`` in ``util.h``, the body in ``util.c``) is one entity. A use in a file that includes a
   header mentioning the name at file scope, a header the defining file includes too, denotes that definition when
   it is the only non-``static`` one that qualifies; the prototype and an ``extern`` declaration are such uses.
+- **Forward declarations**: a class the file knows only as ``struct BuildLog;`` is the one the repository defines
+  under that name (the one-definition rule), when exactly one does.
 - **Members defined apart**: ``int K::size() const {...}`` is the member ``size`` that class ``K`` declares (seen
   through ``k.h``, or in the same file): its name is a use of that declaration (one symbol, renamed together),
   told apart from overloads by its parameter types, and its body sees ``K``'s members.
@@ -42,7 +45,7 @@ from typing import NamedTuple
 
 from codeplane.index.structural import schema
 from codeplane.index.structural.classhierarchy import UNSETTLED, parameter_key
-from codeplane.index.structural.facts import DEFINITION, PROVEN, REFERENCE, STRONG
+from codeplane.index.structural.facts import CERTAIN, DEFINITION, PROVEN, REFERENCE, STRONG
 from codeplane.index.structural.store import BatchEffect, chunked, marks
 
 LANGUAGES = ("c", "cpp")
@@ -53,6 +56,8 @@ _CLASSES = frozenset({"class", "struct"})
 _EXTERNAL = frozenset({"function", "variable", "method"})
 _FUNCTIONS = frozenset({"function", "method"})
 _STATE = "c_family_decls"
+#: File-scope bindings that leave a name to linking: a declaration without a definition, several definitions.
+_FILE_REASONS = frozenset({"LOCAL_ASSIGN", "LOCAL_ASSIGN?", "DEF_IN_SCOPE?"})
 _PROVEN, _STRONG = schema.TIER_CODE[PROVEN], schema.TIER_CODE[STRONG]
 _DEFINITION, _REFERENCE = schema.ROLE_CODE[DEFINITION], schema.ROLE_CODE[REFERENCE]
 #: Relinking at least 1/_BULK_SHARE of the C/C++ files reads every definition at once (a cold index has no name
@@ -338,6 +343,16 @@ class _Program:
                 by_name[str(token)].add(int(file_id))
         return {n: frozenset(f) for n, f in by_name.items()}
 
+    def declared_type(self, file_id: int, name: str, prefixes: list[str]) -> str | None:
+        """A class or struct the file knows only by a forward declaration (``struct BuildLog;``) is the one the
+        repository defines under that name (C++'s one-definition rule), when one does."""
+        seen = self.seen(file_id)
+        keys = {f"{prefix}.{name}" if prefix else name for prefix in prefixes}
+        found = [d for key in sorted(keys) for d in self.namespace_level(key) if d.kind in _CLASSES]
+        if not found or any(d.file_id in seen for d in found) or seen.isdisjoint(self.declarers(name)):
+            return None
+        return _one(found)
+
     def declarers(self, name: str) -> frozenset[int]:
         """Every C/C++ file mentioning ``name`` at file scope (prototypes, ``extern`` declarations)."""
         if self._by_name is None and self.bulk:
@@ -357,8 +372,16 @@ class _Program:
 
 
 def _one(found: list[_Def] | list[str]) -> str:
+    """The one definition found, else UNSETTLED. Definitions of one name, kind and path in one file are ``#if``
+    alternatives of one entity (``double GetLoadAverage()`` per platform): the last stands for them all, as the
+    rename planner renames same-file definitions of one qualified name together."""
     uids = {d if isinstance(d, str) else d.uid for d in found}
-    return next(iter(uids)) if len(uids) == 1 else UNSETTLED
+    if len(uids) == 1:
+        return next(iter(uids))
+    defs = [d for d in found if not isinstance(d, str)]
+    if len(defs) == len(found) and len({(d.file_id, d.lexical, d.kind) for d in defs}) == 1:
+        return max(defs, key=lambda d: (d.line, d.col)).uid
+    return UNSETTLED
 
 
 def _static(d: _Def) -> bool:
@@ -410,9 +433,10 @@ def _scopes(conn: sqlite3.Connection, part: Sequence[int]) -> _FileScopes:
             part):
         parents[scope], kinds[scope], starts[scope] = parent, kind, (line, col)
     bound: dict[tuple[int, str], list[str]] = defaultdict(list)
-    for scope, name, reason in conn.execute(
-            f"SELECT scope_id, name, reason_code FROM st_bind WHERE file_id IN ({q})", part):
-        bound[(scope, name)].append(reason)
+    for scope, name, reason, certainty in conn.execute(
+            f"SELECT scope_id, name, reason_code, certainty FROM st_bind WHERE file_id IN ({q})", part):
+        # one row per scope and name; an ambiguous one (``#if`` alternatives) is UNCERTAIN
+        bound[(scope, name)].append(reason if certainty == CERTAIN else f"{reason}?")
     return _FileScopes(parents, kinds, starts, bound)
 
 
@@ -539,7 +563,9 @@ class _Linker:
         here: it names the external definition)."""
         while scope is not None:
             reasons = scopes.bound.get((scope, token))
-            if reasons and not (scopes.kinds.get(scope) == "file" and set(reasons) == {"LOCAL_ASSIGN"}):
+            # At file scope: a declaration without a definition, or several definitions (``#if`` alternatives,
+            # which ``_one`` takes as one entity); a local or a parameter binds the name for good.
+            if reasons and not (scopes.kinds.get(scope) == "file" and set(reasons) <= _FILE_REASONS):
                 return False
             scope = scopes.parents.get(scope)
         return True
@@ -559,7 +585,9 @@ class _Linker:
             if found is not None:
                 return found
         found = p.in_scope(seen, prefixes, token)
-        return found if found is not None else p.linked(file_id, token)
+        if found is None:
+            found = p.linked(file_id, token)
+        return found if found is not None else p.declared_type(file_id, token, prefixes)
 
     def qualified(self, file_id: int, name: str, qualifier: str, prefixes: list[str]) -> str | None:
         p = self.p
