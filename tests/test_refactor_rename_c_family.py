@@ -242,3 +242,18 @@ def test_cpp_forward_declared_class_is_the_class_the_repository_defines(tmp_path
         assert {("runner.h", 2), ("runner.h", 3)} <= {(p, line) for p, line, _ in renamed}
         assert env.read("runner.h") == "#pragma once\nstruct Journal;\nint run(Journal* log);\n"
         assert _build_and_run(env.root, "g++", "runner.cpp", "main.cpp") == "1\n"
+
+
+def test_cpp_class_name_is_not_ambiguous_with_its_constructor(tmp_path: Path) -> None:
+    """``DepsLog() : ... {}`` in ``struct DepsLog`` is a definition named like the class: renaming ``DepsLog`` asked
+    which of the two was meant; the constructor's name is the class's."""
+    files = {"log.h": "#pragma once\n#include <string>\nstruct Journal {\n  explicit Journal(const std::string& name) : "
+                      "name_(name) {}\n  ~Journal();\n  std::string name_;\n};\n",
+             "log.cpp": "#include \"log.h\"\nJournal::~Journal() {}\n",
+             "use.cpp": "#include \"log.h\"\nint count() { Journal j(\"x\"); return (int)j.name_.size(); }\n"}
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("Journal", "Ledger")
+        assert preview.status == "ready", preview
+        assert {(e.path, e.line, e.certainty) for e in preview.edits if e.kind == "code"} == {
+            ("log.h", 3, "high"), ("log.h", 4, "high"), ("log.h", 5, "high"), ("log.cpp", 2, "high"),
+            ("use.cpp", 2, "high")}, preview.edits

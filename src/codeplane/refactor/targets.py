@@ -125,12 +125,13 @@ _C_FAMILY = (".c", ".h", ".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx")
 
 
 def _declarations(reader: FactReader, defs: list[Def]) -> list[Def]:
-    """A C++ member defined apart from its class (``int K::size() {...}``) is the member its class declares:
-    linking makes its name a use of that declaration, which is the symbol (one rename for both)."""
+    """A C++ member defined apart from its class (``int K::size() {...}``) is the member its class declares, and a
+    constructor is its class: linking makes its name a use of that declaration or class, which is the symbol (one
+    rename for both; ``DepsLog`` names the class, not also its constructor)."""
     out: list[Def] = []
     for d in defs:
         symbol = d
-        if d.parent_uid is None and d.kind == "method" and d.path.endswith(_C_FAMILY):
+        if d.kind == "method" and d.path.endswith(_C_FAMILY):
             own = next((r for r in reader.refs_on_line(d.path, d.name_line)
                         if r.column == d.name_column and r.role == "DEFINITION"), None)
             if own is not None and own.target_uid not in (None, d.def_uid):
