@@ -247,8 +247,9 @@ def test_cpp_forward_declared_class_is_the_class_the_repository_defines(tmp_path
 def test_cpp_class_name_is_not_ambiguous_with_its_constructor(tmp_path: Path) -> None:
     """``DepsLog() : ... {}`` in ``struct DepsLog`` is a definition named like the class: renaming ``DepsLog`` asked
     which of the two was meant; the constructor's name is the class's."""
-    files = {"log.h": "#pragma once\n#include <string>\nstruct Journal {\n  explicit Journal(const std::string& name) : "
-                      "name_(name) {}\n  ~Journal();\n  std::string name_;\n};\n",
+    files = {"log.h": "#pragma once\n#include <string>\nstruct Journal {\n"
+                      "  explicit Journal(const std::string& name) : name_(name) {}\n  ~Journal();\n"
+                      "  std::string name_;\n};\n",
              "log.cpp": "#include \"log.h\"\nJournal::~Journal() {}\n",
              "use.cpp": "#include \"log.h\"\nint count() { Journal j(\"x\"); return (int)j.name_.size(); }\n"}
     with refactor_env(tmp_path / "repo", files) as env:
