@@ -4,6 +4,7 @@ the program and compare its output with the untouched copy's. Shared by ``rename
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -42,6 +43,22 @@ def run_case(root: Path, case: Case, build: Build, baseline: str) -> list[object
     return [symbol, kind, counts["high"], counts["medium"], counts["low"], f"{plan_ms:.0f}/{cpu_ms:.0f}",
             "yes" if built else f"no: {output[:90]}", ("same" if output == baseline else f"differs: {output}")
             if built else "-", found, len(missing), len(left)]
+
+
+def run_all(title: str, label: str, cases: Sequence[Case], checkout: Callable[[Path], Path], build: Build) -> None:
+    """Build the untouched copy (its output is the baseline), then each case on a fresh ``checkout`` (a working
+    copy made in the directory given), and print the table."""
+    rows: list[list[object]] = []
+    with tempfile.TemporaryDirectory(prefix=f"cpl-rename-{label}-") as tmp:
+        scratch = Path(tmp)
+        built, baseline = build(checkout(Path(tempfile.mkdtemp(dir=scratch))))
+        if not built:
+            raise SystemExit(f"the untouched copy does not build: {baseline}")
+        rows.append(["(baseline, no rename)", "", "", "", "", "", "yes", baseline, "", "", ""])
+        for case in cases:
+            rows.append(run_case(checkout(Path(tempfile.mkdtemp(dir=scratch))), case, build, baseline))
+            print(" | ".join(str(c) for c in rows[-1]), flush=True)
+    report(title, label, cases, rows)
 
 
 def report(title: str, label: str, cases: Sequence[Case], rows: list[list[object]]) -> None:

@@ -24,12 +24,11 @@ from __future__ import annotations
 import argparse
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 from _common import require, sdist
 from _refactor_session import git
-from _rename_judged import Case, report, run_case
+from _rename_judged import Case, run_all
 
 SOURCES = ("lz4.c", "lz4hc.c", "lz4frame.c", "xxhash.c")
 DRIVER = r"""#include <stdio.h>
@@ -109,19 +108,8 @@ def main() -> None:
     require("cc")
     library = sdist("lz4", "4.4.4") / "lz4libs"
     cases = CASES[:args.limit] if args.limit else CASES
-    rows: list[list[object]] = []
-    with tempfile.TemporaryDirectory(prefix="cpl-rename-c-") as tmp:
-        scratch = Path(tmp)
-        built, baseline = _build_and_run(_checkout(library, Path(tempfile.mkdtemp(dir=scratch))))
-        if not built:
-            raise SystemExit(f"the untouched copy does not build: {baseline}")
-        rows.append(["(baseline, no rename)", "", "", "", "", "", "yes", baseline, "", "", ""])
-        for case in cases:
-            rows.append(run_case(_checkout(library, Path(tempfile.mkdtemp(dir=scratch))), case, _build_and_run,
-                                 baseline))
-            print(" | ".join(str(c) for c in rows[-1]), flush=True)
-    report("Renames across LZ4's headers and sources (lz4 4.4.4 sdist; cc builds the driver; its output must match "
-           "the untouched copy's)", "c", cases, rows)
+    run_all("Renames across LZ4's headers and sources (lz4 4.4.4 sdist; cc builds the driver; its output must match "
+            "the untouched copy's)", "c", cases, lambda into: _checkout(library, into), _build_and_run)
 
 
 if __name__ == "__main__":

@@ -30,12 +30,11 @@ from __future__ import annotations
 import argparse
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 from _common import require, sdist
 from _refactor_session import git
-from _rename_judged import report, run_case
+from _rename_judged import run_all
 
 HEADER = "pocketfft_hdronly.h"
 DRIVER = """#include "pocketfft_hdronly.h"
@@ -111,19 +110,8 @@ def main() -> None:
     require("g++")
     header = sdist("numpy", "2.1.3") / "numpy" / "fft" / "pocketfft" / HEADER
     cases = CASES[:args.limit] if args.limit else CASES
-    rows: list[list[object]] = []
-    with tempfile.TemporaryDirectory(prefix="cpl-rename-cpp-") as tmp:
-        scratch = Path(tmp)
-        built, baseline = _build_and_run(_checkout(header, Path(tempfile.mkdtemp(dir=scratch))))
-        if not built:
-            raise SystemExit(f"the untouched copy does not build: {baseline}")
-        rows.append(["(baseline, no rename)", "", "", "", "", "", "yes", baseline, "", "", ""])
-        for case in cases:
-            rows.append(run_case(_checkout(header, Path(tempfile.mkdtemp(dir=scratch))), case, _build_and_run,
-                                 baseline))
-            print(" | ".join(str(c) for c in rows[-1]), flush=True)
-    report("Renames of C++ members in NumPy 2.1.3's pocketfft_hdronly.h (g++ builds the driver; its output must "
-           "match the untouched copy's)", "cpp", cases, rows)
+    run_all("Renames of C++ members in NumPy 2.1.3's pocketfft_hdronly.h (g++ builds the driver; its output must "
+            "match the untouched copy's)", "cpp", cases, lambda into: _checkout(header, into), _build_and_run)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from _common import require, sdist
 from _refactor_session import git
-from _rename_judged import Build, Case, report, run_case
+from _rename_judged import Case, run_all
 
 CASES: list[Case] = [
     ("BuildLog", "BuildRecord", "class"),
@@ -49,10 +49,21 @@ def _checkout(source: Path, into: Path) -> Path:
     return root
 
 
-def _builder(ninja: Path) -> Build:
-    def build_and_test(root: Path) -> tuple[bool, str]:
+class _Builder:
+    """Builds a working copy with a Ninja bootstrapped once, from the first copy it builds (the untouched one)."""
+
+    def __init__(self, scratch: Path) -> None:
+        self.ninja = scratch / "ninja-bin"
+
+    def __call__(self, root: Path) -> tuple[bool, str]:
         """(builds, the test suite's verdict or the first compiler error)."""
-        steps = [[sys.executable, "configure.py"], [str(ninja), "-j2", "ninja", "ninja_test"]]
+        if not self.ninja.exists():
+            boot = subprocess.run([sys.executable, "configure.py", "--bootstrap"], cwd=root, capture_output=True,
+                                  text=True, check=False)
+            if boot.returncode:
+                return False, f"bootstrap: {boot.stderr[-300:]}"
+            shutil.copy(root / "ninja", self.ninja)
+        steps = [[sys.executable, "configure.py"], [str(self.ninja), "-j2", "ninja", "ninja_test"]]
         for step in steps:
             done = subprocess.run(step, cwd=root, capture_output=True, text=True, check=False)
             if done.returncode:
@@ -62,7 +73,6 @@ def _builder(ninja: Path) -> Build:
         lines = [line for line in ran.stdout.splitlines() if line.strip()]
         counted = next((line.split("]", 1)[0] + "]" for line in reversed(lines) if line.startswith("[")), "")
         return True, f"{counted} {lines[-1] if lines else ''} (exit {ran.returncode})".strip()
-    return build_and_test
 
 
 def main() -> None:
@@ -72,26 +82,10 @@ def main() -> None:
     require("g++")
     source = sdist("ninja", "1.11.1.4") / "ninja-upstream"
     cases = CASES[:args.limit] if args.limit else CASES
-    rows: list[list[object]] = []
-    with tempfile.TemporaryDirectory(prefix="cpl-rename-ninja-") as tmp:
-        scratch = Path(tmp)
-        pristine = _checkout(source, Path(tempfile.mkdtemp(dir=scratch)))
-        boot = subprocess.run([sys.executable, "configure.py", "--bootstrap"], cwd=pristine, capture_output=True,
-                              text=True, check=False)
-        if boot.returncode:
-            raise SystemExit(f"the untouched copy does not bootstrap: {boot.stderr[-400:]}")
-        ninja = scratch / "ninja"
-        shutil.copy(pristine / "ninja", ninja)
-        build = _builder(ninja)
-        built, baseline = build(pristine)
-        if not built:
-            raise SystemExit(f"the untouched copy does not build: {baseline}")
-        rows.append(["(baseline, no rename)", "", "", "", "", "", "yes", baseline, "", "", ""])
-        for case in cases:
-            rows.append(run_case(_checkout(source, Path(tempfile.mkdtemp(dir=scratch))), case, build, baseline))
-            print(" | ".join(str(c) for c in rows[-1]), flush=True)
-    report("Renames across Ninja 1.11's C++ headers and sources (ninja 1.11.1.4 sdist; its build and its ninja_test "
-           "suite judge each)", "ninja", cases, rows)
+    with tempfile.TemporaryDirectory(prefix="cpl-ninja-bin-") as binaries:
+        run_all("Renames across Ninja 1.11's C++ headers and sources (ninja 1.11.1.4 sdist; its build and its "
+                "ninja_test suite judge each)", "ninja", cases, lambda into: _checkout(source, into),
+                _Builder(Path(binaries)))
 
 
 if __name__ == "__main__":
