@@ -191,7 +191,7 @@ CPP_USING = {
                      "  int next();\n  int count;\n};\n}\n",
     "src/counter.cpp": "#include \"../inc/counter.h\"\n#include <cstdio>\nusing namespace tally;\n"
                        "Counter::Counter(int a, int b) : count(a + b) {}\n"
-                       "Counter::~Counter() { std::printf(\"bye %d\\n\", count); }\n"
+                       "Counter::~Counter() { std::printf(\"bye %d\\n\", this->count); }\n"
                        "int Counter::next() { return ++count; }\n",
     "main.cpp": "#include \"inc/counter.h\"\n#include <cstdio>\nint main() {\n  tally::Counter a(1), b(2, 3);\n"
                 "  int x = a.next(), y = b.next();\n  std::printf(\"%d %d\\n\", x, y);\n  return 0;\n}\n",
@@ -201,7 +201,8 @@ CPP_USING = {
 @pytest.mark.skipif(shutil.which("g++") is None, reason="a C++ compiler builds the renamed project")
 def test_cpp_using_namespace_and_constructors_follow_a_class_rename(tmp_path: Path) -> None:
     """``using namespace tally;`` then ``int Counter::next()``: the definitions apart name the class unqualified.
-    A class rename reaches its constructors (written in the class or apart, ``Counter::Counter``) and destructor."""
+    A class rename reaches its constructors (written in the class or apart, ``Counter::Counter``) and destructor;
+    ``this->count`` in a method is the class's member (it was renamed by name, ``medium``)."""
     def run(root: Path) -> str:
         return _build_and_run(root, "g++", "src/counter.cpp", "main.cpp")
 

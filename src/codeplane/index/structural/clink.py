@@ -22,6 +22,7 @@ file whose path ends with ``/x.h`` (a project's include root; ``<x.h>`` the same
 - **Members defined apart**: ``int K::size() const {...}`` is the member ``size`` that class ``K`` declares (seen
   through ``k.h``, or in the same file): its name is a use of that declaration (one symbol, renamed together),
   told apart from overloads by its parameter types, and its body sees ``K``'s members.
+- **``this->m``** in a method is the member its class (or a base the repository defines) declares.
 - **Constructors**: a constructor's name (written in its class, ``K::K`` apart, ``~K``) is its class's, so a class
   rename renames them. ``using namespace ns;`` opens ``ns`` to the rest of the file and to its includers.
 Not modelled (left as the per-file pass left them): overload resolution by argument types, argument-dependent
@@ -57,6 +58,7 @@ _EXTERNAL = frozenset({"function", "variable", "method"})
 _FUNCTIONS = frozenset({"function", "method"})
 _STATE = "c_family_decls"
 #: File-scope bindings that leave a name to linking: a declaration without a definition, several definitions.
+_THIS = "this."
 _FILE_REASONS = frozenset({"LOCAL_ASSIGN", "LOCAL_ASSIGN?", "DEF_IN_SCOPE?"})
 _PROVEN, _STRONG = schema.TIER_CODE[PROVEN], schema.TIER_CODE[STRONG]
 _DEFINITION, _REFERENCE = schema.ROLE_CODE[DEFINITION], schema.ROLE_CODE[REFERENCE]
@@ -441,10 +443,13 @@ def _scopes(conn: sqlite3.Connection, part: Sequence[int]) -> _FileScopes:
 
 
 class _Linker:
-    def __init__(self, program: _Program) -> None:
+    def __init__(self, program: _Program, fresh: set[int]) -> None:
         self.p = program
+        self.fresh = fresh
         #: (tier code, target, ref id) of the references whose tier or target changes.
         self.rows: list[tuple[int, str | None, int]] = []
+        #: Member tokens (with their shape) whose tier moved in a file not rewritten this epoch.
+        self.moved: set[tuple[str, str]] = set()
 
     def settle(self, row: _Row, found: str | None) -> None:
         """STRONG to what linking found, else back to the per-file tier and target."""
@@ -487,8 +492,15 @@ class _Linker:
 
         answers: dict[tuple[str, str | None, str | None, tuple[str, ...]], str | None] = {}
         free: dict[tuple[int | None, str], bool] = {}
-        for row in refs:  # no member (``_refs``); each settled on its own, so file order will do
+        for row in refs:  # each settled on its own, so file order will do
             _, scope, token, role, shape, local_tier, local_target, _, _ = row
+            if shape == _THIS:  # ``this->m`` in a method: the member its class (or a base the repository defines) has
+                cls = around(scope)[0]
+                before = len(self.rows)
+                self.settle(row, p.member(cls, token) if cls is not None else None)
+                if len(self.rows) > before and file_id not in self.fresh:
+                    self.moved.add((token, _THIS))  # its anchor group changes
+                continue
             if role == _DEFINITION:
                 d = p.apart(local_target) if local_tier == _PROVEN and local_target else None
                 if d is not None:  # the name of a member defined apart: a use of its declaration
@@ -716,17 +728,18 @@ _Row = tuple[int, int | None, str, int, str | None, int, str | None, int, str | 
 def _refs(conn: sqlite3.Connection, part: Sequence[int], known: Callable[[str], bool]) -> dict[int, list[_Row]]:
     """The references linking may settle (file order, not source order: each is settled on its own):
     unresolved names, uses of a file-scope declaration without a definition (and the declaration itself), uses
-    of a constructor in its class, and the names of definitions."""
+    of a constructor in its class, the names of definitions, and members of ``this``."""
     q = marks(len(part))
     out: dict[int, list[_Row]] = defaultdict(list)
     for file_id, *row in conn.execute(
             "SELECT file_id, ref_id, scope_id, token_text, role_code, receiver_shape, local_tier_code, "
-            f"local_target_uid, tier_code, target_uid FROM st_ref WHERE file_id IN ({q}) "
-            "AND is_member = 0 AND (local_tier_code != 0 OR (role_code = 0 AND local_target_uid IS NOT NULL) OR "
+            f"local_target_uid, tier_code, target_uid FROM st_ref WHERE file_id IN ({q}) AND ("
+            "(is_member = 1 AND receiver_shape = 'this.') OR "  # ``this->m``
+            "is_member = 0 AND (local_tier_code != 0 OR (role_code = 0 AND local_target_uid IS NOT NULL) OR "
             "bind_id IN (SELECT b.bind_id FROM st_bind b JOIN st_scope s ON s.scope_id = b.scope_id WHERE "
             f"b.file_id IN ({q}) AND s.kind = 'file' AND b.reason_code = 'LOCAL_ASSIGN' AND b.target_uid IS NULL) OR "
             "local_target_uid IN (SELECT d.def_uid FROM st_def d JOIN st_def c ON c.def_uid = d.parent_uid WHERE "
-            f"d.file_id IN ({q}) AND d.kind = 'method' AND d.name = c.name))",  # a constructor's uses in its class
+            f"d.file_id IN ({q}) AND d.kind = 'method' AND d.name = c.name)))",  # a constructor's uses in its class
             [*part, *part, *part]):
         if row[7] == row[5] and row[8] == row[6] and not known(row[2]):
             continue  # no definition has that name, and nothing was linked before
@@ -745,7 +758,7 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
     ids = sorted(program.paths) if targets is None else sorted(targets)
     if len(ids) * _BULK_SHARE >= len(program.paths):
         program.read_all()
-    linker = _Linker(program)
+    linker = _Linker(program, fresh)
     for part in chunked(ids):
         refs = _refs(conn, part, program.known)
         scopes = _scopes(conn, part)
@@ -753,6 +766,5 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
             linker.file(file_id, refs.get(file_id, []), scopes)
     if targets is None:
         _record_all(conn, program)
-    # No member reference is settled here, so no anchor group's membership moves.
     schema.update_link_codes(conn, linker.rows)
-    return len(linker.rows), set()
+    return len(linker.rows), linker.moved
