@@ -138,7 +138,7 @@ def _certainties(env: RefactorEnv, symbol: str) -> dict[tuple[str, int], str]:
     return {(e.path, e.line): e.certainty for e in env.service.rename(symbol, "renamed").edits}
 
 
-#: Files no edit reaches: an edit relinks a few files of many, reading definitions by name (``clink._Program``).
+#: Files no edit reaches: an edit relinks a few files of many, reading definitions by name (``cprogram.Program``).
 FILLER = {f"misc/part{i}.c": f"static int part{i}(void) {{ return {i}; }}\nint use{i}(void) {{ return part{i}(); }}\n"
           for i in range(24)}
 
