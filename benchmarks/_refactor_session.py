@@ -48,3 +48,11 @@ def git(root: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
                    env={**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
                         "GIT_COMMITTER_EMAIL": "b@b"})
+
+
+def commit_base(root: Path) -> Path:
+    """Make ``root`` a repository whose one commit holds what it contains (a benchmark's fresh working copy)."""
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    return root

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import rename_typescript as immer
 from _common import npm_package, table
-from _refactor_session import git, refactor_session
+from _refactor_session import commit_base, refactor_session
 from codeplane.core.errors import CodePlaneError
 
 QS, QS_VERSION = "qs", "6.13.0"
@@ -96,10 +96,7 @@ def _qs_checkout(source: Path, into: Path) -> Path:
     shutil.copy(source / "package.json", root / "package.json")
     (root / "node_modules").symlink_to(source / "node_modules")
     (root / ".gitignore").write_text("node_modules\n", encoding="utf-8")
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "base")
-    return root
+    return commit_base(root)
 
 
 def _qs_check(root: Path) -> str:

@@ -27,7 +27,7 @@ import subprocess
 from pathlib import Path
 
 from _common import require, sdist
-from _refactor_session import git
+from _refactor_session import commit_base
 from _rename_judged import Case, run_all
 
 SOURCES = ("lz4.c", "lz4hc.c", "lz4frame.c", "xxhash.c")
@@ -84,10 +84,7 @@ def _checkout(library: Path, into: Path) -> Path:
     for file in (root / "lz4libs").iterdir():
         file.chmod(0o644)
     (root / "main.c").write_text(DRIVER, encoding="utf-8")
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "base")
-    return root
+    return commit_base(root)
 
 
 def _build_and_run(root: Path) -> tuple[bool, str]:

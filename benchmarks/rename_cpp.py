@@ -33,7 +33,7 @@ import subprocess
 from pathlib import Path
 
 from _common import require, sdist
-from _refactor_session import git
+from _refactor_session import commit_base
 from _rename_judged import run_all
 
 HEADER = "pocketfft_hdronly.h"
@@ -86,10 +86,7 @@ def _checkout(header: Path, into: Path) -> Path:
     shutil.copy(header, root / HEADER)
     (root / HEADER).chmod(0o644)
     (root / "main.cpp").write_text(DRIVER, encoding="utf-8")
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "base")
-    return root
+    return commit_base(root)
 
 
 def _build_and_run(root: Path) -> tuple[bool, str]:

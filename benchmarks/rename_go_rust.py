@@ -54,7 +54,7 @@ from pathlib import Path
 
 import _rename_listing as listing
 from _common import table
-from _refactor_session import git, refactor_session
+from _refactor_session import commit_base, refactor_session
 
 GO_CMP = Path("/usr/share/gocode/src/github.com/google/go-cmp")
 SEMVER = Path("/usr/share/cargo/registry/semver-1.0.14")
@@ -128,10 +128,7 @@ def _checkout(lang: str, into: Path) -> Path:
     for path in root.rglob("*"):
         if path.is_file():
             path.chmod(0o644)
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "base")
-    return root
+    return commit_base(root)
 
 
 def _go_env(scratch: Path) -> dict[str, str]:

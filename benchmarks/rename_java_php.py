@@ -52,7 +52,7 @@ from pathlib import Path
 
 import _rename_listing as listing
 from _common import table
-from _refactor_session import git, refactor_session
+from _refactor_session import commit_base, refactor_session
 from codeplane.core.errors import CodePlaneError
 
 BSH = Path("/usr/src/bsh-src/bsh.tar.gz")
@@ -215,10 +215,7 @@ def _checkout(lang: str, into: Path) -> Path:
     for path in root.rglob("*"):
         if path.is_file():
             path.chmod(0o644)
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "base")
-    return root
+    return commit_base(root)
 
 
 @dataclass

@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 from _common import require, sdist
-from _refactor_session import git
+from _refactor_session import commit_base
 from _rename_judged import Case, run_all
 
 CASES: list[Case] = [
@@ -43,10 +43,7 @@ CASES: list[Case] = [
 def _checkout(source: Path, into: Path) -> Path:
     root = into / "repo"
     shutil.copytree(source, root)
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "base")
-    return root
+    return commit_base(root)
 
 
 class _Builder:

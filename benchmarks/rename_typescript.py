@@ -47,7 +47,7 @@ from pathlib import Path
 
 import _rename_listing as listing
 from _common import npm_package, table
-from _refactor_session import git, refactor_session
+from _refactor_session import commit_base, refactor_session
 from codeplane.core.errors import CodePlaneError
 
 PACKAGE, VERSION = "immer", "10.1.1"
@@ -108,10 +108,7 @@ def _checkout(source: Path, into: Path) -> Path:
     for path in root.rglob("*"):
         if path.is_file():
             path.chmod(0o644)
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "base")
-    return root
+    return commit_base(root)
 
 
 def _check(root: Path) -> list[str]:
