@@ -259,3 +259,61 @@ def test_cpp_class_name_is_not_ambiguous_with_its_constructor(tmp_path: Path) ->
         assert {(e.path, e.line, e.certainty) for e in preview.edits if e.kind == "code"} == {
             ("log.h", 3, "high"), ("log.h", 4, "high"), ("log.h", 5, "high"), ("log.cpp", 2, "high"),
             ("use.cpp", 2, "high")}, preview.edits
+
+
+DECLARATORS = {
+    "shape.h": "#pragma once\n#include <string>\nclass Shape {\n public:\n  virtual ~Shape() {}\n"
+               "  virtual const char* label() const { return \"shape\"; }\n  const std::string& title() const;\n"
+               "  Shape** first();\n  int* owner_;\n  Shape* parts_[2];\n protected:\n  std::string title_;\n};\n",
+    "shape.cpp": "#include \"shape.h\"\nconst std::string& Shape::title() const { return title_; }\n"
+                 "Shape** Shape::first() { return parts_; }\n",
+    "square.h": "#pragma once\n#include \"shape.h\"\nclass Square : public Shape {\n public:\n"
+                "  Square() { title_ = \"sq\"; parts_[0] = this; parts_[1] = 0; owner_ = 0; }\n"
+                "  const char* label() const { return \"square\"; }\n};\n",
+    "main.cpp": "#include <cstdio>\n#include \"square.h\"\n"
+                "static void show(Shape& s) {\n"
+                "  std::printf(\"%s %s %s %d\\n\", s.label(), s.title().c_str(), s.first()[0]->label(),\n"
+                "              s.owner_ == 0);\n"
+                "}\nint main() { Square q; show(q); return 0; }\n",
+}
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="a C++ compiler builds the renamed project")
+def test_cpp_members_behind_pointer_and_reference_declarators_are_definitions(tmp_path: Path) -> None:
+    """A member whose declarator sits behind ``*``, ``**``, ``&`` or ``[N]`` (``const std::string& title() const``,
+    ``Shape** Shape::first()``, ``int* owner_;``, ``Shape* parts_[2];``) was no definition at all: renaming it
+    answered SYMBOL_NOT_FOUND, and renaming a virtual method returning a pointer could not reach its override
+    (without ``override`` the renamed project builds and silently calls the base's method)."""
+    def run(root: Path) -> str:
+        return _build_and_run(root, "g++", "shape.cpp", "main.cpp")
+
+    with refactor_env(tmp_path / "repo", DECLARATORS) as env:
+        assert run(env.root) == "square sq square 1\n"
+        for symbol, new_name, defined_at in (
+                ("Shape.label", "name", {("shape.h", 6), ("square.h", 6)}),
+                ("Shape.title", "caption", {("shape.h", 7), ("shape.cpp", 2)}),
+                ("Shape.first", "head", {("shape.h", 8), ("shape.cpp", 3)}),
+                ("Shape.owner_", "holder_", {("shape.h", 9)}),
+                ("Shape.parts_", "items_", {("shape.h", 10)})):
+            preview = env.service.rename(symbol, new_name)
+            assert preview.status == "ready", (symbol, preview)
+            assert {(e.path, e.line) for e in preview.edits if e.certainty == "high"} >= defined_at, preview.edits
+            assert not [e for e in preview.edits if e.certainty == "low"], (symbol, preview.edits)
+            env.service.apply(preview.refactor_id)
+        assert "Shape** Shape::head() { return items_; }" in env.read("shape.cpp")
+        assert "const char* name() const { return \"square\"; }" in env.read("square.h")
+        assert run(env.root) == "square sq square 1\n"
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="a C compiler builds the renamed project")
+def test_c_function_returning_a_pointer_to_pointer_is_a_definition(tmp_path: Path) -> None:
+    """``const char **names(void) {...}`` (two ``*`` before the name) was no definition: SYMBOL_NOT_FOUND."""
+    files = {"list.h": "const char **names(void);\n",
+             "list.c": "#include \"list.h\"\nstatic const char *all[] = {\"a\", \"b\", 0};\n"
+                        "const char **names(void) { return all; }\n",
+             "main.c": "#include <stdio.h>\n#include \"list.h\"\nint main(void) { printf(\"%s\\n\", names()[1]); "
+                       "return 0; }\n"}
+    with refactor_env(tmp_path / "repo", files) as env:
+        renamed = _rename_high(env, "names", "labels")
+        assert {(p, line) for p, line, _ in renamed} == {("list.h", 1), ("list.c", 3), ("main.c", 3)}
+        assert _build_and_run(env.root, "cc", "list.c", "main.c") == "b\n"

@@ -74,7 +74,9 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 34: the same for a macro standing for a template parameter (``template <class D, HWY_IF_V_SIZE_D(D, 16)>``).
 #: 35: C and C++ across files (``clink.py``): includes, external linkage, members defined apart (``ns::K::m`` is a
 #:     definition of ``ns.K.m``); a C++ qualifier is a reference and a qualified name has the shape ``q:<qualifier>``.
-SCHEMA_VERSION = 35
+#: 36: C++ definitions behind ``*``, ``**``, ``&`` or ``[N]`` (``Edge* in_edge_;``, ``const std::string& path() const``,
+#:     ``Node* State::LookupNode(...)``) and C functions returning ``T**``.
+SCHEMA_VERSION = 36
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

@@ -2,6 +2,8 @@
 (function_definition declarator: (function_declarator declarator: (identifier) @name)) @definition.function
 (function_definition declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name)))
   @definition.function
+(function_definition declarator: (pointer_declarator declarator: (pointer_declarator
+  declarator: (function_declarator declarator: (identifier) @name)))) @definition.function
 (struct_specifier name: (type_identifier) @name body: (field_declaration_list)) @definition.struct
 (union_specifier name: (type_identifier) @name body: (field_declaration_list)) @definition.struct
 (enum_specifier name: (type_identifier) @name body: (enumerator_list)) @definition.enum

@@ -3,6 +3,28 @@
 (class_specifier name: (type_identifier) @name body: (field_declaration_list)) @definition.class
 (struct_specifier name: (type_identifier) @name body: (field_declaration_list)) @definition.class
 (function_definition declarator: (function_declarator declarator: (field_identifier) @name)) @definition.function
+; A name behind the return type's `*`, `**` or `&` (`const std::string& path() const`, `Node* Graph::node()`) is the
+; same definition.
+(function_definition declarator: [
+  (pointer_declarator declarator: (function_declarator declarator: (field_identifier) @name))
+  (pointer_declarator declarator: (pointer_declarator declarator: (function_declarator declarator: (field_identifier) @name)))
+  (reference_declarator (function_declarator declarator: (field_identifier) @name))]) @definition.function
+(function_definition declarator: (reference_declarator (function_declarator declarator: (identifier) @name)))
+  @definition.function
+(function_definition declarator: [
+  (pointer_declarator declarator: (function_declarator
+    declarator: (qualified_identifier scope: (_) @owner name: (identifier) @name)))
+  (pointer_declarator declarator: (pointer_declarator declarator: (function_declarator
+    declarator: (qualified_identifier scope: (_) @owner name: (identifier) @name))))
+  (reference_declarator (function_declarator
+    declarator: (qualified_identifier scope: (_) @owner name: (identifier) @name)))]) @definition.method
+(function_definition declarator: [
+  (pointer_declarator declarator: (function_declarator
+    declarator: (qualified_identifier name: (qualified_identifier name: (identifier) @name)) @owner))
+  (pointer_declarator declarator: (pointer_declarator declarator: (function_declarator
+    declarator: (qualified_identifier name: (qualified_identifier name: (identifier) @name)) @owner)))
+  (reference_declarator (function_declarator
+    declarator: (qualified_identifier name: (qualified_identifier name: (identifier) @name)) @owner))]) @definition.method
 (function_definition declarator: (function_declarator
   declarator: (qualified_identifier scope: (_) @owner name: (identifier) @name))) @definition.method
 (function_definition declarator: (function_declarator
@@ -15,6 +37,17 @@
   declarator: (qualified_identifier name: (qualified_identifier name: (destructor_name) @name)) @owner)) @definition.method
 (field_declaration declarator: (field_identifier) @name) @definition.field
 (field_declaration declarator: (function_declarator declarator: (field_identifier) @name)) @definition.method
+; Fields and method declarations behind `*`, `**`, `&` or `[N]` (`Edge* in_edge_;`, `virtual Node* next() = 0;`).
+(field_declaration declarator: [
+  (pointer_declarator declarator: (field_identifier) @name)
+  (pointer_declarator declarator: (pointer_declarator declarator: (field_identifier) @name))
+  (reference_declarator (field_identifier) @name)
+  (array_declarator declarator: (field_identifier) @name)
+  (pointer_declarator declarator: (array_declarator declarator: (field_identifier) @name))]) @definition.field
+(field_declaration declarator: [
+  (pointer_declarator declarator: (function_declarator declarator: (field_identifier) @name))
+  (pointer_declarator declarator: (pointer_declarator declarator: (function_declarator declarator: (field_identifier) @name)))
+  (reference_declarator (function_declarator declarator: (field_identifier) @name))]) @definition.method
 (alias_declaration name: (type_identifier) @name) @definition.type
 (class_specifier body: (field_declaration_list) @scope.class)
 (struct_specifier body: (field_declaration_list) @scope.class)
