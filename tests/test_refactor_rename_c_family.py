@@ -317,3 +317,71 @@ def test_c_function_returning_a_pointer_to_pointer_is_a_definition(tmp_path: Pat
         renamed = _rename_high(env, "names", "labels")
         assert {(p, line) for p, line, _ in renamed} == {("list.h", 1), ("list.c", 3), ("main.c", 3)}
         assert _build_and_run(env.root, "cc", "list.c", "main.c") == "b\n"
+
+
+C_STRUCTS = {
+    "geo.h": "#pragma once\nstruct point { int x; int y; };\ntypedef struct point point_t;\n"
+             "typedef struct { int x; int w; } box;\nstruct other { int x; };\nint norm(const struct point *p);\n",
+    "geo.c": "#include \"geo.h\"\nint norm(const struct point *p) { return p->x + p->y; }\n",
+    "main.c": "#include <stdio.h>\n#include \"geo.h\"\nint main(void) {\n"
+              "  struct point p = {1, 2}; point_t q = {3, 4}; box b = {5, 6}; struct other o = {7};\n"
+              "  p.x += b.w; q.x += o.x;\n"
+              "  printf(\"%d %d %d %d\\n\", norm(&p), norm(&q), b.x, o.x);\n  return 0;\n}\n",
+}
+
+
+def _applied(env: RefactorEnv, symbol: str, new_name: str) -> set[tuple[str, int, int, str]]:
+    """Rename ``symbol`` and apply the default selection (high + medium); (path, line, column, certainty) of
+    every edit applied, and nothing low among the uses of ``symbol`` itself (each listed low is another's)."""
+    preview = env.service.rename(symbol, new_name)
+    assert preview.status == "ready", preview
+    env.service.apply(preview.refactor_id)
+    return {(e.path, e.line, e.column, e.certainty) for e in preview.edits if e.certainty != "low"}
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="a C compiler builds the renamed project")
+def test_c_struct_fields_are_renamed_through_declared_receivers(tmp_path: Path) -> None:
+    """A C struct's field was no definition (SYMBOL_NOT_FOUND). Now it is, and ``p->x``/``q.x`` are its uses when
+    ``p``/``q`` are declared with the struct, through a typedef too (``point_t``, a ``typedef struct {...} box``);
+    ``b.x`` and ``o.x``, declared with other structs that have an ``x``, are left alone."""
+    def run(root: Path) -> str:
+        return _build_and_run(root, "cc", "geo.c", "main.c")
+
+    with refactor_env(tmp_path / "repo", C_STRUCTS) as env:
+        assert run(env.root) == "9 14 5 7\n"
+        assert _applied(env, "point.x", "px") == {
+            ("geo.h", 2, 19, "high"), ("geo.c", 2, 44, "medium"), ("main.c", 5, 4, "medium"),
+            ("main.c", 5, 16, "medium")}
+        assert _applied(env, "box.w", "width") == {("geo.h", 4, 28, "high"), ("main.c", 5, 12, "medium")}
+        assert _applied(env, "other.x", "ox") == {("geo.h", 5, 19, "high"), ("main.c", 5, 29, "medium"),
+                                                  ("main.c", 6, 53, "medium")}
+        assert env.read("main.c").splitlines()[4] == "  p.px += b.width; q.px += o.ox;"
+        assert run(env.root) == "9 14 5 7\n"
+
+
+CPP_TYPED = {
+    "graph.h": "#pragma once\n#include <string>\n"
+               "struct Node {\n  bool dirty() const { return d_; }\n  bool d_ = true;\n};\n"
+               "struct Edge {\n  bool dirty() const { return false; }\n};\n"
+               "struct Bag {\n  int size() const { return 2; }\n};\n",
+    "main.cpp": "#include <cstdio>\n#include \"graph.h\"\n"
+                "static int count(const Node* n, const Edge& e, const Bag& b, const std::string& s) {\n"
+                "  return n->dirty() + e.dirty() + b.size() + (int)s.size();\n}\n"
+                "int main() { Node n; Edge e; Bag b; std::printf(\"%d\\n\", count(&n, e, b, \"abc\")); return 0; }\n",
+}
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="a C++ compiler builds the renamed project")
+def test_cpp_members_follow_the_declared_class_of_their_receiver(tmp_path: Path) -> None:
+    """``n->dirty()`` with ``const Node* n`` is ``Node::dirty`` (it was ``low`` because ``Edge`` has a ``dirty`` too,
+    and the renamed project did not build); ``e.dirty()`` stays ``Edge``'s; ``s.size()`` on a ``std::string`` is not
+    the repository's ``Bag::size`` (it was ``medium`` by name, and renamed)."""
+    def run(root: Path) -> str:
+        return _build_and_run(root, "g++", "main.cpp")
+
+    with refactor_env(tmp_path / "repo", CPP_TYPED) as env:
+        assert run(env.root) == "6\n"
+        assert _applied(env, "Node.dirty", "stale") == {("graph.h", 4, 7, "high"), ("main.cpp", 4, 12, "medium")}
+        assert _applied(env, "Bag.size", "count") == {("graph.h", 11, 6, "high"), ("main.cpp", 4, 36, "medium")}
+        assert "return n->stale() + e.dirty() + b.count() + (int)s.size();" in env.read("main.cpp")
+        assert run(env.root) == "6\n"

@@ -13,6 +13,8 @@ narrows them with syntactic evidence only, never guessing:
   not a method of a builtin type → ``medium`` (the anchor group has one owner);
 - Java/C#/PHP, whose members the index links itself: a receiver spelled like a family class that the index
   could not settle → ``medium``; a variable declared with a class from outside the repository → ``low``;
+- C/C++: a receiver declared with a class (``Node* n; n->dirty()``) → ``medium`` if it is the family's, ``low`` if
+  another class or one from outside the repository (``std::string s; s.size()``);
 - anything else → ``low`` with the reason (``other_binding`` when another class owns the name,
   ``unresolved_receiver`` otherwise) — proposed, never applied by default.
 """
@@ -29,7 +31,7 @@ from pathlib import Path
 from codeplane.refactor.facts import Def, FactReader, Ref
 from codeplane.refactor.library_names import DOTNET_MEMBERS, JVM_MEMBERS, PHP_MEMBERS
 from codeplane.refactor.models import Certainty
-from codeplane.refactor.receivers import Receivers
+from codeplane.refactor.receivers import Receivers, c_family
 from codeplane.refactor.spans import SourceText
 from codeplane.repo.content import decode
 
@@ -182,9 +184,11 @@ class ClassGraph:
         return best
 
     def receiver(self, ref: Ref) -> Ref | None:
-        """The plain-name reference right before ``.token`` (``recv`` in ``recv.token``)."""
+        """The plain-name reference right before ``.token`` (``recv`` in ``recv.token``, C/C++ ``recv->token``)."""
+        arrow = c_family(ref.path)
         for other in self.refs_on(ref.path, ref.line):
-            if other.end_column == ref.column - 1 and not other.is_member:
+            if not other.is_member and (other.end_column == ref.column - 1
+                                        or (arrow and other.end_column == ref.column - 2)):
                 return other
         return None
 
@@ -318,6 +322,8 @@ def classify_member_ref(graph: ClassGraph, family: MemberFamily, ref: Ref) -> tu
             return "medium", "class_name_receiver"
         if graph.receivers.declared_outside(recv):  # ``List<Item> items; items.add(...)``
             return "low", "other_binding"
+    if c_family(family.target.path) and graph.receivers.declared_outside(recv):
+        return "low", "other_binding"  # ``std::string path; path.size()``: a class outside the repository
     if family.target.path.endswith(".go") and graph.receivers.declared_in_other_package(recv):
         return "low", "other_binding"  # ``file *modfile.File; file.Syntax``: a type outside the repository
     if family.twins or family.overridden:

@@ -6,8 +6,9 @@ Evidence, strongest first:
 - ``Cls(...).name`` — a constructor call right before the dot → ``constructed``;
 - ``x.name`` where every binding site of ``x`` in its scope is ``x = Cls(...)`` or annotated ``x: Cls`` (a
   parameter annotation included) → ``assigned`` / ``annotated`` (``exact`` when each binding is that
-  statement alone: nothing after the call, nothing before the name); a Java/C#/PHP declaration whose class the
-  index records as its ``type:`` shape (``Cart c``, ``Item $i``) → ``declared``;
+  statement alone: nothing after the call, nothing before the name); a Java/C#/PHP/C/C++ declaration whose class
+  the index records as its ``type:`` shape (``Cart c``, ``Item $i``, ``const Node* n``; a C typedef of a struct is
+  the struct, ``typedef struct X {...} X_t;``) → ``declared``;
 - ``a.m().name`` where the index linked ``m`` to a method declared to return a class → ``returned``.
 The type name is resolved through the index's reference fact at its exact position, never by name lookup.
 Anything else (``self.x.name``, calls of functions, unions, strings) has no evidence and returns ``None``.
@@ -19,6 +20,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from codeplane.index.languages import detect
 from codeplane.refactor.facts import Def, FactReader, Ref
 from codeplane.refactor.spans import SourceText
 
@@ -38,6 +40,8 @@ class ReceiverType:
     exact: bool = False
 
 
+#: ``typedef struct X Y;``, ``typedef struct X {...} Y;``, ``typedef struct X *P;``: the struct tag ``X``.
+_TYPEDEF_STRUCT = re.compile(r"typedef\s+(?:const\s+)?(?:struct|union|class)\s+([A-Za-z_]\w*)\b")
 _SELF_ATTR = re.compile(r"\b(?:self|cls|this)\s*\.\s*(\w+)\s*$")
 _TYPE = r"(?:(?:t|typing)\.)?(?:Optional\[\s*)?([A-Za-z_][\w.]*)(?=\s*(?:\]|\|\s*None|[=,)#]|$))"
 _SIGNATURE_END = re.compile(r"\)\s*(?:->.*)?:\s*(?:#.*)?$")
@@ -45,6 +49,12 @@ _SIGNATURE_LINES = 40
 _JS_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
 #: How far back (characters) a multi-line constructor call is followed.
 _CALL_LOOKBACK = 4_000
+
+
+def c_family(path: str) -> bool:
+    """A C or C++ file: a value's declared class is its ``type:`` shape there (``Node* n``), as in Java."""
+    info = detect(path)
+    return info is not None and info.language in ("c", "cpp")
 
 
 class Receivers:
@@ -131,7 +141,27 @@ class Receivers:
         named = [r for r in self.refs(site.path) if r.line == site.line and r.token == last and r.target_uid]
         named.sort(key=lambda r: (r.end_column > site.column, abs(r.column - site.column)))
         cls = self.reader.get_def(named[0].target_uid) if named and named[0].target_uid else None
+        if cls is None and c_family(site.path):
+            # C: ``typedef struct X X;`` beside ``struct X {...}`` leaves the name ``X`` two definitions, so the
+            # index did not link it; a struct tag is one type in the program: the one struct so named.
+            tags = [d for d in self.reader.defs_named(last, 50) if d.kind in _CLASS_KINDS]
+            cls = tags[0] if len(tags) == 1 and any(r.line == site.line and r.token == last
+                                                    for r in self.refs(site.path)) else None
+        if cls is not None and cls.kind == "type":
+            cls = self._typedef_struct(cls)
         return ReceiverType(cls, "declared") if cls is not None and cls.kind in _CLASS_KINDS else None
+
+    def _typedef_struct(self, alias: Def) -> Def | None:
+        """C's ``typedef struct X Y;`` (``Y`` may be ``X``): the one struct ``X`` the repository defines."""
+        src = self.text(alias.path)
+        if src is None:
+            return None
+        head = " ".join(src.line_text(n) for n in range(alias.line, min(alias.end_line, alias.line + 1) + 1))
+        match = _TYPEDEF_STRUCT.match(head.lstrip())
+        if match is None:
+            return None
+        found = [d for d in self.reader.defs_named(match.group(1), 50) if d.kind in _CLASS_KINDS]
+        return found[0] if len(found) == 1 else None
 
     def declared_outside(self, receiver: Ref | None) -> bool:
         """A variable or field every declaration of which names a class the repository does not declare (a

@@ -26,8 +26,8 @@ file whose path ends with ``/x.h`` (a project's include root; ``<x.h>`` the same
 - **Constructors**: a constructor's name (written in its class, ``K::K`` apart, ``~K``) is its class's, so a class
   rename renames them. ``using namespace ns;`` opens ``ns`` to the rest of the file and to its includers.
 Not modelled (left as the per-file pass left them): overload resolution by argument types, argument-dependent
-lookup, using-declarations (``using std::vector;``), the types of values (``Widget w; w.size()`` stays ANCHORED),
-declarations a macro expands to.
+lookup, using-declarations (``using std::vector;``), the types of values (``Widget w; w.size()`` stays ANCHORED: the
+refactor planner reads ``w``'s declared class from its ``type:Widget`` shape), declarations a macro expands to.
 
 Incremental: the C/C++ files a batch changed, those holding a reference into a definition that came or went (a
 definition keeping its uid keeps its links) or spelling a name a changed file started or stopped defining or

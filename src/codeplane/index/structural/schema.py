@@ -76,7 +76,9 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #:     definition of ``ns.K.m``); a C++ qualifier is a reference and a qualified name has the shape ``q:<qualifier>``.
 #: 36: C++ definitions behind ``*``, ``**``, ``&`` or ``[N]`` (``Edge* in_edge_;``, ``const std::string& path() const``,
 #:     ``Node* State::LookupNode(...)``) and C functions returning ``T**``.
-SCHEMA_VERSION = 36
+#: 37: C struct fields (also of ``typedef struct {...} T;``) are definitions; a C/C++ declared name carries its
+#:     class as ``type:T`` (``Node* n``), the refactor planner's receiver evidence.
+SCHEMA_VERSION = 37
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

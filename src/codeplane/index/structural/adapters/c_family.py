@@ -33,6 +33,64 @@ def declarator_names(node: Node) -> list[Node]:
     return []
 
 
+#: What declares a name with a type written before it (the return type, for a function).
+_DECLARING = frozenset({"parameter_declaration", "optional_parameter_declaration", "declaration", "field_declaration",
+                        "for_range_loop", "function_definition"})
+#: Where a C++ declaration is at file scope (a namespace's body too): its name keeps its namespace shape (``n:``).
+_FILE_LEVEL = frozenset({"translation_unit", "declaration_list", "linkage_specification"})
+_NAMED_TYPES = frozenset({"struct_specifier", "union_specifier", "class_specifier", "enum_specifier"})
+
+
+def declared_type(node: Node) -> str | None:
+    """``type:T`` on the name a declaration gives a value of the class or struct ``T`` (``Node* n``, ``const Shape&
+    s``, ``struct point *p``, ``Edge* in_edge_;``, ``for (Edge* e : edges)``; a function's name: its return type),
+    for the refactor planner's receivers (``n->dirty()`` is a ``Node``'s). Only a type written as one name, possibly
+    qualified (``geo::Shape``: ``Shape``); builtin types, templates' arguments and ``auto`` say nothing."""
+    if node.type not in ("identifier", "field_identifier"):
+        return None
+    current, parent = node, node.parent
+    while parent is not None and (parent.type in _WRAPPERS or parent.type == "function_declarator"):
+        inner = parent.child_by_field_name("declarator") if parent.type != "reference_declarator" else next(
+            iter(parent.named_children), None)
+        if inner is None or inner.id != current.id:
+            return None  # a size, a default value, a parameter list: not the declared name
+        current, parent = parent, parent.parent
+    if parent is None or parent.type not in _DECLARING or not any(
+            d.id == current.id for d in parent.children_by_field_name("declarator")):
+        return None
+    written = parent.child_by_field_name("type")
+    while written is not None and written.type == "qualified_identifier":
+        written = written.child_by_field_name("name")
+    if written is not None and written.type in _NAMED_TYPES:
+        written = written.child_by_field_name("name")
+    if written is None or written.type != "type_identifier" or written.text is None:
+        return None
+    return "type:" + written.text.decode("utf-8", "replace")
+
+
+def _at_file_level(node: Node) -> bool:
+    parent = node.parent
+    while parent is not None and parent.type == "template_declaration":
+        parent = parent.parent
+    return parent is None or parent.type in _FILE_LEVEL
+
+
+def cpp_shape(node: Node) -> str | None:
+    """A qualified name's qualifier (``q:``), else a declared value's class (``type:``) but at file scope, where
+    the namespace shape (``n:``) tells the linker where the name lives."""
+    qualified = qualified_shape(node)
+    if qualified is not None:
+        return qualified
+    shape = declared_type(node)
+    if shape is None:
+        return None
+    declaring = node.parent
+    while declaring is not None and declaring.type not in _DECLARING:
+        declaring = declaring.parent
+    return None if declaring is None or (declaring.type in ("declaration", "function_definition")
+                                         and _at_file_level(declaring)) else shape
+
+
 def qualified_shape(node: Node) -> str | None:
     """``q:<qualifier>`` for a C++ name written after a qualifier (``ns::K::m``: ``m`` is ``q:ns::K``, ``K`` is
     ``q:ns``; ``::f`` is ``q:``, the global namespace), template arguments left out; None for a name written alone
@@ -96,9 +154,9 @@ def imports(ctx: Context, node: Node) -> None:
 
 C = LanguageSpec("c", ("c.scm",), class_kinds=frozenset({"struct"}), binding_kinds=frozenset({"function", "macro"}),
                  resolve_file_scope=True, declaration_types=frozenset({"init_declarator", "declaration"}),
-                 imports=imports, pattern_names=declarator_names)
+                 imports=imports, pattern_names=declarator_names, plain_shape=declared_type)
 CPP = replace(C, language="cpp", patterns=("c.scm", "cpp.scm"), class_kinds=frozenset({"class", "struct"}),
               binding_kinds=frozenset({"field", "method"}), resolve_file_scope=False,
               members_visible=True, owner_members_visible=True,
               member_name_parents=frozenset({"field_initializer"}), overload_types=frozenset({"field_declaration"}),
-              receiver_shapes={"this": "this."}, plain_shape=qualified_shape, file_scope_shape=namespace_shape)
+              receiver_shapes={"this": "this."}, plain_shape=cpp_shape, file_scope_shape=namespace_shape)

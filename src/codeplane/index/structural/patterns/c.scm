@@ -7,7 +7,18 @@
 (struct_specifier name: (type_identifier) @name body: (field_declaration_list)) @definition.struct
 (union_specifier name: (type_identifier) @name body: (field_declaration_list)) @definition.struct
 (enum_specifier name: (type_identifier) @name body: (enumerator_list)) @definition.enum
+; `typedef struct { ... } grid;`: the typedef names the struct, whose fields are `grid`'s members.
+(type_definition type: [(struct_specifier !name body: (field_declaration_list))
+                        (union_specifier !name body: (field_declaration_list))]
+  declarator: (type_identifier) @name) @definition.struct
 (type_definition declarator: (type_identifier) @name) @definition.type
+; A struct's (a class's) fields, also behind `*`, `**` or `[N]` (`Edge* in_edge_;`, `char name[16];`).
+(field_declaration declarator: (field_identifier) @name) @definition.field
+(field_declaration declarator: [
+  (pointer_declarator declarator: (field_identifier) @name)
+  (pointer_declarator declarator: (pointer_declarator declarator: (field_identifier) @name))
+  (array_declarator declarator: (field_identifier) @name)
+  (pointer_declarator declarator: (array_declarator declarator: (field_identifier) @name))]) @definition.field
 (preproc_def name: (identifier) @name) @definition.macro
 (preproc_function_def name: (identifier) @name) @definition.macro
 (enumerator name: (identifier) @name) @definition.constant

@@ -35,15 +35,9 @@
   declarator: (qualified_identifier scope: (_) @owner name: (destructor_name) @name))) @definition.method
 (function_definition declarator: (function_declarator
   declarator: (qualified_identifier name: (qualified_identifier name: (destructor_name) @name)) @owner)) @definition.method
-(field_declaration declarator: (field_identifier) @name) @definition.field
 (field_declaration declarator: (function_declarator declarator: (field_identifier) @name)) @definition.method
-; Fields and method declarations behind `*`, `**`, `&` or `[N]` (`Edge* in_edge_;`, `virtual Node* next() = 0;`).
-(field_declaration declarator: [
-  (pointer_declarator declarator: (field_identifier) @name)
-  (pointer_declarator declarator: (pointer_declarator declarator: (field_identifier) @name))
-  (reference_declarator (field_identifier) @name)
-  (array_declarator declarator: (field_identifier) @name)
-  (pointer_declarator declarator: (array_declarator declarator: (field_identifier) @name))]) @definition.field
+; Method declarations behind `*`, `**` or `&` (`virtual Node* next() = 0;`); fields are in c.scm but a reference.
+(field_declaration declarator: (reference_declarator (field_identifier) @name)) @definition.field
 (field_declaration declarator: [
   (pointer_declarator declarator: (function_declarator declarator: (field_identifier) @name))
   (pointer_declarator declarator: (pointer_declarator declarator: (function_declarator declarator: (field_identifier) @name)))
