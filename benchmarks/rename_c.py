@@ -5,9 +5,9 @@ Source: the LZ4 library (``lz4.c``/``.h``, ``lz4hc``, ``lz4frame``, ``xxhash``) 
 declared in headers and defined in source files, ``lz4hc.c`` and ``lz4frame.c`` call ``lz4.c``'s, ``lz4hc.c``
 includes ``lz4.c`` itself for the common definitions, and macros call functions (``FORWARD_IF_ERROR``).
 
-Each case renames one function, type or macro on a fresh copy (a git repo holding ``lz4libs/`` and ``main.c``, a
-driver compressing a buffer with the fast, HC and frame APIs and printing sizes and XXH32 checksums) through
-CodePlane's index and refactor service in process, applies the default selection (high + medium) and judges it:
+Each case renames one function, type, macro or struct field on a fresh copy (a git repo holding ``lz4libs/`` and
+``main.c``, a driver compressing a buffer with the fast, HC and frame APIs and printing sizes and XXH32 checksums)
+through CodePlane's index and refactor service in process, applies the default selection (high + medium) and judges it:
 ``cc`` must build all five files and the program must print the untouched copy's line. "No silent misses" is
 checked from outside (``_rename_listing.py``): every whole-word occurrence of the old name must be on a line the
 plan lists (``unlisted``), and after apply the occurrences left must be listed, unapplied edits (``left``; here the
@@ -75,6 +75,11 @@ CASES: list[Case] = [
     ("LZ4F_preferences_t", "lz4f_prefs", "type"),
     ("LZ4HC_CLEVEL_MAX", "LZ4HC_LEVEL_TOP", "macro"),
     ("LZ4_MAX_INPUT_SIZE", "LZ4_INPUT_LIMIT", "macro"),
+    ("LZ4_stream_t_internal.dictSize", "dict_size", "field"),
+    ("LZ4F_dctx_s.dictSize", "dict_bytes", "field"),
+    ("LZ4F_cctx_s.maxBufferSize", "max_buffer_size", "field"),
+    ("LZ4HC_CCtx_internal.dictLimit", "dict_limit", "field"),
+    ("LZ4HC_CCtx_internal.lowLimit", "low_limit", "field"),
 ]
 
 

@@ -360,14 +360,21 @@ def test_c_struct_fields_are_renamed_through_declared_receivers(tmp_path: Path) 
 
 
 CPP_TYPED = {
-    "graph.h": "#pragma once\n#include <string>\n"
+    "graph.h": "#pragma once\n#include <string>\n\n"
                "struct Node {\n  bool dirty() const { return d_; }\n  bool d_ = true;\n};\n"
                "struct Edge {\n  bool dirty() const { return false; }\n};\n"
                "struct Bag {\n  int size() const { return 2; }\n};\n",
-    "main.cpp": "#include <cstdio>\n#include \"graph.h\"\n"
+    "main.cpp": "#include <cstdio>\n#include <vector>\n#include \"graph.h\"\n"
                 "static int count(const Node* n, const Edge& e, const Bag& b, const std::string& s) {\n"
                 "  return n->dirty() + e.dirty() + b.size() + (int)s.size();\n}\n"
-                "int main() { Node n; Edge e; Bag b; std::printf(\"%d\\n\", count(&n, e, b, \"abc\")); return 0; }\n",
+                "static int all(std::vector<Node*>& nodes, const std::vector<Edge>& edges) {\n  int sum = 0;\n"
+                "  for (std::vector<Node*>::iterator i = nodes.begin(); i != nodes.end(); ++i) sum += (*i)->dirty();\n"
+                "  for (std::vector<Edge>::const_iterator j = edges.begin(); j != edges.end(); ++j)\n"
+                "    sum += j->dirty();\n"
+                "  return sum;\n}\n"
+                "int main() {\n  Node n; Edge e; Bag b;\n"
+                "  std::vector<Node*> nodes(2, &n);\n  std::vector<Edge> edges(1);\n"
+                "  std::printf(\"%d %d\\n\", count(&n, e, b, \"abc\"), all(nodes, edges));\n  return 0;\n}\n",
 }
 
 
@@ -375,13 +382,17 @@ CPP_TYPED = {
 def test_cpp_members_follow_the_declared_class_of_their_receiver(tmp_path: Path) -> None:
     """``n->dirty()`` with ``const Node* n`` is ``Node::dirty`` (it was ``low`` because ``Edge`` has a ``dirty`` too,
     and the renamed project did not build); ``e.dirty()`` stays ``Edge``'s; ``s.size()`` on a ``std::string`` is not
-    the repository's ``Bag::size`` (it was ``medium`` by name, and renamed)."""
+    the repository's ``Bag::size`` (it was ``medium`` by name, and renamed). An iterator over a container of the
+    class points at it: ``(*i)->dirty()`` is ``Node``'s, ``j->dirty()`` ``Edge``'s (both were ``low``)."""
     def run(root: Path) -> str:
         return _build_and_run(root, "g++", "main.cpp")
 
     with refactor_env(tmp_path / "repo", CPP_TYPED) as env:
-        assert run(env.root) == "6\n"
-        assert _applied(env, "Node.dirty", "stale") == {("graph.h", 4, 7, "high"), ("main.cpp", 4, 12, "medium")}
-        assert _applied(env, "Bag.size", "count") == {("graph.h", 11, 6, "high"), ("main.cpp", 4, 36, "medium")}
-        assert "return n->stale() + e.dirty() + b.count() + (int)s.size();" in env.read("main.cpp")
-        assert run(env.root) == "6\n"
+        assert run(env.root) == "6 2\n"
+        assert _applied(env, "Node.dirty", "stale") == {("graph.h", 5, 7, "high"), ("main.cpp", 5, 12, "medium"),
+                                                        ("main.cpp", 9, 91, "medium")}
+        assert _applied(env, "Bag.size", "count") == {("graph.h", 12, 6, "high"), ("main.cpp", 5, 36, "medium")}
+        text = env.read("main.cpp")
+        assert "return n->stale() + e.dirty() + b.count() + (int)s.size();" in text
+        assert "sum += (*i)->stale();" in text and "sum += j->dirty();" in text
+        assert run(env.root) == "6 2\n"

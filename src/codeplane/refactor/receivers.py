@@ -41,6 +41,7 @@ class ReceiverType:
 
 
 #: ``typedef struct X Y;``, ``typedef struct X {...} Y;``, ``typedef struct X *P;``: the struct tag ``X``.
+_DEREFERENCED = re.compile(r"\(\s*\*\s*([A-Za-z_]\w*)\s*\)\s*(?:->|\.)\s*$")
 _TYPEDEF_STRUCT = re.compile(r"typedef\s+(?:const\s+)?(?:struct|union|class)\s+([A-Za-z_]\w*)\b")
 _SELF_ATTR = re.compile(r"\b(?:self|cls|this)\s*\.\s*(\w+)\s*$")
 _TYPE = r"(?:(?:t|typing)\.)?(?:Optional\[\s*)?([A-Za-z_][\w.]*)(?=\s*(?:\]|\|\s*None|[=,)#]|$))"
@@ -137,7 +138,8 @@ class Receivers:
         """A Java/C#/PHP declaration's class (its ``type:C`` shape: ``Cart c``, ``var c = new Cart()``, ``Item $i``):
         the index's reference on the written class name, on the same line, nearest the declared name."""
         written = (site.receiver_shape or "")[5:]
-        last = re.split(r"[.\\]", written)[-1]
+        iterated = written.startswith("*")  # C++: an iterator over a container of the class
+        last = re.split(r"[.\\]", written.lstrip("*"))[-1]
         named = [r for r in self.refs(site.path) if r.line == site.line and r.token == last and r.target_uid]
         named.sort(key=lambda r: (r.end_column > site.column, abs(r.column - site.column)))
         cls = self.reader.get_def(named[0].target_uid) if named and named[0].target_uid else None
@@ -149,7 +151,9 @@ class Receivers:
                                                     for r in self.refs(site.path)) else None
         if cls is not None and cls.kind == "type":
             cls = self._typedef_struct(cls)
-        return ReceiverType(cls, "declared") if cls is not None and cls.kind in _CLASS_KINDS else None
+        if cls is None or cls.kind not in _CLASS_KINDS:
+            return None
+        return ReceiverType(cls, "iterated" if iterated else "declared")
 
     def _typedef_struct(self, alias: Def) -> Def | None:
         """C's ``typedef struct X Y;`` (``Y`` may be ``X``): the one struct ``X`` the repository defines."""
@@ -200,7 +204,7 @@ class Receivers:
         return bool(sites) and all(outside(s) for s in sites)
 
     def _repository_class(self, shape: str) -> bool:
-        last = re.split(r"[.\\]", shape[5:])[-1]
+        last = re.split(r"[.\\]", shape[5:].lstrip("*"))[-1]
         return any(d.kind in _CLASS_KINDS for d in self.reader.defs_named(last, 50))
 
     def _from_site(self, src: SourceText, site: Ref) -> ReceiverType | None:
@@ -264,6 +268,8 @@ class Receivers:
         if src is None:
             return None
         if receiver is None:
+            if c_family(ref.path):
+                return self._dereferenced(src, ref)
             return self._constructed(src, ref) or self._attribute(src, ref)
         if receiver.target_uid is not None:
             owner = self.reader.get_def(receiver.target_uid)
@@ -278,9 +284,17 @@ class Receivers:
                 if owner_src is not None and site is not None:
                     return self._from_site(owner_src, site)
             return None
+        found = self._bound(src, receiver)
+        if found is not None and found.evidence == "iterated" and src.line_text(ref.line)[
+                receiver.end_column:ref.column].strip() != "->":
+            return None  # ``i.m`` is the iterator's own member, not what it points at
+        return found
+
+    def _bound(self, src: SourceText, receiver: Ref) -> ReceiverType | None:
+        """The class every binding site of a local or parameter gives it."""
         if receiver.bind_id is None:
             return None
-        sites = [r for r in self.refs(ref.path)
+        sites = [r for r in self.refs(receiver.path)
                  if r.bind_id == receiver.bind_id and r.role == "DEFINITION" and not r.is_member]
         if not sites:
             return None
@@ -292,6 +306,17 @@ class Receivers:
         if len(classes) != 1 or first is None:
             return None
         return ReceiverType(first.cls, first.evidence, all(f is not None and f.exact for f in found))
+
+    def _dereferenced(self, src: SourceText, ref: Ref) -> ReceiverType | None:
+        """C++ ``(*i)->m`` or ``(*p).m``: the class ``i`` iterates over (``std::vector<Node*>::iterator i``) or ``p``
+        points at (``Node** p``, ``Node* p``)."""
+        match = _DEREFERENCED.search(src.line_text(ref.line)[:ref.column])
+        if match is None:
+            return None
+        name = next((r for r in self.refs(ref.path) if r.line == ref.line and r.column == match.start(1)
+                     and not r.is_member), None)
+        found = self._bound(src, name) if name is not None else None
+        return ReceiverType(found.cls, "declared") if found is not None else None
 
 
 def _whole_statement(src: SourceText, site: Ref, call_open: int) -> bool:

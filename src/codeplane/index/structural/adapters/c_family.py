@@ -59,6 +59,9 @@ def declared_type(node: Node) -> str | None:
             d.id == current.id for d in parent.children_by_field_name("declarator")):
         return None
     written = parent.child_by_field_name("type")
+    element = _iterated(written)
+    if element is not None:
+        return "type:*" + element
     while written is not None and written.type == "qualified_identifier":
         written = written.child_by_field_name("name")
     if written is not None and written.type in _NAMED_TYPES:
@@ -66,6 +69,30 @@ def declared_type(node: Node) -> str | None:
     if written is None or written.type != "type_identifier" or written.text is None:
         return None
     return "type:" + written.text.decode("utf-8", "replace")
+
+
+_CONTAINERS = frozenset({"vector", "list", "deque", "set", "multiset", "unordered_set", "unordered_multiset"})
+_ITERATORS = frozenset({"iterator", "const_iterator", "reverse_iterator", "const_reverse_iterator"})
+
+
+def _iterated(written: Node | None) -> str | None:
+    """``std::vector<Node*>::iterator``: ``Node``, the class of what the iterator points at (``(*i)->m``, ``i->m``);
+    a container of the standard library only, its element a class written as one name."""
+    while written is not None and written.type == "qualified_identifier":
+        scope, name = written.child_by_field_name("scope"), written.child_by_field_name("name")
+        if scope is not None and scope.type == "template_type" and name is not None and name.type == "type_identifier" \
+                and name.text is not None and name.text.decode() in _ITERATORS:
+            container, arguments = scope.child_by_field_name("name"), scope.child_by_field_name("arguments")
+            if container is None or container.text is None or container.text.decode() not in _CONTAINERS \
+                    or arguments is None or arguments.named_child_count != 1:
+                return None
+            element = arguments.named_children[0].child_by_field_name("type")
+            while element is not None and element.type == "qualified_identifier":
+                element = element.child_by_field_name("name")
+            return element.text.decode() if element is not None and element.type == "type_identifier" \
+                and element.text is not None else None
+        written = name
+    return None
 
 
 def _at_file_level(node: Node) -> bool:
