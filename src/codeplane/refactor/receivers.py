@@ -9,8 +9,13 @@ Evidence, strongest first:
   statement alone: nothing after the call, nothing before the name); a Java/C#/PHP/C/C++ declaration whose class
   the index records as its ``type:`` shape (``Cart c``, ``Item $i``, ``const Node* n``; a C typedef of a struct is
   the struct, ``typedef struct X {...} X_t;``) → ``declared``;
-- ``a.m().name`` where the index linked ``m`` to a method declared to return a class → ``returned``.
-The type name is resolved through the index's reference fact at its exact position, never by name lookup.
+- ``a.m().name`` where the index linked ``m`` to a method declared to return a class → ``returned``; in C/C++,
+  whose member uses the index leaves ANCHORED, ``a->m()->name`` and ``a->f->name`` where ``a`` is typed (any of
+  these ways, three links deep at most) and its class declares ``m``/``f`` with a class → ``returned``;
+  ``(*i)->name`` and ``i->name`` with ``std::vector<Node*>::iterator i`` → ``declared`` (``i.name`` is the
+  iterator's own).
+The type name is resolved through the index's reference fact at its exact position, never by name lookup — but
+a C struct tag the index left unlinked (``typedef struct X X;`` beside ``struct X``) is the one struct so named.
 Anything else (``self.x.name``, calls of functions, unions, strings) has no evidence and returns ``None``.
 """
 
@@ -41,6 +46,9 @@ class ReceiverType:
 
 
 #: ``typedef struct X Y;``, ``typedef struct X {...} Y;``, ``typedef struct X *P;``: the struct tag ``X``.
+#: How many calls of a C++ chain (``a->b()->c()->name``) are followed back.
+_CHAIN_DEPTH = 3
+_CALLED, _FIELDS = frozenset({"method", "function"}), frozenset({"field"})
 _DEREFERENCED = re.compile(r"\(\s*\*\s*([A-Za-z_]\w*)\s*\)\s*(?:->|\.)\s*$")
 _TYPEDEF_STRUCT = re.compile(r"typedef\s+(?:const\s+)?(?:struct|union|class)\s+([A-Za-z_]\w*)\b")
 _SELF_ATTR = re.compile(r"\b(?:self|cls|this)\s*\.\s*(\w+)\s*$")
@@ -66,6 +74,7 @@ class Receivers:
         self.refs = refs
         self.text = text
         self.enclosing_class = enclosing_class
+        self._chain_depth = 0
 
     def _typed(self, path: str, line: int, column: int, dotted: str, evidence: str) -> ReceiverType | None:
         cls = self._class_at(path, line, column, dotted)
@@ -224,8 +233,10 @@ class Receivers:
         return None
 
     def _constructed(self, src: SourceText, ref: Ref) -> ReceiverType | None:
-        """``Cls(...).name``, the call possibly spanning lines (bounded look-back)."""
+        """``Cls(...).name``, the call possibly spanning lines (bounded look-back); C++ ``a.m()->name`` too."""
         dot = src.offset(ref.line, ref.column) - 1
+        if dot > 0 and src.text[dot - 1:dot + 1] == "->" and c_family(ref.path):
+            dot -= 1
         end = dot
         while end > 0 and src.text[end - 1].isspace():
             end -= 1
@@ -245,8 +256,53 @@ class Receivers:
                 cls = self._class_at(src.path, line, match.start(1), match.group(1))
                 if cls is not None:
                     return ReceiverType(cls, "constructed")
-                return self._returned(src.path, line, match.start(1), match.group(1))
+                returned = self._returned(src.path, line, match.start(1), match.group(1))
+                if returned is None and c_family(src.path):  # ``a.m()->name``, ``a->m()->name``: ``m`` is a member
+                    called = match.group(1).rsplit(".", 1)[-1].strip()
+                    return self._member_type(src, line, match.end(1) - len(called), called, _CALLED)
+                return returned
         return None
+
+    def _field(self, src: SourceText, ref: Ref) -> ReceiverType | None:
+        """C++ ``a->f->name`` / ``a.f.name``: the class member ``f`` of ``a``'s class is declared with."""
+        for member in self.refs(ref.path):
+            if member.line == ref.line and member.is_member and member.end_column in (ref.column - 1, ref.column - 2) \
+                    and src.line_text(ref.line)[member.end_column:ref.column] in (".", "->"):
+                return self._member_type(src, member.line, member.column, member.token, _FIELDS)
+        return None
+
+    def _member_type(self, src: SourceText, line: int, column: int, name: str,
+                     kinds: frozenset[str]) -> ReceiverType | None:
+        """C++ ``a->m()->name`` (``node->in_edge()->outputs_ready()``) or ``a->f->name``: the class the member's
+        declaration names (its return type, its type), the member being of ``a``'s class (typed the same ways, a
+        few links deep at most)."""
+        if self._chain_depth >= _CHAIN_DEPTH:
+            return None
+        member = next((r for r in self.refs(src.path) if r.line == line and r.column == column and r.is_member
+                       and r.token == name), None)
+        if member is None:
+            return None
+        receiver = next((r for r in self.refs(src.path) if r.line == line and not r.is_member
+                         and r.end_column in (column - 1, column - 2)), None)
+        self._chain_depth += 1
+        try:
+            owner = self.of(member, receiver)
+        finally:
+            self._chain_depth -= 1
+        if owner is None:
+            return None
+        found = set()
+        for d in self.reader.defs_named(name, 50):
+            if d.parent_uid != owner.cls.def_uid or d.kind not in kinds:
+                continue
+            site = next((r for r in self.refs(d.path) if r.line == d.name_line and r.column == d.name_column
+                         and r.role == "DEFINITION"), None)
+            typed = self._declared(site) if site is not None and (site.receiver_shape or "").startswith("type:") \
+                else None
+            if typed is None or typed.evidence != "declared":
+                return None  # a declaration of ``m`` whose return type says nothing: no answer
+            found.add(typed.cls)
+        return ReceiverType(found.pop(), "returned") if len(found) == 1 else None
 
     def _returned(self, path: str, line: int, column: int, dotted: str) -> ReceiverType | None:
         """``a.m().name`` where the index linked ``m`` to a Java/C#/PHP method whose declared return type is a
@@ -269,7 +325,7 @@ class Receivers:
             return None
         if receiver is None:
             if c_family(ref.path):
-                return self._dereferenced(src, ref)
+                return self._dereferenced(src, ref) or self._constructed(src, ref) or self._field(src, ref)
             return self._constructed(src, ref) or self._attribute(src, ref)
         if receiver.target_uid is not None:
             owner = self.reader.get_def(receiver.target_uid)
