@@ -401,3 +401,17 @@ def test_cpp_members_follow_the_declared_class_of_their_receiver(tmp_path: Path)
             in text
         assert "sum += (*i)->stale();" in text and "sum += j->dirty();" in text
         assert run(env.root) == "8 2\n"
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="a C compiler builds the renamed project")
+def test_c_function_pointer_field_is_a_definition(tmp_path: Path) -> None:
+    """``int (*apply)(int);`` in a struct (a table of operations) was no definition: SYMBOL_NOT_FOUND; its calls
+    through a declared pointer, ``o->apply(3)``, are its uses."""
+    files = {"ops.h": "struct ops { int (*apply)(int); const char *name; };\n",
+             "main.c": "#include <stdio.h>\n#include \"ops.h\"\nstatic int twice(int v) { return 2 * v; }\n"
+                       "static int run(const struct ops *o) { return o->apply(3); }\n"
+                       "int main(void) { struct ops o = {twice, \"x\"}; printf(\"%d\\n\", run(&o)); return 0; }\n"}
+    with refactor_env(tmp_path / "repo", files) as env:
+        assert _build_and_run(env.root, "cc", "main.c") == "6\n"
+        assert _applied(env, "ops.apply", "call") == {("ops.h", 1, 19, "high"), ("main.c", 4, 48, "medium")}
+        assert _build_and_run(env.root, "cc", "main.c") == "6\n"

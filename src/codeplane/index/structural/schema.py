@@ -78,7 +78,8 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #:     ``Node* State::LookupNode(...)``) and C functions returning ``T**``.
 #: 37: C struct fields (also of ``typedef struct {...} T;``) are definitions; a C/C++ declared name carries its
 #:     class as ``type:T`` (``Node* n``), the refactor planner's receiver evidence.
-SCHEMA_VERSION = 37
+#: 38: a C/C++ function pointer field (``int (*apply)(int);``) is a field.
+SCHEMA_VERSION = 38
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

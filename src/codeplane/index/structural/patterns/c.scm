@@ -19,6 +19,10 @@
   (pointer_declarator declarator: (pointer_declarator declarator: (field_identifier) @name))
   (array_declarator declarator: (field_identifier) @name)
   (pointer_declarator declarator: (array_declarator declarator: (field_identifier) @name))]) @definition.field
+; A function pointer field, `int (*open)(const char *path);`.
+(field_declaration declarator: (function_declarator
+  declarator: (parenthesized_declarator (pointer_declarator declarator: (field_identifier) @name))))
+  @definition.field
 (preproc_def name: (identifier) @name) @definition.macro
 (preproc_function_def name: (identifier) @name) @definition.macro
 (enumerator name: (identifier) @name) @definition.constant
