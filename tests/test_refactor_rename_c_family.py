@@ -363,12 +363,14 @@ CPP_TYPED = {
     "graph.h": "#pragma once\n#include <string>\n\n"
                "struct Node {\n  bool dirty() const { return d_; }\n  bool d_ = true;\n};\n"
                "struct Edge {\n  bool dirty() const { return false; }\n  Node* source() const { return src_; }\n"
-               "  Node* src_ = nullptr;\n};\n"
+               "  Node* src_ = nullptr;\n  bool first() const { return this->source()->dirty(); }\n"
+               "  bool second() const;\n};\n"
                "struct Bag {\n  int size() const { return 2; }\n};\n",
     "main.cpp": "#include <cstdio>\n#include <vector>\n#include \"graph.h\"\n"
                 "static int count(const Node* n, const Edge& e, const Bag& b, const std::string& s) {\n"
                 "  return n->dirty() + e.dirty() + b.size() + (int)s.size() + e.source()->dirty() + e.src_->dirty();"
                 "\n}\n"
+                "bool Edge::second() const { return this->src_->dirty(); }\n"
                 "static int all(std::vector<Node*>& nodes, const std::vector<Edge>& edges) {\n  int sum = 0;\n"
                 "  for (std::vector<Node*>::iterator i = nodes.begin(); i != nodes.end(); ++i) sum += (*i)->dirty();\n"
                 "  for (std::vector<Edge>::const_iterator j = edges.begin(); j != edges.end(); ++j)\n"
@@ -376,7 +378,8 @@ CPP_TYPED = {
                 "  return sum;\n}\n"
                 "int main() {\n  Node n; Edge e; Bag b;\n  e.src_ = &n;\n"
                 "  std::vector<Node*> nodes(2, &n);\n  std::vector<Edge> edges(1);\n"
-                "  std::printf(\"%d %d\\n\", count(&n, e, b, \"abc\"), all(nodes, edges));\n  return 0;\n}\n",
+                "  std::printf(\"%d %d %d\\n\", count(&n, e, b, \"abc\"), all(nodes, edges), e.first() + e.second());\n"
+                "  return 0;\n}\n",
 }
 
 
@@ -386,21 +389,23 @@ def test_cpp_members_follow_the_declared_class_of_their_receiver(tmp_path: Path)
     and the renamed project did not build); ``e.dirty()`` stays ``Edge``'s; ``s.size()`` on a ``std::string`` is not
     the repository's ``Bag::size`` (it was ``medium`` by name, and renamed). An iterator over a container of the
     class points at it: ``(*i)->dirty()`` is ``Node``'s, ``j->dirty()`` ``Edge``'s (both were ``low``); so does a
-    member's declared type: ``e.source()->dirty()`` and ``e.src_->dirty()`` (``Node* source()``, ``Node* src_``)."""
+    member's declared type: ``e.source()->dirty()`` and ``e.src_->dirty()`` (``Node* source()``, ``Node* src_``),
+    also from ``this`` in a method written in the class or apart (``this->src_->dirty()``)."""
     def run(root: Path) -> str:
         return _build_and_run(root, "g++", "main.cpp")
 
     with refactor_env(tmp_path / "repo", CPP_TYPED) as env:
-        assert run(env.root) == "8 2\n"
+        assert run(env.root) == "8 2 2\n"
         assert _applied(env, "Node.dirty", "stale") == {("graph.h", 5, 7, "high"), ("main.cpp", 5, 12, "medium"),
                                                         ("main.cpp", 5, 73, "medium"), ("main.cpp", 5, 91, "medium"),
-                                                        ("main.cpp", 9, 91, "medium")}
-        assert _applied(env, "Bag.size", "count") == {("graph.h", 14, 6, "high"), ("main.cpp", 5, 36, "medium")}
+                                                        ("graph.h", 12, 46, "medium"), ("main.cpp", 7, 47, "medium"),
+                                                        ("main.cpp", 10, 91, "medium")}
+        assert _applied(env, "Bag.size", "count") == {("graph.h", 16, 6, "high"), ("main.cpp", 5, 36, "medium")}
         text = env.read("main.cpp")
         assert "return n->stale() + e.dirty() + b.count() + (int)s.size() + e.source()->stale() + e.src_->stale();" \
             in text
         assert "sum += (*i)->stale();" in text and "sum += j->dirty();" in text
-        assert run(env.root) == "8 2\n"
+        assert run(env.root) == "8 2 2\n"
 
 
 @pytest.mark.skipif(shutil.which("cc") is None, reason="a C compiler builds the renamed project")

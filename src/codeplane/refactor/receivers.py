@@ -263,6 +263,18 @@ class Receivers:
                 return returned
         return None
 
+    def _this_class(self, ref: Ref) -> ReceiverType | None:
+        """C++ ``this->m``: the class of the method it is in, written in the class or apart (``int K::f() {...}``,
+        whose name the index links to ``K``'s declaration of ``f``)."""
+        cls = self.enclosing_class(ref.path, ref.line, ref.column) if self.enclosing_class is not None else None
+        if cls is None:
+            methods = [d for d in self.reader.defs_at(ref.path, ref.line) if d.kind in ("method", "function")]
+            site = next((r for r in self.refs(ref.path) if methods and r.line == methods[-1].name_line
+                         and r.column == methods[-1].name_column and r.role == "DEFINITION"), None)
+            declared = self.reader.get_def(site.target_uid) if site is not None and site.target_uid else None
+            cls = self.reader.get_def(declared.parent_uid) if declared is not None and declared.parent_uid else None
+        return ReceiverType(cls, "self") if cls is not None and cls.kind in _CLASS_KINDS else None
+
     def _field(self, src: SourceText, ref: Ref) -> ReceiverType | None:
         """C++ ``a->f->name`` / ``a.f.name``: the class member ``f`` of ``a``'s class is declared with."""
         for member in self.refs(ref.path):
@@ -325,6 +337,8 @@ class Receivers:
             return None
         if receiver is None:
             if c_family(ref.path):
+                if ref.receiver_shape == "this.":
+                    return self._this_class(ref)
                 return self._dereferenced(src, ref) or self._constructed(src, ref) or self._field(src, ref)
             return self._constructed(src, ref) or self._attribute(src, ref)
         if receiver.target_uid is not None:
