@@ -45,11 +45,11 @@ class ReceiverType:
     exact: bool = False
 
 
-#: ``typedef struct X Y;``, ``typedef struct X {...} Y;``, ``typedef struct X *P;``: the struct tag ``X``.
-#: How many calls of a C++ chain (``a->b()->c()->name``) are followed back.
+#: How many links of a C++ chain (``a->b()->c()->name``) are followed back.
 _CHAIN_DEPTH = 3
 _CALLED, _FIELDS = frozenset({"method", "function"}), frozenset({"field"})
 _DEREFERENCED = re.compile(r"\(\s*\*\s*([A-Za-z_]\w*)\s*\)\s*(?:->|\.)\s*$")
+#: ``typedef struct X Y;``, ``typedef struct X {...} Y;``, ``typedef struct X *P;``: the struct tag ``X``.
 _TYPEDEF_STRUCT = re.compile(r"typedef\s+(?:const\s+)?(?:struct|union|class)\s+([A-Za-z_]\w*)\b")
 _SELF_ATTR = re.compile(r"\b(?:self|cls|this)\s*\.\s*(\w+)\s*$")
 _TYPE = r"(?:(?:t|typing)\.)?(?:Optional\[\s*)?([A-Za-z_][\w.]*)(?=\s*(?:\]|\|\s*None|[=,)#]|$))"
@@ -144,8 +144,9 @@ class Receivers:
         return None
 
     def _declared(self, site: Ref) -> ReceiverType | None:
-        """A Java/C#/PHP declaration's class (its ``type:C`` shape: ``Cart c``, ``var c = new Cart()``, ``Item $i``):
-        the index's reference on the written class name, on the same line, nearest the declared name."""
+        """A Java/C#/PHP/C/C++ declaration's class (its ``type:C`` shape: ``Cart c``, ``var c = new Cart()``,
+        ``Item $i``, ``Node* n``): the index's reference on the written class name, on the same line, nearest the
+        declared name. ``type:*C`` is a C++ iterator over ``C``s (evidence ``iterated``)."""
         written = (site.receiver_shape or "")[5:]
         iterated = written.startswith("*")  # C++: an iterator over a container of the class
         last = re.split(r"[.\\]", written.lstrip("*"))[-1]
