@@ -420,3 +420,17 @@ def test_c_function_pointer_field_is_a_definition(tmp_path: Path) -> None:
         assert _build_and_run(env.root, "cc", "main.c") == "6\n"
         assert _applied(env, "ops.apply", "call") == {("ops.h", 1, 19, "high"), ("main.c", 4, 48, "medium")}
         assert _build_and_run(env.root, "cc", "main.c") == "6\n"
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="a C++ compiler builds the renamed project")
+def test_cpp_a_standard_type_is_not_the_repository_class_of_its_name(tmp_path: Path) -> None:
+    """``std::string s; s.size()`` where the repository has a ``util::string`` of its own: the written type is the
+    standard library's (the index cannot link it), not the one class the repository names so."""
+    files = {"text.h": "#pragma once\nnamespace util { struct string { int size() const { return 7; } }; }\n",
+             "main.cpp": "#include <cstdio>\n#include <string>\n#include \"text.h\"\n"
+                         "int main() {\n  std::string s = \"ab\"; util::string u;\n"
+                         "  std::printf(\"%d %d\\n\", (int)s.size(), u.size());\n  return 0;\n}\n"}
+    with refactor_env(tmp_path / "repo", files) as env:
+        assert _build_and_run(env.root, "g++", "main.cpp") == "2 7\n"
+        assert _applied(env, "util.string.size", "length") == {("text.h", 2, 37, "high"), ("main.cpp", 6, 42, "medium")}
+        assert _build_and_run(env.root, "g++", "main.cpp") == "2 7\n"

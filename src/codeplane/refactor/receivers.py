@@ -152,8 +152,12 @@ class Receivers:
         last = re.split(r"[.\\]", written.lstrip("*"))[-1]
         named = [r for r in self.refs(site.path) if r.line == site.line and r.token == last and r.target_uid]
         named.sort(key=lambda r: (r.end_column > site.column, abs(r.column - site.column)))
+        if c_family(site.path):
+            # The type is written right before the name, maybe unlinked (``std::string s; util::string u;``: ``s``
+            # is not ``u``'s class).
+            named = self._written_type(site, last)
         cls = self.reader.get_def(named[0].target_uid) if named and named[0].target_uid else None
-        if cls is None and c_family(site.path):
+        if cls is None and (info := detect(site.path)) is not None and info.language == "c":
             # C: ``typedef struct X X;`` beside ``struct X {...}`` leaves the name ``X`` two definitions, so the
             # index did not link it; a struct tag is one type in the program: the one struct so named.
             tags = [d for d in self.reader.defs_named(last, 50) if d.kind in _CLASS_KINDS]
@@ -164,6 +168,11 @@ class Receivers:
         if cls is None or cls.kind not in _CLASS_KINDS:
             return None
         return ReceiverType(cls, "iterated" if iterated else "declared")
+
+    def _written_type(self, site: Ref, name: str) -> list[Ref]:
+        """C/C++: the reference to the type ``name`` nearest before the declared name (none or one)."""
+        return sorted((r for r in self.refs(site.path) if r.line == site.line and r.token == name
+                       and r.end_column <= site.column), key=lambda r: -r.end_column)[:1]
 
     def _typedef_struct(self, alias: Def) -> Def | None:
         """C's ``typedef struct X Y;`` (``Y`` may be ``X``): the one struct ``X`` the repository defines."""
@@ -192,7 +201,16 @@ class Receivers:
         else:
             return False
         return bool(sites) and all((s.receiver_shape or "").startswith("type:") and self._declared(s) is None
-                                   and not self._repository_class(s.receiver_shape or "") for s in sites)
+                                   and (not self._repository_class(s.receiver_shape or "")
+                                        or self._qualified_elsewhere(s)) for s in sites)
+
+    def _qualified_elsewhere(self, site: Ref) -> bool:
+        """C++: the declaration's type is written qualified (``std::string s``) and the index found no class there,
+        though the repository has a class of that name in another namespace."""
+        if not c_family(site.path):
+            return False
+        written = self._written_type(site, (site.receiver_shape or "")[5:].lstrip("*"))
+        return bool(written) and written[0].target_uid is None and (written[0].receiver_shape or "").startswith("q:")
 
     def declared_in_other_package(self, receiver: Ref | None) -> bool:
         """Go: a local every declaration of which spells ``pkg.T`` where the index could not resolve ``T`` (a
