@@ -79,7 +79,8 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 37: C struct fields (also of ``typedef struct {...} T;``) are definitions; a C/C++ declared name carries its
 #:     class as ``type:T`` (``Node* n``), the refactor planner's receiver evidence.
 #: 38: a C/C++ function pointer field (``int (*apply)(int);``) is a field.
-SCHEMA_VERSION = 38
+#: 39: the C/C++ ``type:`` shape is on declared names only (definitions, locals, parameters).
+SCHEMA_VERSION = 39
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

@@ -39,6 +39,8 @@ _DECLARING = frozenset({"parameter_declaration", "optional_parameter_declaration
 #: Where a C++ declaration is at file scope (a namespace's body too): its name keeps its namespace shape (``n:``).
 _FILE_LEVEL = frozenset({"translation_unit", "declaration_list", "linkage_specification"})
 _NAMED_TYPES = frozenset({"struct_specifier", "union_specifier", "class_specifier", "enum_specifier"})
+_CLIMBED = frozenset({*_WRAPPERS, "function_declarator"})
+_FIRST_PARENTS = _CLIMBED | _DECLARING
 
 
 def declared_type(node: Node) -> str | None:
@@ -46,10 +48,10 @@ def declared_type(node: Node) -> str | None:
     s``, ``struct point *p``, ``Edge* in_edge_;``, ``for (Edge* e : edges)``; a function's name: its return type),
     for the refactor planner's receivers (``n->dirty()`` is a ``Node``'s). Only a type written as one name, possibly
     qualified (``geo::Shape``: ``Shape``); builtin types, templates' arguments and ``auto`` say nothing."""
-    if node.type not in ("identifier", "field_identifier"):
-        return None
     current, parent = node, node.parent
-    while parent is not None and (parent.type in _WRAPPERS or parent.type == "function_declarator"):
+    if parent is None or parent.type not in _FIRST_PARENTS or node.type not in ("identifier", "field_identifier"):
+        return None
+    while parent is not None and parent.type in _CLIMBED:
         inner = parent.child_by_field_name("declarator") if parent.type != "reference_declarator" else next(
             iter(parent.named_children), None)
         if inner is None or inner.id != current.id:
@@ -102,12 +104,9 @@ def _at_file_level(node: Node) -> bool:
     return parent is None or parent.type in _FILE_LEVEL
 
 
-def cpp_shape(node: Node) -> str | None:
-    """A qualified name's qualifier (``q:``), else a declared value's class (``type:``) but at file scope, where
-    the namespace shape (``n:``) tells the linker where the name lives."""
-    qualified = qualified_shape(node)
-    if qualified is not None:
-        return qualified
+def cpp_declared_type(node: Node) -> str | None:
+    """``declared_type`` but at file scope, where the namespace shape (``n:``) tells the linker where the name
+    lives."""
     shape = declared_type(node)
     if shape is None:
         return None
@@ -181,9 +180,10 @@ def imports(ctx: Context, node: Node) -> None:
 
 C = LanguageSpec("c", ("c.scm",), class_kinds=frozenset({"struct"}), binding_kinds=frozenset({"function", "macro"}),
                  resolve_file_scope=True, declaration_types=frozenset({"init_declarator", "declaration"}),
-                 imports=imports, pattern_names=declarator_names, plain_shape=declared_type)
+                 imports=imports, pattern_names=declarator_names, declared_shape=declared_type)
 CPP = replace(C, language="cpp", patterns=("c.scm", "cpp.scm"), class_kinds=frozenset({"class", "struct"}),
               binding_kinds=frozenset({"field", "method"}), resolve_file_scope=False,
               members_visible=True, owner_members_visible=True,
               member_name_parents=frozenset({"field_initializer"}), overload_types=frozenset({"field_declaration"}),
-              receiver_shapes={"this": "this."}, plain_shape=cpp_shape, file_scope_shape=namespace_shape)
+              receiver_shapes={"this": "this."}, plain_shape=qualified_shape, file_scope_shape=namespace_shape,
+              declared_shape=cpp_declared_type)

@@ -156,6 +156,7 @@ class Resolver:
                                  entries[0].reason))
         rows: list[RefRow] = []
         plain_shape, file_scope_shape = self.spec.plain_shape, self.spec.file_scope_shape
+        declared_shape = self.spec.declared_shape
         member_name_parents = self.spec.member_name_parents
         for node in sorted(refs.values(), key=lambda n: n.start_byte):
             name = self.src.text(node)
@@ -168,6 +169,8 @@ class Resolver:
                                    originals[node.id], False, shape))
                 continue
             declared = self.declared.get(node.id)
+            if shape is None and declared_shape is not None and (declared is not None or node.id in def_names):
+                shape = declared_shape(node)
             if declared is None and node.id in def_names:
                 # The name of a definition that binds nothing lexically (a method): it denotes its def.
                 rows.append(RefRow(scope, name, *self.src.span(node), DEFINITION, PROVEN, CERTAIN, -1,

@@ -101,5 +101,8 @@ class LanguageSpec:
     plain_shape: Callable[[Node], str | None] | None = None
     #: The same for a name at file scope without one (C++: the namespace its body holds it in, ``n:a::b``).
     file_scope_shape: Callable[[Node], str | None] | None = None
+    #: The same for a declared name (a definition's, a local's, a parameter's) without one: C/C++ ``type:T``, the
+    #: class its declaration gives it, for the refactor planner. Asked of declared names only: most names are not.
+    declared_shape: Callable[[Node], str | None] | None = None
 
 
