@@ -375,6 +375,8 @@ CPP_TYPED = {
                 "  for (std::vector<Node*>::iterator i = nodes.begin(); i != nodes.end(); ++i) sum += (*i)->dirty();\n"
                 "  for (std::vector<Edge>::const_iterator j = edges.begin(); j != edges.end(); ++j)\n"
                 "    sum += j->dirty();\n"
+                "  for (auto* n : nodes) sum += n->dirty();\n  for (const auto& e : edges) sum += e.dirty();\n"
+                "  sum += (int)nodes.size();\n"
                 "  return sum;\n}\n"
                 "int main() {\n  Node n; Edge e; Bag b;\n  e.src_ = &n;\n"
                 "  std::vector<Node*> nodes(2, &n);\n  std::vector<Edge> edges(1);\n"
@@ -390,22 +392,24 @@ def test_cpp_members_follow_the_declared_class_of_their_receiver(tmp_path: Path)
     the repository's ``Bag::size`` (it was ``medium`` by name, and renamed). An iterator over a container of the
     class points at it: ``(*i)->dirty()`` is ``Node``'s, ``j->dirty()`` ``Edge``'s (both were ``low``); so does a
     member's declared type: ``e.source()->dirty()`` and ``e.src_->dirty()`` (``Node* source()``, ``Node* src_``),
-    also from ``this`` in a method written in the class or apart (``this->src_->dirty()``)."""
+    also from ``this`` in a method written in the class or apart (``this->src_->dirty()``); ``for (auto* n : nodes)``
+    over a standard container of ``Node*`` is a ``Node``, and ``nodes.size()`` the container's own (it was
+    ``medium`` by name for ``Bag::size``)."""
     def run(root: Path) -> str:
         return _build_and_run(root, "g++", "main.cpp")
 
     with refactor_env(tmp_path / "repo", CPP_TYPED) as env:
-        assert run(env.root) == "8 2 2\n"
+        assert run(env.root) == "8 6 2\n"
         assert _applied(env, "Node.dirty", "stale") == {("graph.h", 5, 7, "high"), ("main.cpp", 5, 12, "medium"),
                                                         ("main.cpp", 5, 73, "medium"), ("main.cpp", 5, 91, "medium"),
                                                         ("graph.h", 12, 46, "medium"), ("main.cpp", 7, 47, "medium"),
-                                                        ("main.cpp", 10, 91, "medium")}
+                                                        ("main.cpp", 10, 91, "medium"), ("main.cpp", 13, 34, "medium")}
         assert _applied(env, "Bag.size", "count") == {("graph.h", 16, 6, "high"), ("main.cpp", 5, 36, "medium")}
         text = env.read("main.cpp")
         assert "return n->stale() + e.dirty() + b.count() + (int)s.size() + e.source()->stale() + e.src_->stale();" \
             in text
         assert "sum += (*i)->stale();" in text and "sum += j->dirty();" in text
-        assert run(env.root) == "8 2 2\n"
+        assert run(env.root) == "8 6 2\n"
 
 
 @pytest.mark.skipif(shutil.which("cc") is None, reason="a C compiler builds the renamed project")

@@ -148,8 +148,9 @@ class Receivers:
         ``Item $i``, ``Node* n``): the index's reference on the written class name, on the same line, nearest the
         declared name. ``type:*C`` is a C++ iterator over ``C``s (evidence ``iterated``)."""
         written = (site.receiver_shape or "")[5:]
-        iterated = written.startswith("*")  # C++: an iterator over a container of the class
-        last = re.split(r"[.\\]", written.lstrip("*"))[-1]
+        # C++: ``*C`` an iterator over a container of ``C``s, ``[]C`` a container of them
+        held = "iterated" if written.startswith("*") else "contained" if written.startswith("[]") else None
+        last = re.split(r"[.\\]", written.lstrip("*[]"))[-1]
         named = [r for r in self.refs(site.path) if r.line == site.line and r.token == last and r.target_uid]
         named.sort(key=lambda r: (r.end_column > site.column, abs(r.column - site.column)))
         if c_family(site.path):
@@ -167,7 +168,7 @@ class Receivers:
             cls = self._typedef_struct(cls)
         if cls is None or cls.kind not in _CLASS_KINDS:
             return None
-        return ReceiverType(cls, "iterated" if iterated else "declared")
+        return ReceiverType(cls, held or "declared")
 
     def _written_type(self, site: Ref, name: str) -> list[Ref]:
         """C/C++: the reference to the type ``name`` nearest before the declared name (none or one)."""
@@ -200,16 +201,23 @@ class Receivers:
                      if r.bind_id == receiver.bind_id and r.role == "DEFINITION" and not r.is_member]
         else:
             return False
-        return bool(sites) and all((s.receiver_shape or "").startswith("type:") and self._declared(s) is None
-                                   and (not self._repository_class(s.receiver_shape or "")
-                                        or self._qualified_elsewhere(s)) for s in sites)
+        return bool(sites) and all(self._outside(s) for s in sites)
+
+    def _outside(self, site: Ref) -> bool:
+        shape = site.receiver_shape or ""
+        if not shape.startswith("type:"):
+            return False
+        found = self._declared(site)
+        if found is not None:
+            return found.evidence == "contained"  # C++ ``std::vector<Node*> nodes``: ``nodes.size()`` is std's
+        return not self._repository_class(shape) or self._qualified_elsewhere(site)
 
     def _qualified_elsewhere(self, site: Ref) -> bool:
         """C++: the declaration's type is written qualified (``std::string s``) and the index found no class there,
         though the repository has a class of that name in another namespace."""
         if not c_family(site.path):
             return False
-        written = self._written_type(site, (site.receiver_shape or "")[5:].lstrip("*"))
+        written = self._written_type(site, (site.receiver_shape or "")[5:].lstrip("*[]"))
         return bool(written) and written[0].target_uid is None and (written[0].receiver_shape or "").startswith("q:")
 
     def declared_in_other_package(self, receiver: Ref | None) -> bool:
@@ -232,12 +240,14 @@ class Receivers:
         return bool(sites) and all(outside(s) for s in sites)
 
     def _repository_class(self, shape: str) -> bool:
-        last = re.split(r"[.\\]", shape[5:].lstrip("*"))[-1]
+        last = re.split(r"[.\\]", shape[5:].lstrip("*[]"))[-1]
         return any(d.kind in _CLASS_KINDS for d in self.reader.defs_named(last, 50))
 
     def _from_site(self, src: SourceText, site: Ref) -> ReceiverType | None:
         if (site.receiver_shape or "").startswith("type:"):
             return self._declared(site)
+        if (site.receiver_shape or "").startswith("each:"):
+            return self._each(src, site)
         rest = src.line_text(site.line)[site.end_column:]
         for pattern, evidence in ((_ASSIGNED, "assigned"), (_ANNOTATION, "annotated")):
             match = pattern.match(rest)
@@ -365,22 +375,23 @@ class Receivers:
             if owner is not None and owner.kind in _CLASS_KINDS:
                 # An ANCHORED name keeps the one class the syntax leaves, not a proven one.
                 return ReceiverType(owner, "candidate" if receiver.tier == "ANCHORED" else "class")
-            if owner is not None and owner.kind in ("variable", "constant", "field", "property"):
-                # A module-level ``x = Cls(...)`` / ``const x = new Cls()``: its one definition site decides.
-                owner_src = self.text(owner.path)
-                site = next((r for r in self.refs(owner.path) if r.line == owner.name_line
-                             and r.column == owner.name_column and r.role == "DEFINITION"), None)
-                if owner_src is not None and site is not None:
-                    return self._from_site(owner_src, site)
-            return None
         found = self._bound(src, receiver)
-        if found is not None and found.evidence == "iterated" and src.line_text(ref.line)[
-                receiver.end_column:ref.column].strip() != "->":
-            return None  # ``i.m`` is the iterator's own member, not what it points at
+        if found is not None and (found.evidence == "contained" or (found.evidence == "iterated" and src.line_text(
+                ref.line)[receiver.end_column:ref.column].strip() != "->")):
+            return None  # ``nodes.size()``, ``i.m``: the container's or the iterator's own member
         return found
 
     def _bound(self, src: SourceText, receiver: Ref) -> ReceiverType | None:
-        """The class every binding site of a local or parameter gives it."""
+        """The class every binding site of a local or parameter gives it, or the one definition site of the
+        module-level variable or field it names (``x = Cls(...)``, ``const x = new Cls()``, ``Edge* in_edge_;``)."""
+        if receiver.target_uid is not None:
+            owner = self.reader.get_def(receiver.target_uid)
+            if owner is None or owner.kind not in ("variable", "constant", "field", "property"):
+                return None
+            owner_src = self.text(owner.path)
+            site = next((r for r in self.refs(owner.path) if r.line == owner.name_line
+                         and r.column == owner.name_column and r.role == "DEFINITION"), None)
+            return self._from_site(owner_src, site) if owner_src is not None and site is not None else None
         if receiver.bind_id is None:
             return None
         sites = [r for r in self.refs(receiver.path)
@@ -395,6 +406,14 @@ class Receivers:
         if len(classes) != 1 or first is None:
             return None
         return ReceiverType(first.cls, first.evidence, all(f is not None and f.exact for f in found))
+
+    def _each(self, src: SourceText, site: Ref) -> ReceiverType | None:
+        """C++ ``for (auto* n : nodes)``: the class of what ``nodes``, a standard container, holds."""
+        name = (site.receiver_shape or "")[5:]
+        ranged = next((r for r in self.refs(site.path) if r.line == site.line and r.column > site.column
+                       and r.token == name and not r.is_member), None)
+        found = self._bound(src, ranged) if ranged is not None else None
+        return ReceiverType(found.cls, "declared") if found is not None and found.evidence == "contained" else None
 
     def _dereferenced(self, src: SourceText, ref: Ref) -> ReceiverType | None:
         """C++ ``(*i)->m`` or ``(*p).m``: the class ``i`` iterates over (``std::vector<Node*>::iterator i``) or ``p``

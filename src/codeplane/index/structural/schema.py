@@ -80,7 +80,8 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #:     class as ``type:T`` (``Node* n``), the refactor planner's receiver evidence.
 #: 38: a C/C++ function pointer field (``int (*apply)(int);``) is a field.
 #: 39: the C/C++ ``type:`` shape is on declared names only (definitions, locals, parameters).
-SCHEMA_VERSION = 39
+#: 40: a C++ standard container's element class (``type:[]Node``) and ``for (auto* n : nodes)`` (``each:nodes``).
+SCHEMA_VERSION = 40
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

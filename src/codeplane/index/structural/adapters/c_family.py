@@ -47,7 +47,8 @@ def declared_type(node: Node) -> str | None:
     """``type:T`` on the name a declaration gives a value of the class or struct ``T`` (``Node* n``, ``const Shape&
     s``, ``struct point *p``, ``Edge* in_edge_;``, ``for (Edge* e : edges)``; a function's name: its return type),
     for the refactor planner's receivers (``n->dirty()`` is a ``Node``'s). Only a type written as one name, possibly
-    qualified (``geo::Shape``: ``Shape``); builtin types, templates' arguments and ``auto`` say nothing."""
+    qualified (``geo::Shape``: ``Shape``); builtin types and other templates say nothing. A standard container of a
+    class is ``type:[]T``, an iterator over one ``type:*T``, and ``for (auto* n : nodes)`` ``each:nodes``."""
     current, parent = node, node.parent
     if parent is None or parent.type not in _FIRST_PARENTS or node.type not in ("identifier", "field_identifier"):
         return None
@@ -61,9 +62,17 @@ def declared_type(node: Node) -> str | None:
             d.id == current.id for d in parent.children_by_field_name("declarator")):
         return None
     written = parent.child_by_field_name("type")
+    if written is not None and written.type == "placeholder_type_specifier":
+        ranged = parent.child_by_field_name("right") if parent.type == "for_range_loop" else None
+        # ``for (auto* n : nodes)``: whatever ``nodes`` (a standard container of a class) holds
+        return f"each:{ranged.text.decode()}" if ranged is not None and ranged.type == "identifier" \
+            and ranged.text is not None else None
     element = _iterated(written)
     if element is not None:
         return "type:*" + element
+    element = _contained(written)
+    if element is not None:
+        return "type:[]" + element
     while written is not None and written.type == "qualified_identifier":
         written = written.child_by_field_name("name")
     if written is not None and written.type in _NAMED_TYPES:
@@ -77,6 +86,27 @@ _CONTAINERS = frozenset({"vector", "list", "deque", "set", "multiset", "unordere
 _ITERATORS = frozenset({"iterator", "const_iterator", "reverse_iterator", "const_reverse_iterator"})
 
 
+def _contained(written: Node | None) -> str | None:
+    """``std::vector<Node*>``: ``Node``, the class a standard container holds (written as one name)."""
+    while written is not None and written.type == "qualified_identifier":
+        written = written.child_by_field_name("name")
+    if written is None or written.type != "template_type":
+        return None
+    return _element(written)
+
+
+def _element(template: Node) -> str | None:
+    container, arguments = template.child_by_field_name("name"), template.child_by_field_name("arguments")
+    if container is None or container.text is None or container.text.decode() not in _CONTAINERS \
+            or arguments is None or arguments.named_child_count != 1:
+        return None
+    element = arguments.named_children[0].child_by_field_name("type")
+    while element is not None and element.type == "qualified_identifier":
+        element = element.child_by_field_name("name")
+    return element.text.decode() if element is not None and element.type == "type_identifier" \
+        and element.text is not None else None
+
+
 def _iterated(written: Node | None) -> str | None:
     """``std::vector<Node*>::iterator``: ``Node``, the class of what the iterator points at (``(*i)->m``, ``i->m``);
     a container of the standard library only, its element a class written as one name."""
@@ -84,15 +114,7 @@ def _iterated(written: Node | None) -> str | None:
         scope, name = written.child_by_field_name("scope"), written.child_by_field_name("name")
         if scope is not None and scope.type == "template_type" and name is not None and name.type == "type_identifier" \
                 and name.text is not None and name.text.decode() in _ITERATORS:
-            container, arguments = scope.child_by_field_name("name"), scope.child_by_field_name("arguments")
-            if container is None or container.text is None or container.text.decode() not in _CONTAINERS \
-                    or arguments is None or arguments.named_child_count != 1:
-                return None
-            element = arguments.named_children[0].child_by_field_name("type")
-            while element is not None and element.type == "qualified_identifier":
-                element = element.child_by_field_name("name")
-            return element.text.decode() if element is not None and element.type == "type_identifier" \
-                and element.text is not None else None
+            return _element(scope)
         written = name
     return None
 
