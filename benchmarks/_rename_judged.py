@@ -12,6 +12,7 @@ from pathlib import Path
 import _rename_listing as listing
 from _common import table
 from _refactor_session import refactor_session
+from codeplane.core.errors import CodePlaneError
 
 #: (qualified name or name, new name, kind)
 Case = tuple[str, str, str]
@@ -26,7 +27,10 @@ def run_case(root: Path, case: Case, build: Build, baseline: str) -> list[object
     with refactor_session(root) as session:
         service = session.service
         began, cpu = time.perf_counter(), time.process_time()
-        preview = service.rename(symbol, new_name)
+        try:
+            preview = service.rename(symbol, new_name)
+        except CodePlaneError as exc:  # (an older CodePlane, run as a baseline: no definition of that name)
+            return [symbol, kind, f"error {exc.error.name}", "", "", "", "", "no", "", "", ""]
         plan_ms, cpu_ms = (time.perf_counter() - began) * 1000, (time.process_time() - cpu) * 1000
         if preview.status == "needs_decision":
             return [symbol, kind, "needs a decision", "", "", "", "", "no", "", "", ""]
