@@ -13,8 +13,8 @@ checked from outside (``_rename_listing.py``): every whole-word occurrence of th
 plan lists (``unlisted``), and after apply the occurrences left must be listed, unapplied edits (``left``; here the
 deprecation messages in string literals).
 
-Result (696a552 + the sweep's macro bodies, 2 cores): see the closing note of session 41. Before C/C++ were linked
-across files (f8e5ec2), every rename left the other files' prototypes and calls ``low``.
+Results: README (at b549ed2, 20/20; the struct fields answered SYMBOL_NOT_FOUND at 8b17773). Before C/C++ were
+linked across files (f8e5ec2), every rename left the other files' prototypes and calls ``low``.
 
     uv run python benchmarks/rename_c.py [--limit N]
 """
