@@ -578,3 +578,36 @@ def test_a_function_a_repository_object_registers_is_reached_through_that_object
         # reads a module variable keeps nothing there.
         assert _cases(root, index, "src/pkg/app.py", 48, tests) == {"tests/test_hooks.py::test_hooks"}
         assert _cases(root, index, "src/pkg/app.py", 63, tests) == {"tests/test_hooks.py::test_quiet"}
+
+
+ALIASED: dict[str, str] = {
+    "pytest.ini": "[pytest]\npythonpath = src\n",
+    "src/pkg/__init__.py": "",
+    # click's ``_termui_impl``: ``getchar`` defined under ``if``/``else``, so an import of it resolves to no one
+    # definition.
+    "src/pkg/impl.py": (
+        "import sys\n\n\n"
+        "def pager():\n    return 2\n\n\n"                    # 5: pager's body
+        "if sys.platform == 'win32':\n"
+        "    def getchar():\n        return 'w'\n"            # 10: the Windows body
+        "else:\n"
+        "    def getchar():\n        return 'p'\n"),          # 13: the other body
+    "src/pkg/termui.py": (
+        "def getchar():\n    from pkg.impl import getchar as f\n\n    return f()\n\n\n"
+        "def pager():\n    from pkg.impl import pager\n\n    return pager()\n"),
+    "tests/test_termui.py": (
+        "from pkg import termui\n\n\n"
+        "def test_getchar():\n    assert termui.getchar() in 'wp'\n\n\n"
+        "def test_pager():\n    assert termui.pager() == 2\n"),
+}
+
+
+def test_an_aliased_import_of_a_name_defined_twice_is_a_use_of_that_name_not_of_the_whole_module(
+        tmp_path: Path) -> None:
+    """``from pkg.impl import getchar as f`` then ``f()``: ``f`` is a use of ``getchar`` (either definition), not a
+    name ``impl`` lost, which every change to ``impl`` would reach."""
+    tests = ["tests/test_termui.py"]
+    with indexed_repo(tmp_path / "repo", ALIASED) as (root, index):
+        assert _cases(root, index, "src/pkg/impl.py", 5, tests) == {"tests/test_termui.py::test_pager"}
+        assert _cases(root, index, "src/pkg/impl.py", 10, tests) == {"tests/test_termui.py::test_getchar"}
+        assert _cases(root, index, "src/pkg/impl.py", 13, tests) == {"tests/test_termui.py::test_getchar"}

@@ -206,7 +206,8 @@ class SymbolWalk(UseRules, PytestRules):
             "SELECT r.file_id, r.start_line, r.start_col, r.token_text, i.resolved_alt_file_id IS NOT NULL AND "
             "r.token_text IN (i.imported_name, coalesce(i.alias, '')), i.import_kind, i.imported_name, "
             "i.alias IS NULL AND i.resolved_alt_file_id IS NOT NULL AND i.resolved_alt_file_id != ?, "
-            "i.resolved_file_id = ? AND r.token_text NOT IN (i.imported_name, coalesce(i.alias, '')) "
+            "i.resolved_file_id = ? AND r.token_text NOT IN (i.imported_name, coalesce(i.alias, '')), "
+            "i.import_kind = 'python_from' AND r.token_text = i.alias "
             "FROM st_import i JOIN st_ref r ON r.via_import_uid = "
             "i.import_uid WHERE (i.resolved_file_id = ? OR i.resolved_alt_file_id = ?) AND (r.target_uid IS NULL "
             # ``from m import gone`` binds its import, which denotes no definition now: the import statement's own
@@ -218,13 +219,17 @@ class SymbolWalk(UseRules, PytestRules):
         defined = {d.name for d in self.defs_of(file_id)} | {str(n) for (n,) in self.conn.execute(
             "SELECT DISTINCT b.name FROM st_bind b JOIN st_scope s ON s.scope_id = b.scope_id "
             "WHERE b.file_id = ? AND s.parent_scope_id IS NULL", (file_id,))} | self._bound_submodules(file_id)
-        for user_file, line, col, token, submodule, kind, imported, elsewhere, member_of_name in rows:
+        for user_file, line, col, token, submodule, kind, imported, elsewhere, member_of_name, alias in rows:
             # __name__, __file__...: every module has them; ``from pkg import mod`` binds the module file itself.
             # ``import pkg.mod`` then ``pkg.mod``: importing ``pkg.mod`` sets ``mod`` on ``pkg`` before the name
             # the access goes through is bound, so no module ``__getattr__`` serves it.
             # ``import pkg.mod`` binds ``pkg``: ``pkg.name`` is the package's name, not the changed module's.
             # ``from m import CODES`` then ``CODES.get``: an attribute of the object the module still defines.
-            if token in defined or is_dunder(token) or submodule or (kind == "python_import" and (
+            # ``from m import getchar as f`` then ``f``: a use of ``getchar``, which ``m`` may still define (twice,
+            # under ``if``/``else``: the import then resolves to no one definition, and each reaches ``f`` as a use
+            # of its name, ``_spread``).
+            if token in defined or (alias and str(imported) in defined) or is_dunder(token) or submodule or (
+                    kind == "python_import" and (
                     token in str(imported).split(".")[1:] or ("." in str(imported) and elsewhere))) or (
                     kind == "python_from" and member_of_name and str(imported) in defined):
                 continue
