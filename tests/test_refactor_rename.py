@@ -651,3 +651,25 @@ def test_a_bare_name_outside_a_class_body_is_never_its_member_and_is_set_aside(t
     assert not any(path == "pkg/use.py" and line in (1, 4, 5) for path, line in low), low
     assert {"pkg/use.py:1:0", "pkg/use.py:4:24", "pkg/use.py:5:23", "pkg/use.py:5:35"} <= aside, aside
     assert coverage.by_reason["other_symbol"] == len(aside)
+
+
+def test_renaming_an_override_renames_the_hierarchy_from_the_method_it_overrides(tmp_path: Path) -> None:
+    """``Square.area`` overrides ``Shape.area``: renamed alone, ``total`` would still call ``area`` and get the
+    base's answer for every shape. The rename starts from ``Shape.area`` and takes every override with it; a
+    method of the same name in an unrelated class stays."""
+    files = {"shapes.py": ("class Shape:\n    def area(self):\n        return 0\n\n\n"
+                           "class Square(Shape):\n    def area(self):\n        return 4\n\n\n"
+                           "class Circle(Shape):\n    def area(self):\n        return 3\n\n\n"
+                           "class Room:\n    def area(self):\n        return 9\n\n\n"
+                           "def total(a: Shape, b: Shape) -> int:\n    return a.area() + b.area()\n"),
+             "test_shapes.py": ("from shapes import Circle, Square, total\n\n\n"
+                                "def test_total():\n    assert total(Square(), Circle()) == 7\n")}
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("shapes.Square.area", "surface")
+        assert any(w.startswith("shapes.Square.area overrides shapes.Shape.area: renamed with it")
+                   for w in preview.warnings), preview.warnings
+        assert {e.line for e in preview.edits if e.path == "shapes.py" and e.certainty == "high"} >= {2, 7, 12}
+        env.service.apply(preview.refactor_id)
+        text = env.read("shapes.py")
+        assert text.count("def surface(self):") == 3 and "    def area(self):\n        return 9" in text
+        assert "return a.surface() + b.surface()" in text

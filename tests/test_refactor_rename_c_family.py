@@ -438,3 +438,40 @@ def test_cpp_a_standard_type_is_not_the_repository_class_of_its_name(tmp_path: P
         assert _build_and_run(env.root, "g++", "main.cpp") == "2 7\n"
         assert _applied(env, "util.string.size", "length") == {("text.h", 2, 37, "high"), ("main.cpp", 6, 42, "medium")}
         assert _build_and_run(env.root, "g++", "main.cpp") == "2 7\n"
+
+
+OVERRIDES = {
+    "shape.h": "#pragma once\nclass Shape {\n public:\n  virtual ~Shape() = default;\n"
+               "  virtual int area() const = 0;\n};\n",
+    "square.h": "#pragma once\n#include \"shape.h\"\nclass Square : public Shape {\n public:\n"
+                "  int area() const override { return 4; }\n};\n",
+    "circle.h": "#pragma once\n#include \"shape.h\"\nclass Circle : public Shape {\n public:\n"
+                "  int area() const override;\n};\n",
+    "circle.cpp": "#include \"circle.h\"\nint Circle::area() const { return 3; }\n",
+    "main.cpp": "#include <cstdio>\n#include \"square.h\"\n#include \"circle.h\"\n"
+                "int total(const Shape& s) { return s.area(); }\n"
+                "int main() {\n  Square q; Circle c;\n  std::printf(\"%d %d %d\\n\", total(q), total(c), q.area());\n"
+                "  return 0;\n}\n",
+}
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="a C++ compiler builds the renamed project")
+def test_renaming_an_override_renames_the_method_it_overrides_and_every_other_override(tmp_path: Path) -> None:
+    """``Square::area`` declared ``override``: renamed alone (the base's declaration ``low``, a warning), the default
+    selection no longer compiled. It is renamed from the root of what it overrides, as an IDE does: ``Shape::area``
+    and ``Circle::area`` with it, and the calls through ``Shape&``; the answer says so."""
+    def run(root: Path) -> str:
+        return _build_and_run(root, "g++", "circle.cpp", "main.cpp")
+
+    with refactor_env(tmp_path / "repo", OVERRIDES) as env:
+        assert run(env.root) == "4 3 4\n"
+        preview = env.service.rename("Square.area", "surface")
+        assert preview.status == "ready", preview
+        assert any("Square.area overrides shape.Shape.area: renamed with it" in w for w in preview.warnings), (
+            preview.warnings)
+        assert {(e.path, e.line) for e in preview.edits if e.certainty == "high"} >= {
+            ("shape.h", 5), ("square.h", 5), ("circle.h", 5), ("circle.cpp", 2)}, preview.edits
+        assert not [e for e in preview.edits if e.certainty == "low"], preview.edits
+        env.service.apply(preview.refactor_id)
+        assert "virtual int surface() const = 0;" in env.read("shape.h")
+        assert run(env.root) == "4 3 4\n"

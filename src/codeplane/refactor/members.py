@@ -261,6 +261,19 @@ def member_family(graph: ClassGraph, target: Def) -> MemberFamily | None:
                         _builtin_bases(graph, owner, target.name))
 
 
+def overridden_root(graph: ClassGraph, target: Def) -> Def | None:
+    """The one repository definition at the top of the methods ``target`` overrides (``Shape::area`` for
+    ``Square::area``), or ``None``: ``target`` overrides nothing the repository defines, or several methods none of
+    which overrides the others (two bases, each with its own). Renaming an override alone breaks it (``override``
+    no longer compiles in C++, C#, Kotlin or TypeScript; Java's ``@Override`` fails; Python silently calls the
+    base's), so a rename starts from here: the root and every override of it, ``target`` among them."""
+    family = member_family(graph, target)
+    if family is None or not family.overridden:
+        return None
+    tops = [d for d in family.overridden if not ((f := member_family(graph, d)) is not None and f.overridden)]
+    return tops[0] if len(tops) == 1 else None
+
+
 def _builtin_bases(graph: ClassGraph, owner: Def, name: str) -> list[str]:
     """Builtin types named in ``owner``'s header that define ``name`` (Python only; syntax of the header)."""
     src = graph.text(owner.path)

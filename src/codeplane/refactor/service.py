@@ -32,7 +32,7 @@ from codeplane.refactor.indexview import facts_source, lexical_paths
 from codeplane.refactor.inspect import inspect_plan
 from codeplane.refactor.jsshorthand import MEMBER_KINDS, split_shorthands
 from codeplane.refactor.localnames import local_binding, plan_local
-from codeplane.refactor.members import ClassGraph, MemberFamily, owner_names
+from codeplane.refactor.members import ClassGraph, MemberFamily, overridden_root, owner_names
 from codeplane.refactor.models import (
     ApplyOutcome,
     Certainty,
@@ -141,9 +141,14 @@ class RefactorService:
     def _rename_option(self, reader: FactReader, target: Def, new_name: str, candidate_id: str,
                        lexical: tuple[set[str], bool]) -> OptionReport:
         graph = ClassGraph(reader, self.root)
+        asked, root = target, overridden_root(graph, target)
+        target = root or target
         structural = plan_structural(reader, graph, target, new_name)
         draft = structural.draft
-        draft.symbol = symbol_ref(target)
+        draft.symbol = symbol_ref(asked)
+        if root is not None:
+            draft.warnings.append(f"{asked.qualified_name} overrides {root.qualified_name}: renamed with it and "
+                                  "every override of it (renaming one alone breaks the override)")
         found, truncated = lexical
         planned_paths = {e.path for e, _ in draft.code}
         paths = sorted(found | planned_paths)
