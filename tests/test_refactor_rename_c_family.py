@@ -475,3 +475,50 @@ def test_renaming_an_override_renames_the_method_it_overrides_and_every_other_ov
         env.service.apply(preview.refactor_id)
         assert "virtual int surface() const = 0;" in env.read("shape.h")
         assert run(env.root) == "4 3 4\n"
+
+
+LOOKUPS = {
+    "batch.h": "#pragma once\nnamespace kv {\nclass Table;\nclass Batch {\n public:\n"
+               "  class Handler { public: virtual ~Handler() = default; virtual int Put(int v) = 0; };\n"
+               "  int Apply(Table* t, int v) const;\n};\n}\n",
+    "table.h": "#pragma once\nnamespace kv {\nclass Table {\n public:\n"
+               "  struct Less { bool operator()(int a, int b) const; };\n  struct Cursor;\n"
+               "  int Size() const { return 3; }\n  int Walk() const;\n};\n}\n",
+    "table.cpp": "#include \"table.h\"\nnamespace kv {\n"
+                 "bool Table::Less::operator()(int a, int b) const { return a < b; }\n"
+                 "struct Table::Cursor { const Table* owner; int at; };\n"
+                 "int Table::Walk() const { Cursor c{this, 1}; return c.owner->Size() + c.at; }\n}\n",
+    "batch.cpp": "#include \"batch.h\"\n#include \"table.h\"\nnamespace kv {\nnamespace {\n"
+                 "class Adder : public Batch::Handler {\n public:\n  Table* table_ = nullptr;\n"
+                 "  int Put(int v) override { return v + 1; }\n};\n}\n"
+                 "int Batch::Apply(Table* t, int v) const { Adder a; a.table_ = t; return a.Put(v) + t->Size(); }\n}\n",
+    "main.cpp": "#include <cstdio>\n#include \"batch.h\"\n#include \"table.h\"\nusing kv::Table;\n"
+                "struct holder { Table table; };\nint main() {\n  holder h; kv::Batch b; kv::Table::Less less;\n"
+                "  std::printf(\"%d %d %d %d\\n\", b.Apply(&h.table, 1), h.table.Walk(), less(1, 2) ? 1 : 0,\n"
+                "              Table(h.table).Size());\n  return 0;\n}\n",
+}
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="a C++ compiler builds the renamed project")
+def test_cpp_class_names_where_lookup_starts_outside_a_body_are_the_namespace_s(tmp_path: Path) -> None:
+    """LevelDB's ``class MemTable;`` (a header that does not include the class's), ``int MemTable::KeyComparator::
+    operator()(...)`` (an operator has no definition row to give a class), ``class MemTableInserter : public
+    WriteBatch::Handler`` in an anonymous namespace (a nested base class), ``struct DBImpl::Writer {...}`` (a nested
+    class defined apart) and ``using leveldb::WriteBatch;`` in a C wrapper: each left the class's name ``low``, and
+    renaming the class broke the build. ``Slice(name).starts_with(...)`` is a member of the constructed ``Slice``,
+    not of ``name`` (which also ends two characters before the member)."""
+    def run(root: Path) -> str:
+        return _build_and_run(root, "g++", "table.cpp", "batch.cpp", "main.cpp")
+
+    with refactor_env(tmp_path / "repo", LOOKUPS) as env:
+        assert run(env.root) == "5 4 1 3\n"
+        renamed = _rename_high(env, "kv.Table", "Store")
+        assert {("batch.h", 3), ("table.cpp", 3), ("table.cpp", 4), ("batch.cpp", 7), ("main.cpp", 4),
+                ("main.cpp", 5)} <= {(p, line) for p, line, _ in renamed}
+        preview = env.service.rename("kv.Store.Size", "Count")
+        assert preview.status == "ready" and not [e for e in preview.edits if e.certainty == "low"], preview.edits
+        assert {("main.cpp", 9), ("table.cpp", 5), ("batch.cpp", 11)} <= {
+            (e.path, e.line) for e in preview.edits}, preview.edits
+        env.service.apply(preview.refactor_id)
+        assert "Store(h.table).Count()" in env.read("main.cpp")
+        assert run(env.root) == "5 4 1 3\n"

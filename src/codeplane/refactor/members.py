@@ -185,12 +185,17 @@ class ClassGraph:
 
     def receiver(self, ref: Ref) -> Ref | None:
         """The plain-name reference right before ``.token`` (``recv`` in ``recv.token``, C/C++ ``recv->token``)."""
-        arrow = c_family(ref.path)
+        arrow = c_family(ref.path) and self._arrow_before(ref)
         for other in self.refs_on(ref.path, ref.line):
             if not other.is_member and (other.end_column == ref.column - 1
                                         or (arrow and other.end_column == ref.column - 2)):
                 return other
         return None
+
+    def _arrow_before(self, ref: Ref) -> bool:
+        """``recv->token``, not ``Slice(name).token`` (``name`` also ends two characters before the token)."""
+        src = self.text(ref.path)
+        return src is not None and src.line_text(ref.line)[max(0, ref.column - 2):ref.column] == "->"
 
 
 @dataclass(frozen=True)

@@ -323,8 +323,10 @@ class Receivers:
                        and r.token == name), None)
         if member is None:
             return None
+        written = src.line_text(line)
         receiver = next((r for r in self.refs(src.path) if r.line == line and not r.is_member
-                         and r.end_column in (column - 1, column - 2)), None)
+                         and r.end_column in (column - 1, column - 2)
+                         and written[r.end_column:column] in (".", "->")), None)
         self._chain_depth += 1
         try:
             owner = self.of(member, receiver)

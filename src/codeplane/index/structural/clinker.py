@@ -229,7 +229,7 @@ class Linker:
             found = p.member(cls, token)
             if found is not None:
                 return found
-        found = p.in_scope(seen, prefixes, token)
+        found = p.in_scope(seen, prefixes, token) or p.using_declared(file_id, token)
         if found is None:
             found = p.linked(file_id, token)
         return found if found is not None else p.declared_type(file_id, token, prefixes)

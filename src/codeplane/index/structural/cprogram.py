@@ -68,6 +68,14 @@ class Program:
                 "AND source_literal LIKE 'namespace %' ORDER BY file_id, start_line"):
             if file_id in self.paths:
                 self._using[int(file_id)].append(str(source)[10:].strip().lstrip(":").replace("::", "."))
+        #: ``using a::b::K;`` -> {"K": "a.b.K"}, per file (a name the file may use unqualified).
+        self._declared_usings: dict[int, dict[str, str]] = defaultdict(dict)
+        for file_id, source in conn.execute(
+                "SELECT file_id, source_literal FROM st_import WHERE import_kind = 'cpp_using' "
+                "AND source_literal NOT LIKE 'namespace %' ORDER BY file_id, start_line"):
+            path = str(source).strip().lstrip(":").replace("::", ".")
+            if file_id in self.paths and "." in path and "<" not in path:
+                self._declared_usings[int(file_id)][path.rsplit(".", 1)[1]] = path
         self._usings: dict[int, list[str]] = {}
         self._indexed: dict[str, _ByName] = {}
         self._named: dict[str, list[CDef]] = {}
@@ -152,6 +160,14 @@ class Program:
         if found is None:
             found = self._usings[file_id] = sorted({u for f in self.seen(file_id) for u in self._using.get(f, ())})
         return found
+
+    def using_declared(self, file_id: int, name: str) -> str | None:
+        """What ``using leveldb::WriteBatch;`` in the file or a header it sees makes ``WriteBatch`` name there."""
+        if not self._declared_usings:
+            return None
+        seen = self.seen(file_id)
+        paths = {self._declared_usings[f][name] for f in seen if name in self._declared_usings.get(f, {})}
+        return self.in_scope(seen, [""], paths.pop()) if len(paths) == 1 else None
 
     def widen(self, file_id: int, prefixes: list[str]) -> list[str]:
         """Where an unqualified name is looked for: the namespaces around it, then those ``using`` opens (if the
@@ -251,7 +267,8 @@ class Program:
             return None
         if name == cls.name:
             return class_uid  # the injected class name (``K::K``, ``~K``), not a constructor
-        own = self.members(class_uid, name)
+        own = self.members(class_uid, name) or [  # or a nested class defined apart (``struct K::Inner {...}``)
+            d for d in self.namespace_level(f"{cls.lexical}.{name}") if d.kind in CLASSES]
         if own:
             return one(own)
         bases = _bases(cls.display)
@@ -275,7 +292,13 @@ class Program:
                      if d.kind in CLASSES and d.file_id in seen]
             if found:
                 return found[0].uid if len(found) == 1 else None
-        return None
+        outer, _, inner = path.rpartition(".")
+        if not outer:
+            return None
+        # A nested class (``WriteBatch::Handler``, a base of ``MemTableInserter``): a member of the outer class.
+        holder = self.class_named(seen, prefixes, outer)
+        nested = [d for d in self.members(holder, inner) if d.kind in CLASSES] if holder is not None else []
+        return nested[0].uid if len(nested) == 1 else None
 
     def linked(self, file_id: int, name: str, *, qualified: str | None = None) -> str | None:
         """The one definition with external linkage a file's use of ``name`` denotes (module docstring)."""

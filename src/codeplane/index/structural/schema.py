@@ -81,7 +81,11 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 38: a C/C++ function pointer field (``int (*apply)(int);``) is a field.
 #: 39: the C/C++ ``type:`` shape is on declared names only (definitions, locals, parameters).
 #: 40: a C++ standard container's element class (``type:[]Node``) and ``for (auto* n : nodes)`` (``each:nodes``).
-SCHEMA_VERSION = 40
+#: 41: a C++ forward declaration (``class MemTable;``), a class's bases and the first name of a definition's
+#:     qualified name (``MemTable::`` in ``int MemTable::KeyComparator::operator()(...)``) carry their namespace
+#:     (``n:``, an anonymous namespace's being its parent's); a nested class defined apart (``struct
+#:     DBImpl::Writer {...}``) is a class.
+SCHEMA_VERSION = 41
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

@@ -156,14 +156,35 @@ def qualified_shape(node: Node) -> str | None:
         return None
     written = text[:node.start_byte - top.start_byte].decode("utf-8", "replace")
     if not written:
-        return None
+        return _defined_apart_shape(top)
     while "<" in written and (stripped := _TEMPLATE_ARGUMENTS.sub("", written)) != written:
         written = stripped
     return "q:" + "::".join(part.strip() for part in written.split("::")[:-1])
 
 
 _TEMPLATE_ARGUMENTS = re.compile(r"<[^<>]*>")
-_OWN_CONTEXT = frozenset({"function_definition", "class_specifier", "struct_specifier", "union_specifier"})
+_CLASS_SPECIFIERS = frozenset({"class_specifier", "struct_specifier", "union_specifier"})
+_OWN_CONTEXT = frozenset({"function_definition", *_CLASS_SPECIFIERS})
+_WRAPPING_DECLARATORS = frozenset({"pointer_declarator", "reference_declarator"})
+
+
+def _before_body(specifier: Node, node: Node) -> bool:
+    body = specifier.child_by_field_name("body")
+    return body is None or node.start_byte < body.start_byte
+
+
+def _defined_apart_shape(qualified: Node) -> str | None:
+    """The namespace shape of the first name of a function definition's qualified name (``MemTable`` in ``int
+    MemTable::KeyComparator::operator()(...) {``): C++ looks it up in the namespace around the definition, not in
+    the function, which may have no definition row of its own to give the linker a class (an operator)."""
+    declarator = qualified.parent
+    if declarator is None or declarator.type != "function_declarator" or \
+            declarator.child_by_field_name("declarator") != qualified:
+        return None
+    outer = declarator.parent
+    while outer is not None and outer.type in _WRAPPING_DECLARATORS:
+        outer = outer.parent
+    return namespace_shape(outer) if outer is not None and outer.type == "function_definition" else None
 
 
 def namespace_shape(node: Node) -> str | None:
@@ -172,13 +193,14 @@ def namespace_shape(node: Node) -> str | None:
     names: list[str] = []
     current = node.parent
     while current is not None:
-        if current.type in _OWN_CONTEXT:
+        # A class's own name and its bases (``class MemTable;``, ``class I : public WriteBatch::Handler {``) are
+        # names of the namespace it is written in; only its body is its own.
+        if current.type in _OWN_CONTEXT and not (current.type in _CLASS_SPECIFIERS and _before_body(current, node)):
             return None
         if current.type == "namespace_definition":
             name = current.child_by_field_name("name")
-            if name is None or name.text is None:
-                return None  # an anonymous namespace
-            names.append(name.text.decode("utf-8", "replace"))
+            if name is not None and name.text is not None:  # an anonymous namespace's names are its parent's
+                names.append(name.text.decode("utf-8", "replace"))
         current = current.parent
     return "n:" + "::".join(reversed(names)) if names else None
 

@@ -2,6 +2,11 @@
 (namespace_definition name: (_) @name) @container.namespace
 (class_specifier name: (type_identifier) @name body: (field_declaration_list)) @definition.class
 (struct_specifier name: (type_identifier) @name body: (field_declaration_list)) @definition.class
+; A nested class defined apart (`struct DBImpl::Writer { ... };`) is `DBImpl.Writer`.
+(class_specifier name: (qualified_identifier scope: (_) @owner name: (type_identifier) @name)
+  body: (field_declaration_list)) @definition.class
+(struct_specifier name: (qualified_identifier scope: (_) @owner name: (type_identifier) @name)
+  body: (field_declaration_list)) @definition.class
 (function_definition declarator: (function_declarator declarator: (field_identifier) @name)) @definition.function
 ; A name behind the return type's `*`, `**` or `&` (`const std::string& path() const`, `Node* Graph::node()`) is the
 ; same definition.
