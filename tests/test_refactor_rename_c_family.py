@@ -522,3 +522,37 @@ def test_cpp_class_names_where_lookup_starts_outside_a_body_are_the_namespace_s(
         env.service.apply(preview.refactor_id)
         assert "Store(h.table).Count()" in env.read("main.cpp")
         assert run(env.root) == "5 4 1 3\n"
+
+
+SUBSCRIPTS = {
+    "meta.h": "#pragma once\n#include <vector>\nstruct Meta { int number; int size; };\nstruct Output { int number; };\n"
+              "struct Level {\n  std::vector<Meta*> files_[2];\n  const std::vector<Meta*>* current_ = nullptr;\n"
+              "  int Sum() const { return files_[0][0]->number + (*current_)[1]->number; }\n};\n",
+    "main.cpp": "#include <cstdio>\n#include <vector>\n#include \"meta.h\"\nint main() {\n"
+                "  Meta a{1, 10}, b{2, 20}; Output o{7};\n  std::vector<Meta*> files{&a, &b};\n"
+                "  Level lv; lv.files_[0] = files; lv.current_ = &files;\n"
+                "  std::vector<Meta*> groups[2]; groups[0] = files;\n"
+                "  int n = files[1]->number + lv.Sum() + o.number;\n"
+                "  std::printf(\"%d %zu\\n\", n, groups[0].size());\n  return 0;\n}\n",
+}
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="a C++ compiler builds the renamed project")
+def test_cpp_an_element_of_a_standard_container_is_of_its_class(tmp_path: Path) -> None:
+    """LevelDB's ``files[i]->number``, ``files_[level][i]->number`` (a C array of ``std::vector<FileMetaData*>``) and
+    ``(*flist_)[i]->number`` were ``low`` while ``FileMetaData``'s other uses were renamed: the build broke. An element
+    is of the container's class when the subscripts are the array's dimensions and one more; ``groups[0].size()``
+    (one subscript on an array of vectors) is the vector's, and ``o.number`` another struct's."""
+    def run(root: Path) -> str:
+        return _build_and_run(root, "g++", "main.cpp")
+
+    with refactor_env(tmp_path / "repo", SUBSCRIPTS) as env:
+        assert run(env.root) == "12 2\n"
+        preview = env.service.rename("Meta.number", "id")
+        by_place = {(e.path, e.line, e.column): e.certainty for e in preview.edits}
+        assert by_place[("meta.h", 8, 41)] == by_place[("meta.h", 8, 66)] == by_place[("main.cpp", 9, 20)] == "medium"
+        assert by_place[("main.cpp", 9, 42)] == "low", preview.edits  # ``o.number``: Output's
+        env.service.apply(preview.refactor_id)
+        assert run(env.root) == "12 2\n"
+        size = env.service.rename("Meta.size", "bytes")
+        assert not [e for e in size.edits if e.path == "main.cpp" and e.certainty != "low"], size.edits

@@ -340,7 +340,8 @@ def classify_member_ref(graph: ClassGraph, family: MemberFamily, ref: Ref) -> tu
             return "medium", "class_name_receiver"
         if graph.receivers.declared_outside(recv):  # ``List<Item> items; items.add(...)``
             return "low", "other_binding"
-    if c_family(family.target.path) and graph.receivers.declared_outside(recv):
+    if c_family(family.target.path) and (graph.receivers.declared_outside(recv)
+                                         or (recv is None and graph.receivers.subscripted_container(ref))):
         return "low", "other_binding"  # ``std::string path; path.size()``: a class outside the repository
     if family.target.path.endswith(".go") and graph.receivers.declared_in_other_package(recv):
         return "low", "other_binding"  # ``file *modfile.File; file.Syntax``: a type outside the repository

@@ -49,6 +49,10 @@ class ReceiverType:
 _CHAIN_DEPTH = 3
 _CALLED, _FIELDS = frozenset({"method", "function"}), frozenset({"field"})
 _DEREFERENCED = re.compile(r"\(\s*\*\s*([A-Za-z_]\w*)\s*\)\s*(?:->|\.)\s*$")
+#: C++ ``files[i]->m``, ``files_[0][i]->m``, ``(*flist_)[i]->m``: a name (or a pointer to it), then subscripts.
+_SUBSCRIPTED = re.compile(r"(?:\(\s*\*\s*)?\b([A-Za-z_]\w*)\s*\)?\s*((?:\[[^\[\]]*\]\s*)+)(?:->|\.)\s*$")
+_SUBSCRIPT = re.compile(r"\[[^\[\]]*\]")
+_DIMENSIONS = re.compile(r"(?:\s*\[[^\[\]]*\])*")
 #: ``typedef struct X Y;``, ``typedef struct X {...} Y;``, ``typedef struct X *P;``: the struct tag ``X``.
 _TYPEDEF_STRUCT = re.compile(r"typedef\s+(?:const\s+)?(?:struct|union|class)\s+([A-Za-z_]\w*)\b")
 _SELF_ATTR = re.compile(r"\b(?:self|cls|this)\s*\.\s*(\w+)\s*$")
@@ -370,7 +374,8 @@ class Receivers:
             if c_family(ref.path):
                 if ref.receiver_shape == "this.":
                     return self._this_class(ref)
-                return self._dereferenced(src, ref) or self._constructed(src, ref) or self._field(src, ref)
+                return self._dereferenced(src, ref) or self._subscripted(src, ref) or self._constructed(src, ref) \
+                    or self._field(src, ref)
             return self._constructed(src, ref) or self._attribute(src, ref)
         if receiver.target_uid is not None:
             owner = self.reader.get_def(receiver.target_uid)
@@ -427,6 +432,52 @@ class Receivers:
                      and not r.is_member), None)
         found = self._bound(src, name) if name is not None else None
         return ReceiverType(found.cls, "declared") if found is not None else None
+
+
+    def _subscripted(self, src: SourceText, ref: Ref) -> ReceiverType | None:
+        """C++ ``files[i]->m`` (LevelDB's ``std::vector<FileMetaData*>& files``), ``(*flist_)[i]->m`` through a
+        pointer to the container, ``files_[level][i]->m`` through a C array of containers: an element of a standard
+        container of a class is of that class, when the subscripts are the declaration's array dimensions and one
+        more (``groups[0].size()`` on ``std::vector<Node*> groups[2]`` is the container's own)."""
+        found, subscripts, dimensions = self._subscripts(src, ref)
+        return ReceiverType(found.cls, "declared") if found is not None and subscripts == 1 + dimensions else None
+
+    def subscripted_container(self, ref: Ref) -> bool:
+        """C++ ``files_[level].size()`` on ``std::vector<FileMetaData*> files_[N]``: the subscripts reach a standard
+        container, whose own member this is (not the repository's)."""
+        src = self.text(ref.path)
+        found, subscripts, dimensions = self._subscripts(src, ref) if src is not None else (None, 0, 0)
+        return found is not None and subscripts <= dimensions
+
+    def _subscripts(self, src: SourceText, ref: Ref) -> tuple[ReceiverType | None, int, int]:
+        """(the standard container of a class the subscripted name is declared as, the subscripts written, the
+        array dimensions its declaration writes)."""
+        match = _SUBSCRIPTED.search(src.line_text(ref.line)[:ref.column])
+        if match is None:
+            return None, 0, 0
+        name = next((r for r in self.refs(ref.path) if r.line == ref.line and r.column == match.start(1)
+                     and not r.is_member), None)
+        found = self._bound(src, name) if name is not None else None
+        if found is None or found.evidence != "contained":
+            return None, 0, 0
+        return found, len(_SUBSCRIPT.findall(match.group(2))), self._dimensions(name)
+
+    def _dimensions(self, name: Ref | None) -> int:
+        """How many array dimensions the declaration of ``name`` writes after it (``files_[kNumLevels]``: 1)."""
+        if name is None:
+            return 0
+        if name.target_uid is not None:
+            owner = self.reader.get_def(name.target_uid)
+            path, line, column = (owner.path, owner.name_line, owner.name_column + len(owner.name)) \
+                if owner is not None else (name.path, 0, 0)
+        else:
+            site = next((r for r in self.refs(name.path) if name.bind_id is not None and r.bind_id == name.bind_id
+                         and r.role == "DEFINITION" and not r.is_member), None)
+            path, line, column = (site.path, site.line, site.end_column) if site is not None else (name.path, 0, 0)
+        src = self.text(path)
+        after = src.line_text(line)[column:] if src is not None and line else ""
+        dimensions = _DIMENSIONS.match(after)
+        return dimensions.group(0).count("[") if dimensions is not None else 0
 
 
 def _whole_statement(src: SourceText, site: Ref, call_open: int) -> bool:
