@@ -525,7 +525,8 @@ def test_cpp_class_names_where_lookup_starts_outside_a_body_are_the_namespace_s(
 
 
 SUBSCRIPTS = {
-    "meta.h": "#pragma once\n#include <vector>\nstruct Meta { int number; int size; };\nstruct Output { int number; };\n"
+    "meta.h": "#pragma once\n#include <vector>\nstruct Meta { int number; int size; };\n"
+              "struct Output { int number; };\n"
               "struct Level {\n  std::vector<Meta*> files_[2];\n  const std::vector<Meta*>* current_ = nullptr;\n"
               "  int Sum() const { return files_[0][0]->number + (*current_)[1]->number; }\n};\n",
     "main.cpp": "#include <cstdio>\n#include <vector>\n#include \"meta.h\"\nint main() {\n"
@@ -556,3 +557,31 @@ def test_cpp_an_element_of_a_standard_container_is_of_its_class(tmp_path: Path) 
         assert run(env.root) == "12 2\n"
         size = env.service.rename("Meta.size", "bytes")
         assert not [e for e in size.edits if e.path == "main.cpp" and e.certainty != "low"], size.edits
+
+
+C_WRAPPER = {
+    "c.h": "#pragma once\ntypedef struct handle_t handle_t;\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
+           "int handle_valid(const handle_t* h);\n#ifdef __cplusplus\n}\n#endif\n",
+    "iter.h": "#pragma once\nnamespace kv {\n"
+              "class Iter { public: virtual ~Iter() = default; virtual int Valid() const; };\n"
+              "struct Wrapper { int Valid() const { return 2; } };\n}\n",
+    "c.cc": "#include <cstdio>\n#include \"c.h\"\n#include \"iter.h\"\nusing kv::Iter;\n"
+            "namespace kv { int Iter::Valid() const { return 1; } }\nextern \"C\" {\nstruct handle_t { Iter* rep; };\n"
+            "int handle_valid(const handle_t* h) { return h->rep->Valid(); }\n}\n"
+            "int main() { Iter it; handle_t h{&it}; std::printf(\"%d\\n\", handle_valid(&h)); return 0; }\n",
+}
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="a C++ compiler builds the renamed project")
+def test_cpp_a_struct_a_c_header_typedefs_is_that_struct(tmp_path: Path) -> None:
+    """LevelDB's C API: ``c.h`` declares ``typedef struct leveldb_iterator_t leveldb_iterator_t;``, ``c.cc`` (C++)
+    defines the struct and reads ``iter->rep->Valid()``: the parameter's type had two definitions, the typedef and the
+    struct, so it was no class, and renaming ``Iterator::Valid`` left that call ``low`` (``IteratorWrapper`` has a
+    ``Valid`` too); the project did not build.
+    In C++ the typedef of a struct to its own tag is that struct."""
+    with refactor_env(tmp_path / "repo", C_WRAPPER) as env:
+        assert _build_and_run(env.root, "g++", "c.cc") == "1\n"
+        preview = env.service.rename("kv.Iter.Valid", "IsValid")
+        assert {(e.path, e.line): e.certainty for e in preview.edits}.get(("c.cc", 8)) == "medium", preview.edits
+        env.service.apply(preview.refactor_id)
+        assert _build_and_run(env.root, "g++", "c.cc") == "1\n"

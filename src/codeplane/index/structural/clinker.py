@@ -15,6 +15,8 @@ from codeplane.index.structural.facts import CERTAIN, DEFINITION, PROVEN, REFERE
 from codeplane.index.structural.store import marks
 
 _THIS = "this."
+#: Files C++ compiles (a ``.h`` may be C's).
+_CPP_SOURCES = (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx")
 #: File-scope bindings that leave a name to linking: a declaration without a definition, several definitions.
 _FILE_REASONS = frozenset({"LOCAL_ASSIGN", "LOCAL_ASSIGN?", "DEF_IN_SCOPE?"})
 _PROVEN, _STRONG = schema.TIER_CODE[PROVEN], schema.TIER_CODE[STRONG]
@@ -229,7 +231,8 @@ class Linker:
             found = p.member(cls, token)
             if found is not None:
                 return found
-        found = p.in_scope(seen, prefixes, token) or p.using_declared(file_id, token)
+        found = p.in_scope(seen, prefixes, token, cpp=p.paths[file_id].endswith(_CPP_SOURCES)) or \
+            p.using_declared(file_id, token)
         if found is None:
             found = p.linked(file_id, token)
         return found if found is not None else p.declared_type(file_id, token, prefixes)

@@ -10,6 +10,7 @@ header spells), functions and variables with external linkage, and the files tha
 from __future__ import annotations
 
 import posixpath
+import re
 import sqlite3
 from collections import defaultdict
 from collections.abc import Sequence
@@ -252,11 +253,13 @@ class Program:
         return found
 
     # -- lookups -------------------------------------------------------------------------------------------
-    def in_scope(self, seen: frozenset[int], prefixes: list[str], name: str) -> str | None:
+    def in_scope(self, seen: frozenset[int], prefixes: list[str], name: str, *, cpp: bool = False) -> str | None:
+        """The one definition of ``name`` the file sees, innermost namespace first; ``cpp``: the file is C++, where
+        ``X`` names the struct ``X`` even beside a C header's ``typedef struct X X;`` (in C they are two names)."""
         for prefix in prefixes:
             found = [d for d in self.namespace_level(f"{prefix}.{name}" if prefix else name) if d.file_id in seen]
             if found:
-                return one(found)
+                return one(found, typedef_is_tag=cpp)
         return None
 
     def member(self, class_uid: str, name: str, depth: int = 0) -> str | None:
@@ -356,7 +359,7 @@ class Program:
         return (self.declarers(d.name) & self.seen(d.file_id)) - {d.file_id}
 
 
-def one(found: list[CDef] | list[str]) -> str:
+def one(found: list[CDef] | list[str], *, typedef_is_tag: bool = False) -> str:
     """The one definition found, else UNSETTLED. Definitions of one name, kind and path in one file are ``#if``
     alternatives of one entity (``double GetLoadAverage()`` per platform): the last stands for them all, as the
     rename planner renames same-file definitions of one qualified name together."""
@@ -364,9 +367,22 @@ def one(found: list[CDef] | list[str]) -> str:
     if len(uids) == 1:
         return next(iter(uids))
     defs = [d for d in found if not isinstance(d, str)]
+    classes = [d for d in defs if d.kind in CLASSES]
+    if typedef_is_tag and len(defs) == len(found) and len(classes) == 1 and all(
+            d is classes[0] or (d.kind == "type" and _tags(d.display, d.name) == d.name) for d in defs):
+        return classes[0].uid  # C++ using a C header's ``typedef struct X X;`` beside ``struct X {...}``: one type
     if len(defs) == len(found) and len({(d.file_id, d.lexical, d.kind) for d in defs}) == 1:
         return max(defs, key=lambda d: (d.line, d.col)).uid
     return UNSETTLED
+
+
+_TYPEDEF_TAG = re.compile(r"typedef\s+(?:struct|class|union)\s+(\w+)\s+(\w+)\s*;")
+
+
+def _tags(display: str, name: str) -> str | None:
+    """The struct a ``typedef struct X name;`` gives ``name`` to."""
+    match = _TYPEDEF_TAG.match(display.strip())
+    return match.group(1) if match is not None and match.group(2) == name else None
 
 
 def _static(d: CDef) -> bool:
