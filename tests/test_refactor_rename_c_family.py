@@ -568,7 +568,11 @@ C_WRAPPER = {
     "c.cc": "#include <cstdio>\n#include \"c.h\"\n#include \"iter.h\"\nusing kv::Iter;\n"
             "namespace kv { int Iter::Valid() const { return 1; } }\nextern \"C\" {\nstruct handle_t { Iter* rep; };\n"
             "int handle_valid(const handle_t* h) { return h->rep->Valid(); }\n}\n"
-            "int main() { Iter it; handle_t h{&it}; std::printf(\"%d\\n\", handle_valid(&h)); return 0; }\n",
+            "using kv::Wrapper;\n"
+            "struct wrapped_iter : public Iter {\n  int Valid() const override { return Twice(Wrapper()); }\n"
+            "  int Twice(const Wrapper& w) const { return w.Valid() + 1; }\n};\n"
+            "int main() {\n  Iter it; handle_t h{&it}; wrapped_iter w;\n"
+            "  std::printf(\"%d %d\\n\", handle_valid(&h), w.Valid());\n  return 0;\n}\n",
 }
 
 
@@ -578,10 +582,53 @@ def test_cpp_a_struct_a_c_header_typedefs_is_that_struct(tmp_path: Path) -> None
     defines the struct and reads ``iter->rep->Valid()``: the parameter's type had two definitions, the typedef and the
     struct, so it was no class, and renaming ``Iterator::Valid`` left that call ``low`` (``IteratorWrapper`` has a
     ``Valid`` too); the project did not build.
-    In C++ the typedef of a struct to its own tag is that struct."""
+    In C++ the typedef of a struct to its own tag is that struct. A class at global scope deriving from
+    ``Iter`` through ``using kv::Iter;`` overrides ``Valid`` (renamed with it, or ``override`` fails)."""
     with refactor_env(tmp_path / "repo", C_WRAPPER) as env:
-        assert _build_and_run(env.root, "g++", "c.cc") == "1\n"
+        assert _build_and_run(env.root, "g++", "c.cc") == "1 3\n"
+        # ``Wrapper`` in a method of a class whose base is known through ``using kv::Iter;``: the namespace's
+        wrapper = env.service.rename("kv.Wrapper.Valid", "Check")
+        assert {(e.path, e.line): e.certainty for e in wrapper.edits}.get(("c.cc", 13)) == "medium", wrapper.edits
+        env.service.cancel(wrapper.refactor_id)
         preview = env.service.rename("kv.Iter.Valid", "IsValid")
         assert {(e.path, e.line): e.certainty for e in preview.edits}.get(("c.cc", 8)) == "medium", preview.edits
+        assert ("c.cc", 12) in {(e.path, e.line) for e in preview.edits if e.certainty == "high"}, preview.edits
         env.service.apply(preview.refactor_id)
-        assert _build_and_run(env.root, "g++", "c.cc") == "1\n"
+        assert _build_and_run(env.root, "g++", "c.cc") == "1 3\n"
+
+
+FIXTURES = {
+    "status.h": "#pragma once\nnamespace kv {\n"
+                "class Status { public: bool ok() const { return code_ == 0; } int code_ = 0; };\n"
+                "Status Read(int n);\nstruct Builder { bool ok() const { return true; } };\n}\n",
+    "status.cc": "#include \"status.h\"\nnamespace kv {\nStatus Read(int n) { Status s; s.code_ = n; return s; }\n}\n",
+    "harness.h": "#pragma once\n#define TEST(fixture, name) \\\n"
+                 "  class _Test_##name : public fixture { public: void Run(); }; \\\n  void _Test_##name::Run()\n",
+    "store_test.cc": "#include <cstdio>\n#include \"harness.h\"\n#include \"status.h\"\nnamespace kv {\n"
+                     "class StoreTest { public: Status Open(int n) { return Read(n); } int opened_ = 2; };\n"
+                     "TEST(StoreTest, Basics) {\n"
+                     "  std::printf(\"%d %d %d\\n\", Open(0).ok() ? 1 : 0, Read(1).ok() ? 1 : 0, opened_);\n}\n}\n"
+                     "int main() { kv::_Test_Basics t; t.Run(); return 0; }\n",
+}
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="a C++ compiler builds the renamed project")
+def test_cpp_a_test_macro_s_body_sees_its_fixture_and_a_function_s_written_return_type(tmp_path: Path) -> None:
+    """LevelDB's and Ninja's tests: ``TEST(MemEnvTest, Basics) { env_->... }`` makes a class deriving from the fixture,
+    so ``env_``, ``Put(...)``, ``GetNode(...)`` are the fixture's members; they were unresolved, and so was every
+    chain through them. ``ReadBlock(...).ok()``: a function defined at namespace scope returns the class written
+    before its name. Both were ``low`` where another class has an ``ok`` (``TableBuilder::ok``): the build broke."""
+    def run(root: Path) -> str:
+        return _build_and_run(root, "g++", "status.cc", "store_test.cc")
+
+    with refactor_env(tmp_path / "repo", FIXTURES) as env:
+        assert run(env.root) == "1 0 2\n"
+        preview = env.service.rename("kv.Status.ok", "good")
+        by_place = {(e.path, e.line, e.column): e.certainty for e in preview.edits}
+        assert by_place[("store_test.cc", 7, 36)] == by_place[("store_test.cc", 7, 58)] == "medium", preview.edits
+        assert by_place[("status.h", 5, 22)] == "low"  # Builder's
+        env.service.apply(preview.refactor_id)
+        field = env.service.rename("kv.StoreTest.opened_", "count_")
+        assert not [e for e in field.edits if e.certainty == "low"], field.edits
+        env.service.apply(field.refactor_id)
+        assert run(env.root) == "1 0 2\n"

@@ -364,7 +364,22 @@ class Receivers:
         site = next((r for r in self.refs(method.path) if r.line == method.name_line
                      and r.column == method.name_column and r.role == "DEFINITION"), None)
         found = self._declared(site) if site is not None and (site.receiver_shape or "").startswith("type:") else None
+        if found is None and c_family(method.path):
+            return self._written_return(method)
         return ReceiverType(found.cls, "returned") if found is not None else None
+
+    def _written_return(self, function: Def) -> ReceiverType | None:
+        """A C/C++ function defined at namespace scope (its name's shape is the namespace's): the class written
+        right before its name on that line (``Status ReadBlock(...)``; not a qualifier, ``Status DBImpl::Get``)."""
+        src = self.text(function.path)
+        if src is None:
+            return None
+        text = src.line_text(function.name_line)
+        written = [r for r in self.refs(function.path) if r.line == function.name_line and not r.is_member
+                   and r.target_uid and r.end_column <= function.name_column
+                   and not text[r.end_column:].lstrip().startswith("::")]
+        cls = self.reader.get_def(max(written, key=lambda r: r.end_column).target_uid or "") if written else None
+        return ReceiverType(cls, "returned") if cls is not None and cls.kind in _CLASS_KINDS else None
 
     def of(self, ref: Ref, receiver: Ref | None) -> ReceiverType | None:
         src = self.text(ref.path)

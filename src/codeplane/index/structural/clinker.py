@@ -3,6 +3,7 @@ context its scope gives (the class of a method, the namespaces around), looked u
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -15,6 +16,8 @@ from codeplane.index.structural.facts import CERTAIN, DEFINITION, PROVEN, REFERE
 from codeplane.index.structural.store import marks
 
 _THIS = "this."
+_TEST_MACROS = frozenset({"TEST", "TEST_F", "TEST_P", "TYPED_TEST", "TYPED_TEST_P"})
+_TEST_MACRO = re.compile(r"\w+\s*\(\s*([A-Za-z_][\w:]*)\s*,")
 #: Files C++ compiles (a ``.h`` may be C's).
 _CPP_SOURCES = (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx")
 #: File-scope bindings that leave a name to linking: a declaration without a definition, several definitions.
@@ -99,6 +102,7 @@ class Linker:
         defs = {(d.line, d.col): d for d in own}
         classes = [d for d in own if d.kind in CLASSES]
         context: dict[int | None, tuple[str | None, list[str]]] = {}
+        fixtures: set[str] = set()
 
         def around(scope: int | None) -> tuple[str | None, list[str]]:
             """(class whose members a use sees, namespaces to look in) at a scope."""
@@ -111,6 +115,8 @@ class Linker:
                 d = defs.get(start)
                 if d is not None and d.kind in FUNCTIONS:
                     cls = self.owner_class(d, seen)
+                    if cls is None and (cls := self.fixture(d, seen)) is not None:
+                        fixtures.add(cls)
                     cls_def = p.definition(cls) if cls is not None else None
                     found = (cls, namespaces_of(cls_def.owner)) if cls_def is not None else \
                         (None, namespaces_of(d.owner))
@@ -164,7 +170,7 @@ class Linker:
             prefixes = p.widen(file_id, prefixes)
             key = (token, shape, cls, tuple(prefixes))
             if key not in answers:  # a name is used many times in a file, in few contexts
-                answers[key] = self.resolve(file_id, token, shape, cls, prefixes)
+                answers[key] = self.resolve(file_id, token, shape, cls, prefixes, fixture=cls in fixtures)
             self.settle(row, answers[key])
 
     def owner_class(self, d: CDef, seen: frozenset[int]) -> str | None:
@@ -217,7 +223,17 @@ class Linker:
             scope = scopes.parents.get(scope)
         return True
 
-    def resolve(self, file_id: int, token: str, shape: str | None, cls: str | None, prefixes: list[str]) -> str | None:
+    def fixture(self, d: CDef, seen: frozenset[int]) -> str | None:
+        """The fixture class a test macro's body runs in (``TEST(MemEnvTest, Basics) {...}``, ``TEST_F(BuildTest,
+        X)``: the macro makes a class deriving from its first argument, whose members the body uses unqualified), when
+        the repository defines a class of that name."""
+        match = _TEST_MACRO.match(d.display) if d.name in _TEST_MACROS and d.parent is None else None
+        if match is None:
+            return None
+        return self.p.class_named(seen, self.p.widen(d.file_id, namespaces_of(d.owner)), match.group(1))
+
+    def resolve(self, file_id: int, token: str, shape: str | None, cls: str | None, prefixes: list[str], *,
+                fixture: bool = False) -> str | None:
         p = self.p
         seen = p.seen(file_id)
         if shape and shape.startswith("q:"):
@@ -229,7 +245,8 @@ class Linker:
             return one(macros)
         if cls is not None:
             found = p.member(cls, token)
-            if found is not None:
+            # A fixture deriving from a library's class (``::testing::Test``) leaves its names to the namespaces.
+            if found is not None and not (fixture and found == UNSETTLED):
                 return found
         found = p.in_scope(seen, prefixes, token, cpp=p.paths[file_id].endswith(_CPP_SOURCES)) or \
             p.using_declared(file_id, token)

@@ -295,6 +295,13 @@ class Program:
                      if d.kind in CLASSES and d.file_id in seen]
             if found:
                 return found[0].uid if len(found) == 1 else None
+        head, _, rest = path.partition(".")
+        aliased = {self._declared_usings[f][head] for f in seen if head in self._declared_usings.get(f, {})}
+        if len(aliased) == 1:  # ``using leveldb::Comparator;`` then ``struct C : public Comparator``
+            target = f"{aliased.pop()}.{rest}" if rest else aliased.pop()
+            found = [d for d in self.namespace_level(target) if d.kind in CLASSES and d.file_id in seen]
+            if found:
+                return found[0].uid if len(found) == 1 else None
         outer, _, inner = path.rpartition(".")
         if not outer:
             return None
