@@ -4,8 +4,8 @@ Source: LevelDB 1.20 as vendored in the pinned ``leveldown`` 5.6.0 npm tarball (
 fetched once by ``_common.npm_package`` into ``benchmarks/.cache``; never committed). Unlike Ninja it is written
 against interfaces: ``Iterator``, ``Comparator``, ``Env`` and ``FilterPolicy`` are abstract classes whose virtual
 methods (``Valid``, ``Name``, ``NewWritableFile``) a dozen classes override in ``.cc`` files; names like ``Name``,
-``number`` and ``Valid`` belong to several unrelated classes; a public header (``include/leveldb/``) is used from
-``db/``, ``table/``, ``util/`` and the tests.
+``number``, ``ok``, ``size`` and ``Valid`` belong to several unrelated classes (and ``size`` to ``std::string``);
+a public header (``include/leveldb/``) is used from ``db/``, ``table/``, ``util/`` and the tests.
 
 Each case renames one class, method, field or function on a fresh copy through CodePlane's index and refactor
 service in process, applies the default selection (high + medium), compiles the library and 22 of its test
@@ -31,6 +31,8 @@ from _rename_judged import Case, run_all
 
 CASES: list[Case] = [
     ("Arena", "MemoryArena", "class"),
+    ("LookupKey", "KeyToFind", "class"),
+    ("TableBuilder.Rep", "State", "class defined apart"),
     ("MemTable", "MemoryTable", "class"),
     ("TableCache", "TableFileCache", "class"),
     ("VersionEdit", "VersionDelta", "class"),
@@ -39,11 +41,15 @@ CASES: list[Case] = [
     ("MemTable.ApproximateMemoryUsage", "ApproxMemory", "method"),
     ("Slice.starts_with", "has_prefix", "method"),
     ("Status.IsNotFound", "IsMissing", "method"),
+    ("Status.ok", "is_ok", "method"),
+    ("Slice.size", "length", "method"),
+    ("Block.NumRestarts", "RestartCount", "method"),
     ("VersionSet.LastSequence", "LatestSequence", "method"),
     ("leveldb.Iterator.Valid", "IsValid", "virtual method"),
     ("Comparator.FindShortestSeparator", "ShortenSeparator", "virtual method"),
     ("Env.NewWritableFile", "OpenWritableFile", "virtual method"),
     ("Options.write_buffer_size", "memtable_budget", "field"),
+    ("Version.files_", "level_files_", "field"),
     ("FileMetaData.number", "file_number", "field"),
     ("Arena.alloc_ptr_", "cursor_", "field"),
     ("EncodeFixed32", "StoreFixed32", "function"),
