@@ -632,3 +632,33 @@ def test_cpp_a_test_macro_s_body_sees_its_fixture_and_a_function_s_written_retur
         assert not [e for e in field.edits if e.certainty == "low"], field.edits
         env.service.apply(field.refactor_id)
         assert run(env.root) == "1 0 2\n"
+
+
+SMART = {
+    "node.h": "#pragma once\nclass Node {\n public:\n  int weight() const { return 4; }\n  void reset() {}\n};\n"
+              "class Edge {\n public:\n  int weight() const { return 1; }\n};\n",
+    "main.cpp": "#include <cstdio>\n#include <memory>\n#include <vector>\n#include \"node.h\"\nint main() {\n"
+                "  std::unique_ptr<Node> p(new Node());\n  std::shared_ptr<const Node> q = std::make_shared<Node>();\n"
+                "  std::vector<std::unique_ptr<Node>> all;\n  all.push_back(std::unique_ptr<Node>(new Node()));\n"
+                "  Edge e;\n  int n = p->weight() + q->weight() + all[0]->weight() + e.weight();\n"
+                "  p.reset();\n  std::printf(\"%d\\n\", n);\n  return 0;\n}\n",
+}
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="a C++ compiler builds the renamed project")
+def test_cpp_a_smart_pointer_reaches_the_class_it_points_at(tmp_path: Path) -> None:
+    """``std::unique_ptr<Node> p; p->weight()`` (and ``std::shared_ptr<const Node>``, ``all[0]->weight()`` on a
+    vector of them) was typed by nothing: ``low`` where ``Edge`` has a ``weight``, so the default selection broke the
+    build. ``p.reset()`` is the pointer's own member, never ``Node::reset``."""
+    def run(root: Path) -> str:
+        return _build_and_run(root, "g++", "main.cpp")
+
+    with refactor_env(tmp_path / "repo", SMART) as env:
+        assert run(env.root) == "13\n"
+        preview = env.service.rename("Node.weight", "mass")
+        by_line = [(e.line, e.certainty) for e in preview.edits if e.path == "main.cpp"]
+        assert by_line.count((11, "medium")) == 3 and (11, "low") in by_line, preview.edits  # ``e.weight()``: Edge's
+        env.service.apply(preview.refactor_id)
+        assert run(env.root) == "13\n"
+        reset = env.service.rename("Node.reset", "clear")
+        assert [e.certainty for e in reset.edits if e.path == "main.cpp"] == ["low"], reset.edits

@@ -341,6 +341,7 @@ def classify_member_ref(graph: ClassGraph, family: MemberFamily, ref: Ref) -> tu
         if graph.receivers.declared_outside(recv):  # ``List<Item> items; items.add(...)``
             return "low", "other_binding"
     if c_family(family.target.path) and (graph.receivers.declared_outside(recv)
+                                         or graph.receivers.wrapper_member(ref, recv)
                                          or (recv is None and graph.receivers.subscripted_container(ref))):
         return "low", "other_binding"  # ``std::string path; path.size()``: a class outside the repository
     if family.target.path.endswith(".go") and graph.receivers.declared_in_other_package(recv):

@@ -457,6 +457,16 @@ class Receivers:
         found, subscripts, dimensions = self._subscripts(src, ref)
         return ReceiverType(found.cls, "declared") if found is not None and subscripts == 1 + dimensions else None
 
+    def wrapper_member(self, ref: Ref, receiver: Ref | None) -> bool:
+        """C++ ``p.reset()``, ``i.base()``: a member of the smart pointer or iterator itself (``p->m`` reaches the
+        class it points at), which is the standard library's."""
+        src = self.text(ref.path)
+        if src is None or receiver is None or receiver.is_member:
+            return False
+        found = self._bound(src, receiver)
+        return found is not None and found.evidence == "iterated" and src.line_text(ref.line)[
+            receiver.end_column:ref.column].strip() == "."
+
     def subscripted_container(self, ref: Ref) -> bool:
         """C++ ``files_[level].size()`` on ``std::vector<FileMetaData*> files_[N]``: the subscripts reach a standard
         container, whose own member this is (not the repository's)."""

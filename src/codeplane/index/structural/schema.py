@@ -85,7 +85,9 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #:     qualified name (``MemTable::`` in ``int MemTable::KeyComparator::operator()(...)``) carry their namespace
 #:     (``n:``, an anonymous namespace's being its parent's); a nested class defined apart (``struct
 #:     DBImpl::Writer {...}``) is a class.
-SCHEMA_VERSION = 41
+#: 42: a C++ ``std::unique_ptr<T>``/``std::shared_ptr<T>`` is ``type:*T`` (as an iterator: ``p->m`` is ``T``'s),
+#:     also as a container's element.
+SCHEMA_VERSION = 42
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

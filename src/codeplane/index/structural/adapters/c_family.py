@@ -48,7 +48,8 @@ def declared_type(node: Node) -> str | None:
     s``, ``struct point *p``, ``Edge* in_edge_;``, ``for (Edge* e : edges)``; a function's name: its return type),
     for the refactor planner's receivers (``n->dirty()`` is a ``Node``'s). Only a type written as one name, possibly
     qualified (``geo::Shape``: ``Shape``); builtin types and other templates say nothing. A standard container of a
-    class is ``type:[]T``, an iterator over one ``type:*T``, and ``for (auto* n : nodes)`` ``each:nodes``."""
+    class is ``type:[]T``, an iterator over one or a smart pointer to one ``type:*T``, and ``for (auto* n : nodes)``
+    ``each:nodes``."""
     current, parent = node, node.parent
     if parent is None or parent.type not in _FIRST_PARENTS or node.type not in ("identifier", "field_identifier"):
         return None
@@ -67,7 +68,7 @@ def declared_type(node: Node) -> str | None:
         # ``for (auto* n : nodes)``: whatever ``nodes`` (a standard container of a class) holds
         return f"each:{ranged.text.decode()}" if ranged is not None and ranged.type == "identifier" \
             and ranged.text is not None else None
-    element = _iterated(written)
+    element = _iterated(written) or _pointed(written)
     if element is not None:
         return "type:*" + element
     element = _contained(written)
@@ -98,6 +99,30 @@ def _contained(written: Node | None) -> str | None:
 def _element(template: Node) -> str | None:
     container, arguments = template.child_by_field_name("name"), template.child_by_field_name("arguments")
     if container is None or container.text is None or container.text.decode() not in _CONTAINERS \
+            or arguments is None or arguments.named_child_count != 1:
+        return None
+    element = arguments.named_children[0].child_by_field_name("type")
+    pointed = _pointed(element)  # ``std::vector<std::unique_ptr<Node>>``
+    if pointed is not None:
+        return pointed
+    while element is not None and element.type == "qualified_identifier":
+        element = element.child_by_field_name("name")
+    return element.text.decode() if element is not None and element.type == "type_identifier" \
+        and element.text is not None else None
+
+
+_SMART_POINTERS = frozenset({"unique_ptr", "shared_ptr"})
+
+
+def _pointed(written: Node | None) -> str | None:
+    """``std::unique_ptr<Node>``, ``std::shared_ptr<const Node>``: ``Node``, what ``p->m`` reaches (``p.reset()`` is
+    the pointer's own, as an iterator's ``i.m`` is: both are ``type:*Node``)."""
+    while written is not None and written.type == "qualified_identifier":
+        written = written.child_by_field_name("name")
+    if written is None or written.type != "template_type":
+        return None
+    pointer, arguments = written.child_by_field_name("name"), written.child_by_field_name("arguments")
+    if pointer is None or pointer.text is None or pointer.text.decode() not in _SMART_POINTERS \
             or arguments is None or arguments.named_child_count != 1:
         return None
     element = arguments.named_children[0].child_by_field_name("type")
