@@ -662,3 +662,27 @@ def test_cpp_a_smart_pointer_reaches_the_class_it_points_at(tmp_path: Path) -> N
         assert run(env.root) == "13\n"
         reset = env.service.rename("Node.reset", "clear")
         assert [e.certainty for e in reset.edits if e.path == "main.cpp"] == ["low"], reset.edits
+
+
+AUTOS = {
+    "graph.h": "#pragma once\nclass Node {\n public:\n  int mtime() const { return 5; }\n};\n"
+               "class Log {\n public:\n  int mtime() const { return 7; }\n};\n"
+               "class State {\n public:\n  Node* LookupNode(int) { return &node_; }\n  Node node_;\n};\n",
+    "main.cpp": "#include <cstdio>\n#include \"graph.h\"\nint main() {\n  State state; State* sp = &state; Log log;\n"
+                "  auto n = state.LookupNode(1);\n  auto* m = sp->LookupNode(2);\n"
+                "  std::printf(\"%d\\n\", n->mtime() + m->mtime() + log.mtime());\n  return 0;\n}\n",
+}
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="a C++ compiler builds the renamed project")
+def test_cpp_auto_takes_the_type_the_called_function_returns(tmp_path: Path) -> None:
+    """``auto n = state.LookupNode(path);`` (and ``auto* m = sp->LookupNode(...)``) said nothing about ``n``: its uses
+    were ``low`` where another class (``Log``) has the member, and renaming ``Node::mtime`` broke the build."""
+    with refactor_env(tmp_path / "repo", AUTOS) as env:
+        assert _build_and_run(env.root, "g++", "main.cpp") == "17\n"
+        preview = env.service.rename("Node.mtime", "modified")
+        by_place = {(e.path, e.line, e.column): e.certainty for e in preview.edits}
+        assert by_place[("main.cpp", 7, 25)] == by_place[("main.cpp", 7, 38)] == "medium", preview.edits
+        assert by_place[("main.cpp", 7, 52)] == "low"  # ``log.mtime()``: Log's
+        env.service.apply(preview.refactor_id)
+        assert _build_and_run(env.root, "g++", "main.cpp") == "17\n"

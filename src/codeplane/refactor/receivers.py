@@ -33,6 +33,8 @@ _CLASS_KINDS = frozenset({"class", "interface", "struct", "trait", "enum", "reco
 _ANNOTATION = re.compile(r"\s*:\s*(?:(?:t|typing)\.)?(?:Optional\[\s*)?([A-Za-z_][\w.]*)\s*(?:\]\s*)?"
                          r"(?:\|\s*None\s*)?(?:[=,)]|$)")
 _ASSIGNED = re.compile(r"\s*(?::\s*[^=]+)?=\s*(?:new\s+)?([A-Za-z_$][\w.$]*)\s*\(")
+#: C/C++ (``auto n = state->LookupNode(path);``): ``->`` between the names too.
+_ASSIGNED_C = re.compile(r"\s*=\s*(?:new\s+)?([A-Za-z_]\w*(?:\s*(?:\.|->|::)\s*[A-Za-z_]\w*)*)\s*\(")
 CHAIN = re.compile(r"([A-Za-z_][\w]*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*$")
 
 
@@ -253,12 +255,16 @@ class Receivers:
         if (site.receiver_shape or "").startswith("each:"):
             return self._each(src, site)
         rest = src.line_text(site.line)[site.end_column:]
-        for pattern, evidence in ((_ASSIGNED, "assigned"), (_ANNOTATION, "annotated")):
+        assigned = _ASSIGNED_C if c_family(src.path) else _ASSIGNED
+        for pattern, evidence in ((assigned, "assigned"), (_ANNOTATION, "annotated")):
             match = pattern.match(rest)
             if match:
                 dotted = match.group(1)
                 column = site.end_column + match.start(1)
                 cls = self._class_at(src.path, site.line, column, dotted)
+                if cls is None and c_family(src.path):  # C++ ``auto n = state.LookupNode(path);``
+                    return self._call_result(src, _closing(src.text, src.offset(site.line, site.end_column
+                                                                                 + match.end() - 1)))
                 if cls is None:
                     return None
                 exact = evidence == "assigned" and _whole_statement(src, site, site.end_column + match.end())
@@ -273,6 +279,11 @@ class Receivers:
         end = dot
         while end > 0 and src.text[end - 1].isspace():
             end -= 1
+        return self._call_result(src, end)
+
+    def _call_result(self, src: SourceText, end: int) -> ReceiverType | None:
+        """What the call whose ``)`` ends right before ``end`` gives: an instance of the class called, or what the
+        function or method called returns."""
         if end <= 0 or src.text[end - 1] != ")":
             return None
         floor = max(0, end - _CALL_LOOKBACK)
@@ -503,6 +514,17 @@ class Receivers:
         after = src.line_text(line)[column:] if src is not None and line else ""
         dimensions = _DIMENSIONS.match(after)
         return dimensions.group(0).count("[") if dimensions is not None else 0
+
+
+def _closing(text: str, opening: int) -> int:
+    """The offset right after the ``)`` matching the ``(`` at ``opening`` (0 if none within the look-back)."""
+    depth = 0
+    for index in range(opening, min(len(text), opening + _CALL_LOOKBACK)):
+        depth += text[index] == "("
+        depth -= text[index] == ")"
+        if depth == 0:
+            return index + 1
+    return 0
 
 
 def _whole_statement(src: SourceText, site: Ref, call_open: int) -> bool:
