@@ -686,3 +686,30 @@ def test_cpp_auto_takes_the_type_the_called_function_returns(tmp_path: Path) -> 
         assert by_place[("main.cpp", 7, 52)] == "low"  # ``log.mtime()``: Log's
         env.service.apply(preview.refactor_id)
         assert _build_and_run(env.root, "g++", "main.cpp") == "17\n"
+
+
+POINTERS = {
+    "key.h": "#pragma once\nclass Key {\n public:\n  int size() const { return 3; }\n"
+             "  char operator[](int) const { return 'k'; }\n};\n"
+             "class Other {\n public:\n  int size() const { return 1; }\n};\n",
+    "main.cpp": "#include <cstdio>\n#include \"key.h\"\n"
+                "int total(const Key* keys, Key** refs, int n) {\n  Key arr[2]; Other o;\n"
+                "  return keys[n].size() + refs[n]->size() + arr[1].size() + o.size();\n}\n"
+                "int main() {\n  Key ks[2]; Key* rs[2] = {&ks[0], &ks[1]};\n"
+                "  std::printf(\"%d %c\\n\", total(ks, rs, 1), ks[0][0]);\n  return 0;\n}\n",
+}
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="a C++ compiler builds the renamed project")
+def test_cpp_a_subscript_through_a_pointer_or_array_reaches_its_class(tmp_path: Path) -> None:
+    """LevelDB's ``keys[i].size()`` on ``const Slice* keys`` was ``low`` beside ``std::string``'s and other classes'
+    ``size``: renaming ``Slice::size`` broke the build. Subscripts through every ``*`` and ``[N]`` of the declaration
+    reach the class (``refs[n]->size()``: one fewer before ``->``); ``ks[0][0]`` uses ``Key``'s ``operator[]``."""
+    with refactor_env(tmp_path / "repo", POINTERS) as env:
+        assert _build_and_run(env.root, "g++", "main.cpp") == "10 k\n"
+        preview = env.service.rename("Key.size", "length")
+        lows = [(e.line, e.column) for e in preview.edits if e.path == "main.cpp" and e.certainty == "low"]
+        typed = [(e.line, e.column) for e in preview.edits if e.path == "main.cpp" and e.certainty == "medium"]
+        assert len(typed) == 3 and lows == [(5, 62)], preview.edits  # ``o.size()``: Other's
+        env.service.apply(preview.refactor_id)
+        assert _build_and_run(env.root, "g++", "main.cpp") == "10 k\n"

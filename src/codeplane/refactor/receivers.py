@@ -464,9 +464,17 @@ class Receivers:
         """C++ ``files[i]->m`` (LevelDB's ``std::vector<FileMetaData*>& files``), ``(*flist_)[i]->m`` through a
         pointer to the container, ``files_[level][i]->m`` through a C array of containers: an element of a standard
         container of a class is of that class, when the subscripts are the declaration's array dimensions and one
-        more (``groups[0].size()`` on ``std::vector<Node*> groups[2]`` is the container's own)."""
-        found, subscripts, dimensions = self._subscripts(src, ref)
-        return ReceiverType(found.cls, "declared") if found is not None and subscripts == 1 + dimensions else None
+        more (``groups[0].size()`` on ``std::vector<Node*> groups[2]`` is the container's own). ``keys[i].size()``
+        on ``const Slice* keys`` (or ``Slice keys[4]``): subscripts through every ``*`` and ``[N]`` the declaration
+        writes reach a ``Slice`` (one fewer before ``->``); on ``Slice s``, ``s[i]`` is ``Slice``'s ``operator[]``."""
+        found, subscripts, (pointers, dimensions) = self._subscripts(src, ref)
+        if found is None:
+            return None
+        if found.evidence == "contained":
+            return ReceiverType(found.cls, "declared") if subscripts == 1 + dimensions else None
+        arrow = src.line_text(ref.line)[:ref.column].rstrip().endswith("->")
+        needed = pointers + dimensions - (1 if arrow else 0)
+        return ReceiverType(found.cls, "declared") if 1 <= subscripts == needed else None
 
     def wrapper_member(self, ref: Ref, receiver: Ref | None) -> bool:
         """C++ ``p.reset()``, ``i.base()``: a member of the smart pointer or iterator itself (``p->m`` reaches the
@@ -482,26 +490,27 @@ class Receivers:
         """C++ ``files_[level].size()`` on ``std::vector<FileMetaData*> files_[N]``: the subscripts reach a standard
         container, whose own member this is (not the repository's)."""
         src = self.text(ref.path)
-        found, subscripts, dimensions = self._subscripts(src, ref) if src is not None else (None, 0, 0)
-        return found is not None and subscripts <= dimensions
+        found, subscripts, (_, dimensions) = self._subscripts(src, ref) if src is not None else (None, 0, (0, 0))
+        return found is not None and found.evidence == "contained" and subscripts <= dimensions
 
-    def _subscripts(self, src: SourceText, ref: Ref) -> tuple[ReceiverType | None, int, int]:
-        """(the standard container of a class the subscripted name is declared as, the subscripts written, the
-        array dimensions its declaration writes)."""
+    def _subscripts(self, src: SourceText, ref: Ref) -> tuple[ReceiverType | None, int, tuple[int, int]]:
+        """(the class or standard container of a class the subscripted name is declared as, the subscripts written,
+        the ``*`` before the name and the array dimensions after it in its declaration)."""
         match = _SUBSCRIPTED.search(src.line_text(ref.line)[:ref.column])
         if match is None:
-            return None, 0, 0
+            return None, 0, (0, 0)
         name = next((r for r in self.refs(ref.path) if r.line == ref.line and r.column == match.start(1)
                      and not r.is_member), None)
         found = self._bound(src, name) if name is not None else None
-        if found is None or found.evidence != "contained":
-            return None, 0, 0
-        return found, len(_SUBSCRIPT.findall(match.group(2))), self._dimensions(name)
+        if found is None or found.evidence not in ("contained", "declared"):
+            return None, 0, (0, 0)
+        return found, len(_SUBSCRIPT.findall(match.group(2))), self._declarator(name)
 
-    def _dimensions(self, name: Ref | None) -> int:
-        """How many array dimensions the declaration of ``name`` writes after it (``files_[kNumLevels]``: 1)."""
+    def _declarator(self, name: Ref | None) -> tuple[int, int]:
+        """The ``*`` right before the name and the array dimensions right after it in the declaration of ``name``
+        (``const Slice* keys``: (1, 0); ``std::vector<FileMetaData*> files_[kNumLevels]``: (0, 1))."""
         if name is None:
-            return 0
+            return 0, 0
         if name.target_uid is not None:
             owner = self.reader.get_def(name.target_uid)
             path, line, column = (owner.path, owner.name_line, owner.name_column + len(owner.name)) \
@@ -511,9 +520,14 @@ class Receivers:
                          and r.role == "DEFINITION" and not r.is_member), None)
             path, line, column = (site.path, site.line, site.end_column) if site is not None else (name.path, 0, 0)
         src = self.text(path)
-        after = src.line_text(line)[column:] if src is not None and line else ""
-        dimensions = _DIMENSIONS.match(after)
-        return dimensions.group(0).count("[") if dimensions is not None else 0
+        if src is None or not line:
+            return 0, 0
+        text = src.line_text(line)
+        start = column - len(name.token)
+        dimensions = _DIMENSIONS.match(text[column:])
+        before = text[:start].rstrip()
+        stars = len(before) - len(before.rstrip("*"))
+        return stars, dimensions.group(0).count("[") if dimensions is not None else 0
 
 
 def _closing(text: str, opening: int) -> int:
