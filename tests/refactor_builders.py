@@ -71,3 +71,23 @@ def assert_tsc_passes(env: RefactorEnv, shown: str = "") -> None:
         pytest.skip("typescript is not installed (.ci/run installs it with npm)")
     checked = subprocess.run([str(tsc), "-p", "."], cwd=env.root, capture_output=True, text=True, check=False)
     assert checked.returncode == 0, checked.stdout + shown
+
+
+def build_and_run(root: Path, compiler: str, *sources: str) -> str:
+    """Compile ``sources`` (``-Isrc``) into ``prog`` with ``compiler`` and run it: its output."""
+    built = subprocess.run([compiler, "-Isrc", "-o", "prog", *sources], cwd=root, capture_output=True, text=True,
+                           check=False)
+    assert built.returncode == 0, built.stderr
+    return subprocess.run(["./prog"], cwd=root, capture_output=True, text=True, check=True).stdout
+
+
+def rename_all_high(env: RefactorEnv, symbol: str, new_name: str) -> set[tuple[str, int, int]]:
+    """Rename ``symbol``; every edit must be high but a use in a macro's body (medium: the preprocessor's text);
+    nothing is left for a person to judge. The edited positions."""
+    preview = env.service.rename(symbol, new_name)
+    assert preview.status == "ready", preview
+    assert {(e.certainty, e.reason) for e in preview.edits if e.certainty != "high"} <= {
+        ("medium", "macro_body")}, (symbol, [
+        (e.path, e.line, e.column, e.certainty, e.reason) for e in preview.edits if e.certainty != "high"])
+    env.service.apply(preview.refactor_id)
+    return {(e.path, e.line, e.column) for e in preview.edits}
