@@ -459,7 +459,6 @@ class Receivers:
         found = self._bound(src, name) if name is not None else None
         return ReceiverType(found.cls, "declared") if found is not None else None
 
-
     def _subscripted(self, src: SourceText, ref: Ref) -> ReceiverType | None:
         """C++ ``files[i]->m`` (LevelDB's ``std::vector<FileMetaData*>& files``), ``(*flist_)[i]->m`` through a
         pointer to the container, ``files_[level][i]->m`` through a C array of containers: an element of a standard
