@@ -285,3 +285,26 @@ def test_cpp_a_subscript_through_a_pointer_or_array_reaches_its_class(tmp_path: 
         assert len(typed) == 3 and lows == [(5, 62)], preview.edits  # ``o.size()``: Other's
         env.service.apply(preview.refactor_id)
         assert build_and_run(env.root, "g++", "main.cpp") == "10 k\n"
+
+
+VEXING = {
+    "key.h": "#pragma once\nclass Key {\n public:\n  explicit Key(int v) : v_(v) {}\n"
+             "  int size() const { return v_; }\n"
+             " private:\n  int v_;\n};\nclass Other {\n public:\n  int size() const { return 1; }\n};\n",
+    "main.cpp": "#include <cstdio>\n#include \"key.h\"\nint main() {\n  int seed = 4;\n  Key input(seed);\n  Other o;\n"
+                "  std::printf(\"%d\\n\", input.size() + o.size());\n  return 0;\n}\n",
+}
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="a C++ compiler builds the renamed project")
+def test_cpp_an_object_constructed_in_a_block_is_a_local_of_its_class(tmp_path: Path) -> None:
+    """LevelDB's ``Slice input(rep_);`` parses as a function declaration (C++'s most vexing parse): ``input`` was
+    bound to nothing, ``input.size()`` ``low`` beside ``std::string``'s ``size``, and renaming ``Slice::size`` broke
+    the build. A block-scope declaration whose parameters are lone names constructs an object."""
+    with refactor_env(tmp_path / "repo", VEXING) as env:
+        assert build_and_run(env.root, "g++", "main.cpp") == "5\n"
+        preview = env.service.rename("Key.size", "length")
+        used = sorted((e.column, e.certainty) for e in preview.edits if e.path == "main.cpp")
+        assert used == [(28, "medium"), (39, "low")], preview.edits  # ``o.size()``: Other's
+        env.service.apply(preview.refactor_id)
+        assert build_and_run(env.root, "g++", "main.cpp") == "5\n"

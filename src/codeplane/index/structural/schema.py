@@ -87,7 +87,8 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #:     DBImpl::Writer {...}``) is a class.
 #: 42: a C++ ``std::unique_ptr<T>``/``std::shared_ptr<T>`` is ``type:*T`` (as an iterator: ``p->m`` is ``T``'s),
 #:     also as a container's element.
-SCHEMA_VERSION = 42
+#: 43: C++ ``Slice input(rep_);`` in a function body (the most vexing parse) declares a local ``input``.
+SCHEMA_VERSION = 43
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

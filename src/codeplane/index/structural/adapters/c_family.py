@@ -26,11 +26,29 @@ def declarator_names(node: Node) -> list[Node]:
     while current is not None:
         if current.type == "identifier":
             return [current]
+        if current.type == "function_declarator" and _constructed_object(current):
+            current = current.child_by_field_name("declarator")
+            continue
         if current.type not in _WRAPPERS:
             return []
         inner = current.child_by_field_name("declarator")
         current = inner if inner is not None else next(iter(current.named_children), None)
     return []
+
+
+def _constructed_object(declarator: Node) -> bool:
+    """C++'s most vexing parse in a function body: ``Slice input(rep_);`` reads as a function declaration whose
+    parameter types are ``rep_``; it constructs an object ``input``. A block-scope declaration whose "parameters" are
+    all lone names (no declarator, no builtin type) is taken as that object."""
+    declaration = declarator.parent
+    if declaration is None or declaration.type != "declaration" or declaration.parent is None \
+            or declaration.parent.type != "compound_statement":
+        return False
+    parameters = declarator.child_by_field_name("parameters")
+    named = parameters.named_children if parameters is not None else []
+    return bool(named) and all(p.type == "parameter_declaration" and p.child_by_field_name("declarator") is None
+                               and (t := p.child_by_field_name("type")) is not None and t.type == "type_identifier"
+                               for p in named)
 
 
 #: What declares a name with a type written before it (the return type, for a function).
