@@ -69,14 +69,15 @@ class Program:
                 "AND source_literal LIKE 'namespace %' ORDER BY file_id, start_line"):
             if file_id in self.paths:
                 self._using[int(file_id)].append(str(source)[10:].strip().lstrip(":").replace("::", "."))
-        #: ``using a::b::K;`` -> {"K": "a.b.K"}, per file (a name the file may use unqualified).
-        self._declared_usings: dict[int, dict[str, str]] = defaultdict(dict)
+        #: ``using a::b::K;`` -> {"K": {file: "a.b.K"}}: the files that let ``K`` name ``a::b::K`` (by name: most names
+        #: looked up have none, and a lookup must not walk a file's whole include closure to find that out).
+        self._declared_usings: dict[str, dict[int, str]] = defaultdict(dict)
         for file_id, source in conn.execute(
                 "SELECT file_id, source_literal FROM st_import WHERE import_kind = 'cpp_using' "
                 "AND source_literal NOT LIKE 'namespace %' ORDER BY file_id, start_line"):
             path = str(source).strip().lstrip(":").replace("::", ".")
             if file_id in self.paths and "." in path and "<" not in path:
-                self._declared_usings[int(file_id)][path.rsplit(".", 1)[1]] = path
+                self._declared_usings[path.rsplit(".", 1)[1]][int(file_id)] = path
         self._usings: dict[int, list[str]] = {}
         self._indexed: dict[str, _ByName] = {}
         self._named: dict[str, list[CDef]] = {}
@@ -164,10 +165,11 @@ class Program:
 
     def using_declared(self, file_id: int, name: str) -> str | None:
         """What ``using leveldb::WriteBatch;`` in the file or a header it sees makes ``WriteBatch`` name there."""
-        if not self._declared_usings:
+        declaring = self._declared_usings.get(name)
+        if not declaring:
             return None
         seen = self.seen(file_id)
-        paths = {self._declared_usings[f][name] for f in seen if name in self._declared_usings.get(f, {})}
+        paths = {path for f, path in declaring.items() if f in seen}
         return self.in_scope(seen, [""], paths.pop()) if len(paths) == 1 else None
 
     def widen(self, file_id: int, prefixes: list[str]) -> list[str]:
@@ -296,7 +298,7 @@ class Program:
             if found:
                 return found[0].uid if len(found) == 1 else None
         head, _, rest = path.partition(".")
-        aliased = {self._declared_usings[f][head] for f in seen if head in self._declared_usings.get(f, {})}
+        aliased = {p for f, p in self._declared_usings.get(head, {}).items() if f in seen}
         if len(aliased) == 1:  # ``using leveldb::Comparator;`` then ``struct C : public Comparator``
             target = f"{aliased.pop()}.{rest}" if rest else aliased.pop()
             found = [d for d in self.namespace_level(target) if d.kind in CLASSES and d.file_id in seen]
