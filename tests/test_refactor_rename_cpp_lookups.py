@@ -308,3 +308,29 @@ def test_cpp_an_object_constructed_in_a_block_is_a_local_of_its_class(tmp_path: 
         assert used == [(28, "medium"), (39, "low")], preview.edits  # ``o.size()``: Other's
         env.service.apply(preview.refactor_id)
         assert build_and_run(env.root, "g++", "main.cpp") == "5\n"
+
+
+CALLBACKS = {
+    "key.h": "#pragma once\nclass Key {\n public:\n  int size() const { return 2; }\n};\n"
+             "class Other {\n public:\n  int size() const { return 1; }\n};\n",
+    "main.cpp": "#include <cstdio>\n#include \"key.h\"\n"
+                "int Insert(const Key& key, int n, void (*deleter)(const Key& key, int n)) {\n"
+                "  deleter(key, n);\n  return key.size() + n;\n}\n"
+                "void drop(const Key&, int) {}\n"
+                "int main() {\n  Key k; Other o;\n  std::printf(\"%d\\n\", Insert(k, 3, drop) + o.size());\n"
+                "  return 0;\n}\n",
+}
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="a C++ compiler builds the renamed project")
+def test_cpp_the_parameters_of_a_callback_parameter_bind_nothing_in_the_body(tmp_path: Path) -> None:
+    """LevelDB's ``LRUCache::Insert(const Slice& key, ..., void (*deleter)(const Slice& key, void* value))``: the
+    callback's own ``key`` was taken for a second parameter of ``Insert``, so ``key`` in the body was bound to
+    neither and ``key.size()`` stayed ``low``; renaming ``Slice::size`` broke the build."""
+    with refactor_env(tmp_path / "repo", CALLBACKS) as env:
+        assert build_and_run(env.root, "g++", "main.cpp") == "6\n"
+        preview = env.service.rename("Key.size", "length")
+        used = sorted((e.line, e.certainty) for e in preview.edits if e.path == "main.cpp")
+        assert used == [(5, "medium"), (10, "low")], preview.edits  # ``o.size()``: Other's
+        env.service.apply(preview.refactor_id)
+        assert build_and_run(env.root, "g++", "main.cpp") == "6\n"

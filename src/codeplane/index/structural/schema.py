@@ -88,7 +88,8 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 42: a C++ ``std::unique_ptr<T>``/``std::shared_ptr<T>`` is ``type:*T`` (as an iterator: ``p->m`` is ``T``'s),
 #:     also as a container's element.
 #: 43: C++ ``Slice input(rep_);`` in a function body (the most vexing parse) declares a local ``input``.
-SCHEMA_VERSION = 43
+#: 44: C/C++: the parameters of a parameter's function type (``void (*deleter)(const Slice& key)``) bind nothing.
+SCHEMA_VERSION = 44
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

@@ -51,6 +51,19 @@ def _constructed_object(declarator: Node) -> bool:
                                for p in named)
 
 
+def binds_param(declarator: Node) -> bool:
+    """A parameter's declarator binds in its function unless the parameter belongs to another parameter's function
+    type (``void (*deleter)(const Slice& key, void* value)`` in LevelDB's ``LRUCache::Insert(const Slice& key,
+    ...)``: the inner ``key`` names nothing in the body; taken as a second ``key``, it left every use unbound)."""
+    outer = declarator.parent.parent if declarator.parent is not None else None  # (the parameter list)
+    while outer is not None and outer.type not in ("function_definition", "declaration", "field_declaration",
+                                                   "lambda_expression", "compound_statement"):
+        if outer.type in ("parameter_declaration", "optional_parameter_declaration"):
+            return False
+        outer = outer.parent
+    return True
+
+
 #: What declares a name with a type written before it (the return type, for a function).
 _DECLARING = frozenset({"parameter_declaration", "optional_parameter_declaration", "declaration", "field_declaration",
                         "for_range_loop", "function_definition"})
@@ -267,7 +280,8 @@ def imports(ctx: Context, node: Node) -> None:
 
 C = LanguageSpec("c", ("c.scm",), class_kinds=frozenset({"struct"}), binding_kinds=frozenset({"function", "macro"}),
                  resolve_file_scope=True, declaration_types=frozenset({"init_declarator", "declaration"}),
-                 imports=imports, pattern_names=declarator_names, declared_shape=declared_type)
+                 imports=imports, pattern_names=declarator_names, declared_shape=declared_type,
+                 binds_param=binds_param)
 CPP = replace(C, language="cpp", patterns=("c.scm", "cpp.scm"), class_kinds=frozenset({"class", "struct"}),
               binding_kinds=frozenset({"field", "method"}), resolve_file_scope=False,
               members_visible=True, owner_members_visible=True,

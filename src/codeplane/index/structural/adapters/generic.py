@@ -128,6 +128,8 @@ def extract_generic(spec: LanguageSpec, grammar: str, src: SourceText, root: Nod
                     scope_nodes.setdefault(node.id, (node, cap.split(".", 1)[1]))
             elif cap in ("local.param", "local.definition", "local.var"):
                 for node in nodes:
+                    if cap == "local.param" and spec.binds_param is not None and not spec.binds_param(node):
+                        continue
                     for name_node in _names_in(spec, node):
                         locals_.setdefault(name_node.id, (name_node, cap))
             elif cap in ("reference", "definition_name"):

@@ -104,5 +104,8 @@ class LanguageSpec:
     #: The same for a declared name (a definition's, a local's, a parameter's) without one: C/C++ ``type:T``, the
     #: class its declaration gives it, for the refactor planner. Asked of declared names only: most names are not.
     declared_shape: Callable[[Node], str | None] | None = None
+    #: Whether a ``@local.param`` capture binds in the function's scope (C/C++: not the parameters of a parameter's
+    #: function type, ``void (*deleter)(const Slice& key)``, which would make ``key`` a second parameter).
+    binds_param: Callable[[Node], bool] | None = None
 
 
