@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from codeplane.index.languages import detect
 from codeplane.refactor.facts import Def, FactReader, Ref
 from codeplane.refactor.spans import SourceText
+from codeplane.refactor.subscripts import Subscripts
 
 _CLASS_KINDS = frozenset({"class", "interface", "struct", "trait", "enum", "record"})
 _ANNOTATION = re.compile(r"\s*:\s*(?:(?:t|typing)\.)?(?:Optional\[\s*)?([A-Za-z_][\w.]*)\s*(?:\]\s*)?"
@@ -51,10 +52,6 @@ class ReceiverType:
 _CHAIN_DEPTH = 3
 _CALLED, _FIELDS = frozenset({"method", "function"}), frozenset({"field"})
 _DEREFERENCED = re.compile(r"\(\s*\*\s*([A-Za-z_]\w*)\s*\)\s*(?:->|\.)\s*$")
-#: C++ ``files[i]->m``, ``files_[0][i]->m``, ``(*flist_)[i]->m``: a name (or a pointer to it), then subscripts.
-_SUBSCRIPTED = re.compile(r"(?:\(\s*\*\s*)?\b([A-Za-z_]\w*)\s*\)?\s*((?:\[[^\[\]]*\]\s*)+)(?:->|\.)\s*$")
-_SUBSCRIPT = re.compile(r"\[[^\[\]]*\]")
-_DIMENSIONS = re.compile(r"(?:\s*\[[^\[\]]*\])*")
 #: ``typedef struct X Y;``, ``typedef struct X {...} Y;``, ``typedef struct X *P;``: the struct tag ``X``.
 _TYPEDEF_STRUCT = re.compile(r"typedef\s+(?:const\s+)?(?:struct|union|class)\s+([A-Za-z_]\w*)\b")
 _SELF_ATTR = re.compile(r"\b(?:self|cls|this)\s*\.\s*(\w+)\s*$")
@@ -81,6 +78,7 @@ class Receivers:
         self.text = text
         self.enclosing_class = enclosing_class
         self._chain_depth = 0
+        self.subscripts = Subscripts(reader, refs, text, self._bound)
 
     def _typed(self, path: str, line: int, column: int, dotted: str, evidence: str) -> ReceiverType | None:
         cls = self._class_at(path, line, column, dotted)
@@ -460,74 +458,15 @@ class Receivers:
         return ReceiverType(found.cls, "declared") if found is not None else None
 
     def _subscripted(self, src: SourceText, ref: Ref) -> ReceiverType | None:
-        """C++ ``files[i]->m`` (LevelDB's ``std::vector<FileMetaData*>& files``), ``(*flist_)[i]->m`` through a
-        pointer to the container, ``files_[level][i]->m`` through a C array of containers: an element of a standard
-        container of a class is of that class, when the subscripts are the declaration's array dimensions and one
-        more (``groups[0].size()`` on ``std::vector<Node*> groups[2]`` is the container's own). ``keys[i].size()``
-        on ``const Slice* keys`` (or ``Slice keys[4]``): subscripts through every ``*`` and ``[N]`` the declaration
-        writes reach a ``Slice`` (one fewer before ``->``); on ``Slice s``, ``s[i]`` is ``Slice``'s ``operator[]``."""
-        found, subscripts, (pointers, dimensions) = self._subscripts(src, ref)
-        if found is None:
-            return None
-        if found.evidence == "contained":
-            return ReceiverType(found.cls, "declared") if subscripts == 1 + dimensions else None
-        arrow = src.line_text(ref.line)[:ref.column].rstrip().endswith("->")
-        needed = pointers + dimensions - (1 if arrow else 0)
-        return ReceiverType(found.cls, "declared") if 1 <= subscripts == needed else None
+        """C++ ``files[i]->m``, ``(*flist_)[i]->m``, ``keys[i].size()``: the element class (``subscripts.py``)."""
+        cls = self.subscripts.element(src, ref)
+        return ReceiverType(cls, "declared") if cls is not None else None
 
     def wrapper_member(self, ref: Ref, receiver: Ref | None) -> bool:
-        """C++ ``p.reset()``, ``i.base()``: a member of the smart pointer or iterator itself (``p->m`` reaches the
-        class it points at), which is the standard library's."""
-        src = self.text(ref.path)
-        if src is None or receiver is None or receiver.is_member:
-            return False
-        found = self._bound(src, receiver)
-        return found is not None and found.evidence == "iterated" and src.line_text(ref.line)[
-            receiver.end_column:ref.column].strip() == "."
+        return self.subscripts.wrapper_member(ref, receiver)
 
     def subscripted_container(self, ref: Ref) -> bool:
-        """C++ ``files_[level].size()`` on ``std::vector<FileMetaData*> files_[N]``: the subscripts reach a standard
-        container, whose own member this is (not the repository's)."""
-        src = self.text(ref.path)
-        found, subscripts, (_, dimensions) = self._subscripts(src, ref) if src is not None else (None, 0, (0, 0))
-        return found is not None and found.evidence == "contained" and subscripts <= dimensions
-
-    def _subscripts(self, src: SourceText, ref: Ref) -> tuple[ReceiverType | None, int, tuple[int, int]]:
-        """(the class or standard container of a class the subscripted name is declared as, the subscripts written,
-        the ``*`` before the name and the array dimensions after it in its declaration)."""
-        match = _SUBSCRIPTED.search(src.line_text(ref.line)[:ref.column])
-        if match is None:
-            return None, 0, (0, 0)
-        name = next((r for r in self.refs(ref.path) if r.line == ref.line and r.column == match.start(1)
-                     and not r.is_member), None)
-        found = self._bound(src, name) if name is not None else None
-        if found is None or found.evidence not in ("contained", "declared"):
-            return None, 0, (0, 0)
-        return found, len(_SUBSCRIPT.findall(match.group(2))), self._declarator(name)
-
-    def _declarator(self, name: Ref | None) -> tuple[int, int]:
-        """The ``*`` right before the name and the array dimensions right after it in the declaration of ``name``
-        (``const Slice* keys``: (1, 0); ``std::vector<FileMetaData*> files_[kNumLevels]``: (0, 1))."""
-        if name is None:
-            return 0, 0
-        if name.target_uid is not None:
-            owner = self.reader.get_def(name.target_uid)
-            path, line, column = (owner.path, owner.name_line, owner.name_column + len(owner.name)) \
-                if owner is not None else (name.path, 0, 0)
-        else:
-            site = next((r for r in self.refs(name.path) if name.bind_id is not None and r.bind_id == name.bind_id
-                         and r.role == "DEFINITION" and not r.is_member), None)
-            path, line, column = (site.path, site.line, site.end_column) if site is not None else (name.path, 0, 0)
-        src = self.text(path)
-        if src is None or not line:
-            return 0, 0
-        text = src.line_text(line)
-        start = column - len(name.token)
-        dimensions = _DIMENSIONS.match(text[column:])
-        before = text[:start].rstrip()
-        stars = len(before) - len(before.rstrip("*"))
-        return stars, dimensions.group(0).count("[") if dimensions is not None else 0
-
+        return self.subscripts.container(ref)
 
 def _closing(text: str, opening: int) -> int:
     """The offset right after the ``)`` matching the ``(`` at ``opening`` (0 if none within the look-back)."""
