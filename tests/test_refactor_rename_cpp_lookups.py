@@ -334,3 +334,33 @@ def test_cpp_the_parameters_of_a_callback_parameter_bind_nothing_in_the_body(tmp
         assert used == [(5, "medium"), (10, "low")], preview.edits  # ``o.size()``: Other's
         env.service.apply(preview.refactor_id)
         assert build_and_run(env.root, "g++", "main.cpp") == "6\n"
+
+
+INLINE_PARTS = {
+    "widget.hpp": "#pragma once\nnamespace ui {\nclass Widget {\n public:\n  int size() const;\n  int twice() const;\n};\n}\n"
+                  "#include \"widget.inl\"\n#include \"detail/widget.ipp\"\n",
+    "widget.inl": "namespace ui {\ninline int Widget::size() const { return 7; }\n}\n",
+    "detail/widget.ipp": "namespace ui {\ninline int Widget::twice() const { return 2 * size(); }\n}\n",
+    "main.cpp": "#include <cstdio>\n#include \"widget.hpp\"\n"
+                "int main() { ui::Widget w; std::printf(\"%d %d\\n\", w.size(), w.twice()); return 0; }\n",
+}
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="a C++ compiler builds the renamed project")
+def test_a_header_s_inline_part_defines_the_members_its_header_declares(tmp_path: Path) -> None:
+    """A header-only library's ``.inl``/``.ipp``, included at the header's end, includes nothing itself: it is
+    compiled as part of its includer. Left out of the C program, ``Widget::size`` there was a second symbol of the
+    same name: the rename asked which one was meant, and renaming either left the build broken."""
+    def run(root: Path) -> str:
+        return build_and_run(root, "g++", "main.cpp")
+
+    with refactor_env(tmp_path / "repo", INLINE_PARTS) as env:
+        assert run(env.root) == "7 14\n"
+        preview = env.service.rename("ui.Widget.size", "count")
+        assert preview.status == "ready", preview.candidates
+        edits = {(e.path, e.line): e.certainty for e in preview.edits}
+        assert edits.get(("widget.hpp", 5)) == "high" and edits.get(("widget.inl", 2)) == "high", edits
+        assert edits.get(("detail/widget.ipp", 2)) == "high" and ("main.cpp", 3) in edits, edits
+        env.service.apply(preview.refactor_id)
+        assert "inline int Widget::count() const" in env.read("widget.inl")
+        assert run(env.root) == "7 14\n"

@@ -83,6 +83,12 @@ _BY_EXTENSION: dict[str, LanguageInfo] = {
     ".h++": _CPP, ".ipp": _CPP, ".inl": _CPP,
 }
 
+#: The suffixes of the files parsed as C or C++ (a ``.h`` may be C++ by its content: ``detect_source``), and of those
+#: always parsed as C++: every module that tells C-family files by name takes them from here, so a header-only
+#: library's ``.inl``/``.ipp`` is one program with the ``.hpp`` that includes it.
+C_FAMILY_SUFFIXES = tuple(sorted(s for s, info in _BY_EXTENSION.items() if info in (_C, _CPP)))
+CPP_SUFFIXES = tuple(sorted(s for s, info in _BY_EXTENSION.items() if info == _CPP))
+
 _BY_NAME: dict[str, LanguageInfo] = {
     "Dockerfile": _DOCKER, "Containerfile": _DOCKER,
     "docker-compose.yml": _info("yaml", "docker", "yaml"), "docker-compose.yaml": _info("yaml", "docker", "yaml"),

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from codeplane.core.config import DocSweepConfig
+from codeplane.index.structural.cprogram import SUFFIXES as C_FAMILY_SUFFIXES
 from codeplane.refactor.assemble import Draft
 from codeplane.refactor.docsweep import code_block_lines, doctest_lines, mention_confidence, names_another
 from codeplane.refactor.facts import DynamicSite, Ref
@@ -138,7 +139,6 @@ def _shorthand_key(text: str, offset: int, floor: int, data: SweepInput) -> bool
         and _literal_type(text, offset, floor) in (data.member_owner, "Self")
 
 
-_C_FAMILY = (".c", ".h", ".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".inc")
 _DEFINE = re.compile(r"\s*#\s*define\s")
 
 
@@ -224,7 +224,7 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
                 by_reason["other_symbol"] += 1
                 aside.append((path, line, col))
                 continue
-            elif path in planned_paths and path.endswith(_C_FAMILY) and refs_at.get((path, line, col)) is None \
+            elif path in planned_paths and path.endswith(C_FAMILY_SUFFIXES) and refs_at.get((path, line, col)) is None \
                     and _in_macro_body(src, line):
                 # A ``#define`` body is text the parser does not read; in a file where the plan renames the symbol
                 # (its own file, or one seeing its declaration), a use in a macro there is probably it.

@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.index.languages import C_FAMILY_SUFFIXES
 from codeplane.refactor.attributes import attribute_at, instance_attributes
 from codeplane.refactor.facts import Def, FactReader
 
@@ -121,9 +122,6 @@ def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None 
     return matches[:MAX_CANDIDATES], len(matches)
 
 
-_C_FAMILY = (".c", ".h", ".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx")
-
-
 def _declarations(reader: FactReader, defs: list[Def]) -> list[Def]:
     """A C++ member defined apart from its class (``int K::size() {...}``) is the member its class declares, and a
     constructor is its class: linking makes its name a use of that declaration or class, which is the symbol (one
@@ -131,7 +129,7 @@ def _declarations(reader: FactReader, defs: list[Def]) -> list[Def]:
     out: list[Def] = []
     for d in defs:
         symbol = d
-        if d.kind == "method" and d.path.endswith(_C_FAMILY):
+        if d.kind == "method" and d.path.endswith(C_FAMILY_SUFFIXES):
             own = next((r for r in reader.refs_on_line(d.path, d.name_line)
                         if r.column == d.name_column and r.role == "DEFINITION"), None)
             if own is not None and own.target_uid not in (None, d.def_uid):

@@ -44,7 +44,7 @@ from collections import defaultdict
 
 from codeplane.index.structural import schema
 from codeplane.index.structural.clinker import Linker, file_scopes, settleable
-from codeplane.index.structural.cprogram import CLASSES, EXTERNAL, SUFFIXES, Program
+from codeplane.index.structural.cprogram import CLASSES, EXTERNAL, INLINE_PARTS, SUFFIXES, Program
 from codeplane.index.structural.store import BatchEffect, chunked, marks
 
 _STATE = "c_family_decls"
@@ -146,6 +146,8 @@ def _affected(conn: sqlite3.Connection, effect: BatchEffect, program: Program) -
                     out.add(source)
                     pending.append(source)
         out |= reach
+        # An inline part (``.inl``) sees what the files including it see (``Program.seen``).
+        out |= {t for f in list(out) for t in program.includes.get(f, ()) if program.paths[t].endswith(INLINE_PARTS)}
     for column, values in (("target_uid", sorted(uids)), ("token_text", sorted(names))):
         for start in range(0, len(values), 400):
             part = values[start:start + 400]
@@ -153,7 +155,6 @@ def _affected(conn: sqlite3.Connection, effect: BatchEffect, program: Program) -
                 f"SELECT DISTINCT file_id FROM st_ref WHERE {column} IN ({marks(len(part))})", part)
                 if i in program.paths)
     return out
-
 
 
 def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tuple[int, set[tuple[str, str]]]:

@@ -9,6 +9,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
+from codeplane.index.languages import CPP_SUFFIXES
 from codeplane.index.structural import schema
 from codeplane.index.structural.classhierarchy import UNSETTLED, parameter_key
 from codeplane.index.structural.cprogram import CLASSES, FUNCTIONS, CDef, Program, namespaces_of, one
@@ -18,8 +19,6 @@ from codeplane.index.structural.store import marks
 _THIS = "this."
 _TEST_MACROS = frozenset({"TEST", "TEST_F", "TEST_P", "TYPED_TEST", "TYPED_TEST_P"})
 _TEST_MACRO = re.compile(r"\w+\s*\(\s*([A-Za-z_][\w:]*)\s*,")
-#: Files C++ compiles (a ``.h`` may be C's).
-_CPP_SOURCES = (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx")
 #: File-scope bindings that leave a name to linking: a declaration without a definition, several definitions.
 _FILE_REASONS = frozenset({"LOCAL_ASSIGN", "LOCAL_ASSIGN?", "DEF_IN_SCOPE?"})
 _PROVEN, _STRONG = schema.TIER_CODE[PROVEN], schema.TIER_CODE[STRONG]
@@ -248,7 +247,7 @@ class Linker:
             # A fixture deriving from a library's class (``::testing::Test``) leaves its names to the namespaces.
             if found is not None and not (fixture and found == UNSETTLED):
                 return found
-        found = p.in_scope(seen, prefixes, token, cpp=p.paths[file_id].endswith(_CPP_SOURCES)) or \
+        found = p.in_scope(seen, prefixes, token, cpp=p.paths[file_id].endswith(CPP_SUFFIXES)) or \
             p.using_declared(file_id, token)
         if found is None:
             found = p.linked(file_id, token)

@@ -16,12 +16,16 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from codeplane.index.languages import C_FAMILY_SUFFIXES
 from codeplane.index.structural.classhierarchy import UNSETTLED
 from codeplane.index.structural.store import chunked, marks
 
 LANGUAGES = ("c", "cpp")
-SUFFIXES = (".c", ".h", ".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".inc")
+#: C-family files and the textual includes (``.inc``) no grammar parses but a change to which relinks.
+SUFFIXES = (*C_FAMILY_SUFFIXES, ".inc")
 SOURCES = (".c", ".cc", ".cpp", ".cxx", ".c++")
+#: Files holding a header's inline definitions, included by it (or by its users) rather than including it.
+INLINE_PARTS = (".inl", ".ipp")
 CLASSES = frozenset({"class", "struct"})
 #: What has external linkage (``int ns::f()`` defined apart from its namespace is a ``method`` with no class).
 EXTERNAL = frozenset({"function", "variable", "method"})
@@ -85,6 +89,7 @@ class Program:
         self._files: dict[int, list[CDef]] = {}
         self._class_paths: dict[str, bool] = {}
         self._closures: dict[int, frozenset[int]] = {}
+        self._reverse: dict[int, set[int]] | None = None
         self._declared: dict[int, frozenset[str]] = {}
         self._declarers: dict[str, frozenset[int]] = {}
         self._by_name: dict[str, frozenset[int]] | None = None
@@ -241,18 +246,35 @@ class Program:
         return out
 
     def seen(self, file_id: int) -> frozenset[int]:
-        """The file and every file it includes, transitively."""
+        """The file and every file it includes, transitively; an inline implementation file (``.inl``, ``.ipp``)
+        also sees what the files including it see, as it is compiled as part of them (it rarely includes the
+        header that declares its class: ``#include "widget.inl"`` at the header's end)."""
         found = self._closures.get(file_id)
         if found is None:
-            reached = {file_id}
-            pending = [file_id]
-            while pending:
-                for target in self.includes.get(pending.pop(), []):
-                    if target not in reached:
-                        reached.add(target)
-                        pending.append(target)
-            found = self._closures[file_id] = frozenset(reached)
+            found = self._included(file_id)
+            if self.paths[file_id].endswith(INLINE_PARTS):
+                for includer in sorted(self._includers().get(file_id, ())):
+                    found |= self._included(includer)
+            self._closures[file_id] = found
         return found
+
+    def _included(self, file_id: int) -> frozenset[int]:
+        reached = {file_id}
+        pending = [file_id]
+        while pending:
+            for target in self.includes.get(pending.pop(), []):
+                if target not in reached:
+                    reached.add(target)
+                    pending.append(target)
+        return frozenset(reached)
+
+    def _includers(self) -> dict[int, set[int]]:
+        if self._reverse is None:
+            self._reverse = defaultdict(set)
+            for file_id, targets in self.includes.items():
+                for target in targets:
+                    self._reverse[target].add(file_id)
+        return self._reverse
 
     # -- lookups -------------------------------------------------------------------------------------------
     def in_scope(self, seen: frozenset[int], prefixes: list[str], name: str, *, cpp: bool = False) -> str | None:
