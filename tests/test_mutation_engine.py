@@ -237,6 +237,31 @@ def test_overlapping_and_contradicting_edits_are_rejected_before_anything_runs(r
     assert snapshot(repo) == before
 
 
+def test_a_batch_that_would_put_a_file_where_a_directory_is_needed_is_refused_before_writing(repo: Path) -> None:
+    """A file and a path under it in one batch, a file under an existing file: each could only fail halfway
+    through the commit (the rename into place finds a directory, a parent cannot be made), and
+    did so with an internal error that left the engine refusing every later write. Refused up front, dry run or
+    not, and the next batch writes."""
+    (repo / "pkg").mkdir()
+    (repo / "pkg/keep.py").write_text("K = 1\n")
+    engine = engine_for(repo)
+    before = snapshot(repo)
+    for dry_run in (True, False):
+        err = refused(engine, [CreateFile(path="a/b", content="x"), CreateFile(path="a/b/c", content="y")], 5006,
+                      dry_run=dry_run)
+        assert err.details["file"] == "a/b" and err.details["edits"] == [0, 1], err.details
+        refused(engine, [CreateFile(path="a/b/c", content="y"), MoveFile(path="src/a.py", to="a/b")], 5006,
+                dry_run=dry_run)
+        err = refused(engine, [CreateFile(path="README.md/x", content="y")], 5005, dry_run=dry_run)
+        assert err.details["blocking_path"] == "README.md"
+        refused(engine, [MoveFile(path="src/a.py", to="README.md/deeper/a.py")], 5005, dry_run=dry_run)
+        refused(engine, [CreateFile(path="pkg", content="y")], 5001, dry_run=dry_run)  # a directory: the scope's
+        refused(engine, [ReplaceText(path="README.md/x", old_text="a", new_text="b")], 5004, dry_run=dry_run)
+    assert snapshot(repo) == before and not (repo / "a").exists()
+    delta = engine.apply([CreateFile(path="a/b/c", content="y\n")])
+    assert delta.files[0].action == "created" and (repo / "a/b/c").read_text() == "y\n"
+
+
 def test_missing_existing_binary_and_ambiguous_targets(repo: Path) -> None:
     (repo / "blob.bin").write_bytes(b"\x00\x01\x02")
     engine = engine_for(repo)
@@ -429,6 +454,22 @@ def test_startup_recovery_rolls_back_a_committed_journal_and_drops_the_rest(repo
     assert not (repo / "new").exists()
     assert not list(journal_dir.iterdir()) and not list(repo.rglob("*.cpl-*"))
     assert journal.entries[0].existed and engine.recover() == []
+
+
+def test_rollback_leaves_a_directory_where_the_batch_meant_a_new_file(repo: Path) -> None:
+    """A batch that created ``a/b/c`` (making ``a/b`` a directory) and planned a file ``a/b`` crashed on that
+    rename: rolling back unlinked the directory ``a/b``, failed, and every later start refused to serve. The
+    directory goes with the batch's other created directories once its temp files are gone."""
+    journal_dir = repo / ".codeplane/journal"
+    Journal.write(repo, journal_dir, "mut_clash", [
+        Original("a/b", None, 0, temp_path("a/b", "mut_clash")),
+        Original("a/b/c", None, 0, temp_path("a/b/c", "mut_clash")),
+    ], created_dirs=["a", "a/b"], moves=[])
+    (repo / "a/b").mkdir(parents=True)
+    (repo / temp_path("a/b", "mut_clash")).write_text("x")
+    (repo / temp_path("a/b/c", "mut_clash")).write_text("y")
+    assert engine_for(repo).recover() == ["mut_clash"]
+    assert not (repo / "a").exists() and not list(journal_dir.iterdir())
 
 
 def test_a_journal_that_cannot_be_rolled_back_stops_startup_and_is_kept(repo: Path) -> None:

@@ -337,8 +337,8 @@ def test_cpp_the_parameters_of_a_callback_parameter_bind_nothing_in_the_body(tmp
 
 
 INLINE_PARTS = {
-    "widget.hpp": "#pragma once\nnamespace ui {\nclass Widget {\n public:\n  int size() const;\n  int twice() const;\n};\n}\n"
-                  "#include \"widget.inl\"\n#include \"detail/widget.ipp\"\n",
+    "widget.hpp": "#pragma once\nnamespace ui {\nclass Widget {\n public:\n  int size() const;\n"
+                  "  int twice() const;\n};\n}\n#include \"widget.inl\"\n#include \"detail/widget.ipp\"\n",
     "widget.inl": "namespace ui {\ninline int Widget::size() const { return 7; }\n}\n",
     "detail/widget.ipp": "namespace ui {\ninline int Widget::twice() const { return 2 * size(); }\n}\n",
     "main.cpp": "#include <cstdio>\n#include \"widget.hpp\"\n"

@@ -5,8 +5,10 @@ Pipeline of :meth:`MutationEngine.apply`:
 1. **scope** every path (5001) and check the batch's shape (5006: a path created and deleted, moved and
    edited, two moves onto one path ...) — pure, no I/O on targets;
 2. **lock** every target in sorted order (5003 after ``mutation.lock_timeout_ms``);
-3. **read and plan** every file in memory: preconditions (5002/5004/5005), span re-anchoring, merging of
-   same-file edits, overlap detection (5006), new bytes in the file's own encoding/BOM/line ending;
+3. **read and plan** every file in memory: the tree's shape where the batch writes (``places.py``: a path
+   under another of the batch, a file where a directory must be), preconditions (5002/5004/5005), span
+   re-anchoring, merging of same-file edits, overlap detection (5006), new bytes in the file's own
+   encoding/BOM/line ending;
 4. **commit** through the journal (:mod:`codeplane.mutation.commit`);
 5. **after_write**: the injected index refresh, so the next ``search``/``read_source`` sees the change.
 
@@ -40,6 +42,7 @@ from codeplane.mutation.document import LineEnding
 from codeplane.mutation.edits import CreateFile, DeleteFile, Edit, MoveFile, ReplaceText, UpdateSpan
 from codeplane.mutation.journal import JournalMove
 from codeplane.mutation.locks import PathLocks
+from codeplane.mutation.places import Place, check_places
 from codeplane.mutation.plan import Current, Planned, plan_create, plan_delete, plan_move, plan_update
 from codeplane.mutation.repo_style import dominant_line_ending
 from codeplane.mutation.scope import AllowList, Scope, Target
@@ -179,6 +182,7 @@ class MutationEngine:
         held: AbstractContextManager[object] = nullcontext() if dry_run else self._locks.acquire(paths)
         with held:
             with span("mutation.plan", files=len(paths)):
+                check_places(self.root, _places(resolved))
                 current = {p: self._read(p) for p in paths}
                 planned = self._plan(resolved, current)
             before = self.repo_fingerprint()
@@ -213,7 +217,7 @@ class MutationEngine:
         path = self.root / rel
         try:
             st = path.lstat()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # the latter: a file where a parent should be
             return Current(None, 0, None)
         limit = self.config.max_file_bytes
         if st.st_size > limit:
@@ -332,6 +336,16 @@ def _file_diff(p: Planned) -> str:
     old = (p.old_text or "").splitlines() if d.action != "created" else []
     new = (p.new_text or "").splitlines() if d.action != "deleted" else []
     return unified(old_path, new_path, old, new)
+
+
+def _places(resolved: Sequence[_Resolved]) -> list[Place]:
+    out: list[Place] = []
+    for item in resolved:
+        if item.dest is not None:
+            out += [Place(item.index, item.target.rel, False), Place(item.index, item.dest.rel, True)]
+        else:
+            out.append(Place(item.index, item.target.rel, isinstance(item.edit, CreateFile)))
+    return out
 
 
 def _check_shape(resolved: Sequence[_Resolved]) -> list[str]:

@@ -166,7 +166,7 @@ class Journal:
             if entry.existed:
                 data = originals[entry.offset:entry.offset + entry.length]
                 _restore(target, data, entry.mode, self.root / temp_path(entry.path, batch, RESTORE_SUFFIX))
-            else:
+            elif not _real_directory(target):  # a directory there is not the batch's file: left to created_dirs
                 target.unlink(missing_ok=True)
         for move in self.moves:
             git_index.undo_move(self.root, move.src, move.dst)
@@ -180,6 +180,13 @@ class Journal:
             if directory.is_dir():
                 fsync_dir(directory)
         self.discard()
+
+
+def _real_directory(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(path.lstat().st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
 
 
 def _restore(target: Path, data: bytes, mode: int, staging: Path) -> None:
