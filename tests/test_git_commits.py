@@ -77,6 +77,22 @@ def test_stage_and_commit_all_amend_author_and_allow_empty(repo: Path) -> None:
     assert empty.oid == run_git(repo, "rev-parse", "HEAD").decode().strip()
 
 
+def test_stage_and_commit_naming_a_path_that_is_not_there_commits_nothing(repo: Path) -> None:
+    """``git add a.txt typo.txt`` fails on the typo and stages nothing. The commit went ahead with ``a.txt`` and
+    never mentioned ``typo.txt``: an agent believed both were committed. An ignored path is refused the same way."""
+    write_files(repo, {"a.txt": "a2\n", "b.txt": "b2\n", "x.log": "ignored\n"})
+    git = GitService(repo)
+    git.stage(["b.txt"])
+    head, index = run_git(repo, "rev-parse", "HEAD"), run_git(repo, "ls-files", "-s")
+    for paths, code, reason in ((["a.txt", "typo.txt"], 5004, "no such file"), (["a.txt", "x.log"], 1003, "ignored")):
+        with pytest.raises(CodePlaneError) as refused:
+            git.commit("both", stage=paths)
+        assert refused.value.code == code and reason in refused.value.message, refused.value.to_payload()
+        assert [s["path"] for s in refused.value.details["skipped"]] == paths[1:]
+        assert run_git(repo, "rev-parse", "HEAD") == head and run_git(repo, "ls-files", "-s") == index
+    assert git.commit("a", stage=["a.txt"]).staged[0].path == "a.txt"
+
+
 def test_first_commit_in_an_empty_repository(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "e")
     write_files(root, {"x.txt": "x\n"})

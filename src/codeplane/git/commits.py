@@ -109,7 +109,15 @@ def commit(repo: pygit2.Repository, root: Path, req: CommitRequest) -> CommitRes
 
     staged: list[StagedPath] = []
     if req.only or req.stage or req.stage_all:
-        staged, _ = stage(repo, root, req.only or req.stage)
+        staged, skipped = stage(repo, root, req.only or req.stage)
+        if skipped:  # like ``git add`` on a pathspec matching nothing: a commit without a named path is refused
+            restore()
+            missing = [s for s in skipped if s.reason.startswith("no such")]
+            raise CodePlaneError(
+                ErrorCode.FILE_NOT_FOUND if missing else ErrorCode.INVALID_ARGUMENTS,
+                "nothing was committed and the index is as before: "
+                + "; ".join(f"{s.path}: {s.reason}" for s in skipped),
+                details={"skipped": [s.model_dump() for s in skipped]})
     if staging_first:  # staging a resolved file is what resolves it (``git add``): check what is left after
         repo.index.read()
         try:

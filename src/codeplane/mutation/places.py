@@ -34,8 +34,8 @@ def check_places(root: Path, places: Sequence[Place]) -> None:
         if inside is not None:
             raise CodePlaneError(
                 ErrorCode.EDIT_CONFLICT,
-                f"{place.rel} (edit {place.edit_index}) lies under {inside.rel} (edit {inside.edit_index}), which the same "
-                "batch uses as a file; split them into separate calls",
+                f"{place.rel} (edit {place.edit_index}) lies under {inside.rel} (edit {inside.edit_index}), which the "
+                "same batch uses as a file; split them into separate calls",
                 details={"path": place.rel, "edits": sorted({place.edit_index, inside.edit_index}), "file": inside.rel})
         if place.creates:
             blocking = next((a for a in above if os.path.lexists(root / a) and not os.path.isdir(root / a)), None)
