@@ -115,7 +115,9 @@ async def test_read_source_is_bounded_and_continues_with_a_cursor(server: Server
         assert len(result["files"][0]["content"].encode()) <= 1024
         pieces.append(result["files"][0]["content"])
         result = await call(client, "read_source", {**args, "cursor": result["cursor"]})
-        assert [f["path"] for f in result["files"]] == ["src/app.py"] and not result.get("has_more")
+        # The one line of 1.1 MB goes on where the first part stopped (a line is never skipped).
+        assert [f["path"] for f in result["files"]] == ["big/huge.txt"] and result["has_more"]
+        assert result["files"][0]["start_column"] == 1025 and result["files"][0]["range"] == [1, 1]
 
 
 async def test_read_file_full_is_gated_and_bounded(server: ServerHandle) -> None:

@@ -153,6 +153,25 @@ async def test_long_answers_come_in_parts_that_add_up_to_the_whole(repo: Path) -
             pages = await _follow(_caller(client, "read_source"), {"targets": [{"path": "gen/big.txt"}]},
                                   lambda r: r.get("cursor"))
             assert len(pages) >= 4 and "".join(p["files"][0]["content"] for p in pages) == current
+            # A line longer than a read (minified code, a data blob) continues inside the line, not after it.
+            long = "head\n" + "".join(f"{_WORDS[i % 3 == 0]}{i}," for i in range(12_000)) + "\ntail\n"
+            (repo / "gen" / "long.txt").write_text(long)
+            pages, texts = [], []
+            cursor = None
+            while len(pages) < 20:
+                args = {"targets": [{"path": "gen/long.txt"}], **({"cursor": cursor} if cursor else {})}
+                record, text = await _caller(client, "read_source")(args)
+                pages.append(record["files"][0])
+                texts.append(text)
+                cursor = record.get("cursor")
+                if cursor is None:
+                    break
+            assert len(pages) >= 5 and "".join(p["content"] for p in pages) == long
+            assert all(len(t.encode()) <= _LIMIT for t in texts)
+            assert pages[0]["content"] == "head\n" and pages[1]["range"] == [2, 2] and pages[1]["partial"]
+            column = 1 + len(pages[1]["content"])
+            assert pages[2]["range"][0] == 2 and pages[2]["start_column"] == column, pages[2]
+            assert texts[2].startswith(f"== gen/long.txt 2:{column}"), texts[2][:80]
             pages = await _follow(_caller(client, "read_file_full"), {"path": "gen/big.txt", "confirm": True},
                                   lambda r: r.get("next_cursor"))
             assert len(pages) >= 4 and "".join(p["content"] for p in pages) == current

@@ -56,6 +56,9 @@ class SourceSlice:
     size: int
     #: True when the requested range was not fully returned (continue with the cursor).
     partial: bool
+    #: 1-based character column ``content`` starts at on ``start_line``: past 1 only where a cursor continues a
+    #: line longer than a whole read.
+    start_column: int = 1
 
 
 @dataclass(frozen=True)
@@ -103,16 +106,18 @@ class _Resume:
     index: int
     line: int
     issued: float
+    #: Characters of ``line`` already returned (a line longer than a read).
+    column: int = 0
 
 
 _cursors: OrderedDict[str, _Resume] = OrderedDict()
 _cursors_lock = threading.Lock()
 
 
-def _encode_cursor(key: str, index: int, line: int) -> str:
-    cursor = hashlib.sha256(f"{key}|{index}|{line}".encode()).hexdigest()[:CURSOR_HEX]
+def _encode_cursor(key: str, index: int, line: int, column: int = 0) -> str:
+    cursor = hashlib.sha256(f"{key}|{index}|{line}|{column}".encode()).hexdigest()[:CURSOR_HEX]
     with _cursors_lock:
-        _cursors[cursor] = _Resume(key, index, line, time.monotonic())
+        _cursors[cursor] = _Resume(key, index, line, time.monotonic(), column)
         _cursors.move_to_end(cursor)
         while len(_cursors) > MAX_CURSORS:
             _cursors.popitem(last=False)
@@ -124,8 +129,8 @@ def _refused(cursor: str, why: str) -> CodePlaneError:
                           details={"cursor": cursor[:100]})
 
 
-def _decode_cursor(cursor: str, key: str, count: int) -> tuple[int, int]:
-    """(target index, line) a cursor resumes at; 1005 unless this process issued it for these targets."""
+def _decode_cursor(cursor: str, key: str, count: int) -> tuple[int, int, int]:
+    """(target index, line, column) a cursor resumes at; 1005 unless this process issued it for these targets."""
     if len(cursor) != CURSOR_HEX or any(c not in "0123456789abcdef" for c in cursor):
         raise _refused(cursor, "is malformed")
     with _cursors_lock:
@@ -136,7 +141,7 @@ def _decode_cursor(cursor: str, key: str, count: int) -> tuple[int, int]:
         raise _refused(cursor, "expired or was not issued by this server")
     if resume.key != key or not 0 <= resume.index < count:
         raise _refused(cursor, "belongs to other targets (pass the same targets with it)")
-    return resume.index, resume.line
+    return resume.index, resume.line, resume.column
 
 
 def _split_lines(text: str) -> list[str]:
@@ -153,11 +158,13 @@ def read_sources(root: Path, targets: Sequence[ReadTarget], *, cursor: str | Non
     """Read line ranges of several files, at most ``max_bytes`` of content per call.
 
     A range that does not fit is cut after its last whole line that fits (at least one line is always
-    returned, a single over-long line is cut to the budget) and ``next_cursor`` resumes it. Fails with
+    returned; a line longer than the budget is cut to it, and the cursor resumes inside that line) and
+    ``next_cursor`` resumes it. Fails with
     5001/5004/5008 naming the path, or 1003 for a start line beyond the end of the file.
     """
     key = _targets_key(targets)
-    first_index, resume_line = (0, 0) if cursor is None else _decode_cursor(cursor, key, len(targets))
+    first_index, resume_line, resume_column = (0, 0, 0) if cursor is None else \
+        _decode_cursor(cursor, key, len(targets))
     budget = max_bytes
     out: list[SourceSlice] = []
     for index in range(first_index, len(targets)):
@@ -180,29 +187,32 @@ def read_sources(root: Path, targets: Sequence[ReadTarget], *, cursor: str | Non
         if target.end_line is not None and target.end_line < start:
             raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "end_line is before start_line",
                                  details={"path": target.path, "start_line": start, "end_line": target.end_line})
+        column = resume_column if index == first_index and resume_line else 0
         chunk: list[str] = []
         used = 0
         line = start
-        cut = False
+        cut_at = 0  # characters of ``line`` returned when it is longer than the budget
         while line <= end:
-            body = lines[line - 1]
+            body = lines[line - 1][column:] if line == start else lines[line - 1]
             size = len(body.encode("utf-8"))
             if used + size > budget:
                 if not chunk and not out:
-                    chunk.append(body.encode("utf-8")[:budget].decode("utf-8", errors="ignore"))
-                    used, line, cut = budget, line + 1, True
+                    piece = body.encode("utf-8")[:budget].decode("utf-8", errors="ignore")
+                    chunk.append(piece)
+                    used, cut_at = budget, column + len(piece)  # the call's first line: ``line == start``
                 break
             chunk.append(body)
             used += size
             line += 1
         sha = sha256_bytes(loaded.data)
         if chunk or not total:
+            last = line if cut_at else line - 1
             out.append(SourceSlice(loaded.path, "".join(chunk), family_of(loaded.path), total,
-                                   start if total else 0, line - 1 if total else 0, sha, len(loaded.data),
-                                   partial=line <= end or cut))
+                                   start if total else 0, last if total else 0, sha, len(loaded.data),
+                                   partial=line <= end, start_column=column + 1))
         budget -= used
         if line <= end:
-            return SourceBatch(tuple(out), _encode_cursor(key, index, line))
+            return SourceBatch(tuple(out), _encode_cursor(key, index, line, cut_at))
     return SourceBatch(tuple(out), None)
 
 

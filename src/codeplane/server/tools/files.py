@@ -62,6 +62,8 @@ class SourceFile(ToolResult):
     file_sha256: str = Field(description="SHA-256 of the file's exact bytes: pass as expected_file_sha256.")
     size: int
     partial: bool = Field(default=False, description="The requested range continues on the next call (use cursor).")
+    start_column: int | None = Field(default=None, description=(
+        "1-based column content starts at on the range's first line: a cursor continuing a line longer than a read."))
 
 
 class ReadSourceResult(ToolResult):
@@ -147,7 +149,8 @@ async def _read_source(ctx: ToolContext, params: ReadSourceParams) -> ReadSource
     batch = await anyio.to_thread.run_sync(
         lambda: read_sources(ctx.services.root, targets, cursor=params.cursor, max_bytes=budget))
     files = [SourceFile(path=f.path, content=f.content, language=f.language, line_count=f.line_count,
-                        range=(f.start_line, f.end_line), file_sha256=f.file_sha256, size=f.size, partial=f.partial)
+                        range=(f.start_line, f.end_line), file_sha256=f.file_sha256, size=f.size, partial=f.partial,
+                        start_column=f.start_column if f.start_column > 1 else None)
              for f in batch.files]
     return ReadSourceResult(files=files, cursor=batch.next_cursor, has_more=batch.next_cursor is not None)
 
@@ -193,10 +196,11 @@ def _list_page(ctx: ToolContext, params: ListFilesParams, limit: int) -> ListFil
 
 def render_read_source(result: ReadSourceResult) -> str:
     """Each file as a one-line header, ``== path start-end/total <sha>`` (the file's short SHA-256, the
-    precondition of its next write), and its text."""
+    precondition of its next write; ``start:column`` where a cursor continues a line), and its text."""
     parts = []
     for f in result.files:
-        lines = f"{f.range[0]}" if f.range[0] == f.range[1] else f"{f.range[0]}-{f.range[1]}"
+        first = f"{f.range[0]}:{f.start_column}" if f.start_column else f"{f.range[0]}"
+        lines = first if f.range[0] == f.range[1] else f"{first}-{f.range[1]}"
         head = f"== {f.path} {lines}/{f.line_count} {short_sha(f.file_sha256)}"
         if f.partial:
             head += " (partial)"
