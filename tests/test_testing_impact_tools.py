@@ -88,10 +88,10 @@ async def test_explicit_lines_and_case_target_ids(server: ServerHandle) -> None:
         assert {m["test_file"] for m in blunt["matches"]} == {"tests/test_ops.py", "tests/test_more.py"}
         run = await call(client, "run_test_targets", {"targets": ["tests/test_ops.py::test_add"], "wait_sec": 60})
         assert run["state"] == "passed" and run["counts"]["total"] == 1
-        unknown = await _impact(client, ["calc/ops.py:x-1"])
-        assert unknown["confidence"] == "partial" and unknown["unresolved_files"] == ["calc/ops.py:x-1"]
-        # A path outside the repository is refused, not read as module ``x``; an empty list is a mistake too.
-        for changed, code in ((["../x.py"], 5001), (["/etc/x.py:3"], 5001), ([], 1003)):
+        # A path outside the repository is refused, not read as module ``x``; an empty list is a mistake too, and
+        # so is a range that is none (it was taken for a file nobody has, or for no line at all).
+        for changed, code in ((["../x.py"], 5001), (["/etc/x.py:3"], 5001), ([], 1003), (["calc/ops.py:x-1"], 1003),
+                              (["calc/ops.py:40-20"], 1003), (["calc/ops.py:0"], 1003)):
             refused = await call_error(client, "inspect_affected_tests", {"changed_files": changed})
             assert refused["code"] == code, (changed, refused)
         assert (await call_error(client, "run_test_targets", {"affected_by": ["../x.py"]}))["code"] == 5001

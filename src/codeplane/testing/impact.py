@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Literal
 
 from codeplane.core.collector import collector_paused
+from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
 from codeplane.core.paths import canonicalize
 from codeplane.testing.impact_code import ReadLines
@@ -179,21 +180,36 @@ _RANGES = re.compile(r"^(?P<path>.+?):(?P<ranges>\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*)
 
 def parse_changes(items: Sequence[str]) -> tuple[list[str], dict[str, list[tuple[int, int]]]]:
     """``path`` or ``path:12-30,41`` (changed lines of the file as it is now) → (paths, line ranges by path).
-    A path outside the repository (absolute, ``..``) is refused (5001): ``../x.py`` was taken for ``x``."""
+    A path outside the repository (absolute, ``..``) is refused (5001): ``../x.py`` was taken for ``x``; a
+    range that is no range (``x.py:abc``, ``x.py:40-20``, line 0) with 1003, as it was taken for a file or
+    for no line."""
     paths: list[str] = []
     ranges: dict[str, list[tuple[int, int]]] = {}
     for item in items:
         text = item.strip()
         found = _RANGES.match(text)
         if found is None:
+            if _LOOKS_RANGED.match(text):
+                raise _bad_range(item, "is not a line range (path:12-30,41)")
             paths.append(str(canonicalize(text)))
             continue
         path = str(canonicalize(found["path"]))
         paths.append(path)
         for part in found["ranges"].split(","):
             start, _, end = part.partition("-")
-            ranges.setdefault(path, []).append((int(start), int(end or start)))
+            first, last = int(start), int(end or start)
+            if first < 1 or last < first:
+                raise _bad_range(item, f"has the range {part}: lines count from 1, the end not before the start")
+            ranges.setdefault(path, []).append((first, last))
     return paths, ranges
+
+
+#: ``file.py:abc``, ``file.py:12-``: a file with a suffix, then a colon and what cannot be a file name's rest.
+_LOOKS_RANGED = re.compile(r"^.+\.\w+:[^/]*$")
+
+
+def _bad_range(item: str, why: str) -> CodePlaneError:
+    return CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"{item!r} {why}", details={"item": item})
 
 
 def _unreadable(path: str) -> Sequence[str]:
