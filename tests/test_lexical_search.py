@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from codeplane.core.errors import CodePlaneError
-from codeplane.index.lexical import Fragment, RankedCandidates, indexed_text
-from codeplane.index.query import compile_query
+from codeplane.index.lexical import RUN_PIECE, RUN_STEP, Fragment, RankedCandidates, indexed_text
+from codeplane.index.query import MAX_QUERY_CHARS, compile_query
 from codeplane.index.scan import count_at_most, find_matches
 from codeplane.index.search import LexicalScope, lexical_stream
 from codeplane.index.service import IndexService, LexicalRequest
@@ -205,6 +205,23 @@ def test_regex_without_a_literal_scans_every_file(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": "x = 12345\n", "b.py": "y = 1\n"})
     with running_index(repo) as index:
         assert hit_lines(index, r"\d{5}", "regex") == {("a.py", 1)}
+
+
+def test_text_inside_a_token_longer_than_tantivy_keeps_is_found_as_rg_finds_it(tmp_path: Path) -> None:
+    """Tantivy drops a token over 65,530 bytes: a minified bundle's ``"aaaa…"`` (100k letters) was in no term, so
+    ``aaaa`` in any syntax answered "no hits" where ``rg`` finds it. The run is indexed as overlapping pieces: a
+    fragment inside it, at its start, at its end or across a piece's edge is in one of them."""
+    assert RUN_PIECE - RUN_STEP >= MAX_QUERY_CHARS  # the overlap holds any fragment whole
+    run = "q" * 40_000 + "Xy_z" + "q" * 60_000 + "tail"
+    long = f"s = '{run}'  # needle_long\n"
+    repo = make_repo(tmp_path / "repo", {"min.js": long, "other.py": "nothing here\n"})
+    edge = run[32_760:32_780]  # across the first piece's end
+    with running_index(repo) as index:
+        for query, syntax in (("qqqq", "text"), ("qXy_zq", "text"), ("qqqtail", "text"), (edge, "text"),
+                              ("'qqq", "phrase"), (r"Xy_z(q{3})", "regex"), ("needle_long", "identifier")):
+            assert hit_lines(index, query, syntax) == {("min.js", 1)}, (query, syntax)
+        assert hit_lines(index, "qqqq", "text", case_sensitive=True) == {("min.js", 1)}
+        assert hit_lines(index, "qqqq", "identifier") == set()  # not the whole token: the scan rejects it
 
 
 def test_invalid_queries_are_3006() -> None:

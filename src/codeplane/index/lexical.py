@@ -28,6 +28,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -49,7 +50,8 @@ log = get_logger(__name__)
 #: 4: ``cased``, ASCII tokens with their case kept, for case-sensitive whole-token fragments.
 #: 5: ``cased`` keeps ``_`` inside its tokens (as ``0``).
 #: 6: ``content`` tokenizes the same ASCII text as ``cased`` (``indexed_text``), lowercased.
-LEXICAL_SCHEMA_VERSION = 6
+#: 7: a token longer than Tantivy keeps is indexed as overlapping pieces (``indexed_text``).
+LEXICAL_SCHEMA_VERSION = 7
 VERSION_FILE = "codeplane-schema.json"
 _TOKENIZER = "codeplane_code"
 _CASED_TOKENIZER = "codeplane_cased"
@@ -113,9 +115,22 @@ def _cased_analyzer() -> Any:
 _CASELESS_ASCII = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"), ("\u212a", "k"))
 
 
+#: Tantivy drops a token longer than this many bytes (``MAX_TOKEN_LEN``, with a warning): a file whose only
+#: match lies inside one (a minified bundle, a base64 blob) would never be a candidate.
+TOKEN_LIMIT = 65_530
+#: Such a run is indexed as pieces this long, each starting this much later than the one before: any fragment
+#: inside the run (at most ``query.MAX_QUERY_CHARS``, 1,000 characters) lies whole inside one piece.
+RUN_PIECE, RUN_STEP = 32_768, 32_768 - 1_024
+_LONG_RUN = re.compile(f"(?<![A-Za-z0-9])[A-Za-z0-9]{{{TOKEN_LIMIT + 1},}}")
+#: The quick test first (the regex costs ~14 ms a MB, this ~1 ms): token characters as ``a``, the rest as spaces.
+_AS_RUNS = bytes(0x61 if i < 128 and chr(i).isalnum() else 0x20 for i in range(256))
+_LONG_MARK = b"a" * (TOKEN_LIMIT + 1)
+
+
 def indexed_text(text: str) -> str:
     """``text`` as both fields tokenize it: each non-ASCII character a ``?`` (but the four letters ``re`` matches
-    to an ASCII one ignoring case, as that letter), each ``_`` a ``0``.
+    to an ASCII one ignoring case, as that letter), each ``_`` a ``0``, and a token longer than Tantivy keeps
+    (:data:`TOKEN_LIMIT`) as overlapping pieces.
 
     A fragment is an ASCII run (``query.py``), and wherever it matches, the characters around it are ones ``re``
     does not count as word characters or non-ASCII ones: both end a token here, so the fragment is a token (or
@@ -124,13 +139,23 @@ def indexed_text(text: str) -> str:
     and the tokenizer ends a token at ``_``, where an identifier goes on (``AUTH_USER_MODEL`` would be a file
     holding ``MODEL``). ``_`` → ``0`` (:func:`term_of` on the query's side) only makes ``A_B`` and ``A0B`` one
     term, and a non-ASCII letter a token end (``café`` holds ``caf``): files the scan then rejects, never one it
-    misses."""
+    misses. A piece of a long run starts or ends inside the token: as a token prefix or suffix it may admit a file
+    the scan rejects, never lose one (the first piece starts the token, the last ends it)."""
     if not text.isascii():
         for letter, ascii_letter in _CASELESS_ASCII:  # ``str.translate`` would cost a dict lookup per character
             if letter in text:
                 text = text.replace(letter, ascii_letter)
         text = text.encode("ascii", "replace").decode("ascii")
-    return text.replace("_", "0")
+    text = text.replace("_", "0")
+    if len(text) > TOKEN_LIMIT and text.encode("ascii").translate(_AS_RUNS).find(_LONG_MARK) >= 0:
+        text = _LONG_RUN.sub(_pieces, text)
+    return text
+
+
+def _pieces(run: re.Match[str]) -> str:
+    token = run.group()
+    starts = range(0, len(token) - RUN_PIECE + RUN_STEP, RUN_STEP)
+    return " ".join(token[start:start + RUN_PIECE] for start in starts)
 
 
 def term_of(fragment_text: str) -> str:
