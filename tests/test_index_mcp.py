@@ -4,14 +4,28 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
-from tests.builders import ServerHandle, call, call_error, make_repo, mcp_client, running_server, write_files
+from codeplane.index.lexical import LexicalIndex
+from tests.builders import (
+    ServerHandle,
+    answer_text,
+    call,
+    call_error,
+    envelope,
+    make_repo,
+    mcp_client,
+    running_server,
+    write_files,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -187,6 +201,45 @@ async def test_an_edit_on_disk_becomes_searchable_without_restart(tmp_path: Path
             assert found["epoch"] > before["epoch"]
             listed = await call(client, "list_files", {"path": "pkg"})
             assert [e["path"] for e in listed["entries"]] == ["pkg/fresh.py"]
+
+
+async def test_tantivy_deleted_under_a_running_server_is_rebuilt_not_left_empty(tmp_path: Path) -> None:
+    """``rm -rf .codeplane/tantivy`` while the server runs, then an edit: Tantivy's writer panicked (a Rust panic
+    is no ``Exception``), the indexer thread died with ``/ready`` still true, every search then timed out, and a
+    restart refilled only the one edited file's document: searches answered "no hits" for everything else. The
+    indexer reopens the index now, and a start compares Tantivy's documents with the text files it indexed."""
+    files = {f"pkg/m{i}.py": f"def helper_{i}():\n    return {i}\n" for i in range(5)}
+    repo = make_repo(tmp_path / "repo", files)
+    with running_server(repo) as handle:
+        async with mcp_client(handle) as client:
+            assert len((await call(client, "search", {"query": "def helper"}))["results"]) == 5
+            shutil.rmtree(repo / ".codeplane" / "tantivy")
+            write_files(repo, {"pkg/live.py": "LIVE_TOKEN = 1\n"})
+            for _ in range(100):
+                res = await client.call_tool("search", {"query": "LIVE_TOKEN", "syntax": "identifier"})
+                if not res.is_error and envelope(res)["result"].get("results"):
+                    break
+                await anyio.sleep(0.2)
+            assert [h["path"] for h in envelope(res)["result"]["results"]] == ["pkg/live.py"], answer_text(res)
+            assert len((await call(client, "search", {"query": "def helper"}))["results"]) == 5
+    # The same damage found at a start: a Tantivy index of fewer documents than index.db's text files.
+    with running_server(repo) as handle:
+        async with mcp_client(handle) as client:
+            await call(client, "search", {"query": "def helper"})
+    shutil.rmtree(repo / ".codeplane" / "tantivy")
+    lexical = LexicalIndex(repo / ".codeplane" / "tantivy")
+    lexical.open()
+    lexical.add(99, "pkg/live.py", "python", "LIVE_TOKEN = 1\n")
+    lexical.commit()
+    lexical.close()
+    # As the dead writer left it: that document's path marked in flight (so the opstamps were not compared).
+    with sqlite3.connect(repo / ".codeplane" / "index.db") as conn:
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('tantivy_inflight', '[\"pkg/live.py\"]')")
+    with running_server(repo) as handle:
+        async with mcp_client(handle) as client:
+            assert len((await call(client, "search", {"query": "def helper"}))["results"]) == 5
+        warnings = handle.get("/status").json()["index"]["warnings"]
+        assert any("documents for" in w for w in warnings), warnings
 
 
 async def test_edits_while_down_and_a_corrupt_tantivy_dir_are_handled_at_restart(tmp_path: Path) -> None:

@@ -168,6 +168,12 @@ def cased_terms(fragment: Fragment) -> list[str]:
     return [term_of(fragment.cased)] if fragment.cased else []
 
 
+def is_native_panic(exc: BaseException) -> bool:
+    """A panic in Tantivy's Rust code (pyo3's ``PanicException``, a ``BaseException``): the index object that raised
+    it must not be used again."""
+    return type(exc).__name__ == "PanicException"
+
+
 #: One write as queued by ``LexicalIndex.defer``: (kind, path, language, text, file_id).
 _Write = tuple[str, str, str, str, int]
 

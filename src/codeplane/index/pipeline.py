@@ -145,6 +145,15 @@ class IndexPipeline:
                 self.warnings.append("Tantivy and index.db disagreed (last commits differ); refilling Tantivy")
                 repair.lexical_all = True
             self._recheck_binary_rows()
+            self._refresh_counts()
+            # A directory deleted under a running writer comes back with the few documents written since: its
+            # opstamp may agree, and an inflight marker names only those. One document per text file, else all.
+            documents = self.lexical.num_docs()
+            if abs(documents - self.counts.text) > len(inflight if isinstance(inflight, list) else ()) \
+                    and not repair.lexical_all:
+                self.warnings.append(f"Tantivy holds {documents} documents for {self.counts.text} text files; "
+                                     "refilling Tantivy")
+                repair.lexical_all = True
             stale = stale_indexers(self.store, self.indexers)
             prepare_indexers(self.store, self.indexers, stale)
             repair.facts_all = stale
@@ -152,7 +161,6 @@ class IndexPipeline:
             self._publisher = EpochPublisher(self.root, self.store, self.lexical, self.indexers,
                                              max_bytes=self.config.max_file_bytes)
             self.epoch = self.store.epoch()
-            self._refresh_counts()
             self.opened = True
             for warning in self.warnings:
                 log.warning(warning)

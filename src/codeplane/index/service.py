@@ -38,6 +38,7 @@ from codeplane.index.epochs import EpochInterrupted, EpochSummary, ProgressFn
 from codeplane.index.facts_api import FactIndexer
 from codeplane.index.files import MAX_LIST_LIMIT, FilePage, list_entries
 from codeplane.index.freshness import BURST_PATHS, PendingChanges, concerns_prefix, settle_burst
+from codeplane.index.lexical import is_native_panic
 from codeplane.index.pipeline import IndexCounts, IndexPipeline, ReconcileReport
 from codeplane.index.query import Syntax, compile_query
 from codeplane.index.search import LexicalHit, LexicalScope, lexical_stream, scope_concerns
@@ -400,6 +401,23 @@ class IndexService:
                 self.error = mapped.message if mapped is not None else f"{type(exc).__name__}: {exc}"
                 log.exception("indexing failed; will retry")
                 self._stopping.wait(1.0)
+            except BaseException as exc:
+                if not is_native_panic(exc):
+                    raise
+                # Tantivy's writer panicked (its directory was deleted under it): it is unusable from here on.
+                # Reopening finds the damage and refills the index; the work stays pending meanwhile.
+                self._pipeline.store.note_error(exc)
+                self.error = f"the Tantivy index failed ({exc}); reopening it"
+                log.exception("the Tantivy index failed; reopening it")
+                self._reopen()
+
+    def _reopen(self) -> None:
+        """Close and open the index again; queries wait (3004, retryable) until what it repairs is published."""
+        self._ready.clear()
+        self.state = "starting"
+        self._pipeline.close()
+        self._pipeline.open()
+        self._pending.mark_full()
 
     def _on_batch(self, batch: WatchBatch) -> None:
         if batch.cplignore_changed and self._pipeline.reload_rules():
