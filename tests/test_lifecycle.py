@@ -136,6 +136,24 @@ def test_down_stops_the_server_from_another_process(repo: Path) -> None:
     assert cpl_json("down", cwd=repo)["was_running"] is False
 
 
+def test_a_server_whose_pid_and_port_files_were_deleted_is_still_named_and_stopped(repo: Path) -> None:
+    """``rm .codeplane/server.pid .codeplane/port`` under a running server: ``status`` showed pid None and
+    ``down --force`` tried to stop "pid None" and failed, so the server could only be killed by hand. The lock
+    file the server holds names it too."""
+    server = start_server(repo)
+    try:
+        (repo / ".codeplane" / "server.pid").unlink()
+        (repo / ".codeplane" / "port").unlink()
+        status = cpl_json("status", cwd=repo)
+        assert status["running"] is True and status["pid"] == server.ready["pid"] and status["port"] == server.port
+        result = cpl_json("down", cwd=repo)
+        assert result["stopped"] is True and result["pid"] == server.ready["pid"]
+        server.proc.wait(timeout=10)
+        assert (repo / ".codeplane" / "server.lock").read_text() == ""  # a dead server's pid is never read
+    finally:
+        server.stop()
+
+
 def test_clear_refuses_while_running_and_force_stops_first(repo: Path) -> None:
     server = start_server(repo)
     try:

@@ -5,6 +5,9 @@ Invariants:
   the OS drops it when the process dies, so a held lock means a live server.
 - ``port`` and ``server.pid`` are written atomically only once the server accepts connections, and
   removed on shutdown. Files found while the lock is free are stale and are cleaned.
+- The lock file itself holds ``<pid> <port>`` while the lock is held: deleted ``port``/``server.pid`` files
+  must not leave a running server that no ``cpl`` command can name (and so stop). It is read only while the lock
+  is held: after a crash its pid may be another process's.
 """
 
 from __future__ import annotations
@@ -34,7 +37,20 @@ def read_running(layout: RepoLayout) -> RunningServer:
         except (OSError, ValueError):
             return None
 
-    return RunningServer(pid=_int(layout.pid_file), port=_int(layout.port_file))
+    pid, port = _int(layout.pid_file), _int(layout.port_file)
+    if (pid is None or port is None) and lock_is_held(layout):
+        recorded = _from_lock_file(layout)
+        pid, port = pid or recorded.pid, port or recorded.port
+    return RunningServer(pid=pid, port=port)
+
+
+def _from_lock_file(layout: RepoLayout) -> RunningServer:
+    try:
+        fields = layout.lock_file.read_text().split()
+    except OSError:
+        return RunningServer(None, None)
+    numbers = [int(f) if f.isdigit() else None for f in fields[:2]] + [None, None]
+    return RunningServer(pid=numbers[0], port=numbers[1])
 
 
 def pid_alive(pid: int) -> bool:
@@ -83,6 +99,7 @@ class InstanceLock:
                 details={"pid": running.pid, "port": running.port, "repo": str(self.layout.root)},
             ) from exc
         self._handle = handle
+        self._record(None)
         for stale in (self.layout.port_file, self.layout.pid_file):
             if stale.exists():
                 stale.unlink()
@@ -92,11 +109,20 @@ class InstanceLock:
         """Announce the running server; call only once it accepts connections."""
         write_atomic(self.layout.port_file, f"{port}\n".encode())
         write_atomic(self.layout.pid_file, f"{os.getpid()}\n".encode())
+        self._record(port)
+
+    def _record(self, port: int | None) -> None:
+        handle = self._handle
+        if handle is not None:
+            handle.truncate(0)
+            handle.write(f"{os.getpid()} {port or '-'}\n")
+            handle.flush()
 
     def release(self) -> None:
         for path in (self.layout.port_file, self.layout.pid_file):
             path.unlink(missing_ok=True)
         if self._handle is not None:
+            self._handle.truncate(0)
             portalocker.unlock(self._handle)
             self._handle.close()
             self._handle = None
