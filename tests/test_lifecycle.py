@@ -154,6 +154,14 @@ def test_a_server_whose_pid_and_port_files_were_deleted_is_still_named_and_stopp
         server.stop()
 
 
+@pytest.mark.parametrize("port", ["99999", "-1"])
+def test_an_out_of_range_port_is_a_config_error_not_an_internal_one(repo: Path, port: str) -> None:
+    proc = cpl("up", "--port", port, "--json", cwd=repo)  # was 9001: bind()'s OverflowError
+    assert proc.returncode == 78, proc.stdout + proc.stderr
+    error = json.loads(proc.stdout)["error"]
+    assert error["code"] == 2002 and error["details"]["key"] == "server.port"
+
+
 def test_clear_refuses_while_running_and_force_stops_first(repo: Path) -> None:
     server = start_server(repo)
     try:

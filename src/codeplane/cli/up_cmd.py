@@ -56,7 +56,9 @@ def up(
                                                                     "source": "--profile"})
         root = find_repo_root(path or Path.cwd())
         report = initialize(root)
+        # ``--port`` validated as ``server.port`` is (0..65535, exit 78), not found out of range by ``bind``.
         ctx = resolve(root, [*(set_ or []), *([f"tools.profile={profile}"] if profile else []),
+                             *([f"server.port={port}"] if port is not None else []),
                              *index_from_overrides(index_from)])
         configure_logging(ctx.config.logging, root)
         ctx = prefetch_artifact(ctx, show_progress=not as_json)
