@@ -44,7 +44,7 @@ from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.index.structural.service import StructuralService, SymbolRequest
 from codeplane.repo.content import load_content
 from codeplane.repo.universe import DiskEntry
-from tests.builders import call, cpl_json, git, make_repo, mcp_client, running_server, write_files
+from tests.builders import call, cpl, cpl_json, git, make_repo, mcp_client, running_server, write_files
 
 FILES: dict[str, str] = {
     "pkg/__init__.py": "from pkg.core import Engine, start\n__all__ = ['Engine', 'start']\n",
@@ -211,6 +211,13 @@ def test_cli_export_writes_the_artifact_and_sidecar(origin: Path, tmp_path: Path
     assert result["commit"] == git(root, "rev-parse", "HEAD").stdout.strip()
     assert result["files"] == len(FILES) + 1  # and the .cplignore `cpl` wrote (CodePlane's own, shareable)
     assert out.with_name("index.tar.zst.sha256").is_file()
+    # A directory (was 9001 after the whole export) or CodePlane's own state (``--out .codeplane/index.db``
+    # replaced the live index with the archive) is refused before anything is built.
+    before = (root / ".codeplane" / "index.db").read_bytes()
+    for bad in (tmp_path / "cli", root / ".codeplane" / "index.db", root / ".codeplane"):
+        proc = cpl("index", "export", str(root), "--out", str(bad), "--json", cwd=root)
+        assert proc.returncode != 0 and json.loads(proc.stdout)["error"]["code"] == 1003, (bad, proc.stdout)
+    assert (root / ".codeplane" / "index.db").read_bytes() == before
 
 
 # -- adopt and reconcile -------------------------------------------------------------------------------------

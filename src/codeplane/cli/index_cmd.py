@@ -14,6 +14,8 @@ import typer
 from codeplane.cli.output import cli_errors, console, emit
 from codeplane.cli.probe import probe
 from codeplane.cli.repo_context import resolve
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.layout import RepoLayout
 from codeplane.repo.workspace import find_repo_root, initialize
 
 index_app = typer.Typer(name="index", help="Index artifacts: export the index for other checkouts.",
@@ -33,6 +35,7 @@ def export(
 
     with cli_errors(as_json):
         root = find_repo_root(path or Path.cwd())
+        _check_out(out.resolve(), root)
         initialize(root)
         ctx = resolve(root)
         service = build_index(ctx.root, ctx.config)
@@ -49,3 +52,15 @@ def export(
         console.print(f"  sha256 {report.sha256} (also in {report.out.name}.sha256)")
 
     emit(payload, as_json, render)
+
+
+def _check_out(out: Path, root: Path) -> None:
+    """1003 for a directory (the rename into place failed after the whole export) and for a path inside
+    ``.codeplane/`` (``--out .codeplane/index.db`` replaced the live index with the archive)."""
+    if out.is_dir():
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"--out {out} is a directory; name the file to write",
+                             details={"field": "out", "path": str(out)})
+    state = RepoLayout(root).state_dir.resolve()
+    if out == state or state in out.parents:
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"--out {out} is inside {state}, CodePlane's own state; "
+                             "write the artifact elsewhere", details={"field": "out", "path": str(out)})
