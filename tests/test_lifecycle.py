@@ -162,6 +162,19 @@ def test_an_out_of_range_port_is_a_config_error_not_an_internal_one(repo: Path, 
     assert error["code"] == 2002 and error["details"]["key"] == "server.port"
 
 
+def test_a_file_where_codeplane_keeps_its_state_is_named_and_never_touched(repo: Path) -> None:
+    """A regular file ``.codeplane``: init and up failed with 9001 (FileExistsError), clear and doctor --fix with
+    NotADirectoryError, and doctor said all was well."""
+    (repo / ".codeplane").write_text("someone's notes\n")
+    for command in (["init"], ["up", "--port", "0"], ["clear"], ["doctor", "--fix"]):
+        proc = cpl(*command, "--json", cwd=repo)
+        assert proc.returncode != 0 and json.loads(proc.stdout)["error"]["code"] == 2007, (command, proc.stdout)
+    doctor = cpl("doctor", "--json", cwd=repo)
+    failed = [c["name"] for c in json.loads(doctor.stdout)["checks"] if not c["ok"]]
+    assert doctor.returncode == 1 and ".codeplane is a directory" in failed, doctor.stdout
+    assert (repo / ".codeplane").read_text() == "someone's notes\n"
+
+
 def test_clear_refuses_while_running_and_force_stops_first(repo: Path) -> None:
     server = start_server(repo)
     try:

@@ -23,6 +23,7 @@ def clear(
     """Remove CodePlane's state (.codeplane/) from a repository. .cplignore is kept."""
     with cli_errors(as_json):
         ctx = resolve(path, tolerant=True)  # a broken config must not trap the user
+        ctx.layout.require_state_dir_place()  # a file there is not CodePlane's to delete
         if lock_is_held(ctx.layout):
             running = read_running(ctx.layout)
             if not force:

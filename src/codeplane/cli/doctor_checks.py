@@ -25,6 +25,14 @@ def check_git(root: Path) -> list[CheckResult]:
     return [CheckResult("git repository readable", True, f"{root} ({head})")]
 
 
+def check_state_dir(root: Path) -> list[CheckResult]:
+    problem = RepoLayout(root).state_dir_problem()
+    if problem is not None:
+        return [CheckResult(".codeplane is a directory", False, problem.message,
+                            "move or delete what is at .codeplane (CodePlane never does: it is not its own)")]
+    return [CheckResult(".codeplane is a directory", True, "yes, or not created yet")]
+
+
 def check_config(root: Path) -> list[CheckResult]:
     try:
         config = load_config(root)
@@ -92,5 +100,5 @@ def check_executables(root: Path) -> list[CheckResult]:
                         "" if git else "install git (apt-get install git)")]
 
 
-FOUNDATION_CHECKS = [check_git, check_config, check_instance_files, check_server, check_derived_stores,
+FOUNDATION_CHECKS = [check_git, check_state_dir, check_config, check_instance_files, check_server, check_derived_stores,
                      check_executables]

@@ -66,6 +66,7 @@ def doctor(
     with cli_errors(as_json):
         root = find_repo_root(path or Path.cwd())
         if fix:
+            RepoLayout(root).require_state_dir_place()
             repairs = repair(root)
         if ack_quarantine:
             from codeplane.tasks.quarantine import acknowledge, quarantined

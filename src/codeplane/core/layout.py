@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from codeplane.core.errors import CodePlaneError, ErrorCode
+
 STATE_DIR_NAME = ".codeplane"
 
 
@@ -18,6 +20,20 @@ class RepoLayout:
     @property
     def state_dir(self) -> Path:
         return self.root / STATE_DIR_NAME
+
+    def state_dir_problem(self) -> CodePlaneError | None:
+        """2007 when something other than a directory is at ``.codeplane`` (a file, a dangling link): it is not
+        CodePlane's to replace or delete, and every command needs the directory there."""
+        path = self.state_dir
+        if path.is_dir() or not (path.exists() or path.is_symlink()):
+            return None
+        return CodePlaneError(ErrorCode.NOT_INITIALIZED, f"{path} is not a directory; CodePlane keeps its state "
+                              "there: move or delete what is in its place", details={"path": str(path)})
+
+    def require_state_dir_place(self) -> None:
+        problem = self.state_dir_problem()
+        if problem is not None:
+            raise problem
 
     @property
     def config_file(self) -> Path:

@@ -102,6 +102,7 @@ def initialize(root: Path) -> InitReport:
     """
     layout = RepoLayout(root)
     report = InitReport(root=root)
+    layout.require_state_dir_place()
     layout.state_dir.mkdir(exist_ok=True)
     if not layout.gitignore_file.exists():
         write_atomic(layout.gitignore_file, b"*\n")
