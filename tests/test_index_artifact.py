@@ -163,6 +163,23 @@ def test_export_gives_the_same_bytes_for_the_same_commit(origin: Path, artifact:
     assert set(manifest["parts"]) == set(names[1:])
 
 
+def test_an_index_that_saw_an_untracked_file_come_and_go_exports_no_trace_of_it(origin: Path, artifact: Path,
+                                                                                  tmp_path: Path) -> None:
+    """A scratch file indexed, then deleted: the export kept its definitions and its name in the snapshot history
+    (and the epochs it lived through), so a file that never was committed left the machine, and the same commit
+    gave other bytes each time. Now it is what a cold build of the commit exports."""
+    root = _clone(origin, tmp_path / "dev")
+    _service(root).build()
+    write_files(root, {"scratch_secret.py": "def leaked_helper():\n    return 'hunter2'\n"})
+    _service(root).build()
+    (root / "scratch_secret.py").unlink()
+    _service(root).build()
+    again = _export(root, tmp_path / "dev-out" / "index.tar.zst")
+    raw = _unzstd(again)
+    assert b"scratch_secret" not in raw and b"leaked_helper" not in raw
+    assert again.read_bytes() == artifact.read_bytes()
+
+
 def test_export_refuses_untracked_and_unindexed_changes(origin: Path, tmp_path: Path) -> None:
     root = _clone(origin, tmp_path / "dev")
     write_files(root, {"secret.env": "TOKEN=hunter2\n"})

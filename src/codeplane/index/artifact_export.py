@@ -3,11 +3,12 @@
 What goes in, and why it is the same bytes for the same commit and CodePlane build:
 - ``index.db``: a consistent snapshot through SQLite's backup API, then made canonical — stat columns
   (``mtime_ns``, ``inode``) zeroed (they describe one machine's checkout; the importer's reconcile hashes
-  instead), the epoch history and diagnostic timings dropped — and rewritten by ``VACUUM INTO`` (pages
-  in rowid order, no free pages; each table's rows and indexes in one run of pages, the tables in the order the
-  store created them: the references first, see ``structural/schema.py``). Where each table's pages end goes
-  into the manifest (``index_db_layout``, from SQLite's ``dbstat``), so an importer checks each table as soon as
-  its pages are unpacked.
+  instead), the epoch history and diagnostic timings dropped, the definition snapshots cut to each current
+  file's latest at epoch 1 (``_collapse_history``: what a deleted file once defined is not shared) — and
+  rewritten by ``VACUUM INTO`` (pages in rowid order, no free pages; each table's rows and indexes in one run
+  of pages, the tables in the order the store created them: the references first, see ``structural/schema.py``).
+  Where each table's pages end goes into the manifest (``index_db_layout``, from SQLite's ``dbstat``), so an
+  importer checks each table as soon as its pages are unpacked.
 - ``tantivy/``: rebuilt from the files on disk with one writer thread (same documents in the same order
   give the same segment bytes), segment files renamed after their content instead of Tantivy's random
   UUIDs, lock files left out.
@@ -240,6 +241,7 @@ def _canonical_db(snapshot: Path, dest: Path, opstamp: int) -> None:
         conn.execute("BEGIN")
         conn.execute("UPDATE files SET mtime_ns = 0, inode = 0")
         conn.execute("DELETE FROM epochs")
+        _collapse_history(conn)
         kept = ", ".join("?" for _ in _KEPT_META)
         conn.execute(f"DELETE FROM meta WHERE key NOT IN ({kept}) AND key NOT LIKE 'indexer.%'", _KEPT_META)
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('tantivy_opstamp', ?), "
@@ -248,10 +250,42 @@ def _canonical_db(snapshot: Path, dest: Path, opstamp: int) -> None:
             exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,)).fetchone()
             if exists:
                 conn.execute(f"DELETE FROM {table} WHERE {column} = ?", (key,))
+        _renumber_meta(conn)
         conn.execute("COMMIT")
         conn.execute("VACUUM INTO ?", (str(dest),))
     finally:
         conn.close()
+
+
+#: Per-epoch history (``structural/snapshots.py``) and the epoch columns: an index that lived through edits keeps
+#: the definitions of files deleted long ago (an untracked scratch file, a secret), which must not leave the
+#: machine, and its epoch numbers. The artifact holds what a cold build of the commit holds: each current file's
+#: latest snapshot, everything at epoch 1.
+_EPOCH_COLUMNS = (("files", "indexed_epoch"), ("st_file", "epoch"), ("st_export_surface", "epoch_id"),
+                  ("st_snapshot_file", "epoch_id"), ("st_def_snapshot", "epoch_id"))
+
+
+def _collapse_history(conn: sqlite3.Connection) -> None:
+    tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if {"st_snapshot_file", "st_def_snapshot"} <= tables:
+        conn.execute("CREATE TEMP TABLE latest AS SELECT s.file_path, max(s.epoch_id) AS epoch_id "
+                     "FROM st_snapshot_file s JOIN files f ON f.path = s.file_path GROUP BY s.file_path")
+        for table in ("st_snapshot_file", "st_def_snapshot"):
+            conn.execute(f"DELETE FROM {table} WHERE NOT EXISTS (SELECT 1 FROM temp.latest l WHERE "
+                         f"l.file_path = {table}.file_path AND l.epoch_id = {table}.epoch_id)")
+        conn.execute("DROP TABLE temp.latest")
+    for table, column in _EPOCH_COLUMNS:
+        if table in tables:
+            conn.execute(f"UPDATE {table} SET {column} = 1")
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('epoch', '1')")
+
+
+def _renumber_meta(conn: sqlite3.Connection) -> None:
+    """``INSERT OR REPLACE`` gives a rewritten key a new rowid, so a long-lived index holds its meta rows under
+    other rowids than a cold build: the same rows, renumbered in key order."""
+    rows = conn.execute("SELECT key, value FROM meta ORDER BY key").fetchall()
+    conn.execute("DELETE FROM meta")
+    conn.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", rows)
 
 
 def _layout(db: Path) -> tuple[tuple[str, int], ...]:
