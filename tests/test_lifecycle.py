@@ -59,6 +59,29 @@ def test_init_is_idempotent_and_writes_client_configs(repo: Path) -> None:
     assert cpl_json("init", "--write-client-config", cwd=repo)["written"] == []
 
 
+def test_client_configs_that_cannot_be_merged_are_named_and_nothing_is_written(repo: Path) -> None:
+    """A ``.vscode/mcp.json`` with a comment (VS Code allows them) was a 9001 after ``.mcp.json`` had already been
+    rewritten; ``["keep me"]`` was replaced silently; ``{"mcpServers": "str"}`` was a 9001. Each is refused with
+    2002 naming the file, before either file is written; the user's keys keep their order."""
+    (repo / ".vscode").mkdir()
+    theirs = '{"zeta": 1, "mcpServers": {"other": {"url": "x"}}, "alpha": 2}\n'
+    for rel, content in ((".vscode/mcp.json", '{\n  // mine\n  "servers": {}\n}\n'), (".mcp.json", '["keep me"]\n'),
+                         (".mcp.json", '{"mcpServers": "str"}\n')):
+        (repo / ".mcp.json").write_text(theirs)
+        (repo / ".vscode" / "mcp.json").write_text('{"servers": {}}\n')
+        (repo / rel).write_text(content)
+        proc = cpl("init", "--write-client-config", "--json", cwd=repo)
+        error = json.loads(proc.stdout)["error"]
+        assert proc.returncode == 78 and error["code"] == 2002 and error["details"]["path"].endswith(rel), error
+        assert (repo / rel).read_text() == content
+        assert (repo / ".mcp.json").read_text() == (content if rel == ".mcp.json" else theirs)
+    (repo / ".mcp.json").write_text(theirs)
+    (repo / ".vscode" / "mcp.json").write_text("")
+    assert sorted(cpl_json("init", "--write-client-config", cwd=repo)["written"]) == [".mcp.json", ".vscode/mcp.json"]
+    assert list(json.loads((repo / ".mcp.json").read_text())) == ["zeta", "mcpServers", "alpha"]
+    assert list(json.loads((repo / ".mcp.json").read_text())["mcpServers"]) == ["other", "codeplane"]
+
+
 def test_init_leaves_the_work_tree_clean_in_a_clone_and_in_a_linked_worktree(repo: Path) -> None:
     """The ``.cplignore`` init writes is excluded locally (``info/exclude``): ``git status`` stays clean, so
     ``git add -A`` (or ``git_stage_and_commit(all=true)``) does not put CodePlane's file in the user's commit."""

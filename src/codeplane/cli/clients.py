@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from codeplane.core.atomic import write_atomic
+from codeplane.core.errors import CodePlaneError, ErrorCode
 
 SERVER_NAME = "codeplane"
 
@@ -28,26 +29,44 @@ def vscode_json(url: str) -> dict[str, Any]:
     return {"servers": {SERVER_NAME: {"type": "http", "url": url}}}
 
 
-def _merge_write(path: Path, snippet: dict[str, Any]) -> bool:
-    """Add our server entry to an existing JSON file without touching other entries. True if changed."""
+def _merged(path: Path, snippet: dict[str, Any]) -> bytes | None:
+    """``path``'s JSON with our server entry added, other entries and their order untouched; ``None`` if it is
+    there already. 2002 naming the file, before anything is written, when it is not a JSON object (comments
+    included: VS Code allows them, and writing the file back would drop them) or its section is no object."""
+    key = next(iter(snippet))
     current: dict[str, Any] = {}
     if path.is_file():
-        loaded = json.loads(path.read_text(encoding="utf-8") or "{}")
-        current = loaded if isinstance(loaded, dict) else {}
-    key = next(iter(snippet))
-    section = dict(current.get(key) or {})
+        text = path.read_text(encoding="utf-8")
+        try:
+            loaded = json.loads(text) if text.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise _unusable(path, snippet, f"is not plain JSON ({exc.msg} at line {exc.lineno}; comments and "
+                                           "trailing commas would be lost if it were rewritten)") from exc
+        if not isinstance(loaded, dict):
+            raise _unusable(path, snippet, f"holds a JSON {type(loaded).__name__}, not an object")
+        current = loaded
+    section = current.get(key, {})
+    if not isinstance(section, dict):
+        raise _unusable(path, snippet, f"has {key!r} as a JSON {type(section).__name__}, not an object")
     if section.get(SERVER_NAME) == snippet[key][SERVER_NAME]:
-        return False
-    section[SERVER_NAME] = snippet[key][SERVER_NAME]
-    current[key] = section
-    write_atomic(path, (json.dumps(current, indent=2, sort_keys=True) + "\n").encode())
-    return True
+        return None
+    current[key] = {**section, SERVER_NAME: snippet[key][SERVER_NAME]}
+    return (json.dumps(current, indent=2) + "\n").encode()
+
+
+def _unusable(path: Path, snippet: dict[str, Any], why: str) -> CodePlaneError:
+    entry = json.dumps(snippet)
+    return CodePlaneError(ErrorCode.CONFIG_INVALID_VALUE, f"{path} {why}; nothing was written: add {entry} to it "
+                          "by hand, or move it away and run again", details={"path": str(path), "entry": snippet})
 
 
 def write_client_configs(root: Path, url: str) -> list[str]:
+    """Add the server to ``.mcp.json`` and ``.vscode/mcp.json``: both checked before either is written."""
+    planned = [(rel, _merged(root / rel, snippet)) for rel, snippet in
+               ((".mcp.json", mcp_json(url)), (".vscode/mcp.json", vscode_json(url)))]
     written = []
-    if _merge_write(root / ".mcp.json", mcp_json(url)):
-        written.append(".mcp.json")
-    if _merge_write(root / ".vscode" / "mcp.json", vscode_json(url)):
-        written.append(".vscode/mcp.json")
+    for rel, data in planned:
+        if data is not None:
+            write_atomic(root / rel, data)
+            written.append(rel)
     return written
