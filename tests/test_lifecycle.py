@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
+import subprocess
 import time
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.builders import cpl, cpl_json, git, make_repo, start_server
+from tests.builders import CPL, cpl, cpl_env, cpl_json, git, make_repo, start_server
 
 
 def _wait_gone(path: Path, timeout: float = 10) -> bool:
@@ -196,6 +198,29 @@ def test_a_file_where_codeplane_keeps_its_state_is_named_and_never_touched(repo:
     failed = [c["name"] for c in json.loads(doctor.stdout)["checks"] if not c["ok"]]
     assert doctor.returncode == 1 and ".codeplane is a directory" in failed, doctor.stdout
     assert (repo / ".codeplane").read_text() == "someone's notes\n"
+
+
+def test_a_busy_port_the_user_asked_for_is_refused_and_the_one_init_picked_falls_back(repo: Path) -> None:
+    """``--port 47555`` (or ``server.port``) busy: the server ran on another port with a warning, while every
+    client config still named 47555. Refused now (2006); only the port ``cpl init`` chose itself moves."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        for args in (["--port", str(port)], ["--set", f"server.port={port}"]):
+            proc = cpl("up", *args, "--json", cwd=repo)
+            assert proc.returncode != 0 and json.loads(proc.stdout)["error"]["code"] == 2006, proc.stdout
+        cpl_json("init", cwd=repo)
+        (repo / ".codeplane" / "chosen_port").write_text(f"{port}\n")
+        server = subprocess.Popen([*CPL, "up", "--json"], cwd=repo, env=cpl_env(), stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True)
+        try:
+            assert server.stdout is not None
+            ready = json.loads(server.stdout.readline())
+            assert ready["port"] != port and any(f"port {port} is busy" in w for w in ready["warnings"]), ready
+        finally:
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=30)
 
 
 def test_clear_refuses_while_running_and_force_stops_first(repo: Path) -> None:

@@ -79,7 +79,8 @@ def up(
             follow_first_index(root, console)  # a cold start builds the index now: show how far it is
 
         try:
-            serve(root, ctx.config, report.repo_id, port=chosen, on_ready=on_ready)
+            serve(root, ctx.config, report.repo_id, port=chosen, on_ready=on_ready,
+                  port_fallback=port is None and ctx.config.server.port is None)
         except CodePlaneError as exc:
             if exc.error.name != "SERVER_ALREADY_RUNNING":
                 write_atomic(ctx.layout.last_error_file, f"{exc}\n".encode())

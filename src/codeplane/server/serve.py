@@ -47,8 +47,10 @@ class Announcement:
     warnings: tuple[str, ...]
 
 
-def bind_socket(host: str, port: int) -> tuple[socket.socket, str | None]:
-    """Bind ``port`` (0 = ephemeral); a busy configured port falls back to a free one with a warning."""
+def bind_socket(host: str, port: int, *, fallback: bool = True) -> tuple[socket.socket, str | None]:
+    """Bind ``port`` (0 = ephemeral). A busy port falls back to a free one with a warning when ``fallback`` (the
+    port ``cpl init`` picked); one the user asked for (``--port``, ``server.port``) is 2006: client configs name
+    it, and a server elsewhere would be one they cannot reach."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -59,7 +61,7 @@ def bind_socket(host: str, port: int) -> tuple[socket.socket, str | None]:
     try:
         sock.bind((host, port))
     except OSError as exc:
-        if exc.errno != errno.EADDRINUSE or port == 0:
+        if exc.errno != errno.EADDRINUSE or port == 0 or not fallback:
             sock.close()
             raise CodePlaneError(ErrorCode.PORT_UNAVAILABLE, f"cannot bind {host}:{port}: {exc}",
                                  details={"host": host, "port": port}) from exc
@@ -175,7 +177,7 @@ def _boot(root: Path, config: CodePlaneConfig, repo_id: str) -> Callable[[], Boo
 
 
 def serve(root: Path, config: CodePlaneConfig, repo_id: str, *, port: int,
-          on_ready: Callable[[Announcement], None]) -> None:
+          on_ready: Callable[[Announcement], None], port_fallback: bool = True) -> None:
     """Serve until a signal arrives. Raises 2004 if another server holds the repo, 2006 on bind failure,
     and the boot's error if the MCP stack could not be built (after shutting down cleanly)."""
     layout = RepoLayout(root)
@@ -188,7 +190,7 @@ def serve(root: Path, config: CodePlaneConfig, repo_id: str, *, port: int,
         host = config.server.host
         if host not in ("127.0.0.1", "localhost", "::1"):
             warnings.append(f"binding {host}, which is not loopback: anyone who can reach it can use CodePlane")
-        sock, bind_warning = bind_socket(host, port)
+        sock, bind_warning = bind_socket(host, port, fallback=port_fallback)
         if bind_warning:
             warnings.append(bind_warning)
         actual_port = sock.getsockname()[1]
