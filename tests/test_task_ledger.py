@@ -11,7 +11,8 @@ import pytest
 from codeplane.core.artifacts import ArtifactStore
 from codeplane.tasks import TaskState
 from codeplane.tasks.inspection import check_ledger, ledger_overview
-from codeplane.tasks.ledger import verify_connection
+from codeplane.tasks.ledger import Ledger, verify_connection
+from codeplane.tasks.tamper import TAMPER_OP
 from tests.task_calls import FakeClock, edit, make_tracker, run_call
 
 
@@ -67,6 +68,30 @@ def test_doctor_reports_first_modified_row(tmp_path: Path) -> None:
     assert not ok and "op_id=4" in detail and "modified" in detail
     results = check_ledger(tmp_path)
     assert not results[1].ok and "operations_reject_update" in results[1].detail
+
+
+def test_opening_a_hand_edited_ledger_records_what_it_found_before_restoring_the_triggers(tmp_path: Path) -> None:
+    """Triggers dropped and a row changed with ``sqlite3``: the next start recreated the triggers without a word
+    (doctor's trigger check then passed) and went on appending to the broken chain. The signs are now recorded
+    in the chain itself and kept for ``/status``; an untouched ledger opens with none."""
+    path = _fill(tmp_path)
+    clean = Ledger(path)
+    clean.open()
+    assert clean.tampering == []
+    clean.close()
+    conn = _raw(path)
+    conn.execute("DROP TRIGGER operations_reject_update")
+    conn.execute("UPDATE operations SET success = 1 - success WHERE op_id = 4")
+    conn.close()
+    ledger = Ledger(path)
+    ledger.open()
+    try:
+        assert any("operations_reject_update" in s for s in ledger.tampering), ledger.tampering
+        assert any("op_id=4" in s and "modified" in s for s in ledger.tampering), ledger.tampering
+        last = _raw(path).execute("SELECT op_type, detail FROM operations ORDER BY op_id DESC LIMIT 1").fetchone()
+        assert last["op_type"] == TAMPER_OP and "operations_reject_update" in last["detail"]
+    finally:
+        ledger.close()
 
 
 def test_doctor_detects_deleted_middle_and_tail_rows(tmp_path: Path) -> None:

@@ -380,6 +380,8 @@ def _wire_storage(services: Services) -> None:
                                        f"(sha256 {ledger.sha256})"))
         warnings = [r.line() for r in recoveries] + quarantine_warnings(services.layout.state_dir,
                                                                        skip=ledger.file if ledger else None)
+        warnings += [f"ledger.db was edited outside CodePlane: {sign} (recorded in the ledger; `cpl doctor` "
+                     "checks the whole chain)" for sign in services.tasks.ledger.tampering]
         return {"warnings": warnings, "recoveries": [r.__dict__ for r in recoveries]}
 
     services.status_sections["storage"] = status

@@ -31,6 +31,7 @@ from codeplane.tasks.models import (
 )
 from codeplane.tasks.quarantine import QUARANTINE_OP, Quarantined, ledger_problem, quarantine, record_missing
 from codeplane.tasks.schema import apply_schema, configure
+from codeplane.tasks.tamper import TAMPER_OP, broken_tail, missing_triggers
 
 log = get_logger(__name__)
 
@@ -140,6 +141,8 @@ class Ledger:
         self._last_hash = GENESIS_HASH
         #: Set when ``open`` found the file damaged and moved it aside.
         self.quarantined: Quarantined | None = None
+        #: Signs of hand edits ``open`` found (``tamper.py``); recorded in the chain and shown in ``/status``.
+        self.tampering: list[str] = []
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -171,6 +174,9 @@ class Ledger:
             self._last_op_id = max(int(last["op_id"]) if last else 0, int(seq[0]) if seq else 0)
             self._last_hash = str(last["row_hash"]) if last else GENESIS_HASH
             self._conn = conn
+            broken = broken_tail(conn)
+            if broken is not None:
+                self.tampering.append(f"the hash chain is broken: {broken}")
             with self.transaction() as tx:
                 ident = ledger_id(tx)
                 if gone is not None and moved is None and gone[0] != ident[0]:
@@ -181,6 +187,11 @@ class Ledger:
                     self.append_in(tx, OperationRecord(
                         task_id=None, timestamp_ms=now_ms(), op_type=MISSING_OP if moved.missing else QUARANTINE_OP,
                         success=True, kind="maintenance", detail={"quarantine": moved.to_detail()}))
+                if self.tampering:
+                    log.warning("ledger.db was edited outside CodePlane; recorded", signs=self.tampering)
+                    self.append_in(tx, OperationRecord(
+                        task_id=None, timestamp_ms=now_ms(), op_type=TAMPER_OP, success=True, kind="maintenance",
+                        detail={"signs": self.tampering}))
             remember(state_dir, ident)
 
     def _connect(self) -> sqlite3.Connection:
@@ -188,6 +199,9 @@ class Ledger:
         try:
             conn.row_factory = sqlite3.Row
             configure(conn)
+            missing = missing_triggers(conn)
+            if missing:
+                self.tampering.append(f"append-only triggers were missing ({', '.join(missing)}); recreated")
             apply_schema(conn)
         except BaseException:
             conn.close()

@@ -9,6 +9,7 @@ rejects any update of a task row whose state is no longer OPEN, and a task's ide
 
 from __future__ import annotations
 
+import re
 import sqlite3
 
 SCHEMA_VERSION = 1
@@ -125,6 +126,10 @@ BEGIN
   SELECT RAISE(ABORT, 'task identity columns never change: UPDATE rejected');
 END;
 """
+
+
+#: The append-only triggers, by name (``tamper.py`` looks for them before the schema is applied).
+TRIGGERS = tuple(re.findall(r"CREATE TRIGGER IF NOT EXISTS (\w+)", _DDL))
 
 
 def apply_schema(conn: sqlite3.Connection) -> None:
