@@ -307,3 +307,20 @@ async def test_a_reference_by_name_of_several_definitions_is_given_to_none_of_th
     assert answer_text(both).count("\n6:return self.save()") == 2, answer_text(both)  # under no def's uid
     # Asked about one of them, a reference by name is a candidate of that one.
     assert {h["symbol"]["qualified_name"] for h in one["results"]} == {"pkg.b.B.save"}
+
+
+async def test_a_definition_search_right_after_another_program_edits_the_file_answers_its_new_lines(
+        tmp_path: Path) -> None:
+    """A line added above a definition by another program, then at once ``search(mode=definitions)``: the hit
+    kept the indexed line number and read that line's new text (``13:[function ...] @t.overload``), until the
+    watcher caught up. The page's files are checked against the disk and reindexed first. The watcher is off
+    here, so only that check can make the answer right (its polling reconcile waits 2 s)."""
+    repo = make_repo(tmp_path / "repo", {"pkg/g.py": "import os\n\n\ndef get_current():\n    return os\n"})
+    with running_server(repo, "--set", "index.watch=false") as handle:
+        async with mcp_client(handle) as client:
+            found = await call(client, "search", {"query": "get_current", "mode": "definitions"})
+            assert [(h["path"], h["line"]) for h in found["results"]] == [("pkg/g.py", 4)]
+            (repo / "pkg" / "g.py").write_text("# a header\n# more\nimport os\n\n\ndef get_current():\n    return os\n")
+            found = await call(client, "search", {"query": "get_current", "mode": "definitions"})
+            assert [(h["path"], h["line"], h["snippet"]) for h in found["results"]] == [
+                ("pkg/g.py", 6, "def get_current():")]

@@ -16,7 +16,7 @@ import shutil
 import sqlite3
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -513,6 +513,30 @@ class IndexService:
         self._await(concerns_prefix(rel))
         with self._pipeline.store.read() as conn:
             return self._pipeline.store.record(rel, conn)
+
+    def refresh_if_changed(self, paths: Iterable[str]) -> bool:
+        """Reindex now those of ``paths`` whose file on disk is not the one indexed (size, mtime, inode), and say
+        whether any was: an answer built from stored facts (line numbers, spans) of a file another program just
+        changed, before the watcher has even seen the change, would pair old positions with the new text (D6)."""
+        wanted = sorted(set(paths))
+        if not wanted:
+            return False
+        with self._pipeline.store.read() as conn:
+            stored = {str(p): (int(size), int(mtime), int(inode)) for p, size, mtime, inode in conn.execute(
+                f"SELECT path, size, mtime_ns, inode FROM files WHERE path IN ({','.join('?' * len(wanted))})",
+                wanted)}
+        changed = []
+        for path in wanted:
+            try:
+                st = os.lstat(self.root / path)
+                now: tuple[int, int, int] | None = (st.st_size, st.st_mtime_ns, st.st_ino)
+            except OSError:
+                now = None
+            if now != stored.get(path):
+                changed.append(path)
+        if changed:
+            self.refresh_paths(changed)
+        return bool(changed)
 
     def list_files(self, prefix: str = "", *, glob: str | None = None, depth: int | None = None,
                    limit: int, cursor: str | None = None) -> FilePage:

@@ -145,20 +145,26 @@ class StructuralService:
         if cursor is not None:
             page = self._symbol_cursors.next_page(cursor, query_key=key, limit=limit)
         else:
-            spec = scope_spec(request.paths)
-            scope = SymbolScope(path_filter=spec.match_file if spec is not None else None,
-                                languages=request.languages, kinds=request.kinds)
-            with self._index.read_connection() as conn:
-                epoch = self._index.epoch
-                if request.mode == "references":
-                    hits = symbols.search_references(conn, request.query, scope=scope)
-                else:
-                    hits = symbols.search_definitions(conn, request.query, exact_only=request.mode == "definitions",
-                                                      scope=scope)
+            hits, epoch = self._symbol_hits(request)
+            # A file in the page changed on disk since it was indexed (the watcher has not seen it yet): its lines
+            # are reindexed now and the query runs again, so no hit pairs an old line number with new text.
+            if self._index.refresh_if_changed(h.path for h in hits[:limit]):
+                hits, epoch = self._symbol_hits(request)
             page = self._symbol_cursors.first_page(hits, total=len(hits), epoch=epoch, query_key=key, limit=limit,
                                                    truncated=len(hits) >= symbols.MAX_HITS)
         snippets = tuple(self._line(h.path, h.line) if include_snippets else None for h in page.items)
         return SymbolPage(page.items, snippets, page.next_cursor, page.total, page.epoch, page.truncated)
+
+    def _symbol_hits(self, request: SymbolRequest) -> tuple[list[SymbolHit], int]:
+        spec = scope_spec(request.paths)
+        scope = SymbolScope(path_filter=spec.match_file if spec is not None else None,
+                            languages=request.languages, kinds=request.kinds)
+        with self._index.read_connection() as conn:
+            epoch = self._index.epoch
+            if request.mode == "references":
+                return list(symbols.search_references(conn, request.query, scope=scope)), epoch
+            return list(symbols.search_definitions(conn, request.query, exact_only=request.mode == "definitions",
+                                                   scope=scope)), epoch
 
     def _line(self, path: str, line: int) -> str | None:
         text = self._texts.read(path)
