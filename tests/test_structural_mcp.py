@@ -324,3 +324,7 @@ async def test_a_definition_search_right_after_another_program_edits_the_file_an
             found = await call(client, "search", {"query": "get_current", "mode": "definitions"})
             assert [(h["path"], h["line"], h["snippet"]) for h in found["results"]] == [
                 ("pkg/g.py", 6, "def get_current():")]
+            # A read by symbol spans the definition's lines as they are now, too.
+            (repo / "pkg" / "g.py").write_text("import os\n\n\ndef get_current():\n    return os\n")
+            read = await call(client, "read_source", {"targets": [{"symbol": "get_current"}]})
+            assert read["files"][0]["content"] == "def get_current():\n    return os\n", read

@@ -107,9 +107,14 @@ class StructuralService:
 
         3007 when nothing matches; 1003 listing the candidates when several do (the caller picks one by
         qualified name or def_uid)."""
-        with self._index.read_connection() as conn:
-            hits = symbols.search_definitions(conn, query, exact_only=True, scope=SymbolScope(
-                path_filter=None if path is None else lambda p: p == path))
+        def found() -> list[SymbolHit]:
+            with self._index.read_connection() as conn:
+                return list(symbols.search_definitions(conn, query, exact_only=True, scope=SymbolScope(
+                    path_filter=None if path is None else lambda p: p == path)))
+
+        hits = found()
+        if self._index.refresh_if_changed(h.path for h in hits):  # stored lines of a file edited since
+            hits = found()
         spans = sorted({(h.path, h.definition.start_line, h.definition.end_line, h.definition.qualified_name,
                          h.definition.def_uid) for h in hits})
         if not spans:
