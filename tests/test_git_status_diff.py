@@ -163,3 +163,21 @@ def test_diff_refuses_unknown_refs_and_option_like_arguments(busy: Path) -> None
     with pytest.raises(CodePlaneError) as escape:
         git.diff(paths=["../outside"])
     assert escape.value.code == 5001
+
+
+@pytest.mark.parametrize(("before", "after"), [("x = 1\ny = 2", "x = 1\ny = 2\n"), ("a\nb\n", "a\nb\nc"),
+                                                ("a\nb", "a\nc")])
+def test_a_last_line_without_a_newline_is_marked_as_git_marks_it(tmp_path: Path, before: str, after: str) -> None:
+    """The ``\\ No newline at end of file`` markers were dropped: adding a final newline showed ``-y = 2`` /
+    ``+y = 2``, a change that changes nothing. The line says so, and the text has git's marker after it."""
+    from codeplane.server.tools.git_render import render_diff
+
+    root = make_repo(tmp_path / "r", {"a.txt": before})
+    write_files(root, {"a.txt": after})
+    report = GitService(root).diff()
+    cli = [ln for ln in run_git(root, "diff").decode().splitlines()
+           if ln[:1] in "+- \\" and ln[:3] not in ("+++", "---")]
+    ours = [ln for ln in render_diff(report).splitlines() if ln[:1] in "+- \\" and not ln.startswith("--- ")]
+    assert ours == cli
+    marked = [(ln.origin, ln.content) for h in report.files[0].hunks for ln in h.lines if ln.no_newline]
+    assert marked and all(ln.startswith("\\") for ln in cli if ln[:1] == "\\")

@@ -45,6 +45,9 @@ class DiffLine(GitModel):
     content: str
     old_lineno: int | None = None
     new_lineno: int | None = None
+    #: The file ends with this line and no newline (git prints ``\ No newline at end of file`` after it): without
+    #: it, adding a newline to a last line reads as ``-x = 2`` / ``+x = 2``, a change that changes nothing.
+    no_newline: bool = False
 
 
 class DiffHunk(GitModel):
@@ -140,7 +143,7 @@ def _file(patch: pygit2.Patch, paths: tuple[str, str], limits: DiffLimits, budge
             for line in hunk.lines:
                 origin = _ORIGINS.get(line.origin)
                 if origin is None:
-                    continue  # "\ No newline at end of file" markers
+                    continue  # the "\ No newline at end of file" markers: ``no_newline`` of the line before
                 if budget[0] <= 0:
                     omitted += 1
                     continue
@@ -149,6 +152,7 @@ def _file(patch: pygit2.Patch, paths: tuple[str, str], limits: DiffLimits, budge
                     origin=origin, content=line.content.rstrip("\n"),
                     old_lineno=line.old_lineno if line.old_lineno >= 0 else None,
                     new_lineno=line.new_lineno if line.new_lineno >= 0 else None,
+                    no_newline=not line.content.endswith("\n"),
                 ))
             hunks.append(DiffHunk(old_start=hunk.old_start, old_lines=hunk.old_lines, new_start=hunk.new_start,
                                   new_lines=hunk.new_lines, header=hunk.header.rstrip("\n"), lines=lines,

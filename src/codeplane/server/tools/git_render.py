@@ -50,7 +50,10 @@ def render_diff(report: DiffReport, *, labelled: bool = True) -> str:
             if not header.startswith("@@"):
                 header = f"@@ -{hunk.old_start},{hunk.old_lines} +{hunk.new_start},{hunk.new_lines} @@ {header}"
             lines.append(header.rstrip())
-            lines += [f"{line.origin}{line.content.rstrip(chr(10))}" for line in hunk.lines]
+            for line in hunk.lines:
+                lines.append(f"{line.origin}{line.content.rstrip(chr(10))}")
+                if line.no_newline:
+                    lines.append("\\ No newline at end of file")
             if hunk.lines_omitted:
                 lines.append(f"… {hunk.lines_omitted} lines omitted")
         if f.hunks_omitted:
