@@ -259,6 +259,24 @@ async def test_a_definition_read_by_symbol_comes_with_what_is_written_above_it(t
         "app.App.name"]
 
 
+async def test_overloads_read_by_symbol_come_as_one_span_and_two_files_still_ask(tmp_path: Path) -> None:
+    """``click.core.Context.invoke``: two ``@overload`` stubs and the implementation share one qualified name, so
+    the 1003 asking for "a qualified name or a def_uid" could only be answered with a def_uid. Several of one name
+    in one file are read together; one name in two files still asks which."""
+    overloads = ("import typing as t\n\n\nclass Context:\n"
+                 "    @t.overload\n    def invoke(self, cb: int) -> int: ...\n\n"
+                 "    @t.overload\n    def invoke(self, cb: str) -> str: ...\n\n"
+                 "    def invoke(self, cb):\n        return cb\n")
+    repo = make_repo(tmp_path / "repo", {"core.py": overloads, "a.py": "def twin():\n    pass\n",
+                                         "b.py": "def twin():\n    pass\n"})
+    with running_server(repo) as handle:
+        async with mcp_client(handle) as client:
+            read = await call(client, "read_source", {"targets": [{"symbol": "core.Context.invoke"}]})
+            twins = await call_error(client, "read_source", {"targets": [{"symbol": "twin"}]})
+    assert read["files"][0]["range"] == [5, 12], read
+    assert twins["code"] == 1003 and len(twins["details"]["candidates"]) == 2
+
+
 async def test_references_include_uses_through_a_commonjs_module_object(tmp_path: Path) -> None:
     # qs: ``var utils = require('./utils'); utils.compact(obj)``, exported by ``module.exports = { compact: ... }``,
     # which linking does not read: the use was missing from the answer.

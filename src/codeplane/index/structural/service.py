@@ -106,7 +106,7 @@ class StructuralService:
         it (``leading.py``).
 
         3007 when nothing matches; 1003 listing the candidates when several do (the caller picks one by
-        qualified name or def_uid)."""
+        qualified name or def_uid), but several of one qualified name in one file (overloads) span them all."""
         def found() -> list[SymbolHit]:
             with self._index.read_connection() as conn:
                 return list(symbols.search_definitions(conn, query, exact_only=True, scope=SymbolScope(
@@ -119,6 +119,10 @@ class StructuralService:
                          h.definition.def_uid) for h in hits})
         if not spans:
             raise self._not_found(query if path is None else f"{query} in {path}", query)
+        if len({(p, q) for p, _, _, q, _ in spans}) == 1:
+            # One name defined several times in one file (``@overload`` stubs and the implementation, a function
+            # per ``if``/``else`` branch): one read of them all, as their qualified name cannot tell them apart.
+            spans = [(spans[0][0], spans[0][1], max(e for _, _, e, _, _ in spans), spans[0][3], spans[0][4])]
         if len(spans) > 1:
             raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"{query!r} names {len(spans)} definitions; "
                                  "give a qualified name or a def_uid",
