@@ -152,3 +152,23 @@ async def test_plans_and_impacts_over_more_files_than_they_list_count_them_all(t
     assert len(report["importing_files"]) == 100 and report["importing_files_total"] == 502
     assert "imported by (502): pkg/use_000.py " in answer_text(impact)
     assert "(+482 more; 100 in the record)" in answer_text(impact) and len(answer_text(impact)) < 4000
+
+
+async def test_columns_are_counted_from_1_as_search_hits_count_them(tmp_path: Path) -> None:
+    """``refactor_rename``'s column was 0-based while search hits are 1-based: a column taken from a hit landed one
+    character right, past a one-letter name (nothing found), and a preview's edit columns were one less than the
+    hits'. A hit's position goes in as it is (argument or ``path:line:col``) and edits come out as hits are."""
+    repo = make_repo(tmp_path / "repo", {"calc.py": "def f(x, y):\n    return x + y\n\n\nprint(f(1, 2))\n"})
+    with running_server(repo, "--profile", "full") as handle:
+        async with mcp_client(handle) as client:
+            hits = await call(client, "search", {"query": "y", "syntax": "identifier"})
+            first = hits["results"][0]
+            assert (first["line"], first["column"]) == (1, 10)
+            by_arg = await call(client, "refactor_rename", {"path": "calc.py", "line": 1, "column": first["column"],
+                                                            "new_name": "why"})
+            by_position = await call(client, "refactor_rename", {"symbol": "calc.py:1:10", "new_name": "why"})
+            impact = await call(client, "refactor_impact", {"target": "calc.py:1:5"})  # ``f``
+    for preview in (by_arg, by_position):
+        assert preview["status"] == "ready", preview
+        assert {(e["line"], e["column"], e["end_column"]) for e in preview["edits"]} == {(1, 10, 11), (2, 16, 17)}
+    assert (5, 7) in {(r["line"], r["column"]) for r in impact["references"]}, impact

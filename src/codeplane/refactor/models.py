@@ -1,7 +1,8 @@
 """What the refactor engine answers: previews, candidates, coverage, impact and apply results.
 
 Every model is frozen and JSON-friendly so the server layer can hand it to the agent as is. Positions are
-1-based lines and 0-based columns counted in characters (what an editor shows), and every planned edit is
+1-based lines and 0-based columns counted in characters (the tools show columns 1-based, as search hits:
+``server/tools/refactor_columns.py``), and every planned edit is
 one exact token span (D7): ``old_text`` is the text at that span when the preview was made.
 """
 

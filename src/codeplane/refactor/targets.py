@@ -20,7 +20,7 @@ from codeplane.refactor.facts import Def, FactReader
 MAX_CANDIDATES = 8
 _LOOKUP_LIMIT = 500
 _UID = re.compile(r"[0-9a-f]{16}\Z")
-_POSITION = re.compile(r"(?P<path>[^:]+):(?P<line>\d+)(?::(?P<col>\d+))?\Z")
+POSITION = re.compile(r"(?P<path>[^:]+):(?P<line>\d+)(?::(?P<col>\d+))?\Z")
 
 
 def _not_found(symbol: str, suggestions: Sequence[Def]) -> CodePlaneError:
@@ -63,7 +63,7 @@ def parse_position(symbol: str | None, path: str | None, line: int | None,
     """``(path, line, column)`` from explicit arguments or a ``path:line[:col]`` symbol."""
     if path is not None and line is not None:
         return path, line, column
-    match = _POSITION.match(symbol or "")
+    match = POSITION.match(symbol or "")
     if match is None:
         return None
     return match["path"], int(match["line"]), int(match["col"]) if match["col"] is not None else None
@@ -77,7 +77,7 @@ def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None 
     nothing matches and 1003 when neither a symbol nor a position was given.
     """
     if path is None and symbol:
-        position = _POSITION.match(symbol)
+        position = POSITION.match(symbol)
         # ``src/a.py:12:4`` is a position; a dotted name never contains ``:``.
         if position is not None:
             path, line = position["path"], int(position["line"])

@@ -18,6 +18,7 @@ from codeplane.refactor.models import ApplyOutcome, ImpactReport, InspectPage, R
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
 from codeplane.server.tools.paging import CURSOR_STAND_IN, items_that_fit
+from codeplane.server.tools.refactor_columns import engine_position, one_based
 from codeplane.server.tools.refactor_render import render_apply, render_impact, render_inspect, render_plan
 
 _CATEGORY = "refactor"
@@ -33,7 +34,8 @@ class RenameParams(ToolParams):
     path: str | None = Field(default=None, description="With symbol: the file defining it. With line: the file of "
                                                           "the definition or a reference (instead of symbol).")
     line: int | None = Field(default=None, ge=1, description="With path: 1-based line.")
-    column: int | None = Field(default=None, ge=0, description="With path: 0-based column of the name.")
+    column: int | None = Field(default=None, ge=1, description="With path: 1-based column of the name (as search "
+                                                                "hits give it).")
     apply: bool = Field(default=False, description=_APPLY_NOW)
 
 
@@ -55,7 +57,7 @@ class ImpactParams(ToolParams):
     target: str = Field(min_length=1, description="A file path, qualified name, def_uid or path:line[:column].")
     path: str | None = None
     line: int | None = Field(default=None, ge=1)
-    column: int | None = Field(default=None, ge=0)
+    column: int | None = Field(default=None, ge=1)
     limit: int = Field(default=100, ge=1, le=500)
     cursor: str | None = None
 
@@ -130,7 +132,7 @@ async def _answer(ctx: ToolContext, preview: RefactorPreview, apply: bool) -> Re
     """The preview, or with ``apply`` the preview applied at once when nothing in it needs a judgment. An applied
     plan's answer leaves out the preview's edits and affected files: they are written, and the apply's delta
     says what changed with the new hashes."""
-    result = RefactorPreviewResult.model_validate(preview, from_attributes=True)
+    result = one_based(RefactorPreviewResult.model_validate(preview, from_attributes=True))
     if not apply:
         return result
     service = ctx.services.refactor
@@ -148,8 +150,9 @@ def _kind(params: RenameParams | MoveParams) -> ToolKind:
 
 def tools(services: Services) -> list[ToolSpec]:
     async def rename(ctx: ToolContext, p: RenameParams) -> RefactorPreviewResult:
+        symbol, column = engine_position(p.symbol, p.column)
         preview = await anyio.to_thread.run_sync(
-            lambda: ctx.services.refactor.rename(p.symbol, p.new_name, path=p.path, line=p.line, column=p.column))
+            lambda: ctx.services.refactor.rename(symbol, p.new_name, path=p.path, line=p.line, column=column))
         return await _answer(ctx, preview, p.apply)
 
     async def move(ctx: ToolContext, p: MoveParams) -> RefactorPreviewResult:
@@ -157,7 +160,7 @@ def tools(services: Services) -> list[ToolSpec]:
             raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "give from_path (a file move) or symbol (a symbol move)",
                                  details={"field": "from_path/symbol"})
         if p.symbol is not None:
-            symbol = p.symbol
+            symbol = engine_position(p.symbol, None)[0] or p.symbol
             preview = await anyio.to_thread.run_sync(lambda: ctx.services.refactor.move_symbol(
                 symbol, p.to_path, keep_reexport=p.keep_reexport, from_path=p.from_path))
             return await _answer(ctx, preview, p.apply)
@@ -166,10 +169,12 @@ def tools(services: Services) -> list[ToolSpec]:
         return await _answer(ctx, preview, p.apply)
 
     async def impact(ctx: ToolContext, p: ImpactParams) -> ImpactResult:
+        target, column = engine_position(p.target, p.column)
+
         def run(limit: int) -> ImpactResult:
-            return ImpactResult.model_validate(ctx.services.refactor.impact(
-                p.target, path=p.path, line=p.line, column=p.column, limit=limit, cursor=p.cursor),
-                from_attributes=True)
+            return one_based(ImpactResult.model_validate(ctx.services.refactor.impact(
+                target or p.target, path=p.path, line=p.line, column=column, limit=limit, cursor=p.cursor),
+                from_attributes=True))
 
         result = await anyio.to_thread.run_sync(lambda: run(p.limit))
         refs = result.references
@@ -180,9 +185,9 @@ def tools(services: Services) -> list[ToolSpec]:
 
     async def inspect(ctx: ToolContext, p: InspectParams) -> InspectResult:
         def run(limit: int) -> InspectResult:
-            return InspectResult.model_validate(ctx.services.refactor.inspect(
+            return one_based(InspectResult.model_validate(ctx.services.refactor.inspect(
                 p.refactor_id, candidate_id=p.candidate_id, certainties=p.certainty, kinds=p.kind, cursor=p.cursor,
-                limit=limit, context_lines=p.context_lines), from_attributes=True)
+                limit=limit, context_lines=p.context_lines), from_attributes=True))
 
         result = await anyio.to_thread.run_sync(lambda: run(p.limit))
         items = result.items
@@ -194,7 +199,7 @@ def tools(services: Services) -> list[ToolSpec]:
         outcome = await anyio.to_thread.run_sync(lambda: ctx.services.refactor.apply(
             p.refactor_id, candidate_id=p.candidate_id, include=p.include, exclude=p.exclude,
             min_certainty=p.min_certainty, apply_docs=p.apply_docs, accept_collisions=p.accept_collisions))
-        return ApplyResult.model_validate(outcome, from_attributes=True)
+        return one_based(ApplyResult.model_validate(outcome, from_attributes=True))
 
     async def cancel(ctx: ToolContext, p: CancelParams) -> CancelResult:
         plan = ctx.services.refactor.cancel(p.refactor_id)
@@ -216,7 +221,7 @@ def tools(services: Services) -> list[ToolSpec]:
             examples=(ToolExample("rename a method", {"symbol": "app.models.User.save", "new_name": "persist"}),
                       ToolExample("rename and apply if nothing is uncertain",
                                   {"symbol": "app.util.load", "new_name": "load_config", "apply": True}),
-                      ToolExample("rename at a position", {"path": "src/app.py", "line": 12, "column": 4,
+                      ToolExample("rename at a position", {"path": "src/app.py", "line": 12, "column": 5,
                                                            "new_name": "load_config"})),
         ),
         ToolSpec(
