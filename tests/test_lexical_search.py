@@ -393,3 +393,12 @@ def test_a_long_chain_keeps_a_window_and_an_old_cursor_answers_1005(tmp_path: Pa
         with pytest.raises(CodePlaneError) as caught:
             index.search_lexical(request, limit=20, cursor=first_cursor)
         assert caught.value.code == 1005
+
+
+@pytest.mark.parametrize("glob", ["../", "../other/*.py", "src/../../x", "//server/share"])
+def test_a_scope_glob_that_reaches_outside_the_repository_is_refused(tmp_path: Path, glob: str) -> None:
+    """``scope.paths: ["../"]`` answered "no hits", as if the search had looked there and found nothing."""
+    repo = make_repo(tmp_path / "repo", {"a.py": "needle = 1\n"})
+    with running_index(repo) as index, pytest.raises(CodePlaneError) as refused:
+        hit_lines(index, "needle", "identifier", scope=LexicalScope(paths=(glob,)))
+    assert refused.value.code == 1003 and refused.value.details["glob"] == glob

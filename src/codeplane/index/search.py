@@ -31,6 +31,7 @@ from typing import Any
 
 import pathspec
 
+from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.index.cursors import STREAM_WINDOW
 from codeplane.index.languages import family_of
 from codeplane.index.lexical import LexicalIndex
@@ -79,6 +80,14 @@ class LexicalHit:
 
 
 def scope_spec(globs: Sequence[str]) -> pathspec.PathSpec[Any] | None:
+    """The gitignore-style globs of ``scope.paths``, matched against repo-relative paths. 1003 for one that can
+    match no such path (``../x``, ``/etc``): it answered "no hits", as if searched and found absent."""
+    for index, glob in enumerate(globs):
+        parts = glob.replace("\\", "/").split("/")
+        if ".." in parts or glob.startswith("//") or (len(glob) > 1 and glob[1] == ":"):
+            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"scope.paths: {glob!r} reaches outside the repository;"
+                                 " globs match repo-relative paths", details={"field": f"scope.paths.{index}",
+                                                                               "glob": glob})
     return pathspec.PathSpec.from_lines("gitignore", globs) if globs else None
 
 
