@@ -264,3 +264,38 @@ def test_a_test_run_stopped_by_a_full_disk_names_the_catalog_entry() -> None:
     assert message.startswith("STORAGE_FULL (5010): the test run failed: No space left on device")
     assert "free space" in message
     assert crash_message(ValueError("boom")) == "internal error: ValueError: boom"
+
+
+def test_doctor_fix_on_a_read_only_file_system_drops_and_quarantines_nothing(small_disk: Path) -> None:
+    """SQLite says "unable to open database file" for a store whose directory it cannot write: doctor called that
+    an integrity failure of every store and `--fix` would have dropped them and quarantined the ledger. It is no
+    damage: named as a storage error, left as it is."""
+    from codeplane.cli.repair import repair
+    from codeplane.tasks.inspection import check_ledger
+    from codeplane.tasks.ledger import Ledger
+    from codeplane.testing.run_store import RunStore
+    from tests.builders import make_repo
+
+    repo = make_repo(small_disk / "repo", {"a.py": "x = 1\n"})
+    state = repo / ".codeplane"
+    state.mkdir()
+    ledger = Ledger(state / "ledger.db")
+    ledger.open()
+    ledger.close()
+    RunStore(state / "test_runs.db", keep=5).close()
+    before = sorted(p.name for p in state.iterdir())
+    proc = subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], capture_output=True, text=True,
+                          check=False)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot remount read-only here: {proc.stderr.strip()}")
+    try:
+        done = repair(repo)
+        left = {r.target: r for r in done if not r.fixed}
+        assert {"ledger.db", "test_runs.db"} <= set(left), done
+        assert all("5011" in left[name].detail for name in ("ledger.db", "test_runs.db")), done
+        assert not [r for r in done if r.fixed and r.action in ("dropped", "quarantined")], done
+        check = check_ledger(repo)[0]
+        assert not check.ok and check.detail.startswith("5011") and "--fix" in check.fix, check
+    finally:
+        subprocess.run(["mount", "-o", "remount,rw", str(small_disk)], check=False)
+    assert sorted(p.name for p in state.iterdir()) == before

@@ -9,7 +9,7 @@ import pygit2
 
 from codeplane.cli.probe import probe
 from codeplane.core.config import load_config
-from codeplane.core.doctor import CheckResult
+from codeplane.core.doctor import CheckResult, unwritable_check
 from codeplane.core.errors import CodePlaneError
 from codeplane.core.layout import RepoLayout
 from codeplane.core.stores import sqlite_problem
@@ -83,7 +83,11 @@ def check_derived_stores(root: Path) -> list[CheckResult]:
                  layout.state_dir / "semantic_diff.db"):
         if not path.exists():
             continue
-        problem = sqlite_problem(path, read_only=True)
+        try:
+            problem = sqlite_problem(path, read_only=True)
+        except CodePlaneError as exc:
+            results.append(unwritable_check(path.name, exc))
+            continue
         results.append(CheckResult(path.name, problem is None, problem or "integrity check ok",
                                    "" if problem is None else
                                    "derived data: `cpl doctor --fix` (or the next `cpl up`) drops it, starts it empty"))

@@ -29,6 +29,10 @@ class Repair:
     fixed: bool = True
 
 
+def _left_alone(target: str, exc: CodePlaneError) -> Repair:
+    return Repair(target, "not changed", f"{exc.code} {exc.message}", fixed=False)
+
+
 def _derived_files(layout: RepoLayout) -> list[Path]:
     return [layout.index_db, layout.state_dir / "test_costs.db", layout.test_runs_db,
             layout.state_dir / "coverage.db", layout.state_dir / "semantic_diff.db"]
@@ -51,7 +55,11 @@ def repair(root: Path) -> list[Repair]:
     configure_logging(logging_config, root)
     done: list[Repair] = []
     for path in _derived_files(layout):
-        problem = sqlite_problem(path)
+        try:
+            problem = sqlite_problem(path)
+        except CodePlaneError as exc:  # it cannot be written here: no damage, nothing to drop
+            done.append(_left_alone(path.name, exc))
+            continue
         if problem is not None:
             drop_store(path)
             done.append(Repair(path.name, "dropped", f"{problem}; rebuilt from disk by the next `cpl up`"))
@@ -94,7 +102,10 @@ def _repair_ledger(layout: RepoLayout) -> list[Repair]:
     from codeplane.tasks.ledger import Ledger
     from codeplane.tasks.ledger_identity import remembered
 
-    problem = sqlite_problem(layout.ledger_db)
+    try:
+        problem = sqlite_problem(layout.ledger_db)
+    except CodePlaneError as exc:  # unwritable, not damaged: quarantining it would be the damage
+        return [_left_alone("ledger.db", exc)]
     if problem is None and not layout.ledger_db.exists() and remembered(layout.state_dir) is not None:
         ledger = Ledger(layout.ledger_db)
         ledger.open()  # a new chain whose first row records the loss, as a server start would

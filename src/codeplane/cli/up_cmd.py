@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -83,7 +84,10 @@ def up(
                   port_fallback=port is None and ctx.config.server.port is None)
         except CodePlaneError as exc:
             if exc.error.name != "SERVER_ALREADY_RUNNING":
-                write_atomic(ctx.layout.last_error_file, f"{exc}\n".encode())
+                # Best effort: where the failure is an unwritable .codeplane/, this write fails too, and its
+                # error must not replace the one that names the real cause.
+                with contextlib.suppress(OSError):
+                    write_atomic(ctx.layout.last_error_file, f"{exc}\n".encode())
             raise
     if not as_json:
         console.print("CodePlane stopped.")

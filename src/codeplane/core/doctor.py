@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from codeplane.core.errors import CodePlaneError
+
 
 @dataclass(frozen=True)
 class CheckResult:
@@ -18,3 +20,10 @@ class CheckResult:
 
 #: A check gets the repo root and returns one or more results.
 Check = Callable[[Path], list[CheckResult]]
+
+
+def unwritable_check(name: str, exc: CodePlaneError) -> CheckResult:
+    """A store that cannot be opened because its directory cannot be written (``stores.sqlite_problem``): a
+    permissions problem to fix by hand, which ``cpl doctor --fix`` leaves alone."""
+    return CheckResult(name, False, f"{exc.code} {exc.message}",
+                       "fix the permissions of .codeplane/ (or the mount); this is no damage, `--fix` leaves it")

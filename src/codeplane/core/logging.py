@@ -95,8 +95,15 @@ def configure_logging(config: LoggingConfig, repo_root: Path | None = None,
     for old in list(root.handlers):
         root.removeHandler(old)
         old.close()
+    unwritable: list[str] = []
     for output in outputs:
-        root.addHandler(_handler_for(output, config, repo_root))
+        try:
+            root.addHandler(_handler_for(output, config, repo_root))
+        except OSError as exc:  # a log file that cannot be written (read-only, full) must not stop the command
+            unwritable.append(f"{output.destination}: {exc.strerror or exc}")
+    if unwritable and not any(isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)
+                              for h in root.handlers):
+        root.addHandler(logging.StreamHandler(sys.stderr))
     levels = [_LEVELS[o.level or config.level] for o in outputs] or [logging.WARNING]
     root.setLevel(min(levels))
     root.propagate = False
@@ -112,6 +119,8 @@ def configure_logging(config: LoggingConfig, repo_root: Path | None = None,
         wrapper_class=structlog.stdlib.BoundLogger,
         cache_logger_on_first_use=False,
     )
+    for problem in unwritable:
+        get_logger(__name__).warning("a log output cannot be written; logging without it", output=problem)
 
 
 def get_logger(name: str) -> Any:

@@ -17,8 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from codeplane.core.errors import CodePlaneError
 from codeplane.core.logging import get_logger
-from codeplane.core.storage import storage_code
+from codeplane.core.storage import probe_write, storage_code, storage_error
 
 log = get_logger(__name__)
 
@@ -41,7 +42,8 @@ class Recovery:
 
 
 def sqlite_problem(path: Path, *, read_only: bool = False) -> str | None:
-    """Why ``path`` is not a healthy SQLite database, or ``None``. Never creates or changes the file."""
+    """Why ``path`` is not a healthy SQLite database, or ``None``. Never creates or changes the file. Raises the
+    storage error (5011/5012) when it cannot be opened because its directory cannot be written: no damage."""
     if not path.exists():
         return None
     if not path.is_file():
@@ -52,16 +54,30 @@ def sqlite_problem(path: Path, *, read_only: bool = False) -> str | None:
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=5)
     except sqlite3.Error as exc:
+        _raise_if_unwritable(path, exc)
         return f"cannot open: {exc}"
     try:
         rows = conn.execute("PRAGMA quick_check").fetchall()
     except sqlite3.Error as exc:
+        _raise_if_unwritable(path, exc)
         return f"integrity check failed: {exc}"
     finally:
         conn.close()
     if rows != [("ok",)]:
         return "integrity check failed: " + "; ".join(str(r[0]) for r in rows[:3])
     return None
+
+
+def _raise_if_unwritable(path: Path, exc: sqlite3.Error) -> None:
+    """SQLite says "unable to open database file" both for a damaged file and for a directory it may not write its
+    side files in (permissions, ``chattr +i``, a read-only mount): the latter is no damage, and must not lead a
+    repair to drop the store or quarantine the ledger. Raises the storage error (5011/5012) naming the file."""
+    blocked = probe_write(path.parent)
+    if blocked is not None:
+        mapped = storage_error(blocked, doing=f"opening {path.name}", path=path,
+                               outcome="the file was left as it is (this is no damage: fix the permissions)")
+        if mapped is not None:
+            raise mapped from exc
 
 
 def drop_store(path: Path) -> None:
@@ -88,6 +104,8 @@ def open_derived_sqlite(path: Path, setup: Callable[[sqlite3.Connection], None],
         if problem is None:
             return _connect(path, setup), None
         reason = problem
+    except CodePlaneError as exc:  # not writable here: no damage to drop
+        return _in_memory(label, f"cannot be written: {exc.message}", setup)
     except (sqlite3.Error, OSError) as exc:
         if storage_code(exc) is not None:
             return _in_memory(label, f"cannot be written: {exc}", setup)

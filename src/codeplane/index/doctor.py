@@ -8,8 +8,9 @@ from pathlib import Path
 
 import tantivy
 
-from codeplane.core.doctor import CheckResult
+from codeplane.core.doctor import CheckResult, unwritable_check
 from codeplane.core.layout import RepoLayout
+from codeplane.core.storage import probe_write, storage_error
 from codeplane.index.lexical import LEXICAL_SCHEMA_VERSION, VERSION_FILE
 
 _FIX = ("`cpl doctor --fix` drops it, or start the server (`cpl up`): it repairs or rebuilds the index from "
@@ -28,6 +29,10 @@ def check_index(root: Path) -> list[CheckResult]:
             text_files = conn.execute("SELECT count(*) FROM files WHERE kind = 'text'").fetchone()[0]
             epoch = conn.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()
     except sqlite3.DatabaseError as exc:
+        blocked = probe_write(layout.state_dir)
+        mapped = storage_error(blocked, doing="opening index.db", path=layout.index_db) if blocked else None
+        if mapped is not None:  # a permissions problem, not damage: --fix must not drop it
+            return [unwritable_check("index.db", mapped)]
         return [CheckResult("index.db", False, f"cannot be read: {exc}", _FIX)]
     if check is None or check[0] != "ok":
         return [CheckResult("index.db", False, f"integrity check failed: {check}", _FIX)]

@@ -10,7 +10,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from codeplane.core.doctor import CheckResult
+from codeplane.core.doctor import CheckResult, unwritable_check
+from codeplane.core.errors import CodePlaneError
 from codeplane.core.layout import RepoLayout
 from codeplane.core.stores import sqlite_problem
 from codeplane.tasks.chain import HASHED_COLUMNS
@@ -39,7 +40,10 @@ def check_ledger(root: Path) -> list[CheckResult]:
                                 "restore it from a backup; otherwise the next start begins a new chain that "
                                 "records the loss"), *results]
         return [CheckResult(_CHECK, True, "no ledger yet (the server creates it on first start)"), *results]
-    problem = sqlite_problem(path, read_only=True)
+    try:
+        problem = sqlite_problem(path, read_only=True)
+    except CodePlaneError as exc:
+        return [unwritable_check("ledger.db integrity", exc), *results]
     if problem is not None:
         return [CheckResult("ledger.db integrity", False, problem, _DAMAGED), *results]
     try:
