@@ -118,7 +118,13 @@ class Commit:
                 # on the same files would be clobbered by that, so no further batch may run.
                 self.broken = batch
                 log.exception("in-process rollback failed; refusing writes until restart", batch=batch)
-            if self.broken != batch and isinstance(exc, OSError):
+            if self.broken == batch:
+                raise CodePlaneError(
+                    ErrorCode.INTERNAL_ERROR,
+                    f"write batch {batch} failed ({type(exc).__name__}: {exc}) and could not be rolled back; "
+                    "restart the server (`cpl down && cpl up`): startup recovery restores the files from the journal",
+                    details={"batch": batch}) from exc
+            if isinstance(exc, OSError):
                 raise _storage(exc, "writing the batch") from exc
             raise
         journal.discard()

@@ -145,6 +145,12 @@ class MutationEngine:
         """Roll back every batch a crash left unfinished. Run once at startup, before serving."""
         return journal.recover(self.root, self.journal_dir)
 
+    @property
+    def broken(self) -> str | None:
+        """Why writes are refused until a restart (a batch that could not be rolled back), or ``None``."""
+        batch = self._commit.broken
+        return None if batch is None else f"write batch {batch} could not be rolled back; restart the server"
+
     def close(self) -> None:
         self._executor.shutdown(wait=True)
 

@@ -32,7 +32,7 @@ def status_payload(services: Services) -> dict[str, object]:
         "uptime_ms": now_ms() - services.started_at_ms,
         "ready": ready,
         "ready_reason": reason,
-        "last_error": services.last_error,
+        "last_error": services.last_error or getattr(getattr(services, "mutation", None), "broken", None),
         "phase": "serving",
         **services.status(),
     }

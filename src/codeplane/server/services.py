@@ -271,6 +271,9 @@ def _wire_mutation(services: Services, early: EarlyIndex | None) -> None:
         await anyio.to_thread.run_sync(services.mutation.close)
 
     services.lifecycles.insert(0, Lifecycle("mutation", recover, close))
+    # Writes refused until a restart must show where an operator looks (/status, `cpl status`), not only in the
+    # answers of the writes that fail.
+    services.status_sections["mutation"] = lambda: {"broken": broken} if (broken := services.mutation.broken) else {}
 
 
 def _wire_tasks(services: Services) -> None:
