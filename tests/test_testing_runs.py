@@ -658,3 +658,33 @@ def test_a_go_retry_runs_only_the_failing_tests_and_carries_the_rest_over(
     # The passing tests ran once each: the retry ran the failing ones alone.
     assert (repo / "svc/calc/runs.log").read_text() == "TestStable\n"
     assert (repo / "svc/flaky/runs.log").read_text() == "TestSteady\n"
+
+
+def test_a_test_that_kills_the_pytest_process_fails_its_file_and_no_other(
+        tmp_path: Path, services: list[TestingService]) -> None:
+    """``os._exit(3)`` (or a segfault) in the second test of a file: the run said "1 passed", state passed, as the
+    first test's report was all that arrived; in a batch the other files were blamed and called flaky. The file
+    whose test was running is an error naming the test and how the process died; the files it did not reach run
+    again, alone, and pass."""
+    repo = make_repo(tmp_path / "repo", {
+        "pytest.ini": "[pytest]\n",
+        "tests/test_a_ok.py": "def test_ok():\n    pass\n",
+        "tests/test_b_exit.py": ("import os\n\ndef test_before():\n    pass\n\ndef test_exit():\n    os._exit(3)\n\n"
+                                 "def test_after():\n    assert False\n"),
+        "tests/test_c_segv.py": ("import ctypes\n\ndef test_a():\n    pass\n\n"
+                                 "def test_segv():\n    ctypes.string_at(0)\n"),
+        "tests/test_d_ok.py": "def test_fine():\n    pass\n\ndef test_also():\n    pass\n"})
+    service = service_for(repo, workers=1)
+    services.append(service)
+    snapshot = finish(service.start_run())
+    outcomes = _outcomes(snapshot)
+    assert snapshot.state == "failed", outcomes
+    assert outcomes["tests/test_b_exit.py"] == outcomes["tests/test_c_segv.py"] == "error", outcomes
+    assert outcomes["tests/test_a_ok.py"] == outcomes["tests/test_d_ok.py"] == "passed", outcomes
+    by_id = {r.target.target_id: r for r in snapshot.targets}
+    exited = by_id["tests/test_b_exit.py"].attempts[0].result.message
+    assert exited.startswith("the pytest process exited 3 while running tests/test_b_exit.py::test_exit"), exited
+    assert "1 of 3 cases had finished" in exited
+    killed = by_id["tests/test_c_segv.py"].attempts[0].result.message
+    assert "killed by SIGSEGV while running tests/test_c_segv.py::test_segv" in killed, killed
+    assert "Fatal Python error" in killed, killed

@@ -49,6 +49,8 @@ class ProcessOutcome:
     claimed: frozenset[str] | None = None
     #: What the run's answer should say about how the process ran its tests (``BatchParser.warnings``).
     warnings: tuple[str, ...] = ()
+    #: The process died before its runner finished (``BatchParser.died``).
+    died: bool = False
 
 
 _Key = tuple[str, int] | None
@@ -142,13 +144,15 @@ def run_process(invocation: Invocation, parser: BatchParser, targets: Sequence[T
         reruns = {r.target_id: r for r in parser.reruns() if r.target_id in budgets}
         claimed = parser.claimed_targets()
         warnings = tuple(parser.warnings())
+        died = parser.died() and not killed
     results = {r.target_id: r for r in finished if r.target_id in budgets}
     return ProcessOutcome(invocation, results, proc.returncode, time.monotonic() - began,
                           timed_out=timed_out[0] if timed_out else None,
                           timed_out_attempt=timed_out[1] if timed_out else 1,
                           batch_timed_out=batch_timed_out, stopped=stopped, stdout_path=out_path,
                           stderr_path=err_path, reruns=reruns,
-                          claimed=frozenset(claimed) if claimed is not None else None, warnings=warnings)
+                          claimed=frozenset(claimed) if claimed is not None else None, warnings=warnings,
+                          died=died)
 
 
 def _watch(proc: subprocess.Popen[bytes], parser: BatchParser, waiter: ExitWaiter, *, lock: threading.Lock,

@@ -289,7 +289,7 @@ class RunExecutor:
             mine = [t for t in chunk if t not in shared or outcome.claimed is None or t.target_id in outcome.claimed]
             requeue = self._settle(mine, outcome, attempt, batch_id, artifacts)
             if requeue:
-                singles = singles or outcome.batch_timed_out
+                singles = singles or outcome.batch_timed_out or outcome.died
                 pending = requeue + pending
             took_some = outcome.claimed is None or bool(outcome.claimed) or not shared
             shared = pool.unclaimed() if pool is not None and outcome.claimed is not None and took_some else []
@@ -307,8 +307,8 @@ class RunExecutor:
                 why = f"exceeded the per-target timeout of {budget:g}s" if outcome.timed_out else (
                     f"the runner did not start a test within {budget:g}s")
                 self._add(target, attempt, batch_id, _timeout(target, why, outcome), artifacts)
-            elif outcome.batch_timed_out and len(chunk) > 1:
-                requeue.append(target)
+            elif (outcome.batch_timed_out or outcome.died) and len(chunk) > 1:
+                requeue.append(target)  # not at fault: another target's test hung or killed the process
             elif outcome.batch_timed_out:
                 self._add(target, attempt, batch_id, _timeout(target, f"exceeded the per-target timeout of "
                                                                       f"{budget:g}s", outcome), artifacts)

@@ -136,6 +136,11 @@ class BatchParser(ABC):
         """Results for every target the stream or reports cover. Targets missing from the answer
         did not run (the executor decides whether they were killed, timed out or need another go)."""
 
+    def died(self) -> bool:
+        """After :meth:`finish`: the process ended before its runner finished (a crash, ``os._exit``): the targets
+        missing from the answer were not at fault and run again in processes of their own."""
+        return False
+
     def claimed_targets(self) -> set[str] | None:
         """Of a process sharing a pool: the shared targets it took (None: it shared nothing, and reported
         every target it was given)."""

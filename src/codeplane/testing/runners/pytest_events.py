@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -25,6 +26,15 @@ from codeplane.testing.runners.base import BatchParser, Invocation, error_result
 NO_TESTS_COLLECTED = 5
 #: The plugin's switch for sharing a pool directory (``testing/pool.py``).
 POOL_ENV = "CODEPLANE_PYTEST_POOL"
+#: Of a dead process's output, the head kept in the error (a result's message is clipped to its tail after).
+_DEATH_OUTPUT_CHARS = 1_500
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def _file_key(path: str) -> str:
@@ -82,6 +92,8 @@ class PytestParser(BatchParser):
         #: Per target, the node ids the plugin re-runs in-process after the main loop.
         self.rerun_planned: dict[str, set[str]] = {}
         self.current: str | None = None
+        #: The test started and not yet torn down: the one running when the process died, if it did.
+        self.running: str | None = None
         self.attempt = 1
         self.exitstatus: int | None = None
         self.saw_events = False
@@ -172,10 +184,13 @@ class PytestParser(BatchParser):
         record = self.main if attempt == 1 else self.again
         if kind == "start":
             self.current, self.attempt = target, attempt
+            self.running = str(event.get("nodeid") or "") or None
             if target:
                 record.start(target, float(event.get("t", 0.0)))
         elif target is not None:
             record.report(target, event)
+            if event.get("when") == "teardown" and event.get("nodeid") == self.running:
+                self.running = None
 
     def current_target(self) -> str | None:
         return self.current
@@ -227,14 +242,28 @@ class PytestParser(BatchParser):
             by_target.setdefault(target, {})[case.case_id] = case
         return by_target
 
+    def died(self) -> bool:
+        return self.saw_events and self.exitstatus is None
+
     def finish(self, exit_code: int | None, stdout: str, stderr: str, killed: bool) -> list[TargetResult]:
         if not self.saw_events:
             return self._from_junit(exit_code, stdout, stderr, killed)
         by_target = self._cases(self.main)
         results = []
         done = self.done_targets()
+        # The process ended without pytest's finish (``os._exit``, a segfault, the OOM killer): the target whose
+        # test was running is the one that died; the others it did not finish ran into that and go again.
+        died = self.died() and not killed
+        culprit = self.main.case_target.get(self.running or "") or (self.current if self.running else None)
+        if died and culprit is None and len(self.targets) == 1:
+            culprit = next(iter(self.targets))
         for target_id in self.targets:
-            if (target_id not in done and killed) or not self._mine(target_id):
+            if (target_id not in done and (killed or (died and target_id != culprit))) or not self._mine(target_id):
+                continue
+            if died and target_id == culprit:
+                cases = sorted(by_target.get(target_id, {}).values(), key=lambda c: c.case_id)
+                results.append(error_result(target_id, self._death(exit_code, stderr or stdout, target_id, cases),
+                                            exit_code=exit_code, cases=cases))
                 continue
             cases = sorted(by_target.get(target_id, {}).values(), key=lambda c: c.case_id)
             duration = self.collect_s.get(target_id, 0.0) + self.main.span(target_id)
@@ -255,6 +284,16 @@ class PytestParser(BatchParser):
                 results.append(result_from_cases(target_id, cases, exit_code=exit_code, duration_s=duration))
         self._reruns = self._rerun_results(by_target, exit_code)
         return results
+
+    def _death(self, exit_code: int | None, output: str, target_id: str, cases: Sequence[CaseResult]) -> str:
+        """Which test the process died in, how, and how much of the file ran; then the head of what it printed
+        (faulthandler's ``Fatal Python error`` and the test's frame come first, pytest's own frames after)."""
+        how = (f"exited {exit_code}" if exit_code is None or exit_code >= 0
+               else f"was killed by {_signal_name(-exit_code)}")
+        where = f"while running {self.running}" if self.running else "outside any test (collection or session hooks)"
+        ran = f"; {len(cases)} of {self.collected[target_id]} cases had finished" if target_id in self.collected else ""
+        head = output.strip()[:_DEATH_OUTPUT_CHARS]
+        return f"the pytest process {how} {where}{ran}\n{head}".strip()
 
     def _rerun_results(self, first: dict[str, dict[str, CaseResult]], exit_code: int | None) -> list[TargetResult]:
         """Second attempts of targets whose every planned re-run finished: the file's cases, with the
