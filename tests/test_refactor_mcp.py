@@ -158,7 +158,8 @@ async def test_columns_are_counted_from_1_as_search_hits_count_them(tmp_path: Pa
     """``refactor_rename``'s column was 0-based while search hits are 1-based: a column taken from a hit landed one
     character right, past a one-letter name (nothing found), and a preview's edit columns were one less than the
     hits'. A hit's position goes in as it is (argument or ``path:line:col``) and edits come out as hits are."""
-    repo = make_repo(tmp_path / "repo", {"calc.py": "def f(x, y):\n    return x + y\n\n\nprint(f(1, 2))\n"})
+    repo = make_repo(tmp_path / "repo", {"calc.py": "def f(x, y):\n    return x + y\n\n\nprint(f(1, 2))\n",
+                                         "other.py": "from calc import f\n\n\ndef g():\n    return f(1, 1)\n"})
     with running_server(repo, "--profile", "full") as handle:
         async with mcp_client(handle) as client:
             hits = await call(client, "search", {"query": "y", "syntax": "identifier"})
@@ -168,7 +169,14 @@ async def test_columns_are_counted_from_1_as_search_hits_count_them(tmp_path: Pa
                                                             "new_name": "why"})
             by_position = await call(client, "refactor_rename", {"symbol": "calc.py:1:10", "new_name": "why"})
             impact = await call(client, "refactor_impact", {"target": "calc.py:1:5"})  # ``f``
+            clash = await call(client, "refactor_rename", {"symbol": "calc.f", "new_name": "g"})
+            refused = await call_error(client, "refactor_apply", {"refactor_id": clash["refactor_id"]})
     for preview in (by_arg, by_position):
         assert preview["status"] == "ready", preview
         assert {(e["line"], e["column"], e["end_column"]) for e in preview["edits"]} == {(1, 10, 11), (2, 16, 17)}
     assert (5, 7) in {(r["line"], r["column"]) for r in impact["references"]}, impact
+    # A collision's position, in the preview and in apply's 4007 alike, counted as a hit's.
+    assert refused["code"] == 4007 and clash["collisions"], clash
+    assert [(c["path"], c["line"], c["column"]) for c in refused["details"]["collisions"]] == [
+        (c["path"], c["line"], c["column"]) for c in clash["collisions"]]
+    assert ("other.py", 1, 18) in {(c["path"], c["line"], c["column"]) for c in clash["collisions"]}, clash

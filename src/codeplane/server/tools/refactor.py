@@ -18,7 +18,7 @@ from codeplane.refactor.models import ApplyOutcome, ImpactReport, InspectPage, R
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
 from codeplane.server.tools.paging import CURSOR_STAND_IN, items_that_fit
-from codeplane.server.tools.refactor_columns import engine_position, one_based
+from codeplane.server.tools.refactor_columns import engine_position, one_based, one_based_error
 from codeplane.server.tools.refactor_render import render_apply, render_impact, render_inspect, render_plan
 
 _CATEGORY = "refactor"
@@ -196,9 +196,12 @@ def tools(services: Services) -> list[ToolSpec]:
         return result if fit == len(items) else await anyio.to_thread.run_sync(lambda: run(fit))
 
     async def apply(ctx: ToolContext, p: ApplyParams) -> ApplyResult:
-        outcome = await anyio.to_thread.run_sync(lambda: ctx.services.refactor.apply(
-            p.refactor_id, candidate_id=p.candidate_id, include=p.include, exclude=p.exclude,
-            min_certainty=p.min_certainty, apply_docs=p.apply_docs, accept_collisions=p.accept_collisions))
+        try:
+            outcome = await anyio.to_thread.run_sync(lambda: ctx.services.refactor.apply(
+                p.refactor_id, candidate_id=p.candidate_id, include=p.include, exclude=p.exclude,
+                min_certainty=p.min_certainty, apply_docs=p.apply_docs, accept_collisions=p.accept_collisions))
+        except CodePlaneError as exc:
+            raise one_based_error(exc) from None
         return one_based(ApplyResult.model_validate(outcome, from_attributes=True))
 
     async def cancel(ctx: ToolContext, p: CancelParams) -> CancelResult:

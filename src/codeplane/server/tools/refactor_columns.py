@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from codeplane.core.errors import CodePlaneError
 from codeplane.refactor.targets import POSITION
 
 M = TypeVar("M", bound=BaseModel)
@@ -44,6 +45,16 @@ def one_based(model: M) -> M:
         elif isinstance(value, list | tuple) and value and any(isinstance(v, BaseModel) for v in value):
             update[name] = type(value)(one_based(v) if isinstance(v, BaseModel) else v for v in value)
     return model.model_copy(update=update) if update else model
+
+
+def one_based_error(exc: CodePlaneError) -> CodePlaneError:
+    """``exc`` with the positions in its details (a 4007's ``collisions``) counted from 1, as the answers'."""
+    for item in exc.details.get("collisions") or ():
+        if isinstance(item, dict):
+            for key in _COLUMNS:
+                if isinstance(item.get(key), int):
+                    item[key] += 1
+    return exc
 
 
 def _shifted(position: str) -> str:
