@@ -199,3 +199,25 @@ def test_a_runtime_methods_declaration_file_twin_is_renamed_as_its_stub(tmp_path
         preview = env.service.rename("lib/index.js:2:2", "go")
         assert {(e.path, e.certainty, e.reason) for e in preview.edits} == {
             ("lib/index.d.ts", "high", "stub"), ("lib/index.js", "high", "definition")}
+
+
+def test_a_class_attribute_is_not_the_module_constant_a_dotted_module_path_names(tmp_path: Path) -> None:
+    """``Widget.TIMEOUT`` renamed: ``pkg.core.TIMEOUT`` after ``import pkg.core`` is the module's own constant of
+    that name, and was renamed as ``medium anchored`` (applied by default): ``AttributeError`` at run time. It is
+    ``other_binding`` now, and ``pkg.core.Widget.TIMEOUT`` names the class through its module: high."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/core.py": ("TIMEOUT = 10\n\n\nclass Widget:\n    TIMEOUT = 99\n\n"
+                        "    def get(self):\n        return self.TIMEOUT\n"),
+        "pkg/extra.py": ("import pkg.core\nfrom pkg import core\n\n\n"
+                         "def total():\n    return core.TIMEOUT + pkg.core.TIMEOUT + pkg.core.Widget.TIMEOUT\n"),
+        "run.py": "from pkg.extra import total\n\nprint(total())\n",
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("pkg.core.Widget.TIMEOUT", "CLASS_T")
+        edits = {(e.path, e.line, e.column): (e.certainty, e.reason) for e in preview.edits}
+        assert edits[("pkg/extra.py", 6, 35)] == ("low", "other_binding"), edits
+        assert edits[("pkg/extra.py", 6, 61)] == ("high", "class_receiver"), edits
+        env.service.apply(preview.refactor_id)
+        out = subprocess.run([sys.executable, "run.py"], cwd=env.root, capture_output=True, text=True, check=False)
+        assert out.returncode == 0 and out.stdout == "119\n", out.stderr

@@ -31,6 +31,7 @@ from pathlib import Path
 from codeplane.refactor.facts import Def, FactReader, Ref
 from codeplane.refactor.library_names import DOTNET_MEMBERS, JVM_MEMBERS, PHP_MEMBERS
 from codeplane.refactor.models import Certainty
+from codeplane.refactor.modreceivers import receiver_module
 from codeplane.refactor.receivers import Receivers, c_family
 from codeplane.refactor.spans import SourceText
 from codeplane.repo.content import decode
@@ -329,6 +330,15 @@ def classify_member_ref(graph: ClassGraph, family: MemberFamily, ref: Ref) -> tu
     if recv is not None and recv.via_import_uid is not None:
         # A module attribute (``mod.name``) is not a class member of ours.
         return "low", "other_binding"
+    module = receiver_module(graph.reader, graph, ref) if family.target.language == "python" else None
+    if module is not None and graph.reader.module_file(module) is not None:
+        return "low", "other_binding"  # ``pkg.core.TIMEOUT`` through ``import pkg.core``: the module's own name
+    if module is not None:  # ``pkg.core.Widget.TIMEOUT``: a class of the family, named through its module
+        owner, _, cls = module.rpartition(".")
+        path = graph.reader.module_file(owner) if owner else None
+        if path is not None and any(c.name == cls and c.path == path and "." not in c.lexical_path
+                                    for c in family.classes.values()):
+            return "high", "class_receiver"
     if recv is not None and recv.token in JS_GLOBAL_OBJECTS and not recv.is_member and recv.bind_id is None \
             and recv.target_uid is None and family.target.language in ("javascript", "typescript"):
         return "low", "builtin_receiver"

@@ -26,8 +26,8 @@ from codeplane.refactor.facts import Def, FactReader, Ref
 from codeplane.refactor.jsimports import is_js
 from codeplane.refactor.members import ClassGraph, MemberFamily, classify_member_ref, is_stub, member_family
 from codeplane.refactor.models import Certainty
+from codeplane.refactor.modreceivers import receiver_module
 from codeplane.refactor.pyfields import constructor_keywords
-from codeplane.refactor.receivers import CHAIN
 from codeplane.refactor.spans import SpanEdit
 from codeplane.refactor.targets import stub_base
 
@@ -121,33 +121,11 @@ def _import_uses(reader: FactReader, import_uids: Sequence[str], name: str, out:
         frontier = next_frontier
 
 
-def _bound_module(reader: FactReader, graph: ClassGraph, recv: Ref) -> str | None:
-    """The module a plain name is bound to when every binding of it is an import of that same module."""
-    if recv.bind_id is None:
-        return None
-    sites = sum(1 for r in graph.refs(recv.path)
-                if r.bind_id == recv.bind_id and r.role in ("DEFINITION", "IMPORT") and not r.is_member)
-    modules: set[str] = set()
-    matched = 0
-    for fact in reader.imports_in_file(recv.path, _LIMIT):
-        local = fact.alias or (fact.imported_name.split(".")[0] if fact.kind == "python_import" else fact.imported_name)
-        if local != recv.token or fact.source_literal is None:
-            continue
-        matched += 1
-        if fact.kind == "python_import":
-            modules.add(fact.source_literal if fact.alias else fact.source_literal.split(".")[0])
-        else:
-            modules.add(f"{fact.source_literal}.{fact.imported_name}")
-    return next(iter(modules)) if len(modules) == 1 and matched == sites else None
-
-
 def _module_receiver_refs(reader: FactReader, graph: ClassGraph, target: Def,
                           binders: set[str]) -> list[tuple[Ref, str]]:
-    """``mod.name`` / ``pkg.mod.name`` where the receiver is a module that binds the target.
+    """``mod.name`` / ``pkg.mod.name`` where the receiver is a module that binds the target (``modreceivers.py``).
 
     ``binders`` are the files whose module scope binds the target (its own file, re-exporting packages).
-    The index links ``mod.name`` through a single import; a name bound by several imports of one package
-    (``import pkg.a`` and ``import pkg.b`` both bind ``pkg``) or a dotted module chain is settled here.
     """
     if "." in target.lexical_path:
         return []
@@ -155,20 +133,7 @@ def _module_receiver_refs(reader: FactReader, graph: ClassGraph, target: Def,
     for ref in reader.refs_named(target.name, None, _LIMIT):
         if not ref.is_member or ref.target_uid is not None:
             continue
-        if ref.receiver_shape == "obj.":
-            recv = graph.receiver(ref)
-            module = _bound_module(reader, graph, recv) if recv is not None and recv.target_uid is None else None
-        elif ref.receiver_shape == "expr.":
-            src = graph.text(ref.path)
-            match = CHAIN.search(src.line_text(ref.line)[: max(0, ref.column - 1)]) if src is not None else None
-            chain = "".join(match.group(1).split()) if match is not None else ""
-            head = next((r for r in graph.refs_on(ref.path, ref.line) if match is not None
-                         and r.column == match.start(1) and not r.is_member), None)
-            bound = _bound_module(reader, graph, head) if head is not None and "." in chain else None
-            # ``import attr as _attr`` then ``_attr.converters.x``: the alias stands for its module.
-            module = bound + chain[len(head.token):] if bound is not None and head is not None else None
-        else:
-            module = None
+        module = receiver_module(reader, graph, ref)
         path = reader.module_file(module) if module else None
         if path is not None and _reexports(reader, path, binders, 0):
             found.append((ref, "module_attribute"))
