@@ -221,3 +221,23 @@ def test_a_class_attribute_is_not_the_module_constant_a_dotted_module_path_names
         env.service.apply(preview.refactor_id)
         out = subprocess.run([sys.executable, "run.py"], cwd=env.root, capture_output=True, text=True, check=False)
         assert out.returncode == 0 and out.stdout == "119\n", out.stderr
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node runs the renamed program")
+def test_a_js_method_rename_leaves_an_object_literal_s_own_member_alone(tmp_path: Path) -> None:
+    """``Shape.area`` renamed: ``obj.area()`` on ``const obj = { area: () => 5 }`` was ``medium anchored`` and
+    renamed by default while the literal's key was not: ``obj.surface is not a function``. A ``const`` bound to an
+    untyped object literal has the literal's members: ``other_binding``."""
+    files = {
+        "lib/shape.js": "class Shape {\n  area() { return 1; }\n}\nmodule.exports = { Shape };\n",
+        "main.js": ("const { Shape } = require('./lib/shape');\n\nconst obj = { area: () => 5 };\n"
+                    "console.log(obj.area() + new Shape().area());\n"),
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        assert run_node(env, "main.js") == "6\n"
+        preview = env.service.rename("Shape.area", "surface")
+        edits = {(e.path, e.line): (e.certainty, e.reason) for e in preview.edits if e.column == 16}
+        assert edits == {("main.js", 4): ("low", "other_binding")}, preview.edits
+        env.service.apply(preview.refactor_id)
+        assert "  surface() { return 1; }" in env.read("lib/shape.js")
+        assert run_node(env, "main.js") == "6\n"

@@ -339,6 +339,8 @@ def classify_member_ref(graph: ClassGraph, family: MemberFamily, ref: Ref) -> tu
         if path is not None and any(c.name == cls and c.path == path and "." not in c.lexical_path
                                     for c in family.classes.values()):
             return "high", "class_receiver"
+    if recv is not None and family.target.language in ("javascript", "typescript") and _object_literal(graph, recv):
+        return "low", "other_binding"  # ``const obj = { area: ... }``: its members are the literal's keys
     if recv is not None and recv.token in JS_GLOBAL_OBJECTS and not recv.is_member and recv.bind_id is None \
             and recv.target_uid is None and family.target.language in ("javascript", "typescript"):
         return "low", "builtin_receiver"
@@ -361,6 +363,23 @@ def classify_member_ref(graph: ClassGraph, family: MemberFamily, ref: Ref) -> tu
     if builtin_member(family.target.language, family.target.name):
         return "low", "unresolved_receiver"
     return "medium", "anchored"
+
+
+#: ``const name = {`` (``export`` allowed) with no type written: the value is an object literal of its own type.
+_LITERAL_BINDING = re.compile(r"\s*=\s*\{")
+
+
+def _object_literal(graph: ClassGraph, recv: Ref) -> bool:
+    """Whether a JS/TS receiver names a ``const`` bound to an untyped object literal (its one binding)."""
+    if recv.is_member or recv.bind_id is None:
+        return False
+    sites = [r for r in graph.refs(recv.path) if r.bind_id == recv.bind_id and r.role == "DEFINITION"]
+    src = graph.text(recv.path)
+    if len(sites) != 1 or src is None:
+        return False
+    line = src.line_text(sites[0].line)
+    before, after = line[:sites[0].column].strip(), line[sites[0].column + len(recv.token):]
+    return before in ("const", "export const") and _LITERAL_BINDING.match(after) is not None
 
 
 def _mixin_reaches_family(graph: ClassGraph, family: MemberFamily, holder: Def) -> bool:
