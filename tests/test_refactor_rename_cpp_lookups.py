@@ -364,3 +364,28 @@ def test_a_header_s_inline_part_defines_the_members_its_header_declares(tmp_path
         env.service.apply(preview.refactor_id)
         assert "inline int Widget::count() const" in env.read("widget.inl")
         assert run(env.root) == "7 14\n"
+
+
+QUALIFIED_BASE = {
+    "shape.h": ("#pragma once\nnamespace geo {\nclass Shape {\n public:\n  virtual ~Shape() = default;\n"
+                "  virtual int Area() const { return 1; }\n};\nclass Square : public Shape {\n public:\n"
+                "  int Area() const override { return Shape::Area() * 2; }\n};\n}\n"),
+    "main.cpp": "#include <cstdio>\n#include \"shape.h\"\nint main() { geo::Square s; std::printf(\"%d\\n\", s.Area());"
+                " return 0; }\n",
+}
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="a C++ compiler builds the renamed project")
+def test_a_qualified_call_of_the_base_s_method_inside_the_override_is_that_method(tmp_path: Path) -> None:
+    """``return Shape::Area() * 2;`` inside ``Square::Area``: the name ``Area`` is the class's own there, so linking
+    skipped it and it stayed ``low``; the override rename (which takes ``Shape::Area`` along) left it behind and
+    g++ failed (``'Area' is not a member of 'geo::Shape'``). A qualified name is looked up where it says."""
+    with refactor_env(tmp_path / "repo", QUALIFIED_BASE) as env:
+        assert build_and_run(env.root, "g++", "main.cpp") == "2\n"
+        preview = env.service.rename("geo.Square.Area", "Surface")
+        assert {(e.line, e.certainty) for e in preview.edits if e.path == "shape.h"} == {
+            (6, "high"), (10, "high")}, preview.edits
+        assert len([e for e in preview.edits if e.path == "shape.h" and e.line == 10]) == 2
+        env.service.apply(preview.refactor_id)
+        assert "return Shape::Surface() * 2;" in env.read("shape.h")
+        assert build_and_run(env.root, "g++", "main.cpp") == "2\n"

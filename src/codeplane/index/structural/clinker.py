@@ -161,7 +161,9 @@ class Linker:
             place = (scope, token)
             if place not in free:
                 free[place] = self._free(scope, token, scopes)
-            if not free[place]:
+            # ``Shape::Area()`` in ``Square::Area``: a qualified name is looked up where it says, whatever the
+            # scope around it binds (the class's own ``Area``).
+            if not free[place] and not (shape and shape.startswith("q:")):
                 continue
             cls, prefixes = around(scope)
             if shape and shape.startswith("n:"):  # a name in a namespace's body, outside functions
