@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -145,3 +146,22 @@ async def test_a_change_reaching_hundreds_of_test_files_is_paged_in_inspect_and_
             assert len(text.encode()) <= 16 * 1024 and record["next_cursor"]
             listed = {t["target_id"] for t in record["targets"]}
             assert {m["test_file"] for m in record["impact"]["matches"]} == listed
+
+
+@pytest.mark.parametrize(("change", "lines"), [
+    (lambda t: t.replace("l5\n", "L5\n"), [(5, 5)]),  # a replaced line is its new line alone (was 52-53 for 53)
+    (lambda t: t.replace("l5\n", ""), [(4, 5)]),  # a removal: the lines now around where it was
+    (lambda t: t.replace("l5\n", "l5\nnew\n"), [(6, 6)]),
+    (lambda t: t.replace("l5\nl6\n", "A\nB\nC\n"), [(5, 5), (6, 6), (7, 7)]),
+])
+def test_changed_lines_of_a_file_given_without_lines_are_the_lines_that_differ(
+        tmp_path: Path, change: Any, lines: list[tuple[int, int]]) -> None:
+    from types import SimpleNamespace
+
+    from codeplane.git import GitService
+    from codeplane.server.tools.tests import _changed_lines
+
+    text = "".join(f"l{i}\n" for i in range(1, 11))
+    root = make_repo(tmp_path / "r", {"a.py": text})
+    (root / "a.py").write_text(change(text))
+    assert _changed_lines(SimpleNamespace(git=GitService(root)), ["a.py"]) == {"a.py": lines}  # type: ignore[arg-type]

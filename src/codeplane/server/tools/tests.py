@@ -117,8 +117,9 @@ class _TestRunAnswer(TestRunResult):
 
 
 def _changed_lines(services: Services, items: Sequence[str] | None) -> dict[str, list[tuple[int, int]]]:
-    """For changed files given without lines, the lines that differ from git HEAD: added lines, and the lines
-    around a removal. A hunk whose lines were cut off counts whole; a file git cannot say (untracked, binary,
+    """For changed files given without lines, the lines that differ from git HEAD: added and replacing lines, and
+    the lines around a pure removal (a replaced line is its new line alone, not the line above it too). A hunk
+    whose lines were cut off counts whole; a file git cannot say (untracked, binary,
     too many hunks, no repository) gets none: it is selected at module level."""
     wanted = sorted({i.strip().removeprefix("./") for i in items or () if ":" not in i})
     git = getattr(services, "git", None)
@@ -139,13 +140,21 @@ def _changed_lines(services: Services, items: Sequence[str] | None) -> dict[str,
                 spans.append((hunk.new_start, hunk.new_start + max(hunk.new_lines, 1)))
                 continue
             previous = hunk.new_start - 1
+            removed = False  # a run of ``-`` lines not (yet) replaced by ``+`` lines
             for line in hunk.lines:
                 if line.origin == "-":
+                    removed = True
+                    continue
+                if line.new_lineno is None:
+                    continue
+                if removed and line.origin != "+":  # a pure removal: the lines around where it was
                     spans.append((max(1, previous), previous + 1))
-                elif line.new_lineno is not None:
-                    previous = line.new_lineno
-                    if line.origin == "+":
-                        spans.append((previous, previous))
+                removed = False
+                previous = line.new_lineno
+                if line.origin == "+":
+                    spans.append((previous, previous))
+            if removed:
+                spans.append((max(1, previous), previous + 1))
     return ranges
 
 
