@@ -92,10 +92,13 @@ async def test_explicit_lines_and_case_target_ids(server: ServerHandle) -> None:
         # A path outside the repository is refused, not read as module ``x``; an empty list is a mistake too, and
         # so is a range that is none (it was taken for a file nobody has, or for no line at all).
         for changed, code in ((["../x.py"], 5001), (["/etc/x.py:3"], 5001), ([], 1003), (["calc/ops.py:x-1"], 1003),
-                              (["calc/ops.py:40-20"], 1003), (["calc/ops.py:0"], 1003)):
+                              (["calc/ops.py:40-20"], 1003), (["calc/ops.py:0"], 1003),
+                              # a typo, and lines past the end: each selected nothing, "complete"
+                              (["calc/opz.py"], 5004), (["calc/ops.py:999"], 1003)):
             refused = await call_error(client, "inspect_affected_tests", {"changed_files": changed})
             assert refused["code"] == code, (changed, refused)
         assert (await call_error(client, "run_test_targets", {"affected_by": ["../x.py"]}))["code"] == 5001
+        assert (await call_error(client, "run_test_targets", {"affected_by": ["calc/opz.py"]}))["code"] == 5004
         # A selection that reaches no test runs nothing and says so: "passed: no cases" alone read as a pass.
         nothing = await call(client, "run_test_targets", {"affected_by": ["pytest.ini"], "wait_sec": 30})
         assert nothing["targets_total"] == 0 and nothing["message"].startswith(
@@ -139,7 +142,7 @@ async def test_a_change_reaching_hundreds_of_test_files_is_paged_in_inspect_and_
                 assert cursor in text
             assert len(seen) == len(set(seen)) == 402
             refused = await call_error(client, "inspect_affected_tests",
-                                       {"changed_files": ["calc/other.py"], "cursor": "eyJrIjoiYSIsIm8iOjF9"})
+                                       {"changed_files": ["calc/ops.py:1"], "cursor": "eyJrIjoiYSIsIm8iOjF9"})
             assert refused["code"] == 1005
             raw = await client.call_tool("discover_test_targets", {"affected_by": ["calc/ops.py"]})
             text, record = answer_text(raw), (raw.structured_content or {})["result"]
@@ -164,4 +167,5 @@ def test_changed_lines_of_a_file_given_without_lines_are_the_lines_that_differ(
     text = "".join(f"l{i}\n" for i in range(1, 11))
     root = make_repo(tmp_path / "r", {"a.py": text})
     (root / "a.py").write_text(change(text))
-    assert _changed_lines(SimpleNamespace(git=GitService(root)), ["a.py"]) == {"a.py": lines}  # type: ignore[arg-type]
+    assert _changed_lines(SimpleNamespace(git=GitService(root), root=root), ["a.py"]) == {  # type: ignore[arg-type]
+        "a.py": lines}

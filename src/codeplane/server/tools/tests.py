@@ -9,6 +9,7 @@ token); an unfinished run comes back with its id, ``state``, ``progress_percenta
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -24,6 +25,7 @@ from codeplane.server.tools.tests_models import ImpactModel, MissingRunnerModel,
 from codeplane.server.tools.tests_render import render_discover, render_inspect
 from codeplane.server.tools.tests_run_models import CaseModel, TestRunResult, render_run
 from codeplane.server.tools.tests_run_render import render_test_run
+from codeplane.testing.impact import parse_changes
 from codeplane.testing.impact_models import TestMatch
 from codeplane.testing.model import Target
 from codeplane.testing.paging import page, query_key
@@ -116,11 +118,47 @@ class _TestRunAnswer(TestRunResult):
         return self._report
 
 
+def _check_changes(services: Services, items: Sequence[str]) -> None:
+    """5004 for a changed path that is neither in the work tree nor in git's HEAD (a deleted file is), 1003 for
+    lines past a file's end: a mistyped path selected nothing and answered as a complete, green selection."""
+    paths, ranges = parse_changes(items)
+    missing: list[str] = []
+    for path in dict.fromkeys(paths):
+        disk = services.root / path
+        if not disk.exists():
+            missing.append(path)
+            continue
+        if disk.is_file() and ranges.get(path):
+            count = _line_count(disk)
+            last = max(end for _, end in ranges[path])
+            if last > count:
+                raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"{path} has {count} lines; line {last} was "
+                                     "given as changed", details={"path": path, "line_count": count, "line": last})
+    git = getattr(services, "git", None)
+    if not missing or git is None:
+        return
+    try:
+        report = git.diff(base="HEAD", paths=missing, limits=DiffLimits(max_files=len(missing) + 1, max_lines=1))
+    except CodePlaneError:
+        return
+    deleted = {f.path for f in report.files if f.status == "deleted"}
+    unknown = [p for p in missing if p not in deleted]
+    if unknown:
+        raise CodePlaneError(ErrorCode.FILE_NOT_FOUND, f"{unknown[0]} is not in the work tree, and git's HEAD has no "
+                             "such file that was deleted", details={"paths": unknown[:20]})
+
+
+def _line_count(path: Path) -> int:
+    data = path.read_bytes()
+    return data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
+
+
 def _changed_lines(services: Services, items: Sequence[str] | None) -> dict[str, list[tuple[int, int]]]:
     """For changed files given without lines, the lines that differ from git HEAD: added and replacing lines, and
     the lines around a pure removal (a replaced line is its new line alone, not the line above it too). A hunk
     whose lines were cut off counts whole; a file git cannot say (untracked, binary,
     too many hunks, no repository) gets none: it is selected at module level."""
+    _check_changes(services, items or ())
     wanted = sorted({i.strip().removeprefix("./") for i in items or () if ":" not in i})
     git = getattr(services, "git", None)
     if not wanted or git is None:
