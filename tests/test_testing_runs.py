@@ -688,3 +688,23 @@ def test_a_test_that_kills_the_pytest_process_fails_its_file_and_no_other(
     killed = by_id["tests/test_c_segv.py"].attempts[0].result.message
     assert "killed by SIGSEGV while running tests/test_c_segv.py::test_segv" in killed, killed
     assert "Fatal Python error" in killed, killed
+
+
+def test_a_file_skipped_while_pytest_imports_it_counts_one_skip_with_its_reason(
+        tmp_path: Path, services: list[TestingService]) -> None:
+    """``pytest.importorskip("cloudpickle")`` at the top of a file: pytest reports ``SKIPPED [1] ...: could not
+    import 'cloudpickle'``; the run said ``skipped`` with no case and no reason, one skip short of pytest's count,
+    and the agent never learnt what was missing."""
+    repo = make_repo(tmp_path / "repo", {
+        "pytest.ini": "[pytest]\n",
+        "tests/test_third.py": ("import pytest\n\npytest.importorskip('no_such_module_xyz')\n\n"
+                                "def test_x():\n    pass\n"),
+        "tests/test_ok.py": "def test_ok():\n    pass\n"})
+    service = service_for(repo)
+    services.append(service)
+    snapshot = finish(service.start_run())
+    assert snapshot.state == "passed" and (snapshot.counts.passed, snapshot.counts.skipped) == (1, 1)
+    record = next(r for r in snapshot.targets if r.target.target_id == "tests/test_third.py")
+    assert record.outcome == "skipped" and record.final is not None
+    (case,) = record.final.cases
+    assert "could not import 'no_such_module_xyz'" in case.message, case

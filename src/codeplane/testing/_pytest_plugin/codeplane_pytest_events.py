@@ -204,6 +204,11 @@ def pytest_collectreport(report: Any) -> None:
     if report.failed:
         _emit({"ev": "collect_error", "file": _file_of(report.nodeid), "nodeid": report.nodeid,
                "longrepr": _clip(str(report.longrepr))})
+    elif report.skipped and report.nodeid:  # ``pytest.importorskip``/``skip(allow_module_level=True)`` at import
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+        _emit({"ev": "collect_skip", "file": _file_of(report.nodeid), "nodeid": report.nodeid,
+               "reason": _clip(str(reason).removeprefix("Skipped: "))})
 
 
 def pytest_runtest_logstart(nodeid: str, location: Any) -> None:

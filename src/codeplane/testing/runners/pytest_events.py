@@ -87,6 +87,8 @@ class PytestParser(BatchParser):
         self.unmatched: dict[str, tuple[list[str], list[str]]] = {}
         #: Files pytest's own collection rules exclude (``collect_ignore``): reported as skipped.
         self.ignored: set[str] = set()
+        #: Files skipped whole while pytest imported them (``importorskip``), with the reason.
+        self.collect_skips: dict[str, str] = {}
         self.main = _Attempt()
         self.again = _Attempt()
         #: Per target, the node ids the plugin re-runs in-process after the main loop.
@@ -157,6 +159,10 @@ class PytestParser(BatchParser):
             if target:
                 self.unmatched[target] = ([str(c) for c in event.get("cases") or ()],
                                           [str(c) for c in event.get("held") or ()])
+        elif kind == "collect_skip":
+            target = self._target(str(event.get("file", "")))
+            if target:
+                self.collect_skips[target] = str(event.get("reason", ""))
         elif kind == "collect_error":
             target = self._target(str(event.get("file", "")))
             if target:
@@ -199,7 +205,7 @@ class PytestParser(BatchParser):
         return self.attempt
 
     def done_targets(self) -> set[str]:
-        done = set(self.collect_errors) | self.ignored
+        done = set(self.collect_errors) | self.ignored | set(self.collect_skips)
         for target, count in self.collected.items():
             if self.main.finished.get(target, 0) >= count:
                 done.add(target)
@@ -267,7 +273,14 @@ class PytestParser(BatchParser):
                 continue
             cases = sorted(by_target.get(target_id, {}).values(), key=lambda c: c.case_id)
             duration = self.collect_s.get(target_id, 0.0) + self.main.span(target_id)
-            if target_id in self.ignored and not cases:
+            if target_id in self.collect_skips and not cases:
+                # pytest counts the file as one skip (``SKIPPED [1] tests/x.py:14: could not import 'y'``)
+                path = self.targets[target_id].path
+                skip = ParsedCase(group=path, name="", outcome="skipped", duration_s=0.0,
+                                  message=self.collect_skips[target_id], exception_type="", traceback="")
+                results.append(result_from_cases(target_id, [skip.to_case(target_id, path)], exit_code=exit_code,
+                                                 duration_s=duration))
+            elif target_id in self.ignored and not cases:
                 results.append(TargetResult(target_id=target_id, outcome="skipped", exit_code=exit_code,
                                             message="ignored by pytest's collection rules (collect_ignore/--ignore)"))
             elif target_id in self.collect_errors:
