@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from codeplane.core.errors import CodePlaneError
 from tests.refactor_builders import RefactorEnv, refactor_env
 
 GO_PROJECT = {
@@ -68,6 +69,19 @@ def test_go_renames_across_packages_are_high_and_build(tmp_path: Path, symbol: s
         assert built.returncode == 0, built.stderr
         tested = _go(env.root, "test", "./cart/")
         assert tested.returncode == 0, tested.stdout + tested.stderr
+
+
+def test_go_rename_that_unexports_a_name_other_packages_use_is_refused(tmp_path: Path) -> None:
+    """``cart.Limit`` → ``max``: every edit was high and the plan applied cleanly, but ``basket.max`` in another
+    package is no longer visible there (``undefined: basket.max``). Refused with 4006 naming a use; a name only its
+    own package uses may go lower-case."""
+    with refactor_env(tmp_path / "repo", GO_PROJECT) as env:
+        with pytest.raises(CodePlaneError) as refused:
+            env.service.rename("cart.Limit", "max")
+        assert refused.value.code == 4006 and "unexport" in refused.value.message
+        assert any(u.startswith(("cmd/shop/main.go:", "report/report.go:")) for u in refused.value.details["uses"])
+        preview = env.service.rename("cart.capped", "overLimit")  # unexported already: no rule applies
+        assert preview.status == "ready"
 
 
 RUST_PROJECT = {

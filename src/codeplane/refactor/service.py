@@ -25,6 +25,7 @@ from codeplane.refactor.collisions import find_collisions
 from codeplane.refactor.decisions import symbol_ref
 from codeplane.refactor.excluded import ExcludedFiles, excluded_mentions
 from codeplane.refactor.facts import Def, FactReader, Ref
+from codeplane.refactor.goexport import check_export
 from codeplane.refactor.gopackage import GoPackageTarget, package_names
 from codeplane.refactor.identifiers import validate_identifier
 from codeplane.refactor.impact import ImpactPlanner
@@ -135,6 +136,8 @@ class RefactorService:
             if any(c is None for c in current):
                 raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "the index changed while planning; retry",
                                      details={"symbol": symbol}, retryable=True)
+            for target in targets:
+                check_export(reader, target, new_name)
             reports = [self._rename_option(reader, t, new_name, f"c{i + 1}", found) for i, t in enumerate(targets)]
         return self._store_rename(targets, reports, new_name, total)
 
