@@ -389,3 +389,22 @@ def test_a_qualified_call_of_the_base_s_method_inside_the_override_is_that_metho
         env.service.apply(preview.refactor_id)
         assert "return Shape::Surface() * 2;" in env.read("shape.h")
         assert build_and_run(env.root, "g++", "main.cpp") == "2\n"
+
+
+NAMESPACE_CONSTANT = {
+    "shape.h": ("#pragma once\nnamespace geo {\nconstexpr int kScale = 2;\n"
+                "inline int Scaled(int v) { return v * kScale; }\n}\n"),
+    "main.cpp": ("#include <cstdio>\n#include \"shape.h\"\n"
+                 "int main() { std::printf(\"%d %d\\n\", geo::Scaled(3), geo::kScale); return 0; }\n"),
+}
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="a C++ compiler builds the renamed project")
+def test_a_namespace_s_constant_is_a_definition_renamed_with_its_qualified_uses(tmp_path: Path) -> None:
+    """``namespace geo { constexpr int kScale = 2; }``: no definition at all (only file-scope variables were), so
+    ``search`` found nothing and the rename answered 3007."""
+    with refactor_env(tmp_path / "repo", NAMESPACE_CONSTANT) as env:
+        assert build_and_run(env.root, "g++", "main.cpp") == "6 2\n"
+        renamed = rename_all_high(env, "geo.kScale", "kFactor")
+        assert {(p, line) for p, line, _ in renamed} == {("shape.h", 3), ("shape.h", 4), ("main.cpp", 3)}, renamed
+        assert build_and_run(env.root, "g++", "main.cpp") == "6 2\n"

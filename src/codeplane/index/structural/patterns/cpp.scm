@@ -48,6 +48,10 @@
   (pointer_declarator declarator: (pointer_declarator declarator: (function_declarator declarator: (field_identifier) @name)))
   (reference_declarator (function_declarator declarator: (field_identifier) @name))]) @definition.method
 (alias_declaration name: (type_identifier) @name) @definition.type
+; A namespace's variables and constants (`namespace geo { constexpr int kScale = 2; }`); file scope is in c.scm.
+(namespace_definition body: (declaration_list
+  (declaration declarator: (init_declarator declarator: (identifier) @name)) @definition.variable))
+(namespace_definition body: (declaration_list (declaration declarator: (identifier) @name) @definition.variable))
 (class_specifier body: (field_declaration_list) @scope.class)
 (struct_specifier body: (field_declaration_list) @scope.class)
 (lambda_expression) @scope.function
