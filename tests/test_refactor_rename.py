@@ -673,3 +673,29 @@ def test_renaming_an_override_renames_the_hierarchy_from_the_method_it_overrides
         text = env.read("shapes.py")
         assert text.count("def surface(self):") == 3 and "    def area(self):\n        return 9" in text
         assert "return a.surface() + b.surface()" in text
+
+
+def test_a_string_that_is_exactly_the_qualified_name_follows_the_rename(tmp_path: Path) -> None:
+    """``mock.patch("pkg.core.helper")`` was a ``low`` string, so the default apply left it and the test patching
+    the function failed with ``AttributeError`` (``refactor_move`` already rewrote such strings). A string that is
+    exactly the qualified name is ``medium``; a bare word or a longer dotted name stays ``low`` or out."""
+    import subprocess
+    import sys
+
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/core.py": "def helper():\n    return 1\n\n\ndef run():\n    return helper()\n",
+        "tests/test_core.py": ("from unittest import mock\n\nimport pkg.core\n\n\ndef test_patch():\n"
+                               "    with mock.patch(\"pkg.core.helper\", return_value=5):\n"
+                               "        assert pkg.core.run() == 5\n    assert 'helper' and 'pkg.core.helper_x'\n"),
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("pkg.core.helper", "assist")
+        by_line = {(e.path, e.line): (e.certainty, e.reason) for e in preview.edits}
+        assert by_line[("tests/test_core.py", 7)] == ("medium", "qualified_string"), by_line
+        assert by_line[("tests/test_core.py", 9)] == ("low", "string"), by_line
+        env.service.apply(preview.refactor_id)
+        assert 'mock.patch("pkg.core.assist"' in env.read("tests/test_core.py")
+        run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=env.root,
+                             capture_output=True, text=True, check=False)
+        assert run.returncode == 0, run.stdout + run.stderr

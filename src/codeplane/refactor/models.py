@@ -44,7 +44,8 @@ class PlannedEdit(_Frozen):
     """One exact-span replacement (or a whole-file operation for moves/deletes).
 
     ``reason`` says why the edit has its certainty: ``definition``, ``proven``, ``strong``, ``anchored``,
-    ``import`` for code edits; ``string``, ``comment``, ``dynamic_access``, ``unresolved_receiver``,
+    ``import``, ``qualified_string`` (a string that is exactly the qualified name) for code edits; ``string``,
+    ``comment``, ``dynamic_access``, ``unresolved_receiver``,
     ``other_binding``, ``excluded_path``, ``unindexed`` for lexical-only candidates (always ``low``).
     """
 

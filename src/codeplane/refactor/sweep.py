@@ -58,6 +58,20 @@ class SweepInput:
 _DOCTEST_LINE = re.compile(r"\s*(?:>>>|\.\.\.)(?:\s|$)")
 _PYTHON = (".py", ".pyi", ".pyw")
 
+def _whole_qualified_string(line: str, col: int, data: SweepInput) -> bool:
+    """Whether the string around ``col`` is exactly the target's qualified name (``"pkg.core.helper"``, what
+    ``mock.patch`` and ``importlib`` take): it names this definition and nothing else, unlike a bare word."""
+    qualified = data.qualified_name
+    if not qualified.endswith("." + data.name):
+        return False
+    prefix = qualified[: -len(data.name)]
+    start, end = col - len(prefix), col + len(data.name)
+    if start < 1 or line[start:col] != prefix:
+        return False
+    quote = line[start - 1]
+    return quote in "'\"" and line[end:end + 1] == quote
+
+
 def _is_doc_file(path: str, docs: DocSweepConfig) -> bool:
     lowered = path.lower()
     return any(lowered.endswith(ext) for ext in docs.scan_extensions)
@@ -216,6 +230,8 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
             certainty: Certainty = "low"
             if context == "string":
                 reason = "dynamic_access" if (path, line) in dynamic_lines else "string"
+                if reason == "string" and path.endswith(_PYTHON) and _whole_qualified_string(edit_line, col, data):
+                    reason, certainty = "qualified_string", "medium"  # ``mock.patch("pkg.core.helper")``
             elif offset in typed_keys:
                 reason, certainty = "typed_object_key", "medium"
             elif (data.go_package is not None and data.go_package.other_symbol(
