@@ -527,6 +527,13 @@ def test_epoch_mode_sees_an_index_refresh(tmp_path: Path) -> None:
         assert page.report.mode == "epoch" and page.report.target == f"epoch:{after}"
         assert any("snapshots keep no text" in note for note in page.report.notes)
         assert SemanticDiffService(root, index).diff(f"epoch:{after}", limit=10).changes == ()
+        # A file created and deleted inside the range is no change of the range (it was listed as added).
+        (root / "scratch.py").write_text("def tmp():\n    return 0\n")
+        index.refresh_paths(["scratch.py"])
+        (root / "scratch.py").unlink()
+        last = index.refresh_paths(["scratch.py"])
+        net = SemanticDiffService(root, index).diff(f"epoch:{after}", f"epoch:{last}", limit=10)
+        assert net.changes == () and not [f for f in net.report.files if f.path == "scratch.py"], net.report
     finally:
         index.stop()
 

@@ -266,8 +266,12 @@ class SemanticDiffService:
             paths, truncated = epochs.changed_paths(conn, base, upto)
             if scope is not None:
                 paths = [p for p in paths if any(p == s or p.startswith(s + "/") or not s for s in scope)]
+            compared = 0
             for path in paths:
                 old, new = epochs.version_at(conn, path, base), epochs.version_at(conn, path, upto)
+                if old is None and new is None:
+                    continue  # created and deleted inside the range: no net change (was listed as added)
+                compared += 1
                 status = "added" if old is None else "deleted" if new is None else "modified"
                 info = detect(path)
                 if info is None or info.grammar is None:
@@ -278,7 +282,7 @@ class SemanticDiffService:
                 if not found:
                     files.append(FileChange(path, status, category(path), info.language, NO_CHANGE))
                 changes += [(c, info.language) for c in found]
-        out = DiffReport(f"epoch:{base}", f"epoch:{upto}", "epoch", len(paths), files=files)
+        out = DiffReport(f"epoch:{base}", f"epoch:{upto}", "epoch", compared, files=files)
         if truncated:
             out.notes.append(f"only the first {epochs.MAX_FILES} changed files were compared")
         out.notes.append("epoch mode: snapshots keep no text, so body changes are seen only when a definition's "
