@@ -476,6 +476,11 @@ def test_go_cargo_jest_and_vitest_in_one_repo(tmp_path: Path, services: list[Tes
     assert cases["ui/sum.test.mjs::sum > adds"] == "passed" and cases["ui/sum.test.mjs::sum > fails"] == "failed"
     broken = next(r for r in snapshot.targets if r.target.target_id == "svc/broken")
     assert broken.final is not None and "undefined" in broken.final.message
+    # A failure's case id of a runner that runs files whole: said so, with the target to run instead.
+    with pytest.raises(CodePlaneError) as whole:
+        service.start_run(["ui/sum.test.mjs::sum > adds"])
+    assert whole.value.code == 7005 and "vitest targets run whole" in whole.value.message
+    assert whole.value.details["target"] == "ui/sum.test.mjs"
 
 
 def test_missing_runner_is_listed_and_running_it_is_7001(tmp_path: Path, services: list[TestingService]) -> None:

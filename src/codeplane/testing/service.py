@@ -398,6 +398,11 @@ class TestingService:
             chosen.update((t.target_id, t) for t in under)
             cases.update((t.target_id, None) for t in under)
         if unknown:
+            file, _, case = unknown[0].strip().strip("/").partition("::")
+            if case and file in by_id:  # a case of a runner that cannot run one case alone (jest, vitest, cargo...)
+                raise CodePlaneError(ErrorCode.TEST_TARGET_NOT_FOUND, f"{by_id[file].runner} targets run whole: "
+                                     f"{unknown[0]!r} names a case, which only pytest and go test run alone; run "
+                                     f"{file!r}", details={"unknown": unknown[:20], "target": file})
             raise CodePlaneError(ErrorCode.TEST_TARGET_NOT_FOUND,
                                  f"no test target {unknown[0]!r}; call discover_test_targets for the ids",
                                  details={"unknown": unknown[:20], "known_count": len(by_id)})
