@@ -86,3 +86,21 @@ async def test_a_branch_created_or_switched_to_is_a_change_though_no_file_change
     assert not back["meta"].get("no_op"), back
     assert again["meta"].get("no_op") is True and merged["meta"].get("no_op") is True, (again, merged)
     assert git(repo, "branch", "--show-current").stdout.strip() == "main"
+
+
+async def test_a_remote_or_worktree_added_or_removed_is_a_change_though_no_file_or_ref_moved(tmp_path: Path) -> None:
+    """``git_remote(add)`` and ``git_worktree(remove, force)`` answered ``no_op=true``: they change the repository's
+    configuration, which the work-tree and ref fingerprint did not see."""
+    repo = make_repo(tmp_path / "repo", {"a.py": "A = 1\n"})
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    with running_server(repo, "--profile", "full") as server:
+        async with mcp_client(server) as client:
+            added = envelope(await client.call_tool("git_remote", {"action": "add", "name": "origin",
+                                                                   "url": str(bare)}))
+            tree = envelope(await client.call_tool("git_worktree", {"action": "add", "name": "wt1"}))
+            removed = envelope(await client.call_tool("git_worktree", {"action": "remove", "name": "wt1",
+                                                                       "confirm": True}))
+            dropped = envelope(await client.call_tool("git_remote", {"action": "remove", "name": "origin"}))
+    for answer in (added, tree, removed, dropped):
+        assert "error" not in answer and not answer["meta"].get("no_op"), answer

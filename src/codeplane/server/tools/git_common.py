@@ -4,6 +4,7 @@ git models as tool results, and the guidance every destructive git tool repeats.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TypeVar, cast
 
 import anyio
@@ -49,3 +50,11 @@ class ActionResult(ToolResult):
 
     def mutation_report(self) -> MutationReport | None:
         return self.effect.mutation_report() if self.effect is not None else None
+
+
+def config_change(report: MutationReport | None, key: str, what: str) -> MutationReport | None:
+    """``report`` with ``key`` named as changed: a remote or a linked work tree added, removed or re-pointed
+    changes the repository's configuration, no file and no ref (else the call read as a no-op)."""
+    if report is None:
+        return None
+    return replace(report, refs_moved=tuple(sorted({*report.refs_moved, (key, what)})))

@@ -6,11 +6,12 @@ from typing import Literal
 
 from pydantic import Field
 
+from codeplane.core.calls import MutationReport
 from codeplane.git.submodules import SubmoduleInfo
 from codeplane.git.worktrees import WorktreeInfo
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolSpec
-from codeplane.server.tools.git_common import CATEGORY, CONFIRM_FIELD, ActionResult, run
+from codeplane.server.tools.git_common import CATEGORY, CONFIRM_FIELD, ActionResult, config_change, run
 from codeplane.server.tools.git_render import render_git_write
 
 
@@ -42,6 +43,10 @@ class GitWorktreeParams(ToolParams):
 class GitWorktreeResult(ActionResult):
     worktrees: list[WorktreeInfo] = []
     worktree: WorktreeInfo | None = None
+
+    def mutation_report(self) -> MutationReport | None:
+        where = (self.worktree.name or self.worktree.path) if self.worktree is not None else ""
+        return config_change(super().mutation_report(), f"worktree.{where}", self.action)
 
 
 async def _submodule(ctx: ToolContext, p: GitSubmoduleParams) -> GitSubmoduleResult:

@@ -6,12 +6,21 @@ from typing import Literal
 
 from pydantic import Field
 
+from codeplane.core.calls import MutationReport
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git.remotes import RemoteInfo
 from codeplane.git.results import PullResult, PushResult
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
-from codeplane.server.tools.git_common import CATEGORY, CONFIRM_FIELD, RECOVERY_NOTE, ActionResult, as_result, run
+from codeplane.server.tools.git_common import (
+    CATEGORY,
+    CONFIRM_FIELD,
+    RECOVERY_NOTE,
+    ActionResult,
+    as_result,
+    config_change,
+    run,
+)
 from codeplane.server.tools.git_render import render_git_write
 
 _CLI_NOTE = ("Runs the git CLI (your credential helpers and ssh agent; no prompts, bounded by "
@@ -53,6 +62,10 @@ class GitRemoteParams(ToolParams):
 class GitRemoteResult(ActionResult):
     remotes: list[RemoteInfo] = []
     remote: RemoteInfo | None = None
+
+    def mutation_report(self) -> MutationReport | None:
+        name, url = (self.remote.name, self.remote.url or "") if self.remote is not None else ("", "")
+        return config_change(super().mutation_report(), f"remote.{name}", f"{self.action} {url}".strip())
 
 
 async def _push(ctx: ToolContext, p: GitPushParams) -> GitPushResult:
