@@ -144,6 +144,11 @@ def test_merge_conflicts_are_data_and_match_git_ls_files_unmerged(repo: Path, tm
         ("a.txt", oids[1], oids[2], oids[3])
     assert "<<<<<<<" in (repo / "a.txt").read_text()
     assert run_git(repo, "rev-parse", "MERGE_HEAD").decode().strip() == _head(repo, "feature")
+    # Switching branches with the conflicts unresolved: a typed state error (was 8001 with libgit2's words).
+    with pytest.raises(CodePlaneError) as refused:
+        GitService(repo).checkout("feature")
+    assert refused.value.code == 8005 and refused.value.details["state"] == "merge"
+    assert run_git(repo, "rev-parse", "MERGE_HEAD").decode().strip() == _head(repo, "feature")
 
 
 def test_cherry_pick_and_revert(repo: Path) -> None:
