@@ -103,8 +103,10 @@ def test_impact_lists_references_and_deletion_goes_through_preview_apply(tmp_pat
         core = env.service.impact("pkg/core.py")
         assert core.importing_files == ["pkg/app.py"] and not core.safe_to_delete
         assert core.delete_refactor_id
-        env.service.apply(core.delete_refactor_id)
+        deleted = env.service.apply(core.delete_refactor_id)
         assert not (env.root / "pkg/core.py").exists()
+        # The preview's warning holds for what was written: the apply says it again (it answered only "applied").
+        assert any("import pkg/core.py; deleting it breaks them" in w for w in deleted.warnings), deleted.warnings
 
 
 def test_directory_move_rewrites_every_import_into_it(tmp_path: Path) -> None:

@@ -225,6 +225,6 @@ class ImpactPlanner:
             by_tier=dict(sorted(by_tier.items())), importing_files=sorted(importing)[:MAX_FILES],
             importing_files_total=len(importing), affected_tests=tests[:MAX_FILES], affected_tests_total=len(tests),
             affected_tests_note=note, next_cursor=next_cursor, safe_to_delete=not importing and not refs,
-            warnings=[] if not importing else [f"{len(importing)} file(s) import {rel}"],
+            warnings=[] if not importing else [f"{len(importing)} file(s) import {rel}; deleting it breaks them"],
         )
         return report, option

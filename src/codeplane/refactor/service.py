@@ -341,6 +341,8 @@ class RefactorService:
         created, expires, expires_at = self.plans.window()
         preview = single_preview(rid, "delete", OptionReport(option, None), expires_at=expires_at,
                                  docs=self.config.doc_sweep, symbol=report.symbol)
+        # The deletion's plan carries the impact's warnings (references that remain), for its apply to say again.
+        preview = preview.model_copy(update={"warnings": [*preview.warnings, *report.warnings]})
         self.plans.put(Plan(rid, "delete", created, expires, (option,), preview))
         return report.model_copy(update={"delete_refactor_id": rid})
 
@@ -369,7 +371,9 @@ class RefactorService:
             apply_docs=docs.enabled and (docs.auto_apply if apply_docs is None else apply_docs),
             doc_min=docs.min_confidence, accept_collisions=accept_collisions)
         self.plans.close(refactor_id, "applied")
-        return outcome
+        # What the preview warned of holds for what was written (a deletion whose references remain): said again.
+        said = [w for w in plan.preview.warnings if w not in outcome.warnings]
+        return outcome.model_copy(update={"warnings": [*said, *outcome.warnings]}) if said else outcome
 
     def apply_when_certain(self, preview: RefactorPreview) -> ApplyOutcome | str:
         """Apply a preview just made, exactly as ``apply`` with its defaults, when nothing in it needs the agent's
