@@ -31,7 +31,7 @@ def test_mutation_budget_refuses_with_6001_closes_task_and_refuses_later_calls(t
     assert refused is not None and refused.code == 6001
     assert refused.details["budget_type"] == "mutations"
     assert (refused.details["limit"], refused.details["current"]) == (2, 2)
-    assert "Mutation budget exceeded (2/2)" in refused.message
+    assert "Mutation budget exceeded (2/2 made; this one refused" in refused.message
     view = tracker.get_task("s1")
     assert view.task.state is TaskState.CLOSED_FAILED and view.task.mutation_count == 2
     for kind in ("read", "mutation", "test"):
@@ -56,6 +56,8 @@ def test_test_run_budget_refuses_but_keeps_task_open(tmp_path: Path) -> None:
     refused = run_call(tracker, "run_test_targets", "test").error
     assert refused is not None and refused.code == 6001 and refused.details["budget_type"] == "test_runs"
     assert tracker.get_task("s1").task.state is TaskState.OPEN
+    # The task stays open: the hint says what open_task would change, not that it is the only way on.
+    assert "stays open" in refused.message and refused.details["hint"].startswith("open_task starts a new task")
     assert run_call(tracker, "write_source", "mutation").error is None
     assert run_call(tracker, "run_test_targets", "test").error.code == 6001  # type: ignore[union-attr]
 

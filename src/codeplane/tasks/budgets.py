@@ -95,15 +95,18 @@ def admit(task: TaskRecord, read: ReadUse, read_limits: ReadLimits, kind: CallKi
                                    f"max_mutations {task.limits.max_mutations} exceeded")
             return Admission(closed, read, _task_error(
                 closed, BudgetType.MUTATIONS, task.limits.max_mutations, task.mutation_count,
-                f"Mutation budget exceeded ({task.mutation_count}/{task.limits.max_mutations})"),
+                f"Mutation budget exceeded ({task.mutation_count}/{task.limits.max_mutations} made; this one "
+                "refused and the task closed)"),
                 BudgetType.MUTATIONS)
         return Admission(task.with_changes(mutation_count=task.mutation_count + 1), read)
     if kind == "test":
         if task.test_run_count >= task.limits.max_test_runs:
-            return Admission(task, read, _task_error(
-                task, BudgetType.TEST_RUNS, task.limits.max_test_runs, task.test_run_count,
-                f"Test run budget exceeded ({task.test_run_count}/{task.limits.max_test_runs})"),
-                BudgetType.TEST_RUNS)
+            refused = _task_error(task, BudgetType.TEST_RUNS, task.limits.max_test_runs, task.test_run_count,
+                                  f"Test run budget exceeded ({task.test_run_count}/{task.limits.max_test_runs} "
+                                  "run; this one refused, the task stays open for edits and reads)")
+            # The task is OPEN: the hint of a closed one (only open_task helps) would mislead.
+            refused.details["hint"] = "open_task starts a new task with a new test-run budget"
+            return Admission(task, read, refused, BudgetType.TEST_RUNS)
         return Admission(task.with_changes(test_run_count=task.test_run_count + 1), read)
     for limit, current, maximum in ((BudgetType.READ_CALLS, read.calls, read_limits.max_calls),
                                     (BudgetType.READ_BYTES, read.bytes, read_limits.max_bytes)):
