@@ -104,3 +104,20 @@ async def test_a_remote_or_worktree_added_or_removed_is_a_change_though_no_file_
             dropped = envelope(await client.call_tool("git_remote", {"action": "remove", "name": "origin"}))
     for answer in (added, tree, removed, dropped):
         assert "error" not in answer and not answer["meta"].get("no_op"), answer
+
+
+async def test_a_pop_that_stops_on_conflicts_says_the_entry_stays(tmp_path: Path) -> None:
+    """git says "The stash entry is kept in case you need it again"; the answer did not, so an agent believed the
+    stash gone (and a later pop took an older entry)."""
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    with running_server(repo, "--profile", "full") as server:
+        async with mcp_client(server) as client:
+            (repo / "a.txt").write_text("stashed\n")
+            await client.call_tool("git_stash", {"action": "push", "message": "wip"})
+            (repo / "a.txt").write_text("committed meanwhile\n")
+            git(repo, "commit", "-qam", "conflicting")
+            res = await client.call_tool("git_stash", {"action": "pop"})
+    body = envelope(res)["result"]
+    assert body["result"]["conflicts"] and "stays (stash@{0})" in body["note"], body
+    assert "stays (stash@{0})" in answer_text(res)
+    assert git(repo, "stash", "list").stdout.count("stash@") == 1

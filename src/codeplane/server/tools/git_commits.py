@@ -80,6 +80,8 @@ class GitStashResult(PagedText, ActionResult):
     stashes: list[StashEntry] = []
     #: push/apply/pop/drop: what the action did.
     result: StashResult | None = None
+    #: pop that stopped on conflicts: the entry was kept, as git keeps it (git says so; the answer did not).
+    note: str | None = None
 
 
 #: Stash lists too long for one text, kept for their cursors.
@@ -133,7 +135,11 @@ async def _stash(ctx: ToolContext, p: GitStashParams) -> GitStashResult:
         result = await run(lambda: git.stash_apply(p.index, pop=p.action == "pop", reinstate_index=p.reinstate_index))
     # The entry pushed, applied or dropped is in ``result``; the whole list (unbounded, and the same entry again
     # after a push) is git_stash(action="list")'s.
-    return GitStashResult(action=p.action, result=result, effect=result.effect)
+    note = None
+    if p.action == "pop" and result.conflicts and not result.dropped:
+        note = (f"the stash entry stays (stash@{{{p.index}}}): resolve the conflicts, then drop it with "
+                f"git_stash(action='drop', index={p.index}, confirm=true)")
+    return GitStashResult(action=p.action, result=result, effect=result.effect, note=note)
 
 
 def _stash_kind(p: GitStashParams) -> ToolKind:
