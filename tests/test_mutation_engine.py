@@ -262,6 +262,17 @@ def test_a_batch_that_would_put_a_file_where_a_directory_is_needed_is_refused_be
     assert delta.files[0].action == "created" and (repo / "a/b/c").read_text() == "y\n"
 
 
+def test_a_hash_precondition_in_upper_case_hex_is_the_same_hash(repo: Path) -> None:
+    """``expected_file_sha256`` in upper case (as some tools print hex) was refused by the schema (1003)."""
+    sha = sha256_bytes((repo / "src/a.py").read_bytes())
+    engine = engine_for(repo)
+    delta = engine.apply([ReplaceText(path="src/a.py", old_text="return 1", new_text="return 11",
+                                      expected_file_sha256=sha[:12].upper())])
+    assert delta.files_changed == 1
+    refused(engine, [ReplaceText(path="src/a.py", old_text="return 11", new_text="return 1",
+                                 expected_file_sha256=sha.upper())], 5002)  # the old hash, in any case, is stale
+
+
 def test_missing_existing_binary_and_ambiguous_targets(repo: Path) -> None:
     (repo / "blob.bin").write_bytes(b"\x00\x01\x02")
     engine = engine_for(repo)

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 #: The whole SHA-256 or, like a short git id, its first 12+ hex digits (what answers' text shows): 48 bits
 #: still make "the file changed since I read it" impossible to miss by chance (one in 2.8e14), and the check
 #: compares against the hash of the exact bytes on disk either way.
 SHA256_PREFIX_MIN = 12
-_SHA256 = rf"^[0-9a-f]{{{SHA256_PREFIX_MIN},64}}$"
+_SHA256 = rf"^[0-9a-fA-F]{{{SHA256_PREFIX_MIN},64}}$"
 
 
 class _Edit(BaseModel):
@@ -26,6 +26,11 @@ class _Edit(BaseModel):
     path: str = Field(min_length=1)
     #: Refuse the edit unless the file's current bytes hash to this, or to a hash starting with it (5002).
     expected_file_sha256: str | None = Field(default=None, pattern=_SHA256)
+
+    @field_validator("expected_file_sha256")
+    @classmethod
+    def _lower(cls, value: str | None) -> str | None:
+        return value.lower() if value is not None else None  # hex is hex in either case (``sha256sum`` vs tools)
 
 
 class CreateFile(_Edit):
