@@ -67,6 +67,9 @@ async def test_discover_lists_targets_with_runner_cost_and_pages(server: ServerH
         assert [t["target_id"] for t in page2["targets"]] == ["tests/test_slow.py"] and "next_cursor" not in page2
         err = await call_error(client, "discover_test_targets", {"cursor": page1["next_cursor"]})
         assert err["code"] == 1005
+        # A path that is not there is said so, as list_files says it, not "0 targets".
+        missing = await call_error(client, "discover_test_targets", {"paths": ["tests", "no_such_dir"]})
+        assert missing["code"] == 5004 and missing["details"]["paths"] == ["no_such_dir"]
         doc = await call(client, "describe", {"action": "tool", "name": "run_test_targets"})
         assert doc["annotations"]["readOnlyHint"] is False and "wait_sec" in doc["input_schema"]["properties"]
 

@@ -17,6 +17,7 @@ from pydantic import Field, PrivateAttr
 
 from codeplane.core.calls import FailureReport
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.paths import resolve_in_repo
 from codeplane.git.diffs import DiffLimits
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
@@ -254,6 +255,11 @@ def _answer(record: RunHandle, include: str = "summary", cursor: str | None = No
 
 async def _discover(ctx: ToolContext, params: DiscoverParams) -> DiscoverResult:
     service = _service(ctx.services)
+    absent = [p for p in params.paths or () if not (ctx.services.root / resolve_in_repo(ctx.services.root, p).rel
+                                                    ).exists()]
+    if absent:  # "0 targets" read as "no tests there", as list_files and lint_check say 5004
+        raise CodePlaneError(ErrorCode.FILE_NOT_FOUND, f"{absent[0]!r} does not exist in the repository",
+                             details={"paths": absent[:20]})
     view = await anyio.to_thread.run_sync(lambda: service.discover(
         params.paths, params.affected_by, ranges=_changed_lines(ctx.services, params.affected_by)))
     key = query_key("discover", params.paths, params.affected_by)
