@@ -49,6 +49,17 @@ def test_invalid_value_names_key_value_source_and_code(tmp_path: Path) -> None:
     assert "server.shutdown_timeout_sec" in err.message and str(rpath) in err.message
 
 
+def test_log_levels_are_read_in_either_case(tmp_path: Path) -> None:
+    """``level: DEBUG`` (logging's own spelling) was refused with 2002 while ``warn`` and ``warning`` were both fine."""
+    repo = make_repo(tmp_path / "repo")
+    _write(repo / ".codeplane" / "config.yaml", "logging:\n  level: DEBUG\n")
+    assert load_config(repo, environ={}, global_path=tmp_path / "none").logging.level == "debug"
+    _write(repo / ".codeplane" / "config.yaml", "logging:\n  level: LOUD\n")
+    with pytest.raises(CodePlaneError) as info:
+        load_config(repo, environ={}, global_path=tmp_path / "none")
+    assert info.value.code == 2002 and info.value.details["key"] == "logging.level"
+
+
 def test_invalid_env_and_override_values_name_their_source(tmp_path: Path) -> None:
     with pytest.raises(CodePlaneError) as info:
         load_config(None, environ={"CODEPLANE__SERVER__PORT": "not-a-port"}, global_path=tmp_path / "n")

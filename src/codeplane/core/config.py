@@ -13,16 +13,21 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from codeplane.core.config_diagnostics import known_keys, locate, suggest
 from codeplane.core.errors import CodePlaneError, ErrorCode
 
 ENV_PREFIX = "CODEPLANE__"
-LogLevel = Literal["debug", "info", "warn", "warning", "error"]
+def _lower(value: Any) -> Any:
+    return value.lower() if isinstance(value, str) else value
+
+
+#: ``DEBUG`` or ``Info`` as well: logging's own names are upper case, and both spellings are common in configs.
+LogLevel = Annotated[Literal["debug", "info", "warn", "warning", "error"], BeforeValidator(_lower)]
 
 
 class _Section(BaseModel):
