@@ -60,6 +60,16 @@ def test_log_levels_are_read_in_either_case(tmp_path: Path) -> None:
     assert info.value.code == 2002 and info.value.details["key"] == "logging.level"
 
 
+def test_a_key_given_twice_is_a_parse_error_naming_its_line(tmp_path: Path) -> None:
+    """``port: 47001`` then ``port: 47002``: YAML keeps the last without a word, so the server bound 47002."""
+    repo = make_repo(tmp_path / "repo")
+    path = _write(repo / ".codeplane" / "config.yaml", "server:\n  port: 47001\n  port: 47002\n")
+    with pytest.raises(CodePlaneError) as info:
+        load_config(repo, environ={}, global_path=tmp_path / "none")
+    assert info.value.code == 2001 and info.value.details["line"] == 3, info.value.to_payload()
+    assert f"{path}:3:3" in info.value.message and "'port' is given twice" in info.value.message
+
+
 def test_invalid_env_and_override_values_name_their_source(tmp_path: Path) -> None:
     with pytest.raises(CodePlaneError) as info:
         load_config(None, environ={"CODEPLANE__SERVER__PORT": "not-a-port"}, global_path=tmp_path / "n")

@@ -267,6 +267,21 @@ class _Layers:
         return node
 
 
+class _UniqueKeys(yaml.SafeLoader):
+    """YAML's last-one-wins for a key given twice (``port: 47001`` then ``port: 47002``) hid which one was meant: a
+    duplicate key is a parse error naming its line."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError("while reading a mapping", node.start_mark,
+                                                        f"the key {key!r} is given twice", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
 def _read_yaml(path: Path) -> tuple[dict[str, Any], str]:
     """The file's top-level mapping and its text; 2001 naming file, line and column if it does not parse."""
     try:
@@ -277,7 +292,7 @@ def _read_yaml(path: Path) -> tuple[dict[str, Any], str]:
             details={"source": str(path), "file": str(path)},
         ) from exc
     try:
-        loaded = yaml.safe_load(text)
+        loaded = yaml.load(text, Loader=_UniqueKeys)  # a SafeLoader: no arbitrary objects
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
