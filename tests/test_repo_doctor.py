@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from codeplane.index.freshness import POLL_INTERVAL_SEC, poll_interval
 from codeplane.index.pipeline import ReconcileReport
-from codeplane.index.service import POLL_INTERVAL_SEC, poll_interval
 from codeplane.repo.doctor import check_watch_capacity, directories_to_watch
 from tests.builders import make_repo
 

@@ -12,8 +12,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+
+if TYPE_CHECKING:
+    from codeplane.index.pipeline import ReconcileReport
 
 #: A watcher batch of this many paths is a bulk change (a checkout) that may still be arriving: the indexer waits
 #: until nothing was marked for BURST_QUIET_SEC (at most BURST_WAIT_SEC) and takes it all as one epoch. watchfiles
@@ -21,6 +25,11 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 #: then 94 more and HEAD's move: three epochs and a full walk, each epoch paying the fixed costs of linking and
 #: anchors (29 s in all; issue 19).
 BURST_PATHS = 100
+#: Without a watcher (disabled or failed), a full reconcile runs this often, or, on a tree whose full reconcile
+#: takes long, after POLL_IDLE_RATIO times its duration of idling: on 133k files (2-3 s a reconcile) polling every
+#: 2 s kept a core busy for good.
+POLL_INTERVAL_SEC = 2.0
+POLL_IDLE_RATIO = 10
 BURST_QUIET_SEC = 0.25
 BURST_WAIT_SEC = 2.0
 
@@ -139,3 +148,8 @@ def settle_burst(pending: PendingChanges, work: PendingWork, stop: threading.Eve
             break
         seen = now
     return pending.take(timeout=0) or work
+
+
+def poll_interval(last: ReconcileReport | None) -> float:
+    """Seconds of idling between two polling reconciles, after ``last`` (the previous full reconcile)."""
+    return max(POLL_INTERVAL_SEC, POLL_IDLE_RATIO * last.duration_ms / 1000 if last is not None else 0.0)

@@ -37,12 +37,12 @@ from codeplane.index.cursors import CursorStore
 from codeplane.index.epochs import EpochInterrupted, EpochSummary, ProgressFn
 from codeplane.index.facts_api import FactIndexer
 from codeplane.index.files import MAX_LIST_LIMIT, FilePage, list_entries
-from codeplane.index.freshness import BURST_PATHS, PendingChanges, concerns_prefix, settle_burst
+from codeplane.index.freshness import BURST_PATHS, PendingChanges, concerns_prefix, poll_interval, settle_burst
 from codeplane.index.lexical import is_native_panic
 from codeplane.index.pipeline import IndexCounts, IndexPipeline, ReconcileReport
 from codeplane.index.query import Syntax, compile_query
 from codeplane.index.search import LexicalHit, LexicalScope, lexical_stream, scope_concerns
-from codeplane.index.store import FileRecord
+from codeplane.index.store import FileRecord, differs_on_disk
 from codeplane.index.walk_apart import EarlyWalk
 from codeplane.repo.content import head_is_binary
 from codeplane.repo.gitlock import index_lock, wait_for_git
@@ -52,18 +52,6 @@ from codeplane.repo.version import read_repo_version
 from codeplane.repo.watcher import RepoWatcher, WatchBatch
 
 log = get_logger(__name__)
-
-#: Without a watcher (disabled or failed), a full reconcile runs this often, or, on a tree whose full reconcile
-#: takes long, after POLL_IDLE_RATIO times its duration of idling: on 133k files (2-3 s a reconcile) polling every
-#: 2 s kept a core busy for good.
-POLL_INTERVAL_SEC = 2.0
-POLL_IDLE_RATIO = 10
-
-
-def poll_interval(last: ReconcileReport | None) -> float:
-    """Seconds of idling between two polling reconciles, after ``last`` (the previous full reconcile)."""
-    return max(POLL_INTERVAL_SEC, POLL_IDLE_RATIO * last.duration_ms / 1000 if last is not None else 0.0)
-
 
 #: Reconciles remembered for a listener registered late (:meth:`IndexService.on_reconcile`).
 REPLAYED_REPORTS = 16
@@ -518,22 +506,8 @@ class IndexService:
         """Reindex now those of ``paths`` whose file on disk is not the one indexed (size, mtime, inode), and say
         whether any was: an answer built from stored facts (line numbers, spans) of a file another program just
         changed, before the watcher has even seen the change, would pair old positions with the new text (D6)."""
-        wanted = sorted(set(paths))
-        if not wanted:
-            return False
         with self._pipeline.store.read() as conn:
-            stored = {str(p): (int(size), int(mtime), int(inode)) for p, size, mtime, inode in conn.execute(
-                f"SELECT path, size, mtime_ns, inode FROM files WHERE path IN ({','.join('?' * len(wanted))})",
-                wanted)}
-        changed = []
-        for path in wanted:
-            try:
-                st = os.lstat(self.root / path)
-                now: tuple[int, int, int] | None = (st.st_size, st.st_mtime_ns, st.st_ino)
-            except OSError:
-                now = None
-            if now != stored.get(path):
-                changed.append(path)
+            changed = differs_on_disk(conn, self.root, paths)
         if changed:
             self.refresh_paths(changed)
         return bool(changed)

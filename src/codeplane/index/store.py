@@ -420,3 +420,22 @@ def mark_checked(path: Path) -> None:
     """Vouch for an ``index.db`` this process has just checked in full and closed (an adopted artifact): its
     next open skips the full check as after a clean close; any later change to the file voids the mark."""
     IndexStore(path, trust_clean_close=True)._write_clean_marker()
+
+
+def differs_on_disk(conn: sqlite3.Connection, root: Path, paths: Iterable[str]) -> list[str]:
+    """Those of ``paths`` whose file on disk is not the one the table last saw (size, mtime, inode; gone or new)."""
+    wanted = sorted(set(paths))
+    if not wanted:
+        return []
+    stored = {str(p): (int(size), int(mtime), int(inode)) for p, size, mtime, inode in conn.execute(
+        f"SELECT path, size, mtime_ns, inode FROM files WHERE path IN ({','.join('?' * len(wanted))})", wanted)}
+    changed = []
+    for path in wanted:
+        try:
+            st = os.lstat(root / path)
+            now: tuple[int, int, int] | None = (st.st_size, st.st_mtime_ns, st.st_ino)
+        except OSError:
+            now = None
+        if now != stored.get(path):
+            changed.append(path)
+    return changed
