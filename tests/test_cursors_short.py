@@ -130,3 +130,16 @@ def test_semantic_diff_cursors_are_short_deterministic_and_refuse_edits() -> Non
         with pytest.raises(CodePlaneError) as refused:
             store.get(bad, key)
         assert refused.value.code == 1005, bad
+
+
+def test_the_same_query_asked_twice_gets_the_same_cursor_and_both_chains_page_on() -> None:
+    store: CursorStore[int] = CursorStore()
+    items = list(range(12))
+    first = store.first_page(items, total=12, epoch=5, query_key="q", limit=4)
+    ahead = store.next_page(first.next_cursor or "", query_key="q", limit=4)
+    again = store.first_page(items, total=12, epoch=5, query_key="q", limit=4)
+    assert again.next_cursor == first.next_cursor, "same repository state and input, same bytes"
+    assert store.next_page(ahead.next_cursor or "", query_key="q", limit=4).items == (8, 9, 10, 11)
+    assert store.next_page(again.next_cursor or "", query_key="q", limit=4).items == (4, 5, 6, 7)
+    later = store.first_page(items, total=12, epoch=6, query_key="q", limit=4)
+    assert later.next_cursor != first.next_cursor, "another epoch is another answer"

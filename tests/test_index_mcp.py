@@ -77,6 +77,13 @@ async def test_pagination_returns_each_hit_exactly_once(server: ServerHandle) ->
         assert err["code"] == 1005
 
 
+async def test_the_same_search_twice_answers_the_same_bytes_cursor_included(server: ServerHandle) -> None:
+    args = {"query": "needle", "syntax": "identifier", "limit": 10}
+    async with mcp_client(server) as client:
+        first, second = [answer_text(await client.call_tool("search", args)) for _ in range(2)]
+    assert "needle" in first and first == second
+
+
 async def test_a_scope_language_is_a_family_or_a_language_name_and_a_typo_is_refused(server: ServerHandle) -> None:
     # ``typescript`` answered "no hits" (the lexical index knows files by family, ``javascript``), and so did a typo.
     async with mcp_client(server) as client:

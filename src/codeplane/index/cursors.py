@@ -9,8 +9,9 @@ answer holds a window, not the whole answer. Cursors are opaque, bound to the qu
 expire after an hour and are evicted least-recently-used beyond a fixed number of stored items.
 
 A cursor is short because the answer it continues stays on the server: ``<snapshot id>.<offset>``, the id
-derived from the query, its epoch and the store's sequence number (deterministic for the same sequence of
-queries), the offset one this snapshot issued a cursor for (an offset edited by hand is refused: 1005).
+derived from the query and its epoch (the same query asked again at the same epoch gets the same cursor; the
+earlier chain's cursors stay valid), the offset one this snapshot issued a cursor for (an offset edited by
+hand is refused: 1005).
 """
 
 from __future__ import annotations
@@ -112,18 +113,24 @@ class CursorStore(Generic[T]):
         self._counted: dict[str, int] = {}
         self._stored = 0
         self._lock = threading.Lock()
-        self._sequence = itertools.count(1)
 
     def _store(self, snapshot: Snapshot[T], offset: int) -> str:
         """Keeps ``snapshot`` under a fresh id and returns the cursor of its page at ``offset``."""
         with self._lock:
-            while True:
-                seed = f"{snapshot.query_key}|{snapshot.epoch}|{next(self._sequence)}"
+            for attempt in itertools.count():
+                seed = f"{snapshot.query_key}|{snapshot.epoch}" + (f"|{attempt}" if attempt else "")
                 snapshot_id = hashlib.sha256(seed.encode()).hexdigest()[:_ID_HEX]
-                if snapshot_id not in self._snapshots:
+                same = self._snapshots.get(snapshot_id)
+                if same is None:
+                    break
+                if same.query_key == snapshot.query_key and same.epoch == snapshot.epoch:
+                    # The same query at the same epoch has the same answer: the new snapshot takes the id over,
+                    # and the cursors the earlier chain holds stay valid on it.
+                    snapshot.issued.update(same.issued)
                     break
             snapshot.issued.add(offset)
             self._snapshots[snapshot_id] = snapshot
+            self._snapshots.move_to_end(snapshot_id)
             self._created.append((snapshot.created, snapshot_id))
             self._recount(snapshot_id, snapshot)
             self._evict()
