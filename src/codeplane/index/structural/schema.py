@@ -92,7 +92,8 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 45: ``.inl``, ``.ipp`` and ``.h++`` files are C++ of the program that includes them (linked with its ``.hpp``).
 #: 46: C++ a qualified name (``Shape::Area()``) is linked even where the scope around it binds the name.
 #: 47: C++ a namespace's variables and constants are definitions (``namespace geo { constexpr int k = 2; }``).
-SCHEMA_VERSION = 47
+#: 48: Python quoted annotations (``-> "Widget"``, ``Optional["Widget"]``) hold references, as unquoted ones do.
+SCHEMA_VERSION = 48
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from codeplane.index.structural.adapters import python_defs  # noqa: F401  (registers pass-1 handlers)
+from codeplane.index.structural.adapters import (  # noqa: F401  (register pass-1 handlers)
+    python_annotations,
+    python_defs,
+)
 from codeplane.index.structural.adapters.base import Extracted
 from codeplane.index.structural.adapters.python_bind import build_rows
 from codeplane.index.structural.adapters.python_walk import Walk

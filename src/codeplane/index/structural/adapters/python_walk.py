@@ -133,6 +133,19 @@ class Walk:
     def run(self, root: Node) -> None:
         self.scopes.append(Scope("file", -1, "", self.span(root)))
         self._stack.append((root, 0, LOAD))
+        self._drain()
+
+    def embedded(self, node: Node, scope: int, text: Callable[[Node], str], span: Callable[[Node], Span]) -> None:
+        """Walks ``node`` of another tree, an expression parsed from a string of this file (a forward reference
+        ``"Widget"``), as if it stood in ``scope``; ``text``/``span`` place its nodes in this file."""
+        saved = self._stack, self.text, self.span
+        self._stack, self.text, self.span = [(node, scope, LOAD)], text, span
+        try:
+            self._drain()
+        finally:
+            self._stack, self.text, self.span = saved
+
+    def _drain(self) -> None:
         # Dispatch on the grammar's integer node kind: ``Node.type`` builds a new string on every access.
         handlers, identifiers, containers, inert = _dispatch()
         stack = self._stack
