@@ -79,15 +79,16 @@ async def test_edit_stage_commit_and_log_through_mcp(server: ServerHandle) -> No
         assert body and body["result"]["oid"] == oid
         # The text: the commit once, HEAD's move (the parent), each path with its change and new hash, once.
         text = answer_text(res).splitlines()
-        assert text[0] == f"oid={oid} summary=two branch=main", text
+        assert text[0] == f"[main {oid[:12]}] two", text
         assert f"HEAD {parent[:12]}..{oid[:12]}" in text
+        assert not any(line.startswith("refs/heads/main") for line in text), "the branch moved with HEAD: one line"
         assert [line.split()[:2] for line in text if line.endswith(tuple("0123456789abcdef"))
                 and line[:2] in ("A ", "M ")] == [["M", "app.py"], ["A", "notes.txt"]], text
         assert "staged" not in answer_text(res) and "parents" not in answer_text(res)
         created = await client.call_tool("git_branch", {"action": "create", "name": "topic"})
-        assert answer_text(created).splitlines() == ["action=create branch=topic", f"refs/heads/topic 0..{oid[:12]}"]
+        assert answer_text(created).splitlines() == [f"refs/heads/topic 0..{oid[:12]}"]
         deleted = await client.call_tool("git_branch", {"action": "delete", "name": "topic"})
-        assert answer_text(deleted).splitlines() == ["action=delete branch=topic", f"refs/heads/topic {oid[:12]}..0"]
+        assert answer_text(deleted).splitlines() == [f"refs/heads/topic {oid[:12]}..0"]
         assert (await call(client, "get_task", {}))["task"]["last_mutation_fingerprint"]
         first = await call(client, "git_log", {"limit": 1})
         assert first["commits"][0]["summary"] == "two" and first["pagination"]["next_cursor"]

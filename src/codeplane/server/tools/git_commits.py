@@ -13,7 +13,7 @@ from codeplane.git.stash import StashEntry
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
 from codeplane.server.tools.git_common import CATEGORY, CONFIRM_FIELD, RECOVERY_NOTE, ActionResult, as_result, run
-from codeplane.server.tools.git_render import render_git_write
+from codeplane.server.tools.git_write_render import render_git_write
 from codeplane.server.tools.paging import PageCursors, PagedText, first_of_list, next_of_list
 
 

@@ -12,7 +12,7 @@ from codeplane.git.worktrees import WorktreeInfo
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolSpec
 from codeplane.server.tools.git_common import CATEGORY, CONFIRM_FIELD, ActionResult, config_change, run
-from codeplane.server.tools.git_render import render_git_write
+from codeplane.server.tools.git_write_render import render_git_write
 
 
 class GitSubmoduleParams(ToolParams):

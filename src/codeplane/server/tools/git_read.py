@@ -23,12 +23,12 @@ from codeplane.server.tools.git_pages import split_diff, split_show, split_statu
 from codeplane.server.tools.git_render import (
     render_blame,
     render_diff,
-    render_git_write,
     render_history,
     render_log,
     render_show,
     render_status,
 )
+from codeplane.server.tools.git_write_render import render_git_write
 from codeplane.server.tools.paging import (
     CURSOR_STAND_IN,
     P,

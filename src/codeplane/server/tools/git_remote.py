@@ -21,7 +21,7 @@ from codeplane.server.tools.git_common import (
     config_change,
     run,
 )
-from codeplane.server.tools.git_render import render_git_write
+from codeplane.server.tools.git_write_render import render_git_write
 
 _CLI_NOTE = ("Runs the git CLI (your credential helpers and ssh agent; no prompts, bounded by "
              "git.remote_timeout_sec).")

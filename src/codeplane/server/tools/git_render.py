@@ -9,22 +9,16 @@ sha256, the recovery point). Every id and cursor of the structured answer appear
 
 from __future__ import annotations
 
-from typing import Any
-
 from codeplane.git.blame import BlamePage
 from codeplane.git.diffs import DiffReport
 from codeplane.git.history import HistoryPage
 from codeplane.git.log import CommitInfo
 from codeplane.git.show import BLOB_LIMIT, ShowResult
 from codeplane.git.status import StatusReport
-from codeplane.server.answers import lean_dump, pairs, short_sha
-from codeplane.server.tooling import ToolResult
 
 #: Hex digits of a commit id in a text (git itself shows 7; refs accept the short form; the record has them
 #: whole).
 _OID_HEX = 12
-#: Conflicted paths a write's text names (git_status pages the rest).
-_CONFLICTS_SHOWN = 50
 
 
 def _short_oids(label: str) -> str:
@@ -89,7 +83,7 @@ def render_status(report: StatusReport) -> str:
     lines += [f" {e.status[:1].upper()} {e.path}" for e in report.modified]
     lines += [f"?? {path}" for path in report.untracked]
     for c in report.conflicts:
-        oids = " ".join(f"{k}={v}" for k, v in (("ancestor", c.ancestor_oid), ("ours", c.ours_oid),
+        oids = " ".join(f"{k}={v[:_OID_HEX]}" for k, v in (("ancestor", c.ancestor_oid), ("ours", c.ours_oid),
                                                    ("theirs", c.theirs_oid)) if v)
         lines.append(f"UU {c.path} {oids}".rstrip())
     if report.is_clean:
@@ -135,101 +129,6 @@ def render_show(show: ShowResult) -> str:
         lines.append(render_diff(show.diff, labelled=not (len(parents) == 1
                                                             and show.diff.compared == f"{parents[0]}..{show.oid}")))
     return "\n".join(lines)
-
-
-def _oid(value: object) -> str:
-    return str(value)[:_OID_HEX] if value else "0"
-
-
-#: How a staged path's change is shown in front of it, as ``git status --short`` does (its ``R`` is a rename:
-#: a conflict resolved by the commit is said in a word).
-_CHANGE_LETTER = {"added": "A", "modified": "M", "deleted": "D", "resolved": "resolved"}
-
-
-def effect_lines(effect: dict[str, Any], changes: dict[str, str] | None = None) -> list[str]:
-    """What a write did, as lines: HEAD and refs moved (``old..new``), paths with their new sha256 (or
-    ``deleted``; ``changes``: a letter in front of a staged path), +/- lines, and the recovery point whole
-    (git_reset takes it back)."""
-    changes = changes or {}
-    lines = []
-    if effect.get("head_before") != effect.get("head_after"):
-        lines.append(f"HEAD {_oid(effect.get('head_before'))}..{_oid(effect.get('head_after'))}")
-    refs = effect.get("refs", [])
-    lines += [f"{r['ref']} {_oid(r.get('old'))}..{_oid(r.get('new'))}" for r in refs]
-    if effect.get("refs_total", 0) > len(refs):
-        lines.append(f"… {effect['refs_total'] - len(refs)} more refs")
-    paths = effect.get("paths", [])
-    for p in paths:
-        sha = p.get("sha256")
-        state = "deleted" if sha == "" else short_sha(sha) if sha else ""
-        letter = changes.get(p["path"])
-        lines.append(f"{letter + ' ' if letter else ''}{p['path']} {state}".rstrip())
-    if effect.get("paths_total", 0) > len(paths):
-        lines.append(f"… {effect['paths_total'] - len(paths)} more paths")
-    if effect.get("insertions") or effect.get("deletions"):
-        lines.append(f"+{effect.get('insertions', 0)} -{effect.get('deletions', 0)}")
-    if effect.get("recovery_point"):
-        lines.append(f"recovery point {effect['recovery_point']}")
-    return lines
-
-
-def render_git_write(result: ToolResult) -> str:
-    """A git write as its outcome in ``key=value`` pairs (nested values as compact JSON), then its effect as
-    lines. The effect's 40-digit ids and 64-digit hashes are what made these answers long; a nested result
-    repeating the outer effect, and ``short_oid`` beside ``oid``, are left to the record."""
-    record = lean_dump(result)
-    effect = record.pop("effect", {})
-    nested = record.get("result")
-    if isinstance(nested, dict) and nested.get("effect") == effect:
-        record["result"] = {k: v for k, v in nested.items() if k != "effect"}
-    if "oid" in record:
-        record.pop("short_oid", None)
-    changes = _take_staged(record, effect)
-    _name_branch(record, effect)
-    if record.get("parents") == [effect.get("head_before")]:
-        del record["parents"]  # the ``HEAD old..new`` line shows the one parent
-    conflicts = _take_conflicts(record)
-    for value in record.values():
-        if isinstance(value, dict):  # a pull's merge repeated ``success``/``state`` the answer says already
-            for key in [k for k in value if k in record and record[k] == value[k]]:
-                del value[key]
-    lines = [pairs(record)] if record else []
-    return "\n".join(lines + conflicts + effect_lines(effect, changes)) or "nothing changed"
-
-
-def _name_branch(record: dict[str, Any], effect: dict[str, Any]) -> None:
-    """A created, renamed or deleted local branch as its name: its ref line shows where it pointed and points."""
-    branch = record.get("branch")
-    moved = {r.get("ref"): (r.get("old"), r.get("new")) for r in effect.get("refs", [])}
-    if isinstance(branch, dict) and branch.get("oid") in moved.get(branch.get("ref"), ()) and not branch.get("remote"):
-        record["branch"] = branch.get("name")
-
-
-def _take_staged(record: dict[str, Any], effect: dict[str, Any]) -> dict[str, str]:
-    """A commit's staged paths as letters for the effect's path lines (``A pkg/b.py 0abae1e0ae72``), when the
-    effect lists every one of them; otherwise they stay in the record (a path the effect's cap left out)."""
-    staged = record.get("staged")
-    listed = {p.get("path") for p in effect.get("paths", [])}
-    if not isinstance(staged, list) or not staged or not all(
-            isinstance(e, dict) and e.get("path") in listed and e.get("change") in _CHANGE_LETTER for e in staged):
-        return {}
-    del record["staged"]
-    return {str(e["path"]): _CHANGE_LETTER[str(e["change"])] for e in staged}
-
-
-def _take_conflicts(record: dict[str, Any]) -> list[str]:
-    """A stopped merge's (pull's, rebase's) conflicts as ``CONFLICT path`` lines, as git prints them, instead of
-    compact JSON with three 40-digit ids each (git_status shows the ids; the record keeps them)."""
-    holders = [record] + [v for v in record.values() if isinstance(v, dict)]
-    paths: dict[str, None] = {}  # a pull's answer holds its merge's conflicts twice
-    for holder in holders:
-        found = holder.pop("conflicts", None)
-        if isinstance(found, list):
-            paths.update((str(c.get("path")), None) for c in found if isinstance(c, dict))
-    lines = [f"CONFLICT {path}" for path in list(paths)[:_CONFLICTS_SHOWN]]
-    if len(paths) > _CONFLICTS_SHOWN:
-        lines.append(f"… {len(paths) - _CONFLICTS_SHOWN} more conflicts (git_status lists them)")
-    return lines
 
 
 def render_history(page: HistoryPage) -> str:

@@ -1,0 +1,299 @@
+"""Text of git writes and listings, shaped as the git CLI prints them: ``git branch -v``'s lines for branches,
+``git stash list``'s for stashes, ``[new branch] main -> main`` for a push, ``M path`` for what was staged,
+``pick <id> <summary>`` for a rebase plan, and the effect (HEAD and refs moved, paths with their new sha256, the
+recovery point) as lines. Ids at 12 digits like the log's (every ref argument accepts them; the record has them
+whole). What the caller said (the action, a commit's message) and what the effect already shows (the new HEAD)
+are left to the record; an empty listing says so in words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from codeplane.server.answers import lean_dump, pairs, short_sha
+from codeplane.server.tooling import ToolResult
+
+_OID_HEX = 12
+_FULL_OID = re.compile(r"[0-9a-f]{40}")
+#: Conflicted paths a write's text names (git_status pages the rest).
+_CONFLICTS_SHOWN = 50
+
+
+def _oid(value: object) -> str:
+    return str(value)[:_OID_HEX] if value else "0"
+
+
+def _short(value: Any) -> Any:
+    """Every 40-digit id in ``value`` at 12 digits (recursively)."""
+    if isinstance(value, str):
+        return _FULL_OID.sub(lambda m: m.group(0)[:_OID_HEX], value)
+    if isinstance(value, dict):
+        return {k: _short(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_short(v) for v in value]
+    return value
+
+
+def _first_line(text: Any) -> str:
+    return str(text).strip().split("\n", 1)[0]
+
+
+def _branch(b: dict[str, Any]) -> str:
+    line = f"{'*' if b.get('is_head') else ' '} {b.get('name')} {_oid(b.get('oid'))}"
+    if b.get("upstream"):
+        line += f" [{b['upstream']}: ahead {b.get('ahead', 0)}, behind {b.get('behind', 0)}]"
+    return line
+
+
+def _stash(e: dict[str, Any]) -> str:
+    return f"{e.get('name')} {_oid(e.get('oid'))} {_first_line(e.get('message', ''))}"
+
+
+def _remote(r: dict[str, Any]) -> str:
+    push = f" (push {r['push_url']})" if r.get("push_url") and r.get("push_url") != r.get("url") else ""
+    return f"{r.get('name')} {r.get('url') or '(no url)'}{push}"
+
+
+def _worktree(w: dict[str, Any]) -> str:
+    flags = [flag for flag in ("locked", "prunable") if w.get(flag)]
+    name = f" ({w['name']})" if w.get("name") else ""
+    branch = f" [{w['branch']}]" if w.get("branch") else " (detached HEAD)"
+    return f"{w.get('path')}{name} {_oid(w.get('head'))}{branch}" + "".join(f" {f}" for f in flags)
+
+
+def _tag(t: dict[str, Any]) -> str:
+    if t.get("annotated"):
+        line = f"{t.get('name')} {_oid(t.get('oid'))} -> {_oid(t.get('target'))}"
+    else:
+        line = f"{t.get('name')} {_oid(t.get('target'))}"
+    return line + (f" {_first_line(t['message'])}" if t.get("message", "").strip() else "")
+
+
+def _recovery_point(p: dict[str, Any]) -> str:
+    """Its name (which says the time and the operation) and where HEAD was."""
+    at = f" on {str(p['branch']).removeprefix('refs/heads/')}" if p.get("branch") else " (detached)"
+    return f"{p.get('name')} HEAD {_oid(p.get('head'))}{at}"
+
+
+def _pushed(r: dict[str, Any]) -> str:
+    def short(ref: Any) -> str:
+        return str(ref).removeprefix("refs/heads/")
+
+    reason = f" ({r['reason']})" if r.get("reason") else ""
+    return f"{r.get('summary') or r.get('status')} {short(r.get('local'))} -> {short(r.get('remote_ref'))}{reason}"
+
+
+def _submodule(m: dict[str, Any]) -> str:
+    flags = "".join(f" {f}" for f in m.get("flags", []))
+    return f"{m.get('state')} {m.get('path')} {_oid(m.get('workdir_oid') or m.get('head_oid'))}{flags}"
+
+
+#: How a staged path's change is shown in front of it, as ``git status --short`` does (its ``R`` is a rename:
+#: a conflict resolved by the commit is said in a word).
+_CHANGE_LETTER = {"added": "A", "modified": "M", "deleted": "D", "resolved": "resolved"}
+
+
+def _staged(e: dict[str, Any]) -> str:
+    return f"{_CHANGE_LETTER.get(str(e.get('change')), e.get('change'))} {e.get('path')}"
+
+
+def _skipped(e: dict[str, Any]) -> str:
+    return f"skipped {e.get('path')}: {e.get('reason')}"
+
+
+#: Record fields (a list, or one such item) shown one item per line, and what an empty list is called.
+_ITEM_LINES: dict[str, tuple[Callable[[dict[str, Any]], str], str]] = {
+    "branches": (_branch, "no branches"), "branch": (_branch, ""),
+    "stashes": (_stash, "no stashes"), "stash": (_stash, ""),
+    "remotes": (_remote, "no remotes"), "remote": (_remote, ""),
+    "worktrees": (_worktree, "no worktrees"), "worktree": (_worktree, ""),
+    "tags": (_tag, "no tags"), "tag": (_tag, ""),
+    "recovery_points": (_recovery_point, "no recovery points"), "restored": (_recovery_point, ""),
+    "refs": (_pushed, ""), "submodules": (_submodule, "no submodules"),
+    "changed": (_staged, "nothing to stage"), "skipped": (_skipped, ""),
+}
+
+
+def effect_lines(effect: dict[str, Any], changes: dict[str, str] | None = None) -> list[str]:
+    """What a write did, as lines: HEAD and refs moved (``old..new``), paths with their new sha256 (or
+    ``deleted``; ``changes``: a letter in front of a staged path), +/- lines, and the recovery point whole
+    (git_reset takes it back)."""
+    changes = changes or {}
+    lines = []
+    if effect.get("head_before") != effect.get("head_after"):
+        lines.append(f"HEAD {_oid(effect.get('head_before'))}..{_oid(effect.get('head_after'))}")
+    refs = effect.get("refs", [])
+    moved = (effect.get("head_before"), effect.get("head_after"))
+    # The checked-out branch moving with HEAD (a commit, a reset) is one move, said once (by the HEAD line).
+    lines += [f"{r['ref']} {_oid(r.get('old'))}..{_oid(r.get('new'))}" for r in refs if not (
+        moved[0] != moved[1] and r["ref"].startswith("refs/heads/") and (r.get("old"), r.get("new")) == moved)]
+    if effect.get("refs_total", 0) > len(refs):
+        lines.append(f"… {effect['refs_total'] - len(refs)} more refs")
+    paths = effect.get("paths", [])
+    for p in paths:
+        sha = p.get("sha256")
+        state = "deleted" if sha == "" else short_sha(sha) if sha else ""
+        letter = changes.get(p["path"])
+        lines.append(f"{letter + ' ' if letter else ''}{p['path']} {state}".rstrip())
+    if effect.get("paths_total", 0) > len(paths):
+        lines.append(f"… {effect['paths_total'] - len(paths)} more paths")
+    if effect.get("insertions") or effect.get("deletions"):
+        lines.append(f"+{effect.get('insertions', 0)} -{effect.get('deletions', 0)}")
+    if effect.get("recovery_point"):
+        lines.append(f"recovery point {effect['recovery_point']}")
+    return lines
+
+
+def render_git_write(result: ToolResult) -> str:
+    """A git write or listing: its outcome (items as lines, the rest as ``key=value`` pairs with 12-digit ids),
+    then its effect as lines. A nested result repeating the outer effect, ``short_oid`` beside ``oid``, and an id
+    the ``HEAD old..new`` line shows are left to the record."""
+    record = lean_dump(result)
+    effect = record.pop("effect", {})
+    nested = record.get("result")
+    if isinstance(nested, dict):  # a stash's or a rebase's outcome: one level is enough
+        record.pop("result")
+        nested.pop("effect", None)
+        record = {**nested, **record}
+    record.pop("action", None)  # the caller's own argument
+    record.pop("operation", None)
+    if record.get("created_branch") is not None and record.get("created_branch") == record.get("branch"):
+        del record["created_branch"]  # its ref line says it was created
+    if "oid" in record:
+        record.pop("short_oid", None)
+    changes = _take_staged(record, effect)
+    _name_branch(record, effect)
+    if record.get("parents") == [effect.get("head_before")]:
+        del record["parents"]  # the ``HEAD old..new`` line shows the one parent
+    conflicts = _take_conflicts(record)
+    commit = _take_commit(record)
+    head = _restated_head(record, effect)
+    items = _take_items(record)
+    plan = _take_plan(record)
+    _drop_said(record, head)
+    pulled = _pulled(record, head)
+    if pulled is not None:
+        return pulled
+    lines = commit + ([pairs(_short(record))] if record else []) + items + plan + conflicts + effect_lines(
+        effect, changes)
+    if lines:
+        return "\n".join(lines)
+    empty = [said for name, (_, said) in _ITEM_LINES.items()
+             if said and isinstance(getattr(result, name, None), list)]
+    return empty[0] if empty else "nothing changed"
+
+
+def _take_commit(record: dict[str, Any]) -> list[str]:
+    """A new commit as ``git commit`` announces it: ``[main 83b11c57f692] summary``."""
+    oid, summary, branch = record.get("oid"), record.get("summary"), record.get("branch")
+    if not isinstance(oid, str) or not isinstance(summary, str) or not isinstance(branch, str | None):
+        return []
+    for key in ("oid", "summary", "branch"):
+        record.pop(key, None)
+    return [f"[{branch or 'detached HEAD'} {_oid(oid)}] {_first_line(summary)}"]
+
+
+def _restated_head(record: dict[str, Any], effect: dict[str, Any]) -> str | None:
+    """The commit HEAD is at after the write, when the record names it (``oid``, ``head``, ``commit``)."""
+    return effect.get("head_after") or next(
+        (v for k in ("head", "new_head") if isinstance(v := record.get(k), str)), None)
+
+
+def _drop_said(record: dict[str, Any], head: str | None) -> None:
+    """Values the text says otherwise: the id HEAD is at (the effect's line or git_status), ``false`` flags (but a
+    failure), a successful outcome, and a message beyond its first line."""
+    for key in ("oid", "head", "commit", "new_head"):
+        if head is not None and record.get(key) == head:
+            del record[key]
+    for key in [k for k, v in record.items() if v is False and k != "success"]:
+        del record[key]
+    if record.get("success") is True:
+        del record["success"]
+    for key in ("message", "summary"):
+        if isinstance(record.get(key), str):
+            record[key] = _first_line(record[key])
+    for value in record.values():
+        if isinstance(value, dict):  # a pull's merge repeats ``success``/``state`` the answer says already
+            for key in [k for k in value if k in record and record[k] == value[k]]:
+                del value[key]
+
+
+def _pulled(record: dict[str, Any], head: str | None) -> str | None:
+    """A pull as git says it: ``Already up to date.`` or how it integrated (``merge: fastforward=true``)."""
+    for key in ("merge", "rebase"):
+        inner = record.get(key)
+        if not isinstance(inner, dict):
+            continue
+        if inner.get("up_to_date"):
+            return f"already up to date with {record.get('upstream', 'the upstream')}"
+        del record[key]
+        inner = {k: v for k, v in inner.items() if not (k == "operation" and v == key)
+                 and not (k in ("commit", "new_head") and v == head)}
+        if inner:
+            record[key] = pairs(_short(inner))
+    return None
+
+
+def _take_items(record: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    for name, (line, _) in _ITEM_LINES.items():
+        value = record.get(name, [] if f"{name}_total" in record else None)
+        if isinstance(value, list) and all(isinstance(v, dict) for v in value):
+            lines += [line(v) for v in value]
+            record.pop(name, None)
+            if record.get(f"{name}_total") == len(value):
+                del record[f"{name}_total"]  # all of them are listed
+        elif isinstance(value, dict):
+            lines.append(line(value))
+            del record[name]
+    return lines
+
+
+def _take_plan(record: dict[str, Any]) -> list[str]:
+    """A rebase plan as ``git rebase -i`` shows it: ``pick <id> <summary>``, under what it replays onto."""
+    plan = record.get("plan")
+    if not isinstance(plan, dict) or not isinstance(plan.get("steps"), list):
+        return []
+    del record["plan"]
+    head = f"onto {_oid(plan.get('onto'))}" + (f" (upstream {_oid(plan['upstream'])})"
+                                                if plan.get("upstream") != plan.get("onto") else "")
+    steps = [f"{s.get('action', 'pick')} {_oid(s.get('commit_sha'))} {_first_line(s.get('message', ''))}"
+             for s in plan["steps"] if isinstance(s, dict)]
+    return [head, *steps] if steps else [head, "nothing to replay"]
+
+
+def _name_branch(record: dict[str, Any], effect: dict[str, Any]) -> None:
+    """A created, renamed or deleted local branch is said by its ref line (where it pointed and points)."""
+    branch = record.get("branch")
+    moved = {r.get("ref"): (r.get("old"), r.get("new")) for r in effect.get("refs", [])}
+    if isinstance(branch, dict) and branch.get("oid") in moved.get(branch.get("ref"), ()) and not branch.get("remote"):
+        del record["branch"]
+
+
+def _take_staged(record: dict[str, Any], effect: dict[str, Any]) -> dict[str, str]:
+    """A commit's staged paths as letters for the effect's path lines (``A pkg/b.py 0abae1e0ae72``), when the
+    effect lists every one of them; otherwise they stay in the record (a path the effect's cap left out)."""
+    staged = record.get("staged")
+    listed = {p.get("path") for p in effect.get("paths", [])}
+    if not isinstance(staged, list) or not staged or not all(
+            isinstance(e, dict) and e.get("path") in listed and e.get("change") in _CHANGE_LETTER for e in staged):
+        return {}
+    del record["staged"]
+    return {str(e["path"]): _CHANGE_LETTER[str(e["change"])] for e in staged}
+
+
+def _take_conflicts(record: dict[str, Any]) -> list[str]:
+    """A stopped merge's (pull's, rebase's) conflicts as ``CONFLICT path`` lines, as git prints them, instead of
+    compact JSON with three 40-digit ids each (git_status shows the ids; the record keeps them)."""
+    holders = [record] + [v for v in record.values() if isinstance(v, dict)]
+    paths: dict[str, None] = {}  # a pull's answer holds its merge's conflicts twice
+    for holder in holders:
+        found = holder.pop("conflicts", None)
+        if isinstance(found, list):
+            paths.update((str(c.get("path")), None) for c in found if isinstance(c, dict))
+    lines = [f"CONFLICT {path}" for path in list(paths)[:_CONFLICTS_SHOWN]]
+    if len(paths) > _CONFLICTS_SHOWN:
+        lines.append(f"… {len(paths) - _CONFLICTS_SHOWN} more conflicts (git_status lists them)")
+    return lines

@@ -1,0 +1,58 @@
+"""Issue 16: git listings and writes read as the git CLI prints them (``git branch -v``, ``git stash list``,
+``git remote -v``, ``git worktree list``, ``git push``'s ref lines, ``git rebase -i``'s plan, ``git commit``'s
+``[main abc] summary``), ids at 12 digits, never the record as JSON, and an empty listing says so in words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.builders import answer_text, git, make_repo, mcp_client, running_server, write_files
+
+pytestmark = pytest.mark.anyio
+
+
+def _oid(root: Path, ref: str) -> str:
+    return git(root, "rev-parse", ref).stdout.strip()
+
+
+async def test_git_listings_and_writes_are_git_shaped_lines_with_short_ids(tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    root = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    with running_server(root) as server:
+        async with mcp_client(server) as client:
+            async def text(tool: str, args: dict[str, object]) -> str:
+                result = await client.call_tool(tool, args)
+                assert not result.is_error, answer_text(result)
+                body = answer_text(result)
+                assert '{"' not in body and not any(len(w) == 40 for w in body.split()), body
+                return body
+
+            assert await text("git_stash", {"action": "list"}) == "no stashes"
+            assert await text("git_remote", {"action": "list"}) == "no remotes"
+            assert await text("git_inspect", {"action": "tags"}) == "no tags"
+            assert await text("git_remote", {"action": "add", "name": "origin", "url": str(remote)}) \
+                == f"origin {remote}"
+            write_files(root, {"a.py": "x = 2\n"})
+            assert await text("git_stage", {"paths": ["a.py"]}) == "M a.py"
+            parent = _oid(root, "HEAD")
+            committed = (await text("git_commit", {"message": "two\n\nbody"})).splitlines()
+            head = _oid(root, "HEAD")
+            assert committed[:2] == [f"[main {head[:12]}] two", f"HEAD {parent[:12]}..{head[:12]}"], committed
+            pushed = (await text("git_push", {"remote": "origin", "branch": "main"})).splitlines()
+            assert pushed == ["remote=origin", "[new branch] main -> main", f"refs/remotes/origin/main 0..{head[:12]}"]
+            await text("git_branch", {"action": "create", "name": "topic", "ref": parent})
+            branches = await text("git_branch", {"action": "list"})
+            assert f"* main {head[:12]}" in branches.splitlines() and f"  topic {parent[:12]}" in branches
+            write_files(root, {"a.py": "x = 3\n"})
+            await text("git_stash", {"action": "push", "message": "wip"})
+            assert (await text("git_stash", {"action": "list"})).startswith("stash@{0} ")
+            worktrees = await text("git_worktree", {"action": "list"})
+            assert worktrees == f"{root} {head[:12]} [main]", worktrees
+            await text("git_inspect", {"action": "tag_create", "name": "v1", "ref": "HEAD", "message": "one"})
+            assert (await text("git_inspect", {"action": "tags"})).startswith("v1 ")
+            plan = (await text("git_rebase", {"action": "plan", "upstream": parent})).splitlines()
+            assert plan == [f"onto {parent[:12]}", f"pick {head[:12]} two"], plan
+            assert (await text("git_pull", {})).splitlines()[0] == "already up to date with origin/main"
