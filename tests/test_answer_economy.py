@@ -99,6 +99,8 @@ async def test_every_tool_answers_lean_with_its_handles_in_the_text(repo: Path) 
                         short_fingerprint(value) if key.endswith("fingerprint") else value
                     assert shown in text or value == gone, f"{tool}: {key}={value} is missing from the text:\n{text}"
                 assert not list(_empties(record)), (tool, list(_empties(record)))
+                # Every tool has a rendering written for a model: never the record dumped as JSON.
+                assert '={"' not in text and '=[{"' not in text and not text.startswith("{"), (tool, text)
                 assert len(text.encode()) <= _MAX_TEXT_WITHOUT_CURSOR or _has_cursor(record), tool
                 return dict(record)
 

@@ -274,6 +274,7 @@ def tools(services: Services) -> list[ToolSpec]:
                       ToolExample("high only", {"refactor_id": "rf_ab12cd00003", "min_certainty": "high"})),
         ),
         ToolSpec(
+            render=lambda r: f"{r.refactor_id} ({r.operation}) {'cancelled' if r.cancelled else 'not cancelled'}",
             name="refactor_cancel", category=_CATEGORY, params=CancelParams, result=CancelResult,
             handler=cancel, kind="meta", read_only=False, idempotent=False,
             summary="Forget a pending refactor plan (nothing was written by the preview).",
