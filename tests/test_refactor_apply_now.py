@@ -96,8 +96,15 @@ async def test_an_uncertain_edit_leaves_the_preview_pending_with_the_reason(serv
 async def test_an_ambiguous_target_is_not_applied(server: ServerHandle) -> None:
     before = _tree(server.root)
     async with mcp_client(server) as client:
-        record = await call(client, "refactor_rename", {"symbol": "twin", "new_name": "pair", "apply": True})
+        result = await client.call_tool("refactor_rename", {"symbol": "twin", "new_name": "pair", "apply": True})
+        record, text = envelope(result)["result"], answer_text(result)
         assert record["status"] == "needs_decision" and "applied" not in record
+        # Each candidate a line the next call can act on (its id and where it is), not the record as JSON.
+        for candidate in record["candidates"]:
+            sym = candidate["symbol"]
+            assert f"  {candidate['candidate_id']} {sym['kind']} {sym['qualified_name']} #{sym['def_uid']} " \
+                   f"{sym['path']}:{sym['line']}" in text, text
+        assert not text.startswith("{") and record["refactor_id"] in text, text
         assert record["not_applied"] == f"{len(record['candidates'])} definitions match: choose a candidate_id"
         await call(client, "refactor_cancel", {"refactor_id": record["refactor_id"]})
     assert _tree(server.root) == before

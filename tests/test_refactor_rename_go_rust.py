@@ -84,6 +84,25 @@ def test_go_rename_that_unexports_a_name_other_packages_use_is_refused(tmp_path:
         assert preview.status == "ready"
 
 
+def test_go_rename_onto_a_name_another_file_of_the_package_declares_is_a_collision(tmp_path: Path) -> None:
+    """Go declares a package's names, and a type's methods and fields, once across the package's files: renaming
+    ``cart.Total`` (total.go) to ``New`` (cart.go) or ``Cart.Add`` to ``String`` built ``New redeclared in this
+    block`` with a "ready" plan. Each is a collision at the existing declaration, and refactor_apply refuses it."""
+    method = "\nfunc (c *Cart) String() string { return \"\" }\n"
+    files = {**GO_PROJECT, "cart/cart.go": GO_PROJECT["cart/cart.go"] + method}
+    with refactor_env(tmp_path / "repo", files) as env:
+        for symbol, new_name, existing in [("cart.Total", "New", ("cart/cart.go", 8)),
+                                           ("cart.Cart.Add", "String", ("cart/cart.go", 10)),
+                                           ("cart.capped", "Cart", ("cart/cart.go", 4))]:
+            preview = env.service.rename(symbol, new_name)
+            assert [(c.path, c.line) for c in preview.collisions] == [existing], (symbol, preview.collisions)
+            with pytest.raises(CodePlaneError) as refused:
+                env.service.apply(preview.refactor_id)
+            assert refused.value.code == 4007
+        ok = env.service.rename("cart.Total", "Sum")  # a name the package does not declare
+        assert not ok.collisions and ok.status == "ready"
+
+
 RUST_PROJECT = {
     "Cargo.toml": "[package]\nname = \"shop\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
     "src/lib.rs": "pub mod cart;\npub mod util;\n\nuse crate::cart::Cart;\n\n"

@@ -1,7 +1,8 @@
 """Would the new name clash with a binding that already exists? (issue 9 item 1: report, never apply silently).
 
 Three checks, all from index facts:
-- the scope that binds the target already binds the new name (a sibling def, class member, import);
+- the scope that binds the target already binds the new name (a sibling def, class member, import); in Go, the
+  package (all the files of its directory) already declares it, or the type already has such a method or field;
 - a class of the target's family (or an ancestor) already has a member with the new name;
 - at a renamed reference, a scope between the reference and the target's binding binds the new name, so
   the renamed reference would be captured by it (shadowing).
@@ -9,6 +10,7 @@ Three checks, all from index facts:
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable
 
 from codeplane.refactor.facts import Def, FactReader, Scope
@@ -55,8 +57,16 @@ def find_collisions(reader: FactReader, target: Def, new_name: str, family: Memb
 
     if target.scope_id is not None:
         for bind in reader.binds_named([target.scope_id], new_name):
-            add((target.path, target.name_line, target.name_column), "same_scope", kind_of(bind.scope_id),
+            # Where the existing binding is, when it is a definition: that is what the rename would clash with.
+            there = reader.get_def(bind.target_uid) if bind.target_uid else None
+            at = (there.path, there.name_line, there.name_column) if there is not None and there.path == target.path \
+                else (target.path, target.name_line, target.name_column)
+            add(at, "same_scope", kind_of(bind.scope_id),
                 f"{new_name!r} is already bound in the scope that defines {target.qualified_name}")
+    for d in _go_package_twins(reader, target, new_name):
+        add((d.path, d.name_line, d.name_column), "same_scope", "package",
+            f"{d.qualified_name} already exists in the package of {target.qualified_name} ({d.path}): Go "
+            "declares a package's names, and a type's methods and fields, once across all its files")
     if family is not None:
         owners = set(family.classes) | {d.parent_uid for d in family.overridden if d.parent_uid}
         for d in reader.defs_named(new_name, _LIMIT):
@@ -79,3 +89,14 @@ def find_collisions(reader: FactReader, target: Def, new_name: str, family: Memb
                 f"{new_name!r} is already bound where {edit.path}:{edit.line} refers to {target.name}; "
                 "the renamed reference would denote that binding instead")
     return [found[k] for k in sorted(found)][:MAX_COLLISIONS]
+
+
+def _go_package_twins(reader: FactReader, target: Def, new_name: str) -> list[Def]:
+    """Definitions the renamed Go definition would clash with: ``pkg.<new>`` (package level) or
+    ``pkg.Type.<new>`` (a method or field of the same type) in any file of the package's directory."""
+    if target.language != "go" or not target.qualified_name.endswith(target.name):
+        return []
+    renamed = target.qualified_name[: len(target.qualified_name) - len(target.name)] + new_name
+    package_dir = posixpath.dirname(target.path)
+    return [d for d in reader.defs_named(new_name, _LIMIT) if d.language == "go" and d.qualified_name == renamed
+            and posixpath.dirname(d.path) == package_dir]

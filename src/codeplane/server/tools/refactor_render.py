@@ -12,8 +12,7 @@ the moves are listed), else as the preview plus why it was not."""
 from __future__ import annotations
 
 from codeplane.refactor.models import ApplyOutcome, ImpactReport, InspectPage, PlannedEdit, RefactorPreview, SymbolRef
-from codeplane.server.answers import compact_json, lean_dump, short_sha, tests_affected_line
-from codeplane.server.tooling import ToolResult
+from codeplane.server.answers import short_sha, tests_affected_line
 
 #: Affected tests an impact answer names, at most (``run_test_targets(affected_by=...)`` runs them all).
 _TESTS_NAMED = 20
@@ -100,9 +99,24 @@ def render_plan(result: RefactorPreview) -> str:
     return f"{text}\nnot applied: {reason}" if reason else text
 
 
+def _decision(result: RefactorPreview) -> str:
+    """An ambiguous target: each candidate on a line with what choosing it would change, and how to choose."""
+    lines = [f"{result.operation} -> {result.new_name}: needs_decision, {len(result.candidates)} definitions match "
+             f"[{result.refactor_id}]"]
+    for c in result.candidates:
+        counts = ", ".join(f"{k} {v}" for k, v in c.counts.items() if v)
+        sym = c.symbol
+        where = f"{sym.kind} {sym.qualified_name} #{sym.def_uid} {sym.path}:{sym.line}" if sym else c.description
+        lines.append(f"  {c.candidate_id} {where}: {counts or 'no edits'} in {c.files} files")
+    lines.append(f"choose: refactor_apply(refactor_id={result.refactor_id!r}, candidate_id=...) (refactor_inspect "
+                 "with candidate_id lists its edits), or rename by qualified name")
+    lines += [f"warning: {w}" for w in result.warnings]
+    return "\n".join(lines)
+
+
 def render_preview(result: RefactorPreview) -> str:
-    if result.status == "needs_decision" and isinstance(result, ToolResult):
-        return compact_json(lean_dump(result))
+    if result.status == "needs_decision":
+        return _decision(result)
     what, usual = _what(result)
     counts = result.counts
     told = f"{result.matches} edits"
@@ -110,7 +124,10 @@ def render_preview(result: RefactorPreview) -> str:
         told += f" (high {counts.get('high', 0)}, medium {counts['medium']})"
     if counts.get("low"):
         told += f", {counts['low']} low proposed"
-    lines = [f"{result.operation} {what}: {result.status}, {told} in {result.affected_files_total} files "
+    # A plan whose new name collides is refused by refactor_apply (4007): the head says so, not "ready".
+    status = f"{len(result.collisions)} collision(s), refused unless accept_collisions: true" \
+        if result.collisions else result.status
+    lines = [f"{result.operation} {what}: {status}, {told} in {result.affected_files_total} files "
              f"[{result.refactor_id}]"]
     sure = [e for e in result.edits if e.certainty == "high"]
     lines += _sure_edits(sure, usual)
