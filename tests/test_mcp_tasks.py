@@ -88,12 +88,14 @@ async def test_mutation_budget_exhaustion_closes_task_and_refuses_later_calls(se
         assert body["error"]["details"]["hint"].startswith("call open_task")
         assert (await call_error(client, "close_task", {"outcome": "success"}))["code"] == 6003
         assert not (server.root / "m2.txt").exists()
+        failed, body = await answer(client, "write_source", _create("m3.txt"))
+        assert failed and body["error"]["code"] == 6001  # every later write, until open_task
         failed, body = await answer(client, "write_source", _create("m3.txt", dry_run=True))
-        assert failed and body["error"]["code"] == 6001  # reads refused too until open_task
+        assert not failed, "reads go on: a budget refuses mutating operations (§12.3)"
         state = await call(client, "get_task", {"operations": 5})
         assert state["task"]["state"] == "CLOSED_FAILED" and state["task"]["limit_triggered"] == "mutations"
         assert [op.get("limit_triggered") for op in state["operations"] if op["op_type"] == "write_source"] == [
-            None, "mutations", "mutations"]
+            None, "mutations", "mutations", None]
         fresh = await call(client, "open_task")
         assert "closed_previous" not in fresh and fresh["task"]["state"] == "OPEN"
         await call(client, "write_source", _create("m2.txt"))
@@ -103,11 +105,12 @@ async def test_duration_limit_refuses_calls_after_the_deadline(server: ServerHan
     async with mcp_client(server) as client:
         await call(client, "open_task", {"limits": {"max_duration_sec": 1}})
         await anyio.sleep(1.1)
-        failed, body = await answer(client, "write_source", _create("late.txt", dry_run=True))
+        failed, body = await answer(client, "write_source", _create("late.txt"))
         assert failed and body["error"]["code"] == 6001
         assert body["error"]["details"]["budget_type"] == "duration"
         assert body["meta"]["task_state"] == "CLOSED_FAILED"
         await call(client, "describe")  # meta calls still work
+        await call(client, "write_source", _create("late.txt", dry_run=True))  # and reads
 
 
 async def test_read_budget_is_enforced_and_reset_budget_restores_it(server: ServerHandle) -> None:
@@ -227,3 +230,25 @@ async def test_test_run_budget_and_same_failure_after_a_mutation_flags_non_progr
         assert "task_state" not in third["meta"]  # the test budget refuses runs, it does not close the task
         assert (await call(client, "get_task", session))["task"]["state"] == "OPEN"
         await call(client, "write_source", {**_create("notes.txt", "again\n", overwrite=True), **session})
+
+
+async def test_in_the_core_profile_a_spent_budget_is_recovered_with_the_calls_its_errors_name(tmp_path: Path) -> None:
+    """The default profile used to withhold open_task and reset_budget, the calls 6001 and 6004 name: an agent
+    whose budget ran out was stuck (every call refused) until its session expired."""
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    with running_server(repo, "--profile", "core", "--set", "tasks.max_mutations=1",
+                        "--set", "tasks.read_budget_calls=2") as server:
+        async with mcp_client(server) as client:
+            await call(client, "write_source", _create("one.txt"))
+            failed, body = await answer(client, "write_source", _create("two.txt"))
+            assert failed and body["error"]["code"] == 6001
+            assert body["error"]["details"]["hint"].startswith("call open_task")
+            await call(client, "open_task", {"limits": {"max_mutations": 5}})
+            await call(client, "write_source", _create("two.txt"))
+            for _ in range(2):
+                await call(client, "search", {"query": "a"})
+            failed, body = await answer(client, "search", {"query": "a"})
+            assert failed and body["error"]["code"] == 6004
+            await call(client, "reset_budget", {})
+            await call(client, "search", {"query": "a"})
+    assert (repo / "two.txt").is_file()

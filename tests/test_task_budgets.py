@@ -23,7 +23,7 @@ def _rows(state_dir: Path) -> list[sqlite3.Row]:
         conn.close()
 
 
-def test_mutation_budget_refuses_with_6001_closes_task_and_refuses_later_calls(tmp_path: Path) -> None:
+def test_mutation_budget_refuses_with_6001_closes_task_and_refuses_later_writes(tmp_path: Path) -> None:
     tracker = make_tracker(tmp_path, max_mutations=2)
     assert run_call(tracker, "write_source", "mutation", mutation=edit(sha="1" * 64)).error is None
     assert run_call(tracker, "write_source", "mutation", mutation=edit(sha="2" * 64)).error is None
@@ -34,12 +34,13 @@ def test_mutation_budget_refuses_with_6001_closes_task_and_refuses_later_calls(t
     assert "Mutation budget exceeded (2/2 made; this one refused" in refused.message
     view = tracker.get_task("s1")
     assert view.task.state is TaskState.CLOSED_FAILED and view.task.mutation_count == 2
-    for kind in ("read", "mutation", "test"):
+    for kind in ("mutation", "test"):
         later = run_call(tracker, "any_tool", kind).error
         assert later is not None and later.code == 6001 and later.details["budget_type"] == "mutations"
+    assert run_call(tracker, "search", "read").error is None, "reads go on (§12.3 refuses mutating operations)"
     assert run_call(tracker, "describe", "meta").error is None
     rows = _rows(tmp_path)
-    assert [r["limit_triggered"] for r in rows][-5:] == ["mutations"] * 4 + [None]
+    assert [r["limit_triggered"] for r in rows][-5:] == ["mutations"] * 3 + [None, None]
     assert rows[2]["success"] == 0 and rows[2]["error_code"] == 6001
 
 
@@ -69,12 +70,23 @@ def test_duration_limit_refuses_calls_after_deadline_and_closes_task(tmp_path: P
     clock.advance(59)
     assert run_call(tracker, "search", "read").error is None
     clock.advance(2)
-    refused = run_call(tracker, "search", "read").error
+    refused = run_call(tracker, "write_source", "mutation").error
     assert refused is not None and refused.code == 6001 and refused.details["budget_type"] == "duration"
     assert refused.details["limit"] == 60 and refused.details["current"] == 61
     task = tracker.get_task("s1").task
     assert task.state is TaskState.CLOSED_FAILED and task.limit_triggered is not None
-    assert run_call(tracker, "write_source", "mutation").error.details["budget_type"] == "duration"  # type: ignore[union-attr]
+    assert run_call(tracker, "run_test_targets", "test").error.details["budget_type"] == "duration"  # type: ignore[union-attr]
+    assert run_call(tracker, "search", "read").error is None, "reads go on: a budget refuses what acts"
+
+
+def test_a_read_past_the_deadline_closes_the_task_and_is_answered(tmp_path: Path) -> None:
+    clock = FakeClock()
+    tracker = make_tracker(tmp_path, clock)
+    tracker.open_task("s1", {"max_duration_sec": 60})
+    clock.advance(61)
+    assert run_call(tracker, "search", "read").error is None
+    assert tracker.get_task("s1").task.state is TaskState.CLOSED_FAILED
+    assert run_call(tracker, "write_source", "mutation").error.code == 6001  # type: ignore[union-attr]
 
 
 def test_read_budget_calls_and_bytes_then_reset_budget(tmp_path: Path) -> None:
@@ -123,8 +135,9 @@ def test_open_task_closes_previous_as_success_and_sets_limits(tmp_path: Path) ->
         raise AssertionError("closing twice must fail")
     except CodePlaneError as exc:
         assert exc.code == 6003
-    later = run_call(tracker, "search", "read").error
+    later = run_call(tracker, "write_source", "mutation").error
     assert later is not None and later.code == 6003  # closed by the client: open_task first
+    assert run_call(tracker, "search", "read").error is None  # reads go on
     assert tracker.open_task("s1").closed_previous is None
     assert run_call(tracker, "search", "read").error is None
 

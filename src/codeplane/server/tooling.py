@@ -162,11 +162,14 @@ class ToolSpec:
         return brief(self.summary)
 
 
-#: ``tools.profile = core``: the find-read-edit-test-commit loop. Everything else stays one profile away.
+#: ``tools.profile = core``: the find-read-edit-test-commit loop. Everything else stays one profile away, but
+#: for the two calls a spent budget's error names (open_task after 6001, reset_budget after 6004): every profile
+#: serves them, or an agent whose budget ran out would be stuck until the session expired.
+RECOVERY_TOOLS = frozenset({"open_task", "reset_budget"})
 CORE_TOOLS = frozenset({
     "describe", "search", "read_source", "list_files", "map_repo", "write_source", "run_test_targets",
     "get_test_run", "git_status", "git_diff", "git_log", "git_stage_and_commit", "refactor_rename", "refactor_apply",
-    "semantic_diff", "lint_check",
+    "semantic_diff", "lint_check", *RECOVERY_TOOLS,
 })
 Profile = Literal["full", "core", "read_only"]
 
@@ -175,7 +178,7 @@ def _served(spec: ToolSpec, profile: Profile) -> bool:
     if profile == "core":
         return spec.name in CORE_TOOLS
     if profile == "read_only":
-        return spec.read_only
+        return spec.read_only or spec.name in RECOVERY_TOOLS
     return True
 
 

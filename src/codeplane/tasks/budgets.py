@@ -7,9 +7,10 @@ nothing here ever resets a counter.
 Rules, in order:
 1. ``meta`` calls (describe, open_task, get_task, close_task, reset_budget) are always admitted and
    count against nothing, so a client can always inspect state and recover.
-2. A closed task admits nothing else: 6001 naming the limit if a limit closed it, else 6003. The
-   client must call ``open_task``.
-3. After ``max_duration_sec`` every call is refused with 6001 and the task becomes CLOSED_FAILED.
+2. After ``max_duration_sec`` the task becomes CLOSED_FAILED (at the first call past the deadline).
+3. A closed task admits no mutation and no test run: 6001 naming the limit if a limit closed it, else 6003.
+   The client must call ``open_task``. Reads go on (§12.3, §23.9: a budget refuses *mutating* operations), so
+   an agent whose task a budget closed can still look at what it did.
 4. ``mutation`` calls: the (max+1)-th is refused with 6001 and the task becomes CLOSED_FAILED.
 5. ``test`` calls: the (max+1)-th is refused with 6001; the task stays OPEN (§12.3 closes only on
    the mutation budget).
@@ -69,7 +70,15 @@ def admit(task: TaskRecord, read: ReadUse, read_limits: ReadLimits, kind: CallKi
     """Decide whether a call of ``kind`` may run now; see the module docstring for the rules."""
     if kind == "meta":
         return Admission(task, read)
-    if task.state is not TaskState.OPEN:
+    if task.state is TaskState.OPEN and now_ms >= task.deadline_ms:
+        elapsed = (now_ms - task.opened_at_ms) // 1000
+        task = _close_failed(task, BudgetType.DURATION, now_ms,
+                             f"max_duration_sec {task.limits.max_duration_sec} exceeded")
+        if kind != "read":
+            return Admission(task, read, _task_error(
+                task, BudgetType.DURATION, task.limits.max_duration_sec, elapsed,
+                f"Duration budget exceeded ({elapsed}s/{task.limits.max_duration_sec}s)"), BudgetType.DURATION)
+    if task.state is not TaskState.OPEN and kind != "read":
         if task.limit_triggered is not None and task.state is TaskState.CLOSED_FAILED:
             limit_value, current = _limit_value(task, task.limit_triggered)
             return Admission(task, read, _task_error(
@@ -82,13 +91,6 @@ def admit(task: TaskRecord, read: ReadUse, read_limits: ReadLimits, kind: CallKi
             f"task {task.task_id} is {task.state.value}; call open_task to start a new task",
             details={"task_id": task.task_id, "task_state": task.state.value,
                      "close_reason": task.close_reason}))
-    if now_ms >= task.deadline_ms:
-        elapsed = (now_ms - task.opened_at_ms) // 1000
-        closed = _close_failed(task, BudgetType.DURATION, now_ms,
-                               f"max_duration_sec {task.limits.max_duration_sec} exceeded")
-        return Admission(closed, read, _task_error(
-            closed, BudgetType.DURATION, task.limits.max_duration_sec, elapsed,
-            f"Duration budget exceeded ({elapsed}s/{task.limits.max_duration_sec}s)"), BudgetType.DURATION)
     if kind == "mutation":
         if task.mutation_count >= task.limits.max_mutations:
             closed = _close_failed(task, BudgetType.MUTATIONS, now_ms,
