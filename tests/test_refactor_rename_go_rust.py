@@ -137,6 +137,43 @@ def test_rust_renames_across_modules_are_high_and_check(tmp_path: Path, symbol: 
         assert checked.returncode == 0, checked.stderr
 
 
+TRAIT_PROJECT = {
+    "Cargo.toml": "[package]\nname = \"shop\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
+    "src/lib.rs": "pub mod count;\npub mod stock;\n\nuse crate::count::Counted;\n\n"
+                  "pub fn total(items: &[&dyn Counted]) -> u64 {\n    items.iter().map(|c| c.count()).sum()\n}\n",
+    "src/count.rs": "pub trait Counted {\n    fn count(&self) -> u64;\n    fn twice(&self) -> u64 {\n"
+                    "        self.count() * 2\n    }\n}\n",
+    "src/stock.rs": "use crate::count::Counted;\n\npub struct Stock {\n    pub n: u64,\n}\n\n"
+                    "impl Counted for Stock {\n    fn count(&self) -> u64 {\n        self.n\n    }\n}\n\n"
+                    "pub struct Square(pub u64);\n\nimpl Counted for Square {\n    fn count(&self) -> u64 {\n"
+                    "        self.0 * self.0\n    }\n}\n\n"
+                    "pub fn demo() -> u64 {\n    let s = Stock { n: 3 };\n    s.count() + Square(2).twice()\n}\n",
+}
+
+
+@pytest.mark.parametrize("symbol", ["Counted.count", "src/stock.Stock.count"])
+def test_rust_trait_method_rename_renames_every_impl_of_it(tmp_path: Path, symbol: str) -> None:
+    """``impl Counted for Stock { fn count .. }`` implements ``Counted::count``: renaming the trait's method left
+    both impls behind (``low other_binding``: E0407, E0046), and renaming an impl's alone broke it the same way.
+    Either way the trait's method and every impl of it are renamed, high, and the crate still checks."""
+    with refactor_env(tmp_path / "repo", TRAIT_PROJECT) as env:
+        preview = env.service.rename(symbol, "tally")
+        by_pos = {(e.path, e.line, e.column): (e.certainty, e.reason) for e in preview.edits}
+        assert by_pos[("src/count.rs", 2, 7)] == ("high", "definition"), by_pos
+        assert by_pos[("src/stock.rs", 8, 7)] == ("high", "override") and by_pos[("src/stock.rs", 16, 7)] == (
+            "high", "override"), by_pos
+        if symbol != "Counted.count":
+            assert any("overrides src/count.Counted.count" in w for w in preview.warnings), preview.warnings
+        env.service.apply(preview.refactor_id)
+        assert "fn count" not in env.read("src/stock.rs") and "s.tally()" in env.read("src/stock.rs")
+        if shutil.which("cargo") is None:
+            pytest.skip("cargo is not installed")
+        env_vars = {**os.environ, "CARGO_TARGET_DIR": str(tmp_path / "target"), "CARGO_NET_OFFLINE": "true"}
+        checked = subprocess.run(["cargo", "check", "--offline", "--quiet"], cwd=env.root, env=env_vars,
+                                 capture_output=True, text=True, timeout=300, check=False)
+        assert checked.returncode == 0, checked.stderr
+
+
 CFG_PROJECT = {
     "Cargo.toml": "[package]\nname = \"semverish\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
     "src/lib.rs": "pub struct VersionReq {\n    pub n: u32,\n}\n\n"

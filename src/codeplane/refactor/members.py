@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codeplane.refactor import rustimpls
 from codeplane.refactor.facts import Def, FactReader, Ref
 from codeplane.refactor.library_names import DOTNET_MEMBERS, JVM_MEMBERS, PHP_MEMBERS
 from codeplane.refactor.models import Certainty
@@ -252,6 +253,13 @@ def member_family(graph: ClassGraph, target: Def) -> MemberFamily | None:
                    and (graph.reader.get_def(d.parent_uid) or target).name in family_names}
     classes.update({uid: c for uid in stub_owners if uid and (c := graph.reader.get_def(uid)) is not None})
     overrides = [d for d in named if d.parent_uid in classes and d.def_uid != target.def_uid]
+    if owner.kind == "trait" and target.path.endswith(".rs"):
+        # ``impl Counted for Stock { fn count .. }``: Stock's method (an impl block owns no definition) is the
+        # trait method's implementation, and Stock a class of the family (its receivers are the trait method's).
+        for implementor, method in rustimpls.implementations(graph.reader, graph.text, owner, target.name):
+            overrides.append(method)
+            if implementor is not None:
+                classes[implementor.def_uid] = implementor
     ancestor_ids = {a.def_uid for a in graph.ancestors(owner)}
     overridden = [d for d in named if d.parent_uid in ancestor_ids]
     twin_ids = {d.parent_uid for d in named
@@ -273,6 +281,9 @@ def overridden_root(graph: ClassGraph, target: Def) -> Def | None:
     which overrides the others (two bases, each with its own). Renaming an override alone breaks it (``override``
     no longer compiles in C++, C#, Kotlin or TypeScript; Java's ``@Override`` fails; Python silently calls the
     base's), so a rename starts from here: the root and every override of it, ``target`` among them."""
+    implemented = rustimpls.implemented(graph.reader, graph.text, target)
+    if implemented is not None:
+        return implemented  # a trait's methods override nothing: the trait's is the root
     family = member_family(graph, target)
     if family is None or not family.overridden:
         return None

@@ -224,7 +224,8 @@ def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name
     owners += _same_type(reader, target, owners)
     for d in owners[1:]:
         reason = ("stub" if is_stub(d.path) else "overload" if d in siblings else "constructor"
-                  if d.kind == "constructor" else "partial" if d.kind == target.kind else "override")
+                  if d.kind == "constructor" else "partial" if d.qualified_name == target.qualified_name
+                  else "override")
         out.add(_def_site(d, new_name, reason), "high", d.scope_id)
     imports = _bound_refs(reader, [d.def_uid for d in owners], target.name, out)
     _import_uses(reader, imports, target.name, out, set())
