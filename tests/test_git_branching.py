@@ -181,6 +181,10 @@ def test_stash_push_list_pop_and_conflicting_pop_keeps_entry(repo: Path) -> None
     # No merge in progress after it, as git has none (it said "merge"): the conflicts are the unmerged paths.
     assert conflicted.state == "none" == git.status().state and not (repo / ".git" / "MERGE_HEAD").exists()
     assert status_sets(git.status()) == porcelain_v2(repo)
+    with pytest.raises(CodePlaneError) as switching:
+        git.checkout("feature")
+    assert switching.value.code == 8005 and "a none in progress" not in switching.value.message
+    assert switching.value.message.startswith("unresolved conflicts in the index: resolve them")
     with pytest.raises(CodePlaneError) as nothing:
         run_git(repo, "reset", "-q", "--hard")
         git.stash_push()

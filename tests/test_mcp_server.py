@@ -251,5 +251,10 @@ async def test_core_profile_is_the_default_and_serves_the_loop_in_a_fraction_of_
             assert err["code"] == 1006 and "--profile full" in err["message"]
             err = await call_error(client, "no_such_tool", {})
             assert err["code"] == 1004
+            # Describing a withheld tool says the same as calling it (it said "no tool named"); a typo is named.
+            err = await call_error(client, "describe", {"action": "tool", "name": "git_rebase"})
+            assert err["code"] == 1006 and "--profile full" in err["message"]
+            err = await call_error(client, "serch", {})
+            assert err["code"] == 1004 and "did you mean search?" in err["message"], err
     assert {"search", "read_source", "write_source", "run_test_targets", "git_diff"} <= core
     assert core <= CORE_TOOLS and len(core) <= 18 and core >= RECOVERY_TOOLS

@@ -171,6 +171,13 @@ async def test_columns_are_counted_from_1_as_search_hits_count_them(tmp_path: Pa
             impact = await call(client, "refactor_impact", {"target": "calc.py:1:5"})  # ``f``
             clash = await call(client, "refactor_rename", {"symbol": "calc.f", "new_name": "g"})
             refused = await call_error(client, "refactor_apply", {"refactor_id": clash["refactor_id"]})
+            # A position where nothing is defined is named as the caller gave it, not one column less.
+            nowhere = await call_error(client, "refactor_rename", {"path": "calc.py", "line": 2, "column": 5,
+                                                                   "new_name": "z"})
+            nowhere_too = await call_error(client, "refactor_impact", {"target": "calc.py:2:5"})
+    for err in (nowhere, nowhere_too):
+        assert err["code"] == 3007 and "'calc.py:2:5'" in err["message"] and err["details"]["symbol"] == \
+            "calc.py:2:5", err
     for preview in (by_arg, by_position):
         assert preview["status"] == "ready", preview
         assert {(e["line"], e["column"], e["end_column"]) for e in preview["edits"]} == {(1, 10, 11), (2, 16, 17)}

@@ -203,9 +203,11 @@ class GitService:
                 target = checkout.resolve_target(repo, ref, create, start_point)
                 if not force and repo.index.conflicts is not None:  # libgit2 refuses with an untyped error
                     state = repo_state(repo)
-                    raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"unresolved conflicts in the index (a {state} "
-                                         "in progress): resolve them (git_stage_and_commit) or abandon it "
-                                         "(git_reset hard) before switching", details={"state": state})
+                    # A stash pop that stopped on conflicts leaves them with no operation in progress.
+                    during = f" (a {state} in progress)" if state != "none" else ""
+                    raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"unresolved conflicts in the index{during}: "
+                                         "resolve them (git_stage_and_commit) or abandon them (git_reset hard) "
+                                         "before switching", details={"state": state})
                 if force and any(f & _TRACKED_CHANGE for f in dirty.values()):
                     lost = sorted(p for p, f in dirty.items() if f & _TRACKED_CHANGE)
                     require_confirm(confirm, "a forced checkout", f"local changes in {len(lost)} file(s)",

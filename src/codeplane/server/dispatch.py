@@ -215,19 +215,8 @@ async def dispatch(
     error: CodePlaneError | None = None
     with bind_correlation(request_id=request_id, op_id=name):
         try:
-            if spec is None and registry.withheld(name):
-                raise CodePlaneError(
-                    ErrorCode.TOOL_NOT_IN_PROFILE,
-                    f"{name} is not served under tools.profile={registry.profile}; start the server with "
-                    "--profile full (or set tools.profile) to use it",
-                    details={"tool": name, "profile": registry.profile, "available": registry.names()},
-                )
             if spec is None:
-                raise CodePlaneError(
-                    ErrorCode.UNKNOWN_TOOL,
-                    f"no tool named {name!r}; call describe to list tools",
-                    details={"tool": name, "available": registry.names()},
-                )
+                raise registry.not_served(name)
             if explicit_session is not None and not isinstance(explicit_session, str):
                 raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "session_id must be a string",
                                      details={"tool": name, "field": SESSION_ARG})

@@ -6,6 +6,7 @@ Tool modules under ``server/tools/`` build :class:`ToolSpec` values and nothing 
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 import typing
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.server.answers import Renderer
 
 if TYPE_CHECKING:
@@ -210,3 +212,16 @@ class ToolRegistry:
 
     def names(self) -> list[str]:
         return list(self._specs)
+
+    def not_served(self, name: str) -> CodePlaneError:
+        """Why ``name`` cannot be called (or described) here: 1006 for a tool the profile withholds, saying how to
+        serve it; 1004 for no tool of that name, with the closest names."""
+        if self.withheld(name):
+            return CodePlaneError(
+                ErrorCode.TOOL_NOT_IN_PROFILE,
+                f"{name} is not served under tools.profile={self.profile}; start the server with --profile full "
+                "(or set tools.profile) to use it", details={"tool": name, "profile": self.profile})
+        close = difflib.get_close_matches(name, sorted([*self._specs, *self._withheld]), n=3, cutoff=0.6)
+        hint = f"; did you mean {' or '.join(close)}?" if close else "; call describe to list tools"
+        return CodePlaneError(ErrorCode.UNKNOWN_TOOL, f"no tool named {name!r}{hint}",
+                              details={"tool": name, "available": self.names()})

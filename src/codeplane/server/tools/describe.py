@@ -65,8 +65,7 @@ async def _describe(ctx: ToolContext, params: DescribeParams) -> DescribeResult:
                                  details={"field": "name", "tools": ctx.registry.names()})
         spec = ctx.registry.get(params.name)
         if spec is None:
-            raise CodePlaneError(ErrorCode.UNKNOWN_TOOL, f"no tool named {params.name!r}",
-                                 details={"tool": params.name, "available": ctx.registry.names()})
+            raise ctx.registry.not_served(params.name)
         return DescribeResult(
             action="tool", name=spec.name, description=spec.summary, category=spec.category,
             when_to_use=list(spec.when_to_use), when_not_to_use=list(spec.when_not_to_use),

@@ -151,8 +151,11 @@ def _kind(params: RenameParams | MoveParams) -> ToolKind:
 def tools(services: Services) -> list[ToolSpec]:
     async def rename(ctx: ToolContext, p: RenameParams) -> RefactorPreviewResult:
         symbol, column = engine_position(p.symbol, p.column)
-        preview = await anyio.to_thread.run_sync(
-            lambda: ctx.services.refactor.rename(symbol, p.new_name, path=p.path, line=p.line, column=column))
+        try:
+            preview = await anyio.to_thread.run_sync(
+                lambda: ctx.services.refactor.rename(symbol, p.new_name, path=p.path, line=p.line, column=column))
+        except CodePlaneError as exc:
+            raise one_based_error(exc) from None
         return await _answer(ctx, preview, p.apply)
 
     async def move(ctx: ToolContext, p: MoveParams) -> RefactorPreviewResult:
@@ -176,7 +179,10 @@ def tools(services: Services) -> list[ToolSpec]:
                 target or p.target, path=p.path, line=p.line, column=column, limit=limit, cursor=p.cursor),
                 from_attributes=True))
 
-        result = await anyio.to_thread.run_sync(lambda: run(p.limit))
+        try:
+            result = await anyio.to_thread.run_sync(lambda: run(p.limit))
+        except CodePlaneError as exc:
+            raise one_based_error(exc) from None
         refs = result.references
         fit = items_that_fit(len(refs), lambda k: render_impact(result.model_copy(
             update={"references": refs[:k], "next_cursor": CURSOR_STAND_IN})))
@@ -189,7 +195,10 @@ def tools(services: Services) -> list[ToolSpec]:
                 p.refactor_id, candidate_id=p.candidate_id, certainties=p.certainty, kinds=p.kind, cursor=p.cursor,
                 limit=limit, context_lines=p.context_lines), from_attributes=True))
 
-        result = await anyio.to_thread.run_sync(lambda: run(p.limit))
+        try:
+            result = await anyio.to_thread.run_sync(lambda: run(p.limit))
+        except CodePlaneError as exc:
+            raise one_based_error(exc) from None
         items = result.items
         fit = items_that_fit(len(items), lambda k: render_inspect(result.model_copy(
             update={"items": items[:k], "next_cursor": CURSOR_STAND_IN})))

@@ -9,6 +9,7 @@ argument (or the column of a ``path:line:col`` position) going in, every ``colum
 
 from __future__ import annotations
 
+import re
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -48,13 +49,23 @@ def one_based(model: M) -> M:
 
 
 def one_based_error(exc: CodePlaneError) -> CodePlaneError:
-    """``exc`` with the positions in its details (a 4007's ``collisions``) counted from 1, as the answers'."""
+    """``exc`` with the positions in its details (a 4007's ``collisions``, a 3007's ``path:line:col`` symbol, in
+    its message too) counted from 1, as the answers' and the caller's."""
     for item in exc.details.get("collisions") or ():
         if isinstance(item, dict):
             for key in _COLUMNS:
                 if isinstance(item.get(key), int):
                     item[key] += 1
+    symbol = exc.details.get("symbol")
+    if isinstance(symbol, str) and _POSITION.fullmatch(symbol):
+        shown = _shifted(symbol)
+        exc.details["symbol"] = shown
+        exc.message = exc.message.replace(repr(symbol), repr(shown))
     return exc
+
+
+#: ``path:line:col`` (a column only counts with a line before it).
+_POSITION = re.compile(r".+:\d+:\d+")
 
 
 def _shifted(position: str) -> str:
