@@ -167,6 +167,12 @@ def scope_family(name: str) -> str | None:
     return next((info.family for info in infos if info.language == name), None)
 
 
+def family_less_suffixes(name: str) -> tuple[str, ...]:
+    """The file suffixes of a language no family owns (``c``: ``.c``, ``.h``), sorted; empty for any other name. A
+    search scoped to such a language selects its files by suffix (a ``.h`` header is C by its name here)."""
+    return tuple(sorted(ext for ext, info in _BY_EXTENSION.items() if info.family is None and info.language == name))
+
+
 def language_names() -> list[str]:
     """Every family key and language name, sorted (what a scope may say)."""
     infos = (*_BY_EXTENSION.values(), *_BY_NAME.values())

@@ -62,7 +62,29 @@ CURRENT_FILE_CAP = 20_000
 class LexicalScope:
     #: Gitignore-style globs (``*.py`` matches at any depth, ``/src/`` anchors at the root); empty = all.
     paths: tuple[str, ...] = ()
+    #: Families (the lexical index knows a file by its family).
     languages: tuple[str, ...] = ()
+    #: File suffixes of the languages asked for that have no family (C: ``.c``, ``.h``): also in the selection.
+    suffixes: tuple[str, ...] = ()
+
+    def keep(self) -> Callable[[str], bool] | None:
+        """Whether a path is in scope (its globs, and its family or suffix when languages are asked for); ``None``
+        for every path."""
+        spec = scope_spec(self.paths)
+        languages, suffixes = set(self.languages), self.suffixes
+        if spec is None and not languages and not suffixes:
+            return None
+
+        def keep(path: str) -> bool:
+            chosen = not (languages or suffixes) or family_of(path) in languages or path.lower().endswith(suffixes)
+            return chosen and (spec is None or spec.match_file(path))
+
+        return keep
+
+    def in_languages(self, path: str, family: str | None) -> bool:
+        if not self.languages and not self.suffixes:
+            return True
+        return family in self.languages or path.lower().endswith(self.suffixes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,15 +116,12 @@ def scope_spec(globs: Sequence[str]) -> pathspec.PathSpec[Any] | None:
 def scope_concerns(root: Path, scope: LexicalScope) -> Callable[[str], bool]:
     """Which pending paths a search in ``scope`` must wait for (per-file freshness, D6): those in scope, and any
     path that is not a regular file now (a directory, or gone) since it may hold or have held files in scope."""
-    spec = scope_spec(scope.paths)
-    languages = set(scope.languages)
-    if spec is None and not languages:
+    keep = scope.keep()
+    if keep is None:
         return lambda _path: True
 
     def concerns(path: str) -> bool:
-        if not os.path.isfile(os.path.join(root, path)):
-            return True
-        return (spec is None or spec.match_file(path)) and (not languages or family_of(path) in languages)
+        return not os.path.isfile(os.path.join(root, path)) or keep(path)
 
     return concerns
 
@@ -110,8 +129,7 @@ def scope_concerns(root: Path, scope: LexicalScope) -> Callable[[str], bool]:
 def _text_rows(conn: sqlite3.Connection, scope: LexicalScope) -> list[str]:
     """Text files in scope, from the file table (only needed when Tantivy cannot narrow)."""
     rows = conn.execute("SELECT path, language FROM files WHERE kind = 'text' ORDER BY path")
-    languages = set(scope.languages)
-    return [path for path, lang in rows if not languages or lang in languages]
+    return [path for path, lang in rows if scope.in_languages(path, lang)]
 
 
 _END = object()
@@ -125,7 +143,7 @@ class HitStream:
     """
 
     def __init__(self, texts: TextCache, query: CompiledQuery, candidates: Iterable[tuple[str, float]],
-                 candidate_count: int, *, spec: pathspec.PathSpec[Any] | None, context_lines: int,
+                 candidate_count: int, *, keep: Callable[[str], bool] | None, context_lines: int,
                  include_snippets: bool, budget_sec: float = SCAN_BUDGET_SEC,
                  sampler: Callable[[int, int], list[str]] | None = None, sample_size: int = ESTIMATE_SAMPLE,
                  unsearched: tuple[str, ...] = ()) -> None:
@@ -141,7 +159,7 @@ class HitStream:
         self._texts = texts
         self._query = query
         self._candidate_count = candidate_count
-        self._spec = spec
+        self._keep = keep
         self._context = max(0, min(context_lines, MAX_CONTEXT_LINES))
         self._snippets = include_snippets
         self._budget = budget_sec
@@ -179,8 +197,8 @@ class HitStream:
 
     def _sample_mean(self) -> float:
         paths = self._sampler(self._sample_size, self.files_scanned) if self._sampler is not None else []
-        spec = self._spec
-        texts = [self._texts.read(p) for p in paths if spec is None or spec.match_file(p)]
+        keep = self._keep
+        texts = [self._texts.read(p) for p in paths if keep is None or keep(p)]
         counts = [count_at_most(text, self._query, ESTIMATE_CAP) for text in texts if text is not None]
         if counts:
             return sum(counts) / len(counts)
@@ -206,9 +224,9 @@ class HitStream:
             self.base += dropped
 
     def _hits(self, candidates: Iterator[tuple[str, float]]) -> Iterator[LexicalHit | None]:
-        spec, query, context = self._spec, self._query, self._context
+        keep, query, context = self._keep, self._query, self._context
         for path, score in candidates:
-            if spec is not None and not spec.match_file(path):
+            if keep is not None and not keep(path):
                 continue
             text = self._texts.read(path)
             self.files_scanned += 1
@@ -236,11 +254,10 @@ class HitStream:
 
 
 def _split_large(large: Sequence[tuple[str, str | None, int]], scope: LexicalScope,
-                 spec: pathspec.PathSpec[Any] | None) -> tuple[list[str], tuple[str, ...]]:
+                 keep: Callable[[str], bool] | None) -> tuple[list[str], tuple[str, ...]]:
     """The oversized files in scope: (those to scan, in path order; those too large to, named)."""
-    languages = set(scope.languages)
     in_scope = sorted((path, size) for path, language, size in large
-                      if (not languages or language in languages) and (spec is None or spec.match_file(path)))
+                      if scope.in_languages(path, language) and (keep is None or keep(path)))
     too_large = tuple(path for path, size in in_scope if size > LARGE_SCAN_MAX_BYTES)
     return [path for path, size in in_scope if size <= LARGE_SCAN_MAX_BYTES], too_large[:MAX_UNSEARCHED]
 
@@ -253,19 +270,20 @@ def lexical_stream(conn: sqlite3.Connection, texts: TextCache, lexical: LexicalI
 
     ``large`` lists the oversized files (path, language, size): they are scanned after the indexed candidates.
     """
-    spec = scope_spec(scope.paths)
-    scanned_large, unsearched = _split_large(large, scope, spec)
+    keep = scope.keep()
+    scanned_large, unsearched = _split_large(large, scope, keep)
     if query.fragments:
-        ranked = lexical.ranked(query.fragments, scope.languages)
+        # Tantivy narrows by family; a family-less language (C) is kept by its suffix, after it.
+        ranked = lexical.ranked(query.fragments, () if scope.suffixes else scope.languages)
         candidates = itertools.chain(ranked, ((p, 0.0) for p in scanned_large))
-        return HitStream(texts, query, candidates, ranked.count + len(scanned_large), spec=spec,
+        return HitStream(texts, query, candidates, ranked.count + len(scanned_large), keep=keep,
                          context_lines=context_lines, include_snippets=include_snippets, budget_sec=budget_sec,
                          sampler=ranked.spread, unsearched=unsearched,
                          sample_size=ESTIMATE_SAMPLE if any(f.closed for f in query.fragments)
                          else ESTIMATE_SAMPLE_OPEN)
     # No fragment (e.g. a regex without a required literal): every text file in scope, in path order.
     paths = sorted(_text_rows(conn, scope) + scanned_large)
-    return HitStream(texts, query, ((p, 0.0) for p in paths), len(paths), spec=spec,
+    return HitStream(texts, query, ((p, 0.0) for p in paths), len(paths), keep=keep,
                      context_lines=context_lines, include_snippets=include_snippets, budget_sec=budget_sec,
                      sampler=lambda size, skip: paths[skip::max((len(paths) - skip) // size, 1)][:size],
                      unsearched=unsearched)

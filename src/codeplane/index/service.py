@@ -68,7 +68,8 @@ class LexicalRequest:
 
     def key(self) -> str:
         raw = json.dumps([self.query, self.syntax, self.case_sensitive, list(self.scope.paths),
-                          list(self.scope.languages), self.context_lines, self.include_snippets])
+                          list(self.scope.languages), list(self.scope.suffixes), self.context_lines,
+                          self.include_snippets])
         return hashlib.sha256(raw.encode()).hexdigest()[:24]
 
 

@@ -16,7 +16,7 @@ import anyio
 from pydantic import Field
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
-from codeplane.index.languages import language_names, scope_family
+from codeplane.index.languages import family_less_suffixes, language_names, scope_family
 from codeplane.index.search import LARGE_SCAN_MAX_BYTES, LexicalScope
 from codeplane.index.service import LexicalRequest
 from codeplane.server.services import Services
@@ -105,28 +105,32 @@ class SearchResult(ToolResult):
 ModeHandler = Callable[[Services, SearchParams], SearchResult]
 
 
-def _scope_families(names: list[str]) -> tuple[str, ...]:
-    """The families ``scope.languages`` selects; 1003 for a name no file is indexed under (``pythn`` or
-    ``typescript`` answered "no hits": the lexical index knows files by family)."""
+def _scope_languages(names: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The families ``scope.languages`` selects, and the suffixes of the family-less languages it names (C, C++:
+    the lexical index knows files by family); 1003 for a name no file is indexed under (``pythn`` answered "no
+    hits")."""
     families: list[str] = []
+    suffixes: list[str] = []
     for index, name in enumerate(names):
         family = scope_family(name)
-        if family is None:
-            why = ("has no language family in the index: scope its files by path (e.g. '*.c', '*.h')"
-                   if name in language_names() else "is not a language or family the index knows")
-            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"scope.languages: {name!r} {why}",
-                                 details={"field": f"scope.languages.{index}",
-                                          "known": [n for n in language_names() if scope_family(n)]})
-        families.append(family)
-    return tuple(dict.fromkeys(families))
+        if family is not None:
+            families.append(family)
+        elif family_less_suffixes(name):
+            suffixes += family_less_suffixes(name)
+        else:
+            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS,
+                                 f"scope.languages: {name!r} is not a language or family the index knows",
+                                 details={"field": f"scope.languages.{index}", "known": language_names()})
+    return tuple(dict.fromkeys(families)), tuple(dict.fromkeys(suffixes))
 
 
 def _lexical(services: Services, params: SearchParams) -> SearchResult:
     started = time.perf_counter()
     scope = params.scope or SearchScope()
+    families, suffixes = _scope_languages(scope.languages)
     request = LexicalRequest(
         query=params.query, syntax=params.syntax, case_sensitive=params.case_sensitive,
-        scope=LexicalScope(paths=tuple(scope.paths), languages=_scope_families(scope.languages)),
+        scope=LexicalScope(paths=tuple(scope.paths), languages=families, suffixes=suffixes),
         context_lines=params.context_lines, include_snippets=params.include_snippets,
     )
     page = services.index.search_lexical(request, limit=params.limit, cursor=params.cursor)
