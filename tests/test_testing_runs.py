@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from codeplane.core.errors import CodePlaneError
-from codeplane.server.tools.tests_run_models import render_run
+from codeplane.server.tools.tests_run_models import TestRunResult, render_run
+from codeplane.server.tools.tests_run_render import render_test_run
 from codeplane.testing import RunSnapshot, TestingService
 from tests.builders import cpl_json, make_repo
 from tests.runner_projects import (
@@ -283,6 +284,33 @@ def test_flaky_target_fails_once_then_passes(tmp_path: Path, services: list[Test
     assert [(a.cases, a.cases_run) for a in shown.attempts] == [(2, 2), (2, 1)], "what the tool answer says"
 
 
+def test_a_flaky_case_in_a_target_that_still_fails_is_reported(tmp_path: Path, services: list[TestingService]) -> None:
+    """A case that failed and then passed on the retry was lost when another case of its file kept failing: the
+    target is failed (rightly), and the flaky case is named too, in the record and in the text."""
+    marker = tmp_path / "flaky-marker"
+    repo = make_repo(tmp_path / "repo", {
+        "pytest.ini": "[pytest]\n",
+        "tests/test_mixed.py": (
+            "from pathlib import Path\n\n"
+            f"MARKER = Path({str(marker)!r})\n\n"
+            "def test_sometimes():\n"
+            "    if not MARKER.exists():\n"
+            "        MARKER.write_text('seen')\n"
+            "        raise AssertionError('first run fails')\n\n"
+            "def test_broken():\n    assert 1 == 2\n\n"
+            "def test_fine():\n    pass\n"),
+    })
+    service = service_for(repo)
+    services.append(service)
+    snapshot = finish(service.start_run())
+    (record,) = snapshot.targets
+    assert record.outcome == "failed" and snapshot.state == "failed"
+    assert record.flaky_cases == ("tests/test_mixed.py::test_sometimes",)
+    text = render_test_run(TestRunResult.model_validate(render_run(snapshot)))
+    assert "flaky (failed, then passed on retry): tests/test_mixed.py::test_sometimes" in text, text
+    assert "retry 1/2" in text and "retry 0/" not in text, text
+
+
 def test_in_process_reruns_fail_twice_time_out_alone_and_collection_errors_rerun_in_a_new_process(
         tmp_path: Path, services: list[TestingService]) -> None:
     marker = tmp_path / "hang-marker"
@@ -398,6 +426,9 @@ def test_cancel_stops_a_running_run(tmp_path: Path, services: list[TestingServic
     while not pid_file.exists():
         assert time.monotonic() < deadline
         time.sleep(0.05)
+    time.sleep(1.0)
+    # A running run's time so far (it stayed 0.0 s while no case had finished).
+    assert render_run(record.snapshot())["duration_s"] >= 1.0
     service.cancel(record.run_id)
     snapshot = finish(record, timeout=15)
     assert snapshot.state == "cancelled"

@@ -408,13 +408,16 @@ class RunExecutor:
             if ((first.duration_s > 0 or first.outcome == "skipped") and first.outcome != "timeout"
                     and not target.cases):
                 durations[(target.runner, target_id)] = first.duration_s
-            if len(attempts) > 1 and first.outcome in _RETRYABLE and last.outcome in ("passed", "skipped"):
-                outcomes[target_id] = "flaky"
-                passed_now = {c.case_id for c in last.cases if c.outcome == "passed"}
-                flaky[target_id] = tuple(sorted(c.case_id for c in first.cases if c.failing and
-                                                c.case_id in passed_now))
-            else:
-                outcomes[target_id] = last.outcome
+            outcomes[target_id] = last.outcome
+            if len(attempts) > 1 and first.outcome in _RETRYABLE:
+                # A case that failed and then passed is flaky even where others keep failing (it was lost there).
+                passed_now = {c.case_id for a in attempts[1:] for c in a.result.cases if c.outcome == "passed"}
+                cases = tuple(sorted(c.case_id for c in first.cases if c.failing and c.case_id in passed_now))
+                if last.outcome in ("passed", "skipped"):
+                    outcomes[target_id] = "flaky"
+                    flaky[target_id] = cases
+                elif cases:
+                    flaky[target_id] = cases
         self.costs.record(durations)
         state: RunState
         if stop == "cancel":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from codeplane.core.clock import now_ms
 from codeplane.server.tooling import ToolResult
 from codeplane.testing.model import CaseResult, RunCoverage, RunSnapshot, TargetRecord
 from codeplane.testing.paging import page, query_key
@@ -209,7 +210,8 @@ def render_run(snapshot: RunSnapshot, *, include: str = "summary", cursor: str |
         "run_id": snapshot.run_id, "state": snapshot.state, "finished": snapshot.finished,
         "progress_percentage": snapshot.progress_percentage, "last_progress_at": snapshot.last_progress_at,
         "started_at": snapshot.started_at, "finished_at": end,
-        "duration_s": round(((end or snapshot.last_progress_at) - snapshot.started_at) / 1000.0, 3),
+        # A running run's time so far (it stayed 0.0 s until a case finished: the last progress was its start).
+        "duration_s": round(((end or max(snapshot.last_progress_at, now_ms())) - snapshot.started_at) / 1000.0, 3),
         "workers": snapshot.workers, "fail_fast": snapshot.fail_fast, "timeout_sec": snapshot.timeout_sec,
         "message": snapshot.message,
         "counts": CountsModel(passed=counts.passed, failed=counts.failed, error=counts.error, skipped=counts.skipped,

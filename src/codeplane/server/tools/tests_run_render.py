@@ -116,8 +116,9 @@ def _attempts(target: TargetRunModel) -> str:
     no case failed, a retry's when it differs."""
     first, *retries = target.attempts
     told = f"{first.failing_cases}/{first.cases_run} failing" if first.failing_cases else first.outcome
-    # A retry that ran no case (a collection or build error again) is named by its outcome: "retry 0/0" said nothing.
-    return told + "".join(f", retry {a.outcome}" if not a.cases_run else
+    # A retry that ran no case (a collection or build error again), or whose cases all passed, is named by its
+    # outcome: "retry 0/0" said nothing, and "retry 0/1 passed" read as a contradiction.
+    return told + "".join(f", retry {a.outcome}" if not a.cases_run or not a.failing_cases else
                           f", retry {a.failing_cases}/{a.cases_run}" + (f" {a.outcome}" if a.outcome != first.outcome
                                                                          else "") for a in retries)
 
@@ -227,7 +228,7 @@ def render_test_run(result: TestRunResult) -> str:
              for case in t.flaky_cases[:MAX_FAILURES]}
     flaky = [case for case in result.flaky if case not in shown]
     if flaky:
-        lines.append("flaky: " + " ".join(case_ids(flaky)))
+        lines.append("flaky (failed, then passed on retry): " + " ".join(case_ids(flaky)))
     if result.coverage is not None:
         lines += render_coverage(result.coverage)
     for case in result.cases:
