@@ -2,8 +2,9 @@
 
 Order, for a batch whose every precondition already passed and whose targets are locked:
 
-1. write the journal (originals, manifest) durably;
-2. check no target changed behind our back since it was read (5002, nothing replaced yet);
+1. write the journal (originals, the new contents' hashes, manifest) durably;
+2. check no target changed behind our back since it was read (5002: the journal is dropped, nothing was
+   replaced, so there is nothing to roll back);
 3. create missing parent directories, then write every new content to a sibling temp file, set its mode,
    fsync (in parallel: fsync latency dominates);
 4. ``os.replace`` each temp over its target (or unlink a deleted target), in path order;
@@ -18,6 +19,7 @@ at the next start (:func:`codeplane.mutation.journal.recover`).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import time
@@ -79,7 +81,8 @@ class Commit:
         """Apply ``writes`` atomically. On failure the work tree is as before and the error re-raised."""
         self.check_usable()  # again under the batch's locks: a failure may have happened while we waited
         ordered = sorted(writes, key=lambda w: w.rel)
-        originals = [Original(w.rel, w.old, w.old_mode, temp_path(w.rel, batch) if w.new is not None else None)
+        originals = [Original(w.rel, w.old, w.old_mode, temp_path(w.rel, batch) if w.new is not None else None,
+                              hashlib.sha256(w.new).hexdigest() if w.new is not None else "")
                      for w in ordered]
         try:
             journal = Journal.write(self.root, self.journal_dir, batch, originals, created_dirs=created_dirs,
@@ -90,6 +93,10 @@ class Commit:
             raise _storage(exc, "writing the batch's journal") from exc
         try:
             self._check_unchanged(ordered)
+        except CodePlaneError:
+            journal.discard()  # nothing was replaced: another program's newer bytes stay as they are
+            raise
+        try:
             for rel in created_dirs:
                 (self.root / rel).mkdir(exist_ok=True)
             list(self.executor.map(lambda w: self._write_temp(w, batch), [w for w in ordered if w.new is not None]))

@@ -10,8 +10,13 @@ does the batch create temp files or replace anything. So:
 
 - no ``manifest.json``  → nothing was replaced and no temp file exists: the directory is just removed;
 - ``manifest.json``     → the batch may be anywhere between its first temp file and its last replace:
-  :meth:`Journal.rollback` restores every original, removes every temp and created file, and undoes
-  the index moves. Rollback is idempotent, so a crash *during* recovery is recovered on the next start.
+  :meth:`Journal.rollback` restores every original the batch replaced, removes every temp and created file, and
+  undoes the index moves. Rollback is idempotent, so a crash *during* recovery is recovered on the next start.
+
+A target is restored only if it still holds what the batch put there (the manifest keeps the SHA-256 of each new
+content; a deleted target is still absent): one the batch had not reached yet holds its original already, and one
+another program changed since — an edit made after a crash, before the restart that recovers it, or during the
+batch — holds that program's bytes, which a rollback must not overwrite with older ones.
 
 The journal is discarded only after every replace is durable: it is first renamed to
 ``<batch>.retired`` (atomic, fsynced: from here on the batch counts as done), then deleted; startup deletes
@@ -20,6 +25,7 @@ any retired leftovers without looking inside.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -37,7 +43,9 @@ from codeplane.repo.ignore import TRANSIENT_SUFFIXES
 
 log = get_logger(__name__)
 
-_VERSION = 1
+_VERSION = 2
+#: Version 1 journals have no ``written``: their targets are restored unconditionally.
+_READABLE = (1, 2)
 MANIFEST = "manifest.json"
 ORIGINALS = "originals.bin"
 TEMP_SUFFIX, RESTORE_SUFFIX = TRANSIENT_SUFFIXES
@@ -61,6 +69,8 @@ class JournalEntry:
     mode: int
     #: The temp file this batch writes for ``path`` (``None`` for a deletion).
     temp: str | None
+    #: What the batch puts at ``path``: the SHA-256 of the new bytes, ``""`` for a deletion (``None``: not known).
+    written: str | None = None
 
 
 @dataclass(frozen=True)
@@ -77,6 +87,8 @@ class Original:
     data: bytes | None
     mode: int
     temp: str | None
+    #: As :attr:`JournalEntry.written`.
+    written: str | None = None
 
 
 def _write_synced(path: Path, chunks: Sequence[bytes]) -> None:
@@ -116,7 +128,8 @@ class Journal:
         offset = 0
         for item in originals:
             size = len(item.data) if item.data is not None else 0
-            entries.append(JournalEntry(item.path, item.data is not None, offset, size, item.mode, item.temp))
+            entries.append(JournalEntry(item.path, item.data is not None, offset, size, item.mode, item.temp,
+                                        item.written))
             if item.data is not None:
                 blobs.append(item.data)
             offset += size
@@ -136,7 +149,7 @@ class Journal:
             manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
-        if manifest.get("version") != _VERSION:
+        if manifest.get("version") not in _READABLE:
             raise ValueError(f"journal {directory} has unknown version {manifest.get('version')!r}")
         return cls(root, directory, [JournalEntry(**e) for e in manifest["entries"]],
                    manifest["created_dirs"], [JournalMove(**m) for m in manifest["moves"]])
@@ -152,17 +165,26 @@ class Journal:
         fsync_dir(self.directory.parent)
         shutil.rmtree(retired, ignore_errors=True)
 
-    def rollback(self) -> None:
-        """Put every target back as it was before the batch, then discard the journal."""
+    def rollback(self) -> list[str]:
+        """Put every target the batch changed back as it was before, then discard the journal. Returns the
+        targets left as they are because another program changed them since (their bytes are newer)."""
         originals = (self.directory / ORIGINALS).read_bytes()
         touched_dirs: set[Path] = set()
         batch = self.directory.name
+        kept: list[str] = []
         for entry in self.entries:
             target = self.root / entry.path
             touched_dirs.add(target.parent)
             for leftover in (entry.temp, temp_path(entry.path, batch, RESTORE_SUFFIX)):
                 if leftover:
                     (self.root / leftover).unlink(missing_ok=True)
+            if not _holds_batch_bytes(target, entry.written):
+                # Not reached by the batch (the original is there, or nothing was), or changed since: kept.
+                untouched = _holds(target, originals[entry.offset:entry.offset + entry.length]) if entry.existed \
+                    else not os.path.lexists(target) or _real_directory(target)
+                if not untouched:
+                    kept.append(entry.path)
+                continue
             if entry.existed:
                 data = originals[entry.offset:entry.offset + entry.length]
                 _restore(target, data, entry.mode, self.root / temp_path(entry.path, batch, RESTORE_SUFFIX))
@@ -179,7 +201,31 @@ class Journal:
         for directory in sorted(touched_dirs):
             if directory.is_dir():
                 fsync_dir(directory)
+        if kept:
+            log.warning("rollback kept files another program changed since the batch", batch=batch, paths=kept)
         self.discard()
+        return kept
+
+
+def _holds_batch_bytes(target: Path, written: str | None) -> bool:
+    """Whether ``target`` is as the batch left it: its new bytes (by SHA-256), or absent for a deletion;
+    unknown (a version 1 journal) counts as yes."""
+    if written is None:
+        return True
+    if written == "":
+        return not os.path.lexists(target)
+    try:
+        st = target.lstat()
+        return stat.S_ISREG(st.st_mode) and hashlib.sha256(target.read_bytes()).hexdigest() == written
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+
+
+def _holds(target: Path, data: bytes) -> bool:
+    try:
+        return stat.S_ISREG(target.lstat().st_mode) and target.read_bytes() == data
+    except (FileNotFoundError, NotADirectoryError):
+        return False
 
 
 def _real_directory(path: Path) -> bool:
