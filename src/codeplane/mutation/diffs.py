@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
+from typing import Literal
 
 #: Above this many line pairs in the part of two texts that differs, difflib's popular-line heuristic is used
 #: (``autojunk``): without it, matching is quadratic in repeated lines (12,000 ``}`` lines took 14 s).
 _EXACT_PAIRS = 4_000_000
 
-Opcode = tuple[str, int, int, int, int]
+Opcode = tuple[Literal["replace", "delete", "insert", "equal"], int, int, int, int]
 
 
 def _opcodes(old: Sequence[str], new: Sequence[str]) -> list[Opcode]:
@@ -39,6 +40,17 @@ def _opcodes(old: Sequence[str], new: Sequence[str]) -> list[Opcode]:
     return codes
 
 
+class _Given(difflib.SequenceMatcher[str]):
+    """difflib's hunk grouping over opcodes computed here (not by difflib's own matching)."""
+
+    def __init__(self, codes: list[Opcode]) -> None:
+        super().__init__(None, [], [])
+        self._codes = codes
+
+    def get_opcodes(self) -> list[Opcode]:
+        return list(self._codes)
+
+
 def count_changes(old: Sequence[str], new: Sequence[str]) -> tuple[int, int]:
     """``(insertions, deletions)`` between two line lists."""
     if not old or not new:
@@ -53,10 +65,8 @@ def count_changes(old: Sequence[str], new: Sequence[str]) -> tuple[int, int]:
 
 def unified(old_path: str | None, new_path: str | None, old: Sequence[str], new: Sequence[str]) -> str:
     """A git-style unified diff (3 lines of context) of one file; ``None`` paths mean created/deleted."""
-    matcher = difflib.SequenceMatcher(None, old, new)
-    matcher.opcodes = _opcodes(old, new)  # what get_grouped_opcodes groups: ours, not difflib's own matching
     lines: list[str] = []
-    for group in matcher.get_grouped_opcodes(3):
+    for group in _Given(_opcodes(old, new)).get_grouped_opcodes(3):
         if not lines:
             lines += [f"--- a/{old_path}" if old_path else "--- /dev/null",
                       f"+++ b/{new_path}" if new_path else "+++ /dev/null"]
