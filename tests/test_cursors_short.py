@@ -109,6 +109,11 @@ def test_read_source_cursors_are_short_deterministic_and_bound_to_their_targets(
             read_sources(root, with_targets, cursor=bad, max_bytes=64)
         assert refused.value.code == 1005, bad
     assert read_sources(root, targets, cursor=cursors[1], max_bytes=64).files, "the real one still works"
+    # The file changed (same size): continuing would join two versions' lines, so the cursor is refused.
+    (root / "a.txt").write_text(body.replace("line 000", "LINE 000"))
+    with pytest.raises(CodePlaneError) as changed:
+        read_sources(root, targets, cursor=cursors[1], max_bytes=64)
+    assert changed.value.code == 1005 and "changed since the cursor" in changed.value.message
 
 
 def _diff_pages(store: ReportStore, report: DiffReport, key: str) -> list[str]:

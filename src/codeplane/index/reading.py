@@ -108,16 +108,18 @@ class _Resume:
     issued: float
     #: Characters of ``line`` already returned (a line longer than a read).
     column: int = 0
+    #: SHA-256 of the file the cursor continues: resuming over another version would join two versions' lines.
+    sha: str = ""
 
 
 _cursors: OrderedDict[str, _Resume] = OrderedDict()
 _cursors_lock = threading.Lock()
 
 
-def _encode_cursor(key: str, index: int, line: int, column: int = 0) -> str:
-    cursor = hashlib.sha256(f"{key}|{index}|{line}|{column}".encode()).hexdigest()[:CURSOR_HEX]
+def _encode_cursor(key: str, index: int, line: int, column: int = 0, sha: str = "") -> str:
+    cursor = hashlib.sha256(f"{key}|{index}|{line}|{column}|{sha}".encode()).hexdigest()[:CURSOR_HEX]
     with _cursors_lock:
-        _cursors[cursor] = _Resume(key, index, line, time.monotonic(), column)
+        _cursors[cursor] = _Resume(key, index, line, time.monotonic(), column, sha)
         _cursors.move_to_end(cursor)
         while len(_cursors) > MAX_CURSORS:
             _cursors.popitem(last=False)
@@ -129,8 +131,9 @@ def _refused(cursor: str, why: str) -> CodePlaneError:
                           details={"cursor": cursor[:100]})
 
 
-def _decode_cursor(cursor: str, key: str, count: int) -> tuple[int, int, int]:
-    """(target index, line, column) a cursor resumes at; 1005 unless this process issued it for these targets."""
+def _decode_cursor(cursor: str, key: str, count: int) -> tuple[int, int, int, str]:
+    """(target index, line, column, file sha256) a cursor resumes at; 1005 unless this process issued it for these
+    targets."""
     if len(cursor) != CURSOR_HEX or any(c not in "0123456789abcdef" for c in cursor):
         raise _refused(cursor, "is malformed")
     with _cursors_lock:
@@ -141,7 +144,7 @@ def _decode_cursor(cursor: str, key: str, count: int) -> tuple[int, int, int]:
         raise _refused(cursor, "expired or was not issued by this server")
     if resume.key != key or not 0 <= resume.index < count:
         raise _refused(cursor, "belongs to other targets (pass the same targets with it)")
-    return resume.index, resume.line, resume.column
+    return resume.index, resume.line, resume.column, resume.sha
 
 
 def _split_lines(text: str) -> list[str]:
@@ -163,7 +166,7 @@ def read_sources(root: Path, targets: Sequence[ReadTarget], *, cursor: str | Non
     5001/5004/5008 naming the path, or 1003 for a start line beyond the end of the file.
     """
     key = _targets_key(targets)
-    first_index, resume_line, resume_column = (0, 0, 0) if cursor is None else \
+    first_index, resume_line, resume_column, resume_sha = (0, 0, 0, "") if cursor is None else \
         _decode_cursor(cursor, key, len(targets))
     budget = max_bytes
     out: list[SourceSlice] = []
@@ -173,6 +176,12 @@ def read_sources(root: Path, targets: Sequence[ReadTarget], *, cursor: str | Non
         if is_binary(loaded.data):
             raise CodePlaneError(ErrorCode.BINARY_FILE, f"{target.path!r} is a binary file",
                                  details={"path": target.path, "size": len(loaded.data)})
+        sha = sha256_bytes(loaded.data)
+        if index == first_index and resume_sha and sha != resume_sha:
+            raise CodePlaneError(ErrorCode.INVALID_CURSOR, f"{target.path!r} changed since the cursor was issued "
+                                 "(continuing would join two versions); read again without a cursor",
+                                 details={"cursor": (cursor or "")[:100], "path": target.path,
+                                          "file_sha256": sha})
         text = decode(loaded.data)
         lines = _split_lines(text)
         total = count_lines(text)
@@ -204,7 +213,6 @@ def read_sources(root: Path, targets: Sequence[ReadTarget], *, cursor: str | Non
             chunk.append(body)
             used += size
             line += 1
-        sha = sha256_bytes(loaded.data)
         if chunk or not total:
             last = line if cut_at else line - 1
             out.append(SourceSlice(loaded.path, "".join(chunk), family_of(loaded.path), total,
@@ -212,7 +220,7 @@ def read_sources(root: Path, targets: Sequence[ReadTarget], *, cursor: str | Non
                                    partial=line <= end, start_column=column + 1))
         budget -= used
         if line <= end:
-            return SourceBatch(tuple(out), _encode_cursor(key, index, line, cut_at))
+            return SourceBatch(tuple(out), _encode_cursor(key, index, line, cut_at, sha))
     return SourceBatch(tuple(out), None)
 
 
