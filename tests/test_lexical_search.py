@@ -80,7 +80,7 @@ def test_identifier_search_finds_exactly_what_rg_w_finds(corpus_index: tuple[Pat
 
 
 @needs_rg
-@pytest.mark.parametrize("phrase", ["foo(", "_bar foo", "oo_ba", "a" * 30, "-> self", ")::"])
+@pytest.mark.parametrize("phrase", ["foo(", "_bar foo", "oo_ba", "a" * 30, "-> self", ")::", "    ", "\t"])
 def test_phrase_search_matches_rg_fixed_strings(corpus_index: tuple[Path, IndexService], phrase: str) -> None:
     repo, index = corpus_index
     assert hit_lines(index, phrase, "phrase") == _rg_lines(repo, "-F", "--", phrase)
@@ -227,8 +227,8 @@ def test_text_inside_a_token_longer_than_tantivy_keeps_is_found_as_rg_finds_it(t
 def test_invalid_queries_are_3006() -> None:
     # ``def f\(\n`` needs a line break, which a per-line match (rg's, without -U) never sees: refused, not
     # answered "no hits"; a newline only in an alternative still compiles.
-    for text, syntax in (("", "text"), ("   ", "phrase"), ("(unclosed", "regex"), ("a*", "regex"),
-                         (r"def f\(\n\s+x", "regex"), ("a\nb", "regex")):
+    for text, syntax in (("", "text"), ("   ", "text"), ("", "phrase"), ("(unclosed", "regex"), ("a*", "regex"),
+                         (r"def f\(\n\s+x", "regex"), ("a\nb", "regex"), ("a\nb", "phrase")):
         with pytest.raises(CodePlaneError) as caught:
             compile_query(text, syntax)  # type: ignore[arg-type]
         assert caught.value.code == 3006

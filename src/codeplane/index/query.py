@@ -91,8 +91,12 @@ def _invalid(message: str, **details: Any) -> CodePlaneError:
 
 def compile_query(text: str, syntax: Syntax, case_sensitive: bool | None = None) -> CompiledQuery:
     """Compile a query; 3006 for an empty query, a bad regex, or one that can match the empty string."""
-    if not text.strip():
+    # A phrase of whitespace is a search (``rg -F $'\t'``); for the other syntaxes it says nothing.
+    if not text or (syntax != "phrase" and not text.strip()):
         raise _invalid("the query is empty", query=text)
+    if syntax == "phrase" and "\n" in text:
+        raise _invalid("a phrase matches within one line (as rg does without -U); this one holds a line break, so "
+                       "it could match nothing: search for one line's part", query=text)
     if len(text) > MAX_QUERY_CHARS:
         raise _invalid(f"the query is longer than {MAX_QUERY_CHARS} characters", length=len(text))
     sensitive = (syntax != "text") if case_sensitive is None else case_sensitive
