@@ -133,6 +133,15 @@ def test_crlf_and_bom_files_round_trip_byte_exactly_outside_the_span(tmp_path: P
     assert by_path["u.txt"].encoding == "utf-16-le-bom"
 
 
+def test_a_replaced_line_of_a_mixed_ending_file_keeps_its_own_terminator(tmp_path: Path) -> None:
+    """``line2`` ended in CRLF in a mostly-LF file: replacing it wrote LF (the file's majority)."""
+    repo = make_repo(tmp_path / "r", {"m.txt": b"LINE1 lf\nline2 crlf\r\nline3 cr\rline4 lf\n"})
+    engine_for(repo).apply([UpdateSpan(path="m.txt", start_line=2, end_line=2, new_content="line2 changed\n")])
+    assert (repo / "m.txt").read_bytes() == b"LINE1 lf\nline2 changed\r\nline3 cr\rline4 lf\n"
+    engine_for(repo).apply([UpdateSpan(path="m.txt", start_line=1, end_line=2, new_content="a\nb\n")])
+    assert (repo / "m.txt").read_bytes() == b"a\nb\nline3 cr\rline4 lf\n", "mixed span: the file's ending"
+
+
 def test_unterminated_last_line_and_non_utf8_bytes_survive(tmp_path: Path) -> None:
     latin = b"caf\xe9\nsecond\nlast without newline"
     repo = make_repo(tmp_path / "r", {"l.txt": latin})

@@ -106,9 +106,12 @@ def anchor_span(doc: Document, path: str, index: int, start: int, end: int, *, e
 
 def span_replacement(doc: Document, start: int, end: int, new_content: str, index: int) -> Replacement:
     """Replace lines ``start..end`` (an empty span inserts before ``start``) with ``new_content``."""
-    newline = doc.fmt.newline
-    new = to_newline(new_content, newline)
     begin, stop = doc.offset(start), doc.offset(end + 1)
+    # The replaced lines' own terminator when they agree (a CRLF line of a mostly-LF file stays CRLF), else the
+    # file's.
+    newline = _own_newline(doc.text[begin:stop]) if end >= start else None
+    newline = newline or doc.fmt.newline
+    new = to_newline(new_content, newline)
     at_eof = stop == len(doc.text)
     if end >= start:  # replacing lines: keep the terminator the old last line had
         had_newline = doc.text[begin:stop].endswith(("\n", "\r"))
@@ -120,6 +123,14 @@ def span_replacement(doc: Document, start: int, end: int, new_content: str, inde
         elif not new.endswith(newline):
             new += newline
     return Replacement(begin, stop, new, index)
+
+
+def _own_newline(text: str) -> str | None:
+    """The one line terminator every terminated line of ``text`` uses, or ``None`` (none, or several)."""
+    crlf = text.count("\r\n")
+    kinds = [ending for ending, n in (("\r\n", crlf), ("\n", text.count("\n") - crlf),
+                                       ("\r", text.count("\r") - crlf)) if n]
+    return kinds[0] if len(kinds) == 1 else None
 
 
 def text_replacements(doc: Document, path: str, index: int, *, old_text: str, new_text: str,
