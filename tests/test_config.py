@@ -92,6 +92,17 @@ def test_unparsable_yaml_is_2001_with_the_file(tmp_path: Path) -> None:
     assert info.value.code == 2001 and str(gpath) in info.value.message
 
 
+@pytest.mark.parametrize("text", ["tasks:\n  max_mutations: true\n", "tests:\n  keep_runs: yes\n",
+                                  "server:\n  shutdown_timeout_sec: false\n"])
+def test_a_boolean_for_a_number_is_refused_not_read_as_1(tmp_path: Path, text: str) -> None:
+    """``max_mutations: true`` started fine and limited the task to one mutation."""
+    repo = make_repo(tmp_path / "repo")
+    _write(repo / ".codeplane" / "config.yaml", text)
+    with pytest.raises(CodePlaneError) as info:
+        load_config(repo, environ={}, global_path=tmp_path / "none")
+    assert info.value.code == 2002 and "expected a number" in info.value.message, info.value.message
+
+
 def test_cli_up_reports_invalid_set_value_without_starting(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     proc = cpl("up", "--port", "0", "--set", "server.shutdown_timeout_sec=abc", "--json", cwd=repo,

@@ -11,12 +11,13 @@ they most likely meant: a typo must not be silently ignored (``config_diagnostic
 from __future__ import annotations
 
 import os
+import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from codeplane.core.config_diagnostics import known_keys, locate, suggest
 from codeplane.core.errors import CodePlaneError, ErrorCode
@@ -32,6 +33,17 @@ LogLevel = Annotated[Literal["debug", "info", "warn", "warning", "error"], Befor
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_for_a_number(cls, value: Any, info: ValidationInfo) -> Any:
+        """``max_mutations: true`` (or ``yes``) is a mistake, not the number 1 pydantic would make of it."""
+        if isinstance(value, bool) and info.field_name is not None:
+            annotation = cls.model_fields[info.field_name].annotation
+            kinds = set(typing.get_args(annotation)) or {annotation}
+            if bool not in kinds and kinds & {int, float}:
+                raise ValueError(f"expected a number, got {str(value).lower()}")
+        return value
 
 
 class ServerConfig(_Section):
