@@ -113,6 +113,21 @@ def test_cli_up_reports_invalid_set_value_without_starting(tmp_path: Path) -> No
     assert not (repo / ".codeplane" / "port").exists()
 
 
+@pytest.mark.parametrize(("value", "key", "said"), [
+    ('{"python": "nosuchrunner"}', "tests.runners.python", "expected a language"),
+    ('{"pytest": {"cmdd": ["x"]}}', "tests.runners.pytest.cmdd", "did you mean 'cmd'"),
+    ('{"pytest": {"cmd": "pytest -x"}}', "tests.runners.pytest.cmd", "list of strings")])
+def test_cli_up_refuses_an_unusable_test_runner_config_at_start(tmp_path: Path, value: str, key: str,
+                                                                said: str) -> None:
+    """It started (exit 0) and answered 2002 only at the first test run; an option typo was ignored."""
+    repo = make_repo(tmp_path / "repo")
+    proc = cpl("up", "--port", "0", "--set", f"tests.runners={value}", "--json", cwd=repo,
+               env=cpl_env(home=tmp_path / "xdg"))
+    assert proc.returncode == 78, proc.stdout + proc.stderr
+    err = json.loads(proc.stdout)["error"]
+    assert err["code"] == 2002 and err["details"]["key"] == key and said in err["message"], err
+
+
 def test_cli_up_names_an_unknown_profile_as_the_option_given(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     proc = cpl("up", "--port", "0", "--profile", "everything", "--json", cwd=repo, env=cpl_env(home=tmp_path / "xdg"))

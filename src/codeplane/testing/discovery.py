@@ -8,6 +8,7 @@ in one repo; each file goes to the deepest project of its family, and every targ
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import sqlite3
@@ -244,7 +245,36 @@ def _language_runners(config: TestsConfig) -> dict[str, str]:
             raise CodePlaneError(ErrorCode.CONFIG_INVALID_VALUE, f"tests.runners.{key}: no runner named {key!r}",
                                  details={"key": f"tests.runners.{key}",
                                           "runners": sorted(r for r in RUNNERS if r != "command")})
+        if isinstance(value, dict):
+            _check_options(key, value)
     return chosen
+
+
+#: What ``tests.runners.<runner>`` may set.
+_RUNNER_OPTIONS = ("cmd", "timeout_sec")
+
+
+def _check_options(runner: str, options: dict[str, Any]) -> None:
+    """2002 for an option no runner reads (``cmdd``: silently ignored before) or a value of the wrong shape."""
+    for name, value in options.items():
+        key = f"tests.runners.{runner}.{name}"
+        if name not in _RUNNER_OPTIONS:
+            close = difflib.get_close_matches(name, _RUNNER_OPTIONS, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f" (takes {', '.join(_RUNNER_OPTIONS)})"
+            raise CodePlaneError(ErrorCode.CONFIG_INVALID_VALUE, f"{key}: unknown option{hint}",
+                                 details={"key": key, "options": list(_RUNNER_OPTIONS)})
+        if name == "cmd" and not (isinstance(value, list) and value and all(isinstance(v, str) and v for v in value)):
+            raise CodePlaneError(ErrorCode.CONFIG_INVALID_VALUE, f"{key}: expected a command as a list of strings "
+                                 "(e.g. [python, -m, pytest])", details={"key": key, "value": str(value)[:200]})
+        if name == "timeout_sec" and (isinstance(value, bool) or not isinstance(value, int | float) or value <= 0):
+            raise CodePlaneError(ErrorCode.CONFIG_INVALID_VALUE, f"{key}: expected a number of seconds above 0",
+                                 details={"key": key, "value": str(value)[:200]})
+
+
+def check_runner_config(config: TestsConfig) -> None:
+    """Refuse (2002) a ``tests.runners`` entry no run could use, when the server starts rather than at the first
+    test run."""
+    _language_runners(config)
 
 
 def universe_files(root: Path, config: TestsConfig, *, rules: IgnoreRules | None = None) -> list[str]:

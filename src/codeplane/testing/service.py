@@ -30,7 +30,13 @@ from codeplane.testing.coverage_record import CoverageRecorder, changed_code
 from codeplane.testing.coverage_select import CoverageSelection
 from codeplane.testing.coverage_store import CoverageStore
 from codeplane.testing.coverage_units import CurrentUnits
-from codeplane.testing.discovery import Discovery, MissingRunner, discover, inert_for, universe_files
+from codeplane.testing.discovery import (
+    Discovery,
+    MissingRunner,
+    discover,
+    inert_for,
+    universe_files,
+)
 from codeplane.testing.execution import RunExecutor, RunSettings
 from codeplane.testing.impact import ImpactIndex, ImpactResult, TestMatch, parse_changes
 from codeplane.testing.impact_projects import by_project
