@@ -47,6 +47,10 @@ async def test_a_conflicting_merge_is_not_a_no_op_and_stage_and_commit_concludes
                 "    return 3", "    return 5"]
             err = await call_error(client, "git_stage_and_commit", {"message": "Merge other", "paths": ["a.py"]})
             assert err["code"] == 8003 and [c["path"] for c in err["details"]["conflicts"]] == ["b.py"], err
+            # Staging b.py with its markers left in was "resolved" and committed a file that no longer parses.
+            marked = await call_error(client, "git_stage_and_commit", {"message": "Merge other", "all": True})
+            assert marked["code"] == 8003 and marked["details"]["markers"] == {"b.py": [1, 3, 5]}, marked
+            assert git(repo, "ls-files", "-u", "b.py").stdout, "nothing was staged: b.py is still unmerged"
             (repo / "b.py").write_text("B = 5\n")
             done = await call(client, "git_stage_and_commit", {"message": "Merge other", "paths": ["a.py", "b.py"]})
             assert len(done["parents"]) == 2, done

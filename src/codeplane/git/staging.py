@@ -7,6 +7,7 @@ Directories stage everything below them. Ignored files are skipped unless alread
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -72,6 +73,7 @@ def stage(repo: pygit2.Repository, root: Path, paths: Sequence[str]) -> tuple[li
             all(s.reason.startswith("no such") for s in skipped):
         raise CodePlaneError(ErrorCode.FILE_NOT_FOUND, "none of the paths exist in the working tree or index",
                              details={"paths": [s.path for s in skipped]})
+    _refuse_markers(root, [p for p, flag in targets.items() if flag & FileStatus.CONFLICTED])
     index = repo.index
     staged: list[StagedPath] = []
     for path in sorted(targets):
@@ -93,6 +95,27 @@ def stage(repo: pygit2.Repository, root: Path, paths: Sequence[str]) -> tuple[li
     if staged:
         index.write()
     return staged, skipped
+
+
+_MARKER = re.compile(rb"^(<{7}(?: |$)|={7}$|>{7}(?: |$))", re.MULTILINE)
+
+
+def _refuse_markers(root: Path, conflicted: Sequence[str]) -> None:
+    """8003 when a conflicted file still holds git's conflict markers: staging it would call it resolved and commit
+    a file that no longer parses (git allows it; an agent never means it). Nothing is staged."""
+    found: dict[str, list[int]] = {}
+    for path in sorted(conflicted):
+        try:
+            data = (root / path).read_bytes()
+        except OSError:
+            continue
+        kinds = {m.group(1)[:1]: m.start() for m in _MARKER.finditer(data)}
+        if b"<" in kinds and b">" in kinds:
+            found[path] = sorted(data.count(b"\n", 0, m.start()) + 1 for m in _MARKER.finditer(data))[:12]
+    if found:
+        said = "; ".join(f"{p} (lines {', '.join(map(str, lines))})" for p, lines in found.items())
+        raise CodePlaneError(ErrorCode.GIT_CONFLICT, f"conflict markers are still in {said}: edit the conflicts "
+                             "out, then stage", details={"markers": found})
 
 
 def unstage(repo: pygit2.Repository, paths: Sequence[str]) -> list[StagedPath]:
