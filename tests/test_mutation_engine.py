@@ -142,6 +142,19 @@ def test_a_replaced_line_of_a_mixed_ending_file_keeps_its_own_terminator(tmp_pat
     assert (repo / "m.txt").read_bytes() == b"a\nb\nline3 cr\rline4 lf\n", "mixed span: the file's ending"
 
 
+def test_an_edit_that_breaks_a_python_files_syntax_is_written_and_warned_about(tmp_path: Path) -> None:
+    """An off-by-one span left a stray indented line: the answer said only the new hash."""
+    repo = make_repo(tmp_path / "r", {"m.py": "def f():\n    return 1\n\n\nX = 2\n", "bad.py": "def (:\n"})
+    delta = engine_for(repo).apply([UpdateSpan(path="m.py", start_line=1, end_line=1, new_content="def g():")])
+    assert delta.warnings == (), "still parses: nothing to say"
+    delta = engine_for(repo).apply([UpdateSpan(path="m.py", start_line=2, end_line=2, new_content="    return 1\n  y")])
+    assert (repo / "m.py").read_text().startswith("def g():\n    return 1\n  y\n"), "written all the same"
+    assert delta.warnings == ("m.py does not parse after this edit: IndentationError: unindent does not match any "
+                              "outer indentation level (line 3)",), delta.warnings
+    already = engine_for(repo).apply([ReplaceText(path="bad.py", old_text="def (:", new_text="def (:  # x")])
+    assert already.warnings == (), "it did not parse before either"
+
+
 def test_unterminated_last_line_and_non_utf8_bytes_survive(tmp_path: Path) -> None:
     latin = b"caf\xe9\nsecond\nlast without newline"
     repo = make_repo(tmp_path / "r", {"l.txt": latin})

@@ -1,0 +1,35 @@
+"""Does a Python file still parse after the edit? An off-by-one span leaves a stray indented line, and nothing says
+so until a test run fails in every file that imports it. The write still happens (an agent may pass through an
+invalid state on purpose, across several calls); its answer warns, naming the error and its line. A file that did
+not parse before (or uses syntax newer than this interpreter reads) is not warned about.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+
+_PYTHON = (".py", ".pyi")
+
+
+def _parse_error(text: str) -> SyntaxError | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning for an invalid escape is not ours to report
+            ast.parse(text)
+    except SyntaxError as exc:
+        return exc
+    except (ValueError, RecursionError, MemoryError):
+        return None  # a NUL byte, absurd nesting: not the edit's syntax error to report
+    return None
+
+
+def broken_python(path: str, old_text: str | None, new_text: str | None) -> str | None:
+    """A warning when ``new_text`` of a Python file does not parse and ``old_text`` did (or the file is new)."""
+    if new_text is None or not path.endswith(_PYTHON):
+        return None
+    error = _parse_error(new_text)
+    if error is None or (old_text is not None and _parse_error(old_text) is not None):
+        return None
+    where = f"line {error.lineno}" if error.lineno else "somewhere"
+    return f"{path} does not parse after this edit: {type(error).__name__}: {error.msg} ({where})"
