@@ -361,6 +361,8 @@ def test_target_timeout_kills_the_whole_process_tree_and_the_batch_goes_on(
         "pytest.ini": "[pytest]\n",
         "tests/test_a_hangs.py": (
             "import subprocess, time\n\n"
+            "def test_1_quick():\n    pass\n\n"
+            "def test_2_wrong():\n    assert 1 == 2\n\n"
             "def test_hangs():\n"
             "    child = subprocess.Popen(['sleep', '300'])\n"
             f"    open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
@@ -375,6 +377,12 @@ def test_target_timeout_kills_the_whole_process_tree_and_the_batch_goes_on(
     assert _outcomes(snapshot) == {"tests/test_a_hangs.py": "timeout", "tests/test_b_fine.py": "passed"}
     hung = next(r for r in snapshot.targets if r.outcome == "timeout")
     assert hung.final is not None and "per-target timeout of 2s" in hung.final.message
+    # What ran before the hang is reported, and the hung test named (a file's 300 results were all dropped).
+    assert "while running tests/test_a_hangs.py::test_hangs; 2 cases had finished" in hung.final.message
+    assert _cases(snapshot) == {"tests/test_a_hangs.py::test_1_quick": "passed",
+                                "tests/test_a_hangs.py::test_2_wrong": "failed",
+                                "tests/test_b_fine.py::test_fine": "passed"}, _cases(snapshot)
+    assert "tests.target_timeout_sec" in hung.final.message
     assert snapshot.state == "failed"
     child = int(pid_file.read_text())
     deadline = time.monotonic() + 5

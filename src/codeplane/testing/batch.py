@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, Literal
 
 from codeplane.core.procs import ExitWaiter, kill_process_group, start
-from codeplane.testing.model import Target, TargetResult
+from codeplane.testing.model import CaseResult, Target, TargetResult
 from codeplane.testing.runners.base import BatchParser, Invocation
 
 POLL_S = 0.05
@@ -51,6 +51,8 @@ class ProcessOutcome:
     warnings: tuple[str, ...] = ()
     #: The process died before its runner finished (``BatchParser.died``).
     died: bool = False
+    #: Of the target that timed out: the cases that had finished, and the one running when it was killed.
+    partial: tuple[tuple[CaseResult, ...], str | None] = ((), None)
 
 
 _Key = tuple[str, int] | None
@@ -145,6 +147,7 @@ def run_process(invocation: Invocation, parser: BatchParser, targets: Sequence[T
         claimed = parser.claimed_targets()
         warnings = tuple(parser.warnings())
         died = parser.died() and not killed
+        cases, running = parser.partial(timed_out[0]) if timed_out and timed_out[0] else ([], None)
     results = {r.target_id: r for r in finished if r.target_id in budgets}
     return ProcessOutcome(invocation, results, proc.returncode, time.monotonic() - began,
                           timed_out=timed_out[0] if timed_out else None,
@@ -152,7 +155,7 @@ def run_process(invocation: Invocation, parser: BatchParser, targets: Sequence[T
                           batch_timed_out=batch_timed_out, stopped=stopped, stdout_path=out_path,
                           stderr_path=err_path, reruns=reruns,
                           claimed=frozenset(claimed) if claimed is not None else None, warnings=warnings,
-                          died=died)
+                          died=died, partial=(tuple(cases), running))
 
 
 def _watch(proc: subprocess.Popen[bytes], parser: BatchParser, waiter: ExitWaiter, *, lock: threading.Lock,

@@ -434,8 +434,16 @@ class RunExecutor:
 
 
 def _timeout(target: Target, why: str, outcome: ProcessOutcome) -> TargetResult:
+    """The target's timeout, with what ran before it: the cases that had finished (counted and listed like any
+    others) and the one that was running, named (a 300-case file reported nothing at all)."""
+    cases, running = outcome.partial if outcome.timed_out == target.target_id else ((), None)
+    if running or cases:
+        why += f" while running {running}" if running else ""
+        why += f"; {len(cases)} cases had finished" if cases else ""
+    if "per-target timeout" in why:
+        why += " (raise tests.target_timeout_sec, or run fewer of its cases: file::test)"
     return TargetResult(target_id=target.target_id, outcome="timeout", exit_code=outcome.exit_code, message=why,
-                        duration_s=round(outcome.wall_s, 4))
+                        duration_s=round(outcome.wall_s, 4), cases=tuple(cases))
 
 
 def crash_message(exc: BaseException) -> str:

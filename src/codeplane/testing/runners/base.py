@@ -141,6 +141,11 @@ class BatchParser(ABC):
         missing from the answer were not at fault and run again in processes of their own."""
         return False
 
+    def partial(self, target_id: str) -> tuple[list[CaseResult], str | None]:
+        """After :meth:`finish` of a killed process: the cases of ``target_id`` that had finished, and the case
+        running when it was killed (``None``: not known), so a timeout still reports what ran."""
+        return [], None
+
     def claimed_targets(self) -> set[str] | None:
         """Of a process sharing a pool: the shared targets it took (None: it shared nothing, and reported
         every target it was given)."""

@@ -251,6 +251,13 @@ class PytestParser(BatchParser):
     def died(self) -> bool:
         return self.saw_events and self.exitstatus is None
 
+    def partial(self, target_id: str) -> tuple[list[CaseResult], str | None]:
+        cases = sorted(self._cases(self.main).get(target_id, {}).values(), key=lambda c: c.case_id)
+        # A test's reports are flushed at the next start: the hung one is known by its start (``current``) alone.
+        owner = self.main.case_target.get(self.running or "") or self.current
+        running = self.running if self.running and owner == target_id else None
+        return cases, running
+
     def finish(self, exit_code: int | None, stdout: str, stderr: str, killed: bool) -> list[TargetResult]:
         if not self.saw_events:
             return self._from_junit(exit_code, stdout, stderr, killed)
