@@ -86,6 +86,14 @@ async def test_the_same_search_twice_answers_the_same_bytes_cursor_included(serv
     assert "needle" in first and first == second
 
 
+async def test_overlapping_context_windows_are_merged_as_rg_c_merges_them(server: ServerHandle) -> None:
+    """Each hit's context was printed whole: a line between two hits appeared twice, once as context."""
+    async with mcp_client(server) as client:
+        text = answer_text(await client.call_tool("search", {"query": "needle", "syntax": "identifier", "limit": 3,
+                                                             "context_lines": 1}))
+    assert text.splitlines()[1:] == ["many/words.txt", "1:needle", "2:needle", "3:needle", "4-needle"], text
+
+
 async def test_a_scope_language_is_a_family_or_a_language_name_and_a_typo_is_refused(server: ServerHandle) -> None:
     # ``typescript`` answered "no hits" (the lexical index knows files by family, ``javascript``), and so did a typo.
     async with mcp_client(server) as client:

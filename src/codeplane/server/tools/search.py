@@ -252,6 +252,12 @@ def _hit_lines(hit: SearchHit, *, symbol: bool, usual_role: str, named: set[str]
     return lines
 
 
+def _numbered(line: str) -> tuple[int, str]:
+    """The line number a rendered line starts with and its mark (``:`` a hit, ``-`` context)."""
+    digits = len(line) - len(line.lstrip("0123456789"))
+    return (int(line[:digits]) if digits else 0), line[digits:digits + 1]
+
+
 def _common(hits: list[SearchHit]) -> tuple[str, str]:
     """What a page of several hits says once instead of per hit: the symbol when every hit is of the same
     one (``references`` always is: ~90 bytes a hit), and the role/tier most hits have (the others keep
@@ -288,13 +294,21 @@ def render_search(result: SearchResult) -> str:
         body.append(path)
         shown_last: list[str] = []
         last_line = 0
+        # Context windows that overlap are merged, as ``rg -C`` does: a line once, and a hit's line as a hit.
+        matched = {h.line for h in hits}
+        printed: set[int] = set()
         for hit in hits:
             block = _hit_lines(hit, symbol=not symbol, usual_role=usual, named=named)
             # Several matches on one line: the line once, as rg prints it (again only to say something new about
             # a match there: ``var f = function f()`` is a definition and, without a tag, a usual reference).
             if block != shown_last and not (hit.line == last_line and block[-1].startswith(f"{hit.line}:")
                                             and not block[-1].startswith(f"{hit.line}:[")):
-                body += block
+                for line in block:
+                    number, mark = _numbered(line)
+                    if mark == "-" and (number in printed or number in matched):
+                        continue
+                    printed.add(number)
+                    body.append(line)
             shown_last, last_line = block, hit.line
     if symbol or usual:
         said = ": ".join(part for part in (symbol, usual and f"{usual} unless marked") if part)
