@@ -32,6 +32,7 @@ from codeplane.mutation.doctor import check_journal
 from codeplane.mutation.journal import Journal, JournalMove, Original, temp_path
 from codeplane.mutation.locks import PathLocks
 from codeplane.repo.content import is_binary
+from codeplane.server.tools.write import WriteSourceResult, render_write
 from tests.builders import git, make_repo
 
 PY = "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
@@ -332,6 +333,9 @@ def test_drifted_span_is_re_anchored_and_reported(repo: Path) -> None:
     assert (fix.original.start_line, fix.original.end_line) == (5, 6)
     assert (fix.corrected.start_line, fix.corrected.end_line) == (7, 8)
     assert (repo / "src/a.py").read_bytes() == b"# one\n# two\n" + original.replace(b"return 2", b"return 3")
+    # The text names both spans (it said "line 5 re-anchored to 7", hiding a span that also grew or shrank).
+    text = render_write(WriteSourceResult(applied=True, summary="", delta=delta))
+    assert text.splitlines()[0].endswith("; span 5-6 re-anchored to 7-8"), text
 
 
 def test_missing_or_ambiguous_expected_content_shows_the_current_text(repo: Path) -> None:

@@ -57,12 +57,17 @@ def short_fingerprint(value: str) -> str:
 
 
 def tests_affected_line(delta: Delta) -> str | None:
-    """``tests affected: a b`` for a few; nothing for none, for more than :data:`TESTS_SHOWN`, or when the delta
-    names them by their files (too many to run by name)."""
+    """``tests affected: a b`` for a few; for more than :data:`TESTS_SHOWN`, how many (``tests affected: 41 in 9
+    files``: "none" and "many" read alike when the line was left out); nothing for none."""
     tests = delta.tests_affected
-    if not tests or len(tests) > TESTS_SHOWN or delta.tests_affected_total:
+    if not tests:
         return None
-    return "tests affected: " + " ".join(tests)
+    if len(tests) <= TESTS_SHOWN and not delta.tests_affected_total:
+        return "tests affected: " + " ".join(tests)
+    total = delta.tests_affected_total or len(tests)
+    files = delta.tests_affected_files or len({t.split("::", 1)[0] for t in tests})
+    plural = "s" if files != 1 else ""
+    return f"tests affected: {total} in {files} file{plural} (run_test_targets affected_by runs them)"
 
 
 def compact_json(value: Any) -> str:

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from codeplane.core.calls import MutationReport
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.mutation import CreateFile, DeleteFile, Delta, Edit, MoveFile, ReplaceText, UpdateSpan
+from codeplane.mutation.delta import LineSpan
 from codeplane.server.answers import short_sha, tests_affected_line
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
@@ -200,8 +201,7 @@ def render_write(result: WriteSourceResult) -> str:
         mark = "" if mark == "M" else f"{mark} "
         name = f"{f.old_path} -> {f.path}" if f.old_path else f.path
         sha = f" {short_sha(f.file_sha256)}" if f.file_sha256 else ""
-        extra = "".join(f"; line {c.original.start_line} re-anchored to {c.corrected.start_line}"
-                        for c in f.line_corrections)
+        extra = "".join(f"; span {_span(c.original)} re-anchored to {_span(c.corrected)}" for c in f.line_corrections)
         lines.append(f"{mark}{name}{sha}{extra}")
     tests = tests_affected_line(delta)
     if tests:
@@ -210,6 +210,11 @@ def render_write(result: WriteSourceResult) -> str:
     if delta.diff:
         lines.append(delta.diff.rstrip("\n") + ("\n… diff truncated" if delta.diff_truncated else ""))
     return "\n".join(lines)
+
+
+def _span(span: LineSpan) -> str:
+    """``2761-2778`` (a span's first and last line; an insertion's one place)."""
+    return str(span.start_line) if span.end_line <= span.start_line else f"{span.start_line}-{span.end_line}"
 
 
 def tools(services: Services) -> list[ToolSpec]:
