@@ -616,6 +616,21 @@ def test_a_case_asked_for_by_a_name_the_file_does_not_hold_is_an_error_not_a_pas
     assert record.counts.error == 1 and record.state == "failed", (record.counts, record.state)
 
 
+def test_errors_no_re_run_can_change_are_not_re_run(tmp_path: Path, services: list[TestingService]) -> None:
+    """A case id the file does not hold, and a file that does not compile, were re-run anyway ("error, retry
+    error"): twice the time, and a test-run budget spent on nothing. A failing test is still re-run."""
+    repo = make_repo(tmp_path / "repo", {
+        "pytest.ini": "[pytest]\n", "tests/test_a.py": "def test_real():\n    assert False\n",
+        "tests/test_broken.py": "def test_x(:\n    pass\n"})
+    service = service_for(repo)
+    services.append(service)
+    record = finish(service.start_run(["tests/test_a.py::test_typo", "tests/test_broken.py"]))
+    assert {r.target.target_id: [a.result.outcome for a in r.attempts] for r in record.targets} == {
+        "tests/test_a.py": ["error"], "tests/test_broken.py": ["error"]}
+    again = finish(service.start_run(["tests/test_a.py::test_real"]))
+    assert [a.result.outcome for a in again.targets[0].attempts] == ["failed", "failed"]
+
+
 def test_a_go_test_asked_for_by_a_name_the_package_does_not_hold_is_an_error(
         tmp_path: Path, services: list[TestingService]) -> None:
     # ``go test -run '^(TestAdd|TestTypo)$'`` runs TestAdd and says nothing of TestTypo: not a pass.

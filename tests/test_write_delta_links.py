@@ -64,5 +64,6 @@ async def test_many_affected_tests_are_named_by_file_with_the_exact_selection_th
     selected = sorted(f"{t['target_id']}::{c}" for t in found["targets"] for c in t.get("cases", []))
     assert selected == sorted(f"tests/test_w{k}.py::test_{k}_{c}" for k in range(6) for c in "xy")
     assert {t["target_id"] for t in found["targets"]} == set(delta["tests_affected"])
-    # Too many to run by name: the text names the file and its hash only.
-    assert answer_text(res) == f"calc/ops.py {delta['files'][0]['file_sha256'][:12]}"
+    # Too many to run by name: the text counts them (the record names the files and the selection).
+    assert answer_text(res) == (f"calc/ops.py {delta['files'][0]['file_sha256'][:12]}\n"
+                                "tests affected: 12 in 6 files (run_test_targets affected_by runs them)")

@@ -145,7 +145,7 @@ class RunExecutor:
     def _retryable(self, target: Target) -> bool:
         """Failed once and not re-run yet (a runner that re-runs in-process already added attempt 2)."""
         attempts = self.record.attempts(target.target_id)
-        return len(attempts) == 1 and attempts[0].result.outcome in _RETRYABLE
+        return len(attempts) == 1 and attempts[0].result.outcome in _RETRYABLE and not attempts[0].result.settled
 
     # -- prepare (build once per project) ----------------------------------------------------------
     def _needs_prepare(self, targets: Sequence[Target]) -> list[Project]:

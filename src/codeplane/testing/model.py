@@ -103,6 +103,8 @@ class TargetResult:
     #: Cases this attempt actually ran, when fewer than it lists: pytest's in-process re-run runs only the
     #: failed cases again, and the others are carried over from the first attempt (None: all it lists).
     cases_run: int | None = None
+    #: A re-run cannot change it (a case id the file does not hold, a syntax error in it): not retried.
+    settled: bool = False
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 from collections.abc import Sequence
 from dataclasses import replace
@@ -28,6 +29,10 @@ NO_TESTS_COLLECTED = 5
 POOL_ENV = "CODEPLANE_PYTEST_POOL"
 #: Of a dead process's output, the head kept in the error (a result's message is clipped to its tail after).
 _DEATH_OUTPUT_CHARS = 1_500
+
+
+#: A collection error no re-run changes: the file (or a conftest) does not compile.
+_SYNTAX_ERROR = re.compile(r"^(?:E\s+)?(?:SyntaxError|IndentationError|TabError)\b", re.MULTILINE)
 
 
 def _signal_name(number: int) -> str:
@@ -291,12 +296,14 @@ class PytestParser(BatchParser):
                 results.append(TargetResult(target_id=target_id, outcome="skipped", exit_code=exit_code,
                                             message="ignored by pytest's collection rules (collect_ignore/--ignore)"))
             elif target_id in self.collect_errors:
-                results.append(error_result(target_id, self.collect_errors[target_id], exit_code=exit_code,
-                                            duration_s=duration, cases=cases))
+                message = self.collect_errors[target_id]
+                results.append(replace(error_result(target_id, message, exit_code=exit_code, duration_s=duration,
+                                                    cases=cases), settled=_SYNTAX_ERROR.search(message) is not None))
             elif target_id in self.unmatched:
                 missing, held = self.unmatched[target_id]
-                results.append(error_result(target_id, _unmatched_message(self.targets[target_id].path, missing, held),
-                                            exit_code=exit_code, duration_s=duration, cases=cases))
+                results.append(replace(error_result(
+                    target_id, _unmatched_message(self.targets[target_id].path, missing, held), exit_code=exit_code,
+                    duration_s=duration, cases=cases), settled=True))
             elif not cases and exit_code not in (0, 1, NO_TESTS_COLLECTED, None) and self.exitstatus != 0:
                 results.append(error_result(target_id, f"pytest exited {exit_code}\n{stderr or stdout}",
                                             exit_code=exit_code))
