@@ -259,10 +259,16 @@ def test_restart_interrupts_open_tasks_with_a_ledger_row(tmp_path: Path) -> None
     assert restarted.get_task("s1").task.task_id != task_id
 
 
-def test_meta_budget_line_names_every_budget(tmp_path: Path) -> None:
-    tracker = make_tracker(tmp_path, max_mutations=20)
+def test_meta_budget_line_names_the_budgets_running_out(tmp_path: Path) -> None:
+    """It named all four (92 bytes on every answer) when one was near its limit; the full line is get_task's."""
+    tracker = make_tracker(tmp_path, max_mutations=5, read_budget_calls=10)
     for _ in range(3):
         run_call(tracker, "write_source", "mutation")
     meta = tracker.task_meta("s1")
-    assert meta is not None and meta.task_state == "OPEN"
-    assert meta.budget is not None and meta.budget.startswith("mutations 3/20, test_runs 0/50, read_calls 0/")
+    assert meta is not None and meta.task_state == "OPEN" and not meta.budget_near and meta.budget == ""
+    run_call(tracker, "write_source", "mutation")
+    for _ in range(8):
+        run_call(tracker, "search", "read")
+    meta = tracker.task_meta("s1")
+    assert meta is not None and meta.budget_near and meta.budget == "mutations 4/5, read_calls 8/10"
+    assert tracker.get_task("s1").budget.startswith("mutations 4/5, test_runs 0/50, read_calls 8/10, read_bytes ")

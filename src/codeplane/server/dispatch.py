@@ -112,7 +112,9 @@ def _meta(services: Services, session_id: str, notes: list[CallNotes], *, explic
 
     news = _announced.is_news(session_id, task.task_id if task else None, task.task_state if task else None)
     state = task.task_state if task else None
-    budget_shown = task is not None and (task.budget_near or state != "OPEN")
+    # Only a budget running out is news: a closed task's (a limit closed it, or the client did) is not, but for the
+    # limit that closed it, which is near by then.
+    budget_shown = task is not None and task.budget_near and bool(task.budget)
     no_op = first("no_op") or None
     return ResponseMeta(
         # The agent names a session itself when it needs one; a derived id is only echoed when asked for.
