@@ -78,6 +78,8 @@ async def test_lint_tools_and_lint_check_answer_in_the_model_text(tmp_path: Path
                 ("pkg/b.py", "F401", "ruff")}
             assert {r["tool"]: r["status"] for r in report["runs"]} == {"eslint": "missing", "mypy": "ok",
                                                                          "ruff": "ok"}
+            # The same repository and call answer the same bytes: no timings, and a cursor-id of what was found.
+            assert answer_text(await client.call_tool("lint_check", {})) == text
             assert text.splitlines()[-1].startswith("4 diagnostic(s): 4 error, 0 warning, 3 fixable")
 
 
@@ -90,7 +92,8 @@ async def test_fix_is_one_mutation_the_index_and_the_task_see(tmp_path: Path) ->
             report = body["result"]
             fix = report["fix"]
             assert [f["path"] for f in fix["files"]] == ["pkg/a.py", "pkg/b.py"]
-            assert fix["mutation_id"] in text and fix["delta"]["mutation_id"] == fix["mutation_id"]
+            # The mutation id stays in the record (no tool takes it back); the text has the files and their hashes.
+            assert fix["mutation_id"] not in text and fix["delta"]["mutation_id"] == fix["mutation_id"]
             for fixed in fix["files"]:
                 on_disk = sha256_bytes((root / fixed["path"]).read_bytes())
                 assert fixed["new_sha256"] == on_disk

@@ -9,8 +9,9 @@ missing, failing or hanging linter becomes that linter's ``ToolRun`` status, nev
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -127,7 +128,9 @@ class LintService:
             notes += ("no linter is configured or conventional in this repository (lint_tools lists them)"
                       if not linters else f"no linter here lints {', '.join(rels or []) or 'these paths'}",)
         cap = self.config.max_diagnostics
-        run = _Run(run_id="lint_" + uuid.uuid4().hex[:16], diagnostics=tuple(diagnostics[:cap]),
+        # The id hashes what the run found: the same repository and call give the same cursor (same bytes).
+        found = json.dumps([d.model_dump(mode="json") for d in diagnostics], sort_keys=True).encode()
+        run = _Run(run_id="lint_" + hashlib.sha256(found).hexdigest()[:16], diagnostics=tuple(diagnostics[:cap]),
                    total=len(diagnostics), truncated=len(diagnostics) > cap)
         with self._lock:
             self._runs[run.run_id] = run

@@ -118,18 +118,22 @@ def render_lint_tools(result: LintToolsResult) -> str:
     return "\n".join(lines)
 
 
-def _diagnostic_line(d: Diagnostic) -> str:
-    mark = " (fixable)" if d.fixable else ""
+def _diagnostic_line(d: Diagnostic, *, one_tool: bool) -> str:
+    """``path:line:col: CODE message``, as ``ruff check --output-format concise`` prints it (``[*]``: fixable), the
+    tool named only when several ran, the severity when it is not an error."""
+    mark = " [*]" if d.fixable else ""
     code = f"{d.code} " if d.code else ""
-    tool = d.tool if d.severity == "error" else f"{d.tool} {d.severity}"
-    return f"{d.path}:{d.line}:{d.column}: {code}{d.message} [{tool}]{mark}"
+    tags = [t for t in ((None if one_tool else d.tool), (None if d.severity == "error" else d.severity)) if t]
+    return f"{d.path}:{d.line}:{d.column}: {code}{d.message}" + (f" [{' '.join(tags)}]" if tags else "") + mark
 
 
 def render_lint_check(result: LintCheckResult) -> str:
-    """``path:line:col: CODE message [tool]`` per diagnostic, then the fix, the runs and a summary line."""
-    lines = [_diagnostic_line(d) for d in result.diagnostics]
+    """``path:line:col: CODE message`` per diagnostic, then the fix, the runs and a summary line. No timings: the
+    same repository and call answer the same bytes (the record has them)."""
+    one_tool = len({d.tool for d in result.diagnostics}) <= 1
+    lines = [_diagnostic_line(d, one_tool=one_tool) for d in result.diagnostics]
     if result.fix is not None:
-        lines.append(f"fixed {len(result.fix.files)} file(s) [mutation {result.fix.mutation_id}]")
+        lines.append(f"fixed {len(result.fix.files)} file(s)")
         lines += [f"{f.path} {f.edits} edit(s) by {f.tool} {short_sha(f.new_sha256 or '')}".rstrip()
                   for f in result.fix.files]
     lines += [f"note: {n}" for n in result.notes]
@@ -137,12 +141,14 @@ def render_lint_check(result: LintCheckResult) -> str:
         where = "" if run.root == "." else f"@{run.root}"
         ran = run.status not in ("missing", "unsupported")
         elsewhere = f"; {run.elsewhere} in other files, not shown" if run.elsewhere else ""
-        head = f"{run.tool}{where}: {run.status}" + (
-            f" ({run.diagnostics} in {run.duration_ms} ms{elsewhere})" if ran else "")
+        head = f"{run.tool}{where}: {run.status}" + (f" ({run.diagnostics}{elsewhere})" if ran else "")
         lines.append(head + (f" - {run.message}" if run.message and run.status != "ok" else ""))
-    shown = f"{result.offset + 1}-{result.offset + len(result.diagnostics)}" if result.diagnostics else "none"
-    summary = (f"{result.total} diagnostic(s): {result.errors} error, {result.warnings} warning, "
-               f"{result.fixable} fixable; showing {shown}")
+    if not result.total:
+        summary = "no diagnostics"
+    else:
+        shown = f"{result.offset + 1}-{result.offset + len(result.diagnostics)}" if result.diagnostics else "none"
+        summary = (f"{result.total} diagnostic(s): {result.errors} error, {result.warnings} warning, "
+                   f"{result.fixable} fixable ([*]); showing {shown}")
     if result.truncated:
         summary += " (more than lint.max_diagnostics; only the first are kept)"
     if result.next_cursor:
