@@ -350,6 +350,20 @@ def test_a_change_in_comments_and_spacing_alone_is_said_so_and_not_sent_to_revie
     assert "2. review 3 body changes for correctness" in page.agentic_hint and "quiet" not in \
         page.agentic_hint.split("2. ")[1], page.agentic_hint
 
+def test_spacing_inside_a_signature_is_no_signature_change(tmp_path: Path) -> None:
+    """``def split_opt(  opt: str)`` was "signature_changed, breaking, risk high": the header's hash is of its raw
+    text. A real change of the parameters still is one."""
+    text = "def split_opt(opt: str) -> str:\n    return opt\n\n\ndef other(a):\n    return a\n"
+    root = make_repo(tmp_path / "r", {"m.py": text})
+    (root / "m.py").write_text(text.replace("split_opt(opt: str)", "split_opt(  opt: str,  )")
+                               .replace("other(a)", "other(a, b=1)"))
+    git(root, "commit", "-qam", "edit")
+    page = SemanticDiffService(root).diff("HEAD~1", "HEAD", limit=100)
+    kinds = {c.qualified_name: (c.change, c.delta_tags) for c in page.changes}
+    assert kinds["other"][0] == "signature_changed", kinds
+    assert kinds.get("split_opt", ("body_changed",))[0] != "signature_changed", kinds
+
+
 def test_work_tree_moves_staged_or_not_and_a_staged_change_undone_on_disk(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r", {"a/one.py": "def f(a):\n    return a\n", "a/two.py": "def g():\n    pass\n",
                                       "a/three.py": "def h(x):\n    return x\n"})

@@ -193,10 +193,13 @@ def compare(old: Version | None, new: Version | None) -> list[Change]:
         return signatures.tags(before, after, o.name, n.name, n.kind)
 
     for o, n in pairs:
-        if o.signature_hash != n.signature_hash:
+        # The hash is of the header's raw text: spaces inside it, or a trailing comma, change it and nothing else
+        # (``def f(  x)`` was "signature_changed, breaking").
+        changed = sig_tags(o, n) if o.signature_hash != n.signature_hash else ()
+        if changed:
             count, preview = delta(o, n)
             out.append(Change(path, n.kind, n.name, n.lexical_path, SIGNATURE_CHANGED, o, n, old_path, count,
-                              sig_tags(o, n) or (signatures.SIGNATURE_CHANGED,), preview))
+                              changed, preview))
         elif o.own_hash is not None and n.own_hash is not None:
             if o.own_hash != n.own_hash:
                 count, preview = delta(o, n)
