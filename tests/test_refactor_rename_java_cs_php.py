@@ -96,6 +96,9 @@ async def test_java_renames_are_high_across_packages_and_compile(java_server: Se
         base = await _rename(client, "com.shop.Base", "Root")  # the class, its constructor, ``extends Base``
         assert {e["reason"] for e in base["edits"]} == {"definition", "constructor", "strong"}
         assert base["counts"]["high"] == 3 and base["counts"]["low"] == 0
+        # Base.java must become Root.java for javac: said (so apply: true holds back), with the move to make.
+        assert base["warnings"] == [f"{J}Base.java is named after the class: Java needs it at {J}Root.java after the "
+                                    f"rename (refactor_move from_path='{J}Base.java', to_path='{J}Root.java')"]
         await call(client, "refactor_apply", {"refactor_id": base["refactor_id"]})
         moved = await call(client, "refactor_move", {"from_path": J + "Base.java", "to_path": J + "Root.java"})
         await call(client, "refactor_apply", {"refactor_id": moved["refactor_id"]})  # javac wants Root.java

@@ -152,6 +152,12 @@ class RefactorService:
         if root is not None:
             draft.warnings.append(f"{asked.qualified_name} overrides {root.qualified_name}: renamed with it and "
                                   "every override of it (renaming one alone breaks the override)")
+        if target.path.endswith(".java") and target.parent_uid is None and \
+                target.path.rsplit("/", 1)[-1] == f"{target.name}.java":
+            moved = f"{target.path[:-len(target.name) - 5]}{new_name}.java"
+            # javac: "class X is public, should be declared in a file named X.java".
+            draft.warnings.append(f"{target.path} is named after the class: Java needs it at {moved} after the "
+                                  f"rename (refactor_move from_path={target.path!r}, to_path={moved!r})")
         found, truncated = lexical
         planned_paths = {e.path for e, _ in draft.code}
         paths = sorted(found | planned_paths)
