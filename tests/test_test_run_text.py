@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from codeplane.server.tools.tests_run_models import TestRunResult, render_run
-from codeplane.server.tools.tests_run_render import case_ids, render_test_run
+from codeplane.server.tools.tests_run_render import brief_traceback, case_ids, render_test_run
 from codeplane.testing import TestingService
 from tests.builders import make_repo
 from tests.testing_service import finish, service_for
@@ -129,3 +129,16 @@ def test_targets_failing_alike_are_named_once_with_their_message_said_once(
     text = render_test_run(TestRunResult(**render_run(snapshot)))
     assert text.count("RuntimeError: the shared fixture module is broken") == 1, text
     assert "ERROR tests/test_a.py: error, retry error\n  same: tests/test_b.py tests/test_c.py\n" in text, text
+
+
+def test_a_rust_panic_keeps_its_values_not_the_standard_librarys_frames() -> None:
+    """The text kept the tail of ``stack backtrace:`` (``panicking.rs:439:17`` and a dozen std frames) and lost
+    ``left: 3``/``right: 2`` and where it panicked; a Go failure's message was printed twice."""
+    panic = ("thread 'stock::tests::put' panicked at src/stock.rs:46:9:\nassertion `left == right` failed\n"
+             "  left: 3\n right: 2\nstack backtrace:\n   0: rust_begin_unwind\n"
+             + "\n".join(f"   {i}: core::panicking::frame_{i}\n             at /rustc/x/panicking.rs:{i}:5"
+                         for i in range(1, 60)))
+    assert brief_traceback(panic, "assertion `left == right` failed").splitlines() == [
+        "thread 'stock::tests::put' panicked at src/stock.rs:46:9:", "  left: 3", " right: 2"]
+    go = "    calc_test.go:12: Add(1, 2) = 4, want 3\n--- FAIL: TestAdd (0.00s)"
+    assert brief_traceback(go, "calc_test.go:12: Add(1, 2) = 4, want 3") == "--- FAIL: TestAdd (0.00s)"

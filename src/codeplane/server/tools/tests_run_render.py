@@ -20,17 +20,27 @@ from codeplane.server.tools.tests_run_models import (
 TEXT_TRACEBACK_CHARS = 800
 
 
+#: Lines after which a traceback holds only a runtime's own frames.
+_BACKTRACE_HEADS = frozenset({"stack backtrace:",
+                              "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace"})
+
+
 def brief_traceback(traceback: str, *said: str) -> str:
     """The part of a traceback an agent acts on: from a few lines above the last failing line (pytest's
     ``>`` marker, else the last ``File`` frame) to the end, bounded, without blank lines or an ``E`` line
     that only repeats what ``said`` (the failure's head line) says. The full one is in the record."""
     lines = traceback.rstrip().splitlines()
+    # A Rust panic's own lines come first (where it panicked, ``left: 3``/``right: 2``); the standard library's
+    # frames after ``stack backtrace:`` are what bounding kept instead of them.
+    cut = next((i for i, line in enumerate(lines) if line.strip() in _BACKTRACE_HEADS), None)
+    lines = lines[:cut] if cut else lines
     marks = [i for i, line in enumerate(lines) if line.startswith(">")] or \
             [i for i, line in enumerate(lines) if line.lstrip().startswith("File ")]
     start = max(0, marks[-1] - 3) if marks else 0
     told = {text.strip() for text in said if text.strip()}
     kept = [line.rstrip() for line in lines[start:]
-            if line.strip() not in ("", "E") and not (line.startswith("E ") and line[1:].strip() in told)]
+            if line.strip() not in ("", "E") and not (line.startswith("E ") and line[1:].strip() in told)
+            and line.strip() not in told]  # a Go failure's message, printed again as its trace's first line
     return bounded("\n".join(_without_restated_diff(kept, told)), TEXT_TRACEBACK_CHARS)
 
 
