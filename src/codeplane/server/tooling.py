@@ -172,6 +172,8 @@ CORE_TOOLS = frozenset({
     "describe", "search", "read_source", "list_files", "map_repo", "write_source", "run_test_targets",
     "get_test_run", "git_status", "git_diff", "git_log", "git_stage_and_commit", "refactor_rename", "refactor_apply",
     "semantic_diff", "lint_check", *RECOVERY_TOOLS,
+    # Undoing an edit (restore paths from HEAD) is part of the loop: without it an agent wrote the reverse edits.
+    "git_checkout",
 })
 Profile = Literal["full", "core", "read_only"]
 
