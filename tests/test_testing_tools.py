@@ -138,6 +138,9 @@ async def test_errors_and_test_budget(server: ServerHandle) -> None:
     async with mcp_client(server) as client:
         err = await call_error(client, "run_test_targets", {"targets": ["tests/test_nope.py"]})
         assert err["code"] == 7005 and err["details"]["unknown"] == ["tests/test_nope.py"]
+        # A typo names the target meant (it pointed to discover_test_targets, which the core profile withholds).
+        err = await call_error(client, "run_test_targets", {"targets": ["tests/test_oks.py"]})
+        assert err["code"] == 7005 and "did you mean tests/test_ok.py?" in err["message"], err
         err = await call_error(client, "get_test_run", {"run_id": "tr_missing"})
         assert err["code"] == 7004
         err = await call_error(client, "run_test_targets", {"targets": ["tests/test_ok.py"], "affected_by": ["a.py"]})

@@ -8,6 +8,7 @@ and reports are artifacts.
 
 from __future__ import annotations
 
+import difflib
 import os
 import shutil
 import threading
@@ -409,9 +410,11 @@ class TestingService:
                 raise CodePlaneError(ErrorCode.TEST_TARGET_NOT_FOUND, f"{by_id[file].runner} targets run whole: "
                                      f"{unknown[0]!r} names a case, which only pytest and go test run alone; run "
                                      f"{file!r}", details={"unknown": unknown[:20], "target": file})
-            raise CodePlaneError(ErrorCode.TEST_TARGET_NOT_FOUND,
-                                 f"no test target {unknown[0]!r}; call discover_test_targets for the ids",
-                                 details={"unknown": unknown[:20], "known_count": len(by_id)})
+            close = difflib.get_close_matches(file, sorted(by_id), n=3, cutoff=0.75)
+            hint = f"did you mean {' or '.join(close)}?" if close else \
+                "test targets are test files or directories (discover_test_targets lists them)"
+            raise CodePlaneError(ErrorCode.TEST_TARGET_NOT_FOUND, f"no test target {unknown[0]!r}; {hint}",
+                                 details={"unknown": unknown[:20], "known_count": len(by_id), "closest": close})
         return [_only(chosen[k], sorted(cases[k] or ())) for k in sorted(chosen)]
 
     def _execute(self, record: RunRecord, executor: RunExecutor) -> None:
