@@ -410,7 +410,7 @@ class TestingService:
                 raise CodePlaneError(ErrorCode.TEST_TARGET_NOT_FOUND, f"{by_id[file].runner} targets run whole: "
                                      f"{unknown[0]!r} names a case, which only pytest and go test run alone; run "
                                      f"{file!r}", details={"unknown": unknown[:20], "target": file})
-            close = difflib.get_close_matches(file, sorted(by_id), n=3, cutoff=0.75)
+            close = difflib.get_close_matches(file, sorted(by_id), n=3, cutoff=0.85)
             hint = f"did you mean {' or '.join(close)}?" if close else \
                 "test targets are test files or directories (discover_test_targets lists them)"
             raise CodePlaneError(ErrorCode.TEST_TARGET_NOT_FOUND, f"no test target {unknown[0]!r}; {hint}",
