@@ -410,7 +410,7 @@ class TestingService:
                 raise CodePlaneError(ErrorCode.TEST_TARGET_NOT_FOUND, f"{by_id[file].runner} targets run whole: "
                                      f"{unknown[0]!r} names a case, which only pytest and go test run alone; run "
                                      f"{file!r}", details={"unknown": unknown[:20], "target": file})
-            close = difflib.get_close_matches(file, sorted(by_id), n=3, cutoff=0.85)
+            close = _closest(file, sorted(by_id))
             hint = f"did you mean {' or '.join(close)}?" if close else \
                 "test targets are test files or directories (discover_test_targets lists them)"
             raise CodePlaneError(ErrorCode.TEST_TARGET_NOT_FOUND, f"no test target {unknown[0]!r}; {hint}",
@@ -535,3 +535,12 @@ def _changes(items: Sequence[str], ranges: Mapping[str, Sequence[tuple[int, int]
 
 def _under(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith(prefix + "/")
+
+
+def _closest(name: str, known: Sequence[str]) -> list[str]:
+    """The known ids nearest ``name`` (a typo): the best, and any as near; ids sharing ``tests/test_`` all look
+    alike, so only those within a hair of the best count."""
+    scored = sorted(((difflib.SequenceMatcher(None, name, k).ratio(), k) for k in known), reverse=True)
+    if not scored or scored[0][0] < 0.8:
+        return []
+    return sorted(k for ratio, k in scored[:3] if ratio >= scored[0][0] - 0.02)
