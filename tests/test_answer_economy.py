@@ -226,6 +226,16 @@ async def test_ordinary_meta_is_tiny_and_hits_cost_about_an_rg_line(repo: Path) 
     assert len(text) <= 1.2 * len("\n".join(rg))
 
 
+async def test_a_definition_hit_says_only_what_its_line_and_path_do_not(repo: Path) -> None:
+    """``13:[function click.globals.get_current_context #e653…] def get_current_context(`` repeated the kind and the
+    name the line shows and the module its path does: 1.4-1.9 times ``rg -n``'s line."""
+    with running_server(repo) as server:
+        async with mcp_client(server) as client:
+            res = await client.call_tool("search", {"query": "helper", "mode": "symbol"})
+    uid = envelope(res)["result"]["results"][0]["symbol"]["def_uid"]
+    assert answer_text(res).splitlines() == ["pkg/util.py", f"1:[#{uid}] def helper(x, scale=2):"], answer_text(res)
+
+
 async def test_a_hit_is_shown_without_the_indentation_its_lines_share(repo: Path) -> None:
     with running_server(repo) as server:
         async with mcp_client(server) as client:

@@ -208,6 +208,17 @@ def _symbol_tag(hit: SearchHit) -> str:
     return f"{sym.kind} {sym.qualified_name or sym.name}" + (f" #{sym.def_uid}" if sym.def_uid else "")
 
 
+def _definition_tag(hit: SearchHit) -> str:
+    """A definition's hit line shows its kind and name (``def get_current_context(``) and its path the module:
+    only the class it is in and its uid are news (``Context.invoke #e6537588922e77d2``; the kind and the qualified
+    name made a hit 1.4-1.9 times ``rg -n``'s line)."""
+    sym = hit.symbol
+    if sym is None:
+        return ""
+    uid = f"#{sym.def_uid}" if sym.def_uid else ""
+    return f"{sym.container}.{sym.name} {uid}".rstrip() if sym.container else uid or sym.name
+
+
 def _role_tag(hit: SearchHit) -> str:
     return (hit.role or "") + (f" {hit.ref_tier}" if hit.role and hit.ref_tier else "")
 
@@ -235,7 +246,8 @@ def _hit_lines(hit: SearchHit, *, symbol: bool, usual_role: str, named: set[str]
     tags = []
     if symbol and hit.symbol is not None:
         uid = hit.symbol.def_uid
-        tags.append(f"#{uid}" if uid and uid in named else _symbol_tag(hit))
+        tags.append(f"#{uid}" if uid and uid in named else _definition_tag(hit) if hit.role in (None, "DEFINITION")
+                    else _symbol_tag(hit))
         named.update([uid] if uid else [])
     role = _role_tag(hit)
     if role and role != usual_role:
