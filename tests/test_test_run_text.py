@@ -142,3 +142,25 @@ def test_a_rust_panic_keeps_its_values_not_the_standard_librarys_frames() -> Non
         "thread 'stock::tests::put' panicked at src/stock.rs:46:9:", "  left: 3", " right: 2"]
     go = "    calc_test.go:12: Add(1, 2) = 4, want 3\n--- FAIL: TestAdd (0.00s)"
     assert brief_traceback(go, "calc_test.go:12: Add(1, 2) = 4, want 3") == "--- FAIL: TestAdd (0.00s)"
+
+
+def test_passing_targets_share_a_line_and_a_continued_page_is_only_its_items(
+        tmp_path: Path, services: list[TestingService]) -> None:
+    """``include='targets'`` printed ``PASSED x: passed`` per passing target, and every page of
+    ``include='cases'`` repeated the summary and the failures (2.6 KB a page)."""
+    files = {f"tests/test_p{i}.py": "def test_ok():\n    pass\n" for i in range(3)}
+    repo = make_repo(tmp_path / "repo", {"pytest.ini": "[pytest]\n", **files,
+                                         "tests/test_bad.py": "def test_no():\n    assert 1 == 2\n"})
+    service = service_for(repo, retry_failed=False)
+    services.append(service)
+    snapshot = finish(service.start_run())
+    text = render_test_run(TestRunResult.model_validate(render_run(snapshot, include="targets")))
+    assert "passed (3): tests/test_p0.py tests/test_p1.py tests/test_p2.py" in text.splitlines(), text
+    assert "PASSED" not in text, text
+    first = TestRunResult.model_validate(render_run(snapshot, include="cases", limit=2))
+    assert first.next_cursor and "FAILED tests/test_bad.py::test_no" in render_test_run(first)
+    later = render_test_run(TestRunResult.model_validate(render_run(snapshot, include="cases", limit=2,
+                                                                    cursor=first.next_cursor)))
+    assert later.splitlines() == [f"{snapshot.run_id} (continued)", *[
+        line for line in later.splitlines() if line.startswith("passed tests/")]], later
+    assert len(later.splitlines()) == 3, later

@@ -197,13 +197,14 @@ async def test_long_answers_come_in_parts_that_add_up_to_the_whole(repo: Path) -
 async def test_pages_by_items_hold_as_many_as_fit_and_the_cursor_resumes_after_them(repo: Path) -> None:
     with running_server(repo, "--profile", "full") as server:
         async with mcp_client(server) as client:
-            # 100 hits with context lines each are ~35 KB: fewer hits a page, every hit once, in order.
-            pages = await _follow(_caller(client, "search"), {"query": "row_", "limit": 100, "context_lines": 2},
+            # 100 hits seven lines apart with two context lines each are ~35 KB (windows that do not touch, so none
+            # merge): fewer hits a page, every hit once, in order.
+            pages = await _follow(_caller(client, "search"), {"query": _WORDS[0], "limit": 100, "context_lines": 2},
                                   lambda r: r.get("pagination", {}).get("next_cursor"))
             hits = [(h["path"], h["line"]) for p in pages for h in p["results"]]
             assert len(pages) >= 3 and all(len(p["results"]) < 100 for p in pages[:-1])
             lines = _BIG.count("\n")
-            assert sorted(hits) == [("gen/big.txt", n) for n in range(1, lines + 1)] and len(set(hits)) == len(hits)
+            assert sorted(hits) == [("gen/big.txt", n) for n in range(1, lines + 1, 7)] and len(set(hits)) == len(hits)
 
             # A tree of 1,000 nodes a page is cut where the text is full; the next page starts after it.
             pages = await _follow(_caller(client, "map_repo"), {"include": ["structure"], "depth": 12,

@@ -155,6 +155,8 @@ class TestRunResult(ToolResult):
     #: ``include='cases'``: one page of every case of the final attempts, by case id.
     cases: list[CaseModel] = []
     next_cursor: str | None = None
+    #: A page a cursor continued: its text is the page alone (the summary was the first page's).
+    continued: bool = False
     poll_hint: str | None = None
     #: Only for a finished coverage=true run.
     coverage: RunCoverageModel | None = None
@@ -227,7 +229,7 @@ def render_run(snapshot: RunSnapshot, *, include: str = "summary", cursor: str |
         "artifacts": [ArtifactModel(kind=a.kind, artifact_id=a.artifact_id, path=a.path, sha256=a.sha256,
                                     bytes=a.bytes) for a in artifacts[:MAX_ARTIFACTS]],
         "artifacts_total": len(artifacts),
-        "cases": cases, "next_cursor": next_cursor,
+        "cases": cases, "next_cursor": next_cursor, "continued": cursor is not None,
         "coverage": RunCoverageModel.from_coverage(snapshot.coverage) if snapshot.coverage is not None else None,
         "poll_hint": None if snapshot.finished else (
             f"still {snapshot.state}; call get_test_run(run_id={snapshot.run_id!r}, wait_sec=30) to wait for it, "

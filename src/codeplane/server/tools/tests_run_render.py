@@ -188,12 +188,20 @@ def render_test_run(result: TestRunResult) -> str:
     """One summary line, then what did not pass: each failing target with its attempts on one line (a
     target-level message once), failing cases grouped by identical failure (the brief traceback once),
     flaky cases; passing targets only as counts."""
+    if result.continued:
+        return _continued(result)
     c = result.counts
     tallies = ", ".join(f"{n} {name}" for name, n in (("passed", c.passed), ("failed", c.failed),
                                                         ("error", c.error), ("skipped", c.skipped),
                                                         ("xfail", c.xfail)) if n)
     outcomes = result.target_outcomes
     target_lines = [_target_lines(t) for t in result.targets]
+    # include='targets': the passing ones on one line (``PASSED x: passed`` seventeen times said the outcome twice).
+    passing = [t.target_id for t, block in zip(result.targets, target_lines, strict=True)
+               if t.outcome == "passed" and len(block) == 1]
+    if passing:
+        target_lines = [[] if t.target_id in passing else block
+                        for t, block in zip(result.targets, target_lines, strict=True)]
     if len(result.targets) == 1 and len(target_lines[0]) == 1 and result.failures and \
             all(case.case_id.startswith(result.targets[0].target_id) for case in result.failures):
         # One target, named by its failing cases: its attempts fit in the head line, and say nothing when
@@ -217,6 +225,8 @@ def render_test_run(result: TestRunResult) -> str:
     if result.message and result.message != result.state:  # a running run's phase "running" is its state again
         lines.append(result.message)
     lines += _folded(result.targets, target_lines)
+    if passing:
+        lines.append(f"passed ({len(passing)}): " + " ".join(passing))
     groups: dict[tuple[str, str, str], list[CaseModel]] = {}
     for case in result.failures:
         first = _first_line(case.message, case.exception_type)
@@ -249,6 +259,19 @@ def render_test_run(result: TestRunResult) -> str:
         lines.append(f"next cursor: {result.next_cursor}")
     if result.poll_hint:
         lines.append(result.poll_hint)
+    return "\n".join(lines)
+
+
+def _continued(result: TestRunResult) -> str:
+    """A later page of ``include='cases'`` or ``'targets'``: its items and the next cursor, not the summary and the
+    failures again (2.6 KB a page)."""
+    lines = [f"{result.run_id} (continued)"]
+    lines += [f"{case.outcome} {case.case_id} {case.duration_s:.3f}s" for case in result.cases]
+    if not result.cases:
+        lines += [f"{t.outcome.upper()} {t.target_id}: {_attempts(t)}" if t.attempts else
+                  f"{t.outcome.upper()} {t.target_id}" for t in result.targets]
+    if result.next_cursor:
+        lines.append(f"next cursor: {result.next_cursor}")
     return "\n".join(lines)
 
 
