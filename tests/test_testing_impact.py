@@ -245,3 +245,33 @@ def test_injected_faults_fail_only_selected_tests(shop: tuple[Path, IndexService
             assert failing <= selected, f"{path}: missed {sorted(failing - selected)}"
     finally:
         service.close()
+
+
+def test_a_module_no_test_imports_but_one_names_in_a_string_is_selected_and_partial(tmp_path: Path) -> None:
+    """flask's ``tests/test_apps/cliapp/factory.py`` is loaded by ``locate_app("cliapp.factory")`` (``__import__``):
+    a change there selected 0 tests, "complete", and 4 failed. A test naming the module in a string is selected
+    (low), and a change no test reaches is never claimed complete."""
+    files = {"pytest.ini": "[pytest]\n",
+             "src/loader.py": "def locate(name):\n    return __import__(name)\n",
+             "tests/conftest.py": ("import sys, os\n"
+                                   "sys.path.insert(0, os.path.join(os.path.dirname(__file__), 'apps'))\n"),
+             "tests/apps/cliapp/__init__.py": "",
+             "tests/apps/cliapp/factory.py": "def create_app():\n    return 'app'\n",
+             "tests/apps/script.py": "print('run by hand')\n",
+             "tests/test_cli.py": "from loader import locate\n\n\ndef test_locate():\n"
+                                  "    assert locate('cliapp.factory').__name__ == 'cliapp.factory'\n",
+             "tests/test_other.py": "def test_x():\n    assert True\n"}
+    tests = ["tests/test_cli.py", "tests/test_other.py"]
+    with indexed_repo(tmp_path / "repo", files) as (root, index):
+        impact = ImpactIndex(index.read_connection)
+
+        def lines(path: str) -> list[str]:
+            return (root / path).read_text().splitlines()
+
+        for ranges in (None, {"tests/apps/cliapp/factory.py": [(2, 2)]}):
+            found = impact.affected(["tests/apps/cliapp/factory.py"], tests, ranges=ranges, read_lines=lines)
+            assert _matches(found) == {"tests/test_cli.py": "low"}, (ranges, found)
+            assert found.confidence == "partial", ranges
+            assert "names cliapp.factory in a string" in found.matches[0].reasons[0], found.matches[0].reasons
+        alone = impact.affected(["tests/apps/script.py"], tests, read_lines=lines)
+        assert not alone.matches and alone.confidence == "partial", alone

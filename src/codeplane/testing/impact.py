@@ -168,6 +168,7 @@ class ImpactIndex:
             selection = SymbolSelection(fallbacks=[(p, f"symbol-level selection failed ({type(exc).__name__})")
                                                    for p in sorted(sharp)])
         walk.add(p for p, _ in selection.fallbacks)
+        walk.symbol_level(sorted(sharp), reached=bool(selection.cases) or selection.stopped)
         if selection.stopped:
             walk.select_rest("selected whole: the symbol walk stopped once module-level selection held (nearly) "
                              "every test file")
@@ -240,7 +241,8 @@ def _merge(blunt: ImpactResult, sharp: SymbolSelection, walk: ModuleWalk, change
     unresolved = tuple(p for p in changed if not walk.primary_names(p))
     broken = walk.unresolved_imports_of(names)
     tier: Literal["complete", "partial"] = (
-        "complete" if not unresolved and not blunt.null_literal_imports and not broken else "partial")
+        "complete" if not unresolved and not blunt.null_literal_imports and not broken
+        and blunt.confidence == "complete" else "partial")  # the module walk's partial: a change no test reached
     ordered = tuple(matches[k] for k in sorted(matches))
     fallbacks = tuple(f"{p}: {why}" for p, why in sharp.fallbacks)
     hint = selection_hint(tier, ordered, unresolved, blunt.null_literal_imports, len(broken), symbol_level=True)

@@ -17,6 +17,7 @@ is added to make up for it (§11.9.7): the agent decides.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
@@ -41,6 +42,8 @@ from codeplane.testing.impact_models import (
     TestMatch,
 )
 
+#: A dotless module name shorter than this is too common a word to look for in strings.
+_MIN_NAMED = 6
 _MAX_LEVELS = 64
 _CHUNK = 200
 #: The symbol walk stops once module-level selection holds all test files but one in this many (which are then
@@ -101,6 +104,9 @@ class ModuleWalk:
         #: Test files reached otherwise than by one of their imports (changed, under a conftest, the rest): whole.
         self.whole: set[str] = set()
         self.affected: Affected | None = None
+        #: The modules of the files the symbol walk selected for, and whether it reached a test (``symbol_level``).
+        self.unreached_sharp: list[str] = []
+        self.sharp_reached = False
 
     # -- changed files → module keys -----------------------------------------------------------------
     def _keys_of(self, path: str) -> list[str]:
@@ -154,13 +160,20 @@ class ModuleWalk:
     def finish(self, *, uncovered: bool) -> ImpactResult:
         changed_modules, unresolved = self.changed_modules, self.unresolved
         self._conftests()
+        # A changed module no test imports, directly or not, may still be loaded by its name (``__import__``,
+        # ``importlib``, an app factory string): its name in a test's string selects that test, and "no test is
+        # affected" is not claimed complete (flask's ``cliapp.factory`` answered 0 tests, complete; 4 failed).
+        unreached = (bool(changed_modules) or bool(self.unreached_sharp)) and not any(
+            p in self.tests for p in self.files) and not self.sharp_reached
+        if unreached:
+            self._named_in_strings([*changed_modules, *self.unreached_sharp])
         nulls = self._null_literals()
         broken = self.unresolved_imports_of(changed_modules)
         narrowable = self._narrowable()
         matches = tuple(self._match(path, conf, tuple(sorted(reasons))[:MAX_REASONS], narrowable)
                         for path, (conf, reasons) in sorted(self.files.items()) if path in self.tests)
         tier: Literal["complete", "partial"] = (
-            "complete" if not unresolved and not nulls and not broken else "partial")
+            "complete" if not unresolved and not nulls and not broken and not unreached else "partial")
         gaps, total = self._uncovered() if uncovered else ((), 0)
         return ImpactResult(
             changed_modules=tuple(sorted(set(changed_modules))), unresolved_files=tuple(unresolved),
@@ -169,6 +182,26 @@ class ModuleWalk:
             uncovered_modules=gaps, uncovered_total=total,
             hint=selection_hint(tier, matches, unresolved, nulls, len(broken)),
             unresolved_imports=broken[:UNCOVERED_CAP])
+
+    def symbol_level(self, paths: Sequence[str], *, reached: bool) -> None:
+        """The files the symbol walk selected for (``impact._sharp``), and whether it reached any test: when neither
+        walk did, their modules' names are looked for in strings too, and the answer is partial."""
+        self.sharp_reached = self.sharp_reached or reached
+        self.unreached_sharp += [_display(keys[0]) for p in paths if (keys := self._keys_of(p))]
+
+    def _named_in_strings(self, modules: Sequence[str]) -> None:
+        """Select (low) the test files that write one of ``modules``' dotted names in a string."""
+        if self.read_lines is None:
+            return
+        names = [m for m in modules if "." in m or len(m) >= _MIN_NAMED]  # ``"app"`` alone would name anything
+        if not names:
+            return
+        quoted = re.compile(r"""["'](""" + "|".join(re.escape(n) for n in names) + r""")(?=["':.\s])""")
+        for test in sorted(self.tests):
+            lines = self.read_lines(test)
+            found = next((m.group(1) for line in lines if (m := quoted.search(line))), None)
+            if found is not None:
+                self._reach(test, "low", f"names {found} in a string (a module loaded by its name)")
 
     def _narrowable(self) -> dict[int, list[ImportRow]]:
         """The imports of each test file reached through its imports only (candidates for ``_match``)."""
