@@ -275,3 +275,28 @@ def test_a_module_no_test_imports_but_one_names_in_a_string_is_selected_and_part
             assert "names cliapp.factory in a string" in found.matches[0].reasons[0], found.matches[0].reasons
         alone = impact.affected(["tests/apps/script.py"], tests, read_lines=lines)
         assert not alone.matches and alone.confidence == "partial", alone
+
+
+def test_the_runners_config_selects_every_test_and_a_data_file_the_tests_naming_it(tmp_path: Path) -> None:
+    """click's ``setup.cfg`` ``[tool:pytest]`` gained a ``usefixtures`` that errored all 589 tests, and flask's
+    ``tests/static/config.json`` changed a value a test reads: both selected nothing."""
+    files = {"setup.cfg": "[metadata]\nname = x\n\n[tool:pytest]\ntestpaths = tests\n",
+             "docs.cfg": "[docs]\nx = 1\n",
+             "tests/static/config.json": '{"TEST_KEY": "foo"}\n',
+             "tests/test_config.py": "import json, os\n\n\ndef test_json():\n"
+                                     "    path = os.path.join(os.path.dirname(__file__), 'static', 'config.json')\n"
+                                     "    assert json.load(open(path))['TEST_KEY'] == 'foo'\n",
+             "tests/test_other.py": "def test_x():\n    assert True\n"}
+    tests = ["tests/test_config.py", "tests/test_other.py"]
+    with indexed_repo(tmp_path / "repo", files) as (root, index):
+        impact = ImpactIndex(index.read_connection)
+
+        def lines(path: str) -> list[str]:
+            return (root / path).read_text().splitlines()
+
+        config = impact.affected(["setup.cfg"], tests, read_lines=lines)
+        assert _matches(config) == {"tests/test_config.py": "low", "tests/test_other.py": "low"}, config
+        data = impact.affected(["tests/static/config.json"], tests, read_lines=lines)
+        assert _matches(data) == {"tests/test_config.py": "low"} and data.confidence == "partial", data
+        other = impact.affected(["docs.cfg"], tests, read_lines=lines)
+        assert not other.matches and other.confidence == "partial"

@@ -31,6 +31,7 @@ FILES = {
         "from calc.ops import add, sub\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\n"
         "def test_sub():\n    assert sub(3, 2) == 1\n"),
     "tests/test_more.py": "from calc.ops import add\n\n\ndef test_more():\n    assert add(2, 2) == 4\n",
+    "NOTES.txt": "no test reads this\n",
 }
 
 
@@ -100,9 +101,9 @@ async def test_explicit_lines_and_case_target_ids(server: ServerHandle) -> None:
         assert (await call_error(client, "run_test_targets", {"affected_by": ["../x.py"]}))["code"] == 5001
         assert (await call_error(client, "run_test_targets", {"affected_by": ["calc/opz.py"]}))["code"] == 5004
         # A selection that reaches no test runs nothing and says so: "passed: no cases" alone read as a pass.
-        nothing = await call(client, "run_test_targets", {"affected_by": ["pytest.ini"], "wait_sec": 30})
+        nothing = await call(client, "run_test_targets", {"affected_by": ["NOTES.txt"], "wait_sec": 30})
         assert nothing["targets_total"] == 0 and nothing["message"].startswith(
-            "nothing ran: no test target reaches pytest.ini. "), nothing
+            "nothing ran: no test target reaches NOTES.txt. "), nothing
 
 
 async def test_write_source_delta_names_the_cases(server: ServerHandle) -> None:

@@ -44,6 +44,9 @@ from codeplane.testing.impact_models import (
 
 #: A dotless module name shorter than this is too common a word to look for in strings.
 _MIN_NAMED = 6
+#: Files that may hold pytest's configuration, and the section that says they do.
+_RUNNER_CONFIGS = frozenset({"pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml"})
+_PYTEST_SECTION = re.compile(r"\s*\[(?:pytest|tool:pytest|tool\.pytest(?:\.ini_options)?)\]")
 _MAX_LEVELS = 64
 _CHUNK = 200
 #: The symbol walk stops once module-level selection holds all test files but one in this many (which are then
@@ -137,6 +140,7 @@ class ModuleWalk:
             keys = self._keys_of(path) or self._keys_of_missing(path)
             if not keys:
                 self.unresolved.append(path)
+                self._non_code(path)
                 continue
             self.changed_modules.append(_display(keys[0]))  # the primary name; the others are aliases
             for key in keys:
@@ -182,6 +186,23 @@ class ModuleWalk:
             uncovered_modules=gaps, uncovered_total=total,
             hint=selection_hint(tier, matches, unresolved, nulls, len(broken)),
             unresolved_imports=broken[:UNCOVERED_CAP])
+
+    def _non_code(self, path: str) -> None:
+        """A changed file no import names: the test runner's configuration selects every test (an added
+        ``usefixtures`` errored all 589 of click's tests, and nothing was selected); a data file or a template
+        selects the tests that name it in a string (flask's ``config.json``, ``template_filter.html``), low."""
+        name = path.rsplit("/", 1)[-1]
+        lines = self.read_lines(path) if self.read_lines is not None and name in _RUNNER_CONFIGS else ()
+        if name in ("pytest.ini", "conftest.py") or any(_PYTEST_SECTION.match(line) for line in lines):
+            self.select_rest(f"{path} configures pytest")
+            return
+        if self.read_lines is None or len(name) < _MIN_NAMED or "." not in name:
+            return
+        tail = path.rsplit("/", 2)[-2:]
+        quoted = re.compile(r"""["'/](?:""" + re.escape("/".join(tail)) + "|" + re.escape(name) + r""")["']""")
+        for test in sorted(self.tests - self.tests_reached):
+            if any(quoted.search(line) for line in self.read_lines(test)):
+                self._reach(test, "low", f"names {name} in a string (reads the file)")
 
     def symbol_level(self, paths: Sequence[str], *, reached: bool) -> None:
         """The files the symbol walk selected for (``impact._sharp``), and whether it reached any test: when neither
