@@ -66,4 +66,4 @@ async def test_many_affected_tests_are_named_by_file_with_the_exact_selection_th
     assert {t["target_id"] for t in found["targets"]} == set(delta["tests_affected"])
     # Too many to run by name: the text counts them (the record names the files and the selection).
     assert answer_text(res) == (f"calc/ops.py {delta['files'][0]['file_sha256'][:12]}\n"
-                                "tests affected: 12 in 6 files (run_test_targets affected_by runs them)")
+                                "tests affected: 12 in 6 files")

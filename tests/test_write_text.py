@@ -18,6 +18,7 @@ def test_a_few_affected_tests_are_named_and_more_are_counted() -> None:
     assert affected_line(_delta(["t/test_a.py::test_1", "t/test_b.py::test_2"])) == \
         "tests affected: t/test_a.py::test_1 t/test_b.py::test_2"
     assert affected_line(_delta([f"t/test_a.py::test_{i}" for i in range(5)])) == \
-        "tests affected: 5 in 1 file (run_test_targets affected_by runs them)"
+        "tests affected: 5 in 1 file"
     many = [f"t/test_{i % 3}.py::test_{i}" for i in range(41)]
-    assert affected_line(_delta(many)) == "tests affected: 41 in 3 files (run_test_targets affected_by runs them)"
+    assert affected_line(_delta(many)) == "tests affected: 41 in 3 files"
+    assert affected_line(_delta([f"t/test_{i}.py" for i in range(20)])) == "tests affected: 20 files"

@@ -67,7 +67,9 @@ def tests_affected_line(delta: Delta) -> str | None:
     total = delta.tests_affected_total or len(tests)
     files = delta.tests_affected_files or len({t.split("::", 1)[0] for t in tests})
     plural = "s" if files != 1 else ""
-    return f"tests affected: {total} in {files} file{plural} (run_test_targets affected_by runs them)"
+    # ``affected_by`` (the tool's description says so) runs them; whole files are counted as files alone.
+    return f"tests affected: {files} file{plural}" if total == files else \
+        f"tests affected: {total} in {files} file{plural}"
 
 
 def compact_json(value: Any) -> str:
