@@ -87,7 +87,10 @@ def needs_judgment(preview: RefactorPreview) -> str | None:
     counts = preview.counts
     uncertain = ", ".join(f"{counts[c]} {c}" for c in ("medium", "low") if counts.get(c))
     plural = "s" if counts.get("medium", 0) + counts.get("low", 0) > 1 else ""
-    docs = {k: v for k, v in preview.doc_edits.by_confidence.items() if k != "high"}
+    # Doc edits not applied by default (``doc_sweep.auto_apply`` off) are left to ``apply_docs``: they need no
+    # judgment for the code's apply (one low comment mention held back a rename whose every code edit was high).
+    docs = {k: v for k, v in preview.doc_edits.by_confidence.items() if k != "high"} \
+        if preview.doc_edits.auto_apply else {}
     reasons = [
         f"{uncertain} edit{plural} to review" if uncertain else "",
         f"{sum(docs.values())} doc edits below high confidence" if docs else "",
@@ -95,4 +98,4 @@ def needs_judgment(preview: RefactorPreview) -> str | None:
         "warnings" if preview.warnings else "",
         "the lexical sweep was truncated" if preview.coverage is not None and preview.coverage.truncated else "",
     ]
-    return "; ".join(r for r in reasons if r) or "verification required"
+    return "; ".join(r for r in reasons if r) or None

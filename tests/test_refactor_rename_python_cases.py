@@ -1,5 +1,6 @@
-"""Python forward references: a quoted annotation is code that type checkers and ``typing.get_type_hints``
-evaluate, so a rename changes the names in it (and ``Literal``'s values and ``Annotated``'s metadata stay)."""
+"""Python renames at their edges: forward references (a quoted annotation is code that type checkers and
+``typing.get_type_hints`` evaluate, so a rename changes the names in it; ``Literal``'s values and ``Annotated``'s
+metadata stay), and doc mentions that must not hold back applying the code's edits."""
 
 from __future__ import annotations
 
@@ -68,3 +69,19 @@ def test_a_class_rename_changes_its_quoted_annotations_and_the_code_still_resolv
         assert "-> \"list[Gadget]\"" in shapes and "def make(w: \"Gadget | None\") -> 'Gadget':" in use
         run = subprocess.run([sys.executable, "-c", CHECK], check=False, cwd=env.root, capture_output=True, text=True)
         assert run.stdout.strip() == "ok", run.stderr
+
+
+def test_low_doc_mentions_left_to_apply_docs_do_not_hold_back_apply_now(tmp_path: Path) -> None:
+    """Every code edit high and two prose mentions below high (not applied by default: doc_sweep.auto_apply is off):
+    ``apply: true`` answered "not applied: 2 doc edits below high confidence"."""
+    files = {"app/__init__.py": "", "app/clock.py": "def tick():\n    return 1\n",
+             "app/timer.py": ("from app.clock import tick\n\n\ndef run():\n    # we tick here, maybe\n"
+                              "    return tick()\n"),
+             "NOTES.md": "The tick of a clock.\n"}
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("app.clock.tick", "tock")
+        assert preview.counts["low"] == 0 and preview.doc_edits.by_confidence.get("low")
+        outcome = env.service.apply_when_certain(preview)
+        assert not isinstance(outcome, str), outcome
+        assert "return tock()" in env.read("app/timer.py") and "# we tick here" in env.read("app/timer.py")
+        assert env.read("NOTES.md") == "The tick of a clock.\n"
