@@ -235,6 +235,9 @@ def test_cli_export_writes_the_artifact_and_sidecar(origin: Path, tmp_path: Path
         proc = cpl("index", "export", str(root), "--out", str(bad), "--json", cwd=root)
         assert proc.returncode != 0 and json.loads(proc.stdout)["error"]["code"] == 1003, (bad, proc.stdout)
     assert (root / ".codeplane" / "index.db").read_bytes() == before
+    # No default: one in the current directory put the artifact into the work tree, and the next export refused it.
+    missing = cpl("index", "export", str(root), cwd=root)
+    assert missing.returncode == 2 and "--out" in missing.stdout + missing.stderr
 
 
 # -- adopt and reconcile -------------------------------------------------------------------------------------

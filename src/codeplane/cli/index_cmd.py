@@ -24,9 +24,11 @@ index_app = typer.Typer(name="index", help="Index artifacts: export the index fo
 
 @index_app.command("export")
 def export(
+    # Required (the README always said so): a default in the current directory put the artifact into the work tree,
+    # so the next export refused it as an untracked file.
+    out: Annotated[Path, typer.Option("--out", help="Artifact file to write (a .tar.zst; FILE.sha256 beside it), "
+                                                    "best outside the work tree.")],
     path: Annotated[Path | None, typer.Argument(help="Path inside the git work tree (default: cwd).")] = None,
-    out: Annotated[Path, typer.Option("--out", help="Artifact file to write (a .tar.zst; FILE.sha256 beside it).")]
-    = Path("codeplane-index.tar.zst"),
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Export the index of HEAD's files as one deterministic artifact (builds or catches up the index first)."""
