@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -175,6 +176,25 @@ def test_a_server_whose_pid_and_port_files_were_deleted_is_still_named_and_stopp
         assert result["stopped"] is True and result["pid"] == server.ready["pid"]
         server.proc.wait(timeout=10)
         assert (repo / ".codeplane" / "server.lock").read_text() == ""  # a dead server's pid is never read
+    finally:
+        server.stop()
+
+
+def test_codeplane_dir_deleted_under_a_running_server_is_restored_and_kept_out_of_git(repo: Path) -> None:
+    """``rm -rf .codeplane`` while serving: the server recreated its stores without the ``.gitignore`` (git saw
+    ``?? .codeplane/``, ``git add -A`` would commit the index), and ``cpl status``/``cpl down`` said no server ran."""
+    server = start_server(repo)
+    try:
+        shutil.rmtree(repo / ".codeplane")
+        deadline = time.monotonic() + 15
+        while not (repo / ".codeplane" / "server.lock").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        status = cpl_json("status", cwd=repo)
+        assert status["running"] is True and status["pid"] == server.ready["pid"], status
+        assert (repo / ".codeplane" / ".gitignore").read_text() == "*\n"
+        assert ".codeplane" not in git(repo, "status", "--porcelain").stdout
+        assert cpl_json("down", cwd=repo)["stopped"] is True
+        server.proc.wait(timeout=10)
     finally:
         server.stop()
 

@@ -118,6 +118,25 @@ class InstanceLock:
             handle.write(f"{os.getpid()} {port or '-'}\n")
             handle.flush()
 
+    def restore_if_removed(self, port: int) -> bool:
+        """Put back what a deleted ``.codeplane/`` took from a running server: its ``.gitignore`` (or git sees the
+        stores the server recreates, and ``git add -A`` commits the index) and its lock, pid and port (or
+        ``cpl status``/``cpl down`` say no server runs, and a second ``cpl up`` starts). True when it did."""
+        layout = self.layout
+        if layout.lock_file.exists() and layout.gitignore_file.exists():
+            return False
+        layout.state_dir.mkdir(parents=True, exist_ok=True)
+        if not layout.gitignore_file.exists():
+            write_atomic(layout.gitignore_file, b"*\n")
+        if not layout.lock_file.exists():
+            handle = open(layout.lock_file, "a")  # noqa: SIM115 - held for the server's lifetime
+            portalocker.lock(handle, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
+            old, self._handle = self._handle, handle
+            if old is not None:
+                old.close()  # its lock was on the deleted file
+            self.publish(port)
+        return True
+
     def release(self) -> None:
         for path in (self.layout.port_file, self.layout.pid_file):
             path.unlink(missing_ok=True)

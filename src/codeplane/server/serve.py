@@ -130,6 +130,10 @@ def _http_protocol() -> type[asyncio.Protocol]:
     return CoalescingProtocol
 
 
+#: How often a running server checks that its ``.codeplane/`` still says it runs (``InstanceLock.restore_if_removed``).
+_STATE_CHECK_SEC = 2.0
+
+
 class _Server(uvicorn.Server):
     """uvicorn re-raises a captured SIGTERM/SIGINT after shutdown, which would kill the process before
     our cleanup (port/pid removal, lock release) runs; we finish the graceful path and exit normally."""
@@ -227,6 +231,11 @@ def serve(root: Path, config: CodePlaneConfig, repo_id: str, *, port: int,
             log.info("server started", port=actual_port, pid=pid, repo=str(root))
             on_ready(Announcement(url=f"http://{url_host}:{actual_port}/mcp", port=actual_port,
                                   pid=pid, repo=str(root), warnings=tuple(warnings)))
+            while not server.should_exit:
+                await asyncio.sleep(_STATE_CHECK_SEC)
+                if await asyncio.to_thread(lock.restore_if_removed, actual_port):
+                    log.warning(".codeplane was removed under the running server: its .gitignore and lock are back "
+                                "(`cpl clear --force` removes it cleanly)")
 
         async def main() -> None:
             assert server is not None
