@@ -347,8 +347,9 @@ def tools(services: Services) -> list[ToolSpec]:
             name="search",
             category="search",
             summary=("Search the repository. mode='lexical' finds exact occurrences of text, a phrase, a whole "
-                     "identifier or a regex, with path/line/column and the matching line; answers are never "
-                     "staler than the files on disk and carry the index epoch. mode='symbol' finds definitions "
+                     "identifier or a regex, with path/line/column and the matching line read from disk; writes "
+                     "through CodePlane are searchable at once, other programs' edits within ~0.2 s (the file "
+                     "watcher). mode='symbol' finds definitions "
                      "by name (exact, prefix, substring), 'definitions' by exact name, qualified name "
                      "(module.Class.method) or def_uid, 'references' lists a definition's references with the "
                      "tier (PROVEN, STRONG, ANCHORED, UNKNOWN) and certainty computed at index time."),
