@@ -277,6 +277,19 @@ async def test_overloads_read_by_symbol_come_as_one_span_and_two_files_still_ask
     assert twins["code"] == 1003 and len(twins["details"]["candidates"]) == 2
 
 
+async def test_a_cpp_method_declared_in_a_header_is_read_where_it_is_defined(tmp_path: Path) -> None:
+    """``geo.Shape.length`` named 2 definitions (the header's declaration and the source file's body): the
+    declaration and the definition are one entity, read where it is defined, as "go to definition" does."""
+    repo = make_repo(tmp_path / "repo", {
+        "geo/shape.hpp": "namespace geo {\nclass Shape {\n public:\n  double length() const;\n};\n}\n",
+        "geo/shape.cpp": ("#include \"shape.hpp\"\n\nnamespace geo {\n"
+                          "double Shape::length() const {\n  return 1.0;\n}\n}\n")})
+    with running_server(repo) as handle:
+        async with mcp_client(handle) as client:
+            read = await call(client, "read_source", {"targets": [{"symbol": "Shape.length"}]})
+    assert (read["files"][0]["path"], read["files"][0]["range"]) == ("geo/shape.cpp", [4, 6]), read
+
+
 async def test_references_include_uses_through_a_commonjs_module_object(tmp_path: Path) -> None:
     # qs: ``var utils = require('./utils'); utils.compact(obj)``, exported by ``module.exports = { compact: ... }``,
     # which linking does not read: the use was missing from the answer.

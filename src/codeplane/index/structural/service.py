@@ -17,6 +17,7 @@ from typing import Literal
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.index.cursors import CursorStore
+from codeplane.index.languages import C_FAMILY_SUFFIXES
 from codeplane.index.search import scope_spec
 from codeplane.index.service import IndexService
 from codeplane.index.structural import repo_map, symbols
@@ -29,6 +30,10 @@ from codeplane.repo.textcache import TextCache
 
 SymbolMode = Literal["symbol", "definitions", "references"]
 SECTIONS = ("structure", "languages", "entry_points", "dependencies", "test_layout", "public_api", "contexts")
+
+
+#: C/C++ headers: a declaration there and the definition in a source file read as the definition.
+_HEADERS = (".h", ".hh", ".hpp", ".hxx", ".h++", ".inl", ".ipp")
 
 
 @dataclass(frozen=True)
@@ -123,6 +128,12 @@ class StructuralService:
             # One name defined several times in one file (``@overload`` stubs and the implementation, a function
             # per ``if``/``else`` branch): one read of them all, as their qualified name cannot tell them apart.
             spans = [(spans[0][0], spans[0][1], max(e for _, _, e, _, _ in spans), spans[0][3], spans[0][4])]
+        if len(spans) > 1 and len({q for *_, q, _ in spans}) == 1 and all(p.endswith(C_FAMILY_SUFFIXES)
+                                                                       for p, *_ in spans):
+            # A C/C++ function or method declared in a header and defined in a source file is one entity: read the
+            # definition (its body), as "go to definition" does (``Shape::length`` named 2 definitions).
+            bodies = [span for span in spans if not span[0].endswith(_HEADERS)]
+            spans = bodies if len(bodies) == 1 else spans
         if len(spans) > 1:
             raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"{query!r} names {len(spans)} definitions; "
                                  "give a qualified name or a def_uid",
