@@ -170,3 +170,16 @@ def test_changed_lines_of_a_file_given_without_lines_are_the_lines_that_differ(
     (root / "a.py").write_text(change(text))
     assert _changed_lines(SimpleNamespace(git=GitService(root), root=root), ["a.py"]) == {  # type: ignore[arg-type]
         "a.py": lines}
+
+
+async def test_a_moved_files_old_path_is_a_change_not_a_typo(tmp_path: Path) -> None:
+    """``write_source`` moving a file names both paths in ``tests_affected_by``; passed back, the old one was
+    refused 5004 ("git's HEAD has no such file that was deleted"), though HEAD has it: the move is a change."""
+    repo = make_repo(tmp_path / "repo", FILES)
+    with running_server(repo) as handle:
+        async with mcp_client(handle) as client:
+            await call(client, "write_source", {"edits": [{"path": "calc/ops.py", "to": "calc/ops2.py"}]})
+            found = await call(client, "inspect_affected_tests", {"changed_files": ["calc/ops.py", "calc/ops2.py"]})
+            typo = await call_error(client, "inspect_affected_tests", {"changed_files": ["calc/opz.py"]})
+    assert {m["test_file"] for m in found["impact"]["matches"]} == {"tests/test_ops.py", "tests/test_more.py"}
+    assert typo["code"] == 5004

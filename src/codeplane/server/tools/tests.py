@@ -18,6 +18,7 @@ from pydantic import Field, PrivateAttr
 from codeplane.core.calls import FailureReport
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.paths import resolve_in_repo
+from codeplane.git import GitService
 from codeplane.git.diffs import DiffLimits
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
@@ -143,10 +144,21 @@ def _check_changes(services: Services, items: Sequence[str]) -> None:
     except CodePlaneError:
         return
     deleted = {f.path for f in report.files if f.status == "deleted"}
-    unknown = [p for p in missing if p not in deleted]
+    # A moved file's old path (``write_source`` names both in tests_affected_by) is gone from the work tree but
+    # in HEAD: a change as much as a deletion.
+    deleted |= {f.old_path for f in report.files if f.old_path}
+    unknown = [p for p in missing if p not in deleted and not _in_head(git, p)]
     if unknown:
         raise CodePlaneError(ErrorCode.FILE_NOT_FOUND, f"{unknown[0]} is not in the work tree, and git's HEAD has no "
                              "such file that was deleted", details={"paths": unknown[:20]})
+
+
+def _in_head(git: GitService, path: str) -> bool:
+    try:
+        git.show("HEAD", path, limits=DiffLimits(max_files=1, max_lines=1))
+    except CodePlaneError:
+        return False
+    return True
 
 
 def _line_count(path: Path) -> int:
