@@ -137,6 +137,17 @@ def test_rust_renames_across_modules_are_high_and_check(tmp_path: Path, symbol: 
         assert checked.returncode == 0, checked.stderr
 
 
+def test_go_method_rename_warns_of_the_repositorys_interfaces_requiring_it(tmp_path: Path) -> None:
+    """``Cart.Sum`` → ``Amount`` broke ``*cart.Cart does not implement Summer``: Go types satisfy interfaces
+    implicitly, so nothing links them; the preview says so (and ``apply: true`` holds back)."""
+    files = {**GO_PROJECT, "report/sum.go": "package report\n\ntype Adder interface {\n\tAdd(i int)\n}\n"}
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("cart.Cart.Add", "Put")
+        assert preview.warnings == ["cart.Cart.Add may satisfy report.Adder (report/sum.go:3), which requires Add: "
+                                    "a type that satisfies it stops doing so after the rename"], preview.warnings
+        assert not env.service.rename("cart.Total", "Sum").warnings  # a function: no interface requires it
+
+
 TRAIT_PROJECT = {
     "Cargo.toml": "[package]\nname = \"shop\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
     "src/lib.rs": "pub mod count;\npub mod stock;\n\nuse crate::count::Counted;\n\n"

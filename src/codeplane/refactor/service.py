@@ -152,6 +152,7 @@ class RefactorService:
         if root is not None:
             draft.warnings.append(f"{asked.qualified_name} overrides {root.qualified_name}: renamed with it and "
                                   "every override of it (renaming one alone breaks the override)")
+        draft.warnings += _go_interfaces(reader, target)
         if target.path.endswith(".java") and target.parent_uid is None and \
                 target.path.rsplit("/", 1)[-1] == f"{target.name}.java":
             moved = f"{target.path[:-len(target.name) - 5]}{new_name}.java"
@@ -427,6 +428,18 @@ def _go_package(reader: FactReader, target: Def, paths: Sequence[str]) -> GoPack
     return GoPackageTarget(target.def_uid, package_dir, {
         path: package_names(reader.imports_in_file(path, _LIMIT), package_dir) for path in paths
         if path.endswith(".go")})
+
+
+def _go_interfaces(reader: FactReader, target: Def) -> list[str]:
+    """Go interfaces of the repository that require a method of the renamed one's name: a type satisfies them
+    implicitly, so renaming its method may stop it doing so (``*cart.Cart does not implement Summer``), and
+    nothing in the code names the link. Said, never guessed at: the interface's own method is another symbol."""
+    if target.language != "go" or target.kind != "method" or target.qualified_name.count(".") < 2:
+        return []
+    owners = [owner for d in reader.defs_named(target.name, _LIMIT) if d.language == "go" and d.parent_uid
+              and (owner := reader.get_def(d.parent_uid)) is not None and owner.kind == "interface"]
+    return [f"{target.qualified_name} may satisfy {o.qualified_name} ({o.path}:{o.name_line}), which requires "
+            f"{target.name}: a type that satisfies it stops doing so after the rename" for o in owners[:5]]
 
 
 def _python_member_scope(reader: FactReader, target: Def) -> Callable[[int], str | None] | None:
