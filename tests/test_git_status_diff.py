@@ -10,6 +10,7 @@ import pytest
 from codeplane.core.errors import CodePlaneError
 from codeplane.git import GitService
 from codeplane.git.diffs import DiffLimits
+from codeplane.server.tools.git_render import render_diff
 from tests.builders import make_repo, write_files
 from tests.git_oracle import diff_numstat, numstat, porcelain_v2, report_hunks, run_git, status_sets, unified_hunks
 
@@ -181,3 +182,17 @@ def test_a_last_line_without_a_newline_is_marked_as_git_marks_it(tmp_path: Path,
     assert ours == cli
     marked = [(ln.origin, ln.content) for h in report.files[0].hunks for ln in h.lines if ln.no_newline]
     assert marked and all(ln.startswith("\\") for ln in cli if ln[:1] == "\\")
+
+
+def test_hunks_cut_by_max_lines_are_counted_on_one_line_not_listed(tmp_path: Path) -> None:
+    """``git_diff max_lines=50`` printed every hunk past the cut with its header and a ``… N lines omitted`` stub:
+    83 of them, 7.8 KB, for nothing the agent could read."""
+    body = "".join(f"line {i}\n" for i in range(200))
+    root = make_repo(tmp_path / "r", {"a.txt": body})
+    write_files(root, {"a.txt": body.replace("0\n", "0 changed\n")})  # 20 hunks, ten lines apart
+    cut = GitService(root).diff(limits=DiffLimits(max_lines=8))
+    text = render_diff(cut)
+    shown = [h for h in cut.files[0].hunks if h.lines]
+    # A stub for the hunk cut midway, one line for the hunks past the cut.
+    assert text.count("lines omitted") == 2 and len(cut.files[0].hunks) > len(shown) + 2, text
+    assert f"… {len(cut.files[0].hunks) - len(shown)} more hunks," in text, text

@@ -39,7 +39,11 @@ def render_diff(report: DiffReport, *, labelled: bool = True) -> str:
     for f in report.files:
         name = f"{f.old_path} -> {f.path}" if f.old_path else f.path
         lines.append(f"--- {f.status} {name} +{f.insertions} -{f.deletions}" + (" (binary)" if f.binary else ""))
+        # Hunks past ``max_lines`` keep no line: counted on one line, not a header and a stub each (83 of them).
+        empty = [h for h in f.hunks if not h.lines and h.lines_omitted]
         for hunk in f.hunks:
+            if len(empty) > 1 and not hunk.lines and hunk.lines_omitted:
+                continue
             header = hunk.header.strip()
             if not header.startswith("@@"):
                 header = f"@@ -{hunk.old_start},{hunk.old_lines} +{hunk.new_start},{hunk.new_lines} @@ {header}"
@@ -50,6 +54,8 @@ def render_diff(report: DiffReport, *, labelled: bool = True) -> str:
                     lines.append("\\ No newline at end of file")
             if hunk.lines_omitted:
                 lines.append(f"… {hunk.lines_omitted} lines omitted")
+        if len(empty) > 1:
+            lines.append(f"… {len(empty)} more hunks, {sum(h.lines_omitted for h in empty)} lines omitted")
         if f.hunks_omitted:
             lines.append(f"… {f.hunks_omitted} hunks omitted")
     if report.files_omitted:
