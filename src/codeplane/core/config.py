@@ -173,7 +173,7 @@ class DocSweepConfig(_Section):
 
 
 class RefactorConfig(_Section):
-    #: §8.12: the refactor tools answer 4008 when switched off.
+    #: §8.12: switched off, the refactor tools are not served at all (not listed; called by name: 1004).
     enabled: bool = True
     plan_ttl_sec: int = Field(default=900, ge=1)
     doc_sweep: DocSweepConfig = Field(default_factory=DocSweepConfig)
