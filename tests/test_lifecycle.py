@@ -205,6 +205,8 @@ def test_an_out_of_range_port_is_a_config_error_not_an_internal_one(repo: Path, 
     assert proc.returncode == 78, proc.stdout + proc.stderr
     error = json.loads(proc.stdout)["error"]
     assert error["code"] == 2002 and error["details"]["key"] == "server.port"
+    # Named as the option typed: it said "(from --set server.port=99999)", which was never typed.
+    assert error["details"]["source"] == f"--port {port}" and "--set" not in error["message"], error
 
 
 def test_a_file_where_codeplane_keeps_its_state_is_named_and_never_touched(repo: Path) -> None:

@@ -58,9 +58,12 @@ def up(
         root = find_repo_root(path or Path.cwd())
         report = initialize(root)
         # ``--port`` validated as ``server.port`` is (0..65535, exit 78), not found out of range by ``bind``.
-        ctx = resolve(root, [*(set_ or []), *([f"tools.profile={profile}"] if profile else []),
-                             *([f"server.port={port}"] if port is not None else []),
-                             *index_from_overrides(index_from)])
+        try:
+            ctx = resolve(root, [*(set_ or []), *([f"tools.profile={profile}"] if profile else []),
+                                 *([f"server.port={port}"] if port is not None else []),
+                                 *index_from_overrides(index_from)])
+        except CodePlaneError as exc:
+            raise _as_option(exc, port) from None
         configure_logging(ctx.config.logging, root)
         ctx = prefetch_artifact(ctx, show_progress=not as_json)
         chosen = port if port is not None else (ctx.config.server.port or report.port)
@@ -91,3 +94,13 @@ def up(
             raise
     if not as_json:
         console.print("CodePlane stopped.")
+
+
+def _as_option(exc: CodePlaneError, port: int | None) -> CodePlaneError:
+    """A bad ``--port`` named as the option typed (it said "from --set server.port=70000", never typed)."""
+    said = f"--set server.port={port}"
+    if port is None or exc.details.get("source") != said:
+        return exc
+    exc.details["source"] = f"--port {port}"
+    exc.message = exc.message.replace(said, f"--port {port}")
+    return exc
