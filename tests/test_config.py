@@ -160,6 +160,10 @@ def test_unknown_key_names_file_line_column_and_the_key_it_meant(tmp_path: Path)
         load_config(repo, environ={}, global_path=tmp_path / "none")
     assert info.value.message == f"{rpath}:1:1: unknown key 'port' (did you mean server.port?)"
     assert info.value.details["suggestion"] == "server.port" and info.value.details["line"] == 1
+    _write(rpath, "tasks:\n  MAX_MUTATIONS: 5\n")  # no suggestion was given for a key in another case
+    with pytest.raises(CodePlaneError) as info:
+        load_config(repo, environ={}, global_path=tmp_path / "none")
+    assert info.value.details["suggestion"] == "tasks.max_mutations", info.value.message
 
 
 def test_yaml_syntax_error_names_line_and_column(tmp_path: Path) -> None:

@@ -29,9 +29,13 @@ def known_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
 def suggest(dotted: str, known: list[str]) -> str | None:
     """The known key an unknown ``dotted`` key most likely meant, or ``None``.
 
-    Preference: the same name in another section (``port`` -> ``server.port``), then a close spelling among
-    its siblings (``server.prot`` -> ``server.port``), then a close spelling of the whole dotted key.
+    Preference: the key itself in another case, the same name in another section (``port`` ->
+    ``server.port``), then a close spelling among its siblings (``server.prot`` -> ``server.port``), then a close
+    spelling of the whole dotted key.
     """
+    folded = [k for k in known if k.lower() == dotted.lower()]
+    if folded:  # ``tasks.MAX_MUTATIONS``: keys are lower case
+        return folded[0]
     parent, _, name = dotted.rpartition(".")
     same_name = [k for k in known if k.rpartition(".")[2] == name and k != dotted]
     if same_name:
