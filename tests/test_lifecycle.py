@@ -314,3 +314,21 @@ def test_health_answers_while_booting_and_a_failed_boot_exits_with_its_error(rep
     assert error["code"] == 9001 and "mut_garbled" in error["message"]
     assert not (state / "port").exists() and not (state / "server.pid").exists()
     assert "mut_garbled" in (state / "last_error").read_text()
+
+
+def test_a_server_that_requires_a_token_is_seen_by_the_cli_and_refuses_callers_without_it(repo: Path) -> None:
+    """``server.require_token`` was documented nowhere and no test started such a server: ``cpl status`` took it for
+    one "running, not answering" (its probe sent no token) and ``doctor`` said to kill it."""
+    server = start_server(repo, "--set", "server.require_token=true")
+    try:
+        token = (repo / ".codeplane" / "token").read_text().strip()
+        assert len(token) >= 32 and oct((repo / ".codeplane" / "token").stat().st_mode & 0o777) == "0o600"
+        status = cpl_json("status", cwd=repo)
+        assert status["running"] is True and status.get("answering", True) is True, status
+        base = f"http://127.0.0.1:{server.port}"
+        refused = httpx.get(f"{base}/status", timeout=10)
+        assert refused.status_code == 401 and refused.json()["code"] == 1001, refused.text
+        allowed = httpx.get(f"{base}/status", timeout=10, headers={"Authorization": f"Bearer {token}"})
+        assert allowed.status_code == 200
+    finally:
+        server.stop()

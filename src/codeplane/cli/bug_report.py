@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 
 from codeplane import __version__
-from codeplane.cli.probe import probe
+from codeplane.cli.probe import auth_headers, probe
 from codeplane.core.doctor import CheckResult
 from codeplane.core.layout import RepoLayout
 
@@ -34,18 +34,21 @@ def _server_parts(layout: RepoLayout) -> dict[str, Any]:
         return {"server.json": {"running": found.running, "answering": found.answering, "error": found.error}}
     base = f"http://127.0.0.1:{found.port}"
     parts: dict[str, Any] = {"server.json": {"running": True, "pid": found.pid, "port": found.port}}
+    client = httpx.Client(headers=auth_headers(layout), timeout=10)
     try:
-        parts["status.json"] = httpx.get(f"{base}/status", timeout=10).json()
-        parts["live.json"] = httpx.get(f"{base}/dashboard/api/live", timeout=10).json()
-        ops = httpx.get(f"{base}/dashboard/api/operations", params={"limit": TRACES}, timeout=10).json()
+        parts["status.json"] = client.get(f"{base}/status").json()
+        parts["live.json"] = client.get(f"{base}/dashboard/api/live").json()
+        ops = client.get(f"{base}/dashboard/api/operations", params={"limit": TRACES}).json()
         traces = []
         for op in ops.get("operations", []):
-            response = httpx.get(f"{base}/dashboard/api/traces/{op['trace_id']}", timeout=10)
+            response = client.get(f"{base}/dashboard/api/traces/{op['trace_id']}")
             if response.status_code == 200:
                 traces.append(response.json())
         parts["traces.json"] = {"total": ops.get("total"), "kept": ops.get("kept"), "operations": traces}
     except (httpx.HTTPError, ValueError) as exc:
         parts["server.json"]["error"] = f"{type(exc).__name__}: {exc}"
+    finally:
+        client.close()
     return parts
 
 

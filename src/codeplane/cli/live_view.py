@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from codeplane.cli.output import console
-from codeplane.cli.probe import probe
+from codeplane.cli.probe import auth_headers, probe
 from codeplane.core.layout import RepoLayout
 
 POLL_S = 1.0
@@ -28,11 +28,12 @@ RECENT_OPS = 12
 LOG_LINES = 6
 
 
-def fetch(port: int) -> dict[str, Any]:
-    """The live picture plus the newest operations, from the server on ``port``."""
+def fetch(port: int, headers: dict[str, str] | None = None) -> dict[str, Any]:
+    """The live picture plus the newest operations, from the server on ``port`` (``headers``: its token)."""
     base = f"http://127.0.0.1:{port}"
-    live: dict[str, Any] = httpx.get(f"{base}/dashboard/api/live", timeout=5).json()
-    ops = httpx.get(f"{base}/dashboard/api/operations", params={"limit": RECENT_OPS}, timeout=5).json()
+    live: dict[str, Any] = httpx.get(f"{base}/dashboard/api/live", timeout=5, headers=headers).json()
+    ops = httpx.get(f"{base}/dashboard/api/operations", params={"limit": RECENT_OPS}, timeout=5,
+                    headers=headers).json()
     live["recent_operations"] = ops.get("operations", [])
     return live
 
@@ -130,7 +131,7 @@ def follow(layout: RepoLayout, *, as_json: bool, iterations: int | None = None,
         if not (found.running and found.answering and found.port):
             return None, found.error or "no server is running for this repository (cpl up)"
         try:
-            return fetch(found.port), None
+            return fetch(found.port, auth_headers(layout)), None
         except (httpx.HTTPError, ValueError) as exc:
             return None, f"{type(exc).__name__}: {exc}"
 

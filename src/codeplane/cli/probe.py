@@ -34,12 +34,22 @@ def probe(layout: RepoLayout, timeout_s: float = 2.0) -> ServerProbe:
     import httpx  # ~0.2 s: `cpl up` imports this module (via main) but must not pay for it
 
     try:
-        response = httpx.get(f"http://127.0.0.1:{files.port}/status", timeout=timeout_s)
+        response = httpx.get(f"http://127.0.0.1:{files.port}/status", timeout=timeout_s, headers=auth_headers(layout))
     except httpx.HTTPError as exc:
         return ServerProbe(True, files.pid, files.port, None, False, False, f"{type(exc).__name__}: {exc}")
     matches = response.headers.get(REPO_HEADER) == str(layout.root)
     body = response.json() if response.status_code == 200 else None
     return ServerProbe(True, files.pid, files.port, body, response.status_code == 200, matches)
+
+
+def auth_headers(layout: RepoLayout) -> dict[str, str]:
+    """The bearer token of a server started with ``server.require_token`` (``.codeplane/token``): without it
+    ``cpl status`` and ``doctor`` took such a server for one "running, not answering"."""
+    try:
+        token = layout.token_file.read_text(encoding="utf-8").strip()
+    except OSError:
+        return {}
+    return {"Authorization": f"Bearer {token}"} if token else {}
 
 
 def stop_server(layout: RepoLayout, timeout_s: float, *, force: bool = False) -> tuple[bool, int | None]:
