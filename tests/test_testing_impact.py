@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -247,6 +247,11 @@ def test_injected_faults_fail_only_selected_tests(shop: tuple[Path, IndexService
         service.close()
 
 
+def _reader(root: Path) -> Callable[[str], list[str]]:
+    """A file's current lines, as the tests service hands them to a selection."""
+    return lambda path: (root / path).read_text().splitlines()
+
+
 def test_a_module_no_test_imports_but_one_names_in_a_string_is_selected_and_partial(tmp_path: Path) -> None:
     """flask's ``tests/test_apps/cliapp/factory.py`` is loaded by ``locate_app("cliapp.factory")`` (``__import__``):
     a change there selected 0 tests, "complete", and 4 failed. A test naming the module in a string is selected
@@ -264,10 +269,7 @@ def test_a_module_no_test_imports_but_one_names_in_a_string_is_selected_and_part
     tests = ["tests/test_cli.py", "tests/test_other.py"]
     with indexed_repo(tmp_path / "repo", files) as (root, index):
         impact = ImpactIndex(index.read_connection)
-
-        def lines(path: str) -> list[str]:
-            return (root / path).read_text().splitlines()
-
+        lines = _reader(root)
         for ranges in (None, {"tests/apps/cliapp/factory.py": [(2, 2)]}):
             found = impact.affected(["tests/apps/cliapp/factory.py"], tests, ranges=ranges, read_lines=lines)
             assert _matches(found) == {"tests/test_cli.py": "low"}, (ranges, found)
@@ -290,10 +292,7 @@ def test_the_runners_config_selects_every_test_and_a_data_file_the_tests_naming_
     tests = ["tests/test_config.py", "tests/test_other.py"]
     with indexed_repo(tmp_path / "repo", files) as (root, index):
         impact = ImpactIndex(index.read_connection)
-
-        def lines(path: str) -> list[str]:
-            return (root / path).read_text().splitlines()
-
+        lines = _reader(root)
         config = impact.affected(["setup.cfg"], tests, read_lines=lines)
         assert _matches(config) == {"tests/test_config.py": "low", "tests/test_other.py": "low"}, config
         data = impact.affected(["tests/static/config.json"], tests, read_lines=lines)
