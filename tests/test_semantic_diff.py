@@ -661,3 +661,13 @@ async def test_counts_of_importers_and_tests_past_the_listed_twenty_are_the_whol
     assert len(impact["importing_files"]) == 20 and impact["importing_files_total"] == 23
     assert "importers: 23; tests: 23" in text
     assert "re-run 23 affected test targets: tests/test_00.py" in result["agentic_hint"]
+
+
+def test_a_repository_with_no_commit_diffs_against_the_empty_tree(tmp_path: Path) -> None:
+    """``semantic_diff`` before the first commit answered 8002 "base 'HEAD' does not name a commit"."""
+    root = make_repo(tmp_path / "r", {"m.py": "def f():\n    return 1\n"}, commit=False)
+    page = SemanticDiffService(root).diff(limit=10)
+    assert [(c.qualified_name, c.change) for c in page.changes] == [("f", "added")]
+    with pytest.raises(CodePlaneError) as refused:
+        SemanticDiffService(root).diff("HEAD~1", limit=10)  # a revision that does not exist is still 8002
+    assert refused.value.code == 8002

@@ -162,7 +162,7 @@ class SemanticDiffService:
             repo.free()
             if self.store is not None:
                 self.store.prune()
-        described = f"{base} ({sides.base_commit[:12]})"
+        described = f"{base} ({sides.base_commit[:12] or 'no commit yet'})"
         target_text = "work tree" if target is None else f"{target} ({(sides.target_commit or '')[:12]})"
         out = DiffReport(described, target_text, "git", len(sides.pairs), files=files)
         if len(sides.pairs) > MAX_COMPARED:

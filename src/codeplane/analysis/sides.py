@@ -80,6 +80,12 @@ def changed_files(repo: pygit2.Repository, base: str, target: str | None, paths:
     """The files that differ from ``base`` to ``target`` (8002 for a ref that names no commit). Untracked
     files outside CodePlane's universe (``.cplignore``, pruned directories) are left out, as the index
     leaves them out; tracked ones are always listed. ``.git/`` and ``.codeplane/`` never are."""
+    if target is None and base == "HEAD" and repo.head_is_unborn:
+        # No commit yet: every file is new, against the empty tree (it answered 8002 "HEAD names no commit").
+        empty = repo[repo.TreeBuilder().write()]
+        assert isinstance(empty, pygit2.Tree)
+        pairs = _worktree_pairs(repo, empty, paths, ignore)
+        return GitSides("", None, tuple(sorted(pairs, key=lambda p: (p.path, p.old_path or ""))))
     base_commit = resolve_commit(repo, base, "base")
     if target is None:
         pairs = _worktree_pairs(repo, base_commit.tree, paths, ignore)
