@@ -18,7 +18,6 @@ from pydantic import Field, PrivateAttr
 from codeplane.core.calls import FailureReport
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.paths import resolve_in_repo
-from codeplane.git import GitService
 from codeplane.git.diffs import DiffLimits
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
@@ -34,6 +33,7 @@ from codeplane.testing.paging import page, query_key
 from codeplane.testing.run_store import RunHandle
 
 if TYPE_CHECKING:
+    from codeplane.git import GitService  # at boot, git's service is deferred to its first use
     from codeplane.testing import TestingService
 
 _MAX_WAIT = 300.0
