@@ -14,7 +14,6 @@ from codeplane.core.errors import CodePlaneError
 from codeplane.core.layout import RepoLayout
 from codeplane.core.stores import sqlite_problem
 from codeplane.server.instance import lock_is_held, pid_alive, read_running
-from codeplane.testing.discovery import check_runner_config
 
 
 def check_git(root: Path) -> list[CheckResult]:
@@ -37,7 +36,10 @@ def check_state_dir(root: Path) -> list[CheckResult]:
 def check_config(root: Path) -> list[CheckResult]:
     try:
         config = load_config(root)
-        check_runner_config(config.tests)
+        if config.tests.runners:
+            from codeplane.testing.discovery import check_runner_config
+
+            check_runner_config(config.tests)
     except CodePlaneError as exc:
         return [CheckResult("config parses and validates", False, f"{exc.code} {exc.message}",
                             "fix the named key at the named line (README: Configuration); "
