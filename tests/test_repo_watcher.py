@@ -128,6 +128,30 @@ def test_a_watcher_process_that_dies_unasked_leaves_the_watcher_failed_with_the_
     assert watcher.state == "failed"  # stopping does not hide that it had failed
 
 
+def test_a_watcher_ended_by_the_signal_that_stops_the_server_is_no_failure(tmp_path: Path) -> None:
+    """``kill -TERM -- -<pgid>`` reaches the watcher with the server: it logged "file watcher stopped; falling back
+    to periodic reconcile" on every such shutdown. A SIGTERM followed by the server's stop is a shutdown; a SIGTERM
+    with no stop after it still fails over to polling."""
+    repo = make_repo(tmp_path / "repo", {"a.py": "a = 1\n"})
+    for stop_follows in (True, False):
+        watcher = RepoWatcher(repo, Seen(), lambda: IgnoreRules.load(repo), debounce_ms=20)
+        watcher.start()
+        try:
+            assert watcher.wait_live(15)
+            pid = watcher.pid
+            assert pid is not None
+            os.kill(pid, signal.SIGTERM)
+            if stop_follows:
+                time.sleep(0.3)  # the server's own SIGTERM handling comes a moment later
+                watcher.stop()
+                assert watcher.state == "stopped" and watcher.error is None
+            else:
+                _wait("the watcher failing", lambda w=watcher: w.state == "failed")  # type: ignore[misc]
+                assert watcher.error is not None and "exit code -15" in watcher.error
+        finally:
+            watcher.stop()
+
+
 def test_the_watcher_process_ends_when_the_server_dies(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": "a = 1\n"})
     server = subprocess.Popen(

@@ -10,6 +10,7 @@ watchfiles there, and a batch here names changed paths (files or directories, ex
 from __future__ import annotations
 
 import contextlib
+import signal
 import subprocess
 import sys
 import threading
@@ -141,10 +142,13 @@ class RepoWatcher:
                     reported = str(message[1])
         except Exception as exc:  # noqa: BLE001 - a dead watcher degrades to polling, never kills the server
             reported = f"{type(exc).__name__}: {exc}"
-        if self._stopping.is_set():
+        code = process.wait()
+        # ``kill -TERM -- -<pgid>`` (or Ctrl+C) reaches the watcher with the server: the server's own stop follows
+        # within moments, and a warning that the watcher "stopped" would be noise in every such shutdown.
+        if self._stopping.is_set() or (code in _SHUTDOWN_CODES and self._stopping.wait(_SHUTDOWN_GRACE_S)):
             return
         # The reason first: whoever sees ``failed`` (``/status``) must find it there.
-        self.error = reported or f"the watcher process ended (exit code {process.wait()})"
+        self.error = reported or f"the watcher process ended (exit code {code})"
         self.state = "failed"
         log.warning("file watcher stopped; falling back to periodic reconcile", error=self.error)
 
@@ -154,6 +158,11 @@ class RepoWatcher:
             batch = WatchBatch(batch.paths | set(added), batch.cplignore_changed, batch.git_changed)
         if batch.paths or batch.cplignore_changed or batch.git_changed:
             self._on_batch(batch)
+
+
+#: Exit codes of a watcher ended by SIGTERM or SIGINT, and how long to wait for the server's stop after one.
+_SHUTDOWN_CODES = (-signal.SIGTERM, -signal.SIGINT)
+_SHUTDOWN_GRACE_S = 2.0
 
 
 def _end(process: subprocess.Popen[bytes], timeout: float) -> None:
