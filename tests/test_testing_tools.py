@@ -219,3 +219,6 @@ async def test_a_restart_answers_old_runs_and_kills_what_a_killed_server_left_ru
             assert interrupted["state"] == "failed" and interrupted["finished"]
             assert "server stopped" in interrupted["message"]
             assert interrupted["target_outcomes"] == {"not_run": 1}
+            # describe counts the runs it answers (it said runs_kept=0 after every restart).
+            described = await call(client, "describe", {})
+            assert described["status"]["tests"]["runs_kept"] == 2, described["status"]["tests"]

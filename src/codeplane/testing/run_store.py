@@ -106,6 +106,14 @@ class RunStore:
         snapshot = _decoded(row[0]) if row else None
         return StoredRun(snapshot) if snapshot is not None else None
 
+    def count(self) -> int:
+        """Runs kept on disk (``get_test_run`` answers them across restarts)."""
+        with self._lock:
+            try:
+                return int(self._db.execute("SELECT count(*) FROM runs").fetchone()[0])
+            except sqlite3.Error:
+                return 0
+
     def close(self) -> None:
         with self._lock:
             self._db.close()

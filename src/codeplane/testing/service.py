@@ -463,7 +463,8 @@ class TestingService:
     def status(self) -> dict[str, object]:
         with self._lock:
             runs = list(self._runs.values())
-        return {"workers": self.workers, "runs_kept": len(runs),
+        # Kept on disk too: runs of an earlier server process are answered (it said 0 after every restart).
+        return {"workers": self.workers, "runs_kept": max(len(runs), self.store.count()),
                 "active_runs": [r.run_id for r in runs if not r.finished]}
 
     def close(self, timeout: float = 10.0) -> None:
