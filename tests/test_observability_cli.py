@@ -72,6 +72,18 @@ async def test_status_follow_draws_tools_tasks_and_operations(server: ServerHand
         assert expected in out, (expected, out)
 
 
+async def test_status_follow_piped_prints_each_picture_as_it_comes(server: ServerHandle) -> None:
+    """Without a terminal the live view printed nothing until Ctrl+C, and nothing at all when ended by SIGTERM
+    (a log collector, ``timeout``)."""
+    await _calls(server)
+    proc = subprocess.Popen([*CPL, "status", "--follow"], cwd=server.root, env=cpl_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(6)
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=30)
+    assert out.count("recent operations") >= 2, out  # one picture a second, each printed whole
+
+
 def test_status_follow_without_a_server_says_so(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "repo", FILES)
     line = json.loads(_follow(root, "--json", seconds=0.5).splitlines()[0])

@@ -143,6 +143,16 @@ def follow(layout: RepoLayout, *, as_json: bool, iterations: int | None = None,
                 count += 1
                 sleep(POLL_S)
             return
+        if not console.is_terminal:
+            # Piped or logged: a live view redraws only on a terminal (it printed nothing until Ctrl+C); print each
+            # picture as it comes, one after another.
+            while iterations is None or count < iterations:
+                live, problem = poll()
+                console.print(render(live, _log_tail(layout)) if live is not None else
+                              Text(f"CodePlane: {problem} - waiting"))
+                count += 1
+                sleep(POLL_S)
+            return
         with Live(Text("connecting..."), console=console, refresh_per_second=4, screen=False) as view:
             while iterations is None or count < iterations:
                 live, problem = poll()
