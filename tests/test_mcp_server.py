@@ -32,6 +32,8 @@ async def test_tools_list_is_deterministic_with_flat_schemas_and_annotations(tmp
         # Every tool accepts session_id; tools/list names it, describe(action='tool') explains it.
         assert tool.input_schema["properties"]["session_id"] == {"type": "string"}, tool.name
         assert tool.description and len(tool.description) <= 400, tool.name
+        # A description ends as a sentence (cut after a ";" it read as broken off mid-way).
+        assert tool.description.endswith((".", "…", ")")), (tool.name, tool.description[-60:])
         assert "title" not in json.dumps(tool.input_schema).replace('"title":{', ""), tool.name
 
 

@@ -94,6 +94,8 @@ def brief(summary: str) -> str:
     for index, char in enumerate(text[:BRIEF_CHARS]):
         if char in ".;" and (index + 1 == len(text) or text[index + 1] == " "):
             cut = index + 1
+    if cut and text[cut - 1] == ";":
+        return text[:cut - 1] + "."  # a clause ends the description as a sentence, not mid-way on ";"
     return text[:cut] if cut else text[:BRIEF_CHARS].rsplit(" ", 1)[0] + " …"
 
 
