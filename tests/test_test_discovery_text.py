@@ -62,3 +62,20 @@ def test_go_packages_are_counted_as_packages() -> None:
     assert render_impact(_impact(go))[0].startswith("impact partial: 2 test packages ")
     mixed = [*go, ImpactMatchModel(test_file="tests/test_a.py", confidence="high", reasons=["imports pkg"])]
     assert render_impact(_impact(mixed))[0].startswith("impact partial: 3 test targets ")
+
+
+def test_a_chain_another_file_already_showed_is_said_up_to_where_they_meet() -> None:
+    """click's ``utils.py``: nineteen files each printed the same seven calls from ``BaseCommand.main`` down to the
+    changed function, ~250 bytes a file."""
+    tail = ["click.core.BaseCommand.main", "click.core.BaseCommand._main_shell_completion",
+            "click.shell_completion.shell_complete", "click.utils.make_default_short_help (changed)"]
+
+    def match(test: str, helper: str) -> ImpactMatchModel:
+        return ImpactMatchModel(test_file=test, confidence="low", reasons=[], cases=[
+            ImpactCaseModel(case="test_x", confidence="low", chain=[f"{test}::test_x", helper, *tail])])
+
+    lines = render_impact(_impact([match("tests/test_a.py", "tests.helpers.run"),
+                                   match("tests/test_b.py", "tests.helpers.invoke")]))
+    chains = [line for line in lines if line.startswith("  test_x")]
+    assert chains == [f"  test_x → tests.helpers.run → {' → '.join(tail)}",
+                      "  test_x → tests.helpers.invoke → click.core.BaseCommand.main → … (as above)"], chains

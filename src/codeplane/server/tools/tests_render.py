@@ -53,16 +53,33 @@ _REASONS_SHOWN = 2
 _CHAINS_SHOWN = 1
 
 
-def _match_lines(match: ImpactMatchModel) -> list[str]:
+def _chain_line(case: str, chain: list[str], said: list[list[str]]) -> str:
+    """``case → a → b → changed``; the part a chain shares with one said above as ``…`` (every click test reached
+    ``utils.py`` through the same seven calls from ``BaseCommand.main``: ~250 bytes a file, the same each time)."""
+    shared = max((_common_tail(chain, other) for other in said), default=0)
+    said.append(chain)
+    if shared >= 2 and shared < len(chain):
+        return f"  {case} → {' → '.join(chain[:len(chain) - shared + 1])} → … (as above)"
+    return f"  {case} → {' → '.join(chain)}"
+
+
+def _common_tail(a: list[str], b: list[str]) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
+        n += 1
+    return n
+
+
+def _match_lines(match: ImpactMatchModel, said: list[list[str]] | None = None) -> list[str]:
     """A file selected by cases: its own reasons (not the per-case chains, said under the cases), the cases
-    by name, and the first case's chain from the test to the changed code."""
+    by name, and the first case's chain from the test to the changed code (``said``: the chains shown above)."""
     own = [r for r in match.reasons if not r.startswith(f"{match.test_file}::")]
     lines = [f"{match.confidence} {match.test_file}" + (f": {'; '.join(own[:_REASONS_SHOWN])}" if own else "")
              + (f" (+{len(own) - _REASONS_SHOWN} more reasons)" if len(own) > _REASONS_SHOWN else "")]
     lines.append(f"  {len(match.cases)} case(s): {_names([_case(c, match.confidence) for c in match.cases])}")
     for case in [c for c in match.cases if c.chain][:_CHAINS_SHOWN]:
         chain = case.chain[1:] if case.chain[0] == f"{match.test_file}::{case.case}" else case.chain
-        lines.append(f"  {case.case} → {' → '.join(chain)}")
+        lines.append(_chain_line(case.case, list(chain), said if said is not None else []))
     return lines
 
 
@@ -98,9 +115,10 @@ def render_impact(impact: ImpactModel, *, paged: bool = False) -> list[str]:
     lines = [head]
     # Files selected whole mostly share their reasons (a conftest, a package import): said once per group.
     by_reasons: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    said: list[list[str]] = []
     for match in impact.matches:
         if match.cases:
-            lines += _match_lines(match)
+            lines += _match_lines(match, said)
         else:
             by_reasons.setdefault((match.confidence, tuple(match.reasons)), []).append(match.test_file)
     for (confidence, reasons), files in by_reasons.items():
