@@ -183,3 +183,15 @@ async def test_a_moved_files_old_path_is_a_change_not_a_typo(tmp_path: Path) -> 
             typo = await call_error(client, "inspect_affected_tests", {"changed_files": ["calc/opz.py"]})
     assert {m["test_file"] for m in found["impact"]["matches"]} == {"tests/test_ops.py", "tests/test_more.py"}
     assert typo["code"] == 5004
+
+
+async def test_a_file_with_no_known_changed_line_is_said_to_be_selected_at_module_level(tmp_path: Path) -> None:
+    """Reviewing a commit: ``affected_by: [calc/ops.py]`` on a clean tree ran every test importing it, and neither
+    the text nor the record said why (the agent expected the changed functions' tests)."""
+    repo = make_repo(tmp_path / "repo", FILES)
+    with running_server(repo) as handle:
+        async with mcp_client(handle) as client:
+            whole = await call(client, "run_test_targets", {"affected_by": ["calc/ops.py"], "wait_sec": 60})
+            sharp = await call(client, "run_test_targets", {"affected_by": ["calc/ops.py:2"], "wait_sec": 60})
+    assert "calc/ops.py: no changed line known" in whole["message"], whole
+    assert "no changed line known" not in sharp.get("message", ""), sharp

@@ -42,8 +42,10 @@ class RunRecord:
     """Mutable, thread-safe record of one run. Attempts are appended, never replaced (D10)."""
 
     def __init__(self, run_id: str, targets: Sequence[Target], *, workers: int, fail_fast: bool,
-                 timeout_sec: float, why_empty: str = "") -> None:
+                 timeout_sec: float, why_empty: str = "", selection_note: str = "") -> None:
         self.run_id = run_id
+        #: How the targets were chosen when the answer should say it (files selected at module level).
+        self._selection_note = selection_note
         #: Why a run has no target at all (an ``affected_by`` that reached no test): its answer says so, where
         #: "passed: no cases" alone read as a pass.
         self._why_empty = why_empty if not targets else ""
@@ -122,7 +124,7 @@ class RunRecord:
             self._outcomes = dict(outcomes)
             self._flaky = dict(flaky)
             self._state = state
-            self._message = message or self._why_empty
+            self._message = "; ".join(m for m in (message or self._why_empty, self._selection_note) if m)
             self._finished = now_ms()
             self._report = self._failure_report() if state in ("failed", "timed_out") else None
             self._touch()

@@ -309,10 +309,11 @@ class TestingService:
         if coverage and self.impact is None:
             raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "a coverage run needs the structural index",
                                  details={"reason": "coverage evidence maps to the index's definitions"})
-        why_empty = ""
+        why_empty = selection_note = ""
         if affected_by is not None:
             view = self.discover(affected_by=affected_by, ranges=ranges)
             selected = list(view.targets)
+            selection_note = _module_level_note(affected_by, ranges)
             if not selected:
                 shown = ", ".join(affected_by[:5]) + (f" and {len(affected_by) - 5} more" if len(affected_by) > 5
                                                        else "")
@@ -338,7 +339,8 @@ class TestingService:
         run_id = new_run_id()
         workroot = self.layout.state_dir / "testing" / run_id
         record = RunRecord(run_id, selected, workers=min(self.workers, max(len(selected), 1)),
-                           fail_fast=settings.fail_fast, timeout_sec=settings.run_timeout_s, why_empty=why_empty)
+                           fail_fast=settings.fail_fast, timeout_sec=settings.run_timeout_s, why_empty=why_empty,
+                           selection_note=selection_note)
         after: Callable[[RunRecord], None] | None = None
         if coverage and self.impact is not None:
             settings, after = self._coverage_run(settings, workroot, run_id, selected,
@@ -545,3 +547,15 @@ def _closest(name: str, known: Sequence[str]) -> list[str]:
     if not scored or scored[0][0] < 0.8:
         return []
     return sorted(k for ratio, k in scored[:3] if ratio >= scored[0][0] - 0.02)
+
+
+def _module_level_note(affected_by: Sequence[str], ranges: Mapping[str, Sequence[tuple[int, int]]] | None) -> str:
+    """What the answer says of Python files selected at module level because no changed line is known (given
+    without lines and with no uncommitted change: a committed one): every test importing them ran, silently."""
+    paths, given = parse_changes(affected_by)
+    whole = sorted({p for p in paths if p.endswith((".py", ".pyi")) and not given.get(p) and not (ranges or {}).get(p)})
+    if not whole:
+        return ""
+    shown = ", ".join(whole[:3]) + (f" and {len(whole) - 3} more" if len(whole) > 3 else "")
+    return (f"{shown}: no changed line known (no uncommitted change), so every test importing it was selected; "
+            "name the lines (path:12-30) to select by symbol")
