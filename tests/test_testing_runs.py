@@ -253,18 +253,21 @@ def test_processes_that_cannot_share_report_each_target_once(tmp_path: Path, ser
         assert record.final is not None and "broken conftest" in record.final.message
 
 
-def test_flaky_target_fails_once_then_passes(tmp_path: Path, services: list[TestingService]) -> None:
-    marker = tmp_path / "flaky-marker"
-    repo = make_repo(tmp_path / "repo", {
-        "pytest.ini": "[pytest]\n",
-        "tests/test_flaky.py": (
-            "from pathlib import Path\n\n"
+def _fails_once(marker: Path, others: str) -> str:
+    """A test file whose ``test_sometimes`` fails the first time it runs (``marker`` remembers), then ``others``."""
+    return ("from pathlib import Path\n\n"
             f"MARKER = Path({str(marker)!r})\n\n"
             "def test_sometimes():\n"
             "    if not MARKER.exists():\n"
             "        MARKER.write_text('seen')\n"
-            "        raise AssertionError('first run fails')\n\n"
-            "def test_always():\n    pass\n"),
+            "        raise AssertionError('first run fails')\n\n" + others)
+
+
+def test_flaky_target_fails_once_then_passes(tmp_path: Path, services: list[TestingService]) -> None:
+    marker = tmp_path / "flaky-marker"
+    repo = make_repo(tmp_path / "repo", {
+        "pytest.ini": "[pytest]\n",
+        "tests/test_flaky.py": _fails_once(marker, "def test_always():\n    pass\n"),
     })
     service = service_for(repo)
     services.append(service)
@@ -290,15 +293,8 @@ def test_a_flaky_case_in_a_target_that_still_fails_is_reported(tmp_path: Path, s
     marker = tmp_path / "flaky-marker"
     repo = make_repo(tmp_path / "repo", {
         "pytest.ini": "[pytest]\n",
-        "tests/test_mixed.py": (
-            "from pathlib import Path\n\n"
-            f"MARKER = Path({str(marker)!r})\n\n"
-            "def test_sometimes():\n"
-            "    if not MARKER.exists():\n"
-            "        MARKER.write_text('seen')\n"
-            "        raise AssertionError('first run fails')\n\n"
-            "def test_broken():\n    assert 1 == 2\n\n"
-            "def test_fine():\n    pass\n"),
+        "tests/test_mixed.py": _fails_once(marker, "def test_broken():\n    assert 1 == 2\n\n"
+                                                   "def test_fine():\n    pass\n"),
     })
     service = service_for(repo)
     services.append(service)
