@@ -16,6 +16,7 @@ from tests.builders import (
     call,
     call_error,
     cpl_env,
+    git,
     make_repo,
     mcp_client,
     running_server,
@@ -156,20 +157,21 @@ async def test_a_change_reaching_hundreds_of_test_files_is_paged_in_inspect_and_
     (lambda t: t.replace("l5\n", "L5\n"), [(5, 5)]),  # a replaced line is its new line alone (was 52-53 for 53)
     (lambda t: t.replace("l5\n", ""), [(4, 5)]),  # a removal: the lines now around where it was
     (lambda t: t.replace("l5\n", "l5\nnew\n"), [(6, 6)]),
-    (lambda t: t.replace("l5\nl6\n", "A\nB\nC\n"), [(5, 5), (6, 6), (7, 7)]),
+    (lambda t: t.replace("l5\nl6\n", "A\nB\nC\n"), [(5, 7)]),
+    (lambda t: t.replace("l2\n", "L2\n").replace("l5\n", "L5\n"), [(2, 2), (5, 5)]),
 ])
 def test_changed_lines_of_a_file_given_without_lines_are_the_lines_that_differ(
         tmp_path: Path, change: Any, lines: list[tuple[int, int]]) -> None:
     from types import SimpleNamespace
 
     from codeplane.git import GitService
-    from codeplane.server.tools.tests import _changed_lines
+    from codeplane.server.tools.tests_changes import changes
 
     text = "".join(f"l{i}\n" for i in range(1, 11))
     root = make_repo(tmp_path / "r", {"a.py": text})
     (root / "a.py").write_text(change(text))
-    assert _changed_lines(SimpleNamespace(git=GitService(root), root=root), ["a.py"]) == {  # type: ignore[arg-type]
-        "a.py": lines}
+    found = changes(SimpleNamespace(git=GitService(root), root=root), ["a.py"], None)  # type: ignore[arg-type]
+    assert found.ranges == {"a.py": lines}
 
 
 async def test_a_moved_files_old_path_is_a_change_not_a_typo(tmp_path: Path) -> None:
@@ -195,3 +197,66 @@ async def test_a_file_with_no_known_changed_line_is_said_to_be_selected_at_modul
             sharp = await call(client, "run_test_targets", {"affected_by": ["calc/ops.py:2"], "wait_sec": 60})
     assert "calc/ops.py: no changed line known" in whole["message"], whole
     assert "no changed line known" not in sharp.get("message", ""), sharp
+
+
+async def test_changed_since_selects_what_a_commit_changed_by_symbol(tmp_path: Path) -> None:
+    """Reviewing a commit on a clean tree: ``changed_since: HEAD~1`` selects the changed function's cases (the
+    file alone had every importing test run); a file deleted and one added since are changes too; a revision
+    that names no commit is 8002, and a selection needs files or a revision."""
+    repo = make_repo(tmp_path / "repo", FILES)
+    ops = repo / "calc/ops.py"
+    ops.write_text(ops.read_text().replace("return a - b", "return a - b - 0"))
+    (repo / "calc/extra.py").write_text("def mul(a, b):\n    return a * b\n")
+    (repo / "NOTES.txt").unlink()
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "sub, mul, no notes")
+    with running_server(repo, env=cpl_env({"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})) as handle:
+        async with mcp_client(handle) as client:
+            impact = (await call(client, "inspect_affected_tests", {"changed_since": "HEAD~1"}))["impact"]
+            narrowed = (await call(client, "inspect_affected_tests", {"changed_files": ["calc/ops.py"],
+                                                                      "changed_since": "HEAD~1"}))["impact"]
+            run = await call(client, "run_test_targets", {"changed_since": "HEAD~1", "wait_sec": 60})
+            found = await call(client, "discover_test_targets", {"changed_since": "HEAD~1"})
+            unknown = await call_error(client, "run_test_targets", {"changed_since": "no-such-branch"})
+            neither = await call_error(client, "inspect_affected_tests", {})
+            both = await call_error(client, "run_test_targets", {"changed_since": "HEAD~1",
+                                                                 "targets": ["tests/test_ops.py"]})
+            unchanged = await call(client, "inspect_affected_tests", {"changed_since": "HEAD"})
+            unchanged_run = await call(client, "run_test_targets", {"changed_since": "HEAD", "wait_sec": 60})
+    assert impact["changed_symbols"] == ["calc.extra.mul", "calc.ops.sub"], impact
+    assert [(m["test_file"], [c["case"] for c in m["cases"]]) for m in impact["matches"]] == [
+        ("tests/test_ops.py", ["test_sub"])], impact
+    assert narrowed["changed_symbols"] == ["calc.ops.sub"], narrowed
+    assert run["state"] == "passed" and run["counts"]["total"] == 1, run
+    assert "no changed line known" not in run.get("message", ""), run
+    assert [(t["target_id"], t["cases"]) for t in found["targets"]] == [("tests/test_ops.py", ["test_sub"])]
+    assert unknown["code"] == 8002 and unknown["details"]["field"] == "changed_since", unknown
+    assert neither["code"] == 1003 and both["code"] == 1003, (neither, both)
+    assert not unchanged["impact"].get("matches"), unchanged
+    assert unchanged["impact"]["agentic_hint"] == "no file changed, so no test was selected", unchanged
+    assert unchanged_run["counts"]["total"] == 0, unchanged_run
+    assert unchanged_run["message"] == "nothing ran: no file changed, so no test was selected", unchanged_run
+
+
+def test_changed_since_takes_an_added_file_whole_and_refuses_more_files_than_a_selection_takes(
+        tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from codeplane.core.errors import CodePlaneError
+    from codeplane.git import GitService
+    from codeplane.server.tools import tests_changes
+
+    root = make_repo(tmp_path / "r", {"a.py": "x = 1\n"})
+    (root / "new.py").write_text("def f():\n    return 1\n\n\ndef g():\n    return 2\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "new")
+    services = SimpleNamespace(git=GitService(root), root=root)
+    found = tests_changes.changes(services, None, "HEAD~1")  # type: ignore[arg-type]
+    assert (found.items, found.ranges) == (["new.py"], {"new.py": [(1, 6)]})
+    for i in range(tests_changes.MAX_CHANGED_FILES + 1):
+        (root / f"m{i}.txt").write_text(f"{i}\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "many")
+    with pytest.raises(CodePlaneError) as raised:
+        tests_changes.changes(services, None, "HEAD~1")  # type: ignore[arg-type]
+    assert raised.value.code == 1003 and raised.value.details["field"] == "changed_since"

@@ -96,6 +96,8 @@ class DiscoveryView:
 NO_TARGETS_HINT = ("No test target was discovered in this repository, so no test could be selected: CodePlane runs "
                    "pytest, Jest, Vitest, go test, cargo test, Maven, Gradle, dotnet test, RSpec and mix test from "
                    "their config files, and any other tool through tests.custom (a command per file pattern).")
+#: The hint of a selection from no changed file (``changed_since`` a revision the work tree still matches).
+NOTHING_CHANGED_HINT = "no file changed, so no test was selected"
 
 class TestingService:
     """Thread-safe. ``close`` cancels runs in flight and waits briefly for their processes to die."""
@@ -241,6 +243,8 @@ class TestingService:
         if self.impact is None:
             raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "impact selection needs the structural index",
                                  details={"reason": "no import facts available"})
+        if not changed:  # (``changed_since`` a revision the work tree still matches)
+            return ImpactResult((), (), "complete", (), hint=NOTHING_CHANGED_HINT)
         changes = _changes(changed, ranges)
         try:
             result = self.impact.affected(list(changes), test_files, uncovered=uncovered, ranges=changes,
@@ -318,8 +322,8 @@ class TestingService:
                 shown = ", ".join(affected_by[:5]) + (f" and {len(affected_by) - 5} more" if len(affected_by) > 5
                                                        else "")
                 hint = view.impact.hint if view.impact is not None else ""
-                why_empty = f"nothing ran: no test target reaches {shown or 'the changes'}" + (
-                    f". {hint}" if hint else "")
+                why_empty = (f"nothing ran: no test target reaches {shown}" + (f". {hint}" if hint else "")
+                             if affected_by else f"nothing ran: {NOTHING_CHANGED_HINT}")
         else:
             selected = self._select(found, targets)
         missing = sorted({(p.runner, p.root) for t in selected if found.toolchains.get(p := found.owners[t.target_id])
@@ -551,11 +555,12 @@ def _closest(name: str, known: Sequence[str]) -> list[str]:
 
 def _module_level_note(affected_by: Sequence[str], ranges: Mapping[str, Sequence[tuple[int, int]]] | None) -> str:
     """What the answer says of Python files selected at module level because no changed line is known (given
-    without lines and with no uncommitted change: a committed one): every test importing them ran, silently."""
+    without lines and with no uncommitted change: a committed one): every test importing them ran, silently.
+    A file the diff names (``changed_since``, an uncommitted change) has its lines."""
     paths, given = parse_changes(affected_by)
     whole = sorted({p for p in paths if p.endswith((".py", ".pyi")) and not given.get(p) and not (ranges or {}).get(p)})
     if not whole:
         return ""
     shown = ", ".join(whole[:3]) + (f" and {len(whole) - 3} more" if len(whole) > 3 else "")
     return (f"{shown}: no changed line known (no uncommitted change), so every test importing it was selected; "
-            "name the lines (path:12-30) to select by symbol")
+            "to select by symbol, name the lines (path:12-30) or changed_since (the revision before the change)")

@@ -9,7 +9,6 @@ token); an unfinished run comes back with its id, ``state``, ``progress_percenta
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -18,22 +17,20 @@ from pydantic import Field, PrivateAttr
 from codeplane.core.calls import FailureReport
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.paths import resolve_in_repo
-from codeplane.git.diffs import DiffLimits
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
 from codeplane.server.tools.paging import CURSOR_STAND_IN, items_that_fit
+from codeplane.server.tools.tests_changes import changes
 from codeplane.server.tools.tests_models import ImpactModel, MissingRunnerModel, TargetModel
 from codeplane.server.tools.tests_render import render_discover, render_inspect
 from codeplane.server.tools.tests_run_models import CaseModel, TestRunResult, render_run
 from codeplane.server.tools.tests_run_render import render_test_run
-from codeplane.testing.impact import parse_changes
 from codeplane.testing.impact_models import TestMatch
 from codeplane.testing.model import Target
 from codeplane.testing.paging import page, query_key
 from codeplane.testing.run_store import RunHandle
 
 if TYPE_CHECKING:
-    from codeplane.git import GitService  # at boot, git's service is deferred to its first use
     from codeplane.testing import TestingService
 
 _MAX_WAIT = 300.0
@@ -44,14 +41,17 @@ _WAITERS = anyio.CapacityLimiter(64)
 
 
 _AFFECTED = ("Changed files, each 'path' or 'path:12-30,41' (changed lines as the file is now; without lines, "
-             "the lines changed against git HEAD). Python changes select test cases through the symbol graph, "
-             "the rest whole files through imports (§11.9).")
+             "the lines changed against git HEAD, or changed_since). Python changes select test cases through the "
+             "symbol graph, the rest whole files through imports (§11.9).")
+_SINCE = ("A revision (commit, branch, tag, HEAD~1): select by what changed from it to the work tree, as "
+          "'git diff <rev>' (to review a commit or a branch); files in affected_by take their lines from it.")
 
 
 class DiscoverParams(ToolParams):
     paths: list[str] | None = Field(default=None, max_length=200,
                                     description="Only targets under these repo-relative paths.")
     affected_by: list[str] | None = Field(default=None, max_length=2000, description=_AFFECTED)
+    changed_since: str | None = Field(default=None, min_length=1, max_length=256, description=_SINCE)
     cursor: str | None = None
     limit: int = Field(default=200, ge=1, le=1000)
 
@@ -70,7 +70,8 @@ class DiscoverResult(ToolResult):
 
 
 class InspectParams(ToolParams):
-    changed_files: list[str] = Field(min_length=1, max_length=2000, description=_AFFECTED)
+    changed_files: list[str] | None = Field(default=None, min_length=1, max_length=2000, description=_AFFECTED)
+    changed_since: str | None = Field(default=None, min_length=1, max_length=256, description=_SINCE)
     cursor: str | None = None
     limit: int = Field(default=100, ge=1, le=500, description="Selected test files per page.")
 
@@ -81,6 +82,7 @@ class RunParams(ToolParams):
     affected_by: list[str] | None = Field(default=None, max_length=2000, description=(
         "Run the tests affected by these changed files instead ('path' or 'path:12-30'; see "
         "discover_test_targets): only the selected cases where the symbol graph picks them."))
+    changed_since: str | None = Field(default=None, min_length=1, max_length=256, description=_SINCE)
     fail_fast: bool | None = Field(default=None, description="Stop at the first failing target (no re-runs).")
     timeout_sec: float | None = Field(default=None, gt=0, le=24 * 3600, description="Global timeout of the run.")
     wait_sec: float = Field(default=25.0, ge=0, le=_MAX_WAIT,
@@ -118,95 +120,6 @@ class _TestRunAnswer(TestRunResult):
 
     def test_run_report(self) -> FailureReport | None:
         return self._report
-
-
-def _check_changes(services: Services, items: Sequence[str]) -> None:
-    """5004 for a changed path that is neither in the work tree nor in git's HEAD (a deleted file is), 1003 for
-    lines past a file's end: a mistyped path selected nothing and answered as a complete, green selection."""
-    paths, ranges = parse_changes(items)
-    missing: list[str] = []
-    for path in dict.fromkeys(paths):
-        disk = services.root / path
-        if not disk.exists():
-            missing.append(path)
-            continue
-        if disk.is_file() and ranges.get(path):
-            count = _line_count(disk)
-            last = max(end for _, end in ranges[path])
-            if last > count:
-                raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"{path} has {count} lines; line {last} was "
-                                     "given as changed", details={"path": path, "line_count": count, "line": last})
-    git = getattr(services, "git", None)
-    if not missing or git is None:
-        return
-    try:
-        report = git.diff(base="HEAD", paths=missing, limits=DiffLimits(max_files=len(missing) + 1, max_lines=1))
-    except CodePlaneError:
-        return
-    deleted = {f.path for f in report.files if f.status == "deleted"}
-    # A moved file's old path (``write_source`` names both in tests_affected_by) is gone from the work tree but
-    # in HEAD: a change as much as a deletion.
-    deleted |= {f.old_path for f in report.files if f.old_path}
-    unknown = [p for p in missing if p not in deleted and not _in_head(git, p)]
-    if unknown:
-        raise CodePlaneError(ErrorCode.FILE_NOT_FOUND, f"{unknown[0]} is not in the work tree, and git's HEAD has no "
-                             "such file that was deleted", details={"paths": unknown[:20]})
-
-
-def _in_head(git: GitService, path: str) -> bool:
-    try:
-        git.show("HEAD", path, limits=DiffLimits(max_files=1, max_lines=1))
-    except CodePlaneError:
-        return False
-    return True
-
-
-def _line_count(path: Path) -> int:
-    data = path.read_bytes()
-    return data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
-
-
-def _changed_lines(services: Services, items: Sequence[str] | None) -> dict[str, list[tuple[int, int]]]:
-    """For changed files given without lines, the lines that differ from git HEAD: added and replacing lines, and
-    the lines around a pure removal (a replaced line is its new line alone, not the line above it too). A hunk
-    whose lines were cut off counts whole; a file git cannot say (untracked, binary,
-    too many hunks, no repository) gets none: it is selected at module level."""
-    _check_changes(services, items or ())
-    wanted = sorted({i.strip().removeprefix("./") for i in items or () if ":" not in i})
-    git = getattr(services, "git", None)
-    if not wanted or git is None:
-        return {}
-    try:
-        report = git.diff(base="HEAD", paths=wanted, limits=DiffLimits(
-            max_files=len(wanted) + 1, max_hunks_per_file=2000, max_lines=50_000, context_lines=0))
-    except CodePlaneError:
-        return {}
-    ranges: dict[str, list[tuple[int, int]]] = {}
-    for changed in report.files:
-        if changed.binary or changed.hunks_omitted or changed.status not in ("modified", "renamed", "copied"):
-            continue
-        spans = ranges.setdefault(changed.path, [])
-        for hunk in changed.hunks:
-            if hunk.lines_omitted:
-                spans.append((hunk.new_start, hunk.new_start + max(hunk.new_lines, 1)))
-                continue
-            previous = hunk.new_start - 1
-            removed = False  # a run of ``-`` lines not (yet) replaced by ``+`` lines
-            for line in hunk.lines:
-                if line.origin == "-":
-                    removed = True
-                    continue
-                if line.new_lineno is None:
-                    continue
-                if removed and line.origin != "+":  # a pure removal: the lines around where it was
-                    spans.append((max(1, previous), previous + 1))
-                removed = False
-                previous = line.new_lineno
-                if line.origin == "+":
-                    spans.append((previous, previous))
-            if removed:
-                spans.append((max(1, previous), previous + 1))
-    return ranges
 
 
 def _service(services: Services) -> TestingService:
@@ -272,9 +185,9 @@ async def _discover(ctx: ToolContext, params: DiscoverParams) -> DiscoverResult:
     if absent:  # "0 targets" read as "no tests there", as list_files and lint_check say 5004
         raise CodePlaneError(ErrorCode.FILE_NOT_FOUND, f"{absent[0]!r} does not exist in the repository",
                              details={"paths": absent[:20]})
-    view = await anyio.to_thread.run_sync(lambda: service.discover(
-        params.paths, params.affected_by, ranges=_changed_lines(ctx.services, params.affected_by)))
-    key = query_key("discover", params.paths, params.affected_by)
+    changed = changes(ctx.services, params.affected_by, params.changed_since)
+    view = await anyio.to_thread.run_sync(lambda: service.discover(params.paths, changed.items, ranges=changed.ranges))
+    key = query_key("discover", params.paths, params.affected_by, params.changed_since)
     chunk, next_cursor = page(view.targets, key=key, cursor=params.cursor, limit=params.limit)
 
     def answer(targets: Sequence[Target], cursor: str | None) -> DiscoverResult:
@@ -301,9 +214,13 @@ async def _discover(ctx: ToolContext, params: DiscoverParams) -> DiscoverResult:
 
 async def _inspect(ctx: ToolContext, params: InspectParams) -> InspectResult:
     service = _service(ctx.services)
-    result = await anyio.to_thread.run_sync(lambda: service.inspect_affected(
-        params.changed_files, ranges=_changed_lines(ctx.services, params.changed_files)))
-    key = query_key("inspect_affected_tests", params.changed_files)
+    if params.changed_files is None and params.changed_since is None:
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "give changed_files, changed_since, or both",
+                             details={"fields": ["changed_files", "changed_since"]})
+    changed = changes(ctx.services, params.changed_files, params.changed_since)
+    result = await anyio.to_thread.run_sync(lambda: service.inspect_affected(changed.items or [],
+                                                                             ranges=changed.ranges))
+    key = query_key("inspect_affected_tests", params.changed_files, params.changed_since)
     chunk, next_cursor = page(result.matches, key=key, cursor=params.cursor, limit=params.limit)
 
     def answer(matches: Sequence[TestMatch], cursor: str | None) -> InspectResult:
@@ -318,12 +235,14 @@ async def _inspect(ctx: ToolContext, params: InspectParams) -> InspectResult:
 
 async def _run(ctx: ToolContext, params: RunParams) -> _TestRunAnswer:
     service = _service(ctx.services)
-    if params.targets and params.affected_by is not None:
-        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "give targets or affected_by, not both",
-                             details={"fields": ["targets", "affected_by"]})
+    if params.targets and (params.affected_by is not None or params.changed_since is not None):
+        given = "affected_by" if params.affected_by is not None else "changed_since"
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"give targets or {given}, not both",
+                             details={"fields": ["targets", given]})
+    changed = changes(ctx.services, params.affected_by, params.changed_since)
     record = await anyio.to_thread.run_sync(lambda: service.start_run(
-        params.targets, affected_by=params.affected_by, fail_fast=params.fail_fast, timeout_sec=params.timeout_sec,
-        coverage=params.coverage, ranges=_changed_lines(ctx.services, params.affected_by)))
+        params.targets, affected_by=changed.items, fail_fast=params.fail_fast, timeout_sec=params.timeout_sec,
+        coverage=params.coverage, ranges=changed.ranges))
     await _await(ctx, record, params.wait_sec)
     return _answer(record)
 
@@ -341,6 +260,8 @@ async def _cancel(ctx: ToolContext, params: CancelRunParams) -> _TestRunAnswer:
 
 
 def _run_detail(params: Any) -> str:
+    if params.changed_since is not None:
+        return f"changed_since={params.changed_since}"
     if params.affected_by is not None:
         return f"affected_by={len(params.affected_by)}"
     return f"targets={len(params.targets) if params.targets else 'all'}"
