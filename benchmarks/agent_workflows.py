@@ -280,7 +280,8 @@ async def param_cp(cp: CodePlane, root: Path) -> None:
         {"path": "tests/test_utils.py", "action": "update",
          "old_text": "click.utils.make_default_short_help(value, max_length)",
          "new_text": 'click.utils.make_default_short_help(value, max_length, suffix="...")'}]})
-    run = await cp("run_test_targets", {"affected_by": [UTILS], "wait_sec": 300})
+    # What the commit changed, by symbol: the tests reaching the changed function, not every test importing utils.
+    run = await cp("run_test_targets", {"changed_since": "HEAD~1", "wait_sec": 300})
     assert run["state"] == "passed", run
 
 
@@ -307,7 +308,8 @@ async def review_cp(cp: CodePlane, root: Path) -> None:
     # Like `git show`: the last commit's message and its diff in one answer.
     shown = await cp("git_inspect", {})
     assert shown["show"]["kind"] == "commit" and cp.text.splitlines()[1] == "utils: docstring in the imperative"
-    run = await cp("run_test_targets", {"affected_by": [UTILS], "wait_sec": 300})
+    # What the commit changed, by symbol: the tests reaching the changed function, not every test importing utils.
+    run = await cp("run_test_targets", {"changed_since": "HEAD~1", "wait_sec": 300})
     assert run["state"] == "passed", run
 
 
