@@ -279,6 +279,28 @@ def test_a_module_no_test_imports_but_one_names_in_a_string_is_selected_and_part
         assert not alone.matches and alone.confidence == "partial", alone
 
 
+def test_a_module_loaded_from_a_directory_a_test_changes_into_selects_the_test_naming_it(tmp_path: Path) -> None:
+    """flask's ``test_scriptinfo`` does ``monkeypatch.chdir(test_path / "helloworld")`` and ``load_app()`` imports
+    ``wsgi.py``, which imports ``hello.py``, from there: a change to either selected nothing. A test naming the
+    directory (outside any package) in a string is selected (low); a directory's name within a word is no name."""
+    files = {"pytest.ini": "[pytest]\n",
+             "tests/apps/helloworld/hello.py": "def greet():\n    return 'hello'\n",
+             "tests/apps/helloworld/wsgi.py": "from hello import greet\n\napp = greet()\n",
+             "tests/test_cli.py": ("import importlib\nfrom pathlib import Path\n\n\ndef test_load(monkeypatch):\n"
+                                   "    monkeypatch.chdir(Path(__file__).parent / 'apps' / 'helloworld')\n"
+                                   "    monkeypatch.syspath_prepend('.')\n"
+                                   "    assert importlib.import_module('wsgi').app == 'hello'\n"),
+             "tests/test_other.py": "def test_x():\n    assert 'helloworlds'\n"}
+    tests = ["tests/test_cli.py", "tests/test_other.py"]
+    with indexed_repo(tmp_path / "repo", files) as (root, index):
+        impact = ImpactIndex(index.read_connection)
+        found = impact.affected(["tests/apps/helloworld/hello.py"], tests, ranges={
+            "tests/apps/helloworld/hello.py": [(2, 2)]}, read_lines=_reader(root))
+    assert _matches(found) == {"tests/test_cli.py": "low"}, found
+    assert found.confidence == "partial", found.matches
+    assert "names the directory helloworld in a string" in found.matches[0].reasons[0], found.matches[0].reasons
+
+
 def test_the_runners_config_selects_every_test_and_a_data_file_the_tests_naming_it(tmp_path: Path) -> None:
     """click's ``setup.cfg`` ``[tool:pytest]`` gained a ``usefixtures`` that errored all 589 tests, and flask's
     ``tests/static/config.json`` changed a value a test reads: both selected nothing."""

@@ -171,6 +171,7 @@ class ModuleWalk:
             p in self.tests for p in self.files) and not self.sharp_reached
         if unreached:
             self._named_in_strings([*changed_modules, *self.unreached_sharp])
+            self._directories_named_in_strings(sorted(self.added))
         nulls = self._null_literals()
         broken = self.unresolved_imports_of(changed_modules)
         narrowable = self._narrowable()
@@ -223,6 +224,24 @@ class ModuleWalk:
             found = next((m.group(1) for line in lines if (m := quoted.search(line))), None)
             if found is not None:
                 self._reach(test, "low", f"names {found} in a string (a module loaded by its name)")
+
+    def _directories_named_in_strings(self, paths: Sequence[str]) -> None:
+        """Select (low) the test files that name, in a string, the directory of a changed Python file outside any
+        package: code loaded from a directory a test changes into or puts on ``sys.path`` (flask's
+        ``monkeypatch.chdir(test_path / "helloworld")`` then ``load_app()`` imports ``wsgi.py`` from there)."""
+        if self.read_lines is None:
+            return
+        packages = {p.rpartition("/")[0] for p in self.graph.id_of if p.endswith(("/__init__.py", "/__init__.pyi"))}
+        names = sorted({directory.rpartition("/")[2] for p in paths if p.endswith(".py")
+                        and (directory := p.rpartition("/")[0]) and directory not in packages
+                        and len(directory.rpartition("/")[2]) >= _MIN_NAMED})
+        if not names:
+            return
+        quoted = re.compile(r"""["'/](""" + "|".join(re.escape(n) for n in names) + r""")["'/]""")
+        for test in sorted(self.tests - self.tests_reached):
+            found = next((m.group(1) for line in self.read_lines(test) if (m := quoted.search(line))), None)
+            if found is not None:
+                self._reach(test, "low", f"names the directory {found} in a string (code loaded from there)")
 
     def _narrowable(self) -> dict[int, list[ImportRow]]:
         """The imports of each test file reached through its imports only (candidates for ``_match``)."""
