@@ -498,3 +498,37 @@ def test_cpp_member_declared_under_ifdef_alternatives_is_one_member_for_its_uses
         env.service.apply(preview.refactor_id)
         assert "return kMax * 10;" in env.read("m.cpp")
         assert run(env.root) == "20\n" and run(env.root, "-DFAST") == "10\n"
+
+
+def test_go_type_rename_renames_the_fields_embedding_it_and_their_uses(tmp_path: Path) -> None:
+    """``struct { basket.Cart }`` embeds a field named ``Cart``: renaming the type left the embedding as it was
+    (``Cart not declared by package cart``). Each embedding is renamed, with its field's uses; a field merely
+    named ``Cart`` and another package's embedded ``Cart`` keep their names."""
+    files = {
+        "go.mod": "module example.com/shop\n\ngo 1.18\n",
+        "cart/cart.go": "package cart\n\ntype Cart struct{ Items []int }\n\n"
+                        "func (c *Cart) Add(i int) { c.Items = append(c.Items, i) }\n\n"
+                        "type Wrapped struct {\n\t*Cart `json:\"cart\"`\n}\n",
+        "other/other.go": "package other\n\ntype Cart struct{ N int }\n",
+        "store/store.go": "package store\n\nimport (\n\tbasket \"example.com/shop/cart\"\n"
+                          "\t\"example.com/shop/other\"\n)\n\n"
+                          "type Store struct {\n\tbasket.Cart\n\tName string\n}\n\n"
+                          "type Shelf struct {\n\tother.Cart\n}\n\ntype Crate struct {\n\tCart basket.Cart\n}\n\n"
+                          "func Fill(s *Store, sh *Shelf, cr *Crate) int {\n\ts.Cart.Add(1)\n\ts.Add(2)\n"
+                          "\tcr.Cart.Add(3)\n\treturn len(s.Cart.Items) + sh.N + sh.Cart.N\n}\n\n"
+                          "func Make() Store { return Store{Cart: basket.Cart{}, Name: \"x\"} }\n",
+    }
+    with refactor_env(tmp_path / "repo", files) as env:
+        preview = env.service.rename("cart.Cart", "Basket")
+        assert preview.status == "ready", preview
+        env.service.apply(preview.refactor_id)
+        store, own = env.read("store/store.go"), env.read("cart/cart.go")
+        assert "\tbasket.Basket\n" in store and "s.Basket.Add(1)" in store and "len(s.Basket.Items)" in store, store
+        assert "Store{Basket: basket.Basket{}" in store, store
+        assert "\tother.Cart\n" in store and "\tCart basket.Basket\n" in store, store
+        assert "cr.Cart.Add(3)" in store and "sh.Cart.N" in store, store
+        assert "\t*Basket `json:\"cart\"`\n" in own, own
+        if shutil.which("go") is None:
+            pytest.skip("go is not installed")
+        built = _go(env.root, "vet", "./...")
+        assert built.returncode == 0, built.stderr

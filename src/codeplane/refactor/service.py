@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from pathlib import Path
 
 from codeplane.core.clock import now_ms
@@ -17,7 +18,7 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
 from codeplane.index.service import IndexService
 from codeplane.mutation import MutationEngine, git_index
-from codeplane.refactor import attributes
+from codeplane.refactor import attributes, goembed
 from codeplane.refactor.apply import Applier
 from codeplane.refactor.assemble import Draft, build_option
 from codeplane.refactor.batch import read_sources
@@ -149,6 +150,7 @@ class RefactorService:
         structural = plan_structural(reader, graph, target, new_name)
         draft = structural.draft
         draft.symbol = symbol_ref(asked)
+        _with_embedded_fields(reader, graph, target, new_name, draft)
         if root is not None:
             draft.warnings.append(f"{asked.qualified_name} overrides {root.qualified_name}: renamed with it and "
                                   "every override of it (renaming one alone breaks the override)")
@@ -418,6 +420,20 @@ def _split_shorthands(draft: Draft, sources: dict[str, SourceText], target: Def,
         draft.warnings.append(
             f"{kept} shorthand key(s) kept: {{ {target.name} }} becomes {{ {target.name}: {new_name} }}, so what "
             f"reads the key (an importer's .{target.name}) is unchanged")
+
+
+def _with_embedded_fields(reader: FactReader, graph: ClassGraph, target: Def, new_name: str, draft: Draft) -> None:
+    """A Go type's embedded fields (``struct { cart.Cart }``) are named by it: each is renamed with the type, with
+    the uses the index resolved to it (``goembed.py``). A use it could not resolve is left to the sweep, which
+    proposes it: another embedding's plan must not propose a use the index resolved to this one."""
+    for embedded in goembed.embedded_fields(reader, graph.text, target):
+        planned = draft.planned_positions()
+        for edit, certainty in plan_structural(reader, graph, embedded, new_name).draft.code:
+            if certainty == "low" or (edit.path, edit.line, edit.column) in planned:
+                continue
+            at_definition = (edit.path, edit.line, edit.column) == (embedded.path, embedded.name_line,
+                                                                    embedded.name_column)
+            draft.code.append((replace(edit, reason="embedded_field") if at_definition else edit, certainty))
 
 
 def _go_package(reader: FactReader, target: Def, paths: Sequence[str]) -> GoPackageTarget | None:
