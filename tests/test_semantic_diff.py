@@ -364,6 +364,25 @@ def test_spacing_inside_a_signature_is_no_signature_change(tmp_path: Path) -> No
     assert kinds.get("split_opt", ("body_changed",))[0] != "signature_changed", kinds
 
 
+def test_annotations_respelled_as_the_same_types_are_no_breaking_change(tmp_path: Path) -> None:
+    """``Optional[bool]`` → ``bool | None`` was "signature_changed, breaking": the same type, spelled otherwise,
+    is ``annotation_spelling`` (non-breaking, low); a type that really changed still breaks."""
+    text = ("from typing import List, Optional, Union\n\n\ndef flag(x: Optional[bool] = None) -> Optional[int]:\n"
+            "    return 1\n\n\ndef items(x: Union[int, str]) -> List[int]:\n    return []\n\n\n"
+            "def narrowed(x: Optional[int]) -> int:\n    return 0\n")
+    root = make_repo(tmp_path / "r", {"m.py": text})
+    (root / "m.py").write_text(text.replace("(x: Optional[bool] = None) -> Optional[int]",
+                                            "(x: bool | None = None) -> int | None")
+                               .replace("(x: Union[int, str]) -> List[int]", "(x: str | int) -> list[int]")
+                               .replace("narrowed(x: Optional[int])", "narrowed(x: int)"))
+    git(root, "commit", "-qam", "respell")
+    page = SemanticDiffService(root).diff("HEAD~1", "HEAD", limit=100)
+    found = {c.qualified_name: (c.delta_tags, c.structural_severity, c.behavior_change_risk) for c in page.changes}
+    assert found["flag"] == (("annotation_spelling",), "non_breaking", "low"), found
+    assert found["items"] == (("annotation_spelling",), "non_breaking", "low"), found
+    assert found["narrowed"][0] == ("parameters_changed",), found
+
+
 def test_work_tree_moves_staged_or_not_and_a_staged_change_undone_on_disk(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r", {"a/one.py": "def f(a):\n    return a\n", "a/two.py": "def g():\n    pass\n",
                                       "a/three.py": "def h(x):\n    return x\n"})

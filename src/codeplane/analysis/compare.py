@@ -26,6 +26,7 @@ from codeplane.analysis.models import (
     Change,
     DefState,
 )
+from codeplane.analysis.pytypes import same_types
 
 MINOR_LINES = 3
 MAJOR_LINES = 20
@@ -190,7 +191,10 @@ def compare(old: Version | None, new: Version | None) -> list[Change]:
             old.lines, o.start_line, o.start_col, o.end_line, python=python)
         after = n.display_name if new is None or new.lines is None else signatures.header(
             new.lines, n.start_line, n.start_col, n.end_line, python=python)
-        return signatures.tags(before, after, o.name, n.name, n.kind)
+        found = signatures.tags(before, after, o.name, n.name, n.kind)
+        if found and python and n.kind not in signatures.TYPE_KINDS and same_types(before, after):
+            return (signatures.ANNOTATION_SPELLING,)
+        return found
 
     for o, n in pairs:
         # The hash is of the header's raw text: spaces inside it, or a trailing comma, change it and nothing else

@@ -22,7 +22,7 @@ from codeplane.analysis.models import (
     Impact,
 )
 from codeplane.analysis.moves import REEXPORTED
-from codeplane.analysis.signatures import PARAMETERS_CHANGED, python_call_compatible
+from codeplane.analysis.signatures import ANNOTATION_SPELLING, PARAMETERS_CHANGED, python_call_compatible
 
 #: Names listed per hint item / breaking summary (the counts stay exact).
 MAX_NAMES = 5
@@ -86,6 +86,9 @@ def assess(change: Change, impact: Impact | None) -> Change:
         private = impact is not None and impact.visibility == "private"
         kept = REEXPORTED in change.delta_tags  # the old module still provides it
         severity, risk = ("non_breaking" if private or kept else "breaking"), "low"
+    elif ANNOTATION_SPELLING in change.delta_tags:
+        # ``x: Optional[bool]`` -> ``x: bool | None``: the same types, spelled otherwise.
+        severity, risk = "non_breaking", "low"
     elif _calls_still_bind(change):
         # ``f(x, y=1)`` -> ``f(x, y=2, *, z=None)``: every existing call still binds; what it does may differ.
         severity, risk = "non_breaking", "medium"

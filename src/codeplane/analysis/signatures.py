@@ -15,6 +15,8 @@ from typing import NamedTuple
 PARAMETERS_CHANGED = "parameters_changed"
 RETURN_TYPE_CHANGED = "return_type_changed"
 SIGNATURE_CHANGED = "signature_changed"
+#: A Python signature whose annotations spell the same types otherwise (``Optional[X]`` → ``X | None``).
+ANNOTATION_SPELLING = "annotation_spelling"
 
 _CLOSE = {"(": ")", "<": ">", "[": "]"}
 
