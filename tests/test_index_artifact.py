@@ -228,10 +228,12 @@ def test_cli_export_writes_the_artifact_and_sidecar(origin: Path, tmp_path: Path
     assert result["commit"] == git(root, "rev-parse", "HEAD").stdout.strip()
     assert result["files"] == len(FILES) + 1  # and the .cplignore `cpl` wrote (CodePlane's own, shareable)
     assert out.with_name("index.tar.zst.sha256").is_file()
-    # A directory (was 9001 after the whole export) or CodePlane's own state (``--out .codeplane/index.db``
-    # replaced the live index with the archive) is refused before anything is built.
+    # A directory (was 9001 after the whole export), a directory that cannot be made (under a file) or cannot hold a
+    # file (9001 after the whole export too) or CodePlane's own state (``--out .codeplane/index.db`` replaced the
+    # live index with the archive) is refused before anything is built.
     before = (root / ".codeplane" / "index.db").read_bytes()
-    for bad in (tmp_path / "cli", root / ".codeplane" / "index.db", root / ".codeplane"):
+    for bad in (tmp_path / "cli", out / "x.tar.zst", Path("/proc/x.tar.zst"),
+                root / ".codeplane" / "index.db", root / ".codeplane"):
         proc = cpl("index", "export", str(root), "--out", str(bad), "--json", cwd=root)
         assert proc.returncode != 0 and json.loads(proc.stdout)["error"]["code"] == 1003, (bad, proc.stdout)
     assert (root / ".codeplane" / "index.db").read_bytes() == before

@@ -16,6 +16,7 @@ from codeplane.cli.probe import probe
 from codeplane.cli.repo_context import resolve
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.layout import RepoLayout
+from codeplane.core.storage import probe_write, storage_error
 from codeplane.repo.workspace import find_repo_root, initialize
 
 index_app = typer.Typer(name="index", help="Index artifacts: export the index for other checkouts.",
@@ -57,11 +58,23 @@ def export(
 
 
 def _check_out(out: Path, root: Path) -> None:
-    """1003 for a directory (the rename into place failed after the whole export) and for a path inside
-    ``.codeplane/`` (``--out .codeplane/index.db`` replaced the live index with the archive)."""
+    """1003 for a directory (the rename into place failed after the whole export), a directory that cannot be made
+    or hold a file (the export failed as 9001 once written), and a path inside ``.codeplane/``
+    (``--out .codeplane/index.db`` replaced the live index with the archive)."""
     if out.is_dir():
         raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"--out {out} is a directory; name the file to write",
                              details={"field": "out", "path": str(out)})
+    refused: OSError | None
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        refused = probe_write(out.parent)
+    except OSError as exc:
+        refused = exc
+    if refused is not None:  # found before the whole export, not when it is renamed into place (9001)
+        reason = refused.strerror or str(refused)
+        raise storage_error(refused, doing="writing the artifact", path=out.parent) or CodePlaneError(
+            ErrorCode.INVALID_ARGUMENTS, f"--out {out}: {out.parent} cannot hold a new file ({reason})",
+            details={"field": "out", "path": str(out)})
     state = RepoLayout(root).state_dir.resolve()
     if out == state or state in out.parents:
         raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"--out {out} is inside {state}, CodePlane's own state; "

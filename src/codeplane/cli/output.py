@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
@@ -61,12 +62,12 @@ def cli_errors(as_json: bool) -> Iterator[None]:
 
 def run_without_traceback(main: Callable[[], object]) -> None:
     """Run the CLI; an exception no command rendered becomes one error line, never a traceback
-    (``CODEPLANE_DEBUG=1`` shows it)."""
+    (``CODEPLANE_DEBUG=1`` prints it first; the line and the exit code stay what they are without it)."""
     try:
         main()
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - rendered as one line below, whatever it is
         if os.environ.get("CODEPLANE_DEBUG"):
-            raise
+            traceback.print_exception(exc, file=sys.stderr)
         try:
             _render_unexpected(exc, "--json" in sys.argv[1:])
         except typer.Exit as done:
