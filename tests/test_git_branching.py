@@ -195,6 +195,45 @@ def test_stash_push_list_pop_and_conflicting_pop_keeps_entry(repo: Path) -> None
     assert git.stash_drop(0, confirm=True).effect.recovery_point and git.stashes() == []
 
 
+@pytest.mark.parametrize("keep_index", [False, True])
+def test_stash_push_with_paths_stashes_those_and_leaves_every_other_change_as_git_does(
+        tmp_path: Path, keep_index: bool) -> None:
+    """``git_stash push paths=[d/y.txt]`` answered OK and reset every other file to HEAD (libgit2's path-limited
+    stash): an unstaged edit, a staged one and untracked files were gone. It now makes what ``git stash push --
+    <paths>`` makes, in a twin repository driven by git: the same stash trees, the same files and index after,
+    the same list, and popping it brings the paths back as git's does."""
+    files = {"a.txt": "a\n", "d/y.txt": "y\n", "z.txt": "z\n", "d/gone.txt": "g\n"}
+    ours, theirs = make_repo(tmp_path / "ours", files), make_repo(tmp_path / "theirs", files)
+    for root in (ours, theirs):
+        write_files(root, {"a.txt": "a\nKEEP\n", "d/y.txt": "y\nstash me\n", "z.txt": "z\nstaged\n",
+                           "u.txt": "untracked\n", "d/du.txt": "untracked under d\n"})
+        (root / "d" / "gone.txt").unlink()
+        run_git(root, "add", "z.txt")
+        run_git(root, "stash", "push", "-q", "-m", "older")  # an entry before ours: the list keeps both
+        write_files(root, {"a.txt": "a\nKEEP\n", "d/y.txt": "y\nstash me\n", "z.txt": "z\nstaged\n"})
+        (root / "d" / "gone.txt").unlink()
+        run_git(root, "add", "z.txt", "d/y.txt")
+        write_files(root, {"d/y.txt": "y\nstash me\nand more\n"})
+    GitService(ours).stash_push(message="m", include_untracked=True, keep_index=keep_index, paths=["d"])
+    run_git(theirs, "stash", "push", "-q", "-u", "-m", "m", *(["--keep-index"] if keep_index else []), "--", "d")
+    for rev in ("stash@{0}", "stash@{0}^2", "stash@{0}^3", "stash@{1}"):
+        assert run_git(ours, "rev-parse", f"{rev}^{{tree}}") == run_git(theirs, "rev-parse", f"{rev}^{{tree}}"), rev
+    assert porcelain_v2(ours) == porcelain_v2(theirs)
+    assert run_git(ours, "ls-files", "-s") == run_git(theirs, "ls-files", "-s")
+    for path in ("a.txt", "z.txt", "u.txt", "d/y.txt"):
+        assert (ours / path).exists() == (theirs / path).exists(), path
+        if (ours / path).exists():
+            assert (ours / path).read_bytes() == (theirs / path).read_bytes(), path
+    assert [s.message for s in GitService(ours).stashes()] == ["On main: m", "On main: older"]
+    for root in (ours, theirs):  # (a keep_index stash pops with a conflict in d/y.txt, for git's too)
+        run_git(root, "stash", "pop", "-q", check=False)
+    assert porcelain_v2(ours) == porcelain_v2(theirs)
+    if keep_index:
+        return
+    assert (ours / "d" / "y.txt").read_text() == "y\nstash me\nand more\n" and (ours / "d" / "du.txt").exists()
+    assert not (ours / "d" / "gone.txt").exists() and (ours / "a.txt").read_text() == "a\nKEEP\n"
+
+
 def test_reset_modes(repo: Path) -> None:
     git = GitService(repo)
     git.merge("feature")

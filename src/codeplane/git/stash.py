@@ -17,6 +17,7 @@ from codeplane.git.conflicts import read_conflicts
 from codeplane.git.models import Conflict, GitModel
 from codeplane.git.pathspecs import shown
 from codeplane.git.revisions import empty_tree, require_head, user_signature
+from codeplane.git.stash_paths import push_paths
 from codeplane.git.status import dirty_paths
 
 
@@ -47,10 +48,13 @@ def push(repo: pygit2.Repository, *, message: str | None, include_untracked: boo
     if conflicts:  # git: "needs merge"; libgit2 would fail later with a generic error
         raise CodePlaneError(ErrorCode.GIT_CONFLICT, "resolve and stage the conflicted files before stashing",
                              details={"conflicts": [c.model_dump() for c in conflicts]})
+    if paths:  # libgit2's path-limited stash resets every file (``stash_paths.py``)
+        with settling(repo, dirty_paths(repo)):
+            push_paths(repo, paths, message=message, include_untracked=include_untracked, keep_index=keep_index)
+        return entry(repo, 0)
     try:
         with settling(repo, dirty_paths(repo)):
-            repo.stash(user_signature(repo), message, keep_index=keep_index, include_untracked=include_untracked,
-                       paths=list(paths) or None)
+            repo.stash(user_signature(repo), message, keep_index=keep_index, include_untracked=include_untracked)
     except (KeyError, pygit2.GitError) as exc:
         if "nothing to stash" in str(exc).lower() or isinstance(exc, KeyError):
             raise CodePlaneError(ErrorCode.GIT_NOTHING_TO_COMMIT, "no local changes to stash",

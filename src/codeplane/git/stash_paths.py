@@ -1,0 +1,138 @@
+"""``git stash push -- <paths>``, built as git builds it: libgit2's path-limited stash resets every file.
+
+With paths, libgit2 (``git_stash_save_with_opts``) put the paths' changes into the stash but then reset the whole
+work tree and index to HEAD, and its untracked-files commit took every untracked file, deleting them all: the
+changes to files that were not named were lost. Git itself (``builtin/stash.c``) makes:
+
+- an index commit of the *whole* index (parent HEAD), ``index on <branch>: <short> <subject>``;
+- with ``include_untracked``, a parentless commit of the untracked files under the paths,
+  ``untracked files on <branch>: ...``;
+- the stash commit (parents HEAD, the index commit, the untracked commit): the index's tree with the work tree's
+  version of the tracked changed files under the paths, ``On <branch>: <message>`` or ``WIP on <branch>: ...``;
+
+then ``refs/stash`` moves (its reflog is the stash list), and only the paths go back: their index entries and
+files to HEAD (to the index with ``keep_index``), their untracked files removed. Nothing outside the paths moves.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import FileMode, FileStatus
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git.pathspecs import under
+from codeplane.git.revisions import require_head, user_signature
+from codeplane.git.status import dirty_paths
+
+_UNTRACKED = FileStatus.WT_NEW
+
+
+def push_paths(repo: pygit2.Repository, paths: Sequence[str], *, message: str | None, include_untracked: bool,
+               keep_index: bool) -> pygit2.Oid:
+    """Stash the changes under ``paths`` (files or directories) and put only those back; the stash commit's id."""
+    if repo.workdir is None:
+        raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "a bare repository has no work tree to stash")
+    root = Path(repo.workdir)
+    head = require_head(repo)
+    dirty = {p: f for p, f in dirty_paths(repo).items() if under(p, paths)}
+    untracked = sorted(p for p, f in dirty.items() if f & _UNTRACKED) if include_untracked else []
+    tracked = sorted(p for p, f in dirty.items() if not f & _UNTRACKED)
+    if not tracked and not untracked:
+        raise CodePlaneError(ErrorCode.GIT_NOTHING_TO_COMMIT, "no local changes to stash under the paths",
+                             details={"paths": list(paths)[:50], "include_untracked": include_untracked})
+    signature = user_signature(repo)
+    branch = "(no branch)" if repo.head_is_detached else repo.head.shorthand
+    summary = f"{branch}: {str(head.id)[:7]} {head.message.splitlines()[0] if head.message else ''}"
+    index = repo.index
+    index.read(False)
+    index_tree = index.write_tree()
+    index_commit = repo.create_commit(None, signature, signature, f"index on {summary}\n", index_tree, [head.id])
+    parents = [head.id, index_commit]
+    if untracked:
+        loose = pygit2.Index()
+        for path in untracked:
+            loose.add(_entry(repo, root, path))
+        parents.append(repo.create_commit(None, signature, signature, f"untracked files on {summary}\n",
+                                          loose.write_tree(repo), []))
+    worked = pygit2.Index()
+    worked.read_tree(repo[index_tree].peel(pygit2.Tree))
+    for path in tracked:
+        if os.path.lexists(root / path):
+            worked.add(_entry(repo, root, path))
+        elif path in worked:
+            worked.remove(path)
+    text = f"On {branch}: {message}" if message else f"WIP on {summary}"
+    stashed = repo.create_commit(None, signature, signature, text + "\n", worked.write_tree(repo), parents)
+    _move_stash_ref(repo, stashed, text)
+    _put_back(repo, root, head.tree, tracked, untracked, keep_index=keep_index)
+    return stashed
+
+
+def _entry(repo: pygit2.Repository, root: Path, path: str) -> pygit2.IndexEntry:
+    """The index entry of the work tree's file (a symlink's target as its blob, the executable bit kept)."""
+    full = root / path
+    info = full.lstat()
+    if stat.S_ISLNK(info.st_mode):
+        return pygit2.IndexEntry(path, repo.create_blob(os.fsencode(os.readlink(full))), FileMode.LINK)
+    mode = FileMode.BLOB_EXECUTABLE if info.st_mode & stat.S_IXUSR else FileMode.BLOB
+    return pygit2.IndexEntry(path, repo.create_blob(full.read_bytes()), mode)
+
+
+def _move_stash_ref(repo: pygit2.Repository, stashed: pygit2.Oid, text: str) -> None:
+    """``refs/stash`` to the new entry, its reflog gaining the entry (the stash list is that reflog). libgit2 logs a
+    reference outside ``refs/heads`` only when its log exists: it is made first, as git does for the stash."""
+    log = Path(repo.path) / "logs" / "refs" / "stash"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.touch(exist_ok=True)
+    current = repo.references.get("refs/stash")
+    if current is None:
+        repo.create_reference_direct("refs/stash", stashed, False, message=text)
+    else:
+        current.set_target(stashed, text)
+
+
+def _put_back(repo: pygit2.Repository, root: Path, head_tree: pygit2.Tree, tracked: Sequence[str],
+              untracked: Sequence[str], *, keep_index: bool) -> None:
+    """The stashed paths as HEAD has them (as the index has them, ``keep_index``); untracked ones removed."""
+    index = repo.index
+    for path in tracked:
+        if keep_index and path in index:
+            entry = index[path]
+            _write(repo, root, path, entry.id, entry.mode)
+            continue
+        if keep_index:  # staged as deleted: the file stays deleted
+            (root / path).unlink(missing_ok=True)
+            continue
+        try:
+            old = head_tree[path]
+        except KeyError:
+            if path in index:
+                index.remove(path)
+            (root / path).unlink(missing_ok=True)
+            continue
+        index.add(pygit2.IndexEntry(path, old.id, old.filemode))
+        _write(repo, root, path, old.id, old.filemode)
+    for path in untracked:
+        (root / path).unlink(missing_ok=True)
+    index.write()
+
+
+def _write(repo: pygit2.Repository, root: Path, path: str, blob: pygit2.Oid, mode: int) -> None:
+    """The blob's bytes at ``path``, keeping the file's permissions but the executable bits ``mode`` says."""
+    full = root / path
+    data = repo[blob].peel(pygit2.Blob).data
+    full.parent.mkdir(parents=True, exist_ok=True)
+    if full.is_symlink() or (mode == FileMode.LINK and os.path.lexists(full)):
+        full.unlink()
+    if mode == FileMode.LINK:
+        os.symlink(os.fsdecode(data), full)
+        return
+    full.write_bytes(data)
+    bits = stat.S_IMODE(full.stat().st_mode)
+    readable = (bits & 0o444) >> 2  # an executable bit wherever the file is readable, as git checks one out
+    full.chmod(bits | readable if mode == FileMode.BLOB_EXECUTABLE else bits & ~0o111)
