@@ -396,3 +396,43 @@ def test_merges_picks_and_reverts_never_leave_bytecode_caches_serving_the_replac
 
     assert _within_one_second(step) == before
     assert _imported(root) == after, f"the {operation} left the replaced version's bytecode in charge"
+
+
+def test_a_forced_checkout_over_an_untracked_file_asks_for_confirm_and_records_it(repo: Path) -> None:
+    """``feature`` tracks ``f.txt``; an untracked ``f.txt`` on main was overwritten by ``force`` with no confirm and
+    no recovery point (a tracked change got 5009): now both ask, and the point brings the file back."""
+    git = GitService(repo)
+    write_files(repo, {"f.txt": "mine\n"})
+    with pytest.raises(CodePlaneError) as unconfirmed:
+        git.checkout("feature", force=True)
+    assert unconfirmed.value.code == 5009 and unconfirmed.value.details["paths"] == ["f.txt"]
+    assert (repo / "f.txt").read_text() == "mine\n" and _head(repo) == _head(repo, "main")
+    forced = git.checkout("feature", force=True, confirm=True)
+    assert forced.effect.recovery_point and (repo / "f.txt").read_text() == "only on feature\n"
+    git.restore(forced.effect.recovery_point, confirm=True)
+    assert (repo / "f.txt").read_text() == "mine\n"
+
+
+def test_a_checkout_git_would_refuse_changes_nothing(repo: Path, tmp_path: Path) -> None:
+    """A branch another worktree has checked out (libgit2 refused only at set_head, after writing the files: the
+    work tree and index held the branch while HEAD stayed, and the next commit would have put it on main), and an
+    index another git process holds (the files were written, then "index is locked"): refused before any write."""
+    git = GitService(repo)
+    before = porcelain_v2(repo), _head(repo), run_git(repo, "ls-files", "-s")
+    run_git(repo, "worktree", "add", "-q", str(tmp_path / "side"), "feature")
+    with pytest.raises(CodePlaneError) as elsewhere:
+        git.checkout("feature")
+    assert elsewhere.value.code == 8005 and elsewhere.value.details["worktree"] == str(tmp_path / "side")
+    assert (porcelain_v2(repo), _head(repo), run_git(repo, "ls-files", "-s")) == before
+    run_git(repo, "worktree", "remove", str(tmp_path / "side"))
+    lock = repo / ".git" / "index.lock"
+    lock.touch()
+    write_files(repo, {"b.txt": "stash me\n"})
+    before = porcelain_v2(repo), _head(repo), run_git(repo, "ls-files", "-s")
+    for attempt in (lambda: git.checkout("feature"), git.stash_push):
+        with pytest.raises(CodePlaneError) as locked:
+            attempt()
+        assert locked.value.code == 8001 and locked.value.retryable and "index.lock" in locked.value.message
+    assert (porcelain_v2(repo), _head(repo), run_git(repo, "ls-files", "-s")) == before and git.stashes() == []
+    lock.unlink()
+    assert git.checkout("feature").branch == "feature"

@@ -103,6 +103,7 @@ class RepoSession:
             try:
                 with git_errors():
                     repo = self.open()
+                    _check_index_lock(repo)
                     yield Write(repo=repo, root=self.root, tracker=EffectTracker(repo, worktree=files))
             except CodePlaneError as exc:
                 if reconcile and exc.error not in _REFUSED_BEFORE_ANY_CHANGE:
@@ -120,3 +121,14 @@ class RepoSession:
             self._after_tree_change()
         except Exception:  # the git operation itself succeeded; a stale index self-heals on the next scan
             log.exception("index reconcile after a git operation failed")
+
+
+def _check_index_lock(repo: pygit2.Repository) -> None:
+    """Refuse before anything is written while another git process holds the index: libgit2 wrote a checkout's
+    files, then failed to write the index ("index is locked"), leaving the work tree switched and HEAD not; a
+    stash was made, then reported as failed."""
+    lock = Path(repo.path) / "index.lock"
+    if lock.exists():
+        raise CodePlaneError(ErrorCode.GIT_ERROR, f"{lock} exists: another git process is using the repository (or "
+                             "one crashed); retry when it is done, or remove the file if no git process runs",
+                             details={"lock": str(lock)}, retryable=True)

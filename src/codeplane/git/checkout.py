@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import pygit2
 from pygit2.enums import CheckoutNotify, CheckoutStrategy
@@ -64,6 +65,38 @@ def resolve_target(repo: pygit2.Repository, ref: str, create: bool, start_point:
         commit = remote.peel(pygit2.Commit)
         return SwitchTarget(commit=commit, branch=f"refs/heads/{name}", create=(name, commit, remote_matches[0]))
     return SwitchTarget(commit=resolve_commit(repo, ref), branch=None)
+
+
+def checked_out_elsewhere(repo: pygit2.Repository, branch: str) -> str | None:
+    """The work tree (path) of another worktree of the repository whose HEAD is ``branch`` (a full ref), if any:
+    git refuses to check a branch out twice, and libgit2 refused only at ``set_head``, after writing the files."""
+    own = Path(repo.path).resolve()
+    common = own
+    pointer = own / "commondir"
+    if pointer.is_file():
+        common = (own / pointer.read_text(encoding="utf-8").strip()).resolve()
+    gitdirs = [common, *sorted(p for p in (common / "worktrees").glob("*") if p.is_dir())]
+    for gitdir in gitdirs:
+        if gitdir == own:
+            continue
+        try:
+            head = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
+        except OSError:
+            continue
+        if head == f"ref: {branch}":
+            where = gitdir / "gitdir"
+            return str(Path(where.read_text(encoding="utf-8").strip()).parent) if where.is_file() else str(
+                gitdir.parent)
+    return None
+
+
+def tracks(target: SwitchTarget, path: str) -> bool:
+    """Whether the target's tree has ``path`` (an untracked file there is overwritten by a forced switch)."""
+    try:
+        target.commit.tree[path]
+    except KeyError:
+        return False
+    return True
 
 
 def _is_revision(repo: pygit2.Repository, ref: str) -> bool:

@@ -208,8 +208,16 @@ class GitService:
                     raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"unresolved conflicts in the index{during}: "
                                          "resolve them (git_stage_and_commit) or abandon them (git_reset hard) "
                                          "before switching", details={"state": state})
-                if force and any(f & _TRACKED_CHANGE for f in dirty.values()):
-                    lost = sorted(p for p, f in dirty.items() if f & _TRACKED_CHANGE)
+                elsewhere = checkout.checked_out_elsewhere(repo, target.branch) if target.branch and \
+                    target.create is None else None
+                if elsewhere is not None:
+                    raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"{ref!r} is already checked out at "
+                                         f"{elsewhere}; switch that worktree away first, or check out a commit "
+                                         "(detached)", details={"branch": ref, "worktree": elsewhere})
+                # Untracked files the target tracks are overwritten by a forced checkout: local changes too.
+                overwritten = {p for p, f in dirty.items() if f & FileStatus.WT_NEW and checkout.tracks(target, p)}
+                if force and (overwritten or any(f & _TRACKED_CHANGE for f in dirty.values())):
+                    lost = sorted({p for p, f in dirty.items() if f & _TRACKED_CHANGE} | overwritten)
                     require_confirm(confirm, "a forced checkout", f"local changes in {len(lost)} file(s)",
                                     paths=lost[:100])
                     w.record("checkout-force")
@@ -411,3 +419,4 @@ class GitService:
 
 def _invalid(field: str, message: str) -> CodePlaneError:
     return CodePlaneError(ErrorCode.INVALID_ARGUMENTS, message, details={"field": field})
+
