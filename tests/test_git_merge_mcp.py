@@ -8,11 +8,24 @@ conflict failed with the generic 8001, and ``git_diff`` showed the fixed file as
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.builders import answer_text, call, call_error, envelope, git, make_repo, mcp_client, running_server
+from tests.builders import (
+    GIT_ENV,
+    answer_text,
+    call,
+    call_error,
+    cpl_env,
+    envelope,
+    git,
+    make_repo,
+    mcp_client,
+    running_server,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -125,3 +138,79 @@ async def test_a_pop_that_stops_on_conflicts_says_the_entry_stays(tmp_path: Path
     assert body["result"]["conflicts"] and "stays (stash@{0})" in body["note"], body
     assert "stays (stash@{0})" in answer_text(res)
     assert git(repo, "stash", "list").stdout.count("stash@") == 1
+
+
+def _conflicting(tmp_path: Path) -> Path:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "1\n2\n3\n", "keep.txt": "k\n"})
+    git(repo, "checkout", "-q", "-b", "feat")
+    (repo / "a.txt").write_text("1\n2\nfeat\n")
+    (repo / "new.txt").write_text("from feat\n")
+    git(repo, "add", "-A")
+    subprocess.run(["git", "commit", "-qm", "feat"], cwd=repo, check=True, env={
+        **os.environ, **GIT_ENV, "GIT_AUTHOR_NAME": "Alice", "GIT_AUTHOR_EMAIL": "alice@x",
+        "GIT_AUTHOR_DATE": "2001-01-01T00:00:00+00:00"})
+    git(repo, "checkout", "-q", "main")
+    (repo / "a.txt").write_text("1\n2\nmain\n")
+    git(repo, "commit", "-qam", "main")
+    return repo
+
+
+async def test_a_stopped_merge_aborts_keeping_unrelated_local_changes(tmp_path: Path) -> None:
+    """There was no way out of a conflict but ``git_reset hard``, which also threw away unrelated local changes
+    (git's ``merge --abort`` keeps them). ``action=abort`` ends it as git does; the 8005 of a later call says so."""
+    repo = _conflicting(tmp_path)
+    (repo / "keep.txt").write_text("local edit\n")
+    with running_server(repo) as server:
+        async with mcp_client(server) as client:
+            stopped = await call(client, "git_merge", {"ref": "feat"})
+            assert stopped["success"] is False and (repo / "new.txt").exists()
+            busy = await call_error(client, "git_merge", {"ref": "feat"})
+            assert busy["code"] == 8005 and "git_merge action=abort" in busy["message"], busy
+            answer = await client.call_tool("git_merge", {"action": "abort"})
+            aborted = envelope(answer)["result"]
+            again = await call_error(client, "git_merge", {"action": "abort"})
+    assert aborted["aborted"] is True and aborted["effect"]["recovery_point"], aborted
+    assert (repo / "a.txt").read_text() == "1\n2\nmain\n" and not (repo / "new.txt").exists()
+    assert (repo / "keep.txt").read_text() == "local edit\n"
+    assert not (repo / ".git" / "MERGE_HEAD").exists()
+    assert git(repo, "status", "--porcelain").stdout == " M keep.txt\n"
+    assert again["code"] == 8005, again
+
+
+async def test_unrelated_histories_are_refused_unless_allowed(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    git(repo, "checkout", "-q", "--orphan", "other")
+    git(repo, "rm", "-rqf", ".")
+    (repo / "b.txt").write_text("b\n")
+    git(repo, "add", "b.txt")
+    git(repo, "commit", "-qm", "other root")
+    git(repo, "checkout", "-q", "main")
+    with running_server(repo) as server:
+        async with mcp_client(server) as client:
+            refused = await call_error(client, "git_merge", {"ref": "other"})
+            head = git(repo, "rev-parse", "HEAD").stdout
+            merged = await call(client, "git_merge", {"ref": "other", "allow_unrelated": True})
+    assert refused["code"] == 8005 and "unrelated histories" in refused["message"], refused
+    assert head == git(repo, "rev-parse", "HEAD~1").stdout and merged["success"] is True
+    assert (repo / "b.txt").exists()
+
+
+async def test_a_concluded_cherry_pick_keeps_its_author_and_the_environment_names_new_authors(
+        tmp_path: Path) -> None:
+    """A cherry-pick that stopped on a conflict, resolved and committed, had the local user as author (git keeps
+    the picked commit's author and date) and refused an empty message (git takes ``MERGE_MSG``); a server started
+    with ``GIT_AUTHOR_NAME`` committed as the configured user."""
+    repo = _conflicting(tmp_path)
+    env = cpl_env({"GIT_AUTHOR_NAME": "Env Author", "GIT_AUTHOR_EMAIL": "env@x"})
+    with running_server(repo, env=env) as server:
+        async with mcp_client(server) as client:
+            picked = await call(client, "git_merge", {"action": "cherry_pick", "ref": "feat"})
+            assert picked["success"] is False
+            (repo / "a.txt").write_text("1\n2\nboth\n")
+            await call(client, "git_stage_and_commit", {"paths": ["a.txt", "new.txt"], "message": ""})
+            picked_commit = git(repo, "log", "-1", "--format=%an <%ae> %aI|%s").stdout.strip()
+            (repo / "c.txt").write_text("c\n")
+            await call(client, "git_stage_and_commit", {"paths": ["c.txt"], "message": "mine"})
+            mine = git(repo, "log", "-1", "--format=%an|%cn").stdout.strip()
+    assert picked_commit == "Alice <alice@x> 2001-01-01T00:00:00+00:00|feat", picked_commit
+    assert mine.split("|")[0] == "Env Author" and mine.split("|")[1] != "Env Author", mine

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pygit2
-from pygit2.enums import CheckoutNotify, CheckoutStrategy
+from pygit2.enums import CheckoutNotify, CheckoutStrategy, FileMode
 
 from codeplane.core.bytecode import cache_prefixes, drop_cached_bytecode, indistinct
 
@@ -113,3 +113,19 @@ def tree_delta_paths(old: pygit2.Tree, new: pygit2.Tree) -> set[str]:
     for delta in old.diff_to_tree(new).deltas:
         paths.update((delta.old_file.path, delta.new_file.path))
     return paths
+
+
+def write_blob(repo: pygit2.Repository, root: Path, path: str, blob: pygit2.Oid, mode: int) -> None:
+    """The blob's bytes at ``path``, keeping the file's permissions but the executable bits ``mode`` says."""
+    full = root / path
+    data = repo[blob].peel(pygit2.Blob).data
+    full.parent.mkdir(parents=True, exist_ok=True)
+    if full.is_symlink() or (mode == FileMode.LINK and os.path.lexists(full)):
+        full.unlink()
+    if mode == FileMode.LINK:
+        os.symlink(os.fsdecode(data), full)
+        return
+    full.write_bytes(data)
+    bits = stat.S_IMODE(full.stat().st_mode)
+    readable = (bits & 0o444) >> 2  # an executable bit wherever the file is readable, as git checks one out
+    full.chmod(bits | readable if mode == FileMode.BLOB_EXECUTABLE else bits & ~0o111)

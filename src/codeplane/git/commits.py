@@ -25,7 +25,7 @@ from codeplane.git.hooks import HookRun, run_hook
 from codeplane.git.messages import clean_message, edit_message
 from codeplane.git.models import WriteResult
 from codeplane.git.pathspecs import under
-from codeplane.git.revisions import head_branch, head_commit, user_signature
+from codeplane.git.revisions import author_signature, head_branch, head_commit, user_signature
 from codeplane.git.staging import StagedPath, stage
 
 
@@ -51,6 +51,25 @@ def merge_heads(repo: pygit2.Repository) -> list[pygit2.Oid]:
     if not path.exists():
         return []
     return [pygit2.Oid(hex=ln.strip()) for ln in path.read_text().splitlines() if ln.strip()]
+
+
+def _operation_message(repo: pygit2.Repository) -> str:
+    """``MERGE_MSG`` (a merge, cherry-pick or revert in progress), comments dropped: what ``git commit`` without
+    ``-m`` takes then (``Revert "x"`` with its ``This reverts commit <id>.``)."""
+    path = Path(repo.path) / "MERGE_MSG"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+    return clean_message("\n".join(line for line in text.splitlines() if not line.startswith("#")))
+
+
+def _cherry_picked(repo: pygit2.Repository) -> pygit2.Commit | None:
+    path = Path(repo.path) / "CHERRY_PICK_HEAD"
+    try:
+        return repo[pygit2.Oid(hex=path.read_text(encoding="utf-8").strip())].peel(pygit2.Commit)
+    except (OSError, ValueError, KeyError, pygit2.GitError):
+        return None
 
 
 def _partial_tree(repo: pygit2.Repository, index: pygit2.Index, paths: Sequence[str]) -> pygit2.Oid:
@@ -139,7 +158,8 @@ def commit(repo: pygit2.Repository, root: Path, req: CommitRequest) -> CommitRes
     else:
         parents = ([head.id] if head is not None else []) + merging
     given = clean_message(req.message)
-    message = given or (head.message if req.amend and head is not None else "")
+    message = given or (head.message if req.amend and head is not None else "") or (
+        _operation_message(repo) if state in ("merge", "cherrypick", "revert") else "")
     if not message:
         raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "commit message is empty", details={"field": "message"})
     base_tree = repo[parents[0]].peel(pygit2.Commit).tree.id if parents else repo.TreeBuilder().write()
@@ -164,8 +184,10 @@ def commit(repo: pygit2.Repository, root: Path, req: CommitRequest) -> CommitRes
         author = pygit2.Signature(req.author.name, req.author.email, committer.time, committer.offset)
     elif req.amend and head is not None:
         author = head.author
+    elif state == "cherrypick" and (picked := _cherry_picked(repo)) is not None:
+        author = picked.author  # as git: the commit copied keeps its author (and date)
     else:
-        author = committer
+        author = author_signature(repo)
     oid = repo.create_commit(None, author, committer, message, tree, parents)
     _move_head(repo, oid, message, amend=req.amend, initial=head is None)
     if state in ("merge", "cherrypick", "revert"):

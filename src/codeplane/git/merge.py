@@ -5,7 +5,8 @@ untracked file) the call stops with 8004 naming the paths, and nothing changes. 
 committed or stashed first, as with git. On conflicts the repository is left in the merge/cherry-pick/
 revert state with conflict markers in the files and the three index stages; the answer lists each
 conflicted path with its ancestor/ours/theirs blob oids. Resolve, ``git_stage`` the files, then
-``git_commit`` (which concludes the operation), or ``git_reset`` hard to abandon it.
+``git_commit`` (which concludes the operation), or ``abort`` it (``git merge --abort``: unrelated local changes
+stay). Unrelated histories are refused unless asked for, as git refuses them.
 
 The repository's hooks run as git runs them: a merge commit runs ``pre-merge-commit``, then
 ``prepare-commit-msg`` and ``commit-msg`` on ``MERGE_MSG`` (``git/messages.py``), and every merge that moves
@@ -23,13 +24,20 @@ import pygit2
 from pygit2.enums import CheckoutStrategy, FileStatus, MergeAnalysis, MergeFavor
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
-from codeplane.git._workdir import checkout_tree, settling, tree_delta_paths
+from codeplane.git._workdir import checkout_tree, settling, tree_delta_paths, write_blob
 from codeplane.git.conflicts import RepoState, read_conflicts, repo_state
 from codeplane.git.hooks import HookRun, run_hook
 from codeplane.git.messages import edit_message
 from codeplane.git.models import Conflict, WriteResult
 from codeplane.git.pathspecs import shown
-from codeplane.git.revisions import head_branch, head_commit, require_head, resolve_commit, user_signature
+from codeplane.git.revisions import (
+    author_signature,
+    head_branch,
+    head_commit,
+    require_head,
+    resolve_commit,
+    user_signature,
+)
 from codeplane.git.status import dirty_paths
 
 Favor = Literal["normal", "ours", "theirs", "union"]
@@ -50,6 +58,8 @@ class MergeResult(WriteResult):
     state: RepoState = "none"
     message: str | None = None
     hooks: list[HookRun] = []
+    #: action=abort: the operation in progress was abandoned.
+    aborted: bool = False
 
 
 def require_clean_index(repo: pygit2.Repository, what: str, *, in_rebase: bool = False) -> dict[str, int]:
@@ -57,8 +67,7 @@ def require_clean_index(repo: pygit2.Repository, what: str, *, in_rebase: bool =
     staged; returns the dirty paths."""
     state = repo_state(repo)
     if state != "none" and not (in_rebase and state == "rebase"):
-        raise CodePlaneError(ErrorCode.GIT_INVALID_STATE,
-                             f"a {state} is in progress; finish it (git_commit) or abandon it (git_reset hard)",
+        raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"a {state} is in progress; {way_out(state)}",
                              details={"state": state})
     dirty = {p: int(f) for p, f in dirty_paths(repo).items()}
     staged = sorted(shown(p) for p, f in dirty.items() if f & _STAGED_BITS)
@@ -66,6 +75,49 @@ def require_clean_index(repo: pygit2.Repository, what: str, *, in_rebase: bool =
         raise CodePlaneError(ErrorCode.GIT_DIRTY_WORKTREE, f"commit or stash staged changes before the {what}",
                              details={"paths": staged[:200], "count": len(staged)})
     return dirty
+
+
+def way_out(state: str) -> str:
+    """How to end an operation in progress: each has its own abort, which keeps unrelated local changes (a hard
+    reset does not, and leaves a rebase in progress)."""
+    if state == "rebase":
+        return "resolve, git_stage, then git_rebase action=continue, or abandon it with git_rebase action=abort"
+    return "resolve, git_stage, then git_commit, or abandon it with git_merge action=abort"
+
+
+def abort(repo: pygit2.Repository) -> list[str]:
+    """``git merge --abort`` (and ``cherry-pick``/``revert --abort``): the paths the operation staged or left
+    conflicted go back to HEAD in the index and the work tree; local changes elsewhere stay (the operation refused
+    to start over them); the operation's state files go. The paths put back."""
+    state = repo_state(repo)
+    if state not in ("merge", "cherrypick", "revert"):
+        hint = "; a rebase ends with git_rebase action=abort" if state == "rebase" else ""
+        raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"no merge, cherry-pick or revert in progress to abort "
+                             f"(state: {state}){hint}", details={"state": state})
+    head = require_head(repo)
+    index = repo.index
+    index.read()
+    touched = {c.path for c in read_conflicts(index)}
+    for delta in head.tree.diff_to_index(index).deltas:
+        touched.update((delta.old_file.path, delta.new_file.path))
+    root = Path(repo.workdir)
+    with settling(repo, touched):
+        for path in sorted(touched):
+            if index.conflicts is not None and path in index.conflicts:
+                del index.conflicts[path]
+            try:
+                kept = head.tree[path]
+            except KeyError:
+                if path in index:
+                    index.remove(path)
+                (root / path).unlink(missing_ok=True)
+                continue
+            index.add(pygit2.IndexEntry(path, kept.id, kept.filemode))
+            write_blob(repo, root, path, kept.id, kept.filemode)
+        index.write()
+        repo.state_cleanup()
+        (Path(repo.path) / "MERGE_MSG").unlink(missing_ok=True)
+    return sorted(shown(p) for p in touched)
 
 
 def refuse_collisions(repo: pygit2.Repository, head: pygit2.Commit, merged: pygit2.Index,
@@ -103,7 +155,7 @@ def _commit_index(repo: pygit2.Repository, message: str, parents: list[pygit2.Oi
     index = repo.index
     tree = index.write_tree()
     committer = user_signature(repo)
-    oid = repo.create_commit("HEAD", author or committer, committer, message, tree, parents)
+    oid = repo.create_commit("HEAD", author or author_signature(repo), committer, message, tree, parents)
     repo.state_cleanup()
     return oid
 
@@ -113,7 +165,8 @@ def _ran(hook: HookRun) -> list[HookRun]:
 
 
 def merge(repo: pygit2.Repository, ref: str, *, message: str | None = None, no_ff: bool = False,
-          ff_only: bool = False, favor: Favor = "normal", hook_timeout_s: float = 300.0) -> MergeResult:
+          ff_only: bool = False, favor: Favor = "normal", hook_timeout_s: float = 300.0,
+          allow_unrelated: bool = False) -> MergeResult:
     dirty = require_clean_index(repo, "merge")
     theirs = resolve_commit(repo, ref)
     head = head_commit(repo)
@@ -138,6 +191,9 @@ def merge(repo: pygit2.Repository, ref: str, *, message: str | None = None, no_f
                              details={"ref": ref})
     assert head is not None
     base = repo.merge_base(head.id, theirs.id)
+    if base is None and not allow_unrelated:
+        raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"refusing to merge unrelated histories ({ref!r} shares no "
+                             "commit with HEAD); pass allow_unrelated to merge them anyway", details={"ref": ref})
     ancestor = repo[base].peel(pygit2.Tree) if base is not None else repo[repo.TreeBuilder().write()]
     refuse_collisions(repo, head, repo.merge_trees(ancestor, head.tree, theirs.tree, favor=_FAVOR[favor]),
                       dirty, "merge")

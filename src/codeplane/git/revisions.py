@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from datetime import datetime, timedelta, timezone
 
 import pygit2
@@ -81,16 +83,33 @@ def person(sig: pygit2.Signature) -> Person:
     return Person(name=sig.name, email=sig.email, time=iso_time(sig.time, sig.offset))
 
 
-def user_signature(repo: pygit2.Repository) -> pygit2.Signature:
-    """The configured user (``user.name``/``user.email``); 8001 explaining how to set it if absent."""
+def user_signature(repo: pygit2.Repository, role: str = "committer") -> pygit2.Signature:
+    """Who commits (``role`` committer) or authors: ``GIT_COMMITTER_NAME``/``_EMAIL`` (``GIT_AUTHOR_*``) from the
+    environment, as git reads them, else the configured user (``user.name``/``user.email``); 8001 explaining how to
+    set it if neither says."""
+    prefix = f"GIT_{role.upper()}_"
+    name, email = os.environ.get(prefix + "NAME"), os.environ.get(prefix + "EMAIL")
     try:
-        return repo.default_signature
+        default = repo.default_signature
     except (KeyError, pygit2.GitError) as exc:
+        if name and email:
+            now = time.time()
+            return pygit2.Signature(name, email, int(now), (time.localtime(now).tm_gmtoff or 0) // 60)
         raise CodePlaneError(
             ErrorCode.GIT_ERROR,
             "no git identity configured: set user.name and user.email (git config) or pass author",
             details={"missing": ["user.name", "user.email"]},
         ) from exc
+    if name or email:
+        return pygit2.Signature(name or default.name, email or default.email, default.time, default.offset)
+    return default
+
+
+def author_signature(repo: pygit2.Repository) -> pygit2.Signature:
+    """The author of a new commit: ``GIT_AUTHOR_*`` from the environment, else the committer's identity."""
+    if os.environ.get("GIT_AUTHOR_NAME") or os.environ.get("GIT_AUTHOR_EMAIL"):
+        return user_signature(repo, "author")
+    return user_signature(repo)
 
 
 def bookkeeping_signature(repo: pygit2.Repository) -> pygit2.Signature:

@@ -205,9 +205,10 @@ class GitService:
                     state = repo_state(repo)
                     # A stash pop that stopped on conflicts leaves them with no operation in progress.
                     during = f" (a {state} in progress)" if state != "none" else ""
+                    out = merging.way_out(state) if state != "none" else (
+                        "resolve them (git_stage_and_commit) or drop them (git_checkout paths, or git_reset hard)")
                     raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"unresolved conflicts in the index{during}: "
-                                         "resolve them (git_stage_and_commit) or abandon them (git_reset hard) "
-                                         "before switching", details={"state": state})
+                                         f"{out}, before switching", details={"state": state})
                 elsewhere = checkout.checked_out_elsewhere(repo, target.branch) if target.branch and \
                     target.create is None else None
                 if elsewhere is not None:
@@ -235,11 +236,22 @@ class GitService:
                                   hooks=[hook] if hook.ran else [], effect=w.effect())
 
     def merge(self, ref: str, *, message: str | None = None, no_ff: bool = False, ff_only: bool = False,
-              favor: merging.Favor = "normal") -> merging.MergeResult:
+              favor: merging.Favor = "normal", allow_unrelated: bool = False) -> merging.MergeResult:
         with self._s.writing(files=True) as w:
             result = merging.merge(w.repo, ref, message=message, no_ff=no_ff, ff_only=ff_only, favor=favor,
-                                   hook_timeout_s=self.config.hook_timeout_sec)
+                                   hook_timeout_s=self.config.hook_timeout_sec, allow_unrelated=allow_unrelated)
             return result.model_copy(update={"effect": w.effect()})
+
+    def merge_abort(self) -> merging.MergeResult:
+        """End a merge, cherry-pick or revert in progress as ``git merge --abort`` (a recovery point first)."""
+        with self._s.writing(files=True) as w:
+            state = repo_state(w.repo)
+            operation = {"cherrypick": "cherry_pick"}.get(state, state)
+            w.record("merge-abort")
+            merging.abort(w.repo)
+            head = require_head(w.repo)
+            return merging.MergeResult(operation=operation, success=True, commit=str(head.id), aborted=True,
+                                       effect=w.effect())
 
     def cherry_pick(self, ref: str) -> merging.MergeResult:
         with self._s.writing(files=True) as w:

@@ -25,6 +25,7 @@ import pygit2
 from pygit2.enums import FileMode, FileStatus
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git._workdir import write_blob
 from codeplane.git.pathspecs import under
 from codeplane.git.revisions import require_head, user_signature
 from codeplane.git.status import dirty_paths
@@ -103,7 +104,7 @@ def _put_back(repo: pygit2.Repository, root: Path, head_tree: pygit2.Tree, track
     for path in tracked:
         if keep_index and path in index:
             entry = index[path]
-            _write(repo, root, path, entry.id, entry.mode)
+            write_blob(repo, root, path, entry.id, entry.mode)
             continue
         if keep_index:  # staged as deleted: the file stays deleted
             (root / path).unlink(missing_ok=True)
@@ -116,23 +117,7 @@ def _put_back(repo: pygit2.Repository, root: Path, head_tree: pygit2.Tree, track
             (root / path).unlink(missing_ok=True)
             continue
         index.add(pygit2.IndexEntry(path, old.id, old.filemode))
-        _write(repo, root, path, old.id, old.filemode)
+        write_blob(repo, root, path, old.id, old.filemode)
     for path in untracked:
         (root / path).unlink(missing_ok=True)
     index.write()
-
-
-def _write(repo: pygit2.Repository, root: Path, path: str, blob: pygit2.Oid, mode: int) -> None:
-    """The blob's bytes at ``path``, keeping the file's permissions but the executable bits ``mode`` says."""
-    full = root / path
-    data = repo[blob].peel(pygit2.Blob).data
-    full.parent.mkdir(parents=True, exist_ok=True)
-    if full.is_symlink() or (mode == FileMode.LINK and os.path.lexists(full)):
-        full.unlink()
-    if mode == FileMode.LINK:
-        os.symlink(os.fsdecode(data), full)
-        return
-    full.write_bytes(data)
-    bits = stat.S_IMODE(full.stat().st_mode)
-    readable = (bits & 0o444) >> 2  # an executable bit wherever the file is readable, as git checks one out
-    full.chmod(bits | readable if mode == FileMode.BLOB_EXECUTABLE else bits & ~0o111)

@@ -57,12 +57,14 @@ _BRANCH_LISTS: PageCursors[GitBranchResult] = PageCursors()
 
 
 class GitMergeParams(ToolParams):
-    action: Literal["merge", "cherry_pick", "revert"] = "merge"
+    action: Literal["merge", "cherry_pick", "revert", "abort"] = Field(
+        default="merge", description="abort: end the merge, cherry-pick or revert in progress (git merge --abort).")
     ref: str | None = Field(default=None, description="Branch/commit to merge, cherry-pick or revert.")
     target: str | None = Field(default=None, description="Alias of ref.")
     message: str | None = Field(default=None, description="merge: commit message (default \"Merge branch '<ref>'\").")
     no_ff: bool = Field(default=False, description="merge: always create a merge commit.")
     ff_only: bool = Field(default=False, description="merge: refuse unless it is a fast-forward.")
+    allow_unrelated: bool = Field(default=False, description="merge: allow histories with no common commit.")
     strategy: Literal["normal", "ours", "theirs", "union"] = Field(
         default="normal", description="merge: how conflicting hunks resolve (git -X ours/theirs; union keeps both).")
 
@@ -129,15 +131,17 @@ async def _branch(ctx: ToolContext, p: GitBranchParams) -> GitBranchResult:
 
 
 async def _merge(ctx: ToolContext, p: GitMergeParams) -> GitMergeResult:
-    ref = _need(p.ref or p.target, "ref", p.action)
     git = ctx.services.git
+    if p.action == "abort":
+        return as_result(GitMergeResult, await run(git.merge_abort))
+    ref = _need(p.ref or p.target, "ref", p.action)
     if p.action == "cherry_pick":
         result = await run(lambda: git.cherry_pick(ref))
     elif p.action == "revert":
         result = await run(lambda: git.revert(ref))
     else:
         result = await run(lambda: git.merge(ref, message=p.message, no_ff=p.no_ff, ff_only=p.ff_only,
-                                             favor=p.strategy))
+                                             favor=p.strategy, allow_unrelated=p.allow_unrelated))
     return as_result(GitMergeResult, result)
 
 
@@ -214,7 +218,8 @@ def tools(services: Services) -> list[ToolSpec]:
             summary="Merge a branch (fast-forward when possible), or cherry-pick / revert one commit. Never "
                     "overwrites local changes (8004 first). Conflicts are data: success=false, each path with "
                     "ancestor/ours/theirs oids, state=merge|cherrypick|revert; resolve, git_stage, then "
-                    "git_commit, or abandon with git_reset mode=hard. The repository's hooks run as in git "
+                    "git_commit, or abandon with action=abort (local changes elsewhere stay). The repository's "
+                    "hooks run as in git "
                     "(output in hooks); one that fails before the commit leaves the operation staged the same way, "
                     "with no conflicts.",
             when_to_use=("integrating a branch", "copying one commit", "undoing a commit with a new commit"),
