@@ -38,7 +38,7 @@ def test_the_status_section_shows_progress_only_while_a_reconcile_runs(tmp_path:
         tracker = build_progress.begin(repo, "startup")
         tracker.update(1, 4)
         shown = index.status()["progress"]
-        build_progress.end(repo, tracker)
+        build_progress.end(repo, tracker, finished=True)
         assert shown == {"reason": "startup", "phase": "indexing", "files_done": 1, "files_total": 4,
                          "percent": 25.0, "elapsed_sec": 0.0}
         assert index.status()["progress"] is None
@@ -54,7 +54,7 @@ def test_a_query_before_the_first_index_is_published_says_how_far_it_is(tmp_path
             with pytest.raises(CodePlaneError) as caught:
                 index.search_lexical(LexicalRequest("x", "identifier"), limit=5)
         finally:
-            build_progress.end(repo, tracker)
+            build_progress.end(repo, tracker, finished=True)
             index._ready.set()
         assert caught.value.code == 3004 and caught.value.retryable
         assert "256 of 1,000 files" in caught.value.message
@@ -104,3 +104,29 @@ def test_a_schema_upgrade_re_deriving_every_file_counts_them_with_the_changed_on
     with sqlite3.connect(repo / ".codeplane" / "index.db") as conn:
         assert dict(conn.execute("SELECT path, lines FROM line_counts"))["pkg/m000.py"] == 2
         assert conn.execute("SELECT count(*) FROM line_counts").fetchone()[0] == count
+
+
+@pytest.mark.parametrize("finished", [True, False])
+def test_cpl_ups_line_says_whether_the_first_build_finished(tmp_path: Path, finished: bool) -> None:
+    """Ctrl+C during the first build printed "Index built: 6,891 files" after "indexing stopped"."""
+    import io
+    import time
+
+    from rich.console import Console
+
+    from codeplane.cli.index_progress import SHOW_AFTER_SEC, follow_first_index
+
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    console = Console(file=io.StringIO(), width=200)
+    thread = follow_first_index(repo, console)
+    tracker = build_progress.begin(repo, "startup")
+    tracker.update(3584, 6891)
+    time.sleep(SHOW_AFTER_SEC + 0.5)
+    build_progress.end(repo, tracker, finished=finished)
+    thread.join(timeout=10)
+    said = console.file.getvalue()  # type: ignore[attr-defined]
+    if finished:
+        assert "Index built: 6,891 files" in said and "stopped" not in said, said
+    else:
+        assert "Index build stopped at 3,584 of 6,891 files" in said and "Index built" not in said, said
+    assert build_progress.finished(repo) is finished

@@ -50,4 +50,8 @@ def _follow(root: Path, console: Console) -> None:
                        total=snapshot.files_total or None)
             time.sleep(0.2)
             snapshot = build_progress.current(root)
-    console.print(f"Index built: {last.files_total:,} files in {last.elapsed_sec:.1f} s")
+    if build_progress.finished(root):
+        console.print(f"Index built: {last.files_total:,} files in {last.elapsed_sec:.1f} s")
+    else:
+        console.print(f"Index build stopped at {last.files_done:,} of {last.files_total:,} files after "
+                      f"{last.elapsed_sec:.1f} s: nothing of it was kept; the next cpl up builds it again")

@@ -225,6 +225,7 @@ class IndexPipeline:
                 progress(done, total)
 
         early, self.early_walk = self.early_walk, None
+        completed = False
         try:
             rules = IgnoreRules.load(self.root)
             reference = int(self.store.get_meta(STAT_REFERENCE_KEY) or 0)
@@ -263,9 +264,11 @@ class IndexPipeline:
                 disk.update(walk_paths(self.root, sorted(suspects), rules))
                 changes = diff(self.root, records, disk, max_bytes=self.config.max_file_bytes,
                                stat_reference_ns=reference)
-                return self._finish(changes, reason, started, full=True, progress=report)
+                done = self._finish(changes, reason, started, full=True, progress=report)
+                completed = True
+                return done
         finally:
-            build_progress.end(self.root, tracker)
+            build_progress.end(self.root, tracker, finished=completed)
 
     def differing_now(self) -> set[str]:
         """The universe paths whose file and row may disagree (changed, added, gone, or racy), by a walk now and

@@ -50,6 +50,8 @@ class ProgressSnapshot:
 
 _lock = threading.Lock()
 _active: dict[str, BuildProgress] = {}
+#: Whether the last full reconcile of each repository ended by publishing (False: it failed or was stopped).
+_finished: dict[str, bool] = {}
 
 
 def begin(root: Path, reason: str) -> BuildProgress:
@@ -59,10 +61,18 @@ def begin(root: Path, reason: str) -> BuildProgress:
     return progress
 
 
-def end(root: Path, progress: BuildProgress) -> None:
+def end(root: Path, progress: BuildProgress, *, finished: bool) -> None:
     with _lock:
         if _active.get(str(root)) is progress:
             del _active[str(root)]
+            _finished[str(root)] = finished
+
+
+def finished(root: Path | str) -> bool:
+    """Whether the last full reconcile of the repository at ``root`` in this process ended by publishing: one
+    stopped by Ctrl+C was announced as "Index built"."""
+    with _lock:
+        return _finished.get(str(root), False)
 
 
 def current(root: Path | str) -> ProgressSnapshot | None:
