@@ -5,6 +5,8 @@ A first build of a big tree is one transaction lasting minutes; ``cpl up``'s Ctr
 
 from __future__ import annotations
 
+import json
+import re
 import signal
 import sqlite3
 import subprocess
@@ -15,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from codeplane.cli.live_view import follow
 from codeplane.core.config import IndexConfig
 from codeplane.core.layout import RepoLayout
 from codeplane.index.epochs import CHUNK, EpochInterrupted
@@ -22,7 +25,7 @@ from codeplane.index.facts_api import FileChange
 from codeplane.index.overview import index_overview
 from codeplane.index.service import IndexService
 from codeplane.index.structural.service import StructuralService
-from tests.builders import make_repo, start_server
+from tests.builders import cpl, make_repo, start_server
 from tests.index_helpers import all_hits, running_index
 
 #: A statement that runs for minutes unless something aborts it.
@@ -91,9 +94,12 @@ def test_an_interrupted_publisher_refuses_the_next_epoch(tmp_path: Path) -> None
         pipeline.close()
 
 
-def test_a_signal_while_the_server_waits_for_its_first_build_stops_it_without_waiting(tmp_path: Path) -> None:
+def test_a_signal_while_the_server_waits_for_its_first_build_stops_it_without_waiting(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``cpl up`` waits (up to ``startup_wait_sec``) for the first build before it serves MCP; a Ctrl+C meanwhile
-    used to wait for the build to finish (a minute at most on a big tree) before the stop even began."""
+    used to wait for the build to finish (a minute at most on a big tree) before the stop even began. Meanwhile
+    ``cpl status`` shows how far the build is, and ``--follow`` says so too (it said "not running": the live
+    picture waits for the boot)."""
     body = "".join(f"def function_{n}(value):\n    return value + {n}\n\n\n" for n in range(40))
     files = {f"pkg{d:02}/module_{n:03}.py": body for d in range(30) for n in range(100)}
     repo = make_repo(tmp_path / "repo", files, commit=False)
@@ -103,7 +109,13 @@ def test_a_signal_while_the_server_waits_for_its_first_build_stops_it_without_wa
         while server.get("/status").json()["ready_reason"] != "starting: the stack is loaded, building the index":
             assert time.monotonic() < deadline, "the server never waited for its first build with its stack loaded"
             time.sleep(0.02)
+        status = cpl("status", str(repo), cwd=repo)
+        follow(RepoLayout(repo), as_json=True, iterations=1, sleep=lambda _s: None)
+        followed = json.loads(capsys.readouterr().out.splitlines()[-1])
         assert not server.get("/ready").is_success, "the first build of 3,000 files ended before the signal"
+        assert re.search(r"index: .*(scanning|indexing|finishing) [\d,]+/3,00\d files \([\d.]+%\)", status.stdout), \
+            status.stdout
+        assert followed["booting"] is True and followed["status"]["index"]["progress"]["files_total"] >= 3000, followed
         began = time.monotonic()
         server.stop(signal.SIGINT, timeout=60)
         stopped_in = time.monotonic() - began

@@ -21,6 +21,7 @@ from rich.text import Text
 
 from codeplane.cli.output import console
 from codeplane.cli.probe import auth_headers, probe
+from codeplane.cli.status_cmd import progress_line
 from codeplane.core.layout import RepoLayout
 
 POLL_S = 1.0
@@ -63,6 +64,12 @@ def _log_tail(layout: RepoLayout) -> list[str]:
 
 
 def render(live: dict[str, Any], logs: list[str]) -> RenderableType:
+    if live.get("booting"):
+        status = live["status"]
+        building = progress_line((status.get("index") or {}).get("progress"))
+        return Text.from_markup(f"[yellow]{status.get('ready_reason') or 'starting'}[/]  {status.get('repo')}  pid "
+                                f"{status.get('pid')}  up {int(status.get('uptime_ms') or 0) // 1000} s"
+                                + (f"\n{building}" if building else ""))
     server, index, calls = live["server"], live["index"], live["calls"]
     health = "[green]healthy[/]" if server["ready"] and not index.get("error") else \
         f"[yellow]{server.get('ready_reason') or 'starting'}[/]"
@@ -131,6 +138,11 @@ def follow(layout: RepoLayout, *, as_json: bool, iterations: int | None = None,
         if not (found.running and found.answering and found.port):
             return None, found.error or "no server is running for this repository (cpl up)"
         try:
+            # While it boots (its first index), only /status answers: the live picture waits for the boot.
+            status = httpx.get(f"http://127.0.0.1:{found.port}/status", timeout=5, headers=auth_headers(layout))
+            booting = status.json()
+            if booting.get("phase") == "starting":
+                return {"booting": True, "status": booting}, None
             return fetch(found.port, auth_headers(layout)), None
         except (httpx.HTTPError, ValueError) as exc:
             return None, f"{type(exc).__name__}: {exc}"

@@ -22,11 +22,23 @@ def _tail(layout: RepoLayout, count: int) -> list[str]:
     return layout.log_file.read_text(encoding="utf-8", errors="replace").splitlines()[-count:]
 
 
+def progress_line(progress: Any) -> str:
+    """``indexing 3,584/6,891 files (52.0%), 4.2 s``: a build under way, from the ``progress`` status object."""
+    if not isinstance(progress, dict):
+        return ""
+    return (f"{progress.get('phase')} {progress.get('files_done', 0):,}/{progress.get('files_total', 0):,} files "
+            f"({progress.get('percent', 0.0)}%), {progress.get('elapsed_sec', 0.0)} s")
+
+
 def _render_index(index: Any) -> None:
+    building = progress_line(index.get("progress")) if isinstance(index, dict) else ""
     if not isinstance(index, dict) or "epoch" not in index:
         console.print(f"  index:  {index.get('state') if isinstance(index, dict) else 'unknown'}"
-                      f"{' - ' + str(index.get('note')) if isinstance(index, dict) and index.get('note') else ''}")
+                      f"{' - ' + str(index.get('note')) if isinstance(index, dict) and index.get('note') else ''}"
+                      f"{'   ' + building if building else ''}")
         return
+    if building:
+        console.print(f"          building: {building}")
     console.print(f"  index:  {index.get('state')}   epoch {index['epoch']}   files {index.get('file_count', 0)} "
                   f"({index.get('indexed_files', 0)} indexed, {index.get('binary_files', 0)} binary, "
                   f"{index.get('oversized_files', 0)} oversized)")
