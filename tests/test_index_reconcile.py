@@ -272,3 +272,18 @@ def test_a_burst_still_arriving_is_taken_whole_once_the_watcher_goes_quiet() -> 
     assert time.monotonic() - began >= BURST_QUIET_SEC  # it waited for a quiet moment, not only for the first wave
     pending.mark(["late.py"])
     assert settle_burst(pending, work, threading.Event()).paths.keys() >= {"late.py"}
+
+
+def test_a_refresh_of_paths_is_the_last_update_not_the_last_reconcile(tmp_path: Path) -> None:
+    """The watcher's refreshes kept the index current, but "last reconcile" (and the freshness metric's age) stayed
+    at the startup reconcile: an idle healthy server looked ever staler. The last update is either kind."""
+    repo = make_repo(tmp_path / "repo", {"a.py": "one = 1\n"})
+    with running_index(repo) as index:
+        startup = index.status()["last_reconcile"]
+        (repo / "b.py").write_text("two = 2\n")
+        index.refresh_paths(["b.py"])
+        status = index.status()
+        update = status["last_update"]
+        assert status["last_reconcile"] == startup and isinstance(update, dict), status
+        assert update["full"] is False and update["epoch"] == index.epoch and index.last_update is not None
+        assert index.last_update.at_ms >= index.last_reconcile.at_ms  # type: ignore[union-attr]

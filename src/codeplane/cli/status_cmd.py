@@ -50,6 +50,10 @@ def _render_index(index: Any) -> None:
     if isinstance(last, dict):
         console.print(f"          last reconcile {last.get('at')} ({last.get('duration_ms')} ms, "
                       f"{last.get('reason')})", markup=False)
+    update = index.get("last_update")
+    if isinstance(update, dict) and isinstance(last, dict) and update.get("at") != last.get("at"):
+        console.print(f"          last update {update.get('at')} ({update.get('reason')}, epoch {update.get('epoch')})",
+                      markup=False)
     if "pending_changes" in index:
         console.print(f"          pending changes {index['pending_changes']}   watcher {index.get('watcher')}   "
                       f"primary language {index.get('primary_language') or '-'}")

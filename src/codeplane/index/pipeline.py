@@ -110,7 +110,10 @@ class IndexPipeline:
         self.version: RepoVersion | None = None
         self.epoch = 0
         self.warnings: list[str] = []
+        #: The last full reconcile (its duration paces polling without a watcher).
         self.last_reconcile: ReconcileReport | None = None
+        #: The last reconcile or refresh of paths (the watcher's, a write's): when the index last met the disk.
+        self.last_update: ReconcileReport | None = None
         self.last_epoch: EpochSummary | None = None
         #: Told of every reconcile/refresh (and the epoch it published, if any): the server's metrics.
         self.listeners: list[Callable[[ReconcileReport, EpochSummary | None], None]] = []
@@ -323,6 +326,7 @@ class IndexPipeline:
             added=changes.added, modified=changes.modified, deleted=len(changes.deleted),
             renamed=tuple((r.old.path, r.new.entry.path) for r in changes.renamed),
             touched=len(changes.touched), epoch=self.epoch)
+        self.last_update = report
         if full:
             self.last_reconcile = report
         for listener in self.listeners:

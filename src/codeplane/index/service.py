@@ -172,8 +172,13 @@ class IndexService:
 
     @property
     def last_reconcile(self) -> ReconcileReport | None:
-        """The last full reconcile (staleness is measured from it), ``None`` before the first."""
+        """The last full reconcile (its duration paces polling without a watcher), ``None`` before the first."""
         return self._pipeline.last_reconcile
+
+    @property
+    def last_update(self) -> ReconcileReport | None:
+        """The last reconcile or refresh of paths (the watcher's, a write's): when the index last met the disk."""
+        return self._pipeline.last_update
 
     @property
     def indexed_head(self) -> str | None:
@@ -589,6 +594,8 @@ class IndexService:
                 "at": iso_utc(last.at_ms), "duration_ms": last.duration_ms, "reason": last.reason,
                 "added": last.added, "modified": last.modified, "deleted": last.deleted,
                 "renamed": len(last.renamed), "touched": last.touched, "epoch": last.epoch},
+            "last_update": None if (update := pipeline.last_update) is None else {
+                "at": iso_utc(update.at_ms), "reason": update.reason, "full": update.full, "epoch": update.epoch},
             "watcher": "disabled" if watcher is None else watcher.state,
             "head": pipeline.version.head if pipeline.version else None,
             "indexers": sorted(i.name for i in pipeline.indexers),

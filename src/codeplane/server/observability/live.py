@@ -40,7 +40,7 @@ def _process() -> dict[str, Any]:
 
 def _index(services: Services, now: int) -> dict[str, Any]:
     index = services.index
-    last = index.last_reconcile
+    last = index.last_update
     status = index.status()
     try:
         head = head_info(services.root).head

@@ -31,7 +31,7 @@ def _index_sample(services: Services) -> IndexSample:
         value = counts.get(key)
         return value if isinstance(value, int) else 0
 
-    last = index.last_reconcile
+    last = index.last_update
     indexed = index.indexed_head
     try:
         head = head_info(services.root).head
