@@ -435,7 +435,7 @@ def test_cancel_stops_a_running_run(tmp_path: Path, services: list[TestingServic
     assert render_run(record.snapshot())["duration_s"] >= 1.0
     service.cancel(record.run_id)
     snapshot = finish(record, timeout=15)
-    assert snapshot.state == "cancelled"
+    assert snapshot.state == "cancelled" and snapshot.message == "cancelled on request"
     assert _outcomes(snapshot) == {"tests/test_slow.py": "cancelled"}
     assert snapshot.fingerprint is None and record.take_failure_report() is None
     time.sleep(0.2)
@@ -763,3 +763,19 @@ def test_a_file_skipped_while_pytest_imports_it_counts_one_skip_with_its_reason(
     assert record.outcome == "skipped" and record.final is not None
     (case,) = record.final.cases
     assert "could not import 'no_such_module_xyz'" in case.message, case
+
+
+def test_a_run_the_server_stops_says_so_not_cancelled_on_request(tmp_path: Path) -> None:
+    """``cpl down`` during a run ended it "cancelled on request": nobody had asked."""
+    repo = make_repo(tmp_path / "repo", {
+        "pytest.ini": "[pytest]\n",
+        "tests/test_slow.py": "import time\n\ndef test_slow():\n    time.sleep(300)\n"})
+    service = service_for(repo, workers=1)
+    record = service.start_run(["tests/test_slow.py"])
+    deadline = time.monotonic() + 30
+    while record.snapshot().state != "running":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    service.close()
+    snapshot = finish(record, timeout=15)
+    assert snapshot.state == "cancelled" and "the server stopped" in snapshot.message, snapshot.message

@@ -421,7 +421,7 @@ class RunExecutor:
         self.costs.record(durations)
         state: RunState
         if stop == "cancel":
-            state, message = "cancelled", "cancelled on request"
+            state, message = "cancelled", self.record.cancel_reason
         elif stop == "deadline":
             state, message = "timed_out", f"the run's timeout of {self.settings.run_timeout_s:g}s was reached"
         elif any(o in FAILING_OUTCOMES for o in outcomes.values()):

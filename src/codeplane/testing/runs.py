@@ -54,6 +54,8 @@ class RunRecord:
         self.fail_fast = fail_fast
         self.timeout_sec = timeout_sec
         self.cancel_requested = threading.Event()
+        #: What the run's message says when it ends cancelled: who asked (a cancel call, or the server stopping).
+        self.cancel_reason = "cancelled on request"
         self._cond = threading.Condition()
         self._version = 0
         self._state: RunState = "queued"

@@ -478,6 +478,8 @@ class TestingService:
             records = list(self._runs.values())
             threads = list(self._threads.values())
         for record in records:
+            if not record.cancel_requested.is_set():
+                record.cancel_reason = "cancelled: the server stopped while it ran (cpl down, a signal)"
             record.cancel_requested.set()
         for thread in threads:
             thread.join(timeout=timeout)
