@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -699,3 +700,24 @@ def test_a_string_that_is_exactly_the_qualified_name_follows_the_rename(tmp_path
         run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=env.root,
                              capture_output=True, text=True, check=False)
         assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_an_apply_that_loses_a_race_with_another_write_says_preview_again(tmp_path: Path) -> None:
+    """Another write landing between the apply's check of the preview's hashes and its batch got the batch's own
+    5002 ("changed since it was read; now: edit_index=0 ..."), where the same conflict found a moment earlier says
+    "nothing was applied — preview again". Both say the latter now, and nothing is applied."""
+    with refactor_env(tmp_path / "repo", {"m.py": "def alpha():\n    return 1\n\n\nX = alpha()\n"}) as env:
+        preview = env.service.rename("m.alpha", "first")
+        applier = env.service._applier
+        apply_batch = applier._apply_batch
+
+        def other_write_lands_first(edits: Any) -> Any:
+            (env.root / "m.py").write_text("def alpha():\n    return 2\n\n\nX = alpha()\n")
+            return apply_batch(edits)
+
+        applier._apply_batch = other_write_lands_first
+        with pytest.raises(CodePlaneError) as lost:
+            env.service.apply(preview.refactor_id)
+    assert lost.value.code == 5002 and "nothing was applied — preview again" in lost.value.message, lost.value
+    assert "edit_index" not in lost.value.details
+    assert (env.root / "m.py").read_text() == "def alpha():\n    return 2\n\n\nX = alpha()\n"

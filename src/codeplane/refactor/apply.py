@@ -88,7 +88,18 @@ class Applier:
         can_mv = (lambda a, b: probe(self.root, a, b)) if probe is not None else None
         batch = build_batch(self.root, chosen, dict(option.file_hashes), moves=option.moves,
                             deletes=option.deletes, creates=option.creates, can_git_mv=can_mv)
-        delta = self._apply_batch(batch.edits)
+        try:
+            delta = self._apply_batch(batch.edits)
+        except CodePlaneError as exc:
+            if exc.error is not ErrorCode.MUTATION_PRECONDITION_FAILED:
+                raise
+            # Lost a race with another write after the preview's check: the batch's own wording (an edit_index of
+            # a batch the caller never built) helps no one.
+            path = exc.details.get("path")
+            raise CodePlaneError(ErrorCode.MUTATION_PRECONDITION_FAILED, f"{path} changed since the preview (another "
+                                 "write landed first); nothing was applied — preview again", details={
+                                     "path": path, "actual_file_sha256": exc.details.get("actual_file_sha256")},
+                                 ) from exc
         warnings = list(delta.warnings)
         git_mv = any(f.git_mv for f in delta.files)
         for src, dst in batch.git_moves:
