@@ -85,8 +85,11 @@ def test_worktree_add_list_lock_and_remove(tmp_path: Path) -> None:
     with pytest.raises(CodePlaneError) as unconfirmed:
         git.worktree_change("remove", name="hotfix", force=True)
     assert unconfirmed.value.code == 5009
-    git.worktree_change("remove", name="hotfix", force=True, confirm=True)
+    removed = git.worktree_change("remove", name="hotfix", force=True, confirm=True)
     assert [w.name for w in git.worktrees()] == [None, "other"]
+    # The 5009 promised a recovery point (there was none): the worktree's dirty file is in it.
+    point = removed.effect.recovery_point
+    assert point and run_git(root, "show", f"{point}:a.txt").decode() == "dirty\n"
     with pytest.raises(CodePlaneError) as outside:
         git.worktree_change("add", name="escape", path="../elsewhere")
     assert outside.value.code == 5001

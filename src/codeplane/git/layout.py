@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pygit2
+
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git import recovery, submodules, worktrees
 from codeplane.git import stash as stashing
-from codeplane.git import submodules, worktrees
 from codeplane.git._session import Write, require_confirm
 from codeplane.git.cli import failure, run_git
 from codeplane.git.recovery import RecoveryPoint
@@ -55,6 +57,10 @@ def worktree_change(w: Write, action: str, *, name: str | None, path: str | None
     elif action == "remove":
         if force:
             require_confirm(confirm, f"force-removing worktree {name}", "its uncommitted changes")
+            # The worktree's own state, recorded through its own repository (refs are shared): its files are the
+            # point's tree, restorable into any checkout (``git checkout <point> -- .``).
+            info = worktrees.lookup_info(w.repo, w.root, name)
+            w.recovery_point = recovery.record(pygit2.Repository(info.path), f"worktree-remove-{info.name}")
         info = worktrees.remove(w.repo, w.root, name, force=force, timeout_s=timeout_s)
     elif action == "lock":
         worktrees.lock(w.repo, w.root, name, reason, timeout_s=timeout_s)

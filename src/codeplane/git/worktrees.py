@@ -93,8 +93,13 @@ def _cli(root: Path, args: list[str], what: str, timeout_s: float) -> None:
         raise failure(result, ErrorCode.GIT_ERROR, f"worktree {what} failed")
 
 
+def lookup_info(repo: pygit2.Repository, root: Path, name: str) -> WorktreeInfo:
+    """The listed worktree ``name`` (8002 when there is none, as ``lookup``)."""
+    return next(w for w in list_worktrees(repo, root) if w.name == lookup(repo, name).name)
+
+
 def remove(repo: pygit2.Repository, root: Path, name: str, *, force: bool, timeout_s: float) -> WorktreeInfo:
-    info = next(w for w in list_worktrees(repo, root) if w.name == lookup(repo, name).name)
+    info = lookup_info(repo, root, name)
     _cli(root, ["remove", *(["--force"] if force else []), "--", info.path], "remove", timeout_s)
     return info
 
