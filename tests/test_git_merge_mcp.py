@@ -214,3 +214,22 @@ async def test_a_concluded_cherry_pick_keeps_its_author_and_the_environment_name
             mine = git(repo, "log", "-1", "--format=%an|%cn").stdout.strip()
     assert picked_commit == "Alice <alice@x> 2001-01-01T00:00:00+00:00|feat", picked_commit
     assert mine.split("|")[0] == "Env Author" and mine.split("|")[1] != "Env Author", mine
+
+
+async def test_writes_that_change_the_index_the_state_or_the_stash_list_are_no_no_op(tmp_path: Path) -> None:
+    """A reset that ended a merge (index and state changed, no path or ref), and a drop of ``stash@{1}`` (refs/stash
+    stays), were flagged ``no_op``: an agent told its call did nothing calls it again."""
+    repo = _conflicting(tmp_path)
+    for n in (1, 2):
+        (repo / "keep.txt").write_text(f"stash {n}\n")
+        git(repo, "stash", "-q")
+    with running_server(repo) as server:
+        async with mcp_client(server) as client:
+            await call(client, "git_merge", {"ref": "feat"})
+            answer = await client.call_tool("git_reset", {})
+            reset = envelope(answer)
+            dropped = envelope(await client.call_tool("git_stash", {"action": "drop", "index": 1, "confirm": True}))
+            again = envelope(await client.call_tool("git_stage", {"paths": ["keep.txt"]}))
+    assert not reset["meta"].get("no_op") and "changed: state merge -> none" in answer_text(answer), reset
+    assert not dropped["meta"].get("no_op"), dropped
+    assert again["meta"].get("no_op"), again  # nothing to stage: that one did nothing

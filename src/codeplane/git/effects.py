@@ -13,6 +13,7 @@ from pathlib import Path
 import pygit2
 
 from codeplane.core.hashing import sha256_file
+from codeplane.git.conflicts import repo_state
 from codeplane.git.models import EFFECT_PATH_LIMIT, EFFECT_REF_LIMIT, Effect, PathChange, RefChange
 from codeplane.git.pathspecs import shown
 from codeplane.git.revisions import head_commit
@@ -80,6 +81,7 @@ class EffectTracker:
         self._tree = head.tree.id if head is not None else None
         self._refs = ref_snapshot(repo)
         self._worktree = _worktree_state(repo) if worktree else None
+        self._marks = _marks(repo)
 
     @property
     def head_before(self) -> str | None:
@@ -105,6 +107,11 @@ class EffectTracker:
             elif head is not None and self._tree is None:
                 paths |= {e.path for e in repo.index}
         ordered = sorted(paths)
+        marks = _marks(repo)
+        changed = [f"state {self._marks['state']} -> {marks['state']}" if key == "state" else key
+                   for key in ("index", "state", "stash list") if marks[key] != self._marks[key]]
+        if "index" in changed and (ordered or refs):
+            changed.remove("index")  # said by the paths or the commit that moved
         ref_after = head_ref(repo)
         switched = ref_after != self._head_ref
         return Effect(
@@ -113,4 +120,20 @@ class EffectTracker:
             paths=hash_paths(self._root, ordered), paths_total=len(ordered),
             insertions=insertions, deletions=deletions, recovery_point=recovery_point,
             head_ref_before=self._head_ref if switched else None, head_ref_after=ref_after if switched else None,
+            changed=changed,
         )
+
+
+def _marks(repo: pygit2.Repository) -> dict[str, str]:
+    """What a write can change that no path or ref shows: the index (its checksum trailer: staged entries, a
+    submodule's commit, conflict stages), the operation in progress, the stash list (dropping ``stash@{1}`` moves
+    no ref)."""
+    index = Path(repo.path) / "index"
+    try:
+        with index.open("rb") as handle:
+            handle.seek(-20, os.SEEK_END)
+            trailer = handle.read().hex()
+    except OSError:
+        trailer = ""
+    stashes = ",".join(str(s.commit_id) for s in repo.listall_stashes())
+    return {"index": trailer, "state": repo_state(repo), "stash list": stashes}

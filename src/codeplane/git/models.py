@@ -69,6 +69,9 @@ class Effect(GitModel):
     #: Set only when the operation switched what HEAD names: the branch's ref before and after (``None``: detached).
     head_ref_before: str | None = None
     head_ref_after: str | None = None
+    #: What else changed that names no path or ref: ``index`` (staged entries, a submodule's commit, conflict
+    #: stages), ``state merge -> none`` (an operation begun or ended), ``stash list`` (an entry dropped).
+    changed: list[str] = []
 
     @property
     def switched(self) -> bool:
@@ -81,6 +84,7 @@ class Effect(GitModel):
         moved = [(r.ref, r.new or "") for r in self.refs]
         if self.switched:
             moved.append(("HEAD", self.head_ref_after or "(detached)"))
+        moved += [("(repository)", what) for what in self.changed]
         lines = [f"{r.ref} {(r.old or '0')[:12]}..{(r.new or '0')[:12]}" for r in self.refs]
         if self.switched:
             lines.append(f"HEAD {self.head_ref_before or '(detached)'} -> {self.head_ref_after or '(detached)'}")
@@ -88,6 +92,7 @@ class Effect(GitModel):
             lines.append(f"... {self.refs_total - len(self.refs)} more ref changes")
         if self.paths_total > len(self.paths):
             lines.append(f"... {self.paths_total - len(self.paths)} more changed paths")
+        lines += self.changed
         if self.recovery_point:
             lines.append(f"recovery point {self.recovery_point}")
         return MutationReport(

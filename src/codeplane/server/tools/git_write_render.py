@@ -141,6 +141,8 @@ def effect_lines(effect: dict[str, Any], changes: dict[str, str] | None = None) 
         lines.append(f"… {effect['paths_total'] - len(paths)} more paths")
     if effect.get("insertions") or effect.get("deletions"):
         lines.append(f"+{effect.get('insertions', 0)} -{effect.get('deletions', 0)}")
+    # The index alone is said by what the tool lists (staged paths); an operation's state or the stash list is not.
+    lines += [f"changed: {what}" for what in effect.get("changed") or [] if what != "index"]
     if effect.get("recovery_point"):
         lines.append(f"recovery point {effect['recovery_point']}")
     return lines
