@@ -222,6 +222,24 @@ def test_a_file_where_codeplane_keeps_its_state_is_named_and_never_touched(repo:
     assert (repo / ".codeplane").read_text() == "someone's notes\n"
 
 
+def test_a_codeplane_link_is_never_followed(repo: Path, tmp_path: Path) -> None:
+    """A ``.codeplane`` symlink (committed in a cloned repository) to another directory: ``cpl up`` wrote its stores
+    there, replacing a file named ``index.db`` it found "unusable" (the user's notes), and ``clear`` failed with
+    9001. Every command refuses it (2007) and nothing there is touched."""
+    elsewhere = tmp_path / "victim"
+    elsewhere.mkdir()
+    (elsewhere / "index.db").write_text("user notes\n")
+    (repo / ".codeplane").symlink_to(elsewhere)
+    for command in (["init"], ["up", "--port", "0"], ["clear"], ["doctor", "--fix"]):
+        proc = cpl(*command, "--json", cwd=repo)
+        error = json.loads(proc.stdout)["error"]
+        assert proc.returncode != 0 and error["code"] == 2007 and "symbolic link" in error["message"], (command, error)
+    doctor = cpl("doctor", "--json", cwd=repo)
+    assert doctor.returncode == 1, doctor.stdout
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["index.db"]
+    assert (elsewhere / "index.db").read_text() == "user notes\n"
+
+
 def test_a_busy_port_the_user_asked_for_is_refused_and_the_one_init_picked_falls_back(repo: Path) -> None:
     """``--port 47555`` (or ``server.port``) busy: the server ran on another port with a warning, while every
     client config still named 47555. Refused now (2006); only the port ``cpl init`` chose itself moves."""

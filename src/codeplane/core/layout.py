@@ -5,6 +5,7 @@ Everything lives under ``<repo>/.codeplane/``; this module is the single place t
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,10 +23,16 @@ class RepoLayout:
         return self.root / STATE_DIR_NAME
 
     def state_dir_problem(self) -> CodePlaneError | None:
-        """2007 when something other than a directory is at ``.codeplane`` (a file, a dangling link): it is not
-        CodePlane's to replace or delete, and every command needs the directory there."""
+        """2007 when something other than a directory is at ``.codeplane`` (a file, a link): it is not CodePlane's
+        to replace or delete, and every command needs the directory there."""
         path = self.state_dir
-        if path.is_dir() or not (path.exists() or path.is_symlink()):
+        if path.is_symlink():
+            # A link (committed in a cloned repository, say) would have CodePlane write its stores, and replace
+            # files of theirs names it finds "damaged", wherever it points: outside the repository too.
+            return CodePlaneError(ErrorCode.NOT_INITIALIZED, f"{path} is a symbolic link (to {os.readlink(path)}); "
+                                  "CodePlane keeps its state only in a real directory there: remove the link",
+                                  details={"path": str(path), "link_target": os.readlink(path)})
+        if path.is_dir() or not path.exists():
             return None
         return CodePlaneError(ErrorCode.NOT_INITIALIZED, f"{path} is not a directory; CodePlane keeps its state "
                               "there: move or delete what is in its place", details={"path": str(path)})
