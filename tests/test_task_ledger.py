@@ -208,3 +208,34 @@ def test_artifact_store_is_content_addressed(tmp_path: Path) -> None:
     assert ref.size == 3 << 20 and store.verify(ref)
     assert store.path_of("../etc/passwd") is None and store.read_bytes("art_" + "0" * 32) is None
     assert store.gc() == 0
+
+
+def test_a_full_disk_neither_breaks_the_chain_nor_loses_the_rows_written_meanwhile(tmp_path: Path) -> None:
+    """A full disk (SQLite ends the transaction itself): the ROLLBACK's own error ("no transaction is active")
+    left the in-memory head on rows never written, so every later row chained from nothing and ``doctor`` called
+    the ledger tampered with for good; and the writes made meanwhile were missing. SQLite's ``max_page_count`` is
+    a real full database."""
+    from codeplane.core.clock import now_ms
+    from codeplane.tasks.models import OperationRecord
+
+    def op(name: str) -> OperationRecord:
+        return OperationRecord(task_id=None, timestamp_ms=now_ms(), op_type=name, success=True, kind="mutation",
+                               detail={"padding": "x" * 20_000})
+
+    ledger = Ledger(tmp_path / ".codeplane" / "ledger.db")
+    ledger.open()
+    ledger.record(op("before"))
+    conn = ledger._require()
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages}")
+    for n in range(3):
+        with pytest.raises(sqlite3.OperationalError, match="full"):
+            ledger.record(op(f"while full {n}"))
+    conn.execute("PRAGMA max_page_count = 1073741823")
+    ledger.record(op("after"))
+    ledger.close()
+    raw = _raw(tmp_path / ".codeplane" / "ledger.db")
+    assert verify_connection(raw).ok
+    names = [r["op_type"] for r in raw.execute("SELECT op_type FROM operations ORDER BY op_id")]
+    assert names[-5:] == ["before", "while full 0", "while full 1", "while full 2", "after"], names
+    assert _doctor(tmp_path)[0], _doctor(tmp_path)

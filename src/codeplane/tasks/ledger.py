@@ -7,6 +7,7 @@ kept in memory so appending never reads. All methods are thread-safe (one lock a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
@@ -130,6 +131,10 @@ def verify_connection(conn: sqlite3.Connection) -> ChainReport:
     return verify_rows((tuple(r) for r in cursor), sequence=int(seq_row[0]) if seq_row else None)
 
 
+#: Rows kept in memory while the ledger cannot be written (beyond, the oldest are dropped: memory stays bounded).
+MAX_UNWRITTEN = 10_000
+
+
 class Ledger:
     """The server's writer for ``ledger.db``. Call :meth:`open` before use and :meth:`close` after."""
 
@@ -143,6 +148,8 @@ class Ledger:
         self.quarantined: Quarantined | None = None
         #: Signs of hand edits ``open`` found (``tamper.py``); recorded in the chain and shown in ``/status``.
         self.tampering: list[str] = []
+        #: Rows ``record`` could not write yet, oldest first (``MAX_UNWRITTEN`` at most).
+        self._unwritten: list[tuple[OperationRecord, tuple[TaskRecord, ...]]] = []
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -245,18 +252,35 @@ class Ledger:
                 yield conn
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                # The head first: SQLite ends the transaction itself on some errors (a full disk), and the ROLLBACK's
+                # own error ("no transaction is active") skipped this line, so the next row chained from a row that
+                # was never written and the ledger read as tampered with for good.
                 self._last_op_id, self._last_hash = saved
+                if conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
                 raise
 
     # -- writes ----------------------------------------------------------------------------------
 
     def record(self, op: OperationRecord, tasks: tuple[TaskRecord, ...] = ()) -> int:
-        """Append one operation row, first saving the task rows it changed, in one transaction."""
-        with self.transaction() as conn:
-            for task in tasks:
-                self.upsert_task_in(conn, task)
-            return self.append_in(conn, op)
+        """Append one operation row, first saving the task rows it changed, in one transaction. A row that cannot
+        be written now (a full disk) is kept, up to :data:`MAX_UNWRITTEN`, and written before the next one, in
+        order: a write done while the disk was full is not missing from the record once it has room."""
+        with self._lock:
+            self._unwritten.append((op, tasks))
+            try:
+                with self.transaction() as conn:
+                    op_id = 0
+                    for kept, changed in self._unwritten:
+                        for task in changed:
+                            self.upsert_task_in(conn, task)
+                        op_id = self.append_in(conn, kept)
+            except BaseException:
+                del self._unwritten[:-MAX_UNWRITTEN]
+                raise
+            self._unwritten.clear()
+            return op_id
 
     def upsert_task_in(self, conn: sqlite3.Connection, task: TaskRecord) -> None:
         """Insert the task or update its mutable columns (a closed row rejects any update)."""
