@@ -75,6 +75,31 @@ def require_bindings(root: Any) -> dict[str, RequireBinding]:
     return found
 
 
+def destructured_keys(root: Any, name: str) -> list[tuple[Any, Any]]:
+    """Keys spelled ``name`` of patterns that destructure a whole ``require`` (``const { name, name: x } =
+    require('m')``, at any depth of the file), each with the ``require`` call's specifier string node."""
+    found: list[tuple[Any, Any]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.named_children)
+        if node.type != "variable_declarator":
+            continue
+        pattern, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+        if pattern is None or pattern.type != "object_pattern" or value is None or value.type != "call_expression":
+            continue  # ``require('m').x`` destructures the export ``x``, not the module
+        spec = _required(value)
+        if spec is None:
+            continue
+        for child in pattern.named_children:
+            key = child.child_by_field_name("left") if child.type == "object_assignment_pattern" else \
+                child.child_by_field_name("key") if child.type == "pair_pattern" else child
+            if key is not None and key.type in ("shorthand_property_identifier_pattern", "property_identifier") \
+                    and node_text(key) == name:
+                found.append((key, spec))
+    return found
+
+
 def _pattern_names(node: Any) -> list[str]:
     if node.type == "identifier":
         return [node_text(node)]

@@ -14,12 +14,11 @@ from typing import Any
 
 from codeplane.refactor.assemble import Draft
 from codeplane.refactor.facts import Def
-from codeplane.refactor.jsimports import render_specifier, resolve_specifier
+from codeplane.refactor.jsimports import AliasMap, render_specifier, resolve_specifier
 from codeplane.refactor.jsstatements import (
     TopStatement,
     declared_names,
     delete_statement_lines,
-    dest_specifier,
     fragment,
     fragment_node,
     import_bindings,
@@ -47,6 +46,8 @@ class JsImporters:
     moved_type_only: bool = False
     #: Whether a module re-exports the moved symbol (a barrel): the destination's import of it through one goes.
     dest_barrel: Callable[[str], bool] | None = None
+    #: ``tsconfig`` path aliases (``@lib/format``): importers through one are rewritten too (:mod:`jsaliases`).
+    aliases: AliasMap | None = None
 
     def _kind(self, keyword: str, statement_type_only: bool, item: str) -> str:
         """``import``/``export``, with ``type`` for a type-only statement or moved declaration (never around an
@@ -58,18 +59,19 @@ class JsImporters:
         """Plan the rewrites in one file (``moved``: the moved statement, as it stood in the old module)."""
         is_dest = src.path == self.dest
         imported_name = "default" if moved.default else self.target.name
-        namespaces: set[str] = set()
+        #: Namespace imports of the old module: local name -> the specifier as written.
+        namespaces: dict[str, str] = {}
         for stmt in walk_code(root):
             if stmt.type not in ("import_statement", "export_statement"):
                 continue
             source = stmt.child_by_field_name("source")
             spec = fragment(source)
-            resolved = resolve_specifier(src.path, spec, self.files) if spec is not None else None
+            resolved = self._resolve(src.path, spec) if spec is not None else None
             if spec is None or (resolved != self.target.path and not (
                     is_dest and stmt.type == "import_statement" and resolved and self.dest_barrel is not None
                     and self.dest_barrel(resolved))):
                 continue
-            new_spec = render_specifier(src.path, self.target.path, self.dest, spec)
+            new_spec = self._new_spec(src.path, spec)
             type_only = any(c.type == "type" for c in stmt.children)
             if stmt.type == "export_statement":
                 self._reexport(src, stmt, imported_name, spec, new_spec)
@@ -85,7 +87,7 @@ class JsImporters:
                 elif part.type == "namespace_import":
                     ident = next((c for c in part.named_children if c.type == "identifier"), None)
                     if ident is not None and not moved.default:
-                        namespaces.add(node_text(ident))
+                        namespaces.setdefault(node_text(ident), spec)
             hits = [i for i in items if node_text(i.child_by_field_name("name")) == imported_name]
             default_hit = next((p for p in parts if p.type == "identifier"), None) if moved.default else None
             taken = [*hits, *([default_hit] if default_hit is not None else [])]
@@ -129,6 +131,18 @@ class JsImporters:
         if namespaces:
             self._namespace_members(src, root, namespaces, is_dest)
 
+    def _resolve(self, importer: str, spec: str) -> str | None:
+        found = resolve_specifier(importer, spec, self.files)
+        if found is None and self.aliases is not None:
+            found = self.aliases.resolve(importer, spec, self.files)
+        return found
+
+    def _new_spec(self, importer: str, spec: str) -> str:
+        """``spec`` (naming the old module) rewritten to name the destination, alias or relative as written."""
+        if not spec.startswith(".") and self.aliases is not None:
+            return self.aliases.render(importer, spec, self.target.path, self.dest)
+        return render_specifier(importer, self.target.path, self.dest, spec)
+
     def _reexport(self, src: SourceText, stmt: Any, imported_name: str, spec: str, new_spec: str) -> None:
         clause = next((c for c in stmt.named_children if c.type == "export_clause"), None)
         if clause is None:  # ``export * from './old'``
@@ -157,21 +171,21 @@ class JsImporters:
         for node in root.named_children if root is not None else ():
             spec = fragment(node.child_by_field_name("source")) if node.type == "export_statement" else None
             if spec and not any(c.type in ("export_clause", "namespace_export") for c in node.named_children) and \
-                    resolve_specifier(src.path, spec, self.files) == self.dest:
+                    self._resolve(src.path, spec) == self.dest:
                 return True
         return False
 
-    def _namespace_members(self, src: SourceText, root: Any, namespaces: set[str], is_dest: bool) -> None:
+    def _namespace_members(self, src: SourceText, root: Any, namespaces: dict[str, str], is_dest: bool) -> None:
         # The bare name must not mean something else there: a declaration of it, or an import of it from a
         # module other than the old and new ones (an import of the moved symbol itself is fine).
         imported = import_bindings(root).get(self.target.name)
-        other_import = imported is not None and resolve_specifier(src.path, imported.specifier, self.files) \
+        other_import = imported is not None and self._resolve(src.path, imported.specifier) \
             not in (self.target.path, self.dest)
         declared = any(self.target.name in declared_names(st.declaration) for st in
                        (top_statement(n) for n in root.named_children) if st is not None and st.declaration is not None)
         conflict = other_import or declared
         already = imported is not None and not other_import
-        hits = []
+        hits: list[Any] = []
         for node in walk_code(root):
             if node.type != "member_expression":
                 continue
@@ -188,7 +202,9 @@ class JsImporters:
         for node in hits:
             self.draft.code.append((src.edit_for_node(node, self.target.name, "namespace_member"), "medium"))
         if not is_dest and not already:
-            spec = dest_specifier(src.path, root, self.target.path, self.dest)
+            # In the style of the namespace import it replaces (``"./util.js"`` -> ``"./format.js"``), as a named
+            # import's new specifier is; the file's other specifiers may be written otherwise.
+            spec = self._new_spec(src.path, namespaces[node_text(hits[0].child_by_field_name("object"))])
             insert_after_imports(self.inserts, src, root,
                                  f"{self._kind('import', False, '')} {{ {self.target.name} }} from '{spec}';",
                                  reason="namespace_member")

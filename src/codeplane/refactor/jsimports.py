@@ -4,7 +4,7 @@ Covers ``import ... from``, ``export ... from``, ``require("...")`` and ``import
 string specifier. The specifier is resolved the way bundlers and ``tsc`` do (exact file, added extension,
 ``dir/index.*``, and a ``.js`` specifier naming a ``.ts`` source), then re-rendered from the importer's new
 location in the same style: extensionless stays extensionless, directory imports stay directory imports.
-Bare specifiers (packages, path aliases) are not rewritten.
+Bare specifiers are rewritten only when a ``tsconfig`` path alias maps them to a moved file (``jsaliases``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Set
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from codeplane.refactor.lexical import _parser, grammar_for
 from codeplane.refactor.spans import SourceText, SpanEdit
@@ -21,6 +21,11 @@ JS_SUFFIXES = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".
 #: A ``.js`` specifier may name a TypeScript source (NodeNext / ESM convention).
 _JS_TO_TS = {".js": (".ts", ".tsx"), ".jsx": (".tsx",), ".mjs": (".mts",), ".cjs": (".cts",)}
 _TS_TO_JS = {".ts": ".js", ".tsx": ".js", ".mts": ".mjs", ".cts": ".cjs"}
+
+
+def ts_output_suffix(suffix: str) -> str | None:
+    """The suffix a specifier writes for a TypeScript source of ``suffix`` (``.ts`` -> ``.js``), if it is one."""
+    return _TS_TO_JS.get(suffix)
 
 
 def is_js(path: str) -> bool:
@@ -40,7 +45,11 @@ def resolve_specifier(importer: str, spec: str, files: Set[str]) -> str | None:
     base = posixpath.normpath(posixpath.join(posixpath.dirname(importer), spec))
     if base == ".." or base.startswith("../"):
         return None
-    base = "" if base == "." else base
+    return resolve_path("" if base == "." else base, files)
+
+
+def resolve_path(base: str, files: Set[str]) -> str | None:
+    """The repository file a specifier's path (repository-relative, as written) names, or ``None``."""
     candidates = [base] if base else []
     candidates += [base + s for s in JS_SUFFIXES]
     stem, ext = posixpath.splitext(base)
@@ -77,6 +86,14 @@ def render_specifier(importer_new: str, target_old: str, target_new: str, origin
 class JsMove:
     files: frozenset[str]
     moved: dict[str, str]
+    #: ``tsconfig`` path aliases (:mod:`jsaliases`): a specifier resolved through one is rewritten by it.
+    aliases: AliasMap | None = None
+
+
+class AliasMap(Protocol):
+    def resolve(self, importer: str, spec: str, files: Set[str]) -> str | None: ...
+
+    def render(self, importer: str, spec: str, old: str, new: str) -> str: ...
 
 
 def _string_fragment(node: Any) -> Any | None:
@@ -125,6 +142,13 @@ def js_move_edits(move: JsMove, src: SourceText) -> list[SpanEdit]:
     for fragment in _specifier_nodes(root):
         spec = bytes(fragment.text).decode("utf-8", errors="replace")
         target = resolve_specifier(src.path, spec, move.files)
+        if target is None and move.aliases is not None:
+            target = move.aliases.resolve(src.path, spec, move.files)
+            if target is not None and target in move.moved:
+                new_spec = move.aliases.render(src.path, spec, target, move.moved[target])
+                if new_spec != spec:
+                    edits.append(src.edit_for_node(fragment, new_spec, "import"))
+            continue  # an alias names the same file from anywhere: a moved importer keeps it
         if target is None or (target not in move.moved and src.path not in move.moved):
             continue
         new_spec = render_specifier(importer_new, target, move.moved.get(target, target), spec)

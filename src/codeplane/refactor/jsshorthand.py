@@ -25,6 +25,8 @@ from codeplane.refactor.spans import SourceText, SpanEdit
 
 _SHORTHANDS = frozenset({"shorthand_property_identifier", "shorthand_property_identifier_pattern"})
 _ECMASCRIPT = frozenset({"javascript", "typescript", "tsx"})
+#: The reason of a rename edit already written as ``key: variable`` (a ``require`` destructuring's key).
+REQUIRE_KEY = "require_key"
 #: Definition kinds that are a key of their owner's objects, not a variable.
 MEMBER_KINDS = frozenset({"method", "field", "property"})
 
@@ -33,7 +35,8 @@ def split_shorthands(draft: Draft, sources: Mapping[str, SourceText], *, member:
     """Rewrite ``draft``'s rename edits that fall on a shorthand key (above); how many were rewritten."""
     by_path: dict[str, list[int]] = {}
     for index, (edit, certainty) in enumerate(draft.code):
-        if grammar_for(edit.path) in _ECMASCRIPT and (member or certainty != "low") and edit.line == edit.end_line:
+        if grammar_for(edit.path) in _ECMASCRIPT and (member or certainty != "low") and edit.line == edit.end_line \
+                and edit.reason != REQUIRE_KEY:
             by_path.setdefault(edit.path, []).append(index)
     rewritten = 0
     for path, indexes in sorted(by_path.items()):

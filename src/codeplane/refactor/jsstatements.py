@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from codeplane.refactor.jsimports import JS_SUFFIXES, render_specifier, resolve_specifier
+from codeplane.refactor.jsimports import JS_SUFFIXES, render_specifier, resolve_specifier, ts_output_suffix
 from codeplane.refactor.lexical import _parser, grammar_for
 from codeplane.refactor.pyimporters import Insertions
 from codeplane.refactor.spans import SourceText, SpanEdit
@@ -147,7 +147,16 @@ def specifier_style(path: str, moved: str, root: Any | None, *, project_suffixed
     suffix = posixpath.splitext(moved)[1]
     specs = relative_specifiers(root)
     if specs:
-        return "./x" + suffix if any(s.endswith(JS_SUFFIXES) for s in specs) else "./x"
+        suffixed = [s for s in specs if s.endswith(JS_SUFFIXES)]
+        if not suffixed:
+            return "./x"
+        # A TypeScript file writing ``./a.js`` for ``a.ts`` (NodeNext, bundler ESM) names the moved ``.ts`` file
+        # the same way: ``./x.ts`` is an error there unless the project allows TS extensions, as its own show.
+        counterpart = ts_output_suffix(suffix)
+        if counterpart is not None and any(s.endswith(counterpart) for s in suffixed) and \
+                not any(s.endswith(suffix) for s in suffixed):
+            return "./x" + counterpart
+        return "./x" + suffix
     return "./x" + suffix if project_suffixed or path.endswith((".mjs", ".cjs", ".mts", ".cts")) else "./x"
 
 

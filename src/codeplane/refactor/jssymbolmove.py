@@ -28,6 +28,7 @@ from typing import Any
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.refactor.assemble import Draft
 from codeplane.refactor.facts import Def
+from codeplane.refactor.jsaliases import TsAliases, config_paths
 from codeplane.refactor.jscommonjs import (
     RequireBinding,
     exports_line,
@@ -87,6 +88,7 @@ class JsSymbolMove:
     commonjs: bool = False
     sources: dict[str, SourceText] = field(default_factory=dict)
     roots: dict[str, Any] = field(default_factory=dict)
+    aliases: TsAliases | None = None
 
     def plan(self) -> tuple[Draft, dict[str, SourceText], dict[str, str], list[str]]:
         old = self.target.path
@@ -164,7 +166,8 @@ class JsSymbolMove:
             creates = self._dest_edits(old_src, stmt, copied, from_old=from_old, dest_src=dest_src,
                                        dest_root=dest_root, old_keeps=old_keeps)
         importers = JsImporters(self.target, self.dest, self.files, self.keep_reexport, self.draft, self.inserts,
-                                moved_type_only=self._type_only(stmt), dest_barrel=through_barrel)
+                                moved_type_only=self._type_only(stmt), dest_barrel=through_barrel,
+                                aliases=self.aliases)
         loads: list[Load] = []
         for path in paths:
             src = sources.get(path)
@@ -470,8 +473,9 @@ def plan_js_move(target: Def, dest: str, files: Mapping[str, object], read: Read
                  keep_reexport: bool, dest_exists: bool) -> tuple[Draft, dict[str, SourceText], dict[str, str],
                                                                   list[str]]:
     """The JS/TS symbol move's draft, sources, hashes and the files it creates."""
+    configs, _ = read(config_paths(files))
     planner = JsSymbolMove(target, dest, frozenset(p for p in files if is_js(p)) | {dest}, read, candidates,
-                           keep_reexport, dest_exists)
+                           keep_reexport, dest_exists, aliases=TsAliases.of(configs.values()))
     return planner.plan()
 
 

@@ -18,6 +18,7 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.paths import resolve_in_repo
 from codeplane.refactor.assemble import Draft
 from codeplane.refactor.facts import FileInfo
+from codeplane.refactor.jsaliases import TsAliases, config_paths
 from codeplane.refactor.jsimports import JsMove, is_js, js_move_edits
 from codeplane.refactor.lexical import classify, line_starts
 from codeplane.refactor.models import FileMove
@@ -118,7 +119,9 @@ def plan_move(universe: Mapping[str, FileInfo], moved: dict[str, str], read: Rea
             if path in sources:
                 unresolved_relative_imports(pymove, sources[path], _warner(draft, path))
     if any(is_js(p) for p in moved):
-        jsmove = JsMove(frozenset(p for p in universe if is_js(p)), {a: b for a, b in moved.items() if is_js(a)})
+        configs, _ = read(set(config_paths(universe)))
+        jsmove = JsMove(frozenset(p for p in universe if is_js(p)), {a: b for a, b in moved.items() if is_js(a)},
+                        TsAliases.of(configs.values()))
         for path in js_paths:
             src = sources.get(path)
             if src is not None:

@@ -17,13 +17,18 @@ Only the target definition and what the index binds to it are edited, each at it
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from codeplane.refactor.assemble import Draft
 from codeplane.refactor.contested import contested_imports
 from codeplane.refactor.facts import Def, FactReader, Ref
+from codeplane.refactor.jscommonjs import destructured_keys
 from codeplane.refactor.jsimports import is_js
+from codeplane.refactor.jsreexports import aliased_on_the_way
+from codeplane.refactor.jsshorthand import REQUIRE_KEY
+from codeplane.refactor.jsstatements import fragment
+from codeplane.refactor.lexical import syntax_root
 from codeplane.refactor.members import ClassGraph, MemberFamily, classify_member_ref, is_stub, member_family
 from codeplane.refactor.models import Certainty
 from codeplane.refactor.modreceivers import receiver_module
@@ -86,13 +91,17 @@ def _ref_reason(ref: Ref) -> str:
     return ref.tier.lower()
 
 
-def _bound_refs(reader: FactReader, targets: Sequence[str], name: str, out: _Collector) -> list[str]:
-    """Add the references bound to ``targets`` (defs or imports) that spell ``name``; return import uids."""
+def _bound_refs(reader: FactReader, targets: Sequence[str], name: str, out: _Collector,
+                independent: Callable[[str], bool]) -> list[str]:
+    """Add the references bound to ``targets`` (defs or imports) that spell ``name``; return import uids.
+    ``independent(import_uid)``: the import binds a name that only spells the target's (a barrel's alias)."""
     imports: list[str] = []
     for uid in targets:
         for ref in reader.refs_to(uid, _LIMIT):
             if ref.token != name:
                 continue  # an alias keeps its own name
+            if ref.via_import_uid and independent(ref.via_import_uid):
+                continue
             if ref.is_member and ref.tier == "ANCHORED":
                 out.add_ref(ref, "medium", "anchored")
                 continue
@@ -103,8 +112,8 @@ def _bound_refs(reader: FactReader, targets: Sequence[str], name: str, out: _Col
     return imports
 
 
-def _import_uses(reader: FactReader, import_uids: Sequence[str], name: str, out: _Collector,
-                 seen: set[str]) -> None:
+def _import_uses(reader: FactReader, import_uids: Sequence[str], name: str, out: _Collector, *,
+                 seen: set[str], independent: Callable[[str], bool]) -> None:
     """Uses of names bound by the given imports, followed through re-exports (bounded)."""
     frontier = [u for u in import_uids if u not in seen]
     hops = 0
@@ -117,8 +126,22 @@ def _import_uses(reader: FactReader, import_uids: Sequence[str], name: str, out:
             fact = facts.get(uid)
             if fact is not None and fact.alias not in (None, name):
                 continue  # ``import old as x``: the local name stays
-            next_frontier += [u for u in _bound_refs(reader, [uid], name, out) if u not in seen]
+            next_frontier += [u for u in _bound_refs(reader, [uid], name, out, independent) if u not in seen]
         frontier = next_frontier
+
+
+def _independent_aliases(reader: FactReader, target: Def) -> Callable[[str], bool]:
+    """Which imports bind a barrel's alias that merely spells ``target``'s name (:mod:`jsreexports`), cached."""
+    answers: dict[str, bool] = {}
+
+    def independent(import_uid: str) -> bool:
+        if not is_js(target.path):
+            return False
+        if import_uid not in answers:
+            fact = next(iter(reader.imports_of([import_uid])), None)
+            answers[import_uid] = fact is not None and aliased_on_the_way(reader, fact, target.name, target.path)
+        return answers[import_uid]
+    return independent
 
 
 def _module_receiver_refs(reader: FactReader, graph: ClassGraph, target: Def,
@@ -151,11 +174,7 @@ def _commonjs_export_uses(reader: FactReader, graph: ClassGraph, target: Def) ->
     it: ``util.f`` where ``util`` is the module required (or star-imported) whole, ``exports.f`` in the module
     itself. An export of a declared function (``function f`` … ``{ f: f }``) keeps its key in a rename
     (``jsshorthand.py``): its definition binds a name, and these uses stay as they are."""
-    if not is_js(target.path) or "." in target.lexical_path:
-        return []
-    own = next((r for r in graph.refs_on(target.path, target.name_line)
-                if r.role == "DEFINITION" and r.column == target.name_column), None)
-    if own is None or own.bind_id is not None:
+    if not _exported_in_place(graph, target):
         return []
     members = [r for r in reader.refs_named(target.name, None, _LIMIT) if r.is_member and r.target_uid is None]
     modules = {i.import_uid for path in sorted({r.path for r in members if r.via_import_uid})
@@ -168,6 +187,42 @@ def _commonjs_export_uses(reader: FactReader, graph: ClassGraph, target: Def) ->
         if ref.via_import_uid in modules or _OWN_EXPORTS.search(before):
             found.append((ref, "module_member"))
     return found
+
+
+def _exported_in_place(graph: ClassGraph, target: Def) -> bool:
+    """``target`` is a CommonJS export defined in place: its name is the key, it binds no variable."""
+    if not is_js(target.path) or "." in target.lexical_path:
+        return False
+    own = next((r for r in graph.refs_on(target.path, target.name_line)
+                if r.role == "DEFINITION" and r.column == target.name_column), None)
+    return own is not None and own.bind_id is None
+
+
+def require_keys(reader: FactReader, graph: ClassGraph, target: Def, new_name: str,
+                 paths: Iterable[str]) -> list[SpanEdit]:
+    """Keys of ``const { f, f: g } = require('./m')`` in ``paths`` for a CommonJS export ``f`` of ``m`` defined in
+    place: the key names the export, so it follows the rename, or ``f`` is undefined at run time. A shorthand
+    keeps its local (``{ new: f }``): the file's uses of ``f`` are bound to that local, not to the target."""
+    if not _exported_in_place(graph, target):
+        return []
+    edits: list[SpanEdit] = []
+    for path in sorted(p for p in paths if is_js(p)):
+        specs = {i.source_literal for i in reader.imports_in_file(path, _LIMIT)
+                 if i.kind == "js_require" and i.imported_name == "*" and i.resolved_path == target.path}
+        src = graph.text(path) if specs else None
+        root = syntax_root(src.data, path) if src is not None else None
+        if src is None or root is None:
+            continue
+        for key, spec in destructured_keys(root, target.name):
+            if fragment(spec) not in specs:
+                continue
+            row, byte_column = key.start_point
+            column = src.char_column(row, byte_column)
+            new_text = f"{new_name}: {target.name}" if key.type == "shorthand_property_identifier_pattern" \
+                else new_name
+            edits.append(SpanEdit(path, row + 1, column, row + 1, column + len(target.name), target.name, new_text,
+                                  REQUIRE_KEY))
+    return edits
 
 
 def _reexports(reader: FactReader, path: str, binders: set[str], depth: int) -> bool:
@@ -227,8 +282,9 @@ def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name
                   if d.kind == "constructor" else "partial" if d.qualified_name == target.qualified_name
                   else "override")
         out.add(_def_site(d, new_name, reason), "high", d.scope_id)
-    imports = _bound_refs(reader, [d.def_uid for d in owners], target.name, out)
-    _import_uses(reader, imports, target.name, out, set())
+    independent = _independent_aliases(reader, target)
+    imports = _bound_refs(reader, [d.def_uid for d in owners], target.name, out, independent)
+    _import_uses(reader, imports, target.name, out, seen=set(), independent=independent)
     for edit in contested_imports(reader, target, new_name, set(out.edits)):
         out.put(edit, "high")
     if family is None:

@@ -47,7 +47,7 @@ from codeplane.refactor.models import (
 from codeplane.refactor.move import moved_files, plan_move
 from codeplane.refactor.plans import Plan, PlanOption, PlanStore
 from codeplane.refactor.preview import OptionReport, decision_preview, needs_judgment, single_preview
-from codeplane.refactor.rename import plan_structural
+from codeplane.refactor.rename import plan_structural, require_keys
 from codeplane.refactor.spans import SourceText
 from codeplane.refactor.sweep import SweepInput, sweep
 from codeplane.repo.ignore import IgnoreRules
@@ -149,6 +149,9 @@ class RefactorService:
         target = root or target
         structural = plan_structural(reader, graph, target, new_name)
         draft = structural.draft
+        planned = draft.planned_positions()
+        draft.code += [(e, "high") for e in require_keys(reader, graph, target, new_name, lexical[0])
+                       if (e.path, e.line, e.column) not in planned]
         draft.symbol = symbol_ref(asked)
         _with_embedded_fields(reader, graph, target, new_name, draft)
         if root is not None:

@@ -131,16 +131,21 @@ class Chaser:
                 return local
             return self.via(imp, depth + 1) if imp is not None else None
         for thunk_import in self._thunks.get(file_id, []):
-            target = self.import_row(thunk_import).resolved_file_id
-            if target is not None and name in self._star_names(target):
+            thunk = self.import_row(thunk_import)
+            target = thunk.resolved_file_id
+            if target is not None and name in self._star_names(target, thunk.kind in _JS_KINDS):
                 found = self.name_in(target, name, depth + 1)
                 if found is not None:
                     return found
         return None
 
-    def _star_names(self, file_id: int) -> set[str]:
-        """Names ``from m import *`` takes: ``__all__`` when it is a literal, else the public names."""
+    def _star_names(self, file_id: int, ecmascript: bool = False) -> set[str]:
+        """Names a star import takes. Python's ``from m import *``: ``__all__`` when it is a literal, else the
+        public names. ES ``export * from``: every name but ``default`` (``_under`` too: the underscore is only
+        Python's convention)."""
         entries = self._file_entries(file_id)
+        if ecmascript:
+            return {n for n in entries if n != "default"}
         listed = self._listed.get(file_id, set())
         return listed if listed else {n for n in entries if not n.startswith("_")}
 

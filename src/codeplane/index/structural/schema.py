@@ -93,7 +93,10 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 46: C++ a qualified name (``Shape::Area()``) is linked even where the scope around it binds the name.
 #: 47: C++ a namespace's variables and constants are definitions (``namespace geo { constexpr int k = 2; }``).
 #: 48: Python quoted annotations (``-> "Widget"``, ``Optional["Widget"]``) hold references, as unquoted ones do.
-SCHEMA_VERSION = 48
+#: 49: a JS/TS ``export * from`` re-exports ``_`` names (linked through the barrel, as TypeScript does); a TS
+#:     ``Kind.Alpha`` in a type is a member of ``Kind``; ``interface Thing`` / ``type Thing`` beside ``const Thing``
+#:     is one merged name (its uses bind), not rival declarations.
+SCHEMA_VERSION = 49
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

@@ -209,4 +209,5 @@ JAVASCRIPT = LanguageSpec(
     pattern_names=pattern_names, closures_see_later_bindings=True,
 )
 TYPESCRIPT = replace(JAVASCRIPT, language="typescript", patterns=("ecmascript.scm", "typescript.scm"),
-                     overload_types=frozenset({"function_signature"}))
+                     overload_types=frozenset({"function_signature"}),
+                     merging_types=frozenset({"interface_declaration", "type_alias_declaration"}))

@@ -17,6 +17,7 @@ from codeplane.index.structural.facts import (
     LOCAL_ASSIGN,
     PROVEN,
     REFERENCE,
+    TARGET_DEF,
     TARGET_IMPORT,
     TARGET_UNKNOWN,
     UNCERTAIN,
@@ -139,6 +140,11 @@ class Resolver:
             # Overload signatures, then the implementation (or, in a declaration file, one more signature):
             # one function; the implementation is the definition whatever the call site's overload.
             return entries[-1]
+        merging = self.spec.merging_types
+        if merging:
+            values = [b for b in entries if _declaration_type(b) not in merging]
+            if len(values) <= 1 and all(b.target_kind == TARGET_DEF and b.target_uid for b in entries):
+                return values[0] if values else entries[0]
         return None
 
     def finish(self, refs: dict[int, Node], members: dict[int, tuple[Node, Node | None]], def_names: dict[int, str],

@@ -81,6 +81,10 @@ class LanguageSpec:
     #: overload signatures ``function f(a: string): string;`` before ``function f(a: any) {...}``): one name. C++
     #: lists its field declarations: two of one name in a class can only be ``#if`` alternatives.
     overload_types: frozenset[str] = frozenset()
+    #: Node types of declarations that name only a type and merge with the other declarations of their name in
+    #: the scope (TypeScript's ``interface Thing`` beside ``const Thing``, ``type T`` beside ``const T``): one
+    #: symbol, denoted by its value declaration (else by its first one), not rival declarations.
+    merging_types: frozenset[str] = frozenset()
     #: Whether a name used before its block's declaration of it denotes the outer one (Rust ``let x = x.f();``,
     #: Go ``x := x.f()``), rather than being left unresolved (JavaScript's ``let`` is not yet initialised there).
     shadowing_falls_through: bool = False

@@ -22,6 +22,9 @@
 (function_type) @scope.function
 (constructor_type) @scope.function
 (type_identifier) @reference
+; ``Kind.Alpha`` / ``ns.Type`` in a type: a member of ``Kind``, as the value ``Kind.Alpha`` is (a plain ``Alpha``
+; resolved to nothing and its rename missed it).
+(nested_type_identifier module: (_) @receiver name: (type_identifier) @member)
 ; A constructor's parameter properties (``constructor(private readonly x: number)``) declare fields of the class
 ; (``@in_class``: owned by the class around the constructor, not by the constructor).
 (method_definition
