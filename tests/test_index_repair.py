@@ -154,3 +154,47 @@ def test_registered_indexer_facts_change_with_each_epoch_and_rebuild_on_schema_b
     assert indexer.applied and "a.py" in indexer.applied[0][1]
     assert _words(repo)["a.py"][0] == 3
     service.stop()
+
+
+def test_an_index_db_damaged_while_serving_is_rebuilt_from_disk(tmp_path: Path) -> None:
+    """``index.db`` truncated under a running server: symbol reads answered 9001 ("database disk image is
+    malformed") and every query 3005 "retry" for good, until a restart. The first statement that meets the
+    damage has it rebuilt from disk, live; meanwhile queries say so (3004, retryable)."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pytest
+
+    from codeplane.core.errors import CodePlaneError
+
+    files = {f"pkg/m{n}.py": f"def function_{n}(value):\n    return value + {n}\n" for n in range(200)}
+    repo = make_repo(tmp_path / "repo", files)
+    with running_index(repo) as index:
+        before = all_hits(index, "function_7")
+        assert before
+        db = repo / ".codeplane" / "index.db"
+        with sqlite3.connect(db) as raw:
+            raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        with db.open("r+b") as handle:
+            handle.truncate(8192)
+            handle.seek(0)
+            handle.write(b"garbage!" * 512)
+        def count_files() -> int:
+            with index.read_connection() as conn:
+                return int(conn.execute("SELECT count(*) FROM files").fetchone()[0])
+
+        with pytest.raises(CodePlaneError) as caught:  # a thread of its own: a new connection reads the header
+            ThreadPoolExecutor(1).submit(count_files).result()
+        assert caught.value.code == 3004 and caught.value.retryable, caught.value
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                after = all_hits(index, "function_7")
+                break
+            except CodePlaneError as exc:
+                assert exc.retryable and time.monotonic() < deadline, exc
+                time.sleep(0.2)
+        assert after == before
+        warnings = index.status()["warnings"]
+        assert isinstance(warnings, list) and any("index.db was damaged" in w for w in warnings), warnings
+        assert ThreadPoolExecutor(1).submit(count_files).result() == len(files)

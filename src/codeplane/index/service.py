@@ -52,6 +52,8 @@ from codeplane.repo.version import read_repo_version
 from codeplane.repo.watcher import RepoWatcher, WatchBatch
 
 log = get_logger(__name__)
+#: How a rebuild for a damaged ``index.db`` names its reason (``_rebuild_from_disk``).
+_DAMAGED = "index.db was damaged"
 
 #: Reconciles remembered for a listener registered late (:meth:`IndexService.on_reconcile`).
 REPLAYED_REPORTS = 16
@@ -105,6 +107,7 @@ class IndexService:
         self.config = config
         self._pending = PendingChanges()
         self._pipeline = IndexPipeline(root, layout, config, self._pending)
+        self._pipeline.store.on_damage = self._damage_found
         self._ready = threading.Event()
         self._stopping = threading.Event()
         self._git_lock: Path | None = None
@@ -311,8 +314,10 @@ class IndexService:
         self._pending.wake()
 
     def _rebuild_from_disk(self, problem: str) -> None:
-        """Drop the adopted index (it failed its integrity check) and build from disk, as a refused artifact
-        would have; queries answer 3004 (retryable) until the build is published."""
+        """Drop the index and build it from disk: an adopted artifact that failed its integrity check (as a refused
+        artifact would have been), or an ``index.db`` found damaged while serving (every query answered 9001 or
+        3005 until a restart); queries answer 3004 (retryable) until the build is published."""
+        damaged = problem.startswith(_DAMAGED)
         self._ready.clear()
         self.state = "starting"
         pipeline = self._pipeline
@@ -320,13 +325,22 @@ class IndexService:
         pipeline.store.check_owed = False  # what is built from disk next owes no check
         drop_store(pipeline.layout.index_db)
         shutil.rmtree(pipeline.layout.tantivy_dir, ignore_errors=True)
-        self.artifact = AdoptOutcome("refused", problem,
-                                     error=CodePlaneError(ErrorCode.ARTIFACT_INVALID, problem).to_payload())
-        self.origin = None
+        if not damaged:
+            self.artifact = AdoptOutcome("refused", problem,
+                                         error=CodePlaneError(ErrorCode.ARTIFACT_INVALID, problem).to_payload())
+            self.origin = None
         pipeline.open()
-        pipeline.warnings.append(f"index artifact refused after adoption: {problem}; built from disk instead")
+        pipeline.warnings.append(f"{problem}; rebuilt from disk" if damaged else
+                                 f"index artifact refused after adoption: {problem}; built from disk instead")
+        log.warning("index rebuilt from disk", reason=problem)
         self._rebuild_reason = None
         self._pending.mark_full()
+
+    def _damage_found(self, what: str) -> None:
+        """A statement found ``index.db`` damaged (``IndexStore.on_damage``): rebuild it from disk, once."""
+        if self._rebuild_reason is None and self._ready.is_set():
+            self._rebuild_reason = f"{_DAMAGED} while the server ran ({what})"
+            self._pending.wake()
 
     def _mark_ready(self) -> None:
         if self._ready.is_set():
@@ -477,6 +491,9 @@ class IndexService:
 
     def _require_open(self) -> None:
         if not self._pipeline.opened:
+            if self._rebuild_reason is not None:
+                raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "the index is being rebuilt from disk "
+                                     f"({self._rebuild_reason}); retry shortly", retryable=True)
             raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "the index service is not running")
 
     def _await(self, concerns: Callable[[str], bool]) -> None:

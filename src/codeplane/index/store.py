@@ -22,12 +22,13 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from codeplane.core.clock import monotonic
+from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
 from codeplane.core.stores import drop_store
 
@@ -113,6 +114,8 @@ class IndexStore:
         self._local = threading.local()
         self._generation = 0
         self._damage_seen = False
+        #: Told when a statement finds the file damaged (the index service rebuilds it from disk, live).
+        self.on_damage: Callable[[str], None] | None = None
         self.rebuilt_reason: str | None = None
         #: How the last open checked the file: ``full`` (``quick_check``) or ``cheap`` (after a clean close).
         self.open_check = "full"
@@ -170,6 +173,8 @@ class IndexStore:
         open must check it fully, however this process ends."""
         if isinstance(exc, sqlite3.DatabaseError) and getattr(exc, "sqlite_errorcode", None) in _DAMAGE_CODES:
             self._damage_seen = True
+            if self.on_damage is not None:
+                self.on_damage(f"{exc}")
 
     # -- clean-close marker ----------------------------------------------------------------------------
     @property
@@ -346,6 +351,9 @@ class IndexStore:
             yield conn
         except sqlite3.DatabaseError as exc:
             self.note_error(exc)
+            if getattr(exc, "sqlite_errorcode", None) in _DAMAGE_CODES:
+                raise CodePlaneError(ErrorCode.INDEX_NOT_READY, f"index.db is damaged ({exc}); it is being rebuilt "
+                                     "from disk: retry shortly", retryable=True) from exc
             raise
         finally:
             conn.execute("ROLLBACK")
