@@ -225,3 +225,22 @@ def test_cpl_up_help_names_what_each_option_takes(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "KEY=VALUE" in proc.stdout and "core|full|read_only" in proc.stdout and "PATH|URL" in proc.stdout
     assert "list[str]" not in proc.stdout
+
+
+def test_aliases_are_refused_and_a_huge_value_is_shown_cut(tmp_path: Path) -> None:
+    """Nine levels of YAML aliases in a dozen lines hung ``status``, ``up`` and ``doctor`` (3 GB and counting), and
+    seven printed a 56 MB error line: aliases are a parse error naming the line; a long refused value is cut."""
+    repo = make_repo(tmp_path / "repo")
+    (repo / ".codeplane").mkdir()
+    config = repo / ".codeplane" / "config.yaml"
+    levels = ['a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    levels += [f"a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 9)}]" for n in range(1, 9)]
+    config.write_text("\n".join(levels) + "\ntests:\n  exclude: *a8\n")
+    with pytest.raises(CodePlaneError) as aliased:
+        load_config(repo, environ={}, global_path=tmp_path / "none")
+    assert aliased.value.code == 2001 and "aliases" in aliased.value.message, aliased.value
+    assert aliased.value.details["line"] == 2, aliased.value.details
+    config.write_text("tests:\n  target_timeout_sec: [" + ", ".join(["1"] * 50_000) + "]\n")
+    with pytest.raises(CodePlaneError) as huge:
+        load_config(repo, environ={}, global_path=tmp_path / "none")
+    assert huge.value.code == 2002 and len(huge.value.message) < 1_000, len(huge.value.message)

@@ -279,9 +279,23 @@ class _Layers:
         return node
 
 
+#: Characters of a refused value an error shows.
+_SHOWN_VALUE = 200
+
+
 class _UniqueKeys(yaml.SafeLoader):
     """YAML's last-one-wins for a key given twice (``port: 47001`` then ``port: 47002``) hid which one was meant: a
-    duplicate key is a parse error naming its line."""
+    duplicate key is a parse error naming its line. Aliases (``*name``) are refused: nine levels of them in a
+    dozen lines expand to billions of items (``status``, ``up`` and ``doctor`` hung, 3 GB and counting), and no
+    setting needs one."""
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in CodePlane's config: "
+                                              "write the value out", event.start_mark)
+        node: yaml.Node | None = super().compose_node(parent, index)
+        return node
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
@@ -397,7 +411,10 @@ def _invalid(exc: ValidationError, layers: _Layers) -> CodePlaneError:
     dotted = ".".join(str(p) for p in first["loc"] if not isinstance(p, int))
     source = layers.source_of(dotted)
     value = layers.value_of(dotted)
-    details: dict[str, Any] = {"key": dotted, "value": repr(value), "source": source}
+    shown = repr(value)
+    if len(shown) > _SHOWN_VALUE:  # a list of thousands of items printed whole (56 MB, once)
+        shown = f"{shown[:_SHOWN_VALUE]}… ({len(shown):,} characters)"
+    details: dict[str, Any] = {"key": dotted, "value": shown, "source": source}
     where, origin = "", f" (from {source})"
     if source in layers.files:
         fpath, text = layers.files[source]
@@ -420,7 +437,7 @@ def _invalid(exc: ValidationError, layers: _Layers) -> CodePlaneError:
     details["reason"] = first["msg"]
     return CodePlaneError(
         ErrorCode.CONFIG_INVALID_VALUE,
-        f"{where}invalid config value for {dotted!r} = {value!r}{origin}: {first['msg']}{tail}",
+        f"{where}invalid config value for {dotted!r} = {shown}{origin}: {first['msg']}{tail}",
         details=details,
     )
 
