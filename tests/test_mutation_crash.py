@@ -139,3 +139,33 @@ def test_sigkill_of_a_writer_process_at_many_points_is_always_recoverable(tmp_pa
         results.append(found == gen + 1)
         gen = found
     assert not all(results), "no kill landed inside a batch; the pause hook is not working"
+
+
+def test_cpl_clear_after_a_crash_mid_batch_rolls_the_batch_back_first(tmp_path: Path) -> None:
+    """``cpl clear`` after a writer died mid-batch removed the journal with the rest of ``.codeplane``: the work
+    tree kept the half-applied batch (and its temporary files) for good, and nothing said so."""
+    import json
+
+    from tests.builders import cpl
+
+    repo = make_batch_repo(tmp_path / "repo")
+    (repo / ".codeplane").mkdir()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            MutationEngine(repo, MutationConfig(), environ={PAUSE_ENV: "15"}).apply(engine_batch(1))
+        finally:
+            os._exit(0)
+    wait_for_journal(repo)
+    time.sleep(0.1)  # a few files replaced, most not: a half-applied batch
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    doctor = cpl("doctor", "--json", cwd=repo)  # no server: a batch of any age was left by a crash
+    check = next(c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "no unfinished write batch")
+    assert doctor.returncode == 1 and not check["ok"], check
+    cleared = cpl("clear", "--json", cwd=repo)
+    assert cleared.returncode == 0, cleared.stdout + cleared.stderr
+    assert json.loads(cleared.stdout)["rolled_back"], cleared.stdout
+    assert not (repo / ".codeplane").exists()
+    (repo / ".codeplane").mkdir()  # generation_on_disk looks for a journal there
+    assert generation_on_disk(repo) == 0

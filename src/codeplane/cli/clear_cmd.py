@@ -1,4 +1,5 @@
-"""``cpl clear``: remove ``.codeplane/``; refuses while the server runs unless ``--force``."""
+"""``cpl clear``: remove ``.codeplane/`` (rolling back a write batch a crash left unfinished first); refuses while
+the server runs unless ``--force``."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from codeplane.cli.output import cli_errors, console, emit
 from codeplane.cli.probe import stop_server
 from codeplane.cli.repo_context import resolve
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.mutation.journal import recover
 from codeplane.server.instance import lock_is_held, read_running
 
 
@@ -38,7 +40,16 @@ def clear(
                 raise CodePlaneError(ErrorCode.SERVER_ALREADY_RUNNING, f"could not stop server pid {pid}",
                                      details={"pid": pid})
         existed = ctx.layout.state_dir.exists()
+        # A write batch a crash left half-applied is rolled back first, as the next ``cpl up`` would have done:
+        # removing its journal kept the half-applied work tree (and its temporary files) for good.
+        rolled = recover(ctx.root, ctx.layout.journal_dir) if existed else []
         if existed:
             shutil.rmtree(ctx.layout.state_dir)
-    emit({"ok": True, "removed": existed, "path": str(ctx.layout.state_dir)}, as_json,
-         lambda: console.print(f"Removed {ctx.layout.state_dir}" if existed else "Nothing to remove."))
+
+    def render() -> None:
+        for batch in rolled:
+            console.print(f"Rolled back the unfinished write batch {batch} (a crash left it half-applied)")
+        console.print(f"Removed {ctx.layout.state_dir}" if existed else "Nothing to remove.")
+
+    emit({"ok": True, "removed": existed, "path": str(ctx.layout.state_dir), "rolled_back": rolled}, as_json,
+         render)

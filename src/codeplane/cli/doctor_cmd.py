@@ -25,11 +25,15 @@ def registered_checks() -> list[Check]:
     from codeplane.lint.doctor import check_linters
     from codeplane.mutation.doctor import check_journal
     from codeplane.repo.doctor import check_watch_capacity
+    from codeplane.server.instance import lock_is_held
     from codeplane.tasks.inspection import check_ledger
     from codeplane.testing.doctor import check_test_runners
 
+    def journal(root: Path) -> list[CheckResult]:
+        return check_journal(root, server_running=lock_is_held(RepoLayout(root)))
+
     return [*FOUNDATION_CHECKS, check_index, check_watch_capacity, check_ledger, check_test_runners, check_linters,
-            check_journal, check_git_tools]
+            journal, check_git_tools]
 
 
 def run_checks(root: Path) -> list[CheckResult]:

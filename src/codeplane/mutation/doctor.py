@@ -13,7 +13,9 @@ from codeplane.mutation.journal import RETIRED_SUFFIX
 _STALE_AFTER_S = 60.0
 
 
-def check_journal(root: Path) -> list[CheckResult]:
+def check_journal(root: Path, *, server_running: bool = True) -> list[CheckResult]:
+    """``server_running`` False: no batch can be live, so any journal was left by a crash, however young (it said
+    "journal empty" for a minute after one)."""
     journal_dir = RepoLayout(root).journal_dir
     name = "no unfinished write batch"
     if not journal_dir.is_dir():
@@ -21,8 +23,9 @@ def check_journal(root: Path) -> list[CheckResult]:
     now = time.time()
     stale = sorted(p.name for p in journal_dir.iterdir()
                    if p.is_dir() and not p.name.endswith(RETIRED_SUFFIX)
-                   and now - p.stat().st_mtime > _STALE_AFTER_S)
+                   and (not server_running or now - p.stat().st_mtime > _STALE_AFTER_S))
     if not stale:
         return [CheckResult(name, True, "journal empty")]
     return [CheckResult(name, False, f"{len(stale)} batch(es) interrupted by a crash: {', '.join(stale[:5])}",
-                        "run `cpl up`: startup rolls them back before serving")]
+                        "run `cpl up` (startup rolls them back before serving) or `cpl clear` (rolls them back, then "
+                        "removes .codeplane)")]
