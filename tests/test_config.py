@@ -244,3 +244,15 @@ def test_aliases_are_refused_and_a_huge_value_is_shown_cut(tmp_path: Path) -> No
     with pytest.raises(CodePlaneError) as huge:
         load_config(repo, environ={}, global_path=tmp_path / "none")
     assert huge.value.code == 2002 and len(huge.value.message) < 1_000, len(huge.value.message)
+
+
+def test_a_files_bad_key_is_blamed_on_the_file_when_an_override_sets_another_key_of_its_section(
+        tmp_path: Path) -> None:
+    """``server: {shutdown_timeout_sec: 1e3}`` with ``--set server.port=0`` (what ``cpl up --port 0`` sets) was
+    reported "(from --set server.port=0)", without file, line or column."""
+    repo = make_repo(tmp_path / "repo")
+    path = _write(repo / ".codeplane" / "config.yaml", "server:\n  shutdown_timeout_sec: 1e3\n")
+    with pytest.raises(CodePlaneError) as info:
+        load_config(repo, environ={}, global_path=tmp_path / "none", overrides=["server.port=0"])
+    assert info.value.details["source"] == f"repo config {path}", info.value.details
+    assert info.value.message.startswith(f"{path}:2:3: "), info.value.message

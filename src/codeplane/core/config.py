@@ -256,10 +256,14 @@ class _Layers:
     def _merge_into(self, target: dict[str, Any], values: Mapping[str, Any], source: str, prefix: str) -> None:
         for key, value in values.items():
             dotted = f"{prefix}.{key}" if prefix else str(key)
-            if isinstance(value, Mapping) and isinstance(target.get(key), dict):
+            if isinstance(value, Mapping) and not isinstance(target.get(key), dict):
+                target[key] = {}  # a new section: its keys get sources of their own, as a merged one's do
+            if isinstance(value, Mapping):
                 self._merge_into(target[key], value, source, dotted)
             else:
-                target[key] = dict(value) if isinstance(value, Mapping) else value
+                target[key] = value
+            # A section's own source is its last writer's; a key's decides where an error points (a file's
+            # ``server.shutdown_timeout_sec`` was blamed on ``--port 0``, which set ``server.port``).
             self.sources[dotted] = source
 
     def source_of(self, dotted: str) -> str:
