@@ -348,5 +348,9 @@ def test_a_server_that_requires_a_token_is_seen_by_the_cli_and_refuses_callers_w
         assert refused.status_code == 401 and refused.json()["code"] == 1001, refused.text
         allowed = httpx.get(f"{base}/status", timeout=10, headers={"Authorization": f"Bearer {token}"})
         assert allowed.status_code == 200
+        # The scheme's name in any case (RFC 7235); a wrong token or a prefix of it is still refused.
+        lower = httpx.get(f"{base}/status", timeout=10, headers={"Authorization": f"bearer {token}"})
+        wrong = httpx.get(f"{base}/status", timeout=10, headers={"Authorization": f"BEARER {token[:-1]}"})
+        assert lower.status_code == 200 and wrong.status_code == 401 and wrong.json()["code"] == 1002
     finally:
         server.stop()

@@ -49,9 +49,10 @@ class GuardMiddleware:
                                                "reason": "origin_not_allowed"})
         if self.token is not None:
             auth = headers.get(b"authorization", b"").decode("latin-1")
-            if not auth.startswith("Bearer "):
+            scheme, _, credentials = auth.strip().partition(" ")
+            if scheme.lower() != "bearer":  # an auth scheme's name is case-insensitive (RFC 7235)
                 return CodePlaneError(ErrorCode.AUTH_TOKEN_MISSING)
-            if not hmac.compare_digest(auth[7:].strip(), self.token):
+            if not hmac.compare_digest(credentials.strip(), self.token):
                 return CodePlaneError(ErrorCode.AUTH_TOKEN_INVALID)
         return None
 
