@@ -208,6 +208,9 @@ def test_batch_is_untouched_when_last_precondition_fails(tmp_path: Path) -> None
 @pytest.mark.parametrize("bad", [
     "../outside.txt", "/etc/passwd", "a/../../x", ".git/config", ".codeplane/config.yaml", "src/\x00x.py",
     "link_out/passwd", "link_git/config", "link_file", "", "src",
+    # A name over the file system's limit (was 9001 "File name too long"), a path over PATH_MAX, and a new name
+    # with a control character (it read as two entries in every listing).
+    "n" * 300 + ".py", "/".join(["d" * 200] * 30) + "/x.py", "new\nline.py", "tab\there.py",
 ])
 def test_path_escapes_are_refused_with_nothing_written(tmp_path: Path, bad: str) -> None:
     repo = make_repo(tmp_path / "r", {"src/a.py": PY})

@@ -49,6 +49,11 @@ class RepoPath:
         return self.protected_part is not None
 
 
+#: Linux's NAME_MAX and (about) PATH_MAX: beyond, the file system refuses the name.
+NAME_MAX = 255
+PATH_MAX = 4000
+
+
 def _reject(path: str, reason: str) -> CodePlaneError:
     return CodePlaneError(
         ErrorCode.MUTATION_SCOPE_VIOLATION,
@@ -67,7 +72,13 @@ def canonicalize(path: str) -> RepoPath:
     parts = [p for p in PurePosixPath(text).parts if p not in ("", ".")]
     if any(p == ".." for p in parts):
         raise _reject(path, "'..' components are not accepted")
-    return RepoPath("/".join(parts))
+    joined = "/".join(parts)
+    if any(len(p.encode("utf-8", "surrogateescape")) > NAME_MAX for p in parts) or len(
+            joined.encode("utf-8", "surrogateescape")) > PATH_MAX:  # (it was 9001: "[Errno 36] File name too long")
+        raise _reject(path[:120] + ("…" if len(path) > 120 else ""),
+                      f"a name longer than {NAME_MAX} bytes, or a path longer than {PATH_MAX}, is more than file "
+                      "systems hold")
+    return RepoPath(joined)
 
 
 def resolve_in_repo(root: Path, path: str, *, allow_protected: bool = False) -> RepoPath:

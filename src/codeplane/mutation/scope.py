@@ -82,6 +82,10 @@ class Scope:
                           link_target=target)
         if real.is_dir():
             raise _refuse(path, "is a directory")
+        if not os.path.lexists(real) and any(ord(c) < 32 or c == "\x7f" for c in rel.rel):
+            # A new name with a newline reads as two entries in every line-based listing (git status, search hits,
+            # list_files): a crafted one can fake entries in what a model reads. An existing one can be edited.
+            raise _refuse(path, "a new file's name may not contain a control character (a newline, a tab)")
         rules = self._ignore_rules()
         for candidate in dict.fromkeys((rel.rel, real_rel.rel)):
             if rules.excludes(candidate):
