@@ -34,6 +34,10 @@ def test_stage_and_unstage_match_git_add_and_restore(repo: Path) -> None:
     with pytest.raises(CodePlaneError) as missing:
         git.stage(["nope.txt"])
     assert missing.value.code == 5004
+    # A name starting with '-' is a name (it was refused 1003 as a git option; git add -- -dash.txt takes it).
+    write_files(repo, {"-dash.txt": "d\n"})
+    assert [c.path for c in git.stage(["-dash.txt"]).changed] == ["-dash.txt"]
+    assert status_sets(git.status()) == porcelain_v2(repo)
 
 
 def test_commit_records_the_index_with_cleaned_message_and_reports_changed_paths(repo: Path) -> None:

@@ -143,7 +143,14 @@ def test_rebase_refuses_dirty_tree_and_second_rebase(repo: Path) -> None:
     assert again.value.code == 8005
     with pytest.raises(CodePlaneError) as merge_now:
         git.merge("main")
-    assert merge_now.value.code == 8005
+    assert merge_now.value.code == 8005 and "git_rebase action=abort" in merge_now.value.message
+    # Switching away mid-rebase (forced, even) kept the rebase: its continue then rewrote the branch switched to.
+    topic = run_git(repo, "rev-parse", "topic").decode()
+    for force in (False, True):
+        with pytest.raises(CodePlaneError) as switching:
+            git.checkout("main", force=force, confirm=True)
+        assert switching.value.code == 8005 and "git_rebase action=abort" in switching.value.message
+    assert git.status().state == "rebase" and run_git(repo, "rev-parse", "topic").decode() == topic
 
 
 def test_doctor_reports_a_rebase_left_in_progress(repo: Path) -> None:

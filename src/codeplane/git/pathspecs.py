@@ -49,8 +49,8 @@ def check_ref(value: str, field: str = "ref") -> str:
 
 
 def repo_path(root: Path, path: str, field: str = "paths") -> str:
-    """Canonical repo-relative path for a caller path ("" is the repository root)."""
-    refuse_option_like(path, field)
+    """Canonical repo-relative path for a caller path ("" is the repository root). A name starting with ``-`` is a
+    name: every git command line CodePlane runs puts paths after ``--`` (``-dash.txt`` was refused)."""
     return resolve_in_repo(root, path).rel
 
 

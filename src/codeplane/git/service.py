@@ -201,14 +201,18 @@ class GitService:
                 if ref is None:
                     raise _invalid("ref", "give ref to switch to, or paths to restore")
                 target = checkout.resolve_target(repo, ref, create, start_point)
+                state = repo_state(repo)
+                if state != "none":
+                    # Switching away from a rebase, merge or pick in progress kept its state: a rebase's continue
+                    # then rewrote the branch switched to (force included).
+                    conflicted = " with unresolved conflicts" if repo.index.conflicts is not None else ""
+                    raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"a {state} is in progress{conflicted}; "
+                                         f"{merging.way_out(state)}, before switching", details={"state": state})
                 if not force and repo.index.conflicts is not None:  # libgit2 refuses with an untyped error
-                    state = repo_state(repo)
                     # A stash pop that stopped on conflicts leaves them with no operation in progress.
-                    during = f" (a {state} in progress)" if state != "none" else ""
-                    out = merging.way_out(state) if state != "none" else (
-                        "resolve them (git_stage_and_commit) or drop them (git_checkout paths, or git_reset hard)")
-                    raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"unresolved conflicts in the index{during}: "
-                                         f"{out}, before switching", details={"state": state})
+                    raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "unresolved conflicts in the index: resolve "
+                                         "them (git_stage_and_commit) or drop them (git_checkout paths, or git_reset "
+                                         "hard), before switching", details={"state": state})
                 elsewhere = checkout.checked_out_elsewhere(repo, target.branch) if target.branch and \
                     target.create is None else None
                 if elsewhere is not None:
