@@ -66,6 +66,12 @@ def test_status_scoped_to_paths_and_limited(busy: Path) -> None:
     assert status_sets(git.status(["new/", "a.txt"])) == porcelain_v2(busy, "new/", "a.txt")
     cut = git.status(limit=1)
     assert cut.truncated and len(cut.staged) == 1 and cut.staged_total == len(porcelain_v2(busy)["staged"])
+    # The text names what was cut by count (it said "(lists cut at limit)": untracked_total was only in the record).
+    from codeplane.server.tools.git_render import render_status
+
+    last = render_status(cut).splitlines()[-1]
+    assert f"{cut.staged_total - 1:,} more staged" in last and "narrow with paths" in last, last
+    assert f"{cut.untracked_total - 1:,} more untracked" in last, last
 
 
 def test_status_of_empty_repository_and_detached_head(tmp_path: Path) -> None:

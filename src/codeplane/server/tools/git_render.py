@@ -94,8 +94,11 @@ def render_status(report: StatusReport) -> str:
         lines.append(f"UU {c.path} {oids}".rstrip())
     if report.is_clean:
         lines.append("clean")
-    if report.truncated:
-        lines.append("(lists cut at limit)")
+    if report.truncated:  # each cut list's whole count, and how to see the rest (paths narrows, limit widens)
+        cut = [f"{total - len(shown):,} more {name}" for name, shown, total in (
+            ("staged", report.staged, report.staged_total), ("modified", report.modified, report.modified_total),
+            ("untracked", report.untracked, report.untracked_total)) if total > len(shown)]
+        lines.append(f"… {', '.join(cut) or 'more'} (narrow with paths, or raise limit)")
     return "\n".join(lines)
 
 
