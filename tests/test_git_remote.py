@@ -112,6 +112,17 @@ def test_fetch_and_pull_merge_fast_forward_and_merge_commit(pair: tuple[Path, Pa
     assert len(run_git(ours, "log", "-1", "--format=%P").decode().split()) == 2
 
 
+def test_pull_of_a_branch_the_remote_does_not_have_is_not_retryable(pair: tuple[Path, Path, str]) -> None:
+    """A new local branch without upstream: ``git_pull`` answered 8006 *retryable* "couldn't find remote ref";
+    retrying cannot help. It names the branch and how to give it one."""
+    ours, _, _ = pair
+    run_git(ours, "checkout", "-q", "-b", "topic")
+    with pytest.raises(CodePlaneError) as missing:
+        GitService(ours).pull()
+    assert missing.value.code == 8002 and not missing.value.retryable, missing.value
+    assert "origin has no branch 'topic'" in missing.value.message and "set_upstream" in missing.value.message
+
+
 def test_pull_rebase_replays_local_commits(pair: tuple[Path, Path, str]) -> None:
     ours, theirs, _ = pair
     git = GitService(ours)

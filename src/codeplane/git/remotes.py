@@ -111,6 +111,14 @@ def upstream_branch(repo: pygit2.Repository, branch: str, remote: str) -> str:
     return str(merge).removeprefix("refs/heads/") if merge else short
 
 
+def has_upstream(repo: pygit2.Repository, branch: str) -> bool:
+    """Whether the local ``branch`` has a configured upstream (``branch.<b>.merge``)."""
+    try:
+        return bool(repo.config[f"branch.{branch.removeprefix('refs/heads/')}.merge"])
+    except KeyError:
+        return False
+
+
 def fetch(root: Path, remote: str, refspecs: list[str], *, prune: bool, timeout_s: float) -> None:
     check_ref(remote, "remote")
     for spec in refspecs:

@@ -71,8 +71,17 @@ def pull(w: Write, remote: str | None, branch: str | None, *, use_rebase: bool, 
     url = remotes.get_remote(repo, name).url or name
     upstream = branch.removeprefix("refs/heads/") if branch else remotes.upstream_branch(repo, local, name)
     check_ref(upstream, "branch")
-    remotes.fetch(w.root, name, [f"+refs/heads/{upstream}:refs/remotes/{name}/{upstream}"], prune=False,
-                  timeout_s=timeout_s)
+    try:
+        remotes.fetch(w.root, name, [f"+refs/heads/{upstream}:refs/remotes/{name}/{upstream}"], prune=False,
+                      timeout_s=timeout_s)
+    except CodePlaneError as exc:
+        if "couldn't find remote ref" not in str(exc.details.get("stderr", "")) + exc.message:
+            raise
+        # Not a network hiccup to retry (it was 8006, retryable): the branch is not on the remote.
+        tracked = branch is not None or remotes.has_upstream(repo, local)
+        raise CodePlaneError(ErrorCode.GIT_REF_NOT_FOUND, f"{name} has no branch {upstream!r}" + (
+            "" if tracked else f" and {local} tracks none: pass branch, or push it first (git_push set_upstream)"),
+                             details={"remote": name, "branch": upstream}) from exc
     repo = w.repo = pygit2.Repository(str(w.root))  # see the fetched objects and refs
     tracking = f"{name}/{upstream}"
     if use_rebase:
