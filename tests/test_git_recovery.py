@@ -137,3 +137,23 @@ def test_recovery_point_in_an_empty_repository(tmp_path: Path) -> None:
     run_git(root, "rm", "-q", "--cached", "x.txt")
     git.restore(name, confirm=True)
     assert full_state(root) == before
+
+
+def test_a_point_taken_during_a_merge_brings_the_merge_back(tmp_path: Path) -> None:
+    """A hard reset during a stopped merge, then restoring its point: the files came back with their conflict
+    markers, but the conflicts were flattened to "ours" and MERGE_HEAD was gone (the next commit, no merge)."""
+    root = make_repo(tmp_path / "r", {"a.txt": "1\n2\n3\n", "keep.txt": "k\n"})
+    run_git(root, "checkout", "-q", "-b", "feat")
+    write_files(root, {"a.txt": "1\n2\nfeat\n"})
+    run_git(root, "commit", "-qam", "feat")
+    run_git(root, "checkout", "-q", "main")
+    write_files(root, {"a.txt": "1\n2\nmain\n"})
+    run_git(root, "commit", "-qam", "main")
+    git = GitService(root)
+    assert git.merge("feat").conflicts
+    before = full_state(root), run_git(root, "ls-files", "-u"), (root / ".git" / "MERGE_HEAD").read_text()
+    point = git.reset(mode="hard", confirm=True).effect.recovery_point
+    assert point and not (root / ".git" / "MERGE_HEAD").exists()
+    git.restore(point, confirm=True)
+    assert (full_state(root), run_git(root, "ls-files", "-u"), (root / ".git" / "MERGE_HEAD").read_text()) == before
+    assert git.status().state == "merge" and [c.path for c in git.status().conflicts] == ["a.txt"]

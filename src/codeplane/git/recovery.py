@@ -115,8 +115,12 @@ def _stamp(ms: int) -> str:
 
 def record(repo: pygit2.Repository, op: str, extras: dict[str, str] | None = None) -> str:
     """Save HEAD, index and working tree (plus ``extras`` tips); returns the recovery ref name."""
-    extras = dict(sorted((extras or {}).items()))
+    extras = dict(extras or {})
     sig = bookkeeping_signature(repo)
+    operation = _operation_state(repo, sig, op)
+    if operation is not None:
+        extras["operation"] = str(operation)
+    extras = dict(sorted(extras.items()))
     head = head_commit(repo)
     head_parents = [head.id] if head is not None else []
     index_tree, worktree_tree = snapshot_trees(repo)
@@ -136,6 +140,42 @@ def record(repo: pygit2.Repository, op: str, extras: dict[str, str] | None = Non
     repo.references.create(name, oid)
     _prune(repo)
     return name
+
+
+#: What says an operation is in progress (``.git/<name>``): git's merge, pick and revert files, and CodePlane's
+#: rebase state. Saved with the raw index (its conflict stages) when one is there or the index has conflicts.
+_OPERATION_FILES = ("MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "CHERRY_PICK_HEAD", "REVERT_HEAD", "AUTO_MERGE",
+                    "codeplane-rebase.json")
+
+
+def _operation_state(repo: pygit2.Repository, sig: pygit2.Signature, op: str) -> pygit2.Oid | None:
+    """A commit whose tree holds the raw index and the operation's files, or ``None`` when no operation is in
+    progress and nothing is conflicted: a point taken during a merge restored the files but flattened the
+    conflicts to "ours" and dropped ``MERGE_HEAD`` (the next commit was no merge)."""
+    gitdir = Path(repo.path)
+    present = [name for name in _OPERATION_FILES if (gitdir / name).is_file()]
+    if not present and repo.index.conflicts is None:
+        return None
+    tree = repo.TreeBuilder()
+    index_file = gitdir / "index"
+    if index_file.is_file():
+        tree.insert("index", repo.create_blob(index_file.read_bytes()), FileMode.BLOB)
+    for name in present:
+        tree.insert(name, repo.create_blob((gitdir / name).read_bytes()), FileMode.BLOB)
+    return repo.create_commit(None, sig, sig, f"{_MARK}: operation in progress before {op}\n", tree.write(), [])
+
+
+def _put_operation_back(repo: pygit2.Repository, oid: pygit2.Oid) -> None:
+    """The operation saved by :func:`_operation_state`: its files and the raw index, conflict stages and all."""
+    gitdir = Path(repo.path)
+    tree = repo[oid].peel(pygit2.Commit).tree
+    for entry in tree:
+        name = entry.name or ""
+        data = repo[entry.id].peel(pygit2.Blob).data
+        temporary = gitdir / f".{name}.cpl-restore"
+        temporary.write_bytes(data)
+        os.replace(temporary, gitdir / name)
+    repo.index.read(True)
 
 
 def _prune(repo: pygit2.Repository) -> None:
@@ -195,6 +235,8 @@ def restore(repo: pygit2.Repository, point: RecoveryPoint) -> list[str]:
     staged = repo[pygit2.Oid(hex=point.index_commit)].peel(pygit2.Commit)
     index.read_tree(staged.tree)
     index.write()
+    if "operation" in point.extras:
+        _put_operation_back(repo, pygit2.Oid(hex=point.extras["operation"]))
     for key, oid in point.extras.items():
         if key.startswith("branch:"):
             ref = key.removeprefix("branch:")
