@@ -7,7 +7,9 @@ A recovery point is a commit object under ``refs/codeplane/recovery/<UTC timesta
 - its metadata (JSON after the first paragraph of the message) names HEAD, the branch HEAD pointed to,
   and an **index commit** whose tree is the staged state (for conflicted paths, the "ours" side);
 - its parents are HEAD, the index commit and any extra tips the operation would drop (a deleted
-  branch, a dropped stash, a remote tip overwritten by a force push), so nothing it names is collected.
+  branch, a dropped stash, a remote tip overwritten by a force push), so nothing it names is collected;
+- during a merge, pick, revert or rebase (or with conflicts in the index), one more parent holds the raw index
+  (conflict stages) and the operation's files (``MERGE_HEAD``...), so the operation comes back too.
 
 :func:`restore` puts HEAD/branch, index and working tree back exactly (files created since are removed,
 ignored files are left alone), re-creates a deleted branch and re-stores a dropped stash. Restore from
