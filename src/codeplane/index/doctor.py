@@ -12,6 +12,7 @@ from codeplane.core.doctor import CheckResult, unwritable_check
 from codeplane.core.layout import RepoLayout
 from codeplane.core.storage import probe_write, storage_error
 from codeplane.index.lexical import LEXICAL_SCHEMA_VERSION, VERSION_FILE
+from codeplane.index.lexical_check import damaged_segment_file
 
 _FIX = ("`cpl doctor --fix` drops it, or start the server (`cpl up`): it repairs or rebuilds the index from "
         "disk automatically")
@@ -43,6 +44,9 @@ def check_index(root: Path) -> list[CheckResult]:
         docs = int(tantivy.Index.open(str(layout.tantivy_dir)).searcher().num_docs)
     except (OSError, ValueError) as exc:
         return [*results, CheckResult("tantivy", False, f"cannot be opened: {exc}", _FIX)]
+    damaged = damaged_segment_file(layout.tantivy_dir)
+    if damaged is not None:
+        return [*results, CheckResult("tantivy", False, damaged, _FIX)]
     if recorded != LEXICAL_SCHEMA_VERSION:
         return [*results, CheckResult("tantivy", False, f"schema version {recorded} != {LEXICAL_SCHEMA_VERSION}",
                                       _FIX)]

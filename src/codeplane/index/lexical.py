@@ -40,6 +40,7 @@ import tantivy
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
 from codeplane.core.stores import drop_store
+from codeplane.index.lexical_check import damaged_segment_file
 from codeplane.index.lexical_terms import TermIndex
 
 log = get_logger(__name__)
@@ -221,6 +222,9 @@ class LexicalIndex:
                 recorded = json.loads(version_file.read_text()) if version_file.is_file() else {}
                 if recorded.get("schema_version") != LEXICAL_SCHEMA_VERSION:
                     return f"schema version {recorded.get('schema_version')} != {LEXICAL_SCHEMA_VERSION}"
+                damaged = damaged_segment_file(self.directory)
+                if damaged is not None:
+                    return damaged
             self.directory.mkdir(parents=True, exist_ok=True)
             index = tantivy.Index(self._schema, path=str(self.directory), reuse=True)
             index.register_tokenizer(_TOKENIZER, _analyzer())
