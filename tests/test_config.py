@@ -256,3 +256,10 @@ def test_a_files_bad_key_is_blamed_on_the_file_when_an_override_sets_another_key
         load_config(repo, environ={}, global_path=tmp_path / "none", overrides=["server.port=0"])
     assert info.value.details["source"] == f"repo config {path}", info.value.details
     assert info.value.message.startswith(f"{path}:2:3: "), info.value.message
+
+
+def test_task_budgets_in_the_config_take_open_tasks_bounds(tmp_path: Path) -> None:
+    """``tasks.max_mutations: 1e29`` was accepted while ``open_task`` refuses the same limit past 1,000,000."""
+    with pytest.raises(CodePlaneError) as info:
+        load_config(None, environ={}, global_path=tmp_path / "n", overrides=["tasks.max_mutations=1000001"])
+    assert info.value.code == 2002 and info.value.details["key"] == "tasks.max_mutations"

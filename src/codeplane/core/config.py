@@ -120,9 +120,10 @@ class MutationConfig(_Section):
 
 
 class TasksConfig(_Section):
-    max_mutations: int = Field(default=200, ge=1)
-    max_test_runs: int = Field(default=50, ge=1)
-    max_duration_sec: int = Field(default=4 * 3600, ge=1)
+    # The same bounds ``open_task`` takes (a config of 1e29 mutations was accepted, the same limit refused there).
+    max_mutations: int = Field(default=200, ge=1, le=1_000_000)
+    max_test_runs: int = Field(default=50, ge=1, le=1_000_000)
+    max_duration_sec: int = Field(default=4 * 3600, ge=1, le=30 * 86_400)
     read_budget_bytes: int = Field(default=50 * 1024 * 1024, ge=1)
     read_budget_calls: int = Field(default=5_000, ge=1)
     session_idle_timeout_sec: int = Field(default=30 * 60, ge=1)
