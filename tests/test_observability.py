@@ -82,6 +82,22 @@ async def test_call_counts_and_latency_histograms_move_with_calls(server: Server
     assert value(after, "codeplane_index_reconcile_duration_seconds_count", kind="full") >= 1
 
 
+async def test_task_counters_count_the_implicit_task_open_task_replaces(server: ServerHandle) -> None:
+    """A new client's first call, ``open_task``: its implicit task opened and closed (superseded) within that
+    call, and neither was counted (the counters followed the task id the answers showed)."""
+    before = samples(server)
+    async with mcp_client(server) as client:
+        await call(client, "open_task")
+        await call(client, "close_task", {"outcome": "failed"})
+    after = samples(server)
+    opened = value(after, "codeplane_tasks_opened_total") - value(before, "codeplane_tasks_opened_total")
+    assert opened == 2, opened  # the implicit one and the one open_task opened
+    for state, closed in (("CLOSED_SUCCESS", 1), ("CLOSED_FAILED", 1)):
+        moved = value(after, "codeplane_tasks_closed_total", state=state) - value(
+            before, "codeplane_tasks_closed_total", state=state)
+        assert moved == closed, (state, moved)
+
+
 async def test_a_write_is_one_span_tree_with_its_subsystem_steps(server: ServerHandle) -> None:
     async with mcp_client(server) as client:
         opened = await call(client, "open_task")

@@ -109,6 +109,9 @@ class TaskTracker:
         self._artifact_writer: ThreadPoolExecutor | None = None
         #: The last calls, for the status section (which describe includes, so it must not hit SQLite).
         self._recent: deque[dict[str, Any]] = deque(maxlen=STATUS_RECENT_OPS)
+        #: Told ``OPEN`` when a task opens and its final state when one closes (the server's task metrics): the
+        #: tracker is where every task begins and ends, implicit ones that ``open_task`` replaces included.
+        self.on_transition: Callable[[TaskState], None] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -179,6 +182,8 @@ class TaskTracker:
             extra = self._call_detail.pop(info.request_id, None)
             same_task = task_id == session.task.task_id
             convergence = observe(session.task, outcome, update_task=same_task)
+            if session.task.state is TaskState.OPEN and convergence.task.state is not TaskState.OPEN:
+                self._tell(convergence.task.state)  # a budget ran out
             session.task = convergence.task
             if info.kind == "read" and outcome.ok:
                 read = session.read
@@ -227,6 +232,8 @@ class TaskTracker:
                                                close_reason="superseded by open_task")
             task = self._new_task(session_id, chosen, now, implicit=False)
             self._save(*(t for t in (closed, task) if t is not None))
+            if closed is not None:
+                self._tell(closed.state)
             session.task = session.saved_task = task
             self._note(request_id, {"opened": task.task_id, "limits": chosen.as_dict(),
                                     **({"closed_previous": previous.task_id} if closed else {})})
@@ -247,6 +254,7 @@ class TaskTracker:
             state = TaskState.CLOSED_SUCCESS if outcome == "success" else TaskState.CLOSED_FAILED
             closed = task.with_changes(state=state, closed_at_ms=now, close_reason=f"closed by client ({outcome})")
             self._save(closed)
+            self._tell(closed.state)
             session.task = session.saved_task = closed
             self._note(request_id, {"closed": closed.task_id, "outcome": outcome})
             return TaskView(closed, session.read, self._budget_line(session))
@@ -328,8 +336,16 @@ class TaskTracker:
         except Exception:  # a task must open even if HEAD cannot be read (e.g. a broken ref)
             log.exception("repo snapshot failed")
             snapshot = RepoSnapshot(None)
+        self._tell(TaskState.OPEN)
         return TaskRecord(task_id=new_task_id(), session_id=session_id, opened_at_ms=now, state=TaskState.OPEN,
                           limits=limits, repo_snapshot=snapshot, implicit=implicit)
+
+    def _tell(self, state: TaskState) -> None:
+        if self.on_transition is not None:
+            try:
+                self.on_transition(state)
+            except Exception:  # an observer must never fail a call
+                log.exception("task transition observer failed")
 
     def _stash(self, data: bytes) -> ArtifactRef | None:
         store, writer = self._artifacts, self._artifact_writer
@@ -385,6 +401,7 @@ class TaskTracker:
 
     def _interrupt(self, task: TaskRecord, now: int, reason: str) -> None:
         closed = task.with_changes(state=TaskState.CLOSED_INTERRUPTED, closed_at_ms=now, close_reason=reason)
+        self._tell(closed.state)
         row = OperationRecord(task_id=task.task_id, timestamp_ms=now, op_type="task.interrupted", success=True,
                               session_id=task.session_id, kind="maintenance", detail={"reason": reason})
         if self.ledger.is_open:

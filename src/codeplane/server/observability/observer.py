@@ -15,7 +15,6 @@ before ``before_call`` (unknown tool, invalid arguments) has a root and ``valida
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -29,7 +28,6 @@ from codeplane.server.observability.window import CallWindow
 log = get_logger(__name__)
 #: Files listed on one operation (the count is always exact).
 MAX_FILES = 20
-_MAX_SESSIONS = 4096
 
 
 @dataclass
@@ -50,8 +48,6 @@ class CallTelemetry:
         self.ring = ring
         self._export = export
         self._open: dict[str, _Open] = {}
-        #: session -> (task id, state) last seen, to count task transitions.
-        self._tasks: OrderedDict[str, tuple[str, str]] = OrderedDict()
         self._lock = threading.Lock()
 
     def before_call(self, info: CallInfo) -> None:
@@ -128,8 +124,6 @@ class CallTelemetry:
             self.metrics.no_op.inc()
         if non_progress:
             self.metrics.non_progress.inc()
-        if meta is not None and meta.task_id and meta.task_state:
-            self._task_transition(info.session_id, meta.task_id, meta.task_state)
         paths = sorted(p for p, _ in outcome.mutation.changed_paths) if outcome.mutation else []
         trace = state.trace
         root = trace.root
@@ -154,20 +148,3 @@ class CallTelemetry:
                 self._export(op)
             except Exception:  # export is best effort; the call already happened
                 log.exception("trace export failed")
-
-    def _task_transition(self, session_id: str, task_id: str, task_state: str) -> None:
-        with self._lock:
-            previous = self._tasks.get(session_id)
-            self._tasks[session_id] = (task_id, task_state)
-            self._tasks.move_to_end(session_id)
-            while len(self._tasks) > _MAX_SESSIONS:
-                self._tasks.popitem(last=False)
-        if previous is None or previous[0] != task_id:
-            self.metrics.tasks_opened.inc()
-            if previous is not None and previous[1] == "OPEN":
-                # open_task supersedes the session's open task (it closes CLOSED_SUCCESS).
-                self.metrics.tasks_closed.labels("CLOSED_SUCCESS").inc()
-            if task_state != "OPEN":
-                self.metrics.tasks_closed.labels(task_state).inc()
-        elif previous[1] != task_state and task_state != "OPEN":
-            self.metrics.tasks_closed.labels(task_state).inc()

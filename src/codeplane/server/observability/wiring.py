@@ -13,6 +13,7 @@ from codeplane.server.observability import Observability
 from codeplane.server.observability.metrics import IndexSample, ServerMetrics, StateReaders, TasksSample
 from codeplane.server.observability.observer import CallTelemetry
 from codeplane.server.observability.traces import Operation, TraceRing
+from codeplane.tasks import TaskState
 
 if TYPE_CHECKING:
     from codeplane.index.epochs import EpochSummary
@@ -80,6 +81,13 @@ def wire(services: Services) -> Observability:
         if run.finished_at is not None:
             metrics.test_run_duration.observe(max(0, run.finished_at - run.started_at) / 1000)
 
+    def on_task(state: TaskState) -> None:
+        if state is TaskState.OPEN:
+            metrics.tasks_opened.inc()
+        else:
+            metrics.tasks_closed.labels(state.value).inc()
+
+    services.tasks.on_transition = on_task
     services.index.on_reconcile(on_reconcile)
     services.deferred_testing.on_build(lambda testing: testing.on_finish(on_test_run))
     if config.otlp_endpoint:
