@@ -302,6 +302,9 @@ def test_json_log_file_has_required_fields(repo: Path) -> None:
     for entry in lines:
         assert {"ts", "level", "event"} <= entry.keys()
         assert entry["ts"].endswith("Z") and "T" in entry["ts"]
+    # The first build is in the log, with its size and time (nothing said it was built).
+    [built] = [e for e in lines if e["event"] == "index.reconciled"]
+    assert built["reason"] == "startup" and built["added"] >= 1 and built["duration_ms"] >= 0, built
 
 
 def test_up_on_unborn_repo_with_no_commits_serves(tmp_path: Path) -> None:

@@ -329,6 +329,9 @@ class IndexPipeline:
         self.last_update = report
         if full:
             self.last_reconcile = report
+            # One line per full reconcile (a first build, a start, a checkout): the log said nothing of them.
+            log.info("index.reconciled", reason=reason, duration_ms=report.duration_ms, added=report.added,
+                     modified=report.modified, deleted=report.deleted, epoch=report.epoch)
         for listener in self.listeners:
             try:
                 listener(report, summary)
