@@ -10,7 +10,8 @@ from typing import Any
 from codeplane.core.config import IndexConfig
 from codeplane.core.layout import RepoLayout
 from codeplane.index.search import LexicalScope
-from codeplane.index.service import IndexService, LexicalRequest
+from codeplane.index.service import IndexService
+from codeplane.index.service_models import LexicalRequest
 
 
 def open_index(root: Path, **config: Any) -> IndexService:

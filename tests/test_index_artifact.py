@@ -38,7 +38,8 @@ from codeplane.index.artifact_verify import unpack_verified
 from codeplane.index.lexical import LexicalIndex
 from codeplane.index.reconcile import diff
 from codeplane.index.search import LexicalScope
-from codeplane.index.service import IndexService, LexicalRequest
+from codeplane.index.service import IndexService
+from codeplane.index.service_models import LexicalRequest
 from codeplane.index.store import FileRecord
 from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.index.structural.service import StructuralService, SymbolRequest

@@ -24,7 +24,8 @@ from codeplane.core.layout import RepoLayout
 from codeplane.index.artifact_integrity import FileArrival, check_tables
 from codeplane.index.artifact_verify import unpack_verified
 from codeplane.index.search import LexicalScope
-from codeplane.index.service import IndexService, LexicalRequest
+from codeplane.index.service import IndexService
+from codeplane.index.service_models import LexicalRequest
 from codeplane.index.store import IndexStore
 from tests.builders import cpl, make_repo, running_server
 from tests.test_index_artifact import (

@@ -13,7 +13,8 @@ from codeplane.core.layout import RepoLayout
 from codeplane.index import progress as build_progress
 from codeplane.index.epochs import CHUNK
 from codeplane.index.facts_api import FileChange
-from codeplane.index.service import IndexService, LexicalRequest
+from codeplane.index.service import IndexService
+from codeplane.index.service_models import LexicalRequest
 from tests.builders import make_repo
 from tests.index_helpers import running_index
 

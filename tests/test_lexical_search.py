@@ -17,7 +17,8 @@ from codeplane.index.lexical import RUN_PIECE, RUN_STEP, Fragment, RankedCandida
 from codeplane.index.query import MAX_QUERY_CHARS, compile_query
 from codeplane.index.scan import count_at_most, find_matches
 from codeplane.index.search import LexicalScope, lexical_stream
-from codeplane.index.service import IndexService, LexicalRequest
+from codeplane.index.service import IndexService
+from codeplane.index.service_models import LexicalRequest
 from tests.builders import make_repo
 from tests.index_helpers import all_hits, hit_lines, running_index
 

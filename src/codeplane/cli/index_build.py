@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from codeplane.cli.output import console
 from codeplane.cli.probe import probe
 from codeplane.cli.repo_context import RepoContext
-from codeplane.index.service import BuildSummary
+from codeplane.index.service_models import BuildSummary
 from codeplane.server.boot_index import build_index
 
 

@@ -9,8 +9,6 @@ pending change concerns what it reads (per-file freshness, D6), and answers with
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import shutil
 import sqlite3
@@ -18,7 +16,6 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from codeplane.core.clock import iso_utc, monotonic
@@ -39,9 +36,10 @@ from codeplane.index.facts_api import FactIndexer
 from codeplane.index.files import MAX_LIST_LIMIT, FilePage, list_entries
 from codeplane.index.freshness import BURST_PATHS, PendingChanges, concerns_prefix, poll_interval, settle_burst
 from codeplane.index.lexical import is_native_panic
-from codeplane.index.pipeline import IndexCounts, IndexPipeline, ReconcileReport
-from codeplane.index.query import Syntax, compile_query
-from codeplane.index.search import LexicalHit, LexicalScope, lexical_stream, scope_concerns
+from codeplane.index.pipeline import IndexPipeline, ReconcileReport
+from codeplane.index.query import compile_query
+from codeplane.index.search import LexicalHit, lexical_stream, scope_concerns
+from codeplane.index.service_models import BuildSummary, LexicalPage, LexicalRequest
 from codeplane.index.store import FileRecord, differs_on_disk
 from codeplane.index.walk_apart import EarlyWalk
 from codeplane.repo.content import head_is_binary
@@ -57,40 +55,6 @@ _DAMAGED = "index.db was damaged"
 
 #: Reconciles remembered for a listener registered late (:meth:`IndexService.on_reconcile`).
 REPLAYED_REPORTS = 16
-
-
-@dataclass(frozen=True)
-class LexicalRequest:
-    query: str
-    syntax: Syntax = "text"
-    case_sensitive: bool | None = None
-    scope: LexicalScope = field(default_factory=LexicalScope)
-    context_lines: int = 0
-    include_snippets: bool = True
-
-    def key(self) -> str:
-        raw = json.dumps([self.query, self.syntax, self.case_sensitive, list(self.scope.paths),
-                          list(self.scope.languages), list(self.scope.suffixes), self.context_lines,
-                          self.include_snippets])
-        return hashlib.sha256(raw.encode()).hexdigest()[:24]
-
-
-@dataclass(frozen=True)
-class BuildSummary:
-    report: ReconcileReport
-    counts: IndexCounts
-    warnings: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class LexicalPage:
-    hits: tuple[LexicalHit, ...]
-    next_cursor: str | None
-    total: int
-    truncated: bool
-    epoch: int
-    #: Files in scope too large to scan (first page only; ``search.LARGE_SCAN_MAX_BYTES``).
-    unsearched: tuple[str, ...] = ()
 
 
 def _tell(listener: Callable[[ReconcileReport, EpochSummary | None], None], report: ReconcileReport,

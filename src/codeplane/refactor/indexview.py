@@ -11,7 +11,8 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 
-from codeplane.index.service import IndexService, LexicalRequest
+from codeplane.index.service import IndexService
+from codeplane.index.service_models import LexicalRequest
 from codeplane.refactor.facts import Bind, Def, DynamicSite, FactReader, FileInfo, Import, Ref, Scope
 
 _CHUNK = 500

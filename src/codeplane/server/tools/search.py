@@ -18,7 +18,7 @@ from pydantic import Field
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.index.languages import family_less_suffixes, language_names, scope_family
 from codeplane.index.search import LARGE_SCAN_MAX_BYTES, LexicalScope
-from codeplane.index.service import LexicalRequest
+from codeplane.index.service_models import LexicalRequest
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
 from codeplane.server.tools.paging import CURSOR_STAND_IN, PAGE_BYTES, items_that_fit
