@@ -280,8 +280,7 @@ async def param_cp(cp: CodePlane, root: Path) -> None:
         {"path": "tests/test_utils.py", "action": "update",
          "old_text": "click.utils.make_default_short_help(value, max_length)",
          "new_text": 'click.utils.make_default_short_help(value, max_length, suffix="...")'}]})
-    # What the commit changed, by symbol: the tests reaching the changed function, not every test importing utils.
-    run = await cp("run_test_targets", {"changed_since": "HEAD~1", "wait_sec": 300})
+    run = await cp("run_test_targets", {"affected_by": [UTILS], "wait_sec": 300})
     assert run["state"] == "passed", run
 
 
