@@ -70,6 +70,8 @@ GO_PROJECT: dict[str, str] = {
 CARGO_PROJECT: dict[str, str] = {
     "rs/Cargo.toml": '[package]\nname = "rs-fixture"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n',
     "rs/src/lib.rs": (
+        "/// Adds, as the example (which fails: doc-tests run too) says.\n///\n/// ```\n"
+        "/// assert_eq!(rs_fixture::add(2, 2), 5);\n/// ```\n"
         "pub fn add(a: i32, b: i32) -> i32 { a + b }\n\n"
         "#[cfg(test)]\nmod tests {\n    use super::*;\n"
         "    #[test]\n    fn adds() { assert_eq!(add(1, 2), 3); }\n"

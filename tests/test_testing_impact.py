@@ -193,7 +193,9 @@ def test_a_rust_change_selects_every_cargo_target_whole(tmp_path: Path) -> None:
     assert inspected.unresolved_files == ("README.md",) and inspected.confidence == "partial"
     assert inspected.hint.startswith("1 changed Rust file(s) select every cargo target whole"), inspected.hint
     assert "README.md" not in inspected.hint and "map to no importable module" in inspected.hint
-    assert sorted(t.target_id for t in targets) == ["rs/src/lib.rs", "rs/tests/integration.rs"]
+    # (the library's doc-tests too: the change may break an example)
+    assert sorted(t.target_id for t in targets) == [
+        "rs/src/lib.rs", "rs/src/lib.rs#doctests", "rs/tests/integration.rs"]
 
 def test_a_repository_with_no_test_target_says_so_rather_than_that_no_test_imports_the_change(tmp_path: Path) -> None:
     # qs's tests use tape, which CodePlane has no adapter for: test/utils.js requires lib/utils.js, and the hint said

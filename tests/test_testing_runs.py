@@ -492,20 +492,22 @@ def test_go_cargo_jest_and_vitest_in_one_repo(tmp_path: Path, services: list[Tes
     runners = {t.target_id: t.runner for t in view.targets}
     assert runners == {
         "svc/broken": "go", "svc/calc": "go", "svc/util": "go",
-        "rs/src/lib.rs": "cargo", "rs/tests/integration.rs": "cargo",
+        "rs/src/lib.rs": "cargo", "rs/src/lib.rs#doctests": "cargo", "rs/tests/integration.rs": "cargo",
         "web/src/__tests__/ok.js": "jest", "web/src/sum.test.js": "jest", "web/src/syntax.test.js": "jest",
         "ui/sum.test.mjs": "vitest", "tests/test_py.py": "pytest"}
     assert view.missing == ()
     snapshot = finish(service.start_run(), timeout=240)
     assert _outcomes(snapshot) == {
         "svc/broken": "error", "svc/calc": "failed", "svc/util": "passed",
-        "rs/src/lib.rs": "failed", "rs/tests/integration.rs": "passed",
+        "rs/src/lib.rs": "failed", "rs/src/lib.rs#doctests": "failed", "rs/tests/integration.rs": "passed",
         "web/src/__tests__/ok.js": "passed", "web/src/sum.test.js": "failed", "web/src/syntax.test.js": "error",
         "ui/sum.test.mjs": "failed", "tests/test_py.py": "passed"}
     cases = _cases(snapshot)
     assert cases["svc/calc::TestAddFails"] == "failed" and cases["svc/calc::TestSkipped"] == "skipped"
     assert cases["rs/src/lib.rs::tests::fails"] == "failed" and cases["rs/src/lib.rs::tests::ignored"] == "skipped"
     assert cases["rs/tests/integration.rs::works"] == "passed"
+    # A failing example in a doc comment (cargo test fails; its doc-tests never ran, and the crate "passed").
+    assert cases["rs/src/lib.rs#doctests::src/lib.rs - add (line 3)"] == "failed", cases
     assert cases["web/src/sum.test.js::sum > fails"] == "failed"
     assert cases["web/src/sum.test.js::sum > skipped"] == "skipped"
     assert cases["ui/sum.test.mjs::sum > adds"] == "passed" and cases["ui/sum.test.mjs::sum > fails"] == "failed"

@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from codeplane.testing.model import CaseOutcome
 from codeplane.testing.reports import ParsedCase
 
-_RESULT = re.compile(r"^test (?P<name>\S+?)(?: - should panic)? \.\.\. (?P<status>ok|FAILED|ignored(?:, .*)?)$")
-_SECTION = re.compile(r"^---- (?P<name>\S+) stdout ----$")
+# A doc-test's name has spaces (``src/lib.rs - add (line 3)``, with `` - compile fail`` for such an example).
+_RESULT = re.compile(r"^test (?P<name>.+?)(?: - (?:should panic|compile fail))? \.\.\. "
+                     r"(?P<status>ok|FAILED|ignored(?:, .*)?)$")
+_SECTION = re.compile(r"^---- (?P<name>.+?) stdout ----$")
 _SUMMARY = re.compile(r"^test result: (?P<status>ok|FAILED)\. .*finished in (?P<secs>[0-9.]+)s$")
 _PANIC = re.compile(r"^thread '.*' panicked at ")
 _OLD_PANIC = re.compile(r"^thread '.*' panicked at '(?P<message>.*)', \S+:\d+:\d+$")

@@ -1,4 +1,5 @@
-"""``cargo test``: one target per test binary (``--lib``, ``--bin x``, ``--test y``), one process each.
+"""``cargo test``: one target per test binary (``--lib``, ``--bin x``, ``--test y``, and a library's ``--doc``), one
+process each.
 
 A prepare step (``cargo test --no-run``) builds every test binary once before any target's clock starts,
 so compilation never counts against the per-target timeout. Results come from libtest's stable format.
@@ -38,6 +39,10 @@ def is_package(project_dir: Path) -> bool:
     return "package" in read_manifest(project_dir)
 
 
+#: A library's doc-test target is named after its ``lib.rs`` with this suffix (``src/lib.rs#doctests``).
+DOC_SUFFIX = "#doctests"
+
+
 class CargoRunner(Runner):
     name = "cargo"
     lang = "rust"
@@ -73,10 +78,17 @@ class CargoRunner(Runner):
                 elif parts[0] == "tests" and len(parts) == 3 and parts[2] == "main.rs" and rel not in tests:
                     tests[rel] = parts[1]
         entries += [(path, f"--test {name}") for path, name in tests.items() if path in local]
-        return [Target(target_id=project.repo_rel(path), runner=self.name, lang=self.lang, cwd=project.root,
-                       selector=selector, cmd=(*base_cmd, *selector.split()), path=project.repo_rel(path),
-                       kind="integration" if selector.startswith("--test") else "unit")
-                for path, selector in sorted(entries)]
+        found = [Target(target_id=project.repo_rel(path), runner=self.name, lang=self.lang, cwd=project.root,
+                        selector=selector, cmd=(*base_cmd, *selector.split()), path=project.repo_rel(path),
+                        kind="integration" if selector.startswith("--test") else "unit")
+                 for path, selector in sorted(entries)]
+        if lib in local and manifest.get("lib", {}).get("doctest", True):
+            # A library's doc-tests are a test binary of their own (``cargo test --doc``): without them, a failing
+            # example in a doc comment ran nowhere and the run said "passed" where ``cargo test`` fails.
+            found.append(Target(target_id=project.repo_rel(lib) + DOC_SUFFIX, runner=self.name, lang=self.lang,
+                                cwd=project.root, selector="--doc", cmd=(*base_cmd, "--doc"),
+                                path=project.repo_rel(lib), kind="doc"))
+        return found
 
     def prepare(self, project: Project, repo_root: Path, toolchain: Toolchain) -> tuple[str, ...] | None:
         return (*toolchain.argv, "--no-run", "--color", "never")
