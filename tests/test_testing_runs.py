@@ -509,6 +509,13 @@ def test_go_cargo_jest_and_vitest_in_one_repo(tmp_path: Path, services: list[Tes
     # A failing example in a doc comment (cargo test fails; its doc-tests never ran, and the crate "passed").
     assert cases["rs/src/lib.rs#doctests::src/lib.rs - add (line 3)"] == "failed", cases
     assert cases["web/src/sum.test.js::sum > fails"] == "failed"
+    # The values and the test's own line, not a dozen of the runner's frames (a bounded excerpt kept those).
+    tracebacks = {c.case_id: c.traceback for r in snapshot.targets if r.final for c in r.final.cases}
+    for case in ("web/src/sum.test.js::sum > fails", "ui/sum.test.mjs::sum > fails"):
+        shown = tracebacks[case]
+        values = ("Expected: 3" in shown and "Received: 2" in shown) or "expected 2 to be 3" in shown  # jest, vitest
+        assert values and "sum.test." in shown, shown
+        assert not any("node_modules" in line for line in shown.splitlines()[:-1]), shown
     assert cases["web/src/sum.test.js::sum > skipped"] == "skipped"
     assert cases["ui/sum.test.mjs::sum > adds"] == "passed" and cases["ui/sum.test.mjs::sum > fails"] == "failed"
     broken = next(r for r in snapshot.targets if r.target.target_id == "svc/broken")

@@ -24,6 +24,19 @@ def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
 
 
+_RUNNER_FRAME = re.compile(r"^\s*at .*(?:/node_modules/|\(node:|node:internal)")
+
+
+def _own_frames(failure: str) -> str:
+    """The failure with the test runner's own stack frames (``node_modules``, ``node:internal``) folded into one
+    line: they were a dozen lines after the test's own frame, and a bounded excerpt kept them and cut the
+    ``Expected``/``Received`` lines and the test's ``file:line``."""
+    lines = failure.split("\n")
+    kept = [line for line in lines if not _RUNNER_FRAME.match(line)]
+    folded = len(lines) - len(kept)
+    return "\n".join(kept) + (f"\n    … {folded} frames in node_modules" if folded else "")
+
+
 def parse_jest_json(text: str) -> tuple[list[ParsedCase], dict[str, float]]:
     """(cases, per-file duration in seconds). Raises ``ValueError`` if the text is not such a report."""
     try:
@@ -44,7 +57,7 @@ def parse_jest_json(text: str) -> tuple[list[ParsedCase], dict[str, float]]:
             titles = [*item.get("ancestorTitles", []), item.get("title", "")]
             name = " > ".join(t for t in titles if t) or str(item.get("fullName", ""))
             outcome = _STATUS.get(str(item.get("status")), "error")
-            failure = strip_ansi("\n".join(str(m) for m in item.get("failureMessages") or []))
+            failure = _own_frames(strip_ansi("\n".join(str(m) for m in item.get("failureMessages") or [])))
             message = failure.strip().split("\n", 1)[0] if failure else ""
             duration = item.get("duration") or 0
             cases.append(ParsedCase(group=path, name=name, outcome=outcome,
