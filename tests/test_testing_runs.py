@@ -788,3 +788,27 @@ def test_a_run_the_server_stops_says_so_not_cancelled_on_request(tmp_path: Path)
     service.close()
     snapshot = finish(record, timeout=15)
     assert snapshot.state == "cancelled" and "the server stopped" in snapshot.message, snapshot.message
+
+
+def test_a_go_subtest_asked_for_by_its_id_runs_alone(tmp_path: Path, services: list[TestingService]) -> None:
+    """``cmp::TestDiff/Project2/Inequal`` (an id the answer printed) ran the whole package, an unrelated failure
+    with it, and said nothing: ``-run`` goes level by level now, and a subtest that is not there is an error."""
+    require("go")
+    files = {"svc/go.mod": "module example.com/svc\n\ngo 1.19\n",
+             "svc/table/table_test.go": (
+                 'package table\n\nimport "testing"\n\n'
+                 "func TestTable(t *testing.T) {\n"
+                 '\tfor _, name := range []string{"ok", "a+b", "broken"} {\n'
+                 "\t\tname := name\n"
+                 '\t\tt.Run(name, func(t *testing.T) {\n\t\t\tif name == "broken" {\n\t\t\t\tt.Fatal("broken")\n'
+                 "\t\t\t}\n\t\t})\n\t}\n}\n\n"
+                 'func TestOther(t *testing.T) { t.Fatal("unrelated") }\n')}
+    repo = make_repo(tmp_path / "repo", files)
+    service = service_for(repo, retry_failed=False)
+    services.append(service)
+    alone = finish(service.start_run(["svc/table::TestTable/a+b"]), timeout=240)
+    assert alone.state == "passed" and _cases(alone) == {
+        "svc/table::TestTable": "passed", "svc/table::TestTable/a+b": "passed"}, _cases(alone)
+    typo = finish(service.start_run(["svc/table::TestTable/nope"]), timeout=240)
+    (result,) = [r.final for r in typo.targets if r.final]
+    assert result.outcome == "error" and "no test TestTable/nope" in result.message, result

@@ -508,7 +508,7 @@ def _only(target: Target, cases: Sequence[str]) -> Target:
         return target
     last = target.cmd[-1] if target.cmd else None
     if target.runner == "go":
-        if len(cases) > MAX_GO_CASES or not all(GO_NAME.match(c) for c in cases):
+        if len(cases) > MAX_GO_CASES or not all(GO_NAME.match(c.split("/", 1)[0]) for c in cases):
             return target
         cmd = (*target.cmd[:-1], "-run", go_run_pattern(cases), last) if last == target.selector else target.cmd
         return replace(target, cases=tuple(sorted(set(cases))), cmd=cmd)

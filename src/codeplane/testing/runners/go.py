@@ -32,8 +32,22 @@ GO_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def go_run_pattern(cases: Sequence[str]) -> str:
-    """``-run`` for exactly these top-level tests (their subtests run too): ``^(TestA|TestB)$``."""
-    return "^(" + "|".join(sorted(set(cases))) + ")$"
+    """``-run`` for these tests: top-level ones (their subtests run too) as ``^(TestA|TestB)$``; subtests
+    (``TestDiff/Project2/Inequal``) one alternation per level, as ``go test`` splits ``-run`` at ``/``
+    (``^(TestDiff)$/^(Project2)$/^(Inequal)$``). Several subtests may select their cross product, a few more, never
+    fewer; cases of different depths run by their top-level tests whole (a shorter one's subtests must all run).
+    A subtest id used to run the whole package."""
+    split = [case.split("/") for case in sorted(set(cases))]
+    depth = {len(parts) for parts in split}
+    if depth != {1} and len(depth) == 1:
+        levels = [sorted({parts[i] for parts in split}) for i in range(depth.pop())]
+    else:
+        levels = [sorted({parts[0] for parts in split})]
+    return "/".join("^(" + "|".join(_GO_SPECIAL.sub(r"\\\1", name) for name in level) + ")$" for level in levels)
+
+
+#: Regular-expression characters a subtest's name may hold (``t.Run("a+b", ...)``), escaped for ``-run``.
+_GO_SPECIAL = re.compile(r"([\\.+*?()|\[\]{}^$])")
 
 
 def module_path(project_dir: Path) -> str:
@@ -139,7 +153,7 @@ class GoParser(BatchParser):
                     results.append(error_result(target_id, reason, exit_code=exit_code))
                 continue
             cases = [c.to_case(target_id, f"{target_id}::{c.name}") for c in self.stream.cases(package)]
-            ran = {c.name.split("/", 1)[0] for c in self.stream.cases(package)}
+            ran = {c.name for c in self.stream.cases(package)}  # subtests by their full names, parents too
             missing = sorted(set(self.wanted.get(target_id, ())) - ran)
             if missing and state.outcome != "fail":
                 # ``go test -run '^(TestTypo)$'`` says "ok ... [no tests to run]": a pass the package never had.
