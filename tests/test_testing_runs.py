@@ -812,3 +812,23 @@ def test_a_go_subtest_asked_for_by_its_id_runs_alone(tmp_path: Path, services: l
     typo = finish(service.start_run(["svc/table::TestTable/nope"]), timeout=240)
     (result,) = [r.final for r in typo.targets if r.final]
     assert result.outcome == "error" and "no test TestTable/nope" in result.message, result
+
+
+def test_a_batch_watched_whole_is_held_for_one_timeout_plus_what_its_targets_take() -> None:
+    """Vitest's results come at the end: a batch of N files was held for N timeouts when one hung (124 s for a
+    30 s limit). It is now one timeout plus each file's expected time (3x its recorded cost, 10 s at least),
+    never more than the old sum."""
+    from codeplane.testing.batch import whole_batch_budget
+    from codeplane.testing.model import Target
+
+    def target(name: str, cost: float) -> Target:
+        return Target(target_id=name, runner="vitest", lang="javascript", cwd=".", selector=name, cmd=("x",),
+                      estimated_cost=cost)
+
+    files = [target(f"t{n}.test.ts", 1.0) for n in range(10)]
+    budgets = {t.target_id: 30.0 for t in files}
+    assert whole_batch_budget(files, budgets) == 30 + 10 * 10  # was 300
+    slow = [target("slow.test.ts", 8.0), target("quick.test.ts", 0.1), target("quick2.test.ts", 0.1)]
+    assert whole_batch_budget(slow, {t.target_id: 30.0 for t in slow}) == 30 + 24 + 10 + 10
+    tight = [target(f"t{n}.test.ts", 1.0) for n in range(3)]
+    assert whole_batch_budget(tight, {t.target_id: 5.0 for t in tight}) == 15  # never more than the sum

@@ -23,6 +23,8 @@ from codeplane.testing.runners.base import BatchParser, Invocation
 
 POLL_S = 0.05
 STARTUP_FLOOR_S = 30.0
+#: What a target never timed is expected to take at most, in a batch watched whole (``run_process``).
+BATCH_FLOOR_S = 10.0
 StopReason = Literal["cancel", "fail_fast", "deadline"]
 
 
@@ -115,6 +117,7 @@ def run_process(invocation: Invocation, parser: BatchParser, targets: Sequence[T
     workdir.mkdir(parents=True, exist_ok=True)
     out_path, err_path = workdir / "stdout.log", workdir / "stderr.log"
     budgets = {t.target_id: timeout_of(t) for t in targets}
+    batch_budget = whole_batch_budget(targets, budgets)
     began = time.monotonic()
     try:
         proc = start(invocation.argv, cwd=invocation.cwd, env=invocation.env)
@@ -131,8 +134,8 @@ def run_process(invocation: Invocation, parser: BatchParser, targets: Sequence[T
         events = _EventTail(invocation.event_file)
         with ExitWaiter(proc) as waiter:
             timed_out, batch_timed_out, stopped = _watch(
-                proc, parser, waiter, lock=lock, events=events, budgets=budgets, deadline=deadline,
-                should_stop=should_stop, on_progress=on_progress, began=began)
+                proc, parser, waiter, lock=lock, events=events, budgets=budgets, batch_budget=batch_budget,
+                deadline=deadline, should_stop=should_stop, on_progress=on_progress, began=began)
         for pump in pumps:
             pump.join(timeout=10)
     with lock:
@@ -158,8 +161,18 @@ def run_process(invocation: Invocation, parser: BatchParser, targets: Sequence[T
                           died=died, partial=(tuple(cases), running))
 
 
+def whole_batch_budget(targets: Sequence[Target], budgets: dict[str, float]) -> float:
+    """How long a batch watched whole may run (a runner whose results come at the end, vitest's JSON): one hung
+    file held a batch of N for the sum of their timeouts (124 s for a 30 s limit), before each was run again
+    alone. One timeout plus what each target is expected to take (three times its recorded cost, at least
+    :data:`BATCH_FLOOR_S`, at most its timeout), never more than that sum: past it, the batch is re-run target by
+    target, each with its own timeout."""
+    expected = sum(min(budgets[t.target_id], max(3 * t.estimated_cost, BATCH_FLOOR_S)) for t in targets)
+    return min(sum(budgets.values()), max(budgets.values(), default=0.0) + expected)
+
+
 def _watch(proc: subprocess.Popen[bytes], parser: BatchParser, waiter: ExitWaiter, *, lock: threading.Lock,
-           events: _EventTail, budgets: dict[str, float], deadline: float,
+           events: _EventTail, budgets: dict[str, float], batch_budget: float, deadline: float,
            should_stop: Callable[[], StopReason | None],
            on_progress: Callable[[BatchParser], None], began: float,
            ) -> tuple[tuple[str, int] | None, bool, StopReason | None]:
@@ -167,7 +180,6 @@ def _watch(proc: subprocess.Popen[bytes], parser: BatchParser, waiter: ExitWaite
     watch = _Watch(since=began)
     # Start-up (interpreter, imports, collection) is nobody's test: it gets at least STARTUP_FLOOR_S.
     startup_budget = max([*budgets.values(), STARTUP_FLOOR_S])
-    batch_budget = sum(budgets.values())
     seen_progress: object = None
     while True:
         with lock:
