@@ -832,3 +832,24 @@ def test_a_batch_watched_whole_is_held_for_one_timeout_plus_what_its_targets_tak
     assert whole_batch_budget(slow, {t.target_id: 30.0 for t in slow}) == 30 + 24 + 10 + 10
     tight = [target(f"t{n}.test.ts", 1.0) for n in range(3)]
     assert whole_batch_budget(tight, {t.target_id: 5.0 for t in tight}) == 15  # never more than the sum
+
+
+def test_a_go_package_that_times_out_names_its_hung_test_and_keeps_what_finished(
+        tmp_path: Path, services: list[TestingService]) -> None:
+    """A hung Go test: the answer said only "exceeded the per-target timeout", while ``go test -json`` had named
+    the test running and the ones that had passed (pytest's timeouts said both)."""
+    require("go")
+    files = {"svc/go.mod": "module example.com/svc\n\ngo 1.19\n",
+             "svc/slow/slow_test.go": (
+                 'package slow\n\nimport (\n\t"testing"\n\t"time"\n)\n\n'
+                 "func TestAQuick(t *testing.T) {}\n\n"
+                 "func TestBHangs(t *testing.T) {\n"
+                 '\tt.Run("inner", func(t *testing.T) { time.Sleep(300 * time.Second) })\n}\n')}
+    repo = make_repo(tmp_path / "repo", files)
+    service = service_for(repo, retry_failed=False, target_timeout_sec=5)
+    services.append(service)
+    record = finish(service.start_run(["svc/slow"]), timeout=120)
+    (result,) = [r.final for r in record.targets if r.final]
+    assert result.outcome == "timeout", result
+    assert "while running svc/slow::TestBHangs/inner" in result.message, result.message
+    assert {c.case_id: c.outcome for c in result.cases} == {"svc/slow::TestAQuick": "passed"}, result.cases

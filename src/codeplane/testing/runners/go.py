@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from codeplane.testing.model import Target, TargetResult
+from codeplane.testing.model import CaseResult, Target, TargetResult
 from codeplane.testing.reports.gojson import GoJsonStream
 from codeplane.testing.runners.base import (
     BatchParser,
@@ -141,6 +141,19 @@ class GoParser(BatchParser):
     def failed_targets(self) -> set[str]:
         return {self.by_package[p] for p, state in self.stream.packages.items()
                 if state.outcome == "fail" and p in self.by_package}
+
+    def partial(self, target_id: str) -> tuple[list[CaseResult], str | None]:
+        """A killed package's finished tests, and the test running when it was killed (the innermost started and
+        not ended): a timeout said only "exceeded the per-target timeout", though ``go test -json`` had named both."""
+        package = next((p for p, t in self.by_package.items() if t == target_id), None)
+        state = self.stream.packages.get(package or "")
+        if package is None or state is None:
+            return [], None
+        cases = [c.to_case(target_id, f"{target_id}::{c.name}") for c in self.stream.cases(package)
+                 if state.tests[c.name][0] is not None]
+        running = [name for name, (action, _) in state.tests.items() if action is None]
+        innermost = max(running, key=lambda name: name.count("/"), default=None)
+        return cases, f"{target_id}::{innermost}" if innermost else None
 
     def finish(self, exit_code: int | None, stdout: str, stderr: str, killed: bool) -> list[TargetResult]:
         results = []
