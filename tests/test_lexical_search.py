@@ -403,3 +403,36 @@ def test_a_scope_glob_that_reaches_outside_the_repository_is_refused(tmp_path: P
     with running_index(repo) as index, pytest.raises(CodePlaneError) as refused:
         hit_lines(index, "needle", "identifier", scope=LexicalScope(paths=(glob,)))
     assert refused.value.code == 1003 and refused.value.details["glob"] == glob
+
+
+def test_a_catastrophic_regex_is_refused_in_bounded_time_and_other_calls_go_on(tmp_path: Path) -> None:
+    """``(a+)+$`` over a line of 43 a's then ``!``: Python's ``re`` held the GIL for the whole match, and the
+    server froze (health, other searches, SIGTERM) until SIGKILL. The ``regex`` engine matches that one at once;
+    ``(a|aa)+$`` still backtracks: the match has a per-line budget (3006 naming the cause) and releases the GIL,
+    so another thread's search answers meanwhile."""
+    import threading
+    import time
+
+    from codeplane.core.errors import CodePlaneError
+
+    repo = make_repo(tmp_path / "repo", {"r.txt": "a" * 43 + "!\n", "n.py": "needle = 1\n"})
+    with running_index(repo) as index:
+        assert not all_hits(index, "(a+)+$", syntax="regex")  # (no match: the line ends with "!")
+        others: list[float] = []
+
+        def search_meanwhile() -> None:
+            time.sleep(0.2)
+            began = time.monotonic()
+            assert hit_lines(index, "needle") == {("n.py", 1)}
+            others.append(time.monotonic() - began)
+
+        meanwhile = threading.Thread(target=search_meanwhile)
+        meanwhile.start()
+        began = time.monotonic()
+        with pytest.raises(CodePlaneError) as caught:
+            all_hits(index, "(a|aa)+$", syntax="regex")
+        took = time.monotonic() - began
+        meanwhile.join(timeout=30)
+    assert caught.value.code == 3006 and "backtrack" in caught.value.message, caught.value
+    assert took < 10, took
+    assert others and others[0] < 1.0, others  # answered while the bad pattern was still matching

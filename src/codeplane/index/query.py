@@ -21,10 +21,14 @@ import re._parser as sre_parse  # type: ignore[import-not-found]
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import regex
+
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.index.lexical import Fragment
 
 Syntax = Literal["text", "phrase", "identifier", "regex"]
+#: ``re`` for the literal syntaxes (escaped: linear), ``regex`` for a user's regular expression (bounded in time).
+Pattern = re.Pattern[str] | regex.Pattern[str]
 
 _ASCII_WORD_RUN = re.compile(r"[A-Za-z0-9_]+")
 MAX_QUERY_CHARS = 1000
@@ -36,7 +40,7 @@ class CompiledQuery:
     syntax: Syntax
     case_sensitive: bool
     #: One pattern for ``phrase``/``identifier``/``regex``; one per term for ``text`` (all must match a line).
-    patterns: tuple[re.Pattern[str], ...]
+    patterns: tuple[Pattern, ...]
     fragments: tuple[Fragment, ...]
     #: For case-insensitive ``phrase``/``identifier``: the bare literal (``None`` = use ``str.find``).
     literal: re.Pattern[str] | None = None
@@ -104,7 +108,7 @@ def compile_query(text: str, syntax: Syntax, case_sensitive: bool | None = None)
     fragments: list[Fragment] = []
     if syntax == "text":
         terms = text.split()
-        patterns = tuple(re.compile(re.escape(t), flags) for t in terms)
+        patterns: tuple[Pattern, ...] = tuple(re.compile(re.escape(t), flags) for t in terms)
         for term in terms:
             fragments += literal_fragments(term, case_sensitive=sensitive)
     elif syntax == "phrase":
@@ -117,12 +121,15 @@ def compile_query(text: str, syntax: Syntax, case_sensitive: bool | None = None)
         try:
             pattern = re.compile(text, flags)
             parsed = sre_parse.parse(text, flags)
-        except (re.error, RecursionError, OverflowError) as exc:
+            # Matched with the ``regex`` engine, which takes a timeout and lets other threads run meanwhile: ``re``
+            # holds the GIL for a whole match, and ``(a+)+$`` on 43 a's froze the server (health, SIGTERM too).
+            bounded = regex.compile(text, (regex.MULTILINE | (0 if sensitive else regex.IGNORECASE)) | regex.V0)
+        except (re.error, regex.error, RecursionError, OverflowError) as exc:
             raise _invalid(f"invalid regular expression: {exc}", query=text) from exc
         if pattern.search("") is not None:
             raise _invalid("the regular expression matches the empty string; it would match every line",
                            query=text)
-        patterns = (pattern,)
+        patterns = (bounded,)
         required_runs = _required_literals(parsed)
         if any("\n" in run for run in required_runs):
             # Matching is per line (``scan._line_spans``, as rg does): silence would read as "not there".

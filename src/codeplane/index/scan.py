@@ -17,7 +17,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from codeplane.index.query import CompiledQuery
+import regex
+
+from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.index.query import CompiledQuery, Pattern
 
 #: Longest snippet or context line returned; longer lines are cut to a window around the match.
 SNIPPET_CHARS = 300
@@ -138,14 +141,32 @@ def _term_spans(text: str, query: CompiledQuery, term: int, folded: str | None =
         yield found.span()
 
 
-def _line_spans(text: str, pattern: re.Pattern[str]) -> Iterator[tuple[int, int]]:
+def _line_spans(text: str, pattern: Pattern) -> Iterator[tuple[int, int]]:
     # Like rg, a regex matches within one line: a match never spans a newline, so one that could (e.g.
     # ``^\s*x`` starting on a blank line) cannot swallow the real occurrence on the next line.
     start = 0
     for line in text.split("\n"):
-        for found in pattern.finditer(line):
+        for found in _bounded(pattern, line):
             yield start + found.start(), start + found.end()
         start += len(line) + 1
+
+
+#: Longest a user's regular expression may take over one line (rg's engine cannot backtrack; Python's can).
+REGEX_LINE_BUDGET_S = 1.0
+
+
+def _bounded(pattern: Pattern, line: str) -> Iterator[re.Match[str] | regex.Match[str]]:
+    """``pattern``'s matches in ``line``; 3006 when a ``regex`` pattern backtracks past its budget there."""
+    if not isinstance(pattern, regex.Pattern):
+        yield from pattern.finditer(line)
+        return
+    try:
+        # concurrent: the match lets go of the GIL, so the server answers other calls (and signals) meanwhile.
+        yield from pattern.finditer(line, concurrent=True, timeout=REGEX_LINE_BUDGET_S)
+    except TimeoutError as exc:
+        raise CodePlaneError(ErrorCode.INVALID_QUERY, f"the regular expression took over {REGEX_LINE_BUDGET_S:g} s "
+                             "on one line: nested quantifiers such as (a+)+ backtrack exponentially; rewrite it "
+                             "(a+ alone), or search for a literal part", details={"query": pattern.pattern}) from exc
 
 
 def _spans(text: str, query: CompiledQuery) -> Iterator[tuple[int, int]]:
