@@ -34,7 +34,9 @@ FILES: dict[str, str | bytes] = {
     "src/impl.py": "def handle_request_impl(req):\n    return req\n",
     "src/crlf.py": "alpha = 1\r\nbeta = 2\r\n",
     "docs/guide.md": "Call handle_request for each request.\n",
-    "web/handler.ts": "export const handle_request = 1;\n",
+    "web/handler.ts": "export const handle_request = 1;\nexport const ts_or_js_token = 2;\n",
+    "web/legacy.js": "var ts_or_js_token = 1;\n",
+    "scripts/extra.py": "EXTRA = 1\n",
     "many/words.txt": "needle\n" * 45,
     "assets/logo.png": b"\x89PNG\r\n\x1a\n\x00\x00\x00",
     "big/huge.txt": "x" * 1_100_000 + "\n",
@@ -101,6 +103,12 @@ async def test_a_scope_language_is_a_family_or_a_language_name_and_a_typo_is_ref
             found = await call(client, "search", {"query": "handle_request", "syntax": "identifier",
                                                   "scope": {"languages": languages}})
             assert [h["path"] for h in found["results"]] == ["web/handler.ts"], languages
+        # A language narrower than its family is that language's files, as ``rg -t ts`` (typescript took .js too).
+        for languages, paths in ((["typescript"], ["web/handler.ts"]),
+                                 (["javascript"], ["web/handler.ts", "web/legacy.js"])):
+            found = await call(client, "search", {"query": "ts_or_js_token", "syntax": "identifier",
+                                                  "scope": {"languages": languages}})
+            assert sorted(h["path"] for h in found["results"]) == paths, (languages, found)
         typo = await call_error(client, "search", {"query": "x", "scope": {"languages": ["pythn"]}})
         assert typo["code"] == 1003 and typo["details"]["field"] == "scope.languages.0", typo
         assert "python" in typo["details"]["known"]

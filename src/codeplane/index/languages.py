@@ -167,10 +167,20 @@ def scope_family(name: str) -> str | None:
     return next((info.family for info in infos if info.language == name), None)
 
 
-def family_less_suffixes(name: str) -> tuple[str, ...]:
-    """The file suffixes of a language no family owns (``c``: ``.c``, ``.h``), sorted; empty for any other name. A
-    search scoped to such a language selects its files by suffix (a ``.h`` header is C by its name here)."""
-    return tuple(sorted(ext for ext, info in _BY_EXTENSION.items() if info.family is None and info.language == name))
+#: A language a scope names that takes another's files along (``typescript``: ``.tsx`` is its own grammar).
+_ALSO: dict[str, tuple[str, ...]] = {"typescript": ("tsx",)}
+
+
+def language_suffixes(name: str) -> tuple[str, ...]:
+    """The file suffixes of a language narrower than its family (``typescript``: ``.cts``, ``.mts``, ``.ts``,
+    ``.tsx``), sorted: a scope naming it selects those files, as ``rg -t ts`` does (it selected the whole family,
+    ``.js`` included). Empty for a family key and for a language some files are known by name (``dockerfile``)."""
+    if name in FAMILIES:
+        return ()
+    names = {name, *_ALSO.get(name, ())}
+    if any(info.language in names for info in _BY_NAME.values()):
+        return ()
+    return tuple(sorted(ext for ext, info in _BY_EXTENSION.items() if info.language in names))
 
 
 def language_names() -> list[str]:

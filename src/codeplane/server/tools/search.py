@@ -16,7 +16,7 @@ import anyio
 from pydantic import Field
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
-from codeplane.index.languages import family_less_suffixes, language_names, scope_family
+from codeplane.index.languages import language_names, language_suffixes, scope_family
 from codeplane.index.search import LARGE_SCAN_MAX_BYTES, LexicalScope
 from codeplane.index.service_models import LexicalRequest
 from codeplane.server.services import Services
@@ -106,17 +106,17 @@ ModeHandler = Callable[[Services, SearchParams], SearchResult]
 
 
 def _scope_languages(names: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The families ``scope.languages`` selects, and the suffixes of the family-less languages it names (C, C++:
-    the lexical index knows files by family); 1003 for a name no file is indexed under (``pythn`` answered "no
-    hits")."""
+    """The families ``scope.languages`` selects, and the suffixes of the languages it names that are narrower than
+    their family (``typescript``) or have none (C, C++: the lexical index knows files by family); 1003 for a name no
+    file is indexed under (``pythn`` answered "no hits")."""
     families: list[str] = []
     suffixes: list[str] = []
     for index, name in enumerate(names):
         family = scope_family(name)
-        if family is not None:
+        if language_suffixes(name):  # a language narrower than its family (typescript), or with none (c)
+            suffixes += language_suffixes(name)
+        elif family is not None:
             families.append(family)
-        elif family_less_suffixes(name):
-            suffixes += family_less_suffixes(name)
         else:
             raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS,
                                  f"scope.languages: {name!r} is not a language or family the index knows",
