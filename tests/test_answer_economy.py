@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from codeplane.server.answers import short_fingerprint
-from tests.builders import answer_text, envelope, git, make_repo, mcp_client, running_server
+from tests.builders import answer_text, call, envelope, git, make_repo, mcp_client, running_server
 
 pytestmark = pytest.mark.anyio
 
@@ -232,8 +232,13 @@ async def test_a_definition_hit_says_only_what_its_line_and_path_do_not(repo: Pa
     with running_server(repo) as server:
         async with mcp_client(server) as client:
             res = await client.call_tool("search", {"query": "helper", "mode": "symbol"})
-    uid = envelope(res)["result"]["results"][0]["symbol"]["def_uid"]
+            uid = envelope(res)["result"]["results"][0]["symbol"]["def_uid"]
+            # The form the text prints is one every symbol argument takes (it was 3007 with its '#').
+            read = await call(client, "read_source", {"targets": [{"symbol": f"#{uid}"}]})
+            impact = await call(client, "refactor_impact", {"target": f"#{uid}"})
     assert answer_text(res).splitlines() == ["pkg/util.py", f"1:[#{uid}] def helper(x, scale=2):"], answer_text(res)
+    assert "def helper(x, scale=2):" in read["files"][0]["content"], read
+    assert impact, impact
 
 
 async def test_a_hit_is_shown_without_the_indentation_its_lines_share(repo: Path) -> None:

@@ -109,6 +109,8 @@ def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None 
     if not symbol:
         raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "give symbol (qualified name or def_uid) or path+line",
                              details={"field": "symbol"})
+    if symbol.startswith("#") and _UID.match(symbol[1:]):  # the ``#uid`` form answers print
+        symbol = symbol[1:]
     if _UID.match(symbol):
         found_def = reader.get_def(symbol)
         if found_def is not None:

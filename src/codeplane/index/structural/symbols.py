@@ -84,6 +84,8 @@ def match_definitions(conn: sqlite3.Connection, query: str, *, exact_only: bool,
     """Definitions the query addresses, with how each matched, in result order."""
     q = StructuralQueries(conn)
     text = query.strip()
+    if text.startswith("#") and _UID.match(text[1:]):  # the ``#uid`` form answers print
+        text = text[1:]
     if _UID.match(text):
         found = q.get_def(text)
         if found is not None:
