@@ -129,3 +129,18 @@ def write_blob(repo: pygit2.Repository, root: Path, path: str, blob: pygit2.Oid,
     bits = stat.S_IMODE(full.stat().st_mode)
     readable = (bits & 0o444) >> 2  # an executable bit wherever the file is readable, as git checks one out
     full.chmod(bits | readable if mode == FileMode.BLOB_EXECUTABLE else bits & ~0o111)
+
+
+def path_as_in(repo: pygit2.Repository, root: Path, tree: pygit2.Tree, path: str) -> None:
+    """``path`` as ``tree`` has it, in the index and the work tree; gone from both when ``tree`` has none (the
+    caller writes the index)."""
+    index = repo.index
+    try:
+        entry = tree[path]
+    except KeyError:
+        if path in index:
+            index.remove(path)
+        (root / path).unlink(missing_ok=True)
+        return
+    index.add(pygit2.IndexEntry(path, entry.id, entry.filemode))
+    write_blob(repo, root, path, entry.id, entry.filemode)

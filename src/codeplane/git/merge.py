@@ -24,7 +24,7 @@ import pygit2
 from pygit2.enums import CheckoutStrategy, FileStatus, MergeAnalysis, MergeFavor
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
-from codeplane.git._workdir import checkout_tree, settling, tree_delta_paths, write_blob
+from codeplane.git._workdir import checkout_tree, path_as_in, settling, tree_delta_paths
 from codeplane.git.conflicts import RepoState, read_conflicts, repo_state
 from codeplane.git.hooks import HookRun, run_hook
 from codeplane.git.messages import edit_message
@@ -105,15 +105,7 @@ def abort(repo: pygit2.Repository) -> list[str]:
         for path in sorted(touched):
             if index.conflicts is not None and path in index.conflicts:
                 del index.conflicts[path]
-            try:
-                kept = head.tree[path]
-            except KeyError:
-                if path in index:
-                    index.remove(path)
-                (root / path).unlink(missing_ok=True)
-                continue
-            index.add(pygit2.IndexEntry(path, kept.id, kept.filemode))
-            write_blob(repo, root, path, kept.id, kept.filemode)
+            path_as_in(repo, root, head.tree, path)
         index.write()
         repo.state_cleanup()
         (Path(repo.path) / "MERGE_MSG").unlink(missing_ok=True)

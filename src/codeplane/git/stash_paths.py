@@ -25,7 +25,7 @@ import pygit2
 from pygit2.enums import FileMode, FileStatus
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
-from codeplane.git._workdir import write_blob
+from codeplane.git._workdir import path_as_in, write_blob
 from codeplane.git.pathspecs import under
 from codeplane.git.revisions import require_head, user_signature
 from codeplane.git.status import dirty_paths
@@ -109,15 +109,7 @@ def _put_back(repo: pygit2.Repository, root: Path, head_tree: pygit2.Tree, track
         if keep_index:  # staged as deleted: the file stays deleted
             (root / path).unlink(missing_ok=True)
             continue
-        try:
-            old = head_tree[path]
-        except KeyError:
-            if path in index:
-                index.remove(path)
-            (root / path).unlink(missing_ok=True)
-            continue
-        index.add(pygit2.IndexEntry(path, old.id, old.filemode))
-        write_blob(repo, root, path, old.id, old.filemode)
+        path_as_in(repo, root, head_tree, path)
     for path in untracked:
         (root / path).unlink(missing_ok=True)
     index.write()
