@@ -34,6 +34,7 @@ FILES: dict[str, str | bytes] = {
     "src/impl.py": "def handle_request_impl(req):\n    return req\n",
     "src/crlf.py": "alpha = 1\r\nbeta = 2\r\n",
     "docs/guide.md": "Call handle_request for each request.\n",
+    "docs/latin1.txt": b"caf\xe9 menu\n",
     "web/handler.ts": "export const handle_request = 1;\nexport const ts_or_js_token = 2;\n",
     "web/legacy.js": "var ts_or_js_token = 1;\n",
     "scripts/extra.py": "EXTRA = 1\n",
@@ -144,6 +145,18 @@ async def test_read_source_returns_ranges_and_the_exact_bytes_hash(server: Serve
     assert crlf["content"] == "beta = 2\r\n" and crlf["range"] == [2, 2] and crlf["line_count"] == 2
     assert crlf["file_sha256"] == hashlib.sha256(FILES["src/crlf.py"].encode()).hexdigest()  # type: ignore[union-attr]
     assert app["language"] == "python" and app["range"] == [1, 2] and not result.get("has_more")
+
+
+async def test_a_file_that_is_not_utf8_is_read_with_a_flag_and_a_warning(server: ServerHandle) -> None:
+    """A Latin-1 file was read as ``caf\ufffd menu`` with nothing to say the text is not the file's (its sha256 is of
+    the bytes): an agent writing it back changed the byte."""
+    async with mcp_client(server) as client:
+        answer = await client.call_tool("read_source", {"targets": [{"path": "docs/latin1.txt"},
+                                                                    {"path": "src/app.py"}]})
+    latin, app = envelope(answer)["result"]["files"]
+    assert latin["lossy"] is True and latin["content"] == "caf\ufffd menu\n" and "lossy" not in app, (latin, app)
+    assert answer_text(answer).splitlines()[0].endswith("(not UTF-8: invalid bytes shown as \ufffd; writing this "
+                                                        "text back changes them)"), answer_text(answer)
 
 
 async def test_read_source_is_bounded_and_continues_with_a_cursor(server: ServerHandle) -> None:

@@ -26,7 +26,7 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.hashing import sha256_bytes
 from codeplane.core.paths import resolve_in_repo
 from codeplane.index.languages import family_of
-from codeplane.repo.content import count_lines, decode, is_binary
+from codeplane.repo.content import count_lines, decode, is_binary, lossy
 
 #: Default and largest number of content bytes (UTF-8) one ``read_source`` call returns.
 DEFAULT_READ_BYTES = 200_000
@@ -59,6 +59,8 @@ class SourceSlice:
     #: 1-based character column ``content`` starts at on ``start_line``: past 1 only where a cursor continues a
     #: line longer than a whole read.
     start_column: int = 1
+    #: The file is not valid UTF-8 (UTF-16 with its mark): invalid bytes are shown as U+FFFD.
+    lossy: bool = False
 
 
 @dataclass(frozen=True)
@@ -217,7 +219,7 @@ def read_sources(root: Path, targets: Sequence[ReadTarget], *, cursor: str | Non
             last = line if cut_at else line - 1
             out.append(SourceSlice(loaded.path, "".join(chunk), family_of(loaded.path), total,
                                    start if total else 0, last if total else 0, sha, len(loaded.data),
-                                   partial=line <= end, start_column=column + 1))
+                                   partial=line <= end, start_column=column + 1, lossy=lossy(loaded.data)))
         budget -= used
         if line <= end:
             return SourceBatch(tuple(out), _encode_cursor(key, index, line, cut_at, sha))

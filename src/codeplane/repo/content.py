@@ -89,6 +89,20 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def lossy(data: bytes) -> bool:
+    """Whether :func:`decode` replaced bytes (a Latin-1 file): the text shown is then not the file, and writing it
+    back would change those bytes."""
+    encoding = _utf16(data)
+    try:
+        if encoding is not None:
+            data[2:].decode(encoding)
+        else:
+            data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
 def classify_bytes(data: bytes, max_bytes: int) -> FileContent:
     """Classify bytes already in memory (the caller read them in one go)."""
     digest = sha256_bytes(data)

@@ -64,6 +64,8 @@ class SourceFile(ToolResult):
     partial: bool = Field(default=False, description="The requested range continues on the next call (use cursor).")
     start_column: int | None = Field(default=None, description=(
         "1-based column content starts at on the range's first line: a cursor continuing a line longer than a read."))
+    lossy: bool = Field(default=False, description=(
+        "Not valid UTF-8 (a Latin-1 file): invalid bytes are shown as U+FFFD, so this content is not the file's."))
 
 
 class ReadSourceResult(ToolResult):
@@ -150,7 +152,7 @@ async def _read_source(ctx: ToolContext, params: ReadSourceParams) -> ReadSource
         lambda: read_sources(ctx.services.root, targets, cursor=params.cursor, max_bytes=budget))
     files = [SourceFile(path=f.path, content=f.content, language=f.language, line_count=f.line_count,
                         range=(f.start_line, f.end_line), file_sha256=f.file_sha256, size=f.size, partial=f.partial,
-                        start_column=f.start_column if f.start_column > 1 else None)
+                        start_column=f.start_column if f.start_column > 1 else None, lossy=f.lossy)
              for f in batch.files]
     return ReadSourceResult(files=files, cursor=batch.next_cursor, has_more=batch.next_cursor is not None)
 
@@ -204,6 +206,8 @@ def render_read_source(result: ReadSourceResult) -> str:
         head = f"== {f.path} {lines}/{f.line_count} {short_sha(f.file_sha256)}"
         if f.partial:
             head += " (partial)"
+        if f.lossy:
+            head += " (not UTF-8: invalid bytes shown as \ufffd; writing this text back changes them)"
         body = f.content if f.content.endswith("\n") or not f.content else f.content + "\n"
         parts.append(f"{head}\n{body}")
     if result.cursor:
