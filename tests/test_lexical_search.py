@@ -436,3 +436,22 @@ def test_a_catastrophic_regex_is_refused_in_bounded_time_and_other_calls_go_on(t
     assert caught.value.code == 3006 and "backtrack" in caught.value.message, caught.value
     assert took < 10, took
     assert others and others[0] < 1.0, others  # answered while the bad pattern was still matching
+
+
+def test_a_text_querys_first_page_is_the_same_before_and_after_the_term_index_is_read(tmp_path: Path) -> None:
+    # Same repository, same query, same bytes: the first open-fragment query after a start used to narrow by a
+    # regex on its longest term (300 candidates here) while the term index was read on a thread, and the next one
+    # by every term (100): the same first page said 2 different totals.
+    files = {f"meta{n:03}.py": "class Meta:\n    pass\nclass Meta:\n    x = 1\n" for n in range(100)}
+    files.update({f"other{n:03}.py": "class Other:\n    pass\n" for n in range(200)})
+    repo = make_repo(tmp_path / "repo", files)
+    with running_index(repo) as index:
+        request = LexicalRequest(query="class Meta", syntax="text")
+        first = index.search_lexical(request, limit=5)
+        again = index.search_lexical(request, limit=5)
+        assert first.next_cursor is not None
+        assert (first.total, [(h.path, h.line) for h in first.hits]) == (
+            again.total, [(h.path, h.line) for h in again.hits])
+        lexical = index._pipeline.lexical
+        lexical._terms.reset()  # as after a rebuild: the next query finds no term index read
+        assert lexical.ranked([Fragment("class", True, False), Fragment("meta", False, True)]).count == 100

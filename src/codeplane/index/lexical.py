@@ -370,11 +370,15 @@ class LexicalIndex:
         """Every document containing all ``fragments`` (and in ``languages``), best BM25 score first.
 
         Closed fragments are exact term lookups; when there is none, the terms holding each of the longest open
-        fragments (up to :data:`MAX_OPEN_FRAGMENTS`) come from the term index (``lexical_terms.py``), or, until it
-        is read or when too many terms match every one of them, from a regex over the term dictionary for the
-        longest; the fragments as whole tokens then only rank. Using fewer fragments than given only widens the
-        candidate set, so completeness never depends on which ones are chosen.
+        fragments (up to :data:`MAX_OPEN_FRAGMENTS`) come from the term index (``lexical_terms.py``, read first if
+        it is not yet), or, while a write is pending or when too many terms match every one of them, from a regex
+        over the term dictionary for the longest; the fragments as whole tokens then only rank. Using fewer
+        fragments than given only widens the candidate set, so completeness never depends on which ones are chosen.
         """
+        if not all(f.closed for f in fragments):
+            # The same query must narrow the same way on every call (its first page states a total estimated
+            # from the candidates): wait for the term index rather than narrow by a regex until it is read.
+            self._terms.ensure_base(self._index.searcher, wait=True)
         searcher, generation = self._terms.snapshot(self._index.searcher)
         query, walks = self._query(fragments, languages, generation)
         # A regex walks the term dictionary (~0.3 s on 500k terms under load) at each execution, whatever the
@@ -385,7 +389,7 @@ class LexicalIndex:
         return RankedCandidates(searcher, query, first_batch=first)
 
     def warm_terms(self) -> None:
-        """Read the term index now (it is otherwise read on a thread after the first open-fragment query)."""
+        """Read the term index now (the server does once ready; otherwise the first open-fragment query does)."""
         self._terms.ensure_base(self._index.searcher, wait=True)
 
 

@@ -311,6 +311,8 @@ class IndexService:
             return
         self._ready.set()
         self.state = "ready"
+        # A text query waits for the term index: read it now, before the first one needs it (~0.3 s on Django).
+        threading.Thread(target=self._warm_terms, name="codeplane-terms", daemon=True).start()
         if self._ready_told:  # ready again after a rebuild from disk
             return
         self._ready_told = True
@@ -318,6 +320,12 @@ class IndexService:
             self._integrity.start()
         for listener in self._ready_listeners:
             listener()
+
+    def _warm_terms(self) -> None:
+        try:
+            self._pipeline.lexical.warm_terms()
+        except Exception:  # a query reads it itself
+            log.exception("reading the term index failed")
 
     def _run(self) -> None:
         idle_since_reconcile = 0.0
