@@ -66,6 +66,27 @@ def test_commit_only_paths_keeps_other_staged_changes_staged(repo: Path) -> None
     assert {e.path for e in git.status().staged} == {"b.txt"}
 
 
+def test_commit_only_paths_takes_tracked_files_as_git_commit_does(repo: Path, tmp_path: Path) -> None:
+    """``git commit -- new.txt`` refuses a path git does not know, and ``git commit -- dir`` leaves the directory's
+    untracked files out; the commit of paths took both into the commit."""
+    write_files(repo, {"dir/c.txt": "c2\n", "dir/new.txt": "n\n", "new.txt": "n\n"})
+    twin = tmp_path / "twin"
+    run_git(tmp_path, "clone", "-q", str(repo), str(twin))
+    write_files(twin, {"dir/c.txt": "c2\n", "dir/new.txt": "n\n", "new.txt": "n\n"})
+    git = GitService(repo)
+    head, index = run_git(repo, "rev-parse", "HEAD"), run_git(repo, "ls-files", "-s")
+    with pytest.raises(CodePlaneError) as refused:
+        git.commit("new", only=["new.txt"])
+    assert refused.value.code == 1003 and "not known to git" in refused.value.message, refused.value.to_payload()
+    assert run_git(repo, "rev-parse", "HEAD") == head and run_git(repo, "ls-files", "-s") == index
+    with pytest.raises(AssertionError, match="did not match any file"):
+        run_git(twin, "commit", "-qm", "new", "--", "new.txt")
+    git.commit("dir", only=["dir"])
+    run_git(twin, "commit", "-qm", "dir", "--", "dir")
+    assert run_git(repo, "rev-parse", "HEAD^{tree}") == run_git(twin, "rev-parse", "HEAD^{tree}")
+    assert status_sets(git.status()) == porcelain_v2(repo) == porcelain_v2(twin)
+
+
 def test_stage_and_commit_all_amend_author_and_allow_empty(repo: Path) -> None:
     git = GitService(repo)
     write_files(repo, {"new.txt": "n\n"})

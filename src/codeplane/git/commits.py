@@ -128,7 +128,7 @@ def commit(repo: pygit2.Repository, root: Path, req: CommitRequest) -> CommitRes
 
     staged: list[StagedPath] = []
     if req.only or req.stage or req.stage_all:
-        staged, skipped = stage(repo, root, req.only or req.stage)
+        staged, skipped = stage(repo, root, req.only or req.stage, tracked_only=bool(req.only))
         if skipped:  # like ``git add`` on a pathspec matching nothing: a commit without a named path is refused
             restore()
             missing = [s for s in skipped if s.reason.startswith("no such")]

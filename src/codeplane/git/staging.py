@@ -19,6 +19,7 @@ from codeplane.git.models import GitModel
 from codeplane.git.pathspecs import shown, under
 from codeplane.git.revisions import head_tree
 
+_IN_INDEX = FileStatus.INDEX_NEW | FileStatus.INDEX_MODIFIED | FileStatus.INDEX_DELETED | FileStatus.INDEX_RENAMED
 _ADDABLE = FileStatus.WT_NEW | FileStatus.WT_MODIFIED | FileStatus.WT_TYPECHANGE | FileStatus.WT_RENAMED
 
 
@@ -66,9 +67,16 @@ def _targets(repo: pygit2.Repository, root: Path, paths: Sequence[str]) -> tuple
     return out, skipped
 
 
-def stage(repo: pygit2.Repository, root: Path, paths: Sequence[str]) -> tuple[list[StagedPath], list[SkippedPath]]:
-    """Stage ``paths`` (canonical; empty = every change). 5004 when nothing named exists at all."""
+def stage(repo: pygit2.Repository, root: Path, paths: Sequence[str], *,
+          tracked_only: bool = False) -> tuple[list[StagedPath], list[SkippedPath]]:
+    """Stage ``paths`` (canonical; empty = every change). 5004 when nothing named exists at all.
+
+    ``tracked_only`` (``git commit -- paths``) leaves untracked files alone, and skips a named path that covers no
+    file the index or HEAD has, as git refuses a pathspec matching no file known to it.
+    """
     targets, skipped = _targets(repo, root, paths)
+    if tracked_only:
+        targets, skipped = _tracked(repo, paths, targets, skipped)
     if paths and not targets and len(skipped) == len(paths) and \
             all(s.reason.startswith("no such") for s in skipped):
         raise CodePlaneError(ErrorCode.FILE_NOT_FOUND, "none of the paths exist in the working tree or index",
@@ -95,6 +103,41 @@ def stage(repo: pygit2.Repository, root: Path, paths: Sequence[str]) -> tuple[li
     if staged:
         index.write()
     return staged, skipped
+
+
+def _tracked(repo: pygit2.Repository, paths: Sequence[str], targets: dict[str, int],
+             skipped: list[SkippedPath]) -> tuple[dict[str, int], list[SkippedPath]]:
+    untracked = {p for p, flag in targets.items() if flag & FileStatus.WT_NEW and not flag & _IN_INDEX}
+    known = [entry.path for entry in repo.index] + _tree_paths(head_tree(repo), paths)
+    named = {s.path for s in skipped}
+    for path in paths:
+        if shown(path) not in named and not any(under(k, [path]) for k in known):
+            skipped.append(SkippedPath(path=shown(path), reason="not known to git (a commit of paths takes tracked "
+                                       "files only, as git commit -- paths; git_stage_and_commit adds new ones)"))
+    return {p: f for p, f in targets.items() if p not in untracked}, skipped
+
+
+def _tree_paths(tree: pygit2.Tree, paths: Sequence[str]) -> list[str]:
+    """The file paths of ``tree`` at or under each of ``paths`` (a missing one gives none)."""
+    found: list[str] = []
+    for path in paths:
+        try:
+            obj = tree[path] if path else tree
+        except KeyError:
+            continue
+        if isinstance(obj, pygit2.Tree):
+            found += [f"{path}/{p}" if path else p for p in _walk(obj)]
+        else:
+            found.append(path)
+    return found
+
+
+def _walk(tree: pygit2.Tree, prefix: str = "") -> list[str]:
+    out: list[str] = []
+    for entry in tree:
+        name = f"{prefix}{entry.name}"
+        out += _walk(entry, name + "/") if isinstance(entry, pygit2.Tree) else [name]
+    return out
 
 
 _MARKER = re.compile(rb"^(<{7}(?: |$)|={7}$|>{7}(?: |$))", re.MULTILINE)

@@ -39,8 +39,8 @@ class GitStageResult(ToolResult, StageResult):
 class GitCommitParams(ToolParams):
     message: str = Field(description="Commit message (trailing whitespace and blank lines are cleaned like git). "
                                      "With amend, empty keeps the old message.")
-    paths: list[str] | None = Field(default=None, description="Commit only these paths as they are on disk "
-                                                              "(git commit -- paths); default: everything staged.")
+    paths: list[str] | None = Field(default=None, description="Commit only these tracked paths as they are on "
+                                                              "disk (git commit -- paths); default: everything staged.")
     author: AuthorParam | None = None
     allow_empty: bool = False
     amend: bool = Field(default=False, description="Replace HEAD's commit (same parents).")
