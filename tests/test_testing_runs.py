@@ -520,11 +520,21 @@ def test_go_cargo_jest_and_vitest_in_one_repo(tmp_path: Path, services: list[Tes
     assert cases["ui/sum.test.mjs::sum > adds"] == "passed" and cases["ui/sum.test.mjs::sum > fails"] == "failed"
     broken = next(r for r in snapshot.targets if r.target.target_id == "svc/broken")
     assert broken.final is not None and "undefined" in broken.final.message
-    # A failure's case id of a runner that runs files whole: said so, with the target to run instead.
+    # A failing case re-run alone by its id (--testNamePattern): the whole file ran, or the id was refused.
+    for case in ("ui/sum.test.mjs::sum > fails", "web/src/sum.test.js::sum > fails"):
+        one = finish(service.start_run([case]), timeout=240)
+        assert _cases(one) == {case: "failed"}, _cases(one)
+        assert one.targets[0].target.cmd[-3:-1] == ("--testNamePattern", "^(?:sum fails)$")
+    typo = finish(service.start_run(["web/src/sum.test.js::sum > adds", "web/src/sum.test.js::sum > nope"]),
+                  timeout=240)
+    (result,) = [r.final for r in typo.targets if r.final]
+    assert result.outcome == "error" and result.message == "no test sum > nope in web/src/sum.test.js", result
+    assert _cases(typo) == {"web/src/sum.test.js::sum > adds": "passed"}
+    # A case id of a runner that runs files whole: said so, with the target to run instead.
     with pytest.raises(CodePlaneError) as whole:
-        service.start_run(["ui/sum.test.mjs::sum > adds"])
-    assert whole.value.code == 7005 and "vitest targets run whole" in whole.value.message
-    assert whole.value.details["target"] == "ui/sum.test.mjs"
+        service.start_run(["rs/tests/integration.rs::works"])
+    assert whole.value.code == 7005 and "cargo targets run whole" in whole.value.message
+    assert whole.value.details["target"] == "rs/tests/integration.rs"
 
 
 def test_missing_runner_is_listed_and_running_it_is_7001(tmp_path: Path, services: list[TestingService]) -> None:

@@ -47,6 +47,7 @@ from codeplane.testing.model import RunCoverage, RunSnapshot, Target
 from codeplane.testing.orphans import owner_token, reap_orphans
 from codeplane.testing.run_store import RunHandle, RunStore
 from codeplane.testing.runners.go import GO_NAME, go_run_pattern
+from codeplane.testing.runners.js import js_name_pattern
 from codeplane.testing.runs import RunRecord, new_run_id
 
 log = get_logger(__name__)
@@ -412,10 +413,10 @@ class TestingService:
             cases.update((t.target_id, None) for t in under)
         if unknown:
             file, _, case = unknown[0].strip().strip("/").partition("::")
-            if case and file in by_id:  # a case of a runner that cannot run one case alone (jest, vitest, cargo...)
+            if case and file in by_id:  # a case of a runner that cannot run one case alone (cargo, ...)
                 raise CodePlaneError(ErrorCode.TEST_TARGET_NOT_FOUND, f"{by_id[file].runner} targets run whole: "
-                                     f"{unknown[0]!r} names a case, which only pytest and go test run alone; run "
-                                     f"{file!r}", details={"unknown": unknown[:20], "target": file})
+                                     f"{unknown[0]!r} names a case, which only pytest, go test, jest and vitest "
+                                     f"run alone; run {file!r}", details={"unknown": unknown[:20], "target": file})
             close = _closest(file, sorted(by_id))
             hint = f"did you mean {' or '.join(close)}?" if close else \
                 "test targets are test files or directories (discover_test_targets lists them)"
@@ -497,8 +498,8 @@ MAX_CMD_CASES = 40
 
 #: Go selects cases by one ``-run`` regular expression, whose length is the only cost.
 MAX_GO_CASES = 400
-#: Runners that can run some cases of a target: pytest node ids, ``go test -run``.
-_CASE_RUNNERS = frozenset({"pytest", "go"})
+#: Runners that can run some cases of a target: pytest node ids, ``go test -run``, ``--testNamePattern``.
+_CASE_RUNNERS = frozenset({"pytest", "go", "jest", "vitest"})
 
 
 def _only(target: Target, cases: Sequence[str]) -> Target:
@@ -514,6 +515,10 @@ def _only(target: Target, cases: Sequence[str]) -> Target:
         return replace(target, cases=tuple(sorted(set(cases))), cmd=cmd)
     if len(cases) > MAX_CASES_PER_TARGET:
         return target
+    if target.runner in ("jest", "vitest"):
+        pattern = ("--testNamePattern", js_name_pattern(cases))
+        cmd = (*target.cmd[:-1], *pattern, last) if last == target.selector else target.cmd
+        return replace(target, cases=tuple(sorted(set(cases))), cmd=cmd)
     nodes = tuple(f"{target.selector}::{c}" for c in cases)
     cmd = (*target.cmd[:-1], *nodes) if last == target.selector and len(nodes) <= MAX_CMD_CASES else target.cmd
     return replace(target, cases=tuple(cases), cmd=cmd)

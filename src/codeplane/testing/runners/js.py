@@ -3,6 +3,10 @@
 Both write Jest's JSON shape at exit (``--json --outputFile`` / ``--reporter=json --outputFile``), so a
 batch's per-target timeout is the sum of its targets' timeouts (no live stream to attribute time from).
 The executable comes from the nearest ``node_modules/.bin`` up to the repo root, then PATH.
+
+A target with ``cases`` (``file::describe > test`` ids) runs only those, by ``--testNamePattern``: both runners
+match it against a test's describe titles and its own joined by spaces. One pattern serves the whole process, so a
+case of the same name in another file of the batch runs too; the report keeps the cases each target asked for.
 """
 
 from __future__ import annotations
@@ -27,6 +31,22 @@ from codeplane.testing.runners.base import (
     result_from_cases,
     which,
 )
+
+#: Characters a JavaScript regular expression gives a meaning to, escaped in a test name's pattern.
+_JS_SPECIAL = re.compile(r"[\\^$.*+?()[\]{}|/]")
+
+
+def js_name_pattern(cases: Sequence[str]) -> str:
+    """``--testNamePattern`` running exactly these cases (``describe > test`` names), anchored."""
+    names = sorted({" ".join(case.split(" > ")) for case in cases})
+    return "^(?:" + "|".join(_JS_SPECIAL.sub(lambda m: "\\" + m.group(0), name) for name in names) + ")$"
+
+
+def _with_cases(argv: tuple[str, ...], targets: Sequence[Target]) -> tuple[str, ...]:
+    if targets and all(t.cases for t in targets):
+        return (*argv, "--testNamePattern", js_name_pattern([c for t in targets for c in t.cases]))
+    return argv
+
 
 #: Jest's default ``testMatch``: ``**/__tests__/**/*.[jt]s?(x)`` and ``**/?(*.)+(spec|test).[jt]s?(x)``.
 _TEST_FILE = re.compile(r"(^|/)__tests__/.+\.(?:[cm]?[jt]sx?)$|(^|[/.])(?:spec|test)\.(?:[cm]?[jt]sx?)$")
@@ -77,8 +97,9 @@ class JestRunner(_JsRunner):
     def invocation(self, project: Project, repo_root: Path, toolchain: Toolchain, targets: Sequence[Target],
                    workdir: Path, *, rerun: bool = False, coverage: CoverageSetup | None = None) -> Invocation:
         report = workdir / "jest.json"
-        argv = (*toolchain.argv, "--ci", "--json", f"--outputFile={report}", "--runInBand", "--no-watchman",
-                "--colors=false", "--runTestsByPath", *(t.selector for t in targets))
+        argv = (*_with_cases((*toolchain.argv, "--ci", "--json", f"--outputFile={report}", "--runInBand",
+                              "--no-watchman", "--colors=false"), targets),
+                "--runTestsByPath", *(t.selector for t in targets))
         return Invocation(argv, project.dir(repo_root), toolchain.environ({"FORCE_COLOR": "0"}),
                           report_files=(report,))
 
@@ -91,8 +112,8 @@ class VitestRunner(_JsRunner):
     def invocation(self, project: Project, repo_root: Path, toolchain: Toolchain, targets: Sequence[Target],
                    workdir: Path, *, rerun: bool = False, coverage: CoverageSetup | None = None) -> Invocation:
         report = workdir / "vitest.json"
-        argv = (*toolchain.argv, "run", "--reporter=json", f"--outputFile={report}", "--watch=false",
-                *(t.selector for t in targets))
+        argv = (*_with_cases((*toolchain.argv, "run", "--reporter=json", f"--outputFile={report}",
+                              "--watch=false"), targets), *(t.selector for t in targets))
         return Invocation(argv, project.dir(repo_root), toolchain.environ({"FORCE_COLOR": "0", "CI": "true"}),
                           report_files=(report,))
 
@@ -101,6 +122,8 @@ class JsonReportParser(BatchParser):
     def __init__(self, invocation: Invocation, targets: Sequence[Target], repo_root: Path) -> None:
         self.invocation = invocation
         self.targets = {t.target_id: t for t in targets}
+        #: Target → the cases asked for by name, when only those run (the others are reported as skipped).
+        self.wanted = {t.target_id: set(t.cases) for t in targets if t.cases and all(u.cases for u in targets)}
         self.by_file: dict[str, str] = {}
         for t in targets:
             for candidate in (repo_root / t.path, (repo_root / t.path).resolve()):
@@ -122,12 +145,21 @@ class JsonReportParser(BatchParser):
             target = self.by_file.get(os.path.normpath(path))
             if target is None:
                 continue
+            wanted = self.wanted.get(target)
+            if wanted is not None and case.name not in wanted:
+                continue
             by_target.setdefault(target, []).append(case.to_case(target, f"{target}::{case.name}"))
             seconds[target] = durations.get(case.group, 0.0)
         results = []
         for target_id in self.targets:
             found = by_target.get(target_id)
-            if found is None:
+            missing = sorted(self.wanted.get(target_id, set()) - {c.case_id.split("::", 1)[1] for c in found or ()})
+            if missing and not any(c.failing for c in found or ()):
+                results.append(error_result(target_id, f"no test {', '.join(missing[:10])} in {target_id}"
+                                            + (f" (+{len(missing) - 10} more)" if len(missing) > 10 else ""),
+                                            exit_code=exit_code, duration_s=seconds.get(target_id, 0.0),
+                                            cases=found or ()))
+            elif found is None:
                 results.append(error_result(target_id, f"no result for this file in the report\n{stderr}",
                                             exit_code=exit_code))
             elif len(found) == 1 and found[0].case_id.endswith("::(suite)"):
