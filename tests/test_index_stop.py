@@ -219,3 +219,61 @@ def test_an_overview_beside_a_first_build_in_another_process_says_building(tmp_p
         child.kill()
         child.wait()
     assert index_overview(db)["state"] != "building"  # the lock went with the process
+
+
+def _descendants(pid: int) -> set[int]:
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _alive(pids: set[int]) -> set[int]:
+    alive = set()
+    for pid in pids:
+        try:
+            if " Z " not in Path(f"/proc/{pid}/stat").read_text(errors="replace"):
+                alive.add(pid)
+        except OSError:
+            continue
+    return alive
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_server_killed_mid_build_leaves_no_extraction_workers_behind(tmp_path: Path) -> None:
+    # kill -9 (or the OOM killer) during a first build left the pool's workers and their forkserver running
+    # for good: the workers wait on a queue whose writing end they hold themselves.
+    body = "".join(f"def function_{n}(value):\n    return value + {n}\n\n" for n in range(60))
+    root = make_repo(tmp_path / "repo", {f"pkg/mod{n:04}.py": body for n in range(1500)})
+    server = start_server(root)
+    deadline = time.monotonic() + 120
+    workers: set[int] = set()
+    while not workers:
+        assert time.monotonic() < deadline, "the first build never started its extraction workers"
+        assert server.proc.poll() is None
+        tree = _descendants(server.proc.pid)
+        workers = {pid for pid in _alive(tree) if "forkserver" in _cmdline(pid) and not _descendants(pid)}
+        time.sleep(0.05)
+    helpers = _descendants(server.proc.pid)
+    server.stop(signal.SIGKILL)
+    deadline = time.monotonic() + 20
+    while _alive(helpers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(helpers), [_cmdline(pid)[:80] for pid in _alive(helpers)]

@@ -10,6 +10,7 @@ import os
 import select
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -136,3 +137,28 @@ def run(argv: Sequence[str], *, cwd: Path, timeout_s: float = 60.0,
         proc.communicate()
         raise
     return ProcResult(tuple(argv), proc.returncode, out, err, time.monotonic() - began, timed_out)
+
+
+def exit_with(owner_pid: int) -> None:
+    """In a worker process: exit as soon as ``owner_pid`` has (a pool's initializer).
+
+    A process pool's workers wait on a queue whose writing end they hold themselves, so the owner's SIGKILL (an OOM
+    kill, ``kill -9``) never wakes them: they, and the forkserver they came from, stayed forever.
+    """
+    def watch() -> None:
+        try:
+            handle = os.pidfd_open(owner_pid)
+        except (AttributeError, OSError):  # an old kernel: poll instead
+            while True:
+                time.sleep(1.0)
+                try:
+                    os.kill(owner_pid, 0)
+                except ProcessLookupError:
+                    break
+                except PermissionError:  # alive, another user's (cannot be ours, but not gone either)
+                    continue
+        else:
+            select.select([handle], [], [])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="codeplane-owner-watch", daemon=True).start()

@@ -6,8 +6,8 @@ serves the epoch's other batches above ``USE_POOL_CHARS``, split into contiguous
 cost whose big tables come back staged (``staging``), and is let go when the epoch's extraction is done.
 A first build of a big tree starts them (``prewarm``) while the tree is walked, so their start-up overlaps it.
 ``submit`` returns at once, so the caller writes one batch while the workers parse the next. Workers come
-from a ``forkserver`` (``spawn`` where unavailable) so they never inherit the server's threads or locks. If
-the pool breaks, extraction continues in-process.
+from a ``forkserver`` (``spawn`` where unavailable) so they never inherit the server's threads or locks, and exit
+when the server does, even killed (``exit_with``). If the pool breaks, extraction continues in-process.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 
 from codeplane.core.logging import get_logger
+from codeplane.core.procs import exit_with
 from codeplane.index.languages import detect
 from codeplane.index.structural.extract import MAX_CHARS, Outcome
 from codeplane.index.structural.staging import Staged, StagedOutcomes, extract_staged
@@ -67,10 +68,11 @@ class ExtractionPool:
                 methods = multiprocessing.get_all_start_methods()
                 context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
                 if "forkserver" in methods:
-                    context.set_forkserver_preload(["codeplane.index.structural.staging",
+                    context.set_forkserver_preload(["codeplane.core.procs", "codeplane.index.structural.staging",
                                                     "codeplane.index.structural.adapters.python",
                                                     "codeplane.index.structural.adapters.generic"])
-                self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
+                self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context,
+                                                 initializer=exit_with, initargs=(os.getpid(),))
             return self._pool
 
     def prewarm(self, size: int) -> None:
