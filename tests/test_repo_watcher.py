@@ -1,11 +1,12 @@
 """The watcher: what it watches (``watch_plan``) and that it sees every universe change, in directories the root
 gains after it started too (the tree watch is re-planned), and git's HEAD moving; ``.codeplane/``, whose WAL writes
 would flood it, is not watched at all. The watches live in a child process: it says when they are in place, it
-ends when asked and when the server dies, and a child that dies unasked leaves the watcher ``failed``."""
+ends when asked and when the server dies, and a child that dies unasked leaves the watcher ``failed`` until a new one is live."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -112,9 +113,13 @@ def test_stop_ends_the_watcher_process(tmp_path: Path) -> None:
     assert watcher.pid is None and watcher.state == "stopped" and watcher.error is None
 
 
-def test_a_watcher_process_that_dies_unasked_leaves_the_watcher_failed_with_the_reason(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", {"a.py": "a = 1\n"})
-    watcher = RepoWatcher(repo, Seen(), lambda: IgnoreRules.load(repo), debounce_ms=20)
+def test_a_watcher_process_that_dies_unasked_fails_with_the_reason_then_starts_again(tmp_path: Path) -> None:
+    # It stayed ``failed`` until the server restarted: every outside edit then waited for a periodic reconcile.
+    repo = make_repo(tmp_path / "repo", {"a.py": "a = 1\n", "src/b.py": "b = 1\n"})
+    seen = Seen()
+    lives: list[float] = []
+    watcher = RepoWatcher(repo, seen, lambda: IgnoreRules.load(repo), debounce_ms=20,
+                          on_live=lambda: lives.append(time.monotonic()))
     watcher.start()
     try:
         assert watcher.wait_live(15)
@@ -123,9 +128,37 @@ def test_a_watcher_process_that_dies_unasked_leaves_the_watcher_failed_with_the_
         os.kill(pid, signal.SIGKILL)
         _wait("the watcher failing", lambda: watcher.state == "failed")
         assert watcher.error is not None and "exit code -9" in watcher.error
+        _wait("the watcher starting again", lambda: len(lives) == 2)
+        assert watcher.state == "running" and watcher.error is None and watcher.restarts == 1
+        assert watcher.pid not in (None, pid) and _gone(pid)
+        (repo / "src" / "b.py").write_text("b = 2\n")
+        seen.wait_for("src/b.py", lambda: "src/b.py" in seen.paths())
     finally:
         watcher.stop()
-    assert watcher.state == "failed"  # stopping does not hide that it had failed
+    assert watcher.state == "stopped"
+
+
+def test_a_directory_deleted_as_the_tree_watch_starts_is_skipped_not_fatal(tmp_path: Path) -> None:
+    # ``mkdir scratch; ...; rm -rf scratch`` at the root: the re-plan listed ``scratch``, it was gone when the tree
+    # watch began, and watchfiles' "No path was found" failed the watcher (every sixth cycle or so).
+    repo = make_repo(tmp_path / "repo", {"a.py": "a = 1\n", "src/b.py": "b = 1\n"})
+    seen = Seen()
+    watcher = RepoWatcher(repo, seen, lambda: IgnoreRules.load(repo), debounce_ms=20)
+    watcher.start()
+    try:
+        assert watcher.wait_live(15)
+        for n in range(40):
+            scratch = repo / f"scratch{n % 3}"
+            scratch.mkdir()
+            (scratch / "f.txt").write_text("x\n")
+            time.sleep(0.02 * (n % 4))
+            shutil.rmtree(scratch)
+        time.sleep(0.5)
+        assert watcher.restarts == 0 and watcher.state == "running", watcher.error
+        (repo / "src" / "b.py").write_text("b = 2\n")
+        seen.wait_for("src/b.py", lambda: "src/b.py" in seen.paths())
+    finally:
+        watcher.stop()
 
 
 def test_a_watcher_ended_by_the_signal_that_stops_the_server_is_no_failure(tmp_path: Path) -> None:

@@ -586,6 +586,8 @@ class IndexService:
             "last_update": None if (update := pipeline.last_update) is None else {
                 "at": iso_utc(update.at_ms), "reason": update.reason, "full": update.full, "epoch": update.epoch},
             "watcher": "disabled" if watcher is None else watcher.state,
+            **({"watcher_error": watcher.error} if watcher is not None and watcher.error else {}),
+            **({"watcher_restarts": watcher.restarts} if watcher is not None and watcher.restarts else {}),
             "head": pipeline.version.head if pipeline.version else None,
             "indexers": sorted(i.name for i in pipeline.indexers),
             "warnings": list(pipeline.warnings),

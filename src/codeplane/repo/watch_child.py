@@ -34,6 +34,8 @@ from codeplane.repo.ignore import IgnoreRules
 if TYPE_CHECKING:
     from watchfiles._rust_notify import RustNotify
 
+#: Tries at a tree watch while its directories keep vanishing under it.
+_WATCH_ATTEMPTS = 5
 #: How long one ``RustNotify.watch`` call waits before the stop flag is looked at again.
 _RUST_TIMEOUT_MS = 500
 _HEADER = struct.Struct("<I")
@@ -168,16 +170,32 @@ class _Watches:
 
         def watch() -> None:
             try:
-                notify = self._notify(paths, recursive=True)
+                notify = self._notify_existing(paths)
             finally:
                 if live is not None:
                     live.set()  # on a failure too: it is reported (``_guarded``), nothing waits for it
-            self._loop(notify, stop, recursive=True)
+            if notify is not None:
+                self._loop(notify, stop, recursive=True)
 
         thread = threading.Thread(target=self._guarded, args=(watch, stop), name="codeplane-watch-tree",
                                   daemon=True)
         self._deep = (thread, stop)
         thread.start()
+
+    def _notify_existing(self, paths: tuple[Path, ...]) -> RustNotify | None:
+        """The tree watch of those of ``paths`` that still exist: a directory deleted between the plan and the
+        watch (a build's scratch directory, a branch switch) made watchfiles refuse the whole set ("No path was
+        found"), and the watcher failed for good. Its deletion is an event on the root: the plan is made again."""
+        for attempt in range(_WATCH_ATTEMPTS):
+            existing = tuple(p for p in paths if p.is_dir())
+            if not existing:
+                return None
+            try:
+                return self._notify(existing, recursive=True)
+            except FileNotFoundError:
+                if attempt == _WATCH_ATTEMPTS - 1:
+                    raise
+        return None
 
     def _guarded(self, body: Callable[[], None], stop: threading.Event) -> None:
         try:

@@ -74,7 +74,10 @@ class RepoWatcher:
     before its watch began is found by walking it). ``on_live`` is called once every watch is in place: a
     change made before that moment may have gone unseen, so the caller reconciles what it read earlier.
     A process that ends unasked leaves the watcher ``failed`` with the reason in :attr:`error`; the index then
-    reconciles periodically instead (correctness never depends on the watcher).
+    reconciles periodically (correctness never depends on the watcher) until a new process, started after a back-off
+    (:data:`RESTART_FIRST_S`, doubling up to :data:`RESTART_MAX_S`; reset once one is live), is live again and
+    ``on_live`` lets the caller catch up. Without that, one directory deleted at the wrong moment left every later
+    outside edit to a periodic reconcile, seconds to tens of seconds stale.
     """
 
     def __init__(self, root: Path, on_batch: Callable[[WatchBatch], None], rules: Callable[[], IgnoreRules],
@@ -88,13 +91,22 @@ class RepoWatcher:
         self._reader: threading.Thread | None = None
         self._stopping = threading.Event()
         self._live = threading.Event()
+        #: Held while a process is started or the watcher stopped, so a restart never outlives a stop.
+        self._lifecycle = threading.Lock()
+        self._failures = 0
         self.state: WatcherState = "stopped"
         self.error: str | None = None
+        #: Processes started again after one ended unasked.
+        self.restarts = 0
 
     def start(self) -> None:
-        self._stopping.clear()
+        with self._lifecycle:
+            self._stopping.clear()
+            self._failures = 0
+            self._spawn()
+
+    def _spawn(self) -> None:
         self._live.clear()
-        self.error = None
         # -P: the working directory (often the repository) must not shadow CodePlane's own modules.
         process = subprocess.Popen(
             [sys.executable, "-P", "-m", "codeplane.repo.watch_child", str(self._root), str(self._debounce_ms)],
@@ -102,8 +114,25 @@ class RepoWatcher:
         )
         self._process = process
         self.state = "running"
+        self.error = None
         self._reader = threading.Thread(target=self._read, args=(process,), name="codeplane-watcher", daemon=True)
         self._reader.start()
+
+    def _restart_later(self) -> None:
+        delay = min(RESTART_MAX_S, RESTART_FIRST_S * 2 ** self._failures)
+        self._failures += 1
+
+        def again() -> None:
+            if self._stopping.wait(delay):
+                return
+            with self._lifecycle:
+                if self._stopping.is_set():
+                    return
+                self.restarts += 1
+                log.info("file watcher restarting", restarts=self.restarts)
+                self._spawn()
+
+        threading.Thread(target=again, name="codeplane-watcher-restart", daemon=True).start()
 
     @property
     def pid(self) -> int | None:
@@ -116,7 +145,8 @@ class RepoWatcher:
         return self._live.wait(timeout)
 
     def stop(self, timeout: float = 5.0) -> None:
-        self._stopping.set()
+        with self._lifecycle:
+            self._stopping.set()
         process, self._process = self._process, None
         if process is not None:
             _end(process, timeout)
@@ -135,6 +165,7 @@ class RepoWatcher:
                 if kind == "batch":
                     self._deliver(message[1], message[2])
                 elif kind == "live":
+                    self._failures = 0
                     self._live.set()
                     if self._on_live is not None:
                         self._on_live()
@@ -148,9 +179,14 @@ class RepoWatcher:
         if self._stopping.is_set() or (code in _SHUTDOWN_CODES and self._stopping.wait(_SHUTDOWN_GRACE_S)):
             return
         # The reason first: whoever sees ``failed`` (``/status``) must find it there.
-        self.error = reported or f"the watcher process ended (exit code {code})"
-        self.state = "failed"
-        log.warning("file watcher stopped; falling back to periodic reconcile", error=self.error)
+        with self._lifecycle:
+            if self._stopping.is_set():
+                return
+            self.error = reported or f"the watcher process ended (exit code {code})"
+            self.state = "failed"
+            log.warning("file watcher stopped; falling back to periodic reconcile until it restarts",
+                        error=self.error)
+            self._restart_later()
 
     def _deliver(self, raw: list[tuple[int, str]], added: list[str]) -> None:
         batch = classify_events(self._root, set(raw), self._rules())
@@ -160,6 +196,9 @@ class RepoWatcher:
             self._on_batch(batch)
 
 
+#: The first restart's delay after a watcher process ended unasked, and the longest (the delay doubles each time).
+RESTART_FIRST_S = 0.5
+RESTART_MAX_S = 30.0
 #: Exit codes of a watcher ended by SIGTERM or SIGINT, and how long to wait for the server's stop after one.
 _SHUTDOWN_CODES = (-signal.SIGTERM, -signal.SIGINT)
 _SHUTDOWN_GRACE_S = 2.0
