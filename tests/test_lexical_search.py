@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import random
 import re
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from codeplane.index.scan import count_at_most, find_matches
 from codeplane.index.search import LexicalScope, lexical_stream
 from codeplane.index.service import IndexService
 from codeplane.index.service_models import LexicalRequest
+from codeplane.repo.textcache import RACY_SEC, TextCache
 from tests.builders import make_repo
 from tests.index_helpers import all_hits, hit_lines, running_index
 
@@ -455,3 +458,20 @@ def test_a_text_querys_first_page_is_the_same_before_and_after_the_term_index_is
         lexical = index._pipeline.lexical
         lexical._terms.reset()  # as after a rebuild: the next query finds no term index read
         assert lexical.ranked([Fragment("class", True, False), Fragment("meta", False, True)]).count == 100
+
+
+def test_the_text_cache_sees_a_same_size_rewrite_whose_mtime_was_put_back(tmp_path: Path) -> None:
+    # ``cp -p``/``touch -r``: same size, same mtime, same inode; only ctime moves (git compares it too). Search
+    # answered ``def alpha_one`` from its cache for a file that now says ``def alpha_two``.
+    path = tmp_path / "m.py"
+    path.write_text("def alpha_one():\n    pass\n")
+    old = os.stat(path).st_mtime_ns - 10 * 10**9
+    os.utime(path, ns=(old, old))
+    cache = TextCache(tmp_path)
+    time.sleep(RACY_SEC + 0.2)  # older than the racy window: cached
+    assert cache.read("m.py") == "def alpha_one():\n    pass\n"
+    with path.open("r+") as handle:  # in place: the inode stays
+        handle.write("def alpha_two():\n    pass\n")
+    os.utime(path, ns=(old, old))
+    assert os.stat(path).st_mtime_ns == old
+    assert cache.read("m.py") == "def alpha_two():\n    pass\n"

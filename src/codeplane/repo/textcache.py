@@ -1,9 +1,11 @@
 """Decoded text of universe files, cached and validated by ``lstat`` on every read.
 
 Search scans candidate files on every query; re-reading and decoding them dominates the cost, so text
-is cached keyed by path and checked against size, mtime and inode each time. File timestamps are
-coarse (a few ms), so a file modified twice within one tick keeps its mtime: like git's "racy" rule,
-text whose mtime is younger than :data:`RACY_SEC` is never cached, and such files are always re-read.
+is cached keyed by path and checked against size, mtime, inode and ctime each time (ctime as git does: a
+rewrite of the same size whose mtime was put back, ``touch -r``/``cp -p`` style, changes only that, and search
+answered from the old text). File timestamps are coarse (a few ms), so a file modified twice within one tick keeps
+its times: like git's "racy" rule, text whose times are younger than :data:`RACY_SEC` is never cached, and such
+files are always re-read.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ class TextCache:
     def __init__(self, root: Path, *, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
         self._root = str(root)
         self._max_bytes = max_bytes
-        self._entries: OrderedDict[str, tuple[int, int, int, str]] = OrderedDict()
+        self._entries: OrderedDict[str, tuple[int, int, int, int, str]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
@@ -38,12 +40,12 @@ class TextCache:
             return None
         if not stat.S_ISREG(st.st_mode):
             return None  # never follow a symlink: it may point outside the repository
-        key = (st.st_size, st.st_mtime_ns, st.st_ino)
+        key = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
         with self._lock:
             cached = self._entries.get(path)
-            if cached is not None and cached[:3] == key:
+            if cached is not None and cached[:4] == key:
                 self._entries.move_to_end(path)
-                return cached[3]
+                return cached[4]
         try:
             fd = os.open(absolute, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
             with os.fdopen(fd, "rb") as handle:
@@ -53,11 +55,11 @@ class TextCache:
         if is_binary(data):
             return None
         text = decode(data)
-        if time.time_ns() - st.st_mtime_ns > RACY_SEC * 1e9 and len(data) == st.st_size:
+        if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > RACY_SEC * 1e9 and len(data) == st.st_size:
             self._store(path, (*key, text), len(data))
         return text
 
-    def _store(self, path: str, entry: tuple[int, int, int, str], size: int) -> None:
+    def _store(self, path: str, entry: tuple[int, int, int, int, str], size: int) -> None:
         if size > self._max_bytes // 8:
             return
         with self._lock:
