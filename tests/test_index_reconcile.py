@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
 
 from codeplane.core.errors import CodePlaneError
 from codeplane.index.freshness import BURST_PATHS, BURST_QUIET_SEC, PendingChanges, concerns_prefix, settle_burst
+from codeplane.index.reconcile import RACY_NS
 from tests.builders import git, make_repo, write_files
 from tests.index_helpers import hit_lines, open_index, running_index
 
@@ -287,3 +289,21 @@ def test_a_refresh_of_paths_is_the_last_update_not_the_last_reconcile(tmp_path: 
         assert status["last_reconcile"] == startup and isinstance(update, dict), status
         assert update["full"] is False and update["epoch"] == index.epoch and index.last_update is not None
         assert index.last_update.at_ms >= index.last_reconcile.at_ms  # type: ignore[union-attr]
+
+
+def test_a_restart_sees_a_same_size_rewrite_whose_mtime_was_put_back(tmp_path: Path) -> None:
+    # Made while the server was down, by a tool keeping times (``cp -p``, ``touch -r``): size, mtime and inode as
+    # before, only ctime moved. The restart's reconcile said ``modified=0`` and kept ``alpha_one``'s facts: a read
+    # by symbol then showed the body of whatever function now sat there.
+    repo = make_repo(tmp_path / "repo", {"m.py": "def alpha_one():\n    pass\n"})
+    path = repo / "m.py"
+    old = os.stat(path).st_mtime_ns - 100 * 10**9
+    os.utime(path, ns=(old, old))
+    with running_index(repo) as index:
+        assert hit_lines(index, "alpha_one") == {("m.py", 1)}
+    time.sleep(RACY_NS / 1e9 + 0.2)  # the row is past the racy window: only the stat decides
+    with path.open("r+") as handle:  # in place: the inode stays
+        handle.write("def alpha_two():\n    pass\n")
+    os.utime(path, ns=(old, old))
+    with running_index(repo) as index:
+        assert hit_lines(index, "alpha_two") == {("m.py", 1)} and hit_lines(index, "alpha_one") == set()

@@ -33,6 +33,7 @@ import pygit2
 
 from codeplane.core.logging import get_logger
 from codeplane.index.artifact_format import Manifest
+from codeplane.repo.universe import stamp_ns
 
 log = get_logger(__name__)
 
@@ -48,7 +49,7 @@ def _lstat(path: str) -> os.stat_result | None:
 
 
 def _same(a: os.stat_result, b: os.stat_result) -> bool:
-    return (a.st_size, a.st_mtime_ns, a.st_ino, a.st_mode) == (b.st_size, b.st_mtime_ns, b.st_ino, b.st_mode)
+    return (a.st_size, stamp_ns(a), a.st_ino, a.st_mode) == (b.st_size, stamp_ns(b), b.st_ino, b.st_mode)
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ def git_clean_state(root: Path) -> GitCleanState | None:
         dirty = frozenset(repo.status(untracked_files="no"))
         stats: dict[str, os.stat_result] = {}
         for path, first in before.items():
-            if first is None or path in dirty or not stat.S_ISREG(first.st_mode) or first.st_mtime_ns >= index_mtime:
+            if first is None or path in dirty or not stat.S_ISREG(first.st_mode) or stamp_ns(first) >= index_mtime:
                 continue
             again = _lstat(base + path)
             if again is not None and _same(first, again):
@@ -110,7 +111,7 @@ def restat_clean_files(index_db: Path, manifest: Manifest, state: GitCleanState 
                 found = state.stats.get(file.path)
                 if found is None or state.blobs.get(file.path) != file.blob or found.st_size != sizes.get(file.path):
                     continue
-                rows.append((found.st_size, found.st_mtime_ns, found.st_ino, file.path))
+                rows.append((found.st_size, stamp_ns(found), found.st_ino, file.path))
         conn.execute("BEGIN")
         conn.executemany("UPDATE files SET size = ?, mtime_ns = ?, inode = ? WHERE path = ?", rows)
         # Only this checkout's git supplies the reference, never the artifact's own meta table.

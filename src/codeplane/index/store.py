@@ -31,6 +31,7 @@ from codeplane.core.clock import monotonic
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
 from codeplane.core.stores import drop_store
+from codeplane.repo.universe import stamp_ns
 
 log = get_logger(__name__)
 
@@ -441,7 +442,7 @@ def differs_on_disk(conn: sqlite3.Connection, root: Path, paths: Iterable[str]) 
     for path in wanted:
         try:
             st = os.lstat(root / path)
-            now: tuple[int, int, int] | None = (st.st_size, st.st_mtime_ns, st.st_ino)
+            now: tuple[int, int, int] | None = (st.st_size, stamp_ns(st), st.st_ino)
         except OSError:
             now = None
         if now != stored.get(path):

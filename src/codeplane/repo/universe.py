@@ -26,12 +26,20 @@ class DiskEntry:
 
     path: str
     size: int
+    #: The later of mtime and ctime (``stamp_ns``), what the ``files`` table's ``mtime_ns`` holds too.
     mtime_ns: int
     inode: int
     is_symlink: bool
 
     def same_stat(self, size: int, mtime_ns: int, inode: int) -> bool:
         return self.size == size and self.mtime_ns == mtime_ns and self.inode == inode
+
+
+def stamp_ns(st: os.stat_result) -> int:
+    """A file's change time for "did it change since": the later of mtime and ctime. git compares ctime too: a
+    rewrite of the same size whose mtime was put back (``cp -p``, ``touch -r``, an editor keeping times) moves only
+    ctime, and a restart's reconcile kept the old facts (a read by symbol showed another function's body)."""
+    return max(st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _valid_name(name: str) -> bool:
@@ -50,7 +58,7 @@ def shown_name(rel: str) -> str:
 
 
 def _entry(rel: str, st: os.stat_result) -> DiskEntry:
-    return DiskEntry(path=rel, size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino,
+    return DiskEntry(path=rel, size=st.st_size, mtime_ns=stamp_ns(st), inode=st.st_ino,
                      is_symlink=stat.S_ISLNK(st.st_mode))
 
 
@@ -92,7 +100,7 @@ def _walk(root: Path, start: str, rules: IgnoreRules, unnamed: list[str] | None 
                     st = item.stat(follow_symlinks=False)
                 except OSError:
                     continue  # vanished between scandir and stat
-                yield DiskEntry(rel, st.st_size, st.st_mtime_ns, st.st_ino, stat.S_ISLNK(st.st_mode))
+                yield DiskEntry(rel, st.st_size, stamp_ns(st), st.st_ino, stat.S_ISLNK(st.st_mode))
 
 
 def walk_universe(root: Path, rules: IgnoreRules, unnamed: list[str] | None = None) -> list[DiskEntry]:
