@@ -56,3 +56,32 @@ async def test_git_listings_and_writes_are_git_shaped_lines_with_short_ids(tmp_p
             plan = (await text("git_rebase", {"action": "plan", "upstream": parent})).splitlines()
             assert plan == [f"onto {parent[:12]}", f"pick {head[:12]} two"], plan
             assert (await text("git_pull", {})).splitlines()[0] == "already up to date with origin/main"
+
+
+async def test_a_write_over_many_files_lists_a_bounded_number_and_says_how_many_more(tmp_path: Path) -> None:
+    # A stage of 1,500 files answered 23-112 KB of text, one JSON line of every path for git_stage_and_commit,
+    # and no cursor: every answer is bounded; git_status pages the repository's state.
+    files = {f"pkg/m{n:03}.py": "x = 1\n" for n in range(260)}
+    root = make_repo(tmp_path / "repo", files)
+    with running_server(root) as server:
+        async with mcp_client(server) as client:
+            async def call(tool: str, args: dict[str, object]) -> tuple[str, dict[str, object]]:
+                result = await client.call_tool(tool, args)
+                assert not result.is_error, answer_text(result)
+                record = result.structured_content or {}
+                return answer_text(result), record.get("result", record)  # type: ignore[return-value]
+
+            assert (await call("git_inspect", {"action": "recovery_points"}))[0] == "no recovery points"
+            write_files(root, {path: "x = 2\n" for path in files})
+            text, record = await call("git_stage", {"all": True})
+            assert record["changed_total"] == 260 and len(record["changed"]) == 100  # type: ignore[arg-type]
+            assert text.splitlines()[-1].startswith("… 160 more") and len(text) < 16_000, text[-300:]
+            write_files(root, {path: "x = 3\n" for path in files})
+            text, record = await call("git_stage_and_commit", {"all": True, "message": "three"})
+            assert record["staged_total"] == 260 and len(record["staged"]) == 100  # type: ignore[arg-type]
+            assert "… 160 more" in text and len(text) < 16_000 and '{"' not in text, text[-300:]
+            write_files(root, {path: "x = 4\n" for path in files})
+            text, record = await call("git_checkout", {"paths": ["pkg"], "confirm": True})
+            assert record["restored_paths_total"] == 260, record
+            assert "… 160 more" in text and len(text) < 16_000, text[-300:]
+            assert git(root, "status", "--porcelain").stdout == ""

@@ -16,14 +16,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pygit2
+from pydantic import model_validator
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git.conflicts import read_conflicts, repo_state
 from codeplane.git.hooks import HookRun, run_hook
 from codeplane.git.messages import clean_message, edit_message
-from codeplane.git.models import WriteResult
+from codeplane.git.models import WriteResult, cap_listed
 from codeplane.git.pathspecs import under
 from codeplane.git.revisions import author_signature, head_branch, head_commit, user_signature
 from codeplane.git.staging import StagedPath, stage
@@ -43,7 +45,14 @@ class CommitResult(WriteResult):
     branch: str | None
     amended: bool = False
     staged: list[StagedPath] = []
+    #: How many paths were staged in all, when more than ``staged`` holds.
+    staged_total: int = 0
     hooks: list[HookRun] = []
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bounded(cls, data: Any) -> Any:
+        return cap_listed(data, "staged")
 
 
 def merge_heads(repo: pygit2.Repository) -> list[pygit2.Oid]:

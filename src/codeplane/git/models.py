@@ -7,6 +7,8 @@ result unchanged. Paths are display strings: UTF-8 as is, other bytes as ``\\xNN
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict
 
 from codeplane.core.calls import MutationReport
@@ -51,6 +53,19 @@ class PathChange(GitModel):
 EFFECT_PATH_LIMIT = 100
 #: At most this many ref changes are listed in an :class:`Effect`.
 EFFECT_REF_LIMIT = 50
+
+
+def cap_listed(data: Any, *names: str, limit: int = EFFECT_PATH_LIMIT) -> Any:
+    """A model's input keeping the first ``limit`` items of each list field ``names``, the count in
+    ``<name>_total`` (a "before" validator): a stage of 1,500 files answered 23-112 KB of paths (every answer is
+    bounded; ``git_status`` lists them all, by pages)."""
+    if not isinstance(data, dict):
+        return data
+    for name in names:
+        items = data.get(name)
+        if isinstance(items, list) and len(items) > limit and f"{name}_total" not in data:
+            data = {**data, name: items[:limit], f"{name}_total": len(items)}
+    return data
 
 
 class Effect(GitModel):

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
+
+from pydantic import model_validator
 
 from codeplane.core.calls import MutationReport
 from codeplane.git.branches import BranchInfo
 from codeplane.git.conflicts import RepoState
 from codeplane.git.hooks import HookRun
 from codeplane.git.merge import MergeResult
-from codeplane.git.models import Conflict, WriteResult
+from codeplane.git.models import Conflict, WriteResult, cap_listed
 from codeplane.git.rebase import RebaseResult
 from codeplane.git.recovery import RecoveryPoint
 from codeplane.git.remotes import PushedRef, RemoteInfo
@@ -24,6 +27,14 @@ class StageResult(WriteResult):
     action: str
     changed: list[StagedPath] = []
     skipped: list[SkippedPath] = []
+    #: How many were staged (unstaged) or skipped in all, when more than the lists hold.
+    changed_total: int = 0
+    skipped_total: int = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bounded(cls, data: Any) -> Any:
+        return cap_listed(data, "changed", "skipped")
 
     def mutation_report(self) -> MutationReport:
         """The index changed, not the work tree or HEAD: the staged paths are what changed (else every
@@ -39,8 +50,15 @@ class CheckoutResult(WriteResult):
     detached: bool
     created_branch: str | None = None
     restored_paths: list[str] = []
+    #: How many paths were restored in all, when more than ``restored_paths`` holds.
+    restored_paths_total: int = 0
     #: ``post-checkout``, when the repository has one (as ``git checkout`` runs it; it cannot fail the checkout).
     hooks: list[HookRun] = []
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bounded(cls, data: Any) -> Any:
+        return cap_listed(data, "restored_paths")
 
 
 class ResetResult(WriteResult):

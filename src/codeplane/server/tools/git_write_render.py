@@ -112,7 +112,7 @@ _ITEM_LINES: dict[str, tuple[Callable[[dict[str, Any]], str], str]] = {
     "tags": (_tag, "no tags"), "tag": (_tag, ""),
     "recovery_points": (_recovery_point, "no recovery points"), "restored": (_recovery_point, ""),
     "refs": (_pushed, ""), "submodules": (_submodule, "no submodules"),
-    "changed": (_staged, "nothing to stage"), "skipped": (_skipped, ""),
+    "changed": (_staged, "nothing to stage"), "skipped": (_skipped, ""), "staged": (_staged, ""),
 }
 
 
@@ -182,9 +182,11 @@ def render_git_write(result: ToolResult) -> str:
         effect, changes)
     if lines:
         return "\n".join(lines)
-    empty = [said for name, (_, said) in _ITEM_LINES.items()
-             if said and isinstance(getattr(result, name, None), list)]
-    return empty[0] if empty else "nothing changed"
+    # The listing asked for: an inspect result has every kind of list, ``tags`` first ("no tags" for no recovery
+    # points); the one the action filled is the one set.
+    empty = sorted((name not in result.model_fields_set, said) for name, (_, said) in _ITEM_LINES.items()
+                   if said and isinstance(getattr(result, name, None), list))
+    return empty[0][1] if empty else "nothing changed"
 
 
 def _take_commit(record: dict[str, Any]) -> list[str]:
@@ -244,13 +246,31 @@ def _take_items(record: dict[str, Any]) -> list[str]:
         value = record.get(name, [] if f"{name}_total" in record else None)
         if isinstance(value, list) and all(isinstance(v, dict) for v in value):
             lines += [line(v) for v in value]
+            if name in _CAPPED:
+                lines += _more(record, name, len(value))
+                continue
             record.pop(name, None)
             if record.get(f"{name}_total") == len(value):
-                del record[f"{name}_total"]  # all of them are listed
+                del record[f"{name}_total"]  # all of them are listed (else the total and the cursor say more)
         elif isinstance(value, dict):
             lines.append(line(value))
             del record[name]
+    restored = record.get("restored_paths")
+    if isinstance(restored, list):
+        lines += [f"restored {path}" for path in restored]
+        lines += _more(record, "restored_paths", len(restored))
     return lines
+
+
+#: Lists a write's answer cuts (``cap_listed``), with no cursor: the state they come from is git_status's.
+_CAPPED = frozenset({"changed", "skipped", "staged", "restored_paths"})
+
+
+def _more(record: dict[str, Any], name: str, shown: int) -> list[str]:
+    """Drop a listed field (and its total); a line for what the list left out."""
+    record.pop(name, None)
+    total = record.pop(f"{name}_total", shown)
+    return [f"… {total - shown} more (git_status lists the repository's state)"] if total > shown else []
 
 
 def _take_plan(record: dict[str, Any]) -> list[str]:
