@@ -319,6 +319,10 @@ def test_pages_follow_the_cursor_through_every_diagnostic(py_repo: Path) -> None
 def test_diagnostics_beyond_the_cap_are_counted_not_kept(py_repo: Path) -> None:
     report = _service(py_repo, max_diagnostics=2).check(limit=10)
     assert report.truncated and report.total > 2 and len(report.diagnostics) == 2 and report.next_cursor is None
+    # The severities and fixes count every diagnostic, as the total does ("7430 diagnostic(s): 5000 error").
+    whole = _service(py_repo).check(limit=10)
+    assert (report.errors, report.warnings, report.fixable) == (whole.errors, whole.warnings, whole.fixable)
+    assert report.errors + report.warnings > 2
 
 
 @pytest.mark.parametrize(("kwargs", "code"), [

@@ -42,6 +42,10 @@ class _Run:
     diagnostics: tuple[Diagnostic, ...]
     total: int
     truncated: bool
+    #: Of every diagnostic found, kept or not (the summary said "7430 diagnostic(s): 5000 error, 0 warning").
+    errors: int
+    warnings: int
+    fixable: int
 
 
 class LintService:
@@ -131,7 +135,10 @@ class LintService:
         # The id hashes what the run found: the same repository and call give the same cursor (same bytes).
         found = json.dumps([d.model_dump(mode="json") for d in diagnostics], sort_keys=True).encode()
         run = _Run(run_id="lint_" + hashlib.sha256(found).hexdigest()[:16], diagnostics=tuple(diagnostics[:cap]),
-                   total=len(diagnostics), truncated=len(diagnostics) > cap)
+                   total=len(diagnostics), truncated=len(diagnostics) > cap,
+                   errors=sum(d.severity == "error" for d in diagnostics),
+                   warnings=sum(d.severity == "warning" for d in diagnostics),
+                   fixable=sum(d.fixable for d in diagnostics))
         with self._lock:
             self._runs[run.run_id] = run
             while len(self._runs) > KEPT_RUNS:
@@ -155,11 +162,8 @@ class LintService:
     def _page(run: _Run, offset: int, limit: int) -> LintReport:
         page = run.diagnostics[offset:offset + limit]
         end = offset + len(page)
-        counts = {"error": 0, "warning": 0, "info": 0}
-        for d in run.diagnostics:
-            counts[d.severity] += 1
-        return LintReport(diagnostics=page, total=run.total, errors=counts["error"], warnings=counts["warning"],
-                          fixable=sum(d.fixable for d in run.diagnostics), offset=offset,
+        return LintReport(diagnostics=page, total=run.total, errors=run.errors, warnings=run.warnings,
+                          fixable=run.fixable, offset=offset,
                           cursor=f"{run.run_id}:{offset}",
                           next_cursor=f"{run.run_id}:{end}" if end < len(run.diagnostics) else None,
                           truncated=run.truncated)
