@@ -131,3 +131,28 @@ def test_cpl_ups_line_says_whether_the_first_build_finished(tmp_path: Path, fini
     else:
         assert "Index build stopped at 3,584 of 6,891 files" in said and "Index built" not in said, said
     assert build_progress.finished(repo) is finished
+
+
+def test_cpl_ups_line_follows_the_first_build_not_the_reconcile_right_after_it(tmp_path: Path) -> None:
+    """The watcher's catch-up reconcile begins the moment a first build ends: the line followed it instead and
+    announced "Index built: 0 files in 0.5 s" for Django's 6,891."""
+    import io
+    import time
+
+    from rich.console import Console
+
+    from codeplane.cli.index_progress import SHOW_AFTER_SEC, follow_first_index
+
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    console = Console(file=io.StringIO(), width=200)
+    thread = follow_first_index(repo, console)
+    first = build_progress.begin(repo, "startup")
+    first.update(6891, 6891)
+    time.sleep(SHOW_AFTER_SEC + 0.5)
+    build_progress.end(repo, first, finished=True)
+    catch_up = build_progress.begin(repo, "watcher")
+    time.sleep(0.5)
+    build_progress.end(repo, catch_up, finished=True)
+    thread.join(timeout=10)
+    said = console.file.getvalue()  # type: ignore[attr-defined]
+    assert said.count("Index built") == 1 and "Index built: 6,891 files" in said, said

@@ -41,16 +41,21 @@ def _follow(root: Path, console: Console) -> None:
         return
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),
                TimeElapsedColumn())
-    last = snapshot
+    last, serial = snapshot, snapshot.serial
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task(_LABELS["scanning"], total=None)
-        while snapshot is not None:
+        while snapshot is not None and snapshot.serial == serial:
             last = snapshot
             bar.update(task, description=_LABELS.get(snapshot.phase, "Indexing"), completed=snapshot.files_done,
                        total=snapshot.files_total or None)
             time.sleep(0.2)
             snapshot = build_progress.current(root)
-    if build_progress.finished(root):
+    outcome = build_progress.ended(root, serial)
+    if outcome is not None:
+        done, last = outcome
+    else:  # another reconcile has ended since: this one published (a failed first build is retried, not followed)
+        done = True
+    if done:
         console.print(f"Index built: {last.files_total:,} files in {last.elapsed_sec:.1f} s")
     else:
         console.print(f"Index build stopped at {last.files_done:,} of {last.files_total:,} files after "

@@ -9,10 +9,13 @@ small refreshes (a write tool's or the watcher's), which take milliseconds.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+_serials = itertools.count(1)
 
 
 @dataclass
@@ -22,6 +25,9 @@ class BuildProgress:
     files_done: int = 0
     files_total: int = 0
     started: float = field(default_factory=time.monotonic)
+    #: Which full reconcile of this process it is: one may follow another at once (the watcher's catch-up after
+    #: a first build), and ``cpl up`` followed the second, announcing "Index built: 0 files in 0.5 s".
+    serial: int = field(default_factory=lambda: next(_serials))
 
     def update(self, done: int, total: int) -> None:
         self.files_done, self.files_total = done, total
@@ -29,7 +35,7 @@ class BuildProgress:
 
     def snapshot(self) -> ProgressSnapshot:
         return ProgressSnapshot(self.reason, self.phase, self.files_done, self.files_total,
-                                time.monotonic() - self.started)
+                                time.monotonic() - self.started, self.serial)
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,7 @@ class ProgressSnapshot:
     files_done: int
     files_total: int
     elapsed_sec: float
+    serial: int = 0
 
     def as_dict(self) -> dict[str, object]:
         """The ``progress`` object of the ``index`` status section."""
@@ -50,8 +57,9 @@ class ProgressSnapshot:
 
 _lock = threading.Lock()
 _active: dict[str, BuildProgress] = {}
-#: Whether the last full reconcile of each repository ended by publishing (False: it failed or was stopped).
-_finished: dict[str, bool] = {}
+#: Whether the last full reconcile of each repository ended by publishing (False: it failed or was stopped), and
+#: which it was (its serial) with its last counts.
+_finished: dict[str, tuple[bool, ProgressSnapshot]] = {}
 
 
 def begin(root: Path, reason: str) -> BuildProgress:
@@ -65,14 +73,22 @@ def end(root: Path, progress: BuildProgress, *, finished: bool) -> None:
     with _lock:
         if _active.get(str(root)) is progress:
             del _active[str(root)]
-            _finished[str(root)] = finished
+            _finished[str(root)] = (finished, progress.snapshot())
 
 
 def finished(root: Path | str) -> bool:
     """Whether the last full reconcile of the repository at ``root`` in this process ended by publishing: one
     stopped by Ctrl+C was announced as "Index built"."""
     with _lock:
-        return _finished.get(str(root), False)
+        return _finished.get(str(root), (False, None))[0]
+
+
+def ended(root: Path | str, serial: int) -> tuple[bool, ProgressSnapshot] | None:
+    """Whether the full reconcile ``serial`` ended by publishing, and its last counts; ``None`` while it runs, or
+    once another one has ended since."""
+    with _lock:
+        last = _finished.get(str(root))
+    return last if last is not None and last[1].serial == serial else None
 
 
 def current(root: Path | str) -> ProgressSnapshot | None:
