@@ -260,3 +260,29 @@ def test_changed_since_takes_an_added_file_whole_and_refuses_more_files_than_a_s
     with pytest.raises(CodePlaneError) as raised:
         tests_changes.changes(services, None, "HEAD~1")  # type: ignore[arg-type]
     assert raised.value.code == 1003 and raised.value.details["field"] == "changed_since"
+
+
+async def test_an_impact_lists_a_bounded_number_of_changed_modules_and_says_how_many(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    # Every page of an 1,800-file change repeated ~150 KB of changed modules, symbols and fallbacks beside its
+    # page of test files: each list is cut at 50, with its total.
+    files = {f"calc/m{n:02}.py": f"def f():\n    return {n}\n" for n in range(60)}
+    files.update({f"tests/test_m{n:02}.py": f"from calc.m{n:02} import f\n\n\ndef test_f():\n    assert f() == {n}\n"
+                  for n in range(60)})
+    repo = make_repo(tmp_path_factory.mktemp("manymodules") / "repo", {"calc/__init__.py": "", **files})
+    with running_server(repo) as handle:
+        async with mcp_client(handle) as client:
+            changed = [f"calc/m{n:02}.py" for n in range(60)]
+            seen: list[str] = []
+            cursor: str | None = None
+            while True:
+                args: dict[str, Any] = {"changed_files": changed, "limit": 25, **({"cursor": cursor} if cursor else {})}
+                raw = await client.call_tool("inspect_affected_tests", args)
+                text, impact = answer_text(raw), (raw.structured_content or {})["result"]["impact"]
+                assert impact["changed_modules_total"] == 60 and len(impact["changed_modules"]) == 50, impact
+                assert "more)" in text.splitlines()[0], text.splitlines()[0]
+                seen += [m["test_file"] for m in impact["matches"]]
+                cursor = (raw.structured_content or {})["result"].get("next_cursor")
+                if cursor is None:
+                    break
+            assert sorted(seen) == [f"tests/test_m{n:02}.py" for n in range(60)]

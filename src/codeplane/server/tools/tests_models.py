@@ -16,6 +16,12 @@ from codeplane.testing.model import Target
 
 #: Inline bound on impact matches (and module-level fallbacks); ``matches_total`` says how many matched.
 MAX_MATCHES = 500
+#: Changed modules, symbols, unresolved files and fallbacks an impact lists, at most each (``*_total`` counts all).
+MAX_LISTED = 50
+
+
+def _totals(**lists: Sequence[object]) -> dict[str, int]:
+    return {f"{name}_total": len(items) for name, items in lists.items() if len(items) > MAX_LISTED}
 
 
 class TargetModel(ToolResult):
@@ -109,6 +115,12 @@ class ImpactModel(ToolResult):
     fallbacks: list[str] = []
     #: Present once coverage evidence was recorded.
     coverage: ImpactCoverageModel | None = None
+    #: How many changed modules, changed symbols, unresolved files and fallbacks there are in all, when more than
+    #: the lists hold (:data:`MAX_LISTED`): each page of a 1,800-file change repeated ~150 KB of them.
+    changed_modules_total: int = 0
+    changed_symbols_total: int = 0
+    unresolved_files_total: int = 0
+    fallbacks_total: int = 0
 
     @classmethod
     def from_result(cls, result: ImpactResult, *, detailed: bool = False,
@@ -117,8 +129,8 @@ class ImpactModel(ToolResult):
         counts are of all."""
         matches = list(shown) if shown is not None else result.matches[:MAX_MATCHES]
         return cls(
-            confidence=result.confidence, changed_modules=list(result.changed_modules),
-            unresolved_files=list(result.unresolved_files),
+            confidence=result.confidence, changed_modules=list(result.changed_modules[:MAX_LISTED]),
+            unresolved_files=list(result.unresolved_files[:MAX_LISTED]),
             matches=[ImpactMatchModel(test_file=m.test_file, confidence=m.confidence,
                                       reasons=list(m.reasons) if detailed else list(m.reasons[:1]),
                                       cases=[ImpactCaseModel(case=c.case, confidence=c.confidence,
@@ -129,5 +141,7 @@ class ImpactModel(ToolResult):
             null_literal_imports=result.null_literal_imports, source_dirs=list(result.source_dirs),
             uncovered_modules=list(result.uncovered_modules), uncovered_total=result.uncovered_total,
             agentic_hint=result.hint, unresolved_imports=list(result.unresolved_imports),
-            changed_symbols=list(result.changed_symbols), fallbacks=list(result.fallbacks[:MAX_MATCHES]),
-            coverage=ImpactCoverageModel.from_use(result.coverage) if result.coverage is not None else None)
+            changed_symbols=list(result.changed_symbols[:MAX_LISTED]), fallbacks=list(result.fallbacks[:MAX_LISTED]),
+            coverage=ImpactCoverageModel.from_use(result.coverage) if result.coverage is not None else None,
+            **_totals(changed_modules=result.changed_modules, changed_symbols=result.changed_symbols,
+                      unresolved_files=result.unresolved_files, fallbacks=result.fallbacks))

@@ -109,9 +109,10 @@ def _noun(impact: ImpactModel) -> str:
 
 def render_impact(impact: ImpactModel, *, paged: bool = False) -> list[str]:
     """The impact's lines; ``paged``: its matches are one page of them (the caller says where the next starts)."""
-    changed = impact.changed_symbols or impact.changed_modules
+    changed, changed_total = ((impact.changed_symbols, impact.changed_symbols_total) if impact.changed_symbols
+                              else (impact.changed_modules, impact.changed_modules_total))
     head = (f"impact {impact.confidence}: {impact.matches_total} {_noun(impact)} ({impact.high} high, {impact.low} low)"
-            + (f" for {_names(changed)}" if changed else ""))
+            + (f" for {_names(changed, changed_total or None)}" if changed else ""))
     lines = [head]
     # Files selected whole mostly share their reasons (a conftest, a package import): said once per group.
     by_reasons: dict[tuple[str, tuple[str, ...]], list[str]] = {}
@@ -127,14 +128,15 @@ def render_impact(impact: ImpactModel, *, paged: bool = False) -> list[str]:
     if impact.matches_total > len(impact.matches) and not paged:
         lines.append(f"… {impact.matches_total - len(impact.matches)} more test files in the record")
     if impact.unresolved_files:
-        lines.append(f"unresolved files: {_names(impact.unresolved_files)}")
+        lines.append(f"unresolved files: {_names(impact.unresolved_files, impact.unresolved_files_total or None)}")
     if impact.unresolved_imports:
         lines.append(f"unresolved imports: {_names(impact.unresolved_imports)}")
     if impact.null_literal_imports:
         lines.append(f"dynamic imports in tests: {impact.null_literal_imports}")
     lines += [f"module level: {f}" for f in impact.fallbacks[:_FALLBACKS_SHOWN]]
-    if len(impact.fallbacks) > _FALLBACKS_SHOWN:
-        lines.append(f"… {len(impact.fallbacks) - _FALLBACKS_SHOWN} more module-level fallbacks in the record")
+    fallbacks = impact.fallbacks_total or len(impact.fallbacks)
+    if fallbacks > _FALLBACKS_SHOWN:
+        lines.append(f"… {fallbacks - _FALLBACKS_SHOWN} more module-level fallbacks")
     if impact.uncovered_total:
         lines.append(f"imported by no test: {_names(impact.uncovered_modules, impact.uncovered_total)}")
     if impact.source_dirs:
