@@ -69,7 +69,7 @@ async def test_a_write_over_many_files_lists_a_bounded_number_and_says_how_many_
                 result = await client.call_tool(tool, args)
                 assert not result.is_error, answer_text(result)
                 record = result.structured_content or {}
-                return answer_text(result), record.get("result", record)  # type: ignore[return-value]
+                return answer_text(result), record.get("result", record)
 
             assert (await call("git_inspect", {"action": "recovery_points"}))[0] == "no recovery points"
             write_files(root, {path: "x = 2\n" for path in files})

@@ -61,3 +61,22 @@ def test_a_stale_index_lock_delays_nothing(tmp_path: Path) -> None:
         write_files(repo, {"a.py": "stale_lock_token = 1\n"})
         _until(lambda: hit_lines(index, "stale_lock_token") == {("a.py", 1)})
         assert time.monotonic() - began < 5.0
+
+
+def test_a_git_write_of_codeplanes_own_is_indexed_once_by_its_reconcile(tmp_path: Path) -> None:
+    # git_stash of 1,485 files: the indexer reindexed the files as the stash rewrote them, then the write's own
+    # reconcile reindexed them all again (26-47 s under load; 8-12 s once).
+    repo = make_repo(tmp_path / "repo", {f"m{i}.py": f"value_{i} = {i}\n" for i in range(4)})
+    with running_index(repo, watch=True, debounce_ms=20) as index:
+        _settled(index)
+        before = index.epoch
+        with index.holding():  # what GitService does around a write that rewrites files
+            write_files(repo, {"m0.py": "held_token = 0\n", "m1.py": "held_token = 1\n"})
+            _until(lambda: _pending(index) > 0)  # the watcher delivered them
+            time.sleep(0.5)
+            assert index.epoch == before, "nothing is indexed while the write goes on"
+            index.reconcile()  # the write's own, before it lets go
+        assert hit_lines(index, "held_token") == {("m0.py", 1), ("m1.py", 1)}
+        _settled(index)
+        time.sleep(0.3)
+        assert index.epoch == before + 1, "the watcher's batch after it found nothing new"

@@ -81,7 +81,7 @@ def test_an_impact_explains_a_few_module_level_fallbacks_and_counts_the_rest() -
     lines = selection_lines(impact)
     assert [line for line in lines if line.startswith("module level: ")] == [
         f"module level: {f}" for f in fallbacks[:3]], lines
-    assert "… 2 more module-level fallbacks in the record" in lines, lines
+    assert "… 2 more module-level fallbacks" in lines, lines
 
 
 def test_an_empty_map_section_says_none_instead_of_a_dangling_label() -> None:

@@ -1,7 +1,8 @@
 """The watcher: what it watches (``watch_plan``) and that it sees every universe change, in directories the root
 gains after it started too (the tree watch is re-planned), and git's HEAD moving; ``.codeplane/``, whose WAL writes
 would flood it, is not watched at all. The watches live in a child process: it says when they are in place, it
-ends when asked and when the server dies, and a child that dies unasked leaves the watcher ``failed`` until a new one is live."""
+ends when asked and when the server dies, and a child that dies unasked leaves the watcher ``failed`` until a new
+one is live."""
 
 from __future__ import annotations
 

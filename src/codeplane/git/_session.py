@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,9 +73,11 @@ class Write:
 class RepoSession:
     """Opens a fresh pygit2 handle per call (handles are not thread-safe) and serialises writes."""
 
-    def __init__(self, root: Path, after_tree_change: Callable[[], object]) -> None:
+    def __init__(self, root: Path, after_tree_change: Callable[[], object],
+                 while_writing: Callable[[], AbstractContextManager[object]] = nullcontext) -> None:
         self.root = root
         self._after_tree_change = after_tree_change
+        self._while_writing = while_writing
         self._lock = threading.RLock()
         self._local = threading.local()
 
@@ -99,7 +101,7 @@ class RepoSession:
     def writing(self, *, files: bool, reconcile: bool = True) -> Iterator[Write]:
         """A write under the lock; ``files`` tracks working-tree paths, ``reconcile`` refreshes the index
         subsystem afterwards (also after a failure, except a refusal raised before anything changed)."""
-        with self._lock, span("git.write", files=files):
+        with self._lock, span("git.write", files=files), self._while_writing():
             try:
                 with git_errors():
                     repo = self.open()

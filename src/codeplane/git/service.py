@@ -9,6 +9,7 @@ returning, so the next search sees the new tree.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 from pygit2.enums import FileStatus
@@ -74,10 +75,11 @@ class GitService:
     """Typed git operations over one work tree. Paths are caller paths (validated here, 5001)."""
 
     def __init__(self, root: Path, config: GitConfig | None = None,
-                 after_tree_change: Callable[[], object] = _noop) -> None:
+                 after_tree_change: Callable[[], object] = _noop,
+                 while_writing: Callable[[], AbstractContextManager[object]] = nullcontext) -> None:
         self.root = root
         self.config = config or GitConfig()
-        self._s = RepoSession(root, after_tree_change)
+        self._s = RepoSession(root, after_tree_change, while_writing)
 
     # -- reads ---------------------------------------------------------------------------------------
     def status(self, paths: Sequence[str] = (), limit: int = 1000) -> status.StatusReport:

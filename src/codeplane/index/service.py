@@ -50,6 +50,9 @@ from codeplane.repo.version import read_repo_version
 from codeplane.repo.watcher import RepoWatcher, WatchBatch
 
 log = get_logger(__name__)
+#: The longest the indexer leaves the watcher's batches to a git write's own reconcile (a stuck write must not
+#: stop indexing).
+_HOLD_MAX_S = 120.0
 #: How a rebuild for a damaged ``index.db`` names its reason (``_rebuild_from_disk``).
 _DAMAGED = "index.db was damaged"
 
@@ -74,6 +77,9 @@ class IndexService:
         self._pipeline.store.on_damage = self._damage_found
         self._ready = threading.Event()
         self._stopping = threading.Event()
+        #: Git writes of CodePlane's own under way (``holding``), and the condition their end notifies.
+        self._holds = 0
+        self._hold_changed = threading.Condition()
         self._git_lock: Path | None = None
         self._thread: threading.Thread | None = None
         self._watcher: RepoWatcher | None = None
@@ -350,7 +356,7 @@ class IndexService:
                     self._pending.mark_full()
                     idle_since_reconcile = 0.0
                 continue
-            if self._ready.is_set() and wait_for_git(self._git_lock, self._stopping):
+            if self._ready.is_set() and (self._wait_unheld() or wait_for_git(self._git_lock, self._stopping)):
                 # A git command was rewriting the work tree: index all it changed as one epoch (``gitlock``).
                 work = self._pending.take(timeout=0) or work
             if self._ready.is_set() and not work.full and len(work.paths) >= BURST_PATHS:
@@ -432,6 +438,28 @@ class IndexService:
             raise
         self._pending.done(snapshot)
         return report.epoch
+
+    @contextmanager
+    def holding(self) -> Iterator[None]:
+        """A git write of CodePlane's own rewrites the work tree, and its reconcile follows: the indexer leaves the
+        watcher's batches until then. It indexed the operation's files as they were being rewritten, and the
+        reconcile indexed them all again (a 1,485-file stash: two reindexes, 26-47 s under load)."""
+        with self._hold_changed:
+            self._holds += 1
+        try:
+            yield
+        finally:
+            with self._hold_changed:
+                self._holds -= 1
+                self._hold_changed.notify_all()
+
+    def _wait_unheld(self) -> bool:
+        """Wait (bounded) while a git write holds the indexer; whether it had to."""
+        with self._hold_changed:
+            if not self._holds:
+                return False
+            self._hold_changed.wait_for(lambda: not self._holds or self._stopping.is_set(), timeout=_HOLD_MAX_S)
+            return True
 
     def reconcile(self) -> int:
         """Full reconcile now (e.g. after a git operation moved HEAD); returns the epoch."""

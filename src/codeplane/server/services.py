@@ -346,7 +346,8 @@ def _wire_git(services: Services) -> None:
         # A git operation that moves HEAD or rewrites files reconciles the index before its tool returns (§10).
         from codeplane.git import GitService
 
-        return GitService(services.root, services.config.git, after_tree_change=services.index.reconcile)
+        return GitService(services.root, services.config.git, after_tree_change=services.index.reconcile,
+                          while_writing=services.index.holding)
 
     services.deferred_git = Deferred(build)
 
