@@ -2,16 +2,21 @@
 
 The walk is Python's (``impact_symbols.SymbolWalk``) over the structural index's Go facts: same-package names
 PROVEN, imported package members STRONG, a receiver's own members STRONG when one type declares them; the
-rest (interface calls, promoted members, ``a.Push()`` on a local) is matched by name, ``low``, so nothing is
-dropped for want of a resolved receiver. A reached top-level ``Test*``/``Fuzz*`` function of a ``_test.go`` file,
-or an ``Example*`` with an output comment, is a case of its package's target; a benchmark or an example without
-output is not (``go test`` never runs them).
+rest (promoted members, ``a.Push()`` on a local) is matched by name, ``low``, so nothing is dropped for want of
+a resolved receiver. The index resolves a call on an interface value (``s.Area()``) to the interface's method
+spec, not by name: a reached concrete method therefore reaches every interface method of its name (any type
+with the method may satisfy any such interface), ``low``, and through it those calls. A reached top-level
+``Test*``/``Fuzz*`` function of a ``_test.go`` file, or an ``Example*`` with an output comment, is a case of its
+package's target; a benchmark or an example without output is not (``go test`` never runs them).
 
 What runs when a package loads cannot be followed by uses: a changed line outside any function, a changed
 definition called by a package-level initializer or reached by an ``init`` function, ``TestMain`` or
-package-level code of a test file. Such a change selects whole every test package that imports the changed
-file's package, directly or through other packages (import paths from the nearest ``go.mod``), and the
-answer says so. A ``go.mod`` that cannot be read makes that every Go test package.
+package-level code of a test file. Nor can a changed declaration line (``func (q Square) Area() int``,
+``type Rect struct``, a struct field, an interface's method, ``const Rate = 3``): it may rename or retype what it
+declares, and the users of the old name, which the index no longer links to anything, stop compiling, as do
+conversions to an interface a changed method set no longer satisfies. Such a change selects whole every test
+package that imports the changed file's package, directly or through other packages (import paths from the
+nearest ``go.mod``), and the answer says so. A ``go.mod`` that cannot be read makes that every Go test package.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from codeplane.testing.impact_code import ReadLines
-from codeplane.testing.impact_reach import Def, Reach
+from codeplane.testing.impact_history import declared, earlier_declarations
+from codeplane.testing.impact_reach import Def, Reach, SymbolSelection
 from codeplane.testing.impact_symbols import SymbolWalk
 
 #: ``go test`` runs these top-level functions of a ``_test.go`` file: the name goes on with a non-lower-case
@@ -59,6 +65,14 @@ class GoWalk(SymbolWalk):
     suffixes = (".go",)
     language = "Go"
 
+    def __init__(self, conn: sqlite3.Connection, id_of: Mapping[str, int], path_of: Mapping[int, str],
+                 tests: Sequence[str], read_lines: ReadLines) -> None:
+        super().__init__(conn, id_of, path_of, tests, read_lines)
+        #: (path, line, definition) of each changed file's first changed declaration (``_declaration``).
+        self._redeclared: list[tuple[str, int, Def]] = []
+        self._history: tuple[str, list[frozenset[tuple[str, str, str]]]] | None = None
+        self._displays: dict[str, str] = {}
+
     def _test_side(self, d: Def, path: str, reach: Reach) -> bool:
         if d.parent is None and d.kind == "function" and d.name == "TestMain":
             self.select(path, "", reach.then(f"{path}::TestMain (runs every test of the package)", "high"))
@@ -82,6 +96,40 @@ class GoWalk(SymbolWalk):
                                                          "high"), "an init function reaches it")
             return
         super()._spread(d, reach)
+        if d.kind == "method" and not self._in_interface(d):
+            for spec in self._interface_methods(d.name):
+                self.enqueue(spec, reach.then(f"{spec.qualified_name} (an interface call may run "
+                                              f"{d.qualified_name})", "low"))
+
+    def _in_interface(self, d: Def) -> bool:
+        owner = self.get(d.parent)
+        return owner is not None and owner.kind == "interface"
+
+    def _interface_methods(self, name: str) -> list[Def]:
+        """Every interface method spec named ``name``: Go's interfaces are satisfied implicitly, so a type with a
+        method of that name may be called through any of them."""
+        found = [self.get(str(uid)) for (uid,) in self.rows(
+            "SELECT d.def_uid FROM st_def d JOIN st_def p ON p.def_uid = d.parent_uid JOIN st_file f "
+            "ON f.file_id = d.file_id WHERE d.name = ? AND d.kind = 'method' AND p.kind = 'interface' "
+            "AND f.path LIKE '%.go'", (name,))]
+        return [d for d in found if d is not None]
+
+    def _declaration(self, d: Def, path: str, line: int) -> bool:
+        """Whether ``line`` declares ``d``'s name or type rather than only its body or value: a function's or
+        method's header (up to the line opening its body), a type's ``type X`` line, any line of a struct field or
+        of an interface's method (its method set), a constant's or variable's first line. A test file's
+        ``Test*``/``Example*``/``Benchmark*`` functions are run by name only, by ``go test``: theirs is not."""
+        if d.kind in ("field",) or (d.kind == "method" and self._in_interface(d)):
+            return True
+        if d.kind in ("function", "method"):
+            if is_go_test(path) and d.parent is None and (_CASE.match(d.name) or _BENCHMARK.match(d.name)):
+                return False
+            lines = self.read_lines(path)
+            header = d.start
+            while header < min(d.end, len(lines)) and "{" not in lines[header - 1]:
+                header += 1  # a signature over several lines
+            return d.start <= line <= header
+        return line == d.start
 
     def _seed(self, path: str, ranges: Sequence[tuple[int, int]]) -> None:
         """A changed package-level initializer that calls anything runs when the package loads (a panic there
@@ -97,6 +145,61 @@ class GoWalk(SymbolWalk):
                                        "a package-level initializer changed")
                     return
         super()._seed(path, ranges)
+        if file_id is None or not path.endswith(".go"):
+            return
+        now = {d.lexical_path for d in self.defs_of(file_id)}
+        gone = sorted({lexical for state in self._earlier(path) for _, lexical, _ in state} - now)
+        used = next((g for g in gone if self._spelled(g.rpartition(".")[2])), None)
+        if used is not None and ranges:
+            # A removed line leaves no declaration to find around it (a struct field, a method of an interface).
+            # Names no code spells any more (gone long before the change) select nothing.
+            line = max(1, ranges[0][0])
+            self._redeclared.append((path, line, Def("", file_id, "removed", used, used, used, line, line, None)))
+            return
+        for first, last in ranges:
+            for line in range(max(1, first), min(last, len(lines), first + 5_000) + 1):
+                inner = self.innermost(file_id, line)
+                # A one-line ``type Rect struct{ W, H int }``: the field innermost, the type around it.
+                changed = next((d for d in (self.ancestors(inner) if inner is not None else ())
+                                if self._declaration(d, path, line) and not self._kept(path, d)), None)
+                if changed is not None:
+                    self._redeclared.append((path, line, changed))
+                    return
+
+    def run(self, changes: Mapping[str, Sequence[tuple[int, int]]]) -> SymbolSelection:
+        out = super().run(changes)
+        # After the walk, so that a reason it found for the same file (an import-time call) is the one told.
+        for path, line, d in self._redeclared:
+            self._module_level(path, line, Reach("high", (f"{d.qualified_name} (declaration changed)",)),
+                               f"the declaration of {d.qualified_name} changed or was removed (a renamed, retyped "
+                               "or removed name breaks users the index no longer links to it)")
+        return out
+
+    def _kept(self, path: str, d: Def) -> bool:
+        """Whether ``d`` is declared as it was in every earlier state of its file the index recorded
+        (``st_def_snapshot``): then a changed line that holds its declaration changed only its body or value (a
+        one-line ``func (q Square) Area() int { return q.S * q.S }``). No earlier state (the index was built
+        after the change, or the change is committed): unknown, so not kept."""
+        earlier = self._earlier(path)
+        key = declared(d.kind, d.lexical_path, self._display(d))
+        return bool(earlier) and all(key in state for state in earlier)
+
+    def _spelled(self, name: str) -> bool:
+        """Whether Go code uses ``name`` (resolved or not) or an interface requires a method so named."""
+        return bool(self.rows(
+            "SELECT 1 FROM st_ref r JOIN st_file f ON f.file_id = r.file_id WHERE r.token_text = ? AND r.role NOT IN "
+            "('DEFINITION', 'EXPORT') AND f.path LIKE '%.go' LIMIT 1", (name,))) or bool(self._interface_methods(name))
+
+    def _earlier(self, path: str) -> list[frozenset[tuple[str, str, str]]]:
+        if self._history is None or self._history[0] != path:
+            self._history = (path, earlier_declarations(self.conn, path))
+        return self._history[1]
+
+    def _display(self, d: Def) -> str:
+        if d.uid not in self._displays:
+            row = self.conn.execute("SELECT display_name FROM st_def WHERE def_uid = ?", (d.uid,)).fetchone()
+            self._displays[d.uid] = str(row[0]) if row else ""
+        return self._displays[d.uid]
 
     def _import_time(self, user: Def | None, line: int) -> bool:
         """Go evaluates no default values: a function's header line holds only its body's code (``func (t T)

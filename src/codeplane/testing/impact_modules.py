@@ -26,6 +26,7 @@ from codeplane.index.languages import detect
 from codeplane.index.structural.modules import file_keys
 from codeplane.testing.impact_code import ReadLines
 from codeplane.testing.impact_graph import ImportGraph
+from codeplane.testing.impact_jvm import JvmUsers, is_jvm_key
 from codeplane.testing.impact_local import (
     Affected,
     ImportRow,
@@ -110,6 +111,7 @@ class ModuleWalk:
         #: The modules of the files the symbol walk selected for, and whether it reached a test (``symbol_level``).
         self.unreached_sharp: list[str] = []
         self.sharp_reached = False
+        self._jvm: JvmUsers | None = None
 
     # -- changed files → module keys -----------------------------------------------------------------
     def _keys_of(self, path: str) -> list[str]:
@@ -361,6 +363,14 @@ class ModuleWalk:
                     for file_id in graph.importers(key):
                         if file_id not in by_id:  # so is a child match
                             consider(file_id, "child", module, key)
+            if is_jvm_key(module):
+                if self._jvm is None:
+                    self._jvm = JvmUsers(self.conn, graph.keys_of)
+                for file_id, how, why in self._jvm.users(module):
+                    confidence: Confidence = "high" if how == "high" and high else "low"
+                    if by_id.get(file_id) not in (confidence, "high") and self._reach(
+                            graph.path_of[file_id], confidence, why, imported=True):
+                        by_id[file_id] = grew[file_id] = confidence
         next_frontier: set[str] = set()
         for file_id in sorted(grew):
             for key in graph.keys_of.get(file_id, ()):
@@ -461,8 +471,9 @@ def selection_hint(tier: str, matches: Sequence[TestMatch], unresolved: Sequence
                      "a receiver whose class is unknown, code in a string, a package import); each one's chain says "
                      "which.")
     elif low:
-        parts.append(f"{low} test file(s) match only through a parent/child package import (low confidence); "
-                     "run them too unless inspect_affected_tests shows they are unrelated.")
+        parts.append(f"{low} test file(s) match only through a package-level guess (low confidence: a parent/child "
+                     "package import, or a JVM class of the same package or a wildcard import naming the changed "
+                     "class); run them too unless inspect_affected_tests shows they are unrelated.")
     if unresolved:
         parts.append(f"{len(unresolved)} changed file(s) map to no importable module; CodePlane added no tests "
                      "for them: choose those yourself.")

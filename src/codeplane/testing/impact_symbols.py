@@ -41,6 +41,7 @@ selected is its :class:`~codeplane.testing.impact_walkstate.WalkState`, and it i
 
 from __future__ import annotations
 
+import builtins
 import re
 import sqlite3
 import time
@@ -50,6 +51,7 @@ from typing import Literal
 from codeplane.testing.impact_attrs import AttributeTypes
 from codeplane.testing.impact_code import ReadLines
 from codeplane.testing.impact_computed import ComputedSelfSites
+from codeplane.testing.impact_history import earlier_declarations
 from codeplane.testing.impact_locals import LocalTypes
 from codeplane.testing.impact_names import (
     bare_visible,
@@ -73,6 +75,8 @@ DEADLINE_AFTER_DEFS = 200
 #: Changed lines looked at per file (a bigger rewrite is a module-level change).
 MAX_LINES = 5_000
 _SERVED = re.compile(r"""["']([A-Za-z_]\w*)["']""")
+#: Names every module sees unbound: a bare use of one is no removed definition's.
+_BUILTINS = frozenset(dir(builtins)) | {"__builtins__", "__file__", "__name__", "__path__", "__spec__"}
 
 
 #: Dunders that run when a class is instantiated or subclassed: a change there changes what calling the class
@@ -167,6 +171,7 @@ class SymbolWalk(UseRules, PytestRules):
             self.fallback(path, f"not a {self.language} file")
             return
         self._dangling(file_id, path)
+        self._vanished_members(file_id, path)
         lines = sorted({n for a, b in ranges for n in range(max(1, min(a, b)), max(a, b) + 1)})
         if len(lines) > MAX_LINES:
             self.fallback(path, f"more than {MAX_LINES} changed lines")
@@ -236,6 +241,39 @@ class SymbolWalk(UseRules, PytestRules):
             why = f"{path}: {token} (resolves to no definition: removed or dynamic?)"
             self._use((int(user_file), int(line), int(col)), origin,
                       reach.then(why, "low") if reach is not None else Reach("low", (why,)), "low", call=True)
+        if self.language != "Python":
+            return
+        # The module's own uses of a name it no longer binds (``f()`` in ``g`` after ``def f`` became ``def f2``)
+        # raise NameError when they run: no import shows them. Under a star import or an ``exec`` an unbound name
+        # may be bound after all: there only names the module declared before count.
+        loose = file_id in self.facts.loose_files(self.conn)
+        before = {lexical for state in earlier_declarations(self.conn, path) for _, lexical, _ in state} \
+            if loose else set()
+        for line, col, token in self.rows(
+                "SELECT start_line, start_col, token_text FROM st_ref WHERE file_id = ? AND target_uid IS NULL AND "
+                "bind_id IS NULL AND is_member = 0 AND role = 'REFERENCE' AND ref_tier = 'UNKNOWN'", (file_id,)):
+            if str(token) in defined or str(token) in _BUILTINS or is_dunder(str(token)) or (
+                    loose and str(token) not in before):
+                continue
+            why = f"{path}: {token} (bound nowhere in its module: removed or renamed?)"
+            self._use((file_id, int(line), int(col)), origin,
+                      reach.then(why, "low") if reach is not None else Reach("low", (why,)), "low", call=True)
+
+    def _vanished_members(self, file_id: int, path: str) -> None:
+        """Members the file declared before and no longer does (``def m`` became ``def m2``): their uses by name
+        (``C().m()``, ``self.m()``) now fail and resolve to nothing, so no reached definition leads to them. A
+        module-level name's users are ``_dangling``'s."""
+        if self.language != "Python":
+            return
+        now = {d.lexical_path for d in self.defs_of(file_id)}
+        gone = sorted({lexical.rpartition(".")[2] for state in earlier_declarations(self.conn, path)
+                       for _, lexical, _ in state if "." in lexical and lexical not in now})
+        origin = Def("", file_id, "module", "", "", path, 0, 0, None)
+        for name in gone:
+            why = f"{path}: {name} (no longer declared: renamed or removed?)"
+            for file, line, col, _, member, _ in self.facts.uses_by_name(self.conn, name):
+                if member:
+                    self._use((file, line, col), origin, Reach("low", (why,)), "low", call=True)
 
     def _bound_submodules(self, file_id: int) -> set[str]:
         """The submodules a package's ``__init__`` imports in statements of its own at column 0 (no condition, no

@@ -255,7 +255,7 @@ class TestingService:
                                  details={"reason": str(exc)}) from exc
         # No target at all: not "no test imports the changed modules" (qs's tape tests import lib/utils.js; nothing
         # here runs them).
-        result = by_project(result, targets) if targets else replace(result, hint=NO_TARGETS_HINT)
+        result = by_project(result, targets, list(changes)) if targets else replace(result, hint=NO_TARGETS_HINT)
         return self._with_evidence(result, changes, test_files)
 
     def _with_evidence(self, result: ImpactResult, changes: Mapping[str, Sequence[tuple[int, int]]],
