@@ -445,10 +445,11 @@ def test_local_variable_and_parameter_rename_by_position(tmp_path: Path) -> None
     with refactor_env(tmp_path / "repo", files) as env:
         preview = env.service.rename(None, "amount", path="calc.py", line=1, column=10)
         assert preview.symbol is not None and preview.symbol.kind == "local"
-        assert preview.counts["high"] == 2
-        assert {e.reason for e in preview.edits if e.certainty == "low"} == {"other_binding", "keyword_argument"}
+        assert preview.counts["high"] == 3  # ``scale(value=3)``: the call's keyword (tests/test_refactor_qa16.py)
+        assert {e.reason for e in preview.edits if e.certainty == "low"} == {"other_binding"}
         env.service.apply(preview.refactor_id)
         assert env.read("calc.py").startswith("def scale(amount, factor=2):\n    result = amount * factor\n")
+        assert env.read("calc.py").endswith("scale(amount=3)\n")
         assert "def other(value):\n    return value\n" in env.read("calc.py")
         collide = env.service.rename("calc.py:2:4", "factor")
         assert collide.collisions and collide.collisions[0].kind == "same_scope"

@@ -105,6 +105,17 @@ def names_another(before: str, qualified_name: str) -> bool:
         part[:1].isupper() for part in prefix[1:])
 
 
+_OWNER = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)*([A-Z]\w*)\.$")
+
+
+def names_another_class(before: str, classes: frozenset[str]) -> bool:
+    """Whether the mention ending ``before`` is qualified by a class other than the renamed member's classes
+    (``Context.invoke()`` or ``CliRunner.invoke`` while renaming ``Command.invoke``): another class's member of
+    the same name. A lowercase qualifier (an instance, a module) says nothing either way."""
+    found = _OWNER.search(before)
+    return bool(classes) and found is not None and found.group(1) not in classes
+
+
 def mention_confidence(line: str, column: int, name: str, *, in_code_block: bool = False) -> Certainty:
     """Confidence that the mention at ``column`` of ``line`` names the renamed symbol."""
     if in_code_block or _in_backticks(line, column):

@@ -102,7 +102,7 @@ class ClassGraph:
 
     @property
     def receivers(self) -> Receivers:
-        return Receivers(self.reader, self.refs, self.text, self.enclosing_class)
+        return Receivers(self.reader, self.refs, self.text, self.enclosing_class, (self.ancestors, self.bases))
 
     def owns(self, cls: Def, name: str) -> bool:
         """``cls`` or one of its ancestors defines a member ``name``."""

@@ -10,7 +10,7 @@ like the field, in a call whose callee is the class itself (a name the index lin
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from codeplane.refactor.facts import Def, FactReader, Ref
 from codeplane.refactor.spans import SourceText
@@ -20,7 +20,8 @@ _LIMIT = 100_000
 _RECORD_DECORATOR = re.compile(
     r"^\s*@\s*(?:dataclasses\s*\.\s*)?(?:dataclass|pydantic\.dataclasses\.dataclass)\b"
     r"|^\s*@\s*(?:attr|attrs)\s*\.\s*(?:s|attrs|define|frozen|mutable|dataclass)\b"
-    r"|^\s*@\s*(?:define|frozen|mutable)\b")
+    r"|^\s*@\s*(?:define|frozen|mutable)\b"
+    r"|^\s*@\s*attrs\b(?!\s*\.)")  # attrs' own ``from ._make import attrs``
 _RECORD_BASE = re.compile(r"\b(?:NamedTuple|TypedDict|BaseModel|BaseSettings)\b")
 #: Functions and methods that copy a record with changed fields, by keyword.
 _COPIERS = frozenset({"replace", "evolve", "_replace", "copy_with"})
@@ -62,17 +63,22 @@ def _call_open(text: str, offset: int) -> int | None:
     return None
 
 
-def constructor_keywords(reader: FactReader, text_of: Callable[[str], SourceText | None],
-                         target: Def) -> list[tuple[Ref, bool]]:
-    """Keywords ``target.name=`` in calls of ``target``'s record class (``P(name=...)``, ``mod.P(name=...)``),
-    with True; and in calls of a record copier (``replace(p, name=...)``, ``attr.evolve``, ``p._replace``), whose
-    instance's class the syntax does not say, with False."""
+def constructor_keywords(reader: FactReader, text_of: Callable[[str], SourceText | None], target: Def,
+                         classes: Mapping[str, Def] | None = None,
+                         enclosing_class: Callable[[str, int, int], Def | None] | None = None,
+                         ) -> list[tuple[Ref, bool]]:
+    """Keywords ``target.name=`` in calls of ``target``'s record class (``P(name=...)``, ``mod.P(name=...)``; of
+    a subclass among ``classes``; ``cls(name=...)`` in a method of one of them), with True; and in calls of a record
+    copier (``replace(p, name=...)``, ``attr.evolve``, ``p._replace``), whose instance's class the syntax does not
+    say, with False."""
     owner = reader.get_def(target.parent_uid) if target.parent_uid else None
     if owner is None or owner.kind != "class" or not target.path.endswith((".py", ".pyi")):
         return []
     own = text_of(owner.path)
     if own is None or not is_record_class(own, owner):
         return []
+    classes = classes or {owner.def_uid: owner}
+    names = {c.name for c in classes.values()}
     found = []
     for ref in reader.refs_named(target.name, None, _LIMIT):
         src = text_of(ref.path) if ref.receiver_shape == "kwarg=" else None
@@ -83,10 +89,16 @@ def constructor_keywords(reader: FactReader, text_of: Callable[[str], SourceText
         called = match.group(1).rsplit(".", 1)[-1] if match is not None else ""
         if called in _COPIERS:
             found.append((ref, False))
-        if called != owner.name:
+        if match is not None and match.group(1) == "cls" and enclosing_class is not None:
+            # A classmethod's ``cls(...)``: the class itself, or a subclass, which takes the same keywords.
+            holder = enclosing_class(ref.path, ref.line, ref.column)
+            if holder is not None and holder.def_uid in classes:
+                found.append((ref, True))
+            continue
+        if called not in names:
             continue
         callee_line = src.text.count("\n", 0, opening) + 1
-        callee = [r for r in reader.refs_on_line(ref.path, callee_line) if r.token == owner.name]
-        if any(r.target_uid == owner.def_uid for r in callee):  # the class itself, not a same-named one
+        callee = [r for r in reader.refs_on_line(ref.path, callee_line) if r.token == called]
+        if any(r.target_uid in classes for r in callee):  # the class itself, not a same-named one
             found.append((ref, True))
     return found

@@ -39,6 +39,8 @@ class SymbolMove:
     new_module: str
     #: ``from old import *`` provided the name (and will not after the move): star importers get it explicitly.
     star_exported: bool = False
+    #: The old module still uses the name (importing it back): its code looks ``old.name`` up there.
+    used_in_old: bool = False
 
 
 @dataclass
@@ -263,7 +265,8 @@ def importer_edits(move: SymbolMove, src: SourceText, root: Any, inserts: Insert
                                      f"import {move.name}", "star_import")
         result.warnings.append(f"{src.path} star-imports {move.old_module}; an explicit import of {move.name} "
                                f"from {move.new_module} is added (medium)")
-    result.edits += dotted_mentions(move, src)
+    # The file's own ``old.f`` lookups now read ``new.f``: a patch of ``old.f`` there goes along with them.
+    result.edits += dotted_mentions(move, src, follows=any(e.reason == "module_attribute" for e, _ in result.edits))
     return result
 
 
@@ -410,8 +413,9 @@ def _new_local(scan: _Scan, stem: str) -> str:
     return f"_{stem}_moved"
 
 
-def dotted_mentions(move: SymbolMove, src: SourceText) -> list[tuple[SpanEdit, Certainty]]:
-    """``pkg.old.f`` spelled in strings and comments (``mock.patch`` targets, docs)."""
+def dotted_mentions(move: SymbolMove, src: SourceText, *, follows: bool = False) -> list[tuple[SpanEdit, Certainty]]:
+    """``pkg.old.f`` spelled in strings and comments (``mock.patch`` targets, docs). ``follows``: ``src``'s own
+    lookups of ``pkg.old.f`` are rewritten to the new module."""
     if not move.old_module:
         return []
     dotted = f"{move.old_module}.{move.name}"
@@ -430,6 +434,12 @@ def dotted_mentions(move: SymbolMove, src: SourceText) -> list[tuple[SpanEdit, C
         after = src.text[off + len(dotted)] if off + len(dotted) < len(src.text) else ""
         exact = context == "string" and before in "'\"" and after in "'\"" and before != "" and after != ""
         reason = "dotted_path_string" if context == "string" else "comment"
+        if exact and move.used_in_old and not follows:
+            # ``mock.patch("pkg.old.f")`` patches where the old module's code looks ``f`` up, which still holds after
+            # the move (it imports ``f`` back): the string may be right as it is (unittest.mock's "where to patch").
+            # Unless the file itself looks up ``pkg.old.f`` (then ``pkg.new.f``): which lookup it meant is unsaid,
+            # and its own is the one the file shows.
+            reason, exact = "looked_up_in_old_module", False
         out.append((SpanEdit(src.path, line, col, line, col + len(dotted), dotted, new, reason),
                     "medium" if exact else "low"))
     return out

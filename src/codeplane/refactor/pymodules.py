@@ -1,8 +1,10 @@
 """Python module names for repository files, and import resolution back to files (for moves, §8.10).
 
-Syntactic only: a file's module name is its path below the first ancestor directory that is not a
-package (no ``__init__.py``), e.g. ``src/pkg/sub/mod.py`` -> root ``src``, module ``pkg.sub.mod``. An
-absolute import resolves against every such root; a relative import against the importer's package.
+Syntactic only, following the import system as the index does: a file's module name is its path below the first
+ancestor directory that is neither a package (``__init__.py``) nor a namespace portion inside one (PEP 420), or
+below the deepest ``src`` directory above that, e.g. ``src/pkg/sub/mod.py`` -> root ``src``, module
+``pkg.sub.mod``. An absolute import resolves against every such root; a relative import against the importer's
+package.
 """
 
 from __future__ import annotations
@@ -31,13 +33,37 @@ class PyModules:
         self.files = {p for p in paths if is_python(p)}
         self.package_dirs = {posixpath.dirname(p) for p in self.files
                              if posixpath.basename(p) in ("__init__.py", "__init__.pyi")}
+        self._roots: dict[str, str] = {}
         self.roots = sorted({self.root_of(p) for p in self.files})
 
     def root_of(self, path: str) -> str:
         directory = posixpath.dirname(path)
-        while directory and directory in self.package_dirs:
-            directory = posixpath.dirname(directory)
-        return directory
+        if directory not in self._roots:
+            self._roots[directory] = self._import_root(directory)
+        return self._roots[directory]
+
+    def _import_root(self, directory: str) -> str:
+        """Where the import system names modules below ``directory`` from (``index/structural/modules.py``)."""
+        stop = directory
+        while stop and (stop in self.package_dirs or self._inside_package(stop)):
+            stop = posixpath.dirname(stop)
+        ancestor = stop
+        while ancestor:
+            between = stop[len(ancestor) + 1:]
+            if posixpath.basename(ancestor) == "src" and all(p.isidentifier() for p in between.split("/") if p):
+                return ancestor  # ``src/acme/plugins/foo``: ``acme.plugins.foo``, with ``src`` on ``sys.path``
+            ancestor = posixpath.dirname(ancestor)
+        return stop
+
+    def _inside_package(self, directory: str) -> bool:
+        """A directory without ``__init__.py`` inside a regular package is a namespace portion of it (flask's
+        ``src/flask/sansio/``): Python imports it as ``flask.sansio``, not as a top-level package."""
+        parent = posixpath.dirname(directory)
+        while parent:
+            if parent in self.package_dirs:
+                return True
+            parent = posixpath.dirname(parent)
+        return False
 
     def module_of(self, path: str, root: str | None = None) -> str:
         """Dotted module name of ``path`` (a package's ``__init__`` names the package)."""

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from codeplane.index.languages import detect
 from codeplane.refactor.facts import Def, FactReader, Ref
+from codeplane.refactor.pywith import EnteredCall, entered_call, enters_itself
 from codeplane.refactor.spans import SourceText
 from codeplane.refactor.subscripts import Subscripts
 
@@ -42,7 +43,7 @@ CHAIN = re.compile(r"([A-Za-z_][\w]*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*$")
 @dataclass(frozen=True)
 class ReceiverType:
     cls: Def
-    evidence: str  # class | constructed | assigned | annotated
+    evidence: str  # class | constructed | assigned | annotated | entered | ...
     #: Every binding is a statement ``x = Cls(...)`` and nothing more: the object is one ``Cls`` made there, as
     #: certain as ``Cls(...).name`` (``x = Cls().build()``, ``a, x = f(), Cls()`` or ``x = Cls() or y`` are not).
     exact: bool = False
@@ -72,11 +73,14 @@ def c_family(path: str) -> bool:
 class Receivers:
     def __init__(self, reader: FactReader, refs: Callable[[str], list[Ref]],
                  text: Callable[[str], SourceText | None],
-                 enclosing_class: Callable[[str, int, int], Def | None] | None = None) -> None:
+                 enclosing_class: Callable[[str, int, int], Def | None] | None = None,
+                 lineage: tuple[Callable[[Def], list[Def]], Callable[[Def], list[Def]]] | None = None) -> None:
         self.reader = reader
         self.refs = refs
         self.text = text
         self.enclosing_class = enclosing_class
+        #: A class's ancestors and its bases (``ClassGraph``), for what ``with Cls() as x`` binds.
+        self.lineage = lineage
         self._chain_depth = 0
         self.subscripts = Subscripts(reader, refs, text, self._bound)
 
@@ -252,6 +256,8 @@ class Receivers:
             return self._declared(site)
         if (site.receiver_shape or "").startswith("each:"):
             return self._each(src, site)
+        if src.path.endswith((".py", ".pyi")) and (call := entered_call(src, site.line, site.column)) is not None:
+            return self._entered(src, call)
         rest = src.line_text(site.line)[site.end_column:]
         assigned = _ASSIGNED_C if c_family(src.path) else _ASSIGNED
         for pattern, evidence in ((assigned, "assigned"), (_ANNOTATION, "annotated")):
@@ -268,6 +274,15 @@ class Receivers:
                 exact = evidence == "assigned" and _whole_statement(src, site, site.end_column + match.end())
                 return ReceiverType(cls, evidence, exact)
         return None
+
+    def _entered(self, src: SourceText, call: EnteredCall) -> ReceiverType | None:
+        """``with Cls(...) as x``: a ``Cls`` when its ``__enter__`` returns ``self`` (``pywith.py``); exact, like a
+        statement ``x = Cls(...)``, when ``Cls`` is the whole context expression and defines that ``__enter__``."""
+        cls = self._class_at(src.path, call.line, call.column, call.dotted)
+        if cls is None or self.lineage is None:
+            return None
+        itself = enters_itself(self.reader, self.text, *self.lineage, cls, is_async=call.is_async)
+        return ReceiverType(cls, "entered", call.whole and itself is True) if itself is not None else None
 
     def _constructed(self, src: SourceText, ref: Ref) -> ReceiverType | None:
         """``Cls(...).name``, the call possibly spanning lines (bounded look-back); C++ ``a.m()->name`` too."""

@@ -158,7 +158,7 @@ def _module_receiver_refs(reader: FactReader, graph: ClassGraph, target: Def,
             continue
         module = receiver_module(reader, graph, ref)
         path = reader.module_file(module) if module else None
-        if path is not None and _reexports(reader, path, binders, 0):
+        if path is not None and reexports(reader, path, binders, 0):
             found.append((ref, "module_attribute"))
     return found
 
@@ -225,14 +225,14 @@ def require_keys(reader: FactReader, graph: ClassGraph, target: Def, new_name: s
     return edits
 
 
-def _reexports(reader: FactReader, path: str, binders: set[str], depth: int) -> bool:
+def reexports(reader: FactReader, path: str, binders: set[str], depth: int) -> bool:
     """``path`` binds the target: it is a binder, or star-imports (``from m import *``) one (bounded)."""
     if path in binders:
         return True
     if depth >= 4:
         return False
     return any(fact.imported_name == "*" and fact.resolved_path is not None
-               and _reexports(reader, fact.resolved_path, binders, depth + 1)
+               and reexports(reader, fact.resolved_path, binders, depth + 1)
                for fact in reader.imports_in_file(path, _LIMIT))
 
 
@@ -300,7 +300,8 @@ def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name
             certainty, reason = classify_member_ref(graph, family, ref)
             out.add_ref(ref, certainty, reason)
         # ``P(name=...)`` for a dataclass field (medium); ``replace(p, name=...)`` proposed (low: whose ``p``?)
-        for ref, constructed in constructor_keywords(reader, graph.text, target):
+        for ref, constructed in constructor_keywords(reader, graph.text, target, family.classes,
+                                                     graph.enclosing_class):
             if (ref.path, ref.line, ref.column) not in out.edits:
                 out.add_ref(ref, "medium" if constructed else "low", "field_keyword" if constructed
                             else "copy_keyword")

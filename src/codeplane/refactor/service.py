@@ -47,7 +47,9 @@ from codeplane.refactor.models import (
 from codeplane.refactor.move import moved_files, plan_move
 from codeplane.refactor.plans import Plan, PlanOption, PlanStore
 from codeplane.refactor.preview import OptionReport, decision_preview, needs_judgment, single_preview
-from codeplane.refactor.rename import plan_structural, require_keys
+from codeplane.refactor.pyattrstrings import module_attribute_strings
+from codeplane.refactor.pyparams import parameter_keywords
+from codeplane.refactor.rename import plan_structural, reexports, require_keys
 from codeplane.refactor.spans import SourceText
 from codeplane.refactor.sweep import SweepInput, sweep
 from codeplane.repo.ignore import IgnoreRules
@@ -152,6 +154,10 @@ class RefactorService:
         planned = draft.planned_positions()
         draft.code += [(e, "high") for e in require_keys(reader, graph, target, new_name, lexical[0])
                        if (e.path, e.line, e.column) not in planned]
+        binders = {target.path} | {e.path for e, _ in draft.code if e.reason == "import"}
+        draft.code += [(e, "medium") for e in module_attribute_strings(
+            reader, graph, target, new_name, lexical[0], binds=lambda path: reexports(reader, path, binders, 0))
+            if (e.path, e.line, e.column) not in planned]
         draft.symbol = symbol_ref(asked)
         _with_embedded_fields(reader, graph, target, new_name, draft)
         if root is not None:
@@ -177,6 +183,8 @@ class RefactorService:
             member_owner=_member_owner(target), member_twins=_member_twins(reader, target),
             go_package=_go_package(reader, target, paths), qualified_name=target.qualified_name,
             python_member_scope=_python_member_scope(reader, target),
+            member_classes=frozenset(c.name for c in structural.family.classes.values()) if structural.family
+            else frozenset(),
         ))
         coverage = self._with_excluded(draft, coverage, target.name, new_name)
         _split_shorthands(draft, sources, target, new_name)
@@ -188,9 +196,12 @@ class RefactorService:
     def _rename_local(self, reader: FactReader, target: Def, group: list[Ref], new_name: str) -> RefactorPreview:
         draft, scopes = plan_local(group, new_name)
         draft.symbol = symbol_ref(target)
-        sources, hashes = self._read([target.path])
+        keywords, warnings = parameter_keywords(reader, ClassGraph(reader, self.root), target, group, new_name)
+        draft.code += keywords
+        draft.warnings += warnings
+        sources, hashes = self._read([target.path, *sorted({e.path for e, _ in keywords} - {target.path})])
         coverage = sweep(draft, SweepInput(
-            name=target.name, new_name=new_name, sources=sources,
+            name=target.name, new_name=new_name, sources={target.path: sources[target.path]},
             refs=reader.refs_named(target.name, [target.path], _LIMIT),
             dynamic=reader.dynamic_sites([target.path], _LIMIT), structural_paths=frozenset([target.path]),
             docs=self.config.doc_sweep))
@@ -199,7 +210,8 @@ class RefactorService:
         option = build_option("c1", draft, sources, hashes)
         rid = self.plans.new_id()
         created, expires, expires_at = self.plans.window()
-        preview = single_preview(rid, "rename", OptionReport(option, coverage), expires_at=expires_at,
+        preview = single_preview(rid, "rename", OptionReport(option, coverage, list(draft.warnings)),
+                                 expires_at=expires_at,
                                  docs=self.config.doc_sweep, symbol=draft.symbol, new_name=new_name)
         self.plans.put(Plan(rid, "rename", created, expires, (option,), preview))
         return preview

@@ -16,7 +16,13 @@ from dataclasses import dataclass
 from codeplane.core.config import DocSweepConfig
 from codeplane.index.structural.cprogram import SUFFIXES as C_FAMILY_SUFFIXES
 from codeplane.refactor.assemble import Draft
-from codeplane.refactor.docsweep import code_block_lines, doctest_lines, mention_confidence, names_another
+from codeplane.refactor.docsweep import (
+    code_block_lines,
+    doctest_lines,
+    mention_confidence,
+    names_another,
+    names_another_class,
+)
 from codeplane.refactor.facts import DynamicSite, Ref
 from codeplane.refactor.gopackage import GoPackageTarget
 from codeplane.refactor.lexical import classify, find_offsets, grammar_for, line_starts
@@ -52,6 +58,9 @@ class SweepInput:
     #: name outside a class body (in a function, a lambda, a comprehension, at module level) never denotes a class
     #: member: Python looks it up in functions, the module and the builtins, so it is set aside, not proposed.
     python_member_scope: Callable[[int], str | None] | None = None
+    #: For a class member: the names of its class and the subclasses; a doc mention qualified by another class's
+    #: name (``Context.invoke``) is that class's member.
+    member_classes: frozenset[str] = frozenset()
 
 
 #: A doctest line of a Python docstring: a ``>>>`` prompt or its ``...`` continuation.
@@ -212,8 +221,9 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
                 by_reason[reason] += 1
                 confidence: Certainty = mention_confidence(edit_line, col, data.name, in_code_block=bool(
                     line in fenced or line in doctests or python_doctest))
-                if data.qualified_name and names_another(edit_line[:col], data.qualified_name):
-                    confidence = "low"  # ``wsgiref.headers.Headers.get_all``: the standard library's, not this one
+                if (data.qualified_name and names_another(edit_line[:col], data.qualified_name)) or \
+                        names_another_class(edit_line[:col], data.member_classes):
+                    confidence = "low"  # ``wsgiref.headers.Headers.get_all``, ``Context.invoke``: not this one
                 new_text = data.new_name
                 if reason == "doctest" and line in doctests:
                     floor = _block_start(doctests, line, starts)

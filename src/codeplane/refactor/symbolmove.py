@@ -204,6 +204,7 @@ class SymbolMovePlanner:
                                     dest_exists=self.dest_exists, draft=self.draft, inserts=self.inserts,
                                     dropped=self._dropped_own_imports(dest_bindings),
                                     aliases=self._own_import_aliases(dest_bindings), deferred=deferred)
+        self.move = replace(self.move, used_in_old=remaining > 0)
         for path in self.paths:
             src = sources.get(path)
             if path == self.move.old_path or src is None:
@@ -216,6 +217,11 @@ class SymbolMovePlanner:
             self.draft.warnings += result.warnings
         self.draft.code += [(e, "medium" if e.reason == "star_import" else "high") for e in self.inserts.edits()]
         self.draft.code = merge_same_start(self.draft.code)
+        if any(e.reason == "looked_up_in_old_module" for e, _ in self.draft.code):
+            self.draft.warnings.append(
+                f"{self.move.old_module} still uses {self.name} (imported back from {self.move.new_module}), so a "
+                f"string naming {self.move.old_module}.{self.name} (a mock.patch target) still patches what that "
+                "code calls: listed low, not rewritten")
         return self.draft, sources, hashes, creates
 
     def _own_imports(self, dest_bindings: Mapping[str, list[Binding]]) -> list[tuple[str, Binding]]:
