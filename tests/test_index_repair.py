@@ -194,6 +194,7 @@ def test_an_index_db_damaged_while_serving_is_rebuilt_from_disk(tmp_path: Path) 
     with running_index(repo) as index:
         before = all_hits(index, "function_7")
         assert before
+        epoch = index.epoch
         db = repo / ".codeplane" / "index.db"
         # Every page into the file first (a reader's snapshot can keep a checkpoint busy): a page the WAL still held
         # would be read from there, and copied back over the damage by the next checkpoint.
@@ -227,3 +228,5 @@ def test_an_index_db_damaged_while_serving_is_rebuilt_from_disk(tmp_path: Path) 
             time.sleep(0.2)
         assert after == before
         assert ThreadPoolExecutor(1).submit(count_files).result() == len(files)
+        # Epochs only go forward (answers and cursors carry them): the rebuild's came back as 1 (3 -> 2 seen).
+        assert index.epoch > epoch, (index.epoch, epoch)

@@ -291,6 +291,7 @@ class IndexService:
         self._ready.clear()
         self.state = "starting"
         pipeline = self._pipeline
+        floor = pipeline.epoch
         pipeline.close()
         pipeline.store.check_owed = False  # what is built from disk next owes no check
         drop_store(pipeline.layout.index_db)
@@ -300,6 +301,11 @@ class IndexService:
                                          error=CodePlaneError(ErrorCode.ARTIFACT_INVALID, problem).to_payload())
             self.origin = None
         pipeline.open()
+        # Epochs go on from where the dropped index was: every answer and cursor carries one, and a rebuild's
+        # starting over at 1 made them go backwards (3 -> 2 after ``git clean -fdx`` took ``.codeplane/``).
+        if pipeline.epoch < floor:
+            pipeline.store.set_meta("epoch", str(floor))
+            pipeline.epoch = floor
         pipeline.warnings.append(f"{problem}; rebuilt from disk" if damaged else
                                  f"index artifact refused after adoption: {problem}; built from disk instead")
         log.warning("index rebuilt from disk", reason=problem)
