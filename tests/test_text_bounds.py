@@ -253,3 +253,27 @@ async def test_a_test_run_names_the_failures_that_fit_and_pages_the_rest(tmp_pat
                                   lambda r: r.get("next_cursor"))
             failing = [c["case_id"] for p in pages for c in p.get("cases", []) if c["outcome"] == "failed"]
             assert len(failing) == len(set(failing)) == _FAILING
+
+
+async def test_a_chain_of_parts_stays_on_its_answer_when_the_same_call_is_made_again_after_a_change(
+        tmp_path: Path) -> None:
+    # The part cursor came from the call's arguments alone: the same call after the file changed took over the
+    # earlier chain's id, and that chain went on into the new answer (188 old lines then 612 new, no error).
+    old = "".join(f"OLD line {n:05} " + "x" * 60 + "\n" for n in range(800))
+    new = old.replace("OLD", "NEW").replace("x" * 60, "y" * 60)
+    root = make_repo(tmp_path / "repo", {"doc.txt": old})
+    with running_server(root) as server:
+        async with mcp_client(server) as client:
+            call = _caller(client, "read_file_full")
+            first, _ = await call({"path": "doc.txt", "confirm": True})
+            (root / "doc.txt").write_text(new)
+            again, _ = await call({"path": "doc.txt", "confirm": True})
+            assert first["next_cursor"] != again["next_cursor"]
+            pages = [first]
+            while pages[-1].get("next_cursor"):
+                record, _ = await call({"path": "doc.txt", "confirm": True, "cursor": pages[-1]["next_cursor"]})
+                pages.append(record)
+            assert "".join(p["content"] for p in pages) == old
+            rest = await _follow(call, {"path": "doc.txt", "confirm": True, "cursor": again["next_cursor"]},
+                                 lambda r: r.get("next_cursor"))
+            assert again["content"] + "".join(p["content"] for p in rest) == new

@@ -12,6 +12,7 @@ take fewer items when their rendering would not fit.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
@@ -113,9 +114,16 @@ class PageCursors(Generic[T]):
         self._store: CursorStore[tuple[int, T]] = CursorStore(max_items=MAX_STORED_PAGES)
 
     def first(self, pages: Sequence[T], key: str) -> tuple[T, str | None]:
-        """Page 1 and the cursor of page 2 (none for a single page, which is not stored)."""
-        page = self._store.first_page(list(enumerate(pages, 1)), total=len(pages), epoch=0, query_key=key,
-                                      limit=1)
+        """Page 1 and the cursor of page 2 (none for a single page, which is not stored).
+
+        The cursor names the answer's content, not only the call's arguments: the same call made after the file,
+        diff or status changed took over the earlier answer's id, and its chain went on into the new answer (a
+        "whole file" of 188 old and 612 new lines). The same content keeps the same id (same bytes)."""
+        digest = hashlib.sha256()
+        for item in pages:
+            digest.update(item.model_dump_json().encode() if isinstance(item, BaseModel) else repr(item).encode())
+        page = self._store.first_page(list(enumerate(pages, 1)), total=len(pages),
+                                      epoch=int(digest.hexdigest()[:15], 16), query_key=key, limit=1)
         return page.items[0][1], page.next_cursor
 
     def next(self, cursor: str, key: str) -> tuple[T, int, int, str | None]:
