@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from codeplane.core.errors import CodePlaneError
+from codeplane.index.cursors import STREAM_WEIGHT
 from codeplane.index.lexical import RUN_PIECE, RUN_STEP, Fragment, RankedCandidates, indexed_text
 from codeplane.index.query import MAX_QUERY_CHARS, compile_query
 from codeplane.index.scan import count_at_most, find_matches
@@ -475,3 +476,25 @@ def test_the_text_cache_sees_a_same_size_rewrite_whose_mtime_was_put_back(tmp_pa
     os.utime(path, ns=(old, old))
     assert os.stat(path).st_mtime_ns == old
     assert cache.read("m.py") == "def alpha_two():\n    pass\n"
+
+
+def test_streams_left_mid_answer_are_bounded_by_their_weight_not_their_handful_of_items(tmp_path: Path) -> None:
+    # Each stream a small page leaves behind holds its candidates and a file's text (~0.4 MB) but counted as its
+    # few items: 1,000 distinct searches kept 358 MB for the cursors' hour. Past the budget, the oldest go.
+    files = {f"m{n:02}.py": "".join(f"word_{k} = {k}\n" for k in range(40)) for n in range(6)}
+    repo = make_repo(tmp_path / "repo", files)
+    with running_index(repo) as index:
+        cursors = []
+        for k in range(40):
+            page = index.search_lexical(LexicalRequest(query=f"word_{k}", syntax="identifier"), limit=1)
+            assert page.next_cursor is not None
+            cursors.append((k, page.next_cursor))
+        index._cursors._max_items = 10 * STREAM_WEIGHT  # as if the default budget were reached
+        newest = index.search_lexical(LexicalRequest(query="word_0", syntax="text"), limit=1)
+        assert newest.next_cursor is not None
+        with pytest.raises(CodePlaneError) as gone:
+            index.search_lexical(LexicalRequest(query="word_0", syntax="identifier"), limit=1, cursor=cursors[0][1])
+        assert gone.value.code == 1005
+        k, last = cursors[-1]
+        page = index.search_lexical(LexicalRequest(query=f"word_{k}", syntax="identifier"), limit=1, cursor=last)
+        assert [h.path for h in page.hits] == ["m01.py"]
