@@ -277,3 +277,28 @@ async def test_a_chain_of_parts_stays_on_its_answer_when_the_same_call_is_made_a
             rest = await _follow(call, {"path": "doc.txt", "confirm": True, "cursor": again["next_cursor"]},
                                  lambda r: r.get("next_cursor"))
             assert again["content"] + "".join(p["content"] for p in rest) == new
+
+
+async def test_a_status_in_parts_says_once_what_its_limit_cut(tmp_path: Path) -> None:
+    # Each part counted only its own entries: "… 1,001 more untracked" on part 1 and "… 1,004 more" on the last
+    # part, where the limit had cut 200.
+    root = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    for n in range(1200):
+        (root / f"untracked_dir_with_a_fairly_long_name/untracked_file_number_{n:04}.txt").parent.mkdir(exist_ok=True)
+        (root / f"untracked_dir_with_a_fairly_long_name/untracked_file_number_{n:04}.txt").write_text("x\n")
+    with running_server(root) as server:
+        async with mcp_client(server) as client:
+            call = _caller(client, "git_status")
+            texts: list[str] = []
+            listed = 0
+            record, text = await call({"limit": 1000})
+            while True:
+                texts.append(text)
+                listed += len(record.get("untracked", []))
+                if not record.get("next_cursor"):
+                    break
+                record, text = await call({"limit": 1000, "cursor": record["next_cursor"]})
+            assert len(texts) >= 2 and listed == 1000
+            said = [line for t in texts for line in t.splitlines() if line.startswith("… ")]
+            assert said == ["… 200 more untracked (narrow with paths, or raise limit)"], said
+            assert said[0] in texts[-1]

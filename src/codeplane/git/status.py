@@ -57,6 +57,11 @@ class StatusReport(GitModel):
     staged_total: int = 0
     modified_total: int = 0
     untracked_total: int = 0
+    #: Of an answer in parts, on its last part: how many of each list all its parts hold (what ``limit`` cut is
+    #: the total less that; each part counted only its own items, and said "… 1,004 more" where 200 were cut).
+    staged_listed: int | None = None
+    modified_listed: int | None = None
+    untracked_listed: int | None = None
 
 
 def dirty_paths(repo: pygit2.Repository) -> dict[str, FileStatus]:

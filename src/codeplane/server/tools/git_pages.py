@@ -145,4 +145,6 @@ def split_status(report: StatusReport, budget: int = PAGE_BYTES) -> list[StatusR
             used += n
     if len(pages) == 1:
         return [report]
-    return [report.model_copy(update=page) for page in pages]
+    listed = {f"{name}_listed": len(getattr(report, name)) for name in ("staged", "modified", "untracked")}
+    return [report.model_copy(update={**page, "truncated": False}) for page in pages[:-1]] + [
+        report.model_copy(update={**pages[-1], **listed})]

@@ -95,9 +95,12 @@ def render_status(report: StatusReport) -> str:
     if report.is_clean:
         lines.append("clean")
     if report.truncated:  # each cut list's whole count, and how to see the rest (paths narrows, limit widens)
-        cut = [f"{total - len(shown):,} more {name}" for name, shown, total in (
-            ("staged", report.staged, report.staged_total), ("modified", report.modified, report.modified_total),
-            ("untracked", report.untracked, report.untracked_total)) if total > len(shown)]
+        cut = [f"{total - (len(shown) if listed is None else listed):,} more {name}"
+               for name, shown, listed, total in (
+                   ("staged", report.staged, report.staged_listed, report.staged_total),
+                   ("modified", report.modified, report.modified_listed, report.modified_total),
+                   ("untracked", report.untracked, report.untracked_listed, report.untracked_total))
+               if total > (len(shown) if listed is None else listed)]
         lines.append(f"… {', '.join(cut) or 'more'} (narrow with paths, or raise limit)")
     return "\n".join(lines)
 
