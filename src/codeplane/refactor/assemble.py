@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
@@ -28,7 +28,9 @@ from codeplane.refactor.spans import SourceText, SpanEdit
 
 #: Edits listed inline in a preview; the rest are reachable through ``refactor_inspect``.
 PREVIEW_EDITS = 50
-MAX_AFFECTED_FILES = 500
+#: Affected files a preview lists (with ``affected_files_total``): a rename of Django's ``Model`` listed 665 files,
+#: 68 KB of structured answer. Every edit names its file, so ``refactor_inspect`` pages reach the rest.
+MAX_AFFECTED_FILES = 100
 
 
 @dataclass
@@ -50,11 +52,59 @@ class Draft:
         return {(e.path, e.line, e.column) for e, _ in self.code + self.docs}
 
 
+_RANK: dict[Certainty, int] = {"high": 0, "medium": 1, "low": 2}
+
+
+def _offset_in(outer: SpanEdit, line: int, column: int) -> int:
+    """Character offset of a position inside ``outer``'s old text (the position lies within its span)."""
+    if line == outer.line:
+        return column - outer.column
+    lines = outer.old_text.split("\n")
+    return sum(len(text) + 1 for text in lines[: line - outer.line]) + column
+
+
+def _agree(outer: SpanEdit, inner: SpanEdit) -> bool:
+    """``inner`` lies within ``outer`` and applying it alone writes what ``outer`` writes."""
+    if (inner.line, inner.column) < (outer.line, outer.column) or (
+            (inner.end_line, inner.end_column) > (outer.end_line, outer.end_column)):
+        return False
+    start = _offset_in(outer, inner.line, inner.column)
+    end = _offset_in(outer, inner.end_line, inner.end_column)
+    if outer.old_text[start:end] != inner.old_text:
+        return False
+    return outer.old_text[:start] + inner.new_text + outer.old_text[end:] == outer.new_text
+
+
+def merge_agreeing(edits: Sequence[tuple[SpanEdit, Certainty]]) -> list[tuple[SpanEdit, Certainty]]:
+    """One change reached by two planners (an import's module as an import and as a module mention, or the same
+    span twice) is one edit, at the higher certainty. Overlapping edits that write different text are kept:
+    :func:`check_divergence` refuses them (§8.6), never picking one."""
+    ordered = sorted(edits, key=lambda p: (p[0].path, p[0].line, p[0].column, -p[0].end_line, -p[0].end_column,
+                                           _RANK[p[1]]))
+    out: list[tuple[SpanEdit, Certainty]] = []
+    # The kept edit reaching furthest in the current file: a later edit can only overlap it or a wider one.
+    widest: int | None = None
+    for edit, certainty in ordered:
+        if widest is not None and out[widest][0].path == edit.path:
+            outer, outer_certainty = out[widest]
+            if _agree(outer, edit):
+                # Equal text either way. The outer span stays (a later edit overlapping it must still be checked
+                # against all of it), with the more certain edit's certainty and reason.
+                if _RANK[certainty] < _RANK[outer_certainty]:
+                    out[widest] = (replace(outer, reason=edit.reason), certainty)
+                continue
+        out.append((edit, certainty))
+        if widest is None or out[widest][0].path != edit.path or (edit.end_line, edit.end_column) > (
+                out[widest][0].end_line, out[widest][0].end_column):
+            widest = len(out) - 1
+    return out
+
+
 def _planned(edits: Sequence[tuple[SpanEdit, Certainty]], kind: str, sources: Mapping[str, SourceText],
              start: int) -> list[PlannedEdit]:
     out: list[PlannedEdit] = []
     seen: set[tuple[str, int, int]] = set()
-    changing = [(e, c) for e, c in edits if e.old_text != e.new_text]
+    changing = merge_agreeing([(e, c) for e, c in edits if e.old_text != e.new_text])
     for number, (edit, certainty) in enumerate(sorted(changing, key=lambda p: p[0]), start=start):
         key = (edit.path, edit.line, edit.column)
         if key in seen:

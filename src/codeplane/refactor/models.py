@@ -193,19 +193,22 @@ class RefactorPreview(_Frozen):
     matches: int
     counts: dict[str, int]
     verification_required: bool
-    #: The first ``assemble.MAX_AFFECTED_FILES`` by path; ``affected_files_total`` counts them all.
+    #: The first ``assemble.MAX_AFFECTED_FILES`` by path; ``affected_files_total`` counts them all (every edit in
+    #: ``refactor_inspect``'s pages names its file).
     affected_files: list[AffectedFile] = []
     affected_files_total: int = 0
     #: The first edits (high then medium, then low), bounded; ``refactor_inspect`` pages the rest.
     edits: list[PlannedEdit] = []
     edits_truncated: bool = False
     doc_edits: DocEditSummary = DocEditSummary()
+    #: At most ``collisions.MAX_COLLISIONS``.
     collisions: list[Collision] = []
     coverage: Coverage | None = None
     candidates: list[DecisionCandidate] = []
     witness: Witness | None = None
     decision_capsules: list[DecisionCapsule] = []
     expires_at: str
+    #: The first ``preview.PREVIEW_WARNINGS``, then one saying how many more.
     warnings: list[str] = []
 
 

@@ -20,6 +20,18 @@ from codeplane.refactor.models import (
 )
 from codeplane.refactor.plans import PlanOption
 
+#: Warnings a preview lists, then a count of the rest (collisions are bounded where they are found).
+PREVIEW_WARNINGS = 50
+#: ``.cplignore``'d files named in a preview's coverage (their mentions are low edits ``refactor_inspect`` pages).
+PREVIEW_EXCLUDED_FILES = 100
+
+
+def bounded_warnings(warnings: Sequence[str]) -> list[str]:
+    """The first :data:`PREVIEW_WARNINGS`, then how many more (a move over many unresolved imports warns per file)."""
+    if len(warnings) <= PREVIEW_WARNINGS:
+        return list(warnings)
+    return [*warnings[:PREVIEW_WARNINGS], f"… {len(warnings) - PREVIEW_WARNINGS} more warnings"]
+
 
 @dataclass
 class OptionReport:
@@ -49,14 +61,19 @@ def single_preview(refactor_id: str, operation: Operation, report: OptionReport,
     unresolved = sum(1 for e in option.edits if e.reason == "unresolved_receiver")
     if unresolved and symbol is not None:
         capsules.append(receiver_capsule(symbol.name, report.unresolved_owners, unresolved))
+    coverage = report.coverage
+    if coverage is not None and len(coverage.excluded_files_with_hits) > PREVIEW_EXCLUDED_FILES:
+        coverage = coverage.model_copy(
+            update={"excluded_files_with_hits": coverage.excluded_files_with_hits[:PREVIEW_EXCLUDED_FILES]})
     return RefactorPreview(
         refactor_id=refactor_id, operation=operation, status="ready", symbol=symbol, new_name=new_name,
         move=move, matches=tally["high"] + tally["medium"], counts=tally,
         verification_required=_verification_required(option, report.coverage, report.warnings),
         affected_files=files, affected_files_total=files_total, edits=shown, edits_truncated=truncated,
         doc_edits=doc_summary(option, auto_apply=docs.auto_apply, min_confidence=docs.min_confidence),
-        collisions=list(option.collisions), coverage=report.coverage, decision_capsules=capsules,
-        expires_at=expires_at, warnings=list(report.warnings),
+        collisions=list(option.collisions),
+        coverage=coverage, decision_capsules=capsules, expires_at=expires_at,
+        warnings=bounded_warnings(report.warnings),
     )
 
 
@@ -73,7 +90,8 @@ def decision_preview(refactor_id: str, reports: Sequence[OptionReport], defs: Se
         candidates=candidates(options, defs),
         witness=witness(defs, def_lines, scanned, truncated=total_matches > len(defs),
                         invariants_failed=["ambiguous_target"]),
-        decision_capsules=[scope_capsule(defs)], expires_at=expires_at, warnings=sorted(set(warnings)),
+        decision_capsules=[scope_capsule(defs)], expires_at=expires_at,
+        warnings=bounded_warnings(sorted(set(warnings))),
     )
 
 

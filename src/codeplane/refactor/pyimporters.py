@@ -52,8 +52,19 @@ class Insertions:
     #: Text closing the merged insertion (blank lines between new top-of-file imports and the code).
     trailers: dict[tuple[str, int, int], str] = field(default_factory=dict)
 
-    def after(self, src: SourceText, stmt: Any, line_text: str, reason: str = "import") -> None:
+    @staticmethod
+    def position_after(src: SourceText, stmt: Any) -> tuple[str, int, int]:
+        """Where lines go after ``stmt``: its end, or its line's end when a comment closes that line."""
         _, _, end_line, end_col = src.node_span(stmt)
+        rest = src.line_text(end_line)[end_col:]
+        if _trailing_comment(rest):
+            # A comment closing the statement's line is about it (a star import's noqa for F403): the new
+            # line goes after it, or the comment would move to the new line and stop applying to the statement.
+            end_col += len(rest)
+        return src.path, end_line, end_col
+
+    def after(self, src: SourceText, stmt: Any, line_text: str, reason: str = "import") -> None:
+        _, end_line, end_col = self.position_after(src, stmt)
         start_line, start_col = src.node_span(stmt)[:2]
         prefix = src.line_text(start_line)[:start_col]
         indent = prefix if not prefix.strip() else prefix[: len(prefix) - len(prefix.lstrip())]
@@ -70,6 +81,14 @@ class Insertions:
         return [SpanEdit(p, line, col, line, col, "", "".join(texts) + self.trailers.get((p, line, col), ""),
                          self.reasons[(p, line, col)])
                 for (p, line, col), texts in sorted(self.by_position.items())]
+
+
+def _trailing_comment(rest: str) -> bool:
+    """``rest`` (a line after a statement) is only a comment: Python's ``#``, JS/TS ``//`` or one ``/* */``."""
+    rest = rest.strip()
+    if rest.startswith(("#", "//")):
+        return True
+    return rest.startswith("/*") and rest.find("*/", 2) == len(rest) - 2
 
 
 def merge_same_start(code: list[tuple[SpanEdit, Certainty]]) -> list[tuple[SpanEdit, Certainty]]:
@@ -367,7 +386,7 @@ def _drop_if_unused(src: SourceText, root: Any, stmt: Any, name: str, rewritten:
     if uses > rewritten:
         return
     line, col, end_line, end_col = src.node_span(stmt)
-    key = (src.path, end_line, end_col)
+    key = inserts.position_after(src, stmt)
     texts = inserts.by_position.pop(key, None)
     if not texts:
         result.edits.append(delete_statement(src, stmt))

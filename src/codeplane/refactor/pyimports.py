@@ -103,6 +103,11 @@ def _plain_import_edits(move: PyMove, src: SourceText, stmt: Any, root: Any) -> 
     return edits
 
 
+def _imported_name(name: Any) -> Any:
+    """The imported name of a ``from`` statement's name node (``a`` of ``a as b``)."""
+    return name.child_by_field_name("name") if name.type == "aliased_import" else name
+
+
 def _from_import_edit(move: PyMove, src: SourceText, stmt: Any) -> SpanEdit | None:
     importer = src.path
     module_node = stmt.child_by_field_name("module_name")
@@ -116,14 +121,20 @@ def _from_import_edit(move: PyMove, src: SourceText, stmt: Any) -> SpanEdit | No
     moved_names: list[tuple[Any, str]] = []
     if base is None or move.mods.is_package_init(base):
         for name in names:
-            node = name.child_by_field_name("name") if name.type == "aliased_import" else name
+            node = _imported_name(name)
             sub = _resolve(move, importer, level, f"{dotted}.{_text(node)}" if dotted else _text(node))
             if sub is not None and sub in move.moved and sub != base:
                 moved_names.append((name, sub))
+    base_module = move.new_module(base) if base is not None else dotted
+    if base is not None:
+        # A submodule moving along with its package (a directory move: ``from pkg.utils import timezone``) is
+        # still ``<new package>.timezone``: the module part's edit carries it, and rewriting the whole
+        # statement as well would plan two overlapping edits of one import.
+        moved_names = [(n, s) for n, s in moved_names
+                       if move.new_module(s) != f"{base_module}.{_text(_imported_name(n))}"]
     module_changes = base is not None and (base in move.moved or (level > 0 and importer in move.moved))
     if not moved_names and not module_changes:
         return None
-    base_module = move.new_module(base) if base is not None else dotted
     new_from = _render_module(move, importer, base_module, level > 0) if base is not None else _text(module_node)
     if not moved_names:
         if new_from == _text(module_node):

@@ -66,6 +66,7 @@ from codeplane.refactor.pyimporters import (
     walk,
 )
 from codeplane.refactor.pymodules import PyModules, is_python
+from codeplane.refactor.pystubs import plan_stubs, stub_paths
 from codeplane.refactor.spans import SourceText, SpanEdit
 
 Reader = Callable[[Iterable[str]], tuple[dict[str, SourceText], dict[str, str]]]
@@ -120,7 +121,7 @@ class SymbolMovePlanner:
         self.move = SymbolMove(self.mods, self.name, old, self.mods.module_of(old), dest, new_module,
                                star_exported=not keep_reexport and not self.name.startswith("_"))
         self.paths = sorted({p for p in candidates(self.name) if p in universe and is_python(p)} | {old}
-                            | ({dest} if dest_exists else set()))
+                            | ({dest} if dest_exists else set()) | stub_paths(universe, old, dest))
         self.draft = Draft()
         self.inserts = Insertions()
         #: Files the old module stops importing (imports only the moved block used).
@@ -215,6 +216,7 @@ class SymbolMovePlanner:
             result = importer_edits(self.move, src, root, self.inserts)
             self.draft.code += result.edits
             self.draft.warnings += result.warnings
+        plan_stubs(self.move, sources, keep_reexport=self.keep_reexport, draft=self.draft, inserts=self.inserts)
         self.draft.code += [(e, "medium" if e.reason == "star_import" else "high") for e in self.inserts.edits()]
         self.draft.code = merge_same_start(self.draft.code)
         if any(e.reason == "looked_up_in_old_module" for e, _ in self.draft.code):

@@ -188,18 +188,18 @@ def render_impact(result: ImpactReport) -> str:
     tiers = ", ".join(f"{tier} {n}" for tier, n in sorted(result.by_tier.items()))
     head = f"{what}: {result.references_total} references" + (f" ({tiers})" if tiers else "")
     if result.lexical_mentions:
-        head += f", {result.lexical_mentions} more lexical mentions"
+        # A count of files (the lexical index answers which files spell the name), not of mentions.
+        head += f", {result.lexical_mentions} more file{'s' if result.lexical_mentions != 1 else ''} spelling the name"
     tags = [ref.tier if ref.certainty == "high" else f"{ref.tier} {ref.certainty}" for ref in result.references]
     # The tag most references share is said once, like search's usual role: a method called on receivers
     # the index cannot type had ``[unresolved_receiver low]`` on nearly every line.
     usual = max(set(tags), key=lambda t: (tags.count(t), t)) if len(tags) > 1 else ""
     usual = usual if tags.count(usual) > 1 else ""
     lines = [head + (f"; {usual} unless marked" if usual else "")]
-    by_path: dict[str, list[str]] = {}
+    by_path: dict[str, dict[int, list[tuple[int, str, str]]]] = {}
     for ref, tag in zip(result.references, tags, strict=True):
-        mark = "" if tag == usual else f"[{tag}] "
-        by_path.setdefault(ref.path, []).append(f"{ref.line}:{mark}{ref.snippet.strip()}")
-    lines += [line for path, refs in by_path.items() for line in (path, *refs)]
+        by_path.setdefault(ref.path, {}).setdefault(ref.line, []).append((ref.column, tag, ref.snippet.strip()))
+    lines += [line for path, refs in by_path.items() for line in (path, *_impact_lines(refs, usual))]
     if result.next_cursor:
         lines.append(f"next cursor: {result.next_cursor}")
     if result.importing_files:
@@ -212,6 +212,24 @@ def render_impact(result: ImpactReport) -> str:
         lines.append(f"delete plan: {result.delete_refactor_id}" + (" (safe)" if result.safe_to_delete else ""))
     lines += [f"warning: {w}" for w in result.warnings]
     return "\n".join(lines)
+
+
+def _impact_lines(by_line: dict[int, list[tuple[int, str, str]]], usual: str) -> list[str]:
+    """One line per source line, ``line:[tag] text``. A line holding several references says their columns,
+    ``line:col,col:``, each column with its own tag when they differ (two ``line:text`` rows alike read as one
+    reference listed twice)."""
+    out: list[str] = []
+    for line, refs in by_line.items():
+        tags = {tag for _, tag, _ in refs}
+        shared = tags.pop() if len(tags) == 1 else None
+        mark = "" if shared is None or shared == usual else f"[{shared}] "
+        if len(refs) == 1:
+            out.append(f"{line}:{mark}{refs[0][2]}")
+            continue
+        columns = ",".join(str(col) + ("" if shared is not None or tag == usual else f"[{tag}]")
+                           for col, tag, _ in sorted(refs))
+        out.append(f"{line}:{columns}:{mark}{refs[0][2]}")
+    return out
 
 
 def render_inspect(result: InspectPage) -> str:
