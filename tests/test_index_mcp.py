@@ -200,6 +200,11 @@ async def test_list_files_folds_by_depth_and_pages(server: ServerHandle) -> None
         rest = await call(client, "list_files", {"limit": 100, "cursor": first["next_cursor"]})
         paths = [e["path"] for e in first["entries"] + rest["entries"]]
         assert len(paths) == len(set(paths)) == first["total"]
+        # A cursor this listing did not issue is refused: any string was taken as the path to go on after.
+        for cursor, args in (("zzz", {}), ("!!garbage!!", {}), (first["next_cursor"], {"path": "src"}),
+                             (first["next_cursor"], {"pattern": "*.py"})):
+            refused = await call_error(client, "list_files", {"limit": 2, "cursor": cursor, **args})
+            assert refused["code"] == 1005, (cursor, args, refused)
         missing = await call_error(client, "list_files", {"path": "no/such/dir"})  # like ``ls``, not "0 entries"
         assert missing["code"] == 5004 and missing["details"]["path"] == "no/such/dir"
         assert (await call(client, "list_files", {"path": "src", "pattern": "*.rs"}))["total"] == 0

@@ -7,6 +7,7 @@ the file table after it caught up with pending changes under the listed director
 
 from __future__ import annotations
 
+import hashlib
 from typing import Literal
 
 import anyio
@@ -189,11 +190,33 @@ async def _list_files(ctx: ToolContext, params: ListFilesParams) -> ListFilesRes
 
 def _list_page(ctx: ToolContext, params: ListFilesParams, limit: int) -> ListFilesResult:
     index = ctx.services.index
-    page = index.list_files(params.path, glob=params.pattern, depth=params.depth, limit=limit, cursor=params.cursor)
+    after = None if params.cursor is None else _listed_after(params, params.cursor)
+    page = index.list_files(params.path, glob=params.pattern, depth=params.depth, limit=limit, cursor=after)
     entries = [FileEntryModel(path=e.path, type=e.type, kind=e.kind, language=e.language, size=e.size,
                               line_count=e.line_count, file_count=e.file_count) for e in page.entries]
-    return ListFilesResult(path=params.path, entries=entries, next_cursor=page.next_after, total=page.total,
+    next_cursor = None if page.next_after is None else _list_cursor(params, page.next_after)
+    return ListFilesResult(path=params.path, entries=entries, next_cursor=next_cursor, total=page.total,
                            epoch=index.epoch)
+
+
+def _list_tag(params: ListFilesParams, after: str) -> str:
+    key = compact_json(["list_files", params.path, params.pattern, params.depth, after])
+    return hashlib.sha256(key.encode()).hexdigest()[:8]
+
+
+def _list_cursor(params: ListFilesParams, after: str) -> str:
+    """The next page starts after the last path shown (keyset: a listing stays exact while files come and go);
+    the tag ties it to this listing, so a made-up, another tool's or another path's cursor is refused (1005): any
+    string was taken as a path, and ``zzz`` answered "0 of 20 entries"."""
+    return f"{_list_tag(params, after)}.{after}"
+
+
+def _listed_after(params: ListFilesParams, cursor: str) -> str:
+    tag, _, after = cursor.partition(".")
+    if not after or tag != _list_tag(params, after):
+        raise CodePlaneError(ErrorCode.INVALID_CURSOR, "this cursor was not issued by this listing (same path, "
+                             "pattern and depth); list again without it", details={"cursor": cursor[:100]})
+    return after
 
 
 def render_read_source(result: ReadSourceResult) -> str:
