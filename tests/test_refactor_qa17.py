@@ -233,3 +233,32 @@ def test_a_kept_reexport_is_declared_in_the_old_stub_as_an_explicit_reexport(tmp
         assert "def default_if_none" not in old and "'default_if_none'" in old  # ``__all__`` keeps it
         assert "def default_if_none" in env.read("pkg/defaults.pyi")
         assert _run(env, "-m", "pkg2.converters") == "3 True\n"
+
+
+def test_an_impact_cursor_belongs_to_its_target_and_its_answer(tmp_path: Path) -> None:
+    # The cursor was a bare offset ("3"): after a write between pages, paging gave duplicates and never showed the
+    # new references; Widget's cursor paged Gadget; "999" answered an empty page.
+    users = {f"{name}.py": "from pkg.core import Widget, Gadget\n\nw1 = Widget()\nw2 = Widget()\ng = Gadget()\n"
+             for name in "bcde"}
+    files = {"pkg/__init__.py": "", "pkg/core.py": "class Widget:\n    pass\n\n\nclass Gadget:\n    pass\n", **users}
+    with refactor_env(tmp_path / "repo", files) as env:
+        seen = []
+        report = env.service.impact("pkg.core.Widget", limit=3)
+        first_cursor = report.next_cursor
+        while True:
+            seen += [(r.path, r.line, r.column) for r in report.references]
+            if report.next_cursor is None:
+                break
+            report = env.service.impact("pkg.core.Widget", limit=3, cursor=report.next_cursor)
+        assert len(seen) == len(set(seen)) == 12
+        assert first_cursor is not None
+        for target, cursor in (("pkg.core.Gadget", first_cursor), ("pkg.core.Widget", "999"),
+                               ("pkg.core.Widget", "3")):
+            with pytest.raises(CodePlaneError) as refused:
+                env.service.impact(target, limit=3, cursor=cursor)
+            assert refused.value.code == 1005, (target, cursor)
+        (tmp_path / "repo" / "a.py").write_text("from pkg.core import Widget\n\nw = Widget()\n")
+        env.index.refresh_paths(["a.py"])
+        with pytest.raises(CodePlaneError) as stale:
+            env.service.impact("pkg.core.Widget", limit=3, cursor=first_cursor)
+        assert stale.value.code == 1005

@@ -9,6 +9,7 @@ report says whether any remain (``safe_to_delete``).
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -43,15 +44,23 @@ Reader = Callable[[Iterable[str]], tuple[dict[str, SourceText], dict[str, str]]]
 TestsFor = Callable[[Sequence[str]], list[str]]
 
 
-def _page(items: list[ImpactRef], cursor: str | None, limit: int) -> tuple[list[ImpactRef], str | None]:
+def _page(items: list[ImpactRef], cursor: str | None, limit: int,
+          subject: str) -> tuple[list[ImpactRef], str | None]:
+    """A page of ``items`` and the next one's cursor, ``<offset>:<digest>``: the digest names the subject and the
+    whole list, so a cursor of another target, or one issued before the references changed (a write between
+    pages gave duplicates and never showed the new ones), is 1005, as is an offset past the end."""
+    digest = hashlib.sha256(repr((subject, [(r.path, r.line, r.column, r.tier, r.certainty) for r in items])).encode()
+                            ).hexdigest()[:10]
     start = 0
     if cursor:
-        if not cursor.isdigit():
-            raise CodePlaneError(ErrorCode.INVALID_CURSOR, "malformed impact cursor", details={"cursor": cursor})
-        start = int(cursor)
+        offset, _, tag = cursor.partition(":")
+        if not offset.isdigit() or tag != digest or int(offset) >= max(len(items), 1):
+            raise CodePlaneError(ErrorCode.INVALID_CURSOR, "this cursor is not one this impact issued, or the "
+                                 "references changed since; run refactor_impact again", details={"cursor": cursor})
+        start = int(offset)
     size = max(1, min(limit, MAX_PAGE))
     end = start + size
-    return items[start:end], (str(end) if end < len(items) else None)
+    return items[start:end], (f"{end}:{digest}" if end < len(items) else None)
 
 
 def _definition_span(src: SourceText, d: Def) -> SpanEdit:
@@ -161,7 +170,7 @@ class ImpactPlanner:
         importing = sorted({r.path for r in refs if r.tier == "import"})
         tests, note = self._tests(sorted({r.path for r in refs} | {d.path}))
         found = self.mentions
-        page, next_cursor = _page(refs, cursor, limit)
+        page, next_cursor = _page(refs, cursor, limit, d.def_uid)
         option = None
         src = sources.get(d.path)
         # An attribute a method assigns (``attributes.py``) has no statement of its own to delete: no plan.
@@ -215,7 +224,7 @@ class ImpactPlanner:
         for item in refs:
             by_tier[item.tier] = by_tier.get(item.tier, 0) + 1
         tests, note = self._tests(sorted(importing | {rel}))
-        page, next_cursor = _page(refs, cursor, limit)
+        page, next_cursor = _page(refs, cursor, limit, rel)
         own, hashes = self.read([rel])
         draft = Draft()
         draft.deletes = [rel]
