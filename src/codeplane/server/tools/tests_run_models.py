@@ -192,15 +192,15 @@ def render_run(snapshot: RunSnapshot, *, include: str = "summary", cursor: str |
     next_cursor = None
     if include == "cases":
         every = sorted((c for _, final in finals if final is not None for c in final.cases), key=lambda c: c.case_id)
-        chunk, next_cursor = page(every, key=key, cursor=cursor, limit=limit)
+        chunk, next_cursor = page(every, key=key, cursor=cursor, limit=limit, growing=True)
         cases = [CaseModel.from_case(c, detail=c.failing) for c in chunk]
         targets_page = ordered[:limit]
     elif include == "targets":
-        targets_page, next_cursor = page(ordered, key=key, cursor=cursor, limit=limit)
+        targets_page, next_cursor = page(ordered, key=key, cursor=cursor, limit=limit, growing=True)
     else:
         # An answer scales with what failed, not with the suite: passing targets are counts only.
         unsettled = [r for r in ordered if r.outcome != "passed"]
-        targets_page, next_cursor = page(unsettled, key=key, cursor=cursor, limit=limit)
+        targets_page, next_cursor = page(unsettled, key=key, cursor=cursor, limit=limit, growing=True)
     listed_artifacts = {x.artifact_id for r in targets_page for a in r.attempts for x in a.artifacts}
     artifacts = [a for a in snapshot.artifacts if include != "summary" or a.artifact_id in listed_artifacts]
     outcomes: dict[str, int] = {}
