@@ -498,3 +498,16 @@ def test_streams_left_mid_answer_are_bounded_by_their_weight_not_their_handful_o
         k, last = cursors[-1]
         page = index.search_lexical(LexicalRequest(query=f"word_{k}", syntax="identifier"), limit=1, cursor=last)
         assert [h.path for h in page.hits] == ["m01.py"]
+
+
+def test_a_scan_of_every_file_estimates_its_total_by_hits_per_byte(tmp_path: Path) -> None:
+    # A regex with no literal to narrow by scans every file; its estimate took hits per file from 8 files, and
+    # said "5 of ~14 hits" where rg found 3,541: files' sizes vary far more than their density.
+    line = "value = compute()\n" + "x" * 181 + "\n"  # 200 bytes, one hit
+    files = {f"a{n:02}.py": line for n in range(40)}
+    files["z_big.py"] = line * 1000
+    repo = make_repo(tmp_path / "repo", files)
+    with running_index(repo) as index:
+        page = index.search_lexical(LexicalRequest(query=r"\w+\(\)", syntax="regex"), limit=5)
+        assert page.next_cursor is not None
+        assert 520 <= page.total <= 2080, page.total  # 1,040 in all
