@@ -118,6 +118,16 @@ def merge_same_start(code: list[tuple[SpanEdit, Certainty]]) -> list[tuple[SpanE
     return out
 
 
+def ancestors(node: Any) -> list[Any]:
+    """``node``'s parents, nearest first."""
+    out = []
+    current = node.parent
+    while current is not None:
+        out.append(current)
+        current = current.parent
+    return out
+
+
 def walk(root: Any) -> Iterator[Any]:
     """Every node below ``root`` except inside strings and comments."""
     stack = [root]

@@ -28,7 +28,7 @@ from codeplane.refactor.pybindings import (
 )
 from codeplane.refactor.pyblock import Block, find_block, free_names
 from codeplane.refactor.pyheader import all_entry_addition, all_entry_removals, delete_block, insert_import
-from codeplane.refactor.pyimporters import Insertions, SymbolMove, walk
+from codeplane.refactor.pyimporters import Insertions, SymbolMove, ancestors, walk
 from codeplane.refactor.spans import SourceText, SpanEdit
 
 
@@ -71,18 +71,9 @@ def _uses_outside(root: Any, name: str, blocks: list[Block]) -> bool:
         if any(b.start_line <= line <= b.end_line for b in blocks) or (
                 parent is not None and parent.type == "attribute" and parent.child_by_field_name("attribute") == node):
             continue
-        if not any(a.type in ("import_statement", "import_from_statement") for a in _ancestors(node)):
+        if not any(a.type in ("import_statement", "import_from_statement") for a in ancestors(node)):
             return True
     return False
-
-
-def _ancestors(node: Any) -> list[Any]:
-    out = []
-    current = node.parent
-    while current is not None:
-        out.append(current)
-        current = current.parent
-    return out
 
 
 def plan_stubs(move: SymbolMove, sources: Mapping[str, SourceText], *, keep_reexport: bool, draft: Draft,

@@ -59,6 +59,7 @@ from codeplane.refactor.pyheader import (
 from codeplane.refactor.pyimporters import (
     Insertions,
     SymbolMove,
+    ancestors,
     delete_list_item,
     delete_statement,
     importer_edits,
@@ -487,16 +488,9 @@ def _uses_outside(root: Any, name: str, block: Block) -> int:
             continue
         if parent is not None and parent.type == "keyword_argument" and parent.child_by_field_name("name") == node:
             continue
-        if any(a.type in IMPORT_STATEMENTS for a in _ancestors(node)):
+        if any(a.type in IMPORT_STATEMENTS for a in ancestors(node)):
             continue
         count += 1
     return count
 
 
-def _ancestors(node: Any) -> list[Any]:
-    out = []
-    current = node.parent
-    while current is not None:
-        out.append(current)
-        current = current.parent
-    return out
