@@ -122,6 +122,25 @@ class BlobFactsStore:
             except sqlite3.Error as exc:
                 self._fail(exc)
 
+    def put_many(self, items: list[tuple[str, str, FileDefs]]) -> None:
+        """``put`` for a batch in one transaction: a transaction per row was ~4 % of a cold diff."""
+        if not items:
+            return
+        with self._lock:
+            conn = self._open()
+            if conn is None:
+                return
+            now = time.time()
+            try:
+                with conn:
+                    conn.execute("BEGIN")
+                    conn.executemany("INSERT OR REPLACE INTO facts(path, blob, version, used, payload) VALUES "
+                                     "(?, ?, ?, ?, ?)",
+                                     [(path, blob_id, self._version, now, _encode(defs))
+                                      for path, blob_id, defs in items])
+            except sqlite3.Error as exc:
+                self._fail(exc)
+
     def prune(self) -> None:
         """Keep the ``max_rows`` most recently used rows (called once per diff, not per file)."""
         with self._lock:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from codeplane.analysis.impact import PageTests
 
 ADDED = "added"
 REMOVED = "removed"
@@ -129,3 +133,5 @@ class DiffReport:
     notes: list[str] = field(default_factory=list)
     #: Every test file the changes affect (each change's own list stops at ``impact.MAX_FILES``): the hint's.
     affected_tests: tuple[str, ...] = ()
+    #: Each change's affected tests, filled in as pages show them (``impact.PageTests``); None: nothing to fill.
+    page_tests: PageTests | None = field(default=None, compare=False, repr=False)

@@ -5,6 +5,11 @@ extractors (``facts.py``, cached by blob id), compares definitions (``compare.py
 change with its blast radius from the structural index (``impact.py``). Epoch mode reads the index's
 definition snapshots (``epochs.py``). The full report is built once per query and paged from a snapshot
 (``paging.py``).
+
+What a call costs: a changed file whose edit lies outside every statement (a header or trailer comment) is settled
+without extracting it (``unchanged.py``); a git-mode report is kept by its query and state (both commits, every
+changed file's blob ids, the index epoch), so a repeat on an unchanged repository lists the changed files and
+answers; each change's affected tests are looked up when a page shows it, the hint's count in one walk for all.
 """
 
 from __future__ import annotations
@@ -26,11 +31,12 @@ from codeplane.analysis.blobstore import BlobFactsStore
 from codeplane.analysis.categories import category
 from codeplane.analysis.compare import Version, compare
 from codeplane.analysis.facts import FactsCache, Lru, file_defs, file_defs_many
-from codeplane.analysis.impact import Enricher, TestsFor, tests_by_path
+from codeplane.analysis.impact import SHARP_FILES, Enricher, PageTests, TestsFor, union_of_tests
 from codeplane.analysis.models import Change, DiffReport, FileChange, FileDefs
 from codeplane.analysis.moves import pair_moves, reexported
 from codeplane.analysis.paging import ReportStore
-from codeplane.analysis.sides import FilePair, changed_files, epoch_of, read_blob, read_worktree
+from codeplane.analysis.sides import FilePair, GitSides, changed_files, epoch_of, read_blob, read_worktree
+from codeplane.analysis.unchanged import structure_kept
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.paths import resolve_in_repo
 from codeplane.index.languages import detect
@@ -48,6 +54,8 @@ PAIR_CACHE = 8192
 MAX_COMPARED = 5000
 #: File versions parsed per ``extract_many`` call.
 PARSE_BATCH = 256
+#: Whole git-mode reports kept for a repeat of the same query on the same state (each holds its changes).
+REPORT_CACHE = 8
 
 
 @dataclass(frozen=True)
@@ -78,10 +86,17 @@ class SemanticDiffService:
         self.cache = cache or FactsCache()
         #: File versions this service parsed (not found in either cache).
         self.parsed = 0
+        #: Changed files found to keep their structure without extracting them (``unchanged.py``).
+        self.kept = 0
         #: A file's raw changes (before enrichment) by (old path, old blob, new path, new blob).
         self._pairs: Lru[tuple[str | None, str | None, str | None, str | None],
                          tuple[tuple[tuple[Change, str | None], ...], str | None]] = Lru(PAIR_CACHE)
         self._reports = ReportStore()
+        #: Git-mode reports by query and state (``_state_key``): a repeated call on an unchanged repository and
+        #: index answers from here instead of comparing and enriching every file again.
+        self._built: Lru[str, DiffReport] = Lru(REPORT_CACHE)
+        #: Reports this service built (not answered from ``_built``).
+        self.reports_built = 0
 
     # -- the tool ----------------------------------------------------------------------------------
     def diff(self, base: str | None = None, target: str | None = None, paths: Sequence[str] | None = None, *,
@@ -104,6 +119,10 @@ class SemanticDiffService:
             snapshot_id = snapshot_id or self._reports.keep(built, key)
             nxt = self._reports.cursor(snapshot_id, end)
         n = len(built.changes)
+        if built.page_tests is not None:
+            # Only the page's changes get their tests looked up (the hint's count comes from one walk for all).
+            for i in range(offset, min(end, n)):
+                built.changes[i] = built.page_tests.fill(built.changes[i])
         return DiffPage(built, tuple(built.changes[offset:min(end, n)]), offset,
                         tuple(built.files[max(offset - n, 0):max(end - n, 0)]), nxt,
                         report.summary(built.changes, built.files_analyzed, len(built.files)),
@@ -138,26 +157,19 @@ class SemanticDiffService:
 
     def _git_report(self, base: str, target: str | None, scope: Sequence[str] | None) -> DiffReport:
         repo = pygit2.Repository(str(self.root))
-        compared = 0
         try:
             sides = changed_files(repo, base, target, scope, IgnoreRules.load(self.root) if target is None else None)
-            self._prefetch(repo, sides.pairs[:MAX_COMPARED], target is None)
-            changes: list[tuple[Change, str | None]] = []
-            files: list[FileChange] = []
-            lines: dict[str, tuple[tuple[int, int], ...]] = {}
-            for pair in sides.pairs:
-                found: list[tuple[Change, str | None]] = []
-                reason: str | None = "not_compared"
-                if compared < MAX_COMPARED:
-                    compared += 1
-                    found, reason = self._pair(repo, pair, target is None)
-                    if found and target is None:
-                        lines.update(self._worktree_lines(repo, pair))
-                changes += found
-                if reason is not None:
-                    info = detect(pair.path)
-                    files.append(FileChange(pair.path, pair.status, category(pair.path),
-                                            info.language if info else None, reason, _moved_from(pair)))
+            state = self._state_key(base, target, scope, sides)
+            kept = self._built.get(state)
+            if kept is not None:
+                return kept
+            self.reports_built += 1
+            changes, files, modified, drifted = self._compare_all(repo, sides, target is None)
+            # Only the first files by path are selected from their lines (``impact.SHARP_FILES``): diffing every
+            # file's lines against its base was ~20 % of a 1,500-file work-tree diff, for nothing.
+            sharp = sorted({c.path for c, _ in pair_moves(changes)})[:SHARP_FILES]
+            lines = {p: spans for path in sharp if path in modified
+                     for p, spans in self._worktree_lines(repo, modified[path]).items()}
         finally:
             repo.free()
             if self.store is not None:
@@ -169,7 +181,44 @@ class SemanticDiffService:
             out.notes.append(f"{len(sides.pairs)} files changed: the first {MAX_COMPARED} by path were compared, "
                              "the rest are listed as not_compared (narrow with paths)")
         self._enrich(out, changes, exact=target is None, lines=lines)
+        if not drifted:  # a file that changed while it was read was compared as it is now, not as ``state`` says
+            self._built.put(state, out)
         return out
+
+    def _state_key(self, base: str, target: str | None, scope: Sequence[str] | None, sides: GitSides) -> str:
+        """What a git-mode report depends on: the query, both commits, every changed file's blob ids (a work-tree
+        file's as hashed from disk now, so an edit is never answered from an older report) and the index epoch
+        (the blast radius and tests come from the index as it is)."""
+        epoch = self._index.epoch if self._index is not None and self._index.ready else None
+        pairs = [[p.status, p.old_path, p.new_path, p.old_id, p.new_id, p.regular, p.untracked] for p in sides.pairs]
+        return hashlib.sha256(json.dumps([base, target, scope, sides.base_commit, sides.target_commit, epoch,
+                                          pairs]).encode()).hexdigest()
+
+    def _compare_all(self, repo: pygit2.Repository, sides: GitSides, worktree: bool,
+                     ) -> tuple[list[tuple[Change, str | None]], list[FileChange], dict[str, FilePair], bool]:
+        """Every changed file compared (the first ``MAX_COMPARED``): its changes, the files without any, for a
+        work-tree diff each file with changes by path (whose changed lines test selection may use), and whether
+        a work-tree file read differed from its listing (edited meanwhile)."""
+        compared = 0
+        self._prefetch(repo, sides.pairs[:MAX_COMPARED], worktree)
+        changes: list[tuple[Change, str | None]] = []
+        files: list[FileChange] = []
+        modified: dict[str, FilePair] = {}
+        drifted: list[str] = []
+        for pair in sides.pairs:
+            found: list[tuple[Change, str | None]] = []
+            reason: str | None = "not_compared"
+            if compared < MAX_COMPARED:
+                compared += 1
+                found, reason = self._pair(repo, pair, worktree, drifted)
+                if found and worktree:
+                    modified[pair.path] = pair
+            changes += found
+            if reason is not None:
+                info = detect(pair.path)
+                files.append(FileChange(pair.path, pair.status, category(pair.path),
+                                        info.language if info else None, reason, _moved_from(pair)))
+        return changes, files, modified, bool(drifted)
 
     def _worktree_lines(self, repo: pygit2.Repository, pair: FilePair) -> dict[str, tuple[tuple[int, int], ...]]:
         """The lines of a modified file as the work tree has it that differ from the base (what the index holds
@@ -190,6 +239,8 @@ class SemanticDiffService:
         for pair in pairs:
             if not pair.regular or (pair.old_path, pair.old_id, pair.new_path, pair.new_id) in self._pairs:
                 continue
+            if self._kept(repo, pair, worktree):
+                continue
             for path, blob_id, on_disk in ((pair.old_path, pair.old_id, False),
                                            (pair.new_path, pair.new_id, worktree)):
                 if path is None or blob_id is None or self.cache.peek(path, blob_id):
@@ -206,13 +257,37 @@ class SemanticDiffService:
                 if read is not None and read[0] == blob_id:  # a work-tree file that changed meanwhile: later
                     batch.append((path, blob_id, read[1]))
             self.parsed += len(batch)
-            for (path, blob_id, _), defs in zip(batch, file_defs_many([(p, d) for p, _, d in batch]), strict=True):
+            parsed = file_defs_many([(p, d) for p, _, d in batch])
+            for (path, blob_id, _), defs in zip(batch, parsed, strict=True):
                 self.cache.store(path, blob_id, defs)
-                if self.store is not None:
-                    self.store.put(path, blob_id, defs)
+            if self.store is not None:
+                self.store.put_many([(path, blob_id, defs) for (path, blob_id, _), defs in zip(batch, parsed,
+                                                                                                  strict=True)])
 
-    def _pair(self, repo: pygit2.Repository, pair: FilePair, worktree: bool) -> tuple[list[tuple[Change, str | None]],
-                                                                                    str | None]:
+    def _kept(self, repo: pygit2.Repository, pair: FilePair, worktree: bool) -> bool:
+        """Whether this modified file's change leaves its definitions as they were (``unchanged.py``), settled
+        without extracting either version; its comparison is then recorded as having no change."""
+        if pair.status != "modified" or pair.old_path != pair.new_path or pair.old_id is None or pair.new_id is None:
+            return False
+        path = pair.old_path
+        assert path is not None
+        if self.cache.peek(path, pair.old_id) and self.cache.peek(path, pair.new_id):
+            return False  # both extracted already: comparing them costs less than the check
+        if worktree:
+            read = read_worktree(self.root, path)
+            if read is None or read[0] != pair.new_id:
+                return False  # changed since it was listed: ``_pair`` reads it again
+            new = read[1]
+        else:
+            new = read_blob(repo, pair.new_id)
+        if not structure_kept(path, read_blob(repo, pair.old_id), new):
+            return False
+        self.kept += 1
+        self._pairs.put((pair.old_path, pair.old_id, pair.new_path, pair.new_id), ((), NO_CHANGE))
+        return True
+
+    def _pair(self, repo: pygit2.Repository, pair: FilePair, worktree: bool,
+              drifted: list[str]) -> tuple[list[tuple[Change, str | None]], str | None]:
         """This file's changes, or why it has none to report (cached by both blob ids)."""
         if not pair.regular:
             return [], "not_a_regular_file"
@@ -220,6 +295,8 @@ class SemanticDiffService:
         new_id = pair.new_id
         if pair.new_path is not None and worktree:
             read = read_worktree(self.root, pair.new_path)
+            if read is None or read[0] != pair.new_id:
+                drifted.append(pair.new_path)
             if read is None:
                 return [], "unreadable"
             new_id, new_data = read
@@ -317,14 +394,17 @@ class SemanticDiffService:
                 exact: bool, lines: Mapping[str, Sequence[tuple[int, int]]] | None = None) -> None:
         """``out``'s changes, each with its blast radius, and every test file they affect."""
         found = pair_moves(found)
-        tests = tests_by_path([c.path for c, _ in found], self._tests_for, lines)
+        paths = [c.path for c, _ in found]
+        # Tests are looked up outside the read transaction (the testing service opens its own): the union for the
+        # hint now, each file's own list when a page shows its changes (``diff``).
+        out.affected_tests = union_of_tests(paths, self._tests_for, lines)
+        out.page_tests = PageTests(paths, self._tests_for, lines) if self._tests_for is not None else None
         with self._connection(out.notes) as conn:
             if exact and conn is not None:  # the index holds the target's text: whether the old module re-exports
                 found = [(reexported(conn, c), language) for c, language in found]
-            enricher = Enricher(conn, tests, exact=exact)
+            enricher = Enricher(conn, {}, exact=exact)
             assessed = [report.assess(c, enricher.impact(c, language)) for c, language in found]
         out.changes = report.order(assessed)
-        out.affected_tests = tuple(sorted({t for c, _ in found for t in tests.get(c.path, ())}))
 
 
 def _lines(data: bytes) -> list[str]:
