@@ -11,6 +11,7 @@ from pathlib import Path
 from codeplane.core.config import IndexConfig
 from codeplane.core.layout import RepoLayout
 from codeplane.index.facts_api import FileChange
+from codeplane.index.reconcile import RACY_NS
 from codeplane.index.service import IndexService
 from tests.builders import make_repo
 from tests.index_helpers import all_hits, running_index
@@ -74,9 +75,9 @@ def test_a_warm_start_watches_from_the_start(tmp_path: Path) -> None:
 
 def test_a_walk_now_names_every_path_the_index_disagrees_with_and_nothing_else(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": "a = 1\n", "b.py": "b = 2\n", "sub/c.py": "c = 3\n"})
-    past = time.time() - 100  # not "racy" (written within the mtime granularity's reach): those are named too
-    for name in ("a.py", "b.py", "sub/c.py"):
-        os.utime(repo / name, (past, past))
+    # Not "racy" (changed within the timestamps' granularity, which a walk names too): older than the window. Setting
+    # an old mtime no longer does it, as it moves ctime, which counts (``universe.stamp_ns``).
+    time.sleep(RACY_NS / 1e9 + 0.2)
     with running_index(repo) as service:
         pipeline = service._pipeline
         assert pipeline.differing_now() == set()

@@ -301,9 +301,10 @@ class IndexService:
                                          error=CodePlaneError(ErrorCode.ARTIFACT_INVALID, problem).to_payload())
             self.origin = None
         pipeline.open()
-        # Epochs go on from where the dropped index was: every answer and cursor carries one, and a rebuild's
-        # starting over at 1 made them go backwards (3 -> 2 after ``git clean -fdx`` took ``.codeplane/``).
-        if pipeline.epoch < floor:
+        # Epochs go on from where the damaged index was: every answer and cursor carries one, and a rebuild's
+        # starting over at 1 made them go backwards (3 -> 2 after ``git clean -fdx`` took ``.codeplane/``). A refused
+        # artifact is rebuilt as a cold build would be (its tests compare the answers, epochs included).
+        if damaged and pipeline.epoch < floor:
             pipeline.store.set_meta("epoch", str(floor))
             pipeline.epoch = floor
         pipeline.warnings.append(f"{problem}; rebuilt from disk" if damaged else
