@@ -8,9 +8,11 @@ import random
 import re
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -457,8 +459,25 @@ def test_a_text_querys_first_page_is_the_same_before_and_after_the_term_index_is
         assert (first.total, [(h.path, h.line) for h in first.hits]) == (
             again.total, [(h.path, h.line) for h in again.hits])
         lexical = index._pipeline.lexical
+        fragments = [Fragment("class", True, False), Fragment("meta", False, True)]
         lexical._terms.reset()  # as after a rebuild: the next query finds no term index read
-        assert lexical.ranked([Fragment("class", True, False), Fragment("meta", False, True)]).count == 100
+        assert lexical.ranked(fragments).count == 100
+
+        class SlowSearcher:  # the real searcher, its dictionary read slowly: a warm-up's read still under way
+            def __init__(self, real: Any) -> None:
+                self.real = real
+
+            def terms_with_prefix(self, *args: Any) -> Any:
+                time.sleep(0.5)
+                return self.real.terms_with_prefix(*args)
+
+        lexical._terms.reset()
+        warm = threading.Thread(target=lexical._terms.ensure_base, kwargs={"wait": True},
+                                args=(lambda: SlowSearcher(lexical._index.searcher()),))
+        warm.start()
+        time.sleep(0.1)
+        assert lexical.ranked(fragments).count == 100  # it went on with the regex (300) while the read ran
+        warm.join()
 
 
 def test_the_text_cache_sees_a_same_size_rewrite_whose_mtime_was_put_back(tmp_path: Path) -> None:

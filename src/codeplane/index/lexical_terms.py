@@ -45,8 +45,9 @@ class TermIndex:
         self._base: str | None = None
         self._base_generation = 0
         self._limit = MAX_TERMS
-        #: The thread reading the base, if one is.
-        self._reading: threading.Thread | None = None
+        #: Set when the read under way (on a thread of its own or a caller's) ends.
+        self._read_done = threading.Event()
+        self._read_done.set()
         self._added: set[str] = set()
         self._added_joined = "\n"
 
@@ -96,22 +97,24 @@ class TermIndex:
         a base exists."""
         with self._lock:
             if self._building:
-                under_way = self._reading
-                if not wait or under_way is None:
+                # A read is under way, on a thread or in another caller (the server's warm-up): a caller that must
+                # see the base waits for it (it went on with the regex, and the same query narrowed differently).
+                done = self._read_done
+                if not wait:
                     return
             elif self._base is not None or self._dirty:
                 return
             else:
                 self._building, self._recording = True, True
+                self._read_done = threading.Event()
                 current, generation = searcher(), self.generation
                 if not wait:
-                    self._reading = threading.Thread(target=self._build, args=(current, generation),
-                                                     name="cpl-lexical-terms", daemon=True)
-                    self._reading.start()
+                    threading.Thread(target=self._build, args=(current, generation), name="cpl-lexical-terms",
+                                     daemon=True).start()
                     return
-                under_way = None
-        if under_way is not None:
-            under_way.join()
+                done = None
+        if done is not None:
+            done.wait()
             return
         self._build(current, generation)
 
@@ -123,10 +126,11 @@ class TermIndex:
             log.exception("reading the term dictionary failed")
             terms, joined = [], None
         with self._lock:
-            self._building, self._reading = False, None
+            self._building = False
             if joined is not None and self._recording:  # not reset meanwhile
                 self._base, self._base_generation = joined, generation
                 self._limit = max(MAX_TERMS, len(terms) // DICTIONARY_PER_SET_TERM)
+            self._read_done.set()
 
     def matching(self, fragment: str, *, left_open: bool, right_open: bool, generation: int) -> list[str] | None:
         """Terms holding ``fragment`` (as a suffix, prefix or anywhere, by which sides are open) in every
