@@ -15,10 +15,10 @@ import sqlite3
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
-from codeplane.core.clock import iso_utc, monotonic
+from codeplane.core.clock import monotonic
 from codeplane.core.config import IndexConfig
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.layout import RepoLayout
@@ -40,8 +40,10 @@ from codeplane.index.pipeline import IndexPipeline, ReconcileReport
 from codeplane.index.query import compile_query
 from codeplane.index.search import LexicalHit, lexical_stream, scope_concerns
 from codeplane.index.service_models import BuildSummary, LexicalPage, LexicalRequest
+from codeplane.index.status_view import counts_section, reconcile_section, watcher_section
 from codeplane.index.store import FileRecord, differs_on_disk
 from codeplane.index.walk_apart import EarlyWalk
+from codeplane.index.write_hold import WriteHolds
 from codeplane.repo.content import head_is_binary
 from codeplane.repo.gitlock import index_lock, wait_for_git
 from codeplane.repo.ignore import IgnoreRules
@@ -50,9 +52,6 @@ from codeplane.repo.version import read_repo_version
 from codeplane.repo.watcher import RepoWatcher, WatchBatch
 
 log = get_logger(__name__)
-#: The longest the indexer leaves the watcher's batches to a git write's own reconcile (a stuck write must not
-#: stop indexing).
-_HOLD_MAX_S = 120.0
 #: How a rebuild for a damaged ``index.db`` names its reason (``_rebuild_from_disk``).
 _DAMAGED = "index.db was damaged"
 
@@ -77,9 +76,7 @@ class IndexService:
         self._pipeline.store.on_damage = self._damage_found
         self._ready = threading.Event()
         self._stopping = threading.Event()
-        #: Git writes of CodePlane's own under way (``holding``), and the condition their end notifies.
-        self._holds = 0
-        self._hold_changed = threading.Condition()
+        self._holds = WriteHolds()
         self._git_lock: Path | None = None
         self._thread: threading.Thread | None = None
         self._watcher: RepoWatcher | None = None
@@ -363,7 +360,9 @@ class IndexService:
                     self._pending.mark_full()
                     idle_since_reconcile = 0.0
                 continue
-            if self._ready.is_set() and (self._wait_unheld() or wait_for_git(self._git_lock, self._stopping)):
+            git_busy = self._ready.is_set() and (
+                self._holds.wait_released(self._stopping) or wait_for_git(self._git_lock, self._stopping))
+            if git_busy:
                 # A git command was rewriting the work tree: index all it changed as one epoch (``gitlock``).
                 work = self._pending.take(timeout=0) or work
             if self._ready.is_set() and not work.full and len(work.paths) >= BURST_PATHS:
@@ -446,27 +445,9 @@ class IndexService:
         self._pending.done(snapshot)
         return report.epoch
 
-    @contextmanager
-    def holding(self) -> Iterator[None]:
-        """A git write of CodePlane's own rewrites the work tree, and its reconcile follows: the indexer leaves the
-        watcher's batches until then. It indexed the operation's files as they were being rewritten, and the
-        reconcile indexed them all again (a 1,485-file stash: two reindexes, 26-47 s under load)."""
-        with self._hold_changed:
-            self._holds += 1
-        try:
-            yield
-        finally:
-            with self._hold_changed:
-                self._holds -= 1
-                self._hold_changed.notify_all()
-
-    def _wait_unheld(self) -> bool:
-        """Wait (bounded) while a git write holds the indexer; whether it had to."""
-        with self._hold_changed:
-            if not self._holds:
-                return False
-            self._hold_changed.wait_for(lambda: not self._holds or self._stopping.is_set(), timeout=_HOLD_MAX_S)
-            return True
+    def holding(self) -> AbstractContextManager[None]:
+        """Held by a git write of CodePlane's own until its reconcile is done (``write_hold.py``)."""
+        return self._holds.holding()
 
     def reconcile(self) -> int:
         """Full reconcile now (e.g. after a git operation moved HEAD); returns the epoch."""
@@ -593,36 +574,15 @@ class IndexService:
 
     # -- status ----------------------------------------------------------------------------------------
     def status(self) -> dict[str, object]:
-        """The ``index`` section of ``/status`` and ``describe``."""
+        """The ``index`` section of ``/status`` and ``describe`` (key order is the answer's)."""
         pipeline = self._pipeline
-        counts = pipeline.counts
-        last = pipeline.last_reconcile
-        watcher = self._watcher
         return {
             "state": self.state if self.error is None else "error",
             "ready": self.ready,
-            "epoch": pipeline.epoch,
-            "file_count": counts.files,
-            "indexed_files": counts.text,
-            "binary_files": counts.binary,
-            "oversized_files": counts.oversized,
-            **({"unnamed_files": len(pipeline.unnamed), "unnamed_examples": list(pipeline.unnamed[:5])}
-               if pipeline.unnamed else {}),
-            "symlinks": counts.symlink,
-            "bytes": counts.bytes,
-            "languages": counts.languages,
-            "primary_language": counts.primary_language,
+            **counts_section(pipeline),
             "pending_changes": self._pending.count(),
-            "progress": build_progress.status(self.root),
-            "last_reconcile": None if last is None else {
-                "at": iso_utc(last.at_ms), "duration_ms": last.duration_ms, "reason": last.reason,
-                "added": last.added, "modified": last.modified, "deleted": last.deleted,
-                "renamed": len(last.renamed), "touched": last.touched, "epoch": last.epoch},
-            "last_update": None if (update := pipeline.last_update) is None else {
-                "at": iso_utc(update.at_ms), "reason": update.reason, "full": update.full, "epoch": update.epoch},
-            "watcher": "disabled" if watcher is None else watcher.state,
-            **({"watcher_error": watcher.error} if watcher is not None and watcher.error else {}),
-            **({"watcher_restarts": watcher.restarts} if watcher is not None and watcher.restarts else {}),
+            **reconcile_section(pipeline, self.root),
+            **watcher_section(self._watcher),
             "head": pipeline.version.head if pipeline.version else None,
             "indexers": sorted(i.name for i in pipeline.indexers),
             "warnings": list(pipeline.warnings),
