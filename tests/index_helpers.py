@@ -7,11 +7,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from codeplane.core.config import IndexConfig
+from codeplane.core.artifacts import ArtifactStore
+from codeplane.core.config import CodePlaneConfig, IndexConfig
 from codeplane.core.layout import RepoLayout
 from codeplane.index.search import LexicalScope
 from codeplane.index.service import IndexService
 from codeplane.index.service_models import LexicalRequest
+from codeplane.index.structural.indexer import StructuralIndexer
+from codeplane.testing import ImpactIndex, TestingService
 
 
 def open_index(root: Path, **config: Any) -> IndexService:
@@ -46,3 +49,21 @@ def all_hits(service: IndexService, query: str, syntax: str = "identifier", **kw
 
 def hit_lines(service: IndexService, query: str, syntax: str = "identifier", **kwargs: Any) -> set[tuple[str, int]]:
     return {(h.path, h.line) for h in all_hits(service, query, syntax, **kwargs)}
+
+
+@contextmanager
+def selecting(repo: Path, **tests: Any) -> Iterator[tuple[IndexService, TestingService]]:
+    """The repository's index with its structural facts, ready, and a testing service selecting over it
+    (``tests``: changes to its config, e.g. ``retry_failed=False``)."""
+    layout = RepoLayout(repo)
+    index = IndexService(repo, layout, CodePlaneConfig().index)
+    index.register_indexer(StructuralIndexer())
+    index.start()
+    service = TestingService(repo, CodePlaneConfig().tests.model_copy(update=tests), layout,
+                             ArtifactStore(layout.artifacts_dir, 1), impact=ImpactIndex(index.read_connection))
+    try:
+        assert index.wait_ready(60), index.error
+        yield index, service
+    finally:
+        service.close()
+        index.stop()

@@ -17,14 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from codeplane.core.artifacts import ArtifactStore
-from codeplane.core.config import CodePlaneConfig
-from codeplane.core.layout import RepoLayout
 from codeplane.index.service import IndexService
-from codeplane.index.structural.indexer import StructuralIndexer
-from codeplane.testing import ImpactIndex, TestingService
+from codeplane.testing import TestingService
 from codeplane.testing.impact import ImpactResult
 from tests.builders import make_repo
+from tests.index_helpers import selecting
 from tests.runner_projects import require
 
 QA: dict[str, str] = {
@@ -81,18 +78,8 @@ Repo = tuple[Path, IndexService, TestingService]
 @pytest.fixture(scope="module")
 def qa(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Repo]:
     repo = make_repo(tmp_path_factory.mktemp("goqa") / "repo", QA)
-    layout = RepoLayout(repo)
-    index = IndexService(repo, layout, CodePlaneConfig().index)
-    index.register_indexer(StructuralIndexer())
-    index.start()
-    assert index.wait_ready(60)
-    service = TestingService(repo, CodePlaneConfig().tests.model_copy(update={"retry_failed": False}), layout,
-                             ArtifactStore(layout.artifacts_dir, 1), impact=ImpactIndex(index.read_connection))
-    try:
+    with selecting(repo, retry_failed=False) as (index, service):
         yield repo, index, service
-    finally:
-        service.close()
-        index.stop()
 
 
 @contextmanager

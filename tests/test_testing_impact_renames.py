@@ -10,13 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from codeplane.core.artifacts import ArtifactStore
-from codeplane.core.config import CodePlaneConfig
-from codeplane.core.layout import RepoLayout
-from codeplane.index.service import IndexService
-from codeplane.index.structural.indexer import StructuralIndexer
-from codeplane.testing import ImpactIndex, TestingService
 from tests.builders import make_repo
+from tests.index_helpers import selecting
 
 FILES = {
     "pytest.ini": "[pytest]\n",
@@ -35,14 +30,7 @@ def _rename(tmp_path: Path, path: str, old: str, new: str) -> tuple[dict[str, tu
     """The selection for the rename (changed lines as against HEAD, the index refreshed after the edit, as on a
     running server) and the tests pytest fails after it."""
     repo = make_repo(tmp_path / "repo", FILES)
-    layout = RepoLayout(repo)
-    index = IndexService(repo, layout, CodePlaneConfig().index)
-    index.register_indexer(StructuralIndexer())
-    index.start()
-    service = TestingService(repo, CodePlaneConfig().tests, layout, ArtifactStore(layout.artifacts_dir, 1),
-                             impact=ImpactIndex(index.read_connection))
-    try:
-        assert index.wait_ready(60)
+    with selecting(repo) as (index, service):
         source = repo / path
         before = source.read_text()
         source.write_text(before.replace(old, new))
@@ -50,9 +38,6 @@ def _rename(tmp_path: Path, path: str, old: str, new: str) -> tuple[dict[str, tu
         lines = [f"{j1 + 1}-{max(j1 + 1, j2)}" for tag, _, _, j1, j2 in difflib.SequenceMatcher(
             None, before.splitlines(), source.read_text().splitlines()).get_opcodes() if tag != "equal"]
         view = service.discover(affected_by=[f"{path}:{','.join(lines)}"])
-    finally:
-        service.close()
-        index.stop()
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rf", "tests"], cwd=repo,
                          capture_output=True, text=True, timeout=120, check=False)
     failed = {line.split()[1] for line in run.stdout.splitlines() if line.startswith("FAILED ")}
