@@ -19,7 +19,7 @@ import difflib
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -77,12 +77,15 @@ class DiffPage:
 
 class SemanticDiffService:
     def __init__(self, root: Path, index: IndexService | None = None, *, tests_for: TestsFor | None = None,
-                 cache: FactsCache | None = None, cache_db: Path | None = None) -> None:
+                 evidence: Callable[[], int] | None = None, cache: FactsCache | None = None,
+                 cache_db: Path | None = None) -> None:
         self.root = root
         #: Blob facts across restarts (``blobstore.py``); None keeps them in memory only.
         self.store = BlobFactsStore(cache_db) if cache_db is not None else None
         self._index = index
         self._tests_for = tests_for
+        #: The generation of the evidence ``tests_for`` selects by besides the index (coverage recordings).
+        self._evidence = evidence
         self.cache = cache or FactsCache()
         #: File versions this service parsed (not found in either cache).
         self.parsed = 0
@@ -188,11 +191,13 @@ class SemanticDiffService:
     def _state_key(self, base: str, target: str | None, scope: Sequence[str] | None, sides: GitSides) -> str:
         """What a git-mode report depends on: the query, both commits, every changed file's blob ids (a work-tree
         file's as hashed from disk now, so an edit is never answered from an older report) and the index epoch
-        (the blast radius and tests come from the index as it is)."""
+        (the blast radius and tests come from the index as it is) and the test-selection evidence (a coverage run
+        since narrows the tests)."""
         epoch = self._index.epoch if self._index is not None and self._index.ready else None
+        evidence = self._evidence() if self._evidence is not None else None
         pairs = [[p.status, p.old_path, p.new_path, p.old_id, p.new_id, p.regular, p.untracked] for p in sides.pairs]
         return hashlib.sha256(json.dumps([base, target, scope, sides.base_commit, sides.target_commit, epoch,
-                                          pairs]).encode()).hexdigest()
+                                          evidence, pairs]).encode()).hexdigest()
 
     def _compare_all(self, repo: pygit2.Repository, sides: GitSides, worktree: bool,
                      ) -> tuple[list[tuple[Change, str | None]], list[FileChange], dict[str, FilePair], bool]:

@@ -184,6 +184,11 @@ class Services:
         wiring on, it builds the service at its first use rather than at theirs."""
         return self.testing.tests_for(paths, ranges)
 
+    def tests_evidence(self) -> int:
+        """The generation of the coverage evidence ``tests_for`` narrows by (a report keyed by it is rebuilt after
+        a coverage run)."""
+        return self.testing.coverage.generation
+
     @property
     def refactor(self) -> RefactorService:
         """The refactor service, built on first use (:class:`Deferred`)."""
@@ -397,6 +402,7 @@ def _wire_analysis(services: Services) -> None:
         from codeplane.analysis import SemanticDiffService
 
         return SemanticDiffService(services.root, services.index, tests_for=services.tests_for,
+                                   evidence=services.tests_evidence,
                                    cache_db=services.layout.state_dir / "semantic_diff.db")
 
     services.deferred_analysis = Deferred(build)

@@ -138,6 +138,8 @@ class CoverageStore:
     def __init__(self, path: Path) -> None:
         self._lock = threading.RLock()
         self._db, self.recovery = open_derived_sqlite(path, _setup)
+        #: Counts recordings that stored something: what a selection made before may no longer hold.
+        self.generation = 0
 
     @contextmanager
     def reading(self) -> Iterator[None]:
@@ -156,6 +158,7 @@ class CoverageStore:
                     stored += self._record_batch(batch)
                 self._collect_garbage()
                 self._db.execute("COMMIT")
+                self.generation += 1
             except sqlite3.Error as exc:
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
