@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.paths import resolve_in_repo
 from codeplane.git.diffs import DiffLimits, DiffReport
 from codeplane.server.services import Services
 from codeplane.testing.impact import parse_changes
@@ -139,11 +140,13 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def _check(services: Services, items: Sequence[str], base: str) -> None:
-    """5004 for a changed path that is neither in the work tree nor in ``base`` (a deleted file is), 1003 for
-    lines past a file's end."""
+    """5001 for a changed path in ``.git`` or through a symlink out of the repository (its lines were counted:
+    ``/etc/passwd`` read through ``outlink/passwd``), 5004 for one that is neither in the work tree nor in
+    ``base`` (a deleted file is), 1003 for lines past a file's end."""
     paths, ranges = parse_changes(items)
     missing: list[str] = []
     for path in dict.fromkeys(paths):
+        resolve_in_repo(services.root, path)
         disk = services.root / path
         if not disk.exists():
             missing.append(path)
