@@ -48,7 +48,9 @@ def push(repo: pygit2.Repository, *, message: str | None, include_untracked: boo
     if conflicts:  # git: "needs merge"; libgit2 would fail later with a generic error
         raise CodePlaneError(ErrorCode.GIT_CONFLICT, "resolve and stage the conflicted files before stashing",
                              details={"conflicts": [c.model_dump() for c in conflicts]})
-    if paths:  # libgit2's path-limited stash resets every file (``stash_paths.py``)
+    if paths or include_untracked:
+        # libgit2's path-limited stash resets every file, and its untracked stash deletes each untracked directory
+        # whole, ignored files in it included (``git stash -u`` keeps them): both are built as git builds them.
         with settling(repo, dirty_paths(repo)):
             push_paths(repo, paths, message=message, include_untracked=include_untracked, keep_index=keep_index)
         return entry(repo, 0)

@@ -1,4 +1,5 @@
-"""``git stash push -- <paths>``, built as git builds it: libgit2's path-limited stash resets every file.
+"""``git stash push [-u] [-- <paths>]``, built as git builds it: libgit2's path-limited stash resets every file,
+and its untracked stash deletes untracked directories whole, ignored files in them too.
 
 With paths, libgit2 (``git_stash_save_with_opts``) put the paths' changes into the stash but then reset the whole
 work tree and index to HEAD, and its untracked-files commit took every untracked file, deleting them all: the
@@ -41,10 +42,13 @@ def push_paths(repo: pygit2.Repository, paths: Sequence[str], *, message: str | 
     root = Path(repo.workdir)
     head = require_head(repo)
     dirty = {p: f for p, f in dirty_paths(repo).items() if under(p, paths)}
-    untracked = sorted(p for p, f in dirty.items() if f & _UNTRACKED) if include_untracked else []
+    # An untracked directory that is listed whole is a nested repository: git ignores it ("Ignoring path").
+    untracked = sorted(p for p, f in dirty.items() if f & _UNTRACKED and (
+        os.path.islink(root / p) or not os.path.isdir(root / p))) if include_untracked else []
     tracked = sorted(p for p, f in dirty.items() if not f & _UNTRACKED)
     if not tracked and not untracked:
-        raise CodePlaneError(ErrorCode.GIT_NOTHING_TO_COMMIT, "no local changes to stash under the paths",
+        raise CodePlaneError(ErrorCode.GIT_NOTHING_TO_COMMIT,
+                             "no local changes to stash" + (" under the paths" if paths else ""),
                              details={"paths": list(paths)[:50], "include_untracked": include_untracked})
     signature = user_signature(repo)
     branch = "(no branch)" if repo.head_is_detached else repo.head.shorthand
@@ -112,4 +116,16 @@ def _put_back(repo: pygit2.Repository, root: Path, head_tree: pygit2.Tree, track
         path_as_in(repo, root, head_tree, path)
     for path in untracked:
         (root / path).unlink(missing_ok=True)
+        _prune_empty(root, path)
     index.write()
+
+
+def _prune_empty(root: Path, path: str) -> None:
+    """Remove the directories above ``path`` it leaves empty, as git does after stashing untracked files."""
+    parent = (root / path).parent
+    while parent != root:
+        try:
+            parent.rmdir()
+        except OSError:  # not empty (an ignored file stays), or gone
+            return
+        parent = parent.parent
