@@ -144,3 +144,14 @@ def path_as_in(repo: pygit2.Repository, root: Path, tree: pygit2.Tree, path: str
         return
     index.add(pygit2.IndexEntry(path, entry.id, entry.filemode))
     write_blob(repo, root, path, entry.id, entry.filemode)
+
+
+def prune_empty(root: Path, path: str) -> None:
+    """Remove the directories above ``path`` it leaves empty, as git does after removing untracked files."""
+    parent = (root / path).parent
+    while parent != root:
+        try:
+            parent.rmdir()
+        except OSError:  # not empty (an ignored file stays), or gone
+            return
+        parent = parent.parent

@@ -29,7 +29,7 @@ from pygit2.enums import CheckoutStrategy, FileMode, FileStatus
 
 from codeplane.core.clock import now_ms
 from codeplane.core.errors import CodePlaneError, ErrorCode
-from codeplane.git._workdir import checkout_index
+from codeplane.git._workdir import checkout_index, prune_empty, settling
 from codeplane.git.conflicts import rebase_state_path
 from codeplane.git.models import GitModel
 from codeplane.git.revisions import bookkeeping_signature, head_branch, head_commit
@@ -108,6 +108,20 @@ def snapshot_trees(repo: pygit2.Repository) -> tuple[pygit2.Oid, pygit2.Oid]:
             # Directories here are submodules or nested repositories: their gitlink stays as indexed.
             mem.add(pygit2.IndexEntry(path, repo.create_blob_fromworkdir(path), FileMode(_mode(full))))
     return index_tree, mem.write_tree(repo)
+
+
+def _remove_untracked(repo: pygit2.Repository) -> None:
+    """Remove each untracked file (ignored ones stay) and the directories that leaves empty. libgit2's
+    ``REMOVE_UNTRACKED`` removed an untracked directory whole, the ignored files in it too, which the restore's own
+    recovery point (made of untracked and tracked files) could not bring back. A nested repository stays."""
+    root = Path(repo.workdir)
+    gone = [path for path, flag in repo.status(untracked_files="all").items()
+            if flag & FileStatus.WT_NEW and not flag & FileStatus.IGNORED
+            and ((root / path).is_symlink() or not (root / path).is_dir())]
+    with settling(repo, gone):
+        for path in sorted(gone):
+            (root / path).unlink(missing_ok=True)
+            prune_empty(root, path)
 
 
 def _stamp(ms: int) -> str:
@@ -233,7 +247,8 @@ def restore(repo: pygit2.Repository, point: RecoveryPoint) -> list[str]:
     # Index = snapshot first, so every file created since the point is untracked and gets removed.
     index.read_tree(snapshot.tree)
     index.write()
-    checkout_index(repo, CheckoutStrategy.FORCE | CheckoutStrategy.REMOVE_UNTRACKED)
+    checkout_index(repo, CheckoutStrategy.FORCE)
+    _remove_untracked(repo)
     staged = repo[pygit2.Oid(hex=point.index_commit)].peel(pygit2.Commit)
     index.read_tree(staged.tree)
     index.write()

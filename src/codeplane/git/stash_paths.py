@@ -26,7 +26,7 @@ import pygit2
 from pygit2.enums import FileMode, FileStatus
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
-from codeplane.git._workdir import path_as_in, write_blob
+from codeplane.git._workdir import path_as_in, prune_empty, write_blob
 from codeplane.git.pathspecs import under
 from codeplane.git.revisions import require_head, user_signature
 from codeplane.git.status import dirty_paths
@@ -116,16 +116,5 @@ def _put_back(repo: pygit2.Repository, root: Path, head_tree: pygit2.Tree, track
         path_as_in(repo, root, head_tree, path)
     for path in untracked:
         (root / path).unlink(missing_ok=True)
-        _prune_empty(root, path)
+        prune_empty(root, path)
     index.write()
-
-
-def _prune_empty(root: Path, path: str) -> None:
-    """Remove the directories above ``path`` it leaves empty, as git does after stashing untracked files."""
-    parent = (root / path).parent
-    while parent != root:
-        try:
-            parent.rmdir()
-        except OSError:  # not empty (an ignored file stays), or gone
-            return
-        parent = parent.parent
