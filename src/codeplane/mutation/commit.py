@@ -4,7 +4,8 @@ Order, for a batch whose every precondition already passed and whose targets are
 
 1. write the journal (originals, the new contents' hashes, manifest) durably;
 2. check no target changed behind our back since it was read (5002: the journal is dropped, nothing was
-   replaced, so there is nothing to roll back);
+   replaced, so there is nothing to roll back), and again just before each target's replace in step 4 (5002:
+   the targets replaced so far are rolled back, the changed one keeps the other program's bytes);
 3. create missing parent directories, then write every new content to a sibling temp file, set its mode,
    fsync (in parallel: fsync latency dominates);
 4. ``os.replace`` each temp over its target (or unlink a deleted target), in path order;
@@ -102,6 +103,9 @@ class Commit:
             list(self.executor.map(lambda w: self._write_temp(w, batch), [w for w in ordered if w.new is not None]))
             for write in ordered:
                 self._pause()
+                # Again at its replace: writing and fsyncing the temp files takes long, and an editor saving a
+                # target meanwhile would lose its edit (5002 rolls back what was replaced; its bytes stay).
+                self._check_unchanged([write])
                 target = self.root / write.rel
                 if write.new is None:
                     target.unlink()
