@@ -1,8 +1,9 @@
 """The undo journal that makes a batch crash-safe (DECISIONS D8).
 
 Layout: ``.codeplane/journal/<batch>/originals.bin`` (the original bytes of every target, concatenated)
-and ``manifest.json`` (per target: path, whether it existed, its slice of ``originals.bin``, its mode,
-the temp file the batch writes for it; plus directories the batch creates and git index moves).
+and ``manifest.json`` (per target: path, whether it existed, its slice of ``originals.bin`` and that slice's
+SHA-256, its mode, the temp file the batch writes for it; plus directories the batch creates and git index moves).
+A rollback checks every slice first: a damaged ``originals.bin`` restores nothing (at startup: 9001 naming it).
 
 Protocol: ``originals.bin`` is written and fsynced, then the manifest is written to a temp name,
 fsynced and renamed into place, then the batch and journal directories are fsynced. Only after that
@@ -43,9 +44,10 @@ from codeplane.repo.ignore import TRANSIENT_SUFFIXES
 
 log = get_logger(__name__)
 
-_VERSION = 2
-#: Version 1 journals have no ``written``: their targets are restored unconditionally.
-_READABLE = (1, 2)
+_VERSION = 3
+#: Version 1 journals have no ``written``: their targets are restored unconditionally; versions 1 and 2 have no
+#: ``original``: their originals are restored unchecked.
+_READABLE = (1, 2, 3)
 MANIFEST = "manifest.json"
 ORIGINALS = "originals.bin"
 TEMP_SUFFIX, RESTORE_SUFFIX = TRANSIENT_SUFFIXES
@@ -71,6 +73,8 @@ class JournalEntry:
     temp: str | None
     #: What the batch puts at ``path``: the SHA-256 of the new bytes, ``""`` for a deletion (``None``: not known).
     written: str | None = None
+    #: The SHA-256 of the original bytes (``None``: a target that did not exist, or an older journal).
+    original: str | None = None
 
 
 @dataclass(frozen=True)
@@ -129,7 +133,8 @@ class Journal:
         for item in originals:
             size = len(item.data) if item.data is not None else 0
             entries.append(JournalEntry(item.path, item.data is not None, offset, size, item.mode, item.temp,
-                                        item.written))
+                                        item.written, hashlib.sha256(item.data).hexdigest()
+                                        if item.data is not None else None))
             if item.data is not None:
                 blobs.append(item.data)
             offset += size
@@ -169,6 +174,7 @@ class Journal:
         """Put every target the batch changed back as it was before, then discard the journal. Returns the
         targets left as they are because another program changed them since (their bytes are newer)."""
         originals = (self.directory / ORIGINALS).read_bytes()
+        self._check_originals(originals)
         touched_dirs: set[Path] = set()
         batch = self.directory.name
         kept: list[str] = []
@@ -205,6 +211,18 @@ class Journal:
             log.warning("rollback kept files another program changed since the batch", batch=batch, paths=kept)
         self.discard()
         return kept
+
+    def _check_originals(self, originals: bytes) -> None:
+        """Every original intact before any is restored: a damaged ``originals.bin`` (truncated, overwritten) was
+        written into the work tree as the files' old content. Raises ``ValueError`` naming the first bad one (at
+        startup: 9001 naming the journal, which stays for the user to look at)."""
+        for entry in self.entries:
+            if entry.original is None:
+                continue
+            data = originals[entry.offset:entry.offset + entry.length]
+            if len(data) != entry.length or hashlib.sha256(data).hexdigest() != entry.original:
+                raise ValueError(f"the journal's copy of {entry.path}'s original is damaged ({ORIGINALS} does not "
+                                 "hold the bytes its manifest names); nothing was restored")
 
 
 def _holds_batch_bytes(target: Path, written: str | None) -> bool:

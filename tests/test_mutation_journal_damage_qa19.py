@@ -1,0 +1,67 @@
+"""A damaged journal is never restored into the work tree (spec §9.6, the damage table's ``journal/`` row).
+
+A writer killed mid-batch leaves its journal; the next start rolls the batch back from ``originals.bin``. When
+that file was truncated or overwritten since, the rollback wrote the damaged bytes as the files' old content
+(``…\\n\\n\\ndef``) and the server came up ready. Every original is now checked against its SHA-256 in the
+manifest first: the start fails naming the journal, and nothing in the work tree is touched."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from codeplane.core.config import MutationConfig
+from codeplane.core.errors import CodePlaneError
+from codeplane.mutation import PAUSE_ENV, MutationEngine
+from tests.test_mutation_crash import engine_batch, make_batch_repo, wait_for_journal
+
+
+def _killed_mid_batch(repo: Path) -> Path:
+    (repo / ".codeplane").mkdir()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            MutationEngine(repo, MutationConfig(), environ={PAUSE_ENV: "15"}).apply(engine_batch(1))
+        finally:
+            os._exit(0)
+    wait_for_journal(repo)
+    time.sleep(0.1)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    [journal] = [p for p in (repo / ".codeplane/journal").iterdir() if p.is_dir()]
+    return journal
+
+
+def _work_tree(repo: Path) -> dict[str, bytes]:
+    return {p.relative_to(repo).as_posix(): p.read_bytes() for p in sorted(repo.rglob("*"))
+            if p.is_file() and not p.relative_to(repo).parts[0].startswith((".git", ".codeplane"))}
+
+
+@pytest.mark.parametrize("damage", ["truncate", "overwrite"])
+def test_a_damaged_originals_file_fails_the_recovery_and_touches_nothing(tmp_path: Path, damage: str) -> None:
+    repo = make_batch_repo(tmp_path / "repo")
+    journal = _killed_mid_batch(repo)
+    originals = journal / "originals.bin"
+    if damage == "truncate":
+        os.truncate(originals, 40)
+    else:
+        with originals.open("r+b") as f:
+            f.seek(20)
+            f.write(b"BlaBohZVztDNlxYsekxY")
+    before = _work_tree(repo)
+    with pytest.raises(CodePlaneError) as failed:
+        MutationEngine(repo, MutationConfig()).recover()
+    assert failed.value.code == 9001 and failed.value.details["journal"] == str(journal)
+    assert "damaged" in failed.value.message
+    assert _work_tree(repo) == before and originals.exists()
+
+
+def test_an_intact_journal_is_still_rolled_back(tmp_path: Path) -> None:
+    repo = make_batch_repo(tmp_path / "repo")
+    _killed_mid_batch(repo)
+    MutationEngine(repo, MutationConfig()).recover()
+    assert all("'gen0'" in (repo / f"pkg/m{i:02}.py").read_text() for i in range(24))
