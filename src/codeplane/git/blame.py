@@ -11,6 +11,7 @@ import pygit2
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git.cursors import decode_cursor, encode_cursor, query_key
+from codeplane.git.line_ranges import check_line_range, line_count, refuse_root
 from codeplane.git.models import GitModel, Page, Person
 from codeplane.git.pathspecs import shown
 from codeplane.git.revisions import person, resolve_commit
@@ -36,32 +37,30 @@ class BlamePage(GitModel):
     pagination: Page
 
 
-def _line_count(blob: pygit2.Blob) -> int:
-    data = blob.data
-    if not data:
-        return 0
-    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-
-
 def blame(repo: pygit2.Repository, path: str, *, ref: str | None = None, line_range: tuple[int, int] | None = None,
           limit: int = 200, cursor: str | None = None) -> BlamePage:
+    """One page of blame; 1003 for the repository root, a directory or a ``line_range`` that does not fit the
+    file (see :mod:`codeplane.git.line_ranges`), 5004 for a file not in ``ref``."""
+    refuse_root(path, "blame needs a file")
     key = query_key("blame", path, ref, line_range)
+    resume: int | None = None
     if cursor:
         state = decode_cursor(cursor, "git_blame", key)
         commit = resolve_commit(repo, str(state["commit"]))
-        start = int(state["line"])
+        resume = int(state["line"])
     else:
         commit = resolve_commit(repo, ref or "HEAD")
-        start = line_range[0] if line_range else 1
     try:
         blob = repo[commit.tree[path].id]
     except KeyError as exc:
         raise CodePlaneError(ErrorCode.FILE_NOT_FOUND, f"{shown(path)} is not in {str(commit.id)[:12]}",
                              details={"path": shown(path), "commit": str(commit.id)}) from exc
     if not isinstance(blob, pygit2.Blob):
-        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"{shown(path)} is a directory", details={"path": path})
-    total = _line_count(blob)
-    end = min(line_range[1], total) if line_range else total
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"{shown(path)} is a directory; blame needs a file",
+                             details={"field": "path", "path": shown(path)})
+    total = line_count(blob)
+    first, end = check_line_range(line_range, total, path, str(commit.id)) if line_range else (1, total)
+    start = first if resume is None else resume
     if total == 0 or start > end:
         return BlamePage(path=shown(path), commit=str(commit.id), total_lines=total, hunks=[], pagination=Page())
     stop = min(end, start + limit - 1)
@@ -83,5 +82,4 @@ def blame(repo: pygit2.Repository, path: str, *, ref: str | None = None, line_ra
         ))
     next_cursor = encode_cursor("git_blame", key, {"commit": str(commit.id), "line": stop + 1}) if stop < end else None
     return BlamePage(path=shown(path), commit=str(commit.id), total_lines=total, hunks=hunks,
-                     pagination=Page(next_cursor=next_cursor, total_estimate=end - (line_range[0] if line_range
-                                                                                   else 1) + 1))
+                     pagination=Page(next_cursor=next_cursor, total_estimate=end - first + 1))

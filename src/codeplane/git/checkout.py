@@ -168,10 +168,20 @@ def _source_paths(repo: pygit2.Repository, source: pygit2.Tree | None, paths: Se
     return matched
 
 
-def restore_paths(repo: pygit2.Repository, paths: Sequence[str], ref: str | None) -> list[str]:
-    """Overwrite ``paths`` in the working tree from the index (or from ``ref``, updating the index too)."""
+RestoreSource = tuple[pygit2.Tree | None, list[str]]
+
+
+def restore_source(repo: pygit2.Repository, paths: Sequence[str], ref: str | None) -> RestoreSource:
+    """What :func:`restore_paths` writes: ``ref``'s tree (``None``: the index) and the files under ``paths`` (empty:
+    all) it holds. 8002/5004 before anything is written."""
     tree = resolve_commit(repo, ref).tree if ref is not None else None
-    files = _source_paths(repo, tree, paths)
+    return tree, _source_paths(repo, tree, paths)
+
+
+def restore_paths(repo: pygit2.Repository, source: RestoreSource) -> list[str]:
+    """Overwrite the files of ``source`` (from :func:`restore_source`) in the working tree from the index (or from
+    the tree, updating the index too)."""
+    tree, files = source
     strategy = CheckoutStrategy.FORCE | CheckoutStrategy.DISABLE_PATHSPEC_MATCH
     if tree is None:
         checkout_index(repo, strategy, paths=files)

@@ -13,6 +13,7 @@ from pygit2.enums import DiffFind, SortMode
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git.cursors import decode_cursor, encode_cursor, query_key
+from codeplane.git.line_ranges import check_line_range, line_count, refuse_root
 from codeplane.git.models import GitModel, Page, Person
 from codeplane.git.pathspecs import shown
 from codeplane.git.revisions import person, resolve_commit
@@ -107,6 +108,9 @@ def _blob(repo: pygit2.Repository, commit: pygit2.Commit | None, path: str) -> p
 
 def history(repo: pygit2.Repository, path: str, *, ref: str | None = None, line_range: tuple[int, int] | None = None,
             limit: int = 20, cursor: str | None = None) -> HistoryPage:
+    """One page of the commits that changed ``path``; 1003 for the repository root or a ``line_range`` that does not
+    fit the file (see :mod:`codeplane.git.line_ranges`), 5004 for a path not in ``ref``."""
+    refuse_root(path, "git_history follows one file or directory (git_log lists the commits of the whole tree)")
     key = query_key("history", path, ref, line_range)
     if cursor:
         state = decode_cursor(cursor, "git_history", key)
@@ -121,7 +125,14 @@ def history(repo: pygit2.Repository, path: str, *, ref: str | None = None, line_
         if _entry_id(head.tree, path) is None:
             raise CodePlaneError(ErrorCode.FILE_NOT_FOUND, f"{shown(path)} is not in {str(head.id)[:12]}",
                                  details={"path": shown(path)})
-        start, scanned, current, rng = head.id, 0, path, line_range
+        rng = line_range
+        if line_range is not None:
+            blob = _blob(repo, head, path)
+            if blob is None:
+                raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"{shown(path)} is a directory; line_range needs "
+                                     "a file", details={"field": "line_range", "path": shown(path)})
+            rng = check_line_range(line_range, line_count(blob), path, str(head.id))
+        start, scanned, current = head.id, 0, path
     line_mode = rng is not None
     walker = repo.walk(start, SortMode.NONE)
     if line_mode:

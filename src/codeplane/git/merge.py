@@ -85,15 +85,21 @@ def way_out(state: str) -> str:
     return "resolve, git_stage, then git_commit, or abandon it with git_merge action=abort"
 
 
-def abort(repo: pygit2.Repository) -> list[str]:
-    """``git merge --abort`` (and ``cherry-pick``/``revert --abort``): the paths the operation staged or left
-    conflicted go back to HEAD in the index and the work tree; local changes elsewhere stay (the operation refused
-    to start over them); the operation's state files go. The paths put back."""
+def abortable_state(repo: pygit2.Repository) -> str:
+    """The operation :func:`abort` would end (merge, cherrypick, revert); 8005 when none is in progress."""
     state = repo_state(repo)
     if state not in ("merge", "cherrypick", "revert"):
         hint = "; a rebase ends with git_rebase action=abort" if state == "rebase" else ""
         raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"no merge, cherry-pick or revert in progress to abort "
                              f"(state: {state}){hint}", details={"state": state})
+    return state
+
+
+def abort(repo: pygit2.Repository) -> list[str]:
+    """``git merge --abort`` (and ``cherry-pick``/``revert --abort``): the paths the operation staged or left
+    conflicted go back to HEAD in the index and the work tree; local changes elsewhere stay (the operation refused
+    to start over them); the operation's state files go. The paths put back."""
+    abortable_state(repo)
     head = require_head(repo)
     index = repo.index
     index.read()

@@ -5,7 +5,8 @@ the caller may reorder them and change actions, then ``execute`` replays them on
 detached while the rebase runs and the branch moves only when every step is done, so ``abort`` puts it
 back exactly. A step that conflicts pauses with the conflicts as data; ``edit`` pauses after its
 commit. Steps whose changes are already upstream become empty and are dropped (listed in
-``skipped_empty``). The service records a recovery point before execute, skip and abort.
+``skipped_empty``). The service records a recovery point before execute, skip and abort, once their checks
+(:func:`check_start`, :func:`in_progress`) pass: a refused call leaves none behind.
 """
 
 from __future__ import annotations
@@ -64,8 +65,9 @@ def _validate(repo: pygit2.Repository, plan_: RebasePlan) -> None:
     resolve_commit(repo, plan_.onto, "onto")
 
 
-def execute(repo: pygit2.Repository, plan_: RebasePlan, recovery_point: str | None) -> RebaseResult:
-    """Start replaying ``plan_``; the caller has recorded ``recovery_point``."""
+def check_start(repo: pygit2.Repository, plan_: RebasePlan) -> None:
+    """Every refusal :func:`execute` can give before it changes anything (a rebase in progress, local changes, a
+    step that cannot be replayed), so a caller checks before recording a recovery point for a call refused."""
     if rebase_state.load(repo) is not None:
         raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "a rebase is already in progress (continue, skip or "
                              "abort it)", details={"state": "rebase"})
@@ -75,6 +77,12 @@ def execute(repo: pygit2.Repository, plan_: RebasePlan, recovery_point: str | No
         raise CodePlaneError(ErrorCode.GIT_DIRTY_WORKTREE, "commit or stash local changes before rebasing",
                              details={"paths": modified[:200], "count": len(modified)})
     _validate(repo, plan_)
+    require_head(repo)
+
+
+def execute(repo: pygit2.Repository, plan_: RebasePlan, recovery_point: str | None) -> RebaseResult:
+    """Start replaying ``plan_``; the caller has run :func:`check_start` and then recorded ``recovery_point``."""
+    check_start(repo, plan_)
     head = require_head(repo)
     onto = resolve_commit(repo, plan_.onto, "onto")
     state = RebaseState(plan=plan_, orig_head=str(head.id), branch=None if repo.head_is_detached else
@@ -165,7 +173,8 @@ def _result(repo: pygit2.Repository, state: RebaseState, outcome: Outcome,
     )
 
 
-def _require(repo: pygit2.Repository) -> RebaseState:
+def in_progress(repo: pygit2.Repository) -> RebaseState:
+    """The CodePlane rebase in progress; 8005 when there is none."""
     state = rebase_state.load(repo)
     if state is None:
         raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "no CodePlane rebase is in progress",
@@ -175,7 +184,7 @@ def _require(repo: pygit2.Repository) -> RebaseState:
 
 def resume(repo: pygit2.Repository) -> RebaseResult:
     """``continue``: commit the resolved step (conflict pause) or go on after an edit pause."""
-    state = _require(repo)
+    state = in_progress(repo)
     if state.paused == "conflict":
         conflicts = read_conflicts(repo.index)
         if conflicts:
@@ -196,7 +205,7 @@ def resume(repo: pygit2.Repository) -> RebaseResult:
 
 def skip(repo: pygit2.Repository) -> RebaseResult:
     """Drop the paused step's changes and go on (after an edit pause: just go on)."""
-    state = _require(repo)
+    state = in_progress(repo)
     if state.paused == "conflict":
         repo.reset(require_head(repo).id, ResetMode.HARD)
         repo.state_cleanup()
@@ -208,7 +217,7 @@ def skip(repo: pygit2.Repository) -> RebaseResult:
 
 def abort(repo: pygit2.Repository) -> RebaseResult:
     """Put HEAD, the branch, index and working tree back to where the rebase started."""
-    state = _require(repo)
+    state = in_progress(repo)
     orig = pygit2.Oid(hex=state.orig_head)
     if state.branch is not None:
         repo.set_head(state.branch)

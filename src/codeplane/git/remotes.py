@@ -3,7 +3,8 @@
 The CLI inherits the user's credential helpers and ssh agent, runs without a terminal (prompts off),
 and every argument is a separate argv entry after validation. URLs are shown with passwords redacted.
 A push the remote rejects (non-fast-forward, hook) is 8006 with each ref's status; it is never retried
-with force implicitly.
+with force implicitly. Names and URLs are bounded (:data:`MAX_NAME_BYTES`, :data:`MAX_URL_CHARS`) so every remote
+``add`` makes can be removed again, by libgit2 and by git.
 """
 
 from __future__ import annotations
@@ -20,6 +21,12 @@ from codeplane.git.models import GitModel
 from codeplane.git.pathspecs import check_ref, refuse_option_like
 
 PushStatus = Literal["ok", "forced", "new", "deleted", "up_to_date", "rejected"]
+#: A remote name is a directory under ``refs/remotes/`` (and ``logs/refs/remotes/``): one file-name component.
+MAX_NAME_BYTES = 255
+#: libgit2 removes a remote through a regular expression built from its entries, which fails ("regular
+#: expression is too large") past about 32,000 characters; git refuses config lines of a few MB; the git CLI
+#: itself cannot take an argument over 128 KiB. Real URLs are far shorter.
+MAX_URL_CHARS = 8192
 _FLAGS: dict[str, PushStatus] = {" ": "ok", "+": "forced", "*": "new", "-": "deleted", "=": "up_to_date",
                                  "!": "rejected"}
 
@@ -52,6 +59,11 @@ def list_remotes(repo: pygit2.Repository) -> list[RemoteInfo]:
 
 def check_remote_name(name: str) -> str:
     check_ref(name, "name")
+    size = len(name.encode("utf-8", errors="surrogateescape"))
+    if size > MAX_NAME_BYTES:
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"a remote name is at most {MAX_NAME_BYTES} bytes "
+                             f"(it names a directory under refs/remotes); this one is {size}",
+                             details={"field": "name", "limit": MAX_NAME_BYTES, "length": size})
     if "/" in name or not pygit2.reference_is_valid_name(f"refs/remotes/{name}/x"):
         raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"{name!r} is not a valid remote name",
                              details={"field": "name", "value": name})
@@ -67,9 +79,18 @@ def get_remote(repo: pygit2.Repository, name: str) -> pygit2.Remote:
                              details={"remote": name, "remotes": [r.name for r in repo.remotes]}) from exc
 
 
+def check_url(url: str) -> str:
+    """1003 for an empty, option-like, multi-line or over-long (:data:`MAX_URL_CHARS`) URL."""
+    check_ref(url, "url")
+    if len(url) > MAX_URL_CHARS:
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"url is at most {MAX_URL_CHARS} characters; this one is "
+                             f"{len(url)}", details={"field": "url", "limit": MAX_URL_CHARS, "length": len(url)})
+    return url
+
+
 def add(repo: pygit2.Repository, name: str, url: str) -> RemoteInfo:
     check_remote_name(name)
-    refuse_option_like(url, "url")
+    check_url(url)
     if name in [r.name for r in repo.remotes]:
         raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"remote {name!r} already exists", details={"remote": name})
     remote = repo.remotes.create(name, url)
@@ -79,7 +100,15 @@ def add(repo: pygit2.Repository, name: str, url: str) -> RemoteInfo:
 def remove(repo: pygit2.Repository, name: str) -> RemoteInfo:
     remote = get_remote(repo, name)
     info = RemoteInfo(name=remote.name, url=redact(remote.url), push_url=redact(remote.push_url))
-    repo.remotes.delete(name)
+    try:
+        repo.remotes.delete(name)
+    except pygit2.GitError as exc:
+        # libgit2 cannot remove entries too long for its regular expressions (a remote made by another program,
+        # or before URLs were bounded); git edits the config line by line and can. It refuses a name starting
+        # with "-" as an unknown option, and get_remote refused those already.
+        result = run_git(Path(repo.workdir or repo.path), ["remote", "remove", name], timeout_s=60)
+        if not result.ok:
+            raise failure(result, ErrorCode.GIT_ERROR, f"removing remote {name} failed", remote=name) from exc
     return info
 
 

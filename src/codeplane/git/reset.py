@@ -22,19 +22,25 @@ Mode = Literal["soft", "mixed", "hard"]
 _MODES = {"soft": ResetMode.SOFT, "mixed": ResetMode.MIXED, "hard": ResetMode.HARD}
 
 
-def reset(repo: pygit2.Repository, ref: str | None, mode: Mode) -> pygit2.Commit:
-    """Reset to ``ref`` (default HEAD); returns the commit HEAD now names."""
-    head = head_commit(repo)
-    if head is None:
+def target(repo: pygit2.Repository, ref: str | None, mode: Mode) -> pygit2.Commit:
+    """The commit :func:`reset` would move to, or the refusal it would give (8005, 8002) before changing anything."""
+    if head_commit(repo) is None:
         raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "HEAD has no commit yet; there is nothing to reset to")
     if mode == "soft" and repo_state(repo) == "merge":
         raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "cannot soft-reset in the middle of a merge; use mixed "
                              "or hard", details={"state": "merge"})
-    target = resolve_commit(repo, ref or "HEAD")
+    return resolve_commit(repo, ref or "HEAD")
+
+
+def reset(repo: pygit2.Repository, ref: str | None, mode: Mode) -> pygit2.Commit:
+    """Reset to ``ref`` (default HEAD); returns the commit HEAD now names."""
+    target_ = target(repo, ref, mode)
+    head = head_commit(repo)
+    assert head is not None  # target() refused an unborn HEAD
     # Only a hard reset writes the work tree: the dirty paths and what differs between the two commits.
-    rewritten = set(dirty_paths(repo)) | tree_delta_paths(head.tree, target.tree) if mode == "hard" else set()
+    rewritten = set(dirty_paths(repo)) | tree_delta_paths(head.tree, target_.tree) if mode == "hard" else set()
     with settling(repo, rewritten):
-        repo.reset(target.id, _MODES[mode])
+        repo.reset(target_.id, _MODES[mode])
     if mode != "soft":
         repo.state_cleanup()
-    return target
+    return target_

@@ -186,19 +186,22 @@ class GitService:
     def checkout(self, ref: str | None = None, *, create: bool = False, start_point: str | None = None,
                  paths: Sequence[str] = (), force: bool = False, confirm: bool = False) -> CheckoutResult:
         scope = repo_paths(self.root, paths)
+        # As ``git checkout -- .``: paths that name the repository root restore everything (an empty scope).
+        restoring = bool(paths)
         with self._s.writing(files=True) as w:
             repo = w.repo
             dirty = status.dirty_paths(repo)
             created = None
             before = head_commit(repo)
-            if scope:
+            if restoring:
+                source = checkout.restore_source(repo, scope, ref)
                 mask = _UNSTAGED if ref is None else _TRACKED_CHANGE | FileStatus.WT_NEW
                 lost = sorted(p for p, f in dirty.items() if under(p, scope) and f & mask)
                 if lost:
                     require_confirm(confirm, "restoring these paths", f"local changes in {len(lost)} file(s)",
                                     paths=lost[:100])
                     w.record("checkout-paths")
-                restored = checkout.restore_paths(repo, scope, ref)
+                restored = checkout.restore_paths(repo, source)
             else:
                 if ref is None:
                     raise _invalid("ref", "give ref to switch to, or paths to restore")
@@ -235,7 +238,7 @@ class GitService:
             branch = head_branch(repo)
             # As git checkout: previous HEAD, new HEAD, 1 for a branch checkout (0: paths).
             hook = run_hook(repo, "post-checkout", (str(before.id) if before else _NULL_OID, str(head.id),
-                                                    "0" if scope else "1"), timeout_s=self.config.hook_timeout_sec)
+                                                    "0" if restoring else "1"), timeout_s=self.config.hook_timeout_sec)
             return CheckoutResult(branch=None if repo.head_is_detached or branch is None else
                                   branch.removeprefix("refs/heads/"), head=str(head.id),
                                   detached=repo.head_is_detached, created_branch=created, restored_paths=restored,
@@ -251,7 +254,7 @@ class GitService:
     def merge_abort(self) -> merging.MergeResult:
         """End a merge, cherry-pick or revert in progress as ``git merge --abort`` (a recovery point first)."""
         with self._s.writing(files=True) as w:
-            state = repo_state(w.repo)
+            state = merging.abortable_state(w.repo)
             operation = {"cherrypick": "cherry_pick"}.get(state, state)
             w.record("merge-abort")
             merging.abort(w.repo)
@@ -272,6 +275,7 @@ class GitService:
     def reset(self, ref: str | None = None, mode: resetting.Mode = "mixed", *, confirm: bool = False) -> ResetResult:
         with self._s.writing(files=True) as w:
             if mode == "hard":
+                resetting.target(w.repo, ref, mode)
                 require_confirm(confirm, "a hard reset", "uncommitted changes and moves the branch")
                 w.record("reset-hard")
             target = resetting.reset(w.repo, ref, mode)
@@ -383,6 +387,7 @@ class GitService:
     # -- rebase --------------------------------------------------------------------------------------
     def rebase_execute(self, plan: RebasePlan, *, confirm: bool = False) -> rebase.RebaseResult:
         with self._s.writing(files=True) as w:
+            rebase.check_start(w.repo, plan)
             require_confirm(confirm, "a rebase", "nothing permanently, but it rewrites the branch's commits")
             point = w.record("rebase")
             return rebase.execute(w.repo, plan, point).model_copy(update={"effect": w.effect()})
@@ -396,12 +401,14 @@ class GitService:
 
     def rebase_skip(self, *, confirm: bool = False) -> rebase.RebaseResult:
         with self._s.writing(files=True) as w:
+            rebase.in_progress(w.repo)
             require_confirm(confirm, "skipping the current rebase step", "that step's changes and resolutions")
             w.record("rebase-skip")
             return rebase.skip(w.repo).model_copy(update={"effect": w.effect()})
 
     def rebase_abort(self, *, confirm: bool = False) -> rebase.RebaseResult:
         with self._s.writing(files=True) as w:
+            rebase.in_progress(w.repo)
             require_confirm(confirm, "aborting the rebase", "the steps done so far and any conflict resolutions")
             w.record("rebase-abort")
             return rebase.abort(w.repo).model_copy(update={"effect": w.effect()})

@@ -87,6 +87,7 @@ def pull(w: Write, remote: str | None, branch: str | None, *, use_rebase: bool, 
     if use_rebase:
         plan = rebase.plan(repo, tracking)
         if plan.steps:
+            rebase.check_start(repo, plan)
             point = w.record("pull-rebase")
             outcome = rebase.execute(repo, plan, point)
             return PullResult(remote=name, upstream=tracking, mode="rebase", rebase=outcome, success=outcome.success,

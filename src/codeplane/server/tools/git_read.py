@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
@@ -40,7 +40,8 @@ from codeplane.server.tools.paging import (
     page_line,
 )
 
-LineRange = tuple[int, int]
+#: 1-based; the git service refuses a reversed range or one starting past the end (1003 naming line_range).
+LineRange = tuple[Annotated[int, Field(ge=1)], Annotated[int, Field(ge=1)]]
 
 #: Parts of diffs and shown objects too long for one text, kept for their cursors.
 _DIFF_PAGES: PageCursors[DiffReport] = PageCursors()

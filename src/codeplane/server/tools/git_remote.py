@@ -8,7 +8,7 @@ from pydantic import Field
 
 from codeplane.core.calls import MutationReport
 from codeplane.core.errors import CodePlaneError, ErrorCode
-from codeplane.git.remotes import RemoteInfo
+from codeplane.git.remotes import MAX_URL_CHARS, RemoteInfo
 from codeplane.git.results import PullResult, PushResult
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
@@ -53,8 +53,10 @@ class GitPullResult(ToolResult, PullResult):
 
 class GitRemoteParams(ToolParams):
     action: Literal["list", "add", "remove", "fetch"] = "list"
+    # No length bound here: remove must reach a long-named remote another program made (add bounds its names).
     name: str | None = Field(default=None, description="add/remove: remote name; fetch: remote (default origin).")
-    url: str | None = Field(default=None, description="add: URL (file://, https://, ssh, or a path).")
+    url: str | None = Field(default=None, max_length=MAX_URL_CHARS,
+                            description="add: URL (file://, https://, ssh, or a path).")
     branch: str | None = Field(default=None, description="fetch: only this branch.")
     prune: bool = Field(default=False, description="fetch: delete remote-tracking branches gone on the remote.")
 
