@@ -53,3 +53,9 @@ async def test_a_path_inside_the_repository_is_still_selected_by(server: ServerH
     async with mcp_client(server) as client:
         impact = (await call(client, "inspect_affected_tests", {"changed_files": ["pkg/mod.py:2"]}))["impact"]
     assert [m["test_file"] for m in impact["matches"]] == ["tests/test_mod.py"]
+
+
+async def test_a_bad_changed_since_is_named_as_the_caller_named_it(server: ServerHandle) -> None:
+    async with mcp_client(server) as client:
+        err = await call_error(client, "discover_test_targets", {"changed_since": "-x"})
+    assert err["code"] == 1003 and err["details"]["field"] == "changed_since", err

@@ -74,6 +74,10 @@ def _diff(git: GitService, base: str, paths: Sequence[str]) -> DiffReport:
         if exc.error is ErrorCode.GIT_REF_NOT_FOUND and base != "HEAD":
             raise CodePlaneError(ErrorCode.GIT_REF_NOT_FOUND, f"changed_since {base!r} names no commit",
                                  details={"field": "changed_since", "ref": base}) from exc
+        if exc.error is ErrorCode.INVALID_ARGUMENTS and base != "HEAD" and exc.details.get("field") == "base":
+            # git's diff names its own parameter; the caller gave ``changed_since``.
+            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, exc.message.replace("base", "changed_since", 1),
+                                 details={**exc.details, "field": "changed_since"}) from exc
         raise
 
 
