@@ -65,3 +65,21 @@ def test_an_intact_journal_is_still_rolled_back(tmp_path: Path) -> None:
     _killed_mid_batch(repo)
     MutationEngine(repo, MutationConfig()).recover()
     assert all("'gen0'" in (repo / f"pkg/m{i:02}.py").read_text() for i in range(24))
+
+
+@pytest.mark.parametrize("shape", ["file", "dangling link"])
+def test_a_file_in_place_of_the_journal_directory_is_replaced_at_the_next_write(tmp_path: Path, shape: str) -> None:
+    # Every write_source answered 9001 FileExistsError, and a restart did not help.
+    from codeplane.mutation import ReplaceText
+
+    repo = make_batch_repo(tmp_path / "repo")
+    (repo / ".codeplane").mkdir()
+    journal = repo / ".codeplane/journal"
+    if shape == "file":
+        journal.write_text("not a journal\n")
+    else:
+        journal.symlink_to(tmp_path / "nowhere")
+    engine = MutationEngine(repo, MutationConfig())
+    assert engine.recover() == []
+    engine.apply([ReplaceText(path="pkg/m00.py", old_text="'gen0'", new_text="'gen1'")])
+    assert "'gen1'" in (repo / "pkg/m00.py").read_text() and journal.is_dir() and not journal.is_symlink()

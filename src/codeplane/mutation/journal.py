@@ -125,6 +125,11 @@ class Journal:
         ordering that matters, both files durable before the manifest's rename, is kept)."""
         run = executor.map if executor is not None else map
         directory = journal_dir / batch
+        if os.path.lexists(journal_dir) and not journal_dir.is_dir():
+            # A journal is a directory: a file (or a dangling link) in its place holds no batch, and blocked every
+            # write with FileExistsError. It is damage, replaced as the lock directory's is.
+            log.warning("a file stood where the journal directory belongs; replacing it", path=str(journal_dir))
+            journal_dir.unlink()
         journal_dir.mkdir(parents=True, exist_ok=True)
         directory.mkdir()
         entries: list[JournalEntry] = []
