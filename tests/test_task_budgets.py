@@ -31,7 +31,8 @@ def test_mutation_budget_refuses_with_6001_closes_task_and_refuses_later_writes(
     assert refused is not None and refused.code == 6001
     assert refused.details["budget_type"] == "mutations"
     assert (refused.details["limit"], refused.details["current"]) == (2, 2)
-    assert "Mutation budget exceeded (2/2 made; this one refused" in refused.message
+    assert ("Mutation budget exceeded (2/2 mutating calls attempted, refused ones included; this one refused"
+            in refused.message)
     view = tracker.get_task("s1")
     assert view.task.state is TaskState.CLOSED_FAILED and view.task.mutation_count == 2
     for kind in ("mutation", "test"):

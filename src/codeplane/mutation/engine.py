@@ -178,7 +178,7 @@ class MutationEngine:
             raise
 
     def _apply(self, edits: Sequence[Edit], *, dry_run: bool, allow: Sequence[str] | None) -> Delta:
-        allow_list = AllowList(allow) if allow else None
+        allow_list = AllowList(allow) if allow is not None else None
         resolved = [self._resolve(i, e, allow_list) for i, e in enumerate(edits)]
         paths = _check_shape(resolved)
         if len(paths) > self.config.max_batch_files:

@@ -43,11 +43,23 @@ class AllowList:
 
     def __init__(self, patterns: Sequence[str]) -> None:
         self.patterns = tuple(patterns)
+        if not self.patterns:  # "no limit" is leaving allow out; an empty list allowed every path (it failed open)
+            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "allow is empty, so no path could match; give "
+                                 "patterns such as ['src/'], or leave allow out for no limit",
+                                 details={"field": "allow"})
         try:
             self._spec = pathspec.GitIgnoreSpec.from_lines(self.patterns)
         except (ValueError, TypeError) as exc:
             raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"invalid allow pattern: {exc}",
                                  details={"field": "allow", "patterns": list(self.patterns)}) from exc
+        # pathspec compiles a pattern that can match nothing (``[`` unclosed, blank, a ``#`` comment) to no regex:
+        # accepted silently, it narrowed the batch to nothing without saying why.
+        for index, compiled in enumerate(self._spec.patterns):
+            if compiled.regex is None:
+                raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS,
+                                     f"invalid allow pattern {self.patterns[index][:200]!r}: it matches no path "
+                                     "(an unclosed '[', a blank line or a '#' comment)",
+                                     details={"field": f"allow.{index}"})
 
     def allows(self, rel: str) -> bool:
         return bool(self._spec.match_file(rel))

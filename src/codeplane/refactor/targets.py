@@ -21,6 +21,21 @@ MAX_CANDIDATES = 8
 _LOOKUP_LIMIT = 500
 _UID = re.compile(r"[0-9a-f]{16}\Z")
 POSITION = re.compile(r"(?P<path>[^:]+):(?P<line>\d+)(?::(?P<col>\d+))?\Z")
+#: The largest line or column of a ``path:line[:col]`` position, as the tools bound a ``line`` argument
+#: (``server/tooling.py`` LINE_MAX): a larger one reached SQLite and came back 9001 OverflowError.
+POSITION_MAX = 2**31 - 1
+
+
+def _numbers(match: re.Match[str]) -> tuple[int, int | None]:
+    """The line and column of a :data:`POSITION` match; 1003 when one is past :data:`POSITION_MAX`."""
+    for field in ("line", "col"):
+        digits = match[field]
+        if digits is not None and (len(digits) > 10 or int(digits) > POSITION_MAX):
+            name = "line" if field == "line" else "column"
+            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS,
+                                 f"the {name} of a path:line[:column] position is at most {POSITION_MAX:,}",
+                                 details={"field": name, "maximum": POSITION_MAX})
+    return int(match["line"]), int(match["col"]) if match["col"] is not None else None
 
 
 def _not_found(symbol: str, suggestions: Sequence[Def]) -> CodePlaneError:
@@ -66,7 +81,7 @@ def parse_position(symbol: str | None, path: str | None, line: int | None,
     match = POSITION.match(symbol or "")
     if match is None:
         return None
-    return match["path"], int(match["line"]), int(match["col"]) if match["col"] is not None else None
+    return match["path"], *_numbers(match)
 
 
 def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None = None, line: int | None = None,
@@ -80,8 +95,8 @@ def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None 
         position = POSITION.match(symbol)
         # ``src/a.py:12:4`` is a position; a dotted name never contains ``:``.
         if position is not None:
-            path, line = position["path"], int(position["line"])
-            column = int(position["col"]) if position["col"] is not None else None
+            path = position["path"]
+            line, column = _numbers(position)
             symbol = None
     if path is not None and line is None and symbol:
         # ``symbol`` + ``path``: the definition of that name in that file (an agent names the file it read).

@@ -23,6 +23,7 @@ precondition left out: the record keeps them). A refused edit's current text (``
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -148,6 +149,63 @@ def text_of(rendered: str, meta: dict[str, Any]) -> str:
 #: Details an error's text leaves to the record: ``reason`` is the message's machine-readable form, and
 #: ``expected_file_sha256`` is the caller's own precondition sent back.
 _RESTATED_DETAILS = frozenset({"reason", "expected_file_sha256"})
+
+
+#: Characters of one value an error repeats back: enough to recognise it. A 100 KB ``ref`` or tool name came back
+#: whole in the message and again in the details (200 KB, past the 16 KB every answer keeps to).
+ECHO_CHARS = 200
+#: A detail string's limit is higher: a refused edit's ``current`` lines are already cut at 400 characters
+#: (``mutation/refusals.py``) and must stay exact for the retry.
+_DETAIL_CHARS = 400
+_DETAIL_ITEMS = 50
+_MESSAGE_CHARS = 2000
+_LONG_WORD = re.compile(rf"\S{{{ECHO_CHARS + 1},}}")
+
+
+def clipped(value: str, limit: int = ECHO_CHARS) -> str:
+    """``value``, or its first ``limit`` characters and how long it was."""
+    return value if len(value) <= limit else f"{value[:limit]}… ({len(value):,} characters)"
+
+
+def shown_id(value: str, limit: int = ECHO_CHARS) -> str:
+    """A caller-chosen id (a session's) as a text line may carry it: bounded, and quoted with escapes when it holds
+    what would break the line (a newline forged a line of another session's ``describe``)."""
+    return value if value.isprintable() and len(value) <= limit else repr(clipped(value, limit))
+
+
+def bounded_error(payload: dict[str, Any]) -> dict[str, Any]:
+    """``payload`` with every echoed value cut: each long word of the message to :data:`ECHO_CHARS`, the message to
+    :data:`_MESSAGE_CHARS`, each detail string to :data:`_DETAIL_CHARS` (a program's output: its long words) and
+    each detail list to :data:`_DETAIL_ITEMS` items. Done once, here, for every error of every tool (the raisers
+    need not each remember; path errors already cut theirs, ``core/paths.py``)."""
+    message = payload.get("message")
+    out = dict(payload)
+    if isinstance(message, str):
+        out["message"] = clipped(_cut_words(message), _MESSAGE_CHARS)
+    if "details" in payload:
+        out["details"] = _bounded(payload["details"])
+    return out
+
+
+#: Details holding a program's own output, already cut to their *tail* where they are made (``git/cli.py``,
+#: ``git/hooks.py``): the end of a failing hook's output is what the agent fixes, so only the long words in them
+#: (a ref git repeats back) are cut here.
+_OUTPUT_KEYS = frozenset({"stdout", "stderr"})
+
+
+def _cut_words(text: str) -> str:
+    return _LONG_WORD.sub(lambda m: clipped(m.group()), text)
+
+
+def _bounded(value: Any, key: str = "") -> Any:
+    if isinstance(value, str):
+        return _cut_words(value) if key in _OUTPUT_KEYS else clipped(value, _DETAIL_CHARS)
+    if isinstance(value, dict):
+        return {clipped(str(k)): _bounded(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        items = [_bounded(v, key) for v in value[:_DETAIL_ITEMS]]
+        return items + ([f"… {len(value) - _DETAIL_ITEMS} more"] if len(value) > _DETAIL_ITEMS else [])
+    return value
 
 
 def error_text(payload: dict[str, Any]) -> str:

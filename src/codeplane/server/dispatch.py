@@ -32,7 +32,7 @@ from codeplane.core.calls import (
 from codeplane.core.clock import now_ms
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import bind_correlation, get_logger
-from codeplane.server.answers import compact_json, error_text, lean_dump, text_of
+from codeplane.server.answers import bounded_error, compact_json, error_text, lean_dump, text_of
 from codeplane.server.services import Services
 from codeplane.server.tooling import ProgressFn, ToolContext, ToolRegistry, ToolResult, ToolSpec
 
@@ -42,6 +42,9 @@ _REQUEST_PREFIX = f"req_{os.getpid():x}_"
 
 #: Every tool accepts this optional argument to join an explicit session (D11).
 SESSION_ARG = "session_id"
+#: A session id travels in every row of the ledger, every ``describe`` and ``/status`` of every client: one of 3 MB
+#: made each of them 3 MB, and one with a newline forged lines in other sessions' answers.
+SESSION_ID_MAX = 128
 #: Where each answer's request id travels (protocol ``_meta``: for clients and logs, not the model).
 REQUEST_ID_META_KEY = "codeplane/request_id"
 
@@ -131,6 +134,15 @@ def _meta(services: Services, session_id: str, notes: list[CallNotes], *, explic
     )
 
 
+def _session_problem(value: str) -> str | None:
+    """Why ``value`` cannot name a session, or ``None``: at most :data:`SESSION_ID_MAX` printable characters."""
+    if len(value) > SESSION_ID_MAX:
+        return f"is {len(value):,} characters; at most {SESSION_ID_MAX} are accepted"
+    if not value.isprintable():  # control, format (bidi overrides) and line-separator characters
+        return "may hold only printable characters (no control characters, line breaks or bidi controls)"
+    return None
+
+
 def _validation_error(tool: str, exc: ValidationError, params: type[BaseModel]) -> CodePlaneError:
     problems = [
         {"field": ".".join(str(p) for p in err["loc"]) or "(root)",
@@ -173,7 +185,7 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
 
 
 def _error_result(error: CodePlaneError, meta: ResponseMeta, request_id: str) -> types.CallToolResult:
-    payload = error.to_payload()
+    payload = bounded_error(error.to_payload())
     lean_meta = lean_dump(meta)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text_of(error_text(payload), lean_meta))],
@@ -208,7 +220,8 @@ async def dispatch(
     request_id = new_request_id()
     args = dict(arguments or {})
     explicit_session = args.pop(SESSION_ARG, None)
-    session_id = explicit_session if isinstance(explicit_session, str) and explicit_session else default_session
+    valid = isinstance(explicit_session, str) and _session_problem(explicit_session) is None
+    session_id = explicit_session if valid and explicit_session else default_session
     spec = registry.get(name)
     info = CallInfo(tool=name, kind=spec.kind if spec else "meta", session_id=session_id,
                     request_id=request_id, started_ms=now_ms())
@@ -222,6 +235,9 @@ async def dispatch(
             if explicit_session is not None and not isinstance(explicit_session, str):
                 raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "session_id must be a string",
                                      details={"tool": name, "field": SESSION_ARG})
+            if isinstance(explicit_session, str) and (problem := _session_problem(explicit_session)):
+                raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"session_id {problem}",
+                                     details={"tool": name, "field": SESSION_ARG, "max_length": SESSION_ID_MAX})
             try:
                 params = spec.params.model_validate(args)
             except ValidationError as exc:

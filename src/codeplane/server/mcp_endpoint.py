@@ -24,6 +24,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from codeplane import __version__
+from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.server.dispatch import dispatch
 from codeplane.server.schema import input_schema, list_tools
 from codeplane.server.services import Services
@@ -174,7 +175,7 @@ class McpFastPath:
             await self._routes(scope, receive, send)
             return
         if not self._may_shortcut(scope):
-            await self._manager.asgi_app(scope, receive, send)
+            await self._manager.asgi_app(scope, receive, _typed_413(send, self._manager.max_request_body_size))
             return
         chunks: list[bytes] = []
         while True:
@@ -216,6 +217,34 @@ class McpFastPath:
         if b"application/json" not in accept or b"text/event-stream" not in accept:
             return False
         return length is not None and length.isdigit() and int(length) <= _FAST_BODY_MAX
+
+
+def _typed_413(send: Send, limit: int) -> Send:
+    """``send`` with the SDK's body-limit refusal (HTTP 413, plain text ``Request body too large``: the official
+    client saw only "Server returned an error response") answered as a JSON-RPC error carrying catalog 1003 and
+    the limit instead. A client reads a JSON-RPC error from a non-2xx answer whose type is JSON."""
+    replaced = False
+
+    async def typed(message: Message) -> None:
+        nonlocal replaced
+        if message["type"] == "http.response.start" and message.get("status") == 413:
+            replaced = True
+            error = CodePlaneError(
+                ErrorCode.INVALID_ARGUMENTS,
+                f"the request body is over {limit:,} bytes, the most one MCP request may carry; split the call "
+                "(write a large file in several edits)",
+                details={"field": "(request body)", "limit_bytes": limit})
+            body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
+                "code": types.INVALID_REQUEST, "message": error.message, "data": error.to_payload()}}).encode()
+            await send({"type": "http.response.start", "status": 413, "headers": [
+                (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        if replaced and message["type"] == "http.response.body":
+            return  # the SDK's plain-text body: ours went out instead
+        await send(message)
+
+    return typed
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

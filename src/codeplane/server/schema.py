@@ -10,7 +10,7 @@ from typing import Any
 
 import mcp_types as types
 
-from codeplane.server.dispatch import SESSION_ARG
+from codeplane.server.dispatch import SESSION_ARG, SESSION_ID_MAX
 from codeplane.server.tooling import ToolRegistry, ToolSpec
 
 _PRIMITIVES = {"string", "integer", "number", "boolean"}
@@ -74,7 +74,8 @@ def _finish(node: Any) -> Any:
 #: ``session_id`` as ``describe(action='tool')`` documents it. ``tools/list`` lists it bare: every tool accepts
 #: it (spec §23.3, D11), so strict clients must see it, but explaining it in each of ~40 schemas cost ~1k
 #: tokens of every ``tools/list`` for an argument most sessions never pass (the MCP session id is the default).
-SESSION_PROPERTY = {"type": "string", "description": "Run in this explicit session (its task and budgets)."}
+SESSION_PROPERTY = {"type": "string", "maxLength": SESSION_ID_MAX,
+                    "description": "Run in this explicit session (its task and budgets); printable characters."}
 
 
 def input_schema(spec: ToolSpec, *, documented: bool = False) -> dict[str, Any]:

@@ -23,6 +23,11 @@ from codeplane.server.answers import Renderer
 if TYPE_CHECKING:
     from codeplane.server.services import Services
 
+#: The largest line or column a tool takes (``le=LINE_MAX``): a larger one reached SQLite, whose integers stop at
+#: 2**63 - 1, and came back 9001 OverflowError. No file holds two billion lines. ``refactor/targets.py`` bounds the
+#: ``path:line[:column]`` form alike.
+LINE_MAX = 2**31 - 1
+
 #: What a call does to state, for budgets and the ledger (§12).
 ToolKind = Literal["read", "mutation", "test", "meta"]
 

@@ -18,7 +18,9 @@ Rules, in order:
    or bytes limit is reached, until ``reset_budget``. Bytes are added after the answer is built, so
    the answer that crosses the byte limit is still served and the next read is refused.
 Admitted calls are counted on admission, whether or not the handler then succeeds: a loop of failing
-edits is as finite as a loop of successful ones.
+edits is as finite as a loop of successful ones (§12.3 bounds a non-converging agent, and one whose every edit
+is refused is not converging). So the counters are *attempts*, and the 6001 messages say so: "2/2 made" after
+two refused edits read as if two edits had been written.
 """
 
 from __future__ import annotations
@@ -97,15 +99,16 @@ def admit(task: TaskRecord, read: ReadUse, read_limits: ReadLimits, kind: CallKi
                                    f"max_mutations {task.limits.max_mutations} exceeded")
             return Admission(closed, read, _task_error(
                 closed, BudgetType.MUTATIONS, task.limits.max_mutations, task.mutation_count,
-                f"Mutation budget exceeded ({task.mutation_count}/{task.limits.max_mutations} made; this one "
-                "refused and the task closed)"),
+                f"Mutation budget exceeded ({task.mutation_count}/{task.limits.max_mutations} mutating calls "
+                "attempted, refused ones included; this one refused and the task closed)"),
                 BudgetType.MUTATIONS)
         return Admission(task.with_changes(mutation_count=task.mutation_count + 1), read)
     if kind == "test":
         if task.test_run_count >= task.limits.max_test_runs:
             refused = _task_error(task, BudgetType.TEST_RUNS, task.limits.max_test_runs, task.test_run_count,
                                   f"Test run budget exceeded ({task.test_run_count}/{task.limits.max_test_runs} "
-                                  "run; this one refused, the task stays open for edits and reads)")
+                                  "test calls attempted, refused ones included; this one refused, the task stays "
+                                  "open for edits and reads)")
             # The task is OPEN: the hint of a closed one (only open_task helps) would mislead.
             refused.details["hint"] = "open_task starts a new task with a new test-run budget"
             return Admission(task, read, refused, BudgetType.TEST_RUNS)

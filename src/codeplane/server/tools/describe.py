@@ -10,7 +10,7 @@ import anyio
 from codeplane import API_VERSION
 from codeplane.core.errors import CodePlaneError, ErrorCode, catalog
 from codeplane.repo.workspace import head_info
-from codeplane.server.answers import compact_json, lean, lean_dump, pairs
+from codeplane.server.answers import compact_json, lean, lean_dump, pairs, shown_id
 from codeplane.server.schema import input_schema
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
@@ -112,7 +112,7 @@ def _task_lines(tasks: dict[str, Any]) -> list[str]:
     lines = []
     for task in tasks.get("open_tasks") or []:
         if isinstance(task, dict):
-            who = f"session {task.get('session_id')}" + (", implicit" if task.get("implicit") else "")
+            who = f"session {shown_id(str(task.get('session_id')))}" + (", implicit" if task.get("implicit") else "")
             lines.append(f"task {task.get('task_id')} ({who}): {task.get('budget')}; "
                          f"{task.get('remaining_duration_sec')}s left")
     ledger = tasks.get("ledger")

@@ -25,7 +25,7 @@ from codeplane.index.reading import (
 )
 from codeplane.server.answers import compact_json, short_sha
 from codeplane.server.services import Services
-from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
+from codeplane.server.tooling import LINE_MAX, ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
 from codeplane.server.tools.paging import (
     CURSOR_STAND_IN,
     PAGE_BYTES,
@@ -42,8 +42,9 @@ class Target(ToolParams):
     symbol: str | None = Field(default=None, max_length=500, description=(
         "Instead of lines: a definition's name, qualified name or def_uid (with path: defined in that file); "
         "reads its whole span, decorators and doc comments above it included."))
-    start_line: int | None = Field(default=None, ge=1, description="First line (1-based, default 1).")
-    end_line: int | None = Field(default=None, ge=1, description="Last line, inclusive (default: end of file).")
+    start_line: int | None = Field(default=None, ge=1, le=LINE_MAX, description="First line (1-based, default 1).")
+    end_line: int | None = Field(default=None, ge=1, le=LINE_MAX,
+                                 description="Last line, inclusive (default: end of file).")
 
 
 class ReadSourceParams(ToolParams):

@@ -165,6 +165,7 @@ def render_git_write(result: ToolResult) -> str:
         del record["created_branch"]  # its ref line says it was created
     if "oid" in record:
         record.pop("short_oid", None)
+    warnings = [f"warning: {w}" for w in record.pop("warnings", None) or [] if isinstance(w, str)]
     changes = _take_staged(record, effect)
     _name_branch(record, effect)
     if record.get("parents") == [effect.get("head_before")]:
@@ -178,7 +179,7 @@ def render_git_write(result: ToolResult) -> str:
     pulled = _pulled(record, head)
     if pulled is not None:
         return pulled
-    lines = commit + ([pairs(_short(record))] if record else []) + items + plan + conflicts + effect_lines(
+    lines = warnings + commit + ([pairs(_short(record))] if record else []) + items + plan + conflicts + effect_lines(
         effect, changes)
     if lines:
         return "\n".join(lines)

@@ -16,7 +16,15 @@ from codeplane.core.calls import MutationReport
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.refactor.models import ApplyOutcome, ImpactReport, InspectPage, RefactorPreview
 from codeplane.server.services import Services
-from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
+from codeplane.server.tooling import (
+    LINE_MAX,
+    ToolContext,
+    ToolExample,
+    ToolKind,
+    ToolParams,
+    ToolResult,
+    ToolSpec,
+)
 from codeplane.server.tools.paging import CURSOR_STAND_IN, items_that_fit
 from codeplane.server.tools.refactor_columns import engine_position, one_based, one_based_error
 from codeplane.server.tools.refactor_render import render_apply, render_impact, render_inspect, render_plan
@@ -33,9 +41,9 @@ class RenameParams(ToolParams):
     new_name: str = Field(min_length=1, max_length=200, description="The new identifier (checked per language).")
     path: str | None = Field(default=None, description="With symbol: the file defining it. With line: the file of "
                                                           "the definition or a reference (instead of symbol).")
-    line: int | None = Field(default=None, ge=1, description="With path: 1-based line.")
-    column: int | None = Field(default=None, ge=1, description="With path: 1-based column of the name (as search "
-                                                                "hits give it).")
+    line: int | None = Field(default=None, ge=1, le=LINE_MAX, description="With path: 1-based line.")
+    column: int | None = Field(default=None, ge=1, le=LINE_MAX, description=(
+        "With path: 1-based column of the name (as search hits give it)."))
     apply: bool = Field(default=False, description=_APPLY_NOW)
 
 
@@ -56,8 +64,8 @@ class MoveParams(ToolParams):
 class ImpactParams(ToolParams):
     target: str = Field(min_length=1, description="A file path, qualified name, def_uid or path:line[:column].")
     path: str | None = None
-    line: int | None = Field(default=None, ge=1)
-    column: int | None = Field(default=None, ge=1)
+    line: int | None = Field(default=None, ge=1, le=LINE_MAX)
+    column: int | None = Field(default=None, ge=1, le=LINE_MAX)
     limit: int = Field(default=100, ge=1, le=500)
     cursor: str | None = None
 

@@ -20,6 +20,8 @@ from codeplane.refactor.targets import POSITION
 M = TypeVar("M", bound=BaseModel)
 
 _COLUMNS = ("column", "end_column")
+#: Digits of the largest column a position may name (``refactor/targets.py`` POSITION_MAX, 2**31 - 1).
+_DIGITS = 10
 #: Coverage lists of positions written as ``path:line:column``.
 _POSITION_LISTS = ("kept", "set_aside")
 
@@ -27,7 +29,9 @@ _POSITION_LISTS = ("kept", "set_aside")
 def engine_position(symbol: str | None, column: int | None) -> tuple[str | None, int | None]:
     """The symbol (a ``path:line:col`` position in it made 0-based) and the column, as the engine counts them."""
     match = POSITION.match(symbol or "")
-    if symbol is not None and match is not None and match["col"] is not None:
+    # A column of more than 10 digits is left as given: ``refactor/targets.py`` refuses it (1003) by name, where
+    # ``int()`` of 5,000 digits here raised ValueError (9001).
+    if symbol is not None and match is not None and match["col"] is not None and len(match["col"]) <= _DIGITS:
         symbol = f"{match['path']}:{match['line']}:{max(0, int(match['col']) - 1)}"
     return symbol, column - 1 if column is not None else None
 
@@ -70,4 +74,4 @@ _POSITION = re.compile(r".+:\d+:\d+")
 
 def _shifted(position: str) -> str:
     head, _, column = position.rpartition(":")
-    return f"{head}:{int(column) + 1}" if head and column.isdigit() else position
+    return f"{head}:{int(column) + 1}" if head and column.isdigit() and len(column) <= _DIGITS else position

@@ -27,8 +27,10 @@ class TaskLimitsInput(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     max_mutations: int | None = Field(default=None, ge=1, le=_MAX_LIMIT,
-                                      description="State-mutating calls allowed (writes, refactor apply, git writes).")
-    max_test_runs: int | None = Field(default=None, ge=1, le=_MAX_LIMIT, description="Test runs allowed.")
+                                      description=("State-mutating calls allowed (writes, refactor apply, git "
+                                                   "writes), refused ones included."))
+    max_test_runs: int | None = Field(default=None, ge=1, le=_MAX_LIMIT,
+                                      description="Test-run calls allowed, refused ones included.")
     max_duration_sec: int | None = Field(default=None, ge=1, le=30 * 86_400,
                                          description="Seconds after opening when every further call is refused.")
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from codeplane.server.answers import short_fingerprint
+from codeplane.server.answers import short_fingerprint, shown_id
 
 if TYPE_CHECKING:
     from codeplane.server.tools.tasks import OperationModel, ResetBudgetResult, TaskModel, TaskResult
 
 
 def _task_line(task: TaskModel, budget: str = "") -> str:
-    who = f"session {task.session_id}" + (", implicit" if task.implicit else "")
+    # A ledger row may be older than the session_id rule (server/dispatch.py): shown escaped and bounded.
+    who = f"session {shown_id(task.session_id)}" + (", implicit" if task.implicit else "")
     snap = task.repo_snapshot
     at = " ".join(part for part in ((snap.git_head or "")[:12], f"epoch {snap.index_version}"
                                     if snap.index_version is not None else "") if part)

@@ -13,7 +13,15 @@ from codeplane.mutation import CreateFile, DeleteFile, Delta, Edit, MoveFile, Re
 from codeplane.mutation.delta import LineSpan
 from codeplane.server.answers import short_sha, tests_affected_line
 from codeplane.server.services import Services
-from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
+from codeplane.server.tooling import (
+    LINE_MAX,
+    ToolContext,
+    ToolExample,
+    ToolKind,
+    ToolParams,
+    ToolResult,
+    ToolSpec,
+)
 
 #: Which optional fields each action may carry (anything else set is a mistake worth reporting).
 _FIELDS: dict[str, frozenset[str]] = {
@@ -37,9 +45,9 @@ class WriteEdit(BaseModel):
                                   "delete must be named.")
     content: str | None = Field(default=None, description="create: the full file content.")
     overwrite: bool = Field(default=False, description="create/move: replace an existing file.")
-    start_line: int | None = Field(default=None, ge=1, description="update by span: first line (1-based).")
+    start_line: int | None = Field(default=None, ge=1, le=LINE_MAX, description="update by span: first line (1-based).")
     end_line: int | None = Field(
-        default=None, ge=0,
+        default=None, ge=0, le=LINE_MAX,
         description="update by span: last line, inclusive (default start_line); start_line - 1 inserts.")
     new_content: str | None = Field(default=None, description="update by span: replacement lines.")
     expected_content: str | None = Field(
