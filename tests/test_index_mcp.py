@@ -159,6 +159,20 @@ async def test_a_file_that_is_not_utf8_is_read_with_a_flag_and_a_warning(server:
                                                         "text back changes them)"), answer_text(answer)
 
 
+async def test_a_whole_file_read_that_is_not_utf8_says_so_too(server: ServerHandle) -> None:
+    """``read_file_full`` returned the same ``caf\ufffd menu`` with no flag: the read an agent most likely writes
+    back unchanged."""
+    async with mcp_client(server) as client:
+        asked = await client.call_tool("read_file_full", {"path": "docs/latin1.txt"})
+        whole = await client.call_tool("read_file_full", {"path": "docs/latin1.txt", "confirm": True})
+        clean = await client.call_tool("read_file_full", {"path": "src/app.py", "confirm": True})
+    for answer in (asked, whole):
+        assert envelope(answer)["result"]["lossy"] is True
+        assert "(not UTF-8: invalid bytes shown as \ufffd" in answer_text(answer).splitlines()[0], answer_text(answer)
+    assert envelope(whole)["result"]["content"] == "caf\ufffd menu\n"
+    assert "lossy" not in envelope(clean)["result"] and "not UTF-8" not in answer_text(clean)
+
+
 async def test_read_source_is_bounded_and_continues_with_a_cursor(server: ServerHandle) -> None:
     pieces: list[str] = []
     async with mcp_client(server) as client:

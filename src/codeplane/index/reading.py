@@ -234,6 +234,8 @@ class FullRead:
     file_sha256: str
     language: str | None
     content: str | None
+    #: Not valid UTF-8: ``content`` shows invalid bytes as U+FFFD, so writing it back changes them.
+    lossy: bool = False
 
 
 def read_full(root: Path, path: str, *, confirm: bool, max_bytes: int = FULL_READ_MAX_BYTES) -> FullRead:
@@ -247,7 +249,8 @@ def read_full(root: Path, path: str, *, confirm: bool, max_bytes: int = FULL_REA
         raise CodePlaneError(ErrorCode.BINARY_FILE, f"{path!r} is a binary file",
                              details={"path": path, "size": len(data)})
     text = decode(data)
-    result = FullRead(loaded.path, len(data), count_lines(text), sha256_bytes(data), family_of(loaded.path), None)
+    result = FullRead(loaded.path, len(data), count_lines(text), sha256_bytes(data), family_of(loaded.path), None,
+                      lossy(data))
     if not confirm:
         return result
     if len(data) > max_bytes:
@@ -255,4 +258,5 @@ def read_full(root: Path, path: str, *, confirm: bool, max_bytes: int = FULL_REA
                              f"{path!r} has {len(data)} bytes, more than read_file_full returns ({max_bytes}); "
                              "read line ranges with read_source instead",
                              details={"path": path, "size": len(data), "max_bytes": max_bytes})
-    return FullRead(result.path, result.size, result.line_count, result.file_sha256, result.language, text)
+    return FullRead(result.path, result.size, result.line_count, result.file_sha256, result.language, text,
+                    result.lossy)

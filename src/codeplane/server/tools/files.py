@@ -97,6 +97,8 @@ class ReadFileFullResult(ToolResult):
     part: int | None = Field(default=None, description="content is part `part` of `parts`; next_cursor continues.")
     parts: int | None = None
     next_cursor: str | None = None
+    lossy: bool = Field(default=False, description=(
+        "Not valid UTF-8 (a Latin-1 file): invalid bytes are shown as U+FFFD, so this content is not the file's."))
 
 
 #: Parts of whole files too long for one text, kept for their cursors.
@@ -170,7 +172,7 @@ async def _read_file_full(ctx: ToolContext, params: ReadFileFullParams) -> ReadF
         "or read only the lines you need with read_source.")
     whole = ReadFileFullResult(path=read.path, confirmed=params.confirm, size=read.size, line_count=read.line_count,
                                file_sha256=read.file_sha256, language=read.language, content=read.content,
-                               message=message)
+                               message=message, lossy=read.lossy)
     if read.content is None or size(read.content) <= PAGE_BYTES:
         return whole
     # The parts are cut from this one read: together they are the file with this file_sha256.
@@ -231,7 +233,7 @@ def render_read_source(result: ReadSourceResult) -> str:
         if f.partial:
             head += " (partial)"
         if f.lossy:
-            head += " (not UTF-8: invalid bytes shown as \ufffd; writing this text back changes them)"
+            head += _LOSSY
         body = f.content if f.content.endswith("\n") or not f.content else f.content + "\n"
         parts.append(f"{head}\n{body}")
     if result.cursor:
@@ -239,8 +241,14 @@ def render_read_source(result: ReadSourceResult) -> str:
     return "".join(parts).rstrip("\n")
 
 
+#: A lossy read's header note: the agent is about to write this text back, perhaps unchanged.
+_LOSSY = " (not UTF-8: invalid bytes shown as \ufffd; writing this text back changes them)"
+
+
 def render_read_full(result: ReadFileFullResult) -> str:
     head = f"== {result.path} {result.line_count} lines {result.size} bytes {short_sha(result.file_sha256)}"
+    if result.lossy:
+        head += _LOSSY
     if result.content is None:
         return f"{head}\n{result.message or ''}".rstrip()
     if result.part is not None and result.parts is not None:
