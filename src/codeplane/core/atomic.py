@@ -6,6 +6,7 @@ Repository files are written by the mutation engine, never through this helper.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -19,8 +20,10 @@ def fsync_dir(directory: Path) -> None:
 
 
 def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Write ``data`` to ``path`` via temp file + fsync + rename, so readers see old or new, never half."""
+    """Write ``data`` to ``path`` via temp file + fsync + rename, so readers see old or new, never half. A directory
+    standing where the state file belongs is damage and is replaced (``os.replace`` onto it failed: 9001)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_state_path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -34,3 +37,15 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
         Path(tmp).unlink(missing_ok=True)
         raise
     fsync_dir(path.parent)
+
+
+def remove_state_path(path: Path) -> bool:
+    """Remove what stands at one of CodePlane's own state-file paths (a directory there is damage, removed whole);
+    True when something was there. Never called with a repository path."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+        return True
+    if os.path.lexists(path):
+        path.unlink()
+        return True
+    return False

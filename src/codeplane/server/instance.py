@@ -19,7 +19,7 @@ from typing import IO
 
 import portalocker
 
-from codeplane.core.atomic import write_atomic
+from codeplane.core.atomic import remove_state_path, write_atomic
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.layout import RepoLayout
 
@@ -101,8 +101,7 @@ class InstanceLock:
         self._handle = handle
         self._record(None)
         for stale in (self.layout.port_file, self.layout.pid_file):
-            if stale.exists():
-                stale.unlink()
+            if remove_state_path(stale):  # a directory there too (damage): cpl up answered 9001
                 self.cleaned_stale.append(stale.name)
 
     def publish(self, port: int) -> None:
@@ -139,7 +138,7 @@ class InstanceLock:
 
     def release(self) -> None:
         for path in (self.layout.port_file, self.layout.pid_file):
-            path.unlink(missing_ok=True)
+            remove_state_path(path)
         if self._handle is not None:
             self._handle.truncate(0)
             portalocker.unlock(self._handle)
@@ -153,7 +152,6 @@ def clean_stale_files(layout: RepoLayout) -> list[str]:
         return []
     removed = []
     for path in (layout.port_file, layout.pid_file):
-        if path.exists():
-            path.unlink()
+        if remove_state_path(path):
             removed.append(path.name)
     return removed

@@ -123,6 +123,10 @@ def _record_path(db: Path) -> Path:
 
 
 def _sha256(path: Path) -> tuple[str, int]:
+    """The file's SHA-256 and size; a directory standing where ``ledger.db`` belongs (damage: it answered 9001 at
+    every ``cpl up``) holds no chain and has neither: ``("", 0)``."""
+    if path.is_dir() and not path.is_symlink():
+        return "", 0
     digest = hashlib.sha256()
     size = 0
     with path.open("rb") as handle:
