@@ -5,6 +5,9 @@ is moved aside and reported."""
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -39,3 +42,29 @@ def test_init_rewrites_a_chosen_port_that_is_a_directory(tmp_path: Path) -> None
     done = cpl("init", cwd=repo)
     assert done.returncode == 0, done.stdout + done.stderr
     assert int((repo / ".codeplane" / "chosen_port").read_text()) > 0
+
+
+def _immutable(path: Path, on: bool) -> bool:
+    """``chattr ±i path``; False where that is not possible (not root, a file system without the flag)."""
+    done = subprocess.run(["chattr", "+i" if on else "-i", str(path)], check=False, capture_output=True)
+    return done.returncode == 0
+
+
+def test_a_state_directory_nothing_can_be_created_in_fails_the_start_with_a_storage_error(tmp_path: Path) -> None:
+    # The server served where nobody could find it: no port file, no banner, `cpl status` naming port None.
+    repo = make_repo(tmp_path / "r", {"a.py": "x = 1\n"})
+    with running_server(repo):
+        # Stopped as a user stops it: every store exists and was closed clean, so only the files a start creates
+        # (its port and pid files) need the directory.
+        assert cpl("down", cwd=repo).returncode == 0
+    state = repo / ".codeplane"
+    if shutil.which("chattr") is None or not _immutable(state, True):
+        pytest.skip("chattr +i is not possible here (needs root and a file system with the immutable flag)")
+    try:
+        started = cpl("up", "--port", "0", "--json", cwd=repo, timeout=60)
+    finally:
+        _immutable(state, False)
+    assert started.returncode != 0, started.stdout
+    error = json.loads(started.stdout.splitlines()[-1])["error"]
+    assert error["code"] in (5011, 5012) and error["details"]["area"] == "codeplane_state", error
+    assert not (state / "port").exists()

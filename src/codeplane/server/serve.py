@@ -31,6 +31,7 @@ from codeplane.core.config import CodePlaneConfig
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
+from codeplane.core.storage import storage_error
 from codeplane.server.instance import InstanceLock
 from codeplane.server.security import GuardMiddleware
 from codeplane.server.staged import BootedStack, StagedApp
@@ -224,7 +225,14 @@ def serve(root: Path, config: CodePlaneConfig, repo_id: str, *, port: int,
                 if server.should_exit:
                     return
                 await asyncio.sleep(0.002)
-            lock.publish(actual_port)
+            try:
+                lock.publish(actual_port)
+            except OSError as exc:
+                # Unannounced, the server would serve where nobody finds it (no port file, no banner, `cpl status`
+                # naming port None): the start fails instead, with what to fix.
+                on_boot_failure(storage_error(exc, doing="announcing the server (its port and pid files)",
+                                              path=layout.state_dir) or exc)
+                return
             url_host = f"[{host}]" if ":" in host else host
             for warning in warnings:
                 log.warning(warning)

@@ -37,6 +37,7 @@ from codeplane.core.clock import now_ms
 from codeplane.core.collector import resume as resume_collector
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
+from codeplane.core.storage import storage_error
 from codeplane.index import progress as build_progress
 
 log = get_logger(__name__)
@@ -188,7 +189,9 @@ class StagedApp:
                 await self._stop.wait()
         except Exception as exc:
             log.exception("server boot failed")
-            self._failure = exc if isinstance(exc, CodePlaneError) else CodePlaneError(
+            # A read-only, immutable or full ``.codeplane/`` is the user's to fix: 5010-5012 say how (it was 9001).
+            self._failure = exc if isinstance(exc, CodePlaneError) else storage_error(
+                exc, doing="starting the server") or CodePlaneError(
                 ErrorCode.INTERNAL_ERROR, f"server boot failed: {type(exc).__name__}: {exc}")
             self._on_failure(self._failure)
         finally:
