@@ -31,7 +31,7 @@ from codeplane.index.facts_api import EpochHooks, FactIndexer, FileChange
 from codeplane.index.languages import family_of
 from codeplane.index.lexical import LexicalIndex
 from codeplane.index.reconcile import ChangeSet, Upsert
-from codeplane.index.store import EPOCH_HISTORY, FileRecord, IndexStore
+from codeplane.index.store import EPOCH_HISTORY, FileRecord, IndexStore, rollback
 from codeplane.repo.content import FileContent, load_content
 
 log = get_logger(__name__)
@@ -190,7 +190,7 @@ class EpochPublisher:
             self._leave_epoch()  # the work is done: a stop arriving now lets it commit
         except BaseException as exc:
             self._leave_epoch()
-            conn.execute("ROLLBACK")
+            rollback(conn)
             self._lexical.rollback()
             if self._interrupted.is_set() and isinstance(exc, sqlite3.OperationalError):
                 raise EpochInterrupted("the index is stopping; the epoch was rolled back") from exc
@@ -217,7 +217,7 @@ class EpochPublisher:
             conn.execute("COMMIT")
         except BaseException:
             # Tantivy is already ahead; the inflight marker (still committed) makes the next publish repair it.
-            conn.execute("ROLLBACK")
+            rollback(conn)
             raise
         finally:
             if defer:  # never hide the failure above behind this one
@@ -272,7 +272,7 @@ class EpochPublisher:
             self._write_touched(conn, changes)
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            rollback(conn)
             raise
 
     @staticmethod
@@ -458,5 +458,5 @@ def prepare_indexers(store: IndexStore, indexers: Sequence[FactIndexer], stale: 
             indexer.create_schema(conn)
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback(conn)
         raise

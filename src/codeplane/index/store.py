@@ -357,7 +357,7 @@ class IndexStore:
                                      "from disk: retry shortly", retryable=True) from exc
             raise
         finally:
-            conn.execute("ROLLBACK")
+            rollback(conn)
 
     # -- meta ------------------------------------------------------------------------------------------
     def get_meta(self, key: str, conn: sqlite3.Connection | None = None) -> str | None:
@@ -448,3 +448,12 @@ def differs_on_disk(conn: sqlite3.Connection, root: Path, paths: Iterable[str]) 
         if now != stored.get(path):
             changed.append(path)
     return changed
+
+
+def rollback(conn: sqlite3.Connection) -> None:
+    """End the open transaction, if SQLite has not ended it already: a full disk (``SQLITE_FULL``) or an I/O error
+    rolls it back itself, and a ``ROLLBACK`` then raised "cannot rollback - no transaction is active" over the real
+    error (a write's warning blamed that, not the full disk)."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+
