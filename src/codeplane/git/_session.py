@@ -3,6 +3,8 @@ catalog, serialising writes, tracking effects, recovery points and the confirm r
 
 from __future__ import annotations
 
+import errno
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -25,15 +27,29 @@ _REFUSED_BEFORE_ANY_CHANGE = frozenset({ErrorCode.INVALID_ARGUMENTS, ErrorCode.M
                                         ErrorCode.CONFIRMATION_REQUIRED})
 
 
+#: libgit2 reports a failed write as text ending in the system's ``strerror``: the storage entries they are.
+_STORAGE_TEXT = {os.strerror(number): code for number, code in (
+    (errno.EACCES, ErrorCode.STORAGE_PERMISSION_DENIED), (errno.EPERM, ErrorCode.STORAGE_PERMISSION_DENIED),
+    (errno.ENOSPC, ErrorCode.STORAGE_FULL), (errno.EROFS, ErrorCode.STORAGE_READ_ONLY))}
+
+
+def error_code(exc: Exception) -> ErrorCode:
+    """8001, or the storage entry (5010-5012) when libgit2's message says the file system refused a write."""
+    text = str(exc)
+    return next((code for reason, code in _STORAGE_TEXT.items() if reason in text), ErrorCode.GIT_ERROR)
+
+
 @contextmanager
 def git_errors() -> Iterator[None]:
-    """pygit2 exceptions that escape an operation become 8001 with libgit2's message."""
+    """pygit2 exceptions that escape an operation become 8001 with libgit2's message (5010-5012 for a write the
+    file system refused)."""
     try:
         yield
     except CodePlaneError:
         raise
     except (pygit2.GitError, KeyError, ValueError) as exc:
-        raise CodePlaneError(ErrorCode.GIT_ERROR, f"git operation failed: {exc}",
+        code = error_code(exc) if isinstance(exc, pygit2.GitError) else ErrorCode.GIT_ERROR
+        raise CodePlaneError(code, f"git operation failed: {exc}",
                              details={"exception": type(exc).__name__}) from exc
 
 

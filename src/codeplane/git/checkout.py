@@ -2,7 +2,8 @@
 
 Switching is safe by default: local changes that the switch would overwrite stop it (8004, with the
 paths) and nothing changes; local changes that do not collide are carried over, as in git. ``force``
-overwrites them (the service records a recovery point first). Naming a branch that exists only as
+overwrites them (the service records a recovery point first). Leaving a detached HEAD whose commits no ref
+keeps warns, as git does. Naming a branch that exists only as
 ``<remote>/<name>`` creates a local tracking branch (git's DWIM).
 """
 
@@ -13,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
-from pygit2.enums import CheckoutNotify, CheckoutStrategy
+from pygit2.enums import CheckoutNotify, CheckoutStrategy, SortMode
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git._session import error_code
 from codeplane.git._workdir import checkout_index, checkout_tree
 from codeplane.git.branches import check_branch_name
 from codeplane.git.pathspecs import check_ref, shown, under
@@ -144,6 +146,36 @@ def switch(repo: pygit2.Repository, target: SwitchTarget, *, force: bool) -> Non
         repo.set_head(target.commit.id)
 
 
+#: Commits :func:`left_behind_warning` names one by one (git shows four).
+_LEFT_SHOWN = 4
+
+
+def left_behind_warning(repo: pygit2.Repository, old: pygit2.Oid) -> str | None:
+    """After leaving a detached HEAD at ``old``: git's "you are leaving N commits behind" when commits reachable
+    from ``old`` are reachable from no ref and not from the new HEAD (the reflog is the only thing that still names
+    them), with how to keep them. CodePlane's own recovery-point refs do not count as keeping them."""
+    walker = repo.walk(old, SortMode.TOPOLOGICAL)
+    head = head_commit(repo)
+    if head is not None:
+        walker.hide(head.id)
+    for name in repo.references:
+        if name.startswith("refs/codeplane/"):
+            continue
+        try:
+            walker.hide(repo.references[name].peel(pygit2.Commit).id)
+        except (KeyError, ValueError, pygit2.GitError):
+            continue  # a ref to a tree or blob, or a dangling symbolic one
+    lost = list(walker)
+    if not lost:
+        return None
+    listed = "; ".join(f"{str(c.id)[:7]} {c.message.split(chr(10), 1)[0]}" for c in lost[:_LEFT_SHOWN])
+    more = f"; … and {len(lost) - _LEFT_SHOWN} more" if len(lost) > _LEFT_SHOWN else ""
+    noun = "1 commit" if len(lost) == 1 else f"{len(lost)} commits"
+    return (f"you are leaving {noun} behind, not connected to any of your "
+            f"branches: {listed}{more}. To keep {'it' if len(lost) == 1 else 'them'}, create a branch there: "
+            f"git_branch action=create name=<new-branch-name> ref={str(old)[:12]}")
+
+
 def _source_paths(repo: pygit2.Repository, source: pygit2.Tree | None, paths: Sequence[str]) -> list[str]:
     if source is None:
         names = [e.path for e in repo.index]
@@ -178,13 +210,40 @@ def restore_source(repo: pygit2.Repository, paths: Sequence[str], ref: str | Non
     return tree, _source_paths(repo, tree, paths)
 
 
-def restore_paths(repo: pygit2.Repository, source: RestoreSource) -> list[str]:
+def restore_paths(repo: pygit2.Repository, source: RestoreSource, recovery_point: str | None = None) -> list[str]:
     """Overwrite the files of ``source`` (from :func:`restore_source`) in the working tree from the index (or from
-    the tree, updating the index too)."""
+    the tree, updating the index too).
+
+    Like ``git checkout -- <paths>`` this is not atomic: a file that cannot be written stops it with the ones
+    before it already restored. The error says which were (and which were not) and names ``recovery_point``, which
+    holds the local changes they had; a write the file system refused is 5012 (5010, 5011), not 8001."""
     tree, files = source
+    root = Path(repo.workdir)
+    before = {p: _stat_mark(root / p) for p in files}
     strategy = CheckoutStrategy.FORCE | CheckoutStrategy.DISABLE_PATHSPEC_MATCH
-    if tree is None:
-        checkout_index(repo, strategy, paths=files)
-    else:
-        checkout_tree(repo, tree, strategy, paths=files)
+    try:
+        if tree is None:
+            checkout_index(repo, strategy, paths=files)
+        else:
+            checkout_tree(repo, tree, strategy, paths=files)
+    except pygit2.GitError as exc:
+        changed = {p for p in files if _stat_mark(root / p) != before[p]}
+        written = sorted(shown(p) for p in changed)
+        left = sorted(shown(p) for p in files if p not in changed)
+        undo = (f"; the local changes they had are in recovery point {recovery_point} (git_reset "
+                f"recovery_point={recovery_point} confirm=true puts every path back)") if recovery_point else ""
+        raise CodePlaneError(error_code(exc), f"restoring paths stopped: {exc}; {len(written)} of {len(files)} "
+                             f"path(s) were already restored{': ' + ', '.join(written[:20]) if written else ''}"
+                             f"{undo}", details={
+                                 "exception": type(exc).__name__, "field": "paths", "restored": written[:200],
+                                 "not_restored": left[:200], "recovery_point": recovery_point}) from exc
     return [shown(p) for p in files]
+
+
+def _stat_mark(path: Path) -> tuple[int, int, int, int] | None:
+    """What any write, removal or replacement of ``path`` changes (``None``: absent)."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns

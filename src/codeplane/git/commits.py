@@ -1,19 +1,23 @@
 """``git_commit`` / ``git_stage_and_commit``: a commit from the index, with the repository's commit hooks.
 
-Order: stage ``stage`` paths (``git_stage_and_commit``; staging a resolved file resolves it, as ``git add``
-does) or the ``only`` paths → refuse unresolved conflicts (for ``only`` before staging: git refuses a partial
-commit during a merge anyway; a refusal after staging puts the index back) → run ``pre-commit`` → write the
-tree (every staged change, or with ``only`` just those paths on top of HEAD, like ``git commit -- <paths>``)
-→ the message goes to ``.git/COMMIT_EDITMSG``, ``prepare-commit-msg`` and ``commit-msg`` may rewrite it, and
-it is read back and cleaned → create the commit (merge in progress: MERGE_HEAD becomes a parent) → end the
-merge/cherry-pick state → ``post-commit``. As in git, skipping the hooks (``--no-verify``) skips
-``pre-commit`` and ``commit-msg`` only, and ``post-commit`` cannot fail the commit. A failing hook before the
-commit leaves the index exactly as it was before the call (8007 with the hook's output).
+Order: refuse an amend during a merge/cherry-pick/revert (as git) and ``commit.gpgsign`` (``git/signing.py``) →
+stage ``stage`` paths (``git_stage_and_commit``; staging a resolved file resolves it, as ``git add`` does) or the
+``only`` paths → refuse unresolved conflicts (for ``only`` before staging: git refuses a partial commit during a
+merge anyway; a refusal after staging puts the index back) → run ``pre-commit`` → write the tree (every staged
+change, or with ``only`` just those paths on top of HEAD, like ``git commit -- <paths>``, whose hooks get that
+temporary index in ``GIT_INDEX_FILE``) → the message goes to ``.git/COMMIT_EDITMSG``, ``prepare-commit-msg`` and
+``commit-msg`` may rewrite it, and it is read back and cleaned → create the commit (merge in progress: MERGE_HEAD
+becomes a parent) → end the merge/cherry-pick state → ``post-commit``. As in git, skipping the hooks
+(``--no-verify``) skips ``pre-commit`` and ``commit-msg`` only, and ``post-commit`` cannot fail the commit. A
+failing hook before the commit, or a missing identity, leaves the index exactly as it was before the call (8007
+with the hook's output).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +31,8 @@ from codeplane.git.hooks import HookRun, run_hook
 from codeplane.git.messages import clean_message, edit_message
 from codeplane.git.models import WriteResult, cap_listed
 from codeplane.git.pathspecs import under
-from codeplane.git.revisions import author_signature, head_branch, head_commit, user_signature
+from codeplane.git.revisions import advance_head, author_signature, head_branch, head_commit, user_signature
+from codeplane.git.signing import refuse_signing
 from codeplane.git.staging import StagedPath, stage
 
 
@@ -96,6 +101,36 @@ def _partial_tree(repo: pygit2.Repository, index: pygit2.Index, paths: Sequence[
     return mem.write_tree(repo)
 
 
+@contextmanager
+def _commit_index(repo: pygit2.Repository, index: pygit2.Index,
+                  only: Sequence[str]) -> Iterator[tuple[Path, Callable[[], pygit2.Oid]]]:
+    """The index the commit is made from, as a file the hooks get in ``GIT_INDEX_FILE``, and how to read its tree
+    after them (a hook may ``git add``). With ``only`` it is git's temporary index: HEAD plus just those paths
+    (``.git/next-index-<pid>.lock``), so ``pre-commit`` checks what is committed, not every staged change."""
+    real = Path(repo.path) / "index"
+    if not only:
+        def whole() -> pygit2.Oid:
+            index.read(True)
+            return index.write_tree()
+        yield real, whole
+        return
+    partial = Path(repo.path) / f"next-index-{os.getpid()}.lock"
+    try:
+        temporary = pygit2.Index(str(partial))
+        temporary.read_tree(repo[_partial_tree(repo, index, only)].peel(pygit2.Tree))
+        temporary.write()
+
+        def just_paths() -> pygit2.Oid:
+            temporary.read(True)
+            return temporary.write_tree(repo)
+        yield partial, just_paths
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+_OPERATIONS = {"merge": "merge", "cherrypick": "cherry-pick", "revert": "revert"}
+
+
 def _refuse_conflicts(repo: pygit2.Repository) -> None:
     conflicts = read_conflicts(repo.index)
     if conflicts:
@@ -122,13 +157,24 @@ class CommitRequest:
 def commit(repo: pygit2.Repository, root: Path, req: CommitRequest) -> CommitResult:
     """Create the commit; see the module docstring for the order and the failure guarantees."""
     staging_first = bool(req.stage or req.stage_all) and not req.only
+    state = repo_state(repo)
+    if req.amend and state in _OPERATIONS:
+        # git: "You are in the middle of a merge -- cannot amend." An amend would drop MERGE_HEAD (or the
+        # picked commit) and replace HEAD with a one-parent commit: the merge silently lost.
+        raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"a {_OPERATIONS[state]} is in progress: cannot amend; "
+                             "commit it without amend, or abandon it with git_merge action=abort",
+                             details={"state": state, "field": "amend"})
+    refuse_signing(repo, "commit")
     if not staging_first:
         _refuse_conflicts(repo)
-    state = repo_state(repo)
     merging = merge_heads(repo) if state == "merge" else []
     if req.only and merging:
         raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "a merge commit takes the whole index; omit paths",
                              details={"state": state})
+    # Who commits is known before anything is staged: a missing identity leaves the index as it was, as in git.
+    committer = user_signature(repo) if req.author is None else _committer(repo, req.author)
+    if req.author is None:
+        author_signature(repo)
     index_file = Path(repo.path) / "index"
     saved_index = index_file.read_bytes() if index_file.exists() else None
 
@@ -154,32 +200,35 @@ def commit(repo: pygit2.Repository, root: Path, req: CommitRequest) -> CommitRes
             restore()
             raise
     hooks: list[HookRun] = []
-    if req.run_hooks:
-        _checked(run_hook(repo, "pre-commit", timeout_s=req.hook_timeout_s), hooks, restore=restore)
     index = repo.index
     index.read()
-    tree = _partial_tree(repo, index, req.only) if req.only else index.write_tree()
-    head = head_commit(repo)
-    if req.amend:
-        if head is None:
-            raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "nothing to amend: HEAD has no commit yet")
-        parents = list(head.parent_ids)
-    else:
-        parents = ([head.id] if head is not None else []) + merging
-    given = clean_message(req.message)
-    message = given or (head.message if req.amend and head is not None else "") or (
-        _operation_message(repo) if state in ("merge", "cherrypick", "revert") else "")
-    if not message:
-        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "commit message is empty", details={"field": "message"})
-    base_tree = repo[parents[0]].peel(pygit2.Commit).tree.id if parents else repo.TreeBuilder().write()
-    if tree == base_tree and not (req.allow_empty or merging or req.amend):
-        if staged:
-            restore()
-        raise CodePlaneError(ErrorCode.GIT_NOTHING_TO_COMMIT, "no staged changes to commit (use allow_empty)",
-                             details={"paths": list(req.only or req.stage)})
-    source = ("message",) if given or head is None else ("commit", str(head.id))
-    edited = edit_message(repo, message, file_name="COMMIT_EDITMSG", source=source, verify=req.run_hooks,
-                          timeout_s=req.hook_timeout_s)
+    with _commit_index(repo, index, req.only) as (index_path, read_tree):
+        if req.run_hooks:
+            _checked(run_hook(repo, "pre-commit", timeout_s=req.hook_timeout_s, index_file=index_path), hooks,
+                     restore=restore)
+        tree = read_tree()
+        head = head_commit(repo)
+        if req.amend:
+            if head is None:
+                raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "nothing to amend: HEAD has no commit yet")
+            parents = list(head.parent_ids)
+        else:
+            parents = ([head.id] if head is not None else []) + merging
+        given = clean_message(req.message)
+        message = given or (head.message if req.amend and head is not None else "") or (
+            _operation_message(repo) if state in _OPERATIONS else "")
+        if not message:
+            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "commit message is empty",
+                                 details={"field": "message"})
+        base_tree = repo[parents[0]].peel(pygit2.Commit).tree.id if parents else repo.TreeBuilder().write()
+        if tree == base_tree and not (req.allow_empty or merging or req.amend):
+            if staged:
+                restore()
+            raise CodePlaneError(ErrorCode.GIT_NOTHING_TO_COMMIT, "no staged changes to commit (use allow_empty)",
+                                 details={"paths": list(req.only or req.stage)})
+        source = ("message",) if given or head is None else ("commit", str(head.id))
+        edited = edit_message(repo, message, file_name="COMMIT_EDITMSG", source=source, verify=req.run_hooks,
+                              timeout_s=req.hook_timeout_s, index_file=index_path)
     for hook in edited.hooks:
         _checked(hook, hooks, restore=restore)
     if not edited.text:
@@ -188,7 +237,6 @@ def commit(repo: pygit2.Repository, root: Path, req: CommitRequest) -> CommitRes
                              "an empty commit message; nothing was committed and the index is as before",
                              details={"hooks": [h.model_dump() for h in hooks]})
     message = edited.text
-    committer = user_signature(repo) if req.author is None else _committer(repo, req.author)
     if req.author is not None:
         author = pygit2.Signature(req.author.name, req.author.email, committer.time, committer.offset)
     elif req.amend and head is not None:
@@ -198,7 +246,7 @@ def commit(repo: pygit2.Repository, root: Path, req: CommitRequest) -> CommitRes
     else:
         author = author_signature(repo)
     oid = repo.create_commit(None, author, committer, message, tree, parents)
-    _move_head(repo, oid, message, amend=req.amend, initial=head is None)
+    _move_head(repo, oid, message, kind=_reflog_kind(state, amend=req.amend, initial=head is None))
     if state in ("merge", "cherrypick", "revert"):
         repo.state_cleanup()
     post = run_hook(repo, "post-commit", timeout_s=req.hook_timeout_s)
@@ -239,13 +287,14 @@ def _restore_index(index_file: Path, saved: bytes | None) -> None:
         index_file.write_bytes(saved)
 
 
-def _move_head(repo: pygit2.Repository, oid: pygit2.Oid, message: str, *, amend: bool, initial: bool) -> None:
-    summary = message.split("\n", 1)[0]
-    kind = "commit (amend)" if amend else "commit (initial)" if initial else "commit"
-    branch = head_branch(repo)
-    if branch is None:
-        repo.set_head(oid)
-    elif branch in repo.references:
-        repo.references[branch].set_target(oid, f"{kind}: {summary}")
-    else:
-        repo.create_reference(branch, oid, message=f"{kind}: {summary}")
+def _move_head(repo: pygit2.Repository, oid: pygit2.Oid, message: str, *, kind: str) -> None:
+    advance_head(repo, oid, f"{kind}: {message.split(chr(10), 1)[0]}")
+
+
+def _reflog_kind(state: str, *, amend: bool, initial: bool) -> str:
+    """How git's reflog names a commit made by ``git commit``: concluding a merge or a cherry-pick says so."""
+    if amend:
+        return "commit (amend)"
+    if initial:
+        return "commit (initial)"
+    return {"merge": "commit (merge)", "cherrypick": "commit (cherry-pick)"}.get(state, "commit")

@@ -36,7 +36,21 @@ class HookRun(GitModel):
         return not self.ran or (self.exit_code == 0 and not self.timed_out)
 
 
+def common_dir(repo: pygit2.Repository) -> Path:
+    """The git directory shared by every worktree (``.git``): a linked worktree's own (``.git/worktrees/<name>``)
+    names it in ``commondir``. Hooks, config and refs live there."""
+    own = Path(repo.path)
+    pointer = own / "commondir"
+    try:
+        shared = pointer.read_text(encoding="utf-8").strip()
+    except OSError:
+        return own
+    return (own / shared).resolve() if shared else own
+
+
 def hooks_dir(repo: pygit2.Repository) -> Path:
+    """``core.hooksPath`` (a relative one from the work tree's top, where git runs hooks), else ``hooks`` in the
+    common git directory: a linked worktree runs the repository's hooks, as git does."""
     workdir = Path(repo.workdir) if repo.workdir else Path(repo.path)
     try:
         configured = repo.config["core.hooksPath"]
@@ -45,7 +59,7 @@ def hooks_dir(repo: pygit2.Repository) -> Path:
     if configured:
         path = Path(os.path.expanduser(str(configured)))
         return path if path.is_absolute() else workdir / path
-    return Path(repo.path) / "hooks"
+    return common_dir(repo) / "hooks"
 
 
 def hook_exists(repo: pygit2.Repository, name: str) -> bool:
@@ -55,13 +69,15 @@ def hook_exists(repo: pygit2.Repository, name: str) -> bool:
 
 
 def run_hook(repo: pygit2.Repository, name: str, args: Sequence[str] = (), *, timeout_s: float,
-             env: Mapping[str, str] | None = None) -> HookRun:
-    """Run hook ``name`` if present and executable; never raises for the hook's own failure."""
+             env: Mapping[str, str] | None = None, index_file: Path | None = None) -> HookRun:
+    """Run hook ``name`` if present and executable; never raises for the hook's own failure. ``index_file``: the
+    index git would name in ``GIT_INDEX_FILE`` (a partial commit's temporary one), default the repository's."""
     path = hooks_dir(repo) / name
     if not hook_exists(repo, name):
         return HookRun(hook=name, ran=False)
     workdir = Path(repo.workdir) if repo.workdir else Path(repo.path)
-    full_env = {**os.environ, "GIT_INDEX_FILE": str(Path(repo.path) / "index"), **(env or {})}
+    index = index_file if index_file is not None else Path(repo.path) / "index"
+    full_env = {**os.environ, "GIT_INDEX_FILE": str(index), **(env or {})}
     result = run([str(path), *args], cwd=workdir, timeout_s=timeout_s, env=full_env)
     out, err = result.text(), result.err_text()
     return HookRun(

@@ -13,6 +13,8 @@ The repository's hooks run as git runs them: a merge commit runs ``pre-merge-com
 HEAD runs ``post-merge 0``; a cherry-pick or revert runs ``prepare-commit-msg`` and ``post-commit``. A hook that
 fails before the commit leaves the operation in progress with its changes staged (``success`` false, no
 conflicts, the hook's output in ``hooks``), as git does: fix and ``git_commit``, or ``git_reset`` hard.
+A merge that moves HEAD sets ORIG_HEAD to where HEAD was, as git's does; ``commit.gpgsign`` refuses the operations
+that would create a commit (``git/signing.py``).
 """
 
 from __future__ import annotations
@@ -31,13 +33,16 @@ from codeplane.git.messages import edit_message
 from codeplane.git.models import Conflict, WriteResult
 from codeplane.git.pathspecs import shown
 from codeplane.git.revisions import (
+    advance_head,
     author_signature,
     head_branch,
     head_commit,
     require_head,
     resolve_commit,
     user_signature,
+    write_orig_head,
 )
+from codeplane.git.signing import refuse_signing
 from codeplane.git.status import dirty_paths
 
 Favor = Literal["normal", "ours", "theirs", "union"]
@@ -148,12 +153,14 @@ def _default_message(repo: pygit2.Repository, ref: str) -> str:
     return f"Merge {kind} '{ref}'{into}\n"
 
 
-def _commit_index(repo: pygit2.Repository, message: str, parents: list[pygit2.Oid],
+def _commit_index(repo: pygit2.Repository, message: str, parents: list[pygit2.Oid], reflog: str,
                   author: pygit2.Signature | None = None) -> pygit2.Oid:
+    """Commit the index onto HEAD; ``reflog`` is git's entry for it (``merge <ref>: Merge made by ...``)."""
     index = repo.index
     tree = index.write_tree()
     committer = user_signature(repo)
-    oid = repo.create_commit("HEAD", author or author_signature(repo), committer, message, tree, parents)
+    oid = repo.create_commit(None, author or author_signature(repo), committer, message, tree, parents)
+    advance_head(repo, oid, reflog)
     repo.state_cleanup()
     return oid
 
@@ -176,10 +183,11 @@ def merge(repo: pygit2.Repository, ref: str, *, message: str | None = None, no_f
             merged = pygit2.Index()
             merged.read_tree(theirs.tree)
             refuse_collisions(repo, head, merged, dirty, "merge")
+            write_orig_head(repo, head.id)
         checkout_tree(repo, theirs.tree, CheckoutStrategy.SAFE)
         branch = head_branch(repo)
         if branch is None:
-            repo.set_head(theirs.id)
+            repo.references["HEAD"].set_target(theirs.id, f"merge {ref}: Fast-forward")
         else:
             repo.create_reference(branch, theirs.id, force=True, message=f"merge {ref}: Fast-forward")
         return MergeResult(operation="merge", success=True, fastforward=True, commit=str(theirs.id),
@@ -193,8 +201,10 @@ def merge(repo: pygit2.Repository, ref: str, *, message: str | None = None, no_f
         raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"refusing to merge unrelated histories ({ref!r} shares no "
                              "commit with HEAD); pass allow_unrelated to merge them anyway", details={"ref": ref})
     ancestor = repo[base].peel(pygit2.Tree) if base is not None else repo[repo.TreeBuilder().write()]
+    refuse_signing(repo, "merge (it would create a merge commit)")
     refuse_collisions(repo, head, repo.merge_trees(ancestor, head.tree, theirs.tree, favor=_FAVOR[favor]),
                       dirty, "merge")
+    write_orig_head(repo, head.id)
     with settling(repo, tree_delta_paths(head.tree, theirs.tree)):
         repo.merge(_labelled(repo, ref, theirs), favor=_FAVOR[favor])
     text = message if message else _default_message(repo, ref)
@@ -212,7 +222,7 @@ def merge(repo: pygit2.Repository, ref: str, *, message: str | None = None, no_f
     hooks += edited.hooks
     if edited.failed or not edited.text:
         return MergeResult(operation="merge", success=False, state=repo_state(repo), message=text, hooks=hooks)
-    oid = _commit_index(repo, edited.text, [head.id, theirs.id])
+    oid = _commit_index(repo, edited.text, [head.id, theirs.id], f"merge {ref}: Merge made by the 'ort' strategy.")
     hooks += _ran(run_hook(repo, "post-merge", ("0",), timeout_s=hook_timeout_s))
     return MergeResult(operation="merge", success=True, commit=str(oid), message=edited.text, hooks=hooks)
 
@@ -243,6 +253,7 @@ def _apply_commit(repo: pygit2.Repository, ref: str, operation: Literal["cherry_
     else:
         preview = repo.merge_trees(picked.tree, head.tree, parent.tree)
         message = f'Revert "{picked.message.split(chr(10), 1)[0]}"\n\nThis reverts commit {picked.id}.\n'
+    refuse_signing(repo, operation.replace("_", "-"))
     refuse_collisions(repo, head, preview, dirty, operation.replace("_", "-"))
     with settling(repo, tree_delta_paths(parent.tree, picked.tree)):
         if operation == "cherry_pick":
@@ -264,7 +275,8 @@ def _apply_commit(repo: pygit2.Repository, ref: str, operation: Literal["cherry_
     if edited.failed or not edited.text:
         return MergeResult(operation=operation, success=False, state=repo_state(repo), message=message, hooks=hooks)
     author = picked.author if operation == "cherry_pick" else None
-    oid = _commit_index(repo, edited.text, [head.id], author)
+    summary = edited.text.split("\n", 1)[0]
+    oid = _commit_index(repo, edited.text, [head.id], f"{operation.replace('_', '-')}: {summary}", author)
     hooks += _ran(run_hook(repo, "post-commit", timeout_s=hook_timeout_s))
     return MergeResult(operation=operation, success=True, commit=str(oid), message=edited.text, hooks=hooks)
 

@@ -38,9 +38,9 @@ class EditedMessage:
 
 
 def edit_message(repo: pygit2.Repository, text: str, *, file_name: str, source: Sequence[str], verify: bool,
-                 timeout_s: float, cleanup: bool = True) -> EditedMessage:
+                 timeout_s: float, cleanup: bool = True, index_file: Path | None = None) -> EditedMessage:
     """``text`` (exactly what git writes to the file) after the repository's message hooks, cleaned unless
-    ``cleanup`` is off."""
+    ``cleanup`` is off; ``index_file``: the index the commit is made from, when not the repository's."""
     names = ("prepare-commit-msg", "commit-msg") if verify else ("prepare-commit-msg",)
     present = [name for name in names if hook_exists(repo, name)]
     if not present:
@@ -51,7 +51,7 @@ def edit_message(repo: pygit2.Repository, text: str, *, file_name: str, source: 
     for name in present:
         args = (str(path), *source) if name == "prepare-commit-msg" else (str(path),)
         # No editor may open: git sets this too when it does not edit the message.
-        runs.append(run_hook(repo, name, args, timeout_s=timeout_s, env={"GIT_EDITOR": ":"}))
+        runs.append(run_hook(repo, name, args, timeout_s=timeout_s, env={"GIT_EDITOR": ":"}, index_file=index_file))
         if not runs[-1].passed:
             return EditedMessage(text, tuple(runs))
     edited = path.read_text(encoding="utf-8", errors="replace")

@@ -1,12 +1,13 @@
 """``git_rebase``: plan, execute (pick/reword/edit/squash/fixup/drop), continue, skip, abort.
 
-``plan`` lists the commits of HEAD not in ``upstream`` (oldest first, merges left out, as git does);
-the caller may reorder them and change actions, then ``execute`` replays them onto ``onto``. HEAD is
-detached while the rebase runs and the branch moves only when every step is done, so ``abort`` puts it
-back exactly. A step that conflicts pauses with the conflicts as data; ``edit`` pauses after its
-commit. Steps whose changes are already upstream become empty and are dropped (listed in
-``skipped_empty``). The service records a recovery point before execute, skip and abort, once their checks
-(:func:`check_start`, :func:`in_progress`) pass: a refused call leaves none behind.
+``plan`` lists the commits of HEAD not in ``upstream`` (oldest first, merges left out, as git does); the caller may
+reorder them and change actions, then ``execute`` replays them onto ``onto``. HEAD is detached while the rebase
+runs and the branch moves only when every step is done, so ``abort`` puts it back exactly. A step that conflicts
+pauses with the conflicts as data; ``edit`` pauses after its commit. Steps whose changes are already upstream
+become empty and are dropped (listed in ``skipped_empty``). ORIG_HEAD names the commit the rebase started from, and
+HEAD's reflog says each step as git's does (``rebase (pick): <summary>``). The service records a recovery point
+before execute, skip and abort, once their checks (:func:`check_start`, :func:`in_progress`) pass: a refused call
+leaves none behind.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from codeplane.git.conflicts import read_conflicts, repo_state
 from codeplane.git.merge import require_clean_index
 from codeplane.git.models import Conflict, WriteResult
 from codeplane.git.rebase_state import RebasePlan, RebaseState, RebaseStep
-from codeplane.git.revisions import head_branch, require_head, resolve_commit, user_signature
+from codeplane.git.revisions import head_branch, require_head, resolve_commit, user_signature, write_orig_head
+from codeplane.git.signing import refuse_signing
 
 Outcome = Literal["done", "conflict", "edit_pause", "aborted"]
 
@@ -78,6 +80,7 @@ def check_start(repo: pygit2.Repository, plan_: RebasePlan) -> None:
                              details={"paths": modified[:200], "count": len(modified)})
     _validate(repo, plan_)
     require_head(repo)
+    refuse_signing(repo, "rebase")
 
 
 def execute(repo: pygit2.Repository, plan_: RebasePlan, recovery_point: str | None) -> RebaseResult:
@@ -87,8 +90,9 @@ def execute(repo: pygit2.Repository, plan_: RebasePlan, recovery_point: str | No
     onto = resolve_commit(repo, plan_.onto, "onto")
     state = RebaseState(plan=plan_, orig_head=str(head.id), branch=None if repo.head_is_detached else
                         head_branch(repo), recovery_point=recovery_point)
+    write_orig_head(repo, head.id)
     checkout_tree(repo, onto.tree, CheckoutStrategy.SAFE)
-    repo.set_head(onto.id)
+    _detach(repo, onto.id, f"rebase (start): checkout {onto.id}")
     rebase_state.save(repo, state)
     return _run(repo, state)
 
@@ -99,7 +103,7 @@ def _replay(repo: pygit2.Repository, step: RebaseStep) -> list[Conflict]:
     head = require_head(repo)
     if commit.parents[0].id == head.id and step.action in ("pick", "edit"):
         checkout_tree(repo, commit.tree, CheckoutStrategy.SAFE)
-        repo.set_head(commit.id)
+        _detach(repo, commit.id, _reflog(step, commit.message))
         return []
     repo.cherrypick(commit.id)
     return read_conflicts(repo.index)
@@ -118,15 +122,24 @@ def _commit_step(repo: pygit2.Repository, step: RebaseStep, state: RebaseState) 
             message = step.message or (head.message.rstrip("\n") + "\n\n" + commit.message
                                        if step.action == "squash" else head.message)
             oid = repo.create_commit(None, head.author, committer, message, tree, list(head.parent_ids))
-            repo.set_head(oid)
+            _detach(repo, oid, _reflog(step, message))
     elif tree == head.tree.id:
         state = state.model_copy(update={"skipped_empty": [*state.skipped_empty, step.commit_sha]})
     else:
         message = step.message if step.action == "reword" and step.message else commit.message
         oid = repo.create_commit(None, commit.author, committer, message, tree, [head.id])
-        repo.set_head(oid)
+        _detach(repo, oid, _reflog(step, message))
     repo.state_cleanup()
     return state
+
+
+def _detach(repo: pygit2.Repository, oid: pygit2.Oid, message: str) -> None:
+    """Move the detached HEAD with the reflog entry git's rebase writes (``set_head`` logs a checkout)."""
+    repo.create_reference("HEAD", oid, force=True, message=message)
+
+
+def _reflog(step: RebaseStep, message: str) -> str:
+    return f"rebase ({step.action}): {message.split(chr(10), 1)[0]}"
 
 
 def _run(repo: pygit2.Repository, state: RebaseState) -> RebaseResult:
@@ -155,7 +168,8 @@ def _finish(repo: pygit2.Repository, state: RebaseState) -> RebaseResult:
     if state.branch is not None:
         repo.create_reference(state.branch, new_head.id, force=True,
                               message=f"rebase (finish): {state.branch} onto {state.plan.onto}")
-        repo.set_head(state.branch)
+        repo.create_reference_symbolic("HEAD", state.branch, True,
+                                       message=f"rebase (finish): returning to {state.branch}")
     rebase_state.clear(repo)
     return _result(repo, state, "done")
 
@@ -185,6 +199,7 @@ def in_progress(repo: pygit2.Repository) -> RebaseState:
 def resume(repo: pygit2.Repository) -> RebaseResult:
     """``continue``: commit the resolved step (conflict pause) or go on after an edit pause."""
     state = in_progress(repo)
+    refuse_signing(repo, "rebase continue")
     if state.paused == "conflict":
         conflicts = read_conflicts(repo.index)
         if conflicts:
@@ -220,9 +235,10 @@ def abort(repo: pygit2.Repository) -> RebaseResult:
     state = in_progress(repo)
     orig = pygit2.Oid(hex=state.orig_head)
     if state.branch is not None:
-        repo.set_head(state.branch)
+        repo.create_reference_symbolic("HEAD", state.branch, True,
+                                       message=f"rebase (abort): returning to {state.branch}")
     else:
-        repo.set_head(orig)
+        _detach(repo, orig, f"rebase (abort): returning to {orig}")
     repo.reset(orig, ResetMode.HARD)
     repo.state_cleanup()
     rebase_state.clear(repo)

@@ -1,8 +1,8 @@
 """``git_reset``: move HEAD (and the current branch) to a commit, as soft, mixed or hard.
 
-soft keeps index and working tree; mixed resets the index; hard also overwrites the working tree
-(untracked files stay). Any merge/cherry-pick/revert in progress ends with mixed or hard. The service
-records a recovery point before a hard reset.
+soft keeps index and working tree; mixed resets the index; hard also overwrites the working tree (untracked files
+stay). ORIG_HEAD names the commit HEAD left, as git's. Any merge/cherry-pick/revert in progress ends with mixed or
+hard. The service records a recovery point before a hard reset.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pygit2.enums import ResetMode
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git._workdir import settling, tree_delta_paths
 from codeplane.git.conflicts import repo_state
-from codeplane.git.revisions import head_commit, resolve_commit
+from codeplane.git.revisions import head_commit, resolve_commit, write_orig_head
 from codeplane.git.status import dirty_paths
 
 Mode = Literal["soft", "mixed", "hard"]
@@ -39,6 +39,7 @@ def reset(repo: pygit2.Repository, ref: str | None, mode: Mode) -> pygit2.Commit
     assert head is not None  # target() refused an unborn HEAD
     # Only a hard reset writes the work tree: the dirty paths and what differs between the two commits.
     rewritten = set(dirty_paths(repo)) | tree_delta_paths(head.tree, target_.tree) if mode == "hard" else set()
+    write_orig_head(repo, head.id)
     with settling(repo, rewritten):
         repo.reset(target_.id, _MODES[mode])
     if mode != "soft":

@@ -54,6 +54,8 @@ class CheckoutResult(WriteResult):
     restored_paths_total: int = 0
     #: ``post-checkout``, when the repository has one (as ``git checkout`` runs it; it cannot fail the checkout).
     hooks: list[HookRun] = []
+    #: What git warns about: commits left behind on the detached HEAD switched away from.
+    warnings: list[str] = []
 
     @model_validator(mode="before")
     @classmethod

@@ -120,5 +120,23 @@ def bookkeeping_signature(repo: pygit2.Repository) -> pygit2.Signature:
         return pygit2.Signature(FALLBACK_NAME, FALLBACK_EMAIL)
 
 
+def advance_head(repo: pygit2.Repository, oid: pygit2.Oid, reflog: str) -> None:
+    """Point HEAD's branch (a detached HEAD itself, an unborn branch created) at a new commit, logged as ``reflog``
+    the way git words it (``commit: <summary>``, ``cherry-pick: <summary>``); ``set_head`` would log a checkout."""
+    branch = head_branch(repo)
+    if branch is None:
+        repo.references["HEAD"].set_target(oid, reflog)
+    elif branch in repo.references:
+        repo.references[branch].set_target(oid, reflog)
+    else:
+        repo.create_reference(branch, oid, message=reflog)
+
+
+def write_orig_head(repo: pygit2.Repository, oid: pygit2.Oid) -> None:
+    """``ORIG_HEAD``, as git sets it before a reset, merge or rebase moves HEAD: ``git reset --hard ORIG_HEAD``
+    undoes the operation, and a stale one left by an earlier git command would point elsewhere."""
+    repo.references.create("ORIG_HEAD", oid, force=True)
+
+
 def oid_str(oid: pygit2.Oid | None) -> str | None:
     return None if oid is None else str(oid)

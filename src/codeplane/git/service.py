@@ -193,6 +193,7 @@ class GitService:
             dirty = status.dirty_paths(repo)
             created = None
             before = head_commit(repo)
+            warnings: list[str] = []
             if restoring:
                 source = checkout.restore_source(repo, scope, ref)
                 mask = _UNSTAGED if ref is None else _TRACKED_CHANGE | FileStatus.WT_NEW
@@ -201,7 +202,7 @@ class GitService:
                     require_confirm(confirm, "restoring these paths", f"local changes in {len(lost)} file(s)",
                                     paths=lost[:100])
                     w.record("checkout-paths")
-                restored = checkout.restore_paths(repo, source)
+                restored = checkout.restore_paths(repo, source, w.recovery_point)
             else:
                 if ref is None:
                     raise _invalid("ref", "give ref to switch to, or paths to restore")
@@ -231,9 +232,12 @@ class GitService:
                     require_confirm(confirm, "a forced checkout", f"local changes in {len(lost)} file(s)",
                                     paths=lost[:100])
                     w.record("checkout-force")
+                left = before.id if before is not None and repo.head_is_detached else None
                 checkout.switch(repo, target, force=force)
                 created = target.create[0] if target.create else None
                 restored = []
+                if left is not None and (warning := checkout.left_behind_warning(repo, left)) is not None:
+                    warnings.append(warning)
             head = require_head(repo)
             branch = head_branch(repo)
             # As git checkout: previous HEAD, new HEAD, 1 for a branch checkout (0: paths).
@@ -242,7 +246,7 @@ class GitService:
             return CheckoutResult(branch=None if repo.head_is_detached or branch is None else
                                   branch.removeprefix("refs/heads/"), head=str(head.id),
                                   detached=repo.head_is_detached, created_branch=created, restored_paths=restored,
-                                  hooks=[hook] if hook.ran else [], effect=w.effect())
+                                  hooks=[hook] if hook.ran else [], warnings=warnings, effect=w.effect())
 
     def merge(self, ref: str, *, message: str | None = None, no_ff: bool = False, ff_only: bool = False,
               favor: merging.Favor = "normal", allow_unrelated: bool = False) -> merging.MergeResult:

@@ -91,8 +91,8 @@ def stage(repo: pygit2.Repository, root: Path, paths: Sequence[str], *,
         if flag & FileStatus.CONFLICTED:
             if exists:
                 index.add(path)
-            else:
-                index.remove(path)
+            else:  # resolved by deleting it (``git rm``): every conflict stage goes, and a stage-0 entry if any
+                _drop_conflict(index, path)
             staged.append(StagedPath(path=shown(path), change="resolved"))
         elif flag & FileStatus.WT_DELETED or (flag & _ADDABLE and not exists):
             index.remove(path)
@@ -103,6 +103,13 @@ def stage(repo: pygit2.Repository, root: Path, paths: Sequence[str], *,
     if staged:
         index.write()
     return staged, skipped
+
+
+def _drop_conflict(index: pygit2.Index, path: str) -> None:
+    if index.conflicts is not None and path in index.conflicts:
+        del index.conflicts[path]
+    if path in index:
+        index.remove(path)
 
 
 def _tracked(repo: pygit2.Repository, paths: Sequence[str], targets: dict[str, int],

@@ -76,6 +76,13 @@ def render_log(commits: list[CommitInfo], next_cursor: str | None) -> str:
     return "\n".join(lines)
 
 
+#: git status's two letters for an unmerged path, by which stages it has (ancestor, ours, theirs): ``UD`` deleted by
+#: them, ``DU`` deleted by us, ``AA`` both added, and so on.
+_UNMERGED = {(True, True, True): "UU", (True, True, False): "UD", (True, False, True): "DU",
+             (False, True, True): "AA", (False, True, False): "AU", (False, False, True): "UA",
+             (True, False, False): "DD", (False, False, False): "UU"}
+
+
 def render_status(report: StatusReport) -> str:
     # A 12-digit id like the log's: every ref argument accepts it.
     commit = report.head_commit[:_OID_HEX] if report.head_commit else "(no commits)"
@@ -85,13 +92,15 @@ def render_status(report: StatusReport) -> str:
     if report.state != "none":
         head += f" state={report.state}"
     lines = [head]
-    lines += [f"{e.status[:1].upper()}  {e.path}" for e in report.staged]
+    lines += [f"{e.status[:1].upper()}  {e.old_path} -> {e.path}" if e.old_path else f"{e.status[:1].upper()}  {e.path}"
+              for e in report.staged]
     lines += [f" {e.status[:1].upper()} {e.path}" for e in report.modified]
     lines += [f"?? {path}" for path in report.untracked]
     for c in report.conflicts:
         oids = " ".join(f"{k}={v[:_OID_HEX]}" for k, v in (("ancestor", c.ancestor_oid), ("ours", c.ours_oid),
                                                    ("theirs", c.theirs_oid)) if v)
-        lines.append(f"UU {c.path} {oids}".rstrip())
+        letters = _UNMERGED[(bool(c.ancestor_oid), bool(c.ours_oid), bool(c.theirs_oid))]
+        lines.append(f"{letters} {c.path} {oids}".rstrip())
     if report.is_clean:
         lines.append("clean")
     if report.truncated:  # each cut list's whole count, and how to see the rest (paths narrows, limit widens)
