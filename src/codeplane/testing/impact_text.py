@@ -109,6 +109,21 @@ def member_at(text: str, col: int) -> bool:
     return text[:col].rstrip().endswith(".")
 
 
+#: ``.attr[.attr…].insert(`` after a name: a built-in container method called on something its object holds.
+_GROWS_HELD = re.compile(r"(?:\s*\.\s*[A-Za-z_]\w*)+?\s*\.\s*(?:append|extend|insert|add|update|setdefault|remove|"
+                         r"discard|clear)\s*\(")
+
+
+def grows_held_container(text: str, col: int) -> bool:
+    """Whether the name at ``col`` is only the head of a statement growing a container its object holds
+    (``run_command.params.insert(0, option)``: a list the function object carries). Nothing of the named function
+    runs there; a call through the object (``f.callback(x)``, ``f.__wrapped__(x)``) is no container method."""
+    word = WORD.match(text, col)
+    if word is None or member_at(text, col) or text[:col].strip():
+        return False  # not at the start of the statement: its value may go somewhere
+    return _GROWS_HELD.match(text, word.end()) is not None
+
+
 def callee_at(text: str, col: int) -> bool:
     """Whether the name at ``col`` is plainly called there (``name(``) on a line that is no decorator."""
     word = WORD.match(text, col)

@@ -27,6 +27,7 @@ from codeplane.testing.impact_reach import Confidence, Def, Reach
 from codeplane.testing.impact_text import (
     callee_at,
     calls_at,
+    grows_held_container,
     in_assigned_lambda,
     main_guard_spans,
     member_at,
@@ -102,6 +103,8 @@ class UseRules(WalkState):
                                                       confidence), f"calls {used.qualified_name} at import time")
             return
         if user is None:
+            if used.kind in ("function", "method") and not called and self._grows_held(path, line, col):
+                return  # ``run_command.params.insert(0, option)``: values go into the function's object, none runs
             stored = [d for d in self._named_on_line(file_id, line) if d.uid != used.uid]
             if not stored or path in self.tests:
                 self._module_level(path, line, reach.then(f"{path}:{line} (module level)", confidence),
@@ -198,6 +201,10 @@ class UseRules(WalkState):
         return (sum(len(mention.findall(text)) for text in body) == 1
                 and top_of_body(lines, user.start - 1, user.end, line - 1)
                 and runs_nothing_after(lines, last, user.end))
+
+    def _grows_held(self, path: str, line: int, col: int) -> bool:
+        text = self._line(path, line)
+        return text is not None and grows_held_container(text, col)
 
     def _in_lambda(self, path: str, line: int, col: int) -> bool:
         text = self._line(path, line)
