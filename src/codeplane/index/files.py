@@ -12,7 +12,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Literal
 
-from codeplane.index.search import scope_spec
+from codeplane.index.globs import scope_spec
 
 MAX_LIST_LIMIT = 1000
 

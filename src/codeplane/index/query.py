@@ -5,7 +5,9 @@
 - ``phrase``: the exact string, including spaces and punctuation (case-sensitive by default).
 - ``identifier``: the string with no word character (Python's ``\\w``) right before or after it, ``rg -w``'s
   semantics but for a few characters whose class differs (combining marks, ``²``) (case-sensitive by default).
-- ``regex``: a Python regular expression matched within each line, like ``rg`` (case-sensitive by default).
+- ``regex``: a regular expression of the ``regex`` engine (V0: Python's syntax, plus POSIX classes, ``\\p{..}``,
+  ``\\X``, fuzzy matches...) matched within each line, like ``rg`` (case-sensitive by default). Its fragments come
+  from the stdlib parser, and only where that reads the pattern as the engine does (``_regex_required_literals``).
 
 Fragments are the maximal ASCII ``[A-Za-z0-9_]`` runs a match must contain, lowercased; a run touching
 a non-ASCII character or an unknown neighbour is "open" on that side (it may be part of a longer
@@ -89,6 +91,27 @@ def _required_literals(parsed: Any) -> list[str]:
     return runs
 
 
+#: Where ``regex`` (V0) reads a pattern otherwise than ``re`` does although both accept it: a POSIX class
+#: (``[[:alpha:]]``: for ``re`` the set ``[[:alph]`` then ``]``) and a brace that is no repeat count (``{e<=1}``, a
+#: fuzzy match for ``regex``, literal text for ``re``). Anything ``re`` refuses (``\\p{Han}``, ``\\X``, ``(?V1)``...)
+#: has no ``re`` reading at all.
+_READ_OTHERWISE = re.compile(r"\[:|\{(?!\d*(?:,\d*)?\})")
+
+
+def _regex_required_literals(text: str, flags: int) -> list[str]:
+    """Literal strings every match must contain, read by the stdlib parser; none where the ``regex`` engine,
+    which does the matching, reads the pattern otherwise (so the search scans instead of narrowing by terms:
+    ``[[:alpha:]]dle`` narrowed to files holding the token ``dle`` and found nothing). Escapes are dropped
+    before looking (``\\{`` is a literal brace for both), but not inside sets: a false alarm costs only speed."""
+    if _READ_OTHERWISE.search(re.sub(r"\\.", "", text, flags=re.DOTALL)):
+        return []
+    try:
+        parsed = sre_parse.parse(text, flags)
+    except (re.error, RecursionError, OverflowError):
+        return []
+    return _required_literals(parsed)
+
+
 def _invalid(message: str, **details: Any) -> CodePlaneError:
     return CodePlaneError(ErrorCode.INVALID_QUERY, message, details=details)
 
@@ -119,18 +142,16 @@ def compile_query(text: str, syntax: Syntax, case_sensitive: bool | None = None)
         fragments = literal_fragments(text, bounded_left=True, bounded_right=True, case_sensitive=sensitive)
     else:
         try:
-            pattern = re.compile(text, flags)
-            parsed = sre_parse.parse(text, flags)
             # Matched with the ``regex`` engine, which takes a timeout and lets other threads run meanwhile: ``re``
             # holds the GIL for a whole match, and ``(a+)+$`` on 43 a's froze the server (health, SIGTERM too).
             bounded = regex.compile(text, (regex.MULTILINE | (0 if sensitive else regex.IGNORECASE)) | regex.V0)
-        except (re.error, regex.error, RecursionError, OverflowError) as exc:
+        except (regex.error, RecursionError, OverflowError, ValueError) as exc:
             raise _invalid(f"invalid regular expression: {exc}", query=text) from exc
-        if pattern.search("") is not None:
+        if bounded.search("") is not None:
             raise _invalid("the regular expression matches the empty string; it would match every line",
                            query=text)
         patterns = (bounded,)
-        required_runs = _required_literals(parsed)
+        required_runs = _regex_required_literals(text, flags)
         if any("\n" in run for run in required_runs):
             # Matching is per line (``scan._line_spans``, as rg does): silence would read as "not there".
             raise _invalid("a regular expression matches within one line (as rg does without -U); this one "

@@ -27,11 +27,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import pathspec
-
-from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.index import globs
 from codeplane.index.cursors import STREAM_WINDOW
 from codeplane.index.languages import family_of
 from codeplane.index.lexical import LexicalIndex
@@ -46,6 +43,8 @@ LARGE_SCAN_MAX_BYTES = 64 * 1024 * 1024
 #: At most this many unsearched files are named in an answer.
 MAX_UNSEARCHED = 20
 MAX_CONTEXT_LINES = 10
+#: The matcher of ``scope.paths`` (the structural index's scope imports it from here).
+scope_spec = globs.scope_spec
 #: Candidates not reached yet that are scanned (once per chain) to estimate the total, each up to a cap.
 ESTIMATE_SAMPLE = 8
 #: Without a closed fragment (``text`` syntax) a candidate only holds a token containing each term, and hits per
@@ -62,7 +61,7 @@ CURRENT_FILE_CAP = 20_000
 
 @dataclass(frozen=True)
 class LexicalScope:
-    #: Gitignore-style globs (``*.py`` matches at any depth, ``/src/`` anchors at the root); empty = all.
+    #: Gitignore-style globs read as ``rg -g`` reads them (:mod:`codeplane.index.globs`); empty = all.
     paths: tuple[str, ...] = ()
     #: Families (the lexical index knows a file by its family).
     languages: tuple[str, ...] = ()
@@ -101,18 +100,6 @@ class LexicalHit:
     context_after: tuple[str, ...]
     score: float
     language: str | None
-
-
-def scope_spec(globs: Sequence[str]) -> pathspec.PathSpec[Any] | None:
-    """The gitignore-style globs of ``scope.paths``, matched against repo-relative paths. 1003 for one that can
-    match no such path (``../x``, ``/etc``): it answered "no hits", as if searched and found absent."""
-    for index, glob in enumerate(globs):
-        parts = glob.replace("\\", "/").split("/")
-        if ".." in parts or glob.startswith("//") or (len(glob) > 1 and glob[1] == ":"):
-            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"scope.paths: {glob!r} reaches outside the repository;"
-                                 " globs match repo-relative paths", details={"field": f"scope.paths.{index}",
-                                                                               "glob": glob})
-    return pathspec.PathSpec.from_lines("gitignore", globs) if globs else None
 
 
 def scope_concerns(root: Path, scope: LexicalScope) -> Callable[[str], bool]:

@@ -57,6 +57,20 @@ def shown_name(rel: str) -> str:
     return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
+_C_ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f", "\r": "\\r",
+              '"': '\\"', "\\": "\\\\"}
+
+
+def quoted_path(rel: str) -> str:
+    """A path as a text line shows it: as is, or, when it holds a control character (a newline in a name read as
+    two entries, U+2028), a double quote or a backslash, in double quotes with C escapes (``"nl\\nname.txt"``,
+    other unprintable characters as octal UTF-8 bytes), as git quotes it; printable non-ASCII stays as it is."""
+    if rel.isprintable() and '"' not in rel and "\\" not in rel:
+        return rel
+    return '"' + "".join(_C_ESCAPES.get(ch) or (ch if ch.isprintable() else "".join(
+        f"\\{byte:03o}" for byte in ch.encode("utf-8", "surrogateescape"))) for ch in rel) + '"'
+
+
 def _entry(rel: str, st: os.stat_result) -> DiskEntry:
     return DiskEntry(path=rel, size=st.st_size, mtime_ns=stamp_ns(st), inode=st.st_ino,
                      is_symlink=stat.S_ISLNK(st.st_mode))
@@ -109,6 +123,29 @@ def walk_universe(root: Path, rules: IgnoreRules, unnamed: list[str] | None = No
     return sorted(_walk(root, "", rules, unnamed), key=lambda e: e.path)
 
 
+def _parents_are_directories(root: Path, rel: str, known: dict[str, bool]) -> bool:
+    """Whether every parent of ``rel`` is a real directory, not a symlink (``known`` caches the answers).
+
+    ``lstat`` follows symlinks in every component but the last: with ``cyc/up -> ..``, ``cyc/up/z.txt`` (named by
+    the watcher, whose recursive watch follows links, or a row it left) was found as ``z.txt``, kept by every
+    reconcile, and through ``cyc/up2 -> ../..`` files outside the repository were too. git stores the symlink
+    itself and the walk never descends into one: a path below one is no universe path, so its row is dropped."""
+    parent = rel.rpartition("/")[0]
+    chain: list[str] = []
+    while parent and parent not in known:
+        chain.append(parent)
+        parent = parent.rpartition("/")[0]
+    real = known.get(parent, True)
+    for directory in reversed(chain):  # from the root down: below a symlink, nothing is real
+        if real:
+            try:
+                real = stat.S_ISDIR(os.lstat(root / directory).st_mode)
+            except OSError:
+                real = False
+        known[directory] = real
+    return real
+
+
 def walk_paths(root: Path, paths: Iterable[str], rules: IgnoreRules) -> dict[str, DiskEntry]:
     """Universe entries at or under each of ``paths`` (files are stat'ed, directories walked).
 
@@ -116,11 +153,12 @@ def walk_paths(root: Path, paths: Iterable[str], rules: IgnoreRules) -> dict[str
     how the caller learns that a previously known file has left the universe.
     """
     found: dict[str, DiskEntry] = {}
+    real_dirs: dict[str, bool] = {}
     for rel in paths:
         if not rel:
             found.update((e.path, e) for e in _walk(root, "", rules))
             continue
-        if rules.excludes(rel):
+        if rules.excludes(rel) or not _parents_are_directories(root, rel, real_dirs):
             continue
         try:
             st = os.lstat(root / rel)

@@ -10,6 +10,7 @@ watchfiles there, and a batch here names changed paths (files or directories, ex
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import subprocess
 import sys
@@ -42,15 +43,14 @@ class WatchBatch:
 
 
 def classify_events(root: Path, raw: set[tuple[int, str]], rules: IgnoreRules) -> WatchBatch:
-    """Turn raw watchfiles events (change, absolute path) into a :class:`WatchBatch` (pure; exposed for tests)."""
+    """Turn raw watchfiles events (change, absolute path) into a :class:`WatchBatch` (exposed for tests; it reads
+    only where symlinks lead, :class:`_RealPaths`)."""
     paths: set[str] = set()
     cplignore = git_changed = False
+    real = _RealPaths(root)
     for _, absolute in raw:
-        try:
-            rel = Path(absolute).relative_to(root).as_posix()
-        except ValueError:
-            continue
-        if rel in ("", "."):
+        rel = real.relative(absolute)
+        if rel is None:
             continue
         head, _, rest = rel.partition("/")
         if head == ".git":
@@ -64,6 +64,37 @@ def classify_events(root: Path, raw: set[tuple[int, str]], rules: IgnoreRules) -
             continue
         paths.add(rel)
     return WatchBatch(frozenset(paths), cplignore, git_changed)
+
+
+class _RealPaths:
+    """Event paths as the repository names them.
+
+    watchfiles' recursive watch follows symlinks, and inotify keeps one watch per directory under the last name it
+    was added by: with ``cyc/up -> ..`` a new ``z.txt`` was reported as ``cyc/up/z.txt`` and every change in
+    ``cyc/`` as ``cyc/up/cyc/...`` (the real ``cyc/inner.txt`` was never indexed), and with ``cyc/up2 -> ../..``
+    files outside the repository were reported as inside it. The parent directory is resolved (cached per batch):
+    a path resolving outside the repository is no repository file, git stores the symlink itself."""
+
+    def __init__(self, root: Path) -> None:
+        self._root = str(root)
+        self._real_root = os.path.realpath(root)
+        self._parents: dict[str, str | None] = {}
+
+    def relative(self, absolute: str) -> str | None:
+        """The repo-relative path of ``absolute``, or ``None`` when its parent is not a repository directory."""
+        parent, _, name = absolute.rpartition("/")
+        if not name or name == "." or not absolute.startswith(self._root + "/"):
+            return None
+        if parent == self._root:
+            return name
+        if parent not in self._parents:
+            resolved = os.path.realpath(parent)
+            self._parents[parent] = "" if resolved == self._real_root else \
+                resolved[len(self._real_root) + 1:] if resolved.startswith(self._real_root + "/") else None
+        directory = self._parents[parent]
+        if directory is None:
+            return None
+        return f"{directory}/{name}" if directory else name
 
 
 class RepoWatcher:

@@ -23,6 +23,7 @@ from codeplane.index.reading import (
     read_full,
     read_sources,
 )
+from codeplane.repo.universe import quoted_path
 from codeplane.server.answers import compact_json, short_sha
 from codeplane.server.services import Services
 from codeplane.server.tooling import LINE_MAX, ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
@@ -110,7 +111,8 @@ class ListFilesParams(ToolParams):
     depth: int | None = Field(default=None, ge=1, le=64, description=(
         "Levels below path to show; deeper files are folded into directory entries. Default: all levels."))
     pattern: str | None = Field(default=None, max_length=500, description=(
-        "Gitignore-style glob on the repo-relative path: '*.py' at any depth, 'src/**/test_*.py'."))
+        "Gitignore-style glob on the repo-relative path: '*.py' at any depth, 'src/**/test_*.py'. As in rg -g: "
+        "'!x' = everything but x; '*.{py,txt}' braces expand; './' anchors like '/'."))
     limit: int = Field(default=100, ge=1, le=MAX_LIST_LIMIT)
     cursor: str | None = Field(default=None, description="next_cursor of the previous page.")
 
@@ -259,11 +261,12 @@ def render_read_full(result: ReadFileFullResult) -> str:
 def render_list_files(result: ListFilesResult) -> str:
     """``ls``-like: one entry per line (dirs end in ``/`` with their file count), a total, the cursor. Entries
     under the listed directory are named relative to it, as ``ls`` names them: the head line says it once."""
-    lines = [f"{len(result.entries)} of {result.total} entries under {result.path or '.'} @epoch {result.epoch}"
+    listed = quoted_path(result.path) or "."
+    lines = [f"{len(result.entries)} of {result.total} entries under {listed} @epoch {result.epoch}"
              + (f"; next cursor: {result.next_cursor}" if result.next_cursor else "")]
     under = f"{result.path.strip('/')}/" if result.path and result.path.strip("/") else ""
     for e in result.entries:
-        name = e.path.removeprefix(under) if under and e.path.startswith(under) else e.path
+        name = quoted_path(e.path.removeprefix(under) if under and e.path.startswith(under) else e.path)
         if e.type == "dir":
             lines.append(f"{name}/  {e.file_count} files {e.size} B")
         else:

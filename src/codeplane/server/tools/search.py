@@ -19,6 +19,7 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.index.languages import language_names, language_suffixes, scope_family
 from codeplane.index.search import LARGE_SCAN_MAX_BYTES, LexicalScope
 from codeplane.index.service_models import LexicalRequest
+from codeplane.repo.universe import quoted_path
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
 from codeplane.server.tools.paging import CURSOR_STAND_IN, PAGE_BYTES, items_that_fit
@@ -29,7 +30,8 @@ SearchMode = Literal["lexical", "symbol", "definitions", "references"]
 class SearchScope(ToolParams):
     paths: list[str] = Field(default_factory=list, max_length=50, description=(
         "Gitignore-style globs limiting the files searched: '*.py' matches at any depth, 'src/' a directory, "
-        "'/setup.py' anchors at the root."))
+        "'/setup.py' anchors at the root. As in rg -g: only '!x' globs = everything but x; '*.{py,txt}' braces "
+        "expand; './' anchors like '/'."))
     languages: list[str] = Field(default_factory=list, max_length=20, description=(
         "Language families to search (python, javascript, go, rust, jvm, dotnet, ruby, php, markdown, ...)."))
     kinds: list[str] = Field(default_factory=list, max_length=20, description=(
@@ -292,7 +294,8 @@ def render_search(result: SearchResult) -> str:
     path is read once however many hits it has. A header says how many of how many, and the cursor, only
     when there are more; a line says once what every hit of the page is (references of one symbol, mostly
     one role and tier)."""
-    unsearched = (f"not searched (over {LARGE_SCAN_MAX_BYTES >> 20} MiB): {', '.join(result.unsearched)}"
+    unsearched = (f"not searched (over {LARGE_SCAN_MAX_BYTES >> 20} MiB): "
+                  f"{', '.join(quoted_path(p) for p in result.unsearched)}"
                   if result.unsearched else "")
     if not result.results:
         return "\n".join(filter(None, ("no hits", unsearched)))
@@ -303,7 +306,7 @@ def render_search(result: SearchResult) -> str:
     named: set[str] = set()
     body: list[str] = []
     for path, hits in files.items():
-        body.append(path)
+        body.append(quoted_path(path))  # (a newline in a name read as two entries)
         shown_last: list[str] = []
         last_line = 0
         # Context windows that overlap are merged, as ``rg -C`` does: a line once, and a hit's line as a hit.
