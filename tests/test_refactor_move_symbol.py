@@ -566,8 +566,8 @@ def test_a_moved_interface_is_imported_and_re_exported_as_a_type(tmp_path: Path)
              "src/use.ts": 'import { Scope, make } from "./internal"\n\nexport const s: Scope = make()\n'}
     with refactor_env(tmp_path / "repo", files) as env:
         env.service.apply(env.service.move_symbol("Scope", "src/types.ts", from_path="src/scope.ts").refactor_id)
-        # scope.ts has no import to take a style from: the default; internal.ts writes its own way
-        assert env.read("src/scope.ts").startswith("import type { Scope } from './types';\n\nexport function make")
+        # scope.ts has no import to take a style from: the other modules' (QA18); internal.ts writes its own way
+        assert env.read("src/scope.ts").startswith('import type { Scope } from "./types"\n\nexport function make')
         assert env.read("src/internal.ts") == 'export * from "./scope"\nexport type { Scope } from "./types"\n'
         assert_tsc_passes(env)
 
@@ -586,7 +586,7 @@ def test_a_js_function_assigning_its_modules_variable_is_not_moved(tmp_path: Pat
                 env.service.move_symbol(name, "src/counter.ts", from_path="src/scope.ts")
             assert refused.value.code == 4008 and refused.value.details["assigned"] == ["current"], name
         env.service.apply(env.service.move_symbol("read", "src/reader.ts", from_path="src/scope.ts").refactor_id)
-        assert env.read("src/reader.ts").startswith("import { current } from './scope';\n")
+        assert env.read("src/reader.ts").startswith('import { current } from "./scope"\n')  # use.ts's style
         assert env.snapshot() != before
 
 

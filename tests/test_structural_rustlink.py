@@ -44,8 +44,9 @@ def test_use_paths_and_module_paths_link_strong(h: Harness) -> None:
     assert h.ref("src/cart/item.rs", 4, "sum") == ("STRONG", h.uid("src/util.total"))  # through an alias
     assert h.ref("src/util.rs", 7, "total") == ("STRONG", h.uid("src/util.total"))  # self::total
     assert h.ref("src/util.rs", 7, "count") == ("STRONG", h.uid("src/cart/item.count"))
-    # inside an inline ``mod tests``, super:: is the file's module: not modelled, left alone
-    assert h.ref("src/util.rs", 11, "new")[0] == "ANCHORED"
+    # inside an inline ``mod tests``, super:: is the file's module, whose ``use`` binds ``Cart`` (QA18 #6)
+    assert h.ref("src/util.rs", 11, "new") == ("STRONG", h.uid("src/cart/mod.Cart.new"))
+    assert h.ref("src/util.rs", 10, "total") == ("STRONG", h.uid("src/util.total"))  # the inline mod's own use
 
 
 def test_rust_links_follow_edits(h: Harness) -> None:
@@ -143,7 +144,7 @@ def test_members_link_through_the_types_the_syntax_spells(h: Harness) -> None:
     assert h.ref("src/req.rs", 17, "same") == ("STRONG", h.uid("src/version.Version.same"))  # a method
     assert h.ref("src/req.rs", 24, "matches") == ("STRONG", h.uid("src/req.Comparator.matches"))
     assert h.ref("src/req.rs", 23, "major") == ("ANCHORED", None)  # let z = c: the type is not spelled
-    assert h.ref("src/req.rs", 29, "major") == ("ANCHORED", None)  # paths inside an inline mod: not modelled
+    assert h.ref("src/req.rs", 29, "major") == ("STRONG", version)  # v: super::Version, from an inline mod
 
 
 def test_links_through_spelled_types_follow_edits_like_a_full_rebuild(h: Harness) -> None:

@@ -2,7 +2,8 @@
 
 Three checks, all from index facts:
 - the scope that binds the target already binds the new name (a sibling def, class member, import); in Go, the
-  package (all the files of its directory) already declares it, or the type already has such a method or field;
+  package (all the files of its directory) already declares it, or the type already has such a method or field
+  (also one promoted from an embedded field), or an import in the package binds it (:mod:`gocollisions`);
 - a class of the target's family (or an ancestor) already has a member with the new name;
 - at a renamed reference, a scope between the reference and the target's binding binds the new name, so
   the renamed reference would be captured by it (shadowing).
@@ -13,12 +14,14 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable
 
-from codeplane.refactor.facts import Def, FactReader, Scope
+from codeplane.refactor.facts import Bind, Def, FactReader, Scope
+from codeplane.refactor.gocollisions import import_clashes, promoted_clashes
 from codeplane.refactor.members import MemberFamily
 from codeplane.refactor.models import Collision
 from codeplane.refactor.spans import SpanEdit
 
 _LIMIT = 10_000
+_CALLABLE = frozenset({"method", "function", "constructor"})
 MAX_COLLISIONS = 50
 
 
@@ -63,10 +66,19 @@ def find_collisions(reader: FactReader, target: Def, new_name: str, family: Memb
                 else (target.path, target.name_line, target.name_column)
             add(at, "same_scope", kind_of(bind.scope_id),
                 f"{new_name!r} is already bound in the scope that defines {target.qualified_name}")
-    for d in _go_package_twins(reader, target, new_name):
-        add((d.path, d.name_line, d.name_column), "same_scope", "package",
-            f"{d.qualified_name} already exists in the package of {target.qualified_name} ({d.path}): Go "
-            "declares a package's names, and a type's methods and fields, once across all its files")
+    # A Go interface method's implementations are renamed with it (goimpls): each must not clash either.
+    for renamed in [target, *(family.overrides if family is not None and target.language == "go" else [])]:
+        for d in _go_package_twins(reader, renamed, new_name):
+            add((d.path, d.name_line, d.name_column), "same_scope", "package",
+                f"{d.qualified_name} already exists in the package of {renamed.qualified_name} ({d.path}): Go "
+                "declares a package's names, and a type's methods and fields, once across all its files")
+        for at in import_clashes(reader, renamed, new_name):
+            add(at, "same_scope", "file", f"an import binds {new_name!r} in {at[0]}, a file of the package of "
+                f"{renamed.qualified_name}: Go declares no name in both a file and its package")
+        for d in promoted_clashes(reader, renamed, new_name):
+            add((d.path, d.name_line, d.name_column), "member", "type",
+                f"{d.qualified_name} is promoted into the type of {renamed.qualified_name} by an embedded field; "
+                "the renamed member would hide it")
     if family is not None:
         owners = set(family.classes) | {d.parent_uid for d in family.overridden if d.parent_uid}
         for d in reader.defs_named(new_name, _LIMIT):
@@ -77,18 +89,37 @@ def find_collisions(reader: FactReader, target: Def, new_name: str, family: Memb
         add((target.path, target.name_line, target.name_column), "overrides_builtin", "class",
             f"{target.qualified_name} overrides {base}.{target.name}; after the rename callers of .{target.name} "
             f"get {base}.{target.name} instead")
-    target_scopes = set(scopes.chain(target.scope_id)) if family is None else set()
+    target_scopes = set(scopes.chain(target.scope_id))
     for edit, scope_id in ref_scopes:
-        if scope_id is None or family is not None:
+        inner = [s for s in scopes.chain(scope_id) if s not in target_scopes] if scope_id is not None else []
+        binds = [b for b in reader.binds_named(inner, new_name) if family is None
+                 or _hides_member(reader, target, b)] if inner else []
+        if not binds or not _capturable(reader, edit, member=family is not None):
             continue
-        inner = [s for s in scopes.chain(scope_id) if s not in target_scopes]
-        if not inner:
-            continue
-        for bind in reader.binds_named(inner, new_name):
+        for bind in binds:
             add((edit.path, edit.line, edit.column), "shadowed", kind_of(bind.scope_id),
                 f"{new_name!r} is already bound where {edit.path}:{edit.line} refers to {target.name}; "
                 "the renamed reference would denote that binding instead")
     return [found[k] for k in sorted(found)][:MAX_COLLISIONS]
+
+
+def _capturable(reader: FactReader, edit: SpanEdit, *, member: bool) -> bool:
+    """Whether a binding of the new name around ``edit`` would capture it: not when it renames the member of a
+    receiver (``lib.LIMIT``, ``x.side``: looked up in ``lib``, never in the scopes around). A member is captured
+    only where it is spelled bare (Java's ``return side * f;``, an implicit ``this``)."""
+    here = [r for r in reader.refs_on_line(edit.path, edit.line) if r.column == edit.column]
+    if member:
+        return any(r.role == "REFERENCE" and not r.is_member for r in here)
+    return not any(r.is_member for r in here)
+
+
+def _hides_member(reader: FactReader, target: Def, bind: Bind) -> bool:
+    """A binding that captures a bare use of the member ``target``: any, but for a Java method, whose bare calls
+    look up methods only (``int f; f(2)`` still calls the method ``f``; C#, C++ and Kotlin find the local)."""
+    if target.kind not in _CALLABLE or not target.path.endswith(".java"):
+        return True
+    there = reader.get_def(bind.target_uid) if bind.target_uid else None
+    return there is not None and there.kind in _CALLABLE
 
 
 def _go_package_twins(reader: FactReader, target: Def, new_name: str) -> list[Def]:

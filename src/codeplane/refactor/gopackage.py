@@ -58,11 +58,11 @@ def package_names(imports: Iterable[Import], package_dir: str) -> frozenset[str]
         if fact.alias in ("_", "."):
             continue
         if not package_dir or path == package_dir or path.endswith("/" + package_dir):
-            maybe |= {fact.alias} if fact.alias else _default_names(path)
+            maybe |= {fact.alias} if fact.alias else default_names(path)
     return frozenset(maybe)
 
 
-def _default_names(path: str) -> set[str]:
+def default_names(path: str) -> set[str]:
     """What an import without alias may bind: its path's last element, the one before a major version
     (``.../yaml/v3``), the element before ``.vN`` (``gopkg.in/yaml.v2``)."""
     parts = path.split("/")

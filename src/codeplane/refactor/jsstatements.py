@@ -52,6 +52,54 @@ class TopStatement:
     declaration: Any | None
     exported: bool
     default: bool
+    #: A TypeScript function's overload signatures, the statements before ``node`` (its implementation): one
+    #: symbol with it, so they move with it (``function f(n: number): number;`` left behind is TS2391).
+    signatures: tuple[Any, ...] = ()
+
+    @property
+    def first(self) -> Any:
+        """The first statement of the declaration (its first overload signature, if any)."""
+        return self.signatures[0] if self.signatures else self.node
+
+    @property
+    def nodes(self) -> tuple[Any, ...]:
+        return (*self.signatures, self.node)
+
+
+def with_overloads(stmt: TopStatement, name: str) -> TopStatement:
+    """``stmt`` (a function's implementation or one of its overload signatures) as the whole overloaded function:
+    the signatures of ``name`` before the implementation (comments between them go along)."""
+    def declares(node: Any | None, kind: str) -> bool:
+        if node is not None and node.type == "function_signature":  # not exported: no statement of its own
+            return kind == node.type and declared_names(node) == [name]
+        other = top_statement(node) if node is not None else None
+        return other is not None and other.declaration is not None and other.declaration.type == kind \
+            and declared_names(other.declaration) == [name]
+
+    def sibling(node: Any, forward: bool) -> Any | None:
+        node = node.next_named_sibling if forward else node.prev_named_sibling
+        while node is not None and node.type == "comment":
+            node = node.next_named_sibling if forward else node.prev_named_sibling
+        return node
+
+    if stmt.declaration is None or stmt.declaration.type not in ("function_declaration", "function_signature"):
+        return stmt
+    group = [stmt.node]
+    while stmt.declaration.type == "function_signature":
+        after = sibling(group[-1], True)
+        if not declares(after, "function_signature") and not declares(after, "function_declaration"):
+            return stmt  # an ambient overload set (``declare``, a .d.ts): no implementation anchors it
+        group.append(after)
+        if declares(after, "function_declaration"):
+            break
+    before = sibling(group[0], False)
+    while declares(before, "function_signature"):
+        group.insert(0, before)
+        before = sibling(before, False)
+    main = top_statement(group[-1])
+    if len(group) == 1 or main is None:
+        return stmt
+    return TopStatement(group[-1], main.declaration, main.exported, main.default, tuple(group[:-1]))
 
 
 def top_statement(node: Any) -> TopStatement | None:
@@ -171,8 +219,9 @@ def in_export_clause(node: Any) -> bool:
     return parent is not None and parent.type == "export_specifier"
 
 
-def statement_text(src: SourceText, node: Any) -> str:
-    start = _first_line(src, node)
+def statement_text(src: SourceText, node: Any, first: Any | None = None) -> str:
+    """The text of ``node`` with the comments directly above it (or above ``first``, where it begins)."""
+    start = _first_line(src, first if first is not None else node)
     end = node.end_point[0] + 1
     return "\n".join(src.line_text(n) for n in range(start, end + 1))
 
@@ -197,8 +246,8 @@ def export_after_comments(body: str) -> str:
     return "\n".join(lines)
 
 
-def delete_statement_lines(src: SourceText, node: Any) -> SpanEdit:
-    start = _first_line(src, node)
+def delete_statement_lines(src: SourceText, node: Any, first: Any | None = None) -> SpanEdit:
+    start = _first_line(src, first if first is not None else node)
     end = node.end_point[0] + 1
     nxt = end + 1
     total = len(src.lines)

@@ -3,7 +3,8 @@
 A move writes ``import { f } from './m';``; in immer (``} from "../internal"``, no semicolons, prettier's
 ``semi: false``) that line stood out, and a formatter check would fail on it. The file's own ``import``,
 ``export … from`` and ``require(…)`` lines decide, by majority: double or single quotes, a semicolon or none.
-A file without any keeps the default, single quotes and semicolons (a new module takes the old one's style).
+A file without any takes the majority of the modules the move reads (a new module takes the old one's style, or
+theirs), and single quotes and semicolons where none has any.
 """
 
 from __future__ import annotations
@@ -31,12 +32,14 @@ class JsStyle:
         return "\n".join(self.line(part) for part in text.split("\n"))
 
 
-def file_style(text: str) -> JsStyle:
-    """The style of ``text``'s import-like statements (the default where it has none)."""
+def file_style(text: str, fallback: JsStyle | None = None) -> JsStyle:
+    """The style of ``text``'s import-like statements (``fallback``, or the default, where it has none)."""
     quotes = {"'": 0, '"': 0}
     semicolons = [0, 0]
     for pattern in (_FROM, _BARE, _REQUIRE):
         for match in pattern.finditer(text):
             quotes[match.group(1)] += 1
             semicolons[bool(match.group(2))] += 1
+    if not any(semicolons):
+        return fallback or JsStyle()
     return JsStyle('"' if quotes['"'] > quotes["'"] else "'", semicolons[1] >= semicolons[0])

@@ -63,8 +63,9 @@ from codeplane.refactor.jsstatements import (
     statement_text,
     top_statement,
     walk_code,
+    with_overloads,
 )
-from codeplane.refactor.jsstyle import file_style
+from codeplane.refactor.jsstyle import JsStyle, file_style
 from codeplane.refactor.pyimporters import Insertions, merge_same_start
 from codeplane.refactor.spans import SourceText, SpanEdit
 
@@ -184,7 +185,7 @@ class JsSymbolMove:
         # Every inserted text is a statement built here: each file gets them in its own quotes and semicolons.
         for (path, _, _), texts in self.inserts.by_position.items():
             src = sources.get(path)
-            style = file_style(src.text) if src is not None else file_style(old_src.text)
+            style = file_style(src.text if src is not None else old_src.text, self._project_style())
             texts[:] = [style.lines(text) for text in texts]
         self.draft.code += [(e, "medium" if e.reason in ("star_reexport", "namespace_member") else "high")
                             for e in self.inserts.edits()]
@@ -206,7 +207,7 @@ class JsSymbolMove:
                                          f"{self.target.name} is declared together with "
                                          f"{', '.join(n for n in names if n != self.target.name)}; split the "
                                          "declaration first", details={"reason": "shared declaration"})
-                return stmt
+                return with_overloads(stmt, self.target.name)
             break
         raise CodePlaneError(ErrorCode.REFACTOR_UNSUPPORTED, f"{self.target.name} is not a top-level declaration",
                              details={"symbol": self.target.qualified_name, "reason": "not a top-level statement"})
@@ -229,7 +230,7 @@ class JsSymbolMove:
         return {name: (node, done or name in exported) for name, (node, done) in out.items()}
 
     def _free_names(self, stmt: TopStatement) -> set[str]:
-        names = {node_text(n) for n in walk_code(stmt.node) if n.type in NAME_NODES}
+        names = {node_text(n) for part in stmt.nodes for n in walk_code(part) if n.type in NAME_NODES}
         return names - {self.target.name}
 
     def _root_of(self, path: str) -> Any | None:
@@ -272,6 +273,10 @@ class JsSymbolMove:
                 out.add(node_text(target))
         return out
 
+    def _project_style(self) -> JsStyle:
+        """The import style most of the move's modules write, for a file that writes none of its own."""
+        return file_style("\n".join(src.text for src in self.sources.values()))
+
     def _project_suffixed(self) -> bool:
         """Whether the modules this move reads write relative specifiers with their extension, most of them
         (``'./common.js'``): the style for a file that has no relative import to follow."""
@@ -285,7 +290,7 @@ class JsSymbolMove:
         CommonJS output reads ``module_1.name`` when the function runs). A class's ``extends``, decorators and
         static fields, or a top-level call, run as the module loads: then 4009 stands."""
         needed = set(from_old)
-        first, last = stmt.node.start_point[0], stmt.node.end_point[0]
+        first, last = stmt.first.start_point[0], stmt.node.end_point[0]
         for node in walk_code(stmt.node):
             if node.type in NAME_NODES and node_text(node) in needed and not _inside_function(node, stmt.node):
                 return False
@@ -298,7 +303,7 @@ class JsSymbolMove:
 
     def _uses_outside(self, root: Any, stmt: TopStatement) -> int:
         count = 0
-        first, last = stmt.node.start_point[0], stmt.node.end_point[0]
+        first, last = stmt.first.start_point[0], stmt.node.end_point[0]
         for node in walk_code(root):
             if node.type in ("import_statement",):
                 continue
@@ -349,7 +354,7 @@ class JsSymbolMove:
         return old_cjs
 
     def _old_edits(self, src: SourceText, root: Any, stmt: TopStatement, *, remaining: int) -> None:
-        self.draft.code.append((delete_statement_lines(src, stmt.node), "high"))
+        self.draft.code.append((delete_statement_lines(src, stmt.node, stmt.first), "high"))
         spec = dest_specifier(src.path, root, self.target.path, self.dest, project_suffixed=self._project_suffixed())
         if self.commonjs:
             if remaining or self.keep_reexport:
@@ -394,11 +399,13 @@ class JsSymbolMove:
                                                     project_suffixed=self._project_suffixed()))
             lines.append(f"import {{ {', '.join(from_old)} }} from '{spec}';")
         lines = sorted(dict.fromkeys(lines))
-        body = statement_text(old_src, stmt.node)
-        if not stmt.exported and old_keeps:
+        body = statement_text(old_src, stmt.node, stmt.first)
+        if not stmt.exported and old_keeps and stmt.signatures:
+            body = _export_each(old_src, stmt)
+        elif not stmt.exported and old_keeps:
             body = "export " + body if not body.startswith(("/*", "//")) else export_after_comments(body)
         if dest_src is None or dest_root is None:
-            header = file_style(old_src.text).lines("\n".join(lines))
+            header = file_style(old_src.text, self._project_style()).lines("\n".join(lines))
             content = (header + "\n\n" if header else "") + body + "\n"
             self.draft.code.append((SpanEdit(self.dest, 1, 0, 1, 0, "", content, "new_module"), "high"))
             return [self.dest]
@@ -423,7 +430,7 @@ class JsSymbolMove:
         ``module.exports.f = f`` after everything)."""
         lines = list(dict.fromkeys(rendered_with(old_src, b, self._moved_specifier(fragment(b.specifier) or ""))
                                    for b in needed))
-        body = statement_text(old_src, stmt.node)
+        body = statement_text(old_src, stmt.node, stmt.first)
         name = self.target.name
         style = file_style(old_src.text if dest_src is None else dest_src.text)
         if dest_src is None or dest_root is None:
@@ -495,6 +502,19 @@ def _inside_function(node: Any, stop: Any | None) -> bool:
             return False
         parent = parent.parent
     return False
+
+
+def _export_each(src: SourceText, stmt: TopStatement) -> str:
+    """The text of an overloaded function with ``export`` before each signature and the implementation (TS2383:
+    overload signatures must all be exported or none)."""
+    top = stmt.first.start_point[0]
+    lines = statement_text(src, stmt.node, stmt.first).split("\n")
+    offset = len(lines) - (stmt.node.end_point[0] - top + 1)  # the comment lines above the first signature
+    for node in reversed(stmt.nodes):
+        row = offset + node.start_point[0] - top
+        column = src.char_column(node.start_point[0], node.start_point[1])
+        lines[row] = lines[row][:column] + "export " + lines[row][column:]
+    return "\n".join(lines)
 
 
 def _in_import(node: Any) -> bool:

@@ -59,11 +59,17 @@ def line_starts(text: str) -> list[int]:
     return starts
 
 
-def find_offsets(text: str, name: str) -> list[int]:
-    """Character offsets of every whole-identifier occurrence of ``name``."""
+@functools.lru_cache(maxsize=64)
+def _static_pattern(name: str) -> re.Pattern[str]:
+    return re.compile(r"(?:(?<![\w$])|(?<=::\$))" + re.escape(name) + r"(?![\w$])")
+
+
+def find_offsets(text: str, name: str, *, php: bool = False) -> list[int]:
+    """Character offsets of every whole-identifier occurrence of ``name``; in PHP also a static property's
+    ``K::$name`` (``$name`` alone is a variable, not the property)."""
     if not name or name not in text:
         return []
-    return [m.start() for m in _pattern(name).finditer(text)]
+    return [m.start() for m in (_static_pattern if php else _pattern)(name).finditer(text)]
 
 
 @functools.lru_cache(maxsize=32)

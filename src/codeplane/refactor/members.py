@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codeplane.refactor import rustimpls
+from codeplane.refactor import goimpls, rustimpls
 from codeplane.refactor.facts import Def, FactReader, Ref
 from codeplane.refactor.library_names import DOTNET_MEMBERS, JVM_MEMBERS, PHP_MEMBERS
 from codeplane.refactor.models import Certainty
@@ -260,6 +260,11 @@ def member_family(graph: ClassGraph, target: Def) -> MemberFamily | None:
             overrides.append(method)
             if implementor is not None:
                 classes[implementor.def_uid] = implementor
+    if owner.kind == "interface" and target.path.endswith(".go"):
+        # A Go type implements an interface by its method set alone: its method goes with the interface's.
+        for implementor, method in goimpls.implementations(graph.reader, graph.text, owner, target):
+            overrides.append(method)
+            classes[implementor.def_uid] = implementor
     ancestor_ids = {a.def_uid for a in graph.ancestors(owner)}
     overridden = [d for d in named if d.parent_uid in ancestor_ids]
     twin_ids = {d.parent_uid for d in named

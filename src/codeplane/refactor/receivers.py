@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from codeplane.index.languages import detect
+from codeplane.refactor.cdesignators import initialized_struct
 from codeplane.refactor.facts import Def, FactReader, Ref
 from codeplane.refactor.pywith import EnteredCall, entered_call, enters_itself
 from codeplane.refactor.spans import SourceText
@@ -177,6 +178,10 @@ class Receivers:
         if cls is None or cls.kind not in _CLASS_KINDS:
             return None
         return ReceiverType(cls, held or "declared")
+
+    def _declared_class(self, site: Ref) -> Def | None:
+        typed = self._declared(site)
+        return typed.cls if typed is not None else None
 
     def _written_type(self, site: Ref, name: str) -> list[Ref]:
         """C/C++: the reference to the type ``name`` nearest before the declared name (none or one)."""
@@ -413,6 +418,9 @@ class Receivers:
             if c_family(ref.path):
                 if ref.receiver_shape == "this.":
                     return self._this_class(ref)
+                if (ref.receiver_shape or "").startswith("init:"):  # ``{.x = 1}`` (``cdesignators.py``)
+                    cls = initialized_struct(self.reader, ref, self._typedef_struct, self._declared_class)
+                    return ReceiverType(cls, "initialized") if cls is not None else None
                 return self._dereferenced(src, ref) or self._subscripted(src, ref) or self._constructed(src, ref) \
                     or self._field(src, ref)
             return self._constructed(src, ref) or self._attribute(src, ref)

@@ -28,7 +28,6 @@ from codeplane.refactor.excluded import ExcludedFiles, excluded_mentions
 from codeplane.refactor.facts import Def, FactReader, Ref
 from codeplane.refactor.goexport import check_export
 from codeplane.refactor.gopackage import GoPackageTarget, package_names
-from codeplane.refactor.identifiers import validate_identifier
 from codeplane.refactor.impact import ImpactPlanner
 from codeplane.refactor.indexview import facts_source, lexical_paths
 from codeplane.refactor.inspect import inspect_plan
@@ -45,6 +44,7 @@ from codeplane.refactor.models import (
     RefactorPreview,
 )
 from codeplane.refactor.move import moved_files, plan_move
+from codeplane.refactor.phpnames import checked_new_name
 from codeplane.refactor.plans import Plan, PlanOption, PlanStore
 from codeplane.refactor.preview import OptionReport, decision_preview, needs_judgment, single_preview
 from codeplane.refactor.pyattrstrings import module_attribute_strings
@@ -125,10 +125,9 @@ class RefactorService:
                     else None
                 if local is None:
                     raise
-                validate_identifier(local[0].language, new_name)
-                return self._rename_local(reader, local[0], local[1], new_name)
+                return self._rename_local(reader, local[0], local[1], checked_new_name(local[0], new_name))
         for target in targets:
-            validate_identifier(target.language, new_name)
+            new_name = checked_new_name(target, new_name)
         if any(t.name == new_name for t in targets):
             raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"the symbol is already named {new_name!r}",
                                  details={"field": "new_name"})
@@ -468,6 +467,7 @@ def _go_interfaces(reader: FactReader, target: Def) -> list[str]:
     if target.language != "go" or target.kind != "method" or target.qualified_name.count(".") < 2:
         return []
     owners = [owner for d in reader.defs_named(target.name, _LIMIT) if d.language == "go" and d.parent_uid
+              and d.parent_uid != target.parent_uid  # its own interface: implementations go with it (goimpls)
               and (owner := reader.get_def(d.parent_uid)) is not None and owner.kind == "interface"]
     return [f"{target.qualified_name} may satisfy {o.qualified_name} ({o.path}:{o.name_line}), which requires "
             f"{target.name}: a type that satisfies it stops doing so after the rename" for o in owners[:5]]

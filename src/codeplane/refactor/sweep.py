@@ -186,7 +186,7 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
     unindexed: set[str] = set()
     for path in sorted(data.sources):
         src = data.sources[path]
-        offsets = find_offsets(src.text, data.name)
+        offsets = find_offsets(src.text, data.name, php=path.endswith((".php", ".phtml")))
         if not offsets:
             continue
         starts = line_starts(src.text)

@@ -75,6 +75,10 @@ class ClassLinker:
     def member(self, file_id: int, ref: Ref, receiver: Value | None) -> str | None:
         raise NotImplementedError
 
+    def operator_width(self, ref: Ref) -> int:
+        """Characters between a member and the end of its receiver (PHP's ``K::$n`` has ``::$``)."""
+        return self.gap
+
     def candidate(self, file_id: int, ref: Ref) -> str | None:
         """For a name left unsettled: the type it denotes unless a supertype from outside the repository declares
         a member type of that name (kept ANCHORED with this target; never STRONG)."""
@@ -96,7 +100,7 @@ class ClassLinker:
                 if declared is not None:
                     values[(r.line, r.end_col)] = ("value", declared)
                 continue
-            receiver = values.get((r.line, r.col - self.gap)) if r.member else None
+            receiver = values.get((r.line, r.col - self.operator_width(r))) if r.member else None
             found = self.member(file_id, r, receiver) if r.member else self.plain(file_id, r)
             if found is not None and found != UNSETTLED:
                 if found in self.h.types:

@@ -16,8 +16,10 @@ ambiguous scope.
 - **Members by declared type**: methods and fields keep their type in their lexical path (``T.M``). ``x.M``
   denotes ``T.M`` when ``x`` is a method's receiver or a name whose declaration spells ``T`` (a parameter,
   ``var x T``, ``x := T{...}``/``&T{...}``/``new(T)``), and ``x.f.M`` follows the declared type of field
-  ``f`` (:mod:`gotypes`); ``T{Key: v}``'s key is ``T.Key``. Other receivers (a call's result, ``range``
-  values, embedded promotion) stay ANCHORED.
+  ``f`` (:mod:`gotypes`, an embedded field's type being its own); ``T{Key: v}``'s key is ``T.Key``, and
+  ``T{...}.M()`` / ``(&T{...}).M()`` / ``new(T).M()`` / ``x.(T).M()`` is ``T.M``. Other receivers (a call's
+  result, ``range`` values) stay ANCHORED; a member ``T`` lacks is looked for in its embedded fields' types
+  (promotion: the shallowest one, ambiguous when two are at that depth).
 
 Incremental: Go files in directories where a Go file changed, plus the files importing those directories,
 are recomputed (every Go file when a ``go.mod`` changed). Tiers are set from the same-file tier each time.
@@ -268,11 +270,15 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
                         found = _through_import(receiver, r.token, named, packages)
                 elif r.shape == "expr.":
                     owner = typed_at.get((r.line, r.col - 1))
-                elif r.shape is not None and r.shape.startswith("struct:") and len(r.shape) > 7:  # T{Key: v}
-                    owner = types.resolve(r.shape[7:], f.directory, f.package, test, named)
+                elif r.shape is not None and r.shape.startswith(("struct:", "lit:")) and r.shape[-1] != ":":
+                    # ``T{Key: v}``'s key; ``T{...}.M()``
+                    owner = types.resolve(r.shape.partition(":")[2], f.directory, f.package, test, named)
                 if owner is not None and not owner.slice and owner.directory in reachable:
                     found = packages.lookup(owner.directory, owner.package, f"{owner.name}.{r.token}",
                                             from_test=test and owner.directory == f.directory)
+                    if found is None:
+                        found = _promoted(packages, types, owner, r.token, reachable=reachable, test=test,
+                                          here=f.directory)
                     field = types.field_type(found) if found is not None else None
                     if field is not None and field.directory in reachable:
                         typed_at[(r.line, r.end_col)] = field
@@ -375,6 +381,32 @@ def _receiver_types(conn: sqlite3.Connection, part: Sequence[int]) -> dict[int, 
             if start <= (line, col) < name_at:
                 found[(file_id, start)].append((bind, owner))
     return {entries[0][0]: entries[0][1] for entries in found.values() if len(entries) == 1}
+
+
+def _promoted(packages: _Packages, types: DeclaredTypes, owner: GoType, name: str, *, reachable: set[str],
+              test: bool, here: str) -> str | None:
+    """The member ``name`` that ``owner`` gets from its embedded fields: the one at the shallowest depth (two there
+    is Go's ambiguous selector: nothing). Only through types of the packages the file reaches (see gotypes)."""
+    level = [owner]
+    for _ in range(4):
+        embedded: list[GoType] = []
+        for holder in level:
+            prefix = f"{holder.name}."
+            for (package, key), entries in packages.decls(holder.directory).items():
+                if package != holder.package or not key.startswith(prefix) or len(entries) != 1:
+                    continue
+                field = types.field_type(entries[0][0])
+                # An embedded field is named after its type (``struct { Sq }``, ``struct { *shape.Sq }``).
+                if field is not None and not field.slice and field.name == key[len(prefix):]:
+                    embedded.append(field)
+        if any(e.directory not in reachable for e in embedded):
+            return None
+        found = {uid for e in embedded if (uid := packages.lookup(
+            e.directory, e.package, f"{e.name}.{name}", from_test=test and e.directory == here)) is not None}
+        if found:
+            return found.pop() if len(found) == 1 else None
+        level = embedded
+    return None
 
 
 def _through_import(receiver: _Receiver, name: str, named: dict[str, list[tuple[str, str | None]]],

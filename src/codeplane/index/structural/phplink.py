@@ -11,8 +11,9 @@ Names follow PHP's resolution rules, read from the shapes the adapter gives each
 - a ``use`` clause names the class, function or constant it imports.
 Members: ``$this->m()``, ``self::``/``static::``/``parent::`` inside a class, ``C::m()``/``C::X`` and
 ``$x->m()`` where every definition of ``$x`` in its function is a type-hinted parameter or ``new C``, or
-``$this->p`` of a typed property — linked when the class or its repository ancestors (classes, interfaces,
-traits) declare exactly one such member (PHP has no overloading; a subclass's method overrides). A parent
+``$this->p`` of a typed property, and static properties the same ways (``self::$p``, ``C::$p``) — linked when the
+class or its repository ancestors (classes, interfaces, traits) declare exactly one such member (PHP has no
+overloading; a subclass's method overrides). A parent
 outside the repository (other than the PHP builtins listed below) leaves members unsettled, as do ``__call``
 magic, variable class names, ``?->`` and anything a hint does not settle (PHP types are checked at run time).
 
@@ -42,6 +43,7 @@ from codeplane.index.structural.store import BatchEffect
 
 _TYPES = frozenset({"class", "interface", "trait", "enum"})
 _DATA = frozenset({"field", "constant"})
+_STATIC = frozenset({"field"})
 _METHODS = frozenset({"method"})
 
 _THROWABLE = "__toString getCode getFile getLine getMessage getPrevious getTrace getTraceAsString"
@@ -212,9 +214,13 @@ class PhpNames(ClassLinker):
                 full.lower() if kind == "usefn" else full, []))
         return None
 
+    def operator_width(self, ref: Ref) -> int:
+        return self.gap + 1 if (ref.shape or "").endswith("$$") else self.gap  # ``K::$n``
+
     def member(self, file_id: int, ref: Ref, receiver: Value | None) -> str | None:
         shape = ref.shape or ""
         data = shape.endswith("$")  # a property or constant, not a call
+        kinds = _STATIC if shape.endswith("$$") else _DATA  # ``K::$n`` is a property, never a constant
         if shape.rstrip("$") in ("this.", "self::", "static::", "parent::"):
             around = [self.body(file_id, s) for s, kind in self.facts.chain(file_id, ref.scope) if kind == "class"]
             if not around or around[0] is None:
@@ -224,7 +230,7 @@ class PhpNames(ClassLinker):
             return None
         else:
             info, own = self.h.types[receiver[1]], True
-        return self.h.member(info, ref.token, _DATA, own=own) if data else \
+        return self.h.member(info, ref.token, kinds, own=own) if data else \
             self.h.method(info, ref.token, _METHODS, own=own)
 
 

@@ -6,8 +6,9 @@ followed), and ``mod m { ... }`` bodies are modules too. Files under ``src/bin/`
 are not linked; a package's ``tests/``, ``examples/`` and ``benches/`` files are crate roots (sharing the
 module ``()``, so ``tests/util/mod.rs`` is ``util``), and every crate names a repository library by its
 ``Cargo.toml`` name (``use mylib::x``). A module's file-level ``use`` is a path through it (``pub use``
-re-exports). A path is resolved from the module of the file that writes it: ``crate::``, ``self::``,
-``super::``, a name the file's ``use`` binds, a child module, or an item of the module; then segment by
+re-exports). A path is resolved from the module that writes it (an inline ``mod tests { }`` is one, with its
+own ``use``s; ``a::b::C`` among a macro's tokens, ``assert_eq!(mylib::a::K, 1)``, is a path too): ``crate::``,
+``self::``, ``super::``, a name the module's ``use`` binds, a child module, or an item of the module; then segment by
 segment through modules, and one last step from a type to an associated item (``Type::new``, an enum's
 variant) when the crate declares that type name once and one ``impl``/enum gives it that member.
 What it reaches must be one definition: two candidates (``#[cfg]`` variants) leave the reference alone.
@@ -23,6 +24,7 @@ from __future__ import annotations
 import sqlite3
 import tomllib
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -271,7 +273,7 @@ class _Ref(NamedTuple):
     tier: str
     target: str | None
     certainty: str
-    #: Inside an inline ``mod { }``: paths are not resolved there (``self.m`` still is).
+    #: Inside an inline ``mod { }`` not placed in the module tree: paths are not resolved there (``self.m`` is).
     nested: bool = False
 
 
@@ -287,6 +289,49 @@ def _cargo_texts(conn: sqlite3.Connection, effect: BatchEffect) -> dict[str, str
             else:
                 texts[path] = text
     return texts
+
+
+class _FileModules:
+    """The resolvers of one file's modules, its own and its inline ``mod m { }`` bodies (made when first asked): each
+    resolves paths with its own ``use``s, items and child modules."""
+
+    def __init__(self, crate: _Crate, module: Module, imports: dict[str, tuple[Module, _Import]],
+                 externs: dict[str, _Crate]) -> None:
+        self.crate, self.module, self.imports, self.externs = crate, module, imports, externs
+        self._made: dict[Module, _Resolver] = {}
+
+    def at(self, inner: Module) -> _Resolver:
+        if inner not in self._made:
+            self._made[inner] = _Resolver(self.crate, (*self.module, *inner),
+                                          [i for m, i in self.imports.values() if m == inner], self.externs)
+        return self._made[inner]
+
+
+def _inline_modules(conn: sqlite3.Connection, part: Sequence[int]) -> dict[int, Module | None]:
+    """Scope id → the inline ``mod m { }`` bodies around it, outermost first (``()`` at the file's own module;
+    None inside one whose name the definitions do not give): a path there is resolved from that module, with its
+    own ``use``s (``#[cfg(test)] mod tests { use crate::a::S; }``), not the file's."""
+    q = marks(len(part))
+    names = {(int(f), int(line), int(col)): str(name) for f, line, col, name in conn.execute(
+        f"SELECT file_id, start_line, start_col, name FROM st_def WHERE file_id IN ({q}) AND kind = 'module'", part)}
+    rows = {int(s): (p, str(kind), (int(f), int(line), int(col))) for s, p, kind, f, line, col in conn.execute(
+        f"SELECT scope_id, parent_scope_id, kind, file_id, start_line, start_col FROM st_scope WHERE file_id IN ({q})",
+        part)}
+    out: dict[int, Module | None] = {}
+
+    def path(scope: int | None) -> Module | None:
+        if scope is None or scope not in rows:
+            return ()
+        if scope not in out:
+            parent, kind, start = rows[scope]
+            outer = path(parent)
+            name = names.get(start) if kind == "module" else ""
+            out[scope] = None if outer is None or name is None else (*outer, name) if name else outer
+        return out[scope]
+
+    for scope in rows:
+        path(scope)
+    return out
 
 
 def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tuple[int, set[tuple[str, str]]]:
@@ -319,51 +364,44 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
     fields = rusttypes.FieldTypes(conn, lambda file_id: _module_view(placed.get(file_id), crates, externs))
     for part in chunked(sorted(targets)):
         q = marks(len(part))
-        # Scopes inside an inline ``mod { }`` resolve paths from that module: not modelled, so not linked.
-        scopes = {s: (parent, kind) for s, parent, kind in conn.execute(
-            f"SELECT scope_id, parent_scope_id, kind FROM st_scope WHERE file_id IN ({q})", part)}
-
-        def at_file_module(scope: int | None, scopes: dict[int, tuple[int | None, str]] = scopes) -> bool:
-            while scope is not None:
-                parent, kind = scopes.get(scope, (None, ""))
-                if kind == "module":
-                    return False
-                scope = parent
-            return True
-
-        imports: dict[int, dict[str, _Import]] = defaultdict(dict)
+        inline = _inline_modules(conn, part)
+        imports: dict[int, dict[str, tuple[Module, _Import]]] = defaultdict(dict)
         for file_id, uid, name, alias, source, scope in conn.execute(
                 f"SELECT file_id, import_uid, imported_name, alias, source_literal, scope_id FROM st_import "
                 f"WHERE file_id IN ({q}) AND import_kind = 'rust_use'", part):
-            if at_file_module(scope):
-                imports[file_id][uid] = _Import(name, alias, source)
-        refs: dict[int, list[_Ref]] = defaultdict(list)
+            inner = inline.get(scope)
+            if inner is not None:
+                imports[file_id][uid] = (inner, _Import(name, alias, source))
+        refs: dict[int, list[tuple[Module, _Ref]]] = defaultdict(list)
         for file_id, scope, *row in conn.execute(
                 "SELECT file_id, scope_id, ref_id, token_text, start_line, start_col, end_col, is_member, "
                 "receiver_shape, via_import_uid, local_tier, local_target_uid, ref_tier, target_uid, certainty "
                 f"FROM st_ref WHERE file_id IN ({q}) AND (via_import_uid IS NOT NULL OR receiver_shape LIKE 'path:%' "
                 "OR (is_member = 1 AND receiver_shape IN ('self.', 'obj.', 'expr.')) "
-                "OR receiver_shape LIKE 'struct:%' OR receiver_shape IN ('mself.', 'mobj.')) "
+                "OR receiver_shape LIKE 'struct:%' OR receiver_shape IN ('mself.', 'mobj.') "
+                "OR receiver_shape LIKE 'mpath:%') "
                 "ORDER BY file_id, start_line, start_col", part):
             ref = _Ref(*row)
-            if not at_file_module(scope):  # only ``self.m`` is followed; the rest is reset to the same-file tier
+            inner = inline.get(scope)
+            if inner is None:  # inside a module whose name is not known: only ``self.m`` is followed
                 ref = ref._replace(nested=True) if ref.shape in ("self.", "mself.") \
                     else ref._replace(shape=None, via=None)
-            refs[file_id].append(ref)
+            refs[file_id].append((inner or (), ref))
         typed = rusttypes.load(conn, part)
         for file_id in part:
             place = placed.get(file_id)
-            resolver = (_Resolver(crates[place[0]], place[1], list(imports[file_id].values()), externs)
-                        if place is not None else None)
+            modules = _FileModules(crates[place[0]], place[1], imports[file_id], externs) if place is not None \
+                else None
             through: dict[str, str | None] = {}
             typed_at: dict[tuple[int, int], rusttypes.TypeMembers] = {}  # ``x.f`` ending there: ``f``'s type
-            for r in refs.get(file_id, []):
+            for inner, r in refs.get(file_id, []):
                 found: str | None = None
-                if resolver is None:
+                resolver = modules.at(inner) if modules is not None else None
+                if resolver is None or place is None:
                     pass
-                elif r.member and r.shape and r.shape.startswith("path:"):
-                    found = resolver.target([*r.shape[5:].split("::"), r.token])
-                elif (r.member or r.shape in rusttypes.MACRO_SHAPES) and place is not None:
+                elif (r.member and (r.shape or "").startswith("path:")) or (r.shape or "").startswith("mpath:"):
+                    found = resolver.target([*(r.shape or "").partition(":")[2].split("::"), r.token])
+                elif r.member or r.shape in rusttypes.MACRO_SHAPES:
                     reachable = [crates[place[0]], *externs.values()]
                     found = rusttypes.member_target([(c.types, c.values) for c in reachable],
                                                     None if r.nested else resolver.target,
@@ -374,10 +412,11 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
                         typed_at[(r.line, r.end_col)] = chained
                 elif not r.member and r.via in imports[file_id]:
                     if r.via not in through:
-                        imp = imports[file_id][r.via]
+                        home, imp = imports[file_id][r.via]
                         segments = ([imp.name] if imp.source == imp.name
                                     else [*(imp.source or "").split("::"), imp.name])
-                        through[r.via] = resolver.target(segments) if imp.source and imp.name != "*" else None
+                        through[r.via] = modules.at(home).target(segments) \
+                            if modules is not None and imp.source and imp.name != "*" else None
                     found = through[r.via]
                 new = ((STRONG, found, CERTAIN) if found is not None
                        else (r.local_tier, r.local_target, CERTAIN if r.local_tier == PROVEN else UNCERTAIN))

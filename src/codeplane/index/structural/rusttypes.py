@@ -125,8 +125,8 @@ def member_target(crates: Sequence[CrateMembers], resolve: Callable[[list[str]],
     syntax spells.
 
     ``crates`` are the file's own crate first, then the repository libraries it can name (every file is relinked
-    when a library changes); ``resolve`` resolves a path from the file's module (None inside an inline ``mod``,
-    where only ``self`` is followed)."""
+    when a library changes); ``resolve`` resolves a path from the reference's module (None inside an inline ``mod``
+    the linker could not place, where only ``self`` is followed)."""
     if shape == "expr." and typed_at is not None:  # ``x.f.token``: the type field ``f`` is declared with
         chained = typed_at.get((line, col - 1))
         found_chained = chained[0].get((chained[1], token), []) if chained is not None else []

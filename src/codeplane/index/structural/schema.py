@@ -96,7 +96,10 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 49: a JS/TS ``export * from`` re-exports ``_`` names (linked through the barrel, as TypeScript does); a TS
 #:     ``Kind.Alpha`` in a type is a member of ``Kind``; ``interface Thing`` / ``type Thing`` beside ``const Thing``
 #:     is one merged name (its uses bind), not rival declarations.
-SCHEMA_VERSION = 49
+#: 50: a Go embedded field carries its type (``ftype:``): ``b.Sq.Area()`` links; a member of a value built or
+#:     asserted in place (``T{...}.M()``, ``new(T).M()``, ``x.(T).M()``) has the shape ``lit:T`` and links to ``T.M``;
+#:     a member promoted from an embedded field (``b.Area()``) links.
+SCHEMA_VERSION = 50
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

@@ -261,6 +261,87 @@ def namespace_shape(node: Node) -> str | None:
     return "n:" + "::".join(reversed(names)) if names else None
 
 
+def designator_shape(receiver: Node) -> str | None:
+    """``init:T`` for the field a designated initializer names (``.x`` in ``struct point q = {.x = 1}``,
+    ``(Point){.x = 1}``, ``{[0].x = 1}`` for an array of them), ``init:T.a`` inside the value of field ``a``
+    (``{.a = {.x = 1}}``, ``.a.x = 1``): the type as written and the fields down to the one holding the member, for
+    the refactor planner. None where the syntax does not say (a positional element, an anonymous struct, a pointer)."""
+    pair = receiver.parent
+    if receiver.type != "field_designator" or pair is None or pair.type != "initializer_pair":
+        return None
+    held = _list_type(pair.parent)
+    for designator in pair.children_by_field_name("designator"):
+        if held is None or designator.id == receiver.id:
+            break
+        held = _designated(held, designator)
+    return f"init:{'.'.join(held[0])}" if held is not None and held[1] == 0 else None
+
+
+#: A type as written and its fields down to a value, and how many array dimensions are left to index.
+_Held = tuple[tuple[str, ...], int]
+
+
+def _designated(held: _Held, designator: Node) -> _Held | None:
+    """What ``.f`` or ``[i]`` reaches in a value of ``held``."""
+    path, dimensions = held
+    if designator.type == "subscript_designator" and dimensions > 0:
+        return path, dimensions - 1
+    field = next((c for c in designator.named_children if c.type == "field_identifier"), None)
+    if designator.type != "field_designator" or dimensions or field is None or field.text is None:
+        return None
+    return (*path, field.text.decode("utf-8", "replace")), 0
+
+
+def _list_type(initializer: Node | None) -> _Held | None:
+    """The type of the value an initializer list (``{...}``) initialises, as far as the syntax says."""
+    parent = initializer.parent if initializer is not None and initializer.type == "initializer_list" else None
+    if parent is None:
+        return None
+    if parent.type == "init_declarator" and parent.child_by_field_name("value") == initializer:
+        declaration = parent.parent
+        dimensions = _dimensions(parent.child_by_field_name("declarator"))
+        written = _type_name(declaration.child_by_field_name("type")) \
+            if declaration is not None and declaration.type == "declaration" else None
+        return ((written,), dimensions) if written is not None and dimensions is not None else None
+    if parent.type == "compound_literal_expression":
+        written_type = parent.child_by_field_name("type")
+        if written_type is not None and written_type.type == "type_descriptor":
+            if written_type.child_by_field_name("declarator") is not None:
+                return None  # ``(struct point[]){...}``
+            written_type = written_type.child_by_field_name("type")
+        written = _type_name(written_type)
+        return ((written,), 0) if written is not None else None
+    if parent.type == "initializer_list":  # an element of an array: ``{{.x = 1}, {.x = 2}}``
+        outer = _list_type(parent)
+        return (outer[0], outer[1] - 1) if outer is not None and outer[1] > 0 else None
+    if parent.type == "initializer_pair" and parent.child_by_field_name("value") == initializer:
+        held = _list_type(parent.parent)
+        for designator in parent.children_by_field_name("designator"):
+            held = _designated(held, designator) if held is not None else None
+        return held
+    return None
+
+
+def _dimensions(declarator: Node | None) -> int | None:
+    """How many ``[N]`` a declared name has (``arr[2][3]``: 2); None behind a pointer or a function."""
+    count = 0
+    while declarator is not None and declarator.type == "array_declarator":
+        count += 1
+        declarator = declarator.child_by_field_name("declarator")
+    return count if declarator is not None and declarator.type == "identifier" else None
+
+
+def _type_name(written: Node | None) -> str | None:
+    """``struct point``, ``Point``, ``geo::Point``: the type's name (None for an anonymous struct, a template)."""
+    while written is not None and written.type == "qualified_identifier":
+        written = written.child_by_field_name("name")
+    if written is not None and written.type in _NAMED_TYPES:
+        written = written.child_by_field_name("name")
+    if written is None or written.type != "type_identifier" or written.text is None:
+        return None
+    return written.text.decode("utf-8", "replace")
+
+
 def imports(ctx: Context, node: Node) -> None:
     if node.type == "using_declaration":
         text = " ".join(ctx.src.text(node).removeprefix("using").rstrip(";").split())
@@ -281,7 +362,7 @@ def imports(ctx: Context, node: Node) -> None:
 C = LanguageSpec("c", ("c.scm",), class_kinds=frozenset({"struct"}), binding_kinds=frozenset({"function", "macro"}),
                  resolve_file_scope=True, declaration_types=frozenset({"init_declarator", "declaration"}),
                  imports=imports, pattern_names=declarator_names, declared_shape=declared_type,
-                 binds_param=binds_param)
+                 binds_param=binds_param, path_shape=designator_shape)
 CPP = replace(C, language="cpp", patterns=("c.scm", "cpp.scm"), class_kinds=frozenset({"class", "struct"}),
               binding_kinds=frozenset({"field", "method"}), resolve_file_scope=False,
               members_visible=True, owner_members_visible=True,

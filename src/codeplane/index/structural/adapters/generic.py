@@ -231,17 +231,26 @@ def extract_generic(spec: LanguageSpec, grammar: str, src: SourceText, root: Nod
     originals = {b.original.id: b.row.import_uid for b in ctx.imports if b.original is not None}
     if spec.member_kept is not None:
         members = {k: m for k, m in members.items() if spec.member_kept(m[0])}
-    for member_id in members:
+    for member_id, (node, _) in members.items():
         refs.pop(member_id, None)  # a member access is never a plain name
+        _drop_name_around(spec, refs, node)
     for d in ordered:
         if not d.container:
             refs.setdefault(d.name_node.id, d.name_node)
             members.pop(d.name_node.id, None)  # ``exports.f = ...`` names its definition: not also a member use
+            _drop_name_around(spec, refs, d.name_node)
     binds, ref_rows = resolver.finish(refs, members, def_names, import_nodes, originals, stores=stores)
     if spec.exports is not None:
         spec.exports(ctx, root, resolver.file_bindings())
     return Extracted(package, defs, scopes, binds, [b.row for b in ctx.imports], ref_rows, ctx.exports, ctx.thunks,
                      [])
+
+
+def _drop_name_around(spec: LanguageSpec, refs: dict[int, Node], node: Node) -> None:
+    """A member or a definition named inside a name node (PHP's ``$n`` of ``K::$n`` or ``public static $n``) leaves
+    that node no variable: bound as one, a local ``$n``'s rename rewrote the static property."""
+    if node.parent is not None and node.parent.type in spec.identifier_types:
+        refs.pop(node.parent.id, None)
 
 
 def _owner_text(src: SourceText, owner: Node, name_node: Node) -> str:

@@ -6,10 +6,12 @@ parameter or receiver (``p *Path``), ``var x T``, ``x := T{...}`` / ``&T{...}`` 
 function's name its first result (``func New() *T``); ``x := New()`` / ``x, err := pkg.New()`` carry
 ``type:New()``; a slice or array of ``T`` is ``[]T``, and ``for _, v := range xs`` gives ``v`` ``type:range@L:C``
 (the element of what ends at line L, column C). A struct
-field's type carries ``ftype:T`` on its first plain name (the field's own name is not a reference). Go is
+field's type carries ``ftype:T`` on its first plain name (the field's own name is not a reference; an embedded
+field's is its type's, so it carries its own ``ftype:``). Go is
 statically typed, so such a name holds a value of that type wherever it is used; anything the syntax does not
 spell (a call's result, ``range``, several names from one call) has no shape. A composite literal's keys are
-members with a ``struct:T`` shape (the type the literal names).
+members with a ``struct:T`` shape (the type the literal names); a member of a value built or asserted in place has
+``lit:T`` (``T{...}.M()``).
 """
 
 from __future__ import annotations
@@ -150,18 +152,23 @@ def _field_type(node: Node) -> str | None:
     holder = head.parent
     while holder is not None and holder.type in ("pointer_type", "slice_type", "array_type"):
         holder = holder.parent
-    if holder is None or holder.type != "field_declaration" or holder.child_by_field_name("name") is None:
+    if holder is None or holder.type != "field_declaration":
         return None
     written = _written_type(holder.child_by_field_name("type"))
     return f"ftype:{written}" if written is not None else None
 
 
 def path_shape(receiver: Node) -> str | None:
-    """``struct:T`` for the type a composite literal names before its keys (``T{Name: v}``)."""
+    """``struct:T`` for the type a composite literal names before its keys (``T{Name: v}``); ``lit:T`` for a member
+    of a value the receiver builds or asserts (``T{...}.M()``, ``(&T{...}).M()``, ``new(T).M()``, ``x.(T).M()``)."""
     parent = receiver.parent
     if parent is not None and parent.type == "composite_literal" and parent.child_by_field_name("type") == receiver:
         return f"struct:{_written_type(receiver) or ''}"
-    return None
+    value: Node | None = receiver
+    while value is not None and value.type == "parenthesized_expression":
+        value = value.named_children[0] if len(value.named_children) == 1 else None
+    built = _constructed_type(value) if value is not None else None
+    return f"lit:{built}" if built is not None else None
 
 
 def plain_shape(node: Node) -> str | None:

@@ -6,7 +6,8 @@ parameter ``v: T`` / ``&T`` / ``&mut T`` / ``T<..>`` (``Self`` is written as the
 ``let x: T`` and ``let x = T { .. }`` / ``&T { .. }``. Anything else (a call's result, a pattern) has no shape.
 A struct literal's or pattern's field keys are members with a ``struct:T`` shape; a shorthand key
 (``T { f }``, also a variable) is a plain name with ``short:T``; ``self.f`` / ``v.f`` inside a macro's tokens
-are plain names with ``mself.`` / ``mobj.``; a struct field's declared type carries ``ftype:T``.
+are plain names with ``mself.`` / ``mobj.``, and ``c`` of a path ``a::b::c`` there ``mpath:a::b``; a struct field's
+declared type carries ``ftype:T``.
 """
 
 from __future__ import annotations
@@ -186,6 +187,23 @@ def _macro_member(node: Node) -> str | None:
     return "mobj." if receiver.type == "identifier" else None
 
 
+def _macro_path(node: Node) -> str | None:
+    """``mpath:a::b`` for ``c`` in ``a::b::c`` inside a macro's token tree (``assert_eq!(mylib::a::K, 1)``): plain
+    tokens there, linked as the path they spell."""
+    segments: list[str] = []
+    current = node
+    while (sep := current.prev_sibling) is not None and sep.type == "::" and sep.end_byte == current.start_byte:
+        head = sep.prev_sibling
+        if head is None or head.end_byte != sep.start_byte or head.type not in ("identifier", "crate", "self", "super"):
+            return None  # ``<T as Tr>::f``, ``::std::x``: not a path from a module
+        segments.append(_text(head))
+        current = head
+    before = current.prev_sibling
+    if not segments or (before is not None and before.type == "." and before.end_byte == current.start_byte):
+        return None  # ``x.a::<T>``
+    return "mpath:" + "::".join(reversed(segments))
+
+
 def _field_type(node: Node) -> str | None:
     """``ftype:T`` when ``node`` is the type a struct field is declared with (``pub pre: Prerelease``)."""
     head = node
@@ -212,7 +230,7 @@ def plain_shape(node: Node) -> str | None:
     if parent.type == "shorthand_field_initializer":  # ``Version { major }``: a field key and a variable
         return f"short:{_literal_type(parent.parent.parent if parent.parent is not None else None)}"
     if parent.type == "token_tree":
-        return _macro_member(node)
+        return _macro_member(node) or _macro_path(node)
     if parent.child_by_field_name("pattern") != node:
         return None
     written: str | None = None

@@ -5,7 +5,8 @@ parameters are resolved here; method and function names are dynamic.
 For ``phplink`` a PHP class, function or constant name carries its context and qualifier as written as a
 shape (``class:``, ``fn:``, ``const:``, ``super:`` for ``extends``/``implements``/trait ``use``, and
 ``useclass:``/``usefn:``/``useconst:`` with the absolute prefix in ``use`` clauses), ``X::m()`` is a member of
-shape ``class::`` (a property or constant access, not a call, adds ``$``: ``class::$``, ``this.$``), and a
+shape ``class::`` (a property or constant access, not a call, adds ``$``: ``class::$``, ``this.$``; a static
+property ``K::$n``/``self::$n`` adds ``$$`` and is named ``n``, as it is declared), and a
 variable's definition carries ``type:C`` when a type hint or ``new C`` declares it.
 ``use function``/``use const`` are import kinds ``php_use_function``/``php_use_const``."""
 
@@ -171,7 +172,7 @@ _CALLS = frozenset({"member_call_expression", "scoped_call_expression", "nullsaf
 
 def php_path_shape(receiver: Node) -> str | None:
     """``$this->m()`` ``this.``, ``self::m()`` ``self::``, ``C::m()`` ``class::``, ``$x->m()`` ``expr.``; a property
-    or constant access (not a call) has the same shape plus ``$``."""
+    or constant access (not a call) has the same shape plus ``$``, a static property (``C::$n``) plus ``$$``."""
     text = _text(receiver)
     if receiver.type in ("name", "qualified_name", "relative_name"):
         shape = "class::"
@@ -180,6 +181,8 @@ def php_path_shape(receiver: Node) -> str | None:
     else:
         shape = "this." if text == "$this" else "expr."
     holder = receiver.parent
+    if holder is not None and holder.type == "scoped_property_access_expression":
+        return shape + "$$"  # a static property: PHP keeps it apart from a class constant of the same name
     return shape if holder is not None and holder.type in _CALLS else shape + "$"
 
 

@@ -40,5 +40,7 @@
 (identifier) @reference
 (type_identifier) @reference
 (field_expression argument: (_) @receiver field: (field_identifier) @member)
+; A designated initializer's field, `{.x = 1}`: a member of the type initialised (its shape, `init:point.a`).
+(field_designator (field_identifier) @member) @receiver
 
 (preproc_include) @import

@@ -29,6 +29,8 @@
 (member_call_expression object: (_) @receiver name: (name) @member)
 (scoped_call_expression scope: (_) @receiver name: (name) @member)
 (class_constant_access_expression (_) @receiver . (name) @member .)
+; A static property, ``self::$n``/``K::$n``, is named without its ``$`` like its declaration; not a variable.
+(scoped_property_access_expression scope: (_) @receiver name: (variable_name (name) @member))
 
 ; Class, function and constant names (the last segment of a qualified name); ``phplink`` reads their context
 ; and qualifier from the shape (``adapters/scripting.py``). A namespace's name marks where it is in effect.
