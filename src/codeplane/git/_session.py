@@ -114,14 +114,17 @@ class RepoSession:
             yield repo
 
     @contextmanager
-    def writing(self, *, files: bool, reconcile: bool = True) -> Iterator[Write]:
+    def writing(self, *, files: bool, reconcile: bool = True, index: bool = True) -> Iterator[Write]:
         """A write under the lock; ``files`` tracks working-tree paths, ``reconcile`` refreshes the index
-        subsystem afterwards (also after a failure, except a refusal raised before anything changed)."""
+        subsystem afterwards (also after a failure, except a refusal raised before anything changed). ``index``:
+        the operation may write git's index, so another git process's ``index.lock`` refuses it; ref-only writes
+        (branches, tags, remotes) pass ``False`` and go ahead, as ``git branch`` does."""
         with self._lock, span("git.write", files=files), self._while_writing():
             try:
                 with git_errors():
                     repo = self.open()
-                    _check_index_lock(repo)
+                    if index:
+                        _check_index_lock(repo)
                     yield Write(repo=repo, root=self.root, tracker=EffectTracker(repo, worktree=files))
             except CodePlaneError as exc:
                 if reconcile and exc.error not in _REFUSED_BEFORE_ANY_CHANGE:

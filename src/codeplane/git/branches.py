@@ -9,6 +9,7 @@ from __future__ import annotations
 import pygit2
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.paths import NAME_MAX
 from codeplane.git.models import GitModel
 from codeplane.git.pathspecs import check_ref
 from codeplane.git.revisions import head_commit, resolve_commit
@@ -26,9 +27,18 @@ class BranchInfo(GitModel):
     behind: int | None = None
 
 
+#: A ref is a file, written through ``<name>.lock``: no part of a branch name can be longer than this.
+MAX_NAME_PART_BYTES = NAME_MAX - len(".lock")
+
+
 def check_branch_name(name: str, field: str = "name") -> str:
     """A new local branch name git would accept; 1003 otherwise."""
     check_ref(name, field)
+    longest = max(len(part.encode("utf-8", errors="surrogateescape")) for part in name.split("/"))
+    if longest > MAX_NAME_PART_BYTES:  # (it was 9001: OSError "File name too long")
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"{field}: a branch name's parts are at most "
+                             f"{MAX_NAME_PART_BYTES} bytes (each is a file name); this one has {longest}",
+                             details={"field": field, "limit": MAX_NAME_PART_BYTES, "length": longest})
     if name.startswith("refs/") or not pygit2.reference_is_valid_name(f"refs/heads/{name}") or name == "HEAD":
         raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"{field} {name!r} is not a valid branch name",
                              details={"field": field, "value": name})

@@ -18,8 +18,9 @@ from pygit2.enums import CheckoutNotify, CheckoutStrategy, SortMode
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git._session import error_code
-from codeplane.git._workdir import checkout_index, checkout_tree
+from codeplane.git._workdir import checkout_index, checkout_tree, tree_delta_paths
 from codeplane.git.branches import check_branch_name
+from codeplane.git.filters import refuse_filtered
 from codeplane.git.pathspecs import check_ref, shown, under
 from codeplane.git.revisions import head_commit, resolve_commit
 
@@ -67,6 +68,16 @@ def resolve_target(repo: pygit2.Repository, ref: str, create: bool, start_point:
         commit = remote.peel(pygit2.Commit)
         return SwitchTarget(commit=commit, branch=f"refs/heads/{name}", create=(name, commit, remote_matches[0]))
     return SwitchTarget(commit=resolve_commit(repo, ref), branch=None)
+
+
+def switch_unborn(repo: pygit2.Repository, name: str) -> None:
+    """``git checkout -b <name>`` before the first commit: HEAD names the new, still unborn, branch. The index and
+    the working tree stay as they are (there is no commit to check out)."""
+    check_branch_name(name, "ref")
+    if name in repo.branches.local:
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"branch {name!r} already exists",
+                             details={"branch": name, "field": "ref"})
+    repo.set_head(f"refs/heads/{name}")
 
 
 def checked_out_elsewhere(repo: pygit2.Repository, branch: str) -> str | None:
@@ -118,6 +129,13 @@ def collisions(repo: pygit2.Repository, target: SwitchTarget) -> list[str]:
     except pygit2.GitError:
         pass  # the dry run reports collisions by failing after notifying them
     return sorted(shown(p) for p in set(callbacks.paths))
+
+
+def refuse_filtered_switch(repo: pygit2.Repository, target: SwitchTarget) -> None:
+    """8005 if a file the switch writes has a filter driver (:mod:`codeplane.git.filters`); nothing written yet."""
+    head = head_commit(repo)
+    refuse_filtered(repo, tree_delta_paths(head.tree, target.commit.tree) if head is not None else
+                    _tree_files(target.commit.tree), "checkout")
 
 
 def switch(repo: pygit2.Repository, target: SwitchTarget, *, force: bool) -> None:
@@ -176,21 +194,16 @@ def left_behind_warning(repo: pygit2.Repository, old: pygit2.Oid) -> str | None:
             f"git_branch action=create name=<new-branch-name> ref={str(old)[:12]}")
 
 
+def _tree_files(tree: pygit2.Tree, prefix: str = "") -> list[str]:
+    names: list[str] = []
+    for entry in tree:
+        full = prefix + (entry.name or "")
+        names += _tree_files(entry, full + "/") if isinstance(entry, pygit2.Tree) else [full]
+    return names
+
+
 def _source_paths(repo: pygit2.Repository, source: pygit2.Tree | None, paths: Sequence[str]) -> list[str]:
-    if source is None:
-        names = [e.path for e in repo.index]
-    else:
-        names = []
-
-        def walk(tree: pygit2.Tree, prefix: str) -> None:
-            for entry in tree:
-                full = prefix + (entry.name or "")
-                if isinstance(entry, pygit2.Tree):
-                    walk(entry, full + "/")
-                else:
-                    names.append(full)
-
-        walk(source, "")
+    names = [e.path for e in repo.index] if source is None else _tree_files(source)
     matched = sorted({n for n in names if under(n, paths)})
     missing = [p for p in paths if not any(under(n, [p]) for n in matched)]
     if missing:
@@ -205,9 +218,28 @@ RestoreSource = tuple[pygit2.Tree | None, list[str]]
 
 def restore_source(repo: pygit2.Repository, paths: Sequence[str], ref: str | None) -> RestoreSource:
     """What :func:`restore_paths` writes: ``ref``'s tree (``None``: the index) and the files under ``paths`` (empty:
-    all) it holds. 8002/5004 before anything is written."""
+    all) it holds. 8002/5004, 8005 (an unmerged path, a filter driver) before anything is written."""
     tree = resolve_commit(repo, ref).tree if ref is not None else None
-    return tree, _source_paths(repo, tree, paths)
+    if tree is None:
+        _refuse_unmerged(repo, paths)
+    files = _source_paths(repo, tree, paths)
+    refuse_filtered(repo, files, "checkout")
+    return tree, files
+
+
+def _refuse_unmerged(repo: pygit2.Repository, paths: Sequence[str]) -> None:
+    """8005 for unmerged paths, as ``git checkout -- <path>`` refuses them: the index holds no one version to
+    restore, and libgit2 would rewrite the file with fresh conflict markers and report nothing restored."""
+    conflicts = repo.index.conflicts
+    if conflicts is None:
+        return
+    unmerged = {next(e for e in entries if e is not None).path for entries in conflicts}
+    hit = sorted(shown(p) for p in unmerged if not paths or under(p, paths))
+    if hit:
+        listed = ", ".join(repr(p) for p in hit[:20])
+        raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"path {listed} is unmerged: resolve it and stage it "
+                             "(git_stage), or restore it from a commit (ref=HEAD for ours)", details={
+                                 "field": "paths", "paths": hit[:200], "count": len(hit)})
 
 
 def restore_paths(repo: pygit2.Repository, source: RestoreSource, recovery_point: str | None = None) -> list[str]:

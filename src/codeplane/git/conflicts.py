@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -60,3 +61,35 @@ def read_conflicts(index: pygit2.Index) -> list[Conflict]:
             theirs_oid=str(theirs.id) if theirs is not None else None,
         ))
     return sorted(out, key=lambda c: c.path)
+
+
+def git_style_labels(repo: pygit2.Repository, commit: pygit2.Commit) -> None:
+    """After libgit2 applied ``commit`` (cherry-pick, revert, a rebase step) with conflicts: name it in the
+    markers and ``MERGE_MSG`` as git does. libgit2 writes ``>>>>>>> a93fcf8... t1`` and ``#Conflicts:``; git
+    writes ``>>>>>>> a93fcf8 (t1)`` (``parent of …`` for a revert) and ``# Conflicts:``."""
+    short = str(commit.id)[:7].encode()
+    label = re.compile(rb"^(>{7} (?:parent of )?" + short + rb")\.\.\. ([^\r\n]*)(\r?)$", re.MULTILINE)
+    root = Path(repo.workdir)
+    for entries in repo.index.conflicts or ():
+        path = root / next(e for e in entries if e is not None).path
+        try:
+            if path.is_symlink() or not path.is_file():
+                continue
+            data = path.read_bytes()
+            fixed = label.sub(rb"\1 (\2)\3", data)
+            if fixed != data:
+                path.write_bytes(fixed)
+        except OSError:
+            continue  # cosmetic: the conflict itself is in the index either way
+    message = Path(repo.path) / "MERGE_MSG"
+    try:
+        text = message.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    if "\n#Conflicts:\n" in text:
+        message.write_text(text.replace("\n#Conflicts:\n", "\n# Conflicts:\n"), encoding="utf-8")
+
+
+def conflicts_comment(conflicts: list[Conflict]) -> str:
+    """The comment git appends to ``MERGE_MSG`` when a merge stops (dropped again when the message is used)."""
+    return "\n# Conflicts:\n" + "".join(f"#\t{c.path}\n" for c in conflicts) if conflicts else ""

@@ -14,7 +14,8 @@ HEAD runs ``post-merge 0``; a cherry-pick or revert runs ``prepare-commit-msg`` 
 fails before the commit leaves the operation in progress with its changes staged (``success`` false, no
 conflicts, the hook's output in ``hooks``), as git does: fix and ``git_commit``, or ``git_reset`` hard.
 A merge that moves HEAD sets ORIG_HEAD to where HEAD was, as git's does; ``commit.gpgsign`` refuses the operations
-that would create a commit (``git/signing.py``).
+that would create a commit (``git/signing.py``), and a file with a filter driver refuses them all
+(``git/filters.py``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from pygit2.enums import CheckoutStrategy, FileStatus, MergeAnalysis, MergeFavor
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git._workdir import checkout_tree, path_as_in, settling, tree_delta_paths
-from codeplane.git.conflicts import RepoState, read_conflicts, repo_state
+from codeplane.git.conflicts import RepoState, conflicts_comment, git_style_labels, read_conflicts, repo_state
+from codeplane.git.filters import refuse_filtered
 from codeplane.git.hooks import HookRun, run_hook
 from codeplane.git.messages import edit_message
 from codeplane.git.models import Conflict, WriteResult
@@ -35,6 +37,7 @@ from codeplane.git.pathspecs import shown
 from codeplane.git.revisions import (
     advance_head,
     author_signature,
+    empty_tree,
     head_branch,
     head_commit,
     require_head,
@@ -178,6 +181,7 @@ def merge(repo: pygit2.Repository, ref: str, *, message: str | None = None, no_f
     analysis = MergeAnalysis.FASTFORWARD if head is None else repo.merge_analysis(theirs.id)[0]
     if analysis & MergeAnalysis.UP_TO_DATE:
         return MergeResult(operation="merge", success=True, up_to_date=True, commit=str(head.id) if head else None)
+    refuse_filtered(repo, tree_delta_paths(head.tree if head is not None else empty_tree(repo), theirs.tree), "merge")
     if analysis & MergeAnalysis.FASTFORWARD and not no_ff:
         if head is not None:
             merged = pygit2.Index()
@@ -208,8 +212,8 @@ def merge(repo: pygit2.Repository, ref: str, *, message: str | None = None, no_f
     with settling(repo, tree_delta_paths(head.tree, theirs.tree)):
         repo.merge(_labelled(repo, ref, theirs), favor=_FAVOR[favor])
     text = message if message else _default_message(repo, ref)
-    (Path(repo.path) / "MERGE_MSG").write_text(text, encoding="utf-8")
     conflicts = read_conflicts(repo.index)
+    (Path(repo.path) / "MERGE_MSG").write_text(text + conflicts_comment(conflicts), encoding="utf-8")
     if conflicts:
         return MergeResult(operation="merge", success=False, conflicts=conflicts, state=repo_state(repo),
                            message=text)
@@ -254,12 +258,14 @@ def _apply_commit(repo: pygit2.Repository, ref: str, operation: Literal["cherry_
         preview = repo.merge_trees(picked.tree, head.tree, parent.tree)
         message = f'Revert "{picked.message.split(chr(10), 1)[0]}"\n\nThis reverts commit {picked.id}.\n'
     refuse_signing(repo, operation.replace("_", "-"))
+    refuse_filtered(repo, tree_delta_paths(parent.tree, picked.tree), operation.replace("_", "-"))
     refuse_collisions(repo, head, preview, dirty, operation.replace("_", "-"))
     with settling(repo, tree_delta_paths(parent.tree, picked.tree)):
         if operation == "cherry_pick":
             repo.cherrypick(picked.id)
         else:
             repo.revert(picked)
+        git_style_labels(repo, picked)
     conflicts = read_conflicts(repo.index)
     if conflicts:
         return MergeResult(operation=operation, success=False, conflicts=conflicts, state=repo_state(repo),

@@ -4,14 +4,17 @@
 reorder them and change actions, then ``execute`` replays them onto ``onto``. HEAD is detached while the rebase
 runs and the branch moves only when every step is done, so ``abort`` puts it back exactly. A step that conflicts
 pauses with the conflicts as data; ``edit`` pauses after its commit. Steps whose changes are already upstream
-become empty and are dropped (listed in ``skipped_empty``). ORIG_HEAD names the commit the rebase started from, and
-HEAD's reflog says each step as git's does (``rebase (pick): <summary>``). The service records a recovery point
-before execute, skip and abort, once their checks (:func:`check_start`, :func:`in_progress`) pass: a refused call
-leaves none behind.
+become empty and are dropped (listed in ``skipped_empty``); a commit that was empty to begin with is kept, as git
+keeps it. A squash combines the messages (or takes the step's ``message``) even when the squashed commit is empty.
+ORIG_HEAD names the commit the rebase started from, and HEAD's reflog says each step as git's does
+(``rebase (pick): <summary>``). The service records a recovery point before execute, skip and abort, once their
+checks (:func:`check_start`, :func:`in_progress`) pass: a refused call leaves none behind. A rebase that would write a
+file with a filter driver is refused (:mod:`codeplane.git.filters`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Literal
 
 import pygit2
@@ -19,8 +22,9 @@ from pygit2.enums import CheckoutStrategy, ResetMode, SortMode
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git import rebase_state
-from codeplane.git._workdir import checkout_tree
-from codeplane.git.conflicts import read_conflicts, repo_state
+from codeplane.git._workdir import checkout_tree, tree_delta_paths
+from codeplane.git.conflicts import git_style_labels, read_conflicts, repo_state
+from codeplane.git.filters import refuse_filtered
 from codeplane.git.merge import require_clean_index
 from codeplane.git.models import Conflict, WriteResult
 from codeplane.git.rebase_state import RebasePlan, RebaseState, RebaseStep
@@ -79,8 +83,19 @@ def check_start(repo: pygit2.Repository, plan_: RebasePlan) -> None:
         raise CodePlaneError(ErrorCode.GIT_DIRTY_WORKTREE, "commit or stash local changes before rebasing",
                              details={"paths": modified[:200], "count": len(modified)})
     _validate(repo, plan_)
-    require_head(repo)
+    head = require_head(repo)
     refuse_signing(repo, "rebase")
+    refuse_filtered(repo, _written(repo, head, plan_), "rebase")
+
+
+def _written(repo: pygit2.Repository, head: pygit2.Commit, plan_: RebasePlan) -> Iterator[str]:
+    """The paths the rebase may write: to ``onto``, then each replayed step's (lazily: only asked for when a filter
+    driver is configured at all)."""
+    yield from tree_delta_paths(head.tree, resolve_commit(repo, plan_.onto, "onto").tree)
+    for step in plan_.steps:
+        if step.action != "drop":
+            commit = resolve_commit(repo, step.commit_sha)
+            yield from tree_delta_paths(commit.parents[0].tree, commit.tree)
 
 
 def execute(repo: pygit2.Repository, plan_: RebasePlan, recovery_point: str | None) -> RebaseResult:
@@ -106,6 +121,7 @@ def _replay(repo: pygit2.Repository, step: RebaseStep) -> list[Conflict]:
         _detach(repo, commit.id, _reflog(step, commit.message))
         return []
     repo.cherrypick(commit.id)
+    git_style_labels(repo, commit)
     return read_conflicts(repo.index)
 
 
@@ -117,20 +133,32 @@ def _commit_step(repo: pygit2.Repository, step: RebaseStep, state: RebaseState) 
         return state
     tree = repo.index.write_tree()
     committer = user_signature(repo)
+    given = _given_message(step, commit)
     if step.action in ("squash", "fixup"):
-        if tree != head.tree.id:
-            message = step.message or (head.message.rstrip("\n") + "\n\n" + commit.message
-                                       if step.action == "squash" else head.message)
+        message = given or (head.message.rstrip("\n") + "\n\n" + commit.message
+                            if step.action == "squash" else head.message)
+        # A squash of an empty commit still changes the message, as ``git rebase -i`` combines them.
+        if tree != head.tree.id or message != head.message:
             oid = repo.create_commit(None, head.author, committer, message, tree, list(head.parent_ids))
             _detach(repo, oid, _reflog(step, message))
-    elif tree == head.tree.id:
+    elif tree == head.tree.id and commit.tree_id != commit.parents[0].tree_id:
+        # Only a commit that *became* empty is dropped; one made empty on purpose (``--allow-empty``) is kept,
+        # as git's rebase keeps commits that start empty by default.
         state = state.model_copy(update={"skipped_empty": [*state.skipped_empty, step.commit_sha]})
     else:
-        message = step.message if step.action == "reword" and step.message else commit.message
+        message = given if step.action == "reword" and given else commit.message
         oid = repo.create_commit(None, commit.author, committer, message, tree, [head.id])
         _detach(repo, oid, _reflog(step, message))
     repo.state_cleanup()
     return state
+
+
+def _given_message(step: RebaseStep, commit: pygit2.Commit) -> str | None:
+    """The caller's new message for the step, or ``None``. A plan carries each commit's summary line; handed back
+    unchanged it means "no new message" (as git ignores a todo line's text), not "cut the message to its summary"."""
+    if not step.message or step.message == commit.message.split("\n", 1)[0]:
+        return None
+    return step.message
 
 
 def _detach(repo: pygit2.Repository, oid: pygit2.Oid, message: str) -> None:

@@ -29,6 +29,7 @@ from pygit2.enums import CheckoutStrategy, FileMode, FileStatus
 
 from codeplane.core.clock import now_ms
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.paths import NAME_MAX
 from codeplane.git._workdir import checkout_index, prune_empty, settling
 from codeplane.git.conflicts import rebase_state_path
 from codeplane.git.models import GitModel
@@ -203,10 +204,19 @@ def _prune(repo: pygit2.Repository) -> None:
 def load(repo: pygit2.Repository, name: str) -> RecoveryPoint:
     """The recovery point ``name`` (full ref or the part after the prefix); 8002 if there is none."""
     full = name if name.startswith(RECOVERY_PREFIX) else RECOVERY_PREFIX + name
-    ref = repo.references.get(full)
+    longest = max(len(part.encode("utf-8", errors="surrogateescape")) for part in full.split("/"))
+    if longest > NAME_MAX:  # libgit2 raised ValueError (8001) on a name the file system cannot hold
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"no recovery point has a name part over {NAME_MAX} bytes "
+                             f"(this one has {longest}); git_inspect action=recovery_points lists them",
+                             details={"field": "recovery_point", "limit": NAME_MAX, "length": longest})
+    try:
+        ref = repo.references.get(full)
+    except ValueError:
+        ref = None
     if ref is None:
-        raise CodePlaneError(ErrorCode.GIT_REF_NOT_FOUND, f"no recovery point {name!r}",
-                             details={"recovery_point": name})
+        echoed = name if len(name) <= 200 else name[:200] + "…"
+        raise CodePlaneError(ErrorCode.GIT_REF_NOT_FOUND, f"no recovery point {echoed!r}",
+                             details={"recovery_point": echoed})
     commit = ref.peel(pygit2.Commit)
     _, _, body = commit.message.partition("\n\n")
     try:

@@ -2,7 +2,8 @@
 
 soft keeps index and working tree; mixed resets the index; hard also overwrites the working tree (untracked files
 stay). ORIG_HEAD names the commit HEAD left, as git's. Any merge/cherry-pick/revert in progress ends with mixed or
-hard. The service records a recovery point before a hard reset.
+hard. The service records a recovery point before a hard reset. A hard reset that would write a file with a filter
+driver is refused (:mod:`codeplane.git.filters`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pygit2.enums import ResetMode
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git._workdir import settling, tree_delta_paths
 from codeplane.git.conflicts import repo_state
+from codeplane.git.filters import refuse_filtered
 from codeplane.git.revisions import head_commit, resolve_commit, write_orig_head
 from codeplane.git.status import dirty_paths
 
@@ -29,7 +31,17 @@ def target(repo: pygit2.Repository, ref: str | None, mode: Mode) -> pygit2.Commi
     if mode == "soft" and repo_state(repo) == "merge":
         raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "cannot soft-reset in the middle of a merge; use mixed "
                              "or hard", details={"state": "merge"})
-    return resolve_commit(repo, ref or "HEAD")
+    commit = resolve_commit(repo, ref or "HEAD")
+    if mode == "hard":
+        refuse_filtered(repo, _rewritten(repo, commit), "hard reset")
+    return commit
+
+
+def _rewritten(repo: pygit2.Repository, target_: pygit2.Commit) -> set[str]:
+    """What a hard reset writes in the work tree: the dirty paths and what differs between the two commits."""
+    head = head_commit(repo)
+    assert head is not None  # target() refused an unborn HEAD
+    return set(dirty_paths(repo)) | tree_delta_paths(head.tree, target_.tree)
 
 
 def reset(repo: pygit2.Repository, ref: str | None, mode: Mode) -> pygit2.Commit:
@@ -37,8 +49,7 @@ def reset(repo: pygit2.Repository, ref: str | None, mode: Mode) -> pygit2.Commit
     target_ = target(repo, ref, mode)
     head = head_commit(repo)
     assert head is not None  # target() refused an unborn HEAD
-    # Only a hard reset writes the work tree: the dirty paths and what differs between the two commits.
-    rewritten = set(dirty_paths(repo)) | tree_delta_paths(head.tree, target_.tree) if mode == "hard" else set()
+    rewritten = _rewritten(repo, target_) if mode == "hard" else set()  # only a hard reset writes the work tree
     write_orig_head(repo, head.id)
     with settling(repo, rewritten):
         repo.reset(target_.id, _MODES[mode])

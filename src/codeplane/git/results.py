@@ -46,7 +46,8 @@ class StageResult(WriteResult):
 
 class CheckoutResult(WriteResult):
     branch: str | None
-    head: str
+    #: HEAD afterwards (``None`` on a branch with no commit yet: ``create`` in an empty repository).
+    head: str | None
     detached: bool
     created_branch: str | None = None
     restored_paths: list[str] = []

@@ -203,10 +203,15 @@ class GitService:
                                     paths=lost[:100])
                     w.record("checkout-paths")
                 restored = checkout.restore_paths(repo, source, w.recovery_point)
+            elif create and ref is not None and start_point is None and repo.head_is_unborn:
+                # ``git checkout -b`` before the first commit only renames the unborn branch: nothing to check out.
+                checkout.switch_unborn(repo, ref)
+                created, restored = ref, []
             else:
                 if ref is None:
                     raise _invalid("ref", "give ref to switch to, or paths to restore")
                 target = checkout.resolve_target(repo, ref, create, start_point)
+                checkout.refuse_filtered_switch(repo, target)
                 state = repo_state(repo)
                 if state != "none":
                     # Switching away from a rebase, merge or pick in progress kept its state: a rebase's continue
@@ -238,13 +243,14 @@ class GitService:
                 restored = []
                 if left is not None and (warning := checkout.left_behind_warning(repo, left)) is not None:
                     warnings.append(warning)
-            head = require_head(repo)
+            head = head_commit(repo)
             branch = head_branch(repo)
             # As git checkout: previous HEAD, new HEAD, 1 for a branch checkout (0: paths).
-            hook = run_hook(repo, "post-checkout", (str(before.id) if before else _NULL_OID, str(head.id),
-                                                    "0" if restoring else "1"), timeout_s=self.config.hook_timeout_sec)
+            hook = run_hook(repo, "post-checkout", (str(before.id) if before else _NULL_OID,
+                                                    str(head.id) if head else _NULL_OID, "0" if restoring else "1"),
+                            timeout_s=self.config.hook_timeout_sec)
             return CheckoutResult(branch=None if repo.head_is_detached or branch is None else
-                                  branch.removeprefix("refs/heads/"), head=str(head.id),
+                                  branch.removeprefix("refs/heads/"), head=str(head.id) if head else None,
                                   detached=repo.head_is_detached, created_branch=created, restored_paths=restored,
                                   hooks=[hook] if hook.ran else [], warnings=warnings, effect=w.effect())
 
@@ -307,17 +313,17 @@ class GitService:
 
     # -- refs ----------------------------------------------------------------------------------------
     def branch_create(self, name: str, ref: str | None = None, *, force: bool = False) -> BranchResult:
-        with self._s.writing(files=False, reconcile=False) as w:
+        with self._s.writing(files=False, reconcile=False, index=False) as w:
             info = branches.create(w.repo, name, ref, force)
             return BranchResult(action="create", branch=info, effect=w.effect())
 
     def branch_rename(self, name: str, new_name: str, *, force: bool = False) -> BranchResult:
-        with self._s.writing(files=False, reconcile=False) as w:
+        with self._s.writing(files=False, reconcile=False, index=False) as w:
             info = branches.rename(w.repo, name, new_name, force)
             return BranchResult(action="rename", branch=info, effect=w.effect())
 
     def branch_delete(self, name: str, *, confirm: bool = False) -> BranchResult:
-        with self._s.writing(files=False, reconcile=False) as w:
+        with self._s.writing(files=False, reconcile=False, index=False) as w:
             branch = branches.local_branch(w.repo, name)
             unmerged = not branches.is_merged(w.repo, branch)
             if unmerged:
@@ -329,31 +335,31 @@ class GitService:
 
     def tag_create(self, name: str, ref: str | None = None, *, message: str | None = None,
                    force: bool = False) -> TagResult:
-        with self._s.writing(files=False, reconcile=False) as w:
+        with self._s.writing(files=False, reconcile=False, index=False) as w:
             info = tags.create(w.repo, name, ref, message, force)
             return TagResult(action="create", tag=info, effect=w.effect())
 
     def tag_delete(self, name: str) -> TagResult:
-        with self._s.writing(files=False, reconcile=False) as w:
+        with self._s.writing(files=False, reconcile=False, index=False) as w:
             info = tags.delete(w.repo, name)
             return TagResult(action="delete", tag=info, effect=w.effect())
 
     # -- remotes -------------------------------------------------------------------------------------
     def remote_add(self, name: str, url: str) -> RemoteResult:
-        with self._s.writing(files=False, reconcile=False) as w:
+        with self._s.writing(files=False, reconcile=False, index=False) as w:
             return RemoteResult(action="add", remote=remotes.add(w.repo, name, url), effect=w.effect())
 
     def remote_remove(self, name: str) -> RemoteResult:
-        with self._s.writing(files=False, reconcile=False) as w:
+        with self._s.writing(files=False, reconcile=False, index=False) as w:
             return RemoteResult(action="remove", remote=remotes.remove(w.repo, name), effect=w.effect())
 
     def fetch(self, remote: str | None = None, branch: str | None = None, *, prune: bool = False) -> RemoteResult:
-        with self._s.writing(files=False, reconcile=False) as w:
+        with self._s.writing(files=False, reconcile=False, index=False) as w:
             return sync.fetch(w, remote, branch, prune=prune, timeout_s=self.config.remote_timeout_sec)
 
     def push(self, remote: str | None = None, branch: str | None = None, *, remote_branch: str | None = None,
              force: bool = False, set_upstream: bool = False, confirm: bool = False) -> PushResult:
-        with self._s.writing(files=False, reconcile=False) as w:
+        with self._s.writing(files=False, reconcile=False, index=False) as w:
             return sync.push(w, remote, branch, remote_branch=remote_branch, force=force, set_upstream=set_upstream,
                              confirm=confirm, timeout_s=self.config.remote_timeout_sec)
 

@@ -2,7 +2,8 @@
 
 Staging a path records whatever is on disk (new, modified, deleted: ``git add -A -- <path>``);
 unstaging puts the HEAD version back in the index and leaves the file alone (``git restore --staged``).
-Directories stage everything below them. Ignored files are skipped unless already tracked.
+Directories stage everything below them. Ignored files are skipped unless already tracked. A file git would pass
+through a ``.gitattributes`` filter driver is refused (:mod:`codeplane.git.filters`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pygit2
 from pygit2.enums import FileStatus
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git.filters import refuse_filtered
 from codeplane.git.models import GitModel
 from codeplane.git.pathspecs import shown, under
 from codeplane.git.revisions import head_tree
@@ -82,6 +84,8 @@ def stage(repo: pygit2.Repository, root: Path, paths: Sequence[str], *,
         raise CodePlaneError(ErrorCode.FILE_NOT_FOUND, "none of the paths exist in the working tree or index",
                              details={"paths": [s.path for s in skipped]})
     _refuse_markers(root, [p for p, flag in targets.items() if flag & FileStatus.CONFLICTED])
+    refuse_filtered(repo, (p for p, flag in targets.items() if flag & (FileStatus.CONFLICTED | _ADDABLE) and
+                           ((root / p).exists() or (root / p).is_symlink())), "staging")
     index = repo.index
     staged: list[StagedPath] = []
     for path in sorted(targets):

@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pygit2
+from pygit2.enums import FileStatus
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git._workdir import settling, tree_delta_paths
 from codeplane.git.conflicts import read_conflicts
+from codeplane.git.filters import refuse_filtered
 from codeplane.git.models import Conflict, GitModel
-from codeplane.git.pathspecs import shown
+from codeplane.git.pathspecs import shown, under
 from codeplane.git.revisions import empty_tree, require_head, user_signature
 from codeplane.git.stash_paths import push_paths
 from codeplane.git.status import dirty_paths
@@ -48,6 +50,8 @@ def push(repo: pygit2.Repository, *, message: str | None, include_untracked: boo
     if conflicts:  # git: "needs merge"; libgit2 would fail later with a generic error
         raise CodePlaneError(ErrorCode.GIT_CONFLICT, "resolve and stage the conflicted files before stashing",
                              details={"conflicts": [c.model_dump() for c in conflicts]})
+    refuse_filtered(repo, (p for p, flag in dirty_paths(repo).items() if under(p, paths) and
+                           (include_untracked or not flag & FileStatus.WT_NEW)), "stash")
     if paths or include_untracked:
         # libgit2's path-limited stash resets every file, and its untracked stash deletes each untracked directory
         # whole, ignored files in it included (``git stash -u`` keeps them): both are built as git builds them.
@@ -82,6 +86,7 @@ def apply(repo: pygit2.Repository, index: int, *, pop: bool, reinstate_index: bo
     if blocked:
         raise CodePlaneError(ErrorCode.GIT_DIRTY_WORKTREE, "local changes would be overwritten by the stash; "
                              "commit or stash them first", details={"paths": blocked[:200], "count": len(blocked)})
+    refuse_filtered(repo, stashed, "stash apply")
     with settling(repo, stashed):
         repo.stash_apply(index, reinstate_index=reinstate_index)
     conflicts = read_conflicts(repo.index)

@@ -60,10 +60,21 @@ def lookup(repo: pygit2.Repository, name: str) -> pygit2.Worktree:
     return repo.lookup_worktree(name)
 
 
+def check_worktree_name(name: str) -> str:
+    """A name git can give both a new branch and one directory (``.git/worktrees/<name>``, and the default
+    ``.codeplane/worktrees/<name>``); 1003 otherwise, before anything is created (a slash made the branch, then
+    failed; a name too long for a file name was a 9001 "File name too long")."""
+    check_branch_name(name)
+    if "/" in name:
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"a worktree name is one directory name, without '/': "
+                             f"{name!r}", details={"field": "name", "value": name})
+    return name
+
+
 def add(repo: pygit2.Repository, root: Path, name: str, path: str | None, ref: str | None) -> WorktreeInfo:
     """Create worktree ``name`` checking out branch ``ref`` (an existing local branch), or a new branch
     ``name`` at ``ref``/HEAD."""
-    check_branch_name(name)
+    check_worktree_name(name)
     if name in repo.list_worktrees():
         raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"worktree {name!r} already exists",
                              details={"worktree": name})

@@ -63,13 +63,18 @@ class GitStageAndCommitParams(ToolParams):
     pre_commit: bool = True
 
 
+MAX_STASH_INDEX = 100_000
+
+
 class GitStashParams(ToolParams):
     action: Literal["list", "push", "apply", "pop", "drop"] = "list"
     message: str | None = Field(default=None, description="push: the stash message.")
     include_untracked: bool = Field(default=False, description="push: stash untracked files too.")
     keep_index: bool = Field(default=False, description="push: leave staged changes in place.")
     paths: list[str] | None = Field(default=None, description="push: stash only these paths.")
-    index: int = Field(default=0, ge=0, description="apply/pop/drop: which entry (stash@{index}).")
+    # Bounded like every count field (no stash reflog comes near it); a missing entry below it is 8002.
+    index: int = Field(default=0, ge=0, le=MAX_STASH_INDEX, description="apply/pop/drop: which entry "
+                       "(stash@{index}).")
     reinstate_index: bool = Field(default=False, description="apply/pop: restore the staged state too.")
     confirm: bool = CONFIRM_FIELD
     cursor: str | None = Field(default=None, description="list: next_cursor of the previous part.")
