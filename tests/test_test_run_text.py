@@ -90,9 +90,11 @@ def test_a_flaky_targets_cases_follow_its_line_and_are_not_listed_again(
     assert result.state == "passed" and result.flaky == ["tests/test_flaky.py::test_sometimes"]
     lines = render_test_run(result).splitlines()
     # Passed in the end: the state is not said (the counts say it), nor a tally of targets (the one that did
-    # not just pass has its line); the flaky target once, its case after it.
+    # not just pass has its line); the flaky target once, its case after it, then how that case first failed.
     assert re.fullmatch(rf"{result.run_id}: 3 passed in [\d.]+s", lines[0]), lines
-    assert lines[1:] == ["FLAKY tests/test_flaky.py: 1/2 failing, retry passed: test_sometimes"], lines
+    assert lines[1:] == [
+        "FLAKY tests/test_flaky.py: 1/2 failing, retry passed: test_sometimes",
+        "FLAKY tests/test_flaky.py::test_sometimes failed first: AssertionError: first run fails"], lines
 
 
 def test_targets_named_only_by_their_failing_cases_are_tallied_in_the_head(

@@ -53,8 +53,12 @@ class ProcessOutcome:
     warnings: tuple[str, ...] = ()
     #: The process died before its runner finished (``BatchParser.died``).
     died: bool = False
-    #: Of the target that timed out: the cases that had finished, and the one running when it was killed.
+    #: Of the target that timed out (or was running when the run's timeout stopped the process, ``partial_of``):
+    #: the cases that had finished, and the one running when it was killed.
     partial: tuple[tuple[CaseResult, ...], str | None] = ((), None)
+    partial_of: str | None = None
+    #: ``timed_out`` hung while pytest imported it (collection): the start-up budget it had, in seconds.
+    import_timeout_s: float | None = None
 
 
 _Key = tuple[str, int] | None
@@ -150,7 +154,11 @@ def run_process(invocation: Invocation, parser: BatchParser, targets: Sequence[T
         claimed = parser.claimed_targets()
         warnings = tuple(parser.warnings())
         died = parser.died() and not killed
-        cases, running = parser.partial(timed_out[0]) if timed_out and timed_out[0] else ([], None)
+        # The run's timeout kills the process in the middle of a target too: what it had run is kept the same way.
+        victim = (timed_out[0] if timed_out and timed_out[0] else
+                  parser.current_target() if stopped == "deadline" and not timed_out else None)
+        cases, running = parser.partial(victim) if victim else ([], None)
+        importing = bool(timed_out and timed_out[0]) and parser.importing()
     results = {r.target_id: r for r in finished if r.target_id in budgets}
     return ProcessOutcome(invocation, results, proc.returncode, time.monotonic() - began,
                           timed_out=timed_out[0] if timed_out else None,
@@ -158,7 +166,8 @@ def run_process(invocation: Invocation, parser: BatchParser, targets: Sequence[T
                           batch_timed_out=batch_timed_out, stopped=stopped, stdout_path=out_path,
                           stderr_path=err_path, reruns=reruns,
                           claimed=frozenset(claimed) if claimed is not None else None, warnings=warnings,
-                          died=died, partial=(tuple(cases), running))
+                          died=died, partial=(tuple(cases), running), partial_of=victim,
+                          import_timeout_s=max([*budgets.values(), STARTUP_FLOOR_S]) if importing else None)
 
 
 def whole_batch_budget(targets: Sequence[Target], budgets: dict[str, float]) -> float:
@@ -186,6 +195,7 @@ def _watch(proc: subprocess.Popen[bytes], parser: BatchParser, waiter: ExitWaite
             for line in events.lines():
                 parser.feed_event(line)
             current = parser.current_target()
+            importing = parser.importing()
             attempt = parser.current_attempt()
             progress_key = (frozenset(parser.done_targets()), tuple(sorted(parser.case_progress().items())),
                             frozenset(parser.failed_targets()))
@@ -201,7 +211,8 @@ def _watch(proc: subprocess.Popen[bytes], parser: BatchParser, waiter: ExitWaite
             return None, False, reason
         if parser.live:
             spent = watch.charge((current, attempt) if current is not None else None, now)
-            budget = budgets.get(current, startup_budget) if current is not None else startup_budget
+            # Importing a file (collection) is still start-up: heavy imports get its budget, and a hang is named.
+            budget = budgets.get(current, startup_budget) if current is not None and not importing else startup_budget
             if spent > budget:
                 kill_process_group(proc)
                 return (current or "", attempt), False, None

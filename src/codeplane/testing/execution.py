@@ -136,7 +136,8 @@ class RunExecutor:
         first = self.record.attempts(target.target_id)[0].result
         prefix = f"{target.target_id}::"
         again = set(target.cases)
-        kept = [c for c in first.cases if c.case_id.removeprefix(prefix).split("/", 1)[0] not in again]
+        runner = RUNNERS[self.discovery.owners[target.target_id].runner]
+        kept = [c for c in first.cases if runner.retried_by(c.case_id.removeprefix(prefix)) not in again]
         merged = sorted([*kept, *result.cases], key=lambda c: c.case_id)
         return replace(result_from_cases(target.target_id, merged, exit_code=result.exit_code,
                                          duration_s=result.duration_s, unlisted_passed=first.unlisted_passed),
@@ -306,6 +307,8 @@ class RunExecutor:
             elif outcome.timed_out is not None and outcome.timed_out in (target.target_id, ""):
                 why = f"exceeded the per-target timeout of {budget:g}s" if outcome.timed_out else (
                     f"the runner did not start a test within {budget:g}s")
+                if outcome.import_timeout_s is not None:  # the other files of its process go again without it
+                    why = f"pytest did not finish importing this file (collection) within {outcome.import_timeout_s:g}s"
                 self._add(target, attempt, batch_id, _timeout(target, why, outcome), artifacts)
             elif (outcome.batch_timed_out or outcome.died) and len(chunk) > 1:
                 requeue.append(target)  # not at fault: another target's test hung or killed the process
@@ -436,7 +439,7 @@ class RunExecutor:
 def _timeout(target: Target, why: str, outcome: ProcessOutcome) -> TargetResult:
     """The target's timeout, with what ran before it: the cases that had finished (counted and listed like any
     others) and the one that was running, named (a 300-case file reported nothing at all)."""
-    cases, running = outcome.partial if outcome.timed_out == target.target_id else ((), None)
+    cases, running = outcome.partial if outcome.partial_of == target.target_id else ((), None)
     if running or cases:
         why += f" while running {running}" if running else ""
         why += f"; {len(cases)} cases had finished" if cases else ""

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-CaseOutcome = Literal["passed", "failed", "error", "skipped", "xfail"]
+#: ``xpass``: a non-strict xfail that passed (pytest's XPASS; a strict one is ``failed``, as pytest says).
+CaseOutcome = Literal["passed", "failed", "error", "skipped", "xfail", "xpass"]
 #: ``flaky``: failed, then passed on the re-run. ``not_run``: never started (fail-fast, global timeout).
 TargetOutcome = Literal["passed", "failed", "error", "timeout", "skipped", "flaky", "cancelled", "not_run"]
 RunState = Literal["queued", "running", "passed", "failed", "cancelled", "timed_out"]
@@ -137,10 +138,11 @@ class Counts:
     error: int = 0
     skipped: int = 0
     xfail: int = 0
+    xpass: int = 0
 
     @property
     def total(self) -> int:
-        return self.passed + self.failed + self.error + self.skipped + self.xfail
+        return self.passed + self.failed + self.error + self.skipped + self.xfail + self.xpass
 
 
 @dataclass(frozen=True)

@@ -160,7 +160,7 @@ class RunRecord:
     def snapshot(self) -> RunSnapshot:
         with self._cond:
             records = []
-            counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0, "xfail": 0}
+            counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0, "xfail": 0, "xpass": 0}
             for target_id in sorted(self.targets):
                 attempts = tuple(self._attempts[target_id])
                 outcome = self._outcomes.get(target_id) or (attempts[-1].result.outcome if attempts else "not_run")

@@ -3,6 +3,7 @@ snapshot is rendered into them (bounded, sorted). The text of a run is rendered 
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from codeplane.core.clock import now_ms
@@ -22,7 +23,7 @@ _OUTCOME_ORDER = {"timeout": 0, "error": 1, "failed": 2, "flaky": 3, "cancelled"
 class CaseModel(ToolResult):
     case_id: str
     target_id: str
-    outcome: Literal["passed", "failed", "error", "skipped", "xfail"]
+    outcome: Literal["passed", "failed", "error", "skipped", "xfail", "xpass"]
     duration_s: float
     message: str = ""
     exception_type: str = ""
@@ -33,6 +34,15 @@ class CaseModel(ToolResult):
         return cls(case_id=case.case_id, target_id=case.target_id, outcome=case.outcome, duration_s=case.duration_s,
                    message=bounded(case.message), exception_type=case.exception_type,
                    traceback=bounded(case.traceback) if detail else "")
+
+
+_NUMBER = re.compile(r"(\d+)")
+
+
+def natural(case_id: str) -> tuple[tuple[int, int | str], ...]:
+    """A case id's sort key with its numbers compared as numbers: ``[2]`` before ``[10]``, as pytest collects
+    parameters (string order listed ``[0] [100] [101] … [11]``)."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in _NUMBER.split(case_id) if part)
 
 
 def bounded(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
@@ -81,6 +91,7 @@ class CountsModel(ToolResult):
     error: int = 0
     skipped: int = 0
     xfail: int = 0
+    xpass: int = 0
     total: int
 
 
@@ -149,6 +160,8 @@ class TestRunResult(ToolResult):
     failures: list[CaseModel]
     failures_total: int = 0
     flaky: list[str]
+    #: The first attempt's failure of each flaky case (message, traceback): a pass on retry does not erase it.
+    flaky_failures: list[CaseModel] = []
     fingerprint: str | None
     artifacts: list[ArtifactModel]
     artifacts_total: int = 0
@@ -179,19 +192,27 @@ def _attempt(record: TargetRecord) -> list[AttemptModel]:
     return models
 
 
+def _first_failures(targets: tuple[TargetRecord, ...]) -> list[CaseResult]:
+    """How each flaky case failed the first time, by case id."""
+    found = [c for r in targets if r.flaky_cases and r.attempts
+             for c in r.attempts[0].result.cases if c.case_id in set(r.flaky_cases)]
+    return sorted(found, key=lambda c: natural(c.case_id))
+
+
 def render_run(snapshot: RunSnapshot, *, include: str = "summary", cursor: str | None = None,
                limit: int = 100) -> dict[str, Any]:
     """The fields of a :class:`TestRunResult` for ``snapshot``; lists are sorted and bounded."""
     ordered = sorted(snapshot.targets, key=lambda r: (_OUTCOME_ORDER.get(r.outcome, 9), r.target.target_id))
     finals = [(r, r.final) for r in ordered]
     failures = sorted((c for r, final in finals if final is not None and r.outcome != "flaky"
-                       for c in final.cases if c.failing), key=lambda c: c.case_id)
+                       for c in final.cases if c.failing), key=lambda c: natural(c.case_id))
     key = query_key("run", snapshot.run_id, include, snapshot.finished)
     cases: list[CaseModel] = []
     targets_page = ordered
     next_cursor = None
     if include == "cases":
-        every = sorted((c for _, final in finals if final is not None for c in final.cases), key=lambda c: c.case_id)
+        every = sorted((c for _, final in finals if final is not None for c in final.cases),
+                       key=lambda c: natural(c.case_id))
         chunk, next_cursor = page(every, key=key, cursor=cursor, limit=limit, growing=True)
         cases = [CaseModel.from_case(c, detail=c.failing) for c in chunk]
         targets_page = ordered[:limit]
@@ -217,7 +238,7 @@ def render_run(snapshot: RunSnapshot, *, include: str = "summary", cursor: str |
         "workers": snapshot.workers, "fail_fast": snapshot.fail_fast, "timeout_sec": snapshot.timeout_sec,
         "message": snapshot.message,
         "counts": CountsModel(passed=counts.passed, failed=counts.failed, error=counts.error, skipped=counts.skipped,
-                              xfail=counts.xfail, total=counts.total),
+                              xfail=counts.xfail, xpass=counts.xpass, total=counts.total),
         "target_outcomes": dict(sorted(outcomes.items())),
         "targets": [TargetRunModel(target_id=r.target.target_id, runner=r.target.runner, outcome=r.outcome,
                                    attempts=_attempt(r), flaky_cases=list(r.flaky_cases)) for r in targets_page],
@@ -225,6 +246,7 @@ def render_run(snapshot: RunSnapshot, *, include: str = "summary", cursor: str |
         "failures": [CaseModel.from_case(c) for c in failures[:MAX_FAILURES]],
         "failures_total": len(failures),
         "flaky": sorted(c for r in snapshot.targets for c in r.flaky_cases)[:MAX_FAILURES],
+        "flaky_failures": [CaseModel.from_case(c) for c in _first_failures(snapshot.targets)[:MAX_FAILURES]],
         "fingerprint": snapshot.fingerprint,
         "artifacts": [ArtifactModel(kind=a.kind, artifact_id=a.artifact_id, path=a.path, sha256=a.sha256,
                                     bytes=a.bytes) for a in artifacts[:MAX_ARTIFACTS]],

@@ -193,7 +193,7 @@ def render_test_run(result: TestRunResult) -> str:
     c = result.counts
     tallies = ", ".join(f"{n} {name}" for name, n in (("passed", c.passed), ("failed", c.failed),
                                                         ("error", c.error), ("skipped", c.skipped),
-                                                        ("xfail", c.xfail)) if n)
+                                                        ("xfail", c.xfail), ("xpassed", c.xpass)) if n)
     outcomes = result.target_outcomes
     target_lines = [_target_lines(t) for t in result.targets]
     # include='targets': the passing ones on one line (``PASSED x: passed`` seventeen times said the outcome twice).
@@ -249,6 +249,9 @@ def render_test_run(result: TestRunResult) -> str:
     flaky = [case for case in result.flaky if case not in shown]
     if flaky:
         lines.append("flaky (failed, then passed on retry): " + " ".join(case_ids(flaky)))
+    # How each flaky case failed: a pass on retry may hide a real bug (its traceback is in the record).
+    lines += [f"FLAKY {case.case_id} failed first: {_first_line(case.message, case.exception_type)}".rstrip(": ")
+              for case in result.flaky_failures]
     if result.coverage is not None:
         lines += render_coverage(result.coverage)
     for case in result.cases:

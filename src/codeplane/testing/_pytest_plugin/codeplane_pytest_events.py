@@ -5,10 +5,6 @@ It writes one JSON object per line to ``$CODEPLANE_PYTEST_EVENTS`` as the sessio
 status. CodePlane reads the file while pytest runs, for progress and per-file timeouts, and parses results
 from it (a machine format, like pytest-reportlog, which the repository may not have installed).
 
-With ``$CODEPLANE_PYTEST_RERUN`` set, tests that failed are run once more in this same process after the
-main loop (a fresh interpreter and collection would cost more than most re-runs); those events carry
-``"attempt": 2``. Only the protocol hook is used, so fixtures are set up again as for any test.
-
 With ``$CODEPLANE_PYTEST_POOL`` set (a directory, see CodePlane's ``testing/pool.py``), the files it lists
 are shared with other processes: this one runs its own files first, then takes listed files one by one
 (``<index>.claim`` created with ``O_EXCL``) until none is left, and says which (``pool``, ``claimed``).
@@ -29,20 +25,19 @@ import json
 import os
 import sys
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Iterator
 from typing import IO, Any
 
 import pytest
 
 _ENV = "CODEPLANE_PYTEST_EVENTS"
-_RERUN_ENV = "CODEPLANE_PYTEST_RERUN"
 _POOL_ENV = "CODEPLANE_PYTEST_POOL"
 _SELECT_ENV = "CODEPLANE_PYTEST_SELECT"
 _LONGREPR_CHARS = 6_000
-#: ``attempt``: 2 while failed tests run again; ``failed``: node ids with a failed phase in the main loop;
-#: ``collect_t``: when each collector started; ``collect_s``: seconds spent collecting, per file.
-_state: dict[str, Any] = {"out": None, "root": None, "attempt": 1, "failed": {}, "collect_t": {}, "collect_s": {},
-                          "files": {}}
+#: ``collect_t``: when each collector started; ``collect_s``: seconds spent collecting, per file. (Failed tests
+#: are not re-run in this process: state the first attempt left behind made them pass; CodePlane retries them in a
+#: fresh one.)
+_state: dict[str, Any] = {"out": None, "root": None, "collect_t": {}, "collect_s": {}, "files": {}}
 
 
 def _emit(event: dict[str, Any]) -> None:
@@ -54,8 +49,6 @@ def _emit(event: dict[str, Any]) -> None:
         out = open(path, "a", encoding="utf-8")  # noqa: SIM115 - open for the session
         _state["out"] = out
     event["t"] = time.time()
-    if _state["attempt"] != 1 and event["ev"] in ("start", "report"):
-        event["attempt"] = _state["attempt"]
     out.write(json.dumps(event, default=str) + "\n")
     # CodePlane reads the file live. A test's start flushes everything before it (what the per-file
     # watchdog and progress need); reports alone wait for the next start, saving a write per phase.
@@ -84,8 +77,6 @@ def pytest_configure(config: Any) -> None:
     _state["path"] = os.environ.get(_ENV)
     # Under pytest-xdist the controller receives every worker's reports: only it writes events.
     _state["worker"] = hasattr(config, "workerinput")
-    if os.environ.get(_RERUN_ENV):
-        config.pluginmanager.register(_Rerun(), "codeplane-rerun")
 
 
 def _ignored(config: Any, path: str) -> bool:
@@ -192,6 +183,10 @@ def _imported_from_elsewhere() -> dict[str, str]:
 
 def pytest_collectstart(collector: Any) -> None:
     _state["collect_t"][collector.nodeid] = time.perf_counter()
+    path = str(getattr(collector, "path", "") or "")
+    if isinstance(collector, pytest.Module) and path.endswith(".py"):
+        # Which file is importing: a module that hangs at import is then named, not every file of the process.
+        _emit({"ev": "collecting", "file": os.path.normpath(path)})
 
 
 def pytest_collectreport(report: Any) -> None:
@@ -212,18 +207,39 @@ def pytest_collectreport(report: Any) -> None:
 
 
 def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
+    _state.setdefault("started", set()).add(nodeid)
     _emit({"ev": "start", "nodeid": nodeid, "file": _file_of(nodeid)})
 
 
+def pytest_keyboard_interrupt(excinfo: Any) -> None:
+    """``KeyboardInterrupt`` or ``pytest.exit()`` ended the session (a test raising it gets no report):
+    why, and the collected tests that never started."""
+    session = _state.get("session")
+    items = getattr(session, "items", None) or []
+    started = _state.get("started", set())
+    not_run = [[_file_of(item.nodeid), item.nodeid] for item in items if item.nodeid not in started]
+    value = getattr(excinfo, "value", None)
+    kind = type(value).__name__ if value is not None else "KeyboardInterrupt"
+    if kind == "Exit":
+        kind = "pytest.exit()"
+    reason = str(getattr(value, "msg", "") or value or "")
+    _emit({"ev": "interrupted", "kind": kind, "reason": _clip(reason), "not_run": not_run[:200],
+           "not_run_total": len(not_run)})
+
+
 def pytest_runtest_logreport(report: Any) -> None:
-    if report.failed and _state["attempt"] == 1:
-        _state["failed"][report.nodeid] = True
     event = {"ev": "report", "nodeid": report.nodeid, "file": _file_of(report.nodeid), "when": report.when,
              "outcome": report.outcome, "duration": getattr(report, "duration", 0.0)}
     # Only what is there: most reports are passed setup/teardown phases, and they are most of the file.
     wasxfail = getattr(report, "wasxfail", None)
     if wasxfail is not None:
         event["wasxfail"] = wasxfail
+    describe = getattr(report, "_sub_test_description", None)
+    if callable(describe) and hasattr(report, "context"):  # a subtest's report (unittest subTest, ``subtests``)
+        try:
+            event["subtest"] = str(describe())
+        except Exception:  # noqa: BLE001 - a private helper of pytest's: without it, the parent's report
+            pass
     longrepr = report.longrepr
     if report.failed:
         crash = getattr(longrepr, "reprcrash", None)
@@ -305,29 +321,6 @@ def pytest_runtestloop(session: Any) -> bool | None:
     return True
 
 
-class _Rerun:
-    """The re-run wrapper (a second ``pytest_runtestloop`` implementation needs its own plugin object)."""
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtestloop(self, session: Any) -> Generator[None, Any, None]:
-        """After the main loop, run each failed test once more (``$CODEPLANE_PYTEST_RERUN``), in order."""
-        outcome = yield
-        crashed = getattr(outcome, "excinfo", getattr(outcome, "_excinfo", None)) is not None  # old pluggy
-        if (not os.environ.get(_RERUN_ENV) or _state.get("worker") or crashed
-                or session.shouldfail or session.shouldstop or not _state["failed"]):
-            return
-        again = [item for item in session.items if item.nodeid in _state["failed"]]
-        if not again:  # the items ran elsewhere (pytest-xdist): CodePlane re-runs the files itself
-            return
-        _state["attempt"] = 2
-        _emit({"ev": "rerun", "nodeids": [item.nodeid for item in again]})
-        for index, item in enumerate(again):
-            following = again[index + 1] if index + 1 < len(again) else None
-            item.ihook.pytest_runtest_protocol(item=item, nextitem=following)
-            if session.shouldfail or session.shouldstop:
-                break
-
-
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: Any) -> None:
     """Spare the interpreter's teardown its repeated full garbage collections over everything the session
@@ -347,9 +340,19 @@ def pytest_unconfigure(config: Any) -> None:
     gc.freeze()
 
 
+def pytest_sessionstart(session: Any) -> None:
+    _state["session"] = session
+    _state["started"] = set()
+
+
 def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
     _state["full_collections"] = gc.get_stats()[2]["collections"]
-    _emit({"ev": "finish", "exitstatus": int(exitstatus)})
+    event: dict[str, Any] = {"ev": "finish", "exitstatus": int(exitstatus)}
+    # ``-x``/``--maxfail`` in the repository's options: the tests after the stop never ran (not skipped).
+    stop = getattr(session, "shouldfail", False) or getattr(session, "shouldstop", False)
+    if stop:
+        event["stopped"] = str(stop)
+    _emit(event)
     out = _state["out"]
     if out is not None:
         out.close()

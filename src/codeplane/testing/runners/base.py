@@ -110,6 +110,10 @@ class BatchParser(ABC):
         """The target running right now, if the stream says (enables per-target timeouts)."""
         return None
 
+    def importing(self) -> bool:
+        """``current_target`` is being imported (collected), not run: it gets the start-up budget, not its own."""
+        return False
+
     def current_attempt(self) -> int:
         """1, or 2 while the process re-runs failed cases itself (each attempt has its own timeout)."""
         return 1
@@ -215,6 +219,11 @@ class Runner(ABC):
         """The cases to run again after ``result`` failed, when the runner can run a target's cases alone (the
         executor then re-runs only those and carries the rest over), else None: the whole target again."""
         return None
+
+    def retried_by(self, case: str) -> str:
+        """The case name (after ``target::``) that :meth:`retry_cases` runs ``case`` with: Go's subtest ``T/sub``
+        runs with its top-level test."""
+        return case.split("/", 1)[0]
 
     def in_process_retry(self, invocation: Invocation) -> Invocation | None:
         """``invocation`` made to re-run its failing cases once in the same process, or None when the runner

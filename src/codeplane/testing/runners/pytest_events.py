@@ -3,8 +3,10 @@
 One event per line: ``collected`` (cases and collection seconds per file), ``start``/``report`` per test
 phase, ``collect_error``, ``ignored``, ``rerun`` (the failed tests about to run again in the same process;
 their events carry ``"attempt": 2``), ``pool``/``claimed`` (the process shares a pool, ``testing/pool.py``,
-and took these files: the others are another process's to report) and ``finish``. JUnit XML is the
-fallback when no event arrived.
+and took these files: the others are another process's to report), ``collecting`` (the file being imported:
+a hang there is that file's), ``interrupted`` (``KeyboardInterrupt``/``pytest.exit()``: why, and the tests that
+never started) and ``finish`` (with ``stopped`` when ``-x``/``--maxfail`` ended the session early). JUnit XML is
+the fallback when no event arrived.
 """
 
 from __future__ import annotations
@@ -27,9 +29,15 @@ from codeplane.testing.runners.base import BatchParser, Invocation, error_result
 NO_TESTS_COLLECTED = 5
 #: The plugin's switch for sharing a pool directory (``testing/pool.py``).
 POOL_ENV = "CODEPLANE_PYTEST_POOL"
-#: Of a dead process's output, the head kept in the error (a result's message is clipped to its tail after).
-_DEATH_OUTPUT_CHARS = 1_500
+#: A dead process's error at most: the answer keeps a message's last 1,500 characters, and the head line (the
+#: test, the signal) must survive that.
+_DEATH_MESSAGE_CHARS = 1_400
+#: A frame of pytest's or pluggy's own in faulthandler's dump: the same dozen lines for every crash.
+_RUNNER_FRAME = re.compile(r'^\s*File "[^"]*[\\/](?:_pytest|pluggy)[\\/]')
 
+
+#: pytest's words for a conftest.py it could not import (before any plugin hook ran: no event says which).
+_CONFTEST_ERROR = re.compile(r"while loading conftest '([^']+)'")
 
 #: A collection error no re-run changes: the file (or a conftest) does not compile.
 _SYNTAX_ERROR = re.compile(r"^(?:E\s+)?(?:SyntaxError|IndentationError|TabError)\b", re.MULTILINE)
@@ -112,6 +120,14 @@ class PytestParser(BatchParser):
         self.pool_seen = False
         #: Top-level modules the tests imported from outside the project that holds their source → where from.
         self.outside: dict[str, str] = {}
+        #: The file being imported (collected) before any test started: the one to blame for a hang there.
+        self.collecting: str | None = None
+        #: ``KeyboardInterrupt``/``pytest.exit()`` ended the session: what, why, and the tests never started.
+        self.interrupted: tuple[str, str, list[str], int] | None = None
+        #: Why pytest stopped before the end (``-x``/``--maxfail``: "stopping after 1 failures"), else "".
+        self.stopped = ""
+        #: Targets left out of the answer because another's conftest broke the process: they run again alone.
+        self.innocent = False
 
     def _pooled(self, invocation: Invocation) -> set[str]:
         directory = invocation.env.get(POOL_ENV)
@@ -144,7 +160,10 @@ class PytestParser(BatchParser):
             return
         self.saw_events = True
         kind = event.get("ev")
-        if kind == "collected":
+        if kind == "collecting":
+            self.collecting = self._target(str(event.get("file", "")))
+        elif kind == "collected":
+            self.collecting = None
             for file, count in (event.get("files") or {}).items():
                 target = self._target(file)
                 if target:
@@ -185,9 +204,14 @@ class PytestParser(BatchParser):
             target = self._target(str(event.get("file", "")))
             if target:
                 self.claimed.add(target)
+        elif kind == "interrupted":
+            self.interrupted = (str(event.get("kind") or "KeyboardInterrupt"), str(event.get("reason") or ""),
+                                [f"{self._target(str(f)) or ''}\0{n}" for f, n in event.get("not_run") or ()],
+                                int(event.get("not_run_total") or 0))
         elif kind == "finish":
             self.exitstatus = int(event.get("exitstatus", 0))
-            self.current = None
+            self.stopped = str(event.get("stopped") or "")
+            self.current = self.collecting = None
 
     def _test_event(self, kind: str, event: dict[str, Any]) -> None:
         target = self._target(str(event.get("file", "")))
@@ -199,12 +223,21 @@ class PytestParser(BatchParser):
             if target:
                 record.start(target, float(event.get("t", 0.0)))
         elif target is not None:
+            subtest = event.get("subtest")
+            if subtest is not None:
+                # pytest lists each failing subtest on its own (``SUBFAILED(i=1) file::test``) beside its test.
+                if event.get("outcome") != "failed":
+                    return
+                event = {**event, "nodeid": f"{event.get('nodeid')} {subtest}".rstrip()}
             record.report(target, event)
             if event.get("when") == "teardown" and event.get("nodeid") == self.running:
                 self.running = None
 
     def current_target(self) -> str | None:
-        return self.current
+        return self.current or self.collecting
+
+    def importing(self) -> bool:
+        return self.current is None and self.collecting is not None
 
     def current_attempt(self) -> int:
         return self.attempt
@@ -229,14 +262,22 @@ class PytestParser(BatchParser):
         message = longrepr = ""
         for phase in phases:
             when, result = phase.get("when"), phase.get("outcome")
+            if outcome in ("failed", "error"):
+                if result == "failed":
+                    # pytest reports both a failed test and its fixture's teardown error (FAILED and ERROR).
+                    message += f"\n(and an error in {when}: {phase.get('crash') or ''})"
+                    longrepr += f"\n\n--- error in {when} ---\n{phase.get('longrepr') or ''}"
+                continue
             if result == "failed":
                 outcome = "failed" if when == "call" else "error"
                 message = str(phase.get("crash") or "")
                 longrepr = str(phase.get("longrepr") or "")
-                break
-            if result == "skipped":
+            elif result == "skipped":
                 outcome = "xfail" if phase.get("wasxfail") is not None else "skipped"
                 message = str(phase.get("wasxfail") or phase.get("skip_reason") or "")
+            elif when == "call" and phase.get("wasxfail") is not None:
+                # A non-strict xfail that passed (pytest's XPASS): not a plain pass, the marker may be stale.
+                outcome, message = "xpass", str(phase.get("wasxfail") or "")
         duration = sum(float(p.get("duration") or 0.0) for p in phases)
         path = self.targets[target].path
         rest = nodeid.split("::", 1)[1] if "::" in nodeid else nodeid
@@ -254,7 +295,8 @@ class PytestParser(BatchParser):
         return by_target
 
     def died(self) -> bool:
-        return self.saw_events and self.exitstatus is None
+        # An interrupted session is the interrupting file's doing: the others it did not finish go again.
+        return self.innocent or (self.saw_events and (self.exitstatus is None or self.interrupted is not None))
 
     def partial(self, target_id: str) -> tuple[list[CaseResult], str | None]:
         cases = sorted(self._cases(self.main).get(target_id, {}).values(), key=lambda c: c.case_id)
@@ -271,17 +313,25 @@ class PytestParser(BatchParser):
         done = self.done_targets()
         # The process ended without pytest's finish (``os._exit``, a segfault, the OOM killer): the target whose
         # test was running is the one that died; the others it did not finish ran into that and go again.
-        died = self.died() and not killed
+        died = self.saw_events and self.exitstatus is None and not killed
+        interrupted = self.interrupted is not None and not killed
         culprit = self.main.case_target.get(self.running or "") or (self.current if self.running else None)
-        if died and culprit is None and len(self.targets) == 1:
+        if interrupted and culprit is None:
+            culprit = self.collecting
+        if (died or interrupted) and culprit is None and len(self.targets) == 1:
             culprit = next(iter(self.targets))
         for target_id in self.targets:
+            if interrupted and target_id != culprit and not self._complete(target_id):
+                continue  # the interruption was another file's: this one runs again in a process of its own
             if (target_id not in done and (killed or (died and target_id != culprit))) or not self._mine(target_id):
                 continue
             if died and target_id == culprit:
                 cases = sorted(by_target.get(target_id, {}).values(), key=lambda c: c.case_id)
                 results.append(error_result(target_id, self._death(exit_code, stderr or stdout, target_id, cases),
                                             exit_code=exit_code, cases=cases))
+                continue
+            if interrupted and target_id == culprit:
+                results.append(self._interruption(target_id, by_target.get(target_id, {}), exit_code))
                 continue
             cases = sorted(by_target.get(target_id, {}).values(), key=lambda c: c.case_id)
             duration = self.collect_s.get(target_id, 0.0) + self.main.span(target_id)
@@ -307,10 +357,54 @@ class PytestParser(BatchParser):
             elif not cases and exit_code not in (0, 1, NO_TESTS_COLLECTED, None) and self.exitstatus != 0:
                 results.append(error_result(target_id, f"pytest exited {exit_code}\n{stderr or stdout}",
                                             exit_code=exit_code))
+            elif self.stopped and self.main.finished.get(target_id, 0) < self.collected.get(target_id, 0):
+                results.append(self._stopped(target_id, cases, exit_code, duration))
             else:
                 results.append(result_from_cases(target_id, cases, exit_code=exit_code, duration_s=duration))
         self._reruns = self._rerun_results(by_target, exit_code)
         return results
+
+    def _complete(self, target_id: str) -> bool:
+        """Every collected case of the target ran (or it could not run at all: a collection error, skip)."""
+        if target_id in self.collect_errors or target_id in self.ignored or target_id in self.collect_skips:
+            return True
+        return target_id in self.collected and self.main.finished.get(target_id, 0) >= self.collected[target_id]
+
+    def _stopped(self, target_id: str, cases: list[CaseResult], exit_code: int | None,
+                 duration: float) -> TargetResult:
+        """pytest stopped early (``-x``/``--maxfail`` in the repository's options): what did not run is not_run,
+        never skipped (nothing skipped it) and never passed."""
+        left = self.collected.get(target_id, 0) - len(cases)
+        why = f"pytest stopped ({self.stopped}: -x/--maxfail in the repository's pytest options)"
+        if not cases:
+            return TargetResult(target_id=target_id, outcome="not_run", exit_code=exit_code,
+                                message=f"{why} before this file ran; {left} cases did not run")
+        return replace(result_from_cases(target_id, cases, exit_code=exit_code, duration_s=duration),
+                       message=f"{why}; {left} of {self.collected[target_id]} cases did not run")
+
+    def _interruption(self, target_id: str, cases: dict[str, CaseResult], exit_code: int | None) -> TargetResult:
+        """``KeyboardInterrupt``/``pytest.exit()`` in the target: an error naming the test that raised it (it has
+        no report of its own: its setup's "passed" must not stand) and the cases that never ran."""
+        assert self.interrupted is not None
+        kind, reason, not_run, total = self.interrupted
+        path = self.targets[target_id].path
+        running = self.running if self.main.case_target.get(self.running or "") == target_id else None
+        finished = dict(cases)
+        if running is not None:
+            rest = running.split("::", 1)[1] if "::" in running else running
+            case_id = f"{path}::{rest}"
+            finished[case_id] = CaseResult(case_id=case_id, target_id=target_id, outcome="error",
+                                           message=f"{kind}: {reason}".rstrip(": "), exception_type=kind)
+        own = [n.split("::", 1)[1] for t, _, n in (e.partition("\0") for e in not_run) if t == target_id and "::" in n]
+        where = f"while running {running}" if running else "outside any test (collection or session hooks)"
+        message = f"pytest was interrupted by {kind} {where}" + (f": {reason}" if reason else "")
+        if own:
+            more = f" (+{len(own) - 20} more)" if len(own) > 20 else ""
+            message += f"\nnot run ({len(own)}): " + ", ".join(own[:20]) + more
+        elif total > len(not_run):
+            message += f"\n{total} collected tests did not run"
+        return error_result(target_id, message, exit_code=exit_code,
+                            cases=sorted(finished.values(), key=lambda c: c.case_id))
 
     def _death(self, exit_code: int | None, output: str, target_id: str, cases: Sequence[CaseResult]) -> str:
         """Which test the process died in, how, and how much of the file ran; then the head of what it printed
@@ -319,8 +413,24 @@ class PytestParser(BatchParser):
                else f"was killed by {_signal_name(-exit_code)}")
         where = f"while running {self.running}" if self.running else "outside any test (collection or session hooks)"
         ran = f"; {len(cases)} of {self.collected[target_id]} cases had finished" if target_id in self.collected else ""
-        head = output.strip()[:_DEATH_OUTPUT_CHARS]
-        return f"the pytest process {how} {where}{ran}\n{head}".strip()
+        header = f"the pytest process {how} {where}{ran}"
+        kept: list[str] = []
+        hidden = 0
+        for line in output.strip().splitlines():
+            if _RUNNER_FRAME.match(line):
+                hidden += 1
+                continue
+            if hidden:
+                kept.append(f"  … {hidden} frames of pytest and pluggy")
+                hidden = 0
+            kept.append(line)
+        if hidden:
+            kept.append(f"  … {hidden} frames of pytest and pluggy")
+        body = "\n".join(kept)
+        room = _DEATH_MESSAGE_CHARS - len(header) - 1
+        if len(body) > room:
+            body = body[:max(room - 1, 0)] + "…"
+        return f"{header}\n{body}".strip()
 
     def _rerun_results(self, first: dict[str, dict[str, CaseResult]], exit_code: int | None) -> list[TargetResult]:
         """Second attempts of targets whose every planned re-run finished: the file's cases, with the
@@ -344,13 +454,26 @@ class PytestParser(BatchParser):
     def warnings(self) -> list[str]:
         return [outside_warning(name, where) for name, where in sorted(self.outside.items())]
 
+    def _conftest_blamed(self, output: str) -> set[str]:
+        """Targets in the directory (or below) of a conftest.py pytest could not load."""
+        blamed: set[str] = set()
+        for match in _CONFTEST_ERROR.finditer(output):
+            directory = os.path.dirname(_file_key(match.group(1)))
+            for file, target in self.by_file.items():
+                if file.startswith(directory + os.sep):
+                    blamed.add(target)
+        return blamed
+
     def _from_junit(self, exit_code: int | None, stdout: str, stderr: str, killed: bool) -> list[TargetResult]:
         junit = next((p for p in self.invocation.report_files if p.suffix == ".xml"), None)
         if killed or junit is None or not junit.is_file():
             if killed:
                 return []
             reason = f"pytest exited {exit_code} without a report\n{stderr or stdout}"
-            return [error_result(t, reason, exit_code=exit_code) for t in self.targets]
+            blamed = self._conftest_blamed(stderr + "\n" + stdout)
+            # Only the files under the broken conftest: the others shared the process, not its fault.
+            self.innocent = bool(blamed) and len(blamed) < len(self.targets)
+            return [error_result(t, reason, exit_code=exit_code) for t in self.targets if not blamed or t in blamed]
         try:
             parsed = parse_junit(junit.read_text(encoding="utf-8", errors="replace"))
         except ValueError as exc:

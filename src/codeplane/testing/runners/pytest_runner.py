@@ -4,8 +4,10 @@ Results come from CodePlane's event plugin (``_pytest_plugin``), loaded with ``-
 ``PYTHONPATH`` (parsed by ``pytest_events.py``). Under a ``cmd`` from config (a wrapper such as tox or a
 container may not pass the environment through) JUnit XML is written too, and parsed when the plugin produced
 nothing; CodePlane's own command always passes it, so there the XML would only cost time (≈60 µs per test).
-The plugin also re-runs failed tests once in the same process when asked. A coverage run also loads
-``codeplane_pytest_coverage`` (per-test evidence of the code each test ran, see ``coverage_record.py``).
+Failed targets are retried in a fresh process, only their failing cases where those are what failed: a re-run in
+the same interpreter passed on state the first attempt left behind (a module cache), calling a real failure flaky.
+A coverage run also loads ``codeplane_pytest_coverage`` (per-test evidence of the code each test ran, see
+``coverage_record.py``).
 The repo's ``.venv`` (or ``venv``) interpreter runs pytest when it has pytest installed (§11.5, issue: "the
 runner's environment is the repo's"). A repository whose pytest options start pytest-xdist workers (``-n``
 in ``addopts``, ``PYTEST_ADDOPTS`` or a configured ``cmd``) gets ``-n 0`` appended when its process runs beside other
@@ -32,7 +34,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from codeplane.core.bytecode import redirected_environment
-from codeplane.testing.model import Target
+from codeplane.testing.model import Target, TargetResult
 from codeplane.testing.runners.base import (
     BatchParser,
     CoverageSetup,
@@ -47,7 +49,6 @@ from codeplane.testing.runners.pytest_events import POOL_ENV, PytestParser
 PLUGIN_DIR = Path(__file__).resolve().parent.parent / "_pytest_plugin"
 PLUGIN_NAME = "codeplane_pytest_events"
 EVENTS_ENV = "CODEPLANE_PYTEST_EVENTS"
-RERUN_ENV = "CODEPLANE_PYTEST_RERUN"
 #: Cases to run per file (the events plugin deselects the rest): one collection per file, any number of cases.
 SELECT_ENV = "CODEPLANE_PYTEST_SELECT"
 #: Read a ``.pyc`` missing from the prefix tree beside its source (``_pytest_plugin/sitecustomize.py``).
@@ -57,6 +58,8 @@ COVERAGE_OUT_ENV = "CODEPLANE_COVERAGE_OUT"
 COVERAGE_ROOT_ENV = "CODEPLANE_COVERAGE_ROOT"
 COVERAGE_LINES_ENV = "CODEPLANE_COVERAGE_LINES"
 DEFAULT_PYTHON_FILES = ("test_*.py", "*_test.py")
+#: What a subtest's case id adds to its test's: `` [msg]`` and/or `` (i=1)`` (pytest's own description).
+_SUBTEST = re.compile(r" (?:\[.*\] ?)?(?:\(.*\))?$")
 VENV_DIRS = (".venv", "venv")
 
 
@@ -114,6 +117,31 @@ def xdist_workers_requested(project_dir: Path, env: Mapping[str, str], argv: Seq
     return value is not None and value.strip() != "0"
 
 
+def _parent(case: str) -> str:
+    """The test a subtest's case id belongs to (a parameter id holding a space and brackets stays whole)."""
+    test = _SUBTEST.sub("", case)
+    return test if test != case and test.count("[") == test.count("]") else case
+
+
+def _words(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
+
+
+def _has_doctest(path: Path, name: str) -> bool:
+    """A module pytest's ``--doctest-modules`` collects examples from: one with a ``>>>`` line (``setup.py`` and
+    ``conftest.py`` pytest never collects this way)."""
+    if name in ("setup.py", "conftest.py"):
+        return False
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return re.search(r"^\s*>>>", text, re.MULTILINE) is not None
+
+
 def _venv_python(directory: Path) -> Path | None:
     """The interpreter of the project's virtualenv, if it has one (whether pytest is there is its business:
     a missing pytest then fails loudly instead of silently testing against another environment)."""
@@ -144,6 +172,7 @@ class PytestRunner(Runner):
         patterns = tuple(options.get("python_files", "").split()) or DEFAULT_PYTHON_FILES
         testpaths = [p.strip("/") for p in options.get("testpaths", "").split() if p.strip("/") not in ("", ".")]
         matcher = re.compile("|".join(fnmatch.translate(p) for p in patterns))
+        doctests = "--doctest-modules" in _words(options.get("addopts", ""))
         found = []
         for rel in files:
             if not rel.endswith(".py"):
@@ -151,7 +180,8 @@ class PytestRunner(Runner):
             local = project.rel(rel)
             if testpaths and not any(local == p or local.startswith(p + "/") for p in testpaths):
                 continue
-            if matcher.match(rel.rsplit("/", 1)[-1]):
+            name = rel.rsplit("/", 1)[-1]
+            if matcher.match(name) or (doctests and _has_doctest(repo_root / rel, name)):
                 found.append(Target(target_id=rel, runner=self.name, lang=self.lang, cwd=project.root,
                                     selector=local, cmd=(*base_cmd, local), path=rel))
         return found
@@ -193,8 +223,19 @@ class PytestRunner(Runner):
         return Invocation(tuple(argv), project.dir(repo_root), toolchain.environ(extra), event_file=events,
                           report_files=reports)
 
-    def in_process_retry(self, invocation: Invocation) -> Invocation | None:
-        return replace(invocation, env={**invocation.env, RERUN_ENV: "1"})
+    def retry_cases(self, target: Target, result: TargetResult) -> tuple[str, ...] | None:
+        """The failing cases alone, when the file failed only through them (a collection error, an interruption
+        or a crash re-runs the whole file)."""
+        prefix = f"{target.target_id}::"
+        # A failing subtest (``T::test_x (i=1)``) is its test's to run again.
+        failing = [_parent(c.case_id.removeprefix(prefix)) for c in result.cases if c.failing]
+        if (result.outcome != "failed" or not failing
+                or any(name.startswith(target.target_id) for name in failing)):
+            return None
+        return tuple(sorted(set(failing)))
+
+    def retried_by(self, case: str) -> str:
+        return _parent(case)
 
     def serial(self, project: Project, repo_root: Path, invocation: Invocation) -> Invocation:
         if not xdist_workers_requested(project.dir(repo_root), invocation.env, invocation.argv):
