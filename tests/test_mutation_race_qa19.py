@@ -54,3 +54,26 @@ async def test_an_edit_made_while_the_batch_replaces_its_files_is_kept_and_the_b
     assert (root / "sub/c.py").read_text() == USER_EDIT
     assert (root / "a.py").read_text() == "A = 0\n" and (root / "b.py").read_text() == "B = 0\n"
     assert not [p for p in root.rglob("*") if p.name.endswith((".cpl-tmp", ".cpl-restore"))]
+
+
+async def test_a_target_that_cannot_be_replaced_is_named_in_the_storage_error(tmp_path: Path) -> None:
+    # The 5012 named the batch's temp file (``.c.py.mut_….cpl-tmp``), not the file the caller wrote.
+    import shutil
+    import subprocess
+
+    root = make_repo(tmp_path / "r", FILES)
+    target = root / "sub/c.py"
+    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(target)], check=False,
+                                                        capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not possible here (needs root and a file system with the immutable flag)")
+    try:
+        with running_server(root) as handle:
+            async with mcp_client(handle) as client:
+                err = await call_error(client, "write_source", {"edits": [
+                    {"path": p, "action": "update", "old_text": "= 0\n", "new_text": "= 1\n"}
+                    for p in sorted(FILES)]})
+    finally:
+        subprocess.run(["chattr", "-i", str(target)], check=False)
+    assert err["code"] == 5012 and err["details"]["path"] == str(target), err
+    assert "cpl-tmp" not in err["message"]
+    assert [(root / p).read_text() for p in sorted(FILES)] == [FILES[p] for p in sorted(FILES)]

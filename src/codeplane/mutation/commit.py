@@ -107,10 +107,13 @@ class Commit:
                 # target meanwhile would lose its edit (5002 rolls back what was replaced; its bytes stay).
                 self._check_unchanged([write])
                 target = self.root / write.rel
-                if write.new is None:
-                    target.unlink()
-                else:
-                    os.replace(self.root / temp_path(write.rel, batch), target)
+                try:
+                    if write.new is None:
+                        target.unlink()
+                    else:
+                        os.replace(self.root / temp_path(write.rel, batch), target)
+                except OSError as exc:  # named by the target: the temp file's name (``.c.py.mut_….cpl-tmp``) was
+                    raise OSError(exc.errno, exc.strerror, str(target)) from exc
             dirs = {(self.root / w.rel).parent for w in ordered}
             dirs |= {(self.root / d).parent for d in created_dirs}
             list(self.executor.map(fsync_dir, sorted(dirs)))
