@@ -2,8 +2,9 @@
 
 The server adopts the artifact while it boots (``index/artifact_adopt.py``); downloading it first, here,
 lets the terminal show progress. The download lands in the content-addressed cache the server's
-adoption reads, so it happens once. A failed download is printed and the server is started without the
-artifact (it would only fail the same way again): the index is built from disk.
+adoption reads, so it happens once. A failed download is printed and handed to the server, whose adoption
+refuses with it (recorded in ``/status`` and the log like any refusal) rather than fetching again (it would
+only fail the same way): the index is built from disk.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, Trans
 from codeplane.cli.output import console, err_console
 from codeplane.cli.repo_context import RepoContext
 from codeplane.core.errors import CodePlaneError
-from codeplane.index.artifact_adopt import fetch_configured, should_adopt
+from codeplane.index.artifact_adopt import fetch_configured, fetch_failed, should_adopt
 from codeplane.index.artifact_fetch import is_url
 
 
@@ -27,11 +28,11 @@ def index_from_overrides(source: str | None) -> list[str]:
     return [f"index.artifact={value}", "index.artifact_adopt=always"]
 
 
-def prefetch_artifact(ctx: RepoContext, *, show_progress: bool) -> RepoContext:
-    """Download a URL artifact the server is about to adopt; returns the context to start the server with."""
+def prefetch_artifact(ctx: RepoContext, *, show_progress: bool) -> None:
+    """Download a URL artifact the server is about to adopt (a failure is the adoption's refusal)."""
     config = ctx.config.index
     if not config.artifact or not is_url(config.artifact) or should_adopt(ctx.layout, config) is not None:
-        return ctx
+        return
     columns = (TextColumn("Fetching index artifact"), BarColumn(), DownloadColumn(), TransferSpeedColumn())
     try:
         with Progress(*columns, console=console, transient=True, disable=not show_progress) as bar:
@@ -41,6 +42,4 @@ def prefetch_artifact(ctx: RepoContext, *, show_progress: bool) -> RepoContext:
     except CodePlaneError as exc:
         err_console.print(f"[yellow]index artifact not used[/] ({exc.code} {exc.error.name}): {exc.message}; "
                           "building the index from disk")
-        without = ctx.config.model_copy(update={"index": config.model_copy(update={"artifact": None})})
-        return RepoContext(root=ctx.root, layout=ctx.layout, config=without)
-    return ctx
+        fetch_failed(ctx.layout, exc)

@@ -72,7 +72,9 @@ def _render_source(source: Any) -> None:
         if isinstance(check, dict):  # SQLite's integrity check, run after ready for a pinned artifact
             console.print(f"          integrity check after ready: {check.get('state')}", markup=False)
     else:
-        console.print("          source: built from this checkout", markup=False)
+        rebuilt = source.get("rebuilt_from_disk")
+        console.print("          source: built from this checkout"
+                      + (f" (rebuilt from disk: {rebuilt})" if rebuilt else ""), markup=False)
     refused = source.get("artifact_refused")
     if isinstance(refused, dict):
         console.print(f"          [yellow]artifact refused[/] ({refused.get('code')} {refused.get('error')}): "

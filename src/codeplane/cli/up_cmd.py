@@ -65,7 +65,7 @@ def up(
         except CodePlaneError as exc:
             raise _as_option(exc, port) from None
         configure_logging(ctx.config.logging, root)
-        ctx = prefetch_artifact(ctx, show_progress=not as_json)
+        prefetch_artifact(ctx, show_progress=not as_json)
         chosen = port if port is not None else (ctx.config.server.port or report.port)
 
         def on_ready(ann: Announcement) -> None:

@@ -98,10 +98,23 @@ class IndexConfig(_Section):
     #: ``before_adopt``, ``after_ready`` (in the background; a failure rebuilds from disk), or ``auto``: after
     #: ready when ``artifact_sha256`` pins the bytes, before adoption otherwise.
     artifact_integrity: Literal["auto", "before_adopt", "after_ready"] = "auto"
-    artifact_timeout_sec: float = Field(default=30.0, gt=0, le=3600)
+    #: The whole fetch's deadline (sidecar, download, retries); past it the index is built from disk.
+    artifact_timeout_sec: float = Field(default=300.0, gt=0, le=3600)
     artifact_retries: int = Field(default=2, ge=0, le=10)
     #: For a ``{commit}`` template: how many first-parent ancestors of HEAD to try after HEAD itself.
     artifact_ancestors: int = Field(default=20, ge=0, le=1000)
+
+    @field_validator("artifact_sha256", mode="before")
+    @classmethod
+    def _digits_are_a_sha(cls, value: Any) -> Any:
+        """YAML reads an unquoted sha256 of only digits (rare, but a valid digest) as an integer: taken back as
+        text when that is exact; otherwise (a leading 0 made it octal) the message says to quote it."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            if len(str(value)) == 64:
+                return str(value)
+            raise ValueError("a sha256 of only digits must be quoted (YAML read it as a number): "
+                             "index.artifact_sha256='<64 hex digits>'")
+        return value
 
 
 class MutationConfig(_Section):

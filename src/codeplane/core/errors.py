@@ -53,6 +53,7 @@ class ErrorCode(Enum):
     ARTIFACT_INVALID = _Entry(3104, False, "the index artifact is malformed or disagrees with its manifest")
     ARTIFACT_INCOMPATIBLE = _Entry(3105, False, "the index artifact was built by an incompatible version")
     ARTIFACT_EXPORT_REFUSED = _Entry(3106, False, "the index cannot be exported as an artifact")
+    ARTIFACT_FOREIGN_COMMIT = _Entry(3107, False, "the index artifact's commit is not in this repository")
     # 4xxx refactor
     REFACTOR_DIVERGENCE = _Entry(4001, False, "contexts disagree on the refactor")
     REFACTOR_TIMEOUT = _Entry(4002, True, "refactor planning timed out")

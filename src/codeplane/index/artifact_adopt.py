@@ -13,7 +13,7 @@ artifact), the artifact is fetched (:mod:`artifact_fetch`) and checked in a stag
 2. the old ``tantivy/`` is moved aside and the staged one moved in,
 3. the staged ``index.db`` is fsynced, then renamed into place — the commit point.
 
-Any refusal (3101–3105) is logged and returned; the caller starts from whatever index it had (or none:
+Any refusal (3101–3105, 3107) is logged and returned; the caller starts from whatever index it had (or none:
 a cold build). The index's file rows carry no stat data (the exporter zeroed it); rows of files git shows
 unchanged since the artifact's commit get this checkout's stat (:mod:`artifact_restat`), and the startup
 reconcile hashes the rest: equal content is only *touched*, and exactly the files that differ from the
@@ -33,6 +33,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pygit2
 
 from codeplane.core.clock import iso_utc, monotonic, now_ms
 from codeplane.core.config import IndexConfig
@@ -164,6 +166,8 @@ class _Unpacked:
 
 #: Unpacking begun early (:func:`begin_early`), by staging directory; taken by :func:`adopt_configured`.
 _early: dict[Path, Future[_Unpacked]] = {}
+#: Fetches that already failed in this process (:func:`fetch_failed`), by staging directory.
+_failed: dict[Path, CodePlaneError] = {}
 _early_lock = threading.Lock()
 
 
@@ -204,6 +208,9 @@ def begin_early(root: Path, config: IndexConfig) -> None:
     layout = RepoLayout(root)
     if should_adopt(layout, config) is not None:
         return
+    with _early_lock:
+        if layout.state_dir / STAGING_DIR in _failed:  # cpl up's download failed: adoption refuses with that
+            return
     _clean_leftovers(layout)
     staging = layout.state_dir / STAGING_DIR
     future: Future[_Unpacked] = Future()
@@ -219,12 +226,44 @@ def begin_early(root: Path, config: IndexConfig) -> None:
     threading.Thread(target=run, name="codeplane-artifact", daemon=True).start()
 
 
+def require_known_commit(root: Path, commit: str, source: str) -> None:
+    """Refuse (3107) an artifact whose commit this repository does not have: another repository's index.
+
+    Its answers would come out right (the startup reconcile reindexes every file that differs), but status
+    would name a commit that is not here, and the "reuse" is a cold build in disguise. A shallow clone may lack
+    an ancestor the artifact was built at, so there a missing commit proves nothing and the artifact is kept.
+    """
+    try:
+        repo = pygit2.Repository(str(root))
+        if repo.is_shallow or commit in repo:
+            return
+    except (pygit2.GitError, ValueError, TypeError) as exc:
+        log.info("could not look up the artifact's commit; adopting it", commit=commit, reason=str(exc))
+        return
+    raise CodePlaneError(ErrorCode.ARTIFACT_FOREIGN_COMMIT,
+                         f"{source} was built at commit {commit}, which is not in this repository (an index of "
+                         "another repository?)", details={"commit": commit, "source": source})
+
+
+def fetch_failed(layout: RepoLayout, error: CodePlaneError) -> None:
+    """Note that fetching ``index.artifact`` failed in this process (``cpl up``'s download, before the server
+    starts): the server's adoption then refuses with this error, which it records (``/status``, the log) like
+    any refusal, instead of fetching again (after the same timeouts, to fail the same way)."""
+    with _early_lock:
+        _failed[layout.state_dir / STAGING_DIR] = error
+
+
 def adopt_configured(root: Path, layout: RepoLayout, config: IndexConfig,
                      indexers: Sequence[FactIndexer]) -> AdoptOutcome:
     """Adopt ``index.artifact`` if configured and wanted; never raises for a bad or missing artifact."""
     staging = layout.state_dir / STAGING_DIR
     with _early_lock:
         early = _early.pop(staging, None)
+        failed = _failed.pop(staging, None)
+    if failed is not None and early is None and config.artifact:
+        log.warning("index artifact refused; building the index from disk", code=failed.code,
+                    reason=failed.message)
+        return AdoptOutcome("refused", failed.message, error=failed.to_payload())
     if early is None:
         _clean_leftovers(layout)
     why_not = should_adopt(layout, config)
@@ -239,6 +278,7 @@ def adopt_configured(root: Path, layout: RepoLayout, config: IndexConfig,
                                 origin=read_origin(layout.index_db))
         unpacked_at = monotonic()
         manifest = verify_unpacked(staging, unpacked.written, indexers, unpacked.integrity)
+        require_known_commit(root, manifest.commit, fetched.source)
         verified_at = monotonic()
         vouched = restat_clean_files(staging / INDEX_DB, manifest, unpacked.git)
         restated_at = monotonic()
@@ -281,10 +321,13 @@ def adopt_configured(root: Path, layout: RepoLayout, config: IndexConfig,
 
 
 def index_source(origin: dict[str, Any] | None, outcome: AdoptOutcome | None,
-                 integrity: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The ``source`` field of the index status: where this index came from, any refusal this start, and the
-    state of an adopted artifact's integrity check when it runs after ready."""
+                 integrity: dict[str, Any] | None = None, *, rebuilt: str | None = None) -> dict[str, Any]:
+    """The ``source`` field of the index status: where this index came from, any refusal this start, the
+    state of an adopted artifact's integrity check when it runs after ready, and why this run found
+    ``index.db`` unusable and built it from disk (``rebuilt_from_disk``)."""
     source: dict[str, Any] = dict(origin) if origin else {"kind": "local"}
+    if rebuilt is not None and not origin:
+        source["rebuilt_from_disk"] = rebuilt
     if integrity is not None and origin:
         source["integrity_check"] = integrity
     if outcome is not None and outcome.result == "refused":

@@ -5,9 +5,12 @@ loopback host), or a URL template with ``{commit}``, tried for HEAD and then its
 (``index.artifact_ancestors``): a branch ahead of the default branch finds the newest artifact CI built
 below it. The expected sha256 is the pinned ``index.artifact_sha256`` or the sidecar ``<source>.sha256``
 (``sha256sum`` format, as ``cpl index export`` writes it); without either the artifact is refused (3102).
-Downloads go through httpx with ``index.artifact_timeout_sec`` per read and ``index.artifact_retries``
-retries (with backoff) on timeouts, connection errors and 5xx, into a content-addressed cache under
-``.codeplane/artifact-cache/`` (so ``cpl up``'s prefetch and the server's adoption download once).
+Downloads go through httpx with ``index.artifact_retries`` retries (with backoff) on timeouts, connection
+errors and 5xx, into a content-addressed cache under ``.codeplane/artifact-cache/`` (so ``cpl up``'s prefetch
+and the server's adoption download once). ``index.artifact_timeout_sec`` bounds the whole fetch (sidecars,
+every candidate and attempt): a host that trickles bytes cannot hold the server's start longer than that
+(a per-read timeout let 16 KiB every 0.5 s take 52 s with 5 s set); a read that stalls for
+:data:`STALL_SEC` is retried sooner.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from urllib.parse import urlparse
 
 import pygit2
 
+from codeplane.core.clock import monotonic
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.hashing import sha256_file
 from codeplane.index.artifact_format import SUFFIX
@@ -35,6 +39,12 @@ FetchProgress = Callable[[int, int | None], None]
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 _BACKOFF_SEC = 0.25
+#: Longest one read may wait for bytes before the attempt is given up (and retried, time allowing).
+STALL_SEC = 30.0
+
+
+class _OutOfTime(Exception):
+    """The fetch's deadline (``index.artifact_timeout_sec``) passed during a download."""
 
 
 @dataclass(frozen=True)
@@ -94,9 +104,15 @@ class _Http:
 
         self.timeout = timeout
         self.retries = retries
+        self.deadline = monotonic() + timeout
         # Redirects are followed (release hosts and object stores use them), but never to plain http elsewhere.
-        self.client = httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=True,
+        self.client = httpx.Client(timeout=httpx.Timeout(min(timeout, STALL_SEC)), follow_redirects=True,
                                    event_hooks={"request": [lambda request: _check_url(str(request.url))]})
+
+    def check_deadline(self) -> None:
+        """Raise once the fetch has run out of time (a download's sink calls it for every block)."""
+        if monotonic() >= self.deadline:
+            raise _OutOfTime
 
     def close(self) -> None:
         self.client.close()
@@ -106,11 +122,16 @@ class _Http:
         import httpx  # already imported by __init__
 
         last = ""
+        attempts = 0
         for attempt in range(self.retries + 1):
             if attempt:
-                time.sleep(_BACKOFF_SEC * 2 ** (attempt - 1))
+                time.sleep(min(_BACKOFF_SEC * 2 ** (attempt - 1), max(0.0, self.deadline - monotonic())))
+            left = self.deadline - monotonic()
+            if left <= 0:
+                break
+            attempts += 1
             try:
-                with self.client.stream("GET", url) as response:
+                with self.client.stream("GET", url, timeout=httpx.Timeout(min(left, STALL_SEC))) as response:
                     if response.status_code == 404:
                         return False
                     if response.status_code >= 500 or response.status_code == 429:
@@ -121,12 +142,14 @@ class _Http:
                                     url=url, status=response.status_code)
                     sink(response)
                     return True
-            except httpx.TimeoutException:
-                last = f"timed out after {self.timeout:g} s"
+            except (httpx.TimeoutException, _OutOfTime):
+                last = f"timed out (index.artifact_timeout_sec is {self.timeout:g} s for the whole fetch)"
             except httpx.TransportError as exc:
                 last = f"{type(exc).__name__}: {exc}"
-        raise _fail(f"fetching {url} failed after {self.retries + 1} attempts: {last}", url=url,
-                    attempts=self.retries + 1, last_error=last)
+        if not attempts:
+            last = f"no time left of index.artifact_timeout_sec ({self.timeout:g} s)"
+        raise _fail(f"fetching {url} failed after {attempts} attempt{'s' if attempts != 1 else ''}: {last}",
+                    url=url, attempts=attempts, last_error=last)
 
 
 def _download(http: _Http, url: str, sha256: str, cache_dir: Path, progress: FetchProgress | None) -> Path | None:
@@ -144,7 +167,10 @@ def _download(http: _Http, url: str, sha256: str, cache_dir: Path, progress: Fet
         digest = hashlib.sha256()
         digests.append(digest)  # a retried attempt starts over: the last one counts
         with partial.open("wb") as out:
-            for block in response.iter_bytes(1 << 20):
+            # Blocks as they arrive (``iter_bytes(size)`` would gather a size first): the deadline is checked
+            # for each, so a trickle cannot outlast it.
+            for block in response.iter_bytes():
+                http.check_deadline()
                 out.write(block)
                 digest.update(block)
                 done += len(block)
@@ -190,7 +216,7 @@ def _local(source: str, root: Path, pinned: str | None) -> FetchedArtifact:
     return FetchedArtifact(path, parse_sidecar(sidecar.read_text(errors="replace"), str(sidecar)), str(path))
 
 
-def fetch_artifact(source: str, *, root: Path, cache_dir: Path, pinned: str | None = None, timeout: float = 30.0,
+def fetch_artifact(source: str, *, root: Path, cache_dir: Path, pinned: str | None = None, timeout: float = 300.0,
                    retries: int = 2, ancestors: int = 0, progress: FetchProgress | None = None) -> FetchedArtifact:
     """Resolve ``source`` to a local archive and the sha256 it must have (not yet checked against it
     for local files; downloads are checked while streaming). Raises 3101/3102/3103."""

@@ -13,7 +13,6 @@ import os
 import shutil
 import sqlite3
 import threading
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -36,6 +35,7 @@ from codeplane.index.facts_api import FactIndexer
 from codeplane.index.files import MAX_LIST_LIMIT, FilePage, list_entries
 from codeplane.index.freshness import BURST_PATHS, PendingChanges, concerns_prefix, poll_interval, settle_burst
 from codeplane.index.lexical import is_native_panic
+from codeplane.index.listeners import ReadyFlag, Reconciles
 from codeplane.index.pipeline import IndexPipeline, ReconcileReport
 from codeplane.index.query import compile_query
 from codeplane.index.search import LexicalHit, lexical_stream, scope_concerns
@@ -55,18 +55,6 @@ log = get_logger(__name__)
 #: How a rebuild for a damaged ``index.db`` names its reason (``_rebuild_from_disk``).
 _DAMAGED = "index.db was damaged"
 
-#: Reconciles remembered for a listener registered late (:meth:`IndexService.on_reconcile`).
-REPLAYED_REPORTS = 16
-
-
-def _tell(listener: Callable[[ReconcileReport, EpochSummary | None], None], report: ReconcileReport,
-          summary: EpochSummary | None) -> None:
-    try:
-        listener(report, summary)
-    except Exception:  # an observer must never fail a write
-        log.exception("reconcile listener failed")
-
-
 class IndexService:
     def __init__(self, root: Path, layout: RepoLayout, config: IndexConfig) -> None:
         self.root = root
@@ -74,7 +62,7 @@ class IndexService:
         self._pending = PendingChanges()
         self._pipeline = IndexPipeline(root, layout, config, self._pending)
         self._pipeline.store.on_damage = self._damage_found
-        self._ready = threading.Event()
+        self._ready = ReadyFlag()
         self._stopping = threading.Event()
         self._holds = WriteHolds()
         self._git_lock: Path | None = None
@@ -83,24 +71,23 @@ class IndexService:
         self._watch_after_build = False
         #: When the indexer thread last began a full reconcile (its walk follows); see ``_on_watch_live``.
         self._full_began: float | None = None
-        self._ready_listeners: list[Callable[[], None]] = []
         self._cursors: CursorStore[LexicalHit] = CursorStore()
         self._texts = TextCache(root)
         #: The oversized files (path, language, size) as of an epoch: searched by scanning, see ``_large_files``.
         self._large: tuple[int, tuple[tuple[str, str | None, int], ...]] = (-1, ())
-        self._listeners_lock = threading.RLock()
-        self._listeners: list[Callable[[ReconcileReport, EpochSummary | None], None]] = []
-        self._published: deque[tuple[ReconcileReport, EpochSummary | None]] = deque(maxlen=REPLAYED_REPORTS)
-        self._pipeline.listeners.append(self._deliver)
+        self._reconciles = Reconciles()
+        self._pipeline.listeners.append(self._reconciles.deliver)
         self.state = "stopped"
         self.error: str | None = None
         self.artifact: AdoptOutcome | None = None
         self.origin: dict[str, object] | None = None
+        #: Why this run found ``index.db`` unusable and built it from disk (``None``: it did not); in ``source``.
+        self.rebuilt: str | None = None
         #: The adopted artifact's integrity check when it runs after ready (``artifact_integrity.py``).
         self._integrity: DeferredCheck | None = None
         #: Why the index must be dropped and built from disk (that check failed); the indexer thread does it.
         self._rebuild_reason: str | None = None
-        self._ready_told = False
+        self._integrity_begun = False
 
     # -- wiring ----------------------------------------------------------------------------------------
     def register_indexer(self, indexer: FactIndexer) -> None:
@@ -116,10 +103,10 @@ class IndexService:
         return tuple(self._pipeline.indexers)
 
     def on_ready(self, listener: Callable[[], None]) -> None:
-        """Call ``listener`` once the first reconcile is published (immediately if it already was)."""
-        self._ready_listeners.append(listener)
-        if self._ready.is_set():
-            listener()
+        """Call ``listener`` once, the next time the index is ready: now if it is, else when a reconcile is
+        published. Not "the first publish": a listener that comes while an adopted artifact's index is being
+        rebuilt from disk (ready, then not) is told when the rebuild is published (the server's ``/ready``)."""
+        self._ready.on_set(listener)
 
     def on_reconcile(self, listener: Callable[[ReconcileReport, EpochSummary | None], None]) -> None:
         """Call ``listener`` after every reconcile or path refresh, with the epoch it published (if any).
@@ -127,18 +114,9 @@ class IndexService:
 
         What was published before the listener came (the server starts the index before it wires its metrics,
         ``server/boot_index.py``) is replayed to it first, on the caller's thread, up to the last
-        :data:`REPLAYED_REPORTS`; under one lock with the delivery, so none is missed or told twice.
+        :data:`~codeplane.index.listeners.REPLAYED_REPORTS` (``listeners.py``).
         """
-        with self._listeners_lock:
-            for report, summary in self._published:
-                _tell(listener, report, summary)
-            self._listeners.append(listener)
-
-    def _deliver(self, report: ReconcileReport, summary: EpochSummary | None) -> None:
-        with self._listeners_lock:
-            self._published.append((report, summary))
-            for listener in self._listeners:
-                _tell(listener, report, summary)
+        self._reconciles.listen(listener)
 
     @property
     def last_reconcile(self) -> ReconcileReport | None:
@@ -171,7 +149,7 @@ class IndexService:
         """Open stores, start the indexer thread and the watcher, queue the startup reconcile."""
         self.state = "starting"
         self._adopt_artifact()
-        self._pipeline.open()
+        self._open_pipeline()
         if self._integrity_owed():
             self._pipeline.store.check_owed = True
             self._integrity = DeferredCheck(self._pipeline.layout.index_db, self._integrity_passed,
@@ -239,7 +217,7 @@ class IndexService:
     def build(self, progress: ProgressFn | None = None) -> BuildSummary:
         """Open, reconcile the whole tree once (with progress) and close; for ``cpl init`` (no server)."""
         self._adopt_artifact()
-        self._pipeline.open()
+        self._open_pipeline()
         try:
             if self._integrity_owed():  # no server to be ready first: the check runs now
                 with self._pipeline.store.read() as conn:
@@ -267,6 +245,17 @@ class IndexService:
             pipeline.early_walk = walk
             self._full_began = monotonic()  # its walk precedes the watcher: the catch-up walk must run
 
+    def _open_pipeline(self) -> None:
+        """Open the stores; one its open found unusable (and dropped) no longer has the origin read before."""
+        self._pipeline.open()
+        reason = self._pipeline.store.rebuilt_reason
+        if reason:
+            self._built_here(f"index.db was unusable ({reason})")
+
+    def _built_here(self, reason: str) -> None:
+        self.origin = None
+        self.rebuilt = reason
+
     def _integrity_owed(self) -> bool:
         """This start adopted an artifact whose full integrity check (or its whole-file part) runs after ready."""
         origin = self.origin or {}
@@ -293,11 +282,13 @@ class IndexService:
         pipeline.store.check_owed = False  # what is built from disk next owes no check
         drop_store(pipeline.layout.index_db)
         shutil.rmtree(pipeline.layout.tantivy_dir, ignore_errors=True)
-        if not damaged:
+        if damaged:
+            self._built_here(problem)
+        else:
             self.artifact = AdoptOutcome("refused", problem,
                                          error=CodePlaneError(ErrorCode.ARTIFACT_INVALID, problem).to_payload())
             self.origin = None
-        pipeline.open()
+        self._open_pipeline()
         # Epochs go on from where the damaged index was: every answer and cursor carries one, and a rebuild's
         # starting over at 1 made them go backwards (3 -> 2 after ``git clean -fdx`` took ``.codeplane/``). A refused
         # artifact is rebuilt as a cold build would be (its tests compare the answers, epochs included).
@@ -319,17 +310,15 @@ class IndexService:
     def _mark_ready(self) -> None:
         if self._ready.is_set():
             return
-        self._ready.set()
         self.state = "ready"
+        if not self._ready.set():  # by another thread meanwhile; else the ready listeners have been told
+            return
         # A text query waits for the term index: read it now, before the first one needs it (~0.3 s on Django).
         threading.Thread(target=self._warm_terms, name="codeplane-terms", daemon=True).start()
-        if self._ready_told:  # ready again after a rebuild from disk
-            return
-        self._ready_told = True
-        if self._integrity is not None:
-            self._integrity.start()
-        for listener in self._ready_listeners:
-            listener()
+        if not self._integrity_begun:  # the first time only, not again after a rebuild from disk
+            self._integrity_begun = True
+            if self._integrity is not None:
+                self._integrity.start()
 
     def _warm_terms(self) -> None:
         try:
@@ -408,7 +397,7 @@ class IndexService:
         self._ready.clear()
         self.state = "starting"
         self._pipeline.close()
-        self._pipeline.open()
+        self._open_pipeline()
         self._pending.mark_full()
 
     def _on_batch(self, batch: WatchBatch) -> None:
@@ -588,5 +577,6 @@ class IndexService:
             "warnings": list(pipeline.warnings),
             "error": self.error,
             "source": index_source(self.origin, self.artifact,
-                                   self._integrity.state.as_status() if self._integrity is not None else None),
+                                   self._integrity.state.as_status() if self._integrity is not None else None,
+                                   rebuilt=self.rebuilt),
         }
