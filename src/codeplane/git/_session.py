@@ -16,6 +16,7 @@ import pygit2
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
 from codeplane.core.tracing import span
+from codeplane.core.worktree_lock import worktree_lock
 from codeplane.git import recovery
 from codeplane.git.effects import EffectTracker
 from codeplane.git.models import Effect
@@ -34,8 +35,12 @@ _STORAGE_TEXT = {os.strerror(number): code for number, code in (
 
 
 def error_code(exc: Exception) -> ErrorCode:
-    """8001, or the storage entry (5010-5012) when libgit2's message says the file system refused a write."""
+    """8001, the storage entry (5010-5012) when libgit2's message says the file system refused a write, or 8004 when
+    it found local changes in the way (``N conflicts prevent checkout``: a file changed by another program after
+    the operation's own check; the same refusal as that check's, which agents branch on)."""
     text = str(exc)
+    if "prevent checkout" in text or "prevents checkout" in text:
+        return ErrorCode.GIT_DIRTY_WORKTREE
     return next((code for reason, code in _STORAGE_TEXT.items() if reason in text), ErrorCode.GIT_ERROR)
 
 
@@ -119,7 +124,10 @@ class RepoSession:
         subsystem afterwards (also after a failure, except a refusal raised before anything changed). ``index``:
         the operation may write git's index, so another git process's ``index.lock`` refuses it; ref-only writes
         (branches, tags, remotes) pass ``False`` and go ahead, as ``git branch`` does."""
-        with self._lock, span("git.write", files=files), self._while_writing():
+        # A work-tree write holds the work tree's lock first (``core/worktree_lock.py``): a write_source commit
+        # landing between this operation's checks and its rewrite of the files was lost.
+        tree_lock: AbstractContextManager[object] = worktree_lock(self.root) if files else nullcontext()
+        with tree_lock, self._lock, span("git.write", files=files), self._while_writing():
             try:
                 with git_errors():
                     repo = self.open()

@@ -23,9 +23,9 @@ import json
 import os
 import threading
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +34,7 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
 from codeplane.core.tracing import span
+from codeplane.core.worktree_lock import worktree_lock
 from codeplane.mutation import git_index, journal
 from codeplane.mutation.commit import Commit, FileWrite, stat_key
 from codeplane.mutation.delta import Delta, FileDelta
@@ -201,7 +202,7 @@ class MutationEngine:
             if writes:
                 moves = [JournalMove(p.delta.old_path, p.delta.path) for p in planned
                          if p.delta.git_mv and p.delta.old_path]
-                with span("mutation.commit", files=len(writes)):
+                with span("mutation.commit", files=len(writes)), self._worktree_held():
                     self._commit.run(mutation_id, writes, self._missing_dirs(writes), moves)
                 changed = sorted({w.rel for w in writes})
                 if self._chain is not None:
@@ -278,6 +279,19 @@ class MutationEngine:
                 parent = parent.parent
             missing += [d for d in reversed(chain) if d not in missing]
         return missing
+
+    @contextmanager
+    def _worktree_held(self) -> Iterator[None]:
+        """The work tree's lock (``core/worktree_lock.py``) around the commit's checks and replaces, so a git
+        checkout, reset or merge never runs between them; 5003 when one holds it past ``lock_timeout_ms``."""
+        lock = worktree_lock(self.root)
+        if not lock.acquire(timeout=self.config.lock_timeout_ms / 1000.0):
+            raise CodePlaneError(ErrorCode.MUTATION_LOCK_TIMEOUT, "a git operation is changing the work tree; retry "
+                                 "shortly", details={"waited_ms": self.config.lock_timeout_ms})
+        try:
+            yield
+        finally:
+            lock.release()
 
     def _refresh(self, paths: Sequence[str]) -> list[str]:
         if self.after_write is None:
