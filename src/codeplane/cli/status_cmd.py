@@ -105,7 +105,9 @@ def _render_tasks(tasks: Any) -> None:
         console.print("  tasks:  no ledger yet")
         return
     open_tasks = tasks.get("open_tasks") or []
-    console.print(f"  open tasks: {len(open_tasks)}")
+    total = int(tasks.get("open_task_count") or len(open_tasks))
+    shown = f" (the {len(open_tasks)} newest shown)" if total > len(open_tasks) else ""
+    console.print(f"  open tasks: {total}{shown}")
     for task in open_tasks:
         console.print(f"    {task['task_id']}  session {task['session_id']}  {task.get('budget', '')}", markup=False)
     recent = tasks.get("recent_operations") or []

@@ -304,6 +304,8 @@ class TaskTracker:
                  "read_budget": {"calls": s.read.calls, "bytes": s.read.bytes, "resets": s.read.resets}}
                 for s in sessions if s.task.state is TaskState.OPEN
             ]
+            # Newest first: past the bound, the tasks just opened are the ones an operator looks for.
+            open_tasks.sort(key=lambda t: (-int(t["opened_at_ms"]), str(t["task_id"])))
             recent = list(self._recent)
         # Memory only on purpose: describe includes this section, so it must not query the ledger.
         ledger: dict[str, Any] = {"path": str(self.ledger.path), "recording": self.settings.record_operations,
