@@ -96,7 +96,8 @@ def test_discovery_lists_configured_and_conventional_linters(tmp_path: Path) -> 
                              ("golangci-lint", "svc"), ("mypy", "."), ("mypy", "tools"), ("ruff", "."),
                              ("tsc", "web")]
     ruff = found[("ruff", ".")]
-    assert ruff.config_file == "pyproject.toml" and ruff.found and ruff.can_fix and ruff.extensions == (".py", ".pyi")
+    assert ruff.config_file == "pyproject.toml" and ruff.found and ruff.can_fix
+    assert ruff.extensions == (".py", ".pyi", ".ipynb")
     assert found[("mypy", "tools")].config_file == "tools/mypy.ini"
     assert found[("eslint", "web")].config_file == "web/eslint.config.js"
     assert found[("go vet", "svc")].config_file is None  # conventional for a Go module

@@ -31,6 +31,8 @@ ArgvBuilder = Callable[[str, Sequence[str] | None], list[str]]
 StdinFixArgv = Callable[[str, str], list[str]]
 
 PYTHON = (".py", ".pyi")
+#: ruff lints Jupyter notebooks too (by default since 0.6); mypy does not.
+RUFF = (*PYTHON, ".ipynb")
 JS = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
 
 
@@ -46,6 +48,9 @@ class LinterKind:
     stream: Literal["stdout", "stderr"] = "stdout"
     #: Exit codes of a run that worked, findings or not (anything else is ``failed`` unless it parsed).
     ok_codes: frozenset[int] = frozenset({0, 1})
+    #: For an exit code outside ``ok_codes``: (exit code, stdout, stderr) -> the tool itself failed, whatever
+    #: parsed (``None``: it failed when nothing parsed).
+    tool_failed: Callable[[int, str, str], bool] | None = None
     can_fix: bool = False
     #: How it fixes one file's text given on stdin, printing the result (never writing); ``None``: see
     #: ``LintService`` (eslint fixes a batch with ``--fix-dry-run``).
@@ -103,13 +108,23 @@ def _go_vet(exe: str, targets: Sequence[str] | None) -> list[str]:
     return [exe, "vet", "-json", *packages]
 
 
+def _cargo_failed(code: int, stdout: str, stderr: str) -> bool:
+    """cargo exits 101 both for a ``deny`` lint (rustc's error diagnostics arrive as ``compiler-message``
+    records, and cargo's stderr only says "could not compile") and for its own failures (a broken
+    ``Cargo.toml``, a failing build script: an ``error:`` on stderr and no compiler-message)."""
+    if code != 101 or '"reason":"compiler-message"' not in stdout.replace(" ", ""):
+        return True
+    return any(line.startswith("error") and not line.startswith("error: could not compile")
+               for line in stderr.splitlines())
+
+
 def _clippy(exe: str, targets: Sequence[str] | None) -> list[str]:
     # Cargo lints whole crates; the service keeps the diagnostics of the requested paths.
     return [exe, "clippy", "--message-format", "json", "--quiet"]
 
 
 KINDS: dict[str, LinterKind] = {k.name: k for k in (
-    LinterKind("ruff", "ruff", PYTHON, "ruff ships with CodePlane (`uv sync` restores it); or add it to the "
+    LinterKind("ruff", "ruff", RUFF, "ruff ships with CodePlane (`uv sync` restores it); or add it to the "
                "project: `uv add --dev ruff`", _ruff, parse_ruff, can_fix=True, fix_stdin=_ruff_fix),
     LinterKind("mypy", "mypy", PYTHON, "add it to the project's environment: `uv add --dev mypy`", _mypy, parse_mypy),
     LinterKind("eslint", "eslint", JS, "`npm install --save-dev eslint` in the project directory",
@@ -120,13 +135,15 @@ KINDS: dict[str, LinterKind] = {k.name: k for k in (
     LinterKind("tsc", "tsc", (".ts", ".mts", ".cts", ".tsx"),
                "`npm install --save-dev typescript` in the project directory", _tsc, parse_tsc,
                ok_codes=frozenset({0})),
+    # With -json, vet exits 0 with findings: exit 1 is the go command failing (a broken go.mod, a missing
+    # package), unless it printed compiler errors (typecheck diagnostics).
     LinterKind("go vet", "go", (".go",), "install Go (https://go.dev/dl/, or `apt-get install golang-go`)",
-               _go_vet, parse_go_vet, stream="stderr", ok_codes=frozenset({0, 1})),
+               _go_vet, parse_go_vet, stream="stderr", ok_codes=frozenset({0})),
     LinterKind("golangci-lint", "golangci-lint", (".go",),
                "install golangci-lint (https://golangci-lint.run/welcome/install/)"),
     # Cargo exits 101 when a lint is `deny` (an error diagnostic): that is a finding, not a failed run.
     LinterKind("clippy", "cargo", (".rs",), "`rustup component add clippy` (needs a Rust toolchain)",
-               _clippy, parse_clippy, ok_codes=frozenset({0, 101})),
+               _clippy, parse_clippy, ok_codes=frozenset({0}), tool_failed=_cargo_failed),
 )}
 
 

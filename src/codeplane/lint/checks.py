@@ -14,7 +14,7 @@ from typing import Literal
 
 from codeplane.core.config import LintConfig
 from codeplane.lint.catalog import KINDS, run_env
-from codeplane.lint.discovery import mypy_has_targets
+from codeplane.lint.discovery import mypy_excluded, mypy_has_targets
 from codeplane.lint.formats import PathMap
 from codeplane.lint.models import Diagnostic, LinterInfo, ToolRun
 from codeplane.lint.runner import Job, Outcome, Progress, Runner
@@ -29,9 +29,15 @@ def under(path: str, scope: str) -> bool:
     return scope in ("", ".") or path == scope or path.startswith(f"{scope}/")
 
 
-def tail(text: str) -> str:
+def excerpt(text: str) -> str:
+    """``text`` within ``MESSAGE_CHARS``: its start and its end. The cause is often first (ESLint's
+    ``TypeError: Key "rules": …`` before its stack trace, ruff's ``unknown field`` before the known ones) and the
+    outcome last."""
     text = text.strip()
-    return text if len(text) <= MESSAGE_CHARS else "…" + text[-MESSAGE_CHARS:]
+    if len(text) <= MESSAGE_CHARS:
+        return text
+    half = MESSAGE_CHARS // 2
+    return f"{text[:half].rstrip()} … {text[-half:].lstrip()}"
 
 
 class Checker:
@@ -54,6 +60,7 @@ class Checker:
                 return ["."]
             return None
         targets: set[str] = set()
+        excluded = mypy_excluded(self.root, info) if info.name == "mypy" else None
         for rel in rels:
             if info.root == ".":
                 inner = rel or "."
@@ -65,6 +72,8 @@ class Checker:
                 continue
             if not self._has_files(rel, info.extensions, files):
                 continue  # e.g. mypy on a directory of JavaScript: nothing to lint, nothing to fail on
+            if excluded is not None and excluded(inner, (self.cwd(info) / inner).is_dir()):
+                continue
             targets.add(inner)
         return sorted(targets) if targets else False
 
@@ -101,10 +110,19 @@ class Checker:
         try:
             found = kind.parse(text, PathMap(self.root, outcome.job.cwd))
         except ValueError as exc:
+            stderr = result.err_text().strip()
+            # A non-zero exit with no report is the tool failing before it linted (biome on a config error).
+            why = (f"exited {result.returncode} without a report: {stderr}" if result.returncode and stderr
+                   else f"unreadable output ({exc}): {stderr}")
             return [], ToolRun(tool=info.name, root=info.root, status="failed", exit_code=result.returncode,
-                               duration_ms=took, message=tail(f"unreadable output ({exc}): {result.err_text()}"))
-        ok = result.returncode in kind.ok_codes or bool(found)
-        message = None if ok else tail(result.err_text() or result.text())
+                               duration_ms=took, message=excerpt(why))
+        if result.returncode in kind.ok_codes:
+            ok = True
+        elif kind.tool_failed is not None:
+            ok = not kind.tool_failed(result.returncode, result.text(), result.err_text())
+        else:
+            ok = bool(found)
+        message = None if ok else excerpt(result.err_text() or result.text())
         if message and info.name == "mypy" and "unrecognized arguments" in message:
             message = f"this mypy has no JSON output (mypy >= 1.11 has); upgrade it in the project. {message}"
         return found, ToolRun(tool=info.name, root=info.root, status="ok" if ok else "failed",
@@ -112,8 +130,8 @@ class Checker:
 
     def run(self, linters: Sequence[LinterInfo], rels: Sequence[str] | None,
             progress: Progress | None = None) -> tuple[list[Diagnostic], list[ToolRun]]:
-        """Run ``linters`` on ``rels`` in parallel: every diagnostic inside ``rels`` (sorted, without
-        duplicates) and one run per linter that covers them."""
+        """Run ``linters`` on ``rels`` in parallel: every diagnostic inside ``rels`` (sorted; what two
+        instances both report, once) and one run per linter that covers them."""
         runs: list[ToolRun] = []
         jobs: list[tuple[LinterInfo, Job]] = []
         files = functools.cache(self._files)  # read at most once per run, only for directory paths
@@ -129,7 +147,7 @@ class Checker:
             else:
                 jobs.append((info, Job(tuple(self._argv(info, targets)), self.cwd(info), self.config.timeout_sec,
                                        env=run_env(info))))
-        found: dict[tuple[object, ...], Diagnostic] = {}
+        found: dict[tuple[object, ...], list[Diagnostic]] = {}
         done = None
         if progress is not None:
             progress.total += len(jobs)
@@ -144,7 +162,13 @@ class Checker:
             inside = [d for d in diagnostics if rels is None or any(under(d.path, r) for r in rels)]
             runs.append(run.model_copy(update={"diagnostics": len(inside),
                                                "elsewhere": len(diagnostics) - len(inside)}))
+            # Identical diagnostics within one run are kept (ruff reports TID252 once per imported name at one
+            # span, and counts each); one file linted by two instances of a linter is reported once.
+            same: dict[tuple[object, ...], list[Diagnostic]] = {}
             for d in inside:
-                found.setdefault(tuple(d.model_dump().values()), d)
+                same.setdefault(tuple(d.model_dump().values()), []).append(d)
+            for key, group in same.items():
+                if len(group) > len(found.get(key, ())):
+                    found[key] = group
         runs.sort(key=lambda r: (r.tool, r.root))
-        return sorted(found.values(), key=Diagnostic.sort_key), runs
+        return sorted((d for group in found.values() for d in group), key=Diagnostic.sort_key), runs

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import configparser
 import json
+import re
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -89,21 +90,45 @@ class _Found:
             install_hint=None if exe is not None else kind.install_hint, runnable=kind.runnable)
 
 
-def mypy_has_targets(root: Path, info: LinterInfo) -> bool:
-    """Whether mypy's config names what to check (``files``/``packages``/``modules``); else run it on ``.``."""
+def _mypy_options(root: Path, info: LinterInfo) -> dict[str, Any]:
+    """The global ``[mypy]`` options of ``info``'s config file (TOML values, or ini strings)."""
     if info.config_file is None:
-        return False
+        return {}
     path = root / info.config_file
-    keys = ("files", "packages", "modules")
     if path.name == "pyproject.toml":
-        table = _tool_table(_toml(path), "mypy") or {}
-        return any(k in table for k in keys)
+        return _tool_table(_toml(path), "mypy") or {}
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read_string(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, configparser.Error):
-        return False
-    return parser.has_section("mypy") and any(parser.has_option("mypy", k) for k in keys)
+        return {}
+    return dict(parser["mypy"]) if parser.has_section("mypy") else {}
+
+
+def mypy_has_targets(root: Path, info: LinterInfo) -> bool:
+    """Whether mypy's config names what to check (``files``/``packages``/``modules``); else run it on ``.``."""
+    options = _mypy_options(root, info)
+    return any(k in options for k in ("files", "packages", "modules"))
+
+
+def mypy_excluded(root: Path, info: LinterInfo) -> Callable[[str, bool], bool]:
+    """Whether mypy's ``exclude`` covers a path relative to its project directory (``is_dir``: a directory),
+    tested as mypy tests the paths its directory walk finds (``re.search`` on the POSIX path, a directory's
+    with a trailing ``/``), on the path and each directory above it. A path named on mypy's command line
+    skips that test, so CodePlane applies it, as ``--force-exclude`` makes ruff do."""
+    raw = _mypy_options(root, info).get("exclude")
+    patterns: list[re.Pattern[str]] = []
+    for text in ([raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []):
+        try:
+            patterns.append(re.compile(str(text).strip()))
+        except re.error:
+            continue  # mypy reports its own config errors
+
+    def excluded(rel: str, is_dir: bool) -> bool:
+        parts = rel.split("/")
+        tested = [*("/".join(parts[:i]) + "/" for i in range(1, len(parts))), rel + ("/" if is_dir else "")]
+        return rel not in ("", ".") and any(p.search(t) for p in patterns for t in tested)
+    return excluded
 
 
 def discover_linters(root: Path, files: Iterable[str]) -> list[LinterInfo]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from codeplane.core.config import LintConfig, MutationConfig
 from codeplane.core.hashing import sha256_bytes
 from codeplane.lint.catalog import KINDS, run_env
-from codeplane.lint.checks import Checker, tail, under
+from codeplane.lint.checks import Checker, excerpt, under
 from codeplane.lint.fixes import span_edits
 from codeplane.lint.formats import PathMap
 from codeplane.lint.formats.eslint import eslint_results
@@ -121,7 +121,7 @@ class FixPlanner:
         for (path, data), outcome in zip(todo, self._checker.runner.run(jobs, self.config.workers), strict=True):
             result = outcome.result
             if result is None or result.timed_out or result.returncode != 0:
-                reason = outcome.error or ("timed out" if outcome.timed_out else tail(result.err_text() if result
+                reason = outcome.error or ("timed out" if outcome.timed_out else excerpt(result.err_text() if result
                                                                                           else ""))
                 out.append((path, data, None, f"not fixed: {reason}"))
                 continue
@@ -150,7 +150,7 @@ class FixPlanner:
         except ValueError as exc:
             return [(p, b"", None, f"not fixed: unreadable eslint output ({exc})") for p in files]
         if not results and result.returncode not in KINDS[info.name].ok_codes:
-            reason = tail(result.err_text() or result.text())
+            reason = excerpt(result.err_text() or result.text())
             return [(p, b"", None, f"not fixed: eslint exited {result.returncode}: {reason}") for p in files]
         paths = PathMap(self.root, cwd)
         outputs = {paths.to_rel(str(r.get("filePath") or "")): r.get("output") for r in results}

@@ -29,6 +29,9 @@ class Diagnostic(_Frozen):
     column: int
     end_line: int | None = None
     end_column: int | None = None
+    #: In a Jupyter notebook, the 1-based cell (ruff counts every cell) that ``line`` and ``column`` are
+    #: relative to, as ``ruff check`` reports them; ``None`` in any other file.
+    cell: int | None = None
     code: str = ""
     severity: Severity = "error"
     message: str
@@ -36,8 +39,8 @@ class Diagnostic(_Frozen):
     fixable: bool = False
     tool: str
 
-    def sort_key(self) -> tuple[str, int, int, str, str, str]:
-        return (self.path, self.line, self.column, self.tool, self.code, self.message)
+    def sort_key(self) -> tuple[str, int, int, int, str, str, str]:
+        return (self.path, self.cell or 0, self.line, self.column, self.tool, self.code, self.message)
 
 
 class LinterInfo(_Frozen):
@@ -78,7 +81,7 @@ class ToolRun(_Frozen):
     diagnostics: int = 0
     #: Diagnostics it reported in other files (mypy checks what the paths import), left out of the answer.
     elsewhere: int = 0
-    #: Why it failed, timed out or was skipped (bounded stderr tail, or the install hint).
+    #: Why it failed, timed out or was skipped (the start and end of stderr, bounded, or the install hint).
     message: str | None = None
 
 
@@ -99,7 +102,7 @@ class FixOutcome(_Frozen):
 
 
 class LintReport(_Frozen):
-    """One page of a lint run's diagnostics (sorted by path, line, column, tool, code, message)."""
+    """One page of a lint run's diagnostics (sorted by path, cell, line, column, tool, code, message)."""
 
     diagnostics: tuple[Diagnostic, ...] = ()
     #: Diagnostics the run found (every page; may exceed what was kept, see ``truncated``).

@@ -180,8 +180,8 @@ class LintService:
 
     def run_checks(self, linters: Sequence[LinterInfo], rels: Sequence[str] | None,
                    progress: Progress | None = None) -> tuple[list[Diagnostic], list[ToolRun]]:
-        """Run ``linters`` on ``rels`` in parallel: every diagnostic inside ``rels`` (sorted, without
-        duplicates) and one run per linter that covers them (``checks.py``)."""
+        """Run ``linters`` on ``rels`` in parallel: every diagnostic inside ``rels`` (sorted; what two
+        instances both report, once) and one run per linter that covers them (``checks.py``)."""
         return self._checker.run(linters, rels, progress)
 
 

@@ -119,12 +119,14 @@ def render_lint_tools(result: LintToolsResult) -> str:
 
 
 def _diagnostic_line(d: Diagnostic, *, one_tool: bool) -> str:
-    """``path:line:col: CODE message``, as ``ruff check --output-format concise`` prints it (``[*]``: fixable), the
-    tool named only when several ran, the severity when it is not an error."""
+    """``path:line:col: CODE message`` (``path:cell N:line:col`` in a notebook), as ``ruff check --output-format
+    concise`` prints it (``[*]``: fixable), the tool named only when several ran, the severity when it is not an
+    error."""
     mark = " [*]" if d.fixable else ""
     code = f"{d.code} " if d.code else ""
     tags = [t for t in ((None if one_tool else d.tool), (None if d.severity == "error" else d.severity)) if t]
-    return f"{d.path}:{d.line}:{d.column}: {code}{d.message}" + (f" [{' '.join(tags)}]" if tags else "") + mark
+    where = f"{d.path}:cell {d.cell}" if d.cell is not None else d.path  # ruff's form for a notebook
+    return f"{where}:{d.line}:{d.column}: {code}{d.message}" + (f" [{' '.join(tags)}]" if tags else "") + mark
 
 
 def render_lint_check(result: LintCheckResult) -> str:
