@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
+from types import FrameType
 from typing import Annotated
 
 import typer
@@ -23,6 +25,9 @@ def init(
     """Initialise CodePlane for a repository (creates .codeplane/ and .cplignore)."""
     from codeplane.cli.index_build import build_first_index, render_summary
 
+    # SIGTERM stops the first build as Ctrl+C does: its transaction rolled back. Killed as it was, the build left
+    # SQLite's rollback journal, and `cpl status`/`doctor` read the index as unreadable and offered to drop it.
+    signal.signal(signal.SIGTERM, _interrupt)
     with cli_errors(as_json):
         root = find_repo_root(path or Path.cwd())
         report = initialize(root)
@@ -56,3 +61,8 @@ def init(
             console.print(f"\nWrote {', '.join(written)}")
 
     emit(payload, as_json, render)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+

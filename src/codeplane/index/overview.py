@@ -19,6 +19,10 @@ def index_overview(db_path: Path) -> dict[str, object]:
         return {"state": "not_built", "note": "no index yet; `cpl init` or `cpl up` builds it"}
     try:
         with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=_LOCKED_WAIT_SEC) as conn:
+            if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
+                # A first build stopped before its schema was committed (rolled back): nothing built yet.
+                return {"state": "not_built", "note": "no index yet (a first build was stopped); `cpl init` or "
+                                                      "`cpl up` builds it"}
             meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
             kinds = dict(conn.execute("SELECT kind, count(*) FROM files GROUP BY kind").fetchall())
             languages = dict(conn.execute(
