@@ -1,6 +1,7 @@
 """Match one file's definitions across two versions and say how each pair differs (pure, deterministic).
 
-Identity is ``(kind, lexical_path)`` (§23.7); repeated definitions of one key pair up in file order.
+Identity is ``(kind, lexical_path)`` (§23.7); repeated definitions of one key pair up with an identical twin
+first (own text, then signature), the rest in file order.
 What is left is checked for renames: same kind, same container, and either the same own text with the
 name blanked out, or the same signature (header without the name) found exactly once among the removed
 and once among the added definitions of that kind in that container. A renamed container carries its
@@ -47,10 +48,12 @@ def _parent_key(lexical_path: str) -> str:
     return lexical_path.rpartition(".")[0]
 
 
-def match(old: Sequence[DefState], new: Sequence[DefState]) -> tuple[list[tuple[DefState, DefState]],
-                                                                       list[tuple[DefState, DefState]],
-                                                                       list[DefState], list[DefState]]:
-    """(same-identity pairs, renamed pairs, removed, added)."""
+Pairs = list[tuple[DefState, DefState]]
+
+
+def match(old: Sequence[DefState], new: Sequence[DefState],
+          data: bool = False) -> tuple[Pairs, Pairs, list[DefState], list[DefState]]:
+    """(same-identity pairs, renamed pairs, removed, added); ``data``: the file is data (``DATA_SUFFIXES``)."""
     pairs: list[tuple[DefState, DefState]] = []
     renames: list[tuple[DefState, DefState]] = []
     prefix: dict[str, str] = {}  # old lexical path of a renamed container -> its new lexical path
@@ -70,17 +73,18 @@ def match(old: Sequence[DefState], new: Sequence[DefState]) -> tuple[list[tuple[
         by_key: dict[tuple[str, str], list[DefState]] = {}
         for d in right:
             by_key.setdefault((d.kind, d.lexical_path), []).append(d)
-        unmatched_old: list[DefState] = []
+        by_old_key: dict[tuple[str, str], list[DefState]] = {}
         for d in left:
-            bucket = by_key.get((d.kind, translated(d)))
-            if bucket:
-                pairs.append((d, bucket.pop(0)))
-            else:
-                unmatched_old.append(d)
+            by_old_key.setdefault((d.kind, translated(d)), []).append(d)
+        unmatched_old: list[DefState] = []
+        for key, olds in by_old_key.items():
+            found_pairs, rest = _pair_repeats(olds, by_key.get(key, []))
+            pairs += found_pairs
+            unmatched_old += rest
         taken = {id(n) for _, n in pairs}
         right = [d for d in right if id(d) not in taken]
         left = unmatched_old
-        found = _renames(left, right, translated)
+        found = _renames(left, right, translated, data)
         if not found:
             break
         renames += found
@@ -92,8 +96,41 @@ def match(old: Sequence[DefState], new: Sequence[DefState]) -> tuple[list[tuple[
     return pairs, renames, left, right
 
 
-def _renames(removed: Sequence[DefState], added: Sequence[DefState], translated: object) -> list[tuple[DefState,
-                                                                                                     DefState]]:
+def _pair_repeats(olds: Sequence[DefState], news: Sequence[DefState]) -> tuple[list[tuple[DefState, DefState]],
+                                                                              list[DefState]]:
+    """Pairs of one identity's definitions, and the old ones left over. Repeats (``@overload`` stubs, a property's
+    getter and setter) pair first with an identical twin, by own text, then by signature, and only then in file
+    order: by position alone, one overload added above two read as three signature changes and an addition."""
+    free = list(news)
+    if len(olds) == 1 and len(free) == 1:
+        return [(olds[0], free[0])], []
+    out: list[tuple[DefState, DefState]] = []
+    rest = list(olds)
+    for same in (_same_text, _same_signature):
+        unpaired: list[DefState] = []
+        for o in rest:
+            twin = next((n for n in free if same(o, n)), None)
+            if twin is None:
+                unpaired.append(o)
+            else:
+                free.remove(twin)
+                out.append((o, twin))
+        rest = unpaired
+    paired = min(len(rest), len(free))
+    out += list(zip(rest[:paired], free[:paired], strict=True))
+    return out, rest[paired:]
+
+
+def _same_text(o: DefState, n: DefState) -> bool:
+    return o.own_hash is not None and o.own_hash == n.own_hash
+
+
+def _same_signature(o: DefState, n: DefState) -> bool:
+    return bool(o.signature_hash) and o.signature_hash == n.signature_hash
+
+
+def _renames(removed: Sequence[DefState], added: Sequence[DefState], translated: object,
+             data: bool = False) -> list[tuple[DefState, DefState]]:
     assert callable(translated)
     groups: dict[tuple[str, str], tuple[list[DefState], list[DefState]]] = {}
     for d in removed:
@@ -116,19 +153,24 @@ def _renames(removed: Sequence[DefState], added: Sequence[DefState], translated:
                 out.append((o, twin))
         # A signature found exactly once on each side of this container is the same definition renamed.
         # Compared as the header without the name: generic languages hash the name into signature_hash.
-        olds_by_sig = Counter(_signature_key(d) for d in rest)
-        news_by_sig = Counter(_signature_key(d) for d in free)
+        olds_by_sig = Counter(_signature_key(d, data) for d in rest)
+        news_by_sig = Counter(_signature_key(d, data) for d in free)
         for o in rest:
-            sig = _signature_key(o)
+            sig = _signature_key(o, data)
             if sig and olds_by_sig[sig] == 1 and news_by_sig[sig] == 1:
-                out.append((o, next(n for n in free if _signature_key(n) == sig)))
+                out.append((o, next(n for n in free if _signature_key(n, data) == sig)))
     return out
 
 
-def _signature_key(d: DefState) -> str:
+#: Data files: their definitions (TOML tables) have no callers, and their "signature" is the table's text, so an
+#: edited value is a body change and two tables never pair as a rename by it.
+DATA_SUFFIXES = (".toml",)
+
+
+def _signature_key(d: DefState, data: bool = False) -> str:
     """The signature without the name: the header (``display_name``) with the name blanked, when it has a
-    signature at all (variables, headings ... have none and never pair up this way)."""
-    return signatures.unnamed(d.display_name, d.name) if d.signature_hash else ""
+    signature at all (variables, headings, data tables ... have none and never pair up this way)."""
+    return signatures.unnamed(d.display_name, d.name) if d.signature_hash and not data else ""
 
 
 def _own(version: Version, state: DefState, kids: dict[str, list[DefState]]) -> list[str]:
@@ -173,7 +215,8 @@ def compare(old: Version | None, new: Version | None) -> list[Change]:
     path = new.path if new else old.path if old else ""
     old_path = old.path if old and new and old.path != new.path else None
     old_kids, new_kids = children_of(old_defs), children_of(new_defs)
-    pairs, renames, removed, added = match(old_defs, new_defs)
+    data = path.endswith(DATA_SUFFIXES)
+    pairs, renames, removed, added = match(old_defs, new_defs, data)
     out: list[Change] = []
 
     def delta(o: DefState | None, n: DefState | None) -> tuple[int | None, tuple[str, ...]]:
@@ -187,6 +230,8 @@ def compare(old: Version | None, new: Version | None) -> list[Change]:
     python = path.endswith((".py", ".pyi", ".pyw"))
 
     def sig_tags(o: DefState, n: DefState) -> tuple[str, ...]:
+        if data:
+            return ()
         before = o.display_name if old is None or old.lines is None else signatures.header(
             old.lines, o.start_line, o.start_col, o.end_line, python=python)
         after = n.display_name if new is None or new.lines is None else signatures.header(

@@ -4,18 +4,22 @@ The index describes the work tree, so the definition is looked up there: by its 
 (what the extractor gives a work-tree file equals the index's uid), else by file + kind + lexical path.
 Found: PROVEN/STRONG counts come from references the index resolved to it (``ref_facts_resolved``), and
 the ANCHORED/UNKNOWN counts are same-named references nothing resolved (candidates). Not found (removed,
-or a revision the work tree no longer has): only the candidates (``ref_facts_partial``). Each annotation
-is fail-open: an error leaves that field empty and the basis ``unknown``.
+or a revision the work tree no longer has): only the candidates (``ref_facts_partial``). A rename or a move
+also counts what still uses the base side's identity, which the index cannot resolve to the new definition:
+imports of the old name from the old module, the references bound to those imports, and (a rename) the
+references spelled with the old name (``stale_importing_files`` names the importers). Each annotation is
+fail-open: an error leaves that field empty and the basis ``unknown``.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from codeplane.analysis.models import Change, DefState, Impact
+from codeplane.analysis.models import MOVED, RENAMED, Change, DefState, Impact
 from codeplane.core.logging import get_logger
 from codeplane.index.structural import models as m
 from codeplane.index.structural.queries import StructuralQueries
@@ -81,8 +85,40 @@ class Enricher:
         except Exception as exc:  # noqa: BLE001 - enrichment is fail-open (§23.7)
             log.warning("semantic_diff importer lookup failed", path=change.path, error=str(exc))
             importing = ()
+        stale: tuple[str, ...] = ()
+        if change.change in (RENAMED, MOVED) and refs.reference_basis != "unknown":
+            try:
+                refs, stale = self._old_identity(change, refs)
+            except Exception as exc:  # noqa: BLE001 - enrichment is fail-open (§23.7)
+                log.warning("semantic_diff old-name lookup failed", path=change.path, error=str(exc))
+            importing = tuple(sorted({*importing, *stale}))
         return replace(refs, importing_files=importing[:MAX_FILES], importing_files_total=len(importing),
+                       stale_importing_files=stale[:MAX_FILES], stale_importing_files_total=len(stale),
                        affected_test_files=tests[:MAX_FILES], affected_test_files_total=len(tests), visibility=seen)
+
+    def _old_identity(self, change: Change, refs: Impact) -> tuple[Impact, tuple[str, ...]]:
+        """``refs`` plus what uses the definition as the base had it (its old name in its old module), and the
+        files importing it so: callers a rename or a move breaks (the index holds the target, where that name
+        resolves to nothing, so the new definition's own counts miss them)."""
+        assert self._q is not None
+        old = change.old
+        assert old is not None
+        imports = [] if old.parent_uid is not None else [
+            i for i in self._imports_of(change.old_path or change.path) if i.imported_name == old.name]
+        tiers: Counter[str] = Counter()
+        files = set(refs.referencing_files)
+        for imp in imports:
+            tiers.update(self._q.count_refs_by_def_uid(imp.import_uid))
+            files.update(self._q.list_referencing_files(imp.import_uid, limit=MAX_FILES + 1))
+        if change.change == RENAMED and old.name != change.name:
+            tiers.update(self._q.count_unresolved_refs_by_token(old.name))
+        listed = sorted(files)
+        more = len(listed) - len(refs.referencing_files)
+        return replace(refs, proven=refs.proven + tiers["PROVEN"], strong=refs.strong + tiers["STRONG"],
+                       anchored=refs.anchored + tiers["ANCHORED"], unknown=refs.unknown + tiers["UNKNOWN"],
+                       referencing_files=tuple(listed[:MAX_FILES]),
+                       referencing_files_total=refs.referencing_files_total + max(more, 0)), tuple(
+            sorted({i.path for i in imports}))
 
     def _find(self, change: Change) -> m.DefFact | None:
         assert self._q is not None
@@ -106,10 +142,14 @@ class Enricher:
         assert self._q is not None
         if state.parent_uid is not None:
             return ()
+        return tuple(sorted({i.path for i in self._imports_of(path) if i.imported_name == state.name}))
+
+    def _imports_of(self, path: str) -> list[m.ImportFact]:
+        assert self._q is not None
         imports = self._importers.get(path)
         if imports is None:
             imports = self._importers[path] = self._q.list_importers(path, limit=100_000)
-        return tuple(sorted({i.path for i in imports if i.imported_name == state.name}))
+        return imports
 
 
 #: Changed files whose tests are selected from their changed lines (each walk may take up to the delta's 0.1 s

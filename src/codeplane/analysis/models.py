@@ -70,6 +70,10 @@ class Impact:
     importing_files: tuple[str, ...] = ()
     #: How many files import it / how many test files it affects: the lists stop at ``impact.MAX_FILES``.
     importing_files_total: int = 0
+    #: Of those, the files importing it by the base side's name from the base side's module (a rename or a
+    #: move): they break unless the old module re-exports it.
+    stale_importing_files: tuple[str, ...] = ()
+    stale_importing_files_total: int = 0
     affected_test_files: tuple[str, ...] = ()
     affected_test_files_total: int = 0
     visibility: str | None = None

@@ -71,7 +71,8 @@ def _container(change: Change, by_name: dict[str, int], me: int) -> int | None:
 
 def assess(change: Change, impact: Impact | None) -> Change:
     """Set ``structural_severity``, ``behavior_change_risk`` and the impact."""
-    used = impact is not None and (impact.proven + impact.strong > 0 or bool(impact.importing_files))
+    used = impact is not None and (impact.proven + impact.strong > 0 or bool(impact.importing_files) or (
+        change.change == RENAMED and impact.anchored + impact.unknown > 0))  # uses of the old name break
     kind = change.change
     if kind == ADDED:
         severity, risk = "non_breaking", "low"
@@ -83,9 +84,12 @@ def assess(change: Change, impact: Impact | None) -> Change:
     elif kind == MOVED:
         # The same text under another module: what it does is the same (unless the names it uses mean something
         # else there, which the moved file's own imports decide); whoever imports it from the old module breaks.
+        # A private name is safe to move only when nothing here imports it from the old module either.
         private = impact is not None and impact.visibility == "private"
         kept = REEXPORTED in change.delta_tags  # the old module still provides it
-        severity, risk = ("non_breaking" if private or kept else "breaking"), "low"
+        stale = not kept and impact is not None and bool(impact.stale_importing_files)
+        severity = "breaking" if stale or not (private or kept) else "non_breaking"
+        risk = "high" if stale else "low"
     elif ANNOTATION_SPELLING in change.delta_tags:
         # ``x: Optional[bool]`` -> ``x: bool | None``: the same types, spelled otherwise.
         severity, risk = "non_breaking", "low"
@@ -132,8 +136,13 @@ def _names(changes: Sequence[Change], detail: bool = False) -> str:
     shown = []
     for c in changes[:MAX_NAMES]:
         text = c.qualified_name
-        if detail and c.impact is not None and c.impact.proven + c.impact.strong:
-            text += f" ({c.impact.proven} proven, {c.impact.strong} strong)"
+        if detail and c.impact is not None and _refs(c):
+            text += f" ({c.impact.proven} proven, {c.impact.strong} strong"
+            if c.change == RENAMED and c.impact.anchored + c.impact.unknown:
+                text += f", {c.impact.anchored + c.impact.unknown} same-name unresolved"
+            if c.change == RENAMED and c.old is not None and c.impact.stale_importing_files_total:
+                text += f"; imported as {c.old.name} by {_plural(c.impact.stale_importing_files_total, 'file')}"
+            text += ")"
         shown.append(text)
     more = len(changes) - len(shown)
     return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
@@ -147,7 +156,12 @@ def breaking_summary(changes: Sequence[Change]) -> str | None:
 
 
 def _refs(c: Change) -> int:
-    return 0 if c.impact is None else c.impact.proven + c.impact.strong
+    """The callers to update: resolved references, and for a rename those spelled with the old name too (the
+    index resolves them to nothing now, so they are no more than candidates, but each one breaks)."""
+    if c.impact is None:
+        return 0
+    return c.impact.proven + c.impact.strong + (
+        c.impact.anchored + c.impact.unknown + c.impact.stale_importing_files_total if c.change == RENAMED else 0)
 
 
 def agentic_hint(changes: Sequence[Change], tests: Sequence[str]) -> str:
@@ -165,6 +179,18 @@ def agentic_hint(changes: Sequence[Change], tests: Sequence[str]) -> str:
         steps.append(f"check references to {_plural(len(removed), 'removed symbol')}: {_names(removed)}")
     moved = sorted((c for c in changes if c.change == MOVED and c.structural_severity == "breaking"),
                    key=lambda c: (c.old_path or "", c.path, c.qualified_name))
+    imported = [c for c in moved if c.impact is not None and c.impact.stale_importing_files]
+    if imported:
+        shown = [f"{c.qualified_name} ({c.old_path} -> {c.path}; imported from {c.old_path} by "
+                 f"{', '.join(c.impact.stale_importing_files[:MAX_NAMES])}"
+                 + (f" and {c.impact.stale_importing_files_total - MAX_NAMES} more"
+                    if c.impact.stale_importing_files_total > MAX_NAMES else "") + ")"
+                 for c in imported[:MAX_NAMES] if c.impact is not None]
+        more = len(imported) - len(shown)
+        steps.append(f"update the imports of {_plural(len(imported), 'moved definition')} the repository still "
+                     f"imports from the old module (or re-export them there): {', '.join(shown)}"
+                     + (f" and {more} more" if more > 0 else ""))
+        moved = [c for c in moved if c not in imported]
     if moved:
         shown = [f"{c.qualified_name} ({c.old_path} -> {c.path})" for c in moved[:MAX_NAMES]]
         more = len(moved) - len(shown)

@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 
 MAX_LIMIT = 100
 NO_CHANGE = "no_definition_changed"
+#: A file whose bytes are the same on both sides: its mode (the executable bit) changed.
+MODE_CHANGED = "mode_changed"
 #: Changed files whose comparison is kept (each a handful of small records).
 PAIR_CACHE = 8192
 #: Changed files one git-mode diff parses (a bound on its time: ~3 ms a file version); the rest are listed.
@@ -296,6 +298,8 @@ class SemanticDiffService:
         """This file's changes, or why it has none to report (cached by both blob ids)."""
         if not pair.regular:
             return [], "not_a_regular_file"
+        if pair.status == "modified" and pair.old_id == pair.new_id:
+            return [], MODE_CHANGED  # the same bytes: only the executable bit differs
         new_data: bytes | None = None
         new_id = pair.new_id
         if pair.new_path is not None and worktree:

@@ -130,6 +130,9 @@ def _worktree_pairs(repo: pygit2.Repository, base_tree: pygit2.Tree, paths: Sequ
         if delta.status_char() == "?":
             untracked.add(delta.new_file.path)
     root = Path(repo.workdir)
+    # As ``git status``: a flipped executable bit is a change unless git is told to ignore modes.
+    modes = _config_bool(repo, "core.fileMode", True)
+    flipped: set[str] = set()
     old_side: dict[str, tuple[str, bool]] = {}  # path -> (blob id, regular)
     new_side: dict[str, tuple[str | None, bool]] = {}  # path -> (blob id when regular, regular)
     for path in sorted(candidates):
@@ -138,14 +141,17 @@ def _worktree_pairs(repo: pygit2.Repository, base_tree: pygit2.Tree, paths: Sequ
         try:
             entry = base_tree[path]
             old_side[path] = (str(entry.id), entry.filemode in _REGULAR)
+            executable = entry.filemode == FileMode.BLOB_EXECUTABLE
         except KeyError:
-            pass
+            executable = None
         try:
             st = os.lstat(root / path)
         except OSError:
             continue
         if stat.S_ISREG(st.st_mode):
             new_side[path] = (str(pygit2.hashfile(str(root / path))), True)
+            if modes and executable is not None and executable != bool(st.st_mode & stat.S_IXUSR):
+                flipped.add(path)
         elif not stat.S_ISDIR(st.st_mode):
             new_side[path] = (None, False)  # a symlink or special file
     pairs: list[FilePair] = []
@@ -157,7 +163,7 @@ def _worktree_pairs(repo: pygit2.Repository, base_tree: pygit2.Tree, paths: Sequ
     for path, (new_id, regular) in sorted(new_side.items()):
         if path in old_side:
             old_id, old_regular = old_side.pop(path)
-            if old_id != new_id or old_regular != regular:
+            if old_id != new_id or old_regular != regular or path in flipped:
                 pairs.append(FilePair("modified", path, path, old_id, new_id, regular and old_regular))
         elif new_id is not None and gone.get(new_id) is not None:
             origin = gone.pop(new_id)  # an untracked copy of a deleted file, byte for byte: a move
@@ -168,6 +174,13 @@ def _worktree_pairs(repo: pygit2.Repository, base_tree: pygit2.Tree, paths: Sequ
     for path, (old_id, regular) in sorted(old_side.items()):
         pairs.append(FilePair("deleted", path, None, old_id, None, regular))
     return pairs
+
+
+def _config_bool(repo: pygit2.Repository, key: str, default: bool) -> bool:
+    try:
+        return bool(repo.config.get_bool(key))
+    except (KeyError, pygit2.GitError, ValueError):
+        return default
 
 
 def read_blob(repo: pygit2.Repository, blob_id: str) -> bytes:

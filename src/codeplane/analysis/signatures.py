@@ -157,6 +157,11 @@ def short(display: str, name: str, qualified: str) -> str:
     at = _find_name(display, name)
     if at < 0:
         return qualified
+    opened = display[:at]
+    if opened and not opened.strip("["):
+        # A TOML table: its header is ``[name]`` (the display runs on into its values, which are no signature).
+        rest = display[at + len(name):]
+        return opened + qualified + rest[:len(rest) - len(rest.lstrip("]"))]
     return qualified + display[at + len(name):]
 
 

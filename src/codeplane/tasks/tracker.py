@@ -302,10 +302,10 @@ class TaskTracker:
                  "counters": {"mutation_count": s.task.mutation_count, "test_run_count": s.task.test_run_count},
                  "limits": s.task.limits.as_dict(), "budget": self._budget_line(s),
                  "read_budget": {"calls": s.read.calls, "bytes": s.read.bytes, "resets": s.read.resets}}
-                for s in sessions if s.task.state is TaskState.OPEN
+                # Newest first: past the bound, the tasks just opened are the ones an operator looks for.
+                for s in sorted(sessions, key=lambda s: (-s.task.opened_at_ms, s.task.task_id))
+                if s.task.state is TaskState.OPEN
             ]
-            # Newest first: past the bound, the tasks just opened are the ones an operator looks for.
-            open_tasks.sort(key=lambda t: (-int(t["opened_at_ms"]), str(t["task_id"])))
             recent = list(self._recent)
         # Memory only on purpose: describe includes this section, so it must not query the ledger.
         ledger: dict[str, Any] = {"path": str(self.ledger.path), "recording": self.settings.record_operations,
