@@ -30,8 +30,7 @@ StopReason = Literal["cancel", "fail_fast", "deadline"]
 
 @dataclass(frozen=True)
 class ProcessOutcome:
-    """What one process did. ``results`` covers finished targets only; ``reruns`` the second attempts of
-    targets the process re-ran itself."""
+    """What one process did. ``results`` covers finished targets only."""
 
     invocation: Invocation
     results: dict[str, TargetResult]
@@ -39,14 +38,11 @@ class ProcessOutcome:
     wall_s: float
     #: The target that exceeded its own timeout (``""``: the runner never started a target in time).
     timed_out: str | None = None
-    #: The attempt that overran: 2 when it was the in-process re-run of ``timed_out``.
-    timed_out_attempt: int = 1
     #: The whole process overran its budget (non-live runners).
     batch_timed_out: bool = False
     stopped: StopReason | None = None
     stdout_path: Path | None = None
     stderr_path: Path | None = None
-    reruns: dict[str, TargetResult] = field(default_factory=dict)
     #: Pool targets this process took (None: it took part in no pool, ``results`` cover all it was given).
     claimed: frozenset[str] | None = None
     #: What the run's answer should say about how the process ran its tests (``BatchParser.warnings``).
@@ -61,7 +57,7 @@ class ProcessOutcome:
     import_timeout_s: float | None = None
 
 
-_Key = tuple[str, int] | None
+_Key = str | None
 
 
 @dataclass
@@ -71,8 +67,7 @@ class _Watch:
     spent: dict[_Key, float] = field(default_factory=dict)
 
     def charge(self, current: _Key, now: float) -> float:
-        """Attribute time since the last poll to the previous current (target, attempt); return the
-        current's total.
+        """Attribute time since the last poll to the previous current target; return the current's total.
 
         ``None`` (start-up, or between targets while the runner builds the next one) is a gap: its budget
         counts one continuous gap, not all of them together.
@@ -150,21 +145,18 @@ def run_process(invocation: Invocation, parser: BatchParser, targets: Sequence[T
     stderr = err_path.read_text(encoding="utf-8", errors="replace")
     with lock:
         finished = parser.finish(proc.returncode, stdout, stderr, killed)
-        reruns = {r.target_id: r for r in parser.reruns() if r.target_id in budgets}
         claimed = parser.claimed_targets()
         warnings = tuple(parser.warnings())
         died = parser.died() and not killed
         # The run's timeout kills the process in the middle of a target too: what it had run is kept the same way.
-        victim = (timed_out[0] if timed_out and timed_out[0] else
+        victim = (timed_out if timed_out else
                   parser.current_target() if stopped == "deadline" and not timed_out else None)
         cases, running = parser.partial(victim) if victim else ([], None)
-        importing = bool(timed_out and timed_out[0]) and parser.importing()
+        importing = bool(timed_out) and parser.importing()
     results = {r.target_id: r for r in finished if r.target_id in budgets}
     return ProcessOutcome(invocation, results, proc.returncode, time.monotonic() - began,
-                          timed_out=timed_out[0] if timed_out else None,
-                          timed_out_attempt=timed_out[1] if timed_out else 1,
-                          batch_timed_out=batch_timed_out, stopped=stopped, stdout_path=out_path,
-                          stderr_path=err_path, reruns=reruns,
+                          timed_out=timed_out, batch_timed_out=batch_timed_out, stopped=stopped,
+                          stdout_path=out_path, stderr_path=err_path,
                           claimed=frozenset(claimed) if claimed is not None else None, warnings=warnings,
                           died=died, partial=(tuple(cases), running), partial_of=victim,
                           import_timeout_s=max([*budgets.values(), STARTUP_FLOOR_S]) if importing else None)
@@ -184,8 +176,8 @@ def _watch(proc: subprocess.Popen[bytes], parser: BatchParser, waiter: ExitWaite
            events: _EventTail, budgets: dict[str, float], batch_budget: float, deadline: float,
            should_stop: Callable[[], StopReason | None],
            on_progress: Callable[[BatchParser], None], began: float,
-           ) -> tuple[tuple[str, int] | None, bool, StopReason | None]:
-    """Poll until the process exits or must die: (target, attempt) that timed out, batch overrun, stop."""
+           ) -> tuple[str | None, bool, StopReason | None]:
+    """Poll until the process exits or must die: the target that timed out, batch overrun, stop."""
     watch = _Watch(since=began)
     # Start-up (interpreter, imports, collection) is nobody's test: it gets at least STARTUP_FLOOR_S.
     startup_budget = max([*budgets.values(), STARTUP_FLOOR_S])
@@ -196,7 +188,6 @@ def _watch(proc: subprocess.Popen[bytes], parser: BatchParser, waiter: ExitWaite
                 parser.feed_event(line)
             current = parser.current_target()
             importing = parser.importing()
-            attempt = parser.current_attempt()
             progress_key = (frozenset(parser.done_targets()), tuple(sorted(parser.case_progress().items())),
                             frozenset(parser.failed_targets()))
         if progress_key != seen_progress:
@@ -210,12 +201,12 @@ def _watch(proc: subprocess.Popen[bytes], parser: BatchParser, waiter: ExitWaite
             kill_process_group(proc)
             return None, False, reason
         if parser.live:
-            spent = watch.charge((current, attempt) if current is not None else None, now)
+            spent = watch.charge(current, now)
             # Importing a file (collection) is still start-up: heavy imports get its budget, and a hang is named.
             budget = budgets.get(current, startup_budget) if current is not None and not importing else startup_budget
             if spent > budget:
                 kill_process_group(proc)
-                return (current or "", attempt), False, None
+                return current or "", False, None
         elif now - began > batch_budget:
             kill_process_group(proc)
             return None, True, None

@@ -2,10 +2,10 @@
 
 Each worker thread owns one batch and runs it as few processes as the runner allows (one per project for
 multi-target runners), so interpreter start-up is paid once per worker, not once per file. Failed targets
-get one more attempt: inside the same process where the runner can (pytest re-runs its failed tests after
-the main loop), else in a fresh process (packed again); fail-then-pass is ``flaky``. Fail-fast stops
-everything at the first failing target and skips re-runs. Cancel and the run's global timeout kill every
-process group.
+get one more attempt, always in a fresh process (packed again; only the failing cases where the runner can run
+them alone): a re-run in the same interpreter passed on state the first attempt left; fail-then-pass is
+``flaky``. Fail-fast stops everything at the first failing target and skips re-runs. Cancel and the run's global
+timeout kill every process group.
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ class RunExecutor:
                        cases_run=len(result.cases))
 
     def _retryable(self, target: Target) -> bool:
-        """Failed once and not re-run yet (a runner that re-runs in-process already added attempt 2)."""
+        """Failed once and not re-run yet."""
         attempts = self.record.attempts(target.target_id)
         return len(attempts) == 1 and attempts[0].result.outcome in _RETRYABLE and not attempts[0].result.settled
 
@@ -269,8 +269,6 @@ class RunExecutor:
             workdir.mkdir(parents=True, exist_ok=True)
             invocation = runner.invocation(project, self.root, toolchain, chunk, workdir, rerun=attempt > 1,
                                            coverage=self.settings.coverage)
-            if attempt == 1 and self.settings.retry_failed and not self.settings.fail_fast:
-                invocation = runner.in_process_retry(invocation) or invocation
             if self._beside_others:
                 invocation = runner.serial(project, self.root, invocation)
             if self.settings.bytecode_dir is not None:
@@ -328,22 +326,7 @@ class RunExecutor:
                 self._add(target, attempt, batch_id, error_result(
                     target.target_id, f"the runner reported no result for this target\n{reason}",
                     exit_code=outcome.exit_code), artifacts)
-        if attempt == 1:
-            self._settle_reruns(chunk, outcome, batch_id, artifacts)
         return requeue
-
-    def _settle_reruns(self, chunk: Sequence[Target], outcome: ProcessOutcome, batch_id: str,
-                       artifacts: tuple[RunArtifact, ...]) -> None:
-        """Second attempts the process ran itself: results, or the re-run that exceeded its timeout."""
-        for target in chunk:
-            if len(self.record.attempts(target.target_id)) != 1:
-                continue
-            again = outcome.reruns.get(target.target_id)
-            if again is not None:
-                self._add(target, 2, batch_id, again, artifacts)
-            elif outcome.timed_out == target.target_id and outcome.timed_out_attempt == 2:
-                why = f"the re-run exceeded the per-target timeout of {self._timeout_of(target):g}s"
-                self._add(target, 2, batch_id, _timeout(target, why, outcome), artifacts)
 
     def _timeout_of(self, target: Target) -> float:
         project = self.discovery.owners[target.target_id]

@@ -114,10 +114,6 @@ class BatchParser(ABC):
         """``current_target`` is being imported (collected), not run: it gets the start-up budget, not its own."""
         return False
 
-    def current_attempt(self) -> int:
-        """1, or 2 while the process re-runs failed cases itself (each attempt has its own timeout)."""
-        return 1
-
     def done_targets(self) -> set[str]:
         """Targets whose results are complete."""
         return set()
@@ -154,10 +150,6 @@ class BatchParser(ABC):
         """Of a process sharing a pool: the shared targets it took (None: it shared nothing, and reported
         every target it was given)."""
         return None
-
-    def reruns(self) -> list[TargetResult]:
-        """After :meth:`finish`: second attempts of targets the process re-ran itself (``in_process_retry``)."""
-        return []
 
     def warnings(self) -> list[str]:
         """After :meth:`finish`: what the run's answer should say about how the process ran its tests."""
@@ -224,11 +216,6 @@ class Runner(ABC):
         """The case name (after ``target::``) that :meth:`retry_cases` runs ``case`` with: Go's subtest ``T/sub``
         runs with its top-level test."""
         return case.split("/", 1)[0]
-
-    def in_process_retry(self, invocation: Invocation) -> Invocation | None:
-        """``invocation`` made to re-run its failing cases once in the same process, or None when the runner
-        cannot (the executor then re-runs failed targets in a fresh process)."""
-        return None
 
     def serial(self, project: Project, repo_root: Path, invocation: Invocation) -> Invocation:
         """``invocation`` with the runner's own parallelism turned off, for a process that runs beside

@@ -1,8 +1,7 @@
 """Parsing the event stream of CodePlane's pytest plugin (``_pytest_plugin``) for one batch process.
 
 One event per line: ``collected`` (cases and collection seconds per file), ``start``/``report`` per test
-phase, ``collect_error``, ``ignored``, ``rerun`` (the failed tests about to run again in the same process;
-their events carry ``"attempt": 2``), ``pool``/``claimed`` (the process shares a pool, ``testing/pool.py``,
+phase, ``collect_error``, ``ignored``, ``pool``/``claimed`` (the process shares a pool, ``testing/pool.py``,
 and took these files: the others are another process's to report), ``collecting`` (the file being imported:
 a hang there is that file's), ``interrupted`` (``KeyboardInterrupt``/``pytest.exit()``: why, and the tests that
 never started) and ``finish`` (with ``stopped`` when ``-x``/``--maxfail`` ended the session early). JUnit XML is
@@ -55,7 +54,7 @@ def _file_key(path: str) -> str:
 
 
 class _Attempt:
-    """The phase reports of one pass over a batch's tests (the main loop, or the in-process re-run)."""
+    """The phase reports of a batch's tests."""
 
     def __init__(self) -> None:
         self.phases: dict[str, list[dict[str, Any]]] = {}
@@ -103,16 +102,11 @@ class PytestParser(BatchParser):
         #: Files skipped whole while pytest imported them (``importorskip``), with the reason.
         self.collect_skips: dict[str, str] = {}
         self.main = _Attempt()
-        self.again = _Attempt()
-        #: Per target, the node ids the plugin re-runs in-process after the main loop.
-        self.rerun_planned: dict[str, set[str]] = {}
         self.current: str | None = None
         #: The test started and not yet torn down: the one running when the process died, if it did.
         self.running: str | None = None
-        self.attempt = 1
         self.exitstatus: int | None = None
         self.saw_events = False
-        self._reruns: list[TargetResult] = []
         #: Shared targets (another process may take them), those this one took, and whether the plugin
         #: shared at all (pytest-xdist in the repo's options: it then ran every target itself).
         self.pooled = self._pooled(invocation)
@@ -191,11 +185,6 @@ class PytestParser(BatchParser):
             target = self._target(str(event.get("file", "")))
             if target:
                 self.collect_errors[target] = str(event.get("longrepr", ""))
-        elif kind == "rerun":
-            for nodeid in event.get("nodeids") or ():
-                target = self.main.case_target.get(str(nodeid))
-                if target:
-                    self.rerun_planned.setdefault(target, set()).add(str(nodeid))
         elif kind in ("start", "report"):
             self._test_event(kind, event)
         elif kind == "pool":
@@ -215,10 +204,9 @@ class PytestParser(BatchParser):
 
     def _test_event(self, kind: str, event: dict[str, Any]) -> None:
         target = self._target(str(event.get("file", "")))
-        attempt = int(event.get("attempt", 1))
-        record = self.main if attempt == 1 else self.again
+        record = self.main
         if kind == "start":
-            self.current, self.attempt = target, attempt
+            self.current = target
             self.running = str(event.get("nodeid") or "") or None
             if target:
                 record.start(target, float(event.get("t", 0.0)))
@@ -238,9 +226,6 @@ class PytestParser(BatchParser):
 
     def importing(self) -> bool:
         return self.current is None and self.collecting is not None
-
-    def current_attempt(self) -> int:
-        return self.attempt
 
     def done_targets(self) -> set[str]:
         done = set(self.collect_errors) | self.ignored | set(self.collect_skips)
@@ -361,7 +346,6 @@ class PytestParser(BatchParser):
                 results.append(self._stopped(target_id, cases, exit_code, duration))
             else:
                 results.append(result_from_cases(target_id, cases, exit_code=exit_code, duration_s=duration))
-        self._reruns = self._rerun_results(by_target, exit_code)
         return results
 
     def _complete(self, target_id: str) -> bool:
@@ -431,25 +415,6 @@ class PytestParser(BatchParser):
         if len(body) > room:
             body = body[:max(room - 1, 0)] + "…"
         return f"{header}\n{body}".strip()
-
-    def _rerun_results(self, first: dict[str, dict[str, CaseResult]], exit_code: int | None) -> list[TargetResult]:
-        """Second attempts of targets whose every planned re-run finished: the file's cases, with the
-        re-run ones replaced by their new outcome (the others passed and were not run again)."""
-        again = self._cases(self.again)
-        results = []
-        for target_id, planned in sorted(self.rerun_planned.items()):
-            if self.again.finished.get(target_id, 0) < len(planned) or target_id in self.collect_errors:
-                continue
-            rerun = again.get(target_id, {})
-            merged = {**first.get(target_id, {}), **rerun}
-            cases = sorted(merged.values(), key=lambda c: c.case_id)
-            results.append(replace(result_from_cases(target_id, cases, exit_code=exit_code,
-                                                     duration_s=self.again.span(target_id)),
-                                   cases_run=len(rerun)))
-        return results
-
-    def reruns(self) -> list[TargetResult]:
-        return list(self._reruns)
 
     def warnings(self) -> list[str]:
         return [outside_warning(name, where) for name, where in sorted(self.outside.items())]
