@@ -195,7 +195,11 @@ def line_delta(before: Sequence[str], after: Sequence[str]) -> tuple[int, tuple[
             continue
         changed += max(i2 - i1, j2 - j1)
         preview += ["-" + _clip(x) for x in a[i1:i2]] + ["+" + _clip(x) for x in b[j1:j2]]
-    return changed, tuple(preview[:PREVIEW_LINES])
+    if len(preview) > PREVIEW_LINES:
+        # Said, not silently cut: a reviewer reads a preview without a mark as the whole change.
+        cut = len(preview) - PREVIEW_LINES + 1
+        return changed, (*preview[:PREVIEW_LINES - 1], f"… {cut} more changed lines")
+    return changed, tuple(preview)
 
 
 #: A body change in comments, blank lines or spacing alone: the code runs as before (:mod:`inert`).

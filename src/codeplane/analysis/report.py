@@ -164,15 +164,34 @@ def _refs(c: Change) -> int:
         c.impact.anchored + c.impact.unknown + c.impact.stale_importing_files_total if c.change == RENAMED else 0)
 
 
+def _callers_all_in(change: Change, touched: set[str]) -> bool:
+    """Whether every file referencing ``change`` is one the diff changes (known only when the list is whole)."""
+    impact = change.impact
+    if impact is None or not impact.referencing_files or impact.stale_importing_files_total:
+        return False
+    if change.change == RENAMED and impact.anchored + impact.unknown:
+        return False  # the old name's unresolved uses are in no file list
+    return (impact.referencing_files_total <= len(impact.referencing_files)
+            and set(impact.referencing_files) <= touched)
+
+
 def agentic_hint(changes: Sequence[Change], tests: Sequence[str]) -> str:
     """§23.7's priority list, computed from every change (not just the page) and every test file they affect."""
     steps: list[str] = []
     signature = sorted((c for c in changes if c.change in (SIGNATURE_CHANGED, RENAMED) and _refs(c)
                         and c.structural_severity == "breaking"),
                        key=lambda c: (-_refs(c), c.path, c.qualified_name))
+    touched = {c.path for c in changes} | {c.old_path for c in changes if c.old_path}
+    in_diff = [c for c in signature if _callers_all_in(c, touched)]
+    signature = [c for c in signature if c not in in_diff]
     if signature:
         steps.append(f"update the callers of {_plural(len(signature), 'changed signature/name')}: "
                      f"{_names(signature, True)}")
+    if in_diff:
+        # Not "update the callers": a diff that changes a signature and its callers together asked for that step
+        # to be done again (click's ``term_len``: all 10 callers were in the same commit).
+        steps.append(f"check the callers of {_plural(len(in_diff), 'changed signature/name')}, every one in a file "
+                     f"this diff also changes: {_names(in_diff, True)}")
     removed = sorted((c for c in changes if c.change == REMOVED),
                      key=lambda c: (-(c.impact.reference_count if c.impact else 0), c.path, c.qualified_name))
     if removed:

@@ -20,10 +20,6 @@ if TYPE_CHECKING:
     from codeplane.analysis.models import Change, FileChange, Impact
     from codeplane.analysis.service import DiffPage
 
-#: Preview lines the text shows per body change (the structured record keeps up to six).
-TEXT_PREVIEW = 4
-
-
 class SemanticDiffParams(ToolParams):
     base: str | None = Field(default=None, description="Git revision or 'epoch:N' (default HEAD).")
     target: str | None = Field(default=None, description=(
@@ -217,8 +213,8 @@ def _lines(c: StructuralChange, depth: int) -> list[str]:
     out = [f"{pad}{mark.get(c.change, '~')} {c.path}{moved}  {_signature(c)}  {c.change}{tags} {' '.join(extra)}"
            + (f"  {refs}" if refs else "") + f"  {c.entity_id}"
            + (f" (was {c.old_entity_id})" if c.old_entity_id else "")]
-    if c.change_preview and c.change == "body_changed":
-        out += [f"{pad}    | {line}" for line in c.change_preview.split("\n")[:TEXT_PREVIEW]]
+    if c.change_preview and c.change in ("body_changed", "signature_changed"):
+        out += [f"{pad}    | {line}" for line in c.change_preview.split("\n")]
     for n in c.nested_changes:
         out += _lines(n, depth + 1)
     return out
