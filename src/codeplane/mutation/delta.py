@@ -50,6 +50,16 @@ class LineCorrection(_Frozen):
     corrected: LineSpan
 
 
+class TextReindent(_Frozen):
+    """An ``old_text`` of several lines found only with its lines after the first indented by ``indent`` (as a
+    ``search`` block shows them, without the indentation they share); ``new_text``'s were indented alike."""
+
+    edit_index: int = 0
+    #: Where the match starts (1-based).
+    line: int
+    indent: str
+
+
 class EditRange(_Frozen):
     """One edit's lines before (``old_*``) and after (``new_*``) the batch; 1-based, inclusive.
     An empty range (pure insertion or deletion) has ``end == start - 1``."""
@@ -80,6 +90,7 @@ class FileDelta(_Frozen):
     edit_ranges: tuple[EditRange, ...] = ()
     edit_ranges_truncated: bool = False
     line_corrections: tuple[LineCorrection, ...] = ()
+    reindented: tuple[TextReindent, ...] = ()
     #: The path is ignored by git: editable, but the caller should confirm it meant to (§9.4).
     git_ignored: bool = False
     #: For moves: whether git's index was updated like ``git mv`` (clean tracked files only, §8.10).

@@ -13,7 +13,7 @@ from typing import Any
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.hashing import sha256_bytes
 from codeplane.mutation.commit import FileWrite
-from codeplane.mutation.delta import EditRange, FileDelta, LineCorrection, LineSpan
+from codeplane.mutation.delta import EditRange, FileDelta, LineCorrection, LineSpan, TextReindent
 from codeplane.mutation.diffs import count_changes, segment_hunk
 from codeplane.mutation.document import Document, LineEnding, TextFormat, to_newline
 from codeplane.mutation.edits import CreateFile, ReplaceText, UpdateSpan
@@ -147,10 +147,11 @@ def _ranges(doc: Document, new_doc: Document, ordered: Sequence[Replacement]) ->
 
 def _replacements(doc: Document, lines: Sequence[str], path: str,
                   edits: Sequence[tuple[int, UpdateSpan | ReplaceText]],
-                  window: int) -> tuple[list[Replacement], list[LineCorrection]]:
+                  window: int) -> tuple[list[Replacement], list[LineCorrection], list[TextReindent]]:
     """Every edit of one file as character replacements on ``doc``, with the spans re-anchored on the way."""
     replacements: list[Replacement] = []
     corrections: list[LineCorrection] = []
+    reindents: list[TextReindent] = []
     for index, edit in edits:
         if isinstance(edit, UpdateSpan):
             start, end, fix = anchor_span(doc, path, index, edit.start_line, edit.end_line,
@@ -161,9 +162,12 @@ def _replacements(doc: Document, lines: Sequence[str], path: str,
                     corrected=LineSpan(start_line=fix.corrected[0], end_line=fix.corrected[1])))
             replacements.append(span_replacement(doc, start, end, edit.new_content, index))
         else:
-            replacements += text_replacements(doc, path, index, old_text=edit.old_text, new_text=edit.new_text,
-                                              replace_all=edit.replace_all)
-    return replacements, corrections
+            found, reindent = text_replacements(doc, path, index, old_text=edit.old_text, new_text=edit.new_text,
+                                                replace_all=edit.replace_all)
+            replacements += found
+            if reindent is not None:
+                reindents.append(TextReindent(edit_index=index, line=reindent.line, indent=reindent.indent))
+    return replacements, corrections, reindents
 
 
 def plan_update(target: Target, current: Current, edits: Sequence[tuple[int, UpdateSpan | ReplaceText]],
@@ -178,7 +182,7 @@ def plan_update(target: Target, current: Current, edits: Sequence[tuple[int, Upd
     doc = Document.decode(current.data, path, default_ending=default_ending)
     lines = doc.lines()
     try:
-        replacements, corrections = _replacements(doc, lines, path, edits, window)
+        replacements, corrections, reindents = _replacements(doc, lines, path, edits, window)
     except CodePlaneError as exc:
         # A retry of a refused text edit needs the file's current hash as its precondition.
         if exc.error is ErrorCode.MUTATION_PRECONDITION_FAILED:
@@ -204,7 +208,7 @@ def plan_update(target: Target, current: Current, edits: Sequence[tuple[int, Upd
         file_sha256=sha256_bytes(new_bytes), insertions=insertions, deletions=deletions,
         line_ending=doc.fmt.line_ending, encoding=doc.fmt.label,
         edit_ranges=tuple(ranges[:MAX_RANGES_PER_FILE]), edit_ranges_truncated=len(ranges) > MAX_RANGES_PER_FILE,
-        line_corrections=tuple(corrections), git_ignored=target.git_ignored,
+        line_corrections=tuple(corrections), reindented=tuple(reindents), git_ignored=target.git_ignored,
     )
     writes = (FileWrite(path, current.data, current.mode, current.stat, new_bytes, current.mode),) if changed else ()
     return Planned(

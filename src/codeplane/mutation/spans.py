@@ -133,10 +133,23 @@ def _own_newline(text: str) -> str | None:
     return kinds[0] if len(kinds) == 1 else None
 
 
+@dataclass(frozen=True)
+class Reindent:
+    """An ``old_text`` found only with its later lines indented by ``indent`` more (a block ``search`` showed
+    without the indentation its lines share): ``new_text``'s later lines were indented alike."""
+
+    edit_index: int
+    line: int
+    indent: str
+
+
 def text_replacements(doc: Document, path: str, index: int, *, old_text: str, new_text: str,
-                      replace_all: bool) -> list[Replacement]:
+                      replace_all: bool) -> tuple[list[Replacement], Reindent | None]:
     """Exact occurrences of ``old_text`` (``\\n`` read as the file's line ending). 5002 unless it occurs
-    exactly once, or at least once with ``replace_all``."""
+    exactly once, or at least once with ``replace_all``. A block of several lines found nowhere as given is
+    looked for once more as ``search`` dedents it: every line after the first indented by the whitespace that
+    precedes the first on its line; one such place (not with ``replace_all``) is taken, with ``new_text``
+    indented alike, and said (:class:`Reindent`)."""
     newline = doc.fmt.newline
     # The file's own line ending first; the text exactly as given second (files with mixed endings).
     needle, replacement = to_newline(old_text, newline), to_newline(new_text, newline)
@@ -144,6 +157,13 @@ def text_replacements(doc: Document, path: str, index: int, *, old_text: str, ne
     if not hits and needle != old_text:
         needle, replacement = old_text, new_text
         hits = _occurrences(doc.text, needle)
+    if not hits and not replace_all:
+        found = _reindented(doc.text, to_newline(old_text, newline), newline)
+        if len(found) == 1:
+            start, end, indent = found[0]
+            new = to_newline(new_text, newline).split(newline)
+            indented = newline.join([new[0], *(indent + line if line.strip() else line for line in new[1:])])
+            return [Replacement(start, end, indented, index)], Reindent(index, doc.line_of(start), indent)
     if not hits:
         # The lines most like it (it was edited meanwhile, or misquoted) spare a re-read.
         shown = where_text_went(doc, old_text)
@@ -159,7 +179,52 @@ def text_replacements(doc: Document, path: str, index: int, *, old_text: str, ne
             details={"path": path, "edit_index": index, "reason": "old_text is not unique",
                      "candidates": [doc.line_of(h) for h in hits[:MAX_CANDIDATES]]},
         )
-    return [Replacement(h, h + len(needle), replacement, index) for h in hits]
+    return [Replacement(h, h + len(needle), replacement, index) for h in hits], None
+
+
+#: Places looked at for a re-indented ``old_text`` (its first line's occurrences), a bound on a common line.
+_REINDENT_TRIES = 1000
+
+
+def _reindented(text: str, needle: str, newline: str) -> list[tuple[int, int, str]]:
+    """``(start, end, indent)`` of each place where ``needle`` (several lines) is, once its lines after the first
+    get ``indent``, the whitespace before its first line's start there; blank lines match blank lines."""
+    lines = needle.split(newline)
+    if len(lines) < 2 or not lines[0].strip() or newline not in ("\n", "\r\n"):
+        return []
+    found: list[tuple[int, int, str]] = []
+    pos, tries = text.find(lines[0]), 0
+    while pos != -1 and tries < _REINDENT_TRIES and len(found) < 2:
+        tries += 1
+        line_start = text.rfind("\n", 0, pos) + 1
+        indent = text[line_start:pos]
+        if indent and not indent.strip() and (end := _matches_below(text, pos + len(lines[0]), lines[1:], indent,
+                                                                     newline)) is not None:
+            found.append((pos, end, indent))
+        pos = text.find(lines[0], pos + 1)
+    return found
+
+
+def _matches_below(text: str, at: int, lines: Sequence[str], indent: str, newline: str) -> int | None:
+    """Where the match of ``lines`` (each after a line break, indented by ``indent``) ends, or ``None``; the last
+    line may end mid-line, as ``old_text`` may."""
+    for n, line in enumerate(lines):
+        if not text.startswith(newline, at):
+            return None
+        at += len(newline)
+        if not line.strip():  # shown empty by the search: any whitespace-only line
+            if n == len(lines) - 1 and not line:
+                return at  # old_text ended with a line break
+            end = text.find(newline, at)
+            end = len(text) if end == -1 else end
+            if text[at:end].strip():
+                return None
+            at = end
+            continue
+        if not text.startswith(indent + line, at):
+            return None
+        at += len(indent) + len(line)
+    return at
 
 
 def _occurrences(text: str, needle: str) -> list[int]:

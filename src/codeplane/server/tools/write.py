@@ -164,6 +164,12 @@ def _summary(delta: Delta, dry_run: bool) -> str:
     return text
 
 
+def _indent(indent: str) -> str:
+    tabs, spaces = indent.count("\t"), indent.count(" ")
+    return " and ".join(part for part in (f"{tabs} tab(s)" if tabs else "", f"{spaces} space(s)" if spaces else "")
+                        if part) or repr(indent)
+
+
 async def _write_source(ctx: ToolContext, params: WriteSourceParams) -> WriteSourceResult:
     try:
         edits = [to_edit(i, raw) for i, raw in enumerate(params.edits)]
@@ -210,6 +216,8 @@ def render_write(result: WriteSourceResult) -> str:
         name = f"{f.old_path} -> {f.path}" if f.old_path else f.path
         sha = f" {short_sha(f.file_sha256)}" if f.file_sha256 else ""
         extra = "".join(f"; span {_span(c.original)} re-anchored to {_span(c.corrected)}" for c in f.line_corrections)
+        extra += "".join(f"; old_text of edit {r.edit_index} found at line {r.line} with its later lines indented "
+                         f"{_indent(r.indent)} more (new_text indented alike)" for r in f.reindented)
         lines.append(f"{mark}{name}{sha}{extra}")
     tests = tests_affected_line(delta)
     if tests:
