@@ -36,9 +36,10 @@ def _apply(text: str, old: str, new: str, *, replace_all: bool = False) -> str:
 def test_a_dedented_block_is_found_and_the_new_text_indented_alike() -> None:
     old = 'raise ValueError(\n    "The QuerySet value must be limited to one result."\n\n)'
     new = 'raise TypeError(\n    "one result, please"\n)'
+    was = ('                raise ValueError(\n                    "The QuerySet value must be limited to one result."'
+           '\n\n                )')
     assert _apply(SOURCE, old, new) == SOURCE.replace(
-        '                raise ValueError(\n                    "The QuerySet value must be limited to one result."'
-        '\n\n                )', '                raise TypeError(\n                    "one result, please"\n                )')
+        was, '                raise TypeError(\n                    "one result, please"\n                )')
     # Ending with a line break, and in a CRLF file.
     assert _apply(SOURCE, "if value:\n    if not", "if value is not None:\n    if not") == SOURCE.replace(
         "if value:\n            if not", "if value is not None:\n            if not")

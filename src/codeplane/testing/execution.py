@@ -277,16 +277,22 @@ class RunExecutor:
             if shared and pool is not None:
                 invocation = runner.share_pool(invocation, pool.directory)
             parser = runner.parser(project, self.root, chunk, invocation)
-            outcome = run_process(invocation, parser, chunk, workdir, timeout_of=self._timeout_of,
-                                  deadline=self._deadline, should_stop=self._should_stop,
-                                  on_progress=self._progress_for(chunk, attempt))
-            artifacts = self._store(outcome)
-            with self._add_lock:
-                self._warnings.update(outcome.warnings)
-            pending = [t for t in pending if t not in chunk]
-            # Shared targets are this process's to report only if it took them (or shared nothing).
-            mine = [t for t in chunk if t not in shared or outcome.claimed is None or t.target_id in outcome.claimed]
-            requeue = self._settle(mine, outcome, attempt, batch_id, artifacts)
+            live = [t.target_id for t in chunk]
+            self.record.enter(live)
+            try:
+                outcome = run_process(invocation, parser, chunk, workdir, timeout_of=self._timeout_of,
+                                      deadline=self._deadline, should_stop=self._should_stop,
+                                      on_progress=self._progress_for(chunk, attempt))
+                artifacts = self._store(outcome)
+                with self._add_lock:
+                    self._warnings.update(outcome.warnings)
+                pending = [t for t in pending if t not in chunk]
+                # Shared targets are this process's to report only if it took them (or shared nothing).
+                mine = [t for t in chunk
+                        if t not in shared or outcome.claimed is None or t.target_id in outcome.claimed]
+                requeue = self._settle(mine, outcome, attempt, batch_id, artifacts)
+            finally:  # after the results: a settled target never reads "queued" in between
+                self.record.leave(live)
             if requeue:
                 singles = singles or outcome.batch_timed_out or outcome.died
                 pending = requeue + pending

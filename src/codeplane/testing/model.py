@@ -13,7 +13,12 @@ from typing import Literal
 #: ``xpass``: a non-strict xfail that passed (pytest's XPASS; a strict one is ``failed``, as pytest says).
 CaseOutcome = Literal["passed", "failed", "error", "skipped", "xfail", "xpass"]
 #: ``flaky``: failed, then passed on the re-run. ``not_run``: never started (fail-fast, global timeout).
-TargetOutcome = Literal["passed", "failed", "error", "timeout", "skipped", "flaky", "cancelled", "not_run"]
+#: ``queued``/``running``: only while the run is in flight, a target without a result yet, waiting for a process
+#: or in one (a finished run says ``not_run`` or ``cancelled`` of those it never ran).
+TargetOutcome = Literal["passed", "failed", "error", "timeout", "skipped", "flaky", "cancelled", "not_run", "queued",
+                        "running"]
+#: Target outcomes of a run in flight: the target has no result yet.
+IN_FLIGHT_OUTCOMES: frozenset[str] = frozenset({"queued", "running"})
 RunState = Literal["queued", "running", "passed", "failed", "cancelled", "timed_out"]
 TERMINAL_STATES: frozenset[str] = frozenset({"passed", "failed", "cancelled", "timed_out"})
 #: Target outcomes that make a run fail.

@@ -20,7 +20,7 @@ from codeplane.core.clock import now_ms
 from codeplane.core.logging import get_logger
 from codeplane.core.storage import storage_code
 from codeplane.core.stores import open_derived_sqlite
-from codeplane.testing.model import TERMINAL_STATES, RunSnapshot
+from codeplane.testing.model import IN_FLIGHT_OUTCOMES, TERMINAL_STATES, RunSnapshot
 from codeplane.testing.runs import RunRecord
 
 _SCHEMA = """
@@ -81,8 +81,11 @@ class RunStore:
         for (blob,) in self._db.execute("SELECT snapshot FROM runs WHERE finished = 0").fetchall():
             snapshot = _decoded(blob)
             if snapshot is not None:
+                # A target it had not run by then never will: not "queued"/"running" in an ended run.
+                targets = tuple(replace(t, outcome="not_run") if t.outcome in IN_FLIGHT_OUTCOMES else t
+                                for t in snapshot.targets)
                 self.save(replace(snapshot, state="failed", progress_percentage=100.0, finished_at=now_ms(),
-                                  message=INTERRUPTED))
+                                  message=INTERRUPTED, targets=targets))
 
     def save(self, snapshot: RunSnapshot) -> None:
         """Store the snapshot. A failure to store (disk full, a file damaged while we run) is logged, not

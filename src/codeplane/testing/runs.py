@@ -67,6 +67,8 @@ class RunRecord:
         self._outcomes: dict[str, TargetOutcome] = {}
         self._flaky: dict[str, tuple[str, ...]] = {}
         self._fraction: dict[str, float] = {}
+        #: Processes running each target now (shared pool files are in several at once).
+        self._live: dict[str, int] = {}
         self._weights: dict[str, float] = {t.target_id: max(t.estimated_cost, 0.01) for t in targets}
         self._artifacts: list[RunArtifact] = []
         self._report: FailureReport | None = None
@@ -99,6 +101,24 @@ class RunRecord:
                     changed = True
             if changed:
                 self._touch()
+
+    def enter(self, target_ids: Sequence[str]) -> None:
+        """A process started on these targets: until one of their attempts is added they are ``running``."""
+        with self._cond:
+            for target_id in target_ids:
+                self._live[target_id] = self._live.get(target_id, 0) + 1
+            self._touch()
+
+    def leave(self, target_ids: Sequence[str]) -> None:
+        """The process of :meth:`enter` ended (its results added first): a target it did not settle is queued."""
+        with self._cond:
+            for target_id in target_ids:
+                left = self._live.get(target_id, 0) - 1
+                if left > 0:
+                    self._live[target_id] = left
+                else:
+                    self._live.pop(target_id, None)
+            self._touch()
 
     def add_attempt(self, attempt: Attempt) -> None:
         with self._cond:
@@ -163,7 +183,8 @@ class RunRecord:
             counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0, "xfail": 0, "xpass": 0}
             for target_id in sorted(self.targets):
                 attempts = tuple(self._attempts[target_id])
-                outcome = self._outcomes.get(target_id) or (attempts[-1].result.outcome if attempts else "not_run")
+                outcome = self._outcomes.get(target_id) or (attempts[-1].result.outcome if attempts
+                                                             else self._unsettled(target_id))
                 records.append(TargetRecord(self.targets[target_id], outcome, attempts,
                                             self._flaky.get(target_id, ())))
                 if attempts:
@@ -182,6 +203,13 @@ class RunRecord:
                 timeout_sec=self.timeout_sec, message=self._message,
                 fingerprint=self._report.fingerprint if self._report else None, artifacts=tuple(self._artifacts),
                 coverage=self._coverage)
+
+    def _unsettled(self, target_id: str) -> TargetOutcome:
+        """A target without an attempt: ``not_run`` once the run ended, else waiting for a process or in one
+        (while running, "not_run" read as "will not run")."""
+        if self._state in TERMINAL_STATES:
+            return "not_run"
+        return "running" if self._live.get(target_id) else "queued"
 
     def _percentage(self) -> float:
         if self._state in TERMINAL_STATES:

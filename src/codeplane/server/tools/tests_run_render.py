@@ -8,6 +8,7 @@ import re
 
 from codeplane.server.answers import short_fingerprint
 from codeplane.server.tools.tests_run_models import (
+    MAX_DETAIL_CHARS,
     MAX_FAILURES,
     CaseModel,
     RunCoverageModel,
@@ -149,24 +150,76 @@ def _flaky_cases(target: TargetRunModel) -> str:
     return ": " + " ".join(cases) + (f" (+{more} more)" if more > 0 else "")
 
 
+#: The line naming a failure's exception, type and message: pytest's ``E   ModuleNotFoundError: ...`` or the last
+#: line of Python's own traceback.
+_EXCEPTION_LINE = re.compile(
+    r"^(?:E\s+)?((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt)\b(?::.*)?)$")
+#: A frame's place in pytest's long traceback (``tests/t.py:5: in test_x``, ``src/m.py:9: ValueError``) and in
+#: Python's (``File "src/m.py", line 9, in f``).
+_PYTEST_FRAME = re.compile(r"^([^\s:][^:]*):(\d+): ")
+_NATIVE_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)')
+
+
+def final_exception(text: str) -> str:
+    """The exception a traceback ends in, ``Type: message`` (pytest's ``E`` dropped), else ""."""
+    last = text.rstrip().rpartition("\n")[2].strip()
+    found = _EXCEPTION_LINE.match(last)
+    return found.group(1) if found else ""
+
+
+def _failing_place(case: CaseModel) -> str | None:
+    """Where a case failed once its own file's frames are left out: the deepest frame outside the test file
+    (``src/m.py:9``), "" when every frame is the test's own, None when the traceback names no frame."""
+    frames = [(m.group(1), m.group(2)) for m in (_PYTEST_FRAME.match(line) or _NATIVE_FRAME.match(line)
+                                                 for line in case.traceback.splitlines()) if m]
+    if not frames:
+        return None
+    own = case.target_id
+    outside = [f"{path}:{line}" for path, line in frames if path != own and not path.endswith("/" + own)]
+    return outside[-1] if outside else ""
+
+
+_IMPORT_HINT = "Hint: make sure your test modules/packages have valid Python names."
+
+
+def _indented(message: str) -> str:
+    """A target's message under its line, indented, at most ``MAX_DETAIL_CHARS`` with its first lines dropped
+    when longer (the end is where it failed): the indent must not push a traceback past the bound."""
+    # pytest's hint under every module it could not import says nothing about a missing dependency.
+    lines = ["    " + line for line in message.rstrip().splitlines() if line.strip() != _IMPORT_HINT]
+    cut = 0
+    while len(lines) - cut > 1 and sum(len(line) + 1 for line in lines[cut:]) + len("    …") > MAX_DETAIL_CHARS:
+        cut += 1
+    return bounded("\n".join((["    …"] if cut else []) + lines[cut:]), MAX_DETAIL_CHARS)
+
+
 def _folded(targets: list[TargetRunModel], blocks: list[list[str]]) -> list[str]:
-    """The targets' blocks, those saying the same thing after their head line said once: a build every target
-    shares failed the same way for each (five cargo targets printed one 900-byte network error five times)."""
-    shown: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}
+    """The targets' blocks, each cause said once: blocks saying the same thing after their head line (a build
+    every target shares failed the same way for each: five cargo targets printed one 900-byte network error five
+    times), and blocks whose every message ends in the same exception line (ten test files importing a module
+    the environment lacks, each through its own chain of imports: ``same cause:``, the first one's shown)."""
+    shown: dict[tuple[str, ...], tuple[list[str], list[str], list[str]]] = {}
     for target, block in zip(targets, blocks, strict=False):
         if not block:
             continue
         head = block[0].split(" ", 1)[0] + " " + block[0].split(": ", 1)[-1]  # the outcome and the attempts
-        key = (head, *block[1:]) if len(block) > 1 else (block[0],)
-        if key in shown:
-            shown[key][1].append(target.target_id)
+        causes = tuple(final_exception(a.message) for a in target.attempts if a.message)
+        if causes and all(causes):
+            key: tuple[str, ...] = ("cause", head, *causes)
         else:
-            shown[key] = (block, [])
+            key = (head, *block[1:]) if len(block) > 1 else (block[0],)
+        if key not in shown:
+            shown[key] = (block, [], [])
+        else:
+            # Told apart by whether the target's own lines are the first's again or only end the same way.
+            shown[key][1 if block[1:] == shown[key][0][1:] else 2].append(target.target_id)
     lines: list[str] = []
-    for block, same in shown.values():
+    for block, same, alike in shown.values():
         lines.append(block[0])
         if same:
             lines.append("  same: " + " ".join(same))
+        if alike:
+            lines.append("  same cause: " + " ".join(alike))
         lines += block[1:]
     return lines
 
@@ -180,7 +233,7 @@ def _target_lines(target: TargetRunModel) -> list[str]:
                         and (len(attempts) == 1 or _reproduced(target))):
         return []
     lines = [f"{target.outcome.upper()} {target.target_id}: {_attempts(target)}" + _flaky_cases(target)]
-    lines += ["    " + a.message.rstrip().replace("\n", "\n    ") for a in attempts if a.message]
+    lines += [_indented(a.message) for a in attempts if a.message]
     return lines
 
 
@@ -217,8 +270,10 @@ def render_test_run(result: TestRunResult) -> str:
     said = (result.state == "passed" and c.passed and not (c.failed or c.error)) or \
         (result.state == "failed" and c.failed)
     state = "" if said else f" {result.state}"
-    progress = "" if result.finished else f" {result.progress_percentage:.0f}%"
-    head = f"{result.run_id}{state}{progress}: {tallies or 'no cases'} in {result.duration_s:.1f}s{told}"
+    if result.finished:
+        head = f"{result.run_id}{state}: {tallies or 'no cases'} in {result.duration_s:.1f}s{told}"
+    else:
+        head = _in_flight_head(result, tallies)
     if result.fingerprint:
         head += f" fingerprint={short_fingerprint(result.fingerprint)}"
     lines = [head]
@@ -227,19 +282,7 @@ def render_test_run(result: TestRunResult) -> str:
     lines += _folded(result.targets, target_lines)
     if passing:
         lines.append(f"passed ({len(passing)}): " + " ".join(passing))
-    groups: dict[tuple[str, str, str], list[CaseModel]] = {}
-    for case in result.failures:
-        first = _first_line(case.message, case.exception_type)
-        opening = case.message.strip().splitlines()[0] if case.message.strip() else ""
-        key = (case.outcome, first, _without_type_at_end(brief_traceback(case.traceback, first, opening),
-                                                          case.exception_type))
-        groups.setdefault(key, []).append(case)
-    for (outcome, first, traceback), cases in groups.items():
-        lines.append(f"{outcome.upper()} {cases[0].case_id}: {first}".rstrip(": "))
-        if len(cases) > 1:
-            lines.append("  same: " + " ".join(case_ids([c.case_id for c in cases])[1:]))
-        if traceback:
-            lines.append(traceback)
+    lines += _failure_groups(result.failures)
     if result.failures_total > len(result.failures):
         lines.append(f"… {result.failures_total - len(result.failures)} more failing cases: "
                      f"get_test_run(run_id={result.run_id!r}, include='cases')")
@@ -263,6 +306,47 @@ def render_test_run(result: TestRunResult) -> str:
     if result.poll_hint:
         lines.append(result.poll_hint)
     return "\n".join(lines)
+
+
+def _in_flight_head(result: TestRunResult, tallies: str) -> str:
+    """A run still going: its percentage, the cases its ended targets reported, and every target by where it is
+    (ended ones by outcome, then ``running`` and ``queued``). A target's cases are reported when it ends, so a
+    percentage with none yet comes from the cases the running targets finished; the head says so."""
+    outcomes = result.target_outcomes
+    told = [f"{n} {k}" for k, n in outcomes.items() if k not in ("running", "queued")]
+    told += [f"{outcomes[k]} {k}" for k in ("running", "queued") if outcomes.get(k)]
+    why = "; cases are reported as each target ends" if not tallies and result.progress_percentage >= 1 else ""
+    return (f"{result.run_id} {result.state} {result.progress_percentage:.0f}%: {tallies or 'no case reported yet'}"
+            f" in {result.duration_s:.1f}s" + (f" (targets: {', '.join(told)}{why})" if told else ""))
+
+
+def _failure_groups(failures: list[CaseModel]) -> list[str]:
+    """Failing cases, one entry per cause: cases whose head line (exception and message) is the same and that
+    failed at the same place once their own test file's frames are left out (ten tests each importing a missing
+    module in their body). The first case's brief traceback is shown; the others are named after ``same:`` when
+    their brief tracebacks are the first's again, after ``same cause:`` when only their own frames differ."""
+    groups: dict[tuple[str, str, str], list[tuple[CaseModel, str]]] = {}
+    for case in failures:
+        first = _first_line(case.message, case.exception_type)
+        opening = case.message.strip().splitlines()[0] if case.message.strip() else ""
+        traceback = _without_type_at_end(brief_traceback(case.traceback, first, opening), case.exception_type)
+        place = _failing_place(case) if first else None
+        # No frame to tell the test's own from the code's (or no head line): only an identical traceback folds.
+        key = (case.outcome, first, f"\0{place}" if place is not None else traceback)
+        groups.setdefault(key, []).append((case, traceback))
+    lines: list[str] = []
+    for (outcome, first, _), members in groups.items():
+        (case, traceback), others = members[0], members[1:]
+        lines.append(f"{outcome.upper()} {case.case_id}: {first}".rstrip(": "))
+        same = [c.case_id for c, t in others if t == traceback]
+        alike = [c.case_id for c, t in others if t != traceback]
+        if same:
+            lines.append("  same: " + " ".join(case_ids([case.case_id, *same])[1:]))
+        if alike:
+            lines.append("  same cause: " + " ".join(case_ids(alike)))
+        if traceback:
+            lines.append(traceback)
+    return lines
 
 
 def _continued(result: TestRunResult) -> str:

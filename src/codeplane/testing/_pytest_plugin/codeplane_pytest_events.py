@@ -104,6 +104,10 @@ def _selection() -> dict[str, list[str]]:
         return {}  # everything runs: more than asked, never less
 
 
+#: Case names an ``unmatched`` event carries at most (a file of generated parameters may hold tens of thousands).
+_HELD_NAMES = 5000
+
+
 def _chosen(nodeid: str, cases: list[str]) -> bool:
     rest = nodeid.split("::", 1)[1] if "::" in nodeid else ""
     return any(rest == c or rest.startswith((c + "::", c + "[")) for c in cases)
@@ -128,15 +132,17 @@ def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -
             hits = [c for c in cases if _chosen(item.nodeid, [c])]
             matched.setdefault(path, set()).update(hits)
             chosen = bool(hits)
-            names = held.setdefault(path, [])
-            if len(names) < 20 and "::" in item.nodeid:
-                names.append(item.nodeid.split("::", 1)[1])
+            if "::" in item.nodeid:
+                # All of them: the parser lists those nearest the name asked for and counts the rest.
+                held.setdefault(path, []).append(item.nodeid.split("::", 1)[1])
         (dropped if verdicts[path] or not chosen else keep).append(item)
     for path, found in sorted(matched.items()):
         # A case asked for by name that the file does not hold (a typo, a renamed test) must not read as passed.
         missing = [c for c in wanted.get(real[path], []) if c not in found]
         if missing and not verdicts[path]:
-            _emit({"ev": "unmatched", "file": path, "cases": missing, "held": held.get(path, [])})
+            names = held.get(path, [])
+            _emit({"ev": "unmatched", "file": path, "cases": missing, "held": names[:_HELD_NAMES],
+                   "held_total": len(names)})
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
