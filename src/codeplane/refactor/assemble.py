@@ -14,6 +14,7 @@ from itertools import pairwise
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.refactor.models import (
+    CERTAINTY_RANK,
     AffectedFile,
     Certainty,
     Collision,
@@ -175,9 +176,12 @@ def preview_edits(option: PlanOption) -> tuple[list[PlannedEdit], bool]:
 
 def doc_summary(option: PlanOption, *, auto_apply: bool, min_confidence: Certainty) -> DocEditSummary:
     tally = Counter(e.certainty for e in option.doc_edits)
+    # What ``apply.select_edits`` takes with ``apply_docs``: the preview counts it, not only the whole sweep.
+    applied = [e for e in option.doc_edits if CERTAINTY_RANK[e.certainty] >= CERTAINTY_RANK[min_confidence]]
     return DocEditSummary(
         count=len(option.doc_edits), files_changed=len({e.path for e in option.doc_edits}),
         by_confidence={k: tally[k] for k in ("high", "medium", "low") if tally[k]},
+        applies=len(applied), applies_files=len({e.path for e in applied}),
         review_recommended=bool(tally["medium"] or tally["low"]),
         auto_apply=auto_apply, min_confidence=min_confidence,
     )

@@ -105,6 +105,12 @@ def names_another(before: str, qualified_name: str) -> bool:
         part[:1].isupper() for part in prefix[1:])
 
 
+def qualifier(before: str) -> str | None:
+    """The dotted path written right before a mention (``attrs`` in ``attrs.evolve``), if any."""
+    found = _QUALIFIER.search(before)
+    return found.group(1).rstrip(".") if found else None
+
+
 _OWNER = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)*([A-Z]\w*)\.$")
 
 

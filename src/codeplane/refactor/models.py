@@ -127,6 +127,10 @@ class DocEditSummary(_Frozen):
     count: int = 0
     files_changed: int = 0
     by_confidence: dict[str, int] = {}
+    #: How many of them ``apply_docs`` applies (at ``min_confidence`` or above), in how many files: the rest (a
+    #: ``low`` mention, perhaps another symbol's) are applied only by id (``include``).
+    applies: int = 0
+    applies_files: int = 0
     review_recommended: bool = False
     #: Whether these edits are applied by default (config ``refactor.doc_sweep``).
     auto_apply: bool = False

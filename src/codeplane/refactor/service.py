@@ -24,6 +24,7 @@ from codeplane.refactor.assemble import Draft, build_option
 from codeplane.refactor.batch import read_sources
 from codeplane.refactor.collisions import find_collisions
 from codeplane.refactor.decisions import symbol_ref
+from codeplane.refactor.docowners import other_owner
 from codeplane.refactor.excluded import ExcludedFiles, excluded_mentions
 from codeplane.refactor.facts import Def, FactReader, Ref
 from codeplane.refactor.goexport import check_export
@@ -184,6 +185,7 @@ class RefactorService:
             python_member_scope=_python_member_scope(reader, target),
             member_classes=frozenset(c.name for c in structural.family.classes.values()) if structural.family
             else frozenset(),
+            other_owner=other_owner(reader, target, member=structural.family is not None, binders=binders),
         ))
         coverage = self._with_excluded(draft, coverage, target.name, new_name)
         _split_shorthands(draft, sources, target, new_name)

@@ -22,6 +22,7 @@ from codeplane.refactor.docsweep import (
     mention_confidence,
     names_another,
     names_another_class,
+    qualifier,
 )
 from codeplane.refactor.facts import DynamicSite, Ref
 from codeplane.refactor.gopackage import GoPackageTarget
@@ -61,6 +62,9 @@ class SweepInput:
     #: For a class member: the names of its class and the subclasses; a doc mention qualified by another class's
     #: name (``Context.invoke``) is that class's member.
     member_classes: frozenset[str] = frozenset()
+    #: Whether a doc mention's qualifier (``attrs`` in ``attrs.evolve``) names an owner other than the target's
+    #: (``docowners.py``): such a mention is another symbol's, ``low``.
+    other_owner: Callable[[str], bool] | None = None
 
 
 #: A doctest line of a Python docstring: a ``>>>`` prompt or its ``...`` continuation.
@@ -79,6 +83,11 @@ def _whole_qualified_string(line: str, col: int, data: SweepInput) -> bool:
         return False
     quote = line[start - 1]
     return quote in "'\"" and line[end:end + 1] == quote
+
+
+def _other_owner(before: str, names_other: Callable[[str], bool] | None) -> bool:
+    written = qualifier(before) if names_other is not None else None
+    return names_other is not None and written is not None and names_other(written)
 
 
 def _is_doc_file(path: str, docs: DocSweepConfig) -> bool:
@@ -222,8 +231,15 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
                 confidence: Certainty = mention_confidence(edit_line, col, data.name, in_code_block=bool(
                     line in fenced or line in doctests or python_doctest))
                 if (data.qualified_name and names_another(edit_line[:col], data.qualified_name)) or \
-                        names_another_class(edit_line[:col], data.member_classes):
-                    confidence = "low"  # ``wsgiref.headers.Headers.get_all``, ``Context.invoke``: not this one
+                        names_another_class(edit_line[:col], data.member_classes) or \
+                        _other_owner(edit_line[:col], data.other_owner):
+                    # ``wsgiref.headers.Headers.get_all``, ``Context.invoke``, ``attrs.evolve``: not this one
+                    confidence = "low"
+                elif data.python_member_scope is not None and (python_doctest or (
+                        context == "doc" and _DOCTEST_LINE.match(edit_line))) and not edit_line[:col].endswith("."):
+                    # A doctest's bare name is module-level code (``>>> evolve(i1)``, ``>>> from attrs import
+                    # evolve``): never a class member, as the code sweep sets such names aside.
+                    confidence = "low"
                 new_text = data.new_name
                 if reason == "doctest" and line in doctests:
                     floor = _block_start(doctests, line, starts)

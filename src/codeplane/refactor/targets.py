@@ -15,6 +15,7 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.index.languages import C_FAMILY_SUFFIXES
 from codeplane.refactor.attributes import attribute_at, instance_attributes
 from codeplane.refactor.facts import Def, FactReader
+from codeplane.refactor.stubtwins import runtime_member
 
 #: Definitions offered as decision candidates at most (the rest are counted, not listed).
 MAX_CANDIDATES = 8
@@ -142,10 +143,11 @@ def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None 
 def _declarations(reader: FactReader, defs: list[Def]) -> list[Def]:
     """A C++ member defined apart from its class (``int K::size() {...}``) is the member its class declares, and a
     constructor is its class: linking makes its name a use of that declaration or class, which is the symbol (one
-    rename for both; ``DepsLog`` names the class, not also its constructor)."""
+    rename for both; ``DepsLog`` names the class, not also its constructor). A ``.pyi`` stub's member is the
+    runtime member it describes (``stubtwins.py``), whose plan renames the stub too."""
     out: list[Def] = []
     for d in defs:
-        symbol = d
+        symbol = runtime_member(reader, d) or d
         if d.kind == "method" and d.path.endswith(C_FAMILY_SUFFIXES):
             own = next((r for r in reader.refs_on_line(d.path, d.name_line)
                         if r.column == d.name_column and r.role == "DEFINITION"), None)

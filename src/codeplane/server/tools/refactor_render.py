@@ -136,8 +136,14 @@ def render_preview(result: RefactorPreview) -> str:
         lines.append(f"  … more edits: refactor_inspect(refactor_id={result.refactor_id!r})")
     if result.doc_edits.count:
         docs = result.doc_edits
-        lines.append(f"doc edits: {docs.count} in {docs.files_changed} files"
-                     + (" (applied by default)" if docs.auto_apply else " (apply_docs: true to apply)"))
+        held = docs.count - docs.applies
+        # What apply_docs applies, then what it leaves: the sweep's whole count read as the applied one (38 said,
+        # 10 applied on attrs' Attribute.evolve).
+        parts = [f"{docs.applies} in {docs.applies_files} files"
+                 + (" (applied by default)" if docs.auto_apply else " (apply_docs: true to apply)")] \
+            if docs.applies else []
+        parts += [f"{held} below {docs.min_confidence} left unless included by id"] if held else []
+        lines.append("doc edits: " + ", ".join(parts))
     lines += [f"collision: {c.path}:{c.line}:{c.column} {c.kind} {c.detail}" for c in result.collisions]
     cov = result.coverage
     if cov is not None:
