@@ -172,7 +172,7 @@ async def test_leaving_commits_on_a_detached_head_warns_with_how_to_keep_them(tm
     assert len(result["warnings"]) == 1, result
     warning = result["warnings"][0]
     assert warning.startswith("you are leaving 1 commit behind") and f"{short} on detached" in warning
-    assert f"git_branch action=create name=<new-branch-name> ref={made['oid'][:12]}" in warning
+    assert f"git_checkout ref=<new-branch-name> create=true start_point={made['oid'][:12]}" in warning
     assert answer_text(answer).startswith("warning: you are leaving 1 commit behind"), answer_text(answer)
     # From a branch nothing is left behind: no warning.
     assert "warnings" not in envelope(quiet)["result"] and "warning" not in answer_text(quiet)

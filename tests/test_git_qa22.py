@@ -170,6 +170,6 @@ async def test_the_tools_answer_these_with_catalog_errors(tmp_path: Path) -> Non
             assert _recovery_refs(root) == []
             write_files(root, {"README.md": "changed\n"})
             restored = await call(client, "git_checkout", {"paths": ["."], "confirm": True})
-            assert restored["restored_paths"] == ["README.md", "src/a.py"]  # every tracked file, as a directory
+            assert restored["restored_paths"] == ["README.md"]  # only what differed (git checkout -- . writes no other)
     assert [ref.rsplit("-", 2)[-2:] for ref in _recovery_refs(root)] == [["checkout", "paths"]]
     assert run_git(root, "status", "--porcelain").decode() == ""

@@ -259,4 +259,4 @@ async def test_core_profile_is_the_default_and_serves_the_loop_in_a_fraction_of_
             err = await call_error(client, "serch", {})
             assert err["code"] == 1004 and "did you mean search?" in err["message"], err
     assert {"search", "read_source", "write_source", "run_test_targets", "git_diff"} <= core
-    assert core <= CORE_TOOLS and len(core) <= 19 and core >= RECOVERY_TOOLS and "git_checkout" in core
+    assert core <= CORE_TOOLS and len(core) <= 22 and core >= RECOVERY_TOOLS and "git_checkout" in core

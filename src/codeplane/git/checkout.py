@@ -191,7 +191,7 @@ def left_behind_warning(repo: pygit2.Repository, old: pygit2.Oid) -> str | None:
     noun = "1 commit" if len(lost) == 1 else f"{len(lost)} commits"
     return (f"you are leaving {noun} behind, not connected to any of your "
             f"branches: {listed}{more}. To keep {'it' if len(lost) == 1 else 'them'}, create a branch there: "
-            f"git_branch action=create name=<new-branch-name> ref={str(old)[:12]}")
+            f"git_checkout ref=<new-branch-name> create=true start_point={str(old)[:12]}")
 
 
 def _tree_files(tree: pygit2.Tree, prefix: str = "") -> list[str]:
@@ -237,14 +237,14 @@ def _refuse_unmerged(repo: pygit2.Repository, paths: Sequence[str]) -> None:
     hit = sorted(shown(p) for p in unmerged if not paths or under(p, paths))
     if hit:
         listed = ", ".join(repr(p) for p in hit[:20])
-        raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"path {listed} is unmerged: resolve it and stage it "
-                             "(git_stage), or restore it from a commit (ref=HEAD for ours)", details={
+        raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"path {listed} is unmerged: resolve it and commit it "
+                             "(git_stage_and_commit), or restore it from a commit (ref=HEAD for ours)", details={
                                  "field": "paths", "paths": hit[:200], "count": len(hit)})
 
 
 def restore_paths(repo: pygit2.Repository, source: RestoreSource, recovery_point: str | None = None) -> list[str]:
     """Overwrite the files of ``source`` (from :func:`restore_source`) in the working tree from the index (or from
-    the tree, updating the index too).
+    the tree, updating the index too); returns the paths that differed (written, or their index entry changed).
 
     Like ``git checkout -- <paths>`` this is not atomic: a file that cannot be written stops it with the ones
     before it already restored. The error says which were (and which were not) and names ``recovery_point``, which
@@ -252,12 +252,14 @@ def restore_paths(repo: pygit2.Repository, source: RestoreSource, recovery_point
     tree, files = source
     root = Path(repo.workdir)
     before = {p: _stat_mark(root / p) for p in files}
+    staged = _index_marks(repo, files) if tree is not None else {}
     strategy = CheckoutStrategy.FORCE | CheckoutStrategy.DISABLE_PATHSPEC_MATCH
     try:
         if tree is None:
             checkout_index(repo, strategy, paths=files)
         else:
             checkout_tree(repo, tree, strategy, paths=files)
+            _index_as_tree(repo, tree, files)
     except pygit2.GitError as exc:
         changed = {p for p in files if _stat_mark(root / p) != before[p]}
         written = sorted(shown(p) for p in changed)
@@ -269,7 +271,45 @@ def restore_paths(repo: pygit2.Repository, source: RestoreSource, recovery_point
                              f"{undo}", details={
                                  "exception": type(exc).__name__, "field": "paths", "restored": written[:200],
                                  "not_restored": left[:200], "recovery_point": recovery_point}) from exc
-    return [shown(p) for p in files]
+    # Only what differed: libgit2 leaves a file that already matches untouched (its stat stays), and listing
+    # every path in scope said "restored" of files nothing happened to (133 lines for one changed file).
+    after = _index_marks(repo, files) if tree is not None else {}
+    return [shown(p) for p in files if _stat_mark(root / p) != before[p] or after.get(p) != staged.get(p)]
+
+
+def _index_as_tree(repo: pygit2.Repository, tree: pygit2.Tree, files: Sequence[str]) -> None:
+    """The index entries of ``files`` as ``tree`` has them, as ``git checkout <ref> -- <path>`` writes them: libgit2
+    compares with HEAD, so a staged change whose file on disk already matched the tree stayed staged."""
+    index = repo.index
+    index.read(force=False)
+    stale = []
+    for path in files:
+        entry = tree[path]
+        try:
+            current = index[path]
+        except (KeyError, ValueError):
+            current = None
+        if current is None or current.id != entry.id or current.mode != entry.filemode:
+            stale.append(pygit2.IndexEntry(path, entry.id, entry.filemode))
+    for item in stale:
+        index.add(item)
+    if stale:
+        index.write()
+
+
+def _index_marks(repo: pygit2.Repository, files: Sequence[str]) -> dict[str, tuple[str, int]]:
+    """Each path's index entry (blob id, mode): restoring from a commit also rewrites the index, which may differ
+    where the file on disk does not (a staged change undone in the working tree)."""
+    index = repo.index
+    index.read(force=False)
+    marks: dict[str, tuple[str, int]] = {}
+    for path in files:
+        try:
+            entry = index[path]
+        except (KeyError, ValueError):
+            continue
+        marks[path] = (str(entry.id), int(entry.mode))
+    return marks
 
 
 def _stat_mark(path: Path) -> tuple[int, int, int, int] | None:

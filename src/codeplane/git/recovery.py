@@ -207,7 +207,7 @@ def load(repo: pygit2.Repository, name: str) -> RecoveryPoint:
     longest = max(len(part.encode("utf-8", errors="surrogateescape")) for part in full.split("/"))
     if longest > NAME_MAX:  # libgit2 raised ValueError (8001) on a name the file system cannot hold
         raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"no recovery point has a name part over {NAME_MAX} bytes "
-                             f"(this one has {longest}); git_inspect action=recovery_points lists them",
+                             f"(this one has {longest}); the answer that saved a point names it",
                              details={"field": "recovery_point", "limit": NAME_MAX, "length": longest})
     try:
         ref = repo.references.get(full)

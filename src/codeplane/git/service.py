@@ -249,9 +249,11 @@ class GitService:
             hook = run_hook(repo, "post-checkout", (str(before.id) if before else _NULL_OID,
                                                     str(head.id) if head else _NULL_OID, "0" if restoring else "1"),
                             timeout_s=self.config.hook_timeout_sec)
+            # A path restore sets ``restored_paths`` even to none (its text: "nothing to restore"); a switch not.
+            listed = {"restored_paths": restored} if restoring else {}
             return CheckoutResult(branch=None if repo.head_is_detached or branch is None else
                                   branch.removeprefix("refs/heads/"), head=str(head.id) if head else None,
-                                  detached=repo.head_is_detached, created_branch=created, restored_paths=restored,
+                                  detached=repo.head_is_detached, created_branch=created, **listed,
                                   hooks=[hook] if hook.ran else [], warnings=warnings, effect=w.effect())
 
     def merge(self, ref: str, *, message: str | None = None, no_ff: bool = False, ff_only: bool = False,

@@ -83,8 +83,8 @@ class LintService:
         unknown = sorted(set(names) - known)
         if unknown:
             raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS,
-                                 f"no linter {', '.join(map(repr, unknown))} in this repository; lint_tools lists "
-                                 f"them: {', '.join(sorted(known)) or 'none'}",
+                                 f"no linter {', '.join(map(repr, unknown))} in this repository; it has: "
+                                 f"{', '.join(sorted(known)) or 'none'}",
                                  details={"field": "tools", "unknown": unknown, "available": sorted(known)})
         wanted = set(names)
         return [i for i in found if i.name in wanted or i.key in wanted]
@@ -129,7 +129,7 @@ class LintService:
                 outcome = self.apply_fixes(plan)
         diagnostics, runs = self.run_checks(linters, rels, progress)
         if not runs:  # say why nothing ran, so an empty answer is not read as "clean"
-            notes += ("no linter is configured or conventional in this repository (lint_tools lists them)"
+            notes += ("no linter is configured or conventional in this repository"
                       if not linters else f"no linter here lints {', '.join(rels or []) or 'these paths'}",)
         cap = self.config.max_diagnostics
         # The id hashes what the run found: the same repository and call give the same cursor (same bytes).

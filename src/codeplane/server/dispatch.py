@@ -9,14 +9,13 @@ Invariants:
 
 from __future__ import annotations
 
-import difflib
 import itertools
 import os
 import threading
 import time
 from collections import OrderedDict
 from functools import cache
-from typing import Any, cast, get_args
+from typing import Any, cast
 
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -33,6 +32,7 @@ from codeplane.core.clock import now_ms
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import bind_correlation, get_logger
 from codeplane.server.answers import bounded_error, compact_json, error_text, lean_dump, text_of
+from codeplane.server.argument_errors import validation_error
 from codeplane.server.services import Services
 from codeplane.server.tooling import ProgressFn, ToolContext, ToolRegistry, ToolResult, ToolSpec
 
@@ -143,47 +143,6 @@ def _session_problem(value: str) -> str | None:
     return None
 
 
-def _validation_error(tool: str, exc: ValidationError, params: type[BaseModel]) -> CodePlaneError:
-    problems = [
-        {"field": ".".join(str(p) for p in err["loc"]) or "(root)",
-         "problem": err["msg"] + (_known_fields(params, err["loc"]) if err["type"] == "extra_forbidden" else "")}
-        for err in exc.errors()
-    ]
-    summary = "; ".join(f"{p['field']}: {p['problem']}" for p in problems[:5])
-    return CodePlaneError(
-        ErrorCode.INVALID_ARGUMENTS,
-        f"invalid arguments for {tool}: {summary}",
-        details={"tool": tool, "problems": problems[:20]},
-    )
-
-
-def _known_fields(params: type[BaseModel], loc: tuple[int | str, ...]) -> str:
-    """For an argument the tool does not take: the close spelling it meant, or else the ones it takes there (an
-    agent guessing ``max_tool_calls`` learns ``max_mutations``... in the same answer, without a describe call)."""
-    model: type[BaseModel] | None = params
-    for part in loc[:-1]:
-        if isinstance(part, int) or model is None:
-            continue  # an item of a list: the list's model is already in hand
-        field = model.model_fields.get(part)
-        model = _model_in(field.annotation) if field is not None else None
-    if model is None:
-        return ""
-    known = sorted(n for n in model.model_fields if n != SESSION_ARG)
-    close = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.6) if loc else []
-    return f"; did you mean {close[0]!r}?" if close else f" (takes: {', '.join(known)})"
-
-
-def _model_in(annotation: Any) -> type[BaseModel] | None:
-    """The model an annotation holds (``Limits``, ``list[Edit]``, ``Limits | None``), if any."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in get_args(annotation):
-        found = _model_in(arg)
-        if found is not None:
-            return found
-    return None
-
-
 def _error_result(error: CodePlaneError, meta: ResponseMeta, request_id: str) -> types.CallToolResult:
     payload = bounded_error(error.to_payload())
     lean_meta = lean_dump(meta)
@@ -241,7 +200,7 @@ async def dispatch(
             try:
                 params = spec.params.model_validate(args)
             except ValidationError as exc:
-                raise _validation_error(name, exc, spec.params) from exc
+                raise validation_error(name, exc, spec.params) from exc
             info = CallInfo(
                 tool=name, kind=spec.kind_for(params) if spec.kind_for else spec.kind,
                 session_id=session_id, request_id=request_id, started_ms=info.started_ms,

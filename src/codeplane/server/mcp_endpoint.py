@@ -36,7 +36,7 @@ INSTRUCTIONS = (
     "run_test_targets (not pytest). Answers are short text; errors start with 'error <code> <NAME>' and "
     "say whether a retry can help. A file's sha256 may be given by its first 12 hex digits. Git operations "
     "that would discard work need confirm: true and first save a recovery point (undo: git_reset "
-    "recovery_point=..., list: git_inspect action='recovery_points'). Every tool takes session_id to run in "
+    "recovery_point=...; the answer that saved it names it). Every tool takes session_id to run in "
     "a session of your own (its task and budgets). describe(action='tool', name=...) documents a tool fully."
 )
 

@@ -181,6 +181,11 @@ CORE_TOOLS = frozenset({
     "semantic_diff", "lint_check", *RECOVERY_TOOLS,
     # Undoing an edit (restore paths from HEAD) is part of the loop: without it an agent wrote the reverse edits.
     "git_checkout",
+    # What the loop's own answers send the agent to, and the only way to do it (QA33 #4): git_reset restores the
+    # recovery point a confirmed git_checkout saves (5009 names it), cancel_test_run stops a run started here (a
+    # 600-file run took 210 s), refactor_inspect shows the edits a rename preview only counts (doc edits, a
+    # needs_decision candidate's). ~500 tokens of tools/list; core stays under 6k (tests/test_server_s49_*).
+    "git_reset", "cancel_test_run", "refactor_inspect",
 })
 Profile = Literal["full", "core", "read_only"]
 
@@ -205,6 +210,7 @@ class ToolRegistry:
         self.profile: Profile = profile
         self._specs = {s.name: s for s in ordered if _served(s, profile)}
         self._withheld = frozenset(s.name for s in ordered if not _served(s, profile))
+        self._mention = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names), key=len, reverse=True)) + r")\b")
 
     def __iter__(self) -> Any:
         return iter(self._specs.values())
@@ -221,6 +227,11 @@ class ToolRegistry:
 
     def names(self) -> list[str]:
         return list(self._specs)
+
+    def withheld_named(self, text: str) -> list[str]:
+        """The tools ``text`` names (as whole words) that this profile does not serve: a hint naming one sends the
+        agent to a 1006 it cannot act on (QA33 #4)."""
+        return sorted(set(self._mention.findall(text)) & self._withheld) if self._withheld else []
 
     def not_served(self, name: str) -> CodePlaneError:
         """Why ``name`` cannot be called (or described) here: 1006 for a tool the profile withholds, saying how to

@@ -68,7 +68,9 @@ async def _describe(ctx: ToolContext, params: DescribeParams) -> DescribeResult:
             raise ctx.registry.not_served(params.name)
         return DescribeResult(
             action="tool", name=spec.name, description=spec.summary, category=spec.category,
-            when_to_use=list(spec.when_to_use), when_not_to_use=list(spec.when_not_to_use),
+            # A pointer to a tool this profile withholds is one the agent cannot follow.
+            when_to_use=[w for w in spec.when_to_use if not ctx.registry.withheld_named(w)],
+            when_not_to_use=[w for w in spec.when_not_to_use if not ctx.registry.withheld_named(w)],
             examples=[ToolExampleModel(description=e.description, params=e.params) for e in spec.examples],
             annotations={"readOnlyHint": spec.read_only, "destructiveHint": spec.destructive,
                          "idempotentHint": spec.idempotent, "openWorldHint": False},

@@ -24,7 +24,7 @@ RECOVERY_NOTE = (
     "Anything that would discard work (uncommitted changes, unmerged commits, a stash, a remote tip) is "
     "refused with 5009 unless confirm: true, and is first saved as a recovery point "
     "(refs/codeplane/recovery/<time>-<op>, named in effect.recovery_point). Undo with "
-    "git_reset {recovery_point: <name>, confirm: true}; list them with git_inspect {action: 'recovery_points'}."
+    "git_reset {recovery_point: <name>, confirm: true}."
 )
 
 CONFIRM_FIELD = Field(default=False, description="Required (true) for operations that discard work; a recovery "

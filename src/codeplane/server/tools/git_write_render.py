@@ -167,6 +167,8 @@ def render_git_write(result: ToolResult) -> str:
         record.pop("short_oid", None)
     warnings = [f"warning: {w}" for w in record.pop("warnings", None) or [] if isinstance(w, str)]
     changes = _take_staged(record, effect)
+    restored, changes_restored = _take_restored(record, effect, "restored_paths" in result.model_fields_set)
+    changes.update(changes_restored)
     _name_branch(record, effect)
     if record.get("parents") == [effect.get("head_before")]:
         del record["parents"]  # the ``HEAD old..new`` line shows the one parent
@@ -179,8 +181,8 @@ def render_git_write(result: ToolResult) -> str:
     pulled = _pulled(record, head)
     if pulled is not None:
         return pulled
-    lines = warnings + commit + ([pairs(_short(record))] if record else []) + items + plan + conflicts + effect_lines(
-        effect, changes)
+    lines = warnings + commit + ([pairs(_short(record))] if record else []) + items + restored + plan + conflicts
+    lines += effect_lines(effect, changes)
     if lines:
         return "\n".join(lines)
     # The listing asked for: an inspect result has every kind of list, ``tags`` first ("no tags" for no recovery
@@ -256,11 +258,24 @@ def _take_items(record: dict[str, Any]) -> list[str]:
         elif isinstance(value, dict):
             lines.append(line(value))
             del record[name]
-    restored = record.get("restored_paths")
-    if isinstance(restored, list):
-        lines += [f"restored {path}" for path in restored]
-        lines += _more(record, "restored_paths", len(restored))
     return lines
+
+
+def _take_restored(record: dict[str, Any], effect: dict[str, Any], asked: bool) -> tuple[list[str], dict[str, str]]:
+    """A path restore's paths (only those that differed): ``restored <path> <sha>`` on the effect's own line for
+    each it lists, a ``restored <path>`` line for the rest; ``nothing to restore`` when ``asked`` and none
+    differed (as ``git checkout -- .`` prints nothing)."""
+    restored = record.get("restored_paths", [])
+    if not isinstance(restored, list) or not (restored or asked):
+        return [], {}
+    listed = {p.get("path") for p in effect.get("paths", [])}
+    lines = [f"restored {path}" for path in restored if path not in listed]
+    total = record.get("restored_paths_total", len(restored))
+    more = _more(record, "restored_paths", len(restored))
+    if not lines and effect.get("paths_total", len(listed)) >= total:
+        more = []  # the effect's "… N more paths" counts them
+    lines += more
+    return lines or ([] if restored else ["nothing to restore"]), {p: "restored" for p in restored if p in listed}
 
 
 #: Lists a write's answer cuts (``cap_listed``), with no cursor: the state they come from is git_status's.

@@ -31,7 +31,8 @@ class LintCheckParams(ToolParams):
     paths: list[str] | None = Field(default=None, max_length=500,
                                     description="Files or directories to lint (default: the whole repository).")
     tools: list[str] | None = Field(default=None, max_length=50,
-                                    description="Linters to run by name (as lint_tools lists them); default all.")
+                                    description="Linters to run by name (ruff, mypy, ...: as the answer's run lines "
+                                                "name them); default all.")
     fix: bool = Field(default=False, description="Apply the linters' safe fixes first, as one atomic batch.")
     limit: int = Field(default=100, ge=1, le=500, description="Diagnostics per page.")
     cursor: str | None = Field(default=None, description="next_cursor of an earlier answer: its next page.")
@@ -129,6 +130,19 @@ def _diagnostic_line(d: Diagnostic, *, one_tool: bool) -> str:
     return f"{where}:{d.line}:{d.column}: {code}{d.message}" + (f" [{' '.join(tags)}]" if tags else "") + mark
 
 
+def _run_line(run: ToolRun) -> str:
+    """``mypy: ok`` for a linter that ran and reported nothing, else what it reported (``mypy: 5 diagnostics``,
+    ``ruff: failed, 1 diagnostic - why``): "ok (5)" read as no problems when there were five."""
+    where = "" if run.root == "." else f"@{run.root}"
+    elsewhere = f"; {run.elsewhere} in other files, not shown" if run.elsewhere else ""
+    found = (f"{run.diagnostics} diagnostic{'' if run.diagnostics == 1 else 's'}" if run.diagnostics
+             else "no diagnostics here" if run.elsewhere else "") + elsewhere
+    if run.status == "ok":
+        return f"{run.tool}{where}: {found or 'ok'}"
+    head = f"{run.tool}{where}: {run.status}" + (f", {found}" if found else "")
+    return head + (f" - {run.message}" if run.message else "")
+
+
 def render_lint_check(result: LintCheckResult) -> str:
     """``path:line:col: CODE message`` per diagnostic, then the fix, the runs and a summary line. No timings: the
     same repository and call answer the same bytes (the record has them)."""
@@ -139,12 +153,7 @@ def render_lint_check(result: LintCheckResult) -> str:
         lines += [f"{f.path} {f.edits} edit(s) by {f.tool} {short_sha(f.new_sha256 or '')}".rstrip()
                   for f in result.fix.files]
     lines += [f"note: {n}" for n in result.notes]
-    for run in result.runs:
-        where = "" if run.root == "." else f"@{run.root}"
-        ran = run.status not in ("missing", "unsupported")
-        elsewhere = f"; {run.elsewhere} in other files, not shown" if run.elsewhere else ""
-        head = f"{run.tool}{where}: {run.status}" + (f" ({run.diagnostics}{elsewhere})" if ran else "")
-        lines.append(head + (f" - {run.message}" if run.message and run.status != "ok" else ""))
+    lines += [_run_line(run) for run in result.runs]
     if not result.total:
         summary = "no diagnostics"
     else:

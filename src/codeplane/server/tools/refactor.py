@@ -233,7 +233,7 @@ def tools(services: Services) -> list[ToolSpec]:
             render=render_plan,
             handler=rename, kind="read", kind_for=_kind, read_only=False, destructive=True, idempotent=False,
             summary="Preview renaming one definition and exactly its references (token spans, certainty per edit); "
-                    "returns refactor_id for refactor_inspect/apply/cancel; " + preview_note + ".",
+                    "returns refactor_id for refactor_inspect and refactor_apply; " + preview_note + ".",
             when_to_use=("renaming a function, class, method or variable across the repository",
                          "you need every reference found or explained (coverage lists every other mention)"),
             when_not_to_use=("editing text that is not an identifier (use write_source)",

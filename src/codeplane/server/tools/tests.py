@@ -105,8 +105,8 @@ class RunParams(ToolParams):
     targets: list[str] | None = Field(default=None, max_length=5000,
                                       description="Target ids or directories (default: every target).")
     affected_by: list[str] | None = Field(default=None, max_length=2000, description=(
-        "Run the tests affected by these changed files instead ('path' or 'path:12-30'; see "
-        "discover_test_targets): only the selected cases where the symbol graph picks them."))
+        "Run the tests affected by these changed files instead ('path' or 'path:12-30'): only the selected "
+        "cases where the symbol graph picks them."))
     changed_since: str | None = Field(default=None, min_length=1, max_length=256, description=_SINCE)
     fail_fast: bool | None = Field(default=None, description="Stop at the first failing target (no re-runs).")
     timeout_sec: float | None = Field(default=None, gt=0, le=24 * 3600, description="Global timeout of the run.")
