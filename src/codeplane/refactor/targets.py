@@ -59,10 +59,12 @@ def _at_position(reader: FactReader, path: str, line: int, column: int | None, n
     named_here = [d for d in defs if d.name_line == line
                   and (column is None or d.name_column <= column < d.name_column + len(d.name))
                   and (name is None or d.name == name)]
-    if named_here:
+    if named_here:  # a line defining something means it (several: a decision between them)
         return sorted({d.def_uid: d for d in named_here}.values(), key=lambda d: d.name_column)
-    for ref in reader.refs_in_file(path, 100_000):
-        if ref.line != line or ref.target_uid is None:
+    if column is None and name is None:
+        _one_name_on(reader, path, line)
+    for ref in reader.refs_on_line(path, line):
+        if ref.target_uid is None:
             continue
         if column is not None and not ref.column <= column < ref.end_column:
             continue
@@ -72,6 +74,22 @@ def _at_position(reader: FactReader, path: str, line: int, column: int | None, n
         if target is not None:
             return [target]
     return []
+
+
+def _one_name_on(reader: FactReader, path: str, line: int) -> None:
+    """A line that defines nothing, given with neither a column nor a name, must hold one name: on
+    ``out = make_help(value)`` the first name found was renamed (QA33: the local ``out``, where the agent meant the
+    function). 1003 naming each."""
+    names: dict[str, int] = {}
+    for ref in reader.refs_on_line(path, line):
+        names.setdefault(ref.token, ref.column)
+    if len(names) > 1:
+        shown = sorted(names.items(), key=lambda item: (item[1], item[0]))[:20]
+        raise CodePlaneError(
+            ErrorCode.INVALID_ARGUMENTS,
+            f"{path}:{line} holds several names: " + ", ".join(f"{n} (column {c + 1})" for n, c in shown)
+            + "; give column or symbol (the name)",
+            details={"field": "column", "names": [{"name": n, "column": c + 1} for n, c in shown]})
 
 
 def parse_position(symbol: str | None, path: str | None, line: int | None,

@@ -43,7 +43,8 @@ class RenameParams(ToolParams):
                                                           "the definition or a reference (instead of symbol).")
     line: int | None = Field(default=None, ge=1, le=LINE_MAX, description="With path: 1-based line.")
     column: int | None = Field(default=None, ge=1, le=LINE_MAX, description=(
-        "With path: 1-based column of the name (as search hits give it)."))
+        "With path+line: 1-based column of the name; or give symbol as the name on that line. A line holding "
+        "several names with neither answers needs_decision."))
     apply: bool = Field(default=False, description=_APPLY_NOW)
 
 
