@@ -26,10 +26,11 @@ FILES = {
 
 def test_a_line_of_several_names_asks_which_and_a_name_or_column_picks_it(tmp_path: Path) -> None:
     with refactor_env(tmp_path / "repo", FILES) as env:
-        for position in ({"path": "pkg/use.py", "line": 5}, {"symbol": "pkg/use.py:5"}):
+        positions: list[tuple[str | None, str | None, int | None]] = [(None, "pkg/use.py", 5), ("pkg/use.py:5", None,
+                                                                                                None)]
+        for symbol, path, line in positions:
             with pytest.raises(CodePlaneError) as asked:
-                env.service.rename(position.get("symbol"), "short_help", path=position.get("path"),
-                                   line=position.get("line"))  # type: ignore[arg-type]
+                env.service.rename(symbol, "short_help", path=path, line=line)
             assert asked.value.code == 1003, asked.value
             assert "holds several names: out (column 5), make_short_help (column 11), value (column 27)" \
                 in asked.value.message, asked.value.message
