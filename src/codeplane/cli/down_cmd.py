@@ -7,9 +7,10 @@ from typing import Annotated
 
 import typer
 
-from codeplane.cli.output import cli_errors, console, emit
+from codeplane.cli.output import cli_errors, console, emit, fail
 from codeplane.cli.probe import stop_server
 from codeplane.cli.repo_context import resolve
+from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.server.instance import clean_stale_files, lock_is_held
 
 
@@ -29,11 +30,11 @@ def down(
         return
     timeout = ctx.config.server.shutdown_timeout_sec + 2.0
     stopped, pid = stop_server(ctx.layout, timeout, force=force)
-    if stopped:
-        clean_stale_files(ctx.layout)
-    emit({"ok": stopped, "was_running": True, "pid": pid, "stopped": stopped}, as_json,
-         lambda: console.print(f"Stopped CodePlane server (pid {pid})." if stopped else
-                               f"[red]Server pid {pid} did not stop within {timeout:.0f}s[/]; "
-                               "retry with --force."))
     if not stopped:
-        raise typer.Exit(1)
+        # Exit 2 with the catalog error, as README lists for a command that failed (1 is a failed doctor check).
+        hint = "it survived SIGKILL" if force else "retry with --force"
+        fail(CodePlaneError(ErrorCode.SERVER_ALREADY_RUNNING, f"server pid {pid} did not stop within "
+                            f"{timeout:.0f}s; {hint}", details={"pid": pid, "stopped": False}), as_json)
+    cleaned = clean_stale_files(ctx.layout)  # a killed server could not remove its port and pid files
+    emit({"ok": True, "was_running": True, "pid": pid, "stopped": True, **({"cleaned": cleaned} if cleaned else {})},
+         as_json, lambda: console.print(f"Stopped CodePlane server (pid {pid})."))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -52,20 +53,43 @@ def auth_headers(layout: RepoLayout) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"} if token else {}
 
 
+#: How long ``--force`` waits for a SIGKILLed server to be gone (it is normally gone within milliseconds).
+_KILL_WAIT_S = 5.0
+
+
+def _stopped(layout: RepoLayout, pid: int) -> bool:
+    """True once the server has let go of the instance lock or has exited. A SIGKILLed process stays a zombie
+    until its parent reaps it, and ``kill(pid, 0)`` still succeeds on one: its released lock is what tells
+    (``down --force`` said "did not stop" for a zombie). One that is our own child is reaped here."""
+    with contextlib.suppress(ChildProcessError, OSError):
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return True
+    return not lock_is_held(layout) or not pid_alive(pid)
+
+
 def stop_server(layout: RepoLayout, timeout_s: float, *, force: bool = False) -> tuple[bool, int | None]:
-    """SIGTERM the recorded pid and wait for the lock to drop. Returns (stopped, pid)."""
+    """SIGTERM the recorded pid and wait for the lock to drop; with ``force``, SIGKILL it after ``timeout_s``
+    and wait (bounded) until it has exited. Returns (stopped, pid)."""
     files = read_running(layout)
     pid = files.pid
     if pid is None or not pid_alive(pid):
         return (not lock_is_held(layout), pid)
     os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if not pid_alive(pid) or not lock_is_held(layout):
-            return (True, pid)
-        time.sleep(0.05)
-    if force:
+    if _wait_gone(layout, pid, timeout_s):
+        return (True, pid)
+    if not force:
+        return (False, pid)
+    with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
-        time.sleep(0.2)
-        return (not pid_alive(pid), pid)
-    return (False, pid)
+    # A fixed 0.2 s was too short for a stopped (SIGSTOP) process; the wait is bounded all the same.
+    return (_wait_gone(layout, pid, _KILL_WAIT_S), pid)
+
+
+def _wait_gone(layout: RepoLayout, pid: int, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if _stopped(layout, pid):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)

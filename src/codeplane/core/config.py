@@ -20,9 +20,14 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from codeplane.core.config_diagnostics import known_keys, locate, suggest
+from codeplane.core.config_file import StrictLoader, read_yaml
 from codeplane.core.errors import CodePlaneError, ErrorCode
 
 ENV_PREFIX = "CODEPLANE__"
+_GIB = 1024 * 1024 * 1024
+#: The longest test run ``run_test_targets`` takes as its ``timeout_sec``; a config may not exceed it either.
+_MAX_RUN_SEC = 24 * 3600
+
 def _lower(value: Any) -> Any:
     return value.lower() if isinstance(value, str) else value
 
@@ -32,7 +37,9 @@ LogLevel = Annotated[Literal["debug", "info", "warn", "warning", "error"], Befor
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # ``.inf``/``nan`` are never a setting: a run timeout of ``.inf`` was accepted, then serialised as JSON null and
+    # broke every run_test_targets answer. Every number also has an upper bound (a huge retention overflowed SQLite).
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     @field_validator("*", mode="before")
     @classmethod
@@ -47,7 +54,8 @@ class _Section(BaseModel):
 
 
 class ServerConfig(_Section):
-    host: str = "127.0.0.1"
+    #: Empty is refused: it bound every interface while warnings and the URL showed no address at all.
+    host: str = Field(default="127.0.0.1", min_length=1)
     #: Chosen once by ``cpl init`` and stored in the repo config so client configs stay valid.
     port: int | None = Field(default=None, ge=0, le=65535)
     shutdown_timeout_sec: float = Field(default=5.0, gt=0, le=300)
@@ -74,12 +82,12 @@ def _default_outputs() -> tuple[LogOutput, ...]:
 class LoggingConfig(_Section):
     level: LogLevel = "debug"
     outputs: tuple[LogOutput, ...] = Field(default_factory=_default_outputs)
-    file_max_bytes: int = Field(default=5 * 1024 * 1024, ge=4096)
+    file_max_bytes: int = Field(default=5 * 1024 * 1024, ge=4096, le=_GIB)
     file_backups: int = Field(default=3, ge=0, le=50)
 
 
 class IndexConfig(_Section):
-    max_file_bytes: int = Field(default=2 * 1024 * 1024, ge=1)
+    max_file_bytes: int = Field(default=2 * 1024 * 1024, ge=1, le=_GIB)
     watch: bool = True
     debounce_ms: int = Field(default=50, ge=0, le=10_000)
     #: Longest a query waits for a touched file to be reindexed before answering 3005 (retryable).
@@ -123,11 +131,11 @@ class MutationConfig(_Section):
     max_batch_edits: int = Field(default=500, ge=1, le=10_000)
     max_batch_files: int = Field(default=200, ge=1, le=10_000)
     #: Largest file the engine reads, journals and rewrites (5007 above it).
-    max_file_bytes: int = Field(default=16 * 1024 * 1024, ge=1)
+    max_file_bytes: int = Field(default=16 * 1024 * 1024, ge=1, le=_GIB)
     #: How many lines away a drifted span may be re-anchored by its ``expected_content``.
     reanchor_window_lines: int = Field(default=200, ge=0, le=100_000)
     #: Longest unified diff a dry run returns (characters); longer ones are cut and flagged.
-    max_diff_chars: int = Field(default=100_000, ge=1_000)
+    max_diff_chars: int = Field(default=100_000, ge=1_000, le=100_000_000)
     #: Threads that write and fsync temp files in parallel.
     write_workers: int = Field(default=16, ge=1, le=64)
 
@@ -137,16 +145,17 @@ class TasksConfig(_Section):
     max_mutations: int = Field(default=200, ge=1, le=1_000_000)
     max_test_runs: int = Field(default=50, ge=1, le=1_000_000)
     max_duration_sec: int = Field(default=4 * 3600, ge=1, le=30 * 86_400)
-    read_budget_bytes: int = Field(default=50 * 1024 * 1024, ge=1)
-    read_budget_calls: int = Field(default=5_000, ge=1)
-    session_idle_timeout_sec: int = Field(default=30 * 60, ge=1)
-    ledger_retention_days: int = Field(default=14, ge=1)
-    ledger_retention_tasks: int = Field(default=500, ge=1)
-    artifact_retention_hours: int = Field(default=48, ge=1)
+    read_budget_bytes: int = Field(default=50 * 1024 * 1024, ge=1, le=1024 * _GIB)
+    read_budget_calls: int = Field(default=5_000, ge=1, le=1_000_000_000)
+    session_idle_timeout_sec: int = Field(default=30 * 60, ge=1, le=30 * 86_400)
+    # A retention of 10^12 days overflowed SQLite's integers at every maintenance run (and stopped artifact GC).
+    ledger_retention_days: int = Field(default=14, ge=1, le=36_500)
+    ledger_retention_tasks: int = Field(default=500, ge=1, le=100_000_000)
+    artifact_retention_hours: int = Field(default=48, ge=1, le=876_000)
     #: Write one ledger row per tool call. Only overhead benchmarks and debugging turn this off.
     ledger_enabled: bool = True
     #: How often the server runs ledger retention and artifact GC while it is up.
-    maintenance_interval_sec: int = Field(default=3600, ge=1)
+    maintenance_interval_sec: int = Field(default=3600, ge=1, le=30 * 86_400)
 
 
 class CustomTestRunner(_Section):
@@ -154,14 +163,14 @@ class CustomTestRunner(_Section):
 
     pattern: str
     runner: str
-    cmd: tuple[str, ...]
-    timeout_sec: float | None = Field(default=None, gt=0)
+    cmd: tuple[str, ...] = Field(min_length=1)
+    timeout_sec: float | None = Field(default=None, gt=0, le=_MAX_RUN_SEC)
 
 
 class TestsConfig(_Section):
     workers: int | None = Field(default=None, ge=1, le=64)
-    target_timeout_sec: float = Field(default=30.0, gt=0)
-    run_timeout_sec: float = Field(default=900.0, gt=0)
+    target_timeout_sec: float = Field(default=30.0, gt=0, le=_MAX_RUN_SEC)
+    run_timeout_sec: float = Field(default=900.0, gt=0, le=_MAX_RUN_SEC)
     fail_fast: bool = False
     #: Explicit runner choices and options (§11.5): a language → runner name (``typescript: vitest``),
     #: or a runner → options (``pytest: {cmd: [python, -m, pytest], timeout_sec: 60}``).
@@ -189,7 +198,7 @@ class DocSweepConfig(_Section):
 class RefactorConfig(_Section):
     #: §8.12: switched off, the refactor tools are not served at all (not listed; called by name: 1004).
     enabled: bool = True
-    plan_ttl_sec: int = Field(default=900, ge=1)
+    plan_ttl_sec: int = Field(default=900, ge=1, le=30 * 86_400)
     doc_sweep: DocSweepConfig = Field(default_factory=DocSweepConfig)
 
 
@@ -260,6 +269,9 @@ class _Layers:
         self.sources: dict[str, str] = {}
         #: source -> (file, its text), for the line and column of a bad key.
         self.files: dict[str, tuple[Path, str]] = {}
+        #: (dotted, value, source) of a non-mapping a later layer's mapping replaced: ``server: 5`` in a file and
+        #: ``--port`` (a ``server.port`` layer) started silently while ``cpl up`` alone refused the file.
+        self.replaced: list[tuple[str, Any, str]] = []
 
     def merge(self, values: Mapping[str, Any], source: str, prefix: str = "") -> None:
         target = self.data
@@ -271,6 +283,8 @@ class _Layers:
         for key, value in values.items():
             dotted = f"{prefix}.{key}" if prefix else str(key)
             if isinstance(value, Mapping) and not isinstance(target.get(key), dict):
+                if key in target:
+                    self.replaced.append((dotted, target[key], self.source_of(dotted)))
                 target[key] = {}  # a new section: its keys get sources of their own, as a merged one's do
             if isinstance(value, Mapping):
                 self._merge_into(target[key], value, source, dotted)
@@ -288,80 +302,9 @@ class _Layers:
                 return found
         return "defaults"
 
-    def value_of(self, dotted: str) -> Any:
-        node: Any = self.data
-        for part in dotted.split("."):
-            if not isinstance(node, Mapping) or part not in node:
-                return None
-            node = node[part]
-        return node
-
 
 #: Characters of a refused value an error shows.
 _SHOWN_VALUE = 200
-
-
-class _UniqueKeys(yaml.SafeLoader):
-    """YAML's last-one-wins for a key given twice (``port: 47001`` then ``port: 47002``) hid which one was meant: a
-    duplicate key is a parse error naming its line. Aliases (``*name``) are refused: nine levels of them in a
-    dozen lines expand to billions of items (``status``, ``up`` and ``doctor`` hung, 3 GB and counting), and no
-    setting needs one."""
-
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()  # type: ignore[no-untyped-call]
-            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in CodePlane's config: "
-                                              "write the value out", event.start_mark)
-        node: yaml.Node | None = super().compose_node(parent, index)
-        return node
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError("while reading a mapping", node.start_mark,
-                                                        f"the key {key!r} is given twice", key_node.start_mark)
-            seen.add(key)
-        return super().construct_mapping(node, deep)
-
-
-def _read_yaml(path: Path) -> tuple[dict[str, Any], str]:
-    """The file's top-level mapping and its text; 2001 naming file, line and column if it does not parse."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CodePlaneError(
-            ErrorCode.CONFIG_PARSE_ERROR, f"config file {path} cannot be read: {exc}",
-            details={"source": str(path), "file": str(path)},
-        ) from exc
-    try:
-        loaded = yaml.load(text, Loader=_UniqueKeys)  # a SafeLoader: no arbitrary objects
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        context = getattr(exc, "context", None)
-        started = getattr(exc, "context_mark", None)
-        if context and started is not None and started is not mark:
-            context = f"{context} started at line {started.line + 1}, column {started.column + 1}"
-        details: dict[str, Any] = {"source": str(path), "file": str(path), "problem": problem}
-        if mark is not None:
-            details.update(line=mark.line + 1, column=mark.column + 1)
-        raise CodePlaneError(
-            ErrorCode.CONFIG_PARSE_ERROR,
-            f"{where}: config file is not valid YAML: {problem}{f' ({context})' if context else ''}",
-            details=details,
-        ) from None
-    if loaded is None:
-        return {}, text
-    if not isinstance(loaded, dict):
-        raise CodePlaneError(
-            ErrorCode.CONFIG_PARSE_ERROR,
-            f"{path}:1:1: config file must contain a mapping (section: keys) at the top level",
-            details={"source": str(path), "file": str(path), "line": 1, "column": 1},
-        )
-    return loaded, text
 
 
 def _nest(dotted: str, value: Any) -> dict[str, Any]:
@@ -373,7 +316,10 @@ def _nest(dotted: str, value: Any) -> dict[str, Any]:
 
 
 def parse_override(text: str, source: str) -> tuple[str, Any]:
-    """Parse ``section.key=value``; the value is read as YAML so ``8080`` is an int and ``true`` a bool."""
+    """Parse ``section.key=value``; the value is read as YAML so ``8080`` is an int and ``true`` a bool.
+
+    A value that is not YAML at all is taken as text; one YAML refuses in a file (a key given twice, an alias, a
+    key that is not a name) is refused here too, with 2002."""
     key, sep, raw = text.partition("=")
     key = key.strip()
     if not sep or not key:
@@ -383,10 +329,44 @@ def parse_override(text: str, source: str) -> tuple[str, Any]:
             details={"source": source, "override": text},
         )
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
+        value = yaml.load(raw, Loader=StrictLoader) if raw.strip() else ""
+    except (yaml.constructor.ConstructorError, yaml.composer.ComposerError) as exc:
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise CodePlaneError(
+            ErrorCode.CONFIG_INVALID_VALUE,
+            f"invalid config value for {key!r} (from {f'--set {text}' if source == '--set' else source}): {problem}",
+            details={"key": key, "source": source, "reason": problem},
+        ) from None
     except yaml.YAMLError:
         value = raw
     return key, value
+
+
+def _leaves(dotted: str, value: Any) -> list[str]:
+    """The dotted keys a value sets: ``tasks={max_mutations: 7}`` sets ``tasks.max_mutations``."""
+    if isinstance(value, Mapping) and value:
+        return [leaf for key, item in value.items() for leaf in _leaves(f"{dotted}.{key}", item)]
+    return [dotted]
+
+
+class _OneLayer:
+    """The keys one layer (the environment, or the ``--set`` options) has set: README promises that a key given
+    twice is an error, not last-one-wins, and two ``--set`` of one key silently kept the last."""
+
+    def __init__(self) -> None:
+        self.claimed: dict[str, str] = {}
+
+    def claim(self, dotted: str, value: Any, source: str) -> None:
+        for leaf in _leaves(dotted, value):
+            earlier = next((src for key, src in self.claimed.items()
+                            if key == leaf or key.startswith(f"{leaf}.") or leaf.startswith(f"{key}.")), None)
+            if earlier is not None:
+                raise CodePlaneError(
+                    ErrorCode.CONFIG_INVALID_VALUE,
+                    f"the key {leaf!r} is given twice: by {earlier} and by {source}; give it once",
+                    details={"key": leaf, "source": source, "reason": "key given twice", "first_source": earlier},
+                )
+            self.claimed[leaf] = source
 
 
 def load_config(
@@ -406,56 +386,121 @@ def load_config(
         files.append((rpath, f"repo config {rpath}"))
     for fpath, source in files:
         if fpath.exists():
-            values, text = _read_yaml(fpath)
+            values, text = read_yaml(fpath)
             layers.merge(values, source)
             layers.files[source] = (fpath, text)
+    from_env = _OneLayer()
     for name in sorted(env):
         if name.startswith(ENV_PREFIX):
             dotted = name[len(ENV_PREFIX) :].lower().replace("__", ".")
             key, value = parse_override(f"{dotted}={env[name]}", f"environment variable {name}")
+            from_env.claim(key, value, f"environment variable {name}")
             layers.merge(_nest(key, value), f"environment variable {name}")
+    from_set = _OneLayer()
     for text in overrides:
         key, value = parse_override(text, "--set")
+        from_set.claim(key, value, f"--set {text}")
         layers.merge(_nest(key, value), f"--set {text}")
+    for dotted, value, source in layers.replaced:
+        if dotted in _SECTIONS:  # a section given as a scalar is wrong whatever a later layer adds to it
+            raise _problem(layers, dotted, value, source, "expected a section (key: value lines), "
+                           f"got {type(value).__name__ if value is not None else 'nothing'}")
     try:
         return CodePlaneConfig.model_validate(layers.data)
     except ValidationError as exc:
         raise _invalid(exc, layers) from None
 
 
-def _invalid(exc: ValidationError, layers: _Layers) -> CodePlaneError:
-    """2002 for the first problem: key, value, source, and for a file its line and column."""
-    first = exc.errors()[0]
-    dotted = ".".join(str(p) for p in first["loc"] if not isinstance(p, int))
-    source = layers.source_of(dotted)
-    value = layers.value_of(dotted)
-    shown = repr(value)
-    if len(shown) > _SHOWN_VALUE:  # a list of thousands of items printed whole (56 MB, once)
-        shown = f"{shown[:_SHOWN_VALUE]}… ({len(shown):,} characters)"
-    details: dict[str, Any] = {"key": dotted, "value": shown, "source": source}
-    where, origin = "", f" (from {source})"
+def _section_keys(model: type[BaseModel], prefix: str = "") -> set[str]:
+    keys: set[str] = set()
+    for name, field in model.model_fields.items():
+        annotation: Any = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            keys |= {f"{prefix}{name}"} | _section_keys(annotation, f"{prefix}{name}.")
+    return keys
+
+
+_SECTIONS = _section_keys(CodePlaneConfig)
+
+
+def _where(layers: _Layers, dotted: str, source: str, details: dict[str, Any]) -> tuple[str, str]:
+    """(``file:line:col: `` prefix, `` (from source)`` suffix): a file's key is named by its place."""
     if source in layers.files:
         fpath, text = layers.files[source]
         details["file"] = str(fpath)
         found = locate(text, dotted)
         if found is not None:
             details.update(line=found[0], column=found[1])
-            where, origin = f"{fpath}:{found[0]}:{found[1]}: ", ""
-    more = len(exc.errors()) - 1
-    tail = f" ({more} more problem{'s' if more > 1 else ''} after this one)" if more else ""
-    if first["type"] == "extra_forbidden":
-        meant = suggest(dotted, known_keys(CodePlaneConfig))
-        hint = f" (did you mean {meant}?)" if meant else ""
-        details.update(reason="unknown key", suggestion=meant)
-        return CodePlaneError(
-            ErrorCode.CONFIG_INVALID_VALUE,
-            f"{where}unknown key {dotted!r}{hint}{origin}{tail}",
-            details=details,
-        )
-    details["reason"] = first["msg"]
+            return f"{fpath}:{found[0]}:{found[1]}: ", ""
+    return "", f" (from {source})"
+
+
+def _shown(value: Any) -> str:
+    shown = repr(value)
+    if len(shown) > _SHOWN_VALUE:  # a list of thousands of items printed whole (56 MB, once)
+        shown = f"{shown[:_SHOWN_VALUE]}… ({len(shown):,} characters)"
+    return shown
+
+
+def _problem(layers: _Layers, dotted: str, value: Any, source: str, reason: str, *, tail: str = "") -> CodePlaneError:
+    shown = _shown(value)
+    details: dict[str, Any] = {"key": dotted, "value": shown, "source": source, "reason": reason}
+    where, origin = _where(layers, dotted, source, details)
     return CodePlaneError(
         ErrorCode.CONFIG_INVALID_VALUE,
-        f"{where}invalid config value for {dotted!r} = {shown}{origin}: {first['msg']}{tail}",
+        f"{where}invalid config value for {dotted!r} = {shown}{origin}: {reason}{tail}",
         details=details,
     )
 
+
+def _walk(data: Any, loc: Sequence[int | str]) -> tuple[str, Any]:
+    """The dotted key and value pydantic's ``loc`` points at. List indices are left out of the key, and so are
+    the union-member tags pydantic appends below a value (``tests.runners.pytest.str`` for ``pytest: 5``)."""
+    parts: list[str] = []
+    node: Any = data
+    for part in loc:
+        if isinstance(part, int) and isinstance(node, list | tuple) and -len(node) <= part < len(node):
+            node = node[part]
+        elif isinstance(node, Mapping):
+            parts.append(str(part))
+            node = node.get(part)
+        elif not isinstance(part, int):
+            break  # below a scalar: a union member's tag, not a key
+    return ".".join(parts), node
+
+
+def _env_meant(source: str) -> str | None:
+    """``CODEPLANE__TASKS__MAX__MUTATIONS`` meant ``tasks.max_mutations``: a ``__`` written for a ``_``."""
+    name = source.removeprefix("environment variable ")
+    if name == source or not name.startswith(ENV_PREFIX):
+        return None
+    parts = name[len(ENV_PREFIX):].lower().split("__")
+    known = set(known_keys(CodePlaneConfig))
+    for joins in range(1 << max(len(parts) - 1, 0)):
+        dotted = parts[0]
+        for index, part in enumerate(parts[1:]):
+            dotted += ("_" if joins >> index & 1 else ".") + part
+        if joins and dotted in known:
+            return dotted
+    return None
+
+
+def _invalid(exc: ValidationError, layers: _Layers) -> CodePlaneError:
+    """2002 for the first problem: key, value, source, and for a file its line and column."""
+    first = exc.errors()[0]
+    dotted, value = _walk(layers.data, first["loc"])
+    source = layers.source_of(dotted)
+    more = len(exc.errors()) - 1
+    tail = f" ({more} more problem{'s' if more > 1 else ''} after this one)" if more else ""
+    if first["type"] != "extra_forbidden":
+        return _problem(layers, dotted, value, source, first["msg"], tail=tail)
+    details: dict[str, Any] = {"key": dotted, "value": _shown(value), "source": source}
+    where, origin = _where(layers, dotted, source, details)
+    meant = _env_meant(source) or suggest(dotted, known_keys(CodePlaneConfig))
+    hint = f" (did you mean {meant}?)" if meant else ""
+    details.update(reason="unknown key", suggestion=meant)
+    return CodePlaneError(
+        ErrorCode.CONFIG_INVALID_VALUE,
+        f"{where}unknown key {dotted!r}{hint}{origin}{tail}",
+        details=details,
+    )

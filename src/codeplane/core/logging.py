@@ -6,6 +6,7 @@ JSON lines carry ``ts`` (ISO 8601, ms, UTC), ``level`` and ``event``, plus corre
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import logging.handlers
 import sys
@@ -53,6 +54,50 @@ def _normalise_level(_: Any, __: str, event: MutableMapping[str, Any]) -> Mutabl
     return event
 
 
+_STDERR_CONSOLE = LogOutput(format="console", destination="stderr")
+
+
+class _FileOutput(logging.handlers.RotatingFileHandler):
+    """A log file that fails while the server runs (a full disk) is left for stderr once, with one warning.
+
+    logging's default ``handleError`` printed "--- Logging error ---" and a traceback for every record after
+    that. The first failure closes the file; its records then go to ``fallback`` (a formatted stderr output)
+    unless another output already writes to stderr, and later records are not tried on the file again.
+    """
+
+    def __init__(self, path: Path, config: LoggingConfig, fallback: logging.Handler) -> None:
+        super().__init__(path, maxBytes=config.file_max_bytes, backupCount=config.file_backups, encoding="utf-8")
+        self._fallback = fallback
+        self._failed = False
+        self._to_stderr = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not self._failed:
+            super().emit(record)  # a failure calls handleError, below
+        elif self._to_stderr:
+            self._fallback.handle(record)
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        if self._failed:
+            return
+        self._failed = True
+        problem = sys.exc_info()[1]
+        with contextlib.suppress(Exception):
+            self.close()
+        logger = logging.getLogger(_ROOT_NAME)
+        self._to_stderr = not any(_writes_stderr(h) for h in logger.handlers if h is not self)
+        self._fallback.handle(logging.makeLogRecord({
+            "name": _ROOT_NAME, "levelno": logging.WARNING, "levelname": "WARNING",
+            "msg": f"the log file {self.baseFilename} cannot be written ({problem}); logging to stderr only"}))
+        if self._to_stderr:
+            self._fallback.handle(record)
+
+
+def _writes_stderr(handler: logging.Handler) -> bool:
+    return (isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler)
+            and handler.stream is sys.stderr)
+
+
 def _handler_for(output: LogOutput, config: LoggingConfig, repo_root: Path | None) -> logging.Handler:
     handler: logging.Handler
     if output.destination == "stderr":
@@ -64,9 +109,9 @@ def _handler_for(output: LogOutput, config: LoggingConfig, repo_root: Path | Non
         if not path.is_absolute():
             path = (repo_root or Path.cwd()) / path
         path.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.handlers.RotatingFileHandler(
-            path, maxBytes=config.file_max_bytes, backupCount=config.file_backups, encoding="utf-8"
-        )
+        fallback = _handler_for(_STDERR_CONSOLE, config, repo_root)
+        fallback.setLevel(logging.DEBUG)  # the file output's own level is applied before emit
+        handler = _FileOutput(path, config, fallback)
     renderer: Any = (
         structlog.processors.JSONRenderer(sort_keys=False)
         if output.format == "json"
@@ -103,7 +148,7 @@ def configure_logging(config: LoggingConfig, repo_root: Path | None = None,
             unwritable.append(f"{output.destination}: {exc.strerror or exc}")
     if unwritable and not any(isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)
                               for h in root.handlers):
-        root.addHandler(logging.StreamHandler(sys.stderr))
+        root.addHandler(_handler_for(_STDERR_CONSOLE, config, repo_root))  # formatted, not raw event dicts
     levels = [_LEVELS[o.level or config.level] for o in outputs] or [logging.WARNING]
     root.setLevel(min(levels))
     root.propagate = False

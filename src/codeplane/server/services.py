@@ -294,15 +294,25 @@ def _wire_tasks(services: Services) -> None:
     services.status_sections["tasks"] = services.tasks.status
     maintenance: list[asyncio.Task[None]] = []
 
+    async def maintain() -> None:
+        # A maintenance step that fails at every run (a ledger retention past SQLite's integers) was only logged:
+        # ``cpl status`` said "last error: none". It is the last error until a run succeeds.
+        before = services.tasks.maintenance_error
+        await anyio.to_thread.run_sync(services.tasks.maintain)
+        if services.tasks.maintenance_error is not None:
+            services.last_error = services.tasks.maintenance_error
+        elif before is not None and services.last_error == before:
+            services.last_error = None
+
     async def maintain_forever() -> None:
         while True:
             await anyio.sleep(config.maintenance_interval_sec)
-            await anyio.to_thread.run_sync(services.tasks.maintain)
+            await maintain()
 
     async def start() -> None:
         # Restart semantics (§12.4): every task a previous server left OPEN becomes CLOSED_INTERRUPTED.
         await anyio.to_thread.run_sync(services.tasks.start)
-        await anyio.to_thread.run_sync(services.tasks.maintain)
+        await maintain()
         maintenance.append(asyncio.get_running_loop().create_task(maintain_forever()))
 
     async def stop() -> None:

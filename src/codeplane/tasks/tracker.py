@@ -90,6 +90,9 @@ def new_task_id() -> str:
 class TaskTracker:
     """Sessions, tasks and budgets in memory; the ledger on disk. Call :meth:`start` before use."""
 
+    #: What the last :meth:`maintain` run could not do, or ``None``.
+    maintenance_error: str | None = None
+
     def __init__(self, ledger: Ledger, settings: TrackerSettings, *,
                  snapshot: Callable[[], RepoSnapshot] = lambda: RepoSnapshot(None),
                  artifacts: ArtifactStore | None = None, clock: Callable[[], int] = now_ms) -> None:
@@ -146,15 +149,26 @@ class TaskTracker:
                              keep_tasks=self.settings.retention_tasks)
 
     def maintain(self) -> dict[str, int]:
-        """Ledger retention and artifact GC; run at start and periodically. Never raises."""
+        """Ledger retention and artifact GC; run at start and periodically. Never raises.
+
+        The steps are independent: a retention that failed at every run also skipped artifact GC, which shared
+        its ``try``. A failure is logged and kept in :attr:`maintenance_error` (``/status``'s ``last_error``)
+        until a run in which every step succeeds."""
         out = {"deleted_operations": 0, "deleted_tasks": 0, "deleted_artifacts": 0}
+        failed: list[str] = []
         try:
             report = self.run_retention()
             out.update(deleted_operations=report.deleted_operations, deleted_tasks=report.deleted_tasks)
-            if self._artifacts is not None:
+        except Exception as exc:  # maintenance must never take the server down; the next run retries
+            log.exception("ledger retention failed")
+            failed.append(f"ledger retention failed: {type(exc).__name__}: {exc}")
+        if self._artifacts is not None:
+            try:
                 out["deleted_artifacts"] = self._artifacts.gc(now=self._clock())
-        except Exception:  # maintenance must never take the server down; the next run retries
-            log.exception("ledger maintenance failed")
+            except Exception as exc:
+                log.exception("artifact clean-up failed")
+                failed.append(f"artifact clean-up failed: {type(exc).__name__}: {exc}")
+        self.maintenance_error = "; ".join(failed) or None
         if any(out.values()):
             log.info("ledger maintenance", **out)
         return out
