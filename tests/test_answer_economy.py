@@ -268,5 +268,7 @@ async def test_a_short_sha_from_the_text_is_a_precondition_and_a_stale_one_refus
             ok = await client.call_tool("write_source", {"edits": [{**edit, "expected_file_sha256": full[:12]}]})
             assert not ok.is_error, answer_text(ok)
             now = envelope(ok)["result"]["delta"]["files"][0]["file_sha256"]
-            assert answer_text(ok) == f"pkg/util.py {now[:12]}", "a write says what the next write needs"
+            # LIMIT is referenced nowhere: its importers' tests are selected (issue 22's fallback) on a line apart.
+            first = answer_text(ok).splitlines()[0]
+            assert first == f"pkg/util.py {now[:12]}", "a write says what the next write needs"
     assert "LIMIT = 5" in (repo / "pkg" / "util.py").read_text()

@@ -103,8 +103,10 @@ async def test_explicit_lines_and_case_target_ids(server: ServerHandle) -> None:
         assert (await call_error(client, "run_test_targets", {"affected_by": ["calc/opz.py"]}))["code"] == 5004
         # A selection that reaches no test runs nothing and says so: "passed: no cases" alone read as a pass.
         nothing = await call(client, "run_test_targets", {"affected_by": ["NOTES.txt"], "wait_sec": 30})
+        # A non-Python file's selection is partial: its empty selection is no pass (QA31 F1).
         assert nothing["targets_total"] == 0 and nothing["message"].startswith(
-            "nothing ran: no test target reaches NOTES.txt. "), nothing
+            "nothing ran: the selection for NOTES.txt is partial (what it cannot follow may reach tests) and holds no "
+            "test target, so nothing was tested: this is no pass. "), nothing
 
 
 async def test_write_source_delta_names_the_cases(server: ServerHandle) -> None:

@@ -38,6 +38,7 @@ from codeplane.testing.coverage_record import TRUSTED_OUTCOMES, ChangedCode, Uni
 from codeplane.testing.coverage_store import CoverageStore, TestRow
 from codeplane.testing.coverage_units import Change, CurrentUnits, compare, indexed_shas
 from codeplane.testing.impact import CaseMatch, ImpactResult, TestMatch
+from codeplane.testing.impact_modules import NO_TEST_REACHES
 from codeplane.testing.impact_reach import CoverageUse
 
 #: Inline bounds of what the answer lists.
@@ -264,7 +265,11 @@ class _Refinement:
                           dropped=tuple(sorted(self.dropped)[:MAX_LISTED]), dropped_total=len(self.dropped),
                           stale=tuple(stale[:MAX_LISTED]), stale_tests=self.stale_tests, unrecorded=self.unrecorded,
                           after_change=self.after_change)
-        return replace(result, matches=ordered, coverage=use, hint=f"{_hint(use)} {result.hint}".strip())
+        graph = result.hint
+        if ordered:  # what evidence selected is a test that ran the change: "no test reaches it" no longer holds
+            graph = graph.replace(NO_TEST_REACHES, "The graph reached no test; the selected tests are the "
+                                                   "evidence's.")
+        return replace(result, matches=ordered, coverage=use, hint=f"{_hint(use)} {graph}".strip())
 
     # -- one selected file -------------------------------------------------------------------------------
     def _match(self, match: TestMatch, rows: list[TestRow]) -> TestMatch | None:

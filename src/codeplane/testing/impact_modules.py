@@ -456,13 +456,17 @@ def _test_like(path: str) -> bool:
     return name.startswith(("test_", "conftest.")) or name.endswith("_test.py") or "/tests/" in f"/{path}"
 
 
+#: The hint of a symbol-level selection that reached no test (``coverage_select`` replaces it when evidence adds).
+NO_TEST_REACHES = "No test reaches the changed definitions; consider adding one."
+
+
 def selection_hint(tier: str, matches: Sequence[TestMatch], unresolved: Sequence[str], nulls: int,
                    broken: int = 0, *, symbol_level: bool = False) -> str:
     """The agent's hint for an answer; ``symbol_level``: the symbol walk's merge (``impact.py``), whose matches
     are low for its own reasons, not a package import's."""
     if not matches and not unresolved and not broken:
         if symbol_level:
-            return "No test reaches the changed definitions; consider adding one."
+            return NO_TEST_REACHES
         return "No test imports the changed modules; consider adding tests (see inspect_affected_tests)."
     parts = []
     low = sum(1 for m in matches if m.confidence == "low")

@@ -4,7 +4,8 @@ A reached test function (``test*`` at module level or in a class) is a selected 
 selected again in every test file that imports it by name; a reached non-test member of a test class selects
 the class (a fixture, a decorated or ``setup_*``/``teardown_*`` method, a dunder, a class attribute: any test
 of it may run it; a plain helper method selects the tests calling it), and the class's subclasses in test files
-too (pytest runs inherited tests under them).
+too (pytest runs inherited tests under them). A test in a mixin pytest never collects (no base, not ``Test*``)
+is no case of its own: the test classes mixing it in are selected (with none, its file).
 
 pytest fixtures spread to every function of their scope (the ``conftest.py`` directory, the test file, or
 everywhere for a plugin module) that takes a parameter of the fixture's name, and to what names it in a string
@@ -18,17 +19,22 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from codeplane.testing.impact_code import ReadLines
 from codeplane.testing.impact_fixtures import fixture_requests
 from codeplane.testing.impact_reach import Def, Reach
+from codeplane.testing.impact_text import header_end
 from codeplane.testing.impact_walkfacts import WalkFacts
 from codeplane.testing.impact_walkstate import WalkState, is_dunder
 
 _FIXTURE_NAME = re.compile(r"""name\s*=\s*["']([A-Za-z_]\w*)["']""")
 #: ``@pytest.fixture``, ``@fixture(...)``, ``@pytest_asyncio.fixture``: a decorator that is plainly pytest's.
 _FIXTURE_DECORATOR = re.compile(r"@\s*(?:pytest(?:_asyncio)?\s*\.\s*)?fixture\b")
+#: ``class Name:``, ``class Name():``, ``class Name(object):``: a class header naming no base that may collect it.
+_BASELESS = re.compile(r"^\s*class\s+\w+\s*(?:\(\s*(?:object\s*,?\s*)?\))?\s*:")
+#: Where a ``python_classes`` setting (which classes pytest collects) may stand.
+_PYTEST_CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 
 
 def is_conftest(path: str) -> bool:
@@ -43,6 +49,8 @@ class PytestRules(WalkState):
         super().__init__(conn, id_of, path_of, tests, read_lines, facts=facts)
         #: test file → fixture name → lines requesting it by a string (``impact_fixtures``; None: every string).
         self._requests: dict[str, dict[str, frozenset[int]] | None] = {}
+        #: Whether a pytest configuration sets ``python_classes`` (``_uncollected``; None: not read yet).
+        self._custom_classes: bool | None = None
 
     def _test_side(self, d: Def, path: str, reach: Reach) -> bool:
         """Select what ``d`` (in a test file) makes run; True when nothing else can reach further."""
@@ -50,20 +58,59 @@ class PytestRules(WalkState):
         for i, node in enumerate(chain):
             if node.name.startswith("test") and node.kind in ("function", "method") and all(
                     a.kind == "class" for a in chain[i + 1:]):
-                case = node.lexical_path.replace(".", "::")
-                self.select(path, case, reach)
-                self._imported(chain[-1], case, reach)
                 owner = chain[i + 1] if i + 1 < len(chain) else None
+                self._select_case(path, chain[-1], node.lexical_path.replace(".", "::"), chain[i + 1:], reach)
                 if owner is not None:
                     self._subclasses(owner, reach)
                 return True
         classes = [a for a in chain if a.kind == "class"]
         if classes and self._class_wide(chain):
             outer = classes[-1]
-            self.select(path, outer.lexical_path.replace(".", "::"), reach)
-            self._imported(outer, outer.lexical_path.replace(".", "::"), reach)
+            self._select_case(path, outer, outer.lexical_path.replace(".", "::"), classes, reach)
             self._subclasses(outer, reach)
         return False
+
+    def _select_case(self, path: str, top: Def, case: str, classes: list[Def], reach: Reach) -> None:
+        """Select ``case`` (under ``top``, in the test classes ``classes``) where pytest collects it. Under a
+        mixin pytest never collects (``class PeekableMixinTests:``, no base, not ``Test*``) a case id names
+        nothing (the run reports its target ``error``): its tests run in the subclasses that mix it in, which
+        ``_subclasses`` selects whole; with none in a test file, the file is selected whole (never narrower)."""
+        mixin = next((c for c in classes if self._uncollected(c)), None)
+        if mixin is None:
+            self.select(path, case, reach)
+            self._imported(top, case, reach)
+            return
+        if not any(self._derived_in_tests(mixin)):
+            self.select(path, "", reach.then(f"{path} ({mixin.name} is not collected by pytest)", "low"))
+
+    def _derived_in_tests(self, cls: Def) -> Iterator[Def]:
+        """The classes in test files whose header names ``cls`` (its subclasses there)."""
+        for file_id, line in self.rows(
+                "SELECT file_id, start_line FROM st_ref WHERE target_uid = ? AND role = 'REFERENCE'", (cls.uid,)):
+            sub = self.innermost(int(file_id), int(line))
+            if self.path_of.get(int(file_id), "") in self.tests and sub is not None and sub.kind == "class" and (
+                    sub.uid != cls.uid and int(line) == sub.start):
+                yield sub
+
+    def _uncollected(self, cls: Def) -> bool:
+        """Whether pytest plainly never collects the class ``cls``: not named ``Test*``, with no base (so no
+        ``unittest.TestCase``), and no ``python_classes`` setting that could name it otherwise."""
+        if cls.name.startswith("Test"):
+            return False
+        lines = self.read_lines(self.path_of.get(cls.file_id, ""))
+        header = " ".join(lines[cls.start - 1:header_end(lines, cls.start)]) if lines else ""
+        if _BASELESS.match(header) is None:
+            return False
+        if self._custom_classes is None:
+            self._custom_classes = any("python_classes" in text for config in _PYTEST_CONFIGS
+                                       for text in self._config_lines(config))
+        return not self._custom_classes
+
+    def _config_lines(self, path: str) -> Sequence[str]:
+        try:
+            return self.read_lines(path)
+        except OSError:  # no such file: it sets nothing
+            return ()
 
     def _class_wide(self, chain: list[Def]) -> bool:
         """Whether a reached member of a test class (``chain``: it and what encloses it, innermost first) may run

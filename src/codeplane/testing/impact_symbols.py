@@ -32,7 +32,8 @@ time or in a function, and what its line rules out: ``impact_uses.py``):
 A reached test function is a selected case, a reached member of a test class may select the class
 (``impact_pytest.py``). What the graph cannot follow falls back to the module-level selection for that file,
 with the reason: module-level code (a changed line outside any definition, or a use at module level of a
-non-test file), a non-Python file, a file the index does not know.
+non-test file), a non-Python file, a file the index does not know, a changed definition no resolved reference
+leads anywhere from (code may read it by a computed name or a string: ``getattr(obj, "since_created")``).
 
 :class:`SymbolWalk` is the driver (seeds, the queue, how a reached definition spreads); what it reached and
 selected is its :class:`~codeplane.testing.impact_walkstate.WalkState`, and it is mixed from the rule families
@@ -123,12 +124,16 @@ class SymbolWalk(UseRules, PytestRules):
         #: ``time.monotonic()`` past which the walk stops and every change falls back to module level (a
         #: caller that must answer quickly sets it: the mutation delta's selection).
         self.deadline: float | None = None
+        #: The changed definitions' uids, and the files whose former names' users were reached (``_unreferenced``).
+        self._seeds: set[str] = set()
+        self._renamed: set[int] = set()
 
     # -- the walk --------------------------------------------------------------------------------------
     def run(self, changes: Mapping[str, Sequence[tuple[int, int]]]) -> SymbolSelection:
         for path, ranges in sorted(changes.items()):
             self._seed(path, ranges)
         told = 0
+        unreferenced: list[Def] = []
         while self.queue:
             if len(self.best) > MAX_DEFS:
                 for path in sorted(changes):
@@ -146,7 +151,13 @@ class SymbolWalk(UseRules, PytestRules):
                     self.out.stopped = True
                     break
             d = self.queue.popleft()
+            before = self.effects
             self._spread(d, self.best[d.uid])
+            if d.uid in self._seeds and self.effects == before and self.language == "Python" and (
+                    not self._imported_by_name(d)):  # Go names no member by a string (its walk: impact_go.py)
+                unreferenced.append(d)
+        else:
+            self._unreferenced(unreferenced)
         if not self.out.stopped:
             self._code_in_strings(changes)
         self.out.reached = len(self.best)
@@ -170,8 +181,11 @@ class SymbolWalk(UseRules, PytestRules):
         if not path.endswith(self.suffixes):
             self.fallback(path, f"not a {self.language} file")
             return
+        before = self.effects
         self._dangling(file_id, path)
         self._vanished_members(file_id, path)
+        if self.effects > before:
+            self._renamed.add(file_id)
         lines = sorted({n for a, b in ranges for n in range(max(1, min(a, b)), max(a, b) + 1)})
         if len(lines) > MAX_LINES:
             self.fallback(path, f"more than {MAX_LINES} changed lines")
@@ -186,7 +200,28 @@ class SymbolWalk(UseRules, PytestRules):
                 continue
             if d.qualified_name not in self.out.seeds:
                 self.out.seeds.append(d.qualified_name)
+            self._seeds.add(d.uid)
             self.enqueue(d, Reach("high", (f"{d.qualified_name} (changed)",)))
+
+    def _unreferenced(self, seeds: Sequence[Def]) -> None:
+        """Changed definitions no resolved reference leads anywhere from (marshmallow's ``User.since_created``
+        property, read only through a field's attribute name: ``getattr(obj, "since_created")``): code may still
+        read them by a name it computes or spells in a string, so each one's file falls back to module-level
+        selection (the tests importing it), never to no test at all (issue 22: what is unresolved widens)."""
+        for d in seeds:
+            path = self.path_of.get(d.file_id, "")
+            if d.file_id in self._renamed and d.lexical_path not in {
+                    lexical for state in earlier_declarations(self.conn, path) for _, lexical, _ in state}:
+                continue  # a renamed definition: its old name's users, reached by ``_dangling``, are its readers
+            self.fallback(path, f"no reference the index resolves reaches {d.qualified_name} (changed); code may "
+                                "still read it by a name it computes or spells in a string (getattr, a field's "
+                                "attribute name): selected by the imports of its module")
+
+    def _imported_by_name(self, d: Def) -> bool:
+        """Whether an import names ``d`` (``from m import d``, a re-export): a resolved reference, whose users'
+        uses the walk followed."""
+        return self.conn.execute("SELECT 1 FROM st_ref WHERE target_uid = ? AND role = 'IMPORT' LIMIT 1",
+                                 (d.uid,)).fetchone() is not None
 
     def _code_in_strings(self, changes: Mapping[str, Sequence[tuple[int, int]]]) -> None:
         """Tests that write code importing a changed package into a string (``write_text("import flask\\n
@@ -295,6 +330,7 @@ class SymbolWalk(UseRules, PytestRules):
             return
         if (in_test or is_conftest(path) or "/tests/" in f"/{path}") and d.kind in ("function", "method") and (
                 self._fixture(d, path, reach)):
+            self.effects += 1  # pytest runs a fixture by its name only: one no test takes runs nowhere
             return
         owner = self.get(d.parent)
         if d.kind == "variable" and owner is not None and owner.kind == "class" and self._generated(owner):
@@ -302,10 +338,14 @@ class SymbolWalk(UseRules, PytestRules):
             # (attrs' ``x = attrib(validator=...)``, dataclass defaults, an Enum's members, a model metaclass):
             # the class is reached too, its construction running as the value does. Elsewhere construction is
             # the source's ``__new__``/``__init__``, which reach the class through their own uses of the name.
-            self.enqueue(owner, reach.then(f"{owner.qualified_name} (holds {d.name})", "high", runs=reach.runs))
+            # A dunder stored as an attribute (jinja2's ``__copy__ = copy``) runs at construction only if it is one
+            # of construction's: ``LRUCache(50)`` runs no ``__copy__``.
+            self.enqueue(owner, reach.then(f"{owner.qualified_name} (holds {d.name})", "high", runs=reach.runs and (
+                not is_dunder(d.name) or d.name in _CONSTRUCTION)))
         if d.kind in ("function", "method", "class"):
             self._registered(d, reach)
         if d.name == "__getattr__" and (owner is None or owner.kind != "class"):
+            self.effects += 1  # Python calls it for the names it serves, which are followed here
             self._module_getattr(d, path, reach)  # a module's (PEP 562), or one a factory makes for modules
             if d.kind != "variable":
                 return

@@ -124,6 +124,45 @@ def grows_held_container(text: str, col: int) -> bool:
     return _GROWS_HELD.match(text, word.end()) is not None
 
 
+#: ``.attr[.attr…] = `` after a name: a plain store into an attribute of the named object.
+_ATTRIBUTE_STORE = re.compile(r"(?:\s*\.\s*[A-Za-z_]\w*)+\s*(?::[^=]*)?=(?!=)")
+#: A module-level ``del`` statement's first line (``del (A.__slots__, B.__slots__)``, ``del x``).
+_DEL = re.compile(r"del\b")
+
+
+def attribute_store_at(text: str, col: int) -> bool:
+    """Whether the name at ``col`` only opens a plain store into one of its attributes (jinja2's
+    ``Environment.template_class = Template``): none of the named class's or function's code runs there (a
+    class's ``__setattr__`` serves its instances, not the class)."""
+    word = WORD.match(text, col)
+    if word is None or text[:col].strip():
+        return False
+    return _ATTRIBUTE_STORE.match(text, word.end()) is not None
+
+
+_STORED_INTO = re.compile(r"^(\s*)([A-Za-z_]\w*)\s*\.\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
+
+
+def attribute_target(text: str, col: int) -> tuple[int, str] | None:
+    """For a name at ``col`` on the right of ``Holder.attr = ...``: (``Holder``'s column, ``attr``); else None."""
+    found = _STORED_INTO.match(text)
+    if found is None or col < found.end():
+        return None
+    return found.start(2), found.group(3)
+
+
+def in_module_del(lines: Sequence[str], index: int) -> bool:
+    """Whether ``lines[index]`` (module-level code) belongs to a ``del`` statement: the nearest line at or above it
+    that starts at column 0 (a module-level statement's first line; continuation lines are indented) is ``del``,
+    alone on its line. Deleting a name or an attribute runs none of what it names."""
+    for i in range(index, max(-1, index - 50), -1):
+        text = lines[i]
+        if not text.strip() or text.lstrip().startswith("#") or text[0] in " \t)]}":
+            continue
+        return _DEL.match(text) is not None and ";" not in text
+    return False
+
+
 def callee_at(text: str, col: int) -> bool:
     """Whether the name at ``col`` is plainly called there (``name(``) on a line that is no decorator."""
     word = WORD.match(text, col)

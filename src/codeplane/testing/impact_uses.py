@@ -12,6 +12,9 @@ that only names it reaches what it is stored in. The use's line says more (``imp
   an object untouched (``return BOOL``); an
   annotation, ``isinstance`` or ``except`` names a class and runs none of it;
 - reading a property (``obj.prop``) calls its getter; ``@prop.setter`` does not;
+- at import time, ``K.attr = v`` and ``del K.attr`` run nothing of ``K``; ``Holder.attr = K`` reaches ``Holder``'s
+  member ``attr`` (else ``Holder``), not the module's import; a decorator whose call runs nothing changed (it only
+  defines the closure it returns) reaches the function it decorates, not the one defining that function;
 - a lambda assigned at import time does not run then; a method read and stored under its own name
   (``self.m = x.m``) runs nothing there; a keyword argument's name is no use; stubs (``.pyi``) never run.
 """
@@ -25,10 +28,13 @@ from collections.abc import Iterable, Mapping
 from codeplane.testing.impact_code import ReadLines
 from codeplane.testing.impact_reach import Confidence, Def, Reach
 from codeplane.testing.impact_text import (
+    attribute_store_at,
+    attribute_target,
     callee_at,
     calls_at,
     grows_held_container,
     in_assigned_lambda,
+    in_module_del,
     main_guard_spans,
     member_at,
     passive_at,
@@ -98,6 +104,12 @@ class UseRules(WalkState):
         if used.kind == "class" and not called and self._passive(path, line, col, user):
             return  # an annotation, isinstance, except: the class is named, nothing of it runs
         at_import = self._import_time(user, line)
+        if at_import and not called and used.kind in ("class", "function") and self._runs_none_of(
+                path, line, col, user):
+            return  # ``K.attr = v``, ``del K.attr``: stores into or deletes from the object, runs none of it
+        if called and user is not None and not reach.runs and self._decorates_nested(
+                (file_id, line), used, user, reach, confidence=confidence):
+            return
         if at_import and reach.runs and called:
             self._module_level(path, line, reach.then(f"{path}:{line} (calls {used.name} at import time)",
                                                       confidence), f"calls {used.qualified_name} at import time")
@@ -106,6 +118,10 @@ class UseRules(WalkState):
             if used.kind in ("function", "method") and not called and self._grows_held(path, line, col):
                 return  # ``run_command.params.insert(0, option)``: values go into the function's object, none runs
             stored = [d for d in self._named_on_line(file_id, line) if d.uid != used.uid]
+            held = self._attribute_of(file_id, line, col) if not stored and path not in self.tests else None
+            if held is not None:  # ``Environment.template_class = Template``: what holds it now, not the import
+                self.enqueue(held, reach.then(f"{held.qualified_name} (stores {used.name})", confidence))
+                return
             if not stored or path in self.tests:
                 self._module_level(path, line, reach.then(f"{path}:{line} (module level)", confidence),
                                    f"module-level code uses {used.qualified_name}")
@@ -135,6 +151,42 @@ class UseRules(WalkState):
         self.enqueue(user, reach.then(user.qualified_name if path not in self.tests else
                                       f"{path}::{user.lexical_path.replace('.', '::')}", confidence,
                                       runs=(reach.runs or not header) and not (closure or handed_back or returned)))
+
+    def _runs_none_of(self, path: str, line: int, col: int, user: Def | None) -> bool:
+        text = self._line(path, line)
+        return text is not None and (attribute_store_at(text, col) or (
+            user is None and in_module_del(self.read_lines(path), line - 1)))
+
+    def _attribute_of(self, file_id: int, line: int, col: int) -> Def | None:
+        """Where ``Holder.attr = <value naming the use at col>`` (module level) stores it: ``Holder``'s member
+        ``attr`` when the class declares one (whose readers the walk follows), else the class ``Holder`` itself
+        (reached as what changed, construction included); None when ``Holder`` resolves to no class."""
+        text = self._line(self.path_of.get(file_id, ""), line)
+        target = attribute_target(text, col) if text is not None else None
+        if target is None:
+            return None
+        row = self.conn.execute("SELECT target_uid FROM st_ref WHERE file_id = ? AND start_line = ? AND start_col = ? "
+                                "AND target_uid IS NOT NULL", (file_id, line, target[0])).fetchone()
+        holder = self.get(str(row[0])) if row is not None else None
+        if holder is None or holder.kind != "class":
+            return None
+        member = next((d for d in self.defs_of(holder.file_id) if d.parent == holder.uid and d.name == target[1]),
+                      None)
+        return member or holder
+
+    def _decorates_nested(self, site: tuple[int, int], used: Def, user: Def, reach: Reach, *,
+                          confidence: Confidence) -> bool:
+        """``used`` decorates a function ``user`` defines (jinja2's ``@optimizeconst`` on ``_make_unop``'s inner
+        ``visitor``) where calling ``used`` runs nothing changed, only what it returns does (a closure it
+        defines): that is the decorated name's now, reached in ``user``'s stead (defining it runs nothing; whoever
+        calls it does, a use of its own). True when it did so."""
+        file_id, line = site
+        nested = next((d for d in self.defs_of(file_id) if d.parent == user.uid and d.start > line
+                       and d.kind in ("function", "method")), None)
+        if nested is None or not self.decorator_block(nested)[0] <= line < nested.start:
+            return False
+        self.enqueue(nested, reach.then(f"{nested.qualified_name} (decorated by {used.name})", confidence))
+        return True
 
     def _script_only(self, path: str, line: int, user: Def | None) -> bool:
         if user is not None and user.kind in ("function", "method", "class"):

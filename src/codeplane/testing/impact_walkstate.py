@@ -39,18 +39,24 @@ class WalkState(PythonCode):
         self.queue: deque[Def] = deque()
         self.out = SymbolSelection()
         self._fallen: set[str] = set()
+        #: How many times the walk recorded where something leads (a selection, a fallback, a definition
+        #: reached): a changed definition whose spread left it unchanged is referenced by nothing it resolves.
+        self.effects = 0
 
     def select(self, test_file: str, case: str, reach: Reach) -> None:
+        self.effects += 1
         cases = self.out.cases.setdefault(test_file, {})
         if reach.better_than(cases.get(case)):
             cases[case] = reach
 
     def fallback(self, path: str, reason: str) -> None:
+        self.effects += 1
         if path not in self._fallen:
             self._fallen.add(path)
             self.out.fallbacks.append((path, reason))
 
     def enqueue(self, d: Def, reach: Reach) -> None:
+        self.effects += 1
         if reach.better_than(self.best.get(d.uid)):
             self.best[d.uid] = reach
             self.queue.append(d)

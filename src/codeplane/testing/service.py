@@ -323,7 +323,13 @@ class TestingService:
                 shown = ", ".join(affected_by[:5]) + (f" and {len(affected_by) - 5} more" if len(affected_by) > 5
                                                        else "")
                 hint = view.impact.hint if view.impact is not None else ""
-                why_empty = (f"nothing ran: no test target reaches {shown}" + (f". {hint}" if hint else "")
+                # A partial selection that holds no test is no proof that nothing reaches the change (QA31: 48
+                # tests failed behind "no test target reaches tests/base.py" and a green run): say so.
+                partial = view.impact is not None and view.impact.confidence == "partial"
+                reach = (f"the selection for {shown} is partial (what it cannot follow may reach tests) and holds "
+                         "no test target, so nothing was tested: this is no pass" if partial
+                         else f"no test target reaches {shown}")
+                why_empty = (f"nothing ran: {reach}" + (f". {hint}" if hint else "")
                              if affected_by else f"nothing ran: {NOTHING_CHANGED_HINT}")
         else:
             selected = self._select(found, targets)
