@@ -18,6 +18,7 @@ from starlette.types import ASGIApp
 from codeplane.core.codegen_cache import save as save_generated_code
 from codeplane.core.logging import get_logger
 from codeplane.server.boot_index import EarlyIndex
+from codeplane.server.drain import Drain
 from codeplane.server.mcp_endpoint import McpFastPath, ToolCatalogue, build_mcp_server
 from codeplane.server.observability.routes import observability_routes
 from codeplane.server.rest import rest_routes
@@ -113,10 +114,11 @@ def build_deferred_models() -> int:
     return built
 
 
-def build_stack(services: Services, early: EarlyIndex | None = None) -> McpStack:
+def build_stack(services: Services, early: EarlyIndex | None = None, drain: Drain | None = None) -> McpStack:
+    """The stack; ``drain`` is the server's stop (server/drain.py), which may cut its tool calls short."""
     registry = ToolRegistry(all_tools(services), profile=services.config.tools.profile)
     catalogue = ToolCatalogue(registry)
-    mcp_server = build_mcp_server(services, registry, catalogue)
+    mcp_server = build_mcp_server(services, registry, catalogue, drain)
     # The guard in front of the staged app already enforces Host/Origin on every route; the SDK's own
     # check is left on for /mcp as a second line with the same loopback policy.
     security = TransportSecuritySettings(

@@ -25,7 +25,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from codeplane import __version__
 from codeplane.core.errors import CodePlaneError, ErrorCode
-from codeplane.server.dispatch import dispatch
+from codeplane.server.answers import error_text, text_of
+from codeplane.server.dispatch import REQUEST_ID_META_KEY, dispatch, new_request_id
+from codeplane.server.drain import Drain, shutting_down_error
 from codeplane.server.schema import input_schema, list_tools
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolRegistry
@@ -104,7 +106,26 @@ class ToolCatalogue:
         return self._header_schemas[name]
 
 
-def build_mcp_server(services: Services, registry: ToolRegistry, catalogue: ToolCatalogue) -> Server[Any]:
+def _cut_short(name: str) -> types.CallToolResult:
+    """The answer of a call the stop cut short (server/drain.py): an ordinary catalog error envelope."""
+    payload = shutting_down_error(tool=name, cut_short=True).to_payload()
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text_of(error_text(payload), {}))],
+        structured_content={"error": payload, "meta": {}}, is_error=True,
+        _meta={REQUEST_ID_META_KEY: new_request_id()})
+
+
+def _finishes(registry: ToolRegistry, name: str) -> bool:
+    """Whether a stop must let this call finish: it may change the repository (its kind may depend on its
+    arguments, which only the dispatch parses), and a batch is all-or-nothing in a thread cancelling cannot stop."""
+    spec = registry.get(name)
+    return spec is not None and (spec.kind == "mutation" or spec.kind_for is not None)
+
+
+def build_mcp_server(services: Services, registry: ToolRegistry, catalogue: ToolCatalogue,
+                     drain: Drain | None = None) -> Server[Any]:
+    stop = drain or Drain()
+
     async def on_list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
@@ -116,10 +137,11 @@ def build_mcp_server(services: Services, registry: ToolRegistry, catalogue: Tool
         async def progress(done: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(done, total, message)
 
-        return await dispatch(
+        answer = await stop.run(lambda: dispatch(
             services, registry, params.name, params.arguments,
             default_session=_default_session(ctx), progress=progress,
-        )
+        ), finishes=_finishes(registry, params.name))
+        return answer if answer is not None else _cut_short(params.name)
 
     server: Server[Any] = Server(
         "codeplane",

@@ -6,18 +6,21 @@ connections, write ``port``/``server.pid`` and print the URL, while the MCP stac
 (:mod:`codeplane.server.staged`). This module must stay cheap to import: the MCP SDK and the subsystems
 are imported by the boot, in a worker thread, after the socket listens.
 
-On SIGINT/SIGTERM uvicorn stops accepting, waits up to ``server.shutdown_timeout_sec`` for in-flight
-requests, runs the lifespan shutdown (which stops the booted stack), and we remove the files and release
-the lock.
+On SIGINT/SIGTERM the drain runs first (:mod:`codeplane.server.drain`): new calls are refused with 9003, calls in
+flight are answered, for up to ``server.shutdown_timeout_sec`` (a write batch always finishes). Only then does
+uvicorn's shutdown begin (it closes the streams and runs the lifespan shutdown, which stops the booted stack), and
+we remove the files and release the lock. A second signal cuts the drain short, a third stops at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import errno
+import math
 import os
 import secrets
 import socket
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +35,7 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
 from codeplane.core.storage import storage_error
+from codeplane.server.drain import Drain, DrainGate
 from codeplane.server.instance import InstanceLock
 from codeplane.server.security import GuardMiddleware
 from codeplane.server.staged import BootedStack, StagedApp
@@ -136,12 +140,54 @@ _STATE_CHECK_SEC = 2.0
 
 
 class _Server(uvicorn.Server):
-    """uvicorn re-raises a captured SIGTERM/SIGINT after shutdown, which would kill the process before
-    our cleanup (port/pid removal, lock release) runs; we finish the graceful path and exit normally."""
+    """uvicorn's server with the drain (server/drain.py) between a stop signal and its own shutdown.
+
+    uvicorn re-raises a captured SIGTERM/SIGINT after shutdown, which would kill the process before our cleanup
+    (port/pid removal, lock release) runs; we finish the graceful path and exit normally.
+    """
+
+    def __init__(self, config: uvicorn.Config, drain: Drain, *, serving: Callable[[], bool],
+                 timeout: float) -> None:
+        super().__init__(config)
+        self._drain = drain
+        self._serving = serving
+        self._timeout = timeout
+        self._draining: asyncio.Task[None] | None = None
+        self._drain_began = 0.0
+        self._signals = 0
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-        super().handle_exit(sig, frame)
+        # The first signal only starts the drain (on the loop, at the next tick): uvicorn's ``should_exit`` is also
+        # what makes the SSE library end every stream, answers in flight included. A second one cuts the calls in
+        # flight short (they still answer 9003 on their streams); a third, or any before the stack serves (there is
+        # no call to wait for), stops now.
+        self._signals += 1
+        if self._signals > 2 or not self.started or not self._serving():
+            self._drain.expire()
+            super().handle_exit(sig, frame)
+        elif self._signals == 2:
+            self._drain.expire()
+        else:
+            self._drain.stopping = True
         self._captured_signals.clear()
+
+    async def on_tick(self, counter: int) -> bool:
+        if await super().on_tick(counter):
+            if self._draining is not None:  # a second signal (or a failed boot) stopped the server meanwhile
+                self._draining.cancel()
+            return True
+        if not self._drain.stopping:
+            return False
+        if self._draining is None:
+            self._drain_began = time.monotonic()
+            self._draining = asyncio.create_task(self._drain.drain(self._timeout))
+        if not self._draining.done():
+            return False
+        # uvicorn's own wait (for the connections to close) gets what the drain left of the timeout.
+        left = self._timeout - (time.monotonic() - self._drain_began)
+        self.config.timeout_graceful_shutdown = max(1, math.ceil(left))
+        self.should_exit = True
+        return True
 
 
 def _ensure_token(token_file: Path) -> str:
@@ -152,7 +198,7 @@ def _ensure_token(token_file: Path) -> str:
     return token
 
 
-def _boot(root: Path, config: CodePlaneConfig, repo_id: str) -> Callable[[], BootedStack]:
+def _boot(root: Path, config: CodePlaneConfig, repo_id: str, drain: Drain) -> Callable[[], BootedStack]:
     def boot() -> BootedStack:
         # A configured shared index artifact is fetched and unpacked on its own thread meanwhile (the index
         # service's start verifies and adopts it: index/artifact_adopt.py).
@@ -173,7 +219,7 @@ def _boot(root: Path, config: CodePlaneConfig, repo_id: str) -> Callable[[], Boo
             from codeplane.server.app import build_stack
             from codeplane.server.services import build_services
 
-            return build_stack(build_services(root, config, repo_id, early=early), early)
+            return build_stack(build_services(root, config, repo_id, early=early), early, drain)
         except BaseException:
             early.abandon()
             raise
@@ -207,9 +253,10 @@ def serve(root: Path, config: CodePlaneConfig, repo_id: str, *, port: int,
             if server is not None:
                 server.should_exit = True
 
-        staged = StagedApp(_boot(root, config, repo_id), repo=str(root), on_failure=on_boot_failure)
-        app = GuardMiddleware(staged, repo_root=str(root), extra_hosts=config.server.extra_allowed_hosts,
-                              token=token)
+        drain = Drain()
+        staged = StagedApp(_boot(root, config, repo_id, drain), repo=str(root), on_failure=on_boot_failure)
+        app = GuardMiddleware(DrainGate(staged, drain), repo_root=str(root),
+                              extra_hosts=config.server.extra_allowed_hosts, token=token)
         # loop "auto" and _http_protocol(): uvloop and httptools (dependencies) when importable, else asyncio and h11;
         # they take ~0.3 ms off every MCP call's 3 ms (benchmarks/mcp_overhead.py). serve() runs the loop itself (we
         # bind the socket first), so the loop factory is applied here rather than by uvicorn's run().
@@ -217,7 +264,8 @@ def serve(root: Path, config: CodePlaneConfig, repo_id: str, *, port: int,
             app, log_config=None, access_log=False, lifespan="on", loop="auto", http=_http_protocol(),
             timeout_graceful_shutdown=int(max(1, round(config.server.shutdown_timeout_sec))),
         )
-        server = _Server(uv_config)
+        server = _Server(uv_config, drain, serving=lambda: staged.phase == "serving",
+                         timeout=config.server.shutdown_timeout_sec)
 
         async def announce_when_started() -> None:
             assert server is not None
