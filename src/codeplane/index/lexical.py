@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import itertools
 import json
 import os
 import re
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,10 +39,15 @@ import tantivy
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
 from codeplane.core.stores import drop_store
+from codeplane.index import lexical_rank
 from codeplane.index.lexical_check import damaged_segment_file
+from codeplane.index.lexical_rank import LiveBm25
 from codeplane.index.lexical_terms import TermIndex
 
 log = get_logger(__name__)
+
+#: Its home was here (tests and callers import it from this module).
+RankedCandidates = lexical_rank.RankedCandidates
 
 #: Bump when the schema or the tokenizer changes; an older index is then rebuilt from disk.
 #: 2: ``sample_key``, a fast field for the hit-count estimate's sample (:meth:`RankedCandidates.spread`).
@@ -52,7 +56,8 @@ log = get_logger(__name__)
 #: 5: ``cased`` keeps ``_`` inside its tokens (as ``0``).
 #: 6: ``content`` tokenizes the same ASCII text as ``cased`` (``indexed_text``), lowercased.
 #: 7: a token longer than Tantivy keeps is indexed as overlapping pieces (``indexed_text``).
-LEXICAL_SCHEMA_VERSION = 7
+#: 8: ``tokens``, each document's token count, for the live average length of ``lexical_rank``'s BM25.
+LEXICAL_SCHEMA_VERSION = 8
 VERSION_FILE = "codeplane-schema.json"
 _TOKENIZER = "codeplane_code"
 _CASED_TOKENIZER = "codeplane_cased"
@@ -81,11 +86,17 @@ class Fragment:
         return not (self.left_open or self.right_open)
 
 
+#: The text fields that score, by their number in :func:`_schema` (an explanation names a field by it). Both
+#: tokenize :func:`indexed_text` alike, so a document has one length in both (its ``tokens``).
+SCORING_FIELDS = {6: "content", 7: "cased"}
+
+
 def _schema() -> Any:
     builder = tantivy.SchemaBuilder()
     builder.add_unsigned_field("file_id", stored=True, indexed=True, fast=True)
     builder.add_unsigned_field("unit_id", stored=False, indexed=True)
     builder.add_unsigned_field("sample_key", stored=False, indexed=False, fast=True)
+    builder.add_unsigned_field("tokens", stored=False, indexed=False, fast=True)
     builder.add_text_field("path", stored=True, tokenizer_name="raw")
     builder.add_text_field("language", stored=False, tokenizer_name="raw")
     builder.add_text_field("content", stored=False, tokenizer_name=_TOKENIZER, index_option="freq")
@@ -153,6 +164,13 @@ def indexed_text(text: str) -> str:
     return text
 
 
+def token_count(indexed: str) -> int:
+    """How many tokens Tantivy's simple tokenizer makes of :func:`indexed_text`'s output (ASCII): its letter-and-digit
+    runs, counted where one starts (in C: ~1 ms a MB)."""
+    runs = indexed.encode("ascii").translate(_AS_RUNS)
+    return runs.count(b" a") + (1 if runs[:1] == b"a" else 0)
+
+
 def _pieces(run: re.Match[str]) -> str:
     token = run.group()
     starts = range(0, len(token) - RUN_PIECE + RUN_STEP, RUN_STEP)
@@ -167,6 +185,21 @@ def term_of(fragment_text: str) -> str:
 def cased_terms(fragment: Fragment) -> list[str]:
     """The ``cased`` terms a file holding ``fragment`` as a whole token spelled as it is must contain."""
     return [term_of(fragment.cased)] if fragment.cased else []
+
+
+def _scoring_terms(fragments: Sequence[Fragment]) -> list[tuple[str, str]]:
+    """The terms whose BM25 ranks: the closed fragments' (``content``, and ``cased`` for a case-sensitive one), or
+    without any, every fragment as a whole ``content`` token (``LexicalIndex._query``)."""
+    closed = sorted({term_of(f.text) for f in fragments if f.closed})
+    if not closed:
+        return [("content", t) for t in sorted({term_of(f.text) for f in fragments})]
+    cased = sorted({term for f in fragments if f.closed for term in cased_terms(f)})
+    return [("content", t) for t in closed] + [("cased", t) for t in cased]
+
+
+def _narrows(query: Any) -> Any:
+    """A clause that selects documents without adding to their score."""
+    return tantivy.Query.const_score_query(query, 0.0)
 
 
 def is_native_panic(exc: BaseException) -> bool:
@@ -297,6 +330,7 @@ class LexicalIndex:
             doc.add_unsigned("file_id", file_id)
             doc.add_unsigned("unit_id", 0)
             doc.add_unsigned("sample_key", sample_key(path))
+            doc.add_unsigned("tokens", token_count(indexed))
             self._writer.add_document(doc)
         elif kind == "delete":
             self._writer.delete_documents_by_term("path", path)
@@ -328,14 +362,19 @@ class LexicalIndex:
     def num_segments(self) -> int:
         return int(self._index.searcher().num_segments)
 
-    def _query(self, fragments: Sequence[Fragment], languages: Sequence[str], generation: int) -> tuple[Any, bool]:
-        """The query, and whether each execution walks the term dictionary (a regex)."""
+    def _query(self, fragments: Sequence[Fragment], languages: Sequence[str], generation: int,
+               bm25: LiveBm25) -> tuple[Any, bool]:
+        """The query, and whether each execution walks the term dictionary (a regex).
+
+        Only the term queries of :func:`_scoring_terms` score (``lexical_rank`` recomputes their BM25 from live
+        statistics); every other clause only narrows and scores 0 (Tantivy's BM25 of ``language`` counts deleted
+        documents too, and a term set or regex scored a constant)."""
         closed = sorted({term_of(f.text) for f in fragments if f.closed})
         cased = sorted({term for f in fragments if f.closed for term in cased_terms(f)})
-        # The lowercase terms rank (BM25 over their frequency); the cased ones only narrow.
+        # The lowercase terms rank by BM25 over their frequency; the cased ones narrow, and rank as rarer words.
         clauses: list[tuple[Any, Any]] = [
-            *((tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "content", t)) for t in closed),
-            *((tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "cased", t)) for t in cased)]
+            *((tantivy.Occur.Must, bm25.term_query(("content", t))) for t in closed),
+            *((tantivy.Occur.Must, bm25.term_query(("cased", t))) for t in cased)]
         walks = False
         if not closed:
             # Each open fragment's terms narrow the candidates (``def save``: files holding a ``*def*`` term and a
@@ -346,28 +385,29 @@ class LexicalIndex:
                 terms = self._terms.matching(term_of(open_.text), left_open=open_.left_open,
                                              right_open=open_.right_open, generation=generation)
                 if terms is not None:
-                    clauses.append((tantivy.Occur.Must, tantivy.Query.term_set_query(self._schema, "content", terms)
-                                    if terms else tantivy.Query.empty_query()))
+                    clauses.append((tantivy.Occur.Must, _narrows(tantivy.Query.term_set_query(
+                        self._schema, "content", terms) if terms else tantivy.Query.empty_query())))
                     narrowed = True
             # Term sets and regexes score every document alike (path order: ``class Meta`` scanned 332 files of
             # Django, locale files first, for its first 20 hits). The fragments as whole tokens rank the
             # candidates by BM25 without narrowing them: files saying ``class`` and ``meta`` come first.
-            clauses += [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "content", text))
-                        for text in sorted({term_of(f.text) for f in fragments})]
+            clauses += [(tantivy.Occur.Should, bm25.term_query(term)) for term in _scoring_terms(fragments)]
             if not narrowed:
                 open_ = longest_first[0]
                 self._terms.ensure_base(self._index.searcher)
                 pattern = (".*" if open_.left_open else "") + term_of(open_.text) + (".*" if open_.right_open else "")
-                clauses.append((tantivy.Occur.Must, tantivy.Query.regex_query(self._schema, "content", pattern)))
+                clauses.append((tantivy.Occur.Must, _narrows(tantivy.Query.regex_query(self._schema, "content",
+                                                                                       pattern))))
                 walks = True
         if languages:
             by_language = [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "language", lang))
                            for lang in sorted(set(languages))]
-            clauses.append((tantivy.Occur.Must, tantivy.Query.boolean_query(by_language)))
+            clauses.append((tantivy.Occur.Must, _narrows(tantivy.Query.boolean_query(by_language))))
         return tantivy.Query.boolean_query(clauses), walks
 
     def ranked(self, fragments: Sequence[Fragment], languages: Sequence[str] = ()) -> RankedCandidates:
-        """Every document containing all ``fragments`` (and in ``languages``), best BM25 score first.
+        """Every document containing all ``fragments`` (and in ``languages``), best BM25 score first (a BM25 of
+        live statistics, the same for the same tree whatever its history: ``lexical_rank.py``).
 
         Closed fragments are exact term lookups; when there is none, the terms holding each of the longest open
         fragments (up to :data:`MAX_OPEN_FRAGMENTS`) come from the term index (``lexical_terms.py``, read first if
@@ -380,106 +420,15 @@ class LexicalIndex:
             # from the candidates): wait for the term index rather than narrow by a regex until it is read.
             self._terms.ensure_base(self._index.searcher, wait=True)
         searcher, generation = self._terms.snapshot(self._index.searcher)
-        query, walks = self._query(fragments, languages, generation)
+        bm25 = LiveBm25(searcher, self._schema, _scoring_terms(fragments), SCORING_FIELDS)
+        query, walks = self._query(fragments, languages, generation, bm25)
         # A regex walks the term dictionary (~0.3 s on 500k terms under load) at each execution, whatever the
         # limit, and a term set costs per term it holds: without a closed fragment, fetch the sample pool in the
         # first execution.
         narrows_by_set = walks or not any(f.closed for f in fragments)
         first = RankedCandidates.SAMPLE_POOL if narrows_by_set else RankedCandidates.FIRST_BATCH
-        return RankedCandidates(searcher, query, first_batch=first)
+        return RankedCandidates(searcher, query, bm25, first_batch=first)
 
     def warm_terms(self) -> None:
         """Read the term index now (the server does once ready; otherwise the first open-fragment query does)."""
         self._terms.ensure_base(self._index.searcher, wait=True)
-
-
-class RankedCandidates:
-    """Matching documents as ``(path, score)`` in (score descending, path) order, fetched lazily.
-
-    A search that needs one page of hits should not pay for every matching document: the documents come
-    from one searcher (a point-in-time view) in growing top-k batches. Tantivy's top k are the k best
-    scores, but ties at the k-th score are cut arbitrarily, so a batch only releases the documents scoring
-    strictly above its lowest score; the rest come with the next, larger batch (or the last, complete one).
-    Scores are rounded to 4 decimals before comparing, as they are reported.
-    """
-
-    FIRST_BATCH = 64
-    GROWTH = 4
-    #: How many of the best documents an open fragment's first search fetches (its term-dictionary regex costs
-    #: per execution); :meth:`spread` then draws its sample from them.
-    SAMPLE_POOL = 4096
-
-    def __init__(self, searcher: Any, query: Any, *, first_batch: int = FIRST_BATCH) -> None:
-        self._searcher = searcher
-        self._query = query
-        self._paths: dict[tuple[int, int], str] = {}
-        # The first batch is fetched now, with the count (one search for both).
-        first = searcher.search(query, limit=first_batch, count=True) if int(searcher.num_docs) else None
-        #: The best documents fetched so far, best first, and the limit they were fetched with: a later batch or
-        #: sample within it (or within all ``count`` documents, once they are all here) needs no new search.
-        self._top: list[Any] = list(first.hits) if first is not None else []
-        self._top_limit = first_batch
-        #: Number of matching documents (exact).
-        self.count = int(first.count) if first is not None else 0
-
-    def _best(self, limit: int) -> list[Any]:
-        if limit > self._top_limit and self._top_limit < self.count:
-            self._top = list(self._searcher.search(self._query, limit=limit, count=False).hits)
-            self._top_limit = limit
-        return self._top[:limit]
-
-    def _path(self, address: Any) -> str:
-        key = (address.segment_ord, address.doc)
-        path = self._paths.get(key)
-        if path is None:
-            path = self._paths[key] = self._searcher.doc(address)["path"][0]
-        return path
-
-    def spread(self, size: int, skip: int) -> list[str]:
-        """Up to ``size`` paths of documents past the ranking's first ``skip``, to estimate how many hits the
-        documents not scanned yet hold.
-
-        A uniform draw: the matching documents with the lowest ``sample_key`` (a hash of the path), one top-k
-        search of ``size + skip`` by a fast field. Fetching the ranking to spread the sample over it cost a search
-        returning up to :data:`SAMPLE_POOL` hits, most of a frequent identifier's page (0.8 of ~2 ms for
-        ``self`` on Django), and saw only the best-scoring, densest part of the ranking. When the pool is here
-        already (an open fragment fetches it at once), the sample is spread over it as before.
-        """
-        if self.count <= skip:
-            return []
-        if self._top_limit >= min(self.count, self.SAMPLE_POOL):
-            rest = self._top[skip:]  # Tantivy returns the top documents best first.
-            step = max(len(rest) / size, 1.0)
-            picked = {int(n * step) for n in range(size) if int(n * step) < len(rest)}
-            return [self._path(rest[n][1]) for n in sorted(picked)]
-        scanned = {self._path(address) for _, address in self._best(skip)}
-        drawn = self._searcher.search(self._query, limit=size + skip, count=False, order_by_field="sample_key",
-                                      order=tantivy.Order.Asc).hits
-        return [path for path in (self._path(address) for _, address in drawn) if path not in scanned][:size]
-
-    def __iter__(self) -> Iterator[tuple[str, float]]:
-        if not self.count:
-            return
-        limit, released = self._top_limit, 0
-        hits = self._best(limit)
-        while True:
-            complete = len(hits) < limit or limit >= self.count
-            order = sorted(((round(float(score), 4), address) for score, address in hits), key=lambda item: -item[0])
-            if complete:
-                safe = len(order)
-            else:
-                lowest = order[-1][0]
-                safe = next((n for n, (score, _) in enumerate(order) if score <= lowest), len(order))
-            # A released prefix ends where the score changes, so each run of equal scores is released whole. Its
-            # paths (a stored-field read each) are looked up as the run is reached: a page stops after a few files.
-            for score, run in itertools.groupby(order[released:safe], key=lambda item: item[0]):
-                for path in sorted(self._path(address) for _, address in run):
-                    yield path, score
-            if complete:
-                return
-            # A batch that ties all the way down released nothing: a query without a closed fragment scores every
-            # document alike (a term set or regex is constant-score), so growing by GROWTH would search again and
-            # again until it holds them all. Fetch them all at once.
-            limit = self.count if safe <= released else limit * self.GROWTH
-            released = max(released, safe)
-            hits = self._best(limit)

@@ -54,6 +54,8 @@ log = get_logger(__name__)
 #: The version of ``repo.content``'s text/binary rules the file table was classified by (2: a UTF-16 mark).
 CONTENT_RULES_KEY = "content_rules"
 CONTENT_RULES = "2"
+#: The ``index.max_file_bytes`` the file table was classified by (text/binary vs oversized).
+MAX_FILE_BYTES_KEY = "max_file_bytes"
 
 
 @runtime_checkable
@@ -148,6 +150,7 @@ class IndexPipeline:
                 self.warnings.append("Tantivy and index.db disagreed (last commits differ); refilling Tantivy")
                 repair.lexical_all = True
             self._recheck_binary_rows()
+            self._recheck_size_limit()
             self._refresh_counts()
             # A directory deleted under a running writer comes back with the few documents written since: its
             # opstamp may agree, and an inflight marker names only those. One document per text file, else all.
@@ -183,6 +186,25 @@ class IndexPipeline:
             store.set_meta(CONTENT_RULES_KEY, CONTENT_RULES)
         if now_text:
             log.info("index.reclassify", files=len(now_text), rules=CONTENT_RULES)
+
+    def _recheck_size_limit(self) -> None:
+        """When ``index.max_file_bytes`` changed since the table was classified, the rows whose size lies between
+        the old and the new limit get a stat no file has (as :meth:`_recheck_binary_rows` does), so the next
+        reconcile reads them again: an oversized row now under the limit is indexed, a text or binary row now over
+        it becomes oversized, as a cold index of the same tree and config has them. The stat-trusting reconcile
+        would otherwise keep each row's old kind until the file is edited. Selected by size in SQL, whatever the
+        old limit was: only the files that cross it are read again."""
+        store, limit = self.store, self.config.max_file_bytes
+        if store.get_meta(MAX_FILE_BYTES_KEY) == str(limit):
+            return
+        with store.conn:  # one transaction: both or neither, so an interrupted open does it again
+            store.conn.execute("BEGIN")
+            crossed = store.conn.execute(
+                "UPDATE files SET mtime_ns = -1 WHERE (kind = 'oversized' AND size <= ?)"
+                " OR (kind IN ('text', 'binary') AND size > ?)", (limit, limit)).rowcount
+            store.set_meta(MAX_FILE_BYTES_KEY, str(limit))
+        if crossed:
+            log.info("index.reclassify", files=crossed, max_file_bytes=limit)
 
     def interrupt(self) -> None:
         """Abandon the epoch being written, without waiting for the writer lock (``EpochPublisher.interrupt``)."""

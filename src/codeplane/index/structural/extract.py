@@ -159,7 +159,9 @@ def extract_file(path: str, text: str) -> Outcome:
     return Outcome(path, info.language, PARSED, facts, stats)
 
 
-#: Files longer than this (characters) are counted but not parsed: generated or minified code.
+#: Files longer than this (characters) are counted but not parsed: generated or minified code. ``/status`` counts
+#: them apart (``structural.skipped.too_large``) and names them with this reason (``parse_failures``); README says
+#: the limit.
 MAX_CHARS = 1_000_000
 TOO_LARGE = "too_large"
 
@@ -187,7 +189,8 @@ def extract_many(items: list[tuple[str, str]]) -> list[Outcome]:
             if len(text) > MAX_CHARS:
                 info = detect_source(path, text)
                 out.append(Outcome(path, info.language if info else None, TOO_LARGE, None, None,
-                                   f"{len(text)} characters exceed {MAX_CHARS}"))
+                                   f"structure skipped: {len(text)} characters, over the {MAX_CHARS} parsed "
+                                   "(no definitions or references; text search still reads it)"))
             else:
                 out.append(extract_file(path, text))
     return out

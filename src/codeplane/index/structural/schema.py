@@ -99,7 +99,8 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 50: a Go embedded field carries its type (``ftype:``): ``b.Sq.Area()`` links; a member of a value built or
 #:     asserted in place (``T{...}.M()``, ``new(T).M()``, ``x.(T).M()``) has the shape ``lit:T`` and links to ``T.M``;
 #:     a member promoted from an embedded field (``b.Area()``) links.
-SCHEMA_VERSION = 50
+#: 51: context ids derived from (family, root) (``contexts.context_ids``), not autoincrement.
+SCHEMA_VERSION = 51
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

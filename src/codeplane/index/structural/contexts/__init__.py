@@ -5,12 +5,13 @@ re-routes every file's ``unit_id``; otherwise it only routes the files the batch
 checkout of a few hundred files: work proportional to the batch, not the tree). An edited probe sample changes
 nothing but, perhaps, its context's status: that is re-derived from the samples' stored parse statistics, and a
 status that moved is stored and re-routes only the files inside that context's root (a 1,000-file checkout of a
-133k-file tree flipped one small context and recomputed everything: 3.5 s). Context ids are stable per
-(family, root) so unit ids survive recomputation.
+133k-file tree flipped one small context and recomputed everything: 3.5 s). Context ids are a function of
+(family, root) (:func:`context_ids`), so unit ids survive recomputation and a cold index gives the same ones.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from typing import TYPE_CHECKING, NamedTuple
@@ -34,7 +35,7 @@ from codeplane.index.structural.contexts.router import Context, ContextRouter, l
 if TYPE_CHECKING:
     from codeplane.index.structural.store import BatchEffect
 
-__all__ = ["Context", "ContextRouter", "Rerouted", "compute", "load_contexts", "refresh"]
+__all__ = ["Context", "ContextRouter", "Rerouted", "compute", "context_ids", "load_contexts", "refresh"]
 
 
 class Rerouted(NamedTuple):
@@ -135,24 +136,46 @@ def refresh(conn: sqlite3.Connection, effect: BatchEffect) -> Rerouted:
         roots = sorted({c.root_path for c in stored if c.context_id in plan})
         return _route(conn, set(effect.upserted.values()), _files_under(conn, roots, sorted(effect.added)))
     candidates = compute(conn)
+    ids = context_ids([(c.family, c.root) for c in candidates])
     existing = {(f, r): cid for cid, f, r in conn.execute("SELECT context_id, family, root_path FROM st_context")}
-    keep: set[int] = set()
+    # Rows that go, or whose id is not the one the tree gives now (an id probed past a context that is gone), first:
+    # the ids they hold may be another context's now.
+    for key, cid in existing.items():
+        if ids.get(key) != cid:
+            conn.execute("DELETE FROM st_context WHERE context_id = ?", (cid,))
     for c in candidates:
         values = (c.tier, json.dumps(c.markers), c.status, json.dumps(list(INCLUDE_SPECS.get(c.family, ()))),
                   json.dumps(c.exclude), json.dumps(c.samples))
-        cid = existing.get((c.family, c.root))
-        if cid is None:
-            cursor = conn.execute("INSERT INTO st_context(family, root_path, tier, markers, probe_status, "
-                                  "include_spec, exclude_spec, samples) VALUES (?,?,?,?,?,?,?,?)",
-                                  (c.family, c.root, *values))
-            cid = int(cursor.lastrowid or 0)
+        cid = ids[(c.family, c.root)]
+        if existing.get((c.family, c.root)) != cid:
+            conn.execute("INSERT INTO st_context(context_id, family, root_path, tier, markers, probe_status, "
+                         "include_spec, exclude_spec, samples) VALUES (?,?,?,?,?,?,?,?,?)",
+                         (cid, c.family, c.root, *values))
         else:
             conn.execute("UPDATE st_context SET tier=?, markers=?, probe_status=?, include_spec=?, exclude_spec=?, "
                          "samples=? WHERE context_id=?", (*values, cid))
-        keep.add(cid)
-    for cid in set(existing.values()) - keep:
-        conn.execute("DELETE FROM st_context WHERE context_id = ?", (cid,))
     return _route(conn, set(effect.upserted.values()))
+
+
+#: Context ids are drawn from 1..ID_SPACE-1 (short in ``map_repo``'s text, and SQLite's cheapest integers).
+ID_SPACE = 1_000_000
+
+
+def context_ids(keys: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
+    """Each context's id, from its (family, root): a hash of the pair, the next free id on a clash (taken in
+    (family, root) order). A function of the set of contexts alone, so an index kept up to date incrementally gives
+    the ids a cold index of the same tree gives (an autoincrement id depended on which contexts had come and gone),
+    and a context that stays keeps its id (and its files their unit ids) when others appear or go."""
+    ids: dict[tuple[str, str], int] = {}
+    taken: set[int] = set()
+    for family, root in sorted(set(keys)):
+        digest = hashlib.blake2b(f"{family}\0{root}".encode("utf-8", "surrogatepass"), digest_size=8).digest()
+        cid = int.from_bytes(digest, "big") % (ID_SPACE - 1) + 1
+        while cid in taken:
+            cid = cid % (ID_SPACE - 1) + 1
+        taken.add(cid)
+        ids[(family, root)] = cid
+    return ids
 
 
 def _route_new(conn: sqlite3.Connection, stored: list[Context], effect: BatchEffect) -> None:
