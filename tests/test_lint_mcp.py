@@ -155,22 +155,25 @@ async def test_stopping_the_server_kills_a_running_linter(tmp_path: Path) -> Non
     fake.write_text(f"#!/bin/sh\necho $$ > {pidfile}\nexec sleep 300\n")
     fake.chmod(0o755)
     server = start_server(root)
+    took: float | None = None
     try:
-        async with mcp_client(server) as client, anyio.create_task_group() as group:
-            async def lint() -> None:
-                with contextlib.suppress(Exception):
-                    await client.call_tool("lint_check", {"tools": ["ruff"]})
+        # The client's own follow-up requests meet a stopped server as it closes: that is not what is tested.
+        with contextlib.suppress(Exception):
+            async with mcp_client(server) as client, anyio.create_task_group() as group:
+                async def lint() -> None:
+                    with contextlib.suppress(Exception):
+                        await client.call_tool("lint_check", {"tools": ["ruff"]})
 
-            group.start_soon(lint)
-            with anyio.fail_after(30):
-                while not pidfile.exists() or not pidfile.read_text().strip():
-                    await anyio.sleep(0.05)
-            began = time.monotonic()
-            assert server.stop(timeout=30) is not None
-            took = time.monotonic() - began
-            group.cancel_scope.cancel()
+                group.start_soon(lint)
+                with anyio.fail_after(30):
+                    while not pidfile.exists() or not pidfile.read_text().strip():
+                        await anyio.sleep(0.05)
+                began = time.monotonic()
+                assert server.stop(timeout=30) is not None
+                took = time.monotonic() - began
+                group.cancel_scope.cancel()
     finally:
         server.stop()
-    assert took < 15  # not lint.timeout_sec (120 s)
+    assert took is not None and took < 15  # not lint.timeout_sec (120 s)
     linter = int(pidfile.read_text())
     assert not Path(f"/proc/{linter}").exists() or "Z" in Path(f"/proc/{linter}/stat").read_text().split(")")[-1][:3]

@@ -115,11 +115,20 @@ def _cut_short(name: str) -> types.CallToolResult:
         _meta={REQUEST_ID_META_KEY: new_request_id()})
 
 
-def _finishes(registry: ToolRegistry, name: str) -> bool:
-    """Whether a stop must let this call finish: it may change the repository (its kind may depend on its
-    arguments, which only the dispatch parses), and a batch is all-or-nothing in a thread cancelling cannot stop."""
+def _finishes(registry: ToolRegistry, name: str, arguments: dict[str, Any] | None) -> bool:
+    """Whether a stop must let this call finish: it changes the repository, and a batch is all-or-nothing in a
+    thread cancelling cannot stop. A tool whose kind depends on its arguments is asked with them (``lint_check``
+    writes only with ``fix``: a plain check kept a stop waiting for a hung linter); arguments it would refuse
+    change nothing."""
     spec = registry.get(name)
-    return spec is not None and (spec.kind == "mutation" or spec.kind_for is not None)
+    if spec is None:
+        return False
+    if spec.kind_for is None:
+        return spec.kind == "mutation"
+    try:
+        return spec.kind_for(spec.params.model_validate(arguments or {})) == "mutation"
+    except Exception:  # noqa: BLE001 - the dispatch refuses them with its own error
+        return False
 
 
 def build_mcp_server(services: Services, registry: ToolRegistry, catalogue: ToolCatalogue,
@@ -140,7 +149,7 @@ def build_mcp_server(services: Services, registry: ToolRegistry, catalogue: Tool
         answer = await stop.run(lambda: dispatch(
             services, registry, params.name, params.arguments,
             default_session=_default_session(ctx), progress=progress,
-        ), finishes=_finishes(registry, params.name))
+        ), finishes=_finishes(registry, params.name, params.arguments))
         return answer if answer is not None else _cut_short(params.name)
 
     server: Server[Any] = Server(
