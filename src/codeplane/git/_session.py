@@ -108,15 +108,37 @@ class RepoSession:
     @contextmanager
     def reading(self) -> Iterator[pygit2.Repository]:
         """A handle for reads, cached per worker thread: re-opening would re-read the index and lose the
-        object caches on every call. libgit2 re-reads refs and config from disk; the index is reloaded
-        here when its file changed."""
+        object caches on every call. libgit2 re-reads refs from disk; the index is reloaded here when its file
+        changed. The handle is re-opened when the repository's config file changed: libgit2 caches values such as
+        ``core.autocrlf`` in the repository object, and a stale one showed every line of a clean file changed."""
         with git_errors(), span("git.read"):
             repo: pygit2.Repository | None = getattr(self._local, "repo", None)
-            if repo is None:
+            stamp = self._config_stamp()
+            if repo is None or stamp != getattr(self._local, "config_stamp", None):
                 repo = self._local.repo = self.open()
+                self._local.config_stamp = stamp
             else:
                 repo.index.read(False)
             yield repo
+
+    def _config_stamp(self) -> tuple[int, int, int] | None:
+        """The config file's (mtime, size, inode): git rewrites it through a lock file, so any change moves one."""
+        dotgit = self.root / ".git"
+        config = dotgit / "config"
+        if dotgit.is_file():  # a linked worktree or absorbed submodule: ``gitdir: <path>`` (and maybe commondir)
+            try:
+                gitdir = Path(dotgit.read_text(encoding="utf-8").strip().removeprefix("gitdir:").strip())
+                gitdir = gitdir if gitdir.is_absolute() else (self.root / gitdir)
+                common = gitdir / "commondir"
+                base = (gitdir / common.read_text(encoding="utf-8").strip()) if common.is_file() else gitdir
+                config = base / "config"
+            except OSError:
+                return None
+        try:
+            info = config.stat()
+        except OSError:
+            return None
+        return info.st_mtime_ns, info.st_size, info.st_ino
 
     @contextmanager
     def writing(self, *, files: bool, reconcile: bool = True, index: bool = True) -> Iterator[Write]:

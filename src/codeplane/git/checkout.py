@@ -21,6 +21,7 @@ from codeplane.git._session import error_code
 from codeplane.git._workdir import checkout_index, checkout_tree, tree_delta_paths
 from codeplane.git.branches import check_branch_name
 from codeplane.git.filters import refuse_filtered
+from codeplane.git.gitlinks import dropped_submodules, kept_submodules
 from codeplane.git.pathspecs import check_ref, shown, under
 from codeplane.git.revisions import head_commit, resolve_commit
 
@@ -128,7 +129,9 @@ def collisions(repo: pygit2.Repository, target: SwitchTarget) -> list[str]:
                       callbacks=callbacks)
     except pygit2.GitError:
         pass  # the dry run reports collisions by failing after notifying them
-    return sorted(shown(p) for p in set(callbacks.paths))
+    # A submodule the target drops is kept as it is (:mod:`codeplane.git.gitlinks`): its changes collide with nothing.
+    kept = dropped_submodules(repo, target.commit.tree)
+    return sorted(shown(p) for p in set(callbacks.paths) if not (kept and under(p, kept)))
 
 
 def refuse_filtered_switch(repo: pygit2.Repository, target: SwitchTarget) -> None:
@@ -138,8 +141,9 @@ def refuse_filtered_switch(repo: pygit2.Repository, target: SwitchTarget) -> Non
                     _tree_files(target.commit.tree), "checkout")
 
 
-def switch(repo: pygit2.Repository, target: SwitchTarget, *, force: bool) -> None:
-    """Check out the target's tree and move HEAD; 8004 if local changes collide and not ``force``."""
+def switch(repo: pygit2.Repository, target: SwitchTarget, *, force: bool) -> list[str]:
+    """Check out the target's tree and move HEAD; 8004 if local changes collide and not ``force``. Returns the
+    submodule directories the target drops, left in place as git leaves them."""
     if not force:
         blocked = collisions(repo, target)
         if blocked:
@@ -149,7 +153,8 @@ def switch(repo: pygit2.Repository, target: SwitchTarget, *, force: bool) -> Non
                 details={"paths": blocked[:200], "count": len(blocked)},
             )
     strategy = CheckoutStrategy.FORCE if force else CheckoutStrategy.SAFE
-    checkout_tree(repo, target.commit.tree, strategy)
+    with kept_submodules(repo, target.commit.tree) as kept:
+        checkout_tree(repo, target.commit.tree, strategy)
     if target.create is not None:
         name, start, upstream = target.create
         branch = repo.branches.local.create(name, start)
@@ -162,6 +167,7 @@ def switch(repo: pygit2.Repository, target: SwitchTarget, *, force: bool) -> Non
         repo.set_head(target.branch)
     else:
         repo.set_head(target.commit.id)
+    return kept
 
 
 #: Commits :func:`left_behind_warning` names one by one (git shows four).

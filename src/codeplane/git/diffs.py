@@ -21,7 +21,7 @@ import pygit2
 from pygit2.enums import DiffFind, DiffOption
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
-from codeplane.git import worktree_scan
+from codeplane.git import sparse, worktree_scan
 from codeplane.git.models import GitModel
 from codeplane.git.pathspecs import shown, under
 from codeplane.git.revisions import empty_tree, head_tree, resolve_commit
@@ -70,6 +70,10 @@ class DiffFile(GitModel):
     deletions: int
     hunks: list[DiffHunk] = []
     hunks_omitted: int = 0
+    #: Both sides' modes (octal, as git's ``old mode``/``new mode`` lines) when they differ: a ``chmod +x`` alone
+    #: is otherwise a "modified +0 -0" that says nothing.
+    old_mode: str | None = None
+    new_mode: str | None = None
 
 
 class DiffStats(GitModel):
@@ -127,8 +131,12 @@ def compute(repo: pygit2.Repository, base: str | None, target: str | None, stage
 
 
 def _file(patch: pygit2.Patch, paths: tuple[str, str], limits: DiffLimits, budget: list[int], *,
-          with_hunks: bool, status_override: FileStatusName | None = None) -> DiffFile:
+          with_hunks: bool, status_override: FileStatusName | None = None,
+          modes: tuple[int, int] | None = None) -> DiffFile:
     delta = patch.delta
+    old_mode, new_mode = modes if modes is not None else (int(delta.old_file.mode), int(delta.new_file.mode))
+    shown_modes = {"old_mode": f"{old_mode:o}", "new_mode": f"{new_mode:o}"} \
+        if old_mode and new_mode and old_mode != new_mode else {}
     _, insertions, deletions = patch.line_stats
     status = status_override or _STATUS.get(delta.status_char(), "modified")
     renamed = status in ("renamed", "copied")
@@ -161,18 +169,40 @@ def _file(patch: pygit2.Patch, paths: tuple[str, str], limits: DiffLimits, budge
     return DiffFile(
         path=shown(new_path if status != "deleted" else old_path),
         status=status, old_path=shown(old_path) if renamed else None, binary=bool(delta.is_binary),
-        insertions=insertions, deletions=deletions, hunks=hunks, hunks_omitted=hunks_omitted,
+        insertions=insertions, deletions=deletions, hunks=hunks, hunks_omitted=hunks_omitted, **shown_modes,
     )
 
 
-#: One file of a diff: (old path, new path, patch factory, status override), in path order.
-PatchSource = tuple[str, str, Callable[[], pygit2.Patch | None], FileStatusName | None]
+#: One file of a diff: (old path, new path, patch factory, status override, (old mode, new mode) or ``None``: the
+#: patch's own), in path order.
+PatchSource = tuple[str, str, Callable[[], pygit2.Patch | None], FileStatusName | None, tuple[int, int] | None]
 
 
-def sources(diff: pygit2.Diff) -> Iterator[PatchSource]:
-    """A libgit2 diff as patch sources (patches are generated only for files that get rendered)."""
+def sources(diff: pygit2.Diff, repo: pygit2.Repository | None = None, context_lines: int = 3) -> Iterator[PatchSource]:
+    """A libgit2 diff as patch sources (patches are generated only for files that get rendered). With ``repo``, a
+    file↔symlink change between two stored blobs gets its content (:func:`_typechange_patch`)."""
     for i, delta in enumerate(diff.deltas):
-        yield delta.old_file.path, delta.new_file.path, partial(diff.__getitem__, i), None
+        whole = partial(diff.__getitem__, i)
+        if repo is not None and delta.status_char() == "T":
+            sides = (delta.old_file.id, delta.new_file.id)
+            yield (delta.old_file.path, delta.new_file.path,
+                   partial(_typechange_patch, repo, whole, sides, delta.new_file.path, context_lines), "typechange",
+                   (int(delta.old_file.mode), int(delta.new_file.mode)))
+        else:
+            yield delta.old_file.path, delta.new_file.path, whole, None, None
+
+
+def _typechange_patch(repo: pygit2.Repository, whole: Callable[[], pygit2.Patch | None],
+                      sides: tuple[pygit2.Oid, pygit2.Oid], path: str, context_lines: int) -> pygit2.Patch | None:
+    """A file↔symlink change with its content, the old bytes against the new (the link target), as the work-tree
+    diff shows it: libgit2 gives a typechange between two stored blobs no hunks at all (git shows both sides)."""
+    try:
+        old = repo[sides[0]].peel(pygit2.Blob)
+        new = repo[sides[1]].peel(pygit2.Blob)
+    except (KeyError, ValueError, pygit2.GitError):
+        return whole()  # a side not in the object store (the work tree's, or a submodule's commit)
+    name = os.fsencode(path).decode("utf-8", errors="replace")  # libgit2 wants UTF-8 here, as below
+    return pygit2.Patch.create_from(old, new, old_as_path=name, new_as_path=name, context_lines=context_lines)
 
 
 def _worktree_sources(repo: pygit2.Repository, changes: list[WorktreeChange],
@@ -189,7 +219,7 @@ def _worktree_sources(repo: pygit2.Repository, changes: list[WorktreeChange],
 
         kind: FileStatusName = "deleted" if change.data is None else \
             "typechange" if change.kind == "typechange" else "modified"
-        yield change.path, change.path, make, kind
+        yield change.path, change.path, make, kind, (change.old_mode, change.new_mode)
 
 
 def _with_conflicts(repo: pygit2.Repository, items: Iterable[PatchSource], context_lines: int) -> list[PatchSource]:
@@ -215,7 +245,7 @@ def _with_conflicts(repo: pygit2.Repository, items: Iterable[PatchSource], conte
             return pygit2.Patch.create_from(old, data, old_as_path=name, new_as_path=name,
                                             context_lines=context_lines)
 
-        extra[path] = (path, path, make, "conflicted")
+        extra[path] = (path, path, make, "conflicted", None)
     kept = [item for item in items if item[1] not in extra and item[0] not in extra]
     return sorted(kept + list(extra.values()), key=lambda item: item[1])
 
@@ -225,7 +255,7 @@ def render(items: Iterable[PatchSource], label: str, paths: Sequence[str], limit
     files: list[DiffFile] = []
     budget = [limits.max_lines]
     insertions = deletions = matched = 0
-    for old_path, new_path, make, status in items:
+    for old_path, new_path, make, status, modes in items:
         if paths and not (under(new_path, paths) or under(old_path, paths)):
             continue
         patch = make()
@@ -233,7 +263,8 @@ def render(items: Iterable[PatchSource], label: str, paths: Sequence[str], limit
             continue
         matched += 1
         with_hunks = limits.include_hunks and matched <= limits.max_files
-        entry = _file(patch, (old_path, new_path), limits, budget, with_hunks=with_hunks, status_override=status)
+        entry = _file(patch, (old_path, new_path), limits, budget, with_hunks=with_hunks, status_override=status,
+                      modes=modes)
         insertions += entry.insertions
         deletions += entry.deletions
         if matched <= limits.max_files:
@@ -265,8 +296,11 @@ def diff(repo: pygit2.Repository, *, base: str | None = None, target: str | None
             return render(_worktree_sources(repo, changes, limits.context_lines), "index..worktree", paths, limits)
     raw, label = compute(repo, base, target, staged, limits.context_lines)
     if base is None and target is None and not staged:  # index..worktree: a conflicted file has no stage 0
-        return render(_with_conflicts(repo, sources(raw), limits.context_lines), label, paths, limits)
-    return render(sources(raw), label, paths, limits)
+        # Outside a sparse checkout's cone the work tree is not looked at (libgit2 calls such files deleted).
+        outside = sparse.skip_worktree_paths(repo)
+        items = [item for item in sources(raw, repo, limits.context_lines) if item[1] not in outside]
+        return render(_with_conflicts(repo, items, limits.context_lines), label, paths, limits)
+    return render(sources(raw, repo, limits.context_lines), label, paths, limits)
 
 
 def commit_diff(repo: pygit2.Repository, commit: pygit2.Commit, limits: DiffLimits,
@@ -275,4 +309,5 @@ def commit_diff(repo: pygit2.Repository, commit: pygit2.Commit, limits: DiffLimi
     parent = commit.parents[0].tree if commit.parents else empty_tree(repo)
     raw = parent.diff_to_tree(commit.tree, context_lines=limits.context_lines, flags=_FLAGS)
     raw.find_similar(DiffFind.FIND_RENAMES)
-    return render(sources(raw), f"{commit.parents[0].id if commit.parents else 'empty'}..{commit.id}", paths, limits)
+    label = f"{commit.parents[0].id if commit.parents else 'empty'}..{commit.id}"
+    return render(sources(raw, repo, limits.context_lines), label, paths, limits)

@@ -15,6 +15,7 @@ from pathlib import Path
 _HEADER = struct.Struct(">4sII")
 _ENTRY = struct.Struct(">10I20sH")
 _EXTENDED = 0x4000
+_SKIP_WORKTREE = 0x4000  # in the v3 extended flags word
 _UNSUPPORTED_EXTENSIONS = (b"link", b"sdir")
 
 
@@ -37,6 +38,8 @@ class IndexEntry:
     stage: int
     #: intent-to-add, skip-worktree (v3 extended flags): such entries need git's own rules.
     extended: bool
+    #: Outside a sparse checkout's cone (``git update-index --skip-worktree``): git ignores the work tree there.
+    skip_worktree: bool = False
 
 
 @dataclass(frozen=True)
@@ -61,9 +64,10 @@ def read_index(path: Path) -> IndexSnapshot:
         fields = _ENTRY.unpack_from(data, pos)
         pos += _ENTRY.size
         flags = fields[11]
-        extended = False
+        extended = skip = False
         if version >= 3 and flags & _EXTENDED:
-            extended = struct.unpack_from(">H", data, pos)[0] != 0
+            word = struct.unpack_from(">H", data, pos)[0]
+            extended, skip = word != 0, bool(word & _SKIP_WORKTREE)
             pos += 2
         if version == 4:
             strip, pos = _varint(data, pos)
@@ -79,7 +83,7 @@ def read_index(path: Path) -> IndexSnapshot:
         entries.append(IndexEntry(
             path=name, ctime_s=fields[0], ctime_ns=fields[1], mtime_s=fields[2], mtime_ns=fields[3],
             dev=fields[4], ino=fields[5], mode=fields[6], size=fields[9], oid=fields[10],
-            stage=(flags >> 12) & 3, extended=extended,
+            stage=(flags >> 12) & 3, extended=extended, skip_worktree=skip,
         ))
     _check_extensions(data, pos)
     return IndexSnapshot(entries=tuple(entries), mtime_ns=mtime_ns)

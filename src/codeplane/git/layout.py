@@ -22,6 +22,10 @@ def _invalid(field: str, message: str) -> CodePlaneError:
 
 def submodule_change(w: Write, action: str, paths: Sequence[str], *, url: str | None, branch: str | None,
                      recursive: bool, confirm: bool, timeout_s: float) -> SubmoduleResult:
+    # The git CLI writes submodule work trees the effect tracker does not walk (they are not the superproject's
+    # files): each submodule whose checked-out commit or state moved is named as changed, or a clone and checkout
+    # answered no_op with an empty effect.
+    before = {s.path: (s.workdir_oid, s.state) for s in submodules.list_submodules(w.repo, paths)}
     if action == "init":
         submodules.init(w.repo, paths)
     elif action == "update":
@@ -41,7 +45,10 @@ def submodule_change(w: Write, action: str, paths: Sequence[str], *, url: str | 
     else:
         raise _invalid("action", f"unknown submodule action {action!r}")
     w.repo = type(w.repo)(str(w.root))  # the CLI changed .gitmodules/config behind this handle
-    return SubmoduleResult(action=action, submodules=submodules.list_submodules(w.repo, paths), effect=w.effect())
+    listed = submodules.list_submodules(w.repo, paths)
+    moved = {s.path for s in listed if before.get(s.path) != (s.workdir_oid, s.state)}
+    w.extra_paths = tuple(sorted(set(w.extra_paths) | moved))
+    return SubmoduleResult(action=action, submodules=listed, effect=w.effect())
 
 
 def worktree_change(w: Write, action: str, *, name: str | None, path: str | None, ref: str | None, force: bool,

@@ -30,6 +30,7 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git._workdir import checkout_tree, path_as_in, settling, tree_delta_paths
 from codeplane.git.conflicts import RepoState, conflicts_comment, git_style_labels, read_conflicts, repo_state
 from codeplane.git.filters import refuse_filtered
+from codeplane.git.gitlinks import kept_submodules
 from codeplane.git.hooks import HookRun, run_hook
 from codeplane.git.messages import edit_message
 from codeplane.git.models import Conflict, WriteResult
@@ -188,7 +189,8 @@ def merge(repo: pygit2.Repository, ref: str, *, message: str | None = None, no_f
             merged.read_tree(theirs.tree)
             refuse_collisions(repo, head, merged, dirty, "merge")
             write_orig_head(repo, head.id)
-        checkout_tree(repo, theirs.tree, CheckoutStrategy.SAFE)
+        with kept_submodules(repo, theirs.tree):  # a submodule the target drops stays, as git leaves it
+            checkout_tree(repo, theirs.tree, CheckoutStrategy.SAFE)
         branch = head_branch(repo)
         if branch is None:
             repo.references["HEAD"].set_target(theirs.id, f"merge {ref}: Fast-forward")

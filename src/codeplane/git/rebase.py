@@ -25,6 +25,7 @@ from codeplane.git import rebase_state
 from codeplane.git._workdir import checkout_tree, tree_delta_paths
 from codeplane.git.conflicts import git_style_labels, read_conflicts, repo_state
 from codeplane.git.filters import refuse_filtered
+from codeplane.git.gitlinks import kept_submodules
 from codeplane.git.merge import require_clean_index
 from codeplane.git.models import Conflict, WriteResult
 from codeplane.git.rebase_state import RebasePlan, RebaseState, RebaseStep
@@ -106,7 +107,8 @@ def execute(repo: pygit2.Repository, plan_: RebasePlan, recovery_point: str | No
     state = RebaseState(plan=plan_, orig_head=str(head.id), branch=None if repo.head_is_detached else
                         head_branch(repo), recovery_point=recovery_point)
     write_orig_head(repo, head.id)
-    checkout_tree(repo, onto.tree, CheckoutStrategy.SAFE)
+    with kept_submodules(repo, onto.tree):  # a submodule ``onto`` drops stays, as git leaves it
+        checkout_tree(repo, onto.tree, CheckoutStrategy.SAFE)
     _detach(repo, onto.id, f"rebase (start): checkout {onto.id}")
     rebase_state.save(repo, state)
     return _run(repo, state)

@@ -178,13 +178,15 @@ def parse_push(text: str) -> list[PushedRef]:
 def push(root: Path, remote: str, local_ref: str, remote_ref: str, *, force_lease: str | None, force: bool,
          set_upstream: bool, timeout_s: float) -> list[PushedRef]:
     """Push ``local_ref`` to ``remote_ref``; with ``force`` uses ``--force-with-lease`` on the last known
-    remote tip (``force_lease``) so a tip someone else pushed meanwhile is never overwritten blindly."""
+    remote tip (``force_lease``) so a tip someone else pushed meanwhile is never overwritten blindly. With no known
+    tip the lease says the branch must not exist on the remote (``<ref>:``): a plain ``--force`` overwrote commits
+    never fetched, which no recovery point holds; git's lease refuses them ("stale info")."""
     check_ref(remote, "remote")
     refuse_option_like(local_ref, "branch")
     refuse_option_like(remote_ref, "branch")
     args = ["push", "--porcelain"]
     if force:
-        args.append(f"--force-with-lease={remote_ref}:{force_lease}" if force_lease else "--force")
+        args.append(f"--force-with-lease={remote_ref}:{force_lease or ''}")
     if set_upstream:
         args.append("--set-upstream")
     args += [remote, f"{local_ref}:{remote_ref}"]
@@ -196,9 +198,13 @@ def push(root: Path, remote: str, local_ref: str, remote_ref: str, *, force_leas
                         f"push to {remote} failed", remote=remote, refs=[r.model_dump() for r in refs])
         if rejected:
             reason = rejected[0].reason or "rejected"
+            branch = remote_ref.removeprefix("refs/heads/")
             error.message = (f"push to {remote} rejected ({reason}); fetch/pull and integrate first, or push "
                              "with force (requires confirm)" if "fetch first" in reason or "non-fast-forward"
-                             in reason else f"push to {remote} rejected ({reason})")
+                             in reason else f"push to {remote} rejected ({reason}): the remote branch is not at the "
+                             f"tip last fetched (or was never fetched); git_fetch remote={remote} branch={branch} "
+                             "first, look at what it holds, then force again" if "stale info" in reason else
+                             f"push to {remote} rejected ({reason})")
             error.retryable = False
             error.details["reason"] = reason
         raise error

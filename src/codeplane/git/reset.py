@@ -17,7 +17,9 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git._workdir import settling, tree_delta_paths
 from codeplane.git.conflicts import repo_state
 from codeplane.git.filters import refuse_filtered
+from codeplane.git.gitlinks import kept_submodules
 from codeplane.git.revisions import head_commit, resolve_commit, write_orig_head
+from codeplane.git.sparse import refuse_sparse
 from codeplane.git.status import dirty_paths
 
 Mode = Literal["soft", "mixed", "hard"]
@@ -32,6 +34,8 @@ def target(repo: pygit2.Repository, ref: str | None, mode: Mode) -> pygit2.Commi
         raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "cannot soft-reset in the middle of a merge; use mixed "
                              "or hard", details={"state": "merge"})
     commit = resolve_commit(repo, ref or "HEAD")
+    if mode != "soft":  # libgit2 rewrites the index without the skip-worktree bits (and hard, the files)
+        refuse_sparse(repo, f"a {mode} reset")
     if mode == "hard":
         refuse_filtered(repo, _rewritten(repo, commit), "hard reset")
     return commit
@@ -44,15 +48,21 @@ def _rewritten(repo: pygit2.Repository, target_: pygit2.Commit) -> set[str]:
     return set(dirty_paths(repo)) | tree_delta_paths(head.tree, target_.tree)
 
 
-def reset(repo: pygit2.Repository, ref: str | None, mode: Mode) -> pygit2.Commit:
-    """Reset to ``ref`` (default HEAD); returns the commit HEAD now names."""
+def reset(repo: pygit2.Repository, ref: str | None, mode: Mode) -> tuple[pygit2.Commit, list[str]]:
+    """Reset to ``ref`` (default HEAD); returns the commit HEAD now names and the submodule directories a hard
+    reset left in place (the target drops them; git leaves them too, :mod:`codeplane.git.gitlinks`)."""
     target_ = target(repo, ref, mode)
     head = head_commit(repo)
     assert head is not None  # target() refused an unborn HEAD
     rewritten = _rewritten(repo, target_) if mode == "hard" else set()  # only a hard reset writes the work tree
     write_orig_head(repo, head.id)
+    kept: list[str] = []
     with settling(repo, rewritten):
-        repo.reset(target_.id, _MODES[mode])
+        if mode == "hard":
+            with kept_submodules(repo, target_.tree) as kept:
+                repo.reset(target_.id, _MODES[mode])
+        else:
+            repo.reset(target_.id, _MODES[mode])
     if mode != "soft":
         repo.state_cleanup()
-    return target_
+    return target_, kept

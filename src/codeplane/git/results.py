@@ -72,6 +72,8 @@ class ResetResult(WriteResult):
     restored: RecoveryPoint | None = None
     recreated_refs: list[str] = []
     notes: list[str] = []
+    #: What git warns about: submodule directories a hard reset left in place.
+    warnings: list[str] = []
 
 
 class BranchResult(WriteResult):

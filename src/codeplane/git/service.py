@@ -23,6 +23,7 @@ from codeplane.git import (
     checkout,
     commits,
     diffs,
+    gitlinks,
     history,
     layout,
     log,
@@ -30,6 +31,7 @@ from codeplane.git import (
     recovery,
     remotes,
     show,
+    sparse,
     staging,
     status,
     submodules,
@@ -196,6 +198,7 @@ class GitService:
             warnings: list[str] = []
             if restoring:
                 source = checkout.restore_source(repo, scope, ref)
+                sparse.refuse_sparse(repo, "restoring these paths", source[1])
                 mask = _UNSTAGED if ref is None else _TRACKED_CHANGE | FileStatus.WT_NEW
                 lost = sorted(p for p, f in dirty.items() if under(p, scope) and f & mask)
                 if lost:
@@ -211,6 +214,7 @@ class GitService:
                 if ref is None:
                     raise _invalid("ref", "give ref to switch to, or paths to restore")
                 target = checkout.resolve_target(repo, ref, create, start_point)
+                sparse.refuse_sparse(repo, "switching to another commit")
                 checkout.refuse_filtered_switch(repo, target)
                 state = repo_state(repo)
                 if state != "none":
@@ -232,13 +236,16 @@ class GitService:
                                          "(detached)", details={"branch": ref, "worktree": elsewhere})
                 # Untracked files the target tracks are overwritten by a forced checkout: local changes too.
                 overwritten = {p for p, f in dirty.items() if f & FileStatus.WT_NEW and checkout.tracks(target, p)}
-                if force and (overwritten or any(f & _TRACKED_CHANGE for f in dirty.values())):
-                    lost = sorted({p for p, f in dirty.items() if f & _TRACKED_CHANGE} | overwritten)
+                # A submodule the target drops stays as it is (gitlinks), so its own changes are not lost.
+                kept = gitlinks.dropped_submodules(repo, target.commit.tree)
+                changed = {p for p, f in dirty.items() if f & _TRACKED_CHANGE and p not in kept}
+                if force and (overwritten or changed):
+                    lost = sorted(changed | overwritten)
                     require_confirm(confirm, "a forced checkout", f"local changes in {len(lost)} file(s)",
                                     paths=lost[:100])
                     w.record("checkout-force")
                 left = before.id if before is not None and repo.head_is_detached else None
-                checkout.switch(repo, target, force=force)
+                warnings += [gitlinks.warning(p) for p in checkout.switch(repo, target, force=force)]
                 created = target.create[0] if target.create else None
                 restored = []
                 if left is not None and (warning := checkout.left_behind_warning(repo, left)) is not None:
@@ -290,9 +297,10 @@ class GitService:
                 resetting.target(w.repo, ref, mode)
                 require_confirm(confirm, "a hard reset", "uncommitted changes and moves the branch")
                 w.record("reset-hard")
-            target = resetting.reset(w.repo, ref, mode)
+            target, kept = resetting.reset(w.repo, ref, mode)
             branch = head_branch(w.repo)
             return ResetResult(mode=mode, head=str(target.id), effect=w.effect(),
+                               warnings=[gitlinks.warning(p) for p in kept],
                                branch=None if w.repo.head_is_detached or branch is None else
                                branch.removeprefix("refs/heads/"))
 

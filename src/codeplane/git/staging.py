@@ -16,6 +16,7 @@ import pygit2
 from pygit2.enums import FileStatus
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git import sparse
 from codeplane.git.filters import refuse_filtered
 from codeplane.git.models import GitModel
 from codeplane.git.pathspecs import shown, under
@@ -45,7 +46,8 @@ def _targets(repo: pygit2.Repository, root: Path, paths: Sequence[str]) -> tuple
     def everything() -> dict[str, int]:
         nonlocal full
         if full is None:
-            full = {p: int(f) for p, f in repo.status(untracked_files="all").items()}
+            full = {p: int(f) for p, f in sparse.honour(repo, {p: FileStatus(f) for p, f in repo.status(
+                untracked_files="all").items()}).items()}
         return full
 
     if not paths:
@@ -55,6 +57,9 @@ def _targets(repo: pygit2.Repository, root: Path, paths: Sequence[str]) -> tuple
         if disk.is_dir() and not disk.is_symlink() and not (disk / ".git").exists():
             found = {p: f for p, f in everything().items() if under(p, [path]) and not f & FileStatus.IGNORED}
             out.update(found)
+            continue
+        if path in sparse.skip_worktree_paths(repo):  # as git add: the work tree outside the cone is not looked at
+            skipped.append(SkippedPath(path=shown(path), reason="outside the sparse-checkout cone (skip-worktree)"))
             continue
         try:
             flag = int(repo.status_file(path))

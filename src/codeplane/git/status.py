@@ -52,6 +52,9 @@ class StatusReport(GitModel):
     upstream: str | None = None
     ahead: int | None = None
     behind: int | None = None
+    #: The branch tracks ``upstream`` but its remote-tracking ref is gone (deleted on the remote, then pruned): git's
+    #: ``[gone]``; ``ahead``/``behind`` are then unknown.
+    upstream_gone: bool = False
     #: True when a list was cut at ``limit``; the ``*_total`` counts are always complete.
     truncated: bool = False
     staged_total: int = 0
@@ -85,11 +88,24 @@ def _upstream(repo: pygit2.Repository, branch: str | None) -> tuple[str | None, 
     try:
         upstream = local.upstream
     except (KeyError, ValueError, pygit2.GitError):
-        return None, None, None
+        return _gone(repo, local.branch_name), None, None
     if upstream is None:
-        return None, None, None
+        return _gone(repo, local.branch_name), None, None
     ahead, behind = repo.ahead_behind(local.target, upstream.target)
     return upstream.shorthand, ahead, behind
+
+
+def _gone(repo: pygit2.Repository, name: str) -> str | None:
+    """The upstream ``branch.<name>.remote``/``.merge`` still name when its remote-tracking ref is missing (git's
+    ``[gone]``), as ``<remote>/<branch>``; ``None`` when the branch tracks nothing."""
+    config = repo.config
+    remote_key, merge_key = f"branch.{name}.remote", f"branch.{name}.merge"
+    if remote_key not in config or merge_key not in config:
+        return None
+    remote, merge = str(config[remote_key]), str(config[merge_key])
+    if remote == ".":  # tracks a local branch: that branch was deleted
+        return merge.removeprefix("refs/heads/")
+    return f"{remote}/{merge.removeprefix('refs/heads/')}"
 
 
 def status(repo: pygit2.Repository, paths: Sequence[str] = (), limit: int = 1000) -> StatusReport:
@@ -133,6 +149,7 @@ def status(repo: pygit2.Repository, paths: Sequence[str] = (), limit: int = 1000
         is_clean=not (staged or modified or untracked or conflicts),
         staged=staged[:limit], modified=modified[:limit], untracked=untracked[:limit],
         conflicts=conflicts[:limit], state=repo_state(repo),
-        upstream=upstream, ahead=ahead, behind=behind, truncated=truncated,
+        upstream=upstream, ahead=ahead, behind=behind, upstream_gone=upstream is not None and ahead is None,
+        truncated=truncated,
         staged_total=len(staged), modified_total=len(modified), untracked_total=len(untracked),
     )

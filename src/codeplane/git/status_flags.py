@@ -15,7 +15,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, FileStatus
 
-from codeplane.git import untracked, worktree_scan
+from codeplane.git import sparse, untracked, worktree_scan
 from codeplane.git.revisions import head_tree
 
 _STAGED = {DeltaStatus.ADDED: FileStatus.INDEX_NEW, DeltaStatus.MODIFIED: FileStatus.INDEX_MODIFIED,
@@ -29,7 +29,8 @@ def status_flags(repo: pygit2.Repository) -> dict[str, FileStatus]:
     fast = _fast_flags(repo)
     if fast is not None:
         return fast
-    return {p: FileStatus(f) for p, f in repo.status(untracked_files="all").items() if f != FileStatus.IGNORED}
+    return sparse.honour(repo, {p: FileStatus(f) for p, f in repo.status(untracked_files="all").items()
+                                if f != FileStatus.IGNORED})
 
 
 def _fast_flags(repo: pygit2.Repository) -> dict[str, FileStatus] | None:

@@ -40,6 +40,9 @@ class WorktreeChange:
     data: bytes | None
     #: modified | deleted | typechange (file ↔ symlink)
     kind: str = "modified"
+    #: The index entry's mode and the file's (0 when gone): a ``chmod +x`` alone changes only these.
+    old_mode: int = 0
+    new_mode: int = 0
 
 
 _MASK = 0xFFFFFFFF
@@ -191,7 +194,7 @@ def _changes(prepared: _Prepared, suspects: Suspects) -> list[WorktreeChange]:
         entry = prepared.snapshot.entries[i]
         path, oid = os.fsdecode(entry.path), pygit2.Oid(raw=entry.oid)
         if st is None or not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
-            changes.append(WorktreeChange(path=path, old_oid=oid, data=None, kind="deleted"))
+            changes.append(WorktreeChange(path=path, old_oid=oid, data=None, kind="deleted", old_mode=entry.mode))
             continue
         if stat.S_ISLNK(st.st_mode):
             data = os.readlink(prepared.paths[i])
@@ -201,5 +204,6 @@ def _changes(prepared: _Prepared, suspects: Suspects) -> list[WorktreeChange]:
         mode = _mode_of(st)
         if pygit2.hash(data) != oid or mode != entry.mode:
             kind = "typechange" if (mode ^ entry.mode) & 0o170000 else "modified"
-            changes.append(WorktreeChange(path=path, old_oid=oid, data=data, kind=kind))
+            changes.append(WorktreeChange(path=path, old_oid=oid, data=data, kind=kind, old_mode=entry.mode,
+                                          new_mode=mode))
     return changes

@@ -39,6 +39,8 @@ def render_diff(report: DiffReport, *, labelled: bool = True) -> str:
     for f in report.files:
         name = f"{f.old_path} -> {f.path}" if f.old_path else f.path
         lines.append(f"--- {f.status} {name} +{f.insertions} -{f.deletions}" + (" (binary)" if f.binary else ""))
+        if f.old_mode and f.new_mode:  # git's own header lines: a chmod alone has no hunk to show it
+            lines += [f"old mode {f.old_mode}", f"new mode {f.new_mode}"]
         # Hunks past ``max_lines`` keep no line: counted on one line, not a header and a stub each (83 of them).
         empty = [h for h in f.hunks if not h.lines and h.lines_omitted]
         for hunk in f.hunks:
@@ -87,7 +89,9 @@ def render_status(report: StatusReport) -> str:
     # A 12-digit id like the log's: every ref argument accepts it.
     commit = report.head_commit[:_OID_HEX] if report.head_commit else "(no commits)"
     head = f"## {report.branch or 'HEAD (detached)'} {commit}"
-    if report.upstream:
+    if report.upstream and report.upstream_gone:
+        head += f" ... {report.upstream} [gone]"
+    elif report.upstream:
         head += f" ... {report.upstream} [ahead {report.ahead or 0}, behind {report.behind or 0}]"
     if report.state != "none":
         head += f" state={report.state}"
