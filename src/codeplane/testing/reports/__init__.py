@@ -42,6 +42,16 @@ class ParsedCase:
         )
 
 
+def clip_ends(text: str, limit: int) -> str:
+    """The first and last parts of ``text`` within ``limit`` characters: a file that fails to load says what went
+    wrong at the start (``SyntaxError …`` and its code frame) and ends in the loader's frames, so a tail alone
+    kept only the frames."""
+    if len(text) <= limit:
+        return text
+    head = limit * 2 // 3
+    return text[:head] + "\n…\n" + text[-(limit - head - 3):]
+
+
 def exception_type_of(message: str) -> str:
     """``ValueError`` from ``ValueError: boom``; ``AssertionError`` for a bare ``assert`` message."""
     head = message.strip().split("\n", 1)[0]

@@ -1,7 +1,9 @@
 """Jest ``--json`` and Vitest ``--reporter=json`` reports (Vitest writes Jest's shape).
 
 Grouping key: the suite's absolute file path (``testResults[].name``). A suite that failed to run
-(syntax error, missing module) has no assertions and a ``message``: it becomes one ``error`` case.
+(syntax error, missing module) has no assertions and a ``message``: it becomes one ``error`` case. So does a
+suite marked failed whose cases all passed or were skipped (a throwing ``beforeAll``/``afterAll``: vitest skips the
+cases, jest passes them, and both runners fail the file and exit 1).
 """
 
 from __future__ import annotations
@@ -10,8 +12,8 @@ import json
 import re
 from typing import Any
 
-from codeplane.testing.model import CaseOutcome
-from codeplane.testing.reports import ParsedCase, exception_type_of
+from codeplane.testing.model import TRACEBACK_CHARS, CaseOutcome
+from codeplane.testing.reports import ParsedCase, clip_ends, exception_type_of
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _STATUS: dict[str, CaseOutcome] = {
@@ -35,6 +37,19 @@ def _own_frames(failure: str) -> str:
     kept = [line for line in lines if not _RUNNER_FRAME.match(line)]
     folded = len(lines) - len(kept)
     return "\n".join(kept) + (f"\n    … {folded} frames in node_modules" if folded else "")
+
+
+#: Jest's heading of a file-level failure, not the failure itself.
+_SUITE_HEADING = re.compile(r"^\s*●\s*Test suite failed to run\s*$")
+#: A line naming an error (``SyntaxError: /x.test.js: Unexpected token (2:0)``).
+_ERROR_LINE = re.compile(r"^\s*[A-Z]\w*(?:Error|Exception)\b[^\n]*:")
+
+
+def _suite_reason(message: str) -> str:
+    """The line that says why a file failed: its error line when there is one, else its first line of text."""
+    lines = [line.strip() for line in message.split("\n") if line.strip() and not _SUITE_HEADING.match(line)]
+    named = next((line for line in lines if _ERROR_LINE.match(line)), "")
+    return named or (lines[0] if lines else "test suite failed to run")
 
 
 def parse_jest_json(text: str) -> tuple[list[ParsedCase], dict[str, float]]:
@@ -65,8 +80,10 @@ def parse_jest_json(text: str) -> tuple[list[ParsedCase], dict[str, float]]:
                                     message=message, exception_type=exception_type_of(message) if failure else "",
                                     traceback=failure))
         suite_message = strip_ansi(str(suite.get("message") or "")).strip()
-        if not assertions and suite.get("status") == "failed":
-            cases.append(ParsedCase(group=path, name="(suite)", outcome="error",
-                                    message=suite_message.split("\n", 1)[0] or "test suite failed to run",
-                                    exception_type=exception_type_of(suite_message), traceback=suite_message))
+        own_failure = not any(_STATUS.get(str(item.get("status"))) in ("failed", None) for item in assertions)
+        if suite.get("status") == "failed" and own_failure:
+            reason = _suite_reason(suite_message)
+            cases.append(ParsedCase(group=path, name="(suite)", outcome="error", message=reason,
+                                    exception_type=exception_type_of(reason),
+                                    traceback=clip_ends(suite_message, TRACEBACK_CHARS)))
     return cases, durations

@@ -2,6 +2,12 @@
 
 libtest's JSON format needs nightly (``-Z unstable-options``); its pretty format is fixed and line based:
 ``test <name> ... ok|FAILED|ignored``, then ``---- <name> stdout ----`` sections, then ``test result:``.
+
+A failing test's captured output is printed verbatim inside its section, so it may hold lines shaped like results
+or a summary (a test that logs a sub-runner's output): inside the failures part, only a ``---- <failed test>
+stdout ----`` header or the closing ``failures:`` list ends a section. Output no test captured (a child process
+writing without a newline) can precede a result line on the same line, so a result line that does not start the
+line is still read, when what follows ``test `` is a test name's shape.
 """
 
 from __future__ import annotations
@@ -15,6 +21,10 @@ from codeplane.testing.reports import ParsedCase
 # A doc-test's name has spaces (``src/lib.rs - add (line 3)``, with `` - compile fail`` for such an example).
 _RESULT = re.compile(r"^test (?P<name>.+?)(?: - (?:should panic|compile fail))? \.\.\. "
                      r"(?P<status>ok|FAILED|ignored(?:, .*)?)$")
+#: A result line after output that did not end its line: the name must look like a test path or a doc-test.
+_LATE_RESULT = re.compile(r"test (?P<name>[A-Za-z_][\w:#]*|\S+ - .+? \(line \d+\))"
+                          r"(?: - (?:should panic|compile fail))? \.\.\. (?P<status>ok|FAILED|ignored(?:, .*)?)$")
+_RUNNING = re.compile(r"^running \d+ tests?$")
 _SECTION = re.compile(r"^---- (?P<name>.+?) stdout ----$")
 _SUMMARY = re.compile(r"^test result: (?P<status>ok|FAILED)\. .*finished in (?P<secs>[0-9.]+)s$")
 _PANIC = re.compile(r"^thread '.*' panicked at ")
@@ -32,32 +42,40 @@ class LibtestStream:
     details: dict[str, list[str]] = field(default_factory=dict)
     summaries: list[tuple[str, float]] = field(default_factory=list)
     _section: str | None = None
+    #: ``results`` (test lines), ``failures`` (the captured output of each failed test), ``listing`` (the
+    #: closing list of failed names, up to the summary).
+    _phase: str = "results"
 
     def feed(self, line: str) -> None:
         line = line.rstrip("\n")
-        match = _RESULT.match(line)
-        if match:
-            name = match["name"]
-            if name not in self.results:
-                self.order.append(name)
-            self.results[name] = match["status"]
-            self._section = None
-            return
+        if self._phase == "results":
+            match = _RESULT.match(line) or _LATE_RESULT.search(line)
+            if match:
+                name = match["name"]
+                if name not in self.results:
+                    self.order.append(name)
+                self.results[name] = match["status"]
+                return
         section = _SECTION.match(line)
-        if section:
+        if section and self._phase != "listing" and self.results.get(section["name"]) == "FAILED":
+            self._phase = "failures"
             self._section = section["name"]
             self.details[self._section] = []
             return
-        summary = _SUMMARY.match(line)
-        if summary:
-            self.summaries.append((summary["status"], float(summary["secs"])))
+        if line == "failures:":
+            # The first one opens the failed tests' output; the one after a section opens the closing list.
+            self._phase = "listing" if self._section is not None else "failures"
             self._section = None
             return
-        if line == "failures:":
-            self._section = None
+        summary = _SUMMARY.match(line)
+        if summary and self._section is None:
+            self.summaries.append((summary["status"], float(summary["secs"])))
+            self._phase = "results"
             return
         if self._section is not None:
             self.details[self._section].append(_THREAD_ID.sub(r"\1", line))
+        elif _RUNNING.match(line):
+            self._phase = "results"
 
     def cases(self, group: str) -> list[ParsedCase]:
         cases = []

@@ -3,16 +3,29 @@ process each.
 
 A prepare step (``cargo test --no-run``) builds every test binary once before any target's clock starts,
 so compilation never counts against the per-target timeout. Results come from libtest's stable format.
+
+A target built with ``harness = false`` is the crate's own ``main`` (trybuild, datatest, a custom runner): it
+prints no libtest lines and takes no libtest flags, so it is judged by its exit code and reported as one case,
+``<target>::(main)`` (passed on 0, failed otherwise once it ran; an error when it did not build).
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from codeplane.testing.model import Target, TargetResult
+from codeplane.testing.model import (
+    MESSAGE_CHARS,
+    TRACEBACK_CHARS,
+    CaseResult,
+    Target,
+    TargetResult,
+    clip_head,
+    clip_tail,
+)
 from codeplane.testing.reports.libtest import LibtestStream
 from codeplane.testing.runners.base import (
     BatchParser,
@@ -37,6 +50,22 @@ def read_manifest(project_dir: Path) -> dict[str, Any]:
 def is_package(project_dir: Path) -> bool:
     """A workspace-only manifest (no ``[package]``) is not a runnable crate; its members are."""
     return "package" in read_manifest(project_dir)
+
+
+#: What ``cargo`` prints on stderr as it starts a test binary: past it, a non-zero exit is the binary's own.
+_RUNNING_BINARY = re.compile(r"^\s*Running ", re.MULTILINE)
+#: The case a ``harness = false`` target is reported as.
+MAIN_CASE = "(main)"
+
+
+def harnessless(manifest: dict[str, Any]) -> set[str]:
+    """Selectors (``--test custom``, ``--bin x``, ``--lib``) of the targets built with ``harness = false``."""
+    found = {f"--{kind} {entry.get('name')}" for kind in ("test", "bin")
+             for entry in manifest.get(kind, []) if isinstance(entry, dict) and entry.get("harness") is False}
+    lib = manifest.get("lib", {})
+    if isinstance(lib, dict) and lib.get("harness") is False:
+        found.add("--lib")
+    return found
 
 
 #: A library's doc-test target is named after its ``lib.rs`` with this suffix (``src/lib.rs#doctests``).
@@ -96,17 +125,22 @@ class CargoRunner(Runner):
     def invocation(self, project: Project, repo_root: Path, toolchain: Toolchain, targets: Sequence[Target],
                    workdir: Path, *, rerun: bool = False, coverage: CoverageSetup | None = None) -> Invocation:
         (target,) = targets
-        argv = (*toolchain.argv, "--color", "never", *target.selector.split(), "--", "--color", "never")
+        own_main = target.selector in harnessless(read_manifest(project.dir(repo_root)))
+        argv = (*toolchain.argv, "--color", "never", *target.selector.split(),
+                *(() if own_main else ("--", "--color", "never")))
         return Invocation(argv, project.dir(repo_root), toolchain.environ())
 
     def parser(self, project: Project, repo_root: Path, targets: Sequence[Target], invocation: Invocation,
                ) -> BatchParser:
-        return CargoParser(targets[0].target_id)
+        own_main = targets[0].selector in harnessless(read_manifest(project.dir(repo_root)))
+        return CargoParser(targets[0].target_id, own_main=own_main)
 
 
 class CargoParser(BatchParser):
-    def __init__(self, target_id: str) -> None:
+    def __init__(self, target_id: str, *, own_main: bool = False) -> None:
         self.target_id = target_id
+        #: A ``harness = false`` target: no libtest lines, judged by its exit code.
+        self.own_main = own_main
         self.stream = LibtestStream()
         self.started = False
 
@@ -128,7 +162,26 @@ class CargoParser(BatchParser):
         cases = [c.to_case(self.target_id, f"{self.target_id}::{c.name}") for c in self.stream.cases(self.target_id)]
         if killed and not self.stream.summaries:
             return []
+        if self.own_main and not self.stream.summaries:
+            return [self._by_exit_code(exit_code, stdout, stderr)]
         if not self.stream.summaries or (exit_code not in (0, None) and not any(c.failing for c in cases)):
             return [error_result(self.target_id, stderr or stdout or f"cargo test exited {exit_code}",
                                  exit_code=exit_code, cases=cases)]
         return [result_from_cases(self.target_id, cases, exit_code=exit_code, duration_s=self.stream.duration_s)]
+
+    def _by_exit_code(self, exit_code: int | None, stdout: str, stderr: str) -> TargetResult:
+        case_id = f"{self.target_id}::{MAIN_CASE}"
+        if exit_code == 0:
+            return result_from_cases(self.target_id, [CaseResult(case_id, self.target_id, "passed")],
+                                     exit_code=exit_code, duration_s=0.0)
+        ran = _RUNNING_BINARY.search(stderr)
+        if ran is None:  # it did not build, or cargo failed before starting it
+            return error_result(self.target_id, stderr or stdout or f"cargo test exited {exit_code}",
+                                exit_code=exit_code)
+        output = (stderr[ran.end():].split("\n", 1)[1:] or [""])[0].strip() or stdout.strip()
+        lines = [line for line in output.splitlines() if line.strip()]
+        panic = next((lines[i + 1] for i, line in enumerate(lines[:-1]) if " panicked at " in line), "")
+        message = panic or (lines[-1] if lines else f"exited {exit_code}")
+        case = CaseResult(case_id, self.target_id, "failed", message=clip_head(message.strip(), MESSAGE_CHARS),
+                          traceback=clip_tail(output, TRACEBACK_CHARS))
+        return result_from_cases(self.target_id, [case], exit_code=exit_code, duration_s=0.0)

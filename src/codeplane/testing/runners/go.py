@@ -1,6 +1,10 @@
 """``go test``: one target per package directory holding ``*_test.go``; a batch runs in one ``go test -json``.
 
-A target with ``cases`` (impact selection, ``pkg::TestX`` ids) runs only those top-level tests (``-run``).
+A target with ``cases`` (impact selection, ``pkg::TestX`` ids) runs only those tests (``-run``, per level).
+
+A test binary that stops early (a panic, ``os.Exit``) never reports the tests after it: a failed package's
+top-level tests and examples (read from its ``_test.go`` files) that never reported are ``error`` cases saying
+they never ran, so the package does not look fully exercised.
 
 ``-p 1`` keeps the packages of one batch sequential: CodePlane's own workers provide the parallelism, and
 the per-target watchdog needs "the package running now" to be unambiguous.
@@ -90,6 +94,10 @@ class GoRunner(Runner):
         """The failing top-level tests (``-run`` runs their subtests with them), when some failed and nothing
         failed outside a test (a build error, a package-level panic): blackfriday's one failing test re-ran
         the whole package, 10 s for a 0.1 s test."""
+        if any("/" in case for case in target.cases):
+            # Asked for subtests: the retry runs the same selection (its top-level tests would run their sibling
+            # subtests, failures the run was never asked about).
+            return None
         prefix = f"{target.target_id}::"
         failing = [c.case_id.removeprefix(prefix).split("/", 1)[0] for c in result.cases if c.failing]
         if result.outcome != "failed" or not failing or not all(GO_NAME.match(n) for n in failing):
@@ -115,12 +123,16 @@ class GoRunner(Runner):
         for t in targets:
             local = t.selector.removeprefix("./").removeprefix(".")
             by_package[f"{module}/{local}" if local else module] = t.target_id
-        return GoParser(by_package, {t.target_id: t.cases for t in targets if t.cases})
+        dirs = {t.target_id: project.dir(repo_root) / t.selector for t in targets}
+        return GoParser(by_package, {t.target_id: t.cases for t in targets if t.cases}, dirs)
 
 
 class GoParser(BatchParser):
-    def __init__(self, by_package: dict[str, str], wanted: dict[str, Sequence[str]] | None = None) -> None:
+    def __init__(self, by_package: dict[str, str], wanted: dict[str, Sequence[str]] | None = None,
+                 dirs: dict[str, Path] | None = None) -> None:
         self.by_package = by_package
+        #: Target → its package directory (to name the tests a binary that stopped early never reached).
+        self.dirs = dirs or {}
         #: Target → the top-level tests asked for by name (``-run``): one that did not run is not there.
         self.wanted = wanted or {}
         self.stream = GoJsonStream()
@@ -167,6 +179,8 @@ class GoParser(BatchParser):
                 continue
             cases = [c.to_case(target_id, f"{target_id}::{c.name}") for c in self.stream.cases(package)]
             ran = {c.name for c in self.stream.cases(package)}  # subtests by their full names, parents too
+            if state.outcome == "fail" and any(c.failing for c in cases):
+                cases += self._never_ran(target_id, ran)
             missing = sorted(set(self.wanted.get(target_id, ())) - ran)
             if missing and state.outcome != "fail":
                 # ``go test -run '^(TestTypo)$'`` says "ok ... [no tests to run]": a pass the package never had.
@@ -180,3 +194,40 @@ class GoParser(BatchParser):
             else:
                 results.append(result_from_cases(target_id, cases, exit_code=exit_code, duration_s=state.elapsed_s))
         return results
+
+    def _never_ran(self, target_id: str, ran: set[str]) -> list[CaseResult]:
+        """The top-level tests and examples of a failed package that never reported (in the selection asked for)."""
+        directory = self.dirs.get(target_id)
+        if directory is None:
+            return []
+        asked = {case.split("/", 1)[0] for case in self.wanted.get(target_id, ())}
+        stopped = [name for name in declared_tests(directory) if name not in ran and (not asked or name in asked)]
+        why = "never ran: the test binary stopped before it (a panic or an exit in an earlier test)"
+        return [CaseResult(f"{target_id}::{name}", target_id, "error", message=why) for name in stopped]
+
+
+_TEST_FUNC = re.compile(r"^func (Test[^a-z]\w*|Test)\(\w+ \*testing\.T\)", re.MULTILINE)
+_EXAMPLE_FUNC = re.compile(r"^func (Example\w*)\(\) \{(?P<body>.*?)^\}", re.MULTILINE | re.DOTALL)
+_OUTPUT_COMMENT = re.compile(r"^\s*// (?:Unordered output|Output):", re.MULTILINE | re.IGNORECASE)
+#: A file built only under some condition may not be in the binary: its tests are not counted as missing.
+_CONSTRAINED = re.compile(r"^//(?:go:build | \+build )", re.MULTILINE)
+_GOOS_ARCH = re.compile(r"_(?:aix|android|darwin|dragonfly|freebsd|illumos|ios|js|linux|netbsd|openbsd|plan9|"
+                        r"solaris|wasip1|windows|386|amd64|arm|arm64|loong64|mips\w*|ppc64\w*|riscv64|s390x|wasm)"
+                        r"_test\.go$")
+
+
+def declared_tests(directory: Path) -> list[str]:
+    """Top-level tests and run examples (those with an output comment) of the package's unconstrained test files."""
+    names: list[str] = []
+    for path in sorted(directory.glob("*_test.go")):
+        if _GOOS_ARCH.search(path.name):
+            continue
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if _CONSTRAINED.search(text):
+            continue
+        names += _TEST_FUNC.findall(text)
+        names += [m.group(1) for m in _EXAMPLE_FUNC.finditer(text) if _OUTPUT_COMMENT.search(m["body"])]
+    return sorted(set(names))

@@ -14,11 +14,13 @@ from __future__ import annotations
 import json
 import os
 import re
+from abc import abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from codeplane.testing.model import CaseResult, Target, TargetResult
+from codeplane.testing.model import TRACEBACK_CHARS, CaseResult, Target, TargetResult
+from codeplane.testing.reports import clip_ends
 from codeplane.testing.reports.jestjson import parse_jest_json
 from codeplane.testing.runners.base import (
     BatchParser,
@@ -31,6 +33,7 @@ from codeplane.testing.runners.base import (
     result_from_cases,
     which,
 )
+from codeplane.testing.runners.js_files import JsTestFiles, jest_test_files, vitest_test_files
 
 #: Characters a JavaScript regular expression gives a meaning to, escaped in a test name's pattern.
 _JS_SPECIAL = re.compile(r"[\\^$.*+?()[\]{}|/]")
@@ -48,20 +51,12 @@ def _with_cases(argv: tuple[str, ...], targets: Sequence[Target]) -> tuple[str, 
     return argv
 
 
-#: Jest's default ``testMatch``: ``**/__tests__/**/*.[jt]s?(x)`` and ``**/?(*.)+(spec|test).[jt]s?(x)``.
-_TEST_FILE = re.compile(r"(^|/)__tests__/.+\.(?:[cm]?[jt]sx?)$|(^|[/.])(?:spec|test)\.(?:[cm]?[jt]sx?)$")
-
-
 def read_package_json(project_dir: Path) -> dict[str, Any]:
     try:
         data = json.loads((project_dir / "package.json").read_text(encoding="utf-8", errors="replace"))
     except (OSError, json.JSONDecodeError):
         return {}
     return data if isinstance(data, dict) else {}
-
-
-def is_js_test_file(rel: str) -> bool:
-    return bool(_TEST_FILE.search(rel))
 
 
 def _bin_dirs(project_dir: Path, repo_root: Path) -> list[Path]:
@@ -82,7 +77,12 @@ class _JsRunner(Runner):
         return Toolchain((found,)) if found else None
 
     def targets(self, project: Project, repo_root: Path, files: Sequence[str], base_cmd: Sequence[str]) -> list[Target]:
-        return self.file_targets(project, files, base_cmd, lambda rel: is_js_test_file(project.rel(rel)))
+        rule = self.test_files(project.dir(repo_root))
+        return self.file_targets(project, files, base_cmd, lambda rel: rule.matches(project.rel(rel)))
+
+    @abstractmethod
+    def test_files(self, project_dir: Path) -> JsTestFiles:
+        """The project's test-file patterns (its config's, else the runner's defaults)."""
 
     def parser(self, project: Project, repo_root: Path, targets: Sequence[Target], invocation: Invocation,
                ) -> BatchParser:
@@ -93,6 +93,9 @@ class JestRunner(_JsRunner):
     name = "jest"
     lang = "javascript"
     executable = "jest"
+
+    def test_files(self, project_dir: Path) -> JsTestFiles:
+        return jest_test_files(project_dir, read_package_json(project_dir))
 
     def invocation(self, project: Project, repo_root: Path, toolchain: Toolchain, targets: Sequence[Target],
                    workdir: Path, *, rerun: bool = False, coverage: CoverageSetup | None = None) -> Invocation:
@@ -108,6 +111,9 @@ class VitestRunner(_JsRunner):
     name = "vitest"
     lang = "javascript"
     executable = "vitest"
+
+    def test_files(self, project_dir: Path) -> JsTestFiles:
+        return vitest_test_files(project_dir)
 
     def invocation(self, project: Project, repo_root: Path, toolchain: Toolchain, targets: Sequence[Target],
                    workdir: Path, *, rerun: bool = False, coverage: CoverageSetup | None = None) -> Invocation:
@@ -135,7 +141,11 @@ class JsonReportParser(BatchParser):
         report = self.invocation.report_files[0]
         try:
             cases, durations = parse_jest_json(report.read_text(encoding="utf-8", errors="replace"))
-        except (OSError, ValueError) as exc:
+        except OSError:  # the runner stopped before writing one ("No tests found", a config error)
+            reason = f"{self.invocation.argv[0].rsplit('/', 1)[-1]} exited {exit_code} without a report\n" \
+                     f"{stderr or stdout}"
+            return [error_result(t, reason, exit_code=exit_code) for t in self.targets]
+        except ValueError as exc:
             reason = f"{exc}\n{stderr or stdout}"
             return [error_result(t, reason, exit_code=exit_code) for t in self.targets]
         by_target: dict[str, list[CaseResult]] = {}
@@ -162,10 +172,26 @@ class JsonReportParser(BatchParser):
             elif found is None:
                 results.append(error_result(target_id, f"no result for this file in the report\n{stderr}",
                                             exit_code=exit_code))
-            elif len(found) == 1 and found[0].case_id.endswith("::(suite)"):
-                results.append(error_result(target_id, found[0].traceback or found[0].message,
-                                            exit_code=exit_code, duration_s=seconds.get(target_id, 0.0)))
+            elif suite := next((c for c in found if c.case_id.endswith("::(suite)")), None):
+                # The file failed as a whole (it did not load, a beforeAll/afterAll threw): an error whatever its
+                # cases say, with the line that says why ahead of the runner's frames.
+                shown = suite.traceback or suite.message
+                if suite.message not in shown[:len(suite.message) + 200]:
+                    shown = f"{suite.message}\n{shown}"
+                results.append(error_result(target_id, clip_ends(shown, TRACEBACK_CHARS), exit_code=exit_code,
+                                            duration_s=seconds.get(target_id, 0.0),
+                                            cases=[c for c in found if c is not suite]))
             else:
                 results.append(result_from_cases(target_id, found, exit_code=exit_code,
                                                  duration_s=seconds.get(target_id, 0.0)))
+        return _unexplained_exit(results, exit_code, stderr or stdout)
+
+
+def _unexplained_exit(results: list[TargetResult], exit_code: int | None, output: str) -> list[TargetResult]:
+    """A runner that exits non-zero with no failure in its report failed for a reason the report does not hold
+    (an unhandled rejection, a reporter or config error): none of its targets may pass on that report."""
+    if exit_code in (0, None) or any(r.outcome in ("failed", "error") for r in results):
         return results
+    reason = f"the runner exited {exit_code} though its report shows no failure\n{output.strip()}"
+    return [error_result(r.target_id, clip_ends(reason, TRACEBACK_CHARS), exit_code=exit_code,
+                         duration_s=r.duration_s, cases=r.cases) for r in results]

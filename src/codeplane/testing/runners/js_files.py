@@ -1,0 +1,239 @@
+"""Which files Jest and Vitest run as tests: the project's own patterns when its config states them plainly.
+
+Jest reads ``testMatch`` (globs on the absolute path), ``testRegex``, ``testPathIgnorePatterns`` (regexes searched
+in the absolute path) and ``roots`` from ``package.json``'s ``"jest"`` key, ``jest.config.json``, or a
+``jest.config.{js,ts,mjs,cjs}`` whose values are literal arrays of strings. Vitest reads ``test.include`` and
+``test.exclude`` (globs on the project-relative path) from ``vitest.config.*`` or ``vite.config.*`` the same way.
+
+A config is code: only the common static forms are read (a literal key with a literal string or array of
+strings). A config that sets these keys some other way (a spread, a variable, an import of another config,
+``projects``) is *unread*: the runner's default patterns apply and :attr:`JsTestFiles.unread` names it, so a caller
+can say discovery may be incomplete. Without these settings, the runner's defaults apply.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from codeplane.testing.runners.jsglob import glob_regex
+
+#: Jest's default ``testMatch`` and Vitest's default ``include``/``exclude``.
+JEST_MATCH = ("**/__tests__/**/*.?([cm])[jt]s?(x)", "**/?(*.)+(spec|test).?([cm])[jt]s?(x)")
+VITEST_INCLUDE = ("**/*.{test,spec}.?(c|m)[jt]s?(x)",)
+VITEST_EXCLUDE = ("**/node_modules/**", "**/dist/**", "**/cypress/**", "**/.{idea,git,cache,output,temp}/**",
+                  "**/{karma,rollup,webpack,vite,vitest,jest,ava,babel,nyc,cypress,tsup,build,eslint,prettier}"
+                  ".config.*")
+_JEST_SCRIPTS = tuple(f"jest.config.{ext}" for ext in ("js", "ts", "mjs", "cjs"))
+_VITEST_SCRIPTS = tuple(f"{tool}.config.{ext}" for tool in ("vitest", "vite")
+                        for ext in ("ts", "mts", "cts", "js", "mjs", "cjs"))
+_JEST_KEYS = ("testMatch", "testRegex", "testPathIgnorePatterns", "roots")
+#: What makes a config's patterns depend on code we do not evaluate.
+_DYNAMIC = re.compile(r"\.\.\.|\b(?:projects|rootDir|workspace)\s*:|require\(\s*['\"]\.|from\s+['\"]\.|mergeConfig")
+_DEFAULT_SPREAD = re.compile(r"\.\.\.(?:configDefaults\.exclude|defaultExclude)\b\s*,?")
+_STRING = re.compile(r"""'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)"|`((?:[^`\\$]|\\.)*)`""")
+
+
+class Unreadable(ValueError):
+    """A setting present in a config in a form this module does not evaluate."""
+
+
+@dataclass(frozen=True)
+class JsTestFiles:
+    """A project's test-file rule. ``matches`` takes a project-relative path."""
+
+    project_dir: Path
+    include: tuple[re.Pattern[str], ...]
+    #: Globs (vitest) or regexes (jest ``testPathIgnorePatterns``) that exclude.
+    exclude: tuple[re.Pattern[str], ...]
+    #: Jest: ``include``/``exclude`` apply to the absolute path (vitest: the project-relative one).
+    absolute: bool
+    #: ``include`` holds regexes found anywhere in the path (jest ``testRegex``), not whole-path globs.
+    include_search: bool = False
+    #: Jest ``roots``: project-relative directories test files must be under ("": anywhere).
+    roots: tuple[str, ...] = ()
+    #: The config file whose patterns could not be read (the defaults were used), or "".
+    unread: str = ""
+
+    def matches(self, rel: str) -> bool:
+        if self.roots and not any(root in ("", ".") or rel == root or rel.startswith(root + "/")
+                                  for root in self.roots):
+            return False
+        path = f"{self.project_dir.as_posix()}/{rel}" if self.absolute else rel
+        if self.absolute:
+            found = any(p.search(path) if self.include_search else p.match(path) for p in self.include)
+            return found and not any(p.search(path) for p in self.exclude)
+        return any(p.match(path) for p in self.include) and not any(p.match(path) for p in self.exclude)
+
+
+def _unescape(text: str) -> str:
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m[1], m[1]), text, flags=re.DOTALL)
+
+
+def _strings(literal: str) -> list[str]:
+    """The strings of a JS literal array or string; :class:`Unreadable` if it holds anything else."""
+    body = literal.strip()
+    if body.startswith("[") and body.endswith("]"):
+        body = body[1:-1]
+    found = [_unescape(next(g for g in m.groups() if g is not None)) for m in _STRING.finditer(body)]
+    rest = re.sub(r"//[^\n]*|/\*.*?\*/", "", _STRING.sub("", body), flags=re.DOTALL)
+    if rest.replace(",", "").strip():
+        raise Unreadable(literal)
+    return found
+
+
+def _top_level(text: str) -> str:
+    """``text`` (an object's body) with its nested ``{…}`` blocks blanked: a key found then is the object's own."""
+    out, depth, i = [], 0, 0
+    while i < len(text):
+        string = _STRING.match(text, i)
+        if string:
+            out.append(string.group(0) if depth == 0 else "")
+            i = string.end()
+            continue
+        char = text[i]
+        depth += char == "{"
+        if depth == 0:
+            out.append(char)
+        depth -= char == "}" and depth > 0
+        i += 1
+    return "".join(out)
+
+
+def _block(text: str, key: str) -> str | None:
+    """The body of ``key: { … }`` (the first one), or None."""
+    start = re.search(rf"\b{key}\s*:\s*\{{", text)
+    if start is None:
+        return None
+    depth, i = 1, start.end()
+    while i < len(text) and depth:
+        string = _STRING.match(text, i)
+        if string:
+            i = string.end()
+            continue
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        i += 1
+    return text[start.end():i - 1]
+
+
+def _script_values(text: str, keys: tuple[str, ...]) -> dict[str, list[str]]:
+    """Literal values of ``keys`` in a config script's object text; :class:`Unreadable` when one is not literal."""
+    values: dict[str, list[str]] = {}
+    for key in keys:
+        found = re.search(rf"""(?:^|[\s,{{])['"]?{key}['"]?\s*:\s*""", text)
+        if found is None:
+            continue
+        rest = text[found.end():]
+        literal = re.match(r"""\[[^\]]*\]|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|/(?:[^/\\\n]|\\.)+/""", rest)
+        if literal is None:
+            raise Unreadable(key)
+        value = literal.group(0)
+        # A regex literal (``testRegex: /x/``) is its source.
+        values[key] = [value[1:-1]] if value.startswith("/") else _strings(value)
+    return values
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _jest_settings(project_dir: Path, package: dict[str, object]) -> tuple[dict[str, list[str]], str]:
+    """(literal settings, the config file) of a jest project."""
+    inline = package.get("jest")
+    if isinstance(inline, dict):
+        return _json_values(inline, "package.json"), ""
+    if inline is not None:
+        raise Unreadable("package.json")
+    if (project_dir / "jest.config.json").is_file():
+        try:
+            data = json.loads(_read(project_dir / "jest.config.json"))
+        except json.JSONDecodeError as exc:
+            raise Unreadable("jest.config.json") from exc
+        return _json_values(data if isinstance(data, dict) else {}, "jest.config.json"), ""
+    for name in _JEST_SCRIPTS:
+        text = _read(project_dir / name)
+        if text:
+            mentioned = any(re.search(rf"\b{key}\b", text) for key in _JEST_KEYS)
+            if mentioned and _DYNAMIC.search(text):
+                raise Unreadable(name)
+            try:
+                return _script_values(text, _JEST_KEYS), name
+            except Unreadable as exc:
+                raise Unreadable(name) from exc
+    return {}, ""
+
+
+def _json_values(data: dict[str, object], name: str) -> dict[str, list[str]]:
+    values: dict[str, list[str]] = {}
+    for key in _JEST_KEYS:
+        value = data.get(key)
+        if isinstance(value, str):
+            values[key] = [value]
+        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+            values[key] = [str(v) for v in value]
+        elif value is not None:
+            raise Unreadable(name)
+    if "projects" in data or "rootDir" in data:
+        raise Unreadable(name)
+    return values
+
+
+def _rooted(pattern: str, project_dir: Path) -> str:
+    return pattern.replace("<rootDir>", project_dir.as_posix())
+
+
+def jest_test_files(project_dir: Path, package: dict[str, object]) -> JsTestFiles:
+    try:
+        values, _ = _jest_settings(project_dir, package)
+        unread = ""
+    except Unreadable as exc:
+        values, unread = {}, str(exc)
+    try:
+        if "testRegex" in values:
+            include = tuple(re.compile(_rooted(r, project_dir)) for r in values["testRegex"])
+        else:
+            include = tuple(glob_regex(_rooted(g, project_dir)) for g in values.get("testMatch", JEST_MATCH))
+        ignore = tuple(re.compile(_rooted(r, project_dir)) for r in values.get("testPathIgnorePatterns",
+                                                                               ["/node_modules/"]))
+    except re.error:
+        include = tuple(glob_regex(g) for g in JEST_MATCH)
+        ignore, unread = (re.compile("/node_modules/"),), unread or "a pattern in the jest config"
+    roots = tuple(_rooted(r, project_dir).removeprefix(project_dir.as_posix()).strip("/")
+                  for r in values.get("roots", ()))
+    return JsTestFiles(project_dir, include, ignore, absolute=True, include_search="testRegex" in values,
+                       roots=roots, unread=unread)
+
+
+def vitest_test_files(project_dir: Path) -> JsTestFiles:
+    values: dict[str, list[str]] = {}
+    unread = ""
+    for name in _VITEST_SCRIPTS:
+        text = _read(project_dir / name)
+        if not text:
+            continue
+        block = _block(text, "test")
+        if block is None:
+            break
+        own = _top_level(block)
+        # ``[...configDefaults.exclude, 'x']`` is the common way to add to the defaults: read as such.
+        defaults = _DEFAULT_SPREAD.search(own) is not None
+        own = _DEFAULT_SPREAD.sub("", own)
+        if re.search(r"\b(?:include|exclude)\b", own) and _DYNAMIC.search(own):
+            unread = name
+            break
+        try:
+            values = _script_values(own, ("include", "exclude"))
+        except Unreadable:
+            unread = name
+            break
+        if defaults:
+            values["exclude"] = [*VITEST_EXCLUDE, *values.get("exclude", [])]
+        break
+    include = tuple(glob_regex(g.removeprefix("./")) for g in values.get("include", VITEST_INCLUDE))
+    exclude = tuple(glob_regex(g.removeprefix("./")) for g in values.get("exclude", VITEST_EXCLUDE))
+    return JsTestFiles(project_dir, include, exclude, absolute=False, unread=unread)
