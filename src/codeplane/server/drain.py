@@ -133,7 +133,7 @@ class DrainGate:
             if call_id is not False:
                 await _refuse(send, call_id)
                 return
-            receive = _replay(body, receive)
+            receive = replay_body(body, receive)
         self._drain._posts += 1
         try:
             await self._app(scope, receive, send)
@@ -186,7 +186,8 @@ async def _refuse(send: Send, request_id: Any) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
+def replay_body(body: bytes, receive: Receive) -> Receive:
+    """``receive`` with a request body already read handed out first (the app downstream reads it again)."""
     delivered = False
 
     async def replay() -> Message:

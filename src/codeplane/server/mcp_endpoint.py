@@ -27,7 +27,7 @@ from codeplane import __version__
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.server.answers import error_text, text_of
 from codeplane.server.dispatch import REQUEST_ID_META_KEY, dispatch, new_request_id
-from codeplane.server.drain import Drain, shutting_down_error
+from codeplane.server.drain import Drain, replay_body, shutting_down_error
 from codeplane.server.schema import input_schema, list_tools
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolRegistry
@@ -217,7 +217,7 @@ class McpFastPath:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        replay = _replay(body, receive)
+        replay = replay_body(body, receive)
         if (b"progressToken" in body or any(name in body for name in self._streaming_tools)
                 or self._manager._task_group is None):  # the SDK's own "not running" guard answers that case
             await self._manager.asgi_app(scope, replay, send)
@@ -276,16 +276,3 @@ def _typed_413(send: Send, limit: int) -> Send:
         await send(message)
 
     return typed
-
-
-def _replay(body: bytes, receive: Receive) -> Receive:
-    delivered = False
-
-    async def replay() -> Message:
-        nonlocal delivered
-        if not delivered:
-            delivered = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replay
