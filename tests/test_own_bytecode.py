@@ -97,6 +97,9 @@ def test_a_cpl_process_leaves_its_modules_compiled_in_the_environment() -> None:
     source = os.path.abspath(staged.__file__)
     cached = cache_root() / os.path.dirname(source).lstrip(os.sep) / f"staged.{TAG}.pyc"
     cached.unlink(missing_ok=True)  # the next cpl process compiles it again, as it would anyway
+    # A .pyc beside the source (this test process, which may write bytecode, imported the module) is read first and
+    # spares the compile: remove it too, or the run depends on which test imported staged.py before this one.
+    Path(importlib.util.cache_from_source(source)).unlink(missing_ok=True)
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("PYTHONPYCACHEPREFIX", None)
     subprocess.run([sys.executable, "-c", "import codeplane.cli, codeplane.server.staged"], env=env, check=True)
