@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from codeplane.index.facts_api import FileChange
 from codeplane.index.structural.contexts import ID_SPACE, context_ids
-from codeplane.index.structural.indexer import StructuralIndexer
+from tests.test_structural_contexts_incremental import _apply, _fresh
 
 BASE = {
     "pyproject.toml": "[project]\nname = 'top'\n",
@@ -22,22 +21,6 @@ BASE = {
     "lib/z.py": "def solo():\n    return 1\n",
 }
 EXAMPLES = tuple(p for p in BASE if p.startswith("examples/"))
-
-
-def _apply(conn: sqlite3.Connection, indexer: StructuralIndexer, epoch: int, files: dict[str, str],
-           deleted: tuple[str, ...] = ()) -> None:
-    changes = [FileChange(p, None, t, f"sha-{p}-{hash(t)}") for p, t in sorted(files.items())]
-    changes += [FileChange(p, None, None, "", deleted=True) for p in deleted]
-    conn.execute("BEGIN IMMEDIATE")
-    indexer.apply(conn, changes, epoch)
-    conn.execute("COMMIT")
-
-
-def _fresh() -> tuple[sqlite3.Connection, StructuralIndexer]:
-    conn = sqlite3.connect(":memory:", isolation_level=None)
-    indexer = StructuralIndexer(workers=1)
-    indexer.create_schema(conn)
-    return conn, indexer
 
 
 def _ids(conn: sqlite3.Connection) -> list[tuple[str, str, int]]:
