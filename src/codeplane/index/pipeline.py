@@ -28,6 +28,7 @@ from codeplane.index import progress as build_progress
 from codeplane.index import walk_apart
 from codeplane.index.artifact_restat import STAT_REFERENCE_KEY
 from codeplane.index.epochs import (
+    CHUNK,
     EpochPublisher,
     EpochSummary,
     Extras,
@@ -314,10 +315,21 @@ class IndexPipeline:
         with self.lock, span("index.refresh", paths=len(paths)):
             started = monotonic()
             scope = sorted(set(paths))
-            disk = walk_paths(self.root, scope, self.rules)
-            changes = diff(self.root, self.store.records_for(scope), disk, max_bytes=self.config.max_file_bytes,
-                           trust_stat=False)
-            return self._finish(changes, reason, started, full=False, progress=None)
+            # A checkout's thousand files take seconds on a big tree: ``/status`` and a query waiting for them say
+            # how far it is. A write's or an editor's few paths take milliseconds and are not recorded.
+            tracker = build_progress.begin_refresh(self.root, reason) if len(scope) >= CHUNK else None
+            try:
+                disk = walk_paths(self.root, scope, self.rules)
+                changes = diff(self.root, self.store.records_for(scope), disk,
+                               max_bytes=self.config.max_file_bytes, trust_stat=False)
+                work = len(changes.upserts) + len(changes.renamed)
+                if tracker is not None and work:
+                    tracker.update(0, work)
+                return self._finish(changes, reason, started, full=False,
+                                    progress=None if tracker is None else tracker.update)
+            finally:
+                if tracker is not None:
+                    build_progress.end_refresh(self.root, tracker)
 
     def _finish(self, changes: ChangeSet, reason: str, started: float, *, full: bool,
                 progress: ProgressFn | None) -> ReconcileReport:

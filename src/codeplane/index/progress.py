@@ -3,8 +3,11 @@
 A cold index takes seconds on a mid-size repository and minutes on a monorepo, and before it is published the
 server is not ready. The pipeline records where its running full reconcile is (``scanning`` the tree,
 ``indexing`` files chunk by chunk, ``finishing``: linking, indexes, the Tantivy commit); ``/status`` (also while
-the server is still booting) and ``cpl up``'s terminal line read it by repository root. Nothing is recorded for
-small refreshes (a write tool's or the watcher's), which take milliseconds.
+the server is still booting) and ``cpl up``'s terminal line read it by repository root. A big refresh of paths (a
+checkout or a stash the watcher saw: a thousand files take seconds on a big tree) is recorded apart
+(:func:`begin_refresh`): ``/status`` shows it when no full reconcile runs, and a query that times out waiting for
+it says how far it is; it is never taken for the first build that ``cpl up`` follows. Nothing is recorded for small
+refreshes (a write tool's, an editor's save), which take milliseconds.
 """
 
 from __future__ import annotations
@@ -57,6 +60,8 @@ class ProgressSnapshot:
 
 _lock = threading.Lock()
 _active: dict[str, BuildProgress] = {}
+#: Big refreshes of paths under way, by repository root (never a full reconcile: ``current`` does not see them).
+_refreshing: dict[str, BuildProgress] = {}
 #: Whether the last full reconcile of each repository ended by publishing (False: it failed or was stopped), and
 #: which it was (its serial) with its last counts.
 _finished: dict[str, tuple[bool, ProgressSnapshot]] = {}
@@ -98,7 +103,28 @@ def current(root: Path | str) -> ProgressSnapshot | None:
     return None if progress is None else progress.snapshot()
 
 
+def begin_refresh(root: Path, reason: str) -> BuildProgress:
+    """Record a big refresh of paths (phase ``indexing`` from the start: there is no tree to scan)."""
+    progress = BuildProgress(reason, phase="indexing")
+    with _lock:
+        _refreshing[str(root)] = progress
+    return progress
+
+
+def end_refresh(root: Path, progress: BuildProgress) -> None:
+    with _lock:
+        if _refreshing.get(str(root)) is progress:
+            del _refreshing[str(root)]
+
+
+def refreshing(root: Path | str) -> ProgressSnapshot | None:
+    """The big refresh of paths under way in the repository at ``root``, or ``None``."""
+    with _lock:
+        progress = _refreshing.get(str(root))
+    return None if progress is None else progress.snapshot()
+
+
 def status(root: Path | str) -> dict[str, object] | None:
-    """:func:`current` as the ``progress`` object of ``/status``."""
-    snapshot = current(root)
+    """The ``progress`` object of ``/status``: the running full reconcile's, else a big refresh's."""
+    snapshot = current(root) or refreshing(root)
     return None if snapshot is None else snapshot.as_dict()

@@ -483,7 +483,15 @@ class IndexService:
                 message += f" ({progress.files_done:,} of {progress.files_total:,} files, {progress.phase})"
             raise CodePlaneError(ErrorCode.INDEX_NOT_READY, message, details={
                 "state": self.state, "wait_sec": wait, "progress": build_progress.status(self.root)})
-        self._pending.wait_until_fresh(concerns, wait)
+        try:
+            self._pending.wait_until_fresh(concerns, wait)
+        except CodePlaneError as exc:  # 3005: a checkout's refresh under way says how far it is
+            refresh = build_progress.refreshing(self.root)
+            if refresh is not None and refresh.files_total:
+                exc.message += (f" (reindexing {refresh.files_done:,} of {refresh.files_total:,} changed files, "
+                                f"{refresh.reason})")
+                exc.details["progress"] = refresh.as_dict()
+            raise
 
     @contextmanager
     def read_connection(self) -> Iterator[sqlite3.Connection]:
