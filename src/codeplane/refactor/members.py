@@ -232,6 +232,12 @@ def runtime_stem(path: str) -> str:
     return next((path[:-len(s)] for s in _RUNTIME_SUFFIXES if path.endswith(s)), "")
 
 
+def apart_in_php(one: Def, other: Def) -> bool:
+    """PHP keeps a class's constants, properties and methods in separate namespaces: ``const LIMIT`` and
+    ``static $LIMIT`` share a name (and a qualified name) but are two symbols, never one family."""
+    return one.language == "php" and one.kind != other.kind
+
+
 def member_family(graph: ClassGraph, target: Def) -> MemberFamily | None:
     """The family of ``target`` if it is a class member, else ``None``."""
     owner = graph.reader.get_def(target.parent_uid) if target.parent_uid else None
@@ -245,7 +251,7 @@ def member_family(graph: ClassGraph, target: Def) -> MemberFamily | None:
         for runtime in graph.reader.defs_named(owner.name, _LIMIT):
             if runtime.kind in _CLASS_KINDS and not is_stub(runtime.path) and runtime_stem(runtime.path) == stem:
                 classes.update({c.def_uid: c for c in graph.descendants(runtime)})
-    named = list(graph.reader.defs_named(target.name, _LIMIT))
+    named = [d for d in graph.reader.defs_named(target.name, _LIMIT) if not apart_in_php(d, target)]
     # A stub (``.pyi``, ``.d.ts``) describes a runtime class elsewhere: a stub class named like a family class is
     # the family's type description (renamed with it), and other stub classes are not runtime twins.
     family_names = {c.name for c in classes.values()}

@@ -29,7 +29,14 @@ from codeplane.refactor.jsreexports import aliased_on_the_way
 from codeplane.refactor.jsshorthand import REQUIRE_KEY
 from codeplane.refactor.jsstatements import fragment
 from codeplane.refactor.lexical import syntax_root
-from codeplane.refactor.members import ClassGraph, MemberFamily, classify_member_ref, is_stub, member_family
+from codeplane.refactor.members import (
+    ClassGraph,
+    MemberFamily,
+    apart_in_php,
+    classify_member_ref,
+    is_stub,
+    member_family,
+)
 from codeplane.refactor.models import Certainty
 from codeplane.refactor.modreceivers import receiver_module
 from codeplane.refactor.pyfields import constructor_keywords
@@ -274,7 +281,8 @@ def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name
     out.add(_def_site(target, new_name, "definition"), "high", target.scope_id)
     family = member_family(graph, target)
     siblings = [d for d in reader.defs_named(target.name, _LIMIT) if stub_base(d.path) == stub_base(target.path)
-                and d.qualified_name == target.qualified_name and d.def_uid != target.def_uid]
+                and d.qualified_name == target.qualified_name and d.def_uid != target.def_uid
+                and not apart_in_php(d, target)]
     owners = [target, *siblings] + [d for d in (family.overrides if family else []) if d not in siblings]
     owners += _same_type(reader, target, owners)
     for d in owners[1:]:

@@ -42,8 +42,10 @@ from codeplane.index.structural.classlink import ClassLinker, Updates, Value
 from codeplane.index.structural.store import BatchEffect
 
 _TYPES = frozenset({"class", "interface", "trait", "enum"})
-_DATA = frozenset({"field", "constant"})
-_STATIC = frozenset({"field"})
+#: PHP keeps a class's constants and its properties apart (``K::N`` and ``K::$n``/``$x->n`` may name different members
+#: of one class), so an access links only to the kind its form names.
+_CONSTANTS = frozenset({"constant"})
+_PROPERTIES = frozenset({"field"})
 _METHODS = frozenset({"method"})
 
 _THROWABLE = "__toString getCode getFile getLine getMessage getPrevious getTrace getTraceAsString"
@@ -220,8 +222,9 @@ class PhpNames(ClassLinker):
     def member(self, file_id: int, ref: Ref, receiver: Value | None) -> str | None:
         shape = ref.shape or ""
         data = shape.endswith("$")  # a property or constant, not a call
-        kinds = _STATIC if shape.endswith("$$") else _DATA  # ``K::$n`` is a property, never a constant
-        if shape.rstrip("$") in ("this.", "self::", "static::", "parent::"):
+        # ``K::$n`` a static property, ``K::N`` a constant, ``$x->n`` a property
+        kinds = _PROPERTIES if shape.endswith("$$") or "::" not in shape else _CONSTANTS
+        if shape.rstrip("$") in ("this.", "this::", "self::", "static::", "parent::"):
             around = [self.body(file_id, s) for s, kind in self.facts.chain(file_id, ref.scope) if kind == "class"]
             if not around or around[0] is None:
                 return None

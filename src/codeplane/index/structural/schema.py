@@ -100,7 +100,8 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #:     asserted in place (``T{...}.M()``, ``new(T).M()``, ``x.(T).M()``) has the shape ``lit:T`` and links to ``T.M``;
 #:     a member promoted from an embedded field (``b.Area()``) links.
 #: 51: context ids derived from (family, root) (``contexts.context_ids``), not autoincrement.
-SCHEMA_VERSION = 51
+#: 52: PHP ``K::N`` links only to constants and ``$x->n`` only to properties (``$x::N`` has the shape ``expr::$``).
+SCHEMA_VERSION = 52
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

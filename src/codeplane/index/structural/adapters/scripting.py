@@ -172,7 +172,8 @@ _CALLS = frozenset({"member_call_expression", "scoped_call_expression", "nullsaf
 
 def php_path_shape(receiver: Node) -> str | None:
     """``$this->m()`` ``this.``, ``self::m()`` ``self::``, ``C::m()`` ``class::``, ``$x->m()`` ``expr.``; a property
-    or constant access (not a call) has the same shape plus ``$``, a static property (``C::$n``) plus ``$$``."""
+    or constant access (not a call) has the same shape plus ``$``, a static property (``C::$n``) plus ``$$``; a
+    constant through an object (``$x::N``, ``$this::N``) has ``expr::$``/``this::$``."""
     text = _text(receiver)
     if receiver.type in ("name", "qualified_name", "relative_name"):
         shape = "class::"
@@ -181,6 +182,8 @@ def php_path_shape(receiver: Node) -> str | None:
     else:
         shape = "this." if text == "$this" else "expr."
     holder = receiver.parent
+    if holder is not None and holder.type == "class_constant_access_expression" and shape.endswith("."):
+        shape = shape[:-1] + "::"  # ``$x::N``: a constant through an object's class, not a property
     if holder is not None and holder.type == "scoped_property_access_expression":
         return shape + "$$"  # a static property: PHP keeps it apart from a class constant of the same name
     return shape if holder is not None and holder.type in _CALLS else shape + "$"

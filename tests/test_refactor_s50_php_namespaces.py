@@ -1,0 +1,68 @@
+"""PHP keeps a class's constants, properties and methods apart: ``const LIMIT``, ``static $LIMIT`` and
+``function limit()`` may share a class and a name. Renaming one renamed the others (a constant's rename rewrote
+the property's declaration as a "partial" and its ``self::$LIMIT`` uses as certain). Through the real server; the
+renamed file is run with ``php`` when installed."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.builders import call, make_repo, mcp_client, running_server
+
+pytestmark = pytest.mark.anyio
+
+CLASS = """<?php
+class A {
+    const LIMIT = 1;
+    public static $LIMIT = 2;
+    public $size = 3;
+    public function size() { return 4; }
+    public function f() {
+        return self::LIMIT + self::$LIMIT + $this->size + $this->size();
+    }
+}
+$a = new A();
+echo A::LIMIT, A::$LIMIT, $a->size, $a->size(), $a::LIMIT, "\\n";
+"""
+
+
+def _applied(preview: dict[str, Any]) -> set[tuple[int, int]]:
+    return {(e["line"], e["column"]) for e in preview["edits"] if e["certainty"] != "low"}
+
+
+def _run_php(root: Path) -> str | None:
+    if shutil.which("php") is None:
+        return None
+    ran = subprocess.run(["php", "a.php"], cwd=root, capture_output=True, text=True, timeout=60, check=False)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    return ran.stdout
+
+
+async def test_a_constant_a_static_property_and_a_method_of_one_name_rename_apart(tmp_path: Path) -> None:
+    with running_server(make_repo(tmp_path / "repo", {"a.php": CLASS})) as server:
+        async with mcp_client(server) as client:
+            constant = await call(client, "refactor_rename", {"path": "a.php", "line": 3, "column": 11,
+                                                              "new_name": "MAX"})
+            # the declaration, self::LIMIT, A::LIMIT and $a::LIMIT; never the property's declaration or uses
+            assert _applied(constant) == {(3, 11), (8, 22), (12, 9), (12, 53)}, constant["edits"]
+            prop = await call(client, "refactor_rename", {"path": "a.php", "line": 4, "column": 20,
+                                                          "new_name": "max"})
+            assert _applied(prop) == {(4, 20), (8, 37), (12, 20)}, prop["edits"]
+            method = await call(client, "refactor_rename", {"path": "a.php", "line": 6, "column": 21,
+                                                            "new_name": "count"})
+            assert _applied(method) == {(6, 21), (8, 66), (12, 41)}, method["edits"]
+            field = await call(client, "refactor_rename", {"path": "a.php", "line": 5, "column": 13,
+                                                           "new_name": "count"})
+            assert _applied(field) == {(5, 13), (8, 52), (12, 31)}, field["edits"]
+            applied = await call(client, "refactor_apply", {"refactor_id": constant["refactor_id"]})
+            assert applied["applied_edits"] == 4, applied
+    text = (server.root / "a.php").read_text()
+    assert "const MAX = 1;" in text and "public static $LIMIT = 2;" in text
+    assert "self::MAX + self::$LIMIT" in text and "A::MAX, A::$LIMIT" in text and "$a::MAX" in text
+    said = _run_php(server.root)
+    assert said in (None, "12341\n")
