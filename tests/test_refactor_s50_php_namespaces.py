@@ -66,3 +66,52 @@ async def test_a_constant_a_static_property_and_a_method_of_one_name_rename_apar
     assert "self::MAX + self::$LIMIT" in text and "A::MAX, A::$LIMIT" in text and "$a::MAX" in text
     said = _run_php(server.root)
     assert said in (None, "12341\n")
+
+
+JAVA = {
+    "A.java": "public class A {\n    int size = 3;\n    int size() { return size; }\n"
+              "    int twice() { return size() + this.size; }\n}\n",
+    "B.java": "public class B {\n    int use(A a) { return a.size() + a.size; }\n}\n",
+}
+RUST = {
+    "Cargo.toml": '[package]\nname = "ns"\nversion = "0.1.0"\nedition = "2021"\n',
+    "src/lib.rs": "pub struct S { pub len: usize }\nimpl S {\n    pub fn len(&self) -> usize { self.len }\n}\n"
+                  "pub fn both(s: &S) -> usize { s.len() + s.len }\n",
+}
+
+
+async def test_a_java_field_and_method_of_one_name_rename_apart(tmp_path: Path) -> None:
+    # Renaming the field ``size`` renamed the method ``size()`` as its "overload" too: seven certain edits.
+    with running_server(make_repo(tmp_path / "repo", JAVA)) as server:
+        async with mcp_client(server) as client:
+            field = await call(client, "refactor_rename", {"path": "A.java", "line": 2, "column": 9,
+                                                           "new_name": "count"})
+            assert {(e["path"], e["line"], e["column"]) for e in field["edits"] if e["certainty"] == "high"} == {
+                ("A.java", 2, 9), ("A.java", 3, 25), ("A.java", 4, 40), ("B.java", 2, 40)}, field["edits"]
+            method = await call(client, "refactor_rename", {"path": "A.java", "line": 3, "column": 9,
+                                                            "new_name": "count"})
+            assert {(e["path"], e["line"], e["column"]) for e in method["edits"] if e["certainty"] == "high"} == {
+                ("A.java", 3, 9), ("A.java", 4, 26), ("B.java", 2, 29)}, method["edits"]
+            applied = await call(client, "refactor_apply", {"refactor_id": field["refactor_id"]})
+            assert applied["applied_edits"] == 4, applied
+    assert (server.root / "A.java").read_text() == (
+        "public class A {\n    int count = 3;\n    int size() { return count; }\n"
+        "    int twice() { return size() + this.count; }\n}\n")
+    if shutil.which("javac"):
+        ran = subprocess.run(["javac", "A.java", "B.java"], cwd=server.root, capture_output=True, text=True,
+                             timeout=120, check=False)
+        assert ran.returncode == 0, ran.stderr
+
+
+async def test_a_rust_field_and_method_of_one_name_never_rename_each_others_declaration(tmp_path: Path) -> None:
+    with running_server(make_repo(tmp_path / "repo", RUST)) as server:
+        async with mcp_client(server) as client:
+            field = await call(client, "refactor_rename", {"path": "src/lib.rs", "line": 1, "column": 21,
+                                                           "new_name": "count"})
+            method = await call(client, "refactor_rename", {"path": "src/lib.rs", "line": 3, "column": 12,
+                                                            "new_name": "count"})
+    # each declaration is certain only for its own rename; the other is proposed low, never applied by default
+    high = {(e["line"], e["column"]) for e in field["edits"] if e["certainty"] == "high"}
+    assert (1, 20) in high and (3, 12) not in high, field["edits"]
+    high = {(e["line"], e["column"]) for e in method["edits"] if e["certainty"] == "high"}
+    assert (3, 12) in high and (1, 20) not in high, method["edits"]

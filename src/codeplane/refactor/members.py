@@ -232,10 +232,16 @@ def runtime_stem(path: str) -> str:
     return next((path[:-len(s)] for s in _RUNTIME_SUFFIXES if path.endswith(s)), "")
 
 
-def apart_in_php(one: Def, other: Def) -> bool:
-    """PHP keeps a class's constants, properties and methods in separate namespaces: ``const LIMIT`` and
-    ``static $LIMIT`` share a name (and a qualified name) but are two symbols, never one family."""
-    return one.language == "php" and one.kind != other.kind
+#: Families (``Def.language``) whose classes keep members of different kinds in separate namespaces: a Java or
+#: Kotlin field and a method ``size``/``size()``, a Rust field and a method ``len``/``len()``, a PHP ``const LIMIT``
+#: and ``static $LIMIT`` share a name (and a qualified name) but are two symbols. (C#, C++, Go and Scala refuse
+#: such a pair; in Python and JavaScript the later one replaces the earlier: one name.)
+_KINDS_APART = frozenset({"jvm", "php", "rust"})
+
+
+def apart_by_kind(one: Def, other: Def) -> bool:
+    """Whether ``one`` and ``other``, of one name, are two symbols because their kinds live apart."""
+    return one.kind != other.kind and one.language in _KINDS_APART and other.language == one.language
 
 
 def member_family(graph: ClassGraph, target: Def) -> MemberFamily | None:
@@ -251,7 +257,7 @@ def member_family(graph: ClassGraph, target: Def) -> MemberFamily | None:
         for runtime in graph.reader.defs_named(owner.name, _LIMIT):
             if runtime.kind in _CLASS_KINDS and not is_stub(runtime.path) and runtime_stem(runtime.path) == stem:
                 classes.update({c.def_uid: c for c in graph.descendants(runtime)})
-    named = [d for d in graph.reader.defs_named(target.name, _LIMIT) if not apart_in_php(d, target)]
+    named = [d for d in graph.reader.defs_named(target.name, _LIMIT) if not apart_by_kind(d, target)]
     # A stub (``.pyi``, ``.d.ts``) describes a runtime class elsewhere: a stub class named like a family class is
     # the family's type description (renamed with it), and other stub classes are not runtime twins.
     family_names = {c.name for c in classes.values()}

@@ -32,7 +32,7 @@ from codeplane.refactor.lexical import syntax_root
 from codeplane.refactor.members import (
     ClassGraph,
     MemberFamily,
-    apart_in_php,
+    apart_by_kind,
     classify_member_ref,
     is_stub,
     member_family,
@@ -282,7 +282,7 @@ def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name
     family = member_family(graph, target)
     siblings = [d for d in reader.defs_named(target.name, _LIMIT) if stub_base(d.path) == stub_base(target.path)
                 and d.qualified_name == target.qualified_name and d.def_uid != target.def_uid
-                and not apart_in_php(d, target)]
+                and not apart_by_kind(d, target)]
     owners = [target, *siblings] + [d for d in (family.overrides if family else []) if d not in siblings]
     owners += _same_type(reader, target, owners)
     for d in owners[1:]:
