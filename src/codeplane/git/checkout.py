@@ -21,7 +21,7 @@ from codeplane.git._session import error_code
 from codeplane.git._workdir import checkout_index, checkout_tree, tree_delta_paths
 from codeplane.git.branches import check_branch_name
 from codeplane.git.filters import refuse_filtered
-from codeplane.git.gitlinks import dropped_submodules, kept_submodules
+from codeplane.git.gitlinks import dropped_submodules, kept_submodules, returning_submodules
 from codeplane.git.pathspecs import check_ref, shown, under
 from codeplane.git.revisions import head_commit, resolve_commit
 
@@ -129,8 +129,9 @@ def collisions(repo: pygit2.Repository, target: SwitchTarget) -> list[str]:
                       callbacks=callbacks)
     except pygit2.GitError:
         pass  # the dry run reports collisions by failing after notifying them
-    # A submodule the target drops is kept as it is (:mod:`codeplane.git.gitlinks`): its changes collide with nothing.
-    kept = dropped_submodules(repo, target.commit.tree)
+    # A submodule the target drops is kept as it is, and one it brings back over the directory git left gets that
+    # directory again (:mod:`codeplane.git.gitlinks`): their files collide with nothing.
+    kept = dropped_submodules(repo, target.commit.tree) + returning_submodules(repo, target.commit.tree)
     return sorted(shown(p) for p in set(callbacks.paths) if not (kept and under(p, kept)))
 
 

@@ -15,7 +15,8 @@ fails before the commit leaves the operation in progress with its changes staged
 conflicts, the hook's output in ``hooks``), as git does: fix and ``git_commit``, or ``git_reset`` hard.
 A merge that moves HEAD sets ORIG_HEAD to where HEAD was, as git's does; ``commit.gpgsign`` refuses the operations
 that would create a commit (``git/signing.py``), and a file with a filter driver refuses them all
-(``git/filters.py``).
+(``git/filters.py``). In a sparse checkout the cone is kept as git keeps it (``git/sparse.py``), and a submodule
+the result drops keeps its directory, untracked, with a warning (``git/gitlinks.py``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git._workdir import checkout_tree, path_as_in, settling, tree_delta_paths
 from codeplane.git.conflicts import RepoState, conflicts_comment, git_style_labels, read_conflicts, repo_state
 from codeplane.git.filters import refuse_filtered
-from codeplane.git.gitlinks import kept_submodules
+from codeplane.git.gitlinks import is_submodule, kept_submodules, warning
 from codeplane.git.hooks import HookRun, run_hook
 from codeplane.git.messages import edit_message
 from codeplane.git.models import Conflict, WriteResult
@@ -47,6 +48,7 @@ from codeplane.git.revisions import (
     write_orig_head,
 )
 from codeplane.git.signing import refuse_signing
+from codeplane.git.sparse import keeping_cone, refuse_outside
 from codeplane.git.status import dirty_paths
 
 Favor = Literal["normal", "ours", "theirs", "union"]
@@ -69,6 +71,8 @@ class MergeResult(WriteResult):
     hooks: list[HookRun] = []
     #: action=abort: the operation in progress was abandoned.
     aborted: bool = False
+    #: What git warns about: submodule directories the result drops, left in place.
+    warnings: list[str] = []
 
 
 def require_clean_index(repo: pygit2.Repository, what: str, *, in_rebase: bool = False) -> dict[str, int]:
@@ -116,7 +120,8 @@ def abort(repo: pygit2.Repository) -> list[str]:
     for delta in head.tree.diff_to_index(index).deltas:
         touched.update((delta.old_file.path, delta.new_file.path))
     root = Path(repo.workdir)
-    with settling(repo, touched):
+    # A clean change outside a sparse checkout's cone is in the index only: put back there only, as git's abort.
+    with settling(repo, touched), keeping_cone(repo):
         for path in sorted(touched):
             if index.conflicts is not None and path in index.conflicts:
                 del index.conflicts[path]
@@ -127,21 +132,29 @@ def abort(repo: pygit2.Repository) -> list[str]:
     return sorted(shown(p) for p in touched)
 
 
-def refuse_collisions(repo: pygit2.Repository, head: pygit2.Commit, merged: pygit2.Index,
-                      dirty: dict[str, int], what: str) -> None:
-    """8004 if the in-memory result touches a path with local changes or an untracked file."""
-    touched = {d.new_file.path for d in head.tree.diff_to_index(merged).deltas}
-    touched |= {d.old_file.path for d in head.tree.diff_to_index(merged).deltas}
+def touched_paths(head: pygit2.Commit, merged: pygit2.Index) -> set[str]:
+    """The paths an in-memory result changes from HEAD, its conflicts included."""
+    touched: set[str] = set()
+    for delta in head.tree.diff_to_index(merged).deltas:
+        touched.update((delta.old_file.path, delta.new_file.path))
     if merged.conflicts is not None:
         for ancestor, ours, theirs in merged.conflicts:
             entry = ours or theirs or ancestor
             if entry is not None:
                 touched.add(entry.path)
-    blocked = sorted(shown(p) for p in touched if p in dirty)
+    return touched
+
+
+def refuse_collisions(repo: pygit2.Repository, head: pygit2.Commit, merged: pygit2.Index,
+                      dirty: dict[str, int], what: str) -> set[str]:
+    """8004 if the in-memory result touches a path with local changes or an untracked file; the paths it touches."""
+    touched = touched_paths(head, merged)
+    blocked = sorted(shown(p) for p in touched if p in dirty and not is_submodule(repo, p))
     if blocked:
         raise CodePlaneError(ErrorCode.GIT_DIRTY_WORKTREE,
                              f"local changes would be overwritten by the {what}; commit or stash them first",
                              details={"paths": blocked[:200], "count": len(blocked)})
+    return touched
 
 
 def _default_message(repo: pygit2.Repository, ref: str) -> str:
@@ -175,7 +188,9 @@ def _ran(hook: HookRun) -> list[HookRun]:
 
 def merge(repo: pygit2.Repository, ref: str, *, message: str | None = None, no_ff: bool = False,
           ff_only: bool = False, favor: Favor = "normal", hook_timeout_s: float = 300.0,
-          allow_unrelated: bool = False) -> MergeResult:
+          allow_unrelated: bool = False, label_by_id: bool = False) -> MergeResult:
+    """Merge ``ref`` into HEAD. ``label_by_id``: conflict markers name the commit's full id, as ``git pull`` writes
+    them (``git merge`` writes the name given)."""
     dirty = require_clean_index(repo, "merge")
     theirs = resolve_commit(repo, ref)
     head = head_commit(repo)
@@ -184,12 +199,15 @@ def merge(repo: pygit2.Repository, ref: str, *, message: str | None = None, no_f
         return MergeResult(operation="merge", success=True, up_to_date=True, commit=str(head.id) if head else None)
     refuse_filtered(repo, tree_delta_paths(head.tree if head is not None else empty_tree(repo), theirs.tree), "merge")
     if analysis & MergeAnalysis.FASTFORWARD and not no_ff:
+        touched: set[str] = set()
         if head is not None:
             merged = pygit2.Index()
             merged.read_tree(theirs.tree)
-            refuse_collisions(repo, head, merged, dirty, "merge")
+            touched = refuse_collisions(repo, head, merged, dirty, "merge")
+            refuse_outside(repo, "the merge", "git merge", touched)
             write_orig_head(repo, head.id)
-        with kept_submodules(repo, theirs.tree):  # a submodule the target drops stays, as git leaves it
+        # A submodule the target drops stays, as git leaves it.
+        with keeping_cone(repo, touched), kept_submodules(repo, theirs.tree) as kept:
             checkout_tree(repo, theirs.tree, CheckoutStrategy.SAFE)
         branch = head_branch(repo)
         if branch is None:
@@ -197,7 +215,8 @@ def merge(repo: pygit2.Repository, ref: str, *, message: str | None = None, no_f
         else:
             repo.create_reference(branch, theirs.id, force=True, message=f"merge {ref}: Fast-forward")
         return MergeResult(operation="merge", success=True, fastforward=True, commit=str(theirs.id),
-                           hooks=_ran(run_hook(repo, "post-merge", ("0",), timeout_s=hook_timeout_s)))
+                           hooks=_ran(run_hook(repo, "post-merge", ("0",), timeout_s=hook_timeout_s)),
+                           warnings=[warning(p) for p in kept])
     if ff_only:
         raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"cannot fast-forward to {ref!r}: histories diverged",
                              details={"ref": ref})
@@ -208,29 +227,39 @@ def merge(repo: pygit2.Repository, ref: str, *, message: str | None = None, no_f
                              "commit with HEAD); pass allow_unrelated to merge them anyway", details={"ref": ref})
     ancestor = repo[base].peel(pygit2.Tree) if base is not None else repo[repo.TreeBuilder().write()]
     refuse_signing(repo, "merge (it would create a merge commit)")
-    refuse_collisions(repo, head, repo.merge_trees(ancestor, head.tree, theirs.tree, favor=_FAVOR[favor]),
-                      dirty, "merge")
+    preview = repo.merge_trees(ancestor, head.tree, theirs.tree, favor=_FAVOR[favor])
+    touched = refuse_collisions(repo, head, preview, dirty, "merge")
+    refuse_outside(repo, "the merge", "git merge", touched)
     write_orig_head(repo, head.id)
-    with settling(repo, tree_delta_paths(head.tree, theirs.tree)):
-        repo.merge(_labelled(repo, ref, theirs), favor=_FAVOR[favor])
+    # libgit2 keeps the gitlink of a submodule the result drops when its directory is not empty: moved aside, the
+    # gitlink goes as in git's merge, and the directory comes back untracked.
+    with settling(repo, tree_delta_paths(head.tree, theirs.tree)), keeping_cone(repo, touched), \
+            kept_submodules(repo, preview) as kept:
+        repo.merge(theirs.id if label_by_id else _labelled(repo, ref, theirs), favor=_FAVOR[favor])
+    warnings = [warning(p) for p in kept]
     text = message if message else _default_message(repo, ref)
     conflicts = read_conflicts(repo.index)
-    (Path(repo.path) / "MERGE_MSG").write_text(text + conflicts_comment(conflicts), encoding="utf-8")
+    # As git's MERGE_MSG: the message, a blank line, the conflicts comment (a pull's message has no final newline).
+    body = text if text.endswith("\n") or not conflicts else text + "\n"
+    (Path(repo.path) / "MERGE_MSG").write_text(body + conflicts_comment(conflicts), encoding="utf-8")
     if conflicts:
         return MergeResult(operation="merge", success=False, conflicts=conflicts, state=repo_state(repo),
-                           message=text)
+                           message=text, warnings=warnings)
     hooks = _ran(run_hook(repo, "pre-merge-commit", timeout_s=hook_timeout_s))
     if hooks and not hooks[0].passed:
-        return MergeResult(operation="merge", success=False, state=repo_state(repo), message=text, hooks=hooks)
+        return MergeResult(operation="merge", success=False, state=repo_state(repo), message=text, hooks=hooks,
+                           warnings=warnings)
     # The hooks see what git writes: a given message as it is, its own without the final newline.
     edited = edit_message(repo, message or text.rstrip("\n"), file_name="MERGE_MSG", source=("merge",), verify=True,
                           timeout_s=hook_timeout_s)
     hooks += edited.hooks
     if edited.failed or not edited.text:
-        return MergeResult(operation="merge", success=False, state=repo_state(repo), message=text, hooks=hooks)
+        return MergeResult(operation="merge", success=False, state=repo_state(repo), message=text, hooks=hooks,
+                           warnings=warnings)
     oid = _commit_index(repo, edited.text, [head.id, theirs.id], f"merge {ref}: Merge made by the 'ort' strategy.")
     hooks += _ran(run_hook(repo, "post-merge", ("0",), timeout_s=hook_timeout_s))
-    return MergeResult(operation="merge", success=True, commit=str(oid), message=edited.text, hooks=hooks)
+    return MergeResult(operation="merge", success=True, commit=str(oid), message=edited.text, hooks=hooks,
+                       warnings=warnings)
 
 
 def _labelled(repo: pygit2.Repository, ref: str, theirs: pygit2.Commit) -> pygit2.Reference | pygit2.Oid:
@@ -261,17 +290,20 @@ def _apply_commit(repo: pygit2.Repository, ref: str, operation: Literal["cherry_
         message = f'Revert "{picked.message.split(chr(10), 1)[0]}"\n\nThis reverts commit {picked.id}.\n'
     refuse_signing(repo, operation.replace("_", "-"))
     refuse_filtered(repo, tree_delta_paths(parent.tree, picked.tree), operation.replace("_", "-"))
-    refuse_collisions(repo, head, preview, dirty, operation.replace("_", "-"))
-    with settling(repo, tree_delta_paths(parent.tree, picked.tree)):
+    touched = refuse_collisions(repo, head, preview, dirty, operation.replace("_", "-"))
+    refuse_outside(repo, f"the {operation.replace('_', '-')}", f"git {operation.replace('_', '-')}", touched)
+    with settling(repo, tree_delta_paths(parent.tree, picked.tree)), keeping_cone(repo, touched), \
+            kept_submodules(repo, preview) as kept:  # as in merge(): the gitlink goes, the directory stays
         if operation == "cherry_pick":
             repo.cherrypick(picked.id)
         else:
             repo.revert(picked)
         git_style_labels(repo, picked)
+    warnings = [warning(p) for p in kept]
     conflicts = read_conflicts(repo.index)
     if conflicts:
         return MergeResult(operation=operation, success=False, conflicts=conflicts, state=repo_state(repo),
-                           message=message)
+                           message=message, warnings=warnings)
     if repo.index.write_tree() == head.tree.id:
         repo.state_cleanup()
         raise CodePlaneError(ErrorCode.GIT_NOTHING_TO_COMMIT,
@@ -281,12 +313,14 @@ def _apply_commit(repo: pygit2.Repository, ref: str, operation: Literal["cherry_
                           timeout_s=hook_timeout_s, cleanup=False)
     hooks = list(edited.hooks)
     if edited.failed or not edited.text:
-        return MergeResult(operation=operation, success=False, state=repo_state(repo), message=message, hooks=hooks)
+        return MergeResult(operation=operation, success=False, state=repo_state(repo), message=message, hooks=hooks,
+                           warnings=warnings)
     author = picked.author if operation == "cherry_pick" else None
     summary = edited.text.split("\n", 1)[0]
     oid = _commit_index(repo, edited.text, [head.id], f"{operation.replace('_', '-')}: {summary}", author)
     hooks += _ran(run_hook(repo, "post-commit", timeout_s=hook_timeout_s))
-    return MergeResult(operation=operation, success=True, commit=str(oid), message=edited.text, hooks=hooks)
+    return MergeResult(operation=operation, success=True, commit=str(oid), message=edited.text, hooks=hooks,
+                       warnings=warnings)
 
 
 def cherry_pick(repo: pygit2.Repository, ref: str, *, hook_timeout_s: float = 300.0) -> MergeResult:

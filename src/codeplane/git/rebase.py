@@ -8,13 +8,15 @@ become empty and are dropped (listed in ``skipped_empty``); a commit that was em
 keeps it. A squash combines the messages (or takes the step's ``message``) even when the squashed commit is empty.
 ORIG_HEAD names the commit the rebase started from, and HEAD's reflog says each step as git's does
 (``rebase (pick): <summary>``). The service records a recovery point before execute, skip and abort, once their
-checks (:func:`check_start`, :func:`in_progress`) pass: a refused call leaves none behind. A rebase that would write a
-file with a filter driver is refused (:mod:`codeplane.git.filters`).
+checks (:func:`check_start`, :func:`in_progress`, :func:`check_forced`) pass: a refused call leaves none behind. A
+rebase that would write a file with a filter driver is refused (:mod:`codeplane.git.filters`). In a sparse checkout
+the cone is kept as git keeps it (:mod:`codeplane.git.sparse`); a submodule a step or the abort drops keeps its
+directory, untracked, with a warning, and one coming back gets its directory again (:mod:`codeplane.git.gitlinks`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Literal
 
 import pygit2
@@ -25,12 +27,13 @@ from codeplane.git import rebase_state
 from codeplane.git._workdir import checkout_tree, tree_delta_paths
 from codeplane.git.conflicts import git_style_labels, read_conflicts, repo_state
 from codeplane.git.filters import refuse_filtered
-from codeplane.git.gitlinks import kept_submodules
+from codeplane.git.gitlinks import is_submodule, kept_submodules, warning
 from codeplane.git.merge import require_clean_index
 from codeplane.git.models import Conflict, WriteResult
 from codeplane.git.rebase_state import RebasePlan, RebaseState, RebaseStep
 from codeplane.git.revisions import head_branch, require_head, resolve_commit, user_signature, write_orig_head
 from codeplane.git.signing import refuse_signing
+from codeplane.git.sparse import keeping_cone, refuse_outside
 
 Outcome = Literal["done", "conflict", "edit_pause", "aborted"]
 
@@ -45,6 +48,8 @@ class RebaseResult(WriteResult):
     current_commit: str | None = None
     new_head: str | None = None
     skipped_empty: list[str] = []
+    #: What git warns about: submodule directories a step or the abort drops, left in place.
+    warnings: list[str] = []
 
 
 def plan(repo: pygit2.Repository, upstream: str, onto: str | None = None) -> RebasePlan:
@@ -79,7 +84,9 @@ def check_start(repo: pygit2.Repository, plan_: RebasePlan) -> None:
         raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "a rebase is already in progress (continue, skip or "
                              "abort it)", details={"state": "rebase"})
     dirty = require_clean_index(repo, "rebase")
-    modified = sorted(p for p, f in dirty.items() if f & ~int(pygit2.enums.FileStatus.WT_NEW))
+    # As git's rebase (``require_clean_work_tree`` ignoring submodules): a submodule's own changes do not count.
+    modified = sorted(p for p, f in dirty.items() if f & ~int(pygit2.enums.FileStatus.WT_NEW) and
+                      not is_submodule(repo, p))
     if modified:
         raise CodePlaneError(ErrorCode.GIT_DIRTY_WORKTREE, "commit or stash local changes before rebasing",
                              details={"paths": modified[:200], "count": len(modified)})
@@ -87,13 +94,24 @@ def check_start(repo: pygit2.Repository, plan_: RebasePlan) -> None:
     head = require_head(repo)
     refuse_signing(repo, "rebase")
     refuse_filtered(repo, _written(repo, head, plan_), "rebase")
+    refuse_outside(repo, "the rebase", "git rebase", _written(repo, head, plan_))
+
+
+def check_forced(repo: pygit2.Repository, what: str, cli: str) -> None:
+    """The refusal :func:`skip` or :func:`abort` (``what``) gives before writing: they rewrite the whole work tree,
+    which in a sparse checkout must hold no file outside the cone (:func:`codeplane.git.sparse.refuse_outside`)."""
+    refuse_outside(repo, what, cli, forced=True)
 
 
 def _written(repo: pygit2.Repository, head: pygit2.Commit, plan_: RebasePlan) -> Iterator[str]:
     """The paths the rebase may write: to ``onto``, then each replayed step's (lazily: only asked for when a filter
-    driver is configured at all)."""
+    driver is configured, or files are outside a sparse checkout's cone)."""
     yield from tree_delta_paths(head.tree, resolve_commit(repo, plan_.onto, "onto").tree)
-    for step in plan_.steps:
+    yield from _steps_written(repo, plan_.steps)
+
+
+def _steps_written(repo: pygit2.Repository, steps: Iterable[RebaseStep]) -> Iterator[str]:
+    for step in steps:
         if step.action != "drop":
             commit = resolve_commit(repo, step.commit_sha)
             yield from tree_delta_paths(commit.parents[0].tree, commit.tree)
@@ -107,22 +125,31 @@ def execute(repo: pygit2.Repository, plan_: RebasePlan, recovery_point: str | No
     state = RebaseState(plan=plan_, orig_head=str(head.id), branch=None if repo.head_is_detached else
                         head_branch(repo), recovery_point=recovery_point)
     write_orig_head(repo, head.id)
-    with kept_submodules(repo, onto.tree):  # a submodule ``onto`` drops stays, as git leaves it
-        checkout_tree(repo, onto.tree, CheckoutStrategy.SAFE)
-    _detach(repo, onto.id, f"rebase (start): checkout {onto.id}")
-    rebase_state.save(repo, state)
-    return _run(repo, state)
+    warned: list[str] = []
+    with keeping_cone(repo, _written(repo, head, plan_)):
+        with kept_submodules(repo, onto.tree) as kept:  # a submodule ``onto`` drops stays, as git leaves it
+            checkout_tree(repo, onto.tree, CheckoutStrategy.SAFE)
+        warned += [warning(p) for p in kept]
+        _detach(repo, onto.id, f"rebase (start): checkout {onto.id}")
+        rebase_state.save(repo, state)
+        return _run(repo, state, warned)
 
 
-def _replay(repo: pygit2.Repository, step: RebaseStep) -> list[Conflict]:
-    """Apply one step's changes to the index and working tree (fast-forwarding when possible)."""
+def _replay(repo: pygit2.Repository, step: RebaseStep, warned: list[str]) -> list[Conflict]:
+    """Apply one step's changes to the index and working tree (fast-forwarding when possible); a submodule the step
+    drops keeps its directory (its warning joins ``warned``)."""
     commit = resolve_commit(repo, step.commit_sha)
     head = require_head(repo)
     if commit.parents[0].id == head.id and step.action in ("pick", "edit"):
-        checkout_tree(repo, commit.tree, CheckoutStrategy.SAFE)
+        with kept_submodules(repo, commit.tree) as kept:
+            checkout_tree(repo, commit.tree, CheckoutStrategy.SAFE)
+        warned += [warning(p) for p in kept]
         _detach(repo, commit.id, _reflog(step, commit.message))
         return []
-    repo.cherrypick(commit.id)
+    # libgit2 keeps the gitlink of a dropped submodule whose directory is not empty: the step's result decides.
+    with kept_submodules(repo, repo.merge_trees(commit.parents[0].tree, head.tree, commit.tree)) as kept:
+        repo.cherrypick(commit.id)
+    warned += [warning(p) for p in kept]
     git_style_labels(repo, commit)
     return read_conflicts(repo.index)
 
@@ -172,28 +199,34 @@ def _reflog(step: RebaseStep, message: str) -> str:
     return f"rebase ({step.action}): {message.split(chr(10), 1)[0]}"
 
 
-def _run(repo: pygit2.Repository, state: RebaseState) -> RebaseResult:
+def _run(repo: pygit2.Repository, state: RebaseState, warned: list[str]) -> RebaseResult:
     steps = state.plan.steps
     while state.next < len(steps):
         step = steps[state.next]
         if step.action == "drop":
             state = state.model_copy(update={"next": state.next + 1})
             continue
-        conflicts = _replay(repo, step)
+        conflicts = _replay(repo, step, warned)
         if conflicts:
             state = state.model_copy(update={"paused": "conflict"})
             rebase_state.save(repo, state)
-            return _result(repo, state, "conflict", conflicts)
+            return _result(repo, state, "conflict", conflicts, warned)
         state = _commit_step(repo, step, state).model_copy(update={"next": state.next + 1})
         if step.action == "edit":
             state = state.model_copy(update={"paused": "edit"})
             rebase_state.save(repo, state)
-            return _result(repo, state, "edit_pause")
+            return _result(repo, state, "edit_pause", warned=warned)
         rebase_state.save(repo, state)
-    return _finish(repo, state)
+    return _finish(repo, state, warned)
 
 
-def _finish(repo: pygit2.Repository, state: RebaseState) -> RebaseResult:
+def _run_rest(repo: pygit2.Repository, state: RebaseState) -> RebaseResult:
+    """:func:`_run` from ``state.next``, keeping a sparse checkout's cone around the steps left."""
+    with keeping_cone(repo, _steps_written(repo, state.plan.steps[state.next:])):
+        return _run(repo, state, [])
+
+
+def _finish(repo: pygit2.Repository, state: RebaseState, warned: list[str]) -> RebaseResult:
     new_head = require_head(repo)
     if state.branch is not None:
         repo.create_reference(state.branch, new_head.id, force=True,
@@ -201,11 +234,11 @@ def _finish(repo: pygit2.Repository, state: RebaseState) -> RebaseResult:
         repo.create_reference_symbolic("HEAD", state.branch, True,
                                        message=f"rebase (finish): returning to {state.branch}")
     rebase_state.clear(repo)
-    return _result(repo, state, "done")
+    return _result(repo, state, "done", warned=warned)
 
 
 def _result(repo: pygit2.Repository, state: RebaseState, outcome: Outcome,
-            conflicts: list[Conflict] | None = None) -> RebaseResult:
+            conflicts: list[Conflict] | None = None, warned: list[str] | None = None) -> RebaseResult:
     head = require_head(repo)
     total = len(state.plan.steps)
     current = state.plan.steps[state.next].commit_sha if outcome == "conflict" else \
@@ -213,7 +246,7 @@ def _result(repo: pygit2.Repository, state: RebaseState, outcome: Outcome,
     return RebaseResult(
         success=outcome == "done", completed_steps=state.next if outcome != "done" else total, total_steps=total,
         state=outcome, conflicts=conflicts or [], conflict_paths=[c.path for c in conflicts or []],
-        current_commit=current, new_head=str(head.id), skipped_empty=state.skipped_empty,
+        current_commit=current, new_head=str(head.id), skipped_empty=state.skipped_empty, warnings=warned or [],
     )
 
 
@@ -245,33 +278,42 @@ def resume(repo: pygit2.Repository) -> RebaseResult:
         require_clean_index(repo, "rebase continue", in_rebase=True)
         state = state.model_copy(update={"paused": None})
     rebase_state.save(repo, state)
-    return _run(repo, state)
+    return _run_rest(repo, state)
 
 
 def skip(repo: pygit2.Repository) -> RebaseResult:
     """Drop the paused step's changes and go on (after an edit pause: just go on)."""
     state = in_progress(repo)
+    warned: list[str] = []
     if state.paused == "conflict":
-        repo.reset(require_head(repo).id, ResetMode.HARD)
+        check_forced(repo, "skipping the step", "git rebase --skip")
+        head = require_head(repo)
+        with keeping_cone(repo), kept_submodules(repo, head.tree) as kept:
+            repo.reset(head.id, ResetMode.HARD)
+        warned = [warning(p) for p in kept]
         repo.state_cleanup()
         state = state.model_copy(update={"next": state.next + 1})
     state = state.model_copy(update={"paused": None})
     rebase_state.save(repo, state)
-    return _run(repo, state)
+    result = _run_rest(repo, state)
+    return result.model_copy(update={"warnings": warned + result.warnings}) if warned else result
 
 
 def abort(repo: pygit2.Repository) -> RebaseResult:
     """Put HEAD, the branch, index and working tree back to where the rebase started."""
     state = in_progress(repo)
+    check_forced(repo, "the rebase abort", "git rebase --abort")
     orig = pygit2.Oid(hex=state.orig_head)
     if state.branch is not None:
         repo.create_reference_symbolic("HEAD", state.branch, True,
                                        message=f"rebase (abort): returning to {state.branch}")
     else:
         _detach(repo, orig, f"rebase (abort): returning to {orig}")
-    repo.reset(orig, ResetMode.HARD)
+    # A forced write: a submodule directory the rebase left untracked would be replaced by an empty one.
+    with keeping_cone(repo), kept_submodules(repo, repo[orig].peel(pygit2.Commit).tree) as kept:
+        repo.reset(orig, ResetMode.HARD)
     repo.state_cleanup()
     rebase_state.clear(repo)
     total = len(state.plan.steps)
     return RebaseResult(success=True, completed_steps=state.next, total_steps=total, state="aborted",
-                        new_head=state.orig_head)
+                        new_head=state.orig_head, warnings=[warning(p) for p in kept])

@@ -12,7 +12,9 @@ A recovery point is a commit object under ``refs/codeplane/recovery/<UTC timesta
   (conflict stages) and the operation's files (``MERGE_HEAD``...), so the operation comes back too.
 
 :func:`restore` puts HEAD/branch, index and working tree back exactly (files created since are removed,
-ignored files are left alone), re-creates a deleted branch and re-stores a dropped stash. Restore from
+ignored files are left alone), re-creates a deleted branch and re-stores a dropped stash. In a sparse checkout the
+files outside the cone are recorded as the index has them (not as deleted) and a restore keeps the cone
+(``git/sparse.py``); a submodule directory the point drops stays in place, untracked (``git/gitlinks.py``). Restore from
 a shell: ``git reset --hard <meta.head> && git checkout <point> -- . && git read-tree <meta.index>``.
 """
 
@@ -30,8 +32,10 @@ from pygit2.enums import CheckoutStrategy, FileMode, FileStatus
 from codeplane.core.clock import now_ms
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.paths import NAME_MAX
+from codeplane.git import sparse
 from codeplane.git._workdir import checkout_index, prune_empty, settling
 from codeplane.git.conflicts import rebase_state_path
+from codeplane.git.gitlinks import kept_submodules
 from codeplane.git.models import GitModel
 from codeplane.git.revisions import bookkeeping_signature, head_branch, head_commit
 
@@ -96,7 +100,9 @@ def snapshot_trees(repo: pygit2.Repository) -> tuple[pygit2.Oid, pygit2.Oid]:
     mem = _index_copy(repo)
     index_tree = mem.write_tree(repo)
     root = Path(repo.workdir)
-    for path, flag in repo.status(untracked_files="all").items():
+    # Outside a sparse checkout's cone a file's absence is no deletion (libgit2's status says it is).
+    flags = sparse.honour(repo, {p: FileStatus(f) for p, f in repo.status(untracked_files="all").items()})
+    for path, flag in flags.items():
         if flag & FileStatus.IGNORED:
             continue
         full = root / path
@@ -235,12 +241,26 @@ def list_points(repo: pygit2.Repository, limit: int = 50) -> list[RecoveryPoint]
     return [load(repo, n) for n in names[:limit]]
 
 
-def restore(repo: pygit2.Repository, point: RecoveryPoint) -> list[str]:
-    """Put HEAD, index and working tree back to ``point``; returns the refs it re-created.
+def check_restore(repo: pygit2.Repository) -> None:
+    """The refusal :func:`restore` gives before writing: it rewrites every file, which in a sparse checkout must
+    hold none outside the cone (8005)."""
+    sparse.refuse_outside(repo, "restoring a recovery point", "git reset --hard <head> && git checkout <point> -- . "
+                          "&& git read-tree <index commit>", forced=True)
+
+
+def restore(repo: pygit2.Repository, point: RecoveryPoint) -> tuple[list[str], list[str]]:
+    """Put HEAD, index and working tree back to ``point``; returns the refs it re-created and the submodule
+    directories left in place (the point drops their gitlink).
 
     Any merge/cherry-pick/rebase in progress is ended. Stash re-storing is left to the caller (it needs
     the git CLI); everything else happens here.
     """
+    check_restore(repo)
+    with sparse.keeping_cone(repo):
+        return _restore(repo, point)
+
+
+def _restore(repo: pygit2.Repository, point: RecoveryPoint) -> tuple[list[str], list[str]]:
     recreated: list[str] = []
     repo.state_cleanup()
     rebase_state_path(repo).unlink(missing_ok=True)
@@ -255,9 +275,11 @@ def restore(repo: pygit2.Repository, point: RecoveryPoint) -> list[str]:
     snapshot = repo[pygit2.Oid(hex=point.oid)].peel(pygit2.Commit)
     index = repo.index
     # Index = snapshot first, so every file created since the point is untracked and gets removed.
-    index.read_tree(snapshot.tree)
-    index.write()
-    checkout_index(repo, CheckoutStrategy.FORCE)
+    # kept_submodules compares with the index as it was, before the snapshot replaced it.
+    with kept_submodules(repo, snapshot.tree) as kept:
+        index.read_tree(snapshot.tree)
+        index.write()
+        checkout_index(repo, CheckoutStrategy.FORCE)
     _remove_untracked(repo)
     staged = repo[pygit2.Oid(hex=point.index_commit)].peel(pygit2.Commit)
     index.read_tree(staged.tree)
@@ -270,4 +292,4 @@ def restore(repo: pygit2.Repository, point: RecoveryPoint) -> list[str]:
             if ref not in repo.references:
                 repo.references.create(ref, pygit2.Oid(hex=oid))
                 recreated.append(ref)
-    return recreated
+    return recreated, kept

@@ -116,6 +116,8 @@ class StashResult(WriteResult):
     conflicts: list[Conflict] = []
     dropped: bool = False
     state: RepoState = "none"
+    #: What git warns about: submodule directories a push left in place (their staged gitlink is stashed).
+    warnings: list[str] = []
 
 
 class SubmoduleResult(WriteResult):

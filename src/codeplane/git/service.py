@@ -310,8 +310,9 @@ class GitService:
             point = recovery.load(w.repo, recovery_point)
             require_confirm(confirm, "restoring a recovery point", "the current working tree, index and HEAD",
                             recovery_point=point.name)
+            recovery.check_restore(w.repo)
             w.record("restore")
-            recreated = recovery.restore(w.repo, point)
+            recreated, kept = recovery.restore(w.repo, point)
             if layout.restore_stash(w, point):
                 recreated.append("refs/stash")
             notes = [f"the remote tip before the force push was {oid}; push it with force to undo"
@@ -319,6 +320,7 @@ class GitService:
             head = head_commit(w.repo)
             return ResetResult(mode="recovery", head=str(head.id) if head else None, restored=point,
                                recreated_refs=recreated, notes=notes, effect=w.effect(),
+                               warnings=[gitlinks.warning(p) for p in kept],
                                branch=point.branch.removeprefix("refs/heads/") if point.branch else None)
 
     # -- refs ----------------------------------------------------------------------------------------
@@ -383,9 +385,10 @@ class GitService:
                    paths: Sequence[str] = ()) -> StashResult:
         scope = repo_paths(self.root, paths)
         with self._s.writing(files=True) as w:
-            entry = stashing.push(w.repo, message=message, include_untracked=include_untracked,
-                                  keep_index=keep_index, paths=scope)
-            return StashResult(action="push", stash=entry, effect=w.effect())
+            entry, kept = stashing.push(w.repo, message=message, include_untracked=include_untracked,
+                                        keep_index=keep_index, paths=scope)
+            return StashResult(action="push", stash=entry, effect=w.effect(),
+                               warnings=[gitlinks.warning(p) for p in kept])
 
     def stash_apply(self, index: int = 0, *, pop: bool = False, reinstate_index: bool = False) -> StashResult:
         with self._s.writing(files=True) as w:
@@ -421,7 +424,8 @@ class GitService:
 
     def rebase_skip(self, *, confirm: bool = False) -> rebase.RebaseResult:
         with self._s.writing(files=True) as w:
-            rebase.in_progress(w.repo)
+            if rebase.in_progress(w.repo).paused == "conflict":
+                rebase.check_forced(w.repo, "skipping the step", "git rebase --skip")
             require_confirm(confirm, "skipping the current rebase step", "that step's changes and resolutions")
             w.record("rebase-skip")
             return rebase.skip(w.repo).model_copy(update={"effect": w.effect()})
@@ -429,6 +433,7 @@ class GitService:
     def rebase_abort(self, *, confirm: bool = False) -> rebase.RebaseResult:
         with self._s.writing(files=True) as w:
             rebase.in_progress(w.repo)
+            rebase.check_forced(w.repo, "the rebase abort", "git rebase --abort")
             require_confirm(confirm, "aborting the rebase", "the steps done so far and any conflict resolutions")
             w.record("rebase-abort")
             return rebase.abort(w.repo).model_copy(update={"effect": w.effect()})

@@ -2,7 +2,9 @@
 
 apply/pop stop with 8004 (nothing changed) when the stash would overwrite local changes; otherwise
 conflicts are written to the index and files like ``git stash apply`` does and returned as data. A pop
-with conflicts keeps the entry (as git does). The service records a recovery point before a drop.
+with conflicts keeps the entry (as git does). The service records a recovery point before a drop. In a sparse
+checkout a push is built as git builds it (libgit2's records the files outside the cone as deleted and writes them
+back), and an apply keeps the cone (``git/sparse.py``).
 """
 
 from __future__ import annotations
@@ -13,13 +15,15 @@ import pygit2
 from pygit2.enums import FileStatus
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git import sparse
 from codeplane.git._workdir import settling, tree_delta_paths
 from codeplane.git.conflicts import read_conflicts
 from codeplane.git.filters import refuse_filtered
+from codeplane.git.gitlinks import is_submodule, kept_submodules
 from codeplane.git.models import Conflict, GitModel
 from codeplane.git.pathspecs import shown, under
 from codeplane.git.revisions import empty_tree, require_head, user_signature
-from codeplane.git.stash_paths import push_paths
+from codeplane.git.stash_paths import push_paths, staged_gitlinks
 from codeplane.git.status import dirty_paths
 
 
@@ -44,20 +48,26 @@ def entry(repo: pygit2.Repository, index: int) -> StashEntry:
 
 
 def push(repo: pygit2.Repository, *, message: str | None, include_untracked: bool, keep_index: bool,
-         paths: Sequence[str]) -> StashEntry:
-    require_head(repo)
+         paths: Sequence[str]) -> tuple[StashEntry, list[str]]:
+    """Stash the local changes; the entry and the submodule directories left in place (a staged submodule HEAD
+    does not have: its gitlink is stashed, its directory stays, as git leaves it)."""
+    head = require_head(repo)
     conflicts = read_conflicts(repo.index)
     if conflicts:  # git: "needs merge"; libgit2 would fail later with a generic error
         raise CodePlaneError(ErrorCode.GIT_CONFLICT, "resolve and stage the conflicted files before stashing",
                              details={"conflicts": [c.model_dump() for c in conflicts]})
     refuse_filtered(repo, (p for p, flag in dirty_paths(repo).items() if under(p, paths) and
                            (include_untracked or not flag & FileStatus.WT_NEW)), "stash")
-    if paths or include_untracked:
+    if paths or include_untracked or sparse.active(repo) or staged_gitlinks(repo, head):
         # libgit2's path-limited stash resets every file, and its untracked stash deletes each untracked directory
-        # whole, ignored files in it included (``git stash -u`` keeps them): both are built as git builds them.
+        # whole, ignored files in it included (``git stash -u`` keeps them); in a sparse checkout it stashes the
+        # files outside the cone as deleted and writes them all back; a staged submodule it cannot stash at all:
+        # each is built as git builds it.
+        sparse.refuse_outside(repo, "the stash", "git stash")
         with settling(repo, dirty_paths(repo)):
-            push_paths(repo, paths, message=message, include_untracked=include_untracked, keep_index=keep_index)
-        return entry(repo, 0)
+            _, kept = push_paths(repo, paths, message=message, include_untracked=include_untracked,
+                                 keep_index=keep_index)
+        return entry(repo, 0), kept
     try:
         with settling(repo, dirty_paths(repo)):
             repo.stash(user_signature(repo), message, keep_index=keep_index, include_untracked=include_untracked)
@@ -66,7 +76,7 @@ def push(repo: pygit2.Repository, *, message: str | None, include_untracked: boo
             raise CodePlaneError(ErrorCode.GIT_NOTHING_TO_COMMIT, "no local changes to stash",
                                  details={"include_untracked": include_untracked}) from exc
         raise
-    return entry(repo, 0)
+    return entry(repo, 0), []
 
 
 def _stash_paths(repo: pygit2.Repository, oid: str) -> set[str]:
@@ -80,14 +90,22 @@ def _stash_paths(repo: pygit2.Repository, oid: str) -> set[str]:
 def apply(repo: pygit2.Repository, index: int, *, pop: bool, reinstate_index: bool) -> tuple[list[Conflict], bool]:
     """Apply (and for ``pop`` drop when clean) stash ``index``; returns (conflicts, dropped)."""
     stash = entry(repo, index)
+    conflicts = read_conflicts(repo.index)
+    if conflicts:  # git: "needs merge"; libgit2 failed with a generic error
+        raise CodePlaneError(ErrorCode.GIT_CONFLICT, "resolve and stage the conflicted files before applying a stash",
+                             details={"conflicts": [c.model_dump() for c in conflicts]})
     dirty = dirty_paths(repo)
     stashed = _stash_paths(repo, stash.oid)
-    blocked = sorted(shown(p) for p in stashed if p in dirty)
+    # A submodule's own changes are never written over (git leaves its work tree alone).
+    blocked = sorted(shown(p) for p in stashed if p in dirty and not is_submodule(repo, p))
     if blocked:
         raise CodePlaneError(ErrorCode.GIT_DIRTY_WORKTREE, "local changes would be overwritten by the stash; "
                              "commit or stash them first", details={"paths": blocked[:200], "count": len(blocked)})
     refuse_filtered(repo, stashed, "stash apply")
-    with settling(repo, stashed):
+    sparse.refuse_outside(repo, "the stash apply", "git stash apply", stashed)
+    # A stashed gitlink coming back over the directory the push left: libgit2 refused it (untracked files), git
+    # takes the directory as the submodule's work tree again.
+    with settling(repo, stashed), sparse.keeping_cone(repo, stashed), kept_submodules(repo, _result(repo, stash)):
         repo.stash_apply(index, reinstate_index=reinstate_index)
     conflicts = read_conflicts(repo.index)
     dropped = False
@@ -95,6 +113,13 @@ def apply(repo: pygit2.Repository, index: int, *, pop: bool, reinstate_index: bo
         repo.stash_drop(index)
         dropped = True
     return conflicts, dropped
+
+
+def _result(repo: pygit2.Repository, stash: StashEntry) -> pygit2.Index:
+    """The stash's changes merged into the index, in memory (what the apply writes)."""
+    commit = repo[pygit2.Oid(hex=stash.oid)].peel(pygit2.Commit)
+    ours = repo[repo.index.write_tree()].peel(pygit2.Tree)
+    return repo.merge_trees(commit.parents[0].tree, ours, commit.tree)
 
 
 def drop(repo: pygit2.Repository, index: int) -> StashEntry:

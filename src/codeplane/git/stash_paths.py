@@ -13,6 +13,8 @@ changes to files that were not named were lost. Git itself (``builtin/stash.c``)
 
 then ``refs/stash`` moves (its reflog is the stash list), and only the paths go back: their index entries and
 files to HEAD (to the index with ``keep_index``), their untracked files removed. Nothing outside the paths moves.
+A staged submodule (a gitlink HEAD does not have as it is) is stashed as its gitlink; going back changes only the
+index, and the directory of one HEAD does not have stays, untracked, as git leaves it ("unable to rmdir").
 """
 
 from __future__ import annotations
@@ -35,8 +37,9 @@ _UNTRACKED = FileStatus.WT_NEW
 
 
 def push_paths(repo: pygit2.Repository, paths: Sequence[str], *, message: str | None, include_untracked: bool,
-               keep_index: bool) -> pygit2.Oid:
-    """Stash the changes under ``paths`` (files or directories) and put only those back; the stash commit's id."""
+               keep_index: bool) -> tuple[pygit2.Oid, list[str]]:
+    """Stash the changes under ``paths`` (files or directories) and put only those back; the stash commit's id and
+    the submodule directories left in place (HEAD has no gitlink there)."""
     if repo.workdir is None:
         raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "a bare repository has no work tree to stash")
     root = Path(repo.workdir)
@@ -67,6 +70,8 @@ def push_paths(repo: pygit2.Repository, paths: Sequence[str], *, message: str | 
     worked = pygit2.Index()
     worked.read_tree(repo[index_tree].peel(pygit2.Tree))
     for path in tracked:
+        if _gitlink(index, path) or _gitlink_in(head.tree, path):
+            continue  # the submodule's own changes are not stashed, its staged gitlink is (in the index's tree)
         if os.path.lexists(root / path):
             worked.add(_entry(repo, root, path))
         elif path in worked:
@@ -74,8 +79,29 @@ def push_paths(repo: pygit2.Repository, paths: Sequence[str], *, message: str | 
     text = f"On {branch}: {message}" if message else f"WIP on {summary}"
     stashed = repo.create_commit(None, signature, signature, text + "\n", worked.write_tree(repo), parents)
     _move_stash_ref(repo, stashed, text)
-    _put_back(repo, root, head.tree, tracked, untracked, keep_index=keep_index)
-    return stashed
+    kept = _put_back(repo, root, head.tree, tracked, untracked, keep_index=keep_index)
+    return stashed, kept
+
+
+def _gitlink(index: pygit2.Index, path: str) -> bool:
+    try:
+        return index[path].mode == FileMode.COMMIT
+    except KeyError:
+        return False
+
+
+def _gitlink_in(tree: pygit2.Tree, path: str) -> bool:
+    try:
+        return tree[path].filemode == FileMode.COMMIT
+    except KeyError:
+        return False
+
+
+def staged_gitlinks(repo: pygit2.Repository, head: pygit2.Commit) -> bool:
+    """Whether a gitlink is staged (a submodule added, removed or moved in the index): libgit2's stash cannot save
+    an added one ("cannot create blob from ... it is a directory") and finds nothing to stash in a removed one."""
+    return any(FileMode.COMMIT in (d.old_file.mode, d.new_file.mode)
+               for d in repo.index.diff_to_tree(head.tree).deltas)
 
 
 def _entry(repo: pygit2.Repository, root: Path, path: str) -> pygit2.IndexEntry:
@@ -102,10 +128,24 @@ def _move_stash_ref(repo: pygit2.Repository, stashed: pygit2.Oid, text: str) -> 
 
 
 def _put_back(repo: pygit2.Repository, root: Path, head_tree: pygit2.Tree, tracked: Sequence[str],
-              untracked: Sequence[str], *, keep_index: bool) -> None:
-    """The stashed paths as HEAD has them (as the index has them, ``keep_index``); untracked ones removed."""
+              untracked: Sequence[str], *, keep_index: bool) -> list[str]:
+    """The stashed paths as HEAD has them (as the index has them, ``keep_index``); untracked ones removed. A staged
+    submodule changes in the index only; the directories of those HEAD lacks are returned."""
     index = repo.index
+    kept: list[str] = []
     for path in tracked:
+        if (_gitlink(index, path) or _gitlink_in(head_tree, path)) and not keep_index:
+            try:
+                entry = head_tree[path]
+                index.add(pygit2.IndexEntry(path, entry.id, entry.filemode))
+            except KeyError:
+                index.remove(path)
+                where = root / path
+                if where.is_dir() and not where.is_symlink() and any(where.iterdir()):
+                    kept.append(path)
+            continue
+        if _gitlink(index, path) or _gitlink_in(head_tree, path):
+            continue  # keep_index: the staged gitlink stays, and git never writes a submodule's work tree
         if keep_index and path in index:
             entry = index[path]
             write_blob(repo, root, path, entry.id, entry.mode)
@@ -118,3 +158,4 @@ def _put_back(repo: pygit2.Repository, root: Path, head_tree: pygit2.Tree, track
         (root / path).unlink(missing_ok=True)
         prune_empty(root, path)
     index.write()
+    return kept

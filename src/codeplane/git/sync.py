@@ -2,8 +2,9 @@
 
 ``pull`` = fetch the upstream branch, then CodePlane's own merge (fast-forward or merge commit) or
 rebase of the local commits onto it, so conflicts come back as data exactly as from ``git_merge`` and
-``git_rebase``. A force push uses ``--force-with-lease`` on the last fetched remote tip and saves that
-tip in a recovery point first.
+``git_rebase``. As with ``git pull``, a merge's conflict markers name the fetched commit by its full id
+(``>>>>>>> <40 hex>``) and its message names the remote's URL without a final ``.git``. A force push uses
+``--force-with-lease`` on the last fetched remote tip and saves that tip in a recovery point first.
 """
 
 from __future__ import annotations
@@ -18,6 +19,13 @@ from codeplane.git.conflicts import repo_state
 from codeplane.git.pathspecs import check_ref
 from codeplane.git.results import PullResult, PushResult, RemoteResult
 from codeplane.git.revisions import head_branch
+
+
+def _fetched_from(url: str) -> str:
+    """The URL as ``git fetch`` names it in FETCH_HEAD, which ``git pull``'s merge message quotes: trailing slashes
+    and then a final ``.git`` dropped (builtin/fetch.c), credentials redacted."""
+    shown = (remotes.redact(url) or url).rstrip("/")
+    return shown[:-4] if len(shown) > 5 and shown.endswith(".git") else shown
 
 
 def _current_branch(repo: pygit2.Repository, branch: str | None) -> str:
@@ -92,7 +100,7 @@ def pull(w: Write, remote: str | None, branch: str | None, *, use_rebase: bool, 
             outcome = rebase.execute(repo, plan, point)
             return PullResult(remote=name, upstream=tracking, mode="rebase", rebase=outcome, success=outcome.success,
                               conflicts=outcome.conflicts, state=repo_state(repo), effect=w.effect())
-    message = f"Merge branch '{upstream}' of {remotes.redact(url)}"  # git's own: no final newline until cleaned
-    result = merging.merge(repo, tracking, message=message, hook_timeout_s=hook_timeout_s)
+    message = f"Merge branch '{upstream}' of {_fetched_from(url)}"  # git's own: no final newline until cleaned
+    result = merging.merge(repo, tracking, message=message, hook_timeout_s=hook_timeout_s, label_by_id=True)
     return PullResult(remote=name, upstream=tracking, mode="rebase" if use_rebase else "merge", merge=result,
                       success=result.success, conflicts=result.conflicts, state=repo_state(repo), effect=w.effect())
