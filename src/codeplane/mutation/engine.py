@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -48,6 +49,7 @@ from codeplane.mutation.plan import Current, Planned, plan_create, plan_delete, 
 from codeplane.mutation.repo_style import dominant_line_ending
 from codeplane.mutation.scope import AllowList, Scope, Target
 from codeplane.mutation.syntax_check import broken_python
+from codeplane.repo.gitlock import git_running, index_lock, wait_for_git
 
 log = get_logger(__name__)
 
@@ -283,12 +285,27 @@ class MutationEngine:
     @contextmanager
     def _worktree_held(self) -> Iterator[None]:
         """The work tree's lock (``core/worktree_lock.py``) around the commit's checks and replaces, so a git
-        checkout, reset or merge never runs between them; 5003 when one holds it past ``lock_timeout_ms``."""
+        checkout, reset or merge never runs between them; 5003 when one holds it past ``lock_timeout_ms``.
+
+        A git command run by another program (a terminal's ``git checkout``) takes no lock of ours, only git's
+        ``index.lock``, and writes the files it checked out *after* checking them: an edit replaced in between was
+        answered as applied and then overwritten by git. So the commit also waits for a live ``index.lock`` to go
+        (the same bound), and then checks the preconditions against what git left."""
+        timeout = self.config.lock_timeout_ms / 1000.0
+        began = time.monotonic()
         lock = worktree_lock(self.root)
-        if not lock.acquire(timeout=self.config.lock_timeout_ms / 1000.0):
+        if not lock.acquire(timeout=timeout):
             raise CodePlaneError(ErrorCode.MUTATION_LOCK_TIMEOUT, "a git operation is changing the work tree; retry "
                                  "shortly", details={"waited_ms": self.config.lock_timeout_ms})
         try:
+            git_lock = index_lock(self.root)
+            left = max(0.0, timeout - (time.monotonic() - began))
+            wait_for_git(git_lock, threading.Event(), max_wait=left)
+            if git_lock is not None and git_running(git_lock):
+                raise CodePlaneError(ErrorCode.MUTATION_LOCK_TIMEOUT,
+                                     "a git command run outside CodePlane is changing the work tree (.git/index.lock "
+                                     "is held); nothing was written: retry once it has finished",
+                                     details={"waited_ms": self.config.lock_timeout_ms, "git_index_lock": True})
             yield
         finally:
             lock.release()

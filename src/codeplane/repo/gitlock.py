@@ -37,6 +37,12 @@ def index_lock(root: Path) -> Path | None:
     return (git_dir if git_dir.is_absolute() else root / git_dir) / "index.lock"
 
 
+def git_running(lock: Path) -> bool:
+    """Whether ``lock`` (an ``index.lock``) is held by a live git command (one older than ``STALE_SEC`` is a dead
+    git's leftover)."""
+    return _held(lock)
+
+
 def _held(lock: Path) -> bool:
     try:
         age = time.time() - os.stat(lock).st_mtime
