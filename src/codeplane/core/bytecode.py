@@ -12,7 +12,8 @@ which is what that setting protects. :func:`prune_sourceless` keeps that tree to
 
 A rewrite to the same size within the same second as the version it replaces is invisible to those caches,
 and the next test run would import the replaced version. Every writer of repository files (the mutation
-engine, git's checkouts and resets) deletes those caches after such a rewrite, in both places. Deleting,
+engine, git's checkouts and resets) deletes those caches after such a rewrite, in both places, and the index
+pipeline does for a same-size rewrite another program made (an editor's save), when it reindexes the file. Deleting,
 not moving the mtime: a stamp pushed to the next second would open the same window for the next writer in
 that second.
 """

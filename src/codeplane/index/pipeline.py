@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from codeplane.core.bytecode import cache_prefixes, drop_cached_bytecode
 from codeplane.core.clock import monotonic, now_ms
 from codeplane.core.config import IndexConfig
 from codeplane.core.layout import RepoLayout
@@ -350,6 +351,7 @@ class IndexPipeline:
                 summary = self._publisher.publish(changes, reason=reason, extras=Extras(
                     repair.lexical_all, set(repair.lexical_paths), set(repair.facts_all)), progress=progress)
             self._repair = Extras()
+            _drop_stale_bytecode(self.root, changes)
             self.epoch = summary.epoch
             self.last_epoch = summary
             if summary.stale:
@@ -454,3 +456,17 @@ class IndexPipeline:
             files=sum(kinds.values()), text=kinds.get("text", 0), binary=kinds.get("binary", 0),
             oversized=kinds.get("oversized", 0), symlink=kinds.get("symlink", 0), bytes=int(total_bytes),
             languages={str(k): int(v) for k, v in languages.items()})
+
+
+def _drop_stale_bytecode(root: Path, changes: ChangeSet) -> None:
+    """Python's and pytest's bytecode caches trust a source whose size and whole-second mtime match: an editor's
+    save of ``V = 2`` over ``V = 1`` within a second ran the old test module. CodePlane's own writers drop the
+    caches of what they rewrite (``core.bytecode``); for a change made by another program, seen here, the caches
+    of every modified Python file of unchanged size go (a size change invalidates them anyway)."""
+    prefixes: tuple[Path, ...] | None = None
+    for upsert in changes.upserts:
+        previous, entry = upsert.previous, upsert.entry
+        if previous is None or previous.size != entry.size or not entry.path.endswith(".py"):
+            continue
+        prefixes = prefixes or cache_prefixes(root)
+        drop_cached_bytecode(root / entry.path, prefixes)
