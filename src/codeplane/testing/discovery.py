@@ -51,6 +51,19 @@ class MissingRunner:
 
 
 @dataclass(frozen=True)
+class UnreadConfig:
+    """A project's runner config that decides which files are tests and could not be read: its targets follow the
+    runner's default patterns, so the project's test files may be others (an impact selection is ``partial``)."""
+
+    runner: str
+    project: str
+    #: Repo-relative path of the config file.
+    path: str
+    #: Why it could not be read (``it throws when loaded (a throw at line 1)``).
+    problem: str
+
+
+@dataclass(frozen=True)
 class Discovery:
     """Every project, its toolchain (None: not installed), and every target, sorted by target id."""
 
@@ -59,6 +72,9 @@ class Discovery:
     toolchains: Mapping[Project, Toolchain | None]
     #: target_id → the project that owns it.
     owners: Mapping[str, Project]
+    #: Configs of every project found (with targets or not: a config that names no file the defaults match still
+    #: names test files) that could not be read, by path.
+    unread: tuple[UnreadConfig, ...] = ()
 
     @property
     def missing(self) -> tuple[MissingRunner, ...]:
@@ -321,6 +337,7 @@ def discover(root: Path, config: TestsConfig, *, rules: IgnoreRules | None = Non
     toolchains: dict[Project, Toolchain | None] = {}
     targets: dict[str, Target] = {}
     owners: dict[str, Project] = {}
+    unread: list[UnreadConfig] = []
     all_projects = [*sorted(projects, key=lambda p: (p.root, p.runner)), *(p for p, _ in custom_projects)]
     for project in all_projects:
         runner = RUNNERS[project.runner]
@@ -328,6 +345,9 @@ def discover(root: Path, config: TestsConfig, *, rules: IgnoreRules | None = Non
         toolchains[project] = toolchain
         base = toolchain.argv if toolchain else (runner.name,)
         owned = custom_files.get(project, []) if project.runner == "command" else claimed.get(project, [])
+        problem = runner.unread_config(project, root)
+        if problem is not None:
+            unread.append(UnreadConfig(project.runner, project.root, *problem))
         for target in runner.targets(project, root, owned, base):
             if target.target_id not in targets:
                 targets[target.target_id] = target
@@ -335,5 +355,5 @@ def discover(root: Path, config: TestsConfig, *, rules: IgnoreRules | None = Non
     used = set(owners.values())
     found = [p for p in all_projects if p in used]
     return Discovery(projects=tuple(found), targets=tuple(targets[k] for k in sorted(targets)),
-                     toolchains=toolchains, owners=owners)
+                     toolchains=toolchains, owners=owners, unread=tuple(sorted(unread, key=lambda u: u.path)))
 

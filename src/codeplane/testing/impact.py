@@ -22,7 +22,8 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
 from codeplane.core.paths import canonicalize
 from codeplane.testing.impact_code import ReadLines
-from codeplane.testing.impact_go import GoSelection, is_go_test, package_dir, select_go
+from codeplane.testing.impact_go import GoSelection, is_go_test, select_go
+from codeplane.testing.impact_goreceivers import package_dir
 from codeplane.testing.impact_graph import ImportGraph, build_graph, current_epoch
 from codeplane.testing.impact_models import (
     MAX_REASONS,

@@ -3,11 +3,13 @@
 The walk is Python's (``impact_symbols.SymbolWalk``) over the structural index's Go facts: same-package names
 PROVEN, imported package members STRONG, a receiver's own members STRONG when one type declares them; the
 rest (promoted members, ``a.Push()`` on a local) is matched by name, ``low``, so nothing is dropped for want of
-a resolved receiver. The index resolves a call on an interface value (``s.Area()``) to the interface's method
-spec, not by name: a reached concrete method therefore reaches every interface method of its name (any type
-with the method may satisfy any such interface), ``low``, and through it those calls. A reached top-level
-``Test*``/``Fuzz*`` function of a ``_test.go`` file, or an ``Example*`` with an output comment, is a case of its
-package's target; a benchmark or an example without output is not (``go test`` never runs them).
+a resolved receiver, unless the receiver's declared type shows it cannot hold the changed method's type
+(``f.Close()`` on ``f *os.File``: ``impact_goreceivers``). The index resolves a call on an interface value
+(``s.Area()``) to the interface's method spec, not by name: a reached concrete method therefore reaches every
+interface method of its name (any type with the method may satisfy any such interface), ``low``, and through it
+those calls. A reached top-level ``Test*``/``Fuzz*`` function of a ``_test.go`` file, or an ``Example*`` with an
+output comment, is a case of its package's target; a benchmark or an example without output is not (``go test``
+never runs them).
 
 What runs when a package loads cannot be followed by uses: a changed line outside any function, a changed
 definition called by a package-level initializer or reached by an ``init`` function, ``TestMain`` or
@@ -25,8 +27,10 @@ import re
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from codeplane.testing.impact_code import ReadLines
+from codeplane.testing.impact_goreceivers import GoReceivers, package_dir
 from codeplane.testing.impact_history import declared, earlier_declarations
 from codeplane.testing.impact_reach import Def, Reach, SymbolSelection
 from codeplane.testing.impact_symbols import SymbolWalk
@@ -45,11 +49,6 @@ _FUNC_VALUE = re.compile(r"=\s*func\s*\(")
 
 def is_go_test(path: str) -> bool:
     return path.endswith("_test.go")
-
-
-def package_dir(path: str) -> str:
-    """``svc/calc/calc.go`` → ``svc/calc``; a file at the root → ``""``."""
-    return path.rpartition("/")[0]
 
 
 @dataclass
@@ -72,6 +71,7 @@ class GoWalk(SymbolWalk):
         self._redeclared: list[tuple[str, int, Def]] = []
         self._history: tuple[str, list[frozenset[tuple[str, str, str]]]] | None = None
         self._displays: dict[str, str] = {}
+        self._receivers = GoReceivers(conn, path_of, read_lines)
 
     def _test_side(self, d: Def, path: str, reach: Reach) -> bool:
         if d.parent is None and d.kind == "function" and d.name == "TestMain":
@@ -217,6 +217,12 @@ class GoWalk(SymbolWalk):
         if d.end > len(lines):
             return False
         return bool(_FUNC_VALUE.search(lines[d.start - 1])) and lines[d.end - 1].rstrip().endswith("}")
+
+    def _typed(self, site: tuple[int, int, int], receiver: str | None, d: Def,
+               owner: Def | None) -> Literal["out", "exact"] | None:
+        """A member use by name whose receiver's declared type cannot hold ``d``'s, or is ``d``'s own
+        (``impact_goreceivers``)."""
+        return self._receivers.classify(site, d) if receiver is not None else None
 
     def _is_keyword(self, path: str, line: int, col: int) -> bool:
         return False  # Go has no keyword arguments: ``name = ...`` is an assignment, a use

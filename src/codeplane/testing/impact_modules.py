@@ -460,6 +460,10 @@ def _test_like(path: str) -> bool:
 NO_TEST_REACHES = "No test reaches the changed definitions; consider adding one."
 
 
+#: The hint's last sentence for a ``complete`` tier (dropped where a later step makes the answer ``partial``).
+COMPLETE_HINT = "Selection is complete: every match is an exact import chain."
+
+
 def selection_hint(tier: str, matches: Sequence[TestMatch], unresolved: Sequence[str], nulls: int,
                    broken: int = 0, *, symbol_level: bool = False) -> str:
     """The agent's hint for an answer; ``symbol_level``: the symbol walk's merge (``impact.py``), whose matches
@@ -487,5 +491,5 @@ def selection_hint(tier: str, matches: Sequence[TestMatch], unresolved: Sequence
         parts.append(f"{broken} import(s) of the changed package resolve to no file (see unresolved_imports); "
                      "tests reaching the change through them may be missing.")
     if tier == "complete" and not low:
-        parts.append("Selection is complete: every match is an exact import chain.")
+        parts.append(COMPLETE_HINT)
     return " ".join(parts)

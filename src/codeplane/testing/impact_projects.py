@@ -9,6 +9,11 @@ discovered target of the file's runner family is selected, whole. Wider than a g
 A runner's own configuration (``go.mod``, ``Cargo.toml``, ``jest.config.js``, ``package.json``, ``vitest.config.ts``,
 ``pom.xml``...) is the root input of every test of its project, as ``pytest.ini`` is of pytest's: a change there
 selects every target of those runners whose project holds the file, or lies below it, whole.
+
+A Jest/Vitest config that decides which files are tests and could not be read (it would not load, or sets its
+patterns in code: ``runners/js_files.py``) left discovery on the runner's default patterns, so the test files of its
+project may be others than the targets: a selection for a change that such tests may load (a JavaScript/TypeScript
+file anywhere, or the project's own files) is ``partial``, with the config and why (never widened: §11.9.7).
 """
 
 from __future__ import annotations
@@ -17,8 +22,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from codeplane.index.languages import detect
+from codeplane.testing.discovery import UnreadConfig
 from codeplane.testing.impact_models import ImpactResult, TestMatch
-from codeplane.testing.impact_modules import selection_hint
+from codeplane.testing.impact_modules import COMPLETE_HINT, selection_hint
 from codeplane.testing.model import Target
 from codeplane.testing.runners import FAMILY
 
@@ -118,3 +124,27 @@ def by_project(result: ImpactResult, targets: Sequence[Target], changed: Sequenc
         or result.unresolved_imports else ""
     return replace(result, matches=tuple(m for _, m in sorted(matches.items())), unresolved_files=remaining,
                    hint=f"{ours} {rest}".strip())
+
+
+def unread_configs(result: ImpactResult, unread: Sequence[UnreadConfig], changed: Sequence[str]) -> ImpactResult:
+    """``result``, ``partial`` with the reason when an unread runner config may hide tests of a changed file."""
+    changed = [p.strip().removeprefix("./") for p in changed]
+    hiding = [u for u in unread if any(_may_load(path, u) for path in changed)]
+    if not hiding:
+        return result
+    shown = "; ".join(f"{u.path} cannot be read: {u.problem}" for u in hiding[:3]) + (
+        f"; and {len(hiding) - 3} more" if len(hiding) > 3 else "")
+    runners = " and ".join(sorted({u.runner for u in hiding}))
+    note = (f"{shown}. {runners}'s default test patterns were used for its project, so its test files may be others "
+            "than the targets and the selection is partial (fix the config, or choose the tests yourself).")
+    return replace(result, confidence="partial",
+                   hint=f"{result.hint.replace(COMPLETE_HINT, '').strip()} {note}".strip())
+
+
+def _may_load(path: str, config: UnreadConfig) -> bool:
+    """Whether a test of ``config``'s project may load changed ``path``: JavaScript/TypeScript anywhere (a test
+    may import across projects), or any file of the project (a fixture, a snapshot, the config itself)."""
+    info = detect(path)
+    inside = config.project == "." or path.startswith(f"{config.project}/")
+    return (info is not None and info.family == "javascript") or (inside and (info is None or info.family not in (
+        "python", "go", "rust", "jvm", "dotnet")))

@@ -42,13 +42,19 @@ class RunRecord:
     """Mutable, thread-safe record of one run. Attempts are appended, never replaced (D10)."""
 
     def __init__(self, run_id: str, targets: Sequence[Target], *, workers: int, fail_fast: bool,
-                 timeout_sec: float, why_empty: str = "", selection_note: str = "") -> None:
+                 timeout_sec: float, why_empty: str = "", selection_note: str = "",
+                 inconclusive: bool = False) -> None:
         self.run_id = run_id
         #: How the targets were chosen when the answer should say it (files selected at module level).
         self._selection_note = selection_note
         #: Why a run has no target at all (an ``affected_by`` that reached no test): its answer says so, where
         #: "passed: no cases" alone read as a pass.
         self._why_empty = why_empty if not targets else ""
+        #: A run with no target whose selection was ``partial``: nothing proves that no test reaches the change, so
+        #: it ends ``failed`` (failure class ``not_run``), never ``passed`` — a state an agent or a gate reads as
+        #: "verified" (QA s50). Not widened to more tests instead: §11.9.7, CodePlane never broadens a partial
+        #: selection on its own; the agent chooses the targets.
+        self._inconclusive = inconclusive and not targets
         self.targets = {t.target_id: t for t in targets}
         self.workers = workers
         self.fail_fast = fail_fast
@@ -142,6 +148,8 @@ class RunRecord:
 
     def finish(self, state: RunState, outcomes: dict[str, TargetOutcome], flaky: dict[str, tuple[str, ...]],
                message: str = "") -> None:
+        if state == "passed" and self._inconclusive:
+            state = "failed"
         with self._cond:
             self._outcomes = dict(outcomes)
             self._flaky = dict(flaky)
@@ -219,6 +227,10 @@ class RunRecord:
         return round(min(99.0, 100.0 * done / total), 1) if total else 0.0
 
     def _failure_report(self) -> FailureReport:
+        if self._inconclusive:
+            # Nothing failed and nothing ran: the fingerprint is that of the reason (the changed paths it names).
+            return FailureReport(fingerprint=failure_fingerprint((), "not_run", self._why_empty, None),
+                                 failing_tests=(), failure_class="not_run", exit_code=None)
         failing: list[str] = []
         stacks: list[str] = []
         exception = ""

@@ -40,7 +40,7 @@ from codeplane.testing.discovery import (
 )
 from codeplane.testing.execution import RunExecutor, RunSettings
 from codeplane.testing.impact import ImpactIndex, ImpactResult, TestMatch, parse_changes
-from codeplane.testing.impact_projects import by_project
+from codeplane.testing.impact_projects import by_project, unread_configs
 from codeplane.testing.impact_reach import CoverageUse
 from codeplane.testing.line_cache import LineCache
 from codeplane.testing.model import RunCoverage, RunSnapshot, Target
@@ -194,7 +194,7 @@ class TestingService:
         targets = tuple(replace(t, estimated_cost=round(medians.get((t.runner, t.target_id),
                                                                     prior_cost(self.root, t)), 3))
                         for t in found.targets)
-        result = Discovery(found.projects, targets, found.toolchains, found.owners)
+        result = replace(found, targets=targets)
         if version is not None:
             with self._lock:
                 self._discovered = (key, time.monotonic(), result)
@@ -228,35 +228,34 @@ class TestingService:
                                                  for p in prefixes)]
         impact = None
         if affected_by is not None:
-            impact = self._affected(affected_by, [t.path for t in found.targets if t.path], ranges=ranges,
-                                    go_targets=[t.target_id for t in found.targets if t.runner == "go"],
-                                    budget_sec=budget_sec, targets=found.targets)
+            impact = self._affected(affected_by, found, ranges=ranges, budget_sec=budget_sec)
             matches = {m.test_file: m for m in impact.matches}
             targets = [_with_cases(t, matches[_match_key(t)]) for t in targets if _match_key(t) in matches]
         return DiscoveryView(tuple(targets), len(found.targets), tuple(sorted({p.runner for p in found.projects})),
                              found.missing, impact)
 
-    def _affected(self, changed: Sequence[str], test_files: Sequence[str], *, uncovered: bool = False,
+    def _affected(self, changed: Sequence[str], found: Discovery, *, uncovered: bool = False,
                   ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None,
-                  go_targets: Sequence[str] = (), budget_sec: float | None = None,
-                  targets: Sequence[Target] = ()) -> ImpactResult:
-        """``targets``: every test target discovery found in the repository (of any runner)."""
+                  budget_sec: float | None = None) -> ImpactResult:
+        """``found``: the repository's discovery (every target, of any runner; the configs it could not read)."""
         if self.impact is None:
             raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "impact selection needs the structural index",
                                  details={"reason": "no import facts available"})
         if not changed:  # (``changed_since`` a revision the work tree still matches)
             return ImpactResult((), (), "complete", (), hint=NOTHING_CHANGED_HINT)
         changes = _changes(changed, ranges)
+        targets, test_files = found.targets, [t.path for t in found.targets if t.path]
         try:
             result = self.impact.affected(list(changes), test_files, uncovered=uncovered, ranges=changes,
-                                          read_lines=self._lines, go_targets=go_targets, budget_sec=budget_sec)
+                                          read_lines=self._lines, budget_sec=budget_sec,
+                                          go_targets=[t.target_id for t in targets if t.runner == "go"])
         except LookupError as exc:
             raise CodePlaneError(ErrorCode.INDEX_NOT_READY, f"impact selection is unavailable: {exc}",
                                  details={"reason": str(exc)}) from exc
         # No target at all: not "no test imports the changed modules" (qs's tape tests import lib/utils.js; nothing
         # here runs them).
         result = by_project(result, targets, list(changes)) if targets else replace(result, hint=NO_TARGETS_HINT)
-        return self._with_evidence(result, changes, test_files)
+        return unread_configs(self._with_evidence(result, changes, test_files), found.unread, list(changes))
 
     def _with_evidence(self, result: ImpactResult, changes: Mapping[str, Sequence[tuple[int, int]]],
                        test_files: Sequence[str]) -> ImpactResult:
@@ -281,10 +280,7 @@ class TestingService:
 
     def inspect_affected(self, changed_files: Sequence[str], *,
                          ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None) -> ImpactResult:
-        found = self.discovery()
-        return self._affected(changed_files, [t.path for t in found.targets if t.path], uncovered=True,
-                              ranges=ranges, go_targets=[t.target_id for t in found.targets if t.runner == "go"],
-                              targets=found.targets)
+        return self._affected(changed_files, self.discovery(), uncovered=True, ranges=ranges)
 
     def tests_for(self, paths: Sequence[str], ranges: Mapping[str, Sequence[tuple[int, int]]] | None = None,
                   ) -> list[str]:
@@ -315,6 +311,7 @@ class TestingService:
             raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "a coverage run needs the structural index",
                                  details={"reason": "coverage evidence maps to the index's definitions"})
         why_empty = selection_note = ""
+        inconclusive = False
         if affected_by is not None:
             view = self.discover(affected_by=affected_by, ranges=ranges)
             selected = list(view.targets)
@@ -324,10 +321,11 @@ class TestingService:
                                                        else "")
                 hint = view.impact.hint if view.impact is not None else ""
                 # A partial selection that holds no test is no proof that nothing reaches the change (QA31: 48
-                # tests failed behind "no test target reaches tests/base.py" and a green run): say so.
-                partial = view.impact is not None and view.impact.confidence == "partial"
+                # tests failed behind "no test target reaches tests/base.py" and a green run): say so, and the run
+                # ends ``failed`` rather than ``passed`` (``RunRecord``).
+                inconclusive = view.impact is not None and view.impact.confidence == "partial"
                 reach = (f"the selection for {shown} is partial (what it cannot follow may reach tests) and holds "
-                         "no test target, so nothing was tested: this is no pass" if partial
+                         "no test target, so nothing was tested: this is no pass" if inconclusive
                          else f"no test target reaches {shown}")
                 why_empty = (f"nothing ran: {reach}" + (f". {hint}" if hint else "")
                              if affected_by else f"nothing ran: {NOTHING_CHANGED_HINT}")
@@ -351,7 +349,7 @@ class TestingService:
         workroot = self.layout.state_dir / "testing" / run_id
         record = RunRecord(run_id, selected, workers=min(self.workers, max(len(selected), 1)),
                            fail_fast=settings.fail_fast, timeout_sec=settings.run_timeout_s, why_empty=why_empty,
-                           selection_note=selection_note)
+                           selection_note=selection_note, inconclusive=inconclusive)
         after: Callable[[RunRecord], None] | None = None
         if coverage and self.impact is not None:
             settings, after = self._coverage_run(settings, workroot, run_id, selected,

@@ -186,6 +186,11 @@ class Runner(ABC):
     def targets(self, project: Project, repo_root: Path, files: Sequence[str], base_cmd: Sequence[str]) -> list[Target]:
         """Targets among ``files`` (repo-relative, all inside the project and claimed by it)."""
 
+    def unread_config(self, project: Project, repo_root: Path) -> tuple[str, str] | None:
+        """(config file, why) when the project's config decides which files are tests and could not be read, so
+        :meth:`targets` followed the runner's defaults; None when it was read or decides nothing."""
+        return None
+
     def file_targets(self, project: Project, files: Sequence[str], base_cmd: Sequence[str],
                      accept: Callable[[str], bool]) -> list[Target]:
         """One target per accepted file, run as ``base_cmd <file relative to the project>``."""

@@ -80,6 +80,10 @@ class _JsRunner(Runner):
         rule = self.test_files(project.dir(repo_root))
         return self.file_targets(project, files, base_cmd, lambda rel: rule.matches(project.rel(rel)))
 
+    def unread_config(self, project: Project, repo_root: Path) -> tuple[str, str] | None:
+        rule = self.test_files(project.dir(repo_root))
+        return (project.repo_rel(rule.unread), rule.problem) if rule.unread else None
+
     @abstractmethod
     def test_files(self, project_dir: Path) -> JsTestFiles:
         """The project's test-file patterns (its config's, else the runner's defaults)."""

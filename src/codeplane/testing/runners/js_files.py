@@ -7,8 +7,11 @@ in the absolute path) and ``roots`` from ``package.json``'s ``"jest"`` key, ``je
 
 A config is code: only the common static forms are read (a literal key with a literal string or array of
 strings). A config that sets these keys some other way (a spread, a variable, an import of another config,
-``projects``) is *unread*: the runner's default patterns apply and :attr:`JsTestFiles.unread` names it, so a caller
-can say discovery may be incomplete. Without these settings, the runner's defaults apply.
+``projects``), one that would not load (a syntax error, a ``throw`` at load time, a missing relative import:
+``jsscan``), or a ``package.json`` that is no JSON object or whose ``"jest"`` key is no object, is *unread*: the
+runner's default patterns apply, :attr:`JsTestFiles.unread` names the file and :attr:`JsTestFiles.problem` says
+why, so that discovery's answer (and an impact selection's tier) can say the test files may be others. Without
+these settings, the runner's defaults apply.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codeplane.testing.runners.jsglob import glob_regex
+from codeplane.testing.runners.jsscan import load_problem
 
 #: Jest's default ``testMatch`` and Vitest's default ``include``/``exclude``.
 JEST_MATCH = ("**/__tests__/**/*.?([cm])[jt]s?(x)", "**/?(*.)+(spec|test).?([cm])[jt]s?(x)")
@@ -36,8 +40,16 @@ _DEFAULT_SPREAD = re.compile(r"\.\.\.(?:configDefaults\.exclude|defaultExclude)\
 _STRING = re.compile(r"""'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)"|`((?:[^`\\$]|\\.)*)`""")
 
 
+#: Why a config counts as unread when it loads but sets its patterns in a form this module does not evaluate.
+NOT_LITERAL = "it sets its test patterns in a form CodePlane does not evaluate"
+
+
 class Unreadable(ValueError):
-    """A setting present in a config in a form this module does not evaluate."""
+    """A setting present in a config in a form this module does not evaluate (``args``: the file, then why)."""
+
+    @property
+    def problem(self) -> str:
+        return str(self.args[1]) if len(self.args) > 1 else NOT_LITERAL
 
 
 @dataclass(frozen=True)
@@ -56,6 +68,8 @@ class JsTestFiles:
     roots: tuple[str, ...] = ()
     #: The config file whose patterns could not be read (the defaults were used), or "".
     unread: str = ""
+    #: Why ``unread`` could not be read (it would not load, or sets its patterns in a form not evaluated here).
+    problem: str = ""
 
     def matches(self, rel: str) -> bool:
         if self.roots and not any(root in ("", ".") or rel == root or rel.startswith(root + "/")
@@ -144,20 +158,28 @@ def _read(path: Path) -> str:
 
 def _jest_settings(project_dir: Path, package: dict[str, object]) -> tuple[dict[str, list[str]], str]:
     """(literal settings, the config file) of a jest project."""
+    broken = _package_problem(project_dir)
+    if broken:
+        raise Unreadable("package.json", broken)
     inline = package.get("jest")
     if isinstance(inline, dict):
-        return _json_values(inline, "package.json"), ""
+        return _json_values(inline, "package.json"), "package.json"
     if inline is not None:
-        raise Unreadable("package.json")
+        raise Unreadable("package.json", f'its "jest" key is a {_json_type(inline)}, not an object (jest refuses it)')
     if (project_dir / "jest.config.json").is_file():
         try:
             data = json.loads(_read(project_dir / "jest.config.json"))
         except json.JSONDecodeError as exc:
-            raise Unreadable("jest.config.json") from exc
-        return _json_values(data if isinstance(data, dict) else {}, "jest.config.json"), ""
+            raise Unreadable("jest.config.json", f"it is not valid JSON ({exc.msg}, line {exc.lineno})") from exc
+        if not isinstance(data, dict):
+            raise Unreadable("jest.config.json", f"it holds a {_json_type(data)}, not an object")
+        return _json_values(data, "jest.config.json"), "jest.config.json"
     for name in _JEST_SCRIPTS:
         text = _read(project_dir / name)
         if text:
+            problem = load_problem(text, project_dir)
+            if problem:
+                raise Unreadable(name, problem)
             mentioned = any(re.search(rf"\b{key}\b", text) for key in _JEST_KEYS)
             if mentioned and _DYNAMIC.search(text):
                 raise Unreadable(name)
@@ -166,6 +188,23 @@ def _jest_settings(project_dir: Path, package: dict[str, object]) -> tuple[dict[
             except Unreadable as exc:
                 raise Unreadable(name) from exc
     return {}, ""
+
+
+def _json_type(value: object) -> str:
+    return {str: "string", bool: "boolean", int: "number", float: "number", list: "list"}.get(type(value), "null")
+
+
+def _package_problem(project_dir: Path) -> str:
+    """Why the project's ``package.json`` (where jest may be configured) cannot be read as an object; "" when it
+    can or there is none."""
+    path = project_dir / "package.json"
+    if not path.is_file():
+        return ""
+    try:
+        data = json.loads(_read(path))
+    except json.JSONDecodeError as exc:
+        return f"it is not valid JSON ({exc.msg}, line {exc.lineno})"
+    return "" if isinstance(data, dict) else f"it holds a {_json_type(data)}, not an object"
 
 
 def _json_values(data: dict[str, object], name: str) -> dict[str, list[str]]:
@@ -189,10 +228,10 @@ def _rooted(pattern: str, project_dir: Path) -> str:
 
 def jest_test_files(project_dir: Path, package: dict[str, object]) -> JsTestFiles:
     try:
-        values, _ = _jest_settings(project_dir, package)
-        unread = ""
+        values, source = _jest_settings(project_dir, package)
+        unread = problem = ""
     except Unreadable as exc:
-        values, unread = {}, str(exc)
+        values, source, unread, problem = {}, "", str(exc.args[0]), exc.problem
     try:
         if "testRegex" in values:
             include = tuple(re.compile(_rooted(r, project_dir)) for r in values["testRegex"])
@@ -202,20 +241,25 @@ def jest_test_files(project_dir: Path, package: dict[str, object]) -> JsTestFile
                                                                                ["/node_modules/"]))
     except re.error:
         include = tuple(glob_regex(g) for g in JEST_MATCH)
-        ignore, unread = (re.compile("/node_modules/"),), unread or "a pattern in the jest config"
+        ignore, unread = (re.compile("/node_modules/"),), unread or source
+        problem = problem or "a pattern in it is no regular expression CodePlane can read"
     roots = tuple(_rooted(r, project_dir).removeprefix(project_dir.as_posix()).strip("/")
                   for r in values.get("roots", ()))
     return JsTestFiles(project_dir, include, ignore, absolute=True, include_search="testRegex" in values,
-                       roots=roots, unread=unread)
+                       roots=roots, unread=unread, problem=problem)
 
 
 def vitest_test_files(project_dir: Path) -> JsTestFiles:
     values: dict[str, list[str]] = {}
-    unread = ""
+    unread = problem = ""
     for name in _VITEST_SCRIPTS:
         text = _read(project_dir / name)
         if not text:
             continue
+        problem = load_problem(text, project_dir)
+        if problem:
+            unread = name
+            break
         block = _block(text, "test")
         if block is None:
             break
@@ -224,16 +268,16 @@ def vitest_test_files(project_dir: Path) -> JsTestFiles:
         defaults = _DEFAULT_SPREAD.search(own) is not None
         own = _DEFAULT_SPREAD.sub("", own)
         if re.search(r"\b(?:include|exclude)\b", own) and _DYNAMIC.search(own):
-            unread = name
+            unread, problem = name, NOT_LITERAL
             break
         try:
             values = _script_values(own, ("include", "exclude"))
         except Unreadable:
-            unread = name
+            unread, problem = name, NOT_LITERAL
             break
         if defaults:
             values["exclude"] = [*VITEST_EXCLUDE, *values.get("exclude", [])]
         break
     include = tuple(glob_regex(g.removeprefix("./")) for g in values.get("include", VITEST_INCLUDE))
     exclude = tuple(glob_regex(g.removeprefix("./")) for g in values.get("exclude", VITEST_EXCLUDE))
-    return JsTestFiles(project_dir, include, exclude, absolute=False, unread=unread)
+    return JsTestFiles(project_dir, include, exclude, absolute=False, unread=unread, problem=problem)

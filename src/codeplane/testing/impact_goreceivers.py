@@ -1,0 +1,177 @@
+"""Which Go member uses by name run a changed method, by their receiver's declared type (``impact_go``).
+
+The index links ``x.Close()`` to ``T.Close`` when ``x``'s declaration spells a repository type that has the method
+(``golink``, ``gotypes``); what it leaves unlinked the walk matches by name, ``low``: every ``Close()`` of the
+repository reached a change to ``(T) Close()``. Most of those calls are on another library's values
+(``f.Close()`` with ``f *os.File``, ``rows.Close()``). For a changed method ``T.m`` (``T`` a repository type), the
+receiver — a name, a field (``h.f.Close()``) or a call on one line (``res.NewA().Close()``: the function's first
+result) — is looked up where it is declared, and the use is
+
+- left out (``out``) when that declaration shows a type that cannot hold a ``T``: another library's type spelled as
+  a pointer (``f *os.File``: a pointer to an interface has no methods, so the type is concrete and its method set
+  is that library's), a composite literal (``x := pkg.X{}``, ``&pkg.X{}``) or ``new(pkg.X)``; or a repository type
+  other than ``T`` that is no interface and declares ``m`` itself (two platforms' files each declaring it leave
+  the index's link out);
+- ``high`` (``exact``) when the type is ``T`` itself.
+
+Anything else is kept, ``low`` as before: another library's interface or plain ``pkg.X`` (``c io.Closer``,
+``conn net.Conn`` may hold a ``*T``), another library's function's result (``os.Open(p)``'s), a call over several
+lines, a ``range`` value, a type parameter, an import the file binds by a name other than its path's last element,
+a repository type without ``m`` of its own (it may be promoted from an embedded field). The one case this gives
+up: another library's struct type that embeds an interface and is handed a ``T`` to promote ``m`` from.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Mapping
+from typing import Literal
+
+from codeplane.index.structural.golink import import_dir
+from codeplane.testing.impact_code import ReadLines
+from codeplane.testing.impact_reach import Def
+
+
+def package_dir(path: str) -> str:
+    """``svc/calc/calc.go`` → ``svc/calc``; a file at the root → ``""``."""
+    return path.rpartition("/")[0]
+
+
+class GoReceivers:
+    """Per walk: the declared receiver types of member uses, read on demand from ``st_ref`` and the source line."""
+
+    def __init__(self, conn: sqlite3.Connection, path_of: Mapping[int, str], read_lines: ReadLines) -> None:
+        self.conn = conn
+        self.path_of = path_of
+        self.read_lines = read_lines
+        row = conn.execute("SELECT value FROM st_state WHERE key = 'go_modules'").fetchone()
+        #: Directory → module path of each ``go.mod`` (what ``golink`` recorded); none: no import is known to be
+        #: the repository's or another library's, so nothing is left out.
+        self.modules: dict[str, str] | None = dict(json.loads(row[0])) if row is not None else None
+        self._types: dict[tuple[str, str], tuple[str, frozenset[str]] | None] = {}
+
+    def classify(self, site: tuple[int, int, int], d: Def) -> Literal["out", "exact"] | None:
+        """For the member use at ``site`` (file id, line, 0-based column of the member's name) of ``d``'s name (``d``
+        a method ``T.m`` of a repository type): ``out`` when it certainly calls another type's method, ``exact``
+        when its receiver is declared a ``T``, None when unknown."""
+        if d.kind != "method" or self.modules is None or "." not in d.lexical_path:
+            return None
+        declared = self._receiver_declaration(site)
+        if declared is None:
+            return None
+        decl_file, decl_line, decl_col, spelled = declared
+        qualifier, _, name = spelled.rpartition(".")
+        if not re.fullmatch(r"[A-Za-z_]\w*", name) or (qualifier and not re.fullmatch(r"[A-Za-z_]\w*", qualifier)):
+            return None  # a call's result, a slice, a ``range`` value, a generic instantiation
+        decl_path = self.path_of.get(decl_file, "")
+        directory: str | None = package_dir(decl_path)
+        if qualifier:
+            found = self._import_of(decl_file, qualifier)
+            if found is None:
+                return None
+            directory = found[1]
+            if directory is None:  # another library's type
+                return "out" if self._concrete(decl_path, decl_line, decl_col, spelled) else None
+        owner_type, _, method = d.lexical_path.rpartition(".")
+        kind_methods = self._repository_type(str(directory), name)
+        if kind_methods is None or kind_methods[0] == "interface" or method not in kind_methods[1]:
+            return None  # not one type, an interface, or a method it may promote from an embedded field
+        return "exact" if (directory, name) == (package_dir(self.path_of.get(d.file_id, "")), owner_type) else "out"
+
+    def _receiver_declaration(self, site: tuple[int, int, int]) -> tuple[int, int, int, str] | None:
+        """(file id, line, column, spelled type) of the declaration of the receiver before ``site``'s dot: a name's
+        or a field's, or the function's whose call it is (its first result: ``res.NewA().Close()``)."""
+        file_id, line, col = site
+        if col >= 2:
+            lines = self.read_lines(self.path_of.get(file_id, ""))
+            text = lines[line - 1] if 0 < line <= len(lines) else ""
+            if text[col - 2:col] == ").":
+                return self._result_declaration(file_id, line, text, col - 2)
+        row = self.conn.execute(
+            "SELECT bind_id, target_uid FROM st_ref WHERE file_id = ? AND start_line = ? AND end_line = ? "
+            "AND end_col = ? AND role = 'REFERENCE'", (file_id, line, line, col - 1)).fetchone()
+        if row is None:
+            return None
+        bind_id, target = row
+        if bind_id is not None:
+            shapes = self.conn.execute(
+                "SELECT file_id, start_line, start_col, receiver_shape FROM st_ref WHERE bind_id = ? "
+                "AND role = 'DEFINITION'", (bind_id,)).fetchall()
+        elif target is not None:
+            shapes = self.conn.execute(
+                "SELECT r.file_id, r.start_line, r.start_col, r.receiver_shape FROM st_def d JOIN st_ref r ON "
+                "r.file_id = d.file_id AND r.start_line = d.name_line AND r.start_col = d.name_col WHERE "
+                "d.def_uid = ? AND d.kind IN ('field', 'variable') AND r.role = 'DEFINITION'", (target,)).fetchall()
+            shapes += self.conn.execute(
+                "SELECT r.file_id, r.start_line, r.start_col, r.receiver_shape FROM st_def d JOIN st_ref r ON "
+                "r.file_id = d.file_id AND r.start_line = d.name_line WHERE d.def_uid = ? AND d.kind = 'field' "
+                "AND r.receiver_shape LIKE 'ftype:%'", (target,)).fetchall()
+        else:
+            return None
+        spelled = {str(s).split(":", 1)[1] for _, _, _, s in shapes if s and str(s).startswith(("type:", "ftype:"))}
+        if len(spelled) != 1 or not shapes:
+            return None  # no declared type, or a binding spelled two ways
+        decl_file, decl_line, decl_col, _ = shapes[0]
+        return int(decl_file), int(decl_line), int(decl_col), next(iter(spelled))
+
+    def _result_declaration(self, file_id: int, line: int, text: str, close: int) -> tuple[int, int, int, str] | None:
+        """The declaration of the function or method whose call's ``)`` is at ``close`` of ``text`` (one line)."""
+        depth, i = 0, close
+        while i >= 0:
+            depth += {")": 1, "(": -1}.get(text[i], 0)
+            if depth == 0:
+                break
+            i -= 1
+        if i <= 0:
+            return None
+        row = self.conn.execute(
+            "SELECT r.file_id, r.start_line, r.start_col, r.receiver_shape FROM st_ref u JOIN st_def d ON d.def_uid = "
+            "u.target_uid JOIN st_ref r ON r.file_id = d.file_id AND r.start_line = d.name_line AND r.start_col = "
+            "d.name_col AND r.role = 'DEFINITION' WHERE u.file_id = ? AND u.start_line = ? AND u.end_line = ? AND "
+            "u.end_col = ? AND d.kind IN ('function', 'method')", (file_id, line, line, i)).fetchone()
+        if row is None or not str(row[3] or "").startswith("type:"):
+            return None
+        return int(row[0]), int(row[1]), int(row[2]), str(row[3])[5:]
+
+    def _import_of(self, file_id: int, local: str) -> tuple[str, str | None] | None:
+        """(import path, repository directory or None for another library's) the file imports as ``local``; None
+        when no import, or more than one, binds that name the way ``golink`` reads it for another library's."""
+        assert self.modules is not None
+        found = []
+        for alias, source in self.conn.execute(
+                "SELECT alias, source_literal FROM st_import WHERE file_id = ? AND import_kind = 'go_import' "
+                "AND source_literal IS NOT NULL", (file_id,)):
+            directory = import_dir(str(source), self.modules)
+            name = alias if alias is not None else str(source).rsplit("/", 1)[-1]
+            if name == local:
+                found.append((str(source), directory))
+        return found[0] if len(found) == 1 else None
+
+    def _concrete(self, path: str, line: int, col: int, spelled: str) -> bool:
+        """Whether the declaration at ``line``/``col`` spells ``spelled`` as a pointer, a composite literal or
+        ``new(...)``: a concrete type (a pointer to an interface has no methods)."""
+        lines = self.read_lines(path)
+        text = lines[line - 1][col:] if 0 < line <= len(lines) else ""
+        name = re.escape(spelled).replace(r"\.", r"\s*\.\s*")
+        return bool(re.search(rf"\*\s*{name}\b|&?\s*{name}\s*\{{|\bnew\(\s*{name}\s*\)", text))
+
+    def _repository_type(self, directory: str, name: str) -> tuple[str, frozenset[str]] | None:
+        """(kind, names of its own methods) of the one type ``name`` declared in package ``directory``."""
+        key = (directory, name)
+        if key not in self._types:
+            prefix = f"{directory}/" if directory else ""
+            rows = self.conn.execute(
+                "SELECT d.kind, d.lexical_path, f.path FROM st_def d JOIN st_file f ON f.file_id = d.file_id "
+                "WHERE (d.lexical_path = ? OR d.lexical_path LIKE ? ESCAPE '\\') AND f.path LIKE ? ESCAPE '\\'",
+                (name, _like(f"{name}.") + "%", _like(prefix) + "%.go")).fetchall()
+            here = [(str(k), str(lexical)) for k, lexical, path in rows if package_dir(str(path)) == directory]
+            kinds = [k for k, lexical in here if lexical == name and k in ("struct", "interface", "type")]
+            methods = frozenset(lexical.rpartition(".")[2] for k, lexical in here if k == "method")
+            self._types[key] = (kinds[0], methods) if len(kinds) == 1 else None
+        return self._types[key]
+
+
+def _like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
