@@ -334,7 +334,8 @@ def _wire_testing(services: Services) -> None:
                               files_version=lambda: services.index.epoch if services.index.ready else None,
                               files_source=lambda: indexed_paths(services.index.read_connection),
                               files_written_since=lambda epoch: written_since(services.index.read_connection,
-                                                                              epoch))
+                                                                              epoch),
+                              refresh_files=services.index.refresh_if_changed)
 
     services.deferred_testing = Deferred(build)
     services.status_sections["tests"] = lambda: services.testing.status()  # noqa: PLW0108 - built on first use

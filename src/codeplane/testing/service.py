@@ -8,6 +8,7 @@ and reports are artifacts.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 import shutil
@@ -108,15 +109,18 @@ class TestingService:
     def __init__(self, root: Path, config: TestsConfig, layout: RepoLayout, artifacts: ArtifactStore, *,
                  impact: ImpactIndex | None = None, files_version: Callable[[], int | None] | None = None,
                  files_source: Callable[[], Sequence[str]] | None = None,
-                 files_written_since: Callable[[int], Sequence[str] | None] | None = None) -> None:
+                 files_written_since: Callable[[int], Sequence[str] | None] | None = None,
+                 refresh_files: Callable[[Sequence[str]], object] | None = None) -> None:
         """``files_version``: a number that changes whenever a file is added, removed or changed (the index
         epoch; None while unknown); with it discovery is cached until the next change. ``files_source``: the
         repository's files as the index knows them (saves walking the tree after every change).
         ``files_written_since``: the files rewritten after an epoch, None if any was added, removed or renamed
-        (``discovery.written_since``): discovery then outlives an edit that cannot change it."""
+        (``discovery.written_since``): discovery then outlives an edit that cannot change it. ``refresh_files``:
+        reindex those of some paths that differ from what the index saw (``IndexService.refresh_if_changed``)."""
         self.root = root
         self.config = config
         self.layout = layout
+        self._refresh_files = refresh_files
         self.artifacts = artifacts
         self.impact = impact
         self._line_cache = LineCache(root)
@@ -306,6 +310,7 @@ class TestingService:
 
         ``targets`` are target ids, directories, or pytest node ids (``file::case``).
         """
+        self._catch_up(targets)
         found = self.discovery()
         if coverage and self.impact is None:
             raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "a coverage run needs the structural index",
@@ -388,6 +393,16 @@ class TestingService:
                 log.exception("coverage evidence not recorded", run_id=run_id)
                 record.set_coverage(RunCoverage(tests=0, note=f"evidence not recorded: {type(exc).__name__}: {exc}"))
         return replace(settings, coverage=setup), collect
+
+    def _catch_up(self, targets: Sequence[str] | None) -> None:
+        """Files named as targets that another program created or deleted a moment ago, before the watcher said
+        so, are reindexed now (D6): discovery follows the index, and a new test file answered 7005 naming another
+        while a deleted one still ran. Directories are left to the watcher (a refresh would walk them whole)."""
+        if not targets or self._refresh_files is None:
+            return
+        files = {f for t in targets if (f := t.split("::", 1)[0].strip().strip("/")) and not (self.root / f).is_dir()}
+        with contextlib.suppress(CodePlaneError):  # a path outside the repository is 7005's to name
+            self._refresh_files(sorted(files))
 
     def _select(self, found: Discovery, wanted: Sequence[str] | None) -> list[Target]:
         if not wanted:
