@@ -3,7 +3,10 @@
 Three checks, all from index facts:
 - the scope that binds the target already binds the new name (a sibling def, class member, import); in Go, the
   package (all the files of its directory) already declares it, or the type already has such a method or field
-  (also one promoted from an embedded field), or an import in the package binds it (:mod:`gocollisions`);
+  (also one promoted from an embedded field), or a type embedding the target's owner has one, or an import in the
+  package binds it (:mod:`gocollisions`);
+- Go renames that break what no name spells: an embedded field (named by its type) and a method a standard-library
+  interface requires (:mod:`gostdlib`); reported as collisions so nothing is applied without ``accept_collisions``;
 - a class of the target's family (or an ancestor) already has a member with the new name;
 - at a renamed reference, a scope between the reference and the target's binding binds the new name, so
   the renamed reference would be captured by it (shadowing).
@@ -15,7 +18,8 @@ import posixpath
 from collections.abc import Iterable
 
 from codeplane.refactor.facts import Bind, Def, FactReader, Scope
-from codeplane.refactor.gocollisions import import_clashes, promoted_clashes
+from codeplane.refactor.gocollisions import embedded_field_clash, hidden_by_embedders, import_clashes, promoted_clashes
+from codeplane.refactor.gostdlib import std_interface
 from codeplane.refactor.members import MemberFamily
 from codeplane.refactor.models import Collision
 from codeplane.refactor.spans import SpanEdit
@@ -79,6 +83,18 @@ def find_collisions(reader: FactReader, target: Def, new_name: str, family: Memb
             add((d.path, d.name_line, d.name_column), "member", "type",
                 f"{d.qualified_name} is promoted into the type of {renamed.qualified_name} by an embedded field; "
                 "the renamed member would hide it")
+        for d in hidden_by_embedders(reader, renamed, new_name):
+            add((d.path, d.name_line, d.name_column), "member", "type",
+                f"{d.qualified_name} exists in a type that embeds the owner of {renamed.qualified_name}: there "
+                f"x.{new_name} would denote it instead of the renamed member")
+        if (interface := std_interface(reader, renamed)) is not None:
+            add((renamed.path, renamed.name_line, renamed.name_column), "interface", "type",
+                f"{renamed.qualified_name} is the method {renamed.name} of {interface}: a value used as one (a "
+                "conversion here, or fmt/encoding at run time) stops being one after the rename; pass "
+                f"accept_collisions=true if the type is never used as {interface}")
+    embedded = embedded_field_clash(reader, target)
+    if embedded is not None:
+        add((target.path, target.name_line, target.name_column), "embedded_field", "type", embedded)
     if family is not None:
         owners = set(family.classes) | {d.parent_uid for d in family.overridden if d.parent_uid}
         for d in reader.defs_named(new_name, _LIMIT):

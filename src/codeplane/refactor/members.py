@@ -4,7 +4,8 @@ The index leaves member references ANCHORED (§7.3.9: bucketed by token and rece
 narrows them with syntactic evidence only, never guessing:
 
 - the receiver is ``self``/``cls``/``super()`` inside a class of the target's family (the defining class
-  and its subclasses, found from the references in class headers) → ``high``;
+  and its subclasses, found from the references in class headers; a Go type's "bases" are its embedded fields'
+  types and embedded interfaces, and a Rust type has none) → ``high``;
 - the receiver is a name bound to a class of the family (``Cls.name``), a constructor call of one
   (``Cls().name``), or a local every binding of which is the statement ``x = Cls(...)`` alone → ``high``;
   a local bound otherwise to such a call (``x = Cls().tuned()``), annotated with one, or an attribute so
@@ -28,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codeplane.refactor import goimpls, rustimpls
+from codeplane.refactor import gocollisions, goimpls, rustimpls
 from codeplane.refactor.facts import Def, FactReader, Ref
 from codeplane.refactor.library_names import DOTNET_MEMBERS, JVM_MEMBERS, PHP_MEMBERS
 from codeplane.refactor.models import Certainty
@@ -38,6 +39,8 @@ from codeplane.refactor.spans import SourceText
 from codeplane.repo.content import decode
 
 _LIMIT = 100_000
+#: A line of a Go interface body that embeds another (``Sizer``, ``pkg.Sizer``), not a method (``Size() int``).
+_GO_EMBEDDED_LINE = re.compile(r"\s*(?:[A-Za-z_]\w*\s*\.\s*)?[A-Za-z_]\w*\s*(?://.*)?$")
 _CLASS_KINDS = frozenset({"class", "interface", "struct", "trait", "enum", "record"})
 
 
@@ -64,7 +67,12 @@ finally replace split trim match test exec apply call bind name constructor prot
 #: never an instance of a repository class, however unique the member's name is among them.
 JS_GLOBAL_OBJECTS = frozenset(str.split("""
 Symbol Object Array Math JSON Promise Reflect Proxy Number String Boolean BigInt Date RegExp Error TypeError Map Set
-WeakMap WeakSet Intl Atomics ArrayBuffer DataView globalThis console process window document navigator Buffer URL
+WeakMap WeakSet WeakRef FinalizationRegistry Intl Atomics ArrayBuffer SharedArrayBuffer DataView Int8Array Uint8Array
+Uint8ClampedArray Int16Array Uint16Array Int32Array Uint32Array Float32Array Float64Array BigInt64Array BigUint64Array
+AggregateError EvalError RangeError ReferenceError SyntaxError URIError Iterator WebAssembly globalThis self console
+process window document navigator location history screen performance crypto localStorage sessionStorage indexedDB
+caches customElements Buffer URL URLSearchParams TextEncoder TextDecoder AbortController AbortSignal Blob Response
+Request Headers FormData Event EventTarget CustomEvent Deno Bun
 """))
 
 
@@ -80,7 +88,7 @@ def builtin_member(language: str | None, name: str) -> bool:
 
 @dataclass
 class ClassGraph:
-    """Inheritance among the repository's classes, read from the references in class headers."""
+    """Inheritance among the repository's classes, read from the references in class headers (Go: embedding)."""
 
     reader: FactReader
     root: Path | None = None
@@ -139,23 +147,47 @@ class ClassGraph:
     def bases(self, cls: Def) -> list[Def]:
         if cls.def_uid not in self._bases:
             found: dict[str, Def] = {}
-            for ref in self.refs(cls.path):
-                if ref.target_uid and self.in_header(cls, ref):
-                    base = self.reader.get_def(ref.target_uid)
-                    if base is not None and base.kind in _CLASS_KINDS:
+            if cls.language == "go":
+                # A Go struct body has no scope of its own: its field types (``src *Item``) sit where a header's
+                # bases would. Only an embedded field promotes members, so only its type is a "base".
+                found = {d.def_uid: d for d in gocollisions.embedded_types(self.reader, cls)}
+                for ref in self.refs(cls.path) if cls.kind == "interface" else []:
+                    base = self.reader.get_def(ref.target_uid) if ref.target_uid else None
+                    if base is not None and base.kind == "interface" and self._go_embeds(cls, ref):
                         found[base.def_uid] = base
+            elif cls.language != "rust":  # a Rust type inherits nothing (a trait it implements is no base)
+                for ref in self.refs(cls.path):
+                    if ref.target_uid and self.in_header(cls, ref):
+                        base = self.reader.get_def(ref.target_uid)
+                        if base is not None and base.kind in _CLASS_KINDS:
+                            found[base.def_uid] = base
             self._bases[cls.def_uid] = sorted(found.values(), key=lambda d: (d.path, d.line))
         return self._bases[cls.def_uid]
 
     def subclasses(self, cls: Def) -> list[Def]:
         if cls.def_uid not in self._subs:
             found: dict[str, Def] = {}
-            for ref in self.reader.refs_to(cls.def_uid, _LIMIT):
-                for candidate in self.defs(ref.path):
-                    if candidate.kind in _CLASS_KINDS and self.in_header(candidate, ref):
-                        found[candidate.def_uid] = candidate
+            if cls.language == "go":
+                found = {d.def_uid: d for d in gocollisions.embedders(self.reader, cls) if d.kind in _CLASS_KINDS}
+                for ref in self.reader.refs_to(cls.def_uid, _LIMIT) if cls.kind == "interface" else []:
+                    for candidate in self.defs(ref.path):
+                        if candidate.kind == "interface" and self._go_embeds(candidate, ref):
+                            found[candidate.def_uid] = candidate
+            elif cls.language != "rust":
+                for ref in self.reader.refs_to(cls.def_uid, _LIMIT):
+                    for candidate in self.defs(ref.path):
+                        if candidate.kind in _CLASS_KINDS and self.in_header(candidate, ref):
+                            found[candidate.def_uid] = candidate
             self._subs[cls.def_uid] = sorted(found.values(), key=lambda d: (d.path, d.line))
         return self._subs[cls.def_uid]
+
+    def _go_embeds(self, interface: Def, ref: Ref) -> bool:
+        """``ref`` is an interface embedded in the Go ``interface`` (a line of its body spelling only the name)."""
+        src = self.text(ref.path)
+        inside = (interface.name_line, interface.name_column) < (ref.line, ref.column) \
+            < (interface.end_line, interface.end_column)
+        return inside and src is not None and _GO_EMBEDDED_LINE.match(src.line_text(ref.line)) is not None \
+            and src.line_text(ref.line).rstrip().split("//")[0].rstrip().endswith(ref.token)
 
     def descendants(self, cls: Def) -> list[Def]:
         seen: dict[str, Def] = {cls.def_uid: cls}
@@ -249,7 +281,8 @@ def member_family(graph: ClassGraph, target: Def) -> MemberFamily | None:
     owner = graph.reader.get_def(target.parent_uid) if target.parent_uid else None
     if owner is None or owner.kind not in _CLASS_KINDS:
         return None
-    classes = {c.def_uid: c for c in graph.descendants(owner)}
+    classes = _promoted_into(graph, owner, target.name) if target.language == "go" \
+        else {c.def_uid: c for c in graph.descendants(owner)}
     if is_stub(owner.path):
         # A member of a stub's class (``index.d.ts`` describing ``index.js``): the runtime class it describes, of
         # the same name in the file of the same stem, is the family too (its ``this.opts`` are the member's).
@@ -277,7 +310,9 @@ def member_family(graph: ClassGraph, target: Def) -> MemberFamily | None:
         for implementor, method in goimpls.implementations(graph.reader, graph.text, owner, target):
             overrides.append(method)
             classes[implementor.def_uid] = implementor
-    ancestor_ids = {a.def_uid for a in graph.ancestors(owner)}
+    # Go has no overriding: a member of an embedded type that the owner also declares is hidden, not overridden
+    # (renaming one leaves the other, as gopls does).
+    ancestor_ids = {a.def_uid for a in graph.ancestors(owner)} if target.language != "go" else set()
     overridden = [d for d in named if d.parent_uid in ancestor_ids]
     twin_ids = {d.parent_uid for d in named
                 if d.parent_uid and d.parent_uid not in classes and not is_stub(d.path)}
@@ -290,6 +325,19 @@ def member_family(graph: ClassGraph, target: Def) -> MemberFamily | None:
     return MemberFamily(target, classes, sorted(overrides, key=lambda d: (d.path, d.line)),
                         overridden, [t for t in twins if t.kind in _CLASS_KINDS],
                         _builtin_bases(graph, owner, target.name))
+
+
+def _promoted_into(graph: ClassGraph, owner: Def, name: str) -> dict[str, Def]:
+    """The Go type ``owner`` and the types its member ``name`` is promoted into: those embedding it, at any depth,
+    but not through a type that declares ``name`` itself (its own member hides the promoted one there)."""
+    found = {owner.def_uid: owner}
+    queue = [owner]
+    while queue:
+        for sub in graph.subclasses(queue.pop()):
+            if sub.def_uid not in found and not gocollisions.members_named(graph.reader, sub, name):
+                found[sub.def_uid] = sub
+                queue.append(sub)
+    return found
 
 
 def overridden_root(graph: ClassGraph, target: Def) -> Def | None:
@@ -369,8 +417,8 @@ def classify_member_ref(graph: ClassGraph, family: MemberFamily, ref: Ref) -> tu
             return "high", "class_receiver"
     if recv is not None and family.target.language in ("javascript", "typescript") and _object_literal(graph, recv):
         return "low", "other_binding"  # ``const obj = { area: ... }``: its members are the literal's keys
-    if recv is not None and recv.token in JS_GLOBAL_OBJECTS and not recv.is_member and recv.bind_id is None \
-            and recv.target_uid is None and family.target.language in ("javascript", "typescript"):
+    if family.target.language in ("javascript", "typescript") and (
+            _global_object(recv) or (recv is None and _global_in_parentheses(graph, ref))):
         return "low", "builtin_receiver"
     if family.target.path.endswith(CLASS_LINKED):
         # ``Cart.make()`` where the index could not settle the name ``Cart`` (a supertype outside the repository
@@ -408,6 +456,29 @@ def _object_literal(graph: ClassGraph, recv: Ref) -> bool:
     line = src.line_text(sites[0].line)
     before, after = line[:sites[0].column].strip(), line[sites[0].column + len(recv.token):]
     return before in ("const", "export const") and _LITERAL_BINDING.match(after) is not None
+
+
+def _global_object(ref: Ref | None) -> bool:
+    """A JavaScript global object named by a name the file does not bind (``performance`` in ``performance.now``)."""
+    return ref is not None and ref.token in JS_GLOBAL_OBJECTS and not ref.is_member and ref.bind_id is None \
+        and ref.target_uid is None
+
+
+def _global_in_parentheses(graph: ClassGraph, ref: Ref) -> bool:
+    """``(override || Date).now()``: one of the values the parenthesised receiver may be is a global object."""
+    src = graph.text(ref.path)
+    line = src.line_text(ref.line) if src is not None else ""
+    before = line[:ref.column].rstrip().removesuffix(".").removesuffix("?").rstrip()
+    if not before.endswith(")"):
+        return False
+    depth, start = 0, -1
+    for at in range(len(before) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(before[at], 0)
+        if depth == 0:
+            start = at
+            break
+    return start >= 0 and any(start < r.column < len(before) and _global_object(r)
+                              for r in graph.refs_on(ref.path, ref.line))
 
 
 def _mixin_reaches_family(graph: ClassGraph, family: MemberFamily, holder: Def) -> bool:

@@ -8,7 +8,8 @@ module ``()``, so ``tests/util/mod.rs`` is ``util``), and every crate names a re
 ``Cargo.toml`` name (``use mylib::x``). A module's file-level ``use`` is a path through it (``pub use``
 re-exports). A path is resolved from the module that writes it (an inline ``mod tests { }`` is one, with its
 own ``use``s; ``a::b::C`` among a macro's tokens, ``assert_eq!(mylib::a::K, 1)``, is a path too): ``crate::``,
-``self::``, ``super::``, a name the module's ``use`` binds, a child module, or an item of the module; then segment by
+``self::``, ``super::``, a name the module's ``use`` binds, a child module, an item of the module, or else the one
+item of that name a glob ``use a::*`` of the module brings (``use super::*`` in a test module); then segment by
 segment through modules, and one last step from a type to an associated item (``Type::new``, an enum's
 variant) when the crate declares that type name once and one ``impl``/enum gives it that member.
 What it reaches must be one definition: two candidates (``#[cfg]`` variants) leave the reference alone.
@@ -109,6 +110,8 @@ class _Crate:
     #: module -> local name -> file-level ``use`` bindings (``pub use a::X`` makes ``m::X`` a path to ``a::X``)
     uses: dict[Module, dict[str, list[_Import]]] = field(
         default_factory=lambda: defaultdict(lambda: defaultdict(list)))
+    #: module -> the paths of its file-level glob ``use a::*``
+    globs: dict[Module, list[str]] = field(default_factory=lambda: defaultdict(list))
 
 
 def _load(conn: sqlite3.Connection, files: dict[int, tuple[str, Module]]) -> dict[str, _Crate]:
@@ -134,6 +137,8 @@ def _load(conn: sqlite3.Connection, files: dict[int, tuple[str, Module]]) -> dic
             local = alias or name
             if local not in ("*", "self", "_"):
                 crates[root].uses[module][local].append(_Import(name, alias, source))
+            elif local == "*" and source:
+                crates[root].globs[module].append(source)
         for file_id, found in defs.items():
             root, module = files[file_id]
             crate = crates[root]
@@ -167,10 +172,22 @@ class _Resolver:
         self.module = module
         self.externs = externs
         self.bound: dict[str, list[_Import]] = defaultdict(list)
+        #: The paths of the module's glob imports (``use super::*``), looked in after its own names.
+        self.globs: list[str] = []
         for imp in imports:
             local = imp.alias or imp.name
             if local not in ("*", "self", "_"):
                 self.bound[local].append(imp)
+            elif local == "*" and imp.source:
+                self.globs.append(imp.source)
+
+    @classmethod
+    def of_module(cls, crate: _Crate, module: Module, externs: dict[str, _Crate]) -> _Resolver:
+        """Paths as the file-level ``use``s of ``module`` resolve them (a re-export read from another module)."""
+        resolver = cls(crate, module, [], externs)
+        resolver.bound = crate.uses.get(module, defaultdict(list))
+        resolver.globs = crate.globs.get(module, [])
+        return resolver
 
     @staticmethod
     def _item(crate: _Crate, module: Module, name: str) -> str | None:
@@ -200,6 +217,9 @@ class _Resolver:
         uid = self._item(crate, self.module, head)
         if uid is not None:
             return "item", crate, self.module, uid
+        globbed = self._through_globs(head, depth)
+        if globbed is not None:
+            return globbed
         extern = self.externs.get(head)
         return ("mod", extern, (), None) if extern is not None and extern is not crate else None
 
@@ -233,15 +253,36 @@ class _Resolver:
         return state
 
     def _through_use(self, crate: _Crate, module: Module, name: str, depth: int) -> _State | None:
-        """``m::X`` where module ``m`` has ``use a::X`` (a re-export): resolved from ``m``."""
+        """``m::X`` where module ``m`` has ``use a::X`` (a re-export) or ``use a::*``: resolved from ``m``."""
         entries = crate.uses.get(module, {}).get(name, [])
+        inner = _Resolver.of_module(crate, module, self.externs)
+        if not entries:
+            return inner._through_globs(name, depth + 1)
         if len(entries) != 1 or not entries[0].source:
             return None
         imp = entries[0]
-        inner = _Resolver(crate, module, [], self.externs)
-        inner.bound = crate.uses.get(module, defaultdict(list))
         segments = [imp.name] if imp.source == imp.name else [*(imp.source or "").split("::"), imp.name]
         return inner.walk(segments, depth + 1)
+
+    def _through_globs(self, name: str, depth: int) -> _State | None:
+        """``name`` that no item or ``use`` of the module binds, brought by one of its glob imports: what the one
+        glob whose module has (or re-exports) that name makes of it. Rust's own names shadow glob ones, so this is
+        the last place looked before another crate's name; two globs bringing it leave it alone (ambiguous)."""
+        found: list[_State] = []
+        for source in self.globs:
+            if depth > _MAX_DEPTH:
+                return None
+            state = self.walk(source.split("::"), depth + 1)
+            if state is None or state[0] != "mod":
+                continue  # ``use Enum::*`` (variants) or a module the crate does not hold
+            _, crate, module, _ = state
+            if (*module, name) in crate.modules and self._item(crate, module, name) is None:
+                found.append(("mod", crate, (*module, name), None))
+            elif (uid := self._item(crate, module, name)) is not None:
+                found.append(("item", crate, module, uid))
+            elif (via := self._through_use(crate, module, name, depth + 1)) is not None:
+                found.append(via)
+        return found[0] if len(found) == 1 else None
 
     def target(self, segments: list[str]) -> str | None:
         found = self.walk(segments)
@@ -254,8 +295,7 @@ def _module_view(place: tuple[str, Module] | None, crates: dict[str, _Crate],
     if place is None or place[0] not in crates:
         return None
     crate = crates[place[0]]
-    resolver = _Resolver(crate, place[1], [], externs)
-    resolver.bound = crate.uses.get(place[1], defaultdict(list))
+    resolver = _Resolver.of_module(crate, place[1], externs)
     return resolver.target, [(c.types, c.values) for c in (crate, *externs.values())]
 
 
