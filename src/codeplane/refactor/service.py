@@ -179,7 +179,9 @@ class RefactorService:
             name=target.name, new_name=new_name, sources=sources,
             refs=reader.refs_named(target.name, paths, _LIMIT), dynamic=reader.dynamic_sites(paths, _LIMIT),
             structural_paths=structural_paths, docs=self.config.doc_sweep, truncated=truncated,
-            key_owners=_key_owners(structural.family),
+            key_owners=_key_owners(structural.family), this_classes=frozenset(
+                (c.path, c.name_line, c.name) for c in structural.family.classes.values()) if structural.family
+            else frozenset(),
             member_owner=_member_owner(target), member_twins=_member_twins(reader, target),
             go_package=_go_package(reader, target, paths), qualified_name=target.qualified_name,
             python_member_scope=_python_member_scope(reader, target),
@@ -188,7 +190,7 @@ class RefactorService:
             other_owner=other_owner(reader, target, member=structural.family is not None, binders=binders),
         ))
         coverage = self._with_excluded(draft, coverage, target.name, new_name)
-        _split_shorthands(draft, sources, target, new_name)
+        _split_shorthands(draft, sources, target, new_name, structural.family)
         draft.collisions = find_collisions(reader, target, new_name, structural.family, structural.ref_scopes)
         owners = owner_names(structural.family.twins) if structural.family else []
         option = build_option(candidate_id, draft, sources, hashes)
@@ -428,9 +430,12 @@ class RefactorService:
                 "plan_ttl_sec": self.config.plan_ttl_sec}
 
 
-def _split_shorthands(draft: Draft, sources: dict[str, SourceText], target: Def, new_name: str) -> None:
+def _split_shorthands(draft: Draft, sources: dict[str, SourceText], target: Def, new_name: str,
+                      family: MemberFamily | None = None) -> None:
     """``{ merge }`` keeps the half the rename is not about (:mod:`jsshorthand`); the preview says so."""
-    member = target.kind in MEMBER_KINDS
+    # An attribute a method assigns (``this.closed = true``, a ``variable`` of its class) is a member too: its key
+    # is what ``const { closed } = this`` reads.
+    member = target.kind in MEMBER_KINDS or family is not None
     kept = split_shorthands(draft, sources, member=member)
     if kept and not member:
         draft.warnings.append(

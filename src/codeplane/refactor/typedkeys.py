@@ -1,11 +1,16 @@
-"""Object-literal keys whose type the syntax settles, for renaming a TypeScript class or interface member.
+"""Object keys whose owner the syntax settles, for renaming a JavaScript/TypeScript class or interface member.
 
-The index records no reference for the key of an object literal, so the sweep would list ``{drafts_: 0}`` as an
-``unresolved`` low candidate, and renaming an interface field would leave behind the literals that build its
-values (``tsc`` then rejects them). A key counts here only where the literal's contextual type is written next
-to it as one bare type name of the member's family:
+The index records no reference for the key of an object literal or pattern, so the sweep would list
+``{drafts_: 0}`` as an ``unresolved`` low candidate, and renaming an interface field would leave behind the
+literals that build its values (``tsc`` then rejects them). A key counts here only where the syntax ties it to the
+member's family.
 
-- the initializer of a variable annotated with it (``const s: Scope = {...}``);
+A TypeScript literal's key (``k: v`` or a method shorthand ``k() {}``, which ``tsc`` checks alike) or a
+destructuring pattern's key (``{ k }``, ``{ k: v }``, ``{ k = d }``) is ``medium`` (reason ``typed_object_key``)
+where the literal's or pattern's type is written next to it as one bare type name of the family:
+
+- the initializer of a variable annotated with it (``const s: Scope = {...}``), or a pattern so annotated
+  (``const { k }: Scope = s``, a parameter ``({ k }: Scope)``);
 - the value of a ``return`` in the innermost function, method or arrow whose return type it is
   (``function make(): Scope { return {...} }``, also an arrow's expression body);
 - the operand of ``as Scope`` / ``satisfies Scope``;
@@ -13,9 +18,17 @@ to it as one bare type name of the member's family:
 
 The type may also be a same-file ``type T = A | B`` alias whose members are all of the family. Other unions,
 generics, arrays, spread targets and inferred types are not followed; such keys stay low candidates. So
-does a shorthand key (``{drafts_}``): renaming it in place would change which variable it reads.
+does a literal's shorthand key (``{drafts_}``): renaming it in place would change which variable it reads. A
+pattern's shorthand key is not left: ``jsshorthand.py`` splits it (``{ pending_: drafts_ }``), the local keeping
+its name.
 A same-named class elsewhere is why the caller leaves out names that another family also uses, and why the edit
 is ``medium``, never ``high``.
+
+A pattern destructuring ``this`` in a class of the family (``const { closed } = this`` in a method, a field's
+initialiser, an arrow function within; JavaScript too) reads the member as ``this.closed`` does: ``high``, reason
+``self_member``, the class being known by its position, not its name (in a static member ``this`` is the class,
+and its members the static ones). A plain ``function``'s ``this`` (the caller's) and an object literal method's
+(the literal) are not the class's.
 """
 
 from __future__ import annotations
@@ -23,31 +36,52 @@ from __future__ import annotations
 from typing import Any
 
 from codeplane.refactor.lexical import grammar_for, syntax_root
+from codeplane.refactor.models import Certainty
 
 _TS_GRAMMARS = frozenset({"typescript", "tsx"})
+_ECMASCRIPT = _TS_GRAMMARS | {"javascript"}
 _FUNCTIONS = frozenset({"function_declaration", "function_expression", "function", "arrow_function",
                         "method_definition", "generator_function_declaration", "generator_function"})
+#: Functions with a ``this`` of their own, the caller's (an arrow function has none: it sees its enclosing one).
+_OTHER_THIS = frozenset({"function_declaration", "function_expression", "function",
+                         "generator_function_declaration", "generator_function"})
+_PARAMETERS = frozenset({"required_parameter", "optional_parameter"})
+_TYPED_KEY: tuple[Certainty, str] = ("medium", "typed_object_key")
+_THIS_KEY: tuple[Certainty, str] = ("high", "self_member")
 
 
-def typed_object_keys(text: str, path: str, offsets: list[int], owners: frozenset[str]) -> set[int]:
-    """Those of ``offsets`` (ascending character offsets of the name) that are keys of object literals typed
-    by one of ``owners``."""
-    if not owners or not offsets or grammar_for(path) not in _TS_GRAMMARS:
-        return set()
+def member_keys(text: str, path: str, offsets: list[int], owners: frozenset[str],
+                classes: frozenset[tuple[int, str]] = frozenset()) -> dict[int, tuple[Certainty, str]]:
+    """Those of ``offsets`` (ascending character offsets of the name) that are keys tied to the member (above),
+    each with its certainty and reason. ``owners``: the family's class names that may type a key; ``classes``:
+    ``(name line, name)`` of the family's classes declared in this file (whose ``this`` is the member's owner)."""
+    grammar = grammar_for(path)
+    typed = bool(owners) and grammar in _TS_GRAMMARS
+    if not offsets or grammar not in _ECMASCRIPT or not (typed or classes):
+        return {}
     data = text.encode("utf-8")
     root = syntax_root(data, path)
     if root is None:
-        return set()
-    found: set[int] = set()
-    typed_by = owners | _family_unions(root, data, owners)
+        return {}
+    found: dict[int, tuple[Certainty, str]] = {}
+    typed_by = owners | _family_unions(root, data, owners) if typed else frozenset()
     byte_pos = char_pos = 0
     for off in offsets:
         byte_pos += len(text[char_pos:off].encode("utf-8"))
         char_pos = off
         node = root.descendant_for_byte_range(byte_pos, byte_pos + 1)
-        literal = _literal_of_key(node) if node is not None else None
-        if literal is not None and _contextual_type(literal, data) in typed_by:
-            found.add(off)
+        holder = _holder_of_key(node) if node is not None else None
+        if holder is None:
+            continue
+        if holder.type == "object":
+            if typed and _contextual_type(holder, data) in typed_by:
+                found[off] = _TYPED_KEY
+            continue
+        value, annotation = _pattern_source(holder)
+        if value is not None and value.type == "this" and _class_of_this(value, data) in classes:
+            found[off] = _THIS_KEY
+        elif typed and _bare_name(annotation, data) in typed_by:
+            found[off] = _TYPED_KEY
     return found
 
 
@@ -80,14 +114,61 @@ def _union_members(node: Any, data: bytes) -> set[str] | None:
     return members
 
 
-def _literal_of_key(node: Any) -> Any:
+def _holder_of_key(node: Any) -> Any:
+    """The ``object`` or ``object_pattern`` whose own key ``node`` is (a literal's shorthand key is none)."""
     holder = node.parent
     if holder is None:
         return None
-    if node.type == "property_identifier" and holder.type == "pair":
-        key = holder.child_by_field_name("key")
-        if key is not None and key.id == node.id and holder.parent is not None and holder.parent.type == "object":
-            return holder.parent
+    if node.type == "property_identifier" and holder.type in ("pair", "method_definition", "pair_pattern"):
+        key = holder.child_by_field_name("name" if holder.type == "method_definition" else "key")
+        outer = holder.parent
+        if key is None or key.id != node.id or outer is None:
+            return None
+        # ``{ now() {} }`` is a literal's key; a class body's method is the definition itself, not a key.
+        return outer if outer.type == ("object_pattern" if holder.type == "pair_pattern" else "object") else None
+    if node.type == "shorthand_property_identifier_pattern":
+        if holder.type == "object_assignment_pattern":  # ``{ closed = false }``
+            left = holder.child_by_field_name("left")
+            holder = holder.parent if left is not None and left.id == node.id else None
+        return holder if holder is not None and holder.type == "object_pattern" else None
+    return None
+
+
+def _pattern_source(pattern: Any) -> tuple[Any, Any]:
+    """What an object pattern destructures (the value node) and the type annotation written on it."""
+    parent = pattern.parent
+    if parent is None:
+        return None, None
+    if parent.type == "variable_declarator" and _is_field(parent, "name", pattern):
+        return _unparenthesized(parent.child_by_field_name("value")), parent.child_by_field_name("type")
+    if parent.type == "assignment_expression" and _is_field(parent, "left", pattern):
+        return _unparenthesized(parent.child_by_field_name("right")), None
+    if parent.type in _PARAMETERS and _is_field(parent, "pattern", pattern):
+        return None, parent.child_by_field_name("type")
+    return None, None
+
+
+def _unparenthesized(node: Any) -> Any:
+    while node is not None and node.type == "parenthesized_expression" and node.named_child_count == 1:
+        node = node.named_children[0]
+    return node
+
+
+def _class_of_this(this: Any, data: bytes) -> tuple[int, str] | None:
+    """``(name line, name)`` of the class ``this`` belongs to (its instance, or the class itself in a static
+    member), where the syntax settles it."""
+    current = this.parent
+    while current is not None:
+        if current.type in _OTHER_THIS:
+            return None
+        if current.type == "method_definition" and (current.parent is None or current.parent.type != "class_body"):
+            return None  # an object literal's method: ``this`` is the literal
+        if current.type == "class_body":
+            name = current.parent.child_by_field_name("name") if current.parent is not None else None
+            if name is None:
+                return None
+            return name.start_point[0] + 1, data[name.start_byte:name.end_byte].decode("utf-8")
+        current = current.parent
     return None
 
 
