@@ -1,7 +1,7 @@
-"""PHP keeps a class's constants, properties and methods apart: ``const LIMIT``, ``static $LIMIT`` and
-``function limit()`` may share a class and a name. Renaming one renamed the others (a constant's rename rewrote
-the property's declaration as a "partial" and its ``self::$LIMIT`` uses as certain). Through the real server; the
-renamed file is run with ``php`` when installed."""
+"""Members of one name that a language keeps apart (PHP constants, properties and methods; a Java/Kotlin or Rust
+field and method; a JS/TS static and instance member). Renaming one renamed the others: a PHP constant's rename
+rewrote the property's declaration as a "partial" and its ``self::$LIMIT`` uses as certain. Through the real
+server; renamed files are checked with ``php``, ``javac`` or ``tsc`` when installed."""
 
 from __future__ import annotations
 
@@ -115,3 +115,39 @@ async def test_a_rust_field_and_method_of_one_name_never_rename_each_others_decl
     assert (1, 20) in high and (3, 12) not in high, field["edits"]
     high = {(e["line"], e["column"]) for e in method["edits"] if e["certainty"] == "high"}
     assert (3, 12) in high and (1, 20) not in high, method["edits"]
+
+
+TS = {
+    "a.ts": "export class A {\n  static count = 1;\n  count = 2;\n"
+            "  total(): number {\n    return A.count + this.count;\n  }\n"
+            "  static make(): number {\n    return this.count;\n  }\n}\nconst a = new A();\n"
+            "console.log(A.count, a.count);\n",
+    "tsconfig.json": '{"compilerOptions": {"strict": true, "noEmit": true, "target": "es2022"}, "files": ["a.ts"]}\n',
+}
+
+
+def _certain(preview: dict[str, Any]) -> set[tuple[int, int]]:
+    return {(e["line"], e["column"]) for e in preview["edits"] if e["certainty"] != "low"}
+
+
+async def test_a_static_and_an_instance_member_of_one_name_rename_apart(tmp_path: Path) -> None:
+    # ``static count`` and ``count`` were one symbol: either rename rewrote both declarations and every use.
+    with running_server(make_repo(tmp_path / "repo", TS)) as server:
+        async with mcp_client(server) as client:
+            static = await call(client, "refactor_rename", {"path": "a.ts", "line": 2, "column": 10,
+                                                            "new_name": "n"})
+            # the declaration, A.count (twice) and this.count in the static method
+            assert _certain(static) == {(2, 10), (5, 14), (8, 17), (12, 15)}, static["edits"]
+            instance = await call(client, "refactor_rename", {"path": "a.ts", "line": 3, "column": 3,
+                                                              "new_name": "n"})
+            assert _certain(instance) == {(3, 3), (5, 27), (12, 24)}, instance["edits"]
+            applied = await call(client, "refactor_apply", {"refactor_id": static["refactor_id"]})
+            assert applied["applied_edits"] == 4, applied
+    text = (server.root / "a.ts").read_text()
+    assert "static n = 1;" in text and "  count = 2;" in text and "A.n + this.count" in text
+    assert "return this.n;" in text and "console.log(A.n, a.count);" in text
+    tsc = Path.home() / ".cache" / "codeplane" / "js-runners" / "node_modules" / ".bin" / "tsc"
+    if tsc.exists():
+        ran = subprocess.run([str(tsc), "-p", "."], cwd=server.root, capture_output=True, text=True, timeout=120,
+                             check=False)
+        assert ran.returncode == 0, ran.stdout + ran.stderr

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codeplane.refactor import gocollisions, goimpls, rustimpls
+from codeplane.refactor import gocollisions, goimpls, jsstatic, rustimpls
 from codeplane.refactor.facts import Def, FactReader, Ref
 from codeplane.refactor.library_names import DOTNET_MEMBERS, JVM_MEMBERS, PHP_MEMBERS
 from codeplane.refactor.models import Certainty
@@ -290,7 +290,8 @@ def member_family(graph: ClassGraph, target: Def) -> MemberFamily | None:
         for runtime in graph.reader.defs_named(owner.name, _LIMIT):
             if runtime.kind in _CLASS_KINDS and not is_stub(runtime.path) and runtime_stem(runtime.path) == stem:
                 classes.update({c.def_uid: c for c in graph.descendants(runtime)})
-    named = [d for d in graph.reader.defs_named(target.name, _LIMIT) if not apart_by_kind(d, target)]
+    named = [d for d in graph.reader.defs_named(target.name, _LIMIT)
+             if not apart_by_kind(d, target) and not jsstatic.apart(graph.text, d, target)]
     # A stub (``.pyi``, ``.d.ts``) describes a runtime class elsewhere: a stub class named like a family class is
     # the family's type description (renamed with it), and other stub classes are not runtime twins.
     family_names = {c.name for c in classes.values()}
@@ -382,6 +383,32 @@ _SELF_SHAPES = frozenset({"self.", "cls.", "this.", "bare.", "self::", "static::
 
 def classify_member_ref(graph: ClassGraph, family: MemberFamily, ref: Ref) -> tuple[Certainty, str]:
     """Certainty and reason for a member reference ``recv.<name>`` of the family's name."""
+    certainty, reason = _classify(graph, family, ref)
+    if certainty != "low" and family.target.language == "javascript" and _other_side(graph, family, ref, reason):
+        return "low", "other_binding"  # ``A.count`` of a ``static count`` when ``count`` is renamed, or the reverse
+    return certainty, reason
+
+
+_USE_EVIDENCE = {"class_receiver": "class", "constructed_receiver": "constructed", "assigned_receiver": "assigned",
+                 "annotated_receiver": "annotated", "declared_receiver": "declared"}
+
+
+def _other_side(graph: ClassGraph, family: MemberFamily, ref: Ref, reason: str) -> bool:
+    """A JS/TS use that reaches the static side of the family's name when the renamed member is an instance one,
+    or the reverse (``jsstatic.py``)."""
+    static = jsstatic.static_member(graph.text, family.target)
+    if static is None:
+        return False
+    method = None
+    if reason == "self_member":
+        method = next((d for d in sorted(graph.defs(ref.path), key=lambda d: (d.line, d.column), reverse=True)
+                       if d.kind == "method" and (d.line, d.column) <= (ref.line, ref.column)
+                       <= (d.end_line, d.end_column)), None)
+    side = jsstatic.use_side(graph.text, ref, _USE_EVIDENCE.get(reason), method)
+    return side is not None and side != static
+
+
+def _classify(graph: ClassGraph, family: MemberFamily, ref: Ref) -> tuple[Certainty, str]:
     if ref.target_uid is not None:
         if ref.target_uid == family.target.def_uid or any(o.def_uid == ref.target_uid for o in family.overrides):
             return "high", "proven"

@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from codeplane.refactor import jsstatic
 from codeplane.refactor.assemble import Draft
 from codeplane.refactor.contested import contested_imports
 from codeplane.refactor.facts import Def, FactReader, Ref
@@ -282,7 +283,7 @@ def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name
     family = member_family(graph, target)
     siblings = [d for d in reader.defs_named(target.name, _LIMIT) if stub_base(d.path) == stub_base(target.path)
                 and d.qualified_name == target.qualified_name and d.def_uid != target.def_uid
-                and not apart_by_kind(d, target)]
+                and not apart_by_kind(d, target) and not jsstatic.apart(graph.text, d, target)]
     owners = [target, *siblings] + [d for d in (family.overrides if family else []) if d not in siblings]
     owners += _same_type(reader, target, owners)
     for d in owners[1:]:
