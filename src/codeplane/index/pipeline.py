@@ -111,7 +111,10 @@ class IndexPipeline:
         self.lexical = LexicalIndex(layout.tantivy_dir)
         self.indexers: list[FactIndexer] = []
         self.rules = IgnoreRules.load(root)
+        #: The repository version (HEAD, ...) of the reconcile under way or last done: what the watcher compares with.
         self.version: RepoVersion | None = None
+        #: The version the index serves: set once a reconcile's epoch is published (``/status``'s ``head``, drift).
+        self.published_version: RepoVersion | None = None
         self.epoch = 0
         self.warnings: list[str] = []
         #: The last full reconcile (its duration paces polling without a watcher).
@@ -292,6 +295,7 @@ class IndexPipeline:
                 changes = diff(self.root, records, disk, max_bytes=self.config.max_file_bytes,
                                stat_reference_ns=reference)
                 done = self._finish(changes, reason, started, full=True, progress=report)
+                self.published_version = self.version
                 completed = True
                 return done
         finally:

@@ -69,6 +69,8 @@ class IndexService:
         self._thread: threading.Thread | None = None
         self._watcher: RepoWatcher | None = None
         self._watch_after_build = False
+        #: The full reconcile marked right after the first build (what changed unwatched meanwhile) is yet to run.
+        self._catching_up = False
         #: When the indexer thread last began a full reconcile (its walk follows); see ``_on_watch_live``.
         self._full_began: float | None = None
         self._cursors: CursorStore[LexicalHit] = CursorStore()
@@ -130,8 +132,9 @@ class IndexService:
 
     @property
     def indexed_head(self) -> str | None:
-        """The HEAD commit the index last reconciled against (drift from HEAD compares with it)."""
-        version = self._pipeline.version
+        """The HEAD commit of the tree the index serves: its last published full reconcile's (drift from HEAD
+        compares with it; a checkout's reindex under way still serves the old tree)."""
+        version = self._pipeline.published_version
         return version.head if version else None
 
     @property
@@ -359,12 +362,16 @@ class IndexService:
             if work.full:
                 self._full_began = monotonic()
             try:
-                self._pipeline.process(work, full_reason="watcher" if self._ready.is_set() else "startup")
+                reason = "watcher" if self._ready.is_set() else "startup"
+                if work.full and self._catching_up:  # (``/status`` called it a watcher's reconcile)
+                    reason, self._catching_up = "catch-up", False
+                self._pipeline.process(work, full_reason=reason)
                 self.error = None
                 if self._watch_after_build and not self._stopping.is_set():
                     self._watch_after_build = False
                     self._start_watcher()
                     self._pending.mark_full()  # what changed on disk while the first build ran, unwatched
+                    self._catching_up = True
                 self._mark_ready()
                 # A big epoch's WAL copy-back, once /ready no longer waits for it; not before the first build's
                 # catch-up reconcile, which every query waits for (seconds of copying on a 100k-file corpus).
@@ -580,7 +587,7 @@ class IndexService:
             "pending_changes": self._pending.count(),
             **reconcile_section(pipeline, self.root),
             **watcher_section(self._watcher),
-            "head": pipeline.version.head if pipeline.version else None,
+            "head": pipeline.published_version.head if pipeline.published_version else None,
             "indexers": sorted(i.name for i in pipeline.indexers),
             "warnings": list(pipeline.warnings),
             "error": self.error,
