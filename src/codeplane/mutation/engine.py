@@ -143,11 +143,14 @@ class MutationEngine:
         pause_ms = float((environ if environ is not None else os.environ).get(PAUSE_ENV, "0") or 0)
         self._commit = Commit(self.root, self.journal_dir, self._executor, pause_s=pause_ms / 1000.0)
         self._new_file_mode = 0o666 & ~_current_umask()
+        #: The batches a crash left unfinished that this start rolled back (``/status`` and ``describe`` say so).
+        self.rolled_back_at_start: list[str] = []
         self._line_ending: LineEnding | None = None
 
     def recover(self) -> list[str]:
         """Roll back every batch a crash left unfinished. Run once at startup, before serving."""
-        return journal.recover(self.root, self.journal_dir)
+        self.rolled_back_at_start = journal.recover(self.root, self.journal_dir)
+        return self.rolled_back_at_start
 
     @property
     def broken(self) -> str | None:

@@ -44,13 +44,15 @@ class EarlyIndex:
         self.index = build_index(root, config)
         self._recovered = threading.Event()
         self._recovery_error: Exception | None = None
+        #: The write batches a crash left unfinished that recovery rolled back.
+        self._rolled_back: list[str] = []
         self._start_error: Exception | None = None
         self._thread = threading.Thread(target=self._run, name="cpl-index-start", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         try:
-            recover(self.root, RepoLayout(self.root).journal_dir)
+            self._rolled_back = recover(self.root, RepoLayout(self.root).journal_dir)
         except Exception as exc:  # noqa: BLE001 - raised by recovered()/started() on the boot's side
             self._recovery_error = exc
             return
@@ -61,11 +63,12 @@ class EarlyIndex:
         except Exception as exc:  # noqa: BLE001 - raised by started()
             self._start_error = exc
 
-    def recovered(self) -> None:
-        """Wait for crash recovery; raise its error."""
+    def recovered(self) -> list[str]:
+        """Wait for crash recovery; raise its error, else return the batches it rolled back."""
         self._recovered.wait()
         if self._recovery_error is not None:
             raise self._recovery_error
+        return self._rolled_back
 
     def started(self) -> IndexService:
         """Wait until the index service has started (its startup reconcile queued or running); raise what failed."""

@@ -270,7 +270,8 @@ def _wire_mutation(services: Services, early: EarlyIndex | None) -> None:
     async def recover() -> None:
         # First lifecycle: an unfinished batch from a crash is rolled back before anything reads files (an
         # EarlyIndex ran the same recovery before it started the index: wait for it and raise its error).
-        await anyio.to_thread.run_sync(services.mutation.recover if early is None else early.recovered)
+        services.mutation.rolled_back_at_start = await anyio.to_thread.run_sync(
+            services.mutation.recover if early is None else early.recovered)
 
     async def close() -> None:
         await anyio.to_thread.run_sync(services.mutation.close)
@@ -278,7 +279,18 @@ def _wire_mutation(services: Services, early: EarlyIndex | None) -> None:
     services.lifecycles.insert(0, Lifecycle("mutation", recover, close))
     # Writes refused until a restart must show where an operator looks (/status, `cpl status`), not only in the
     # answers of the writes that fail.
-    services.status_sections["mutation"] = lambda: {"broken": broken} if (broken := services.mutation.broken) else {}
+    # A batch a crash cut short, rolled back at this start, is said there too: the agent whose write died mid-call
+    # (and its operator) learn that none of its files changed, which only the log said.
+    services.status_sections["mutation"] = lambda: {
+        **({"broken": broken} if (broken := services.mutation.broken) else {}),
+        **({"rolled_back_at_start": rolled[:20]} if (rolled := services.mutation.rolled_back_at_start) else {})}
+
+
+def _rolled_back_line(batches: list[str]) -> str:
+    shown = ", ".join(batches[:3]) + (f" and {len(batches) - 3} more" if len(batches) > 3 else "")
+    return (f"{len(batches)} write batch{'es' if len(batches) > 1 else ''} a crash left unfinished "
+            f"{'were' if len(batches) > 1 else 'was'} rolled back at this start ({shown}): none of "
+            f"{'their' if len(batches) > 1 else 'its'} files changed")
 
 
 def _wire_tasks(services: Services) -> None:
@@ -402,6 +414,8 @@ def _wire_storage(services: Services) -> None:
                                                                        skip=ledger.file if ledger else None)
         warnings += [f"ledger.db was edited outside CodePlane: {sign} (recorded in the ledger; `cpl doctor` "
                      "checks the whole chain)" for sign in services.tasks.ledger.tampering]
+        if rolled_back := services.mutation.rolled_back_at_start:
+            warnings.append(_rolled_back_line(rolled_back))
         return {"warnings": warnings, "recoveries": [r.__dict__ for r in recoveries]}
 
     services.status_sections["storage"] = status
