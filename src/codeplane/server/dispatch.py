@@ -3,8 +3,15 @@
 Invariants:
 - The answer is always the envelope ``{result, meta}`` on success, or ``{error, meta}`` with
   ``isError`` on failure; the JSON text block carries the same object byte for byte.
-- No exception escapes to the transport: unknown failures become 9001 with a log entry.
-- Every call, refused or not, reaches each observer's ``after_call`` exactly once.
+- No exception escapes to the transport: unknown failures become 9001 with a log entry. Only a cancellation
+  does (the stop's drain cuts a call past its deadline, a client may cancel its own), once recorded.
+- Every call, refused, invalid, failed or cut short, reaches each observer's ``after_call`` exactly once (a cut
+  one as failed, ``CANCELLED``: it left no ledger row, and the count it was admitted for was lost).
+- Every call of a served tool with a valid ``session_id`` reaches ``before_call``, one with invalid arguments
+  too, before its 1003: it counts against the budgets like a call its handler refuses (a loop of mis-shaped
+  writes never reached ``max_mutations``, while one the handler refused did).
+- A tool name the registry does not serve is the caller's text: the call is recorded under it bounded
+  (``tasks.recording.bounded_tool_name``), as every row, status and log line then repeats it.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from collections import OrderedDict
 from functools import cache
 from typing import Any, cast
 
+import anyio
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -34,7 +42,8 @@ from codeplane.core.logging import bind_correlation, get_logger
 from codeplane.server.answers import bounded_error, compact_json, error_text, lean_dump, text_of
 from codeplane.server.argument_errors import validation_error
 from codeplane.server.services import Services
-from codeplane.server.tooling import ProgressFn, ToolContext, ToolRegistry, ToolResult, ToolSpec
+from codeplane.server.tooling import ProgressFn, ToolContext, ToolKind, ToolRegistry, ToolResult, ToolSpec
+from codeplane.tasks.recording import bounded_tool_name
 
 log = get_logger(__name__)
 _request_counter = itertools.count(1)
@@ -115,8 +124,8 @@ def _meta(services: Services, session_id: str, notes: list[CallNotes], *, explic
 
     news = _announced.is_news(session_id, task.task_id if task else None, task.task_state if task else None)
     state = task.task_state if task else None
-    # Only a budget running out is news: a closed task's (a limit closed it, or the client did) is not, but for the
-    # limit that closed it, which is near by then.
+    # Only a budget running out is news: an open task's, or the session's read budget (the tracker leaves a closed
+    # task's out: its error and get_task say what closed it, and its line stayed on every answer until open_task).
     budget_shown = task is not None and task.budget_near and bool(task.budget)
     no_op = first("no_op") or None
     return ResponseMeta(
@@ -182,12 +191,13 @@ async def dispatch(
     valid = isinstance(explicit_session, str) and _session_problem(explicit_session) is None
     session_id = explicit_session if valid and explicit_session else default_session
     spec = registry.get(name)
-    info = CallInfo(tool=name, kind=spec.kind if spec else "meta", session_id=session_id,
+    tool = name if spec is not None else bounded_tool_name(name)
+    info = CallInfo(tool=tool, kind=spec.kind if spec else "meta", session_id=session_id,
                     request_id=request_id, started_ms=now_ms())
     began = time.perf_counter()
     result: ToolResult | None = None
     error: CodePlaneError | None = None
-    with bind_correlation(request_id=request_id, op_id=name):
+    with bind_correlation(request_id=request_id, op_id=tool):
         try:
             if spec is None:
                 raise registry.not_served(name)
@@ -197,40 +207,44 @@ async def dispatch(
             if isinstance(explicit_session, str) and (problem := _session_problem(explicit_session)):
                 raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"session_id {problem}",
                                      details={"tool": name, "field": SESSION_ARG, "max_length": SESSION_ID_MAX})
+            invalid: CodePlaneError | None = None
+            params: Any = None
             try:
                 params = spec.params.model_validate(args)
             except ValidationError as exc:
-                raise validation_error(name, exc, spec.params) from exc
+                invalid = validation_error(name, exc, spec.params)
             info = CallInfo(
-                tool=name, kind=spec.kind_for(params) if spec.kind_for else spec.kind,
+                tool=name, kind=_kind(spec, params if invalid is None else None, args),
                 session_id=session_id, request_id=request_id, started_ms=info.started_ms,
-                op_detail=spec.detail_for(params) if spec.detail_for else "",
+                op_detail=spec.detail_for(params) if spec.detail_for and invalid is None else "",
             )
+            tracker = getattr(services, "tasks", None)
+            if info.kind == "mutation" and tracker is not None:  # a refused attempt's identity, for its no_op
+                tracker.note_arguments(request_id, name, args)
             for observer in services.observers:
                 observer.before_call(info)
+            if invalid is not None:
+                raise invalid
             ctx = ToolContext(services=services, registry=registry, tool=name, session_id=session_id,
                               request_id=request_id, **({"progress": progress} if progress else {}))
             result = await _run(spec, ctx, params)
         except CodePlaneError as exc:
             error = exc
-            log.info("tool call failed", tool=name, code=exc.code, error=exc.error.name)
+            log.info("tool call failed", tool=tool, code=exc.code, error=exc.error.name)
         except Exception as exc:
             log.exception("tool call raised", tool=name)
             error = CodePlaneError(ErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}",
                                    details={"tool": name})
+        except anyio.get_cancelled_exc_class():
+            cut = CallOutcome(info=info, duration_ms=(time.perf_counter() - began) * 1000.0, ok=False,
+                              error_name="CANCELLED")
+            _observe(services, cut)
+            raise
         record = lean_dump(result) if result is not None else None
         # Encoded once: its size goes to the ledger, and a tool without a renderer answers it as its text.
         record_json = compact_json(record) if record is not None else ""
         outcome = _outcome(info, began, result, len(record_json.encode("utf-8")), error)
-        notes: list[CallNotes] = []
-        for observer in services.observers:
-            try:
-                note = observer.after_call(outcome)
-            except Exception:
-                log.exception("call observer failed", tool=name)
-                continue
-            if note is not None:
-                notes.append(note)
+        notes = _observe(services, outcome)
         meta = _meta(services, session_id, notes, explicit=explicit_session is not None)
         if error is not None or result is None or spec is None:
             return _error_result(error or CodePlaneError(ErrorCode.INTERNAL_ERROR), meta, request_id)
@@ -240,6 +254,38 @@ async def dispatch(
             log.exception("rendering a tool answer failed", tool=name)
             return _error_result(CodePlaneError(ErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}",
                                                 details={"tool": name}), meta, request_id)
+
+
+def _observe(services: Services, outcome: CallOutcome) -> list[CallNotes]:
+    """Each observer's ``after_call``; one that fails is logged and skipped (the answer must still go out)."""
+    notes: list[CallNotes] = []
+    for observer in services.observers:
+        try:
+            note = observer.after_call(outcome)
+        except Exception:
+            log.exception("call observer failed", tool=outcome.info.tool)
+            continue
+        if note is not None:
+            notes.append(note)
+    return notes
+
+
+_KINDS: frozenset[str] = frozenset({"read", "mutation", "test", "meta"})
+
+
+def _kind(spec: ToolSpec, params: Any, args: dict[str, Any]) -> ToolKind:
+    """The call's kind; for arguments that failed validation (``params`` None) the kind they ask for where it can be
+    read from them (a mis-shaped ``write_source`` dry run is a read), else the tool's declared kind."""
+    if spec.kind_for is None:
+        return spec.kind
+    if params is not None:
+        return spec.kind_for(params)
+    try:
+        known = {key: value for key, value in args.items() if key in spec.params.model_fields}
+        kind = spec.kind_for(spec.params.model_construct(**known))
+    except (AttributeError, TypeError, ValueError, LookupError):  # what it reads may be missing or of any type
+        return spec.kind
+    return kind if kind in _KINDS else spec.kind
 
 
 @cache

@@ -5,9 +5,11 @@ without a server. Limits are hard: a refused call changes no counter except by c
 nothing here ever resets a counter.
 
 Rules, in order:
-1. ``meta`` calls (describe, open_task, get_task, close_task, reset_budget) are always admitted and
+1. After ``max_duration_sec`` the task becomes CLOSED_FAILED, at the first call of any kind past the deadline:
+   meta calls too, or ``get_task`` showed the task OPEN with 0 s left and ``close_task``/``open_task`` recorded
+   a task past its limit as CLOSED_SUCCESS.
+2. ``meta`` calls (describe, open_task, get_task, close_task, reset_budget) are then always admitted and
    count against nothing, so a client can always inspect state and recover.
-2. After ``max_duration_sec`` the task becomes CLOSED_FAILED (at the first call past the deadline).
 3. A closed task admits no mutation and no test run: 6001 naming the limit if a limit closed it, else 6003.
    The client must call ``open_task``. Reads go on (§12.3, §23.9: a budget refuses *mutating* operations), so
    an agent whose task a budget closed can still look at what it did.
@@ -47,6 +49,13 @@ def _close_failed(task: TaskRecord, limit: BudgetType, now_ms: int, reason: str)
                              limit_triggered=limit)
 
 
+def past_deadline(task: TaskRecord, now_ms: int) -> TaskRecord:
+    """``task`` closed CLOSED_FAILED by its duration limit if ``now_ms`` is past its deadline, else ``task``."""
+    if task.state is not TaskState.OPEN or now_ms < task.deadline_ms:
+        return task
+    return _close_failed(task, BudgetType.DURATION, now_ms, f"max_duration_sec {task.limits.max_duration_sec} exceeded")
+
+
 def _task_error(task: TaskRecord, limit: BudgetType, limit_value: int, current: int, message: str,
                 ) -> CodePlaneError:
     return CodePlaneError(
@@ -70,16 +79,15 @@ def _limit_value(task: TaskRecord, limit: BudgetType) -> tuple[int, int]:
 def admit(task: TaskRecord, read: ReadUse, read_limits: ReadLimits, kind: CallKind, now_ms: int,
           ) -> Admission:
     """Decide whether a call of ``kind`` may run now; see the module docstring for the rules."""
-    if kind == "meta":
-        return Admission(task, read)
     if task.state is TaskState.OPEN and now_ms >= task.deadline_ms:
         elapsed = (now_ms - task.opened_at_ms) // 1000
-        task = _close_failed(task, BudgetType.DURATION, now_ms,
-                             f"max_duration_sec {task.limits.max_duration_sec} exceeded")
-        if kind != "read":
+        task = past_deadline(task, now_ms)
+        if kind not in ("read", "meta"):
             return Admission(task, read, _task_error(
                 task, BudgetType.DURATION, task.limits.max_duration_sec, elapsed,
                 f"Duration budget exceeded ({elapsed}s/{task.limits.max_duration_sec}s)"), BudgetType.DURATION)
+    if kind == "meta":
+        return Admission(task, read)
     if task.state is not TaskState.OPEN and kind != "read":
         if task.limit_triggered is not None and task.state is TaskState.CLOSED_FAILED:
             limit_value, current = _limit_value(task, task.limit_triggered)

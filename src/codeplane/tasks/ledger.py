@@ -31,6 +31,7 @@ from codeplane.tasks.models import (
     TaskState,
 )
 from codeplane.tasks.quarantine import QUARANTINE_OP, Quarantined, ledger_problem, quarantine, record_missing
+from codeplane.tasks.recording import bounded_tool_name
 from codeplane.tasks.schema import apply_schema, configure
 from codeplane.tasks.tamper import TAMPER_OP, broken_tail, missing_triggers
 
@@ -113,6 +114,8 @@ def operation_to_public(row: sqlite3.Row) -> dict[str, Any]:
             value = json.loads(value)
         elif key in ("success", "no_op", "non_progress") and value is not None:
             value = bool(value)
+        elif key == "op_type" and value is not None:
+            value = bounded_tool_name(value)  # a row older than the bound may hold a name of megabytes
         out[key] = value
     return out
 

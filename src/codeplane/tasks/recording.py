@@ -19,6 +19,22 @@ from codeplane.tasks.models import OperationRecord
 MAX_PATHS = 500
 MAX_SUMMARY_PATHS = 50
 MAX_FAILING_TESTS = 200
+#: Characters of a tool name a row keeps, its cut marker included: a name the registry does not serve is the caller's
+#: text, and one of 2 MB was stored whole, then echoed by get_task, describe, /status and cpl status (past the SDK's
+#: 1 MB event).
+TOOL_NAME_MAX = 120
+
+
+def bounded_tool_name(name: str) -> str:
+    """``name`` as a row or a status line keeps it: characters that would break a line (control, bidi) escaped, and
+    past :data:`TOOL_NAME_MAX` cut with ``…(N chars)``. Applying it again changes nothing (rows are re-read)."""
+    shown = name[:TOOL_NAME_MAX + 1]
+    if not shown.isprintable():
+        shown = shown.encode("unicode_escape").decode("ascii")
+    if len(name) <= TOOL_NAME_MAX and len(shown) <= TOOL_NAME_MAX:
+        return shown
+    marker = f"…({len(name):,} chars)"
+    return shown[:TOOL_NAME_MAX - len(marker)] + marker
 
 
 def path_summary(report: MutationReport) -> str:
@@ -77,7 +93,7 @@ def operation_record(
         if convergence.failure_fingerprint:
             fields["failure_fingerprint"] = convergence.failure_fingerprint
     return OperationRecord(
-        task_id=task_id, timestamp_ms=info.started_ms, op_type=info.tool, success=outcome.ok,
+        task_id=task_id, timestamp_ms=info.started_ms, op_type=bounded_tool_name(info.tool), success=outcome.ok,
         duration_ms=round(outcome.duration_ms), session_id=info.session_id, kind=info.kind,
         request_id=info.request_id, error_code=outcome.error_code, limit_triggered=limit_triggered,
         result_bytes=outcome.result_bytes if outcome.ok else None, detail=detail, **fields,

@@ -8,6 +8,16 @@ or invalid ones included - it computes convergence signals and appends one ledge
 open_task``) rather than refusing: the implicit task every session starts with must be replaceable
 without an extra call, and the answer names the task it closed so nothing happens silently.
 
+A task past its ``max_duration_sec`` closes CLOSED_FAILED whenever it is reached - by any call of its session,
+meta ones included, by ``get_task``/``status`` from elsewhere, by the idle sweep or by a stop - so it is never
+listed OPEN with 0 s left, nor closed as a success or an interruption.
+
+An idle session ends (§12.2: client disconnect), but a task it leaves closed is never replaced implicitly
+(§12.2, §12.4): the session comes back holding it, so writes and test runs are refused (6001/6003) until
+``open_task``; otherwise a budget-closed task became, 30 idle minutes later, a fresh task with the default
+limits. Only an implicit task that was merely idle is replaced by a new implicit one, and the session's next
+answer says so in a warning.
+
 Thread-safety: one re-entrant lock guards all session state; the dispatcher calls from the event loop,
 maintenance runs in a worker thread.
 """
@@ -16,7 +26,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -28,8 +38,8 @@ from codeplane.core.clock import iso_utc, now_ms
 from codeplane.core.config import TasksConfig
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
-from codeplane.tasks.budgets import admit
-from codeplane.tasks.convergence import observe
+from codeplane.tasks.budgets import admit, past_deadline
+from codeplane.tasks.convergence import arguments_digest, observe, refusal_fingerprint
 from codeplane.tasks.ledger import Ledger
 from codeplane.tasks.models import (
     NEAR_LIMIT_SHARE,
@@ -41,7 +51,7 @@ from codeplane.tasks.models import (
     TaskRecord,
     TaskState,
 )
-from codeplane.tasks.recording import operation_record
+from codeplane.tasks.recording import bounded_tool_name, operation_record
 from codeplane.tasks.retention import RetentionReport, run_retention
 from codeplane.tasks.sessions import Session, SessionTable
 
@@ -49,6 +59,10 @@ log = get_logger(__name__)
 _SWEEP_EVERY_MS = 1_000
 STATUS_MAX_TASKS = 20
 STATUS_RECENT_OPS = 5
+#: Sessions remembered after expiry, with the closed task they come back to (oldest forgotten first).
+DORMANT_MAX = 4096
+#: Runs remembered with the task that started them (the run store keeps far fewer).
+RUN_OWNERS_MAX = 1024
 
 
 @dataclass(frozen=True)
@@ -104,14 +118,20 @@ class TaskTracker:
         self._lock = threading.RLock()
         self._sessions = SessionTable(settings.idle_timeout_sec * 1000)
         self._last_sweep = 0
-        #: request_id -> (task_id at admission, limit that refused it or None)
-        self._inflight: dict[str, tuple[str, str | None]] = {}
+        #: request_id -> (task_id at admission, limit that refused it or None, whether admission refused it)
+        self._inflight: dict[str, tuple[str, str | None, bool]] = {}
+        #: request_id -> digest of a mutating call's arguments (dispatcher's note_arguments), for refused ones
+        self._arguments: dict[str, str] = {}
         #: request_id -> content-free facts a task tool adds to its own ledger row
         self._call_detail: dict[str, dict[str, Any]] = {}
         #: Artifacts are written off the call path by one worker; the row only needs id + sha256.
         self._artifact_writer: ThreadPoolExecutor | None = None
         #: The last calls, for the status section (which describe includes, so it must not hit SQLite).
         self._recent: deque[dict[str, Any]] = deque(maxlen=STATUS_RECENT_OPS)
+        #: session_id -> the closed task an expired session comes back to, or None: a new implicit task (and why).
+        self._dormant: OrderedDict[str, tuple[TaskRecord | None, str]] = OrderedDict()
+        #: run_id -> the task its run_test_targets call was admitted under: the run's failure is that task's.
+        self._run_owners: OrderedDict[str, str] = OrderedDict()
         #: Told ``OPEN`` when a task opens and its final state when one closes (the server's task metrics): the
         #: tracker is where every task begins and ends, implicit ones that ``open_task`` replaces included.
         self.on_transition: Callable[[TaskState], None] | None = None
@@ -139,9 +159,19 @@ class TaskTracker:
         if writer is not None:
             writer.shutdown(wait=True)
         if interrupt_open and self.ledger.is_open:
-            now = self._clock()
-            for task in self.ledger.tasks_in_state(TaskState.OPEN, limit=1_000_000):
-                self._interrupt(task, now, "server stopped")
+            with self._lock:
+                now = self._clock()
+                # The tasks as the sessions hold them: the ledger's copy lacks what calls still running (cut
+                # short by the stop) were admitted for, and a task past its deadline failed, it was not interrupted.
+                for session in self._sessions.all():
+                    self._settle(session, now)
+                    if session.task.state is TaskState.OPEN:
+                        session.task = session.saved_task = self._interrupt(session.task, now, "server stopped")
+                    elif session.saved_task != session.task:
+                        self._save(session.task)
+                        session.saved_task = session.task
+                for task in self.ledger.tasks_in_state(TaskState.OPEN, limit=1_000_000):
+                    self._interrupt(task, now, "server stopped")
         self.ledger.close()
 
     def run_retention(self) -> RetentionReport:
@@ -181,9 +211,13 @@ class TaskTracker:
             self._sweep(now)
             session = self._session(info.session_id, now)
             decision = admit(session.task, session.read, self.settings.read_limits, info.kind, now)
+            if session.task.state is TaskState.OPEN and decision.task.state is not TaskState.OPEN:
+                self._tell(decision.task.state)  # a budget or the deadline closed it
             session.task, session.read = decision.task, decision.read
             limit = decision.limit_triggered.value if decision.limit_triggered else None
-            self._inflight[info.request_id] = (session.task.task_id, limit if decision.error else None)
+            self._inflight[info.request_id] = (session.task.task_id, limit if decision.error else None,
+                                               decision.error is not None)
+            session.in_flight += 1
             if decision.error is not None:
                 raise decision.error
 
@@ -192,17 +226,24 @@ class TaskTracker:
         with self._lock:
             now = self._clock()
             session = self._session(info.session_id, now)
-            task_id, limit = self._inflight.pop(info.request_id, (session.task.task_id, None))
+            admitted = self._inflight.pop(info.request_id, None)
+            if admitted is not None:
+                session.in_flight = max(0, session.in_flight - 1)
+            task_id, limit, refused = admitted or (session.task.task_id, None, True)
             extra = self._call_detail.pop(info.request_id, None)
+            digest = self._arguments.pop(info.request_id, None)
+            attempt = (refusal_fingerprint(digest, outcome.error_code)
+                       if digest is not None and not refused and not outcome.ok else None)
             same_task = task_id == session.task.task_id
-            convergence = observe(session.task, outcome, update_task=same_task)
+            convergence = observe(session.task, outcome, update_task=same_task, refused_attempt=attempt)
             if session.task.state is TaskState.OPEN and convergence.task.state is not TaskState.OPEN:
                 self._tell(convergence.task.state)  # a budget ran out
             session.task = convergence.task
             if info.kind == "read" and outcome.ok:
                 read = session.read
                 session.read = ReadUse(read.bytes + outcome.result_bytes, read.calls, read.resets)
-            warnings: tuple[str, ...] = ()
+            warnings: tuple[str, ...] = (session.notice,) if session.notice else ()
+            session.notice = None
             op_id: int | None = None
             if self.settings.record_operations:
                 record = operation_record(outcome, task_id=task_id, convergence=convergence,
@@ -212,12 +253,20 @@ class TaskTracker:
                     session.saved_task = session.task
                 except Exception as exc:  # the answer must still go out; say so instead
                     log.exception("ledger write failed", tool=info.tool)
-                    warnings = (f"ledger write failed: {type(exc).__name__}: {exc}",)
+                    warnings += (f"ledger write failed: {type(exc).__name__}: {exc}",)
             self._recent.append({
-                "op_id": op_id, "timestamp": iso_utc(info.started_ms), "task_id": task_id, "op_type": info.tool,
+                "op_id": op_id, "timestamp": iso_utc(info.started_ms), "task_id": task_id,
+                "op_type": bounded_tool_name(info.tool),
                 "success": outcome.ok, "error_code": outcome.error_code, "duration_ms": round(outcome.duration_ms),
                 "limit_triggered": limit, "no_op": convergence.no_op, "non_progress": convergence.non_progress})
             return convergence.notes(warnings)
+
+    def note_arguments(self, request_id: str, tool: str, arguments: dict[str, Any]) -> None:
+        """The arguments of the mutating call ``request_id``, before it runs: if its handler refuses it, the same
+        refusal repeated is flagged ``no_op`` (only their digest is kept, never the content)."""
+        digest = arguments_digest(tool, arguments)
+        with self._lock:
+            self._arguments[request_id] = digest
 
     def task_meta(self, session_id: str) -> TaskMeta | None:
         with self._lock:
@@ -225,7 +274,9 @@ class TaskTracker:
             if session is None:
                 return None
             now = self._clock()
-            near = (session.task.near_limit(now)
+            # A closed task's budgets are spent news (issue 16): only an open task's, and the session's read
+            # budget (reads go on after a close), belong on every answer.
+            near = ((session.task.state is TaskState.OPEN and session.task.near_limit(now))
                     or session.read.near_limit(self.settings.read_limits))
             return TaskMeta(session.task.task_id, session.task.state.value, self._near_line(session, now), near)
 
@@ -245,7 +296,9 @@ class TaskTracker:
                 closed = previous.with_changes(state=TaskState.CLOSED_SUCCESS, closed_at_ms=now,
                                                close_reason="superseded by open_task")
             task = self._new_task(session_id, chosen, now, implicit=False)
-            self._save(*(t for t in (closed, task) if t is not None))
+            # A previous task closed by this call's admission (its deadline) is not stored as closed yet.
+            unsaved = previous if closed is None and previous != session.saved_task else None
+            self._save(*(t for t in (unsaved, closed, task) if t is not None))
             if closed is not None:
                 self._tell(closed.state)
             session.task = session.saved_task = task
@@ -262,7 +315,9 @@ class TaskTracker:
             task = session.task
             if task.state is not TaskState.OPEN:
                 raise CodePlaneError(
-                    ErrorCode.TASK_ALREADY_CLOSED, f"task {task.task_id} is already {task.state.value}",
+                    ErrorCode.TASK_ALREADY_CLOSED,
+                    f"task {task.task_id} is already {task.state.value}" + (
+                        f" ({task.close_reason})" if task.close_reason else ""),
                     details={"task_id": task.task_id, "task_state": task.state.value,
                              "close_reason": task.close_reason, "hint": "call open_task to start a new task"})
             state = TaskState.CLOSED_SUCCESS if outcome == "success" else TaskState.CLOSED_FAILED
@@ -281,6 +336,7 @@ class TaskTracker:
                 return TaskView(session.task, session.read, self._budget_line(session))
             live = next((s for s in self._sessions.all() if s.task.task_id == task_id), None)
             if live is not None:
+                self._settle(live, self._clock())
                 return TaskView(live.task, None, live.task.budget_line())
             stored = self.ledger.get_task(task_id)
             if stored is None:
@@ -302,12 +358,34 @@ class TaskTracker:
                                                           "resets": session.read.resets}})
             return before, session.read
 
+    # -- test runs -------------------------------------------------------------------------------
+
+    def claim_run(self, run_id: str, request_id: str) -> None:
+        """Note that the call ``request_id`` (still in flight) started ``run_id``: its failure is that call's task's."""
+        with self._lock:
+            admitted = self._inflight.get(request_id)
+            if admitted is None:
+                return
+            self._run_owners[run_id] = admitted[0]
+            while len(self._run_owners) > RUN_OWNERS_MAX:
+                self._run_owners.popitem(last=False)
+
+    def owns_run(self, run_id: str, request_id: str) -> bool:
+        """Whether the call ``request_id`` (still in flight) runs under the task that started ``run_id``, so its
+        answer may carry the run's failure to that task (§12.3: non-progress is judged within a task). The
+        first caller to see the failure got it, another session's task or the next task of the same session."""
+        with self._lock:
+            admitted = self._inflight.get(request_id)
+            return admitted is not None and self._run_owners.get(run_id) == admitted[0]
+
     # -- status ----------------------------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
         with self._lock:
             now = self._clock()
             sessions = self._sessions.all()
+            for session in sessions:
+                self._settle(session, now)
             # Compact rows (get_task has the full record): id, owner, time left and every budget's use.
             open_tasks = [
                 {"task_id": s.task.task_id, "session_id": s.session_id, "implicit": s.task.implicit,
@@ -340,8 +418,10 @@ class TaskTracker:
     def _session(self, session_id: str, now: int) -> Session:
         session = self._sessions.get(session_id)
         if session is None:
-            task = self._new_task(session_id, self.settings.default_limits, now, implicit=True)
-            session = Session(session_id, now, now, task, ReadUse())
+            kept, notice = self._dormant.pop(session_id, (None, ""))
+            task = kept or self._new_task(session_id, self.settings.default_limits, now, implicit=True)
+            session = Session(session_id, now, now, task, ReadUse(), saved_task=kept,
+                              notice=f"{notice}; a new implicit task {task.task_id} began" if notice else None)
             self._sessions.add(session)
         session.last_seen_ms = max(session.last_seen_ms, now)
         return session
@@ -387,11 +467,13 @@ class TaskTracker:
         """The budgets from :data:`NEAR_LIMIT_SHARE` of their limit on, as ``meta.budget`` shows them: the one
         running out, not the four (92 bytes on every answer)."""
         task, read, limits = session.task, session.read, self.settings.read_limits
-        elapsed = max(0, now - task.opened_at_ms) // 1000
-        uses = (("mutations", task.mutation_count, task.limits.max_mutations),
-                ("test_runs", task.test_run_count, task.limits.max_test_runs),
-                ("duration_sec", elapsed, task.limits.max_duration_sec),
-                ("read_calls", read.calls, limits.max_calls), ("read_bytes", read.bytes, limits.max_bytes))
+        uses: tuple[tuple[str, int, int], ...] = (
+            ("read_calls", read.calls, limits.max_calls), ("read_bytes", read.bytes, limits.max_bytes))
+        if task.state is TaskState.OPEN:
+            elapsed = max(0, now - task.opened_at_ms) // 1000
+            uses = (("mutations", task.mutation_count, task.limits.max_mutations),
+                    ("test_runs", task.test_run_count, task.limits.max_test_runs),
+                    ("duration_sec", elapsed, task.limits.max_duration_sec), *uses)
         return ", ".join(f"{name} {used}/{limit}" for name, used, limit in uses if used >= NEAR_LIMIT_SHARE * limit)
 
     def _unsaved(self, session: Session) -> tuple[TaskRecord, ...]:
@@ -411,14 +493,51 @@ class TaskTracker:
         if now - self._last_sweep < _SWEEP_EVERY_MS:
             return
         self._last_sweep = now
+        for session in self._sessions.all():
+            self._settle(session, now)
         for session in self._sessions.expire_idle(now):
-            if session.task.state is TaskState.OPEN:
-                self._interrupt(session.task, now, "session idle timeout")
+            task = session.task
+            if task.state is TaskState.OPEN:
+                closed = self._interrupt(task, now, "session idle timeout")
+                if task.implicit:  # the client never opened a task: a new implicit one, announced
+                    idle = (now - session.last_seen_ms) // 1000
+                    self._remember(session.session_id, None,
+                                   f"task {task.task_id} was closed CLOSED_INTERRUPTED after {idle}s idle")
+                    continue
+                task = closed
+            elif session.saved_task != task:
+                self._save(task)
+            self._remember(session.session_id, task, "")
 
-    def _interrupt(self, task: TaskRecord, now: int, reason: str) -> None:
+    def _remember(self, session_id: str, task: TaskRecord | None, notice: str) -> None:
+        self._dormant[session_id] = (task, notice)
+        self._dormant.move_to_end(session_id)
+        while len(self._dormant) > DORMANT_MAX:
+            self._dormant.popitem(last=False)
+
+    def _settle(self, session: Session, now: int) -> None:
+        """Close the session's task CLOSED_FAILED if its deadline passed, with a ledger row saying so."""
+        task = session.task
+        closed = past_deadline(task, now)
+        if closed is task:
+            return
+        self._tell(closed.state)
+        session.task = closed
+        row = OperationRecord(task_id=task.task_id, timestamp_ms=now, op_type="task.failed", success=True,
+                              session_id=task.session_id, kind="maintenance", limit_triggered="duration",
+                              detail={"reason": closed.close_reason})
+        if self.ledger.is_open:
+            try:
+                self.ledger.record(row, (closed,))
+                session.saved_task = closed
+            except Exception:  # status and get_task must still answer; the session's next row stores the task
+                log.exception("ledger write failed", op_type="task.failed")
+
+    def _interrupt(self, task: TaskRecord, now: int, reason: str) -> TaskRecord:
         closed = task.with_changes(state=TaskState.CLOSED_INTERRUPTED, closed_at_ms=now, close_reason=reason)
         self._tell(closed.state)
         row = OperationRecord(task_id=task.task_id, timestamp_ms=now, op_type="task.interrupted", success=True,
                               session_id=task.session_id, kind="maintenance", detail={"reason": reason})
         if self.ledger.is_open:
             self.ledger.record(row, (closed,))
+        return closed

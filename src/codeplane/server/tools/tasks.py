@@ -1,7 +1,9 @@
 """``open_task``, ``close_task``, ``get_task`` (D11, §12.2) and ``reset_budget`` (§23.4).
 
 Thin adapters over :class:`codeplane.tasks.TaskTracker`. All four are ``meta`` calls: they are always
-admitted and count against no budget, so a client can always inspect and recover.
+admitted and count against no budget, so a client can always inspect and recover. A task past its deadline is
+closed CLOSED_FAILED before any of them sees it (``tasks/budgets.py``). The descriptions say what a closed task
+refuses exactly as the code does (writes and test runs, never reads, §12.3): they said every further call was.
 """
 
 from __future__ import annotations
@@ -32,7 +34,9 @@ class TaskLimitsInput(BaseModel):
     max_test_runs: int | None = Field(default=None, ge=1, le=_MAX_LIMIT,
                                       description="Test-run calls allowed, refused ones included.")
     max_duration_sec: int | None = Field(default=None, ge=1, le=30 * 86_400,
-                                         description="Seconds after opening when every further call is refused.")
+                                         description=("Seconds after opening when the task closes CLOSED_FAILED: "
+                                                      "writes and test runs are then refused (6001) until "
+                                                      "open_task; reads go on."))
 
 
 class TaskLimitsModel(ToolResult):
@@ -192,7 +196,7 @@ def tools(services: Services) -> list[ToolSpec]:
             summary=("Start a new task (a correlation envelope with hard limits) for this session. The session's "
                      "current OPEN task is closed as CLOSED_SUCCESS (superseded) and returned as closed_previous."),
             when_to_use=("starting a unit of work that needs its own limits",
-                         "continuing after a task closed (budget exhausted, close_task, deadline)"),
+                         "continuing after a task closed (budget exhausted, close_task, deadline, idle session)"),
             when_not_to_use=("just to read state (use get_task)", "resetting the read budget (use reset_budget)"),
             examples=(ToolExample("default limits", {}),
                       ToolExample("tight budget", {"limits": {"max_mutations": 20, "max_test_runs": 10,
@@ -203,7 +207,8 @@ def tools(services: Services) -> list[ToolSpec]:
             name="close_task", category="tasks", kind="meta", handler=_close_task, render=render_task,
             params=CloseTaskParams, result=TaskResult,
             summary=("Close this session's current task with the client's outcome (success or failed). Closed "
-                     "tasks are final; non-meta calls are refused (6003) until open_task."),
+                     "tasks are final: writes and test runs are refused (6003) until open_task; reads go on. A "
+                     "task past a limit is already CLOSED_FAILED (6003 says so)."),
             when_to_use=("the work the task stood for is done or abandoned",),
             when_not_to_use=("to raise limits (use open_task, which supersedes the current task)",),
             examples=(ToolExample("finished", {"outcome": "success"}),),

@@ -181,8 +181,15 @@ async def _await(ctx: ToolContext, record: RunHandle, wait_sec: float) -> None:
                                        limiter=_WAITERS)
 
 
-def _answer(record: RunHandle, include: str = "summary", cursor: str | None = None, limit: int = 100,
-            ) -> _TestRunAnswer:
+def _owns(ctx: ToolContext, record: RunHandle) -> bool:
+    """Whether this call runs under the task that started the run. Only such a call takes the run's failure report
+    to the task (§12.3: non-progress is judged within a task): the first caller to see the failure took it, another
+    session's task, or the next task of the same session, and the task that ran the tests never had it."""
+    return ctx.services.tasks.owns_run(record.run_id, ctx.request_id)
+
+
+def _answer(record: RunHandle, include: str = "summary", cursor: str | None = None, limit: int = 100, *,
+            owner: bool) -> _TestRunAnswer:
     snapshot = record.snapshot()
     result = _TestRunAnswer(**render_run(snapshot, include=include, cursor=cursor, limit=limit))
     listed = "cases" if include == "cases" else "targets"
@@ -199,7 +206,7 @@ def _answer(record: RunHandle, include: str = "summary", cursor: str | None = No
     if shown < len(failures):
         # The text names the rest by count and the call that pages every case with its detail.
         result = result.model_copy(update={"failures": failures[:shown]})
-    result._report = record.take_failure_report() if record.finished else None
+    result._report = record.take_failure_report() if record.finished and owner else None
     return result
 
 
@@ -275,20 +282,21 @@ async def _run(ctx: ToolContext, params: RunParams) -> _TestRunAnswer:
     record = await anyio.to_thread.run_sync(lambda: service.start_run(
         params.targets, affected_by=changed.items, fail_fast=params.fail_fast, timeout_sec=params.timeout_sec,
         coverage=params.coverage, ranges=changed.ranges))
+    ctx.services.tasks.claim_run(record.run_id, ctx.request_id)
     await _await(ctx, record, params.wait_sec)
-    return _answer(record)
+    return _answer(record, owner=_owns(ctx, record))
 
 
 async def _get(ctx: ToolContext, params: GetRunParams) -> _TestRunAnswer:
     record = _service(ctx.services).get_run(params.run_id)
     await _await(ctx, record, params.wait_sec)
-    return _answer(record, params.include, params.cursor, params.limit)
+    return _answer(record, params.include, params.cursor, params.limit, owner=_owns(ctx, record))
 
 
 async def _cancel(ctx: ToolContext, params: CancelRunParams) -> _TestRunAnswer:
     record = _service(ctx.services).cancel(params.run_id)
     await _await(ctx, record, params.wait_sec)
-    return _answer(record)
+    return _answer(record, owner=_owns(ctx, record))
 
 
 def _run_detail(params: Any) -> str:
