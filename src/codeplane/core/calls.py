@@ -45,6 +45,8 @@ class MutationReport:
     #: (ref, its target now; "" deleted) for each ref a git operation moved, created or deleted, and ``HEAD`` with
     #: the branch it names when it switched: a change too, though no file changed (a branch created).
     refs_moved: tuple[tuple[str, str], ...] = ()
+    #: The paths among ``changed_paths`` that the call created (the ledger's summary marks them ``+``).
+    created_paths: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -156,6 +156,7 @@ class Delta(_Frozen):
             short_diff=(self._short_diff or self.diff or "")[:_REPORT_DIFF_CHARS],
             repo_before=self.repo_fingerprint_before or self.repo_fingerprint,
             repo_after=self.repo_fingerprint,
+            created_paths=tuple(sorted(f.path for f in self.files if f.action == "created")),
         )
 
 

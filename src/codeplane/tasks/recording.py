@@ -38,8 +38,11 @@ def bounded_tool_name(name: str) -> str:
 
 
 def path_summary(report: MutationReport) -> str:
-    """``~ path`` for a changed file, ``- path`` for a deleted one; at most ``MAX_SUMMARY_PATHS`` lines."""
-    lines = [f"{'-' if not sha else '~'} {path}" for path, sha in report.changed_paths[:MAX_SUMMARY_PATHS]]
+    """``+ path`` for a created file, ``~ path`` for a changed one, ``- path`` for a deleted one; at most
+    ``MAX_SUMMARY_PATHS`` lines."""
+    created = set(report.created_paths)
+    lines = [f"{'-' if not sha else '+' if path in created else '~'} {path}"
+             for path, sha in report.changed_paths[:MAX_SUMMARY_PATHS]]
     hidden = len(report.changed_paths) - MAX_SUMMARY_PATHS
     if hidden > 0:
         lines.append(f"… {hidden} more")
