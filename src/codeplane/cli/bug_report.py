@@ -23,6 +23,7 @@ from codeplane import __version__
 from codeplane.cli.probe import auth_headers, probe
 from codeplane.core.doctor import CheckResult
 from codeplane.core.layout import RepoLayout
+from codeplane.core.redaction import redact_urls
 
 LOG_BYTES = 8 * 1024 * 1024
 TRACES = 200
@@ -80,6 +81,8 @@ def write_bundle(root: Path, checks: list[CheckResult]) -> Path:
             size = log.stat().st_size
             with log.open("rb") as handle:
                 handle.seek(max(0, size - LOG_BYTES))
-                _add(archive, f"logs/{log.name}", handle.read())
+                # Lines an older version wrote may hold a configured URL's password: never into a bundle to share.
+                text = handle.read().decode("utf-8", "surrogateescape")
+                _add(archive, f"logs/{log.name}", redact_urls(text).encode("utf-8", "surrogateescape"))
     target.chmod(0o600)
     return target

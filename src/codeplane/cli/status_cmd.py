@@ -11,6 +11,7 @@ from codeplane.cli.output import cli_errors, console, emit
 from codeplane.cli.probe import probe
 from codeplane.cli.repo_context import resolve
 from codeplane.core.layout import RepoLayout
+from codeplane.core.redaction import redact_url, redact_urls
 from codeplane.repo.workspace import head_info
 
 VERBOSE_LOG_LINES = 50
@@ -19,7 +20,18 @@ VERBOSE_LOG_LINES = 50
 def _tail(layout: RepoLayout, count: int) -> list[str]:
     if not layout.log_file.is_file():
         return []
-    return layout.log_file.read_text(encoding="utf-8", errors="replace").splitlines()[-count:]
+    # Lines a version before URL redaction wrote may still hold a password or a presigned URL's signature.
+    return [redact_urls(line) for line in
+            layout.log_file.read_text(encoding="utf-8", errors="replace").splitlines()[-count:]]
+
+
+def _redacted_source(index: Any) -> Any:
+    """``index`` with its artifact URL redacted: an ``index.db`` adopted before URLs were redacted on the way in
+    still holds it in clear (read offline from the file's ``origin``)."""
+    source = index.get("source") if isinstance(index, dict) else None
+    if not isinstance(source, dict) or not isinstance(source.get("source"), str):
+        return index
+    return {**index, "source": {**source, "source": redact_url(source["source"])}}
 
 
 def progress_line(progress: Any) -> str:
@@ -150,7 +162,7 @@ def status(
     if last_error is None and ctx.layout.last_error_file.is_file():
         last_error = ctx.layout.last_error_file.read_text(encoding="utf-8").strip() or None
     # No server to ask: read the index straight from index.db (read-only).
-    index: Any = server_status.get("index") or index_overview(ctx.layout.index_db)
+    index: Any = _redacted_source(server_status.get("index") or index_overview(ctx.layout.index_db))
     if server_status.get("phase") == "starting" and isinstance(index, dict):
         # The server answers while its stack boots; index.db alone would say "stopped".
         index = {**index, "state": "starting"}

@@ -16,6 +16,7 @@ from typing import Literal
 import pygit2
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.redaction import redact_url
 from codeplane.git.cli import failure, run_git
 from codeplane.git.models import GitModel
 from codeplane.git.pathspecs import check_ref, refuse_option_like
@@ -46,10 +47,8 @@ class PushedRef(GitModel):
 
 
 def redact(url: str | None) -> str | None:
-    """``https://user:secret@host`` → ``https://user:***@host``."""
-    if url is None:
-        return None
-    return re.sub(r"^([a-zA-Z][\w+.-]*://[^/:@]+):[^/@]*@", r"\1:***@", url)
+    """``https://user:secret@host`` → ``https://user:***@host`` (and a query's tokens: ``core.redaction``)."""
+    return None if url is None else redact_url(url)
 
 
 def list_remotes(repo: pygit2.Repository) -> list[RemoteInfo]:

@@ -41,6 +41,7 @@ from codeplane.core.config import IndexConfig
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
+from codeplane.core.redaction import redact_url, redact_urls
 from codeplane.index.artifact_fetch import FetchedArtifact, FetchProgress, fetch_artifact
 from codeplane.index.artifact_format import INDEX_DB, TANTIVY_DIR
 from codeplane.index.artifact_integrity import AFTER_READY, BEFORE_ADOPT, integrity_mode
@@ -310,8 +311,9 @@ def adopt_configured(root: Path, layout: RepoLayout, config: IndexConfig,
         log.warning("index artifact refused; building the index from disk", code=exc.code, reason=exc.message)
         return AdoptOutcome("refused", exc.message, error=exc.to_payload())
     except Exception as exc:  # a bad artifact (or a bug here) must not stop the server starting
-        log.exception("index artifact could not be adopted; building the index from disk", reason=str(exc))
-        error = CodePlaneError(ErrorCode.ARTIFACT_INVALID, f"{type(exc).__name__}: {exc}")
+        log.exception("index artifact could not be adopted; building the index from disk",
+                      reason=redact_urls(str(exc)))
+        error = CodePlaneError(ErrorCode.ARTIFACT_INVALID, redact_urls(f"{type(exc).__name__}: {exc}"))
         return AdoptOutcome("refused", error.message, error=error.to_payload())
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -326,6 +328,8 @@ def index_source(origin: dict[str, Any] | None, outcome: AdoptOutcome | None,
     state of an adopted artifact's integrity check when it runs after ready, and why this run found
     ``index.db`` unusable and built it from disk (``rebuilt_from_disk``)."""
     source: dict[str, Any] = dict(origin) if origin else {"kind": "local"}
+    if isinstance(source.get("source"), str):  # an index.db adopted before URLs were redacted on the way in
+        source["source"] = redact_url(source["source"])
     if rebuilt is not None and not origin:
         source["rebuilt_from_disk"] = rebuilt
     if integrity is not None and origin:

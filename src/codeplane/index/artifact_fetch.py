@@ -4,7 +4,10 @@ A source is a local path (relative to the repository root), an ``https://`` URL 
 loopback host), or a URL template with ``{commit}``, tried for HEAD and then its first-parent ancestors
 (``index.artifact_ancestors``): a branch ahead of the default branch finds the newest artifact CI built
 below it. The expected sha256 is the pinned ``index.artifact_sha256`` or the sidecar ``<source>.sha256``
-(``sha256sum`` format, as ``cpl index export`` writes it); without either the artifact is refused (3102).
+(``sha256sum`` format, as ``cpl index export`` writes it; for a URL, ``.sha256`` goes on its path and the query
+stays, so a presigned URL's signature is kept); without either the artifact is refused (3102). A URL is only
+ever shown redacted (``core/redaction.py``): its password and query-string signatures or tokens never reach a
+message, ``/status`` or the log.
 Downloads go through httpx with ``index.artifact_retries`` retries (with backoff) on timeouts, connection
 errors and 5xx, into a content-addressed cache under ``.codeplane/artifact-cache/`` (so ``cpl up``'s prefetch
 and the server's adoption download once). ``index.artifact_timeout_sec`` bounds the whole fetch (sidecars,
@@ -23,13 +26,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlparse
+from urllib.parse import urlparse, urlsplit
 
 import pygit2
 
 from codeplane.core.clock import monotonic
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.hashing import sha256_file
+from codeplane.core.redaction import redact_url, redact_urls
 from codeplane.index.artifact_format import SUFFIX
 
 if TYPE_CHECKING:
@@ -51,7 +55,7 @@ class _OutOfTime(Exception):
 class FetchedArtifact:
     path: Path
     sha256: str
-    #: The path or URL it came from (templates resolved), for status.
+    #: The path or URL it came from (templates resolved, a URL redacted), for status.
     source: str
 
 
@@ -67,8 +71,9 @@ def _check_url(url: str) -> None:
     parsed = urlparse(url)
     if parsed.scheme == "https" or (parsed.scheme == "http" and parsed.hostname in _LOOPBACK):
         return
-    raise _fail(f"index.artifact must be a path, an https:// URL or http:// to a loopback host, not {url!r}",
-                retryable=False, url=url)
+    shown = redact_url(url)
+    raise _fail(f"index.artifact must be a path, an https:// URL or http:// to a loopback host, not {shown!r}",
+                retryable=False, url=shown)
 
 
 def candidates(source: str, root: Path, ancestors: int) -> list[str]:
@@ -121,6 +126,7 @@ class _Http:
         """GET with retries; ``sink`` consumes a 200. False on 404 (no such artifact); raises 3101 otherwise."""
         import httpx  # already imported by __init__
 
+        shown = redact_url(url)
         last = ""
         attempts = 0
         for attempt in range(self.retries + 1):
@@ -138,18 +144,18 @@ class _Http:
                         last = f"HTTP {response.status_code}"
                         continue
                     if response.status_code != 200:
-                        raise _fail(f"fetching {url} failed: HTTP {response.status_code}", retryable=False,
-                                    url=url, status=response.status_code)
+                        raise _fail(f"fetching {shown} failed: HTTP {response.status_code}", retryable=False,
+                                    url=shown, status=response.status_code)
                     sink(response)
                     return True
             except (httpx.TimeoutException, _OutOfTime):
                 last = f"timed out (index.artifact_timeout_sec is {self.timeout:g} s for the whole fetch)"
             except httpx.TransportError as exc:
-                last = f"{type(exc).__name__}: {exc}"
+                last = redact_urls(f"{type(exc).__name__}: {exc}")  # httpx may name the URL
         if not attempts:
             last = f"no time left of index.artifact_timeout_sec ({self.timeout:g} s)"
-        raise _fail(f"fetching {url} failed after {attempts} attempt{'s' if attempts != 1 else ''}: {last}",
-                    url=url, attempts=attempts, last_error=last)
+        raise _fail(f"fetching {shown} failed after {attempts} attempt{'s' if attempts != 1 else ''}: {last}",
+                    url=shown, attempts=attempts, last_error=last)
 
 
 def _download(http: _Http, url: str, sha256: str, cache_dir: Path, progress: FetchProgress | None) -> Path | None:
@@ -182,9 +188,10 @@ def _download(http: _Http, url: str, sha256: str, cache_dir: Path, progress: Fet
             return None
         found = digests[-1].hexdigest()
         if found != sha256:
+            shown = redact_url(url)
             raise CodePlaneError(ErrorCode.ARTIFACT_CHECKSUM_MISMATCH,
-                                 f"{url} has sha256 {found}, expected {sha256}",
-                                 details={"expected": sha256, "found": found, "url": url})
+                                 f"{shown} has sha256 {found}, expected {sha256}",
+                                 details={"expected": sha256, "found": found, "url": shown})
         partial.replace(cached)
     finally:
         partial.unlink(missing_ok=True)
@@ -194,11 +201,19 @@ def _download(http: _Http, url: str, sha256: str, cache_dir: Path, progress: Fet
     return cached
 
 
+def sidecar_url(url: str) -> str:
+    """``https://h/a.tar.zst?sig=x`` -> ``https://h/a.tar.zst.sha256?sig=x``: the sidecar is a sibling file, and
+    a presigned URL's query (its signature) must reach the server unchanged."""
+    parts = urlsplit(url)
+    return parts._replace(path=parts.path + ".sha256").geturl()
+
+
 def _sidecar_sha(http: _Http, url: str) -> str | None:
     chunks: list[bytes] = []
-    if not http.get(url + ".sha256", lambda r: chunks.append(r.read()[:4096])):
+    sidecar = sidecar_url(url)
+    if not http.get(sidecar, lambda r: chunks.append(r.read()[:4096])):
         return None
-    return parse_sidecar(b"".join(chunks).decode("utf-8", errors="replace"), url + ".sha256")
+    return parse_sidecar(b"".join(chunks).decode("utf-8", errors="replace"), redact_url(sidecar))
 
 
 def _local(source: str, root: Path, pinned: str | None) -> FetchedArtifact:
@@ -236,12 +251,12 @@ def fetch_artifact(source: str, *, root: Path, cache_dir: Path, pinned: str | No
                 continue
             found = _download(http, url, expected, cache_dir, progress)
             if found is not None:
-                return FetchedArtifact(found, expected, url)
+                return FetchedArtifact(found, expected, redact_url(url))
     finally:
         http.close()
+    shown = [redact_url(url) for url in tried[:5]]
     if pinned is None:
         raise CodePlaneError(ErrorCode.ARTIFACT_UNVERIFIED,
-                             f"no {tried[0]}.sha256 sidecar was found ({len(tried)} candidates tried) and "
-                             "index.artifact_sha256 is not set", details={"tried": tried[:5]})
-    raise _fail(f"no artifact found at {tried[0]} ({len(tried)} candidates tried)", retryable=False,
-                tried=tried[:5])
+                             f"no {redact_url(sidecar_url(tried[0]))} sidecar was found ({len(tried)} candidates "
+                             "tried) and index.artifact_sha256 is not set", details={"tried": shown})
+    raise _fail(f"no artifact found at {shown[0]} ({len(tried)} candidates tried)", retryable=False, tried=shown)

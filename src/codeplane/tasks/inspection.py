@@ -104,8 +104,9 @@ def quarantine_warnings(state_dir: Path, *, skip: str | None = None) -> list[str
 def ledger_overview(path: Path, *, recent: int = 10, max_tasks: int = 50) -> dict[str, Any] | None:
     """Open tasks and the last operations straight from the file (``cpl status`` without a server).
 
-    Tasks left OPEN here belong to a server that stopped; the next server start closes them as
-    CLOSED_INTERRUPTED. ``None`` when there is no ledger.
+    As the running server's status does: the ``max_tasks`` newest open tasks, newest first, with the true
+    ``open_task_count`` (an agent that crashed was using its newest task). Tasks left OPEN here belong to a
+    server that stopped; the next server start closes them as CLOSED_INTERRUPTED. ``None`` when there is no ledger.
     """
     if not path.is_file():
         return None
@@ -118,8 +119,9 @@ def ledger_overview(path: Path, *, recent: int = 10, max_tasks: int = 50) -> dic
 def _overview(path: Path, recent: int, max_tasks: int) -> dict[str, Any]:
     conn = connect_read_only(path)
     try:
-        tasks = conn.execute("SELECT * FROM tasks WHERE state = 'OPEN' ORDER BY opened_at_ms, task_id LIMIT ?",
-                             (max_tasks,)).fetchall()
+        tasks = conn.execute("SELECT * FROM tasks WHERE state = 'OPEN' ORDER BY opened_at_ms DESC, task_id "
+                             "LIMIT ?", (max_tasks,)).fetchall()
+        open_count = conn.execute("SELECT COUNT(*) FROM tasks WHERE state = 'OPEN'").fetchone()[0]
         ops = conn.execute(f"SELECT {', '.join(HASHED_COLUMNS)} FROM operations ORDER BY op_id DESC LIMIT ?",
                            (recent,)).fetchall()
         counts = conn.execute("SELECT (SELECT COUNT(*) FROM operations), (SELECT COUNT(*) FROM tasks)").fetchone()
@@ -132,6 +134,7 @@ def _overview(path: Path, recent: int, max_tasks: int) -> dict[str, Any]:
                            "note": "server not running: closed as CLOSED_INTERRUPTED on next start"})
     return {
         "open_tasks": open_tasks,
+        "open_task_count": int(open_count),
         "recent_operations": [operation_to_public(r) for r in reversed(ops)],
         "ledger": {"path": str(path), "operations": int(counts[0]), "tasks": int(counts[1])},
     }

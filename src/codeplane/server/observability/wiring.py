@@ -8,6 +8,7 @@ import anyio
 
 from codeplane.core.clock import now_ms
 from codeplane.core.logging import get_logger
+from codeplane.core.redaction import redact_url
 from codeplane.repo.workspace import head_info
 from codeplane.server.observability import Observability
 from codeplane.server.observability.metrics import IndexSample, ServerMetrics, StateReaders, TasksSample
@@ -95,7 +96,7 @@ def wire(services: Services) -> Observability:
 
         obs.export = OtlpExport.http(config.otlp_endpoint, config.otlp_headers, repo=str(services.root),
                                      repo_id=services.repo_id)
-        log.info("exporting traces over OTLP", endpoint=config.otlp_endpoint)
+        log.info("exporting traces over OTLP", endpoint=redact_url(config.otlp_endpoint))
 
     def export(op: Operation) -> None:
         if obs.export is not None:
