@@ -77,7 +77,7 @@ class CallTelemetry:
         info = outcome.info
         state = self._open.pop(info.request_id, None)
         deactivate()
-        if state is None:  # refused before before_call: unknown tool or invalid arguments
+        if state is None:  # refused before before_call (an unknown tool; invalid arguments are admitted)
             trace = Trace.begin(f"tools/call {info.tool}", start_wall_ns=info.started_ms * 1_000_000)
             validate = trace.open("validate", trace.root, {})
             if validate is not None:
