@@ -400,8 +400,9 @@ class TestingService:
         while a deleted one still ran. Directories are left to the watcher (a refresh would walk them whole)."""
         if not targets or self._refresh_files is None:
             return
-        files = {f for t in targets if (f := t.split("::", 1)[0].strip().strip("/")) and not (self.root / f).is_dir()}
-        with contextlib.suppress(CodePlaneError):  # a path outside the repository is 7005's to name
+        files = {f for t in targets if (f := t.split("::", 1)[0].strip().strip("/")) and not _is_dir(self.root / f)}
+        # A path outside the repository, or no path at all (a name too long for the file system), is 7005's to name.
+        with contextlib.suppress(CodePlaneError, OSError):
             self._refresh_files(sorted(files))
 
     def _select(self, found: Discovery, wanted: Sequence[str] | None) -> list[Target]:
@@ -590,3 +591,10 @@ def _module_level_note(affected_by: Sequence[str], ranges: Mapping[str, Sequence
     shown = ", ".join(whole[:3]) + (f" and {len(whole) - 3} more" if len(whole) > 3 else "")
     return (f"{shown}: no changed line known (no uncommitted change), so every test importing it was selected; "
             "to select by symbol, name the lines (path:12-30) or changed_since (the revision before the change)")
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # (ENAMETOOLONG and the like: not a directory of this tree)
+        return False
