@@ -16,33 +16,17 @@ from codeplane.git.rebase_state import RebasePlan, RebaseStep
 from tests.builders import answer_text, mcp_client, running_server
 from tests.builders import git as git_cli
 from tests.git_oracle import run_git
+from tests.test_git_s49_submodule_kept import _super_with_own_gitdir
 
 pytestmark = pytest.mark.anyio
 
-_FILE_OK = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "protocol.file.allow", "GIT_CONFIG_VALUE_0": "always"}
 
 
 def _superproject(tmp: Path) -> Path:
     """``main``: ``top.txt``, then ``add sub`` (submodule ``libs/sub`` cloned with its own ``.git``, holding a commit
     its origin never got, then edited and given an untracked file); branch ``drop`` removes the submodule."""
-    src = tmp / "subsrc"
-    src.mkdir()
-    run_git(src, "init", "-q", "-b", "main")
-    (src / "s.txt").write_text("s1\n")
-    run_git(src, "add", ".")
-    run_git(src, "commit", "-qm", "s1")
-    top = tmp / "top"
-    top.mkdir()
-    run_git(top, "init", "-q", "-b", "main")
-    (top / "top.txt").write_text("top\n")
-    run_git(top, "add", ".")
-    run_git(top, "commit", "-qm", "top")
-    run_git(top, "clone", "-q", str(src), "libs/sub", env=_FILE_OK)
+    top = _super_with_own_gitdir(tmp)
     sub = top / "libs/sub"
-    (sub / "s.txt").write_text("s1\ns2\n")
-    run_git(sub, "commit", "-qam", "unpushed s2")
-    run_git(top, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(src), "libs/sub", env=_FILE_OK)
-    run_git(top, "commit", "-qm", "add sub")
     run_git(top, "checkout", "-q", "-b", "drop")
     run_git(top, "rm", "-q", "--cached", "libs/sub")
     run_git(top, "rm", "-q", ".gitmodules")
