@@ -299,6 +299,9 @@ def test_git_vouches_only_for_clean_files_older_than_its_index(origin: Path, tmp
     root = _clone(origin, tmp_path / "clone")
     for path in FILES:  # a checkout's last files may share the index's timestamp: make them all older
         os.utime(root / path, ns=(10**18, 10**18))
+    # ``utime`` sets each file's ctime to now, and the stamp compared is the later of mtime and ctime: a refresh in
+    # the same kernel clock tick gave the index that very timestamp, and the files looked racily clean (1 run in 5).
+    time.sleep(0.05)
     git(root, "update-index", "-q", "--refresh")  # rewrites the index with that stat (git hashes and agrees)
     index_mtime = (root / ".git" / "index").stat().st_mtime_ns
     assert index_mtime > 10**18
