@@ -141,14 +141,9 @@ def test_sigkill_of_a_writer_process_at_many_points_is_always_recoverable(tmp_pa
     assert not all(results), "no kill landed inside a batch; the pause hook is not working"
 
 
-def test_cpl_clear_after_a_crash_mid_batch_rolls_the_batch_back_first(tmp_path: Path) -> None:
-    """``cpl clear`` after a writer died mid-batch removed the journal with the rest of ``.codeplane``: the work
-    tree kept the half-applied batch (and its temporary files) for good, and nothing said so."""
-    import json
-
-    from tests.builders import cpl
-
-    repo = make_batch_repo(tmp_path / "repo")
+def killed_mid_batch(repo: Path) -> Path:
+    """Kill a writer process (SIGKILL) inside batch 1 of ``make_batch_repo``'s files: a few files replaced, most not.
+    Returns the journal the crash left."""
     (repo / ".codeplane").mkdir()
     pid = os.fork()
     if pid == 0:
@@ -157,9 +152,22 @@ def test_cpl_clear_after_a_crash_mid_batch_rolls_the_batch_back_first(tmp_path: 
         finally:
             os._exit(0)
     wait_for_journal(repo)
-    time.sleep(0.1)  # a few files replaced, most not: a half-applied batch
+    time.sleep(0.1)
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
+    [journal] = [p for p in (repo / ".codeplane/journal").iterdir() if p.is_dir()]
+    return journal
+
+
+def test_cpl_clear_after_a_crash_mid_batch_rolls_the_batch_back_first(tmp_path: Path) -> None:
+    """``cpl clear`` after a writer died mid-batch removed the journal with the rest of ``.codeplane``: the work
+    tree kept the half-applied batch (and its temporary files) for good, and nothing said so."""
+    import json
+
+    from tests.builders import cpl
+
+    repo = make_batch_repo(tmp_path / "repo")
+    killed_mid_batch(repo)
     doctor = cpl("doctor", "--json", cwd=repo)  # no server: a batch of any age was left by a crash
     check = next(c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "no unfinished write batch")
     assert doctor.returncode == 1 and not check["ok"], check

@@ -8,32 +8,14 @@ manifest first: the start fails naming the journal, and nothing in the work tree
 from __future__ import annotations
 
 import os
-import signal
-import time
 from pathlib import Path
 
 import pytest
 
 from codeplane.core.config import MutationConfig
 from codeplane.core.errors import CodePlaneError
-from codeplane.mutation import PAUSE_ENV, MutationEngine
-from tests.test_mutation_crash import engine_batch, make_batch_repo, wait_for_journal
-
-
-def _killed_mid_batch(repo: Path) -> Path:
-    (repo / ".codeplane").mkdir()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            MutationEngine(repo, MutationConfig(), environ={PAUSE_ENV: "15"}).apply(engine_batch(1))
-        finally:
-            os._exit(0)
-    wait_for_journal(repo)
-    time.sleep(0.1)
-    os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
-    [journal] = [p for p in (repo / ".codeplane/journal").iterdir() if p.is_dir()]
-    return journal
+from codeplane.mutation import MutationEngine
+from tests.test_mutation_crash import killed_mid_batch, make_batch_repo
 
 
 def _work_tree(repo: Path) -> dict[str, bytes]:
@@ -44,7 +26,7 @@ def _work_tree(repo: Path) -> dict[str, bytes]:
 @pytest.mark.parametrize("damage", ["truncate", "overwrite"])
 def test_a_damaged_originals_file_fails_the_recovery_and_touches_nothing(tmp_path: Path, damage: str) -> None:
     repo = make_batch_repo(tmp_path / "repo")
-    journal = _killed_mid_batch(repo)
+    journal = killed_mid_batch(repo)
     originals = journal / "originals.bin"
     if damage == "truncate":
         os.truncate(originals, 40)
@@ -62,7 +44,7 @@ def test_a_damaged_originals_file_fails_the_recovery_and_touches_nothing(tmp_pat
 
 def test_an_intact_journal_is_still_rolled_back(tmp_path: Path) -> None:
     repo = make_batch_repo(tmp_path / "repo")
-    _killed_mid_batch(repo)
+    killed_mid_batch(repo)
     MutationEngine(repo, MutationConfig()).recover()
     assert all("'gen0'" in (repo / f"pkg/m{i:02}.py").read_text() for i in range(24))
 

@@ -4,36 +4,20 @@ log said it, while the agent whose write died mid-call could not know that none 
 
 from __future__ import annotations
 
-import os
-import signal
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
-from codeplane.core.config import MutationConfig
-from codeplane.mutation import PAUSE_ENV, MutationEngine
 from tests.builders import answer_text, mcp_client, running_server
-from tests.test_mutation_crash import engine_batch, generation_on_disk, make_batch_repo, wait_for_journal
+from tests.test_mutation_crash import generation_on_disk, killed_mid_batch, make_batch_repo
 
 pytestmark = pytest.mark.anyio
 
 
 async def test_a_batch_rolled_back_at_start_is_shown(tmp_path: Path) -> None:
     repo = make_batch_repo(tmp_path / "repo")
-    (repo / ".codeplane").mkdir()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            MutationEngine(repo, MutationConfig(), environ={PAUSE_ENV: "15"}).apply(engine_batch(1))
-        finally:
-            os._exit(0)
-    wait_for_journal(repo)
-    time.sleep(0.1)  # a few files replaced, most not
-    os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
-    batch = next((repo / ".codeplane" / "journal").iterdir()).name
+    batch = killed_mid_batch(repo).name
     with running_server(repo) as server:
         base = f"http://127.0.0.1:{server.port}"
         assert httpx.get(f"{base}/ready?wait=60", timeout=90).status_code == 200
