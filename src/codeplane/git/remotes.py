@@ -174,21 +174,23 @@ def parse_push(text: str) -> list[PushedRef]:
     return out
 
 
-def push(root: Path, remote: str, local_ref: str, remote_ref: str, *, force_lease: str | None, force: bool,
+def push(root: Path, remote: str, updates: list[tuple[str, str]], *, leases: dict[str, str | None],
          set_upstream: bool, timeout_s: float) -> list[PushedRef]:
-    """Push ``local_ref`` to ``remote_ref``; with ``force`` uses ``--force-with-lease`` on the last known
-    remote tip (``force_lease``) so a tip someone else pushed meanwhile is never overwritten blindly. With no known
-    tip the lease says the branch must not exist on the remote (``<ref>:``): a plain ``--force`` overwrote commits
-    never fetched, which no recovery point holds; git's lease refuses them ("stale info")."""
+    """Push each ``(local_ref, remote_ref)`` of ``updates`` (an empty local ref deletes the remote one). A remote
+    ref named in ``leases`` is forced or deleted with ``--force-with-lease`` on its last known remote tip, so a
+    tip someone else pushed meanwhile is never overwritten blindly. With no known tip the lease says the branch
+    must not exist on the remote (``<ref>:``): a plain ``--force`` overwrote commits never fetched, which no
+    recovery point holds; git's lease refuses them ("stale info"). Several refs go in one ``--atomic`` push:
+    all of them or none."""
     check_ref(remote, "remote")
-    refuse_option_like(local_ref, "branch")
-    refuse_option_like(remote_ref, "branch")
-    args = ["push", "--porcelain"]
-    if force:
-        args.append(f"--force-with-lease={remote_ref}:{force_lease or ''}")
+    for local_ref, remote_ref in updates:
+        refuse_option_like(local_ref, "branch")
+        refuse_option_like(remote_ref, "branch")
+    args = ["push", "--porcelain", *(["--atomic"] if len(updates) > 1 else [])]
+    args += [f"--force-with-lease={ref}:{lease or ''}" for ref, lease in leases.items()]
     if set_upstream:
         args.append("--set-upstream")
-    args += [remote, f"{local_ref}:{remote_ref}"]
+    args += [remote, *(f"{local_ref}:{remote_ref}" for local_ref, remote_ref in updates)]
     result = run_git(root, args, timeout_s=timeout_s)
     refs = parse_push(result.text())
     rejected = [r for r in refs if r.status == "rejected"]
@@ -196,15 +198,27 @@ def push(root: Path, remote: str, local_ref: str, remote_ref: str, *, force_leas
         error = failure(result, ErrorCode.GIT_REMOTE_ERROR, f"push to {remote} was rejected" if rejected else
                         f"push to {remote} failed", remote=remote, refs=[r.model_dump() for r in refs])
         if rejected:
-            reason = rejected[0].reason or "rejected"
-            branch = remote_ref.removeprefix("refs/heads/")
-            error.message = (f"push to {remote} rejected ({reason}); fetch/pull and integrate first, or push "
-                             "with force (requires confirm)" if "fetch first" in reason or "non-fast-forward"
-                             in reason else f"push to {remote} rejected ({reason}): the remote branch is not at the "
-                             f"tip last fetched (or was never fetched); git_fetch remote={remote} branch={branch} "
-                             "first, look at what it holds, then force again" if "stale info" in reason else
-                             f"push to {remote} rejected ({reason})")
+            # An atomic push rejects every ref for the one that failed: name that one.
+            first = min(rejected, key=lambda r: r.reason == "atomic push failed")
+            reason = first.reason or "rejected"
+            error.message = _rejection(remote, first.remote_ref, reason)
             error.retryable = False
             error.details["reason"] = reason
         raise error
     return refs
+
+
+def _rejection(remote: str, remote_ref: str, reason: str) -> str:
+    said = f"push to {remote} rejected ({reason})"
+    if remote_ref.startswith("refs/tags/"):
+        tag = remote_ref.removeprefix("refs/tags/")
+        return (f"{said}: the remote's tag {tag} names another commit; to move it, delete it there first "
+                f"(git_push delete=true tags=[{tag!r}] confirm=true), then push it" if "already exists" in reason
+                else said)
+    branch = remote_ref.removeprefix("refs/heads/")
+    if "fetch first" in reason or "non-fast-forward" in reason:
+        return f"{said}; fetch/pull and integrate first, or push with force (requires confirm)"
+    if "stale info" in reason:
+        return (f"{said}: the remote branch is not at the tip last fetched (or was never fetched); git_fetch "
+                f"remote={remote} branch={branch} first, look at what it holds, then force again")
+    return said

@@ -370,10 +370,11 @@ class GitService:
             return sync.fetch(w, remote, branch, prune=prune, timeout_s=self.config.remote_timeout_sec)
 
     def push(self, remote: str | None = None, branch: str | None = None, *, remote_branch: str | None = None,
-             force: bool = False, set_upstream: bool = False, confirm: bool = False) -> PushResult:
+             force: bool = False, set_upstream: bool = False, confirm: bool = False, tags: Sequence[str] = (),
+             delete: bool = False) -> PushResult:
         with self._s.writing(files=False, reconcile=False, index=False) as w:
             return sync.push(w, remote, branch, remote_branch=remote_branch, force=force, set_upstream=set_upstream,
-                             confirm=confirm, timeout_s=self.config.remote_timeout_sec)
+                             confirm=confirm, timeout_s=self.config.remote_timeout_sec, tags=tags, delete=delete)
 
     def pull(self, remote: str | None = None, branch: str | None = None, *, rebase: bool = False) -> PullResult:
         with self._s.writing(files=True) as w:

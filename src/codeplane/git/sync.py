@@ -9,6 +9,8 @@ rebase of the local commits onto it, so conflicts come back as data exactly as f
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pygit2
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
@@ -49,26 +51,82 @@ def fetch(w: Write, remote: str | None, branch: str | None, *, prune: bool, time
 
 
 def push(w: Write, remote: str | None, branch: str | None, *, remote_branch: str | None, force: bool,
-         set_upstream: bool, confirm: bool, timeout_s: float) -> PushResult:
+         set_upstream: bool, confirm: bool, timeout_s: float, tags: Sequence[str] = (),
+         delete: bool = False) -> PushResult:
+    """Push a branch and/or ``tags`` (tags alone when no branch is named, as ``git push origin v1``), or with
+    ``delete`` remove the named remote branch and tags. Several refs go in one atomic push."""
     repo = w.repo
-    local = _current_branch(repo, branch)
-    if local not in repo.branches.local:
-        raise CodePlaneError(ErrorCode.GIT_REF_NOT_FOUND, f"no local branch {local!r}", details={"branch": local})
-    name = remote or remotes.default_remote(repo, f"refs/heads/{local}")
+    for tag in tags:
+        check_ref(tag, "tags")
+    if delete:
+        return _delete(w, remote, branch, remote_branch=remote_branch, tags=tags, set_upstream=set_upstream,
+                       confirm=confirm, timeout_s=timeout_s)
+    missing = [t for t in tags if f"refs/tags/{t.removeprefix('refs/tags/')}" not in repo.references]
+    if missing:
+        raise CodePlaneError(ErrorCode.GIT_REF_NOT_FOUND, f"no local tag {missing[0]!r}", details={"tags": missing})
+    with_branch = branch is not None or remote_branch is not None or not tags
+    if not with_branch and (force or set_upstream):
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"{'force' if force else 'set_upstream'} applies to a "
+                             "branch; tags alone are pushed without it", details={"field": "force" if force else
+                                                                                 "set_upstream"})
+    updates = [(ref, ref) for ref in (f"refs/tags/{t.removeprefix('refs/tags/')}" for t in tags)]
+    leases: dict[str, str | None] = {}
+    name = remote
+    if with_branch:
+        local = _current_branch(repo, branch)
+        if local not in repo.branches.local:
+            raise CodePlaneError(ErrorCode.GIT_REF_NOT_FOUND, f"no local branch {local!r}", details={"branch": local})
+        name = remote or remotes.default_remote(repo, f"refs/heads/{local}")
+        if remote_branch is not None:
+            check_ref(remote_branch, "remote_branch")
+        target = remote_branch or remotes.upstream_branch(repo, local, name)
+        if force:
+            lease = _tracked_tip(repo, name, target)
+            require_confirm(confirm, f"force-pushing {local} to {name}/{target}",
+                            "the remote branch's commits that are not in yours", remote=name, branch=target)
+            w.record("force-push", {f"remote:refs/remotes/{name}/{target}": lease} if lease else {})
+            leases[f"refs/heads/{target}"] = lease
+        updates.insert(0, (f"refs/heads/{local}", f"refs/heads/{target}"))
+    name = name or remotes.default_remote(repo, head_branch(repo))
     remotes.get_remote(repo, name)
-    if remote_branch is not None:
-        check_ref(remote_branch, "remote_branch")
-    target = remote_branch or remotes.upstream_branch(repo, local, name)
-    lease = None
-    if force:
-        tracking = repo.references.get(f"refs/remotes/{name}/{target}")
-        lease = str(tracking.target) if tracking is not None else None
-        require_confirm(confirm, f"force-pushing {local} to {name}/{target}",
-                        "the remote branch's commits that are not in yours", remote=name, branch=target)
-        w.record("force-push", {f"remote:refs/remotes/{name}/{target}": lease} if lease else {})
-    refs = remotes.push(w.root, name, f"refs/heads/{local}", f"refs/heads/{target}", force_lease=lease, force=force,
-                        set_upstream=set_upstream, timeout_s=timeout_s)
+    refs = remotes.push(w.root, name, updates, leases=leases, set_upstream=set_upstream,
+                        timeout_s=timeout_s)
     return PushResult(remote=name, refs=refs, effect=w.effect())
+
+
+def _delete(w: Write, remote: str | None, branch: str | None, *, remote_branch: str | None, tags: Sequence[str],
+            set_upstream: bool, confirm: bool, timeout_s: float) -> PushResult:
+    """``git push --delete`` with a lease: a remote branch is deleted only at the tip last fetched (its commits
+    are then in the recovery point); tags are deleted whatever they name (git keeps no remote-tracking tags)."""
+    repo = w.repo
+    target = remote_branch or branch
+    if set_upstream or (target is None and not tags):
+        raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "delete names what to delete: remote_branch (or branch) "
+                             "and/or tags; set_upstream does not apply", details={"field": "delete"})
+    name = remote or remotes.default_remote(repo, head_branch(repo))
+    remotes.get_remote(repo, name)
+    updates = [("", f"refs/tags/{t.removeprefix('refs/tags/')}") for t in tags]
+    leases: dict[str, str | None] = {}
+    saved: dict[str, str] = {}
+    if target is not None:
+        check_ref(target, "remote_branch")
+        target = target.removeprefix("refs/heads/")
+        lease = _tracked_tip(repo, name, target)
+        leases[f"refs/heads/{target}"] = lease
+        updates.insert(0, ("", f"refs/heads/{target}"))
+        if lease:
+            saved[f"remote:refs/remotes/{name}/{target}"] = lease
+    shown = ", ".join(ref.removeprefix("refs/heads/").removeprefix("refs/tags/") for _, ref in updates)
+    require_confirm(confirm, f"deleting {shown} on {name}", "what only the remote has there", remote=name,
+                    refs=[ref for _, ref in updates])
+    w.record("push-delete", saved)
+    refs = remotes.push(w.root, name, updates, leases=leases, set_upstream=False, timeout_s=timeout_s)
+    return PushResult(remote=name, refs=refs, effect=w.effect())
+
+
+def _tracked_tip(repo: pygit2.Repository, remote: str, branch: str) -> str | None:
+    tracking = repo.references.get(f"refs/remotes/{remote}/{branch}")
+    return str(tracking.target) if tracking is not None else None
 
 
 def pull(w: Write, remote: str | None, branch: str | None, *, use_rebase: bool, timeout_s: float,

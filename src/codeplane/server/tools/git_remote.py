@@ -34,6 +34,10 @@ class GitPushParams(ToolParams):
     force: bool = Field(default=False, description="Overwrite the remote branch (--force-with-lease on the last "
                                                    "fetched tip); needs confirm.")
     set_upstream: bool = False
+    tags: list[str] | None = Field(default=None, max_length=100, description="Push these tags (alone unless a "
+                                                                           "branch is named).")
+    delete: bool = Field(default=False, description="Delete remote_branch and/or tags on the remote (the branch "
+                                                    "only at its last fetched tip); needs confirm.")
     confirm: bool = CONFIRM_FIELD
 
 
@@ -72,7 +76,8 @@ class GitRemoteResult(ActionResult):
 
 async def _push(ctx: ToolContext, p: GitPushParams) -> GitPushResult:
     result = await run(lambda: ctx.services.git.push(p.remote, p.branch, remote_branch=p.remote_branch, force=p.force,
-                                                     set_upstream=p.set_upstream, confirm=p.confirm))
+                                                     set_upstream=p.set_upstream, confirm=p.confirm,
+                                                     tags=p.tags or (), delete=p.delete))
     return as_result(GitPushResult, result)
 
 
@@ -110,7 +115,8 @@ def tools(services: Services) -> list[ToolSpec]:
             render=render_git_write,
             name="git_push", category=CATEGORY, params=GitPushParams, result=GitPushResult, handler=_push,
             kind="mutation", read_only=False, destructive=True, idempotent=False,
-            summary="Push a branch; each ref's outcome is returned. A non-fast-forward rejection is 8006 with "
+            summary="Push a branch and/or tags (one atomic push), or delete them remotely; each ref's outcome is "
+                    "returned. A non-fast-forward rejection is 8006 with "
                     "reason (pull first). force uses --force-with-lease. " + _CLI_NOTE + " " + RECOVERY_NOTE,
             when_to_use=("publishing commits",),
             when_not_to_use=("the remote branch has commits you do not have (git_pull first)",),

@@ -79,7 +79,7 @@ def _recovery_point(p: dict[str, Any]) -> str:
 
 def _pushed(r: dict[str, Any]) -> str:
     def short(ref: Any) -> str:
-        return str(ref).removeprefix("refs/heads/")
+        return str(ref).removeprefix("refs/heads/").removeprefix("refs/tags/")
 
     reason = f" ({r['reason']})" if r.get("reason") else ""
     return f"{r.get('summary') or r.get('status')} {short(r.get('local'))} -> {short(r.get('remote_ref'))}{reason}"
