@@ -45,6 +45,17 @@ _OUTPUT = re.compile(r"^\s*//\s*(?:Unordered output|Output):")
 _MODULE = re.compile(r"^\s*module\s+(\S+)")
 #: A package variable's value that is a function literal: ``var check = func(`` / ``check = func(`` in a block.
 _FUNC_VALUE = re.compile(r"=\s*func\s*\(")
+#: Methods the standard library calls through its interfaces on values handed to it, where no code of the
+#: repository names the call: ``fmt.Sprint(c)`` runs ``c.String()``, ``sort.Sort(b)`` runs ``b.Less``,
+#: ``json.Marshal(v)`` runs ``v.MarshalJSON()``, ``heap.Push`` runs ``Push``, ``flag.Var`` runs ``Set``. A changed
+#: one reaches whatever uses its type (``low``). Another library's interfaces are not known here.
+STD_CALLED = frozenset({
+    "String", "GoString", "Format", "Error", "Unwrap", "Is", "As", "ServeHTTP", "RoundTrip", "Read", "Write",
+    "ReadAt", "WriteAt", "Close", "Seek", "ReadFrom", "WriteTo", "ReadByte", "WriteByte", "ReadRune",
+    "UnreadByte", "UnreadRune", "WriteString", "Len", "Less", "Swap", "Push", "Pop", "MarshalJSON",
+    "UnmarshalJSON", "MarshalText", "UnmarshalText", "MarshalBinary", "UnmarshalBinary", "MarshalXML",
+    "UnmarshalXML", "Scan", "Value", "Set", "Get", "IsBoolFlag", "Deadline", "Done", "Err", "Lock", "Unlock",
+})
 
 
 def is_go_test(path: str) -> bool:
@@ -100,6 +111,23 @@ class GoWalk(SymbolWalk):
             for spec in self._interface_methods(d.name):
                 self.enqueue(spec, reach.then(f"{spec.qualified_name} (an interface call may run "
                                               f"{d.qualified_name})", "low"))
+            if d.name in STD_CALLED:
+                owner = self._receiver_type(d)
+                if owner is not None:
+                    self.enqueue(owner, reach.then(f"{owner.qualified_name} (the standard library may call "
+                                                   f"{d.name} on any value of it)", "low", runs=False))
+
+    def _receiver_type(self, d: Def) -> Def | None:
+        """The repository type a method is declared on (``Cents`` of ``Cents.String``), in the method's package."""
+        owner, _, _ = d.lexical_path.rpartition(".")
+        directory = package_dir(self.path_of.get(d.file_id, ""))
+        for (uid, path) in self.rows(
+                "SELECT d.def_uid, f.path FROM st_def d JOIN st_file f ON f.file_id = d.file_id WHERE d.name = ? "
+                "AND d.lexical_path = d.name AND d.kind IN ('struct', 'type', 'class', 'interface') "
+                "AND f.path LIKE '%.go' ORDER BY f.path", (owner,)):
+            if package_dir(str(path)) == directory:
+                return self.get(str(uid))
+        return None
 
     def _in_interface(self, d: Def) -> bool:
         owner = self.get(d.parent)
