@@ -60,6 +60,7 @@ from codeplane.index.structural.indexer import StructuralIndexer
 from codeplane.testing import ImpactIndex, TestingService
 from codeplane.testing.impact import ImpactResult
 from codeplane.testing.line_cache import LineCache
+from codeplane.testing.runners.pytest_runner import read_pytest_ini
 from codeplane.testing.runs import RunRecord
 
 WORK = CACHE / "impact"
@@ -132,6 +133,10 @@ def checkout(name: str, *, venv: bool = True) -> Path:
     if not root.is_dir():
         WORK.mkdir(parents=True, exist_ok=True)
         shutil.copytree(sdist(name, version), root)
+        if not read_pytest_ini(root) and not (root / "pytest.ini").exists():
+            # An sdist without a pytest config (packaging's) would run under the first one above it: this clone's
+            # own pyproject.toml, whose ``-n 2`` made every test file error in the baseline.
+            (root / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
         for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=bench", "-c", "user.email=bench@localhost",
                                                      "commit", "-q", "-m", "pristine"]):
             subprocess.run(["git", *args], cwd=root, check=True)
