@@ -15,6 +15,7 @@ from codeplane.cli.clients import claude_command
 from codeplane.cli.index_progress import follow_first_index
 from codeplane.cli.output import cli_errors, console
 from codeplane.cli.repo_context import resolve
+from codeplane.cli.up_events import announce_index_ready
 from codeplane.core.atomic import write_atomic
 from codeplane.core.config import ToolsConfig
 from codeplane.core.errors import CodePlaneError, ErrorCode
@@ -44,7 +45,8 @@ def up(
         "--index-from", metavar="PATH|URL",
         help="Start from a shared index artifact (path or https:// URL, replacing the local index; "
              "same as --set index.artifact=... --set index.artifact_adopt=always).")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the ready announcement as JSON.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines: ready (listening), then index_ready.")]
+    = False,
 ) -> None:
     """Start the CodePlane server for a repository (foreground; Ctrl+C or SIGTERM to stop)."""
     # Imported here so the other commands do not pay for the server's imports (MCP SDK, index, git).
@@ -73,6 +75,7 @@ def up(
                 sys.stdout.write(json.dumps({"event": "ready", "url": ann.url, "port": ann.port, "pid": ann.pid,
                                              "repo": ann.repo, "warnings": list(ann.warnings)}) + "\n")
                 sys.stdout.flush()
+                announce_index_ready(ann.url.removesuffix("/mcp"))
                 return
             if report.changed:
                 console.print(f"Initialised {root} ({', '.join(report.created)})")
