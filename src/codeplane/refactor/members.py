@@ -424,7 +424,9 @@ def _classify(graph: ClassGraph, family: MemberFamily, ref: Ref) -> tuple[Certai
         if holder is not None and _mixin_reaches_family(graph, family, holder):
             return "medium", "mixin_self"
     recv = graph.receiver(ref)
-    typed = graph.receivers.of(ref, recv) if shape not in ("self.", "cls.", "this.") else None
+    # Rust's ``self.$`` (``self.f`` not called) is ``self.`` here: the receivers module reads no Rust ``self``.
+    bare = shape[:-1] if shape == "self.$" and ref.path.endswith(".rs") else shape
+    typed = graph.receivers.of(ref, recv) if bare not in ("self.", "cls.", "this.") else None
     if typed is not None:
         if typed.cls.def_uid in family.classes:
             strong = typed.evidence in ("class", "constructed") or typed.exact

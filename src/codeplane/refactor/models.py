@@ -116,7 +116,8 @@ class Coverage(_Frozen):
     kept_count: int = 0
     kept: list[str] = []
     #: Occurrences that cannot be the target (a Go package-level definition's ``x.Name`` of another value or
-    #: package): counted under ``other_symbol`` in ``by_reason``, the first :data:`KEPT_LISTED` listed here.
+    #: package; a Rust or Java call ``x.len()`` of a field's name, a read ``x.len`` of a method's): counted under
+    #: ``other_symbol`` in ``by_reason``, the first :data:`KEPT_LISTED` listed here.
     set_aside: list[str] = []
     truncated: bool = False
 

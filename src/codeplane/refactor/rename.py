@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from codeplane.refactor import jsstatic
+from codeplane.refactor import jsstatic, memberkinds
 from codeplane.refactor.assemble import Draft
 from codeplane.refactor.contested import contested_imports
 from codeplane.refactor.facts import Def, FactReader, Ref
@@ -56,6 +56,8 @@ class StructuralPlan:
     family: MemberFamily | None
     #: Every edit with the scope of the reference it renames (for the shadowing check).
     ref_scopes: list[tuple[SpanEdit, int | None]]
+    #: For a Rust or Java field or method: which uses of its name are certainly the other kind (for the sweep).
+    other_kind: memberkinds.OtherKind | None = None
 
 
 def _span(ref: Ref, new_name: str, reason: str) -> SpanEdit:
@@ -316,6 +318,12 @@ def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name
                             else "copy_keyword")
     for edit in _shorthand_keys(reader, target, new_name):
         out.put(edit, "high")
+    other_kind = memberkinds.other_kind(graph.refs_on, target)
+    if other_kind is not None:
+        # ``b.len()`` when renaming the field ``len`` (or ``b.len`` when renaming the method): the syntax says it is
+        # the other member, whatever the index guessed of ``b``; left to the sweep, which sets it aside.
+        for key in [k for k in out.edits if other_kind(*k, None)]:
+            del out.edits[key], out.scopes[key]
     draft = Draft(symbol=None)
     for key in sorted(out.edits):
         edit, certainty = out.edits[key]
@@ -325,4 +333,4 @@ def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name
         draft.warnings.append(
             f"{target.qualified_name} overrides {', '.join(sorted(d.qualified_name for d in family.overridden))}; "
             "renaming it alone breaks the override")
-    return StructuralPlan(draft, family, ref_scopes)
+    return StructuralPlan(draft, family, ref_scopes, other_kind)

@@ -188,6 +188,7 @@ class RefactorService:
             member_classes=frozenset(c.name for c in structural.family.classes.values()) if structural.family
             else frozenset(),
             other_owner=other_owner(reader, target, member=structural.family is not None, binders=binders),
+            other_kind=structural.other_kind,
         ))
         coverage = self._with_excluded(draft, coverage, target.name, new_name)
         _split_shorthands(draft, sources, target, new_name, structural.family)

@@ -64,6 +64,9 @@ class SweepInput:
     #: For a class member: the names of its class and the subclasses; a doc mention qualified by another class's
     #: name (``Context.invoke``) is that class's member.
     member_classes: frozenset[str] = frozenset()
+    #: For a Rust or Java field or method: a use its syntax says is the other member (``x.len()`` of a field
+    #: ``len``) is set aside like a Go ``other_symbol`` (``memberkinds.py``).
+    other_kind: Callable[[str, int, int, Ref | None], bool] | None = None
     #: Whether a doc mention's qualifier (``attrs`` in ``attrs.evolve``) names an owner other than the target's
     #: (``docowners.py``): such a mention is another symbol's, ``low``.
     other_owner: Callable[[str], bool] | None = None
@@ -265,7 +268,8 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
                 certainty, reason = keys[offset]
             elif (data.go_package is not None and data.go_package.other_symbol(
                     path, refs_at.get((path, line, col)), edit_line[:col])) or _bare_outside_class(
-                    refs_at.get((path, line, col)), data.python_member_scope):
+                    refs_at.get((path, line, col)), data.python_member_scope) or (
+                    data.other_kind is not None and data.other_kind(path, line, col, refs_at.get((path, line, col)))):
                 by_reason["other_symbol"] += 1
                 aside.append((path, line, col))
                 continue

@@ -14,7 +14,7 @@ segment through modules, and one last step from a type to an associated item (``
 variant) when the crate declares that type name once and one ``impl``/enum gives it that member.
 What it reaches must be one definition: two candidates (``#[cfg]`` variants) leave the reference alone.
 ``self.m`` and ``v.f`` link to ``T.m`` / ``T.f`` of this crate where the syntax spells the receiver's type
-``T`` (:mod:`rusttypes`).
+``T`` (:mod:`rusttypes`); ``v.len()`` only to a method and ``v.len`` (shape ``obj.$``) only to a field.
 
 Incremental: every Rust file of a crate in which a Rust file changed is recomputed from its same-file tiers;
 every Rust file when a library crate, a crate root or a ``Cargo.toml`` changed (other crates name libraries).
@@ -105,6 +105,8 @@ class _Crate:
     members: dict[tuple[str, str], list[str]] = field(default_factory=lambda: defaultdict(list))
     #: (type name, member) -> the methods and fields ``value.member`` may denote
     values: dict[tuple[str, str], list[str]] = field(default_factory=lambda: defaultdict(list))
+    #: the fields among them (``x.len`` is the field, ``x.len()`` the method)
+    fields: set[str] = field(default_factory=set)
     #: file id -> module
     file_module: dict[int, Module] = field(default_factory=dict)
     #: module -> local name -> file-level ``use`` bindings (``pub use a::X`` makes ``m::X`` a path to ``a::X``)
@@ -150,6 +152,8 @@ def _load(conn: sqlite3.Connection, files: dict[int, tuple[str, Module]]) -> dic
                         crate.members[(prefix[-1], name)].append(d.uid)  # ``impl T { fn m }``, ``E::V``
                     if d.kind in rusttypes.VALUE_KINDS:
                         crate.values[(prefix[-1], name)].append(d.uid)  # ``struct T { f }`` too
+                    if d.kind == "field":
+                        crate.fields.add(d.uid)
                     continue
                 home = module + tuple(prefix)
                 if d.kind in _ITEM_KINDS:
@@ -402,6 +406,7 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
     updates: list[tuple[str, str | None, str, int]] = []
     moved: set[tuple[str, str]] = set()
     fields = rusttypes.FieldTypes(conn, lambda file_id: _module_view(placed.get(file_id), crates, externs))
+    field_uids: set[str] = set().union(*(c.fields for c in crates.values()))
     for part in chunked(sorted(targets)):
         q = marks(len(part))
         inline = _inline_modules(conn, part)
@@ -417,14 +422,14 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
                 "SELECT file_id, scope_id, ref_id, token_text, start_line, start_col, end_col, is_member, "
                 "receiver_shape, via_import_uid, local_tier, local_target_uid, ref_tier, target_uid, certainty "
                 f"FROM st_ref WHERE file_id IN ({q}) AND (via_import_uid IS NOT NULL OR receiver_shape LIKE 'path:%' "
-                "OR (is_member = 1 AND receiver_shape IN ('self.', 'obj.', 'expr.')) "
+                "OR (is_member = 1 AND receiver_shape IN ('self.', 'obj.', 'expr.', 'self.$', 'obj.$', 'expr.$')) "
                 "OR receiver_shape LIKE 'struct:%' OR receiver_shape IN ('mself.', 'mobj.') "
                 "OR receiver_shape LIKE 'mpath:%') "
                 "ORDER BY file_id, start_line, start_col", part):
             ref = _Ref(*row)
             inner = inline.get(scope)
             if inner is None:  # inside a module whose name is not known: only ``self.m`` is followed
-                ref = ref._replace(nested=True) if ref.shape in ("self.", "mself.") \
+                ref = ref._replace(nested=True) if ref.shape in ("self.", "self.$", "mself.") \
                     else ref._replace(shape=None, via=None)
             refs[file_id].append((inner or (), ref))
         typed = rusttypes.load(conn, part)
@@ -446,7 +451,8 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tu
                     found = rusttypes.member_target([(c.types, c.values) for c in reachable],
                                                     None if r.nested else resolver.target,
                                                     facts=typed.get(file_id), shape=r.shape, token=r.token,
-                                                    line=r.line, col=r.col, typed_at=typed_at)
+                                                    line=r.line, col=r.col, typed_at=typed_at,
+                                                    fields=field_uids)
                     chained = fields.of(found) if found is not None and r.member else None
                     if chained is not None:
                         typed_at[(r.line, r.end_col)] = chained

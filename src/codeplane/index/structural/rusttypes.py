@@ -8,7 +8,8 @@
 ``T`` once: the file's own crate, or a repository library it names (``use mylib::T``; every Rust file is
 relinked when a library changes). Struct literal and pattern keys (``T { f: .. }``) and ``self.f`` / ``v.f``
 inside a macro's tokens are followed the same way, and ``x.f.m`` through the type field ``f`` is declared with
-(:class:`FieldTypes`; resolved from the module declaring the field).
+(:class:`FieldTypes`; resolved from the module declaring the field). Where ``T`` has a field and a method of
+the name (``len`` and ``len()``), the syntax picks: ``x.len`` (shape ``obj.$``) is the field, ``x.len()`` the method.
 Deref, trait default methods and a call's result stay ANCHORED.
 """
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from codeplane.index.structural.store import marks
@@ -118,18 +119,32 @@ class FieldTypes:
         return (home[1], segments[-1]) if home is not None else None
 
 
+def _of_kind(found: Sequence[str], shape: str | None, fields: Collection[str]) -> list[str]:
+    """The candidates the use's syntax allows: a field for ``x.f`` (shape ending ``$``) or a literal's key, a
+    method for ``x.f()`` (``self.``, ``obj.``, ``expr.``); either inside a macro's tokens (not parsed)."""
+    if shape is not None and (shape.endswith("$") or shape.startswith("struct:")):
+        return [u for u in found if u in fields]
+    if shape in ("self.", "obj.", "expr."):
+        return [u for u in found if u not in fields]
+    return list(found)
+
+
 def member_target(crates: Sequence[CrateMembers], resolve: Callable[[list[str]], str | None] | None, *,
                   facts: FileTypes | None, shape: str | None, token: str, line: int, col: int,
-                  typed_at: Mapping[tuple[int, int], TypeMembers] | None = None) -> str | None:
+                  typed_at: Mapping[tuple[int, int], TypeMembers] | None = None,
+                  fields: Collection[str]) -> str | None:
     """The def ``self.token`` / ``v.token`` / ``T { token: .. }`` at (line, col) denotes, through the type the
-    syntax spells.
+    syntax spells: of a type's field and method of one name (``len`` and ``len()``), the one the syntax names.
 
     ``crates`` are the file's own crate first, then the repository libraries it can name (every file is relinked
     when a library changes); ``resolve`` resolves a path from the reference's module (None inside an inline ``mod``
-    the linker could not place, where only ``self`` is followed)."""
+    the linker could not place, where only ``self`` is followed); ``fields``: the uids of their struct fields."""
+    written_shape = shape
+    shape = shape[:-1] if shape is not None and shape.endswith("$") else shape
     if shape == "expr." and typed_at is not None:  # ``x.f.token``: the type field ``f`` is declared with
         chained = typed_at.get((line, col - 1))
-        found_chained = chained[0].get((chained[1], token), []) if chained is not None else []
+        found_chained = _of_kind(chained[0].get((chained[1], token), []) if chained is not None else [],
+                                 written_shape, fields)
         return found_chained[0] if len(found_chained) == 1 else None
     if facts is None or not crates:
         return None
@@ -159,5 +174,5 @@ def member_target(crates: Sequence[CrateMembers], resolve: Callable[[list[str]],
         values = home[1]
     else:
         return None
-    found = values.get((name, token), [])
+    found = _of_kind(values.get((name, token), []), written_shape, fields)
     return found[0] if len(found) == 1 else None

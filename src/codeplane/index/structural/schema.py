@@ -101,7 +101,10 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #:     a member promoted from an embedded field (``b.Area()``) links.
 #: 51: context ids derived from (family, root) (``contexts.context_ids``), not autoincrement.
 #: 52: PHP ``K::N`` links only to constants and ``$x->n`` only to properties (``$x::N`` has the shape ``expr::$``).
-SCHEMA_VERSION = 52
+#: 53: a Rust member that is not called (``x.f``, ``(x.f)(..)``) has the shape ``self.$`` / ``obj.$`` / ``expr.$``:
+#:     ``x.len`` links only to a field and ``x.len()`` only to a method (a type's getter ``len()`` beside its field
+#:     ``len`` left both ANCHORED).
+SCHEMA_VERSION = 53
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

@@ -4,6 +4,8 @@ the module file. Pattern bindings are identifiers that start lowercase (``None``
 For ``rustlink`` a declared name carries the type its declaration spells (``type:T`` / ``type:a::T``): a
 parameter ``v: T`` / ``&T`` / ``&mut T`` / ``T<..>`` (``Self`` is written as the enclosing ``impl``'s type),
 ``let x: T`` and ``let x = T { .. }`` / ``&T { .. }``. Anything else (a call's result, a pattern) has no shape.
+A member that is not called (``x.f``, ``(x.f)(..)``: a field, never a method) has its receiver's shape plus ``$``
+(``self.$``, ``obj.$``, ``expr.$``); a method call keeps ``self.`` / ``obj.`` / ``expr.``.
 A struct literal's or pattern's field keys are members with a ``struct:T`` shape; a shorthand key
 (``T { f }``, also a variable) is a plain name with ``short:T``; ``self.f`` / ``v.f`` inside a macro's tokens
 are plain names with ``mself.`` / ``mobj.``, and ``c`` of a path ``a::b::c`` there ``mpath:a::b``; a struct field's
@@ -92,12 +94,28 @@ def member_kept(node: Node) -> bool:
     return parent is None or parent.type not in ("use_declaration", "use_as_clause", "scoped_use_list", "use_list")
 
 
+def _called(access: Node) -> bool:
+    """``x.f(..)`` / ``x.f::<T>(..)``: the field expression is the function a call calls (a method call)."""
+    holder, up = access, access.parent
+    if up is not None and up.type == "generic_function" and up.child_by_field_name("function") == holder:
+        holder, up = up, up.parent
+    return up is not None and up.type == "call_expression" and up.child_by_field_name("function") == holder
+
+
 def path_shape(receiver: Node) -> str | None:
     """``path:crate::a::B`` for the receiver of a path segment (linking resolves it through the module tree);
-    ``struct:B`` for the type a struct literal or pattern names before its field keys."""
+    ``struct:B`` for the type a struct literal or pattern names before its field keys; ``self.$`` / ``obj.$`` /
+    ``expr.$`` for a member that is not called, which can only be a field (a method call is ``x.f(..)``; calling a
+    field is written ``(x.f)(..)``), the default shape (``self.``, ``obj.``, ``expr.``) for one that is."""
     parent = receiver.parent
     if parent is not None and parent.type in ("struct_expression", "struct_pattern"):
         return f"struct:{_literal_type(parent)}"
+    if parent is not None and parent.type == "field_expression" and parent.child_by_field_name("value") == receiver:
+        if _called(parent):
+            return None
+        # the default shapes (``scoping.finish``) with the mark
+        return "self.$" if receiver.text == b"self" else "obj.$" if receiver.type.endswith("identifier") \
+            else "expr.$"
     if parent is None or parent.type not in _PATHS:
         return None
     text = (receiver.text or b"").decode("utf-8", "replace")
