@@ -10,6 +10,7 @@ from codeplane.core.clock import now_ms
 from codeplane.server.tooling import ToolResult
 from codeplane.testing.model import CaseResult, RunCoverage, RunSnapshot, TargetRecord
 from codeplane.testing.paging import page, query_key
+from codeplane.testing.reports import clip_ends
 
 #: Inline bounds; everything else is in the artifacts or behind a cursor.
 MAX_FAILURES = 25
@@ -46,6 +47,7 @@ def natural(case_id: str) -> tuple[tuple[int, int | str], ...]:
 
 
 def bounded(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
+    """The end of ``text`` within ``limit``: where a traceback failed."""
     if len(text) <= limit:
         return text
     return "… " + text[len(text) - limit + 2:]
@@ -182,7 +184,7 @@ def _attempt(record: TargetRecord) -> list[AttemptModel]:
         message = a.result.message
         models.append(AttemptModel(
             number=a.number, batch_id=a.batch_id, outcome=a.result.outcome, duration_s=a.result.duration_s,
-            exit_code=a.result.exit_code, message="" if message == previous else bounded(message),
+            exit_code=a.result.exit_code, message="" if message == previous else clip_ends(message, MAX_DETAIL_CHARS),
             cases=len(a.result.cases) + a.result.unlisted_passed,
             cases_run=(a.result.cases_run if a.result.cases_run is not None
                        else len(a.result.cases) + a.result.unlisted_passed),

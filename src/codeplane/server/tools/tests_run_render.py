@@ -16,6 +16,7 @@ from codeplane.server.tools.tests_run_models import (
     TestRunResult,
     bounded,
 )
+from codeplane.testing.reports import clip_ends
 
 #: A failure's traceback in the text: its last frames, at most this many characters.
 TEXT_TRACEBACK_CHARS = 800
@@ -183,14 +184,28 @@ _IMPORT_HINT = "Hint: make sure your test modules/packages have valid Python nam
 
 
 def _indented(message: str) -> str:
-    """A target's message under its line, indented, at most ``MAX_DETAIL_CHARS`` with its first lines dropped
-    when longer (the end is where it failed): the indent must not push a traceback past the bound."""
+    """A target's message under its line, indented, at most ``MAX_DETAIL_CHARS``: when longer, its first lines
+    (what stopped the file: ``SyntaxError … (3:25)`` and its code frame, the first compile errors) and its last
+    (where: the loader's frames, the exception line of a collection error), with ``…`` between."""
     # pytest's hint under every module it could not import says nothing about a missing dependency.
     lines = ["    " + line for line in message.rstrip().splitlines() if line.strip() != _IMPORT_HINT]
-    cut = 0
-    while len(lines) - cut > 1 and sum(len(line) + 1 for line in lines[cut:]) + len("    …") > MAX_DETAIL_CHARS:
-        cut += 1
-    return bounded("\n".join((["    …"] if cut else []) + lines[cut:]), MAX_DETAIL_CHARS)
+    if sum(len(line) + 1 for line in lines) <= MAX_DETAIL_CHARS:
+        return "\n".join(lines)
+    head: list[str] = []
+    budget = MAX_DETAIL_CHARS * 2 // 3
+    for line in lines:
+        if sum(len(kept) + 1 for kept in head) + len(line) + 1 > budget:
+            break
+        head.append(line)
+    tail: list[str] = []
+    budget = MAX_DETAIL_CHARS - sum(len(kept) + 1 for kept in head) - len("    …") - 1
+    for line in reversed(lines[len(head):]):
+        if sum(len(kept) + 1 for kept in tail) + len(line) + 1 > budget:
+            break
+        tail.insert(0, line)
+    if not head and not tail:  # one line longer than the bound (a minified bundle's frame)
+        return clip_ends("\n".join(lines), MAX_DETAIL_CHARS)
+    return bounded("\n".join([*head, "    …", *tail]), MAX_DETAIL_CHARS)
 
 
 def _folded(targets: list[TargetRunModel], blocks: list[list[str]]) -> list[str]:
