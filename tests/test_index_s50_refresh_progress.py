@@ -105,7 +105,7 @@ def test_a_query_timing_out_behind_a_refresh_says_how_far_it_is(tmp_path: Path) 
         assert caught.value.code == 3005 and caught.value.retryable
         assert "reindexing 256 of 1,000 changed files, watcher" in caught.value.message
         assert caught.value.details["progress"] == {
-            "reason": "watcher", "phase": "indexing", "files_done": 256, "files_total": 1000, "percent": 25.6,
+            "reason": "watcher", "phase": "indexing", "files_done": 256, "files_total": 1000, "percent": 17.1,
             "elapsed_sec": caught.value.details["progress"]["elapsed_sec"]}
         assert isinstance(shown, dict) and shown["files_done"] == 256 and shown["reason"] == "watcher"
         assert build_progress.status(repo) is None

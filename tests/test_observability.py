@@ -237,7 +237,7 @@ async def test_a_budget_refusal_is_counted_and_listed_as_refused(tmp_path: Path)
                 await call(client, "search", {"query": "handle_request"})
             refused = await call_error(client, "search", {"query": "handle_request"})
         found = samples(server)
-        assert value(found, "codeplane_task_budget_exhausted_total", kind="read") == 1
+        assert value(found, "codeplane_task_budget_exhausted_total", budget="read_calls") == 1
         assert value(found, "codeplane_tool_calls_total", tool="search", outcome="refused",
                      error_code=str(refused["code"])) == 1
         op = operations(server, outcome="refused")["operations"][0]

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
 from codeplane.index import progress as build_progress
 
@@ -39,15 +39,17 @@ def _follow(root: Path, console: Console) -> None:
     snapshot = build_progress.current(root)
     if snapshot is None:
         return
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),
+    # The bar is the build's percentage (the finish included), not the files': all files indexed is not built.
+    columns = (TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TextColumn("{task.fields[files]}"),
                TimeElapsedColumn())
     last, serial = snapshot, snapshot.serial
     with Progress(*columns, console=console, transient=True) as bar:
-        task = bar.add_task(_LABELS["scanning"], total=None)
+        task = bar.add_task(_LABELS["scanning"], total=None, files="")
         while snapshot is not None and snapshot.serial == serial:
             last = snapshot
-            bar.update(task, description=_LABELS.get(snapshot.phase, "Indexing"), completed=snapshot.files_done,
-                       total=snapshot.files_total or None)
+            files = f"{snapshot.files_done:,}/{snapshot.files_total:,} files" if snapshot.files_total else ""
+            bar.update(task, description=_LABELS.get(snapshot.phase, "Indexing"), completed=snapshot.percent,
+                       total=100.0 if snapshot.files_total else None, files=files)
             time.sleep(0.2)
             snapshot = build_progress.current(root)
     outcome = build_progress.ended(root, serial)

@@ -73,8 +73,10 @@ def render(live: dict[str, Any], logs: list[str]) -> RenderableType:
     server, index, calls = live["server"], live["index"], live["calls"]
     health = "[green]healthy[/]" if server["ready"] and not index.get("error") else \
         f"[yellow]{server.get('ready_reason') or 'starting'}[/]"
+    otlp = ("  [yellow]OTLP export failing[/]" if server.get("otlp_failing") else
+            "  OTLP export on" if server.get("otlp_export") else "")
     head = (f"{health}  {server['repo']}  pid {server['pid']}  up {server['uptime_ms'] // 1000} s  "
-            f"v{server['version']}{'  OTLP export on' if server.get('otlp_export') else ''}")
+            f"v{server['version']}{otlp}")
     age = index.get("last_reconcile_age_s")
     drift = " [yellow](index behind HEAD)[/]" if index.get("head_drift") else ""
     index_line = (f"index {index.get('state')}  epoch {index.get('epoch')}  last reconcile "
@@ -129,9 +131,19 @@ def render(live: dict[str, Any], logs: list[str]) -> RenderableType:
 
 
 def follow(layout: RepoLayout, *, as_json: bool, iterations: int | None = None,
-           sleep: Callable[[float], None] = time.sleep) -> None:
-    """Poll and redraw until Ctrl+C (or ``iterations`` polls, for tests)."""
+           sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> None:
+    """Poll and redraw until Ctrl+C (or ``iterations`` polls, for tests), one poll every :data:`POLL_S`."""
     count = 0
+    due = clock()
+
+    def pace() -> None:
+        # From one poll's start to the next, not POLL_S after a poll ended: a poll (probe, three requests) takes
+        # a few hundred ms, and "one JSON line per second" came every 1.4 s. A poll slower than POLL_S is not
+        # made up for: the next starts at once.
+        nonlocal due
+        now = clock()
+        due = max(due + POLL_S, now)
+        sleep(due - now)
 
     def poll() -> tuple[dict[str, Any] | None, str | None]:
         found = probe(layout)
@@ -153,7 +165,7 @@ def follow(layout: RepoLayout, *, as_json: bool, iterations: int | None = None,
                 live, problem = poll()
                 print(json.dumps(live if live is not None else {"running": False, "error": problem}), flush=True)
                 count += 1
-                sleep(POLL_S)
+                pace()
             return
         if not console.is_terminal:
             # Piped or logged: a live view redraws only on a terminal (it printed nothing until Ctrl+C); print each
@@ -163,7 +175,7 @@ def follow(layout: RepoLayout, *, as_json: bool, iterations: int | None = None,
                 console.print(render(live, _log_tail(layout)) if live is not None else
                               Text(f"CodePlane: {problem} - waiting"))
                 count += 1
-                sleep(POLL_S)
+                pace()
             return
         with Live(Text("connecting..."), console=console, refresh_per_second=4, screen=False) as view:
             while iterations is None or count < iterations:
@@ -171,6 +183,6 @@ def follow(layout: RepoLayout, *, as_json: bool, iterations: int | None = None,
                 view.update(render(live, _log_tail(layout)) if live is not None else
                             Text(f"CodePlane: {problem} - waiting", style="yellow"))
                 count += 1
-                sleep(POLL_S)
+                pace()
     except KeyboardInterrupt:
         return

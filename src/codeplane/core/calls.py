@@ -94,6 +94,10 @@ class CallNotes:
     mutation_fingerprint: str | None = None
     failure_fingerprint: str | None = None
     warnings: tuple[str, ...] = ()
+    #: The call's ledger row (``None``: not recorded), so its log line and metrics name the row ``cpl status`` shows.
+    op_id: int | None = None
+    #: The budget that refused the call (the ledger's ``limit_triggered``), if one did.
+    limit_triggered: str | None = None
 
 
 @dataclass(frozen=True)

@@ -197,7 +197,9 @@ async def dispatch(
     began = time.perf_counter()
     result: ToolResult | None = None
     error: CodePlaneError | None = None
-    with bind_correlation(request_id=request_id, op_id=tool):
+    # ``op_id`` is the call's ledger row, which exists only once the call ended (see below); lines logged while
+    # it runs join that row by ``request_id`` (a ledger column too).
+    with bind_correlation(request_id=request_id, tool=tool):
         try:
             if spec is None:
                 raise registry.not_served(name)
@@ -230,7 +232,6 @@ async def dispatch(
             result = await _run(spec, ctx, params)
         except CodePlaneError as exc:
             error = exc
-            log.info("tool call failed", tool=tool, code=exc.code, error=exc.error.name)
         except Exception as exc:
             log.exception("tool call raised", tool=name)
             error = CodePlaneError(ErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}",
@@ -245,6 +246,10 @@ async def dispatch(
         record_json = compact_json(record) if record is not None else ""
         outcome = _outcome(info, began, result, len(record_json.encode("utf-8")), error)
         notes = _observe(services, outcome)
+        if error is not None:  # after the ledger write, so the line names the row ``cpl status`` shows
+            op_id = next((n.op_id for n in notes if n.op_id is not None), None)
+            log.info("tool call failed", code=error.code, error=error.error.name,
+                     **({"op_id": op_id} if op_id is not None else {}))
         meta = _meta(services, session_id, notes, explicit=explicit_session is not None)
         if error is not None or result is None or spec is None:
             return _error_result(error or CodePlaneError(ErrorCode.INTERNAL_ERROR), meta, request_id)

@@ -7,6 +7,7 @@ They open the file read-only and never create it, so they are safe while the ser
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,14 +15,19 @@ from codeplane.core.doctor import CheckResult, unwritable_check
 from codeplane.core.errors import CodePlaneError
 from codeplane.core.layout import RepoLayout
 from codeplane.core.stores import sqlite_problem
-from codeplane.tasks.chain import HASHED_COLUMNS
-from codeplane.tasks.ledger import connect_read_only, operation_to_public, task_from_row, verify_connection
+from codeplane.tasks.ledger import connect_read_only, task_from_row, verify_connection
 from codeplane.tasks.ledger_identity import remembered
 from codeplane.tasks.quarantine import current_sha256, quarantined
+from codeplane.tasks.recording import bounded_tool_name
 
 #: The triggers that make the ledger append-only (schema.py); a missing one is a failed check.
 REQUIRED_TRIGGERS = ("operations_reject_delete", "operations_reject_update", "tasks_closed_are_final",
                      "tasks_identity_is_fixed", "tasks_reject_delete")
+#: Ledger rows ``/status`` and ``cpl status`` list as the last operations (the same bound with or without a server).
+RECENT_OPERATIONS = 5
+#: What a last-operations row keeps of a ledger row (``get_task`` and the operations API have the whole row).
+_BRIEF = ("op_id", "timestamp", "task_id", "op_type", "success", "error_code", "duration_ms", "limit_triggered",
+          "no_op", "non_progress")
 _CHECK = "ledger hash chain"
 _FIX = ("the ledger was changed outside CodePlane; keep a copy of .codeplane/ledger.db for inspection, "
         "then move it aside (the server starts a new ledger)")
@@ -101,7 +107,23 @@ def quarantine_warnings(state_dir: Path, *, skip: str | None = None) -> list[str
             if record.acknowledged_at is None and path.name != skip]
 
 
-def ledger_overview(path: Path, *, recent: int = 10, max_tasks: int = 50) -> dict[str, Any] | None:
+def brief_operation(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A ledger row (stored values, by column) as ``/status`` and ``cpl status`` list it: the same shape whether the
+    row was just written by the server or read back after a restart or without a server. A value that says nothing
+    (null, an unset flag) is left out; ``success`` always stays."""
+    out: dict[str, Any] = {}
+    for key in _BRIEF:
+        value = row.get(key)
+        if key in ("success", "no_op", "non_progress") and value is not None:
+            value = bool(value)
+        elif key == "op_type" and isinstance(value, str):
+            value = bounded_tool_name(value)  # a row older than the bound may hold a name of megabytes
+        if key == "success" or (value is not None and value is not False):
+            out[key] = value
+    return out
+
+
+def ledger_overview(path: Path, *, recent: int = RECENT_OPERATIONS, max_tasks: int = 50) -> dict[str, Any] | None:
     """Open tasks and the last operations straight from the file (``cpl status`` without a server).
 
     As the running server's status does: the ``max_tasks`` newest open tasks, newest first, with the true
@@ -122,7 +144,7 @@ def _overview(path: Path, recent: int, max_tasks: int) -> dict[str, Any]:
         tasks = conn.execute("SELECT * FROM tasks WHERE state = 'OPEN' ORDER BY opened_at_ms DESC, task_id "
                              "LIMIT ?", (max_tasks,)).fetchall()
         open_count = conn.execute("SELECT COUNT(*) FROM tasks WHERE state = 'OPEN'").fetchone()[0]
-        ops = conn.execute(f"SELECT {', '.join(HASHED_COLUMNS)} FROM operations ORDER BY op_id DESC LIMIT ?",
+        ops = conn.execute(f"SELECT {', '.join(_BRIEF)} FROM operations ORDER BY op_id DESC LIMIT ?",
                            (recent,)).fetchall()
         counts = conn.execute("SELECT (SELECT COUNT(*) FROM operations), (SELECT COUNT(*) FROM tasks)").fetchone()
     finally:
@@ -135,6 +157,6 @@ def _overview(path: Path, recent: int, max_tasks: int) -> dict[str, Any]:
     return {
         "open_tasks": open_tasks,
         "open_task_count": int(open_count),
-        "recent_operations": [operation_to_public(r) for r in reversed(ops)],
+        "recent_operations": [brief_operation(dict(zip(_BRIEF, r, strict=True))) for r in reversed(ops)],
         "ledger": {"path": str(path), "operations": int(counts[0]), "tasks": int(counts[1])},
     }

@@ -29,18 +29,20 @@ import uuid
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from codeplane.core.artifacts import ArtifactRef, ArtifactStore
 from codeplane.core.calls import CallInfo, CallNotes, CallOutcome, TaskMeta
-from codeplane.core.clock import iso_utc, now_ms
+from codeplane.core.clock import now_ms
 from codeplane.core.config import TasksConfig
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
 from codeplane.tasks.budgets import admit, past_deadline
+from codeplane.tasks.chain import HASHED_COLUMNS
 from codeplane.tasks.convergence import arguments_digest, observe, refusal_fingerprint
-from codeplane.tasks.ledger import Ledger
+from codeplane.tasks.inspection import RECENT_OPERATIONS, brief_operation
+from codeplane.tasks.ledger import Ledger, operation_values
 from codeplane.tasks.models import (
     NEAR_LIMIT_SHARE,
     OperationRecord,
@@ -51,14 +53,14 @@ from codeplane.tasks.models import (
     TaskRecord,
     TaskState,
 )
-from codeplane.tasks.recording import bounded_tool_name, operation_record
+from codeplane.tasks.recording import operation_record
 from codeplane.tasks.retention import RetentionReport, run_retention
 from codeplane.tasks.sessions import Session, SessionTable
 
 log = get_logger(__name__)
 _SWEEP_EVERY_MS = 1_000
 STATUS_MAX_TASKS = 20
-STATUS_RECENT_OPS = 5
+STATUS_RECENT_OPS = RECENT_OPERATIONS
 #: Sessions remembered after expiry, with the closed task they come back to (oldest forgotten first).
 DORMANT_MAX = 4096
 #: Runs remembered with the task that started them (the run store keeps far fewer).
@@ -126,7 +128,8 @@ class TaskTracker:
         self._call_detail: dict[str, dict[str, Any]] = {}
         #: Artifacts are written off the call path by one worker; the row only needs id + sha256.
         self._artifact_writer: ThreadPoolExecutor | None = None
-        #: The last calls, for the status section (which describe includes, so it must not hit SQLite).
+        #: The last ledger rows, for the status section (which describe includes, so it must not hit SQLite):
+        #: read back from the ledger at start, then every row this tracker writes (calls, interruptions, deadlines).
         self._recent: deque[dict[str, Any]] = deque(maxlen=STATUS_RECENT_OPS)
         #: session_id -> the closed task an expired session comes back to, or None: a new implicit task (and why).
         self._dormant: OrderedDict[str, tuple[TaskRecord | None, str]] = OrderedDict()
@@ -149,6 +152,9 @@ class TaskTracker:
             interrupted.append(task.task_id)
         if interrupted:
             log.info("interrupted tasks left open by a previous server", count=len(interrupted))
+        # After the interruptions, so the rows this start appended are among them: a restart must not empty the
+        # last operations an operator looks at after a crash.
+        self._reload_recent()
         return interrupted
 
     def stop(self, *, interrupt_open: bool = True) -> None:
@@ -199,6 +205,8 @@ class TaskTracker:
                 log.exception("artifact clean-up failed")
                 failed.append(f"artifact clean-up failed: {type(exc).__name__}: {exc}")
         self.maintenance_error = "; ".join(failed) or None
+        if out["deleted_operations"]:  # retention appended its checkpoint row, which no call of ours wrote
+            self._reload_recent()
         if any(out.values()):
             log.info("ledger maintenance", **out)
         return out
@@ -245,21 +253,19 @@ class TaskTracker:
             warnings: tuple[str, ...] = (session.notice,) if session.notice else ()
             session.notice = None
             op_id: int | None = None
-            if self.settings.record_operations:
-                record = operation_record(outcome, task_id=task_id, convergence=convergence,
-                                          limit_triggered=limit, extra_detail=extra, stash=self._stash)
+            recording = self.settings.record_operations
+            record = operation_record(outcome, task_id=task_id, convergence=convergence, limit_triggered=limit,
+                                      extra_detail=extra, stash=self._stash if recording else None)
+            if recording:
                 try:
                     op_id = self.ledger.record(record, self._unsaved(session))
                     session.saved_task = session.task
                 except Exception as exc:  # the answer must still go out; say so instead
                     log.exception("ledger write failed", tool=info.tool)
                     warnings += (f"ledger write failed: {type(exc).__name__}: {exc}",)
-            self._recent.append({
-                "op_id": op_id, "timestamp": iso_utc(info.started_ms), "task_id": task_id,
-                "op_type": bounded_tool_name(info.tool),
-                "success": outcome.ok, "error_code": outcome.error_code, "duration_ms": round(outcome.duration_ms),
-                "limit_triggered": limit, "no_op": convergence.no_op, "non_progress": convergence.non_progress})
-            return convergence.notes(warnings)
+            self._note_recent(record, op_id)
+            # The row's id and the budget that refused the call: the observer labels its metric and log with them.
+            return replace(convergence.notes(warnings), op_id=op_id, limit_triggered=limit)
 
     def note_arguments(self, request_id: str, tool: str, arguments: dict[str, Any]) -> None:
         """The arguments of the mutating call ``request_id``, before it runs: if its handler refuses it, the same
@@ -399,7 +405,8 @@ class TaskTracker:
                 if s.task.state is TaskState.OPEN
             ]
             recent = list(self._recent)
-        # Memory only on purpose: describe includes this section, so it must not query the ledger.
+        # Memory only on purpose: describe includes this section, so it must not query the ledger (the last
+        # operations were read from it at start, see _reload_recent).
         ledger: dict[str, Any] = {"path": str(self.ledger.path), "recording": self.settings.record_operations,
                                   "last_op_id": self.ledger.head[0]}
         return {
@@ -476,6 +483,25 @@ class TaskTracker:
                     ("duration_sec", elapsed, task.limits.max_duration_sec), *uses)
         return ", ".join(f"{name} {used}/{limit}" for name, used, limit in uses if used >= NEAR_LIMIT_SHARE * limit)
 
+    def _note_recent(self, row: OperationRecord, op_id: int | None) -> None:
+        """Keep ``row`` (stored as ``op_id``; ``None``: not stored) among the status section's last operations."""
+        values = dict(zip(HASHED_COLUMNS, operation_values(row, op_id or 0), strict=True))
+        values["op_id"] = op_id
+        self._recent.append(brief_operation(values))
+
+    def _reload_recent(self) -> None:
+        # Under the lock: a call recorded between the read and the refill would be missing until the next one.
+        with self._lock:
+            if not self.ledger.is_open:
+                return
+            try:
+                rows = self.ledger.recent_operations(limit=STATUS_RECENT_OPS)
+            except Exception:  # a status nicety: the server runs on without it
+                log.exception("reading the last operations from the ledger failed")
+                return
+            self._recent.clear()
+            self._recent.extend(brief_operation(r) for r in rows)
+
     def _unsaved(self, session: Session) -> tuple[TaskRecord, ...]:
         return () if session.saved_task == session.task else (session.task,)
 
@@ -528,7 +554,7 @@ class TaskTracker:
                               detail={"reason": closed.close_reason})
         if self.ledger.is_open:
             try:
-                self.ledger.record(row, (closed,))
+                self._note_recent(row, self.ledger.record(row, (closed,)))
                 session.saved_task = closed
             except Exception:  # status and get_task must still answer; the session's next row stores the task
                 log.exception("ledger write failed", op_type="task.failed")
@@ -539,5 +565,5 @@ class TaskTracker:
         row = OperationRecord(task_id=task.task_id, timestamp_ms=now, op_type="task.interrupted", success=True,
                               session_id=task.session_id, kind="maintenance", detail={"reason": reason})
         if self.ledger.is_open:
-            self.ledger.record(row, (closed,))
+            self._note_recent(row, self.ledger.record(row, (closed,)))
         return closed

@@ -445,7 +445,7 @@ class TestingService:
         return [_only(chosen[k], sorted(cases[k] or ())) for k in sorted(chosen)]
 
     def _execute(self, record: RunRecord, executor: RunExecutor) -> None:
-        with self._slot:
+        with self.store.beating(record.run_id), self._slot:
             executor.execute()
         self._save(record)
         snapshot = record.snapshot()

@@ -121,7 +121,8 @@ class ServerMetrics:
         self.tasks_opened = Counter("codeplane_tasks_opened", "Tasks opened (implicit ones included).", registry=r)
         self.tasks_closed = Counter("codeplane_tasks_closed", "Tasks closed, by final state.", ["state"], registry=r)
         self.budget_exhausted = Counter("codeplane_task_budget_exhausted",
-                                        "Calls refused because a task or read budget is used up.", ["kind"],
+                                        "Calls refused because a task or read budget is used up, by budget.",
+                                        ["budget"],
                                         registry=r)
         self.no_op = Counter("codeplane_no_op_calls", "Mutations that left the repository as it was.", registry=r)
         self.non_progress = Counter("codeplane_non_progress_calls",

@@ -116,8 +116,10 @@ class CallTelemetry:
         self.metrics.record_call(tool=info.tool, kind=info.kind, outcome=kind, error_code=outcome.error_code,
                                  seconds=outcome.duration_ms / 1000)
         self.window.add(info.started_ms, info.tool, outcome.duration_ms, outcome.ok)
-        if state.refused and outcome.error_code in (6001, 6004):
-            self.metrics.budget_exhausted.labels(info.kind).inc()
+        if state.refused and notes is not None and notes.limit_triggered:
+            # The budget that refused it, as the ledger row says: a call refused because its task closed on the
+            # mutations budget is not a test budget running out because the call was a test run.
+            self.metrics.budget_exhausted.labels(notes.limit_triggered).inc()
         no_op = bool(notes and notes.no_op)
         non_progress = bool(notes and notes.non_progress)
         if no_op:

@@ -97,6 +97,11 @@ def wire(services: Services) -> Observability:
         obs.export = OtlpExport.http(config.otlp_endpoint, config.otlp_headers, repo=str(services.root),
                                      repo_id=services.repo_id)
         log.info("exporting traces over OTLP", endpoint=redact_url(config.otlp_endpoint))
+        # How the export goes (a collector that is down shows here and in the log, not only on the ``cpl up``
+        # console). Only with an endpoint set: describe lists every status section, and one saying nothing on
+        # every answer is noise.
+        export_status = obs.export.status
+        services.status_sections["observability"] = lambda: {"otlp": export_status()}
 
     def export(op: Operation) -> None:
         if obs.export is not None:

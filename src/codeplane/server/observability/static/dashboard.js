@@ -55,7 +55,7 @@ function renderHealth(live) {
   badge.textContent = text; badge.className = cls; badge.title = s.last_error || idx.error || "";
   document.getElementById("repo").textContent = s.repo;
   document.getElementById("server-meta").textContent =
-    `pid ${s.pid} · v${s.version} · up ${Math.round(s.uptime_ms / 1000)} s` + (s.otlp_export ? " · OTLP export on" : "") +
+    `pid ${s.pid} · v${s.version} · up ${Math.round(s.uptime_ms / 1000)} s` + (s.otlp_failing ? " · OTLP export failing: " + s.otlp_failing : s.otlp_export ? " · OTLP export on" : "") +
     (s.observability ? "" : " · observability off");
   document.getElementById("updated").textContent = "updated " + fmtTime(live.now_ms);
   facts(document.getElementById("index-facts"), [
