@@ -44,6 +44,7 @@ FILES: dict[str, str] = {
                          "func Sort(xs []int) []int {\n\tsort.Sort(money.Bag(xs))\n\treturn xs\n}\n"),
     "sorted/sorted_test.go": _test("sorted", "func TestSort(t *testing.T) {\n\tif Sort([]int{3, 1})[0] != 1 {\n"
                                              "\t\tt.Fatal()\n\t}\n}\n\nfunc TestNothing(t *testing.T) {}\n"),
+    "money/money_test.go": _test("money", "func TestNew(t *testing.T) {\n\tif New(5).n != 5 {\n\t\tt.Fatal()\n\t}\n}\n"),
     "other/other.go": "package other\n\nfunc Two() int { return 2 }\n",
     "other/other_test.go": _test("other", "func TestTwo(t *testing.T) {\n\tif Two() != 2 {\n\t\tt.Fatal()\n\t}\n}\n"),
 }
@@ -65,10 +66,11 @@ def _selected(service: TestingService, change: str) -> dict[str, tuple[str, ...]
 
 def test_a_method_the_standard_library_calls_reaches_the_users_of_its_type(shop: Shop) -> None:
     _, _, service = shop
-    assert _selected(service, "money/money.go:8") == {"report": ("TestLine",)}
+    # TestNew makes a Cents (through New) and might print it: kept, as wide as is safe.
+    assert _selected(service, "money/money.go:8") == {"money": ("TestNew",), "report": ("TestLine",)}
     view = service.discover(affected_by=["money/money.go:8"])
     assert view.impact is not None
-    [match] = view.impact.matches
+    [match] = [m for m in view.impact.matches if m.test_file.startswith("report")]
     assert match.cases[0].confidence == "low"
     assert any("may call String on any value of it" in step for step in match.cases[0].chain), match.cases[0].chain
     assert _selected(service, "money/money.go:17") == {"sorted": ("TestSort",)}
@@ -100,3 +102,12 @@ def test_every_test_go_test_fails_with_a_fault_in_such_a_method_is_selected(shop
                    if e.get("Action") == "fail" and e.get("Test")}
     assert failed == {("report", "TestLine"), ("sorted", "TestSort")}, failed
     assert failed <= selected, (failed, selected)
+
+
+def test_a_test_file_changed_without_lines_runs_its_own_package_only(shop: Shop) -> None:
+    """QA s51: a new or deleted ``_test.go`` (no lines) selected every package importing its package, ``high``;
+    a test file is compiled into its own package's tests only."""
+    _, _, service = shop
+    assert _selected(service, "money/money_test.go") == {"money": ()}
+    # A non-test file of the package still reaches its importers.
+    assert set(_selected(service, "money/money.go")) == {"money", "report", "sorted"}

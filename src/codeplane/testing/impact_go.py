@@ -286,8 +286,9 @@ def select_go(conn: sqlite3.Connection, id_of: Mapping[str, int], path_of: Mappi
     blunt.update(out.fallbacks)
     selection.fallbacks = sorted(blunt.items())
     if blunt:
-        for directory, why in _PackageImports(conn, path_of, read_lines).dependents(
-                {package_dir(p): p for p in blunt}).items():
+        # One file per package, a non-test one where there is one: only it is compiled into importers.
+        by_package = {package_dir(p): p for p in sorted(blunt, key=lambda p: (not is_go_test(p), p))}
+        for directory, why in _PackageImports(conn, path_of, read_lines).dependents(by_package).items():
             selection.cases.setdefault(directory, {})[""] = Reach("high", (why,))
     return selection
 
@@ -329,12 +330,15 @@ class _PackageImports:
         return name if directory == root else f"{name}/{directory[len(root) + 1:] if root else directory}"
 
     def dependents(self, changed: Mapping[str, str]) -> dict[str, str]:
-        """Package directories whose tests load a changed package (changed directory → a changed file in it),
-        each with why; every Go package directory when a changed package has no import path."""
+        """Package directories whose tests load a changed package (changed directory → a changed file in it, a
+        test file only when no other changed), each with why; every Go package directory when a changed package
+        has no import path."""
         found: dict[str, str] = {}
         frontier: list[tuple[str, str]] = []
         for directory, path in sorted(changed.items()):
             found[directory] = f"{path} (a change the walk cannot follow: its package's tests run whole)"
+            if is_go_test(path):
+                continue  # a _test.go file is compiled into its own package's tests only, never into importers
             imported = self.import_path(directory)
             if imported is None:
                 why = f"{path}: no go.mod names its package (every Go test package runs)"
