@@ -458,6 +458,7 @@ def _test_like(path: str) -> bool:
 
 #: The hint of a symbol-level selection that reached no test (``coverage_select`` replaces it when evidence adds).
 NO_TEST_REACHES = "No test reaches the changed definitions; consider adding one."
+NO_TEST_IMPORTS = "No test imports the changed modules; consider adding tests (see inspect_affected_tests)."
 
 
 #: The hint's last sentence for a ``complete`` tier (dropped where a later step makes the answer ``partial``).
@@ -471,7 +472,7 @@ def selection_hint(tier: str, matches: Sequence[TestMatch], unresolved: Sequence
     if not matches and not unresolved and not broken:
         if symbol_level:
             return NO_TEST_REACHES
-        return "No test imports the changed modules; consider adding tests (see inspect_affected_tests)."
+        return NO_TEST_IMPORTS
     parts = []
     low = sum(1 for m in matches if m.confidence == "low")
     if low and symbol_level:

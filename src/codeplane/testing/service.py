@@ -41,6 +41,7 @@ from codeplane.testing.discovery import (
 )
 from codeplane.testing.execution import RunExecutor, RunSettings
 from codeplane.testing.impact import ImpactIndex, ImpactResult, TestMatch, parse_changes
+from codeplane.testing.impact_jsalias import alias_maps, with_aliases
 from codeplane.testing.impact_projects import by_project, unread_configs
 from codeplane.testing.impact_reach import CoverageUse
 from codeplane.testing.line_cache import LineCache
@@ -117,12 +118,8 @@ class TestingService:
         ``files_written_since``: the files rewritten after an epoch, None if any was added, removed or renamed
         (``discovery.written_since``): discovery then outlives an edit that cannot change it. ``refresh_files``:
         reindex those of some paths that differ from what the index saw (``IndexService.refresh_if_changed``)."""
-        self.root = root
-        self.config = config
-        self.layout = layout
+        self.root, self.config, self.layout, self.artifacts, self.impact = root, config, layout, artifacts, impact
         self._refresh_files = refresh_files
-        self.artifacts = artifacts
-        self.impact = impact
         self._line_cache = LineCache(root)
         self.costs = CostHistory(layout.state_dir / "test_costs.db")
         self.store = RunStore(layout.test_runs_db, keep=config.keep_runs)
@@ -256,10 +253,11 @@ class TestingService:
         except LookupError as exc:
             raise CodePlaneError(ErrorCode.INDEX_NOT_READY, f"impact selection is unavailable: {exc}",
                                  details={"reason": str(exc)}) from exc
-        # No target at all: not "no test imports the changed modules" (qs's tape tests import lib/utils.js; nothing
-        # here runs them).
+        # No target at all: not "no test imports the changed modules" (nothing here runs qs's tape tests).
         result = by_project(result, targets, list(changes)) if targets else replace(result, hint=NO_TARGETS_HINT)
-        return unread_configs(self._with_evidence(result, changes, test_files), found.unread, list(changes))
+        result = unread_configs(self._with_evidence(result, changes, test_files), found.unread, list(changes))
+        with self.impact.read() as conn:  # imports through a JS runner's aliases (``impact_jsalias``)
+            return with_aliases(result, conn, alias_maps(self.root, targets), list(changes), test_files)
 
     def _with_evidence(self, result: ImpactResult, changes: Mapping[str, Sequence[tuple[int, int]]],
                        test_files: Sequence[str]) -> ImpactResult:
