@@ -34,6 +34,10 @@ Pattern = re.Pattern[str] | regex.Pattern[str]
 
 _ASCII_WORD_RUN = re.compile(r"[A-Za-z0-9_]+")
 MAX_QUERY_CHARS = 1000
+#: Lines of unlike kinds: a regular expression matching each of them (``a*``, ``x?``, ``^``) would match every line of
+#: every file, an answer that says nothing, so it is refused. One matching the empty string only on some lines
+#: (``^$``, ``^\s*$``, ``^.{0,3}$``) is a real search and answers as ``rg`` does: those lines, at column 1.
+_EVERY_LINE_PROBES = ("", "x", "Z", "0", "_", " ", "\t", "-", "é", "\ufffd", "\tdef f(x): return 'é' - 1  # x " * 40)
 
 
 @dataclass(frozen=True)
@@ -147,9 +151,9 @@ def compile_query(text: str, syntax: Syntax, case_sensitive: bool | None = None)
             bounded = regex.compile(text, (regex.MULTILINE | (0 if sensitive else regex.IGNORECASE)) | regex.V0)
         except (regex.error, RecursionError, OverflowError, ValueError) as exc:
             raise _invalid(f"invalid regular expression: {exc}", query=text) from exc
-        if bounded.search("") is not None:
-            raise _invalid("the regular expression matches the empty string; it would match every line",
-                           query=text)
+        if all(bounded.search(probe) is not None for probe in _EVERY_LINE_PROBES):
+            raise _invalid("the regular expression matches an empty string on any line, so it would match every "
+                           "line; anchor it (`^\\s*$` finds blank lines) or make it need a character", query=text)
         patterns = (bounded,)
         required_runs = _regex_required_literals(text, flags)
         if any("\n" in run for run in required_runs):

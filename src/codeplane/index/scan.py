@@ -145,7 +145,11 @@ def _line_spans(text: str, pattern: Pattern) -> Iterator[tuple[int, int]]:
     # Like rg, a regex matches within one line: a match never spans a newline, so one that could (e.g.
     # ``^\s*x`` starting on a blank line) cannot swallow the real occurrence on the next line.
     start = 0
-    for line in text.split("\n"):
+    lines = text.split("\n")
+    if not lines[-1]:
+        # What follows the last line break (or an empty file) is no line: ``^$`` must not match there, as in rg.
+        lines.pop()
+    for line in lines:
         for found in _bounded(pattern, line):
             yield start + found.start(), start + found.end()
         start += len(line) + 1

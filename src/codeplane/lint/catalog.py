@@ -61,20 +61,34 @@ class LinterKind:
         return self.check_argv is not None and self.parse is not None
 
 
+def operand(path: str) -> str:
+    """A relative ``path`` as a command-line operand no linter reads as anything but a path: ``--fix`` (a
+    directory) made ruff fix the whole tree during a check, ``-dash.py`` failed as an unknown option, and ``@x``
+    is an argument file to mypy (argparse's ``fromfile_prefix_chars``), so those get ``./``. ``--`` is no cure:
+    argparse expands ``@`` after it too. (``testing.runners.base.operand`` is the test runners' twin: lint may
+    import only mutation, repo and core.)"""
+    return f"./{path}" if path.startswith(("-", "@")) else path
+
+
+def _operands(targets: Sequence[str] | None, *default: str) -> list[str]:
+    """``targets`` (each an :func:`operand`), or ``default`` when there are none."""
+    return [operand(t) for t in targets] if targets else list(default)
+
+
 def _ruff(exe: str, targets: Sequence[str] | None) -> list[str]:
     # --no-fix: a repository's `fix = true` must not make a check write files; --force-exclude: paths the
     # caller names still honour the repository's excludes.
-    return [exe, "check", "--output-format", "json", "--no-fix", "--force-exclude", *(targets or ["."])]
+    return [exe, "check", "--output-format", "json", "--no-fix", "--force-exclude", *_operands(targets, ".")]
 
 
 def _mypy(exe: str, targets: Sequence[str] | None) -> list[str]:
     # Without targets mypy takes `files` from its config; discovery passes "." when the config has none.
-    return [exe, "-O", "json", "--no-error-summary", "--no-pretty", "--no-color-output", *(targets or [])]
+    return [exe, "-O", "json", "--no-error-summary", "--no-pretty", "--no-color-output", *_operands(targets)]
 
 
 def _eslint(exe: str, targets: Sequence[str] | None) -> list[str]:
     # A project (or a named directory) without lintable files is no error: there is nothing to report.
-    return [exe, "-f", "json", "--no-error-on-unmatched-pattern", *(targets or ["."])]
+    return [exe, "-f", "json", "--no-error-on-unmatched-pattern", *_operands(targets, ".")]
 
 
 def _ruff_fix(exe: str, path: str) -> list[str]:
@@ -87,7 +101,7 @@ def _biome_fix(exe: str, path: str) -> list[str]:
 
 
 def _biome(exe: str, targets: Sequence[str] | None) -> list[str]:
-    return [exe, "lint", "--reporter=json", "--colors=off", "--no-errors-on-unmatched", *(targets or ["."])]
+    return [exe, "lint", "--reporter=json", "--colors=off", "--no-errors-on-unmatched", *_operands(targets, ".")]
 
 
 def _tsc(exe: str, targets: Sequence[str] | None) -> list[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from codeplane.core.config import LintConfig, MutationConfig
 from codeplane.core.hashing import sha256_bytes
-from codeplane.lint.catalog import KINDS, run_env
+from codeplane.lint.catalog import KINDS, operand, run_env
 from codeplane.lint.checks import Checker, excerpt, under
 from codeplane.lint.fixes import span_edits
 from codeplane.lint.formats import PathMap
@@ -137,7 +137,7 @@ class FixPlanner:
         assert info.executable is not None
         cwd = self._checker.cwd(info)
         before = {path: self._read_bytes(path) for path in files}
-        args = [str((self.root / path).relative_to(cwd)) for path in files]
+        args = [operand((self.root / path).relative_to(cwd).as_posix()) for path in files]
         job = Job((info.executable, "-f", "json", "--fix-dry-run", *args), cwd, self.config.timeout_sec,
                   env=run_env(info))
         outcome = self._checker.runner.run([job], 1)[0]

@@ -90,15 +90,24 @@ class LintService:
         return [i for i in found if i.name in wanted or i.key in wanted]
 
     def scope(self, paths: Sequence[str] | None) -> list[str] | None:
-        """Canonical repo-relative paths (``""`` = the whole repository); 5001 outside it, 5004 if missing."""
+        """Canonical repo-relative paths (``""`` = the whole repository); 5001 outside it or outside the files
+        CodePlane lists (``.cplignore``, a pruned directory such as ``node_modules``), 5004 if missing. Every path
+        is checked before any linter starts, so a bad one costs no run."""
         if paths is None:
             return None
         scoped: list[str] = []
+        rules: IgnoreRules | None = None
         for raw in paths:
             rel = str(resolve_in_repo(self.root, raw))
             if not (self.root / rel).exists():
                 raise CodePlaneError(ErrorCode.FILE_NOT_FOUND, f"{raw} does not exist",
                                      details={"field": "paths", "path": raw})
+            rules = rules or IgnoreRules.load(self.root)
+            if rel and rules.excludes(rel, is_dir=(self.root / rel).is_dir()):
+                raise CodePlaneError(ErrorCode.MUTATION_SCOPE_VIOLATION,
+                                     f"{raw} is not a repository file CodePlane lists (.cplignore, or a directory "
+                                     "such as node_modules or .venv it never walks); lint a path inside the "
+                                     "repository's files", details={"field": "paths", "path": raw})
             scoped.append(rel)
         return sorted(set(scoped))
 

@@ -194,8 +194,8 @@ class Runner(ABC):
     def file_targets(self, project: Project, files: Sequence[str], base_cmd: Sequence[str],
                      accept: Callable[[str], bool]) -> list[Target]:
         """One target per accepted file, run as ``base_cmd <file relative to the project>``."""
-        return [Target(target_id=rel, runner=self.name, lang=self.lang, cwd=project.root, selector=project.rel(rel),
-                       cmd=(*base_cmd, project.rel(rel)), path=rel)
+        return [Target(target_id=rel, runner=self.name, lang=self.lang, cwd=project.root,
+                       selector=operand(project.rel(rel)), cmd=(*base_cmd, operand(project.rel(rel))), path=rel)
                 for rel in files if accept(rel)]
 
     @abstractmethod
@@ -244,6 +244,16 @@ class Runner(ABC):
 
     def missing_hint(self) -> str:
         return f"install {self.name} or set tests.runners.{self.name}.cmd in .codeplane/config.yaml"
+
+
+def operand(path: str) -> str:
+    """``path`` (relative) as a command-line operand no tool reads as anything but a path: ``-k/t.py`` would be
+    pytest's ``-k`` option and ``@x/t.py`` an argument file (argparse's ``fromfile_prefix_chars``: pytest >= 8.2), so
+    those get ``./``. A ``--`` before the paths is no cure: argparse still expands ``@`` after it, vitest drops what
+    follows it from its file filters (and runs every file), and options appended later (``-n 0``) would become
+    paths. Other paths are kept as they are, so commands shown to the agent read as before. (``lint.catalog.operand``
+    is the linters' twin.)"""
+    return f"./{path}" if path.startswith(("-", "@")) else path
 
 
 def which(name: str, *dirs: Path) -> str | None:

@@ -58,9 +58,15 @@ _RUNNING_BINARY = re.compile(r"^\s*Running ", re.MULTILINE)
 MAIN_CASE = "(main)"
 
 
+def target_selector(kind: str, name: str) -> str:
+    """cargo's selector of the ``kind`` (``test``, ``bin``) target ``name``: ``--test -x`` is read as two options
+    (``tests/-x.rs``), so such a name is joined to its option (``--test=-x``)."""
+    return f"--{kind}={name}" if name.startswith("-") else f"--{kind} {name}"
+
+
 def harnessless(manifest: dict[str, Any]) -> set[str]:
     """Selectors (``--test custom``, ``--bin x``, ``--lib``) of the targets built with ``harness = false``."""
-    found = {f"--{kind} {entry.get('name')}" for kind in ("test", "bin")
+    found = {target_selector(kind, str(entry.get("name"))) for kind in ("test", "bin")
              for entry in manifest.get(kind, []) if isinstance(entry, dict) and entry.get("harness") is False}
     lib = manifest.get("lib", {})
     if isinstance(lib, dict) and lib.get("harness") is False:
@@ -97,7 +103,7 @@ class CargoRunner(Runner):
             for rel in local:
                 if rel.startswith("src/bin/") and rel.endswith(".rs") and rel.count("/") == 2 and rel not in bins:
                     bins[rel] = rel.rsplit("/", 1)[1].removesuffix(".rs")
-        entries += [(path, f"--bin {name}") for path, name in bins.items() if path in local]
+        entries += [(path, target_selector("bin", name)) for path, name in bins.items() if path in local]
         tests = {str(t.get("path", f"tests/{t.get('name')}.rs")): str(t.get("name")) for t in manifest.get("test", [])}
         if package.get("autotests", True):
             for rel in local:
@@ -106,7 +112,7 @@ class CargoRunner(Runner):
                     tests[rel] = parts[1].removesuffix(".rs")
                 elif parts[0] == "tests" and len(parts) == 3 and parts[2] == "main.rs" and rel not in tests:
                     tests[rel] = parts[1]
-        entries += [(path, f"--test {name}") for path, name in tests.items() if path in local]
+        entries += [(path, target_selector("test", name)) for path, name in tests.items() if path in local]
         found = [Target(target_id=project.repo_rel(path), runner=self.name, lang=self.lang, cwd=project.root,
                         selector=selector, cmd=(*base_cmd, *selector.split()), path=project.repo_rel(path),
                         kind="integration" if selector.startswith("--test") else "unit")

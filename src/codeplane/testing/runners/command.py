@@ -17,6 +17,7 @@ from codeplane.testing.runners.base import (
     Project,
     Runner,
     Toolchain,
+    operand,
     which,
 )
 
@@ -37,8 +38,10 @@ class CommandRunner(Runner):
         return self.default_toolchain(project, repo_root)
 
     def targets(self, project: Project, repo_root: Path, files: Sequence[str], base_cmd: Sequence[str]) -> list[Target]:
+        # ``{path}`` may be a command's whole argument (``sh {path}``): a leading ``-`` must not make it an option.
         return [Target(target_id=rel, runner=str(project.options.get("name", self.name)), lang=self.lang,
-                       cwd=".", selector=rel, cmd=tuple(a.replace("{path}", rel) for a in base_cmd), path=rel)
+                       cwd=".", selector=operand(rel), cmd=tuple(a.replace("{path}", operand(rel)) for a in base_cmd),
+                       path=rel)
                 for rel in files]
 
     def invocation(self, project: Project, repo_root: Path, toolchain: Toolchain, targets: Sequence[Target],

@@ -42,6 +42,7 @@ from codeplane.testing.runners.base import (
     Project,
     Runner,
     Toolchain,
+    operand,
     which,
 )
 from codeplane.testing.runners.pytest_events import POOL_ENV, PytestParser
@@ -183,7 +184,7 @@ class PytestRunner(Runner):
             name = rel.rsplit("/", 1)[-1]
             if matcher.match(name) or (doctests and _has_doctest(repo_root / rel, name)):
                 found.append(Target(target_id=rel, runner=self.name, lang=self.lang, cwd=project.root,
-                                    selector=local, cmd=(*base_cmd, local), path=rel))
+                                    selector=operand(local), cmd=(*base_cmd, operand(local)), path=rel))
         return found
 
     def invocation(self, project: Project, repo_root: Path, toolchain: Toolchain, targets: Sequence[Target],

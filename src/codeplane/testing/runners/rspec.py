@@ -52,7 +52,8 @@ class RspecRunner(Runner):
 class RspecParser(BatchParser):
     def __init__(self, project: Project, targets: Sequence[Target], report: Path) -> None:
         self.project = project
-        self.targets = {t.selector: t.target_id for t in targets}
+        # The report names files without a leading ``./`` (``parse_rspec_json``), as ``operand`` may give them.
+        self.targets = {t.selector.removeprefix("./"): t.target_id for t in targets}
         self.report = report
 
     def finish(self, exit_code: int | None, stdout: str, stderr: str, killed: bool) -> list[TargetResult]:
