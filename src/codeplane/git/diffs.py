@@ -23,7 +23,7 @@ from pygit2.enums import DiffFind, DiffOption
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git import sparse, worktree_scan
 from codeplane.git.models import GitModel
-from codeplane.git.pathspecs import shown, under
+from codeplane.git.pathspecs import matches, shown
 from codeplane.git.revisions import empty_tree, head_tree, resolve_commit
 from codeplane.git.worktree_scan import WorktreeChange
 
@@ -178,31 +178,54 @@ def _file(patch: pygit2.Patch, paths: tuple[str, str], limits: DiffLimits, budge
 PatchSource = tuple[str, str, Callable[[], pygit2.Patch | None], FileStatusName | None, tuple[int, int] | None]
 
 
-def sources(diff: pygit2.Diff, repo: pygit2.Repository | None = None, context_lines: int = 3) -> Iterator[PatchSource]:
+def sources(diff: pygit2.Diff, repo: pygit2.Repository | None = None, context_lines: int = 3,
+            workdir: Path | None = None) -> Iterator[PatchSource]:
     """A libgit2 diff as patch sources (patches are generated only for files that get rendered). With ``repo``, a
-    file↔symlink change between two stored blobs gets its content (:func:`_typechange_patch`)."""
+    file↔symlink change gets its content (:func:`_typechange_patch`); ``workdir`` when the new side is the work
+    tree, whose files are not in the object store."""
+    keep: list[object] = []  # a patch reads its bytes lazily: they live as long as the sources do
     for i, delta in enumerate(diff.deltas):
         whole = partial(diff.__getitem__, i)
         if repo is not None and delta.status_char() == "T":
             sides = (delta.old_file.id, delta.new_file.id)
             yield (delta.old_file.path, delta.new_file.path,
-                   partial(_typechange_patch, repo, whole, sides, delta.new_file.path, context_lines), "typechange",
-                   (int(delta.old_file.mode), int(delta.new_file.mode)))
+                   partial(_typechange_patch, repo, whole, sides, delta.new_file.path, context_lines, workdir=workdir,
+                           keep=keep),
+                   "typechange", (int(delta.old_file.mode), int(delta.new_file.mode)))
         else:
             yield delta.old_file.path, delta.new_file.path, whole, None, None
 
 
 def _typechange_patch(repo: pygit2.Repository, whole: Callable[[], pygit2.Patch | None],
-                      sides: tuple[pygit2.Oid, pygit2.Oid], path: str, context_lines: int) -> pygit2.Patch | None:
+                      sides: tuple[pygit2.Oid, pygit2.Oid], path: str, context_lines: int, *, workdir: Path | None,
+                      keep: list[object]) -> pygit2.Patch | None:
     """A file↔symlink change with its content, the old bytes against the new (the link target), as the work-tree
-    diff shows it: libgit2 gives a typechange between two stored blobs no hunks at all (git shows both sides)."""
+    diff shows it: libgit2 gives a typechange no hunks at all (git shows both sides). The new side is read from the
+    work tree when it is not stored (libgit2's work-tree diff, taken whenever a ``.gitattributes`` exists)."""
     try:
         old = repo[sides[0]].peel(pygit2.Blob)
+    except (KeyError, ValueError, pygit2.GitError):
+        return whole()  # a submodule's commit
+    new: pygit2.Blob | bytes | None
+    try:
         new = repo[sides[1]].peel(pygit2.Blob)
     except (KeyError, ValueError, pygit2.GitError):
-        return whole()  # a side not in the object store (the work tree's, or a submodule's commit)
+        new = _disk_side(workdir / path) if workdir is not None else None
+        if new is None:
+            return whole()
+        keep.append(new)
     name = os.fsencode(path).decode("utf-8", errors="replace")  # libgit2 wants UTF-8 here, as below
     return pygit2.Patch.create_from(old, new, old_as_path=name, new_as_path=name, context_lines=context_lines)
+
+
+def _disk_side(full: Path) -> bytes | None:
+    """A work-tree side as git hashes it: a symlink's target, a file's bytes; ``None`` when neither is there."""
+    try:
+        if full.is_symlink():
+            return os.fsencode(os.readlink(full))
+        return full.read_bytes() if full.is_file() else None
+    except OSError:
+        return None
 
 
 def _worktree_sources(repo: pygit2.Repository, changes: list[WorktreeChange],
@@ -251,12 +274,13 @@ def _with_conflicts(repo: pygit2.Repository, items: Iterable[PatchSource], conte
 
 
 def render(items: Iterable[PatchSource], label: str, paths: Sequence[str], limits: DiffLimits) -> DiffReport:
-    """Bounded structured form of the patches restricted to ``paths`` (canonical; empty = all)."""
+    """Bounded structured form of the patches restricted to ``paths`` (canonical, git's globs included; empty =
+    all)."""
     files: list[DiffFile] = []
     budget = [limits.max_lines]
     insertions = deletions = matched = 0
     for old_path, new_path, make, status, modes in items:
-        if paths and not (under(new_path, paths) or under(old_path, paths)):
+        if paths and not (matches(new_path, paths) or matches(old_path, paths)):
             continue
         patch = make()
         if patch is None:
@@ -298,9 +322,14 @@ def diff(repo: pygit2.Repository, *, base: str | None = None, target: str | None
     if base is None and target is None and not staged:  # index..worktree: a conflicted file has no stage 0
         # Outside a sparse checkout's cone the work tree is not looked at (libgit2 calls such files deleted).
         outside = sparse.skip_worktree_paths(repo)
-        items = [item for item in sources(raw, repo, limits.context_lines) if item[1] not in outside]
+        items = [item for item in sources(raw, repo, limits.context_lines, _workdir(repo)) if item[1] not in outside]
         return render(_with_conflicts(repo, items, limits.context_lines), label, paths, limits)
-    return render(sources(raw, repo, limits.context_lines), label, paths, limits)
+    workdir = _workdir(repo) if target is None and not staged else None  # ``git diff <rev>``: the work tree too
+    return render(sources(raw, repo, limits.context_lines, workdir), label, paths, limits)
+
+
+def _workdir(repo: pygit2.Repository) -> Path | None:
+    return Path(repo.workdir) if repo.workdir else None
 
 
 def commit_diff(repo: pygit2.Repository, commit: pygit2.Commit, limits: DiffLimits,

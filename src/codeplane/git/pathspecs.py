@@ -9,7 +9,9 @@ every answer is valid JSON (the same bytes ``git -c core.quotepath=false`` would
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from pathlib import Path
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
@@ -70,3 +72,63 @@ def under(path: str, scopes: Iterable[str]) -> bool:
         if path == scope or path.startswith(scope + "/"):
             return True
     return not matched
+
+
+def _glob_part(spec: str, i: int) -> tuple[str, int]:
+    """The regex of the glob item at ``spec[i]`` and where the next one starts."""
+    ch = spec[i]
+    if ch == "*":
+        return ".*", i + 1
+    if ch == "?":
+        return ".", i + 1
+    if ch == "\\" and i + 1 < len(spec):
+        return re.escape(spec[i + 1]), i + 2
+    if ch == "[":
+        j = i + 1
+        negate = j < len(spec) and spec[j] in "!^"
+        start = j = j + 1 if negate else j
+        if j < len(spec) and spec[j] == "]":  # a leading ``]`` is a member, not the end
+            j += 1
+        while j < len(spec) and spec[j] != "]":
+            j += 2 if spec[j] == "\\" else 1
+        if j < len(spec):
+            return f"[{'^' if negate else ''}{_members(spec[start:j])}]", j + 1
+    return re.escape(ch), i + 1
+
+
+def _members(text: str) -> str:
+    """A bracket expression's members as a regex set: ranges kept, ``\\`` escapes honoured, the rest literal."""
+    out: list[str] = []
+    k = 0
+    while k < len(text):
+        if text[k] == "\\" and k + 1 < len(text):
+            out.append(re.escape(text[k + 1]))
+            k += 2
+            continue
+        out.append("-" if text[k] == "-" else re.escape(text[k]))
+        k += 1
+    return "".join(out)
+
+
+@lru_cache(maxsize=256)
+def _glob(spec: str) -> re.Pattern[str] | None:
+    """git's default pathspec glob (wildmatch without ``WM_PATHNAME``: ``*`` and ``?`` match ``/`` too, ``[...]``
+    with ``!`` or ``^``, ``\\`` escapes) as a regex over the whole path; ``None`` for a spec without glob
+    characters."""
+    if not any(ch in spec for ch in "*?[\\"):
+        return None
+    parts: list[str] = []
+    i = 0
+    while i < len(spec):
+        part, i = _glob_part(spec, i)
+        parts.append(part)
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def matches(path: str, specs: Sequence[str]) -> bool:
+    """Whether ``path`` is in the pathspecs ``specs`` as ``git status -- <specs>`` reads them (empty: everything):
+    a spec matches the path itself and everything below it, and one with glob characters also every path it
+    matches as a whole (``*.py`` covers ``dir/x.py``; ``[ab].py`` both ``a.py`` and a file named ``[ab].py``)."""
+    if under(path, specs):
+        return True
+    return any((pattern := _glob(spec)) is not None and pattern.fullmatch(path) is not None for spec in specs)

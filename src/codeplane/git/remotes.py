@@ -213,7 +213,7 @@ def _rejection(remote: str, remote_ref: str, reason: str) -> str:
     if remote_ref.startswith("refs/tags/"):
         tag = remote_ref.removeprefix("refs/tags/")
         return (f"{said}: the remote's tag {tag} names another commit; to move it, delete it there first "
-                f"(git_push delete=true tags=[{tag!r}] confirm=true), then push it" if "already exists" in reason
+                f"(push again with delete=true tags=[{tag!r}] confirm=true), then push it" if "already exists" in reason
                 else said)
     branch = remote_ref.removeprefix("refs/heads/")
     if "fetch first" in reason or "non-fast-forward" in reason:

@@ -13,7 +13,7 @@ from pygit2.enums import DiffFind, FileStatus
 
 from codeplane.git.conflicts import RepoState, read_conflicts, repo_state
 from codeplane.git.models import Conflict, GitModel
-from codeplane.git.pathspecs import shown, under
+from codeplane.git.pathspecs import matches, shown
 from codeplane.git.revisions import head_branch, head_commit, head_tree
 from codeplane.git.status_flags import status_flags
 
@@ -109,8 +109,9 @@ def _gone(repo: pygit2.Repository, name: str) -> str | None:
 
 
 def status(repo: pygit2.Repository, paths: Sequence[str] = (), limit: int = 1000) -> StatusReport:
-    """The repository status, optionally restricted to ``paths`` (canonical, from ``repo_paths``)."""
-    flags = {p: f for p, f in status_flags(repo).items() if under(p, paths)}
+    """The repository status, optionally restricted to ``paths`` (canonical, from ``repo_paths``; git's pathspec
+    globs included, :func:`~codeplane.git.pathspecs.matches`)."""
+    flags = {p: f for p, f in status_flags(repo).items() if matches(p, paths)}
     renamed: dict[str, str] = {}
     if any(f & FileStatus.INDEX_NEW for f in flags.values()) and \
             any(f & FileStatus.INDEX_DELETED for f in flags.values()):
@@ -137,7 +138,7 @@ def status(repo: pygit2.Repository, paths: Sequence[str] = (), limit: int = 1000
             modified.append(StatusEntry(path=shown(path), status=wt_kind))
         elif flag & FileStatus.WT_NEW:
             untracked.append(shown(path))
-    conflicts = [c for c in read_conflicts(repo.index) if under(c.path, paths)] if conflicted else []
+    conflicts = [c for c in read_conflicts(repo.index) if matches(c.path, paths)] if conflicted else []
     head = head_commit(repo)
     branch = head_branch(repo)
     upstream, ahead, behind = _upstream(repo, branch)

@@ -1,6 +1,9 @@
 """Git answers cut into pages whose text fits (``paging.py``): a diff by files, hunks and hunk lines, a blob
 by lines of its text, a tree by entries, a status by its lists' entries. Every page is a record of the same
-model holding its part; the parts of all pages together are the whole answer, in order, each value once."""
+model holding its part; the parts of all pages together are the whole answer, in order, each value once, but for
+a diff line over :data:`LINE_BYTES` (minified code, a data blob on one line): it is shown as a window around its
+first difference from its counterpart, with markers saying how many characters were cut on each side, since one
+such line alone could make a part of megabytes (the official client fails an event over 1 MiB)."""
 
 from __future__ import annotations
 
@@ -9,10 +12,74 @@ from typing import Any
 from codeplane.git.diffs import DiffFile, DiffHunk, DiffLine, DiffReport
 from codeplane.git.show import ShowResult
 from codeplane.git.status import StatusReport
+from codeplane.server.tools.git_render import path_text
 from codeplane.server.tools.paging import PAGE_BYTES, chunk_text, size
 
 #: Bytes of a line's rendering beyond its content: origin, newline.
 _LINE_EXTRA = 2
+#: Most UTF-8 bytes of one diff line's content a part shows (markers included): a few fit on a page with their
+#: hunk's head, and a window this wide shows a change inside a minified line with its surroundings.
+LINE_BYTES = 4 * 1024
+#: Characters shown before the first difference, so that the change is read in its context.
+_LEAD = 200
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the common prefix, by bisection: slice compares run in C, a character loop over a megabyte
+    line does not."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _cut(content: str, focus: int) -> str:
+    """``content`` cut to at most :data:`LINE_BYTES` UTF-8 bytes around character ``focus``, each cut side told as
+    ``[…N chars cut…]``; the line's newline is kept."""
+    body = content.removesuffix("\n")
+    start = max(0, focus - _LEAD)
+    room = LINE_BYTES - 1 - 2 * len(f"[…{len(body):,} chars cut…] ".encode())
+    window = body[start:start + room].encode("utf-8")[:room].decode("utf-8", errors="ignore")
+    after = len(body) - start - len(window)
+    return ((f"[…{start:,} chars cut…] " if start else "") + window + (f" […{after:,} chars cut…]" if after else "")
+            + content[len(body):])
+
+
+def _long(content: str) -> bool:
+    # A UTF-8 character is at most 4 bytes: most lines are answered without encoding them.
+    return len(content) > LINE_BYTES // 4 and size(content) > LINE_BYTES
+
+
+def _bounded(hunk: DiffHunk) -> DiffHunk:
+    """``hunk`` with every line over :data:`LINE_BYTES` cut; the k-th removed line of a change block and the k-th
+    added one are cut around their first difference, other lines keep their start."""
+    if not any(_long(line.content) for line in hunk.lines):
+        return hunk
+    lines = list(hunk.lines)
+    i = 0
+    while i < len(lines):
+        if lines[i].origin == " ":
+            i += 1
+            continue
+        block = i
+        while i < len(lines) and lines[i].origin != " ":
+            i += 1
+        old = [k for k in range(block, i) if lines[k].origin == "-"]
+        new = [k for k in range(block, i) if lines[k].origin == "+"]
+        focus = {k: 0 for k in range(block, i)}
+        for a, b in zip(old, new, strict=False):
+            focus[a] = focus[b] = _common_prefix(lines[a].content, lines[b].content)
+        for k, at in focus.items():
+            if _long(lines[k].content):
+                lines[k] = lines[k].model_copy(update={"content": _cut(lines[k].content, at)})
+    for k, line in enumerate(lines):  # context lines: their start
+        if _long(line.content):
+            lines[k] = line.model_copy(update={"content": _cut(line.content, 0)})
+    return hunk.model_copy(update={"lines": lines})
 
 
 def _piece(hunk: DiffHunk, lines: list[DiffLine], last: bool) -> DiffHunk:
@@ -46,7 +113,8 @@ class _DiffPager:
         self.used = 0
 
     def add_file(self, f: DiffFile) -> None:
-        head = size(f"--- {f.status} {f.old_path or ''} -> {f.path} +{f.insertions} -{f.deletions} (binary)") + 1
+        head = size(f"--- {f.status} {path_text(f.old_path or '')} -> {path_text(f.path)} +{f.insertions} "
+                    f"-{f.deletions} (binary)") + 1
         tail = 30 if f.hunks_omitted else 0
         if not f.hunks:
             if not self._fits(head + tail):
@@ -55,7 +123,8 @@ class _DiffPager:
             self.used += head + tail
             return
         hunks: list[DiffHunk] = []
-        for hunk in f.hunks:
+        for whole in f.hunks:
+            hunk = _bounded(whole)
             hunk_head = size(hunk.header) + 60 + (30 if hunk.lines_omitted else 0)
             lines: list[DiffLine] = []
             for line in hunk.lines:
@@ -91,8 +160,9 @@ def split_diff(report: DiffReport, budget: int = PAGE_BYTES) -> list[DiffReport]
     for f in report.files:
         pager.add_file(f)
     pages = [files for files in pager.pages if files] or [[]]
-    if len(pages) == 1:
-        return [report]
+    if len(pages) == 1:  # its lines may have been cut
+        same = len(pages[0]) == len(report.files) and all(a is b for a, b in zip(pages[0], report.files, strict=True))
+        return [report if same else report.model_copy(update={"files": pages[0]})]
     last = len(pages) - 1
     return [report.model_copy(update={"files": files} if i == last else
                               {"files": files, "files_omitted": 0, "truncation": None})
@@ -137,7 +207,7 @@ def split_status(report: StatusReport, budget: int = PAGE_BYTES) -> list[StatusR
     for name in lists:
         for entry in getattr(report, name):
             path = entry if isinstance(entry, str) else entry.path
-            n = size(path) + (150 if name == "conflicts" else 4)  # a conflict names three 40-digit ids
+            n = size(path_text(path)) + (150 if name == "conflicts" else 4)  # a conflict names three 40-digit ids
             if used + n > budget and used:
                 pages.append({name: [] for name in lists})
                 used = 0

@@ -51,7 +51,8 @@ _INSPECT_LISTS: PageCursors[GitInspectResult] = PageCursors()
 
 
 class GitStatusParams(ToolParams):
-    paths: list[str] | None = Field(default=None, description="Only report these files/directories.")
+    paths: list[str] | None = Field(default=None, description="Only report these files/directories (git globs: "
+                                                              "`*.py` matches in every directory).")
     limit: int = Field(default=1000, ge=1, le=10_000, description="Cap per list; *_total counts stay exact.")
     cursor: str | None = Field(default=None, description="next_cursor of the previous part (same arguments).")
 

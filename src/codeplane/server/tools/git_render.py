@@ -15,10 +15,20 @@ from codeplane.git.history import HistoryPage
 from codeplane.git.log import CommitInfo
 from codeplane.git.show import BLOB_LIMIT, ShowResult
 from codeplane.git.status import StatusReport
+from codeplane.repo.universe import quoted_path
 
 #: Hex digits of a commit id in a text (git itself shows 7; refs accept the short form; the record has them
 #: whole).
 _OID_HEX = 12
+
+
+def path_text(path: str) -> str:
+    """A path as a text line shows it: quoted with C escapes as git's ``core.quotePath`` quotes it (``"a\\nb"``,
+    as search and list_files show it) when it holds a control character, since a newline in a name would read
+    as a second, made-up status line, or when it starts with a double quote, which would read as quoted."""
+    if path.isprintable() and not path.startswith('"'):
+        return path
+    return quoted_path(path)
 
 
 def _short_oids(label: str) -> str:
@@ -37,7 +47,7 @@ def render_diff(report: DiffReport, *, labelled: bool = True) -> str:
     head = f"diff {_short_oids(report.compared)}" + (f": {totals}" if totals else "") if labelled else totals
     lines = [head] if head else []
     for f in report.files:
-        name = f"{f.old_path} -> {f.path}" if f.old_path else f.path
+        name = f"{path_text(f.old_path)} -> {path_text(f.path)}" if f.old_path else path_text(f.path)
         lines.append(f"--- {f.status} {name} +{f.insertions} -{f.deletions}" + (" (binary)" if f.binary else ""))
         if f.old_mode and f.new_mode:  # git's own header lines: a chmod alone has no hunk to show it
             lines += [f"old mode {f.old_mode}", f"new mode {f.new_mode}"]
@@ -96,15 +106,15 @@ def render_status(report: StatusReport) -> str:
     if report.state != "none":
         head += f" state={report.state}"
     lines = [head]
-    lines += [f"{e.status[:1].upper()}  {e.old_path} -> {e.path}" if e.old_path else f"{e.status[:1].upper()}  {e.path}"
-              for e in report.staged]
-    lines += [f" {e.status[:1].upper()} {e.path}" for e in report.modified]
-    lines += [f"?? {path}" for path in report.untracked]
+    lines += [f"{e.status[:1].upper()}  {path_text(e.old_path)} -> {path_text(e.path)}" if e.old_path
+              else f"{e.status[:1].upper()}  {path_text(e.path)}" for e in report.staged]
+    lines += [f" {e.status[:1].upper()} {path_text(e.path)}" for e in report.modified]
+    lines += [f"?? {path_text(path)}" for path in report.untracked]
     for c in report.conflicts:
         oids = " ".join(f"{k}={v[:_OID_HEX]}" for k, v in (("ancestor", c.ancestor_oid), ("ours", c.ours_oid),
                                                    ("theirs", c.theirs_oid)) if v)
         letters = _UNMERGED[(bool(c.ancestor_oid), bool(c.ours_oid), bool(c.theirs_oid))]
-        lines.append(f"{letters} {c.path} {oids}".rstrip())
+        lines.append(f"{letters} {path_text(c.path)} {oids}".rstrip())
     if report.is_clean:
         lines.append("clean")
     if report.truncated:  # each cut list's whole count, and how to see the rest (paths narrows, limit widens)
@@ -146,7 +156,7 @@ def render_show(show: ShowResult) -> str:
         if blob.binary or blob.truncated:
             lines.append(f"(binary, {blob.size} bytes)" if blob.binary
                          else f"(first {BLOB_LIMIT} of {blob.size} bytes)")
-    lines += [f"{e.kind} {e.oid[:_OID_HEX]} {e.name}" for e in show.entries]
+    lines += [f"{e.kind} {e.oid[:_OID_HEX]} {path_text(e.name)}" for e in show.entries]
     if show.entries_total is not None and show.entries_total > len(show.entries):
         lines.append(f"… {show.entries_total - len(show.entries)} more entries")
     if show.diff is not None:
@@ -160,8 +170,8 @@ def render_history(page: HistoryPage) -> str:
     """``git log --follow``-like: a commit per line with what happened to the file (and under which name)."""
     lines = []
     for e in page.entries:
-        what = e.change + (f" from {e.old_path}" if e.old_path else "") + (f" as {e.path}" if e.path != page.path
-                                                                          else "")
+        what = e.change + (f" from {path_text(e.old_path)}" if e.old_path else "") + (
+            f" as {path_text(e.path)}" if e.path != page.path else "")
         if e.line_range:
             what += f" lines {e.line_range[0]}-{e.line_range[1]}"
         lines.append(f"{e.oid[:_OID_HEX]} {e.author.time[:10]} {e.author.name}: {e.summary} [{what}]")
@@ -173,9 +183,9 @@ def render_history(page: HistoryPage) -> str:
 def render_blame(page: BlamePage) -> str:
     """``git blame``-like, a hunk per line: lines, commit (12 digits, a ref git_inspect accepts), date,
     author, summary; where the lines came from when the file was renamed or they moved."""
-    lines = [f"blame {page.path} @ {page.commit} ({page.total_lines} lines)"]
+    lines = [f"blame {path_text(page.path)} @ {page.commit} ({page.total_lines} lines)"]
     for h in page.hunks:
-        came = f" (from {h.orig_path}:{h.orig_start_line})" if h.orig_path != page.path else ""
+        came = f" (from {path_text(h.orig_path)}:{h.orig_start_line})" if h.orig_path != page.path else ""
         lines.append(f"{h.start_line}-{h.start_line + h.lines - 1} {h.commit[:_OID_HEX]} "
                      f"{h.author.time[:10]} {h.author.name}: {h.summary}{came}")
     if page.pagination.next_cursor:

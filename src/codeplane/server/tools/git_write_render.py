@@ -14,6 +14,7 @@ from typing import Any
 
 from codeplane.server.answers import lean_dump, pairs, short_sha
 from codeplane.server.tooling import ToolResult
+from codeplane.server.tools.git_render import path_text
 
 _OID_HEX = 12
 _FULL_OID = re.compile(r"[0-9a-f]{40}")
@@ -60,7 +61,7 @@ def _worktree(w: dict[str, Any]) -> str:
     flags = [flag for flag in ("locked", "prunable") if w.get(flag)]
     name = f" ({w['name']})" if w.get("name") else ""
     branch = f" [{w['branch']}]" if w.get("branch") else " (detached HEAD)"
-    return f"{w.get('path')}{name} {_oid(w.get('head'))}{branch}" + "".join(f" {f}" for f in flags)
+    return f"{path_text(str(w.get('path')))}{name} {_oid(w.get('head'))}{branch}" + "".join(f" {f}" for f in flags)
 
 
 def _tag(t: dict[str, Any]) -> str:
@@ -87,7 +88,7 @@ def _pushed(r: dict[str, Any]) -> str:
 
 def _submodule(m: dict[str, Any]) -> str:
     flags = "".join(f" {f}" for f in m.get("flags", []))
-    return f"{m.get('state')} {m.get('path')} {_oid(m.get('workdir_oid') or m.get('head_oid'))}{flags}"
+    return f"{m.get('state')} {path_text(str(m.get('path')))} {_oid(m.get('workdir_oid') or m.get('head_oid'))}{flags}"
 
 
 #: How a staged path's change is shown in front of it, as ``git status --short`` does (its ``R`` is a rename:
@@ -96,11 +97,11 @@ _CHANGE_LETTER = {"added": "A", "modified": "M", "deleted": "D", "resolved": "re
 
 
 def _staged(e: dict[str, Any]) -> str:
-    return f"{_CHANGE_LETTER.get(str(e.get('change')), e.get('change'))} {e.get('path')}"
+    return f"{_CHANGE_LETTER.get(str(e.get('change')), e.get('change'))} {path_text(str(e.get('path')))}"
 
 
 def _skipped(e: dict[str, Any]) -> str:
-    return f"skipped {e.get('path')}: {e.get('reason')}"
+    return f"skipped {path_text(str(e.get('path')))}: {e.get('reason')}"
 
 
 #: Record fields (a list, or one such item) shown one item per line, and what an empty list is called.
@@ -136,7 +137,7 @@ def effect_lines(effect: dict[str, Any], changes: dict[str, str] | None = None) 
         sha = p.get("sha256")
         state = "deleted" if sha == "" else short_sha(sha) if sha else ""
         letter = changes.get(p["path"])
-        lines.append(f"{letter + ' ' if letter else ''}{p['path']} {state}".rstrip())
+        lines.append(f"{letter + ' ' if letter else ''}{path_text(p['path'])} {state}".rstrip())
     if effect.get("paths_total", 0) > len(paths):
         lines.append(f"… {effect['paths_total'] - len(paths)} more paths")
     if effect.get("insertions") or effect.get("deletions"):
@@ -269,7 +270,7 @@ def _take_restored(record: dict[str, Any], effect: dict[str, Any], asked: bool) 
     if not isinstance(restored, list) or not (restored or asked):
         return [], {}
     listed = {p.get("path") for p in effect.get("paths", [])}
-    lines = [f"restored {path}" for path in restored if path not in listed]
+    lines = [f"restored {path_text(path)}" for path in restored if path not in listed]
     total = record.get("restored_paths_total", len(restored))
     more = _more(record, "restored_paths", len(restored))
     if not lines and effect.get("paths_total", len(listed)) >= total:
@@ -331,7 +332,7 @@ def _take_conflicts(record: dict[str, Any]) -> list[str]:
         found = holder.pop("conflicts", None)
         if isinstance(found, list):
             paths.update((str(c.get("path")), None) for c in found if isinstance(c, dict))
-    lines = [f"CONFLICT {path}" for path in list(paths)[:_CONFLICTS_SHOWN]]
+    lines = [f"CONFLICT {path_text(path)}" for path in list(paths)[:_CONFLICTS_SHOWN]]
     if len(paths) > _CONFLICTS_SHOWN:
         lines.append(f"… {len(paths) - _CONFLICTS_SHOWN} more conflicts (git_status lists them)")
     return lines
