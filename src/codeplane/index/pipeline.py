@@ -53,9 +53,12 @@ from codeplane.repo.version import RepoVersion, read_repo_version
 log = get_logger(__name__)
 
 
-#: The version of ``repo.content``'s text/binary rules the file table was classified by (2: a UTF-16 mark).
+#: The version of ``repo.content``'s rules the file table was classified by (2: a UTF-16 mark; 3: a lone CR is no
+#: line break in the change hash).
 CONTENT_RULES_KEY = "content_rules"
-CONTENT_RULES = "2"
+CONTENT_RULES = "3"
+#: The first rules whose change hash keeps a lone CR: a text row hashed by older ones is read again once.
+_LONE_CR_RULES = 3
 #: The ``index.max_file_bytes`` the file table was classified by (text/binary vs oversized).
 MAX_FILE_BYTES_KEY = "max_file_bytes"
 
@@ -178,16 +181,23 @@ class IndexPipeline:
 
     def _recheck_binary_rows(self) -> None:
         """Rows classified by older content rules get a stat no file has, once, when those rules changed (a
-        UTF-16 file with a mark was binary until rules 2): the next reconcile reads them again and reindexes
-        those that are text now. A stat-trusting reconcile would otherwise keep them binary until edited."""
+        UTF-16 file with a mark was binary until rules 2; every text row until rules 3, see ``reconcile``): the next
+        reconcile reads them again and reindexes those that are text now, or whose lines changed. A stat-trusting
+        reconcile would otherwise keep them as they were until edited."""
         store = self.store
-        if store.get_meta(CONTENT_RULES_KEY) == CONTENT_RULES:
+        previous = store.get_meta(CONTENT_RULES_KEY)
+        if previous == CONTENT_RULES:
             return
         rows = [path for (path,) in store.conn.execute("SELECT path FROM files WHERE kind = 'binary'")]
         now_text = [(path,) for path in rows if head_is_binary(self.root / path) is False]  # unreadable: as it was
         with store.conn:  # one transaction: both or neither, so an interrupted open does it again
             store.conn.execute("BEGIN")
             store.conn.executemany("UPDATE files SET mtime_ns = -1 WHERE path = ?", now_text)
+            if previous is not None and previous.isdigit() and int(previous) < _LONE_CR_RULES:
+                # A lone CR turned LF was taken for a line-ending flip and never reindexed: such a row still has
+                # its old lines. Hashed again (no new epoch unless the text differs), its line count gives it away.
+                # No rules at all is a new table or an adopted artifact (its export drops them): git vouches.
+                store.conn.execute("UPDATE files SET mtime_ns = -1 WHERE kind = 'text'")
             store.set_meta(CONTENT_RULES_KEY, CONTENT_RULES)
         if now_text:
             log.info("index.reclassify", files=len(now_text), rules=CONTENT_RULES)

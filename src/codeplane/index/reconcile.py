@@ -145,7 +145,10 @@ def diff(root: Path, records: dict[str, FileRecord], disk: dict[str, DiskEntry],
         content = load_content(root / path, is_symlink=entry.is_symlink, max_bytes=max_bytes)
         if content is None:
             missing.append(record)
-        elif content.content_hash == record.content_hash and content.kind == record.kind:
+        elif content.content_hash == record.content_hash and content.kind == record.kind \
+                and content.line_count == record.line_count:
+            # Same text up to CRLF/LF: no line moved. The line count also heals a row an older build indexed
+            # when a lone CR counted as a line break in this hash (the text was never reindexed).
             if not (content.file_sha256 == record.file_sha256
                     and entry.same_stat(record.size, record.mtime_ns, record.inode)):
                 changes.touched.append(Touched(record, entry, content))

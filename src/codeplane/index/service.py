@@ -408,6 +408,9 @@ class IndexService:
         self._pending.mark_full()
 
     def _on_batch(self, batch: WatchBatch) -> None:
+        if batch.rescan:
+            self._pending.mark_full()
+            return
         if batch.cplignore_changed and self._pipeline.reload_rules():
             self._pending.mark_full()
             return

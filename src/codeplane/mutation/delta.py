@@ -83,7 +83,7 @@ class FileDelta(_Frozen):
     insertions: int = 0
     deletions: int = 0
     #: The text file's line ending and encoding (``None`` for a deleted, moved or binary file).
-    line_ending: Literal["LF", "CRLF", "CR"] | None = "LF"
+    line_ending: Literal["LF", "CRLF"] | None = "LF"
     encoding: str | None = "utf-8"
     #: Edited line ranges (adjacent edits on shared lines merged), at most 100; see ``edit_ranges_truncated``.
     #: Empty for a created or deleted file (its whole text).

@@ -12,11 +12,21 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from codeplane.repo.content import LONE_SURROGATE
+
 #: The whole SHA-256 or, like a short git id, its first 12+ hex digits (what answers' text shows): 48 bits
 #: still make "the file changed since I read it" impossible to miss by chance (one in 2.8e14), and the check
 #: compares against the hash of the exact bytes on disk either way.
 SHA256_PREFIX_MIN = 12
 _SHA256 = rf"^[0-9a-fA-F]{{{SHA256_PREFIX_MIN},64}}$"
+
+
+def _text(value: str) -> str:
+    # A lone surrogate is how the engine holds a byte the file's encoding cannot decode (``document.py``): one
+    # sent as text would be written as that raw byte, or fail to encode at all.
+    if LONE_SURROGATE.search(value):
+        raise ValueError("holds a lone surrogate (\\ud800-\\udfff), which no file encoding can write")
+    return value
 
 
 class _Edit(BaseModel):
@@ -36,13 +46,17 @@ class _Edit(BaseModel):
 class CreateFile(_Edit):
     """Create ``path`` with ``content`` (5005 if it exists, unless ``overwrite``).
 
-    Line endings: if ``content`` contains no ``\\r`` it is written with the repository's dominant line
-    ending; content that already carries ``\\r`` is written as given. New files are UTF-8 without BOM.
+    Line endings: the path's ``.gitattributes`` ``eol``, when it declares one, whatever ``content`` carries (git
+    converts to it on checkout); under ``-text`` (``binary``) ``content`` as given. Otherwise content with no
+    ``\\r`` is written with the repository's dominant line ending (an overwrite: the file's), content that
+    already carries ``\\r`` as given. New files are UTF-8 without BOM.
     """
 
     kind: Literal["create"] = "create"
     content: str
     overwrite: bool = False
+
+    _content = field_validator("content")(_text)
 
 
 class UpdateSpan(_Edit):
@@ -62,6 +76,8 @@ class UpdateSpan(_Edit):
     new_content: str
     expected_content: str | None = None
 
+    _new_content = field_validator("new_content")(_text)
+
     @model_validator(mode="after")
     def _span_is_ordered(self) -> Self:
         if self.end_line < self.start_line - 1:
@@ -80,6 +96,8 @@ class ReplaceText(_Edit):
     old_text: str = Field(min_length=1)
     new_text: str
     replace_all: bool = False
+
+    _new_text = field_validator("new_text")(_text)
 
 
 class DeleteFile(_Edit):

@@ -40,13 +40,13 @@ from codeplane.mutation import git_index, journal
 from codeplane.mutation.commit import Commit, FileWrite, stat_key
 from codeplane.mutation.delta import Delta, FileDelta
 from codeplane.mutation.diffs import bounded, unified
-from codeplane.mutation.document import LineEnding
+from codeplane.mutation.document import LineEnding, lines_of
 from codeplane.mutation.edits import CreateFile, DeleteFile, Edit, MoveFile, ReplaceText, UpdateSpan
 from codeplane.mutation.journal import JournalMove
 from codeplane.mutation.locks import PathLocks
 from codeplane.mutation.places import Place, check_places
 from codeplane.mutation.plan import Current, Planned, plan_create, plan_delete, plan_move, plan_update
-from codeplane.mutation.repo_style import dominant_line_ending
+from codeplane.mutation.repo_style import Attributes, dominant_line_ending
 from codeplane.mutation.scope import AllowList, Scope, Target
 from codeplane.mutation.syntax_check import broken_python
 from codeplane.repo.gitlock import git_running, index_lock, wait_for_git
@@ -248,6 +248,7 @@ class MutationEngine:
     def _plan(self, resolved: Sequence[_Resolved], current: Mapping[str, Current]) -> list[Planned]:
         planned: list[Planned] = []
         done: set[str] = set()
+        attributes = Attributes(self.root)
         for item in resolved:  # edit order, so the first failing edit is the one reported
             edit, rel = item.edit, item.target.rel
             if isinstance(edit, UpdateSpan | ReplaceText):
@@ -256,12 +257,15 @@ class MutationEngine:
                 done.add(rel)
                 group = [(r.index, r.edit) for r in resolved
                          if r.target.rel == rel and isinstance(r.edit, UpdateSpan | ReplaceText)]
+                declared = attributes.declared(rel)
+                # A file with no line break yet takes the one its attributes declare, as a new file would.
+                ending = declared if declared is not None and declared != "as-given" else self._default_ending()
                 planned.append(plan_update(item.target, current[rel], group,
-                                           window=self.config.reanchor_window_lines,
-                                           default_ending=self._default_ending()))
+                                           window=self.config.reanchor_window_lines, default_ending=ending))
             elif isinstance(edit, CreateFile):
                 planned.append(plan_create(item.target, current[rel], item.index, edit,
-                                           default_ending=self._default_ending(), new_mode=self._new_file_mode))
+                                           default_ending=self._default_ending(), declared=attributes.declared(rel),
+                                           new_mode=self._new_file_mode))
             elif isinstance(edit, DeleteFile):
                 planned.append(plan_delete(item.target, current[rel], item.index, edit.expected_file_sha256))
             else:
@@ -375,8 +379,8 @@ def _file_diff(p: Planned) -> str:
         return f"Binary file {d.path} {d.action}\n"
     old_path = d.old_path or (d.path if d.action != "created" else None)
     new_path = d.path if d.action != "deleted" else None
-    old = (p.old_text or "").splitlines() if d.action != "created" else []
-    new = (p.new_text or "").splitlines() if d.action != "deleted" else []
+    old = lines_of(p.old_text) if d.action != "created" else []
+    new = lines_of(p.new_text) if d.action != "deleted" else []
     return unified(old_path, new_path, old, new)
 
 

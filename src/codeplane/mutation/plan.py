@@ -7,7 +7,7 @@ so a failure anywhere in a batch leaves the work tree untouched by construction.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
@@ -15,9 +15,18 @@ from codeplane.core.hashing import sha256_bytes
 from codeplane.mutation.commit import FileWrite
 from codeplane.mutation.delta import EditRange, FileDelta, LineCorrection, LineSpan, TextReindent
 from codeplane.mutation.diffs import count_changes, segment_hunk
-from codeplane.mutation.document import Document, LineEnding, TextFormat, to_newline
+from codeplane.mutation.document import (
+    Document,
+    LineEnding,
+    TextFormat,
+    detect_line_ending,
+    keep_undecodable,
+    lines_of,
+    to_newline,
+)
 from codeplane.mutation.edits import CreateFile, ReplaceText, UpdateSpan
 from codeplane.mutation.refusals import CONTEXT_LINES, current_text, where_text_went
+from codeplane.mutation.repo_style import Declared
 from codeplane.mutation.scope import Target
 from codeplane.mutation.spans import (
     Replacement,
@@ -114,12 +123,6 @@ def _text_of(data: bytes | None, path: str) -> str | None:
     return doc.text if doc is not None else None
 
 
-def _line_list(text: str | None) -> list[str]:
-    if not text:
-        return []
-    return Document.from_text(text, TextFormat()).lines()
-
-
 def _ranges(doc: Document, new_doc: Document, ordered: Sequence[Replacement]) -> list[EditRange]:
     """Line ranges per replacement, merged where two edits share a line."""
     merged: list[EditRange] = []
@@ -190,7 +193,10 @@ def plan_update(target: Target, current: Current, edits: Sequence[tuple[int, Upd
         raise
     ordered = check_disjoint(path, replacements)
     new_text = apply_replacements(doc.text, ordered)
-    new_bytes = doc.encode(new_text, path)
+    # Offsets mean the same in the raw text; its undecodable bytes the edits leave alone are written back as is.
+    new_raw = new_text if doc.raw == doc.text else apply_replacements(
+        doc.raw, [replace(r, new=keep_undecodable(doc.raw[r.start:r.end], r.new)) for r in ordered])
+    new_bytes = doc.encode(new_raw, path)
     new_doc = Document.from_text(new_text, doc.fmt)
     ranges = _ranges(doc, new_doc, ordered)
     insertions = deletions = 0
@@ -220,8 +226,11 @@ def plan_update(target: Target, current: Current, edits: Sequence[tuple[int, Upd
 
 
 def plan_create(target: Target, current: Current, index: int, edit: CreateFile, *,
-                default_ending: LineEnding, new_mode: int) -> Planned:
-    """A new file (5005 if it exists and not ``overwrite``); an overwrite keeps mode, encoding and BOM."""
+                default_ending: LineEnding, new_mode: int, declared: Declared = None) -> Planned:
+    """A new file (5005 if it exists and not ``overwrite``); an overwrite keeps mode, encoding and BOM.
+
+    Line endings: the path's ``.gitattributes`` ``eol`` (``declared``) always; under ``-text`` the content as
+    given; otherwise content without ``\\r`` gets the file's (a new file: the repository's) ending."""
     path = target.rel
     if current.data is not None and not edit.overwrite:
         raise CodePlaneError(ErrorCode.FILE_EXISTS, f"{path} already exists; set overwrite to replace it",
@@ -236,7 +245,14 @@ def plan_create(target: Target, current: Current, index: int, edit: CreateFile, 
             fmt = old_doc.fmt
         except CodePlaneError:
             old_doc = None  # overwriting a binary file with text: plain UTF-8
-    content = edit.content if "\r" in edit.content else to_newline(edit.content, fmt.newline)
+    if declared == "as-given":
+        content = edit.content
+        fmt = replace(fmt, line_ending=detect_line_ending(content) or fmt.line_ending)
+    elif declared is not None:
+        fmt = replace(fmt, line_ending=declared)
+        content = to_newline(edit.content, fmt.newline)
+    else:
+        content = edit.content if "\r" in edit.content else to_newline(edit.content, fmt.newline)
     encoder = old_doc or Document.from_text("", fmt)
     new_bytes = encoder.encode(content, path)
     new_doc = Document.from_text(content, fmt)
@@ -270,7 +286,7 @@ def plan_delete(target: Target, current: Current, index: int, expected_sha: str 
         raise _missing(path, index)
     check_sha(path, index, current, expected_sha)
     old_text = _text_of(current.data, path)
-    old_lines = _line_list(old_text)
+    old_lines = lines_of(old_text)
     delta = FileDelta(path=path, action="deleted", old_sha256=sha256_bytes(current.data), deletions=len(old_lines),
                       line_ending=None, encoding=None, git_ignored=target.git_ignored)
     write = FileWrite(path, current.data, current.mode, current.stat, None, 0)

@@ -114,7 +114,7 @@ def span_replacement(doc: Document, start: int, end: int, new_content: str, inde
     new = to_newline(new_content, newline)
     at_eof = stop == len(doc.text)
     if end >= start:  # replacing lines: keep the terminator the old last line had
-        had_newline = doc.text[begin:stop].endswith(("\n", "\r"))
+        had_newline = doc.text[begin:stop].endswith("\n")
         if new and had_newline and not new.endswith(newline):
             new += newline
     elif new:  # inserting whole lines
@@ -126,10 +126,9 @@ def span_replacement(doc: Document, start: int, end: int, new_content: str, inde
 
 
 def _own_newline(text: str) -> str | None:
-    """The one line terminator every terminated line of ``text`` uses, or ``None`` (none, or several)."""
+    """The one line terminator every terminated line of ``text`` uses, or ``None`` (none, or both)."""
     crlf = text.count("\r\n")
-    kinds = [ending for ending, n in (("\r\n", crlf), ("\n", text.count("\n") - crlf),
-                                       ("\r", text.count("\r") - crlf)) if n]
+    kinds = [ending for ending, n in (("\r\n", crlf), ("\n", text.count("\n") - crlf)) if n]
     return kinds[0] if len(kinds) == 1 else None
 
 

@@ -16,7 +16,9 @@ def _parse_error(text: str) -> SyntaxError | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarning for an invalid escape is not ours to report
-            ast.parse(text)
+            # A leading BOM is the file's encoding mark, which Python reads as such; ``ast.parse`` of a str
+            # would call it an invalid character.
+            ast.parse(text.removeprefix("\ufeff"))
     except SyntaxError as exc:
         return exc
     except (ValueError, RecursionError, MemoryError):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -76,22 +77,58 @@ def count_lines(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") else 1)
 
 
-def decode(data: bytes) -> str:
-    """A text file's text as every tier and tool sees it: UTF-8, invalid bytes replaced, and a leading UTF-8
-    byte-order mark dropped. ``rg`` and editors do not show the mark and ``mutation.document`` edits the text
-    after it, so line 1's columns (index facts, refactor spans, write positions) must not count it. A file with
-    a UTF-16 mark is UTF-16 (the mark dropped the same way), as ``rg`` transcodes it and the engine writes it."""
-    encoding = _utf16(data)
+def decode_exact(data: bytes) -> tuple[str, bytes, str]:
+    """``(encoding, bom, text)`` of a text file, losslessly: ``text.encode(encoding, exact_errors(encoding))``
+    after ``bom`` gives ``data`` back byte for byte. UTF-8 unless a mark says UTF-16; each byte UTF-8 cannot
+    decode becomes one lone surrogate (``surrogateescape``), and a UTF-16 lone surrogate stays one
+    (``surrogatepass``). Raises ``UnicodeDecodeError`` only for UTF-16 with an odd trailing byte."""
+    encoding, bom = _utf16(data), b""
     if encoding is not None:
-        return data[2:].decode(encoding, errors="replace")
-    if data.startswith(codecs.BOM_UTF8):
-        data = data[len(codecs.BOM_UTF8):]
-    return data.decode("utf-8", errors="replace")
+        bom = data[:2]
+    elif data.startswith(codecs.BOM_UTF8):
+        encoding, bom = "utf-8", codecs.BOM_UTF8
+    else:
+        encoding = "utf-8"
+    return encoding, bom, data[len(bom):].decode(encoding, exact_errors(encoding))
+
+
+def exact_errors(encoding: str) -> str:
+    """The codec error handler that makes :func:`decode_exact` round-trip for ``encoding``."""
+    return "surrogatepass" if encoding.startswith("utf-16") else "surrogateescape"
+
+
+#: A lone surrogate: the mark :func:`decode_exact` leaves for an undecodable byte.
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def shown(text: str) -> str:
+    """``text`` of :func:`decode_exact` as it is shown: each undecodable byte (UTF-16: code unit) one U+FFFD, so
+    a character offset means the same in both texts."""
+    return text if text.isascii() else LONE_SURROGATE.sub("\ufffd", text)
+
+
+def decode(data: bytes) -> str:
+    """A text file's text as every tier and tool sees it: UTF-8, each invalid byte replaced by one U+FFFD, and a
+    leading UTF-8 byte-order mark dropped. ``rg`` and editors do not show the mark and ``mutation.document`` edits
+    the text after it, so line 1's columns (index facts, refactor spans, write positions) must not count it. A
+    file with a UTF-16 mark is UTF-16 (the mark dropped the same way), as ``rg`` transcodes it and the engine
+    writes it. One U+FFFD per byte (not per invalid sequence, as the codec's ``replace`` does) keeps this text
+    the same length as the engine's lossless :func:`decode_exact`, so a column here is a column there."""
+    encoding = _utf16(data) or "utf-8"
+    body = data[2:] if encoding != "utf-8" else data.removeprefix(codecs.BOM_UTF8)
+    try:
+        return body.decode(encoding)
+    except UnicodeDecodeError:
+        pass
+    try:
+        return shown(body.decode(encoding, exact_errors(encoding)))
+    except UnicodeDecodeError:  # UTF-16 with an odd trailing byte: the engine refuses to edit it anyway
+        return body.decode(encoding, errors="replace")
 
 
 def lossy(data: bytes) -> bool:
-    """Whether :func:`decode` replaced bytes (a Latin-1 file): the text shown is then not the file, and writing it
-    back would change those bytes."""
+    """Whether :func:`decode` replaced bytes (a Latin-1 byte in a UTF-8 file): the text shown is then not the file.
+    The engine keeps such a byte wherever an edit leaves its place alone; text written over it is new text."""
     encoding = _utf16(data)
     try:
         if encoding is not None:

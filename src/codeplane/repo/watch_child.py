@@ -11,6 +11,7 @@ frames of a 4-byte little-endian length and a ``marshal``'d tuple:
 
 - ``("live",)`` once: every watch of the first plan is in place, so a change from then on is reported;
 - ``("batch", [(change, absolute path), ...], [relative path of a directory the root gained, ...])``;
+- ``("rescan",)``: changes were seen whose paths are lost (an event on a name that is not UTF-8);
 - ``("error", "Type: message")`` before it exits on a failure.
 
 It ends when its stdin closes: the server closed it to stop the watcher, or the server died. It imports only
@@ -143,22 +144,41 @@ class _Watches:
             return
         self.send(("live",))
         try:
-            self._loop(notify, self.stop, recursive=False)
+            self._loop(notify, self.stop, recursive=False, again=lambda: self._notify(alone, recursive=False))
         finally:
             self._stop_deep()
 
-    def _loop(self, notify: RustNotify, stop: threading.Event, *, recursive: bool) -> None:
+    def _loop(self, notify: RustNotify | None, stop: threading.Event, *, recursive: bool,
+              again: Callable[[], RustNotify | None]) -> None:
         debounce = self.debounce_ms
         step = min(debounce, 20)
-        with notify:
-            while not (stop.is_set() or self.stop.is_set()):
-                raw = notify.watch(debounce, step, _RUST_TIMEOUT_MS, _Either(stop, self.stop))
+        try:
+            while notify is not None and not (stop.is_set() or self.stop.is_set()):
+                try:
+                    raw = notify.watch(debounce, step, _RUST_TIMEOUT_MS, _Either(stop, self.stop))
+                except RuntimeError as exc:
+                    if not _undecodable(exc):
+                        raise
+                    # An event on a name that is not UTF-8 poisons the watch: watchfiles keeps the batch it
+                    # cannot turn into str, and every later call fails on it again. A new watch, set up before
+                    # the old one closes so no change falls between; the lost batch's paths are unknown, so the
+                    # server rescans (such names are left out of the universe; the others are not).
+                    fresh = again()
+                    notify.close()
+                    notify = fresh
+                    if not recursive:
+                        self._replan()  # the lost batch may have held a directory the root gained
+                    self.send(("rescan",))
+                    continue
                 if not isinstance(raw, set):
                     continue  # 'timeout' (look at the stop flags again), 'stop', 'signal'
                 added: list[str] = []
                 if not recursive and any(Path(p).parent == self.root for _, p in raw):
                     added = self._replan()
                 self.send(("batch", sorted(raw), added))
+        finally:
+            if notify is not None:
+                notify.close()
 
     def _start_deep(self, paths: tuple[Path, ...], live: threading.Event | None = None) -> None:
         self._deep_paths = paths
@@ -175,7 +195,7 @@ class _Watches:
                 if live is not None:
                     live.set()  # on a failure too: it is reported (``_guarded``), nothing waits for it
             if notify is not None:
-                self._loop(notify, stop, recursive=True)
+                self._loop(notify, stop, recursive=True, again=lambda: self._notify_existing(paths))
 
         thread = threading.Thread(target=self._guarded, args=(watch, stop), name="codeplane-watch-tree",
                                   daemon=True)
@@ -227,6 +247,11 @@ class _Watches:
         except OSError:
             pass  # the server is gone
         self.stop.set()
+
+
+def _undecodable(exc: RuntimeError) -> bool:
+    """watchfiles' error for an event path that is not UTF-8 (``WatchfilesRustInternalError``, a RuntimeError)."""
+    return type(exc).__name__ == "WatchfilesRustInternalError" and "Unable to decode path" in str(exc)
 
 
 class _Either:

@@ -4,7 +4,8 @@ It only observes: it never writes repository state (§5.10) and correctness neve
 reconciles from disk, writes through CodePlane refresh synchronously). The watches live in a child process
 (``watch_child``: their set-up held the server's interpreter for seconds on a big tree); events are debounced by
 watchfiles there, and a batch here names changed paths (files or directories, existing or not) and whether
-``.cplignore`` or git's HEAD/index/refs changed, which call for a full reconcile.
+``.cplignore`` or git's HEAD/index/refs changed, which call for a full reconcile (as does ``rescan``: changes whose
+paths watchfiles could not report, from a file name that is not UTF-8).
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ class WatchBatch:
     paths: frozenset[str]
     cplignore_changed: bool = False
     git_changed: bool = False
+    #: Something changed whose paths are unknown: reconcile everything.
+    rescan: bool = False
 
 
 def classify_events(root: Path, raw: set[tuple[int, str]], rules: IgnoreRules) -> WatchBatch:
@@ -195,6 +198,8 @@ class RepoWatcher:
                 kind = message[0]
                 if kind == "batch":
                     self._deliver(message[1], message[2])
+                elif kind == "rescan":
+                    self._on_batch(WatchBatch(frozenset(), rescan=True))
                 elif kind == "live":
                     self._failures = 0
                     self._live.set()
