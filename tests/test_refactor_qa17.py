@@ -213,14 +213,16 @@ def test_warnings_past_the_bound_are_counted() -> None:
     assert bounded_warnings(["a", "b"]) == ["a", "b"]
 
 
-def test_a_package_moves_dotted_mentions_are_one_low_edit_each_for_the_longest_module(tmp_path: Path) -> None:
-    # One pattern per moved module also matched ``pkg.utils`` inside ``pkg.utils.timezone`` (one was dropped).
+def test_a_package_moves_dotted_mentions_are_one_edit_each_for_the_longest_module(tmp_path: Path) -> None:
+    # One pattern per moved module also matched ``pkg.utils`` inside ``pkg.utils.timezone`` (one was dropped). A
+    # string that is exactly a dotted path into the module is ``medium`` (s51: as in a rename or a symbol move).
     with refactor_env(tmp_path / "repo", PATCHED) as env:
         preview = env.service.move("pkg/utils", "pkg/utilsx")
         mentions = sorted((e.column, e.old_text, e.new_text, e.certainty, e.reason) for e in preview.edits
                           if e.path == "pkg/patching.py")
         line = PATCHED["pkg/patching.py"]
-        assert mentions == [(line.index("pkg."), "pkg.utils.timezone", "pkg.utilsx.timezone", "low", "string"),
+        assert mentions == [(line.index("pkg."), "pkg.utils.timezone", "pkg.utilsx.timezone", "medium",
+                             "dotted_path_string"),
                             (line.rindex("pkg."), "pkg.utils", "pkg.utilsx", "low", "comment")], mentions
 
 

@@ -91,8 +91,9 @@ class Applier:
         try:
             delta = self._apply_batch(batch.edits)
         except CodePlaneError as exc:
-            if exc.error is not ErrorCode.MUTATION_PRECONDITION_FAILED:
-                raise
+            if exc.error is not ErrorCode.MUTATION_PRECONDITION_FAILED or \
+                    exc.details.get("reason") != "file hash mismatch":
+                raise  # another refusal (an edit's text not found...) says what it is in its own words
             # Lost a race with another write after the preview's check: the batch's own wording (an edit_index of
             # a batch the caller never built) helps no one.
             path = exc.details.get("path")

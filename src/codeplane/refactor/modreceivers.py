@@ -35,9 +35,29 @@ def bound_module(reader: FactReader, graph: ClassGraph, recv: Ref) -> str | None
         matched += 1
         if fact.kind == "python_import":
             modules.add(fact.source_literal if fact.alias else fact.source_literal.split(".")[0])
+        elif fact.source_literal.startswith("."):
+            # ``from . import shapes``: the index links the name itself unless a star import in the file might bind
+            # it too; the module is the resolved file's, by its dotted key
+            base = _module_of(reader, fact.resolved_path)
+            modules.add(f"{base}.{fact.imported_name}" if base is not None else fact.source_literal)
         else:
             modules.add(f"{fact.source_literal}.{fact.imported_name}")
     return next(iter(modules)) if len(modules) == 1 and matched == sites else None
+
+
+def _module_of(reader: FactReader, path: str | None) -> str | None:
+    """The dotted module name whose file is ``path`` (the shortest suffix of its directories the index keys it by:
+    ``src/pkg/__init__.py`` is ``pkg``)."""
+    if path is None or not path.endswith(".py"):
+        return None
+    parts = path[:-3].split("/")
+    if parts[-1] == "__init__":
+        parts.pop()
+    for start in range(len(parts) - 1, -1, -1):
+        dotted = ".".join(parts[start:])
+        if dotted and reader.module_file(dotted) == path:
+            return dotted
+    return None
 
 
 def receiver_module(reader: FactReader, graph: ClassGraph, ref: Ref) -> str | None:

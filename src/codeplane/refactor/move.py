@@ -1,10 +1,11 @@
 """Plan a file or directory move and the import rewrites that keep the code importing it (issue 9 item 4).
 
 Python absolute and relative imports (``pyimports``) and JS/TS relative specifiers (``jsimports``) are
-rewritten at exact spans, in importers and in the moved files themselves. Dotted mentions of the old
-Python module outside import statements (``mock.patch("pkg.old.f")``, docs) are listed as ``low``
-candidates. Other languages' imports are not rewritten; the preview says so. Moving a symbol between
-files is not supported (deferred).
+rewritten at exact spans, in importers and in the moved files themselves. Dotted mentions of the old Python module
+outside import statements are proposed (:func:`_module_mentions`): ``mock.patch("pkg.old.f")`` ``medium``,
+``pkg.old.f`` through ``import pkg`` ``high``, docs and other text ``low``; so are the packaging entry points naming
+it (``pyproject.toml``, ``setup.cfg``: :func:`_packaging_mentions`). Other languages' imports are not rewritten;
+the preview says so. Moving one symbol between files is :mod:`symbolmove`'s.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from codeplane.refactor.facts import FileInfo
 from codeplane.refactor.jsaliases import TsAliases, config_paths
 from codeplane.refactor.jsimports import JsMove, is_js, js_move_edits
 from codeplane.refactor.lexical import classify, line_starts
-from codeplane.refactor.models import FileMove
+from codeplane.refactor.models import Certainty, FileMove
+from codeplane.refactor.pybindings import module_bindings, parse_python
 from codeplane.refactor.pyimports import PyMove, python_move_edits, unresolved_relative_imports
 from codeplane.refactor.pymodules import PyModules, is_python
 from codeplane.refactor.spans import SourceText, SpanEdit
@@ -78,14 +80,49 @@ def _mention_pattern(old_new: Mapping[str, str]) -> re.Pattern[str] | None:
     return re.compile(r"(?<![\w.])(?:" + "|".join(re.escape(n) for n in names) + r")(?!\w)")
 
 
+#: What may follow a module's dotted name inside a string naming one of its attributes: ``"pkg.old.f"``, or an
+#: entry point's object reference ``"pkg.old:main"`` (``setup.py``'s ``entry_points``).
+_ATTRIBUTE_PATH = re.compile(r"(?:\.[A-Za-z_]\w*)*(?::[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)?")
+#: Packaging files whose entry points name modules (``[project.scripts]``, ``[options.entry_points]``).
+_PACKAGING = ("pyproject.toml", "setup.cfg")
+#: An entry point's object reference after the module: ``:main``, ``:cli.run``.
+_ENTRY_OBJECT = re.compile(r"(?:\.[A-Za-z_]\w*)*:[A-Za-z_]")
+#: The start of an entry point string before its module: ``"flask = ``.
+_ENTRY_NAME = re.compile(r"['\"]\s*[\w.\-]+\s*=\s*$")
+
+
+def _dotted_path_string(text: str, start: int, end: int) -> bool:
+    """The string literal around ``text[start:end]`` is exactly the module's dotted name or a dotted path inside it
+    (``mock.patch("requests.help.idna")``, ``importlib.import_module("pkg.old")``): it names the moved module."""
+    quote = text[start - 1] if start else ""
+    if quote not in ("'", '"'):
+        return False
+    rest = _ATTRIBUTE_PATH.match(text, end)
+    return rest is not None and text[rest.end():rest.end() + 1] == quote
+
+
+def _imported_roots(mods: PyModules, src: SourceText) -> set[str]:
+    """Names the file binds only by plain ``import a.b`` statements (no alias): ``a.b.c`` in its code is a module
+    attribute chain, which the move renames as a symbol move does."""
+    root = parse_python(src.data)
+    if root is None:
+        return set()
+    return {name for name, found in module_bindings(mods, src.path, root).items()
+            if all(b.kind == "import" and b.spec is not None and b.spec.name is None and not b.spec.alias
+                   for b in found)}
+
+
 def _module_mentions(src: SourceText, pattern: re.Pattern[str], old_new: Mapping[str, str],
-                     taken: set[tuple[int, int]]) -> list[SpanEdit]:
+                     taken: set[tuple[int, int]], roots: set[str]) -> list[tuple[SpanEdit, Certainty]]:
+    """Mentions of a moved module outside import statements: a string that is exactly a dotted path into it is
+    ``medium`` (as a rename's and a symbol move's are), a code chain through a plain ``import`` of its package
+    ``high``, anything else ``low``."""
     found = [(m.start(), m.group()) for m in pattern.finditer(src.text)]
     if not found:
         return []
     starts = line_starts(src.text)
     contexts = classify(src.text, src.path, [off for off, _ in found])
-    out: list[SpanEdit] = []
+    out: list[tuple[SpanEdit, Certainty]] = []
     line_idx = 0
     for (off, dotted), context in zip(found, contexts, strict=True):
         while line_idx + 1 < len(starts) and starts[line_idx + 1] <= off:
@@ -94,13 +131,38 @@ def _module_mentions(src: SourceText, pattern: re.Pattern[str], old_new: Mapping
         if (line, col) in taken:
             continue
         reason = {"code": "module_reference", "string": "string"}.get(context, "comment")
-        out.append(SpanEdit(src.path, line, col, line, col + len(dotted), dotted, old_new[dotted], reason))
+        certainty: Certainty = "low"
+        if context == "string" and _dotted_path_string(src.text, off, off + len(dotted)):
+            reason, certainty = "dotted_path_string", "medium"
+        elif context == "string" and _ENTRY_OBJECT.match(src.text, off + len(dotted)) and \
+                _ENTRY_NAME.search(src.text, max(0, off - 80), off):
+            reason, certainty = "entry_point", "medium"  # setup.py's ``"flask = flask.cli:main"``
+        elif context == "code" and dotted.split(".")[0] in roots:
+            certainty = "high"
+        out.append((SpanEdit(src.path, line, col, line, col + len(dotted), dotted, old_new[dotted], reason),
+                    certainty))
+    return out
+
+
+def _packaging_mentions(src: SourceText, pattern: re.Pattern[str], old_new: Mapping[str, str]
+                        ) -> list[tuple[SpanEdit, Certainty]]:
+    """A moved module named in ``pyproject.toml`` or ``setup.cfg``: an entry point (``flask = "flask.cli:main"``)
+    is ``medium`` (the console script fails to load once installed otherwise; no test of the suite sees it), any
+    other mention ``low``."""
+    out: list[tuple[SpanEdit, Certainty]] = []
+    for match in pattern.finditer(src.text):
+        dotted = match.group()
+        line, col = src.position(match.start())
+        entry = _ENTRY_OBJECT.match(src.text, match.end()) is not None
+        out.append((SpanEdit(src.path, line, col, line, col + len(dotted), dotted, old_new[dotted],
+                             "entry_point" if entry else "packaging"), "medium" if entry else "low"))
     return out
 
 
 def plan_move(universe: Mapping[str, FileInfo], moved: dict[str, str], read: Reader,
               candidates: Candidates) -> tuple[Draft, dict[str, SourceText], dict[str, str]]:
-    """Edits (high for resolved imports, low for other mentions) plus the moves themselves."""
+    """Edits (high for resolved imports, the module's other mentions as :func:`_module_mentions` judges them) plus
+    the moves themselves."""
     draft = Draft()
     draft.moves = [FileMove(from_path=a, to_path=b) for a, b in sorted(moved.items())]
     paths: set[str] = set(moved)
@@ -123,7 +185,13 @@ def plan_move(universe: Mapping[str, FileInfo], moved: dict[str, str], read: Rea
             edits += found
             taken = {(e.line, e.column) for e in found}
             if pattern is not None:
-                draft.code += [(m, "low") for m in _module_mentions(src, pattern, old_new, taken)]
+                draft.code += _module_mentions(src, pattern, old_new, taken, _imported_roots(mods, src))
+        packaging, packaging_hashes = read({p for p in universe if posixpath.basename(p) in _PACKAGING})
+        sources.update(packaging)
+        hashes.update(packaging_hashes)
+        for path in sorted(packaging):
+            if pattern is not None:
+                draft.code += _packaging_mentions(packaging[path], pattern, old_new)
         for path in sorted(pymove.moved):
             if path in sources:
                 unresolved_relative_imports(pymove, sources[path], _warner(draft, path))

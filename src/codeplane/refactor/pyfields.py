@@ -19,9 +19,11 @@ _LIMIT = 100_000
 #: Decorators and bases that make a class's annotated body names its constructor's keywords.
 _RECORD_DECORATOR = re.compile(
     r"^\s*@\s*(?:dataclasses\s*\.\s*)?(?:dataclass|pydantic\.dataclasses\.dataclass)\b"
-    r"|^\s*@\s*(?:attr|attrs)\s*\.\s*(?:s|attrs|define|frozen|mutable|dataclass)\b"
-    r"|^\s*@\s*(?:define|frozen|mutable)\b"
-    r"|^\s*@\s*attrs\b(?!\s*\.)")  # attrs' own ``from ._make import attrs``
+    r"|^\s*@\s*(?P<attrs>(?:attr|attrs)\s*\.\s*(?:s|attrs|define|frozen|mutable|dataclass)\b"
+    r"|(?:define|frozen|mutable)\b"
+    r"|attrs\b(?!\s*\.))")  # attrs' own ``from ._make import attrs``
+#: An attrs field's explicit constructor keyword (``attr.ib(alias="x")``): a rename of the field keeps it.
+_ALIAS = re.compile(r"\balias\s*=")
 _RECORD_BASE = re.compile(r"\b(?:NamedTuple|TypedDict|BaseModel|BaseSettings)\b")
 #: Functions and methods that copy a record with changed fields, by keyword.
 _COPIERS = frozenset({"replace", "evolve", "_replace", "copy_with"})
@@ -29,11 +31,12 @@ _COPIERS = frozenset({"replace", "evolve", "_replace", "copy_with"})
 _CALLEE = re.compile(r"([A-Za-z_][\w.]*)\s*\($")
 
 
-def is_record_class(src: SourceText, owner: Def) -> bool:
-    """Whether ``owner``'s decorators or bases make its annotated fields constructor keywords."""
+def record_kind(src: SourceText, owner: Def) -> str | None:
+    """``"attrs"`` for an attrs class, ``"record"`` for another record class (its annotated fields are constructor
+    keywords), ``None`` for a plain class."""
     header = src.line_text(owner.line)
     if "(" in header and _RECORD_BASE.search(header[header.find("("):]):
-        return True
+        return "record"
     indent = len(header) - len(header.lstrip())
     line = owner.line - 1
     while line >= 1:
@@ -41,12 +44,28 @@ def is_record_class(src: SourceText, owner: Def) -> bool:
         stripped = text.strip()
         level = len(text) - len(text.lstrip())
         if level == indent and stripped.startswith("@"):
-            if _RECORD_DECORATOR.match(text):
-                return True
+            match = _RECORD_DECORATOR.match(text)
+            if match is not None:
+                return "attrs" if match.group("attrs") else "record"
         elif not stripped or not (level > indent or stripped.startswith((")", "]", "#"))):
             break  # above the decorators (a decorator's arguments are deeper, or close its bracket)
         line -= 1
-    return False
+    return None
+
+
+def is_record_class(src: SourceText, owner: Def) -> bool:
+    """Whether ``owner``'s decorators or bases make its annotated fields constructor keywords."""
+    return record_kind(src, owner) is not None
+
+
+def init_keyword(src: SourceText, owner: Def, field: Def, name: str) -> str | None:
+    """The constructor keyword of ``owner``'s field ``field`` when it is called ``name``: attrs strips leading
+    underscores (``_balance = attr.ib()`` is ``Account(balance=...)``); ``None`` when an ``alias=`` fixes it."""
+    if record_kind(src, owner) != "attrs":
+        return name
+    if _ALIAS.search(src.line_text(field.line)):
+        return None
+    return name.lstrip("_") or name
 
 
 def _call_open(text: str, offset: int) -> int | None:
@@ -67,20 +86,21 @@ def constructor_keywords(reader: FactReader, text_of: Callable[[str], SourceText
                          classes: Mapping[str, Def] | None = None,
                          enclosing_class: Callable[[str, int, int], Def | None] | None = None,
                          ) -> list[tuple[Ref, bool]]:
-    """Keywords ``target.name=`` in calls of ``target``'s record class (``P(name=...)``, ``mod.P(name=...)``; of
-    a subclass among ``classes``; ``cls(name=...)`` in a method of one of them), with True; and in calls of a record
-    copier (``replace(p, name=...)``, ``attr.evolve``, ``p._replace``), whose instance's class the syntax does not
-    say, with False."""
+    """Keywords ``target.name=`` (an attrs field's: :func:`init_keyword`) in calls of ``target``'s record class
+    (``P(name=...)``, ``mod.P(name=...)``; of a subclass among ``classes``; ``cls(name=...)`` in a method of one of
+    them), with True; and in calls of a record copier (``replace(p, name=...)``, ``attr.evolve``, ``p._replace``),
+    whose instance's class the syntax does not say, with False."""
     owner = reader.get_def(target.parent_uid) if target.parent_uid else None
     if owner is None or owner.kind != "class" or not target.path.endswith((".py", ".pyi")):
         return []
     own = text_of(owner.path)
-    if own is None or not is_record_class(own, owner):
+    keyword = init_keyword(own, owner, target, target.name) if own is not None else None
+    if own is None or keyword is None or not is_record_class(own, owner):
         return []
     classes = classes or {owner.def_uid: owner}
     names = {c.name for c in classes.values()}
     found = []
-    for ref in reader.refs_named(target.name, None, _LIMIT):
+    for ref in reader.refs_named(keyword, None, _LIMIT):
         src = text_of(ref.path) if ref.receiver_shape == "kwarg=" else None
         opening = _call_open(src.text, src.offset(ref.line, ref.column)) if src is not None else None
         if src is None or opening is None:
@@ -102,3 +122,13 @@ def constructor_keywords(reader: FactReader, text_of: Callable[[str], SourceText
         if any(r.target_uid in classes for r in callee):  # the class itself, not a same-named one
             found.append((ref, True))
     return found
+
+
+def renamed_keyword(reader: FactReader, text_of: Callable[[str], SourceText | None], target: Def,
+                    new_name: str) -> str:
+    """The constructor keyword of ``target``'s field once it is called ``new_name`` (``_funds`` → ``funds`` in an
+    attrs class)."""
+    owner = reader.get_def(target.parent_uid) if target.parent_uid else None
+    src = text_of(owner.path) if owner is not None else None
+    keyword = init_keyword(src, owner, target, new_name) if src is not None and owner is not None else None
+    return keyword or new_name

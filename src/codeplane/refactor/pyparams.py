@@ -124,7 +124,8 @@ def keyword_edits(reader: FactReader, graph: ClassGraph, function: Def, name: st
         for ref in (r for r in keywords if r.path == path and (r.path, r.line, r.column) not in skip):
             callee = _callee(root, src, ref) if root is not None else None
             certainty = _keyword_certainty(graph, callee, ref, calls)
-            if callee is None or certainty is None:
+            if callee is None or certainty is None or (owner is None and _runs_override(graph, function, path,
+                                                                                          callee)):
                 continue
             edit = SpanEdit(path, ref.line, ref.column, ref.end_line, ref.end_column, ref.token, new_name,
                             "keyword_argument" if certainty == "low" else "call_keyword")
@@ -168,6 +169,33 @@ def _keyword_certainty(graph: ClassGraph, callee: tuple[int, int, str] | None, r
     if token not in calls.names or any(r.target_uid is not None for r in spelled):
         return None  # another function's keyword, or a call the index resolves to another definition
     return "low"
+
+
+def _runs_override(graph: ClassGraph, function: Def, path: str, callee: tuple[int, int, str]) -> bool:
+    """The call runs an override of ``function`` for certain: its receiver is exactly a subclass that overrides it
+    (``LoudJob().run(...)``, ``LoudJob.run(job, ...)``, ``self.run(...)`` in LoudJob, ``super().run(...)`` in its
+    subclass), whose parameter keeps its name.
+    An override below the function's class comes before it in any subclass's MRO."""
+    owner = graph.reader.get_def(function.parent_uid) if function.parent_uid else None
+    line, column, token = callee
+    member = next((r for r in graph.refs_on(path, line) if r.column == column and r.token == token and r.is_member),
+                  None)
+    if owner is None or member is None:
+        return False
+    shape = member.receiver_shape or ""
+    after_super = any(r.token == "super" and r.end_column == member.column - 3 for r in graph.refs_on(path, line))
+    if shape in ("self.", "cls.") or after_super:
+        cls = graph.enclosing_class(path, member.line, member.column)
+    else:
+        typed = graph.receivers.of(member, graph.receiver(member))
+        exact = typed is not None and (typed.evidence in ("class", "constructed") or typed.exact)
+        cls = typed.cls if typed is not None and exact else None
+    if cls is None:
+        return False
+    below = {d.def_uid for d in graph.descendants(owner)} - {owner.def_uid}
+    overriders = {d.parent_uid for d in graph.reader.defs_named(function.name, _LIMIT) if d.parent_uid in below}
+    # ``super().run(...)`` starts the lookup after the enclosing class
+    return any(c.def_uid in overriders for c in [*([] if after_super else [cls]), *graph.ancestors(cls)])
 
 
 def _overridden(graph: ClassGraph, function: Def, owner: Def | None, name: str,

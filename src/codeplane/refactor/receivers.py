@@ -33,7 +33,8 @@ from codeplane.refactor.spans import SourceText
 from codeplane.refactor.subscripts import Subscripts
 
 _CLASS_KINDS = frozenset({"class", "interface", "struct", "trait", "enum", "record"})
-_ANNOTATION = re.compile(r"\s*:\s*(?:(?:t|typing)\.)?(?:Optional\[\s*)?([A-Za-z_][\w.]*)\s*(?:\]\s*)?"
+#: A type name may be quoted, a forward reference (``Optional["Context"]``): the index links the name inside the quotes.
+_ANNOTATION = re.compile(r"\s*:\s*(?:(?:t|typing)\.)?(?:Optional\[\s*)?[\"']?([A-Za-z_][\w.]*)[\"']?\s*(?:\]\s*)?"
                          r"(?:\|\s*None\s*)?(?:[=,)]|$)")
 _ASSIGNED = re.compile(r"\s*(?::\s*[^=]+)?=\s*(?:new\s+)?([A-Za-z_$][\w.$]*)\s*\(")
 #: C/C++ (``auto n = state->LookupNode(path);``): ``->`` between the names too.
@@ -57,7 +58,7 @@ _DEREFERENCED = re.compile(r"\(\s*\*\s*([A-Za-z_]\w*)\s*\)\s*(?:->|\.)\s*$")
 #: ``typedef struct X Y;``, ``typedef struct X {...} Y;``, ``typedef struct X *P;``: the struct tag ``X``.
 _TYPEDEF_STRUCT = re.compile(r"typedef\s+(?:const\s+)?(?:struct|union|class)\s+([A-Za-z_]\w*)\b")
 _SELF_ATTR = re.compile(r"\b(?:self|cls|this)\s*\.\s*(\w+)\s*$")
-_TYPE = r"(?:(?:t|typing)\.)?(?:Optional\[\s*)?([A-Za-z_][\w.]*)(?=\s*(?:\]|\|\s*None|[=,)#]|$))"
+_TYPE = r"(?:(?:t|typing)\.)?(?:Optional\[\s*)?[\"']?([A-Za-z_][\w.]*)[\"']?(?=\s*(?:\]|\|\s*None|[=,)#]|$))"
 _SIGNATURE_END = re.compile(r"\)\s*(?:->.*)?:\s*(?:#.*)?$")
 _SIGNATURE_LINES = 40
 _JS_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")

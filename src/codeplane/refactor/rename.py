@@ -40,8 +40,9 @@ from codeplane.refactor.members import (
 )
 from codeplane.refactor.models import Certainty
 from codeplane.refactor.modreceivers import receiver_module
-from codeplane.refactor.pyfields import constructor_keywords
+from codeplane.refactor.pyfields import constructor_keywords, renamed_keyword
 from codeplane.refactor.spans import SpanEdit
+from codeplane.refactor.stubtwins import reexported_stubs
 from codeplane.refactor.targets import stub_base
 
 _LIMIT = 100_000
@@ -235,6 +236,25 @@ def require_keys(reader: FactReader, graph: ClassGraph, target: Def, new_name: s
     return edits
 
 
+def _star_imported_uses(reader: FactReader, target: Def, binders: set[str]) -> list[Ref]:
+    """Bare uses of a Python module-level name that nothing in their file binds, in a file that star-imports a
+    module binding the target (``from .shapes import *`` then ``Box(4)``): the star import is what binds it.
+    ``medium``: whether the star exports it (``__all__``, another star binding the same name) is not checked."""
+    if "." in target.lexical_path or not target.path.endswith((".py", ".pyi")):
+        return []
+    found = []
+    stars: dict[str, bool] = {}
+    for ref in reader.refs_named(target.name, None, _LIMIT):
+        if ref.is_member or ref.target_uid is not None or ref.bind_id is not None or ref.role != "REFERENCE" \
+                or ref.path in binders or not ref.path.endswith((".py", ".pyi")):
+            continue
+        if ref.path not in stars:
+            stars[ref.path] = reexports(reader, ref.path, binders, 0)
+        if stars[ref.path]:
+            found.append(ref)
+    return found
+
+
 def reexports(reader: FactReader, path: str, binders: set[str], depth: int) -> bool:
     """``path`` binds the target: it is a binder, or star-imports (``from m import *``) one (bounded)."""
     if path in binders:
@@ -278,6 +298,19 @@ def _shorthand_keys(reader: FactReader, target: Def, new_name: str) -> list[Span
     return edits
 
 
+def _class_body_uses(reader: FactReader, owners: Sequence[Def]) -> list[Ref]:
+    """Bare uses of a Python method's name in its own class body (``@width.setter``, ``area = width``): the class
+    body is one namespace, so the name there is the member being renamed. A property's ``@width.setter`` left behind
+    raises NameError when the class is built, while its ``def`` is renamed."""
+    found: list[Ref] = []
+    for d in owners:
+        if not d.path.endswith((".py", ".pyw")) or d.scope_id is None or d.parent_uid is None:
+            continue
+        found += [r for r in reader.refs_named(d.name, [d.path], _LIMIT) if not r.is_member
+                  and r.role == "REFERENCE" and r.scope_id == d.scope_id and r.bind_id is not None]
+    return found
+
+
 def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name: str) -> StructuralPlan:
     """The edits the index can justify for renaming ``target`` (no sweep, no collisions yet)."""
     out = _Collector(new_name)
@@ -286,6 +319,7 @@ def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name
     siblings = [d for d in reader.defs_named(target.name, _LIMIT) if stub_base(d.path) == stub_base(target.path)
                 and d.qualified_name == target.qualified_name and d.def_uid != target.def_uid
                 and not apart_by_kind(d, target) and not jsstatic.apart(graph.text, d, target)]
+    siblings += [d for d in reexported_stubs(reader, target) if d not in siblings]
     owners = [target, *siblings] + [d for d in (family.overrides if family else []) if d not in siblings]
     owners += _same_type(reader, target, owners)
     for d in owners[1:]:
@@ -304,18 +338,24 @@ def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name
                             *_commonjs_export_uses(reader, graph, target)]:
             if (ref.path, ref.line, ref.column) not in out.edits:
                 out.add_ref(ref, "high", reason)
+        for ref in _star_imported_uses(reader, target, binders):
+            if (ref.path, ref.line, ref.column) not in out.edits:
+                out.add_ref(ref, "medium", "star_import")
     else:
         for ref in reader.refs_named(target.name, None, _LIMIT):
             if not ref.is_member or (ref.path, ref.line, ref.column) in out.edits:
                 continue
             certainty, reason = classify_member_ref(graph, family, ref)
             out.add_ref(ref, certainty, reason)
+        for ref in _class_body_uses(reader, owners):
+            out.add_ref(ref, "high", "class_body")
         # ``P(name=...)`` for a dataclass field (medium); ``replace(p, name=...)`` proposed (low: whose ``p``?)
+        keyword = renamed_keyword(reader, graph.text, target, new_name)
         for ref, constructed in constructor_keywords(reader, graph.text, target, family.classes,
                                                      graph.enclosing_class):
-            if (ref.path, ref.line, ref.column) not in out.edits:
-                out.add_ref(ref, "medium" if constructed else "low", "field_keyword" if constructed
-                            else "copy_keyword")
+            if (ref.path, ref.line, ref.column) not in out.edits and ref.token != keyword:
+                out.add(_span(ref, keyword, "field_keyword" if constructed else "copy_keyword"),
+                        "medium" if constructed else "low", ref.scope_id)
     for edit in _shorthand_keys(reader, target, new_name):
         out.put(edit, "high")
     other_kind = memberkinds.other_kind(graph.refs_on, target)

@@ -55,3 +55,20 @@ def runtime_member(reader: FactReader, stub: Def) -> Def | None:
     members = [d for d in reader.defs_in_file(runtime_class.path, _LIMIT)
                if d.parent_uid == runtime_class.def_uid and d.name == stub.name]
     return members[-1] if members else None
+
+
+def reexported_stubs(reader: FactReader, target: Def) -> list[Def]:
+    """The module-level ``.pyi`` declarations of ``target`` in other packages' stubs whose runtime module re-exports
+    it: ``attr/__init__.pyi``'s ``def assoc`` for ``attr._funcs.assoc``, which ``attr/__init__.py`` imports. Type
+    checkers read the stub instead of the runtime module, so the declaration is renamed with the definition (left
+    behind, ``attrs/__init__.pyi``'s renamed ``from attr import assoc_changes`` named nothing)."""
+    if target.path.endswith(".pyi") or target.parent_uid is not None or not target.path.endswith(".py"):
+        return []
+    found = []
+    for d in reader.defs_named(target.name, _LIMIT):
+        if not d.path.endswith(".pyi") or d.parent_uid is not None or d.path[:-1] == target.path:
+            continue
+        runtime = _top_level(reader, d.path[:-1], target.name, 0)
+        if runtime is not None and runtime.def_uid == target.def_uid:
+            found.append(d)
+    return found

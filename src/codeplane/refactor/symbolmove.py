@@ -37,6 +37,7 @@ from codeplane.refactor.pybindings import (
     wildcard_sources,
 )
 from codeplane.refactor.pyblock import Block, find_block, global_writes
+from codeplane.refactor.pycycles import check_importer_cycles
 from codeplane.refactor.pydestination import (
     IMPORT_STATEMENTS,
     Needs,
@@ -220,6 +221,9 @@ class SymbolMovePlanner:
         plan_stubs(self.move, sources, keep_reexport=self.keep_reexport, draft=self.draft, inserts=self.inserts)
         self.draft.code += [(e, "medium" if e.reason == "star_import" else "high") for e in self.inserts.edits()]
         self.draft.code = merge_same_start(self.draft.code)
+        self.draft.warnings += check_importer_cycles(
+            self.mods, self.draft.code, sources, old_path=self.move.old_path, dest=self.dest,
+            symbol=self.target.qualified_name, target=self._spec_target, reaches=self._reaches)
         if any(e.reason == "looked_up_in_old_module" for e, _ in self.draft.code):
             self.draft.warnings.append(
                 f"{self.move.old_module} still uses {self.name} (imported back from {self.move.new_module}), so a "
