@@ -529,7 +529,8 @@ def test_go_cargo_jest_and_vitest_in_one_repo(tmp_path: Path, services: list[Tes
     typo = finish(service.start_run(["web/src/sum.test.js::sum > adds", "web/src/sum.test.js::sum > nope"]),
                   timeout=240)
     (result,) = [r.final for r in typo.targets if r.final]
-    assert result.outcome == "error" and result.message == "no test sum > nope in web/src/sum.test.js", result
+    assert result.outcome == "error" and result.message == (
+        "no test case sum > nope in web/src/sum.test.js; it holds sum > skipped, sum > adds, sum > fails"), result
     assert _cases(typo) == {"web/src/sum.test.js::sum > adds": "passed"}
     # A case id of a runner that runs files whole: said so, with the target to run instead.
     with pytest.raises(CodePlaneError) as whole:
@@ -656,7 +657,8 @@ def test_a_go_test_asked_for_by_a_name_the_package_does_not_hold_is_an_error(
     services.append(service)
     record = finish(service.start_run(["svc/calc::TestAdd", "svc/calc::TestTypo"]), timeout=240)
     (result,) = [r.final for r in record.targets if r.final]
-    assert result.outcome == "error" and result.message == "no test TestTypo in svc/calc", result
+    assert result.outcome == "error" and result.message == (
+        "no test case TestTypo in svc/calc; it holds TestAdd, TestAddFails, TestSkipped"), result
     assert _cases(record) == {"svc/calc::TestAdd": "passed"}
     fine = finish(service.start_run(["svc/calc::TestAdd"]), timeout=240)
     assert fine.state == "passed", fine
@@ -822,7 +824,8 @@ def test_a_go_subtest_asked_for_by_its_id_runs_alone(tmp_path: Path, services: l
         "svc/table::TestTable": "passed", "svc/table::TestTable/a+b": "passed"}, _cases(alone)
     typo = finish(service.start_run(["svc/table::TestTable/nope"]), timeout=240)
     (result,) = [r.final for r in typo.targets if r.final]
-    assert result.outcome == "error" and "no test TestTable/nope" in result.message, result
+    assert result.outcome == "error" and result.message == (
+        "no test case TestTable/nope in svc/table; it holds TestTable (+1 more)"), result
 
 
 def test_a_batch_watched_whole_is_held_for_one_timeout_plus_what_its_targets_take() -> None:

@@ -44,7 +44,8 @@ FILES: dict[str, str] = {
                          "func Sort(xs []int) []int {\n\tsort.Sort(money.Bag(xs))\n\treturn xs\n}\n"),
     "sorted/sorted_test.go": _test("sorted", "func TestSort(t *testing.T) {\n\tif Sort([]int{3, 1})[0] != 1 {\n"
                                              "\t\tt.Fatal()\n\t}\n}\n\nfunc TestNothing(t *testing.T) {}\n"),
-    "money/money_test.go": _test("money", "func TestNew(t *testing.T) {\n\tif New(5).n != 5 {\n\t\tt.Fatal()\n\t}\n}\n"),
+    "money/money_test.go": _test("money", "func TestNew(t *testing.T) {\n\tif New(5).n != 5 {\n"
+                                          "\t\tt.Fatal()\n\t}\n}\n"),
     "other/other.go": "package other\n\nfunc Two() int { return 2 }\n",
     "other/other_test.go": _test("other", "func TestTwo(t *testing.T) {\n\tif Two() != 2 {\n\t\tt.Fatal()\n\t}\n}\n"),
 }

@@ -46,6 +46,21 @@ class _Run:
     errors: int
     warnings: int
     fixable: int
+    #: The call's canonical ``paths`` (None: the whole repository) and the ``tools`` it named (None: every one):
+    #: a cursor passed with other ones is refused (1005), as every paged tool does.
+    paths: tuple[str, ...] | None = None
+    tools: tuple[str, ...] | None = None
+
+
+def _paths_key(rels: Sequence[str] | None) -> tuple[str, ...] | None:
+    """``paths`` as a run is keyed by: the whole repository (``[""]``, ``["."]``) is the same as none given."""
+    if rels is None or not [r for r in rels if r not in ("", ".")]:
+        return None
+    return tuple(sorted(set(rels)))
+
+
+def _tools_key(tools: Sequence[str] | None) -> tuple[str, ...] | None:
+    return tuple(sorted(set(tools))) if tools else None
 
 
 class LintService:
@@ -141,13 +156,15 @@ class LintService:
             notes += ("no linter is configured or conventional in this repository"
                       if not linters else f"no linter here lints {', '.join(rels or []) or 'these paths'}",)
         cap = self.config.max_diagnostics
-        # The id hashes what the run found: the same repository and call give the same cursor (same bytes).
-        found = json.dumps([d.model_dump(mode="json") for d in diagnostics], sort_keys=True).encode()
+        # The id hashes the call and what it found: the same repository and call give the same cursor (same
+        # bytes), and two calls that found the same diagnostics for other paths keep cursors of their own.
+        scope, named = _paths_key(rels), _tools_key(tools)
+        found = json.dumps([[d.model_dump(mode="json") for d in diagnostics], scope, named], sort_keys=True).encode()
         run = _Run(run_id="lint_" + hashlib.sha256(found).hexdigest()[:16], diagnostics=tuple(diagnostics[:cap]),
                    total=len(diagnostics), truncated=len(diagnostics) > cap,
                    errors=sum(d.severity == "error" for d in diagnostics),
                    warnings=sum(d.severity == "warning" for d in diagnostics),
-                   fixable=sum(d.fixable for d in diagnostics))
+                   fixable=sum(d.fixable for d in diagnostics), paths=scope, tools=named)
         with self._lock:
             self._runs[run.run_id] = run
             while len(self._runs) > KEPT_RUNS:
@@ -155,8 +172,11 @@ class LintService:
         first = self._page(run, 0, limit)
         return first.model_copy(update={"runs": tuple(runs), "fix": outcome, "notes": notes})
 
-    def page(self, cursor: str, limit: int = DEFAULT_LIMIT) -> LintReport:
-        """The page of an earlier run that ``cursor`` (a ``next_cursor``) points at; 1005 when unknown."""
+    def page(self, cursor: str, limit: int = DEFAULT_LIMIT, *, paths: Sequence[str] | None = None,
+             tools: Sequence[str] | None = None) -> LintReport:
+        """The page of an earlier run that ``cursor`` (a ``next_cursor``) points at; 1005 when unknown, or when
+        ``paths``/``tools`` are given and are not the run's (a page of another call's diagnostics is no answer for
+        these); given none, the run's own apply. A missing or outside path is 5004/5001, as for :meth:`check`."""
         run_id, _, offset = cursor.partition(":")
         with self._lock:
             run = self._runs.get(run_id)
@@ -165,6 +185,15 @@ class LintService:
                                  f"cursor {cursor!r} is malformed or its run is gone (the last {KEPT_RUNS} runs "
                                  "are kept); run lint_check again",
                                  details={"field": "cursor", "cursor": cursor})
+        for name, given, own in (("paths", _paths_key(self.scope(paths)) if paths is not None else run.paths,
+                                  run.paths),
+                                 ("tools", _tools_key(tools) if tools is not None else run.tools, run.tools)):
+            if given != own:
+                raise CodePlaneError(ErrorCode.INVALID_CURSOR,
+                                     f"cursor {cursor!r} was issued for other {name} "
+                                     f"({', '.join(own) if own else 'all'}); pass it with those, or without "
+                                     f"{name}, or run lint_check again without the cursor",
+                                     details={"field": "cursor", "cursor": cursor, name: list(own or ())})
         return self._page(run, int(offset), limit)
 
     @staticmethod

@@ -3,8 +3,9 @@
 The process starts in its own process group (``core.procs``); a timeout or a stop kills the whole group, so
 no test's grandchild outlives it. With a live stream (pytest events, ``go test -json``, libtest) time is
 attributed to the target running now, so one hung test file times out alone and the batch's remaining
-targets go on in a fresh process. Without one (jest/vitest JSON at exit), the batch gets the sum of its
-targets' budgets and, if it overruns, its targets are retried one per process to find the culprit.
+targets go on in a fresh process (jest gets such a stream from CodePlane's reporter, ``runners/js.py``). Without
+one (vitest's JSON at exit), the batch is watched whole (:func:`whole_batch_budget`) and, if it overruns, its
+targets are retried one per process to find the culprit (the run's answer says so: that time is in no attempt).
 """
 
 from __future__ import annotations

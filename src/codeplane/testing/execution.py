@@ -23,7 +23,7 @@ from codeplane.core.bytecode import prune_sourceless
 from codeplane.core.logging import get_logger
 from codeplane.core.procs import kill_process_group, start
 from codeplane.core.storage import storage_error
-from codeplane.testing.batch import ProcessOutcome, StopReason, run_process
+from codeplane.testing.batch import ProcessOutcome, StopReason, run_process, whole_batch_budget
 from codeplane.testing.costs import CostHistory
 from codeplane.testing.discovery import Discovery
 from codeplane.testing.model import (
@@ -296,6 +296,12 @@ class RunExecutor:
             if requeue:
                 singles = singles or outcome.batch_timed_out or outcome.died
                 pending = requeue + pending
+            if outcome.batch_timed_out and len(chunk) > 1:
+                # Its time is in no target's attempt (each runs again alone): the run's answer says where it went.
+                budget = whole_batch_budget(chunk, {t.target_id: self._timeout_of(t) for t in chunk})
+                with self._add_lock:
+                    self._warnings.add(f"a {project.runner} process of {len(chunk)} files ran past its budget of "
+                                       f"{budget:g}s with no result and was killed; each file then ran alone")
             took_some = outcome.claimed is None or bool(outcome.claimed) or not shared
             shared = pool.unclaimed() if pool is not None and outcome.claimed is not None and took_some else []
 
@@ -433,7 +439,11 @@ def _timeout(target: Target, why: str, outcome: ProcessOutcome) -> TargetResult:
         why += f" while running {running}" if running else ""
         why += f"; {len(cases)} cases had finished" if cases else ""
     if "per-target timeout" in why:
-        why += " (raise tests.target_timeout_sec, or run fewer of its cases: file::test)"
+        runner = RUNNERS.get(target.runner)
+        # Only runners that run a case alone can take the advice to run fewer (cargo refuses ``file::test``: 7005).
+        own = f"tests.runners.{target.runner}.timeout_sec" if runner is not None else "its tests.custom timeout_sec"
+        why += (f" (raise tests.target_timeout_sec, or run fewer of its cases: {target.target_id}::<case>)"
+                if runner is not None and runner.runs_cases else f" (raise tests.target_timeout_sec or {own})")
     return TargetResult(target_id=target.target_id, outcome="timeout", exit_code=outcome.exit_code, message=why,
                         duration_s=round(outcome.wall_s, 4), cases=tuple(cases))
 

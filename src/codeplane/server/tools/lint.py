@@ -66,7 +66,8 @@ async def _lint_check(ctx: ToolContext, params: LintCheckParams) -> LintCheckRes
     service = ctx.services.lint
     if params.cursor is not None:
         cursor = params.cursor
-        report = await anyio.to_thread.run_sync(lambda: service.page(cursor, params.limit))
+        report = await anyio.to_thread.run_sync(
+            lambda: service.page(cursor, params.limit, paths=params.paths, tools=params.tools))
         return await _fitted(ctx, LintCheckResult.model_validate(report, from_attributes=True), report.cursor)
     progress = Progress()
     work = asyncio.get_running_loop().run_in_executor(None, lambda: service.check(

@@ -165,6 +165,8 @@ class Runner(ABC):
     one_process_per_project: ClassVar[bool] = False
     #: Processes can share targets through a pool (``testing/pool.py``; :meth:`share_pool`).
     shares_pools: ClassVar[bool] = False
+    #: A target's cases run alone (``target::case`` ids): a timeout's advice may say so; cargo's binaries run whole.
+    runs_cases: ClassVar[bool] = False
 
     def toolchain(self, project: Project, repo_root: Path) -> Toolchain | None:
         """The command prefix, from config ``cmd`` first, else :meth:`default_toolchain`. None: not installed."""

@@ -7,16 +7,23 @@ so compilation never counts against the per-target timeout. Results come from li
 A target built with ``harness = false`` is the crate's own ``main`` (trybuild, datatest, a custom runner): it
 prints no libtest lines and takes no libtest flags, so it is judged by its exit code and reported as one case,
 ``<target>::(main)`` (passed on 0, failed otherwise once it ran; an error when it did not build).
+
+A binary killed at its timeout keeps the cases libtest had printed (a real failure among them is still reported).
+libtest names a test only once it ends, so the ones that never did are found by listing the binary's tests
+(``-- --list``, already built: instant) and taking away those that ended.
 """
 
 from __future__ import annotations
 
 import re
+import subprocess
 import tomllib
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from codeplane.core.procs import kill_process_group, start
 from codeplane.testing.model import (
     MESSAGE_CHARS,
     TRACEBACK_CHARS,
@@ -56,6 +63,12 @@ def is_package(project_dir: Path) -> bool:
 _RUNNING_BINARY = re.compile(r"^\s*Running ", re.MULTILINE)
 #: The case a ``harness = false`` target is reported as.
 MAIN_CASE = "(main)"
+#: How long listing a killed binary's tests may take (it is built; listing runs no test).
+LIST_TIMEOUT_S = 15.0
+#: A failed case's message when the binary was killed before libtest printed why.
+CUT_OFF = "failed; libtest prints why only after its last test, and the timeout killed it first"
+#: Unfinished tests named in a timeout's message (the rest are counted).
+SHOWN_UNFINISHED = 5
 
 
 def target_selector(kind: str, name: str) -> str:
@@ -139,14 +152,16 @@ class CargoRunner(Runner):
     def parser(self, project: Project, repo_root: Path, targets: Sequence[Target], invocation: Invocation,
                ) -> BatchParser:
         own_main = targets[0].selector in harnessless(read_manifest(project.dir(repo_root)))
-        return CargoParser(targets[0].target_id, own_main=own_main)
+        return CargoParser(targets[0].target_id, own_main=own_main, invocation=invocation)
 
 
 class CargoParser(BatchParser):
-    def __init__(self, target_id: str, *, own_main: bool = False) -> None:
+    def __init__(self, target_id: str, *, own_main: bool = False, invocation: Invocation | None = None) -> None:
         self.target_id = target_id
         #: A ``harness = false`` target: no libtest lines, judged by its exit code.
         self.own_main = own_main
+        #: The process's invocation: a killed binary's tests are listed with it (``--list``).
+        self.invocation = invocation
         self.stream = LibtestStream()
         self.started = False
 
@@ -174,6 +189,44 @@ class CargoParser(BatchParser):
             return [error_result(self.target_id, stderr or stdout or f"cargo test exited {exit_code}",
                                  exit_code=exit_code, cases=cases)]
         return [result_from_cases(self.target_id, cases, exit_code=exit_code, duration_s=self.stream.duration_s)]
+
+    def partial(self, target_id: str) -> tuple[list[CaseResult], str | None]:
+        """The cases libtest printed before the kill, and the tests that never ended (listed, see the module
+        docstring), as ``target::name`` joined by ", " (several threads may hang at once)."""
+        if target_id != self.target_id or self.own_main:
+            return [], None
+        cases = [c.to_case(target_id, f"{target_id}::{c.name}") for c in self.stream.cases(target_id)]
+        # libtest prints a failure's panic only in its closing summary, which the kill cut off: say so.
+        cases = [replace(c, message=CUT_OFF) if c.failing and not c.traceback else c for c in cases]
+        ended = set(self.stream.results)
+        unfinished = [name for name in self._listed() if name not in ended]
+        if not unfinished:
+            return cases, None
+        shown = ", ".join(f"{target_id}::{name}" for name in unfinished[:SHOWN_UNFINISHED])
+        more = len(unfinished) - SHOWN_UNFINISHED
+        return cases, shown + (f" (+{more} more not finished)" if more > 0 else "")
+
+    def _listed(self) -> list[str]:
+        """The binary's tests, by ``cargo test <selector> -- --list`` (what the invocation runs, listed), in
+        libtest's order; [] when they cannot be listed in time."""
+        if self.invocation is None or "--" not in self.invocation.argv:
+            return []
+        argv = self.invocation.argv
+        cut = argv.index("--")
+        listing = (*argv[:cut], "--quiet", "--", "--list", "--format", "terse")
+        try:
+            proc = start(listing, cwd=self.invocation.cwd, env=self.invocation.env)
+        except OSError:
+            return []
+        try:
+            out, _ = proc.communicate(timeout=LIST_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            kill_process_group(proc)
+            proc.communicate()
+            return []
+        # ``name: test`` per test (benches say ``: bench``); doc-tests list as ``src/lib.rs - f (line 3): test``.
+        return [line[:-len(": test")] for line in out.decode("utf-8", errors="replace").splitlines()
+                if line.endswith(": test")]
 
     def _by_exit_code(self, exit_code: int | None, stdout: str, stderr: str) -> TargetResult:
         case_id = f"{self.target_id}::{MAIN_CASE}"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from codeplane.testing.model import CaseResult, Target, TargetResult
@@ -29,6 +30,7 @@ from codeplane.testing.runners.base import (
     result_from_cases,
     which,
 )
+from codeplane.testing.runners.unmatched import unmatched_message
 
 _MODULE = re.compile(r"^\s*module\s+(\S+)", re.MULTILINE)
 #: A top-level test function's name: what a ``-run`` alternative may hold unescaped.
@@ -70,6 +72,7 @@ def _skipped_dir(local_dir: str) -> bool:
 class GoRunner(Runner):
     name = "go"
     lang = "go"
+    runs_cases = True
 
     def default_toolchain(self, project: Project, repo_root: Path) -> Toolchain | None:
         found = which("go")
@@ -184,9 +187,12 @@ class GoParser(BatchParser):
             missing = sorted(set(self.wanted.get(target_id, ())) - ran)
             if missing and state.outcome != "fail":
                 # ``go test -run '^(TestTypo)$'`` says "ok ... [no tests to run]": a pass the package never had.
-                results.append(error_result(target_id, f"no test {', '.join(missing[:10])} in {target_id}"
-                                            + (f" (+{len(missing) - 10} more)" if len(missing) > 10 else ""),
-                                            exit_code=exit_code, duration_s=state.elapsed_s, cases=cases))
+                # Settled: running it again cannot find the test (it is the agent's id to correct, by the names).
+                held = [*declared_tests(self.dirs[target_id]), *sorted(ran)] if target_id in self.dirs else sorted(ran)
+                held = list(dict.fromkeys(held))
+                results.append(replace(error_result(
+                    target_id, unmatched_message(target_id, missing, held, len(held), sep="/"),
+                    exit_code=exit_code, duration_s=state.elapsed_s, cases=cases), settled=True))
             elif state.outcome == "fail" and not any(c.failing for c in cases):
                 reason = self.stream.package_output(package) + "\n" + stderr
                 results.append(error_result(target_id, reason, exit_code=exit_code, duration_s=state.elapsed_s,

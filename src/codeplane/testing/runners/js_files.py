@@ -11,7 +11,9 @@ strings). A config that sets these keys some other way (a spread, a variable, an
 ``jsscan``), or a ``package.json`` that is no JSON object or whose ``"jest"`` key is no object, is *unread*: the
 runner's default patterns apply, :attr:`JsTestFiles.unread` names the file and :attr:`JsTestFiles.problem` says
 why, so that discovery's answer (and an impact selection's tier) can say the test files may be others. Without
-these settings, the runner's defaults apply.
+these settings, the runner's defaults apply: those of the version the project runs (``installed_major``), since
+Jest 30 added ``.mjs``/``.cjs`` to its ``testMatch`` and Vitest 4 cut its ``exclude`` down to ``node_modules`` and
+``.git``; a version not found gets what every version runs, so a file listed is never one the runner skips.
 """
 
 from __future__ import annotations
@@ -24,12 +26,18 @@ from pathlib import Path
 from codeplane.testing.runners.jsglob import glob_regex
 from codeplane.testing.runners.jsscan import load_problem
 
-#: Jest's default ``testMatch`` and Vitest's default ``include``/``exclude``.
-JEST_MATCH = ("**/__tests__/**/*.?([cm])[jt]s?(x)", "**/?(*.)+(spec|test).?([cm])[jt]s?(x)")
+#: Jest's default ``testMatch`` up to 29: no ``.mjs``/``.cjs`` (Jest 29 never runs ``x.test.cjs``). It is also
+#: what every version runs, so it serves when the installed version is unknown: a file listed is a file run.
+JEST_MATCH = ("**/__tests__/**/*.[jt]s?(x)", "**/?(*.)+(spec|test).[tj]s?(x)")
+#: Jest 30's default ``testMatch`` (adds ``.mjs``/``.cjs``/``.mts``/``.cts``).
+JEST30_MATCH = ("**/__tests__/**/*.?([cm])[jt]s?(x)", "**/?(*.)+(spec|test).?([cm])[jt]s?(x)")
 VITEST_INCLUDE = ("**/*.{test,spec}.?(c|m)[jt]s?(x)",)
+#: Vitest's default ``exclude`` up to 3 (kept when the version is unknown: a file it lists, every version runs).
 VITEST_EXCLUDE = ("**/node_modules/**", "**/dist/**", "**/cypress/**", "**/.{idea,git,cache,output,temp}/**",
                   "**/{karma,rollup,webpack,vite,vitest,jest,ava,babel,nyc,cypress,tsup,build,eslint,prettier}"
                   ".config.*")
+#: Vitest 4's default ``exclude``: it runs test files under ``dist/`` and ``cypress/`` too.
+VITEST4_EXCLUDE = ("**/node_modules/**", "**/.git/**")
 _JEST_SCRIPTS = tuple(f"jest.config.{ext}" for ext in ("js", "ts", "mjs", "cjs"))
 _VITEST_SCRIPTS = tuple(f"{tool}.config.{ext}" for tool in ("vitest", "vite")
                         for ext in ("ts", "mts", "cts", "js", "mjs", "cjs"))
@@ -149,6 +157,25 @@ def _script_values(text: str, keys: tuple[str, ...]) -> dict[str, list[str]]:
     return values
 
 
+def installed_major(project_dir: Path, package: str, executable: str | None = None) -> int | None:
+    """The major version of ``package`` the project runs: the ``node_modules/<package>`` Node resolves from
+    ``project_dir`` (nearest first, up to the filesystem root, as ``require`` does), else the package holding
+    ``executable`` (a ``.bin`` link or a global install). None when neither says."""
+    places = [d / "node_modules" / package for d in (project_dir, *project_dir.parents)]
+    if executable:
+        resolved = Path(executable).resolve()
+        places += [d for d in resolved.parents if d.name == package and (d / "package.json").is_file()][:1]
+    for place in places:
+        try:
+            data = json.loads((place / "package.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        version = re.match(r"\s*v?(\d+)\.", str(data.get("version", ""))) if isinstance(data, dict) else None
+        if version:
+            return int(version.group(1))
+    return None
+
+
 def _read(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8", errors="replace")
@@ -226,7 +253,9 @@ def _rooted(pattern: str, project_dir: Path) -> str:
     return pattern.replace("<rootDir>", project_dir.as_posix())
 
 
-def jest_test_files(project_dir: Path, package: dict[str, object]) -> JsTestFiles:
+def jest_test_files(project_dir: Path, package: dict[str, object], major: int | None = None) -> JsTestFiles:
+    """``major``: the installed Jest's major version (its default ``testMatch`` differs from 30 on)."""
+    default_match = JEST30_MATCH if major is not None and major >= 30 else JEST_MATCH
     try:
         values, source = _jest_settings(project_dir, package)
         unread = problem = ""
@@ -236,11 +265,11 @@ def jest_test_files(project_dir: Path, package: dict[str, object]) -> JsTestFile
         if "testRegex" in values:
             include = tuple(re.compile(_rooted(r, project_dir)) for r in values["testRegex"])
         else:
-            include = tuple(glob_regex(_rooted(g, project_dir)) for g in values.get("testMatch", JEST_MATCH))
+            include = tuple(glob_regex(_rooted(g, project_dir)) for g in values.get("testMatch", default_match))
         ignore = tuple(re.compile(_rooted(r, project_dir)) for r in values.get("testPathIgnorePatterns",
                                                                                ["/node_modules/"]))
     except re.error:
-        include = tuple(glob_regex(g) for g in JEST_MATCH)
+        include = tuple(glob_regex(g) for g in default_match)
         ignore, unread = (re.compile("/node_modules/"),), unread or source
         problem = problem or "a pattern in it is no regular expression CodePlane can read"
     roots = tuple(_rooted(r, project_dir).removeprefix(project_dir.as_posix()).strip("/")
@@ -249,7 +278,9 @@ def jest_test_files(project_dir: Path, package: dict[str, object]) -> JsTestFile
                        roots=roots, unread=unread, problem=problem)
 
 
-def vitest_test_files(project_dir: Path) -> JsTestFiles:
+def vitest_test_files(project_dir: Path, major: int | None = None) -> JsTestFiles:
+    """``major``: the installed Vitest's major version (its default ``exclude`` shrank in 4)."""
+    default_exclude = VITEST4_EXCLUDE if major is not None and major >= 4 else VITEST_EXCLUDE
     values: dict[str, list[str]] = {}
     unread = problem = ""
     for name in _VITEST_SCRIPTS:
@@ -276,8 +307,8 @@ def vitest_test_files(project_dir: Path) -> JsTestFiles:
             unread, problem = name, NOT_LITERAL
             break
         if defaults:
-            values["exclude"] = [*VITEST_EXCLUDE, *values.get("exclude", [])]
+            values["exclude"] = [*default_exclude, *values.get("exclude", [])]
         break
     include = tuple(glob_regex(g.removeprefix("./")) for g in values.get("include", VITEST_INCLUDE))
-    exclude = tuple(glob_regex(g.removeprefix("./")) for g in values.get("exclude", VITEST_EXCLUDE))
+    exclude = tuple(glob_regex(g.removeprefix("./")) for g in values.get("exclude", default_exclude))
     return JsTestFiles(project_dir, include, exclude, absolute=False, unread=unread, problem=problem)

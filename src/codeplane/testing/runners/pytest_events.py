@@ -10,7 +10,6 @@ the fallback when no event arrived.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -24,11 +23,8 @@ from codeplane.testing.model import CaseOutcome, CaseResult, Target, TargetResul
 from codeplane.testing.reports import ParsedCase, exception_type_of
 from codeplane.testing.reports.junit import parse_junit
 from codeplane.testing.runners.base import BatchParser, Invocation, error_result, result_from_cases
+from codeplane.testing.runners.unmatched import unmatched_message
 
-#: Cases an unknown case's message names of those its file holds (the nearest); the rest are counted.
-_HELD_SHOWN = 10
-#: How alike (difflib's ratio) a case's name must be to the one asked for to be listed as near it.
-_ALIKE = 0.6
 #: pytest exit code 5: no tests were collected.
 NO_TESTS_COLLECTED = 5
 #: The plugin's switch for sharing a pool directory (``testing/pool.py``).
@@ -464,47 +460,3 @@ class PytestParser(BatchParser):
 def outside_warning(name: str, where: str) -> str:
     return (f"the tests imported {name} from {where}, not the repository's {name}: they ran that copy; install the "
             "project into the test environment (pip install -e .) or set tests.runners.pytest.cmd")
-
-
-def unmatched_message(path: str, missing: list[str], held: list[str], held_total: int) -> str:
-    """``no test case TestEvolve::nope in t.py; it holds TestEvolve::test_a, ... (+41 more)``: the cases nearest
-    the names asked for first (see :func:`nearest_cases`), and how many more the file holds (``held_total``;
-    ``held`` may be fewer)."""
-    shown = nearest_cases(missing, held)[:_HELD_SHOWN]
-    more = max(held_total, len(held)) - len(shown)
-    asked = ", ".join(missing[:_HELD_SHOWN]) + (f" (+{len(missing) - _HELD_SHOWN} more)"
-                                                if len(missing) > _HELD_SHOWN else "")
-    return (f"no test case {asked} in {path}"
-            + (f"; it holds {', '.join(shown)}" + (f" (+{more} more)" if more > 0 else "") if shown else ""))
-
-
-def nearest_cases(missing: Sequence[str], held: Sequence[str]) -> list[str]:
-    """The cases of ``held`` near a name in ``missing``, nearest first: those of the class asked for
-    (``TestEvolve::nope``: ``TestEvolve::*``, the deepest shared class first), then those named alike (a typo,
-    a rename, ``test_evolve`` for ``TestEvolve::*``), each in the file's order; when none is near, the file's
-    first cases."""
-    def rank(index: int, name: str) -> tuple[int, float, int]:
-        parts = name.split("::")
-        depth = max((_shared_depth(parts[:-1], m.split("::")[:-1]) for m in missing), default=0)
-        alike = max((difflib.SequenceMatcher(None, _plain(m.rsplit("::", 1)[-1]), _plain(part)).ratio()
-                     for m in missing for part in parts), default=0.0)
-        return -depth, -round(alike, 2), index
-
-    ranked = sorted((rank(i, name), name) for i, name in enumerate(held))
-    near = [name for (depth, alike, _), name in ranked if depth or -alike >= _ALIKE]
-    return near or list(held)
-
-
-def _plain(name: str) -> str:
-    """A case name compared for likeness: without parameters, case, underscores and the ``test`` every name
-    starts with (``TestEvolve``, ``test_evolve[x]`` → ``evolve``)."""
-    return name.partition("[")[0].replace("_", "").lower().removeprefix("test")
-
-
-def _shared_depth(scope: list[str], asked: list[str]) -> int:
-    depth = 0
-    for have, want in zip(scope, asked, strict=False):
-        if have != want:
-            break
-        depth += 1
-    return depth

@@ -157,6 +157,7 @@ class PytestRunner(Runner):
     name = "pytest"
     lang = "python"
     shares_pools = True
+    runs_cases = True
 
     def default_toolchain(self, project: Project, repo_root: Path) -> Toolchain | None:
         for directory in dict.fromkeys((project.dir(repo_root), repo_root)):
