@@ -45,7 +45,9 @@ class Stream(Protocol[T_co]):
     """Items produced in order on demand. ``fill(count)`` produces until ``base + len(items) >= count`` (or the end)
     and may drop items from the front, keeping at least :data:`STREAM_WINDOW`; ``base`` is the position of
     ``items[0]`` in the whole answer. ``fill`` is called under ``lock``; ``total`` may be an estimate until
-    ``exhausted``."""
+    ``exhausted``. ``changed(start, end)`` (under ``lock``, ``start >= base``) names a source read earlier that
+    the items ``start:end`` (or the production resumed to reach ``end``) rest on and that has changed since, so
+    the page is refused rather than served from a stale read."""
 
     @property
     def lock(self) -> threading.Lock: ...
@@ -60,6 +62,7 @@ class Stream(Protocol[T_co]):
     @property
     def total(self) -> int: ...
     def fill(self, count: int) -> None: ...
+    def changed(self, start: int, end: int) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -187,6 +190,11 @@ class CursorStore(Generic[T]):
             page = tuple(items[offset:end])
         else:
             with stream.lock:
+                stale = stream.changed(offset, end) if offset >= stream.base else None
+                if stale is not None:
+                    raise CodePlaneError(ErrorCode.INVALID_CURSOR, f"{stale!r} changed since the cursor was issued "
+                                         "(its hits would carry the old line numbers); search again without a "
+                                         "cursor", details={"cursor": cursor[:100], "path": stale})
                 if offset >= stream.base:
                     stream.fill(end + 1)
                 items, base, total, truncated = stream.items, stream.base, stream.total, stream.truncated

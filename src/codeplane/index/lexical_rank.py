@@ -23,7 +23,7 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import tantivy
@@ -76,6 +76,10 @@ class LiveBm25:
         self._explained = tantivy.Query.boolean_query(
             [(tantivy.Occur.Should, self.term_query(term)) for term in sorted(self._idf)])
         self.explanations = 0
+
+    @property
+    def schema(self) -> Any:
+        return self._schema
 
     def term_query(self, term: Term) -> Any:
         """The scoring query of ``term``, its score carrying the live idf."""
@@ -135,7 +139,8 @@ class RankedCandidates:
     A search that needs one page of hits should not pay for every matching document: the documents come from one
     searcher (a point-in-time view) in growing top-k batches by Tantivy's score; each is explained (its live score)
     in that order, and released once nothing unexplained can score as high (module docstring). Equal rounded
-    scores are released together, by path.
+    scores are released together, by path. Nothing is searched until the candidates (or their count) are asked
+    for, so :meth:`within` narrows them without a search of the wider set.
     """
 
     FIRST_BATCH = 64
@@ -149,21 +154,48 @@ class RankedCandidates:
         self._query = query
         self._bm25 = bm25
         self._paths: dict[tuple[int, int], str] = {}
-        # The first batch is fetched now, with the count (one search for both).
-        first = searcher.search(query, limit=first_batch, count=True) if int(searcher.num_docs) else None
-        #: The best documents by Tantivy's score fetched so far, and the limit they were fetched with.
-        self._top: list[Any] = list(first.hits) if first is not None else []
+        self._first_batch = first_batch
+        #: The best documents by Tantivy's score fetched so far (``None``: not searched yet), and the limit they were
+        #: fetched with.
+        self._top: list[Any] | None = None
         self._top_limit = first_batch
-        #: Number of matching documents (exact).
-        self.count = int(first.count) if first is not None else 0
+        self._count = 0
         #: Paths released so far, in order (what a scan reaches first).
         self._released: list[str] = []
 
+    def _fetched(self) -> list[Any]:
+        if self._top is None:
+            # The first batch comes with the count (one search for both).
+            first = self._searcher.search(self._query, limit=self._first_batch, count=True) \
+                if int(self._searcher.num_docs) else None
+            self._top = list(first.hits) if first is not None else []
+            self._count = int(first.count) if first is not None else 0
+        return self._top
+
+    @property
+    def count(self) -> int:
+        """Number of matching documents (exact)."""
+        self._fetched()
+        return self._count
+
+    def within(self, keep: Callable[[str], bool], prefix: str = "") -> RankedCandidates:
+        """These candidates narrowed to the paths under ``prefix`` that ``keep`` accepts (a search's
+        ``scope.paths``), ranked alike: their count and the estimate's sample are then the scope's (a scope holding
+        300 hits said "of ~30958"), and a scan never visits the rest. Tantivy's ``path`` terms name every live
+        document (a deleted one's term selects nothing), so the narrowing is exact."""
+        paths = [path for path, _ in self._searcher.terms_with_prefix("path", prefix) if keep(path)]
+        inside = tantivy.Query.term_set_query(self._bm25.schema, "path", paths) if paths \
+            else tantivy.Query.empty_query()
+        narrowed = tantivy.Query.boolean_query([  # the path clause selects without scoring, as every narrowing does
+            (tantivy.Occur.Must, self._query), (tantivy.Occur.Must, tantivy.Query.const_score_query(inside, 0.0))])
+        return RankedCandidates(self._searcher, narrowed, self._bm25, first_batch=self._first_batch)
+
     def _best(self, limit: int) -> list[Any]:
-        if limit > self._top_limit and self._top_limit < self.count:
-            self._top = list(self._searcher.search(self._query, limit=limit, count=False).hits)
+        top = self._fetched()
+        if limit > self._top_limit and self._top_limit < self._count:
+            top = self._top = list(self._searcher.search(self._query, limit=limit, count=False).hits)
             self._top_limit = limit
-        return self._top[:limit]
+        return top[:limit]
 
     def _path(self, address: Any) -> str:
         key = (address.segment_ord, address.doc)
@@ -190,7 +222,7 @@ class RankedCandidates:
             return []
         scanned = set(self._released[:skip])
         if self._top_limit >= self.count:
-            addresses = [address for _, address in self._top]
+            addresses = [address for _, address in self._fetched()]
             keys = self._searcher.fast_field_values("sample_key", addresses)
             drawn = [addresses[n] for _, n in sorted(zip(keys, range(len(addresses)), strict=True))]
         else:

@@ -9,7 +9,10 @@
    whether another page exists), so a page costs work proportional to the files it reaches, not to every
    hit of the query. The cursor chain keeps the stream and continues it (``cursors.py``): pages never repeat
    or skip a hit, and each file is read once per chain (a file changed after the first page is read as it is
-   when the scan reaches it).
+   when the scan reaches it). A page that would serve hits of a file read before it (the scan stopped inside
+   it, or hits produced ahead) checks that file first: one changed since is 1005 (:meth:`HitStream.changed`),
+   as ``read_source`` refuses a stale continuation, since its hits would carry the old line numbers and
+   re-reading it could neither tell which of its hits were served nor keep each exactly once.
 Files over ``index.max_file_bytes`` (no Tantivy document) are candidates too, scanned last, so a search misses
 nothing ``rg`` finds; one over :data:`LARGE_SCAN_MAX_BYTES` is not read and the answer names it.
 The total is exact once the stream has ended; before that it is an estimate (hits in the files scanned so far,
@@ -165,7 +168,11 @@ class HitStream:
         self._current_hits: int | None = None
         #: The file being scanned and, once counted for an estimate, its hits (at most CURRENT_FILE_CAP).
         self._current_text: str | None = None
+        self._current_path: str | None = None
         self._current_count: int | None = None
+        #: ``hash()`` of the text each file with hits was scanned in, while a page may still serve those hits
+        #: (:meth:`changed`); pruned with the window.
+        self._read: dict[str, int] = {}
         self._produce = self._hits(iter(candidates))
 
     @property
@@ -222,6 +229,21 @@ class HitStream:
             dropped = len(items) - STREAM_WINDOW
             del items[:dropped]
             self.base += dropped
+            live = {hit.path for hit in items}
+            self._read = {p: h for p, h in self._read.items() if p in live or p == self._current_path}
+
+    def changed(self, start: int, end: int) -> str | None:
+        """The first path (in path order) whose text changed since the scan read it, among the files of the hits
+        at ``start:end`` already produced and, when producing up to ``end`` resumes the scan, the file it stopped
+        inside; ``None`` when all are as read. Called under :attr:`lock`, with ``start >= base``."""
+        paths = {hit.path for hit in self.items[start - self.base:end - self.base]}
+        if self._current_path is not None and not self.exhausted and self.produced <= end:
+            paths.add(self._current_path)
+        for path in sorted(paths):
+            text = self._texts.read(path)
+            if text is None or hash(text) != self._read.get(path):
+                return path
+        return None
 
     def _hits(self, candidates: Iterator[tuple[str, float]]) -> Iterator[LexicalHit | None]:
         keep, query, context = self._keep, self._query, self._context
@@ -234,7 +256,10 @@ class HitStream:
                 lines = Lines(text)
                 language = family_of(path)
                 self._current_hits, self._current_text, self._current_count = 0, text, None
+                self._current_path = path
                 for match in iter_matches(text, query, lines):
+                    if not self._current_hits:
+                        self._read[path] = hash(text)  # str caches its hash: the text cache's copy costs it once
                     self._current_hits += 1
                     body: str | None = None
                     before: tuple[str, ...] = ()
@@ -249,7 +274,7 @@ class HitStream:
                         end_column=match.end_column, snippet=body, context_before=before, context_after=after,
                         score=score, language=language)
                 self._completed_hits += self._current_hits
-                self._current_hits = self._current_text = None
+                self._current_hits = self._current_text = self._current_path = None
             yield None
 
 
@@ -260,6 +285,21 @@ def _split_large(large: Sequence[tuple[str, str | None, int]], scope: LexicalSco
                       if scope.in_languages(path, language) and (keep is None or keep(path)))
     too_large = tuple(path for path, size in in_scope if size > LARGE_SCAN_MAX_BYTES)
     return [path for path, size in in_scope if size <= LARGE_SCAN_MAX_BYTES], too_large[:MAX_UNSEARCHED]
+
+
+def _literal_prefix(paths: Sequence[str]) -> str:
+    """A prefix every path the globs select starts with (``""`` when there is none to tell): anchored globs'
+    (a leading or inner ``/``) literal heads, in common; a negation or an unanchored glob can select any path."""
+    heads: list[str] = []
+    for line in globs.rg_globs(paths):
+        if line.startswith("!") or "/" not in line.rstrip("/"):
+            return ""
+        body = line.lstrip("/")
+        # Up to the first wildcard, escape or blank (gitignore drops trailing blanks: "a.py " selects a.py).
+        cut = min((at for at in (body.find(ch) for ch in "*?[\\ ") if at >= 0), default=len(body))
+        heads.append(body[:cut])
+    # By character on purpose: the prefix narrows a term walk, and "django/utils" also covers "django/utils.py".
+    return os.path.commonprefix(heads) if heads else ""  # noqa: RUF071
 
 
 def lexical_stream(conn: sqlite3.Connection, texts: TextCache, lexical: LexicalIndex, query: CompiledQuery,
@@ -275,6 +315,9 @@ def lexical_stream(conn: sqlite3.Connection, texts: TextCache, lexical: LexicalI
     if query.fragments:
         # Tantivy narrows by family; a family-less language (C) is kept by its suffix, after it.
         ranked = lexical.ranked(query.fragments, () if scope.suffixes else scope.languages)
+        if keep is not None and (scope.paths or scope.suffixes):
+            # The total is estimated over the candidates: they must be the scope's, not the whole tree's.
+            ranked = ranked.within(keep, _literal_prefix(scope.paths))
         candidates = itertools.chain(ranked, ((p, 0.0) for p in scanned_large))
         return HitStream(texts, query, candidates, ranked.count + len(scanned_large), keep=keep,
                          context_lines=context_lines, include_snippets=include_snippets, budget_sec=budget_sec,
@@ -282,7 +325,7 @@ def lexical_stream(conn: sqlite3.Connection, texts: TextCache, lexical: LexicalI
                          sample_size=ESTIMATE_SAMPLE if any(f.closed for f in query.fragments)
                          else ESTIMATE_SAMPLE_OPEN)
     # No fragment (e.g. a regex without a required literal): every text file in scope, in path order.
-    sizes = dict(_text_rows(conn, scope))
+    sizes = {path: size for path, size in _text_rows(conn, scope) if keep is None or keep(path)}
     sizes.update((path, size) for path, _, size in large if path in scanned_large)
     paths = sorted(sizes)
     after = list(itertools.accumulate(reversed([sizes[p] for p in paths]), initial=0))[::-1]

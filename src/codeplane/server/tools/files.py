@@ -27,6 +27,7 @@ from codeplane.repo.universe import quoted_path
 from codeplane.server.answers import compact_json, short_sha
 from codeplane.server.services import Services
 from codeplane.server.tooling import LINE_MAX, ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
+from codeplane.server.tools.cursor_arg import Cursor
 from codeplane.server.tools.paging import (
     CURSOR_STAND_IN,
     PAGE_BYTES,
@@ -50,7 +51,7 @@ class Target(ToolParams):
 
 class ReadSourceParams(ToolParams):
     targets: list[Target] = Field(min_length=1, max_length=50)
-    cursor: str | None = Field(default=None, description="next cursor of the previous call (same targets).")
+    cursor: Cursor = Field(default=None, description="next cursor of the previous call (same targets).")
     max_bytes: int = Field(default=DEFAULT_READ_BYTES, ge=1024, le=MAX_READ_BYTES, description=(
         f"Content bytes returned by this call at most (never more than about {PAGE_BYTES} in all: the cursor "
         "continues)."))
@@ -82,7 +83,7 @@ class ReadSourceResult(ToolResult):
 class ReadFileFullParams(ToolParams):
     path: str = Field(description="Repo-relative POSIX path.")
     confirm: bool = Field(default=False, description="Must be true to receive the content (two-phase gate).")
-    cursor: str | None = Field(default=None, description="next_cursor of the previous part (same path, confirm).")
+    cursor: Cursor = Field(default=None, description="next_cursor of the previous part (same path, confirm).")
 
 
 class ReadFileFullResult(ToolResult):
@@ -114,7 +115,7 @@ class ListFilesParams(ToolParams):
         "Gitignore-style glob on the repo-relative path: '*.py' at any depth, 'src/**/test_*.py'. As in rg -g: "
         "'!x' = everything but x; '*.{py,txt}' braces expand; './' anchors like '/'."))
     limit: int = Field(default=100, ge=1, le=MAX_LIST_LIMIT)
-    cursor: str | None = Field(default=None, description="next_cursor of the previous page.")
+    cursor: Cursor = Field(default=None, description="next_cursor of the previous page.")
 
 
 class FileEntryModel(ToolResult):
@@ -262,7 +263,8 @@ def render_list_files(result: ListFilesResult) -> str:
     """``ls``-like: one entry per line (dirs end in ``/`` with their file count), a total, the cursor. Entries
     under the listed directory are named relative to it, as ``ls`` names them: the head line says it once."""
     listed = quoted_path(result.path) or "."
-    lines = [f"{len(result.entries)} of {result.total} entries under {listed} @epoch {result.epoch}"
+    # No epoch: the same tree lists as the same bytes on a fresh clone (the record keeps it).
+    lines = [f"{len(result.entries)} of {result.total} entries under {listed}"
              + (f"; next cursor: {result.next_cursor}" if result.next_cursor else "")]
     under = f"{result.path.strip('/')}/" if result.path and result.path.strip("/") else ""
     for e in result.entries:

@@ -11,6 +11,7 @@ from pydantic import Field
 from codeplane.index.structural.service import RepoMap
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
+from codeplane.server.tools.cursor_arg import Cursor
 from codeplane.server.tools.paging import CURSOR_STAND_IN, items_that_fit
 
 Section = Literal["structure", "languages", "entry_points", "dependencies", "test_layout", "public_api", "contexts"]
@@ -23,7 +24,7 @@ class MapRepoParams(ToolParams):
         "Directory levels listed in structure.tree, all of them (paginated). Default: up to 3, folded to fit one "
         "page, the directories with most code opened first."))
     limit: int = Field(default=200, ge=1, le=1000, description="Tree nodes per page.")
-    cursor: str | None = Field(default=None, description="structure.next_cursor of the previous page.")
+    cursor: Cursor = Field(default=None, description="structure.next_cursor of the previous page.")
 
 
 class DirectoryNode(ToolResult):
@@ -158,8 +159,9 @@ async def _map_repo(ctx: ToolContext, params: MapRepoParams) -> MapRepoResult:
 def render_map(result: MapRepoResult) -> str:
     """Sections as short text: an indented tree (dirs end in ``/`` with their file count), then one line or a
     few per other section."""
-    # The index epoch (semantic_diff takes it as base='epoch:N'); the tool's name would only repeat the call.
-    lines = [f"@epoch {result.epoch}"]
+    # No epoch (the record keeps it; ``describe`` says it for semantic_diff's base='epoch:N'): the same tree maps
+    # as the same bytes on a fresh clone. The tool's name would only repeat the call.
+    lines: list[str] = []
     st = result.structure
     if st is not None:
         # The root is the repository the agent works in; the node count matters only when the tree is cut.
@@ -170,7 +172,7 @@ def render_map(result: MapRepoResult) -> str:
             told.append(f"next cursor: {st.next_cursor}")
         if st.folded:
             told.append("folded to fit: pass depth to list every directory")
-        lines[0] += f": {'; '.join(told)}" if told else ""
+        lines += ["; ".join(told)] if told else []
         for n in st.tree:
             pad = "  " * (n.depth - 1)
             if n.is_dir:
@@ -204,7 +206,7 @@ def render_map(result: MapRepoResult) -> str:
         empty = len(result.contexts) - len(shown)
         lines.append("contexts: " + "; ".join(f"#{c.context_id} {c.family} {c.root_path or '.'} {c.probe_status}"
                                              for c in shown) + (f" (+{empty} empty)" if empty else ""))
-    return "\n".join(lines)
+    return "\n".join(lines) or "nothing found in the sections asked for"
 
 
 def tools(services: Services) -> list[ToolSpec]:

@@ -22,6 +22,7 @@ from codeplane.index.service_models import LexicalRequest
 from codeplane.repo.universe import quoted_path
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
+from codeplane.server.tools.cursor_arg import Cursor
 from codeplane.server.tools.paging import CURSOR_STAND_IN, PAGE_BYTES, items_that_fit
 
 SearchMode = Literal["lexical", "symbol", "definitions", "references"]
@@ -48,7 +49,7 @@ class SearchParams(ToolParams):
         "Override case sensitivity (default: text is case-insensitive, the other syntaxes are case-sensitive)."))
     scope: SearchScope | None = None
     limit: int = Field(default=20, ge=1, le=100, description="Hits per page.")
-    cursor: str | None = Field(default=None, description="next_cursor of the previous page (same query).")
+    cursor: Cursor = Field(default=None, description="next_cursor of the previous page (same query).")
     include_snippets: bool = Field(default=True, description="Include the matching line.")
     context_lines: int = Field(default=0, ge=0, le=10, description="Lines of context before/after each hit.")
 
