@@ -18,7 +18,8 @@ from codeplane.git.cursors import decode_cursor, encode_cursor, query_key
 from codeplane.git.models import GitModel, Page, Person
 from codeplane.git.revisions import head_commit, person, resolve_commit
 
-#: A commit message longer than this is cut (``message_truncated`` set).
+#: A commit message longer than this is cut in a log (``message_truncated`` set): ``git_inspect show`` of the commit
+#: has it whole, in parts.
 MESSAGE_LIMIT = 8000
 
 
@@ -27,6 +28,7 @@ class CommitInfo(GitModel):
     short_oid: str
     summary: str
     message: str
+    #: The message was cut (at :data:`MESSAGE_LIMIT` in a log; a shown commit's at 1 MiB).
     message_truncated: bool = False
     author: Person
     committer: Person
@@ -38,11 +40,13 @@ class LogPage(GitModel):
     pagination: Page
 
 
-def commit_info(commit: pygit2.Commit) -> CommitInfo:
+def commit_info(commit: pygit2.Commit, limit: int = MESSAGE_LIMIT) -> CommitInfo:
+    """``commit`` with its message's first ``limit`` characters; its summary (the first line) within the first
+    :data:`MESSAGE_LIMIT`, as a log line is a line, not the megabyte a one-line message may be."""
     message = commit.message
     return CommitInfo(
-        oid=str(commit.id), short_oid=str(commit.id)[:7], summary=message.split("\n", 1)[0],
-        message=message[:MESSAGE_LIMIT], message_truncated=len(message) > MESSAGE_LIMIT,
+        oid=str(commit.id), short_oid=str(commit.id)[:7], summary=message[:MESSAGE_LIMIT].split("\n", 1)[0],
+        message=message[:limit], message_truncated=len(message) > limit,
         author=person(commit.author), committer=person(commit.committer),
         parents=[str(p) for p in commit.parent_ids],
     )

@@ -131,7 +131,7 @@ class GitService:
         with self._s.reading() as repo:
             return history.history(repo, rel, ref=ref, line_range=line_range, limit=limit, cursor=cursor)
 
-    def tags(self, limit: int = 500) -> tuple[list[tags.TagInfo], int]:
+    def tags(self, limit: int | None = None) -> tuple[list[tags.TagInfo], int]:
         with self._s.reading() as repo:
             return tags.list_tags(repo, limit)
 

@@ -16,6 +16,9 @@ from codeplane.git.revisions import person, resolve_object
 #: Blob text beyond this many bytes is cut (``truncated`` set), as ``read_file_full`` cuts a file: the tool shows
 #: it in parts of a page each (``server/tools/git_pages.py``).
 BLOB_LIMIT = 1024 * 1024
+#: Characters of a shown commit's or tag's message (a log cuts a commit's at ``MESSAGE_LIMIT``): the tool shows a
+#: long one in parts, as it shows a blob.
+SHOWN_MESSAGE_LIMIT = BLOB_LIMIT
 TREE_LIMIT = 1000
 
 
@@ -23,6 +26,7 @@ class TagObject(GitModel):
     name: str
     target: str
     message: str
+    message_truncated: bool = False
     tagger: Person | None = None
 
 
@@ -59,12 +63,14 @@ def show(repo: pygit2.Repository, ref: str, path: str | None, limits: DiffLimits
     obj = resolve_object(repo, f"{ref}:{path}" if path else ref)
     if isinstance(obj, pygit2.Tag):
         target = obj.peel(None)
+        message = obj.message
         return ShowResult(kind="tag", oid=str(obj.id),
-                          tag=TagObject(name=obj.name, target=str(target.id), message=obj.message,
+                          tag=TagObject(name=obj.name, target=str(target.id), message=message[:SHOWN_MESSAGE_LIMIT],
+                                        message_truncated=len(message) > SHOWN_MESSAGE_LIMIT,
                                         tagger=person(obj.tagger) if obj.tagger else None),
                           commit=commit_info(target) if isinstance(target, pygit2.Commit) else None)
     if isinstance(obj, pygit2.Commit):
-        return ShowResult(kind="commit", oid=str(obj.id), commit=commit_info(obj),
+        return ShowResult(kind="commit", oid=str(obj.id), commit=commit_info(obj, SHOWN_MESSAGE_LIMIT),
                           diff=commit_diff(repo, obj, limits, paths))
     if isinstance(obj, pygit2.Blob):
         data = obj.data

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pygit2
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git.log import MESSAGE_LIMIT
 from codeplane.git.models import GitModel, Person
 from codeplane.git.pathspecs import check_ref
 from codeplane.git.revisions import person, resolve_commit, user_signature
@@ -20,6 +21,9 @@ class TagInfo(GitModel):
     target: str
     annotated: bool
     message: str | None = None
+    #: The message was cut at ``MESSAGE_LIMIT`` characters, as a log cuts a commit's: ``git_inspect show`` of the
+    #: tag has it whole, in parts (a one-line message of megabytes made a listing's part as long).
+    message_truncated: bool = False
     tagger: Person | None = None
 
 
@@ -29,12 +33,13 @@ def _info(repo: pygit2.Repository, name: str) -> TagInfo:
     if isinstance(obj, pygit2.Tag):
         peeled = obj.peel(None)
         return TagInfo(name=name, oid=str(obj.id), target=str(peeled.id), annotated=True,
-                       message=obj.message, tagger=person(obj.tagger) if obj.tagger else None)
+                       message=obj.message[:MESSAGE_LIMIT], message_truncated=len(obj.message) > MESSAGE_LIMIT,
+                       tagger=person(obj.tagger) if obj.tagger else None)
     return TagInfo(name=name, oid=str(obj.id), target=str(obj.id), annotated=False)
 
 
-def list_tags(repo: pygit2.Repository, limit: int = 500) -> tuple[list[TagInfo], int]:
-    """Tags sorted by name (as ``git tag -l``), at most ``limit``; also the total count."""
+def list_tags(repo: pygit2.Repository, limit: int | None = None) -> tuple[list[TagInfo], int]:
+    """Tags sorted by name (as ``git tag -l``), at most ``limit`` (all by default); also the total count."""
     names = sorted(r.removeprefix(TAG_PREFIX) for r in repo.references if r.startswith(TAG_PREFIX))
     return [_info(repo, n) for n in names[:limit]], len(names)
 

@@ -1,5 +1,6 @@
 """Git answers cut into pages whose text fits (``paging.py``): a diff by files, hunks and hunk lines, a blob
-by lines of its text, a tree by entries, a status by its lists' entries. Every page is a record of the same
+by lines of its text, a long commit or tag message by its lines (parts of their own, before the diff), a tree by
+entries, a status by its lists' entries. Every page is a record of the same
 model holding its part; the parts of all pages together are the whole answer, in order, each value once, but for
 a diff line over :data:`LINE_BYTES` (minified code, a data blob on one line): it is shown as a window around its
 first difference from its counterpart, with markers saying how many characters were cut on each side, since one
@@ -114,7 +115,7 @@ class _DiffPager:
 
     def add_file(self, f: DiffFile) -> None:
         head = size(f"--- {f.status} {path_text(f.old_path or '')} -> {path_text(f.path)} +{f.insertions} "
-                    f"-{f.deletions} (binary)") + 1
+                    f"-{f.deletions} (binary)") + 1 + (32 if f.old_mode and f.new_mode else 0)  # git's mode lines
         tail = 30 if f.hunks_omitted else 0
         if not f.hunks:
             if not self._fits(head + tail):
@@ -127,8 +128,11 @@ class _DiffPager:
             hunk = _bounded(whole)
             hunk_head = size(hunk.header) + 60 + (30 if hunk.lines_omitted else 0)
             lines: list[DiffLine] = []
-            for line in hunk.lines:
-                n = size(line.content) + _LINE_EXTRA
+            # A hunk whose lines ``max_lines`` cut still takes its head (and the file's): it is measured like a
+            # line, or the files after the cut all went into one part over the bound.
+            held: list[DiffLine | None] = list(hunk.lines) or [None]
+            for line in held:
+                n = size(line.content) + _LINE_EXTRA if line is not None else 0
                 opening = 0 if lines else hunk_head + (0 if hunks else head)
                 if not self._fits(opening + n):
                     if lines:
@@ -139,9 +143,8 @@ class _DiffPager:
                     self._close()
                     opening = hunk_head + head
                 self.used += opening + n
-                lines.append(line)
-            if not hunk.lines:
-                self.used += hunk_head + (0 if hunks else head)
+                if line is not None:
+                    lines.append(line)
             hunks.append(_piece(hunk, lines, last=True))
         self.pages[-1].append(self._part(f, hunks, last=True))
         self.used += tail
@@ -169,9 +172,40 @@ def split_diff(report: DiffReport, budget: int = PAGE_BYTES) -> list[DiffReport]
             for i, files in enumerate(pages)]
 
 
+#: Bytes of a shown commit's or tag's head line (ids, date, name) beside a part of its message.
+_HEAD_BYTES = 400
+
+
+def _message_parts(show: ShowResult, budget: int) -> list[ShowResult]:
+    """A tag's and a commit's message longer than half a page as parts of their own, each with its head (a log
+    cuts a message at 8,000 characters; this is where the rest is read): the tag's, then the commit's, then the
+    rest of ``show`` (a commit's diff) with neither. Empty when the messages fit beside the rest."""
+    tag, commit = show.tag, show.commit
+    if size(tag.message if tag else "") + size(commit.message if commit else "") <= budget // 2:
+        return []
+    bare = show.model_copy(update={"tag": None, "commit": None, "diff": None})
+    parts: list[ShowResult] = []
+    if tag is not None:
+        chunks = chunk_text(tag.message, budget - _HEAD_BYTES)
+        parts += [bare.model_copy(update={"tag": tag.model_copy(update={
+                      "message": chunk, "message_truncated": tag.message_truncated and i == len(chunks) - 1})})
+                  for i, chunk in enumerate(chunks)]
+    if commit is not None:
+        chunks = chunk_text(commit.message, budget - _HEAD_BYTES)
+        parts += [bare.model_copy(update={"commit": commit.model_copy(update={
+                      "message": chunk, "message_truncated": commit.message_truncated and i == len(chunks) - 1})})
+                  for i, chunk in enumerate(chunks)]
+    if show.diff is not None:
+        parts += [bare.model_copy(update={"diff": d}) for d in split_diff(show.diff, budget)]
+    return parts
+
+
 def split_show(show: ShowResult, budget: int = PAGE_BYTES) -> list[ShowResult]:
     """A commit's diff, a blob's text or a tree's entries as pages; the commit (its message) and a tag are told
-    on the first page."""
+    on the first page, or on pages of their own before the diff when their messages are long."""
+    long_message = _message_parts(show, budget)
+    if long_message:
+        return long_message
     if show.diff is not None:
         diffs = split_diff(show.diff, budget - size(show.commit.message if show.commit else ""))
         return [show.model_copy(update={"diff": d} if i == 0 else {"diff": d, "commit": None, "tag": None})

@@ -36,8 +36,10 @@ from codeplane.server.tools.paging import (
     PagedText,
     first_of_list,
     items_that_fit,
+    json_size,
     next_of_list,
     page_line,
+    split_list,
 )
 
 #: 1-based; the git service refuses a reversed range or one starting past the end (1003 naming line_range).
@@ -111,7 +113,9 @@ class GitInspectParams(ToolParams):
     path: str | None = Field(default=None, description="show: object at ref:path; blame: the file.")
     line_range: LineRange | None = Field(default=None, description="blame: [first, last] lines.")
     limit: int | None = Field(default=None, ge=1, le=2000, description="blame: lines per page (default 200); "
-                                                                        "tags/recovery_points: entries.")
+                                                                        "tags: tags per part (default 500; the "
+                                                                        "cursor goes on to the last); "
+                                                                        "recovery_points: entries.")
     cursor: str | None = Field(default=None, description="blame: pagination.next_cursor; show, tags, "
                                                          "recovery_points: next_cursor.")
     name: str | None = Field(default=None, description="tag_create/tag_delete: tag name.")
@@ -219,9 +223,8 @@ async def _inspect(ctx: ToolContext, p: GitInspectParams) -> GitInspectResult:
         if p.cursor is not None:
             return next_of_list(_INSPECT_LISTS, p.cursor, key)
         if p.action == "tags":
-            found, total = await run(lambda: git.tags(p.limit or 500))
-            return first_of_list(GitInspectResult(action=p.action, tags=found, tags_total=total), "tags",
-                                 _INSPECT_LISTS, key)
+            found, total = await run(git.tags)
+            return _tag_parts(GitInspectResult(action=p.action, tags=found, tags_total=total), p.limit or 500, key)
         points = await run(lambda: git.recovery_points(p.limit or 50))
         return first_of_list(GitInspectResult(action=p.action, recovery_points=points), "recovery_points",
                              _INSPECT_LISTS, key)
@@ -231,6 +234,18 @@ async def _inspect(ctx: ToolContext, p: GitInspectParams) -> GitInspectResult:
         return GitInspectResult(action=p.action, tag=made.tag, effect=made.effect)
     gone = await run(lambda: git.tag_delete(name))
     return GitInspectResult(action=p.action, tag=gone.tag, effect=gone.effect)
+
+
+def _tag_parts(result: GitInspectResult, per_part: int, key: str) -> GitInspectResult:
+    """Every tag, in parts of at most ``per_part`` whose text fits: ``limit`` used to cap the listing at 2000
+    with no way to the rest (``tags_total`` said 3000); the cursor now goes on to the last tag."""
+    tags = result.tags
+    runs = [run for start in range(0, len(tags), per_part) for run in split_list(tags[start:start + per_part],
+                                                                                  json_size)]
+    if len(runs) < 2:
+        return result
+    first, next_cursor = _INSPECT_LISTS.first([result.model_copy(update={"tags": run}) for run in runs], key)
+    return first.model_copy(update={"part": 1, "parts": len(runs), "next_cursor": next_cursor})
 
 
 def _blame(ctx: ToolContext, p: GitInspectParams) -> BlamePage:

@@ -139,6 +139,8 @@ def render_show(show: ShowResult) -> str:
         lines.append(f"tag {t.name} {show.oid[:_OID_HEX]} -> {t.target[:_OID_HEX]}"
                      + (f" {t.tagger.time[:10]} {t.tagger.name}" if t.tagger else ""))
         lines += [t.message.rstrip()] if t.message.strip() else []
+        if t.message_truncated:
+            lines.append("… message cut")
     if show.commit is not None:
         c = show.commit
         head = f"commit {c.oid[:_OID_HEX]} {c.author.time[:10]} {c.author.name}"
