@@ -222,3 +222,24 @@ def indexed_repo(root: Path, files: Mapping[str, str]) -> Iterator[tuple[Path, I
         yield repo, index
     finally:
         index.stop()
+
+
+#: The bound every answer's text keeps without a cursor (issue 16).
+TEXT_BOUND = 16 * 1024
+
+
+async def follow_parts(client: Client, tool: str, args: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+    """Every part's (record, text), following ``next_cursor`` to the end; each text checked against the bound."""
+    parts: list[tuple[dict[str, Any], str]] = []
+    cursor: str | None = None
+    while True:
+        res = await client.call_tool(tool, {**args, **({"cursor": cursor} if cursor else {})})
+        assert not res.is_error, envelope(res)
+        text = answer_text(res)
+        assert len(text.encode()) <= TEXT_BOUND, (tool, args, len(parts), len(text.encode()))
+        result: dict[str, Any] = envelope(res)["result"]
+        parts.append((result, text))
+        cursor = result.get("next_cursor")
+        if cursor is None:
+            return parts
+

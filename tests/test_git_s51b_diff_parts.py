@@ -10,27 +10,16 @@ from typing import Any
 
 import pytest
 
-from tests.builders import answer_text, envelope, git, make_repo, mcp_client, running_server, write_files
+from tests.builders import follow_parts, git, make_repo, mcp_client, running_server, write_files
 
 pytestmark = pytest.mark.anyio
 
-_LIMIT = 16 * 1024
 _FILES = 900
 
 
 async def _parts(client: Any, tool: str, args: dict[str, Any]) -> list[dict[str, Any]]:
     """Every part's record, following ``next_cursor``; each answer's text checked against the bound."""
-    parts: list[dict[str, Any]] = []
-    cursor: str | None = None
-    while True:
-        res = await client.call_tool(tool, {**args, **({"cursor": cursor} if cursor else {})})
-        assert not res.is_error, envelope(res)
-        assert len(answer_text(res).encode()) <= _LIMIT, (tool, args, len(parts), len(answer_text(res).encode()))
-        result: dict[str, Any] = envelope(res)["result"]
-        parts.append(result)
-        cursor = result.get("next_cursor")
-        if cursor is None:
-            return parts
+    return [record for record, _ in await follow_parts(client, tool, args)]
 
 
 def _files(parts: list[list[dict[str, Any]]]) -> dict[str, tuple[int, int]]:

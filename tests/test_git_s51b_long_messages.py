@@ -10,28 +10,27 @@ from typing import Any
 
 import pytest
 
-from tests.builders import answer_text, call, envelope, git, make_repo, mcp_client, running_server, write_files
+from tests.builders import (
+    TEXT_BOUND,
+    answer_text,
+    call,
+    follow_parts,
+    git,
+    make_repo,
+    mcp_client,
+    running_server,
+    write_files,
+)
 
 pytestmark = pytest.mark.anyio
 
-_LIMIT = 16 * 1024
+_LIMIT = TEXT_BOUND
 _LONG = "".join(f"Paragraph {i}: why this change was needed, at length, with details. ü\n" for i in range(3000))
 _ONE_LINE = "Subject " + "x" * 50_000 + "\n"
 
 
 async def _parts(client: Any, args: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
-    parts: list[tuple[dict[str, Any], str]] = []
-    cursor: str | None = None
-    while True:
-        res = await client.call_tool("git_inspect", {**args, **({"cursor": cursor} if cursor else {})})
-        assert not res.is_error, envelope(res)
-        text = answer_text(res)
-        assert len(text.encode()) <= _LIMIT, (args, len(parts), len(text.encode()))
-        show: dict[str, Any] = envelope(res)["result"]
-        parts.append((show, text))
-        cursor = show.get("next_cursor")
-        if cursor is None:
-            return parts
+    return await follow_parts(client, "git_inspect", args)
 
 
 def _raw_message(repo: Path, ref: str) -> str:

@@ -10,27 +10,15 @@ from typing import Any
 
 import pytest
 
-from tests.builders import answer_text, envelope, git, make_repo, mcp_client, running_server
+from tests.builders import follow_parts, git, make_repo, mcp_client, running_server
 
 pytestmark = pytest.mark.anyio
 
-_LIMIT = 16 * 1024
 _TAGS = 2100
 
 
 async def _parts(client: Any, args: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
-    parts: list[tuple[dict[str, Any], str]] = []
-    cursor: str | None = None
-    while True:
-        res = await client.call_tool("git_inspect", {**args, **({"cursor": cursor} if cursor else {})})
-        assert not res.is_error, envelope(res)
-        text = answer_text(res)
-        assert len(text.encode()) <= _LIMIT, (args, len(parts), len(text.encode()))
-        result: dict[str, Any] = envelope(res)["result"]
-        parts.append((result, text))
-        cursor = result.get("next_cursor")
-        if cursor is None:
-            return parts
+    return await follow_parts(client, "git_inspect", args)
 
 
 async def test_every_tag_is_reached_by_following_the_cursor(tmp_path: Path) -> None:
