@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,13 @@ VITEST_PROJECT: dict[str, str] = {
     "ui/vitest.config.mjs": "export default {test: {include: ['**/*.test.mjs']}};\n",
     "ui/sum.test.mjs": "import {describe, test, expect} from 'vitest';\n" + _JS_TEST,
 }
+
+
+def cargo_lib_tests_pass(root: Path, target: Path) -> None:
+    """``cargo test --lib`` of the crate at ``root`` passes (offline, its build in ``target``)."""
+    cargo = require("cargo")
+    env = {**os.environ, "CARGO_TARGET_DIR": str(target), "CARGO_NET_OFFLINE": "true"}
+    tested = subprocess.run([cargo, "test", "--offline", "--quiet", "--lib"], cwd=root, env=env,
+                            capture_output=True, text=True, timeout=300, check=False)
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+

@@ -4,25 +4,12 @@ re-export) is linked like one through a named import, so the rename is high and 
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
-import pytest
-
 from tests.refactor_builders import refactor_env
+from tests.runner_projects import cargo_lib_tests_pass
 
 CARGO = "[package]\nname = \"rsyn\"\nversion = \"0.1.0\"\nedition = \"2018\"\n\n[dependencies]\n"
-
-
-def _cargo_test(root: Path, target: Path) -> None:
-    if shutil.which("cargo") is None:
-        pytest.skip("cargo is not installed")
-    env_vars = {**os.environ, "CARGO_TARGET_DIR": str(target), "CARGO_NET_OFFLINE": "true"}
-    tested = subprocess.run(["cargo", "test", "--offline", "--quiet", "--lib"], cwd=root, env=env_vars,
-                            capture_output=True, text=True, timeout=300, check=False)
-    assert tested.returncode == 0, tested.stdout + tested.stderr
 
 
 def test_rust_field_rename_leaves_the_same_named_field_of_its_fields_struct(tmp_path: Path) -> None:
@@ -45,7 +32,7 @@ def test_rust_field_rename_leaves_the_same_named_field_of_its_fields_struct(tmp_
         text = env.read("src/lib.rs")
         assert "pub struct Item {\n    pub id: u32," in text and "n.key + n.src.id" in text, text
         assert "Node { src: Item { id: 1 }, key: 2 }" in text, text
-        _cargo_test(env.root, tmp_path / "target")
+        cargo_lib_tests_pass(env.root, tmp_path / "target")
 
 
 def test_rust_associated_item_through_glob_imports_is_renamed_high(tmp_path: Path) -> None:
@@ -69,4 +56,4 @@ def test_rust_associated_item_through_glob_imports_is_renamed_high(tmp_path: Pat
             ("src/lib.rs", 7, "high")], preview.edits
         env.service.apply(preview.refactor_id)
         assert "Config::fetch().depth, 1" in env.read("src/cfg.rs")
-        _cargo_test(env.root, tmp_path / "target")
+        cargo_lib_tests_pass(env.root, tmp_path / "target")

@@ -10,7 +10,6 @@ Renamed crates are built with ``cargo``, Java sources with ``javac``, when insta
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ import pytest
 from codeplane.refactor.models import RefactorPreview
 from tests.builders import call, make_repo, mcp_client, running_server
 from tests.refactor_builders import refactor_env
+from tests.runner_projects import cargo_lib_tests_pass
 from tests.test_structural_index import Harness
 
 CARGO = "[package]\nname = \"kinds\"\nversion = \"0.1.0\"\nedition = \"2018\"\n\n[dependencies]\n"
@@ -124,15 +124,6 @@ mod tests {
 """
 
 
-def _cargo_test(root: Path, target: Path) -> None:
-    if shutil.which("cargo") is None:
-        pytest.skip("cargo is not installed")
-    env_vars = {**os.environ, "CARGO_TARGET_DIR": str(target), "CARGO_NET_OFFLINE": "true"}
-    tested = subprocess.run(["cargo", "test", "--offline", "--quiet", "--lib"], cwd=root, env=env_vars,
-                            capture_output=True, text=True, timeout=300, check=False)
-    assert tested.returncode == 0, tested.stdout + tested.stderr
-
-
 def _edits(preview: RefactorPreview) -> dict[tuple[int, int], tuple[str, str]]:
     return {(e.line, e.column): (e.certainty, e.reason) for e in preview.edits}
 
@@ -169,7 +160,7 @@ def test_rust_field_rename_never_proposes_method_calls_and_the_crate_still_build
         env.service.apply(preview.refactor_id)
         text = env.read("src/lib.rs")
         assert "self.items.len()" in text and "let read = b.size;" in text and "Buf { size: 2 }" in text, text
-        _cargo_test(env.root, tmp_path / "target")
+        cargo_lib_tests_pass(env.root, tmp_path / "target")
 
 
 def test_rust_getter_and_field_of_one_name_each_rename_with_their_own_uses(tmp_path: Path) -> None:
@@ -187,12 +178,12 @@ def test_rust_getter_and_field_of_one_name_each_rename_with_their_own_uses(tmp_p
         assert all(e.certainty == "high" for e in field.edits if e.certainty != "low"), field.edits
         env.service.apply(method.refactor_id)
         assert "self.size()" in env.read("src/lib.rs") and "b.size()" in env.read("src/lib.rs")
-        _cargo_test(env.root, tmp_path / "target")
+        cargo_lib_tests_pass(env.root, tmp_path / "target")
         again = env.service.rename("src/lib.rs:2:5", "count")
         env.service.apply(again.refactor_id)
         text = env.read("src/lib.rs")
         assert "Buf { count: 0 }" in text and "self.count += 1;" in text and "self.size()" in text, text
-        _cargo_test(env.root, tmp_path / "target")
+        cargo_lib_tests_pass(env.root, tmp_path / "target")
 
 
 @pytest.fixture
@@ -270,4 +261,4 @@ async def test_rust_field_rename_through_the_server_sets_the_calls_aside_and_app
             applied = await call(client, "refactor_apply", {"refactor_id": preview["refactor_id"]})
             assert applied["applied_edits"] == 3, applied  # the declaration, `b.len` and `Buf { len: 2 }`
     assert "self.items.len()" in (server.root / "src/lib.rs").read_text()
-    _cargo_test(server.root, tmp_path / "target")
+    cargo_lib_tests_pass(server.root, tmp_path / "target")
