@@ -6,12 +6,15 @@ server ran about a hundred times slower; a warm restart there took 3.7-3.9 s wit
 without it. In a child the server's threads lose nothing, and the set-up runs on the other core.
 
 The child runs what the watcher thread used to: one watch of the plan's directories alone, one of the rest with
-all below, re-planned when the root gains or loses a directory (:func:`watch_plan`). It reports on stdout, in
-frames of a 4-byte little-endian length and a ``marshal``'d tuple:
+all below, re-planned when the root gains or loses a directory (:func:`watch_plan`). A re-plan loses nothing: the
+new tree watch is live before the old one ends, the old one ends only once what it still holds arrived after that
+(:class:`_WatchStop`), and the batch naming the new directories (for the server to walk) follows the new watch's
+set-up. It reports on stdout, in frames of a 4-byte little-endian length and a ``marshal``'d tuple:
 
 - ``("live",)`` once: every watch of the first plan is in place, so a change from then on is reported;
 - ``("batch", [(change, absolute path), ...], [relative path of a directory the root gained, ...])``;
-- ``("rescan",)``: changes were seen whose paths are lost (an event on a name that is not UTF-8);
+- ``("rescan",)``: changes may have gone unreported (an event on a name that is not UTF-8, or a re-plan whose
+  new tree watch fit inotify's limits only once the old one had closed);
 - ``("error", "Type: message")`` before it exits on a failure.
 
 It ends when its stdin closes: the server closed it to stop the watcher, or the server died. It imports only
@@ -20,7 +23,9 @@ watchfiles and the ignore rules' constants (about 60 ms), never the server's mod
 
 from __future__ import annotations
 
+import contextlib
 import marshal
+import math
 import os
 import signal
 import struct
@@ -37,8 +42,8 @@ if TYPE_CHECKING:
 
 #: Tries at a tree watch while its directories keep vanishing under it.
 _WATCH_ATTEMPTS = 5
-#: How long one ``RustNotify.watch`` call waits before the stop flag is looked at again.
-_RUST_TIMEOUT_MS = 500
+#: Tries, 50 ms apart, at a tree watch that did not fit beside the one it replaces, once that one is closed.
+_FREED_ATTEMPTS = 20
 _HEADER = struct.Struct("<I")
 
 
@@ -118,7 +123,9 @@ class _Watches:
         self.out = out
         self.stop = threading.Event()
         self._send_lock = threading.Lock()
-        self._deep: tuple[threading.Thread, threading.Event] | None = None
+        self._deep: tuple[threading.Thread, _WatchStop] | None = None
+        #: The tree watch a re-plan replaced, ending once nothing it holds can be lost (at most one: see _replan).
+        self._retiring: threading.Thread | None = None
         self._deep_paths: tuple[Path, ...] = ()
         self._options = _notify_options()
 
@@ -144,18 +151,24 @@ class _Watches:
             return
         self.send(("live",))
         try:
-            self._loop(notify, self.stop, recursive=False, again=lambda: self._notify(alone, recursive=False))
+            self._loop(notify, _WatchStop(self.stop), recursive=False,
+                       again=lambda: self._notify(alone, recursive=False))
         finally:
             self._stop_deep()
 
-    def _loop(self, notify: RustNotify | None, stop: threading.Event, *, recursive: bool,
+    @property
+    def _step_ms(self) -> int:
+        return min(self.debounce_ms, 20)
+
+    def _loop(self, notify: RustNotify | None, stop: _WatchStop, *, recursive: bool,
               again: Callable[[], RustNotify | None]) -> None:
-        debounce = self.debounce_ms
-        step = min(debounce, 20)
+        debounce, step = self.debounce_ms, self._step_ms
         try:
-            while notify is not None and not (stop.is_set() or self.stop.is_set()):
+            while notify is not None and not self.stop.is_set():
                 try:
-                    raw = notify.watch(debounce, step, _RUST_TIMEOUT_MS, _Either(stop, self.stop))
+                    # No timeout: watchfiles clears what it holds when one expires, and a change arriving just
+                    # then was lost. ``stop`` is asked at every step; it ends the watch (see _WatchStop).
+                    raw = notify.watch(debounce, step, 0, stop)
                 except RuntimeError as exc:
                     if not _undecodable(exc):
                         raise
@@ -170,8 +183,10 @@ class _Watches:
                         self._replan()  # the lost batch may have held a directory the root gained
                     self.send(("rescan",))
                     continue
+                if raw == "stop":
+                    break
                 if not isinstance(raw, set):
-                    continue  # 'timeout' (look at the stop flags again), 'stop', 'signal'
+                    continue  # 'signal'
                 added: list[str] = []
                 if not recursive and any(Path(p).parent == self.root for _, p in raw):
                     added = self._replan()
@@ -180,17 +195,23 @@ class _Watches:
             if notify is not None:
                 notify.close()
 
-    def _start_deep(self, paths: tuple[Path, ...], live: threading.Event | None = None) -> None:
+    def _start_deep(self, paths: tuple[Path, ...], live: threading.Event | None = None,
+                    ready: RustNotify | None = None) -> None:
+        """The tree watch of ``paths`` in its own thread: ``ready`` if set up already, else set up there (``live``
+        is set once it is in place)."""
         self._deep_paths = paths
+        self._deep = None
         if not paths:
             if live is not None:
                 live.set()
             return
-        stop = threading.Event()
+        stop = _WatchStop(self.stop)
 
         def watch() -> None:
+            notify = ready
             try:
-                notify = self._notify_existing(paths)
+                if notify is None:
+                    notify = self._notify_existing(paths)
             finally:
                 if live is not None:
                     live.set()  # on a failure too: it is reported (``_guarded``), nothing waits for it
@@ -217,28 +238,71 @@ class _Watches:
                     raise
         return None
 
-    def _guarded(self, body: Callable[[], None], stop: threading.Event) -> None:
+    def _notify_once_freed(self, paths: tuple[Path, ...]) -> RustNotify | None:
+        """The tree watch of ``paths`` once a closed one's inotify instance is gone: watchfiles frees it in a
+        thread of its own, moments after ``close``. A failure past that fails the child, as at start."""
+        for attempt in range(_FREED_ATTEMPTS):
+            try:
+                return self._notify_existing(paths)
+            except (OSError, RuntimeError):
+                if attempt == _FREED_ATTEMPTS - 1 or self.stop.wait(0.05):
+                    raise
+        return None
+
+    def _guarded(self, body: Callable[[], None], stop: _WatchStop) -> None:
         try:
             body()
         except Exception as exc:  # noqa: BLE001 - reported to the server, which falls back to polling
-            if stop.is_set() and not self.stop.is_set():
-                return  # a re-planned tree watch ended as asked
+            if stop.retired and not self.stop.is_set():
+                # A replaced tree watch failed as it wound down: its successor is live, but watchfiles dropped
+                # what the failing one held, so everything is reconciled (a walk from now on misses nothing).
+                with contextlib.suppress(OSError):
+                    self.send(("rescan",))
+                return
             self.fail(exc)
 
     def _stop_deep(self, timeout: float = 5.0) -> None:
+        """Join the tree watches (``self.stop`` is set: they end at their next step)."""
         deep, self._deep = self._deep, None
-        if deep is not None:
-            deep[1].set()
-            deep[0].join(timeout)
+        retiring, self._retiring = self._retiring, None
+        for thread in (deep[0] if deep is not None else None, retiring):
+            if thread is not None:
+                thread.join(timeout)
 
     def _replan(self) -> list[str]:
-        """Restart the tree watch if the root's directories changed; the new ones' paths (to be walked)."""
+        """Replace the tree watch if the root's directories changed; the new ones' paths (to be walked).
+
+        The new watch is live before the old one retires, so every change in the gap is seen by one or both
+        (a path reported twice is refreshed twice, harmlessly); the new directories' paths are returned only then,
+        so the server's walk of them follows their watch and what is written meanwhile is seen by one or the other.
+        The root's own watch keeps collecting while this waits."""
         _, below = watch_plan(self.root)
         if below == self._deep_paths or self.stop.is_set():
             return []
         added = set(below) - set(self._deep_paths)
-        self._stop_deep()
-        self._start_deep(below)
+        # At most two tree watches at once (inotify watches and instances are a bounded resource): the one the
+        # last re-plan retired ends within a debounce of its successor going live, well before a new re-plan.
+        if self._retiring is not None:
+            self._retiring.join()
+            self._retiring = None
+        old = self._deep
+        try:
+            fresh = self._notify_existing(below)
+        except (OSError, RuntimeError):
+            if old is None:
+                raise
+            # Both watches at once do not fit inotify's limits (watches or instances per user): the old one goes
+            # first, and what changed until the new one is live is unknown, so everything is reconciled after.
+            old[1].retire(0)
+            old[0].join()
+            fresh = self._notify_once_freed(below)
+            self._start_deep(below, ready=fresh)
+            self.send(("rescan",))
+        else:
+            self._start_deep(below, ready=fresh)
+            if old is not None:
+                old[1].retire(math.ceil(self.debounce_ms / self._step_ms) + 3)
+                self._retiring = old[0]
         return sorted(p.relative_to(self.root).as_posix() for p in added if p.parent == self.root)
 
     def fail(self, exc: BaseException) -> None:
@@ -254,14 +318,37 @@ def _undecodable(exc: RuntimeError) -> bool:
     return type(exc).__name__ == "WatchfilesRustInternalError" and "Unable to decode path" in str(exc)
 
 
-class _Either:
-    """Set when either event is (what ``RustNotify.watch`` asks of ``stop_event``: ``is_set``)."""
+class _WatchStop:
+    """The ``stop_event`` of one watch's ``RustNotify.watch`` calls: set when the child stops, or when the watch,
+    retired by a re-plan, can end without losing a change.
 
-    def __init__(self, first: threading.Event, second: threading.Event) -> None:
-        self._first, self._second = first, second
+    watchfiles drops what a watch holds when it stops, so a retired watch may stop only once all it holds arrived
+    after its successor went live (:meth:`retire` is called then). ``RustNotify.watch`` asks ``is_set`` once per
+    step, just before it looks at its changes, and returns them at most ``debounce / step + 2`` steps after it
+    first sees one (each step sleeps at least ``step``). So a change held at retirement is returned before the
+    ``retire(steps)``-th ask after it, and what is dropped then arrived later, where the successor saw it too.
+    Counting asks, not time, keeps this true on a starved machine."""
+
+    def __init__(self, shutdown: threading.Event) -> None:
+        self._shutdown = shutdown
+        self._asks_left: int | None = None
+
+    def retire(self, steps: int) -> None:
+        self._asks_left = steps
+
+    @property
+    def retired(self) -> bool:
+        return self._asks_left is not None
 
     def is_set(self) -> bool:
-        return self._first.is_set() or self._second.is_set()
+        if self._shutdown.is_set():
+            return True
+        left = self._asks_left
+        if left is None:
+            return False
+        if left > 0:  # only the watch's own thread asks: no lost update
+            self._asks_left = left - 1
+        return left <= 0
 
 
 def main(argv: list[str]) -> int:

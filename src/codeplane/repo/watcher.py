@@ -104,9 +104,11 @@ class RepoWatcher:
     """The watcher process (``watch_child``) and a thread that turns its reports into batches, until :meth:`stop`.
 
     The process watches the root and git's directory alone and the rest with all below; when the root gains or
-    loses a directory it re-plans the tree watch and reports the new directory as changed (what was written into it
-    before its watch began is found by walking it). ``on_live`` is called once every watch is in place: a
-    change made before that moment may have gone unseen, so the caller reconciles what it read earlier.
+    loses a directory it re-plans the tree watch, the new one live before the old one ends, and then reports the new
+    directory as changed (what was written into it before its watch began is found by walking it); a re-plan whose
+    two watches do not fit inotify's limits side by side reports ``rescan`` instead of a gap. ``on_live`` is called
+    once every watch is in place: a change made before that moment may have gone unseen, so the caller reconciles
+    what it read earlier.
     A process that ends unasked leaves the watcher ``failed`` with the reason in :attr:`error`; the index then
     reconciles periodically (correctness never depends on the watcher) until a new process, started after a back-off
     (:data:`RESTART_FIRST_S`, doubling up to :data:`RESTART_MAX_S`; reset once one is live), is live again and
