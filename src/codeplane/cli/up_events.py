@@ -2,8 +2,10 @@
 
 The first line (``ready``) says the server listens; MCP calls made before the index is built wait for it or get
 progress (D9). A supervisor starting agents wants the moment ``/ready`` turns 200 without polling it itself: a
-daemon thread holds ``/ready?wait=`` open and prints ``{"event": "index_ready", "seconds": ...}`` once, counted
-from the ``ready`` line. It prints nothing if the server stops first.
+daemon thread asks ``/ready?wait=`` and prints ``{"event": "index_ready", "seconds": ...}`` once, counted from the
+``ready`` line. It prints nothing if the server stops first. Each ask holds the answer for a short while only
+(``_HOLD_SEC``): a stop waits for the requests in flight, and one held until the first build ended let that build
+finish and publish instead of being rolled back by the stop.
 """
 
 from __future__ import annotations
@@ -24,13 +26,15 @@ def announce_index_ready(base_url: str) -> threading.Thread:
     return thread
 
 
-def _wait_and_print(base_url: str, since: float) -> None:
-    from codeplane.server.staged import MAX_READY_WAIT_SEC  # the server's module: loaded by then
+#: How long one ``/ready`` ask may be held by the server (seconds).
+_HOLD_SEC = 1.0
 
-    url = f"{base_url}/ready?wait={MAX_READY_WAIT_SEC:g}"
+
+def _wait_and_print(base_url: str, since: float) -> None:
+    url = f"{base_url}/ready?wait={_HOLD_SEC:g}"
     while True:
         try:
-            with urllib.request.urlopen(url, timeout=MAX_READY_WAIT_SEC + 30) as answer:
+            with urllib.request.urlopen(url, timeout=_HOLD_SEC + 30) as answer:
                 ready = answer.status == 200
         except urllib.error.HTTPError as refused:
             ready = False
@@ -44,4 +48,4 @@ def _wait_and_print(base_url: str, since: float) -> None:
                              + "\n")
             sys.stdout.flush()
             return
-        time.sleep(0.5)  # 503 after the whole wait: still building (a long first index); ask again
+        time.sleep(0.05)  # 503 after the hold: still building; ask again
