@@ -147,10 +147,13 @@ class _Server(uvicorn.Server):
     """
 
     def __init__(self, config: uvicorn.Config, drain: Drain, *, serving: Callable[[], bool],
-                 timeout: float) -> None:
+                 timeout: float, on_stop: Callable[[], None] = lambda: None) -> None:
         super().__init__(config)
         self._drain = drain
         self._serving = serving
+        #: Told at every stop signal: what waits for the boot (``/ready?wait=`` too) ends before uvicorn waits for
+        #: the connections in flight, or one held open would let a first build publish instead of being rolled back.
+        self._on_stop = on_stop
         self._timeout = timeout
         self._draining: asyncio.Task[None] | None = None
         self._drain_began = 0.0
@@ -162,6 +165,7 @@ class _Server(uvicorn.Server):
         # flight short (they still answer 9003 on their streams); a third, or any before the stack serves (there is
         # no call to wait for), stops now.
         self._signals += 1
+        self._on_stop()
         if self._signals > 2 or not self.started or not self._serving():
             self._drain.expire()
             super().handle_exit(sig, frame)
@@ -265,7 +269,7 @@ def serve(root: Path, config: CodePlaneConfig, repo_id: str, *, port: int,
             timeout_graceful_shutdown=int(max(1, round(config.server.shutdown_timeout_sec))),
         )
         server = _Server(uv_config, drain, serving=lambda: staged.phase == "serving",
-                         timeout=config.server.shutdown_timeout_sec)
+                         timeout=config.server.shutdown_timeout_sec, on_stop=staged.stop_waiting)
 
         async def announce_when_started() -> None:
             assert server is not None

@@ -101,7 +101,19 @@ class StagedApp:
         self._failure: CodePlaneError | None = None
         self._booted = asyncio.Event()
         self._stop = asyncio.Event()
+        #: Set (on the loop) when a stop signal arrives: a ``/ready?wait=`` held while booting answers then.
+        self._stopping = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: asyncio.Task[None] | None = None
+
+    def stop_waiting(self) -> None:
+        """A stop began (a signal): what waits for the boot's lifecycles ends now, ``/ready?wait=`` included, so
+        a request held open does not keep the stop waiting until the first build has published."""
+        stack = self._booted_stack
+        if stack is not None:
+            stack.stop_waiting()
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._stopping.set)
 
     @property
     def phase(self) -> str:
@@ -123,7 +135,7 @@ class StagedApp:
                 return
             began = time.monotonic()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._booted.wait(), wait)
+                await asyncio.wait_for(_either(self._booted, self._stopping), wait)
             # Booted: the stack's own ``/ready`` answers, waiting whatever is left of ``wait`` if it must.
             left = f"wait={max(wait - (time.monotonic() - began), 0.0):.3f}".encode()
             scope = {**scope, "query_string": left}
@@ -157,6 +169,7 @@ class StagedApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                self._loop = asyncio.get_running_loop()
                 self._runner = asyncio.create_task(self._run())
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
@@ -197,3 +210,14 @@ class StagedApp:
         finally:
             self._stack = None if self._failure is not None else self._stack
             self._booted.set()
+
+
+async def _either(first: asyncio.Event, second: asyncio.Event) -> None:
+    """Until one of two events is set."""
+    waits = {asyncio.ensure_future(first.wait()), asyncio.ensure_future(second.wait())}
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
+
