@@ -52,7 +52,7 @@ def test_only_crlf_folds_in_the_change_hash_and_the_engine_splits_on_lf_alone() 
 
 async def _listed_lines(client: Client, path: str) -> int | None:
     listed = await call(client, "list_files", {"pattern": path})
-    entries = [e for e in listed["entries"] if e["path"] == path]
+    entries = [e for e in listed.get("entries", []) if e["path"] == path]  # none yet: no entries key
     return entries[0].get("line_count") if entries else None
 
 
