@@ -67,3 +67,9 @@ def selecting(repo: Path, **tests: Any) -> Iterator[tuple[IndexService, TestingS
     finally:
         service.close()
         index.stop()
+
+
+def selected_cases(service: TestingService, change: str) -> dict[str, tuple[str, ...]]:
+    """Target id → the cases ``affected_by=[change]`` selects (empty: the whole target)."""
+    view = service.discover(affected_by=[change])
+    return {t.target_id: t.cases for t in view.targets}

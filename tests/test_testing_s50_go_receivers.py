@@ -17,7 +17,7 @@ import pytest
 from codeplane.index.service import IndexService
 from codeplane.testing import TestingService
 from tests.builders import make_repo
-from tests.index_helpers import selecting
+from tests.index_helpers import selected_cases, selecting
 from tests.runner_projects import require
 
 
@@ -69,25 +69,20 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shop]:
         yield repo, index, service
 
 
-def _selected(service: TestingService, change: str) -> dict[str, tuple[str, ...]]:
-    view = service.discover(affected_by=[change])
-    return {t.target_id: t.cases for t in view.targets}
-
-
 def test_a_method_change_leaves_out_calls_on_another_librarys_concrete_types(shop: Shop) -> None:
     _, _, service = shop
-    assert _selected(service, "res/a.go:6") == {"usea": ("TestDo",), "usei": ("TestDo",), "usen": ("TestDo",)}
+    assert selected_cases(service, "res/a.go:6") == {"usea": ("TestDo",), "usei": ("TestDo",), "usen": ("TestDo",)}
     view = service.discover(affected_by=["res/a.go:6"])
     assert view.impact is not None
     assert {m.test_file: m.cases[0].confidence for m in view.impact.matches} == {
         "usea": "high", "usen": "high", "usei": "low"}  # ``res.NewA().Close()``: NewA's result is an *A
     # B's own users are linked to B.Close by the index; the interface stays, NewA's result is no B.
-    assert _selected(service, "res/a.go:13") == {"useb": ("TestDo",), "usei": ("TestDo",)}
+    assert selected_cases(service, "res/a.go:13") == {"useb": ("TestDo",), "usei": ("TestDo",)}
     # K's users are K's, by name, whichever platform's Close changed.
-    assert _selected(service, "res/k_linux.go:4")["usek"] == ("TestDo",)
+    assert selected_cases(service, "res/k_linux.go:4")["usek"] == ("TestDo",)
 
 
-def test_every_test_go_test_fails_with_a_fault_in_the_method_is_selected(shop: Shop) -> None:
+def test_every_test_go_test_fails_with_a_fault_in_the_method_isselected_cases(shop: Shop) -> None:
     go = require("go")
     repo, index, service = shop
     path = repo / "res" / "a.go"
@@ -95,7 +90,8 @@ def test_every_test_go_test_fails_with_a_fault_in_the_method_is_selected(shop: S
     path.write_text(original.replace("\ta.n = 0\n", '\tpanic("fault"); a.n = 0\n'))
     try:
         index.refresh_paths(["res/a.go"])
-        selected = {(package, case) for package, cases in _selected(service, "res/a.go:6").items() for case in cases}
+        chosen = selected_cases(service, "res/a.go:6")
+        selected = {(package, case) for package, cases in chosen.items() for case in cases}
         env = {**os.environ, "GOFLAGS": "-mod=mod", "GOPROXY": "off"}
         out = subprocess.run([go, "test", "-count=1", "-json", "./..."], cwd=repo, env=env, capture_output=True,
                              text=True, timeout=300, check=False)  # failing tests are what it is asked for

@@ -16,7 +16,7 @@ import pytest
 from codeplane.index.service import IndexService
 from codeplane.testing import TestingService
 from tests.builders import make_repo
-from tests.index_helpers import selecting
+from tests.index_helpers import selected_cases, selecting
 from tests.runner_projects import require
 
 
@@ -60,26 +60,21 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shop]:
         yield repo, index, service
 
 
-def _selected(service: TestingService, change: str) -> dict[str, tuple[str, ...]]:
-    view = service.discover(affected_by=[change])
-    return {t.target_id: t.cases for t in view.targets}
-
-
 def test_a_method_the_standard_library_calls_reaches_the_users_of_its_type(shop: Shop) -> None:
     _, _, service = shop
     # TestNew makes a Cents (through New) and might print it: kept, as wide as is safe.
-    assert _selected(service, "money/money.go:8") == {"money": ("TestNew",), "report": ("TestLine",)}
+    assert selected_cases(service, "money/money.go:8") == {"money": ("TestNew",), "report": ("TestLine",)}
     view = service.discover(affected_by=["money/money.go:8"])
     assert view.impact is not None
     [match] = [m for m in view.impact.matches if m.test_file.startswith("report")]
     assert match.cases[0].confidence == "low"
     assert any("may call String on any value of it" in step for step in match.cases[0].chain), match.cases[0].chain
-    assert _selected(service, "money/money.go:17") == {"sorted": ("TestSort",)}
+    assert selected_cases(service, "money/money.go:17") == {"sorted": ("TestSort",)}
     # A method no standard-library interface has is still followed by its uses only: nobody calls Total.
-    assert _selected(service, "money/money.go:23") == {}
+    assert selected_cases(service, "money/money.go:23") == {}
 
 
-def test_every_test_go_test_fails_with_a_fault_in_such_a_method_is_selected(shop: Shop) -> None:
+def test_every_test_go_test_fails_with_a_fault_in_such_a_method_isselected_cases(shop: Shop) -> None:
     go = require("go")
     repo, index, service = shop
     path = repo / "money" / "money.go"
@@ -92,7 +87,8 @@ def test_every_test_go_test_fails_with_a_fault_in_such_a_method_is_selected(shop
         path.write_text(original.replace(*fault))
         try:
             index.refresh_paths(["money/money.go"])
-            selected |= {(p, c) for p, cases in _selected(service, f"money/money.go:{line}").items() for c in cases}
+            chosen = selected_cases(service, f"money/money.go:{line}")
+            selected |= {(p, c) for p, cases in chosen.items() for c in cases}
             out = subprocess.run([go, "test", "-count=1", "-json", "./..."], cwd=repo, env=env, capture_output=True,
                                  text=True, timeout=300, check=False)  # failing tests are what it is asked for
         finally:
@@ -109,6 +105,6 @@ def test_a_test_file_changed_without_lines_runs_its_own_package_only(shop: Shop)
     """QA s51: a new or deleted ``_test.go`` (no lines) selected every package importing its package, ``high``;
     a test file is compiled into its own package's tests only."""
     _, _, service = shop
-    assert _selected(service, "money/money_test.go") == {"money": ()}
+    assert selected_cases(service, "money/money_test.go") == {"money": ()}
     # A non-test file of the package still reaches its importers.
-    assert set(_selected(service, "money/money.go")) == {"money", "report", "sorted"}
+    assert set(selected_cases(service, "money/money.go")) == {"money", "report", "sorted"}
