@@ -12,6 +12,7 @@ from codeplane.git.results import StageResult, StashResult
 from codeplane.git.stash import StashEntry
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
+from codeplane.server.tools.cursor_arg import Cursor
 from codeplane.server.tools.git_common import CATEGORY, CONFIRM_FIELD, RECOVERY_NOTE, ActionResult, as_result, run
 from codeplane.server.tools.git_write_render import render_git_write
 from codeplane.server.tools.paging import PageCursors, PagedText, first_of_list, next_of_list
@@ -77,7 +78,7 @@ class GitStashParams(ToolParams):
                        "(stash@{index}).")
     reinstate_index: bool = Field(default=False, description="apply/pop: restore the staged state too.")
     confirm: bool = CONFIRM_FIELD
-    cursor: str | None = Field(default=None, description="list: next_cursor of the previous part.")
+    cursor: Cursor = Field(default=None, description="list: next_cursor of the previous part.")
 
 
 class GitStashResult(PagedText, ActionResult):

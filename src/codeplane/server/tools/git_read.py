@@ -18,6 +18,7 @@ from codeplane.git.tags import TagInfo
 from codeplane.server.answers import compact_json
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
+from codeplane.server.tools.cursor_arg import Cursor
 from codeplane.server.tools.git_common import CATEGORY, ActionResult, as_result, run
 from codeplane.server.tools.git_pages import split_diff, split_show, split_status
 from codeplane.server.tools.git_render import (
@@ -56,7 +57,7 @@ class GitStatusParams(ToolParams):
     paths: list[str] | None = Field(default=None, description="Only report these files/directories (git globs: "
                                                               "`*.py` matches in every directory).")
     limit: int = Field(default=1000, ge=1, le=10_000, description="Cap per list; *_total counts stay exact.")
-    cursor: str | None = Field(default=None, description="next_cursor of the previous part (same arguments).")
+    cursor: Cursor = Field(default=None, description="next_cursor of the previous part (same arguments).")
 
 
 class GitDiffParams(ToolParams):
@@ -71,7 +72,7 @@ class GitDiffParams(ToolParams):
     max_hunks_per_file: int = Field(default=100, ge=1, le=1000)
     max_lines: int | None = Field(default=None, ge=1, le=100_000,
                                   description="Cap on hunk lines overall (default: config git.diff_max_lines).")
-    cursor: str | None = Field(default=None, description="next_cursor of the previous part (same arguments).")
+    cursor: Cursor = Field(default=None, description="next_cursor of the previous part (same arguments).")
 
 
 class GitDiffResult(PagedText, DiffReport):
@@ -88,7 +89,7 @@ class GitLogParams(ToolParams):
     since: str | None = Field(default=None, description="ISO date; commits at or after it (committer date).")
     until: str | None = Field(default=None, description="ISO date; commits at or before it.")
     paths: list[str] | None = Field(default=None, description="Only commits that change these paths.")
-    cursor: str | None = Field(default=None, description="pagination.next_cursor of the previous page.")
+    cursor: Cursor = Field(default=None, description="pagination.next_cursor of the previous page.")
 
 
 class GitLogResult(ToolResult, LogPage):
@@ -100,7 +101,7 @@ class GitHistoryParams(ToolParams):
     line_range: LineRange | None = Field(default=None, description="[first, last] lines (1-based) to follow.")
     ref: str | None = None
     limit: int = Field(default=20, ge=1, le=100)
-    cursor: str | None = None
+    cursor: Cursor = None
 
 
 class GitHistoryResult(ToolResult, HistoryPage):
@@ -116,7 +117,7 @@ class GitInspectParams(ToolParams):
                                                                         "tags: tags per part (default 500; the "
                                                                         "cursor goes on to the last); "
                                                                         "recovery_points: entries.")
-    cursor: str | None = Field(default=None, description="blame: pagination.next_cursor; show, tags, "
+    cursor: Cursor = Field(default=None, description="blame: pagination.next_cursor; show, tags, "
                                                          "recovery_points: next_cursor.")
     name: str | None = Field(default=None, description="tag_create/tag_delete: tag name.")
     message: str | None = Field(default=None, description="tag_create: makes an annotated tag.")

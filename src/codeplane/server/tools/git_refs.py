@@ -15,6 +15,7 @@ from codeplane.git.results import CheckoutResult, ResetResult
 from codeplane.server.answers import compact_json
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
+from codeplane.server.tools.cursor_arg import Cursor
 from codeplane.server.tools.git_common import CATEGORY, CONFIRM_FIELD, RECOVERY_NOTE, ActionResult, as_result, run
 from codeplane.server.tools.git_write_render import render_git_write
 from codeplane.server.tools.paging import PageCursors, PagedText, first_of_list, next_of_list
@@ -43,7 +44,7 @@ class GitBranchParams(ToolParams):
     force: bool = Field(default=False, description="create/rename: replace an existing branch.")
     remotes: bool = Field(default=False, description="list: include remote-tracking branches.")
     confirm: bool = CONFIRM_FIELD
-    cursor: str | None = Field(default=None, description="list: next_cursor of the previous part.")
+    cursor: Cursor = Field(default=None, description="list: next_cursor of the previous part.")
 
 
 class GitBranchResult(PagedText, ActionResult):

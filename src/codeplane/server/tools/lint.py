@@ -13,6 +13,7 @@ from codeplane.lint import Diagnostic, FixOutcome, LinterInfo, Progress, ToolRun
 from codeplane.server.answers import short_sha
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
+from codeplane.server.tools.cursor_arg import Cursor
 from codeplane.server.tools.paging import CURSOR_STAND_IN, items_that_fit
 
 #: How often a running lint_check looks for finished linters to report as progress.
@@ -35,7 +36,7 @@ class LintCheckParams(ToolParams):
                                                 "name them); default all.")
     fix: bool = Field(default=False, description="Apply the linters' safe fixes first, as one atomic batch.")
     limit: int = Field(default=100, ge=1, le=500, description="Diagnostics per page.")
-    cursor: str | None = Field(default=None, description="next_cursor of an earlier answer: its next page.")
+    cursor: Cursor = Field(default=None, description="next_cursor of an earlier answer: its next page.")
 
 
 class LintCheckResult(ToolResult):

@@ -25,6 +25,7 @@ from codeplane.server.tooling import (
     ToolResult,
     ToolSpec,
 )
+from codeplane.server.tools.cursor_arg import Cursor
 from codeplane.server.tools.paging import CURSOR_STAND_IN, items_that_fit
 from codeplane.server.tools.refactor_columns import engine_position, one_based, one_based_error
 from codeplane.server.tools.refactor_render import render_apply, render_impact, render_inspect, render_plan
@@ -68,7 +69,7 @@ class ImpactParams(ToolParams):
     line: int | None = Field(default=None, ge=1, le=LINE_MAX)
     column: int | None = Field(default=None, ge=1, le=LINE_MAX)
     limit: int = Field(default=100, ge=1, le=500)
-    cursor: str | None = None
+    cursor: Cursor = None
 
 
 class InspectParams(ToolParams):
@@ -76,7 +77,7 @@ class InspectParams(ToolParams):
     candidate_id: str | None = Field(default=None, description="Which candidate of a needs_decision plan.")
     certainty: list[Literal["high", "medium", "low"]] = Field(default=["medium", "low"], min_length=1)
     kind: list[Literal["code", "doc"]] = Field(default=["code", "doc"], min_length=1)
-    cursor: str | None = None
+    cursor: Cursor = None
     limit: int = Field(default=50, ge=1, le=200)
     context_lines: int = Field(default=2, ge=0, le=10)
 

@@ -21,6 +21,7 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.paths import resolve_in_repo
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
+from codeplane.server.tools.cursor_arg import Cursor
 from codeplane.server.tools.paging import CURSOR_STAND_IN, items_that_fit
 from codeplane.server.tools.tests_changes import changes
 from codeplane.server.tools.tests_models import ImpactModel, MissingRunnerModel, TargetModel
@@ -77,7 +78,7 @@ class DiscoverParams(ToolParams):
                                     description="Only targets under these repo-relative paths.")
     affected_by: list[str] | None = Field(default=None, max_length=2000, description=_AFFECTED)
     changed_since: str | None = Field(default=None, min_length=1, max_length=256, description=_SINCE)
-    cursor: str | None = None
+    cursor: Cursor = None
     limit: int = Field(default=200, ge=1, le=1000)
 
 
@@ -97,7 +98,7 @@ class DiscoverResult(ToolResult):
 class InspectParams(ToolParams):
     changed_files: list[str] | None = Field(default=None, min_length=1, max_length=2000, description=_AFFECTED)
     changed_since: str | None = Field(default=None, min_length=1, max_length=256, description=_SINCE)
-    cursor: str | None = None
+    cursor: Cursor = None
     limit: int = Field(default=100, ge=1, le=500, description="Selected test files per page.")
 
 
@@ -123,7 +124,7 @@ class GetRunParams(ToolParams):
     include: Literal["summary", "targets", "cases"] = Field(
         default="summary", description=("summary: failing targets and cases only; targets: every target with "
                                         "its attempts; cases: every case of the final attempts (paged)."))
-    cursor: str | None = None
+    cursor: Cursor = None
     limit: int = Field(default=100, ge=1, le=500)
 
 
