@@ -71,6 +71,14 @@ def test_log_filters_by_path_ref_and_dates(story: Path) -> None:
                                                                               f"--until={until}")]
 
 
+@pytest.mark.parametrize("spec", ["*.py", "*.txt", "co?e.py", "[RS]*", "app.py"])
+def test_log_path_globs_match_git_log(story: Path, spec: str) -> None:
+    # git_log took every path literally: ``*.py`` matched nothing and the answer was an empty history.
+    found = GitService(story).log(paths=[spec], limit=100)
+    expected = [r["oid"] for r in log_records(story, "--", spec)]
+    assert expected and [c.oid for c in found.commits] == expected
+
+
 def test_log_pages_are_stable_when_new_commits_arrive(story: Path, tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r", {"x": "0\n"})
     for i in range(1, 12):

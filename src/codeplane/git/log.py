@@ -2,7 +2,8 @@
 
 The first page resolves ``ref`` to a commit; its cursor keeps that oid, so commits made between pages
 do not shift the pages. A path filter keeps commits whose tree differs at the path from every parent
-(git's default history simplification, equal for linear history).
+(git's default history simplification, equal for linear history). A path with glob characters is a git pathspec
+glob, as ``git log -- '*.py'`` reads it (``*`` crosses ``/``): the commit's changed paths are matched against it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pygit2.enums import SortMode
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git.cursors import decode_cursor, encode_cursor, query_key
 from codeplane.git.models import GitModel, Page, Person
+from codeplane.git.pathspecs import is_glob, matches
 from codeplane.git.revisions import head_commit, person, resolve_commit
 
 #: A commit message longer than this is cut in a log (``message_truncated`` set): ``git_inspect show`` of the commit
@@ -75,10 +77,20 @@ def _entry(tree: pygit2.Tree, path: str) -> pygit2.Oid | None:
 
 def touches(commit: pygit2.Commit, paths: Sequence[str]) -> bool:
     """Whether ``commit`` changed any of ``paths`` relative to every parent."""
-    mine = [_entry(commit.tree, p) for p in paths]
+    globs = [p for p in paths if is_glob(p)]
+    literal = [p for p in paths if not is_glob(p)]
+    mine = [_entry(commit.tree, p) for p in literal]
     if not commit.parents:
-        return any(m is not None for m in mine)
-    return all(mine != [_entry(parent.tree, p) for p in paths] for parent in commit.parents)
+        return any(m is not None for m in mine) or (bool(globs) and _changes_match(commit.tree, None, globs))
+    return all(mine != [_entry(parent.tree, p) for p in literal]
+               or (bool(globs) and _changes_match(commit.tree, parent.tree, globs)) for parent in commit.parents)
+
+
+def _changes_match(tree: pygit2.Tree, parent: pygit2.Tree | None, globs: Sequence[str]) -> bool:
+    """Whether a path that differs between ``parent`` (``None``: the empty tree) and ``tree`` matches ``globs``."""
+    diff = parent.diff_to_tree(tree) if parent is not None else tree.diff_to_tree(swap=True)
+    return any(matches(path, globs) for delta in diff.deltas
+               for path in {delta.old_file.path, delta.new_file.path})
 
 
 def walk(repo: pygit2.Repository, start: pygit2.Oid, skip: int) -> Iterator[pygit2.Commit]:

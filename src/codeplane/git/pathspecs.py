@@ -110,6 +110,11 @@ def _members(text: str) -> str:
     return "".join(out)
 
 
+def is_glob(spec: str) -> bool:
+    """Whether git reads ``spec`` as a glob (it holds ``*``, ``?``, ``[`` or ``\\``)."""
+    return _glob(spec) is not None
+
+
 @lru_cache(maxsize=256)
 def _glob(spec: str) -> re.Pattern[str] | None:
     """git's default pathspec glob (wildmatch without ``WM_PATHNAME``: ``*`` and ``?`` match ``/`` too, ``[...]``
