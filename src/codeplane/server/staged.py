@@ -119,6 +119,8 @@ class StagedApp:
     def phase(self) -> str:
         if self._failure is not None:
             return "failed"
+        if self._stop.is_set() or self._stopping.is_set():
+            return "stopping"
         return "serving" if self._stack is not None else "starting"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -151,7 +153,9 @@ class StagedApp:
         await self._stack.asgi(scope, receive, send)
 
     async def _answer_while_booting(self, path: str, send: Send) -> None:
-        reason = "starting: loading the MCP stack and subsystems"
+        stopping = self.phase == "stopping"
+        reason = ("stopping: the server is shutting down" if stopping
+                  else "starting: loading the MCP stack and subsystems")
         if path == "/ready":
             await _send_json(send, 503, {"ready": False, "reason": reason})
             return
@@ -159,7 +163,7 @@ class StagedApp:
             "api_version": API_VERSION, "version": __version__, "repo": self._repo, "pid": self._pid,
             "uptime_ms": now_ms() - self._started_at_ms, "ready": False, "ready_reason": reason, "phase": self.phase}
         progress = build_progress.status(self._repo)
-        if progress is not None:  # the boot waits for the first index: say how far it is
+        if progress is not None and not stopping:  # the boot waits for the first index: say how far it is
             loaded = self._booted_stack is not None  # only the first build is left to wait for
             payload["ready_reason"] = f"starting: {'the stack is loaded, ' if loaded else ''}building the index"
             payload["index"] = {"state": "building", "ready": False, "progress": progress}
