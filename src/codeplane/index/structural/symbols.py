@@ -8,7 +8,8 @@ How a query addresses symbols:
   ``symbol``: exact, then prefix, then substring matches (in that order), case-insensitive unless the
   query has an uppercase letter ("smart case").
 ``references`` lists, for every matched definition, the references linked to it (PROVEN, STRONG), then
-member references with the same token (ANCHORED), then unresolved occurrences of the name (UNKNOWN);
+member references with the same token (ANCHORED: for a member definition, or for one the code publishes as a
+property, ``window.f = f``), then unresolved occurrences of the name (UNKNOWN);
 tiers were computed at index time and are reported as stored. Results are capped at ``MAX_HITS`` per query.
 """
 
@@ -147,8 +148,9 @@ def search_references(conn: sqlite3.Connection, query: str, *, scope: SymbolScop
     hits: list[SymbolHit] = []
     for definition in targets:
         linked = q.list_refs_by_def_uid(definition.def_uid, limit=MAX_HITS)
-        anchored = (q.list_refs_by_token(definition.name, limit=MAX_HITS, tiers=("ANCHORED",), member=True)
-                    if definition.kind in _MEMBER_KINDS and definition.parent_uid else [])
+        members = q.list_refs_by_token(definition.name, limit=MAX_HITS, tiers=("ANCHORED",), member=True)
+        anchored = (members if (definition.kind in _MEMBER_KINDS and definition.parent_uid)
+                    or _published(linked, members) else [])
         unknown = q.list_refs_by_token(definition.name, limit=MAX_HITS, tiers=("UNKNOWN",), member=False)
         for ref in (*linked, *anchored, *unknown, *_through_namespace(q, definition)):
             if ref.ref_id in seen:
@@ -164,6 +166,14 @@ def search_references(conn: sqlite3.Connection, query: str, *, scope: SymbolScop
         hits = [h for h in hits if scope.admits(h.path, *families.get(h.path, (None, None)))]
     hits.sort(key=lambda h: (_TIER_RANK.get(h.ref.ref_tier if h.ref else "", 9), h.path, h.line, h.col))
     return hits[:MAX_HITS]
+
+
+def _published(linked: Sequence[RefFact], members: Sequence[RefFact]) -> bool:
+    """Whether the definition is assigned to a property of its own name (``window.f = f``, ``obj.f = f``): its
+    member uses (``opener.f()``) are then uses of it, ANCHORED, not nothing (QA46: a JS references answer
+    listed 2 of 10 lines and gave no hint of the rest)."""
+    written = {(r.path, r.start_line) for r in members if r.role == "DEFINITION"}
+    return any((r.path, r.start_line) in written for r in linked)
 
 
 def _through_namespace(q: StructuralQueries, definition: DefFact) -> list[RefFact]:
