@@ -9,9 +9,12 @@ from pathlib import Path
 import pytest
 
 from codeplane.core.artifacts import ArtifactStore
+from codeplane.core.clock import now_ms
 from codeplane.tasks import TaskState
 from codeplane.tasks.inspection import check_ledger, ledger_overview
 from codeplane.tasks.ledger import Ledger, verify_connection
+from codeplane.tasks.ledger_identity import MISSING_OP
+from codeplane.tasks.models import OperationRecord
 from codeplane.tasks.tamper import TAMPER_OP
 from tests.task_calls import FakeClock, edit, make_tracker, run_call
 
@@ -239,3 +242,22 @@ def test_a_full_disk_neither_breaks_the_chain_nor_loses_the_rows_written_meanwhi
     names = [r["op_type"] for r in raw.execute("SELECT op_type FROM operations ORDER BY op_id")]
     assert names[-5:] == ["before", "while full 0", "while full 1", "while full 2", "after"], names
     assert _doctor(tmp_path)[0], _doctor(tmp_path)
+
+
+def test_a_ledger_deleted_while_open_is_noticed_at_the_next_write(tmp_path: Path) -> None:
+    """QA44 §3c: with ``ledger.db`` deleted while the server ran, it went on writing to the deleted file (``cpl
+    status`` showed those rows) and the restart lost them all, recording only ``ledger.missing``. The next write
+    now reopens: the deletion is recorded at once and the rows written after it are kept."""
+    def op(name: str) -> OperationRecord:
+        return OperationRecord(task_id=None, timestamp_ms=now_ms(), op_type=name, success=True, kind="mutation")
+
+    path = tmp_path / ".codeplane" / "ledger.db"
+    ledger = Ledger(path)
+    ledger.open()
+    ledger.record(op("before"))
+    for leftover in path.parent.glob("ledger.db*"):
+        leftover.unlink()
+    ledger.record(op("after"))
+    ledger.close()
+    rows = [r["op_type"] for r in _raw(path).execute("SELECT op_type FROM operations ORDER BY op_id")]
+    assert rows == [MISSING_OP, "after"], rows

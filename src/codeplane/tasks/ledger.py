@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -153,6 +154,9 @@ class Ledger:
         self.tampering: list[str] = []
         #: Rows ``record`` could not write yet, oldest first (``MAX_UNWRITTEN`` at most).
         self._unwritten: list[tuple[OperationRecord, tuple[TaskRecord, ...]]] = []
+        #: (device, inode) of the file the connection writes: a ``ledger.db`` deleted or replaced while the server
+        #: runs is noticed at the next write, not written to unseen until the restart loses those rows.
+        self._identity: tuple[int, int] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -184,6 +188,7 @@ class Ledger:
             self._last_op_id = max(int(last["op_id"]) if last else 0, int(seq[0]) if seq else 0)
             self._last_hash = str(last["row_hash"]) if last else GENESIS_HASH
             self._conn = conn
+            self._identity = _identity(self.path)
             broken = broken_tail(conn)
             if broken is not None:
                 self.tampering.append(f"the hash chain is broken: {broken}")
@@ -240,6 +245,15 @@ class Ledger:
                 self._conn.close()
                 self._conn = None
 
+    def _reopen_if_replaced(self) -> None:
+        """Start over on the file now at ``path`` when ours was deleted or replaced while open: ``open`` then
+        records the deletion (``ledger.missing``) or checks the other file, as a start would."""
+        if self._conn is None or _identity(self.path) == self._identity:
+            return
+        log.warning("ledger.db was deleted or replaced while the server ran; reopening it")
+        self.close()
+        self.open()
+
     @property
     def is_open(self) -> bool:
         return self._conn is not None
@@ -271,6 +285,7 @@ class Ledger:
         be written now (a full disk) is kept, up to :data:`MAX_UNWRITTEN`, and written before the next one, in
         order: a write done while the disk was full is not missing from the record once it has room."""
         with self._lock:
+            self._reopen_if_replaced()
             self._unwritten.append((op, tasks))
             try:
                 with self.transaction() as conn:
@@ -342,3 +357,11 @@ class Ledger:
         if self._conn is None:
             raise RuntimeError("ledger is not open")
         return self._conn
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
