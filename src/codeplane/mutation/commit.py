@@ -29,6 +29,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 
+from codeplane.core import unanswered
 from codeplane.core.atomic import fsync_dir
 from codeplane.core.bytecode import cache_prefixes, drop_cached_bytecode, indistinct
 from codeplane.core.errors import CodePlaneError, ErrorCode
@@ -142,6 +143,8 @@ class Commit:
                 raise _storage(exc, "writing the batch") from exc
             raise
         journal.discard()
+        # Applied and durable: until the call's ledger row is written, a kill must not leave it unrecorded.
+        unanswered.note(self.journal_dir.parent, batch, [w.rel for w in ordered])
 
     def _pause(self) -> None:
         if self.pause_s > 0:

@@ -17,6 +17,8 @@ from codeplane.tasks.models import OperationRecord
 
 #: Bounds that keep one row small whatever the call touched (the full list is in the artifact, if any).
 MAX_PATHS = 500
+#: The row a start writes for a write a killed server applied and never answered (``core/unanswered.py``).
+UNANSWERED_OP = "write.unanswered"
 MAX_SUMMARY_PATHS = 50
 MAX_FAILING_TESTS = 200
 #: Characters of a tool name a row keeps, its cut marker included: a name the registry does not serve is the caller's

@@ -18,6 +18,7 @@ from codeplane.tasks.ledger import Ledger
 from codeplane.tasks.ledger_identity import MISSING_OP
 from codeplane.tasks.models import OperationRecord
 from codeplane.tasks.quarantine import QUARANTINE_OP
+from codeplane.tasks.recording import UNANSWERED_OP
 
 _DAY_MS = 86_400_000
 
@@ -48,10 +49,12 @@ def run_retention(ledger: Ledger, *, now_ms: int, max_age_days: int, keep_tasks:
             " AND task_id NOT IN (SELECT task_id FROM temp.expired_tasks)").fetchone()[0]
         last_op_id, _ = ledger.head
         through = last_op_id if first_kept is None else int(first_kept) - 1
-        # A quarantine row (the new chain's record of a damaged ledger moved aside) is evidence: it stays for
-        # the age limit even when no task is kept, so the prefix stops before it.
-        pinned = conn.execute("SELECT MIN(op_id) FROM operations WHERE op_type IN (?, ?) AND timestamp >= ?",
-                              (QUARANTINE_OP, MISSING_OP, iso_utc(now_ms - max_age_days * _DAY_MS))).fetchone()[0]
+        # A quarantine row (the new chain's record of a damaged ledger moved aside), like the record of a write
+        # a killed server never answered (it belongs to no saved task), is evidence: it stays for the age limit
+        # even when no task is kept, so the prefix stops before it.
+        pinned = conn.execute("SELECT MIN(op_id) FROM operations WHERE op_type IN (?, ?, ?) AND timestamp >= ?",
+                              (QUARANTINE_OP, MISSING_OP, UNANSWERED_OP,
+                               iso_utc(now_ms - max_age_days * _DAY_MS))).fetchone()[0]
         if pinned is not None:
             through = min(through, int(pinned) - 1)
         anchor = conn.execute("SELECT op_id, row_hash FROM operations WHERE op_id <= ? "

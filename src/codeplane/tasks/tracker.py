@@ -32,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from codeplane.core import unanswered
 from codeplane.core.artifacts import ArtifactRef, ArtifactStore
 from codeplane.core.calls import CallInfo, CallNotes, CallOutcome, TaskMeta
 from codeplane.core.clock import now_ms
@@ -53,7 +54,7 @@ from codeplane.tasks.models import (
     TaskRecord,
     TaskState,
 )
-from codeplane.tasks.recording import operation_record
+from codeplane.tasks.recording import UNANSWERED_OP, bounded_tool_name, operation_record
 from codeplane.tasks.retention import RetentionReport, run_retention
 from codeplane.tasks.sessions import Session, SessionTable
 
@@ -152,10 +153,26 @@ class TaskTracker:
             interrupted.append(task.task_id)
         if interrupted:
             log.info("interrupted tasks left open by a previous server", count=len(interrupted))
+        self._record_unanswered()
         # After the interruptions, so the rows this start appended are among them: a restart must not empty the
         # last operations an operator looks at after a crash.
         self._reload_recent()
         return interrupted
+
+    def _record_unanswered(self) -> None:
+        """A row for each write a previous server applied and was killed before answering (``core/unanswered``)."""
+        for entry in unanswered.pending(self.ledger.path.parent):
+            if self.settings.record_operations:
+                self.ledger.record(OperationRecord(
+                    task_id=None, timestamp_ms=entry.at_ms, op_type=UNANSWERED_OP, success=True, kind="mutation",
+                    request_id=entry.request_id, changed_paths=entry.paths,
+                    detail={"tool": bounded_tool_name(entry.tool or "write"), "batch": entry.batch,
+                            "why": "applied; the server stopped before it answered (recorded at the next start)",
+                            **({"changed_paths_total": entry.paths_total}
+                               if entry.paths_total > len(entry.paths) else {})}))
+            entry.file.unlink(missing_ok=True)
+            log.warning("a write applied before the server stopped had no ledger row; recorded", batch=entry.batch,
+                        tool=entry.tool, files=entry.paths_total)
 
     def stop(self, *, interrupt_open: bool = True) -> None:
         """Finish pending artifact writes, close the tasks still OPEN as CLOSED_INTERRUPTED ("server stopped":
@@ -263,6 +280,8 @@ class TaskTracker:
                 except Exception as exc:  # the answer must still go out; say so instead
                     log.exception("ledger write failed", tool=info.tool)
                     warnings += (f"ledger write failed: {type(exc).__name__}: {exc}",)
+            if info.kind != "read":
+                unanswered.settle(self.ledger.path.parent, info.request_id)
             self._note_recent(record, op_id)
             # The row's id and the budget that refused the call: the observer labels its metric and log with them.
             return replace(convergence.notes(warnings), op_id=op_id, limit_triggered=limit)
