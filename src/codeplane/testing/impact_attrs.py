@@ -134,11 +134,12 @@ class AttributeTypes:
             return None
         return self.attribute_class(cls, found[1], stores[1])
 
-    def excludes_instance(self, k: Def, owner: Def | None, member: str) -> bool:
+    def excludes_instance(self, k: Def, owner: Def | None, member: str, *, stores_ignored: bool = False) -> bool:
         """Whether ``member`` of an object that is certainly a ``k`` cannot denote ``member`` of ``owner`` (the
         rules of ``classify``, once the receiver's class is known). A base's method is not what the object runs
-        when ``k`` itself defines the method, undecorated: a class's own namespace comes first in any MRO."""
-        ancestors = self._classes_holding(k, member)
+        when ``k`` itself defines the method, undecorated: a class's own namespace comes first in any MRO.
+        ``stores_ignored``: what an instance store puts there cannot be ``member`` (``impact_descriptors``)."""
+        ancestors = self._classes_holding(k, member, stores_ignored=stores_ignored)
         if ancestors is None:
             return False
         if owner is None:
@@ -161,12 +162,13 @@ class AttributeTypes:
             "SELECT def_uid, parent_uid FROM st_def WHERE name_lc = ? AND name = ?", (used.name.lower(), used.name))
                 if parent in ancestors] == [used.uid]
 
-    def _classes_holding(self, k: Def, member: str) -> frozenset[str] | None:
+    def _classes_holding(self, k: Def, member: str, *, stores_ignored: bool = False) -> frozenset[str] | None:
         """``k`` and its repository bases when ``<a k>.<member>`` can only be what those classes define: no code
-        stores an attribute ``member`` or ``__class__`` on some object, nor writes attributes by computed names in
-        their files; None otherwise."""
+        stores an attribute ``member`` (unless ``stores_ignored``) or ``__class__`` on some object, nor writes
+        attributes by computed names in their files; None otherwise."""
         ancestors = self.mro(k)
-        if ancestors is None or self.stored_anywhere(member) or self.stored_anywhere("__class__") or any(
+        if ancestors is None or (not stores_ignored and self.stored_anywhere(member)) or self.stored_anywhere(
+                "__class__") or any(
                 (d := self.code.get(uid)) is None or self._dynamic_file(d.file_id) for uid in sorted(ancestors)):
             return None
         return ancestors

@@ -25,6 +25,7 @@ from codeplane.index.structural.facts import REFERENCE
 from codeplane.index.structural.schema import ROLE_CODE
 from codeplane.testing.impact_attrs import AttributeTypes, assigned_call
 from codeplane.testing.impact_code import PythonCode
+from codeplane.testing.impact_descriptors import instance_stores_only, plain_descriptor
 from codeplane.testing.impact_names import rebound_names, receiver_start
 from codeplane.testing.impact_reach import Def
 
@@ -50,7 +51,10 @@ class LocalTypes:
         k = self._receiver_class(site)
         if k is None:
             return None
-        if self.attributes.excludes_instance(k, owner, used.name):
+        # A class attribute holding a plain descriptor runs only through its own classes' lookup: what instances
+        # store under its name cannot be it (``impact_descriptors``).
+        ignored = plain_descriptor(self.attributes, used) and instance_stores_only(self.attributes, used.name)
+        if self.attributes.excludes_instance(k, owner, used.name, stores_ignored=ignored):
             return "out"
         return "exact" if owner is not None and self.attributes.denotes(k, used) else None
 

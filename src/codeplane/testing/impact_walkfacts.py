@@ -148,6 +148,10 @@ class WalkFacts:
         self.dynamic_files: dict[int, bool] = {}
         #: member name → whether some code stores an attribute so named (``impact_attrs``).
         self.stored_members: dict[str, bool] = {}
+        #: class attribute uid → whether it holds a plain descriptor; member name → whether every store of it is an
+        #: instance's or a literal (``impact_descriptors``).
+        self.plain_descriptors: dict[str, bool] = {}
+        self.instance_stores: dict[str, bool] = {}
         #: names written as a string right after a ``setattr``-like call anywhere (``impact_attrs``).
         self.setter_strings: frozenset[str] | None = None
         #: file id → its part of ``setter_strings`` (files with no such call: none), and the files changed since
