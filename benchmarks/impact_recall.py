@@ -65,7 +65,9 @@ from codeplane.testing.runs import RunRecord
 
 WORK = CACHE / "impact"
 PROJECTS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "click": ("8.3.1", ("pytest",)),
+    # click 8.3.1's test_basic.py passes a generator to parametrize, an error under pytest 9: the whole file errored
+    # in the clean run, so no fault could be seen failing it (its cases were neither scored nor checked for recall)
+    "click": ("8.3.1", ("pytest<9",)),
     "attrs": ("25.4.0", ("cloudpickle", "hypothesis", "pympler", "pytest")),
     "requests": ("2.32.5", ("pytest", "pytest-httpbin==2.1.0", "httpbin~=0.10.0", "pytest-mock", "trustme",
                             "werkzeug", "PySocks")),  # its SOCKS proxy tests import PySocks
