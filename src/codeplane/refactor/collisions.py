@@ -1,13 +1,18 @@
 """Would the new name clash with a binding that already exists? (issue 9 item 1: report, never apply silently).
 
-Three checks, all from index facts:
+The checks, all from index facts:
 - the scope that binds the target already binds the new name (a sibling def, class member, import); in Go, the
   package (all the files of its directory) already declares it, or the type already has such a method or field
   (also one promoted from an embedded field), or a type embedding the target's owner has one, or an import in the
   package binds it (:mod:`gocollisions`);
 - Go renames that break what no name spells: an embedded field (named by its type) and a method a standard-library
   interface requires (:mod:`gostdlib`); reported as collisions so nothing is applied without ``accept_collisions``;
-- a class of the target's family (or an ancestor) already has a member with the new name;
+- a class of the target's family (or an ancestor of one) already has a member with the new name: renamed onto a
+  name only a base class has, the method would silently override it (``GiftCart.wipe`` -> ``clear`` where ``Cart``
+  has ``clear()``: its body's ``clear()`` now calls itself);
+- a Rust method and another associated item of its type, in any ``impl`` block (:mod:`rustcollisions`);
+- a top-level or local binding hiding a predeclared name a use still means (Go's ``len``, Python's builtins,
+  TypeScript's ``Math``, Rust's ``Option``, Java's ``String``: :mod:`predeclared`);
 - at a renamed reference, a scope between the reference and the target's binding binds the new name, so
   the renamed reference would be captured by it (shadowing).
 """
@@ -20,8 +25,10 @@ from collections.abc import Iterable
 from codeplane.refactor.facts import Bind, Def, FactReader, Scope
 from codeplane.refactor.gocollisions import embedded_field_clash, hidden_by_embedders, import_clashes, promoted_clashes
 from codeplane.refactor.gostdlib import std_interface
-from codeplane.refactor.members import MemberFamily
+from codeplane.refactor.members import ClassGraph, MemberFamily, apart_by_kind
 from codeplane.refactor.models import Collision
+from codeplane.refactor.predeclared import predeclared_clashes
+from codeplane.refactor.rustcollisions import same_type_clashes
 from codeplane.refactor.spans import SpanEdit
 
 _LIMIT = 10_000
@@ -53,6 +60,7 @@ def find_collisions(reader: FactReader, target: Def, new_name: str, family: Memb
                     ref_scopes: Iterable[tuple[SpanEdit, int | None]]) -> list[Collision]:
     """Clashes of ``new_name`` with existing bindings (sorted, bounded)."""
     scopes = _Scopes(reader)
+    ref_scopes = list(ref_scopes)
     found: dict[tuple[str, int, int], Collision] = {}
 
     def add(at: tuple[str, int, int], kind: str, scope: str, detail: str) -> None:
@@ -92,13 +100,25 @@ def find_collisions(reader: FactReader, target: Def, new_name: str, family: Memb
                 f"{renamed.qualified_name} is the method {renamed.name} of {interface}: a value used as one (a "
                 "conversion here, or fmt/encoding at run time) stops being one after the rename; pass "
                 f"accept_collisions=true if the type is never used as {interface}")
+    for renamed in [target, *(family.overrides if family is not None else [])]:
+        for d in same_type_clashes(reader, renamed, new_name):
+            add((d.path, d.name_line, d.name_column), "member", "type",
+                f"{d.qualified_name} is already an associated item of the type of {renamed.qualified_name}: two "
+                "of one name are E0592, or ambiguous (E0034), or the inherent one silently wins at every call")
+    for at, detail in predeclared_clashes(reader, target, new_name, family is not None,
+                                          sorted({e.path for e, _ in ref_scopes})):
+        add(at, "shadowed", "predeclared", detail)
     embedded = embedded_field_clash(reader, target)
     if embedded is not None:
         add((target.path, target.name_line, target.name_column), "embedded_field", "type", embedded)
     if family is not None:
         owners = set(family.classes) | {d.parent_uid for d in family.overridden if d.parent_uid}
+        if target.language != "go":  # Go's embedded types are promoted_clashes' (hidden, never overridden)
+            # Every ancestor, not only those with the old name: one that has the new name would be overridden.
+            graph = ClassGraph(reader)
+            owners |= {a.def_uid for c in family.classes.values() for a in graph.ancestors(c)}
         for d in reader.defs_named(new_name, _LIMIT):
-            if d.parent_uid in owners:
+            if d.parent_uid in owners and not apart_by_kind(d, target):
                 add((d.path, d.name_line, d.name_column), "member", "class",
                     f"{d.qualified_name} already exists in the class hierarchy of {target.qualified_name}")
     for base in family.builtin_bases if family is not None else []:
