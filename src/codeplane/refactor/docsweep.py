@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import re
 
+from tree_sitter import Node
+
+from codeplane.refactor.lexical import syntax_root
 from codeplane.refactor.models import Certainty
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -122,10 +125,158 @@ def names_another_class(before: str, classes: frozenset[str]) -> bool:
     return bool(classes) and found is not None and found.group(1) not in classes
 
 
+#: A run of characters a file path is written with (no spaces, quotes, backticks or brackets).
+_PATH_CHARS = re.compile(r"[\w./\\-]")
+_FILE_NAME = re.compile(r"\.[A-Za-z]\w*$")
+
+
+def _path_segment(line: str, column: int, length: int) -> bool:
+    """Whether the mention is a segment of a file path (``tests/get_or_create/models.py`` in an egg-info
+    ``SOURCES.txt``): a directory or file the rename does not move. A path has a ``/`` and ends with a file name
+    or a ``/``, or has two ``/`` (``get_or_create/update_or_create`` in prose names both, it is no path)."""
+    start, end = column, column
+    while start > 0 and _PATH_CHARS.fullmatch(line[start - 1]):
+        start -= 1
+    while end < len(line) and _PATH_CHARS.fullmatch(line[end]):
+        end += 1
+    token = line[start:end]
+    token = token.rstrip(".")  # a sentence's full stop
+    if "/" not in token[column - start - 1:column - start + length + 1]:
+        return False  # the slash must touch the mention: ``a/b.py`` says nothing of a name before it
+    return bool(_FILE_NAME.search(token)) or token.endswith("/") or token.count("/") >= 2
+
+
 def mention_confidence(line: str, column: int, name: str, *, in_code_block: bool = False) -> Certainty:
     """Confidence that the mention at ``column`` of ``line`` names the renamed symbol."""
+    if not in_code_block and _path_segment(line, column, len(name)):
+        # In prose a path is never the symbol; in code ``a/name`` may be a division, so code keeps its weight.
+        return "low"
     if in_code_block or _in_backticks(line, column):
         return "high"
     if is_distinctive(name) or _dotted(line, column, len(name)):
         return "medium"
     return "low"
+
+
+#: Pattern nodes a binding name sits in (``let (a, Some(b)) = ...``); a tuple struct's ``type`` is no binding.
+_PATTERNS = frozenset({"tuple_pattern", "slice_pattern", "tuple_struct_pattern", "struct_pattern", "field_pattern",
+                       "ref_pattern", "mut_pattern", "reference_pattern", "or_pattern", "captured_pattern",
+                       "match_pattern", "parameter", "closure_parameters"})
+_LITERALS = frozenset({"string_literal", "raw_string_literal", "char_literal"})
+#: Wraps a doctest's lines so that ``let`` statements parse as the function body rustdoc makes of them.
+_DOCTEST_HEAD = "fn __doctest() {\n"
+
+
+def rust_doctest_not_symbol(text: str, doctests: set[int], name: str) -> set[int]:
+    """Offsets in ``text`` of the occurrences of ``name`` in Rust doctests (``doctests``: their lines) that are not
+    a symbol of the crate: inside a string or char literal, or a name the doctest binds itself (``let left = ...``,
+    a closure's parameter, a pattern's name) and its uses where that binding is in scope. A method call
+    (``.left()``), a path (``Either::left``) or a struct key is never among them. Unparsed (no grammar): empty."""
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    found: set[int] = set()
+    for first, last in _runs(doctests):
+        code = [_code_of(lines[n - 1]) for n in range(first, last + 1)]
+        root = syntax_root((_DOCTEST_HEAD + "\n".join(code) + "\n}\n").encode(), "doctest.rs")
+        if root is None:
+            return set()
+
+        def at(point: tuple[int, int], first: int = first, code: list[str] = code) -> int:
+            # Rows count from the wrapper's line; the masked lines keep the file's columns (in characters).
+            row, column = point[0] - 1, point[1]
+            return starts[first - 1 + row] + len(code[row].encode()[:column].decode("utf-8", "replace"))
+
+        literals: list[tuple[int, int]] = []
+        names: list[tuple[int, tuple[int, int] | None, bool]] = []
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if node.type in _LITERALS and 1 <= node.start_point[0] <= len(code):
+                literals.append((at(node.start_point), at(node.end_point) if node.end_point[0] <= len(code)
+                                 else starts[last]))
+                continue
+            if node.type in ("identifier", "shorthand_field_identifier") and node.text == name.encode() \
+                    and 1 <= node.start_point[0] <= len(code) and not _member_token(node):
+                scope = _binding_scope(node)
+                bounds = (at(scope[0]), at(scope[1]) if scope[1][0] <= len(code) else starts[last]) \
+                    if scope is not None else None
+                shorthand = node.type == "shorthand_field_identifier" or (
+                    node.parent is not None and node.parent.type == "shorthand_field_initializer")
+                names.append((at(node.start_point), bounds, shorthand))
+            stack.extend(node.children)
+        scopes = [bounds for _, bounds, _ in names if bounds is not None]
+        for offset, bounds, shorthand in names:
+            # A shorthand key (``Owner { name, .. }``) is the field too: the sweep rewrites it ``name: local``.
+            if not shorthand and (bounds is not None or any(s <= offset < e for s, e in scopes)):
+                found.add(offset)
+        found |= {o for o in _occurrences(text, name, starts[first - 1], starts[last])
+                  if any(s < o < e for s, e in literals)}
+    return found
+
+
+def _member_token(node: Node) -> bool:
+    """``e.left`` / ``Either::left`` inside a macro's tokens (``assert_eq!(e.left(), ..)``), which the grammar keeps
+    as bare identifiers: a member or path, never the doctest's local."""
+    before = node.prev_sibling
+    return node.parent is not None and node.parent.type == "token_tree" and before is not None \
+        and before.type in (".", "::")
+
+
+def _runs(lines: set[int]) -> list[tuple[int, int]]:
+    runs: list[tuple[int, int]] = []
+    for n in sorted(lines):
+        if runs and runs[-1][1] == n - 1:
+            runs[-1] = (runs[-1][0], n)
+        else:
+            runs.append((n, n))
+    return runs
+
+
+def _code_of(line: str) -> str:
+    """A doctest line with its comment prefix (and rustdoc's hidden-line ``#``) blanked, columns kept."""
+    prefix = _RUST_DOC.match(line)
+    end = prefix.end() if prefix is not None else 0
+    body = line[end:]
+    stripped = body.lstrip(" \t")
+    if stripped == "#" or stripped.startswith("# "):
+        body = body[:len(body) - len(stripped)] + " " + stripped[1:]
+    return " " * end + body
+
+
+def _occurrences(text: str, name: str, start: int, end: int) -> list[int]:
+    return [m.start() + start for m in re.finditer(rf"(?<![\w]){re.escape(name)}(?![\w])", text[start:end])]
+
+
+def _binding_scope(node: Node) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """Where the name ``node`` binds, when it is a pattern's binding: after a ``let`` to the end of its block, the
+    closure or function of a parameter, the ``for``/``if let``/``while let``/match arm of its pattern."""
+    child, parent = node, node.parent
+    while parent is not None and parent.type in _PATTERNS:
+        if parent.type == "tuple_struct_pattern" and parent.child_by_field_name("type") == child:
+            return None  # ``Some(x)``'s ``Some``
+        if parent.type == "field_pattern" and parent.child_by_field_name("name") == child \
+                and child.type != "shorthand_field_identifier":
+            return None
+        if parent.type == "parameter" and parent.child_by_field_name("pattern") != child:
+            return None
+        child, parent = parent, parent.parent
+    if parent is None:
+        return None
+    if parent.type == "let_declaration" and parent.child_by_field_name("pattern") == child:
+        block = parent.parent
+        return (parent.end_point, block.end_point) if block is not None else None
+    if parent.type == "match_arm":
+        return parent.start_point, parent.end_point
+    if parent.type in ("for_expression", "let_condition") and parent.child_by_field_name("pattern") == child:
+        owner = parent.parent if parent.type == "let_condition" else parent
+        while owner is not None and owner.type not in ("if_expression", "while_expression", "for_expression"):
+            owner = owner.parent
+        return (owner.start_point, owner.end_point) if owner is not None else None
+    if child.type in ("parameter", "closure_parameters") or parent.type in ("parameters", "closure_expression"):
+        owner = parent
+        while owner is not None and owner.type not in ("closure_expression", "function_item"):
+            owner = owner.parent
+        return (owner.start_point, owner.end_point) if owner is not None else None
+    return None

@@ -23,6 +23,7 @@ from codeplane.refactor.docsweep import (
     names_another,
     names_another_class,
     qualifier,
+    rust_doctest_not_symbol,
 )
 from codeplane.refactor.facts import DynamicSite, Ref
 from codeplane.refactor.gopackage import GoPackageTarget
@@ -219,6 +220,9 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
         contexts = ["doc"] * len(todo) if doc_file else classify(src.text, path, [p[0] for p in todo])
         fenced = code_block_lines(src.text) if doc_file else set()
         doctests = doctest_lines(src.text) if path.endswith(".rs") else set()
+        # A doctest's own locals (``let left = ...``) and string contents are not the symbol (QA 45 F8).
+        doctest_other = rust_doctest_not_symbol(src.text, doctests, data.name) \
+            if any(p[1] in doctests for p in todo) else set()
         if path not in data.structural_paths and not doc_file:
             unindexed.add(path)
         keys = {} if doc_file else member_keys(src.text, path, [p[0] for p in todo], data.key_owners, frozenset(
@@ -249,7 +253,9 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
                 new_text = data.new_name
                 if reason == "doctest" and line in doctests:
                     floor = _block_start(doctests, line, starts)
-                    if _not_the_owners(src.text, offset, floor, edit_line[:col], data):
+                    if offset in doctest_other:
+                        confidence = "low"
+                    elif _not_the_owners(src.text, offset, floor, edit_line[:col], data):
                         confidence = "low"  # ``VersionReq::parse`` / ``r.major`` while renaming ``Version``'s
                     elif _shorthand_key(src.text, offset, floor, data):
                         new_text = f"{data.new_name}: {data.name}"  # ``Version { major, .. }``: the variable stays

@@ -104,7 +104,10 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 53: a Rust member that is not called (``x.f``, ``(x.f)(..)``) has the shape ``self.$`` / ``obj.$`` / ``expr.$``:
 #:     ``x.len`` links only to a field and ``x.len()`` only to a method (a type's getter ``len()`` beside its field
 #:     ``len`` left both ANCHORED).
-SCHEMA_VERSION = 53
+#: 54: a Go call with type arguments (``F[int](x)``) carries ``type:F()`` and an embedded or typed generic field
+#:     (``*Stack[T]``, ``pkg.Stack[T]``) carries ``ftype:``; a Rust macro body's ``fn f`` of ``impl Tr for $t`` and
+#:     ``<T as Tr>::f`` among a macro's tokens have the shape ``mpath:Tr``.
+SCHEMA_VERSION = 54
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

@@ -4,7 +4,8 @@ is not knowable from the path, so nothing is bound).
 For ``golink`` a declared name carries the type its declaration spells (``type:T`` / ``type:pkg.T``): a
 parameter or receiver (``p *Path``), ``var x T``, ``x := T{...}`` / ``&T{...}`` / ``new(T)`` / ``x.(*T)``, and a
 function's name its first result (``func New() *T``); ``x := New()`` / ``x, err := pkg.New()`` carry
-``type:New()``; a slice or array of ``T`` is ``[]T``, and ``for _, v := range xs`` gives ``v`` ``type:range@L:C``
+``type:New()`` (with type arguments too: ``New[int](n)``); a type's arguments are no part of it (``*Stack[T]`` is
+``Stack``); a slice or array of ``T`` is ``[]T``, and ``for _, v := range xs`` gives ``v`` ``type:range@L:C``
 (the element of what ends at line L, column C). A struct
 field's type carries ``ftype:T`` on its first plain name (the field's own name is not a reference; an embedded
 field's is its type's, so it carries its own ``ftype:``). Go is
@@ -76,7 +77,17 @@ def _constructed_type(value: Node) -> str | None:
 
 
 def _called(value: Node) -> str | None:
-    """``F()`` / ``pkg.F()`` for a call of a plain or package-qualified function (its first result's type)."""
+    """``F()`` / ``pkg.F()`` for a call of a plain or package-qualified function (its first result's type), with
+    or without type arguments (``F[int](x)``)."""
+    if value.type == "type_conversion_expression":
+        # ``F[int](x)`` with one argument parses as a conversion to a generic type; a call of a generic function
+        # reads the same, and ``F()`` of a type (a real conversion) resolves to nothing (gotypes only follows
+        # functions' results), so taking it as a call is never wrong.
+        written = value.child_by_field_name("type")
+        if written is None or written.type != "generic_type":
+            return None
+        name = _written_type(written)
+        return f"{name}()" if name is not None else None
     if value.type != "call_expression":
         return None
     function = value.child_by_field_name("function")
@@ -150,6 +161,8 @@ def _field_type(node: Node) -> str | None:
         if head is node:
             return None
     holder = head.parent
+    if holder is not None and holder.type == "generic_type" and holder.child_by_field_name("type") == head:
+        holder = holder.parent  # ``Stack[string]``: the type, not one of its type arguments
     while holder is not None and holder.type in ("pointer_type", "slice_type", "array_type"):
         holder = holder.parent
     if holder is None or holder.type != "field_declaration":

@@ -8,7 +8,8 @@ A member that is not called (``x.f``, ``(x.f)(..)``: a field, never a method) ha
 (``self.$``, ``obj.$``, ``expr.$``); a method call keeps ``self.`` / ``obj.`` / ``expr.``.
 A struct literal's or pattern's field keys are members with a ``struct:T`` shape; a shorthand key
 (``T { f }``, also a variable) is a plain name with ``short:T``; ``self.f`` / ``v.f`` inside a macro's tokens
-are plain names with ``mself.`` / ``mobj.``, and ``c`` of a path ``a::b::c`` there ``mpath:a::b``; a struct field's
+are plain names with ``mself.`` / ``mobj.``, and ``c`` of a path ``a::b::c`` there ``mpath:a::b`` (so is ``f`` of
+``impl a::Tr for $t { fn f .. }`` and of ``<T as a::Tr>::f`` there: ``mpath:a::Tr``); a struct field's
 declared type carries ``ftype:T``.
 """
 
@@ -222,6 +223,68 @@ def _macro_path(node: Node) -> str | None:
     return "mpath:" + "::".join(reversed(segments))
 
 
+def _macro_trait_path(node: Node) -> str | None:
+    """``mpath:Tr`` for ``f`` in ``<T as Tr>::f`` inside a macro's tokens (``assert_eq!(<[u8; 6] as FromHex>::
+    from_hex(s), ..)``): the path names the trait's item whatever ``T`` is."""
+    sep = node.prev_sibling
+    close = sep.prev_sibling if sep is not None and sep.type == "::" else None
+    if close is None or close.type != ">":
+        return None
+    trait: list[Node] = []
+    current = close.prev_sibling
+    while current is not None and current.type in ("identifier", "::", "crate", "self", "super"):
+        trait.append(current)
+        current = current.prev_sibling
+    if current is None or current.type != "as" or not trait:
+        return None
+    trait.reverse()
+    return _trait_shape(trait)
+
+
+def _trait_shape(trait: list[Node]) -> str | None:
+    """``mpath:a::Tr`` for the tokens ``a :: Tr`` of a trait's path; None for anything else."""
+    segments = [_text(t) for t in trait if t.type != "::"]
+    spelled = len(trait) == 2 * len(segments) - 1 and all(
+        t.type in ("identifier", "crate", "self", "super") for t in trait[::2]) and all(
+        t.type == "::" for t in trait[1::2])
+    return "mpath:" + "::".join(segments) if segments and spelled else None
+
+
+def _macro_impl_method(node: Node) -> str | None:
+    """``mpath:Trait`` for ``f`` in ``impl Trait for $t { fn f ... }`` written in a macro's tokens (``macro_rules!``
+    bodies are never parsed as items): the trait fixes the method's name, so the token is linked as the path
+    ``Trait::f`` and a rename of the trait's method takes it along (E0407/E0046 otherwise)."""
+    keyword, body = node.prev_sibling, node.parent
+    if keyword is None or keyword.type != "fn" or body is None or body.type != "token_tree" \
+            or _text(body)[:1] != "{":
+        return None
+    header: list[Node] = []
+    current = body.prev_sibling
+    while current is not None and current.type != "impl":
+        if current.type in (";", "}") or (current.type == "token_tree" and _text(current)[:1] == "{"):
+            return None  # the body of something other than an ``impl`` header
+        header.append(current)
+        current = current.prev_sibling
+    if current is None:
+        return None
+    header.reverse()
+    depth, split = 0, None
+    for index, token in enumerate(header):  # ``impl<T> Tr<T> for X``: the ``for`` outside angle brackets
+        depth += (token.type == "<") - (token.type == ">")
+        if depth == 0 and token.type == "for":
+            split = index
+            break
+    if split is None:
+        return None  # an inherent ``impl $t``: whose method it is is not written
+    trait = header[:split]
+    if trait and trait[0].type == "<":  # the impl's own generics
+        close = next((i for i, t in enumerate(trait) if t.type == ">"), None)
+        trait = trait[close + 1:] if close is not None else []
+    if "<" in (t.type for t in trait):  # the trait's arguments (``Tr<T>``)
+        trait = trait[:[t.type for t in trait].index("<")]
+    return _trait_shape(trait)
+
+
 def _field_type(node: Node) -> str | None:
     """``ftype:T`` when ``node`` is the type a struct field is declared with (``pub pre: Prerelease``)."""
     head = node
@@ -248,7 +311,7 @@ def plain_shape(node: Node) -> str | None:
     if parent.type == "shorthand_field_initializer":  # ``Version { major }``: a field key and a variable
         return f"short:{_literal_type(parent.parent.parent if parent.parent is not None else None)}"
     if parent.type == "token_tree":
-        return _macro_member(node) or _macro_path(node)
+        return _macro_member(node) or _macro_path(node) or _macro_trait_path(node) or _macro_impl_method(node)
     if parent.child_by_field_name("pattern") != node:
         return None
     written: str | None = None

@@ -21,6 +21,7 @@
 (field_declaration !name type: (type_identifier) @name) @definition.field
 (field_declaration !name type: (qualified_type name: (type_identifier) @name)) @definition.field
 (field_declaration !name type: (generic_type type: (type_identifier) @name)) @definition.field
+(field_declaration !name type: (generic_type type: (qualified_type name: (type_identifier) @name))) @definition.field
 
 (function_declaration) @scope.function
 (method_declaration) @scope.function
