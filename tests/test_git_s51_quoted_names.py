@@ -35,8 +35,8 @@ async def test_names_with_control_characters_are_quoted_as_git_quotes_them(tmp_p
     assert not any(line in ("M evil.py", "?? notes") for line in status_lines)
     assert '--- modified "nl\\tM injected.py" +1 -0' in answer_text(diff).splitlines()
     commit_lines = answer_text(commit).splitlines()
-    assert any(line.startswith('A "notes\\nM evil.py" ') for line in commit_lines), commit_lines
-    assert any(line.startswith('M "nl\\tM injected.py" ') for line in commit_lines), commit_lines
+    assert any(line == 'A "notes\\nM evil.py"' for line in commit_lines), commit_lines
+    assert any(line == 'M "nl\\tM injected.py"' for line in commit_lines), commit_lines
     assert not any(line.startswith("M evil.py") for line in commit_lines)
     # The structured answers keep the names as they are.
     assert envelope(status)["result"]["untracked"] == [_NEW]

@@ -79,7 +79,8 @@ async def test_a_write_over_many_files_lists_a_bounded_number_and_says_how_many_
             write_files(root, {path: "x = 3\n" for path in files})
             text, record = await call("git_stage_and_commit", {"all": True, "message": "three"})
             assert record["staged_total"] == 260 and len(record["staged"]) == 100  # type: ignore[arg-type]
-            assert "… 160 more" in text and len(text) < 16_000 and '{"' not in text, text[-300:]
+            assert "260 files changed" in text and "… 250 more paths" in text, text[-300:]
+            assert len(text) < 16_000 and '{"' not in text, text[-300:]
             write_files(root, {path: "x = 4\n" for path in files})
             text, record = await call("git_checkout", {"paths": ["pkg"], "confirm": True})
             assert record["restored_paths_total"] == 260, record

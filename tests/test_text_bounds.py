@@ -135,7 +135,7 @@ async def test_long_answers_come_in_parts_that_add_up_to_the_whole(repo: Path) -
             assert covered == list(range(1, _LINES + 1))
 
             # A list action (tags here; recovery points, branches and stashes alike) in parts of whole entries.
-            tags = sorted(f"release-candidate-with-a-long-descriptive-name-{i:03d}" for i in range(200))
+            tags = sorted(f"release-candidate-with-a-long-descriptive-name-{i:03d}" for i in range(400))
             for tag in tags:
                 git(repo, "tag", tag)
             pages = await _follow(inspect, {"action": "tags", "limit": 2000}, lambda r: r.get("next_cursor"))
@@ -291,13 +291,13 @@ async def test_a_status_in_parts_says_once_what_its_limit_cut(tmp_path: Path) ->
             call = _caller(client, "git_status")
             texts: list[str] = []
             listed = 0
-            record, text = await call({"limit": 1000})
+            record, text = await call({"limit": 1000, "untracked": "all"})
             while True:
                 texts.append(text)
                 listed += len(record.get("untracked", []))
                 if not record.get("next_cursor"):
                     break
-                record, text = await call({"limit": 1000, "cursor": record["next_cursor"]})
+                record, text = await call({"limit": 1000, "untracked": "all", "cursor": record["next_cursor"]})
             assert len(texts) >= 2 and listed == 1000
             said = [line for t in texts for line in t.splitlines() if line.startswith("… ")]
             assert said == ["… 200 more untracked (narrow with paths, or raise limit)"], said

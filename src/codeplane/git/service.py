@@ -84,10 +84,11 @@ class GitService:
         self._s = RepoSession(root, after_tree_change, while_writing)
 
     # -- reads ---------------------------------------------------------------------------------------
-    def status(self, paths: Sequence[str] = (), limit: int = 1000) -> status.StatusReport:
+    def status(self, paths: Sequence[str] = (), limit: int = 1000,
+               untracked: status.UntrackedMode = "all") -> status.StatusReport:
         scope = repo_paths(self.root, paths)
         with self._s.reading() as repo:
-            return status.status(repo, scope, limit)
+            return status.status(repo, scope, limit, untracked)
 
     def warm_caches(self) -> None:
         """Run one status so the first agent call does not pay for parsing the index and reading every

@@ -1,12 +1,18 @@
 """``git_status``: branch, HEAD, staged/modified/untracked/conflicted paths and the in-progress state.
 
-Mirrors ``git status --porcelain=v2 --untracked-files=all``: staged entries come from HEAD→index (with
-rename pairing), modified entries from index→working tree, conflicts from the index's conflict stages.
+Mirrors ``git status --porcelain=v2``: staged entries come from HEAD→index (with rename pairing), modified
+entries from index→working tree, conflicts from the index's conflict stages. Untracked files are folded as git's
+default ``--untracked-files=normal`` does (:func:`fold_untracked`: a directory holding no tracked file is one
+``dir/`` entry; 300 generated files cost 10 KB and several calls listed one by one); ``untracked="all"`` lists
+every file, as ``-uall``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Literal
 
 import pygit2
 from pygit2.enums import DiffFind, FileStatus
@@ -16,6 +22,11 @@ from codeplane.git.models import Conflict, GitModel
 from codeplane.git.pathspecs import matches, shown
 from codeplane.git.revisions import head_branch, head_commit, head_tree
 from codeplane.git.status_flags import status_flags
+from codeplane.git.worktree_scan import prepared_index
+
+#: How untracked files are listed: ``normal`` folds a directory without tracked files to ``dir/`` (git's default),
+#: ``all`` lists every file (``git status -uall``).
+UntrackedMode = Literal["normal", "all"]
 
 _STAGED = (
     (FileStatus.INDEX_NEW, "added"),
@@ -108,9 +119,50 @@ def _gone(repo: pygit2.Repository, name: str) -> str | None:
     return f"{remote}/{merge.removeprefix('refs/heads/')}"
 
 
-def status(repo: pygit2.Repository, paths: Sequence[str] = (), limit: int = 1000) -> StatusReport:
+def _parents(paths: Iterable[bytes]) -> set[bytes]:
+    dirs: set[bytes] = set()
+    for path in paths:
+        cut = path.rfind(b"/")
+        while cut > 0 and path[:cut] not in dirs:
+            dirs.add(path[:cut])
+            cut = path.rfind(b"/", 0, cut)
+    return dirs
+
+
+def _tracked_dirs(repo: pygit2.Repository) -> frozenset[bytes] | set[bytes]:
+    """Every directory holding an index entry (any stage), as repository-relative bytes."""
+    if repo.workdir is not None and (prepared := prepared_index(repo, Path(repo.workdir))) is not None:
+        return prepared.tracked_dirs  # parsed once per index version
+    index = repo.index
+    paths = [os.fsencode(e.path) for e in index]
+    paths += [os.fsencode(e.path) for c in (index.conflicts or ()) for e in c if e is not None]
+    return _parents(paths)
+
+
+def fold_untracked(files: Sequence[str], tracked_dirs: frozenset[bytes] | set[bytes],
+                   specs: Sequence[str] = ()) -> list[str]:
+    """``files`` (untracked, pygit2 paths) as ``git status -unormal`` lists them, sorted: each file under a
+    directory that holds no tracked file becomes that topmost directory as ``dir/``. With pathspecs git folds
+    only a directory the pathspec takes whole (``src``, ``src/*``) and descends into one it only reaches into
+    (``src/gen/a.py``, ``*.py``), so the entry is then the deeper directory or the file itself. A directory
+    holding only ignored files or nothing never appears: no untracked file names it."""
+    out: set[str] = set()
+    for path in files:
+        parts = path.rstrip("/").split("/")
+        entry = path
+        for depth in range(1, len(parts)):
+            directory = "/".join(parts[:depth])
+            if os.fsencode(directory) not in tracked_dirs and matches(directory + "/", specs):
+                entry = directory + "/"
+                break
+        out.add(entry)
+    return sorted(out)
+
+
+def status(repo: pygit2.Repository, paths: Sequence[str] = (), limit: int = 1000,
+           untracked_mode: UntrackedMode = "all") -> StatusReport:
     """The repository status, optionally restricted to ``paths`` (canonical, from ``repo_paths``; git's pathspec
-    globs included, :func:`~codeplane.git.pathspecs.matches`)."""
+    globs included, :func:`~codeplane.git.pathspecs.matches`); untracked files folded per ``untracked_mode``."""
     flags = {p: f for p, f in status_flags(repo).items() if matches(p, paths)}
     renamed: dict[str, str] = {}
     if any(f & FileStatus.INDEX_NEW for f in flags.values()) and \
@@ -137,7 +189,10 @@ def status(repo: pygit2.Repository, paths: Sequence[str] = (), limit: int = 1000
         if wt_kind is not None:
             modified.append(StatusEntry(path=shown(path), status=wt_kind))
         elif flag & FileStatus.WT_NEW:
-            untracked.append(shown(path))
+            untracked.append(path)
+    if untracked and untracked_mode == "normal":
+        untracked = fold_untracked(untracked, _tracked_dirs(repo), paths)
+    untracked = [shown(path) for path in untracked]
     conflicts = [c for c in read_conflicts(repo.index) if matches(c.path, paths)] if conflicted else []
     head = head_commit(repo)
     branch = head_branch(repo)

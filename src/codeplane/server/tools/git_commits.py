@@ -14,7 +14,7 @@ from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
 from codeplane.server.tools.cursor_arg import Cursor
 from codeplane.server.tools.git_common import CATEGORY, CONFIRM_FIELD, RECOVERY_NOTE, ActionResult, as_result, run
-from codeplane.server.tools.git_write_render import render_git_write
+from codeplane.server.tools.git_write_render import render_commit, render_git_write
 from codeplane.server.tools.paging import PageCursors, PagedText, first_of_list, next_of_list
 
 
@@ -131,7 +131,7 @@ async def _stash(ctx: ToolContext, p: GitStashParams) -> GitStashResult:
         if p.cursor is not None:
             return next_of_list(_STASH_LISTS, p.cursor, "git_stash")
         return first_of_list(GitStashResult(action="list", stashes=await run(git.stashes)), "stashes", _STASH_LISTS,
-                             "git_stash")
+                             "git_stash", render_git_write)
     if p.action == "push":
         result = await run(lambda: git.stash_push(message=p.message, include_untracked=p.include_untracked,
                                                   keep_index=p.keep_index, paths=p.paths or ()))
@@ -170,7 +170,7 @@ def tools(services: Services) -> list[ToolSpec]:
                       ToolExample("unstage a file", {"paths": ["a.py"], "action": "unstage"})),
         ),
         ToolSpec(
-            render=render_git_write,
+            render=render_commit,
             name="git_commit", category=CATEGORY, params=GitCommitParams, result=GitCommitResult, handler=_commit,
             kind="mutation", read_only=False, idempotent=False,
             summary="Commit what is staged (or only the given paths, as on disk). Concludes a merge, "
@@ -182,7 +182,7 @@ def tools(services: Services) -> list[ToolSpec]:
                       ToolExample("commit two files only", {"message": "Docs", "paths": ["README.md", "docs/"]})),
         ),
         ToolSpec(
-            render=render_git_write,
+            render=render_commit,
             name="git_stage_and_commit", category=CATEGORY, params=GitStageAndCommitParams, result=GitCommitResult,
             handler=_stage_and_commit, kind="mutation", read_only=False, idempotent=False,
             summary="Stage the given paths (or all changes) and commit everything staged, in one step. If the "

@@ -13,7 +13,7 @@ from codeplane.git.history import HistoryPage
 from codeplane.git.log import LogPage
 from codeplane.git.recovery import RecoveryPoint
 from codeplane.git.show import ShowResult
-from codeplane.git.status import StatusReport
+from codeplane.git.status import StatusReport, UntrackedMode
 from codeplane.git.tags import TagInfo
 from codeplane.server.answers import compact_json
 from codeplane.server.services import Services
@@ -36,11 +36,11 @@ from codeplane.server.tools.paging import (
     PageCursors,
     PagedText,
     first_of_list,
+    first_parts,
     items_that_fit,
-    json_size,
     next_of_list,
     page_line,
-    split_list,
+    split_rendered,
 )
 
 #: 1-based; the git service refuses a reversed range or one starting past the end (1003 naming line_range).
@@ -57,6 +57,8 @@ class GitStatusParams(ToolParams):
     paths: list[str] | None = Field(default=None, description="Only report these files/directories (git globs: "
                                                               "`*.py` matches in every directory).")
     limit: int = Field(default=1000, ge=1, le=10_000, description="Cap per list; *_total counts stay exact.")
+    untracked: UntrackedMode = Field(default="normal", description="normal: a directory holding no tracked file "
+                                     "is one `dir/` entry, as git's default; all: every untracked file (-uall).")
     cursor: Cursor = Field(default=None, description="next_cursor of the previous part (same arguments).")
 
 
@@ -141,7 +143,7 @@ async def _status(ctx: ToolContext, p: GitStatusParams) -> GitStatusResult:
     key = _query("git_status", p)
     if p.cursor is not None:
         return _paged(GitStatusResult, *_STATUS_PAGES.next(p.cursor, key))
-    pages = split_status(await run(lambda: ctx.services.git.status(p.paths or (), p.limit)))
+    pages = split_status(await run(lambda: ctx.services.git.status(p.paths or (), p.limit, p.untracked)))
     first, next_cursor = _STATUS_PAGES.first(pages, key)
     return _paged(GitStatusResult, first, 1, len(pages), next_cursor)
 
@@ -228,7 +230,7 @@ async def _inspect(ctx: ToolContext, p: GitInspectParams) -> GitInspectResult:
             return _tag_parts(GitInspectResult(action=p.action, tags=found, tags_total=total), p.limit or 500, key)
         points = await run(lambda: git.recovery_points(p.limit or 50))
         return first_of_list(GitInspectResult(action=p.action, recovery_points=points), "recovery_points",
-                             _INSPECT_LISTS, key)
+                             _INSPECT_LISTS, key, _render_inspect)
     name = _need(p.name, "name", p.action)
     if p.action == "tag_create":
         made = await run(lambda: git.tag_create(name, p.ref, message=p.message, force=p.force))
@@ -240,13 +242,7 @@ async def _inspect(ctx: ToolContext, p: GitInspectParams) -> GitInspectResult:
 def _tag_parts(result: GitInspectResult, per_part: int, key: str) -> GitInspectResult:
     """Every tag, in parts of at most ``per_part`` whose text fits: ``limit`` used to cap the listing at 2000
     with no way to the rest (``tags_total`` said 3000); the cursor now goes on to the last tag."""
-    tags = result.tags
-    runs = [run for start in range(0, len(tags), per_part) for run in split_list(tags[start:start + per_part],
-                                                                                  json_size)]
-    if len(runs) < 2:
-        return result
-    first, next_cursor = _INSPECT_LISTS.first([result.model_copy(update={"tags": run}) for run in runs], key)
-    return first.model_copy(update={"part": 1, "parts": len(runs), "next_cursor": next_cursor})
+    return first_parts(split_rendered(result, "tags", _render_inspect, max_items=per_part), _INSPECT_LISTS, key)
 
 
 def _blame(ctx: ToolContext, p: GitInspectParams) -> BlamePage:

@@ -17,7 +17,7 @@ from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
 from codeplane.server.tools.cursor_arg import Cursor
 from codeplane.server.tools.git_common import CATEGORY, CONFIRM_FIELD, RECOVERY_NOTE, ActionResult, as_result, run
-from codeplane.server.tools.git_write_render import render_git_write
+from codeplane.server.tools.git_write_render import render_git_write, render_reset
 from codeplane.server.tools.paging import PageCursors, PagedText, first_of_list, next_of_list
 
 
@@ -119,7 +119,8 @@ async def _branch(ctx: ToolContext, p: GitBranchParams) -> GitBranchResult:
         if p.cursor is not None:
             return next_of_list(_BRANCH_LISTS, p.cursor, key)
         branches = await run(lambda: git.branches(remotes_too=p.remotes))
-        return first_of_list(GitBranchResult(action="list", branches=branches), "branches", _BRANCH_LISTS, key)
+        return first_of_list(GitBranchResult(action="list", branches=branches), "branches", _BRANCH_LISTS, key,
+                             render_git_write)
     name = _need(p.name, "name", p.action)
     if p.action == "create":
         result = await run(lambda: git.branch_create(name, p.ref, force=p.force))
@@ -229,7 +230,7 @@ def tools(services: Services) -> list[ToolSpec]:
                       ToolExample("cherry-pick", {"action": "cherry_pick", "ref": "abc1234"})),
         ),
         ToolSpec(
-            render=render_git_write,
+            render=render_reset,
             name="git_reset", category=CATEGORY, params=GitResetParams, result=GitResetResult, handler=_reset,
             kind="mutation", read_only=False, destructive=True, idempotent=False,
             summary="Move HEAD/the branch to a commit: soft (keep index and files), mixed (reset index), hard "

@@ -185,7 +185,7 @@ def render_history(page: HistoryPage) -> str:
 def render_blame(page: BlamePage) -> str:
     """``git blame``-like, a hunk per line: lines, commit (12 digits, a ref git_inspect accepts), date,
     author, summary; where the lines came from when the file was renamed or they moved."""
-    lines = [f"blame {path_text(page.path)} @ {page.commit} ({page.total_lines} lines)"]
+    lines = [f"blame {path_text(page.path)} @ {page.commit[:_OID_HEX]} ({page.total_lines} lines)"]
     for h in page.hunks:
         came = f" (from {path_text(h.orig_path)}:{h.orig_start_line})" if h.orig_path != page.path else ""
         lines.append(f"{h.start_line}-{h.start_line + h.lines - 1} {h.commit[:_OID_HEX]} "

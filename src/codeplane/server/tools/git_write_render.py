@@ -117,10 +117,10 @@ _ITEM_LINES: dict[str, tuple[Callable[[dict[str, Any]], str], str]] = {
 }
 
 
-def effect_lines(effect: dict[str, Any], changes: dict[str, str] | None = None) -> list[str]:
+def effect_lines(effect: dict[str, Any], changes: dict[str, str] | None = None, *, hashes: bool = True) -> list[str]:
     """What a write did, as lines: HEAD and refs moved (``old..new``), paths with their new sha256 (or
     ``deleted``; ``changes``: a letter in front of a staged path), +/- lines, and the recovery point whole
-    (git_reset takes it back)."""
+    (git_reset takes it back). ``hashes=False`` (a write that changed no file): a count and the first paths."""
     changes = changes or {}
     lines = []
     if effect.get("head_before") != effect.get("head_after"):
@@ -133,15 +133,18 @@ def effect_lines(effect: dict[str, Any], changes: dict[str, str] | None = None) 
     if effect.get("refs_total", 0) > len(refs):
         lines.append(f"… {effect['refs_total'] - len(refs)} more refs")
     paths = effect.get("paths", [])
-    for p in paths:
-        sha = p.get("sha256")
-        state = "deleted" if sha == "" else short_sha(sha) if sha else ""
-        letter = changes.get(p["path"])
-        lines.append(f"{letter + ' ' if letter else ''}{path_text(p['path'])} {state}".rstrip())
-    if effect.get("paths_total", 0) > len(paths):
-        lines.append(f"… {effect['paths_total'] - len(paths)} more paths")
-    if effect.get("insertions") or effect.get("deletions"):
-        lines.append(f"+{effect.get('insertions', 0)} -{effect.get('deletions', 0)}")
+    if hashes:
+        for p in paths:
+            sha = p.get("sha256")
+            state = "deleted" if sha == "" else short_sha(sha) if sha else ""
+            letter = changes.get(p["path"])
+            lines.append(f"{letter + ' ' if letter else ''}{path_text(p['path'])} {state}".rstrip())
+        if effect.get("paths_total", 0) > len(paths):
+            lines.append(f"… {effect['paths_total'] - len(paths)} more paths")
+        if effect.get("insertions") or effect.get("deletions"):
+            lines.append(f"+{effect.get('insertions', 0)} -{effect.get('deletions', 0)}")
+    else:
+        lines += _stat_lines(effect, changes)
     # The index alone is said by what the tool lists (staged paths); an operation's state or the stash list is not.
     lines += [f"changed: {what}" for what in effect.get("changed") or [] if what != "index"]
     if effect.get("recovery_point"):
@@ -149,11 +152,52 @@ def effect_lines(effect: dict[str, Any], changes: dict[str, str] | None = None) 
     return lines
 
 
-def render_git_write(result: ToolResult) -> str:
+#: Paths the text of a write that changed no file names (a commit, a soft or mixed reset): the count says the
+#: rest, and git_show / git_diff list them. Listing all 56 of a commit with hashes cost 2.7 KB where
+#: ``git commit`` prints 80 B.
+_PATHS_SHOWN = 10
+
+
+def _stat_lines(effect: dict[str, Any], changes: dict[str, str]) -> list[str]:
+    """``git commit``'s one-line stat (``56 files changed, +56 -56``), the first :data:`_PATHS_SHOWN` paths with
+    their change letter, and one ``… N more paths`` line counting every path not named."""
+    paths = effect.get("paths", [])
+    total = max(effect.get("paths_total", 0), len(paths))
+    if not total:
+        return []
+    stat = f"{total} file{'s' if total != 1 else ''} changed"
+    if effect.get("insertions") or effect.get("deletions"):
+        stat += f", +{effect.get('insertions', 0)} -{effect.get('deletions', 0)}"
+    lines = [stat]
+    for p in paths[:_PATHS_SHOWN]:
+        letter = changes.get(p["path"])
+        lines.append(f"{letter + ' ' if letter else ''}{path_text(p['path'])}")
+    if total > min(len(paths), _PATHS_SHOWN):
+        lines.append(f"… {total - min(len(paths), _PATHS_SHOWN)} more paths")
+    return lines
+
+
+def render_commit(result: ToolResult) -> str:
+    """A commit as ``git commit`` says it: ``[main 83b11c57f692] summary``, HEAD's move, a one-line stat and the
+    first paths. Without the paths' sha256: a commit changes no file, so each is the hash the caller already had
+    (the record's effect keeps them for the call observer)."""
+    return render_git_write(result, hashes=False)
+
+
+def render_reset(result: ToolResult) -> str:
+    """A reset: ``mode`` is the caller's own argument (or says a recovery point, which ``restored`` names); a
+    soft or mixed reset changes no file, so its paths are counted and named without hashes."""
+    return render_git_write(result, hashes=getattr(result, "mode", None) not in ("soft", "mixed"), drop=("mode",))
+
+
+def render_git_write(result: ToolResult, *, hashes: bool = True, drop: tuple[str, ...] = ()) -> str:
     """A git write or listing: its outcome (items as lines, the rest as ``key=value`` pairs with 12-digit ids),
     then its effect as lines. A nested result repeating the outer effect, ``short_oid`` beside ``oid``, and an id
-    the ``HEAD old..new`` line shows are left to the record."""
+    the ``HEAD old..new`` line shows are left to the record; so are the fields ``drop`` names, and with
+    ``hashes=False`` the paths' sha256 (:func:`_stat_lines`)."""
     record = lean_dump(result)
+    for key in drop:
+        record.pop(key, None)
     effect = record.pop("effect", {})
     nested = record.get("result")
     if isinstance(nested, dict):  # a stash's or a rebase's outcome: one level is enough
@@ -167,7 +211,7 @@ def render_git_write(result: ToolResult) -> str:
     if "oid" in record:
         record.pop("short_oid", None)
     warnings = [f"warning: {w}" for w in record.pop("warnings", None) or [] if isinstance(w, str)]
-    changes = _take_staged(record, effect)
+    changes = _take_staged(record, effect) if hashes else _take_letters(record)
     restored, changes_restored = _take_restored(record, effect, "restored_paths" in result.model_fields_set)
     changes.update(changes_restored)
     _name_branch(record, effect)
@@ -183,7 +227,7 @@ def render_git_write(result: ToolResult) -> str:
     if pulled is not None:
         return pulled
     lines = warnings + commit + ([pairs(_short(record))] if record else []) + items + restored + plan + conflicts
-    lines += effect_lines(effect, changes)
+    lines += effect_lines(effect, changes, hashes=hashes)
     if lines:
         return "\n".join(lines)
     # The listing asked for: an inspect result has every kind of list, ``tags`` first ("no tags" for no recovery
@@ -321,6 +365,17 @@ def _take_staged(record: dict[str, Any], effect: dict[str, Any]) -> dict[str, st
         return {}
     del record["staged"]
     return {str(e["path"]): _CHANGE_LETTER[str(e["change"])] for e in staged}
+
+
+def _take_letters(record: dict[str, Any]) -> dict[str, str]:
+    """A commit's staged paths as letters for the paths its stat names; the list and its total leave the text
+    (the stat counts the paths: a second "… 300 more" beside it counted the same paths again)."""
+    staged = record.pop("staged", None)
+    record.pop("staged_total", None)
+    if not isinstance(staged, list):
+        return {}
+    return {str(e["path"]): _CHANGE_LETTER.get(str(e.get("change")), str(e.get("change")))
+            for e in staged if isinstance(e, dict) and "path" in e}
 
 
 def _take_conflicts(record: dict[str, Any]) -> list[str]:
