@@ -119,7 +119,7 @@ class RefactorService:
         self._check_enabled()
         with self._facts() as reader:
             try:
-                targets, total = resolve_targets(reader, symbol, path=path, line=line, column=column)
+                targets, total = resolve_targets(reader, symbol, path=path, line=line, column=column, rename=True)
             except CodePlaneError as exc:
                 position = parse_position(symbol, path, line, column)
                 local = local_binding(reader, *position) if exc.error is ErrorCode.SYMBOL_NOT_FOUND and position \

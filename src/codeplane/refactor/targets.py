@@ -4,6 +4,12 @@ Resolution never widens: a qualified name matches a definition whose ``qualified
 with it on a dot boundary; several matches are an ambiguity the agent decides (§8.5a), never a rename of
 every definition sharing the name. A position resolves to the definition named there, or to the
 definition the reference there is bound to.
+
+A Java method is one of its overloads, but the planner renames every definition of a qualified name in one file
+(right for C/C++, where the declarations and definitions of one function share it). So a Java overload set is
+renamed only when it was named as a set (a qualified name) and none of it overrides a method from outside the
+repository (``toString()`` beside ``toString(int)``: renamed, it no longer overrides ``Object.toString``); picking
+one overload by position or def_uid is refused (4008) rather than renaming the others unasked.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from collections.abc import Sequence
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.index.languages import C_FAMILY_SUFFIXES
 from codeplane.refactor.attributes import attribute_at, instance_attributes
-from codeplane.refactor.facts import Def, FactReader
+from codeplane.refactor.facts import Def, FactReader, Ref
 from codeplane.refactor.stubtwins import runtime_member
 
 #: Definitions offered as decision candidates at most (the rest are counted, not listed).
@@ -104,12 +110,16 @@ def parse_position(symbol: str | None, path: str | None, line: int | None,
 
 
 def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None = None, line: int | None = None,
-                    column: int | None = None) -> tuple[list[Def], int]:
+                    column: int | None = None, rename: bool = False) -> tuple[list[Def], int]:
     """Candidate definitions (sorted, at most :data:`MAX_CANDIDATES`) and how many matched in total.
 
     A symbol with a path and no line is that name defined in that file. Raises 3007 (with suggestions) when
-    nothing matches and 1003 when neither a symbol nor a position was given.
+    nothing matches and 1003 when neither a symbol nor a position was given; for a ``rename``, 4008 for a Java
+    overload the planner cannot rename alone (the module docstring).
     """
+    def checked(defs: list[Def], *, picked: bool) -> list[Def]:
+        return _java_overloads(reader, defs, picked=picked) if rename else defs
+
     if path is None and symbol:
         position = POSITION.match(symbol)
         # ``src/a.py:12:4`` is a position; a dotted name never contains ``:``.
@@ -127,7 +137,7 @@ def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None 
             matches = [d for d in _attributes(reader, symbol) if stub_base(d.path) == stub_base(path)]
         if not matches:
             raise _not_found(f"{symbol} in {path}", [d for d in named if _matches_qualified(d, symbol)])
-        matches = _declarations(reader, matches)
+        matches = checked(_declarations(reader, matches), picked=False)
         return matches[:MAX_CANDIDATES], len(matches)
     if path is not None:
         if line is None:
@@ -138,7 +148,7 @@ def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None 
         if not found:
             raise _not_found(f"{path}:{line}" + (f":{column}" if column is not None else "")
                              + (f" ({symbol})" if symbol else ""), [])
-        found = _declarations(reader, list(found))
+        found = checked(_declarations(reader, list(found)), picked=True)
         return found[:MAX_CANDIDATES], len(found)
     if not symbol:
         raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "give symbol (qualified name or def_uid) or path+line",
@@ -148,25 +158,26 @@ def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None 
     if _UID.match(symbol):
         found_def = reader.get_def(symbol)
         if found_def is not None:
-            return _declarations(reader, [found_def]), 1
+            return checked(_declarations(reader, [found_def]), picked=True), 1
     name = symbol.rpartition(".")[2]
     named = sorted(reader.defs_named(name, _LOOKUP_LIMIT), key=lambda d: (d.path, d.name_line, d.name_column))
     matches = _one_per_symbol([d for d in named if _matches_qualified(d, symbol)]) or _attributes(reader, symbol)
     if not matches:
         raise _not_found(symbol, named)
-    matches = _declarations(reader, matches)
+    matches = checked(_declarations(reader, matches), picked=False)
     return matches[:MAX_CANDIDATES], len(matches)
 
 
 def _declarations(reader: FactReader, defs: list[Def]) -> list[Def]:
     """A C++ member defined apart from its class (``int K::size() {...}``) is the member its class declares, and a
     constructor is its class: linking makes its name a use of that declaration or class, which is the symbol (one
-    rename for both; ``DepsLog`` names the class, not also its constructor). A ``.pyi`` stub's member is the
-    runtime member it describes (``stubtwins.py``), whose plan renames the stub too."""
+    rename for both; ``DepsLog`` names the class, not also its constructor). So is a Java method of an anonymous
+    class (``new Priced() { public int price() ... }``): the method it overrides (``javalink``). A ``.pyi`` stub's
+    member is the runtime member it describes (``stubtwins.py``), whose plan renames the stub too."""
     out: list[Def] = []
     for d in defs:
         symbol = runtime_member(reader, d) or d
-        if d.kind == "method" and d.path.endswith(C_FAMILY_SUFFIXES):
+        if d.kind == "method" and d.path.endswith((*C_FAMILY_SUFFIXES, ".java")):
             own = next((r for r in reader.refs_on_line(d.path, d.name_line)
                         if r.column == d.name_column and r.role == "DEFINITION"), None)
             if own is not None and own.target_uid not in (None, d.def_uid):
@@ -174,6 +185,75 @@ def _declarations(reader: FactReader, defs: list[Def]) -> list[Def]:
         if symbol not in out:
             out.append(symbol)
     return out
+
+
+#: ``java.lang.Object``'s overridable methods: (name, parameter count, the one parameter's declared class).
+_OBJECT_METHODS = {("toString", 0, None), ("hashCode", 0, None), ("equals", 1, "Object"), ("clone", 0, None),
+                   ("finalize", 0, None)}
+_JAVA_TYPES = frozenset({"class", "interface", "enum", "record"})
+
+
+def _java_overloads(reader: FactReader, targets: list[Def], *, picked: bool) -> list[Def]:
+    """``targets``, unless one is a Java method with overloads the planner would rename with it (the module
+    docstring): 4008 when one of them overrides a method from outside the repository, or when ``picked`` (a
+    position or def_uid chose one overload)."""
+    for d in targets:
+        owner = reader.get_def(d.parent_uid) if d.kind == "method" and d.parent_uid else None
+        if owner is None or owner.kind not in _JAVA_TYPES or not d.path.endswith(".java"):
+            continue
+        overloads = sorted({o.def_uid: o for o in reader.defs_in_file(d.path, _LOOKUP_LIMIT)
+                            if o.kind == "method" and o.qualified_name == d.qualified_name}.values(),
+                           key=lambda o: (o.name_line, o.name_column))
+        if len(overloads) < 2:
+            continue
+        shown = [{"line": o.name_line, "def_uid": o.def_uid} for o in overloads]
+        where = f"{d.path} lines " + ", ".join(str(o.name_line) for o in overloads)
+        for o in overloads:
+            outside = _outside_override(reader, o)
+            if outside is not None:
+                raise CodePlaneError(
+                    ErrorCode.REFACTOR_UNSUPPORTED,
+                    f"{d.qualified_name} has {len(overloads)} overloads ({where}), renamed together; the one at line "
+                    f"{o.name_line} overrides {outside}, outside the repository, which the rename would break: "
+                    "rename the overload you mean by hand", details={
+                        "symbol": d.qualified_name, "path": d.path, "overloads": shown, "overrides": outside})
+        if picked:
+            raise CodePlaneError(
+                ErrorCode.REFACTOR_UNSUPPORTED,
+                f"{d.qualified_name} has {len(overloads)} overloads ({where}); a rename renames them together, "
+                f"not one alone: give symbol {d.qualified_name!r} to rename all {len(overloads)}",
+                details={"symbol": d.qualified_name, "path": d.path, "overloads": shown})
+    return targets
+
+
+def _outside_override(reader: FactReader, method: Def) -> str | None:
+    """What a Java method overrides outside the repository: an ``Object`` method by its signature, or, when it is
+    marked ``@Override``, the method no other type of the repository declares with its name and arity."""
+    params = _parameters(reader, method)
+    declared = params[0].receiver_shape if len(params) == 1 else None
+    one = declared[5:].rpartition(".")[2] if declared and declared.startswith("type:") else None
+    if (method.name, len(params), one) in _OBJECT_METHODS:
+        return f"java.lang.Object.{method.name}"
+    header = [r for line in range(method.line, method.name_line + 1) for r in reader.refs_on_line(method.path, line)]
+    annotated = any(r.token == "Override" and not r.is_member
+                    and (method.line, method.column) <= (r.line, r.column) < (method.name_line, method.name_column)
+                    for r in header)
+    if not annotated:
+        return None
+    bases = [d for d in reader.defs_named(method.name, _LOOKUP_LIMIT) if d.kind == "method" and d.path.endswith(".java")
+             and d.parent_uid != method.parent_uid and len(_parameters(reader, d)) == len(params)]
+    return None if bases else f"a method {method.name} (@Override)"
+
+
+def _parameters(reader: FactReader, method: Def) -> list[Ref]:
+    """The parameters' names of a Java method: definitions in the method's own scope on its header lines."""
+    own = next((r for r in reader.refs_on_line(method.path, method.name_line)
+                if r.column == method.name_column and r.role == "DEFINITION"), None)
+    if own is None or own.scope_id is None:
+        return []
+    return [r for r in reader.refs_in_file(method.path, _LOOKUP_LIMIT * 20)
+            if r.scope_id == own.scope_id and r.role == "DEFINITION" and not r.is_member
+            and r.bind_id is not None and (r.line, r.column) > (own.line, own.column)]
 
 
 def _attributes(reader: FactReader, symbol: str) -> list[Def]:

@@ -9,15 +9,19 @@ javac does, from the innermost scope out, and stops at the first scope that coul
 - the file: a single-type import (``import a.b.C``) or static import (``import static a.b.C.m``), a type of
   the file, the types of the same package (one declaration in the repository), then on-demand imports
   (``a.b.*``, ``static a.b.C.*``) when exactly one of them offers the name.
-Members: ``this.m``/``super.m``, ``m()`` (the enclosing classes, then static imports), ``Type.m``, ``((C) x).m``
-and ``x.m``
+Members: ``this.m``/``super.m``, ``m()`` (the enclosing classes, then static imports), ``Type.m``, ``((C) x).m``,
+method references (``Type::m``, ``x::m``, ``this::m``) and ``x.m``
 where ``x`` is declared with a class type (``Cart c``, ``var c = new Cart()``; the ``type:`` shape of its
-definition) or is a field with a declared type — linked when exactly one field or one method (overloads
+definition), with a type variable bounded by one (``T x`` in ``<T extends Priced>``: the bound's members) or is
+a field with a declared type — linked when exactly one field or one method (overloads
 counted by their written parameter types, overrides removed) answers. A type name that only a supertype from
 outside could shadow (a class implementing Swing listeners naming ``Cart``) stays ANCHORED with the one
-candidate as its target. Calls on call results, generic type
+candidate as its target. Calls on call results, unbounded type
 variables, arrays and lambdas' parameters stay ANCHORED; so do overloaded methods and names a JDK supertype
 might supply.
+The name of a method declared in an anonymous class (``new Priced() { public int price() {...} }``) is linked to
+the method of the type it extends with the same parameter types, as a C++ member defined apart is to its
+declaration: the syntax settles that it overrides it (a rename of one is a rename of the other).
 
 Incremental: the files a batch can affect (``classdeps``: the changed files and every file spelling a name they
 declare, or the whole language when a hierarchy or package changed) are recomputed from their same-file tiers.
@@ -37,9 +41,10 @@ from codeplane.index.structural.classfacts import (
     attach_supers,
     body_types,
     file_refs,
+    innermost_def,
     type_defs,
 )
-from codeplane.index.structural.classhierarchy import UNSETTLED, Hierarchy, TypeInfo, either
+from codeplane.index.structural.classhierarchy import UNSETTLED, Hierarchy, TypeInfo, either, parameter_key
 from codeplane.index.structural.classlink import ClassLinker, Updates, Value
 from codeplane.index.structural.facts import TARGET_DEF, TARGET_IMPORT
 from codeplane.index.structural.store import BatchEffect
@@ -110,10 +115,12 @@ class JavaNames(ClassLinker):
         self.by_uid = {i.uid: i for found in self.imports.values() for i in found}
         self.facts = FileFacts(conn)
         self.h = Hierarchy(types.values(), self.type_text, self._external, self._implicit)
-        self.declared = DeclaredTypes(conn, self.type_text, "java")
+        self.declared = DeclaredTypes(conn, self._value_type, "java")
         self._bodies: dict[int, dict[int, str | None]] = {}
         self._simple: dict[tuple[int, int | None, str, frozenset[str], bool], str | None] = {}
         self._texts: dict[tuple[str, int, int | None], str | None] = {}
+        self._params: dict[int, list[tuple[str, str, int | None, tuple[int, int, int, int]]]] = {}
+        self._starts: dict[int, dict[int, tuple[int, int]]] = {}
 
     def _full_name(self, file_id: int, lexical: str, name: str, parent: str | None) -> str:
         package = self.package.get(file_id, "")
@@ -276,18 +283,23 @@ class JavaNames(ClassLinker):
     def plain(self, file_id: int, ref: Ref) -> str | None:
         if ref.shape is None:
             return self.simple(file_id, ref.scope, ref.token, _VALUES)
-        if ref.shape == "type" or ref.shape.startswith("super:"):
+        if _type_position(ref.shape):
             return self.simple(file_id, ref.scope, ref.token, _TYPES)
-        return None  # a label, an annotation key, a method reference's name
+        return None  # a label, an annotation key, a type parameter
 
     def candidate(self, file_id: int, ref: Ref) -> str | None:
-        if ref.member or not (ref.shape is None or ref.shape == "type" or ref.shape.startswith("super:")):
+        if ref.member or not (ref.shape is None or _type_position(ref.shape)):
             return None
         found = self.simple(file_id, ref.scope, ref.token, _TYPES, tentative=True)
         return found if found in self.h.types else None
 
+    def operator_width(self, ref: Ref) -> int:
+        return 2 if (ref.shape or "").endswith("::") else 1
+
     def member(self, file_id: int, ref: Ref, receiver: Value | None) -> str | None:
         shape = ref.shape or ""
+        if shape.endswith("::"):  # a method reference names a method, as a call does: ``this::m`` is ``this.m()``
+            shape = shape[:-2] + "."
         data = shape.endswith("$")  # a field or nested type, not a call
         if shape.rstrip("$") in ("this.", "super."):
             around = self.enclosing(file_id, ref.scope)
@@ -330,6 +342,93 @@ class JavaNames(ClassLinker):
                     answers.add(found)
         return answers.pop() if len(answers) == 1 else UNSETTLED if answers else None
 
+    # -- type variables and anonymous classes --------------------------------------------------------------
+    def _value_type(self, written: str, file_id: int, scope: int | None) -> str | None:
+        """The class whose members a value declared as ``written`` has: the type it names, or the bound of the
+        type variable it names (``T`` of ``<T extends Priced>``), which only a value's type may stand for."""
+        found = self.type_text(written, file_id, scope)
+        if found is not None or "." in written:
+            return found
+        bound = self._bound(file_id, scope, written)
+        return self.type_text(bound[0], file_id, bound[1]) if bound is not None and bound[0] else None
+
+    def _bound(self, file_id: int, scope: int | None, name: str) -> tuple[str, int | None] | None:
+        """(written bound, its scope) of the innermost type parameter ``name`` of a class or method around
+        ``scope``; an unbounded one has the bound ``""`` (its members are Object's)."""
+        params = self._params.get(file_id)
+        if params is None:
+            spans = self.spans.get(file_id, [])
+            params = []
+            for param_scope, line, col, token, shape in self.conn.execute(
+                    "SELECT scope_id, start_line, start_col, token_text, receiver_shape FROM st_ref "
+                    "WHERE file_id = ? AND receiver_shape LIKE 'bound:%'", (file_id,)):
+                holder = innermost_def(spans, line, col)
+                span = next((sp for uid, _, _, sp in spans if holder is not None and uid == holder[0]), None)
+                if span is not None:
+                    params.append((token, str(shape)[6:], param_scope, span))
+            self._params[file_id] = params
+        start = self._scope_starts(file_id).get(scope) if scope is not None else None
+        if start is None:
+            return None
+        around = [(span, bound, param_scope) for token, bound, param_scope, span in params if token == name
+                  and span[:2] <= start < span[2:]]
+        if not around:
+            return None
+        _, bound, param_scope = max(around, key=lambda a: a[0][:2])
+        return bound, param_scope
+
+    def _scope_starts(self, file_id: int) -> dict[int, tuple[int, int]]:
+        starts = self._starts.get(file_id)
+        if starts is None:
+            starts = {s: (line, col) for s, line, col in self.conn.execute(
+                "SELECT scope_id, start_line, start_col FROM st_scope WHERE file_id = ?", (file_id,))}
+            self._starts[file_id] = starts
+        return starts
+
+    def link_file(self, file_id: int, refs: list[Ref], chaser: Chaser, updates: Updates) -> None:
+        super().link_file(file_id, refs, chaser, updates)
+        anonymous = self._anonymous_types(file_id, refs)
+        if not anonymous:
+            return
+        methods = {uid: parameter_key(str(display or ""), name) for uid, name, display in self.conn.execute(
+            "SELECT def_uid, name, display_name FROM st_def WHERE file_id = ? AND kind = 'method'", (file_id,))}
+        scopes = self.facts.scopes(file_id)
+        for r in refs:
+            # A method's name lies in the method's own scope, whose parent is the class body.
+            body = scopes.get(r.scope, (None, ""))[0] if r.scope is not None else None
+            if r.role != "DEFINITION" or r.member or body not in anonymous or r.local_target not in methods:
+                continue
+            extended = anonymous[body]
+            key = methods[str(r.local_target)]
+            found = self.h.visible_methods(self.h.types[extended], r.token, _METHODS) \
+                if extended is not None and key is not None else None
+            overridden = found.get(key, set()) if found is not None else set()
+            updates.settle(file_id, r, next(iter(overridden)) if len(overridden) == 1 else None)
+
+    def _anonymous_types(self, file_id: int, refs: list[Ref]) -> dict[int, str | None]:
+        """Anonymous class body scope → the repository type it extends or implements (None: not settled). The
+        ``anon:`` type of ``new C(args) {`` comes before its body, and bodies of classes created in ``args`` open
+        and close in between: the last type not yet paired is the one a body belongs to."""
+        bodies = {s for s, (_, kind) in self.facts.scopes(file_id).items()
+                  if kind == "class" and self.body(file_id, s) is None}
+        if not bodies:
+            return {}
+        starts = self._scope_starts(file_id)
+        events: list[tuple[tuple[int, int], int, str | None]] = [(starts[s], s, None) for s in bodies if s in starts]
+        for r in refs:
+            if not r.member and (r.shape or "").startswith("anon:"):
+                written = str(r.shape)[5:]
+                found = self.type_text(written, file_id, r.scope)
+                events.append(((r.line, r.col), -1, found if found in self.h.types else None))
+        pending: list[str | None] = []
+        out: dict[int, str | None] = {}
+        for _, scope, extended in sorted(events, key=lambda e: e[0]):
+            if scope < 0:
+                pending.append(extended)
+            elif pending:  # (an enum constant's body has no ``new`` before it)
+                out[scope] = pending.pop()
+        return out
+
     def _import_statement(self, file_id: int, imp: _Import, refs: list[Ref], chaser: Chaser,
                           updates: Updates) -> None:
         """``import a.b.Outer.Inner;`` / ``import static a.b.C.m;``: each segment that names a type or member."""
@@ -352,6 +451,11 @@ class JavaNames(ClassLinker):
         for index, r in enumerate(named[:len(segments)]):
             target = found[index] if r.token == segments[index] else None
             updates.settle(file_id, r, target, chaser.via(r.via) if r.via else None)
+
+
+def _type_position(shape: str) -> bool:
+    """A reference in a type position: a type, a supertype, the type an anonymous class extends."""
+    return shape == "type" or shape.startswith(("super:", "anon:"))
 
 
 def relink(conn: sqlite3.Connection, effect: BatchEffect, fresh: set[int]) -> tuple[int, set[tuple[str, str]]]:

@@ -107,7 +107,9 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 54: a Go call with type arguments (``F[int](x)``) carries ``type:F()`` and an embedded or typed generic field
 #:     (``*Stack[T]``, ``pkg.Stack[T]``) carries ``ftype:``; a Rust macro body's ``fn f`` of ``impl Tr for $t`` and
 #:     ``<T as Tr>::f`` among a macro's tokens have the shape ``mpath:Tr``.
-SCHEMA_VERSION = 54
+#: 55: Java method references link their method (``::`` shapes); type parameters carry ``bound:``, the type of
+#:     ``new C() {...}`` ``anon:``; an anonymous class's method names the method it overrides.
+SCHEMA_VERSION = 55
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

@@ -3,10 +3,11 @@ file's top-level types (and Kotlin top-level functions/properties) are its expor
 
 For ``javalink`` a Java declaration's name carries its declared class as a shape (``type:Cart`` for
 ``Cart c``, ``var c = new Cart()``, ``List<X> c`` as ``type:List``, a method's return type), a supertype in a
-class header carries ``super:`` and its name as written, other type positions ``type``; ``m()`` without a
-receiver is a member of shape ``bare.``, a member of a cast is ``cast:C.``, and a member that is not called (a
-field, a nested type) has its receiver's shape plus ``$`` (``this.$``, ``obj.$``): fields and methods are
-separate namespaces."""
+class header carries ``super:`` and its name as written (``anon:`` for the type of ``new C() {...}``, ``bound:`` on
+a bounded type parameter), other type positions ``type``; ``m()`` without a receiver is a member of shape
+``bare.``, a member of a cast is ``cast:C.``, the method of a method reference (``Item::price``) ``::``, and a
+member that is not called (a field, a nested type) has its receiver's shape plus ``$`` (``this.$``, ``obj.$``):
+fields and methods are separate namespaces."""
 
 from __future__ import annotations
 
@@ -82,14 +83,39 @@ def _declared_type(name: Node) -> str | None:
     return None
 
 
-def _supertype(node: Node) -> str | None:
-    """``extends A`` / ``implements a.B<T>``: the written name, on the first identifier of the supertype."""
+def _type_head(node: Node) -> tuple[Node, Node | None]:
+    """The whole type a type's first identifier starts (``a.B<T>`` from ``a``) and the node around that type."""
     head = node
     parent = head.parent
     while parent is not None and parent.type == "scoped_type_identifier" and parent.named_children[0] == head:
         head, parent = parent, parent.parent
     if parent is not None and parent.type == "generic_type" and parent.named_children[0] == head:
         head, parent = parent, parent.parent
+    return head, parent
+
+
+def _anonymous_super(node: Node) -> str | None:
+    """``new Priced() {...}``: the written name of the type an anonymous class extends or implements, on the first
+    identifier of that type (``javalink`` pairs it with the class body that follows)."""
+    head, parent = _type_head(node)
+    if parent is None or parent.type != "object_creation_expression" or parent.child_by_field_name("type") != head \
+            or not any(c.type == "class_body" for c in parent.named_children):
+        return None
+    return _class_name(head)
+
+
+def _type_bound(node: Node) -> str | None:
+    """``<T extends Priced>``: the first bound of the type parameter ``node`` names, as written."""
+    parent = node.parent
+    if parent is None or parent.type != "type_parameter" or parent.named_children[0] != node:
+        return None
+    bound = next((c for c in parent.named_children if c.type == "type_bound"), None)
+    return _class_name(bound.named_children[0]) if bound is not None and bound.named_children else None
+
+
+def _supertype(node: Node) -> str | None:
+    """``extends A`` / ``implements a.B<T>``: the written name, on the first identifier of the supertype."""
+    head, parent = _type_head(node)
     if parent is not None and parent.type == "type_list":
         parent = parent.parent
         if parent is None or parent.type not in _SUPER_LISTS:
@@ -103,29 +129,42 @@ _NOT_LEXICAL = frozenset({"labeled_statement", "break_statement", "continue_stat
 
 
 def java_plain_shape(node: Node) -> str | None:
-    """``type:C`` on a declared name, ``super:C`` on a supertype, ``type`` on a type position and ``label`` on
-    names that scopes do not resolve (labels, enum ``case`` labels, annotation keys, ``C::method``)."""
+    """``type:C`` on a declared name, ``super:C`` on a supertype, ``anon:C`` on the type an anonymous class
+    (``new C() {...}``) extends, ``bound:C`` on a type parameter bounded by ``C`` (``<T extends C>``), ``type`` on
+    another type position and ``label`` on names that scopes do not resolve (labels, enum ``case`` labels,
+    annotation keys)."""
     if node.type == "identifier":
         parent = node.parent
         if parent is not None and (parent.type in _NOT_LEXICAL or (
-                parent.type == "element_value_pair" and parent.child_by_field_name("key") == node) or (
-                parent.type == "method_reference" and parent.named_children[0] != node)):
+                parent.type == "element_value_pair" and parent.child_by_field_name("key") == node)):
             return "label"
         declared = _declared_type(node)
         return f"type:{declared}" if declared else None
     if node.type == "type_identifier":
         written = _supertype(node)
-        return f"super:{written}" if written else "type"
+        if written:
+            return f"super:{written}"
+        anonymous = _anonymous_super(node)
+        if anonymous:
+            return f"anon:{anonymous}"
+        bound = _type_bound(node)
+        return f"bound:{bound}" if bound else "type"
     return None
 
 
 _RECEIVERS = {"this": "this.", "super": "super."}
 
 
+_REFERENCED = {"this": "this::", "super": "super::"}
+
+
 def java_path_shape(receiver: Node) -> str | None:
     """``((Cart) x).m()`` is ``cast:Cart.``; a member that is not called (``x.f``, ``Outer.Inner``) has its
-    receiver's shape plus ``$``."""
+    receiver's shape plus ``$``; the method of a method reference is ``::`` (``Item::price``), ``this::`` or
+    ``super::``: a method, named two characters after its receiver."""
     holder = receiver.parent
+    if holder is not None and holder.type == "method_reference":
+        return _REFERENCED.get(receiver.type, "::")
     called = holder is not None and holder.type == "method_invocation"
     inner = receiver.named_children[0] if receiver.type == "parenthesized_expression" and \
         receiver.named_children else None

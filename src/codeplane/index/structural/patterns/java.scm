@@ -41,5 +41,7 @@
 (field_access object: (_) @receiver field: (identifier) @member)
 (method_invocation object: (_) @receiver name: (identifier) @member)
 (method_invocation !object name: (identifier) @member)
+; ``Item::price``: the method a method reference names is a member of what precedes ``::``.
+(method_reference (_) @receiver . (identifier) @member .)
 
 (import_declaration) @import
