@@ -59,15 +59,15 @@ async def test_describe_repo_and_tool(tmp_path: Path) -> None:
             assert doc["when_to_use"] and doc["when_not_to_use"]
             assert doc["input_schema"]["properties"]["session_id"]["description"]
             assert doc["annotations"]["readOnlyHint"] is True
-            # The text is a manual page, not the record's JSON: a line per parameter, examples as arguments.
+            # The text is a manual page: use for / not for, examples as arguments, the parameters by name (their
+            # types, bounds and descriptions are the tools/list schema's).
             page = answer_text(await client.call_tool("describe", {"action": "tool", "name": "search"}))
             lines = page.splitlines()
             assert lines[0].startswith("search [search, read-only, idempotent]: Search the repository.")
-            assert "  query (required): string (length ≥ 1, length ≤ 1000): What to search for." in lines
-            assert any(line.startswith('  syntax: "text" | "phrase" | "identifier" | "regex" = "text": ')
+            assert any(line.startswith("parameters (types, bounds, defaults: the tools/list schema): query (required), ")
                        for line in lines)
+            assert "What to search for." not in page
             assert 'e.g. every use of an identifier: {"query":"get_or_create","syntax":"identifier"}' in lines
-            assert any(line.startswith("  scope: object {paths: list of string (at most 50): ") for line in lines)
             assert not page.startswith("{") and "$defs" not in page
             errors = await call(client, "describe", {"action": "errors"})
             codes = [e["code"] for e in errors["errors"]]

@@ -145,8 +145,8 @@ class MapCache:
     def dependencies(self, conn: sqlite3.Connection) -> repo_map.Dependencies:
         return self._once("dependencies", lambda: repo_map.dependencies(conn))
 
-    def public_api(self, conn: sqlite3.Connection) -> list[repo_map.PublicApiEntry]:
-        return self._once("public_api", lambda: repo_map.public_api(conn))
+    def public_api(self, conn: sqlite3.Connection, under: str | None = None) -> repo_map.PublicApi:
+        return self._once(f"public_api:{under or ''}", lambda: repo_map.public_api(conn, under))
 
     def contexts(self, conn: sqlite3.Connection) -> list[dict[str, object]]:
         return self._once("contexts", lambda: StructuralQueries(conn).list_contexts(limit=500))

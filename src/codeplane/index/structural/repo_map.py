@@ -4,7 +4,8 @@ Sections: ``structure`` (directory tree to a depth, as a pre-order list), ``lang
 ``entry_points`` (module-level ``main`` functions, conventional entry files, ``[project.scripts]`` and
 ``package.json`` ``bin``/``main``),
 ``dependencies`` (external modules from unresolved, non-relative ImportFacts), ``test_layout``,
-``public_api`` (ExportEntries) and ``contexts``. Every list is capped; only ``structure`` paginates.
+``public_api`` (ExportEntries, scoped by a path) and ``contexts``. Every list is capped and counted; only
+``structure`` paginates.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from codeplane.index.structural import modules
 MAX_ENTRY_POINTS = 50
 MAX_DEPENDENCIES = 100
 MAX_TEST_FILES = 100
-MAX_PUBLIC_API = 100
+MAX_PUBLIC_API = 150
+#: Most export rows read when no module declares any (every package ``__init__``'s names).
+_MAX_PUBLIC_API_ROWS = 5000
 _ENTRY_FILES = frozenset({"__main__.py", "manage.py", "main.py", "cli.py", "wsgi.py", "asgi.py", "main.go",
                           "main.rs", "Program.cs", "index.js", "index.ts", "server.js", "server.ts"})
 _TEST = re.compile(
@@ -71,6 +74,8 @@ class Dependencies:
     external_modules: tuple[tuple[str, int], ...]
     import_count: int
     truncated: bool
+    #: External modules imported, listed or not.
+    external_total: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +92,14 @@ class PublicApiEntry:
     def_uid: str | None
     certainty: str
     evidence: str
+
+
+@dataclass(frozen=True, slots=True)
+class PublicApi:
+    entries: tuple[PublicApiEntry, ...]
+    #: Modules and names in scope, shown or not.
+    module_total: int
+    name_total: int
 
 
 def file_rows(conn: sqlite3.Connection) -> dict[str, FileRow]:
@@ -283,7 +296,7 @@ def dependencies(conn: sqlite3.Connection) -> Dependencies:
         if not _repo_top(conn, name):  # else a module of this repository that did not resolve (a namespace package)
             counts[name] += count
     ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    return Dependencies(tuple(ranked[:MAX_DEPENDENCIES]), total, len(ranked) > MAX_DEPENDENCIES)
+    return Dependencies(tuple(ranked[:MAX_DEPENDENCIES]), total, len(ranked) > MAX_DEPENDENCIES, len(ranked))
 
 
 def _repo_top(conn: sqlite3.Connection, name: str) -> bool:
@@ -308,21 +321,43 @@ def test_layout_of(files: Mapping[str, FileRow]) -> TestLayout:
     return TestLayout(tuple(tests[:MAX_TEST_FILES]), len(tests), top_dirs)
 
 
-def public_api(conn: sqlite3.Connection) -> list[PublicApiEntry]:
-    """Declared exports first, then a package ``__init__``'s resolved module-level names; shortest paths first.
+def public_api(conn: sqlite3.Connection, under: str | None = None) -> PublicApi:
+    """Declared exports (``__all__``, ``export``), else a package ``__init__``'s resolved module-level names;
+    ``under`` keeps the modules at or below that path.
 
-    Two queries rather than one with ``OR``: the declared ones scan the export table alone, and the second runs
-    only when they leave room, starting from the ``__init__.py`` files.
+    Modules come whole, a package's ``__init__`` first, then the shallowest (``django/db/models/__init__.py``
+    before ``django/test/utils.py``: a package's face before its parts), until :data:`MAX_PUBLIC_API` names;
+    only a first module longer than that is cut. The counts say how much more the scope holds.
     """
     columns = "f.path, e.exported_name, e.def_uid, e.certainty, e.evidence_kind"
+    where, args = ("", ()) if not under else \
+        (" AND (f.path = ? OR f.path LIKE ? ESCAPE '\\')", (under.strip("/"), _like_prefix(under.strip("/"))))
     rows = conn.execute(
         f"SELECT {columns} FROM st_export_entry e JOIN st_file f ON f.file_id = e.file_id "
-        "WHERE e.evidence_kind IN ('__all__literal', 'explicit_export') "
-        "ORDER BY length(f.path), f.path, e.exported_name LIMIT ?", (MAX_PUBLIC_API,)).fetchall()
+        f"WHERE e.evidence_kind IN ('__all__literal', 'explicit_export'){where}", args).fetchall()
     if len(rows) < MAX_PUBLIC_API:
+        # Two queries rather than one with ``OR``: the declared ones scan the export table alone, and this one
+        # runs only when they leave room, starting from the ``__init__.py`` files.
         rows += conn.execute(
             f"SELECT {columns} FROM st_file f CROSS JOIN st_export_entry e ON e.file_id = f.file_id "
             "WHERE (f.path LIKE '%/__init__.py' OR f.path = '__init__.py') AND e.evidence_kind = 'default_module' "
-            "AND +e.def_uid IS NOT NULL ORDER BY length(f.path), f.path, e.exported_name LIMIT ?",
-            (MAX_PUBLIC_API - len(rows),)).fetchall()
-    return [PublicApiEntry(*row) for row in rows]
+            f"AND +e.def_uid IS NOT NULL{where} LIMIT ?", (*args, _MAX_PUBLIC_API_ROWS)).fetchall()
+    modules: dict[str, list[PublicApiEntry]] = {}
+    for row in rows:
+        modules.setdefault(row[0], []).append(PublicApiEntry(*row))
+    shown: list[PublicApiEntry] = []
+    for path in sorted(modules, key=_api_order):
+        names = sorted(modules[path], key=lambda e: e.name)
+        if shown and len(shown) + len(names) > MAX_PUBLIC_API:
+            break
+        shown += names[:MAX_PUBLIC_API]
+    return PublicApi(tuple(shown), len(modules), sum(len(names) for names in modules.values()))
+
+
+def _api_order(path: str) -> tuple[bool, int, str]:
+    return posixpath.basename(path) != "__init__.py", path.count("/"), path
+
+
+def _like_prefix(path: str) -> str:
+    escaped = path.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"{escaped}/%"

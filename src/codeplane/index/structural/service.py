@@ -73,8 +73,35 @@ class RepoMap:
     dependencies: repo_map.Dependencies | None = None
     test_layout: repo_map.TestLayout | None = None
     public_api: tuple[repo_map.PublicApiEntry, ...] = ()
+    #: Modules and names ``public_api`` holds in its scope, listed or not.
+    public_api_modules: int = 0
+    public_api_names: int = 0
     contexts: tuple[dict[str, object], ...] = ()
     included: tuple[str, ...] = field(default_factory=tuple)
+
+
+#: Characters of candidate lines an ambiguous symbol's message lists (the message is cut at 2000).
+_CANDIDATE_CHARS = 1600
+
+
+def _ambiguous(query: str, spans: list[tuple[str, int, str | None, str | None]]) -> CodePlaneError:
+    """1003 listing the definitions ``query`` names, one ``path:line qualified_name #def_uid`` line each (what a
+    next ``symbol`` or ``path`` accepts), as many as fit and the rest counted: a list of JSON objects repeated
+    its keys on each and was cut without saying so."""
+    lines: list[str] = []
+    size = 0
+    for path, line, qualified, uid in spans:
+        text = f"{path}:{line}" + (f" {qualified}" if qualified else "") + (f" #{uid}" if uid else "")
+        if size + len(text) > _CANDIDATE_CHARS:
+            break
+        lines.append(text)
+        size += len(text) + 1
+    more = len(spans) - len(lines)
+    if more:
+        lines.append(f"… {more} more (search mode=definitions lists them all)")
+    # No details: the lines are the candidates (the error's text prints details again, as JSON).
+    return CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"{query!r} names {len(spans)} definitions; give a "
+                          "qualified name or a def_uid (or a path):\n" + "\n".join(lines))
 
 
 #: The levels ``map_repo`` lists when no depth is asked (folded to fit a page).
@@ -135,11 +162,7 @@ class StructuralService:
             bodies = [span for span in spans if not span[0].endswith(_HEADERS)]
             spans = bodies if len(bodies) == 1 else spans
         if len(spans) > 1:
-            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"{query!r} names {len(spans)} definitions; "
-                                 "give a qualified name or a def_uid",
-                                 details={"symbol": query, "candidates": [
-                                     {"path": p, "line": s, "qualified_name": q, "def_uid": u}
-                                     for p, s, _, q, u in spans[:20]]})
+            raise _ambiguous(query, [(p, line, q, u) for p, line, _, q, u in spans])
         path, start, end, _, _ = spans[0]
         text = self._texts.read(path)
         # What is written above it belongs to it: ``@cached_property`` says ``App.name`` is no method to call.
@@ -195,8 +218,9 @@ class StructuralService:
 
     # -- map_repo ----------------------------------------------------------------------------------
     def map_repo(self, include: tuple[str, ...], *, depth: int | None, limit: int,
-                 cursor: str | None = None) -> RepoMap:
-        """``depth=None``: up to ``FITTED_DEPTH`` levels, folded to fit ``limit`` nodes (``fitted_structure``)."""
+                 cursor: str | None = None, public_api_under: str | None = None) -> RepoMap:
+        """``depth=None``: up to ``FITTED_DEPTH`` levels, folded to fit ``limit`` nodes (``fitted_structure``);
+        ``public_api_under``: only the public API of modules at or below that path."""
         wanted = tuple(s for s in SECTIONS if s in include) if include else SECTIONS
         budget = limit if depth is None else 0
         levels = FITTED_DEPTH if depth is None else depth
@@ -209,13 +233,14 @@ class StructuralService:
         with self._index.read_connection() as conn, maps.lock:
             epoch = maps.sync(conn)
             nodes = maps.tree(levels, budget) if "structure" in wanted else []
+            api = maps.public_api(conn, public_api_under) if "public_api" in wanted else repo_map.PublicApi((), 0, 0)
             result = RepoMap(
                 epoch=epoch, file_count=maps.file_count,
                 languages=tuple(maps.languages()) if "languages" in wanted else (),
                 entry_points=tuple(maps.entry_points(conn)) if "entry_points" in wanted else (),
                 dependencies=maps.dependencies(conn) if "dependencies" in wanted else None,
                 test_layout=maps.test_layout() if "test_layout" in wanted else None,
-                public_api=tuple(maps.public_api(conn)) if "public_api" in wanted else (),
+                public_api=api.entries, public_api_modules=api.module_total, public_api_names=api.name_total,
                 contexts=tuple(maps.contexts(conn)) if "contexts" in wanted else (),
                 included=wanted,
             )

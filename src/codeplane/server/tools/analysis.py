@@ -86,6 +86,14 @@ class FileChangeInfo(ToolResult):
     old_path: str | None = None
 
 
+class FileCount(ToolResult):
+    status: str
+    category: str
+    language: str | None = None
+    reason: str | None = None
+    files: int
+
+
 class Pagination(ToolResult):
     next_cursor: str | None = None
     total_estimate: int = Field(description="Items in the whole answer (structural changes + files).")
@@ -100,6 +108,9 @@ class SemanticDiffResult(ToolResult):
     mode: str
     structural_changes: list[StructuralChange] = []
     non_structural_changes: list[FileChangeInfo] = []
+    non_structural_counts: list[FileCount] = Field(default=[], description=(
+        "Instead of non_structural_changes when nothing structural changed and the files fill more than a page: "
+        "how many files of each kind (git_diff lists them)."))
     agentic_hint: str
     notes: list[str] = []
     pagination: Pagination
@@ -138,8 +149,10 @@ def _change(c: Change, nested: list[StructuralChange]) -> StructuralChange:
         change_preview="\n".join(c.preview) or None, impact=_impact(c.impact), nested_changes=nested)
 
 
-def build_result(page: DiffPage) -> SemanticDiffResult:
-    """The page's changes nested under their changed containers when those are on the same page."""
+def build_result(page: DiffPage, *, counted: bool = False) -> SemanticDiffResult:
+    """The page's changes nested under their changed containers when those are on the same page. The first
+    ``counted``: the files by kind instead, for a diff with no structural change and more files than a page
+    (paging through files said to hold nothing cost 3 calls for "nothing to act on")."""
     built: dict[int, StructuralChange] = {}
     kids: dict[int, list[int]] = {}
     first = page.first_index
@@ -152,6 +165,17 @@ def build_result(page: DiffPage) -> SemanticDiffResult:
         built[i] = _change(page.changes[i - first], [built[k] for k in kids.get(i, [])])
     top = [built[i] for i in indexes if page.changes[i - first].parent not in indexes]
     r = page.report
+    if counted:
+        counts: dict[tuple[str, str, str | None, str | None], int] = {}
+        for f in r.files:
+            key = (f.status, f.category, f.language, f.reason)
+            counts[key] = counts.get(key, 0) + 1
+        return SemanticDiffResult(
+            summary=page.summary, breaking_summary=page.breaking_summary, files_analyzed=r.files_analyzed,
+            base=r.base, target=r.target, mode=r.mode, agentic_hint=page.agentic_hint, notes=r.notes,
+            non_structural_counts=[FileCount(status=k[0], category=k[1], language=k[2], reason=k[3], files=n)
+                                   for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))],
+            pagination=Pagination(total_estimate=page.total))
     return SemanticDiffResult(
         summary=page.summary, breaking_summary=page.breaking_summary, files_analyzed=r.files_analyzed,
         base=r.base, target=r.target, mode=r.mode, structural_changes=top,
@@ -167,7 +191,7 @@ def _file(f: FileChange) -> FileChangeInfo:
 # -- text ------------------------------------------------------------------------------------------------
 
 
-def _refs(info: ImpactInfo | None) -> str:
+def _refs(info: ImpactInfo | None, show_tests: bool) -> str:
     if info is None or info.reference_basis == "unknown":
         parts = []
     elif info.reference_basis == "ref_facts_resolved":
@@ -179,7 +203,7 @@ def _refs(info: ImpactInfo | None) -> str:
         parts = [f"refs: not in index, {t.anchored + t.unknown} same-name unresolved"]
     if info is not None and info.importing_files_total:
         parts.append(f"importers: {info.importing_files_total}")
-    if info is not None and info.affected_test_files_total:
+    if info is not None and info.affected_test_files_total and show_tests:
         parts.append(f"tests: {info.affected_test_files_total}")
     return "; ".join(parts)
 
@@ -199,7 +223,7 @@ def _signature(c: StructuralChange) -> str:
     return f"{c.kind} {new or old or c.qualified_name}"
 
 
-def _lines(c: StructuralChange, depth: int) -> list[str]:
+def _lines(c: StructuralChange, depth: int, show_tests: bool = True) -> list[str]:
     from codeplane.analysis.models import ADDED, MOVED, REMOVED, RENAMED
 
     mark = {ADDED: "+", REMOVED: "-", RENAMED: ">", MOVED: ">"}
@@ -208,7 +232,7 @@ def _lines(c: StructuralChange, depth: int) -> list[str]:
     extra = [f"{'breaking ' if c.structural_severity == 'breaking' else ''}risk:{c.behavior_change_risk}"]
     if c.lines_changed is not None and c.change not in (ADDED, REMOVED):
         extra.append(f"lines:{c.lines_changed}")
-    refs = _refs(c.impact)
+    refs = _refs(c.impact, show_tests)
     moved = f" (from {c.old_path})" if c.old_path else ""
     out = [f"{pad}{mark.get(c.change, '~')} {c.path}{moved}  {_signature(c)}  {c.change}{tags} {' '.join(extra)}"
            + (f"  {refs}" if refs else "") + f"  {c.entity_id}"
@@ -216,7 +240,7 @@ def _lines(c: StructuralChange, depth: int) -> list[str]:
     if c.change_preview and c.change in ("body_changed", "signature_changed"):
         out += [f"{pad}    | {line}" for line in c.change_preview.split("\n")]
     for n in c.nested_changes:
-        out += _lines(n, depth + 1)
+        out += _lines(n, depth + 1, show_tests)
     return out
 
 
@@ -226,17 +250,35 @@ def render(result: SemanticDiffResult) -> str:
         lines.append(result.breaking_summary)
     lines.append(f"hint: {result.agentic_hint}")
     lines += [f"note: {n}" for n in result.notes]
+    # A work-tree diff's changes all reached the same tests (``tests: 600`` on every line): said once.
+    tests = {c.impact.affected_test_files_total if c.impact else 0 for c in _flat(result.structural_changes)}
+    shared = tests.pop() if len(tests) == 1 and _count(result.structural_changes) > 1 else 0
+    if shared and f"re-run {shared} affected test" not in result.agentic_hint:
+        lines.append(f"tests: {shared} for each change")
     for c in result.structural_changes:
-        lines += _lines(c, 0)
+        lines += _lines(c, 0, show_tests=not shared)
+    # Files of one kind under one heading: the kind on each line repeated itself.
+    groups: dict[str, list[str]] = {}
     for f in result.non_structural_changes:
-        moved = f" (from {f.old_path})" if f.old_path else ""
-        lines.append(f"? {f.path}{moved}  {f.status} {f.category}" + (f" {f.language}" if f.language else "")
-                     + (f" ({f.reason})" if f.reason else ""))
+        groups.setdefault(_kind(f.status, f.category, f.language, f.reason), []).append(
+            f"  {f.path}" + (f" (from {f.old_path})" if f.old_path else ""))
+    for kind, paths in groups.items():
+        lines += [f"? {kind}:", *paths]
+    lines += [f"? {n.files} file{'s' if n.files != 1 else ''} {_kind(n.status, n.category, n.language, n.reason)}"
+              for n in result.non_structural_counts]
     shown = len(result.non_structural_changes) + _count(result.structural_changes)
     if result.pagination.next_cursor:
-        lines.append(f"next_cursor: {result.pagination.next_cursor} ({shown} shown, "
-                     f"{result.pagination.total_estimate} items in all)")
+        lines.append(f"{shown} of {result.pagination.total_estimate} items; "
+                     f"next cursor: {result.pagination.next_cursor}")
     return "\n".join(lines)
+
+
+def _kind(status: str, category: str, language: str | None, reason: str | None) -> str:
+    return f"{status} {category}" + (f" {language}" if language else "") + (f" ({reason})" if reason else "")
+
+
+def _flat(changes: list[StructuralChange]) -> list[StructuralChange]:
+    return [x for c in changes for x in (c, *_flat(c.nested_changes))]
 
 
 def _first(page: DiffPage, count: int) -> DiffPage:
@@ -254,7 +296,10 @@ def tools(services: Services) -> list[ToolSpec]:
         page = await anyio.to_thread.run_sync(lambda: ctx.services.analysis.diff(
             params.base, params.target, params.paths, cursor=params.cursor, limit=params.limit))
         fit = items_that_fit(len(page.changes) + len(page.files), lambda k: render(build_result(_first(page, k))))
-        if fit == len(page.changes) + len(page.files):
+        whole = fit == len(page.changes) + len(page.files)
+        if params.cursor is None and not page.report.changes and (page.next_cursor is not None or not whole):
+            return build_result(page, counted=True)
+        if whole:
             return build_result(page)
         # Fewer items, so that the text fits; the cursor resumes after the last one shown.
         page = await anyio.to_thread.run_sync(lambda: ctx.services.analysis.diff(

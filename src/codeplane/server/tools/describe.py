@@ -11,6 +11,7 @@ from codeplane import API_VERSION
 from codeplane.core.errors import CodePlaneError, ErrorCode, catalog
 from codeplane.repo.workspace import head_info
 from codeplane.server.answers import compact_json, lean, lean_dump, pairs, shown_id
+from codeplane.server.dispatch import SESSION_ARG
 from codeplane.server.schema import input_schema
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
@@ -172,9 +173,10 @@ def render_describe(result: DescribeResult) -> str:
 
 
 def _tool_doc(result: DescribeResult) -> str:
-    """One tool's documentation as a manual page: what it does, when to use it, examples as the arguments to pass,
-    and a line per parameter (type, bounds, default: what the schema says, without its JSON). The record keeps
-    the schema itself (``input_schema``)."""
+    """One tool's documentation as a manual page: what it does, when to use it, examples as the arguments to
+    pass, and the parameters by name. Each parameter's type, bounds, default and description are the input
+    schema's, which the client has from tools/list (a line per parameter was half the text); only what that
+    schema leaves out (the session argument's meaning) is said. The record keeps the schema (``input_schema``)."""
     hints = [name for name, key in (("read-only", "readOnlyHint"), ("destructive", "destructiveHint"),
                                     ("idempotent", "idempotentHint")) if result.annotations.get(key)]
     lines = [f"{result.name} [{', '.join([result.category or 'tool', *hints])}]: {result.description}"]
@@ -184,52 +186,15 @@ def _tool_doc(result: DescribeResult) -> str:
         lines.append("not for: " + "; ".join(result.when_not_to_use))
     lines += [f"e.g. {e.description}: {compact_json(e.params)}" for e in result.examples]
     schema = result.input_schema
-    defs = schema.get("$defs", {}) if isinstance(schema.get("$defs"), dict) else {}
     required = set(schema.get("required", []))
     properties = schema.get("properties", {})
     if properties:
-        lines.append("parameters:")
-    for name, prop in properties.items():
-        lines.append(f"  {name}{' (required)' if name in required else ''}: {_param(prop, defs)}")
+        names = ", ".join(f"{name}{' (required)' if name in required else ''}" for name in properties)
+        lines.append(f"parameters (types, bounds, defaults: the tools/list schema): {names}")
+    session = properties.get(SESSION_ARG, {})
+    if isinstance(session, dict) and session.get("description"):
+        lines.append(f"{SESSION_ARG}: {session['description']}")
     return "\n".join(lines)
-
-
-def _param(prop: dict[str, Any], defs: dict[str, Any], depth: int = 0) -> str:
-    """``type, bounds = default: description`` of one parameter; an object's own fields in braces."""
-    ref = prop.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        prop = {**defs.get(ref.rsplit("/", 1)[1], {}), **{k: v for k, v in prop.items() if k != "$ref"}}
-    variants = prop.get("anyOf")
-    if isinstance(variants, list):
-        kinds = [_type(v, defs, depth) for v in variants if v.get("type") != "null"]
-        shape = " | ".join(kinds)
-    else:
-        shape = _type(prop, defs, depth)
-    bounds = [f"{word} {prop[key]}" for key, word in (("minimum", "≥"), ("maximum", "≤"), ("minLength", "length ≥"),
-                                                     ("maxLength", "length ≤"), ("maxItems", "at most"))
-              if key in prop]
-    told = shape + (f" ({', '.join(bounds)})" if bounds else "")
-    if "default" in prop and prop["default"] is not None:
-        told += f" = {compact_json(prop['default'])}"
-    if prop.get("description"):
-        told += f": {prop['description']}"
-    return told
-
-
-def _type(prop: dict[str, Any], defs: dict[str, Any], depth: int) -> str:
-    ref = prop.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        prop = defs.get(ref.rsplit("/", 1)[1], {})
-    if "enum" in prop:
-        return " | ".join(compact_json(v) for v in prop["enum"])
-    kind = prop.get("type")
-    if kind == "array":
-        items = prop.get("items", {})
-        return f"list of {_type(items, defs, depth) if isinstance(items, dict) else 'values'}"
-    if kind == "object" and isinstance(prop.get("properties"), dict) and depth < 2:
-        fields = [f"{name}: {_param(sub, defs, depth + 1)}" for name, sub in prop["properties"].items()]
-        return "object {" + "; ".join(fields) + "}"
-    return str(kind or "value")
 
 
 def tools(services: Services) -> list[ToolSpec]:

@@ -170,9 +170,9 @@ async def _read_file_full(ctx: ToolContext, params: ReadFileFullParams) -> ReadF
         page, part, parts, next_cursor = _FULL_PAGES.next(params.cursor, key)
         return page.model_copy(update={"part": part, "parts": parts, "next_cursor": next_cursor})
     read = await anyio.to_thread.run_sync(lambda: read_full(ctx.services.root, params.path, confirm=params.confirm))
+    # Size and lines are the record's own fields, and the text's head line says them: not again here.
     message = None if params.confirm else (
-        f"{read.size} bytes, {read.line_count} lines. Call again with confirm: true to receive the whole file, "
-        "or read only the lines you need with read_source.")
+        "Call again with confirm: true to receive the whole file, or read only the lines you need with read_source.")
     whole = ReadFileFullResult(path=read.path, confirmed=params.confirm, size=read.size, line_count=read.line_count,
                                file_sha256=read.file_sha256, language=read.language, content=read.content,
                                message=message, lossy=read.lossy)

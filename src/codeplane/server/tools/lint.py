@@ -156,17 +156,23 @@ def render_lint_check(result: LintCheckResult) -> str:
                   for f in result.fix.files]
     lines += [f"note: {n}" for n in result.notes]
     lines += [_run_line(run) for run in result.runs]
+    all_shown = result.offset == 0 and len(result.diagnostics) == result.total and not result.next_cursor
     if not result.total:
         summary = "no diagnostics"
+    elif len(result.runs) == 1 and all_shown:
+        # The one run's line counted them (``mypy: 5 diagnostics``): only the counts it does not say, non-zero.
+        tally = [f"{n} {what}" for n, what in ((result.errors, "error"), (result.warnings, "warning"),
+                                               (result.fixable, "fixable ([*])")) if n]
+        summary = "" if tally == [f"{result.total} error"] else ", ".join(tally)
     else:
         shown = f"{result.offset + 1}-{result.offset + len(result.diagnostics)}" if result.diagnostics else "none"
         summary = (f"{result.total} diagnostic(s): {result.errors} error, {result.warnings} warning, "
-                   f"{result.fixable} fixable ([*]); showing {shown}")
+                   f"{result.fixable} fixable ([*])" + ("" if all_shown else f"; showing {shown}"))
     if result.truncated:
         summary += " (more than lint.max_diagnostics; only the first are kept)"
     if result.next_cursor:
         summary += f"; next cursor: {result.next_cursor}"
-    lines.append(summary)
+    lines += [summary.lstrip()] if summary else []
     return "\n".join(lines)
 
 

@@ -1,5 +1,6 @@
 """``map_repo`` (§23.7): the repository's shape from the index — structure, languages, entry points,
-dependencies, test layout, public API and contexts. Only ``structure`` paginates; other lists are capped."""
+dependencies, test layout, public API and contexts. Only ``structure`` paginates; other lists are capped and
+say how much more there is (``public_api_under`` scopes the public API to reach the rest)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ class MapRepoParams(ToolParams):
         "page, the directories with most code opened first."))
     limit: int = Field(default=200, ge=1, le=1000, description="Tree nodes per page.")
     cursor: Cursor = Field(default=None, description="structure.next_cursor of the previous page.")
+    public_api_under: str | None = Field(default=None, max_length=1000, description=(
+        "public_api of the modules at or below this repo-relative path only (the section lists whole modules, "
+        "packages' __init__ and shallow ones first, up to 150 names, and counts the rest)."))
 
 
 class DirectoryNode(ToolResult):
@@ -71,6 +75,7 @@ class DependenciesSection(ToolResult):
     external_modules: list[ExternalModule]
     import_count: int
     truncated: bool
+    external_total: int = Field(default=0, description="External modules imported, listed or not.")
 
 
 class TestLayoutSection(ToolResult):
@@ -104,6 +109,8 @@ class MapRepoResult(ToolResult):
     dependencies: DependenciesSection | None = None
     test_layout: TestLayoutSection | None = None
     public_api: list[PublicApiItem] | None = None
+    public_api_modules: int | None = Field(default=None, description="Modules with a public API in scope.")
+    public_api_names: int | None = Field(default=None, description="Names they export, listed or not.")
     contexts: list[ContextItem] | None = None
 
 
@@ -124,12 +131,15 @@ def _result(root: str, m: RepoMap) -> MapRepoResult:
         if "entry_points" in wanted else None,
         dependencies=DependenciesSection(
             external_modules=[ExternalModule(name=n, import_count=c) for n, c in m.dependencies.external_modules],
-            import_count=m.dependencies.import_count, truncated=m.dependencies.truncated)
+            import_count=m.dependencies.import_count, truncated=m.dependencies.truncated,
+            external_total=m.dependencies.external_total)
         if m.dependencies is not None else None,
         test_layout=TestLayoutSection(test_files=list(m.test_layout.test_files), test_count=m.test_layout.test_count,
                                       test_dirs=list(m.test_layout.test_dirs)) if m.test_layout is not None else None,
         public_api=[PublicApiItem(path=p.path, name=p.name, def_uid=p.def_uid, certainty=p.certainty,
                                   evidence=p.evidence) for p in m.public_api] if "public_api" in wanted else None,
+        public_api_modules=m.public_api_modules if "public_api" in wanted else None,
+        public_api_names=m.public_api_names if "public_api" in wanted else None,
         contexts=[ContextItem(context_id=int(str(c["context_id"])), family=str(c["family"]),
                               root_path=str(c["root_path"]), tier=int(str(c["tier"])),
                               probe_status=str(c["probe_status"]),
@@ -142,7 +152,8 @@ async def _map_repo(ctx: ToolContext, params: MapRepoParams) -> MapRepoResult:
     services = ctx.services
     def built(limit: int) -> MapRepoResult:
         return _result(str(services.root), services.structural.map_repo(
-            tuple(params.include), depth=params.depth, limit=limit, cursor=params.cursor))
+            tuple(params.include), depth=params.depth, limit=limit, cursor=params.cursor,
+            public_api_under=params.public_api_under))
 
     result = await anyio.to_thread.run_sync(lambda: built(params.limit))
     st = result.structure
@@ -187,7 +198,9 @@ def render_map(result: MapRepoResult) -> str:
     if result.dependencies is not None:
         deps = result.dependencies
         external = ", ".join(f"{m.name} {m.import_count}" for m in deps.external_modules)
-        lines.append(f"imports ({deps.import_count}): {external or 'no external module'}" if deps.import_count
+        more = deps.external_total - len(deps.external_modules)
+        lines.append(f"imports ({deps.import_count}): {external or 'no external module'}"
+                     + (f" … {more} more, each imported less" if more > 0 else "") if deps.import_count
                      else "imports: none")
     if result.test_layout is not None:
         t = result.test_layout
@@ -200,6 +213,7 @@ def render_map(result: MapRepoResult) -> str:
             by_path.setdefault(item.path, []).append(item.name + (f" #{item.def_uid}" if item.def_uid else ""))
         lines.append("public api:")
         lines += [f"  {path}: {', '.join(names)}" for path, names in by_path.items()]
+        lines += _api_more(result, len(by_path))
     if result.contexts:
         # A context whose probe found nothing of its kind says nothing about the repository: counted, not named.
         shown = [c for c in result.contexts if c.probe_status != "empty"]
@@ -229,6 +243,17 @@ def tools(services: Services) -> list[ToolSpec]:
                       ToolExample("only dependencies and public API", {"include": ["dependencies", "public_api"]})),
         )
     ]
+
+
+def _api_more(result: MapRepoResult, modules_shown: int) -> list[str]:
+    """``… 66 more modules, 1432 more names``: the list stops at a whole module, so a reader never takes it
+    for all; ``public_api_under`` reaches the rest."""
+    names_more = (result.public_api_names or 0) - len(result.public_api or ())
+    if names_more <= 0:
+        return []
+    modules_more = (result.public_api_modules or 0) - modules_shown
+    counted = (f"{modules_more} more modules, " if modules_more > 0 else "") + f"{names_more} more names"
+    return [f"  … {counted} (public_api_under=<dir> lists a package's)"]
 
 
 def _entry_points(entries: list[EntryPointEntry]) -> list[str]:

@@ -50,7 +50,7 @@ def _edit_line(edit: PlannedEdit, usual: tuple[str, str] | None) -> str:
     """``id certainty reason path:line [old -> new] | source line``; the change is left out when it is the
     plan's usual one (a rename's old → new name), which the head line states once."""
     line = f"  {edit.edit_id} {edit.certainty} {edit.reason} {edit.path}:{edit.line}"
-    if edit.kind == "doc":
+    if edit.kind == "doc" and "doc" not in edit.reason:  # ``doc_file … doc`` said it twice
         line += " doc"
     if (edit.old_text, edit.new_text) != usual:
         line += f" {_change(edit.old_text, edit.new_text)}"
@@ -239,16 +239,68 @@ def _impact_lines(by_line: dict[int, list[tuple[int, str, str]]], usual: str) ->
 
 
 def render_inspect(result: InspectPage) -> str:
-    """A page of a plan's edits: a head line (ids, how many, the filters), then each edit's line as in the
-    preview, with its context lines as ``line-text`` (the edited line ``line:text``, as a search shows a hit)."""
+    """A page of a plan's edits, like ``rg --heading -C``: a head line (ids, how many, the filters, the change
+    most edits make, said once), then per file its path once and its edits in blocks. A block is the edits
+    whose context windows overlap or touch, as ``e1:40 high strong, e2:41 …`` (an edit's own change only when
+    it is not the usual one), then the merged window: the edited lines ``line:text``, the others ``line-text``.
+    Each of three adjacent edits printed the same five lines, and the path and the rename on every edit."""
+    usual = _usual_change([item.edit for item in result.items])
     head = (f"{result.refactor_id} {result.candidate_id}: {result.total} edits "
             f"({', '.join(result.certainties)}; {', '.join(result.kinds)})")
+    if usual is not None:
+        head += f"; each {_change(*usual)} unless shown"
     lines = [head + (f"; next cursor: {result.next_cursor}" if result.next_cursor else "")]
+    by_path: dict[str, list[tuple[PlannedEdit, list[tuple[int, str]]]]] = {}
     for item in result.items:
-        edit = item.edit
-        lines.append(_edit_line(edit.model_copy(update={"snippet": ""}) if item.context else edit, None))
-        lines += [f"    {n}{':' if n == edit.line else '-'}{text}" for n, text in item.context]
+        by_path.setdefault(item.edit.path, []).append((item.edit, list(item.context)))
+    for path, items in by_path.items():
+        lines.append(path)
+        for block in _blocks(sorted(items, key=lambda i: (i[0].line, i[0].column, i[0].edit_id))):
+            edits = [edit for edit, _ in block]
+            window = dict(sorted(line for _, context in block for line in context))
+            tags = ", ".join(_edit_tag(edit, usual, snippet=not window) for edit in edits)
+            lines.append(f"  {tags}")
+            edited = {n for edit in edits for n in range(edit.line, max(edit.line, edit.end_line) + 1)}
+            lines += [f"{n}{':' if n in edited else '-'}{text}" for n, text in window.items()]
     return "\n".join(lines)
+
+
+def _usual_change(edits: list[PlannedEdit]) -> tuple[str, str] | None:
+    """The (old, new) text most of the page's edits share (a rename's names), when two or more do."""
+    counts: dict[tuple[str, str], int] = {}
+    for edit in edits:
+        counts[(edit.old_text, edit.new_text)] = counts.get((edit.old_text, edit.new_text), 0) + 1
+    best = max(counts.items(), key=lambda kv: (kv[1], kv[0]), default=None)
+    return best[0] if best is not None and best[1] > 1 else None
+
+
+def _edit_tag(edit: PlannedEdit, usual: tuple[str, str] | None, *, snippet: bool) -> str:
+    """``e3:41 high strong`` (a doc edit's reason says doc once: ``d1:7 medium doc_file``), its change when it
+    is not the usual one, its source line when no context window shows it."""
+    tag = f"{edit.edit_id}:{edit.line} {edit.certainty} {edit.reason}"
+    if edit.kind == "doc" and "doc" not in edit.reason:
+        tag += " doc"
+    if (edit.old_text, edit.new_text) != usual:
+        tag += f" {_change(edit.old_text, edit.new_text)}"
+    return tag + (f" | {edit.snippet.strip()}" if snippet and edit.snippet else "")
+
+
+def _blocks(items: list[tuple[PlannedEdit, list[tuple[int, str]]]]) -> list[list[tuple[PlannedEdit,
+                                                                                    list[tuple[int, str]]]]]:
+    """Edits of one file in line order, grouped while their windows overlap or touch (an edit without context
+    lines spans its own lines)."""
+    blocks: list[list[tuple[PlannedEdit, list[tuple[int, str]]]]] = []
+    last = -2
+    for edit, context in items:
+        first = min([n for n, _ in context] or [edit.line])
+        end = max([n for n, _ in context] or [max(edit.line, edit.end_line)])
+        if blocks and first <= last + 1:
+            blocks[-1].append((edit, context))
+            last = max(last, end)
+        else:
+            blocks.append([(edit, context)])
+            last = end
+    return blocks
 
 
 def _other_symbols(symbol: SymbolRef) -> str:

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from codeplane.core.calls import MutationReport
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.mutation import CreateFile, DeleteFile, Delta, Edit, MoveFile, ReplaceText, UpdateSpan
-from codeplane.mutation.delta import LineSpan
+from codeplane.mutation.delta import FileDelta, LineSpan
 from codeplane.server.answers import short_sha, tests_affected_line
 from codeplane.server.services import Services
 from codeplane.server.tooling import (
@@ -206,7 +206,8 @@ def render_write(result: WriteSourceResult) -> str:
     is the precondition of its next write; ``A``/``D``/``R`` before a created, deleted or moved file, an
     update, the usual case, unmarked; +/- counts are in the record: the caller wrote the edits and knows
     them), any re-anchored span, the affected tests, warnings. A dry run or an empty batch adds the summary
-    line (with the counts), a dry run its diff."""
+    line (with the counts), a dry run its diff and ``now <sha> -> after <sha>`` (nothing was written: the
+    hash to pass back is the one on disk now)."""
     delta = result.delta
     # The mutation id stays in the record (no tool takes it).
     lines = [result.summary] if delta.diff or not result.applied or not delta.files else []
@@ -214,7 +215,7 @@ def render_write(result: WriteSourceResult) -> str:
         mark = _ACTION_MARK.get(str(f.action), str(f.action))
         mark = "" if mark == "M" else f"{mark} "
         name = f"{f.old_path} -> {f.path}" if f.old_path else f.path
-        sha = f" {short_sha(f.file_sha256)}" if f.file_sha256 else ""
+        sha = _dry_shas(f) if result.dry_run else f" {short_sha(f.file_sha256)}" if f.file_sha256 else ""
         extra = "".join(f"; span {_span(c.original)} re-anchored to {_span(c.corrected)}" for c in f.line_corrections)
         extra += "".join(f"; old_text of edit {r.edit_index} found at line {r.line} with its later lines indented "
                          f"{_indent(r.indent)} more (new_text indented alike)" for r in f.reindented)
@@ -226,6 +227,15 @@ def render_write(result: WriteSourceResult) -> str:
     if delta.diff:
         lines.append(delta.diff.rstrip("\n") + ("\n… diff truncated" if delta.diff_truncated else ""))
     return "\n".join(lines)
+
+
+def _dry_shas(f: FileDelta) -> str:
+    """`` now <sha> -> after <sha>``: a dry run changed nothing, so the precondition of applying it is the hash
+    on disk now (a bare hash, as a real write shows, would read as that precondition and be refused)."""
+    now = f.old_sha256 or (f.file_sha256 if f.action != "created" else None)
+    parts = ([f"now {short_sha(now)}"] if now else []) + \
+        ([f"after {short_sha(f.file_sha256)}"] if f.file_sha256 and f.file_sha256 != now else [])
+    return " " + " -> ".join(parts) if parts else ""
 
 
 def _span(span: LineSpan) -> str:
