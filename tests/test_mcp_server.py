@@ -64,8 +64,8 @@ async def test_describe_repo_and_tool(tmp_path: Path) -> None:
             page = answer_text(await client.call_tool("describe", {"action": "tool", "name": "search"}))
             lines = page.splitlines()
             assert lines[0].startswith("search [search, read-only, idempotent]: Search the repository.")
-            assert any(line.startswith("parameters (types, bounds, defaults: the tools/list schema): query (required), ")
-                       for line in lines)
+            header = "parameters (types, bounds, defaults: the tools/list schema): query (required), "
+            assert any(line.startswith(header) for line in lines)
             assert "What to search for." not in page
             assert 'e.g. every use of an identifier: {"query":"get_or_create","syntax":"identifier"}' in lines
             assert not page.startswith("{") and "$defs" not in page

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 
-from codeplane.cli.output import console, err_console
+from codeplane.cli.output import console, err_console, styled
 from codeplane.cli.repo_context import RepoContext
 from codeplane.core.errors import CodePlaneError
 from codeplane.index.artifact_adopt import fetch_configured, fetch_failed, should_adopt
@@ -40,6 +40,6 @@ def prefetch_artifact(ctx: RepoContext, *, show_progress: bool) -> None:
             fetch_configured(ctx.root, ctx.layout, config,
                              progress=lambda done, total: bar.update(task, completed=done, total=total))
     except CodePlaneError as exc:
-        err_console.print(f"[yellow]index artifact not used[/] ({exc.code} {exc.error.name}): {exc.message}; "
-                          "building the index from disk")
+        err_console.print(styled(("index artifact not used", "yellow"), f" ({exc.code} {exc.error.name}): "
+                                 f"{exc.message}; building the index from disk"))
         fetch_failed(ctx.layout, exc)

@@ -8,10 +8,12 @@ from pathlib import Path
 import pygit2
 
 from codeplane.cli.probe import probe
+from codeplane.cli.repo_context import check_runners
 from codeplane.core.config import load_config
 from codeplane.core.doctor import CheckResult, unwritable_check
 from codeplane.core.errors import CodePlaneError
 from codeplane.core.layout import RepoLayout
+from codeplane.core.storage import probe_write, storage_error
 from codeplane.core.stores import sqlite_problem
 from codeplane.server.instance import lock_is_held, pid_alive, read_running
 
@@ -33,13 +35,26 @@ def check_state_dir(root: Path) -> list[CheckResult]:
     return [CheckResult(".codeplane is a directory", True, "yes, or not created yet")]
 
 
+def check_state_writable(root: Path) -> list[CheckResult]:
+    """Whether ``.codeplane/`` takes writes: a read-only remount (``errors=remount-ro``) or lost permissions is
+    named as such (5011/5012), once, rather than as the odd failures of each store it stops."""
+    state_dir = RepoLayout(root).state_dir
+    if not state_dir.is_dir():
+        return []
+    problem = probe_write(state_dir)
+    mapped = storage_error(problem, doing="writing to .codeplane/", path=state_dir) if problem else None
+    if problem is None or mapped is None:
+        return [CheckResult(".codeplane writable", problem is None, "yes" if problem is None else str(problem),
+                            "" if problem is None else "check the file system holding .codeplane/")]
+    return [CheckResult(".codeplane writable", False, f"{mapped.code} {mapped.message}",
+                        "remount it read-write or fix its permissions; meanwhile `cpl status` and `cpl down` work "
+                        "and the server refuses writes")]
+
+
 def check_config(root: Path) -> list[CheckResult]:
     try:
         config = load_config(root)
-        if config.tests.runners:
-            from codeplane.testing.discovery import check_runner_config
-
-            check_runner_config(config.tests)
+        check_runners(root, config)
     except CodePlaneError as exc:
         return [CheckResult("config parses and validates", False, f"{exc.code} {exc.message}",
                             "fix the named key at the named line (README: Configuration); "
@@ -108,5 +123,5 @@ def check_executables(root: Path) -> list[CheckResult]:
                         "" if git else "install git (apt-get install git)")]
 
 
-FOUNDATION_CHECKS = [check_git, check_state_dir, check_config, check_instance_files, check_server, check_derived_stores,
-                     check_executables]
+FOUNDATION_CHECKS = [check_git, check_state_dir, check_state_writable, check_config, check_instance_files, check_server,
+                     check_derived_stores, check_executables]

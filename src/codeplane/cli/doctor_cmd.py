@@ -9,11 +9,12 @@ import typer
 from rich.table import Table
 
 from codeplane.cli.doctor_checks import FOUNDATION_CHECKS
-from codeplane.cli.output import CONFIG_ERRORS, cli_errors, console, emit
+from codeplane.cli.output import CONFIG_ERRORS, cli_errors, console, emit, styled
 from codeplane.cli.repair import Repair, repair
 from codeplane.core.doctor import Check, CheckResult
-from codeplane.core.errors import CodePlaneError
+from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.layout import RepoLayout
+from codeplane.core.storage import storage_error
 from codeplane.repo.workspace import find_repo_root
 
 
@@ -36,20 +37,35 @@ def registered_checks() -> list[Check]:
             journal, check_git_tools]
 
 
+_STORAGE_ERRORS = frozenset({ErrorCode.STORAGE_FULL, ErrorCode.STORAGE_READ_ONLY, ErrorCode.STORAGE_PERMISSION_DENIED})
+
+
 def run_checks(root: Path) -> list[CheckResult]:
     results: list[CheckResult] = []
     for check in registered_checks():
+        name = getattr(check, "__name__", "check")
         try:
             results += check(root)
         except CodePlaneError as exc:
-            if exc.error not in CONFIG_ERRORS:
+            if exc.error in CONFIG_ERRORS:
+                results.append(CheckResult(name, False, "not checked: the config does not load",
+                                           "fix the config first"))
+            elif exc.error in _STORAGE_ERRORS:
+                results.append(_storage_failure(name, exc))
+            else:
                 raise
-            results.append(CheckResult(getattr(check, "__name__", "check"), False,
-                                       "not checked: the config does not load", "fix the config first"))
         except Exception as exc:  # noqa: BLE001 - a broken check is itself a failed check
-            results.append(CheckResult(getattr(check, "__name__", "check"), False,
-                                       f"{type(exc).__name__}: {exc}", "report this as a bug"))
+            mapped = storage_error(exc, doing="the check")
+            results.append(_storage_failure(name, mapped) if mapped is not None else
+                           CheckResult(name, False, f"{type(exc).__name__}: {exc}", "report this as a bug"))
     return results
+
+
+def _storage_failure(name: str, error: CodePlaneError) -> CheckResult:
+    # A read-only, full or forbidden .codeplane/ is the machine's state, not a bug in the check: QA saw a raw
+    # "OSError: [Errno 30] Read-only file system" with "report this as a bug" on a remounted-ro disk.
+    return CheckResult(name, False, f"{error.code} {error.message}",
+                       "the file system named refuses (no bug in CodePlane); fix it as the detail says")
 
 
 def doctor(
@@ -97,20 +113,20 @@ def doctor(
                           f"{len([r for r in repairs if not r.fixed])} left to you" if repairs else
                           "Repairs: nothing to repair.")
             for done in repairs:
-                console.print(f"  {'[green]fixed[/]' if done.fixed else '[yellow]left[/]'}  {done.target}: "
-                              f"{done.action} - {done.detail}")
+                console.print(styled("  ", ("fixed", "green") if done.fixed else ("left", "yellow"),
+                                     f"  {done.target}: {done.action} - {done.detail}"))
         for name in acknowledged:
             console.print(f"Acknowledged quarantined ledger {name} (kept on disk).")
         table = Table(show_header=True, header_style="bold")
         for column in ("", "check", "detail", "fix"):
             table.add_column(column)
         for r in results:
-            table.add_row("[green]ok[/]" if r.ok else "[red]FAIL[/]", r.name, r.detail, r.fix)
+            table.add_row(styled(("ok", "green") if r.ok else ("FAIL", "red")), r.name, r.detail, r.fix)
         console.print(table)
         for line in log_lines:
-            console.print(line, markup=False)
+            console.print(line)
         if bundle is not None:
-            console.print(f"Bug report bundle: {bundle}", markup=False)
+            console.print(f"Bug report bundle: {bundle}")
 
     payload: dict[str, object] = {"ok": ok, "checks": [r.__dict__ for r in results], "logs": log_lines}
     if bundle is not None:

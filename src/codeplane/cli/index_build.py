@@ -11,7 +11,7 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from codeplane.cli.output import console
+from codeplane.cli.output import console, styled
 from codeplane.cli.probe import probe
 from codeplane.cli.repo_context import RepoContext
 from codeplane.index.service_models import BuildSummary
@@ -59,9 +59,9 @@ def render_summary(summary: dict[str, Any]) -> None:
         return
     languages = ", ".join(f"{name} {count}" for name, count in
                           sorted(summary["languages"].items(), key=lambda kv: (-kv[1], kv[0]))[:6]) or "none"
-    console.print(f"[green]Index ready[/] (epoch {summary['epoch']}): {summary['files']:,} files, "
-                  f"{summary['bytes'] / 1e6:,.1f} MB, {summary['indexed_files']:,} content-indexed in "
-                  f"{summary['seconds']:.2f} s")
+    console.print(styled(("Index ready", "green"), f" (epoch {summary['epoch']}): {summary['files']:,} files, "
+                         f"{summary['bytes'] / 1e6:,.1f} MB, {summary['indexed_files']:,} content-indexed in "
+                         f"{summary['seconds']:.2f} s"))
     console.print(f"  languages: {languages}")
     console.print(f"  skipped content: {summary['skipped_binary']} binary, {summary['skipped_oversized']} oversized, "
                   f"{summary['symlinks']} symlinks")
@@ -69,4 +69,4 @@ def render_summary(summary: dict[str, Any]) -> None:
         console.print(f"  changes: +{summary['added']} ~{summary['modified']} -{summary['deleted']} "
                       f"(renamed {summary['renamed']})")
     for warning in summary["warnings"]:
-        console.print(f"  [yellow]warning[/]: {warning}")
+        console.print(styled("  ", ("warning", "yellow"), f": {warning}"))

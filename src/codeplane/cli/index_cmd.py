@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from codeplane.cli.output import cli_errors, console, emit
+from codeplane.cli.output import cli_errors, console, emit, styled
 from codeplane.cli.probe import probe
 from codeplane.cli.repo_context import resolve
 from codeplane.core.errors import CodePlaneError, ErrorCode
@@ -50,8 +50,8 @@ def export(
                "commit": report.commit, "files": report.files, "parts": len(report.parts)}
 
     def render() -> None:
-        console.print(f"[green]Exported[/] the index of {report.commit[:12]} ({report.files:,} files) to "
-                      f"{report.out}: {report.size / 1e6:,.1f} MB")
+        console.print(styled(("Exported", "green"), f" the index of {report.commit[:12]} ({report.files:,} files) "
+                             f"to {report.out}: {report.size / 1e6:,.1f} MB"))
         console.print(f"  sha256 {report.sha256} (also in {report.out.name}.sha256)")
 
     emit(payload, as_json, render)

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from codeplane.cli.clients import claude_command, mcp_json, mcp_url, vscode_json, write_client_configs
-from codeplane.cli.output import cli_errors, console, emit
+from codeplane.cli.output import cli_errors, console, emit, styled
 from codeplane.cli.repo_context import resolve
 from codeplane.repo.workspace import find_repo_root, initialize
 
@@ -47,16 +47,17 @@ def init(
 
     def render() -> None:
         if report.changed:
-            console.print(f"[green]Initialised CodePlane[/] in {root} (created: {', '.join(report.created)})")
+            console.print(styled(("Initialised CodePlane", "green"),
+                                 f" in {root} (created: {', '.join(report.created)})"))
         else:
             console.print(f"CodePlane already initialised in {root}; nothing changed.")
         render_summary(index)
-        console.print(f"MCP URL (once `cpl up` runs): [bold]{url}[/]")
+        console.print(styled("MCP URL (once `cpl up` runs): ", (url, "bold")))
         console.print("\nClaude Code:\n  " + claude_command(url))
         console.print("\n.mcp.json (Claude Code, Cursor):")
-        console.print(json.dumps(mcp_json(url), indent=2), markup=False)
+        console.print(json.dumps(mcp_json(url), indent=2))
         console.print("\n.vscode/mcp.json (VS Code):")
-        console.print(json.dumps(vscode_json(url), indent=2), markup=False)
+        console.print(json.dumps(vscode_json(url), indent=2))
         if written:
             console.print(f"\nWrote {', '.join(written)}")
 

@@ -67,21 +67,23 @@ def render(live: dict[str, Any], logs: list[str]) -> RenderableType:
     if live.get("booting"):
         status = live["status"]
         building = progress_line((status.get("index") or {}).get("progress"))
-        return Text.from_markup(f"[yellow]{status.get('ready_reason') or 'starting'}[/]  {status.get('repo')}  pid "
-                                f"{status.get('pid')}  up {int(status.get('uptime_ms') or 0) // 1000} s"
-                                + (f"\n{building}" if building else ""))
+        return Text.assemble((str(status.get("ready_reason") or "starting"), "yellow"),
+                             f"  {status.get('repo')}  pid {status.get('pid')}  "
+                             f"up {int(status.get('uptime_ms') or 0) // 1000} s",
+                             f"\n{building}" if building else "")
     server, index, calls = live["server"], live["index"], live["calls"]
-    health = "[green]healthy[/]" if server["ready"] and not index.get("error") else \
-        f"[yellow]{server.get('ready_reason') or 'starting'}[/]"
-    otlp = ("  [yellow]OTLP export failing[/]" if server.get("otlp_failing") else
-            "  OTLP export on" if server.get("otlp_export") else "")
-    head = (f"{health}  {server['repo']}  pid {server['pid']}  up {server['uptime_ms'] // 1000} s  "
-            f"v{server['version']}{otlp}")
+    # Text.assemble, never markup: the repo path and reasons are data (``[...]`` in them is not a tag).
+    health = ("healthy", "green") if server["ready"] and not index.get("error") else \
+        (str(server.get("ready_reason") or "starting"), "yellow")
+    otlp = ("  OTLP export failing", "yellow") if server.get("otlp_failing") else \
+        "  OTLP export on" if server.get("otlp_export") else ""
+    head = Text.assemble(health, f"  {server['repo']}  pid {server['pid']}  up {server['uptime_ms'] // 1000} s  "
+                         f"v{server['version']}", otlp)
     age = index.get("last_reconcile_age_s")
-    drift = " [yellow](index behind HEAD)[/]" if index.get("head_drift") else ""
-    index_line = (f"index {index.get('state')}  epoch {index.get('epoch')}  last reconcile "
-                  f"{'never' if age is None else f'{age} s ago'}  pending {index.get('pending_changes')}  "
-                  f"watcher {index.get('watcher')}{drift}")
+    index_line = Text.assemble(
+        f"index {index.get('state')}  epoch {index.get('epoch')}  last reconcile "
+        f"{'never' if age is None else f'{age} s ago'}  pending {index.get('pending_changes')}  "
+        f"watcher {index.get('watcher')}", (" (index behind HEAD)", "yellow") if index.get("head_drift") else "")
     proc = live.get("process") or {}
     rss = proc.get("rss_bytes")
     resources = (f"memory {rss / 2**20:.1f} MiB  " if rss else "") + \
@@ -92,7 +94,7 @@ def render(live: dict[str, Any], logs: list[str]) -> RenderableType:
         tools.add_column(column, justify="left" if column == "tool" else "right")
     for name, stats in sorted(calls["tools"].items(), key=lambda item: -item[1]["calls"]):
         tools.add_row(name, str(stats["calls"]), str(stats["per_min"]),
-                      f"[red]{stats['errors']}[/]" if stats["errors"] else "0",
+                      Text(str(stats["errors"]), style="red") if stats["errors"] else "0",
                       _ms(stats["p50_ms"]), _ms(stats["p95_ms"]), _ms(stats["p99_ms"]))
 
     tasks = Table(title="open tasks", expand=True, title_justify="left")
@@ -123,7 +125,7 @@ def render(live: dict[str, Any], logs: list[str]) -> RenderableType:
     for run in live.get("test_runs", []):
         runs.add_row(run["run_id"], run["state"], str(run["targets"]), str(run["passed"]),
                      str(run["failed"] + run["error"]), _ms(run["duration_ms"]))
-    parts: list[RenderableType] = [Text.from_markup(head), Text(index_line), Text(resources, style="dim"), tools,
+    parts: list[RenderableType] = [head, index_line, Text(resources, style="dim"), tools,
                                    tasks, ops, runs]
     if logs:
         parts.append(Panel(Text("\n".join(logs), style="dim"), title="log", title_align="left"))

@@ -12,12 +12,22 @@ from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.storage import storage_error
 
-console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+# Markup and emoji codes are off: CLI lines carry paths, config values and error messages, and Rich took their
+# ``[...]`` for tags (``app/[slug]/page.py`` printed as ``app//page.py``; ``[/x]`` raised MarkupError) and
+# ``:name:`` for emoji. Colour goes through :func:`styled`, which never parses its text.
+console = Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False)
+
+
+def styled(*parts: str | tuple[str, str]) -> Text:
+    """One line from literal pieces: a ``str`` as written, a ``(text, style)`` pair in that Rich style.
+    Nothing is read as markup, so data interpolated into any piece prints exactly."""
+    return Text.assemble(*parts)
 
 
 def emit(payload: dict[str, Any], as_json: bool, render: Callable[[], None]) -> None:
@@ -43,7 +53,7 @@ def fail(error: CodePlaneError, as_json: bool, exit_code: int | None = None) -> 
     if as_json:
         sys.stdout.write(json.dumps({"ok": False, "error": error.to_payload()}, sort_keys=True) + "\n")
     else:
-        err_console.print(f"[bold red]error {error.code} {error.error.name}[/]: {error.message}")
+        err_console.print(styled((f"error {error.code} {error.error.name}", "bold red"), f": {error.message}"))
     raise typer.Exit(exit_code)
 
 

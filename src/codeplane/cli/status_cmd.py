@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from codeplane.cli.output import cli_errors, console, emit
+from codeplane.cli.output import cli_errors, console, emit, styled
 from codeplane.cli.probe import probe
 from codeplane.cli.repo_context import resolve
 from codeplane.core.layout import RepoLayout
@@ -56,21 +56,20 @@ def _render_index(index: Any) -> None:
                   f"{index.get('oversized_files', 0)} oversized)")
     if index.get("unnamed_files"):
         console.print(f"          left out: {index['unnamed_files']} names not valid UTF-8 "
-                      f"({', '.join(index.get('unnamed_examples', []))})", markup=False)
+                      f"({', '.join(index.get('unnamed_examples', []))})")
     _render_source(index.get("source"))
     last = index.get("last_reconcile") or index.get("last_epoch")
     if isinstance(last, dict):
         console.print(f"          last reconcile {last.get('at')} ({last.get('duration_ms')} ms, "
-                      f"{last.get('reason')})", markup=False)
+                      f"{last.get('reason')})")
     update = index.get("last_update")
     if isinstance(update, dict) and isinstance(last, dict) and update.get("at") != last.get("at"):
-        console.print(f"          last update {update.get('at')} ({update.get('reason')}, epoch {update.get('epoch')})",
-                      markup=False)
+        console.print(f"          last update {update.get('at')} ({update.get('reason')}, epoch {update.get('epoch')})")
     if "pending_changes" in index:
         console.print(f"          pending changes {index['pending_changes']}   watcher {index.get('watcher')}   "
                       f"primary language {index.get('primary_language') or '-'}")
     for warning in index.get("warnings") or []:
-        console.print(f"          [yellow]warning[/]: {warning}")
+        console.print(styled("          ", ("warning", "yellow"), f": {warning}"))
 
 
 def _render_source(source: Any) -> None:
@@ -79,18 +78,18 @@ def _render_source(source: Any) -> None:
         return
     if source.get("kind") == "artifact":
         console.print(f"          source: artifact of {str(source.get('commit'))[:12]} from {source.get('source')} "
-                      f"(sha256 {source.get('sha256')}, adopted {source.get('adopted_at')})", markup=False)
+                      f"(sha256 {source.get('sha256')}, adopted {source.get('adopted_at')})")
         check = source.get("integrity_check")
         if isinstance(check, dict):  # SQLite's integrity check, run after ready for a pinned artifact
-            console.print(f"          integrity check after ready: {check.get('state')}", markup=False)
+            console.print(f"          integrity check after ready: {check.get('state')}")
     else:
         rebuilt = source.get("rebuilt_from_disk")
         console.print("          source: built from this checkout"
-                      + (f" (rebuilt from disk: {rebuilt})" if rebuilt else ""), markup=False)
+                      + (f" (rebuilt from disk: {rebuilt})" if rebuilt else ""))
     refused = source.get("artifact_refused")
     if isinstance(refused, dict):
-        console.print(f"          [yellow]artifact refused[/] ({refused.get('code')} {refused.get('error')}): "
-                      f"{refused.get('message')}")
+        console.print(styled("          ", ("artifact refused", "yellow"),
+                             f" ({refused.get('code')} {refused.get('error')}): {refused.get('message')}"))
 
 
 def _render_structural(structural: Any) -> None:
@@ -102,14 +101,14 @@ def _render_structural(structural: Any) -> None:
     grammars = structural.get("grammars") or {}
     facts = (f"{structural.get('defs', '?')} defs, {structural.get('refs', '?')} refs"
              + (" (counting)" if structural.get("counts_pending") else ""))
-    console.print(f"  structural: {facts}   parsed: {parsed or '-'}", markup=False)
+    console.print(f"  structural: {facts}   parsed: {parsed or '-'}")
     skipped = structural.get("skipped") or {}
     contexts = ", ".join(f"{count} {state}" for state, count in sorted((structural.get("contexts") or {}).items()))
     reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(skipped.items()))
     console.print(f"          skipped {sum(skipped.values())}{f' ({reasons})' if reasons else ''}   "
                   f"contexts: {contexts or '-'}   "
                   f"tree-sitter {grammars.get('tree_sitter')} / language pack "
-                  f"{grammars.get('tree_sitter_language_pack')}", markup=False)
+                  f"{grammars.get('tree_sitter_language_pack')}")
 
 
 def _render_tasks(tasks: Any) -> None:
@@ -121,7 +120,7 @@ def _render_tasks(tasks: Any) -> None:
     shown = f" (the {len(open_tasks)} newest shown)" if total > len(open_tasks) else ""
     console.print(f"  open tasks: {total}{shown}")
     for task in open_tasks:
-        console.print(f"    {task['task_id']}  session {task['session_id']}  {task.get('budget', '')}", markup=False)
+        console.print(f"    {task['task_id']}  session {task['session_id']}  {task.get('budget', '')}")
     recent = tasks.get("recent_operations") or []
     if recent:
         console.print("  last operations:")
@@ -132,7 +131,7 @@ def _render_tasks(tasks: Any) -> None:
         if op.get("limit_triggered"):
             parts.append(f"limit={op['limit_triggered']}")
         parts += [flag for flag in ("no_op", "non_progress") if op.get(flag)]
-        console.print("    " + " ".join(parts), markup=False)
+        console.print("    " + " ".join(parts))
 
 
 def status(
@@ -186,12 +185,12 @@ def status(
         payload["log_tail"] = _tail(ctx.layout, VERBOSE_LOG_LINES)
 
     def render() -> None:
-        state = "[green]running[/]" if result.running and result.answering else (
-            "[yellow]running, not answering[/]" if result.running else "[dim]not running[/]")
-        console.print(f"CodePlane: {state}")
+        state = ("running", "green") if result.running and result.answering else (
+            ("running, not answering", "yellow") if result.running else ("not running", "dim"))
+        console.print(styled("CodePlane: ", state))
         console.print(f"  repo:   {ctx.root}")
         if ctx.config_error is not None:
-            console.print(f"  config error {ctx.config_error.code}: {ctx.config_error.message}", markup=False,
+            console.print(f"  config error {ctx.config_error.code}: {ctx.config_error.message}",
                           style="red")
         if result.running:
             console.print(f"  pid:    {result.pid}   port: {result.port}   url: http://127.0.0.1:{result.port}/mcp")
@@ -199,10 +198,10 @@ def status(
         _render_index(index)
         _render_structural(payload["structural"])
         for warning in (payload["storage"] or {}).get("warnings", []):
-            console.print(f"  storage: {warning}", markup=False, style="yellow")
+            console.print(f"  storage: {warning}", style="yellow")
         console.print(f"  last error: {last_error or 'none'}")
         _render_tasks(payload.get("tasks"))
         for line in payload.get("log_tail", []):
-            console.print(line, markup=False)
+            console.print(line)
 
     emit(payload, as_json, render)

@@ -13,7 +13,7 @@ import typer
 from codeplane.cli.artifact_prefetch import index_from_overrides, prefetch_artifact
 from codeplane.cli.clients import claude_command
 from codeplane.cli.index_progress import follow_first_index
-from codeplane.cli.output import cli_errors, console
+from codeplane.cli.output import cli_errors, console, styled
 from codeplane.cli.repo_context import resolve
 from codeplane.cli.up_events import announce_index_ready
 from codeplane.core.atomic import write_atomic
@@ -79,8 +79,8 @@ def up(
                 return
             if report.changed:
                 console.print(f"Initialised {root} ({', '.join(report.created)})")
-            console.print(f"[green]CodePlane serving[/] {ann.repo}")
-            console.print(f"  MCP URL: [bold]{ann.url}[/]   pid {ann.pid}")
+            console.print(styled(("CodePlane serving", "green"), f" {ann.repo}"))
+            console.print(styled("  MCP URL: ", (ann.url, "bold"), f"   pid {ann.pid}"))
             console.print(f"  Claude Code: {claude_command(ann.url)}")
             console.print("  Ctrl+C to stop.")
             follow_first_index(root, console)  # a cold start builds the index now: show how far it is

@@ -64,15 +64,23 @@ def pid_alive(pid: int) -> bool:
 
 
 def lock_is_held(layout: RepoLayout) -> bool:
-    """True when another process holds the instance lock (i.e. a server is running)."""
-    if not layout.lock_file.exists():
-        return False
+    """True when another process holds the instance lock (i.e. a server is running).
+
+    Only reads: the file is opened read-only (``flock`` takes an exclusive lock on any descriptor), so on a
+    read-only ``.codeplane/`` (a file system remounted ro) ``cpl status`` and ``cpl down`` still see, and can stop,
+    the server. Opening it for appending, as this did, failed there with 5011 and the server could not be stopped.
+    """
     try:
-        with portalocker.Lock(str(layout.lock_file), mode="a", flags=portalocker.LockFlags.EXCLUSIVE
-                              | portalocker.LockFlags.NON_BLOCKING, timeout=0):
-            return False
-    except (portalocker.exceptions.LockException, portalocker.exceptions.AlreadyLocked):
-        return True
+        handle = open(layout.lock_file, "rb")  # noqa: SIM115 - closed below, whatever the lock answers
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    with handle:
+        try:
+            portalocker.lock(handle, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
+        except (portalocker.exceptions.LockException, portalocker.exceptions.AlreadyLocked):
+            return True
+        portalocker.unlock(handle)
+        return False
 
 
 class InstanceLock:
