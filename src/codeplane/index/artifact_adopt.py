@@ -39,6 +39,7 @@ import pygit2
 from codeplane.core.clock import iso_utc, monotonic, now_ms
 from codeplane.core.config import IndexConfig
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.hashing import sha256_file
 from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
 from codeplane.core.redaction import redact_url, redact_urls
@@ -176,6 +177,13 @@ def _fetch_and_unpack(root: Path, layout: RepoLayout, config: IndexConfig, stagi
     fetched = fetch_configured(root, layout, config)
     current = read_origin(layout.index_db)
     if current is not None and current.get("sha256") == fetched.sha256:
+        # The sidecar names the index already adopted: the file itself is hashed all the same (a fraction of an
+        # unpack), or a truncated or swapped copy beside a copied sidecar was "already adopted" unread (QA44 §6).
+        found = sha256_file(fetched.path)
+        if found != fetched.sha256:
+            raise CodePlaneError(ErrorCode.ARTIFACT_CHECKSUM_MISMATCH,
+                                 f"{fetched.path.name} has sha256 {found}, expected {fetched.sha256}",
+                                 details={"expected": fetched.sha256, "found": found})
         return _Unpacked(fetched, None)
     staging.mkdir(parents=True)
     # git status (≈0.2 s on Django) overlaps the unpack, which spends its time in zstd and sha256 without the GIL.

@@ -38,6 +38,7 @@ from codeplane.index.lexical import is_native_panic
 from codeplane.index.listeners import ReadyFlag, Reconciles
 from codeplane.index.pipeline import IndexPipeline, ReconcileReport
 from codeplane.index.query import compile_query
+from codeplane.index.retry import FailureBackoff
 from codeplane.index.search import LexicalHit, lexical_stream, scope_concerns
 from codeplane.index.service_models import BuildSummary, LexicalPage, LexicalRequest
 from codeplane.index.status_view import counts_section, reconcile_section, watcher_section
@@ -63,6 +64,7 @@ class IndexService:
         self._pipeline = IndexPipeline(root, layout, config, self._pending)
         self._pipeline.store.on_damage = self._damage_found
         self._ready = ReadyFlag()
+        self._pipeline.store.serving = self._ready.is_set
         self._stopping = threading.Event()
         self._holds = WriteHolds()
         self._git_lock: Path | None = None
@@ -90,6 +92,7 @@ class IndexService:
         #: Why the index must be dropped and built from disk (that check failed); the indexer thread does it.
         self._rebuild_reason: str | None = None
         self._integrity_begun = False
+        self._backoff = FailureBackoff(layout.state_dir)
 
     # -- wiring ----------------------------------------------------------------------------------------
     def register_indexer(self, indexer: FactIndexer) -> None:
@@ -273,12 +276,12 @@ class IndexService:
         self._pending.wake()
 
     def _rebuild_from_disk(self, problem: str) -> None:
-        """Drop the index and build it from disk: an adopted artifact that failed its integrity check (as a refused
-        artifact would have been), or an ``index.db`` found damaged while serving (every query answered 9001 or
-        3005 until a restart); queries answer 3004 (retryable) until the build is published."""
+        """Drop the index and build it from disk: an adopted artifact that failed its integrity check (as a refused one
+        would have been), or an ``index.db`` found damaged, deleted or replaced while serving (queries answered 9001
+        or 3005 until a restart); queries answer 3004 (retryable) until the build is published."""
         damaged = problem.startswith(_DAMAGED)
         self._ready.clear()
-        self.state = "starting"
+        self.state = "rebuilding" if damaged else "starting"
         pipeline = self._pipeline
         floor = pipeline.epoch
         pipeline.close()
@@ -332,13 +335,13 @@ class IndexService:
     def _run(self) -> None:
         idle_since_reconcile = 0.0
         while not self._stopping.is_set():
+            self._pipeline.store.check_replaced()  # a stat: index.db deleted or replaced under the writer is damage
             if self._rebuild_reason is not None:
                 try:
                     self._rebuild_from_disk(self._rebuild_reason)
-                except Exception as exc:  # e.g. the disk: tried again, as failed indexing is
-                    self.error = f"rebuilding the index from disk failed: {type(exc).__name__}: {exc}"
-                    log.exception("rebuilding the index from disk failed; will retry")
-                    self._stopping.wait(1.0)
+                except Exception as exc:  # noqa: BLE001 - logged by the backoff; e.g. the disk: retried as indexing is
+                    self.error, wait = self._backoff.failed("rebuilding the index from disk", exc)
+                    self._stopping.wait(wait)
                     continue
             work = self._pending.take(timeout=0.5)
             if self._stopping.is_set():
@@ -367,6 +370,7 @@ class IndexService:
                     reason, self._catching_up = "catch-up", False
                 self._pipeline.process(work, full_reason=reason)
                 self.error = None
+                self._backoff.succeeded()
                 if self._watch_after_build and not self._stopping.is_set():
                     self._watch_after_build = False
                     self._start_watcher()
@@ -380,15 +384,13 @@ class IndexService:
             except EpochInterrupted:
                 log.info("indexing stopped: the epoch in progress was rolled back")
                 return
-            except Exception as exc:  # keep indexing alive; the work stays pending for a retry
+            except Exception as exc:  # noqa: BLE001 - logged by the backoff; the work stays pending for a retry
                 if self._stopping.is_set():  # a statement aborted by ``stop`` (``EpochPublisher.interrupt``)
                     log.info("indexing stopped", error=str(exc))
                     return
                 self._pipeline.store.note_error(exc)
-                mapped = storage_error(exc, doing="updating the index")
-                self.error = mapped.message if mapped is not None else f"{type(exc).__name__}: {exc}"
-                log.exception("indexing failed; will retry")
-                self._stopping.wait(1.0)
+                self.error, wait = self._backoff.failed("updating the index", exc)
+                self._stopping.wait(wait)
             except BaseException as exc:
                 if not is_native_panic(exc):
                     raise
@@ -505,10 +507,8 @@ class IndexService:
 
     @contextmanager
     def read_connection(self) -> Iterator[sqlite3.Connection]:
-        """A read-only connection to ``index.db`` inside one read transaction (a consistent snapshot).
-
-        Waits (bounded) for all pending changes first, so what it shows is no older than the disk.
-        """
+        """A read-only connection to ``index.db`` inside one read transaction (a consistent snapshot); waits
+        (bounded) for all pending changes first, so what it shows is no older than the disk."""
         self._await(lambda _p: True)
         with self._pipeline.store.read() as conn:
             yield conn

@@ -14,6 +14,11 @@ table: ~2 ms); otherwise (a crash, a kill, a marker missing or stale because som
 the full ``quick_check`` runs as well. What the cheap check cannot see: pages garbled inside a file whose
 size and timestamps did not change after a clean close (bit rot, a restore that kept the timestamps).
 ``cpl doctor`` always runs the full check.
+
+A file deleted or replaced under the open store is damage too (QA44 §1): the writer went on publishing into the
+unlinked inode while every new read connection failed ("unable to open database file", "disk I/O error") with
+9001, for good. :meth:`IndexStore.replaced` compares the path's inode with the one opened; reads that fail on
+such a file, and the indexer's periodic look (``check_replaced``), report it through ``on_damage``.
 """
 
 from __future__ import annotations
@@ -115,8 +120,13 @@ class IndexStore:
         self._local = threading.local()
         self._generation = 0
         self._damage_seen = False
+        #: The inode the writer opened: another one (or none) at ``path`` means the file was replaced (or deleted).
+        self._inode: int | None = None
         #: Told when a statement finds the file damaged (the index service rebuilds it from disk, live).
         self.on_damage: Callable[[str], None] | None = None
+        #: Whether the index serves reads (the index service's ready flag): a read that fails while it does not
+        #: met a rebuild under way (its Tantivy index closed or not yet reopened) and is retryable, not a bug.
+        self.serving: Callable[[], bool] | None = None
         self.rebuilt_reason: str | None = None
         #: How the last open checked the file: ``full`` (``quick_check``) or ``cheap`` (after a clean close).
         self.open_check = "full"
@@ -154,6 +164,7 @@ class IndexStore:
         if self.get_meta("store_schema", conn) is None:
             self.set_meta("store_schema", str(STORE_SCHEMA_VERSION), conn)
         self._conn = conn
+        self._inode = self.path.stat().st_ino
         self._generation += 1
 
     def close(self) -> None:
@@ -163,6 +174,7 @@ class IndexStore:
                 and self._checkpoint(self._conn)
             self._conn.close()
             self._conn = None
+            self._inode = None
             if clean:
                 self._write_clean_marker()
             elif self.trust_clean_close:
@@ -173,9 +185,34 @@ class IndexStore:
         """Told of a failure while the store was in use: one that says the file is damaged means the next
         open must check it fully, however this process ends."""
         if isinstance(exc, sqlite3.DatabaseError) and getattr(exc, "sqlite_errorcode", None) in _DAMAGE_CODES:
-            self._damage_seen = True
-            if self.on_damage is not None:
-                self.on_damage(f"{exc}")
+            self._damaged(f"{exc}")
+        elif isinstance(exc, sqlite3.Error) and (gone := self.replaced()) is not None:
+            self._damaged(f"{gone}; {exc}")
+
+    def replaced(self) -> str | None:
+        """Why ``index.db`` at its path is no longer the file the writer has open (deleted, or another file put
+        there), or ``None``: it is, the store is closed, or the path cannot be looked at (not damage)."""
+        if self._inode is None:
+            return None
+        try:
+            inode = self.path.stat().st_ino
+        except FileNotFoundError:
+            return "the file was deleted"
+        except OSError:
+            return None
+        return None if inode == self._inode else "the file was replaced by another"
+
+    def check_replaced(self) -> bool:
+        """The periodic look (a ``stat``): report a deleted or replaced file as damage; True if it was."""
+        gone = self.replaced()
+        if gone is not None:
+            self._damaged(gone)
+        return gone is not None
+
+    def _damaged(self, what: str) -> None:
+        self._damage_seen = True  # also: no clean-close marker for what the writer still has open
+        if self.on_damage is not None:
+            self.on_damage(what)
 
     # -- clean-close marker ----------------------------------------------------------------------------
     @property
@@ -341,23 +378,42 @@ class IndexStore:
         if conn is not None and conn.in_transaction and getattr(self._local, "generation", -1) == self._generation:
             yield conn
             return
-        if conn is None or getattr(self._local, "generation", -1) != self._generation:
-            if conn is not None:
-                conn.close()
-            conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, isolation_level=None, timeout=30)
-            self._local.conn = conn
-            self._local.generation = self._generation
-        conn.execute("BEGIN")
+        began = self._generation
+        try:
+            if conn is None or getattr(self._local, "generation", -1) != self._generation:
+                if conn is not None:
+                    conn.close()
+                self._local.conn = None
+                conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, isolation_level=None, timeout=30)
+                self._local.conn = conn
+                self._local.generation = self._generation
+            conn.execute("BEGIN")
+        except sqlite3.DatabaseError as exc:  # opening a deleted file: "unable to open database file"
+            self._read_failed(exc, began)
+            raise
         try:
             yield conn
-        except sqlite3.DatabaseError as exc:
-            self.note_error(exc)
-            if getattr(exc, "sqlite_errorcode", None) in _DAMAGE_CODES:
-                raise CodePlaneError(ErrorCode.INDEX_NOT_READY, f"index.db is damaged ({exc}); it is being rebuilt "
-                                     "from disk: retry shortly", retryable=True) from exc
+        except Exception as exc:
+            self._read_failed(exc, began)
             raise
         finally:
             rollback(conn)
+
+    def _read_failed(self, exc: Exception, began: int) -> None:
+        """A damaged, deleted or replaced file is being rebuilt: 3004 (retryable), not 9001, meanwhile. So is what
+        failed because the store was closed under the read (a rebuild began: the Tantivy index it reads is gone)."""
+        if isinstance(exc, CodePlaneError):
+            return
+        if isinstance(exc, sqlite3.DatabaseError):
+            self.note_error(exc)
+            gone = self.replaced()
+            if gone is not None or getattr(exc, "sqlite_errorcode", None) in _DAMAGE_CODES:
+                raise CodePlaneError(ErrorCode.INDEX_NOT_READY, f"index.db is damaged ({gone or exc}); it is being "
+                                     "rebuilt from disk: retry shortly", retryable=True) from exc
+        if self._generation != began or (began and self._conn is None) or (self.serving and not self.serving()):
+            raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "the index was closed under this read (a rebuild from "
+                                 "disk, or the server stopping): retry shortly", retryable=True,
+                                 details={"cause": f"{type(exc).__name__}: {exc}"}) from exc
 
     # -- meta ------------------------------------------------------------------------------------------
     def get_meta(self, key: str, conn: sqlite3.Connection | None = None) -> str | None:
