@@ -99,6 +99,8 @@ async def test_a_build_failing_on_the_file_size_limit_says_5010_and_backs_off(tm
         while not (index := handle.get("/status").json().get("index") or {}).get("error"):
             assert time.monotonic() < deadline, index
             time.sleep(0.1)
+        # ``cpl status``'s "last error" too, not "none" while the index fails (s52).
+        last_error = str(handle.get("/status").json().get("last_error"))
         async with mcp_client(handle) as client:
             error = await call_error(client, "write_source", {"edits": [
                 {"path": "big.txt", "action": "create", "content": "abcdefghi\n" * 150_000}]})
@@ -110,3 +112,4 @@ async def test_a_build_failing_on_the_file_size_limit_says_5010_and_backs_off(tm
     assert said.count("updating the index failed") <= 3, said[-3000:]
     assert str(index["error"]).startswith("5010 STORAGE_FULL: "), index["error"]
     assert "file-size limit, ulimit -f" in index["error"], index["error"]
+    assert last_error.startswith("5010 STORAGE_FULL: "), last_error

@@ -32,7 +32,8 @@ def status_payload(services: Services) -> dict[str, object]:
         "uptime_ms": now_ms() - services.started_at_ms,
         "ready": ready,
         "ready_reason": reason,
-        "last_error": services.last_error or getattr(getattr(services, "mutation", None), "broken", None),
+        "last_error": services.last_error or getattr(getattr(services, "mutation", None), "broken", None)
+        or getattr(getattr(services, "index", None), "error", None),
         "phase": "serving",
         **services.status(),
     }

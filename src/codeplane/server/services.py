@@ -52,10 +52,13 @@ class Readiness:
     #: Whether the index still answers: it goes back to building when an adopted artifact fails the integrity
     #: check it owed after ready (``index/artifact_integrity.py``), and queries then answer 3004.
     index_ready: Callable[[], bool] = lambda: True
+    #: Why a ready index went back to building, when the index knows (a damaged or deleted ``index.db``).
+    rebuilding_why: Callable[[], str | None] = lambda: None
 
     def now(self) -> tuple[bool, str]:
         if self.ready and not self.index_ready():
-            return False, "index: rebuilding from disk (the adopted artifact failed its integrity check)"
+            return False, self.rebuilding_why() or \
+                "index: rebuilding from disk (the adopted artifact failed its integrity check)"
         return self.ready, self.reason
 
 
@@ -221,8 +224,10 @@ class Services:
 def _wire_index(services: Services, early: EarlyIndex | None) -> None:
     services.index = early.index if early is not None else build_index(services.root, services.config)
     index = services.index
-    services.readiness = Readiness(ready=False, reason="index: first reconcile running",
-                                   index_ready=lambda: index.ready)
+    services.readiness = Readiness(
+        ready=False, reason="index: first reconcile running", index_ready=lambda: index.ready,
+        rebuilding_why=lambda: f"index: rebuilding from disk ({index.rebuilt})"
+        if index.state == "rebuilding" and index.rebuilt else None)
 
     def mark_ready() -> None:
         services.readiness.ready = True
