@@ -3,9 +3,6 @@ one whose offset is past its end, is 1005 (a forged offset was served; a changed
 
 from __future__ import annotations
 
-import base64
-import json
-
 import pytest
 
 from codeplane.core.errors import CodePlaneError
@@ -31,11 +28,10 @@ def test_a_cursor_pages_its_own_list_and_nothing_else() -> None:
         with pytest.raises(CodePlaneError) as stale:
             page(changed, key=key, cursor=cursor, limit=3)
         assert stale.value.code == 1005
-    forged = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-    forged["o"] = 99
-    with pytest.raises(CodePlaneError) as past:
-        page(items, key=key, cursor=base64.urlsafe_b64encode(json.dumps(forged).encode()).decode(), limit=3)
-    assert past.value.code == 1005
+    for forged in (cursor.rpartition(".")[0] + ".99", cursor.rpartition(".")[0] + ".6"):
+        with pytest.raises(CodePlaneError) as past:
+            page(items, key=key, cursor=forged, limit=3)
+        assert past.value.code == 1005
     # A running test run's list grows between pages: its cursor names the query only.
     _, live = page(items, key=key, cursor=None, limit=3, growing=True)
     assert page([*items, "tests/test_new.py"], key=key, cursor=live, limit=3, growing=True)[0] == items[3:6]

@@ -15,8 +15,9 @@ each answer has two faces, built here from one result model:
   Then one ``meta:`` line of ``key=value`` pairs, only when meta has something the text does not say.
 
 Errors render as ``error <code> <NAME> (retryable): message`` plus a line of the details as ``key=value``
-pairs (values the message already names, the machine-readable ``reason`` and the caller's own
-precondition left out: the record keeps them). A refused edit's current text (``details.current``, see
+pairs (values the message already names, ``(state: none)`` as much as a path, the machine-readable ``reason``
+and the caller's own precondition left out: the record keeps them), and a list of objects as its key and one
+line of pairs per object. A refused edit's current text (``details.current``, see
 ``mutation/refusals.py``) follows as ``line:text`` lines, like a search hit, so the retry needs no re-read.
 """
 
@@ -127,12 +128,24 @@ def pairs(values: dict[str, Any], *, seen: str = "") -> str:
     shown = []
     for key, raw in values.items():
         value = short_fingerprint(raw) if isinstance(raw, str) and key.endswith("fingerprint") else raw
-        if isinstance(value, str) and len(value) >= _SEEN_MIN_CHARS and value in seen:
+        if _said(key, value, seen):
             continue
         plain = isinstance(value, str) and value and not any(c.isspace() for c in value)
         text = value if plain else compact_json(value)
         shown.append(f"{key}={text}")
     return " ".join(shown)
+
+
+def _said(key: str, value: Any, seen: str) -> bool:
+    """Whether ``seen`` says ``value`` already: a long string anywhere in it, a short one named with its key (a
+    message's ``(state: none)`` and then ``state=none``)."""
+    if not isinstance(value, str | int | float) or isinstance(value, bool) or value == "":
+        return False
+    text = str(value)
+    if isinstance(value, str) and len(text) >= _SEEN_MIN_CHARS:
+        return text in seen
+    name = key.replace("_", " ")
+    return any(f"{name}{sep}{text}" in seen for sep in (": ", "=", " "))
 
 
 def text_of(rendered: str, meta: dict[str, Any]) -> str:
@@ -217,8 +230,28 @@ def error_text(payload: dict[str, Any]) -> str:
     lines = _source_lines(raw.get("current"))
     shown = {k: v for k, v in raw.items() if k not in _RESTATED_DETAILS and not (lines and k == "current")
              and not (k == "problems" and _all_said(v, text))}
-    details = pairs(_short_hashes(lean(shown)), seen=text)
-    return "\n".join([text, *([details] if details else []), *lines])
+    return "\n".join([text, *_detail_lines(_short_hashes(lean(shown)), text), *lines])
+
+
+def _detail_lines(details: dict[str, Any], text: str) -> list[str]:
+    """The details as ``key=value`` pairs on one line, a list of objects as ``key:`` and one line of pairs per
+    object (a JSON array of them was a line of braces and quotes), each leaving out what ``text`` says; a list
+    of strings without the items ``text`` names."""
+    flat: dict[str, Any] = {}
+    listed: list[str] = []
+    for key, value in details.items():
+        if isinstance(value, list) and isinstance(value[0] if value else None, dict):
+            # A list cut by :func:`bounded_error` ends in its "… N more" string.
+            rows = [row for row in (pairs(v, seen=text) if isinstance(v, dict) else str(v) for v in value) if row]
+            listed += [f"{key}:", *(f"  {row}" for row in rows)] if rows else []
+        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+            left = [v for v in value if not _said(key, v, text)]
+            if left:
+                flat[key] = left
+        else:
+            flat[key] = value
+    line = pairs(flat, seen=text)
+    return [*([line] if line else []), *listed]
 
 
 def _all_said(problems: Any, text: str) -> bool:

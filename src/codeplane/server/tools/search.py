@@ -240,12 +240,10 @@ def _dedented(texts: list[str]) -> list[str]:
     return [t[len(shared):] if t.startswith(shared) else t.strip() for t in texts]
 
 
-def _hit_lines(hit: SearchHit, *, symbol: bool, usual_role: str, named: set[str]) -> list[str]:
-    """``line:text`` like ``rg -n --trim`` under its file's heading (context lines as ``line-text``); symbol
-    modes say what the hit is before the text, unless the page's head line says it for every hit: in full
-    the first time, then by its ``#def_uid`` alone (``named`` holds the uids said so far; a name's
-    references anchored to one definition repeat it on every hit, ~100 bytes each). The column is left out:
-    the text shows where the match is."""
+def _hit_tags(hit: SearchHit, *, symbol: bool, usual_role: str, named: set[str]) -> str:
+    """What a symbol mode says a hit is, before its text: its symbol unless the page's head line says it for every
+    hit, in full the first time, then by its ``#def_uid`` alone (``named`` holds the uids said so far; a name's
+    references anchored to one definition repeat it on every hit, ~100 bytes each), and its role unless usual."""
     tags = []
     if symbol and hit.symbol is not None:
         uid = hit.symbol.def_uid
@@ -255,10 +253,33 @@ def _hit_lines(hit: SearchHit, *, symbol: bool, usual_role: str, named: set[str]
     role = _role_tag(hit)
     if role and role != usual_role:
         tags.append(role)
+    return "; ".join(tags)
+
+
+def _line_tags(hits: list[SearchHit], *, symbol: bool, usual_role: str, named: set[str]) -> str:
+    """The tags of one line's hits, each said once (``REFERENCE PROVEN, DEFINITION ANCHORED``: ``window.f = f;``
+    printed the line once per role). The usual role is named when the line's hits differ: left out, an untagged
+    hit merged into a tagged one would read as that one."""
+    start = set(named)  # each hit's tags as the first on the line would have them: equal hits say equal tags
+
+    def tags(hit: SearchHit, usual: str) -> str:
+        return _hit_tags(hit, symbol=symbol, usual_role=usual, named=set(start))
+
+    said = list(dict.fromkeys(tags(h, usual_role) for h in hits))
+    if len(said) > 1:
+        said = list(dict.fromkeys(tags(h, "") for h in hits))
+    if symbol:
+        named.update(h.symbol.def_uid for h in hits if h.symbol is not None and h.symbol.def_uid)
+    return ", ".join(said)
+
+
+def _hit_lines(hit: SearchHit, tags: str) -> list[str]:
+    """``line:text`` like ``rg -n --trim`` under its file's heading (context lines as ``line-text``), ``tags``
+    (:func:`_line_tags`) before the text. The column is left out: the text shows where the match is."""
     if hit.snippet is None and not hit.context_before and not hit.context_after:
         # Snippets off: no text shows where the match is, so the column does (``rg --vimgrep`` without the line).
-        return [f"{hit.line}:{hit.column}" + (f" [{'; '.join(tags)}]" if tags else "")]
-    prefix = f"{hit.line}:" + (f"[{'; '.join(tags)}] " if tags else "")
+        return [f"{hit.line}:{hit.column}" + (f" [{tags}]" if tags else "")]
+    prefix = f"{hit.line}:" + (f"[{tags}] " if tags else "")
     before = len(hit.context_before)
     texts = _dedented([*hit.context_before, (hit.snippet or "").rstrip("\r\n"), *hit.context_after])
     lines = [f"{hit.line - before + i}-{text}" for i, text in enumerate(texts[:before])]
@@ -313,8 +334,17 @@ def render_search(result: SearchResult) -> str:
         # Context windows that overlap are merged, as ``rg -C`` does: a line once, and a hit's line as a hit.
         matched = {h.line for h in hits}
         printed: set[int] = set()
+        # Hits with their text on one line print the line once, with every hit's tags (column-only hits, snippets
+        # off, stay one per match: the column is all that tells them apart).
+        on_line: dict[int, list[SearchHit]] = {}
         for hit in hits:
-            block = _hit_lines(hit, symbol=not symbol, usual_role=usual, named=named)
+            if hit.snippet is not None:
+                on_line.setdefault(hit.line, []).append(hit)
+        for hit in hits:
+            same = on_line.get(hit.line, [hit]) if hit.snippet is not None else [hit]
+            if same[0] is not hit:
+                continue
+            block = _hit_lines(hit, _line_tags(same, symbol=not symbol, usual_role=usual, named=named))
             # Several matches on one line: the line once, as rg prints it (again only to say something new about
             # a match there: ``var f = function f()`` is a definition and, without a tag, a usual reference).
             if block != shown_last and not (hit.line == last_line and block[-1].startswith(f"{hit.line}:")

@@ -93,7 +93,9 @@ def render_targets(targets: Sequence[TargetModel], *, case_names: bool = True) -
         groups.setdefault(key, []).append(target)
     lines: list[str] = []
     for (runner, lang, kind, cwd, template), members in groups.items():
-        lines.append(f"{runner} {lang} {kind} (cwd {cwd}): {template}")
+        # A runner named for its language (go) says it once: "go go unit" read as a stutter.
+        how = runner if lang == runner else f"{runner} {lang}"
+        lines.append(f"{how} {kind} (cwd {cwd}): {template}")
         for t in members:
             cases = (_names(t.cases) if case_names else f"{len(t.cases)} case(s)") if t.cases else ""
             lines.append(f"  {t.target_id} ~{t.estimated_cost:.1f}s" + (f": {cases}" if cases else ""))

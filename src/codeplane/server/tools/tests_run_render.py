@@ -247,6 +247,10 @@ def _target_lines(target: TargetRunModel) -> list[str]:
     if not attempts or (not any(a.message for a in attempts) and attempts[0].failing_cases
                         and (len(attempts) == 1 or _reproduced(target))):
         return []
+    first = attempts[0]
+    if target.outcome == "skipped" and len(attempts) == 1 and first.message and "\n" not in first.message.strip():
+        # pytest's reason in place of the outcome the head already says (``SKIPPED x.py: could not import 'y'``).
+        return [f"SKIPPED {target.target_id}: {first.message.strip()}"]
     lines = [f"{target.outcome.upper()} {target.target_id}: {_attempts(target)}" + _flaky_cases(target)]
     lines += [_indented(a.message) for a in attempts if a.message]
     return lines

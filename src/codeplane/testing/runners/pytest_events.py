@@ -327,8 +327,10 @@ class PytestParser(BatchParser):
                 path = self.targets[target_id].path
                 skip = ParsedCase(group=path, name="", outcome="skipped", duration_s=0.0,
                                   message=self.collect_skips[target_id], exception_type="", traceback="")
+                # The reason is the target's message too: the answer lists passing and skipped cases by count
+                # only, and "SKIPPED tests/x.py: skipped" said nothing pytest's own line does.
                 results.append(result_from_cases(target_id, [skip.to_case(target_id, path)], exit_code=exit_code,
-                                                 duration_s=duration))
+                                                 duration_s=duration, message=self.collect_skips[target_id]))
             elif target_id in self.ignored and not cases:
                 results.append(TargetResult(target_id=target_id, outcome="skipped", exit_code=exit_code,
                                             message="ignored by pytest's collection rules (collect_ignore/--ignore)"))
@@ -348,7 +350,8 @@ class PytestParser(BatchParser):
             elif self.stopped and self.main.finished.get(target_id, 0) < self.collected.get(target_id, 0):
                 results.append(self._stopped(target_id, cases, exit_code, duration))
             else:
-                results.append(result_from_cases(target_id, cases, exit_code=exit_code, duration_s=duration))
+                results.append(result_from_cases(target_id, cases, exit_code=exit_code, duration_s=duration,
+                                                 message=_skip_reason(cases)))
         return results
 
     def _complete(self, target_id: str) -> bool:
@@ -420,7 +423,7 @@ class PytestParser(BatchParser):
         return f"{header}\n{body}".strip()
 
     def warnings(self) -> list[str]:
-        return [outside_warning(name, where) for name, where in sorted(self.outside.items())]
+        return [outside_warning(sorted(self.outside.items()))] if self.outside else []
 
     def _conftest_blamed(self, output: str) -> set[str]:
         """Targets in the directory (or below) of a conftest.py pytest could not load."""
@@ -457,6 +460,20 @@ class PytestParser(BatchParser):
                 for t in self.targets]
 
 
-def outside_warning(name: str, where: str) -> str:
-    return (f"the tests imported {name} from {where}, not the repository's {name}: they ran that copy; install the "
+def _skip_reason(cases: list[CaseResult]) -> str:
+    """The reason every case of a wholly skipped target was skipped for, when they share one (``skipif`` on the
+    module); "" otherwise, the cases keep their own."""
+    reasons = {c.message for c in cases if c.outcome in ("skipped", "xfail")}
+    if len(reasons) != 1 or not all(c.outcome == "skipped" for c in cases):
+        return ""
+    return reasons.pop().removeprefix("Skipped: ")  # pytest's exception name, not the reason
+
+
+def outside_warning(modules: list[tuple[str, str]]) -> str:
+    """One warning for every module the tests took from elsewhere: the advice is the same for all (attrs ships
+    ``attr`` and ``attrs``, and the advice was said twice in one line)."""
+    names = " and ".join(name for name, _ in modules)
+    copies = "that copy" if len(modules) == 1 else "those copies"
+    imported = ", ".join(f"{name} from {where}" for name, where in modules)
+    return (f"the tests imported {imported}, not the repository's {names}: they ran {copies}; install the "
             "project into the test environment (pip install -e .) or set tests.runners.pytest.cmd")
