@@ -170,6 +170,7 @@ async def test_a_stopped_merge_aborts_keeping_unrelated_local_changes(tmp_path: 
             aborted = envelope(answer)["result"]
             again = await call_error(client, "git_merge", {"action": "abort"})
     assert aborted["aborted"] is True and aborted["effect"]["recovery_point"], aborted
+    assert "aborted=" not in answer_text(answer), answer_text(answer)  # the caller's own action, not said back
     assert (repo / "a.txt").read_text() == "1\n2\nmain\n" and not (repo / "new.txt").exists()
     assert (repo / "keep.txt").read_text() == "local edit\n"
     assert not (repo / ".git" / "MERGE_HEAD").exists()

@@ -204,6 +204,8 @@ def render_git_write(result: ToolResult, *, hashes: bool = True, drop: tuple[str
         record.pop("result")
         nested.pop("effect", None)
         record = {**nested, **record}
+    if record.get("aborted") is True:
+        del record["aborted"]  # the caller asked for it (action=abort): the state line and recovery point say so
     record.pop("action", None)  # the caller's own argument
     record.pop("operation", None)
     if record.get("created_branch") is not None and record.get("created_branch") == record.get("branch"):
