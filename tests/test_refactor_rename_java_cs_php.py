@@ -86,13 +86,18 @@ async def test_java_renames_are_high_across_packages_and_compile(java_server: Se
         assert [(i["edit"]["path"], i["edit"]["line"], i["edit"]["reason"]) for i in low] == [
             (J + "Cart.java", 25, "other_binding")]
         await call(client, "refactor_apply", {"refactor_id": size["refactor_id"]})
-        put = await _rename(client, "com.shop.Cart.put", "place")  # overloads: which one a call takes is open
-        # Both declarations are one symbol; ``put(Item.of(name))`` inside Cart is one of them either way.
-        assert put["counts"]["high"] == 3
-        # ``d.put("y")`` is not linked by the index; the planner reads its declaration ``var d = new Cart()`` (medium).
-        assert [(e["path"], e["certainty"], e["reason"]) for e in put["edits"] if e["certainty"] != "high"] == [
-            (J + "app/Main.java", "medium", "declared_receiver")]
-        await call(client, "refactor_apply", {"refactor_id": put["refactor_id"]})
+        both = await call(client, "refactor_rename", {"symbol": "com.shop.Cart.put", "new_name": "place"})
+        assert both["status"] == "needs_decision", "two overloads: the agent picks one"
+        await call(client, "refactor_cancel", {"refactor_id": both["refactor_id"]})
+        put = await call(client, "refactor_rename", {"path": J + "Cart.java", "line": 19, "column": 17,
+                                                     "new_name": "place"})  # put(String) alone, as IDEs do
+        assert put["status"] == "ready" and put["counts"]["high"] == 1
+        # put(Item) and put(String) both take one argument: which one a call takes is open (low, the agent's).
+        low = await _low(client, put["refactor_id"])
+        assert [(i["edit"]["path"], i["edit"]["line"], i["edit"]["reason"]) for i in low] == [
+            (J + "Cart.java", 20, "overload"), (J + "app/Main.java", 15, "overload")]
+        await call(client, "refactor_apply", {"refactor_id": put["refactor_id"], "include": [
+            i["edit"]["edit_id"] for i in low if i["edit"]["path"].endswith("Main.java")]})
         base = await _rename(client, "com.shop.Base", "Root")  # the class, its constructor, ``extends Base``
         assert {e["reason"] for e in base["edits"]} == {"definition", "constructor", "strong"}
         assert base["counts"]["high"] == 3 and base["counts"]["low"] == 0

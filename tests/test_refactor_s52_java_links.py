@@ -84,6 +84,6 @@ def test_a_method_reference_to_an_overloaded_method_stays_unsettled(tmp_path: Pa
                                        "    public static void fill(java.util.List<Item> xs, Cart c) {\n"
                                        "        xs.forEach(c::add);\n    }\n}\n"}
     with refactor_env(tmp_path / "repo", files) as env:
-        preview = env.service.rename("com.acme.shop.Cart.add", "put")
+        preview = env.service.rename(None, "put", path=S + "Cart.java", line=4, column=17)  # add(Item)
         edit = next(e for e in preview.edits if e.path == S + "Cart.java" and e.line == 7)
         assert edit.certainty != "high", edit

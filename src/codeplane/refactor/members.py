@@ -5,7 +5,8 @@ narrows them with syntactic evidence only, never guessing:
 
 - the receiver is ``self``/``cls``/``super()`` inside a class of the target's family (the defining class
   and its subclasses, found from the references in class headers; a Go type's "bases" are its embedded fields'
-  types and embedded interfaces, and a Rust type has none) → ``high``;
+  types and embedded interfaces, and a Rust type has none), or Java's ``super`` in a class whose superclass is one
+  of the family → ``high``;
 - the receiver is a name bound to a class of the family (``Cls.name``), a constructor call of one
   (``Cls().name``), or a local every binding of which is the statement ``x = Cls(...)`` alone → ``high``;
   a local bound otherwise to such a call (``x = Cls().tuned()``), annotated with one, or an attribute so
@@ -36,6 +37,7 @@ from codeplane.refactor.models import Certainty
 from codeplane.refactor.modreceivers import receiver_module
 from codeplane.refactor.receivers import Receivers, c_family
 from codeplane.refactor.spans import SourceText
+from codeplane.refactor.targets import java_overloaded, java_signature
 from codeplane.repo.content import decode
 
 _LIMIT = 100_000
@@ -291,7 +293,8 @@ def member_family(graph: ClassGraph, target: Def) -> MemberFamily | None:
             if runtime.kind in _CLASS_KINDS and not is_stub(runtime.path) and runtime_stem(runtime.path) == stem:
                 classes.update({c.def_uid: c for c in graph.descendants(runtime)})
     named = [d for d in graph.reader.defs_named(target.name, _LIMIT)
-             if not apart_by_kind(d, target) and not jsstatic.apart(graph.text, d, target)]
+             if not apart_by_kind(d, target) and not jsstatic.apart(graph.text, d, target)
+             and not _other_overload(graph, d, target)]
     # A stub (``.pyi``, ``.d.ts``) describes a runtime class elsewhere: a stub class named like a family class is
     # the family's type description (renamed with it), and other stub classes are not runtime twins.
     family_names = {c.name for c in classes.values()}
@@ -326,6 +329,17 @@ def member_family(graph: ClassGraph, target: Def) -> MemberFamily | None:
     return MemberFamily(target, classes, sorted(overrides, key=lambda d: (d.path, d.line)),
                         overridden, [t for t in twins if t.kind in _CLASS_KINDS],
                         _builtin_bases(graph, owner, target.name))
+
+
+def _other_overload(graph: ClassGraph, d: Def, target: Def) -> bool:
+    """``d`` is a Java method of another signature than ``target`` (by parameter count): an overload, which neither
+    overrides it nor is overridden by it, so no member of its family (``targets.py``)."""
+    if not (java_overloaded(target) and java_overloaded(d)) or d.def_uid == target.def_uid:
+        return False
+    if d.parent_uid == target.parent_uid:
+        return True  # one class's two methods of one name are two signatures
+    mine, theirs = java_signature(graph.text(target.path), target), java_signature(graph.text(d.path), d)
+    return mine is not None and theirs is not None and mine != theirs
 
 
 def _promoted_into(graph: ClassGraph, owner: Def, name: str) -> dict[str, Def]:
@@ -423,6 +437,12 @@ def _classify(graph: ClassGraph, family: MemberFamily, ref: Ref) -> tuple[Certai
             return "low", "other_binding"  # (a twin: a class that assigns ``self.<name>`` itself)
         if holder is not None and _mixin_reaches_family(graph, family, holder):
             return "medium", "mixin_self"
+    if shape.rstrip("$") == "super." and family.target.path.endswith(".java"):
+        # Java's ``super.m()`` is the superclass's ``m``: the family's when that class is one of the family.
+        holder = graph.enclosing_class(ref.path, ref.line, ref.column)
+        above = [b for b in graph.bases(holder) if b.kind == "class"] if holder is not None else []
+        if above and all(b.def_uid in family.classes for b in above):
+            return "high", "super_member"
     recv = graph.receiver(ref)
     # Rust's ``self.$`` (``self.f`` not called) is ``self.`` here: the receivers module reads no Rust ``self``.
     bare = shape[:-1] if shape == "self.$" and ref.path.endswith(".rs") else shape

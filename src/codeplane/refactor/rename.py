@@ -8,7 +8,8 @@ Only the target definition and what the index binds to it are edited, each at it
   becomes ``from m import new as x``, uses of ``x`` are untouched);
 - ``__all__`` entries naming the target are export references and move with it;
 - for a class member, overrides in subclasses are renamed with it and attribute references are judged
-  by :mod:`members`;
+  by :mod:`members`; a Java method is one overload, whose calls are told from its overloads' by their argument
+  count (:func:`_overload_split`);
 - an import of the target whose local name is bound twice (``try``/``except ImportError`` fallbacks, Rust's
   ``use`` under opposite ``#[cfg]``s) keeps it with an alias (:mod:`contested`);
 - everything else that spells the old name is left to the sweep (``low`` or a doc edit, with a reason).
@@ -20,7 +21,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from codeplane.refactor import jsstatic, memberkinds
+from codeplane.refactor import jsstatic, memberkinds, rustimpls
 from codeplane.refactor.assemble import Draft
 from codeplane.refactor.contested import contested_imports
 from codeplane.refactor.facts import Def, FactReader, Ref
@@ -43,7 +44,7 @@ from codeplane.refactor.modreceivers import receiver_module
 from codeplane.refactor.pyfields import constructor_keywords, renamed_keyword
 from codeplane.refactor.spans import SpanEdit
 from codeplane.refactor.stubtwins import reexported_stubs
-from codeplane.refactor.targets import stub_base
+from codeplane.refactor.targets import accepts, call_arity, java_overloaded, java_signature, stub_base
 
 _LIMIT = 100_000
 _TYPE_KINDS = frozenset({"class", "interface", "enum", "record", "struct"})
@@ -311,14 +312,60 @@ def _class_body_uses(reader: FactReader, owners: Sequence[Def]) -> list[Ref]:
     return found
 
 
+#: Receivers whose declared type the index would have linked the call through, had the overloads not left it open
+#: (an unknown receiver, or a class name the index could not settle, stays medium whatever the arity says).
+_TYPED_RECEIVERS = frozenset({"declared_receiver", "assigned_receiver", "annotated_receiver"})
+
+
+def _or_other_overload(other_kind: memberkinds.OtherKind | None,
+                       not_ours: set[tuple[str, int, int]]) -> memberkinds.OtherKind | None:
+    """``other_kind`` widened to the uses of another Java overload, which the sweep sets aside likewise."""
+    if not not_ours:
+        return other_kind
+    return lambda path, line, column, ref: (path, line, column) in not_ours or (
+        other_kind is not None and other_kind(path, line, column, ref))
+
+
+def _overload_split(reader: FactReader, graph: ClassGraph, family: MemberFamily, owners: Sequence[Def],
+                    ) -> tuple[Callable[[Ref], Certainty | None], list[Def]] | None:
+    """For a Java method with overloads in its class hierarchy, which the index leaves its calls unbound to: a call
+    whose argument count only the target's signature accepts is the target's (``high``), one only another overload
+    accepts is not (``None``), and one both may take (or unreadable: ``Cart::add``) is ``low`` (``overload``)."""
+    target = family.target
+    if not java_overloaded(target):
+        return None
+    owner = reader.get_def(target.parent_uid) if target.parent_uid else None
+    hierarchy = set(family.classes) | ({a.def_uid for a in graph.ancestors(owner)} if owner is not None else set())
+    own = {d.def_uid for d in owners}
+    others = [d for d in reader.defs_named(target.name, _LIMIT)
+              if java_overloaded(d) and d.parent_uid in hierarchy and d.def_uid not in own]
+    if not others:
+        return None
+    mine = java_signature(graph.text(target.path), target)
+    theirs = [java_signature(graph.text(d.path), d) for d in others]
+
+    def split(ref: Ref) -> Certainty | None:
+        arity = call_arity(graph.text(ref.path), ref)
+        if arity is None or mine is None or None in theirs:
+            return "low"
+        ours, other = accepts(mine, arity), any(s is not None and accepts(s, arity) for s in theirs)
+        if ours and not other:
+            return "high"
+        return "low" if ours else None
+    return split, others
+
+
 def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name: str) -> StructuralPlan:
     """The edits the index can justify for renaming ``target`` (no sweep, no collisions yet)."""
     out = _Collector(new_name)
     out.add(_def_site(target, new_name, "definition"), "high", target.scope_id)
     family = member_family(graph, target)
-    siblings = [d for d in reader.defs_named(target.name, _LIMIT) if stub_base(d.path) == stub_base(target.path)
-                and d.qualified_name == target.qualified_name and d.def_uid != target.def_uid
-                and not apart_by_kind(d, target) and not jsstatic.apart(graph.text, d, target)]
+    not_ours: set[tuple[str, int, int]] = set()  # uses of another Java overload (``_overload_split``)
+    # A Java method's overloads share its qualified name but are other methods (``targets.py``).
+    siblings = [] if java_overloaded(target) else [
+        d for d in reader.defs_named(target.name, _LIMIT) if stub_base(d.path) == stub_base(target.path)
+        and d.qualified_name == target.qualified_name and d.def_uid != target.def_uid
+        and not apart_by_kind(d, target) and not jsstatic.apart(graph.text, d, target)]
     siblings += [d for d in reexported_stubs(reader, target) if d not in siblings]
     owners = [target, *siblings] + [d for d in (family.overrides if family else []) if d not in siblings]
     owners += _same_type(reader, target, owners)
@@ -342,13 +389,30 @@ def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name
             if (ref.path, ref.line, ref.column) not in out.edits:
                 out.add_ref(ref, "medium", "star_import")
     else:
+        by_arity, others = _overload_split(reader, graph, family, owners) or (None, [])
+        not_ours |= {(d.path, d.name_line, d.name_column) for d in others}
         for ref in reader.refs_named(target.name, None, _LIMIT):
             if not ref.is_member or (ref.path, ref.line, ref.column) in out.edits:
                 continue
             certainty, reason = classify_member_ref(graph, family, ref)
+            if by_arity is not None and reason != "proven":
+                split = by_arity(ref)
+                if split is None:  # a call of another overload: not the target's (nor the sweep's to propose)
+                    not_ours.add((ref.path, ref.line, ref.column))
+                    continue
+                if split == "low" and certainty != "low":
+                    certainty, reason = "low", "overload"
+                elif certainty == "medium" and reason in _TYPED_RECEIVERS:
+                    certainty = "high"
             out.add_ref(ref, certainty, reason)
         for ref in _class_body_uses(reader, owners):
             out.add_ref(ref, "high", "class_body")
+        trait = reader.get_def(target.parent_uid) if target.parent_uid and target.path.endswith(".rs") else None
+        if trait is not None and trait.kind == "trait":
+            # ``Vec::from_hex`` in a macro's tokens, ``Vec`` an implementor from outside (``std``): medium, as the
+            # same path outside a macro is (an inherent ``Vec`` method of the name would win; none is known).
+            for ref in rustimpls.implementor_calls(reader, graph.text, trait, target.name):
+                out.add_ref(ref, "medium", "implementor_path")
         # ``P(name=...)`` for a dataclass field (medium); ``replace(p, name=...)`` proposed (low: whose ``p``?)
         keyword = renamed_keyword(reader, graph.text, target, new_name)
         for ref, constructed in constructor_keywords(reader, graph.text, target, family.classes,
@@ -358,7 +422,7 @@ def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name
                         "medium" if constructed else "low", ref.scope_id)
     for edit in _shorthand_keys(reader, target, new_name):
         out.put(edit, "high")
-    other_kind = memberkinds.other_kind(graph.refs_on, target)
+    other_kind = _or_other_overload(memberkinds.other_kind(graph.refs_on, target), not_ours)
     if other_kind is not None:
         # ``b.len()`` when renaming the field ``len`` (or ``b.len`` when renaming the method): the syntax says it is
         # the other member, whatever the index guessed of ``b``; left to the sweep, which sets it aside.

@@ -5,11 +5,11 @@ with it on a dot boundary; several matches are an ambiguity the agent decides (Â
 every definition sharing the name. A position resolves to the definition named there, or to the
 definition the reference there is bound to.
 
-A Java method is one of its overloads, but the planner renames every definition of a qualified name in one file
-(right for C/C++, where the declarations and definitions of one function share it). So a Java overload set is
-renamed only when it was named as a set (a qualified name) and none of it overrides a method from outside the
-repository (``toString()`` beside ``toString(int)``: renamed, it no longer overrides ``Object.toString``); picking
-one overload by position or def_uid is refused (4008) rather than renaming the others unasked.
+A Java method is one overload, renamed alone as Java IDEs do (QA45 F4): ``rename.py`` leaves its overloads out and
+splits the calls by arity (:func:`java_signature`, :func:`call_arity`). A qualified name naming several overloads
+is a decision between them; an overload that overrides a method from outside the repository (``toString()``
+beside ``toString(int)``: renamed, it no longer overrides ``Object.toString``) is no candidate, and picking it
+alone is refused (4008).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.index.languages import C_FAMILY_SUFFIXES
 from codeplane.refactor.attributes import attribute_at, instance_attributes
 from codeplane.refactor.facts import Def, FactReader, Ref
+from codeplane.refactor.spans import SourceText
 from codeplane.refactor.stubtwins import runtime_member
 
 #: Definitions offered as decision candidates at most (the rest are counted, not listed).
@@ -117,8 +118,8 @@ def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None 
     nothing matches and 1003 when neither a symbol nor a position was given; for a ``rename``, 4008 for a Java
     overload the planner cannot rename alone (the module docstring).
     """
-    def checked(defs: list[Def], *, picked: bool) -> list[Def]:
-        return _java_overloads(reader, defs, picked=picked) if rename else defs
+    def checked(defs: list[Def]) -> list[Def]:
+        return _java_overloads(reader, defs) if rename else defs
 
     if path is None and symbol:
         position = POSITION.match(symbol)
@@ -132,12 +133,12 @@ def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None 
         named = sorted(reader.defs_named(symbol.rpartition(".")[2], _LOOKUP_LIMIT),
                        key=lambda d: (d.path, d.name_line, d.name_column))
         matches = _one_per_symbol([d for d in named if _matches_qualified(d, symbol)
-                                   and stub_base(d.path) == stub_base(path)])
+                                   and stub_base(d.path) == stub_base(path)], overloads_apart=rename)
         if not matches:
             matches = [d for d in _attributes(reader, symbol) if stub_base(d.path) == stub_base(path)]
         if not matches:
             raise _not_found(f"{symbol} in {path}", [d for d in named if _matches_qualified(d, symbol)])
-        matches = checked(_declarations(reader, matches), picked=False)
+        matches = checked(_declarations(reader, matches))
         return matches[:MAX_CANDIDATES], len(matches)
     if path is not None:
         if line is None:
@@ -148,7 +149,7 @@ def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None 
         if not found:
             raise _not_found(f"{path}:{line}" + (f":{column}" if column is not None else "")
                              + (f" ({symbol})" if symbol else ""), [])
-        found = checked(_declarations(reader, list(found)), picked=True)
+        found = checked(_declarations(reader, list(found)))
         return found[:MAX_CANDIDATES], len(found)
     if not symbol:
         raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "give symbol (qualified name or def_uid) or path+line",
@@ -158,13 +159,14 @@ def resolve_targets(reader: FactReader, symbol: str | None, *, path: str | None 
     if _UID.match(symbol):
         found_def = reader.get_def(symbol)
         if found_def is not None:
-            return checked(_declarations(reader, [found_def]), picked=True), 1
+            return checked(_declarations(reader, [found_def])), 1
     name = symbol.rpartition(".")[2]
     named = sorted(reader.defs_named(name, _LOOKUP_LIMIT), key=lambda d: (d.path, d.name_line, d.name_column))
-    matches = _one_per_symbol([d for d in named if _matches_qualified(d, symbol)]) or _attributes(reader, symbol)
+    matches = _one_per_symbol([d for d in named if _matches_qualified(d, symbol)], overloads_apart=rename) \
+        or _attributes(reader, symbol)
     if not matches:
         raise _not_found(symbol, named)
-    matches = checked(_declarations(reader, matches), picked=False)
+    matches = checked(_declarations(reader, matches))
     return matches[:MAX_CANDIDATES], len(matches)
 
 
@@ -193,37 +195,39 @@ _OBJECT_METHODS = {("toString", 0, None), ("hashCode", 0, None), ("equals", 1, "
 _JAVA_TYPES = frozenset({"class", "interface", "enum", "record"})
 
 
-def _java_overloads(reader: FactReader, targets: list[Def], *, picked: bool) -> list[Def]:
-    """``targets``, unless one is a Java method with overloads the planner would rename with it (the module
-    docstring): 4008 when one of them overrides a method from outside the repository, or when ``picked`` (a
-    position or def_uid chose one overload)."""
+def java_overloaded(d: Def) -> bool:
+    """``d`` is a Java method: one overload, renamed alone (the module docstring)."""
+    return d.kind == "method" and d.path.endswith(".java")
+
+
+def _java_overloads(reader: FactReader, targets: list[Def]) -> list[Def]:
+    """``targets`` without the Java overloads that override a method from outside the repository (a rename would
+    break the override); 4008 when that leaves none."""
+    kept: list[Def] = []
+    refused: CodePlaneError | None = None
     for d in targets:
-        owner = reader.get_def(d.parent_uid) if d.kind == "method" and d.parent_uid else None
-        if owner is None or owner.kind not in _JAVA_TYPES or not d.path.endswith(".java"):
+        owner = reader.get_def(d.parent_uid) if java_overloaded(d) and d.parent_uid else None
+        if owner is None or owner.kind not in _JAVA_TYPES:
+            kept.append(d)
             continue
         overloads = sorted({o.def_uid: o for o in reader.defs_in_file(d.path, _LOOKUP_LIMIT)
                             if o.kind == "method" and o.qualified_name == d.qualified_name}.values(),
                            key=lambda o: (o.name_line, o.name_column))
-        if len(overloads) < 2:
+        outside = _outside_override(reader, d) if len(overloads) > 1 else None
+        if outside is None:
+            kept.append(d)
             continue
-        shown = [{"line": o.name_line, "def_uid": o.def_uid} for o in overloads]
-        where = f"{d.path} lines " + ", ".join(str(o.name_line) for o in overloads)
-        for o in overloads:
-            outside = _outside_override(reader, o)
-            if outside is not None:
-                raise CodePlaneError(
-                    ErrorCode.REFACTOR_UNSUPPORTED,
-                    f"{d.qualified_name} has {len(overloads)} overloads ({where}), renamed together; the one at line "
-                    f"{o.name_line} overrides {outside}, outside the repository, which the rename would break: "
-                    "rename the overload you mean by hand", details={
-                        "symbol": d.qualified_name, "path": d.path, "overloads": shown, "overrides": outside})
-        if picked:
-            raise CodePlaneError(
-                ErrorCode.REFACTOR_UNSUPPORTED,
-                f"{d.qualified_name} has {len(overloads)} overloads ({where}); a rename renames them together, "
-                f"not one alone: give symbol {d.qualified_name!r} to rename all {len(overloads)}",
-                details={"symbol": d.qualified_name, "path": d.path, "overloads": shown})
-    return targets
+        others = ", ".join(str(o.name_line) for o in overloads if o.def_uid != d.def_uid)
+        refused = refused or CodePlaneError(
+            ErrorCode.REFACTOR_UNSUPPORTED,
+            f"{d.qualified_name} at {d.path}:{d.name_line} overrides {outside}, outside the repository, which the "
+            f"rename would break; its overloads (lines {others}) are renamed one at a time: give the path and line "
+            "of the one you mean", details={"symbol": d.qualified_name, "path": d.path, "overrides": outside,
+                                            "overloads": [{"line": o.name_line, "def_uid": o.def_uid}
+                                                          for o in overloads]})
+    if refused is not None and not kept:
+        raise refused
+    return kept
 
 
 def _outside_override(reader: FactReader, method: Def) -> str | None:
@@ -266,13 +270,15 @@ def _attributes(reader: FactReader, symbol: str) -> list[Def]:
     return instance_attributes(reader, name, classes)
 
 
-def _one_per_symbol(defs: Sequence[Def]) -> list[Def]:
+def _one_per_symbol(defs: Sequence[Def], *, overloads_apart: bool = False) -> list[Def]:
     """Overloads and conditional redefinitions (same file, same qualified name) are one symbol: keep the
-    last definition (the implementation); the planner renames its siblings with it."""
-    last: dict[tuple[str, str], Def] = {}
+    last definition (the implementation); the planner renames its siblings with it. For a rename
+    (``overloads_apart``) a Java overload is a symbol of its own: several are a decision."""
+    last: dict[tuple[str, str, int], Def] = {}
     # ``mod.pyi`` sorts after ``mod.py``: the runtime definition wins over its stub.
     for d in sorted(defs, key=lambda d: (d.path.endswith(".pyi"), d.path, d.name_line, d.name_column)):
-        key = (stub_base(d.path), d.qualified_name)
+        key = (stub_base(d.path), d.qualified_name, d.name_line * 10_000 + d.name_column
+               if overloads_apart and java_overloaded(d) else 0)
         if key not in last or not d.path.endswith(".pyi"):
             last[key] = d
     return sorted(last.values(), key=lambda d: (d.path, d.name_line, d.name_column))
@@ -281,3 +287,84 @@ def _one_per_symbol(defs: Sequence[Def]) -> list[Def]:
 def stub_base(path: str) -> str:
     """``pkg/mod.pyi`` and ``pkg/mod.py`` name one module."""
     return path[:-1] if path.endswith(".pyi") else path
+
+
+#: How far past a name the parenthesised list after it is read (a call's arguments, a method's parameters).
+_ARGUMENTS_WINDOW = 4000
+
+
+def java_signature(text: SourceText | None, method: Def) -> tuple[int, bool] | None:
+    """A Java method's parameter count and whether its last is varargs (``String... parts``), read from the source
+    after its name (type arguments' commas do not count); ``None`` when unreadable."""
+    if text is None:
+        return None
+    return _count(text, method.name_line, method.name_column + len(method.name), declaration=True)
+
+
+def call_arity(text: SourceText | None, ref: Ref) -> int | None:
+    """The number of arguments of the call named by ``ref``; ``None`` when it is no call (``Cart::add``) or a ``<``
+    at the top level of its arguments leaves the commas unclear (``f(new HashMap<K, V>())``, ``f(a < b, c)``)."""
+    if text is None:
+        return None
+    counted = _count(text, ref.end_line, ref.end_column, declaration=False)
+    return counted[0] if counted is not None else None
+
+
+def accepts(signature: tuple[int, bool], arity: int) -> bool:
+    count, varargs = signature
+    return arity >= count - 1 if varargs else arity == count
+
+
+def _count(text: SourceText, line: int, column: int, *, declaration: bool) -> tuple[int, bool] | None:
+    if not 0 < line <= len(text.lines):
+        return None
+    start = text.offset(line, column)
+    src = text.text[start:start + _ARGUMENTS_WINDOW]
+    at = len(src) - len(src.lstrip())
+    if src[at:at + 1] != "(":
+        return None
+    depth, commas, content, varargs = 0, 0, False, False
+    opening, closing = ("([{<", ")]}>") if declaration else ("([{", ")]}")
+    while at < len(src):
+        ch = src[at]
+        if ch in "\"'":
+            end = _literal_end(src, at)
+            if end < 0:
+                return None
+            content, at = True, end + 1
+            continue
+        if src.startswith(("//", "/*"), at):
+            end = src.find("\n" if src[at + 1] == "/" else "*/", at + 2)
+            if end < 0:
+                return None
+            at = end + (1 if src[at + 1] == "/" else 2)
+            continue
+        if ch in opening:
+            depth += 1
+        elif ch in closing:
+            depth -= 1
+            if depth == 0:
+                return (commas + 1 if content else 0), varargs
+        elif depth == 1 and ch == ",":
+            commas += 1
+        elif depth == 1 and ch == "<":
+            return None  # a call's type arguments or a comparison: the commas are not sure
+        elif depth == 1 and src.startswith("...", at):
+            varargs = True
+        if depth >= 1 and not ch.isspace() and not (depth == 1 and ch == "(" and not content and not commas):
+            content = True
+        at += 1
+    return None
+
+
+def _literal_end(src: str, at: int) -> int:
+    """The offset of the quote closing the string or character literal opened at ``at`` (-1: none on its line)."""
+    quote, at = src[at], at + 1
+    while at < len(src) and src[at] != "\n":
+        if src[at] == "\\":
+            at += 2
+            continue
+        if src[at] == quote:
+            return at
+        at += 1
+    return -1

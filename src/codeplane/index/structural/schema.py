@@ -109,7 +109,8 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #:     ``<T as Tr>::f`` among a macro's tokens have the shape ``mpath:Tr``.
 #: 55: Java method references link their method (``::`` shapes); type parameters carry ``bound:``, the type of
 #:     ``new C() {...}`` ``anon:``; an anonymous class's method names the method it overrides.
-SCHEMA_VERSION = 55
+#: 56: a Go method expression (``(*T).M``, ``(*pkg.T[int]).M``) carries ``lit:T``.
+SCHEMA_VERSION = 56
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

@@ -12,7 +12,7 @@ field's is its type's, so it carries its own ``ftype:``). Go is
 statically typed, so such a name holds a value of that type wherever it is used; anything the syntax does not
 spell (a call's result, ``range``, several names from one call) has no shape. A composite literal's keys are
 members with a ``struct:T`` shape (the type the literal names); a member of a value built or asserted in place has
-``lit:T`` (``T{...}.M()``).
+``lit:T`` (``T{...}.M()``), and so has a method expression's method (``(*T).M``, ``(*pkg.T[int]).M``).
 """
 
 from __future__ import annotations
@@ -181,7 +181,32 @@ def path_shape(receiver: Node) -> str | None:
     while value is not None and value.type == "parenthesized_expression":
         value = value.named_children[0] if len(value.named_children) == 1 else None
     built = _constructed_type(value) if value is not None else None
+    if built is None and value is not None and receiver.type == "parenthesized_expression":
+        built = _method_expression(value)
     return f"lit:{built}" if built is not None else None
+
+
+def _method_expression(value: Node) -> str | None:
+    """``T`` / ``pkg.T`` of a method expression's ``(*T)``, ``(*pkg.T)`` or ``(*pkg.T[int])`` (its method, as a
+    value's, is ``T``'s: ``(*coll.Box).Put``). An explicit dereference ``(*p).M()`` reads alike: ``golink`` finds no
+    type ``p`` and leaves it as it was."""
+    if value.type == "type_instantiation_expression" and value.named_children:
+        value = value.named_children[0]  # ``(*pkg.T[A, B])`` parses as ``*pkg.T`` instantiated with A, B
+    if value.type == "pointer_type":
+        return _written_type(value)
+    operator = value.child_by_field_name("operator") if value.type == "unary_expression" else None
+    operand = value.child_by_field_name("operand")
+    if operator is None or _text(operator) != "*" or operand is None:
+        return None
+    if operand.type == "index_expression":  # ``Stack[int]``: the type, without its arguments
+        operand = operand.child_by_field_name("operand")
+    if operand is not None and operand.type == "identifier":
+        return _text(operand)
+    if operand is not None and operand.type == "selector_expression":
+        package, name = operand.child_by_field_name("operand"), operand.child_by_field_name("field")
+        if package is not None and package.type == "identifier" and name is not None:
+            return f"{_text(package)}.{_text(name)}"
+    return None
 
 
 def plain_shape(node: Node) -> str | None:
