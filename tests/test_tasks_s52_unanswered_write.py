@@ -29,11 +29,11 @@ async def test_a_write_killed_before_its_answer_is_recorded_at_the_restart(tmp_p
     repo = make_repo(tmp_path / "repo", _FILES)
     server = start_server(repo)
     markers = repo / ".codeplane" / "unanswered"
-    killed = threading.Event()
+    killed, done = threading.Event(), threading.Event()
 
     def kill_once_applied() -> None:
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not killed.is_set():
+        while time.monotonic() < deadline and not done.is_set():
             if markers.is_dir() and any(markers.glob("*.json")):
                 server.proc.send_signal(signal.SIGKILL)
                 killed.set()
@@ -45,13 +45,16 @@ async def test_a_write_killed_before_its_answer_is_recorded_at_the_restart(tmp_p
     watcher = threading.Thread(target=kill_once_applied, daemon=True)
     watcher.start()
     try:
-        async with mcp_client(server) as client:
-            with pytest.raises(Exception):  # noqa: B017 (the connection dies with the server)
-                await call(client, "write_source", {"edits": edits})
-    except Exception:  # noqa: BLE001 (the client's task group may raise as the server dies)
-        pass
-    watcher.join(5)
-    server.proc.wait(30)
+        try:
+            async with mcp_client(server) as client:
+                with pytest.raises(Exception):  # noqa: B017 (the connection dies with the server)
+                    await call(client, "write_source", {"edits": edits})
+        except Exception:  # noqa: BLE001 (the client's task group may raise as the server dies)
+            pass
+        watcher.join(5)
+    finally:
+        done.set()  # the watcher stops looking; a server it did not kill is stopped here, never left running
+        server.stop(signal.SIGKILL)
     assert killed.is_set(), "the write answered before it could be killed"
     assert (repo / "pkg/new149.py").exists()  # applied
     assert not any(op == "write_source" for op, _ in _rows(repo))
