@@ -112,3 +112,15 @@ def cargo_lib_tests_pass(root: Path, target: Path) -> None:
                             capture_output=True, text=True, timeout=300, check=False)
     assert tested.returncode == 0, tested.stdout + tested.stderr
 
+
+
+def javac_run(root: Path, main: str = "com.acme.Main") -> str:
+    """Compile every ``.java`` file under ``root`` with javac and run ``main``: its standard output (skips the test
+    where javac is not installed; a compile error fails it with javac's message)."""
+    if shutil.which("javac") is None or shutil.which("java") is None:
+        pytest.skip("javac is not installed")
+    sources = sorted(str(p.relative_to(root)) for p in root.rglob("*.java"))
+    built = subprocess.run(["javac", "-d", "out", *sources], cwd=root, capture_output=True, text=True, check=False)
+    assert built.returncode == 0, built.stderr
+    return subprocess.run(["java", "-cp", "out", main], cwd=root, capture_output=True, text=True,
+                          check=True).stdout

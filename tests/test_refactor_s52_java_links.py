@@ -5,13 +5,10 @@ renames them and ``javac`` still compiles the project."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
-import pytest
-
 from tests.refactor_builders import refactor_env
+from tests.runner_projects import javac_run
 
 S = "src/com/acme/shop/"
 FILES = {
@@ -43,20 +40,10 @@ FILES = {
 _SETTLED = {(S + "Promo.java", 7), (S + "Promo.java", 13), (S + "Cheapest.java", 9), (S + "Cheapest.java", 17)}
 
 
-def _compile_and_run(root: Path) -> str:
-    if shutil.which("javac") is None or shutil.which("java") is None:
-        pytest.skip("javac is not installed")
-    sources = sorted(str(p.relative_to(root)) for p in root.rglob("*.java"))
-    built = subprocess.run(["javac", "-d", "out", *sources], cwd=root, capture_output=True, text=True, check=False)
-    assert built.returncode == 0, built.stderr
-    return subprocess.run(["java", "-cp", "out", "com.acme.Main"], cwd=root, capture_output=True, text=True,
-                          check=True).stdout
-
-
 def test_interface_method_rename_reaches_anonymous_classes_method_references_and_bounded_generics(
         tmp_path: Path) -> None:
     with refactor_env(tmp_path / "repo", FILES) as env:
-        assert _compile_and_run(env.root) == "5 2 7 8\n"
+        assert javac_run(env.root) == "5 2 7 8\n"
         preview = env.service.rename("com.acme.shop.Priced.price", "cost")
         assert preview.status == "ready"
         shown = [(e.path, e.line, e.certainty, e.reason) for e in preview.edits]
@@ -64,7 +51,7 @@ def test_interface_method_rename_reaches_anonymous_classes_method_references_and
         assert {(e.path, e.line) for e in preview.edits if e.certainty == "high"} >= _SETTLED, shown
         env.service.apply(preview.refactor_id)
         assert "mapToInt(Item::cost)" in env.read(S + "Promo.java")
-        assert _compile_and_run(env.root) == "5 2 7 8\n"
+        assert javac_run(env.root) == "5 2 7 8\n"
 
 
 def test_renaming_the_anonymous_classes_method_renames_the_interface_method(tmp_path: Path) -> None:
@@ -73,7 +60,7 @@ def test_renaming_the_anonymous_classes_method_renames_the_interface_method(tmp_
         assert preview.status == "ready"
         assert (S + "Priced.java", 4) in {(e.path, e.line) for e in preview.edits if e.certainty == "high"}
         env.service.apply(preview.refactor_id)
-        assert _compile_and_run(env.root) == "5 2 7 8\n"
+        assert javac_run(env.root) == "5 2 7 8\n"
 
 
 def test_a_method_reference_to_an_overloaded_method_stays_unsettled(tmp_path: Path) -> None:

@@ -5,8 +5,6 @@ overloads is a decision between them."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +13,7 @@ import pytest
 from codeplane.core.errors import CodePlaneError
 from tests.builders import call_error, mcp_client, running_server
 from tests.refactor_builders import refactor_env
+from tests.runner_projects import javac_run
 
 S = "src/com/acme/shop/"
 FILES = {
@@ -37,16 +36,6 @@ FILES = {
 }
 
 
-def _compile_and_run(root: Path) -> str:
-    if shutil.which("javac") is None or shutil.which("java") is None:
-        pytest.skip("javac is not installed")
-    sources = sorted(str(p.relative_to(root)) for p in root.rglob("*.java"))
-    built = subprocess.run(["javac", "-d", "out", *sources], cwd=root, capture_output=True, text=True, check=False)
-    assert built.returncode == 0, built.stderr
-    return subprocess.run(["java", "-cp", "out", "com.acme.Main"], cwd=root, capture_output=True, text=True,
-                          check=True).stdout
-
-
 def _line(path: str, text: str) -> int:
     return FILES[path].split("\n").index(text) + 1
 
@@ -64,7 +53,7 @@ def test_one_overload_beside_an_object_override_is_renamed_alone(tmp_path: Path)
         assert "    public String toString() {" in env.read(S + "Item.java")
         assert "String s = toString();" in env.read(S + "Item.java")
         assert "it.render(3)" in env.read("src/com/acme/Main.java")
-        assert _compile_and_run(env.root) == "chair cha 2\n"
+        assert javac_run(env.root) == "chair cha 2\n"
 
 
 def test_picking_the_object_override_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
@@ -97,7 +86,7 @@ def test_calls_both_overloads_take_are_low_and_the_set_is_a_decision(tmp_path: P
             ("src/com/acme/Main.java", 9), (S + "Cart.java", 14)}]
         env.service.apply(preview.refactor_id, include=chosen)
         assert "c.put(new Item(\"lamp\"));\n        c.add(\"desk\");" in env.read("src/com/acme/Main.java")
-        assert _compile_and_run(env.root) == "chair cha 2\n"
+        assert javac_run(env.root) == "chair cha 2\n"
 
 
 def test_an_overload_without_siblings_outside_still_renames(tmp_path: Path) -> None:
@@ -105,7 +94,7 @@ def test_an_overload_without_siblings_outside_still_renames(tmp_path: Path) -> N
         preview = env.service.rename(None, "count", path=S + "Cart.java", line=17, column=17)
         assert preview.status == "ready"
         env.service.apply(preview.refactor_id)
-        assert _compile_and_run(env.root) == "chair cha 2\n"
+        assert javac_run(env.root) == "chair cha 2\n"
 
 
 @pytest.mark.anyio

@@ -4,13 +4,10 @@ what it printed before. ``super.add(item)`` in a subclass overriding the chosen 
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
-import pytest
-
 from tests.refactor_builders import refactor_env
+from tests.runner_projects import javac_run
 
 S = "src/com/acme/shop/"
 PRINTED = "$12.00 for 2 items 1200 4\nwiping gift cart\nlamp@2500 lamp@2\n$0.50 for 0 items 8 3\n"
@@ -61,19 +58,9 @@ def _line(path: str, text: str) -> int:
     return FILES[path].split("\n").index(text) + 1
 
 
-def _compile_and_run(root: Path) -> str:
-    if shutil.which("javac") is None or shutil.which("java") is None:
-        pytest.skip("javac is not installed")
-    sources = sorted(str(p.relative_to(root)) for p in root.rglob("*.java"))
-    built = subprocess.run(["javac", "-d", "out", *sources], cwd=root, capture_output=True, text=True, check=False)
-    assert built.returncode == 0, built.stderr
-    return subprocess.run(["java", "-cp", "out", "com.acme.Main"], cwd=root, capture_output=True, text=True,
-                          check=True).stdout
-
-
 def test_the_project_prints_what_the_tests_expect(tmp_path: Path) -> None:
     with refactor_env(tmp_path / "repo", FILES) as env:
-        assert _compile_and_run(env.root) == PRINTED
+        assert javac_run(env.root) == PRINTED
 
 
 def test_to_string_int_alone_becomes_render(tmp_path: Path) -> None:
@@ -84,7 +71,7 @@ def test_to_string_int_alone_becomes_render(tmp_path: Path) -> None:
             ("src/com/acme/Main.java", 15, "high"), (S + "Item.java", line, "high")]
         assert not isinstance(env.service.apply_when_certain(preview), str), "every edit high: applied"
         assert "public String toString() {" in env.read(S + "Item.java")
-        assert _compile_and_run(env.root) == PRINTED
+        assert javac_run(env.root) == PRINTED
 
 
 def test_cart_add_item_alone_becomes_add_item_with_its_override_and_calls(tmp_path: Path) -> None:
@@ -105,7 +92,7 @@ def test_cart_add_item_alone_becomes_add_item_with_its_override_and_calls(tmp_pa
             in env.read(S + "Cart.java")
         assert "super.add(title, cents);" in env.read(S + "GiftCart.java")
         assert "c.add(\"pen\", 150);\n        c.addItem(new Item" in env.read("src/com/acme/Main.java")
-        assert _compile_and_run(env.root) == PRINTED
+        assert javac_run(env.root) == PRINTED
 
 
 def test_the_other_overload_alone_leaves_add_item_calls(tmp_path: Path) -> None:
@@ -116,7 +103,7 @@ def test_the_other_overload_alone_leaves_add_item_calls(tmp_path: Path) -> None:
             ("src/com/acme/Main.java", 10, "high"), (S + "Cart.java", line, "high"),
             (S + "GiftCart.java", 12, "high"), (S + "GiftCart.java", 13, "high")]
         env.service.apply(preview.refactor_id)
-        assert _compile_and_run(env.root) == PRINTED
+        assert javac_run(env.root) == PRINTED
 
 
 OVERLOADS = {
