@@ -13,7 +13,8 @@ clone has history, an index and a HEAD, like a real checkout), with ``rg`` as th
   candidate the index gives, so these show what case-sensitive narrowing is worth). "server-side" is the
   ``query_time_ms`` the server reports; the MCP round trip is shown too. ``rg -w -F`` runs over the same
   tree for the same identifiers. The default syntax (text, a case-insensitive substring) is timed for 20 of them,
-  against `rg -i -F`, and for ten queries as an agent types them (``AGENT_QUERIES``: several terms, short words).
+  against `rg -i -F`, and for ten queries as an agent types them (``AGENT_QUERIES``: several terms, short words);
+  50 of them scoped to a directory (``scope.paths: ["django/db/"]``) against ``rg -w -F word django/db/``.
 - edit on disk → visible in ``search`` over MCP (the watcher path), and ``map_repo`` with defaults.
 
 Targets (issue 19, 2 cores): cold ``cpl up`` → ready ≤ 10 s, warm restart ≤ 1 s, peak RSS ≤ 600 MB; identifier
@@ -55,6 +56,8 @@ TEXT_SAMPLE = 20
 #: What an agent types with the default syntax: several terms (each a substring, all on one line, any order) and
 #: short common words. The baseline is ``rg -i -F`` of the whole string (a phrase: not the same lines for several
 #: terms, only the work a shell search does).
+#: The directory an agent's scoped searches name, and how many sampled identifiers it searches there.
+SCOPE_DIR, SCOPED_SAMPLE = "django/db/", 50
 AGENT_QUERIES = ("class Meta", "def save", "import os", "raise ValueError", "self.assertEqual", "get", "cache",
                  "utf-8", "TODO", "x")
 IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{2,}\b")
@@ -102,9 +105,9 @@ def _identifiers(tree: Path) -> tuple[list[str], list[str], list[str]]:
     return sample, common, rare
 
 
-def _rg_ms(tree: Path, word: str, mode: str = "-w") -> float:
+def _rg_ms(tree: Path, word: str, mode: str = "-w", where: str = ".") -> float:
     began = time.perf_counter()
-    subprocess.run(["rg", mode, "-F", "-n", "--no-messages", "--", word, "."], cwd=tree, capture_output=True,
+    subprocess.run(["rg", mode, "-F", "-n", "--no-messages", "--", word, where], cwd=tree, capture_output=True,
                    check=False)
     return (time.perf_counter() - began) * 1000
 
@@ -185,9 +188,9 @@ def _payload(res: Any) -> dict[str, Any]:
 async def _queries(server: Server, tree: Path, sample: list[str], common: list[str],
                    rare: list[str]) -> dict[str, Any]:
     async with Client(server.url) as client:
-        async def search(word: str, syntax: str = "identifier") -> tuple[float, float, dict[str, Any]]:
+        async def search(word: str, syntax: str = "identifier", **extra: Any) -> tuple[float, float, dict[str, Any]]:
             began = time.perf_counter()
-            res = await client.call_tool("search", {"query": word, "syntax": syntax, "limit": 20})
+            res = await client.call_tool("search", {"query": word, "syntax": syntax, "limit": 20, **extra})
             trip = (time.perf_counter() - began) * 1000
             body = _payload(res)
             return float(body["query_time_ms"]), trip, body
@@ -206,6 +209,8 @@ async def _queries(server: Server, tree: Path, sample: list[str], common: list[s
             common_trips.append(trip)
             common_totals[word] = body["pagination"].get("total_estimate")
         rare_server = [(await search(word))[0] for word in rare]
+        # An agent narrowing to a directory (``rg -w word django/db``): the scope's candidates only.
+        scoped_trips = [(await search(word, scope={"paths": [SCOPE_DIR]}))[1] for word in sample[:SCOPED_SAMPLE]]
         # The default syntax (text: a case-insensitive substring, matched against the term dictionary).
         text_server, text_trips = [], []
         for word in sample[:TEXT_SAMPLE]:
@@ -241,7 +246,7 @@ async def _queries(server: Server, tree: Path, sample: list[str], common: list[s
             await client.call_tool("map_repo", {})
             map_after_edit.append((time.perf_counter() - began) * 1000)
         return {"server_ms": server_ms, "trip_ms": trips, "common_server_ms": common_server, "rare": rare,
-                "rare_server_ms": rare_server,
+                "rare_server_ms": rare_server, "scoped_trip_ms": scoped_trips,
                 "common_trip_ms": common_trips, "common_totals": common_totals, "visible_ms": visible,
                 "text_server_ms": text_server, "text_trip_ms": text_trips,
                 "agent_server_ms": agent_server, "agent_trip_ms": agent_trips,
@@ -322,6 +327,7 @@ def main() -> None:
     rg_common = [_rg_ms(tree, w) for w in common]
     rg_text = [_rg_ms(tree, w, "-i") for w in sample[:TEXT_SAMPLE]]
     rg_agent = [_rg_ms(tree, q, "-i") for _ in range(3) for q in AGENT_QUERIES]
+    rg_scoped = [_rg_ms(tree, w, where=SCOPE_DIR) for w in sample[:SCOPED_SAMPLE]]
     load_after = _load()
     server50, server95 = p50(remote["server_ms"]), pct(remote["server_ms"], 0.95)
     common95 = pct(remote["common_server_ms"], 0.95)
@@ -378,6 +384,9 @@ def main() -> None:
         ["text search, MCP round trip, same agent queries", p50(remote["agent_trip_ms"]),
          pct(remote["agent_trip_ms"], 0.95), max(remote["agent_trip_ms"])],
         ["rg -i -F, same agent queries", p50(rg_agent), pct(rg_agent, 0.95), max(rg_agent)],
+        [f"identifier search scoped to {SCOPE_DIR}, MCP round trip ({SCOPED_SAMPLE} sampled)",
+         p50(remote["scoped_trip_ms"]), pct(remote["scoped_trip_ms"], 0.95), max(remote["scoped_trip_ms"])],
+        [f"rg -w {SCOPE_DIR}, same words", p50(rg_scoped), pct(rg_scoped, 0.95), max(rg_scoped)],
         ["edit → visible over MCP", visible50, pct(remote["visible_ms"], 0.95), max(remote["visible_ms"])],
         [f"map_repo defaults over MCP ({remote['map_bytes'] / 1000:.1f} KB of text)", map50,
          pct(remote["map_ms"], 0.95), max(remote["map_ms"])],

@@ -12,7 +12,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Literal
 
-from codeplane.index.globs import scope_spec
+from codeplane.index.globs import path_matcher
 
 MAX_LIST_LIMIT = 1000
 
@@ -58,10 +58,10 @@ def list_entries(conn: sqlite3.Connection, *, prefix: str, glob: str | None, dep
     else:
         rows = conn.execute("SELECT path, kind, language, size, line_count FROM files ORDER BY path")
         cut = 0
-    spec = scope_spec([glob]) if glob else None
+    selected = path_matcher([glob]) if glob else None
     entries: list[FileEntry] = []
     for path, kind, language, size, line_count in rows:
-        if spec is not None and not spec.match_file(path):
+        if selected is not None and not selected(path):
             continue
         parts = path[cut:].split("/")
         if depth is not None and len(parts) > depth:

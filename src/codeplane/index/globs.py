@@ -13,7 +13,7 @@ A glob that can match no repo-relative path (``../x``, ``//host``, ``C:``) is 10
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pathspec
@@ -99,3 +99,23 @@ def rg_globs(globs: Sequence[str]) -> list[str]:
 def scope_spec(globs: Sequence[str]) -> pathspec.PathSpec[Any] | None:
     """The matcher of ``globs`` (``None`` when there are none: every path)."""
     return pathspec.PathSpec.from_lines("gitignore", rg_globs(globs)) if globs else None
+
+
+def path_matcher(globs: Sequence[str]) -> Callable[[str], bool] | None:
+    """Whether a repo-relative path is selected by ``globs`` (``None`` when there are none: every path), as
+    :func:`scope_spec` matches it, without ``pathspec``'s per-call normalisation (the paths asked about are already
+    repo-relative with ``/``): a search's scope asks it of thousands of paths (6.5 ms for Django's, 1.4 here)."""
+    spec = scope_spec(globs)
+    if spec is None:
+        return None
+    # The last glob to match decides (gitignore's rule); a pattern with no ``include`` (a comment) decides nothing.
+    deciding = [(bool(p.include), p.regex.search) for p in reversed(spec.patterns)
+                if p.include is not None and p.regex is not None]
+
+    def selected(path: str) -> bool:
+        for include, search in deciding:
+            if search(path) is not None:
+                return include
+        return False
+
+    return selected

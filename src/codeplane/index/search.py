@@ -46,8 +46,6 @@ LARGE_SCAN_MAX_BYTES = 64 * 1024 * 1024
 #: At most this many unsearched files are named in an answer.
 MAX_UNSEARCHED = 20
 MAX_CONTEXT_LINES = 10
-#: The matcher of ``scope.paths`` (the structural index's scope imports it from here).
-scope_spec = globs.scope_spec
 #: Candidates not reached yet that are scanned (once per chain) to estimate the total, each up to a cap.
 ESTIMATE_SAMPLE = 8
 #: Without a closed fragment (``text`` syntax) a candidate only holds a token containing each term, and hits per
@@ -74,14 +72,14 @@ class LexicalScope:
     def keep(self) -> Callable[[str], bool] | None:
         """Whether a path is in scope (its globs, and its family or suffix when languages are asked for); ``None``
         for every path."""
-        spec = scope_spec(self.paths)
+        selected = globs.path_matcher(self.paths)
         languages, suffixes = set(self.languages), self.suffixes
-        if spec is None and not languages and not suffixes:
+        if selected is None and not languages and not suffixes:
             return None
 
         def keep(path: str) -> bool:
             chosen = not (languages or suffixes) or family_of(path) in languages or path.lower().endswith(suffixes)
-            return chosen and (spec is None or spec.match_file(path))
+            return chosen and (selected is None or selected(path))
 
         return keep
 

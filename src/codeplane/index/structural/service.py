@@ -17,8 +17,8 @@ from typing import Literal
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.index.cursors import CursorStore
+from codeplane.index.globs import path_matcher
 from codeplane.index.languages import C_FAMILY_SUFFIXES
-from codeplane.index.search import scope_spec
 from codeplane.index.service import IndexService
 from codeplane.index.structural import repo_map, symbols
 from codeplane.index.structural.leading import documented_start
@@ -199,8 +199,7 @@ class StructuralService:
         return SymbolPage(page.items, snippets, page.next_cursor, page.total, page.epoch, page.truncated)
 
     def _symbol_hits(self, request: SymbolRequest) -> tuple[list[SymbolHit], int]:
-        spec = scope_spec(request.paths)
-        scope = SymbolScope(path_filter=spec.match_file if spec is not None else None,
+        scope = SymbolScope(path_filter=path_matcher(request.paths),
                             languages=request.languages, kinds=request.kinds)
         with self._index.read_connection() as conn:
             epoch = self._index.epoch

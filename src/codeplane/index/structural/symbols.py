@@ -92,9 +92,15 @@ def match_definitions(conn: sqlite3.Connection, query: str, *, exact_only: bool,
         if found is not None:
             return [(d, "uid") for d in _filter_defs(conn, [found], scope)]
     if "." in text.strip("."):
+        # Two indexed lookups (qualified name; simple name, then the suffix): an ``OR`` of them scanned every
+        # definition (~15 ms on Django for ``QuerySet.get_or_create``).
+        name = text.rsplit(".", 1)[-1]
         rows = conn.execute(
-            "SELECT def_uid FROM st_def WHERE qualified_name = ? OR (name = ? AND qualified_name LIKE ? ESCAPE '\\')",
-            (text, text.rsplit(".", 1)[-1], "%." + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")))
+            "SELECT def_uid FROM st_def WHERE qualified_name = ? UNION "
+            "SELECT def_uid FROM st_def WHERE name_lc = ? AND name = ? AND qualified_name LIKE ? ESCAPE '\\' "
+            "ORDER BY def_uid",
+            (text, name.lower(), name,
+             "%." + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")))
         defs = q.get_defs([u for (u,) in rows.fetchmany(MAX_HITS)])
         return [(d, "qualified") for d in _filter_defs(conn, defs, scope)]
     if exact_only:
