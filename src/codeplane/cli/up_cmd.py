@@ -45,6 +45,8 @@ def up(
         "--index-from", metavar="PATH|URL",
         help="Start from a shared index artifact (path or https:// URL, replacing the local index; "
              "same as --set index.artifact=... --set index.artifact_adopt=always).")] = None,
+    no_refactor: Annotated[bool, typer.Option(
+        "--no-refactor", help="Serve no refactor tools (same as --set refactor.enabled=false).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines: ready (listening), then index_ready.")]
     = False,
 ) -> None:
@@ -63,6 +65,7 @@ def up(
         try:
             ctx = resolve(root, [*(set_ or []), *([f"tools.profile={profile}"] if profile else []),
                                  *([f"server.port={port}"] if port is not None else []),
+                                 *(["refactor.enabled=false"] if no_refactor else []),
                                  *index_from_overrides(index_from)])
         except CodePlaneError as exc:
             raise _as_option(exc, port) from None

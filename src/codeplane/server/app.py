@@ -25,7 +25,7 @@ from codeplane.server.rest import rest_routes
 from codeplane.server.sdk_import import warm_mcp_sdk
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolRegistry, ToolResult
-from codeplane.server.tools import all_tools
+from codeplane.server.tools import all_tools, switched_off
 
 log = get_logger(__name__)
 
@@ -116,7 +116,8 @@ def build_deferred_models() -> int:
 
 def build_stack(services: Services, early: EarlyIndex | None = None, drain: Drain | None = None) -> McpStack:
     """The stack; ``drain`` is the server's stop (server/drain.py), which may cut its tool calls short."""
-    registry = ToolRegistry(all_tools(services), profile=services.config.tools.profile)
+    registry = ToolRegistry(all_tools(services), profile=services.config.tools.profile,
+                            switched_off=switched_off(services))
     catalogue = ToolCatalogue(registry)
     mcp_server = build_mcp_server(services, registry, catalogue, drain)
     # The guard in front of the staged app already enforces Host/Origin on every route; the SDK's own

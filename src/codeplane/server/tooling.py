@@ -201,7 +201,10 @@ def _served(spec: ToolSpec, profile: Profile) -> bool:
 class ToolRegistry:
     """The tools a server serves under its profile, in a deterministic order (category, then name)."""
 
-    def __init__(self, specs: list[ToolSpec], profile: Profile = "core") -> None:
+    def __init__(self, specs: list[ToolSpec], profile: Profile = "core",
+                 switched_off: Mapping[str, str] | None = None) -> None:
+        """``switched_off``: tools the configuration turns off (not served under any profile), with how to turn
+        each back on."""
         names = [s.name for s in specs]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
@@ -210,6 +213,7 @@ class ToolRegistry:
         self.profile: Profile = profile
         self._specs = {s.name: s for s in ordered if _served(s, profile)}
         self._withheld = frozenset(s.name for s in ordered if not _served(s, profile))
+        self._switched_off = dict(switched_off or {})
         self._mention = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names), key=len, reverse=True)) + r")\b")
 
     def __iter__(self) -> Any:
@@ -241,6 +245,9 @@ class ToolRegistry:
                 ErrorCode.TOOL_NOT_IN_PROFILE,
                 f"{name} is not served under tools.profile={self.profile}; start the server with --profile full "
                 "(or set tools.profile) to use it", details={"tool": name, "profile": self.profile})
+        if name in self._switched_off:
+            return CodePlaneError(ErrorCode.UNKNOWN_TOOL, f"{name}: {self._switched_off[name]}",
+                                  details={"tool": name})
         close = difflib.get_close_matches(name, sorted([*self._specs, *self._withheld]), n=3, cutoff=0.6)
         hint = f"; did you mean {' or '.join(close)}?" if close else "; call describe to list tools"
         return CodePlaneError(ErrorCode.UNKNOWN_TOOL, f"no tool named {name!r}{hint}",

@@ -43,3 +43,11 @@ def all_tools(services: Services) -> list[ToolSpec]:
     specs += [*git_read.tools(services), *git_commits.tools(services), *git_refs.tools(services),
               *git_remote.tools(services), *git_layout.tools(services)]
     return specs
+
+
+def switched_off(services: Services) -> dict[str, str]:
+    """Tools this configuration turns off, each with how to turn it back on (its call says so, not just 1004)."""
+    if services.config.refactor.enabled:
+        return {}
+    how = "refactors are off (refactor.enabled=false, or cpl up --no-refactor); set refactor.enabled=true to use it"
+    return {spec.name: how for spec in refactor.tools(services)}
