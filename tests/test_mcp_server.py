@@ -76,6 +76,10 @@ async def test_describe_repo_and_tool(tmp_path: Path) -> None:
             listed = answer_text(await client.call_tool("describe", {"action": "errors"})).splitlines()
             assert len(listed) == len(codes) and listed[0].startswith(f"{codes[0]} {errors['errors'][0]['error']}")
             assert any(line.startswith("3005 INDEX_FRESHNESS_TIMEOUT (retryable): ") for line in listed), listed
+            # A code of the spec's catalog this version never raises says so, and how the condition is reported.
+            timeout = next(line for line in listed if line.startswith("7002 "))
+            assert "[never raised: a target out of time is a run result" in timeout
+            assert not any("never raised" in line for line in listed if line.startswith("7001 "))
 
 
 async def test_invalid_arguments_give_catalog_error_and_server_stays_healthy(tmp_path: Path) -> None:

@@ -148,9 +148,24 @@ class CodePlaneError(Exception):
         }
 
 
+#: Entries of the spec's catalog this version never raises, each with how the condition reaches a caller instead
+#: (kept so the numbers stay the spec's; ``describe`` says so, so that no agent codes against them).
+RESERVED: dict[ErrorCode, str] = {
+    ErrorCode.SERVER_NOT_RUNNING: "cpl down/status say no server runs and exit 0",
+    ErrorCode.INDEX_CORRUPT: "a damaged index is rebuilt; meanwhile 3004 (retryable), and /status says why",
+    ErrorCode.INDEX_SCHEMA_MISMATCH: "an index of another schema is rebuilt; meanwhile 3004 (retryable)",
+    ErrorCode.REFACTOR_TIMEOUT: "planning has no time bound; a refactor's coverage says what it could not settle",
+    ErrorCode.REFACTOR_NO_CONTEXT: "an unresolved target is 3007, an unsettled occurrence a low-certainty edit",
+    ErrorCode.TEST_TIMEOUT: "a target out of time is a run result: outcome timeout, state failed",
+    ErrorCode.TEST_PARSE_FAILED: "unparsed output is a target result: outcome error, with the output's tail",
+    ErrorCode.INTERNAL_TIMEOUT: "waits have their own retryable codes (3005 the index catching up, 5003 a locked file)",
+}
+
+
 def catalog() -> list[dict[str, Any]]:
-    """Every entry, sorted by code, for docs and ``describe``."""
+    """Every entry, sorted by code, for docs and ``describe`` (a reserved one says how its condition is reported)."""
     return [
-        {"code": e.code, "error": e.name, "retryable": e.retryable, "summary": e.summary}
+        {"code": e.code, "error": e.name, "retryable": e.retryable, "summary": e.summary,
+         **({"reserved": RESERVED[e]} if e in RESERVED else {})}
         for e in sorted(ErrorCode, key=lambda e: e.code)
     ]

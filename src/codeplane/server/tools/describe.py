@@ -144,7 +144,7 @@ def render_describe(result: DescribeResult) -> str:
     (``_tool_doc``)."""
     if result.action == "errors":
         return "\n".join(f"{e['code']} {e['error']}{' (retryable)' if e.get('retryable') else ''}: {e['summary']}"
-                         for e in result.errors)
+                         + (f" [never raised: {e['reserved']}]" if e.get("reserved") else "") for e in result.errors)
     if result.action == "tool":
         return _tool_doc(result)
     if result.action != "repo":
