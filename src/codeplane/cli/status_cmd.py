@@ -162,6 +162,11 @@ def status(
         last_error = ctx.layout.last_error_file.read_text(encoding="utf-8").strip() or None
     # No server to ask: read the index straight from index.db (read-only).
     index: Any = _redacted_source(server_status.get("index") or index_overview(ctx.layout.index_db))
+    if not result.running and isinstance(index, dict) and index.get("head") and index["head"] != head.head:
+        # Offline, the index is of the tree at its last reconcile: say that HEAD moved since (spec §4.2).
+        moved = f"reconciled at {index['head'][:12]}, HEAD is now {(head.head or '(unborn)')[:12]}"
+        index = {**index, "warnings": [*(index.get("warnings") or []),
+                                       f"{moved}: the next `cpl up` reindexes what changed"]}
     if server_status.get("phase") == "starting" and isinstance(index, dict):
         # The server answers while its stack boots; index.db alone would say "stopped".
         index = {**index, "state": "starting"}

@@ -13,6 +13,7 @@ from codeplane.core.layout import RepoLayout
 from codeplane.core.storage import probe_write, storage_error
 from codeplane.index.lexical import LEXICAL_SCHEMA_VERSION, VERSION_FILE
 from codeplane.index.lexical_check import damaged_segment_file
+from codeplane.repo.workspace import head_info
 
 _FIX = ("`cpl doctor --fix` drops it, or start the server (`cpl up`): it repairs or rebuilds the index from "
         "disk automatically")
@@ -29,6 +30,7 @@ def check_index(root: Path) -> list[CheckResult]:
             check = conn.execute("PRAGMA quick_check").fetchone()
             text_files = conn.execute("SELECT count(*) FROM files WHERE kind = 'text'").fetchone()[0]
             epoch = conn.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()
+            reconciled = conn.execute("SELECT value FROM meta WHERE key = 'reconciled_head'").fetchone()
     except sqlite3.DatabaseError as exc:
         blocked = probe_write(layout.state_dir)
         mapped = storage_error(blocked, doing="opening index.db", path=layout.index_db) if blocked else None
@@ -37,7 +39,8 @@ def check_index(root: Path) -> list[CheckResult]:
         return [CheckResult("index.db", False, f"cannot be read: {exc}", _FIX)]
     if check is None or check[0] != "ok":
         return [CheckResult("index.db", False, f"integrity check failed: {check}", _FIX)]
-    results = [CheckResult("index.db", True, f"epoch {epoch[0] if epoch else 0}, {text_files} text files")]
+    results = [CheckResult("index.db", True, f"epoch {epoch[0] if epoch else 0}, {text_files} text files"),
+               *_head_check(root, reconciled[0] if reconciled else None)]
     version_file = layout.tantivy_dir / VERSION_FILE
     try:
         recorded = json.loads(version_file.read_text()).get("schema_version") if version_file.is_file() else None
@@ -53,3 +56,15 @@ def check_index(root: Path) -> list[CheckResult]:
     if docs != text_files:
         return [*results, CheckResult("tantivy", False, f"{docs} documents for {text_files} text files", _FIX)]
     return [*results, CheckResult("tantivy", True, f"{docs} documents, schema {recorded}")]
+
+
+def _head_check(root: Path, reconciled: str | None) -> list[CheckResult]:
+    """Where the index was last reconciled against HEAD (spec §4.2 "commit hash matches Git HEAD"). A HEAD that moved
+    while no server ran is no fault: the next start reindexes only what differs. So the check passes and says so."""
+    if not reconciled:
+        return []
+    head = head_info(root).head
+    if head == reconciled:
+        return [CheckResult("index HEAD", True, f"reconciled at HEAD {reconciled[:12]}")]
+    return [CheckResult("index HEAD", True, f"reconciled at {reconciled[:12]}, HEAD is now "
+                        f"{head[:12] if head else '(unborn)'}: the next `cpl up` reindexes what changed")]

@@ -46,6 +46,7 @@ def index_overview(db_path: Path) -> dict[str, object]:
         "binary_files": kinds.get("binary", 0),
         "oversized_files": kinds.get("oversized", 0),
         "languages": languages,
+        **({"head": meta["reconciled_head"]} if meta.get("reconciled_head") else {}),
         "last_epoch": None if last is None else {
             "epoch": last[0], "at": iso_utc(last[1]), "reason": last[2], "duration_ms": last[3]},
     }

@@ -306,6 +306,8 @@ class IndexPipeline:
                                stat_reference_ns=reference)
                 done = self._finish(changes, reason, started, full=True, progress=report)
                 self.published_version = self.version
+                # The commit the tree was reconciled at, for `cpl status`/`cpl doctor` while no server runs.
+                self.store.set_meta("reconciled_head", self.version.head or "")
                 completed = True
                 return done
         finally:
