@@ -553,6 +553,10 @@ def test_missing_runner_is_listed_and_running_it_is_7001(tmp_path: Path, service
     with pytest.raises(CodePlaneError) as caught:
         service.start_run()
     assert caught.value.code == 7001 and caught.value.details["missing"] == [{"runner": "mix", "project": "ex"}]
+    # The configured command is what is missing (QA50 #8: the hint sent users to the key they had set).
+    assert caught.value.message == "'no-such-mix-binary' (tests.runners.mix.cmd) not found (project ex)"
+    assert caught.value.details["hint"].startswith("no-such-mix-binary (tests.runners.mix.cmd) is not an executable")
+    assert {t.cmd[:2] for t in view.targets if t.runner == "mix"} == {("no-such-mix-binary", "test")}
     with pytest.raises(CodePlaneError) as unknown:
         service.start_run(["tests/test_nope.py"])
     assert unknown.value.code == 7005
@@ -564,8 +568,9 @@ def test_missing_runner_is_listed_and_running_it_is_7001(tmp_path: Path, service
     report = cpl_json("doctor", cwd=repo)
     (line,) = [c for c in report["checks"] if c["name"].startswith("test runner")]
     assert line == {"name": "test runner mix", "ok": False,
-                    "detail": "Test runner 'mix' not found in PATH (project ex)",
-                    "fix": "install mix or set tests.runners.mix.cmd in .codeplane/config.yaml"}
+                    "detail": "'no-such-mix-binary' (tests.runners.mix.cmd) not found (project ex)",
+                    "fix": "no-such-mix-binary (tests.runners.mix.cmd) is not an executable here: fix that path in "
+                           ".codeplane/config.yaml, or install it there"}
 
 
 def test_config_custom_runner_and_exclude(tmp_path: Path, services: list[TestingService]) -> None:

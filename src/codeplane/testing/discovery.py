@@ -26,6 +26,7 @@ from codeplane.repo.content import decode
 from codeplane.repo.ignore import IgnoreRules
 from codeplane.testing.model import Target
 from codeplane.testing.runners import FAMILY, LANGUAGE_FAMILY, RUNNERS, Project, Toolchain
+from codeplane.testing.runners.base import configured_cmd
 from codeplane.testing.runners.cargo import is_package
 from codeplane.testing.runners.dotnet import is_test_project
 from codeplane.testing.runners.js import read_package_json
@@ -48,6 +49,8 @@ class MissingRunner:
     runner: str
     project: str
     hint: str
+    #: The executable ``tests.runners.<runner>.cmd`` names, when that is set (and is what is missing).
+    command: str | None = None
 
 
 @dataclass(frozen=True)
@@ -78,8 +81,24 @@ class Discovery:
 
     @property
     def missing(self) -> tuple[MissingRunner, ...]:
-        return tuple(MissingRunner(p.runner, p.root, RUNNERS[p.runner].missing_hint())
+        return tuple(MissingRunner(p.runner, p.root, RUNNERS[p.runner].missing_hint(p),
+                                   (configured_cmd(p) or (None,))[0])
                      for p in self.projects if self.toolchains.get(p) is None)
+
+
+def runner_not_found(found: Discovery, selected: Sequence[Target]) -> CodePlaneError | None:
+    """7001 when a selected target's runner is not installed, naming the configured command if one is set."""
+    missing = sorted({found.owners[t.target_id] for t in selected if found.toolchains.get(found.owners[t.target_id])
+                      is None}, key=lambda p: (p.root, p.runner))
+    if not missing:
+        return None
+    first = missing[0]
+    configured = configured_cmd(first)
+    what = (f"{configured[0]!r} (tests.runners.{first.runner}.cmd) not found" if configured
+            else f"test runner {first.runner!r} not found in PATH")
+    return CodePlaneError(ErrorCode.TEST_RUNNER_NOT_FOUND, f"{what} (project {first.root})",
+                          details={"missing": [{"runner": p.runner, "project": p.root} for p in missing],
+                                   "hint": RUNNERS[first.runner].missing_hint(first)})
 
 
 def walk_files(root: Path, rules: IgnoreRules, exclude: pathspec.GitIgnoreSpec | None = None) -> list[str]:
@@ -343,7 +362,8 @@ def discover(root: Path, config: TestsConfig, *, rules: IgnoreRules | None = Non
         runner = RUNNERS[project.runner]
         toolchain = runner.toolchain(project, root)
         toolchains[project] = toolchain
-        base = toolchain.argv if toolchain else (runner.name,)
+        # Not installed: the command as it would run (the configured one, not the runner's name).
+        base = toolchain.argv if toolchain else (configured_cmd(project) or (runner.name,))
         owned = custom_files.get(project, []) if project.runner == "command" else claimed.get(project, [])
         problem = runner.unread_config(project, root)
         if problem is not None:

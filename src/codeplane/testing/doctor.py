@@ -15,7 +15,9 @@ def check_test_runners(root: Path) -> list[CheckResult]:
     missing = found.missing
     if missing:
         return [CheckResult(f"test runner {m.runner}", False,
-                            f"Test runner '{m.runner}' not found in PATH (project {m.project})", m.hint)
+                            f"'{m.command}' (tests.runners.{m.runner}.cmd) not found (project {m.project})"
+                            if m.command else f"Test runner '{m.runner}' not found in PATH (project {m.project})",
+                            m.hint)
                 for m in missing]
     runners = sorted({p.runner for p in found.projects})
     detail = f"{', '.join(runners)} ({len(found.targets)} targets)" if runners else "no test targets found"

@@ -37,6 +37,7 @@ from codeplane.testing.discovery import (
     MissingRunner,
     discover,
     inert_for,
+    runner_not_found,
     universe_files,
 )
 from codeplane.testing.execution import RunExecutor, RunSettings
@@ -334,14 +335,9 @@ class TestingService:
                              if affected_by else f"nothing ran: {NOTHING_CHANGED_HINT}")
         else:
             selected = self._select(found, targets)
-        missing = sorted({(p.runner, p.root) for t in selected if found.toolchains.get(p := found.owners[t.target_id])
-                          is None})
-        if missing:
-            runner, project = missing[0]
-            raise CodePlaneError(
-                ErrorCode.TEST_RUNNER_NOT_FOUND, f"test runner {runner!r} not found in PATH (project {project})",
-                details={"missing": [{"runner": r, "project": p} for r, p in missing],
-                         "hint": f"install {runner}, or set tests.runners.{runner}.cmd in .codeplane/config.yaml"})
+        not_installed = runner_not_found(found, selected)
+        if not_installed is not None:
+            raise not_installed
         settings = RunSettings(
             workers=self.workers, target_timeout_s=self.config.target_timeout_sec,
             run_timeout_s=timeout_sec or self.config.run_timeout_sec,

@@ -170,9 +170,8 @@ class Runner(ABC):
 
     def toolchain(self, project: Project, repo_root: Path) -> Toolchain | None:
         """The command prefix, from config ``cmd`` first, else :meth:`default_toolchain`. None: not installed."""
-        configured = project.options.get("cmd")
-        if isinstance(configured, Sequence) and not isinstance(configured, str) and configured:
-            argv = tuple(str(a) for a in configured)
+        argv = configured_cmd(project)
+        if argv:
             if shutil.which(argv[0], path=self._search_path(project, repo_root)) or Path(argv[0]).is_file():
                 return Toolchain(argv, configured=True)
             return None
@@ -244,8 +243,21 @@ class Runner(ABC):
         """An argv run once per project before any batch (e.g. build all test binaries), or None."""
         return None
 
-    def missing_hint(self) -> str:
+    def missing_hint(self, project: Project | None = None) -> str:
+        configured = configured_cmd(project) if project is not None else None
+        if configured:
+            # The key is set already: naming it as the cure sent users to a setting they had made (QA50 #8).
+            return (f"{configured[0]} (tests.runners.{self.name}.cmd) is not an executable here: fix that path in "
+                    ".codeplane/config.yaml, or install it there")
         return f"install {self.name} or set tests.runners.{self.name}.cmd in .codeplane/config.yaml"
+
+
+def configured_cmd(project: Project) -> tuple[str, ...] | None:
+    """The project's ``tests.runners.<runner>.cmd`` (None: not set)."""
+    configured = project.options.get("cmd")
+    if isinstance(configured, Sequence) and not isinstance(configured, str) and configured:
+        return tuple(str(a) for a in configured)
+    return None
 
 
 def operand(path: str) -> str:
