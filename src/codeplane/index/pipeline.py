@@ -306,8 +306,11 @@ class IndexPipeline:
                                stat_reference_ns=reference)
                 done = self._finish(changes, reason, started, full=True, progress=report)
                 self.published_version = self.version
-                # The commit the tree was reconciled at, for `cpl status`/`cpl doctor` while no server runs.
-                self.store.set_meta("reconciled_head", self.version.head or "")
+                # The commit the tree was reconciled at, for `cpl status`/`cpl doctor` while no server runs
+                # (written when it moved: an idle `cpl init` leaves index.db untouched).
+                head = self.version.head or ""
+                if self.store.get_meta("reconciled_head") != head:
+                    self.store.set_meta("reconciled_head", head)
                 completed = True
                 return done
         finally:
