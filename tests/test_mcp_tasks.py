@@ -75,7 +75,7 @@ async def test_mutation_budget_exhaustion_closes_task_and_refuses_later_calls(se
         implicit = (await call(client, "get_task"))["task"]["task_id"]
         opened = await call(client, "open_task", {"limits": {"max_mutations": 1}})
         assert opened["closed_previous"]["task_id"] == implicit
-        assert opened["closed_previous"]["state"] == "CLOSED_SUCCESS"
+        assert opened["closed_previous"]["state"] == "CLOSED_INTERRUPTED"
         assert opened["task"]["limits"] == {"max_mutations": 1, "max_test_runs": 50, "max_duration_sec": 14400}
         failed, body = await answer(client, "write_source", _create("m1.txt"))
         assert not failed and body["meta"]["budget"].startswith("mutations 1/1")

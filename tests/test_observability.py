@@ -92,7 +92,7 @@ async def test_task_counters_count_the_implicit_task_open_task_replaces(server: 
     after = samples(server)
     opened = value(after, "codeplane_tasks_opened_total") - value(before, "codeplane_tasks_opened_total")
     assert opened == 2, opened  # the implicit one and the one open_task opened
-    for state, closed in (("CLOSED_SUCCESS", 1), ("CLOSED_FAILED", 1)):
+    for state, closed in (("CLOSED_INTERRUPTED", 1), ("CLOSED_FAILED", 1)):
         moved = value(after, "codeplane_tasks_closed_total", state=state) - value(
             before, "codeplane_tasks_closed_total", state=state)
         assert moved == closed, (state, moved)

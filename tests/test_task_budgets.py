@@ -119,16 +119,16 @@ def test_reset_budget_is_recorded_in_its_own_row(tmp_path: Path) -> None:
     assert read is not None and (read.calls, read.bytes, read.resets) == (0, 0, 1)
 
 
-def test_open_task_closes_previous_as_success_and_sets_limits(tmp_path: Path) -> None:
+def test_open_task_closes_previous_as_interrupted_and_sets_limits(tmp_path: Path) -> None:
     tracker = make_tracker(tmp_path)
     run_call(tracker, "search", "read")
     implicit = tracker.get_task("s1").task
     assert implicit.implicit and implicit.limits.max_mutations == 200
     view = tracker.open_task("s1", {"max_mutations": 3})
     assert view.closed_previous is not None and view.closed_previous.task_id == implicit.task_id
-    assert view.closed_previous.state is TaskState.CLOSED_SUCCESS
+    assert view.closed_previous.state is TaskState.CLOSED_INTERRUPTED
     assert view.task.limits.max_mutations == 3 and view.task.limits.max_test_runs == 50
-    assert tracker.get_task("s1", implicit.task_id).task.state is TaskState.CLOSED_SUCCESS
+    assert tracker.get_task("s1", implicit.task_id).task.state is TaskState.CLOSED_INTERRUPTED
     closed = tracker.close_task("s1", "failed")
     assert closed.task.state is TaskState.CLOSED_FAILED and closed.task.limit_triggered is None
     try:

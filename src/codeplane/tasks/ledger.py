@@ -328,6 +328,17 @@ class Ledger:
                 (state.value, limit)).fetchall()
         return [task_from_row(r) for r in rows]
 
+    def last_task_per_session(self, *, limit: int) -> list[TaskRecord]:
+        """Each session's newest task, for the ``limit`` sessions seen last, oldest first. Newest by opening
+        time, then by ``rowid``: ``open_task`` as a session's first call opens its implicit task and the explicit
+        one in the same millisecond, and stores them in that order."""
+        with self._lock:
+            rows = self._require().execute(
+                "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY session_id "
+                "ORDER BY opened_at_ms DESC, rowid DESC) AS newest, rowid AS stored FROM tasks) "
+                "WHERE newest = 1 ORDER BY opened_at_ms DESC, stored DESC LIMIT ?", (limit,)).fetchall()
+        return [task_from_row(r) for r in reversed(rows)]
+
     def get_task(self, task_id: str) -> TaskRecord | None:
         with self._lock:
             row = self._require().execute("SELECT * FROM tasks WHERE task_id = ?", (task_id,)).fetchone()

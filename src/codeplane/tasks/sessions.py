@@ -6,13 +6,20 @@ implicit task, and disappears after ``session_idle_timeout_sec`` without calls -
 of its own is not idle, however long the call runs; its OPEN task is then closed CLOSED_INTERRUPTED (§12.2:
 client disconnect). Sessions live in memory only: a restart interrupts every task instead of resuming one
 (§12.4).
+
+A session that ended - idle, or with the server that served it - is remembered as *dormant* with what it comes
+back to (:func:`comes_back_to`): the closed task it left, so its writes stay refused until ``open_task``
+(§12.4: no task resumes, and a limit the client declared is never lifted by a fresh task of the default limits),
+or nothing when that task was implicit and merely interrupted, which a new implicit task replaces (it declared
+no limits, so the defaults lift none) with a warning on the session's next answer.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 
-from codeplane.tasks.models import ReadUse, TaskRecord
+from codeplane.tasks.models import ReadUse, TaskRecord, TaskState
 
 
 @dataclass
@@ -60,3 +67,30 @@ class SessionTable:
 
     def __len__(self) -> int:
         return len(self._sessions)
+
+
+def comes_back_to(task: TaskRecord) -> tuple[TaskRecord | None, str]:
+    """What a session whose last task is ``task`` (closed) gets on its next call: the task itself, or ``None``
+    and the notice saying why a new implicit task replaces it (``task`` was implicit and interrupted)."""
+    if task.implicit and task.state is TaskState.CLOSED_INTERRUPTED:
+        return None, f"task {task.task_id} was closed CLOSED_INTERRUPTED ({task.close_reason})"
+    return task, ""
+
+
+class DormantSessions:
+    """Ended sessions by id with what each comes back to, the oldest forgotten first past ``max_size``. Not
+    thread-safe on its own (the tracker holds a lock)."""
+
+    def __init__(self, max_size: int) -> None:
+        self.max_size = max_size
+        self._entries: OrderedDict[str, tuple[TaskRecord | None, str]] = OrderedDict()
+
+    def remember(self, session_id: str, task: TaskRecord | None, notice: str) -> None:
+        self._entries[session_id] = (task, notice)
+        self._entries.move_to_end(session_id)
+        while len(self._entries) > self.max_size:
+            self._entries.popitem(last=False)
+
+    def pop(self, session_id: str) -> tuple[TaskRecord | None, str]:
+        """The closed task the session left (or ``None``: a new implicit task) and the notice; forgotten after."""
+        return self._entries.pop(session_id, (None, ""))

@@ -4,9 +4,10 @@ Before a call it admits or refuses it (``budgets.admit``); after a call - every 
 or invalid ones included - it computes convergence signals and appends one ledger row. It also serves
 ``open_task``/``close_task``/``get_task``/``reset_budget`` and the ``tasks`` status section.
 
-``open_task`` *closes* the session's current OPEN task as CLOSED_SUCCESS (reason ``superseded by
+``open_task`` *closes* the session's current OPEN task as CLOSED_INTERRUPTED (reason ``superseded by
 open_task``) rather than refusing: the implicit task every session starts with must be replaceable
-without an extra call, and the answer names the task it closed so nothing happens silently.
+without an extra call, and the answer names the task it closed so nothing happens silently. Not
+CLOSED_SUCCESS: the client never said how the task ended, and §12.2 infers no success (nor a failure).
 
 A task past its ``max_duration_sec`` closes CLOSED_FAILED whenever it is reached - by any call of its session,
 meta ones included, by ``get_task``/``status`` from elsewhere, by the idle sweep or by a stop - so it is never
@@ -16,7 +17,9 @@ An idle session ends (§12.2: client disconnect), but a task it leaves closed is
 (§12.2, §12.4): the session comes back holding it, so writes and test runs are refused (6001/6003) until
 ``open_task``; otherwise a budget-closed task became, 30 idle minutes later, a fresh task with the default
 limits. Only an implicit task that was merely idle is replaced by a new implicit one, and the session's next
-answer says so in a warning.
+answer says so in a warning. A restart is the same (§12.4: clients must open a new task): ``start`` remembers each
+session's last task from the ledger, so a session that declared ``max_mutations: 1`` and returns after ``cpl down``
+/ ``cpl up`` gets 6003 naming its interrupted task, not 200 writes under a new implicit one.
 
 Thread-safety: one re-entrant lock guards all session state; the dispatcher calls from the event loop,
 maintenance runs in a worker thread.
@@ -56,7 +59,7 @@ from codeplane.tasks.models import (
 )
 from codeplane.tasks.recording import UNANSWERED_OP, bounded_tool_name, operation_record
 from codeplane.tasks.retention import RetentionReport, run_retention
-from codeplane.tasks.sessions import Session, SessionTable
+from codeplane.tasks.sessions import DormantSessions, Session, SessionTable, comes_back_to
 
 log = get_logger(__name__)
 _SWEEP_EVERY_MS = 1_000
@@ -132,8 +135,8 @@ class TaskTracker:
         #: The last ledger rows, for the status section (which describe includes, so it must not hit SQLite):
         #: read back from the ledger at start, then every row this tracker writes (calls, interruptions, deadlines).
         self._recent: deque[dict[str, Any]] = deque(maxlen=STATUS_RECENT_OPS)
-        #: session_id -> the closed task an expired session comes back to, or None: a new implicit task (and why).
-        self._dormant: OrderedDict[str, tuple[TaskRecord | None, str]] = OrderedDict()
+        #: session_id -> the closed task an ended session comes back to, or None: a new implicit task (and why).
+        self._dormant = DormantSessions(DORMANT_MAX)
         #: run_id -> the task its run_test_targets call was admitted under: the run's failure is that task's.
         self._run_owners: OrderedDict[str, str] = OrderedDict()
         #: Told ``OPEN`` when a task opens and its final state when one closes (the server's task metrics): the
@@ -143,7 +146,9 @@ class TaskTracker:
     # -- lifecycle -------------------------------------------------------------------------------
 
     def start(self) -> list[str]:
-        """Open the ledger and close every task a previous server left OPEN as CLOSED_INTERRUPTED."""
+        """Open the ledger, close every task a previous server left OPEN as CLOSED_INTERRUPTED, and remember each
+        session's last task: a session that returns comes back to it as after an idle expiry, never to a new task
+        with the default limits (§12.4)."""
         self.ledger.open()
         self._artifact_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cpl-artifacts")
         interrupted = []
@@ -153,6 +158,9 @@ class TaskTracker:
             interrupted.append(task.task_id)
         if interrupted:
             log.info("interrupted tasks left open by a previous server", count=len(interrupted))
+        for task in self.ledger.last_task_per_session(limit=DORMANT_MAX):
+            if task.state.closed:  # all are, after the loop above; an OPEN one must never be resumed
+                self._dormant.remember(task.session_id, *comes_back_to(task))
         self._record_unanswered()
         # After the interruptions, so the rows this start appended are among them: a restart must not empty the
         # last operations an operator looks at after a crash.
@@ -309,7 +317,7 @@ class TaskTracker:
 
     def open_task(self, session_id: str, limits: dict[str, int] | None = None, *,
                   request_id: str | None = None) -> TaskView:
-        """Start a new task for the session; its current OPEN task closes CLOSED_SUCCESS (superseded)."""
+        """Start a new task for the session; its current OPEN task closes CLOSED_INTERRUPTED (superseded)."""
         with self._lock:
             now = self._clock()
             session = self._session(session_id, now)
@@ -318,7 +326,7 @@ class TaskTracker:
             previous = session.task
             closed: TaskRecord | None = None
             if previous.state is TaskState.OPEN:
-                closed = previous.with_changes(state=TaskState.CLOSED_SUCCESS, closed_at_ms=now,
+                closed = previous.with_changes(state=TaskState.CLOSED_INTERRUPTED, closed_at_ms=now,
                                                close_reason="superseded by open_task")
             task = self._new_task(session_id, chosen, now, implicit=False)
             # A previous task closed by this call's admission (its deadline) is not stored as closed yet.
@@ -444,7 +452,7 @@ class TaskTracker:
     def _session(self, session_id: str, now: int) -> Session:
         session = self._sessions.get(session_id)
         if session is None:
-            kept, notice = self._dormant.pop(session_id, (None, ""))
+            kept, notice = self._dormant.pop(session_id)
             task = kept or self._new_task(session_id, self.settings.default_limits, now, implicit=True)
             session = Session(session_id, now, now, task, ReadUse(), saved_task=kept,
                               notice=f"{notice}; a new implicit task {task.task_id} began" if notice else None)
@@ -546,19 +554,13 @@ class TaskTracker:
                 closed = self._interrupt(task, now, "session idle timeout")
                 if task.implicit:  # the client never opened a task: a new implicit one, announced
                     idle = (now - session.last_seen_ms) // 1000
-                    self._remember(session.session_id, None,
-                                   f"task {task.task_id} was closed CLOSED_INTERRUPTED after {idle}s idle")
+                    self._dormant.remember(session.session_id, None,
+                                           f"task {task.task_id} was closed CLOSED_INTERRUPTED after {idle}s idle")
                     continue
                 task = closed
             elif session.saved_task != task:
                 self._save(task)
-            self._remember(session.session_id, task, "")
-
-    def _remember(self, session_id: str, task: TaskRecord | None, notice: str) -> None:
-        self._dormant[session_id] = (task, notice)
-        self._dormant.move_to_end(session_id)
-        while len(self._dormant) > DORMANT_MAX:
-            self._dormant.popitem(last=False)
+            self._dormant.remember(session.session_id, task, "")
 
     def _settle(self, session: Session, now: int) -> None:
         """Close the session's task CLOSED_FAILED if its deadline passed, with a ledger row saying so."""

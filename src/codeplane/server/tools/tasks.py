@@ -107,7 +107,7 @@ class TaskResult(ToolResult):
     #: Budget use, e.g. ``mutations 3/20, test_runs 0/50, read_calls 12/5000, read_bytes 1024/52428800``.
     budget: str
     read_budget: ReadBudgetModel | None = None
-    #: open_task: the task it closed as CLOSED_SUCCESS (superseded), if one was OPEN.
+    #: open_task: the task it closed as CLOSED_INTERRUPTED (superseded: no outcome inferred), if one was OPEN.
     closed_previous: TaskModel | None = None
     #: get_task: the task's newest ledger rows, oldest first.
     operations: list[OperationModel] = []
@@ -194,9 +194,9 @@ def tools(services: Services) -> list[ToolSpec]:
             name="open_task", category="tasks", kind="meta", handler=_open_task, render=render_task,
             params=OpenTaskParams, result=TaskResult,
             summary=("Start a new task (a correlation envelope with hard limits) for this session. The session's "
-                     "current OPEN task is closed as CLOSED_SUCCESS (superseded) and returned as closed_previous."),
+                     "current OPEN task is closed as CLOSED_INTERRUPTED (superseded) and returned as closed_previous."),
             when_to_use=("starting a unit of work that needs its own limits",
-                         "continuing after a task closed (budget exhausted, close_task, deadline, idle session)"),
+                         "continuing after a task closed (budget exhausted, close_task, deadline, idle, restart)"),
             when_not_to_use=("just to read state (use get_task)", "resetting the read budget (use reset_budget)"),
             examples=(ToolExample("default limits", {}),
                       ToolExample("tight budget", {"limits": {"max_mutations": 20, "max_test_runs": 10,
