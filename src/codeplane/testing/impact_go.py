@@ -122,9 +122,10 @@ class GoWalk(SymbolWalk):
         owner, _, _ = d.lexical_path.rpartition(".")
         directory = package_dir(self.path_of.get(d.file_id, ""))
         for (uid, path) in self.rows(
-                "SELECT d.def_uid, f.path FROM st_def d JOIN st_file f ON f.file_id = d.file_id WHERE d.name = ? "
-                "AND d.lexical_path = d.name AND d.kind IN ('struct', 'type', 'class', 'interface') "
-                "AND f.path LIKE '%.go' ORDER BY f.path", (owner,)):
+                # name_lc first: st_def's index (``d.name`` alone scanned every definition, per walked method)
+                "SELECT d.def_uid, f.path FROM st_def d JOIN st_file f ON f.file_id = d.file_id WHERE d.name_lc = ? "
+                "AND d.name = ? AND d.lexical_path = d.name AND d.kind IN ('struct', 'type', 'class', 'interface') "
+                "AND f.path LIKE '%.go' ORDER BY f.path", (owner.lower(), owner)):
             if package_dir(str(path)) == directory:
                 return self.get(str(uid))
         return None
@@ -138,8 +139,8 @@ class GoWalk(SymbolWalk):
         method of that name may be called through any of them."""
         found = [self.get(str(uid)) for (uid,) in self.rows(
             "SELECT d.def_uid FROM st_def d JOIN st_def p ON p.def_uid = d.parent_uid JOIN st_file f "
-            "ON f.file_id = d.file_id WHERE d.name = ? AND d.kind = 'method' AND p.kind = 'interface' "
-            "AND f.path LIKE '%.go'", (name,))]
+            "ON f.file_id = d.file_id WHERE d.name_lc = ? AND d.name = ? AND d.kind = 'method' "
+            "AND p.kind = 'interface' AND f.path LIKE '%.go'", (name.lower(), name))]
         return [d for d in found if d is not None]
 
     def _declaration(self, d: Def, path: str, line: int) -> bool:
