@@ -8,7 +8,12 @@ and an entry present throughout is never skipped, even when files change between
 
 from __future__ import annotations
 
+import bisect
 import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Literal
 
@@ -39,17 +44,48 @@ class FilePage:
     total: int
 
 
-def list_entries(conn: sqlite3.Connection, *, prefix: str, glob: str | None, depth: int | None, limit: int,
-                 after: str | None) -> FilePage:
-    """One page of the listing under ``prefix`` ("" = the root). ``glob`` filters files before folding."""
-    if limit < 1 or limit > MAX_LIST_LIMIT:
-        raise ValueError(f"limit must be within 1..{MAX_LIST_LIMIT}")
-    exact = conn.execute("SELECT path, kind, language, size, line_count FROM files WHERE path = ?",
-                         (prefix,)).fetchone() if prefix else None
-    if exact is not None:  # the "directory" is a file: list just that file
-        path, kind, language, size, line_count = exact
-        entry = FileEntry(path, "file", kind, language, size, line_count if kind == "text" else None, 1)
-        return FilePage((entry,) if after is None or path > after else (), None, 1)
+class Listings:
+    """Each listing (prefix, glob, depth) of one index epoch, built once for all its pages: a page answered the whole
+    folded listing's count, so each rebuilt it (29 pages of Django's 6,891 files cost 1.8 s, ``git ls-files`` 5 ms).
+    An epoch is an immutable state of the table, so a listing of it never goes stale."""
+
+    KEPT = 8
+
+    def __init__(self) -> None:
+        self._built: OrderedDict[tuple[int, str, str | None, int | None], list[FileEntry]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def page(self, read: Callable[[], AbstractContextManager[sqlite3.Connection]], epoch: int, *, prefix: str,
+             glob: str | None, depth: int | None, limit: int, after: str | None) -> FilePage:
+        """``epoch`` must be read before ``read`` opens its snapshot (a snapshot is then never older than it)."""
+        if limit < 1 or limit > MAX_LIST_LIMIT:
+            raise ValueError(f"limit must be within 1..{MAX_LIST_LIMIT}")
+        key = (epoch, prefix, glob, depth)
+        with self._lock:
+            merged = self._built.get(key)
+            if merged is not None:
+                self._built.move_to_end(key)
+        if merged is None:
+            with read() as conn:
+                exact = conn.execute("SELECT path, kind, language, size, line_count FROM files WHERE path = ?",
+                                     (prefix,)).fetchone() if prefix else None
+                if exact is not None:  # the "directory" is a file: list just that file
+                    path, kind, language, size, line_count = exact
+                    entry = FileEntry(path, "file", kind, language, size, line_count if kind == "text" else None, 1)
+                    return FilePage((entry,) if after is None or path > after else (), None, 1)
+                merged = _listing(conn, prefix, glob, depth)
+            with self._lock:
+                self._built[key] = merged
+                while len(self._built) > self.KEPT:
+                    self._built.popitem(last=False)
+        start = bisect.bisect_right(merged, after, key=lambda e: e.path) if after is not None else 0
+        page = merged[start:start + limit]
+        more = start + limit < len(merged)
+        return FilePage(tuple(page), page[-1].path if more and page else None, len(merged))
+
+
+def _listing(conn: sqlite3.Connection, prefix: str, glob: str | None, depth: int | None) -> list[FileEntry]:
+    """Every entry of the listing, folded and ordered by path."""
     if prefix:
         rows = conn.execute(
             "SELECT path, kind, language, size, line_count FROM files WHERE path > ? AND path < ? ORDER BY path",
@@ -83,10 +119,4 @@ def list_entries(conn: sqlite3.Connection, *, prefix: str, glob: str | None, dep
                                    prev.file_count + entry.file_count)
         else:
             merged.append(entry)
-    start = 0
-    if after is not None:
-        while start < len(merged) and merged[start].path <= after:
-            start += 1
-    page = merged[start:start + limit]
-    more = start + limit < len(merged)
-    return FilePage(tuple(page), page[-1].path if more and page else None, len(merged))
+    return merged

@@ -32,7 +32,7 @@ from codeplane.index.artifact_integrity import AFTER_READY, DeferredCheck, integ
 from codeplane.index.cursors import CursorStore
 from codeplane.index.epochs import EpochInterrupted, EpochSummary, ProgressFn
 from codeplane.index.facts_api import FactIndexer
-from codeplane.index.files import MAX_LIST_LIMIT, FilePage, list_entries
+from codeplane.index.files import MAX_LIST_LIMIT, FilePage, Listings
 from codeplane.index.freshness import BURST_PATHS, PendingChanges, concerns_prefix, poll_interval, settle_burst
 from codeplane.index.lexical import is_native_panic
 from codeplane.index.listeners import ReadyFlag, Reconciles
@@ -76,7 +76,7 @@ class IndexService:
         #: When the indexer thread last began a full reconcile (its walk follows); see ``_on_watch_live``.
         self._full_began: float | None = None
         self._cursors: CursorStore[LexicalHit] = CursorStore()
-        self._texts = TextCache(root)
+        self._texts, self._listings = TextCache(root), Listings()
         #: The oversized files (path, language, size) as of an epoch: searched by scanning, see ``_large_files``.
         self._large: tuple[int, tuple[tuple[str, str | None, int], ...]] = (-1, ())
         self._reconciles = Reconciles()
@@ -538,8 +538,8 @@ class IndexService:
             raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, f"limit must be within 1..{MAX_LIST_LIMIT}",
                                  details={"limit": limit})
         self._await(concerns_prefix(rel))
-        with self._pipeline.store.read() as conn:
-            page = list_entries(conn, prefix=rel, glob=glob, depth=depth, limit=limit, after=cursor)
+        page = self._listings.page(self._pipeline.store.read, self.epoch, prefix=rel, glob=glob, depth=depth,
+                                   limit=limit, after=cursor)
         if rel and not page.total and not os.path.lexists(self.root / rel):
             # ``ls`` says so too; an empty answer read as "a directory with nothing in it"
             raise CodePlaneError(ErrorCode.FILE_NOT_FOUND, f"{rel!r} does not exist in the repository",
