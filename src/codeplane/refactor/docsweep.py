@@ -14,11 +14,18 @@ import re
 
 from tree_sitter import Node
 
+from codeplane.core.config import DocSweepConfig
 from codeplane.refactor.lexical import syntax_root
 from codeplane.refactor.models import Certainty
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _BACKTICK_RUN = re.compile(r"`+")
+
+
+def is_doc_file(path: str, docs: DocSweepConfig) -> bool:
+    """A documentation file: one of ``refactor.doc_sweep.scan_extensions``."""
+    lowered = path.lower()
+    return any(lowered.endswith(ext) for ext in docs.scan_extensions)
 
 
 def is_distinctive(name: str) -> bool:
@@ -78,7 +85,8 @@ def doctest_lines(text: str) -> set[int]:
     return inside
 
 
-def _in_backticks(line: str, column: int) -> bool:
+def in_backticks(line: str, column: int) -> bool:
+    """Whether ``column`` of ``line`` is inside inline code (a Markdown backtick span, a reST ``literal``)."""
     # Runs, not backticks: reST's ``literal`` opens with two.
     return len(_BACKTICK_RUN.findall(line, 0, column)) % 2 == 1
 
@@ -151,7 +159,7 @@ def mention_confidence(line: str, column: int, name: str, *, in_code_block: bool
     if not in_code_block and _path_segment(line, column, len(name)):
         # In prose a path is never the symbol; in code ``a/name`` may be a division, so code keeps its weight.
         return "low"
-    if in_code_block or _in_backticks(line, column):
+    if in_code_block or in_backticks(line, column):
         return "high"
     if is_distinctive(name) or _dotted(line, column, len(name)):
         return "medium"

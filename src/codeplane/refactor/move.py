@@ -173,8 +173,8 @@ def plan_move(universe: Mapping[str, FileInfo], moved: dict[str, str], read: Rea
     sources, hashes = read(set(py_paths) | set(js_paths) | set(moved))
     edits: list[SpanEdit] = []
     if any(is_python(p) for p in moved):
-        mods = PyModules(p for p in universe if is_python(p))
-        pymove = PyMove(mods, {a: b for a, b in moved.items() if is_python(a)})
+        pymove = _python_move(universe, moved)
+        mods = pymove.mods
         old_new = {mods.module_of(a): pymove.new_module(a) for a in pymove.moved}
         pattern = _mention_pattern(old_new)
         for path in py_paths:
@@ -210,6 +210,34 @@ def plan_move(universe: Mapping[str, FileInfo], moved: dict[str, str], read: Rea
                               "check references to the moved files")
     draft.code += [(e, "high") for e in edits]
     return draft, sources, hashes
+
+
+def _python_move(universe: Mapping[str, FileInfo], moved: Mapping[str, str]) -> PyMove:
+    return PyMove(PyModules(p for p in universe if is_python(p)), {a: b for a, b in moved.items() if is_python(a)})
+
+
+def moved_modules(universe: Mapping[str, FileInfo], moved: Mapping[str, str]) -> dict[str, str]:
+    """``old -> new`` dotted name of every moved Python module whose name changes (a package's ``__init__`` names
+    the package)."""
+    pymove = _python_move(universe, moved)
+    names = {pymove.mods.module_of(a): pymove.new_module(a) for a in pymove.moved}
+    return {old: new for old, new in names.items() if old and old != new}
+
+
+def moved_dirs(root: Path, moved: Mapping[str, str], from_path: str, to_path: str) -> dict[str, str]:
+    """For a directory move: ``old -> new`` of the directory and of every directory inside it holding a moved file
+    (``pkg/sub`` -> ``lib/pkg/sub``); empty for a file move."""
+    src = resolve_in_repo(root, from_path).rel
+    dst = resolve_in_repo(root, to_path).rel
+    if src in moved:
+        return {}
+    dirs = {src: dst}
+    for old in moved:
+        parent = posixpath.dirname(old)
+        while parent.startswith(src + "/") and parent not in dirs:
+            dirs[parent] = dst + parent[len(src):]
+            parent = posixpath.dirname(parent)
+    return dict(sorted(dirs.items()))
 
 
 def _warner(draft: Draft, path: str) -> Callable[[int, str], None]:

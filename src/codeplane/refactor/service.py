@@ -36,6 +36,7 @@ from codeplane.refactor.jsshorthand import MEMBER_KINDS, split_shorthands
 from codeplane.refactor.localnames import local_binding, plan_local
 from codeplane.refactor.members import ClassGraph, MemberFamily, overridden_root, owner_names
 from codeplane.refactor.models import (
+    CERTAINTY_RANK,
     ApplyOutcome,
     Certainty,
     Coverage,
@@ -44,7 +45,8 @@ from codeplane.refactor.models import (
     InspectPage,
     RefactorPreview,
 )
-from codeplane.refactor.move import moved_files, plan_move
+from codeplane.refactor.move import moved_dirs, moved_files, moved_modules, plan_move
+from codeplane.refactor.movedocs import file_move_names, move_coverage, sweep_move_docs, symbol_move_names
 from codeplane.refactor.phpnames import checked_new_name
 from codeplane.refactor.plans import Plan, PlanOption, PlanStore
 from codeplane.refactor.preview import OptionReport, decision_preview, needs_judgment, single_preview
@@ -58,6 +60,8 @@ from codeplane.repo.ignore import IgnoreRules
 log = get_logger(__name__)
 
 _LIMIT = 100_000
+#: Places of unapplied doc edits an ``apply: true`` answer lists.
+_DOCS_LISTED = 10
 
 #: A consistent read snapshot of the structural index.
 FactSource = Callable[[], AbstractContextManager[FactReader]]
@@ -273,14 +277,20 @@ class RefactorService:
         with self._facts() as reader:
             universe = {f.path: f for f in reader.files()}
         moved = moved_files(self.root, universe, from_path, to_path)
+        searched: dict[str, set[str]] = {}
 
         def candidates(word: str) -> set[str]:
-            return self._lexical_paths(word)[0]
+            if word not in searched:  # the doc sweep asks for the planner's words again
+                searched[word] = self._lexical_paths(word)[0]
+            return searched[word]
 
         draft, sources, hashes = plan_move(universe, moved, self._read, candidates)
+        names = file_move_names(moved_modules(universe, moved), moved,
+                                moved_dirs(self.root, moved, from_path, to_path))
+        mentions = sweep_move_docs(draft, names, {p for w in sorted(names.words()) for p in candidates(w)},
+                                   read=self._read, docs=self.config.doc_sweep, sources=sources, hashes=hashes)
         option = build_option("c1", draft, sources, hashes)
-        coverage = Coverage(files_scanned=len(sources), lexical_occurrences=len(draft.code), in_plan=len(draft.code),
-                            low_candidates=sum(1 for _, c in draft.code if c == "low"))
+        coverage = move_coverage(draft, len(sources), mentions, self.config.doc_sweep)
         rid = self.plans.new_id()
         created, expires, expires_at = self.plans.window()
         first_from, first_to = sorted(moved.items())[0]
@@ -328,6 +338,7 @@ class RefactorService:
             if reader.get_def(target.def_uid) is None:
                 raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "the index changed while planning; retry",
                                      details={"symbol": symbol}, retryable=True)
+            modules: tuple[str | None, str | None] = (None, None)
             if is_js(target.path):
                 draft, sources, hashes, creates = plan_js_move(
                     target, dest, universe, self._read, found, keep_reexport=keep_reexport,
@@ -337,11 +348,13 @@ class RefactorService:
                                             candidates=lambda _: found, keep_reexport=keep_reexport,
                                             dest_exists=(self.root / dest).exists())
                 draft, sources, hashes, creates = planner.plan()
+                modules = (planner.move.old_module, planner.move.new_module)
         draft.symbol = symbol_ref(target)
         draft.creates = creates
+        mentions = sweep_move_docs(draft, symbol_move_names(target.name, target.path, dest, *modules), found,
+                                   read=self._read, docs=self.config.doc_sweep, sources=sources, hashes=hashes)
         option = build_option("c1", draft, sources, hashes)
-        coverage = Coverage(files_scanned=len(sources), lexical_occurrences=len(draft.code), in_plan=len(draft.code),
-                            low_candidates=sum(1 for _, c in draft.code if c == "low"))
+        coverage = move_coverage(draft, len(sources), mentions, self.config.doc_sweep)
         rid = self.plans.new_id()
         created, expires, expires_at = self.plans.window()
         report = OptionReport(option, coverage, list(draft.warnings) + self._batch_warnings(option), [],
@@ -408,7 +421,12 @@ class RefactorService:
         judgment (every edit high-certainty, no decision, collision or warning); otherwise say why and leave the
         plan pending for ``apply``."""
         reason = needs_judgment(preview)
-        return reason if reason is not None else self.apply(preview.refactor_id)
+        if reason is not None:
+            return reason
+        option = self.plans.get(preview.refactor_id).option(None)
+        outcome = self.apply(preview.refactor_id)
+        docs = self.config.doc_sweep
+        return outcome if docs.auto_apply or not docs.enabled else _docs_left(outcome, option, docs.min_confidence)
 
     def _revalidate(self, plan: Plan, option: PlanOption) -> None:
         """Decision commit (§8.5a): re-plan the chosen candidate now; any shift refuses the commit."""
@@ -429,6 +447,18 @@ class RefactorService:
     def status(self) -> dict[str, object]:
         return {"enabled": self.config.enabled, "open_plans": self.plans.open_count(),
                 "plan_ttl_sec": self.config.plan_ttl_sec}
+
+
+def _docs_left(outcome: ApplyOutcome, option: PlanOption, floor: Certainty) -> ApplyOutcome:
+    """``apply: true`` wrote the code but, with ``doc_sweep.auto_apply`` off, not the doc edits ``apply_docs`` would
+    have: the answer says where the docs are left stale (by place: the applied plan takes no more ids)."""
+    left = [e for e in option.doc_edits if CERTAINTY_RANK[e.certainty] >= CERTAINTY_RANK[floor]]
+    if not left:
+        return outcome
+    where = ", ".join(f"{e.path}:{e.line}" for e in left[:_DOCS_LISTED])
+    more = f" (+{len(left) - _DOCS_LISTED} more)" if len(left) > _DOCS_LISTED else ""
+    return outcome.model_copy(update={"warnings": [
+        *outcome.warnings, f"{len(left)} doc edits not applied (refactor.doc_sweep.auto_apply is off): {where}{more}"]})
 
 
 def _split_shorthands(draft: Draft, sources: dict[str, SourceText], target: Def, new_name: str,

@@ -19,6 +19,7 @@ from codeplane.refactor.assemble import Draft
 from codeplane.refactor.docsweep import (
     code_block_lines,
     doctest_lines,
+    is_doc_file,
     mention_confidence,
     names_another,
     names_another_class,
@@ -94,11 +95,6 @@ def _whole_qualified_string(line: str, col: int, data: SweepInput) -> bool:
 def _other_owner(before: str, names_other: Callable[[str], bool] | None) -> bool:
     written = qualifier(before) if names_other is not None else None
     return names_other is not None and written is not None and names_other(written)
-
-
-def _is_doc_file(path: str, docs: DocSweepConfig) -> bool:
-    lowered = path.lower()
-    return any(lowered.endswith(ext) for ext in docs.scan_extensions)
 
 
 #: Scopes whose bare names never reach a class attribute (a class body's own statements are in ``class``).
@@ -216,7 +212,7 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
         in_plan += len(positions) - len(todo)
         if not todo:
             continue
-        doc_file = _is_doc_file(path, data.docs) or (grammar_for(path) is None and path not in data.structural_paths)
+        doc_file = is_doc_file(path, data.docs) or (grammar_for(path) is None and path not in data.structural_paths)
         contexts = ["doc"] * len(todo) if doc_file else classify(src.text, path, [p[0] for p in todo])
         fenced = code_block_lines(src.text) if doc_file else set()
         doctests = doctest_lines(src.text) if path.endswith(".rs") else set()
