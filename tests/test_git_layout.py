@@ -30,6 +30,10 @@ def test_submodule_add_status_update_and_remove(tmp_path: Path) -> None:
     lib = make_repo(tmp_path / "lib", {"lib.txt": "v1\n"})
     root = make_repo(tmp_path / "super", {"main.txt": "m\n"})
     git = GitService(root)
+    with pytest.raises(CodePlaneError) as option_like:  # git's helper would read it as options (QA47 #6)
+        git.submodule_change("add", paths=["-sm"], url=str(lib))
+    assert option_like.value.code == 1003 and option_like.value.details["field"] == "path"
+    assert not (root / ".git" / "modules").exists()
     added = git.submodule_change("add", paths=["vendor/lib"], url=str(lib))
     assert [s.path for s in added.submodules] == ["vendor/lib"] and added.submodules[0].state == "added"
     git.commit("add lib")

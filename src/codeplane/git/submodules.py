@@ -100,6 +100,8 @@ def sync(repo: pygit2.Repository, root: Path, paths: Sequence[str], *, recursive
 
 def add(root: Path, url: str, path: str, branch: str | None, *, timeout_s: float) -> None:
     refuse_option_like(url, "url")
+    # git's submodule helper runs ``git add <path>`` without ``--``: ``-sm`` reached it as options (QA47 #6).
+    refuse_option_like(path, "path")
     if branch is not None:
         refuse_option_like(branch, "branch")
     _run(root, ["submodule", "add", *(["-b", branch] if branch else []), "--", url, path], "add", timeout_s)
