@@ -45,6 +45,7 @@ from codeplane.core.logging import get_logger
 from codeplane.tasks.budgets import admit, past_deadline
 from codeplane.tasks.chain import HASHED_COLUMNS
 from codeplane.tasks.convergence import arguments_digest, observe, refusal_fingerprint
+from codeplane.tasks.idle import IdleSweeper, sweep_period
 from codeplane.tasks.inspection import RECENT_OPERATIONS, brief_operation
 from codeplane.tasks.ledger import Ledger, operation_values
 from codeplane.tasks.models import (
@@ -124,6 +125,7 @@ class TaskTracker:
         self._lock = threading.RLock()
         self._sessions = SessionTable(settings.idle_timeout_sec * 1000)
         self._last_sweep = 0
+        self._idle: IdleSweeper | None = None
         #: request_id -> (task_id at admission, limit that refused it or None, whether admission refused it)
         self._inflight: dict[str, tuple[str, str | None, bool]] = {}
         #: request_id -> digest of a mutating call's arguments (dispatcher's note_arguments), for refused ones
@@ -165,7 +167,12 @@ class TaskTracker:
         # After the interruptions, so the rows this start appended are among them: a restart must not empty the
         # last operations an operator looks at after a crash.
         self._reload_recent()
+        self._idle = IdleSweeper(self.sweep_idle, sweep_period(self.settings.idle_timeout_sec)).start()
         return interrupted
+
+    def sweep_idle(self) -> None:
+        with self._lock:
+            self._sweep(self._clock())
 
     def _record_unanswered(self) -> None:
         """A row for each write a previous server applied and was killed before answering (``core/unanswered``)."""
@@ -186,6 +193,8 @@ class TaskTracker:
         """Finish pending artifact writes, close the tasks still OPEN as CLOSED_INTERRUPTED ("server stopped":
         ``cpl status`` after ``cpl down`` listed them as open), and close the ledger. A server killed before it
         could (``interrupt_open=False`` stands for one) leaves them to the next ``start`` ("server restart")."""
+        if self._idle is not None:
+            self._idle.stop()
         writer, self._artifact_writer = self._artifact_writer, None
         if writer is not None:
             writer.shutdown(wait=True)
@@ -416,6 +425,7 @@ class TaskTracker:
     def status(self) -> dict[str, Any]:
         with self._lock:
             now = self._clock()
+            self._sweep(now)
             sessions = self._sessions.all()
             for session in sessions:
                 self._settle(session, now)
