@@ -78,6 +78,9 @@ class Write:
     tracker: EffectTracker
     recovery_point: str | None = None
     extra_paths: tuple[str, ...] = ()
+    #: For a write that tracks no files (a commit), which says its own paths: those it added, and the lines (+, -)
+    #: of them all. A write that tracks files has both measured by its tracker.
+    added: tuple[str, ...] = ()
     stats: tuple[int, int] = (0, 0)
     notes: list[str] = field(default_factory=list)
 
@@ -88,7 +91,7 @@ class Write:
 
     def effect(self) -> Effect:
         return self.tracker.finish(self.repo, recovery_point=self.recovery_point, extra_paths=self.extra_paths,
-                                   insertions=self.stats[0], deletions=self.stats[1])
+                                   insertions=self.stats[0], deletions=self.stats[1], added=self.added)
 
 
 class RepoSession:

@@ -1,8 +1,10 @@
 """Measuring what a write did: HEAD, ref moves and working-tree paths, as an :class:`Effect`.
 
 A tracker snapshots refs (and, for operations that touch files, the dirty paths with their index
-entries) before the operation and compares after it. Changed files are hashed (SHA-256 of the bytes on
-disk, the same function ``read_source`` uses) up to :data:`EFFECT_PATH_LIMIT` files of at most 8 MiB.
+entries and the bytes of the files that differ from the index) before the operation and compares after it.
+Changed files are hashed (SHA-256 of the bytes on disk, the same function ``read_source`` uses) up to
+:data:`EFFECT_PATH_LIMIT` files of at most 8 MiB; every changed file is classified (added, modified, deleted)
+and its lines counted by :mod:`codeplane.git.numstat`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 import pygit2
 
 from codeplane.core.hashing import sha256_file
+from codeplane.git import numstat
 from codeplane.git.conflicts import repo_state
 from codeplane.git.models import EFFECT_PATH_LIMIT, EFFECT_REF_LIMIT, Effect, PathChange, RefChange
 from codeplane.git.pathspecs import shown
@@ -21,6 +24,7 @@ from codeplane.git.status import dirty_paths
 
 _HASH_MAX_BYTES = 8 * 1024 * 1024
 _OWN_REFS = "refs/codeplane/"
+_STASH = "refs/stash"
 
 
 def ref_snapshot(repo: pygit2.Repository) -> dict[str, str]:
@@ -47,8 +51,9 @@ def _worktree_state(repo: pygit2.Repository) -> dict[str, tuple[int, str | None]
     return state
 
 
-def hash_paths(root: Path, paths: list[str]) -> list[PathChange]:
-    """Display paths with the SHA-256 of what is on disk now ("" gone, ``None`` too big to hash)."""
+def hash_paths(root: Path, paths: list[str], stats: dict[str, numstat.PathStat] | None = None) -> list[PathChange]:
+    """Display paths with the SHA-256 of what is on disk now ("" gone, ``None`` too big to hash), with what the
+    write did to each file when ``stats`` says it."""
     out: list[PathChange] = []
     for path in paths[:EFFECT_PATH_LIMIT]:
         file = root / path
@@ -57,7 +62,10 @@ def hash_paths(root: Path, paths: list[str]) -> list[PathChange]:
             digest = ""
         elif not file.is_symlink() and file.is_file() and file.stat().st_size <= _HASH_MAX_BYTES:
             digest = sha256_file(file)
-        out.append(PathChange(path=shown(path), sha256=digest))
+        stat = (stats or {}).get(path)
+        change = stat.change if stat is not None else "deleted" if digest == "" else "modified"
+        out.append(PathChange(path=shown(path), sha256=digest, change=change,
+                              old_sha256=stat.old_sha256 if stat is not None else None))
     return out
 
 
@@ -81,6 +89,9 @@ class EffectTracker:
         self._tree = head.tree.id if head is not None else None
         self._refs = ref_snapshot(repo)
         self._worktree = _worktree_state(repo) if worktree else None
+        # What only the disk holds, kept now: the write may replace it (a stash, a forced checkout, a reset).
+        self._before = numstat.Before(self._root, self._worktree, numstat.keep_dirty(self._root, self._worktree),
+                                      head.tree if head is not None else None) if self._worktree is not None else None
         self._marks = _marks(repo)
 
     @property
@@ -88,13 +99,17 @@ class EffectTracker:
         return self._head
 
     def finish(self, repo: pygit2.Repository, *, recovery_point: str | None = None,
-               extra_paths: tuple[str, ...] = (), insertions: int = 0, deletions: int = 0) -> Effect:
+               extra_paths: tuple[str, ...] = (), insertions: int = 0, deletions: int = 0,
+               added: tuple[str, ...] = ()) -> Effect:
+        """The effect. A write that tracks files has its paths classified and their lines counted here; one that
+        does not (a commit) says its ``extra_paths``, the ``added`` among them and their line counts."""
         head = head_commit(repo)
         refs_after = ref_snapshot(repo)
         names = sorted(set(self._refs) | set(refs_after))
         refs = [RefChange(ref=n, old=self._refs.get(n), new=refs_after.get(n))
                 for n in names if self._refs.get(n) != refs_after.get(n)]
         paths: set[str] = set(extra_paths)
+        after: dict[str, tuple[int, str | None]] = {}
         if self._worktree is not None:
             after = _worktree_state(repo)
             paths |= {p for p in set(self._worktree) | set(after) if self._worktree.get(p) != after.get(p)}
@@ -107,6 +122,15 @@ class EffectTracker:
             elif head is not None and self._tree is None:
                 paths |= {e.path for e in repo.index}
         ordered = sorted(paths)
+        if self._before is not None:
+            saved = _saved_trees(repo, recovery_point, self._refs.get(_STASH), refs_after.get(_STASH))
+            stats = self._measure(repo, ordered, after, saved)
+            insertions = sum(st.insertions for st in stats.values())
+            deletions = sum(st.deletions for st in stats.values())
+            uncounted = sum(not st.counted for st in stats.values())
+        else:
+            stats = {p: numstat.PathStat(change="added") for p in added}
+            uncounted = 0
         marks = _marks(repo)
         changed = [f"state {self._marks['state']} -> {marks['state']}" if key == "state" else key
                    for key in ("index", "state", "stash list") if marks[key] != self._marks[key]]
@@ -117,11 +141,37 @@ class EffectTracker:
         return Effect(
             head_before=self._head, head_after=str(head.id) if head is not None else None,
             refs=refs[:EFFECT_REF_LIMIT], refs_total=len(refs),
-            paths=hash_paths(self._root, ordered), paths_total=len(ordered),
-            insertions=insertions, deletions=deletions, recovery_point=recovery_point,
+            paths=hash_paths(self._root, ordered, stats), paths_total=len(ordered),
+            insertions=insertions, deletions=deletions, uncounted=uncounted, recovery_point=recovery_point,
             head_ref_before=self._head_ref if switched else None, head_ref_after=ref_after if switched else None,
             changed=changed,
         )
+
+    def _measure(self, repo: pygit2.Repository, paths: list[str], after: dict[str, tuple[int, str | None]],
+                 saved: tuple[pygit2.Tree, ...]) -> dict[str, numstat.PathStat]:
+        """Each path's change and lines; the first :data:`EFFECT_PATH_LIMIT` (those listed) with their hash before."""
+        assert self._before is not None
+        return {path: numstat.measure(path, self._before.content(repo, path, saved),
+                                      numstat.after_content(repo, self._root, path, after),
+                                      old_hash=i < EFFECT_PATH_LIMIT)
+                for i, path in enumerate(paths)}
+
+
+def _saved_trees(repo: pygit2.Repository, recovery_point: str | None, stash_before: str | None,
+                 stash_after: str | None) -> tuple[pygit2.Tree, ...]:
+    """Trees that hold the work tree as it was before the write, dirty files included: the recovery point's, and
+    a stash the write made (its tree: tracked files; its third parent: untracked ones)."""
+    trees: list[pygit2.Tree] = []
+    try:
+        if recovery_point is not None:
+            trees.append(repo.references[recovery_point].peel(pygit2.Commit).tree)
+        if stash_after is not None and stash_after != stash_before:
+            stash = repo[stash_after]
+            assert isinstance(stash, pygit2.Commit)
+            trees += [stash.tree] + [p.tree for p in stash.parents[2:3]]
+    except (KeyError, pygit2.GitError, ValueError):
+        pass  # a point or stash that cannot be read: its dirty files are uncounted, not guessed
+    return tuple(trees)
 
 
 def _marks(repo: pygit2.Repository) -> dict[str, str]:

@@ -7,7 +7,7 @@ result unchanged. Paths are display strings: UTF-8 as is, other bytes as ``\\xNN
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -47,6 +47,11 @@ class PathChange(GitModel):
     path: str
     #: SHA-256 of the bytes now on disk; ``""`` when the file is gone, ``None`` when not hashed (too big).
     sha256: str | None = None
+    #: What the write did to the file (``git/numstat.py``); a file it changed in place is the default.
+    change: Literal["added", "modified", "deleted"] = "modified"
+    #: SHA-256 of its bytes before the write (as write_source's ``old_sha256``): absent for an added file or when
+    #: not read (too big, or a dirty file past what the tracker keeps).
+    old_sha256: str | None = None
 
 
 #: At most this many paths are listed (and hashed) in an :class:`Effect`; ``paths_total`` has the rest.
@@ -77,8 +82,13 @@ class Effect(GitModel):
     refs_total: int = 0
     paths: list[PathChange] = []
     paths_total: int = 0
+    #: Lines inserted and deleted in the changed files (``git diff --numstat`` between their contents before and
+    #: after; binary files and submodules have none), except the ``uncounted`` files.
     insertions: int = 0
     deletions: int = 0
+    #: Changed files whose lines are not in ``insertions``/``deletions`` (their content before or after was out of
+    #: reach): the totals are then a lower bound, not a measured 0.
+    uncounted: int = 0
     #: ``refs/codeplane/recovery/...`` recorded before the operation, if it could discard work.
     recovery_point: str | None = None
     #: Set only when the operation switched what HEAD names: the branch's ref before and after (``None``: detached).
@@ -107,6 +117,9 @@ class Effect(GitModel):
             lines.append(f"... {self.refs_total - len(self.refs)} more ref changes")
         if self.paths_total > len(self.paths):
             lines.append(f"... {self.paths_total - len(self.paths)} more changed paths")
+        if self.paths_total:
+            lines.append(f"{self.paths_total} files +{self.insertions} -{self.deletions}"
+                         + (f" ({self.uncounted} not counted)" if self.uncounted else ""))
         lines += self.changed
         if self.recovery_point:
             lines.append(f"recovery point {self.recovery_point}")
@@ -119,6 +132,8 @@ class Effect(GitModel):
             repo_after=self.head_after or "",
             head_only=True,
             refs_moved=tuple(sorted(moved)),
+            # The ledger's summary marks them ``+`` (``-`` is said by the "" hash of a deleted file).
+            created_paths=tuple(sorted(p.path for p in self.paths if p.change == "added")),
         )
 
 

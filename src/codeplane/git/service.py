@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
-from pygit2.enums import FileStatus
+from pygit2.enums import DeltaStatus, FileStatus
 
 from codeplane.core.config import GitConfig
 from codeplane.core.errors import CodePlaneError, ErrorCode
@@ -182,6 +182,7 @@ class GitService:
             parent = new.parents[0].tree if new.parents else None
             changes = parent.diff_to_tree(new.tree) if parent is not None else new.tree.diff_to_tree(swap=True)
             w.extra_paths = tuple(sorted({d.new_file.path for d in changes.deltas}))
+            w.added = tuple(d.new_file.path for d in changes.deltas if d.status == DeltaStatus.ADDED)
             w.stats = (changes.stats.insertions, changes.stats.deletions)
             return result.model_copy(update={"effect": w.effect()})
 

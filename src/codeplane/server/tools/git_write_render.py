@@ -119,8 +119,9 @@ _ITEM_LINES: dict[str, tuple[Callable[[dict[str, Any]], str], str]] = {
 
 def effect_lines(effect: dict[str, Any], changes: dict[str, str] | None = None, *, hashes: bool = True) -> list[str]:
     """What a write did, as lines: HEAD and refs moved (``old..new``), paths with their new sha256 (or
-    ``deleted``; ``changes``: a letter in front of a staged path), +/- lines, and the recovery point whole
-    (git_reset takes it back). ``hashes=False`` (a write that changed no file): a count and the first paths."""
+    ``deleted``; ``changes``: a letter in front of a staged path), a ``3 files +12 -4`` line, and the recovery
+    point whole (git_reset takes it back). ``hashes=False`` (a write that changed no file): a count and the first
+    paths."""
     changes = changes or {}
     lines = []
     if effect.get("head_before") != effect.get("head_after"):
@@ -137,12 +138,12 @@ def effect_lines(effect: dict[str, Any], changes: dict[str, str] | None = None, 
         for p in paths:
             sha = p.get("sha256")
             state = "deleted" if sha == "" else short_sha(sha) if sha else ""
-            letter = changes.get(p["path"])
+            # ``A`` before a file the write created, as write_source marks one (a deleted one says so after it).
+            letter = changes.get(p["path"]) or ("A" if p.get("change") == "added" else None)
             lines.append(f"{letter + ' ' if letter else ''}{path_text(p['path'])} {state}".rstrip())
         if effect.get("paths_total", 0) > len(paths):
             lines.append(f"… {effect['paths_total'] - len(paths)} more paths")
-        if effect.get("insertions") or effect.get("deletions"):
-            lines.append(f"+{effect.get('insertions', 0)} -{effect.get('deletions', 0)}")
+        lines += _diffstat(effect)
     else:
         lines += _stat_lines(effect, changes)
     # The index alone is said by what the tool lists (staged paths); an operation's state or the stash list is not.
@@ -150,6 +151,21 @@ def effect_lines(effect: dict[str, Any], changes: dict[str, str] | None = None, 
     if effect.get("recovery_point"):
         lines.append(f"recovery point {effect['recovery_point']}")
     return lines
+
+
+def _diffstat(effect: dict[str, Any]) -> list[str]:
+    """``3 files +12 -4`` (``git diff --shortstat`` in brief), and how many files' lines it leaves out when some
+    could not be counted: a bare total would read as measured."""
+    total = max(effect.get("paths_total", 0), len(effect.get("paths", [])))
+    if not total:
+        return []
+    return [f"{total} file{'s' if total != 1 else ''} +{effect.get('insertions', 0)} -{effect.get('deletions', 0)}"
+            + _uncounted(effect)]
+
+
+def _uncounted(effect: dict[str, Any]) -> str:
+    n = effect.get("uncounted", 0)
+    return f" ({n} file{'s' if n != 1 else ''} not counted)" if n else ""
 
 
 #: Paths the text of a write that changed no file names (a commit, a soft or mixed reset): the count says the
@@ -168,7 +184,7 @@ def _stat_lines(effect: dict[str, Any], changes: dict[str, str]) -> list[str]:
     stat = f"{total} file{'s' if total != 1 else ''} changed"
     if effect.get("insertions") or effect.get("deletions"):
         stat += f", +{effect.get('insertions', 0)} -{effect.get('deletions', 0)}"
-    lines = [stat]
+    lines = [stat + _uncounted(effect)]
     for p in paths[:_PATHS_SHOWN]:
         letter = changes.get(p["path"])
         lines.append(f"{letter + ' ' if letter else ''}{path_text(p['path'])}")
