@@ -140,16 +140,28 @@ async def test_a_commit_marks_the_file_it_adds(tmp_path: Path) -> None:
 async def test_lines_out_of_reach_are_said_not_counted(tmp_path: Path) -> None:
     """A file too large to read for counting is no measured 0: the answer says how many files the totals leave out."""
     big = "".join(f"line {i:07d}\n" for i in range(700_000))  # ~9 MiB, past the 8 MiB read bound
-    root = make_repo(tmp_path / "r", {"big.txt": big, "small.txt": "s\n"})
+    many = {f"m/f{n:03}.txt": "m\n" for n in range(120)}  # more than an answer lists (100)
+    root = make_repo(tmp_path / "r", {"big.txt": big, "small.txt": "s\n", **many})
     with (root / "big.txt").open("a") as handle:
         handle.write("one more\n")
     (root / "small.txt").write_text("s\nt\n")
+    for path in many:
+        (root / path).write_text("m\nn\n")
     steps = await _calls(root, ("git_stash", {"action": "push"}), ("git_stash", {"action": "pop"}))
     popped, text = steps[1]
-    assert popped["effect"]["uncounted"] == 1 and popped["effect"]["insertions"] == 1, popped["effect"]
-    assert "2 files +1 -0 (1 file not counted)" in text.splitlines(), text
+    assert popped["effect"]["uncounted"] == 1 and popped["effect"]["insertions"] == 121, popped["effect"]
+    assert "122 files +121 -0 (1 file not counted)" in text.splitlines(), text
     pushed = steps[0][0]["effect"]  # the stash holds the big file's lines: both blobs, counted
-    assert (pushed.get("uncounted", 0), pushed["deletions"]) == (0, 2), pushed
+    assert (pushed.get("uncounted", 0), pushed["deletions"]) == (0, 122), pushed
+    # The ledger row counts every file, not the 100 listed, and says the lines of one were out of reach.
+    conn = sqlite3.connect(f"{(root / '.codeplane' / 'ledger.db').as_uri()}?mode=ro", uri=True)
+    try:
+        [(stats, detail)] = conn.execute("SELECT diff_stats, detail FROM operations WHERE op_type = 'git_stash' "
+                                         "AND diff_stats IS NOT NULL ORDER BY op_id DESC LIMIT 1").fetchall()
+    finally:
+        conn.close()
+    assert json.loads(stats) == {"files_changed": 122, "insertions": 121, "deletions": 0}
+    assert json.loads(detail)["lines_uncounted"] == 1
 
 
 async def test_a_line_ending_conversion_is_no_line_change(tmp_path: Path) -> None:

@@ -47,6 +47,10 @@ class MutationReport:
     refs_moved: tuple[tuple[str, str], ...] = ()
     #: The paths among ``changed_paths`` that the call created (the ledger's summary marks them ``+``).
     created_paths: tuple[str, ...] = ()
+    #: Files changed in all, when ``changed_paths`` lists only the first ones (a git write lists 100).
+    files_changed: int | None = None
+    #: Changed files whose lines could not be counted: ``insertions``/``deletions`` cover the others.
+    uncounted: int = 0
 
 
 @dataclass(frozen=True)

@@ -131,6 +131,7 @@ class Effect(GitModel):
             repo_before=self.head_before or "",
             repo_after=self.head_after or "",
             head_only=True,
+            files_changed=self.paths_total, uncounted=self.uncounted,
             refs_moved=tuple(sorted(moved)),
             # The ledger's summary marks them ``+`` (``-`` is said by the "" hash of a deleted file).
             created_paths=tuple(sorted(p.path for p in self.paths if p.change == "added")),

@@ -72,12 +72,15 @@ def operation_record(
     report = outcome.mutation
     if report is not None:
         paths = tuple(path for path, _ in report.changed_paths)
-        if len(paths) > MAX_PATHS:
-            detail["changed_paths_total"] = len(paths)
-            paths = paths[:MAX_PATHS]
+        files = report.files_changed if report.files_changed is not None else len(paths)
+        if files > min(len(paths), MAX_PATHS):
+            detail["changed_paths_total"] = files
+        paths = paths[:MAX_PATHS]
+        if report.uncounted:
+            detail["lines_uncounted"] = report.uncounted
         fields.update(
             repo_before_hash=report.repo_before or None, repo_after_hash=report.repo_after or None,
-            changed_paths=paths, diff_stats=(len(report.changed_paths), report.insertions, report.deletions),
+            changed_paths=paths, diff_stats=(files, report.insertions, report.deletions),
             short_diff=path_summary(report),
         )
         if report.symbols_changed:
