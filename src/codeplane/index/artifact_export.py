@@ -274,6 +274,8 @@ def _collapse_history(conn: sqlite3.Connection) -> None:
             conn.execute(f"DELETE FROM {table} WHERE NOT EXISTS (SELECT 1 FROM temp.latest l WHERE "
                          f"l.file_path = {table}.file_path AND l.epoch_id = {table}.epoch_id)")
         conn.execute("DROP TABLE temp.latest")
+    if "st_state" in tables:  # the pruned history's floor (``snapshots.prune``): a cold build has none
+        conn.execute("DELETE FROM st_state WHERE key = 'snapshots_from'")
     for table, column in _EPOCH_COLUMNS:
         if table in tables:
             conn.execute(f"UPDATE {table} SET {column} = 1")

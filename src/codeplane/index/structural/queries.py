@@ -377,7 +377,11 @@ class StructuralQueries:
     def snapshot_epochs(self) -> tuple[int, int] | None:
         """(first, last) epoch with any snapshot, or None when there is none (snapshots start at the build)."""
         row = self.conn.execute("SELECT min(epoch_id), max(epoch_id) FROM st_snapshot_file").fetchone()
-        return None if row is None or row[0] is None else (int(row[0]), int(row[1]))
+        if row is None or row[0] is None:
+            return None
+        # Before a pruned history's floor, a file's state may be gone: the floor is the first epoch answered.
+        floor = self.conn.execute("SELECT value FROM st_state WHERE key = 'snapshots_from'").fetchone()
+        return max(int(row[0]), int(floor[0]) if floor is not None else 0), int(row[1])
 
     def list_contexts(self, *, limit: int) -> list[dict[str, object]]:
         rows = self.conn.execute("SELECT context_id, family, root_path, tier, probe_status, markers FROM st_context "
