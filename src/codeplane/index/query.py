@@ -38,6 +38,12 @@ MAX_QUERY_CHARS = 1000
 #: every file, an answer that says nothing, so it is refused. One matching the empty string only on some lines
 #: (``^$``, ``^\s*$``, ``^.{0,3}$``) is a real search and answers as ``rg`` does: those lines, at column 1.
 _EVERY_LINE_PROBES = ("", "x", "Z", "0", "_", " ", "\t", "-", "é", "\ufffd", "\tdef f(x): return 'é' - 1  # x " * 40)
+#: Longest a user's regular expression may take over one line (rg's engine cannot backtrack; Python's can).
+REGEX_LINE_BUDGET_S = 1.0
+#: Longest it may take over a probe of one character, which any pattern answers in microseconds but one that
+#: calls a group before reading a character (``(?(DEFINE)(?<x>(?&x)))(?&x)``): that recursion grows the engine's
+#: stack by ~300 MB a second, 560 MB before its MemoryError, so it must be stopped long before the line budget.
+_SHORT_PROBE_BUDGET_S = 0.1
 
 
 @dataclass(frozen=True)
@@ -120,8 +126,30 @@ def _invalid(message: str, **details: Any) -> CodePlaneError:
     return CodePlaneError(ErrorCode.INVALID_QUERY, message, details=details)
 
 
+def regex_too_costly(query: str, budget: float = REGEX_LINE_BUDGET_S) -> CodePlaneError:
+    """3006 for a regular expression that ran out of its time (``budget`` seconds) or memory on one line."""
+    return _invalid(f"the regular expression took over {budget:g} s or too much memory on one line: nested "
+                    "quantifiers such as (a+)+ backtrack exponentially, and a group called before it reads a character "
+                    "recurses without end; rewrite it (a+ alone), or search for a literal part", query=query)
+
+
+def _matches_every_line(pattern: regex.Pattern[str]) -> bool:
+    """Whether ``pattern`` matches every probe line; 3006 when it runs out of time or memory on one.
+
+    ``concurrent``: the match lets go of the GIL, so the server answers other calls (and signals) meanwhile."""
+    for probe in _EVERY_LINE_PROBES:
+        budget = REGEX_LINE_BUDGET_S if len(probe) > 1 else _SHORT_PROBE_BUDGET_S
+        try:
+            if pattern.search(probe, concurrent=True, timeout=budget) is None:
+                return False
+        except (TimeoutError, MemoryError, RecursionError) as exc:
+            raise regex_too_costly(pattern.pattern, budget) from exc
+    return True
+
+
 def compile_query(text: str, syntax: Syntax, case_sensitive: bool | None = None) -> CompiledQuery:
-    """Compile a query; 3006 for an empty query, a bad regex, or one that can match the empty string."""
+    """Compile a query; 3006 for an empty query, a bad regex, one that can match the empty string on every line,
+    or one that runs out of time or memory on a probe line (it would on real lines, later and slower)."""
     # A phrase of whitespace is a search (``rg -F $'\t'``); for the other syntaxes it says nothing.
     if not text or (syntax != "phrase" and not text.strip()):
         raise _invalid("the query is empty", query=text)
@@ -151,7 +179,7 @@ def compile_query(text: str, syntax: Syntax, case_sensitive: bool | None = None)
             bounded = regex.compile(text, (regex.MULTILINE | (0 if sensitive else regex.IGNORECASE)) | regex.V0)
         except (regex.error, RecursionError, OverflowError, ValueError) as exc:
             raise _invalid(f"invalid regular expression: {exc}", query=text) from exc
-        if all(bounded.search(probe) is not None for probe in _EVERY_LINE_PROBES):
+        if _matches_every_line(bounded):
             raise _invalid("the regular expression matches an empty string on any line, so it would match every "
                            "line; anchor it (`^\\s*$` finds blank lines) or make it need a character", query=text)
         patterns = (bounded,)

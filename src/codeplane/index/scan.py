@@ -19,8 +19,7 @@ from dataclasses import dataclass
 
 import regex
 
-from codeplane.core.errors import CodePlaneError, ErrorCode
-from codeplane.index.query import CompiledQuery, Pattern
+from codeplane.index.query import REGEX_LINE_BUDGET_S, CompiledQuery, Pattern, regex_too_costly
 
 #: Longest snippet or context line returned; longer lines are cut to a window around the match.
 SNIPPET_CHARS = 300
@@ -155,10 +154,6 @@ def _line_spans(text: str, pattern: Pattern) -> Iterator[tuple[int, int]]:
         start += len(line) + 1
 
 
-#: Longest a user's regular expression may take over one line (rg's engine cannot backtrack; Python's can).
-REGEX_LINE_BUDGET_S = 1.0
-
-
 def _bounded(pattern: Pattern, line: str) -> Iterator[re.Match[str] | regex.Match[str]]:
     """``pattern``'s matches in ``line``; 3006 when a ``regex`` pattern backtracks past its budget there.
 
@@ -188,10 +183,11 @@ def _bounded(pattern: Pattern, line: str) -> Iterator[re.Match[str] | regex.Matc
         except TimeoutError as exc:
             if not fresh:
                 continue
-            raise CodePlaneError(ErrorCode.INVALID_QUERY, f"the regular expression took over {REGEX_LINE_BUDGET_S:g} "
-                                 "s on one line: nested quantifiers such as (a+)+ backtrack exponentially; rewrite "
-                                 "it (a+ alone), or search for a literal part",
-                                 details={"query": pattern.pattern}) from exc
+            raise regex_too_costly(pattern.pattern) from exc
+        except MemoryError as exc:
+            # A group called before it reads a character (past a line's text the probes lack) recurses until the
+            # engine's stack gives out: a refusal like a timeout's, not an internal error.
+            raise regex_too_costly(pattern.pattern) from exc
 
 
 def _spans(text: str, query: CompiledQuery) -> Iterator[tuple[int, int]]:
