@@ -11,7 +11,7 @@ from codeplane.cli.output import cli_errors, console, emit, fail
 from codeplane.cli.probe import stop_server
 from codeplane.cli.repo_context import resolve
 from codeplane.core.errors import CodePlaneError, ErrorCode
-from codeplane.server.instance import clean_stale_files, lock_is_held
+from codeplane.server.instance import clean_stale_files, lock_is_held, stop_deadline_sec
 
 
 def down(
@@ -28,7 +28,9 @@ def down(
              lambda: console.print("No CodePlane server is running for this repository."
                                    + (f" Removed stale {', '.join(cleaned)}." if cleaned else "")))
         return
-    timeout = ctx.config.server.shutdown_timeout_sec + 2.0
+    # A server ends by its stop deadline even when a call's thread never returns (a write batch in flight aside);
+    # the margin is for a loaded machine, where a 2004 would send the user to --force for nothing.
+    timeout = stop_deadline_sec(ctx.config.server.shutdown_timeout_sec) + 5.0
     stopped, pid = stop_server(ctx.layout, timeout, force=force)
     if not stopped:
         # Exit 2 with the catalog error, as README lists for a command that failed (1 is a failed doctor check).

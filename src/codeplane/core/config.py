@@ -5,7 +5,9 @@ Precedence, lowest first: built-in defaults < ``~/.config/codeplane/config.yaml`
 ``--set section.key=value``. Every value remembers the layer it came from, so an invalid value is
 reported with its key, its value, its source and catalog code 2002 (2001 for unparsable YAML); a value
 from a file also names the line and column of its key. Unknown keys are rejected too, with the known key
-they most likely meant: a typo must not be silently ignored (``config_diagnostics.py``).
+they most likely meant: a typo must not be silently ignored (``config_diagnostics.py``). A repo config that git
+tracks (a clone brought it) may not open the server or send data out: those keys are the user's own layers'
+(``config_exposure.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from codeplane.core.config_diagnostics import known_keys, locate, suggest
+from codeplane.core.config_exposure import EXPOSURE, Held, hold_exposure
 from codeplane.core.config_file import StrictLoader, read_yaml
 from codeplane.core.errors import CodePlaneError, ErrorCode
 
@@ -384,9 +387,12 @@ def load_config(
     if repo_root is not None:
         rpath = repo_root / ".codeplane" / "config.yaml"
         files.append((rpath, f"repo config {rpath}"))
+    held: list[Held] = []
     for fpath, source in files:
         if fpath.exists():
             values, text = read_yaml(fpath)
+            if repo_root is not None and fpath == files[-1][0]:
+                values, held = hold_exposure(values, repo_root)  # a clone's file may not open the server
             layers.merge(values, source)
             layers.files[source] = (fpath, text)
     from_env = _OneLayer()
@@ -401,6 +407,16 @@ def load_config(
         key, value = parse_override(text, "--set")
         from_set.claim(key, value, f"--set {text}")
         layers.merge(_nest(key, value), f"--set {text}")
+    refused: list[Held] = []
+    for item in held:
+        if any(key == item.key or key.startswith(f"{item.key}.") for key in layers.sources):
+            continue  # the user's own layers set it: theirs decides (config_exposure.py)
+        if repo_root is not None and EXPOSURE[item.key].widens(item.value, repo_root):
+            refused.append(item)
+        else:
+            layers.merge(_nest(item.key, item.value), files[-1][1])
+    if refused:
+        raise _exposed(layers, refused, files[-1][1], gpath)
     for dotted, value, source in layers.replaced:
         if dotted in _SECTIONS:  # a section given as a scalar is wrong whatever a later layer adds to it
             raise _problem(layers, dotted, value, source, "expected a section (key: value lines), "
@@ -433,6 +449,28 @@ def _where(layers: _Layers, dotted: str, source: str, details: dict[str, Any]) -
             details.update(line=found[0], column=found[1])
             return f"{fpath}:{found[0]}:{found[1]}: ", ""
     return "", f" (from {source})"
+
+
+def _exposed(layers: _Layers, refused: list[Held], source: str, global_path: Path) -> CodePlaneError:
+    """2002 for a tracked repo file's values that would widen exposure, all of them named (the first placed by
+    line and column), and where to set them instead."""
+    item = refused[0]
+    shown = _shown(item.value)
+    env = f"{ENV_PREFIX}{item.key.upper().replace('.', '__')}"
+    details: dict[str, Any] = {"key": item.key, "value": shown, "source": source, "reason": "tracked repo config",
+                               "set_in": [str(global_path), env, f"--set {item.key}=..."]}
+    where, origin = _where(layers, item.key, source, details)
+    others = ""
+    if len(refused) > 1:
+        details["keys"] = [held.key for held in refused]
+        others = f" (so are {', '.join(held.key for held in refused[1:])})"
+    return CodePlaneError(
+        ErrorCode.CONFIG_INVALID_VALUE,
+        f"{where}{item.key} = {shown}{origin} is not taken from this file{others}: git tracks the file (it came "
+        f"with the repository), and a setting that {EXPOSURE[item.key].what} must be your own. Set it in "
+        f"{global_path}, {env} or --set {item.key}=..., or remove it from the file",
+        details=details,
+    )
 
 
 def _shown(value: Any) -> str:

@@ -120,13 +120,11 @@ def build_stack(services: Services, early: EarlyIndex | None = None, drain: Drai
                             switched_off=switched_off(services))
     catalogue = ToolCatalogue(registry)
     mcp_server = build_mcp_server(services, registry, catalogue, drain)
-    # The guard in front of the staged app already enforces Host/Origin on every route; the SDK's own
-    # check is left on for /mcp as a second line with the same loopback policy.
-    security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"],
-        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-    )
+    # Host/Origin are checked once, by the guard in front of the staged app (server/security.py), on every
+    # route /mcp included: it applies the configured policy (``server.extra_allowed_hosts``, https origins, names
+    # in any case) and refuses with a catalog error. The SDK's own check, a second and narrower copy, refused
+    # what the guard allows (a reverse proxy's Host, ``LOCALHOST``, ``https://localhost``) in plain text (421/403).
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     inner = mcp_server.streamable_http_app(
         streamable_http_path="/mcp",
         transport_security=security,

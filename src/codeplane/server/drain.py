@@ -91,6 +91,10 @@ class Drain:
                 self._cuttable.discard(scope)
         return None  # only reached when the scope absorbed the drain's cancel
 
+    def writes_in_flight(self) -> bool:
+        """Whether a call that is never cut (a write batch) still runs. Read from other threads too."""
+        return self._finishing > 0
+
     def expire(self) -> None:
         """The deadline passed (or a second signal came): cut every call that may be cut."""
         self._expired = True

@@ -4,7 +4,9 @@ Invariants:
 - The lock (portalocker, exclusive, on ``.codeplane/server.lock``) is held for the server's whole life;
   the OS drops it when the process dies, so a held lock means a live server.
 - ``port`` and ``server.pid`` are written atomically only once the server accepts connections, and
-  removed on shutdown. Files found while the lock is free are stale and are cleaned.
+  removed on shutdown, when the process really ends: a server whose stop left a thread running keeps them (and the
+  lock) until it is gone, so ``cpl down --force`` finds it (server/hard_stop.py). Files found while the lock is
+  free are stale and are cleaned.
 - The lock file itself holds ``<pid> <port>`` while the lock is held: deleted ``port``/``server.pid`` files
   must not leave a running server that no ``cpl`` command can name (and so stop). It is read only while the lock
   is held: after a crash its pid may be another process's.
@@ -22,6 +24,18 @@ import portalocker
 from codeplane.core.atomic import remove_state_path, write_atomic
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.layout import RepoLayout
+
+#: What a stop may take beyond ``server.shutdown_timeout_sec``: the calls cut short get 2 s to answer
+#: (server/drain.py), uvicorn closes the connections (1 s at least), the subsystems stop, and a thread still
+#: running gets 2 s more (server/hard_stop.py). Measured with a call that never returns: about 7 s under load.
+STOP_SLACK_SEC = 8.0
+
+
+def stop_deadline_sec(shutdown_timeout_sec: float) -> float:
+    """How long after its first stop signal a server has ended, a write batch in flight or a stuck subsystem aside:
+    a call's thread that would hold it longer is not waited for (server/hard_stop.py). ``cpl down`` waits that long
+    (and a margin) before it answers 2004."""
+    return shutdown_timeout_sec + STOP_SLACK_SEC
 
 
 @dataclass(frozen=True)

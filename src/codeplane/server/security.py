@@ -1,7 +1,10 @@
 """DNS-rebinding defence and repo identification for every HTTP route (D4, spec §4.2).
 
-A request whose ``Host`` is not a loopback name, or whose ``Origin`` is not a loopback origin, gets 403
-before any handler runs. Every response, 403s included, carries ``X-CodePlane-Repo``.
+A request whose ``Host`` is not a loopback name (or one of ``server.extra_allowed_hosts``), or whose ``Origin`` is
+not one of those (http or https, any port), gets 403 before any handler runs, names compared without regard to
+case. This is the only such check, ``/mcp`` included (the SDK's own is off: server/app.py), so every refusal is a
+catalog error; on ``/mcp`` it comes as a JSON-RPC error carrying it, which an MCP client reads. Every response,
+403s included, carries ``X-CodePlane-Repo``.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 REPO_HEADER = "x-codeplane-repo"
+#: JSON-RPC's "Invalid Request", what the ``/mcp`` body-size refusal answers too (server/mcp_endpoint.py).
+_INVALID_REQUEST = -32600
 
 
 def _hostname(value: str) -> str:
@@ -29,10 +34,12 @@ def _hostname(value: str) -> str:
 
 class GuardMiddleware:
     def __init__(self, app: ASGIApp, *, repo_root: str, extra_hosts: Iterable[str] = (),
-                 token: str | None = None) -> None:
+                 token: str | None = None, mcp_path: str = "/mcp") -> None:
         self.app = app
+        self.mcp_path = mcp_path
         self.repo_header = repo_root.encode("utf-8")
-        self.allowed_hosts = LOOPBACK_HOSTS | {h.lower() for h in extra_hosts}
+        # An entry written with a port (``proxy.internal:8443``) names the host, as a Host header with one does.
+        self.allowed_hosts = LOOPBACK_HOSTS | {_hostname(h) for h in extra_hosts}
         self.token = token
 
     def _refusal(self, headers: dict[bytes, bytes]) -> CodePlaneError | None:
@@ -64,7 +71,11 @@ class GuardMiddleware:
         refusal = self._refusal(headers)
         if refusal is not None:
             status = 401 if refusal.error in (ErrorCode.AUTH_TOKEN_MISSING, ErrorCode.AUTH_TOKEN_INVALID) else 403
-            body = json.dumps(refusal.to_payload()).encode()
+            payload = refusal.to_payload()
+            if scope["path"] == self.mcp_path:
+                payload = {"jsonrpc": "2.0", "id": None, "error": {
+                    "code": _INVALID_REQUEST, "message": refusal.message, "data": payload}}
+            body = json.dumps(payload).encode()
             await send({"type": "http.response.start", "status": status, "headers": [
                 (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                 (REPO_HEADER.encode(), self.repo_header)]})

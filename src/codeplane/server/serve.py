@@ -10,11 +10,16 @@ On SIGINT/SIGTERM the drain runs first (:mod:`codeplane.server.drain`): new call
 flight are answered, for up to ``server.shutdown_timeout_sec`` (a write batch always finishes). Only then does
 uvicorn's shutdown begin (it closes the streams and runs the lifespan shutdown, which stops the booted stack), and
 we remove the files and release the lock. A second signal cuts the drain short, a third stops at once.
+
+A call cut short may leave its worker thread running (a handler that never returns): once uvicorn has shut down,
+such a thread gets a moment, then the process ends anyway (:mod:`codeplane.server.hard_stop`); the files and the
+lock stay until the process has really ended, so ``cpl down --force`` always finds it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import errno
 import math
 import os
@@ -36,7 +41,8 @@ from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
 from codeplane.core.storage import storage_error
 from codeplane.server.drain import Drain, DrainGate
-from codeplane.server.instance import InstanceLock
+from codeplane.server.hard_stop import NET_SEC, HardStop, lingering_threads
+from codeplane.server.instance import InstanceLock, stop_deadline_sec
 from codeplane.server.security import GuardMiddleware
 from codeplane.server.staged import BootedStack, StagedApp
 
@@ -147,9 +153,10 @@ class _Server(uvicorn.Server):
     """
 
     def __init__(self, config: uvicorn.Config, drain: Drain, *, serving: Callable[[], bool],
-                 timeout: float, on_stop: Callable[[], None] = lambda: None) -> None:
+                 timeout: float, hard_stop: HardStop, on_stop: Callable[[], None] = lambda: None) -> None:
         super().__init__(config)
         self._drain = drain
+        self._hard_stop = hard_stop
         self._serving = serving
         #: Told at every stop signal: what waits for the boot (``/ready?wait=`` too) ends before uvicorn waits for
         #: the connections in flight, or one held open would let a first build publish instead of being rolled back.
@@ -164,8 +171,14 @@ class _Server(uvicorn.Server):
         # what makes the SSE library end every stream, answers in flight included. A second one cuts the calls in
         # flight short (they still answer 9003 on their streams); a third, or any before the stack serves (there is
         # no call to wait for), stops now.
+        # The hard stop's deadlines (server/hard_stop.py): a net far past the stop's own deadline, and after a third
+        # signal, what the user insisted on, a second (``--force`` would SIGKILL it).
         self._signals += 1
         self._on_stop()
+        if self._signals > 2:
+            self._hard_stop.arm(1.0, spare_writes=False)
+        else:
+            self._hard_stop.arm(stop_deadline_sec(self._timeout) + NET_SEC)
         if self._signals > 2 or not self.started or not self._serving():
             self._drain.expire()
             super().handle_exit(sig, frame)
@@ -241,6 +254,8 @@ def serve(root: Path, config: CodePlaneConfig, repo_id: str, *, port: int,
     lock.acquire()
     warnings = [f"removed stale {name} from a server that is no longer running" for name in lock.cleaned_stale]
     boot_failure: list[BaseException] = []
+    drain = Drain()
+    hard_stop = HardStop(layout, writes_in_flight=drain.writes_in_flight)
     try:
         host = config.server.host
         if host not in ("127.0.0.1", "localhost", "::1"):
@@ -257,7 +272,6 @@ def serve(root: Path, config: CodePlaneConfig, repo_id: str, *, port: int,
             if server is not None:
                 server.should_exit = True
 
-        drain = Drain()
         staged = StagedApp(_boot(root, config, repo_id, drain), repo=str(root), on_failure=on_boot_failure)
         app = GuardMiddleware(DrainGate(staged, drain), repo_root=str(root),
                               extra_hosts=config.server.extra_allowed_hosts, token=token)
@@ -269,7 +283,7 @@ def serve(root: Path, config: CodePlaneConfig, repo_id: str, *, port: int,
             timeout_graceful_shutdown=int(max(1, round(config.server.shutdown_timeout_sec))),
         )
         server = _Server(uv_config, drain, serving=lambda: staged.phase == "serving",
-                         timeout=config.server.shutdown_timeout_sec, on_stop=staged.stop_waiting)
+                         timeout=config.server.shutdown_timeout_sec, hard_stop=hard_stop, on_stop=staged.stop_waiting)
 
         async def announce_when_started() -> None:
             assert server is not None
@@ -309,6 +323,14 @@ def serve(root: Path, config: CodePlaneConfig, repo_id: str, *, port: int,
             runner.run(main())
         log.info("server stopped", pid=pid)
     finally:
-        lock.release()
+        left = lingering_threads()
+        if left:
+            # The interpreter joins these before it exits, and one may never return (a call the drain cut short):
+            # the files and the lock go once they have (atexit runs after that join), or the process ends.
+            log.debug("threads still running after the shutdown", threads=sorted(t.name for t in left))
+            hard_stop.watch(left)
+            atexit.register(lock.release)
+        else:
+            lock.release()
     if boot_failure:
         raise boot_failure[0]
