@@ -106,6 +106,9 @@ class EpochPublisher:
         #: Guards ``_in_epoch``: an interrupt may abort the epoch's statements, never its ROLLBACK or COMMIT.
         self._epoch_lock = threading.Lock()
         self._in_epoch = False
+        #: The HEAD a full reconcile found, written with the next epoch's meta (same transaction: a first build
+        #: writes straight into the file, and a row after it would start a WAL), then cleared.
+        self.reconciled_head: str | None = None
 
     def interrupt(self) -> None:
         """Abandon the epoch being written, from another thread (the server is stopping; §7.6 all-or-nothing).
@@ -205,6 +208,8 @@ class EpochPublisher:
             self._store.set_meta("epoch", str(epoch), conn)
             self._store.set_meta("tantivy_opstamp", str(opstamp), conn)
             self._store.set_meta("tantivy_inflight", "[]", conn)
+            if self.reconciled_head is not None:
+                self._store.set_meta("reconciled_head", self.reconciled_head, conn)
             for indexer in self._indexers:
                 self._store.set_meta(indexer_meta_key(indexer), str(indexer.schema_version), conn)
             conn.execute("INSERT INTO epochs(id, published_ms, reason, added, modified, deleted, renamed, "

@@ -304,13 +304,20 @@ class IndexPipeline:
                 disk.update(walk_paths(self.root, sorted(suspects), rules))
                 changes = diff(self.root, records, disk, max_bytes=self.config.max_file_bytes,
                                stat_reference_ns=reference)
-                done = self._finish(changes, reason, started, full=True, progress=report)
-                self.published_version = self.version
-                # The commit the tree was reconciled at, for `cpl status`/`cpl doctor` while no server runs
-                # (written when it moved: an idle `cpl init` leaves index.db untouched).
+                # The commit the tree was reconciled at, for `cpl status`/`cpl doctor` while no server runs: with
+                # the epoch this publishes, else alone when it moved (an idle `cpl init` leaves index.db untouched).
                 head = self.version.head or ""
-                if self.store.get_meta("reconciled_head") != head:
+                moved = self.store.get_meta("reconciled_head") != head
+                if self._publisher is not None and moved:
+                    self._publisher.reconciled_head = head
+                try:
+                    done = self._finish(changes, reason, started, full=True, progress=report)
+                finally:
+                    if self._publisher is not None:
+                        self._publisher.reconciled_head = None
+                if moved and self.store.get_meta("reconciled_head") != head:
                     self.store.set_meta("reconciled_head", head)
+                self.published_version = self.version
                 completed = True
                 return done
         finally:
