@@ -219,6 +219,7 @@ class Services:
         self.deferred_refactor.get()
         self.deferred_analysis.get()
         self.deferred_lint.get()
+        self.structural.warm()  # last: a first map_repo then reads no table (QA48: the first call cost 2-25x)
 
 
 def _wire_index(services: Services, early: EarlyIndex | None) -> None:

@@ -247,6 +247,14 @@ class StructuralService:
         return replace(result, tree=page.items, next_cursor=page.next_cursor, tree_total=len(nodes),
                        folded=bool(budget) and repo_map.has_closed_directory(nodes, levels))
 
+    def warm(self) -> None:
+        """Read the file table into the map cache (a first ``map_repo`` on Django spent ~100 ms there); only once
+        the index is ready (a first build's writer holds the table)."""
+        if not self._index.ready or self._index.first_build_writing:
+            return
+        with self._index.read_connection() as conn, self._maps.lock:
+            self._maps.sync(conn)
+
     # -- status ------------------------------------------------------------------------------------
     def status(self) -> dict[str, object]:
         """The ``structural`` status section: per-language counts, parse failures, grammars, contexts."""
