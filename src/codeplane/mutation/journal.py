@@ -40,6 +40,7 @@ from codeplane.core.atomic import fsync_dir
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
 from codeplane.mutation import git_index
+from codeplane.mutation.confined import ConfinedTree, DirectoryChanged, split
 from codeplane.repo.ignore import TRANSIENT_SUFFIXES
 
 log = get_logger(__name__)
@@ -177,41 +178,40 @@ class Journal:
 
     def rollback(self) -> list[str]:
         """Put every target the batch changed back as it was before, then discard the journal. Returns the
-        targets left as they are because another program changed them since (their bytes are newer)."""
+        targets left as they are because another program changed them since (their bytes are newer), or changed
+        a directory above them (a symlink or nothing stands there now).
+
+        Like the commit, it works through directory descriptors (``confined.py``): restoring by full path
+        through a directory swapped for a symlink would write the original outside the repository."""
         originals = (self.directory / ORIGINALS).read_bytes()
         self._check_originals(originals)
-        touched_dirs: set[Path] = set()
+        touched_dirs: set[str] = set()
         batch = self.directory.name
         kept: list[str] = []
-        for entry in self.entries:
-            target = self.root / entry.path
-            touched_dirs.add(target.parent)
-            for leftover in (entry.temp, temp_path(entry.path, batch, RESTORE_SUFFIX)):
-                if leftover:
-                    (self.root / leftover).unlink(missing_ok=True)
-            if not _holds_batch_bytes(target, entry.written):
-                # Not reached by the batch (the original is there, or nothing was), or changed since: kept.
-                untouched = _holds(target, originals[entry.offset:entry.offset + entry.length]) if entry.existed \
-                    else not os.path.lexists(target) or _real_directory(target)
-                if not untouched:
-                    kept.append(entry.path)
-                continue
-            if entry.existed:
-                data = originals[entry.offset:entry.offset + entry.length]
-                _restore(target, data, entry.mode, self.root / temp_path(entry.path, batch, RESTORE_SUFFIX))
-            elif not _real_directory(target):  # a directory there is not the batch's file: left to created_dirs
-                target.unlink(missing_ok=True)
-        for move in self.moves:
-            git_index.undo_move(self.root, move.src, move.dst)
-        for rel in sorted(self.created_dirs, key=lambda d: d.count("/"), reverse=True):
-            try:
-                (self.root / rel).rmdir()
-                touched_dirs.add((self.root / rel).parent)
-            except OSError:
-                pass  # not empty or already gone: someone else's files live there now
-        for directory in sorted(touched_dirs):
-            if directory.is_dir():
-                fsync_dir(directory)
+        with ConfinedTree(self.root) as tree:
+            for entry in self.entries:
+                try:
+                    if not _roll_back_entry(tree, entry, originals[entry.offset:entry.offset + entry.length], batch):
+                        kept.append(entry.path)
+                    touched_dirs.add(split(entry.path)[0])
+                except (DirectoryChanged, FileNotFoundError) as exc:
+                    # Its directory was replaced or removed (FileNotFoundError: while open): nothing the batch wrote
+                    # is reachable there any more, and a file that did not exist has nothing to put back.
+                    if entry.existed or (isinstance(exc, DirectoryChanged) and not exc.missing):
+                        kept.append(entry.path)
+            for move in self.moves:
+                git_index.undo_move(self.root, move.src, move.dst)
+            for rel in sorted(self.created_dirs, key=lambda d: d.count("/"), reverse=True):
+                try:
+                    tree.rmdir(rel)
+                    touched_dirs.add(split(rel)[0])
+                except (OSError, DirectoryChanged):
+                    pass  # not empty or already gone: someone else's files live there now
+            for rel_dir in sorted(touched_dirs):
+                try:
+                    os.fsync(tree.directory(rel_dir))
+                except DirectoryChanged:
+                    pass  # a directory the batch created, removed above
         if kept:
             log.warning("rollback kept files another program changed since the batch", batch=batch, paths=kept)
         self.discard()
@@ -230,47 +230,62 @@ class Journal:
                                  "hold the bytes its manifest names); nothing was restored")
 
 
-def _holds_batch_bytes(target: Path, written: str | None) -> bool:
-    """Whether ``target`` is as the batch left it: its new bytes (by SHA-256), or absent for a deletion;
+def _roll_back_entry(tree: ConfinedTree, entry: JournalEntry, original: bytes, batch: str) -> bool:
+    """Restore one target; ``False`` when it is kept as another program left it."""
+    directory, name = tree.parent(entry.path)
+    for leftover in (entry.temp, temp_path(entry.path, batch, RESTORE_SUFFIX)):
+        if leftover:
+            _unlink(directory, split(leftover)[1])
+    if not _holds_batch_bytes(tree, entry.path, entry.written):
+        # Not reached by the batch (the original is there, or nothing was), or changed since: kept.
+        if entry.existed:
+            return tree.read(entry.path) == original
+        st = tree.lstat(entry.path)
+        return st is None or stat.S_ISDIR(st.st_mode)
+    if entry.existed:
+        _restore(tree, entry.path, original, entry.mode, split(temp_path(entry.path, batch, RESTORE_SUFFIX))[1])
+    else:
+        st = tree.lstat(entry.path)
+        if st is not None and not stat.S_ISDIR(st.st_mode):  # a directory there is not the batch's file
+            _unlink(directory, name)
+    return True
+
+
+def _holds_batch_bytes(tree: ConfinedTree, rel: str, written: str | None) -> bool:
+    """Whether ``rel`` is as the batch left it: its new bytes (by SHA-256), or absent for a deletion;
     unknown (a version 1 journal) counts as yes."""
     if written is None:
         return True
     if written == "":
-        return not os.path.lexists(target)
+        return tree.lstat(rel) is None
+    data = tree.read(rel)
+    return data is not None and hashlib.sha256(data).hexdigest() == written
+
+
+def _unlink(directory: int, name: str) -> None:
     try:
-        st = target.lstat()
-        return stat.S_ISREG(st.st_mode) and hashlib.sha256(target.read_bytes()).hexdigest() == written
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-
-
-def _holds(target: Path, data: bytes) -> bool:
-    try:
-        return stat.S_ISREG(target.lstat().st_mode) and target.read_bytes() == data
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-
-
-def _real_directory(path: Path) -> bool:
-    try:
-        return stat.S_ISDIR(path.lstat().st_mode)
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-
-
-def _restore(target: Path, data: bytes, mode: int, staging: Path) -> None:
-    try:
-        st = target.lstat()
-        if (stat.S_ISREG(st.st_mode) and st.st_size == len(data) and stat.S_IMODE(st.st_mode) == mode
-                and target.read_bytes() == data):
-            return
+        os.unlink(name, dir_fd=directory)
     except FileNotFoundError:
         pass
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging.unlink(missing_ok=True)
-    _write_synced(staging, [data])
-    os.chmod(staging, mode)
-    os.replace(staging, target)
+
+
+def _restore(tree: ConfinedTree, rel: str, data: bytes, mode: int, staging: str) -> None:
+    st = tree.lstat(rel)
+    if (st is not None and stat.S_ISREG(st.st_mode) and st.st_size == len(data)
+            and stat.S_IMODE(st.st_mode) == mode and tree.read(rel) == data):
+        return
+    directory, name = tree.parent(rel)
+    _unlink(directory, staging)
+    fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=directory)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fchmod(fd, mode)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.rename(staging, name, src_dir_fd=directory, dst_dir_fd=directory)
 
 
 def recover(root: Path, journal_dir: Path) -> list[str]:
