@@ -40,7 +40,7 @@ def contested_imports(reader: FactReader, target: Def, new_name: str,
             continue
         out.append(SpanEdit(path, token.line, token.column, token.end_line, token.end_column, name,
                             f"{new_name} as {name}", "import_keeps_local_name"))
-        out += _kept_uses(reader.refs_in_file(path, _LIMIT), token)
+        out += _kept_uses(reader.refs_named(name, [path], _LIMIT), token)
     return out
 
 
@@ -56,10 +56,12 @@ def _imports_of(reader: FactReader, target: Def, planned: set[tuple[str, int, in
                 if f.kind == "rust_use"}
         return [(r.path, uses[r.via_import_uid or ""], r) for r in tokens if (r.via_import_uid or "") in uses]
     found: list[tuple[str, Import, Ref]] = []
-    for path in sorted({r.path for r in reader.refs_named(name, None, _LIMIT) if r.role == "IMPORT"}):
+    by_path: dict[str, list[Ref]] = {}
+    for ref in reader.import_refs_named(name, _LIMIT):  # sorted by (path, line, column)
+        by_path.setdefault(ref.path, []).append(ref)
+    for path, tokens in sorted(by_path.items()):
         facts = sorted((f for f in reader.imports_in_file(path, _LIMIT)
                         if f.kind == "python_from" and f.imported_name == name), key=lambda f: (f.line, f.column))
-        tokens = [r for r in reader.refs_in_file(path, _LIMIT) if r.role == "IMPORT" and r.token == name]
         if len(tokens) != len(facts):
             continue  # the facts and their tokens do not pair up one to one: leave it to the sweep
         found += [(path, fact, token) for fact, token in zip(facts, tokens, strict=True)

@@ -128,6 +128,9 @@ class FactReader(Protocol):
 
     def refs_in_file(self, path: str, limit: int) -> Sequence[Ref]: ...
 
+    def import_refs_named(self, token: str, limit: int) -> Sequence[Ref]:
+        """The ``IMPORT`` references with ``token_text == token``: the names import statements bind."""
+
     def refs_on_line(self, path: str, line: int) -> Sequence[Ref]:
         """The references starting on ``line`` of ``path``, by column."""
 
