@@ -4,6 +4,7 @@ aside (libgit2 fallback) whenever git's rules get complicated."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pygit2
@@ -108,3 +109,28 @@ def test_fast_scan_steps_aside_when_git_rules_get_complicated(tmp_path: Path, se
         assert [(f.path, f.status) for f in diff(pygit2.Repository(str(root))).files] == [("a.txt", "conflicted")]
         return
     assert _fast(root).model_dump() == _libgit2(root).model_dump()  # type: ignore[attr-defined]
+
+
+def test_a_copied_tree_is_read_once_then_trusted_on_its_stat(tmp_path: Path) -> None:
+    """A tree copied or restored (new inodes and ctimes) made every scan re-read and hash every tracked file
+    (4 s per semantic_diff on a copied Django) until a git command refreshed the index; files found unchanged are
+    now trusted on the stat they were seen with, and a later change of one is still seen."""
+    files = {f"d{n % 5}/f{n}.txt": f"line {n}\n" for n in range(40)}
+    origin = make_repo(tmp_path / "origin", files)
+    past = (1_600_000_000, 1_600_000_000)  # settled long ago: not racily clean
+    for path in files:
+        os.utime(origin / path, past)
+    run_git(origin, "update-index", "-q", "--refresh")
+    copy = tmp_path / "copy"
+    shutil.copytree(origin, copy, symlinks=True)  # mtimes kept, inodes and ctimes new
+    repo = pygit2.Repository(str(copy))
+    prepared = worktree_scan.prepared_index(repo, copy)
+    assert prepared is not None
+    assert len(worktree_scan._suspects(prepared)) >= len(files)  # every file's stat differs from the index's
+    assert worktree_scan.scan(repo, copy) == []
+    assert worktree_scan._suspects(prepared) == []  # read once: trusted now
+    changed = copy / "d1" / "f1.txt"
+    changed.write_text("LINE 1\n")  # same size, mtime put back: the ctime tells
+    os.utime(changed, past)
+    [change] = worktree_scan.scan(repo, copy) or []
+    assert change.path == "d1/f1.txt" and change.data == b"LINE 1\n"

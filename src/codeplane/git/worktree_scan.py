@@ -17,8 +17,9 @@ from __future__ import annotations
 import os
 import stat
 import threading
+import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pygit2
@@ -46,6 +47,8 @@ class WorktreeChange:
 
 
 _MASK = 0xFFFFFFFF
+#: A file verified unchanged is trusted on its stat only when it was last written this long before.
+_SETTLED_NS = 2_000_000_000
 #: What one ``lstat`` must reproduce for an entry to count as unchanged: mtime and ctime in ns, the inode
 #: and the size as git stores them (32-bit). A chmod or a rewrite changes ctime, so mode needs no check here.
 StatKey = tuple[int, int, int, int]
@@ -64,6 +67,11 @@ class _Prepared:
     #: Repository-relative paths of the entries, and every directory that holds one (``b""`` is the root).
     tracked: frozenset[bytes]
     tracked_dirs: frozenset[bytes]
+    #: Entries read and found unchanged although their stat data differs from the index's (a tree copied or
+    #: restored: new inodes and ctimes, which only git's own index refresh rewrites), with the stat seen then: the
+    #: next scans trust it as git trusts a refreshed entry. Each scan re-read and hashed every such file: 4 s per
+    #: call on a copied Django. Kept in memory only (a read tool does not write git's index), per index version.
+    verified: dict[int, StatKey] = field(default_factory=dict)
 
 
 _cache_lock = threading.Lock()
@@ -149,14 +157,15 @@ def _suspects(prepared: _Prepared) -> Suspects:
     release and retake the GIL around each short syscall convoy: 4 threads cost 1.5x one)."""
     lstat = os.lstat
     out: Suspects = []
-    keys, racy, paths = prepared.keys, prepared.racy, prepared.paths
+    keys, racy, paths, verified = prepared.keys, prepared.racy, prepared.paths, prepared.verified
     for i in range(len(paths)):
         try:
             st = lstat(paths[i])
         except (FileNotFoundError, NotADirectoryError):
             out.append((i, None))
             continue
-        if racy[i] or keys[i] != (st.st_mtime_ns, st.st_ctime_ns, st.st_ino & _MASK, st.st_size & _MASK):
+        key = (st.st_mtime_ns, st.st_ctime_ns, st.st_ino & _MASK, st.st_size & _MASK)
+        if (racy[i] or keys[i] != key) and verified.get(i) != key:
             out.append((i, st))
     return out
 
@@ -206,4 +215,7 @@ def _changes(prepared: _Prepared, suspects: Suspects) -> list[WorktreeChange]:
             kind = "typechange" if (mode ^ entry.mode) & 0o170000 else "modified"
             changes.append(WorktreeChange(path=path, old_oid=oid, data=data, kind=kind, old_mode=entry.mode,
                                           new_mode=mode))
+        elif st.st_mtime_ns < time.time_ns() - _SETTLED_NS:
+            # Unchanged, and not racily so: a rewrite within the same clock tick could keep this stat.
+            prepared.verified[i] = (st.st_mtime_ns, st.st_ctime_ns, st.st_ino & _MASK, st.st_size & _MASK)
     return changes
