@@ -53,15 +53,19 @@ async def _calls(root: Path, *steps: tuple[str, dict[str, Any]]) -> list[tuple[d
     return out
 
 
-async def test_a_fast_forward_merge_records_the_added_file_and_its_lines(tmp_path: Path) -> None:
+async def test_a_fast_forward_merge_and_a_commit_record_the_added_files_and_their_lines(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r", {"a.txt": "a\n"})
     git(root, "checkout", "-q", "-b", "side")
     (root / "added.txt").write_text("1\n2\n3\n")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "add")
     git(root, "checkout", "-q", "main")
-    [(merged, text)] = await _calls(root, ("git_merge", {"ref": "side"}))
-    assert _rows(root) == [("git_merge", {"files_changed": 1, "insertions": 3, "deletions": 0}, "+ added.txt")]
+    (root / "new.py").write_text("x = 1\ny = 2\n")  # and a commit marks the file it adds (one server for both)
+    [(merged, text), _] = await _calls(root, ("git_merge", {"ref": "side"}),
+                                       ("git_stage_and_commit", {"message": "add new.py", "paths": ["new.py"]}))
+    assert _rows(root) == [("git_merge", {"files_changed": 1, "insertions": 3, "deletions": 0}, "+ added.txt"),
+                           ("git_stage_and_commit", {"files_changed": 1, "insertions": 2, "deletions": 0},
+                            "+ new.py")]
     sha = _sha("1\n2\n3\n")
     assert merged["effect"]["paths"] == [{"path": "added.txt", "sha256": sha, "change": "added"}]
     lines = text.splitlines()
@@ -127,14 +131,6 @@ async def test_a_stash_and_a_hard_reset_count_the_local_changes_they_move(tmp_pa
     ]
     assert "2 files +4 -1" in steps[1][1].splitlines(), steps[1][1]
     assert steps[2][0]["effect"]["paths"][0]["old_sha256"] == _sha("a\nB\nc\nd\n")
-
-
-async def test_a_commit_marks_the_file_it_adds(tmp_path: Path) -> None:
-    root = make_repo(tmp_path / "r", {"a.txt": "a\n"})
-    (root / "new.py").write_text("x = 1\ny = 2\n")
-    await _calls(root, ("git_stage_and_commit", {"message": "add new.py", "paths": ["new.py"]}))
-    assert _rows(root) == [("git_stage_and_commit", {"files_changed": 1, "insertions": 2, "deletions": 0},
-                            "+ new.py")]
 
 
 async def test_lines_out_of_reach_are_said_not_counted(tmp_path: Path) -> None:

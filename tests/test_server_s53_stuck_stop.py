@@ -56,31 +56,17 @@ async def _forget(call: asyncio.Task[None]) -> None:
         await asyncio.wait_for(call, 10)
 
 
-async def test_cpl_down_stops_a_server_whose_call_never_returns(tmp_path: Path) -> None:
-    server = _server(tmp_path)
-    try:
-        call = await _start_stuck_call(server)
-        down = await asyncio.to_thread(cpl, "down", str(server.root), cwd=server.root)
-        await _forget(call)
-        assert down.returncode == 0, down.stdout + down.stderr
-        assert f"Stopped CodePlane server (pid {server.proc.pid})" in down.stdout
-        assert server.proc.wait(5) == HARD_EXIT_CODE
-        layout = RepoLayout(server.root)
-        assert not lock_is_held(layout)
-        assert not layout.pid_file.exists() and not layout.port_file.exists()
-    finally:
-        server.stop(signal.SIGKILL)
-
-
-async def test_a_stopping_server_stays_findable_until_it_is_gone(tmp_path: Path) -> None:
-    """What ``cpl down --force`` finds a server by (the lock, then the pid) holds at every moment the process
-    lives, so the SIGKILL it recommends always reaches it; the process ends by itself at its deadline."""
+async def test_cpl_down_stops_a_server_whose_call_never_returns_and_it_stays_findable_until_gone(
+        tmp_path: Path) -> None:
+    """``cpl down`` ends the process by its deadline; and what ``cpl down --force`` finds a server by (the lock,
+    then the pid) holds at every moment the process lives, so the SIGKILL it recommends always reaches it. (One
+    server for both: each stop waits out a deadline.)"""
     server = _server(tmp_path)
     layout = RepoLayout(server.root)
     try:
         call = await _start_stuck_call(server)
         signalled = time.monotonic()
-        server.proc.send_signal(signal.SIGTERM)
+        down = asyncio.create_task(asyncio.to_thread(cpl, "down", str(server.root), cwd=server.root))
         lost_at = None
         while server.proc.poll() is None and time.monotonic() - signalled < 60:
             if not (lock_is_held(layout) and read_running(layout).pid == server.proc.pid):
@@ -89,9 +75,12 @@ async def test_a_stopping_server_stays_findable_until_it_is_gone(tmp_path: Path)
                     lost_at = time.monotonic() - signalled
                     break
             await asyncio.sleep(0.02)
+        stopped = await down
         await _forget(call)
         assert lost_at is None, (f"{lost_at:.1f} s after the signal the server still ran but `cpl down --force` "
                                  "could no longer find it")
+        assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+        assert f"Stopped CodePlane server (pid {server.proc.pid})" in stopped.stdout
         assert server.proc.wait(5) == HARD_EXIT_CODE
         # Its deadline, and room for a loaded machine: without the hard stop it runs for minutes.
         assert time.monotonic() - signalled < stop_deadline_sec(_TIMEOUT) + 10, "it did not end by its deadline"
