@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -187,6 +187,7 @@ class StructuralService:
         key = request.key()
         if cursor is not None:
             page = self._symbol_cursors.next_page(cursor, query_key=key, limit=limit)
+            self._refuse_stale_page(page.items, page.epoch, cursor)
         else:
             hits, epoch = self._symbol_hits(request)
             # A file in the page changed on disk since it was indexed (the watcher has not seen it yet): its lines
@@ -197,6 +198,22 @@ class StructuralService:
                                                    truncated=len(hits) >= symbols.MAX_HITS)
         snippets = tuple(self._line(h.path, h.line) if include_snippets else None for h in page.items)
         return SymbolPage(page.items, snippets, page.next_cursor, page.total, page.epoch, page.truncated)
+
+    def _refuse_stale_page(self, hits: Sequence[SymbolHit], epoch: int, cursor: str) -> None:
+        """1005 when a file of a later page changed since the first page's epoch: the stored hits carry that
+        epoch's line numbers, and a snippet read now would pair them with another line (lexical pages refuse
+        the same way)."""
+        paths = sorted({h.path for h in hits})
+        self._index.refresh_if_changed(paths)
+        with self._index.read_connection() as conn:
+            indexed = {path: conn.execute("SELECT indexed_epoch FROM files WHERE path = ?", (path,)).fetchone()
+                       for path in paths}
+        for path in paths:
+            row = indexed[path]
+            if row is None or row[0] > epoch:
+                raise CodePlaneError(ErrorCode.INVALID_CURSOR, f"{path!r} changed since the cursor was issued (its "
+                                     "hits would carry the old line numbers); search again without a cursor",
+                                     details={"cursor": cursor[:100], "path": path})
 
     def _symbol_hits(self, request: SymbolRequest) -> tuple[list[SymbolHit], int]:
         scope = SymbolScope(path_filter=path_matcher(request.paths),
