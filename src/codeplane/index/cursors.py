@@ -214,7 +214,12 @@ class CursorStore(Generic[T]):
             with self._lock:
                 snapshot.issued.add(end)
             following = _encode(snapshot_id, end)
-        return Page(page, following, total, snapshot.epoch, truncated)
+        elif stream is not None and stream.exhausted:
+            return Page(page, None, total, snapshot.epoch, truncated)
+        # A stream's running estimate depends on how far any chain has read it (two clients paging one query got
+        # ~51, ~53 or ~54 on the same page): a page before the last repeats the first page's estimate, so the same
+        # cursor answers the same bytes, and the last page says the exact count.
+        return Page(page, following, snapshot.total, snapshot.epoch, truncated)
 
     def _recount(self, snapshot_id: str, snapshot: Snapshot[T]) -> None:
         stream = snapshot.stream
