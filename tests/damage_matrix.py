@@ -173,8 +173,13 @@ class Outcome:
         return [self.case.name, f"{self.doctor_before} ({checks})", serves, warn, ", ".join(extra) or "-", after]
 
 
-def prepare(root: Path) -> Path:
-    """A repository a real server has indexed, written through (ledger rows) and run tests in."""
+def prepare(root: Path, template: Path | None = None) -> Path:
+    """A repository a real server has indexed, written through (ledger rows) and run tests in; a copy of
+    ``template`` (one ``prepare`` made) when given: every case starts from the same used state, and the suite
+    pays for one init and one server per worker instead of one per case."""
+    if template is not None:
+        shutil.copytree(template, root / "repo", symlinks=True)
+        return root / "repo"
     repo = make_repo(root / "repo", FILES)
     env = _env(root)
     assert cpl("init", "--json", cwd=repo, env=env).returncode == 0
@@ -212,8 +217,8 @@ def _doctor(repo: Path, env: dict[str, str], *args: str) -> tuple[int, list[str]
     return proc.returncode, [c["name"] for c in body["checks"] if not c["ok"]]
 
 
-def run_case(case: Case, root: Path) -> Outcome:
-    repo = prepare(root)
+def run_case(case: Case, root: Path, template: Path | None = None) -> Outcome:
+    repo = prepare(root, template)
     env = _env(root)
     state = repo / ".codeplane"
     target = state / case.target

@@ -30,9 +30,9 @@ _EVIDENCE = ["ledger.db garbled page", "ledger.db emptied (0 bytes)"]
 
 
 @pytest.mark.parametrize("name", _DERIVED)
-def test_damaged_derived_store_is_rebuilt_and_never_fails_a_boot(tmp_path: Path, name: str) -> None:
+def test_damaged_derived_store_is_rebuilt_and_never_fails_a_boot(tmp_path: Path, template: Path, name: str) -> None:
     case: Case = _BY_NAME[name]
-    out = run_case(case, tmp_path)
+    out = run_case(case, tmp_path, template)
     assert out.doctor_before == 1 and out.failed_checks_before, out
     assert out.up_ok, out.up_error
     assert out.search_exact and out.write_ok
@@ -43,8 +43,8 @@ def test_damaged_derived_store_is_rebuilt_and_never_fails_a_boot(tmp_path: Path,
 
 @pytest.mark.parametrize("name", _EVIDENCE)
 def test_damaged_ledger_is_quarantined_with_its_sha256_and_reported_until_acknowledged(
-        tmp_path: Path, name: str) -> None:
-    out = run_case(_BY_NAME[name], tmp_path)
+        tmp_path: Path, template: Path, name: str) -> None:
+    out = run_case(_BY_NAME[name], tmp_path, template)
     assert out.doctor_before == 1 and "ledger.db integrity" in out.failed_checks_before
     assert out.up_ok and out.search_exact and out.write_ok
     assert len(out.evidence) == 1 and out.evidence_sha_ok
@@ -54,8 +54,8 @@ def test_damaged_ledger_is_quarantined_with_its_sha256_and_reported_until_acknow
     assert out.doctor_after_ack == 0
 
 
-def test_a_deleted_ledger_is_noticed_recorded_and_reported_until_acknowledged(tmp_path: Path) -> None:
-    out = run_case(_BY_NAME["ledger.db deleted"], tmp_path)
+def test_a_deleted_ledger_is_noticed_recorded_and_reported_until_acknowledged(tmp_path: Path, template: Path) -> None:
+    out = run_case(_BY_NAME["ledger.db deleted"], tmp_path, template)
     assert out.doctor_before == 1 and "ledger.db present" in out.failed_checks_before
     assert out.up_ok and out.search_exact and out.write_ok
     assert len(out.evidence) == 1 and out.evidence[0].startswith("ledger.missing-")
@@ -75,17 +75,23 @@ def test_clear_then_up_is_a_fresh_ledger_not_a_missing_one(used_repo: Path, tmp_
 
 
 @pytest.mark.parametrize("name", ["config.yaml YAML syntax error", "config.yaml unknown top-level key"])
-def test_broken_config_refuses_to_start_with_a_user_error(tmp_path: Path, name: str) -> None:
-    out = run_case(_BY_NAME[name], tmp_path)
+def test_broken_config_refuses_to_start_with_a_user_error(tmp_path: Path, template: Path, name: str) -> None:
+    out = run_case(_BY_NAME[name], tmp_path, template)
     assert out.up_exit == 78 and not out.traceback
     assert ".codeplane/config.yaml:" in out.up_error
     assert out.status_ok and out.clear_ok
     assert out.doctor_after == 1 and "config parses and validates" in out.failed_checks_after
 
 
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One used repository per worker; each test damages its own copy."""
+    return prepare(tmp_path_factory.mktemp("damage-template"))
+
+
 @pytest.fixture
-def used_repo(tmp_path: Path) -> Path:
-    return prepare(tmp_path)
+def used_repo(tmp_path: Path, template: Path) -> Path:
+    return prepare(tmp_path, template)
 
 
 def test_doctor_fix_applies_the_policies_offline(used_repo: Path, tmp_path: Path) -> None:
