@@ -122,6 +122,13 @@ class PlanStore:
                 old_id, _ = self._plans.popitem(last=False)
                 self._close(old_id, "evicted")
 
+    def same_open(self, operation: Operation, option: PlanOption) -> Plan | None:
+        """An open plan of ``operation`` with exactly this one option (same edits, same file hashes), if any."""
+        with self._lock:
+            self._sweep()
+            return next((plan for plan in reversed(self._plans.values())
+                         if plan.operation == operation and plan.options == (option,)), None)
+
     def get(self, refactor_id: str) -> Plan:
         """The open plan; 4005 if it expired, 4004 if unknown, cancelled or already applied."""
         with self._lock:

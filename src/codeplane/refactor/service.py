@@ -378,6 +378,11 @@ class RefactorService:
             report, option = planner.impact(subject, limit=limit, cursor=cursor)
         if option is None:
             return report
+        # The same deletion asked again (another page, the same call repeated) names the plan made the first
+        # time: a new id per call left one open plan per page (178 after a few runs) and changed the answer.
+        same = self.plans.same_open("delete", option)
+        if same is not None:
+            return report.model_copy(update={"delete_refactor_id": same.refactor_id})
         rid = self.plans.new_id()
         created, expires, expires_at = self.plans.window()
         preview = single_preview(rid, "delete", OptionReport(option, None), expires_at=expires_at,
