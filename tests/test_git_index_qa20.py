@@ -112,10 +112,17 @@ def test_pre_commit_of_a_paths_commit_sees_only_those_paths_as_git_does(tmp_path
     assert not temporary.exists()
     assert git(repo, "show", "--name-only", "--format=", "HEAD").stdout == "hooked.txt\n"
     assert git(repo, "status", "--porcelain").stdout == "A  n2.txt\n"
-    # Without paths the hook sees the repository's index, as before.
+    # Staging for a commit goes into a copy of the index (as ``git commit -a`` stages into index.lock: s54); a commit
+    # of what is staged already runs on the repository's index, as before.
     write_files(repo, {"keep.txt": "k2\n"})
     whole = GitService(repo).commit("all staged", stage=["keep.txt"])
-    assert whole.hooks[0].stdout == f"staged: keep.txt n2.txt idx={repo / '.git' / 'index'}\n"
+    assert whole.hooks[0].stdout.startswith("staged: keep.txt n2.txt idx="), whole.hooks
+    copy = Path(whole.hooks[0].stdout.strip().split("idx=", 1)[1])
+    assert copy.parent == repo / ".git" and copy.name.startswith("codeplane-index-") and not copy.exists()
+    write_files(repo, {"keep.txt": "k3\n"})
+    git(repo, "add", "keep.txt")
+    plain = GitService(repo).commit("staged before")
+    assert plain.hooks[0].stdout == f"staged: keep.txt idx={repo / '.git' / 'index'}\n"
 
 
 def test_a_pre_commit_fix_added_during_a_paths_commit_is_committed(tmp_path: Path) -> None:

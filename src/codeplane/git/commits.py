@@ -7,17 +7,17 @@ merge anyway; a refusal after staging puts the index back) → run ``pre-commit`
 change, or with ``only`` just those paths on top of HEAD, like ``git commit -- <paths>``, whose hooks get that
 temporary index in ``GIT_INDEX_FILE``) → the message goes to ``.git/COMMIT_EDITMSG``, ``prepare-commit-msg`` and
 ``commit-msg`` may rewrite it, and it is read back and cleaned → create the commit (merge in progress: MERGE_HEAD
-becomes a parent) → end the merge/cherry-pick state → ``post-commit``. As in git, skipping the hooks
+becomes a parent) → put the staged index in place → end the merge/cherry-pick state → ``post-commit``. What a
+commit stages goes into a copy of the index that replaces it only once HEAD moved (``commit_index.py``, as git's
+``index.lock``), so its hooks get the copy in ``GIT_INDEX_FILE``. As in git, skipping the hooks
 (``--no-verify``) skips ``pre-commit`` and ``commit-msg`` only, and ``post-commit`` cannot fail the commit. A
 failing hook before the commit, or a missing identity, leaves the index exactly as it was before the call (8007
-with the hook's output).
+with the hook's output); so does a server killed at any point before the commit exists.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,11 +26,11 @@ import pygit2
 from pydantic import model_validator
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git.commit_index import commit_index, work_index
 from codeplane.git.conflicts import read_conflicts, repo_state
 from codeplane.git.hooks import HookRun, run_hook
 from codeplane.git.messages import clean_message, edit_message
 from codeplane.git.models import WriteResult, cap_listed
-from codeplane.git.pathspecs import under
 from codeplane.git.revisions import advance_head, author_signature, head_branch, head_commit, user_signature
 from codeplane.git.signing import refuse_signing
 from codeplane.git.staging import StagedPath, stage
@@ -86,53 +86,11 @@ def _cherry_picked(repo: pygit2.Repository) -> pygit2.Commit | None:
         return None
 
 
-def _partial_tree(repo: pygit2.Repository, index: pygit2.Index, paths: Sequence[str]) -> pygit2.Oid:
-    """HEAD's tree with only ``paths`` taken from the index (git commit's "only" mode)."""
-    mem = pygit2.Index()
-    head = head_commit(repo)
-    if head is not None:
-        mem.read_tree(head.tree)
-    for entry in list(mem):
-        if under(entry.path, paths):
-            mem.remove(entry.path)
-    for entry in index:
-        if under(entry.path, paths):
-            mem.add(entry)
-    return mem.write_tree(repo)
-
-
-@contextmanager
-def _commit_index(repo: pygit2.Repository, index: pygit2.Index,
-                  only: Sequence[str]) -> Iterator[tuple[Path, Callable[[], pygit2.Oid]]]:
-    """The index the commit is made from, as a file the hooks get in ``GIT_INDEX_FILE``, and how to read its tree
-    after them (a hook may ``git add``). With ``only`` it is git's temporary index: HEAD plus just those paths
-    (``.git/next-index-<pid>.lock``), so ``pre-commit`` checks what is committed, not every staged change."""
-    real = Path(repo.path) / "index"
-    if not only:
-        def whole() -> pygit2.Oid:
-            index.read(True)
-            return index.write_tree()
-        yield real, whole
-        return
-    partial = Path(repo.path) / f"next-index-{os.getpid()}.lock"
-    try:
-        temporary = pygit2.Index(str(partial))
-        temporary.read_tree(repo[_partial_tree(repo, index, only)].peel(pygit2.Tree))
-        temporary.write()
-
-        def just_paths() -> pygit2.Oid:
-            temporary.read(True)
-            return temporary.write_tree(repo)
-        yield partial, just_paths
-    finally:
-        partial.unlink(missing_ok=True)
-
-
 _OPERATIONS = {"merge": "merge", "cherrypick": "cherry-pick", "revert": "revert"}
 
 
-def _refuse_conflicts(repo: pygit2.Repository) -> None:
-    conflicts = read_conflicts(repo.index)
+def _refuse_conflicts(index: pygit2.Index) -> None:
+    conflicts = read_conflicts(index)
     if conflicts:
         raise CodePlaneError(ErrorCode.GIT_CONFLICT, "resolve conflicts and stage the files before committing "
                              "(git_stage_and_commit stages the paths it is given first)",
@@ -166,7 +124,7 @@ def commit(repo: pygit2.Repository, root: Path, req: CommitRequest) -> CommitRes
                              details={"state": state, "field": "amend"})
     refuse_signing(repo, "commit")
     if not staging_first:
-        _refuse_conflicts(repo)
+        _refuse_conflicts(repo.index)
     merging = merge_heads(repo) if state == "merge" else []
     if req.only and merging:
         raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "a merge commit takes the whole index; omit paths",
@@ -175,78 +133,66 @@ def commit(repo: pygit2.Repository, root: Path, req: CommitRequest) -> CommitRes
     committer = user_signature(repo) if req.author is None else _committer(repo, req.author)
     if req.author is None:
         author_signature(repo)
-    index_file = Path(repo.path) / "index"
-    saved_index = index_file.read_bytes() if index_file.exists() else None
-
-    def restore() -> None:
-        _restore_index(index_file, saved_index)
-
-    staged: list[StagedPath] = []
-    if req.only or req.stage or req.stage_all:
-        staged, skipped = stage(repo, root, req.only or req.stage, tracked_only=bool(req.only))
-        if skipped:  # like ``git add`` on a pathspec matching nothing: a commit without a named path is refused
-            restore()
-            missing = [s for s in skipped if s.reason.startswith("no such")]
-            raise CodePlaneError(
-                ErrorCode.FILE_NOT_FOUND if missing else ErrorCode.INVALID_ARGUMENTS,
-                "nothing was committed and the index is as before: "
-                + "; ".join(f"{s.path}: {s.reason}" for s in skipped),
-                details={"skipped": [s.model_dump() for s in skipped]})
-    if staging_first:  # staging a resolved file is what resolves it (``git add``): check what is left after
-        repo.index.read()
-        try:
-            _refuse_conflicts(repo)
-        except CodePlaneError:
-            restore()
-            raise
-    hooks: list[HookRun] = []
-    index = repo.index
-    index.read()
-    with _commit_index(repo, index, req.only) as (index_path, read_tree):
-        if req.run_hooks:
-            _checked(run_hook(repo, "pre-commit", timeout_s=req.hook_timeout_s, index_file=index_path), hooks,
-                     restore=restore)
-        tree = read_tree()
-        head = head_commit(repo)
-        if req.amend:
-            if head is None:
-                raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "nothing to amend: HEAD has no commit yet")
-            parents = list(head.parent_ids)
+    staging = bool(req.only or req.stage or req.stage_all)
+    with work_index(repo, staging=staging) as work:
+        staged: list[StagedPath] = []
+        if staging:
+            staged, skipped = stage(repo, root, req.only or req.stage, tracked_only=bool(req.only), into=work.index)
+            if skipped:  # like ``git add`` on a pathspec matching nothing: a commit without a named path is refused
+                missing = [s for s in skipped if s.reason.startswith("no such")]
+                raise CodePlaneError(
+                    ErrorCode.FILE_NOT_FOUND if missing else ErrorCode.INVALID_ARGUMENTS,
+                    "nothing was committed and the index is as before: "
+                    + "; ".join(f"{s.path}: {s.reason}" for s in skipped),
+                    details={"skipped": [s.model_dump() for s in skipped]})
+        if staging_first:  # staging a resolved file is what resolves it (``git add``): check what is left after
+            _refuse_conflicts(work.index)
+        hooks: list[HookRun] = []
+        with commit_index(repo, work, req.only) as (index_path, read_tree):
+            if req.run_hooks:
+                _checked(run_hook(repo, "pre-commit", timeout_s=req.hook_timeout_s, index_file=index_path), hooks,
+                         restore=work.restore)
+            tree = read_tree()
+            head = head_commit(repo)
+            if req.amend:
+                if head is None:
+                    raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "nothing to amend: HEAD has no commit yet")
+                parents = list(head.parent_ids)
+            else:
+                parents = ([head.id] if head is not None else []) + merging
+            given = clean_message(req.message)
+            message = given or (head.message if req.amend and head is not None else "") or (
+                _operation_message(repo) if state in _OPERATIONS else "")
+            if not message:
+                raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "commit message is empty",
+                                     details={"field": "message"})
+            base_tree = repo[parents[0]].peel(pygit2.Commit).tree.id if parents else repo.TreeBuilder().write()
+            if tree == base_tree and not (req.allow_empty or merging or req.amend):
+                raise CodePlaneError(ErrorCode.GIT_NOTHING_TO_COMMIT, "no staged changes to commit (use allow_empty)",
+                                     details={"paths": list(req.only or req.stage)})
+            source = ("message",) if given or head is None else ("commit", str(head.id))
+            edited = edit_message(repo, message, file_name="COMMIT_EDITMSG", source=source, verify=req.run_hooks,
+                                  timeout_s=req.hook_timeout_s, index_file=index_path)
+        for hook in edited.hooks:
+            _checked(hook, hooks, restore=work.restore)
+        if not edited.text:
+            work.restore()
+            raise CodePlaneError(ErrorCode.GIT_HOOK_FAILED, f"the {' and '.join(h.hook for h in edited.hooks)} hook "
+                                 "left an empty commit message; nothing was committed and the index is as before",
+                                 details={"hooks": [h.model_dump() for h in hooks]})
+        message = edited.text
+        if req.author is not None:
+            author = pygit2.Signature(req.author.name, req.author.email, committer.time, committer.offset)
+        elif req.amend and head is not None:
+            author = head.author
+        elif state == "cherrypick" and (picked := _cherry_picked(repo)) is not None:
+            author = picked.author  # as git: the commit copied keeps its author (and date)
         else:
-            parents = ([head.id] if head is not None else []) + merging
-        given = clean_message(req.message)
-        message = given or (head.message if req.amend and head is not None else "") or (
-            _operation_message(repo) if state in _OPERATIONS else "")
-        if not message:
-            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "commit message is empty",
-                                 details={"field": "message"})
-        base_tree = repo[parents[0]].peel(pygit2.Commit).tree.id if parents else repo.TreeBuilder().write()
-        if tree == base_tree and not (req.allow_empty or merging or req.amend):
-            if staged:
-                restore()
-            raise CodePlaneError(ErrorCode.GIT_NOTHING_TO_COMMIT, "no staged changes to commit (use allow_empty)",
-                                 details={"paths": list(req.only or req.stage)})
-        source = ("message",) if given or head is None else ("commit", str(head.id))
-        edited = edit_message(repo, message, file_name="COMMIT_EDITMSG", source=source, verify=req.run_hooks,
-                              timeout_s=req.hook_timeout_s, index_file=index_path)
-    for hook in edited.hooks:
-        _checked(hook, hooks, restore=restore)
-    if not edited.text:
-        restore()
-        raise CodePlaneError(ErrorCode.GIT_HOOK_FAILED, f"the {' and '.join(h.hook for h in edited.hooks)} hook left "
-                             "an empty commit message; nothing was committed and the index is as before",
-                             details={"hooks": [h.model_dump() for h in hooks]})
-    message = edited.text
-    if req.author is not None:
-        author = pygit2.Signature(req.author.name, req.author.email, committer.time, committer.offset)
-    elif req.amend and head is not None:
-        author = head.author
-    elif state == "cherrypick" and (picked := _cherry_picked(repo)) is not None:
-        author = picked.author  # as git: the commit copied keeps its author (and date)
-    else:
-        author = author_signature(repo)
-    oid = repo.create_commit(None, author, committer, message, tree, parents)
-    _move_head(repo, oid, message, kind=_reflog_kind(state, amend=req.amend, initial=head is None))
+            author = author_signature(repo)
+        with work.installing():  # HEAD moves first, then the index, as git commits its index.lock
+            oid = repo.create_commit(None, author, committer, message, tree, parents)
+            _move_head(repo, oid, message, kind=_reflog_kind(state, amend=req.amend, initial=head is None))
+    repo.index.read(True)  # the repository's index as it is now on disk, not as staging left it in memory
     if state in ("merge", "cherrypick", "revert"):
         repo.state_cleanup()
     post = run_hook(repo, "post-commit", timeout_s=req.hook_timeout_s)
@@ -278,13 +224,6 @@ def _committer(repo: pygit2.Repository, author: Author) -> pygit2.Signature:
         return repo.default_signature
     except (KeyError, pygit2.GitError):
         return pygit2.Signature(author.name, author.email)
-
-
-def _restore_index(index_file: Path, saved: bytes | None) -> None:
-    if saved is None:
-        index_file.unlink(missing_ok=True)
-    else:
-        index_file.write_bytes(saved)
 
 
 def _move_head(repo: pygit2.Repository, oid: pygit2.Oid, message: str, *, kind: str) -> None:

@@ -21,7 +21,7 @@ import pygit2
 from pygit2.enums import DiffFind, DiffOption
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
-from codeplane.git import sparse, worktree_scan
+from codeplane.git import sparse, tree_stats, worktree_scan
 from codeplane.git.models import GitModel
 from codeplane.git.pathspecs import matches, shown
 from codeplane.git.revisions import empty_tree, head_tree, resolve_commit
@@ -273,15 +273,25 @@ def _with_conflicts(repo: pygit2.Repository, items: Iterable[PatchSource], conte
     return sorted(kept + list(extra.values()), key=lambda item: item[1])
 
 
-def render(items: Iterable[PatchSource], label: str, paths: Sequence[str], limits: DiffLimits) -> DiffReport:
+#: What counts the whole of a diff whose files run past the page, given the paths filter, or ``None`` to count with
+#: the patches as before (:func:`codeplane.git.tree_stats.totals` for two commits).
+Totals = Callable[[Sequence[str]], tree_stats.TreeTotals | None]
+
+
+def render(items: Iterable[PatchSource], label: str, paths: Sequence[str], limits: DiffLimits,
+           totals: Totals | None = None) -> DiffReport:
     """Bounded structured form of the patches restricted to ``paths`` (canonical, git's globs included; empty =
-    all)."""
+    all). Patches are made for the listed files only when ``totals`` counts the whole diff: one past the page
+    stops the walk (a patch per file cost twice ``git show --stat`` on a 6,890-file commit)."""
     files: list[DiffFile] = []
     budget = [limits.max_lines]
     insertions = deletions = matched = 0
+    whole: tree_stats.TreeTotals | None = None
     for old_path, new_path, make, status, modes in items:
         if paths and not (matches(new_path, paths) or matches(old_path, paths)):
             continue
+        if matched == limits.max_files and totals is not None and (whole := totals(paths)) is not None:
+            break
         patch = make()
         if patch is None:
             continue
@@ -293,6 +303,9 @@ def render(items: Iterable[PatchSource], label: str, paths: Sequence[str], limit
         deletions += entry.deletions
         if matched <= limits.max_files:
             files.append(entry)
+    if whole is not None:
+        # git's count of every file, the listed ones too (renames found at the same 50% as the listing's).
+        matched, insertions, deletions = max(whole.files, len(files)), whole.insertions, whole.deletions
     omitted_files = matched - len(files)
     omitted_lines = sum(h.lines_omitted for f in files for h in f.hunks)
     omitted_hunks = sum(f.hunks_omitted for f in files)
@@ -325,7 +338,11 @@ def diff(repo: pygit2.Repository, *, base: str | None = None, target: str | None
         items = [item for item in sources(raw, repo, limits.context_lines, _workdir(repo)) if item[1] not in outside]
         return render(_with_conflicts(repo, items, limits.context_lines), label, paths, limits)
     workdir = _workdir(repo) if target is None and not staged else None  # ``git diff <rev>``: the work tree too
-    return render(sources(raw, repo, limits.context_lines, workdir), label, paths, limits)
+    counted: Totals | None = None
+    if target is not None:  # two commits: git counts what runs past the page
+        old = resolve_commit(repo, base if base is not None else "HEAD", "base").id
+        counted = partial(tree_stats.totals, repo, old, resolve_commit(repo, target, "target").id)
+    return render(sources(raw, repo, limits.context_lines, workdir), label, paths, limits, counted)
 
 
 def _workdir(repo: pygit2.Repository) -> Path | None:
@@ -339,4 +356,5 @@ def commit_diff(repo: pygit2.Repository, commit: pygit2.Commit, limits: DiffLimi
     raw = parent.diff_to_tree(commit.tree, context_lines=limits.context_lines, flags=_FLAGS)
     raw.find_similar(DiffFind.FIND_RENAMES)
     label = f"{commit.parents[0].id if commit.parents else 'empty'}..{commit.id}"
-    return render(sources(raw, repo, limits.context_lines), label, paths, limits)
+    counted = partial(tree_stats.totals, repo, commit.parents[0].id if commit.parents else None, commit.id)
+    return render(sources(raw, repo, limits.context_lines), label, paths, limits, counted)

@@ -52,7 +52,14 @@ class IndexSnapshot:
 def read_index(path: Path) -> IndexSnapshot:
     """Decode ``path``; :class:`UnsupportedIndex` for formats or extensions not handled here."""
     data = path.read_bytes()
-    mtime_ns = path.stat().st_mtime_ns
+    return IndexSnapshot(entries=decode_entries(data), mtime_ns=path.stat().st_mtime_ns)
+
+
+def decode_entries(data: bytes) -> tuple[IndexEntry, ...]:
+    """The entries of an index file's bytes; :class:`UnsupportedIndex` for formats or extensions not handled here
+    (and for bytes that are no index)."""
+    if len(data) < _HEADER.size:
+        raise UnsupportedIndex("not an index file")
     signature, version, count = _HEADER.unpack_from(data, 0)
     if signature != b"DIRC" or version not in (2, 3, 4):
         raise UnsupportedIndex(f"index signature {signature!r} version {version}")
@@ -86,7 +93,7 @@ def read_index(path: Path) -> IndexSnapshot:
             stage=(flags >> 12) & 3, extended=extended, skip_worktree=skip,
         ))
     _check_extensions(data, pos)
-    return IndexSnapshot(entries=tuple(entries), mtime_ns=mtime_ns)
+    return tuple(entries)
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:

@@ -8,12 +8,15 @@ through a ``.gitattributes`` filter driver is refused (:mod:`codeplane.git.filte
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
 import pygit2
 from pygit2.enums import FileStatus
+from pygit2.errors import check_error
+from pygit2.ffi import C, ffi
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git import sparse
@@ -74,12 +77,14 @@ def _targets(repo: pygit2.Repository, root: Path, paths: Sequence[str]) -> tuple
     return out, skipped
 
 
-def stage(repo: pygit2.Repository, root: Path, paths: Sequence[str], *,
-          tracked_only: bool = False) -> tuple[list[StagedPath], list[SkippedPath]]:
+def stage(repo: pygit2.Repository, root: Path, paths: Sequence[str], *, tracked_only: bool = False,
+          into: pygit2.Index | None = None) -> tuple[list[StagedPath], list[SkippedPath]]:
     """Stage ``paths`` (canonical; empty = every change). 5004 when nothing named exists at all.
 
     ``tracked_only`` (``git commit -- paths``) leaves untracked files alone, and skips a named path that covers no
-    file the index or HEAD has, as git refuses a pathspec matching no file known to it.
+    file the index or HEAD has, as git refuses a pathspec matching no file known to it. ``into``: a copy of the
+    repository's index to stage into and write instead of it (a commit's, ``commit_index.py``); the repository's
+    own index is then left as it is on disk.
     """
     targets, skipped = _targets(repo, root, paths)
     if tracked_only:
@@ -91,7 +96,7 @@ def stage(repo: pygit2.Repository, root: Path, paths: Sequence[str], *,
     _refuse_markers(root, [p for p, flag in targets.items() if flag & FileStatus.CONFLICTED])
     refuse_filtered(repo, (p for p, flag in targets.items() if flag & (FileStatus.CONFLICTED | _ADDABLE) and
                            ((root / p).exists() or (root / p).is_symlink())), "staging")
-    index = repo.index
+    index = into if into is not None else repo.index
     staged: list[StagedPath] = []
     for path in sorted(targets):
         flag = targets[path]
@@ -99,7 +104,7 @@ def stage(repo: pygit2.Repository, root: Path, paths: Sequence[str], *,
         exists = disk.exists() or disk.is_symlink()
         if flag & FileStatus.CONFLICTED:
             if exists:
-                index.add(path)
+                _add(repo, index, path, copy=into is not None)
             else:  # resolved by deleting it (``git rm``): every conflict stage goes, and a stage-0 entry if any
                 _drop_conflict(index, path)
             staged.append(StagedPath(path=shown(path), change="resolved"))
@@ -107,11 +112,29 @@ def stage(repo: pygit2.Repository, root: Path, paths: Sequence[str], *,
             index.remove(path)
             staged.append(StagedPath(path=shown(path), change="deleted"))
         elif flag & _ADDABLE:
-            index.add(path)
+            _add(repo, index, path, copy=into is not None)
             staged.append(StagedPath(path=shown(path), change="added" if flag & FileStatus.WT_NEW else "modified"))
     if staged:
         index.write()
     return staged, skipped
+
+
+def _add(repo: pygit2.Repository, index: pygit2.Index, path: str, *, copy: bool) -> None:
+    """``git add`` of one file. libgit2 reads the work tree only into a repository's own index, so for a copy the
+    entry is made there, in memory (never written), and copied whole: with its stat data, or the next ``git
+    status`` would read every file the commit staged again. Adding resolves a conflict, in the copy too."""
+    if not copy:
+        index.add(path)
+        return
+    scratch = repo.index
+    scratch.add(path)
+    entry = C.git_index_get_bypath(scratch._index, os.fsencode(path), 0)
+    if entry == ffi.NULL:
+        raise CodePlaneError(ErrorCode.GIT_ERROR, f"git operation failed: {shown(path)} was not added",
+                             details={"path": shown(path)})
+    if index.conflicts is not None and path in index.conflicts:
+        del index.conflicts[path]
+    check_error(C.git_index_add(index._index, entry))
 
 
 def _drop_conflict(index: pygit2.Index, path: str) -> None:
