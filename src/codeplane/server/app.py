@@ -19,6 +19,7 @@ from codeplane.core.codegen_cache import save as save_generated_code
 from codeplane.core.logging import get_logger
 from codeplane.server.boot_index import EarlyIndex
 from codeplane.server.drain import Drain
+from codeplane.server.first_calls import build_result_models, warm_first_calls
 from codeplane.server.mcp_endpoint import McpFastPath, ToolCatalogue, build_mcp_server
 from codeplane.server.observability.routes import observability_routes
 from codeplane.server.rest import rest_routes
@@ -38,6 +39,7 @@ class McpStack:
     asgi: ASGIApp
     _session_run: Callable[[], AbstractAsyncContextManager[None]]
     catalogue: ToolCatalogue
+    registry: ToolRegistry
     #: The index the boot started before building the stack (``boot_index``); the ``index`` lifecycle stops it.
     early: EarlyIndex | None = None
 
@@ -50,8 +52,12 @@ class McpStack:
                 await lifecycle.start()
                 started.append(lifecycle)
             async with self._session_run():
-                # What the boot left for later (tools/list's schemas, deferred services), off its critical path.
-                threading.Thread(target=self._warm_up, name="cpl-warm-up", daemon=True).start()
+                # What the boot left for later, off its critical path: what a client's first messages need, and
+                # beside it the first calls' work (server/first_calls.py), then the deferred services. Not before:
+                # started while the lifecycles wait for the index's reconcile, it held /ready back (the GIL).
+                protocol = threading.Thread(target=self._warm_protocol, name="cpl-warm-up-protocol", daemon=True)
+                protocol.start()
+                threading.Thread(target=self._warm_up, args=(protocol,), name="cpl-warm-up", daemon=True).start()
                 yield
         finally:
             for lifecycle in reversed(started):
@@ -69,12 +75,27 @@ class McpStack:
         if self.early is not None:
             self.early.abandon()
 
-    def _warm_up(self) -> None:
+    def _warm_protocol(self) -> None:
+        """The SDK's validators and tools/list's schemas (a client's first messages) and the served tools' answer
+        models: nothing here needs the index or a started service."""
         try:
             warm_mcp_sdk()
             self.catalogue.tools()
+            build_result_models(self.registry)
+        except Exception:  # the call that needs it builds it again and answers the error itself
+            log.exception("warming up the protocol failed")
+
+    def _warm_up(self, protocol: threading.Thread) -> None:
+        try:
+            # What the first calls would pay for (server/first_calls.py: the map, the ledger's WAL), then the
+            # services and models few first calls use: until those are done, the warm-up competes with the calls.
+            # During a first build (minutes) the index is not ready: the rest comes first, the calls' work after it.
+            first_calls_now = warm_first_calls(self.services, self.registry, wait=False)
+            protocol.join()
             self.services.warm_deferred()
             build_deferred_models()
+            if not first_calls_now:
+                warm_first_calls(self.services, self.registry, wait=True)
         except Exception:  # the call that needs it builds it again and answers the error itself
             log.exception("warming up after the boot failed")
         # The code the stdlib generated for this boot (core/codegen_cache.py), kept for the next one now, not at exit.
@@ -99,8 +120,8 @@ def build_deferred_models() -> int:
             seen.add(model)
             pending.append(model)
             # The SDK's models are left alone (warm_mcp_sdk builds what a client's first messages use): ours only.
-            # A tool's result model is built by its first call, as before: building them all here (~100) would
-            # compete with the first calls themselves.
+            # Tools' result models are left to server/first_calls.py, which builds the served tools' only (all
+            # ~100 here would compete with the first calls themselves).
             if (model.__pydantic_complete__ or not model.__module__.startswith("codeplane.")
                     or issubclass(model, ToolResult)):
                 continue
@@ -134,5 +155,5 @@ def build_stack(services: Services, early: EarlyIndex | None = None, drain: Drai
     # /mcp bypasses Starlette's middleware and router, and short stateless calls the SDK's SSE set-up (McpFastPath).
     asgi = McpFastPath(Starlette(routes=inner.routes), mcp_server, mcp_server.session_manager,
                        security=security, registry=registry)
-    return McpStack(services=services, asgi=asgi,
-                    _session_run=mcp_server.session_manager.run, catalogue=catalogue, early=early)
+    return McpStack(services=services, asgi=asgi, _session_run=mcp_server.session_manager.run,
+                    catalogue=catalogue, registry=registry, early=early)

@@ -16,14 +16,23 @@ had not passed, and a write batch running in a worker thread was still applied. 
 4. Once no ``/mcp`` POST is still writing its answer (and the client's next message, if any, is answered),
    uvicorn's own shutdown runs (streams close, lifespan stops the subsystems).
 
+A call's work runs in a task of its own, which the call awaits through a shield: cutting a call stops the *wait*,
+so it answers 9003 at once even when its handler sits in a worker thread that never returns (an await on
+``anyio.to_thread`` ignores a cancel until the thread returns; the call used to stay in flight until the hard stop
+ended the process and the client saw its connection drop). When the stop gives up altogether (a third signal: the
+hard stop, server/hard_stop.py), :meth:`Drain.give_up_now` cuts the write batches too, which answer 9003 saying it is
+unknown what they applied, before the process ends.
+
 Invariant: no answer is dropped while the drain runs; every request in flight at the signal gets its own answer
-or a 9003 on its own stream (only a third signal stops without waiting). Everything here runs on the event loop.
+or a 9003 on its own stream, also when the stop gives up. Everything here runs on the event loop but
+:meth:`Drain.give_up`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -49,16 +58,29 @@ _PEEK_MAX = 4 * 1024 * 1024
 _OVERSIZED = b'{"method": "tools/call", "id": null}'
 
 
-def shutting_down_error(*, tool: str | None = None, cut_short: bool = False) -> CodePlaneError:
-    """The 9003 a stopping server answers: a call refused, or (``cut_short``) one that did not finish in time."""
-    if cut_short:
+def shutting_down_error(*, tool: str | None = None, cut_short: bool = False,
+                        write: bool = False) -> CodePlaneError:
+    """The 9003 a stopping server answers: a call refused, one that did not finish in time (``cut_short``), or a
+    write batch the stop gave up on (``write``: what it applied is not known; the next start's journal recovery
+    rolls back a batch left half-done)."""
+    details: dict[str, Any] = {"applied": "unknown" if write else False}
+    if write:
+        message = ("the server was forced to stop before this write batch finished; what it applied is unknown (the "
+                   "next start rolls back a half-done batch): check git_status before calling again")
+    elif cut_short:
         message = "the server stopped before this call finished; nothing was applied; call again once it is back"
     else:
         message = "the server is stopping and takes no new calls; call again once it is back (cpl up)"
-    details: dict[str, Any] = {"applied": False}
     if tool is not None:
         details["tool"] = tool
     return CodePlaneError(ErrorCode.SHUTTING_DOWN, message, details=details)
+
+
+#: How long a cut call's work gets to take its cancel (and record itself CANCELLED) before its 9003 goes out anyway:
+#: work that awaits a worker thread does not take it until the thread returns.
+_CUT_WAIT_SEC = 0.1
+#: How long the hard stop waits for the answers of the calls it gave up on to be written (see :meth:`Drain.give_up`).
+GIVE_UP_ANSWER_SEC = 1.0
 
 
 class Drain:
@@ -69,27 +91,46 @@ class Drain:
         self._posts = 0
         self._finishing = 0
         self._cuttable: set[anyio.CancelScope] = set()
+        self._writes: set[anyio.CancelScope] = set()
         self._expired = False
+        self._gave_up = False
         self._answered = 0.0
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def run(self, work: Callable[[], Awaitable[T]], *, finishes: bool) -> T | None:
-        """Run one tool call; ``None`` when the drain cut it short. A call that ``finishes`` is never cut."""
+        """Run one tool call; ``None`` when the drain cut it short. A call that ``finishes`` is only cut when the
+        stop gives up (:meth:`give_up`)."""
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        # The work's own task, awaited through a shield: a cut ends the wait even when the work cannot take a cancel.
+        task = asyncio.ensure_future(work())
         if finishes:
+            # Counted until the work itself ends, not the wait: a batch a client cancelled still runs to its end,
+            # and the stop waits for it.
             self._finishing += 1
-            try:
-                return await work()
-            finally:
-                self._finishing -= 1
+            task.add_done_callback(self._write_ended)
+        scopes = self._writes if finishes else self._cuttable
         # A cancel scope, not a task group: this runs on every call, and a scope costs next to nothing.
         with anyio.CancelScope() as scope:
-            if self._expired:
+            if self._gave_up or (self._expired and not finishes):
                 scope.cancel()
-            self._cuttable.add(scope)
+            scopes.add(scope)
             try:
-                return await work()
+                return await asyncio.shield(task)
+            except BaseException:
+                # Our cut, or a cancel from outside (the client's). A read's work is cancelled too; a write batch's
+                # never is: it runs to its end and is recorded as what it did, its answer going nowhere.
+                if not finishes:
+                    task.cancel()
+                raise
             finally:
-                self._cuttable.discard(scope)
-        return None  # only reached when the scope absorbed the drain's cancel
+                scopes.discard(scope)
+        # Only reached when the scope absorbed the drain's cancel. Work that takes it ends (and is recorded) first.
+        await asyncio.wait({task}, timeout=_CUT_WAIT_SEC)
+        return None
+
+    def _write_ended(self, _task: asyncio.Future[Any]) -> None:
+        self._finishing -= 1
 
     def writes_in_flight(self) -> bool:
         """Whether a call that is never cut (a write batch) still runs. Read from other threads too."""
@@ -101,19 +142,51 @@ class Drain:
         for scope in list(self._cuttable):
             scope.cancel()
 
+    def give_up_now(self) -> None:
+        """The stop gives up (a third signal; the process ends in a moment): cut every call in flight, write batches
+        too. On the loop's thread."""
+        self._gave_up = True
+        self.expire()
+        for scope in list(self._writes):
+            scope.cancel()
+
+    def give_up(self, timeout: float = GIVE_UP_ANSWER_SEC) -> None:
+        """:meth:`give_up_now` from another thread (the hard stop's, just before the process ends), then wait up to
+        ``timeout`` seconds for the answers to be written. Best effort: the loop may be gone, and its connections
+        with it."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        done = threading.Event()
+
+        def cut_all() -> None:
+            self.give_up_now()
+            done.set()
+
+        try:
+            loop.call_soon_threadsafe(cut_all)
+        except RuntimeError:  # the loop closed meanwhile
+            return
+        deadline = time.monotonic() + timeout
+        if not done.wait(timeout):
+            return
+        while self._posts and time.monotonic() < deadline:
+            time.sleep(_POLL_SEC)
+
     async def drain(self, timeout: float) -> None:
         """Wait for the calls in flight: all of them up to ``timeout`` seconds (or until :meth:`expire`), then only
         those that finish."""
         deadline = time.monotonic() + timeout
         while (time.monotonic() < deadline and not self._expired
-               and (self._posts or time.monotonic() - self._answered < _QUIET_SEC)):
+               and (self._posts or self._finishing or time.monotonic() - self._answered < _QUIET_SEC)):
             await asyncio.sleep(_POLL_SEC)
-        if not self._posts:
+        if not self._posts and not self._finishing:
             return
         self.expire()
-        # A write batch finishes whatever the deadline; the answers cut short get a bounded moment to go out.
+        # A write batch finishes whatever the deadline, also one whose client cancelled it and went (its work runs
+        # on in its own task); the answers cut short get a bounded moment to go out.
         grace = time.monotonic() + _ANSWER_GRACE_SEC
-        while self._posts and (self._finishing or time.monotonic() < grace):
+        while self._finishing or (self._posts and time.monotonic() < grace):
             await asyncio.sleep(_POLL_SEC)
 
 

@@ -12,7 +12,10 @@ So once the server has shut down (``serve`` returns from uvicorn), the threads s
 exit does after those threads are gone (the worker pool's shutdown, say) is not cut: a slow exit is not a stuck
 one. Two more deadlines run from the stop signals: a third signal ends the process after a second, write batch or
 not, as ``--force``'s SIGKILL would; and :data:`NET_SEC` past the stop deadline the process ends whatever it waits
-for, a write batch in flight aside (it is all-or-nothing and bounded by its own timeouts: hooks, remotes). Until
+for, a write batch in flight aside (it is all-or-nothing and bounded by its own timeouts: hooks, remotes). Before it
+ends the process, the hard stop has every call still in flight answered 9003 (``answer_in_flight``: the drain's
+:meth:`~codeplane.server.drain.Drain.give_up`, bounded), so a client sees a typed, retryable error rather than its
+connection dropping. Until
 the process ends, its files and lock stay: ``serve`` leaves them to an ``atexit`` handler when threads remain, which
 runs only after the interpreter has joined them, so ``cpl down --force`` can always find a process still there.
 """
@@ -53,9 +56,12 @@ def lingering_threads() -> list[threading.Thread]:
 class HardStop:
     """Ends the process at a deadline (see the module docstring). Thread-safe."""
 
-    def __init__(self, layout: RepoLayout, *, writes_in_flight: Callable[[], bool]) -> None:
+    def __init__(self, layout: RepoLayout, *, writes_in_flight: Callable[[], bool],
+                 answer_in_flight: Callable[[], None] = lambda: None) -> None:
         self._layout = layout
         self._writes_in_flight = writes_in_flight
+        #: Answers the calls still in flight (9003) before the process ends; bounded, run on this daemon thread.
+        self._answer_in_flight = answer_in_flight
         #: Ends the process whatever it waits for.
         self._deadline: float | None = None
         #: Ends the process if one of ``_threads`` still runs then.
@@ -110,6 +116,8 @@ class HardStop:
         # Best effort throughout: nothing here may keep the process alive.
         with contextlib.suppress(Exception):
             log.error("the stop did not finish in time: ending the process", threads=stuck, exit_code=HARD_EXIT_CODE)
+        with contextlib.suppress(Exception):
+            self._answer_in_flight()
         with contextlib.suppress(Exception):
             sys.stderr.flush()
         _kill_children()

@@ -106,9 +106,10 @@ class ToolCatalogue:
         return self._header_schemas[name]
 
 
-def _cut_short(name: str) -> types.CallToolResult:
-    """The answer of a call the stop cut short (server/drain.py): an ordinary catalog error envelope."""
-    payload = shutting_down_error(tool=name, cut_short=True).to_payload()
+def _cut_short(name: str, *, write: bool) -> types.CallToolResult:
+    """The answer of a call the stop cut short (server/drain.py): an ordinary catalog error envelope. A ``write``
+    is only cut when the stop gives up, and then what it applied is not known."""
+    payload = shutting_down_error(tool=name, cut_short=True, write=write).to_payload()
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text_of(error_text(payload), {}))],
         structured_content={"error": payload, "meta": {}}, is_error=True,
@@ -146,11 +147,12 @@ def build_mcp_server(services: Services, registry: ToolRegistry, catalogue: Tool
         async def progress(done: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(done, total, message)
 
+        finishes = _finishes(registry, params.name, params.arguments)
         answer = await stop.run(lambda: dispatch(
             services, registry, params.name, params.arguments,
             default_session=_default_session(ctx), progress=progress,
-        ), finishes=_finishes(registry, params.name, params.arguments))
-        return answer if answer is not None else _cut_short(params.name)
+        ), finishes=finishes)
+        return answer if answer is not None else _cut_short(params.name, write=finishes)
 
     server: Server[Any] = Server(
         "codeplane",

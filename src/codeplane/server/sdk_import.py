@@ -23,7 +23,7 @@ import importlib.util
 import sys
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
@@ -182,6 +182,13 @@ def warm_mcp_sdk() -> None:
             function(*args)  # type: ignore[operator]
         except Exception:  # noqa: BLE001 - a sample a version rejects still built its models
             continue
+    # The answer of a tool call as dispatch builds it: the samples above validate the versions' own result models,
+    # not these (the first tool call built them, ~10-40 ms inside its answer).
+    import mcp_types as types
+
+    with suppress(Exception):
+        types.CallToolResult(content=[types.TextContent(type="text", text="w")], structured_content={},
+                             is_error=False)
     # What the SDK would have built as it imported (_sdk_builds_deferred) and the samples above did not reach.
     for unbuilt in _left_unbuilt:
         if isinstance(unbuilt, TypeAdapter):

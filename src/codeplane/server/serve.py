@@ -170,7 +170,7 @@ class _Server(uvicorn.Server):
         # The first signal only starts the drain (on the loop, at the next tick): uvicorn's ``should_exit`` is also
         # what makes the SSE library end every stream, answers in flight included. A second one cuts the calls in
         # flight short (they still answer 9003 on their streams); a third, or any before the stack serves (there is
-        # no call to wait for), stops now.
+        # no call to wait for), stops now, its write batches answered 9003 too (what they applied is unknown).
         # The hard stop's deadlines (server/hard_stop.py): a net far past the stop's own deadline, and after a third
         # signal, what the user insisted on, a second (``--force`` would SIGKILL it).
         self._signals += 1
@@ -180,7 +180,8 @@ class _Server(uvicorn.Server):
         else:
             self._hard_stop.arm(stop_deadline_sec(self._timeout) + NET_SEC)
         if self._signals > 2 or not self.started or not self._serving():
-            self._drain.expire()
+            # Stopping now: every call in flight, a write batch too, answers 9003 before uvicorn closes its stream.
+            self._drain.give_up_now()
             super().handle_exit(sig, frame)
         elif self._signals == 2:
             self._drain.expire()
@@ -255,7 +256,7 @@ def serve(root: Path, config: CodePlaneConfig, repo_id: str, *, port: int,
     warnings = [f"removed stale {name} from a server that is no longer running" for name in lock.cleaned_stale]
     boot_failure: list[BaseException] = []
     drain = Drain()
-    hard_stop = HardStop(layout, writes_in_flight=drain.writes_in_flight)
+    hard_stop = HardStop(layout, writes_in_flight=drain.writes_in_flight, answer_in_flight=drain.give_up)
     try:
         host = config.server.host
         if host not in ("127.0.0.1", "localhost", "::1"):

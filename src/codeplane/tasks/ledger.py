@@ -2,7 +2,9 @@
 
 One :class:`Ledger` per server owns the only writing connection. Every write (an operation row, with
 the task row it changed) is one short transaction; the chain head (last ``op_id`` and ``row_hash``) is
-kept in memory so appending never reads. All methods are thread-safe (one lock around the connection).
+kept in memory so appending never reads, and mirrored after each commit in ``ledger.head`` so rows lost with
+``ledger.db-wal`` are noticed at the next open (``ledger_head.py``). All methods are thread-safe (one lock around
+the connection).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
 from codeplane.core.storage import probe_write, storage_code, storage_error
 from codeplane.tasks.chain import ALL_COLUMNS, GENESIS_HASH, HASHED_COLUMNS, ChainReport, row_hash, verify_rows
+from codeplane.tasks.ledger_head import HeadMark, Lost, lost_rows, read_head, record_lost
 from codeplane.tasks.ledger_identity import MISSING_OP, ledger_id, remember, remembered
 from codeplane.tasks.models import (
     BudgetType,
@@ -152,6 +155,10 @@ class Ledger:
         self.quarantined: Quarantined | None = None
         #: Signs of hand edits ``open`` found (``tamper.py``); recorded in the chain and shown in ``/status``.
         self.tampering: list[str] = []
+        #: Committed rows ``open`` found missing (a lost ``ledger.db-wal``, ``ledger_head.py``) and their record.
+        self.lost: tuple[Lost, Quarantined] | None = None
+        self._head_mark = HeadMark(path.parent)
+        self._ledger_id = ""
         #: Rows ``record`` could not write yet, oldest first (``MAX_UNWRITTEN`` at most).
         self._unwritten: list[tuple[OperationRecord, tuple[TaskRecord, ...]]] = []
         #: (device, inode) of the file the connection writes: a ``ledger.db`` deleted or replaced while the server
@@ -192,8 +199,19 @@ class Ledger:
             broken = broken_tail(conn)
             if broken is not None:
                 self.tampering.append(f"the hash chain is broken: {broken}")
+            # Read before this open commits anything (its first commit rewrites it). The id this file had: its
+            # own, or, when even that was only in the lost WAL (a ledger never checkpointed), the one remembered.
+            head = read_head(state_dir)
+            with contextlib.suppress(OSError):  # the first write says it, once
+                self._head_mark.open()
+            had = conn.execute("SELECT value FROM ledger_meta WHERE key = 'ledger_id'").fetchone()
+            previous_id = str(had[0]) if had else (remembered(state_dir) or ("", ""))[0]
             with self.transaction() as tx:
                 ident = ledger_id(tx)
+                self._ledger_id = ident[0]
+                lost = lost_rows(head, previous_id, self._last_op_id) if gone is None and moved is None else None
+                if lost is not None:
+                    self._record_lost(tx, lost, previous_id)
                 if gone is not None and moved is None and gone[0] != ident[0]:
                     moved = record_missing(state_dir, *gone)
                     log.warning("ledger.db is missing; a new chain starts and records it", previous=gone[0])
@@ -208,6 +226,21 @@ class Ledger:
                         task_id=None, timestamp_ms=now_ms(), op_type=TAMPER_OP, success=True, kind="maintenance",
                         detail={"signs": self.tampering}))
             remember(state_dir, ident)
+
+    def _record_lost(self, tx: sqlite3.Connection, lost: Lost, previous_id: str) -> None:
+        try:
+            record = record_lost(self.path.parent, lost, previous_id)
+        except OSError as exc:
+            raise self._storage(exc) from exc
+        self.lost = (lost, record)
+        log.warning("ledger.db lost committed entries (its -wal file was lost after an unclean stop); recorded",
+                    missing=lost.count, first_op_id=lost.first_op_id, last_op_id=lost.last_op_id,
+                    record=record.file)
+        self.append_in(tx, OperationRecord(
+            task_id=None, timestamp_ms=now_ms(), op_type=MISSING_OP, success=True, kind="maintenance",
+            detail={"quarantine": record.to_detail(), "lost": {
+                "count": lost.count, "first_op_id": lost.first_op_id, "last_op_id": lost.last_op_id,
+                "last_hash": lost.last_hash}}))
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
@@ -244,6 +277,7 @@ class Ledger:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+            self._head_mark.close()
 
     def _reopen_if_replaced(self) -> None:
         """Start over on the file now at ``path`` when ours was deleted or replaced while open: ``open`` then
@@ -253,6 +287,14 @@ class Ledger:
         log.warning("ledger.db was deleted or replaced while the server ran; reopening it")
         self.close()
         self.open()
+
+    def prime(self) -> None:
+        """Have SQLite start ``ledger.db-wal`` now rather than in the first call's commit: the first write after the
+        last close had checkpointed and emptied it writes and syncs the WAL's header (~2-20 ms, the server's warm-up
+        calls this after ``/ready``). Rewrites ``user_version`` with its own value: nothing in the ledger changes."""
+        with self.transaction() as conn:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            conn.execute(f"PRAGMA user_version = {version}")
 
     @property
     def is_open(self) -> bool:
@@ -268,6 +310,8 @@ class Ledger:
             try:
                 yield conn
                 conn.execute("COMMIT")
+                if (self._last_op_id, self._last_hash) != saved and self._ledger_id:
+                    self._head_mark.write(self._ledger_id, self._last_op_id, self._last_hash)
             except BaseException:
                 # The head first: SQLite ends the transaction itself on some errors (a full disk), and the ROLLBACK's
                 # own error ("no transaction is active") skipped this line, so the next row chained from a row that
