@@ -6,6 +6,7 @@ import json
 import time
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from codeplane.server.tooling import CORE_TOOLS, RECOVERY_TOOLS
@@ -20,6 +21,15 @@ async def test_tools_list_is_deterministic_with_flat_schemas_and_annotations(tmp
         async with mcp_client(server) as client:
             first = await client.list_tools()
             second = await client.list_tools()
+            failed = await client.call_tool("read_source", {"targets": [{"path": "missing.py"}]})
+            read = await client.call_tool("read_source", {"targets": [{"path": "a.py"}]})
+    # Both an error and a success validate against the tool's output schema: the TypeScript SDK checks an error's
+    # structuredContent too, and threw -32602 instead of showing the model the error when only result was allowed.
+    schema = next(t.output_schema for t in first.tools if t.name == "read_source")
+    assert failed.is_error and failed.structured_content and failed.structured_content["error"]["code"] == 5004
+    assert not read.is_error
+    for answer in (failed, read):
+        jsonschema.validate(answer.structured_content, schema)
     names = [t.name for t in first.tools]
     assert names == [t.name for t in second.tools]
     assert "describe" in names
@@ -27,7 +37,7 @@ async def test_tools_list_is_deterministic_with_flat_schemas_and_annotations(tmp
         dumped = json.dumps(tool.output_schema)
         assert "oneOf" not in dumped, tool.name
         assert tool.output_schema is not None, tool.name
-        assert tool.output_schema["properties"].keys() == {"result", "meta"}
+        assert tool.output_schema["properties"].keys() == {"result", "error", "meta"}
         assert tool.annotations is not None and tool.annotations.open_world_hint is False
         # Every tool accepts session_id; tools/list names it, describe(action='tool') explains it.
         assert tool.input_schema["properties"]["session_id"] == {"type": "string"}, tool.name

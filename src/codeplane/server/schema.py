@@ -16,6 +16,7 @@ from codeplane.server.tooling import ToolRegistry, ToolSpec
 _PRIMITIVES = {"string", "integer", "number", "boolean"}
 #: Documents the envelope once per tool in two words; what meta may carry is in ``describe``.
 _META_SCHEMA = {"type": "object", "description": "Only what is new or needs attention: ids, budget, signals."}
+_ERROR_SCHEMA = {"type": "object"}
 
 
 def _lean_schema(node: Any, *, output: bool) -> Any:
@@ -112,10 +113,14 @@ def _inline(node: Any, defs: dict[str, Any], depth: int) -> Any:
 def output_schema(spec: ToolSpec) -> dict[str, Any]:
     result = _finish(_lean_schema(spec.result.model_json_schema(ref_template="#/$defs/{model}"), output=True))
     defs: dict[str, Any] = result.pop("$defs", {})
+    # An error answer (isError) carries ``error`` where a success carries ``result``, and the schema must admit
+    # both: the TypeScript SDK (Claude Code's client) validates an error's structuredContent too, and against
+    # ``required: [result, meta]`` it threw -32602 instead of showing the model the error (no ``oneOf``: see above).
     return {
         "type": "object",
-        "properties": {"result": _inline(result, defs, OUTPUT_SCHEMA_DEPTH), "meta": _META_SCHEMA},
-        "required": ["result", "meta"],
+        "properties": {"result": _inline(result, defs, OUTPUT_SCHEMA_DEPTH), "error": _ERROR_SCHEMA,
+                       "meta": _META_SCHEMA},
+        "required": ["meta"],
     }
 
 
