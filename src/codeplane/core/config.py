@@ -96,8 +96,10 @@ class IndexConfig(_Section):
     #: Longest a query waits for a touched file to be reindexed before answering 3005 (retryable).
     freshness_wait_ms: int = Field(default=5_000, ge=0, le=120_000)
     #: How long server start waits for the first reconcile before announcing; a huge cold tree then keeps
-    #: building in the background and index queries answer 3004 (retryable) until it is published.
-    startup_wait_sec: float = Field(default=60.0, ge=0, le=3600)
+    #: building in the background and index queries answer 3004 (retryable) until it is published. MCP requests
+    #: are held meanwhile, the handshake too, and MCP clients give up connecting after 60 s (the TypeScript SDK,
+    #: Claude Code): the default leaves them room, so a big cold tree connects and then answers 3004 while it builds.
+    startup_wait_sec: float = Field(default=30.0, ge=0, le=3600)
     #: A shared index artifact to start from (``index/artifact_adopt.py``): a path, an ``https://`` URL, or a
     #: URL template with ``{commit}``. Nothing is fetched unless this is set (D1).
     artifact: str | None = None
