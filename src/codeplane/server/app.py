@@ -154,6 +154,7 @@ def build_stack(services: Services, early: EarlyIndex | None = None, drain: Drai
     )
     # /mcp bypasses Starlette's middleware and router, and short stateless calls the SDK's SSE set-up (McpFastPath).
     asgi = McpFastPath(Starlette(routes=inner.routes), mcp_server, mcp_server.session_manager,
-                       security=security, registry=registry)
+                       security=security, registry=registry,
+                       session_ended=lambda session: services.tasks.end_session(session, "the client ended it"))
     return McpStack(services=services, asgi=asgi, _session_run=mcp_server.session_manager.run,
                     catalogue=catalogue, registry=registry, early=early)

@@ -9,8 +9,10 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from collections.abc import Callable
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server._streamable_http_modern import handle_modern_request
@@ -195,8 +197,11 @@ class McpFastPath:
     """
 
     def __init__(self, routes: ASGIApp, server: Server[Any], manager: StreamableHTTPSessionManager, *,
-                 security: TransportSecuritySettings, registry: ToolRegistry, path: str = "/mcp") -> None:
+                 security: TransportSecuritySettings, registry: ToolRegistry, path: str = "/mcp",
+                 session_ended: Callable[[str], None] | None = None) -> None:
         self._routes = routes
+        #: Told the CodePlane session of an MCP session its client DELETEd (``_default_session``'s key).
+        self._session_ended = session_ended
         self._server = server
         self._manager = manager
         self._security = security
@@ -208,6 +213,9 @@ class McpFastPath:
             await self._routes(scope, receive, send)
             return
         if not self._may_shortcut(scope):
+            if scope["method"] == "DELETE" and self._session_ended is not None:
+                await self._delete(scope, receive, send, self._session_ended)
+                return
             await self._manager.asgi_app(scope, receive, _typed_413(send, self._manager.max_request_body_size))
             return
         chunks: list[bytes] = []
@@ -227,6 +235,23 @@ class McpFastPath:
         await handle_modern_request(self._server, self._security, True,
                                     self._manager._lifespan_state,  # entered once by the manager's run()
                                     scope, replay, send)
+
+    async def _delete(self, scope: Scope, receive: Receive, send: Send, ended: Callable[[str], None]) -> None:
+        """The SDK ends the MCP session; once it said so (2xx), the session's task closes too: it stayed listed OPEN
+        to every client for the idle timeout (QA54)."""
+        status = 0
+
+        async def watched(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        await self._manager.asgi_app(scope, receive, watched)
+        session = next((v.decode("latin-1") for k, v in scope["headers"] if k == MCP_SESSION_ID_HEADER.encode()),
+                       None)
+        if session and 200 <= status < 300:
+            await anyio.to_thread.run_sync(ended, f"mcp_{session}")
 
     @staticmethod
     def _may_shortcut(scope: Scope) -> bool:

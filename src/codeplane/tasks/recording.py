@@ -8,12 +8,19 @@ the artifact store and the row keeps only a reference plus a path-level summary 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from codeplane.core import unanswered
 from codeplane.core.artifacts import ArtifactRef
 from codeplane.core.calls import CallOutcome, MutationReport
+from codeplane.core.logging import get_logger
 from codeplane.tasks.convergence import Convergence
 from codeplane.tasks.models import OperationRecord
+
+if TYPE_CHECKING:  # the ledger imports this module
+    from codeplane.tasks.ledger import Ledger
+
+log = get_logger(__name__)
 
 #: Bounds that keep one row small whatever the call touched (the full list is in the artifact, if any).
 MAX_PATHS = 500
@@ -106,3 +113,19 @@ def operation_record(
         request_id=info.request_id, error_code=outcome.error_code, limit_triggered=limit_triggered,
         result_bytes=outcome.result_bytes if outcome.ok else None, detail=detail, **fields,
     )
+
+
+def record_unanswered(ledger: Ledger, *, record_operations: bool) -> None:
+    """A row for each write a previous server applied and was killed before answering (``core/unanswered``)."""
+    for entry in unanswered.pending(ledger.path.parent):
+        if record_operations:
+            ledger.record(OperationRecord(
+                task_id=None, timestamp_ms=entry.at_ms, op_type=UNANSWERED_OP, success=True, kind="mutation",
+                request_id=entry.request_id, changed_paths=entry.paths,
+                detail={"tool": bounded_tool_name(entry.tool or "write"), "batch": entry.batch,
+                        "why": "applied; the server stopped before it answered (recorded at the next start)",
+                        **({"changed_paths_total": entry.paths_total}
+                           if entry.paths_total > len(entry.paths) else {})}))
+        entry.file.unlink(missing_ok=True)
+        log.warning("a write applied before the server stopped had no ledger row; recorded", batch=entry.batch,
+                    tool=entry.tool, files=entry.paths_total)

@@ -62,6 +62,9 @@ class SessionTable:
             del self._sessions[session.session_id]
         return expired
 
+    def drop(self, session_id: str) -> None:
+        self._sessions.pop(session_id, None)
+
     def all(self) -> list[Session]:
         return sorted(self._sessions.values(), key=lambda s: (s.created_ms, s.session_id))
 

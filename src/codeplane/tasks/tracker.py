@@ -58,7 +58,7 @@ from codeplane.tasks.models import (
     TaskRecord,
     TaskState,
 )
-from codeplane.tasks.recording import UNANSWERED_OP, bounded_tool_name, operation_record
+from codeplane.tasks.recording import operation_record, record_unanswered
 from codeplane.tasks.retention import RetentionReport, run_retention
 from codeplane.tasks.sessions import DormantSessions, Session, SessionTable, comes_back_to
 
@@ -163,7 +163,7 @@ class TaskTracker:
         for task in self.ledger.last_task_per_session(limit=DORMANT_MAX):
             if task.state.closed:  # all are, after the loop above; an OPEN one must never be resumed
                 self._dormant.remember(task.session_id, *comes_back_to(task))
-        self._record_unanswered()
+        record_unanswered(self.ledger, record_operations=self.settings.record_operations)
         # After the interruptions, so the rows this start appended are among them: a restart must not empty the
         # last operations an operator looks at after a crash.
         self._reload_recent()
@@ -174,20 +174,14 @@ class TaskTracker:
         with self._lock:
             self._sweep(self._clock())
 
-    def _record_unanswered(self) -> None:
-        """A row for each write a previous server applied and was killed before answering (``core/unanswered``)."""
-        for entry in unanswered.pending(self.ledger.path.parent):
-            if self.settings.record_operations:
-                self.ledger.record(OperationRecord(
-                    task_id=None, timestamp_ms=entry.at_ms, op_type=UNANSWERED_OP, success=True, kind="mutation",
-                    request_id=entry.request_id, changed_paths=entry.paths,
-                    detail={"tool": bounded_tool_name(entry.tool or "write"), "batch": entry.batch,
-                            "why": "applied; the server stopped before it answered (recorded at the next start)",
-                            **({"changed_paths_total": entry.paths_total}
-                               if entry.paths_total > len(entry.paths) else {})}))
-            entry.file.unlink(missing_ok=True)
-            log.warning("a write applied before the server stopped had no ledger row; recorded", batch=entry.batch,
-                        tool=entry.tool, files=entry.paths_total)
+    def end_session(self, session_id: str, reason: str) -> None:
+        """The client ended the session (an MCP session's DELETE): its OPEN task closes CLOSED_INTERRUPTED now, as
+        after an idle timeout, instead of staying listed OPEN to every other client for the idle timeout."""
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is not None and not session.in_flight:
+                self._sessions.drop(session_id)
+                self._expire(session, self._clock(), reason)
 
     def stop(self, *, interrupt_open: bool = True) -> None:
         """Finish pending artifact writes, close the tasks still OPEN as CLOSED_INTERRUPTED ("server stopped":
@@ -559,18 +553,22 @@ class TaskTracker:
         for session in self._sessions.all():
             self._settle(session, now)
         for session in self._sessions.expire_idle(now):
-            task = session.task
-            if task.state is TaskState.OPEN:
-                closed = self._interrupt(task, now, "session idle timeout")
-                if task.implicit:  # the client never opened a task: a new implicit one, announced
-                    idle = (now - session.last_seen_ms) // 1000
-                    self._dormant.remember(session.session_id, None,
-                                           f"task {task.task_id} was closed CLOSED_INTERRUPTED after {idle}s idle")
-                    continue
-                task = closed
-            elif session.saved_task != task:
-                self._save(task)
-            self._dormant.remember(session.session_id, task, "")
+            self._expire(session, now, "session idle timeout")
+
+    def _expire(self, session: Session, now: int, reason: str) -> None:
+        task = session.task
+        if task.state is TaskState.OPEN:
+            closed = self._interrupt(task, now, reason)
+            if task.implicit:  # the client never opened a task: a new implicit one, announced
+                idle = (now - session.last_seen_ms) // 1000
+                why = f"after {idle}s idle" if reason == "session idle timeout" else f"({reason})"
+                self._dormant.remember(session.session_id, None, f"task {task.task_id} was closed "
+                                       f"CLOSED_INTERRUPTED {why}")
+                return
+            task = closed
+        elif session.saved_task != task:
+            self._save(task)
+        self._dormant.remember(session.session_id, task, "")
 
     def _settle(self, session: Session, now: int) -> None:
         """Close the session's task CLOSED_FAILED if its deadline passed, with a ledger row saying so."""
