@@ -48,8 +48,12 @@ _READERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="codeplane-read"
 DEFER_CHARS = 64_000_000
 #: SQLite's default ``wal_autocheckpoint`` (pages), restored after a big epoch's COMMIT.
 _AUTOCHECKPOINT = 1000
-#: Runs a big epoch's Tantivy commit beside the indexers' finishing work.
+#: Runs an epoch's Tantivy commit beside the indexers' finishing work.
 _COMMITTER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="codeplane-tantivy-commit")
+#: Reasons whose epoch leaves its WAL checkpoint to ``IndexPipeline.checkpoint`` (the indexer thread runs it, in the
+#: background, once idle) instead of copying it back inside its COMMIT: a write tool's synchronous refresh answers
+#: without that copy.
+DEFERRED_CHECKPOINT = frozenset({"startup", "refresh"})
 
 
 @dataclass(frozen=True)
@@ -100,7 +104,7 @@ class EpochPublisher:
         self._lexical = lexical
         self._indexers = indexers
         self._max_bytes = max_bytes
-        #: A big epoch committed without copying its WAL back into the database (``take_checkpoint``).
+        #: An epoch committed without copying its WAL back into the database (``take_checkpoint``).
         self.checkpoint_due = False
         self._interrupted = threading.Event()
         #: Guards ``_in_epoch``: an interrupt may abort the epoch's statements, never its ROLLBACK or COMMIT.
@@ -189,7 +193,7 @@ class EpochPublisher:
                 for hooks in hooked:
                     hooks.finish_epoch(conn, epoch)
 
-            opstamp = self._commit_while(finish, overlap=big)
+            opstamp = self._commit_while(finish)
             self._leave_epoch()  # the work is done: a stop arriving now lets it commit
         except BaseException as exc:
             self._leave_epoch()
@@ -202,7 +206,9 @@ class EpochPublisher:
         duration = int((monotonic() - started) * 1000)
         # /ready waits for the startup reconcile's epoch, whose checkpoint (tens of MB of WAL for a clone a few hundred
         # files ahead of an index artifact) is left for the checkpoint too: the server runs it right after /ready.
-        defer = (big or reason == "startup") and not direct  # (written straight into the file: no WAL)
+        # So does a write tool waiting for its refresh (``DEFERRED_CHECKPOINT``): a 20-file edit of Django writes
+        # ~1,100 pages, past the automatic checkpoint's 1,000, whose copy and fsync were ~10 % of the write.
+        defer = (big or reason in DEFERRED_CHECKPOINT) and not direct  # (written straight into the file: no WAL)
         renamed = tuple((r.old.path, r.new.entry.path) for r in changes.renamed)
         try:
             self._store.set_meta("epoch", str(epoch), conn)
@@ -233,18 +239,16 @@ class EpochPublisher:
         return EpochSummary(epoch, reason, published, duration, changes.added, changes.modified,
                             len(changes.deleted), len(changes.touched), renamed, tuple(sorted(stale)))
 
-    def _commit_while(self, finish: Callable[[], None], *, overlap: bool) -> int:
+    def _commit_while(self, finish: Callable[[], None]) -> int:
         """Run ``finish`` (the indexers' end of the epoch) and the Tantivy commit; returns the opstamp.
 
-        For a big epoch the commit (handing Tantivy the deferred writes, its thread indexing and flushing them)
-        runs in a thread while this one links and indexes, so both cores work. Both still end before SQLite
+        The commit (for a big epoch, handing Tantivy the deferred writes, its thread indexing and flushing them;
+        for any epoch, a new segment and its fsyncs: 30-60 ms, the bulk of a one-file write's refresh) runs in a
+        thread, without the GIL, while this one links and indexes. Both still end before SQLite
         commits: if ``finish`` fails after Tantivy committed, the caller rolls SQLite back and the
         ``tantivy_inflight`` marker (committed first) makes the next publish or start re-derive those documents,
         as after a crash.
         """
-        if not overlap:
-            finish()
-            return self._lexical.commit()
         committing = _COMMITTER.submit(self._lexical.commit)
         try:
             finish()
@@ -253,11 +257,11 @@ class EpochPublisher:
         return opstamp
 
     def take_checkpoint(self) -> bool:
-        """Whether a big epoch left its WAL to copy back (it no longer does: the caller copies it now).
+        """Whether an epoch left its WAL to copy back (it no longer does: the caller copies it now).
 
         A big epoch passes all it writes through the WAL (a first build does not: ``IndexStore.leave_wal``); the
         COMMIT's automatic checkpoint would copy it back before the epoch counts as published (0.6-0.9 s for all of
-        Django), so a big epoch leaves it to
+        Django), so a big epoch (and the startup's, and a write tool's refresh: ``DEFERRED_CHECKPOINT``) leaves it to
         ``IndexPipeline.checkpoint`` (``copy_wal_back``, then ``truncate_wal``), which the server runs once it is
         ready. Until then readers find the pages in the WAL; if nobody calls it, the next commit's automatic
         checkpoint (back on after every COMMIT) does the copy.

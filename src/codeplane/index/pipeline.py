@@ -369,10 +369,13 @@ class IndexPipeline:
         summary: EpochSummary | None = None
         if not (content_changed or needs_repair or inflight):
             if changes.touched:  # stat-only (touch, CRLF flip): not dirty, so no new epoch (§5.7)
+                before = _rows_of(changes)
                 self._publisher.touch(changes)
+                self._update_counts(before, changes)  # a CRLF flip changes the size the counts add up
             if progress is not None:
                 progress(0, 0)
         else:
+            before = _rows_of(changes)
             with span("index.publish_epoch", files=len(changes.upserts) + len(changes.deleted)):
                 summary = self._publisher.publish(changes, reason=reason, extras=Extras(
                     repair.lexical_all, set(repair.lexical_paths), set(repair.facts_all)), progress=progress)
@@ -382,7 +385,7 @@ class IndexPipeline:
             self.last_epoch = summary
             if summary.stale:
                 self.pending.mark(summary.stale)
-            self._refresh_counts()
+            self._update_counts(before, changes)
         report = ReconcileReport(
             at_ms=now_ms(), duration_ms=int((monotonic() - started) * 1000), reason=reason, full=full,
             added=changes.added, modified=changes.modified, deleted=len(changes.deleted),
@@ -471,6 +474,36 @@ class IndexPipeline:
         self.pending.mark(paths)
 
     # -- derived state ---------------------------------------------------------------------------------------
+    def _update_counts(self, before: dict[str, _CountedRow], changes: ChangeSet) -> None:
+        """``counts`` after an epoch, from the rows of the paths it concerned as they were (``before``) and are now:
+        a write's epoch no longer scans the file table three times (a few ms on Django, tens on a monorepo). An
+        epoch of many paths counts the table again."""
+        paths = sorted(set(before) | {u.entry.path for u in changes.upserts}
+                       | {r.new.entry.path for r in changes.renamed})
+        if len(paths) >= CHUNK or self.counts.files == 0:
+            self._refresh_counts()
+            return
+        now: dict[str, _CountedRow] = {}
+        for start in range(0, len(paths), 500):
+            part = paths[start:start + 500]
+            now.update((str(p), (str(k), lang, int(size))) for p, k, lang, size in self.store.conn.execute(
+                f"SELECT path, kind, language, size FROM files WHERE path IN ({','.join('?' * len(part))})", part))
+        kinds = {"text": self.counts.text, "binary": self.counts.binary, "oversized": self.counts.oversized,
+                 "symlink": self.counts.symlink}
+        languages = dict(self.counts.languages)
+        files, total_bytes = self.counts.files, self.counts.bytes
+        for rows, sign in ((before, -1), (now, 1)):
+            for kind, language, size in rows.values():
+                files += sign
+                total_bytes += sign * size
+                kinds[kind] = kinds.get(kind, 0) + sign
+                if language is not None:
+                    languages[language] = languages.get(language, 0) + sign
+        self.counts = IndexCounts(
+            files=files, text=kinds["text"], binary=kinds["binary"], oversized=kinds["oversized"],
+            symlink=kinds["symlink"], bytes=total_bytes,
+            languages={k: v for k, v in sorted(languages.items()) if v > 0})
+
     def _refresh_counts(self) -> None:
         conn = self.store.conn
         kinds = dict(conn.execute("SELECT kind, count(*) FROM files GROUP BY kind").fetchall())
@@ -482,6 +515,17 @@ class IndexPipeline:
             files=sum(kinds.values()), text=kinds.get("text", 0), binary=kinds.get("binary", 0),
             oversized=kinds.get("oversized", 0), symlink=kinds.get("symlink", 0), bytes=int(total_bytes),
             languages={str(k): int(v) for k, v in languages.items()})
+
+
+#: What ``IndexCounts`` counts of a file row: (kind, language, size).
+_CountedRow = tuple[str, str | None, int]
+
+
+def _rows_of(changes: ChangeSet) -> dict[str, _CountedRow]:
+    """The counted rows, before the epoch, of every path ``changes`` may rewrite or remove (read with the diff)."""
+    records = [*(u.previous for u in changes.upserts if u.previous is not None), *changes.deleted,
+               *(r.old for r in changes.renamed), *(t.record for t in changes.touched)]
+    return {r.path: (r.kind, r.language, r.size) for r in records}
 
 
 def _drop_stale_bytecode(root: Path, changes: ChangeSet) -> None:

@@ -48,7 +48,7 @@ from codeplane.mutation.places import Place, check_places
 from codeplane.mutation.plan import Current, Planned, plan_create, plan_delete, plan_move, plan_update
 from codeplane.mutation.repo_style import Attributes, dominant_line_ending
 from codeplane.mutation.scope import AllowList, Scope, Target
-from codeplane.mutation.syntax_check import broken_python
+from codeplane.mutation.syntax_check import python_warnings
 from codeplane.repo.gitlock import git_running, index_lock, wait_for_git
 
 log = get_logger(__name__)
@@ -357,7 +357,7 @@ class MutationEngine:
         files: list[FileDelta] = [p.delta for p in planned]
         notes = list(warnings) + [f"{f.path} is ignored by git; confirm it was meant to be edited"
                                   for f in files if f.git_ignored]
-        notes += [w for p in planned if (w := broken_python(p.delta.path, p.old_text, p.new_text))]
+        notes += python_warnings((p.delta.path, p.old_text, p.new_text) for p in planned)
         diff: str | None = None
         truncated = False
         if dry_run:

@@ -2,12 +2,21 @@
 so until a test run fails in every file that imports it. The write still happens (an agent may pass through an
 invalid state on purpose, across several calls); its answer warns, naming the error and its line. A file that did
 not parse before (or uses syntax newer than this interpreter reads) is not warned about.
+
+The check parses every written Python file with CPython's own parser, the only one that agrees with the interpreter
+on what is a syntax error (the index's tree-sitter grammar accepts ``print "x"``, ``f() = 1``, ``def f(a=1, b)``), with
+the cyclic collector paused: an AST has no cycles, and collecting while one is built only walks it (in a server's
+heap, about a quarter of the parse of a big file). (Parsing on a thread beside the commit and the refresh was tried:
+``ast.parse`` holds the GIL for a whole file, and the steps beside it took as long again.)
 """
 
 from __future__ import annotations
 
 import ast
 import warnings
+from collections.abc import Iterable
+
+from codeplane.core.collector import collector_paused
 
 _PYTHON = (".py", ".pyi")
 
@@ -35,3 +44,13 @@ def broken_python(path: str, old_text: str | None, new_text: str | None) -> str 
         return None
     where = f"line {error.lineno}" if error.lineno else "somewhere"
     return f"{path} does not parse after this edit: {type(error).__name__}: {error.msg} ({where})"
+
+
+#: (path, text before, text after) of one written file.
+Written = tuple[str, str | None, str | None]
+
+
+def python_warnings(files: Iterable[Written]) -> list[str]:
+    """``broken_python`` of each file, in order, parsing with the cyclic collector paused."""
+    with collector_paused():
+        return [w for path, old, new in files if (w := broken_python(path, old, new))]

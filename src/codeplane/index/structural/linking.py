@@ -135,6 +135,10 @@ def _below(conn: sqlite3.Connection, directories: set[str]) -> set[int]:
     return found
 
 
+#: A definition's qualified name in module ``:module`` ('' for none).
+_QUALIFIED = "(CASE WHEN :module = '' THEN lexical_path ELSE :module || '.' || lexical_path END)"
+
+
 def _rekey(conn: sqlite3.Connection, effect: BatchEffect, init_dirs: set[str], roots: dict[str, str], *,
            roots_changed: bool, report: LinkReport) -> tuple[set[int], set[str]]:
     """Recompute module keys and qualified names; returns (files rekeyed, keys that changed holders)."""
@@ -170,11 +174,13 @@ def _rekey(conn: sqlite3.Connection, effect: BatchEffect, init_dirs: set[str], r
                 changed_keys.update(k for k, _ in keys)
                 rekeyed.add(file_id)
             module = modules.module_name(path, language, package, init_dirs, roots)
-            names.append((module, module, file_id))
+            names.append({"module": module, "file_id": file_id})
         conn.executemany("DELETE FROM st_module_key WHERE file_id = ?", stale)
         conn.executemany("INSERT INTO st_module_key(key, file_id, rank) VALUES (?,?,?)", inserts)
-        conn.executemany("UPDATE st_def SET qualified_name = CASE WHEN ? = '' THEN lexical_path "
-                         "ELSE ? || '.' || lexical_path END WHERE file_id = ?", names)
+        # Only rows whose name differs: a rewritten file keeps the definitions that came out the same
+        # (``rewrite._write_defs``), and setting an indexed column to its own value still rewrites its index entry.
+        conn.executemany(f"UPDATE st_def SET qualified_name = {_QUALIFIED} WHERE file_id = :file_id "
+                         f"AND qualified_name IS NOT {_QUALIFIED}", names)
     report.rekeyed = len(rekeyed)
     return rekeyed | set(effect.upserted.values()), changed_keys
 

@@ -13,7 +13,8 @@ row again. Here a rewritten file's new scopes, binds and references are matched 
   reference of a changed file from its same-file fields (``local_tier``, ``local_target_uid``) exactly as for
   a new row, and writes only what differs, so a kept row ends as a new one would.
 
-Definitions and the small tables are replaced whole, as for any file. New rows take ids from the same
+Definitions are matched by ``def_uid`` (``_write_defs``): one that came out the same keeps its row. The small
+tables are replaced whole, as for any file. New rows take ids from the same
 counters as new files' (:class:`IdCounters`); ids of a file are therefore not contiguous after an edit, and
 nothing may assume they are (queries order by position, with the id last).
 """
@@ -107,7 +108,7 @@ def rewrite(conn: sqlite3.Connection, source: str, paths: Sequence[str], *, file
             counters: IdCounters, report: RewriteReport) -> dict[str, list[int]]:
     """Write the staged scopes, binds, defs and refs of the rewritten files among ``paths`` (a staged batch's
     files, readable in schema ``source``; ``files``: path -> file id of every rewritten file), keeping the
-    stored rows that match. Their stored defs must be deleted already. Returns each file's scope ids, by
+    stored rows that match. Returns each file's scope ids, by
     the scope's index in extraction order (imports are written by the caller with them)."""
     local = {n: files[p] for n, p in enumerate(paths) if p in files}
     if not local:
@@ -137,17 +138,48 @@ def rewrite(conn: sqlite3.Connection, source: str, paths: Sequence[str], *, file
     conn.executemany("INSERT INTO temp.rw_file VALUES (?, ?, ?, ?)", rewritten)
     conn.executemany("INSERT INTO temp.rw_scope VALUES (?, ?, ?)", scope_map)
     conn.executemany("INSERT INTO temp.rw_bind VALUES (?, ?, ?)", bind_map)
-    conn.execute(f"INSERT INTO st_def(def_uid, file_id, kind, name, qualified_name, lexical_path, start_line, "
-                 "start_col, end_line, end_col, name_line, name_col, signature_hash, display_name, parent_uid, "
-                 "scope_id, name_lc) SELECT r.uid, m.file_id, r.kind, r.name, r.lexical, r.lexical, r.sl, r.sc, "
-                 "r.el, r.ec, r.nl, r.nc, r.sig, r.display, r.parent_uid, s.id, r.name_lc "
-                 f"FROM {source}.def_rows r JOIN temp.rw_file m ON m.file = r.file "
-                 "LEFT JOIN temp.rw_scope s ON s.file = r.file AND s.local = r.scope ORDER BY r.rowid")
+    _write_defs(conn, source)
     counts = rewrite_refs.pair_and_write(conn, source, counters.ref)
     counters.ref += counts.inserted
     report.refs_kept += counts.same + counts.moved
     report.refs_written += counts.inserted + counts.deleted + counts.moved
     return scope_ids
+
+
+#: A rewritten file's definitions as extraction gave them, with database scope ids (``ord``: the staged order).
+_DEF_COLUMNS = ("file_id", "kind", "name", "lexical_path", "start_line", "start_col", "end_line", "end_col",
+                "name_line", "name_col", "signature_hash", "display_name", "parent_uid", "scope_id", "name_lc")
+_NEW_DEFS = (f"CREATE TEMP TABLE IF NOT EXISTS rw_def (def_uid TEXT PRIMARY KEY, ord INTEGER NOT NULL, "
+             f"{', '.join(_DEF_COLUMNS)})")
+
+
+def _write_defs(conn: sqlite3.Connection, source: str) -> None:
+    """Write the staged definitions of the files in ``temp.rw_file``, keeping each stored row that comes out the
+    same (by ``def_uid``): an edit moves or changes a few of a file's definitions, and deleting and inserting all of
+    them rewrote four b-trees keyed by hashes and names (~40 % of a 20-file edit's WAL pages on Django). A row
+    whose lexical path changed takes it as its qualified name, as a new row does (linking prefixes the module name
+    where it differs); a new row is inserted in staged order. A ``def_uid`` another file holds still fails the
+    insert, as it always did."""
+    conn.execute(_NEW_DEFS)
+    conn.execute("DELETE FROM temp.rw_def")
+    conn.execute(f"INSERT INTO temp.rw_def SELECT r.uid, r.rowid, m.file_id, r.kind, r.name, r.lexical, r.sl, r.sc, "
+                 "r.el, r.ec, r.nl, r.nc, r.sig, r.display, r.parent_uid, s.id, r.name_lc "
+                 f"FROM {source}.def_rows r JOIN temp.rw_file m ON m.file = r.file "
+                 "LEFT JOIN temp.rw_scope s ON s.file = r.file AND s.local = r.scope")
+    held = "SELECT file_id FROM temp.rw_file"
+    conn.execute(f"DELETE FROM st_def WHERE file_id IN ({held}) AND def_uid NOT IN (SELECT def_uid FROM temp.rw_def)")
+    same = " AND ".join(f"o.{c} IS n.{c}" for c in _DEF_COLUMNS)
+    # (No ``UPDATE … FROM``: it needs SQLite 3.33, and the rest of the index runs on older ones.)
+    conn.execute(
+        f"UPDATE st_def SET (qualified_name, {', '.join(_DEF_COLUMNS)}) = (SELECT CASE WHEN st_def.lexical_path IS "
+        "n.lexical_path THEN st_def.qualified_name ELSE n.lexical_path END, "
+        f"{', '.join(f'n.{c}' for c in _DEF_COLUMNS)} FROM temp.rw_def n WHERE n.def_uid = st_def.def_uid) "
+        "WHERE def_uid IN (SELECT n.def_uid FROM temp.rw_def n "
+        f"JOIN st_def o ON o.def_uid = n.def_uid WHERE o.file_id IN ({held}) AND NOT ({same}))")
+    conn.execute(
+        "INSERT INTO st_def(def_uid, qualified_name, " + ", ".join(_DEF_COLUMNS) + ") SELECT n.def_uid, "
+        "n.lexical_path, " + ", ".join(f"n.{c}" for c in _DEF_COLUMNS) + " FROM temp.rw_def n WHERE NOT EXISTS "
+        "(SELECT 1 FROM st_def d WHERE d.def_uid = n.def_uid AND d.file_id = n.file_id) ORDER BY n.ord")
 
 
 class _Writer:

@@ -49,15 +49,22 @@ def record(conn: sqlite3.Connection, effect: BatchEffect) -> None:
         prune(conn, epoch - EPOCH_HISTORY + 1)
 
 
+#: Per snapshotted file, its latest snapshot at or before the epoch ``?``: what it was then.
+_LATEST = "SELECT file_path, max(epoch_id) AS latest FROM st_snapshot_file WHERE epoch_id <= ? GROUP BY file_path"
+
+
 def prune(conn: sqlite3.Connection, keep_from: int) -> None:
     """Drop what no epoch from ``keep_from`` on can read: each file's snapshots before its latest one at or before
-    ``keep_from`` (that one is the file's state at ``keep_from``)."""
-    conn.execute(
-        "DELETE FROM st_def_snapshot WHERE epoch_id < ? AND epoch_id < (SELECT max(s.epoch_id) FROM st_snapshot_file s "
-        "WHERE s.file_path = st_def_snapshot.file_path AND s.epoch_id <= ?)", (keep_from, keep_from))
-    conn.execute(
-        "DELETE FROM st_snapshot_file WHERE epoch_id < ? AND epoch_id < (SELECT max(s.epoch_id) FROM "
-        "st_snapshot_file s WHERE s.file_path = st_snapshot_file.file_path AND s.epoch_id <= ?)",
-        (keep_from, keep_from))
+    ``keep_from`` (that one is the file's state at ``keep_from``).
+
+    Driven by each file's latest snapshot, then the rows below it through ``st_def_snapshot_path``: one index range
+    per file. Deciding row by row (a latest snapshot looked up for each of them) walked every definition snapshot of
+    the history, a cold build's whole tree among them, inside the write whose epoch is a multiple of
+    ``PRUNE_EVERY``: on Django 0.17-0.29 s with nothing to drop, against 0.06-0.08 s now."""
+    conn.execute(f"DELETE FROM st_def_snapshot WHERE id IN (SELECT d.id FROM ({_LATEST}) m JOIN st_def_snapshot d "
+                 "ON d.file_path = m.file_path AND d.epoch_id < m.latest)", (keep_from,))
+    conn.execute(f"DELETE FROM st_snapshot_file WHERE (file_path, epoch_id) IN (SELECT s.file_path, s.epoch_id "
+                 f"FROM ({_LATEST}) m JOIN st_snapshot_file s ON s.file_path = m.file_path AND s.epoch_id < m.latest)",
+                 (keep_from,))
     conn.execute("INSERT OR REPLACE INTO st_state(key, value) VALUES ('snapshots_from', ?)", (str(keep_from),))
 

@@ -25,7 +25,7 @@ _IN_CHUNK = 500
 _FACT_TABLES = ("st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_entry", "st_export_thunk",
                 "st_dynamic_site", "st_export_surface", "st_module_key")
 #: What a rewritten file has replaced whole: all but the tables ``rewrite`` matches row by row.
-_REPLACED_TABLES = tuple(t for t in _FACT_TABLES if t not in ("st_scope", "st_bind", "st_ref"))
+_REPLACED_TABLES = tuple(t for t in _FACT_TABLES if t not in ("st_scope", "st_bind", "st_ref", "st_def"))
 
 
 @dataclass
