@@ -22,8 +22,10 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
+from typing import Literal
 
 from codeplane.index.languages import detect
+from codeplane.testing import impact_jsresolve as jsresolve
 from codeplane.testing.impact_models import ImpactResult, TestMatch
 from codeplane.testing.impact_modules import COMPLETE_HINT, NO_TEST_IMPORTS, NO_TEST_REACHES, selection_hint
 from codeplane.testing.model import Target
@@ -60,6 +62,8 @@ class Aliases:
     maps: tuple[AliasMap, ...]
     #: Every Jest/Vitest project directory (``.``: the root), aliased or not.
     projects: tuple[str, ...]
+    #: The checkout the projects are in (``impact_jsresolve`` reads its package.json files); None: not read.
+    root: Path | None = None
 
     def for_change(self, path: str) -> list[AliasMap]:
         """The maps that may lead to changed ``path``: its own project's, or every one when it lies in no project
@@ -90,13 +94,15 @@ def alias_maps(root: Path, targets: Sequence[Target]) -> Aliases:
             if isinstance(mapper, dict) and mapper:
                 found.append(AliasMap(project, _rel(project, "package.json"), "moduleNameMapper",
                                       _compiled(list(mapper), regex=True)))
-    return Aliases(tuple(found), tuple(projects))
+    return Aliases(tuple(found), tuple(projects), root)
 
 
 def with_aliases(result: ImpactResult, conn: sqlite3.Connection, aliases: Aliases,
                  changed: Sequence[str], test_files: Sequence[str]) -> ImpactResult:
     """``result`` with the test files importing through an alias selected (``low``), ``partial`` when other
     files of an aliased project do (see the module docstring)."""
+    if aliases.root is not None and aliases.projects:
+        result = _with_resolved(result, conn, aliases, changed, test_files)
     maps = list({id(m): m for p in changed if _is_js(p) for m in aliases.for_change(p)}.values())
     if not maps:
         return result
@@ -135,6 +141,56 @@ def with_aliases(result: ImpactResult, conn: sqlite3.Connection, aliases: Aliase
                 f"are not followed ({shown}): what imports them may be affected too, so the selection is "
                 "partial.").strip()
     return replace(result, matches=tuple(m for _, m in sorted(matches.items())), confidence=confidence, hint=hint)
+
+
+def _with_resolved(result: ImpactResult, conn: sqlite3.Connection, aliases: Aliases, changed: Sequence[str],
+                   test_files: Sequence[str]) -> ImpactResult:
+    """``result`` plus the tests reached through what Node and the runners resolve that the index does not
+    (``impact_jsresolve.py``); ``partial``, with the reason, where a specifier naming the repository resolves to
+    no file."""
+    assert aliases.root is not None
+    found = jsresolve.reach(conn, aliases.root, aliases.projects, changed, test_files)
+    # As for aliases: an unresolvable import leaves unknown only what lies in a changed JS file's project.
+    owners = {max((p for p in aliases.projects if _inside(c, p)), key=len, default=".") for c in changed if _is_js(c)}
+    found.unknown = [u for u in found.unknown if any(_inside(u, o) for o in owners)]
+    matches = {m.test_file: m for m in result.matches}
+    added = False
+    for test, (tier, why) in sorted(found.tests.items()):
+        known = matches.get(test)
+        if known is None or (known.confidence == "low" and tier == "high"):
+            matches[test] = TestMatch(test, "high" if tier == "high" else "low", (why,))
+            added = True
+    unresolved = tuple(p for p in result.unresolved_files if p not in found.loaded)
+    if not added and not found.unknown and unresolved == result.unresolved_files:
+        return result
+    hint = result.hint
+    confidence: Literal["complete", "partial"] = result.confidence
+    only_unreached = hint in (NO_TEST_REACHES, NO_TEST_IMPORTS) or (
+        result.unresolved_files and not unresolved)
+    if confidence == "partial" and only_unreached and not unresolved and not result.null_literal_imports and \
+            not result.unresolved_imports and added:
+        # Partial only because nothing was reached, or a changed data file was loaded by no known import: now
+        # the tests loading it are selected, and nothing else is left unknown.
+        confidence = "complete"
+    # Tests the runner loads the change for (setup files, manual mocks) are low for a reason of their own, not the
+    # package-level guess ``selection_hint`` words its low matches as.
+    by_runner = sorted(t for t, (c, why) in found.tests.items() if c == "low" and matches[t].reasons == (why,))
+    if only_unreached:
+        plain = [m for m in matches.values() if m.test_file not in by_runner]
+        hint = selection_hint(confidence, plain, unresolved, result.null_literal_imports,
+                              len(result.unresolved_imports)) if plain or not by_runner else ""
+    if by_runner:
+        hint = (f"{hint.replace(COMPLETE_HINT, '').strip()} {len(by_runner)} test file(s) load the change through "
+                "their runner, not an import (setup files, a manual mock): low confidence, each one's reason says "
+                "which.").strip()
+    if found.unknown:
+        confidence = "partial"
+        unknown = sorted(set(found.unknown))
+        shown = "; ".join(unknown[:3]) + (f"; and {len(unknown) - 3} more" if len(unknown) > 3 else "")
+        hint = (f"{hint.replace(COMPLETE_HINT, '').strip()} Imports name the repository's own packages but resolve "
+                f"to no file ({shown}): what imports them may be affected too, so the selection is partial.").strip()
+    return replace(result, matches=tuple(m for _, m in sorted(matches.items())), confidence=confidence, hint=hint,
+                   unresolved_files=unresolved)
 
 
 def _from_text(project: str, config: str, text: str, stem: str) -> list[AliasMap]:

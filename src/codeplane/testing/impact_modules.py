@@ -458,7 +458,11 @@ def _test_like(path: str) -> bool:
 
 #: The hint of a symbol-level selection that reached no test (``coverage_select`` replaces it when evidence adds).
 NO_TEST_REACHES = "No test reaches the changed definitions; consider adding one."
-NO_TEST_IMPORTS = "No test imports the changed modules; consider adding tests (see inspect_affected_tests)."
+#: Partial, as a walk that reaches no test always is: why, rather than only a suggestion to add tests (QA s53: the
+#: change was a setup file, a manual mock, a snapshot... that tests did load).
+NO_TEST_IMPORTS = ("No test imports the changed modules, directly or through other files. Partial: code may still "
+                   "load them by a computed name (a dynamic import or require, a name in a string), which is not "
+                   "followed; if nothing does, no test covers them yet.")
 
 
 #: The hint's last sentence for a ``complete`` tier (dropped where a later step makes the answer ``partial``).

@@ -110,7 +110,9 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 55: Java method references link their method (``::`` shapes); type parameters carry ``bound:``, the type of
 #:     ``new C() {...}`` ``anon:``; an anonymous class's method names the method it overrides.
 #: 56: a Go method expression (``(*T).M``, ``(*pkg.T[int]).M``) carries ``lit:T``.
-SCHEMA_VERSION = 56
+#: 57: ``await vi.importActual<T>('m')`` (type arguments, which tree-sitter-typescript parses as a call of
+#:     ``await vi.importActual``) is an import of ``m``.
+SCHEMA_VERSION = 57
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

@@ -100,3 +100,8 @@
 ; A test's way past its own mocks: ``jest.requireActual("m")``, ``vi.importActual("m")`` (and their *Mock twins).
 (call_expression function: (member_expression object: (identifier) @_runner property: (property_identifier) @_load)
   (#match? @_runner "^(jest|vi)$") (#match? @_load "^(requireActual|requireMock|importActual|importMock)$")) @import
+; ``await vi.importActual<{ W: number }>('m')``: with type arguments, tree-sitter-typescript parses the call's
+; function as ``await vi.importActual`` (the ``await`` binds inside), so the call above never matched (QA s53).
+(call_expression function: (await_expression (member_expression object: (identifier) @_runner
+                                                               property: (property_identifier) @_load))
+  (#match? @_runner "^(jest|vi)$") (#match? @_load "^(requireActual|requireMock|importActual|importMock)$")) @import
