@@ -6,7 +6,7 @@ import json
 import time
 from pathlib import Path
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 import pytest
 
 from codeplane.server.tooling import CORE_TOOLS, RECOVERY_TOOLS
