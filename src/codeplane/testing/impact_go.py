@@ -7,9 +7,15 @@ a resolved receiver, unless the receiver's declared type shows it cannot hold th
 (``f.Close()`` on ``f *os.File``: ``impact_goreceivers``). The index resolves a call on an interface value
 (``s.Area()``) to the interface's method spec, not by name: a reached concrete method therefore reaches every
 interface method of its name (any type with the method may satisfy any such interface), ``low``, and through it
-those calls. A reached top-level ``Test*``/``Fuzz*`` function of a ``_test.go`` file, or an ``Example*`` with an
-output comment, is a case of its package's target; a benchmark or an example without output is not (``go test``
-never runs them).
+those calls. A method the standard library calls through its own interfaces (``STD_CALLED``), or, where the
+repository imports text/template or html/template, any exported method with a result (``{{.Heading}}`` calls it
+by reflection), reaches its type, ``low``; a reached type reaches the structs holding a value of it (a field of
+it, embedded, in a slice, array or map: fmt, json and templates walk into every field), transitively, and their
+users. A value stored in an ``interface{}`` field was made by code naming its type, which the walk reaches. A
+case is kept only when its package's test binary links a changed package (Go's import graph, ``go list -deps
+-test``): a use by name elsewhere cannot run the change. A reached top-level ``Test*``/``Fuzz*`` function of a
+``_test.go`` file, or an ``Example*`` with an output comment, is a case of its package's target; a benchmark or
+an example without output is not (``go test`` never runs them).
 
 What runs when a package loads cannot be followed by uses: a changed line outside any function, a changed
 definition called by a package-level initializer or reached by an ``init`` function, ``TestMain`` or
@@ -23,9 +29,10 @@ nearest ``go.mod``), and the answer says so. A ``go.mod`` that cannot be read ma
 
 from __future__ import annotations
 
+import posixpath
 import re
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -42,13 +49,18 @@ _CASE = re.compile(r"^(?:Test|Example|Fuzz)(?:[^a-z].*)?$")
 _BENCHMARK = re.compile(r"^Benchmark(?:[^a-z].*)?$")
 #: An example runs only when its body ends with an output comment; without one it is compiled, never run.
 _OUTPUT = re.compile(r"^\s*//\s*(?:Unordered output|Output):")
+#: A method header whose signature ends on its line with no result: ``func (p *P) Reset() {``.
+_NO_RESULT = re.compile(r"^\s*func\s*\([^()]*\)\s*[A-Za-z_]\w*\s*(?:\[[^\]]*\])?\s*\([^()]*\)\s*\{")
+#: A ``replace`` directive's body replacing a module path by a local directory: ``example.com/x [v1] => ../x``.
+_REPLACE = re.compile(r"^(\S+)(?:\s+\S+)?\s*=>\s*(\.{1,2}(?:/\S*)?|/\S*)\s*$")
 _MODULE = re.compile(r"^\s*module\s+(\S+)")
 #: A package variable's value that is a function literal: ``var check = func(`` / ``check = func(`` in a block.
 _FUNC_VALUE = re.compile(r"=\s*func\s*\(")
 #: Methods the standard library calls through its interfaces on values handed to it, where no code of the
 #: repository names the call: ``fmt.Sprint(c)`` runs ``c.String()``, ``sort.Sort(b)`` runs ``b.Less``,
 #: ``json.Marshal(v)`` runs ``v.MarshalJSON()``, ``heap.Push`` runs ``Push``, ``flag.Var`` runs ``Set``. A changed
-#: one reaches whatever uses its type (``low``). Another library's interfaces are not known here.
+#: one reaches whatever uses its type, and the structs holding one (``low``). Another library's interfaces are not
+#: known here.
 STD_CALLED = frozenset({
     "String", "GoString", "Format", "Error", "Unwrap", "Is", "As", "ServeHTTP", "RoundTrip", "Read", "Write",
     "ReadAt", "WriteAt", "Close", "Seek", "ReadFrom", "WriteTo", "ReadByte", "WriteByte", "ReadRune",
@@ -83,6 +95,8 @@ class GoWalk(SymbolWalk):
         self._history: tuple[str, list[frozenset[tuple[str, str, str]]]] | None = None
         self._displays: dict[str, str] = {}
         self._receivers = GoReceivers(conn, path_of, read_lines)
+        #: Whether the repository imports text/template or html/template (``_template_callable``); asked once.
+        self._templates: bool | None = None
 
     def _test_side(self, d: Def, path: str, reach: Reach) -> bool:
         if d.parent is None and d.kind == "function" and d.name == "TestMain":
@@ -111,11 +125,27 @@ class GoWalk(SymbolWalk):
             for spec in self._interface_methods(d.name):
                 self.enqueue(spec, reach.then(f"{spec.qualified_name} (an interface call may run "
                                               f"{d.qualified_name})", "low"))
-            if d.name in STD_CALLED:
-                owner = self._receiver_type(d)
-                if owner is not None:
-                    self.enqueue(owner, reach.then(f"{owner.qualified_name} (the standard library may call "
-                                                   f"{d.name} on any value of it)", "low", runs=False))
+            called_by = "the standard library" if d.name in STD_CALLED else (
+                "a text/template or html/template template" if self._template_callable(d) else None)
+            owner = self._receiver_type(d) if called_by is not None else None
+            if owner is not None:
+                self.enqueue(owner, reach.then(f"{owner.qualified_name} ({called_by} may call {d.name} on any "
+                                               "value of it)", "low", runs=False))
+        elif d.kind == "field":
+            # fmt, encoding/json, encoding/xml, text/template and reflect.DeepEqual walk into every field of a
+            # value, named or not: a value of the struct holds one of the field's type, whose behaviour changed
+            # (``fmt.Sprint(cfg.Flags{})`` runs ``Mode.String`` on the zero ``Verbose`` it never names). The
+            # field is reached through its type's use on its line; its struct's users are reached too.
+            holder = self.get(d.parent)
+            if holder is not None and holder.kind != "interface":
+                why = f"{holder.qualified_name} (its field {d.name}: fmt, json, templates... walk into every field)"
+                self.enqueue(holder, reach.then(why, "low", runs=False))
+        if d.kind in ("struct", "type", "class"):
+            # An embedded field (``struct{ Tag; N int }``) is spelled by its type's name alone: no use of the type
+            # links it, so the fields embedding a reached type are found by that name.
+            for embedded in self._embedding(d):
+                self.enqueue(embedded, reach.then(f"{embedded.qualified_name} (embeds {d.name})", "low",
+                                                  runs=False))
 
     def _receiver_type(self, d: Def) -> Def | None:
         """The repository type a method is declared on (``Cents`` of ``Cents.String``), in the method's package."""
@@ -129,6 +159,40 @@ class GoWalk(SymbolWalk):
             if package_dir(str(path)) == directory:
                 return self.get(str(uid))
         return None
+
+    def _embedding(self, d: Def) -> list[Def]:
+        """The embedded fields named ``d``'s name whose declared type is ``d``: ``Name``/``*Name`` in ``d``'s package,
+        ``pkg.Name``/``*pkg.Name`` anywhere (whichever package ``pkg`` is: wider, never narrower)."""
+        directory = package_dir(self.path_of.get(d.file_id, ""))
+        found = []
+        for uid, path, shape in self.rows(
+                "SELECT e.def_uid, f.path, r.receiver_shape FROM st_def e JOIN st_file f ON f.file_id = e.file_id "
+                "JOIN st_ref r ON r.file_id = e.file_id AND r.start_line = e.name_line AND r.start_col = e.name_col "
+                "WHERE e.name_lc = ? AND e.name = ? AND e.kind = 'field' AND r.role = 'DEFINITION' "
+                "AND r.receiver_shape LIKE 'ftype:%' AND f.path LIKE '%.go'", (d.name.lower(), d.name)):
+            spelled = str(shape)[len("ftype:"):].lstrip("*")
+            if spelled.endswith(f".{d.name}") or (spelled == d.name and package_dir(str(path)) == directory):
+                field_def = self.get(str(uid))
+                if field_def is not None:
+                    found.append(field_def)
+        return found
+
+    def _template_callable(self, d: Def) -> bool:
+        """Whether a template may call method ``d`` by reflection (``{{.Heading}}``), where no Go code names the
+        call: the repository imports text/template or html/template, and ``d`` is exported and returns a value
+        (a template calls only methods with one result, or a result and an error). A method whose signature spans
+        lines counts (not read)."""
+        if not d.name[:1].isupper():
+            return False
+        if self._templates is None:
+            self._templates = bool(self.rows(
+                "SELECT 1 FROM st_import WHERE import_kind = 'go_import' AND source_literal IN "
+                "('text/template', 'html/template') LIMIT 1", ()))
+        if not self._templates:
+            return False
+        lines = self.read_lines(self.path_of.get(d.file_id, ""))
+        header = lines[d.start - 1] if 0 < d.start <= len(lines) else ""
+        return _NO_RESULT.match(header) is None
 
     def _in_interface(self, d: Def) -> bool:
         owner = self.get(d.parent)
@@ -278,7 +342,13 @@ def select_go(conn: sqlite3.Connection, id_of: Mapping[str, int], path_of: Mappi
     sharp = {p: r for p, r in changes.items() if r}
     out = walk.run(sharp) if sharp else walk.out
     selection = GoSelection(seeds=list(out.seeds))
+    imports = _PackageImports(conn, path_of, read_lines)
+    # The walk follows uses by name across packages (a ``String`` of any type): a test binary that links none of
+    # the changed packages cannot run the change, whatever chain led to it.
+    linked = imports.linking(_by_package(p for p in sharp if p.endswith(".go"))) if sharp else None
     for test_file, cases in sorted(out.cases.items()):
+        if linked is not None and package_dir(test_file) not in linked:
+            continue
         package = selection.cases.setdefault(package_dir(test_file), {})
         for case, reach in cases.items():
             if reach.better_than(package.get(case)):
@@ -287,11 +357,14 @@ def select_go(conn: sqlite3.Connection, id_of: Mapping[str, int], path_of: Mappi
     blunt.update(out.fallbacks)
     selection.fallbacks = sorted(blunt.items())
     if blunt:
-        # One file per package, a non-test one where there is one: only it is compiled into importers.
-        by_package = {package_dir(p): p for p in sorted(blunt, key=lambda p: (not is_go_test(p), p))}
-        for directory, why in _PackageImports(conn, path_of, read_lines).dependents(by_package).items():
+        for directory, why in imports.dependents(_by_package(blunt)).items():
             selection.cases.setdefault(directory, {})[""] = Reach("high", (why,))
     return selection
+
+
+def _by_package(paths: Iterable[str]) -> dict[str, str]:
+    """One file per package, a non-test one where there is one: only it is compiled into importers."""
+    return {package_dir(p): p for p in sorted(paths, key=lambda p: (not is_go_test(p), p))}
 
 
 class _PackageImports:
@@ -299,7 +372,8 @@ class _PackageImports:
 
     def __init__(self, conn: sqlite3.Connection, path_of: Mapping[int, str], read_lines: ReadLines) -> None:
         self.read_lines = read_lines
-        self.go_files = sorted(p for p in path_of.values() if p.endswith(".go"))
+        self.all_files = sorted(path_of.values())
+        self.go_files = [p for p in self.all_files if p.endswith(".go")]
         self.importers: dict[str, set[tuple[str, bool]]] = {}  # import path → (importing dir, from a test file)
         for path, literal in conn.execute(
                 "SELECT f.path, i.source_literal FROM st_import i JOIN st_file f ON f.file_id = i.file_id "
@@ -329,6 +403,45 @@ class _PackageImports:
             return None
         root, name = module
         return name if directory == root else f"{name}/{directory[len(root) + 1:] if root else directory}"
+
+    def linking(self, changed: Mapping[str, str]) -> set[str] | None:
+        """Package directories whose test binaries link a changed package (``changed``: directory → a changed file
+        in it); None when import paths cannot tell: nothing changed, a vendored package (imported by its upstream
+        path), a ``replace`` of a module path by a local directory declaring another path."""
+        if not changed or any("vendor" in d.split("/") for d in changed) or self._renamed_replace():
+            return None
+        return set(self.dependents(changed))
+
+    def _renamed_replace(self) -> bool:
+        """Whether a ``go.mod`` or ``go.work`` replaces a module path by a local directory that is not the module
+        of that path (imports of the replaced path then name packages ``import_path`` does not give)."""
+        manifests = {p for p in self.all_files if p.rpartition("/")[2] in ("go.mod", "go.work")}
+        roots = {self._module(package_dir(p)) for p in self.go_files}
+        manifests |= {f"{m[0]}/go.mod" if m[0] else "go.mod" for m in roots if m is not None}
+        for manifest in sorted(manifests):
+            block = False
+            for line in self.read_lines(manifest):
+                text = line.split("//", 1)[0].strip()
+                if block and text.startswith(")"):
+                    block = False
+                    continue
+                if text.startswith("replace"):
+                    text = text[len("replace"):].strip()
+                    if text.startswith("("):
+                        block = True
+                        continue
+                elif not block:
+                    continue
+                match = _REPLACE.match(text)
+                if match is None:
+                    continue
+                target = posixpath.normpath(posixpath.join(package_dir(manifest), match.group(2)))
+                if target.startswith("..") or target.startswith("/"):
+                    return True  # outside the repository: its packages are not these
+                target = "" if target == "." else target
+                if self._module(target) != (target, match.group(1)):
+                    return True
+        return False
 
     def dependents(self, changed: Mapping[str, str]) -> dict[str, str]:
         """Package directories whose tests load a changed package (changed directory → a changed file in it, a

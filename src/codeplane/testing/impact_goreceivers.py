@@ -9,7 +9,9 @@ result) — is looked up where it is declared, and the use is
 
 - left out (``out``) when that declaration shows a type that cannot hold a ``T``: another library's type spelled as
   a pointer (``f *os.File``: a pointer to an interface has no methods, so the type is concrete and its method set
-  is that library's), a composite literal (``x := pkg.X{}``, ``&pkg.X{}``) or ``new(pkg.X)``; or a repository type
+  is that library's), a composite literal (``x := pkg.X{}``, ``&pkg.X{}``), ``new(pkg.X)``, or a standard-library
+  type that is no interface (``var sb strings.Builder``: read from the installed Go toolchain's sources,
+  ``library_kind``); or a repository type
   other than ``T`` that is no interface and declares ``m`` itself (two platforms' files each declaring it leave
   the index's link out);
 - ``high`` (``exact``) when the type is ``T`` itself.
@@ -23,10 +25,14 @@ up: another library's struct type that embeds an interface and is handed a ``T``
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import re
+import shutil
 import sqlite3
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Literal
 
 from codeplane.index.structural.golink import import_dir
@@ -78,7 +84,8 @@ class GoReceivers:
                 return None
             directory = found[1]
             if directory is None:  # another library's type
-                return "out" if self._concrete(decl_path, decl_line, decl_col, spelled) else None
+                return "out" if self._concrete(decl_path, decl_line, decl_col, spelled) or library_kind(
+                    found[0], name) == "concrete" else None
         owner_type, _, method = d.lexical_path.rpartition(".")
         kind_methods = self._repository_type(str(directory), name)
         if kind_methods is None or kind_methods[0] == "interface" or method not in kind_methods[1]:
@@ -197,6 +204,75 @@ class GoReceivers:
             methods = frozenset(lexical.rpartition(".")[2] for k, lexical in here if k == "method")
             self._types[key] = (kinds[0], methods) if len(kinds) == 1 else None
         return self._types[key]
+
+
+#: Standard-library types known to be no interface, for when no Go toolchain's sources can be read.
+_KNOWN_CONCRETE = frozenset({
+    ("strings", "Builder"), ("strings", "Reader"), ("bytes", "Buffer"), ("bytes", "Reader"), ("sync", "Mutex"),
+    ("sync", "RWMutex"), ("sync", "WaitGroup"), ("sync", "Once"), ("sync", "Map"), ("time", "Time"),
+    ("time", "Duration"),
+})
+_TYPE_LINE = re.compile(r"^(?:type\s+|\t)([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?(=)?\s*(\S*)")
+
+
+def library_kind(import_path: str, name: str) -> Literal["interface", "concrete"] | None:
+    """Whether the standard library's ``import_path.name`` is an interface or another type (a struct, a named
+    basic, slice or func type), read from the installed Go toolchain's sources (``$GOROOT/src``); None when that
+    is unknown: another library's package, an alias, no toolchain. A value declared with a concrete type is that
+    type: its method set is the library's own (``var sb strings.Builder`` then ``sb.String()``)."""
+    if (import_path, name) in _KNOWN_CONCRETE:
+        return "concrete"
+    if "." in import_path.split("/", 1)[0]:
+        return None  # a module path (``github.com/...``): its source is not read here
+    return _std_types(import_path).get(name)
+
+
+@functools.lru_cache(maxsize=256)
+def _std_types(import_path: str) -> dict[str, Literal["interface", "concrete"] | None]:
+    """Name → kind of every type the standard-library package declares at top level (gofmt'ed sources: ``type X``
+    lines and one-tab lines of a ``type (`` group); a name declared as an alias, or as both kinds under different
+    build constraints, is unknown."""
+    root = _goroot()
+    directory = root / "src" / import_path if root is not None else None
+    found: dict[str, Literal["interface", "concrete"] | None] = {}
+    if directory is None or not directory.is_dir():
+        return found
+    for path in sorted(directory.glob("*.go")):
+        if path.name.endswith("_test.go"):
+            continue
+        try:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        group = False
+        for line in lines:
+            if group and line.startswith(")"):
+                group = False
+                continue
+            if line.startswith("type ("):
+                group = True
+                continue
+            if not line.startswith("type ") and not (group and line.startswith("\t") and line[1:2] != "\t"):
+                continue
+            match = _TYPE_LINE.match(line)
+            if match is None:
+                continue
+            kind: Literal["interface", "concrete"] | None = None if match.group(2) else (
+                "interface" if match.group(3).startswith("interface") else "concrete")
+            type_name = match.group(1)
+            found[type_name] = kind if found.get(type_name, kind) == kind else None
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def _goroot() -> Path | None:
+    """The installed Go toolchain's root: ``$GOROOT``, else the directory above the ``go`` binary's ``bin``."""
+    configured = os.environ.get("GOROOT")
+    candidates = [Path(configured)] if configured else []
+    found = shutil.which("go")
+    if found is not None:
+        candidates.append(Path(found).resolve().parent.parent)
+    return next((c for c in candidates if (c / "src" / "builtin").is_dir()), None)
 
 
 def _like(text: str) -> str:
