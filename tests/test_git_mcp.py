@@ -77,10 +77,12 @@ async def test_edit_stage_commit_and_log_through_mcp(server: ServerHandle) -> No
         body = res.structured_content
         oid = run_git(root, "rev-parse", "HEAD").decode().strip()
         assert body and body["result"]["oid"] == oid
-        # The text: the commit once, HEAD's move (the parent), each path with its change and new hash, once.
+        # The text: the commit once (where HEAD went; the parent is the record's, s54), each path with its change
+        # and new hash, once.
         text = answer_text(res).splitlines()
         assert text[0] == f"[main {oid[:12]}] two", text
-        assert f"HEAD {parent[:12]}..{oid[:12]}" in text
+        assert not any(line.startswith("HEAD ") for line in text) and answer_text(res).count(oid[:12]) == 1, text
+        assert parent[:12] not in answer_text(res), text
         assert not any(line.startswith("refs/heads/main") for line in text), "the branch moved with HEAD: one line"
         assert [line for line in text if line[:2] in ("A ", "M ")] == ["M app.py", "A notes.txt"], text
         assert "staged" not in answer_text(res) and "parents" not in answer_text(res)
@@ -158,7 +160,9 @@ async def test_show_narrows_a_commits_diff_to_paths_and_lists_max_files(server: 
         missing = await call_error(client, "git_inspect", {"ref": root, "paths": ["../outside"]})
     diff = capped.structured_content["result"]["show"]["diff"]
     assert len(diff["files"]) == 1 and diff["files_omitted"] == 2 and diff["stats"]["files_changed"] == 3
-    assert "2 more files (raise max_files or narrow paths)" in answer_text(capped)
+    # Once, with the max_files that lists every file (s54, QA52 F10).
+    assert "… 2 files omitted: max_files=3 lists all" in answer_text(capped).splitlines()
+    assert "more files" not in answer_text(capped), answer_text(capped)
     only = narrowed["show"]["diff"]
     assert [f["path"] for f in only["files"]] == ["app.py"] and only["stats"]["files_changed"] == 1
     assert missing["code"] == 5001, missing  # as git_diff refuses it

@@ -40,7 +40,9 @@ async def test_git_listings_and_writes_are_git_shaped_lines_with_short_ids(tmp_p
             parent = _oid(root, "HEAD")
             committed = (await text("git_commit", {"message": "two\n\nbody"})).splitlines()
             head = _oid(root, "HEAD")
-            assert committed[:2] == [f"[main {head[:12]}] two", f"HEAD {parent[:12]}..{head[:12]}"], committed
+            # The commit line says where HEAD went; no ``HEAD old..new`` line names it again (s54, QA52 F8).
+            assert committed[0] == f"[main {head[:12]}] two" and not any(line.startswith("HEAD ") for line in committed)
+            assert parent[:12] not in "\n".join(committed), committed
             pushed = (await text("git_push", {"remote": "origin", "branch": "main"})).splitlines()
             assert pushed == ["remote=origin", "[new branch] main -> main", f"refs/remotes/origin/main 0..{head[:12]}"]
             await text("git_branch", {"action": "create", "name": "topic", "ref": parent})

@@ -78,7 +78,9 @@ def unified(old_path: str | None, new_path: str | None, old: Sequence[str], new:
                 continue
             lines += ["-" + line for line in old[i1:i2]]
             lines += ["+" + line for line in new[j1:j2]]
-    if not lines and old_path != new_path:
+    # Only a move with equal contents is a bare rename; an empty file created or deleted has no diff at all
+    # (its A/D mark says everything: git prints only a mode line).
+    if not lines and old_path and new_path and old_path != new_path:
         lines = [f"rename from {old_path}", f"rename to {new_path}"]
     return "\n".join(lines) + "\n" if lines else ""
 

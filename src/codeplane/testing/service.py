@@ -473,8 +473,10 @@ class TestingService:
         return record
 
     def cancel(self, run_id: str) -> RunHandle:
+        """Ask ``run_id`` to stop; a run that already ended stays as it ended (nothing is requested of it)."""
         record = self.get_run(run_id)
-        record.cancel_requested.set()
+        if not record.finished:
+            record.cancel_requested.set()
         return record
 
     def active_runs(self) -> list[str]:

@@ -244,11 +244,16 @@ def _lines(c: StructuralChange, depth: int, show_tests: bool = True) -> list[str
     return out
 
 
+#: The analysis' hint when nothing structural changed (``analysis/report.py``).
+_NOTHING_TO_DO = "nothing to act on"
+
+
 def render(result: SemanticDiffResult) -> str:
     lines = [f"semantic_diff {result.base} -> {result.target}: {result.summary}"]
     if result.breaking_summary:
         lines.append(result.breaking_summary)
-    lines.append(f"hint: {result.agentic_hint}")
+    if result.agentic_hint != _NOTHING_TO_DO:  # the head's summary says there is nothing (the record keeps it)
+        lines.append(f"hint: {result.agentic_hint}")
     lines += [f"note: {n}" for n in result.notes]
     # A work-tree diff's changes all reached the same tests (``tests: 600`` on every line): said once.
     tests = {c.impact.affected_test_files_total if c.impact else 0 for c in _flat(result.structural_changes)}

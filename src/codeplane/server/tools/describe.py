@@ -66,7 +66,10 @@ async def _describe(ctx: ToolContext, params: DescribeParams) -> DescribeResult:
                                  details={"field": "name", "tools": ctx.registry.names()})
         spec = ctx.registry.get(params.name)
         if spec is None:
-            raise ctx.registry.not_served(params.name)
+            refused = ctx.registry.not_served(params.name)
+            # A typo's answer is its "did you mean" (600 bytes of every tool's name repeated tools/list).
+            refused.details.pop("available", None)
+            raise refused
         return DescribeResult(
             action="tool", name=spec.name, description=spec.summary, category=spec.category,
             # A pointer to a tool this profile withholds is one the agent cannot follow.
@@ -91,7 +94,10 @@ async def _describe(ctx: ToolContext, params: DescribeParams) -> DescribeResult:
 
 
 def _scalars(section: dict[str, Any], *keys: str) -> str:
-    return pairs({k: section[k] for k in keys if k in section and not isinstance(section[k], dict | list)})
+    """``key=value`` of the scalars named, a zero count left out (``runs_kept=0``, ``open_plans=0``: nothing to
+    see; the record has them)."""
+    return pairs({k: v for k in keys if k in section and not isinstance(v := section[k], dict | list)
+                  and not (type(v) is int and v == 0)})
 
 
 def _index_line(index: dict[str, Any]) -> str:
@@ -99,7 +105,8 @@ def _index_line(index: dict[str, Any]) -> str:
     told = f"index {index.get('state')} @epoch {index.get('epoch')}: {index.get('file_count')} files"
     if isinstance(langs, dict) and langs:
         told += " (" + ", ".join(f"{k} {v}" for k, v in sorted(langs.items(), key=lambda kv: -kv[1])) + ")"
-    told += f", {index.get('pending_changes', 0)} pending, watcher {index.get('watcher')}"
+    told += (f", {index['pending_changes']} pending" if index.get("pending_changes") else "") + \
+        f", watcher {index.get('watcher')}"
     extra = {k: index[k] for k in ("binary_files", "oversized_files", "symlinks") if index.get(k)}
     source = index.get("source")
     if isinstance(source, dict) and source.get("kind") not in (None, "local"):

@@ -22,6 +22,7 @@ from codeplane.server.tools.cursor_arg import Cursor
 from codeplane.server.tools.git_common import CATEGORY, ActionResult, as_result, run
 from codeplane.server.tools.git_pages import split_diff, split_show, split_status
 from codeplane.server.tools.git_render import (
+    MAX_FILES_ASKED,
     render_blame,
     render_diff,
     render_history,
@@ -70,7 +71,7 @@ class GitDiffParams(ToolParams):
     paths: list[str] | None = None
     include_hunks: bool = Field(default=True, description="false: per-file stats only (like --numstat).")
     context_lines: int = Field(default=3, ge=0, le=50)
-    max_files: int = Field(default=200, ge=1, le=2000)
+    max_files: int = Field(default=200, ge=1, le=MAX_FILES_ASKED)
     max_hunks_per_file: int = Field(default=100, ge=1, le=1000)
     max_lines: int | None = Field(default=None, ge=1, le=100_000,
                                   description="Cap on hunk lines overall (default: config git.diff_max_lines).")
@@ -126,7 +127,7 @@ class GitInspectParams(ToolParams):
     force: bool = Field(default=False, description="tag_create: move an existing tag.")
     include_hunks: bool = Field(default=True, description="show: include the commit's diff hunks.")
     max_lines: int | None = Field(default=None, ge=1, le=100_000, description="show: diff line cap.")
-    max_files: int = Field(default=200, ge=1, le=2000, description="show: files listed.")
+    max_files: int = Field(default=200, ge=1, le=MAX_FILES_ASKED, description="show: files listed.")
     paths: list[str] | None = Field(default=None, description="show: the commit's diff under these paths only.")
 
 

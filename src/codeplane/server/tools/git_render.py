@@ -70,11 +70,23 @@ def render_diff(report: DiffReport, *, labelled: bool = True) -> str:
             lines.append(f"… {len(empty)} more hunks, {sum(h.lines_omitted for h in empty)} lines omitted")
         if f.hunks_omitted:
             lines.append(f"… {f.hunks_omitted} hunks omitted")
+    notes = report.truncation
     if report.files_omitted:
-        lines.append(f"… {report.files_omitted} files omitted")
-    if report.truncation:
-        lines.append(report.truncation)
+        # One line for the files left out, with the max_files that lists them all (the truncation note said the
+        # count again and only "raise max_files").
+        every = stats.files_changed
+        lines.append(f"… {report.files_omitted} files omitted: " + (
+            f"max_files={every} lists all" if every <= MAX_FILES_ASKED else "narrow paths"))
+        told = f"{report.files_omitted} more files "
+        left = [n for n in (notes or "").removeprefix("diff truncated: ").split("; ") if n and not n.startswith(told)]
+        notes = "diff truncated: " + "; ".join(left) if left else None
+    if notes:
+        lines.append(notes)
     return "\n".join(lines)
+
+
+#: The most files a diff's ``max_files`` may ask for (git_read's schema bound).
+MAX_FILES_ASKED = 2000
 
 
 def commit_line(commit: CommitInfo) -> str:
@@ -169,11 +181,14 @@ def render_show(show: ShowResult) -> str:
 
 
 def render_history(page: HistoryPage) -> str:
-    """``git log --follow``-like: a commit per line with what happened to the file (and under which name)."""
+    """``git log --follow``-like: a commit per line with what happened to the file, and its name where it changes
+    (``as old/name.py`` on the first older commit that had it, not on each of them)."""
     lines = []
+    name = page.path
     for e in page.entries:
         what = e.change + (f" from {path_text(e.old_path)}" if e.old_path else "") + (
-            f" as {path_text(e.path)}" if e.path != page.path else "")
+            f" as {path_text(e.path)}" if e.path != name else "")
+        name = e.path
         if e.line_range:
             what += f" lines {e.line_range[0]}-{e.line_range[1]}"
         lines.append(f"{e.oid[:_OID_HEX]} {e.author.time[:10]} {e.author.name}: {e.summary} [{what}]")

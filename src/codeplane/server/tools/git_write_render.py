@@ -117,14 +117,15 @@ _ITEM_LINES: dict[str, tuple[Callable[[dict[str, Any]], str], str]] = {
 }
 
 
-def effect_lines(effect: dict[str, Any], changes: dict[str, str] | None = None, *, hashes: bool = True) -> list[str]:
+def effect_lines(effect: dict[str, Any], changes: dict[str, str] | None = None, *, hashes: bool = True,
+                 head_said: bool = False) -> list[str]:
     """What a write did, as lines: HEAD and refs moved (``old..new``), paths with their new sha256 (or
     ``deleted``; ``changes``: a letter in front of a staged path), a ``3 files +12 -4`` line, and the recovery
     point whole (git_reset takes it back). ``hashes=False`` (a write that changed no file): a count and the first
-    paths."""
+    paths. ``head_said``: a line above names the commit HEAD moved to (no ``HEAD old..new`` line)."""
     changes = changes or {}
     lines = []
-    if effect.get("head_before") != effect.get("head_after"):
+    if effect.get("head_before") != effect.get("head_after") and not head_said:
         lines.append(f"HEAD {_oid(effect.get('head_before'))}..{_oid(effect.get('head_after'))}")
     refs = effect.get("refs", [])
     moved = (effect.get("head_before"), effect.get("head_after"))
@@ -236,7 +237,13 @@ def render_git_write(result: ToolResult, *, hashes: bool = True, drop: tuple[str
     if record.get("parents") == [effect.get("head_before")]:
         del record["parents"]  # the ``HEAD old..new`` line shows the one parent
     conflicts = _take_conflicts(record)
+    if isinstance(record.get("stash"), dict):
+        effect = _without_stash_moves(effect)
+    new_commit = record.get("oid")
     commit = _take_commit(record)
+    # ``[main 53207031fe0f] summary`` says where HEAD went, as git commit does: a ``HEAD old..new`` line said the
+    # new id again (the parent stays in the record).
+    head_said = bool(commit) and new_commit is not None and new_commit == effect.get("head_after")
     head = _restated_head(record, effect)
     items = _take_items(record)
     plan = _take_plan(record)
@@ -245,7 +252,7 @@ def render_git_write(result: ToolResult, *, hashes: bool = True, drop: tuple[str
     if pulled is not None:
         return pulled
     lines = warnings + commit + ([pairs(_short(record))] if record else []) + items + restored + plan + conflicts
-    lines += effect_lines(effect, changes, hashes=hashes)
+    lines += effect_lines(effect, changes, hashes=hashes, head_said=head_said)
     if lines:
         return "\n".join(lines)
     # The listing asked for: an inspect result has every kind of list, ``tags`` first ("no tags" for no recovery
@@ -253,6 +260,16 @@ def render_git_write(result: ToolResult, *, hashes: bool = True, drop: tuple[str
     empty = sorted((name not in result.model_fields_set, said) for name, (_, said) in _ITEM_LINES.items()
                    if said and isinstance(getattr(result, name, None), list))
     return empty[0][1] if empty else "nothing changed"
+
+
+def _without_stash_moves(effect: dict[str, Any]) -> dict[str, Any]:
+    """The effect without ``refs/stash old..new`` and ``changed: stash list``: the stash line of the answer names
+    the entry pushed, popped or dropped (push said the stash three ways)."""
+    refs = [r for r in effect.get("refs", []) if r.get("ref") != "refs/stash"]
+    kept = {**effect, "refs": refs, "changed": [c for c in effect.get("changed") or [] if c != "stash list"]}
+    if "refs_total" in effect:
+        kept["refs_total"] = effect["refs_total"] - (len(effect.get("refs", [])) - len(refs))
+    return kept
 
 
 def _take_commit(record: dict[str, Any]) -> list[str]:

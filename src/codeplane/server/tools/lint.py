@@ -159,15 +159,18 @@ def render_lint_check(result: LintCheckResult) -> str:
     all_shown = result.offset == 0 and len(result.diagnostics) == result.total and not result.next_cursor
     if not result.total:
         summary = "no diagnostics"
-    elif len(result.runs) == 1 and all_shown:
-        # The one run's line counted them (``mypy: 5 diagnostics``): only the counts it does not say, non-zero.
-        tally = [f"{n} {what}" for n, what in ((result.errors, "error"), (result.warnings, "warning"),
-                                               (result.fixable, "fixable ([*])")) if n]
-        summary = "" if tally == [f"{result.total} error"] else ", ".join(tally)
     else:
-        shown = f"{result.offset + 1}-{result.offset + len(result.diagnostics)}" if result.diagnostics else "none"
-        summary = (f"{result.total} diagnostic(s): {result.errors} error, {result.warnings} warning, "
-                   f"{result.fixable} fixable ([*])" + ("" if all_shown else f"; showing {shown}"))
+        # Only counts no other line says, non-zero: the one run's line counted them (``ruff: 491 diagnostics``),
+        # and errors and warnings only when both occur (a diagnostic line tags a severity that is not an error).
+        mixed = result.errors and result.warnings
+        tally = [f"{n} {what}" for n, what in ((result.errors if mixed else 0, "error"),
+                                               (result.warnings if mixed else 0, "warning"),
+                                               (result.fixable, "fixable ([*])")) if n]
+        total = f"{result.total} diagnostic(s)" if len(result.runs) != 1 else ""
+        summary = f"{total}: {', '.join(tally)}" if total and tally else total or ", ".join(tally)
+        if not all_shown:
+            shown = f"{result.offset + 1}-{result.offset + len(result.diagnostics)}" if result.diagnostics else "none"
+            summary += f"{'; ' if summary else ''}showing {shown}"
     if result.truncated:
         summary += " (more than lint.max_diagnostics; only the first are kept)"
     if result.next_cursor:

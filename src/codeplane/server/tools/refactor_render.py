@@ -168,8 +168,11 @@ def render_apply(result: ApplyOutcome) -> str:
     # The refactor and candidate ids by their own prefixes (``rf_``, ``c``): refactor_inspect still takes one.
     lines = [f"applied {result.applied_edits} edits{f' ({extra})' if extra else ''} "
              f"[{result.refactor_id} {result.candidate_id}]"]
-    lines += [f"{f.path} {short_sha(f.sha256)}" for f in result.files]
-    lines += [f"R {m.from_path} -> {m.to_path}" for m in result.moves]
+    # A moved file is one line, its move and its new hash (``path <sha>`` then ``R from -> path`` said it twice).
+    moved = {m.to_path: m.from_path for m in result.moves}
+    lines += [f"R {moved[f.path]} -> {f.path} {short_sha(f.sha256)}" if f.path in moved else
+              f"{f.path} {short_sha(f.sha256)}" for f in result.files]
+    lines += [f"R {m.from_path} -> {m.to_path}" for m in result.moves if all(m.to_path != f.path for f in result.files)]
     lines += [f"D {path}" for path in result.deleted]
     if result.delta is not None:
         lines += [f"{f.path} {short_sha(f.file_sha256)}" for f in result.delta.files
@@ -234,7 +237,10 @@ def _impact_lines(by_line: dict[int, list[tuple[int, str, str]]], usual: str) ->
             continue
         columns = ",".join(str(col) + ("" if shared is not None or tag == usual else f"[{tag}]")
                            for col, tag, _ in sorted(refs))
-        out.append(f"{line}:{columns}:{mark}{refs[0][2]}")
+        # References whose texts differ (a file's impact names each imported name: ``PY_3_10_PLUS, PY_3_14_PLUS``)
+        # say each text; the first alone hid the second name.
+        texts = list(dict.fromkeys(text for _, _, text in sorted(refs)))
+        out.append(f"{line}:{columns}:{mark}{', '.join(texts)}")
     return out
 
 

@@ -312,10 +312,10 @@ def _common(hits: list[SearchHit]) -> tuple[str, str]:
 
 
 def render_search(result: SearchResult) -> str:
-    """Hits grouped under their file's path in rank order of each file's first hit, like ``rg --heading``: a
-    path is read once however many hits it has. A header says how many of how many, and the cursor, only
-    when there are more; a line says once what every hit of the page is (references of one symbol, mostly
-    one role and tier)."""
+    """Hits grouped under their file's path in rank order of each file's first hit, like ``rg --heading``, each
+    file's in line order: a path is read once however many hits it has. A header says how many of how many, and
+    the cursor, only when there are more; a line says once what every hit of the page is (references of one
+    symbol, mostly one role and tier)."""
     unsearched = (f"not searched (over {LARGE_SCAN_MAX_BYTES >> 20} MiB): "
                   f"{', '.join(quoted_path(p) for p in result.unsearched)}"
                   if result.unsearched else "")
@@ -327,7 +327,10 @@ def render_search(result: SearchResult) -> str:
         files.setdefault(hit.path, []).append(hit)
     named: set[str] = set()
     body: list[str] = []
-    for path, hits in files.items():
+    for path, ranked in files.items():
+        # A file's hits in line order, as rg prints them (a symbol page's rank order read 2042, 2233, 1933); the
+        # files stay in rank order, and the record keeps every hit's rank.
+        hits = sorted(ranked, key=lambda h: h.line)  # stable: a line's hits keep their rank order
         body.append(quoted_path(path))  # (a newline in a name read as two entries)
         shown_last: list[str] = []
         last_line = 0

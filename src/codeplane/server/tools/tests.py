@@ -26,7 +26,7 @@ from codeplane.server.tools.paging import CURSOR_STAND_IN, items_that_fit
 from codeplane.server.tools.tests_changes import changes
 from codeplane.server.tools.tests_models import ImpactModel, MissingRunnerModel, TargetModel
 from codeplane.server.tools.tests_render import render_discover, render_inspect
-from codeplane.server.tools.tests_run_models import CaseModel, TestRunResult, render_run
+from codeplane.server.tools.tests_run_models import CaseModel, TestRunResult, failures_cursor, render_run
 from codeplane.server.tools.tests_run_render import render_test_run
 from codeplane.testing.impact import ImpactResult
 from codeplane.testing.impact_models import TestMatch
@@ -120,10 +120,10 @@ class RunParams(ToolParams):
 
 class GetRunParams(ToolParams):
     run_id: str
-    wait_sec: float = Field(default=0.0, ge=0, le=_MAX_WAIT, description="Wait up to this long for it to finish.")
+    wait_sec: float = Field(default=0.0, ge=0, le=_MAX_WAIT, description="Longest wait for it to end.")
     include: Literal["summary", "targets", "cases"] = Field(
-        default="summary", description=("summary: failing targets and cases only; targets: every target with "
-                                        "its attempts; cases: every case of the final attempts (paged)."))
+        default="summary", description="summary: what did not pass; targets: every target; cases: every case (paged).")
+    status: Literal["failed"] | None = Field(default=None, description="cases: the failing ones only.")
     cursor: Cursor = None
     limit: int = Field(default=100, ge=1, le=500)
 
@@ -190,9 +190,9 @@ def _owns(ctx: ToolContext, record: RunHandle) -> bool:
 
 
 def _answer(record: RunHandle, include: str = "summary", cursor: str | None = None, limit: int = 100, *,
-            owner: bool) -> _TestRunAnswer:
+            owner: bool, status: str | None = None) -> _TestRunAnswer:
     snapshot = record.snapshot()
-    result = _TestRunAnswer(**render_run(snapshot, include=include, cursor=cursor, limit=limit))
+    result = _TestRunAnswer(**render_run(snapshot, include=include, cursor=cursor, limit=limit, status=status))
     listed = "cases" if include == "cases" else "targets"
     items = list(getattr(result, listed))
     # Measured with one failure shown: the failures then take what room the page leaves.
@@ -200,13 +200,14 @@ def _answer(record: RunHandle, include: str = "summary", cursor: str | None = No
         update={listed: items[:k], "next_cursor": CURSOR_STAND_IN, "failures": result.failures[:1]})))
     if fit < len(items):
         # A shorter page of the listed targets or cases, so that the text fits; the cursor resumes after it.
-        result = _TestRunAnswer(**render_run(snapshot, include=include, cursor=cursor, limit=fit))
+        result = _TestRunAnswer(**render_run(snapshot, include=include, cursor=cursor, limit=fit, status=status))
     failures = result.failures
-    shown = items_that_fit(len(failures), lambda k: render_test_run(
-        result.model_copy(update={"failures": failures[:k]})))
-    if shown < len(failures):
-        # The text names the rest by count and the call that pages every case with its detail.
-        result = result.model_copy(update={"failures": failures[:shown]})
+    shown = items_that_fit(len(failures), lambda k: render_test_run(result.model_copy(
+        update={"failures": failures[:k], "failures_cursor": CURSOR_STAND_IN if k < result.failures_total else None})))
+    if shown < result.failures_total:
+        # The text names the rest by count and the cursor of the failing cases after those shown.
+        result = result.model_copy(update={"failures": failures[:shown], "failures_cursor": failures_cursor(
+            snapshot, result.failures_total, shown)})
     result._report = record.take_failure_report() if record.finished and owner else None
     return result
 
@@ -291,11 +292,24 @@ async def _run(ctx: ToolContext, params: RunParams) -> _TestRunAnswer:
 async def _get(ctx: ToolContext, params: GetRunParams) -> _TestRunAnswer:
     record = _service(ctx.services).get_run(params.run_id)
     await _await(ctx, record, params.wait_sec)
-    return _answer(record, params.include, params.cursor, params.limit, owner=_owns(ctx, record))
+    return _answer(record, params.include, params.cursor, params.limit, owner=_owns(ctx, record),
+                   status=params.status)
 
 
 async def _cancel(ctx: ToolContext, params: CancelRunParams) -> _TestRunAnswer:
-    record = _service(ctx.services).cancel(params.run_id)
+    service = _service(ctx.services)
+    record = service.get_run(params.run_id)
+    if record.finished:
+        # Like ``kill`` on an ended process: one line that nothing was stopped, not the report read already
+        # (4.5 KB); the record is the run's head, its report is get_test_run's.
+        answer = _answer(record, owner=_owns(ctx, record))
+        ended = answer.model_copy(update={"targets": [], "failures": [], "flaky": [], "flaky_failures": [],
+                                          "fingerprint": None, "artifacts": [], "next_cursor": None,
+                                          "failures_cursor": None, "poll_hint": None, "coverage": None,
+                                          "not_cancelled": True})
+        ended._report = answer._report
+        return ended
+    record = service.cancel(params.run_id)
     await _await(ctx, record, params.wait_sec)
     return _answer(record, owner=_owns(ctx, record))
 
@@ -361,10 +375,11 @@ def tools(services: Services) -> list[ToolSpec]:
         ToolSpec(
             name="get_test_run", category="tests", kind="read", handler=_get,
             params=GetRunParams, result=TestRunResult, render=render_test_run,
-            summary=("The state of a test run: state (queued, running, passed, failed, cancelled, timed_out), "
-                     "progress_percentage, last_progress_at, per-target outcomes and attempts, failures with "
-                     "bounded tracebacks, flaky cases, fingerprint, artifacts. Waits up to wait_sec for it to end; "
-                     "include='cases' pages through every case."),
+            # Paid for the status parameter (tools/list budget, issue 16): the fields are the output schema's,
+            # and include's own description says what the cases listing does.
+            summary=("The state of a test run (queued, running, passed, failed, cancelled, timed_out) and its "
+                     "progress, per-target outcomes and attempts, failures with bounded tracebacks, flaky cases, "
+                     "fingerprint, artifacts. Waits up to wait_sec for it to end."),
             when_to_use=("run_test_targets returned before the run finished", "paging through all cases of a run"),
             when_not_to_use=("starting a run (use run_test_targets)",),
             examples=(ToolExample("wait up to 60 s", {"run_id": "tr_18f2c3a4b5c", "wait_sec": 60}),),

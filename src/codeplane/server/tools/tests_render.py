@@ -58,8 +58,13 @@ def _chain_line(case: str, chain: list[str], said: list[list[str]]) -> str:
     ``utils.py`` through the same seven calls from ``BaseCommand.main``: ~250 bytes a file, the same each time)."""
     shared = max((_common_tail(chain, other) for other in said), default=0)
     said.append(chain)
-    if shared >= 2 and shared < len(chain):
-        return f"  {case} → {' → '.join(chain[:len(chain) - shared + 1])} → … (as above)"
+    if shared >= 2:
+        # The first shared step stays (where this chain joins the one above; a chain equal to one above keeps
+        # its first step), and the chain's own elision mark is not said again before the "…" of the tail.
+        kept = chain[:max(len(chain) - shared + 1, 1)]
+        while kept and kept[-1] == "…":
+            kept.pop()
+        return f"  {' → '.join([case, *kept])} → … (as above)"
     return f"  {case} → {' → '.join(chain)}"
 
 
@@ -85,8 +90,8 @@ def _match_lines(match: ImpactMatchModel, said: list[list[str]] | None = None) -
 
 def render_targets(targets: Sequence[TargetModel], *, case_names: bool = True) -> list[str]:
     """Targets grouped by how they run (runner, language, kind, cwd, command): a group's line, then its ids;
-    a target running selected cases with their names, or their count (``case_names=False``: the impact lines
-    below name them)."""
+    a target running selected cases with their names, or their count (``case_names=False``: a selection's cases
+    are named by inspect_affected_tests, with why each was selected)."""
     groups: dict[tuple[str, str, str, str, str], list[TargetModel]] = {}
     for target in targets:
         key = (target.runner, target.lang, target.kind, target.cwd, _template(target))
@@ -109,13 +114,17 @@ def _noun(impact: ImpactModel) -> str:
     return "test packages" if kinds == {False} else "test targets" if len(kinds) > 1 else "test files"
 
 
-def render_impact(impact: ImpactModel, *, paged: bool = False) -> list[str]:
-    """The impact's lines; ``paged``: its matches are one page of them (the caller says where the next starts)."""
+def _impact_head(impact: ImpactModel) -> str:
+    """``impact partial: 19 test files (0 high, 19 low) for <changed definitions>``."""
     changed, changed_total = ((impact.changed_symbols, impact.changed_symbols_total) if impact.changed_symbols
                               else (impact.changed_modules, impact.changed_modules_total))
-    head = (f"impact {impact.confidence}: {impact.matches_total} {_noun(impact)} ({impact.high} high, {impact.low} low)"
-            + (f" for {_names(changed, changed_total or None)}" if changed else ""))
-    lines = [head]
+    return (f"impact {impact.confidence}: {impact.matches_total} {_noun(impact)} ({impact.high} high, "
+            f"{impact.low} low)" + (f" for {_names(changed, changed_total or None)}" if changed else ""))
+
+
+def render_impact(impact: ImpactModel, *, paged: bool = False) -> list[str]:
+    """The impact's lines; ``paged``: its matches are one page of them (the caller says where the next starts)."""
+    lines = [_impact_head(impact)]
     # Files selected whole mostly share their reasons (a conftest, a package import): said once per group.
     by_reasons: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     said: list[list[str]] = []
@@ -169,8 +178,9 @@ def render_discover(result: DiscoverResult) -> str:
     lines = [told, *render_targets(result.targets, case_names=result.impact is None)]
     lines += [f"missing runner {m.runner} for {m.project}: {m.hint}" for m in result.missing_runners]
     if result.impact is not None:
-        # Its matches are those of this page's targets (``tests._discover``).
-        lines += render_impact(result.impact, paged=True)
+        # The targets are what a run takes; why each was selected (its files again, the chains, the fallbacks:
+        # 9.9 KB for one click module) is inspect_affected_tests' answer. The record keeps the selection.
+        lines.append(f"{_impact_head(result.impact)}; why: inspect_affected_tests")
     elif result.agentic_hint:
         lines.append(f"hint: {result.agentic_hint}")
     return "\n".join(lines)

@@ -167,12 +167,18 @@ class TestRunResult(ToolResult):
     fingerprint: str | None
     artifacts: list[ArtifactModel]
     artifacts_total: int = 0
-    #: ``include='cases'``: one page of every case of the final attempts, by case id.
+    #: ``include='cases'``: one page of every case of the final attempts (the failing ones with
+    #: ``status='failed'``), by case id.
     cases: list[CaseModel] = []
     next_cursor: str | None = None
+    #: When ``failures`` holds fewer than ``failures_total``: the ``include='cases', status='failed'`` cursor of
+    #: the failing cases after those shown.
+    failures_cursor: str | None = None
     #: A page a cursor continued: its text is the page alone (the summary was the first page's).
     continued: bool = False
     poll_hint: str | None = None
+    #: cancel_test_run on a run that had already ended: nothing was stopped (the record is the run's head only).
+    not_cancelled: bool = False
     #: Only for a finished coverage=true run.
     coverage: RunCoverageModel | None = None
 
@@ -201,23 +207,38 @@ def _first_failures(targets: tuple[TargetRecord, ...]) -> list[CaseResult]:
     return sorted(found, key=lambda c: natural(c.case_id))
 
 
+def _cases_key(snapshot: RunSnapshot, include: str, status: str | None) -> str:
+    return query_key("run", snapshot.run_id, include, snapshot.finished, *([status] if status else []))
+
+
+def failures_cursor(snapshot: RunSnapshot, total: int, shown: int) -> str | None:
+    """The ``include='cases', status='failed'`` cursor of the failing cases after the first ``shown`` (the
+    summary's failures are that listing's head, in the same order), None when every one was shown."""
+    if not 0 < shown < total:
+        return None
+    return page(range(total), key=_cases_key(snapshot, "cases", "failed"), cursor=None, limit=shown,
+                growing=True)[1]
+
+
 def render_run(snapshot: RunSnapshot, *, include: str = "summary", cursor: str | None = None,
-               limit: int = 100) -> dict[str, Any]:
-    """The fields of a :class:`TestRunResult` for ``snapshot``; lists are sorted and bounded."""
+               limit: int = 100, status: str | None = None) -> dict[str, Any]:
+    """The fields of a :class:`TestRunResult` for ``snapshot``; lists are sorted and bounded. ``status='failed'``
+    lists only the failing cases (``include='cases'``), exactly the run's ``failures`` in their order."""
     ordered = sorted(snapshot.targets, key=lambda r: (_OUTCOME_ORDER.get(r.outcome, 9), r.target.target_id))
     finals = [(r, r.final) for r in ordered]
     failures = sorted((c for r, final in finals if final is not None and r.outcome != "flaky"
                        for c in final.cases if c.failing), key=lambda c: natural(c.case_id))
-    key = query_key("run", snapshot.run_id, include, snapshot.finished)
+    key = _cases_key(snapshot, include, status if include == "cases" else None)
     cases: list[CaseModel] = []
     targets_page = ordered
     next_cursor = None
     if include == "cases":
-        every = sorted((c for _, final in finals if final is not None for c in final.cases),
-                       key=lambda c: natural(c.case_id))
+        every = failures if status == "failed" else sorted(
+            (c for _, final in finals if final is not None for c in final.cases), key=lambda c: natural(c.case_id))
         chunk, next_cursor = page(every, key=key, cursor=cursor, limit=limit, growing=True)
         cases = [CaseModel.from_case(c, detail=c.failing) for c in chunk]
-        targets_page = ordered[:limit]
+        # The failing listing names the targets that did not pass only (the passing ones are its head's counts).
+        targets_page = [r for r in ordered if r.outcome != "passed"][:limit] if status == "failed" else ordered[:limit]
     elif include == "targets":
         targets_page, next_cursor = page(ordered, key=key, cursor=cursor, limit=limit, growing=True)
     else:
@@ -255,7 +276,6 @@ def render_run(snapshot: RunSnapshot, *, include: str = "summary", cursor: str |
         "artifacts_total": len(artifacts),
         "cases": cases, "next_cursor": next_cursor, "continued": cursor is not None,
         "coverage": RunCoverageModel.from_coverage(snapshot.coverage) if snapshot.coverage is not None else None,
-        "poll_hint": None if snapshot.finished else (
-            f"still {snapshot.state}; call get_test_run(run_id={snapshot.run_id!r}, wait_sec=30) to wait for it, "
-            "or cancel_test_run to stop it"),
+        # The head line names the run: the hint only says which call waits and which stops (125 bytes a poll).
+        "poll_hint": None if snapshot.finished else "wait: get_test_run with wait_sec=30; stop: cancel_test_run",
     }

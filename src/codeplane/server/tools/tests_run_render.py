@@ -260,6 +260,8 @@ def render_test_run(result: TestRunResult) -> str:
     """One summary line, then what did not pass: each failing target with its attempts on one line (a
     target-level message once), failing cases grouped by identical failure (the brief traceback once),
     flaky cases; passing targets only as counts."""
+    if result.not_cancelled:
+        return f"run {result.run_id} already finished ({result.state}): nothing cancelled (its report: get_test_run)"
     if result.continued:
         return _continued(result)
     c = result.counts
@@ -301,10 +303,12 @@ def render_test_run(result: TestRunResult) -> str:
     lines += _folded(result.targets, target_lines)
     if passing:
         lines.append(f"passed ({len(passing)}): " + " ".join(passing))
-    lines += _failure_groups(result.failures)
-    if result.failures_total > len(result.failures):
-        lines.append(f"… {result.failures_total - len(result.failures)} more failing cases: "
-                     f"get_test_run(run_id={result.run_id!r}, include='cases')")
+    # A cases page lists the failing cases itself (each with its head line): the failure report is the summary's.
+    if not result.cases:
+        lines += _failure_groups(result.failures)
+    if result.failures_cursor and not result.cases:
+        lines.append(f"… {result.failures_total - len(result.failures)} more failing cases: get_test_run(run_id="
+                     f"{result.run_id!r}, include='cases', status='failed', cursor={result.failures_cursor!r})")
     # A flaky case under its target's line when that line is shown (its path said once), else on one line.
     shown = {case for t, block in zip(result.targets, target_lines, strict=False) if block
              for case in t.flaky_cases[:MAX_FAILURES]}
@@ -316,8 +320,7 @@ def render_test_run(result: TestRunResult) -> str:
               for case in result.flaky_failures]
     if result.coverage is not None:
         lines += render_coverage(result.coverage)
-    for case in result.cases:
-        lines.append(f"{case.outcome} {case.case_id} {case.duration_s:.3f}s")
+    lines += [_case_line(case) for case in result.cases]
     # Artifacts (logs, reports) are for people and programs: no tool takes their ids, so the text leaves
     # them to the structured record.
     if result.next_cursor:
@@ -372,13 +375,27 @@ def _continued(result: TestRunResult) -> str:
     """A later page of ``include='cases'`` or ``'targets'``: its items and the next cursor, not the summary and the
     failures again (2.6 KB a page)."""
     lines = [f"{result.run_id} (continued)"]
-    lines += [f"{case.outcome} {case.case_id} {case.duration_s:.3f}s" for case in result.cases]
+    lines += [_case_line(case) for case in result.cases]
     if not result.cases:
         lines += [f"{t.outcome.upper()} {t.target_id}: {_attempts(t)}" if t.attempts else
                   f"{t.outcome.upper()} {t.target_id}" for t in result.targets]
     if result.next_cursor:
         lines.append(f"next cursor: {result.next_cursor}")
     return "\n".join(lines)
+
+
+#: A failing case's head line in a cases listing, at most (characters): its traceback is in the record.
+_CASE_HEAD_CHARS = 200
+
+
+def _case_line(case: CaseModel) -> str:
+    """``failed t.py::test_x 0.002s: ValueError: bad``, as ``pytest -rf`` names a failure: a failing case with
+    its exception's head line (the listing is where failures past the summary's are read)."""
+    line = f"{case.outcome} {case.case_id} {case.duration_s:.3f}s"
+    head = _first_line(case.message, case.exception_type) if case.outcome in ("failed", "error") else ""
+    if len(head) > _CASE_HEAD_CHARS:
+        head = head[:_CASE_HEAD_CHARS - 1] + "…"
+    return f"{line}: {head}" if head else line
 
 
 def render_coverage(c: RunCoverageModel) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 import anyio
@@ -224,9 +225,40 @@ def render_write(result: WriteSourceResult) -> str:
     if tests:
         lines.append(tests)
     lines += [f"warning: {w}" for w in delta.warnings]
-    if delta.diff:
-        lines.append(delta.diff.rstrip("\n") + ("\n… diff truncated" if delta.diff_truncated else ""))
+    shown = _shown_diff(delta.diff) if delta.diff else ""
+    if shown or delta.diff_truncated:
+        lines.append(shown.rstrip("\n") + ("\n… diff truncated" if delta.diff_truncated else ""))
     return "\n".join(lines)
+
+
+def _shown_diff(diff: str) -> str:
+    """The dry run's diff as the text shows it: a deleted file's removed lines (its ``D`` line and the ``-N``
+    count say it: 69 lines of ``-`` for one ``git rm``) and a bare rename's ``rename from/to`` (its ``R`` line)
+    are left to the record's diff. Hunk lines are counted by their ``@@`` header, so a removed ``-- x`` line
+    (``--- x``) is never read as a file's header."""
+    kept: list[str] = []
+    skipping = False
+    old = new = 0  # lines of the current hunk still to come
+    lines = diff.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if old > 0 or new > 0:
+            old -= line[:1] in (" ", "-")
+            new -= line[:1] in (" ", "+")
+        elif line.startswith("@@ "):
+            found = _HUNK.match(line)
+            if found:
+                old, new = (int(found[n]) if found[n] is not None else 1 for n in (1, 2))
+        elif line.startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ "):
+            skipping = lines[i + 1].rstrip("\n") == "+++ /dev/null"
+        elif line.startswith(("rename from ", "Binary file ")):
+            skipping = line.startswith("rename from ")
+        if not skipping:
+            kept.append(line)
+    return "".join(kept)
+
+
+#: A hunk header's line counts (``@@ -3,7 +3,8 @@``; a count left out is 1).
+_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
 
 
 def _dry_shas(f: FileDelta) -> str:
