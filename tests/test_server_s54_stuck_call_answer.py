@@ -86,7 +86,10 @@ async def test_a_write_batch_the_stop_gives_up_on_answers_9003_saying_what_it_ap
     assert result.is_error and error["code"] == 9003 and error["retryable"] is True, error
     assert error["details"] == {"applied": "unknown", "tool": "write_source"}, error
     assert "git_status" in answer_text(result)
-    assert rc == HARD_EXIT_CODE
+    # The process ends either way: by the hard stop (70) while the batch's thread still runs, or, when uvicorn has
+    # already shut down and given the signals back their default action, by the last SIGTERM itself (on an idle
+    # machine the server is down before the third signal arrives).
+    assert rc in (HARD_EXIT_CODE, -signal.SIGTERM)
 
 
 async def test_the_drain_answers_a_cut_call_at_once_although_its_thread_runs_on() -> None:
