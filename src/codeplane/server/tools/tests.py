@@ -172,8 +172,9 @@ async def _await(ctx: ToolContext, record: RunHandle, wait_sec: float) -> None:
             if snapshot.progress_percentage > sent:
                 sent = snapshot.progress_percentage
                 done = sum(1 for t in snapshot.targets if t.attempts)
+                said = snapshot.message if snapshot.message != snapshot.state else ""  # "running: … running"
                 await ctx.progress(sent, 100.0, f"{snapshot.state}: {done}/{len(snapshot.targets)} targets "
-                                                f"{snapshot.message}".strip())
+                                                f"{said}".strip())
         left = deadline - anyio.current_time()
         if finished or left <= 0:
             return
@@ -285,7 +286,14 @@ async def _run(ctx: ToolContext, params: RunParams) -> _TestRunAnswer:
         params.targets, affected_by=changed.items, fail_fast=params.fail_fast, timeout_sec=params.timeout_sec,
         coverage=params.coverage, ranges=changed.ranges))
     ctx.services.tasks.claim_run(record.run_id, ctx.request_id)
-    await _await(ctx, record, params.wait_sec)
+    try:
+        await _await(ctx, record, params.wait_sec)
+    except anyio.get_cancelled_exc_class():
+        # The caller gave up on the call (notifications/cancelled, its own timeout: the TypeScript SDK's is 60 s)
+        # before it learned the run's id: nobody could poll or cancel the run, which went on holding the task's
+        # test-run budget. MCP: the work of a cancelled request should stop.
+        service.cancel(record.run_id)
+        raise
     return _answer(record, owner=_owns(ctx, record))
 
 
