@@ -13,9 +13,10 @@ from codeplane.core.config import load_config
 from codeplane.core.doctor import CheckResult, unwritable_check
 from codeplane.core.errors import CodePlaneError
 from codeplane.core.layout import RepoLayout
+from codeplane.core.procs import pid_alive
 from codeplane.core.storage import probe_write, storage_error
 from codeplane.core.stores import sqlite_problem
-from codeplane.server.instance import lock_is_held, pid_alive, read_running
+from codeplane.server.instance import lock_is_held, read_running
 
 
 def check_git(root: Path) -> list[CheckResult]:

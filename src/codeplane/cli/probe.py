@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from codeplane.core.layout import RepoLayout
-from codeplane.server.instance import lock_is_held, pid_alive, read_running
+from codeplane.core.procs import pid_alive
+from codeplane.server.instance import lock_is_held, read_running
 from codeplane.server.security import REPO_HEADER
 
 

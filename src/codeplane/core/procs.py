@@ -162,3 +162,14 @@ def exit_with(owner_pid: int) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="codeplane-owner-watch", daemon=True).start()
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user counts: signalling it is refused, not absent)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -24,6 +24,7 @@ from pathlib import Path
 import pygit2
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.procs import pid_alive
 from codeplane.git.index_file import UnsupportedIndex, decode_entries
 from codeplane.git.pathspecs import under
 from codeplane.git.revisions import head_commit
@@ -113,21 +114,11 @@ def _sweep(git_dir: Path) -> None:
     for leftover in git_dir.glob(f"{_COPY}*.lock"):
         try:
             pid = int(leftover.name[len(_COPY):-len(".lock")])
-            if time.time() - leftover.stat().st_mtime < _STALE_S or _alive(pid):
+            if time.time() - leftover.stat().st_mtime < _STALE_S or pid_alive(pid):
                 continue
             leftover.unlink()
         except (ValueError, OSError):
             continue
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _take(lock: Path) -> None:

@@ -67,16 +67,6 @@ def _from_lock_file(layout: RepoLayout) -> RunningServer:
     return RunningServer(pid=numbers[0], port=numbers[1])
 
 
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def lock_is_held(layout: RepoLayout) -> bool:
     """True when another process holds the instance lock (i.e. a server is running).
 
