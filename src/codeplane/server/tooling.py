@@ -250,5 +250,5 @@ class ToolRegistry:
                                   details={"tool": name})
         close = difflib.get_close_matches(name, sorted([*self._specs, *self._withheld]), n=3, cutoff=0.6)
         hint = f"; did you mean {' or '.join(close)}?" if close else "; call describe to list tools"
-        return CodePlaneError(ErrorCode.UNKNOWN_TOOL, f"no tool named {name!r}{hint}",
-                              details={"tool": name, "available": self.names()})
+        # No list of every name: the client has tools/list, and the answer's details line repeated ~40 names (QA52).
+        return CodePlaneError(ErrorCode.UNKNOWN_TOOL, f"no tool named {name!r}{hint}", details={"tool": name})

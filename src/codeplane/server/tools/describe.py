@@ -66,10 +66,7 @@ async def _describe(ctx: ToolContext, params: DescribeParams) -> DescribeResult:
                                  details={"field": "name", "tools": ctx.registry.names()})
         spec = ctx.registry.get(params.name)
         if spec is None:
-            refused = ctx.registry.not_served(params.name)
-            # A typo's answer is its "did you mean" (600 bytes of every tool's name repeated tools/list).
-            refused.details.pop("available", None)
-            raise refused
+            raise ctx.registry.not_served(params.name)
         return DescribeResult(
             action="tool", name=spec.name, description=spec.summary, category=spec.category,
             # A pointer to a tool this profile withholds is one the agent cannot follow.
