@@ -419,6 +419,10 @@ def test_pagination_is_complete_and_stable(repo: tuple[Path, IndexService]) -> N
     assert items == [*whole.changes, *whole.files] and pages == -(-whole.total // 3)
     first = service.diff(limit=2)
     assert first.next_cursor is not None
+    # Same state and input, same bytes: asked again, or by a restarted server (a new service), the same cursor.
+    assert service.diff(limit=2).next_cursor == first.next_cursor
+    assert SemanticDiffService(root, index).diff(limit=2).next_cursor == first.next_cursor
+    assert service.diff(cursor=first.next_cursor, limit=100).changes == whole.changes[2:]
     with pytest.raises(CodePlaneError) as other:
         service.diff(base="HEAD", paths=["pkg"], cursor=first.next_cursor, limit=2)
     assert other.value.error is ErrorCode.INVALID_CURSOR

@@ -105,6 +105,8 @@ def test_a_page_looks_up_the_tests_of_its_own_changes_only(indexed: tuple[Path, 
     assert page.next_cursor is not None
     second = service.diff(cursor=page.next_cursor, limit=1)
     assert report.page_tests.looked_up == 2 and second.changes[0].qualified_name == "f1"
+    # The pages shown filled in their changes' tests: the same query still answers the same cursor.
+    assert service.diff(limit=1).next_cursor == page.next_cursor
     assert second.changes[0].impact is not None and second.changes[0].impact.affected_test_files == (
         "tests/test_m1.py",)
     # Each change's list is what looking its file up alone gives (as when every file was looked up up front).

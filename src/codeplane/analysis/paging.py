@@ -2,16 +2,15 @@
 read the same report, so a write between pages never shifts, repeats or drops an item.
 
 A cursor is short because the report it continues stays on the server: ``<snapshot id>.<offset>``, like the
-index's search cursors (``index/cursors.py``). The id is derived from the query and the store's sequence number
-(the same sequence of queries gets the same cursors); only offsets this snapshot issued a cursor for are
-accepted. Cursors are bound to the query that made them and expire after an hour; at most ``MAX_REPORTS``
+index's search cursors (``index/cursors.py``). The id is derived from the query and the report's content (not
+from a counter: the same diff of the same state answers the same bytes, on every call and after a restart); only
+offsets this snapshot issued a cursor for are accepted. Cursors are bound to the query that made them and expire after an hour; at most ``MAX_REPORTS``
 reports are kept (least recently used go first). Anything else — edited, foreign, expired, evicted — is 1005.
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import threading
 import time
 from collections import OrderedDict
@@ -53,17 +52,15 @@ class ReportStore:
         self._ttl = ttl_sec
         self._items: OrderedDict[str, _Stored] = OrderedDict()
         self._lock = threading.Lock()
-        self._sequence = itertools.count(1)
 
     def keep(self, report: DiffReport, query_key: str) -> str:
-        """Stores ``report`` under a fresh snapshot id (derived from the query and a sequence number)."""
+        """Stores ``report`` under its snapshot id (derived from the query and the report's content). A report
+        already kept under that id has the same content: it stays, with the cursors it issued, as if new."""
+        snapshot_id = hashlib.sha256(f"{query_key}|{_content(report)}".encode()).hexdigest()[:_ID_HEX]
         with self._lock:
-            while True:
-                seed = f"{query_key}|{next(self._sequence)}"
-                snapshot_id = hashlib.sha256(seed.encode()).hexdigest()[:_ID_HEX]
-                if snapshot_id not in self._items:
-                    break
-            self._items[snapshot_id] = _Stored(report, query_key, time.monotonic())
+            kept = self._items.pop(snapshot_id, None)
+            issued = kept.issued if kept is not None and kept.query_key == query_key else set()
+            self._items[snapshot_id] = _Stored(report, query_key, time.monotonic(), issued)
             while len(self._items) > self._max:
                 self._items.popitem(last=False)
         return snapshot_id
@@ -94,3 +91,13 @@ class ReportStore:
         if offset not in stored.issued:
             raise _refused(cursor, "was not issued by this query; use the next_cursor an answer gave")
         return snapshot_id, stored.report, offset
+
+
+def _content(report: DiffReport) -> str:
+    """What a report says, less what pages fill in as they are shown (each change's affected tests, its
+    ``impact``): equal for two builds of one state, whichever pages of either were shown."""
+    changes = [(c.path, c.kind, c.name, c.qualified_name, c.change, c.old, c.new, c.old_path, c.lines_changed,
+                c.delta_tags, c.preview, c.structural_severity, c.behavior_change_risk, c.parent)
+               for c in report.changes]
+    return repr((report.base, report.target, report.mode, report.files_analyzed, changes, report.files,
+                 report.notes, report.affected_tests))
