@@ -4,8 +4,9 @@ read the same report, so a write between pages never shifts, repeats or drops an
 A cursor is short because the report it continues stays on the server: ``<snapshot id>.<offset>``, like the
 index's search cursors (``index/cursors.py``). The id is derived from the query and the report's content (not
 from a counter: the same diff of the same state answers the same bytes, on every call and after a restart); only
-offsets this snapshot issued a cursor for are accepted. Cursors are bound to the query that made them and expire after an hour; at most ``MAX_REPORTS``
-reports are kept (least recently used go first). Anything else — edited, foreign, expired, evicted — is 1005.
+offsets this snapshot issued a cursor for are accepted. Cursors are bound to the query that made them and
+expire after an hour; at most ``MAX_REPORTS`` reports are kept (least recently used go first). Anything else —
+edited, foreign, expired, evicted — is 1005.
 """
 
 from __future__ import annotations
