@@ -32,6 +32,7 @@ from pathlib import Path
 
 from codeplane.refactor import gocollisions, goimpls, jsstatic, rustimpls
 from codeplane.refactor.facts import Def, FactReader, Ref
+from codeplane.refactor.javasig import different_signatures, parameter_types
 from codeplane.refactor.library_names import DOTNET_MEMBERS, JVM_MEMBERS, PHP_MEMBERS
 from codeplane.refactor.models import Certainty
 from codeplane.refactor.modreceivers import receiver_module
@@ -332,14 +333,18 @@ def member_family(graph: ClassGraph, target: Def) -> MemberFamily | None:
 
 
 def _other_overload(graph: ClassGraph, d: Def, target: Def) -> bool:
-    """``d`` is a Java method of another signature than ``target`` (by parameter count): an overload, which neither
-    overrides it nor is overridden by it, so no member of its family (``targets.py``)."""
+    """``d`` is a Java method of another signature than ``target`` (by parameter count, or by a parameter type both
+    name and that differs: ``javasig.py``): an overload, which neither overrides it nor is overridden by it, so no
+    member of its family (``targets.py``)."""
     if not (java_overloaded(target) and java_overloaded(d)) or d.def_uid == target.def_uid:
         return False
     if d.parent_uid == target.parent_uid:
         return True  # one class's two methods of one name are two signatures
-    mine, theirs = java_signature(graph.text(target.path), target), java_signature(graph.text(d.path), d)
-    return mine is not None and theirs is not None and mine != theirs
+    mine_text, theirs_text = graph.text(target.path), graph.text(d.path)
+    mine, theirs = java_signature(mine_text, target), java_signature(theirs_text, d)
+    if mine is None or theirs is None:
+        return False
+    return mine != theirs or different_signatures(parameter_types(mine_text, target), parameter_types(theirs_text, d))
 
 
 def _promoted_into(graph: ClassGraph, owner: Def, name: str) -> dict[str, Def]:
