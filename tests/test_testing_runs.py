@@ -460,6 +460,25 @@ def test_fail_fast_and_global_timeout(tmp_path: Path, services: list[TestingServ
     assert _outcomes(snapshot) == {"tests/test_b_slow.py": "timeout"}
 
 
+def test_fail_fast_inside_a_file_keeps_the_failure_it_stopped_at(tmp_path: Path,
+                                                                  services: list[TestingService]) -> None:
+    """The failing case's file was killed before its report: it was recorded not run, and the run ``passed``."""
+    repo = make_repo(tmp_path / "repo", {
+        "pytest.ini": "[pytest]\n",
+        "tests/test_a.py": "import time\n\ndef test_first_fails():\n    assert 1 == 2\n\n"
+                           "def test_then_slow():\n    time.sleep(30)\n",
+        "tests/test_b.py": "def test_one():\n    pass\n\ndef test_two():\n    pass\n",
+    })
+    service = service_for(repo, workers=1)
+    services.append(service)
+    snapshot = finish(service.start_run(["tests/test_a.py", "tests/test_b.py"], fail_fast=True), timeout=25)
+    assert snapshot.state == "failed" and "fail_fast" in snapshot.message
+    assert _outcomes(snapshot)["tests/test_a.py"] == "failed"
+    result = next(t for t in snapshot.targets if t.target.target_id == "tests/test_a.py").final
+    assert result is not None
+    assert [(c.case_id, c.outcome) for c in result.cases] == [("tests/test_a.py::test_first_fails", "failed")]
+
+
 def test_repo_venv_runs_pytest(tmp_path: Path, services: list[TestingService]) -> None:
     repo = make_repo(tmp_path / "repo", {
         "pytest.ini": "[pytest]\n",

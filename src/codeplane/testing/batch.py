@@ -13,7 +13,7 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Literal
@@ -150,8 +150,10 @@ def run_process(invocation: Invocation, parser: BatchParser, targets: Sequence[T
         warnings = tuple(parser.warnings())
         died = parser.died() and not killed
         # The run's timeout kills the process in the middle of a target too: what it had run is kept the same way.
+        # And fail-fast kills it in the middle of the target whose case failed: that failure is the run's answer.
         victim = (timed_out if timed_out else
-                  parser.current_target() if stopped == "deadline" and not timed_out else None)
+                  parser.current_target() if stopped == "deadline" and not timed_out else
+                  _failing_unfinished(parser, finished, budgets) if stopped == "fail_fast" else None)
         cases, running = parser.partial(victim) if victim else ([], None)
         importing = bool(timed_out) and parser.importing()
     results = {r.target_id: r for r in finished if r.target_id in budgets}
@@ -161,6 +163,14 @@ def run_process(invocation: Invocation, parser: BatchParser, targets: Sequence[T
                           claimed=frozenset(claimed) if claimed is not None else None, warnings=warnings,
                           died=died, partial=(tuple(cases), running), partial_of=victim,
                           import_timeout_s=max([*budgets.values(), STARTUP_FLOOR_S]) if importing else None)
+
+
+def _failing_unfinished(parser: BatchParser, finished: Sequence[TargetResult], budgets: Mapping[str, float]
+                        ) -> str | None:
+    """The target of this process a case failed in that has no result of its own (its process was killed)."""
+    done = {r.target_id for r in finished}
+    failing = sorted((parser.failed_targets() & budgets.keys()) - done)
+    return failing[0] if failing else None
 
 
 def whole_batch_budget(targets: Sequence[Target], budgets: dict[str, float]) -> float:

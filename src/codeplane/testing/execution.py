@@ -328,6 +328,8 @@ class RunExecutor:
             elif outcome.stopped == "deadline":
                 self._add(target, attempt, batch_id, _timeout(
                     target, f"the run's timeout of {self.settings.run_timeout_s:g}s was reached", outcome), artifacts)
+            elif outcome.stopped == "fail_fast" and outcome.partial_of == target.target_id:
+                self._add(target, attempt, batch_id, _stopped_failing(target, outcome), artifacts)
             elif outcome.stopped is not None:
                 continue
             elif outcome.timed_out is not None:
@@ -446,6 +448,18 @@ def _timeout(target: Target, why: str, outcome: ProcessOutcome) -> TargetResult:
                 if runner is not None and runner.runs_cases else f" (raise tests.target_timeout_sec or {own})")
     return TargetResult(target_id=target.target_id, outcome="timeout", exit_code=outcome.exit_code, message=why,
                         duration_s=round(outcome.wall_s, 4), cases=tuple(cases))
+
+
+def _stopped_failing(target: Target, outcome: ProcessOutcome) -> TargetResult:
+    """The target fail-fast stopped at its failing case: the cases that had finished, the failure among them
+    (it was recorded as not run, and a run whose only failure it was answered ``passed``; QA s55)."""
+    cases, _running = outcome.partial
+    result = result_from_cases(target.target_id, cases, exit_code=outcome.exit_code, duration_s=outcome.wall_s,
+                               message="stopped at its first failure (fail_fast); later cases did not run")
+    if result.outcome != "failed":  # the failure the stream saw did not reach the cases: never a pass
+        return error_result(target.target_id, "a case failed and the run stopped (fail_fast) before its report "
+                            "was complete", exit_code=outcome.exit_code, duration_s=outcome.wall_s, cases=cases)
+    return result
 
 
 def crash_message(exc: BaseException) -> str:
