@@ -126,3 +126,16 @@ def test_a_hit_without_its_text_gives_its_column() -> None:
     result = search.SearchResult(mode="lexical", query="def get_", results=hits, epoch=1, query_time_ms=1.0,
                                  pagination=search.Pagination(total_estimate=2))
     assert search.render_search(result).splitlines()[-2:] == ["225:5", "230:def get_x(self):"]
+
+
+def test_overlapping_context_windows_print_in_line_order_and_apart_ones_are_separated() -> None:
+    # Hits on lines 8, 9 and 20 with two lines of context (QA s55: 10- came before 9:, and no `--` like rg -C).
+    text = {n: f"line {n}" for n in range(1, 30)}
+    hits = [SearchHit(path="a.py", line=n, column=1, end_line=n, end_column=2, snippet=text[n], score=1.0,
+                      context_before=[text[n - 2], text[n - 1]], context_after=[text[n + 1], text[n + 2]])
+            for n in (8, 9, 20)]
+    rendered = render_search(SearchResult(mode="lexical", query="line", results=hits, epoch=1, query_time_ms=0.1,
+                                          pagination=Pagination()))
+    assert rendered.splitlines() == ["a.py", "6-line 6", "7-line 7", "8:line 8", "9:line 9", "10-line 10",
+                                     "11-line 11", "--", "18-line 18", "19-line 19", "20:line 20", "21-line 21",
+                                     "22-line 22"], rendered

@@ -288,6 +288,19 @@ def _hit_lines(hit: SearchHit, tags: str) -> list[str]:
     return lines
 
 
+def _in_line_order(shown: list[tuple[int, str]], *, grouped: bool) -> list[str]:
+    """A file's lines by line number (a hit's after-context came before the next hit's own line when their
+    windows overlapped; QA s55), with ``--`` between context groups that do not touch, as ``rg -C`` prints."""
+    lines: list[str] = []
+    previous = None
+    for number, line in sorted(shown, key=lambda item: item[0]):  # stable: one line's hits keep their order
+        if grouped and previous is not None and number > previous + 1:
+            lines.append("--")
+        lines.append(line)
+        previous = number
+    return lines
+
+
 def _numbered(line: str) -> tuple[int, str]:
     """The line number a rendered line starts with and its mark (``:`` a hit, ``-`` context)."""
     digits = len(line) - len(line.lstrip("0123456789"))
@@ -343,6 +356,7 @@ def render_search(result: SearchResult) -> str:
         for hit in hits:
             if hit.snippet is not None:
                 on_line.setdefault(hit.line, []).append(hit)
+        shown: list[tuple[int, str]] = []
         for hit in hits:
             same = on_line.get(hit.line, [hit]) if hit.snippet is not None else [hit]
             if same[0] is not hit:
@@ -357,8 +371,9 @@ def render_search(result: SearchResult) -> str:
                     if mark == "-" and (number in printed or number in matched):
                         continue
                     printed.add(number)
-                    body.append(line)
+                    shown.append((number, line))
             shown_last, last_line = block, hit.line
+        body += _in_line_order(shown, grouped=any(h.context_before or h.context_after for h in hits))
     if symbol or usual:
         said = ": ".join(part for part in (symbol, usual and f"{usual} unless marked") if part)
         body.insert(0, said)
