@@ -356,7 +356,7 @@ def render_search(result: SearchResult) -> str:
         for hit in hits:
             if hit.snippet is not None:
                 on_line.setdefault(hit.line, []).append(hit)
-        shown: list[tuple[int, str]] = []
+        in_file: list[tuple[int, str]] = []
         for hit in hits:
             same = on_line.get(hit.line, [hit]) if hit.snippet is not None else [hit]
             if same[0] is not hit:
@@ -371,9 +371,9 @@ def render_search(result: SearchResult) -> str:
                     if mark == "-" and (number in printed or number in matched):
                         continue
                     printed.add(number)
-                    shown.append((number, line))
+                    in_file.append((number, line))
             shown_last, last_line = block, hit.line
-        body += _in_line_order(shown, grouped=any(h.context_before or h.context_after for h in hits))
+        body += _in_line_order(in_file, grouped=any(h.context_before or h.context_after for h in hits))
     if symbol or usual:
         said = ": ".join(part for part in (symbol, usual and f"{usual} unless marked") if part)
         body.insert(0, said)
