@@ -113,7 +113,11 @@ async def test_invalid_arguments_give_catalog_error_and_server_stays_healthy(tmp
             edit = {"path": "a.py", "old_txt": "x", "new_text": "y"}
             typo = await client.call_tool("write_source", {"edits": [edit]})
             unknown = await client.call_tool("open_task", {"limits": {"max_tool_calls": 5}})
+            # No spelling is close, the meaning is: the spec's and the sibling tools' name for it.
+            synonym = await client.call_tool("inspect_affected_tests", {"affected_by": ["a.py"]})
         assert server.get("/health").status_code == 200
+        assert answer_text(synonym).endswith("affected_by: Extra inputs are not permitted; did you mean "
+                                             "'changed_files'?"), answer_text(synonym)
         assert answer_text(typo) == ("error 1003 INVALID_ARGUMENTS: invalid arguments for write_source: "
                                      "edits.0.old_txt: Extra inputs are not permitted; did you mean 'old_text'?")
         assert answer_text(unknown).endswith("limits.max_tool_calls: Extra inputs are not permitted (takes: "

@@ -90,6 +90,11 @@ def _value(value: Any) -> str:
     return text if len(text) <= _VALUE_CHARS else "…"
 
 
+#: Names one tool (or the spec, §23.7) gives what another takes under another name: no spelling is close, the
+#: meaning is (``inspect_affected_tests(affected_by=…)`` as ``discover_test_targets`` takes it; QA s55).
+_SYNONYMS = {"affected_by": ("changed_files",), "changed_files": ("affected_by",), "path": ("name",)}
+
+
 def _known_fields(params: type[BaseModel], loc: tuple[int | str, ...]) -> str:
     """For an argument the tool does not take: the close spelling it meant, or else the ones it takes there (an
     agent guessing ``max_tool_calls`` learns ``max_mutations``... in the same answer, without a describe call)."""
@@ -103,6 +108,7 @@ def _known_fields(params: type[BaseModel], loc: tuple[int | str, ...]) -> str:
         return ""
     known = sorted(n for n in model.model_fields if n != _SESSION_ARG)
     close = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.6) if loc else []
+    close = close or [n for n in _SYNONYMS.get(str(loc[-1]) if loc else "", ()) if n in known][:1]
     return f"; did you mean {close[0]!r}?" if close else f" (takes: {', '.join(known)})"
 
 
