@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from codeplane import __version__
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.server.answers import error_text, text_of
-from codeplane.server.dispatch import REQUEST_ID_META_KEY, dispatch, new_request_id
+from codeplane.server.dispatch import REQUEST_ID_META_KEY, SESSION_ARG, dispatch, new_request_id
 from codeplane.server.drain import Drain, replay_body, shutting_down_error
 from codeplane.server.schema import input_schema, list_tools
 from codeplane.server.services import Services
@@ -122,16 +122,20 @@ def _finishes(registry: ToolRegistry, name: str, arguments: dict[str, Any] | Non
     """Whether a stop must let this call finish: it changes the repository, and a batch is all-or-nothing in a
     thread cancelling cannot stop. A tool whose kind depends on its arguments is asked with them (``lint_check``
     writes only with ``fix``: a plain check kept a stop waiting for a hung linter); arguments it would refuse
-    change nothing."""
+    change nothing, so when they cannot be read the call is let finish (the dispatch refuses it at once). The
+    arguments are read as the dispatch reads them, without ``session_id``: with it they never validated, and a
+    write naming its session was cut by a stop or a client's cancel, answered "nothing was applied" though its
+    batch went on and landed (QA s55)."""
     spec = registry.get(name)
     if spec is None:
         return False
     if spec.kind_for is None:
         return spec.kind == "mutation"
+    args = {k: v for k, v in (arguments or {}).items() if k != SESSION_ARG}
     try:
-        return spec.kind_for(spec.params.model_validate(arguments or {})) == "mutation"
-    except Exception:  # noqa: BLE001 - the dispatch refuses them with its own error
-        return False
+        return spec.kind_for(spec.params.model_validate(args)) == "mutation"
+    except Exception:  # noqa: BLE001 - the dispatch refuses them with its own error, quickly
+        return True
 
 
 def build_mcp_server(services: Services, registry: ToolRegistry, catalogue: ToolCatalogue,
