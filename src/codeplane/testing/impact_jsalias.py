@@ -62,7 +62,7 @@ class Aliases:
     maps: tuple[AliasMap, ...]
     #: Every Jest/Vitest project directory (``.``: the root), aliased or not.
     projects: tuple[str, ...]
-    #: The checkout the projects are in (``impact_jsresolve`` reads its package.json files); None: not read.
+    #: The checkout the projects are in (``impact_jsresolve`` reads their runner configs); None: not read.
     root: Path | None = None
 
     def for_change(self, path: str) -> list[AliasMap]:

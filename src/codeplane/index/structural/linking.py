@@ -4,7 +4,11 @@ export surfaces and the tiers of references that go through an import.
 Incremental by construction: after a batch only these are redone —
 1. module keys of the changed files (and of Python files below a directory whose ``__init__.py`` changed, or of
    every Python file when the import roots a ``pyproject.toml`` declares changed);
-2. imports of changed files, and imports anywhere whose key was held or is now held by a changed file;
+2. imports of changed files, and imports anywhere whose key was held or is now held by a changed file (a JS/TS
+   one is keyed again: it takes the first of its candidates a file holds, ``modules.js_candidate_keys``, and
+   one that passed over a candidate no file held is keyed again once a file holds it); every JS/TS file's
+   imports when a tsconfig's ``paths`` or what resolution reads of the ``package.json`` files changed
+   (``jspackages.py``: a version bump relinks nothing);
 3. export surfaces of those files, then, transitively, of importers whose upstream surface hash changed or that
    re-export ``*`` from such a file; a rewritten file whose chase inputs came out as before (``_same_inputs``)
    counts as unchanged, so an edit inside bodies stops at the file;
@@ -19,6 +23,7 @@ Nothing is resolved at query time.
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from dataclasses import dataclass, field
@@ -29,6 +34,7 @@ from codeplane.index.structural import (
     cslink,
     golink,
     javalink,
+    jspackages,
     modules,
     phplink,
     rustlink,
@@ -38,6 +44,8 @@ from codeplane.index.structural import (
 from codeplane.index.structural.bulk import covers_most
 from codeplane.index.structural.chase import Chaser
 from codeplane.index.structural.store import BatchEffect, chunked, marks
+
+_JS_LANGUAGES = ("javascript", "typescript", "tsx")
 
 
 @dataclass
@@ -123,6 +131,40 @@ def _ts_configs(conn: sqlite3.Connection, effect: BatchEffect) -> tuple[dict[str
     return configs, json.loads(old) != json.loads(encoded)
 
 
+def _js_packages(conn: sqlite3.Connection, effect: BatchEffect) -> tuple[jspackages.Packages, bool]:
+    """What resolution reads of every ``package.json`` and ``pnpm-workspace.yaml`` (``jspackages.py``), kept in
+    ``st_state``; returns (packages, whether they changed in this batch: a version bump changes nothing)."""
+    row = conn.execute("SELECT value FROM st_state WHERE key = 'js_packages'").fetchone()
+    touched = {p: t for p, t in effect.markers.items() if p.rsplit("/", 1)[-1] in jspackages.MARKER_NAMES}
+    if row is not None and not touched:
+        return _decoded(row[0]), False
+    texts = {str(p): str(t) for p, t in conn.execute(
+        "SELECT path, text FROM st_marker WHERE (path IN ('package.json', 'pnpm-workspace.yaml') OR path LIKE "
+        "'%/package.json' OR path LIKE '%/pnpm-workspace.yaml') AND text IS NOT NULL")}
+    for path, text in touched.items():
+        if text is None:
+            texts.pop(path, None)
+        else:
+            texts[path] = text
+    packages = jspackages.Packages.from_texts(texts)
+    encoded = packages.encode()
+    conn.execute("INSERT OR REPLACE INTO st_state(key, value) VALUES ('js_packages', ?)", (encoded,))
+    return packages, (row[0] if row is not None else jspackages.Packages({}).encode()) != encoded
+
+
+@functools.lru_cache(maxsize=2)
+def _decoded(text: str) -> jspackages.Packages:
+    """Every batch reads the packages; a monorepo's ``exports`` maps make decoding them cost milliseconds."""
+    return jspackages.Packages.decode(text)
+
+
+def _shadowed(conn: sqlite3.Connection) -> dict[str, set[int]]:
+    """Candidate keys no file held when a JS import was keyed, so a later candidate was taken → the importing
+    files: a file taking such a key later must be keyed again (the first candidate held wins)."""
+    row = conn.execute("SELECT value FROM st_state WHERE key = 'js_shadowed'").fetchone()
+    return {k: set(v) for k, v in json.loads(row[0]).items()} if row is not None else {}
+
+
 def _below(conn: sqlite3.Connection, directories: set[str]) -> set[int]:
     """Python files anywhere below ``directories`` ("" is the root): one scan, however many directories."""
     found: set[int] = set()
@@ -189,6 +231,7 @@ class _KeyResolver:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
         self._memo: dict[str, int | None] = {}
+        self._held: dict[str, bool] = {}
 
     def __call__(self, key: str | None) -> int | None:
         if key is None:
@@ -208,16 +251,48 @@ class _KeyResolver:
         self._memo[key] = result
         return result
 
+    def held(self, key: str) -> bool:
+        """Whether any file holds ``key`` (even ambiguously: then it is the runtime's pick, not a later one's)."""
+        if key not in self._held:
+            self._held[key] = self._conn.execute("SELECT 1 FROM st_module_key WHERE key = ? LIMIT 1",
+                                                 (key,)).fetchone() is not None
+        return self._held[key]
+
+
+class _JsKeys:
+    """JS/TS import keys: the first candidate (``modules.js_candidate_keys``) a file holds, else the first one;
+    the candidates passed over are recorded per importing file (``shadows``: see ``_shadowed``)."""
+
+    def __init__(self, ts_configs: tspaths.Configs | None, packages: jspackages.Packages | None,
+                 resolve: _KeyResolver) -> None:
+        self._ts, self._packages, self._resolve = ts_configs, packages, resolve
+        self._memo: dict[tuple[str, str], tuple[str | None, tuple[str, ...]]] = {}
+        self.shadows: dict[str, set[int]] = {}
+
+    def __call__(self, file_id: int, path: str, source: str | None) -> str | None:
+        if source is None:
+            return None
+        memo_key = (path.rpartition("/")[0], source)  # candidates depend on the importer's directory only
+        if memo_key not in self._memo:
+            keys = modules.js_candidate_keys(path, source, self._ts, self._packages)
+            chosen = next((k for k in keys if self._resolve.held(k)), keys[0] if keys else None)
+            self._memo[memo_key] = (chosen, tuple(keys[:keys.index(chosen)]) if chosen is not None else ())
+        chosen, passed = self._memo[memo_key]
+        for key in passed:
+            self.shadows.setdefault(key, set()).add(file_id)
+        return chosen
+
 
 def _resolve_imports(conn: sqlite3.Connection, keyed_files: set[int], changed_keys: set[str], init_dirs: set[str],
-                     *, roots: dict[str, str], report: LinkReport,
-                     ts_configs: dict[str, tspaths.Config] | None = None) -> tuple[set[int], set[str]]:
+                     *, roots: dict[str, str], report: LinkReport, js_keys: _JsKeys,
+                     resolve: _KeyResolver) -> tuple[set[int], set[str]]:
     """Set target keys and resolutions; returns (files whose import resolution changed or that were keyed,
     imports whose resolution moved)."""
     ids = sorted(keyed_files)
     # The keyed files' imports get their keys here and are written once, keys with resolution (one UPDATE per
     # import, not two); the resolver reads only module keys and files, never these columns.
-    candidates: dict[str, tuple[int, str | None, str | None, int | None, int | None]] = {}
+    #: uid → (file id, target key, alt key, resolved, resolved alt, whether the keys are to be written)
+    candidates: dict[str, tuple[int, str | None, str | None, int | None, int | None, bool]] = {}
     for part in chunked(ids):
         rows = conn.execute(
             f"SELECT i.import_uid, i.file_id, f.path, f.language, i.source_literal, i.imported_name, i.import_kind, "
@@ -225,36 +300,39 @@ def _resolve_imports(conn: sqlite3.Connection, keyed_files: set[int], changed_ke
             f"WHERE i.file_id IN ({marks(len(part))})", part).fetchall()
         module_of: dict[str, str | None] = {}  # a file's imports share its module name
         for uid, file_id, path, language, source, name, kind, res, res_alt in rows:
+            if language in _JS_LANGUAGES:
+                candidates[uid] = (file_id, js_keys(file_id, path, source), None, res, res_alt, True)
+                continue
             if language == "python" and path not in module_of:
                 module_of[path] = modules.python_module(path, init_dirs, roots)
             module = module_of.get(path)
             is_package = path.rsplit("/", 1)[-1].startswith("__init__.")
-            key, alt = modules.import_keys(path, module, is_package, language, source=source, name=name, kind=kind,
-                                           ts_configs=ts_configs)
-            candidates[uid] = (file_id, key, alt, res, res_alt)
-    keyed_uids = set(candidates)
-    query = ("SELECT import_uid, file_id, target_key, alt_key, resolved_file_id, resolved_alt_file_id "
-             "FROM st_import WHERE ")
+            key, alt = modules.import_keys(path, module, is_package, language, source=source, name=name, kind=kind)
+            candidates[uid] = (file_id, key, alt, res, res_alt, True)
+    query = ("SELECT i.import_uid, i.file_id, i.target_key, i.alt_key, i.resolved_file_id, i.resolved_alt_file_id, "
+             "f.path, f.language, i.source_literal FROM st_import i JOIN st_file f ON f.file_id = i.file_id WHERE ")
     keys = sorted(changed_keys)
     for start in range(0, len(keys), 400):
         part_keys = keys[start:start + 400]
         for column in ("target_key", "alt_key"):
-            for uid, file_id, key, alt, res, res_alt in conn.execute(
-                    query + f"{column} IN ({marks(len(part_keys))})", part_keys):
-                # A keyed file's import is stored with its old keys still: its new ones are in candidates.
-                candidates.setdefault(uid, (file_id, key, alt, res, res_alt))
-    resolve = _KeyResolver(conn)
+            for uid, file_id, key, alt, res, res_alt, path, language, source in conn.execute(
+                    query + f"i.{column} IN ({marks(len(part_keys))})", part_keys):
+                if uid in candidates:
+                    continue  # a keyed file's import is stored with its old keys still: its new ones are there
+                # A JS import whose key changed holders may now take another candidate (its key's file is gone).
+                new_key = js_keys(file_id, path, source) if language in _JS_LANGUAGES else key
+                candidates[uid] = (file_id, new_key, alt, res, res_alt, new_key != key)
     changed_files: set[int] = set()
     moved: set[str] = set()
     updates_keyed = []
     updates_res = []
-    for uid, (file_id, key, alt, res, res_alt) in candidates.items():
+    for uid, (file_id, key, alt, res, res_alt, write_keys) in candidates.items():
         new_res, new_alt = resolve(key), resolve(alt)
         if (new_res, new_alt) != (res, res_alt):
             moved.add(uid)
-        elif file_id not in keyed_files:
+        elif file_id not in keyed_files and not write_keys:
             continue
-        if uid in keyed_uids:
+        if write_keys:
             updates_keyed.append((key, alt, new_res, new_alt, uid))
         else:
             updates_res.append((new_res, new_alt, uid))
@@ -265,6 +343,18 @@ def _resolve_imports(conn: sqlite3.Connection, keyed_files: set[int], changed_ke
                      updates_res)
     report.imports_resolved = len(updates_keyed) + len(updates_res)
     return changed_files, moved
+
+
+def _keep_shadows(conn: sqlite3.Connection, shadowed: dict[str, set[int]], js_keys: _JsKeys, keyed: set[int],
+                  gone: set[int]) -> None:
+    """Store what ``js_keys`` passed over: the keyed files' entries are replaced, deleted files' dropped."""
+    kept = {k: v - keyed - gone for k, v in shadowed.items()}
+    for key, files in js_keys.shadows.items():
+        kept.setdefault(key, set()).update(files)
+    kept = {k: v for k, v in kept.items() if v}
+    if kept != shadowed:
+        conn.execute("INSERT OR REPLACE INTO st_state(key, value) VALUES ('js_shadowed', ?)",
+                     (json.dumps({k: sorted(v) for k, v in sorted(kept.items())}),))
 
 
 def _same_inputs(conn: sqlite3.Connection, effect: BatchEffect) -> set[int]:
@@ -285,11 +375,20 @@ def relink(conn: sqlite3.Connection, effect: BatchEffect) -> LinkReport:
     roots, roots_changed = _py_roots(conn, effect)
     keyed, changed_keys = _rekey(conn, effect, init_dirs, roots, roots_changed=roots_changed, report=report)
     ts_configs, ts_changed = _ts_configs(conn, effect)
-    if ts_changed:  # every JS/TS import's key may change
+    packages, packages_changed = _js_packages(conn, effect)
+    shadowed = _shadowed(conn)
+    if ts_changed or packages_changed:  # every JS/TS import's key may change
         keyed |= {i for (i,) in conn.execute(
             "SELECT file_id FROM st_file WHERE language IN ('javascript', 'typescript', 'tsx')")}
+    elif hit := sorted({f for k in changed_keys & shadowed.keys() for f in shadowed[k]}):
+        # A file now holds a candidate an import passed over: that import takes it (TypeScript's order).
+        keyed |= {i for part in chunked(hit) for (i,) in conn.execute(
+            f"SELECT file_id FROM st_file WHERE file_id IN ({marks(len(part))})", part)}
+    resolve = _KeyResolver(conn)
+    js_keys = _JsKeys(ts_configs, packages, resolve)
     direct, moved_imports = _resolve_imports(conn, keyed, changed_keys, init_dirs, roots=roots, report=report,
-                                             ts_configs=ts_configs)
+                                             js_keys=js_keys, resolve=resolve)
+    _keep_shadows(conn, shadowed, js_keys, keyed, set(effect.deleted.values()))
     direct |= keyed
     chaser = Chaser(conn)
     if covers_most(conn, direct):  # a cold index or a big checkout: read the chased tables whole

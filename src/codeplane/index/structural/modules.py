@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import posixpath
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
-from codeplane.index.structural import tspaths
+from codeplane.index.structural import jspackages, tspaths
 
 _JS_EXT_RANK = {".ts": 0, ".tsx": 1, ".mts": 2, ".cts": 3, ".js": 4, ".jsx": 5, ".mjs": 6, ".cjs": 7}
 _JS_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
@@ -231,19 +231,36 @@ def python_import_keys(importer_module: str | None, is_package: bool, source: st
     return f"py:{absolute}", alt
 
 
-def js_import_key(importer: str, source: str, ts_configs: tspaths.Configs | None = None) -> str | None:
-    """Relative specifiers, and bare ones that a tsconfig's ``paths``/``baseUrl`` maps into the repository
-    (``tspaths.py``); other bare specifiers (packages) stay external."""
+def js_import_key(importer: str, source: str, ts_configs: tspaths.Configs | None = None,
+                  packages: jspackages.Packages | None = None, held: Callable[[str], bool] | None = None) -> str | None:
+    """The key of the first candidate (``js_candidate_keys``) a file holds (``held``), else of the first one."""
+    keys = js_candidate_keys(importer, source, ts_configs, packages)
+    return next((k for k in keys if held(k)), keys[0]) if keys and held is not None else \
+        (keys[0] if keys else None)
+
+
+def js_candidate_keys(importer: str, source: str, ts_configs: tspaths.Configs | None = None,
+                      packages: jspackages.Packages | None = None) -> list[str]:
+    """Keys an import may resolve to, in the order TypeScript and Node try them: a relative specifier (a
+    directory's ``package.json`` ``types``/``main`` before its ``index``); for a bare one, what a tsconfig's
+    ``paths``/``baseUrl`` maps it to (``tspaths.py``), then what the repository's ``package.json`` files make of it
+    (``jspackages.py``: ``#imports``, workspace members and self-references through ``exports``/``main``). None:
+    another package, external."""
     if not source.startswith(("./", "../")) and source not in (".", ".."):
         mapped = tspaths.specifier_path(importer, source, ts_configs) if ts_configs else None
-        return _js_key(mapped) if mapped is not None else None
+        found = packages.resolve(importer, source) if packages is not None else None
+        paths = [*([mapped] if mapped is not None else []), *(found.paths if found is not None else ())]
+        return list(dict.fromkeys(_js_key(p) for p in paths))
     joined = posixpath.normpath(posixpath.join(posixpath.dirname(importer), source))
     if joined.startswith("../") or joined == "..":
-        return None
-    return _js_key(joined)
+        return []
+    joined = "" if joined == "." else joined
+    entries = packages.directory_entries(joined) if packages is not None else ()
+    return list(dict.fromkeys(_js_key(p) for p in (*entries, joined)))
 
 
 def _js_key(joined: str) -> str:
+    joined = joined or "."
     base = posixpath.basename(joined)
     for ext in _JS_EXT_RANK:
         if base.endswith(ext):
@@ -265,15 +282,16 @@ def relative_path_key(importer: str, source: str, default_ext: str = "") -> str 
 
 
 def import_keys(importer: str, importer_module: str | None, is_package: bool, language: str | None, *,
-                source: str | None, name: str, kind: str,
-                ts_configs: tspaths.Configs | None = None) -> tuple[str | None, str | None]:
+                source: str | None, name: str, kind: str, ts_configs: tspaths.Configs | None = None,
+                packages: jspackages.Packages | None = None,
+                held: Callable[[str], bool] | None = None) -> tuple[str | None, str | None]:
     """(target_key, alt_key) for any language; ``(None, None)`` when the source is external or dynamic."""
     if source is None:
         return None, None
     if language == "python":
         return python_import_keys(importer_module, is_package, source, name, kind)
     if language in _JS_LANGUAGES:
-        return js_import_key(importer, source, ts_configs), None
+        return js_import_key(importer, source, ts_configs, packages, held), None
     if language in _JVM_LANGUAGES:
         if source.endswith(".*"):
             return None, None

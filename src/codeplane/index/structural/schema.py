@@ -112,7 +112,9 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #: 56: a Go method expression (``(*T).M``, ``(*pkg.T[int]).M``) carries ``lit:T``.
 #: 57: ``await vi.importActual<T>('m')`` (type arguments, which tree-sitter-typescript parses as a call of
 #:     ``await vi.importActual``) is an import of ``m``.
-SCHEMA_VERSION = 57
+#: 58: JS/TS imports resolve through the repository's ``package.json`` files (``jspackages.py``: workspace members,
+#:     self-references, ``#imports``, a directory's ``main``); indexes keyed without them are built again.
+SCHEMA_VERSION = 58
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",
