@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
-from pygit2.enums import DiffFind, DiffOption, FileMode
+from pygit2.enums import DiffFind, DiffOption, FileMode, SubmoduleStatus
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git import untracked as untracked_files
@@ -30,6 +30,7 @@ _EPOCH = re.compile(r"epoch:(\d{1,18})")
 _STATUS = {"A": "added", "D": "deleted", "M": "modified", "R": "renamed", "T": "modified", "?": "added"}
 _REGULAR = (FileMode.BLOB, FileMode.BLOB_EXECUTABLE)
 _PRIVATE = frozenset({".git", ".codeplane"})
+_SUBMODULE_DIRTY = SubmoduleStatus.WD_INDEX_MODIFIED | SubmoduleStatus.WD_WD_MODIFIED | SubmoduleStatus.WD_UNTRACKED
 
 
 def epoch_of(spec: str | None) -> int | None:
@@ -136,8 +137,10 @@ def _worktree_pairs(repo: pygit2.Repository, base_tree: pygit2.Tree, paths: Sequ
             entry = base_tree[path]
             old_side[path] = (str(entry.id), entry.filemode in _REGULAR)
             executable = entry.filemode == FileMode.BLOB_EXECUTABLE
+            base_mode: int | None = entry.filemode
         except KeyError:
             executable = None
+            base_mode = None
         try:
             st = os.lstat(root / path)
         except OSError:
@@ -148,6 +151,13 @@ def _worktree_pairs(repo: pygit2.Repository, base_tree: pygit2.Tree, paths: Sequ
                 flipped.add(path)
         elif not stat.S_ISDIR(st.st_mode):
             new_side[path] = (None, False)  # a symlink or special file
+        elif (checked_out := _submodule_state(repo, root, path, base_mode,
+                                              old_side[path][0] if path in old_side else None)) is not None:
+            # A submodule (a gitlink on either side): its checked-out commit, changed when that moved or its files
+            # did (git diff's "-dirty"). Skipped as a plain directory, it came out "deleted".
+            new_side[path] = (checked_out[0], False)
+            if checked_out[1]:
+                flipped.add(path)
     pairs: list[FilePair] = []
     for new_path, old_path in sorted(moved.items()):
         if new_path in new_side and old_path in old_side and old_path not in new_side and new_path not in old_side:
@@ -168,6 +178,29 @@ def _worktree_pairs(repo: pygit2.Repository, base_tree: pygit2.Tree, paths: Sequ
     for path, (old_id, regular) in sorted(old_side.items()):
         pairs.append(FilePair("deleted", path, None, old_id, None, regular))
     return pairs
+
+
+def _submodule_state(repo: pygit2.Repository, root: Path, path: str, base_mode: int | None,
+                     old_id: str | None) -> tuple[str | None, bool] | None:
+    """(the commit checked out in submodule ``path``, whether it moved from ``old_id`` or has changed files), or
+    ``None`` when ``path`` is a plain directory (a gitlink neither in the base tree nor in the index)."""
+    if base_mode != FileMode.COMMIT:
+        try:
+            if repo.index[path].mode != FileMode.COMMIT:
+                return None
+        except (KeyError, ValueError):
+            return None
+    try:
+        sub = pygit2.Repository(str(root / path))
+        head = None if sub.head_is_unborn else str(sub.head.target)
+    except (pygit2.GitError, KeyError, ValueError):
+        head = None
+    head = head or old_id  # not checked out (an empty directory): unchanged, as git diff sees it
+    try:
+        dirty = bool(repo.submodules.status(path) & _SUBMODULE_DIRTY)
+    except (KeyError, ValueError, pygit2.GitError):
+        dirty = False
+    return head, dirty or head != old_id
 
 
 #: repository -> (base tree id, index file stamp, renames, paths): the last base -> index diff. Git replaces the

@@ -115,12 +115,51 @@ def tree_delta_paths(old: pygit2.Tree, new: pygit2.Tree) -> set[str]:
     return paths
 
 
+def leading_links(root: Path, paths: Iterable[str]) -> list[str]:
+    """The symbolic links standing where a leading directory of one of ``paths`` belongs, outermost only, sorted.
+
+    libgit2 writes ``link/a.py`` through a symlink ``link`` when the checkout does not also replace ``link`` itself
+    (a path-limited checkout, or an index that already lacks it): into the link's target, another directory of the
+    repository or one outside it. git replaces the link by a real directory (:func:`replace_links`)."""
+    kinds: dict[str, int] = {}  # leading path -> its lstat mode (0: absent)
+    found: set[str] = set()
+    for path in paths:
+        prefix = ""
+        for part in path.split("/")[:-1]:
+            prefix = f"{prefix}/{part}" if prefix else part
+            if prefix not in kinds:
+                try:
+                    kinds[prefix] = os.lstat(os.path.join(root, prefix)).st_mode
+                except OSError:
+                    kinds[prefix] = 0
+            mode = kinds[prefix]
+            if stat.S_ISLNK(mode):
+                found.add(prefix)
+            if not stat.S_ISDIR(mode):
+                break  # below a link, a file or nothing there is no other link to find
+    return sorted(found)
+
+
+def replace_links(root: Path, links: Iterable[str]) -> None:
+    """Remove the links :func:`leading_links` found, so the checkout that follows creates real directories there
+    (never writing through them). Only the link goes; its target is not touched."""
+    for link in links:
+        full = root / link
+        if full.is_symlink():
+            full.unlink()
+
+
 def write_blob(repo: pygit2.Repository, root: Path, path: str, blob: pygit2.Oid, mode: int) -> None:
     """The blob's bytes at ``path``, keeping the file's permissions but the executable bits ``mode`` says."""
     full = root / path
     data = repo[blob].peel(pygit2.Blob).data
+    replace_links(root, leading_links(root, [path]))  # written into a real directory, never through a link
     full.parent.mkdir(parents=True, exist_ok=True)
-    if full.is_symlink() or (mode == FileMode.LINK and os.path.lexists(full)):
+    if full.is_dir() and not full.is_symlink():
+        # A directory where the blob goes (a symlink coming back over one): empty once its tracked files went, as
+        # git's checkout needs it; one still holding other files fails here rather than lose them.
+        full.rmdir()
+    elif full.is_symlink() or (mode == FileMode.LINK and os.path.lexists(full)):
         full.unlink()
     if mode == FileMode.LINK:
         os.symlink(os.fsdecode(data), full)
@@ -140,7 +179,9 @@ def path_as_in(repo: pygit2.Repository, root: Path, tree: pygit2.Tree, path: str
     except KeyError:
         if path in index:
             index.remove(path)
-        (root / path).unlink(missing_ok=True)
+        if not leading_links(root, [path]):  # below a link the file is another one (the link's target's)
+            (root / path).unlink(missing_ok=True)
+            prune_empty(root, path)
         return
     index.add(pygit2.IndexEntry(path, entry.id, entry.filemode))
     write_blob(repo, root, path, entry.id, entry.filemode)

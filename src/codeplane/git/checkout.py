@@ -18,12 +18,13 @@ from pygit2.enums import CheckoutNotify, CheckoutStrategy, SortMode
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git._session import error_code
-from codeplane.git._workdir import checkout_index, checkout_tree, tree_delta_paths
+from codeplane.git._workdir import checkout_index, checkout_tree, leading_links, replace_links, tree_delta_paths
 from codeplane.git.branches import check_branch_name
 from codeplane.git.filters import refuse_filtered
 from codeplane.git.gitlinks import dropped_submodules, kept_submodules, returning_submodules
 from codeplane.git.pathspecs import check_ref, shown, under
 from codeplane.git.revisions import head_commit, resolve_commit
+from codeplane.git.worktrees import common_dir
 
 
 class _Collisions(pygit2.CheckoutCallbacks):
@@ -85,10 +86,7 @@ def checked_out_elsewhere(repo: pygit2.Repository, branch: str) -> str | None:
     """The work tree (path) of another worktree of the repository whose HEAD is ``branch`` (a full ref), if any:
     git refuses to check a branch out twice, and libgit2 refused only at ``set_head``, after writing the files."""
     own = Path(repo.path).resolve()
-    common = own
-    pointer = own / "commondir"
-    if pointer.is_file():
-        common = (own / pointer.read_text(encoding="utf-8").strip()).resolve()
+    common = common_dir(repo)
     gitdirs = [common, *sorted(p for p in (common / "worktrees").glob("*") if p.is_dir())]
     for gitdir in gitdirs:
         if gitdir == own:
@@ -249,6 +247,13 @@ def _refuse_unmerged(repo: pygit2.Repository, paths: Sequence[str]) -> None:
                                  "field": "paths", "paths": hit[:200], "count": len(hit)})
 
 
+def links_in_the_way(repo: pygit2.Repository, source: RestoreSource) -> list[str]:
+    """The symlinks :func:`restore_paths` replaces by real directories, as ``git checkout -- <paths>`` does: each
+    stands where the source has a directory of files to restore (libgit2 wrote those through the link, into its
+    target, outside the repository or over another file's local changes)."""
+    return leading_links(Path(repo.workdir), source[1])
+
+
 def restore_paths(repo: pygit2.Repository, source: RestoreSource, recovery_point: str | None = None) -> list[str]:
     """Overwrite the files of ``source`` (from :func:`restore_source`) in the working tree from the index (or from
     the tree, updating the index too); returns the paths that differed (written, or their index entry changed).
@@ -261,6 +266,7 @@ def restore_paths(repo: pygit2.Repository, source: RestoreSource, recovery_point
     before = {p: _stat_mark(root / p) for p in files}
     staged = _index_marks(repo, files) if tree is not None else {}
     strategy = CheckoutStrategy.FORCE | CheckoutStrategy.DISABLE_PATHSPEC_MATCH
+    replace_links(root, links_in_the_way(repo, source))
     try:
         if tree is None:
             checkout_index(repo, strategy, paths=files)

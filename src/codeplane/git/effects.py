@@ -64,6 +64,8 @@ def hash_paths(root: Path, paths: list[str], stats: dict[str, numstat.PathStat] 
             digest = sha256_file(file)
         stat = (stats or {}).get(path)
         change = stat.change if stat is not None else "deleted" if digest == "" else "modified"
+        if change == "deleted" and digest is None:
+            digest = ""  # a directory stands there now (a symlink replaced by one): the file itself is gone
         out.append(PathChange(path=shown(path), sha256=digest, change=change,
                               old_sha256=stat.old_sha256 if stat is not None else None))
     return out

@@ -122,7 +122,10 @@ def abort(repo: pygit2.Repository) -> list[str]:
     root = Path(repo.workdir)
     # A clean change outside a sparse checkout's cone is in the index only: put back there only, as git's abort.
     with settling(repo, touched), keeping_cone(repo):
-        for path in sorted(touched):
+        # Removals first, deepest first: a directory the operation brought in over a HEAD symlink (or file) must be
+        # gone before the link is written back where it was.
+        removed = sorted((p for p in touched if not _in_tree(head.tree, p)), reverse=True)
+        for path in [*removed, *sorted(touched.difference(removed))]:
             if index.conflicts is not None and path in index.conflicts:
                 del index.conflicts[path]
             path_as_in(repo, root, head.tree, path)
@@ -130,6 +133,14 @@ def abort(repo: pygit2.Repository) -> list[str]:
         repo.state_cleanup()
         (Path(repo.path) / "MERGE_MSG").unlink(missing_ok=True)
     return sorted(shown(p) for p in touched)
+
+
+def _in_tree(tree: pygit2.Tree, path: str) -> bool:
+    try:
+        tree[path]
+    except KeyError:
+        return False
+    return True
 
 
 def touched_paths(head: pygit2.Commit, merged: pygit2.Index) -> set[str]:

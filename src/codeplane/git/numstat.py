@@ -171,6 +171,9 @@ def after_content(repo: pygit2.Repository, root: Path, path: str,
     try:
         entry = repo.index[path]
     except (KeyError, ValueError):
+        full = root / path
+        if full.is_dir() and not full.is_symlink() and not (full / ".git").exists():
+            return _ABSENT  # a plain directory where a file (a symlink) was: the file is gone, its files are others
         return _disk(root, path)  # not tracked (an ignored file a write left or removed)
     return _blob(repo, entry.id, entry.mode)
 

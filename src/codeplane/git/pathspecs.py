@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
-from codeplane.core.paths import resolve_in_repo
+from codeplane.core.paths import canonicalize, resolve_in_repo
 
 
 def shown(path: str) -> str:
@@ -50,17 +50,41 @@ def check_ref(value: str, field: str = "ref") -> str:
     return value
 
 
-def repo_path(root: Path, path: str, field: str = "paths") -> str:
+def repo_path(root: Path, path: str, field: str = "paths", *, link_itself: bool = False) -> str:
     """Canonical repo-relative path for a caller path ("" is the repository root). A name starting with ``-`` is a
-    name: every git command line CodePlane runs puts paths after ``--`` (``-dash.txt`` was refused)."""
-    return resolve_in_repo(root, path).rel
+    name: every git command line CodePlane runs puts paths after ``--`` (``-dash.txt`` was refused).
+
+    ``link_itself``: a symlink pointing outside the repository (or into ``.git``) may be named when the directory
+    holding it is inside: git reads, stages and restores the link itself, never what it points to (``git checkout
+    -- host_link``). A path below such a link stays refused (5001), and a restore replaces a link standing where
+    the source has a directory instead of writing through it (``_workdir.leading_links``)."""
+    try:
+        return resolve_in_repo(root, path).rel
+    except CodePlaneError:
+        if not link_itself or not _is_link_inside(root, path):
+            raise
+        return canonicalize(path).rel
 
 
-def repo_paths(root: Path, paths: Sequence[str] | None, field: str = "paths") -> list[str]:
-    """Canonical, de-duplicated, sorted paths; an empty result means "everything"."""
+def _is_link_inside(root: Path, path: str) -> bool:
+    canonical = canonicalize(path)
+    if canonical.protected_part is not None:  # ``.git`` itself, or a name in it, however it is linked
+        return False
+    parent, _, name = canonical.rel.rpartition("/")
+    try:
+        inside = resolve_in_repo(root, parent).rel if parent else ""
+    except CodePlaneError:
+        return False
+    return bool(name) and os.path.islink(root.resolve() / inside / name)
+
+
+def repo_paths(root: Path, paths: Sequence[str] | None, field: str = "paths", *, link_itself: bool = True,
+               ) -> list[str]:
+    """Canonical, de-duplicated, sorted paths; an empty result means "everything". A path filter names a symlink
+    itself (``link_itself``, :func:`repo_path`) unless the caller creates something at the path."""
     if not paths:
         return []
-    out = sorted({repo_path(root, p, field) for p in paths})
+    out = sorted({repo_path(root, p, field, link_itself=link_itself) for p in paths})
     return [] if "" in out else out
 
 

@@ -33,7 +33,7 @@ from codeplane.core.clock import now_ms
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.paths import NAME_MAX
 from codeplane.git import sparse
-from codeplane.git._workdir import checkout_index, prune_empty, settling
+from codeplane.git._workdir import checkout_index, leading_links, prune_empty, replace_links, settling
 from codeplane.git.conflicts import rebase_state_path
 from codeplane.git.gitlinks import kept_submodules
 from codeplane.git.models import GitModel
@@ -279,6 +279,9 @@ def _restore(repo: pygit2.Repository, point: RecoveryPoint) -> tuple[list[str], 
     with kept_submodules(repo, snapshot.tree) as kept:
         index.read_tree(snapshot.tree)
         index.write()
+        # A symlink standing where the point has a directory: libgit2 wrote the point's files through it (outside
+        # the repository, or over another file), then the link, untracked now, was removed as created since.
+        replace_links(Path(repo.workdir), leading_links(Path(repo.workdir), (e.path for e in index)))
         checkout_index(repo, CheckoutStrategy.FORCE)
     _remove_untracked(repo)
     staged = repo[pygit2.Oid(hex=point.index_commit)].peel(pygit2.Commit)

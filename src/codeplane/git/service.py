@@ -45,7 +45,7 @@ from codeplane.git import stash as stashing
 from codeplane.git._session import RepoSession, require_confirm
 from codeplane.git.conflicts import repo_state
 from codeplane.git.hooks import run_hook
-from codeplane.git.pathspecs import repo_path, repo_paths, under
+from codeplane.git.pathspecs import repo_path, repo_paths, shown, under
 from codeplane.git.rebase_state import RebasePlan
 from codeplane.git.results import (
     BranchResult,
@@ -202,12 +202,20 @@ class GitService:
                 source = checkout.restore_source(repo, scope, ref)
                 sparse.refuse_sparse(repo, "restoring these paths", source[1])
                 mask = _UNSTAGED if ref is None else _TRACKED_CHANGE | FileStatus.WT_NEW
-                lost = sorted(p for p, f in dirty.items() if under(p, scope) and f & mask)
+                # A symlink where the source has a directory is replaced by one (never written through): if it is
+                # untracked or changed, that is local work lost too.
+                links = checkout.links_in_the_way(repo, source)
+                lost = sorted(p for p, f in dirty.items() if (under(p, scope) and f & mask) or
+                              (p in links and f & (_TRACKED_CHANGE | FileStatus.WT_NEW)))
                 if lost:
+                    # The files losing changes, unless they are the very paths the caller named (sent back).
+                    named = {"paths": lost[:100]} if lost != scope else {}
                     require_confirm(confirm, "restoring these paths", f"local changes in {len(lost)} file(s)",
-                                    paths=lost[:100])
+                                    **named)
                     w.record("checkout-paths")
                 restored = checkout.restore_paths(repo, source, w.recovery_point)
+                warnings += [f"{shown(link)}: the symlink was replaced by a directory, as git does (the files restored "
+                             "are under it)" for link in links]
             elif create and ref is not None and start_point is None and repo.head_is_unborn:
                 # ``git checkout -b`` before the first commit only renames the unborn branch: nothing to check out.
                 checkout.switch_unborn(repo, ref)
@@ -452,7 +460,7 @@ class GitService:
                          branch: str | None = None, recursive: bool = False, confirm: bool = False,
                          ) -> SubmoduleResult:
         """init | update | sync | add (``url`` + one path) | remove (one path; needs confirm)."""
-        scope = repo_paths(self.root, paths)
+        scope = repo_paths(self.root, paths, link_itself=False)  # add creates there
         with self._s.writing(files=True) as w:
             return layout.submodule_change(w, action, scope, url=url, branch=branch, recursive=recursive,
                                            confirm=confirm, timeout_s=self.config.remote_timeout_sec)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 import pygit2
-from pygit2.enums import DiffFind, FileStatus
+from pygit2.enums import DiffFind, FileMode, FileStatus, SubmoduleStatus
 
 from codeplane.git.conflicts import RepoState, read_conflicts, repo_state
 from codeplane.git.models import Conflict, GitModel
@@ -45,7 +45,8 @@ _WORKTREE = (
 
 class StatusEntry(GitModel):
     path: str
-    #: added | modified | deleted | renamed | typechange
+    #: added | modified | deleted | renamed | typechange; for a submodule whose checked-out commit is the recorded
+    #: one, ``modified content`` (git's `` m``) or ``untracked content`` (`` ?``): nothing to stage in this repository
     status: str
     old_path: str | None = None
 
@@ -81,6 +82,29 @@ class StatusReport(GitModel):
 def dirty_paths(repo: pygit2.Repository) -> dict[str, FileStatus]:
     """Every path whose status is not current (ignored files excluded), keyed by pygit2 path."""
     return status_flags(repo)
+
+
+def _is_gitlink(repo: pygit2.Repository, path: str) -> bool:
+    try:
+        return bool(repo.index[path].mode == FileMode.COMMIT)
+    except (KeyError, ValueError):
+        return False
+
+
+def _submodule_change(repo: pygit2.Repository, path: str) -> str:
+    """What git's short status says of a changed submodule: ``M`` another commit checked out, else ``m`` its files
+    changed, else ``?`` only untracked files in it (libgit2 calls all three modified)."""
+    try:
+        flags = repo.submodules.status(path)
+    except (KeyError, ValueError, pygit2.GitError):
+        return "modified"
+    if flags & SubmoduleStatus.WD_MODIFIED:
+        return "modified"
+    if flags & (SubmoduleStatus.WD_INDEX_MODIFIED | SubmoduleStatus.WD_WD_MODIFIED):
+        return "modified content"
+    if flags & SubmoduleStatus.WD_UNTRACKED:
+        return "untracked content"
+    return "modified"
 
 
 def _renames(repo: pygit2.Repository) -> dict[str, str]:
@@ -186,6 +210,8 @@ def status(repo: pygit2.Repository, paths: Sequence[str] = (), limit: int = 1000
             if kind is not None and not (path in gone and kind == "deleted"):
                 staged.append(StatusEntry(path=shown(path), status=kind))
         wt_kind = next((name for bit, name in _WORKTREE if flag & bit), None)
+        if wt_kind == "modified" and _is_gitlink(repo, path):
+            wt_kind = _submodule_change(repo, path)
         if wt_kind is not None:
             modified.append(StatusEntry(path=shown(path), status=wt_kind))
         elif flag & FileStatus.WT_NEW:

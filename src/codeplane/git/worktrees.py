@@ -41,9 +41,36 @@ def _head(path: str) -> tuple[str | None, str | None]:
     return str(repo.head.target), branch
 
 
+def common_dir(repo: pygit2.Repository) -> Path:
+    """The repository's own git directory, shared by all its worktrees (a linked worktree's ``.git/worktrees/<n>``
+    names it in ``commondir``)."""
+    own = Path(repo.path).resolve()
+    pointer = own / "commondir"
+    return (own / pointer.read_text(encoding="utf-8").strip()).resolve() if pointer.is_file() else own
+
+
+def main_worktree(repo: pygit2.Repository) -> Path | None:
+    """The main work tree (the common directory's), ``None`` for a bare repository: not the served work tree when
+    that is a linked worktree."""
+    common = common_dir(repo)
+    if common == Path(repo.path).resolve():
+        return Path(repo.workdir).resolve() if repo.workdir else None
+    try:
+        bare = pygit2.Repository(str(common)).is_bare
+    except (pygit2.GitError, KeyError, ValueError):
+        bare = True
+    return None if bare else common.parent
+
+
 def list_worktrees(repo: pygit2.Repository, root: Path) -> list[WorktreeInfo]:
-    head, branch = _head(str(root))
-    out = [WorktreeInfo(name=None, path=str(root), head=head, branch=branch, is_main=True)]
+    """The main work tree (as ``git worktree list``, whichever worktree serves), then the linked ones by name."""
+    out: list[WorktreeInfo] = []
+    main = main_worktree(repo)
+    if main is not None:
+        # The path as the caller knows it when the main work tree is the served one (``root`` unresolved).
+        shown = root if root.resolve() == main else main
+        head, branch = _head(str(shown))
+        out.append(WorktreeInfo(name=None, path=str(shown), head=head, branch=branch, is_main=True))
     for name in sorted(repo.list_worktrees()):
         wt = repo.lookup_worktree(name)
         wt_head, wt_branch = _head(wt.path)
@@ -109,8 +136,18 @@ def lookup_info(repo: pygit2.Repository, root: Path, name: str) -> WorktreeInfo:
     return next(w for w in list_worktrees(repo, root) if w.name == lookup(repo, name).name)
 
 
+def refuse_served(root: Path, info: WorktreeInfo) -> None:
+    """8005 for removing the worktree this server serves: git would delete the directory under the running server
+    (its index and ``.codeplane`` state with it), which then answered 8001 and kept serving a deleted tree."""
+    if Path(info.path).resolve() == root.resolve():
+        raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"worktree {info.name!r} is the one this server serves; "
+                             "stop its server (cpl down) and remove it from another worktree's server or with git "
+                             "worktree remove", details={"worktree": info.name, "path": info.path})
+
+
 def remove(repo: pygit2.Repository, root: Path, name: str, *, force: bool, timeout_s: float) -> WorktreeInfo:
     info = lookup_info(repo, root, name)
+    refuse_served(root, info)
     _cli(root, ["remove", *(["--force"] if force else []), "--", info.path], "remove", timeout_s)
     return info
 

@@ -107,6 +107,10 @@ _UNMERGED = {(True, True, True): "UU", (True, True, False): "UD", (True, False, 
              (True, False, False): "DD", (False, False, False): "UU"}
 
 
+#: A submodule at its recorded commit with changed or untracked files: git's lower-case letters (nothing to stage).
+_WT_LETTER = {"modified content": "m", "untracked content": "?"}
+
+
 def render_status(report: StatusReport) -> str:
     # A 12-digit id like the log's: every ref argument accepts it.
     commit = report.head_commit[:_OID_HEX] if report.head_commit else "(no commits)"
@@ -120,7 +124,7 @@ def render_status(report: StatusReport) -> str:
     lines = [head]
     lines += [f"{e.status[:1].upper()}  {path_text(e.old_path)} -> {path_text(e.path)}" if e.old_path
               else f"{e.status[:1].upper()}  {path_text(e.path)}" for e in report.staged]
-    lines += [f" {e.status[:1].upper()} {path_text(e.path)}" for e in report.modified]
+    lines += [f" {_WT_LETTER.get(e.status, e.status[:1].upper())} {path_text(e.path)}" for e in report.modified]
     lines += [f"?? {path_text(path)}" for path in report.untracked]
     for c in report.conflicts:
         oids = " ".join(f"{k}={v[:_OID_HEX]}" for k, v in (("ancestor", c.ancestor_oid), ("ours", c.ours_oid),
