@@ -1,5 +1,5 @@
 """QA35 F1: a forced push with no remote-tracking ref to lease against never falls back to a plain ``--force``:
-as git's ``--force-with-lease`` it refuses ("stale info", 8006 naming git_fetch) and the remote keeps its commit."""
+as git's ``--force-with-lease`` it refuses ("stale info", 8006 naming a fetch) and the remote keeps its commit."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def test_force_push_to_a_branch_never_fetched_is_refused_and_keeps_the_remote_co
     with pytest.raises(CodePlaneError) as refused:
         GitService(ours).push(remote_branch="feat", force=True, confirm=True)
     assert refused.value.code == 8006 and refused.value.details["reason"] == "stale info"
-    assert "git_fetch remote=origin branch=feat" in refused.value.message
+    assert "git_remote action=fetch name=origin branch=feat" in refused.value.message
     assert run_git(bare, "rev-parse", "refs/heads/feat").decode().strip() == colleague
 
 

@@ -219,6 +219,6 @@ def _rejection(remote: str, remote_ref: str, reason: str) -> str:
     if "fetch first" in reason or "non-fast-forward" in reason:
         return f"{said}; fetch/pull and integrate first, or push with force (requires confirm)"
     if "stale info" in reason:
-        return (f"{said}: the remote branch is not at the tip last fetched (or was never fetched); git_fetch "
-                f"remote={remote} branch={branch} first, look at what it holds, then force again")
+        return (f"{said}: the remote branch is not at the tip last fetched (or was never fetched); git_remote "
+                f"action=fetch name={remote} branch={branch} first, look at what it holds, then force again")
     return said
