@@ -118,6 +118,18 @@ def test_different_keys_of_one_section_and_layers_still_combine() -> None:
     assert (config.tasks.max_mutations, config.tasks.max_test_runs) == (7, 9)
 
 
+@pytest.mark.parametrize(("options", "said"), [
+    (("--port", "47464", "--port", "47465"), "by --port 47464 and by --port 47465"),
+    (("--profile", "full", "--profile", "read_only"), "by --profile full and by --profile read_only"),
+])
+def test_an_option_standing_for_a_key_given_twice_is_refused_not_last_one_wins(
+        tmp_path: Path, options: tuple[str, ...], said: str) -> None:
+    # Was: `--port 47464 --port 47465` served on 47465 (QA s55), though a key given twice is an error.
+    proc = cpl("up", *options, cwd=make_repo(tmp_path / "repo"), timeout=60)
+    assert proc.returncode == 78 and "given twice" in proc.stderr and said in " ".join(proc.stderr.split()), \
+        proc.stderr
+
+
 @pytest.mark.parametrize("text", ["server: 5\n", "server:\n"])
 def test_port_does_not_hide_a_bad_server_section(tmp_path: Path, text: str) -> None:
     repo = _repo_config(tmp_path, text)

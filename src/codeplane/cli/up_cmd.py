@@ -32,16 +32,18 @@ if TYPE_CHECKING:
 def up(
     path: Annotated[Path | None, typer.Argument(help="Path inside the git work tree (default: cwd).")] = None,
     *,
-    port: Annotated[int | None, typer.Option(
+    # Options that stand for a config key are lists so that one given twice is refused, as a key given twice is
+    # (typer's single-valued options silently kept the last one).
+    ports: Annotated[list[int] | None, typer.Option(
         "--port", metavar="PORT", help="Port to bind (default: the repo's stored port; 0 = ephemeral).")] = None,
     set_: Annotated[list[str] | None, typer.Option(
         "--set", metavar="KEY=VALUE",
         help="One-off config override, e.g. --set logging.level=debug (repeatable).")] = None,
-    profile: Annotated[str | None, typer.Option(
+    profiles: Annotated[list[str] | None, typer.Option(
         "--profile", metavar="core|full|read_only",
         help="Tools to serve: core (default: the find-read-edit-test loop), full or read_only "
              "(same as --set tools.profile=...).")] = None,
-    index_from: Annotated[str | None, typer.Option(
+    index_froms: Annotated[list[str] | None, typer.Option(
         "--index-from", metavar="PATH|URL",
         help="Start from a shared index artifact (path or https:// URL, replacing the local index; "
              "same as --set index.artifact=... --set index.artifact_adopt=always).")] = None,
@@ -55,6 +57,8 @@ def up(
     from codeplane.server.serve import serve
 
     with cli_errors(as_json):
+        port = ports[-1] if ports else None
+        profile = next((p for p in profiles or [] if p not in PROFILES), profiles[-1] if profiles else None)
         if profile is not None and profile not in PROFILES:
             raise CodePlaneError(ErrorCode.CONFIG_INVALID_VALUE, f"--profile {profile!r}: use one of "
                                  f"{', '.join(PROFILES)}", details={"key": "tools.profile", "value": profile,
@@ -63,12 +67,13 @@ def up(
         report = initialize(root)
         # ``--port`` validated as ``server.port`` is (0..65535, exit 78), not found out of range by ``bind``.
         try:
-            ctx = resolve(root, [*(set_ or []), *([f"tools.profile={profile}"] if profile else []),
-                                 *([f"server.port={port}"] if port is not None else []),
+            ctx = resolve(root, [*(set_ or []), *(f"tools.profile={p}" for p in profiles or []),
+                                 *(f"server.port={p}" for p in ports or []),
                                  *(["refactor.enabled=false"] if no_refactor else []),
-                                 *index_from_overrides(index_from)])
+                                 *(o for i in index_froms or [] for o in index_from_overrides(i))])
         except CodePlaneError as exc:
-            raise _as_option(exc, port) from None
+            raise _as_option(exc, {f"--set server.port={p}": f"--port {p}" for p in ports or []}
+                             | {f"--set tools.profile={p}": f"--profile {p}" for p in profiles or []}) from None
         configure_logging(ctx.config.logging, root)
         prefetch_artifact(ctx, show_progress=not as_json)
         chosen = port if port is not None else (ctx.config.server.port or report.port)
@@ -102,11 +107,12 @@ def up(
         console.print("CodePlane stopped.")
 
 
-def _as_option(exc: CodePlaneError, port: int | None) -> CodePlaneError:
-    """A bad ``--port`` named as the option typed (it said "from --set server.port=70000", never typed)."""
-    said = f"--set server.port={port}"
-    if port is None or exc.details.get("source") != said:
-        return exc
-    exc.details["source"] = f"--port {port}"
-    exc.message = exc.message.replace(said, f"--port {port}")
+def _as_option(exc: CodePlaneError, typed: dict[str, str]) -> CodePlaneError:
+    """A config error about ``--port``/``--profile`` named as the option typed (it said "from --set
+    server.port=70000", never typed): ``typed`` maps the ``--set`` form to the option's."""
+    for said, option in typed.items():
+        for key in ("source", "first_source"):
+            if exc.details.get(key) == said:
+                exc.details[key] = option
+        exc.message = exc.message.replace(said, option)
     return exc
