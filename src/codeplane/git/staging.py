@@ -91,8 +91,8 @@ def stage(repo: pygit2.Repository, root: Path, paths: Sequence[str], *, tracked_
         targets, skipped = _tracked(repo, paths, targets, skipped)
     if paths and not targets and len(skipped) == len(paths) and \
             all(s.reason.startswith("no such") for s in skipped):
-        raise CodePlaneError(ErrorCode.FILE_NOT_FOUND, "none of the paths exist in the working tree or index",
-                             details={"paths": [s.path for s in skipped]})
+        # No details: they were the caller's own paths, every one of them, sent back.
+        raise CodePlaneError(ErrorCode.FILE_NOT_FOUND, "none of the paths exist in the working tree or index")
     _refuse_markers(root, [p for p, flag in targets.items() if flag & FileStatus.CONFLICTED])
     refuse_filtered(repo, (p for p, flag in targets.items() if flag & (FileStatus.CONFLICTED | _ADDABLE) and
                            ((root / p).exists() or (root / p).is_symlink())), "staging")

@@ -15,8 +15,9 @@ each answer has two faces, built here from one result model:
   Then one ``meta:`` line of ``key=value`` pairs, only when meta has something the text does not say.
 
 Errors render as ``error <code> <NAME> (retryable): message`` plus a line of the details as ``key=value``
-pairs (values the message already names, ``(state: none)`` as much as a path, the machine-readable ``reason``
-and the caller's own precondition left out: the record keeps them), and a list of objects as its key and one
+pairs (values the message already names, ``(state: none)`` as much as a path, ``(497 lines)`` as much as
+``line_count=497``, the machine-readable ``reason`` and the caller's own precondition, query and cursor left out:
+the record keeps them), and a list of objects as its key and one
 line of pairs per object. A refused edit's current text (``details.current``, see
 ``mutation/refusals.py``) follows as ``line:text`` lines, like a search hit, so the retry needs no re-read.
 """
@@ -24,6 +25,7 @@ line of pairs per object. A refused edit's current text (``details.current``, se
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -74,6 +76,15 @@ def tests_affected_line(delta: Delta) -> str | None:
         f"tests affected: {total} in {files} file{plural}"
 
 
+def in_repo(path: str, root: str, cwd: str = ".") -> str:
+    """``path`` as a text shows it: an absolute path inside the repository ``root`` relative to ``cwd`` (repo-relative;
+    ``.venv/bin/python`` for ``/home/me/proj/.venv/bin/python``), anything else as it is (a tool outside the
+    repository says where it was found). The record keeps the absolute path."""
+    if not root or not path.startswith(root.rstrip("/") + "/"):
+        return path
+    return os.path.relpath(path, os.path.join(root, cwd))
+
+
 def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -122,13 +133,13 @@ def lean_dump(model: BaseModel) -> dict[str, Any]:
 _SEEN_MIN_CHARS = 6
 
 
-def pairs(values: dict[str, Any], *, seen: str = "") -> str:
+def pairs(values: dict[str, Any], *, seen: str = "", message: bool = False) -> str:
     """``key=value`` pairs (nested values as compact JSON), leaving out every string value ``seen`` already
     contains: the model reads each value once."""
     shown = []
     for key, raw in values.items():
         value = short_fingerprint(raw) if isinstance(raw, str) and key.endswith("fingerprint") else raw
-        if _said(key, value, seen):
+        if _said(key, value, seen, message=message):
             continue
         plain = isinstance(value, str) and value and not any(c.isspace() for c in value)
         text = value if plain else compact_json(value)
@@ -136,16 +147,36 @@ def pairs(values: dict[str, Any], *, seen: str = "") -> str:
     return " ".join(shown)
 
 
-def _said(key: str, value: Any, seen: str) -> bool:
+def _said(key: str, value: Any, seen: str, *, message: bool = False) -> bool:
     """Whether ``seen`` says ``value`` already: a long string anywhere in it, a short one named with its key (a
-    message's ``(state: none)`` and then ``state=none``)."""
+    message's ``(state: none)`` and then ``state=none``). ``message``: ``seen`` is an error's message, which names
+    values in prose, so also a commit id by the 12 digits it shows, a word as a word of it (``field=ref`` after
+    "ref 'x' does not name…"), a value after its key as the caller spelt it (``start_line 900``) and a number
+    followed by a word of its key (``(497 lines)`` for ``line_count=497``). An answer's text, which the ``meta:``
+    line is compared with, holds file content: a word or number there is no such mention."""
     if not isinstance(value, str | int | float) or isinstance(value, bool) or value == "":
         return False
     text = str(value)
+    if message and isinstance(value, str) and _HEX_ID.fullmatch(text):
+        return text[:SHORT_SHA] in seen
     if isinstance(value, str) and len(text) >= _SEEN_MIN_CHARS:
         return text in seen
-    name = key.replace("_", " ")
-    return any(f"{name}{sep}{text}" in seen for sep in (": ", "=", " "))
+    names = {key.replace("_", " ")} | ({key} if message else set())
+    if any(f"{name}{sep}{text}" in seen for name in names for sep in (": ", "=", " ")):
+        return True
+    if not message:
+        return False
+    if isinstance(value, str):
+        return _WORD.fullmatch(text) is not None and \
+            re.search(rf"(?<![\w/.-]){re.escape(text)}(?![\w/.-])", seen) is not None
+    words = "|".join(re.escape(w) for w in key.split("_") if w)
+    return bool(words) and re.search(rf"(?<![\w.]){re.escape(text)} (?:{words})s?\b", seen) is not None
+
+
+#: A commit or object id (a text names it by its first :data:`SHORT_SHA` digits).
+_HEX_ID = re.compile(rf"[0-9a-f]{{{SHORT_SHA},64}}")
+#: A value a message names as a word: a field, a state, a branch (letters first; numbers need their key).
+_WORD = re.compile(r"[A-Za-z][\w-]+")
 
 
 def text_of(rendered: str, meta: dict[str, Any]) -> str:
@@ -159,9 +190,9 @@ def text_of(rendered: str, meta: dict[str, Any]) -> str:
     return f"{rendered}\nmeta: {line}" if rendered else f"meta: {line}"
 
 
-#: Details an error's text leaves to the record: ``reason`` is the message's machine-readable form, and
-#: ``expected_file_sha256`` is the caller's own precondition sent back.
-_RESTATED_DETAILS = frozenset({"reason", "expected_file_sha256"})
+#: Details an error's text leaves to the record: ``reason`` is the message's machine-readable form,
+#: ``expected_file_sha256`` the caller's own precondition, ``query`` and ``cursor`` its own arguments sent back.
+_RESTATED_DETAILS = frozenset({"reason", "expected_file_sha256", "query", "cursor"})
 
 
 #: Characters of one value an error repeats back: enough to recognise it. A 100 KB ``ref`` or tool name came back
@@ -242,15 +273,16 @@ def _detail_lines(details: dict[str, Any], text: str) -> list[str]:
     for key, value in details.items():
         if isinstance(value, list) and isinstance(value[0] if value else None, dict):
             # A list cut by :func:`bounded_error` ends in its "… N more" string.
-            rows = [row for row in (pairs(v, seen=text) if isinstance(v, dict) else str(v) for v in value) if row]
+            rows = [row for row in (pairs(v, seen=text, message=True) if isinstance(v, dict) else str(v)
+                                    for v in value) if row]
             listed += [f"{key}:", *(f"  {row}" for row in rows)] if rows else []
         elif isinstance(value, list) and all(isinstance(v, str) for v in value):
-            left = [v for v in value if not _said(key, v, text)]
+            left = [v for v in value if not _said(key, v, text, message=True)]
             if left:
                 flat[key] = left
         else:
             flat[key] = value
-    line = pairs(flat, seen=text)
+    line = pairs(flat, seen=text, message=True)
     return [*([line] if line else []), *listed]
 
 

@@ -8,6 +8,7 @@ from typing import Any, Literal
 import anyio
 
 from codeplane import API_VERSION
+from codeplane.core.config import RefactorConfig
 from codeplane.core.errors import CodePlaneError, ErrorCode, catalog
 from codeplane.repo.workspace import head_info
 from codeplane.server.answers import compact_json, lean, lean_dump, pairs, shown_id
@@ -128,6 +129,10 @@ def _task_lines(tasks: dict[str, Any]) -> list[str]:
     return lines
 
 
+#: A refactor plan's lifetime unless configured (``refactor.plan_ttl_sec``).
+_PLAN_TTL_DEFAULT = RefactorConfig().plan_ttl_sec
+
+
 #: Status sections summed up in a line or two: the state an agent checks (is the index ready, at which
 #: epoch, what is pending, which task is open with what budget); build timings, grammar versions and the
 #: recent operations stay in the record (``status``) for people and programs.
@@ -138,7 +143,11 @@ _SUMMARIES: dict[str, Callable[[dict[str, Any]], list[str]]] = {
                                                                 "files_with_syntax_errors")],
     "tasks": _task_lines,
     "tests": lambda s: [f"tests: {_scalars(s, *s)}"],
-    "refactor": lambda s: [f"refactor: {_scalars(s, *s)}"],
+    # Served at all means enabled (switched off, the tools are not listed), and a plan's lifetime only when it is
+    # not the default: ``enabled=true plan_ttl_sec=900`` said nothing on every describe.
+    "refactor": lambda s: [f"refactor: {told}"] if (told := _scalars(
+        {k: v for k, v in s.items() if (k, v) not in (("enabled", True), ("plan_ttl_sec", _PLAN_TTL_DEFAULT))},
+        *s)) else [],
 }
 
 
@@ -155,8 +164,7 @@ def render_describe(result: DescribeResult) -> str:
         return compact_json(lean_dump(result))
     head = (f"repo {result.repo_root} ({result.language}) {result.branch or 'detached'} "
             f"{(result.head or 'unborn')[:12]}{' detached' if result.detached else ''}; "
-            f"profile {result.profile}, {result.tool_count} tools; api {result.api_version}; "
-            f"repo_id {result.repo_id}")
+            f"profile {result.profile}, {result.tool_count} tools; repo_id {result.repo_id}")  # api_version: record
     lines = [head]
     for name, section in result.status.items():
         if not isinstance(section, dict):

@@ -8,6 +8,8 @@ the file table after it caught up with pending changes under the listed director
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections import OrderedDict
 from typing import Literal
 
 import anyio
@@ -196,33 +198,53 @@ async def _list_files(ctx: ToolContext, params: ListFilesParams) -> ListFilesRes
 
 def _list_page(ctx: ToolContext, params: ListFilesParams, limit: int) -> ListFilesResult:
     index = ctx.services.index
-    after = None if params.cursor is None else _listed_after(params, params.cursor)
+    listing = compact_json(["list_files", params.path, params.pattern, params.depth])
+    after, offset = (None, 0) if params.cursor is None else _LIST_CURSORS.resume(listing, params.cursor)
     page = index.list_files(params.path, glob=params.pattern, depth=params.depth, limit=limit, cursor=after)
     entries = [FileEntryModel(path=e.path, type=e.type, kind=e.kind, language=e.language, size=e.size,
                               line_count=e.line_count, file_count=e.file_count) for e in page.entries]
-    next_cursor = None if page.next_after is None else _list_cursor(params, page.next_after)
+    next_cursor = None if page.next_after is None else \
+        _LIST_CURSORS.issue(listing, page.next_after, offset + len(entries))
     return ListFilesResult(path=params.path, entries=entries, next_cursor=next_cursor, total=page.total,
                            epoch=index.epoch)
 
 
-def _list_tag(params: ListFilesParams, after: str) -> str:
-    key = compact_json(["list_files", params.path, params.pattern, params.depth, after])
-    return hashlib.sha256(key.encode()).hexdigest()[:8]
+class _ListCursors:
+    """Where each listing cursor resumes, kept on the server so the cursor is ``<id>.<offset>`` (the path it
+    resumes after, in the cursor itself, made ~60 characters of it). The next page still starts after the last
+    path shown (keyset: a listing stays exact while files come and go); the offset is the entries listed before
+    it. A cursor another listing issued, made up, or forgotten (evicted, a restart) is refused (1005)."""
+
+    KEPT = 4096
+    _ID_HEX = 10
+
+    def __init__(self) -> None:
+        self._after: OrderedDict[str, tuple[str, str, int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def issue(self, listing: str, after: str, offset: int) -> str:
+        """The cursor of the page after ``after`` (the same page, the same cursor)."""
+        cursor_id = hashlib.sha256(compact_json([listing, after, offset]).encode()).hexdigest()[:self._ID_HEX]
+        with self._lock:
+            self._after[cursor_id] = (listing, after, offset)
+            self._after.move_to_end(cursor_id)
+            while len(self._after) > self.KEPT:
+                self._after.popitem(last=False)
+        return f"{cursor_id}.{offset}"
+
+    def resume(self, listing: str, cursor: str) -> tuple[str, int]:
+        """The path ``cursor`` resumes after and its offset."""
+        cursor_id, _, offset = cursor.partition(".")
+        with self._lock:
+            kept = self._after.get(cursor_id)
+        if kept is None or kept[0] != listing or str(kept[2]) != offset:
+            raise CodePlaneError(ErrorCode.INVALID_CURSOR, "this cursor was not issued by this listing (same path, "
+                                 "pattern and depth) or has expired; list again without it",
+                                 details={"cursor": cursor[:100]})
+        return kept[1], kept[2]
 
 
-def _list_cursor(params: ListFilesParams, after: str) -> str:
-    """The next page starts after the last path shown (keyset: a listing stays exact while files come and go);
-    the tag ties it to this listing, so a made-up, another tool's or another path's cursor is refused (1005): any
-    string was taken as a path, and ``zzz`` answered "0 of 20 entries"."""
-    return f"{_list_tag(params, after)}.{after}"
-
-
-def _listed_after(params: ListFilesParams, cursor: str) -> str:
-    tag, _, after = cursor.partition(".")
-    if not after or tag != _list_tag(params, after):
-        raise CodePlaneError(ErrorCode.INVALID_CURSOR, "this cursor was not issued by this listing (same path, "
-                             "pattern and depth); list again without it", details={"cursor": cursor[:100]})
-    return after
+_LIST_CURSORS = _ListCursors()
 
 
 def render_read_source(result: ReadSourceResult) -> str:

@@ -223,6 +223,11 @@ def render_git_write(result: ToolResult, *, hashes: bool = True, drop: tuple[str
         record = {**nested, **record}
     if record.get("aborted") is True:
         del record["aborted"]  # the caller asked for it (action=abort): the state line and recovery point say so
+    # A pop or drop removing its entry is what the caller asked for (``dropped=true`` above its stash line); a pop
+    # that stopped on conflicts keeps the entry, as git says.
+    if isinstance(record.get("stash"), dict) and record.get("action") in ("pop", "drop") and \
+            record.pop("dropped", False) is not True and record.get("action") == "pop":
+        record["kept"] = True
     record.pop("action", None)  # the caller's own argument
     record.pop("operation", None)
     if record.get("created_branch") is not None and record.get("created_branch") == record.get("branch"):
@@ -233,6 +238,9 @@ def render_git_write(result: ToolResult, *, hashes: bool = True, drop: tuple[str
     changes = _take_staged(record, effect) if hashes else _take_letters(record)
     restored, changes_restored = _take_restored(record, effect, "restored_paths" in result.model_fields_set)
     changes.update(changes_restored)
+    if "restored_paths" in result.model_fields_set and effect.get("head_before") == effect.get("head_after") and \
+            isinstance(record.get("branch"), str):
+        del record["branch"]  # paths restored on the branch checked out: ``branch=main`` named nothing that moved
     _name_branch(record, effect)
     if record.get("parents") == [effect.get("head_before")]:
         del record["parents"]  # the ``HEAD old..new`` line shows the one parent

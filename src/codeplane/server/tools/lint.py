@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 
 import anyio
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from codeplane.core.calls import MutationReport
 from codeplane.lint import Diagnostic, FixOutcome, LinterInfo, Progress, ToolRun
-from codeplane.server.answers import short_sha
+from codeplane.server.answers import in_repo, short_sha
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
 from codeplane.server.tools.cursor_arg import Cursor
@@ -25,6 +25,9 @@ class LintToolsParams(ToolParams):
 
 
 class LintToolsResult(ToolResult):
+    #: The repository's root, for the text alone: an executable inside it is shown repo-relative.
+    _root: str = PrivateAttr(default="")
+
     linters: list[LinterInfo] = []
 
 
@@ -60,7 +63,9 @@ class LintCheckResult(ToolResult):
 
 async def _lint_tools(ctx: ToolContext, params: LintToolsParams) -> LintToolsResult:
     linters = await anyio.to_thread.run_sync(ctx.services.lint.tools)
-    return LintToolsResult(linters=linters)
+    result = LintToolsResult(linters=linters)
+    result._root = str(ctx.services.root)
+    return result
 
 
 async def _lint_check(ctx: ToolContext, params: LintCheckParams) -> LintCheckResult:
@@ -114,7 +119,7 @@ def render_lint_tools(result: LintToolsResult) -> str:
     for info in result.linters:
         where = f"{info.root}/" if info.root != "." else "./"
         config = info.config_file or "(conventional, defaults)"
-        state = info.executable if info.found else f"MISSING - {info.install_hint}"
+        state = in_repo(info.executable or "", result._root) if info.found else f"MISSING - {info.install_hint}"
         flags = [f for f, on in (("can fix", info.can_fix), ("listed only", not info.runnable)) if on]
         lines.append(f"{info.name} {where} {config} {' '.join(info.extensions)}: {state}"
                      + (f" [{', '.join(flags)}]" if flags else ""))
@@ -158,7 +163,8 @@ def render_lint_check(result: LintCheckResult) -> str:
     lines += [_run_line(run) for run in result.runs]
     all_shown = result.offset == 0 and len(result.diagnostics) == result.total and not result.next_cursor
     if not result.total:
-        summary = "no diagnostics"
+        # Each run that ended ok says so on its line (``ruff: ok``): the summary said it again.
+        summary = "" if result.runs and all(r.status == "ok" for r in result.runs) else "no diagnostics"
     else:
         # Only counts no other line says, non-zero: the one run's line counted them (``ruff: 491 diagnostics``),
         # and errors and warnings only when both occur (a diagnostic line tags a severity that is not an error).

@@ -83,6 +83,10 @@ class DiscoverParams(ToolParams):
 
 
 class DiscoverResult(ToolResult):
+    #: The repository's root, for the text alone: the commands name a program inside it relative to their cwd
+    #: (the record keeps the absolute path).
+    _root: str = PrivateAttr(default="")
+
     targets: list[TargetModel]
     #: Targets matching the filters (all pages).
     total: int
@@ -233,12 +237,14 @@ async def _discover(ctx: ToolContext, params: DiscoverParams) -> DiscoverResult:
             named = {name for t in targets for name in (t.path, t.target_id) if name}
             impact = ImpactModel.from_result(view.impact, shown=[m for m in view.impact.matches
                                                                  if m.test_file in named])
-        return DiscoverResult(
+        found = DiscoverResult(
             targets=[TargetModel.from_target(t) for t in targets], total=len(view.targets),
             discovered_total=view.total_targets, runners=list(view.runners),
             missing_runners=[MissingRunnerModel(runner=m.runner, project=m.project, hint=m.hint)
                              for m in view.missing],
             impact=impact, agentic_hint=impact.agentic_hint if impact else None, next_cursor=cursor)
+        found._root = str(ctx.services.root)
+        return found
 
     fit = items_that_fit(len(chunk), lambda k: render_discover(answer(chunk[:k], CURSOR_STAND_IN)))
     if fit < len(chunk):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from codeplane.server.answers import in_repo
 from codeplane.server.tools.tests_models import ImpactCaseModel, ImpactMatchModel, ImpactModel, TargetModel
 
 if TYPE_CHECKING:
@@ -30,13 +31,14 @@ def _names(names: Sequence[str], total: int | None = None) -> str:
     return shown + (f" (+{more} more)" if more > 0 else "")
 
 
-def _template(target: TargetModel) -> str:
-    """The command with the target (or the run of its selected ``target::case`` ids) as ``<target>``."""
+def _template(target: TargetModel, root: str) -> str:
+    """The command with the target (or the run of its selected ``target::case`` ids) as ``<target>``, a program
+    inside the repository ``root`` relative to the target's cwd (``.venv/bin/python``, not the whole path)."""
     parts: list[str] = []
     for part in target.cmd:
         mine = part == target.target_id or part.startswith(f"{target.target_id}::")
         if not (mine and parts and parts[-1] == "<target>"):
-            parts.append("<target>" if mine else part)
+            parts.append("<target>" if mine else in_repo(part, root, target.cwd))
     return " ".join(parts)
 
 
@@ -88,13 +90,14 @@ def _match_lines(match: ImpactMatchModel, said: list[list[str]] | None = None) -
     return lines
 
 
-def render_targets(targets: Sequence[TargetModel], *, case_names: bool = True) -> list[str]:
+def render_targets(targets: Sequence[TargetModel], *, case_names: bool = True, root: str = "") -> list[str]:
     """Targets grouped by how they run (runner, language, kind, cwd, command): a group's line, then its ids;
     a target running selected cases with their names, or their count (``case_names=False``: a selection's cases
-    are named by inspect_affected_tests, with why each was selected)."""
+    are named by inspect_affected_tests, with why each was selected). ``root``: the repository's, whose programs
+    the commands name relative to their cwd."""
     groups: dict[tuple[str, str, str, str, str], list[TargetModel]] = {}
     for target in targets:
-        key = (target.runner, target.lang, target.kind, target.cwd, _template(target))
+        key = (target.runner, target.lang, target.kind, target.cwd, _template(target, root))
         groups.setdefault(key, []).append(target)
     lines: list[str] = []
     for (runner, lang, kind, cwd, template), members in groups.items():
@@ -175,7 +178,7 @@ def render_discover(result: DiscoverResult) -> str:
         told += f" ({', '.join(result.runners)})"
     if result.next_cursor:
         told += f"; next cursor: {result.next_cursor}"
-    lines = [told, *render_targets(result.targets, case_names=result.impact is None)]
+    lines = [told, *render_targets(result.targets, case_names=result.impact is None, root=result._root)]
     lines += [f"missing runner {m.runner} for {m.project}: {m.hint}" for m in result.missing_runners]
     if result.impact is not None:
         # The targets are what a run takes; why each was selected (its files again, the chains, the fallbacks:
