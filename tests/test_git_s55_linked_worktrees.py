@@ -60,6 +60,9 @@ async def test_git_worktree_from_a_linked_worktree_server(tmp_path: Path) -> Non
             listed = await call(client, "git_worktree", {"action": "list"})
             error = await call_error(client, "git_worktree", {"action": "remove", "name": "wt"})
             status = await call(client, "git_status", {})
+            # An argument the action does not use is 1003 (QA58 F4: `name` was taken by list and prune).
+            unused = [await call_error(client, "git_worktree", {"action": a, "name": "wt"}) for a in ("list", "prune")]
+    assert [e["code"] for e in unused] == [1003, 1003], unused
     assert [Path(w["path"]).resolve() for w in listed["worktrees"]] == [main.resolve(), wt.resolve(),
                                                                        (tmp_path / "wt2").resolve()]
     assert error["code"] == 8005, error

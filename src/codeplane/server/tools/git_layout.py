@@ -30,7 +30,8 @@ class GitSubmoduleResult(ActionResult):
 
 class GitWorktreeParams(ToolParams):
     action: Literal["list", "add", "remove", "lock", "unlock", "prune"] = "list"
-    name: str | None = Field(default=None, description="Worktree name (add: also the new branch's name).")
+    name: str | None = Field(default=None, description="add/remove/lock/unlock: worktree name (add: also the new "
+                                                       "branch's name).")
     path: str | None = Field(default=None, description="add: location inside the repository (default "
                                                        ".codeplane/worktrees/<name>).")
     ref: str | None = Field(default=None, description="add: existing branch to check out, or start commit of "
