@@ -244,6 +244,11 @@ def test_reset_modes(repo: Path) -> None:
     with pytest.raises(CodePlaneError) as unconfirmed:
         git.reset(mode="hard")
     assert unconfirmed.value.code == 5009
+    # Said as it is: a reset to HEAD moves no branch; one to another commit names it.
+    assert unconfirmed.value.message.startswith("a hard reset would discard any uncommitted changes; call again")
+    with pytest.raises(CodePlaneError) as elsewhere:
+        git.reset("HEAD~1", mode="hard")
+    assert "and move the branch to " in elsewhere.value.message
     hard = git.reset(mode="hard", confirm=True)
     assert hard.effect.recovery_point and git.status().untracked == ["f.txt"] and not git.status().modified
 

@@ -304,8 +304,11 @@ class GitService:
     def reset(self, ref: str | None = None, mode: resetting.Mode = "mixed", *, confirm: bool = False) -> ResetResult:
         with self._s.writing(files=True) as w:
             if mode == "hard":
-                resetting.target(w.repo, ref, mode)
-                require_confirm(confirm, "a hard reset", "uncommitted changes and moves the branch")
+                goal = resetting.target(w.repo, ref, mode)
+                # Said as it is: a reset to HEAD moves nothing, and a clean tree loses nothing (QA57).
+                moves = w.repo.head_is_unborn or w.repo.head.target != goal.id
+                require_confirm(confirm, "a hard reset", "any uncommitted changes" + (
+                    f" and move the branch to {str(goal.id)[:12]}" if moves else ""))
                 w.record("reset-hard")
             target, kept = resetting.reset(w.repo, ref, mode)
             branch = head_branch(w.repo)
