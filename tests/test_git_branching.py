@@ -247,7 +247,7 @@ def test_reset_modes(repo: Path) -> None:
     # Said as it is: a reset to HEAD moves no branch; one to another commit names it.
     assert unconfirmed.value.message.startswith("a hard reset would discard any uncommitted changes; call again")
     with pytest.raises(CodePlaneError) as elsewhere:
-        git.reset("HEAD~1", mode="hard")
+        git.reset("feature", mode="hard")
     assert "and move the branch to " in elsewhere.value.message
     hard = git.reset(mode="hard", confirm=True)
     assert hard.effect.recovery_point and git.status().untracked == ["f.txt"] and not git.status().modified
