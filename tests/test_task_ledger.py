@@ -172,7 +172,7 @@ def test_stored_rows_hash_exactly_as_written(tmp_path: Path) -> None:
 
 def test_offline_overview_lists_open_tasks_and_recent_operations(tmp_path: Path) -> None:
     path = _fill(tmp_path)
-    overview = ledger_overview(path, recent=3)
+    overview = ledger_overview(path, recent=3, now=FakeClock().now)  # the clock the tasks were opened on
     assert overview is not None
     assert [t["state"] for t in overview["open_tasks"]] == [TaskState.OPEN.value]
     assert len(overview["recent_operations"]) == 3

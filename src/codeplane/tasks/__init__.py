@@ -17,7 +17,8 @@ from codeplane.tasks.models import (
     TaskRecord,
     TaskState,
 )
-from codeplane.tasks.tracker import TaskTracker, TaskView, TrackerSettings
+from codeplane.tasks.settings import TrackerSettings
+from codeplane.tasks.tracker import TaskTracker, TaskView
 
 __all__ = [
     "BudgetType",

@@ -11,10 +11,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from codeplane.core.clock import now_ms
 from codeplane.core.doctor import CheckResult, unwritable_check
 from codeplane.core.errors import CodePlaneError
 from codeplane.core.layout import RepoLayout
 from codeplane.core.stores import sqlite_problem
+from codeplane.tasks.budgets import past_deadline
 from codeplane.tasks.ledger import connect_read_only, task_from_row, verify_connection
 from codeplane.tasks.ledger_identity import remembered
 from codeplane.tasks.quarantine import current_sha256, quarantined
@@ -28,6 +30,8 @@ RECENT_OPERATIONS = 5
 #: What a last-operations row keeps of a ledger row (``get_task`` and the operations API have the whole row).
 _BRIEF = ("op_id", "timestamp", "task_id", "op_type", "success", "error_code", "duration_ms", "limit_triggered",
           "no_op", "non_progress")
+#: A task's deadline in SQL, as ``TaskRecord.deadline_ms`` computes it (``limits_json`` always holds the limit).
+_DEADLINE = "opened_at_ms + json_extract(limits_json, '$.max_duration_sec') * 1000"
 _CHECK = "ledger hash chain"
 _FIX = ("the ledger was changed outside CodePlane; keep a copy of .codeplane/ledger.db for inspection, "
         "then move it aside (the server starts a new ledger)")
@@ -123,27 +127,33 @@ def brief_operation(row: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def ledger_overview(path: Path, *, recent: int = RECENT_OPERATIONS, max_tasks: int = 50) -> dict[str, Any] | None:
+def ledger_overview(path: Path, *, recent: int = RECENT_OPERATIONS, max_tasks: int = 50,
+                    now: int | None = None) -> dict[str, Any] | None:
     """Open tasks and the last operations straight from the file (``cpl status`` without a server).
 
     As the running server's status does: the ``max_tasks`` newest open tasks, newest first, with the true
     ``open_task_count`` (an agent that crashed was using its newest task). Tasks left OPEN here belong to a
-    server that stopped; the next server start closes them as CLOSED_INTERRUPTED. ``None`` when there is no ledger.
+    server that stopped; the next server start closes them as CLOSED_INTERRUPTED. One past its deadline (``now``,
+    the clock by default) is not open: as a server would, it is listed among ``failed_tasks`` (CLOSED_FAILED by
+    ``duration``, which the next start records), never as open (QA56 #4). ``None`` when there is no ledger.
     """
     if not path.is_file():
         return None
     try:
-        return _overview(path, recent, max_tasks)
+        return _overview(path, recent, max_tasks, now_ms() if now is None else now)
     except sqlite3.Error as exc:  # damaged: doctor explains, the next start quarantines it
         return {"open_tasks": [], "recent_operations": [], "ledger": {"path": str(path), "unreadable": str(exc)}}
 
 
-def _overview(path: Path, recent: int, max_tasks: int) -> dict[str, Any]:
+def _overview(path: Path, recent: int, max_tasks: int, now: int) -> dict[str, Any]:
     conn = connect_read_only(path)
     try:
-        tasks = conn.execute("SELECT * FROM tasks WHERE state = 'OPEN' ORDER BY opened_at_ms DESC, task_id "
-                             "LIMIT ?", (max_tasks,)).fetchall()
-        open_count = conn.execute("SELECT COUNT(*) FROM tasks WHERE state = 'OPEN'").fetchone()[0]
+        tasks = conn.execute(f"SELECT * FROM tasks WHERE state = 'OPEN' AND {_DEADLINE} > ? "
+                             "ORDER BY opened_at_ms DESC, task_id LIMIT ?", (now, max_tasks)).fetchall()
+        open_count = conn.execute(f"SELECT COUNT(*) FROM tasks WHERE state = 'OPEN' AND {_DEADLINE} > ?",
+                                  (now,)).fetchone()[0]
+        late = conn.execute(f"SELECT * FROM tasks WHERE state = 'OPEN' AND {_DEADLINE} <= ? "
+                            "ORDER BY opened_at_ms DESC, task_id LIMIT ?", (now, max_tasks)).fetchall()
         ops = conn.execute(f"SELECT {', '.join(_BRIEF)} FROM operations ORDER BY op_id DESC LIMIT ?",
                            (recent,)).fetchall()
         counts = conn.execute("SELECT (SELECT COUNT(*) FROM operations), (SELECT COUNT(*) FROM tasks)").fetchone()
@@ -154,9 +164,14 @@ def _overview(path: Path, recent: int, max_tasks: int) -> dict[str, Any]:
         task = task_from_row(row)
         open_tasks.append({**task.to_public(task.opened_at_ms), "budget": task.budget_line(),
                            "note": "server not running: closed as CLOSED_INTERRUPTED on next start"})
+    # Closed in the answer only (the file is read-only here), as the server closes one it reaches past the deadline.
+    failed = [past_deadline(task_from_row(row), now) for row in late]
     return {
         "open_tasks": open_tasks,
         "open_task_count": int(open_count),
+        **({"failed_tasks": [{**task.to_public(now), "budget": task.budget_line(),
+                              "note": "server not running: past its deadline; recorded on next start"}
+                             for task in failed]} if failed else {}),
         "recent_operations": [brief_operation(dict(zip(_BRIEF, r, strict=True))) for r in reversed(ops)],
         "ledger": {"path": str(path), "operations": int(counts[0]), "tasks": int(counts[1])},
     }

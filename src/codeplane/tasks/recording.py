@@ -32,6 +32,7 @@ MAX_FAILING_TESTS = 200
 #: text, and one of 2 MB was stored whole, then echoed by get_task, describe, /status and cpl status (past the SDK's
 #: 1 MB event).
 TOOL_NAME_MAX = 120
+_RENAME_TO = "rename to "
 
 
 def bounded_tool_name(name: str) -> str:
@@ -48,14 +49,22 @@ def bounded_tool_name(name: str) -> str:
 
 def path_summary(report: MutationReport) -> str:
     """``+ path`` for a created file, ``~ path`` for a changed one, ``- path`` for a deleted one; at most
-    ``MAX_SUMMARY_PATHS`` lines."""
-    created = set(report.created_paths)
+    ``MAX_SUMMARY_PATHS`` lines. A move's destination is created (``+``), its source deleted: the report lists the
+    destination as changed, and names it only in the diff excerpt's ``rename to`` header (QA56 #5: it read ``~``)."""
+    created = set(report.created_paths) | _renamed_to(report.short_diff)
     lines = [f"{'-' if not sha else '+' if path in created else '~'} {path}"
              for path, sha in report.changed_paths[:MAX_SUMMARY_PATHS]]
     hidden = len(report.changed_paths) - MAX_SUMMARY_PATHS
     if hidden > 0:
         lines.append(f"… {hidden} more")
     return "\n".join(lines)
+
+
+def _renamed_to(short_diff: str) -> set[str]:
+    """The destinations of the ``rename to`` headers (git's extended header, as the mutation plan writes a move's).
+    A diff's content lines all start with ``+``/``-``/space/``@@``, so file text never reads as a header; a move
+    past the excerpt's bound is left ``~``."""
+    return {line[len(_RENAME_TO):] for line in short_diff.splitlines() if line.startswith(_RENAME_TO)}
 
 
 def operation_record(
@@ -116,14 +125,22 @@ def operation_record(
 
 
 def record_unanswered(ledger: Ledger, *, record_operations: bool) -> None:
-    """A row for each write a previous server applied and was killed before answering (``core/unanswered``)."""
+    """A row for each write a previous server applied and was killed before answering (``core/unanswered``), under
+    the session and task that admitted it. Run before that server's OPEN tasks are closed, so the row comes before
+    its task's closing, as the call's own row would have."""
     for entry in unanswered.pending(ledger.path.parent):
         if record_operations:
+            owner = entry.owner
+            # A row names only a task the ledger holds (a foreign key); the tracker stores a task when it admits a
+            # write, so only a lost ledger tail leaves one out: the row then keeps the id in its detail.
+            stored = owner is not None and ledger.get_task(owner.task_id) is not None
             ledger.record(OperationRecord(
-                task_id=None, timestamp_ms=entry.at_ms, op_type=UNANSWERED_OP, success=True, kind="mutation",
-                request_id=entry.request_id, changed_paths=entry.paths,
+                task_id=owner.task_id if owner is not None and stored else None, timestamp_ms=entry.at_ms,
+                op_type=UNANSWERED_OP, success=True, session_id=owner.session_id if owner is not None else None,
+                kind="mutation", request_id=entry.request_id, changed_paths=entry.paths,
                 detail={"tool": bounded_tool_name(entry.tool or "write"), "batch": entry.batch,
                         "why": "applied; the server stopped before it answered (recorded at the next start)",
+                        **({"task": owner.task_id} if owner is not None and not stored else {}),
                         **({"changed_paths_total": entry.paths_total}
                            if entry.paths_total > len(entry.paths) else {})}))
         entry.file.unlink(missing_ok=True)

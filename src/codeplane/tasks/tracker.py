@@ -39,11 +39,11 @@ from codeplane.core import unanswered
 from codeplane.core.artifacts import ArtifactRef, ArtifactStore
 from codeplane.core.calls import CallInfo, CallNotes, CallOutcome, TaskMeta
 from codeplane.core.clock import now_ms
-from codeplane.core.config import TasksConfig
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
-from codeplane.tasks.budgets import admit, past_deadline
+from codeplane.tasks.budgets import admit
 from codeplane.tasks.chain import HASHED_COLUMNS
+from codeplane.tasks.closing import close_left_open, deadline_failure, interruption
 from codeplane.tasks.convergence import arguments_digest, observe, refusal_fingerprint
 from codeplane.tasks.idle import IdleSweeper, sweep_period
 from codeplane.tasks.inspection import RECENT_OPERATIONS, brief_operation
@@ -51,16 +51,16 @@ from codeplane.tasks.ledger import Ledger, operation_values
 from codeplane.tasks.models import (
     NEAR_LIMIT_SHARE,
     OperationRecord,
-    ReadLimits,
     ReadUse,
     RepoSnapshot,
     TaskLimits,
     TaskRecord,
     TaskState,
 )
-from codeplane.tasks.recording import operation_record, record_unanswered
+from codeplane.tasks.recording import operation_record
 from codeplane.tasks.retention import RetentionReport, run_retention
 from codeplane.tasks.sessions import DormantSessions, Session, SessionTable, comes_back_to
+from codeplane.tasks.settings import TrackerSettings
 
 log = get_logger(__name__)
 _SWEEP_EVERY_MS = 1_000
@@ -70,28 +70,6 @@ STATUS_RECENT_OPS = RECENT_OPERATIONS
 DORMANT_MAX = 4096
 #: Runs remembered with the task that started them (the run store keeps far fewer).
 RUN_OWNERS_MAX = 1024
-
-
-@dataclass(frozen=True)
-class TrackerSettings:
-    default_limits: TaskLimits
-    read_limits: ReadLimits
-    idle_timeout_sec: int
-    retention_days: int
-    retention_tasks: int
-    #: Write one ledger row per call (off only for overhead benchmarks and debugging).
-    record_operations: bool = True
-
-    @classmethod
-    def from_config(cls, config: TasksConfig) -> TrackerSettings:
-        return cls(
-            default_limits=TaskLimits(config.max_mutations, config.max_test_runs, config.max_duration_sec),
-            read_limits=ReadLimits(config.read_budget_bytes, config.read_budget_calls),
-            idle_timeout_sec=config.session_idle_timeout_sec,
-            retention_days=config.ledger_retention_days,
-            retention_tasks=config.ledger_retention_tasks,
-            record_operations=config.ledger_enabled,
-        )
 
 
 @dataclass(frozen=True)
@@ -148,22 +126,18 @@ class TaskTracker:
     # -- lifecycle -------------------------------------------------------------------------------
 
     def start(self) -> list[str]:
-        """Open the ledger, close every task a previous server left OPEN as CLOSED_INTERRUPTED, and remember each
-        session's last task: a session that returns comes back to it as after an idle expiry, never to a new task
-        with the default limits (§12.4)."""
+        """Open the ledger, close every task a previous server left OPEN (``closing.close_left_open``: CLOSED_FAILED
+        past its deadline, else CLOSED_INTERRUPTED), and remember each session's last task: a session that returns
+        comes back to it as after an idle expiry, never to a new task with the default limits (§12.4)."""
         self.ledger.open()
         self._artifact_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cpl-artifacts")
-        interrupted = []
-        now = self._clock()
-        for task in self.ledger.tasks_in_state(TaskState.OPEN, limit=1_000_000):
-            self._interrupt(task, now, "server restart")
-            interrupted.append(task.task_id)
+        interrupted = close_left_open(self.ledger, self._clock(), record_operations=self.settings.record_operations,
+                                      tell=self._tell)
         if interrupted:
             log.info("interrupted tasks left open by a previous server", count=len(interrupted))
         for task in self.ledger.last_task_per_session(limit=DORMANT_MAX):
-            if task.state.closed:  # all are, after the loop above; an OPEN one must never be resumed
+            if task.state.closed:  # all are, after close_left_open; an OPEN one must never be resumed
                 self._dormant.remember(task.session_id, *comes_back_to(task))
-        record_unanswered(self.ledger, record_operations=self.settings.record_operations)
         # After the interruptions, so the rows this start appended are among them: a restart must not empty the
         # last operations an operator looks at after a crash.
         self._reload_recent()
@@ -250,6 +224,8 @@ class TaskTracker:
             if session.task.state is TaskState.OPEN and decision.task.state is not TaskState.OPEN:
                 self._tell(decision.task.state)  # a budget or the deadline closed it
             session.task, session.read = decision.task, decision.read
+            if info.kind == "mutation" and decision.error is None:
+                self._own_write(session)
             limit = decision.limit_triggered.value if decision.limit_triggered else None
             self._inflight[info.request_id] = (session.task.task_id, limit if decision.error else None,
                                                decision.error is not None)
@@ -293,6 +269,7 @@ class TaskTracker:
                     warnings += (f"ledger write failed: {type(exc).__name__}: {exc}",)
             if info.kind != "read":
                 unanswered.settle(self.ledger.path.parent, info.request_id)
+                unanswered.admitted(None)
             self._note_recent(record, op_id)
             # The row's id and the budget that refused the call: the observer labels its metric and log with them.
             return replace(convergence.notes(warnings), op_id=op_id, limit_triggered=limit)
@@ -572,15 +549,12 @@ class TaskTracker:
 
     def _settle(self, session: Session, now: int) -> None:
         """Close the session's task CLOSED_FAILED if its deadline passed, with a ledger row saying so."""
-        task = session.task
-        closed = past_deadline(task, now)
-        if closed is task:
+        failed = deadline_failure(session.task, now)
+        if failed is None:
             return
+        closed, row = failed
         self._tell(closed.state)
         session.task = closed
-        row = OperationRecord(task_id=task.task_id, timestamp_ms=now, op_type="task.failed", success=True,
-                              session_id=task.session_id, kind="maintenance", limit_triggered="duration",
-                              detail={"reason": closed.close_reason})
         if self.ledger.is_open:
             try:
                 self._note_recent(row, self.ledger.record(row, (closed,)))
@@ -589,10 +563,23 @@ class TaskTracker:
                 log.exception("ledger write failed", op_type="task.failed")
 
     def _interrupt(self, task: TaskRecord, now: int, reason: str) -> TaskRecord:
-        closed = task.with_changes(state=TaskState.CLOSED_INTERRUPTED, closed_at_ms=now, close_reason=reason)
+        closed, row = interruption(task, now, reason)
         self._tell(closed.state)
-        row = OperationRecord(task_id=task.task_id, timestamp_ms=now, op_type="task.interrupted", success=True,
-                              session_id=task.session_id, kind="maintenance", detail={"reason": reason})
         if self.ledger.is_open:
             self._note_recent(row, self.ledger.record(row, (closed,)))
         return closed
+
+    def _own_write(self, session: Session) -> None:
+        """A write was admitted: until its row is written, a kill must leave it attributable and counted (QA56 #3).
+        Its marker (``core/unanswered``) names the session and task, and the task is stored now with the count this
+        admission made: the implicit task a session's first call opens was in no row before the call's own, and a
+        task's stored ``mutation_count`` left out the writes a kill cut short (attempts count, see ``budgets``)."""
+        task = session.task
+        unanswered.admitted(unanswered.Owner(session.session_id, task.task_id))
+        if not self.settings.record_operations:
+            return
+        try:
+            self._save(task)
+            session.saved_task = task
+        except Exception:  # the call's own row stores it; only a kill before that would leave the marker task-less
+            log.exception("ledger write failed", op_type="task.admitted")
