@@ -6,7 +6,9 @@ The mapping is the index's (:mod:`codeplane.index.structural.tspaths`: the neare
 ``jsconfig.json``, a pattern's first target). A moved file still under a ``*`` pattern's target keeps the alias
 style (``@lib/fmt/format``); elsewhere, or under an exact pattern (``"@components": ["app/components/index.ts"]``,
 which the config itself would have to change), the importer gets a relative specifier in the alias's style
-(extension as written). An alias is location-independent: an importer that moves keeps its aliases as they are.
+(extension as written) — unless that would cross from one ``package.json`` package into another: then
+:mod:`jsspecifiers` names it through the package, or keeps the old module exporting it. An alias is
+location-independent: an importer that moves keeps its aliases as they are.
 """
 
 from __future__ import annotations
@@ -50,6 +52,11 @@ class TsAliases:
     def render(self, importer: str, spec: str, old: str, new: str) -> str:
         """``spec`` (resolved to ``old``) rewritten for ``old`` moved to ``new`` (above)."""
         mapped = tspaths.specifier_path(importer, spec, self.configs) or spec
+        return self.aliased(importer, spec, old, new) or render_specifier(importer, old, new, mapped)
+
+    def aliased(self, importer: str, spec: str, old: str, new: str) -> str | None:
+        """The alias naming ``new`` in the style of ``spec`` (naming ``old``), when a ``*`` pattern reaches it."""
+        mapped = tspaths.specifier_path(importer, spec, self.configs) or spec
         # ``render_specifier`` from a file at the root gives the new path in the written style, as ``./path``.
         new_mapped = render_specifier("_", old, new, mapped).removeprefix("./")
         config = self._config_of(importer)
@@ -62,7 +69,7 @@ class TsAliases:
                 if star and star_in_target and new_mapped.startswith(head) and new_mapped.endswith(tail) and \
                         len(new_mapped) > len(head) + len(tail):
                     return prefix + new_mapped[len(head):len(new_mapped) - len(tail)] + suffix
-        return render_specifier(importer, old, new, mapped)
+        return None
 
     def _config_of(self, importer: str) -> tspaths.Config | None:
         directory = importer.rpartition("/")[0]

@@ -15,7 +15,7 @@ from collections.abc import Set
 from dataclasses import dataclass
 from typing import Any
 
-from codeplane.refactor.jsimports import render_specifier, resolve_specifier
+from codeplane.refactor.jsimports import Specifiers, render_specifier, resolve_specifier
 from codeplane.refactor.jsstatements import NAME_NODES, node_text
 from codeplane.refactor.spans import SourceText
 
@@ -73,18 +73,23 @@ def _names(root: Any, name: str) -> bool:
     return False
 
 
-def file_loads(src: SourceText, root: Any, files: Set[str], *, old: str, dest: str, name: str) -> list[Load]:
-    """The loads of ``old`` in one file (``name`` moving from ``old`` to ``dest``), in source order."""
+def file_loads(src: SourceText, root: Any, files: Set[str], *, old: str, dest: str, name: str,
+               specifiers: Specifiers | None = None) -> list[Load]:
+    """The loads of ``old`` in one file (``name`` moving from ``old`` to ``dest``), in source order; a package
+    specifier (``import('@acme/a')``) is resolved and rendered by ``specifiers``."""
     found: list[Load] = []
     unresolved: list[tuple[Any, str, Any]] = []
     for node, kind, arg in _loads(root):
         spec = _literal(arg)
         if spec is None:
             unresolved.append((node, kind, arg))
-        elif resolve_specifier(src.path, spec, files) == old:
-            new_spec = render_specifier(src.path, old, dest, spec)
+        elif (specifiers.resolve(src.path, spec, files) if specifiers is not None
+              else resolve_specifier(src.path, spec, files)) == old:
+            new_spec = specifiers.render(src.path, spec, old, dest, files) if specifiers is not None else \
+                render_specifier(src.path, old, dest, spec)
+            where = dest if new_spec is None else f"'{new_spec}'"
             found.append(Load(src.path, node.start_point[0] + 1,
-                              f"{kind}({node_text(arg)}) not rewritten: {name} moves to '{new_spec}'"))
+                              f"{kind}({node_text(arg)}) not rewritten: {name} moves to {where}"))
     if unresolved and _names(root, name):
         for node, kind, arg in unresolved:
             shown = node_text(arg).replace("\n", " ")

@@ -3,18 +3,20 @@
 ``import { f } from './old'`` (aliases, ``type`` imports, default imports for a default export) and
 ``export { f } from './old'`` get the new specifier, or lose ``f`` and gain a statement for it when they import
 more; ``ns.f`` through ``import * as ns`` becomes ``f`` with an added import (``medium``); ``export * from
-'./old'`` gains ``export { f } from './new'`` (``medium``). In the destination itself the import goes.
+'./old'`` gains ``export { f } from './new'`` (``medium``). In the destination itself the import goes. A package
+specifier (``'@acme/a'``, ``'#internal'``) becomes one of its kind naming the destination (:mod:`jsspecifiers`), or,
+when there is none, stays, listed in ``unreached`` for the old module to go on exporting the symbol.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from codeplane.refactor.assemble import Draft
 from codeplane.refactor.facts import Def
-from codeplane.refactor.jsimports import AliasMap, render_specifier, resolve_specifier
+from codeplane.refactor.jsimports import Specifiers, Unreached, render_specifier, resolve_specifier
 from codeplane.refactor.jsstatements import (
     TopStatement,
     declared_names,
@@ -46,8 +48,12 @@ class JsImporters:
     moved_type_only: bool = False
     #: Whether a module re-exports the moved symbol (a barrel): the destination's import of it through one goes.
     dest_barrel: Callable[[str], bool] | None = None
-    #: ``tsconfig`` path aliases (``@lib/format``): importers through one are rewritten too (:mod:`jsaliases`).
-    aliases: AliasMap | None = None
+    #: ``tsconfig`` path aliases (``@lib/format``) and package.json specifiers (``@acme/a``, ``#internal``):
+    #: importers through one are rewritten too, by one of the same kind (:mod:`jsspecifiers`).
+    specifiers: Specifiers | None = None
+    #: Importers whose specifier no specifier of its kind can turn into one naming the destination: left as they
+    #: are, for the old module to go on exporting the symbol to them.
+    unreached: list[Unreached] = field(default_factory=list)
 
     def _kind(self, keyword: str, statement_type_only: bool, item: str) -> str:
         """``import``/``export``, with ``type`` for a type-only statement or moved declaration (never around an
@@ -74,7 +80,10 @@ class JsImporters:
             new_spec = self._new_spec(src.path, spec)
             type_only = any(c.type == "type" for c in stmt.children)
             if stmt.type == "export_statement":
-                self._reexport(src, stmt, imported_name, spec, new_spec)
+                if new_spec is None:
+                    self._unreached(src, stmt, spec)
+                else:
+                    self._reexport(src, stmt, imported_name, spec, new_spec)
                 continue
             clause = next((c for c in stmt.named_children if c.type == "import_clause"), None)
             if clause is None:
@@ -93,12 +102,15 @@ class JsImporters:
             taken = [*hits, *([default_hit] if default_hit is not None else [])]
             if not taken:
                 continue
+            if new_spec is None and not is_dest:
+                self._unreached(src, stmt, spec)
+                continue
             others = len(items) - len(hits) + sum(1 for p in parts if p.type == "namespace_import") + \
                 (1 if any(p.type == "identifier" for p in parts) and default_hit is None else 0)
             if others == 0:
                 if is_dest:
                     self.draft.code.append((delete_statement_lines(src, stmt), "high"))
-                else:
+                elif new_spec is not None:
                     frag = fragment_node(source)
                     self.draft.code.append((src.edit_for_node(frag, new_spec, "import"), "high"))
                 continue
@@ -132,16 +144,19 @@ class JsImporters:
             self._namespace_members(src, root, namespaces, is_dest)
 
     def _resolve(self, importer: str, spec: str) -> str | None:
-        found = resolve_specifier(importer, spec, self.files)
-        if found is None and self.aliases is not None:
-            found = self.aliases.resolve(importer, spec, self.files)
-        return found
+        if self.specifiers is not None:
+            return self.specifiers.resolve(importer, spec, self.files)
+        return resolve_specifier(importer, spec, self.files)
 
-    def _new_spec(self, importer: str, spec: str) -> str:
-        """``spec`` (naming the old module) rewritten to name the destination, alias or relative as written."""
-        if not spec.startswith(".") and self.aliases is not None:
-            return self.aliases.render(importer, spec, self.target.path, self.dest)
+    def _new_spec(self, importer: str, spec: str) -> str | None:
+        """``spec`` (naming the old module) rewritten to name the destination, of its kind (relative, alias,
+        package); ``None`` when no specifier of that kind does."""
+        if self.specifiers is not None:
+            return self.specifiers.render(importer, spec, self.target.path, self.dest, self.files)
         return render_specifier(importer, self.target.path, self.dest, spec)
+
+    def _unreached(self, src: SourceText, stmt: Any, spec: str) -> None:
+        self.unreached.append(Unreached(src.path, stmt.start_point[0] + 1, spec, self.dest))
 
     def _reexport(self, src: SourceText, stmt: Any, imported_name: str, spec: str, new_spec: str) -> None:
         clause = next((c for c in stmt.named_children if c.type == "export_clause"), None)
@@ -199,12 +214,16 @@ class JsImporters:
             self.draft.warnings.append(f"{src.path}: {len(hits)} use(s) of <namespace>.{self.target.name} not "
                                        f"rewritten: {self.target.name} is already a name there")
             return
+        # In the style of the namespace import it replaces (``"./util.js"`` -> ``"./format.js"``), as a named
+        # import's new specifier is; the file's other specifiers may be written otherwise.
+        written = namespaces[node_text(hits[0].child_by_field_name("object"))]
+        spec = self._new_spec(src.path, written)
+        if spec is None and not is_dest:  # ``ns.f`` keeps working through the old module, which re-exports it
+            self._unreached(src, hits[0], written)
+            return
         for node in hits:
             self.draft.code.append((src.edit_for_node(node, self.target.name, "namespace_member"), "medium"))
         if not is_dest and not already:
-            # In the style of the namespace import it replaces (``"./util.js"`` -> ``"./format.js"``), as a named
-            # import's new specifier is; the file's other specifiers may be written otherwise.
-            spec = self._new_spec(src.path, namespaces[node_text(hits[0].child_by_field_name("object"))])
             insert_after_imports(self.inserts, src, root,
                                  f"{self._kind('import', False, '')} {{ {self.target.name} }} from '{spec}';",
                                  reason="namespace_member")

@@ -4,14 +4,17 @@ Covers ``import ... from``, ``export ... from``, ``require("...")`` and ``import
 string specifier. The specifier is resolved the way bundlers and ``tsc`` do (exact file, added extension,
 ``dir/index.*``, and a ``.js`` specifier naming a ``.ts`` source), then re-rendered from the importer's new
 location in the same style: extensionless stays extensionless, directory imports stay directory imports.
-Bare specifiers are rewritten only when a ``tsconfig`` path alias maps them to a moved file (``jsaliases``).
+A bare or ``#`` specifier is resolved and rewritten by :mod:`jsspecifiers` (``tsconfig`` path aliases, then the
+``package.json`` files), keeping its kind; one no specifier of its kind can keep pointing at the file is reported
+(:class:`Unreached`), never turned into a relative path across packages.
 """
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Set
-from dataclasses import dataclass
+from collections.abc import Mapping, Set
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol
 
 from codeplane.refactor.lexical import _parser, grammar_for
@@ -82,18 +85,40 @@ def render_specifier(importer_new: str, target_old: str, target_new: str, origin
     return rel if rel.startswith("../") or rel == ".." else ("./" + rel if rel != "." else ".")
 
 
+class Specifiers(Protocol):
+    """How specifiers name files beyond a relative path (:class:`codeplane.refactor.jsspecifiers.JsSpecifiers`)."""
+
+    def resolve(self, importer: str, spec: str, files: Set[str]) -> str | None: ...
+
+    def render(self, importer: str, spec: str, old: str, new: str, files: Set[str]) -> str | None: ...
+
+    def directory_of(self, importer: str, spec: str, files: Set[str]) -> str | None: ...
+
+
 @dataclass(frozen=True)
 class JsMove:
     files: frozenset[str]
     moved: dict[str, str]
-    #: ``tsconfig`` path aliases (:mod:`jsaliases`): a specifier resolved through one is rewritten by it.
-    aliases: AliasMap | None = None
+    #: Aliases and package.json specifiers before the move, and after it (its package.json edits made).
+    before: Specifiers | None = None
+    after: Specifiers | None = None
+    #: Package directories the move relocates (a directory imported by its package.json ``main``).
+    directories: Mapping[str, str] = field(default_factory=dict)
+
+    @cached_property
+    def files_after(self) -> frozenset[str]:
+        return frozenset(self.moved.get(p, p) for p in self.files)
 
 
-class AliasMap(Protocol):
-    def resolve(self, importer: str, spec: str, files: Set[str]) -> str | None: ...
+@dataclass(frozen=True)
+class Unreached:
+    """A specifier no specifier of its kind can turn into one naming the moved file (a package's ``exports``
+    has no entry for the new path): left as written, and the preview says so."""
 
-    def render(self, importer: str, spec: str, old: str, new: str) -> str: ...
+    path: str
+    line: int
+    spec: str
+    new: str
 
 
 def _string_fragment(node: Any) -> Any | None:
@@ -130,8 +155,9 @@ def _specifier_nodes(root: Any) -> list[Any]:
     return out
 
 
-def js_move_edits(move: JsMove, src: SourceText) -> list[SpanEdit]:
-    """Edits that keep ``src``'s relative specifiers naming the same files after the move (sorted)."""
+def js_move_edits(move: JsMove, src: SourceText, unreached: list[Unreached] | None = None) -> list[SpanEdit]:
+    """Edits that keep ``src``'s specifiers naming the same files after the move (sorted); package specifiers
+    that cannot are added to ``unreached``."""
     grammar = grammar_for(src.path)
     parser = _parser(grammar) if grammar else None
     if parser is None:
@@ -141,20 +167,40 @@ def js_move_edits(move: JsMove, src: SourceText) -> list[SpanEdit]:
     edits: list[SpanEdit] = []
     for fragment in _specifier_nodes(root):
         spec = bytes(fragment.text).decode("utf-8", errors="replace")
-        target = resolve_specifier(src.path, spec, move.files)
-        if target is None and move.aliases is not None:
-            target = move.aliases.resolve(src.path, spec, move.files)
-            if target is not None and target in move.moved:
-                new_spec = move.aliases.render(src.path, spec, target, move.moved[target])
-                if new_spec != spec:
-                    edits.append(src.edit_for_node(fragment, new_spec, "import"))
-            continue  # an alias names the same file from anywhere: a moved importer keeps it
+        target = move.before.resolve(src.path, spec, move.files) if move.before is not None else \
+            resolve_specifier(src.path, spec, move.files)
         if target is None or (target not in move.moved and src.path not in move.moved):
             continue
-        new_spec = render_specifier(importer_new, target, move.moved.get(target, target), spec)
-        if new_spec != spec:
+        target_new = move.moved.get(target, target)
+        if spec.startswith("."):
+            new_spec: str | None = _directory_spec(move, src.path, spec, importer_new, target_new) or \
+                render_specifier(importer_new, target, target_new, spec)
+        else:
+            after = move.after or move.before
+            assert after is not None  # a bare specifier resolved through one
+            files = move.files_after
+            # An alias or a package name means the same file from anywhere, unless the move changes that.
+            new_spec = spec if after.resolve(importer_new, spec, files) == target_new else \
+                after.render(importer_new, spec, target, target_new, files)
+        if new_spec is None:
+            if unreached is not None:
+                unreached.append(Unreached(src.path, fragment.start_point[0] + 1, spec, target_new))
+        elif new_spec != spec:
             edits.append(src.edit_for_node(fragment, new_spec, "import"))
     return sorted(edits)
+
+
+def _directory_spec(move: JsMove, importer: str, spec: str, importer_new: str, target_new: str) -> str | None:
+    """A relative specifier naming a directory by its package.json entry (``'../lib'``), pointed at where the
+    directory then is, if its entry still names the file there."""
+    directory = move.before.directory_of(importer, spec, move.files) if move.before is not None else None
+    after = move.after
+    if directory is None or after is None:
+        return None
+    moved = move.directories.get(directory, directory)
+    rel = posixpath.relpath(moved or ".", posixpath.dirname(importer_new) or ".")
+    candidate = rel if rel.startswith("..") else "./" + rel if rel != "." else "."
+    return candidate if after.resolve(importer_new, candidate, move.files_after) == target_new else None
 
 
 def imported_files(files: Set[str], src: SourceText) -> set[str]:

@@ -188,10 +188,12 @@ def relative_specifiers(root: Any | None) -> list[str]:
                         if n.type in ("import_statement", "export_statement")) if s and s.startswith(".")]
 
 
-def specifier_style(path: str, moved: str, root: Any | None, *, project_suffixed: bool = False) -> str:
+def specifier_style(path: str, moved: str, root: Any | None, *, project_suffixed: bool = False,
+                    node_esm: bool = False) -> str:
     """A stand-in specifier carrying the file's convention: with the moved file's extension when the file's
     relative specifiers have one (ESM ``.mjs``/NodeNext), extensionless otherwise; a file with none of its own
-    follows the project's (``project_suffixed``: Node's ES modules need the extension)."""
+    follows the project's (``project_suffixed``: Node's ES modules need the extension), or, an ES module its
+    tsconfig compiles for Node (``node_esm``), the extension Node loads (``./x.js`` for ``x.ts``)."""
     suffix = posixpath.splitext(moved)[1]
     specs = relative_specifiers(root)
     if specs:
@@ -205,13 +207,17 @@ def specifier_style(path: str, moved: str, root: Any | None, *, project_suffixed
                 not any(s.endswith(suffix) for s in suffixed):
             return "./x" + counterpart
         return "./x" + suffix
+    if node_esm:
+        return "./x" + (ts_output_suffix(suffix) or suffix)
     return "./x" + suffix if project_suffixed or path.endswith((".mjs", ".cjs", ".mts", ".cts")) else "./x"
 
 
-def dest_specifier(importer: str, root: Any | None, moved: str, dest: str, *, project_suffixed: bool = False) -> str:
+def dest_specifier(importer: str, root: Any | None, moved: str, dest: str, *, project_suffixed: bool = False,
+                   node_esm: bool = False) -> str:
     """Specifier from ``importer`` to the destination, in the file's style (extension or not)."""
-    return render_specifier(importer, moved, dest,
-                            specifier_style(importer, moved, root, project_suffixed=project_suffixed))
+    return render_specifier(importer, moved, dest, specifier_style(importer, moved, root,
+                                                                   project_suffixed=project_suffixed,
+                                                                   node_esm=node_esm))
 
 
 def in_export_clause(node: Any) -> bool:

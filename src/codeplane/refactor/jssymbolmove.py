@@ -28,7 +28,6 @@ from typing import Any
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.refactor.assemble import Draft
 from codeplane.refactor.facts import Def
-from codeplane.refactor.jsaliases import TsAliases, config_paths
 from codeplane.refactor.jscommonjs import (
     RequireBinding,
     exports_line,
@@ -42,7 +41,8 @@ from codeplane.refactor.jscommonjs import (
 )
 from codeplane.refactor.jsdynamic import Load, file_loads, load_warnings
 from codeplane.refactor.jsimporters import JsImporters
-from codeplane.refactor.jsimports import JS_SUFFIXES, is_js, render_specifier, resolve_specifier
+from codeplane.refactor.jsimports import JS_SUFFIXES, Unreached, is_js, render_specifier, resolve_specifier
+from codeplane.refactor.jsspecifiers import JsSpecifiers, resolution_paths
 from codeplane.refactor.jsstatements import (
     NAME_NODES,
     ImportBinding,
@@ -70,6 +70,8 @@ from codeplane.refactor.pyimporters import Insertions, merge_same_start
 from codeplane.refactor.spans import SourceText, SpanEdit
 
 Reader = Callable[[Iterable[str]], tuple[dict[str, SourceText], dict[str, str]]]
+#: Importers a warning names before it says how many more there are.
+_SHOWN = 5
 
 
 @dataclass
@@ -89,7 +91,7 @@ class JsSymbolMove:
     commonjs: bool = False
     sources: dict[str, SourceText] = field(default_factory=dict)
     roots: dict[str, Any] = field(default_factory=dict)
-    aliases: TsAliases | None = None
+    specifiers: JsSpecifiers | None = None
 
     def plan(self) -> tuple[Draft, dict[str, SourceText], dict[str, str], list[str]]:
         old = self.target.path
@@ -168,7 +170,7 @@ class JsSymbolMove:
                                        dest_root=dest_root, old_keeps=old_keeps)
         importers = JsImporters(self.target, self.dest, self.files, self.keep_reexport, self.draft, self.inserts,
                                 moved_type_only=self._type_only(stmt), dest_barrel=through_barrel,
-                                aliases=self.aliases)
+                                specifiers=self.specifiers)
         loads: list[Load] = []
         for path in paths:
             src = sources.get(path)
@@ -180,9 +182,16 @@ class JsSymbolMove:
                 # A CommonJS old module keeps exporting the moved name (its ``module.exports`` reads the new
                 # ``require``): what loads it with ``require`` still finds it.
                 if not self.keep_reexport and not self.commonjs:
-                    loads += file_loads(src, root, self.files, old=old, dest=self.dest, name=self.target.name)
+                    loads += file_loads(src, root, self.files, old=old, dest=self.dest, name=self.target.name,
+                                        specifiers=self.specifiers)
+        if importers.unreached and not self.keep_reexport and not self.commonjs:
+            # (A CommonJS old module goes on exporting the name anyway: it requires it back.) What loads the old
+            # module at run time then finds the name there too.
+            self._keep_exporting(old_src, old_root, stmt, importers.unreached, from_old=[] if old_keeps else from_old)
+            loads = []
         self.draft.warnings += load_warnings(loads, old)
         # Every inserted text is a statement built here: each file gets them in its own quotes and semicolons.
+        self._emptied_old_module(old_src, stmt)
         for (path, _, _), texts in self.inserts.by_position.items():
             src = sources.get(path)
             style = file_style(src.text if src is not None else old_src.text, self._project_style())
@@ -249,7 +258,7 @@ class JsSymbolMove:
         found = import_bindings(dest_root).get(local)
         if found is None:
             return False
-        resolved = resolve_specifier(self.dest, found.specifier, self.files)
+        resolved = self._resolve(self.dest, found.specifier)
         same = found.imported == imported and (resolved == module if module is not None else found.specifier == spec)
         if not same and resolved is not None and module is not None:
             same = reexports(resolved, imported, module, files=self.files, root_of=self._root_of) and (
@@ -282,6 +291,9 @@ class JsSymbolMove:
         (``'./common.js'``): the style for a file that has no relative import to follow."""
         specs = [spec for path in sorted(self.sources) for spec in relative_specifiers(self._root_of(path))]
         return sum(1 for spec in specs if spec.endswith(JS_SUFFIXES)) * 2 > len(specs)
+
+    def _node_esm(self, path: str) -> bool:
+        return self.specifiers is not None and self.specifiers.node_esm(path)
 
     def _only_when_called(self, stmt: TopStatement, from_old: Iterable[str], old_root: Any) -> bool:
         """Whether the two ES modules may import each other: every use of ``from_old`` in the moved statement and
@@ -324,7 +336,7 @@ class JsSymbolMove:
             if stmt.default and other is not None and other.default:
                 self._collision(node, "destination already has a default export")
         imported = import_bindings(dest_root).get(self.target.name)
-        resolved = resolve_specifier(self.dest, imported.specifier, self.files) if imported is not None else None
+        resolved = self._resolve(self.dest, imported.specifier) if imported is not None else None
         if imported is not None and resolved != self.target.path and not (resolved and through_barrel(resolved)):
             self._collision(None, "exists in destination")
 
@@ -355,7 +367,8 @@ class JsSymbolMove:
 
     def _old_edits(self, src: SourceText, root: Any, stmt: TopStatement, *, remaining: int) -> None:
         self.draft.code.append((delete_statement_lines(src, stmt.node, stmt.first), "high"))
-        spec = dest_specifier(src.path, root, self.target.path, self.dest, project_suffixed=self._project_suffixed())
+        spec = dest_specifier(src.path, root, self.target.path, self.dest, project_suffixed=self._project_suffixed(),
+                              node_esm=self._node_esm(src.path))
         if self.commonjs:
             if remaining or self.keep_reexport:
                 insert_after_requires(self.inserts, src, root,
@@ -369,6 +382,47 @@ class JsSymbolMove:
             lines.append(f"{keyword} {{ {'default' if stmt.default else self.target.name} }} from '{spec}';")
         for line in lines:
             insert_after_imports(self.inserts, src, root, line)
+
+    def _keep_exporting(self, src: SourceText, root: Any, stmt: TopStatement, unreached: list[Unreached], *,
+                        from_old: list[str]) -> None:
+        """Importers through a package specifier that cannot name the destination (``'@acme/a'`` while the
+        package's ``"exports"`` has no entry for it) keep theirs: the old module re-exports the symbol, as a
+        package's entry point keeps its public names. The warning says so: adding an ``"exports"`` entry instead
+        is the agent's call (a warning keeps ``apply: true`` from applying it unseen)."""
+        if from_old and not self._only_when_called(stmt, from_old, root):
+            raise CodePlaneError(
+                ErrorCode.REFACTOR_CIRCULAR_IMPORT,
+                f"{len(unreached)} importer(s) reach {self.target.name} through a specifier that cannot name "
+                f"{self.dest}, so {src.path} must re-export it, and the two modules would import each other while "
+                "they load. Add an \"exports\" entry for the destination first",
+                details={"symbol": self.target.qualified_name, "reason": "circular import",
+                         "importers": sorted({u.path for u in unreached})})
+        spec = dest_specifier(src.path, root, self.target.path, self.dest, project_suffixed=self._project_suffixed(),
+                              node_esm=self._node_esm(src.path))
+        keyword = "export type" if self._type_only(stmt) else "export"
+        line = f"{keyword} {{ {'default' if stmt.default else self.target.name} }} from '{spec}';"
+        insert_after_imports(self.inserts, src, root, line, reason="entry_reexport")
+        if from_old:
+            self.draft.warnings.append(
+                f"{src.path} and {self.dest} now import each other ({', '.join(from_old)} one way, "
+                f"{self.target.name} re-exported the other); every use across them runs inside a function")
+        shown = ", ".join(f"{u.path}:{u.line} '{u.spec}'" for u in unreached[:_SHOWN])
+        more = f" and {len(unreached) - _SHOWN} more" if len(unreached) > _SHOWN else ""
+        self.draft.warnings.append(
+            f"{src.path} keeps exporting {self.target.name} ({line}) for {shown}{more}: no specifier of their kind "
+            f"names {self.dest} (an \"exports\"/\"imports\" entry for it would)")
+
+    def _emptied_old_module(self, src: SourceText, stmt: TopStatement) -> None:
+        """The moved statement was all the old module held: what is added there (an import, a re-export) ends
+        the file as its one line, not followed by the blank lines meant to part it from code below."""
+        key = (src.path, 1, 0)
+        texts = self.inserts.by_position.get(key)
+        first = stmt.first.start_point[0] + 1
+        if not texts or any(src.line_text(n).strip() for n in range(1, len(src.lines) + 1)
+                            if not first <= n <= stmt.node.end_point[0] + 1):
+            return
+        self.inserts.trailers.pop(key, None)
+        texts[-1] = texts[-1].removesuffix("\n")
 
     def _import_line(self, stmt: TopStatement, spec: str) -> str:
         keyword = "import type" if self._type_only(stmt) else "import"
@@ -388,15 +442,21 @@ class JsSymbolMove:
                     old_keeps: bool) -> list[str]:
         if dest_root is not None:  # what the destination already imports is not imported again
             copied = [b for b in copied if not self._bound_in_dest(
-                dest_root, b.local, resolve_specifier(self.target.path, b.specifier, self.files), b.imported,
-                b.specifier)]
+                dest_root, b.local, self._resolve(self.target.path, b.specifier), b.imported, b.specifier)]
             from_old = [n for n in from_old if not self._bound_in_dest(dest_root, n, self.target.path, n, "")]
         lines = [self._copy_import(b) for b in copied]
+        lost = sorted({b.specifier for b in copied if self._moved_specifier(b.specifier) == b.specifier
+                       and self._resolve(self.dest, b.specifier) != self._resolve(self.target.path, b.specifier)})
+        if lost:
+            self.draft.warnings.append(
+                f"{', '.join(repr(s) for s in lost)} (imported with the moved code) name(s) another file or nothing "
+                f"in {self.dest}, and no specifier of that kind names the file {self.target.path} means; fix it there")
         if from_old:
             style_root = dest_root if dest_root is not None else parse_js(old_src)
             spec = render_specifier(self.dest, self.target.path, self.target.path,
                                     specifier_style(self.dest, self.target.path, style_root,
-                                                    project_suffixed=self._project_suffixed()))
+                                                    project_suffixed=self._project_suffixed(),
+                                                    node_esm=self._node_esm(self.dest)))
             lines.append(f"import {{ {', '.join(from_old)} }} from '{spec}';")
         lines = sorted(dict.fromkeys(lines))
         body = statement_text(old_src, stmt.node, stmt.first)
@@ -454,10 +514,19 @@ class JsSymbolMove:
                                              "moved_definition"), "high"))
         return []
 
+    def _resolve(self, importer: str, spec: str) -> str | None:
+        if self.specifiers is not None:
+            return self.specifiers.resolve(importer, spec, self.files)
+        return resolve_specifier(importer, spec, self.files)
+
     def _moved_specifier(self, spec: str) -> str:
-        """A specifier of the old module, as the destination must write it."""
+        """A specifier of the old module, as the destination must write it (a ``#imports`` or package specifier
+        that means something else from the destination's package becomes one of its kind that does, if any)."""
         if not spec.startswith("."):
-            return spec
+            target = self._resolve(self.target.path, spec)
+            if self.specifiers is None or target is None or self._resolve(self.dest, spec) == target:
+                return spec
+            return self.specifiers.render(self.dest, spec, target, target, self.files) or spec
         target = resolve_specifier(self.target.path, spec, self.files)
         if target is not None:
             return render_specifier(self.dest, target, target, spec)
@@ -480,9 +549,9 @@ def plan_js_move(target: Def, dest: str, files: Mapping[str, object], read: Read
                  keep_reexport: bool, dest_exists: bool) -> tuple[Draft, dict[str, SourceText], dict[str, str],
                                                                   list[str]]:
     """The JS/TS symbol move's draft, sources, hashes and the files it creates."""
-    configs, _ = read(config_paths(files))
+    resolution, _ = read(resolution_paths(files))
     planner = JsSymbolMove(target, dest, frozenset(p for p in files if is_js(p)) | {dest}, read, candidates,
-                           keep_reexport, dest_exists, aliases=TsAliases.of(configs.values()))
+                           keep_reexport, dest_exists, specifiers=JsSpecifiers.of(resolution.values()))
     return planner.plan()
 
 

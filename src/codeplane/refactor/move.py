@@ -1,11 +1,13 @@
 """Plan a file or directory move and the import rewrites that keep the code importing it (issue 9 item 4).
 
-Python absolute and relative imports (``pyimports``) and JS/TS relative specifiers (``jsimports``) are
-rewritten at exact spans, in importers and in the moved files themselves. Dotted mentions of the old Python module
-outside import statements are proposed (:func:`_module_mentions`): ``mock.patch("pkg.old.f")`` ``medium``,
-``pkg.old.f`` through ``import pkg`` ``high``, docs and other text ``low``; so are the packaging entry points naming
-it (``pyproject.toml``, ``setup.cfg``: :func:`_packaging_mentions`). Other languages' imports are not rewritten;
-the preview says so. Moving one symbol between files is :mod:`symbolmove`'s.
+Python absolute and relative imports (``pyimports``) and JS/TS specifiers (``jsimports``: relative, ``tsconfig``
+aliases, package names and ``#imports`` through ``package.json``, whose paths naming a moved file follow it:
+``jsmanifests``) are rewritten at exact spans, in importers and in the moved files themselves. Dotted mentions of
+the old Python module outside import statements are proposed (:func:`_module_mentions`):
+``mock.patch("pkg.old.f")`` ``medium``, ``pkg.old.f`` through ``import pkg`` ``high``, docs and other text
+``low``; so are the packaging entry points naming it (``pyproject.toml``, ``setup.cfg``:
+:func:`_packaging_mentions`). Other languages' imports are not rewritten; the preview says so. Moving one symbol
+between files is :mod:`symbolmove`'s.
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from pathlib import Path
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.paths import resolve_in_repo
+from codeplane.index.structural.jspackages import PACKAGE_JSON
 from codeplane.refactor.assemble import Draft
 from codeplane.refactor.facts import FileInfo
-from codeplane.refactor.jsaliases import TsAliases, config_paths
-from codeplane.refactor.jsimports import JsMove, is_js, js_move_edits
+from codeplane.refactor.jsimports import JsMove, Unreached, is_js, js_move_edits
+from codeplane.refactor.jsmanifests import manifest_edits
+from codeplane.refactor.jsspecifiers import JsSpecifiers, manifest_paths, resolution_paths
 from codeplane.refactor.lexical import classify, line_starts
 from codeplane.refactor.models import Certainty, FileMove
 from codeplane.refactor.pybindings import module_bindings, parse_python
@@ -166,7 +170,14 @@ def plan_move(universe: Mapping[str, FileInfo], moved: dict[str, str], read: Rea
     draft = Draft()
     draft.moves = [FileMove(from_path=a, to_path=b) for a, b in sorted(moved.items())]
     paths: set[str] = set(moved)
-    for word in sorted(_stems(moved)):
+    js_moved = {a: b for a, b in moved.items() if is_js(a)}
+    resolution: dict[str, SourceText] = {}
+    resolution_hashes: dict[str, str] = {}
+    before = JsSpecifiers()
+    if js_moved:
+        resolution, resolution_hashes = read(set(resolution_paths(universe)))
+        before = JsSpecifiers.of(resolution.values())
+    for word in sorted(_stems(moved) | before.importer_words(js_moved)):
         paths |= candidates(word)
     py_paths = sorted(p for p in paths if is_python(p) and p in universe)
     js_paths = sorted(p for p in paths if is_js(p) and p in universe)
@@ -195,14 +206,23 @@ def plan_move(universe: Mapping[str, FileInfo], moved: dict[str, str], read: Rea
         for path in sorted(pymove.moved):
             if path in sources:
                 unresolved_relative_imports(pymove, sources[path], _warner(draft, path))
-    if any(is_js(p) for p in moved):
-        configs, _ = read(set(config_paths(universe)))
-        jsmove = JsMove(frozenset(p for p in universe if is_js(p)), {a: b for a, b in moved.items() if is_js(a)},
-                        TsAliases.of(configs.values()))
+    if js_moved:
+        manifests = {p: resolution[p] for p in manifest_paths(resolution)}
+        kept, after_texts = manifest_edits(manifests, moved, set(universe))
+        after = before.moved(after_texts)
+        edits += kept
+        for edit in kept:
+            sources.setdefault(edit.path, resolution[edit.path])
+            hashes.setdefault(edit.path, resolution_hashes[edit.path])
+        directories = {posixpath.dirname(a): posixpath.dirname(b) for a, b in moved.items()
+                       if posixpath.basename(a) == PACKAGE_JSON}
+        jsmove = JsMove(frozenset(p for p in universe if is_js(p)), js_moved, before, after, directories)
+        unreached: list[Unreached] = []
         for path in js_paths:
             src = sources.get(path)
             if src is not None:
-                edits += js_move_edits(jsmove, src)
+                edits += js_move_edits(jsmove, src, unreached)
+        draft.warnings += unreached_warnings(unreached)
     other = sorted({universe[p].language or "unknown" for p in moved
                     if not is_python(p) and not is_js(p) and universe[p].structural})
     if other:
@@ -210,6 +230,22 @@ def plan_move(universe: Mapping[str, FileInfo], moved: dict[str, str], read: Rea
                               "check references to the moved files")
     draft.code += [(e, "high") for e in edits]
     return draft, sources, hashes
+
+
+#: Unreached specifiers a preview lists; the rest are counted, as its other lists are bounded.
+MAX_UNREACHED_WARNINGS = 20
+
+
+def unreached_warnings(unreached: Sequence[Unreached]) -> list[str]:
+    """One line per specifier a file move leaves naming nothing (by path and line, bounded)."""
+    ordered = sorted(unreached, key=lambda u: (u.path, u.line, u.spec))
+    lines = [f"{u.path}:{u.line}: '{u.spec}' not rewritten: no specifier of its kind names {u.new} after the move "
+             "(package.json \"exports\"/\"imports\"/\"workspaces\" decide which do)"
+             for u in ordered[:MAX_UNREACHED_WARNINGS]]
+    if len(ordered) > MAX_UNREACHED_WARNINGS:
+        lines.append(f"{len(ordered) - MAX_UNREACHED_WARNINGS} more specifiers naming nothing after the move not "
+                     "listed")
+    return lines
 
 
 def _python_move(universe: Mapping[str, FileInfo], moved: Mapping[str, str]) -> PyMove:

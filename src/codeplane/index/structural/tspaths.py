@@ -24,7 +24,7 @@ Config = tuple[str, bool, list[tuple[str, str]]]
 Configs = Mapping[str, Config]
 
 
-def _loads(text: str) -> Any:
+def loads(text: str) -> Any:
     plain = _JSONC.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)
     return json.loads(_TRAILING_COMMA.sub(r"\1", plain))
 
@@ -32,7 +32,7 @@ def _loads(text: str) -> Any:
 def parse(path: str, text: str) -> Config | None:
     """(base directory, path patterns) of one config; None without ``baseUrl``/``paths`` or if unreadable."""
     try:
-        data = _loads(text)
+        data = loads(text)
     except (ValueError, RecursionError):
         return None
     options = data.get("compilerOptions") if isinstance(data, dict) else None
