@@ -139,10 +139,13 @@ def test_a_task_counts_a_write_from_its_admission(tmp_path: Path) -> None:
 
 @pytest.mark.anyio
 async def test_the_ledger_summary_marks_a_moved_files_destination_created(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", {"m/a.txt": "a\n", "m/b.txt": "b\n"})
+    # m/b.txt's deletion fills the diff excerpt: m/z.txt's move comes after its bound, its destination all the same.
+    repo = make_repo(tmp_path / "repo", {"m/a.txt": "a\n", "m/b.txt": "b\n" * 3000, "m/z.txt": "z\n"})
     with running_server(repo) as server:
         async with mcp_client(server) as client:
             await call(client, "write_source", {"edits": [{"path": "m/a.txt", "action": "move", "to": "m/c.txt"},
-                                                          {"path": "m/b.txt", "action": "delete"}]})
+                                                          {"path": "m/b.txt", "action": "delete"},
+                                                          {"path": "m/z.txt", "action": "move", "to": "m/zz.txt"}]})
     [row] = _query(repo, "SELECT short_diff FROM operations WHERE op_type = 'write_source'")
-    assert row["short_diff"] == "- m/a.txt\n- m/b.txt\n+ m/c.txt"  # was: '~ m/c.txt'
+    assert sorted(row["short_diff"].split("\n")) == ["+ m/c.txt", "+ m/zz.txt", "- m/a.txt", "- m/b.txt",
+                                                     "- m/z.txt"], row  # was: '~ m/c.txt'

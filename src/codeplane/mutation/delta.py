@@ -156,7 +156,8 @@ class Delta(_Frozen):
             short_diff=(self._short_diff or self.diff or "")[:_REPORT_DIFF_CHARS],
             repo_before=self.repo_fingerprint_before or self.repo_fingerprint,
             repo_after=self.repo_fingerprint,
-            created_paths=tuple(sorted(f.path for f in self.files if f.action == "created")),
+            # A move's destination is a file that did not exist: created, whatever the excerpt's length.
+            created_paths=tuple(sorted(f.path for f in self.files if f.action in ("created", "moved"))),
         )
 
 

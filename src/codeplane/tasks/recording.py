@@ -32,7 +32,6 @@ MAX_FAILING_TESTS = 200
 #: text, and one of 2 MB was stored whole, then echoed by get_task, describe, /status and cpl status (past the SDK's
 #: 1 MB event).
 TOOL_NAME_MAX = 120
-_RENAME_TO = "rename to "
 
 
 def bounded_tool_name(name: str) -> str:
@@ -49,22 +48,15 @@ def bounded_tool_name(name: str) -> str:
 
 def path_summary(report: MutationReport) -> str:
     """``+ path`` for a created file, ``~ path`` for a changed one, ``- path`` for a deleted one; at most
-    ``MAX_SUMMARY_PATHS`` lines. A move's destination is created (``+``), its source deleted: the report lists the
-    destination as changed, and names it only in the diff excerpt's ``rename to`` header (QA56 #5: it read ``~``)."""
-    created = set(report.created_paths) | _renamed_to(report.short_diff)
+    ``MAX_SUMMARY_PATHS`` lines. A move's destination is created (``+``, among ``created_paths``), its source
+    deleted (QA56 #5: it read ``~``)."""
+    created = set(report.created_paths)
     lines = [f"{'-' if not sha else '+' if path in created else '~'} {path}"
              for path, sha in report.changed_paths[:MAX_SUMMARY_PATHS]]
     hidden = len(report.changed_paths) - MAX_SUMMARY_PATHS
     if hidden > 0:
         lines.append(f"… {hidden} more")
     return "\n".join(lines)
-
-
-def _renamed_to(short_diff: str) -> set[str]:
-    """The destinations of the ``rename to`` headers (git's extended header, as the mutation plan writes a move's).
-    A diff's content lines all start with ``+``/``-``/space/``@@``, so file text never reads as a header; a move
-    past the excerpt's bound is left ``~``."""
-    return {line[len(_RENAME_TO):] for line in short_diff.splitlines() if line.startswith(_RENAME_TO)}
 
 
 def operation_record(
