@@ -233,7 +233,7 @@ class SemanticDiffService:
         unreadable file, which is selected by its imports."""
         if pair.old_id is None or pair.new_path is None or pair.old_path != pair.new_path:
             return {}
-        read = read_worktree(self.root, pair.new_path)
+        read = read_worktree(self.root, pair.on_disk)
         if read is None:
             return {}
         spans = changed_spans(_lines(read_blob(repo, pair.old_id)), _lines(read[1]))
@@ -242,14 +242,15 @@ class SemanticDiffService:
     def _prefetch(self, repo: pygit2.Repository, pairs: Sequence[FilePair], worktree: bool) -> None:
         """Parse every version not cached yet, in batches (see ``file_defs_many``); bytes are read per
         batch, so memory stays bounded by the batch, not the diff."""
-        todo: list[tuple[str, str, bool]] = []  # path, blob id, read from the work tree
+        todo: list[tuple[str, str, str | None]] = []  # path, blob id, the work-tree name to read it from
         for pair in pairs:
             if not pair.regular or (pair.old_path, pair.old_id, pair.new_path, pair.new_id) in self._pairs:
                 continue
             if self._kept(repo, pair, worktree):
                 continue
-            for path, blob_id, on_disk in ((pair.old_path, pair.old_id, False),
-                                           (pair.new_path, pair.new_id, worktree)):
+            for path, blob_id, on_disk in ((pair.old_path, pair.old_id, None),
+                                           (pair.new_path, pair.new_id,
+                                            pair.on_disk if worktree and pair.new_path is not None else None)):
                 if path is None or blob_id is None or self.cache.peek(path, blob_id):
                     continue
                 stored = self.store.get(path, blob_id) if self.store is not None else None
@@ -260,7 +261,7 @@ class SemanticDiffService:
         for start in range(0, len(todo), PARSE_BATCH):
             batch: list[tuple[str, str, bytes]] = []
             for path, blob_id, on_disk in todo[start:start + PARSE_BATCH]:
-                read = read_worktree(self.root, path) if on_disk else (blob_id, read_blob(repo, blob_id))
+                read = read_worktree(self.root, on_disk) if on_disk else (blob_id, read_blob(repo, blob_id))
                 if read is not None and read[0] == blob_id:  # a work-tree file that changed meanwhile: later
                     batch.append((path, blob_id, read[1]))
             self.parsed += len(batch)
@@ -281,7 +282,7 @@ class SemanticDiffService:
         if self.cache.peek(path, pair.old_id) and self.cache.peek(path, pair.new_id):
             return False  # both extracted already: comparing them costs less than the check
         if worktree:
-            read = read_worktree(self.root, path)
+            read = read_worktree(self.root, pair.on_disk)
             if read is None or read[0] != pair.new_id:
                 return False  # changed since it was listed: ``_pair`` reads it again
             new = read[1]
@@ -303,7 +304,7 @@ class SemanticDiffService:
         new_data: bytes | None = None
         new_id = pair.new_id
         if pair.new_path is not None and worktree:
-            read = read_worktree(self.root, pair.new_path)
+            read = read_worktree(self.root, pair.on_disk)
             if read is None or read[0] != pair.new_id:
                 drifted.append(pair.new_path)
             if read is None:

@@ -5,6 +5,10 @@ tree) or ``epoch:N`` (index epochs, see ``epochs.py``); both sides use the same 
 changed files with libgit2 (tree-to-tree, or tree-to-work-tree including untracked, not ignored files; the
 index -> work tree half takes ``git_status``'s stat-first scan where its rules allow), with rename
 detection, and reads each version's bytes by blob id; work-tree files are read from disk.
+
+Paths leave this module in their display form (``git.pathspecs.shown``: ``\\xNN`` for bytes that are not UTF-8,
+as the git tools show them), so every cache key, store row and answer downstream is valid UTF-8; only
+``FilePair.on_disk`` keeps the name the file system knows, for reading the work-tree file.
 """
 
 from __future__ import annotations
@@ -13,8 +17,8 @@ import os
 import re
 import stat
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pygit2
@@ -23,6 +27,7 @@ from pygit2.enums import DiffFind, DiffOption, FileMode, SubmoduleStatus
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git import untracked as untracked_files
 from codeplane.git import worktree_scan
+from codeplane.git.pathspecs import shown
 from codeplane.git.revisions import resolve_commit
 from codeplane.repo.ignore import IgnoreRules
 
@@ -46,7 +51,7 @@ def epoch_of(spec: str | None) -> int | None:
 
 @dataclass(frozen=True)
 class FilePair:
-    """One changed file: its old and new path and blob ids (None for the absent side)."""
+    """One changed file: its old and new path (display forms) and blob ids (None for the absent side)."""
 
     status: str
     old_path: str | None
@@ -57,10 +62,20 @@ class FilePair:
     regular: bool = True
     #: A work-tree file git does not track.
     untracked: bool = False
+    #: The new side's name as the file system knows it, when that is not its display form (bytes that are not
+    #: UTF-8): a work-tree read must open this one, never ``new_path`` (another file could bear the escaped name).
+    raw_new_path: str | None = None
 
     @property
     def path(self) -> str:
         path = self.new_path or self.old_path
+        assert path is not None
+        return path
+
+    @property
+    def on_disk(self) -> str:
+        """The work-tree name of the new side (precondition: there is one)."""
+        path = self.raw_new_path or self.new_path
         assert path is not None
         return path
 
@@ -70,6 +85,18 @@ class GitSides:
     base_commit: str
     target_commit: str | None  # None: the work tree
     pairs: tuple[FilePair, ...]
+
+
+def _displayed(pairs: Iterable[FilePair]) -> tuple[FilePair, ...]:
+    """``pairs`` with display paths, sorted by them. pygit2 hands a name that is not UTF-8 over as surrogate escapes,
+    which no JSON answer, SQLite row or log line can encode (semantic_diff answered 9001, or broke the transport)."""
+    out = []
+    for pair in pairs:
+        old, new = (shown(p) if p is not None else None for p in (pair.old_path, pair.new_path))
+        unchanged = (old, new) == (pair.old_path, pair.new_path)
+        out.append(pair if unchanged else replace(pair, old_path=old, new_path=new,
+                                                  raw_new_path=pair.new_path if new != pair.new_path else None))
+    return tuple(sorted(out, key=lambda p: (p.path, p.old_path or "")))
 
 
 def _under(path: str, prefixes: Sequence[str]) -> bool:
@@ -89,12 +116,10 @@ def changed_files(repo: pygit2.Repository, base: str, target: str | None, paths:
         # No commit yet: every file is new, against the empty tree (it answered 8002 "HEAD names no commit").
         empty = repo[repo.TreeBuilder().write()]
         assert isinstance(empty, pygit2.Tree)
-        pairs = _worktree_pairs(repo, empty, paths, ignore)
-        return GitSides("", None, tuple(sorted(pairs, key=lambda p: (p.path, p.old_path or ""))))
+        return GitSides("", None, _displayed(_worktree_pairs(repo, empty, paths, ignore)))
     base_commit = resolve_commit(repo, base, "base")
     if target is None:
-        pairs = _worktree_pairs(repo, base_commit.tree, paths, ignore)
-        return GitSides(str(base_commit.id), None, tuple(sorted(pairs, key=lambda p: (p.path, p.old_path or ""))))
+        return GitSides(str(base_commit.id), None, _displayed(_worktree_pairs(repo, base_commit.tree, paths, ignore)))
     target_commit = resolve_commit(repo, target, "target")
     diff = base_commit.tree.diff_to_tree(target_commit.tree, DiffOption.INCLUDE_TYPECHANGE, 0)
     diff.find_similar(DiffFind.FIND_RENAMES)
@@ -112,8 +137,7 @@ def changed_files(repo: pygit2.Repository, base: str, target: str | None, paths:
         regular = all(f.mode in _REGULAR for f in (old, new) if f is not None)
         out.append(FilePair(status, old_path, new_path, str(old.id) if old is not None else None,
                             str(new.id) if new is not None else None, regular))
-    out.sort(key=lambda p: (p.path, p.old_path or ""))
-    return GitSides(str(base_commit.id), str(target_commit.id), tuple(out))
+    return GitSides(str(base_commit.id), str(target_commit.id), _displayed(out))
 
 
 def _worktree_pairs(repo: pygit2.Repository, base_tree: pygit2.Tree, paths: Sequence[str] | None,

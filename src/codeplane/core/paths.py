@@ -55,6 +55,9 @@ PATH_MAX = 4000
 
 
 def _reject(path: str, reason: str) -> CodePlaneError:
+    # The path whole, however long: every error is bounded once, where it becomes an answer
+    # (``server.answers.bounded_error``: 200 characters in the message, 400 in the details, each with its length).
+    # A cut here as well (120 characters, no length) answered a shorter echo than every other value's.
     return CodePlaneError(
         ErrorCode.MUTATION_SCOPE_VIOLATION,
         f"path {path!r} is refused: {reason}",
@@ -75,8 +78,7 @@ def canonicalize(path: str) -> RepoPath:
     joined = "/".join(parts)
     if any(len(p.encode("utf-8", "surrogateescape")) > NAME_MAX for p in parts) or len(
             joined.encode("utf-8", "surrogateescape")) > PATH_MAX:  # (it was 9001: "[Errno 36] File name too long")
-        raise _reject(path[:120] + ("…" if len(path) > 120 else ""),
-                      f"a name longer than {NAME_MAX} bytes, or a path longer than {PATH_MAX}, is more than file "
+        raise _reject(path, f"a name longer than {NAME_MAX} bytes, or a path longer than {PATH_MAX}, is more than file "
                       "systems hold")
     return RepoPath(joined)
 

@@ -3,14 +3,16 @@
 A 5002 is the moment an agent would otherwise spend a call re-reading: its text changed underneath, or the
 old text it quoted is not there. So the refusal carries what the retry needs: the file's current SHA-256
 (``actual_file_sha256``, the precondition a retry passes) and the *current* text where the edit was aimed —
-the span's lines, the lines holding ``old_text``, or, when ``old_text`` is gone, the lines that most resemble
-it. Bounded: at most :data:`MAX_SHOWN_LINES` lines and :data:`MAX_SHOWN_BYTES` bytes of text, lines cut at
-:data:`MAX_SHOWN_CHARS`; what does not fit is named as a line range (``more_lines``) to read.
+the span's lines, the lines holding ``old_text`` (each place, when it is there more than once), or, when
+``old_text`` is gone, the lines that most resemble it. Bounded: at most :data:`MAX_SHOWN_LINES` lines and
+:data:`MAX_SHOWN_BYTES` bytes of text, lines cut at :data:`MAX_SHOWN_CHARS`; what does not fit is named as line
+ranges (``more_lines``) to read.
 Pure: works on a decoded :class:`Document`, never touches disk.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from difflib import SequenceMatcher
 from typing import Any
 
@@ -34,16 +36,31 @@ def current_text(doc: Document, start: int, end: int, *, context: int = 0) -> di
         return {}
     lo = max(1, min(start, doc.line_count) - context)
     hi = min(doc.line_count, max(end, start) + context)
+    return current_lines(doc, [(lo, hi)])
+
+
+def current_lines(doc: Document, spans: Sequence[tuple[int, int]]) -> dict[str, Any]:
+    """``current`` for the lines of several spans (1-based, inclusive, within the file), each line once, in file
+    order, within the same bounds as one span; ``more_lines`` names what did not fit, a range per span left
+    (``"7-9,15-15"``)."""
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted(spans):
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
     shown: list[dict[str, object]] = []
     used = 0
-    for n in range(lo, hi + 1):
-        text = doc.line(n)[:MAX_SHOWN_CHARS]
-        size = len(text.encode("utf-8")) + len(str(n)) + 2
-        if shown and (len(shown) >= MAX_SHOWN_LINES or used + size > MAX_SHOWN_BYTES):
-            return {"current": shown, "more_lines": f"{n}-{hi}"}
-        shown.append({"line": n, "text": text})
-        used += size
-    return {"current": shown}
+    for at, (lo, hi) in enumerate(merged):
+        for n in range(lo, hi + 1):
+            text = doc.line(n)[:MAX_SHOWN_CHARS]
+            size = len(text.encode("utf-8")) + len(str(n)) + 2
+            if shown and (len(shown) >= MAX_SHOWN_LINES or used + size > MAX_SHOWN_BYTES):
+                left = [(n, hi), *merged[at + 1:]]
+                return {"current": shown, "more_lines": ",".join(f"{a}-{b}" for a, b in left)}
+            shown.append({"line": n, "text": text})
+            used += size
+    return {"current": shown} if shown else {}
 
 
 def lines_of_text(doc: Document, text: str) -> tuple[int, int] | None:

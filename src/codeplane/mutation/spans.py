@@ -16,7 +16,7 @@ from itertools import pairwise
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.mutation.document import Document, to_newline
-from codeplane.mutation.refusals import CONTEXT_LINES, current_text, where_text_went
+from codeplane.mutation.refusals import CONTEXT_LINES, current_lines, current_text, where_text_went
 
 MAX_CANDIDATES = 20
 
@@ -172,11 +172,14 @@ def text_replacements(doc: Document, path: str, index: int, *, old_text: str, ne
             details={"path": path, "edit_index": index, "reason": "old_text was not found", **shown},
         )
     if len(hits) > 1 and not replace_all:
+        # Each place's lines: the context a unique old_text needs is there, without a re-read (qa58 F5).
+        listed = hits[:MAX_CANDIDATES]
+        shown = current_lines(doc, [(doc.line_of(h), doc.line_of(h + max(len(needle), 1) - 1)) for h in listed])
         raise CodePlaneError(
             ErrorCode.MUTATION_PRECONDITION_FAILED,
             f"{path}: old_text occurs {len(hits)} times; add context or set replace_all",
             details={"path": path, "edit_index": index, "reason": "old_text is not unique",
-                     "candidates": [doc.line_of(h) for h in hits[:MAX_CANDIDATES]]},
+                     "candidates": [doc.line_of(h) for h in listed], **shown},
         )
     return [Replacement(h, h + len(needle), replacement, index) for h in hits], None
 

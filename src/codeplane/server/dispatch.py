@@ -3,8 +3,10 @@
 Invariants:
 - The answer is always the envelope ``{result, meta}`` on success, or ``{error, meta}`` with
   ``isError`` on failure; the JSON text block carries the same object byte for byte.
-- No exception escapes to the transport: unknown failures become 9001 with a log entry. Only a cancellation
-  does (the stop's drain cuts a call past its deadline, a client may cancel its own), once recorded.
+- No exception escapes to the transport: unknown failures become 9001 with a log entry, including a result that
+  cannot be encoded (a lone surrogate from a file or branch name that is not UTF-8): the record and the text are
+  encoded before the call is recorded, so the ledger row says 9001 too. Only a cancellation does (the stop's
+  drain cuts a call past its deadline, a client may cancel its own), once recorded.
 - Every call, refused, invalid, failed or cut short, reaches each observer's ``after_call`` exactly once (a cut
   one as failed, ``CANCELLED``: it left no ledger row, and the count it was admitted for was lost).
 - Every call of a served tool with a valid ``session_id`` reaches ``before_call``, one with invalid arguments
@@ -155,24 +157,68 @@ def _session_problem(value: str) -> str | None:
 def _error_result(error: CodePlaneError, meta: ResponseMeta, request_id: str) -> types.CallToolResult:
     payload = bounded_error(error.to_payload())
     lean_meta = lean_dump(meta)
+    text = text_of(error_text(payload), lean_meta)
+    try:
+        compact_json([payload, lean_meta, text]).encode("utf-8")
+    except UnicodeEncodeError:  # a message or detail naming a file by its raw (not UTF-8) name: the same error, escaped
+        payload, lean_meta, text = _escaped(payload), _escaped(lean_meta), _escaped(text)
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text_of(error_text(payload), lean_meta))],
+        content=[types.TextContent(type="text", text=text)],
         structured_content={"error": payload, "meta": lean_meta},
         is_error=True,
         _meta={REQUEST_ID_META_KEY: request_id},
     )
 
 
-def _success_result(spec: ToolSpec, result: ToolResult, meta: ResponseMeta, request_id: str, *,
-                    record: dict[str, Any], record_json: str) -> types.CallToolResult:
+def _success_result(rendered: str, record: dict[str, Any], meta: ResponseMeta,
+                    request_id: str) -> types.CallToolResult:
     lean_meta = lean_dump(meta)
-    rendered = spec.render(result) if spec.render is not None else record_json
+    text = text_of(rendered, lean_meta)
+    if lean_meta:  # the record and its rendering were checked before the call was recorded (``_encoded``)
+        text.encode("utf-8")
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text_of(rendered, lean_meta))],
+        content=[types.TextContent(type="text", text=text)],
         structured_content={"result": record, "meta": lean_meta},
         is_error=False,
         _meta={REQUEST_ID_META_KEY: request_id},
     )
+
+
+def _encoded(spec: ToolSpec, result: ToolResult) -> tuple[dict[str, Any], str, int]:
+    """(the lean record, the answer's text before meta, the record's size in bytes). Raises what the transport
+    would raise later, out of every handler: a renderer bug, or a string UTF-8 cannot carry."""
+    record = lean_dump(result)
+    # Encoded once: its size goes to the ledger, and a tool without a renderer answers it as its text.
+    record_json = compact_json(record)
+    size = len(record_json.encode("utf-8"))
+    if spec.render is None:
+        return record, record_json, size
+    rendered = spec.render(result)
+    rendered.encode("utf-8")
+    return record, rendered, size
+
+
+def _escaped(value: Any) -> Any:
+    """``value`` with every lone surrogate written out: ``\\xNN`` for a byte of a name that is not UTF-8 (as the
+    git tools show such names), ``\\udNNN`` for any other."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            try:
+                return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            except UnicodeEncodeError:
+                return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_escaped(k): _escaped(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_escaped(v) for v in value]
+    return value
+
+
+def _internal(exc: Exception, tool: str) -> CodePlaneError:
+    return CodePlaneError(ErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}", details={"tool": tool})
 
 
 async def dispatch(
@@ -234,31 +280,47 @@ async def dispatch(
             error = exc
         except Exception as exc:
             log.exception("tool call raised", tool=name)
-            error = CodePlaneError(ErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}",
-                                   details={"tool": name})
+            error = _internal(exc, name)
         except anyio.get_cancelled_exc_class():
             cut = CallOutcome(info=info, duration_ms=(time.perf_counter() - began) * 1000.0, ok=False,
                               error_name="CANCELLED")
             _observe(services, cut)
             raise
-        record = lean_dump(result) if result is not None else None
-        # Encoded once: its size goes to the ledger, and a tool without a renderer answers it as its text.
-        record_json = compact_json(record) if record is not None else ""
-        outcome = _outcome(info, began, result, len(record_json.encode("utf-8")), error)
+        record: dict[str, Any] = {}
+        rendered = ""
+        size = 0
+        # Everything after the handler that can fail runs before the call is recorded, and a failure becomes the
+        # call's 9001: the record was encoded after the try above, and a file name that is not UTF-8 broke the
+        # transport with a bare "Internal server error" and left no ledger row (qa58 F0).
+        try:
+            if result is not None and spec is not None:
+                record, rendered, size = _encoded(spec, result)
+            outcome = _outcome(info, began, result, size, error)
+        except Exception as exc:
+            log.exception("encoding a tool answer failed", tool=name)
+            error, result = _internal(exc, name), None
+            outcome = _outcome(info, began, None, 0, error)
         notes = _observe(services, outcome)
         if error is not None:  # after the ledger write, so the line names the row ``cpl status`` shows
             op_id = next((n.op_id for n in notes if n.op_id is not None), None)
             log.info("tool call failed", code=error.code, error=error.error.name,
                      **({"op_id": op_id} if op_id is not None else {}))
-        meta = _meta(services, session_id, notes, explicit=explicit_session is not None)
-        if error is not None or result is None or spec is None:
-            return _error_result(error or CodePlaneError(ErrorCode.INTERNAL_ERROR), meta, request_id)
         try:
-            return _success_result(spec, result, meta, request_id, record=record or {}, record_json=record_json)
-        except Exception as exc:  # a renderer bug must not reach the transport
-            log.exception("rendering a tool answer failed", tool=name)
-            return _error_result(CodePlaneError(ErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}",
-                                                details={"tool": name}), meta, request_id)
+            meta = _meta(services, session_id, notes, explicit=explicit_session is not None)
+        except Exception:  # the answer still goes out, without its task line
+            log.exception("building an answer's meta failed", tool=name)
+            meta = ResponseMeta()
+        if error is None and result is not None and spec is not None:
+            try:
+                return _success_result(rendered, record, meta, request_id)
+            except Exception as exc:  # only meta's text is left to fail here: the call itself succeeded
+                log.exception("rendering a tool answer failed", tool=name)
+                error = _internal(exc, name)
+        try:
+            return _error_result(error or CodePlaneError(ErrorCode.INTERNAL_ERROR), meta, request_id)
+        except Exception as exc:
+            log.exception("rendering an error answer failed", tool=name)
+            return _error_result(_internal(exc, name), ResponseMeta(), request_id)
 
 
 def _observe(services: Services, outcome: CallOutcome) -> list[CallNotes]:

@@ -186,11 +186,11 @@ def extract_many(items: list[tuple[str, str]]) -> list[Outcome]:
     out: list[Outcome] = []
     with collector_paused():
         for path, text in items:
-            if len(text) > MAX_CHARS:
-                info = detect_source(path, text)
-                out.append(Outcome(path, info.language if info else None, TOO_LARGE, None, None,
+            info = detect_source(path, text) if len(text) > MAX_CHARS else None
+            if info is not None and info.grammar is not None:
+                out.append(Outcome(path, info.language, TOO_LARGE, None, None,
                                    f"structure skipped: {len(text)} characters, over the {MAX_CHARS} parsed "
                                    "(no definitions or references; text search still reads it)"))
-            else:
+            else:  # a file no grammar parses is ``unsupported`` at any size: a big .txt is no parse failure (qa58 F8)
                 out.append(extract_file(path, text))
     return out
