@@ -221,7 +221,7 @@ def bounded_error(payload: dict[str, Any]) -> dict[str, Any]:
     """``payload`` with every echoed value cut: each long word of the message to :data:`ECHO_CHARS`, the message to
     :data:`_MESSAGE_CHARS`, each detail string to :data:`_DETAIL_CHARS` (a program's output: its long words) and
     each detail list to :data:`_DETAIL_ITEMS` items. Done once, here, for every error of every tool (the raisers
-    need not each remember; path errors already cut theirs, ``core/paths.py``)."""
+    need not each remember; a path echo included, ``core/paths.py``)."""
     message = payload.get("message")
     out = dict(payload)
     if isinstance(message, str):
