@@ -18,6 +18,7 @@ from starlette.types import ASGIApp
 from codeplane.core.codegen_cache import save as save_generated_code
 from codeplane.core.logging import get_logger
 from codeplane.server.boot_index import EarlyIndex
+from codeplane.server.dispatch import record_refused
 from codeplane.server.drain import Drain
 from codeplane.server.first_calls import build_result_models, warm_first_calls
 from codeplane.server.mcp_endpoint import McpFastPath, ToolCatalogue, build_mcp_server
@@ -155,6 +156,8 @@ def build_stack(services: Services, early: EarlyIndex | None = None, drain: Drai
     # /mcp bypasses Starlette's middleware and router, and short stateless calls the SDK's SSE set-up (McpFastPath).
     asgi = McpFastPath(Starlette(routes=inner.routes), mcp_server, mcp_server.session_manager,
                        security=security, registry=registry,
-                       session_ended=lambda session: services.tasks.end_session(session, "the client ended it"))
+                       session_ended=lambda session: services.tasks.end_session(session, "the client ended it"),
+                       refused=lambda tool, explicit, default, error: record_refused(
+                           services, registry, tool, explicit_session=explicit, default_session=default, error=error))
     return McpStack(services=services, asgi=asgi, _session_run=mcp_server.session_manager.run,
                     catalogue=catalogue, registry=registry, early=early)

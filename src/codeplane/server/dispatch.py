@@ -323,6 +323,27 @@ async def dispatch(
             return _error_result(_internal(exc, name), ResponseMeta(), request_id)
 
 
+def record_refused(services: Services, registry: ToolRegistry, name: str, *, explicit_session: str | None,
+                   default_session: str, error: CodePlaneError) -> None:
+    """Account for a tool call the transport refused before its arguments could be read (a body over the request
+    limit: ``mcp_endpoint._typed_413``) as the dispatch accounts for invalid arguments: admitted as the kind the tool
+    is without arguments, counted, and one ledger row with ``error`` (or the budget's refusal that came first)."""
+    spec = registry.get(name)
+    tool = name if spec is not None else bounded_tool_name(name)
+    valid = explicit_session is not None and _session_problem(explicit_session) is None
+    session_id = explicit_session if valid and explicit_session else default_session
+    info = CallInfo(tool=tool, kind=_kind(spec, None, {}) if spec is not None else "meta", session_id=session_id,
+                    request_id=new_request_id(), started_ms=now_ms())
+    began = time.perf_counter()
+    with bind_correlation(request_id=info.request_id, tool=tool):
+        try:
+            for observer in services.observers:
+                observer.before_call(info)
+        except CodePlaneError as exc:
+            error = exc
+        _observe(services, _outcome(info, began, None, 0, error))
+
+
 def _observe(services: Services, outcome: CallOutcome) -> list[CallNotes]:
     """Each observer's ``after_call``; one that fails is logged and skipped (the answer must still go out)."""
     notes: list[CallNotes] = []

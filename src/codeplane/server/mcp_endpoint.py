@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -21,18 +22,21 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.shared.inbound import X_MCP_HEADER_KEY
+from mcp.shared.inbound import MCP_METHOD_HEADER, MCP_NAME_HEADER, X_MCP_HEADER_KEY, decode_header_value
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from codeplane import __version__
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.logging import get_logger
 from codeplane.server.answers import error_text, text_of
 from codeplane.server.dispatch import REQUEST_ID_META_KEY, SESSION_ARG, dispatch, new_request_id
 from codeplane.server.drain import Drain, replay_body, shutting_down_error
 from codeplane.server.schema import input_schema, list_tools
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolRegistry
+
+log = get_logger(__name__)
 
 INSTRUCTIONS = (
     "CodePlane serves this repository's index and exact operations. Prefer its tools over shell "
@@ -57,18 +61,20 @@ def _default_session(ctx: ServerRequestContext[Any, Any]) -> str:
     """
     request = ctx.request
     headers = getattr(request, "headers", None)
-    if headers is not None:
-        mcp_session = headers.get(MCP_SESSION_ID_HEADER)
-        if mcp_session:
-            return f"mcp_{mcp_session}"
     client = getattr(request, "client", None)
-    host = client.host if client is not None else "local"
-    info = (ctx.meta or {}).get(types.CLIENT_INFO_META_KEY)
-    if isinstance(info, dict):
-        identity = f"{host}|{info.get('name', '')}|{info.get('version', '')}"
+    return _session_key(headers.get(MCP_SESSION_ID_HEADER) if headers is not None else None,
+                        client.host if client is not None else None, (ctx.meta or {}).get(types.CLIENT_INFO_META_KEY),
+                        headers.get("user-agent", "") if headers is not None else "")
+
+
+def _session_key(mcp_session: str | None, host: str | None, client_info: Any, user_agent: str) -> str:
+    """``_default_session`` from its parts (``_typed_413`` has a raw request, no SDK context)."""
+    if mcp_session:
+        return f"mcp_{mcp_session}"
+    if isinstance(client_info, dict):
+        identity = f"{host or 'local'}|{client_info.get('name', '')}|{client_info.get('version', '')}"
     else:
-        agent = headers.get("user-agent", "") if headers is not None else ""
-        identity = f"{host}|{agent}"
+        identity = f"{host or 'local'}|{user_agent}"
     return "client_" + hashlib.sha256(identity.encode()).hexdigest()[:16]
 
 
@@ -202,8 +208,12 @@ class McpFastPath:
 
     def __init__(self, routes: ASGIApp, server: Server[Any], manager: StreamableHTTPSessionManager, *,
                  security: TransportSecuritySettings, registry: ToolRegistry, path: str = "/mcp",
-                 session_ended: Callable[[str], None] | None = None) -> None:
+                 session_ended: Callable[[str], None] | None = None,
+                 refused: Callable[[str, str | None, str, CodePlaneError], None] | None = None) -> None:
         self._routes = routes
+        #: Told (tool, session_id argument, default session, error) of a tool call refused before its body was read
+        #: (``_typed_413``).
+        self._refused = refused
         #: Told the CodePlane session of an MCP session its client DELETEd (``_default_session``'s key).
         self._session_ended = session_ended
         self._server = server
@@ -220,7 +230,8 @@ class McpFastPath:
             if scope["method"] == "DELETE" and self._session_ended is not None:
                 await self._delete(scope, receive, send, self._session_ended)
                 return
-            await self._manager.asgi_app(scope, receive, _typed_413(send, self._manager.max_request_body_size))
+            await self._manager.asgi_app(scope, *_typed_413(scope, receive, send, self._manager.max_request_body_size,
+                                                            self._refused))
             return
         chunks: list[bytes] = []
         while True:
@@ -281,11 +292,27 @@ class McpFastPath:
         return length is not None and length.isdigit() and int(length) <= _FAST_BODY_MAX
 
 
-def _typed_413(send: Send, limit: int) -> Send:
-    """``send`` with the SDK's body-limit refusal (HTTP 413, plain text ``Request body too large``: the official
-    client saw only "Server returned an error response") answered as a JSON-RPC error carrying catalog 1003 and
-    the limit instead. A client reads a JSON-RPC error from a non-2xx answer whose type is JSON."""
+def _typed_413(scope: Scope, receive: Receive, send: Send, limit: int,
+               refused: Callable[[str, str | None, str, CodePlaneError], None] | None) -> tuple[Receive, Send]:
+    """``receive``/``send`` with the SDK's body-limit refusal (HTTP 413, plain text ``Request body too large``: the
+    official client saw only "Server returned an error response") answered as a JSON-RPC error carrying catalog 1003
+    and the limit instead. A client reads a JSON-RPC error from a non-2xx answer whose type is JSON.
+
+    A refused ``tools/call`` whose tool and session the headers and the body's first :data:`_HEAD_BYTES` tell
+    (``_oversized_call``; the rest of the body is never read) is also accounted for as a call with invalid arguments
+    (README: every call is a row, and invalid ones count): a loop of oversized writes ends by its budget and shows
+    in the ledger (QA56 #2)."""
     replaced = False
+    head = bytearray()
+    complete = False
+
+    async def watched() -> Message:
+        nonlocal complete
+        message = await receive()
+        if message["type"] == "http.request":
+            head.extend(message.get("body", b"")[:max(0, _HEAD_BYTES - len(head))])
+            complete = not message.get("more_body", False)
+        return message
 
     async def typed(message: Message) -> None:
         nonlocal replaced
@@ -296,6 +323,19 @@ def _typed_413(send: Send, limit: int) -> Send:
                 f"the request body is over {limit:,} bytes, the most one MCP request may carry; split the call "
                 "(write a large file in several edits)",
                 details={"field": "(request body)", "limit_bytes": limit})
+            if refused is not None:
+                # A declared Content-Length is refused before any byte is read: read the head now, before the
+                # answer (the server reads no request body once it answered), waiting briefly for it.
+                with anyio.move_on_after(_HEAD_WAIT_SEC):
+                    while not complete and len(head) < _HEAD_BYTES:
+                        if (await watched())["type"] != "http.request":
+                            break
+                call = _oversized_call(scope, bytes(head))
+                if call is not None:
+                    try:  # on the loop, as the dispatch calls the observers (one SQLite transaction)
+                        refused(*call, error)
+                    except Exception:  # the answer must still go out
+                        log.exception("recording an oversized call failed", tool=call[0])
             body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
                 "code": types.INVALID_REQUEST, "message": error.message, "data": error.to_payload()}}).encode()
             await send({"type": "http.response.start", "status": 413, "headers": [
@@ -306,4 +346,54 @@ def _typed_413(send: Send, limit: int) -> Send:
             return  # the SDK's plain-text body: ours went out instead
         await send(message)
 
-    return typed
+    return watched, typed
+
+
+#: How much of an oversized body is read to name its call, and how long that may wait.
+_HEAD_BYTES = 4096
+_HEAD_WAIT_SEC = 1.0
+_ARGUMENTS = re.compile(rb'"arguments"\s*:\s*\{')
+_FIRST_SESSION = re.compile(rb'\s*"session_id"\s*:\s*"((?:[^"\\]|\\.){1,256})"')
+
+
+def _oversized_call(scope: Scope, head: bytes) -> tuple[str, str | None, str] | None:
+    """(tool, ``session_id`` argument, default session) of a ``tools/call`` whose body starts with ``head``, or
+    ``None`` when the head and headers do not tell both the tool and the session.
+
+    The tool: the ``Mcp-Name`` header (2026-07-28), else the body's ``params.name`` ahead of its arguments. The
+    session: a ``session_id`` that is the arguments' first key, else the ``Mcp-Session-Id`` header (a legacy
+    session), else the ``clientInfo`` of a ``_meta`` ahead of the arguments. The official client adds ``_meta``
+    after them, at the end of the body: a stateless call without a leading ``session_id`` is not accounted for
+    rather than charged to a session of nobody's."""
+    headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope["headers"]}
+    found = _ARGUMENTS.search(head)
+    request: Any = None
+    if found is not None:
+        prefix = head[:found.start()].rstrip().rstrip(b",")
+        for closing in (b"}}", b"}"):  # the head without its arguments, closed: ``params`` then the request
+            try:
+                request = json.loads(prefix + closing)
+                break
+            except ValueError:
+                continue
+    params = request.get("params") if isinstance(request, dict) else None
+    params = params if isinstance(params, dict) else {}
+    method = headers.get(MCP_METHOD_HEADER) or (request.get("method") if isinstance(request, dict) else None)
+    name = decode_header_value(headers.get(MCP_NAME_HEADER)) or params.get("name")
+    if method != "tools/call" or not isinstance(name, str) or not name:
+        return None
+    first = _FIRST_SESSION.match(head, found.end()) if found is not None else None
+    explicit: Any = None
+    if first is not None:
+        try:
+            explicit = json.loads(b'"' + first.group(1) + b'"')
+        except ValueError:
+            explicit = None
+    meta = params.get("_meta")
+    client_info = meta.get(types.CLIENT_INFO_META_KEY) if isinstance(meta, dict) else None
+    mcp_session = headers.get(MCP_SESSION_ID_HEADER.lower())
+    if not isinstance(explicit, str) and not mcp_session and not isinstance(client_info, dict):
+        return None
+    client = scope.get("client")
+    default = _session_key(mcp_session, client[0] if client else None, client_info, headers.get("user-agent", ""))
+    return name, explicit if isinstance(explicit, str) else None, default
