@@ -119,6 +119,16 @@ def test_ruff_is_conventional_for_any_python_code_and_found_without_setup(tmp_pa
     assert [(d.path, d.code) for d in report.diagnostics] == [("script.py", "F401")]
 
 
+def test_ruff_reports_a_repository_holding_a_file_name_that_is_not_utf8(tmp_path: Path) -> None:
+    # Ruff fails whole (exit 2, "Failed to serialize cache data") writing its cache for such a name: checked again
+    # without the cache, every file's diagnostics come back (QA s55: "ruff failed" and none at all).
+    root = make_repo(tmp_path / "repo", {"script.py": "import os\n"})
+    (root / "bad\udcff.py").write_bytes(b"import sys\n")
+    report = LintService(root, LintConfig()).check()
+    assert {r.tool: r.status for r in report.runs} == {"ruff": "ok"}, report.runs
+    assert sorted(d.code for d in report.diagnostics) == ["F401", "F401"]
+
+
 def test_doctor_names_a_missing_linter_and_how_to_install_it(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "repo", {"web/package.json": '{"name": "web"}\n',
                                          "web/eslint.config.js": "export default [];\n"})

@@ -9,7 +9,7 @@ import subprocess
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from codeplane.core import procs
@@ -77,9 +77,14 @@ class Runner:
             self._started(proc)
 
         try:
-            return Outcome(job, procs.run(job.argv, cwd=job.cwd, timeout_s=job.timeout_s,
-                                          env={**_environment(), **dict(job.env)},
-                                          stdin=job.stdin, on_start=started))
+            result = procs.run(job.argv, cwd=job.cwd, timeout_s=job.timeout_s, env={**_environment(), **dict(job.env)},
+                               stdin=job.stdin, on_start=started)
+            if _cache_failed(job, result):
+                result = procs.run((*job.argv[:2], "--no-cache", *job.argv[2:]), cwd=job.cwd,
+                                   timeout_s=job.timeout_s, env={**_environment(), **dict(job.env)},
+                                   stdin=job.stdin, on_start=started)
+                job = replace(job, argv=result.argv)
+            return Outcome(job, result)
         except OSError as exc:
             return Outcome(job, None, f"{type(exc).__name__}: {exc}")
         finally:
@@ -107,3 +112,10 @@ class Runner:
             live = list(self._live)
         for proc in live:
             procs.kill_process_group(proc, grace_s=0.2)
+
+
+def _cache_failed(job: Job, result: procs.ProcResult) -> bool:
+    """Ruff could not write its cache (it fails whole, exit 2, on a file name that is not UTF-8: "Failed to serialize
+    cache data"); the same check without the cache reports the diagnostics (QA s55)."""
+    return (result.returncode == 2 and len(job.argv) > 1 and job.argv[1] == "check"
+            and Path(job.argv[0]).name.startswith("ruff") and b"Failed to serialize cache data" in result.stderr)
