@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING
 import anyio
 from pydantic import Field
 
+from codeplane.repo.universe import quoted_path
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
+from codeplane.server.tools.git_render import path_text
 from codeplane.server.tools.paging import CURSOR_STAND_IN, items_that_fit
 
 if TYPE_CHECKING:
@@ -212,15 +214,18 @@ def _signature(c: StructuralChange) -> str:
     from codeplane.analysis import signatures
     from codeplane.analysis.models import RENAMED
 
-    new = signatures.short(c.new_signature or "", c.name, c.qualified_name) if c.new_signature else None
+    # A qualified name holds its module's, which comes from the file's path: quoted as the path is when a control
+    # character there would break the line (path_text leaves every other name as it is).
+    qualified = path_text(c.qualified_name)
+    new = signatures.short(c.new_signature or "", c.name, qualified) if c.new_signature else None
     if c.change == RENAMED and c.old_name is not None:
         old_qualified = c.qualified_name.rpartition(".")[0]
         old_qualified = f"{old_qualified}.{c.old_name}" if old_qualified else c.old_name
-        return f"{c.kind} {old_qualified} -> {new or c.qualified_name}"
-    old = signatures.short(c.old_signature or "", c.name, c.qualified_name) if c.old_signature else None
+        return f"{c.kind} {path_text(old_qualified)} -> {new or qualified}"
+    old = signatures.short(c.old_signature or "", c.name, qualified) if c.old_signature else None
     if c.change == "signature_changed" and old and new:
         return f"{c.kind} {old} -> {new}"
-    return f"{c.kind} {new or old or c.qualified_name}"
+    return f"{c.kind} {new or old or qualified}"
 
 
 def _lines(c: StructuralChange, depth: int, show_tests: bool = True) -> list[str]:
@@ -233,8 +238,9 @@ def _lines(c: StructuralChange, depth: int, show_tests: bool = True) -> list[str
     if c.lines_changed is not None and c.change not in (ADDED, REMOVED):
         extra.append(f"lines:{c.lines_changed}")
     refs = _refs(c.impact, show_tests)
-    moved = f" (from {c.old_path})" if c.old_path else ""
-    out = [f"{pad}{mark.get(c.change, '~')} {c.path}{moved}  {_signature(c)}  {c.change}{tags} {' '.join(extra)}"
+    moved = f" (from {quoted_path(c.old_path)})" if c.old_path else ""
+    path = quoted_path(c.path)
+    out = [f"{pad}{mark.get(c.change, '~')} {path}{moved}  {_signature(c)}  {c.change}{tags} {' '.join(extra)}"
            + (f"  {refs}" if refs else "") + f"  {c.entity_id}"
            + (f" (was {c.old_entity_id})" if c.old_entity_id else "")]
     if c.change_preview and c.change in ("body_changed", "signature_changed"):
@@ -266,7 +272,7 @@ def render(result: SemanticDiffResult) -> str:
     groups: dict[str, list[str]] = {}
     for f in result.non_structural_changes:
         groups.setdefault(_kind(f.status, f.category, f.language, f.reason), []).append(
-            f"  {f.path}" + (f" (from {f.old_path})" if f.old_path else ""))
+            f"  {quoted_path(f.path)}" + (f" (from {quoted_path(f.old_path)})" if f.old_path else ""))
     for kind, paths in groups.items():
         lines += [f"? {kind}:", *paths]
     lines += [f"? {n.files} file{'s' if n.files != 1 else ''} {_kind(n.status, n.category, n.language, n.reason)}"

@@ -254,7 +254,7 @@ def render_read_source(result: ReadSourceResult) -> str:
     for f in result.files:
         first = f"{f.range[0]}:{f.start_column}" if f.start_column else f"{f.range[0]}"
         lines = first if f.range[0] == f.range[1] else f"{first}-{f.range[1]}"
-        head = f"== {f.path} {lines}/{f.line_count} {short_sha(f.file_sha256)}"
+        head = f"== {quoted_path(f.path)} {lines}/{f.line_count} {short_sha(f.file_sha256)}"
         if f.partial:
             head += " (partial)"
         if f.lossy:
@@ -271,7 +271,8 @@ _LOSSY = " (not UTF-8: invalid bytes shown as \ufffd; writing this text back cha
 
 
 def render_read_full(result: ReadFileFullResult) -> str:
-    head = f"== {result.path} {result.line_count} lines {result.size} bytes {short_sha(result.file_sha256)}"
+    head = (f"== {quoted_path(result.path)} {result.line_count} lines {result.size} bytes "
+            f"{short_sha(result.file_sha256)}")
     if result.lossy:
         head += _LOSSY
     if result.content is None:

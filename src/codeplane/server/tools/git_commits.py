@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git.commits import Author, CommitResult
+from codeplane.git.diffs import DiffLimits, DiffReport
 from codeplane.git.results import StageResult, StashResult
 from codeplane.git.stash import StashEntry
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
 from codeplane.server.tools.cursor_arg import Cursor
 from codeplane.server.tools.git_common import CATEGORY, CONFIRM_FIELD, RECOVERY_NOTE, ActionResult, as_result, run
-from codeplane.server.tools.git_write_render import render_commit, render_git_write
+from codeplane.server.tools.git_write_render import PATHS_SHOWN, render_commit, render_git_write
 from codeplane.server.tools.paging import PageCursors, PagedText, first_of_list, next_of_list
 
 
@@ -51,7 +52,10 @@ class GitCommitParams(ToolParams):
 
 
 class GitCommitResult(ToolResult, CommitResult):
-    pass
+    #: The commit's diff from its first parent (renames found, no hunks) when its effect names a deleted and an
+    #: added path, which git may pair as a rename: the text's stat is then ``git commit``'s (``R Foo.py -> foo.py``,
+    #: ``1 file changed``), not a delete and an add (:func:`_with_renames`). The record keeps the effect.
+    _stat: DiffReport | None = PrivateAttr(default=None)
 
 
 class GitStageAndCommitParams(ToolParams):
@@ -112,7 +116,24 @@ async def _commit(ctx: ToolContext, p: GitCommitParams) -> GitCommitResult:
     result = await run(lambda: ctx.services.git.commit(p.message, only=p.paths or (), author=_author(p.author),
                                                        allow_empty=p.allow_empty, amend=p.amend,
                                                        run_hooks=p.pre_commit))
-    return as_result(GitCommitResult, result)
+    return await _with_renames(ctx, as_result(GitCommitResult, result))
+
+
+async def _with_renames(ctx: ToolContext, result: GitCommitResult) -> GitCommitResult:
+    """``result`` with its commit's own stat when a rename may hide in it. The effect lists the paths a commit
+    changed as their tree diff has them, without rename detection (a moved file is its old path deleted and its
+    new one added, its lines counted twice); git's stat of the commit pairs them. Read after the commit, by ids
+    that no later write changes; a commit with no deleted and added path answers as before, at no cost."""
+    changes = {p.change for p in result.effect.paths} if result.effect is not None else set()
+    if not result.parents or not {"added", "deleted"} <= changes:
+        return result
+    limits = DiffLimits(max_files=PATHS_SHOWN, include_hunks=False)
+    try:
+        result._stat = await run(lambda: ctx.services.git.diff(base=result.parents[0], target=result.oid,
+                                                               limits=limits))
+    except CodePlaneError:
+        pass  # the commit is made: its answer stands with the effect's stat
+    return result
 
 
 async def _stage_and_commit(ctx: ToolContext, p: GitStageAndCommitParams) -> GitCommitResult:
@@ -122,7 +143,7 @@ async def _stage_and_commit(ctx: ToolContext, p: GitStageAndCommitParams) -> Git
     result = await run(lambda: ctx.services.git.commit(p.message, stage=p.paths or (), stage_all=p.all,
                                                        author=_author(p.author), allow_empty=p.allow_empty,
                                                        run_hooks=p.pre_commit))
-    return as_result(GitCommitResult, result)
+    return await _with_renames(ctx, as_result(GitCommitResult, result))
 
 
 async def _stash(ctx: ToolContext, p: GitStashParams) -> GitStashResult:

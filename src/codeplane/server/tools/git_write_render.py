@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from codeplane.git.diffs import DiffReport
 from codeplane.server.answers import lean_dump, pairs, short_sha
 from codeplane.server.tooling import ToolResult
 from codeplane.server.tools.git_render import path_text
@@ -172,12 +173,13 @@ def _uncounted(effect: dict[str, Any]) -> str:
 #: Paths the text of a write that changed no file names (a commit, a soft or mixed reset): the count says the
 #: rest, and git_show / git_diff list them. Listing all 56 of a commit with hashes cost 2.7 KB where
 #: ``git commit`` prints 80 B.
-_PATHS_SHOWN = 10
+PATHS_SHOWN = 10
 
 
 def _stat_lines(effect: dict[str, Any], changes: dict[str, str]) -> list[str]:
-    """``git commit``'s one-line stat (``56 files changed, +56 -56``), the first :data:`_PATHS_SHOWN` paths with
-    their change letter, and one ``… N more paths`` line counting every path not named."""
+    """``git commit``'s one-line stat (``56 files changed, +56 -56``), the first :data:`PATHS_SHOWN` paths with
+    their change letter (a renamed one as ``R old -> new``), and one ``… N more paths`` line counting every path
+    not named."""
     paths = effect.get("paths", [])
     total = max(effect.get("paths_total", 0), len(paths))
     if not total:
@@ -186,19 +188,30 @@ def _stat_lines(effect: dict[str, Any], changes: dict[str, str]) -> list[str]:
     if effect.get("insertions") or effect.get("deletions"):
         stat += f", +{effect.get('insertions', 0)} -{effect.get('deletions', 0)}"
     lines = [stat + _uncounted(effect)]
-    for p in paths[:_PATHS_SHOWN]:
-        letter = changes.get(p["path"])
-        lines.append(f"{letter + ' ' if letter else ''}{path_text(p['path'])}")
-    if total > min(len(paths), _PATHS_SHOWN):
-        lines.append(f"… {total - min(len(paths), _PATHS_SHOWN)} more paths")
+    for p in paths[:PATHS_SHOWN]:
+        old = p.get("old_path")
+        letter = "R" if old else changes.get(p["path"])
+        name = f"{path_text(old)} -> {path_text(p['path'])}" if old else path_text(p["path"])
+        lines.append(f"{letter + ' ' if letter else ''}{name}")
+    if total > min(len(paths), PATHS_SHOWN):
+        lines.append(f"… {total - min(len(paths), PATHS_SHOWN)} more paths")
     return lines
+
+
+def _git_stat(effect: dict[str, Any], stat: DiffReport) -> dict[str, Any]:
+    """The effect with git's stat of the commit in place of its own: the files as git's diff pairs them (a
+    rename is one file, its new path with its old one), git's counts."""
+    paths = [{"path": f.path, **({"old_path": f.old_path} if f.old_path else {})} for f in stat.files]
+    return {**effect, "paths": paths, "paths_total": stat.stats.files_changed, "insertions": stat.stats.insertions,
+            "deletions": stat.stats.deletions, "uncounted": 0}
 
 
 def render_commit(result: ToolResult) -> str:
     """A commit as ``git commit`` says it: ``[main 83b11c57f692] summary``, HEAD's move, a one-line stat and the
-    first paths. Without the paths' sha256: a commit changes no file, so each is the hash the caller already had
-    (the record's effect keeps them for the call observer)."""
-    return render_git_write(result, hashes=False)
+    first paths (its renames found when the tool read the commit's own diff: ``git_commits._with_renames``).
+    Without the paths' sha256: a commit changes no file, so each is the hash the caller already had (the record's
+    effect keeps them for the call observer)."""
+    return render_git_write(result, hashes=False, stat=getattr(result, "_stat", None))
 
 
 def render_reset(result: ToolResult) -> str:
@@ -207,15 +220,18 @@ def render_reset(result: ToolResult) -> str:
     return render_git_write(result, hashes=getattr(result, "mode", None) not in ("soft", "mixed"), drop=("mode",))
 
 
-def render_git_write(result: ToolResult, *, hashes: bool = True, drop: tuple[str, ...] = ()) -> str:
+def render_git_write(result: ToolResult, *, hashes: bool = True, drop: tuple[str, ...] = (),
+                     stat: DiffReport | None = None) -> str:
     """A git write or listing: its outcome (items as lines, the rest as ``key=value`` pairs with 12-digit ids),
     then its effect as lines. A nested result repeating the outer effect, ``short_oid`` beside ``oid``, and an id
     the ``HEAD old..new`` line shows are left to the record; so are the fields ``drop`` names, and with
-    ``hashes=False`` the paths' sha256 (:func:`_stat_lines`)."""
+    ``hashes=False`` the paths' sha256 (:func:`_stat_lines`, from ``stat`` when given: a commit's own diff)."""
     record = lean_dump(result)
     for key in drop:
         record.pop(key, None)
     effect = record.pop("effect", {})
+    if stat is not None and effect:
+        effect = _git_stat(effect, stat)
     nested = record.get("result")
     if isinstance(nested, dict):  # a stash's or a rebase's outcome: one level is enough
         record.pop("result")

@@ -10,6 +10,7 @@ from pydantic import Field, PrivateAttr
 
 from codeplane.core.calls import MutationReport
 from codeplane.lint import Diagnostic, FixOutcome, LinterInfo, Progress, ToolRun
+from codeplane.repo.universe import quoted_path
 from codeplane.server.answers import in_repo, short_sha
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolKind, ToolParams, ToolResult, ToolSpec
@@ -117,8 +118,8 @@ def render_lint_tools(result: LintToolsResult) -> str:
         return "no linters configured or conventional here"
     lines = []
     for info in result.linters:
-        where = f"{info.root}/" if info.root != "." else "./"
-        config = info.config_file or "(conventional, defaults)"
+        where = f"{quoted_path(info.root)}/" if info.root != "." else "./"
+        config = quoted_path(info.config_file) if info.config_file else "(conventional, defaults)"
         state = in_repo(info.executable or "", result._root) if info.found else f"MISSING - {info.install_hint}"
         flags = [f for f, on in (("can fix", info.can_fix), ("listed only", not info.runnable)) if on]
         lines.append(f"{info.name} {where} {config} {' '.join(info.extensions)}: {state}"
@@ -133,14 +134,15 @@ def _diagnostic_line(d: Diagnostic, *, one_tool: bool) -> str:
     mark = " [*]" if d.fixable else ""
     code = f"{d.code} " if d.code else ""
     tags = [t for t in ((None if one_tool else d.tool), (None if d.severity == "error" else d.severity)) if t]
-    where = f"{d.path}:cell {d.cell}" if d.cell is not None else d.path  # ruff's form for a notebook
+    path = quoted_path(d.path)
+    where = f"{path}:cell {d.cell}" if d.cell is not None else path  # ruff's form for a notebook
     return f"{where}:{d.line}:{d.column}: {code}{d.message}" + (f" [{' '.join(tags)}]" if tags else "") + mark
 
 
 def _run_line(run: ToolRun) -> str:
     """``mypy: ok`` for a linter that ran and reported nothing, else what it reported (``mypy: 5 diagnostics``,
     ``ruff: failed, 1 diagnostic - why``): "ok (5)" read as no problems when there were five."""
-    where = "" if run.root == "." else f"@{run.root}"
+    where = "" if run.root == "." else f"@{quoted_path(run.root)}"
     elsewhere = f"; {run.elsewhere} in other files, not shown" if run.elsewhere else ""
     found = (f"{run.diagnostics} diagnostic{'' if run.diagnostics == 1 else 's'}" if run.diagnostics
              else "no diagnostics here" if run.elsewhere else "") + elsewhere
@@ -157,7 +159,7 @@ def render_lint_check(result: LintCheckResult) -> str:
     lines = [_diagnostic_line(d, one_tool=one_tool) for d in result.diagnostics]
     if result.fix is not None:
         lines.append(f"fixed {len(result.fix.files)} file(s)")
-        lines += [f"{f.path} {f.edits} edit(s) by {f.tool} {short_sha(f.new_sha256 or '')}".rstrip()
+        lines += [f"{quoted_path(f.path)} {f.edits} edit(s) by {f.tool} {short_sha(f.new_sha256 or '')}".rstrip()
                   for f in result.fix.files]
     lines += [f"note: {n}" for n in result.notes]
     lines += [_run_line(run) for run in result.runs]

@@ -10,9 +10,11 @@ import anyio
 from pydantic import Field
 
 from codeplane.index.structural.service import RepoMap
+from codeplane.repo.universe import quoted_path
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
 from codeplane.server.tools.cursor_arg import Cursor
+from codeplane.server.tools.git_render import path_text
 from codeplane.server.tools.paging import CURSOR_STAND_IN, items_that_fit
 
 Section = Literal["structure", "languages", "entry_points", "dependencies", "test_layout", "public_api", "contexts"]
@@ -187,9 +189,9 @@ def render_map(result: MapRepoResult) -> str:
         for n in st.tree:
             pad = "  " * (n.depth - 1)
             if n.is_dir:
-                lines.append(f"{pad}{n.name}/ {n.file_count if n.file_count is not None else ''}".rstrip())
+                lines.append(f"{pad}{quoted_path(n.name)}/ {n.file_count if n.file_count is not None else ''}".rstrip())
             else:
-                lines.append(f"{pad}{n.name}" + (f" {n.line_count}L" if n.line_count is not None else ""))
+                lines.append(f"{pad}{quoted_path(n.name)}" + (f" {n.line_count}L" if n.line_count is not None else ""))
     if result.languages:
         lines.append("languages: " + ", ".join(f"{lang.language} {lang.file_count} ({lang.percentage:.0f}%)"
                                               for lang in result.languages))
@@ -204,22 +206,24 @@ def render_map(result: MapRepoResult) -> str:
                      else "imports: none")
     if result.test_layout is not None:
         t = result.test_layout
-        lines.append(f"tests: {t.test_count} files in {', '.join(t.test_dirs) or '.'}" if t.test_count
-                     else "tests: none found")
+        dirs = ", ".join(quoted_path(d) for d in t.test_dirs) or "."
+        lines.append(f"tests: {t.test_count} files in {dirs}" if t.test_count else "tests: none found")
     if result.public_api:
         # One line per module, its path once: the path repeated per name was a third of the section.
         by_path: dict[str, list[str]] = {}
         for item in result.public_api:
-            by_path.setdefault(item.path, []).append(item.name + (f" #{item.def_uid}" if item.def_uid else ""))
+            uid = f" #{item.def_uid}" if item.def_uid else ""
+            by_path.setdefault(item.path, []).append(path_text(item.name) + uid)
         lines.append("public api:")
-        lines += [f"  {path}: {', '.join(names)}" for path, names in by_path.items()]
+        lines += [f"  {quoted_path(path)}: {', '.join(names)}" for path, names in by_path.items()]
         lines += _api_more(result, len(by_path))
     if result.contexts:
         # A context whose probe found nothing of its kind says nothing about the repository: counted, not named.
         shown = [c for c in result.contexts if c.probe_status != "empty"]
         empty = len(result.contexts) - len(shown)
-        lines.append("contexts: " + "; ".join(f"#{c.context_id} {c.family} {c.root_path or '.'} {c.probe_status}"
-                                             for c in shown) + (f" (+{empty} empty)" if empty else ""))
+        lines.append("contexts: " + "; ".join(
+            f"#{c.context_id} {c.family} {quoted_path(c.root_path) or '.'} {c.probe_status}" for c in shown)
+            + (f" (+{empty} empty)" if empty else ""))
     return "\n".join(lines) or "nothing found in the sections asked for"
 
 
@@ -263,7 +267,8 @@ def _entry_points(entries: list[EntryPointEntry]) -> list[str]:
     tags: dict[str, list[str]] = {}
     for e in entries:
         # A file is one entry whatever names it (qs's lib/index.js: package.json's "main" and its own name).
-        head = f"{e.path} file" if e.kind == "file" else f"{e.path} {e.kind} {e.qualified_name or e.name}"
+        path = quoted_path(e.path)
+        head = f"{path} file" if e.kind == "file" else f"{path} {e.kind} {path_text(e.qualified_name or e.name)}"
         said = tags.setdefault(head, [])
         tag = f"script {e.name}" if e.evidence == "declared_script" else "main" if e.evidence == "main_function" else ""
         if tag and tag not in said:

@@ -12,7 +12,12 @@ the moves are listed), else as the preview plus why it was not."""
 from __future__ import annotations
 
 from codeplane.refactor.models import ApplyOutcome, ImpactReport, InspectPage, PlannedEdit, RefactorPreview, SymbolRef
+from codeplane.repo.universe import quoted_path
 from codeplane.server.answers import short_sha, tests_affected_line
+
+# A qualified name holds its module's, which comes from the file's path: a newline there made the name read as
+# two lines. It is quoted as a path is, only when it holds a control character.
+from codeplane.server.tools.git_render import path_text as shown_name
 
 #: Affected tests an impact answer names, at most (``run_test_targets(affected_by=...)`` runs them all).
 _TESTS_NAMED = 20
@@ -22,8 +27,16 @@ def _named(what: str, paths: list[str], total: int) -> str:
     """``what (N): a b c (+M more)``: the first 20 named, the count whole (the record lists the first 100)."""
     total = max(total, len(paths))
     more = total - min(len(paths), _TESTS_NAMED)
-    return f"{what} ({total}): {' '.join(paths[:_TESTS_NAMED])}" + (
+    return f"{what} ({total}): {' '.join(quoted_path(p) for p in paths[:_TESTS_NAMED])}" + (
         f" (+{more} more; {len(paths)} in the record)" if more > 0 else "")
+
+
+def _position(position: str) -> str:
+    """A ``path:line:column`` position (a coverage list's) with its path quoted as every path in a text is."""
+    parts = position.rsplit(":", 2)
+    return f"{quoted_path(parts[0])}:{parts[1]}:{parts[2]}" if len(parts) == 3 else position
+
+
 #: Coverage reasons of mentions the doc sweep handles (``refactor/sweep.py``).
 _DOC_REASONS = {"comment", "docstring", "doc_file", "doctest"}
 #: An edit's old/new text in the text answer, at most; a moved definition is named by its first line.
@@ -49,7 +62,7 @@ def _change(old: str, new: str) -> str:
 def _edit_line(edit: PlannedEdit, usual: tuple[str, str] | None) -> str:
     """``id certainty reason path:line [old -> new] | source line``; the change is left out when it is the
     plan's usual one (a rename's old → new name), which the head line states once."""
-    line = f"  {edit.edit_id} {edit.certainty} {edit.reason} {edit.path}:{edit.line}"
+    line = f"  {edit.edit_id} {edit.certainty} {edit.reason} {quoted_path(edit.path)}:{edit.line}"
     if edit.kind == "doc" and "doc" not in edit.reason:  # ``doc_file … doc`` said it twice
         line += " doc"
     if (edit.old_text, edit.new_text) != usual:
@@ -67,7 +80,7 @@ def _sure_edits(edits: list[PlannedEdit], usual: tuple[str, str] | None) -> list
             lines.append(_edit_line(edit, usual))
         else:
             by_path.setdefault(edit.path, []).append(f"{edit.edit_id}:{edit.line}")
-    return [f"  {path} {' '.join(ids)}" for path, ids in by_path.items()] + lines
+    return [f"  {quoted_path(path)} {' '.join(ids)}" for path, ids in by_path.items()] + lines
 
 
 def _what(result: RefactorPreview) -> tuple[str, tuple[str, str] | None]:
@@ -77,14 +90,14 @@ def _what(result: RefactorPreview) -> tuple[str, tuple[str, str] | None]:
     usual = None
     if result.symbol is not None:
         sym = result.symbol
-        what = f"{sym.kind} {sym.qualified_name} #{sym.def_uid}"
+        what = f"{sym.kind} {shown_name(sym.qualified_name)} #{sym.def_uid}"
         if not any(e.reason == "definition" for e in result.edits):
-            what += f" ({sym.path}:{sym.line})"
+            what += f" ({quoted_path(sym.path)}:{sym.line})"
         if result.new_name:
             what += f" -> {result.new_name}"
             usual = (sym.name, result.new_name)
     if result.move is not None:
-        what = f"{what} {result.move.from_path} -> {result.move.to_path}".strip()
+        what = f"{what} {quoted_path(result.move.from_path)} -> {quoted_path(result.move.to_path)}".strip()
     return what, usual
 
 
@@ -106,7 +119,8 @@ def _decision(result: RefactorPreview) -> str:
     for c in result.candidates:
         counts = ", ".join(f"{k} {v}" for k, v in c.counts.items() if v)
         sym = c.symbol
-        where = f"{sym.kind} {sym.qualified_name} #{sym.def_uid} {sym.path}:{sym.line}" if sym else c.description
+        where = f"{sym.kind} {shown_name(sym.qualified_name)} #{sym.def_uid} {quoted_path(sym.path)}:{sym.line}" \
+            if sym else c.description
         lines.append(f"  {c.candidate_id} {where}: {counts or 'no edits'} in {c.files} files")
     lines.append(f"choose: refactor_apply(refactor_id={result.refactor_id!r}, candidate_id=...) (refactor_inspect "
                  "with candidate_id lists its edits), or rename by qualified name")
@@ -144,7 +158,7 @@ def render_preview(result: RefactorPreview) -> str:
             if docs.applies else []
         parts += [f"{held} below {docs.min_confidence} left unless included by id"] if held else []
         lines.append("doc edits: " + ", ".join(parts))
-    lines += [f"collision: {c.path}:{c.line}:{c.column} {c.kind} {c.detail}" for c in result.collisions]
+    lines += [f"collision: {quoted_path(c.path)}:{c.line}:{c.column} {c.kind} {c.detail}" for c in result.collisions]
     cov = result.coverage
     if cov is not None:
         # Mentions in comments and docs are the doc edits' (listed above) unless those are off.
@@ -157,7 +171,8 @@ def render_preview(result: RefactorPreview) -> str:
                         if other and result.symbol is not None else ""))
         if cov.kept_count:
             more = f" (+{cov.kept_count - len(cov.kept)} more)" if cov.kept_count > len(cov.kept) else ""
-            lines.append(f"kept as they are (an aliased import keeps the name): {' '.join(cov.kept)}{more}")
+            kept = " ".join(_position(p) for p in cov.kept)
+            lines.append(f"kept as they are (an aliased import keeps the name): {kept}{more}")
     lines += [f"warning: {w}" for w in result.warnings]
     return "\n".join(lines)
 
@@ -170,12 +185,13 @@ def render_apply(result: ApplyOutcome) -> str:
              f"[{result.refactor_id} {result.candidate_id}]"]
     # A moved file is one line, its move and its new hash (``path <sha>`` then ``R from -> path`` said it twice).
     moved = {m.to_path: m.from_path for m in result.moves}
-    lines += [f"R {moved[f.path]} -> {f.path} {short_sha(f.sha256)}" if f.path in moved else
-              f"{f.path} {short_sha(f.sha256)}" for f in result.files]
-    lines += [f"R {m.from_path} -> {m.to_path}" for m in result.moves if all(m.to_path != f.path for f in result.files)]
-    lines += [f"D {path}" for path in result.deleted]
+    lines += [f"R {quoted_path(moved[f.path])} -> {quoted_path(f.path)} {short_sha(f.sha256)}" if f.path in moved
+              else f"{quoted_path(f.path)} {short_sha(f.sha256)}" for f in result.files]
+    lines += [f"R {quoted_path(m.from_path)} -> {quoted_path(m.to_path)}" for m in result.moves
+              if all(m.to_path != f.path for f in result.files)]
+    lines += [f"D {quoted_path(path)}" for path in result.deleted]
     if result.delta is not None:
-        lines += [f"{f.path} {short_sha(f.file_sha256)}" for f in result.delta.files
+        lines += [f"{quoted_path(f.path)} {short_sha(f.file_sha256)}" for f in result.delta.files
                   if f.file_sha256 and all(f.path != a.path for a in result.files)]
         tests = tests_affected_line(result.delta)
         if tests:
@@ -191,9 +207,9 @@ def render_impact(result: ImpactReport) -> str:
     (``refactor_apply`` deletes it)."""
     if result.symbol is not None:
         sym = result.symbol
-        what = f"{sym.kind} {sym.qualified_name} #{sym.def_uid} ({sym.path}:{sym.line})"
+        what = f"{sym.kind} {shown_name(sym.qualified_name)} #{sym.def_uid} ({quoted_path(sym.path)}:{sym.line})"
     else:
-        what = f"file {result.path}"
+        what = f"file {quoted_path(str(result.path))}"
     tiers = ", ".join(f"{tier} {n}" for tier, n in sorted(result.by_tier.items()))
     head = f"{what}: {result.references_total} references" + (f" ({tiers})" if tiers else "")
     if result.lexical_mentions:
@@ -208,7 +224,7 @@ def render_impact(result: ImpactReport) -> str:
     by_path: dict[str, dict[int, list[tuple[int, str, str]]]] = {}
     for ref, tag in zip(result.references, tags, strict=True):
         by_path.setdefault(ref.path, {}).setdefault(ref.line, []).append((ref.column, tag, ref.snippet.strip()))
-    lines += [line for path, refs in by_path.items() for line in (path, *_impact_lines(refs, usual))]
+    lines += [line for path, refs in by_path.items() for line in (quoted_path(path), *_impact_lines(refs, usual))]
     if result.next_cursor:
         lines.append(f"next cursor: {result.next_cursor}")
     if result.importing_files:
@@ -260,7 +276,7 @@ def render_inspect(result: InspectPage) -> str:
     for item in result.items:
         by_path.setdefault(item.edit.path, []).append((item.edit, list(item.context)))
     for path, items in by_path.items():
-        lines.append(path)
+        lines.append(quoted_path(path))
         for block in _blocks(sorted(items, key=lambda i: (i[0].line, i[0].column, i[0].edit_id))):
             edits = [edit for edit, _ in block]
             window = dict(sorted(line for _, context in block for line in context))

@@ -23,6 +23,7 @@ from codeplane.repo.universe import quoted_path
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
 from codeplane.server.tools.cursor_arg import Cursor
+from codeplane.server.tools.git_render import path_text
 from codeplane.server.tools.paging import CURSOR_STAND_IN, PAGE_BYTES, items_that_fit
 
 SearchMode = Literal["lexical", "symbol", "definitions", "references"]
@@ -208,7 +209,8 @@ def _symbol_tag(hit: SearchHit) -> str:
     sym = hit.symbol
     if sym is None:
         return ""
-    return f"{sym.kind} {sym.qualified_name or sym.name}" + (f" #{sym.def_uid}" if sym.def_uid else "")
+    # A qualified name holds its module's, from the file's path: quoted as that path is when it has to be.
+    return f"{sym.kind} {path_text(sym.qualified_name or sym.name)}" + (f" #{sym.def_uid}" if sym.def_uid else "")
 
 
 def _definition_tag(hit: SearchHit) -> str:

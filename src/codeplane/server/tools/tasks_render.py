@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from codeplane.repo.universe import quoted_path
 from codeplane.server.answers import short_fingerprint, shown_id
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ def _operation(op: OperationModel) -> str:
         if value:
             parts.append(f"{name}={short_fingerprint(value)}")
     if op.changed_paths:
-        parts.append("paths: " + " ".join(op.changed_paths))
+        parts.append("paths: " + " ".join(quoted_path(p) for p in op.changed_paths))
     return " ".join(part for part in parts if part)
 
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from codeplane.repo.universe import quoted_path
 from codeplane.server.answers import in_repo
+from codeplane.server.tools.git_render import path_text
 from codeplane.server.tools.tests_models import ImpactCaseModel, ImpactMatchModel, ImpactModel, TargetModel
 
 if TYPE_CHECKING:
@@ -29,6 +31,12 @@ def _names(names: Sequence[str], total: int | None = None) -> str:
     shown = " ".join(names[:_NAMES_SHOWN])
     more = (total if total is not None else len(names)) - min(len(names), _NAMES_SHOWN)
     return shown + (f" (+{more} more)" if more > 0 else "")
+
+
+def _shown(names: Sequence[str]) -> list[str]:
+    """Modules, definitions and test ids as a line shows them: each holds a file's path (``a/b.py::f``), quoted
+    as that path is when it holds a control character (a newline read as a line of its own)."""
+    return [path_text(name) for name in names]
 
 
 def _template(target: TargetModel, root: str) -> str:
@@ -66,8 +74,8 @@ def _chain_line(case: str, chain: list[str], said: list[list[str]]) -> str:
         kept = chain[:max(len(chain) - shared + 1, 1)]
         while kept and kept[-1] == "…":
             kept.pop()
-        return f"  {' → '.join([case, *kept])} → … (as above)"
-    return f"  {case} → {' → '.join(chain)}"
+        return f"  {' → '.join([case, *map(path_text, kept)])} → … (as above)"
+    return f"  {case} → {' → '.join(map(path_text, chain))}"
 
 
 def _common_tail(a: list[str], b: list[str]) -> int:
@@ -81,7 +89,8 @@ def _match_lines(match: ImpactMatchModel, said: list[list[str]] | None = None) -
     """A file selected by cases: its own reasons (not the per-case chains, said under the cases), the cases
     by name, and the first case's chain from the test to the changed code (``said``: the chains shown above)."""
     own = [r for r in match.reasons if not r.startswith(f"{match.test_file}::")]
-    lines = [f"{match.confidence} {match.test_file}" + (f": {'; '.join(own[:_REASONS_SHOWN])}" if own else "")
+    lines = [f"{match.confidence} {quoted_path(match.test_file)}"
+             + (f": {'; '.join(own[:_REASONS_SHOWN])}" if own else "")
              + (f" (+{len(own) - _REASONS_SHOWN} more reasons)" if len(own) > _REASONS_SHOWN else "")]
     lines.append(f"  {len(match.cases)} case(s): {_names([_case(c, match.confidence) for c in match.cases])}")
     for case in [c for c in match.cases if c.chain][:_CHAINS_SHOWN]:
@@ -103,10 +112,10 @@ def render_targets(targets: Sequence[TargetModel], *, case_names: bool = True, r
     for (runner, lang, kind, cwd, template), members in groups.items():
         # A runner named for its language (go) says it once: "go go unit" read as a stutter.
         how = runner if lang == runner else f"{runner} {lang}"
-        lines.append(f"{how} {kind} (cwd {cwd}): {template}")
+        lines.append(f"{how} {kind} (cwd {quoted_path(cwd)}): {template}")
         for t in members:
             cases = (_names(t.cases) if case_names else f"{len(t.cases)} case(s)") if t.cases else ""
-            lines.append(f"  {t.target_id} ~{t.estimated_cost:.1f}s" + (f": {cases}" if cases else ""))
+            lines.append(f"  {quoted_path(t.target_id)} ~{t.estimated_cost:.1f}s" + (f": {cases}" if cases else ""))
     return lines
 
 
@@ -122,7 +131,7 @@ def _impact_head(impact: ImpactModel) -> str:
     changed, changed_total = ((impact.changed_symbols, impact.changed_symbols_total) if impact.changed_symbols
                               else (impact.changed_modules, impact.changed_modules_total))
     return (f"impact {impact.confidence}: {impact.matches_total} {_noun(impact)} ({impact.high} high, "
-            f"{impact.low} low)" + (f" for {_names(changed, changed_total or None)}" if changed else ""))
+            f"{impact.low} low)" + (f" for {_names(_shown(changed), changed_total or None)}" if changed else ""))
 
 
 def render_impact(impact: ImpactModel, *, paged: bool = False) -> list[str]:
@@ -138,11 +147,12 @@ def render_impact(impact: ImpactModel, *, paged: bool = False) -> list[str]:
             by_reasons.setdefault((match.confidence, tuple(match.reasons)), []).append(match.test_file)
     for (confidence, reasons), files in by_reasons.items():
         lines.append(f"{confidence}, {'; '.join(reasons) or 'no reason given'}:")
-        lines += [f"  {f}" for f in files]
+        lines += [f"  {quoted_path(f)}" for f in files]
     if impact.matches_total > len(impact.matches) and not paged:
         lines.append(f"… {impact.matches_total - len(impact.matches)} more test files in the record")
     if impact.unresolved_files:
-        lines.append(f"unresolved files: {_names(impact.unresolved_files, impact.unresolved_files_total or None)}")
+        unresolved = [quoted_path(f) for f in impact.unresolved_files]
+        lines.append(f"unresolved files: {_names(unresolved, impact.unresolved_files_total or None)}")
     if impact.unresolved_imports:
         lines.append(f"unresolved imports: {_names(impact.unresolved_imports)}")
     if impact.null_literal_imports:
@@ -152,9 +162,9 @@ def render_impact(impact: ImpactModel, *, paged: bool = False) -> list[str]:
     if fallbacks > _FALLBACKS_SHOWN:
         lines.append(f"… {fallbacks - _FALLBACKS_SHOWN} more module-level fallbacks")
     if impact.uncovered_total:
-        lines.append(f"imported by no test: {_names(impact.uncovered_modules, impact.uncovered_total)}")
+        lines.append(f"imported by no test: {_names(_shown(impact.uncovered_modules), impact.uncovered_total)}")
     if impact.source_dirs:
-        lines.append(f"source dirs: {' '.join(impact.source_dirs)}")
+        lines.append(f"source dirs: {' '.join(quoted_path(d) for d in impact.source_dirs)}")
     cov = impact.coverage
     if cov is not None:
         told = ", ".join(f"{n} {what}" for what, n in (("confirmed", cov.confirmed), ("added", cov.added),
@@ -164,7 +174,7 @@ def render_impact(impact: ImpactModel, *, paged: bool = False) -> list[str]:
         lines.append(f"coverage evidence: {'narrowed' if cov.narrowed else 'not narrowed'}"
                      + (f" ({cov.note})" if cov.note else "") + (f"; {told}" if told else ""))
         if cov.dropped:
-            lines.append(f"  dropped: {_names(cov.dropped, cov.dropped_total)}")
+            lines.append(f"  dropped: {_names(_shown(cov.dropped), cov.dropped_total)}")
         lines += [f"  stale: {s}" for s in cov.stale]
     if impact.agentic_hint:
         lines.append(f"hint: {impact.agentic_hint}")
@@ -179,7 +189,7 @@ def render_discover(result: DiscoverResult) -> str:
     if result.next_cursor:
         told += f"; next cursor: {result.next_cursor}"
     lines = [told, *render_targets(result.targets, case_names=result.impact is None, root=result._root)]
-    lines += [f"missing runner {m.runner} for {m.project}: {m.hint}" for m in result.missing_runners]
+    lines += [f"missing runner {m.runner} for {quoted_path(m.project)}: {m.hint}" for m in result.missing_runners]
     if result.impact is not None:
         # The targets are what a run takes; why each was selected (its files again, the chains, the fallbacks:
         # 9.9 KB for one click module) is inspect_affected_tests' answer. The record keeps the selection.

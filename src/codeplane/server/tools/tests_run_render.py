@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import re
 
+from codeplane.repo.universe import quoted_path
 from codeplane.server.answers import short_fingerprint
+from codeplane.server.tools.git_render import path_text
 from codeplane.server.tools.tests_run_models import (
     MAX_DETAIL_CHARS,
     MAX_FAILURES,
@@ -112,13 +114,14 @@ def _first_line(message: str, exception_type: str) -> str:
 
 def case_ids(ids: list[str]) -> list[str]:
     """Case ids of one list, each after the first of a function as only its parameters (``[b]`` after
-    ``t.py::test_x[a]``), as pytest's ids read in a row: the path and the function are said once."""
+    ``t.py::test_x[a]``), as pytest's ids read in a row: the path and the function are said once. An id holding
+    a control character (its file's path does) is quoted as that path is."""
     shown: list[str] = []
     previous = ""
     for case_id in ids:
         base, bracket, params = case_id.partition("[")
         same = bracket and previous == base
-        shown.append(f"[{params}" if same else case_id)
+        shown.append(path_text(f"[{params}" if same else case_id))
         previous = base if bracket else ""
     return shown
 
@@ -227,7 +230,7 @@ def _folded(targets: list[TargetRunModel], blocks: list[list[str]]) -> list[str]
             shown[key] = (block, [], [])
         else:
             # Told apart by whether the target's own lines are the first's again or only end the same way.
-            shown[key][1 if block[1:] == shown[key][0][1:] else 2].append(target.target_id)
+            shown[key][1 if block[1:] == shown[key][0][1:] else 2].append(quoted_path(target.target_id))
     lines: list[str] = []
     for block, same, alike in shown.values():
         lines.append(block[0])
@@ -250,8 +253,8 @@ def _target_lines(target: TargetRunModel) -> list[str]:
     first = attempts[0]
     if target.outcome == "skipped" and len(attempts) == 1 and first.message and "\n" not in first.message.strip():
         # pytest's reason in place of the outcome the head already says (``SKIPPED x.py: could not import 'y'``).
-        return [f"SKIPPED {target.target_id}: {first.message.strip()}"]
-    lines = [f"{target.outcome.upper()} {target.target_id}: {_attempts(target)}" + _flaky_cases(target)]
+        return [f"SKIPPED {quoted_path(target.target_id)}: {first.message.strip()}"]
+    lines = [f"{target.outcome.upper()} {quoted_path(target.target_id)}: {_attempts(target)}" + _flaky_cases(target)]
     lines += [_indented(a.message) for a in attempts if a.message]
     return lines
 
@@ -302,7 +305,7 @@ def render_test_run(result: TestRunResult) -> str:
         lines.append(result.message)
     lines += _folded(result.targets, target_lines)
     if passing:
-        lines.append(f"passed ({len(passing)}): " + " ".join(passing))
+        lines.append(f"passed ({len(passing)}): " + " ".join(quoted_path(t) for t in passing))
     # A cases page lists the failing cases itself (each with its head line): the failure report is the summary's.
     if not result.cases:
         lines += _failure_groups(result.failures)
@@ -316,8 +319,8 @@ def render_test_run(result: TestRunResult) -> str:
     if flaky:
         lines.append("flaky (failed, then passed on retry): " + " ".join(case_ids(flaky)))
     # How each flaky case failed: a pass on retry may hide a real bug (its traceback is in the record).
-    lines += [f"FLAKY {case.case_id} failed first: {_first_line(case.message, case.exception_type)}".rstrip(": ")
-              for case in result.flaky_failures]
+    lines += [f"FLAKY {path_text(case.case_id)} failed first: "
+              f"{_first_line(case.message, case.exception_type)}".rstrip(": ") for case in result.flaky_failures]
     if result.coverage is not None:
         lines += render_coverage(result.coverage)
     lines += [_case_line(case) for case in result.cases]
@@ -359,7 +362,7 @@ def _failure_groups(failures: list[CaseModel]) -> list[str]:
     lines: list[str] = []
     for (outcome, first, _), members in groups.items():
         (case, traceback), others = members[0], members[1:]
-        lines.append(f"{outcome.upper()} {case.case_id}: {first}".rstrip(": "))
+        lines.append(f"{outcome.upper()} {path_text(case.case_id)}: {first}".rstrip(": "))
         same = [c.case_id for c, t in others if t == traceback]
         alike = [c.case_id for c, t in others if t != traceback]
         if same:
@@ -377,8 +380,8 @@ def _continued(result: TestRunResult) -> str:
     lines = [f"{result.run_id} (continued)"]
     lines += [_case_line(case) for case in result.cases]
     if not result.cases:
-        lines += [f"{t.outcome.upper()} {t.target_id}: {_attempts(t)}" if t.attempts else
-                  f"{t.outcome.upper()} {t.target_id}" for t in result.targets]
+        lines += [f"{t.outcome.upper()} {quoted_path(t.target_id)}: {_attempts(t)}" if t.attempts else
+                  f"{t.outcome.upper()} {quoted_path(t.target_id)}" for t in result.targets]
     if result.next_cursor:
         lines.append(f"next cursor: {result.next_cursor}")
     return "\n".join(lines)
@@ -391,7 +394,7 @@ _CASE_HEAD_CHARS = 200
 def _case_line(case: CaseModel) -> str:
     """``failed t.py::test_x 0.002s: ValueError: bad``, as ``pytest -rf`` names a failure: a failing case with
     its exception's head line (the listing is where failures past the summary's are read)."""
-    line = f"{case.outcome} {case.case_id} {case.duration_s:.3f}s"
+    line = f"{case.outcome} {path_text(case.case_id)} {case.duration_s:.3f}s"
     head = _first_line(case.message, case.exception_type) if case.outcome in ("failed", "error") else ""
     if len(head) > _CASE_HEAD_CHARS:
         head = head[:_CASE_HEAD_CHARS - 1] + "…"
@@ -412,9 +415,9 @@ def render_coverage(c: RunCoverageModel) -> list[str]:
                                                           "not measured" if c.import_time_lines else ""))
         for unit in c.changed:
             if not unit.ran:
-                lines.append(f"  NOT RUN {unit.name} ({unit.path})")
+                lines.append(f"  NOT RUN {path_text(unit.name)} ({quoted_path(unit.path)})")
             elif unit.lines_run < unit.lines:
-                lines.append(f"  {unit.name}: {unit.lines_run}/{unit.lines} lines, not run: "
+                lines.append(f"  {path_text(unit.name)}: {unit.lines_run}/{unit.lines} lines, not run: "
                              + ",".join(str(n) for n in unit.missed))
         if c.changed_total > len(c.changed):
             lines.append(f"  … {c.changed_total - len(c.changed)} more changed definition(s) in the record")

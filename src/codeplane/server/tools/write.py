@@ -12,6 +12,7 @@ from codeplane.core.calls import MutationReport
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.mutation import CreateFile, DeleteFile, Delta, Edit, MoveFile, ReplaceText, UpdateSpan
 from codeplane.mutation.delta import FileDelta, LineSpan
+from codeplane.repo.universe import quoted_path
 from codeplane.server.answers import short_sha, tests_affected_line
 from codeplane.server.services import Services
 from codeplane.server.tooling import (
@@ -215,7 +216,7 @@ def render_write(result: WriteSourceResult) -> str:
     for f in delta.files:
         mark = _ACTION_MARK.get(str(f.action), str(f.action))
         mark = "" if mark == "M" else f"{mark} "
-        name = f"{f.old_path} -> {f.path}" if f.old_path else f.path
+        name = f"{quoted_path(f.old_path)} -> {quoted_path(f.path)}" if f.old_path else quoted_path(f.path)
         sha = _dry_shas(f) if result.dry_run else f" {short_sha(f.file_sha256)}" if f.file_sha256 else ""
         extra = "".join(f"; span {_span(c.original)} re-anchored to {_span(c.corrected)}" for c in f.line_corrections)
         extra += "".join(f"; old_text of edit {r.edit_index} found at line {r.line} with its later lines indented "
