@@ -3,7 +3,9 @@ fed the result models the tools build)."""
 
 from __future__ import annotations
 
+from codeplane.mutation import Delta
 from codeplane.refactor.models import ImpactRef, ImpactReport, SymbolRef
+from codeplane.server.answers import tests_affected_line as affected_tests_text
 from codeplane.server.tools import map_repo, search
 from codeplane.server.tools.refactor_render import render_impact
 from codeplane.server.tools.search import Pagination, SearchHit, SearchResult, SymbolInfo, render_search
@@ -139,3 +141,10 @@ def test_overlapping_context_windows_print_in_line_order_and_apart_ones_are_sepa
     assert rendered.splitlines() == ["a.py", "6-line 6", "7-line 7", "8:line 8", "9:line 9", "10-line 10",
                                      "11-line 11", "--", "18-line 18", "19-line 19", "20:line 20", "21-line 21",
                                      "22-line 22"], rendered
+
+
+def test_a_writes_affected_test_ids_are_quoted_like_every_path() -> None:
+    delta = Delta(mutation_id="m1", files_changed=1, insertions=1, deletions=1, files=(), repo_fingerprint="f",
+                  tests_affected=("tests/test_evil\nM x.py::test_bad", "tests/test_ok.py::test_ok"))
+    assert affected_tests_text(delta) == ('tests affected: "tests/test_evil\\nM x.py::test_bad" '
+                                         'tests/test_ok.py::test_ok')

@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from codeplane.repo.universe import quoted_path
+
 if TYPE_CHECKING:
     from codeplane.mutation import Delta
 
@@ -67,7 +69,7 @@ def tests_affected_line(delta: Delta) -> str | None:
     if not tests:
         return None
     if len(tests) <= TESTS_SHOWN and not delta.tests_affected_total:
-        return "tests affected: " + " ".join(tests)
+        return "tests affected: " + " ".join(quoted_path(t) for t in tests)  # a test id is a path
     total = delta.tests_affected_total or len(tests)
     files = delta.tests_affected_files or len({t.split("::", 1)[0] for t in tests})
     plural = "s" if files != 1 else ""
