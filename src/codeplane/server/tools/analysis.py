@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 import anyio
 from pydantic import Field
 
-from codeplane.repo.universe import quoted_path
 from codeplane.server.services import Services
 from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolResult, ToolSpec
 from codeplane.server.tools.git_render import path_text
@@ -238,8 +237,9 @@ def _lines(c: StructuralChange, depth: int, show_tests: bool = True) -> list[str
     if c.lines_changed is not None and c.change not in (ADDED, REMOVED):
         extra.append(f"lines:{c.lines_changed}")
     refs = _refs(c.impact, show_tests)
-    moved = f" (from {quoted_path(c.old_path)})" if c.old_path else ""
-    path = quoted_path(c.path)
+    # As the git tools show paths: the record already writes a byte that is not UTF-8 as ``\xNN``.
+    moved = f" (from {path_text(c.old_path)})" if c.old_path else ""
+    path = path_text(c.path)
     out = [f"{pad}{mark.get(c.change, '~')} {path}{moved}  {_signature(c)}  {c.change}{tags} {' '.join(extra)}"
            + (f"  {refs}" if refs else "") + f"  {c.entity_id}"
            + (f" (was {c.old_entity_id})" if c.old_entity_id else "")]
@@ -272,7 +272,7 @@ def render(result: SemanticDiffResult) -> str:
     groups: dict[str, list[str]] = {}
     for f in result.non_structural_changes:
         groups.setdefault(_kind(f.status, f.category, f.language, f.reason), []).append(
-            f"  {quoted_path(f.path)}" + (f" (from {quoted_path(f.old_path)})" if f.old_path else ""))
+            f"  {path_text(f.path)}" + (f" (from {path_text(f.old_path)})" if f.old_path else ""))
     for kind, paths in groups.items():
         lines += [f"? {kind}:", *paths]
     lines += [f"? {n.files} file{'s' if n.files != 1 else ''} {_kind(n.status, n.category, n.language, n.reason)}"
