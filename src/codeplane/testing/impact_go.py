@@ -25,6 +25,15 @@ declares, and the users of the old name, which the index no longer links to anyt
 conversions to an interface a changed method set no longer satisfies. Such a change selects whole every test
 package that imports the changed file's package, directly or through other packages (import paths from the
 nearest ``go.mod``), and the answer says so. A ``go.mod`` that cannot be read makes that every Go test package.
+A function or method that an earlier recorded state of its package did not declare at all (added in the session,
+or committed after the index was first built) is an addition there, not a changed declaration: no user knew an
+older form of it, a package-level name cannot shadow another of its package or an import, and what the addition
+changes is reached through its uses, the interface methods of its name, and for a method the standard library or a
+template may call, its type. A method added where a repository interface declares one of its name reaches its type
+too (a type switch or assertion to that interface may now match it). Not an addition: a name of Go's universe block
+(``func min`` hides the builtin from the whole package), an interface's method, a method of a type some struct
+embeds (promoted, it may shadow a deeper method of its name or make a selector ambiguous), a type, field, constant
+(a new one in an ``iota`` block renumbers those after it) or variable.
 """
 
 from __future__ import annotations
@@ -38,7 +47,7 @@ from typing import Literal
 
 from codeplane.testing.impact_code import ReadLines
 from codeplane.testing.impact_goreceivers import GoReceivers, package_dir
-from codeplane.testing.impact_history import declared, earlier_declarations
+from codeplane.testing.impact_history import declared, earlier_declarations, verdict
 from codeplane.testing.impact_reach import Def, Reach, SymbolSelection
 from codeplane.testing.impact_symbols import SymbolWalk
 
@@ -69,6 +78,14 @@ STD_CALLED = frozenset({
     "UnmarshalXML", "Scan", "Value", "Set", "Get", "IsBoolFlag", "Deadline", "Done", "Err", "Lock", "Unlock",
 })
 
+#: Go's universe block: a package-level function so named hides the predeclared one from every file of its package.
+PREDECLARED = frozenset({
+    "any", "bool", "byte", "comparable", "complex64", "complex128", "error", "float32", "float64", "int", "int8",
+    "int16", "int32", "int64", "rune", "string", "uint", "uint8", "uint16", "uint32", "uint64", "uintptr", "true",
+    "false", "iota", "nil", "append", "cap", "clear", "close", "complex", "copy", "delete", "imag", "len", "make",
+    "max", "min", "new", "panic", "print", "println", "real", "recover",
+})
+
 
 def is_go_test(path: str) -> bool:
     return path.endswith("_test.go")
@@ -97,6 +114,8 @@ class GoWalk(SymbolWalk):
         self._receivers = GoReceivers(conn, path_of, read_lines)
         #: Whether the repository imports text/template or html/template (``_template_callable``); asked once.
         self._templates: bool | None = None
+        #: Definition uid → whether it is an addition against an earlier recorded state (``_added``).
+        self._additions: dict[str, bool] = {}
 
     def _test_side(self, d: Def, path: str, reach: Reach) -> bool:
         if d.parent is None and d.kind == "function" and d.name == "TestMain":
@@ -122,11 +141,14 @@ class GoWalk(SymbolWalk):
             return
         super()._spread(d, reach)
         if d.kind == "method" and not self._in_interface(d):
-            for spec in self._interface_methods(d.name):
+            specs = self._interface_methods(d.name)
+            for spec in specs:
                 self.enqueue(spec, reach.then(f"{spec.qualified_name} (an interface call may run "
                                               f"{d.qualified_name})", "low"))
             called_by = "the standard library" if d.name in STD_CALLED else (
-                "a text/template or html/template template" if self._template_callable(d) else None)
+                "a text/template or html/template template" if self._template_callable(d) else
+                "a type switch or assertion to a repository interface it now satisfies" if specs
+                and d.uid in self._seeds and self._added(d) else None)
             owner = self._receiver_type(d) if called_by is not None else None
             if owner is not None:
                 self.enqueue(owner, reach.then(f"{owner.qualified_name} ({called_by} may call {d.name} on any "
@@ -273,9 +295,42 @@ class GoWalk(SymbolWalk):
         (``st_def_snapshot``): then a changed line that holds its declaration changed only its body or value (a
         one-line ``func (q Square) Area() int { return q.S * q.S }``). No earlier state (the index was built
         after the change, or the change is committed): unknown, so not kept."""
-        earlier = self._earlier(path)
-        key = declared(d.kind, d.lexical_path, self._display(d))
-        return bool(earlier) and all(key in state for state in earlier)
+        found = verdict(self._earlier(path), declared(d.kind, d.lexical_path, self._display(d)))
+        return found == "kept" or (found == "added" and self._added(d))
+
+    def _added(self, d: Def) -> bool:
+        """Whether ``d`` is a function or method added since an earlier recorded state of its package, whose effect
+        its uses carry (module docstring): its file's states declare it as now or not at all, and no other file of
+        the package ever recorded its name (moved from there with another signature, a build-tagged twin)."""
+        if d.uid not in self._additions:
+            path = self.path_of.get(d.file_id, "")
+            self._additions[d.uid] = d.kind in ("function", "method") and not self._in_interface(d) and not (
+                d.parent is None and d.name in PREDECLARED) and verdict(
+                self._earlier(path), declared(d.kind, d.lexical_path, self._display(d))) == "added" and not (
+                self._declared_elsewhere(path, d.lexical_path)) and not (d.kind == "method" and self._promoted(d))
+        return self._additions[d.uid]
+
+    def _promoted(self, d: Def) -> bool:
+        """Whether method ``d``'s type is embedded anywhere (or its type is unknown): there a new method is promoted
+        into the embedding types, where it may shadow a deeper method of that name or make a selector ambiguous,
+        and the uses it changes are linked to the other method, not to it."""
+        owner = self._receiver_type(d)
+        return owner is None or bool(self._embedding(owner))
+
+    def _declared_elsewhere(self, path: str, lexical_path: str) -> bool:
+        """Whether a recorded state of another ``.go`` file of ``path``'s package declares ``lexical_path``."""
+        directory = package_dir(path)
+        # The primary key's range: ``dir/`` up to ``dir0`` (``0`` follows ``/``); the root package reads every path.
+        bounds = (f"{directory}/", f"{directory}0") if directory else ("", "\U0010ffff")
+        others = [str(p) for (p,) in self.rows(
+            "SELECT DISTINCT file_path FROM st_snapshot_file WHERE file_path >= ? AND file_path < ?", bounds)
+                  if str(p) != path and str(p).endswith(".go") and package_dir(str(p)) == directory]
+        for start in range(0, len(others), 500):
+            part = others[start:start + 500]
+            if self.rows(f"SELECT 1 FROM st_def_snapshot WHERE file_path IN ({','.join('?' * len(part))}) AND "
+                         "lexical_path = ? LIMIT 1", (*part, lexical_path)):
+                return True
+        return False
 
     def _spelled(self, name: str) -> bool:
         """Whether Go code uses ``name`` (resolved or not) or an interface requires a method so named."""

@@ -6,13 +6,21 @@ m2``), the old name's users are linked to nothing, and no seed of the walk leads
 change is against (HEAD, a ``changed_since`` revision) is not known here, so every recorded state counts: a
 declaration is unchanged only if every one of them holds it as it is now (wider when in doubt, never narrower);
 a file never recorded before (the index was built after the change) has no earlier state, and nothing is known.
+A definition some earlier state does not declare at all, and no state declares otherwise, was added since that
+state (``verdict``): against it, what changed is the addition, not a declaration its users knew; whether an addition
+reaches code beyond its uses (a Go method making its type satisfy an interface) is the caller's language's rule.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
+from typing import Literal
 
 Declared = tuple[str, str, str]
+#: ``kept``: every earlier state declares it as it is now; ``added``: each state declares it so or declares nothing
+#: at its lexical path (at least one the latter); ``changed``: a state declares its path otherwise.
+Verdict = Literal["kept", "added", "changed"]
 
 
 def declared(kind: str, lexical_path: str, display: str) -> Declared:
@@ -21,6 +29,19 @@ def declared(kind: str, lexical_path: str, display: str) -> Declared:
     if kind in ("constant", "variable"):
         display = display.partition(" = ")[0]
     return kind, lexical_path, display
+
+
+def verdict(earlier: Sequence[frozenset[Declared]], key: Declared) -> Verdict | None:
+    """How declaration ``key`` (as it is now) stands against the ``earlier`` states of its file; None when no
+    earlier state is recorded (nothing is known)."""
+    if not earlier:
+        return None
+    if all(key in state for state in earlier):
+        return "kept"
+    lexical = key[1]
+    if all(key in state or all(path != lexical for _, path, _ in state) for state in earlier):
+        return "added"
+    return "changed"
 
 
 def earlier_declarations(conn: sqlite3.Connection, path: str) -> list[frozenset[Declared]]:
