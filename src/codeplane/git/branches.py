@@ -11,7 +11,7 @@ import pygit2
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.paths import NAME_MAX
 from codeplane.git.models import GitModel
-from codeplane.git.pathspecs import check_ref
+from codeplane.git.pathspecs import check_ref, git_name, raw_ref
 from codeplane.git.revisions import head_commit, resolve_commit
 
 
@@ -46,8 +46,10 @@ def check_branch_name(name: str, field: str = "name") -> str:
 
 
 def local_branch(repo: pygit2.Repository, name: str) -> pygit2.Branch:
+    """Local branch ``name`` (also as ``refs/heads/<name>``, and in the ``\\xNN`` form of a name that is not
+    UTF-8); 8002 when there is none."""
     check_ref(name, "name")
-    branch = repo.branches.local.get(name.removeprefix("refs/heads/"))
+    branch = repo.branches.local.get(git_name(raw_ref(name).removeprefix("refs/heads/")))  # type: ignore[arg-type]
     if branch is None:
         raise CodePlaneError(ErrorCode.GIT_REF_NOT_FOUND, f"no local branch {name!r}",
                              details={"branch": name, "branches": sorted(repo.branches.local)[:50]})
@@ -71,10 +73,11 @@ def _info(repo: pygit2.Repository, branch: pygit2.Branch, remote: bool) -> Branc
 
 def list_branches(repo: pygit2.Repository, *, remotes: bool = False) -> list[BranchInfo]:
     """Local branches (and remote-tracking ones if asked), sorted by full ref name like ``git branch -a``."""
-    out = [_info(repo, repo.branches.local[n], False) for n in repo.branches.local]
+    out = [_info(repo, repo.branches.local[git_name(n)], False)  # type: ignore[index]
+           for n in repo.branches.local]
     if remotes:
         for name in repo.branches.remote:
-            branch = repo.branches.remote[name]
+            branch = repo.branches.remote[git_name(name)]  # type: ignore[index]
             if isinstance(branch.target, str):
                 continue  # refs/remotes/origin/HEAD is a symbolic alias, as git branch -a shows it
             out.append(_info(repo, branch, True))

@@ -22,7 +22,7 @@ from codeplane.git._workdir import checkout_index, checkout_tree, leading_links,
 from codeplane.git.branches import check_branch_name
 from codeplane.git.filters import refuse_filtered
 from codeplane.git.gitlinks import dropped_submodules, kept_submodules, returning_submodules
-from codeplane.git.pathspecs import check_ref, shown, under
+from codeplane.git.pathspecs import check_ref, git_name, raw_ref, shown, under
 from codeplane.git.revisions import head_commit, resolve_commit
 from codeplane.git.worktrees import common_dir
 
@@ -60,8 +60,9 @@ def resolve_target(repo: pygit2.Repository, ref: str, create: bool, start_point:
             raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "HEAD has no commit yet; commit first")
         return SwitchTarget(commit=start, branch=f"refs/heads/{ref}", create=(ref, start, None))
     check_ref(ref)
-    name = ref.removeprefix("refs/heads/")
-    local = repo.branches.local.get(name)
+    # A branch that is not UTF-8 named as listings show it (``br\\xff``) switches to it, not to a detached commit.
+    name = raw_ref(ref).removeprefix("refs/heads/")
+    local = repo.branches.local.get(git_name(name))  # type: ignore[arg-type]  # (bytes is taken too)
     if local is not None:
         return SwitchTarget(commit=local.peel(pygit2.Commit), branch=local.name)
     remote_matches = [n for n in repo.branches.remote if n.split("/", 1)[-1] == name]
@@ -92,12 +93,14 @@ def checked_out_elsewhere(repo: pygit2.Repository, branch: str) -> str | None:
         if gitdir == own:
             continue
         try:
-            head = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
+            # surrogateescape: a branch or worktree path that is not UTF-8 compares as pygit2 names it (was 8001)
+            head = (gitdir / "HEAD").read_text(encoding="utf-8", errors="surrogateescape").strip()
         except OSError:
             continue
         if head == f"ref: {branch}":
             where = gitdir / "gitdir"
-            return str(Path(where.read_text(encoding="utf-8").strip()).parent) if where.is_file() else str(
+            return str(Path(where.read_text(encoding="utf-8", errors="surrogateescape").strip()).parent
+                       ) if where.is_file() else str(
                 gitdir.parent)
     return None
 
@@ -163,7 +166,7 @@ def switch(repo: pygit2.Repository, target: SwitchTarget, *, force: bool) -> lis
             except (KeyError, ValueError, pygit2.GitError):
                 pass  # a remote-tracking ref without a configured remote: the branch simply has no upstream
     if target.branch is not None:
-        repo.set_head(target.branch)
+        repo.set_head(git_name(target.branch))  # type: ignore[arg-type]  # (bytes is taken too)
     else:
         repo.set_head(target.commit.id)
     return kept

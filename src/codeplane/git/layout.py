@@ -63,12 +63,12 @@ def worktree_change(w: Write, action: str, *, name: str | None, path: str | None
         info = worktrees.add(w.repo, w.root, name, path, ref)
     elif action == "remove":
         if force:
-            info = worktrees.lookup_info(w.repo, w.root, name)
-            worktrees.refuse_served(w.root, info)  # a refusal asks no confirm first, and records no point
+            info, path = worktrees.lookup_info(w.repo, w.root, name)
+            worktrees.refuse_served(w.root, info, path)  # a refusal asks no confirm first, and records no point
             require_confirm(confirm, f"force-removing worktree {name}", "its uncommitted changes")
             # The worktree's own state, recorded through its own repository (refs are shared): its files are the
             # point's tree, restorable into any checkout (``git checkout <point> -- .``).
-            w.recovery_point = recovery.record(pygit2.Repository(info.path), f"worktree-remove-{info.name}")
+            w.recovery_point = recovery.record(pygit2.Repository(path), f"worktree-remove-{info.name}")
         info = worktrees.remove(w.repo, w.root, name, force=force, timeout_s=timeout_s)
     elif action == "lock":
         worktrees.lock(w.repo, w.root, name, reason, timeout_s=timeout_s)
@@ -77,7 +77,7 @@ def worktree_change(w: Write, action: str, *, name: str | None, path: str | None
     else:
         raise _invalid("action", f"unknown worktree action {action!r}")
     if info is None:
-        info = next((x for x in worktrees.list_worktrees(w.repo, w.root) if x.name == name), None)
+        info = worktrees.lookup_info(w.repo, w.root, name)[0]
     return WorktreeResult(action=action, worktree=info, effect=w.effect())
 
 

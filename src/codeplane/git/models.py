@@ -1,17 +1,19 @@
 """Frozen models shared by several git operations (people, conflicts, ref and path effects).
 
 Every model crossing the ``git`` boundary is a frozen pydantic model so the server can wrap it in a tool
-result unchanged. Paths are display strings: UTF-8 as is, other bytes as ``\\xNN`` escapes
-(see :mod:`codeplane.git.pathspecs`).
+result unchanged. Paths and names (refs, branches, tags, worktrees) are display strings: UTF-8 as is, other bytes
+as ``\\xNN`` escapes (see :mod:`codeplane.git.pathspecs`), written once here for every model so no answer holds a
+string UTF-8 cannot carry; code that reads a name back from a model as a ref maps it with ``raw_ref``.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from codeplane.core.calls import MutationReport
+from codeplane.git.pathspecs import shown
 
 
 class GitModel(BaseModel):
@@ -19,6 +21,23 @@ class GitModel(BaseModel):
 
     # defer_build: built on first use, or by the server's warm-up after /ready (issue 19's warm restart)
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shown_names(cls, data: Any) -> Any:
+        """Every string as :func:`shown` writes it: pygit2 hands a name that is not UTF-8 (``git branch
+        $'br\\xff'``, a tag, a worktree's directory) as lone surrogates, which made the answer 8001/9001."""
+        return _shown_strings(data) if isinstance(data, dict) else data
+
+
+def _shown_strings(value: Any) -> Any:
+    if isinstance(value, str):
+        return value if value.isascii() else shown(value)
+    if isinstance(value, dict):
+        return {_shown_strings(k): _shown_strings(v) for k, v in value.items()}
+    if type(value) in (list, tuple):
+        return type(value)(_shown_strings(v) for v in value)
+    return value  # a model (its strings shown when it was built), a number, None
 
 
 class Person(GitModel):

@@ -3,7 +3,9 @@
 Every caller-supplied path goes through :func:`codeplane.core.paths.resolve_in_repo` (5001 on escape)
 and may not start with ``-`` (it could be read as an option by the git CLI fallbacks). pygit2 decodes
 non-UTF-8 file names with ``surrogateescape``; :func:`shown` turns those into ``\\xNN`` escapes so
-every answer is valid JSON (the same bytes ``git -c core.quotepath=false`` would print, escaped).
+every answer is valid JSON (the same bytes ``git -c core.quotepath=false`` would print, escaped). Ref, branch,
+tag and worktree names that are not UTF-8 are shown the same way, and a ref argument may name one in that form
+(:func:`raw_ref`): git refuses ``\\`` in a ref name, so ``\\xNN`` there can only be an escape.
 """
 
 from __future__ import annotations
@@ -19,14 +21,40 @@ from codeplane.core.paths import canonicalize, resolve_in_repo
 
 
 def shown(path: str) -> str:
-    """The display form of a pygit2 path (lossless for UTF-8, ``\\xNN`` for other bytes)."""
+    """The display form of a pygit2 path or ref name (lossless for UTF-8, ``\\xNN`` for other bytes)."""
     if path.isascii():
         return path
     try:
         path.encode("utf-8")
     except UnicodeEncodeError:
-        return os.fsencode(path).decode("utf-8", errors="backslashreplace")
+        try:
+            return path.encode("utf-8", "surrogateescape").decode("utf-8", errors="backslashreplace")
+        except UnicodeEncodeError:  # a surrogate that stands for no byte (not from a decode): ``\\udNNN``
+            return path.encode("utf-8", "backslashreplace").decode("utf-8")
     return path
+
+
+_BYTE_ESCAPE = re.compile(rb"\\x([89a-fA-F][0-9a-fA-F])")
+
+
+def raw_ref(value: str) -> str:
+    """A ref argument with each ``\\xNN`` escape :func:`shown` writes (a byte 0x80-0xff) back to that byte, as
+    pygit2 names it (``surrogateescape``): ``br\\xff`` from a listing names the branch ``git branch $'br\\xff'``
+    made. A value without such an escape is returned unchanged."""
+    if "\\x" not in value:
+        return value
+    data = _BYTE_ESCAPE.sub(lambda m: bytes([int(m.group(1), 16)]), value.encode("utf-8", "surrogateescape"))
+    return data.decode("utf-8", "surrogateescape")
+
+
+def git_name(name: str) -> str | bytes:
+    """``name`` as pygit2's lookups take it: bytes when it is not UTF-8 (``lookup_branch`` and ``revparse_single``
+    encode a ``str`` strictly, so a raw name was a UnicodeEncodeError, 8001)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape")
+    return name
 
 
 def refuse_option_like(value: str, field: str) -> None:

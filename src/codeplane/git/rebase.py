@@ -30,6 +30,7 @@ from codeplane.git.filters import refuse_filtered
 from codeplane.git.gitlinks import is_submodule, kept_submodules, warning
 from codeplane.git.merge import require_clean_index
 from codeplane.git.models import Conflict, WriteResult
+from codeplane.git.pathspecs import raw_ref
 from codeplane.git.rebase_state import RebasePlan, RebaseState, RebaseStep
 from codeplane.git.revisions import head_branch, require_head, resolve_commit, user_signature, write_orig_head
 from codeplane.git.signing import refuse_signing
@@ -229,9 +230,10 @@ def _run_rest(repo: pygit2.Repository, state: RebaseState) -> RebaseResult:
 def _finish(repo: pygit2.Repository, state: RebaseState, warned: list[str]) -> RebaseResult:
     new_head = require_head(repo)
     if state.branch is not None:
-        repo.create_reference(state.branch, new_head.id, force=True,
+        branch = raw_ref(state.branch)  # the state keeps a name that is not UTF-8 as shown (``models.GitModel``)
+        repo.create_reference(branch, new_head.id, force=True,
                               message=f"rebase (finish): {state.branch} onto {state.plan.onto}")
-        repo.create_reference_symbolic("HEAD", state.branch, True,
+        repo.create_reference_symbolic("HEAD", branch, True,
                                        message=f"rebase (finish): returning to {state.branch}")
     rebase_state.clear(repo)
     return _result(repo, state, "done", warned=warned)
@@ -305,7 +307,7 @@ def abort(repo: pygit2.Repository) -> RebaseResult:
     check_forced(repo, "the rebase abort", "git rebase --abort")
     orig = pygit2.Oid(hex=state.orig_head)
     if state.branch is not None:
-        repo.create_reference_symbolic("HEAD", state.branch, True,
+        repo.create_reference_symbolic("HEAD", raw_ref(state.branch), True,
                                        message=f"rebase (abort): returning to {state.branch}")
     else:
         _detach(repo, orig, f"rebase (abort): returning to {orig}")

@@ -37,7 +37,8 @@ from codeplane.git._workdir import checkout_index, leading_links, prune_empty, r
 from codeplane.git.conflicts import rebase_state_path
 from codeplane.git.gitlinks import kept_submodules
 from codeplane.git.models import GitModel
-from codeplane.git.revisions import bookkeeping_signature, head_branch, head_commit
+from codeplane.git.pathspecs import git_name, raw_ref
+from codeplane.git.revisions import bookkeeping_signature, has_ref, head_branch, head_commit, put_ref
 
 RECOVERY_PREFIX = "refs/codeplane/recovery/"
 #: Oldest points beyond this many are deleted when a new one is recorded (they pin objects forever).
@@ -265,11 +266,12 @@ def _restore(repo: pygit2.Repository, point: RecoveryPoint) -> tuple[list[str], 
     repo.state_cleanup()
     rebase_state_path(repo).unlink(missing_ok=True)
     if point.branch is not None:
+        branch = raw_ref(point.branch)  # the point keeps a name that is not UTF-8 as shown (``models.GitModel``)
         if point.head is not None:
-            repo.references.create(point.branch, pygit2.Oid(hex=point.head), force=True)
-        elif point.branch in repo.references:
-            repo.references.delete(point.branch)
-        repo.set_head(point.branch)
+            put_ref(repo, branch, pygit2.Oid(hex=point.head))
+        elif has_ref(repo, branch):
+            repo.references.delete(branch)
+        repo.set_head(git_name(branch))  # type: ignore[arg-type]  # (bytes is taken too)
     elif point.head is not None:
         repo.set_head(pygit2.Oid(hex=point.head))
     snapshot = repo[pygit2.Oid(hex=point.oid)].peel(pygit2.Commit)
@@ -291,8 +293,8 @@ def _restore(repo: pygit2.Repository, point: RecoveryPoint) -> tuple[list[str], 
         _put_operation_back(repo, pygit2.Oid(hex=point.extras["operation"]))
     for key, oid in point.extras.items():
         if key.startswith("branch:"):
-            ref = key.removeprefix("branch:")
-            if ref not in repo.references:
-                repo.references.create(ref, pygit2.Oid(hex=oid))
+            ref = raw_ref(key.removeprefix("branch:"))
+            if not has_ref(repo, ref):
+                put_ref(repo, ref, pygit2.Oid(hex=oid))
                 recreated.append(ref)
     return recreated, kept

@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import time
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pygit2
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.git.cli import failure, run_git
 from codeplane.git.models import Person
-from codeplane.git.pathspecs import check_ref
+from codeplane.git.pathspecs import check_ref, git_name, raw_ref, shown
 
 #: Used for CodePlane's own bookkeeping commits when the repository has no user configured.
 FALLBACK_NAME = "CodePlane"
@@ -18,9 +20,10 @@ FALLBACK_EMAIL = "codeplane@localhost"
 
 
 def resolve_object(repo: pygit2.Repository, ref: str, field: str = "ref") -> pygit2.Object:
+    """The object ``ref`` names; a name that is not UTF-8 may be given as the answers show it (``br\\xff``)."""
     check_ref(ref, field)
     try:
-        return repo.revparse_single(ref)
+        return repo.revparse_single(git_name(raw_ref(ref)))  # type: ignore[arg-type]  # (bytes is taken too)
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
         raise CodePlaneError(ErrorCode.GIT_REF_NOT_FOUND, f"{field} {ref!r} does not name a commit or object",
                              details={"field": field, "ref": ref}) from exc
@@ -130,6 +133,26 @@ def advance_head(repo: pygit2.Repository, oid: pygit2.Oid, reflog: str) -> None:
         repo.references[branch].set_target(oid, reflog)
     else:
         repo.create_reference(branch, oid, message=reflog)
+
+
+def has_ref(repo: pygit2.Repository, name: str) -> bool:
+    """Whether ref ``name`` exists. pygit2 fails to word its "not found" for a name that is not UTF-8
+    (UnicodeDecodeError), so such a name is looked for among the refs instead."""
+    if isinstance(git_name(name), str):
+        return name in repo.references
+    return name in set(repo.references)
+
+
+def put_ref(repo: pygit2.Repository, name: str, oid: pygit2.Oid) -> None:
+    """Create or move ref ``name`` to ``oid``. pygit2 creates refs from UTF-8 names only (it takes no bytes there),
+    so one that is not UTF-8 (``git branch $'br\\xff'``, restored from a recovery point) is written by
+    ``git update-ref``."""
+    if isinstance(git_name(name), str):
+        repo.references.create(name, oid, force=True)
+        return
+    result = run_git(Path(repo.path), ["update-ref", name, str(oid)], timeout_s=30)
+    if not result.ok:
+        raise failure(result, ErrorCode.GIT_ERROR, "update-ref failed", ref=shown(name))
 
 
 def write_orig_head(repo: pygit2.Repository, oid: pygit2.Oid) -> None:

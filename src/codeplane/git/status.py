@@ -19,7 +19,7 @@ from pygit2.enums import DiffFind, FileMode, FileStatus, SubmoduleStatus
 
 from codeplane.git.conflicts import RepoState, read_conflicts, repo_state
 from codeplane.git.models import Conflict, GitModel
-from codeplane.git.pathspecs import matches, shown
+from codeplane.git.pathspecs import git_name, matches, shown
 from codeplane.git.revisions import head_branch, head_commit, head_tree
 from codeplane.git.status_flags import status_flags
 from codeplane.git.worktree_scan import prepared_index
@@ -117,7 +117,7 @@ def _renames(repo: pygit2.Repository) -> dict[str, str]:
 def _upstream(repo: pygit2.Repository, branch: str | None) -> tuple[str | None, int | None, int | None]:
     if branch is None or repo.head_is_unborn:
         return None, None, None
-    local = repo.branches.local.get(branch.removeprefix("refs/heads/"))
+    local = repo.branches.local.get(git_name(branch.removeprefix("refs/heads/")))  # type: ignore[arg-type]
     if local is None:
         return None, None, None
     try:

@@ -7,7 +7,7 @@ import pygit2
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git.log import MESSAGE_LIMIT
 from codeplane.git.models import GitModel, Person
-from codeplane.git.pathspecs import check_ref
+from codeplane.git.pathspecs import check_ref, raw_ref
 from codeplane.git.revisions import person, resolve_commit, user_signature
 
 TAG_PREFIX = "refs/tags/"
@@ -69,9 +69,11 @@ def create(repo: pygit2.Repository, name: str, ref: str | None, message: str | N
 
 
 def delete(repo: pygit2.Repository, name: str) -> TagInfo:
+    """Delete tag ``name`` (one that is not UTF-8 named as listings show it, ``t\\xe9``); 8002 when there is none."""
     check_ref(name, "name")
-    if TAG_PREFIX + name not in repo.references:
+    raw = raw_ref(name)
+    if TAG_PREFIX + raw not in repo.references:
         raise CodePlaneError(ErrorCode.GIT_REF_NOT_FOUND, f"no tag {name!r}", details={"tag": name})
-    info = _info(repo, name)
-    repo.references.delete(TAG_PREFIX + name)
+    info = _info(repo, raw)
+    repo.references.delete(TAG_PREFIX + raw)
     return info

@@ -4,6 +4,7 @@ repository is given (paths outside it are refused with 5001, like every path arg
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pygit2
@@ -13,7 +14,7 @@ from codeplane.core.layout import STATE_DIR_NAME
 from codeplane.git.branches import check_branch_name
 from codeplane.git.cli import failure, run_git
 from codeplane.git.models import GitModel
-from codeplane.git.pathspecs import repo_path
+from codeplane.git.pathspecs import raw_ref, repo_path, shown
 from codeplane.git.revisions import resolve_commit
 
 WORKTREES_DIR = f"{STATE_DIR_NAME}/worktrees"
@@ -68,23 +69,39 @@ def list_worktrees(repo: pygit2.Repository, root: Path) -> list[WorktreeInfo]:
     main = main_worktree(repo)
     if main is not None:
         # The path as the caller knows it when the main work tree is the served one (``root`` unresolved).
-        shown = root if root.resolve() == main else main
-        head, branch = _head(str(shown))
-        out.append(WorktreeInfo(name=None, path=str(shown), head=head, branch=branch, is_main=True))
+        listed = root if root.resolve() == main else main
+        head, branch = _head(str(listed))
+        out.append(WorktreeInfo(name=None, path=str(listed), head=head, branch=branch, is_main=True))
     for name in sorted(repo.list_worktrees()):
-        wt = repo.lookup_worktree(name)
-        wt_head, wt_branch = _head(wt.path)
-        out.append(WorktreeInfo(name=name, path=wt.path, head=wt_head, branch=wt_branch,
+        path, prunable = _linked(repo, name)
+        wt_head, wt_branch = _head(path)
+        out.append(WorktreeInfo(name=name, path=path, head=wt_head, branch=wt_branch,
                                 locked=(Path(repo.path) / "worktrees" / name / "locked").exists(),
-                                prunable=bool(wt.is_prunable)))
+                                prunable=prunable))
     return out
 
 
-def lookup(repo: pygit2.Repository, name: str) -> pygit2.Worktree:
-    if name not in repo.list_worktrees():
+def _linked(repo: pygit2.Repository, name: str) -> tuple[str, bool]:
+    """(work tree path, prunable) of linked worktree ``name``. pygit2's ``lookup_worktree`` takes only a UTF-8
+    name (a directory ``$'w\\xfe'`` made every listing 8001), so such a one is read as git keeps it: its
+    ``gitdir`` file names the work tree's ``.git``, and it is prunable once that is gone."""
+    try:
+        wt = repo.lookup_worktree(name)
+    except UnicodeEncodeError:
+        admin = common_dir(repo) / "worktrees" / name
+        gitdir = Path(os.fsdecode((admin / "gitdir").read_bytes().strip()))
+        return str(gitdir.parent), not gitdir.exists() and not (admin / "locked").exists()
+    return wt.path, bool(wt.is_prunable)
+
+
+def lookup(repo: pygit2.Repository, name: str) -> tuple[str, str]:
+    """(name, work tree path) of linked worktree ``name``, both as git has them (a name that is not UTF-8 may be
+    given as listings show it, ``w\\xfe``); 8002 when there is none."""
+    raw = raw_ref(name)
+    if raw not in repo.list_worktrees():
         raise CodePlaneError(ErrorCode.GIT_REF_NOT_FOUND, f"no worktree {name!r}",
-                             details={"worktree": name, "worktrees": sorted(repo.list_worktrees())})
-    return repo.lookup_worktree(name)
+                             details={"worktree": name, "worktrees": sorted(map(shown, repo.list_worktrees()))})
+    return raw, _linked(repo, raw)[0]
 
 
 def check_worktree_name(name: str) -> str:
@@ -131,35 +148,38 @@ def _cli(root: Path, args: list[str], what: str, timeout_s: float) -> None:
         raise failure(result, ErrorCode.GIT_ERROR, f"worktree {what} failed")
 
 
-def lookup_info(repo: pygit2.Repository, root: Path, name: str) -> WorktreeInfo:
-    """The listed worktree ``name`` (8002 when there is none, as ``lookup``)."""
-    return next(w for w in list_worktrees(repo, root) if w.name == lookup(repo, name).name)
+def lookup_info(repo: pygit2.Repository, root: Path, name: str) -> tuple[WorktreeInfo, str]:
+    """The listed worktree ``name`` (8002 when there is none, as ``lookup``) and its path as git has it (the
+    info's is the display form)."""
+    raw, path = lookup(repo, name)
+    return next(w for w in list_worktrees(repo, root) if w.name == shown(raw)), path
 
 
-def refuse_served(root: Path, info: WorktreeInfo) -> None:
-    """8005 for removing the worktree this server serves: git would delete the directory under the running server
-    (its index and ``.codeplane`` state with it), which then answered 8001 and kept serving a deleted tree."""
-    if Path(info.path).resolve() == root.resolve():
+def refuse_served(root: Path, info: WorktreeInfo, path: str) -> None:
+    """8005 for removing the worktree this server serves (at ``path``): git would delete the directory under the
+    running server (its index and ``.codeplane`` state with it), which then answered 8001 and kept serving a
+    deleted tree."""
+    if Path(path).resolve() == root.resolve():
         raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"worktree {info.name!r} is the one this server serves; "
                              "stop its server (cpl down) and remove it from another worktree's server or with git "
                              "worktree remove", details={"worktree": info.name, "path": info.path})
 
 
 def remove(repo: pygit2.Repository, root: Path, name: str, *, force: bool, timeout_s: float) -> WorktreeInfo:
-    info = lookup_info(repo, root, name)
-    refuse_served(root, info)
-    _cli(root, ["remove", *(["--force"] if force else []), "--", info.path], "remove", timeout_s)
+    info, path = lookup_info(repo, root, name)
+    refuse_served(root, info, path)
+    _cli(root, ["remove", *(["--force"] if force else []), "--", path], "remove", timeout_s)
     return info
 
 
 def lock(repo: pygit2.Repository, root: Path, name: str, reason: str | None, *, timeout_s: float) -> None:
-    wt = lookup(repo, name)
-    _cli(root, ["lock", *(["--reason", reason] if reason else []), "--", wt.path], "lock", timeout_s)
+    _, path = lookup(repo, name)
+    _cli(root, ["lock", *(["--reason", reason] if reason else []), "--", path], "lock", timeout_s)
 
 
 def unlock(repo: pygit2.Repository, root: Path, name: str, *, timeout_s: float) -> None:
-    wt = lookup(repo, name)
-    _cli(root, ["unlock", "--", wt.path], "unlock", timeout_s)
+    _, path = lookup(repo, name)
+    _cli(root, ["unlock", "--", path], "unlock", timeout_s)
 
 
 def prune(root: Path, *, timeout_s: float) -> None:

@@ -10,6 +10,7 @@ import anyio
 from codeplane import API_VERSION
 from codeplane.core.config import RefactorConfig
 from codeplane.core.errors import CodePlaneError, ErrorCode, catalog
+from codeplane.git.pathspecs import shown
 from codeplane.repo.workspace import head_info
 from codeplane.server.answers import compact_json, lean, lean_dump, pairs, shown_id
 from codeplane.server.dispatch import SESSION_ARG
@@ -85,7 +86,9 @@ async def _describe(ctx: ToolContext, params: DescribeParams) -> DescribeResult:
     language = index.get("primary_language") if isinstance(index, dict) else None
     return DescribeResult(
         action="repo", repo_root=str(services.root), repo_id=services.repo_id, api_version=API_VERSION,
-        language=str(language) if language else "unknown", branch=head.branch, head=head.head,
+        # A branch name that is not UTF-8 (``git checkout -b $'br\\xff'``) as the git tools show it (it was 9001).
+        language=str(language) if language else "unknown", branch=shown(head.branch) if head.branch else None,
+        head=head.head,
         detached=head.detached, index_status=str(index_state or "unknown"),
         tool_count=len(ctx.registry), profile=ctx.registry.profile, tools=ctx.registry.names(), status=status,
     )
