@@ -230,7 +230,8 @@ def test_a_repo_asking_for_xdist_workers_runs_them_only_when_codeplane_runs_one_
         service = service_for(repo, workers=workers)
         services.append(service)
         snapshot = finish(service.start_run())
-        assert snapshot.state == "passed" and snapshot.counts.passed == 4
+        assert snapshot.state == "passed" and snapshot.counts.passed == 4, (workers, snapshot.message, [
+            (t.target.target_id, t.outcome, t.final.message[:300] if t.final else None) for t in snapshot.targets])
         ran = sorted(p.name.split("-", 2) for p in runs.iterdir())
         assert [test for test, _, _ in ran] == ["0", "1", "2", "3"], f"each test runs once: {ran}"
         if workers == 2:  # CodePlane's two processes fill the cores and share the files: no xdist inside
