@@ -3,12 +3,12 @@
 it too.
 
 The mapping is the index's (:mod:`codeplane.index.structural.tspaths`: the nearest ``tsconfig.json`` /
-``jsconfig.json``, a pattern's first target). A moved file still under a ``*`` pattern's target keeps the alias
-style (``@lib/fmt/format``); elsewhere, or under an exact pattern (``"@components": ["app/components/index.ts"]``,
-which the config itself would have to change), the importer gets a relative specifier in the alias's style
-(extension as written) — unless that would cross from one ``package.json`` package into another: then
-:mod:`jsspecifiers` names it through the package, or keeps the old module exporting it. An alias is
-location-independent: an importer that moves keeps its aliases as they are.
+``jsconfig.json`` through its ``extends`` chain, a pattern's first target). A moved file still under a ``*``
+pattern's target keeps the alias style (``@lib/fmt/format``); elsewhere, or under an exact pattern
+(``"@components": ["app/components/index.ts"]``, which the config itself would have to change), the importer
+gets a relative specifier in the alias's style (extension as written) — unless that would cross from one
+``package.json`` package into another: then :mod:`jsspecifiers` names it through the package, or keeps the old
+module exporting it. An alias is location-independent: an importer that moves keeps its aliases as they are.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from codeplane.refactor.spans import SourceText
 
 
 def config_paths(paths: Iterable[str]) -> list[str]:
-    """The TypeScript/JavaScript project configs among ``paths``."""
-    return sorted(p for p in paths if posixpath.basename(p) in tspaths.CONFIG_NAMES)
+    """The TypeScript/JavaScript project configs among ``paths``, with the bases they may ``extends``."""
+    return sorted(p for p in paths if tspaths.is_config_text(p))
 
 
 @dataclass(frozen=True)
@@ -35,12 +35,7 @@ class TsAliases:
 
     @classmethod
     def of(cls, sources: Iterable[SourceText]) -> TsAliases:
-        configs = {}
-        for src in sources:
-            parsed = tspaths.parse(src.path, src.text)
-            if parsed is not None:
-                configs[src.path.rpartition("/")[0]] = parsed
-        return cls(configs)
+        return cls(tspaths.configs({src.path: src.text for src in sources}))
 
     def resolve(self, importer: str, spec: str, files: Set[str]) -> str | None:
         """The repository file a non-relative ``spec`` in ``importer`` names through an alias, or ``None``."""

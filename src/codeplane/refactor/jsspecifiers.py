@@ -63,9 +63,11 @@ class JsSpecifiers:
         listed = list(sources)
         names = set(config_paths(s.path for s in listed))
         configs = [s for s in listed if s.path in names]
+        texts = {s.path: s.text for s in configs}
         manifests = {s.path: s.text for s in listed if posixpath.basename(s.path) in jspackages.MARKER_NAMES}
-        node = {posixpath.dirname(s.path): found for s in configs
-                if (found := _resolves_like_node(s.text)) is not None}
+        node = {posixpath.dirname(path): found for path in sorted(texts)
+                if posixpath.basename(path) in tspaths.CONFIG_NAMES
+                and (found := _resolves_like_node(path, texts)) is not None}
         modules = frozenset(posixpath.dirname(p) for p, text in manifests.items()
                             if posixpath.basename(p) == jspackages.PACKAGE_JSON and _module_type(text))
         return cls(TsAliases.of(configs), jspackages.Packages.from_texts(manifests), node, modules)
@@ -80,7 +82,7 @@ class JsSpecifiers:
         if path.endswith((".cts", ".cjs")):
             return False
         directory = posixpath.dirname(path)
-        # The nearest config that says decides: one that says nothing most often ``extends`` the one above.
+        # The nearest config whose ``extends`` chain says decides; one whose chain says nothing is looked past.
         while directory not in self.node_configs:
             if not directory:
                 return False
@@ -195,15 +197,10 @@ class JsSpecifiers:
             yield package.name
 
 
-def _resolves_like_node(text: str) -> bool | None:
-    """Whether a tsconfig resolves modules as Node does (``node16``/``nodenext``); ``None``: it does not say."""
-    try:
-        # The index's reader of tsconfig's JSON with comments (private there; one JSONC reader in the codebase).
-        data = tspaths.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    options = data.get("compilerOptions") if isinstance(data, dict) else None
-    stated = options.get("moduleResolution") or options.get("module") if isinstance(options, dict) else None
+def _resolves_like_node(path: str, texts: Mapping[str, str]) -> bool | None:
+    """Whether config ``path`` resolves modules as Node does (``node16``/``nodenext``), through its ``extends``
+    chain (``module`` decides when no config of it states ``moduleResolution``); ``None``: none says."""
+    stated = tspaths.compiler_option(path, texts, "moduleResolution") or tspaths.compiler_option(path, texts, "module")
     return str(stated).lower() in ("node16", "nodenext", "node18", "node20") if stated else None
 
 

@@ -106,25 +106,21 @@ def _py_roots(conn: sqlite3.Connection, effect: BatchEffect) -> tuple[dict[str, 
 
 
 def _ts_configs(conn: sqlite3.Connection, effect: BatchEffect) -> tuple[dict[str, tspaths.Config], bool]:
-    """``baseUrl``/``paths`` of every ``tsconfig.json``/``jsconfig.json`` (by directory; a tsconfig wins over a
-    jsconfig in one directory), kept in ``st_state``; returns (configs, whether they changed in this batch)."""
+    """``baseUrl``/``paths`` of every ``tsconfig.json``/``jsconfig.json`` with what its ``extends`` chain sets
+    (``tspaths.configs``), kept in ``st_state``; returns (configs, whether they changed in this batch)."""
     row = conn.execute("SELECT value FROM st_state WHERE key = 'ts_configs'").fetchone()
-    touched = {p: t for p, t in effect.markers.items() if p.rsplit("/", 1)[-1] in tspaths.CONFIG_NAMES}
+    touched = {p: t for p, t in effect.markers.items() if tspaths.is_config_text(p)}
     if row is not None and not touched:
         return {d: (b, u, [(p, t) for p, t in pats]) for d, (b, u, pats) in json.loads(row[0]).items()}, False
     texts = {str(p): str(t) for p, t in conn.execute(
-        "SELECT path, text FROM st_marker WHERE (path IN ('tsconfig.json', 'jsconfig.json') OR path LIKE "
-        "'%/tsconfig.json' OR path LIKE '%/jsconfig.json') AND text IS NOT NULL")}
+        "SELECT path, text FROM st_marker WHERE (path LIKE '%tsconfig%.json' OR path LIKE '%jsconfig%.json') "
+        "AND text IS NOT NULL") if tspaths.is_config_text(str(p))}
     for path, text in touched.items():
         if text is None:
             texts.pop(path, None)
         else:
             texts[path] = text
-    configs: dict[str, tspaths.Config] = {}
-    for path in sorted(texts, key=lambda p: (p.rpartition("/")[0], p.rsplit("/", 1)[-1] != "tsconfig.json")):
-        parsed = tspaths.parse(path, texts[path])
-        if parsed is not None:
-            configs.setdefault(path.rpartition("/")[0], parsed)
+    configs = tspaths.configs(texts)
     encoded = json.dumps(configs, sort_keys=True)
     old = row[0] if row is not None else json.dumps({})
     conn.execute("INSERT OR REPLACE INTO st_state(key, value) VALUES ('ts_configs', ?)", (encoded,))

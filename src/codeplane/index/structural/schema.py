@@ -114,7 +114,9 @@ from codeplane.index.structural.facts import CERTAIN, ROLES, STRONG, TIERS, UNCE
 #:     ``await vi.importActual``) is an import of ``m``.
 #: 58: JS/TS imports resolve through the repository's ``package.json`` files (``jspackages.py``: workspace members,
 #:     self-references, ``#imports``, a directory's ``main``); indexes keyed without them are built again.
-SCHEMA_VERSION = 58
+#: 59: a tsconfig's ``baseUrl``/``paths`` come through its ``extends`` chain (``tspaths.py``); the texts of the configs
+#:     it names (``tsconfig.base.json``) are kept in ``st_marker``, which earlier indexes lack.
+SCHEMA_VERSION = 59
 
 TABLES = (
     "st_file", "st_module_key", "st_def", "st_scope", "st_bind", "st_import", "st_ref", "st_export_surface",

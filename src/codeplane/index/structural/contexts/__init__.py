@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from codeplane.index.structural import anchors
 from codeplane.index.structural.bulk import covers_most
 from codeplane.index.structural.contexts.authority import apply_authority
-from codeplane.index.structural.contexts.discovery import CONTENT_MARKERS, Candidate, discover
+from codeplane.index.structural.contexts.discovery import Candidate, discover, keeps_text
 from codeplane.index.structural.contexts.globs import INCLUDE_SPECS
 from codeplane.index.structural.contexts.probe import (
     SAMPLE_SIZE,
@@ -116,7 +116,7 @@ def refresh(conn: sqlite3.Connection, effect: BatchEffect) -> Rerouted:
         if text is None:
             markers_moved |= conn.execute("DELETE FROM st_marker WHERE path = ?", (path,)).rowcount > 0
             continue
-        kept = text if path.rsplit("/", 1)[-1] in CONTENT_MARKERS else None
+        kept = text if keeps_text(path) else None
         row = conn.execute("SELECT text FROM st_marker WHERE path = ?", (path,)).fetchone()
         # An edited marker whose content does not matter (a setup.py) leaves every context as it was: only
         # its presence counts. Recomputing reads every file row (seconds on a 100k-file tree).

@@ -8,6 +8,8 @@ import posixpath
 from dataclasses import dataclass, field
 from functools import cache
 
+from codeplane.index.structural.tspaths import is_config_text
+
 #: family -> (tier 1 markers, tier 2 markers); names or ``fnmatch`` patterns on the file name.
 MARKERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "javascript": (("pnpm-workspace.yaml", "lerna.json", "nx.json", "turbo.json", "rush.json", "yarn.lock",
@@ -55,7 +57,14 @@ def _marker_families(name: str) -> list[tuple[str, int]]:
 
 
 def is_marker(path: str) -> bool:
-    return bool(_marker_families(posixpath.basename(path))) or "/.mvn/" in f"/{path}"
+    """A file whose presence or text the index reads beyond its facts: context markers and the configs an
+    ``extends`` names (``tsconfig.base.json``; they make no context)."""
+    return bool(_marker_families(posixpath.basename(path))) or "/.mvn/" in f"/{path}" or is_config_text(path)
+
+
+def keeps_text(path: str) -> bool:
+    """Whether the index keeps ``path``'s text (``st_marker``): a marker whose content decides something."""
+    return posixpath.basename(path) in CONTENT_MARKERS or is_config_text(path)
 
 
 def discover(paths: list[str], contents: dict[str, str]) -> list[Candidate]:
