@@ -373,8 +373,10 @@ class EpochPublisher:
         if not (extras.lexical_all or lexical_paths or extras.facts_all):
             return {}, [], lexical_paths
         records = self._store.all_records(conn)
-        todo = sorted(p for p, r in records.items() if p not in written and r.kind == "text" and (
-            extras.lexical_all or extras.facts_all or p in lexical_paths))
+        # Facts hold every indexed file, a binary or oversized one too (its row, no text: ``map_repo`` lists it);
+        # a rebuild that refilled text files only lost those for good (QA60).
+        todo = sorted(p for p, r in records.items() if p not in written and (
+            extras.facts_all or (r.kind == "text" and (extras.lexical_all or p in lexical_paths))))
         return records, todo, lexical_paths
 
     def _refill(self, conn: sqlite3.Connection, epoch: int, extras: Extras,
@@ -389,10 +391,15 @@ class EpochPublisher:
         for start in range(0, len(todo), CHUNK):
             self._check_interrupted()
             chunk = todo[start:start + CHUNK]
-            contents = list(_READERS.map(self._load_path, chunk))
+            readable = [p for p in chunk if records[p].kind == "text"]
+            loaded = dict(zip(readable, _READERS.map(self._load_path, readable), strict=True))
             facts: list[FileChange] = []
-            for path, content in zip(chunk, contents, strict=True):
+            for path in chunk:
                 record = records[path]
+                if record.kind != "text":  # nothing to read: the fact row is the file's, as its upsert wrote it
+                    facts.append(FileChange(path, record.language, None, record.file_sha256))
+                    continue
+                content = loaded[path]
                 text = content.text if content is not None else None
                 if content is None or content.content_hash != record.content_hash:
                     stale.add(path)
