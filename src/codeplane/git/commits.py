@@ -23,17 +23,23 @@ from pathlib import Path
 from typing import Any
 
 import pygit2
-from pydantic import model_validator
+from pydantic import Field, model_validator
+from pydantic.json_schema import SkipJsonSchema
+from pygit2.enums import DeltaStatus
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.logging import get_logger
 from codeplane.git.commit_index import commit_index, work_index
 from codeplane.git.conflicts import read_conflicts, repo_state
+from codeplane.git.diffs import DiffLimits, DiffReport, commit_diff
 from codeplane.git.hooks import HookRun, run_hook
 from codeplane.git.messages import clean_message, edit_message
 from codeplane.git.models import WriteResult, cap_listed
 from codeplane.git.revisions import advance_head, author_signature, head_branch, head_commit, user_signature
 from codeplane.git.signing import refuse_signing
 from codeplane.git.staging import StagedPath, stage
+
+_log = get_logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,11 @@ class CommitResult(WriteResult):
     #: How many paths were staged in all, when more than ``staged`` holds.
     staged_total: int = 0
     hooks: list[HookRun] = []
+    #: git's stat of the commit (``git commit``'s summary: its diff from its first parent, renames found, the first
+    #: files without hunks) when its tree diff has a deleted and an added path that git may pair as a rename
+    #: (:func:`git_stat`); ``None`` otherwise, when the effect's paths are git's. For the answer's text only: the
+    #: record keeps the effect (every path as the tree diff has it, with its hash), so neither dump nor schema has it.
+    stat: SkipJsonSchema[DiffReport | None] = Field(default=None, exclude=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -204,6 +215,23 @@ def commit(repo: pygit2.Repository, root: Path, req: CommitRequest) -> CommitRes
         branch=branch.removeprefix("refs/heads/") if branch and not repo.head_is_detached else None,
         amended=req.amend, staged=staged, hooks=hooks,
     )
+
+
+def git_stat(repo: pygit2.Repository, commit: pygit2.Commit, tree_diff: pygit2.Diff, max_files: int,
+             ) -> DiffReport | None:
+    """``commit``'s stat as ``git commit`` prints it when ``tree_diff`` (its first parent's tree to its own, no
+    rename detection) may hide a rename: a moved file is there its old path deleted and its new one added, its lines
+    counted twice, where git says one ``old -> new`` file (``--find-renames``, 50%). ``None`` when no deleted and
+    added path could pair (the tree diff is git's stat then, at no cost), for a root commit, and when the commit's
+    diff cannot be read: the commit is made, and its answer stands with the tree diff's stat."""
+    statuses = {delta.status for delta in tree_diff.deltas}
+    if not commit.parents or not {DeltaStatus.ADDED, DeltaStatus.DELETED} <= statuses:
+        return None
+    try:
+        return commit_diff(repo, commit, DiffLimits(max_files=max_files, include_hunks=False))
+    except (CodePlaneError, pygit2.GitError, OSError):
+        _log.warning("reading a commit's stat failed", commit=str(commit.id), exc_info=True)
+        return None
 
 
 def _checked(hook: HookRun, hooks: list[HookRun], *, restore: Callable[[], None]) -> None:

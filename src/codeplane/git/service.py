@@ -170,8 +170,9 @@ class GitService:
 
     def commit(self, message: str, *, only: Sequence[str] = (), stage: Sequence[str] = (), stage_all: bool = False,
                author: commits.Author | None = None, allow_empty: bool = False, amend: bool = False,
-               run_hooks: bool = True) -> commits.CommitResult:
-        """Commit the index; ``only`` commits just those paths, ``stage``/``stage_all`` stage first."""
+               run_hooks: bool = True, stat_files: int = 10) -> commits.CommitResult:
+        """Commit the index; ``only`` commits just those paths, ``stage``/``stage_all`` stage first. The result's
+        ``stat`` is git's own (renames paired, its first ``stat_files`` files) when the commit may hold a rename."""
         req = commits.CommitRequest(message=message, only=tuple(repo_paths(self.root, only, "paths")),
                                     stage=tuple(repo_paths(self.root, stage, "paths")), stage_all=stage_all,
                                     author=author, allow_empty=allow_empty, amend=amend, run_hooks=run_hooks,
@@ -184,7 +185,8 @@ class GitService:
             w.extra_paths = tuple(sorted({d.new_file.path for d in changes.deltas}))
             w.added = tuple(d.new_file.path for d in changes.deltas if d.status == DeltaStatus.ADDED)
             w.stats = (changes.stats.insertions, changes.stats.deletions)
-            return result.model_copy(update={"effect": w.effect()})
+            stat = commits.git_stat(w.repo, new, changes, stat_files)
+            return result.model_copy(update={"effect": w.effect(), "stat": stat})
 
     # -- HEAD and working tree -----------------------------------------------------------------------
     def checkout(self, ref: str | None = None, *, create: bool = False, start_point: str | None = None,

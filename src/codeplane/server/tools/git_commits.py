@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git.commits import Author, CommitResult
-from codeplane.git.diffs import DiffLimits, DiffReport
 from codeplane.git.results import StageResult, StashResult
 from codeplane.git.stash import StashEntry
 from codeplane.server.services import Services
@@ -52,10 +51,7 @@ class GitCommitParams(ToolParams):
 
 
 class GitCommitResult(ToolResult, CommitResult):
-    #: The commit's diff from its first parent (renames found, no hunks) when its effect names a deleted and an
-    #: added path, which git may pair as a rename: the text's stat is then ``git commit``'s (``R Foo.py -> foo.py``,
-    #: ``1 file changed``), not a delete and an add (:func:`_with_renames`). The record keeps the effect.
-    _stat: DiffReport | None = PrivateAttr(default=None)
+    pass
 
 
 class GitStageAndCommitParams(ToolParams):
@@ -115,25 +111,8 @@ async def _stage(ctx: ToolContext, p: GitStageParams) -> GitStageResult:
 async def _commit(ctx: ToolContext, p: GitCommitParams) -> GitCommitResult:
     result = await run(lambda: ctx.services.git.commit(p.message, only=p.paths or (), author=_author(p.author),
                                                        allow_empty=p.allow_empty, amend=p.amend,
-                                                       run_hooks=p.pre_commit))
-    return await _with_renames(ctx, as_result(GitCommitResult, result))
-
-
-async def _with_renames(ctx: ToolContext, result: GitCommitResult) -> GitCommitResult:
-    """``result`` with its commit's own stat when a rename may hide in it. The effect lists the paths a commit
-    changed as their tree diff has them, without rename detection (a moved file is its old path deleted and its
-    new one added, its lines counted twice); git's stat of the commit pairs them. Read after the commit, by ids
-    that no later write changes; a commit with no deleted and added path answers as before, at no cost."""
-    changes = {p.change for p in result.effect.paths} if result.effect is not None else set()
-    if not result.parents or not {"added", "deleted"} <= changes:
-        return result
-    limits = DiffLimits(max_files=PATHS_SHOWN, include_hunks=False)
-    try:
-        result._stat = await run(lambda: ctx.services.git.diff(base=result.parents[0], target=result.oid,
-                                                               limits=limits))
-    except CodePlaneError:
-        pass  # the commit is made: its answer stands with the effect's stat
-    return result
+                                                       run_hooks=p.pre_commit, stat_files=PATHS_SHOWN))
+    return as_result(GitCommitResult, result)
 
 
 async def _stage_and_commit(ctx: ToolContext, p: GitStageAndCommitParams) -> GitCommitResult:
@@ -142,8 +121,8 @@ async def _stage_and_commit(ctx: ToolContext, p: GitStageAndCommitParams) -> Git
                              details={"field": "paths"})
     result = await run(lambda: ctx.services.git.commit(p.message, stage=p.paths or (), stage_all=p.all,
                                                        author=_author(p.author), allow_empty=p.allow_empty,
-                                                       run_hooks=p.pre_commit))
-    return await _with_renames(ctx, as_result(GitCommitResult, result))
+                                                       run_hooks=p.pre_commit, stat_files=PATHS_SHOWN))
+    return as_result(GitCommitResult, result)
 
 
 async def _stash(ctx: ToolContext, p: GitStashParams) -> GitStashResult:

@@ -208,10 +208,10 @@ def _git_stat(effect: dict[str, Any], stat: DiffReport) -> dict[str, Any]:
 
 def render_commit(result: ToolResult) -> str:
     """A commit as ``git commit`` says it: ``[main 83b11c57f692] summary``, HEAD's move, a one-line stat and the
-    first paths (its renames found when the tool read the commit's own diff: ``git_commits._with_renames``).
-    Without the paths' sha256: a commit changes no file, so each is the hash the caller already had (the record's
-    effect keeps them for the call observer)."""
-    return render_git_write(result, hashes=False, stat=getattr(result, "_stat", None))
+    first paths, from git's own stat of the commit when it may hold a rename (``CommitResult.stat``: ``R Foo.py ->
+    foo.py``, ``1 file changed``, not a delete and an add). Without the paths' sha256: a commit changes no file, so
+    each is the hash the caller already had (the record's effect keeps them for the call observer)."""
+    return render_git_write(result, hashes=False, stat=getattr(result, "stat", None))
 
 
 def render_reset(result: ToolResult) -> str:
