@@ -77,14 +77,12 @@ class Runner:
             self._started(proc)
 
         try:
-            result = procs.run(job.argv, cwd=job.cwd, timeout_s=job.timeout_s, env={**_environment(), **dict(job.env)},
-                               stdin=job.stdin, on_start=started)
-            if _cache_failed(job, result):
-                result = procs.run((*job.argv[:2], "--no-cache", *job.argv[2:]), cwd=job.cwd,
-                                   timeout_s=job.timeout_s, env={**_environment(), **dict(job.env)},
-                                   stdin=job.stdin, on_start=started)
-                job = replace(job, argv=result.argv)
-            return Outcome(job, result)
+            while True:
+                result = procs.run(job.argv, cwd=job.cwd, timeout_s=job.timeout_s,
+                                   env={**_environment(), **dict(job.env)}, stdin=job.stdin, on_start=started)
+                if not _cache_failed(job, result):
+                    return Outcome(job, result)
+                job = _without_cache(job)  # once: a run with --no-cache never fails on its cache
         except OSError as exc:
             return Outcome(job, None, f"{type(exc).__name__}: {exc}")
         finally:
@@ -114,8 +112,17 @@ class Runner:
             procs.kill_process_group(proc, grace_s=0.2)
 
 
+_NO_CACHE = "--no-cache"
+
+
 def _cache_failed(job: Job, result: procs.ProcResult) -> bool:
     """Ruff could not write its cache (it fails whole, exit 2, on a file name that is not UTF-8: "Failed to serialize
-    cache data"); the same check without the cache reports the diagnostics (QA s55)."""
-    return (result.returncode == 2 and len(job.argv) > 1 and job.argv[1] == "check"
+    cache data"); the same check without the cache reports the diagnostics (QA s55). A run already without it is
+    its outcome, whatever it says."""
+    return (result.returncode == 2 and len(job.argv) > 1 and job.argv[1] == "check" and _NO_CACHE not in job.argv
             and Path(job.argv[0]).name.startswith("ruff") and b"Failed to serialize cache data" in result.stderr)
+
+
+def _without_cache(job: Job) -> Job:
+    """``ruff check --no-cache ...``: the flag right after the subcommand, the rest as it was."""
+    return replace(job, argv=(*job.argv[:2], _NO_CACHE, *job.argv[2:]))

@@ -174,8 +174,8 @@ def _success_result(rendered: str, record: dict[str, Any], meta: ResponseMeta,
                     request_id: str) -> types.CallToolResult:
     lean_meta = lean_dump(meta)
     text = text_of(rendered, lean_meta)
-    if lean_meta:  # the record and its rendering were checked before the call was recorded (``_encoded``)
-        text.encode("utf-8")
+    if lean_meta:  # the record and its rendering were encoded before the call was recorded (``_encoded``): only the
+        text[len(rendered):].encode("utf-8")  # meta line ``text_of`` appended to the rendering is new here
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
         structured_content={"result": record, "meta": lean_meta},
@@ -186,9 +186,10 @@ def _success_result(rendered: str, record: dict[str, Any], meta: ResponseMeta,
 
 def _encoded(spec: ToolSpec, result: ToolResult) -> tuple[dict[str, Any], str, int]:
     """(the lean record, the answer's text before meta, the record's size in bytes). Raises what the transport
-    would raise later, out of every handler: a renderer bug, or a string UTF-8 cannot carry."""
+    would raise later, out of every handler: a renderer bug, or a string UTF-8 cannot carry. Each is serialised and
+    encoded once here; :func:`_success_result` encodes only what meta adds to the text."""
     record = lean_dump(result)
-    # Encoded once: its size goes to the ledger, and a tool without a renderer answers it as its text.
+    # Its size goes to the ledger, and a tool without a renderer answers it as its text.
     record_json = compact_json(record)
     size = len(record_json.encode("utf-8"))
     if spec.render is None:
