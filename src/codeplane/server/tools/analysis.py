@@ -53,6 +53,14 @@ class ImpactInfo(ToolResult):
     visibility: str | None = None
 
 
+class ContainerRef(ToolResult):
+    """A changed container (a class) an earlier page showed, named by what finds it there."""
+
+    kind: str
+    qualified_name: str
+    entity_id: str
+
+
 class StructuralChange(ToolResult):
     path: str
     kind: str
@@ -76,6 +84,9 @@ class StructuralChange(ToolResult):
     change_preview: str | None = None
     impact: ImpactInfo | None = None
     nested_changes: list[StructuralChange] = []
+    parent: ContainerRef | None = Field(default=None, description=(
+        "Set on a page's first changes when the changed container holding them (a class whose other changes ran "
+        "past the previous page) was on an earlier page: that container. On one page a change nests in it."))
 
 
 class FileChangeInfo(ToolResult):
@@ -130,7 +141,7 @@ def _impact(impact: Impact | None) -> ImpactInfo | None:
                       affected_test_files_total=impact.affected_test_files_total, visibility=impact.visibility)
 
 
-def _change(c: Change, nested: list[StructuralChange]) -> StructuralChange:
+def _change(c: Change, nested: list[StructuralChange], parent: Change | None = None) -> StructuralChange:
     from codeplane.analysis.models import ADDED, RENAMED
 
     e = c.entity
@@ -147,13 +158,17 @@ def _change(c: Change, nested: list[StructuralChange]) -> StructuralChange:
         old_name=c.old.name if renamed and c.old is not None else None, old_path=c.old_path,
         start_line=e.start_line, start_col=e.start_col, end_line=e.end_line, end_col=e.end_col,
         lines_changed=c.lines_changed, delta_tags=list(c.delta_tags),
-        change_preview="\n".join(c.preview) or None, impact=_impact(c.impact), nested_changes=nested)
+        change_preview="\n".join(c.preview) or None, impact=_impact(c.impact), nested_changes=nested,
+        parent=ContainerRef(kind=parent.kind, qualified_name=parent.qualified_name, entity_id=parent.entity.def_uid)
+        if parent is not None else None)
 
 
 def build_result(page: DiffPage, *, counted: bool = False) -> SemanticDiffResult:
-    """The page's changes nested under their changed containers when those are on the same page. The first
-    ``counted``: the files by kind instead, for a diff with no structural change and more files than a page
-    (paging through files said to hold nothing cost 3 calls for "nothing to act on")."""
+    """The page's changes nested under their changed containers when those are on the same page; a change whose
+    container an earlier page showed (a page that starts inside a class) names it as its ``parent``, instead of
+    reading as a change in no class. The first ``counted``: the files by kind instead, for a diff with no
+    structural change and more files than a page (paging through files said to hold nothing cost 3 calls for
+    "nothing to act on")."""
     built: dict[int, StructuralChange] = {}
     kids: dict[int, list[int]] = {}
     first = page.first_index
@@ -163,7 +178,9 @@ def build_result(page: DiffPage, *, counted: bool = False) -> SemanticDiffResult
         if parent is not None and parent in indexes:
             kids.setdefault(parent, []).append(i)
     for i in reversed(indexes):  # children come after their parent, so build bottom-up
-        built[i] = _change(page.changes[i - first], [built[k] for k in kids.get(i, [])])
+        change = page.changes[i - first]
+        earlier = page.report.changes[change.parent] if change.parent is not None and change.parent < first else None
+        built[i] = _change(change, [built[k] for k in kids.get(i, [])], earlier)
     top = [built[i] for i in indexes if page.changes[i - first].parent not in indexes]
     r = page.report
     if counted:
@@ -266,8 +283,14 @@ def render(result: SemanticDiffResult) -> str:
     shared = tests.pop() if len(tests) == 1 and _count(result.structural_changes) > 1 else 0
     if shared and f"re-run {shared} affected test" not in result.agentic_hint:
         lines.append(f"tests: {shared} for each change")
+    container = None
     for c in result.structural_changes:
-        lines += _lines(c, 0, show_tests=not shared)
+        # The changes of a container an earlier page showed: under one line naming it, as they would nest on its page.
+        if c.parent is not None and c.parent != container:
+            lines.append(f"… {path_text(c.path)}  {c.parent.kind} {path_text(c.parent.qualified_name)}  (continued)  "
+                         f"{c.parent.entity_id}")
+        container = c.parent
+        lines += _lines(c, 1 if c.parent is not None else 0, show_tests=not shared)
     # Files of one kind under one heading: the kind on each line repeated itself.
     groups: dict[str, list[str]] = {}
     for f in result.non_structural_changes:
