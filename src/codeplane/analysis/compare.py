@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from codeplane.analysis import signatures
 from codeplane.analysis.facts import children_of, own_line_numbers
 from codeplane.analysis.inert import comments_only
+from codeplane.analysis.members import REQUIRED_MEMBER, required
 from codeplane.analysis.models import (
     ADDED,
     BODY_CHANGED,
@@ -272,8 +273,16 @@ def compare(old: Version | None, new: Version | None) -> list[Change]:
         count, preview = delta(o, None)
         out.append(Change(path, o.kind, o.name, o.lexical_path, REMOVED, o, None, old_path, count,
                           ("symbol_removed",), preview))
+    new_ones = {n.def_uid for n in added}
+    containers = {d.def_uid: d for d in new_defs}
     for n in added:
         count, preview = delta(None, n)
+        # A member added to a type that was there before: required, every use of the type must now supply it.
+        owner = containers.get(n.parent_uid) if n.parent_uid is not None and n.parent_uid not in new_ones else None
+        if owner is not None and required(path, n, owner, new.lines if new is not None else None):
+            out.append(Change(path, n.kind, n.name, n.lexical_path, ADDED, None, n, old_path, count,
+                              ("symbol_added", REQUIRED_MEMBER), preview, owner=owner))
+            continue
         out.append(Change(path, n.kind, n.name, n.lexical_path, ADDED, None, n, old_path, count,
                           ("symbol_added",), preview))
     return out

@@ -3,8 +3,11 @@
 The index describes the work tree, so the definition is looked up there: by its uid on the target side
 (what the extractor gives a work-tree file equals the index's uid), else by file + kind + lexical path.
 Found: PROVEN/STRONG counts come from references the index resolved to it (``ref_facts_resolved``), and
-the ANCHORED/UNKNOWN counts are same-named references nothing resolved (candidates). Not found (removed,
-or a revision the work tree no longer has): only the candidates (``ref_facts_partial``). A rename or a move
+the ANCHORED/UNKNOWN counts are same-named references nothing resolved (candidates). A removed definition
+not found: only the candidates (``ref_facts_partial``). Any other not found in its file is not "unreferenced":
+for a revision whose file moved since, the one definition of its kind and lexical path elsewhere in the index is
+counted (``indexed_at`` names its file); else its references are ``unknown`` (``refs_unknown`` says why). A
+required member added to a type (``members.py``) is counted as the type (``refs_of``). A rename or a move
 also counts what still uses the base side's identity, which the index cannot resolve to the new definition:
 imports of the old name from the old module, the references bound to those imports, and (a rename) the
 references spelled with the old name (``stale_importing_files`` names the importers). Each annotation is
@@ -19,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from codeplane.analysis.models import MOVED, RENAMED, Change, DefState, Impact
+from codeplane.analysis.models import MOVED, REMOVED, RENAMED, Change, DefState, Impact
 from codeplane.core.logging import get_logger
 from codeplane.index.structural import models as m
 from codeplane.index.structural.queries import StructuralQueries
@@ -28,6 +31,8 @@ log = get_logger(__name__)
 
 #: Files listed per list in one ImpactInfo (the totals stay exact).
 MAX_FILES = 20
+#: Same-named definitions of one kind looked at to find where a target revision's definition lives now.
+MAX_RELOCATED = 1000
 #: The tests service's ``tests_for``: test targets for changed paths, per test case where changed lines are given.
 TestsFor = Callable[[Sequence[str], Mapping[str, Sequence[tuple[int, int]]] | None], list[str]]
 
@@ -59,6 +64,8 @@ class Enricher:
     def impact(self, change: Change, language: str | None) -> Impact:
         """Each annotation (references, importers; tests were looked up before) fails on its own (§23.7)."""
         state = change.entity
+        # A required member added to a type is felt where the type is used: the type's references are the radius.
+        subject = change.owner or state
         tests = self._tests.get(change.path, ())
         seen = visibility(state, language)
         if self._q is None:
@@ -66,22 +73,35 @@ class Enricher:
                           visibility=seen)
         q = self._q
         try:
-            found = self._find(change)
-            candidates = q.count_unresolved_refs_by_token(state.name)
+            found = self._find(change.path, subject, change.new if change.owner is None else change.owner)
+            elsewhere = None
+            if found is None and change.change != REMOVED and not self._exact:
+                # Only for a revision: in a work-tree diff the index describes the same files, and a definition
+                # missing from its file is one the index has not caught up with, not one that moved.
+                found = elsewhere = self._relocated(change.path, subject)
+            candidates = q.count_unresolved_refs_by_token(subject.name)
             anchored, unknown = candidates.get("ANCHORED", 0), candidates.get("UNKNOWN", 0)
-            if found is None:
+            if found is None and change.change != REMOVED:
+                # Not "no reference": the index holds no such definition to count references of (a target revision
+                # whose file moved since, or a definition renamed since); only same-named candidates are known.
+                why = "not_indexed_yet" if self._exact else "not_in_file" if q.file(change.path) is not None \
+                    else "file_not_in_index"
+                refs = Impact("unknown", "low", anchored=anchored, unknown=unknown, refs_unknown=why)
+            elif found is None:
                 refs = Impact("ref_facts_partial", "low", anchored=anchored, unknown=unknown)
             else:
                 counts = q.count_refs_by_def_uid(found.def_uid)
                 files = q.list_referencing_files(found.def_uid, limit=MAX_FILES + 1)
                 total = len(files) if len(files) <= MAX_FILES else self._count_files(found.def_uid)
-                refs = Impact("ref_facts_resolved", "high" if self._exact else "low", counts.get("PROVEN", 0),
-                              counts.get("STRONG", 0), anchored, unknown, tuple(files[:MAX_FILES]), total)
+                refs = Impact("ref_facts_resolved", "high" if self._exact else "low",
+                              counts.get("PROVEN", 0), counts.get("STRONG", 0), anchored, unknown,
+                              tuple(files[:MAX_FILES]), total,
+                              indexed_at=elsewhere.path if elsewhere is not None else None)
         except Exception as exc:  # noqa: BLE001 - enrichment is fail-open (§23.7)
             log.warning("semantic_diff reference lookup failed", path=change.path, error=str(exc))
             found, refs = None, Impact("unknown", "low")
         try:
-            importing = self._importing(found.path if found is not None else change.path, state)
+            importing = self._importing(found.path if found is not None else change.path, subject)
         except Exception as exc:  # noqa: BLE001 - enrichment is fail-open (§23.7)
             log.warning("semantic_diff importer lookup failed", path=change.path, error=str(exc))
             importing = ()
@@ -94,7 +114,8 @@ class Enricher:
             importing = tuple(sorted({*importing, *stale}))
         return replace(refs, importing_files=importing[:MAX_FILES], importing_files_total=len(importing),
                        stale_importing_files=stale[:MAX_FILES], stale_importing_files_total=len(stale),
-                       affected_test_files=tests[:MAX_FILES], affected_test_files_total=len(tests), visibility=seen)
+                       affected_test_files=tests[:MAX_FILES], affected_test_files_total=len(tests), visibility=seen,
+                       refs_of=change.owner.lexical_path if change.owner is not None else None)
 
     def _old_identity(self, change: Change, refs: Impact) -> tuple[Impact, tuple[str, ...]]:
         """``refs`` plus what uses the definition as the base had it (its old name in its old module), and the
@@ -120,18 +141,28 @@ class Enricher:
                        referencing_files_total=refs.referencing_files_total + max(more, 0)), tuple(
             sorted({i.path for i in imports}))
 
-    def _find(self, change: Change) -> m.DefFact | None:
+    def _find(self, path: str, state: DefState, target: DefState | None) -> m.DefFact | None:
+        """``state`` in the index: by the target side's uid (a work-tree file's equals the index's), else by its
+        file, kind and lexical path when exactly one definition there has them."""
         assert self._q is not None
-        if change.new is not None:
-            hit = self._q.get_def(change.new.def_uid)
-            if hit is not None and hit.path == change.path:
+        if target is not None:
+            hit = self._q.get_def(target.def_uid)
+            if hit is not None and hit.path == path:
                 return hit
-        state = change.entity
-        defs = self._file_defs.get(change.path)
+        defs = self._file_defs.get(path)
         if defs is None:
-            defs = self._file_defs[change.path] = self._q.list_defs_in_file(change.path, limit=100_000)
+            defs = self._file_defs[path] = self._q.list_defs_in_file(path, limit=100_000)
         same = [d for d in defs if d.kind == state.kind and d.lexical_path == state.lexical_path]
         return same[0] if len(same) == 1 else None
+
+    def _relocated(self, path: str, state: DefState) -> m.DefFact | None:
+        """The one definition of ``state``'s kind and lexical path the index holds in another file, if there is
+        exactly one: where a target revision's definition lives now that its file moved (``math.ts`` ->
+        ``money/format.ts``). Two or more: which one it became is not known, so none."""
+        assert self._q is not None
+        named = self._q.list_defs_by_name(state.name, limit=MAX_RELOCATED + 1, kinds=(state.kind,))
+        found = [d for d in named if d.lexical_path == state.lexical_path and d.path != path]
+        return found[0] if len(found) == 1 and len(named) <= MAX_RELOCATED else None
 
     def _count_files(self, def_uid: str) -> int:
         assert self._q is not None

@@ -77,6 +77,16 @@ class Impact:
     affected_test_files: tuple[str, ...] = ()
     affected_test_files_total: int = 0
     visibility: str | None = None
+    #: Whose references these are when not the change's own: a required member added to a type is felt by the
+    #: type's uses (``members.py``), so the type's lexical path.
+    refs_of: str | None = None
+    #: The file the index holds the definition in when it is not the change's: a target revision's file moved or
+    #: renamed since, the definition found there by kind and lexical path (the only one in the index so).
+    indexed_at: str | None = None
+    #: Why the references are unknown although the index answered (basis ``unknown``): ``file_not_in_index`` (the
+    #: file is gone from the work tree: moved or removed since the target), ``not_in_file`` (the definition is) or
+    #: ``not_indexed_yet`` (a work-tree diff: the index has not caught up with the file).
+    refs_unknown: str | None = None
 
     @property
     def reference_count(self) -> int:
@@ -101,6 +111,9 @@ class Change:
     structural_severity: str = "non_breaking"
     behavior_change_risk: str = "unknown"
     impact: Impact | None = None
+    #: An added member every use of its type must supply (``members.REQUIRED_MEMBER``): that type, whose uses are
+    #: the blast radius.
+    owner: DefState | None = None
     #: Index (in the report's change list) of the change this one nests under: its nearest changed
     #: container. Set when ordering.
     parent: int | None = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from codeplane.analysis.members import REQUIRED_MEMBER
 from codeplane.analysis.models import (
     ADDED,
     BODY_CHANGED,
@@ -22,7 +23,12 @@ from codeplane.analysis.models import (
     Impact,
 )
 from codeplane.analysis.moves import REEXPORTED
-from codeplane.analysis.signatures import ANNOTATION_SPELLING, PARAMETERS_CHANGED, python_call_compatible
+from codeplane.analysis.signatures import (
+    ANNOTATION_SPELLING,
+    PARAMETERS_CHANGED,
+    python_call_compatible,
+    ts_call_compatible,
+)
 
 #: Names listed per hint item / breaking summary (the counts stay exact).
 MAX_NAMES = 5
@@ -74,7 +80,10 @@ def assess(change: Change, impact: Impact | None) -> Change:
     used = impact is not None and (impact.proven + impact.strong > 0 or bool(impact.importing_files) or (
         change.change == RENAMED and impact.anchored + impact.unknown > 0))  # uses of the old name break
     kind = change.change
-    if kind == ADDED:
+    if kind == ADDED and REQUIRED_MEMBER in change.delta_tags:
+        # Every literal or implementation of the type (its references, ``impact.refs_of``) lacks the new member.
+        severity, risk = "breaking", "high" if used else "medium"
+    elif kind == ADDED:
         severity, risk = "non_breaking", "low"
     elif kind == BODY_CHANGED:
         tag = change.delta_tags[0] if change.delta_tags else None
@@ -103,11 +112,17 @@ def assess(change: Change, impact: Impact | None) -> Change:
 
 
 def _calls_still_bind(change: Change) -> bool:
-    """A Python signature change in the parameter list alone that every old call survives."""
+    """A Python or TypeScript signature change in the parameter list alone that every old call survives."""
     old, new = change.old, change.new
-    return (change.change == SIGNATURE_CHANGED and change.delta_tags == (PARAMETERS_CHANGED,) and old is not None
-            and new is not None and change.path.endswith((".py", ".pyi"))
-            and python_call_compatible(old.display_name, new.display_name, old.name, new.name))
+    if change.change != SIGNATURE_CHANGED or change.delta_tags != (PARAMETERS_CHANGED,) or old is None or new is None:
+        return False
+    if change.path.endswith((".py", ".pyi")):
+        return python_call_compatible(old.display_name, new.display_name, old.name, new.name)
+    # An optional parameter added (``f(a)`` -> ``f(a, b?)``) is TypeScript's ``y=1``: no call breaks (QA59 F6).
+    return change.path.endswith(_TS) and ts_call_compatible(old.display_name, new.display_name, old.name, new.name)
+
+
+_TS = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
 
 
 def counts(changes: Sequence[Change]) -> dict[str, int]:
@@ -132,16 +147,36 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def _names(changes: Sequence[Change], detail: bool = False) -> str:
+#: Why a breaking change's references are unknown (``Impact.refs_unknown``), as the hint says it.
+_UNKNOWN = {"file_not_in_index": "the definition's file is not in the index: moved or removed since",
+            "not_in_file": "the index holds no such definition in its file: renamed or removed since",
+            "not_indexed_yet": "the index has not caught up with its file yet",
+            "unavailable": "the index could not be read"}
+
+
+def _unknown(c: Change) -> str | None:
+    """Why ``c``'s references were not counted (a ``_UNKNOWN`` key), or None when they were."""
+    if c.impact is None or c.impact.reference_basis == "unknown":
+        return (c.impact.refs_unknown if c.impact is not None else None) or "unavailable"
+    return None
+
+
+def _names(changes: Sequence[Change], detail: bool = False, candidates: bool = False) -> str:
     shown = []
     for c in changes[:MAX_NAMES]:
         text = c.qualified_name
+        if candidates and c.impact is not None:
+            text += f" ({c.impact.anchored + c.impact.unknown})"
         if detail and c.impact is not None and _refs(c):
-            text += f" ({c.impact.proven} proven, {c.impact.strong} strong"
+            text += f" ({c.impact.refs_of}: " if c.impact.refs_of else " ("
+            text += f"{c.impact.proven} proven, {c.impact.strong} strong"
             if c.change == RENAMED and c.impact.anchored + c.impact.unknown:
                 text += f", {c.impact.anchored + c.impact.unknown} same-name unresolved"
             if c.change == RENAMED and c.old is not None and c.impact.stale_importing_files_total:
                 text += f"; imported as {c.old.name} by {_plural(c.impact.stale_importing_files_total, 'file')}"
+            if c.impact.indexed_at:
+                # The target revision's file is gone: these are the references of the definition found there now.
+                text += f"; counted in {c.impact.indexed_at}, where it is now"
             text += ")"
         shown.append(text)
     more = len(changes) - len(shown)
@@ -192,6 +227,14 @@ def agentic_hint(changes: Sequence[Change], tests: Sequence[str]) -> str:
         # to be done again (click's ``term_len``: all 10 callers were in the same commit).
         steps.append(f"check the callers of {_plural(len(in_diff), 'changed signature/name')}, every one in a file "
                      f"this diff also changes: {_names(in_diff, True)}")
+    required = sorted((c for c in changes if REQUIRED_MEMBER in c.delta_tags and _refs(c)),
+                      key=lambda c: (-_refs(c), c.path, c.qualified_name))
+    if required:
+        checked = all(_callers_all_in(c, touched) for c in required)
+        steps.append(f"{'check' if checked else 'supply'} {_plural(len(required), 'new required member')} wherever "
+                     f"{'its type is' if len(required) == 1 else 'their types are'} built or implemented (one without "
+                     f"it no longer compiles{', every use in a file this diff also changes' if checked else ''}): "
+                     f"{_names(required, True)}")
     removed = sorted((c for c in changes if c.change == REMOVED),
                      key=lambda c: (-(c.impact.reference_count if c.impact else 0), c.path, c.qualified_name))
     if removed:
@@ -216,9 +259,23 @@ def agentic_hint(changes: Sequence[Change], tests: Sequence[str]) -> str:
         steps.append(f"{_plural(len(moved), 'definition')} moved unchanged (an import of the old module outside "
                      f"the repository breaks unless it re-exports them): {', '.join(shown)}"
                      + (f" and {more} more" if more > 0 else ""))
-    unreferenced = sorted((c for c in changes if c.structural_severity == "breaking"
-                           and c.change in (SIGNATURE_CHANGED, RENAMED) and not _refs(c)),
-                          key=lambda c: (c.path, c.qualified_name))
+    breaking = [c for c in changes if c.structural_severity == "breaking"
+                and (c.change in (SIGNATURE_CHANGED, RENAMED) or REQUIRED_MEMBER in c.delta_tags) and not _refs(c)]
+    for why, said in _UNKNOWN.items():
+        unknown = sorted((c for c in breaking if _unknown(c) == why), key=lambda c: (c.path, c.qualified_name))
+        if unknown:
+            # Not "no reference": nothing was counted (QA59 F7 read a moved file's callers as none).
+            steps.append(f"references unknown for {_plural(len(unknown), 'breaking change')} ({said}; search their "
+                         f"names before relying on them): {_names(unknown)}")
+    known = [c for c in breaking if _unknown(c) is None]
+    guessed = sorted((c for c in known if c.impact is not None and c.impact.anchored + c.impact.unknown),
+                     key=lambda c: (c.path, c.qualified_name))
+    if guessed:
+        # Member accesses the index could not tie to a type: candidates, not proof of "no reference".
+        steps.append(f"{_plural(len(guessed), 'breaking change')} with no resolved reference, only same-named uses "
+                     f"the index could not resolve (check them): " + _names(guessed, candidates=True))
+    unsure = {id(c) for c in guessed}
+    unreferenced = sorted((c for c in known if id(c) not in unsure), key=lambda c: (c.path, c.qualified_name))
     if unreferenced:
         # Not "nothing to act on" beside "N breaking changes": no caller here, but one outside would break.
         steps.append(f"{_plural(len(unreferenced), 'breaking change')} with no reference in the repository "

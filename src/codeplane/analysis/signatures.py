@@ -214,3 +214,60 @@ def python_call_compatible(old_display: str, new_display: str, old_name: str, ne
         elif kw not in new_names:
             return False
     return all(has_default for kw, has_default in new_kw.items() if kw not in old_kw)
+
+
+def _top_level(params: str) -> list[str]:
+    """A parameter list's parameters (the text inside its parentheses, split at depth-0 commas, tidied)."""
+    inner = params.strip()[1:-1]
+    out: list[str] = []
+    depth = 0
+    quote = ""
+    start = 0
+    for i, ch in enumerate(inner):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"`":
+            quote = ch
+        elif ch in "([{<":
+            depth += 1
+        elif ch in ")]}>" and not (ch == ">" and inner[i - 1:i] == "="):
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(" ".join(inner[start:i].split()))
+            start = i + 1
+    last = " ".join(inner[start:].split())
+    return [*out, last] if last else out
+
+
+def _ts_optional(param: str) -> bool:
+    """``b?: number``, ``b = 1``, ``...rest``: a parameter a call may leave out."""
+    name = re.match(r"^(?:(?:public|private|protected|readonly|override)\s+)*([\w$]+)\s*(\?)?", param)
+    if param.startswith("..."):
+        return True
+    if name is None:
+        return False  # a destructured parameter: whether it has a default is read no further (cautious)
+    if name.group(2):
+        return True
+    rest = param[name.end():]
+    depth = 0
+    for i, ch in enumerate(rest):
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>" and not (ch == ">" and rest[i - 1:i] == "="):
+            depth -= 1
+        elif ch == "=" and depth == 0 and rest[i + 1:i + 2] != ">":
+            return True
+    return False
+
+
+def ts_call_compatible(old_display: str, new_display: str, old_name: str, new_name: str) -> bool:
+    """Whether every call the old TypeScript/JavaScript parameter list accepts still compiles: the old parameters
+    are kept as they were, in order, and each new one after them may be left out (``?``, a default, a rest
+    parameter). Anything else (a type changed, a parameter removed or made required) is not (the cautious answer)."""
+    old, new = split(old_display, old_name), split(new_display, new_name)
+    if old is None or new is None or old.after != new.after:
+        return False
+    before, after = _top_level(old.parameters), _top_level(new.parameters)
+    if len(after) <= len(before) or after[:len(before)] != before:
+        return False
+    return all(_ts_optional(p) for p in after[len(before):])

@@ -39,8 +39,9 @@ class RefTiers(ToolResult):
 
 class ImpactInfo(ToolResult):
     reference_basis: str = Field(description=(
-        "ref_facts_resolved: proven/strong counts are references the index resolved to this definition; "
-        "ref_facts_partial: it is not in the index (removed), only same-named unresolved references; unknown."))
+        "ref_facts_resolved: proven/strong counts are references the index resolved to this definition (see "
+        "indexed_at, refs_of); ref_facts_partial: a removed definition, only same-named unresolved references; "
+        "unknown: nothing counted (refs_unknown says why when the index answered)."))
     confidence: str
     reference_count: int = 0
     ref_tiers: RefTiers | None = None
@@ -51,6 +52,15 @@ class ImpactInfo(ToolResult):
     affected_test_files: list[str] = Field(default=[], description="The first 20, by path.")
     affected_test_files_total: int = 0
     visibility: str | None = None
+    refs_of: str | None = Field(default=None, description=(
+        "Set on a required member added to a type (tag required_member_added): the type whose references these "
+        "are (every literal or implementation of it must now supply the member)."))
+    indexed_at: str | None = Field(default=None, description=(
+        "The file the index holds this definition in now, when the target revision's file moved since: the "
+        "references were counted there."))
+    refs_unknown: str | None = Field(default=None, description=(
+        "With reference_basis unknown: why nothing was counted: file_not_in_index (moved or removed since the "
+        "target), not_in_file (renamed or removed since), not_indexed_yet (work tree ahead of the index)."))
 
 
 class ContainerRef(ToolResult):
@@ -138,7 +148,8 @@ def _impact(impact: Impact | None) -> ImpactInfo | None:
                       referencing_files_total=impact.referencing_files_total,
                       importing_files=list(impact.importing_files), importing_files_total=impact.importing_files_total,
                       affected_test_files=list(impact.affected_test_files),
-                      affected_test_files_total=impact.affected_test_files_total, visibility=impact.visibility)
+                      affected_test_files_total=impact.affected_test_files_total, visibility=impact.visibility,
+                      refs_of=impact.refs_of, indexed_at=impact.indexed_at, refs_unknown=impact.refs_unknown)
 
 
 def _change(c: Change, nested: list[StructuralChange], parent: Change | None = None) -> StructuralChange:
@@ -209,13 +220,21 @@ def _file(f: FileChange) -> FileChangeInfo:
 # -- text ------------------------------------------------------------------------------------------------
 
 
+_UNKNOWN = {"file_not_in_index": "file not in index: moved or removed since",
+            "not_in_file": "not in its file in the index: renamed or removed since",
+            "not_indexed_yet": "not indexed yet"}
+
+
 def _refs(info: ImpactInfo | None, show_tests: bool) -> str:
     if info is None or info.reference_basis == "unknown":
-        parts = []
+        parts = [f"refs: unknown ({_UNKNOWN.get(info.refs_unknown, info.refs_unknown)})"] \
+            if info is not None and info.refs_unknown else []
     elif info.reference_basis == "ref_facts_resolved":
         t = info.ref_tiers or RefTiers()
-        parts = [f"refs: {t.proven} proven, {t.strong} strong" + (
-            f", {t.anchored + t.unknown} same-name unresolved" if t.anchored + t.unknown else "")]
+        whose = f"refs of {path_text(info.refs_of)}" if info.refs_of else "refs"
+        parts = [f"{whose}: {t.proven} proven, {t.strong} strong" + (
+            f", {t.anchored + t.unknown} same-name unresolved" if t.anchored + t.unknown else "")
+            + (f" (in {path_text(info.indexed_at)} now)" if info.indexed_at else "")]
     else:
         t = info.ref_tiers or RefTiers()
         parts = [f"refs: not in index, {t.anchored + t.unknown} same-name unresolved"]
