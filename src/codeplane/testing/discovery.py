@@ -4,6 +4,8 @@ Resolution, first match wins: explicit config (``tests.custom`` patterns claim f
 picks a language's runner) → marker files (``pytest.ini``, ``go.mod``, ``Cargo.toml``, ``package.json``, ...)
 → language defaults (Python test files with no marker → pytest at the repo root). Several runners can live
 in one repo; each file goes to the deepest project of its family, and every target is tagged with its runner.
+One exception (``_js_owner``): a workspace member whose ``package.json`` names no runner (or a Vitest project
+without a config of its own) yields to the nearest ancestor project naming one whose config includes the file.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +32,7 @@ from codeplane.testing.runners import FAMILY, LANGUAGE_FAMILY, RUNNERS, Project,
 from codeplane.testing.runners.base import configured_cmd
 from codeplane.testing.runners.cargo import is_package
 from codeplane.testing.runners.dotnet import is_test_project
-from codeplane.testing.runners.js import read_package_json
+from codeplane.testing.runners.js import JsRunner, read_package_json
 
 _JEST_CONFIGS = frozenset(f"jest.config.{ext}" for ext in ("js", "ts", "json", "mjs", "cjs"))
 _VITEST_CONFIGS = frozenset(f"vitest.config.{ext}" for ext in ("js", "ts", "mjs", "mts", "cjs", "cts"))
@@ -181,8 +184,10 @@ def _read(path: Path) -> str:
         return ""
 
 
-def _markers(root: Path, files: Sequence[str], language_runner: Mapping[str, str]) -> list[Project]:
-    """Projects announced by marker files (§11.5 table)."""
+def _markers(root: Path, files: Sequence[str], language_runner: Mapping[str, str],
+             ) -> tuple[list[Project], dict[str, bool]]:
+    """Projects announced by marker files (§11.5 table), and the JavaScript projects a ``package.json`` alone
+    announces (no runner config file beside it): directory → whether that ``package.json`` names no runner."""
     projects: dict[tuple[str, str], Project] = {}
 
     def add(runner: str, directory: str, marker: str) -> None:
@@ -214,13 +219,16 @@ def _markers(root: Path, files: Sequence[str], language_runner: Mapping[str, str
             js_dirs[directory] = ("jest", name)
         elif name == "package.json" and directory not in js_dirs:
             js_dirs[directory] = _package_json_runner(root / directory)
+    package_only: dict[str, bool] = {}
     for directory, (runner, marker) in js_dirs.items():
         if runner == "" and "js" not in language_runner:
             continue  # its scripts run another test tool (``tests.custom`` can run it)
         chosen = language_runner.get("js") or runner or "jest"
         source = "config" if "js" in language_runner else f"marker:{marker}" if runner else "default"
         projects[(chosen, directory)] = Project(chosen, directory, source)
-    return list(projects.values())
+        if marker == "package.json":
+            package_only[directory] = runner is None
+    return list(projects.values()), package_only
 
 
 #: Test tools CodePlane has no adapter for, as a ``package.json`` script names them: a project whose scripts run one
@@ -258,6 +266,26 @@ def _owner(rel: str, family_projects: Sequence[Project]) -> Project | None:
         if inside and (best is None or _depth(project) > _depth(best)):
             best = project
     return best
+
+
+def _js_owner(rel: str, projects: Sequence[Project], package_only: Mapping[str, bool],
+              includes: Callable[[Project, str], bool]) -> Project | None:
+    """The JavaScript project that runs ``rel``: the deepest one, unless it yields to an ancestor whose runner
+    config includes the file. A workspace member's ``package.json`` that names no runner runs no tests of its own:
+    the repository's ``npm test`` runs them from the ancestor project that names one (a root ``vitest.config.ts``
+    whose ``include`` names ``packages/*/test/**``); run as a default-Jest project of the member, Vitest tests
+    failed with a SyntaxError (QA59 F1). A Vitest project without a config of its own yields too: Vitest run there
+    loads the nearest config up the tree, whose ``include`` (relative to where it runs) matched none of its files.
+    A ``package.json`` naming no runner is never the one yielded to; the nearest ancestor naming one decides."""
+    chain = sorted((p for p in projects if p.root == "." or rel.startswith(p.root + "/")), key=_depth, reverse=True)
+    if not chain:
+        return None
+    for below, above in pairwise(chain):
+        if below.root not in package_only or not (package_only[below.root] or below.runner == "vitest"):
+            break
+        if not package_only.get(above.root, False) and includes(above, rel):
+            return above
+    return chain[0]
 
 
 def _language_runners(config: TestsConfig) -> dict[str, str]:
@@ -329,7 +357,7 @@ def discover(root: Path, config: TestsConfig, *, rules: IgnoreRules | None = Non
         options = {"cmd": list(entry.cmd), "name": entry.runner, "timeout_sec": entry.timeout_sec}
         custom_projects.append((Project("command", ".", f"config:custom:{entry.pattern}", options),
                                 pathspec.GitIgnoreSpec.from_lines([entry.pattern])))
-    projects = _markers(root, all_files, language_runner)
+    projects, package_only = _markers(root, all_files, language_runner)
     if "python" in language_runner and language_runner["python"] != "pytest":
         projects = [p for p in projects if p.runner != "pytest"]
     if not any(p.runner == "pytest" and p.root == "." for p in projects) and any(
@@ -341,6 +369,16 @@ def discover(root: Path, config: TestsConfig, *, rules: IgnoreRules | None = Non
         by_family.setdefault(FAMILY[project.runner], []).append(project)
     claimed: dict[Project, list[str]] = {}
     custom_files: dict[Project, list[str]] = {}
+    test_rules: dict[Project, Callable[[str], bool]] = {}
+
+    def includes(project: Project, rel: str) -> bool:
+        """Whether ``project``'s runner config makes ``rel`` one of its test files (read once per project)."""
+        if project not in test_rules:
+            runner = RUNNERS[project.runner]
+            test_rules[project] = runner.test_files(project.dir(root), root).matches if isinstance(
+                runner, JsRunner) else lambda _rel: False
+        return test_rules[project](project.rel(rel))
+
     for rel in all_files:
         custom = next((p for p, spec in custom_projects if spec.match_file(rel)), None)
         if custom is not None:
@@ -350,7 +388,8 @@ def discover(root: Path, config: TestsConfig, *, rules: IgnoreRules | None = Non
             suffixes = _FAMILY_SUFFIXES.get(family)
             if suffixes is not None and not rel.endswith(suffixes):
                 continue
-            owner = _owner(rel, family_projects)
+            owner = (_js_owner(rel, family_projects, package_only, includes) if family == "js" and package_only
+                     else _owner(rel, family_projects))
             if owner is not None:
                 claimed.setdefault(owner, []).append(rel)
     toolchains: dict[Project, Toolchain | None] = {}
@@ -374,6 +413,9 @@ def discover(root: Path, config: TestsConfig, *, rules: IgnoreRules | None = Non
                 owners[target.target_id] = project
     used = set(owners.values())
     found = [p for p in all_projects if p in used]
+    # Vitest projects below one config all load it (``vitest_test_files``): it is named once, by the shallowest.
+    once = {u.path: u for u in sorted(unread, key=lambda u: (u.path, 0 if u.project == "." else
+                                                             u.project.count("/") + 1, u.project), reverse=True)}
     return Discovery(projects=tuple(found), targets=tuple(targets[k] for k in sorted(targets)),
-                     toolchains=toolchains, owners=owners, unread=tuple(sorted(unread, key=lambda u: u.path)))
+                     toolchains=toolchains, owners=owners, unread=tuple(once[k] for k in sorted(once)))
 

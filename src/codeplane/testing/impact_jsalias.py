@@ -73,8 +73,10 @@ class Aliases:
 
 
 def alias_maps(root: Path, targets: Sequence[Target]) -> Aliases:
-    """The alias maps of the Jest/Vitest projects that own ``targets``."""
-    projects = sorted({_project_of(root, t.path) for t in targets if t.path and t.runner in ("jest", "vitest")})
+    """The alias maps of the Jest/Vitest projects that own ``targets``: where each runs (a workspace member's test
+    may run from the root, whose config sets its aliases and setup files), else its nearest ``package.json``."""
+    projects = sorted({t.cwd or _project_of(root, t.path) for t in targets
+                       if t.path and t.runner in ("jest", "vitest")})
     found: list[AliasMap] = []
     for project in projects:
         base = root / project if project != "." else root

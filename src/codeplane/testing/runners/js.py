@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import re
 from abc import abstractmethod
 from collections.abc import Iterable, Sequence
@@ -78,7 +79,9 @@ def _bin_dirs(project_dir: Path, repo_root: Path) -> list[Path]:
         current = current.parent
 
 
-class _JsRunner(Runner):
+class JsRunner(Runner):
+    """Jest or Vitest: a project's targets are the files its test-file rule (:meth:`test_files`) includes."""
+
     runs_cases = True
     executable: str
 
@@ -92,7 +95,8 @@ class _JsRunner(Runner):
 
     def unread_config(self, project: Project, repo_root: Path) -> tuple[str, str] | None:
         rule = self.test_files(project.dir(repo_root), repo_root)
-        return (project.repo_rel(rule.unread), rule.problem) if rule.unread else None
+        # A Vitest config found up the tree is named from the project (``../../vitest.config.ts``).
+        return (posixpath.normpath(project.repo_rel(rule.unread)), rule.problem) if rule.unread else None
 
     @abstractmethod
     def test_files(self, project_dir: Path, repo_root: Path) -> JsTestFiles:
@@ -108,7 +112,7 @@ class _JsRunner(Runner):
         return JsonReportParser(invocation, targets, repo_root)
 
 
-class JestRunner(_JsRunner):
+class JestRunner(JsRunner):
     name = "jest"
     lang = "javascript"
     executable = "jest"
@@ -135,13 +139,13 @@ class JestRunner(_JsRunner):
         return JestEventParser(invocation, targets, repo_root)
 
 
-class VitestRunner(_JsRunner):
+class VitestRunner(JsRunner):
     name = "vitest"
     lang = "javascript"
     executable = "vitest"
 
     def test_files(self, project_dir: Path, repo_root: Path) -> JsTestFiles:
-        return vitest_test_files(project_dir, self.installed_major(project_dir, repo_root))
+        return vitest_test_files(project_dir, self.installed_major(project_dir, repo_root), repo_root)
 
     def invocation(self, project: Project, repo_root: Path, toolchain: Toolchain, targets: Sequence[Target],
                    workdir: Path, *, rerun: bool = False, coverage: CoverageSetup | None = None) -> Invocation:

@@ -3,7 +3,8 @@
 Jest reads ``testMatch`` (globs on the absolute path), ``testRegex``, ``testPathIgnorePatterns`` (regexes searched
 in the absolute path) and ``roots`` from ``package.json``'s ``"jest"`` key, ``jest.config.json``, or a
 ``jest.config.{js,ts,mjs,cjs}`` whose values are literal arrays of strings. Vitest reads ``test.include`` and
-``test.exclude`` (globs on the project-relative path) from ``vitest.config.*`` or ``vite.config.*`` the same way.
+``test.exclude`` (globs on the project-relative path) from ``vitest.config.*`` or ``vite.config.*`` the same way:
+the nearest such config up the tree, as Vitest loads it (its globs still apply where Vitest runs, the project).
 
 A config is code: only the common static forms are read (a literal key with a literal string or array of
 strings). A config that sets these keys some other way (a spread, a variable, an import of another config,
@@ -278,37 +279,53 @@ def jest_test_files(project_dir: Path, package: dict[str, object], major: int | 
                        roots=roots, unread=unread, problem=problem)
 
 
-def vitest_test_files(project_dir: Path, major: int | None = None) -> JsTestFiles:
-    """``major``: the installed Vitest's major version (its default ``exclude`` shrank in 4)."""
+def _vitest_config(project_dir: Path, repo_root: Path | None) -> tuple[str, str, Path] | None:
+    """(path relative to ``project_dir``, text, directory) of the config Vitest run in ``project_dir`` loads: the
+    nearest ``vitest.config.*``/``vite.config.*`` up the tree (Vitest looks upward), no higher than ``repo_root``
+    (None: ``project_dir`` only). Its ``include`` stays relative to ``project_dir``, where Vitest runs."""
+    current, up = project_dir, ""
+    while True:
+        for name in _VITEST_SCRIPTS:
+            text = _read(current / name)
+            if text:
+                return up + name, text, current
+        if repo_root is None or current in (repo_root, current.parent):
+            return None
+        current, up = current.parent, up + "../"
+
+
+def _vitest_values(config: tuple[str, str, Path] | None, default_exclude: tuple[str, ...],
+                   ) -> tuple[dict[str, list[str]], str, str]:
+    """(literal ``include``/``exclude``, the config if unread, why) of a Vitest config (``_vitest_config``)."""
+    if config is None:
+        return {}, "", ""
+    name, text, directory = config
+    problem = load_problem(text, directory)
+    if problem:
+        return {}, name, problem
+    block = _block(text, "test")
+    if block is None:
+        return {}, "", ""
+    own = _top_level(block)
+    # ``[...configDefaults.exclude, 'x']`` is the common way to add to the defaults: read as such.
+    defaults = _DEFAULT_SPREAD.search(own) is not None
+    own = _DEFAULT_SPREAD.sub("", own)
+    if re.search(r"\b(?:include|exclude)\b", own) and _DYNAMIC.search(own):
+        return {}, name, NOT_LITERAL
+    try:
+        values = _script_values(own, ("include", "exclude"))
+    except Unreadable:
+        return {}, name, NOT_LITERAL
+    if defaults:
+        values["exclude"] = [*default_exclude, *values.get("exclude", [])]
+    return values, "", ""
+
+
+def vitest_test_files(project_dir: Path, major: int | None = None, repo_root: Path | None = None) -> JsTestFiles:
+    """``major``: the installed Vitest's major version (its default ``exclude`` shrank in 4). ``repo_root``: look
+    for the config up to there, as Vitest does (``unread`` is then relative to ``project_dir``: ``../x``)."""
     default_exclude = VITEST4_EXCLUDE if major is not None and major >= 4 else VITEST_EXCLUDE
-    values: dict[str, list[str]] = {}
-    unread = problem = ""
-    for name in _VITEST_SCRIPTS:
-        text = _read(project_dir / name)
-        if not text:
-            continue
-        problem = load_problem(text, project_dir)
-        if problem:
-            unread = name
-            break
-        block = _block(text, "test")
-        if block is None:
-            break
-        own = _top_level(block)
-        # ``[...configDefaults.exclude, 'x']`` is the common way to add to the defaults: read as such.
-        defaults = _DEFAULT_SPREAD.search(own) is not None
-        own = _DEFAULT_SPREAD.sub("", own)
-        if re.search(r"\b(?:include|exclude)\b", own) and _DYNAMIC.search(own):
-            unread, problem = name, NOT_LITERAL
-            break
-        try:
-            values = _script_values(own, ("include", "exclude"))
-        except Unreadable:
-            unread, problem = name, NOT_LITERAL
-            break
-        if defaults:
-            values["exclude"] = [*default_exclude, *values.get("exclude", [])]
-        break
+    values, unread, problem = _vitest_values(_vitest_config(project_dir, repo_root), default_exclude)
     include = tuple(glob_regex(g.removeprefix("./")) for g in values.get("include", VITEST_INCLUDE))
     exclude = tuple(glob_regex(g.removeprefix("./")) for g in values.get("exclude", default_exclude))
     return JsTestFiles(project_dir, include, exclude, absolute=False, unread=unread, problem=problem)
