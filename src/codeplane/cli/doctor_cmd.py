@@ -121,7 +121,10 @@ def doctor(
         for column in ("", "check", "detail", "fix"):
             table.add_column(column)
         for r in results:
-            table.add_row(styled(("ok", "green") if r.ok else ("FAIL", "red")), r.name, r.detail, r.fix)
+            # A passing check with something to say (a store the next start rebuilds, a git operation in progress)
+            # is a warning: the exit code stays 0.
+            mark = ("FAIL", "red") if not r.ok else ("warn", "yellow") if r.fix else ("ok", "green")
+            table.add_row(styled(mark), r.name, r.detail, r.fix)
         console.print(table)
         for line in log_lines:
             console.print(line)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -13,6 +13,9 @@ from codeplane.cli.repo_context import resolve
 from codeplane.core.layout import RepoLayout
 from codeplane.core.redaction import redact_url, redact_urls
 from codeplane.repo.workspace import head_info
+
+if TYPE_CHECKING:
+    from codeplane.index.status_view import SchemaChange
 
 VERBOSE_LOG_LINES = 50
 
@@ -92,6 +95,13 @@ def _render_source(source: Any) -> None:
                              f" ({refused.get('code')} {refused.get('error')}): {refused.get('message')}"))
 
 
+def _stale(structural: dict[str, object], changes: list[SchemaChange]) -> dict[str, object]:
+    """The offline ``structural`` section, with a warning when another version's schema built its facts: the counts
+    are that version's, and the next start drops and refills them."""
+    lines = [c.line() for c in changes if c.store == "structural"]
+    return {**structural, "warnings": lines} if lines else structural
+
+
 def _render_structural(structural: Any) -> None:
     if not isinstance(structural, dict) or structural.get("state") != "ready":
         return
@@ -109,12 +119,22 @@ def _render_structural(structural: Any) -> None:
                   f"contexts: {contexts or '-'}   "
                   f"tree-sitter {grammars.get('tree_sitter')} / language pack "
                   f"{grammars.get('tree_sitter_language_pack')}")
+    for warning in structural.get("warnings") or []:
+        console.print(styled("          ", ("warning", "yellow"), f": {warning}"))
 
 
 def _render_tasks(tasks: Any) -> None:
     if not isinstance(tasks, dict):
         console.print("  tasks:  no ledger yet")
         return
+    ledger = tasks.get("ledger")
+    refused = ledger.get("refused") if isinstance(ledger, dict) else None
+    unreadable = ledger.get("unreadable") if isinstance(ledger, dict) else None
+    if isinstance(refused, dict):  # a newer version's ledger: the server refuses to start on it
+        console.print(styled("  ledger: ", ("refused", "red"), f" ({refused.get('code')} {refused.get('error')}): "
+                             f"{refused.get('message')}"))
+    elif unreadable:
+        console.print(styled("  ledger: ", ("unreadable", "red"), f": {unreadable} (`cpl doctor` explains)"))
     open_tasks = tasks.get("open_tasks") or []
     total = int(tasks.get("open_task_count") or len(open_tasks))
     shown = f" (the {len(open_tasks)} newest shown)" if total > len(open_tasks) else ""
@@ -144,6 +164,7 @@ def status(
 ) -> None:
     """Show whether the server runs, its port/pid, HEAD/branch, index state and the last error."""
     from codeplane.index.overview import index_overview
+    from codeplane.index.status_view import schema_changes
     from codeplane.index.structural.status import structural_status
     from codeplane.tasks.inspection import ledger_overview, quarantine_warnings
 
@@ -167,6 +188,12 @@ def status(
         moved = f"reconciled at {index['head'][:12]}, HEAD is now {(head.head or '(unborn)')[:12]}"
         index = {**index, "warnings": [*(index.get("warnings") or []),
                                        f"{moved}: the next `cpl up` reindexes what changed"]}
+    # Offline, the figures are those another version left: say which stores the next start rebuilds (Tantivy here,
+    # an indexer's facts under ``structural``).
+    changes = [] if result.running else schema_changes(ctx.layout.index_db, ctx.layout.tantivy_dir)
+    lexical = [c.line() for c in changes if c.store == "tantivy"]
+    if lexical and isinstance(index, dict):
+        index = {**index, "warnings": [*(index.get("warnings") or []), *lexical]}
     if server_status.get("phase") == "starting" and isinstance(index, dict):
         # The server answers while its stack boots; index.db alone would say "stopped".
         index = {**index, "state": "starting"}
@@ -175,7 +202,7 @@ def status(
         "repo": str(ctx.root), "initialized": ctx.layout.state_dir.is_dir(),
         "branch": head.branch, "head": head.head, "detached": head.detached,
         "index": index, "last_error": last_error, "server": server_status or None,
-        "structural": server_status.get("structural") or structural_status(ctx.layout.index_db),
+        "structural": server_status.get("structural") or _stale(structural_status(ctx.layout.index_db), changes),
         "config_error": ctx.config_error.to_payload() if ctx.config_error else None,
     }
     for section in ("tasks",):

@@ -38,6 +38,7 @@ class ErrorCode(Enum):
     SERVER_NOT_RUNNING = _Entry(2005, False, "no server runs for this repository")
     PORT_UNAVAILABLE = _Entry(2006, True, "the requested port cannot be bound")
     NOT_INITIALIZED = _Entry(2007, False, "repository has no .codeplane/ directory")
+    LEDGER_SCHEMA_NEWER = _Entry(2008, False, "the ledger was written by a newer CodePlane")
     # 3xxx index
     INDEX_CORRUPT = _Entry(3001, False, "index failed an integrity check")
     INDEX_SCHEMA_MISMATCH = _Entry(3002, False, "index schema version differs")

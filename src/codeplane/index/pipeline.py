@@ -35,6 +35,7 @@ from codeplane.index.epochs import (
     Extras,
     ProgressFn,
     copy_wal_back,
+    indexer_meta_key,
     prepare_indexers,
     stale_indexers,
 )
@@ -43,6 +44,7 @@ from codeplane.index.freshness import BURST_PATHS, PendingChanges, PendingWork
 from codeplane.index.languages import DATA_FAMILIES
 from codeplane.index.lexical import LexicalIndex
 from codeplane.index.reconcile import ChangeSet, diff, racy_after, unsettled
+from codeplane.index.status_view import SchemaChange
 from codeplane.index.store import IndexStore, racy_paths
 from codeplane.index.walk_apart import EarlyWalk, WalkDelta, delta_apart, delta_in_process
 from codeplane.repo.content import head_is_binary
@@ -169,6 +171,7 @@ class IndexPipeline:
                                      "refilling Tantivy")
                 repair.lexical_all = True
             stale = stale_indexers(self.store, self.indexers)
+            self._say_refilled(stale)
             prepare_indexers(self.store, self.indexers, stale)
             repair.facts_all = stale
             self._repair = repair
@@ -178,6 +181,16 @@ class IndexPipeline:
             self.opened = True
             for warning in self.warnings:
                 log.warning(warning)
+
+    def _say_refilled(self, stale: set[str]) -> None:
+        """A warning per indexer whose tables another version built, as the Tantivy rebuild has one: the refill reads
+        and extracts every text file again (minutes on a big tree), and the log, the terminal and ``/status`` said
+        nothing of it. A first build (no version recorded, no text files yet) is no refill."""
+        for indexer in self.indexers:
+            recorded = self.store.get_meta(indexer_meta_key(indexer))
+            if indexer.name in stale and (recorded is not None or self.counts.text):
+                change = SchemaChange(indexer.name, recorded or "none", indexer.schema_version)
+                self.warnings.append(change.refilling())
 
     def _recheck_binary_rows(self) -> None:
         """Rows classified by older content rules get a stat no file has, once, when those rules changed (a

@@ -21,6 +21,7 @@ from codeplane.tasks.ledger import connect_read_only, task_from_row, verify_conn
 from codeplane.tasks.ledger_identity import remembered
 from codeplane.tasks.quarantine import current_sha256, quarantined
 from codeplane.tasks.recording import bounded_tool_name
+from codeplane.tasks.schema import newer_ledger, recorded_version
 
 #: The triggers that make the ledger append-only (schema.py); a missing one is a failed check.
 REQUIRED_TRIGGERS = ("operations_reject_delete", "operations_reject_update", "tasks_closed_are_final",
@@ -61,6 +62,11 @@ def check_ledger(root: Path) -> list[CheckResult]:
     except sqlite3.Error as exc:
         return [CheckResult(_CHECK, False, f"cannot open {path}: {exc}", _DAMAGED), *results]
     try:
+        refused = newer_ledger(recorded_version(conn), path)
+        if refused is not None:  # its chain and triggers are a newer version's to judge
+            return [CheckResult("ledger schema", False, f"{refused.code} {refused.message}",
+                                "run the CodePlane version that wrote it (this one's server refuses to start on it), "
+                                "or move ledger.db aside to start a new chain"), *results]
         report = verify_connection(conn)
         present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
     except sqlite3.Error as exc:
@@ -148,6 +154,10 @@ def ledger_overview(path: Path, *, recent: int = RECENT_OPERATIONS, max_tasks: i
 def _overview(path: Path, recent: int, max_tasks: int, now: int) -> dict[str, Any]:
     conn = connect_read_only(path)
     try:
+        refused = newer_ledger(recorded_version(conn), path)
+        if refused is not None:  # what the server would say at its start, rather than rows of a schema it does not know
+            return {"open_tasks": [], "recent_operations": [], "ledger": {"path": str(path), "refused": {
+                "code": refused.code, "error": refused.error.name, "message": refused.message}}}
         tasks = conn.execute(f"SELECT * FROM tasks WHERE state = 'OPEN' AND {_DEADLINE} > ? "
                              "ORDER BY opened_at_ms DESC, task_id LIMIT ?", (now, max_tasks)).fetchall()
         open_count = conn.execute(f"SELECT COUNT(*) FROM tasks WHERE state = 'OPEN' AND {_DEADLINE} > ?",

@@ -36,7 +36,7 @@ from codeplane.tasks.models import (
 )
 from codeplane.tasks.quarantine import QUARANTINE_OP, Quarantined, ledger_problem, quarantine, record_missing
 from codeplane.tasks.recording import bounded_tool_name
-from codeplane.tasks.schema import apply_schema, configure
+from codeplane.tasks.schema import apply_schema, configure, refuse_newer
 from codeplane.tasks.tamper import TAMPER_OP, broken_tail, missing_triggers
 
 log = get_logger(__name__)
@@ -246,6 +246,7 @@ class Ledger:
         conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
         try:
             conn.row_factory = sqlite3.Row
+            refuse_newer(conn, self.path)  # before anything writes: a newer CodePlane's ledger stays as it was
             configure(conn)
             missing = missing_triggers(conn)
             if missing:

@@ -11,8 +11,17 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from pathlib import Path
 
+from codeplane.core.errors import CodePlaneError, ErrorCode
+
+#: Recorded in ``ledger_meta`` and checked at every open: a ledger recording a higher version (a newer CodePlane's,
+#: after a downgrade) is refused before anything is written to it, since rows this version appends may break a
+#: chain or a schema it does not know (the ledger is the one store that cannot be rebuilt). A lower one is migrated
+#: by :func:`apply_schema`, which then records this version.
 SCHEMA_VERSION = 1
+#: The catalog entry a newer ledger is refused with.
+NEWER_LEDGER_ERROR = ErrorCode.LEDGER_SCHEMA_NEWER
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS ledger_meta (
@@ -133,10 +142,39 @@ TRIGGERS = tuple(re.findall(r"CREATE TRIGGER IF NOT EXISTS (\w+)", _DDL))
 
 
 def apply_schema(conn: sqlite3.Connection) -> None:
-    """Create (idempotently) the v1 schema and its triggers; record the schema version."""
+    """Create (idempotently) the v1 schema and its triggers; record the schema version (an older one's ledger is
+    migrated by the same statements and then records this version). Call :func:`refuse_newer` first."""
     conn.executescript(_DDL)
-    conn.execute("INSERT OR IGNORE INTO ledger_meta (key, value) VALUES ('schema_version', ?)",
+    conn.execute("INSERT INTO ledger_meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE "
+                 "SET value = excluded.value WHERE CAST(value AS INTEGER) < CAST(excluded.value AS INTEGER)",
                  (str(SCHEMA_VERSION),))
+
+
+def recorded_version(conn: sqlite3.Connection) -> str | None:
+    """The schema version a ledger records; ``None`` for a new file (nothing to check). Reads only."""
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ledger_meta'").fetchone() is None:
+        return None
+    row = conn.execute("SELECT value FROM ledger_meta WHERE key = 'schema_version'").fetchone()
+    return None if row is None else str(row[0])
+
+
+def newer_ledger(recorded: str | None, path: Path) -> CodePlaneError | None:
+    """The refusal of a ledger whose recorded version this code does not know (higher, or not a number), naming
+    both versions; ``None`` when it can be opened (and migrated)."""
+    if recorded is None or (recorded.isdigit() and int(recorded) <= SCHEMA_VERSION):
+        return None
+    return CodePlaneError(
+        NEWER_LEDGER_ERROR,
+        f"{path} records ledger schema {recorded}, which this CodePlane (ledger schema {SCHEMA_VERSION}) does not "
+        "know: a newer CodePlane wrote it. Run that version; this one refuses to write to it (nothing was written)",
+        details={"path": str(path), "ledger_schema": recorded, "supported_schema": SCHEMA_VERSION})
+
+
+def refuse_newer(conn: sqlite3.Connection, path: Path) -> None:
+    """Raise :func:`newer_ledger`'s error for the ledger open on ``conn``; reads only."""
+    refused = newer_ledger(recorded_version(conn), path)
+    if refused is not None:
+        raise refused
 
 
 def configure(conn: sqlite3.Connection) -> None:
