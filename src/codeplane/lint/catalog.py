@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from codeplane.lint.formats import (
@@ -104,9 +105,16 @@ def _biome(exe: str, targets: Sequence[str] | None) -> list[str]:
     return [exe, "lint", "--reporter=json", "--colors=off", "--no-errors-on-unmatched", *_operands(targets, ".")]
 
 
+#: Checks a tsconfig.json project as its build does, writing nothing (project references, see its header).
+TSC_CHECK = Path(__file__).resolve().parent / "tsc_check.cjs"
+
+
 def _tsc(exe: str, targets: Sequence[str] | None) -> list[str]:
-    # Named files would make tsc ignore tsconfig.json: the whole project is checked, then filtered.
-    return [exe, "--noEmit", "--pretty", "false", "-p", "."]
+    # `tsc --noEmit -p .` checked a project with references against the referenced projects' built .d.ts files and
+    # wrote .tsbuildinfo files (QA59 F2): tsc_check.cjs runs tsc -b or tsc --noEmit -p in memory. Named files
+    # would make tsc ignore tsconfig.json: the whole project is checked, then filtered. `node` is what tsc's own
+    # `#!/usr/bin/env node` runs.
+    return ["node", str(TSC_CHECK), exe]
 
 
 def _go_package(target: str) -> str:

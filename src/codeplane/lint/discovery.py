@@ -2,14 +2,17 @@
 conventional ones (ruff for any Python code, ``go vet`` for a Go module, clippy for a Cargo crate).
 
 Discovery reads the repository's file list (the index's, or a walk of the universe) and a handful of
-config files; it never runs a linter. A linter whose executable is missing is still listed, with
-``found: false`` and how to install it: a missing linter never fails a call.
+config files; it never runs a linter. tsc runs per ``tsconfig.json`` directory, except where a ``tsconfig.json``
+above builds that project through its ``references`` (a root solution config): its run checks it, as ``tsc -b``.
+A linter whose executable is missing is still listed, with ``found: false`` and how to install it: a missing
+linter never fails a call.
 """
 
 from __future__ import annotations
 
 import configparser
 import json
+import os
 import re
 import tomllib
 from collections.abc import Callable, Iterable
@@ -68,6 +71,58 @@ def _package_json(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+#: tsconfig files are JSON with comments and trailing commas (what tsc reads): strings, then comments.
+_JSONC = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.DOTALL)
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+
+
+def _tsconfig(path: Path) -> dict[str, Any]:
+    try:
+        text = _JSONC.sub(lambda m: m[0] if m[0].startswith('"') else "", path.read_text(encoding="utf-8"))
+        data = json.loads(_TRAILING_COMMA.sub(r"\1", text))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _references(config: Path) -> list[Path]:
+    """The config files ``config``'s ``references`` name, as tsc resolves them: a ``.json`` path is the file, any
+    other path a directory whose ``tsconfig.json`` it is."""
+    refs = _tsconfig(config).get("references")
+    found: list[Path] = []
+    for ref in refs if isinstance(refs, list) else []:
+        target = ref.get("path") if isinstance(ref, dict) else None
+        if isinstance(target, str) and target:
+            path = Path(os.path.normpath(config.parent / target))
+            found.append(path if path.suffix == ".json" else path / "tsconfig.json")
+    return found
+
+
+def _built_by_ancestor(root: Path, tsc_dirs: Iterable[str]) -> set[str]:
+    """The tsc project directories whose ``tsconfig.json`` the ``tsconfig.json`` of a directory above them builds
+    through its ``references`` (transitively), with a tsc found there. tsc checks a config with references as
+    ``tsc -b`` does (``tsc_check.cjs``): every referenced project, from its sources, with the diagnostics its own
+    build gives, so their own runs would only repeat that work (a root solution config builds every package)."""
+    def config(directory: str) -> Path:
+        return Path(os.path.normpath(root / _join(directory, "tsconfig.json")))
+
+    projects = {config(d): d for d in tsc_dirs}
+    covered: set[str] = set()
+    for top, directory in projects.items():
+        if find_executable(KINDS["tsc"].executable, root, directory) is None:
+            continue  # a missing tsc checks nothing below it
+        seen: set[Path] = set()
+        todo = [top]
+        while todo:  # `seen` ends a reference cycle (tsc -b reports it)
+            for ref in _references(todo.pop()):
+                if ref not in seen:
+                    seen.add(ref)
+                    todo.append(ref)
+        covered |= {d for c, d in projects.items() if c in seen and d != directory
+                    and (directory == "." or d.startswith(f"{directory}/"))}
+    return covered
 
 
 class _Found:
@@ -145,6 +200,7 @@ def discover_linters(root: Path, files: Iterable[str]) -> list[LinterInfo]:
             has_python = True
     ruff_configs: list[str] = []
     cargo_dirs: list[str] = []
+    tsc_dirs: list[str] = []
     for directory in sorted(markers, key=lambda d: (d.count("/") if d != "." else -1, d)):
         names = markers[directory]
         base = root if directory == "." else root / directory
@@ -171,7 +227,7 @@ def discover_linters(root: Path, files: Iterable[str]) -> list[LinterInfo]:
         if biome_config is not None:
             found.add("biome", directory, _join(directory, biome_config))
         if "tsconfig.json" in names:
-            found.add("tsc", directory, _join(directory, "tsconfig.json"))
+            tsc_dirs.append(directory)
         if "go.mod" in names:
             found.add("go vet", directory, None)
             golangci = next((f for f in GOLANGCI_FILES if f in names), None)
@@ -180,6 +236,12 @@ def discover_linters(root: Path, files: Iterable[str]) -> list[LinterInfo]:
         if "Cargo.toml" in names and not any(directory.startswith(f"{d}/") or d == "." for d in cargo_dirs):
             cargo_dirs.append(directory)
             found.add("clippy", directory, None)
+    # A project a solution config above it builds is checked by that config's run (QA59 F2): one `tsc -b`, as the
+    # repository's own typecheck runs it, not one more per package.
+    built = _built_by_ancestor(root, tsc_dirs) if len(tsc_dirs) > 1 else set()
+    for directory in tsc_dirs:
+        if directory not in built:
+            found.add("tsc", directory, _join(directory, "tsconfig.json"))
     if has_python or ruff_configs:
         # One ruff at the root: ruff itself picks the closest config for every file it checks.
         found.add("ruff", ".", ruff_configs[0] if ruff_configs else None)
