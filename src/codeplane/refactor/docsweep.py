@@ -2,7 +2,8 @@
 
 High: inside backticks, a fenced/indented code block or a Sphinx role (``:func:`name```). Medium: prose
 mention of a distinctive name (``snake_case``, ``CamelCase``, digits) or a dotted mention (``Class.name``).
-Low: a plain word that may just be English (``process``, ``run``). Doc edits are kept apart from code
+Low: a plain word that may just be English (``process``, ``run``), and a glob's file extension (``*.log``,
+``**/*.log``: files, not the ``log`` member, whatever quotes or backticks hold it). Doc edits are kept apart from code
 edits and applied only per ``refactor.doc_sweep``. A Rust doc comment's code block is a doctest that
 ``cargo test`` compiles: its mentions are ``high`` doc edits with reason ``doctest``, so applying the docs
 (``apply_docs``) keeps the doctests building.
@@ -26,6 +27,12 @@ def is_doc_file(path: str, docs: DocSweepConfig) -> bool:
     """A documentation file: one of ``refactor.doc_sweep.scan_extensions``."""
     lowered = path.lower()
     return any(lowered.endswith(ext) for ext in docs.scan_extensions)
+
+
+def is_glob_suffix(text: str, offset: int) -> bool:
+    """Whether the name at ``offset`` of ``text`` is the extension of a glob (``*.log``, ``**/*.log``): a pattern of
+    file names, never a mention of a symbol (``Logger.log`` renamed ``write`` made ``.gitignore`` say ``*.write``)."""
+    return offset >= 2 and text[offset - 2:offset] == "*."
 
 
 def is_distinctive(name: str) -> bool:
@@ -156,6 +163,8 @@ def _path_segment(line: str, column: int, length: int) -> bool:
 
 def mention_confidence(line: str, column: int, name: str, *, in_code_block: bool = False) -> Certainty:
     """Confidence that the mention at ``column`` of ``line`` names the renamed symbol."""
+    if is_glob_suffix(line, column):
+        return "low"
     if not in_code_block and _path_segment(line, column, len(name)):
         # In prose a path is never the symbol; in code ``a/name`` may be a division, so code keeps its weight.
         return "low"

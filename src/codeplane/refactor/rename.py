@@ -6,7 +6,8 @@ Only the target definition and what the index binds to it are edited, each at it
 - a name imported without alias carries the rename into the importing file (the import's own token and
   every use bound to that import); an aliased import keeps its local name (``from m import old as x``
   becomes ``from m import new as x``, uses of ``x`` are untouched);
-- ``__all__`` entries naming the target are export references and move with it;
+- ``__all__`` entries naming the target are export references and move with it; so is ``ns.name`` through a
+  barrel's ``export * as ns`` (:mod:`jsnamespaces`), as through ``import * as ns``;
 - for a class member, overrides in subclasses are renamed with it and attribute references are judged
   by :mod:`members`; a Java method is one overload, whose calls are told from its overloads' by their argument
   count (:func:`_overload_split`);
@@ -27,6 +28,7 @@ from codeplane.refactor.contested import contested_imports
 from codeplane.refactor.facts import Def, FactReader, Ref
 from codeplane.refactor.jscommonjs import destructured_keys
 from codeplane.refactor.jsimports import is_js
+from codeplane.refactor.jsnamespaces import namespace_member_uses
 from codeplane.refactor.jsreexports import aliased_on_the_way
 from codeplane.refactor.jsshorthand import REQUIRE_KEY
 from codeplane.refactor.jsstatements import fragment
@@ -382,7 +384,8 @@ def plan_structural(reader: FactReader, graph: ClassGraph, target: Def, new_name
     if family is None:
         binders = {target.path} | {p for (p, _, _), (e, _) in out.edits.items() if e.reason == "import"}
         for ref, reason in [*_module_receiver_refs(reader, graph, target, binders),
-                            *_commonjs_export_uses(reader, graph, target)]:
+                            *_commonjs_export_uses(reader, graph, target),
+                            *namespace_member_uses(reader, target, binders)]:
             if (ref.path, ref.line, ref.column) not in out.edits:
                 out.add_ref(ref, "high", reason)
         for ref in _star_imported_uses(reader, target, binders):

@@ -33,6 +33,7 @@ from codeplane.refactor.impact import ImpactPlanner
 from codeplane.refactor.indexview import facts_source, lexical_paths
 from codeplane.refactor.inspect import inspect_plan
 from codeplane.refactor.jsshorthand import MEMBER_KINDS, split_shorthands
+from codeplane.refactor.jsxprops import typed_components
 from codeplane.refactor.localnames import local_binding, plan_local
 from codeplane.refactor.members import ClassGraph, MemberFamily, overridden_root, owner_names
 from codeplane.refactor.models import (
@@ -183,7 +184,9 @@ class RefactorService:
             name=target.name, new_name=new_name, sources=sources,
             refs=reader.refs_named(target.name, paths, _LIMIT), dynamic=reader.dynamic_sites(paths, _LIMIT),
             structural_paths=structural_paths, docs=self.config.doc_sweep, truncated=truncated,
-            key_owners=_key_owners(structural.family), this_classes=frozenset(
+            key_owners=_key_owners(structural.family),
+            typed_component=typed_components(reader, graph.text, _key_owners(structural.family)),
+            this_classes=frozenset(
                 (c.path, c.name_line, c.name) for c in structural.family.classes.values()) if structural.family
             else frozenset(),
             member_owner=_member_owner(target), member_twins=_member_twins(reader, target),

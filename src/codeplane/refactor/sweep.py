@@ -4,6 +4,12 @@ Candidate files come from the index's lexical search (complete by construction) 
 already touches. Each occurrence the structural plan does not cover becomes a ``low`` candidate with its
 reason, or a documentation edit (§8.11) when it sits in a comment, docstring or documentation file. A
 ``.cplignore``'d file is never indexed; :mod:`excluded` reports its mentions separately.
+
+A documentation file is one of ``refactor.doc_sweep.scan_extensions`` and nothing else: another file without code
+structure (``.gitignore``, JSON, YAML, a ``Makefile``) gets ``low`` ``unindexed`` candidates, which nothing applies
+unless included by id. Such a file is configuration as often as prose, and ``apply_docs`` once rewrote ``*.log`` in
+``.gitignore`` while renaming a ``log`` method (QA59 F3). A glob's extension there (``*.log``) names files, not the
+symbol: it is no occurrence at all.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from codeplane.refactor.docsweep import (
     code_block_lines,
     doctest_lines,
     is_doc_file,
+    is_glob_suffix,
     mention_confidence,
     names_another,
     names_another_class,
@@ -49,6 +56,9 @@ class SweepInput:
     truncated: bool = False
     #: Class names whose typed object-literal keys are the member being renamed (``typedkeys.py``).
     key_owners: frozenset[str] = frozenset()
+    #: Whether the JSX tag name at ``(path, line, column)`` is a component whose props the family types
+    #: (``jsxprops.py``): its attributes are keys of the member.
+    typed_component: Callable[[str, int, int], bool] | None = None
     #: ``(path, name line, name)`` of the renamed member's family classes: ``{ name } = this`` in one is the member.
     this_classes: frozenset[tuple[str, int, str]] = frozenset()
     #: The type a renamed Rust method or field belongs to: in a doctest, ``Other::name`` is not it.
@@ -183,6 +193,12 @@ def _in_macro_body(src: SourceText, line: int) -> bool:
     return _DEFINE.match(src.line_text(line)) is not None
 
 
+def _tag_judge(data: SweepInput, src: SourceText) -> Callable[[int], bool] | None:
+    """``data.typed_component`` for a character offset of ``src``."""
+    judge = data.typed_component
+    return None if judge is None else lambda offset: judge(src.path, *src.position(offset))
+
+
 def sweep(draft: Draft, data: SweepInput) -> Coverage:
     """Add every unplanned occurrence to ``draft`` (low code candidates or doc edits) and count coverage."""
     planned = draft.planned_positions()
@@ -198,6 +214,9 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
     for path in sorted(data.sources):
         src = data.sources[path]
         offsets = find_offsets(src.text, data.name, php=path.endswith((".php", ".phtml")))
+        doc_file = is_doc_file(path, data.docs)
+        if not doc_file and grammar_for(path) is None and path not in data.structural_paths:
+            offsets = [o for o in offsets if not is_glob_suffix(src.text, o)]
         if not offsets:
             continue
         starts = line_starts(src.text)
@@ -212,7 +231,6 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
         in_plan += len(positions) - len(todo)
         if not todo:
             continue
-        doc_file = is_doc_file(path, data.docs) or (grammar_for(path) is None and path not in data.structural_paths)
         contexts = ["doc"] * len(todo) if doc_file else classify(src.text, path, [p[0] for p in todo])
         fenced = code_block_lines(src.text) if doc_file else set()
         doctests = doctest_lines(src.text) if path.endswith(".rs") else set()
@@ -221,8 +239,10 @@ def sweep(draft: Draft, data: SweepInput) -> Coverage:
             if any(p[1] in doctests for p in todo) else set()
         if path not in data.structural_paths and not doc_file:
             unindexed.add(path)
-        keys = {} if doc_file else member_keys(src.text, path, [p[0] for p in todo], data.key_owners, frozenset(
-            (line, name) for where, line, name in data.this_classes if where == path))
+        keys = {} if doc_file else member_keys(
+            src.text, path, [p[0] for p in todo], data.key_owners,
+            frozenset((line, name) for where, line, name in data.this_classes if where == path),
+            typed_component=_tag_judge(data, src))
         for (offset, line, col), context in zip(todo, contexts, strict=True):
             edit_line = src.line_text(line)
             if context in ("doc", "comment", "docstring"):

@@ -24,6 +24,11 @@ its name.
 A same-named class elsewhere is why the caller leaves out names that another family also uses, and why the edit
 is ``medium``, never ``high``.
 
+A TSX attribute (``<Badge label="new" />``) is the key of the props object its tag is called with: ``medium``
+``typed_object_key`` too where the tag resolves to a repository component whose props parameter is typed by one bare
+type name of the family (``function Badge({ label }: BadgeProps)``), which ``jsxprops.py`` decides for the caller.
+tsc checks the attribute against that type (QA59 F5: the applied rename left ``label="new"``, TS2322).
+
 A pattern destructuring ``this`` in a class of the family (``const { closed } = this`` in a method, a field's
 initialiser, an arrow function within; JavaScript too) reads the member as ``this.closed`` does: ``high``, reason
 ``self_member``, the class being known by its position, not its name (in a static member ``this`` is the class,
@@ -33,6 +38,7 @@ and its members the static ones). A plain ``function``'s ``this`` (the caller's)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from codeplane.refactor.lexical import grammar_for, syntax_root
@@ -51,10 +57,13 @@ _THIS_KEY: tuple[Certainty, str] = ("high", "self_member")
 
 
 def member_keys(text: str, path: str, offsets: list[int], owners: frozenset[str],
-                classes: frozenset[tuple[int, str]] = frozenset()) -> dict[int, tuple[Certainty, str]]:
+                classes: frozenset[tuple[int, str]] = frozenset(), *,
+                typed_component: Callable[[int], bool] | None = None) -> dict[int, tuple[Certainty, str]]:
     """Those of ``offsets`` (ascending character offsets of the name) that are keys tied to the member (above),
     each with its certainty and reason. ``owners``: the family's class names that may type a key; ``classes``:
-    ``(name line, name)`` of the family's classes declared in this file (whose ``this`` is the member's owner)."""
+    ``(name line, name)`` of the family's classes declared in this file (whose ``this`` is the member's owner);
+    ``typed_component``: whether the JSX tag name at a character offset is a component whose props the family
+    types."""
     grammar = grammar_for(path)
     typed = bool(owners) and grammar in _TS_GRAMMARS
     if not offsets or grammar not in _ECMASCRIPT or not (typed or classes):
@@ -70,6 +79,11 @@ def member_keys(text: str, path: str, offsets: list[int], owners: frozenset[str]
         byte_pos += len(text[char_pos:off].encode("utf-8"))
         char_pos = off
         node = root.descendant_for_byte_range(byte_pos, byte_pos + 1)
+        tag = _jsx_tag(node) if typed and typed_component is not None and grammar == "tsx" else None
+        if tag is not None:
+            if typed_component is not None and typed_component(len(data[:tag.start_byte].decode("utf-8"))):
+                found[off] = _TYPED_KEY
+            continue
         holder = _holder_of_key(node) if node is not None else None
         if holder is None:
             continue
@@ -80,9 +94,24 @@ def member_keys(text: str, path: str, offsets: list[int], owners: frozenset[str]
         value, annotation = _pattern_source(holder)
         if value is not None and value.type == "this" and _class_of_this(value, data) in classes:
             found[off] = _THIS_KEY
-        elif typed and _bare_name(annotation, data) in typed_by:
+        elif typed and bare_type_name(annotation, data) in typed_by:
             found[off] = _TYPED_KEY
     return found
+
+
+def _jsx_tag(node: Any) -> Any:
+    """The tag name of the JSX element whose attribute's name is ``node`` (``Badge`` for ``label`` in ``<Badge
+    label="new" />``; the last name of ``<ui.Badge>``), if it is one."""
+    attribute = node.parent if node is not None and node.type == "property_identifier" else None
+    if attribute is None or attribute.type != "jsx_attribute" or attribute.named_children[0].id != node.id:
+        return None
+    element = attribute.parent
+    if element is None or element.type not in ("jsx_opening_element", "jsx_self_closing_element"):
+        return None
+    name = element.child_by_field_name("name")
+    if name is not None and name.type == "member_expression":
+        name = name.child_by_field_name("property")
+    return name if name is not None and name.type in ("identifier", "property_identifier") else None
 
 
 def _family_unions(root: Any, data: bytes, owners: frozenset[str]) -> frozenset[str]:
@@ -179,21 +208,21 @@ def _contextual_type(literal: Any, data: bytes) -> str | None:
     if parent is None:
         return None
     if parent.type == "variable_declarator" and _is_field(parent, "value", node):
-        return _bare_name(parent.child_by_field_name("type"), data)
+        return bare_type_name(parent.child_by_field_name("type"), data)
     if parent.type in ("as_expression", "satisfies_expression"):
         children = parent.named_children
         if len(children) == 2 and children[0].id == node.id:
-            return _bare_name(children[1], data)
+            return bare_type_name(children[1], data)
         return None
     if parent.type == "arrow_function" and _is_field(parent, "body", node):
-        return _bare_name(parent.child_by_field_name("return_type"), data)
+        return bare_type_name(parent.child_by_field_name("return_type"), data)
     if parent.type == "assignment_expression" and _is_field(parent, "right", node):
         return _field_type(parent.child_by_field_name("left"), data)
     if parent.type == "return_statement":
         function = parent.parent
         while function is not None and function.type not in _FUNCTIONS:
             function = function.parent
-        return _bare_name(function.child_by_field_name("return_type"), data) if function is not None else None
+        return bare_type_name(function.child_by_field_name("return_type"), data) if function is not None else None
     return None
 
 
@@ -220,7 +249,7 @@ def _field_type(target: Any, data: bytes) -> str | None:
         spelled = name.named_children[0] if computed and name.type == "computed_property_name" and \
             name.named_child_count == 1 else name if not computed and name.type == "property_identifier" else None
         if spelled is not None and data[spelled.start_byte:spelled.end_byte] == wanted:
-            return _bare_name(member.child_by_field_name("type"), data)
+            return bare_type_name(member.child_by_field_name("type"), data)
     return None
 
 
@@ -229,7 +258,7 @@ def _is_field(parent: Any, name: str, node: Any) -> bool:
     return child is not None and child.id == node.id
 
 
-def _bare_name(node: Any, data: bytes) -> str | None:
+def bare_type_name(node: Any, data: bytes) -> str | None:
     if node is not None and node.type == "type_annotation" and node.named_child_count == 1:
         node = node.named_children[0]
     if node is None or node.type != "type_identifier":
