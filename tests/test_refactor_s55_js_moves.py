@@ -164,9 +164,12 @@ def test_a_file_move_no_package_entry_can_follow_is_warned_and_not_applied_unsee
                                     f"its kind names packages/a/src/pad.ts {after}"]
         assert not [e for e in preview.edits if e.path.endswith("package.json")]
         assert isinstance(env.service.apply_when_certain(preview), str)
-        # Out of the workspace's "packages/*": its name names nothing any more.
+        # Out of the workspace's "packages/*": its name names nothing any more, nor does the root tsconfig's glob
+        # take its sources in.
         preview = env.service.move("packages/a", "libs/a")
         assert preview.warnings == [
+            "tsconfig.json: libs/a/src/index.ts, libs/a/src/internal.ts, libs/a/src/math.ts (+2 more) no longer "
+            "matched by its \"include\" packages/*/src/**/*.ts after the move (a glob is not rewritten)"] + [
             f"packages/b/src/{path}: '{spec}' not rewritten: no specifier of its kind names libs/a/src/{new} {after}"
             for path, spec, new in (("index.ts:1", "@acme/a", "index.ts"), ("index.ts:2", "@acme/a/math", "math.ts"),
                                     ("index.ts:3", "@acme/a/util/pad", "util/pad.ts"),

@@ -32,7 +32,7 @@ class _Object(list[tuple[str, Any]]):
     """A JSON object as its pairs in the file's order (so strings line up with their places in the text)."""
 
 
-class _Files:
+class Files:
     """The repository's files, sorted: a directory's files are one range (a monorepo has many package.json
     strings to check against a hundred thousand files)."""
 
@@ -48,15 +48,14 @@ class _Files:
         return self.ordered[start:bisect_left(self.ordered, prefix + "\U0010ffff", start)]
 
 
-def manifest_edits(manifests: Mapping[str, SourceText], moved: Mapping[str, str], files: Set[str]
+def manifest_edits(manifests: Mapping[str, SourceText], moved: Mapping[str, str], files: Files
                    ) -> tuple[list[SpanEdit], dict[str, str]]:
     """Edits to the ``package.json`` paths naming moved files (``files``: the repository before the move), and
     every manifest's text after the move, by its new path."""
     edits: list[SpanEdit] = []
     after: dict[str, str] = {}
-    tree = _Files(files)
     for path, src in sorted(manifests.items()):
-        mine = _edits(src, moved, tree) if posixpath.basename(path) == PACKAGE_JSON else []
+        mine = _edits(src, moved, files) if posixpath.basename(path) == PACKAGE_JSON else []
         edits += mine
         text = src.text
         starts = line_starts(text)
@@ -67,7 +66,7 @@ def manifest_edits(manifests: Mapping[str, SourceText], moved: Mapping[str, str]
     return edits, after
 
 
-def _edits(src: SourceText, moved: Mapping[str, str], files: _Files) -> list[SpanEdit]:
+def _edits(src: SourceText, moved: Mapping[str, str], files: Files) -> list[SpanEdit]:
     try:
         data = json.loads(src.text, object_pairs_hook=_Object)
     except (ValueError, RecursionError):
@@ -102,7 +101,7 @@ def _walk(value: Any, field: str | None) -> Iterator[tuple[str | None, str]]:
         yield field, value
 
 
-def _moved_value(value: str, old_dir: str, new_dir: str, moved: Mapping[str, str], files: _Files) -> str | None:
+def _moved_value(value: str, old_dir: str, new_dir: str, moved: Mapping[str, str], files: Files) -> str | None:
     """``value`` (a path relative to the package directory) after the move, or ``None`` when it names nothing
     the move relocates (nor does the package.json itself move)."""
     if not value or "://" in value or value.startswith("/"):
@@ -111,11 +110,11 @@ def _moved_value(value: str, old_dir: str, new_dir: str, moved: Mapping[str, str
     if star and not head.endswith("/"):
         return None  # ``./src/util-*.ts``: not a directory of files that moves as one
     written = head if star else value
-    absolute = _join(old_dir, written)
+    absolute = join(old_dir, written)
     if absolute is None:
         return None
     target = moved.get(absolute, absolute) if not star and absolute in files.held else \
-        _moved_directory(absolute, moved, files)
+        moved_directory(absolute, moved, files)
     if target is None:
         return None
     if target == absolute and new_dir == old_dir:
@@ -128,7 +127,7 @@ def _moved_value(value: str, old_dir: str, new_dir: str, moved: Mapping[str, str
     return relative + (star + tail if star else "")
 
 
-def _moved_directory(directory: str, moved: Mapping[str, str], files: _Files) -> str | None:
+def moved_directory(directory: str, moved: Mapping[str, str], files: Files) -> str | None:
     """Where ``directory`` goes: itself when none of its files move, its new place when all move under it
     together into a new directory; ``None`` when it holds no file, or its files scatter or join others."""
     inside = files.under(directory)
@@ -151,10 +150,25 @@ def _strip(path: str, suffix: str) -> str | None:
     return path[:-len(suffix)] if path.endswith(suffix) else None
 
 
-def _join(directory: str, relative: str) -> str | None:
+def join(directory: str, relative: str) -> str | None:
     joined = posixpath.normpath(posixpath.join(directory, relative)) if directory else posixpath.normpath(relative)
     if joined == ".." or joined.startswith("../"):
         return None
     return "" if joined == "." else joined
+
+
+def relocate(path: str, moved: Mapping[str, str], files: Files) -> str | None:
+    """Where the repository path ``path`` lies after the move: a file's new place, a directory's (as
+    :func:`moved_directory` decides), or for a path holding no file (build output such as ``packages/a/dist``) its
+    nearest ancestor's place with the rest appended; ``None`` when that directory's files scatter."""
+    if path in files.held:
+        return moved.get(path, path)
+    probe = path
+    while probe:
+        if files.under(probe):
+            target = moved_directory(probe, moved, files)
+            return None if target is None else target + path[len(probe):]
+        probe = posixpath.dirname(probe)
+    return path  # under the root only: the root never moves
 
 

@@ -2,7 +2,9 @@
 
 Python absolute and relative imports (``pyimports``) and JS/TS specifiers (``jsimports``: relative, ``tsconfig``
 aliases, package names and ``#imports`` through ``package.json``, whose paths naming a moved file follow it:
-``jsmanifests``) are rewritten at exact spans, in importers and in the moved files themselves. Dotted mentions of
+``jsmanifests``) are rewritten at exact spans, in importers and in the moved files themselves; so are the paths
+naming a moved file or directory in ``tsconfig*.json``/``jsconfig*.json`` (``references``, ``extends``, ``paths``,
+``include``...: ``tsconfigs``), and proposed ``medium`` in Jest/Vitest configs (``runnerconfigs``). Dotted mentions of
 the old Python module outside import statements are proposed (:func:`_module_mentions`):
 ``mock.patch("pkg.old.f")`` ``medium``, ``pkg.old.f`` through ``import pkg`` ``high``, docs and other text
 ``low``; so are the packaging entry points naming it (``pyproject.toml``, ``setup.cfg``:
@@ -15,22 +17,27 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.paths import resolve_in_repo
+from codeplane.index.structural import tspaths
 from codeplane.index.structural.jspackages import PACKAGE_JSON
 from codeplane.refactor.assemble import Draft
 from codeplane.refactor.facts import FileInfo
+from codeplane.refactor.jsaliases import TsAliases, config_paths
 from codeplane.refactor.jsimports import JsMove, Unreached, is_js, js_move_edits
-from codeplane.refactor.jsmanifests import manifest_edits
+from codeplane.refactor.jsmanifests import Files, manifest_edits
 from codeplane.refactor.jsspecifiers import JsSpecifiers, manifest_paths, resolution_paths
 from codeplane.refactor.lexical import classify, line_starts
 from codeplane.refactor.models import Certainty, FileMove
 from codeplane.refactor.pybindings import module_bindings, parse_python
 from codeplane.refactor.pyimports import PyMove, python_move_edits, unresolved_relative_imports
 from codeplane.refactor.pymodules import PyModules, is_python
+from codeplane.refactor.runnerconfigs import is_runner_config, runner_edits
 from codeplane.refactor.spans import SourceText, SpanEdit
+from codeplane.refactor.tsconfigs import config_edits
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 
@@ -206,10 +213,21 @@ def plan_move(universe: Mapping[str, FileInfo], moved: dict[str, str], read: Rea
         for path in sorted(pymove.moved):
             if path in sources:
                 unresolved_relative_imports(pymove, sources[path], _warner(draft, path))
+    # The project configs' paths follow any move (a moved base config too, or a directory holding no JS at all).
+    tree = Files(set(universe))
+    if not js_moved:
+        resolution, resolution_hashes = read(set(config_paths(universe)))
+    configs = config_edits({p: s for p, s in resolution.items() if tspaths.is_config_text(p)}, moved, tree)
+    draft.warnings += configs.warnings
+    edits += configs.edits
+    for edit in configs.edits:
+        sources.setdefault(edit.path, resolution[edit.path])
+        hashes.setdefault(edit.path, resolution_hashes[edit.path])
     if js_moved:
         manifests = {p: resolution[p] for p in manifest_paths(resolution)}
-        kept, after_texts = manifest_edits(manifests, moved, set(universe))
-        after = before.moved(after_texts)
+        kept, after_texts = manifest_edits(manifests, moved, tree)
+        # Aliases after the move are the edited configs' at their new places (a moved package's own config).
+        after = replace(before.moved(after_texts), aliases=TsAliases(tspaths.configs(configs.after)))
         edits += kept
         for edit in kept:
             sources.setdefault(edit.path, resolution[edit.path])
@@ -223,6 +241,7 @@ def plan_move(universe: Mapping[str, FileInfo], moved: dict[str, str], read: Rea
             if src is not None:
                 edits += js_move_edits(jsmove, src, unreached)
         draft.warnings += unreached_warnings(unreached)
+    _runner_configs(draft, universe, moved, tree, read=read, sources=sources, hashes=hashes, edits=edits)
     other = sorted({universe[p].language or "unknown" for p in moved
                     if not is_python(p) and not is_js(p) and universe[p].structural})
     if other:
@@ -230,6 +249,25 @@ def plan_move(universe: Mapping[str, FileInfo], moved: dict[str, str], read: Rea
                               "check references to the moved files")
     draft.code += [(e, "high") for e in edits]
     return draft, sources, hashes
+
+
+def _runner_configs(draft: Draft, universe: Mapping[str, FileInfo], moved: Mapping[str, str], tree: Files, *,
+                    read: Reader, sources: dict[str, SourceText], hashes: dict[str, str], edits: list[SpanEdit]
+                    ) -> None:
+    """The Jest/Vitest configs' paths naming moved files (``medium``: a string in code is a path only by how the
+    runner reads it), after the import edits already planned there (``edits``)."""
+    paths = {p for p in universe if is_runner_config(p)}
+    if not paths:
+        return
+    found, found_hashes = read(paths)
+    for path, src in sorted(found.items()):
+        taken = {(e.line, e.column) for e in edits if e.path == path}
+        proposed, warnings = runner_edits(src, moved, tree, taken)
+        draft.code += proposed
+        draft.warnings += warnings
+        if proposed:
+            sources.setdefault(path, src)
+            hashes.setdefault(path, found_hashes[path])
 
 
 #: Unreached specifiers a preview lists; the rest are counted, as its other lists are bounded.
