@@ -69,6 +69,8 @@ class IndexService:
         self._holds = WriteHolds()
         self._git_lock: Path | None = None
         self._thread: threading.Thread | None = None
+        #: The term index's warm-up read: a stop waits for it (it reads mapped segments; a truncated one is a SIGBUS).
+        self._warming: threading.Thread | None = None
         self._watcher: RepoWatcher | None = None
         self._watch_after_build = False
         #: The full reconcile marked right after the first build (what changed unwatched meanwhile) is yet to run.
@@ -114,13 +116,10 @@ class IndexService:
         self._ready.on_set(listener)
 
     def on_reconcile(self, listener: Callable[[ReconcileReport, EpochSummary | None], None]) -> None:
-        """Call ``listener`` after every reconcile or path refresh, with the epoch it published (if any).
-        Runs on the writer's thread under its lock: keep it to a counter update.
-
-        What was published before the listener came (the server starts the index before it wires its metrics,
-        ``server/boot_index.py``) is replayed to it first, on the caller's thread, up to the last
-        :data:`~codeplane.index.listeners.REPLAYED_REPORTS` (``listeners.py``).
-        """
+        """Call ``listener`` after every reconcile or path refresh, with the epoch it published (if any), on the
+        writer's thread under its lock: keep it to a counter update. What was published before the listener came
+        (the server starts the index before it wires its metrics, ``server/boot_index.py``) is replayed to it first,
+        on the caller's thread, up to the last :data:`~codeplane.index.listeners.REPLAYED_REPORTS`."""
         self._reconciles.listen(listener)
 
     @property
@@ -217,6 +216,8 @@ class IndexService:
             self._thread = None
         if self._watcher is not None:  # started by the indexer thread after a first build, maybe meanwhile
             self._watcher.stop()
+        if self._warming is not None:  # one Rust call, not interruptible: ~0.3 s on Django
+            self._warming.join(timeout=30)
         self._pipeline.close()
         self.state = "stopped"
 
@@ -320,7 +321,8 @@ class IndexService:
         if not self._ready.set():  # by another thread meanwhile; else the ready listeners have been told
             return
         # A text query waits for the term index: read it now, before the first one needs it (~0.3 s on Django).
-        threading.Thread(target=self._warm_terms, name="codeplane-terms", daemon=True).start()
+        self._warming = threading.Thread(target=self._warm_terms, name="codeplane-terms", daemon=True)
+        self._warming.start()
         if not self._integrity_begun:  # the first time only, not again after a rebuild from disk
             self._integrity_begun = True
             if self._integrity is not None:
@@ -423,11 +425,9 @@ class IndexService:
 
     # -- writes (synchronous) ------------------------------------------------------------------------------
     def refresh_paths(self, paths: Sequence[str]) -> int:
-        """Reindex these repo-relative paths now (created, modified or deleted) and return the epoch.
-
-        Thread-safe (single writer). Used by the mutation engine after every write, so a write returns only
-        once search sees it. Raises 5001 for a path that is not canonical or escapes the repository.
-        """
+        """Reindex these repo-relative paths now (created, modified or deleted) and return the epoch. Thread-safe
+        (single writer). Used by the mutation engine after every write, so a write returns only once search sees
+        it. Raises 5001 for a path that is not canonical or escapes the repository."""
         canonical = sorted({canonicalize(p).rel for p in paths})
         self._require_open()
         concerned = [concerns_prefix(p) for p in canonical]
