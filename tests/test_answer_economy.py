@@ -12,7 +12,17 @@ from typing import Any
 import pytest
 
 from codeplane.server.answers import short_fingerprint
-from tests.builders import answer_text, call, envelope, git, make_repo, mcp_client, running_server
+from tests.builders import (
+    ServerHandle,
+    answer_text,
+    call,
+    cpl_env,
+    envelope,
+    git,
+    make_repo,
+    mcp_client,
+    running_server,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -62,14 +72,27 @@ def _has_cursor(value: Any) -> bool:
     return any(k in ("cursor", "next_cursor") for k, _ in _handles(value))
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = make_repo(tmp_path / "repo", _FILES)
-    bare = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(bare))
+def _repo(base: Path) -> Path:
+    root = make_repo(base / "repo", _FILES)
+    bare = base / "remote.git"
+    git(base, "init", "-q", "--bare", str(bare))
     git(root, "remote", "add", "origin", str(bare))
     git(root, "push", "-q", "origin", "main")
     return root
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return _repo(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def reader(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandle]:
+    """One server for the tests that only search and read (a start costs ~2 s of CPU); tests that write start
+    their own on ``repo``."""
+    root = _repo(tmp_path_factory.mktemp("answer_economy"))
+    with running_server(root, env=cpl_env(home=tmp_path_factory.mktemp("xdg"))) as server:
+        yield server
 
 
 async def test_every_tool_answers_lean_with_its_handles_in_the_text(repo: Path) -> None:
@@ -196,15 +219,14 @@ async def test_every_tool_answers_lean_with_its_handles_in_the_text(repo: Path) 
     assert not failed, f"tools that failed on valid input: {failed}"
 
 
-async def test_ordinary_meta_is_tiny_and_hits_cost_about_an_rg_line(repo: Path) -> None:
-    with running_server(repo) as server:
-        async with mcp_client(server) as client:
-            await client.call_tool("describe", {})
-            res = await client.call_tool("search", {"query": "helper", "syntax": "identifier"})
-            body = envelope(res)
-            assert len(json.dumps(body["meta"], separators=(",", ":"))) <= 80
-            text = answer_text(res)
-            mixed = envelope(await client.call_tool("search", {"query": "pkg", "syntax": "identifier"}))["result"]
+async def test_ordinary_meta_is_tiny_and_hits_cost_about_an_rg_line(reader: ServerHandle) -> None:
+    async with mcp_client(reader) as client:
+        await client.call_tool("describe", {})
+        res = await client.call_tool("search", {"query": "helper", "syntax": "identifier"})
+        body = envelope(res)
+        assert len(json.dumps(body["meta"], separators=(",", ":"))) <= 80
+        text = answer_text(res)
+        mixed = envelope(await client.call_tool("search", {"query": "pkg", "syntax": "identifier"}))["result"]
     # What every hit shares is said once: the language of a page of Python hits is the answer's, not each hit's;
     # hits in several languages keep their own.
     record = body["result"]
@@ -213,7 +235,7 @@ async def test_ordinary_meta_is_tiny_and_hits_cost_about_an_rg_line(repo: Path) 
     assert "language" not in mixed and {hit["language"] for hit in mixed["results"]} >= {"python", "markdown"}, mixed
     # Like `rg -n --trim`: a lone hit line without its indentation (pkg/app.py's `    return helper(1)`).
     rg = [re.sub(r"^([^:]+:\d+:)\s+", r"\1", line)
-          for line in git(repo, "grep", "-n", "-w", "helper").stdout.splitlines()]
+          for line in git(reader.root, "grep", "-n", "-w", "helper").stdout.splitlines()]
     assert any(line.endswith(":return helper(1)") for line in rg)
     # Every hit fits one page: no header; hits under their file's path, like `rg --heading`.
     hits, heading = [], ""
@@ -226,27 +248,25 @@ async def test_ordinary_meta_is_tiny_and_hits_cost_about_an_rg_line(repo: Path) 
     assert len(text) <= 1.2 * len("\n".join(rg))
 
 
-async def test_a_definition_hit_says_only_what_its_line_and_path_do_not(repo: Path) -> None:
+async def test_a_definition_hit_says_only_what_its_line_and_path_do_not(reader: ServerHandle) -> None:
     """``13:[function click.globals.get_current_context #e653…] def get_current_context(`` repeated the kind and the
     name the line shows and the module its path does: 1.4-1.9 times ``rg -n``'s line."""
-    with running_server(repo) as server:
-        async with mcp_client(server) as client:
-            res = await client.call_tool("search", {"query": "helper", "mode": "symbol"})
-            uid = envelope(res)["result"]["results"][0]["symbol"]["def_uid"]
-            # The form the text prints is one every symbol argument takes (it was 3007 with its '#').
-            read = await call(client, "read_source", {"targets": [{"symbol": f"#{uid}"}]})
-            impact = await call(client, "refactor_impact", {"target": f"#{uid}"})
+    async with mcp_client(reader) as client:
+        res = await client.call_tool("search", {"query": "helper", "mode": "symbol"})
+        uid = envelope(res)["result"]["results"][0]["symbol"]["def_uid"]
+        # The form the text prints is one every symbol argument takes (it was 3007 with its '#').
+        read = await call(client, "read_source", {"targets": [{"symbol": f"#{uid}"}]})
+        impact = await call(client, "refactor_impact", {"target": f"#{uid}"})
     assert answer_text(res).splitlines() == ["pkg/util.py", f"1:[#{uid}] def helper(x, scale=2):"], answer_text(res)
     assert "def helper(x, scale=2):" in read["files"][0]["content"], read
     assert impact, impact
 
 
-async def test_a_hit_is_shown_without_the_indentation_its_lines_share(repo: Path) -> None:
-    with running_server(repo) as server:
-        async with mcp_client(server) as client:
-            lone = answer_text(await client.call_tool("search", {"query": "x * scale", "syntax": "phrase"}))
-            framed = answer_text(await client.call_tool("search", {"query": "x * scale", "syntax": "phrase",
-                                                                   "context_lines": 1}))
+async def test_a_hit_is_shown_without_the_indentation_its_lines_share(reader: ServerHandle) -> None:
+    async with mcp_client(reader) as client:
+        lone = answer_text(await client.call_tool("search", {"query": "x * scale", "syntax": "phrase"}))
+        framed = answer_text(await client.call_tool("search", {"query": "x * scale", "syntax": "phrase",
+                                                               "context_lines": 1}))
     # A lone line like `rg --trim`; with context, the lines keep their indentation relative to one another.
     assert lone.splitlines() == ["pkg/util.py", "2:return x * scale"], lone
     assert framed.splitlines() == ["pkg/util.py", "1-def helper(x, scale=2):", "2:    return x * scale", "3-"], framed

@@ -4,13 +4,35 @@ left out, and says each thing once. Driven through the real server with the offi
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.builders import answer_text, call, envelope, git, make_repo, mcp_client, running_server, write_files
+from tests.builders import (
+    ServerHandle,
+    answer_text,
+    call,
+    cpl_env,
+    envelope,
+    git,
+    make_repo,
+    mcp_client,
+    running_server,
+    write_files,
+)
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def reader(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandle]:
+    """One server for the tests that only read a small repository (a start costs ~2 s of CPU); the others need a
+    repository of their own shape."""
+    repo = make_repo(tmp_path_factory.mktemp("s52_economy") / "repo",
+                     {"a.py": "X = 1\n", "notes.txt": "one\ntwo\nthree\n"})
+    with running_server(repo, env=cpl_env(home=tmp_path_factory.mktemp("xdg"))) as server:
+        yield server
 
 
 async def test_a_dry_runs_shown_hash_is_the_precondition_that_applies_it(tmp_path: Path) -> None:
@@ -135,13 +157,11 @@ async def test_semantic_diff_counts_files_with_nothing_structural_instead_of_pag
     assert answer_text(paged).splitlines()[-1] == f"1 of 2 items; next cursor: {cursor}", answer_text(paged)
 
 
-async def test_describe_tool_leaves_the_parameters_to_the_schema(tmp_path: Path) -> None:
+async def test_describe_tool_leaves_the_parameters_to_the_schema(reader: ServerHandle) -> None:
     """F11: half of describe(action=tool) re-listed the input schema the client has from tools/list."""
-    repo = make_repo(tmp_path / "repo", {"a.py": "X = 1\n"})
-    with running_server(repo) as server:
-        async with mcp_client(server) as client:
-            res = await client.call_tool("describe", {"action": "tool", "name": "search"})
-            record = await call(client, "describe", {"action": "tool", "name": "search"})
+    async with mcp_client(reader) as client:
+        res = await client.call_tool("describe", {"action": "tool", "name": "search"})
+        record = await call(client, "describe", {"action": "tool", "name": "search"})
     text = answer_text(res)
     names = list(record["input_schema"]["properties"])
     assert "query (required)" in text and all(name in text for name in names)
@@ -165,11 +185,9 @@ async def test_a_single_linters_answer_counts_once(tmp_path: Path) -> None:
     assert text.splitlines()[-2:] == ["ruff: 2 diagnostics", "2 fixable ([*])"], text
 
 
-async def test_read_file_full_gate_says_size_and_lines_once(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", {"notes.txt": "one\ntwo\nthree\n"})
-    with running_server(repo) as server:
-        async with mcp_client(server) as client:
-            res = await client.call_tool("read_file_full", {"path": "notes.txt"})
+async def test_read_file_full_gate_says_size_and_lines_once(reader: ServerHandle) -> None:
+    async with mcp_client(reader) as client:
+        res = await client.call_tool("read_file_full", {"path": "notes.txt"})
     text = answer_text(res)
     assert text.count("14 bytes") == 1 and text.count("3 lines") == 1, text
     assert "confirm: true" in text

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,11 @@ import pytest
 
 from codeplane.core.hashing import sha256_bytes
 from tests.builders import (
+    ServerHandle,
     answer_text,
     call,
     call_error,
+    cpl_env,
     envelope,
     make_repo,
     mcp_client,
@@ -36,6 +39,15 @@ FILES = {
     "web/eslint.config.js": "export default [];\n",
 }
 
+@pytest.fixture(scope="module")
+def checker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandle]:
+    """One server for the tests that only check (no fix: the files stay as FILES has them); a start costs ~2 s
+    of CPU. The fix and the timeouts start their own."""
+    root = make_repo(tmp_path_factory.mktemp("lint_mcp") / "repo", FILES)
+    with running_server(root, env=cpl_env(home=tmp_path_factory.mktemp("xdg"))) as server:
+        yield server
+
+
 _LINE = re.compile(r"^(?P<path>[^:\s]+):(?P<line>\d+):(?P<col>\d+): (?P<code>\S+) (?P<msg>.+) \[(?P<tool>[^\]]+)\]")
 
 
@@ -45,43 +57,41 @@ async def _call(client: Any, tool: str, args: dict[str, Any]) -> tuple[dict[str,
     return envelope(res)["result"], answer_text(res)
 
 
-async def test_lint_tools_and_lint_check_answer_in_the_model_text(tmp_path: Path) -> None:
-    root = make_repo(tmp_path / "repo", FILES)
-    with running_server(root) as server:
-        async with mcp_client(server) as client:
-            listed = {t.name for t in (await client.list_tools()).tools}
-            assert {"lint_tools", "lint_check"} <= listed
+async def test_lint_tools_and_lint_check_answer_in_the_model_text(checker: ServerHandle) -> None:
+    async with mcp_client(checker) as client:
+        listed = {t.name for t in (await client.list_tools()).tools}
+        assert {"lint_tools", "lint_check"} <= listed
 
-            linters, text = await _call(client, "lint_tools", {})
-            names = {(i["name"], i["root"]): i for i in linters["linters"]}
-            assert set(names) == {("eslint", "web"), ("mypy", "."), ("ruff", ".")}
-            assert names[("ruff", ".")]["found"] and names[("ruff", ".")]["can_fix"]
-            assert "found" not in names[("eslint", "web")]  # lean: false is the default
-            assert "eslint web/ web/eslint.config.js" in text and "MISSING - `npm install" in text
+        linters, text = await _call(client, "lint_tools", {})
+        names = {(i["name"], i["root"]): i for i in linters["linters"]}
+        assert set(names) == {("eslint", "web"), ("mypy", "."), ("ruff", ".")}
+        assert names[("ruff", ".")]["found"] and names[("ruff", ".")]["can_fix"]
+        assert "found" not in names[("eslint", "web")]  # lean: false is the default
+        assert "eslint web/ web/eslint.config.js" in text and "MISSING - `npm install" in text
 
-            notes: list[tuple[float, float | None, str | None]] = []
+        notes: list[tuple[float, float | None, str | None]] = []
 
-            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-                notes.append((progress, total, message))
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            notes.append((progress, total, message))
 
-            res = await client.call_tool("lint_check", {}, progress_callback=on_progress)
-            report, text = envelope(res)["result"], answer_text(res)
-            # One progress notification per linter run that ended (eslint is missing: nothing runs).
-            assert [(p, t) for p, t, _ in notes] == [(1.0, 2.0), (2.0, 2.0)]
-            assert {m for _, _, m in notes} == {"mypy finished", "ruff finished"}
-            diags = report["diagnostics"]
-            lines = [m.groupdict() for m in map(_LINE.match, text.splitlines()) if m]
-            assert [(m["path"], int(m["line"]), int(m["col"]), m["code"]) for m in lines] == [
-                (d["path"], d["line"], d["column"], d["code"]) for d in diags]
-            assert {(d["path"], d["code"], d["tool"]) for d in diags} == {
-                ("pkg/a.py", "F401", "ruff"), ("pkg/a.py", "I001", "ruff"), ("pkg/a.py", "return-value", "mypy"),
-                ("pkg/b.py", "F401", "ruff")}
-            assert {r["tool"]: r["status"] for r in report["runs"]} == {"eslint": "missing", "mypy": "ok",
-                                                                         "ruff": "ok"}
-            # The same repository and call answer the same bytes: no timings, and a cursor-id of what was found.
-            assert answer_text(await client.call_tool("lint_check", {})) == text
-            # Errors only: the total says their count, a zero count is not said (s54, QA52 F9).
-            assert text.splitlines()[-1] == "4 diagnostic(s): 3 fixable ([*])", text
+        res = await client.call_tool("lint_check", {}, progress_callback=on_progress)
+        report, text = envelope(res)["result"], answer_text(res)
+        # One progress notification per linter run that ended (eslint is missing: nothing runs).
+        assert [(p, t) for p, t, _ in notes] == [(1.0, 2.0), (2.0, 2.0)]
+        assert {m for _, _, m in notes} == {"mypy finished", "ruff finished"}
+        diags = report["diagnostics"]
+        lines = [m.groupdict() for m in map(_LINE.match, text.splitlines()) if m]
+        assert [(m["path"], int(m["line"]), int(m["col"]), m["code"]) for m in lines] == [
+            (d["path"], d["line"], d["column"], d["code"]) for d in diags]
+        assert {(d["path"], d["code"], d["tool"]) for d in diags} == {
+            ("pkg/a.py", "F401", "ruff"), ("pkg/a.py", "I001", "ruff"), ("pkg/a.py", "return-value", "mypy"),
+            ("pkg/b.py", "F401", "ruff")}
+        assert {r["tool"]: r["status"] for r in report["runs"]} == {"eslint": "missing", "mypy": "ok",
+                                                                     "ruff": "ok"}
+        # The same repository and call answer the same bytes: no timings, and a cursor-id of what was found.
+        assert answer_text(await client.call_tool("lint_check", {})) == text
+        # Errors only: the total says their count, a zero count is not said (s54, QA52 F9).
+        assert text.splitlines()[-1] == "4 diagnostic(s): 3 fixable ([*])", text
 
 
 async def test_fix_is_one_mutation_the_index_and_the_task_see(tmp_path: Path) -> None:
@@ -116,22 +126,20 @@ async def test_fix_is_one_mutation_the_index_and_the_task_see(tmp_path: Path) ->
             assert "fix" not in again
 
 
-async def test_pages_and_bad_input_over_mcp(tmp_path: Path) -> None:
-    root = make_repo(tmp_path / "repo", FILES)
-    with running_server(root) as server:
-        async with mcp_client(server) as client:
-            first, text = await _call(client, "lint_check", {"limit": 3})
-            assert len(first["diagnostics"]) == 3 and first["total"] == 4
-            assert f"next cursor: {first['next_cursor']}" in text
-            rest, _ = await _call(client, "lint_check", {"cursor": first["next_cursor"]})
-            assert len(rest["diagnostics"]) == 1 and rest["offset"] == 3 and "next_cursor" not in rest
+async def test_pages_and_bad_input_over_mcp(checker: ServerHandle) -> None:
+    async with mcp_client(checker) as client:
+        first, text = await _call(client, "lint_check", {"limit": 3})
+        assert len(first["diagnostics"]) == 3 and first["total"] == 4
+        assert f"next cursor: {first['next_cursor']}" in text
+        rest, _ = await _call(client, "lint_check", {"cursor": first["next_cursor"]})
+        assert len(rest["diagnostics"]) == 1 and rest["offset"] == 3 and "next_cursor" not in rest
 
-            assert (await call_error(client, "lint_check", {"cursor": "lint_0:1"}))["code"] == 1005
-            err = await call_error(client, "lint_check", {"tools": ["pylint"]})
-            assert err["code"] == 1003 and "ruff" in err["details"]["available"]
-            assert (await call_error(client, "lint_check", {"paths": ["../x.py"]}))["code"] == 5001
-            assert (await call_error(client, "lint_check", {"paths": ["nope.py"]}))["code"] == 5004
-            assert (await call_error(client, "lint_check", {"limit": 0}))["code"] == 1003
+        assert (await call_error(client, "lint_check", {"cursor": "lint_0:1"}))["code"] == 1005
+        err = await call_error(client, "lint_check", {"tools": ["pylint"]})
+        assert err["code"] == 1003 and "ruff" in err["details"]["available"]
+        assert (await call_error(client, "lint_check", {"paths": ["../x.py"]}))["code"] == 5001
+        assert (await call_error(client, "lint_check", {"paths": ["nope.py"]}))["code"] == 5004
+        assert (await call_error(client, "lint_check", {"limit": 0}))["code"] == 1003
 
 
 async def test_a_hanging_linter_times_out_at_the_configured_limit(tmp_path: Path) -> None:

@@ -7,6 +7,8 @@ import json
 import signal
 import subprocess
 import tarfile
+import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,24 +35,48 @@ async def _calls(server: ServerHandle) -> None:
         await call_error(client, "read_source", {"targets": [{"path": "missing.py"}]})
 
 
+class _Output:
+    """A process's stdout read on a thread as it comes, so a test waits for what it needs to have been printed
+    (the CLI's imports take a while on a busy machine) instead of a fixed five or six seconds."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.lines: list[str] = []
+        self._thread = threading.Thread(target=self._read, args=(proc,), daemon=True)
+        self._thread.start()
+
+    def _read(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            self.lines.append(line)
+
+    def wait_for(self, marker: str, count: int = 1, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while (sum(marker in line for line in self.lines) < count and self._thread.is_alive()
+               and time.monotonic() < deadline):
+            time.sleep(0.05)
+
+    def text(self) -> str:
+        self._thread.join(30)
+        return "".join(self.lines)
+
+
 def _follow(root: Path, *args: str, seconds: float) -> str:
     """Run ``cpl status --follow`` for ``seconds`` after its first poll was drawn, then Ctrl+C it."""
     # SIGINT as a terminal delivers it: a suite started in the background (``&`` in a script) runs with SIGINT
     # ignored, which every child would inherit, and Python then installs no KeyboardInterrupt.
+    errors = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 (read after the process ended)
     proc = subprocess.Popen([*CPL, "status", "--follow", *args], cwd=root, env=cpl_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
+                            stderr=errors, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
-    assert proc.stdout is not None
-    if "--json" in args:  # the first line means the CLI is up (its imports take a while on a busy machine)
-        first = proc.stdout.readline()
-    else:
-        time.sleep(5)
-        first = ""
+    output = _Output(proc)
+    # The first line (JSON) or the first picture's last section drawn means the CLI is up and has polled.
+    output.wait_for("{" if "--json" in args else "recent operations")
     time.sleep(seconds)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 0, err
-    return first + out
+    proc.wait(timeout=30)
+    errors.seek(0)
+    assert proc.returncode == 0, errors.read()
+    return output.text()
 
 
 async def test_status_follow_json_streams_the_live_picture(server: ServerHandle) -> None:
@@ -77,11 +103,15 @@ async def test_status_follow_piped_prints_each_picture_as_it_comes(server: Serve
     (a log collector, ``timeout``)."""
     await _calls(server)
     proc = subprocess.Popen([*CPL, "status", "--follow"], cwd=server.root, env=cpl_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    time.sleep(6)
+                            stderr=subprocess.DEVNULL, text=True)
+    output = _Output(proc)
+    output.wait_for("recent operations", count=2)
+    shown = sum("recent operations" in line for line in output.lines)
     proc.send_signal(signal.SIGTERM)
-    out, _ = proc.communicate(timeout=30)
+    proc.wait(timeout=30)
+    out = output.text()
     assert out.count("recent operations") >= 2, out  # one picture a second, each printed whole
+    assert shown >= 2, out  # printed as they came, before the signal
 
 
 def test_status_follow_without_a_server_says_so(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.builders import ServerHandle, answer_text, envelope, make_repo, mcp_client, running_server
+from tests.builders import ServerHandle, answer_text, cpl_env, envelope, make_repo, mcp_client, running_server
 
 pytestmark = pytest.mark.anyio
 
@@ -24,6 +24,15 @@ _FILES = {"pkg/__init__.py": "", "pkg/core.py": "def needle():\n    return 1\n",
 @pytest.fixture
 def server(tmp_path: Any) -> Iterator[ServerHandle]:
     with running_server(make_repo(tmp_path / "repo", _FILES)) as handle:
+        yield handle
+
+
+@pytest.fixture(scope="module")
+def reader(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandle]:
+    """One server for the cursor cases, which only read (a start costs ~2 s of CPU, six of them did one each); the
+    epoch test edits the tree and starts its own."""
+    repo = make_repo(tmp_path_factory.mktemp("epoch_cursor") / "repo", _FILES)
+    with running_server(repo, env=cpl_env(home=tmp_path_factory.mktemp("xdg"))) as handle:
         yield handle
 
 
@@ -71,8 +80,8 @@ async def test_list_files_and_map_repo_text_is_the_same_for_the_same_tree_at_ano
     ("read_source", {"targets": [{"path": "pkg/core.py"}]}),
     ("read_file_full", {"path": "README.md", "confirm": True}),
 ])
-async def test_an_empty_cursor_is_no_cursor(server: ServerHandle, tool: str, args: dict[str, Any]) -> None:
-    async with mcp_client(server) as client:
+async def test_an_empty_cursor_is_no_cursor(reader: ServerHandle, tool: str, args: dict[str, Any]) -> None:
+    async with mcp_client(reader) as client:
         text, record = await _answer(client, tool, args)
         text_empty, record_empty = await _answer(client, tool, {**args, "cursor": ""})
     record.pop("query_time_ms", None), record_empty.pop("query_time_ms", None)
