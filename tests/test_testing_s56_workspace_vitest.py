@@ -145,3 +145,19 @@ def test_the_root_configs_setup_file_and_alias_select_a_members_tests(tmp_path: 
         assert set(selected_cases(service, "setup.ts")) >= {"packages/a/test/add.test.ts",
                                                              "packages/a/test/lib.test.ts"}
         assert "packages/a/test/lib.test.ts" in selected_cases(service, "lib/m.ts")
+
+
+def test_a_change_of_runner_configs_alone_is_complete_and_with_an_unreached_module_partial(tmp_path: Path) -> None:
+    """The selection of a changed ``vitest.config.ts`` (every target it configures) said ``partial`` with no reason:
+    the import walk's, since no test imports the config; the runner loads it, so its selection is complete."""
+    from tests.index_helpers import selecting
+
+    files = {**WORKSPACE, "packages/a/src/unused.ts": "export const unused = 1\n"}
+    repo = make_repo(tmp_path / "repo", files)
+    with selecting(repo) as (_, service):
+        view = service.discover(affected_by=["vitest.config.ts"])
+        assert view.impact is not None and view.impact.confidence == "complete", view.impact
+        assert {t.target_id for t in view.targets} == {"packages/a/test/add.test.ts"}
+        # A module no test imports beside it: a test may load it by name, so the walk's "partial" stands.
+        view = service.discover(affected_by=["vitest.config.ts", "packages/a/src/unused.ts"])
+        assert view.impact is not None and view.impact.confidence == "partial", view.impact

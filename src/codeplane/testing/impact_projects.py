@@ -122,8 +122,13 @@ def by_project(result: ImpactResult, targets: Sequence[Target], changed: Sequenc
     rest = selection_hint(result.confidence, others, remaining, result.null_literal_imports,
                           len(result.unresolved_imports)) if others or remaining or result.null_literal_imports \
         or result.unresolved_imports else ""
+    # A change of runner configurations alone, each selecting every target it configures, is complete: the walk's
+    # "partial" was theirs (a module no test imports, which a test may load by name), and the runner loads them.
+    wanted = {p.strip().removeprefix("./") for p in changed}
+    complete = (result.confidence == "partial" and wanted and wanted <= set(configs) and not remaining
+                and not result.null_literal_imports and not result.unresolved_imports)
     return replace(result, matches=tuple(m for _, m in sorted(matches.items())), unresolved_files=remaining,
-                   hint=f"{ours} {rest}".strip())
+                   hint=f"{ours} {rest}".strip(), confidence="complete" if complete else result.confidence)
 
 
 def unread_configs(result: ImpactResult, unread: Sequence[UnreadConfig], changed: Sequence[str]) -> ImpactResult:
