@@ -92,6 +92,8 @@ def test_server_status_and_doctor_refuse_a_newer_ledger(tmp_path: Path) -> None:
                         text=True, timeout=120, check=False)
     assert up.returncode == 2, up.stderr
     assert f"error {NEWER_LEDGER_ERROR.code} {NEWER_LEDGER_ERROR.name}: {path} {both}" in up.stderr
+    # Refused before the start binds a port and says it serves (the staged boot opened the ledger after that).
+    assert "serving" not in up.stdout + up.stderr and "Traceback" not in up.stderr, (up.stdout, up.stderr)
 
     tasks = cpl_json("status", str(repo), cwd=repo)["tasks"]
     assert tasks["ledger"]["refused"]["code"] == NEWER_LEDGER_ERROR.code

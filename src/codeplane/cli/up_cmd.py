@@ -19,8 +19,10 @@ from codeplane.cli.up_events import announce_index_ready
 from codeplane.core.atomic import write_atomic
 from codeplane.core.config import ToolsConfig
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import configure_logging
 from codeplane.repo.workspace import find_repo_root, initialize
+from codeplane.tasks.schema import refuse_newer_file
 
 #: The values of ``tools.profile``, as ``--profile`` takes them.
 PROFILES: tuple[str, ...] = get_args(ToolsConfig.model_fields["profile"].annotation)
@@ -65,6 +67,7 @@ def up(
                                                                     "source": "--profile"})
         root = find_repo_root(path or Path.cwd())
         report = initialize(root)
+        refuse_newer_file(RepoLayout(root).ledger_db)  # before the banner: the ledger opens in the staged boot
         # ``--port`` validated as ``server.port`` is (0..65535, exit 78), not found out of range by ``bind``.
         try:
             ctx = resolve(root, [*(set_ or []), *(f"tools.profile={p}" for p in profiles or []),

@@ -177,6 +177,26 @@ def refuse_newer(conn: sqlite3.Connection, path: Path) -> None:
         raise refused
 
 
+def refuse_newer_file(path: Path) -> None:
+    """:func:`refuse_newer` for the ledger file at ``path``, opened read-only: for a start to refuse before it
+    binds its port and says it serves. A file that cannot be read is the open's to judge (quarantine)."""
+    if not path.is_file():
+        return
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return
+    try:
+        recorded = recorded_version(conn)
+    except sqlite3.Error:
+        return
+    finally:
+        conn.close()
+    refused = newer_ledger(recorded, path)
+    if refused is not None:
+        raise refused
+
+
 def configure(conn: sqlite3.Connection) -> None:
     # WAL + synchronous=NORMAL: a commit is a sequential append without fsync (the WAL is synced at
     # checkpoints), which keeps the per-call cost well under a millisecond; a power cut may lose the
