@@ -161,7 +161,8 @@ def delete_statement(src: SourceText, stmt: Any) -> tuple[SpanEdit, Certainty]:
     if parent is not None and parent.type == "block" and len(parent.named_children) == 1:
         return SpanEdit(src.path, line, col, end_line, end_col, text_of(stmt), "pass", "import"), "high"
     after = src.line_text(end_line)[end_col:].strip()
-    # A comment closing the statement's line is about it (``import x  # noqa``): it goes with the line.
+    # A comment closing the statement's line is about it (a noqa or type comment after ``import x``): it goes
+    # with the line.
     alone = not src.line_text(line)[:col].strip() and (not after or after.startswith("#"))
     if alone and end_line < len(src.lines):
         return (SpanEdit(src.path, line, 0, end_line + 1, 0, src.slice(line, 0, end_line + 1, 0), "", "import"),
