@@ -36,7 +36,9 @@ _SQLITE_FULL, _SQLITE_READONLY, _SQLITE_PERM, _SQLITE_IOERR = 13, 8, 3, 10
 _BY_SQLITE = {_SQLITE_FULL: ErrorCode.STORAGE_FULL, _SQLITE_READONLY: ErrorCode.STORAGE_READ_ONLY,
               _SQLITE_PERM: ErrorCode.STORAGE_PERMISSION_DENIED}
 #: How Rust (Tantivy) and Python spell an errno inside a message.
-_ERRNO_IN_TEXT = re.compile(r"\(os error (\d+)\)|\[Errno (\d+)\]")
+#: An errno in a message: Rust's ``Display`` (``(os error 28)``) and ``Debug`` (``Os { code: 28, ... }``, as Tantivy's
+#: ``IoError`` prints one) forms, and Python's.
+_ERRNO_IN_TEXT = re.compile(r"\(os error (\d+)\)|\[Errno (\d+)\]|\bOs \{ code: (\d+)")
 _ADVICE = {
     ErrorCode.STORAGE_FULL: "free space on that file system (or raise the quota or the file-size limit) and retry",
     ErrorCode.STORAGE_READ_ONLY: "the file system is mounted read-only; remount it read-write, then retry",
@@ -60,7 +62,7 @@ def storage_code(exc: BaseException) -> tuple[ErrorCode, int | None] | None:
             return ErrorCode.STORAGE_FULL, errno.EFBIG
     match = _ERRNO_IN_TEXT.search(str(exc))
     if match is not None:
-        number = int(match.group(1) or match.group(2))
+        number = int(match.group(1) or match.group(2) or match.group(3))
         if number in _BY_ERRNO:
             return _BY_ERRNO[number], number
     return None
