@@ -98,7 +98,10 @@ class McpStack:
             if not first_calls_now:
                 warm_first_calls(self.services, self.registry, wait=True)
         except Exception:  # the call that needs it builds it again and answers the error itself
-            log.exception("warming up after the boot failed")
+            if self.services.stopping.is_set():  # a stop right after the start closed what it was warming
+                log.info("warming up after the boot ended: the server is stopping")
+            else:
+                log.exception("warming up after the boot failed")
         # The code the stdlib generated for this boot (core/codegen_cache.py), kept for the next one now, not at exit.
         save_generated_code()
 
