@@ -38,9 +38,12 @@ def _diverge(pusher: Path, ours: Path, theirs: Path, *, same_file: bool) -> None
     (pusher / "f.txt").write_text("remote\n")
     run_git(pusher, "commit", "-qam", "remote")
     run_git(pusher, "push", "-q", "origin", "main")
+    # One date for both twins' commits: a second ticking between them gives them other ids, and a rebase's markers
+    # name the local commit by its id (a failure seen under load).
+    dated = {"GIT_AUTHOR_DATE": "2026-01-02T03:04:05Z", "GIT_COMMITTER_DATE": "2026-01-02T03:04:05Z"}
     for root in (ours, theirs):
         (root / ("f.txt" if same_file else "g.txt")).write_text("local\n")
-        run_git(root, "commit", "-qam", "local")
+        run_git(root, "commit", "-qam", "local", env=dated)
 
 
 def test_a_conflicting_pull_writes_the_markers_and_message_git_pull_writes(twins: tuple[Path, Path, Path]) -> None:
