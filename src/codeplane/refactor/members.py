@@ -469,8 +469,10 @@ def _classify(graph: ClassGraph, family: MemberFamily, ref: Ref) -> tuple[Certai
         if path is not None and any(c.name == cls and c.path == path and "." not in c.lexical_path
                                     for c in family.classes.values()):
             return "high", "class_receiver"
-    if recv is not None and family.target.language in ("javascript", "typescript") and _object_literal(graph, recv):
-        return "low", "other_binding"  # ``const obj = { area: ... }``: its members are the literal's keys
+    if recv is not None and family.target.language in ("javascript", "typescript") and (
+            _object_literal(graph, recv) or _inline_object_typed(graph, recv)):
+        # ``const obj = { area: ... }`` or ``(props: { label: string })``: its members are that literal's keys
+        return "low", "other_binding"
     if family.target.language in ("javascript", "typescript") and (
             _global_object(recv) or (recv is None and _global_in_parentheses(graph, ref))):
         return "low", "builtin_receiver"
@@ -497,6 +499,8 @@ def _classify(graph: ClassGraph, family: MemberFamily, ref: Ref) -> tuple[Certai
 
 #: ``const name = {`` (``export`` allowed) with no type written: the value is an object literal of its own type.
 _LITERAL_BINDING = re.compile(r"\s*=\s*\{")
+#: ``props: {`` or ``opts?: {`` right after the bound name: an object type literal as its annotation.
+_INLINE_OBJECT_TYPE = re.compile(r"\s*\??\s*:\s*\{")
 
 
 def _object_literal(graph: ClassGraph, recv: Ref) -> bool:
@@ -510,6 +514,18 @@ def _object_literal(graph: ClassGraph, recv: Ref) -> bool:
     line = src.line_text(sites[0].line)
     before, after = line[:sites[0].column].strip(), line[sites[0].column + len(recv.token):]
     return before in ("const", "export const") and _LITERAL_BINDING.match(after) is not None
+
+
+def _inline_object_typed(graph: ClassGraph, recv: Ref) -> bool:
+    """Whether every binding of a JS/TS local or parameter is annotated with an object type written in place
+    (``props: { label: string }``): a type of its own, never the renamed class's or interface's."""
+    if recv.is_member or recv.bind_id is None:
+        return False
+    sites = [r for r in graph.refs(recv.path) if r.bind_id == recv.bind_id and r.role == "DEFINITION"]
+    src = graph.text(recv.path)
+    if not sites or src is None:
+        return False
+    return all(_INLINE_OBJECT_TYPE.match(src.line_text(s.line)[s.column + len(recv.token):]) for s in sites)
 
 
 def _global_object(ref: Ref | None) -> bool:
