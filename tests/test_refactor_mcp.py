@@ -146,7 +146,7 @@ async def test_plans_and_impacts_over_more_files_than_they_list_count_them_all(t
             impact = await client.call_tool("refactor_impact", {"target": "pkg.core.target", "limit": 5})
     preview = res.structured_content["result"]
     assert len(preview["affected_files"]) == 100 and preview["affected_files_total"] == 503
-    assert " in 503 files [" in answer_text(res)
+    assert " 1005 edits in 503 files [" in answer_text(res)
     # refactor_impact listed every importer, in the record and in the text (Django's gettext_lazy: 96 of them).
     report = impact.structured_content["result"]
     assert len(report["importing_files"]) == 100 and report["importing_files_total"] == 502

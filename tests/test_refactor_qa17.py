@@ -191,7 +191,7 @@ def test_a_preview_lists_a_bounded_number_of_files_with_their_total(tmp_path: Pa
         assert preview.affected_files_total == 161 and len(preview.affected_files) == 100
         assert len(preview.model_dump_json()) < 40_000
         text = render_preview(one_based(preview))
-        assert " in 161 files [" in text and len(text) < 16_000
+        assert " 321 edits in 161 files [" in text and len(text) < 16_000
         # The plan keeps every edit: inspect pages them all, and so every file.
         files: set[str] = set()
         cursor = None

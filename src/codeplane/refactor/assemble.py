@@ -153,6 +153,13 @@ def counts(option: PlanOption) -> dict[str, int]:
             "doc": len(option.doc_edits), "moves": len(option.moves), "deletes": len(option.deletes)}
 
 
+def edited_files(option: PlanOption) -> int:
+    """How many files applying the plan as it stands changes: its high and medium code edits, moves and deletes
+    (doc edits and low proposals are counted apart)."""
+    return len({e.path for e in option.edits if e.certainty != "low"}
+               | {m.from_path for m in option.moves} | set(option.deletes))
+
+
 def affected_files(option: PlanOption) -> tuple[list[AffectedFile], int]:
     """The files the plan touches, the first ``MAX_AFFECTED_FILES`` by path, and how many in all."""
     hashes = dict(option.file_hashes)

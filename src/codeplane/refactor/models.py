@@ -202,6 +202,8 @@ class RefactorPreview(_Frozen):
     #: ``refactor_inspect``'s pages names its file).
     affected_files: list[AffectedFile] = []
     affected_files_total: int = 0
+    #: Of those, the files applying the high and medium code edits (and the moves) changes: the head line's count.
+    edited_files_total: int = 0
     #: The first edits (high then medium, then low), bounded; ``refactor_inspect`` pages the rest.
     edits: list[PlannedEdit] = []
     edits_truncated: bool = False

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from codeplane.core.config import DocSweepConfig
-from codeplane.refactor.assemble import affected_files, counts, doc_summary, preview_edits
+from codeplane.refactor.assemble import affected_files, counts, doc_summary, edited_files, preview_edits
 from codeplane.refactor.decisions import candidates, receiver_capsule, scope_capsule, witness
 from codeplane.refactor.facts import Def
 from codeplane.refactor.models import (
@@ -69,7 +69,8 @@ def single_preview(refactor_id: str, operation: Operation, report: OptionReport,
         refactor_id=refactor_id, operation=operation, status="ready", symbol=symbol, new_name=new_name,
         move=move, matches=tally["high"] + tally["medium"], counts=tally,
         verification_required=_verification_required(option, report.coverage, report.warnings),
-        affected_files=files, affected_files_total=files_total, edits=shown, edits_truncated=truncated,
+        affected_files=files, affected_files_total=files_total, edited_files_total=edited_files(option),
+        edits=shown, edits_truncated=truncated,
         doc_edits=doc_summary(option, auto_apply=docs.auto_apply, min_confidence=docs.min_confidence),
         collisions=list(option.collisions),
         coverage=coverage, decision_capsules=capsules, expires_at=expires_at,

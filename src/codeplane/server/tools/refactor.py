@@ -150,7 +150,7 @@ async def _answer(ctx: ToolContext, preview: RefactorPreview, apply: bool) -> Re
     if isinstance(outcome, str):
         return result.model_copy(update={"not_applied": outcome})
     applied = result.model_copy(update={"applied": outcome, "edits": [], "edits_truncated": False,
-                                        "affected_files": [], "affected_files_total": 0})
+                                        "affected_files": [], "affected_files_total": 0, "edited_files_total": 0})
     return AppliedPlanResult.model_validate(applied, from_attributes=True)
 
 

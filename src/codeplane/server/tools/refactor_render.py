@@ -133,7 +133,9 @@ def render_preview(result: RefactorPreview) -> str:
         return _decision(result)
     what, usual = _what(result)
     counts = result.counts
-    told = f"{result.matches} edits"
+    # The files the applied edits change; doc edits and low proposals say their own (a move's doc file was
+    # counted here while no edit of the count was in it).
+    told = f"{result.matches} edits in {result.edited_files_total} files"
     if counts.get("medium"):
         told += f" (high {counts.get('high', 0)}, medium {counts['medium']})"
     if counts.get("low"):
@@ -141,8 +143,7 @@ def render_preview(result: RefactorPreview) -> str:
     # A plan whose new name collides is refused by refactor_apply (4007): the head says so, not "ready".
     status = f"{len(result.collisions)} collision(s), refused unless accept_collisions: true" \
         if result.collisions else result.status
-    lines = [f"{result.operation} {what}: {status}, {told} in {result.affected_files_total} files "
-             f"[{result.refactor_id}]"]
+    lines = [f"{result.operation} {what}: {status}, {told} [{result.refactor_id}]"]
     sure = [e for e in result.edits if e.certainty == "high"]
     lines += _sure_edits(sure, usual)
     lines += [_edit_line(e, usual) for e in result.edits if e.certainty != "high"]
