@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import errno
 import math
 import os
@@ -165,6 +166,29 @@ class _Server(uvicorn.Server):
         self._draining: asyncio.Task[None] | None = None
         self._drain_began = 0.0
         self._signals = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake: asyncio.Event | None = None
+
+    async def main_loop(self) -> None:
+        # uvicorn's own loop sleeps 0.1 s between ticks, and a stop took two of them (the drain begins at one, the
+        # exit at the next): a stop signal and the drain's end wake it at once instead.
+        self._loop, self._wake = asyncio.get_running_loop(), asyncio.Event()
+        counter = 0
+        should_exit = await self.on_tick(counter)
+        while not should_exit:
+            counter = (counter + 1) % 864000
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), 0.1)
+            self._wake.clear()
+            should_exit = await self.on_tick(counter)
+
+    def _wake_up(self) -> None:
+        """Run the next tick now; from the signal handler too (``call_soon_threadsafe`` writes the loop's wake-up
+        pipe, which a loop waiting in its selector needs)."""
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(wake.set)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         # The first signal only starts the drain (on the loop, at the next tick): uvicorn's ``should_exit`` is also
@@ -188,6 +212,7 @@ class _Server(uvicorn.Server):
         else:
             self._drain.stopping = True
         self._captured_signals.clear()
+        self._wake_up()
 
     async def on_tick(self, counter: int) -> bool:
         if await super().on_tick(counter):
@@ -199,6 +224,7 @@ class _Server(uvicorn.Server):
         if self._draining is None:
             self._drain_began = time.monotonic()
             self._draining = asyncio.create_task(self._drain.drain(self._timeout))
+            self._draining.add_done_callback(lambda _: self._wake_up())
         if not self._draining.done():
             return False
         # uvicorn's own wait (for the connections to close) gets what the drain left of the timeout.
