@@ -29,6 +29,7 @@ from pygit2.enums import DeltaStatus
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
+from codeplane.git.branch_state import end_branch_state
 from codeplane.git.commit_index import commit_index, work_index
 from codeplane.git.conflicts import read_conflicts, repo_state
 from codeplane.git.diffs import DiffLimits, DiffReport, commit_diff
@@ -205,7 +206,7 @@ def commit(repo: pygit2.Repository, root: Path, req: CommitRequest) -> CommitRes
             _move_head(repo, oid, message, kind=_reflog_kind(state, amend=req.amend, initial=head is None))
     repo.index.read(True)  # the repository's index as it is now on disk, not as staging left it in memory
     if state in ("merge", "cherrypick", "revert"):
-        repo.state_cleanup()
+        end_branch_state(repo)  # as git's commit: the rest of a git CLI's pick sequence stays for its --continue
     post = run_hook(repo, "post-commit", timeout_s=req.hook_timeout_s)
     if post.ran:
         hooks.append(post)

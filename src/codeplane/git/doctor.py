@@ -8,6 +8,7 @@ import pygit2
 
 from codeplane.core.doctor import CheckResult
 from codeplane.git import recovery
+from codeplane.git.branch_state import way_out
 from codeplane.git.conflicts import repo_state
 
 
@@ -28,6 +29,6 @@ def check_git_tools(root: Path) -> list[CheckResult]:
     return [
         identity,
         CheckResult("git operation in progress", True, state if state != "none" else "none",
-                    "finish or abort it (git_commit / git_rebase / git_reset mode=hard)" if state != "none" else ""),
+                    way_out(repo, state) if state != "none" else ""),
         CheckResult("git recovery points", True, f"{points} under {recovery.RECOVERY_PREFIX}"),
     ]

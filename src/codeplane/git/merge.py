@@ -5,8 +5,8 @@ untracked file) the call stops with 8004 naming the paths, and nothing changes. 
 committed or stashed first, as with git. On conflicts the repository is left in the merge/cherry-pick/
 revert state with conflict markers in the files and the three index stages; the answer lists each
 conflicted path with its ancestor/ours/theirs blob oids. Resolve, ``git_stage`` the files, then
-``git_commit`` (which concludes the operation), or ``abort`` it (``git merge --abort``: unrelated local changes
-stay). Unrelated histories are refused unless asked for, as git refuses them.
+``git_commit`` (which concludes the operation), or ``abort`` it (``git merge --abort``, ``git/merge_abort.py``:
+unrelated local changes stay). Unrelated histories are refused unless asked for, as git refuses them.
 
 The repository's hooks run as git runs them: a merge commit runs ``pre-merge-commit``, then
 ``prepare-commit-msg`` and ``commit-msg`` on ``MERGE_MSG`` (``git/messages.py``), and every merge that moves
@@ -28,7 +28,8 @@ import pygit2
 from pygit2.enums import CheckoutStrategy, FileStatus, MergeAnalysis, MergeFavor
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
-from codeplane.git._workdir import checkout_tree, path_as_in, settling, tree_delta_paths
+from codeplane.git._workdir import checkout_tree, settling, tree_delta_paths
+from codeplane.git.branch_state import end_branch_state, way_out
 from codeplane.git.conflicts import RepoState, conflicts_comment, git_style_labels, read_conflicts, repo_state
 from codeplane.git.filters import refuse_filtered
 from codeplane.git.gitlinks import is_submodule, kept_submodules, warning
@@ -76,11 +77,12 @@ class MergeResult(WriteResult):
 
 
 def require_clean_index(repo: pygit2.Repository, what: str, *, in_rebase: bool = False) -> dict[str, int]:
-    """8005 if an operation is in progress (other than our rebase when ``in_rebase``), 8004 if changes are
-    staged; returns the dirty paths."""
+    """8005 if an operation is in progress (other than our rebase when ``in_rebase``; a bisect never counts), 8004
+    if changes are staged; returns the dirty paths."""
     state = repo_state(repo)
-    if state != "none" and not (in_rebase and state == "rebase"):
-        raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"a {state} is in progress; {way_out(state)}",
+    # A bisect is no operation to finish first: git merges, picks, reverts and rebases during one.
+    if state not in ("none", "bisect") and not (in_rebase and state == "rebase"):
+        raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"a {state} is in progress; {way_out(repo, state)}",
                              details={"state": state})
     dirty = {p: int(f) for p, f in dirty_paths(repo).items()}
     staged = sorted(shown(p) for p, f in dirty.items() if f & _STAGED_BITS)
@@ -88,59 +90,6 @@ def require_clean_index(repo: pygit2.Repository, what: str, *, in_rebase: bool =
         raise CodePlaneError(ErrorCode.GIT_DIRTY_WORKTREE, f"commit or stash staged changes before the {what}",
                              details={"paths": staged[:200], "count": len(staged)})
     return dirty
-
-
-def way_out(state: str) -> str:
-    """How to end an operation in progress: each has its own abort, which keeps unrelated local changes (a hard
-    reset does not, and leaves a rebase in progress)."""
-    if state == "rebase":
-        return "resolve, git_stage, then git_rebase action=continue, or abandon it with git_rebase action=abort"
-    return "resolve, git_stage, then git_commit, or abandon it with git_merge action=abort"
-
-
-def abortable_state(repo: pygit2.Repository) -> str:
-    """The operation :func:`abort` would end (merge, cherrypick, revert); 8005 when none is in progress."""
-    state = repo_state(repo)
-    if state not in ("merge", "cherrypick", "revert"):
-        hint = "; a rebase ends with git_rebase action=abort" if state == "rebase" else ""
-        raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"no merge, cherry-pick or revert in progress to abort "
-                             f"(state: {state}){hint}", details={"state": state})
-    return state
-
-
-def abort(repo: pygit2.Repository) -> list[str]:
-    """``git merge --abort`` (and ``cherry-pick``/``revert --abort``): the paths the operation staged or left
-    conflicted go back to HEAD in the index and the work tree; local changes elsewhere stay (the operation refused
-    to start over them); the operation's state files go. The paths put back."""
-    abortable_state(repo)
-    head = require_head(repo)
-    index = repo.index
-    index.read()
-    touched = {c.path for c in read_conflicts(index)}
-    for delta in head.tree.diff_to_index(index).deltas:
-        touched.update((delta.old_file.path, delta.new_file.path))
-    root = Path(repo.workdir)
-    # A clean change outside a sparse checkout's cone is in the index only: put back there only, as git's abort.
-    with settling(repo, touched), keeping_cone(repo):
-        # Removals first, deepest first: a directory the operation brought in over a HEAD symlink (or file) must be
-        # gone before the link is written back where it was.
-        removed = sorted((p for p in touched if not _in_tree(head.tree, p)), reverse=True)
-        for path in [*removed, *sorted(touched.difference(removed))]:
-            if index.conflicts is not None and path in index.conflicts:
-                del index.conflicts[path]
-            path_as_in(repo, root, head.tree, path)
-        index.write()
-        repo.state_cleanup()
-        (Path(repo.path) / "MERGE_MSG").unlink(missing_ok=True)
-    return sorted(shown(p) for p in touched)
-
-
-def _in_tree(tree: pygit2.Tree, path: str) -> bool:
-    try:
-        tree[path]
-    except KeyError:
-        return False
-    return True
 
 
 def touched_paths(head: pygit2.Commit, merged: pygit2.Index) -> set[str]:
@@ -189,7 +138,7 @@ def _commit_index(repo: pygit2.Repository, message: str, parents: list[pygit2.Oi
     committer = user_signature(repo)
     oid = repo.create_commit(None, author or author_signature(repo), committer, message, tree, parents)
     advance_head(repo, oid, reflog)
-    repo.state_cleanup()
+    end_branch_state(repo)
     return oid
 
 
@@ -316,7 +265,7 @@ def _apply_commit(repo: pygit2.Repository, ref: str, operation: Literal["cherry_
         return MergeResult(operation=operation, success=False, conflicts=conflicts, state=repo_state(repo),
                            message=message, warnings=warnings)
     if repo.index.write_tree() == head.tree.id:
-        repo.state_cleanup()
+        end_branch_state(repo)
         raise CodePlaneError(ErrorCode.GIT_NOTHING_TO_COMMIT,
                              f"{operation.replace('_', '-')} of {ref!r} changes nothing on this branch",
                              details={"ref": ref})

@@ -25,6 +25,7 @@ from pygit2.enums import CheckoutStrategy, ResetMode, SortMode
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git import rebase_state
 from codeplane.git._workdir import checkout_tree, tree_delta_paths
+from codeplane.git.branch_state import end_branch_state, libgit2_reset, way_out
 from codeplane.git.conflicts import git_style_labels, read_conflicts, repo_state
 from codeplane.git.filters import refuse_filtered
 from codeplane.git.gitlinks import is_submodule, kept_submodules, warning
@@ -179,7 +180,7 @@ def _commit_step(repo: pygit2.Repository, step: RebaseStep, state: RebaseState) 
         message = given if step.action == "reword" and given else commit.message
         oid = repo.create_commit(None, commit.author, committer, message, tree, [head.id])
         _detach(repo, oid, _reflog(step, message))
-    repo.state_cleanup()
+    end_branch_state(repo, rebase_step=True)
     return state
 
 
@@ -256,8 +257,11 @@ def in_progress(repo: pygit2.Repository) -> RebaseState:
     """The CodePlane rebase in progress; 8005 when there is none."""
     state = rebase_state.load(repo)
     if state is None:
-        raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "no CodePlane rebase is in progress",
-                             details={"state": repo_state(repo)})
+        now = repo_state(repo)
+        # A rebase the git CLI started (``.git/rebase-merge``) is not CodePlane's to continue: say what ends it.
+        said = f" (state: {now}): {way_out(repo, now)}" if now != "none" else ""
+        raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"no CodePlane rebase is in progress{said}",
+                             details={"state": now})
     return state
 
 
@@ -290,10 +294,9 @@ def skip(repo: pygit2.Repository) -> RebaseResult:
     if state.paused == "conflict":
         check_forced(repo, "skipping the step", "git rebase --skip")
         head = require_head(repo)
-        with keeping_cone(repo), kept_submodules(repo, head.tree) as kept:
+        with keeping_cone(repo), kept_submodules(repo, head.tree) as kept, libgit2_reset(repo, rebase_step=True):
             repo.reset(head.id, ResetMode.HARD)
         warned = [warning(p) for p in kept]
-        repo.state_cleanup()
         state = state.model_copy(update={"next": state.next + 1})
     state = state.model_copy(update={"paused": None})
     rebase_state.save(repo, state)
@@ -312,9 +315,9 @@ def abort(repo: pygit2.Repository) -> RebaseResult:
     else:
         _detach(repo, orig, f"rebase (abort): returning to {orig}")
     # A forced write: a submodule directory the rebase left untracked would be replaced by an empty one.
-    with keeping_cone(repo), kept_submodules(repo, repo[orig].peel(pygit2.Commit).tree) as kept:
+    with keeping_cone(repo), kept_submodules(repo, repo[orig].peel(pygit2.Commit).tree) as kept, \
+            libgit2_reset(repo, rebase_step=True):
         repo.reset(orig, ResetMode.HARD)
-    repo.state_cleanup()
     rebase_state.clear(repo)
     total = len(state.plan.steps)
     return RebaseResult(success=True, completed_steps=state.next, total_steps=total, state="aborted",

@@ -9,11 +9,14 @@ A recovery point is a commit object under ``refs/codeplane/recovery/<UTC timesta
 - its parents are HEAD, the index commit and any extra tips the operation would drop (a deleted
   branch, a dropped stash, a remote tip overwritten by a force push), so nothing it names is collected;
 - during a merge, pick, revert or rebase (or with conflicts in the index), one more parent holds the raw index
-  (conflict stages) and the operation's files (``MERGE_HEAD``...), so the operation comes back too.
+  (conflict stages) and the operation's files (``MERGE_HEAD``...; the git CLI's ``rebase-merge/``, ``rebase-apply/``
+  and ``sequencer/`` as subtrees), so the operation comes back too.
 
 :func:`restore` puts HEAD/branch, index and working tree back exactly (files created since are removed,
-ignored files are left alone), re-creates a deleted branch and re-stores a dropped stash. In a sparse checkout the
-files outside the cone are recorded as the index has them (not as deleted) and a restore keeps the cone
+ignored files are left alone), re-creates a deleted branch and re-stores a dropped stash. Of the operation in
+progress it ends only what git's reset ends (:func:`codeplane.git.branch_state.end_branch_state`), then puts back
+what the point recorded: a rebase, a bisect or a sequence the git CLI runs is never ended by a restore. In a sparse
+checkout the files outside the cone are recorded as the index has them (not as deleted) and a restore keeps the cone
 (``git/sparse.py``); a submodule directory the point drops stays in place, untracked (``git/gitlinks.py``). Restore from
 a shell: ``git reset --hard <meta.head> && git checkout <point> -- . && git read-tree <meta.index>``.
 """
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +38,7 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.paths import NAME_MAX
 from codeplane.git import sparse
 from codeplane.git._workdir import checkout_index, leading_links, prune_empty, replace_links, settling
+from codeplane.git.branch_state import OPERATION_DIRS, end_branch_state
 from codeplane.git.conflicts import rebase_state_path
 from codeplane.git.gitlinks import kept_submodules
 from codeplane.git.models import GitModel
@@ -167,7 +172,8 @@ def record(repo: pygit2.Repository, op: str, extras: dict[str, str] | None = Non
 
 
 #: What says an operation is in progress (``.git/<name>``): git's merge, pick and revert files, and CodePlane's
-#: rebase state. Saved with the raw index (its conflict stages) when one is there or the index has conflicts.
+#: rebase state; and the git CLI's operation directories (:data:`codeplane.git.branch_state.OPERATION_DIRS`). Saved
+#: with the raw index (its conflict stages) when one is there or the index has conflicts.
 _OPERATION_FILES = ("MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "CHERRY_PICK_HEAD", "REVERT_HEAD", "AUTO_MERGE",
                     "codeplane-rebase.json")
 
@@ -178,7 +184,8 @@ def _operation_state(repo: pygit2.Repository, sig: pygit2.Signature, op: str) ->
     conflicts to "ours" and dropped ``MERGE_HEAD`` (the next commit was no merge)."""
     gitdir = Path(repo.path)
     present = [name for name in _OPERATION_FILES if (gitdir / name).is_file()]
-    if not present and repo.index.conflicts is None:
+    folders = [name for name in OPERATION_DIRS if (gitdir / name).is_dir() and not (gitdir / name).is_symlink()]
+    if not present and not folders and repo.index.conflicts is None:
         return None
     tree = repo.TreeBuilder()
     index_file = gitdir / "index"
@@ -186,20 +193,50 @@ def _operation_state(repo: pygit2.Repository, sig: pygit2.Signature, op: str) ->
         tree.insert("index", repo.create_blob(index_file.read_bytes()), FileMode.BLOB)
     for name in present:
         tree.insert(name, repo.create_blob((gitdir / name).read_bytes()), FileMode.BLOB)
+    for name in folders:
+        tree.insert(name, _folder_tree(repo, gitdir / name), FileMode.TREE)
     return repo.create_commit(None, sig, sig, f"{_MARK}: operation in progress before {op}\n", tree.write(), [])
 
 
+def _folder_tree(repo: pygit2.Repository, folder: Path) -> pygit2.Oid:
+    """The regular files under ``folder`` (an operation's directory: a todo, messages, patches) as a tree."""
+    tree = repo.TreeBuilder()
+    for child in sorted(folder.iterdir()):
+        if child.is_symlink():
+            continue
+        if child.is_dir():
+            tree.insert(child.name, _folder_tree(repo, child), FileMode.TREE)
+        elif child.is_file():
+            tree.insert(child.name, repo.create_blob(child.read_bytes()), FileMode.BLOB)
+    return tree.write()
+
+
 def _put_operation_back(repo: pygit2.Repository, oid: pygit2.Oid) -> None:
-    """The operation saved by :func:`_operation_state`: its files and the raw index, conflict stages and all."""
+    """The operation saved by :func:`_operation_state`: its files, its directories (each replacing the one there
+    now) and the raw index, conflict stages and all."""
     gitdir = Path(repo.path)
     tree = repo[oid].peel(pygit2.Commit).tree
     for entry in tree:
         name = entry.name or ""
-        data = repo[entry.id].peel(pygit2.Blob).data
         temporary = gitdir / f".{name}.cpl-restore"
-        temporary.write_bytes(data)
+        if entry.filemode == FileMode.TREE:
+            shutil.rmtree(temporary, ignore_errors=True)
+            _write_folder(repo, repo[entry.id].peel(pygit2.Tree), temporary)
+            shutil.rmtree(gitdir / name, ignore_errors=True)
+            os.replace(temporary, gitdir / name)
+            continue
+        temporary.write_bytes(repo[entry.id].peel(pygit2.Blob).data)
         os.replace(temporary, gitdir / name)
     repo.index.read(True)
+
+
+def _write_folder(repo: pygit2.Repository, tree: pygit2.Tree, folder: Path) -> None:
+    folder.mkdir()
+    for entry in tree:
+        if entry.filemode == FileMode.TREE:
+            _write_folder(repo, repo[entry.id].peel(pygit2.Tree), folder / (entry.name or ""))
+        else:
+            (folder / (entry.name or "")).write_bytes(repo[entry.id].peel(pygit2.Blob).data)
 
 
 def _prune(repo: pygit2.Repository) -> None:
@@ -253,8 +290,9 @@ def restore(repo: pygit2.Repository, point: RecoveryPoint) -> tuple[list[str], l
     """Put HEAD, index and working tree back to ``point``; returns the refs it re-created and the submodule
     directories left in place (the point drops their gitlink).
 
-    Any merge/cherry-pick/rebase in progress is ended. Stash re-storing is left to the caller (it needs
-    the git CLI); everything else happens here.
+    A merge, cherry-pick or revert in progress (and CodePlane's rebase) is ended, as git's reset ends them, and the
+    operation the point recorded comes back. Stash re-storing is left to the caller (it needs the git CLI);
+    everything else happens here.
     """
     check_restore(repo)
     with sparse.keeping_cone(repo):
@@ -263,7 +301,7 @@ def restore(repo: pygit2.Repository, point: RecoveryPoint) -> tuple[list[str], l
 
 def _restore(repo: pygit2.Repository, point: RecoveryPoint) -> tuple[list[str], list[str]]:
     recreated: list[str] = []
-    repo.state_cleanup()
+    end_branch_state(repo)
     rebase_state_path(repo).unlink(missing_ok=True)
     if point.branch is not None:
         branch = raw_ref(point.branch)  # the point keeps a name that is not UTF-8 as shown (``models.GitModel``)

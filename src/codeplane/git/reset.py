@@ -1,9 +1,11 @@
 """``git_reset``: move HEAD (and the current branch) to a commit, as soft, mixed or hard.
 
 soft keeps index and working tree; mixed resets the index; hard also overwrites the working tree (untracked files
-stay). ORIG_HEAD names the commit HEAD left, as git's. Any merge/cherry-pick/revert in progress ends with mixed or
-hard. The service records a recovery point before a hard reset. A hard reset that would write a file with a filter
-driver is refused (:mod:`codeplane.git.filters`).
+stay). ORIG_HEAD names the commit HEAD left, as git's. Mixed or hard ends a merge, cherry-pick or revert in
+progress and nothing more, as git's reset (:func:`codeplane.git.branch_state.libgit2_reset`): a rebase, a bisect
+and the rest of a ``git cherry-pick A B`` sequence the git CLI started go on. The service records a recovery point
+before a hard reset. A hard reset that would write a file with a filter driver is refused
+(:mod:`codeplane.git.filters`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pygit2.enums import ResetMode
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git._workdir import settling, tree_delta_paths
+from codeplane.git.branch_state import libgit2_reset
 from codeplane.git.conflicts import repo_state
 from codeplane.git.filters import refuse_filtered
 from codeplane.git.gitlinks import kept_submodules
@@ -59,10 +62,11 @@ def reset(repo: pygit2.Repository, ref: str | None, mode: Mode) -> tuple[pygit2.
     kept: list[str] = []
     with settling(repo, rewritten):
         if mode == "hard":
-            with kept_submodules(repo, target_.tree) as kept:
+            with kept_submodules(repo, target_.tree) as kept, libgit2_reset(repo):
+                repo.reset(target_.id, _MODES[mode])
+        elif mode == "mixed":
+            with libgit2_reset(repo):
                 repo.reset(target_.id, _MODES[mode])
         else:
             repo.reset(target_.id, _MODES[mode])
-    if mode != "soft":
-        repo.state_cleanup()
     return target_, kept

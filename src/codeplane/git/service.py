@@ -19,6 +19,7 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
 from codeplane.git import blame as blaming
 from codeplane.git import (
+    branch_state,
     branches,
     checkout,
     commits,
@@ -27,6 +28,7 @@ from codeplane.git import (
     history,
     layout,
     log,
+    merge_abort,
     rebase,
     recovery,
     remotes,
@@ -229,12 +231,13 @@ class GitService:
                 sparse.refuse_sparse(repo, "switching to another commit")
                 checkout.refuse_filtered_switch(repo, target)
                 state = repo_state(repo)
-                if state != "none":
+                if state not in ("none", "bisect"):  # git switches during a bisect (``git bisect`` itself does)
                     # Switching away from a rebase, merge or pick in progress kept its state: a rebase's continue
                     # then rewrote the branch switched to (force included).
                     conflicted = " with unresolved conflicts" if repo.index.conflicts is not None else ""
                     raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, f"a {state} is in progress{conflicted}; "
-                                         f"{merging.way_out(state)}, before switching", details={"state": state})
+                                         f"{branch_state.way_out(repo, state)}, before switching",
+                                         details={"state": state})
                 if not force and repo.index.conflicts is not None:  # libgit2 refuses with an untyped error
                     # A stash pop that stopped on conflicts leaves them with no operation in progress.
                     raise CodePlaneError(ErrorCode.GIT_INVALID_STATE, "unresolved conflicts in the index: resolve "
@@ -283,15 +286,16 @@ class GitService:
             return result.model_copy(update={"effect": w.effect()})
 
     def merge_abort(self) -> merging.MergeResult:
-        """End a merge, cherry-pick or revert in progress as ``git merge --abort`` (a recovery point first)."""
+        """End a merge, cherry-pick or revert in progress (a git CLI's sequence of them whole) as ``git merge
+        --abort`` / ``git cherry-pick --abort`` do (a recovery point first, once the refusals are checked)."""
         with self._s.writing(files=True) as w:
-            state = merging.abortable_state(w.repo)
-            operation = {"cherrypick": "cherry_pick"}.get(state, state)
+            plan = merge_abort.plan_abort(w.repo)
+            operation = {"cherrypick": "cherry_pick"}.get(plan.state, plan.state)
             w.record("merge-abort")
-            merging.abort(w.repo)
+            merge_abort.abort(w.repo, plan)
             head = require_head(w.repo)
             return merging.MergeResult(operation=operation, success=True, commit=str(head.id), aborted=True,
-                                       effect=w.effect())
+                                       warnings=list(plan.warnings), effect=w.effect())
 
     def cherry_pick(self, ref: str) -> merging.MergeResult:
         with self._s.writing(files=True) as w:
@@ -314,8 +318,9 @@ class GitService:
                 w.record("reset-hard")
             target, kept = resetting.reset(w.repo, ref, mode)
             branch = head_branch(w.repo)
+            left = branch_state.sequence_left(w.repo) if mode != "soft" else None
             return ResetResult(mode=mode, head=str(target.id), effect=w.effect(),
-                               warnings=[gitlinks.warning(p) for p in kept],
+                               warnings=[gitlinks.warning(p) for p in kept] + ([left] if left else []),
                                branch=None if w.repo.head_is_detached or branch is None else
                                branch.removeprefix("refs/heads/"))
 
