@@ -3,9 +3,10 @@
 ``<Badge label="new" />`` calls ``Badge`` with ``{ label: "new" }``. Where the index links the tag's name (through
 its import) to ``function Badge({ label }: BadgeProps)`` or ``const Badge = (props: BadgeProps) => ...``, tsc checks
 the attribute against ``BadgeProps``, so renaming ``BadgeProps.label`` renames it too. Only a first parameter
-annotated with one bare type name of the family counts, as for a typed object literal; ``React.FC<BadgeProps>``, a
-class component's ``Component<BadgeProps>`` and wrapped components (``memo(...)``) are not followed: their
-attributes stay low candidates.
+annotated with one bare type name of the family counts, as for a typed object literal, or the type argument of a
+function component's declared type (``const Badge: React.FC<BadgeProps> = ...``, also ``FunctionComponent``); a class
+component's ``Component<BadgeProps>`` and wrapped components (``memo(...)``) are not followed: their attributes stay
+low candidates.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 from codeplane.refactor.facts import Def, FactReader
 from codeplane.refactor.lexical import syntax_root
 from codeplane.refactor.spans import SourceText
-from codeplane.refactor.typedkeys import bare_type_name
+from codeplane.refactor.typedkeys import bare_type_name, component_props
 
 #: Tiers of a link the index proved or followed through imports: the tag is that definition.
 _RESOLVED = frozenset({"PROVEN", "STRONG"})
@@ -52,7 +53,7 @@ def _props_typed(component: Def | None, text: Callable[[str], SourceText | None]
     parameters = _parameters(name)
     first = parameters.named_children[0] if parameters is not None and parameters.named_child_count else None
     return first is not None and first.type in _PARAMETERS and \
-        bare_type_name(first.child_by_field_name("type"), src.data) in owners
+        bare_type_name(first.child_by_field_name("type") or component_props(first), src.data) in owners
 
 
 def _parameters(name: Any) -> Any:

@@ -10,7 +10,8 @@ destructuring pattern's key (``{ k }``, ``{ k: v }``, ``{ k = d }``) is ``medium
 where the literal's or pattern's type is written next to it as one bare type name of the family:
 
 - the initializer of a variable annotated with it (``const s: Scope = {...}``), or a pattern so annotated
-  (``const { k }: Scope = s``, a parameter ``({ k }: Scope)``);
+  (``const { k }: Scope = s``, a parameter ``({ k }: Scope)``, the props parameter of a function component declared
+  ``const Pill: React.FC<Scope> = ({ k }) => ...``);
 - the value of a ``return`` in the innermost function, method or arrow whose return type it is
   (``function make(): Scope { return {...} }``, also an arrow's expression body);
 - the operand of ``as Scope`` / ``satisfies Scope``;
@@ -173,8 +174,42 @@ def _pattern_source(pattern: Any) -> tuple[Any, Any]:
     if parent.type == "assignment_expression" and _is_field(parent, "left", pattern):
         return _unparenthesized(parent.child_by_field_name("right")), None
     if parent.type in _PARAMETERS and _is_field(parent, "pattern", pattern):
-        return None, parent.child_by_field_name("type")
+        return None, parent.child_by_field_name("type") or component_props(parent)
     return None, None
+
+
+#: A function component's type, by its last name (``FC``, ``React.FC``...): its one type argument types its props.
+_COMPONENT_TYPES = frozenset({"FC", "FunctionComponent", "VFC", "VoidFunctionComponent"})
+
+
+def component_props(parameter: Any) -> Any:
+    """The props type of an unannotated first parameter of a function component declared with its type
+    (``const Pill: React.FC<BadgeProps> = ({ label }) => ...``): the written type argument, else ``None``."""
+    if parameter is None or parameter.child_by_field_name("type") is not None:
+        return None
+    parameters = parameter.parent
+    if parameters is None or parameters.type != "formal_parameters" or parameters.named_children[0].id != parameter.id:
+        return None
+    function = parameters.parent
+    if function is None or function.type not in ("arrow_function", "function_expression", "function"):
+        return None
+    node, holder = function, function.parent
+    while holder is not None and holder.type == "parenthesized_expression":
+        node, holder = holder, holder.parent
+    if holder is None or holder.type != "variable_declarator" or not _is_field(holder, "value", node):
+        return None
+    annotation = holder.child_by_field_name("type")
+    generic = annotation.named_children[0] if annotation is not None and annotation.named_child_count == 1 else None
+    if generic is None or generic.type != "generic_type":
+        return None
+    name = generic.child_by_field_name("name")
+    if name is not None and name.type == "nested_type_identifier":
+        name = name.child_by_field_name("name")
+    arguments = generic.child_by_field_name("type_arguments")
+    if name is None or name.text is None or name.text.decode("utf-8") not in _COMPONENT_TYPES or \
+            arguments is None or arguments.named_child_count != 1:
+        return None
+    return arguments.named_children[0]
 
 
 def _unparenthesized(node: Any) -> Any:
