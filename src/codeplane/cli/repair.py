@@ -100,10 +100,10 @@ def _repair_tantivy(layout: RepoLayout) -> list[Repair]:
 
 def _repair_ledger(layout: RepoLayout) -> list[Repair]:
     from codeplane.tasks.ledger import Ledger
-    from codeplane.tasks.ledger_identity import remembered
+    from codeplane.tasks.ledger_identity import ledger_problem, remembered
 
     try:
-        problem = sqlite_problem(layout.ledger_db)
+        problem = ledger_problem(layout.ledger_db)
     except CodePlaneError as exc:  # unwritable, not damaged: quarantining it would be the damage
         return [_left_alone("ledger.db", exc)]
     if problem is None and not layout.ledger_db.exists() and remembered(layout.state_dir) is not None:

@@ -18,7 +18,7 @@ from codeplane.core.layout import RepoLayout
 from codeplane.core.stores import sqlite_problem
 from codeplane.tasks.budgets import past_deadline
 from codeplane.tasks.ledger import connect_read_only, task_from_row, verify_connection
-from codeplane.tasks.ledger_identity import remembered
+from codeplane.tasks.ledger_identity import never_initialised, remembered
 from codeplane.tasks.quarantine import current_sha256, quarantined
 from codeplane.tasks.recording import bounded_tool_name
 from codeplane.tasks.schema import newer_ledger, recorded_version
@@ -51,6 +51,9 @@ def check_ledger(root: Path) -> list[CheckResult]:
                                 "restore it from a backup; otherwise the next start begins a new chain that "
                                 "records the loss"), *results]
         return [CheckResult(_CHECK, True, "no ledger yet (the server creates it on first start)"), *results]
+    if never_initialised(path):
+        return [CheckResult(_CHECK, True, "no ledger yet: ledger.db was created but holds no chain (a first start "
+                            "that failed, e.g. on a full disk); the next start makes the ledger in it"), *results]
     try:
         problem = sqlite_problem(path, read_only=True)
     except CodePlaneError as exc:
@@ -141,9 +144,10 @@ def ledger_overview(path: Path, *, recent: int = RECENT_OPERATIONS, max_tasks: i
     ``open_task_count`` (an agent that crashed was using its newest task). Tasks left OPEN here belong to a
     server that stopped; the next server start closes them as CLOSED_INTERRUPTED. One past its deadline (``now``,
     the clock by default) is not open: as a server would, it is listed among ``failed_tasks`` (CLOSED_FAILED by
-    ``duration``, which the next start records), never as open (QA56 #4). ``None`` when there is no ledger.
+    ``duration``, which the next start records), never as open (QA56 #4). ``None`` when there is no ledger (or
+    only a ``ledger.db`` that never became one).
     """
-    if not path.is_file():
+    if not path.is_file() or never_initialised(path):
         return None
     try:
         return _overview(path, recent, max_tasks, now_ms() if now is None else now)

@@ -10,11 +10,12 @@ the connection).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -23,9 +24,10 @@ from codeplane.core.clock import iso_utc, now_ms
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.logging import get_logger
 from codeplane.core.storage import probe_write, storage_code, storage_error
+from codeplane.core.stores import SIDE_SUFFIXES, sqlite_problem
 from codeplane.tasks.chain import ALL_COLUMNS, GENESIS_HASH, HASHED_COLUMNS, ChainReport, row_hash, verify_rows
-from codeplane.tasks.ledger_head import HeadMark, Lost, lost_rows, read_head, record_lost
-from codeplane.tasks.ledger_identity import MISSING_OP, ledger_id, remember, remembered
+from codeplane.tasks.ledger_head import HEAD_FILE, HeadMark, Lost, lost_rows, read_head, record_lost
+from codeplane.tasks.ledger_identity import MISSING_OP, ledger_id, never_initialised, remember, remembered
 from codeplane.tasks.models import (
     BudgetType,
     OperationRecord,
@@ -34,7 +36,7 @@ from codeplane.tasks.models import (
     TaskRecord,
     TaskState,
 )
-from codeplane.tasks.quarantine import QUARANTINE_OP, Quarantined, ledger_problem, quarantine, record_missing
+from codeplane.tasks.quarantine import QUARANTINE_OP, Quarantined, quarantine, record_missing, restore
 from codeplane.tasks.recording import bounded_tool_name
 from codeplane.tasks.schema import apply_schema, configure, refuse_newer
 from codeplane.tasks.tamper import TAMPER_OP, broken_tail, missing_triggers
@@ -169,69 +171,111 @@ class Ledger:
 
     def open(self) -> None:
         """Open (or create) the ledger. A damaged file is quarantined, never replaced in place
-        (``quarantine.py``): the new chain's first row records the file's SHA-256 and why it moved."""
+        (``quarantine.py``): the new chain's first row records the file's SHA-256 and why it moved.
+
+        All or nothing up to that first commit: an open that fails before it (a full disk) closes what it opened,
+        removes the ``ledger.db`` it created, puts back a ledger it moved aside and deletes the records it wrote, so
+        the next start finds what this one found. The empty ``ledger.db`` a failed first start left behind was taken
+        by the next one for a damaged ledger, quarantined, and reported by ``cpl doctor`` until acknowledged."""
         with self._lock:
             if self._conn is not None:
                 return
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            state_dir = self.path.parent
-            # Known before anything is created: a remembered ledger id without its file is a deleted ledger.
-            gone = remembered(state_dir) if not self.path.exists() else None
-            moved: Quarantined | None = None
-            problem = ledger_problem(self.path)
-            if problem is not None:
-                moved = self._quarantine(problem)
+            undo: list[Callable[[], None]] = []
             try:
-                conn = self._connect()
-            except sqlite3.DatabaseError as exc:
-                cause = exc if storage_code(exc) is not None else probe_write(self.path.parent)
-                if moved is not None or cause is not None or not self.path.is_file():
-                    raise self._storage(cause or exc) from exc
-                moved = self._quarantine(f"cannot be opened as a ledger: {exc}")
-                conn = self._connect()
-            last = conn.execute("SELECT op_id, row_hash FROM operations ORDER BY op_id DESC LIMIT 1").fetchone()
-            seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'operations'").fetchone()
-            # Continue after the AUTOINCREMENT high-water mark, so a truncated tail stays detectable.
-            self._last_op_id = max(int(last["op_id"]) if last else 0, int(seq[0]) if seq else 0)
-            self._last_hash = str(last["row_hash"]) if last else GENESIS_HASH
-            self._conn = conn
-            self._identity = _identity(self.path)
-            broken = broken_tail(conn)
-            if broken is not None:
-                self.tampering.append(f"the hash chain is broken: {broken}")
-            # Read before this open commits anything (its first commit rewrites it). The id this file had: its
-            # own, or, when even that was only in the lost WAL (a ledger never checkpointed), the one remembered.
-            head = read_head(state_dir)
-            with contextlib.suppress(OSError):  # the first write says it, once
-                self._head_mark.open()
-            had = conn.execute("SELECT value FROM ledger_meta WHERE key = 'ledger_id'").fetchone()
-            previous_id = str(had[0]) if had else (remembered(state_dir) or ("", ""))[0]
-            with self.transaction() as tx:
-                ident = ledger_id(tx)
-                self._ledger_id = ident[0]
-                lost = lost_rows(head, previous_id, self._last_op_id) if gone is None and moved is None else None
-                if lost is not None:
-                    self._record_lost(tx, lost, previous_id)
-                if gone is not None and moved is None and gone[0] != ident[0]:
-                    moved = record_missing(state_dir, *gone)
-                    log.warning("ledger.db is missing; a new chain starts and records it", previous=gone[0])
-                if moved is not None:
-                    self.quarantined = moved
-                    self.append_in(tx, OperationRecord(
-                        task_id=None, timestamp_ms=now_ms(), op_type=MISSING_OP if moved.missing else QUARANTINE_OP,
-                        success=True, kind="maintenance", detail={"quarantine": moved.to_detail()}))
-                if self.tampering:
-                    log.warning("ledger.db was edited outside CodePlane; recorded", signs=self.tampering)
-                    self.append_in(tx, OperationRecord(
-                        task_id=None, timestamp_ms=now_ms(), op_type=TAMPER_OP, success=True, kind="maintenance",
-                        detail={"signs": self.tampering}))
-            remember(state_dir, ident)
+                self._open(undo)
+            except BaseException as exc:
+                self._abandon(undo)
+                mapped = (storage_error(exc, doing="opening the ledger", path=self.path)
+                          if isinstance(exc, OSError | sqlite3.Error) else None)
+                if mapped is None:
+                    raise
+                raise mapped from exc
 
-    def _record_lost(self, tx: sqlite3.Connection, lost: Lost, previous_id: str) -> None:
+    def _open(self, undo: list[Callable[[], None]]) -> None:
+        state_dir = self.path.parent
+        # Known before anything is created: a remembered ledger id without its file is a deleted ledger.
+        gone = remembered(state_dir) if not self.path.exists() else None
+        # No chain here, nor ever was: missing triggers are no sign of an edit, and an empty file no damage.
+        fresh = never_initialised(self.path)
+        moved: Quarantined | None = None
+        problem = None if fresh else sqlite_problem(self.path)
+        if problem is not None:
+            moved = self._quarantine(problem, undo)
+        try:
+            conn = self._connect(undo, fresh=fresh)
+        except sqlite3.DatabaseError as exc:
+            cause = exc if storage_code(exc) is not None else probe_write(self.path.parent)
+            if moved is not None or cause is not None or not self.path.is_file():
+                raise self._storage(cause or exc) from exc
+            moved = self._quarantine(f"cannot be opened as a ledger: {exc}", undo)
+            conn = self._connect(undo, fresh=True)
+        last = conn.execute("SELECT op_id, row_hash FROM operations ORDER BY op_id DESC LIMIT 1").fetchone()
+        seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'operations'").fetchone()
+        # Continue after the AUTOINCREMENT high-water mark, so a truncated tail stays detectable.
+        self._last_op_id = max(int(last["op_id"]) if last else 0, int(seq[0]) if seq else 0)
+        self._last_hash = str(last["row_hash"]) if last else GENESIS_HASH
+        self._conn = conn
+        self._identity = _identity(self.path)
+        broken = broken_tail(conn)
+        if broken is not None:
+            self.tampering.append(f"the hash chain is broken: {broken}")
+        # Read before this open commits anything (its first commit rewrites it). The id this file had: its
+        # own, or, when even that was only in the lost WAL (a ledger never checkpointed), the one remembered.
+        head = read_head(state_dir)
+        if not os.path.lexists(state_dir / HEAD_FILE):
+            undo.append(functools.partial(_remove, [state_dir / HEAD_FILE]))
+        with contextlib.suppress(OSError):  # the first write says it, once
+            self._head_mark.open()
+        had = conn.execute("SELECT value FROM ledger_meta WHERE key = 'ledger_id'").fetchone()
+        previous_id = str(had[0]) if had else (remembered(state_dir) or ("", ""))[0]
+        with self.transaction() as tx:
+            ident = ledger_id(tx)
+            self._ledger_id = ident[0]
+            lost = lost_rows(head, previous_id, self._last_op_id) if gone is None and moved is None else None
+            if lost is not None:
+                self._record_lost(tx, lost, previous_id, undo)
+            if gone is not None and moved is None and gone[0] != ident[0]:
+                moved = record_missing(state_dir, *gone)
+                undo.append(functools.partial((state_dir / moved.file).unlink, missing_ok=True))
+                log.warning("ledger.db is missing; a new chain starts and records it", previous=gone[0])
+            if moved is not None:
+                self.quarantined = moved
+                self.append_in(tx, OperationRecord(
+                    task_id=None, timestamp_ms=now_ms(), op_type=MISSING_OP if moved.missing else QUARANTINE_OP,
+                    success=True, kind="maintenance", detail={"quarantine": moved.to_detail()}))
+            if self.tampering:
+                log.warning("ledger.db was edited outside CodePlane; recorded", signs=self.tampering)
+                self.append_in(tx, OperationRecord(
+                    task_id=None, timestamp_ms=now_ms(), op_type=TAMPER_OP, success=True, kind="maintenance",
+                    detail={"signs": self.tampering}))
+        undo.clear()  # committed: from here the chain itself records what this open did
+        remember(state_dir, ident)
+
+    def _abandon(self, undo: list[Callable[[], None]]) -> None:
+        """Leave things as the failed open found them: its connection closed first (SQLite's files released), then
+        its steps undone, newest first."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        self._head_mark.close()
+        for step in reversed(undo):
+            try:
+                step()
+            except OSError as exc:
+                log.warning("a failed open of the ledger could not undo what it did", path=str(self.path),
+                            error=str(exc))
+        self.quarantined = self.lost = self._identity = None
+        self.tampering = []
+        self._last_op_id, self._last_hash, self._ledger_id = 0, GENESIS_HASH, ""
+
+    def _record_lost(self, tx: sqlite3.Connection, lost: Lost, previous_id: str,
+                     undo: list[Callable[[], None]]) -> None:
         try:
             record = record_lost(self.path.parent, lost, previous_id)
         except OSError as exc:
             raise self._storage(exc) from exc
+        undo.append(functools.partial((self.path.parent / record.file).unlink, missing_ok=True))
         self.lost = (lost, record)
         log.warning("ledger.db lost committed entries (its -wal file was lost after an unclean stop); recorded",
                     missing=lost.count, first_op_id=lost.first_op_id, last_op_id=lost.last_op_id,
@@ -242,13 +286,19 @@ class Ledger:
                 "count": lost.count, "first_op_id": lost.first_op_id, "last_op_id": lost.last_op_id,
                 "last_hash": lost.last_hash}}))
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, undo: list[Callable[[], None]], *, fresh: bool) -> sqlite3.Connection:
+        if not os.path.lexists(self.path):
+            # Created by this open: it holds no row until the open's first commit, so a failure before that removes
+            # it (and the side files SQLite made for it) rather than leave an empty ledger.db behind.
+            created = [side for side in (Path(f"{self.path}{s}") for s in ("", *SIDE_SUFFIXES))
+                       if not os.path.lexists(side)]
+            undo.append(functools.partial(_remove, created))
         conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
         try:
             conn.row_factory = sqlite3.Row
             refuse_newer(conn, self.path)  # before anything writes: a newer CodePlane's ledger stays as it was
             configure(conn)
-            missing = missing_triggers(conn)
+            missing = [] if fresh else missing_triggers(conn)
             if missing:
                 self.tampering.append(f"append-only triggers were missing ({', '.join(missing)}); recreated")
             apply_schema(conn)
@@ -257,14 +307,25 @@ class Ledger:
             raise
         return conn
 
-    def _quarantine(self, reason: str) -> Quarantined:
+    def _quarantine(self, reason: str, undo: list[Callable[[], None]]) -> Quarantined:
         try:
             moved = quarantine(self.path, reason)
         except OSError as exc:
             raise self._storage(exc) from exc
+        undo.append(functools.partial(self._put_back, moved))
         log.warning("ledger.db is damaged; moved aside and a new chain starts", file=moved.file,
                     sha256=moved.sha256, reason=reason)
         return moved
+
+    def _put_back(self, moved: Quarantined) -> None:
+        try:
+            restore(self.path, moved)
+        except OSError as exc:
+            log.warning("ledger.db was moved aside, then the open failed and it could not be put back; it stays "
+                        "quarantined", file=moved.file, error=str(exc))
+            return
+        log.warning("ledger.db is back in place: the open that moved it aside failed; the next start moves it "
+                    "aside again", file=moved.file)
 
     def _storage(self, exc: BaseException) -> CodePlaneError:
         mapped = storage_error(exc, doing="opening the ledger", path=self.path)
@@ -413,6 +474,11 @@ class Ledger:
         if self._conn is None:
             raise RuntimeError("ledger is not open")
         return self._conn
+
+
+def _remove(paths: list[Path]) -> None:
+    for path in paths:
+        path.unlink(missing_ok=True)
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

@@ -14,6 +14,7 @@ A *deleted* ledger cannot be moved aside, but it is noticed: ``ledger_identity.p
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -24,7 +25,7 @@ from typing import Any
 
 from codeplane.core.atomic import write_atomic
 from codeplane.core.clock import iso_utc, now_ms
-from codeplane.core.stores import SIDE_SUFFIXES, sqlite_problem
+from codeplane.core.stores import SIDE_SUFFIXES
 
 QUARANTINE_OP = "ledger.quarantine"
 _PREFIX = "ledger.corrupt-"
@@ -48,14 +49,11 @@ class Quarantined:
         return {k: v for k, v in asdict(self).items() if k != "acknowledged_at"}
 
 
-def ledger_problem(path: Path) -> str | None:
-    """Why ``ledger.db`` cannot be trusted as a database, or ``None`` (a missing file is no problem)."""
-    return sqlite_problem(path)
-
-
 def quarantine(path: Path, reason: str) -> Quarantined:
-    """Move ``path`` (and its ``-wal``/``-shm``) aside and record its SHA-256. Raises ``OSError`` if the
-    move is impossible: then the ledger stays where it is and the caller must not create a new one."""
+    """Move ``path`` (and its ``-wal``/``-shm``) aside and record its SHA-256. All or nothing: raises ``OSError`` if
+    the record cannot be written or the move is impossible, and then the ledger stays where it is, no record beside
+    it, and the caller must not create a new one. The record is written first: a full disk refused it after the
+    file had moved, and the file then stood there unexplained ("record missing") for good."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     target = path.with_name(f"{_PREFIX}{stamp}.db")
     n = 2
@@ -63,14 +61,37 @@ def quarantine(path: Path, reason: str) -> Quarantined:
         target = path.with_name(f"{_PREFIX}{stamp}-{n}.db")
         n += 1
     digest, size = _sha256(path)
-    os.replace(path, target)
-    for suffix in SIDE_SUFFIXES:
-        side = Path(f"{path}{suffix}")
-        if side.exists():
-            os.replace(side, Path(f"{target}{suffix}"))
     record = Quarantined(target.name, digest, size, reason, iso_utc(now_ms()))
+    # Not listed by ``quarantined`` until its file is there (it globs the ``.db``); a rename needs no free space.
     write_atomic(_record_path(target), (json.dumps(asdict(record), indent=2, sort_keys=True) + "\n").encode())
+    moved: list[tuple[Path, Path]] = []
+    try:
+        for suffix in ("", *SIDE_SUFFIXES):
+            source = Path(f"{path}{suffix}")
+            if not suffix or source.exists():
+                os.replace(source, Path(f"{target}{suffix}"))
+                moved.append((source, Path(f"{target}{suffix}")))
+    except OSError:
+        for source, destination in reversed(moved):
+            with contextlib.suppress(OSError):
+                os.replace(destination, source)
+        _record_path(target).unlink(missing_ok=True)
+        raise
     return record
+
+
+def restore(path: Path, record: Quarantined) -> None:
+    """Undo :func:`quarantine` for an open that moved ``path`` aside and then failed before its new chain could record
+    it (a full disk): the file and its side files back in place, the record deleted, as if nothing had happened (the
+    next start moves it aside again and records it). Raises ``OSError`` when it cannot: then the file stays
+    quarantined, with its record, and ``cpl doctor`` reports it."""
+    target = path.with_name(record.file)
+    for suffix in SIDE_SUFFIXES:
+        side = Path(f"{target}{suffix}")
+        if side.exists():
+            os.replace(side, Path(f"{path}{suffix}"))
+    os.replace(target, path)
+    _record_path(target).unlink(missing_ok=True)
 
 
 def quarantined(state_dir: Path) -> list[tuple[Path, Quarantined]]:

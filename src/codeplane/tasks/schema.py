@@ -9,6 +9,7 @@ rejects any update of a task row whose state is no longer OPEN, and a task's ide
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 from pathlib import Path
@@ -143,11 +144,23 @@ TRIGGERS = tuple(re.findall(r"CREATE TRIGGER IF NOT EXISTS (\w+)", _DDL))
 
 def apply_schema(conn: sqlite3.Connection) -> None:
     """Create (idempotently) the v1 schema and its triggers; record the schema version (an older one's ledger is
-    migrated by the same statements and then records this version). Call :func:`refuse_newer` first."""
-    conn.executescript(_DDL)
-    conn.execute("INSERT INTO ledger_meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE "
-                 "SET value = excluded.value WHERE CAST(value AS INTEGER) < CAST(excluded.value AS INTEGER)",
-                 (str(SCHEMA_VERSION),))
+    migrated by the same statements and then records this version). Call :func:`refuse_newer` first.
+
+    One transaction: a statement that fails (a full disk) leaves the file as it was. Committed one statement at a
+    time, a first open that failed half-way left a ledger without its triggers, which every later open reported as
+    tampered with, or without ``operations``, which ``cpl doctor`` could not read."""
+    # In the script itself: ``executescript`` commits a transaction opened before it.
+    try:
+        conn.executescript("BEGIN IMMEDIATE;\n" + _DDL)
+        conn.execute("INSERT INTO ledger_meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE "
+                     "SET value = excluded.value WHERE CAST(value AS INTEGER) < CAST(excluded.value AS INTEGER)",
+                     (str(SCHEMA_VERSION),))
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:  # SQLite ends it itself on some errors (a full disk)
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+        raise
 
 
 def recorded_version(conn: sqlite3.Connection) -> str | None:
