@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Literal
 
 import pygit2
-from pygit2.enums import DiffFind, DiffOption
+from pygit2.enums import DiffFind, DiffOption, FileMode, SubmoduleStatus
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
-from codeplane.git import sparse, tree_stats, worktree_scan
+from codeplane.git import converted, sparse, tree_stats, worktree_scan
 from codeplane.git.models import GitModel
 from codeplane.git.pathspecs import matches, shown
 from codeplane.git.revisions import empty_tree, head_tree, resolve_commit
@@ -336,13 +336,73 @@ def diff(repo: pygit2.Repository, *, base: str | None = None, target: str | None
         # Outside a sparse checkout's cone the work tree is not looked at (libgit2 calls such files deleted).
         outside = sparse.skip_worktree_paths(repo)
         items = [item for item in sources(raw, repo, limits.context_lines, _workdir(repo)) if item[1] not in outside]
+        items = _as_git_converts(repo, raw, items, base=None, paths=paths, context_lines=limits.context_lines)
+        items = _without_untracked_dirt(repo, raw, items, limits.context_lines)
         return render(_with_conflicts(repo, items, limits.context_lines), label, paths, limits)
-    workdir = _workdir(repo) if target is None and not staged else None  # ``git diff <rev>``: the work tree too
+    if target is None and not staged:  # ``git diff <rev>``: the work tree too
+        items = list(sources(raw, repo, limits.context_lines, _workdir(repo)))
+        assert base is not None
+        items = _as_git_converts(repo, raw, items, base=resolve_commit(repo, base, "base").id, paths=paths,
+                                 context_lines=limits.context_lines)
+        return render(_without_untracked_dirt(repo, raw, items, limits.context_lines), label, paths, limits)
     counted: Totals | None = None
     if target is not None:  # two commits: git counts what runs past the page
         old = resolve_commit(repo, base if base is not None else "HEAD", "base").id
         counted = partial(tree_stats.totals, repo, old, resolve_commit(repo, target, "target").id)
-    return render(sources(raw, repo, limits.context_lines, workdir), label, paths, limits, counted)
+    return render(sources(raw, repo, limits.context_lines), label, paths, limits, counted)
+
+
+def _as_git_converts(repo: pygit2.Repository, raw: pygit2.Diff, items: list[PatchSource], *,
+                     base: pygit2.Oid | None, paths: Sequence[str], context_lines: int) -> list[PatchSource]:
+    """``items`` (of ``raw``, whose new side is the work tree) with each file git converts and libgit2 does not
+    (:mod:`codeplane.git.converted`) as git diffs it: libgit2 compared its smudged bytes with the cleaned blob, so a
+    file only touched was "modified". Renames pairing such a file go to git whole, both sides."""
+    conflicts = repo.index.conflicts
+    conflicted = {(ours or theirs or ancestor).path for ancestor, ours, theirs in conflicts} \
+        if conflicts is not None else set()
+    on_disk = {d.new_file.path for d in raw.deltas
+               if d.status_char() not in ("D", "U") and d.new_file.path not in conflicted
+               and (matches(d.new_file.path, paths) or matches(d.old_file.path, paths))}
+    hit = set(converted.converted(repo, on_disk))
+    if not hit:
+        return items
+    asked = hit | {d.old_file.path for d in raw.deltas if d.new_file.path in hit}
+    parsed = converted.worktree_diff(repo, sorted(asked), base=base, context_lines=context_lines)
+    if parsed is None:
+        return items
+    kept = [item for item in items if item[0] not in asked and item[1] not in asked]
+    return sorted(kept + list(sources(parsed)), key=lambda item: item[1])
+
+
+def _without_untracked_dirt(repo: pygit2.Repository, raw: pygit2.Diff, items: list[PatchSource],
+                            context_lines: int) -> list[PatchSource]:
+    """``items`` with each submodule that holds only untracked files shown as ``git diff`` shows it: no
+    ``-dirty`` (git's diff ignores a submodule's untracked files), so nothing at all when its checked-out commit
+    is the compared one. libgit2 marks it dirty."""
+    links = {d.new_file.path: (d.old_file.id, d.new_file.id) for d in raw.deltas
+             if d.new_file.mode == FileMode.COMMIT and d.old_file.mode == FileMode.COMMIT}
+    if not links:
+        return items
+    out: list[PatchSource] = []
+    for item in items:
+        sides = links.get(item[1])
+        if sides is None or not _untracked_only(repo, item[1]):
+            out.append(item)
+        elif sides[0] != sides[1]:
+            old, new = (f"Subproject commit {oid}\n".encode() for oid in sides)
+            name = os.fsencode(item[1]).decode("utf-8", errors="replace")
+            out.append((item[0], item[1], partial(pygit2.Patch.create_from, old, new, old_as_path=name,
+                                                  new_as_path=name, context_lines=context_lines), None, None))
+    return out
+
+
+def _untracked_only(repo: pygit2.Repository, path: str) -> bool:
+    try:
+        flags = repo.submodules.status(path)
+    except (KeyError, ValueError, pygit2.GitError):
+        return False
+    dirt = SubmoduleStatus.WD_INDEX_MODIFIED | SubmoduleStatus.WD_WD_MODIFIED  # git's -dirty: tracked files changed
+    return bool(flags & SubmoduleStatus.WD_UNTRACKED) and not flags & dirt
 
 
 def _workdir(repo: pygit2.Repository) -> Path | None:

@@ -1,7 +1,10 @@
 """Measuring what a write did: HEAD, ref moves and working-tree paths, as an :class:`Effect`.
 
 A tracker snapshots refs (and, for operations that touch files, the dirty paths with their index
-entries and the bytes of the files that differ from the index) before the operation and compares after it.
+entries and the bytes of the files that differ from the index) before the operation and compares after it; a file
+whose status stayed the same but whose bytes a write that saved a recovery point replaced (an untracked file a
+restore put back) is a change too. A file outside a sparse checkout's cone that was never on disk is not, whatever
+its index entry did.
 Changed files are hashed (SHA-256 of the bytes on disk, the same function ``read_source`` uses) up to
 :data:`EFFECT_PATH_LIMIT` files of at most 8 MiB; every changed file is classified (added, modified, deleted)
 and its lines counted by :mod:`codeplane.git.numstat`.
@@ -10,12 +13,14 @@ and its lines counted by :mod:`codeplane.git.numstat`.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
+from stat import S_ISDIR
 
 import pygit2
 
 from codeplane.core.hashing import sha256_file
-from codeplane.git import numstat
+from codeplane.git import numstat, sparse
 from codeplane.git.conflicts import repo_state
 from codeplane.git.models import EFFECT_PATH_LIMIT, EFFECT_REF_LIMIT, Effect, PathChange, RefChange
 from codeplane.git.pathspecs import shown
@@ -23,6 +28,8 @@ from codeplane.git.revisions import head_commit
 from codeplane.git.status import dirty_paths
 
 _HASH_MAX_BYTES = 8 * 1024 * 1024
+#: A file's ctime may read up to a clock tick (a second on some file systems) before the moment it was written.
+_CLOCK_MARGIN_NS = 2_000_000_000
 _OWN_REFS = "refs/codeplane/"
 _STASH = "refs/stash"
 
@@ -39,10 +46,10 @@ def ref_snapshot(repo: pygit2.Repository) -> dict[str, str]:
     return out
 
 
-def _worktree_state(repo: pygit2.Repository) -> dict[str, tuple[int, str | None]]:
+def _worktree_state(repo: pygit2.Repository, *, refresh: bool = False) -> dict[str, tuple[int, str | None]]:
     index = repo.index
     state: dict[str, tuple[int, str | None]] = {}
-    for path, flag in dirty_paths(repo).items():
+    for path, flag in dirty_paths(repo, refresh=refresh).items():
         try:
             entry_id: str | None = str(index[path].id)
         except (KeyError, ValueError):
@@ -90,10 +97,14 @@ class EffectTracker:
         self._head_ref = head_ref(repo)
         self._tree = head.tree.id if head is not None else None
         self._refs = ref_snapshot(repo)
-        self._worktree = _worktree_state(repo) if worktree else None
+        # A write's first look at the work tree: it refreshes git's index where git finds a file it converts
+        # unchanged (only touched), which libgit2's stash and checkouts would otherwise take for a change.
+        self._worktree = _worktree_state(repo, refresh=True) if worktree else None
         # What only the disk holds, kept now: the write may replace it (a stash, a forced checkout, a reset).
         self._before = numstat.Before(self._root, self._worktree, numstat.keep_dirty(self._root, self._worktree),
                                       head.tree if head is not None else None) if self._worktree is not None else None
+        self._started_ns = time.time_ns()
+        self._skipped = sparse.skip_worktree_paths(repo) if self._worktree is not None else frozenset()
         self._marks = _marks(repo)
 
     @property
@@ -112,9 +123,12 @@ class EffectTracker:
                 for n in names if self._refs.get(n) != refs_after.get(n)]
         paths: set[str] = set(extra_paths)
         after: dict[str, tuple[int, str | None]] = {}
+        saved = _saved_trees(repo, recovery_point, self._refs.get(_STASH), refs_after.get(_STASH))
         if self._worktree is not None:
             after = _worktree_state(repo)
             paths |= {p for p in set(self._worktree) | set(after) if self._worktree.get(p) != after.get(p)}
+            if recovery_point is not None:  # the writes that can replace work: they save a point first
+                paths |= self._rewritten(repo, after, saved)
             if head is not None and self._tree is not None and head.tree.id != self._tree:
                 old_tree = repo[self._tree]
                 assert isinstance(old_tree, pygit2.Tree)
@@ -123,9 +137,9 @@ class EffectTracker:
                     paths.add(delta.new_file.path)
             elif head is not None and self._tree is None:
                 paths |= {e.path for e in repo.index}
+            paths -= self._never_on_disk(repo, paths)
         ordered = sorted(paths)
         if self._before is not None:
-            saved = _saved_trees(repo, recovery_point, self._refs.get(_STASH), refs_after.get(_STASH))
             stats = self._measure(repo, ordered, after, saved)
             insertions = sum(st.insertions for st in stats.values())
             deletions = sum(st.deletions for st in stats.values())
@@ -149,6 +163,48 @@ class EffectTracker:
             changed=changed,
         )
 
+    def _never_on_disk(self, repo: pygit2.Repository, paths: set[str]) -> set[str]:
+        """Of ``paths``, those outside a sparse checkout's cone that were not in the work tree before the write and
+        are not now: only their index entry changed (a merge outside the cone), which git does not show either.
+        A file outside the cone present before is refused by every writer that would touch it (``sparse``)."""
+        skipped = sparse.skip_worktree_paths(repo)
+        if not skipped:
+            return set()
+        assert self._before is not None
+        tree = self._before.tree
+        return {p for p in paths & skipped if not os.path.lexists(self._root / p) and (
+            p in self._skipped or (p not in self._before.state and not _in_tree(tree, p)))}
+
+    def _rewritten(self, repo: pygit2.Repository, after: dict[str, tuple[int, str | None]],
+                   saved: tuple[pygit2.Tree, ...]) -> set[str]:
+        """Files that differed from the index before the write and still do, with the same flags, whose bytes the
+        write changed (a recovery point's restore puts an untracked or dirty file's old content back): their
+        status alone did not show it, and the caller kept the hash it had. Only files whose inode changed since the
+        write began (its ctime, less a margin for coarse file-system clocks) are compared, by object id."""
+        assert self._before is not None and self._worktree is not None
+        since = self._started_ns - _CLOCK_MARGIN_NS
+        root = str(self._root)
+        points: list[pygit2.Index] | None = None
+        out: set[str] = set()
+        for path, (flag, entry) in self._worktree.items():
+            if not flag & numstat.ON_DISK or after.get(path) != (flag, entry):
+                continue
+            full = f"{root}/{path}"
+            try:
+                st = os.lstat(full)
+            except OSError:
+                continue
+            if S_ISDIR(st.st_mode) or st.st_ctime_ns < since:  # a submodule's directory; a file left alone
+                continue
+            kept = self._before.kept.get(path)
+            if kept is None and points is None:
+                points = [_flat(tree) for tree in saved]  # one lookup per path, not a tree walk each
+            was = None if kept is not None else next((o for o in (_entry_id(i, path) for i in points or ()) if o),
+                                                     None)
+            if numstat.disk_differs(repo, full, path, kept=kept, saved=was):
+                out.add(path)
+        return out
+
     def _measure(self, repo: pygit2.Repository, paths: list[str], after: dict[str, tuple[int, str | None]],
                  saved: tuple[pygit2.Tree, ...]) -> dict[str, numstat.PathStat]:
         """Each path's change and lines; the first :data:`EFFECT_PATH_LIMIT` (those listed) with their hash before."""
@@ -157,6 +213,29 @@ class EffectTracker:
                                       numstat.after_content(repo, self._root, path, after),
                                       old_hash=i < EFFECT_PATH_LIMIT)
                 for i, path in enumerate(paths)}
+
+
+def _flat(tree: pygit2.Tree) -> pygit2.Index:
+    index = pygit2.Index()
+    index.read_tree(tree)
+    return index
+
+
+def _entry_id(index: pygit2.Index, path: str) -> pygit2.Oid | None:
+    try:
+        return index[path].id
+    except KeyError:
+        return None
+
+
+def _in_tree(tree: pygit2.Tree | None, path: str) -> bool:
+    if tree is None:
+        return False
+    try:
+        tree[path]
+    except KeyError:
+        return False
+    return True
 
 
 def _saved_trees(repo: pygit2.Repository, recovery_point: str | None, stash_before: str | None,

@@ -196,6 +196,26 @@ def measure(path: str, before: _Content, after: _Content, *, old_hash: bool) -> 
     return PathStat(change=change, insertions=counts[0], deletions=counts[1], old_sha256=old)
 
 
+def disk_differs(repo: pygit2.Repository, full: str, path: str, *, kept: bytes | None,
+                 saved: pygit2.Oid | None) -> bool:
+    """Whether the file ``full`` (at ``path``) differs from what it was, compared by object id, hashed in C: its
+    ``kept`` bytes with the file's bytes, else the blob a recovery point ``saved`` with the file as staging would
+    store it (the point stored it so). Neither known, or the file unreadable: it differs."""
+    try:
+        if os.path.islink(full):
+            now_raw = now_stored = pygit2.hash(os.fsencode(os.readlink(full)))
+        elif os.path.isfile(full):
+            now_raw = pygit2.hashfile(full)
+            now_stored = repo.hashfile(path) if kept is None and saved is not None else now_raw
+        else:
+            return True
+    except (OSError, pygit2.GitError, UnicodeError, ValueError):
+        return True
+    if kept is not None:
+        return pygit2.hash(kept) != now_raw
+    return saved is None or saved != now_stored
+
+
 def _numstat(path: str, old: pygit2.Blob | bytes | None, new: pygit2.Blob | bytes | None) -> tuple[int, int] | None:
     a: pygit2.Blob | bytes | Literal[False] | None = old
     b: pygit2.Blob | bytes | Literal[False] | None = new

@@ -2,8 +2,9 @@
 
 Staging a path records whatever is on disk (new, modified, deleted: ``git add -A -- <path>``);
 unstaging puts the HEAD version back in the index and leaves the file alone (``git restore --staged``).
-Directories stage everything below them. Ignored files are skipped unless already tracked. A file git would pass
-through a ``.gitattributes`` filter driver is refused (:mod:`codeplane.git.filters`).
+Directories stage everything below them. Ignored files are skipped unless already tracked. A changed file git would
+pass through a ``.gitattributes`` filter driver is refused (:mod:`codeplane.git.filters`); one git finds unchanged
+once converted (only touched) is no change (:mod:`codeplane.git.converted`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pygit2.errors import check_error
 from pygit2.ffi import C, ffi
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
-from codeplane.git import sparse
+from codeplane.git import converted, sparse
 from codeplane.git.filters import refuse_filtered
 from codeplane.git.models import GitModel
 from codeplane.git.pathspecs import shown, under
@@ -49,8 +50,8 @@ def _targets(repo: pygit2.Repository, root: Path, paths: Sequence[str]) -> tuple
     def everything() -> dict[str, int]:
         nonlocal full
         if full is None:
-            full = {p: int(f) for p, f in sparse.honour(repo, {p: FileStatus(f) for p, f in repo.status(
-                untracked_files="all").items()}).items()}
+            full = {p: int(f) for p, f in converted.settle(repo, sparse.honour(repo, {
+                p: FileStatus(f) for p, f in repo.status(untracked_files="all").items()})).items()}
         return full
 
     if not paths:
@@ -70,6 +71,8 @@ def _targets(repo: pygit2.Repository, root: Path, paths: Sequence[str]) -> tuple
             if not disk.exists():
                 skipped.append(SkippedPath(path=shown(path), reason="no such file in the working tree or index"))
             continue
+        if flag & FileStatus.WT_MODIFIED:  # a file git converts, only touched, is no change (git add: nothing)
+            flag = int(converted.settle(repo, {path: FileStatus(flag)}).get(path, 0))
         if flag & FileStatus.IGNORED:
             skipped.append(SkippedPath(path=shown(path), reason="ignored by .gitignore"))
         elif flag:

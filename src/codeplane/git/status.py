@@ -79,9 +79,10 @@ class StatusReport(GitModel):
     untracked_listed: int | None = None
 
 
-def dirty_paths(repo: pygit2.Repository) -> dict[str, FileStatus]:
-    """Every path whose status is not current (ignored files excluded), keyed by pygit2 path."""
-    return status_flags(repo)
+def dirty_paths(repo: pygit2.Repository, *, refresh: bool = False) -> dict[str, FileStatus]:
+    """Every path whose status is not current (ignored files excluded), keyed by pygit2 path. ``refresh``: a write
+    is about to start, which may refresh git's index (:func:`codeplane.git.converted.settle`)."""
+    return status_flags(repo, refresh=refresh)
 
 
 def _is_gitlink(repo: pygit2.Repository, path: str) -> bool:

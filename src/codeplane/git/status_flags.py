@@ -4,7 +4,8 @@ libgit2 walks every directory of the work tree on every call. When the repositor
 (see :mod:`codeplane.git.worktree_scan`), the same flags come from three cheaper parts: the index against
 HEAD (libgit2's tree diff, which reads only changed subtrees), the work tree against the index (one
 ``lstat`` per tracked file, content read only when the stat data differs), and the untracked files from
-cached directory listings (:mod:`codeplane.git.untracked`). Otherwise libgit2 answers, as before.
+cached directory listings (:mod:`codeplane.git.untracked`). Otherwise libgit2 answers, except for the changed
+files git converts and libgit2 does not, which git judges (:mod:`codeplane.git.converted`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, FileStatus
 
-from codeplane.git import sparse, untracked, worktree_scan
+from codeplane.git import converted, sparse, untracked, worktree_scan
 from codeplane.git.revisions import head_tree
 
 _STAGED = {DeltaStatus.ADDED: FileStatus.INDEX_NEW, DeltaStatus.MODIFIED: FileStatus.INDEX_MODIFIED,
@@ -24,13 +25,16 @@ _WORKTREE = {"modified": FileStatus.WT_MODIFIED, "deleted": FileStatus.WT_DELETE
              "typechange": FileStatus.WT_TYPECHANGE}
 
 
-def status_flags(repo: pygit2.Repository) -> dict[str, FileStatus]:
-    """Every path whose status is not current (ignored files excluded), keyed by pygit2 path."""
+def status_flags(repo: pygit2.Repository, *, refresh: bool = False) -> dict[str, FileStatus]:
+    """Every path whose status is not current (ignored files excluded), keyed by pygit2 path. ``refresh``: a write
+    is about to start, which may refresh git's index (:func:`codeplane.git.converted.settle`)."""
     fast = _fast_flags(repo)
     if fast is not None:
         return fast
-    return sparse.honour(repo, {p: FileStatus(f) for p, f in repo.status(untracked_files="all").items()
-                                if f != FileStatus.IGNORED})
+    # The fast scan gives way whenever a changed file has a conversion; of those, git judges the ones git
+    # converts and libgit2 does not (a filter driver, a working-tree encoding).
+    return converted.settle(repo, sparse.honour(repo, {p: FileStatus(f) for p, f in repo.status(
+        untracked_files="all").items() if f != FileStatus.IGNORED}), refresh=refresh)
 
 
 def _fast_flags(repo: pygit2.Repository) -> dict[str, FileStatus] | None:
