@@ -34,3 +34,20 @@ def test_a_function_components_declared_props_type_its_pattern_and_attributes(tm
         assert "({ text: label }) => <s>{label}</s>" in text and "{props.text}" in text, text
         assert '<Pill text="a" />, <Pill2 text="b" />, <Other label="c" />' in text, text
         assert "FC<{ label: string }> = ({ label })" in text
+
+
+CLASS_FILE = ('import { h } from "./h"\nimport { BadgeProps } from "./Badge"\n\n'
+              "declare namespace React {\n  class Component<P, S = {}> {\n    props: P\n  }\n}\n"
+              "export class Card extends React.Component<BadgeProps> {\n  render() {\n    return <s>x</s>\n  }\n}\n"
+              'export const card = <Card label="c" />\n')
+
+
+def test_a_class_components_base_types_its_tags_attributes(tmp_path: Path) -> None:
+    with refactor_env(tmp_path / "repo", {**BADGES, "src/Card.tsx": CLASS_FILE}) as env:
+        assert_tsc_passes(env)
+        preview = env.service.rename("BadgeProps.label", "text")
+        found = {(e.line, e.certainty, e.reason) for e in preview.edits if e.path == "src/Card.tsx"}
+        assert found == {(14, "medium", "typed_object_key")}, found
+        env.service.apply(preview.refactor_id)
+        assert_tsc_passes(env)
+        assert '<Card text="c" />' in env.read("src/Card.tsx")

@@ -4,9 +4,10 @@
 its import) to ``function Badge({ label }: BadgeProps)`` or ``const Badge = (props: BadgeProps) => ...``, tsc checks
 the attribute against ``BadgeProps``, so renaming ``BadgeProps.label`` renames it too. Only a first parameter
 annotated with one bare type name of the family counts, as for a typed object literal, or the type argument of a
-function component's declared type (``const Badge: React.FC<BadgeProps> = ...``, also ``FunctionComponent``); a class
-component's ``Component<BadgeProps>`` and wrapped components (``memo(...)``) are not followed: their attributes stay
-low candidates.
+function component's declared type (``const Badge: React.FC<BadgeProps> = ...``, also ``FunctionComponent``), or the
+first type argument of a class component's base (``class Badge extends React.Component<BadgeProps>``, also
+``PureComponent``); wrapped components (``memo(...)``) are not followed, nor ``this.props.label`` in a class component:
+their attributes and members stay low candidates.
 """
 
 from __future__ import annotations
@@ -50,10 +51,31 @@ def _props_typed(component: Def | None, text: Callable[[str], SourceText | None]
         return False
     start = len(src.text[:src.offset(component.name_line, component.name_column)].encode("utf-8"))
     name = root.descendant_for_byte_range(start, start + len(component.name.encode("utf-8")))
+    if name is not None and name.parent is not None and name.parent.type == "class_declaration":
+        return bare_type_name(_class_props(name.parent), src.data) in owners
     parameters = _parameters(name)
     first = parameters.named_children[0] if parameters is not None and parameters.named_child_count else None
     return first is not None and first.type in _PARAMETERS and \
         bare_type_name(first.child_by_field_name("type") or component_props(first), src.data) in owners
+
+
+#: React's component base classes, by their last name: their first type argument types the props.
+_COMPONENT_CLASSES = frozenset({"Component", "PureComponent"})
+
+
+def _class_props(declaration: Any) -> Any:
+    """``P`` of ``class Badge extends React.Component<P, S>`` (or ``PureComponent<P>``), else ``None``."""
+    heritage = next((c for c in declaration.named_children if c.type == "class_heritage"), None)
+    extends = next((c for c in heritage.named_children if c.type == "extends_clause"), None) if heritage else None
+    if extends is None or extends.named_child_count != 2:
+        return None
+    base, arguments = extends.named_children
+    if base.type == "member_expression":
+        base = base.child_by_field_name("property")
+    if base is None or base.text is None or base.text.decode("utf-8") not in _COMPONENT_CLASSES or \
+            arguments.type != "type_arguments" or not arguments.named_child_count:
+        return None
+    return arguments.named_children[0]
 
 
 def _parameters(name: Any) -> Any:
