@@ -144,9 +144,11 @@ def test_a_url_artifact_cpl_up_cannot_fetch_is_recorded_as_refused(origin: Path,
             shown = cpl("status", str(root), cwd=root).stdout
     refused = index["source"]["artifact_refused"]
     assert index["source"]["kind"] == "local"
-    assert refused["code"] == ErrorCode.ARTIFACT_UNVERIFIED.code and url in refused["message"], refused
-    assert behaviour.requests == ["/missing.tar.zst.sha256"]  # cpl up's attempt only: the server does not retry it
-    assert "artifact refused" in shown and "3102" in shown, shown
+    # Neither a sidecar nor an artifact there: not found (3101), not "unverified" (QA62 #8).
+    assert refused["code"] == ErrorCode.ARTIFACT_FETCH_FAILED.code and url in refused["message"], refused
+    # cpl up's attempt only (the sidecar, then whether the artifact is there): the server does not retry it
+    assert behaviour.requests == ["/missing.tar.zst.sha256", "/missing.tar.zst"]
+    assert "artifact refused" in shown and "3101" in shown, shown
     logged = [json.loads(line) for line in
               (root / ".codeplane" / "logs" / "codeplane.jsonl").read_text().splitlines() if line.startswith("{")]
     assert any("artifact refused" in str(entry.get("event")) and url in str(entry.get("reason")) for entry in logged)

@@ -3,7 +3,8 @@
 Only while no server runs (a running server applies them itself at start and owns the files). Derived
 stores that fail their integrity check are dropped (the next start rebuilds them); a damaged ledger is
 quarantined by opening it as the server would, so the new chain's first row records the move; stale
-port/pid files are removed. The user's config is never rewritten: its problem is reported, not fixed.
+port/pid files and the partial downloads of a killed artifact fetch are removed. The user's config is never
+rewritten: its problem is reported, not fixed.
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ def repair(root: Path) -> list[Repair]:
     cleaned = clean_stale_files(layout)
     if cleaned:
         done.append(Repair(", ".join(cleaned), "removed", "left by a server that is gone"))
+    done += _repair_artifact_cache(layout)
     try:
         load_config(root)
     except CodePlaneError as exc:
@@ -96,6 +98,16 @@ def _repair_tantivy(layout: RepoLayout) -> list[Repair]:
         return []
     drop_store(layout.tantivy_dir)
     return [Repair("tantivy/", "dropped", f"{problem}; refilled by the next `cpl up`")]
+
+
+def _repair_artifact_cache(layout: RepoLayout) -> list[Repair]:
+    from codeplane.index.artifact_adopt import clean_partial_downloads  # loads the fetch: only when repairing
+
+    removed = clean_partial_downloads(layout)
+    if not removed:
+        return []
+    return [Repair(f"artifact-cache/{', '.join(removed)}", "removed",
+                   "left by an index artifact download that was killed")]
 
 
 def _repair_ledger(layout: RepoLayout) -> list[Repair]:

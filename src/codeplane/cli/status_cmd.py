@@ -45,6 +45,15 @@ def progress_line(progress: Any) -> str:
             f"({progress.get('percent', 0.0)}%), {progress.get('elapsed_sec', 0.0)} s")
 
 
+def fetching_line(fetching: dict[str, Any]) -> str:
+    """``downloading the index artifact from URL: 1.2 of 4.5 MB, 3.1 s; it listens once the download ends``."""
+    done, total = fetching.get("bytes") or 0, fetching.get("total")
+    scale, unit = (1e6, "MB") if max(done, total or 0) >= 1e6 else (1e3, "KB")
+    amount = f"{done / scale:.1f}{f' of {total / scale:.1f}' if isinstance(total, int) else ''} {unit}"
+    return (f"downloading the index artifact from {fetching.get('source')}: {amount}, "
+            f"{fetching.get('elapsed_sec', 0)} s; it listens once the download ends")
+
+
 def _render_index(index: Any) -> None:
     building = progress_line(index.get("progress")) if isinstance(index, dict) else ""
     if not isinstance(index, dict) or "epoch" not in index:
@@ -163,6 +172,7 @@ def status(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Show whether the server runs, its port/pid, HEAD/branch, index state and the last error."""
+    from codeplane.index.artifact_progress import in_progress
     from codeplane.index.overview import index_overview
     from codeplane.index.status_view import schema_changes
     from codeplane.index.structural.status import structural_status
@@ -176,6 +186,8 @@ def status(
         follow_live(ctx.layout, as_json=as_json)
         return
     result = probe(ctx.layout)
+    # `cpl up` downloads a URL artifact before it listens (QA62 #5): no port yet, but not "not running" either.
+    fetching = None if result.running else in_progress(ctx.layout.state_dir)
     head = head_info(ctx.root)
     server_status: dict[str, Any] = result.status or {}
     last_error = server_status.get("last_error")
@@ -205,6 +217,8 @@ def status(
         "structural": server_status.get("structural") or _stale(structural_status(ctx.layout.index_db), changes),
         "config_error": ctx.config_error.to_payload() if ctx.config_error else None,
     }
+    if fetching is not None:
+        payload["fetching_artifact"] = fetching
     for section in ("tasks",):
         if section in server_status:
             payload[section] = server_status[section]
@@ -218,9 +232,12 @@ def status(
 
     def render() -> None:
         state = ("running", "green") if result.running and result.answering else (
-            ("running, not answering", "yellow") if result.running else ("not running", "dim"))
+            ("running, not answering", "yellow") if result.running else
+            ("starting, not listening yet", "yellow") if fetching else ("not running", "dim"))
         console.print(styled("CodePlane: ", state))
         console.print(f"  repo:   {ctx.root}")
+        if fetching is not None:
+            console.print(f"  pid:    {fetching.get('pid')}   {fetching_line(fetching)}")
         if ctx.config_error is not None:
             console.print(f"  config error {ctx.config_error.code}: {ctx.config_error.message}",
                           style="red")

@@ -51,8 +51,10 @@ def up(
              "same as --set index.artifact=... --set index.artifact_adopt=always).")] = None,
     no_refactor: Annotated[bool, typer.Option(
         "--no-refactor", help="Serve no refactor tools (same as --set refactor.enabled=false).")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines: ready (listening), then index_ready.")]
-    = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines: ready (listening), then index_ready "
+                                                         "(first, while an --index-from URL downloads, "
+                                                         "fetching_artifact, then artifact_fetched or "
+                                                         "artifact_fetch_failed).")] = False,
 ) -> None:
     """Start the CodePlane server for a repository (foreground; Ctrl+C or SIGTERM to stop)."""
     # Imported here so the other commands do not pay for the server's imports (MCP SDK, index, git).
@@ -78,7 +80,10 @@ def up(
             raise _as_option(exc, {f"--set server.port={p}": f"--port {p}" for p in ports or []}
                              | {f"--set tools.profile={p}": f"--profile {p}" for p in profiles or []}) from None
         configure_logging(ctx.config.logging, root)
-        prefetch_artifact(ctx, show_progress=not as_json)
+        if not prefetch_artifact(ctx, show_progress=not as_json, as_json=as_json):  # stopped while downloading
+            if not as_json:
+                console.print("CodePlane stopped.")
+            return
         chosen = port if port is not None else (ctx.config.server.port or report.port)
 
         def on_ready(ann: Announcement) -> None:
@@ -86,7 +91,7 @@ def up(
                 sys.stdout.write(json.dumps({"event": "ready", "url": ann.url, "port": ann.port, "pid": ann.pid,
                                              "repo": ann.repo, "warnings": list(ann.warnings)}) + "\n")
                 sys.stdout.flush()
-                announce_index_ready(ann.url.removesuffix("/mcp"))
+                announce_index_ready(ann.url.removesuffix("/mcp"), RepoLayout(root))
                 return
             if report.changed:
                 console.print(f"Initialised {root} ({', '.join(report.created)})")

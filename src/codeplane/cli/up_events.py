@@ -17,10 +17,15 @@ import time
 import urllib.error
 import urllib.request
 
+from codeplane.cli.probe import auth_headers
+from codeplane.core.layout import RepoLayout
 
-def announce_index_ready(base_url: str) -> threading.Thread:
-    """Print the ``index_ready`` JSON line when ``base_url``'s ``/ready`` answers 200; returns the thread."""
-    thread = threading.Thread(target=_wait_and_print, args=(base_url, time.monotonic()),
+
+def announce_index_ready(base_url: str, layout: RepoLayout) -> threading.Thread:
+    """Print the ``index_ready`` JSON line when ``base_url``'s ``/ready`` answers 200; returns the thread. ``layout``:
+    the served repository's, whose token (``server.require_token``) the asks carry: without it ``/ready`` answered
+    401 and the line never came."""
+    thread = threading.Thread(target=_wait_and_print, args=(base_url, auth_headers(layout), time.monotonic()),
                               name="codeplane-index-ready", daemon=True)
     thread.start()
     return thread
@@ -30,11 +35,12 @@ def announce_index_ready(base_url: str) -> threading.Thread:
 _HOLD_SEC = 1.0
 
 
-def _wait_and_print(base_url: str, since: float) -> None:
+def _wait_and_print(base_url: str, headers: dict[str, str], since: float) -> None:
     url = f"{base_url}/ready?wait={_HOLD_SEC:g}"
     while True:
         try:
-            with urllib.request.urlopen(url, timeout=_HOLD_SEC + 30) as answer:
+            with urllib.request.urlopen(urllib.request.Request(url, headers=headers),
+                                        timeout=_HOLD_SEC + 30) as answer:
                 ready = answer.status == 200
         except urllib.error.HTTPError as refused:
             ready = False

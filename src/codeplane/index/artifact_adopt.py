@@ -43,7 +43,9 @@ from codeplane.core.hashing import sha256_file
 from codeplane.core.layout import RepoLayout
 from codeplane.core.logging import get_logger
 from codeplane.core.redaction import redact_url, redact_urls
-from codeplane.index.artifact_fetch import FetchedArtifact, FetchProgress, fetch_artifact
+from codeplane.core.storage import storage_error
+from codeplane.index import artifact_progress as fetch_progress
+from codeplane.index.artifact_fetch import FetchedArtifact, FetchProgress, fetch_artifact, sweep_partials
 from codeplane.index.artifact_format import INDEX_DB, TANTIVY_DIR
 from codeplane.index.artifact_integrity import AFTER_READY, BEFORE_ADOPT, integrity_mode
 from codeplane.index.artifact_restat import GitCleanState, git_clean_state, restat_clean_files
@@ -56,7 +58,7 @@ log = get_logger(__name__)
 ORIGIN_META_KEY = "origin"
 STAGING_DIR = "artifact-staging"
 REPLACED_DIR = "index-replaced"
-CACHE_DIR = "artifact-cache"
+CACHE_DIR = fetch_progress.CACHE_DIR
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,20 @@ class AdoptOutcome:
     origin: dict[str, Any] | None = None
     #: The catalog payload of a refusal (``code``, ``error``, ``message``, ``details``).
     error: dict[str, Any] | None = None
+
+    def after_adoption(self, problem: str, warnings: list[str]) -> AdoptOutcome:
+        """This start's outcome once the index it adopted proved unusable after the swap (its ``index.db`` failed
+        SQLite's check after ``/ready``, or the store's open): an adoption becomes a refusal (3104) naming the
+        artifact (source, sha256, commit), since the index built from disk instead keeps nothing of it (QA62 #7),
+        and ``warnings`` gets a line saying so. Any other outcome is returned as it is."""
+        if self.result != "adopted":
+            return self
+        origin = self.origin or {}
+        identity: dict[str, Any] = {key: origin[key] for key in ("source", "sha256", "commit") if key in origin}
+        error = CodePlaneError(ErrorCode.ARTIFACT_INVALID, problem, details=identity)
+        warnings.append(f"index artifact refused after adoption: {problem}; built from disk instead")
+        log.warning("index artifact refused after adoption; building the index from disk", reason=problem, **identity)
+        return AdoptOutcome("refused", problem, error=error.to_payload())
 
 
 def cache_dir(layout: RepoLayout) -> Path:
@@ -147,12 +163,25 @@ def swap_in(staging: Path, layout: RepoLayout) -> None:
 
 
 def _clean_leftovers(layout: RepoLayout) -> None:
-    """What a crash mid-adoption left behind (never the live index: that is renamed in last)."""
+    """What a crash mid-adoption left behind (never the live index: that is renamed in last), and the partial
+    downloads of a fetch that was killed."""
     if not layout.state_dir.is_dir():
         return
     for path in layout.state_dir.iterdir():
         if path.name == STAGING_DIR or path.name.startswith(f"{REPLACED_DIR}-"):
             shutil.rmtree(path, ignore_errors=True)
+    removed = clean_partial_downloads(layout)
+    if removed:
+        log.info("removed what a killed artifact download left", files=removed)
+
+
+def clean_partial_downloads(layout: RepoLayout) -> list[str]:
+    """Remove the partial downloads (and the progress record) a killed fetch left in the artifact cache; the
+    names removed. A download in progress (this process's or another's) is left alone."""
+    cache = cache_dir(layout)
+    if not cache.is_dir():
+        return []
+    return [*sweep_partials(cache), *fetch_progress.sweep(cache)]
 
 
 @dataclass(frozen=True)
@@ -319,6 +348,11 @@ def adopt_configured(root: Path, layout: RepoLayout, config: IndexConfig,
         log.warning("index artifact refused; building the index from disk", code=exc.code, reason=exc.message)
         return AdoptOutcome("refused", exc.message, error=exc.to_payload())
     except Exception as exc:  # a bad artifact (or a bug here) must not stop the server starting
+        full = storage_error(exc, doing="adopting the index artifact", path=layout.state_dir,
+                             outcome="the index is built from disk")
+        if full is not None:  # the disk, not the artifact (writing the staged copy, the swap)
+            log.warning("index artifact refused; building the index from disk", code=full.code, reason=full.message)
+            return AdoptOutcome("refused", full.message, error=full.to_payload())
         log.exception("index artifact could not be adopted; building the index from disk",
                       reason=redact_urls(str(exc)))
         error = CodePlaneError(ErrorCode.ARTIFACT_INVALID, redact_urls(f"{type(exc).__name__}: {exc}"))

@@ -5,12 +5,15 @@ loopback host), or a URL template with ``{commit}``, tried for HEAD and then its
 (``index.artifact_ancestors``): a branch ahead of the default branch finds the newest artifact CI built
 below it. The expected sha256 is the pinned ``index.artifact_sha256`` or the sidecar ``<source>.sha256``
 (``sha256sum`` format, as ``cpl index export`` writes it; for a URL, ``.sha256`` goes on its path and the query
-stays, so a presigned URL's signature is kept); without either the artifact is refused (3102). A URL is only
+stays, so a presigned URL's signature is kept); without either the artifact is refused (3102), unless there is no
+artifact at the URL either (3101, not found). A URL is only
 ever shown redacted (``core/redaction.py``): its password and query-string signatures or tokens never reach a
 message, ``/status`` or the log.
 Downloads go through httpx with ``index.artifact_retries`` retries (with backoff) on timeouts, connection
 errors and 5xx, into a content-addressed cache under ``.codeplane/artifact-cache/`` (so ``cpl up``'s prefetch
-and the server's adoption download once). ``index.artifact_timeout_sec`` bounds the whole fetch (sidecars,
+and the server's adoption download once). A download is written to a ``.<uuid>.part`` file locked while it is open;
+one a killed fetch left is removed by the next fetch, the next start and ``cpl doctor --fix`` (:func:`sweep_partials`).
+A full disk while downloading is 5010 ``STORAGE_FULL``. ``index.artifact_timeout_sec`` bounds the whole fetch (sidecars,
 every candidate and attempt): a host that trickles bytes cannot hold the server's start longer than that
 (a per-read timeout let 16 KiB every 0.5 s take 52 s with 5 s set); a read that stalls for
 :data:`STALL_SEC` is retried sooner.
@@ -19,21 +22,24 @@ every candidate and attempt): a host that trickles bytes cannot hold the server'
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 from urllib.parse import urlparse, urlsplit
 
+import portalocker
 import pygit2
 
 from codeplane.core.clock import monotonic
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.hashing import sha256_file
 from codeplane.core.redaction import redact_url, redact_urls
+from codeplane.core.storage import storage_error
 from codeplane.index.artifact_format import SUFFIX
 
 if TYPE_CHECKING:
@@ -45,6 +51,8 @@ _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 _BACKOFF_SEC = 0.25
 #: Longest one read may wait for bytes before the attempt is given up (and retried, time allowing).
 STALL_SEC = 30.0
+#: A download in progress in the cache: ``.<uuid>.part``, renamed to ``<sha256>.tar.zst`` once it is checked.
+PARTIAL_SUFFIX = ".part"
 
 
 class _OutOfTime(Exception):
@@ -162,8 +170,12 @@ def _download(http: _Http, url: str, sha256: str, cache_dir: Path, progress: Fet
     cached = cache_dir / f"{sha256}{SUFFIX}"
     if cached.is_file() and sha256_file(cached) == sha256:
         return cached
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    partial = cache_dir / f".{uuid.uuid4().hex}.part"
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        sweep_partials(cache_dir)
+        partial, out = _claim_partial(cache_dir)
+    except OSError as exc:
+        raise _write_failed(exc, cache_dir) from exc
     digests: list[hashlib._Hash] = []
 
     def sink(response: httpx.Response) -> None:
@@ -172,7 +184,9 @@ def _download(http: _Http, url: str, sha256: str, cache_dir: Path, progress: Fet
         done = 0
         digest = hashlib.sha256()
         digests.append(digest)  # a retried attempt starts over: the last one counts
-        with partial.open("wb") as out:
+        try:
+            out.seek(0)
+            out.truncate()
             # Blocks as they arrive (``iter_bytes(size)`` would gather a size first): the deadline is checked
             # for each, so a trickle cannot outlast it.
             for block in response.iter_bytes():
@@ -182,6 +196,9 @@ def _download(http: _Http, url: str, sha256: str, cache_dir: Path, progress: Fet
                 done += len(block)
                 if progress is not None:
                     progress(done, size)
+            out.flush()
+        except OSError as exc:
+            raise _write_failed(exc, partial) from exc
 
     try:
         if not http.get(url, sink):
@@ -192,13 +209,71 @@ def _download(http: _Http, url: str, sha256: str, cache_dir: Path, progress: Fet
             raise CodePlaneError(ErrorCode.ARTIFACT_CHECKSUM_MISMATCH,
                                  f"{shown} has sha256 {found}, expected {sha256}",
                                  details={"expected": sha256, "found": found, "url": shown})
-        partial.replace(cached)
+        try:
+            partial.replace(cached)
+        except OSError as exc:
+            raise _write_failed(exc, cached) from exc
     finally:
+        out.close()  # lets go of the lock: a sweep may take it now, and finds nothing left to remove
         partial.unlink(missing_ok=True)
     for old in cache_dir.glob(f"*{SUFFIX}"):  # keep only the newest artifact
         if old != cached:
             old.unlink(missing_ok=True)
     return cached
+
+
+def _write_failed(exc: OSError, path: Path) -> CodePlaneError:
+    """A download that could not be written: the disk is full (5010, retryable, as everywhere in CodePlane: the
+    artifact is not to blame) or the cache cannot be written (3101 naming the cause)."""
+    return storage_error(exc, doing="downloading the index artifact", path=path,
+                         outcome="the partial download was removed") or \
+        _fail(f"writing the download to {path} failed: {exc}", retryable=False, path=str(path))
+
+
+def _claim_partial(cache_dir: Path) -> tuple[Path, BinaryIO]:
+    """A new partial download, locked for as long as it is open: :func:`sweep_partials` removes only the ones
+    nobody holds (a fetch that was killed), never one being written."""
+    while True:
+        partial = cache_dir / f".{uuid.uuid4().hex}{PARTIAL_SUFFIX}"
+        out = partial.open("xb")
+        try:
+            # Blocking: only a sweep holds it, for as long as it takes to remove it.
+            portalocker.lock(out, portalocker.LockFlags.EXCLUSIVE)
+            if os.path.samestat(os.fstat(out.fileno()), os.stat(partial)):
+                return partial, out
+        except FileNotFoundError:
+            pass  # a sweep took it between its creation and the lock: another name
+        except BaseException:
+            out.close()
+            partial.unlink(missing_ok=True)
+            raise
+        out.close()
+
+
+def sweep_partials(cache_dir: Path) -> list[str]:
+    """Remove the partial downloads a killed fetch left in ``cache_dir`` (a ``SIGKILL``, a power cut: nothing else
+    ever would, and each is as big as what had arrived); the names removed. One a live fetch holds is kept."""
+    try:
+        found = sorted(cache_dir.glob(f".*{PARTIAL_SUFFIX}"))
+    except OSError:
+        return []
+    removed: list[str] = []
+    for path in found:
+        try:
+            handle = path.open("rb")
+        except OSError:
+            continue
+        with handle:
+            try:
+                portalocker.lock(handle, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
+            except (portalocker.exceptions.LockException, portalocker.exceptions.AlreadyLocked):
+                continue  # a fetch is writing it
+            try:
+                path.unlink()
+            except OSError:
+                continue
+            removed.append(path.name)
+    return removed
 
 
 def sidecar_url(url: str) -> str:
@@ -252,11 +327,24 @@ def fetch_artifact(source: str, *, root: Path, cache_dir: Path, pinned: str | No
             found = _download(http, url, expected, cache_dir, progress)
             if found is not None:
                 return FetchedArtifact(found, expected, redact_url(url))
+        shown = [redact_url(url) for url in tried[:5]]
+        if pinned is None and _any_exists(http, tried):
+            raise CodePlaneError(ErrorCode.ARTIFACT_UNVERIFIED,
+                                 f"no {redact_url(sidecar_url(tried[0]))} sidecar was found ({len(tried)} candidates "
+                                 "tried) and index.artifact_sha256 is not set", details={"tried": shown})
     finally:
         http.close()
-    shown = [redact_url(url) for url in tried[:5]]
-    if pinned is None:
-        raise CodePlaneError(ErrorCode.ARTIFACT_UNVERIFIED,
-                             f"no {redact_url(sidecar_url(tried[0]))} sidecar was found ({len(tried)} candidates "
-                             "tried) and index.artifact_sha256 is not set", details={"tried": shown})
     raise _fail(f"no artifact found at {shown[0]} ({len(tried)} candidates tried)", retryable=False, tried=shown)
+
+
+def _any_exists(http: _Http, urls: list[str]) -> bool:
+    """Whether any of ``urls`` (none had a sidecar) has an artifact behind it: only then is the missing sidecar
+    the problem; a URL with nothing behind it is "not found" (3101), not "unverified" (QA62 #8). What cannot be
+    told (an error, no time left) counts as there: the missing sidecar is then all that is known."""
+    for url in urls:
+        try:
+            if http.get(url, lambda response: None):  # the body is left unread: the stream is closed
+                return True
+        except CodePlaneError:
+            return True
+    return False

@@ -135,8 +135,8 @@ def incompatibilities(found: dict[str, Any], ours: dict[str, Any]) -> dict[str, 
             if key != "codeplane" and found.get(key) != value}
 
 
-def parse_manifest(raw: bytes, indexers: Sequence[FactIndexer]) -> Manifest:
-    """Parse and check an untrusted manifest: shape (3104), then format and versions (3105)."""
+def _body(raw: bytes) -> dict[str, Any]:
+    """The manifest's JSON object, once it names this format and its version (3104, 3105)."""
     try:
         body = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -151,6 +151,21 @@ def parse_manifest(raw: bytes, indexers: Sequence[FactIndexer]) -> Manifest:
         raise CodePlaneError(ErrorCode.ARTIFACT_INCOMPATIBLE,
                              f"artifact format {version} is {newer} than this CodePlane reads ({FORMAT_VERSION})",
                              details={"format_version": version, "supported": FORMAT_VERSION})
+    return body
+
+
+def part_sizes(raw: bytes) -> dict[str, int]:
+    """The size of every part an untrusted manifest lists, read as soon as the manifest is unpacked (the first
+    member): each later member is refused from its header when it is not listed or its size differs, so a small
+    archive cannot unpack gigabytes before the manifest check sees them (QA62 #2). Raises what
+    :func:`parse_manifest` raises for the fields it reads."""
+    return {name: digest.size for name, digest in _parts(_body(raw).get("parts")).items()}
+
+
+def parse_manifest(raw: bytes, indexers: Sequence[FactIndexer]) -> Manifest:
+    """Parse and check an untrusted manifest: shape (3104), then format and versions (3105)."""
+    body = _body(raw)
+    version = body["format_version"]
     versions = body.get("versions")
     if not isinstance(versions, dict):
         raise _invalid("manifest.json has no versions")

@@ -2,7 +2,9 @@
 
 :func:`unpack_verified` is the whole gate. The archive streams through zstd into the staging directory, every
 tar member a regular file with a name from the artifact's layout (no ``..``, no absolute path, no link, no
-device, no duplicate; 3104), each part's sha256 taken as it is written and the archive's own sha256 as it is
+device, no duplicate; 3104) and, after the manifest (which must come first), listed in it with the size its header
+gives — refused from its header, so a small archive cannot fill the disk before the checks below (a decompression
+bomb) — each part's sha256 taken as it is written and the archive's own sha256 as it is
 read, compared with the expected value once it is all read (3103: before anything written is used, and ahead
 of a broken tar's 3104). ``index.db``, opened with ``trusted_schema=OFF`` (and SQLite's defensive mode where
 Python exposes it), gets SQLite's ``quick_check`` (3104; when the sha256 is pinned, after ``/ready`` instead:
@@ -15,7 +17,8 @@ documents. Once it passed, ``index.db`` is required to hold exactly the schema a
 creates — no extra table, index, trigger or view — plus a file table equal to the manifest's and only
 canonical paths inside the repository, and Tantivy must be at the opstamp ``index.db`` records, holding
 exactly its text files. Everything is written under the staging directory the caller owns; nothing outside
-it is touched.
+it is touched. A full disk (or quota, or file-size limit) while unpacking is 5010 ``STORAGE_FULL``, not a malformed
+artifact.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import tantivy
 import zstandard
 
 from codeplane.core.errors import CodePlaneError, ErrorCode
+from codeplane.core.storage import storage_error
 from codeplane.index.artifact_format import (
     INDEX_DB,
     MANIFEST,
@@ -44,6 +48,7 @@ from codeplane.index.artifact_format import (
     is_part_name,
     layout_hint,
     parse_manifest,
+    part_sizes,
 )
 from codeplane.index.artifact_integrity import FileArrival, check_tables
 from codeplane.index.epochs import indexer_meta_key
@@ -51,9 +56,12 @@ from codeplane.index.facts_api import FactIndexer
 from codeplane.index.lexical import LexicalIndex
 from codeplane.index.store import STORE_SCHEMA_VERSION, IndexStore
 
-#: Bounds against a decompression bomb: members and unpacked bytes.
+#: Bounds against a decompression bomb: members and unpacked bytes. Each part is held to the size its manifest
+#: lists (read first); these are the last resort against a manifest that lists huge parts.
 MAX_MEMBERS = 10_000
 MAX_UNPACKED_BYTES = 64 * 1024**3
+#: The manifest itself has no listed size: the 133k-file corpus's is 27 MB (about 200 bytes a file).
+MAX_MANIFEST_BYTES = 1024**3
 _BLOCK = 1 << 20
 #: Threads the integrity check before adoption spreads its tables over (``check_tables``): its largest table
 #: (the references) sets its time from two on.
@@ -118,23 +126,19 @@ def _unpack(archive: Path, expected_sha256: str, staging: Path,
 def _unpack_stream(packed: _HashingReader, staging: Path,
                    on_index_db: _OnIndexDb | None) -> dict[str, tuple[str, int]]:
     written: dict[str, tuple[str, int]] = {}
+    #: Every part's size as the manifest lists it: each later member's header is held to it.
+    listed: dict[str, int] | None = None
     total = 0
     arrival: FileArrival | None = None
-    (staging / TANTIVY_DIR).mkdir(parents=True)
     try:
+        (staging / TANTIVY_DIR).mkdir(parents=True)
         with ThreadPoolExecutor(1, thread_name_prefix="codeplane-artifact-sink") as sink, \
                 ThreadPoolExecutor(1, thread_name_prefix="codeplane-artifact-hash") as hasher, \
                 zstandard.ZstdDecompressor().stream_reader(cast("IO[bytes]", packed), closefd=False) as stream, \
                 tarfile.open(fileobj=stream, mode="r|", bufsize=_BLOCK) as tar:  # 10 KiB reads cost CPU
             for member in tar:
                 name = member.name
-                if not member.isreg():
-                    raise _invalid(f"artifact member {name!r} is not a regular file (links and directories "
-                                   "are refused)", member=name)
-                if name != MANIFEST and not is_part_name(name):
-                    raise _invalid(f"artifact member {name!r} is outside the artifact's layout", member=name)
-                if name in written:
-                    raise _invalid(f"artifact member {name!r} appears twice", member=name)
+                _check_member(member, written, listed)
                 total += member.size
                 if len(written) >= MAX_MEMBERS or total > MAX_UNPACKED_BYTES:
                     raise _invalid("artifact unpacks to more than the allowed size or member count")
@@ -150,7 +154,17 @@ def _unpack_stream(packed: _HashingReader, staging: Path,
                     arrival.finish(True)
                 else:
                     written[name] = (_copy_hashed(source, staging / name, sink, hasher), member.size)
-    except (tarfile.TarError, EOFError, OSError, ValueError, zstandard.ZstdError) as exc:
+                if name == MANIFEST:
+                    listed = part_sizes((staging / MANIFEST).read_bytes())
+    except OSError as exc:
+        # The staging directory's file system is full (or a quota or the file-size limit is reached): the artifact
+        # may be fine, and freeing space fixes it (5010, retryable), as everywhere else in CodePlane.
+        full = storage_error(exc, doing="unpacking the index artifact", path=staging,
+                             outcome="nothing of it was used")
+        if full is not None:
+            raise full from exc
+        raise _invalid(f"artifact is not a readable .tar.zst: {type(exc).__name__}: {exc}") from exc
+    except (tarfile.TarError, EOFError, ValueError, zstandard.ZstdError) as exc:
         raise _invalid(f"artifact is not a readable .tar.zst: {type(exc).__name__}: {exc}") from exc
     finally:
         if arrival is not None:
@@ -158,6 +172,33 @@ def _unpack_stream(packed: _HashingReader, staging: Path,
     if MANIFEST not in written:
         raise _invalid("artifact has no manifest.json")
     return written
+
+
+def _check_member(member: tarfile.TarInfo, written: dict[str, tuple[str, int]], listed: dict[str, int] | None) -> None:
+    """Refuse a member from its header alone, before any of its bytes is written: a link or special file, a name
+    outside the layout, a repeat, a manifest that is not first or is too big, and a part the manifest does not list
+    or lists with another size (the tar reader yields exactly the header's size, so nothing bigger is written)."""
+    name = member.name
+    if not member.isreg():
+        raise _invalid(f"artifact member {name!r} is not a regular file (links and directories are refused)",
+                       member=name)
+    if name != MANIFEST and not is_part_name(name):
+        raise _invalid(f"artifact member {name!r} is outside the artifact's layout", member=name)
+    if name in written:
+        raise _invalid(f"artifact member {name!r} appears twice", member=name)
+    if name == MANIFEST:
+        if member.size > MAX_MANIFEST_BYTES:
+            raise _invalid(f"artifact's manifest.json is {member.size} bytes (at most {MAX_MANIFEST_BYTES} are read)",
+                           member=name, size=member.size)
+        return
+    if listed is None:
+        raise _invalid(f"artifact member {name!r} comes before manifest.json, which must be first (it lists the "
+                       "size of every part)", member=name)
+    if name not in listed:
+        raise _invalid(f"artifact member {name!r} is not listed in its manifest", member=name)
+    if member.size != listed[name]:
+        raise _invalid(f"part {name} is {member.size} bytes in the archive; the manifest says {listed[name]} bytes",
+                       part=name, size=member.size, listed=listed[name])
 
 
 def _copy_hashed(source: IO[bytes], path: Path, sink: ThreadPoolExecutor, hasher: ThreadPoolExecutor, *,
