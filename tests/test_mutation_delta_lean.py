@@ -33,7 +33,7 @@ def _engine(repo: Path, tests: Sequence[str], symbols: int = 1, asked: list[list
             asked.append(list(paths))
         return list(tests)
 
-    def symbols_for(path: str, ranges: list[tuple[int, int]]) -> list[str]:
+    def symbols_for(path: str, ranges: list[tuple[int, int]], /, *, sha256: str | None = None) -> list[str]:
         return [f"{path}:function:f{i:02d}" for i in range(symbols)]
 
     return MutationEngine(repo, MutationConfig(), tests_for=tests_for, symbols_for=symbols_for)

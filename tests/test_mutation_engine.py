@@ -459,7 +459,7 @@ def test_after_write_sees_the_new_content_and_symbols_and_tests_are_collected(re
     def after_write(paths: Sequence[str]) -> None:
         seen.extend((p, (repo / p).read_bytes()) for p in paths if (repo / p).exists())
 
-    def symbols_for(path: str, ranges: list[tuple[int, int]]) -> list[str]:
+    def symbols_for(path: str, ranges: list[tuple[int, int]], /, *, sha256: str | None = None) -> list[str]:
         calls.append((path, ranges))
         return [f"{path}:function:b"] if any(s <= 5 <= e for s, e in ranges) else []
 

@@ -2,15 +2,24 @@
 
 The watcher (and anyone else who learns of a change) marks paths pending; the single writer takes a
 snapshot, reindexes, publishes an epoch and clears exactly what it took, unless the path was marked
-again meanwhile. A query that touches path X waits, bounded, until no pending path concerns X; it never
-waits for unrelated files. A pending *full* reconcile concerns every path.
+again meanwhile. A query that touches path X waits, bounded, until every change of X marked *before the query
+began* is indexed; it never waits for unrelated files, nor for changes marked after it began (a file another
+program rewrites every few milliseconds is never without a pending mark: waiting for none starved every query,
+QA63). A pending *full* reconcile concerns every path.
+
+A write batch of this server registers its paths (:meth:`PendingChanges.writing`) from before its commit until its
+own refresh is published: the watcher's marks of those files are that write's, and a read that may see the
+repository as it was before that write (it has not answered yet, so this is linearizable) skips them instead of
+waiting for a refresh that can take seconds (``skip_writes=True``).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -52,16 +61,26 @@ class PendingChanges:
         self._full = False
         self._full_generation = 0
         self._generation = 0
+        #: Per pending path, a generation up to which all its marks are indexed (it was marked again since).
+        self._covered: dict[str, int] = {}
+        self._full_covered = 0
+        #: Paths of write batches of this server in flight (``writing``), and each batch's size.
+        self._writing: Counter[str] = Counter()
+        self._batches: dict[int, int] = {}
 
     def mark(self, paths: Iterable[str]) -> None:
         with self._cond:
             for path in paths:
+                if path not in self._paths:  # every earlier mark of it is indexed
+                    self._covered[path] = self._generation
                 self._generation += 1
                 self._paths[path] = self._generation
             self._cond.notify_all()
 
     def mark_full(self) -> None:
         with self._cond:
+            if not self._full:
+                self._full_covered = self._generation
             self._generation += 1
             self._full = True
             self._full_generation = self._generation
@@ -89,10 +108,17 @@ class PendingChanges:
         """Clear what ``work`` covered, keeping anything marked again after it was taken."""
         with self._cond:
             for path, generation in work.paths.items():
-                if self._paths.get(path) == generation:
+                current = self._paths.get(path)
+                if current == generation:
                     del self._paths[path]
-            if work.full and self._full_generation == work.full_generation:
-                self._full = False
+                    self._covered.pop(path, None)
+                elif current is not None:  # marked again: what was marked up to the snapshot is indexed
+                    self._covered[path] = max(self._covered.get(path, 0), generation)
+            if work.full:
+                if self._full_generation == work.full_generation:
+                    self._full = False
+                else:
+                    self._full_covered = max(self._full_covered, work.full_generation)
             self._cond.notify_all()
 
     def snapshot(self, concerns: Callable[[str], bool], *, include_full: bool = False) -> PendingWork:
@@ -106,24 +132,61 @@ class PendingChanges:
         with self._cond:
             self._cond.notify_all()
 
-    def wait_until_fresh(self, concerns: Callable[[str], bool], timeout: float) -> None:
-        """Block until no pending path satisfies ``concerns``; 3005 (retryable) after ``timeout`` seconds."""
+    @contextmanager
+    def writing(self, paths: Iterable[str]) -> Iterator[None]:
+        """Held by a write batch of this server from before its commit until its refresh of ``paths`` is
+        published (its files and the directories it creates): see the module docstring."""
+        batch = sorted(set(paths))
+        parents = {path[:at] for path in batch for at in range(len(path)) if path[at] == "/"}
+        with self._cond:
+            self._writing.update(batch)
+            self._batches[id(batch)] = sum(1 for path in batch if path not in parents)  # files, not directories
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._writing.subtract(batch)
+                self._writing += Counter()  # drops the paths no batch holds any more
+                del self._batches[id(batch)]
+                self._cond.notify_all()
+
+    def wait_until_fresh(self, concerns: Callable[[str], bool], timeout: float, *, skip_writes: bool = False) -> None:
+        """Block until every change marked before the call to a path ``concerns`` names is indexed (not those
+        marked meanwhile); 3005 (retryable) after ``timeout`` seconds. ``skip_writes``: marks of a write batch in
+        flight are not waited for (the caller answers as of before that write)."""
         deadline = time.monotonic() + timeout
         with self._cond:
+            needed = {p: g for p, g in self._paths.items()
+                      if concerns(p) and not (skip_writes and p in self._writing)}
+            full = self._full_generation if self._full else 0
             while True:
-                blocking = self._full or any(concerns(p) for p in self._paths)
-                if not blocking:
+                needed = {p: g for p, g in needed.items() if p in self._paths and self._covered.get(p, 0) < g}
+                blocked_full = bool(full) and self._full and self._full_covered < full
+                if not needed and not blocked_full:
                     return
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    stale = sorted(p for p in self._paths if concerns(p))[:20]
-                    raise CodePlaneError(
-                        ErrorCode.INDEX_FRESHNESS_TIMEOUT,
-                        f"the index did not catch up with changes on disk within {timeout:.1f}s; retry",
-                        details={"pending_paths": stale, "full_reconcile_pending": self._full,
-                                 "wait_sec": timeout},
-                    )
+                    raise self._timeout(sorted(needed), blocked_full, timeout)
                 self._cond.wait(remaining)
+
+    def _timeout(self, stale: list[str], full: bool, timeout: float) -> CodePlaneError:
+        """3005 for a wait that ended with ``stale`` (sorted) still to index; when some are a write batch in flight
+        in this server, it says so (another call's batch, not a program outside: it ends when that call answers)."""
+        details: dict[str, object] = {"pending_paths": stale[:20], "pending_total": len(stale),
+                                      "full_reconcile_pending": full, "wait_sec": timeout}
+        written = sum(1 for p in stale if p in self._writing)
+        if not written:
+            return CodePlaneError(ErrorCode.INDEX_FRESHNESS_TIMEOUT, f"the index did not catch up with changes on "
+                                  f"disk within {timeout:.1f}s; retry", details=details)
+        sizes = sorted(self._batches.values(), reverse=True)
+        batch = f"a write batch of {sizes[0]:,} files" if len(sizes) == 1 else \
+            f"{len(sizes)} write batches ({', '.join(f'{n:,}' for n in sizes)} files)"
+        details["write_batch_files"] = sizes
+        return CodePlaneError(
+            ErrorCode.INDEX_FRESHNESS_TIMEOUT,
+            f"the index did not catch up within {timeout:.1f}s: {batch} of another call in this server is still "
+            f"being indexed ({written:,} of the {len(stale):,} paths this read waits for); retry once it has answered",
+            details=details)
 
 
 def concerns_prefix(prefix: str) -> Callable[[str], bool]:

@@ -24,6 +24,8 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from codeplane.core.errors import CodePlaneError, ErrorCode
+
 _serials = itertools.count(1)
 #: The share of the percentage that indexing the files fills (the finish fills the rest).
 INDEXING_SHARE = 2 / 3
@@ -155,3 +157,23 @@ def status(root: Path | str) -> dict[str, object] | None:
     """The ``progress`` object of ``/status``: the running full reconcile's, else a big refresh's."""
     snapshot = current(root) or refreshing(root)
     return None if snapshot is None else snapshot.as_dict()
+
+
+def not_ready(root: Path | str, state: str, wait: float) -> CodePlaneError:
+    """3004 for a query that waited ``wait`` seconds for the first build: how far the build is."""
+    progress = current(root)
+    message = "the index is still being built; retry shortly"
+    if progress is not None and progress.files_total:
+        message += f" ({progress.files_done:,} of {progress.files_total:,} files, {progress.phase})"
+    return CodePlaneError(ErrorCode.INDEX_NOT_READY, message, details={
+        "state": state, "wait_sec": wait, "progress": status(root)})
+
+
+def explain_timeout(root: Path | str, error: CodePlaneError) -> CodePlaneError:
+    """A freshness wait's 3005 (``error``), saying how far a big refresh under way (a checkout's) is."""
+    refresh = refreshing(root)
+    if refresh is not None and refresh.files_total:
+        error.message += (f" (reindexing {refresh.files_done:,} of {refresh.files_total:,} changed files, "
+                          f"{refresh.reason})")
+        error.details["progress"] = refresh.as_dict()
+    return error

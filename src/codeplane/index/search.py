@@ -37,6 +37,7 @@ from codeplane.index.languages import family_of
 from codeplane.index.lexical import LexicalIndex
 from codeplane.index.query import CompiledQuery
 from codeplane.index.scan import Lines, count_at_most, iter_matches, snippet
+from codeplane.repo.content import head_is_binary
 from codeplane.repo.textcache import TextCache
 
 SCAN_BUDGET_SEC = 10.0
@@ -274,6 +275,26 @@ class HitStream:
                 self._completed_hits += self._current_hits
                 self._current_hits = self._current_text = self._current_path = None
             yield None
+
+
+class LargeFiles:
+    """The oversized text files (path, language, size), listed once per epoch (none: no query; the file table has
+    no index on ``kind``). Binary ones are left out by their first 8 KiB, as the index does (a 2.6 MB PDF read whole
+    and dropped by every search that reached the end of its candidates)."""
+
+    def __init__(self, root: Path) -> None:
+        self._root = root
+        self._cached: tuple[int, tuple[tuple[str, str | None, int], ...]] = (-1, ())
+
+    def of(self, conn: sqlite3.Connection, epoch: int, oversized: int) -> tuple[tuple[str, str | None, int], ...]:
+        """As of ``epoch`` (read through ``conn``), which counts ``oversized`` such files."""
+        cached_epoch, rows = self._cached
+        if cached_epoch != epoch:
+            found = () if not oversized else tuple(conn.execute(
+                "SELECT path, language, size FROM files WHERE kind = 'oversized' ORDER BY path"))
+            rows = tuple(row for row in found if not head_is_binary(self._root / row[0]))  # None: the scan skips it
+            self._cached = (epoch, rows)
+        return rows
 
 
 def _split_large(large: Sequence[tuple[str, str | None, int]], scope: LexicalScope,

@@ -3,8 +3,8 @@
 Lifecycle: :meth:`start` opens (and repairs) the stores, starts the background indexer and the watcher,
 and queues a full reconcile; the service is *ready* once that first reconcile is published.
 Writes: :meth:`refresh_paths` (after every CodePlane write) and :meth:`reconcile` (after git moves HEAD)
-are synchronous and return the published epoch. Reads: every query first waits, bounded, until no
-pending change concerns what it reads (per-file freshness, D6), and answers with the epoch it saw.
+are synchronous and return the published epoch. Reads: every query first waits, bounded, for the changes marked
+before it that concern what it reads (per-file freshness, D6, ``freshness.py``), and answers with the epoch it saw.
 """
 
 from __future__ import annotations
@@ -39,13 +39,12 @@ from codeplane.index.listeners import ReadyFlag, Reconciles
 from codeplane.index.pipeline import IndexPipeline, ReconcileReport
 from codeplane.index.query import compile_query
 from codeplane.index.retry import FailureBackoff
-from codeplane.index.search import LexicalHit, lexical_stream, scope_concerns
+from codeplane.index.search import LargeFiles, LexicalHit, lexical_stream, scope_concerns
 from codeplane.index.service_models import BuildSummary, LexicalPage, LexicalRequest
 from codeplane.index.status_view import counts_section, reconcile_section, watcher_section
 from codeplane.index.store import FileRecord, differs_on_disk
 from codeplane.index.walk_apart import EarlyWalk
 from codeplane.index.write_hold import WriteHolds
-from codeplane.repo.content import head_is_binary
 from codeplane.repo.gitlock import index_lock, wait_for_git
 from codeplane.repo.ignore import IgnoreRules
 from codeplane.repo.textcache import TextCache
@@ -79,8 +78,7 @@ class IndexService:
         self._full_began: float | None = None
         self._cursors: CursorStore[LexicalHit] = CursorStore()
         self._texts, self._listings = TextCache(root), Listings()
-        #: The oversized files (path, language, size) as of an epoch: searched by scanning, see ``_large_files``.
-        self._large: tuple[int, tuple[tuple[str, str | None, int], ...]] = (-1, ())
+        self._large = LargeFiles(root)
         self._reconciles = Reconciles()
         self._pipeline.listeners.append(self._reconciles.deliver)
         self.state = "stopped"
@@ -450,6 +448,10 @@ class IndexService:
         """Held by a git write of CodePlane's own until its reconcile is done (``write_hold.py``)."""
         return self._holds.holding()
 
+    def writing(self, paths: Sequence[str]) -> AbstractContextManager[None]:
+        """Held by a write batch from its commit until its refresh returned (``PendingChanges.writing``)."""
+        return self._pending.writing(paths)
+
     def reconcile(self) -> int:
         """Full reconcile now (e.g. after a git operation moved HEAD); returns the epoch."""
         self._require_open()
@@ -485,33 +487,43 @@ class IndexService:
                                      f"({self._rebuild_reason}); retry shortly", retryable=True)
             raise CodePlaneError(ErrorCode.INDEX_NOT_READY, "the index service is not running")
 
-    def _await(self, concerns: Callable[[str], bool]) -> None:
+    def _await(self, concerns: Callable[[str], bool], *, skip_writes: bool = False) -> None:
         self._require_open()
         wait = self.config.freshness_wait_ms / 1000
         if not self._ready.wait(wait):
-            progress = build_progress.current(self.root)
-            message = "the index is still being built; retry shortly"
-            if progress is not None and progress.files_total:
-                message += f" ({progress.files_done:,} of {progress.files_total:,} files, {progress.phase})"
-            raise CodePlaneError(ErrorCode.INDEX_NOT_READY, message, details={
-                "state": self.state, "wait_sec": wait, "progress": build_progress.status(self.root)})
+            raise build_progress.not_ready(self.root, self.state, wait)
         try:
-            self._pending.wait_until_fresh(concerns, wait)
+            self._pending.wait_until_fresh(concerns, wait, skip_writes=skip_writes)
         except CodePlaneError as exc:  # 3005: a checkout's refresh under way says how far it is
-            refresh = build_progress.refreshing(self.root)
-            if refresh is not None and refresh.files_total:
-                exc.message += (f" (reindexing {refresh.files_done:,} of {refresh.files_total:,} changed files, "
-                                f"{refresh.reason})")
-                exc.details["progress"] = refresh.as_dict()
-            raise
+            raise build_progress.explain_timeout(self.root, exc) from None
 
     @contextmanager
-    def read_connection(self) -> Iterator[sqlite3.Connection]:
+    def read_connection(self, *, skip_writes: bool = False) -> Iterator[sqlite3.Connection]:
         """A read-only connection to ``index.db`` inside one read transaction (a consistent snapshot); waits
-        (bounded) for all pending changes first, so what it shows is no older than the disk."""
-        self._await(lambda _p: True)
+        (bounded) for the changes marked before it, so what it shows is no older than the disk was. With
+        ``skip_writes`` not for the paths of a write batch in flight in this server: for a reader that answers as
+        of before that write, and re-checks the files its answer names (``refresh_if_changed``)."""
+        self._await(lambda _p: True, skip_writes=skip_writes)
         with self._pipeline.store.read() as conn:
             yield conn
+
+    @contextmanager
+    def reading_content(self, path: str, sha256: str) -> Iterator[sqlite3.Connection | None]:
+        """A read connection whose facts of ``path`` are of the text with this SHA-256 (a write's own): at once when
+        the index holds it, else once ``path`` is reindexed if it changed on disk; ``None`` when it then holds another
+        text, never that text's facts. A path outside the universe has none: its connection finds no facts."""
+        self._require_open()
+        for attempt in range(2):
+            if attempt:
+                self.refresh_if_changed([path])
+            if attempt or not self._ready.is_set():
+                self._await(concerns_prefix(path))
+            with self._pipeline.store.read() as conn:
+                record = self._pipeline.store.record(path, conn)
+                if (record is None and attempt) or (record is not None and record.file_sha256 == sha256):
+                    yield conn
+                    return
+        yield None
 
     def file_record(self, path: str) -> FileRecord | None:
         """The file table row for ``path`` once it is fresh; ``None`` if it is not in the universe."""
@@ -553,31 +565,19 @@ class IndexService:
             page = self._cursors.next_page(cursor, query_key=key, limit=limit)
             return LexicalPage(page.items, page.next_cursor, page.total, page.truncated, page.epoch)
         query = compile_query(request.query, request.syntax, request.case_sensitive)
-        with span("index.wait_fresh"):
-            self._await(scope_concerns(self.root, request.scope))
+        with span("index.wait_fresh"):  # every hit is read from disk: answering as of before a write in flight is safe
+            self._await(scope_concerns(self.root, request.scope), skip_writes=True)
         epoch = self.epoch
         with span("index.search", epoch=epoch) as step:
             with self._pipeline.store.read() as conn:
                 stream = lexical_stream(conn, self._texts, self._pipeline.lexical, query, request.scope,
                                         context_lines=request.context_lines,
                                         include_snippets=request.include_snippets,
-                                        large=self._large_files(conn, epoch))
+                                        large=self._large.of(conn, epoch, self._pipeline.counts.oversized))
             page = self._cursors.open_stream(stream, epoch=epoch, query_key=key, limit=limit)
             if step is not None:
                 step.set(hits=page.total)
         return LexicalPage(page.items, page.next_cursor, page.total, page.truncated, page.epoch, stream.unsearched)
-
-    def _large_files(self, conn: sqlite3.Connection, epoch: int) -> tuple[tuple[str, str | None, int], ...]:
-        """The oversized text files, listed once per epoch (none: no query; the file table has no index on
-        ``kind``). Binary ones are left out by their first 8 KiB, as the index does (a 2.6 MB PDF read whole
-        and dropped by every search that reached the end of its candidates)."""
-        cached_epoch, rows = self._large
-        if cached_epoch != epoch:
-            found = () if not self._pipeline.counts.oversized else tuple(conn.execute(
-                "SELECT path, language, size FROM files WHERE kind = 'oversized' ORDER BY path"))
-            rows = tuple(row for row in found if not head_is_binary(self.root / row[0]))  # None: the scan skips it
-            self._large = (epoch, rows)
-        return rows
 
     # -- status ----------------------------------------------------------------------------------------
     def status(self) -> dict[str, object]:

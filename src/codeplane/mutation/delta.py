@@ -121,8 +121,9 @@ class Delta(_Frozen):
     tests_affected_total: int = 0
     #: ... and how many files, when more than it lists.
     tests_affected_files: int = 0
-    #: When ``tests_affected`` names files: the changed files as ``path:lines`` (lines as the file is now),
-    #: the ``affected_by`` that selects the same tests in ``run_test_targets`` (``changed_files`` of
+    #: When ``tests_affected`` names files, or when the affected tests are unknown (a warning says why; the
+    #: list is then empty, which does not mean "none"): the changed files as ``path:lines`` (lines as the file is
+    #: now), the ``affected_by`` that selects the tests in ``run_test_targets`` (``changed_files`` of
     #: ``inspect_affected_tests``).
     tests_affected_by: tuple[str, ...] = ()
     #: Unified diff of the whole batch; returned for dry runs (bounded, see ``diff_truncated``).
@@ -137,10 +138,11 @@ class Delta(_Frozen):
 
     @classmethod
     def build(cls, *, short_diff: str = "", symbols: Sequence[str] = (), tests: Sequence[str] = (),
-              tests_by: Sequence[str] = (), **fields: Any) -> Delta:
+              tests_by: Sequence[str] = (), tests_unknown: bool = False, **fields: Any) -> Delta:
         """The delta with ``symbols`` (sorted) and ``tests`` (sorted ids, selected by ``tests_by``) listed
-        within :data:`LISTED`."""
-        delta = cls(**fields, **_listed_symbols(symbols), **_listed_tests(tests, tests_by))
+        within :data:`LISTED`; ``tests_unknown``: the look-up failed, ``tests_by`` is what selects them later."""
+        tested = {"tests_affected_by": tuple(tests_by)} if tests_unknown else _listed_tests(tests, tests_by)
+        delta = cls(**fields, **_listed_symbols(symbols), **tested)
         delta._short_diff = short_diff[:_REPORT_DIFF_CHARS]
         delta._symbols = tuple(symbols[:MAX_LISTED])
         return delta

@@ -10,7 +10,11 @@ Pipeline of :meth:`MutationEngine.apply`:
    re-anchoring, merging of same-file edits, overlap detection (5006), new bytes in the file's own
    encoding/BOM/line ending;
 4. **commit** through the journal (:mod:`codeplane.mutation.commit`);
-5. **after_write**: the injected index refresh, so the next ``search``/``read_source`` sees the change.
+5. **after_write**: the injected index refresh, so the next ``search``/``read_source`` sees the change;
+6. the delta's **symbols** (of the text read and of the text written, from those texts' own facts) and, once the
+   locks are released, its **affected tests**: advisory look-ups that may wait for the index, which must not keep
+   another writer of the same file waiting (QA63: 5003 after 2 s behind a 25 s look-up). A look-up that fails or
+   times out says so in a warning, never as "nothing affected".
 
 Nothing is written before step 4, so every error of steps 1–3 leaves the work tree untouched. Subsystems
 this engine must not import (tests, git tools, tasks) are reached through injected callables.
@@ -29,6 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from codeplane.core.config import MutationConfig
 from codeplane.core.errors import CodePlaneError, ErrorCode
@@ -57,12 +62,21 @@ log = get_logger(__name__)
 PAUSE_ENV = "CODEPLANE_DEBUG_MUTATION_PAUSE_MS"
 
 AfterWrite = Callable[[Sequence[str]], object]
-SymbolsFor = Callable[[str, list[tuple[int, int]]], list[str]]
 TestsFor = Callable[[Sequence[str]], list[str]]
 Fingerprint = Callable[[], str]
+#: Held from before a batch's commit until its ``after_write`` returned, with every path it writes or creates
+#: (``IndexService.writing``: reads that may answer as of before the batch do not wait for its refresh).
+Writing = Callable[[Sequence[str]], AbstractContextManager[object]]
 
 
-def _no_symbols(path: str, ranges: list[tuple[int, int]]) -> list[str]:
+class SymbolsFor(Protocol):
+    """The definitions the lines ``ranges`` of ``path`` touch (``path:kind:name``), read from the facts of the text
+    whose SHA-256 is ``sha256``; raises when the index cannot give them (it holds another text, it lags)."""
+
+    def __call__(self, path: str, ranges: list[tuple[int, int]], /, *, sha256: str | None = None) -> list[str]: ...
+
+
+def _no_symbols(path: str, ranges: list[tuple[int, int]], /, *, sha256: str | None = None) -> list[str]:
     return []
 
 
@@ -127,7 +141,8 @@ class MutationEngine:
 
     def __init__(self, root: Path, config: MutationConfig, *, after_write: AfterWrite | None = None,
                  symbols_for: SymbolsFor | None = None, tests_for: TestsFor | None = None,
-                 repo_fingerprint: Fingerprint | None = None, environ: Mapping[str, str] | None = None) -> None:
+                 repo_fingerprint: Fingerprint | None = None, environ: Mapping[str, str] | None = None,
+                 writing: Writing | None = None) -> None:
         self.root = root.resolve()
         self.config = config
         layout = RepoLayout(self.root)
@@ -135,6 +150,7 @@ class MutationEngine:
         self.after_write = after_write
         self.symbols_for = symbols_for or _no_symbols
         self.tests_for = tests_for or _no_tests
+        self.writing: Writing = writing or (lambda _paths: nullcontext())
         self._chain = WriteChainFingerprint(self.root) if repo_fingerprint is None else None
         self.repo_fingerprint: Fingerprint = repo_fingerprint or self._chain or (lambda: "")
         self._scope = Scope(self.root)
@@ -201,23 +217,28 @@ class MutationEngine:
             before = self.repo_fingerprint()
             if dry_run:
                 return self._delta(mutation_id, planned, before, before, dry_run=True)
-            symbols = self._symbols(planned, after=False)
-            writes = [w for p in planned for w in p.writes]
             warnings: list[str] = []
+            symbols = self._symbols(planned, warnings, after=False)
+            writes = [w for p in planned for w in p.writes]
             if writes:
                 moves = [JournalMove(p.delta.old_path, p.delta.path) for p in planned
                          if p.delta.git_mv and p.delta.old_path]
-                with span("mutation.commit", files=len(writes)), self._worktree_held():
-                    self._commit.run(mutation_id, writes, self._missing_dirs(writes), moves)
                 changed = sorted({w.rel for w in writes})
-                if self._chain is not None:
-                    self._chain.advance([(p.delta.path, p.delta.file_sha256 or "") for p in planned])
-                warnings += self._refresh(changed)
-            symbols |= self._symbols(planned, after=True)
-            changes = _changes(planned, {w.rel for w in writes})
-            tests = self._tests(changes, warnings)
-            return self._delta(mutation_id, planned, before, self.repo_fingerprint(), dry_run=False,
-                               symbols=symbols, tests=tests, tests_by=changes, warnings=warnings)
+                missing = self._missing_dirs(writes)
+                with self.writing(changed + missing):
+                    with span("mutation.commit", files=len(writes)), self._worktree_held():
+                        self._commit.run(mutation_id, writes, missing, moves)
+                    if self._chain is not None:
+                        self._chain.advance([(p.delta.path, p.delta.file_sha256 or "") for p in planned])
+                    warnings += self._refresh(changed)
+            symbols |= self._symbols(planned, warnings, after=True)
+            after = self.repo_fingerprint()
+        # The tests walk the whole import graph (waiting for the index to catch up with what other programs
+        # changed): another writer of these files need not wait for that.
+        changes = _changes(planned, {w.rel for w in writes})
+        tests, unknown = self._tests(changes, warnings)
+        return self._delta(mutation_id, planned, before, after, dry_run=False, symbols=symbols, tests=tests,
+                           tests_by=changes, tests_unknown=unknown, warnings=warnings)
 
     # -- steps -------------------------------------------------------------------------------------
 
@@ -328,32 +349,38 @@ class MutationEngine:
                     "search may lag until the watcher catches up"]
         return []
 
-    def _symbols(self, planned: Sequence[Planned], *, after: bool) -> set[str]:
+    def _symbols(self, planned: Sequence[Planned], warnings: list[str], *, after: bool) -> set[str]:
+        """The definitions the edits touch in the text read (``after=False``) or written, each from the facts of
+        that very text (never another version's lines); one the index cannot give is a warning."""
         found: set[str] = set()
         for p in planned:
             path = p.delta.path if after else (p.delta.old_path or p.delta.path)
             ranges = list(p.new_ranges if after else p.old_ranges)
             if not ranges or p.delta.action == "unchanged" or (after and p.delta.action == "deleted"):
                 continue
+            sha = p.delta.file_sha256 if after else (p.delta.old_sha256 or p.delta.file_sha256)
             try:
-                found.update(self.symbols_for(path, ranges))
-            except Exception:  # symbol facts are advisory; never fail a write for them
-                log.exception("symbols_for failed", path=path)
+                found.update(self.symbols_for(path, ranges, sha256=sha))
+            except Exception as exc:  # noqa: BLE001 - symbol facts are advisory; never fail a write for them
+                warnings.append(f"symbols changed unknown in {path} ({_failed('symbols_for', exc)})")
         return found
 
-    def _tests(self, paths: Sequence[str], warnings: list[str]) -> list[str]:
+    def _tests(self, paths: Sequence[str], warnings: list[str]) -> tuple[list[str], bool]:
+        """The affected tests, and whether they are unknown (the look-up failed: a warning says why)."""
         if not paths:
-            return []
+            return [], False
         try:
-            return sorted(set(self.tests_for(paths)))
-        except Exception as exc:  # test mapping is advisory
-            log.exception("tests_for failed")
-            warnings.append(f"affected tests unknown ({type(exc).__name__})")
-            return []
+            return sorted(set(self.tests_for(paths))), False
+        except Exception as exc:  # noqa: BLE001 - test mapping is advisory
+            # Said in full for a text-only client, which is not shown ``tests_affected_by``.
+            selection = json.dumps(list(paths)) if len(paths) <= 3 else f"tests_affected_by ({len(paths)} files)"
+            warnings.append(f"affected tests unknown ({_failed('tests_for', exc)}): run them; run_test_targets("
+                            f"affected_by={selection}) selects them once the index has caught up")
+            return [], True
 
     def _delta(self, mutation_id: str, planned: Sequence[Planned], before: str, after: str, *, dry_run: bool,
                symbols: set[str] | None = None, tests: Sequence[str] = (), tests_by: Sequence[str] = (),
-               warnings: Sequence[str] = ()) -> Delta:
+               tests_unknown: bool = False, warnings: Sequence[str] = ()) -> Delta:
         files: list[FileDelta] = [p.delta for p in planned]
         notes = list(warnings) + [f"{f.path} is ignored by git; confirm it was meant to be edited"
                                   for f in files if f.git_ignored]
@@ -367,10 +394,23 @@ class MutationEngine:
             mutation_id=mutation_id, files_changed=len(changed),
             insertions=sum(f.insertions for f in files), deletions=sum(f.deletions for f in files),
             files=tuple(files), repo_fingerprint_before=None if dry_run else before, repo_fingerprint=after,
-            symbols=sorted(symbols or ()), tests=tests, tests_by=tests_by,
+            symbols=sorted(symbols or ()), tests=tests, tests_by=tests_by, tests_unknown=tests_unknown,
             diff=diff, diff_truncated=truncated, warnings=tuple(notes),
             short_diff="".join(p.short_diff for p in planned),
         )
+
+
+def _failed(lookup: str, exc: Exception) -> str:
+    """Why an advisory look-up failed, for its warning (logged; with the traceback when it is no catalog error): a
+    freshness wait's 3005 says how far behind the index is."""
+    if not isinstance(exc, CodePlaneError):
+        log.error(f"{lookup} failed", exc_info=exc)
+        return f"{type(exc).__name__}: {exc}"
+    log.warning(f"{lookup} failed", error=str(exc))
+    if exc.error is ErrorCode.INDEX_FRESHNESS_TIMEOUT and exc.details.get("pending_total"):
+        total = int(exc.details["pending_total"])
+        return f"{exc.code}: the index is catching up with {total:,} changed path{'s' if total != 1 else ''}"
+    return f"{exc.code}: {exc.message}"
 
 
 def _file_diff(p: Planned) -> str:

@@ -7,6 +7,7 @@ them through ``ctx.services``. Nothing below ``server`` imports this module.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -267,11 +268,12 @@ def _wire_structural(services: Services) -> None:
 
 def _wire_mutation(services: Services, early: EarlyIndex | None) -> None:
     # after_write: a write returns only once search and list_files see it. symbols_for/tests_for fill the
-    # delta's symbols_changed/tests_affected; tests_for builds the tests service at its first call.
+    # delta's symbols_changed/tests_affected; tests_for builds the tests service at its first call. writing: reads
+    # that may answer as of before a batch do not wait for its refresh.
     services.mutation = MutationEngine(
         services.root, services.config.mutation, after_write=services.index.refresh_paths,
         symbols_for=services.structural.symbols_touching,
-        tests_for=services.tests_for)
+        tests_for=services.tests_for, writing=services.index.writing)
 
     async def recover() -> None:
         # First lifecycle: an unfinished batch from a crash is rolled back before anything reads files (an
@@ -343,16 +345,17 @@ def _wire_tasks(services: Services) -> None:
 
 def _wire_testing(services: Services) -> None:
     def build() -> TestingService:
-        # Impact selection (§11.9) reads import facts through the index's consistent read connection.
+        # Impact selection (§11.9) reads import facts through the index's consistent read connection, as of before a
+        # write batch still in flight (another call's: selecting for it before it answered is linearizable).
         from codeplane.testing import ImpactIndex, TestingService
         from codeplane.testing.discovery import indexed_paths, written_since
 
+        read = functools.partial(services.index.read_connection, skip_writes=True)
         return TestingService(services.root, services.config.tests, services.layout, services.artifacts,
-                              impact=ImpactIndex(services.index.read_connection),
+                              impact=ImpactIndex(read),
                               files_version=lambda: services.index.epoch if services.index.ready else None,
-                              files_source=lambda: indexed_paths(services.index.read_connection),
-                              files_written_since=lambda epoch: written_since(services.index.read_connection,
-                                                                              epoch),
+                              files_source=lambda: indexed_paths(read),
+                              files_written_since=lambda epoch: written_since(read, epoch),
                               refresh_files=services.index.refresh_if_changed)
 
     services.deferred_testing = Deferred(build)

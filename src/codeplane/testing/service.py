@@ -290,14 +290,13 @@ class TestingService:
         """What to run after changes to ``paths`` (for the mutation delta's ``tests_affected``): target ids,
         or ``file::case`` node ids where ``ranges`` (changed lines, 1-based, in the new text) let the symbol
         graph pick the cases within :data:`DELTA_SELECTION_BUDGET_SEC` (else whole files, through imports).
-        Best effort: an empty list when the index has no import facts yet.
+        An empty list without a structural index to select by; raises what the selection raised (3004 while the
+        index is built, 3005 when it did not catch up in time): the caller says the tests are unknown, not none
+        (QA63: a timed-out wait answered "no test affected" and the agent skipped the tests).
         """
         if self.impact is None or not paths:
             return []
-        try:
-            view = self.discover(affected_by=paths, ranges=ranges, budget_sec=DELTA_SELECTION_BUDGET_SEC)
-        except CodePlaneError:
-            return []
+        view = self.discover(affected_by=paths, ranges=ranges, budget_sec=DELTA_SELECTION_BUDGET_SEC)
         return [node for t in view.targets for node in node_ids(t)]
 
     # -- runs --------------------------------------------------------------------------------------

@@ -1,8 +1,10 @@
 """``StructuralService``: what tools and other subsystems use to read structural facts.
 
-Reads go through the index service's read connection, so they wait (bounded) until every pending change
-is indexed and see one consistent epoch. Symbol searches and the ``map_repo`` tree are paginated over
-stored snapshots (§23.6). ``status()`` never waits: it opens its own read-only connection.
+Reads go through the index service's read connection, so they wait (bounded) until every change marked before
+them is indexed and see one consistent epoch. Symbol look-ups answer as of before a write batch still in flight in
+this server (not waiting for its refresh: it has not answered yet) and re-check the files of their hits on disk.
+Symbol searches and the ``map_repo`` tree are paginated over stored snapshots (§23.6). ``status()`` never waits:
+it opens its own read-only connection.
 """
 
 from __future__ import annotations
@@ -124,11 +126,21 @@ class StructuralService:
         with self._index.read_connection() as conn:
             yield StructuralQueries(conn)
 
-    def symbols_touching(self, path: str, line_ranges: list[tuple[int, int]], *, limit: int = 50) -> list[str]:
+    def symbols_touching(self, path: str, line_ranges: list[tuple[int, int]], *, sha256: str | None = None,
+                         limit: int = 50) -> list[str]:
         """``path:kind:qualified_name`` of the definitions overlapping ``line_ranges`` (1-based, inclusive),
-        sorted; the mutation delta's ``symbols_changed``."""
-        with self.reading() as queries:
-            defs = queries.defs_overlapping(path, line_ranges, limit=limit)
+        sorted; the mutation delta's ``symbols_changed``. With ``sha256`` (of the text the lines are of) only from
+        that text's facts, waiting for nothing when the index holds it (a write's own refresh), and 3005 when it
+        holds another text (the file changed again)."""
+        if sha256 is None:
+            with self.reading() as queries:
+                defs = queries.defs_overlapping(path, line_ranges, limit=limit)
+        else:
+            with self._index.reading_content(path, sha256) as conn:
+                if conn is None:
+                    raise CodePlaneError(ErrorCode.INDEX_FRESHNESS_TIMEOUT, f"the index holds another text of {path} "
+                                         "than the one asked about (it changed again)", details={"path": path})
+                defs = StructuralQueries(conn).defs_overlapping(path, line_ranges, limit=limit)
         return sorted({f"{d.path}:{d.kind}:{d.qualified_name or d.name}" for d in defs})
 
     def definition_span(self, query: str, path: str | None = None) -> tuple[str, int, int]:
@@ -140,7 +152,7 @@ class StructuralService:
         3007 when nothing matches; 1003 listing the candidates when several do (the caller picks one by
         qualified name or def_uid), but several of one qualified name in one file (overloads) span them all."""
         def found() -> list[SymbolHit]:
-            with self._index.read_connection() as conn:
+            with self._index.read_connection(skip_writes=True) as conn:
                 return list(symbols.search_definitions(conn, query, exact_only=True, scope=SymbolScope(
                     path_filter=None if path is None else lambda p: p == path)))
 
@@ -173,7 +185,7 @@ class StructuralService:
         name = query.rpartition(".")[2]
         hits: list[SymbolHit] = []
         if name and name != what:
-            with self._index.read_connection() as conn:
+            with self._index.read_connection(skip_writes=True) as conn:
                 hits = symbols.search_definitions(conn, name, exact_only=True, scope=SymbolScope(path_filter=None))
         named = sorted({(h.definition.qualified_name, h.path, h.definition.start_line) for h in hits})
         return CodePlaneError(
@@ -205,7 +217,7 @@ class StructuralService:
         the same way)."""
         paths = sorted({h.path for h in hits})
         self._index.refresh_if_changed(paths)
-        with self._index.read_connection() as conn:
+        with self._index.read_connection(skip_writes=True) as conn:
             indexed = {path: conn.execute("SELECT indexed_epoch FROM files WHERE path = ?", (path,)).fetchone()
                        for path in paths}
         for path in paths:
@@ -218,7 +230,7 @@ class StructuralService:
     def _symbol_hits(self, request: SymbolRequest) -> tuple[list[SymbolHit], int]:
         scope = SymbolScope(path_filter=path_matcher(request.paths),
                             languages=request.languages, kinds=request.kinds)
-        with self._index.read_connection() as conn:
+        with self._index.read_connection(skip_writes=True) as conn:
             epoch = self._index.epoch
             if request.mode == "references":
                 return list(symbols.search_references(conn, request.query, scope=scope)), epoch
