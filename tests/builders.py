@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +50,14 @@ def write_files(root: Path, files: Mapping[str, str | bytes]) -> None:
             path.write_bytes(content)
         else:
             path.write_bytes(content.encode("utf-8"))
+
+
+def until(check: Callable[[], bool], timeout: float = 15.0) -> None:
+    """Poll ``check`` every 20 ms until it holds; fail the test after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
 
 
 def install_hook(root: Path, name: str, body: str) -> None:

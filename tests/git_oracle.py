@@ -13,7 +13,7 @@ from pathlib import Path
 
 from codeplane.git.diffs import DiffReport
 from codeplane.git.status import StatusReport
-from tests.builders import GIT_ENV
+from tests.builders import GIT_ENV, write_files
 
 
 def run_git(root: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> bytes:
@@ -22,6 +22,13 @@ def run_git(root: Path, *args: str, env: dict[str, str] | None = None, check: bo
     if check and proc.returncode != 0:
         raise AssertionError(f"git {args} failed: {proc.stderr.decode(errors='replace')}")
     return proc.stdout
+
+
+def commit_all(root: Path, message: str, files: dict[str, str]) -> None:
+    """Write ``files`` and commit everything with the git CLI."""
+    write_files(root, files)
+    run_git(root, "add", "-A")
+    run_git(root, "commit", "-q", "-m", message)
 
 
 def shown(raw: bytes) -> str:

@@ -18,13 +18,7 @@ import pytest
 from codeplane.core.errors import CodePlaneError
 from codeplane.git import GitService
 from tests.builders import GIT_ENV, make_repo, write_files
-from tests.git_oracle import run_git
-
-
-def _commit(root: Path, message: str, files: dict[str, str]) -> None:
-    write_files(root, files)
-    run_git(root, "add", "-A")
-    run_git(root, "commit", "-q", "-m", message)
+from tests.git_oracle import commit_all, run_git
 
 
 def _twin(root: Path) -> Path:
@@ -51,9 +45,9 @@ def merging(tmp_path: Path) -> Path:
     """A merge stopped on a conflict in ``a.py`` that also brought in ``d.txt`` (``AM d.txt`` once edited)."""
     root = make_repo(tmp_path / "r", {"a.py": "def a():\n    return 1\n"})
     run_git(root, "checkout", "-q", "-b", "feat")
-    _commit(root, "feat", {"a.py": "def a():\n    return 2\n", "d.txt": "new\n"})
+    commit_all(root, "feat", {"a.py": "def a():\n    return 2\n", "d.txt": "new\n"})
     run_git(root, "checkout", "-q", "main")
-    _commit(root, "main", {"a.py": "def a():\n    return 3\n"})
+    commit_all(root, "main", {"a.py": "def a():\n    return 3\n"})
     run_git(root, "merge", "feat", check=False)
     assert (root / ".git" / "MERGE_HEAD").exists()
     return root
@@ -90,11 +84,11 @@ def _picks(tmp_path: Path, *picks: str) -> Path:
     ``picks`` stopped on B."""
     root = make_repo(tmp_path / "r", {"f.txt": "l1\nl2\n"})
     run_git(root, "checkout", "-q", "-b", "src")
-    _commit(root, "A", {"a.txt": "a\n"})
-    _commit(root, "B", {"f.txt": "l1\nsrc\n"})
-    _commit(root, "C", {"c.txt": "c\n"})
+    commit_all(root, "A", {"a.txt": "a\n"})
+    commit_all(root, "B", {"f.txt": "l1\nsrc\n"})
+    commit_all(root, "C", {"c.txt": "c\n"})
     run_git(root, "checkout", "-q", "main")
-    _commit(root, "M", {"f.txt": "l1\nmain\n"})
+    commit_all(root, "M", {"f.txt": "l1\nmain\n"})
     run_git(root, "cherry-pick", *picks, check=False)
     assert (root / ".git" / "CHERRY_PICK_HEAD").exists()
     return root

@@ -15,7 +15,7 @@ import pytest
 
 from codeplane.git import GitService
 from tests.builders import make_repo, write_files
-from tests.git_oracle import run_git
+from tests.git_oracle import commit_all, run_git
 
 #: The files and directories that say an operation is in progress (``.git/<name>``).
 _MARKERS = ("MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD",
@@ -24,12 +24,6 @@ _MARKERS = ("MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE", "CHERRY_PICK_
 
 def _markers(root: Path) -> list[str]:
     return [name for name in _MARKERS if (root / ".git" / name).exists()]
-
-
-def _commit(root: Path, message: str, files: dict[str, str]) -> None:
-    write_files(root, files)
-    run_git(root, "add", "-A")
-    run_git(root, "commit", "-q", "-m", message)
 
 
 def _twin(root: Path) -> Path:
@@ -54,10 +48,10 @@ def rebasing(tmp_path: Path) -> Path:
     """``git rebase main`` stopped on a conflict (``.git/rebase-merge``), topic's second commit still to do."""
     root = make_repo(tmp_path / "r", {"f.txt": "l1\nl2\nl3\n"})
     run_git(root, "checkout", "-q", "-b", "topic")
-    _commit(root, "t1", {"f.txt": "l1\ntopic\nl3\n"})
-    _commit(root, "t2", {"x.txt": "x\n"})
+    commit_all(root, "t1", {"f.txt": "l1\ntopic\nl3\n"})
+    commit_all(root, "t2", {"x.txt": "x\n"})
     run_git(root, "checkout", "-q", "main")
-    _commit(root, "m1", {"f.txt": "l1\nmain\nl3\n"})
+    commit_all(root, "m1", {"f.txt": "l1\nmain\nl3\n"})
     run_git(root, "checkout", "-q", "topic")
     run_git(root, "rebase", "main", check=False)
     assert (root / ".git" / "rebase-merge").is_dir()
@@ -80,7 +74,7 @@ def test_a_reset_keeps_the_git_clis_rebase_as_git_reset_does(rebasing: Path, mod
 def test_a_hard_reset_and_a_restore_keep_a_bisect(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r", {"f.txt": "1\n"})
     for i in (2, 3):
-        _commit(root, f"c{i}", {"f.txt": f"{i}\n"})
+        commit_all(root, f"c{i}", {"f.txt": f"{i}\n"})
     run_git(root, "bisect", "start")
     run_git(root, "bisect", "bad", "HEAD")
     run_git(root, "bisect", "good", "HEAD~2")
@@ -100,11 +94,11 @@ def picking(tmp_path: Path) -> Path:
     """``git cherry-pick A B C`` stopped on B's conflict: A is committed, B and C in ``sequencer/todo``."""
     root = make_repo(tmp_path / "r", {"f.txt": "l1\nl2\n"})
     run_git(root, "checkout", "-q", "-b", "src")
-    _commit(root, "A", {"a.txt": "a\n"})
-    _commit(root, "B", {"f.txt": "l1\nsrc\n"})
-    _commit(root, "C", {"c.txt": "c\n"})
+    commit_all(root, "A", {"a.txt": "a\n"})
+    commit_all(root, "B", {"f.txt": "l1\nsrc\n"})
+    commit_all(root, "C", {"c.txt": "c\n"})
     run_git(root, "checkout", "-q", "main")
-    _commit(root, "M", {"f.txt": "l1\nmain\n"})
+    commit_all(root, "M", {"f.txt": "l1\nmain\n"})
     run_git(root, "cherry-pick", "src~2", "src~1", "src", check=False)
     assert _markers(root) == ["MERGE_MSG", "AUTO_MERGE", "CHERRY_PICK_HEAD", "sequencer"]
     return root
@@ -125,10 +119,10 @@ def test_a_reset_between_picks_keeps_the_rest_of_the_sequence(picking: Path) -> 
 def test_a_reset_on_the_last_pick_ends_the_sequence_as_git_does(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r", {"f.txt": "l1\nl2\n"})
     run_git(root, "checkout", "-q", "-b", "src")
-    _commit(root, "A", {"a.txt": "a\n"})
-    _commit(root, "B", {"f.txt": "l1\nsrc\n"})
+    commit_all(root, "A", {"a.txt": "a\n"})
+    commit_all(root, "B", {"f.txt": "l1\nsrc\n"})
     run_git(root, "checkout", "-q", "main")
-    _commit(root, "M", {"f.txt": "l1\nmain\n"})
+    commit_all(root, "M", {"f.txt": "l1\nmain\n"})
     run_git(root, "cherry-pick", "src~1", "src", check=False)
     twin = _twin(root)
     run_git(twin, "reset", "-q", "--mixed", "HEAD")

@@ -5,19 +5,11 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from codeplane.index.service import IndexService
-from tests.builders import make_repo, write_files
+from tests.builders import make_repo, until, write_files
 from tests.index_helpers import hit_lines, running_index
-
-
-def _until(check: Callable[[], bool], timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
 
 
 def _pending(index: IndexService) -> int:
@@ -27,7 +19,7 @@ def _pending(index: IndexService) -> int:
 
 
 def _settled(index: IndexService) -> None:
-    _until(lambda: _pending(index) == 0)
+    until(lambda: _pending(index) == 0)
 
 
 def test_changes_made_while_git_holds_its_index_lock_become_one_epoch_when_it_lets_go(tmp_path: Path) -> None:
@@ -38,13 +30,13 @@ def test_changes_made_while_git_holds_its_index_lock_become_one_epoch_when_it_le
         lock = repo / ".git" / "index.lock"
         lock.write_bytes(b"")  # what git does first, before it writes any file of the work tree
         write_files(repo, {"m0.py": "settle_token = 0\n"})
-        _until(lambda: _pending(index) > 0)  # the watcher delivered the first file
+        until(lambda: _pending(index) > 0)  # the watcher delivered the first file
         time.sleep(0.3)
         assert index.epoch == before, "nothing is indexed while git is still writing"
         write_files(repo, {"m1.py": "settle_token = 1\n"})
         time.sleep(0.2)
         lock.unlink()
-        _until(lambda: hit_lines(index, "settle_token") == {("m0.py", 1), ("m1.py", 1)})
+        until(lambda: hit_lines(index, "settle_token") == {("m0.py", 1), ("m1.py", 1)})
         _settled(index)
         assert index.epoch == before + 1, "both files of the command in one epoch"
 
@@ -59,7 +51,7 @@ def test_a_stale_index_lock_delays_nothing(tmp_path: Path) -> None:
         os.utime(lock, (old, old))  # left by a git that died two minutes ago
         began = time.monotonic()
         write_files(repo, {"a.py": "stale_lock_token = 1\n"})
-        _until(lambda: hit_lines(index, "stale_lock_token") == {("a.py", 1)})
+        until(lambda: hit_lines(index, "stale_lock_token") == {("a.py", 1)})
         assert time.monotonic() - began < 5.0
 
 
@@ -72,7 +64,7 @@ def test_a_git_write_of_codeplanes_own_is_indexed_once_by_its_reconcile(tmp_path
         before = index.epoch
         with index.holding():  # what GitService does around a write that rewrites files
             write_files(repo, {"m0.py": "held_token = 0\n", "m1.py": "held_token = 1\n"})
-            _until(lambda: _pending(index) > 0)  # the watcher delivered them
+            until(lambda: _pending(index) > 0)  # the watcher delivered them
             time.sleep(0.5)
             assert index.epoch == before, "nothing is indexed while the write goes on"
             index.reconcile()  # the write's own, before it lets go

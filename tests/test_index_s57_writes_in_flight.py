@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -19,16 +19,9 @@ from codeplane.index.search import LexicalScope
 from codeplane.index.service_models import LexicalRequest
 from codeplane.mutation.edits import CreateFile
 from codeplane.server.services import Services, build_services
-from tests.builders import make_repo
+from tests.builders import make_repo, until
 
 MOD = "def area(w, h):\n    return w * h\n"
-
-
-def _until(check: Callable[[], bool], timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
 
 
 def test_a_read_waits_for_changes_marked_before_it_not_for_a_path_rewritten_since() -> None:
@@ -74,7 +67,7 @@ def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
 
 def test_reads_of_fresh_files_answer_while_another_calls_write_batch_is_in_flight(services: Services) -> None:
     index, engine = services.index, services.mutation
-    _until(lambda: index.pending_count == 0)
+    until(lambda: index.pending_count == 0)
     refresh = engine.after_write
     assert refresh is not None
     committed, release = threading.Event(), threading.Event()
@@ -90,7 +83,7 @@ def test_reads_of_fresh_files_answer_while_another_calls_write_batch_is_in_fligh
         try:
             batch = pool.submit(engine.apply, edits)
             assert committed.wait(30)
-            _until(lambda: index.pending_count >= 1)  # the watcher saw the batch's files
+            until(lambda: index.pending_count >= 1)  # the watcher saw the batch's files
 
             path, start, end = services.structural.definition_span("pkg.mod.area")
             assert (path, start, end) == ("pkg/mod.py", 1, 2)

@@ -5,8 +5,7 @@ runs after the write let go of its files' locks, so another writer of the same f
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -14,17 +13,10 @@ import pytest
 from codeplane.core.config import CodePlaneConfig
 from codeplane.mutation.edits import ReplaceText
 from codeplane.server.services import Services, build_services
-from tests.builders import make_repo, write_files
+from tests.builders import make_repo, until, write_files
 
 MOD = "def area(w, h):\n    return w * h\n\n\ndef perimeter(w, h):\n    return 2 * (w + h)\n"
 TEST = "from pkg.mod import area\n\n\ndef test_area():\n    assert area(2, 3) == 6\n"
-
-
-def _until(check: Callable[[], bool], timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +41,7 @@ def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
 
 
 def _settled(services: Services) -> None:
-    _until(lambda: services.index.pending_count == 0)
+    until(lambda: services.index.pending_count == 0)
 
 
 def test_a_write_whose_test_lookup_times_out_says_the_tests_are_unknown(services: Services) -> None:
@@ -57,7 +49,7 @@ def test_a_write_whose_test_lookup_times_out_says_the_tests_are_unknown(services
     index, engine = services.index, services.mutation
     with index.holding():  # the indexer takes nothing meanwhile: what another program changed stays pending
         write_files(services.root, {"notes.txt": "rewritten by another program\n"})
-        _until(lambda: index.pending_count > 0)
+        until(lambda: index.pending_count > 0)
         delta = engine.apply([ReplaceText(path="pkg/mod.py", old_text="return w * h", new_text="return h * w")])
     # The symbols are read from the facts of the text read and of the text written: nothing to wait for.
     assert delta.symbols_changed == ("pkg/mod.py:function:pkg.mod.area",)
