@@ -39,7 +39,7 @@ ALLOWED_OUTSIDE_CORE = {
     "server/tools/git_remote.py": {"git_merge", "git_pull", "git_push", "git_rebase", "git_remote"},
     "git/sync.py": {"git_push"},
     "git/remotes.py": {"git_remote"},  # git_push's own stale-lease error: served with git_push, never in core
-    "git/merge.py": {"git_commit", "git_merge", "git_rebase", "git_stage"},
+    "git/branch_state.py": {"git_commit", "git_merge", "git_rebase", "git_stage"},  # way_out, moved from merge.py
     "server/tools/lint.py": {"lint_tools"},
     "server/tools/refactor.py": {"refactor_cancel", "refactor_impact", "refactor_move"},
     "refactor/impact.py": {"refactor_impact"},

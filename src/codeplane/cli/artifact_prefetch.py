@@ -14,11 +14,13 @@ index is built from disk.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 
@@ -32,7 +34,7 @@ from codeplane.core.logging import get_logger
 from codeplane.core.redaction import redact_url
 from codeplane.index import artifact_progress
 from codeplane.index.artifact_adopt import cache_dir, fetch_configured, fetch_failed, should_adopt
-from codeplane.index.artifact_fetch import is_url
+from codeplane.index.artifact_fetch import FetchedArtifact, is_url
 
 log = get_logger(__name__)
 #: How often ``--json`` prints a ``fetching_artifact`` line while bytes arrive.
@@ -101,6 +103,45 @@ class _Reports:
         return int((monotonic() - self.began) * 1000)
 
 
+def _in_worker(fetch: Callable[[], FetchedArtifact]) -> FetchedArtifact:
+    """``fetch()`` on a thread of its own while this one waits in short joins: a stop signal's exception is raised
+    here, between two joins, never inside the HTTP client (raised there it could leave the connection pool's lock
+    held, and the unwinding that closes the response then waited on it for good: a Ctrl+C hung under load). The
+    download itself, stalled on a host, is left to end with the process (a daemon thread)."""
+    outcome: list[FetchedArtifact | BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(fetch())
+        except BaseException as exc:  # noqa: BLE001 (handed to the waiting thread, which raises it as it is)
+            outcome.append(exc)
+
+    worker = threading.Thread(target=run, name="codeplane-artifact-fetch", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.1)
+    result = outcome[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
+def _remove_own_partials(cache: Path) -> None:
+    """The partial download this process still holds open (its fetch thread is left blocked on the host): removed
+    as the fetch's own clean-up would (another process's download in progress is not touched)."""
+    try:
+        fds = os.listdir("/proc/self/fd")
+    except OSError:  # no /proc: the next fetch, start or `cpl doctor --fix` sweeps it once this process has ended
+        return
+    held = set()
+    for fd in fds:
+        with contextlib.suppress(OSError):  # the listing's own descriptor, closed by now
+            held.add(os.path.realpath(os.readlink(f"/proc/self/fd/{fd}")))
+    for partial in cache.glob(".*.part"):
+        if os.path.realpath(partial) in held:
+            partial.unlink(missing_ok=True)
+
+
 def prefetch_artifact(ctx: RepoContext, *, show_progress: bool, as_json: bool = False) -> bool:
     """Download a URL artifact the server is about to adopt (a failure is the adoption's refusal). False: a stop
     signal (SIGTERM, Ctrl+C) ended the download, its partial file removed; nothing is to be served."""
@@ -122,11 +163,12 @@ def prefetch_artifact(ctx: RepoContext, *, show_progress: bool, as_json: bool = 
                     bar.update(task, completed=done, total=total)
                     reports.progress(done, total)
 
-                fetched = fetch_configured(ctx.root, ctx.layout, config, progress=progress)
+                fetched = _in_worker(lambda: fetch_configured(ctx.root, ctx.layout, config, progress=progress))
         finally:
             if main:
                 signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
     except (_Stop, KeyboardInterrupt):
+        _remove_own_partials(reports.cache)
         log.info("stopped during the index artifact download; the partial download was removed",
                  source=reports.source, bytes=reports.done)
         return False
