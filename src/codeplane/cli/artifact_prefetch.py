@@ -50,7 +50,10 @@ def index_from_overrides(source: str | None) -> list[str]:
 
 
 class _Stop(BaseException):
-    """SIGTERM during the download: it unwinds the download as Ctrl+C's ``KeyboardInterrupt`` does."""
+    """SIGTERM or SIGINT during the download: it unwinds the wait for it as Ctrl+C's ``KeyboardInterrupt`` does."""
+
+
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 def _stop(signum: int, frame: FrameType | None) -> None:
@@ -151,9 +154,10 @@ def prefetch_artifact(ctx: RepoContext, *, show_progress: bool, as_json: bool = 
     reports = _Reports(redact_url(config.artifact), cache_dir(ctx.layout), as_json=as_json)
     columns = (TextColumn("Fetching index artifact"), BarColumn(), DownloadColumn(), TransferSpeedColumn())
     # SIGTERM is how `cpl up` is stopped (`cpl down`, a supervisor): its default action killed the process mid-write,
-    # leaving the partial download (QA62 #6). The server installs its own handlers once it starts.
+    # leaving the partial download (QA62 #6). SIGINT too, as the server takes it once it starts: a process started in
+    # the background of a script inherits SIGINT ignored, and Ctrl+C's KeyboardInterrupt then never came.
     main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _stop) if main else None
+    previous = {sig: signal.signal(sig, _stop) for sig in _STOP_SIGNALS} if main else {}
     try:
         try:
             with reports, Progress(*columns, console=console, transient=True, disable=not show_progress) as bar:
@@ -165,8 +169,8 @@ def prefetch_artifact(ctx: RepoContext, *, show_progress: bool, as_json: bool = 
 
                 fetched = _in_worker(lambda: fetch_configured(ctx.root, ctx.layout, config, progress=progress))
         finally:
-            if main:
-                signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+            for sig, handler in previous.items():
+                signal.signal(sig, signal.SIG_DFL if handler is None else handler)
     except (_Stop, KeyboardInterrupt):
         _remove_own_partials(reports.cache)
         log.info("stopped during the index artifact download; the partial download was removed",
