@@ -174,7 +174,7 @@ def test_stopping_cpl_up_during_the_download_leaves_nothing_of_it(published: tup
     with _stalling_host(artifact) as (url, _go_on), (tmp_path / "up.err").open("w") as errors:
         up = subprocess.Popen([*CPL, "up", str(root), "--port", "0", "--index-from", url], cwd=root,
                               env={**cpl_env(), "COLUMNS": "200"}, stdout=subprocess.PIPE, stderr=errors, text=True,
-                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))  # noqa: PLW1509
         try:
             _wait_for("partial download", lambda: list(_cache(root).glob(".*.part")))
             time.sleep(0.5)
