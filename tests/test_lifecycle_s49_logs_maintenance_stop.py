@@ -105,6 +105,10 @@ def test_down_that_cannot_stop_the_server_exits_2_with_the_catalog_error(tmp_pat
     try:
         proc = cpl("down", "--json", cwd=repo, timeout=60)  # no --force: SIGTERM cannot reach a stopped process
         assert proc.returncode == 2 and '"code": 2004' in proc.stdout, proc.stdout + proc.stderr
+        # Said at once, with the way out, instead of "did not stop within 14s" after waiting the whole deadline.
+        error = json.loads(proc.stdout)["error"]
+        assert error["details"]["suspended"] is True, error
+        assert f"kill -CONT {server.ready['pid']}" in error["message"] and "--force" in error["message"], error
     finally:
         os.kill(server.ready["pid"], signal.SIGCONT)
         server.stop(signal.SIGKILL)

@@ -35,10 +35,10 @@ def clear(
                     "run `cpl down` first or pass --force",
                     details={"pid": running.pid, "port": running.port},
                 )
-            stopped, pid = stop_server(ctx.layout, ctx.config.server.shutdown_timeout_sec + 2.0, force=True)
-            if not stopped:
-                raise CodePlaneError(ErrorCode.SERVER_ALREADY_RUNNING, f"could not stop server pid {pid}",
-                                     details={"pid": pid})
+            outcome = stop_server(ctx.layout, ctx.config.server.shutdown_timeout_sec + 2.0, force=True)
+            if not outcome.stopped:
+                raise CodePlaneError(ErrorCode.SERVER_ALREADY_RUNNING, f"could not stop server pid {outcome.pid}",
+                                     details={"pid": outcome.pid})
         existed = ctx.layout.state_dir.exists()
         # A write batch a crash left half-applied is rolled back first, as the next ``cpl up`` would have done:
         # removing its journal kept the half-applied work tree (and its temporary files) for good.

@@ -31,12 +31,19 @@ def down(
     # A server ends by its stop deadline even when a call's thread never returns (a write batch in flight aside);
     # the margin is for a loaded machine, where a 2004 would send the user to --force for nothing.
     timeout = stop_deadline_sec(ctx.config.server.shutdown_timeout_sec) + 5.0
-    stopped, pid = stop_server(ctx.layout, timeout, force=force)
-    if not stopped:
+    outcome = stop_server(ctx.layout, timeout, force=force)
+    pid = outcome.pid
+    if not outcome.stopped:
         # Exit 2 with the catalog error, as README lists for a command that failed (1 is a failed doctor check).
-        hint = "it survived SIGKILL" if force else "retry with --force"
-        fail(CodePlaneError(ErrorCode.SERVER_ALREADY_RUNNING, f"server pid {pid} did not stop within "
-                            f"{timeout:.0f}s; {hint}", details={"pid": pid, "stopped": False}), as_json)
+        if outcome.suspended and not force:
+            message = (f"server pid {pid} is suspended (Ctrl+Z or SIGSTOP) and cannot act on SIGTERM; continue it "
+                       f"(`kill -CONT {pid}`, or `fg` in its terminal) to let it stop cleanly, or retry with --force")
+        else:
+            hint = "it survived SIGKILL" if force else "retry with --force"
+            message = f"server pid {pid} did not stop within {timeout:.0f}s; {hint}"
+        fail(CodePlaneError(ErrorCode.SERVER_ALREADY_RUNNING, message,
+                            details={"pid": pid, "stopped": False, **({"suspended": True} if outcome.suspended
+                                                                      else {})}), as_json)
     cleaned = clean_stale_files(ctx.layout)  # a killed server could not remove its port and pid files
     emit({"ok": True, "was_running": True, "pid": pid, "stopped": True, **({"cleaned": cleaned} if cleaned else {})},
          as_json, lambda: console.print(f"Stopped CodePlane server (pid {pid})."))

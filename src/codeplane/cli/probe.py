@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from codeplane.core.layout import RepoLayout
-from codeplane.core.procs import pid_alive
+from codeplane.core.procs import pid_alive, pid_suspended
 from codeplane.server.instance import lock_is_held, read_running
 from codeplane.server.security import REPO_HEADER
 
@@ -68,22 +68,33 @@ def _stopped(layout: RepoLayout, pid: int) -> bool:
     return not lock_is_held(layout) or not pid_alive(pid)
 
 
-def stop_server(layout: RepoLayout, timeout_s: float, *, force: bool = False) -> tuple[bool, int | None]:
+@dataclass(frozen=True)
+class StopOutcome:
+    stopped: bool
+    pid: int | None
+    #: The process was stopped by job control (Ctrl+Z, SIGSTOP): SIGTERM stays pending until it is continued.
+    suspended: bool = False
+
+
+def stop_server(layout: RepoLayout, timeout_s: float, *, force: bool = False) -> StopOutcome:
     """SIGTERM the recorded pid and wait for the lock to drop; with ``force``, SIGKILL it after ``timeout_s``
-    and wait (bounded) until it has exited. Returns (stopped, pid)."""
+    and wait (bounded) until it has exited. A suspended server is not waited for: without ``force`` the answer
+    says so at once, with it the SIGKILL comes at once (``down`` waited its whole deadline, 13.5 s, for a
+    process that could not act on the signal)."""
     files = read_running(layout)
     pid = files.pid
     if pid is None or not pid_alive(pid):
-        return (not lock_is_held(layout), pid)
+        return StopOutcome(not lock_is_held(layout), pid)
     os.kill(pid, signal.SIGTERM)
-    if _wait_gone(layout, pid, timeout_s):
-        return (True, pid)
+    suspended = pid_suspended(pid)
+    if not suspended and _wait_gone(layout, pid, timeout_s):
+        return StopOutcome(True, pid)
     if not force:
-        return (False, pid)
+        return StopOutcome(False, pid, suspended)
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
     # A fixed 0.2 s was too short for a stopped (SIGSTOP) process; the wait is bounded all the same.
-    return (_wait_gone(layout, pid, _KILL_WAIT_S), pid)
+    return StopOutcome(_wait_gone(layout, pid, _KILL_WAIT_S), pid, suspended)
 
 
 def _wait_gone(layout: RepoLayout, pid: int, timeout_s: float) -> bool:

@@ -173,3 +173,15 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def pid_suspended(pid: int) -> bool:
+    """Whether ``pid`` is stopped by job control (Ctrl+Z, SIGSTOP) or a tracer: such a process cannot act on
+    SIGTERM until it is continued, so waiting for it to stop by itself only spends the user's time."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return False
+    # The command name (field 2) is parenthesised and may itself contain ") "; the state follows the last ")".
+    state = stat[stat.rfind(")") + 1:].split()[:1]
+    return state in (["T"], ["t"])
