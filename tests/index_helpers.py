@@ -14,6 +14,7 @@ from codeplane.index.search import LexicalScope
 from codeplane.index.service import IndexService
 from codeplane.index.service_models import LexicalRequest
 from codeplane.index.structural.indexer import StructuralIndexer
+from codeplane.server.services import Services, build_services
 from codeplane.testing import ImpactIndex, TestingService
 
 
@@ -73,3 +74,24 @@ def selected_cases(service: TestingService, change: str) -> dict[str, tuple[str,
     """Target id → the cases ``affected_by=[change]`` selects (empty: the whole target)."""
     view = service.discover(affected_by=[change])
     return {t.target_id: t.cases for t in view.targets}
+
+
+@contextmanager
+def running_services(root: Path, name: str, *, freshness_wait_ms: int = 300,
+                     **mutation: Any) -> Iterator[Services]:
+    """The server's services on ``root`` with a watcher (20 ms debounce) and a short freshness wait, started
+    and ready; ``mutation`` overrides ``mutation.*`` settings. Stopped and closed on exit."""
+    defaults = CodePlaneConfig()
+    config = defaults.model_copy(update={
+        "index": defaults.index.model_copy(update={"watch": True, "debounce_ms": 20,
+                                                   "freshness_wait_ms": freshness_wait_ms}),
+        "mutation": defaults.mutation.model_copy(update=mutation)})
+    built = build_services(root, config, name)
+    built.index.start()
+    try:
+        assert built.index.wait_ready(60), built.index.error
+        yield built
+    finally:
+        built.index.stop()
+        built.testing.close()
+        built.mutation.close()

@@ -11,15 +11,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from codeplane.core.config import CodePlaneConfig
 from codeplane.core.errors import CodePlaneError
 from codeplane.index.freshness import PendingChanges, concerns_prefix
 from codeplane.index.reconcile import RACY_NS
 from codeplane.index.search import LexicalScope
 from codeplane.index.service_models import LexicalRequest
 from codeplane.mutation.edits import CreateFile
-from codeplane.server.services import Services, build_services
+from codeplane.server.services import Services
 from tests.builders import make_repo, until
+from tests.index_helpers import running_services
 
 MOD = "def area(w, h):\n    return w * h\n"
 
@@ -52,17 +52,8 @@ def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
     # No file "racy" (changed within the timestamps' granularity): the watcher's catch-up walk would mark it pending
     # at a moment the test does not choose (an old mtime does not do it: it moves ctime, which counts).
     time.sleep(RACY_NS / 1e9 + 0.2)
-    defaults = CodePlaneConfig()
-    config = defaults.model_copy(update={
-        "index": defaults.index.model_copy(update={"watch": True, "debounce_ms": 20, "freshness_wait_ms": 300})})
-    built = build_services(root, config, "s57-inflight")
-    built.index.start()
-    try:
-        assert built.index.wait_ready(60), built.index.error
+    with running_services(root, "s57-inflight") as built:
         yield built
-    finally:
-        built.index.stop()
-        built.mutation.close()
 
 
 def test_reads_of_fresh_files_answer_while_another_calls_write_batch_is_in_flight(services: Services) -> None:

@@ -10,10 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from codeplane.core.config import CodePlaneConfig
 from codeplane.mutation.edits import ReplaceText
-from codeplane.server.services import Services, build_services
+from codeplane.server.services import Services
 from tests.builders import make_repo, until, write_files
+from tests.index_helpers import running_services
 
 MOD = "def area(w, h):\n    return w * h\n\n\ndef perimeter(w, h):\n    return 2 * (w + h)\n"
 TEST = "from pkg.mod import area\n\n\ndef test_area():\n    assert area(2, 3) == 6\n"
@@ -24,20 +24,9 @@ def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
     root = make_repo(tmp_path_factory.mktemp("lookups") / "repo", {
         "pkg/__init__.py": "", "pkg/mod.py": MOD, "tests/__init__.py": "", "tests/test_mod.py": TEST,
         "notes.txt": "notes\n"})
-    defaults = CodePlaneConfig()
-    config = defaults.model_copy(update={
-        # A short freshness wait keeps the timed-out look-up fast; a short lock wait makes a held lock a 5003 at once.
-        "index": defaults.index.model_copy(update={"watch": True, "debounce_ms": 20, "freshness_wait_ms": 300}),
-        "mutation": defaults.mutation.model_copy(update={"lock_timeout_ms": 300})})
-    built = build_services(root, config, "s57-lookups")
-    built.index.start()
-    try:
-        assert built.index.wait_ready(60), built.index.error
+    # A short freshness wait keeps the timed-out look-up fast; a short lock wait makes a held lock a 5003 at once.
+    with running_services(root, "s57-lookups", lock_timeout_ms=300) as built:
         yield built
-    finally:
-        built.index.stop()
-        built.testing.close()
-        built.mutation.close()
 
 
 def _settled(services: Services) -> None:
