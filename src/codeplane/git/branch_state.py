@@ -158,6 +158,17 @@ def way_out(repo: pygit2.Repository, state: str) -> str:
     return "resolve, git_stage, then git_commit, or abandon it with git_merge action=abort"
 
 
+def between_picks(repo: pygit2.Repository) -> tuple[Literal["cherrypick", "revert"], str] | None:
+    """A git CLI sequence with no pick in progress (``git status``: "Cherry-pick currently in progress"), as
+    (state, how it goes on or ends), else ``None``; only meaningful where no other operation is in progress."""
+    pending = sequence(repo)
+    if pending is None or _picking(Path(repo.path)):
+        return None
+    cli = "git cherry-pick" if pending.action == "cherrypick" else "git revert"
+    return pending.action, (f"a `{cli}` sequence the git CLI started: `{cli} --continue` in a terminal does the "
+                            f"rest, `{cli} --quit` forgets it, git_merge action=abort returns to where it started")
+
+
 def sequence_left(repo: pygit2.Repository) -> str | None:
     """What to say of a git CLI sequence that outlived a reset between two of its picks, or ``None``: git's reset
     keeps it, and with no pick in progress the state reads "none" where ``git status`` says a cherry-pick is."""

@@ -17,6 +17,7 @@ from typing import Literal
 import pygit2
 from pygit2.enums import DiffFind, FileMode, FileStatus, SubmoduleStatus
 
+from codeplane.git.branch_state import between_picks
 from codeplane.git.conflicts import RepoState, read_conflicts, repo_state
 from codeplane.git.models import Conflict, GitModel
 from codeplane.git.pathspecs import git_name, matches, shown
@@ -77,6 +78,9 @@ class StatusReport(GitModel):
     staged_listed: int | None = None
     modified_listed: int | None = None
     untracked_listed: int | None = None
+    #: Between two picks of a ``git cherry-pick A B`` / ``git revert A B`` the git CLI started (``sequencer/``, no
+    #: pick in progress): ``state`` names the sequence as ``git status`` does, and this says how it goes on or ends.
+    sequence: str | None = None
 
 
 def dirty_paths(repo: pygit2.Repository, *, refresh: bool = False) -> dict[str, FileStatus]:
@@ -225,14 +229,24 @@ def status(repo: pygit2.Repository, paths: Sequence[str] = (), limit: int = 1000
     branch = head_branch(repo)
     upstream, ahead, behind = _upstream(repo, branch)
     truncated = max(len(staged), len(modified), len(untracked), len(conflicts)) > limit
+    state, between_picks = _state(repo)
     return StatusReport(
         branch=branch.removeprefix("refs/heads/") if branch else None,
         head_commit=str(head.id) if head is not None else None,
         detached=repo.head_is_detached,
         is_clean=not (staged or modified or untracked or conflicts),
         staged=staged[:limit], modified=modified[:limit], untracked=untracked[:limit],
-        conflicts=conflicts[:limit], state=repo_state(repo),
+        conflicts=conflicts[:limit], state=state, sequence=between_picks,
         upstream=upstream, ahead=ahead, behind=behind, upstream_gone=upstream is not None and ahead is None,
         truncated=truncated,
         staged_total=len(staged), modified_total=len(modified), untracked_total=len(untracked),
     )
+
+
+def _state(repo: pygit2.Repository) -> tuple[RepoState, str | None]:
+    """The operation in progress and, between two picks of a git CLI sequence, what to say of it. libgit2 reads
+    no state there (no ``CHERRY_PICK_HEAD``) where ``git status`` says "Cherry-pick currently in progress"."""
+    state = repo_state(repo)
+    if state != "none":
+        return state, None
+    return between_picks(repo) or (state, None)

@@ -122,6 +122,8 @@ def render_status(report: StatusReport) -> str:
     if report.state != "none":
         head += f" state={report.state}"
     lines = [head]
+    if report.sequence:
+        lines.append(f"between picks: {report.sequence}")
     lines += [f"{e.status[:1].upper()}  {path_text(e.old_path)} -> {path_text(e.path)}" if e.old_path
               else f"{e.status[:1].upper()}  {path_text(e.path)}" for e in report.staged]
     lines += [f" {_WT_LETTER.get(e.status, e.status[:1].upper())} {path_text(e.path)}" for e in report.modified]
