@@ -27,6 +27,7 @@ from typing import Literal
 import pygit2
 
 from codeplane.git.conflicts import rebase_state_path
+from codeplane.git.stash_ref import store_stash
 
 #: What git's ``remove_branch_state`` unlinks (``MERGE_RR`` is rerere's record of the conflicts, ``AUTO_MERGE`` the
 #: merge's tree with conflict markers, ``SQUASH_MSG`` a ``merge --squash``'s message).
@@ -37,6 +38,7 @@ OPERATION_DIRS = ("rebase-merge", "rebase-apply", "sequencer")
 #: What libgit2's ``state_cleanup`` removes and git's reset keeps.
 _OUTLIVING = (*OPERATION_DIRS, "BISECT_LOG")
 _SEQUENCER = "sequencer"
+_AUTOSTASH = "MERGE_AUTOSTASH"
 
 
 @dataclass(frozen=True)
@@ -92,8 +94,26 @@ def _end(repo: pygit2.Repository, *, picking: bool) -> None:
     gitdir = Path(repo.path)
     for name in _BRANCH_STATE:
         (gitdir / name).unlink(missing_ok=True)
+    _keep_autostash(repo)
     if picking and _picks_left(gitdir) <= 1:
         remove_sequence(repo)
+
+
+def _keep_autostash(repo: pygit2.Repository) -> None:
+    """A ``git merge --autostash`` (or ``merge.autoStash``) keeps the local changes it set aside in
+    ``MERGE_AUTOSTASH``. Ending the merge removed the merge's files and left that ref behind, where nothing shows it
+    and the next such merge overwrites it: the changes looked lost. They become a stash entry ``autostash``, as
+    git's ``remove_merge_branch_state`` saves them on a reset (``git_stash`` pops it; git's own commit and
+    ``merge --abort`` apply it at once). A ref that names no commit here is left as it is."""
+    path = Path(repo.path) / _AUTOSTASH
+    try:
+        oid = _oid(path.read_text(encoding="ascii").strip())
+    except (OSError, UnicodeDecodeError):
+        return
+    if oid is None or not isinstance(repo.get(oid), pygit2.Commit):
+        return
+    store_stash(repo, oid, "autostash")
+    path.unlink(missing_ok=True)
 
 
 def _remove(path: Path) -> None:

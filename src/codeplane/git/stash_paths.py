@@ -31,6 +31,7 @@ from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.git._workdir import path_as_in, prune_empty, write_blob
 from codeplane.git.pathspecs import under
 from codeplane.git.revisions import require_head, user_signature
+from codeplane.git.stash_ref import store_stash
 from codeplane.git.status import dirty_paths
 
 _UNTRACKED = FileStatus.WT_NEW
@@ -78,7 +79,7 @@ def push_paths(repo: pygit2.Repository, paths: Sequence[str], *, message: str | 
             worked.remove(path)
     text = f"On {branch}: {message}" if message else f"WIP on {summary}"
     stashed = repo.create_commit(None, signature, signature, text + "\n", worked.write_tree(repo), parents)
-    _move_stash_ref(repo, stashed, text)
+    store_stash(repo, stashed, text)
     kept = _put_back(repo, root, head.tree, tracked, untracked, keep_index=keep_index)
     return stashed, kept
 
@@ -112,19 +113,6 @@ def _entry(repo: pygit2.Repository, root: Path, path: str) -> pygit2.IndexEntry:
         return pygit2.IndexEntry(path, repo.create_blob(os.fsencode(os.readlink(full))), FileMode.LINK)
     mode = FileMode.BLOB_EXECUTABLE if info.st_mode & stat.S_IXUSR else FileMode.BLOB
     return pygit2.IndexEntry(path, repo.create_blob(full.read_bytes()), mode)
-
-
-def _move_stash_ref(repo: pygit2.Repository, stashed: pygit2.Oid, text: str) -> None:
-    """``refs/stash`` to the new entry, its reflog gaining the entry (the stash list is that reflog). libgit2 logs a
-    reference outside ``refs/heads`` only when its log exists: it is made first, as git does for the stash."""
-    log = Path(repo.path) / "logs" / "refs" / "stash"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    log.touch(exist_ok=True)
-    current = repo.references.get("refs/stash")
-    if current is None:
-        repo.create_reference_direct("refs/stash", stashed, False, message=text)
-    else:
-        current.set_target(stashed, text)
 
 
 def _put_back(repo: pygit2.Repository, root: Path, head_tree: pygit2.Tree, tracked: Sequence[str],
