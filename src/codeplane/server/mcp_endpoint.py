@@ -109,7 +109,10 @@ class ToolCatalogue:
         """
         if name not in self._header_schemas:
             spec = self._registry.get(name)
-            schema = input_schema(spec) if spec is not None else None
+            # The catalogue the warm-up built has it: generating it again with pydantic cost a tool's first call
+            # tens of milliseconds.
+            built = next((tool.input_schema for tool in self._tools or () if tool.name == name), None)
+            schema = built if built is not None else input_schema(spec) if spec is not None else None
             self._header_schemas[name] = schema if schema and X_MCP_HEADER_KEY in json.dumps(schema) else None
         return self._header_schemas[name]
 
