@@ -24,7 +24,7 @@ from codeplane.index.structural.schema import SCHEMA_VERSION
 log = get_logger(__name__)
 
 #: Bump when ``FileDefs``/``DefState`` or how their hashes are computed changes.
-LAYOUT = 1
+LAYOUT = 2
 MAX_ROWS = 50_000
 
 

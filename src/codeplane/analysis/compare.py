@@ -177,7 +177,8 @@ def _signature_key(d: DefState, data: bool = False) -> str:
 def _own(version: Version, state: DefState, kids: dict[str, list[DefState]]) -> list[str]:
     if version.lines is None:
         return []
-    return [version.lines[n - 1] for n in own_line_numbers(version.lines, state, kids.get(state.def_uid, ()))]
+    numbers = own_line_numbers(version.path, version.lines, state, kids.get(state.def_uid, ()))
+    return [version.lines[n - 1] for n in numbers]
 
 
 def _clip(line: str) -> str:
@@ -241,6 +242,10 @@ def compare(old: Version | None, new: Version | None) -> list[Change]:
             old.lines, o.start_line, o.start_col, o.end_line, python=python)
         after = n.display_name if new is None or new.lines is None else signatures.header(
             new.lines, n.start_line, n.start_col, n.end_line, python=python)
+        if n.kind in signatures.VALUE_KINDS and o.kind == n.kind:
+            # The stored header runs on into the initializer, which is the value, not the signature (QA65 F3).
+            before = signatures.declared(o.display_name, o.name)
+            after = signatures.declared(n.display_name, n.name)
         found = signatures.tags(before, after, o.name, n.name, n.kind)
         if found and python and n.kind not in signatures.TYPE_KINDS and same_types(before, after):
             return (signatures.ANNOTATION_SPELLING,)

@@ -3,7 +3,7 @@
 A revision's facts come from parsing its blobs (never the work tree), with ``extract_many`` exactly as
 the structural indexer runs it, so kinds, lexical paths, signature hashes and def_uids agree with the
 index. On top of each ``DefRow`` this adds the hash of the definition's *own* lines: its span plus the
-decorator/annotation lines right above it, minus the lines of definitions nested in it. A class is then
+decorator/annotation/attribute lines right above it, minus the lines of definitions nested in it. A class is then
 "changed" only when its header or its own statements change, not whenever one of its methods does.
 """
 
@@ -20,7 +20,7 @@ from codeplane.analysis.models import DefState, FileDefs
 from codeplane.index.languages import detect
 from codeplane.index.structural.extract import PARSED, extract_many
 from codeplane.index.structural.facts import DefRow
-from codeplane.index.structural.leading import decorated_start
+from codeplane.index.structural.leading import attributed_start
 from codeplane.repo.content import decode, is_binary
 
 BINARY = "binary"
@@ -28,12 +28,13 @@ BINARY = "binary"
 CACHE_FILES = 8192
 
 
-def own_line_numbers(lines: Sequence[str], state: DefState, children: Sequence[DefState]) -> list[int]:
-    """1-based numbers of the non-blank lines that belong to ``state`` itself (decorators in, nested defs out)."""
-    first = decorated_start(lines, state.start_line)
+def own_line_numbers(path: str, lines: Sequence[str], state: DefState, children: Sequence[DefState]) -> list[int]:
+    """1-based numbers of the non-blank lines that belong to ``state`` itself (decorators and attributes in,
+    nested defs out)."""
+    first = attributed_start(path, lines, state.start_line)
     cut: set[int] = set()
     for child in children:
-        lo = decorated_start(lines, child.start_line)
+        lo = attributed_start(path, lines, child.start_line)
         cut.update(range(max(lo, state.start_line + 1), child.end_line + 1))
     # Blank lines carry no meaning (and move whenever a nested definition is added or removed).
     return [n for n in range(first, min(state.end_line, len(lines)) + 1) if n not in cut and lines[n - 1].strip()]
@@ -52,14 +53,14 @@ def children_of(defs: Sequence[DefState]) -> dict[str, list[DefState]]:
     return out
 
 
-def _states(rows: Sequence[DefRow], text: str) -> tuple[DefState, ...]:
+def _states(path: str, rows: Sequence[DefRow], text: str) -> tuple[DefState, ...]:
     lines = text.split("\n")
     plain = [DefState(r.def_uid, r.kind, r.name, r.lexical_path, r.start_line, r.start_col, r.end_line, r.end_col,
                       r.signature_hash, r.display_name, r.parent_uid) for r in rows]
     kids = children_of(plain)
     out: list[DefState] = []
     for row, state in zip(rows, plain, strict=True):
-        numbers = own_line_numbers(lines, state, kids.get(state.def_uid, ()))
+        numbers = own_line_numbers(path, lines, state, kids.get(state.def_uid, ()))
         own = [lines[n - 1] for n in numbers]
         renamed = list(own)
         if row.name_line in numbers:
@@ -97,7 +98,7 @@ def file_defs_many(items: Sequence[tuple[str, bytes]]) -> list[FileDefs]:
         if outcome.status != PARSED or outcome.facts is None:
             done.append(FileDefs(path, outcome.language, outcome.status))
         else:
-            done.append(FileDefs(path, outcome.language, PARSED, _states(outcome.facts.defs, item)))
+            done.append(FileDefs(path, outcome.language, PARSED, _states(path, outcome.facts.defs, item)))
     return done
 
 

@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 
 from codeplane.analysis.models import DefState
-from codeplane.index.structural.leading import decorated_start
+from codeplane.index.structural.leading import attributed_start
 
 #: Tag of an added member that every use of its type must now supply (``report.assess``: breaking).
 REQUIRED_MEMBER = "required_member_added"
@@ -56,7 +56,7 @@ def required(path: str, member: DefState, owner: DefState, lines: Sequence[str] 
     if path.endswith(".rs"):
         return owner.kind == "trait" and member.kind == "method" and shown.endswith(";")
     if path.endswith(_PY) and lines is not None:
-        return _python(member, owner, lines)
+        return _python(path, member, owner, lines)
     return False
 
 
@@ -66,14 +66,14 @@ def _optional(shown: str, name: str) -> bool:
     return at is not None and shown[at.end():].lstrip().startswith("?")
 
 
-def _python(member: DefState, owner: DefState, lines: Sequence[str]) -> bool:
+def _python(path: str, member: DefState, owner: DefState, lines: Sequence[str]) -> bool:
     if member.kind in ("method", "function"):
-        top = decorated_start(lines, member.start_line)
+        top = attributed_start(path, lines, member.start_line)
         return any(re.match(r"@(?:abc\.)?abstractmethod\b", lines[n - 1].strip())
                    for n in range(top, member.start_line))
     if member.kind != "variable" or not 1 <= member.start_line <= len(lines):
         return False
-    if not _record_like(owner, lines):
+    if not _record_like(path, owner, lines):
         return False
     text = " ".join(lines[n - 1].strip() for n in range(member.start_line, min(member.end_line, len(lines)) + 1))
     annotation, eq, value = _split_field(text, member.name)
@@ -111,7 +111,7 @@ def _split_field(text: str, name: str) -> tuple[str | None, bool, str]:
     return rest.strip(), False, ""
 
 
-def _record_like(owner: DefState, lines: Sequence[str]) -> bool:
+def _record_like(path: str, owner: DefState, lines: Sequence[str]) -> bool:
     """A class whose annotated fields are its constructor's (or literal's) required keys."""
     if owner.kind != "class":
         return False
@@ -120,7 +120,7 @@ def _record_like(owner: DefState, lines: Sequence[str]) -> bool:
         return True
     if _TYPED_DICT.search(header):
         return not re.search(r"\btotal\s*=\s*False\b", header)
-    top = decorated_start(lines, owner.start_line)
+    top = attributed_start(path, lines, owner.start_line)
     for n in range(top, owner.start_line):
         found = _DATACLASS.match(lines[n - 1].strip())
         if found is not None and not re.search(r"\binit\s*=\s*False\b", found.group("args")):

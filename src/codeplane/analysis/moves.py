@@ -17,6 +17,9 @@ from dataclasses import replace
 from typing import TypeVar
 
 from codeplane.analysis.models import ADDED, MOVED, REMOVED, Change, DefState
+from codeplane.index.structural.extract import PARSED, extract_many
+from codeplane.index.structural.facts import ImportRow
+from codeplane.repo.content import decode, is_binary
 
 #: Tag of a move whose old module still binds the name by importing it from the new one (``keep_reexport``).
 REEXPORTED = "reexported"
@@ -69,3 +72,42 @@ def reexported(conn: sqlite3.Connection, change: Change) -> Change:
         "i.imported_name) = ? AND i.imported_name = ? LIMIT 1",
         (change.old_path, change.path, change.name, change.name)).fetchone()
     return replace(change, delta_tags=(*change.delta_tags, REEXPORTED)) if found else change
+
+
+def imports_of(path: str, data: bytes) -> tuple[ImportRow, ...]:
+    """The imports of ``path`` holding ``data`` (a revision's blob), as the index's extractor finds them."""
+    if is_binary(data):
+        return ()
+    outcome = extract_many([(path, decode(data))])[0]
+    return tuple(outcome.facts.imports) if outcome.status == PARSED and outcome.facts is not None else ()
+
+
+def _relative(source: str) -> bool:
+    return source.startswith(".")  # ``from .b``, ``./b``, ``../b``: read from the importing file's directory
+
+
+def _absolute(kind: str, source: str) -> bool:
+    """A Python or JavaScript source that names the same module from every importing file."""
+    return kind.startswith(("python_", "js_")) and not _relative(source)
+
+
+def reexported_in(conn: sqlite3.Connection, change: Change, imports: Sequence[ImportRow] | None) -> Change:
+    """``reexported`` for a revision (``target`` given): ``imports`` are the old module's as that revision has it
+    (None: it has no such file). The index describes the work tree, so the module an import names is resolved
+    as the index resolves the same source written where it means the same: in the old module itself, in a file
+    beside it for a relative source, anywhere for an absolute one. Unresolved there: not tagged (cautious)."""
+    if change.change != MOVED or change.old_path is None or not imports:
+        return change
+    sources = {(i.source_literal, i.import_kind) for i in imports
+               if i.imported_name == change.name and i.alias in (None, change.name) and i.source_literal}
+    folder = change.old_path.rpartition("/")[0]
+    for source, kind in sorted(sources, key=lambda s: (s[0] or "", s[1])):
+        assert source is not None
+        for (importer,) in conn.execute(
+                "SELECT f.path FROM st_import i JOIN st_file f ON f.file_id = i.file_id JOIN st_file new "
+                "ON new.file_id = i.resolved_file_id WHERE new.path = ? AND i.source_literal = ? AND i.import_kind = ? "
+                "LIMIT 1000", (change.path, source, kind)):
+            if importer == change.old_path or (_relative(source) and importer.rpartition("/")[0] == folder) \
+                    or _absolute(kind, source):
+                return replace(change, delta_tags=(*change.delta_tags, REEXPORTED))
+    return change

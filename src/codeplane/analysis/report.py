@@ -238,7 +238,7 @@ def agentic_hint(changes: Sequence[Change], tests: Sequence[str]) -> str:
     removed = sorted((c for c in changes if c.change == REMOVED),
                      key=lambda c: (-(c.impact.reference_count if c.impact else 0), c.path, c.qualified_name))
     if removed:
-        steps.append(f"check references to {_plural(len(removed), 'removed symbol')}: {_names(removed)}")
+        steps.append(f"check references to {_plural(len(removed), 'removed symbol')}: {_names(removed, True)}")
     moved = sorted((c for c in changes if c.change == MOVED and c.structural_severity == "breaking"),
                    key=lambda c: (c.old_path or "", c.path, c.qualified_name))
     imported = [c for c in moved if c.impact is not None and c.impact.stale_importing_files]

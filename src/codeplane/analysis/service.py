@@ -32,14 +32,15 @@ from codeplane.analysis.categories import category
 from codeplane.analysis.compare import Version, compare
 from codeplane.analysis.facts import FactsCache, Lru, file_defs, file_defs_many
 from codeplane.analysis.impact import SHARP_FILES, Enricher, PageTests, TestsFor, union_of_tests
-from codeplane.analysis.models import Change, DiffReport, FileChange, FileDefs
-from codeplane.analysis.moves import pair_moves, reexported
+from codeplane.analysis.models import MOVED, Change, DiffReport, FileChange, FileDefs
+from codeplane.analysis.moves import imports_of, pair_moves, reexported, reexported_in
 from codeplane.analysis.paging import ReportStore
-from codeplane.analysis.sides import FilePair, GitSides, changed_files, epoch_of, read_blob, read_worktree
+from codeplane.analysis.sides import FilePair, GitSides, blob_at, changed_files, epoch_of, read_blob, read_worktree
 from codeplane.analysis.unchanged import structure_kept
 from codeplane.core.errors import CodePlaneError, ErrorCode
 from codeplane.core.paths import resolve_in_repo
 from codeplane.index.languages import detect
+from codeplane.index.structural.facts import ImportRow
 from codeplane.repo.content import decode
 from codeplane.repo.ignore import IgnoreRules
 
@@ -170,9 +171,15 @@ class SemanticDiffService:
                 return kept
             self.reports_built += 1
             changes, files, modified, drifted = self._compare_all(repo, sides, target is None)
+            paired = pair_moves(changes)
             # Only the first files by path are selected from their lines (``impact.SHARP_FILES``): diffing every
             # file's lines against its base was ~20 % of a 1,500-file work-tree diff, for nothing.
-            sharp = sorted({c.path for c, _ in pair_moves(changes)})[:SHARP_FILES]
+            sharp = sorted({c.path for c, _ in paired})[:SHARP_FILES]
+            # A revision's old module is read as that revision has it: whether it imports a moved name back is
+            # the target's to say, not the work tree's (QA65 F2).
+            kept_imports = None if sides.target_commit is None else {
+                c.old_path: self._imports_at(repo, sides.target_commit, c.old_path)
+                for c, _ in paired if c.change == MOVED and c.old_path is not None}
             lines = {p: spans for path in sharp if path in modified
                      for p, spans in self._worktree_lines(repo, modified[path]).items()}
         finally:
@@ -185,10 +192,14 @@ class SemanticDiffService:
         if len(sides.pairs) > MAX_COMPARED:
             out.notes.append(f"{len(sides.pairs)} files changed: the first {MAX_COMPARED} by path were compared, "
                              "the rest are listed as not_compared (narrow with paths)")
-        self._enrich(out, changes, exact=target is None, lines=lines)
+        self._enrich(out, changes, exact=target is None, lines=lines, old_imports=kept_imports)
         if not drifted:  # a file that changed while it was read was compared as it is now, not as ``state`` says
             self._built.put(state, out)
         return out
+
+    def _imports_at(self, repo: pygit2.Repository, commit_id: str, path: str) -> tuple[ImportRow, ...] | None:
+        data = blob_at(repo, commit_id, path)
+        return None if data is None else imports_of(path, data)
 
     def _state_key(self, base: str, target: str | None, scope: Sequence[str] | None, sides: GitSides) -> str:
         """What a git-mode report depends on: the query, both commits, every changed file's blob ids (a work-tree
@@ -401,8 +412,10 @@ class SemanticDiffService:
             yield conn
 
     def _enrich(self, out: DiffReport, found: Sequence[tuple[Change, str | None]], *,
-                exact: bool, lines: Mapping[str, Sequence[tuple[int, int]]] | None = None) -> None:
-        """``out``'s changes, each with its blast radius, and every test file they affect."""
+                exact: bool, lines: Mapping[str, Sequence[tuple[int, int]]] | None = None,
+                old_imports: Mapping[str, tuple[ImportRow, ...] | None] | None = None) -> None:
+        """``out``'s changes, each with its blast radius, and every test file they affect. ``old_imports``: for
+        a revision target, the imports of each moved definition's old module as it has them."""
         found = pair_moves(found)
         paths = [c.path for c, _ in found]
         # Tests are looked up outside the read transaction (the testing service opens its own): the union for the
@@ -412,6 +425,9 @@ class SemanticDiffService:
         with self._connection(out.notes) as conn:
             if exact and conn is not None:  # the index holds the target's text: whether the old module re-exports
                 found = [(reexported(conn, c), language) for c, language in found]
+            elif old_imports is not None and conn is not None:
+                found = [(reexported_in(conn, c, old_imports.get(c.old_path or "")), language)
+                         for c, language in found]
             enricher = Enricher(conn, {}, exact=exact)
             assessed = [report.assess(c, enricher.impact(c, language)) for c, language in found]
         out.changes = report.order(assessed)

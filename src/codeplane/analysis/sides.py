@@ -288,6 +288,18 @@ def read_blob(repo: pygit2.Repository, blob_id: str) -> bytes:
     return bytes(blob.data)
 
 
+def blob_at(repo: pygit2.Repository, commit_id: str, path: str) -> bytes | None:
+    """The bytes of ``path`` in commit ``commit_id``; None when the commit has no regular file there."""
+    try:
+        commit = repo[commit_id]
+        assert isinstance(commit, pygit2.Commit)
+        entry = commit.tree[path]
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+    blob = repo[entry.id]
+    return bytes(blob.data) if isinstance(blob, pygit2.Blob) else None
+
+
 def read_worktree(root: Path, path: str) -> tuple[str, bytes] | None:
     """(blob id, bytes) of a work-tree file as git would store it; None if it vanished meanwhile."""
     try:

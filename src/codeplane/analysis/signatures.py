@@ -103,6 +103,39 @@ def tags(old_display: str, new_display: str, old_name: str, new_name: str, kind:
     return tuple(out)
 
 
+#: Kinds that name a value: what a user of one relies on is its name and declared type, not its initializer.
+VALUE_KINDS = frozenset({"variable", "constant", "field", "static", "property"})
+#: An initializer that is itself the value's type: a function literal (Go's ``var F = func(x int) int {...}``).
+_FUNCTION_VALUE = re.compile(r"^(?:async\s+)?(?:func|function)\b")
+#: A composite literal spelling its type, the value's type when none is declared (``V = map[string]int{...}``).
+_TYPED_LITERAL = re.compile(r"^&?[\w.$\[\]*]+\s*\{")
+
+
+def declared(display: str, name: str) -> str:
+    """A value's declaration without its initializer (``const X: usize = 4`` -> ``const X: usize``,
+    ``LIMIT = 12`` -> ``LIMIT``): a new initializer of the same declared type breaks no user, as a Python
+    constant's does not. When the initializer gives the type (a function literal, or a typed composite literal
+    when no type is declared), that type is kept: ``F = func(x int) int``, ``V = map[string]int``."""
+    depth = 0
+    quote = ""
+    for i, ch in enumerate(display):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"`":
+            quote = ch
+        elif ch in "([{<":
+            depth += 1
+        elif ch in ")]}>" and not (ch == ">" and display[i - 1:i] == "="):
+            depth = max(depth - 1, 0)
+        elif (ch == "=" and depth == 0 and display[i + 1:i + 2] not in ("=", ">")
+              and display[i - 1:i] not in ("!", "<", ">", "=", ":", "+", "-", "*", "/", "%", "&", "|", "^")):
+            head, value = display[:i].strip(), display[i + 1:].strip()
+            if _FUNCTION_VALUE.match(value) or (head == name and _TYPED_LITERAL.match(value)):
+                return f"{head} = {value.split('{', 1)[0].rstrip()}"  # the type, without the body or elements
+            return head
+    return display
+
+
 def unnamed(text: str, name: str) -> str:
     at = _find_name(text, name)
     flat = text if at < 0 else text[:at] + "\0" + text[at + len(name):]

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 _HASH_COMMENTS = (".py", ".pyi", ".pyw", ".rb", ".sh", ".r")
 _SLASH_COMMENTS = (".go", ".rs", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".java", ".kt",
                    ".kts", ".cs", ".c", ".h", ".cc", ".cpp", ".hpp", ".cxx", ".swift", ".php", ".scala")
+_CPP = (".cc", ".cpp", ".hpp", ".cxx", ".hh", ".hxx", ".h")
 
 
 def decorated_start(lines: Sequence[str], start_line: int) -> int:
@@ -34,6 +35,53 @@ def decorated_start(lines: Sequence[str], start_line: int) -> int:
             top = line_no
         elif not (depth > indent or (depth == indent and stripped[0] in ")]}")):
             break  # neither a decorator nor the continuation of one
+        line_no -= 1
+    return top
+
+
+def _attribute_head(path: str, stripped: str) -> bool:
+    """Whether a line opens a decorator, annotation or attribute in ``path``'s language. One that ends like a
+    statement (``@Input() a: string;``, ``#[test] fn a() {}``) is a definition of its own, not the next one's."""
+    if stripped.endswith((";", "}")):
+        return False
+    if stripped.startswith("@"):
+        return True
+    if path.endswith((".rs", ".php")):
+        return stripped.startswith("#[")  # never ``#![``: an inner attribute belongs to the enclosing item
+    if path.endswith(".cs"):
+        return stripped.startswith("[") and stripped.endswith("]")
+    return path.endswith(_CPP) and stripped.startswith("[[")
+
+
+def _comment(path: str, stripped: str) -> bool:
+    if path.endswith(_HASH_COMMENTS):
+        return stripped.startswith("#") and not stripped.startswith("#!")
+    if path.endswith(".php") and stripped.startswith("#") and not stripped.startswith("#["):
+        return True
+    return path.endswith(_SLASH_COMMENTS) and stripped.startswith(("//", "/*", "*"))
+
+
+def attributed_start(path: str, lines: Sequence[str], start_line: int) -> int:
+    """The first line of the decorators, annotations or attributes directly above a definition (``@x``, Rust's
+    and PHP's ``#[x]``, C#'s ``[X]``, C++'s ``[[x]]``), the comments between them and it included: all of it
+    changes what the definition is (``#[cfg(...)]`` removes it from a build). A comment above the topmost one is
+    not included, as ``decorated_start`` leaves it out. ``start_line`` when there is none."""
+    if not 1 <= start_line <= len(lines):
+        return start_line
+    head = lines[start_line - 1]
+    indent = len(head) - len(head.lstrip())
+    top = start_line
+    line_no = start_line - 1
+    while line_no >= 1:
+        text = lines[line_no - 1]
+        stripped = text.strip()
+        if not stripped:
+            break
+        depth = len(text) - len(text.lstrip())
+        if depth == indent and _attribute_head(path, stripped):
+            top = line_no
+        elif not (depth > indent or (depth == indent and (stripped[0] in ")]}" or _comment(path, stripped)))):
+            break  # neither an attribute, the continuation of one nor a comment among them
         line_no -= 1
     return top
 

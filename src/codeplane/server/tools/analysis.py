@@ -237,7 +237,9 @@ def _refs(info: ImpactInfo | None, show_tests: bool) -> str:
             + (f" (in {path_text(info.indexed_at)} now)" if info.indexed_at else "")]
     else:
         t = info.ref_tiers or RefTiers()
-        parts = [f"refs: not in index, {t.anchored + t.unknown} same-name unresolved"]
+        # A removed definition's uses through imports of its name (``from .k import K``) break with it.
+        through = f"{t.proven} proven, {t.strong} strong through imports, " if t.proven + t.strong else ""
+        parts = [f"refs: not in index, {through}{t.anchored + t.unknown} same-name unresolved"]
     if info is not None and info.importing_files_total:
         parts.append(f"importers: {info.importing_files_total}")
     if info is not None and info.affected_test_files_total and show_tests:
