@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import gc
+import sys
 
 import typer
+from typer._click.exceptions import ClickException  # typer vendors click and exports none of its errors
 
 from codeplane import __version__
 from codeplane.cli.clear_cmd import clear
@@ -12,9 +14,10 @@ from codeplane.cli.doctor_cmd import doctor
 from codeplane.cli.down_cmd import down
 from codeplane.cli.index_cmd import index_app
 from codeplane.cli.init_cmd import init
-from codeplane.cli.output import run_without_traceback
+from codeplane.cli.output import fail, run_without_traceback
 from codeplane.cli.status_cmd import status
 from codeplane.cli.up_cmd import up
+from codeplane.core.errors import CodePlaneError, ErrorCode
 
 commands = typer.Typer(
     name="cpl",
@@ -63,4 +66,19 @@ def pause_collector_for_startup() -> None:
 def app() -> None:
     """The ``cpl`` entry point: every command, and no traceback for anything they did not render."""
     pause_collector_for_startup()
-    run_without_traceback(commands)
+    run_without_traceback(_commands_json if "--json" in sys.argv[1:] else commands)
+
+
+def _commands_json() -> None:
+    """The commands, where a usage error (a bad option value, a missing or unknown option) is the catalog's 1003 on
+    stdout like every refusal under ``--json``: it printed Typer's boxed text on stderr and nothing on stdout, so a
+    script parsing stdout got an empty string (QA64 F5). Exit 2, as before."""
+    try:
+        code = commands(standalone_mode=False)
+    except ClickException as exc:
+        try:
+            fail(CodePlaneError(ErrorCode.INVALID_ARGUMENTS, exc.format_message(),
+                                details={"usage": "cpl --help, or cpl <command> --help"}), True, exc.exit_code)
+        except typer.Exit as done:
+            sys.exit(done.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -217,6 +217,14 @@ def status(
         "structural": server_status.get("structural") or _stale(structural_status(ctx.layout.index_db), changes),
         "config_error": ctx.config_error.to_payload() if ctx.config_error else None,
     }
+    # init, up, clear and export refuse with 2007 while something else is at .codeplane; status named nothing and
+    # sent the user to `cpl init` (QA64 F4).
+    place = ctx.layout.state_dir_problem()
+    if place is not None:
+        payload["state_dir_error"] = place.to_payload()
+        if isinstance(index, dict) and index.get("state") == "not_built":
+            index = payload["index"] = {**index, "note": f"no index; `cpl init` and `cpl up` refuse ({place.code}) "
+                                                         "until .codeplane is a directory"}
     if fetching is not None:
         payload["fetching_artifact"] = fetching
     for section in ("tasks",):
@@ -241,6 +249,8 @@ def status(
         if ctx.config_error is not None:
             console.print(f"  config error {ctx.config_error.code}: {ctx.config_error.message}",
                           style="red")
+        if place is not None:
+            console.print(f"  state error {place.code}: {place.message}", style="red")
         if result.running:
             console.print(f"  pid:    {result.pid}   port: {result.port}   url: http://127.0.0.1:{result.port}/mcp")
         console.print(f"  branch: {head.branch or '(detached)'}   HEAD: {head.head or '(unborn)'}")
