@@ -72,18 +72,29 @@ class LogOutput(_Section):
     format: Literal["console", "json"] = "console"
     #: ``stderr``, ``stdout``, or a file path (relative paths are resolved against the repo root).
     destination: str = "stderr"
+    #: Unset: ``logging.level``, else ``info`` for stderr/stdout and ``debug`` for a file (``effective_level``).
     level: LogLevel | None = None
+
+    def effective_level(self, fallback: str | None) -> str:
+        """This output's level: its own, else ``logging.level`` (``fallback``), else its destination's default."""
+        if self.level is not None:
+            return self.level
+        if fallback is not None:
+            return fallback
+        return "info" if self.destination in ("stderr", "stdout") else "debug"
 
 
 def _default_outputs() -> tuple[LogOutput, ...]:
+    # No level of their own: ``logging.level`` must reach them (QA64 F1: it was a no-op while they named theirs).
     return (
-        LogOutput(format="console", destination="stderr", level="info"),
-        LogOutput(format="json", destination=".codeplane/logs/codeplane.jsonl", level="debug"),
+        LogOutput(format="console", destination="stderr"),
+        LogOutput(format="json", destination=".codeplane/logs/codeplane.jsonl"),
     )
 
 
 class LoggingConfig(_Section):
-    level: LogLevel = "debug"
+    #: Every output without a level of its own follows it; unset, the console shows ``info`` and files ``debug``.
+    level: LogLevel | None = None
     outputs: tuple[LogOutput, ...] = Field(default_factory=_default_outputs)
     file_max_bytes: int = Field(default=5 * 1024 * 1024, ge=4096, le=_GIB)
     file_backups: int = Field(default=3, ge=0, le=50)

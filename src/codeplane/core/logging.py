@@ -125,7 +125,7 @@ def _handler_for(output: LogOutput, config: LoggingConfig, repo_root: Path | Non
             processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
         )
     )
-    handler.setLevel(_LEVELS[output.level or config.level])
+    handler.setLevel(_LEVELS[output.effective_level(config.level)])
     return handler
 
 
@@ -149,7 +149,7 @@ def configure_logging(config: LoggingConfig, repo_root: Path | None = None,
     if unwritable and not any(isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)
                               for h in root.handlers):
         root.addHandler(_handler_for(_STDERR_CONSOLE, config, repo_root))  # formatted, not raw event dicts
-    levels = [_LEVELS[o.level or config.level] for o in outputs] or [logging.WARNING]
+    levels = [_LEVELS[o.effective_level(config.level)] for o in outputs] or [logging.WARNING]
     root.setLevel(min(levels))
     root.propagate = False
     structlog.configure(

@@ -188,16 +188,24 @@ class MutationEngine:
         if not edits:
             raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS, "a batch needs at least one edit",
                                  details={"field": "edits"})
-        if len(edits) > self.config.max_batch_edits:
-            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS,
-                                 f"{len(edits)} edits exceed mutation.max_batch_edits={self.config.max_batch_edits}",
-                                 details={"field": "edits", "limit": self.config.max_batch_edits})
+        self.check_batch_size(len(edits))
         try:
             return self._apply(edits, dry_run=dry_run, allow=allow)
         except CodePlaneError as exc:
             if len(edits) == 1:  # the only edit: its index says nothing
                 exc.details.pop("edit_index", None)
             raise
+
+    def check_batch_size(self, count: int) -> None:
+        """1003 naming ``mutation.max_batch_edits`` when a batch of ``count`` edits is over it.
+
+        The one place the limit is enforced: ``write_source``'s schema has no cap of its own, so the configured
+        limit, up to its config bound, is what an agent gets (a fixed 500 in the schema refused 600 at 1000).
+        """
+        if count > self.config.max_batch_edits:
+            raise CodePlaneError(ErrorCode.INVALID_ARGUMENTS,
+                                 f"{count} edits exceed mutation.max_batch_edits={self.config.max_batch_edits}",
+                                 details={"field": "edits", "limit": self.config.max_batch_edits})
 
     def _apply(self, edits: Sequence[Edit], *, dry_run: bool, allow: Sequence[str] | None) -> Delta:
         allow_list = AllowList(allow) if allow is not None else None

@@ -12,7 +12,7 @@ import re
 import typing
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
@@ -40,6 +40,11 @@ class ToolParams(BaseModel):
     # each builds on first use instead (the schemas on the post-/ready warm-up thread).
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
+    #: On a tool with an ``action``, the arguments every action takes. Any other argument must name the actions
+    #: that use it in its description (``"merge/revert: ..."``); one that did neither counted as used by every
+    #: action, so ``describe(action="errors", name=...)`` dropped ``name`` without a word (QA64 F3).
+    every_action: ClassVar[frozenset[str]] = frozenset()
+
     @model_validator(mode="after")
     def _arguments_fit_the_action(self) -> Self:
         action = getattr(self, "action", None)
@@ -64,10 +69,13 @@ _ACTION_PREFIX = re.compile(r"([a-z_]+(?:\s*[/,]\s*[a-z_]+)*):\s")
 def _action_fields(params: type[ToolParams]) -> Mapping[str, frozenset[str]]:
     """Arguments of an ``action`` tool that only some actions use → those actions, read from the descriptions'
     prefixes (``"create/rename: replace an existing branch."``, ``"blame: ...; tags/recovery_points: ..."``), so
-    what the schema tells the model and what validation accepts cannot drift apart. An argument whose description
-    names no action applies to every one."""
+    what the schema tells the model and what validation accepts cannot drift apart. An argument that names no
+    action must be in ``every_action``: a TypeError otherwise (the registry checks every tool at build time), so a
+    new argument cannot slip past the rule by leaving its actions out."""
     action = params.model_fields.get("action")
-    known = set(typing.get_args(action.annotation)) if action is not None else set()
+    if action is None:
+        return {}
+    known = set(typing.get_args(action.annotation))
     out: dict[str, frozenset[str]] = {}
     for name, info in params.model_fields.items():
         actions: set[str] = set()
@@ -76,8 +84,12 @@ def _action_fields(params: type[ToolParams]) -> Mapping[str, frozenset[str]]:
             named = set(re.split(r"\s*[/,]\s*", match.group(1))) if match else set()
             if named and named <= known:
                 actions |= named
-        if name != "action" and actions:
-            out[name] = frozenset(actions)
+        if name == "action" or name in params.every_action:
+            continue
+        if not actions:
+            raise TypeError(f"{params.__name__}.{name}: its description names no action of {sorted(known)} that "
+                            "uses it; prefix it (e.g. 'merge/revert: ...') or list it in every_action")
+        out[name] = frozenset(actions)
     return out
 
 
@@ -210,6 +222,8 @@ class ToolRegistry:
         if duplicates:
             raise ValueError(f"duplicate tool names: {duplicates}")
         ordered = sorted(specs, key=lambda s: (s.category, s.name))
+        for spec in ordered:
+            _action_fields(spec.params)  # every action tool states which actions use each argument (TypeError)
         self.profile: Profile = profile
         self._specs = {s.name: s for s in ordered if _served(s, profile)}
         self._withheld = frozenset(s.name for s in ordered if not _served(s, profile))

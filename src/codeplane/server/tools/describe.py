@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import anyio
+from pydantic import Field, model_validator
 
 from codeplane import API_VERSION
 from codeplane.core.config import RefactorConfig
@@ -20,8 +21,17 @@ from codeplane.server.tooling import ToolContext, ToolExample, ToolParams, ToolR
 
 
 class DescribeParams(ToolParams):
-    action: Literal["repo", "tool", "errors"] = "repo"
-    name: str | None = None
+    action: Literal["repo", "tool", "errors"] = Field(default="repo", description="Default: tool with name, else repo.")
+    name: str | None = Field(default=None, description="tool: the tool to document.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _name_means_tool(cls, data: Any) -> Any:
+        # ``describe(name="search")`` asks for search's page, and only action=tool takes a name: answering the repo
+        # summary instead dropped the argument without a word (QA64 F3). An explicit other action with it is 1003.
+        if isinstance(data, dict) and data.get("name") is not None and "action" not in data:
+            return {**data, "action": "tool"}
+        return data
 
 
 class ToolExampleModel(ToolResult):

@@ -27,6 +27,7 @@ class AuthorParam(BaseModel):
 
 
 class GitStageParams(ToolParams):
+    every_action = frozenset({"paths", "all"})
     paths: list[str] | None = Field(default=None, description="Files or directories (new, modified, deleted).")
     all: bool = Field(default=False, description="Every change in the repository (git add -A).")
     action: Literal["stage", "unstage"] = Field(default="stage", description="unstage: back to HEAD's version in "
@@ -68,6 +69,7 @@ MAX_STASH_INDEX = 100_000
 
 
 class GitStashParams(ToolParams):
+    every_action = frozenset({"confirm"})
     action: Literal["list", "push", "apply", "pop", "drop"] = "list"
     message: str | None = Field(default=None, description="push: the stash message.")
     include_untracked: bool = Field(default=False, description="push: stash untracked files too.")

@@ -27,6 +27,8 @@ RECOVERY_NOTE = (
     "git_reset {recovery_point: <name>, confirm: true}."
 )
 
+#: Every action of a tool takes it (its params' ``every_action``): whether an action discards work can depend on the
+#: state (a branch not merged, a stash entry), so confirming ahead is never refused.
 CONFIRM_FIELD = Field(default=False, description="Required (true) for operations that discard work; a recovery "
                                                  "point is recorded first.")
 

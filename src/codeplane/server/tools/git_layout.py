@@ -16,6 +16,7 @@ from codeplane.server.tools.git_write_render import render_git_write
 
 
 class GitSubmoduleParams(ToolParams):
+    every_action = frozenset({"paths", "confirm"})
     action: Literal["status", "init", "update", "sync", "add", "remove"] = "status"
     paths: list[str] | None = Field(default=None, description="Submodule paths (add/remove: exactly one).")
     url: str | None = Field(default=None, description="add: repository URL.")
@@ -29,6 +30,7 @@ class GitSubmoduleResult(ActionResult):
 
 
 class GitWorktreeParams(ToolParams):
+    every_action = frozenset({"confirm"})
     action: Literal["list", "add", "remove", "lock", "unlock", "prune"] = "list"
     name: str | None = Field(default=None, description="add/remove/lock/unlock: worktree name (add: also the new "
                                                        "branch's name).")

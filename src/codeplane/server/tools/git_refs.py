@@ -37,6 +37,7 @@ class GitCheckoutResult(ToolResult, CheckoutResult):
 
 
 class GitBranchParams(ToolParams):
+    every_action = frozenset({"confirm"})
     action: Literal["list", "create", "delete", "rename"] = "list"
     name: str | None = Field(default=None, description="create/delete/rename: the branch.")
     new_name: str | None = Field(default=None, description="rename: the new name.")
@@ -60,8 +61,8 @@ _BRANCH_LISTS: PageCursors[GitBranchResult] = PageCursors()
 class GitMergeParams(ToolParams):
     action: Literal["merge", "cherry_pick", "revert", "abort"] = Field(
         default="merge", description="abort: end the merge, cherry-pick or revert in progress (git merge --abort).")
-    ref: str | None = Field(default=None, description="Branch/commit to merge, cherry-pick or revert.")
-    target: str | None = Field(default=None, description="Alias of ref.")
+    ref: str | None = Field(default=None, description="merge/cherry_pick/revert: the branch or commit.")
+    target: str | None = Field(default=None, description="merge/cherry_pick/revert: alias of ref.")
     message: str | None = Field(default=None, description="merge: commit message (default \"Merge branch '<ref>'\").")
     no_ff: bool = Field(default=False, description="merge: always create a merge commit.")
     ff_only: bool = Field(default=False, description="merge: refuse unless it is a fast-forward.")
@@ -87,6 +88,7 @@ class GitResetResult(ToolResult, ResetResult):
 
 
 class GitRebaseParams(ToolParams):
+    every_action = frozenset({"confirm"})
     action: Literal["plan", "execute", "start", "continue", "skip", "abort"]
     upstream: str | None = Field(default=None, description="plan/start: rebase the commits not in upstream.")
     onto: str | None = Field(default=None, description="plan/start: new base (default upstream).")

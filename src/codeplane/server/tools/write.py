@@ -64,7 +64,8 @@ class WriteEdit(BaseModel):
 
 
 class WriteSourceParams(ToolParams):
-    edits: list[WriteEdit] = Field(min_length=1, max_length=500)
+    #: No max_length: mutation.max_batch_edits (config, up to 10,000) is the cap, checked by the engine.
+    edits: list[WriteEdit] = Field(min_length=1)
     dry_run: bool = Field(default=False, description="Plan and diff only; nothing is written.")
     allow: list[str] | None = Field(
         default=None, description="Gitignore-style patterns the batch's paths must match (e.g. ['src/']).")
@@ -173,13 +174,14 @@ def _indent(indent: str) -> str:
 
 
 async def _write_source(ctx: ToolContext, params: WriteSourceParams) -> WriteSourceResult:
+    engine = ctx.services.mutation
+    engine.check_batch_size(len(params.edits))  # before any edit's own refusal: the batch's size is the problem
     try:
         edits = [to_edit(i, raw) for i, raw in enumerate(params.edits)]
     except CodePlaneError as exc:
         if len(params.edits) == 1:  # the only edit: its index says nothing (as the engine's refusals)
             exc.details.pop("edit_index", None)
         raise
-    engine = ctx.services.mutation
     delta = await anyio.to_thread.run_sync(lambda: engine.apply(edits, dry_run=params.dry_run, allow=params.allow))
     return WriteSourceResult(applied=not params.dry_run, dry_run=params.dry_run,
                              summary=_summary(delta, params.dry_run), delta=delta)
