@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 PARAMETERS_CHANGED = "parameters_changed"
@@ -116,19 +116,9 @@ def declared(display: str, name: str) -> str:
     ``LIMIT = 12`` -> ``LIMIT``): a new initializer of the same declared type breaks no user, as a Python
     constant's does not. When the initializer gives the type (a function literal, or a typed composite literal
     when no type is declared), that type is kept: ``F = func(x int) int``, ``V = map[string]int``."""
-    depth = 0
-    quote = ""
-    for i, ch in enumerate(display):
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"`":
-            quote = ch
-        elif ch in "([{<":
-            depth += 1
-        elif ch in ")]}>" and not (ch == ">" and display[i - 1:i] == "="):
-            depth = max(depth - 1, 0)
-        elif (ch == "=" and depth == 0 and display[i + 1:i + 2] not in ("=", ">")
-              and display[i - 1:i] not in ("!", "<", ">", "=", ":", "+", "-", "*", "/", "%", "&", "|", "^")):
+    for i in _outside_brackets(display):
+        if (display[i] == "=" and display[i + 1:i + 2] not in ("=", ">")
+                and display[i - 1:i] not in ("!", "<", ">", "=", ":", "+", "-", "*", "/", "%", "&", "|", "^")):
             head, value = display[:i].strip(), display[i + 1:].strip()
             if _FUNCTION_VALUE.match(value) or (head == name and _TYPED_LITERAL.match(value)):
                 return f"{head} = {value.split('{', 1)[0].rstrip()}"  # the type, without the body or elements
@@ -253,23 +243,30 @@ def _top_level(params: str) -> list[str]:
     """A parameter list's parameters (the text inside its parentheses, split at depth-0 commas, tidied)."""
     inner = params.strip()[1:-1]
     out: list[str] = []
+    start = 0
+    for i in _outside_brackets(inner):
+        if inner[i] == ",":
+            out.append(" ".join(inner[start:i].split()))
+            start = i + 1
+    last = " ".join(inner[start:].split())
+    return [*out, last] if last else out
+
+
+def _outside_brackets(text: str) -> Iterator[int]:
+    """The positions of ``text``'s characters outside brackets, generics and quotes (brackets themselves not)."""
     depth = 0
     quote = ""
-    start = 0
-    for i, ch in enumerate(inner):
+    for i, ch in enumerate(text):
         if quote:
             quote = "" if ch == quote else quote
         elif ch in "'\"`":
             quote = ch
         elif ch in "([{<":
             depth += 1
-        elif ch in ")]}>" and not (ch == ">" and inner[i - 1:i] == "="):
-            depth -= 1
-        elif ch == "," and depth == 0:
-            out.append(" ".join(inner[start:i].split()))
-            start = i + 1
-    last = " ".join(inner[start:].split())
-    return [*out, last] if last else out
+        elif ch in ")]}>" and not (ch == ">" and text[i - 1:i] == "="):
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            yield i
 
 
 def _ts_optional(param: str) -> bool:

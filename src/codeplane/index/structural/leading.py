@@ -9,7 +9,7 @@ blank line between, at the definition's own indentation (a decorator's continuat
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 _HASH_COMMENTS = (".py", ".pyi", ".pyw", ".rb", ".sh", ".r")
 _SLASH_COMMENTS = (".go", ".rs", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".java", ".kt",
@@ -19,6 +19,14 @@ _CPP = (".cc", ".cpp", ".hpp", ".cxx", ".hh", ".hxx", ".h")
 
 def decorated_start(lines: Sequence[str], start_line: int) -> int:
     """The first line of the decorators/annotations directly above a definition (or ``start_line``)."""
+    return _head_start(lines, start_line, lambda stripped: stripped.startswith("@"), lambda stripped: False)
+
+
+def _head_start(lines: Sequence[str], start_line: int, is_head: Callable[[str], bool],
+                may_sit_between: Callable[[str], bool]) -> int:
+    """Walks up from a definition over the lines at its indentation that ``is_head`` takes (decorators,
+    attributes), the deeper or closing-bracket lines that continue them and the ones ``may_sit_between`` lets
+    pass (comments); the topmost head's line, or ``start_line``."""
     if not 1 <= start_line <= len(lines):
         return start_line
     head = lines[start_line - 1]
@@ -31,10 +39,10 @@ def decorated_start(lines: Sequence[str], start_line: int) -> int:
         if not stripped:
             break
         depth = len(text) - len(text.lstrip())
-        if depth == indent and stripped.startswith("@"):
+        if depth == indent and is_head(stripped):
             top = line_no
-        elif not (depth > indent or (depth == indent and stripped[0] in ")]}")):
-            break  # neither a decorator nor the continuation of one
+        elif not (depth > indent or (depth == indent and (stripped[0] in ")]}" or may_sit_between(stripped)))):
+            break  # neither a head, the continuation of one nor a line allowed among them
         line_no -= 1
     return top
 
@@ -66,24 +74,8 @@ def attributed_start(path: str, lines: Sequence[str], start_line: int) -> int:
     and PHP's ``#[x]``, C#'s ``[X]``, C++'s ``[[x]]``), the comments between them and it included: all of it
     changes what the definition is (``#[cfg(...)]`` removes it from a build). A comment above the topmost one is
     not included, as ``decorated_start`` leaves it out. ``start_line`` when there is none."""
-    if not 1 <= start_line <= len(lines):
-        return start_line
-    head = lines[start_line - 1]
-    indent = len(head) - len(head.lstrip())
-    top = start_line
-    line_no = start_line - 1
-    while line_no >= 1:
-        text = lines[line_no - 1]
-        stripped = text.strip()
-        if not stripped:
-            break
-        depth = len(text) - len(text.lstrip())
-        if depth == indent and _attribute_head(path, stripped):
-            top = line_no
-        elif not (depth > indent or (depth == indent and (stripped[0] in ")]}" or _comment(path, stripped)))):
-            break  # neither an attribute, the continuation of one nor a comment among them
-        line_no -= 1
-    return top
+    return _head_start(lines, start_line, lambda stripped: _attribute_head(path, stripped),
+                       lambda stripped: _comment(path, stripped))
 
 
 def documented_start(path: str, lines: Sequence[str], start_line: int) -> int:
