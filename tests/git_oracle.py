@@ -13,7 +13,7 @@ from pathlib import Path
 
 from codeplane.git.diffs import DiffReport
 from codeplane.git.status import StatusReport
-from tests.builders import GIT_ENV, write_files
+from tests.builders import GIT_ENV, make_repo, write_files
 
 
 def run_git(root: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> bytes:
@@ -200,3 +200,17 @@ def full_state(root: Path) -> dict[str, object]:
     branch = run_git(root, "symbolic-ref", "-q", "HEAD", check=False).decode().strip()
     return {"files": worktree_snapshot(root), "index": run_git(root, "ls-files", "-s", "-z"), "head": head,
             "branch": branch}
+
+
+def picks_stopped_on_b(root: Path, *picks: str) -> Path:
+    """A repository at ``root``: main with ``M``; ``src`` with A (adds a.txt), B (conflicts with M on f.txt) and C
+    (adds c.txt); then ``git cherry-pick <picks>`` run on main by the git CLI (stopped on B when it is among them)."""
+    make_repo(root, {"f.txt": "l1\nl2\n"})
+    run_git(root, "checkout", "-q", "-b", "src")
+    commit_all(root, "A", {"a.txt": "a\n"})
+    commit_all(root, "B", {"f.txt": "l1\nsrc\n"})
+    commit_all(root, "C", {"c.txt": "c\n"})
+    run_git(root, "checkout", "-q", "main")
+    commit_all(root, "M", {"f.txt": "l1\nmain\n"})
+    run_git(root, "cherry-pick", *picks, check=False)
+    return root

@@ -18,7 +18,7 @@ import pytest
 from codeplane.core.errors import CodePlaneError
 from codeplane.git import GitService
 from tests.builders import GIT_ENV, make_repo, write_files
-from tests.git_oracle import commit_all, run_git
+from tests.git_oracle import commit_all, picks_stopped_on_b, run_git
 
 
 def _twin(root: Path) -> Path:
@@ -82,14 +82,7 @@ def _refused(root: Path, *args: str) -> bytes:
 def _picks(tmp_path: Path, *picks: str) -> Path:
     """main with ``M``; ``src`` with A (adds a.txt), B (conflicts with M on f.txt) and C; ``git cherry-pick`` of
     ``picks`` stopped on B."""
-    root = make_repo(tmp_path / "r", {"f.txt": "l1\nl2\n"})
-    run_git(root, "checkout", "-q", "-b", "src")
-    commit_all(root, "A", {"a.txt": "a\n"})
-    commit_all(root, "B", {"f.txt": "l1\nsrc\n"})
-    commit_all(root, "C", {"c.txt": "c\n"})
-    run_git(root, "checkout", "-q", "main")
-    commit_all(root, "M", {"f.txt": "l1\nmain\n"})
-    run_git(root, "cherry-pick", *picks, check=False)
+    root = picks_stopped_on_b(tmp_path / "r", *picks)
     assert (root / ".git" / "CHERRY_PICK_HEAD").exists()
     return root
 

@@ -15,7 +15,7 @@ import pytest
 
 from codeplane.git import GitService
 from tests.builders import make_repo, write_files
-from tests.git_oracle import commit_all, run_git
+from tests.git_oracle import commit_all, picks_stopped_on_b, run_git
 
 #: The files and directories that say an operation is in progress (``.git/<name>``).
 _MARKERS = ("MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD",
@@ -92,14 +92,7 @@ def test_a_hard_reset_and_a_restore_keep_a_bisect(tmp_path: Path) -> None:
 @pytest.fixture
 def picking(tmp_path: Path) -> Path:
     """``git cherry-pick A B C`` stopped on B's conflict: A is committed, B and C in ``sequencer/todo``."""
-    root = make_repo(tmp_path / "r", {"f.txt": "l1\nl2\n"})
-    run_git(root, "checkout", "-q", "-b", "src")
-    commit_all(root, "A", {"a.txt": "a\n"})
-    commit_all(root, "B", {"f.txt": "l1\nsrc\n"})
-    commit_all(root, "C", {"c.txt": "c\n"})
-    run_git(root, "checkout", "-q", "main")
-    commit_all(root, "M", {"f.txt": "l1\nmain\n"})
-    run_git(root, "cherry-pick", "src~2", "src~1", "src", check=False)
+    root = picks_stopped_on_b(tmp_path / "r", "src~2", "src~1", "src")
     assert _markers(root) == ["MERGE_MSG", "AUTO_MERGE", "CHERRY_PICK_HEAD", "sequencer"]
     return root
 

@@ -9,19 +9,12 @@ from pathlib import Path
 from codeplane.git import GitService
 from codeplane.server.tools.git_render import render_status
 from tests.builders import make_repo
-from tests.git_oracle import commit_all, run_git
+from tests.git_oracle import picks_stopped_on_b, run_git
 
 
 def _between_picks(tmp_path: Path) -> Path:
     """``git cherry-pick A B C`` stopped on B's conflict, then B resolved and committed with ``git commit``."""
-    root = make_repo(tmp_path / "r", {"f.txt": "l1\nl2\n"})
-    run_git(root, "checkout", "-q", "-b", "src")
-    commit_all(root, "A", {"a.txt": "a\n"})
-    commit_all(root, "B", {"f.txt": "l1\nsrc\n"})
-    commit_all(root, "C", {"c.txt": "c\n"})
-    run_git(root, "checkout", "-q", "main")
-    commit_all(root, "M", {"f.txt": "l1\nmain\n"})
-    run_git(root, "cherry-pick", "src~2", "src~1", "src", check=False)
+    root = picks_stopped_on_b(tmp_path / "r", "src~2", "src~1", "src")
     (root / "f.txt").write_text("l1\nboth\n")
     run_git(root, "add", "f.txt")
     run_git(root, "commit", "-q", "--no-edit")
